@@ -1,0 +1,133 @@
+package bip37
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/btcsuite/btcd/wire"
+)
+
+// MsgFilterLoad returns a filterload message carrying a copy of the filter.
+func (f *Filter) MsgFilterLoad() *wire.MsgFilterLoad {
+	return wire.NewMsgFilterLoad(f.Bits(), f.hashFuncs, f.tweak, f.flags)
+}
+
+// FilterFromMsg returns the filter a filterload message describes, after
+// checking it against the protocol limits. The bit array is copied.
+func FilterFromMsg(msg *wire.MsgFilterLoad) (*Filter, error) {
+	return NewFilterFromParams(msg.Filter, msg.HashFuncs, msg.Tweak, msg.Flags)
+}
+
+// MarshalBinary returns the filterload message payload: CompactSize length,
+// bit array, hash function count (uint32 LE), tweak (uint32 LE), flags
+// (one byte). It fails if the filter's flags are not a defined value.
+func (f *Filter) MarshalBinary() ([]byte, error) {
+	if err := checkParams(len(f.data), f.hashFuncs, f.flags); err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, 9+len(f.data)+9)
+	b = appendVarInt(b, uint64(len(f.data)))
+	b = append(b, f.data...)
+	b = binary.LittleEndian.AppendUint32(b, f.hashFuncs)
+	b = binary.LittleEndian.AppendUint32(b, f.tweak)
+	b = append(b, byte(f.flags))
+	return b, nil
+}
+
+// UnmarshalBinary replaces f with the filter a filterload payload
+// describes; see DecodeFilterLoad.
+func (f *Filter) UnmarshalBinary(payload []byte) error {
+	g, err := DecodeFilterLoad(payload)
+	if err != nil {
+		return err
+	}
+	*f = *g
+	return nil
+}
+
+// DecodeFilterLoad parses a filterload message payload strictly: a
+// canonical CompactSize length of at most MaxFilterSize, that many bytes, at
+// most MaxHashFuncs hash functions, flags 0, 1 or 2, and no trailing bytes.
+// It allocates only after the length has been checked against the limit and
+// the bytes present.
+//
+// Bitcoin Core and btcd accept any flags byte (Core looks only at its two
+// low bits); this decoder rejects values BIP 37 does not define with
+// ErrBadUpdateFlags.
+func DecodeFilterLoad(payload []byte) (*Filter, error) {
+	size, n, err := readVarInt(payload)
+	if err != nil {
+		return nil, fmt.Errorf("filterload length: %w", err)
+	}
+	if size > MaxFilterSize {
+		return nil, fmt.Errorf("filterload: %w: %d bytes", ErrFilterTooLarge, size)
+	}
+	rest := payload[n:]
+	if uint64(len(rest)) < size+9 {
+		return nil, fmt.Errorf("filterload: %w: %d bytes after the length, need %d", ErrTruncated, len(rest), size+9)
+	}
+	if uint64(len(rest)) > size+9 {
+		return nil, fmt.Errorf("filterload: %w: %d bytes", ErrTrailingData, uint64(len(rest))-size-9)
+	}
+	bitArray := rest[:size]
+	tail := rest[size:]
+	hashFuncs := binary.LittleEndian.Uint32(tail)
+	tweak := binary.LittleEndian.Uint32(tail[4:])
+	flags := wire.BloomUpdateType(tail[8])
+	f, err := NewFilterFromParams(bitArray, hashFuncs, tweak, flags)
+	if err != nil {
+		return nil, fmt.Errorf("filterload: %w", err)
+	}
+	return f, nil
+}
+
+// readVarInt decodes a canonical CompactSize integer and returns it with the
+// number of bytes it took.
+func readVarInt(b []byte) (v uint64, n int, err error) {
+	if len(b) < 1 {
+		return 0, 0, ErrTruncated
+	}
+	var min uint64
+	switch b[0] {
+	case 0xfd:
+		if len(b) < 3 {
+			return 0, 0, ErrTruncated
+		}
+		v, n, min = uint64(binary.LittleEndian.Uint16(b[1:])), 3, 0xfd
+	case 0xfe:
+		if len(b) < 5 {
+			return 0, 0, ErrTruncated
+		}
+		v, n, min = uint64(binary.LittleEndian.Uint32(b[1:])), 5, 0x10000
+	case 0xff:
+		if len(b) < 9 {
+			return 0, 0, ErrTruncated
+		}
+		v, n, min = binary.LittleEndian.Uint64(b[1:]), 9, 0x100000000
+	default:
+		return uint64(b[0]), 1, nil
+	}
+	if v < min {
+		return 0, 0, fmt.Errorf("%w: %d encoded in %d bytes", ErrNonCanonicalSize, v, n)
+	}
+	return v, n, nil
+}
+
+// ValidateFilterAdd checks a filteradd element against Core's limit of
+// MaxFilterAddDataSize bytes; a node disconnects a peer that sends a
+// larger one.
+func ValidateFilterAdd(data []byte) error {
+	if len(data) > MaxFilterAddDataSize {
+		return fmt.Errorf("%w: %d bytes", ErrFilterAddTooLarge, len(data))
+	}
+	return nil
+}
+
+// FilterAdd applies a filteradd message: it validates data and inserts it.
+func (f *Filter) FilterAdd(data []byte) error {
+	if err := ValidateFilterAdd(data); err != nil {
+		return err
+	}
+	f.Add(data)
+	return nil
+}

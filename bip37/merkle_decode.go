@@ -1,0 +1,139 @@
+package bip37
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+)
+
+// merkleBlockFixedSize is the block header and the transaction count.
+const merkleBlockFixedSize = wire.MaxBlockHeaderPayload + 4
+
+// DecodeMerkleBlock decodes the payload of a merkleblock message: an
+// 80-byte block header, a uint32 transaction count, a CompactSize count of
+// 32-byte hashes and the hashes, a CompactSize count of flag bytes and the
+// flag bytes. It is strict: a payload cut short gives ErrTruncated, bytes
+// after the flags give ErrTrailingData, a CompactSize not in its shortest
+// form gives ErrMerkleNonCanonical. It never allocates more than the
+// payload can hold, whatever the counts claim.
+//
+// Decoding does not check the proof; pass the result to VerifyMerkleBlock.
+func DecodeMerkleBlock(payload []byte) (*wire.MsgMerkleBlock, error) {
+	if len(payload) < merkleBlockFixedSize {
+		return nil, fmt.Errorf("%w: merkleblock of %d bytes, the header and transaction count alone take %d",
+			ErrTruncated, len(payload), merkleBlockFixedSize)
+	}
+	mb := new(wire.MsgMerkleBlock)
+	if err := mb.Header.Deserialize(bytes.NewReader(payload[:wire.MaxBlockHeaderPayload])); err != nil {
+		return nil, fmt.Errorf("%w: merkleblock header: %v", ErrTruncated, err)
+	}
+	mb.Transactions = binary.LittleEndian.Uint32(payload[wire.MaxBlockHeaderPayload:])
+	rest := payload[merkleBlockFixedSize:]
+
+	count, rest, err := readMerkleCount(rest, "hash count")
+	if err != nil {
+		return nil, err
+	}
+	if count > uint64(len(rest))/chainhash.HashSize {
+		return nil, fmt.Errorf("%w: %d hashes declared, %d bytes left", ErrTruncated, count, len(rest))
+	}
+	if count > 0 {
+		hashes := make([]chainhash.Hash, count)
+		mb.Hashes = make([]*chainhash.Hash, count)
+		for i := range hashes {
+			copy(hashes[i][:], rest[:chainhash.HashSize])
+			rest = rest[chainhash.HashSize:]
+			mb.Hashes[i] = &hashes[i]
+		}
+	}
+
+	nflags, rest, err := readMerkleCount(rest, "flag byte count")
+	if err != nil {
+		return nil, err
+	}
+	if nflags > uint64(len(rest)) {
+		return nil, fmt.Errorf("%w: %d flag bytes declared, %d bytes left", ErrTruncated, nflags, len(rest))
+	}
+	if nflags > 0 {
+		mb.Flags = bytes.Clone(rest[:nflags])
+	}
+	if rest = rest[nflags:]; len(rest) != 0 {
+		return nil, fmt.Errorf("%w: %d bytes after the merkleblock flags", ErrTrailingData, len(rest))
+	}
+	return mb, nil
+}
+
+// EncodeMerkleBlock serializes mb as a merkleblock message payload, the
+// inverse of DecodeMerkleBlock. It fails only if a hash is nil.
+func EncodeMerkleBlock(mb *wire.MsgMerkleBlock) ([]byte, error) {
+	size := merkleBlockFixedSize + wire.VarIntSerializeSize(uint64(len(mb.Hashes))) +
+		len(mb.Hashes)*chainhash.HashSize + wire.VarIntSerializeSize(uint64(len(mb.Flags))) + len(mb.Flags)
+	buf := bytes.NewBuffer(make([]byte, 0, size))
+	if err := mb.Header.Serialize(buf); err != nil {
+		return nil, err
+	}
+	buf.Write(binary.LittleEndian.AppendUint32(nil, mb.Transactions))
+	buf.Write(appendMerkleCount(nil, uint64(len(mb.Hashes))))
+	for i, h := range mb.Hashes {
+		if h == nil {
+			return nil, fmt.Errorf("%w: hash %d is nil", ErrMerkleNonCanonical, i)
+		}
+		buf.Write(h[:])
+	}
+	buf.Write(appendMerkleCount(nil, uint64(len(mb.Flags))))
+	buf.Write(mb.Flags)
+	return buf.Bytes(), nil
+}
+
+// readMerkleCount reads a Bitcoin CompactSize integer from the front of b
+// and returns it with the bytes after it. what names the field in errors.
+func readMerkleCount(b []byte, what string) (uint64, []byte, error) {
+	if len(b) == 0 {
+		return 0, nil, fmt.Errorf("%w: merkleblock %s missing", ErrTruncated, what)
+	}
+	var size int
+	var min uint64
+	switch b[0] {
+	case 0xfd:
+		size, min = 2, 0xfd
+	case 0xfe:
+		size, min = 4, 0x10000
+	case 0xff:
+		size, min = 8, 0x100000000
+	default:
+		return uint64(b[0]), b[1:], nil
+	}
+	if len(b) < 1+size {
+		return 0, nil, fmt.Errorf("%w: merkleblock %s cut short", ErrTruncated, what)
+	}
+	var v uint64
+	switch size {
+	case 2:
+		v = uint64(binary.LittleEndian.Uint16(b[1:]))
+	case 4:
+		v = uint64(binary.LittleEndian.Uint32(b[1:]))
+	default:
+		v = binary.LittleEndian.Uint64(b[1:])
+	}
+	if v < min {
+		return 0, nil, fmt.Errorf("%w: merkleblock %s %d in %d bytes", ErrMerkleNonCanonical, what, v, 1+size)
+	}
+	return v, b[1+size:], nil
+}
+
+// appendMerkleCount appends v as a Bitcoin CompactSize integer.
+func appendMerkleCount(b []byte, v uint64) []byte {
+	switch {
+	case v < 0xfd:
+		return append(b, byte(v))
+	case v <= 0xffff:
+		return binary.LittleEndian.AppendUint16(append(b, 0xfd), uint16(v))
+	case v <= 0xffffffff:
+		return binary.LittleEndian.AppendUint32(append(b, 0xfe), uint32(v))
+	default:
+		return binary.LittleEndian.AppendUint64(append(b, 0xff), v)
+	}
+}

@@ -1,0 +1,159 @@
+package bip37
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+
+	"github.com/btcsuite/btcd/wire"
+)
+
+// densityTolerance is how far the fraction of set bits may stray from one
+// half, the density of a filter sized optimally for its elements, before
+// Stats warns.
+const densityTolerance = 0.25
+
+// Stats describes the health of a filter. Quantities that are undefined or
+// infinite for a degenerate filter (no bits, no hash functions, every bit
+// set) are NaN or +Inf in Go and null in JSON.
+type Stats struct {
+	SizeBits  uint32               `json:"size_bits"`
+	SizeBytes uint32               `json:"size_bytes"`
+	HashFuncs uint32               `json:"hash_funcs"`
+	Tweak     uint32               `json:"tweak"`
+	Flags     wire.BloomUpdateType `json:"flags"`
+	// FlagsName is "none", "all", "p2pubkey-only" or "unknown(N)".
+	FlagsName string `json:"flags_name"`
+	// BitsSet is the number of bits set (X) and Density is X/m.
+	BitsSet uint32  `json:"bits_set"`
+	Density float64 `json:"density"`
+	// EstimatedElements is n ≈ -(m/k)·ln(1 - X/m), +Inf when every bit
+	// is set.
+	EstimatedElements float64 `json:"estimated_elements"`
+	// FalsePositiveRate is the chance that an element not inserted
+	// matches at the current fill: (X/m)^k.
+	FalsePositiveRate float64 `json:"false_positive_rate"`
+	// BitsPerElement is m / EstimatedElements.
+	BitsPerElement float64 `json:"bits_per_element"`
+	// BoundBitsPerElement is the information-theoretic minimum for the
+	// current false-positive rate, log2(1/FalsePositiveRate).
+	BoundBitsPerElement float64 `json:"bound_bits_per_element"`
+	// OverheadRatio is BitsPerElement / BoundBitsPerElement; an optimally
+	// sized Bloom filter reaches 1/ln 2 ≈ 1.44.
+	OverheadRatio float64 `json:"overhead_ratio"`
+	// Warning is non-empty when the filter looks mis-sized or degenerate.
+	Warning string `json:"warning,omitempty"`
+}
+
+// Stats computes the filter's health statistics.
+func (f *Filter) Stats() Stats {
+	s := Stats{
+		SizeBits:  f.nbits,
+		SizeBytes: uint32(len(f.data)),
+		HashFuncs: f.hashFuncs,
+		Tweak:     f.tweak,
+		Flags:     f.flags,
+		FlagsName: FlagsName(f.flags),
+	}
+	s.BitsSet = popCount(f.data)
+	nan := math.NaN()
+	if f.nbits == 0 {
+		s.Density, s.EstimatedElements, s.BitsPerElement = nan, nan, nan
+		s.FalsePositiveRate, s.BoundBitsPerElement, s.OverheadRatio = 1, 0, nan
+		s.Warning = "0-byte filter: nodes treat it as matching every transaction"
+		return s
+	}
+	m := float64(f.nbits)
+	x := float64(s.BitsSet)
+	k := float64(f.hashFuncs)
+	s.Density = x / m
+	s.FalsePositiveRate = math.Pow(s.Density, k)
+	if f.hashFuncs == 0 {
+		s.EstimatedElements = nan
+	} else {
+		// -(m/k)·ln(1 - X/m); Log1p keeps precision for small X/m
+		// and gives +Inf for a full filter.
+		s.EstimatedElements = -(m / k) * math.Log1p(-s.Density)
+	}
+	s.BitsPerElement = m / s.EstimatedElements
+	s.BoundBitsPerElement = -math.Log2(s.FalsePositiveRate)
+	s.OverheadRatio = s.BitsPerElement / s.BoundBitsPerElement
+	switch {
+	case f.hashFuncs == 0:
+		s.Warning = "no hash functions: the filter matches everything"
+	case s.BitsSet == f.nbits:
+		s.Warning = "every bit is set: the filter matches everything"
+	case s.BitsSet == 0:
+		s.Warning = "no bits set: the filter matches nothing yet"
+	case s.Density > 0.5+densityTolerance:
+		s.Warning = fmt.Sprintf("density %.3f is far above 1/2: filter too small for its elements, false positives well above design", s.Density)
+	case s.Density < 0.5-densityTolerance:
+		s.Warning = fmt.Sprintf("density %.3f is far below 1/2: filter larger than its elements need (or sized for more elements to come)", s.Density)
+	}
+	return s
+}
+
+// FlagsName returns the CLI name of an update flags value: "none", "all",
+// "p2pubkey-only", or "unknown(N)".
+func FlagsName(flags wire.BloomUpdateType) string {
+	switch flags {
+	case wire.BloomUpdateNone:
+		return "none"
+	case wire.BloomUpdateAll:
+		return "all"
+	case wire.BloomUpdateP2PubkeyOnly:
+		return "p2pubkey-only"
+	}
+	return fmt.Sprintf("unknown(%d)", uint8(flags))
+}
+
+// ParseFlags is the inverse of FlagsName for the three defined values.
+func ParseFlags(name string) (wire.BloomUpdateType, error) {
+	switch name {
+	case "none":
+		return wire.BloomUpdateNone, nil
+	case "all":
+		return wire.BloomUpdateAll, nil
+	case "p2pubkey-only":
+		return wire.BloomUpdateP2PubkeyOnly, nil
+	}
+	return 0, fmt.Errorf("%w: %q (want none, all or p2pubkey-only)", ErrBadUpdateFlags, name)
+}
+
+// jsonFloat encodes non-finite values as null, which JSON cannot express
+// otherwise.
+type jsonFloat float64
+
+func (v jsonFloat) MarshalJSON() ([]byte, error) {
+	f := float64(v)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(f)
+}
+
+// MarshalJSON encodes the statistics with snake_case keys and null for
+// NaN and infinite values.
+func (s Stats) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		SizeBits            uint32               `json:"size_bits"`
+		SizeBytes           uint32               `json:"size_bytes"`
+		HashFuncs           uint32               `json:"hash_funcs"`
+		Tweak               uint32               `json:"tweak"`
+		Flags               wire.BloomUpdateType `json:"flags"`
+		FlagsName           string               `json:"flags_name"`
+		BitsSet             uint32               `json:"bits_set"`
+		Density             jsonFloat            `json:"density"`
+		EstimatedElements   jsonFloat            `json:"estimated_elements"`
+		FalsePositiveRate   jsonFloat            `json:"false_positive_rate"`
+		BitsPerElement      jsonFloat            `json:"bits_per_element"`
+		BoundBitsPerElement jsonFloat            `json:"bound_bits_per_element"`
+		OverheadRatio       jsonFloat            `json:"overhead_ratio"`
+		Warning             string               `json:"warning,omitempty"`
+	}{
+		s.SizeBits, s.SizeBytes, s.HashFuncs, s.Tweak, s.Flags, s.FlagsName, s.BitsSet,
+		jsonFloat(s.Density), jsonFloat(s.EstimatedElements), jsonFloat(s.FalsePositiveRate),
+		jsonFloat(s.BitsPerElement), jsonFloat(s.BoundBitsPerElement), jsonFloat(s.OverheadRatio),
+		s.Warning,
+	})
+}

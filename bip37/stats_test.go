@@ -1,0 +1,109 @@
+package bip37
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/btcsuite/btcd/wire"
+)
+
+func TestStatsEstimates(t *testing.T) {
+	const n = 1000
+	f := NewFilter(n, 0.001, 5, wire.BloomUpdateP2PubkeyOnly)
+	for i := 0; i < n; i++ {
+		f.Add([]byte{byte(i), byte(i >> 8), 'x'})
+	}
+	s := f.Stats()
+	if s.SizeBytes != uint32(len(f.Bits())) || s.SizeBits != 8*s.SizeBytes || s.HashFuncs != f.HashFuncs() || s.Tweak != 5 || s.FlagsName != "p2pubkey-only" {
+		t.Fatalf("parameters wrong: %+v", s)
+	}
+	if math.Abs(s.EstimatedElements-n)/n > 0.05 {
+		t.Errorf("estimated %v elements, inserted %d", s.EstimatedElements, n)
+	}
+	if math.Abs(s.Density-0.5) > 0.05 {
+		t.Errorf("density %v, want about 1/2 for an optimally sized filter", s.Density)
+	}
+	if s.FalsePositiveRate < 0.0005 || s.FalsePositiveRate > 0.002 {
+		t.Errorf("false-positive rate %v, designed 0.001", s.FalsePositiveRate)
+	}
+	// An optimal Bloom filter needs 1/ln2 = 1.44 times the bound.
+	if math.Abs(s.OverheadRatio-1/math.Ln2) > 0.1 {
+		t.Errorf("overhead %v, want about 1.44", s.OverheadRatio)
+	}
+	if s.Warning != "" {
+		t.Errorf("unexpected warning %q", s.Warning)
+	}
+	if _, err := json.Marshal(s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestStatsWarningsAndJSON(t *testing.T) {
+	full, _ := NewFilterFromParams([]byte{0xff, 0xff}, 3, 0, 0)
+	over := NewFilter(10, 0.01, 0, 0)
+	for i := 0; i < 100; i++ {
+		over.Add([]byte{byte(i)})
+	}
+	under := NewFilter(1000, 0.01, 0, 0)
+	under.Add([]byte("one"))
+	noFuncs, _ := NewFilterFromParams([]byte{1}, 0, 0, 0)
+	tests := []struct {
+		name    string
+		f       *Filter
+		warning string
+		nulls   []string
+	}{
+		{"full", full, "every bit", []string{"estimated_elements", "overhead_ratio"}},
+		{"over-full", over, "far above", nil},
+		{"under-full", under, "far below", nil},
+		{"new", NewFilter(10, 0.01, 0, 0), "no bits set", []string{"bits_per_element", "bound_bits_per_element"}},
+		{"no hash functions", noFuncs, "no hash functions", []string{"estimated_elements"}},
+		{"0 bytes", &Filter{}, "0-byte", []string{"density", "estimated_elements"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := tt.f.Stats()
+			if !strings.Contains(s.Warning, tt.warning) {
+				t.Errorf("warning %q, want it to mention %q", s.Warning, tt.warning)
+			}
+			b, err := json.Marshal(s)
+			if err != nil {
+				t.Fatalf("JSON: %v", err)
+			}
+			var m map[string]any
+			if err := json.Unmarshal(b, &m); err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range tt.nulls {
+				if v, ok := m[k]; !ok || v != nil {
+					t.Errorf("%s = %v, want null", k, v)
+				}
+			}
+			for _, k := range []string{"size_bits", "size_bytes", "hash_funcs", "tweak", "flags", "bits_set", "false_positive_rate", "overhead_ratio"} {
+				if _, ok := m[k]; !ok {
+					t.Errorf("JSON lacks %s: %s", k, b)
+				}
+			}
+		})
+	}
+	if s := full.Stats(); !math.IsInf(s.EstimatedElements, 1) || s.FalsePositiveRate != 1 {
+		t.Errorf("full filter: estimated %v, fp %v", s.EstimatedElements, s.FalsePositiveRate)
+	}
+}
+
+func TestFlagsNames(t *testing.T) {
+	for _, fl := range []wire.BloomUpdateType{0, 1, 2} {
+		got, err := ParseFlags(FlagsName(fl))
+		if err != nil || got != fl {
+			t.Errorf("ParseFlags(FlagsName(%d)) = %d, %v", fl, got, err)
+		}
+	}
+	if FlagsName(9) != "unknown(9)" {
+		t.Error(FlagsName(9))
+	}
+	if _, err := ParseFlags("update"); err == nil {
+		t.Error("ParseFlags accepted a bad name")
+	}
+}

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Core's bloom_create_insert_serialize: three elements in a filter for 3
+// elements at 1%, flags all.
+const (
+	coreElem1   = "99108ad8ed9bb6274d3980bab5a85c048f0950c8"
+	coreElem2   = "b5a2c786d9ef4658287ced5914b37a1b4aa32eee"
+	coreElem3   = "b9300670b4c5366e95b2699e8b18bc75e5f729c5"
+	coreMiss    = "19108ad8ed9bb6274d3980bab5a85c048f0950c8"
+	corePayload = "03614e9b050000000000000001"
+	// coreTx is the transaction of Core's bloom_match test,
+	// b4749f017444b051c44dfd2720e88f314ff94f3dd6d56d40ef65854fcd7fff6b.
+	coreTx = "01000000010b26e9b7735eb6aabdf358bab62f9816a21ba9ebdb719d5299e88607d722c190000000008b4830450220070aca44506c5cef3a16ed519d7c3c39f8aab192c4e1c90d065f37b8a4af6141022100a8e160b856c2d43d27d8fba71e5aef6405b8643ac4cb7cb3c462aced7f14711a0141046d11fee51b0e60666d5049a9101a72741df480b96ee26488a4d3466b95c9a40ac5eeef87e10a5cd336c19a84565f80fa6c547957b7700ff4dfbdefe76036c339ffffffff021bff3d11000000001976a91404943fdd508053c75000106d3bc6e2754dbcff1988ac2f15de00000000001976a914a266436d2965547608b9e15d9032a7b9d64fa43188ac00000000"
+)
+
+func TestBloomNewCoreVector(t *testing.T) {
+	stdout, stderr, status := runCLI(t, "", "bloom", "new", "--elements", "3", "--fprate", "0.01", "--flags", "all", coreElem1, coreElem2, coreElem3)
+	if status != exitOK || stdout != corePayload+"\n" {
+		t.Fatalf("status %d, stdout %q, stderr %q", status, stdout, stderr)
+	}
+	// With a tweak (Core bloom_create_insert_serialize_with_tweak), and
+	// one element read from standard input and one from a file.
+	file := filepath.Join(t.TempDir(), "elem.hex")
+	if err := os.WriteFile(file, []byte(coreElem3+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, status = runCLI(t, coreElem2, "bloom", "new", "--elements", "3", "--fprate", "0.01", "--tweak", "2147483649", "--flags", "all", coreElem1, "-", "@"+file)
+	if status != exitOK || stdout != "03ce4299050000000100008001\n" {
+		t.Fatalf("status %d, stdout %q, stderr %q", status, stdout, stderr)
+	}
+}
+
+func TestBloomNewJSON(t *testing.T) {
+	stdout, _, status := runCLI(t, "", "bloom", "new", "--elements", "2100", "--fprate", "0.1", "--json")
+	if status != exitOK {
+		t.Fatalf("status %d", status)
+	}
+	var out struct {
+		Payload string
+		Stats   struct {
+			SizeBytes uint32 `json:"size_bytes"`
+			HashFuncs uint32 `json:"hash_funcs"`
+			FlagsName string `json:"flags_name"`
+			Warning   string
+		}
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatalf("%v: %s", err, stdout)
+	}
+	// Core's sizing (btcutil would pick 3 hash functions).
+	if out.Stats.SizeBytes != 1258 || out.Stats.HashFuncs != 2 || out.Stats.FlagsName != "none" {
+		t.Fatalf("stats %+v", out.Stats)
+	}
+	if !strings.HasPrefix(out.Payload, "fdea04") || len(out.Payload) != 2*(3+1258+9) {
+		t.Fatalf("payload %.20s... of %d hex digits", out.Payload, len(out.Payload))
+	}
+}
+
+func TestBloomAddMatchInspect(t *testing.T) {
+	empty, _, status := runCLI(t, "", "bloom", "new", "--elements", "3", "--fprate", "0.01", "--flags", "all")
+	if status != exitOK {
+		t.Fatal(status)
+	}
+	stdout, _, status := runCLI(t, "", "bloom", "add", "--filter", strings.TrimSpace(empty), coreElem1, coreElem2, coreElem3)
+	if status != exitOK || stdout != corePayload+"\n" {
+		t.Fatalf("add: status %d, %q", status, stdout)
+	}
+	stdout, _, status = runCLI(t, corePayload, "bloom", "match", "--filter", "-", strings.ToUpper(coreElem1), coreMiss)
+	want := coreElem1 + " true\n" + coreMiss + " false\n"
+	if status != exitOK || stdout != want {
+		t.Fatalf("match: status %d, %q, want %q", status, stdout, want)
+	}
+	stdout, _, status = runCLI(t, "", "bloom", "match", "--filter", corePayload, coreMiss, "--json")
+	if status != exitOK || !strings.Contains(stdout, `"match": false`) {
+		t.Fatalf("match --json: status %d, %s", status, stdout)
+	}
+	stdout, _, status = runCLI(t, "", "bloom", "inspect", "--filter", corePayload)
+	for _, s := range []string{"3 bytes (24 bits)", "hash functions:        5", "flags:                 all (1)", "bits set:              12", "overhead ratio:        1.44"} {
+		if !strings.Contains(stdout, s) {
+			t.Errorf("inspect output lacks %q:\n%s", s, stdout)
+		}
+	}
+	if status != exitOK {
+		t.Fatal(status)
+	}
+	// A full filter: the estimate is infinite, null in JSON.
+	stdout, _, status = runCLI(t, "", "bloom", "inspect", "--filter", "02ffff030000000000000000", "--json")
+	if status != exitOK || !strings.Contains(stdout, `"estimated_elements": null`) || !strings.Contains(stdout, "every bit is set") {
+		t.Fatalf("inspect --json of a full filter: status %d, %s", status, stdout)
+	}
+	stdout, _, _ = runCLI(t, "", "bloom", "inspect", "--filter", "02ffff030000000000000000")
+	if !strings.Contains(stdout, "estimated elements:    infinite") {
+		t.Errorf("inspect of a full filter:\n%s", stdout)
+	}
+}
+
+// TestBloomTx runs Core's bloom_match case "match output address, then the
+// spending transaction" through the CLI.
+func TestBloomTx(t *testing.T) {
+	filter, _, status := runCLI(t, "", "bloom", "new", "--elements", "10", "--fprate", "0.000001", "--flags", "all", "04943fdd508053c75000106d3bc6e2754dbcff19")
+	if status != exitOK {
+		t.Fatal(status)
+	}
+	filter = strings.TrimSpace(filter)
+	stdout, _, status := runCLI(t, "", "bloom", "tx", "--filter", filter, "--tx", coreTx, "--json")
+	var out struct {
+		Txid              string
+		Relevant, Updated bool
+		Filter            string
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil || status != exitOK {
+		t.Fatalf("status %d, %v: %s", status, err, stdout)
+	}
+	if !out.Relevant || !out.Updated || out.Txid != "b4749f017444b051c44dfd2720e88f314ff94f3dd6d56d40ef65854fcd7fff6b" || out.Filter == filter {
+		t.Fatalf("got %+v", out)
+	}
+	// The updated filter now holds the outpoint b4749f...:0, which the
+	// spending transaction e2769b... spends; the original does not.
+	for _, c := range []struct {
+		filter string
+		want   string
+	}{{out.Filter, "relevant: true\n"}, {filter, "relevant: false\n"}} {
+		stdout, _, status = runCLI(t, "", "bloom", "match", "--filter", c.filter, "6bff7fcd4f8565ef406dd5d63d4ff94f318fe82027fd4dc451b04474019f74b400000000")
+		if status != exitOK {
+			t.Fatal(status)
+		}
+		if got := strings.HasSuffix(stdout, "true\n"); got != (c.want == "relevant: true\n") {
+			t.Errorf("outpoint in filter %s: %q", c.filter, stdout)
+		}
+	}
+	stdout, _, status = runCLI(t, "", "bloom", "tx", "--filter", filter, "--tx", coreTx)
+	if status != exitOK || !strings.HasPrefix(stdout, "relevant: true\ntxid: b4749f01") || !strings.Contains(stdout, "filter: "+out.Filter+"\n") {
+		t.Fatalf("status %d: %q", status, stdout)
+	}
+}
+
+func TestBloomBadInput(t *testing.T) {
+	tests := []struct {
+		name   string
+		args   []string
+		stderr string
+	}{
+		{"no elements", []string{"bloom", "new", "--elements", "0", "--fprate", "0.1"}, "--elements"},
+		{"fprate 0", []string{"bloom", "new", "--elements", "3", "--fprate", "0"}, "--fprate"},
+		{"fprate 1", []string{"bloom", "new", "--elements", "3", "--fprate", "1"}, "--fprate"},
+		{"fprate NaN", []string{"bloom", "new", "--elements", "3", "--fprate", "NaN"}, "--fprate"},
+		{"fprate missing", []string{"bloom", "new", "--elements", "3"}, "fprate"},
+		{"bad flags", []string{"bloom", "new", "--elements", "3", "--fprate", "0.1", "--flags", "update"}, "--flags"},
+		{"negative tweak", []string{"bloom", "new", "--elements", "3", "--fprate", "0.1", "--tweak", "-1"}, "tweak"},
+		{"bad element hex", []string{"bloom", "new", "--elements", "3", "--fprate", "0.1", "zz"}, "element 1"},
+		{"truncated filter", []string{"bloom", "match", "--filter", "03614e", "00"}, "--filter"},
+		{"oversized filter", []string{"bloom", "inspect", "--filter", "fda18c00"}, "larger than 36000"},
+		{"trailing filter bytes", []string{"bloom", "inspect", "--filter", corePayload + "00"}, "trailing"},
+		{"bad filter flags", []string{"bloom", "inspect", "--filter", "03614e9b050000000000000007"}, "flags"},
+		{"add without elements", []string{"bloom", "add", "--filter", corePayload}, "arg"},
+		{"bad tx", []string{"bloom", "tx", "--filter", corePayload, "--tx", "0100"}, "--tx"},
+		{"tx trailing bytes", []string{"bloom", "tx", "--filter", corePayload, "--tx", coreTx + "00"}, "after the end"},
+		{"missing tx", []string{"bloom", "tx", "--filter", corePayload}, "tx"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr, status := runCLI(t, "", tt.args...)
+			if status != exitBadInput {
+				t.Fatalf("status %d, want %d (stdout %q, stderr %q)", status, exitBadInput, stdout, stderr)
+			}
+			if !strings.Contains(stderr, tt.stderr) || strings.Count(stderr, "\n") != 1 {
+				t.Fatalf("stderr %q should be one line mentioning %q", stderr, tt.stderr)
+			}
+		})
+	}
+}
+
+func TestBloomHelpHasExamples(t *testing.T) {
+	for _, sub := range []string{"new", "add", "match", "inspect", "tx"} {
+		stdout, _, status := runCLI(t, "", "bloom", sub, "--help")
+		if status != exitOK || !strings.Contains(stdout, "Examples:") || !strings.Contains(stdout, "spvfilter bloom "+sub) {
+			t.Errorf("bloom %s --help: status %d\n%s", sub, status, stdout)
+		}
+	}
+}

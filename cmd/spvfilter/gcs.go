@@ -1,0 +1,319 @@
+package main
+
+import (
+	"bytes"
+	"encoding/hex"
+	"fmt"
+	"slices"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+	"github.com/spf13/cobra"
+
+	"github.com/spvfilter/spvfilter/gcs"
+)
+
+func init() { registerCommand(newGCSCommand) }
+
+func newGCSCommand(a *app) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "gcs",
+		Short: "Build, match and inspect BIP 158 compact block filters",
+		Long: `gcs works with BIP 158 basic block filters (Golomb-coded sets, P=19,
+M=784931) as carried in BIP 157 cfilter messages: a CompactSize N followed
+by the Golomb-Rice bit stream.
+
+  build    the basic filter of a block, its hash and header
+  match    test elements (scripts) against a block's filter
+  header   the filter header following a previous header
+  inspect  a filter's size and false-positive rate
+
+Block hashes, filter hashes and headers are read and printed in display
+(RPC) byte order. Filters given on the command line are decoded strictly:
+a malformed filter is bad input (exit status 2).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	c.AddCommand(newGCSBuildCommand(a), newGCSMatchCommand(a), newGCSHeaderCommand(a), newGCSInspectCommand(a))
+	return c
+}
+
+// readGCSFilter decodes the --filter argument as a serialized basic filter.
+func (a *app) readGCSFilter(arg string) (*gcs.Filter, error) {
+	raw, err := a.readHexArg("--filter", arg)
+	if err != nil {
+		return nil, err
+	}
+	f, err := gcs.DecodeBasic(raw)
+	if err != nil {
+		return nil, badInput("--filter: %w", err)
+	}
+	return f, nil
+}
+
+// readGCSHash decodes a 32-byte hash given in display byte order.
+func (a *app) readGCSHash(what, arg string) (chainhash.Hash, error) {
+	raw, err := a.readHexArg(what, arg)
+	if err != nil {
+		return chainhash.Hash{}, err
+	}
+	if len(raw) != chainhash.HashSize {
+		return chainhash.Hash{}, badInput("%s: %d bytes, a hash has %d", what, len(raw), chainhash.HashSize)
+	}
+	slices.Reverse(raw)
+	var h chainhash.Hash
+	copy(h[:], raw)
+	return h, nil
+}
+
+// readGCSBlock decodes the --block argument as one serialized block.
+func (a *app) readGCSBlock(arg string) (*wire.MsgBlock, error) {
+	raw, err := a.readHexArg("--block", arg)
+	if err != nil {
+		return nil, err
+	}
+	r := bytes.NewReader(raw)
+	var block wire.MsgBlock
+	if err := block.Deserialize(r); err != nil {
+		return nil, badInput("--block: not a serialized block: %v", err)
+	}
+	if r.Len() != 0 {
+		return nil, badInput("--block: %d bytes after the end of the block", r.Len())
+	}
+	return &block, nil
+}
+
+type gcsBuildJSON struct {
+	BlockHash  string `json:"block_hash"`
+	N          uint32 `json:"n"`
+	Filter     string `json:"filter"`
+	FilterHash string `json:"filter_hash"`
+	Header     string `json:"header,omitempty"`
+}
+
+func newGCSBuildCommand(a *app) *cobra.Command {
+	var blockArg, prevHeaderArg string
+	var prevScriptArgs []string
+	c := &cobra.Command{
+		Use:   "build --block HEX [--prevout-script HEX ...] [--prev-header HEX]",
+		Short: "Build a block's BIP 158 basic filter",
+		Long: `build prints the BIP 158 basic filter of a block as hex (CompactSize N, then
+the bit stream). The filter holds every output script of the block except
+empty ones and those starting with OP_RETURN, and every script of the
+outputs the block spends, given with --prevout-script (one per input, in any
+order; an empty one may be given as ""). Each distinct script counts once.
+
+With --prev-header, --json also prints the filter header that follows it.
+
+Example:
+  spvfilter gcs build --block @block.hex
+  spvfilter gcs build --block @testnet-1263442.hex \
+      --prevout-script 002027a5000c7917f785d8fc6e5a55adfca8717ecb973ebb7743849ff956d896a7ed \
+      --prev-header 31d66d516a9eda7de865df29f6ef6cb8e4bf9309e5dac899968a9a62a5df61e3 --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			block, err := a.readGCSBlock(blockArg)
+			if err != nil {
+				return err
+			}
+			var prev [][]byte
+			for i, s := range prevScriptArgs {
+				if s == "" {
+					prev = append(prev, nil) // an empty script: not in the filter
+					continue
+				}
+				b, err := a.readHexArg(fmt.Sprintf("--prevout-script %d", i+1), s)
+				if err != nil {
+					return err
+				}
+				prev = append(prev, b)
+			}
+			f, err := gcs.BuildBasic(block, prev)
+			if err != nil {
+				return fmt.Errorf("building the filter: %w", err)
+			}
+			out := gcsBuildJSON{
+				BlockHash:  block.BlockHash().String(),
+				N:          f.N(),
+				Filter:     hex.EncodeToString(f.NBytes()),
+				FilterHash: f.Hash().String(),
+			}
+			if cmd.Flags().Changed("prev-header") {
+				prevHeader, err := a.readGCSHash("--prev-header", prevHeaderArg)
+				if err != nil {
+					return err
+				}
+				out.Header = f.Header(&prevHeader).String()
+			}
+			if a.json {
+				return a.printJSON(out)
+			}
+			_, err = fmt.Fprintln(a.stdout, out.Filter)
+			return err
+		},
+	}
+	c.Flags().StringVar(&blockArg, "block", "", "serialized block as hex, @FILE or - (required)")
+	c.Flags().StringArrayVar(&prevScriptArgs, "prevout-script", nil, "script of an output the block spends, hex (repeatable)")
+	c.Flags().StringVar(&prevHeaderArg, "prev-header", "", "previous filter header, display byte order (zero for the genesis block)")
+	_ = c.MarkFlagRequired("block")
+	return c
+}
+
+type gcsMatchJSON struct {
+	BlockHash string             `json:"block_hash"`
+	Matches   []gcsElementResult `json:"matches"`
+	Any       bool               `json:"any"`
+}
+
+type gcsElementResult struct {
+	Element string `json:"element"`
+	Match   bool   `json:"match"`
+}
+
+func newGCSMatchCommand(a *app) *cobra.Command {
+	var filterArg, blockHashArg string
+	c := &cobra.Command{
+		Use:   "match --filter HEX --block-hash HEX ELEMENT_HEX...",
+		Short: "Test elements against a block's basic filter",
+		Long: `match tests each element (usually an output script) against a basic filter
+and prints one line "ELEMENT true|false" per element. The filter's key comes
+from the block hash, given in display byte order. A filter never misses an
+element it holds; it matches an element it does not hold with probability
+1/784931.
+
+Example:
+  spvfilter gcs match --filter 0174a170 \
+      --block-hash 000000006c02c8ea6e4ff69651f7fcde348fb9d557a06e6957b65552002a7820 \
+      21038a7f6ef1c8ca0c588aa53fa860128077c9e6c11e6830f4d7ee4e763a56b7718fac`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, err := a.readGCSFilter(filterArg)
+			if err != nil {
+				return err
+			}
+			blockHash, err := a.readGCSHash("--block-hash", blockHashArg)
+			if err != nil {
+				return err
+			}
+			elems, err := a.readHexArgs("element", args)
+			if err != nil {
+				return err
+			}
+			key := gcs.BasicKey(&blockHash)
+			out := gcsMatchJSON{BlockHash: blockHash.String()}
+			for _, e := range elems {
+				m := f.Match(key, e)
+				out.Any = out.Any || m
+				out.Matches = append(out.Matches, gcsElementResult{hex.EncodeToString(e), m})
+			}
+			if a.json {
+				return a.printJSON(out)
+			}
+			for _, r := range out.Matches {
+				if _, err := fmt.Fprintf(a.stdout, "%s %t\n", r.Element, r.Match); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&filterArg, "filter", "", "basic filter as hex, @FILE or - (required)")
+	c.Flags().StringVar(&blockHashArg, "block-hash", "", "hash of the filter's block, display byte order (required)")
+	_ = c.MarkFlagRequired("filter")
+	_ = c.MarkFlagRequired("block-hash")
+	return c
+}
+
+type gcsHeaderJSON struct {
+	FilterHash string `json:"filter_hash"`
+	PrevHeader string `json:"prev_header"`
+	Header     string `json:"header"`
+}
+
+func newGCSHeaderCommand(a *app) *cobra.Command {
+	var filterArg, prevHeaderArg string
+	c := &cobra.Command{
+		Use:   "header --filter HEX --prev-header HEX",
+		Short: "Compute the filter header that follows a previous header",
+		Long: `header prints the BIP 157 filter header of a basic filter:
+double-SHA256(filter hash || previous header), in display byte order. The
+genesis block's previous header is 64 zeros.
+
+Example:
+  spvfilter gcs header --filter 0174a170 \
+      --prev-header d7bdac13a59d745b1add0d2ce852f1a0442e8945fc1bf3848d3cbffd88c24fe1`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f, err := a.readGCSFilter(filterArg)
+			if err != nil {
+				return err
+			}
+			prev, err := a.readGCSHash("--prev-header", prevHeaderArg)
+			if err != nil {
+				return err
+			}
+			out := gcsHeaderJSON{
+				FilterHash: f.Hash().String(),
+				PrevHeader: prev.String(),
+				Header:     f.Header(&prev).String(),
+			}
+			if a.json {
+				return a.printJSON(out)
+			}
+			_, err = fmt.Fprintln(a.stdout, out.Header)
+			return err
+		},
+	}
+	c.Flags().StringVar(&filterArg, "filter", "", "basic filter as hex, @FILE or - (required)")
+	c.Flags().StringVar(&prevHeaderArg, "prev-header", "", "previous filter header, display byte order (required)")
+	_ = c.MarkFlagRequired("filter")
+	_ = c.MarkFlagRequired("prev-header")
+	return c
+}
+
+type gcsInspectJSON struct {
+	gcs.Stats
+	FilterHash string `json:"filter_hash"`
+}
+
+func newGCSInspectCommand(a *app) *cobra.Command {
+	var filterArg string
+	c := &cobra.Command{
+		Use:   "inspect --filter HEX",
+		Short: "Show a basic filter's size and false-positive rate",
+		Long: `inspect decodes a basic filter strictly and prints its item count N, its
+size, the bits it spends per item (against the log2(M) minimum) and the
+false-positive rate 1/M per query item: the chance that one script it does
+not hold matches anyway.
+
+Example:
+  spvfilter gcs inspect --filter 0afbc2920af1b027f31f87b592276eb4c32094bb4d3697021b4c6380
+  spvfilter gcs inspect --filter @filter.hex --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f, err := a.readGCSFilter(filterArg)
+			if err != nil {
+				return err
+			}
+			s := f.Stats()
+			if a.json {
+				return a.printJSON(gcsInspectJSON{Stats: s, FilterHash: f.Hash().String()})
+			}
+			w := a.stdout
+			fmt.Fprintf(w, "items (N):            %d\n", s.N)
+			fmt.Fprintf(w, "parameters:           P=%d M=%d\n", s.P, s.M)
+			fmt.Fprintf(w, "size:                 %d bytes (%d of Golomb-Rice stream)\n", s.Bytes, s.StreamBytes)
+			if s.N > 0 {
+				fmt.Fprintf(w, "bits per item:        %.2f (minimum log2(M) = %.2f)\n", s.BitsPerElement, s.MinBitsPerElement)
+			} else {
+				fmt.Fprintf(w, "bits per item:        - (empty filter)\n")
+			}
+			fmt.Fprintf(w, "false-positive rate:  1/%d = %.3g per query item\n", s.M, s.FalsePositiveRate)
+			_, err = fmt.Fprintf(w, "filter hash:          %s\n", f.Hash())
+			return err
+		},
+	}
+	c.Flags().StringVar(&filterArg, "filter", "", "basic filter as hex, @FILE or - (required)")
+	_ = c.MarkFlagRequired("filter")
+	return c
+}

@@ -1,0 +1,200 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// gcsVector is one row of the BIP 158 test vectors
+// (testvectors/bip158/testnet-19.json).
+type gcsVector struct {
+	Height      int
+	BlockHash   string
+	Block       string
+	PrevScripts []string
+	PrevHeader  string
+	Filter      string
+	Header      string
+}
+
+func loadGCSVectors(t *testing.T) []gcsVector {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "testvectors", "bip158", "testnet-19.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows [][]any
+	if err := json.Unmarshal(data, &rows); err != nil {
+		t.Fatal(err)
+	}
+	var out []gcsVector
+	for _, r := range rows[1:] {
+		v := gcsVector{
+			Height:     int(r[0].(float64)),
+			BlockHash:  r[1].(string),
+			Block:      r[2].(string),
+			PrevHeader: r[4].(string),
+			Filter:     r[5].(string),
+			Header:     r[6].(string),
+		}
+		for _, s := range r[3].([]any) {
+			v.PrevScripts = append(v.PrevScripts, s.(string))
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// TestGCSVectorsEndToEnd runs every BIP 158 vector row through build (the
+// block read from a file), header, match and inspect.
+func TestGCSVectorsEndToEnd(t *testing.T) {
+	rows := loadGCSVectors(t)
+	if len(rows) != 10 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	dir := t.TempDir()
+	for _, v := range rows {
+		blockFile := filepath.Join(dir, "block.hex")
+		if err := os.WriteFile(blockFile, []byte(v.Block+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		args := []string{"gcs", "build", "--block", "@" + blockFile}
+		for _, s := range v.PrevScripts {
+			args = append(args, "--prevout-script", s)
+		}
+		stdout, stderr, status := runCLI(t, "", args...)
+		if status != exitOK || stdout != v.Filter+"\n" {
+			t.Fatalf("height %d: build: status %d, stdout %q, stderr %q; want %s", v.Height, status, stdout, stderr, v.Filter)
+		}
+
+		args = append(args, "--prev-header", v.PrevHeader, "--json")
+		stdout, stderr, status = runCLI(t, "", args...)
+		if status != exitOK {
+			t.Fatalf("height %d: build --json: status %d, %s", v.Height, status, stderr)
+		}
+		var got struct {
+			BlockHash  string `json:"block_hash"`
+			N          uint32 `json:"n"`
+			Filter     string `json:"filter"`
+			FilterHash string `json:"filter_hash"`
+			Header     string `json:"header"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+			t.Fatalf("height %d: %v in %q", v.Height, err, stdout)
+		}
+		if got.BlockHash != v.BlockHash || got.Filter != v.Filter || got.Header != v.Header || len(got.FilterHash) != 64 {
+			t.Fatalf("height %d: build --json = %+v", v.Height, got)
+		}
+
+		stdout, _, status = runCLI(t, "", "gcs", "header", "--filter", v.Filter, "--prev-header", v.PrevHeader)
+		if status != exitOK || stdout != v.Header+"\n" {
+			t.Fatalf("height %d: header = %q, want %s", v.Height, stdout, v.Header)
+		}
+
+		stdout, _, status = runCLI(t, "", "gcs", "inspect", "--filter", v.Filter, "--json")
+		var insp struct {
+			N          uint32  `json:"n"`
+			Bytes      int     `json:"bytes"`
+			FP         float64 `json:"false_positive_rate"`
+			FilterHash string  `json:"filter_hash"`
+		}
+		if status != exitOK || json.Unmarshal([]byte(stdout), &insp) != nil ||
+			insp.N != got.N || insp.Bytes != len(v.Filter)/2 || insp.FP != 1.0/784931 || insp.FilterHash != got.FilterHash {
+			t.Fatalf("height %d: inspect: %d %q", v.Height, status, stdout)
+		}
+
+		// Every non-empty previous output script matches; a script
+		// not in the block does not.
+		var elems []string
+		for _, s := range v.PrevScripts {
+			if s != "" {
+				elems = append(elems, s)
+			}
+		}
+		elems = append(elems, "51ab51ab51ab")
+		stdout, stderr, status = runCLI(t, "", append([]string{"gcs", "match", "--filter", v.Filter, "--block-hash", v.BlockHash}, elems...)...)
+		if status != exitOK {
+			t.Fatalf("height %d: match: %s", v.Height, stderr)
+		}
+		lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+		if len(lines) != len(elems) {
+			t.Fatalf("height %d: match printed %q", v.Height, stdout)
+		}
+		for i, e := range elems {
+			want := e + " true"
+			if i == len(elems)-1 {
+				want = e + " false"
+			}
+			if lines[i] != want {
+				t.Errorf("height %d: line %q, want %q", v.Height, lines[i], want)
+			}
+		}
+	}
+}
+
+func TestGCSMatchCoinbaseScript(t *testing.T) {
+	// Block 2 of the vectors: its coinbase pays this script.
+	const script = "21038a7f6ef1c8ca0c588aa53fa860128077c9e6c11e6830f4d7ee4e763a56b7718fac"
+	stdout, _, status := runCLI(t, "", "gcs", "match", "--json", "--filter", "0174a170",
+		"--block-hash", "000000006c02c8ea6e4ff69651f7fcde348fb9d557a06e6957b65552002a7820", script)
+	var got gcsMatchJSON
+	if status != exitOK || json.Unmarshal([]byte(stdout), &got) != nil || !got.Any ||
+		len(got.Matches) != 1 || got.Matches[0] != (gcsElementResult{script, true}) {
+		t.Fatalf("status %d, %q", status, stdout)
+	}
+	// Under another block's key the script does not match.
+	stdout, _, _ = runCLI(t, "", "gcs", "match", "--filter", "0174a170",
+		"--block-hash", "000000008b896e272758da5297bcd98fdc6d97c9b765ecec401e286dc1fdbe10", script)
+	if stdout != script+" false\n" {
+		t.Fatalf("wrong key: %q", stdout)
+	}
+}
+
+func TestGCSBadInput(t *testing.T) {
+	genesis := loadGCSVectors(t)[0].Block
+	hash := "000000006c02c8ea6e4ff69651f7fcde348fb9d557a06e6957b65552002a7820"
+	tests := []struct {
+		name   string
+		args   []string
+		stderr string
+	}{
+		{"filter with extra byte", []string{"gcs", "inspect", "--filter", "0174a17000"}, "trailing data"},
+		{"filter with bad padding", []string{"gcs", "inspect", "--filter", "0174a171"}, "padding"},
+		{"filter N too large", []string{"gcs", "inspect", "--filter", "ff0000000001000000"}, "N too large"},
+		{"filter truncated", []string{"gcs", "header", "--filter", "02ff", "--prev-header", hash}, "--filter"},
+		{"filter not hex", []string{"gcs", "inspect", "--filter", "zz"}, "invalid hex"},
+		{"missing filter", []string{"gcs", "inspect"}, "required flag"},
+		{"short block hash", []string{"gcs", "match", "--filter", "00", "--block-hash", "00ff", "00"}, "32"},
+		{"no elements", []string{"gcs", "match", "--filter", "00", "--block-hash", hash}, "arg"},
+		{"bad element", []string{"gcs", "match", "--filter", "00", "--block-hash", hash, "0"}, "element 1"},
+		{"short prev header", []string{"gcs", "header", "--filter", "00", "--prev-header", "00"}, "--prev-header"},
+		{"missing block", []string{"gcs", "build"}, "required flag"},
+		{"bad block", []string{"gcs", "build", "--block", "0100"}, "not a serialized block"},
+		{"bad prevout script", []string{"gcs", "build", "--block", genesis, "--prevout-script", "x"}, "--prevout-script 1"},
+		{"block with trailing bytes", []string{"gcs", "build", "--block", genesis + "00"}, "after the end"},
+		{"short genesis prev header", []string{"gcs", "build", "--block", genesis, "--prev-header", "0000"}, "--prev-header"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, stderr, status := runCLI(t, "", tt.args...)
+			if status != exitBadInput {
+				t.Fatalf("status %d, want %d (stderr %q)", status, exitBadInput, stderr)
+			}
+			if !strings.Contains(stderr, tt.stderr) || strings.Count(stderr, "\n") != 1 {
+				t.Fatalf("stderr %q, want one line mentioning %q", stderr, tt.stderr)
+			}
+		})
+	}
+}
+
+func TestGCSHelpHasExamples(t *testing.T) {
+	for _, sub := range []string{"build", "match", "header", "inspect"} {
+		stdout, _, status := runCLI(t, "", "gcs", sub, "--help")
+		if status != exitOK || !strings.Contains(stdout, "Example:") || !strings.Contains(stdout, "spvfilter gcs "+sub) {
+			t.Errorf("gcs %s --help: status %d, %q", sub, status, stdout)
+		}
+	}
+}

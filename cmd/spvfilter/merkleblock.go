@@ -1,0 +1,246 @@
+package main
+
+import (
+	"bytes"
+	"encoding/hex"
+	"fmt"
+	"slices"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+	"github.com/spf13/cobra"
+
+	"github.com/spvfilter/spvfilter/bip37"
+)
+
+func init() { registerCommand(newMerkleBlockCommand) }
+
+func newMerkleBlockCommand(a *app) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "merkleblock",
+		Short: "Build and verify BIP 37 merkle block proofs",
+		Long: `merkleblock builds the merkleblock message a BIP 37 node sends for a block
+(the block header and a partial merkle tree proving the matched
+transactions), and verifies one received from a peer.
+
+  build    the merkleblock payload for a block and a filter or a set of txids
+  verify   check a merkleblock payload against its header's merkle root`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	c.AddCommand(newMerkleBlockBuildCommand(a), newMerkleBlockVerifyCommand(a))
+	return c
+}
+
+// merkleMatchJSON is a proven transaction: its position in the block and
+// its txid in display order.
+type merkleMatchJSON struct {
+	Index uint32 `json:"index"`
+	Txid  string `json:"txid"`
+}
+
+func merkleMatchesJSON(ms []bip37.MerkleMatch) []merkleMatchJSON {
+	out := make([]merkleMatchJSON, len(ms))
+	for i, m := range ms {
+		out[i] = merkleMatchJSON{Index: m.Index, Txid: m.Txid.String()}
+	}
+	return out
+}
+
+func newMerkleBlockBuildCommand(a *app) *cobra.Command {
+	var blockArg, filterArg string
+	var txidArgs []string
+	c := &cobra.Command{
+		Use:   "build --block HEX (--filter HEX | --txid HEX...)",
+		Short: "Build the merkleblock payload for a block and a filter or txids",
+		Long: `build prints, as one line of hex, the merkleblock message payload a BIP 37
+node sends for the block: with --filter (a filterload payload) the
+transactions the filter matches, checked and updated in block order as
+Bitcoin Core does; with --txid the listed transactions (display byte order,
+as RPC shows them; repeat the flag, unknown txids are ignored).
+
+--block is a full serialized block (witness data allowed). With --json the
+result is an object with the payload, the block hash, the matched
+transactions with their positions and, with --filter, the updated filter.`,
+		Example: `  spvfilter merkleblock build --block @block.hex --txid 74d681e0e03bafa802c8aa084379aa98d9fcd632ddc2ed9782b586ec87451f20
+  spvfilter merkleblock build --block @block.hex --filter "$(spvfilter bloom new --elements 10 --fprate 0.0001 ELEMENT_HEX)"
+  bitcoin-cli getblock HASH 0 | spvfilter merkleblock build --block - --txid TXID --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			switch {
+			case filterArg != "" && len(txidArgs) > 0:
+				return badInput("give either --filter or --txid, not both")
+			case filterArg == "" && len(txidArgs) == 0:
+				return badInput("give --filter or at least one --txid")
+			case blockArg == "-" && (filterArg == "-" || slices.Contains(txidArgs, "-")):
+				return badInput("standard input (-) can feed only one of --block, --filter, --txid")
+			}
+			block, err := a.readBlock(blockArg)
+			if err != nil {
+				return err
+			}
+			var mb *wire.MsgMerkleBlock
+			var matches []bip37.MerkleMatch
+			var filter *bip37.Filter
+			if filterArg != "" {
+				raw, err := a.readHexArg("--filter", filterArg)
+				if err != nil {
+					return err
+				}
+				if filter, err = bip37.DecodeFilterLoad(raw); err != nil {
+					return badInput("--filter: %w", err)
+				}
+				mb, matches = bip37.NewMerkleBlock(block, filter)
+			} else {
+				txids, err := a.readTxids(txidArgs)
+				if err != nil {
+					return err
+				}
+				mb, matches = bip37.NewMerkleBlockFromTxids(block, txids)
+			}
+			// A block whose transactions do not hash to its header's root
+			// (or that is CVE-2012-2459 mutated) gives no valid proof.
+			if _, err := bip37.VerifyMerkleBlock(mb); err != nil {
+				return badInput("--block: transactions do not match the header: %w", err)
+			}
+			payload, err := bip37.EncodeMerkleBlock(mb)
+			if err != nil {
+				return fmt.Errorf("encoding merkleblock: %w", err)
+			}
+			if !a.json {
+				_, err := fmt.Fprintln(a.stdout, hex.EncodeToString(payload))
+				return err
+			}
+			out := struct {
+				Payload      string            `json:"payload"`
+				BlockHash    string            `json:"block_hash"`
+				MerkleRoot   string            `json:"merkle_root"`
+				Transactions uint32            `json:"transactions"`
+				Hashes       int               `json:"hashes"`
+				FlagBytes    int               `json:"flag_bytes"`
+				Matched      []merkleMatchJSON `json:"matched"`
+				Filter       string            `json:"filter,omitempty"`
+			}{
+				Payload:      hex.EncodeToString(payload),
+				BlockHash:    block.BlockHash().String(),
+				MerkleRoot:   block.Header.MerkleRoot.String(),
+				Transactions: mb.Transactions,
+				Hashes:       len(mb.Hashes),
+				FlagBytes:    len(mb.Flags),
+				Matched:      merkleMatchesJSON(matches),
+			}
+			if filter != nil {
+				b, err := filter.MarshalBinary()
+				if err != nil {
+					return fmt.Errorf("encoding the updated filter: %w", err)
+				}
+				out.Filter = hex.EncodeToString(b)
+			}
+			return a.printJSON(out)
+		},
+	}
+	c.Flags().StringVar(&blockArg, "block", "", "serialized block as hex, @FILE or - (required)")
+	c.Flags().StringVar(&filterArg, "filter", "", "filterload payload as hex, @FILE or -")
+	c.Flags().StringArrayVar(&txidArgs, "txid", nil, "txid to prove, display byte order (repeatable)")
+	_ = c.MarkFlagRequired("block")
+	return c
+}
+
+// readBlock decodes the --block argument as one serialized block.
+func (a *app) readBlock(arg string) (*wire.MsgBlock, error) {
+	raw, err := a.readHexArg("--block", arg)
+	if err != nil {
+		return nil, err
+	}
+	r := bytes.NewReader(raw)
+	var block wire.MsgBlock
+	if err := block.Deserialize(r); err != nil {
+		return nil, badInput("--block: not a serialized block: %v", err)
+	}
+	if r.Len() != 0 {
+		return nil, badInput("--block: %d bytes after the end of the block", r.Len())
+	}
+	if len(block.Transactions) == 0 {
+		return nil, badInput("--block: block has no transactions")
+	}
+	return &block, nil
+}
+
+// readTxids decodes --txid arguments given in display (RPC) byte order
+// into internal byte order.
+func (a *app) readTxids(args []string) ([]chainhash.Hash, error) {
+	raws, err := a.readHexArgs("--txid", args)
+	if err != nil {
+		return nil, err
+	}
+	txids := make([]chainhash.Hash, len(raws))
+	for i, raw := range raws {
+		if len(raw) != chainhash.HashSize {
+			return nil, badInput("--txid %d: %d bytes, a txid has %d", i+1, len(raw), chainhash.HashSize)
+		}
+		slices.Reverse(raw)
+		copy(txids[i][:], raw)
+	}
+	return txids, nil
+}
+
+func newMerkleBlockVerifyCommand(a *app) *cobra.Command {
+	var mbArg string
+	c := &cobra.Command{
+		Use:   "verify --merkleblock HEX",
+		Short: "Verify a merkleblock payload and list the transactions it proves",
+		Long: `verify decodes a merkleblock message payload, recomputes the merkle root from
+its partial merkle tree and compares it with the root in its header. It
+prints the block hash, the merkle root with OK, the transaction count and one
+line "match INDEX TXID" per proven transaction (display byte order).
+
+Every check of Bitcoin Core applies (duplicate-hash mutation, surplus or
+missing hashes or flag bits, zero transactions or more than a block can
+hold); non-zero padding bits in the last flag byte are rejected too. An
+invalid proof exits with status 1 and names the defect; bytes that are not a
+merkleblock payload exit with status 2. Verification shows the transactions
+are committed to by the header; whether the header is in the best chain is
+for the caller to check.`,
+		Example: `  spvfilter merkleblock verify --merkleblock @proof.hex
+  spvfilter merkleblock build --block @block.hex --txid TXID | spvfilter merkleblock verify --merkleblock -
+  spvfilter merkleblock verify --merkleblock @proof.hex --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			raw, err := a.readHexArg("--merkleblock", mbArg)
+			if err != nil {
+				return err
+			}
+			mb, err := bip37.DecodeMerkleBlock(raw)
+			if err != nil {
+				return badInput("--merkleblock: %w", err)
+			}
+			blockHash := mb.Header.BlockHash()
+			matches, err := bip37.VerifyMerkleBlock(mb)
+			if err != nil {
+				return fmt.Errorf("merkleblock for block %v: invalid proof: %w", blockHash, err)
+			}
+			if a.json {
+				return a.printJSON(struct {
+					BlockHash    string            `json:"block_hash"`
+					MerkleRoot   string            `json:"merkle_root"`
+					Valid        bool              `json:"valid"`
+					Transactions uint32            `json:"transactions"`
+					Matched      []merkleMatchJSON `json:"matched"`
+				}{blockHash.String(), mb.Header.MerkleRoot.String(), true, mb.Transactions, merkleMatchesJSON(matches)})
+			}
+			var b bytes.Buffer
+			fmt.Fprintf(&b, "block %v\n", blockHash)
+			fmt.Fprintf(&b, "merkle_root %v OK\n", mb.Header.MerkleRoot)
+			fmt.Fprintf(&b, "transactions %d\n", mb.Transactions)
+			fmt.Fprintf(&b, "matched %d\n", len(matches))
+			for _, m := range matches {
+				fmt.Fprintf(&b, "match %d %v\n", m.Index, m.Txid)
+			}
+			_, err = a.stdout.Write(b.Bytes())
+			return err
+		},
+	}
+	c.Flags().StringVar(&mbArg, "merkleblock", "", "merkleblock payload as hex, @FILE or - (required)")
+	_ = c.MarkFlagRequired("merkleblock")
+	return c
+}

@@ -1,0 +1,265 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/spvfilter/spvfilter/privacy"
+)
+
+func init() { registerCommand(newPrivacyCommand) }
+
+func newPrivacyCommand(a *app) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "privacy",
+		Short: "Measure what a BIP 37 filter reveals about a wallet, and compare with BIP 158",
+		Long: `privacy measures what a node learns from the Bloom filters a BIP 37 light
+client sends it (Gervais et al., ACSAC 2014; Jonas Nick, 2015), and what a
+BIP 157/158 node learns instead.
+
+  model     the analytic model for a wallet of N addresses (and Monte Carlo)
+  analyze   test a universe of candidate addresses against real filters
+  compare   BIP 37 against BIP 157 for the same wallet
+  capture   a relay that records the filters light clients send
+  universe  collect the candidates seen on a range of blocks`,
+		Example: `  spvfilter privacy model --addresses 20 --fprate 0.0005 --filters 2
+  spvfilter privacy analyze --capture capture.jsonl --universe universe.txt`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	c.AddCommand(newPrivacyModelCommand(a))
+	for _, f := range privacySubcommands {
+		c.AddCommand(f(a))
+	}
+	return c
+}
+
+// privacySubcommands lets each privacy_*.go file add its subcommand.
+var privacySubcommands []func(*app) *cobra.Command
+
+// privacyBadInput turns the privacy package's input errors into bad-input
+// errors (exit status 2).
+func privacyBadInput(err error) error {
+	for _, target := range []error{privacy.ErrBadModel, privacy.ErrBadSweep, privacy.ErrBadPlot, privacy.ErrBadCandidate, privacy.ErrNoFilters, privacy.ErrBadCapture} {
+		if errors.Is(err, target) {
+			return usageError{err}
+		}
+	}
+	return err
+}
+
+type modelFlags struct {
+	p          privacy.ModelParams
+	sweep      string
+	plot       string
+	monteCarlo int
+	mcSample   uint64
+	seed       uint64
+}
+
+func newPrivacyModelCommand(a *app) *cobra.Command {
+	var f modelFlags
+	f.p = privacy.DefaultModelParams()
+	c := &cobra.Command{
+		Use:   "model",
+		Short: "The analytic privacy model of a BIP 37 wallet filter",
+		Long: `model computes, for a wallet of N addresses, what a node that tests a
+universe of U addresses against the wallet's BIP 37 filter learns:
+
+  m, k      the filter's bits and hash functions, exactly as Bitcoin Core
+            sizes it for N*elements-per-address + extra-elements elements
+            (bitcoinj inserts a key and its hash per address and sizes for
+            100 extra elements)
+  pf        false-positive rate per element at the actual fill,
+            (1-(1-1/m)^(k*n))^k, with n = N*elements-per-address inserted
+  S         expected false positives (U-N)*pf^B, or (U-N)*pf^(2B) with the
+            pair test; U includes the wallet's own N addresses
+  P_h(1)    N/(N+S): one matching address is the wallet's
+  P_h(N)    1/C(N+S, N) (Gamma function for real S): N matching addresses
+            picked at random are exactly the wallet's
+
+--filters B intersects B filters of the same wallet with different tweaks.
+--sweep VAR=VALUES prints a table instead, with VAR one of addresses,
+fprate, filters, universe-size and VALUES a comma-separated list of values
+and ranges START..END, START..END:STEP or START..END:xFACTOR (geometric).
+--plot FILE.svg|FILE.png draws P_h(1) and P_h(N) along the sweep (or along
+addresses=1..2N without one). --monte-carlo TRIALS builds real filters and
+checks that the model lies within the measured 99% confidence interval.`,
+		Example: `  spvfilter privacy model --addresses 20 --fprate 0.0005 --universe-size 10000000
+  spvfilter privacy model --addresses 20 --filters 2 --pair-test --json
+  spvfilter privacy model --sweep addresses=1..100 --plot leak.svg
+  spvfilter privacy model --sweep fprate=0.00001..0.1:x10 --filters 2
+  spvfilter privacy model --addresses 50 --fprate 0.01 --universe-size 1000000 --monte-carlo 50`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runModel(a, &f) },
+	}
+	fl := c.Flags()
+	addModelFlags(fl, &f.p)
+	fl.StringVar(&f.sweep, "sweep", "", "vary one parameter: VAR=VALUES (see above)")
+	fl.StringVar(&f.plot, "plot", "", "draw the curves into FILE.svg or FILE.png")
+	fl.IntVar(&f.monteCarlo, "monte-carlo", 0, "check the model with this many trials on real filters")
+	fl.Uint64Var(&f.mcSample, "monte-carlo-sample", 0, "outside candidates tested per trial (default: all, at most 1000000)")
+	fl.Uint64Var(&f.seed, "seed", 1, "random seed of the Monte Carlo run")
+	return c
+}
+
+// addModelFlags defines the wallet and attacker flags of model and compare.
+func addModelFlags(fl *pflag.FlagSet, p *privacy.ModelParams) {
+	fl.Uint32Var(&p.Addresses, "addresses", p.Addresses, "wallet addresses N")
+	fl.Float64Var(&p.FPRate, "fprate", p.FPRate, "false-positive rate the filter is sized for")
+	fl.Uint64Var(&p.UniverseSize, "universe-size", p.UniverseSize, "addresses U the node tests, the wallet's included")
+	fl.Uint32Var(&p.ElementsPerAddress, "elements-per-address", p.ElementsPerAddress, "filter elements inserted per address (bitcoinj: key and key hash)")
+	fl.Uint32Var(&p.ExtraElements, "extra-elements", p.ExtraElements, "elements added to the sizing count only (bitcoinj: 100)")
+	fl.Uint32Var(&p.Filters, "filters", p.Filters, "filters B from the same wallet, with different tweaks")
+	fl.BoolVar(&p.PairTest, "pair-test", false, "require both the key and its hash to match (addresses whose key is on chain)")
+}
+
+func runModel(a *app, f *modelFlags) error {
+	if f.plot != "" {
+		if _, err := privacy.PlotFormat(f.plot); err != nil {
+			return usageError{err}
+		}
+	}
+	if f.monteCarlo != 0 && f.sweep != "" {
+		return badInput("--monte-carlo and --sweep cannot be combined")
+	}
+	if f.sweep == "" {
+		r, err := privacy.Evaluate(f.p)
+		if err != nil {
+			return privacyBadInput(err)
+		}
+		out := struct {
+			*privacy.ModelResult
+			MonteCarlo *privacy.MonteCarloResult `json:"monte_carlo,omitempty"`
+			Plot       string                    `json:"plot,omitempty"`
+		}{ModelResult: r}
+		if f.monteCarlo != 0 {
+			mc, err := privacy.MonteCarlo(f.p, privacy.MonteCarloOptions{Trials: f.monteCarlo, Sample: f.mcSample, Seed: f.seed})
+			if err != nil {
+				return privacyBadInput(err)
+			}
+			out.MonteCarlo = mc
+		}
+		if f.plot != "" {
+			n := float64(max(2*f.p.Addresses, 10))
+			s, err := privacy.ParseSweep(fmt.Sprintf("addresses=1..%g", n))
+			if err != nil {
+				return err
+			}
+			if err := savePlot(f.plot, s, f.p); err != nil {
+				return err
+			}
+			out.Plot = f.plot
+		}
+		if a.json {
+			return a.printJSON(out)
+		}
+		printModel(a.stdout, r)
+		if out.MonteCarlo != nil {
+			printMonteCarlo(a.stdout, out.MonteCarlo)
+		}
+		if f.plot != "" {
+			fmt.Fprintf(a.stdout, "plot written to %s\n", f.plot)
+		}
+		return nil
+	}
+	s, err := privacy.ParseSweep(f.sweep)
+	if err != nil {
+		return usageError{err}
+	}
+	results, err := s.Run(f.p)
+	if err != nil {
+		return privacyBadInput(err)
+	}
+	if f.plot != "" {
+		if err := privacy.SavePlot(f.plot, s, results); err != nil {
+			return privacyBadInput(fmt.Errorf("plot: %w", err))
+		}
+	}
+	if a.json {
+		return a.printJSON(results)
+	}
+	printSweep(a.stdout, s, results)
+	if f.plot != "" {
+		fmt.Fprintf(a.stdout, "plot written to %s\n", f.plot)
+	}
+	return nil
+}
+
+func savePlot(file string, s privacy.Sweep, base privacy.ModelParams) error {
+	results, err := s.Run(base)
+	if err != nil {
+		return privacyBadInput(err)
+	}
+	if err := privacy.SavePlot(file, s, results); err != nil {
+		return privacyBadInput(fmt.Errorf("plot: %w", err))
+	}
+	return nil
+}
+
+func printModel(w io.Writer, r *privacy.ModelResult) {
+	p := r.Params
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "wallet\t%d addresses x %d elements = %d inserted; sized for %d (extra %d)\n",
+		p.Addresses, p.ElementsPerAddress, r.Elements, r.SizingElements, p.ExtraElements)
+	fmt.Fprintf(tw, "filter\t%d bytes (%d bits), %d hash functions, requested fp rate %g\n", r.FilterBytes, r.FilterBits, r.HashFuncs, p.FPRate)
+	fmt.Fprintf(tw, "pf at actual fill\t%.4g per element (approximation (1-e^(-kn/m))^k: %.4g)\n", r.Pf, r.PfApprox)
+	test := "hash only"
+	if p.PairTest {
+		test = "pair test: key and hash must both match"
+	}
+	fmt.Fprintf(tw, "attacker\ttests %d addresses (wallet included), %d filter(s), %s\n", p.UniverseSize, p.Filters, test)
+	tw.Flush()
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "filters\tpf per candidate\texpected false positives S\tP_h(1)\tP_h(N)\t")
+	for _, st := range r.Steps {
+		fmt.Fprintf(tw, "%d\t%.4g\t%.4g\t%.4f\t%.4g\t\n", st.Filters, st.PfCandidate, st.ExpectedFalsePositives, st.PH1, st.PHAll)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\n%s\n", modelVerdict(r))
+}
+
+func modelVerdict(r *privacy.ModelResult) string {
+	n := r.Params.Addresses
+	return fmt.Sprintf("A node testing %d addresses finds the wallet's %d among about %.3g false positives: "+
+		"a matching address is the wallet's with probability %.1f%%, and all %d picked at random are the wallet's with probability %.3g.",
+		r.Params.UniverseSize, n, r.ExpectedFalsePositives, 100*r.PH1, n, r.PHAll)
+}
+
+func printMonteCarlo(w io.Writer, mc *privacy.MonteCarloResult) {
+	verdict := "AGREES with"
+	if !mc.Agrees {
+		verdict = "DISAGREES with"
+	}
+	fmt.Fprintf(w, "\nMonte Carlo: %d trials of real bip37 filters, %d outside candidates each, %d false positives seen\n",
+		mc.Trials, mc.CandidatesPerTrial, mc.FalsePositivesSeen)
+	fmt.Fprintf(w, "  measured S = %.4g, 99%% interval [%.4g, %.4g]; model S = %.4g: the measurement %s the model\n",
+		mc.MeanFalsePositives, mc.CILow, mc.CIHigh, mc.ModelFalsePositives, verdict)
+	fmt.Fprintf(w, "  measured pf per candidate %.4g, model %.4g; measured P_h(1) %.4f, model %.4f\n",
+		mc.MeasuredPf, mc.ModelPf, mc.MeasuredPH1, mc.ModelPH1)
+}
+
+func printSweep(w io.Writer, s privacy.Sweep, results []*privacy.ModelResult) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "%s\tbytes\tk\tpf\tS (after %s)\tP_h(1)\tP_h(N)\t\n", s.Var, filtersLabel(s, results))
+	for i, r := range results {
+		fmt.Fprintf(tw, "%g\t%d\t%d\t%.4g\t%.4g\t%.4f\t%.4g\t\n", s.Values[i], r.FilterBytes, r.HashFuncs, r.Pf, r.ExpectedFalsePositives, r.PH1, r.PHAll)
+	}
+	tw.Flush()
+}
+
+func filtersLabel(s privacy.Sweep, results []*privacy.ModelResult) string {
+	if s.Var == "filters" {
+		return "the row's filters"
+	}
+	if len(results) > 0 && results[0].Params.Filters > 1 {
+		return fmt.Sprintf("%d filters", results[0].Params.Filters)
+	}
+	return "1 filter"
+}

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"encoding/hex"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/wire"
+
+	"github.com/spvfilter/spvfilter/bip37"
+	"github.com/spvfilter/spvfilter/peer"
+	"github.com/spvfilter/spvfilter/peer/peertest"
+	"github.com/spvfilter/spvfilter/privacy"
+)
+
+// TestPrivacyCaptureUniverseAnalyze runs the whole attack against a real
+// btcd: "privacy universe" collects the chain's candidates, a light client
+// (our peer package) scans for bob's address through "privacy capture",
+// and "privacy analyze --capture" finds bob's address in the universe.
+func TestPrivacyCaptureUniverseAnalyze(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts btcd")
+	}
+	alice, bob := peertest.NewKey("cli-privacy-alice"), peertest.NewKey("cli-privacy-bob")
+	node := peertest.StartBtcd(t, peertest.WithMiningKey(alice))
+	node.Generate(t, 101)
+	tx := node.SpendCoinbase(t, wire.NewTxOut(100_000_000, bob.PkScript()))
+	node.Confirm(t, tx)
+	dir := t.TempDir()
+
+	// 1. The universe of the chain.
+	ufile := filepath.Join(dir, "universe.txt")
+	stdout, stderr, status := runCLI(t, "", "privacy", "universe", "--peer", node.P2PAddr, "--network", "regtest", "--out", ufile)
+	if status != exitOK {
+		t.Fatalf("universe: status %d: %s", status, stderr)
+	}
+	ub, err := os.ReadFile(ufile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	universe := string(ub)
+	aliceAddr, bobAddr := alice.Address(node.Params).EncodeAddress(), bob.Address(node.Params).EncodeAddress()
+	alicePub := hex.EncodeToString(alice.Priv.PubKey().SerializeCompressed())
+	for _, want := range []string{aliceAddr + " #", bobAddr + " #", alicePub + " # pair " + aliceAddr} {
+		if !strings.Contains(universe, want) {
+			t.Errorf("universe lacks %q (%s):\n%.2000s", want, stdout, universe)
+		}
+	}
+
+	// 2. A light client scans through the capturing relay.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	relayAddr := ln.Addr().String()
+	ln.Close()
+	cfile := filepath.Join(dir, "capture.jsonl")
+	done := make(chan string, 1)
+	go func() {
+		_, stderr, status := runCLI(t, "", "privacy", "capture", "--listen", relayAddr, "--upstream", node.P2PAddr,
+			"--network", "regtest", "--out", cfile, "--duration", "10s")
+		if status != exitOK {
+			done <- stderr
+			return
+		}
+		done <- ""
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var p *peer.Peer
+	for i := 0; i < 50; i++ {
+		if p, err = peer.Dial(ctx, peer.Config{Addr: relayAddr, Params: node.Params, Timeout: 20 * time.Second}); err == nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("dial through the relay: %v", err)
+	}
+	chain, err := p.SyncHeaders(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The filter a wallet watching bob's P2PKH output would load.
+	f := bip37.NewFilter(10, 0.0001, 777, wire.BloomUpdateAll)
+	f.Add(bob.Address(node.Params).ScriptAddress())
+	res, err := p.ScanBIP37(ctx, chain, f, 1, chain.Height(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Matches) == 0 {
+		t.Fatal("the scan through the relay found nothing")
+	}
+	p.Close()
+	if msg := <-done; msg != "" {
+		t.Fatalf("capture: %s", msg)
+	}
+
+	// 3. The node's view: bob is exposed.
+	stdout, stderr, status = runCLI(t, "", "privacy", "analyze", "--capture", cfile, "--client", "127.0.0.1", "--universe", ufile, "--json")
+	if status != exitOK {
+		t.Fatalf("analyze: status %d: %s", status, stderr)
+	}
+	var r struct {
+		privacy.Report
+		Captured []privacy.CapturedFilter `json:"captured"`
+	}
+	decodeJSON(t, stdout, &r)
+	if len(r.Captured) != 1 || !strings.HasPrefix(r.Captured[0].Client, "127.0.0.1:") {
+		t.Fatalf("captured %+v", r.Captured)
+	}
+	found := false
+	for _, m := range r.Matched {
+		if m.Candidate == bobAddr {
+			found = true
+		}
+		if m.Candidate == aliceAddr {
+			t.Errorf("alice's address matched bob's filter")
+		}
+	}
+	if !found {
+		t.Fatalf("bob's address %s not among the matches %+v", bobAddr, r.Matched)
+	}
+}

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/spf13/cobra"
+
+	"github.com/spvfilter/spvfilter/privacy"
+)
+
+func init() {
+	privacySubcommands = append(privacySubcommands, newPrivacyCaptureCommand)
+}
+
+// privacyNetwork returns the parameters of a --network name.
+func privacyNetwork(name string) (*chaincfg.Params, error) {
+	for _, p := range []*chaincfg.Params{&chaincfg.MainNetParams, &chaincfg.TestNet3Params, &chaincfg.RegressionNetParams, &chaincfg.SigNetParams, &chaincfg.SimNetParams} {
+		if p.Name == name {
+			return p, nil
+		}
+	}
+	switch name {
+	case "regtest":
+		return &chaincfg.RegressionNetParams, nil
+	case "testnet":
+		return &chaincfg.TestNet3Params, nil
+	}
+	return nil, badInput("--network %q: want mainnet, testnet3, regtest, signet or simnet", name)
+}
+
+type captureFlags struct {
+	listen, upstream, network, out string
+	maxClients                     int
+	duration                       time.Duration
+}
+
+func newPrivacyCaptureCommand(a *app) *cobra.Command {
+	var f captureFlags
+	c := &cobra.Command{
+		Use:   "capture --listen HOST:PORT --upstream HOST:PORT --network NET --out FILE",
+		Short: "Relay light clients to a full node and record the filters they send",
+		Long: `capture listens for light clients as if it were a full node and relays
+every message, both ways, to the upstream node. It makes the node appear to
+offer NODE_BLOOM (BIP 111), so that BIP 37 clients load their filter, and
+appends each filterload, filteradd and filterclear a client sends (and its
+version message, for the user agent) with the time and the client's address
+to --out as JSON lines, which "privacy analyze --capture" reads directly.
+The upstream node must itself serve BIP 37 (btcd does by default; Bitcoin
+Core needs peerbloomfilters=1), or it will drop clients that load a filter.
+
+A client that sends garbage, a message of another network, an oversized or
+truncated message, or hangs up, loses its own connection only; the relay
+keeps serving the others. It runs until interrupted (Ctrl-C) or for
+--duration, then prints what it recorded.`,
+		Example: `  spvfilter privacy capture --listen 127.0.0.1:18555 --upstream 127.0.0.1:18444 --network regtest --out capture.jsonl
+  spvfilter privacy analyze --capture capture.jsonl --universe universe.txt`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runCapture(cmd.Context(), a, &f) },
+	}
+	fl := c.Flags()
+	fl.StringVar(&f.listen, "listen", "", "address clients connect to (HOST:PORT)")
+	fl.StringVar(&f.upstream, "upstream", "", "full node to relay to (HOST:PORT)")
+	fl.StringVar(&f.network, "network", "mainnet", "mainnet, testnet3, regtest, signet or simnet")
+	fl.StringVar(&f.out, "out", "", "capture file, appended to (- for standard output)")
+	fl.IntVar(&f.maxClients, "max-clients", privacy.DefaultMaxClients, "clients served at once")
+	fl.DurationVar(&f.duration, "duration", 0, "stop after this long (default: run until interrupted)")
+	for _, name := range []string{"listen", "upstream", "out"} {
+		_ = c.MarkFlagRequired(name)
+	}
+	return c
+}
+
+func runCapture(ctx context.Context, a *app, f *captureFlags) error {
+	params, err := privacyNetwork(f.network)
+	if err != nil {
+		return err
+	}
+	var out io.Writer = a.stdout
+	if f.out != "-" {
+		file, err := os.OpenFile(f.out, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			return badInput("--out: %w", err)
+		}
+		defer file.Close()
+		out = file
+	}
+	r, err := privacy.NewRelay(privacy.RelayConfig{
+		Listen: f.listen, Upstream: f.upstream, Net: params.Net, Out: out, Log: a.stderr, MaxClients: f.maxClients,
+	})
+	if err != nil {
+		return badInput("--listen: %w", err)
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if f.duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, f.duration)
+		defer cancel()
+	}
+	fmt.Fprintf(a.stderr, "capture: listening on %s, relaying to %s (%s), recording to %s\n", r.Addr(), f.upstream, params.Name, f.out)
+	if err := r.Serve(ctx); err != nil {
+		return err
+	}
+	st := r.Stats()
+	if a.json {
+		return a.printJSON(st)
+	}
+	fmt.Fprintf(a.stderr, "capture: %d client(s), %d record(s) written, %d connection(s) closed for bad messages\n", st.Clients, st.Records, st.Rejected)
+	return nil
+}

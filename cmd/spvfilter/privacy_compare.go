@@ -1,0 +1,77 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/spvfilter/spvfilter/privacy"
+)
+
+func init() {
+	privacySubcommands = append(privacySubcommands, newPrivacyCompareCommand)
+}
+
+func newPrivacyCompareCommand(a *app) *cobra.Command {
+	p := privacy.DefaultCompareParams()
+	c := &cobra.Command{
+		Use:   "compare",
+		Short: "Compare what a BIP 37 node and a BIP 157 node learn about the same wallet",
+		Long: `compare puts side by side, for one wallet, what the node learns:
+
+  BIP 37   the wallet's filter: every address of the universe that matches
+           it (the model of "privacy model", with the same flags)
+  BIP 157  only which blocks the client downloads. A block's basic filter
+           (BIP 158: N items hashed into [0, N*M), M = 784931, so 1/M false
+           positives per item queried) matches a watch list of W items by
+           chance with probability q = 1-(1-1/(Nb*M))^(W*Nb), about W/M,
+           for Nb items per block. Of H blocks scanned, R hold wallet
+           transactions; the node sees R + F blocks, F = (H-R)*q, and every
+           item of them, (R+F)*Nb, is a candidate address.`,
+		Example: `  spvfilter privacy compare --addresses 100 --fprate 0.0005
+  spvfilter privacy compare --addresses 20 --blocks 105120 --elements-per-block 8000 --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !cmd.Flags().Changed("wallet-blocks") {
+				p.WalletBlocks = uint64(p.Model.Addresses)
+			}
+			r, err := privacy.Compare(p)
+			if err != nil {
+				return privacyBadInput(err)
+			}
+			if a.json {
+				return a.printJSON(r)
+			}
+			printCompare(a.stdout, r)
+			return nil
+		},
+	}
+	fl := c.Flags()
+	addModelFlags(fl, &p.Model)
+	fl.Uint32Var(&p.WatchPerAddress, "watch-per-address", p.WatchPerAddress, "BIP 158 items watched per address (its output script)")
+	fl.Uint32Var(&p.ElementsPerBlock, "elements-per-block", p.ElementsPerBlock, "distinct items in a block's basic filter")
+	fl.Uint64Var(&p.Blocks, "blocks", p.Blocks, "blocks scanned H (52560: a year)")
+	fl.Uint64Var(&p.WalletBlocks, "wallet-blocks", 0, "blocks R with a wallet transaction (default: one per address)")
+	return c
+}
+
+func printCompare(w io.Writer, r *privacy.Comparison) {
+	m, s, p := r.BIP37, r.BIP157, r.Params
+	n := float64(p.Model.Addresses)
+	fmt.Fprintf(w, "wallet: %d addresses; BIP 37 filter %d bytes, %d hash functions (fp rate %g, %d filter(s)); BIP 157 watch list %d items\n",
+		p.Model.Addresses, m.FilterBytes, m.HashFuncs, p.Model.FPRate, p.Model.Filters, s.WatchItems)
+	fmt.Fprintf(w, "node tests %d addresses (BIP 37); client scans %d blocks of %d items, %d with wallet transactions (BIP 157)\n\n",
+		p.Model.UniverseSize, p.Blocks, p.ElementsPerBlock, p.WalletBlocks)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "\tBIP 37 (filterload)\tBIP 157/158 (block downloads)")
+	fmt.Fprintf(tw, "the node sees\tthe filter: %d + %.3g addresses match\t%d + %.3g blocks downloaded\n", p.Model.Addresses, m.ExpectedFalsePositives, p.WalletBlocks, s.ExpectedFalsePositiveBlocks)
+	fmt.Fprintf(tw, "false-positive rate\t%.3g per address tested\t%.3g per block\n", m.PfCandidate, s.BlockFPRate)
+	fmt.Fprintf(tw, "expected false positives\t%.4g addresses\t%.4g blocks\n", m.ExpectedFalsePositives, s.ExpectedFalsePositiveBlocks)
+	fmt.Fprintf(tw, "a match is the wallet's\t%.4f (P_h(1), per address)\t%.4f (per block)\n", m.PH1, s.PBlockIsWallet)
+	fmt.Fprintf(tw, "candidate addresses\t%.4g\t%.4g (every item of the blocks)\n", n+m.ExpectedFalsePositives, s.Candidates)
+	fmt.Fprintf(tw, "a candidate is the wallet's\t%.4g\t%.4g\n", m.PH1, s.PCandidate)
+	fmt.Fprintf(tw, "all N addresses identified\t%.4g (P_h(N))\t%.4g\n", m.PHAll, privacy.ProbAllReal(n, s.Candidates-n))
+	tw.Flush()
+}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/btcsuite/btcd/wire"
+	"github.com/spf13/cobra"
+
+	"github.com/spvfilter/spvfilter/peer"
+	"github.com/spvfilter/spvfilter/privacy"
+)
+
+func init() {
+	privacySubcommands = append(privacySubcommands, newPrivacyUniverseCommand)
+}
+
+type universeFlags struct {
+	peer, network, out string
+	from, to           int32
+	timeout            time.Duration
+}
+
+func newPrivacyUniverseCommand(a *app) *cobra.Command {
+	var f universeFlags
+	c := &cobra.Command{
+		Use:   "universe --peer HOST:PORT --network NET [--from H] [--to H] --out FILE",
+		Short: "Collect every address, public key and script push seen on a range of blocks",
+		Long: `universe downloads blocks --from..--to (default: the whole chain) from a node,
+checking each against the header chain, and writes the candidates an attacker
+would test, one per line, each once, in the format "privacy analyze" reads:
+
+  addresses   of every standard output (P2PKH, P2SH, P2WPKH, P2WSH, P2TR)
+  public keys seen in P2PK and multisig outputs, input scripts and
+              witnesses, marked "# pair ADDRESS": the pubkey/pubkey-hash pair
+  scripts     non-standard output scripts and redeem/witness scripts, tested
+              by their data pushes`,
+		Example: `  spvfilter privacy universe --peer 127.0.0.1:18444 --network regtest --out universe.txt
+  spvfilter privacy universe --peer 127.0.0.1:8333 --network mainnet --from 800000 --to 800010 --out universe.txt`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runUniverse(cmd.Context(), a, &f) },
+	}
+	fl := c.Flags()
+	fl.StringVar(&f.peer, "peer", "", "node to download blocks from (HOST:PORT)")
+	fl.StringVar(&f.network, "network", "mainnet", "mainnet, testnet3, regtest, signet or simnet")
+	fl.Int32Var(&f.from, "from", 0, "first block height")
+	fl.Int32Var(&f.to, "to", -1, "last block height (default: the tip)")
+	fl.StringVar(&f.out, "out", "", "universe file to write (- for standard output)")
+	fl.DurationVar(&f.timeout, "timeout", 30*time.Second, "longest wait for any one answer of the node")
+	_ = c.MarkFlagRequired("peer")
+	_ = c.MarkFlagRequired("out")
+	return c
+}
+
+func runUniverse(ctx context.Context, a *app, f *universeFlags) error {
+	params, err := privacyNetwork(f.network)
+	if err != nil {
+		return err
+	}
+	if f.from < 0 {
+		return badInput("--from %d: must be at least 0", f.from)
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	p, err := peer.Dial(ctx, peer.Config{Addr: f.peer, Params: params, Timeout: f.timeout})
+	if err != nil {
+		return fmt.Errorf("universe: %w", err)
+	}
+	defer p.Close()
+	chain, err := p.SyncHeaders(ctx)
+	if err != nil {
+		return fmt.Errorf("universe: %w", err)
+	}
+	to := f.to
+	if to < 0 {
+		to = chain.Height()
+	}
+	if to > chain.Height() || f.from > to {
+		return badInput("range %d..%d outside the node's chain 0..%d", f.from, to, chain.Height())
+	}
+	var w io.Writer = a.stdout
+	if f.out != "-" {
+		file, err := os.Create(f.out)
+		if err != nil {
+			return badInput("--out: %w", err)
+		}
+		defer file.Close()
+		w = file
+	}
+	uw := privacy.NewUniverseWriter(w, params)
+	uw.Comment(fmt.Sprintf("candidates of %s blocks %d..%d from %s, one per line", params.Name, f.from, to, f.peer))
+	err = p.FetchBlocks(ctx, chain, f.from, to, func(h int32, b *wire.MsgBlock) error { return uw.AddBlock(h, b) })
+	if err != nil {
+		return fmt.Errorf("universe: %w", err)
+	}
+	if err := uw.Flush(); err != nil {
+		return fmt.Errorf("universe: writing: %w", err)
+	}
+	st := uw.Stats()
+	if a.json {
+		return a.printJSON(struct {
+			privacy.UniverseStats
+			From int32  `json:"from"`
+			To   int32  `json:"to"`
+			Out  string `json:"out"`
+		}{st, f.from, to, f.out})
+	}
+	if f.out != "-" {
+		fmt.Fprintf(a.stdout, "%d blocks (%d..%d): %d addresses, %d public keys (pairs), %d scripts: %d lines written to %s\n",
+			st.Blocks, f.from, to, st.Addresses, st.PubKeys, st.Scripts, st.Lines, f.out)
+	}
+	return nil
+}

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer/peertest"
+)
+
+type scanOutput struct {
+	Matches []struct {
+		Txid          string   `json:"txid"`
+		Height        int32    `json:"height"`
+		BlockHash     string   `json:"block_hash"`
+		Watch         []string `json:"watch"`
+		FalsePositive bool     `json:"false_positive"`
+	} `json:"matches"`
+	BlocksScanned        int    `json:"blocks_scanned"`
+	FiltersReceived      int    `json:"filters_received"`
+	MerkleBlocksReceived int    `json:"merkleblocks_received"`
+	BlocksFetched        int    `json:"blocks_fetched"`
+	BytesReceived        uint64 `json:"bytes_received"`
+	From                 int32  `json:"from"`
+	To                   int32  `json:"to"`
+}
+
+func TestScanCommand(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 101)
+	alice := peertest.NewKey("alice")
+	bob := peertest.NewKey("bob")
+	aliceAddr := alice.Address(node.Params).EncodeAddress()
+	// A P2WPKH output script, watched as hex.
+	carolScript := append([]byte{0x00, 0x14}, btcutil.Hash160([]byte("carol"))...)
+	fund := node.SpendCoinbase(t, wire.NewTxOut(10_000_000, alice.PkScript()), wire.NewTxOut(5_000_000, carolScript))
+	hFund := int32(102)
+	node.Confirm(t, fund)
+	node.Generate(t, 3)
+	spend := node.Spend(t, []peertest.Output{peertest.OutputOf(fund, 0, alice)}, wire.NewTxOut(10_000_000-peertest.Fee, bob.PkScript()))
+	hSpend := int32(106)
+	node.Confirm(t, spend)
+	node.Generate(t, 2) // tip 108
+
+	carolHex := hex.EncodeToString(carolScript)
+	scriptFile := filepath.Join(t.TempDir(), "script.hex")
+	if err := os.WriteFile(scriptFile, []byte(carolHex+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	type want struct {
+		txid   string
+		height int32
+		watch  string
+	}
+	fundWant := []want{{fund.TxHash().String(), hFund, aliceAddr + "," + carolHex}}
+	spendWant := want{spend.TxHash().String(), hSpend, aliceAddr}
+	tests := []struct {
+		name  string
+		args  []string
+		want  []want
+		stdin string
+	}{
+		{"bip157 whole chain", []string{"--mode", "bip157", "--watch", aliceAddr, "--watch", carolHex}, append(fundWant, spendWant), ""},
+		{"bip37 whole chain", []string{"--mode", "bip37", "--watch", aliceAddr, "--watch", "@" + scriptFile}, append(fundWant, spendWant), ""},
+		{"bip37 from stdin", []string{"--mode", "bip37", "--watch", aliceAddr, "--watch", "-", "--from", "0", "--to", "108"}, append(fundWant, spendWant), carolHex},
+		{"bip157 only the spend", []string{"--mode", "bip157", "--watch", aliceAddr, "--from", "106", "--to", "106"}, []want{spendWant}, ""},
+		{"bip157 range ends before the spend", []string{"--mode", "bip157", "--watch", aliceAddr, "--from", "102", "--to", "105"}, []want{{fund.TxHash().String(), hFund, aliceAddr}}, ""},
+		{"bip37 nothing", []string{"--mode", "bip37", "--watch", bob.Address(node.Params).EncodeAddress(), "--to", "105"}, nil, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"scan", "--json", "--peer", node.P2PAddr, "--network", "regtest"}, tt.args...)
+			stdout, stderr, status := runCLI(t, tt.stdin, args...)
+			if status != exitOK {
+				t.Fatalf("status %d: %s", status, stderr)
+			}
+			if stderr != "" {
+				t.Errorf("stderr not empty when it is not a terminal: %q", stderr)
+			}
+			if !strings.Contains(stdout, `"matches": [`) {
+				t.Errorf("matches is not an array: %s", stdout)
+			}
+			var out scanOutput
+			if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+				t.Fatal(err)
+			}
+			var got []want
+			for _, m := range out.Matches {
+				if m.FalsePositive {
+					continue
+				}
+				got = append(got, want{m.Txid, m.Height, strings.Join(m.Watch, ",")})
+				if m.BlockHash == "" {
+					t.Errorf("%s: no block hash", m.Txid)
+				}
+			}
+			if len(got) != len(tt.want) {
+				t.Fatalf("matches %v, want %v", got, tt.want)
+			}
+			for i := range got {
+				if got[i] != tt.want[i] {
+					t.Errorf("match %d: %v, want %v", i, got[i], tt.want[i])
+				}
+			}
+			if out.BlocksScanned != int(out.To-out.From)+1 || out.BytesReceived == 0 {
+				t.Errorf("summary: %+v", out)
+			}
+		})
+	}
+
+	t.Run("text output", func(t *testing.T) {
+		stdout, stderr, status := runCLI(t, "", "scan", "--peer", node.P2PAddr, "--network", "regtest",
+			"--mode", "bip157", "--watch", aliceAddr)
+		if status != exitOK {
+			t.Fatalf("status %d: %s", status, stderr)
+		}
+		for _, s := range []string{spend.TxHash().String() + "  height 106", "watch " + aliceAddr, "scanned 109 blocks (0..108)", "filters received: 109", "bytes received: "} {
+			if !strings.Contains(stdout, s) {
+				t.Errorf("output lacks %q:\n%s", s, stdout)
+			}
+		}
+	})
+
+	bad := []struct {
+		name string
+		args []string
+		msg  string
+	}{
+		{"no watch", []string{"--network", "regtest"}, "watch"},
+		{"peer without port", []string{"--network", "regtest", "--watch", aliceAddr, "--peer", "localhost"}, "--peer"},
+		{"bad network", []string{"--network", "moon", "--watch", aliceAddr}, "--network"},
+		{"bad mode", []string{"--network", "regtest", "--mode", "bip99", "--watch", aliceAddr}, "--mode"},
+		{"mainnet address on regtest", []string{"--network", "regtest", "--watch", "1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2"}, "--watch 1"},
+		{"not hex", []string{"--network", "regtest", "--watch", "zz"}, "--watch 1"},
+		{"reversed range", []string{"--network", "regtest", "--watch", aliceAddr, "--from", "5", "--to", "4"}, "--to"},
+		{"above the tip", []string{"--network", "regtest", "--watch", aliceAddr, "--to", "5000"}, "chain tip 108"},
+		{"script without pushes in bip37", []string{"--network", "regtest", "--mode", "bip37", "--watch", "51"}, "no data push"},
+	}
+	for _, tt := range bad {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"scan", "--peer", node.P2PAddr}, tt.args...)
+			_, stderr, status := runCLI(t, "", args...)
+			if status != exitBadInput || !strings.Contains(stderr, tt.msg) || strings.Count(stderr, "\n") != 1 {
+				t.Errorf("status %d, stderr %q; want %d and a line mentioning %q", status, stderr, exitBadInput, tt.msg)
+			}
+		})
+	}
+}
+
+func TestScanRefusedWithoutBloom(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nopeerbloomfilters", "--nobanning"))
+	node.Generate(t, 1)
+	addr := peertest.NewKey("alice").Address(node.Params).EncodeAddress()
+	_, stderr, status := runCLI(t, "", "scan", "--peer", node.P2PAddr, "--network", "regtest", "--mode", "bip37", "--watch", addr)
+	if status != exitFailure || !strings.Contains(stderr, "NODE_BLOOM") || !strings.Contains(stderr, node.P2PAddr) {
+		t.Fatalf("status %d, stderr %q; want a refusal naming the peer and NODE_BLOOM", status, stderr)
+	}
+	t.Log(stderr)
+	// The other mode still works against this node.
+	if _, stderr, status := runCLI(t, "", "scan", "--peer", node.P2PAddr, "--network", "regtest", "--mode", "bip157", "--watch", addr); status != exitOK {
+		t.Fatalf("bip157 against the same node: status %d, %s", status, stderr)
+	}
+}
+
+func TestScanRefusedWithoutCompactFilters(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nocfilters", "--nobanning"))
+	node.Generate(t, 1)
+	addr := peertest.NewKey("alice").Address(node.Params).EncodeAddress()
+	_, stderr, status := runCLI(t, "", "scan", "--peer", node.P2PAddr, "--network", "regtest", "--mode", "bip157", "--watch", addr)
+	if status != exitFailure || !strings.Contains(stderr, "NODE_COMPACT_FILTERS") {
+		t.Fatalf("status %d, stderr %q; want a refusal naming NODE_COMPACT_FILTERS", status, stderr)
+	}
+	// btcd v0.24.2 crashes on a cfilter request in this mode: it must
+	// still be alive.
+	if _, err := node.RPC().GetBlockCount(); err != nil {
+		t.Fatalf("node after the refusal: %v", err)
+	}
+}

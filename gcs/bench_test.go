@@ -1,0 +1,223 @@
+package gcs
+
+import (
+	"math/rand/v2"
+	"strconv"
+	"testing"
+
+	btcgcs "github.com/btcsuite/btcd/btcutil/gcs"
+	"github.com/btcsuite/btcd/btcutil/gcs/builder"
+	"github.com/btcsuite/btcd/wire"
+)
+
+// The benchmarks compare this package ("spvfilter") with btcutil's gcs
+// package ("btcutil") case by case on the same inputs: filters of 5,000
+// random 25-byte elements (the size of a P2PKH script) with the BIP 158
+// basic parameters.
+
+const benchN = 5000
+
+func randElements(rng *rand.Rand, n, size int) [][]byte {
+	out := make([][]byte, n)
+	for i := range out {
+		e := make([]byte, size)
+		for j := range e {
+			e[j] = byte(rng.Uint32())
+		}
+		out[i] = e
+	}
+	return out
+}
+
+type benchSet struct {
+	key    [16]byte
+	elems  [][]byte
+	ours   *Filter
+	theirs *btcgcs.Filter
+	nbytes []byte
+}
+
+func newBenchSet(b *testing.B) *benchSet {
+	rng := rand.New(rand.NewPCG(1, 2))
+	s := &benchSet{elems: randElements(rng, benchN, 25)}
+	for i := range s.key {
+		s.key[i] = byte(rng.Uint32())
+	}
+	var err error
+	if s.ours, err = Build(s.key, BasicP, BasicM, s.elems); err != nil {
+		b.Fatal(err)
+	}
+	if s.theirs, err = btcgcs.BuildGCSFilter(BasicP, BasicM, s.key, s.elems); err != nil {
+		b.Fatal(err)
+	}
+	s.nbytes = s.ours.NBytes()
+	return s
+}
+
+func BenchmarkBuild(b *testing.B) {
+	s := newBenchSet(b)
+	b.Run("N5000/spvfilter", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := Build(s.key, BasicP, BasicM, s.elems); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/benchN, "ns/element")
+	})
+	b.Run("N5000/btcutil", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := btcgcs.BuildGCSFilter(BasicP, BasicM, s.key, s.elems); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/benchN, "ns/element")
+	})
+}
+
+func BenchmarkMatch(b *testing.B) {
+	s := newBenchSet(b)
+	// Queries not in the set: each walks on average half the filter.
+	queries := randElements(rand.New(rand.NewPCG(3, 4)), 256, 25)
+	b.Run("N5000/spvfilter", func(b *testing.B) {
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			s.ours.Match(s.key, queries[i%len(queries)])
+			i++
+		}
+	})
+	b.Run("N5000/btcutil", func(b *testing.B) {
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			if _, err := s.theirs.Match(s.key, queries[i%len(queries)]); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+	})
+}
+
+func BenchmarkMatchAny(b *testing.B) {
+	s := newBenchSet(b)
+	for _, q := range []int{10, 100, 1000, 10000} {
+		queries := randElements(rand.New(rand.NewPCG(5, uint64(q))), q, 25)
+		name := "N5000/Q" + strconv.Itoa(q)
+		b.Run(name+"/spvfilter", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				s.ours.MatchAny(s.key, queries)
+			}
+		})
+		b.Run(name+"/btcutil", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := s.theirs.MatchAny(s.key, queries); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkMatcher matches a fixed watch list of 1,000 scripts against a
+// filter with a reused Matcher; btcutil has no such type, so its side is
+// MatchAny on the same list.
+func BenchmarkMatcher(b *testing.B) {
+	s := newBenchSet(b)
+	watch := randElements(rand.New(rand.NewPCG(6, 7)), 1000, 25)
+	b.Run("N5000/Q1000/spvfilter", func(b *testing.B) {
+		m := NewMatcher(watch)
+		b.ReportAllocs()
+		for b.Loop() {
+			m.Match(s.ours, s.key)
+		}
+	})
+	b.Run("N5000/Q1000/btcutil", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := s.theirs.MatchAny(s.key, watch); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkBuildBasic builds the basic filter of a block of 2,500
+// transactions with two 25-byte outputs each and 2,500 spent scripts,
+// against btcutil's builder.BuildBasicFilter.
+func BenchmarkBuildBasic(b *testing.B) {
+	rng := rand.New(rand.NewPCG(8, 9))
+	block := &wire.MsgBlock{}
+	for range 2500 {
+		tx := wire.NewMsgTx(2)
+		tx.AddTxIn(&wire.TxIn{})
+		for _, e := range randElements(rng, 2, 25) {
+			tx.AddTxOut(&wire.TxOut{Value: 1, PkScript: e})
+		}
+		block.Transactions = append(block.Transactions, tx)
+	}
+	prev := randElements(rng, 2500, 25)
+	b.Run("N7500/spvfilter", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := BuildBasic(block, prev); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("N7500/btcutil", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := builder.BuildBasicFilter(block, prev); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkDecode measures decoding a whole untrusted filter. Ours is
+// FromNBytes, which validates by decoding every value. btcutil's
+// FromNBytes only copies the bytes, so its full decode is FromNBytes plus
+// a Match of an element that sorts after every value, which decodes them
+// all.
+func BenchmarkDecode(b *testing.B) {
+	s := newBenchSet(b)
+	values := s.ours.Values(nil)
+	last := values[len(values)-1]
+	k := newSipKey(&s.key)
+	var beyond []byte
+	for i := 0; beyond == nil; i++ {
+		e := []byte("beyond-" + strconv.Itoa(i))
+		if reduce(k.sum64(e), uint64(benchN)*BasicM) > last {
+			beyond = e
+		}
+	}
+	perElement := func(b *testing.B) {
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/benchN, "ns/element")
+	}
+	b.Run("N5000/spvfilter", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := FromNBytes(BasicP, BasicM, s.nbytes); err != nil {
+				b.Fatal(err)
+			}
+		}
+		perElement(b)
+	})
+	b.Run("N5000/btcutil", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			f, err := btcgcs.FromNBytes(BasicP, BasicM, s.nbytes)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if ok, err := f.Match(s.key, beyond); ok || err != nil {
+				b.Fatal("query beyond the last value matched", err)
+			}
+		}
+		perElement(b)
+	})
+}

@@ -1,0 +1,27 @@
+// Package gcs implements Golomb-coded sets (GCS) and the BIP 158 compact
+// block filters built from them.
+//
+// A filter holds N items, each hashed with SipHash-2-4 under a 16-byte key
+// and mapped into [0, N*M) by the high word of a 64x64->128-bit multiply.
+// The sorted values are stored as Golomb-Rice coded differences with
+// parameter P. The BIP 158 basic filter uses P = 19 and M = 784931 and is
+// keyed by the first 16 bytes of the block hash.
+//
+// Decoding is the hot path of a light client that rescans a chain, so this
+// package reads the unary part of each code with one count-leading-zeros
+// over a 64-bit window instead of bit by bit, and validates a filter once,
+// when it is decoded, so that matching needs no error checks. While
+// validating (or encoding) it records where each block of 64 values starts
+// and the value before it, about 16 bytes per 64 items; Match then decodes
+// only the one block that can hold its element, MatchAny skips the blocks
+// that lie between its elements, and when most blocks are needed two are
+// decoded at once, interleaved, so that their dependency chains overlap.
+// Untrusted
+// filters are decoded strictly (FromNBytes, DecodeBasic): a claimed N the
+// bytes cannot hold, values out of range, truncated streams and leftover
+// data are errors, and no allocation is sized by the claimed N.
+//
+// Filter values are immutable and safe for concurrent reads. Match and
+// MatchAny do not allocate; a Matcher matches a fixed watch list against
+// filter after filter without allocating per filter.
+package gcs

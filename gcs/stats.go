@@ -1,0 +1,39 @@
+package gcs
+
+import "math"
+
+// Stats describes a filter's size and false-positive behaviour.
+type Stats struct {
+	N           uint32 `json:"n"`
+	P           uint8  `json:"p"`
+	M           uint64 `json:"m"`
+	Bytes       int    `json:"bytes"`        // serialized size (NBytes)
+	StreamBytes int    `json:"stream_bytes"` // bit stream alone
+	// BitsPerElement is the stream size per item. For a large random
+	// set it approaches P + 1 + 1/(e^(2^P/M) - 1): about 21.05 for the
+	// basic filter.
+	BitsPerElement float64 `json:"bits_per_element"`
+	// FalsePositiveRate is the chance that one query item not in the set
+	// matches: 1/M.
+	FalsePositiveRate float64 `json:"false_positive_rate"`
+	// MinBitsPerElement is log2(M), the information-theoretic minimum
+	// bits per item for that false-positive rate.
+	MinBitsPerElement float64 `json:"min_bits_per_element"`
+}
+
+// Stats returns the filter's statistics.
+func (f *Filter) Stats() Stats {
+	s := Stats{
+		N:                 f.n,
+		P:                 f.p,
+		M:                 f.m,
+		Bytes:             len(f.enc),
+		StreamBytes:       len(f.enc) - f.off,
+		FalsePositiveRate: 1 / float64(f.m),
+		MinBitsPerElement: math.Log2(float64(f.m)),
+	}
+	if f.n > 0 {
+		s.BitsPerElement = float64(8*s.StreamBytes) / float64(f.n)
+	}
+	return s
+}

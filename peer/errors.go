@@ -1,0 +1,52 @@
+package peer
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors, wrapped in a *PeerError; test with errors.Is.
+var (
+	// ErrMissingService: the node does not advertise the service the
+	// operation needs (NODE_BLOOM for BIP 37, NODE_COMPACT_FILTERS for BIP
+	// 157, NODE_WITNESS for witness blocks). Nothing was sent.
+	ErrMissingService = errors.New("node does not offer the required service")
+	// ErrBadProof: a merkle block that does not prove what it claims, or
+	// is not for the block that was asked for.
+	ErrBadProof = errors.New("invalid merkle block")
+	// ErrBadFilter: a compact filter that does not hash to its filter
+	// header, is for the wrong block, or does not decode.
+	ErrBadFilter = errors.New("invalid compact filter")
+	// ErrBadFilterHeader: a filter-header chain that does not match the
+	// checkpoints or the request.
+	ErrBadFilterHeader = errors.New("invalid compact filter headers")
+	// ErrBadHeaders: block headers that do not link up or fail proof of
+	// work or the network's checkpoints.
+	ErrBadHeaders = errors.New("invalid block headers")
+	// ErrBadBlock: a full block that does not match its verified header.
+	ErrBadBlock = errors.New("invalid block")
+	// ErrMissingTransactions: a merkle block whose matched transactions
+	// did not all follow it.
+	ErrMissingTransactions = errors.New("matched transactions withheld")
+	// ErrMissingBlocks: requested blocks (or merkle blocks) that never
+	// came, or were answered with notfound.
+	ErrMissingBlocks = errors.New("requested blocks withheld")
+	// ErrStalled: no answer within Config.Timeout.
+	ErrStalled = errors.New("peer stalled")
+	// ErrDisconnected: the connection closed.
+	ErrDisconnected = errors.New("peer disconnected")
+)
+
+// PeerError reports what a peer did wrong during an operation.
+type PeerError struct {
+	Peer string // the peer's address
+	Op   string // the operation or request, such as "getcfilters"
+	Err  error  // wraps one of the sentinel errors
+}
+
+func (e *PeerError) Error() string {
+	return fmt.Sprintf("peer %s: %s: %v", e.Peer, e.Op, e.Err)
+}
+
+// Unwrap returns the underlying error.
+func (e *PeerError) Unwrap() error { return e.Err }

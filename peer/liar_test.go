@@ -1,0 +1,149 @@
+package peer
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"testing"
+
+	"github.com/btcsuite/btcd/wire"
+)
+
+// liar is a test peer of our own: a loopback proxy in front of a real node
+// that forwards every message and lets a test rewrite, drop or cut off what
+// the node sends back, turning an honest node into a lying one.
+type liar struct {
+	Addr   string
+	ln     net.Listener
+	target string
+	net    wire.BitcoinNet
+	// lie sees each decoded message from the node (of the commands in
+	// liarDecodes) and returns what the client gets instead; hangup
+	// closes the connection instead.
+	lie func(m wire.Message) (out []wire.Message, hangup bool)
+
+	mu    sync.Mutex
+	sent  []string // commands the client sent, in order
+	conns []net.Conn
+	wg    sync.WaitGroup
+}
+
+// liarDecodes are the commands the proxy decodes for lie; everything else
+// is forwarded byte for byte.
+var liarDecodes = map[string]bool{
+	wire.CmdHeaders: true, wire.CmdCFCheckpt: true, wire.CmdCFHeaders: true, wire.CmdCFilter: true,
+	wire.CmdMerkleBlock: true, wire.CmdTx: true, wire.CmdBlock: true,
+}
+
+func newLiar(t *testing.T, target string, btcnet wire.BitcoinNet, lie func(wire.Message) ([]wire.Message, bool)) *liar {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &liar{Addr: ln.Addr().String(), ln: ln, target: target, net: btcnet, lie: lie}
+	l.wg.Add(1)
+	go l.serve()
+	t.Cleanup(func() {
+		ln.Close()
+		l.mu.Lock()
+		for _, c := range l.conns {
+			c.Close()
+		}
+		l.mu.Unlock()
+		l.wg.Wait()
+	})
+	return l
+}
+
+func (l *liar) serve() {
+	defer l.wg.Done()
+	for {
+		client, err := l.ln.Accept()
+		if err != nil {
+			return
+		}
+		node, err := net.Dial("tcp", l.target)
+		if err != nil {
+			client.Close()
+			continue
+		}
+		l.mu.Lock()
+		l.conns = append(l.conns, client, node)
+		l.mu.Unlock()
+		var once sync.Once
+		closeBoth := func() { once.Do(func() { client.Close(); node.Close() }) }
+		l.wg.Add(2)
+		go func() {
+			defer l.wg.Done()
+			defer closeBoth()
+			l.pipe(client, node, false)
+		}()
+		go func() {
+			defer l.wg.Done()
+			defer closeBoth()
+			l.pipe(node, client, true)
+		}()
+	}
+}
+
+// readFrame reads one raw message: 24-byte header and payload.
+func readFrame(r io.Reader) (cmd string, frame []byte, err error) {
+	hdr := make([]byte, wire.MessageHeaderSize)
+	if _, err := io.ReadFull(r, hdr); err != nil {
+		return "", nil, err
+	}
+	n := binary.LittleEndian.Uint32(hdr[16:20])
+	if n > wire.MaxMessagePayload {
+		return "", nil, errors.New("payload too large")
+	}
+	frame = make([]byte, wire.MessageHeaderSize+int(n))
+	copy(frame, hdr)
+	if _, err := io.ReadFull(r, frame[wire.MessageHeaderSize:]); err != nil {
+		return "", nil, err
+	}
+	return string(bytes.TrimRight(hdr[4:16], "\x00")), frame, nil
+}
+
+func (l *liar) pipe(dst, src net.Conn, fromClient bool) {
+	for {
+		cmd, frame, err := readFrame(src)
+		if err != nil {
+			return
+		}
+		if fromClient {
+			l.mu.Lock()
+			l.sent = append(l.sent, cmd)
+			l.mu.Unlock()
+		}
+		if fromClient || l.lie == nil || !liarDecodes[cmd] {
+			if _, err := dst.Write(frame); err != nil {
+				return
+			}
+			continue
+		}
+		_, msg, _, err := wire.ReadMessageWithEncodingN(bytes.NewReader(frame), wire.ProtocolVersion, l.net, wire.WitnessEncoding)
+		if err != nil {
+			return
+		}
+		out, hangup := l.lie(msg)
+		if hangup {
+			return
+		}
+		for _, m := range out {
+			if _, err := wire.WriteMessageWithEncodingN(dst, m, wire.ProtocolVersion, l.net, wire.WitnessEncoding); err != nil {
+				return
+			}
+		}
+	}
+}
+
+// commands returns the commands the client has sent so far.
+func (l *liar) commands() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.sent...)
+}

@@ -1,0 +1,122 @@
+package peer
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer/peertest"
+)
+
+// TestMeasureScan mines a chain of 2,100 blocks, each with a transaction,
+// payments to two watched keys scattered through it and spends of some of
+// them, then scans it whole in both modes and prints the time and bytes
+// each took, next to downloading every block. It runs only with
+// SPVFILTER_LONG=1:
+//
+//	SPVFILTER_LONG=1 go test ./peer -run TestMeasureScan -v
+func TestMeasureScan(t *testing.T) {
+	if os.Getenv("SPVFILTER_LONG") != "1" {
+		t.Skip("measurement: set SPVFILTER_LONG=1 to run")
+	}
+	const blocks = 2100
+	node := peertest.StartBtcd(t)
+	node.Generate(t, 101)
+	watched := []*peertest.Key{peertest.NewKey("measure watched 1"), peertest.NewKey("measure watched 2")}
+	watch := [][]byte{watched[0].PkScript(), watched[1].PkScript()}
+	other := peertest.NewKey("measure other")
+	var pending []peertest.Output
+	var fan *wire.MsgTx // the previous block's fan-out transaction
+	expect := 0
+	mineStart := time.Now()
+	for h := 102; h <= blocks; h++ {
+		// Each block: a coinbase spend fanning out to eight outputs
+		// (and now and then paying a watched key), and eight
+		// transactions spending the previous block's fan-out.
+		outs := make([]*wire.TxOut, 8)
+		for i := range outs {
+			outs[i] = wire.NewTxOut(50_000, other.PkScript())
+		}
+		k := watched[(h/37)%2]
+		if h%37 == 0 {
+			outs = append(outs, wire.NewTxOut(20_000, k.PkScript()))
+		}
+		tx := node.SpendCoinbase(t, outs...)
+		txs := []*wire.MsgTx{tx}
+		if h%37 == 0 {
+			pending = append(pending, peertest.OutputOf(tx, 8, k))
+			expect++
+		}
+		if fan != nil {
+			for i := uint32(0); i < 8; i++ {
+				in := peertest.OutputOf(fan, i, other)
+				txs = append(txs, node.Spend(t, []peertest.Output{in}, wire.NewTxOut(in.Value-peertest.Fee, other.PkScript())))
+			}
+		}
+		fan = tx
+		// Now and then a payment to a watched key is spent.
+		if h%37 == 20 && len(pending) > 0 && len(pending)%3 == 0 {
+			in := pending[len(pending)-1]
+			pending = pending[:len(pending)-1]
+			txs = append(txs, node.Spend(t, []peertest.Output{in}, wire.NewTxOut(in.Value-peertest.Fee, other.PkScript())))
+			expect++
+		}
+		node.Confirm(t, txs...)
+	}
+	t.Logf("mined %d blocks in %v; %d transactions involve the watch list", blocks, time.Since(mineStart).Round(time.Millisecond), expect)
+
+	ctx := context.Background()
+	run := func(name string, scan func(p *Peer, chain *HeaderChain) (*ScanResult, error)) {
+		p, err := Dial(ctx, Config{Addr: node.P2PAddr, Params: node.Params})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		chain, err := p.SyncHeaders(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		res, err := scan(p, chain)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := 0
+		for _, m := range res.Matches {
+			if !m.FalsePositive {
+				found++
+			}
+		}
+		if res.Matches != nil && found != expect {
+			t.Errorf("%s found %d transactions, want %d", name, found, expect)
+		}
+		fmt.Printf("%-16s %5d blocks  %8.3f s  %10d bytes  found %d  filters %d  merkleblocks %d  blocks fetched %d  false-positive blocks %d\n",
+			name, res.BlocksScanned, time.Since(start).Seconds(), res.BytesReceived, found,
+			res.FiltersReceived, res.MerkleBlocksReceived, res.BlocksFetched, res.FalsePositiveBlocks)
+	}
+	run("bip157", func(p *Peer, chain *HeaderChain) (*ScanResult, error) {
+		return p.ScanBIP157(ctx, chain, watch, 0, chain.Height(), nil)
+	})
+	for _, fp := range []float64{0.0001, 0.01} {
+		run(fmt.Sprintf("bip37 fp=%g", fp), func(p *Peer, chain *HeaderChain) (*ScanResult, error) {
+			f, err := NewWatchFilter(watch, fp, 1)
+			if err != nil {
+				return nil, err
+			}
+			return p.ScanBIP37Watch(ctx, chain, f, watch, 0, chain.Height(), nil)
+		})
+	}
+	run("full blocks", func(p *Peer, chain *HeaderChain) (*ScanResult, error) {
+		before := p.BytesReceived()
+		res := &ScanResult{BlocksScanned: int(chain.Height()) + 1}
+		err := p.FetchBlocks(ctx, chain, 0, chain.Height(), func(int32, *wire.MsgBlock) error {
+			res.BlocksFetched++
+			return nil
+		})
+		res.BytesReceived = p.BytesReceived() - before
+		return res, err
+	})
+}

@@ -1,0 +1,206 @@
+package peertest
+
+import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/btcsuite/btcd/btcec/v2"
+	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/txscript"
+	"github.com/btcsuite/btcd/wire"
+)
+
+// Fee is the fee, in satoshis, of every transaction the helpers create.
+const Fee = 10000
+
+// Key is a private key a test controls. Its outputs are P2PKH, so that
+// signing needs no previous amounts.
+type Key struct {
+	Priv *btcec.PrivateKey
+}
+
+// NewKey derives a key deterministically from seed, so tests are
+// repeatable.
+func NewKey(seed string) *Key {
+	sum := sha256.Sum256([]byte(seed))
+	priv, _ := btcec.PrivKeyFromBytes(sum[:])
+	return &Key{Priv: priv}
+}
+
+// Address returns the key's P2PKH address (compressed public key).
+func (k *Key) Address(params *chaincfg.Params) *btcutil.AddressPubKeyHash {
+	pkh := btcutil.Hash160(k.Priv.PubKey().SerializeCompressed())
+	addr, err := btcutil.NewAddressPubKeyHash(pkh, params)
+	if err != nil {
+		panic(err) // cannot happen: pkh is 20 bytes
+	}
+	return addr
+}
+
+// PkScript returns the key's P2PKH output script.
+func (k *Key) PkScript() []byte {
+	pkh := btcutil.Hash160(k.Priv.PubKey().SerializeCompressed())
+	script, err := txscript.NewScriptBuilder().AddOp(txscript.OP_DUP).
+		AddOp(txscript.OP_HASH160).AddData(pkh).AddOp(txscript.OP_EQUALVERIFY).
+		AddOp(txscript.OP_CHECKSIG).Script()
+	if err != nil {
+		panic(err)
+	}
+	return script
+}
+
+// Output is a transaction output a key can spend.
+type Output struct {
+	OutPoint wire.OutPoint
+	Value    int64
+	Key      *Key
+}
+
+// SpendCoinbase spends the oldest mature, not yet spent coinbase of the
+// node's MinerKey to outs, sending the rest (less Fee) back to the miner,
+// and submits it with sendrawtransaction. The transaction is in the
+// mempool on return; mine a block to confirm it.
+func (n *Node) SpendCoinbase(t testing.TB, outs ...*wire.TxOut) *wire.MsgTx {
+	t.Helper()
+	tx, err := n.SpendCoinbaseErr(outs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tx
+}
+
+// SpendCoinbaseErr is SpendCoinbase for callers without a testing.TB.
+func (n *Node) SpendCoinbaseErr(outs ...*wire.TxOut) (*wire.MsgTx, error) {
+	if n.MinerKey == nil {
+		return nil, errors.New("peertest: node mines to an external address; no coinbase to spend")
+	}
+	tip, err := n.rpc.GetBlockCount()
+	if err != nil {
+		return nil, fmt.Errorf("peertest: getblockcount: %w", err)
+	}
+	maturity := int64(n.Params.CoinbaseMaturity)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for h := int64(1); h+maturity <= tip+1; h++ {
+		if n.spent[h] {
+			continue
+		}
+		hash, err := n.rpc.GetBlockHash(h)
+		if err != nil {
+			return nil, fmt.Errorf("peertest: getblockhash %d: %w", h, err)
+		}
+		block, err := n.rpc.GetBlock(hash)
+		if err != nil {
+			return nil, fmt.Errorf("peertest: getblock %d: %w", h, err)
+		}
+		cb := block.Transactions[0]
+		var need int64 = Fee
+		for _, o := range outs {
+			need += o.Value
+		}
+		if cb.TxOut[0].Value < need || string(cb.TxOut[0].PkScript) != string(n.MinerKey.PkScript()) {
+			n.spent[h] = true // unusable
+			continue
+		}
+		in := Output{
+			OutPoint: wire.OutPoint{Hash: cb.TxHash(), Index: 0},
+			Value:    cb.TxOut[0].Value,
+			Key:      n.MinerKey,
+		}
+		all := append([]*wire.TxOut{}, outs...)
+		if change := in.Value - need; change > 0 {
+			all = append(all, wire.NewTxOut(change, n.MinerKey.PkScript()))
+		}
+		tx, err := n.send([]Output{in}, all)
+		if err != nil {
+			return nil, err
+		}
+		n.spent[h] = true
+		return tx, nil
+	}
+	return nil, fmt.Errorf("peertest: no mature unspent coinbase at tip %d (mine more blocks)", tip)
+}
+
+// Spend spends ins (P2PKH outputs of their keys) to outs and submits the
+// transaction. The caller chooses the amounts; whatever ins hold beyond
+// outs is the fee.
+func (n *Node) Spend(t testing.TB, ins []Output, outs ...*wire.TxOut) *wire.MsgTx {
+	t.Helper()
+	tx, err := n.send(ins, outs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tx
+}
+
+// SpendErr is Spend for callers without a testing.TB.
+func (n *Node) SpendErr(ins []Output, outs ...*wire.TxOut) (*wire.MsgTx, error) {
+	return n.send(ins, outs)
+}
+
+func (n *Node) send(ins []Output, outs []*wire.TxOut) (*wire.MsgTx, error) {
+	tx := wire.NewMsgTx(wire.TxVersion)
+	for _, in := range ins {
+		tx.AddTxIn(wire.NewTxIn(&in.OutPoint, nil, nil))
+	}
+	for _, o := range outs {
+		tx.AddTxOut(o)
+	}
+	for i, in := range ins {
+		sig, err := txscript.SignatureScript(tx, i, in.Key.PkScript(), txscript.SigHashAll, in.Key.Priv, true)
+		if err != nil {
+			return nil, fmt.Errorf("peertest: signing input %d: %w", i, err)
+		}
+		tx.TxIn[i].SignatureScript = sig
+	}
+	if _, err := n.rpc.SendRawTransaction(tx, true); err != nil {
+		return nil, fmt.Errorf("peertest: sendrawtransaction: %w", err)
+	}
+	return tx, nil
+}
+
+// OutputOf returns output index of tx as an Output spendable by key.
+func OutputOf(tx *wire.MsgTx, index uint32, key *Key) Output {
+	return Output{
+		OutPoint: wire.OutPoint{Hash: tx.TxHash(), Index: index},
+		Value:    tx.TxOut[index].Value,
+		Key:      key,
+	}
+}
+
+// Confirm mines one block and checks that it holds every given
+// transaction.
+func (n *Node) Confirm(t testing.TB, txs ...*wire.MsgTx) *chainhash.Hash {
+	t.Helper()
+	hash, err := n.ConfirmErr(txs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hash
+}
+
+// ConfirmErr is Confirm for callers without a testing.TB.
+func (n *Node) ConfirmErr(txs ...*wire.MsgTx) (*chainhash.Hash, error) {
+	hashes, err := n.GenerateErr(1)
+	if err != nil {
+		return nil, err
+	}
+	block, err := n.rpc.GetBlock(hashes[0])
+	if err != nil {
+		return nil, fmt.Errorf("peertest: getblock: %w", err)
+	}
+	in := make(map[chainhash.Hash]bool)
+	for _, tx := range block.Transactions {
+		in[tx.TxHash()] = true
+	}
+	for _, tx := range txs {
+		if !in[tx.TxHash()] {
+			return nil, fmt.Errorf("peertest: block %v does not contain %v", hashes[0], tx.TxHash())
+		}
+	}
+	return hashes[0], nil
+}

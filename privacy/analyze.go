@@ -1,0 +1,355 @@
+package privacy
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/bits"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/spvfilter/spvfilter/bip37"
+)
+
+// ErrNoFilters reports an analysis without a filter.
+var ErrNoFilters = errors.New("privacy: no filter to analyze")
+
+// MaxAnalyzeFilters is the most filters one analysis intersects.
+const MaxAnalyzeFilters = 64
+
+// DefaultMaxMatches bounds the matched candidates an analysis lists (a
+// filter that matches everything would otherwise list the whole universe);
+// the counts and expectations still cover every candidate.
+const DefaultMaxMatches = 100_000
+
+// maxClassElems caps the element count used to classify a candidate for
+// the false-positive expectation; scripts with more data pushes than this
+// are counted as if they had this many (their rate is slightly
+// underestimated).
+const maxClassElems = 255
+
+// AnalyzeOptions tune Analyze.
+type AnalyzeOptions struct {
+	// PairTest requires both the public key and its HASH160 to match for
+	// a pubkey candidate, instead of either.
+	PairTest bool
+	// Workers is the number of parsing goroutines; 0 picks GOMAXPROCS
+	// (at most 4).
+	Workers int
+	// MaxMatches bounds the listed matches; 0 means DefaultMaxMatches.
+	MaxMatches int
+}
+
+// FilterReport describes one filter and what it alone reveals.
+type FilterReport struct {
+	Index     int     `json:"index"`
+	SizeBytes int     `json:"size_bytes"`
+	HashFuncs uint32  `json:"hash_funcs"`
+	Tweak     uint32  `json:"tweak"`
+	Flags     uint8   `json:"flags"`
+	BitsSet   uint64  `json:"bits_set"`
+	Density   float64 `json:"density"`
+	// EstimatedElements is -m/k·ln(1-X) for X the fraction of bits set
+	// (Swamidass and Baldi, 2007); 0 when every bit is set (Saturated).
+	EstimatedElements float64 `json:"estimated_elements"`
+	Saturated         bool    `json:"saturated,omitempty"`
+	// FalsePositiveRate is X^k: the probability that one element not in
+	// the filter matches, at this filter's actual fill.
+	FalsePositiveRate float64 `json:"false_positive_rate"`
+	// Matched counts the candidates this filter alone matches, and
+	// ExpectedFalsePositives how many of those are expected by chance.
+	Matched                uint64  `json:"matched"`
+	ExpectedFalsePositives float64 `json:"expected_false_positives"`
+}
+
+// IntersectionStep is the attack after intersecting the first Filters
+// filters: a candidate must match every one of them.
+type IntersectionStep struct {
+	Filters                int     `json:"filters"`
+	Matched                uint64  `json:"matched"`
+	ExpectedFalsePositives float64 `json:"expected_false_positives"`
+	// EstimatedWallet is max(Matched - ExpectedFalsePositives, 0).
+	EstimatedWallet float64 `json:"estimated_wallet"`
+}
+
+// MatchedCandidate is a candidate that matched every filter.
+type MatchedCandidate struct {
+	Line      int           `json:"line"`
+	Candidate string        `json:"candidate"`
+	Kind      CandidateKind `json:"kind"`
+	// PairTested is true when both elements of a pubkey/pubkey-hash pair
+	// matched every filter.
+	PairTested bool `json:"pair_tested"`
+	// Probability is the posterior probability that the candidate belongs
+	// to the wallet: π/(π+(1-π)·f) for f its chance of matching every filter
+	// by accident and π the share of the universe estimated to be the
+	// wallet's.
+	Probability float64 `json:"probability"`
+}
+
+// Report is the result of Analyze.
+type Report struct {
+	UniverseSize uint64             `json:"universe_size"`
+	PairTest     bool               `json:"pair_test"`
+	Filters      []FilterReport     `json:"filters"`
+	Intersection []IntersectionStep `json:"intersection"`
+	MatchedCount uint64             `json:"matched_count"`
+	// ExpectedFalsePositives is the expected number of candidates that
+	// match every filter by chance: the sum over candidates of their
+	// false-positive rates, |universe| × FPR for candidates of one element.
+	ExpectedFalsePositives float64 `json:"expected_false_positives"`
+	EstimatedWallet        float64 `json:"estimated_wallet"`
+	// PH1 and PHAll are the model's P_h(1) and P_h(N) for the estimated
+	// N = EstimatedWallet wallet candidates among the matches:
+	// N/(N+S) and 1/C(N+S, N).
+	PH1              float64            `json:"p_h_1"`
+	PHAll            float64            `json:"p_h_all"`
+	Confident        int                `json:"confident"` // matches with probability >= 0.95
+	Matched          []MatchedCandidate `json:"matched"`
+	MatchedTruncated bool               `json:"matched_truncated,omitempty"`
+	Summary          string             `json:"summary"`
+}
+
+// filterRate returns a filter's size in bytes, its bits set, their
+// fraction X, X^k and the element count estimated from X.
+func filterRate(f *bip37.Filter) (size int, setBits uint64, density, fpr, est float64) {
+	b := f.Bits()
+	size = len(b)
+	for _, x := range b {
+		setBits += uint64(bits.OnesCount8(x))
+	}
+	m := float64(len(b) * 8)
+	k := float64(f.HashFuncs())
+	if m == 0 {
+		return 0, 0, 1, 1, 0
+	}
+	density = float64(setBits) / m
+	fpr = math.Pow(density, k)
+	if k > 0 {
+		if density < 1 {
+			est = -m / k * math.Log1p(-density)
+		}
+	}
+	return size, setBits, density, fpr, est
+}
+
+// classRate is the chance a candidate of class cls matches a filter of
+// per-element rate f: class 0 is a pair under the pair test (both must
+// match: f²), class t ≥ 1 a candidate of t elements (any may match).
+func classRate(cls int, f float64) float64 {
+	if cls == 0 {
+		return f * f
+	}
+	return -math.Expm1(float64(cls) * math.Log1p(-f))
+}
+
+// workerState is one worker's counts. The counters are arrays inside the
+// struct, padded, so that two workers never write to one cache line.
+type workerState struct {
+	_       [64]byte
+	depth   [MaxAnalyzeFilters + 1]uint64 // depth[j]: candidates whose first j filters match, not the next
+	alone   [MaxAnalyzeFilters]uint64
+	classes [maxClassElems + 1]uint64
+	matches []MatchedCandidate
+	classOf []int // class of each match
+	_       [64]byte
+}
+
+// Analyze tests every candidate of universe (see CandidateParser.Parse for
+// its line format) against filters, as a node that received them would,
+// and reports what it learns. The universe is read as a stream in constant
+// memory (only the matches are kept, at most opts.MaxMatches of them).
+func Analyze(filters []*bip37.Filter, universe io.Reader, opts AnalyzeOptions) (*Report, error) {
+	if len(filters) == 0 {
+		return nil, ErrNoFilters
+	}
+	if len(filters) > MaxAnalyzeFilters {
+		return nil, fmt.Errorf("privacy: %d filters, at most %d", len(filters), MaxAnalyzeFilters)
+	}
+	maxMatches := opts.MaxMatches
+	if maxMatches <= 0 {
+		maxMatches = DefaultMaxMatches
+	}
+	nf := len(filters)
+	full := uint64(1)<<nf - 1
+	if nf == 64 {
+		full = ^uint64(0)
+	}
+	var listed atomic.Int64
+	var truncated atomic.Bool
+	var mu sync.Mutex
+	var states []*workerState
+	newVisitor := func(int) lineVisitor {
+		st := new(workerState)
+		// A Filter is not safe for concurrent use: each worker gets
+		// its own copies.
+		matchers := make([]*bip37.Filter, nf)
+		for i, f := range filters {
+			matchers[i] = f.Clone()
+		}
+		mu.Lock()
+		states = append(states, st)
+		mu.Unlock()
+		return func(line int, c *Candidate) error {
+			pair := opts.PairTest && c.Pair()
+			var mask uint64
+			for i, m := range matchers {
+				if matchCandidate(m, c, pair) {
+					mask |= 1 << i
+					st.alone[i]++
+				}
+			}
+			cls := min(len(c.Elems), maxClassElems)
+			if pair {
+				cls = 0
+			}
+			st.classes[cls]++
+			st.depth[bits.TrailingZeros64(^mask)]++
+			if mask == full {
+				if listed.Add(1) > int64(maxMatches) {
+					truncated.Store(true)
+					return nil
+				}
+				st.matches = append(st.matches, MatchedCandidate{
+					Line: line, Candidate: string(c.Text), Kind: c.Kind, PairTested: pair,
+				})
+				st.classOf = append(st.classOf, cls)
+			}
+			return nil
+		}
+	}
+	total, err := scanUniverse(universe, opts.Workers, newVisitor)
+	if err != nil {
+		return nil, err
+	}
+
+	r := &Report{UniverseSize: total, PairTest: opts.PairTest, MatchedTruncated: truncated.Load()}
+	var depth = make([]uint64, nf+1)
+	var alone = make([]uint64, nf)
+	var classes [maxClassElems + 1]uint64
+	var classOf []int
+	for _, st := range states {
+		for j := range depth {
+			depth[j] += st.depth[j]
+		}
+		for j := range alone {
+			alone[j] += st.alone[j]
+		}
+		for j := range classes {
+			classes[j] += st.classes[j]
+		}
+		r.Matched = append(r.Matched, st.matches...)
+		classOf = append(classOf, st.classOf...)
+	}
+	rates := make([]float64, nf)
+	for i, f := range filters {
+		size, set, dens, fpr, est := filterRate(f)
+		rates[i] = fpr
+		fr := FilterReport{
+			Index: i + 1, SizeBytes: size, HashFuncs: f.HashFuncs(), Tweak: f.Tweak(), Flags: uint8(f.Flags()),
+			BitsSet: set, Density: dens, EstimatedElements: est, FalsePositiveRate: fpr, Matched: alone[i],
+			Saturated: dens == 1,
+		}
+		for cls, n := range classes {
+			fr.ExpectedFalsePositives += float64(n) * classRate(cls, fpr)
+		}
+		r.Filters = append(r.Filters, fr)
+	}
+	// Intersection steps: candidates matching the first j filters are
+	// those whose prefix depth is at least j.
+	var atLeast uint64
+	suffix := make([]uint64, nf+2)
+	for j := nf; j >= 0; j-- {
+		atLeast += depth[j]
+		suffix[j] = atLeast
+	}
+	for j := 1; j <= nf; j++ {
+		st := IntersectionStep{Filters: j, Matched: suffix[j]}
+		for cls, n := range classes {
+			if n == 0 {
+				continue
+			}
+			p := 1.0
+			for i := 0; i < j; i++ {
+				p *= classRate(cls, rates[i])
+			}
+			st.ExpectedFalsePositives += float64(n) * p
+		}
+		st.EstimatedWallet = math.Max(float64(st.Matched)-st.ExpectedFalsePositives, 0)
+		r.Intersection = append(r.Intersection, st)
+	}
+	last := r.Intersection[nf-1]
+	r.MatchedCount = last.Matched
+	r.ExpectedFalsePositives = last.ExpectedFalsePositives
+	r.EstimatedWallet = last.EstimatedWallet
+	if r.EstimatedWallet > 0 {
+		r.PH1 = r.EstimatedWallet / (r.EstimatedWallet + r.ExpectedFalsePositives)
+		r.PHAll = ProbAllReal(r.EstimatedWallet, r.ExpectedFalsePositives)
+	}
+	prior := 0.0
+	if total > 0 {
+		prior = last.EstimatedWallet / float64(total)
+	}
+	for i := range r.Matched {
+		p := 1.0
+		for _, fr := range rates {
+			p *= classRate(classOf[i], fr)
+		}
+		prob := 0.0
+		if prior > 0 {
+			prob = prior / (prior + (1-prior)*p)
+		}
+		r.Matched[i].Probability = prob
+		if prob >= 0.95 {
+			r.Confident++
+		}
+	}
+	slices.SortFunc(r.Matched, func(a, b MatchedCandidate) int { return a.Line - b.Line })
+	r.Summary = r.summary()
+	return r, nil
+}
+
+// matchCandidate tests a candidate against one filter: every element of a
+// pair under the pair test, else any element.
+func matchCandidate(f *bip37.Filter, c *Candidate, all bool) bool {
+	if all {
+		for _, e := range c.Elems {
+			if !f.Contains(e) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, e := range c.Elems {
+		if f.Contains(e) {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *Report) summary() string {
+	var b strings.Builder
+	nf := len(r.Filters)
+	fmt.Fprintf(&b, "%d of %d candidates match", r.MatchedCount, r.UniverseSize)
+	if nf > 1 {
+		fmt.Fprintf(&b, " all %d filters", nf)
+	} else {
+		b.WriteString(" the filter")
+	}
+	fmt.Fprintf(&b, "; %.3g of them are expected to be false positives", r.ExpectedFalsePositives)
+	switch {
+	case r.MatchedCount == 0:
+		b.WriteString(", so no candidate is exposed.")
+	case r.EstimatedWallet == 0:
+		b.WriteString(", so the matches are indistinguishable from chance.")
+	default:
+		share := r.EstimatedWallet / float64(r.MatchedCount)
+		fmt.Fprintf(&b, ", so about %.0f of them (%.1f%%) belong to the wallet; %d are exposed with probability >= 95%%.",
+			r.EstimatedWallet, 100*share, r.Confident)
+	}
+	return b.String()
+}

@@ -1,0 +1,213 @@
+package privacy
+
+import (
+	"encoding/hex"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/btcsuite/btcd/chaincfg"
+
+	"github.com/spvfilter/spvfilter/bip37"
+)
+
+// testUniverse writes size random hash lines with the wallet's candidates
+// spread among them, in the form given by walletLine, and returns the text
+// and the line numbers of the wallet's candidates.
+func testUniverse(rng *rand.Rand, size int, wallet []string) (string, map[int]bool) {
+	var b strings.Builder
+	at := map[int]bool{}
+	pos := map[int]string{}
+	for _, w := range wallet {
+		i := rng.IntN(size)
+		for pos[i] != "" {
+			i = rng.IntN(size)
+		}
+		pos[i] = w
+	}
+	b.WriteString("# synthetic universe\n")
+	var h [20]byte
+	for i := 0; i < size; i++ {
+		if w := pos[i]; w != "" {
+			b.WriteString(w)
+			at[i+2] = true
+		} else {
+			randomBytes(rng, h[:])
+			b.WriteString(hex.EncodeToString(h[:]))
+		}
+		b.WriteByte('\n')
+	}
+	return b.String(), at
+}
+
+// bruteForce lists the lines matching every filter, one line at a time.
+func bruteForce(t *testing.T, universe string, filters []*bip37.Filter, pair bool) map[int]bool {
+	out := map[int]bool{}
+	_, err := ReadUniverse(strings.NewReader(universe), func(line int, c *Candidate) error {
+		for _, f := range filters {
+			ok := false
+			if pair && c.Pair() {
+				ok = f.Contains(c.Elems[0]) && f.Contains(c.Elems[1])
+			} else {
+				for _, e := range c.Elems {
+					ok = ok || f.Contains(e)
+				}
+			}
+			if !ok {
+				return nil
+			}
+		}
+		out[line] = true
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestAnalyzeFindsWalletAndExpectedFalsePositives(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	w := NewWallet(7, 25)
+	addrs := w.Addresses(&chaincfg.MainNetParams)
+	const size = 200_000
+	universe, walletLines := testUniverse(rng, size, addrs)
+	filters := []*bip37.Filter{w.Filter(0.01, 0, 11), w.Filter(0.01, 0, 12), w.Filter(0.01, 0, 13)}
+
+	r, err := Analyze(filters, strings.NewReader(universe), AnalyzeOptions{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.UniverseSize != size {
+		t.Fatalf("universe size %d, want %d", r.UniverseSize, size)
+	}
+	want := bruteForce(t, universe, filters, false)
+	got := map[int]bool{}
+	for _, m := range r.Matched {
+		got[m.Line] = true
+	}
+	if len(got) != len(want) || uint64(len(want)) != r.MatchedCount {
+		t.Fatalf("matched %d (count %d), brute force %d", len(got), r.MatchedCount, len(want))
+	}
+	for l := range want {
+		if !got[l] {
+			t.Errorf("line %d matched by brute force, not by Analyze", l)
+		}
+	}
+	for l := range walletLines {
+		if !got[l] {
+			t.Errorf("wallet line %d not matched", l)
+		}
+	}
+	// Step by step the false positives of one filter must agree with the
+	// expectation (Poisson, 5 sigma), and shrink with each filter.
+	for j, st := range r.Intersection {
+		fp := float64(st.Matched) - float64(len(addrs))
+		if math.Abs(fp-st.ExpectedFalsePositives) > 5*math.Sqrt(st.ExpectedFalsePositives)+1 {
+			t.Errorf("after %d filters: %g false positives, expected %g", j+1, fp, st.ExpectedFalsePositives)
+		}
+		if j > 0 && st.ExpectedFalsePositives >= r.Intersection[j-1].ExpectedFalsePositives {
+			t.Errorf("filter %d did not shrink the expectation", j+1)
+		}
+	}
+	if r.Intersection[0].ExpectedFalsePositives < 20 {
+		t.Fatalf("one filter expects only %g false positives: the test is too weak", r.Intersection[0].ExpectedFalsePositives)
+	}
+	for i, f := range r.Filters {
+		// 50 elements inserted.
+		if math.Abs(f.EstimatedElements-50) > 10 {
+			t.Errorf("filter %d: estimated %g elements, want about 50", i+1, f.EstimatedElements)
+		}
+	}
+	// After three filters the wallet's addresses are nearly certain.
+	for _, m := range r.Matched {
+		if walletLines[m.Line] && m.Probability < 0.9 {
+			t.Errorf("wallet line %d has probability %g", m.Line, m.Probability)
+		}
+	}
+	if want := r.EstimatedWallet / (r.EstimatedWallet + r.ExpectedFalsePositives); r.PH1 != want || r.PH1 < 0.9 || r.PHAll <= 0 || r.PHAll > 1 {
+		t.Errorf("P_h(1) %g (want %g), P_h(N) %g", r.PH1, want, r.PHAll)
+	}
+	if !strings.Contains(r.Summary, "belong to the wallet") {
+		t.Errorf("summary %q", r.Summary)
+	}
+}
+
+func TestAnalyzePairTest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	w := NewWallet(8, 20)
+	var lines []string
+	for _, pk := range w.PubKeys {
+		lines = append(lines, hex.EncodeToString(pk))
+	}
+	// Outside candidates are pubkeys too, so the pair test applies.
+	var b strings.Builder
+	var pk [33]byte
+	for i := 0; i < 100_000; i++ {
+		randomBytes(rng, pk[:])
+		pk[0] = 2
+		b.WriteString(hex.EncodeToString(pk[:]) + "\n")
+	}
+	universe := b.String() + strings.Join(lines, "\n") + "\n"
+	filters := []*bip37.Filter{w.Filter(0.01, 0, 5)}
+	plain, err := Analyze(filters, strings.NewReader(universe), AnalyzeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	paired, err := Analyze(filters, strings.NewReader(universe), AnalyzeOptions{PairTest: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bruteForce(t, universe, filters, true)) != int(paired.MatchedCount) {
+		t.Fatal("pair test disagrees with brute force")
+	}
+	if !(paired.ExpectedFalsePositives < plain.ExpectedFalsePositives/20) {
+		t.Errorf("pair test expectation %g not far below %g", paired.ExpectedFalsePositives, plain.ExpectedFalsePositives)
+	}
+	if paired.MatchedCount < 20 || plain.MatchedCount <= paired.MatchedCount {
+		t.Errorf("matched: plain %d, paired %d", plain.MatchedCount, paired.MatchedCount)
+	}
+	fp := float64(plain.MatchedCount - 20)
+	if math.Abs(fp-plain.ExpectedFalsePositives) > 5*math.Sqrt(plain.ExpectedFalsePositives)+1 {
+		t.Errorf("plain: %g false positives, expected %g", fp, plain.ExpectedFalsePositives)
+	}
+}
+
+func TestAnalyzeErrors(t *testing.T) {
+	f := NewWallet(1, 2).Filter(0.01, 0, 0)
+	if _, err := Analyze(nil, strings.NewReader(""), AnalyzeOptions{}); !errors.Is(err, ErrNoFilters) {
+		t.Errorf("no filters: %v", err)
+	}
+	_, err := Analyze([]*bip37.Filter{f}, strings.NewReader("751e76e8199196d454941c45d1b3a323f1433bd6\n\nxyz\n"), AnalyzeOptions{})
+	var le *LineError
+	if !errors.As(err, &le) || le.Line != 3 {
+		t.Errorf("bad line: %v", err)
+	}
+	r, err := Analyze([]*bip37.Filter{f}, strings.NewReader(""), AnalyzeOptions{})
+	if err != nil || r.UniverseSize != 0 || r.MatchedCount != 0 {
+		t.Errorf("empty universe: %+v %v", r, err)
+	}
+}
+
+func TestAnalyzeMatchCap(t *testing.T) {
+	// A 0-byte filter matches everything; the list stops at the cap but
+	// the count does not.
+	all, err := bip37.NewFilterFromParams(nil, 0, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	u, _ := testUniverse(rng, 1000, nil)
+	r, err := Analyze([]*bip37.Filter{all}, strings.NewReader(u), AnalyzeOptions{MaxMatches: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.MatchedCount != 1000 || len(r.Matched) != 10 || !r.MatchedTruncated {
+		t.Errorf("count %d listed %d truncated %v", r.MatchedCount, len(r.Matched), r.MatchedTruncated)
+	}
+	if r.EstimatedWallet != 0 || !strings.Contains(r.Summary, "indistinguishable") {
+		t.Errorf("a match-all filter reveals nothing: %+v", r.Summary)
+	}
+}

@@ -1,0 +1,328 @@
+package privacy
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+
+	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/btcutil/base58"
+	"github.com/btcsuite/btcd/btcutil/bech32"
+	"github.com/btcsuite/btcd/txscript"
+)
+
+// ErrBadCandidate reports a universe line that is not a candidate.
+var ErrBadCandidate = errors.New("privacy: bad candidate")
+
+// MaxCandidateLine is the longest universe line accepted, in bytes: the
+// hex of a 10,000-byte script (the consensus script size limit) with room
+// for a comment.
+const MaxCandidateLine = 32 << 10
+
+// CandidateKind says how a universe line was read.
+type CandidateKind uint8
+
+// The kinds of candidates.
+const (
+	// KindAddress is a base58 or bech32 address, tested by the hash or
+	// witness program it encodes (what a wallet inserts).
+	KindAddress CandidateKind = iota + 1
+	// KindPubKey is the hex of a 33- or 65-byte public key, tested
+	// together with its HASH160.
+	KindPubKey
+	// KindHash is the hex of a 20- or 32-byte hash.
+	KindHash
+	// KindScript is the hex of a script, tested by its data pushes.
+	KindScript
+)
+
+// String names the kind.
+func (k CandidateKind) String() string {
+	switch k {
+	case KindAddress:
+		return "address"
+	case KindPubKey:
+		return "pubkey"
+	case KindHash:
+		return "hash"
+	case KindScript:
+		return "script"
+	}
+	return "unknown"
+}
+
+// MarshalText names the kind in JSON.
+func (k CandidateKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// UnmarshalText reads a kind written by MarshalText.
+func (k *CandidateKind) UnmarshalText(b []byte) error {
+	for c := KindAddress; c <= KindScript; c++ {
+		if c.String() == string(b) {
+			*k = c
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: unknown candidate kind %q", ErrBadCandidate, b)
+}
+
+// Candidate is one parsed universe line. Its slices point into the
+// parser's buffers and are valid until the next call to Parse.
+type Candidate struct {
+	Kind CandidateKind
+	// Text is the candidate as written on the line, without white space
+	// or comment.
+	Text []byte
+	// Elems are the byte strings tested against a filter. For KindPubKey
+	// they are the key and its HASH160: the pubkey/pubkey-hash pair.
+	Elems [][]byte
+}
+
+// Pair reports whether the candidate is a pubkey/pubkey-hash pair, to which
+// the pair test applies.
+func (c *Candidate) Pair() bool { return c.Kind == KindPubKey }
+
+// CandidateParser parses universe lines without allocating for the common
+// forms. The zero value is ready to use; it is not safe for concurrent use.
+type CandidateParser struct {
+	c     Candidate
+	buf   []byte
+	hash  [20]byte
+	b58   [25]byte
+	elems [][]byte
+}
+
+// Parse reads one universe line. A line is a candidate, optionally followed
+// by white space and a comment starting with '#'; blank lines and comment
+// lines give nil and no error. The candidate returned is owned by the
+// parser and valid until the next call. The accepted candidates are:
+//
+//   - base58check addresses with a 20-byte payload (P2PKH, P2SH, any
+//     network), tested by that hash;
+//   - bech32/bech32m segwit addresses (P2WPKH, P2WSH, P2TR, any network),
+//     tested by the witness program;
+//   - hex of a 33-byte (02/03) or 65-byte (04/06/07) public key, tested
+//     with its HASH160;
+//   - hex of a 20- or 32-byte hash;
+//   - hex of a script, tested by each of its data pushes.
+//
+// Hex may be upper or lower case.
+func (p *CandidateParser) Parse(line []byte) (*Candidate, error) {
+	// Fast path: a bare 40-digit hash, the bulk of a large universe.
+	if len(line) == 40 && decodeHex20(&p.hash, line) {
+		// Field by field: a composite literal would go through a
+		// temporary, which costs more than the rest of the fast path.
+		if len(p.c.Elems) != 1 || len(p.c.Elems[0]) != 20 || &p.c.Elems[0][0] != &p.hash[0] {
+			p.elems = append(p.elems[:0], p.hash[:])
+			p.c.Elems = p.elems
+		}
+		p.c.Kind = KindHash
+		p.c.Text = line
+		return &p.c, nil
+	}
+	text := bytes.TrimSpace(line)
+	if len(text) == 0 || text[0] == '#' {
+		return nil, nil
+	}
+	if len(line) > MaxCandidateLine {
+		return nil, fmt.Errorf("%w: line longer than %d bytes", ErrBadCandidate, MaxCandidateLine)
+	}
+	if i := indexSpaceOrHash(text); i >= 0 {
+		rest := bytes.TrimLeft(text[i:], " \t")
+		if len(rest) > 0 && rest[0] != '#' {
+			return nil, fmt.Errorf("%w: %q: more than one field (comments start with #)", ErrBadCandidate, shorten(text))
+		}
+		text = text[:i]
+	}
+	c := Candidate{Text: text}
+	p.elems = p.elems[:0]
+
+	// The hex of a hash with white space or a comment around it.
+	if len(text) == 40 && decodeHex20(&p.hash, text) {
+		c.Kind = KindHash
+		p.elems = append(p.elems, p.hash[:])
+		c.Elems = p.elems
+		p.c = c
+		return &p.c, nil
+	}
+	isHex := len(text)%2 == 0 && isHexDigits(text)
+	if isHex {
+		n := len(text) / 2
+		if cap(p.buf) < n {
+			p.buf = make([]byte, n, max(n, 128))
+		}
+		b := p.buf[:n]
+		if _, err := hex.Decode(b, text); err != nil {
+			return nil, fmt.Errorf("%w: %q: %v", ErrBadCandidate, shorten(text), err)
+		}
+		switch {
+		case n == 20 || n == 32:
+			c.Kind = KindHash
+			p.elems = append(p.elems, b)
+			c.Elems = p.elems
+			p.c = c
+			return &p.c, nil
+		case isPubKey(b):
+			c.Kind = KindPubKey
+			p.elems = append(p.elems, b, btcutil.Hash160(b))
+			c.Elems = p.elems
+			p.c = c
+			return &p.c, nil
+		}
+	}
+	// Base58 P2PKH and P2SH addresses without allocating, then any other
+	// address form.
+	if decodeBase58Check25(text, &p.b58) {
+		c.Kind = KindAddress
+		p.elems = append(p.elems, p.b58[1:21])
+		c.Elems = p.elems
+		p.c = c
+		return &p.c, nil
+	}
+	if prog, ok := decodeAddress(string(text)); ok {
+		c.Kind = KindAddress
+		p.elems = append(p.elems, prog)
+		c.Elems = p.elems
+		p.c = c
+		return &p.c, nil
+	}
+	if isHex {
+		b := p.buf[:len(text)/2]
+		tok := txscript.MakeScriptTokenizer(0, b)
+		for tok.Next() {
+			if d := tok.Data(); len(d) > 0 {
+				p.elems = append(p.elems, d)
+			}
+		}
+		if tok.Err() != nil {
+			return nil, fmt.Errorf("%w: %q: %d bytes of hex, not a pubkey, a 20/32-byte hash or a well-formed script: %v", ErrBadCandidate, shorten(text), len(b), tok.Err())
+		}
+		if len(p.elems) == 0 {
+			return nil, fmt.Errorf("%w: %q: script without data pushes", ErrBadCandidate, shorten(text))
+		}
+		c.Kind = KindScript
+		c.Elems = p.elems
+		p.c = c
+		return &p.c, nil
+	}
+	return nil, fmt.Errorf("%w: %q is neither an address nor hex", ErrBadCandidate, shorten(text))
+}
+
+// indexSpaceOrHash is bytes.IndexAny(b, " \t#"), faster for short lines.
+func indexSpaceOrHash(b []byte) int {
+	for i, ch := range b {
+		if ch == ' ' || ch == '\t' || ch == '#' {
+			return i
+		}
+	}
+	return -1
+}
+
+// decodeHex20 decodes 40 hex digits (either case) into h, reporting
+// whether they were all hex digits. It works on 8 digits at a time in a
+// 64-bit word (SWAR): the per-line hex decoding is a quarter of the cost of
+// analyzing a large universe.
+func decodeHex20(h *[20]byte, s []byte) bool {
+	s = s[:40]
+	for i := 0; i < 5; i++ {
+		x := binary.LittleEndian.Uint64(s[8*i:])
+		if !isHex8(x) {
+			return false
+		}
+		// '0'-'9' keep their low nibble; letters (bit 6 set) add 9.
+		v := x&0x0f0f0f0f0f0f0f0f + (x>>6)&0x0101010101010101*9
+		// Pair the nibbles of each 16-bit lane, then pack the lanes.
+		w := (v&0x000f000f000f000f)<<4 | (v>>8)&0x000f000f000f000f
+		w = (w | w>>8) & 0x0000ffff0000ffff
+		w = (w | w>>16) & 0xffffffff
+		binary.LittleEndian.PutUint32(h[4*i:], uint32(w))
+	}
+	return true
+}
+
+// isHex8 reports whether all 8 bytes of x are ASCII hex digits, with the
+// bytewise "m < b < n" bit trick for bytes below 0x80: the high bit of
+// each byte of (ones*(127+n) - x&low7) &^ x & (x&low7 + ones*(127-m)) is
+// set exactly when m < b < n (no byte borrows or carries into the next).
+func isHex8(x uint64) bool {
+	const (
+		high = 0x8080808080808080
+		low7 = 0x7f7f7f7f7f7f7f7f
+		// digits: '0'-1 < b < '9'+1
+		digitN = 0x0101010101010101 * (127 + '9' + 1)
+		digitM = 0x0101010101010101 * (127 - ('0' - 1))
+		// letters after folding case: 'a'-1 < b < 'f'+1
+		letterN = 0x0101010101010101 * (127 + 'f' + 1)
+		letterM = 0x0101010101010101 * (127 - ('a' - 1))
+	)
+	if x&high != 0 {
+		return false
+	}
+	y := x | 0x2020202020202020 // 'A'-'F' to 'a'-'f'; nothing else lands there
+	xl, yl := x&low7, y&low7
+	digit := (digitN - xl) &^ x & (xl + digitM)
+	letter := (letterN - yl) &^ y & (yl + letterM)
+	return (digit|letter)&high == high
+}
+
+func isHexDigits(b []byte) bool {
+	for _, ch := range b {
+		if !('0' <= ch && ch <= '9' || 'a' <= ch && ch <= 'f' || 'A' <= ch && ch <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// isPubKey accepts the serialized forms Bitcoin Core's CPubKey::GetLen
+// knows: compressed (02/03, 33 bytes) and uncompressed or hybrid
+// (04/06/07, 65 bytes). The point itself is not checked: a node tests
+// whatever bytes appear on chain.
+func isPubKey(b []byte) bool {
+	switch len(b) {
+	case 33:
+		return b[0] == 2 || b[0] == 3
+	case 65:
+		return b[0] == 4 || b[0] == 6 || b[0] == 7
+	}
+	return false
+}
+
+// decodeAddress returns the bytes a wallet inserts for an address of any
+// network: the 20-byte hash of a base58check P2PKH or P2SH address, or the
+// witness program of a segwit address.
+func decodeAddress(s string) ([]byte, bool) {
+	if len(s) < 14 || len(s) > 90 {
+		return nil, false
+	}
+	if payload, _, err := base58.CheckDecode(s); err == nil {
+		return payload, len(payload) == 20
+	}
+	_, data, version, err := bech32.DecodeGeneric(s)
+	if err != nil || len(data) == 0 {
+		return nil, false
+	}
+	witVer := data[0]
+	prog, err := bech32.ConvertBits(data[1:], 5, 8, false)
+	if err != nil || witVer > 16 || len(prog) < 2 || len(prog) > 40 {
+		return nil, false
+	}
+	switch {
+	case witVer == 0 && version != bech32.Version0:
+		return nil, false
+	case witVer == 0 && len(prog) != 20 && len(prog) != 32:
+		return nil, false
+	case witVer != 0 && version != bech32.VersionM:
+		return nil, false
+	}
+	return prog, true
+}
+
+// shorten keeps error messages to one readable line.
+func shorten(b []byte) string {
+	if len(b) > 80 {
+		return string(b[:77]) + "..."
+	}
+	return string(b)
+}

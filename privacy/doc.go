@@ -1,0 +1,20 @@
+// Package privacy measures how much a BIP 37 Bloom filter reveals about the
+// wallet that sent it, and compares that with what a BIP 157/158 client
+// reveals.
+//
+// A node that receives a filterload can test every address it knows against
+// the filter. Gervais, Čapkun, Karame and Gruber ("On the Privacy Provisions
+// of Bloom Filters in Lightweight Bitcoin Clients", ACSAC 2014) modelled the
+// attack; Jonas Nick ("Privacy in BitcoinJ", 2015) showed that the pubkey and
+// pubkey-hash pair a wallet inserts, and a second filter with a new tweak,
+// make it far stronger. The package offers:
+//
+//   - Evaluate: the analytic model for a wallet of N addresses, with the
+//     filter sized exactly as BIP 37 (Bitcoin Core) sizes it;
+//   - MonteCarlo: the same quantities measured on real filters;
+//   - Analyze: a real attack of captured filters against a universe of
+//     candidate addresses, read as a stream;
+//   - Relay: a capturing relay that records the filters light clients send;
+//   - Compare: BIP 37 against BIP 157 for the same wallet;
+//   - UniverseFromBlock: the candidates a chain of blocks reveals.
+package privacy

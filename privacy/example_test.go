@@ -1,0 +1,54 @@
+package privacy_test
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/btcsuite/btcd/chaincfg"
+
+	"github.com/spvfilter/spvfilter/bip37"
+	"github.com/spvfilter/spvfilter/privacy"
+)
+
+// The model for a wallet of 20 addresses whose filter a node tests against
+// ten million addresses, with one filter and with two (a restart).
+func ExampleEvaluate() {
+	r, err := privacy.Evaluate(privacy.ModelParams{
+		Addresses: 20, FPRate: 0.0005, UniverseSize: 10_000_000,
+		ElementsPerAddress: 2, ExtraElements: 100, Filters: 2,
+	})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("filter: %d bytes, %d hash functions\n", r.FilterBytes, r.HashFuncs)
+	for _, s := range r.Steps {
+		fmt.Printf("%d filter(s): S = %.3g, P_h(1) = %.3f\n", s.Filters, s.ExpectedFalsePositives, s.PH1)
+	}
+	// Output:
+	// filter: 276 bytes, 10 hash functions
+	// 1 filter(s): S = 0.156, P_h(1) = 0.992
+	// 2 filter(s): S = 2.44e-09, P_h(1) = 1.000
+}
+
+// A node that received a wallet's filter tests a universe of candidates.
+func ExampleAnalyze() {
+	w := privacy.NewWallet(1, 3)
+	f := w.Filter(0.001, 0, 42)
+	addrs := w.Addresses(&chaincfg.MainNetParams)
+	universe := "# candidates seen on chain\n" +
+		addrs[0] + "\n" +
+		"1BgGZ9tcN4rm9KBzDn7KprQz87SZ26SAMH\n" +
+		addrs[2] + "  # another one\n"
+	r, err := privacy.Analyze([]*bip37.Filter{f}, strings.NewReader(universe), privacy.AnalyzeOptions{})
+	if err != nil {
+		panic(err)
+	}
+	for _, m := range r.Matched {
+		fmt.Println("line", m.Line, m.Candidate == addrs[0] || m.Candidate == addrs[2])
+	}
+	fmt.Println(r.UniverseSize, "candidates,", r.MatchedCount, "matched")
+	// Output:
+	// line 2 true
+	// line 4 true
+	// 3 candidates, 2 matched
+}

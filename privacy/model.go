@@ -1,0 +1,194 @@
+package privacy
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/spvfilter/spvfilter/bip37"
+)
+
+// ErrBadModel reports model parameters outside their domain.
+var ErrBadModel = errors.New("privacy: bad model parameters")
+
+// ModelParams describes a wallet, its filters and the attacker's universe.
+//
+// The wallet has Addresses addresses and inserts ElementsPerAddress elements
+// for each (bitcoinj inserts the public key and its HASH160, so 2). The
+// filter is sized for Addresses*ElementsPerAddress + ExtraElements elements
+// (bitcoinj adds 100 so that new keys rarely force a resize) at FPRate, with
+// the sizing rules of BIP 37 as Bitcoin Core implements them, but only the
+// wallet's elements are inserted.
+//
+// UniverseSize is the number of candidate addresses the attacker tests,
+// INCLUDING the wallet's own addresses; the false positives come from the
+// UniverseSize-Addresses others.
+type ModelParams struct {
+	Addresses          uint32  `json:"addresses"`
+	FPRate             float64 `json:"fp_rate"`
+	UniverseSize       uint64  `json:"universe_size"`
+	ElementsPerAddress uint32  `json:"elements_per_address"`
+	ExtraElements      uint32  `json:"extra_elements"`
+	// Filters is the number of filters the attacker holds from the same
+	// wallet, each with its own tweak (a restarted client picks a new one).
+	// Zero means one.
+	Filters uint32 `json:"filters"`
+	// PairTest makes the attacker require both the public key and its hash
+	// to match, as for every address whose public key is known on chain.
+	PairTest bool `json:"pair_test"`
+}
+
+// DefaultModelParams are the defaults of the model command: a bitcoinj-like
+// wallet element layout over a universe of ten million addresses.
+func DefaultModelParams() ModelParams {
+	return ModelParams{
+		Addresses:          100,
+		FPRate:             0.0005,
+		UniverseSize:       10_000_000,
+		ElementsPerAddress: 2,
+		ExtraElements:      100,
+		Filters:            1,
+	}
+}
+
+// Step is the state of the attack after intersecting the first Filters
+// filters.
+type Step struct {
+	Filters                uint32  `json:"filters"`
+	PfCandidate            float64 `json:"pf_candidate"`
+	ExpectedFalsePositives float64 `json:"expected_false_positives"`
+	PH1                    float64 `json:"p_h_1"`
+	PHAll                  float64 `json:"p_h_all"`
+}
+
+// ModelResult holds the figures of the analytic model.
+type ModelResult struct {
+	Params ModelParams `json:"params"`
+	// SizingElements is the element count the filter was sized for and
+	// Elements the count actually inserted.
+	SizingElements uint64 `json:"sizing_elements"`
+	Elements       uint64 `json:"elements"`
+	FilterBytes    uint32 `json:"filter_bytes"`
+	FilterBits     uint64 `json:"filter_bits"`
+	HashFuncs      uint32 `json:"hash_funcs"`
+	// Pf is the probability that one element not in the filter matches,
+	// at the actual fill: (1-(1-1/m)^(k*n))^k.
+	Pf float64 `json:"pf"`
+	// PfApprox is the usual approximation (1-e^(-k*n/m))^k.
+	PfApprox float64 `json:"pf_approx"`
+	// PfCandidate is the probability that a candidate outside the wallet
+	// survives every filter: Pf, or Pf^2 with the pair test, to the power
+	// of the number of filters.
+	PfCandidate float64 `json:"pf_candidate"`
+	// ExpectedFalsePositives is S = (UniverseSize - Addresses) * PfCandidate.
+	ExpectedFalsePositives float64 `json:"expected_false_positives"`
+	// PH1 is N/(N+S): the probability that one matching address picked
+	// at random belongs to the wallet.
+	PH1 float64 `json:"p_h_1"`
+	// PHAll is 1/C(N+S, N) with the binomial coefficient extended to real
+	// S by the Gamma function: the probability that N matching addresses
+	// picked at random are exactly the wallet's.
+	PHAll float64 `json:"p_h_all"`
+	// Steps shows the attack after 1, 2, ... Filters filters.
+	Steps []Step `json:"steps"`
+}
+
+// Validate checks the parameters' domain.
+func (p ModelParams) Validate() error {
+	switch {
+	case p.Addresses == 0:
+		return fmt.Errorf("%w: addresses must be at least 1", ErrBadModel)
+	case !(p.FPRate > 0 && p.FPRate < 1):
+		return fmt.Errorf("%w: false-positive rate %v not in (0,1)", ErrBadModel, p.FPRate)
+	case p.ElementsPerAddress == 0:
+		return fmt.Errorf("%w: elements per address must be at least 1", ErrBadModel)
+	case p.PairTest && p.ElementsPerAddress < 2:
+		return fmt.Errorf("%w: the pair test needs 2 elements per address", ErrBadModel)
+	case p.UniverseSize < uint64(p.Addresses):
+		return fmt.Errorf("%w: universe size %d smaller than the wallet's %d addresses", ErrBadModel, p.UniverseSize, p.Addresses)
+	case p.Filters > 1000:
+		return fmt.Errorf("%w: %d filters (at most 1000)", ErrBadModel, p.Filters)
+	}
+	n := uint64(p.Addresses)*uint64(p.ElementsPerAddress) + uint64(p.ExtraElements)
+	if n > math.MaxUint32 {
+		return fmt.Errorf("%w: %d elements do not fit a filter", ErrBadModel, n)
+	}
+	return nil
+}
+
+// Evaluate computes the analytic model.
+func Evaluate(p ModelParams) (*ModelResult, error) {
+	if p.Filters == 0 {
+		p.Filters = 1
+	}
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	r := &ModelResult{Params: p}
+	r.Elements = uint64(p.Addresses) * uint64(p.ElementsPerAddress)
+	r.SizingElements = r.Elements + uint64(p.ExtraElements)
+	size, k := bip37.OptimalSize(uint32(r.SizingElements), p.FPRate)
+	r.FilterBytes, r.HashFuncs = size, k
+	r.FilterBits = uint64(size) * 8
+	r.Pf = FalsePositiveRate(r.FilterBits, k, r.Elements)
+	r.PfApprox = FalsePositiveRateApprox(r.FilterBits, k, r.Elements)
+
+	perCandidate := r.Pf
+	if p.PairTest {
+		perCandidate *= r.Pf
+	}
+	others := float64(p.UniverseSize - uint64(p.Addresses))
+	n := float64(p.Addresses)
+	pf := 1.0
+	for b := uint32(1); b <= p.Filters; b++ {
+		pf *= perCandidate
+		s := others * pf
+		r.Steps = append(r.Steps, Step{
+			Filters:                b,
+			PfCandidate:            pf,
+			ExpectedFalsePositives: s,
+			PH1:                    n / (n + s),
+			PHAll:                  ProbAllReal(n, s),
+		})
+	}
+	last := r.Steps[len(r.Steps)-1]
+	r.PfCandidate = last.PfCandidate
+	r.ExpectedFalsePositives = last.ExpectedFalsePositives
+	r.PH1, r.PHAll = last.PH1, last.PHAll
+	return r, nil
+}
+
+// FalsePositiveRate is the probability that an element not in a filter of
+// bits bits and k hash functions holding n elements matches it, for hash
+// values uniform and independent: (1-(1-1/m)^(k*n))^k. A filter of zero
+// bits matches everything, as in Bitcoin Core.
+func FalsePositiveRate(bits uint64, k uint32, n uint64) float64 {
+	if bits == 0 {
+		return 1
+	}
+	// 1-(1-1/m)^(kn) = -expm1(kn*log1p(-1/m)), accurate for large m.
+	fill := -math.Expm1(float64(k) * float64(n) * math.Log1p(-1/float64(bits)))
+	return math.Pow(fill, float64(k))
+}
+
+// FalsePositiveRateApprox is the common approximation (1-e^(-k*n/m))^k.
+func FalsePositiveRateApprox(bits uint64, k uint32, n uint64) float64 {
+	if bits == 0 {
+		return 1
+	}
+	fill := -math.Expm1(-float64(k) * float64(n) / float64(bits))
+	return math.Pow(fill, float64(k))
+}
+
+// ProbAllReal is the probability that n items drawn without replacement
+// from n real items mixed with s false ones are all real: 1/C(n+s, n) =
+// Γ(n+1)Γ(s+1)/Γ(n+s+1), defined for real s ≥ 0.
+func ProbAllReal(n, s float64) float64 {
+	if s <= 0 {
+		return 1
+	}
+	a, _ := math.Lgamma(n + 1)
+	b, _ := math.Lgamma(s + 1)
+	c, _ := math.Lgamma(n + s + 1)
+	return math.Exp(a + b - c)
+}

@@ -1,0 +1,91 @@
+package privacy
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/wire"
+
+	"github.com/spvfilter/spvfilter/bip37"
+	"github.com/spvfilter/spvfilter/peer"
+	"github.com/spvfilter/spvfilter/peer/peertest"
+)
+
+// TestRelayWithBtcdAndPeer runs our light client through the relay to a
+// real btcd: the scan must work as if connected directly, and the capture
+// must hold the filter the client loaded, ready for Analyze.
+func TestRelayWithBtcdAndPeer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts btcd")
+	}
+	alice, bob := peertest.NewKey("privacy-alice"), peertest.NewKey("privacy-bob")
+	node := peertest.StartBtcd(t, peertest.WithMiningKey(alice))
+	node.Generate(t, 6)
+
+	var out syncBuffer
+	r, err := NewRelay(RelayConfig{Listen: "127.0.0.1:0", Upstream: node.P2PAddr, Net: node.Params.Net, Out: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- r.Serve(ctx) }()
+
+	p, err := peer.Dial(ctx, peer.Config{Addr: r.Addr().String(), Params: node.Params, Timeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chain, err := p.SyncHeaders(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The filter a wallet watching alice's P2PKH output would load.
+	f := bip37.NewFilter(10, 0.0001, 12345, wire.BloomUpdateAll)
+	f.Add(alice.Address(node.Params).ScriptAddress())
+	res, err := p.ScanBIP37(ctx, chain, f, 1, chain.Height(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Matches) < 6 {
+		t.Fatalf("%d matches through the relay, want the 6 coinbases", len(res.Matches))
+	}
+	p.Close()
+	cancel()
+	if err := <-served; err != nil {
+		t.Fatal(err)
+	}
+
+	recs, err := ReadCapture(strings.NewReader(out.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf, err := CapturedFilters(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cf) != 1 {
+		t.Fatalf("%d filters captured, want 1 (records: %s)", len(cf), out.String())
+	}
+	want := f.MsgFilterLoad()
+	got := cf[0].Filter.MsgFilterLoad()
+	if !bytes.Equal(got.Filter, want.Filter) || got.HashFuncs != want.HashFuncs || got.Tweak != want.Tweak || got.Flags != want.Flags {
+		t.Fatalf("captured filter differs from the one loaded")
+	}
+	if recs[0].Command != CmdVersion || !strings.Contains(recs[0].UserAgent, "/") {
+		t.Errorf("first record %+v, want the client's version", recs[0])
+	}
+
+	universe := fmt.Sprintf("%s\n%s\n", alice.Address(node.Params).EncodeAddress(), bob.Address(node.Params).EncodeAddress())
+	rep, err := Analyze([]*bip37.Filter{cf[0].Filter}, strings.NewReader(universe), AnalyzeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.MatchedCount != 1 || rep.Matched[0].Line != 1 {
+		t.Fatalf("matched %+v, want alice's address alone", rep.Matched)
+	}
+}

@@ -1,0 +1,188 @@
+package privacy
+
+import (
+	"bufio"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/btcsuite/btcd/txscript"
+	"github.com/btcsuite/btcd/wire"
+)
+
+// UniverseStats counts the lines a UniverseWriter wrote.
+type UniverseStats struct {
+	Blocks    int `json:"blocks"`
+	Addresses int `json:"addresses"`
+	PubKeys   int `json:"pubkeys"` // each a pubkey/pubkey-hash pair
+	Scripts   int `json:"scripts"`
+	Lines     int `json:"lines"`
+}
+
+// UniverseWriter writes the candidates found in blocks as universe lines,
+// each once:
+//
+//   - the address of every standard output script (P2PKH, P2SH, P2WPKH,
+//     P2WSH, P2TR), with "# height" as a comment;
+//   - the hex of every public key seen in a P2PK or multisig output, an
+//     input script or a witness, with "# pair <P2PKH address>": the line
+//     tests the key and its HASH160, the pubkey/pubkey-hash pair;
+//   - the hex of non-standard output scripts and of redeem and witness
+//     scripts, tested by their data pushes.
+//
+// It remembers what it wrote, so its memory grows with the distinct
+// candidates of the range.
+type UniverseWriter struct {
+	w      *bufio.Writer
+	params *chaincfg.Params
+	seen   map[string]struct{}
+	stats  UniverseStats
+	err    error
+}
+
+// NewUniverseWriter writes to w, encoding addresses for params.
+func NewUniverseWriter(w io.Writer, params *chaincfg.Params) *UniverseWriter {
+	return &UniverseWriter{w: bufio.NewWriter(w), params: params, seen: map[string]struct{}{}}
+}
+
+// Stats returns the counts so far.
+func (u *UniverseWriter) Stats() UniverseStats { return u.stats }
+
+// Flush writes out buffered lines.
+func (u *UniverseWriter) Flush() error {
+	if u.err != nil {
+		return u.err
+	}
+	return u.w.Flush()
+}
+
+// Comment writes a comment line (universe readers skip it).
+func (u *UniverseWriter) Comment(text string) {
+	if u.err == nil {
+		_, u.err = fmt.Fprintf(u.w, "# %s\n", strings.Join(strings.Fields(text), " "))
+	}
+}
+
+func (u *UniverseWriter) emit(candidate, comment string, count *int) {
+	if u.err != nil {
+		return
+	}
+	if _, dup := u.seen[candidate]; dup {
+		return
+	}
+	u.seen[candidate] = struct{}{}
+	*count++
+	u.stats.Lines++
+	if comment != "" {
+		_, u.err = fmt.Fprintf(u.w, "%s # %s\n", candidate, comment)
+	} else {
+		_, u.err = fmt.Fprintln(u.w, candidate)
+	}
+}
+
+func (u *UniverseWriter) pubKey(pk []byte, height int32) {
+	a, err := btcutil.NewAddressPubKeyHash(btcutil.Hash160(pk), u.params)
+	if err != nil {
+		return
+	}
+	u.emit(hex.EncodeToString(pk), fmt.Sprintf("pair %s, height %d", a.EncodeAddress(), height), &u.stats.PubKeys)
+}
+
+// script emits the public keys among a script's pushes, or else the
+// script itself if it has data pushes.
+func (u *UniverseWriter) script(s []byte, height int32) {
+	if len(s) == 0 {
+		return
+	}
+	tok := txscript.MakeScriptTokenizer(0, s)
+	pushes, keys := 0, 0
+	for tok.Next() {
+		d := tok.Data()
+		if len(d) == 0 {
+			continue
+		}
+		pushes++
+		if isPubKey(d) {
+			keys++
+			u.pubKey(d, height)
+		}
+	}
+	if tok.Err() == nil && pushes > keys && pushes > 0 {
+		u.emit(hex.EncodeToString(s), fmt.Sprintf("script, height %d", height), &u.stats.Scripts)
+	}
+}
+
+// AddBlock writes the candidates of one block.
+func (u *UniverseWriter) AddBlock(height int32, b *wire.MsgBlock) error {
+	u.stats.Blocks++
+	for _, tx := range b.Transactions {
+		for _, out := range tx.TxOut {
+			u.output(out.PkScript, height)
+		}
+		if isCoinBase(tx) {
+			continue
+		}
+		for _, in := range tx.TxIn {
+			tok := txscript.MakeScriptTokenizer(0, in.SignatureScript)
+			var last []byte
+			for tok.Next() {
+				if d := tok.Data(); len(d) > 0 {
+					last = d
+					if isPubKey(d) {
+						u.pubKey(d, height)
+					}
+				}
+			}
+			// A P2SH redeem script is the last push of the input script.
+			if last != nil && !isPubKey(last) && txscript.IsPushOnlyScript(in.SignatureScript) && len(last) > 1 {
+				if txscript.GetScriptClass(last) != txscript.NonStandardTy {
+					u.script(last, height)
+				}
+			}
+			for i, item := range in.Witness {
+				switch {
+				case isPubKey(item):
+					u.pubKey(item, height)
+				case i == len(in.Witness)-1 && len(in.Witness) > 2:
+					u.script(item, height) // a P2WSH witness script
+				}
+			}
+		}
+	}
+	return u.err
+}
+
+func (u *UniverseWriter) output(pk []byte, height int32) {
+	class, addrs, _, err := txscript.ExtractPkScriptAddrs(pk, u.params)
+	if err != nil {
+		return
+	}
+	comment := fmt.Sprintf("height %d", height)
+	switch class {
+	case txscript.PubKeyHashTy, txscript.ScriptHashTy, txscript.WitnessV0PubKeyHashTy, txscript.WitnessV0ScriptHashTy, txscript.WitnessV1TaprootTy:
+		for _, a := range addrs {
+			u.emit(a.EncodeAddress(), comment, &u.stats.Addresses)
+		}
+	case txscript.PubKeyTy, txscript.MultiSigTy:
+		for _, a := range addrs {
+			if pka, ok := a.(*btcutil.AddressPubKey); ok {
+				u.pubKey(pka.ScriptAddress(), height)
+			}
+		}
+	case txscript.NullDataTy:
+		// OP_RETURN data names no one.
+	default:
+		u.script(pk, height)
+	}
+}
+
+func isCoinBase(tx *wire.MsgTx) bool {
+	if len(tx.TxIn) != 1 {
+		return false
+	}
+	prev := tx.TxIn[0].PreviousOutPoint
+	return prev.Index == wire.MaxPrevOutIndex && prev.Hash == [32]byte{}
+}
