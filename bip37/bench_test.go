@@ -2,6 +2,7 @@ package bip37
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/btcsuite/btcd/btcutil"
@@ -11,7 +12,32 @@ import (
 
 // Each case runs as two sub-benchmarks, .../spvfilter and .../btcutil, on
 // identical filters (explicit parameters, so that the two sizing rules do
-// not make them differ) and identical inputs.
+// not make them differ) and identical inputs. Besides ns/op, each reports
+// cpu-ns/op, the CPU time of the benchmarking thread per operation (on
+// Linux), which a busy machine disturbs much less than wall time.
+
+// cpuTimer measures the thread CPU time of one benchmark loop.
+type cpuTimer struct {
+	b     *testing.B
+	start int64
+	ok    bool
+}
+
+func startCPU(b *testing.B) cpuTimer {
+	b.ReportAllocs()
+	runtime.LockOSThread() // the thread clock must follow the loop
+	start, ok := threadCPUTime()
+	return cpuTimer{b, start, ok}
+}
+
+// stop reports cpu-ns/op for n operations.
+func (t cpuTimer) stop(n int) {
+	end, ok := threadCPUTime()
+	runtime.UnlockOSThread()
+	if t.ok && ok && n > 0 {
+		t.b.ReportMetric(float64(end-t.start)/float64(n), "cpu-ns/op")
+	}
+}
 
 const (
 	benchElements = 1000
@@ -41,16 +67,20 @@ func BenchmarkAdd(b *testing.B) {
 	elems := benchElems(1, benchPool)
 	ours, theirs := benchFilters(wire.BloomUpdateNone)
 	b.Run("20B/spvfilter", func(b *testing.B) {
-		b.ReportAllocs()
-		for i := 0; b.Loop(); i++ {
+		t := startCPU(b)
+		i := 0
+		for ; b.Loop(); i++ {
 			ours.Add(elems[i%benchPool])
 		}
+		t.stop(i)
 	})
 	b.Run("20B/btcutil", func(b *testing.B) {
-		b.ReportAllocs()
-		for i := 0; b.Loop(); i++ {
+		t := startCPU(b)
+		i := 0
+		for ; b.Loop(); i++ {
 			theirs.Add(elems[i%benchPool])
 		}
+		t.stop(i)
 	})
 }
 
@@ -70,16 +100,20 @@ func BenchmarkContains(b *testing.B) {
 		elems [][]byte
 	}{{"hit", elems}, {"miss", misses}} {
 		b.Run(c.name+"/spvfilter", func(b *testing.B) {
-			b.ReportAllocs()
-			for i := 0; b.Loop(); i++ {
+			t := startCPU(b)
+			i := 0
+			for ; b.Loop(); i++ {
 				ours.Contains(c.elems[i%benchPool])
 			}
+			t.stop(i)
 		})
 		b.Run(c.name+"/btcutil", func(b *testing.B) {
-			b.ReportAllocs()
-			for i := 0; b.Loop(); i++ {
+			t := startCPU(b)
+			i := 0
+			for ; b.Loop(); i++ {
 				theirs.Matches(c.elems[i%benchPool])
 			}
+			t.stop(i)
 		})
 	}
 }
@@ -113,19 +147,23 @@ func BenchmarkMatchTxAndUpdate(b *testing.B) {
 	// computes and caches the txid; a fresh one per block is what a
 	// scanner pays.
 	b.Run("block2000/spvfilter", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
+		t := startCPU(b)
+		n := 0
+		for ; b.Loop(); n++ {
 			for _, tx := range txs {
 				ours.MatchTxAndUpdate(tx)
 			}
 		}
+		t.stop(n)
 	})
 	b.Run("block2000/btcutil", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
+		t := startCPU(b)
+		n := 0
+		for ; b.Loop(); n++ {
 			for _, tx := range txs {
 				theirs.MatchTxAndUpdate(btcutil.NewTx(tx))
 			}
 		}
+		t.stop(n)
 	})
 }

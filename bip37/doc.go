@@ -28,6 +28,16 @@
 // transaction again, which is not the same as an empty filter
 // (Filter.Reset clears the bits and keeps the parameters).
 //
+// # Merkle blocks
+//
+// NewMerkleBlock builds the merkleblock message a node sends for a block
+// and a filter (running MatchTxAndUpdate on each transaction in order),
+// NewMerkleBlockFromTxids one for a set of txids; VerifyMerkleBlock checks a
+// received proof against its header's merkle root and returns the proven
+// transactions; DecodeMerkleBlock and EncodeMerkleBlock convert the payload.
+//
+// # Errors
+//
 // Decoders of untrusted bytes enforce every limit before allocating and
 // return errors that wrap the package's sentinel errors, for errors.Is.
 //

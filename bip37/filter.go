@@ -186,8 +186,19 @@ func (f *Filter) Contains(data []byte) bool {
 	if f.nbits == 0 {
 		return true
 	}
-	if f.fill < f.sparseLimit || f.hashFuncs < 4 || len(data) > maxPremixBlocks*4+3 {
-		return f.containsEach(data)
+	if f.fill < f.sparseLimit {
+		// A sparse filter: the first probe almost always decides a
+		// miss, so probe one hash function at a time.
+		if f.hashFuncs == 0 {
+			return true
+		}
+		if !f.bit(f.mod(MurmurHash3(f.tweak, data))) {
+			return false
+		}
+		return f.containsEach(data, 1)
+	}
+	if f.hashFuncs < 4 || len(data) > maxPremixBlocks*4+3 {
+		return f.containsEach(data, 0)
 	}
 	// A dense filter: probe four hash functions per pass. The first pass
 	// scrambles each block as it goes and keeps it for the later passes.
@@ -242,12 +253,12 @@ func (f *Filter) Contains(data []byte) bool {
 	}
 }
 
-// containsEach probes one hash function at a time, in a sparse filter
-// (where the first probe almost always decides a miss), with fewer than
-// four hash functions, or for long elements (four at a time).
-func (f *Filter) containsEach(data []byte) bool {
-	seed := f.tweak
-	i := f.hashFuncs
+// containsEach probes the hash functions from number first on: one at a
+// time in a sparse filter or with fewer than four, four at a time for long
+// elements in a dense filter.
+func (f *Filter) containsEach(data []byte, first uint32) bool {
+	seed := f.tweak + first*seedStep
+	i := f.hashFuncs - first
 	if f.fill >= f.sparseLimit {
 		for ; i >= 4; i -= 4 {
 			h0, h1, h2, h3 := murmurHash3x4(data, seed)
@@ -298,7 +309,7 @@ func (f *Filter) bitValue(idx uint32) byte { return f.data[idx>>3] >> (idx & 7) 
 // outPointBytes serializes an outpoint as Core does: the 32-byte txid in
 // internal byte order followed by the output index, little-endian.
 func outPointBytes(buf *[chainhash.HashSize + 4]byte, hash *chainhash.Hash, index uint32) []byte {
-	copy(buf[:chainhash.HashSize], hash[:])
+	*(*chainhash.Hash)(buf[:chainhash.HashSize]) = *hash // a fixed-size move, not a memmove call
 	binary.LittleEndian.PutUint32(buf[chainhash.HashSize:], index)
 	return buf[:]
 }

@@ -2,6 +2,7 @@ package bip37
 
 import (
 	"encoding/binary"
+	"slices"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
@@ -34,6 +35,15 @@ func (f *Filter) MatchTxAndUpdate(tx *wire.MsgTx) bool {
 		return true
 	}
 	txid := f.txid(tx)
+	return f.matchTxAndUpdate(tx, &txid)
+}
+
+// matchTxAndUpdate is MatchTxAndUpdate for a caller that has computed the
+// txid already (NewMerkleBlock needs it for the tree too).
+func (f *Filter) matchTxAndUpdate(tx *wire.MsgTx, txid *chainhash.Hash) bool {
+	if f.nbits == 0 {
+		return true
+	}
 	found := f.Contains(txid[:])
 
 	update := f.flags & bloomUpdateMask
@@ -52,10 +62,10 @@ func (f *Filter) MatchTxAndUpdate(tx *wire.MsgTx) bool {
 			found = true
 			switch update {
 			case wire.BloomUpdateAll:
-				f.Add(outPointBytes(&opBuf, &txid, uint32(i)))
+				f.Add(outPointBytes(&opBuf, txid, uint32(i)))
 			case wire.BloomUpdateP2PubkeyOnly:
 				if isPayToPubKey(script) || isMultisig(script) {
-					f.Add(outPointBytes(&opBuf, &txid, uint32(i)))
+					f.Add(outPointBytes(&opBuf, txid, uint32(i)))
 				}
 			}
 			break
@@ -91,7 +101,7 @@ func (f *Filter) txid(tx *wire.MsgTx) chainhash.Hash {
 	b = binary.LittleEndian.AppendUint32(b, uint32(tx.Version))
 	b = appendVarInt(b, uint64(len(tx.TxIn)))
 	for _, in := range tx.TxIn {
-		b = append(b, in.PreviousOutPoint.Hash[:]...)
+		b = appendHash(b, &in.PreviousOutPoint.Hash)
 		b = binary.LittleEndian.AppendUint32(b, in.PreviousOutPoint.Index)
 		b = appendVarInt(b, uint64(len(in.SignatureScript)))
 		b = append(b, in.SignatureScript...)
@@ -110,6 +120,15 @@ func (f *Filter) txid(tx *wire.MsgTx) chainhash.Hash {
 		f.txbuf = b
 	}
 	return chainhash.DoubleHashH(b)
+}
+
+// appendHash appends a 32-byte hash as one fixed-size move (append with a
+// slice would call memmove).
+func appendHash(b []byte, h *chainhash.Hash) []byte {
+	n := len(b)
+	b = slices.Grow(b, chainhash.HashSize)[:n+chainhash.HashSize]
+	*(*chainhash.Hash)(b[n:]) = *h
+	return b
 }
 
 // appendVarInt appends a Bitcoin CompactSize integer.

@@ -36,7 +36,7 @@ func NewMerkleBlock(block *wire.MsgBlock, f *Filter) (*wire.MsgMerkleBlock, []Me
 		// The filter's txid serializes into a buffer it keeps: no
 		// allocation per transaction, unlike tx.TxHash.
 		txids[i] = f.txid(tx)
-		if f.MatchTxAndUpdate(tx) {
+		if f.matchTxAndUpdate(tx, &txids[i]) {
 			match[i] = true
 			matches = append(matches, MerkleMatch{Txid: txids[i], Index: uint32(i)})
 		}

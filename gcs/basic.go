@@ -2,7 +2,6 @@ package gcs
 
 import (
 	"bytes"
-	"sort"
 	"sync"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -139,63 +138,6 @@ func (sc *setScratch) buildDistinct(p uint8, m uint64, elems [][]byte) (*Filter,
 		values[i] = reduce(h, modulus)
 	}
 	return encode(uint32(kept), p, m, modulus, values), nil
-}
-
-// sortHashes sorts 64-bit hashes with their element indexes: a radix sort
-// on the top 32 bits, then a comparison sort within each run of equal top
-// halves (rare and short for hashes), using tmp and tmpIdx as scratch.
-func sortHashes(h []uint64, idx []int32, tmp []uint64, tmpIdx []int32) {
-	if len(h) < radixMin {
-		sort.Sort(hashRun{h, idx})
-		return
-	}
-	const buckets = 1 << radixBits
-	src, srcI, dst, dstI := h, idx, tmp, tmpIdx
-	var count [buckets]int
-	for shift := 32; shift < 64; shift += radixBits {
-		clear(count[:])
-		for _, x := range src {
-			count[(x>>shift)&(buckets-1)]++
-		}
-		sum := 0
-		for i, c := range count {
-			count[i] = sum
-			sum += c
-		}
-		for i, x := range src {
-			d := (x >> shift) & (buckets - 1)
-			dst[count[d]] = x
-			dstI[count[d]] = srcI[i]
-			count[d]++
-		}
-		src, srcI, dst, dstI = dst, dstI, src, srcI
-	}
-	// Three passes: the result is in tmp.
-	copy(h, src)
-	copy(idx, srcI)
-	for i := 0; i < len(h); {
-		j := i + 1
-		for j < len(h) && h[j]>>32 == h[i]>>32 {
-			j++
-		}
-		if j-i > 1 {
-			sort.Sort(hashRun{h[i:j], idx[i:j]})
-		}
-		i = j
-	}
-}
-
-// hashRun sorts hashes with their indexes.
-type hashRun struct {
-	h   []uint64
-	idx []int32
-}
-
-func (r hashRun) Len() int           { return len(r.h) }
-func (r hashRun) Less(i, j int) bool { return r.h[i] < r.h[j] }
-func (r hashRun) Swap(i, j int) {
-	r.h[i], r.h[j] = r.h[j], r.h[i]
-	r.idx[i], r.idx[j] = r.idx[j], r.idx[i]
 }
 
 // DecodeBasic decodes an untrusted basic filter as carried in cfilter

@@ -600,15 +600,25 @@ func TestSortValues(t *testing.T) {
 }
 
 // TestConcurrentReads matches one filter from several goroutines (run
-// with -race): a Filter is immutable and MatchAny's buffers are pooled.
+// with -race): a Filter is immutable and the buffers of MatchAny and
+// BuildBasic are pooled.
 func TestConcurrentReads(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 11))
 	key := randKey(rng)
 	elems := randSet(rng, 3000, 25)
 	f, _ := Build(key, BasicP, BasicM, elems)
+	block, prev := randBlock(rng, 300)
+	basic, _ := BuildBasic(block, prev)
 	done := make(chan error)
 	for g := range 4 {
 		go func() {
+			// Builds share pooled scratch buffers.
+			for range 20 {
+				if b, err := BuildBasic(block, prev); err != nil || !bytes.Equal(b.NBytes(), basic.NBytes()) {
+					done <- fmt.Errorf("concurrent BuildBasic differs: %v", err)
+					return
+				}
+			}
 			for i := g; i < len(elems); i += 4 {
 				if !f.Match(key, elems[i]) || !f.MatchAny(key, elems[i:min(i+100, len(elems))]) {
 					done <- fmt.Errorf("element %d does not match", i)

@@ -24,13 +24,15 @@ type Stats struct {
 // Stats returns the filter's statistics.
 func (f *Filter) Stats() Stats {
 	s := Stats{
-		N:                 f.n,
-		P:                 f.p,
-		M:                 f.m,
-		Bytes:             len(f.enc),
-		StreamBytes:       len(f.enc) - f.off,
-		FalsePositiveRate: 1 / float64(f.m),
-		MinBitsPerElement: math.Log2(float64(f.m)),
+		N:           f.n,
+		P:           f.p,
+		M:           f.m,
+		Bytes:       len(f.enc),
+		StreamBytes: len(f.enc) - f.off,
+	}
+	if f.m > 0 { // only the zero Filter has M = 0
+		s.FalsePositiveRate = 1 / float64(f.m)
+		s.MinBitsPerElement = math.Log2(float64(f.m))
 	}
 	if f.n > 0 {
 		s.BitsPerElement = float64(8*s.StreamBytes) / float64(f.n)

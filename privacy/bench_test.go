@@ -75,9 +75,9 @@ func BenchmarkAnalyzeHex(b *testing.B) {
 	})
 }
 
-// BenchmarkAnalyzeAddresses is the same over base58 P2PKH addresses, which
-// cost a base58check decode each: our Analyze against btcutil.DecodeAddress
-// and the btcutil filter.
+// BenchmarkAnalyzeAddresses is the same over addresses, half base58 P2PKH
+// and half bech32 P2WPKH, as in a universe collected from recent blocks:
+// our Analyze against btcutil.DecodeAddress and the btcutil filter.
 func BenchmarkAnalyzeAddresses(b *testing.B) {
 	const n = 200_000
 	rng := rand.New(rand.NewPCG(43, 43))
@@ -85,7 +85,13 @@ func BenchmarkAnalyzeAddresses(b *testing.B) {
 	var data []byte
 	for i := 0; i < n; i++ {
 		randomBytes(rng, h[:])
-		a, err := btcutil.NewAddressPubKeyHash(h[:], &chaincfg.MainNetParams)
+		var a btcutil.Address
+		var err error
+		if i%2 == 0 {
+			a, err = btcutil.NewAddressPubKeyHash(h[:], &chaincfg.MainNetParams)
+		} else {
+			a, err = btcutil.NewAddressWitnessPubKeyHash(h[:], &chaincfg.MainNetParams)
+		}
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -8,8 +8,6 @@ import (
 	"fmt"
 
 	"github.com/btcsuite/btcd/btcutil"
-	"github.com/btcsuite/btcd/btcutil/base58"
-	"github.com/btcsuite/btcd/btcutil/bech32"
 	"github.com/btcsuite/btcd/txscript"
 )
 
@@ -90,6 +88,7 @@ type CandidateParser struct {
 	buf   []byte
 	hash  [20]byte
 	b58   [25]byte
+	prog  [40]byte
 	elems [][]byte
 }
 
@@ -171,8 +170,7 @@ func (p *CandidateParser) Parse(line []byte) (*Candidate, error) {
 			return &p.c, nil
 		}
 	}
-	// Base58 P2PKH and P2SH addresses without allocating, then any other
-	// address form.
+	// Addresses, decoded without allocating.
 	if decodeBase58Check25(text, &p.b58) {
 		c.Kind = KindAddress
 		p.elems = append(p.elems, p.b58[1:21])
@@ -180,7 +178,7 @@ func (p *CandidateParser) Parse(line []byte) (*Candidate, error) {
 		p.c = c
 		return &p.c, nil
 	}
-	if prog, ok := decodeAddress(string(text)); ok {
+	if prog, ok := decodeSegwit(text, &p.prog); ok {
 		c.Kind = KindAddress
 		p.elems = append(p.elems, prog)
 		c.Elems = p.elems
@@ -287,36 +285,6 @@ func isPubKey(b []byte) bool {
 		return b[0] == 4 || b[0] == 6 || b[0] == 7
 	}
 	return false
-}
-
-// decodeAddress returns the bytes a wallet inserts for an address of any
-// network: the 20-byte hash of a base58check P2PKH or P2SH address, or the
-// witness program of a segwit address.
-func decodeAddress(s string) ([]byte, bool) {
-	if len(s) < 14 || len(s) > 90 {
-		return nil, false
-	}
-	if payload, _, err := base58.CheckDecode(s); err == nil {
-		return payload, len(payload) == 20
-	}
-	_, data, version, err := bech32.DecodeGeneric(s)
-	if err != nil || len(data) == 0 {
-		return nil, false
-	}
-	witVer := data[0]
-	prog, err := bech32.ConvertBits(data[1:], 5, 8, false)
-	if err != nil || witVer > 16 || len(prog) < 2 || len(prog) > 40 {
-		return nil, false
-	}
-	switch {
-	case witVer == 0 && version != bech32.Version0:
-		return nil, false
-	case witVer == 0 && len(prog) != 20 && len(prog) != 32:
-		return nil, false
-	case witVer != 0 && version != bech32.VersionM:
-		return nil, false
-	}
-	return prog, true
 }
 
 // shorten keeps error messages to one readable line.

@@ -59,7 +59,7 @@ func NewFilterLoadRecord(t time.Time, client string, m *wire.MsgFilterLoad) Capt
 type CapturedFilter struct {
 	Client string        `json:"client"`
 	Time   time.Time     `json:"time"`
-	Line   int           `json:"line"`
+	Record int           `json:"record"` // 1-based index among the records
 	Filter *bip37.Filter `json:"-"`
 	Added  []string      `json:"added,omitempty"`
 	// Cleared is true if the client sent filterclear after it.
@@ -178,7 +178,7 @@ func CapturedFilters(records []CaptureRecord) ([]*CapturedFilter, error) {
 			if err != nil {
 				return nil, fmt.Errorf("record %d: %w", i+1, err)
 			}
-			cf := &CapturedFilter{Client: rec.Client, Time: rec.Time, Line: i + 1, Filter: f}
+			cf := &CapturedFilter{Client: rec.Client, Time: rec.Time, Record: i + 1, Filter: f}
 			current[rec.Client] = cf
 			out = append(out, cf)
 		case CmdFilterAdd:

@@ -16,5 +16,7 @@
 //     candidate addresses, read as a stream;
 //   - Relay: a capturing relay that records the filters light clients send;
 //   - Compare: BIP 37 against BIP 157 for the same wallet;
-//   - UniverseFromBlock: the candidates a chain of blocks reveals.
+//   - UniverseWriter: the candidates a range of blocks reveals, as a
+//     universe file;
+//   - RunDemo: all of it on built-in defaults.
 package privacy

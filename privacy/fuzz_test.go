@@ -31,6 +31,12 @@ func FuzzParseCandidate(f *testing.F) {
 			got && (out[0] != version || !bytes.Equal(out[1:21], payload)) {
 			t.Fatalf("base58 %q: ours %v %x, btcutil %v %x", line, got, out, want, payload)
 		}
+		// So does the allocation-free segwit decoder with btcutil's bech32.
+		var prog [40]byte
+		got, ok := decodeSegwit(line, &prog)
+		if want, wantOK := segwitReference(string(line)); ok != wantOK || ok && !bytes.Equal(got, want) {
+			t.Fatalf("segwit %q: ours %v %x, btcutil %v %x", line, ok, got, wantOK, want)
+		}
 		c, err := p.Parse(line)
 		if err != nil {
 			if c != nil {

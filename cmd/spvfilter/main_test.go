@@ -25,6 +25,8 @@ func TestRootErrors(t *testing.T) {
 		{"unknown command", []string{"frobnicate"}, exitBadInput, "unknown command"},
 		{"unknown flag", []string{"version", "--nope"}, exitBadInput, "unknown flag"},
 		{"extra argument", []string{"version", "x"}, exitBadInput, "version"},
+		{"unknown subcommand", []string{"bloom", "frob"}, exitBadInput, "unknown command"},
+		{"required flag", []string{"gcs", "header", "--filter", "00"}, exitBadInput, "prev-header"},
 		{"version", []string{"version"}, exitOK, ""},
 	}
 	for _, tt := range tests {

@@ -168,7 +168,7 @@ func printAnalyze(w io.Writer, r *privacy.Report, captured []*privacy.CapturedFi
 	}
 	tw.Flush()
 	for i, c := range captured {
-		fmt.Fprintf(w, "filter %d: from %s at %s (capture record %d)", i+1, c.Client, c.Time.Format("2006-01-02 15:04:05Z"), c.Line)
+		fmt.Fprintf(w, "filter %d: from %s at %s (capture record %d)", i+1, c.Client, c.Time.Format("2006-01-02 15:04:05Z"), c.Record)
 		if len(c.Added) > 0 {
 			fmt.Fprintf(w, ", then %d filteradd element(s) seen in the clear", len(c.Added))
 		}

@@ -36,6 +36,10 @@ type app struct {
 	stdout io.Writer
 	stderr io.Writer
 	json   bool
+
+	// running is set once a command's own code starts: any error before
+	// that (flags, arguments, flag groups, unknown commands) is bad input.
+	running bool
 }
 
 // run executes the command line args and returns the process exit status.
@@ -59,7 +63,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (status int) 
 		return exitOK
 	}
 	fmt.Fprintf(stderr, "spvfilter: %s\n", oneLine(err.Error()))
-	if isUsageError(err) {
+	if !a.running || isUsageError(err) {
 		return exitBadInput
 	}
 	return exitFailure
@@ -94,24 +98,21 @@ file), 1 for any other failure.`,
 	for _, f := range commandRegistry {
 		root.AddCommand(f(a))
 	}
-	markArgErrors(root)
+	markRunning(a, root)
 	return root
 }
 
-// markArgErrors wraps every command's positional-argument validator so that
-// a wrong number of arguments exits with the bad-input status.
-func markArgErrors(c *cobra.Command) {
-	if c.Args != nil {
-		validate := c.Args
-		c.Args = func(cmd *cobra.Command, args []string) error {
-			if err := validate(cmd, args); err != nil {
-				return usageError{err}
-			}
-			return nil
+// markRunning wraps every command's RunE so that a.running tells errors of
+// the command's own work from those cobra finds in the command line first.
+func markRunning(a *app, c *cobra.Command) {
+	if runE := c.RunE; runE != nil {
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			a.running = true
+			return runE(cmd, args)
 		}
 	}
 	for _, sub := range c.Commands() {
-		markArgErrors(sub)
+		markRunning(a, sub)
 	}
 }
 
@@ -154,16 +155,7 @@ func badInput(format string, args ...any) error {
 
 func isUsageError(err error) bool {
 	var u usageError
-	if errors.As(err, &u) {
-		return true
-	}
-	// cobra reports unknown commands and flags without a hook.
-	msg := err.Error()
-	return strings.HasPrefix(msg, "unknown command") ||
-		strings.HasPrefix(msg, "unknown flag") ||
-		strings.HasPrefix(msg, "unknown shorthand flag") ||
-		strings.Contains(msg, "required flag(s)") ||
-		strings.Contains(msg, "if any flags in the group")
+	return errors.As(err, &u)
 }
 
 // oneLine keeps error messages to one line on stderr.
