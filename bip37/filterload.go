@@ -81,38 +81,6 @@ func DecodeFilterLoad(payload []byte) (*Filter, error) {
 	return f, nil
 }
 
-// readVarInt decodes a canonical CompactSize integer and returns it with the
-// number of bytes it took.
-func readVarInt(b []byte) (v uint64, n int, err error) {
-	if len(b) < 1 {
-		return 0, 0, ErrTruncated
-	}
-	var min uint64
-	switch b[0] {
-	case 0xfd:
-		if len(b) < 3 {
-			return 0, 0, ErrTruncated
-		}
-		v, n, min = uint64(binary.LittleEndian.Uint16(b[1:])), 3, 0xfd
-	case 0xfe:
-		if len(b) < 5 {
-			return 0, 0, ErrTruncated
-		}
-		v, n, min = uint64(binary.LittleEndian.Uint32(b[1:])), 5, 0x10000
-	case 0xff:
-		if len(b) < 9 {
-			return 0, 0, ErrTruncated
-		}
-		v, n, min = binary.LittleEndian.Uint64(b[1:]), 9, 0x100000000
-	default:
-		return uint64(b[0]), 1, nil
-	}
-	if v < min {
-		return 0, 0, fmt.Errorf("%w: %d encoded in %d bytes", ErrNonCanonicalSize, v, n)
-	}
-	return v, n, nil
-}
-
 // ValidateFilterAdd checks a filteradd element against Core's limit of
 // MaxFilterAddDataSize bytes; a node disconnects a peer that sends a
 // larger one.

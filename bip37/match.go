@@ -130,16 +130,3 @@ func appendHash(b []byte, h *chainhash.Hash) []byte {
 	*(*chainhash.Hash)(b[n:]) = *h
 	return b
 }
-
-// appendVarInt appends a Bitcoin CompactSize integer.
-func appendVarInt(b []byte, v uint64) []byte {
-	switch {
-	case v < 0xfd:
-		return append(b, byte(v))
-	case v <= 0xffff:
-		return binary.LittleEndian.AppendUint16(append(b, 0xfd), uint16(v))
-	case v <= 0xffffffff:
-		return binary.LittleEndian.AppendUint32(append(b, 0xfe), uint32(v))
-	}
-	return binary.LittleEndian.AppendUint64(append(b, 0xff), v)
-}

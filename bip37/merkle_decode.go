@@ -3,6 +3,7 @@ package bip37
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -76,64 +77,27 @@ func EncodeMerkleBlock(mb *wire.MsgMerkleBlock) ([]byte, error) {
 		return nil, err
 	}
 	buf.Write(binary.LittleEndian.AppendUint32(nil, mb.Transactions))
-	buf.Write(appendMerkleCount(nil, uint64(len(mb.Hashes))))
+	buf.Write(appendVarInt(nil, uint64(len(mb.Hashes))))
 	for i, h := range mb.Hashes {
 		if h == nil {
 			return nil, fmt.Errorf("%w: hash %d is nil", ErrMerkleNonCanonical, i)
 		}
 		buf.Write(h[:])
 	}
-	buf.Write(appendMerkleCount(nil, uint64(len(mb.Flags))))
+	buf.Write(appendVarInt(nil, uint64(len(mb.Flags))))
 	buf.Write(mb.Flags)
 	return buf.Bytes(), nil
 }
 
-// readMerkleCount reads a Bitcoin CompactSize integer from the front of b
-// and returns it with the bytes after it. what names the field in errors.
+// readMerkleCount reads a CompactSize count from the front of b and returns
+// it with the bytes after it. what names the field in errors.
 func readMerkleCount(b []byte, what string) (uint64, []byte, error) {
-	if len(b) == 0 {
-		return 0, nil, fmt.Errorf("%w: merkleblock %s missing", ErrTruncated, what)
-	}
-	var size int
-	var min uint64
-	switch b[0] {
-	case 0xfd:
-		size, min = 2, 0xfd
-	case 0xfe:
-		size, min = 4, 0x10000
-	case 0xff:
-		size, min = 8, 0x100000000
-	default:
-		return uint64(b[0]), b[1:], nil
-	}
-	if len(b) < 1+size {
-		return 0, nil, fmt.Errorf("%w: merkleblock %s cut short", ErrTruncated, what)
-	}
-	var v uint64
-	switch size {
-	case 2:
-		v = uint64(binary.LittleEndian.Uint16(b[1:]))
-	case 4:
-		v = uint64(binary.LittleEndian.Uint32(b[1:]))
-	default:
-		v = binary.LittleEndian.Uint64(b[1:])
-	}
-	if v < min {
-		return 0, nil, fmt.Errorf("%w: merkleblock %s %d in %d bytes", ErrMerkleNonCanonical, what, v, 1+size)
-	}
-	return v, b[1+size:], nil
-}
-
-// appendMerkleCount appends v as a Bitcoin CompactSize integer.
-func appendMerkleCount(b []byte, v uint64) []byte {
+	v, n, err := readVarInt(b)
 	switch {
-	case v < 0xfd:
-		return append(b, byte(v))
-	case v <= 0xffff:
-		return binary.LittleEndian.AppendUint16(append(b, 0xfd), uint16(v))
-	case v <= 0xffffffff:
-		return binary.LittleEndian.AppendUint32(append(b, 0xfe), uint32(v))
-	default:
-		return binary.LittleEndian.AppendUint64(append(b, 0xff), v)
+	case errors.Is(err, ErrNonCanonicalSize):
+		return 0, nil, fmt.Errorf("%w: merkleblock %s: %w", ErrMerkleNonCanonical, what, err)
+	case err != nil:
+		return 0, nil, fmt.Errorf("merkleblock %s cut short: %w", what, err)
 	}
+	return v, b[n:], nil
 }

@@ -274,41 +274,28 @@ func (p *Peer) filteredBlocks(ctx context.Context, chain *HeaderChain, start, st
 // announces only matching transactions and answers filtered-block
 // requests.
 func (p *Peer) LoadFilter(ctx context.Context, f *bip37.Filter) error {
-	const op = "filterload"
-	end, err := p.begin(op)
-	if err != nil {
-		return err
-	}
-	defer end()
-	if err := p.need(op, wire.SFNodeBloom, "NODE_BLOOM (BIP 37 filtering)"); err != nil {
-		return err
-	}
-	return p.send(ctx, op, f.MsgFilterLoad())
+	return p.sendFilterMsg(ctx, "filterload", f.MsgFilterLoad())
 }
 
 // AddToFilter adds one element to the node's loaded filter (filteradd).
 // Elements longer than bip37.MaxFilterAddDataSize are refused before
 // sending: a node would disconnect.
 func (p *Peer) AddToFilter(ctx context.Context, data []byte) error {
-	const op = "filteradd"
 	if err := bip37.ValidateFilterAdd(data); err != nil {
 		return fmt.Errorf("peer: %w", err)
 	}
-	end, err := p.begin(op)
-	if err != nil {
-		return err
-	}
-	defer end()
-	if err := p.need(op, wire.SFNodeBloom, "NODE_BLOOM (BIP 37 filtering)"); err != nil {
-		return err
-	}
-	return p.send(ctx, op, wire.NewMsgFilterAdd(data))
+	return p.sendFilterMsg(ctx, "filteradd", wire.NewMsgFilterAdd(data))
 }
 
 // ClearFilter removes the node's filter (filterclear); the node then
 // relays transactions unfiltered.
 func (p *Peer) ClearFilter(ctx context.Context) error {
-	const op = "filterclear"
+	return p.sendFilterMsg(ctx, "filterclear", wire.NewMsgFilterClear())
+}
+
+// sendFilterMsg sends one of the BIP 37 filter messages, refusing a node
+// that does not offer the service.
+func (p *Peer) sendFilterMsg(ctx context.Context, op string, msg wire.Message) error {
 	end, err := p.begin(op)
 	if err != nil {
 		return err
@@ -317,5 +304,5 @@ func (p *Peer) ClearFilter(ctx context.Context) error {
 	if err := p.need(op, wire.SFNodeBloom, "NODE_BLOOM (BIP 37 filtering)"); err != nil {
 		return err
 	}
-	return p.send(ctx, op, wire.NewMsgFilterClear())
+	return p.send(ctx, op, msg)
 }
