@@ -16,8 +16,9 @@ var (
 	// MaxFilterAddDataSize bytes.
 	ErrFilterAddTooLarge = errors.New("filteradd element larger than 520 bytes")
 
-	// ErrBadUpdateFlags reports an update flags value other than
-	// BloomUpdateNone, BloomUpdateAll and BloomUpdateP2PubkeyOnly.
+	// ErrBadUpdateFlags reports an update flags name other than "none",
+	// "all" and "p2pubkey-only" (ParseFlags). Decoders accept any flags
+	// byte, as Core does.
 	ErrBadUpdateFlags = errors.New("unknown filter update flags")
 
 	// ErrTruncated reports a payload that ends before its last field.

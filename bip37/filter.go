@@ -62,7 +62,7 @@ func NewFilter(elements uint32, fpRate float64, tweak uint32, flags wire.BloomUp
 // NewFilterFromParams returns a filter with a copy of the given bit array and
 // parameters, after checking them against the protocol limits.
 func NewFilterFromParams(bitArray []byte, hashFuncs, tweak uint32, flags wire.BloomUpdateType) (*Filter, error) {
-	if err := checkParams(len(bitArray), hashFuncs, flags); err != nil {
+	if err := checkParams(len(bitArray), hashFuncs); err != nil {
 		return nil, err
 	}
 	f := &Filter{hashFuncs: hashFuncs, tweak: tweak, flags: flags}
@@ -70,15 +70,14 @@ func NewFilterFromParams(bitArray []byte, hashFuncs, tweak uint32, flags wire.Bl
 	return f, nil
 }
 
-func checkParams(size int, hashFuncs uint32, flags wire.BloomUpdateType) error {
+// checkParams applies Core's size constraints. Any flags byte is accepted,
+// as Core and btcd accept it: matching looks only at its two low bits.
+func checkParams(size int, hashFuncs uint32) error {
 	if size > MaxFilterSize {
 		return fmt.Errorf("%w: %d bytes", ErrFilterTooLarge, size)
 	}
 	if hashFuncs > MaxHashFuncs {
 		return fmt.Errorf("%w: %d", ErrTooManyHashFuncs, hashFuncs)
-	}
-	if flags > wire.BloomUpdateP2PubkeyOnly {
-		return fmt.Errorf("%w: %d", ErrBadUpdateFlags, flags)
 	}
 	return nil
 }

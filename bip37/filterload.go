@@ -20,9 +20,10 @@ func FilterFromMsg(msg *wire.MsgFilterLoad) (*Filter, error) {
 
 // MarshalBinary returns the filterload message payload: CompactSize length,
 // bit array, hash function count (uint32 LE), tweak (uint32 LE), flags
-// (one byte). It fails if the filter's flags are not a defined value.
+// (one byte, kept as given even where BIP 37 defines no meaning for it). It
+// fails only for a filter beyond the protocol's size limits.
 func (f *Filter) MarshalBinary() ([]byte, error) {
-	if err := checkParams(len(f.data), f.hashFuncs, f.flags); err != nil {
+	if err := checkParams(len(f.data), f.hashFuncs); err != nil {
 		return nil, err
 	}
 	b := make([]byte, 0, 9+len(f.data)+9)
@@ -47,13 +48,12 @@ func (f *Filter) UnmarshalBinary(payload []byte) error {
 
 // DecodeFilterLoad parses a filterload message payload strictly: a
 // canonical CompactSize length of at most MaxFilterSize, that many bytes, at
-// most MaxHashFuncs hash functions, flags 0, 1 or 2, and no trailing bytes.
-// It allocates only after the length has been checked against the limit and
-// the bytes present.
+// most MaxHashFuncs hash functions, and no trailing bytes. It allocates only
+// after the length has been checked against the limit and the bytes present.
 //
-// Bitcoin Core and btcd accept any flags byte (Core looks only at its two
-// low bits); this decoder rejects values BIP 37 does not define with
-// ErrBadUpdateFlags.
+// Like Bitcoin Core and btcd it accepts any flags byte and keeps it as
+// given, so that a captured filter re-encodes byte for byte; matching uses
+// only its two low bits, as Core does.
 func DecodeFilterLoad(payload []byte) (*Filter, error) {
 	size, n, err := readVarInt(payload)
 	if err != nil {

@@ -73,8 +73,9 @@ func TestDecodeFilterLoadErrors(t *testing.T) {
 		{"tail truncated", "03614e9b05000000", ErrTruncated},
 		{"trailing byte", "03614e9b" + tail + "00", ErrTrailingData},
 		{"51 hash funcs", "03614e9b" + "33000000" + "00000000" + "01", ErrTooManyHashFuncs},
-		{"flags 3", "03614e9b" + "05000000" + "00000000" + "03", ErrBadUpdateFlags},
-		{"flags 0x80", "03614e9b" + "05000000" + "00000000" + "80", ErrBadUpdateFlags},
+		// Core and btcd accept any flags byte; only its two low bits count.
+		{"flags 3", "03614e9b" + "05000000" + "00000000" + "03", nil},
+		{"flags 0x81", "03614e9b" + "05000000" + "00000000" + "81", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -86,10 +87,23 @@ func TestDecodeFilterLoadErrors(t *testing.T) {
 	}
 }
 
-func TestMarshalBinaryRejectsUnknownFlags(t *testing.T) {
-	f := NewFilter(3, 0.01, 0, 3)
-	if _, err := f.MarshalBinary(); !errors.Is(err, ErrBadUpdateFlags) {
-		t.Fatalf("error %v, want ErrBadUpdateFlags", err)
+// TestUndefinedFlagsRoundTrip checks that a flags byte BIP 37 gives no
+// meaning survives decoding and encoding unchanged, and acts on matching
+// through its two low bits only, as in Core.
+func TestUndefinedFlagsRoundTrip(t *testing.T) {
+	for _, flags := range []byte{3, 0x80, 0x81, 0xff} {
+		payload := mustHex(t, "03614e9b"+"05000000"+"00000000"+hex.EncodeToString([]byte{flags}))
+		f, err := DecodeFilterLoad(payload)
+		if err != nil {
+			t.Fatalf("flags %#x: %v", flags, err)
+		}
+		if f.Flags() != wire.BloomUpdateType(flags) {
+			t.Errorf("flags %#x decoded as %#x", flags, f.Flags())
+		}
+		again, err := f.MarshalBinary()
+		if err != nil || !bytes.Equal(again, payload) {
+			t.Errorf("flags %#x: re-encoded %x, %v; want %x", flags, again, err, payload)
+		}
 	}
 }
 

@@ -110,6 +110,8 @@ func TestMatchCoreRules(t *testing.T) {
 	witnessTx.TxIn[0].Witness = wire.TxWitness{elem}
 	scriptSigTx := txWithOutputs(p2pkhScript(other))
 	scriptSigTx.TxIn[0].SignatureScript = append(push(other), push(elem)...)
+	emptySigTx := txWithOutputs(p2pkhScript(other))
+	emptySigTx.TxIn[0].SignatureScript = []byte{0x00, 0x00}
 	tests := []struct {
 		name        string
 		filter      *Filter
@@ -126,6 +128,7 @@ func TestMatchCoreRules(t *testing.T) {
 		{"push before a malformed push counts", filterWith(0, elem), txWithOutputs(append(push(elem), 0x4c)), true, ptr(false)},
 		{"push after a malformed push is not reached", filterWith(0, elem), txWithOutputs(append([]byte{0x05, 0x01}, push(elem)...)), false, nil},
 		{"scriptSig push", filterWith(0, elem), scriptSigTx, true, nil},
+		{"empty scriptSig push skipped", filterWith(0, []byte{}), emptySigTx, false, ptr(true)},
 		{"witness is never examined", filterWith(0, elem), witnessTx, false, nil},
 		{"OP_1..OP_16 are not data", filterWith(0, []byte{1}), txWithOutputs([]byte{op1}), false, nil},
 		{"PUSHDATA1 data", filterWith(0, elem), txWithOutputs(append([]byte{opPushData1, 20}, elem...)), true, nil},

@@ -26,9 +26,15 @@ type MerkleMatch struct {
 // order, so f is updated exactly as a serving node's filter would be. It
 // returns the message and the matched transactions in block order.
 //
+// A nil filter matches nothing, like a null filter in Core's constructor:
+// the proof then holds the merkle root alone.
+//
 // A block without transactions yields a message claiming zero
 // transactions, which VerifyMerkleBlock rejects.
 func NewMerkleBlock(block *wire.MsgBlock, f *Filter) (*wire.MsgMerkleBlock, []MerkleMatch) {
+	if f == nil {
+		return NewMerkleBlockFromTxids(block, nil)
+	}
 	txids := make([]chainhash.Hash, len(block.Transactions))
 	match := make([]bool, len(txids))
 	var matches []MerkleMatch

@@ -852,3 +852,17 @@ func TestNewMerkleBlockEmptyBlock(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// TestNewMerkleBlockNilFilter: a nil filter matches nothing (Core's
+// constructor with a null filter) instead of panicking.
+func TestNewMerkleBlockNilFilter(t *testing.T) {
+	block := pmtRandomBlock(rand.New(rand.NewPCG(5, 6)), 7)
+	mb, matches := NewMerkleBlock(block, nil)
+	if len(matches) != 0 || mb.Transactions != 7 || len(mb.Hashes) != 1 {
+		t.Fatalf("nil filter: %d matches, %d transactions, %d hashes", len(matches), mb.Transactions, len(mb.Hashes))
+	}
+	got, err := VerifyMerkleBlock(mb)
+	if err != nil || len(got) != 0 {
+		t.Fatalf("verify: %v, %d matches", err, len(got))
+	}
+}

@@ -77,6 +77,9 @@ func (f *Filter) Stats() Stats {
 	}
 	s.BitsPerElement = m / s.EstimatedElements
 	s.BoundBitsPerElement = -math.Log2(s.FalsePositiveRate)
+	if s.FalsePositiveRate == 1 {
+		s.BoundBitsPerElement = 0 // not -0, which JSON would print as -0
+	}
 	s.OverheadRatio = s.BitsPerElement / s.BoundBitsPerElement
 	switch {
 	case f.hashFuncs == 0:

@@ -1,6 +1,7 @@
 package bip37
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"strings"
@@ -80,6 +81,9 @@ func TestStatsWarningsAndJSON(t *testing.T) {
 				if v, ok := m[k]; !ok || v != nil {
 					t.Errorf("%s = %v, want null", k, v)
 				}
+			}
+			if bytes.Contains(b, []byte(":-0,")) || bytes.Contains(b, []byte(":-0}")) {
+				t.Errorf("JSON has a negative zero: %s", b)
 			}
 			for _, k := range []string{"size_bits", "size_bytes", "hash_funcs", "tweak", "flags", "bits_set", "false_positive_rate", "overhead_ratio"} {
 				if _, ok := m[k]; !ok {

@@ -188,27 +188,20 @@ func validate(n uint32, p uint, modulus uint64, data []byte) ([]checkpoint, erro
 	}
 	ck := make([]checkpoint, 0, numCheckpoints(n))
 	r := bitReader{data: data}
-	var batch [batchLen]uint64
 	var v uint64
 	for done := uint32(0); done < n; {
 		if done > 0 {
 			ck = append(ck, checkpoint{bit: r.bitPos(), last: v})
 		}
 		k := min(n-done, batchLen)
-		vals := batch[:k]
-		last, err := r.decodeBatch(p, v, vals)
+		start := r
+		last, carry, err := r.skipBatch(p, v, int(k))
 		if err != nil {
 			return nil, fmt.Errorf("decoding values %d to %d of %d: %w", done, done+k-1, n, err)
 		}
-		// Values must stay below N*M; a sum that wrapped around 2^64
-		// shows as a decrease.
-		prev := v
-		for i, x := range vals {
-			if x >= modulus || x < prev {
-				return nil, fmt.Errorf("%w: value %d of %d is not below N*M=%d",
-					ErrValueOutOfRange, done+uint32(i), n, modulus)
-			}
-			prev = x
+		// Without a carry the values rise, so the last is the largest.
+		if carry != 0 || last >= modulus {
+			return nil, rangeError(&start, p, v, done, k, n, modulus)
 		}
 		v = last
 		done += k
@@ -221,6 +214,25 @@ func validate(n uint32, p uint, modulus uint64, data []byte) ([]checkpoint, erro
 		return nil, fmt.Errorf("%w: non-zero padding bits", ErrTrailingData)
 	}
 	return ck, nil
+}
+
+// rangeError decodes again the block of k values that starts at r, after
+// v, to name the first value that is not below modulus or that wrapped
+// around 2^64 (shows as a decrease).
+func rangeError(r *bitReader, p uint, v uint64, done, k, n uint32, modulus uint64) error {
+	var batch [batchLen]uint64
+	vals := batch[:k]
+	r.decodeBatch(p, v, vals) // decoded once already: no error
+	prev := v
+	for i, x := range vals {
+		if x >= modulus || x < prev {
+			return fmt.Errorf("%w: value %d of %d is not below N*M=%d",
+				ErrValueOutOfRange, done+uint32(i), n, modulus)
+		}
+		prev = x
+	}
+	// Unreachable: validate saw a carry or a last value out of range.
+	return fmt.Errorf("%w: values %d to %d of %d", ErrValueOutOfRange, done, done+k-1, n)
 }
 
 // N returns the number of items in the filter.

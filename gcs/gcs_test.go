@@ -562,6 +562,10 @@ func TestStats(t *testing.T) {
 	if s.FalsePositiveRate != 1.0/BasicM {
 		t.Fatalf("false positive rate %v", s.FalsePositiveRate)
 	}
+	// log2(784931) = 19.582...
+	if s.MinBitsPerElement < 19.58 || s.MinBitsPerElement > 19.59 {
+		t.Fatalf("min bits per element %v", s.MinBitsPerElement)
+	}
 	// A basic filter takes about 21 bits per element.
 	if s.BitsPerElement < 20 || s.BitsPerElement > 23 {
 		t.Fatalf("bits per element %v", s.BitsPerElement)

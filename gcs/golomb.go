@@ -104,6 +104,75 @@ func (r *bitReader) decodeFast(p uint, v uint64, dst []uint64) (int, uint64) {
 	return i, v
 }
 
+// skipBatch decodes k values after v without storing them, as validation
+// needs only where each block ends and its last value. It returns the last
+// value and a non-zero carry if any sum overflowed 64 bits.
+func (r *bitReader) skipBatch(p uint, v uint64, k int) (last, carry uint64, err error) {
+	for i := 0; i < k; {
+		if v <= skipFastMaxStart {
+			j := 0
+			j, v = r.skipFast(p, v, k-i)
+			if i += j; i == k {
+				break
+			}
+		}
+		// A code skipFast cannot take, or a sum near 2^64.
+		d, err := r.nextSlow(p)
+		if err != nil {
+			return v, carry, err
+		}
+		var c uint64
+		v, c = bits.Add64(v, d, 0)
+		carry |= c
+		i++
+	}
+	return v, carry, nil
+}
+
+// skipFastMaxStart is the largest start value from which skipFast cannot
+// overflow 64 bits: it takes codes of at most 63 bits, so each delta is
+// below 31<<32 (q+1+p <= 63, p <= 32), and at most batchLen of them.
+const skipFastMaxStart = ^uint64(0) - 1<<44
+
+// skipFast is decodeFast without the stores, for validation. It decodes
+// up to k values after v, stopping where decodeFast would, and returns
+// how many it decoded and the last. v must not exceed skipFastMaxStart.
+// Fewer live values than in decodeFast let the loop stay in registers.
+func (r *bitReader) skipFast(p uint, v uint64, k int) (int, uint64) {
+	data, pos, buf, nb := r.data, r.pos, r.buf, r.nb
+	p &= 63
+	n := k
+	for ; n > 0; n-- {
+		if nb < p+9 {
+			if pos+8 <= len(data) {
+				buf |= binary.BigEndian.Uint64(data[pos:]) >> (nb & 63)
+				pos += int(63-nb) >> 3
+				nb |= 56
+			} else {
+				for nb <= 56 && pos < len(data) {
+					buf |= uint64(data[pos]) << ((56 - nb) & 63)
+					pos++
+					nb += 8
+				}
+			}
+		}
+		// As in decodeFast, but the next window is computed as
+		// (buf << (p+1)) << q: the first shift overlaps the count of
+		// ones, which shortens the chain from one code to the next.
+		q := uint(bits.Len64(^buf|1)-1) ^ 63
+		rest := buf << ((p + 1) & 63)
+		need := q + 1 + p
+		if need > nb || need > 63 {
+			break
+		}
+		v += uint64(q)<<p | (buf<<((q+1)&63))>>((64-p)&63)
+		buf = rest << (q & 63)
+		nb -= need
+	}
+	r.pos, r.buf, r.nb = pos, buf, nb
+	return k - n, v
+}
+
 // decodeFast2 runs two decodeFast loops interleaved, on two independent
 // readers, so that the processor overlaps their dependency chains. It
 // stops when either reader needs the slow path or either dst is full, and

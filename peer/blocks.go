@@ -46,6 +46,9 @@ func (p *Peer) FetchBlocks(ctx context.Context, chain *HeaderChain, from, to int
 // order) and calls fn for them in the given order.
 func (p *Peer) fetchBlocks(ctx context.Context, chain *HeaderChain, heights []int32, fn func(int32, *wire.MsgBlock) error) error {
 	const op = "getdata block"
+	if len(heights) == 0 {
+		return nil
+	}
 	if err := p.need(op, wire.SFNodeWitness, "NODE_WITNESS"); err != nil {
 		return err
 	}

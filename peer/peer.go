@@ -214,6 +214,10 @@ func (p *Peer) send(ctx context.Context, op string, msg wire.Message) error {
 	case <-p.done:
 		return p.disconnected(op)
 	case <-ctx.Done():
+		// The message may still go out and its answer would be read by
+		// the next operation: drop the connection.
+		p.broken.Store(true)
+		p.bp.Disconnect()
 		return ctx.Err()
 	case <-time.After(p.cfg.Timeout):
 		return p.fail(op, "%w: could not send %s within %v", ErrStalled, msg.Command(), p.cfg.Timeout)

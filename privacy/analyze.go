@@ -20,6 +20,9 @@ var ErrNoFilters = errors.New("privacy: no filter to analyze")
 // MaxAnalyzeFilters is the most filters one analysis intersects.
 const MaxAnalyzeFilters = 64
 
+// MaxAnalyzeWorkers bounds AnalyzeOptions.Workers.
+const MaxAnalyzeWorkers = 64
+
 // DefaultMaxMatches bounds the matched candidates an analysis lists (a
 // filter that matches everything would otherwise list the whole universe);
 // the counts and expectations still cover every candidate.
@@ -37,7 +40,8 @@ type AnalyzeOptions struct {
 	// a pubkey candidate, instead of either.
 	PairTest bool
 	// Workers is the number of parsing goroutines; 0 picks GOMAXPROCS
-	// (at most 4).
+	// (at most 4), and more than MaxAnalyzeWorkers count as that many
+	// (each worker holds its own copy of the filters).
 	Workers int
 	// MaxMatches bounds the listed matches; 0 means DefaultMaxMatches.
 	MaxMatches int
@@ -66,7 +70,11 @@ type FilterReport struct {
 }
 
 // IntersectionStep is the attack after intersecting the first Filters
-// filters: a candidate must match every one of them.
+// filters: a candidate must match every one of them. Filters with different
+// tweaks or sizes are taken to give independent false positives; filters
+// of the same size, hash count and tweak (the same filter sent twice, or
+// reloaded after filteradd) test the same bits, and count as one filter of
+// the bits they all have set.
 type IntersectionStep struct {
 	Filters                int     `json:"filters"`
 	Matched                uint64  `json:"matched"`
@@ -226,7 +234,8 @@ func Analyze(filters []*bip37.Filter, universe io.Reader, opts AnalyzeOptions) (
 		return nil, err
 	}
 
-	r := &Report{UniverseSize: total, PairTest: opts.PairTest, MatchedTruncated: truncated.Load()}
+	r := &Report{UniverseSize: total, PairTest: opts.PairTest, MatchedTruncated: truncated.Load(),
+		Matched: []MatchedCandidate{}} // [] rather than null in JSON
 	var depth = make([]uint64, nf+1)
 	var alone = make([]uint64, nf)
 	var classes [maxClassElems + 1]uint64
@@ -244,10 +253,8 @@ func Analyze(filters []*bip37.Filter, universe io.Reader, opts AnalyzeOptions) (
 		r.Matched = append(r.Matched, st.matches...)
 		classOf = append(classOf, st.classOf...)
 	}
-	rates := make([]float64, nf)
 	for i, f := range filters {
 		size, set, dens, fpr, est := filterRate(f)
-		rates[i] = fpr
 		fr := FilterReport{
 			Index: i + 1, SizeBytes: size, HashFuncs: f.HashFuncs(), Tweak: f.Tweak(), Flags: uint8(f.Flags()),
 			BitsSet: set, Density: dens, EstimatedElements: est, FalsePositiveRate: fpr, Matched: alone[i],
@@ -266,17 +273,15 @@ func Analyze(filters []*bip37.Filter, universe io.Reader, opts AnalyzeOptions) (
 		atLeast += depth[j]
 		suffix[j] = atLeast
 	}
+	var joint *jointRates
 	for j := 1; j <= nf; j++ {
+		joint = joint.with(filters[j-1])
 		st := IntersectionStep{Filters: j, Matched: suffix[j]}
 		for cls, n := range classes {
 			if n == 0 {
 				continue
 			}
-			p := 1.0
-			for i := 0; i < j; i++ {
-				p *= classRate(cls, rates[i])
-			}
-			st.ExpectedFalsePositives += float64(n) * p
+			st.ExpectedFalsePositives += float64(n) * joint.classRate(cls)
 		}
 		st.EstimatedWallet = math.Max(float64(st.Matched)-st.ExpectedFalsePositives, 0)
 		r.Intersection = append(r.Intersection, st)
@@ -294,10 +299,7 @@ func Analyze(filters []*bip37.Filter, universe io.Reader, opts AnalyzeOptions) (
 		prior = last.EstimatedWallet / float64(total)
 	}
 	for i := range r.Matched {
-		p := 1.0
-		for _, fr := range rates {
-			p *= classRate(classOf[i], fr)
-		}
+		p := joint.classRate(classOf[i])
 		prob := 0.0
 		if prior > 0 {
 			prob = prior / (prior + (1-prior)*p)
@@ -310,6 +312,65 @@ func Analyze(filters []*bip37.Filter, universe io.Reader, opts AnalyzeOptions) (
 	slices.SortFunc(r.Matched, func(a, b MatchedCandidate) int { return a.Line - b.Line })
 	r.Summary = r.summary()
 	return r, nil
+}
+
+// jointRates is the chance that an element outside the wallet matches every
+// filter so far. Filters of one hashing (same size, hash count and tweak)
+// test the same bit positions, so their false positives coincide: a group
+// of them matches where all of them have the bit set, and its rate is X^k
+// for X the fraction of bits set in all of them (a filter sent twice adds
+// nothing; one grown by filteradd adds only its new bits). Groups of
+// different hashings are taken as independent.
+type jointRates struct {
+	keys  []hashingKey
+	and   [][]byte
+	rates []float64 // per group
+}
+
+type hashingKey struct {
+	size     int
+	k, tweak uint32
+}
+
+// with returns j with filter f intersected (j may be nil).
+func (j *jointRates) with(f *bip37.Filter) *jointRates {
+	if j == nil {
+		j = &jointRates{}
+	}
+	b := f.Bits()
+	key := hashingKey{len(b), f.HashFuncs(), f.Tweak()}
+	g := slices.Index(j.keys, key)
+	if g < 0 {
+		j.keys = append(j.keys, key)
+		j.and = append(j.and, b)
+		j.rates = append(j.rates, 0)
+		g = len(j.keys) - 1
+	} else {
+		for i := range b {
+			j.and[g][i] &= b[i]
+		}
+	}
+	var set int
+	for _, x := range j.and[g] {
+		set += bits.OnesCount8(x)
+	}
+	m := float64(8 * len(j.and[g]))
+	if m == 0 {
+		j.rates[g] = 1 // an empty filter matches everything
+	} else {
+		j.rates[g] = math.Pow(float64(set)/m, float64(key.k))
+	}
+	return j
+}
+
+// classRate is the chance that a candidate of class cls matches every
+// filter so far by accident.
+func (j *jointRates) classRate(cls int) float64 {
+	p := 1.0
+	for _, f := range j.rates {
+		p *= classRate(cls, f)
+	}
+	return p
 }
 
 // matchCandidate tests a candidate against one filter: every element of a

@@ -135,6 +135,40 @@ func TestAnalyzeFindsWalletAndExpectedFalsePositives(t *testing.T) {
 	}
 }
 
+// TestAnalyzeSameHashingFilters checks that filters testing the same bits
+// (same size, hash count and tweak: a filter sent twice, or reloaded after
+// filteradd) are not intersected as if independent: their false positives
+// coincide, so the expectation must follow what actually matches.
+func TestAnalyzeSameHashingFilters(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	w := NewWallet(9, 10)
+	addrs := w.Addresses(&chaincfg.MainNetParams)
+	universe, _ := testUniverse(rng, 100_000, addrs)
+	f := w.Filter(0.05, 0, 21) // dense: thousands of chance matches
+	grown := f.Clone()
+	grown.Add([]byte("one more element seen in a filteradd"))
+	for name, filters := range map[string][]*bip37.Filter{
+		"same filter twice":     {f, f.Clone()},
+		"filter then filteradd": {f, grown},
+	} {
+		r, err := Analyze(filters, strings.NewReader(universe), AnalyzeOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		one, two := r.Intersection[0], r.Intersection[1]
+		if one.ExpectedFalsePositives < 1000 {
+			t.Fatalf("%s: only %g false positives expected: the test is too weak", name, one.ExpectedFalsePositives)
+		}
+		fp := float64(two.Matched) - float64(len(addrs))
+		if math.Abs(fp-two.ExpectedFalsePositives) > 5*math.Sqrt(two.ExpectedFalsePositives)+1 {
+			t.Errorf("%s: %g false positives after both filters, expected %g", name, fp, two.ExpectedFalsePositives)
+		}
+		if r.Confident > len(addrs) {
+			t.Errorf("%s: %d matches claimed exposed, the wallet has %d addresses", name, r.Confident, len(addrs))
+		}
+	}
+}
+
 func TestAnalyzePairTest(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	w := NewWallet(8, 20)

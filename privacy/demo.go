@@ -128,12 +128,19 @@ func RunDemo(o DemoOptions) (*DemoResult, error) {
 			}
 		}
 	}
-	step := max(1, 2*o.Keys/100)
-	res.Sweep, err = ParseSweep(fmt.Sprintf("addresses=1..%d:%d", 2*o.Keys, step))
+	// The curve runs the model along the wallet size up to twice the
+	// demonstration's, over the universe as given (the model counts the
+	// wallet inside it), and never past the universe's size.
+	curve := mp
+	if uint64(o.UniverseSize) >= uint64(o.Keys) {
+		curve.UniverseSize = uint64(o.UniverseSize)
+	}
+	hi := min(2*o.Keys, int(curve.UniverseSize))
+	res.Sweep, err = ParseSweep(fmt.Sprintf("addresses=1..%d:%d", hi, max(1, hi/100)))
 	if err != nil {
 		return nil, err
 	}
-	res.Curve, err = res.Sweep.Run(mp)
+	res.Curve, err = res.Sweep.Run(curve)
 	if err != nil {
 		return nil, err
 	}

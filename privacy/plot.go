@@ -68,7 +68,7 @@ func newSweepPlot(s Sweep, results []*ModelResult) (*plot.Plot, int, error) {
 	if base.PairTest {
 		fixed = append(fixed, "pair test")
 	}
-	p.Title.Text = "BIP 37 filter privacy: probability that matches belong to the wallet\n" + strings.Join(fixed, ", ")
+	p.Title.Text = "BIP 37 filter privacy (analytic model): probability that matches belong to the wallet\n" + strings.Join(fixed, ", ")
 	p.X.Label.Text = sweepAxisLabels[s.Var]
 	p.Y.Label.Text = "probability (1 = wallet fully exposed)"
 	p.Y.Min, p.Y.Max = 0, 1.02
@@ -169,7 +169,9 @@ func WritePlot(w io.Writer, format string, s Sweep, results []*ModelResult) erro
 	dc := draw.New(cw)
 	legend := p.Legend
 	p.Legend = plot.NewLegend() // drawn below instead
-	p.Draw(draw.Crop(dc, 0, 0, legendH, 0))
+	// A margin on the right keeps the last tick label and the curves'
+	// ends off the image border.
+	p.Draw(draw.Crop(dc, 0, -vg.Points(14), legendH, 0))
 	legend.Draw(draw.Crop(dc, vg.Points(40), 0, vg.Points(6), -(height - legendH)))
 	_, err = cw.WriteTo(w)
 	return err

@@ -45,6 +45,7 @@ func scanUniverse(r io.Reader, workers int, newVisitor func(worker int) lineVisi
 	if workers <= 0 {
 		workers = min(runtime.GOMAXPROCS(0), 4)
 	}
+	workers = min(workers, MaxAnalyzeWorkers)
 	pool := sync.Pool{New: func() any { b := make([]byte, chunkSize); return &b }}
 	chunks := make(chan chunk, workers)
 	var (

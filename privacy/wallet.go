@@ -38,9 +38,13 @@ func NewWallet(seed uint64, n int) *Wallet {
 	return w
 }
 
-// Filter returns the wallet's BIP 37 filter as bitcoinj builds it: sized
+// Filter returns the wallet's BIP 37 filter with bitcoinj's layout: sized
 // for 2 elements per key plus extra, at fpRate, holding every key and key
-// hash, with flags BLOOM_UPDATE_P2PUBKEY_ONLY.
+// hash, with flags BLOOM_UPDATE_P2PUBKEY_ONLY. The size and hash count
+// follow Bitcoin Core's rules (bip37.NewFilter); bitcoinj divides bits by
+// elements in floating point where Core divides integers, so for some
+// sizes bitcoinj uses one hash function more (16 instead of 15 for 632
+// elements at 0.00001).
 func (w *Wallet) Filter(fpRate float64, extra, tweak uint32) *bip37.Filter {
 	f := bip37.NewFilter(uint32(2*len(w.PubKeys))+extra, fpRate, tweak, wire.BloomUpdateP2PubkeyOnly)
 	for i := range w.PubKeys {

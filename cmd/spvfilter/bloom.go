@@ -78,6 +78,30 @@ func (a *app) readFilter(arg string) (*bip37.Filter, error) {
 	return f, nil
 }
 
+// oneStdin reports bad input when standard input (-) is named by more than
+// one of the arguments: it can be read only once, and the second reader
+// would see it empty.
+func oneStdin(names string, args ...string) error {
+	n := 0
+	for _, arg := range args {
+		if arg == "-" {
+			n++
+		}
+	}
+	if n > 1 {
+		return badInput("standard input (-) can feed only one of %s", names)
+	}
+	return nil
+}
+
+// elementArgs requires at least one ELEMENT_HEX argument.
+func elementArgs(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return badInput("bloom %s: give at least one ELEMENT_HEX argument", cmd.Name())
+	}
+	return nil
+}
+
 func newBloomNewCommand(a *app) *cobra.Command {
 	var elements uint32
 	var fpRate float64
@@ -148,8 +172,11 @@ statistics. Elements longer than 520 bytes are accepted here but a node
 rejects them in a filteradd message.`,
 		Example: `  spvfilter bloom add --filter 03614e9b050000000000000001 b5a2c786d9ef4658287ced5914b37a1b4aa32eee
   spvfilter bloom add --filter @filter.hex @pubkeys.hex --json`,
-		Args: cobra.MinimumNArgs(1),
+		Args: elementArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := oneStdin("--filter and the elements", append([]string{filterArg}, args...)...); err != nil {
+				return err
+			}
 			f, err := a.readFilter(filterArg)
 			if err != nil {
 				return err
@@ -180,8 +207,11 @@ false that it certainly is not. A 0-byte filter matches everything, as in
 Bitcoin Core. With --json, an object with a list of {element, match}.`,
 		Example: `  spvfilter bloom match --filter 03614e9b050000000000000001 99108ad8ed9bb6274d3980bab5a85c048f0950c8 19108ad8ed9bb6274d3980bab5a85c048f0950c8
   spvfilter bloom match --filter @filter.hex @element.hex --json`,
-		Args: cobra.MinimumNArgs(1),
+		Args: elementArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := oneStdin("--filter and the elements", append([]string{filterArg}, args...)...); err != nil {
+				return err
+			}
 			f, err := a.readFilter(filterArg)
 			if err != nil {
 				return err
@@ -296,6 +326,9 @@ With --json, an object with the same fields and whether the filter changed.`,
   bitcoin-cli getrawtransaction TXID | spvfilter bloom tx --filter @filter.hex --tx - --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := oneStdin("--filter and --tx", filterArg, txArg); err != nil {
+				return err
+			}
 			f, err := a.readFilter(filterArg)
 			if err != nil {
 				return err

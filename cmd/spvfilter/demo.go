@@ -22,8 +22,9 @@ func newDemoCommand(a *app) *cobra.Command {
 
  1. a wallet like a fresh bitcoinj one: 266 keys (a lookahead of 100 keys
     plus a third on the external and the internal chain), each inserted as
-    key and key hash, the filter sized for 100 elements more at bitcoinj's
-    default false-positive rate 0.00001 (PeerGroup);
+    key and key hash, the filter sized (by Bitcoin Core's rules) for 100
+    elements more at bitcoinj's default false-positive rate 0.00001
+    (PeerGroup);
  2. its filters built with the bip37 package, one per client start (a
     restart picks a new tweak);
  3. a synthetic universe of random addresses with the wallet's used

@@ -51,22 +51,30 @@ func newMerkleBlockBuildCommand(a *app) *cobra.Command {
 	var blockArg, filterArg string
 	var txidArgs []string
 	c := &cobra.Command{
-		Use:   "build --block HEX (--filter HEX | --txid HEX...)",
+		Use:   "build --block HEX (--filter HEX | --txid HEX [HEX...])",
 		Short: "Build the merkleblock payload for a block and a filter or txids",
 		Long: `build prints, as one line of hex, the merkleblock message payload a BIP 37
 node sends for the block: with --filter (a filterload payload) the
 transactions the filter matches, checked and updated in block order as
 Bitcoin Core does; with --txid the listed transactions (display byte order,
-as RPC shows them; repeat the flag, unknown txids are ignored).
+as RPC shows them; repeat the flag or list more txids as arguments;
+unknown txids are ignored).
 
 --block is a full serialized block (witness data allowed). With --json the
 result is an object with the payload, the block hash, the matched
 transactions with their positions and, with --filter, the updated filter.`,
 		Example: `  spvfilter merkleblock build --block @block.hex --txid 74d681e0e03bafa802c8aa084379aa98d9fcd632ddc2ed9782b586ec87451f20
-  spvfilter merkleblock build --block @block.hex --filter "$(spvfilter bloom new --elements 10 --fprate 0.0001 ELEMENT_HEX)"
+  spvfilter merkleblock build --block @block.hex --filter "$(spvfilter bloom new --elements 10 --fprate 0.000001 --flags all 4134e75a6fcb6042034aab5e18570cf1f844f547)"
   bitcoin-cli getblock HASH 0 | spvfilter merkleblock build --block - --txid TXID --json`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				// Positional arguments are more txids: --txid A B C.
+				if len(txidArgs) == 0 {
+					return badInput("unexpected argument %q: only txids (after --txid) may be listed as arguments", args[0])
+				}
+				txidArgs = append(txidArgs, args...)
+			}
 			switch {
 			case filterArg != "" && len(txidArgs) > 0:
 				return badInput("give either --filter or --txid, not both")
@@ -141,7 +149,7 @@ transactions with their positions and, with --filter, the updated filter.`,
 	}
 	c.Flags().StringVar(&blockArg, "block", "", "serialized block as hex, @FILE or - (required)")
 	c.Flags().StringVar(&filterArg, "filter", "", "filterload payload as hex, @FILE or -")
-	c.Flags().StringArrayVar(&txidArgs, "txid", nil, "txid to prove, display byte order (repeatable)")
+	c.Flags().StringArrayVar(&txidArgs, "txid", nil, "txid to prove, display byte order (repeatable; more may follow as arguments)")
 	_ = c.MarkFlagRequired("block")
 	return c
 }

@@ -71,6 +71,11 @@ func TestMerkleBlockBuildAndVerify(t *testing.T) {
 		payload = out
 	}
 
+	// More txids may follow --txid as arguments.
+	if out, errOut, status := runCLI(t, "", "merkleblock", "build", "--block", blockHex, "--txid", txid13b8a8, txid13b8a1); status != exitOK || out != payload {
+		t.Fatalf("build --txid A B: status %d, stderr %q, payload differs: %v", status, errOut, out != payload)
+	}
+
 	out, errOut, status := runCLI(t, payload, "merkleblock", "verify", "--merkleblock", "-")
 	if status != exitOK {
 		t.Fatalf("verify: status %d, stderr %q", status, errOut)
@@ -192,7 +197,8 @@ func TestMerkleBlockErrors(t *testing.T) {
 		{"build: wrong root", []string{"merkleblock", "build", "--block", blockHex[:80] + "00" + blockHex[82:], "--txid", txid13b8a8}, exitBadInput, "do not match the header"},
 		{"build: bad filter", []string{"merkleblock", "build", "--block", blockHex, "--filter", "fd0100"}, exitBadInput, "--filter"},
 		{"build: stdin twice", []string{"merkleblock", "build", "--block", "-", "--txid", "-"}, exitBadInput, "standard input"},
-		{"build: extra argument", []string{"merkleblock", "build", "--block", blockHex, "--txid", txid13b8a8, "extra"}, exitBadInput, "extra"},
+		{"build: extra argument", []string{"merkleblock", "build", "--block", blockHex, "--filter", "00000000000000000000", "extra"}, exitBadInput, `unexpected argument "extra"`},
+		{"build: bad txid argument", []string{"merkleblock", "build", "--block", blockHex, "--txid", txid13b8a8, "extra"}, exitBadInput, "--txid 2"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -89,6 +89,14 @@ func runAnalyze(a *app, f *analyzeFlags) error {
 	if f.capture == "" && len(f.filters) == 0 {
 		return badInput("give the filters to analyze with --filter or --capture")
 	}
+	switch {
+	case f.workers < 0 || f.workers > privacy.MaxAnalyzeWorkers:
+		return badInput("--workers %d: want 0 (automatic) to %d", f.workers, privacy.MaxAnalyzeWorkers)
+	case f.maxMatches < 1:
+		return badInput("--max-matches %d: must be at least 1", f.maxMatches)
+	case f.show < 0:
+		return badInput("--show %d: must be at least 0", f.show)
+	}
 	if f.capture != "" {
 		file, err := os.Open(f.capture)
 		if err != nil {

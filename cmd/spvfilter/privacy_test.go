@@ -115,6 +115,9 @@ func TestPrivacyBadInput(t *testing.T) {
 		{[]string{"privacy", "analyze", "--capture", universe, "--universe", universe}, "capture line 1"},
 		{[]string{"privacy", "analyze", "--capture", capture, "--client", "10.0.0.1", "--universe", universe}, "no filterload recorded from 10.0.0.1"},
 		{[]string{"privacy", "analyze", "--capture", capture, "--universe", universe}, "line 3"},
+		{[]string{"privacy", "analyze", "--filter", filterHex, "--universe", universe, "--show", "-1"}, "--show"},
+		{[]string{"privacy", "analyze", "--filter", filterHex, "--universe", universe, "--workers", "100000"}, "--workers"},
+		{[]string{"privacy", "analyze", "--filter", filterHex, "--universe", universe, "--max-matches", "-1"}, "--max-matches"},
 		{[]string{"privacy", "compare", "--blocks", "0"}, "blocks"},
 		{[]string{"privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:1", "--network", "nonet", "--out", "-"}, "--network"},
 		{[]string{"privacy", "universe", "--peer", "127.0.0.1:1", "--network", "regtest", "--out", "-", "--from", "-1"}, "--from"},
@@ -187,6 +190,12 @@ func TestPrivacyAnalyzeCommand(t *testing.T) {
 	}
 	if !(r.ExpectedFalsePositives < r.Intersection[0].ExpectedFalsePositives) {
 		t.Errorf("the second filter did not shrink the false positives")
+	}
+
+	// No match at all: "matched" is an empty array, not null.
+	empty, stderr, status := runCLI(t, "# nothing to test\n", "privacy", "analyze", "--filter", f2, "--universe", "-", "--json")
+	if status != exitOK || !strings.Contains(empty, `"matched": []`) {
+		t.Errorf("status %d %s: no-match JSON lacks \"matched\": []:\n%s", status, stderr, empty)
 	}
 
 	// The same from standard input, in words.

@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -227,9 +228,23 @@ func Start(opts ...Option) (*Node, error) {
 	return nil, lastErr
 }
 
+// dirPattern names the nodes' data directories in the temporary directory;
+// ownerFile in each holds the pid of the test process that started it.
+const (
+	dirPattern = "peertest-btcd-*"
+	ownerFile  = "owner.pid"
+)
+
+var sweepOnce sync.Once
+
 func start(exe string, o *options) (*Node, error) {
-	dir, err := os.MkdirTemp("", "peertest-btcd-")
+	sweepOnce.Do(removeOrphanDirs)
+	dir, err := os.MkdirTemp("", dirPattern)
 	if err != nil {
+		return nil, fmt.Errorf("peertest: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o600); err != nil {
+		os.RemoveAll(dir)
 		return nil, fmt.Errorf("peertest: %w", err)
 	}
 	n := &Node{
@@ -292,6 +307,7 @@ func start(exe string, o *options) (*Node, error) {
 	n.cmd = exec.Command(exe, args...)
 	n.cmd.Stdout = logFile
 	n.cmd.Stderr = logFile
+	n.cmd.SysProcAttr = sysProcAttr()
 	if err := n.cmd.Start(); err != nil {
 		logFile.Close()
 		return nil, fmt.Errorf("peertest: starting btcd: %w", err)
