@@ -97,7 +97,8 @@ func (f *Filter) Stats() Stats {
 }
 
 // FlagsName returns the CLI name of an update flags value: "none", "all",
-// "p2pubkey-only", or "unknown(N)".
+// "p2pubkey-only", or for a byte BIP 37 does not define "unknown(N), acts as
+// NAME" with the rule Core applies to it.
 func FlagsName(flags wire.BloomUpdateType) string {
 	switch flags {
 	case wire.BloomUpdateNone:
@@ -107,7 +108,12 @@ func FlagsName(flags wire.BloomUpdateType) string {
 	case wire.BloomUpdateP2PubkeyOnly:
 		return "p2pubkey-only"
 	}
-	return fmt.Sprintf("unknown(%d)", uint8(flags))
+	// Core looks only at the two low bits, and 3 has no rule of its own.
+	acts := flags & bloomUpdateMask
+	if acts == bloomUpdateMask {
+		acts = wire.BloomUpdateNone
+	}
+	return fmt.Sprintf("unknown(%d), acts as %s", uint8(flags), FlagsName(acts))
 }
 
 // ParseFlags is the inverse of FlagsName for the three defined values.

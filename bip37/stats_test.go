@@ -104,8 +104,14 @@ func TestFlagsNames(t *testing.T) {
 			t.Errorf("ParseFlags(FlagsName(%d)) = %d, %v", fl, got, err)
 		}
 	}
-	if FlagsName(9) != "unknown(9)" {
-		t.Error(FlagsName(9))
+	for flags, want := range map[wire.BloomUpdateType]string{
+		3:    "unknown(3), acts as none",
+		9:    "unknown(9), acts as all",
+		0x82: "unknown(130), acts as p2pubkey-only",
+	} {
+		if got := FlagsName(flags); got != want {
+			t.Errorf("FlagsName(%d) = %q, want %q", flags, got, want)
+		}
 	}
 	if _, err := ParseFlags("update"); err == nil {
 		t.Error("ParseFlags accepted a bad name")

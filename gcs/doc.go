@@ -16,10 +16,10 @@
 // only the one block that can hold its element, MatchAny skips the blocks
 // that lie between its elements, and when most blocks are needed two are
 // decoded at once, interleaved, so that their dependency chains overlap.
-// Untrusted
-// filters are decoded strictly (FromNBytes, DecodeBasic): a claimed N the
-// bytes cannot hold, values out of range, truncated streams and leftover
-// data are errors, and no allocation is sized by the claimed N.
+// Untrusted filters are decoded strictly (FromNBytes, DecodeBasic): a
+// claimed N the bytes cannot hold, values out of range, truncated streams
+// and leftover data are errors, and no allocation is sized by the claimed
+// N.
 //
 // Filter values are immutable and safe for concurrent reads. Match and
 // MatchAny do not allocate; a Matcher matches a fixed watch list against

@@ -44,7 +44,9 @@ func checkParams(n uint64, p uint8, m uint64) (modulus uint64, err error) {
 // Build builds a filter holding elements, hashed with key, with
 // Golomb-Rice parameter p (1..32) and false-positive rate 1/m. Elements are
 // taken as given: duplicates are not removed (as btcutil's
-// gcs.BuildGCSFilter); BuildBasic removes them as BIP 158 requires.
+// gcs.BuildGCSFilter); BuildBasic removes them as BIP 158 requires. The
+// encoding takes about N*(p+1+m/2^p) bits, so m should be near 2^p: a far
+// larger m makes every unary part long.
 func Build(key [16]byte, p uint8, m uint64, elements [][]byte) (*Filter, error) {
 	modulus, err := checkParams(uint64(len(elements)), p, m)
 	if err != nil {
@@ -177,8 +179,10 @@ func FromNBytes(p uint8, m uint64, b []byte) (*Filter, error) {
 // to amortise the call, small enough for a stack buffer.
 const batchLen = 64
 
-// validate decodes every value of an untrusted stream once, so that
-// matching can later trust it, and returns the stream's block index.
+// validate decodes every value of an untrusted stream once, without
+// storing them, so that matching can later trust it, and returns the
+// stream's block index. It agrees exactly with decoding each block with
+// decodeBatch and checking every value (validateRef in the tests).
 // Nothing is allocated before the claimed N is checked against the bytes
 // present, so the index is bounded by the input size.
 func validate(n uint32, p uint, modulus uint64, data []byte) ([]checkpoint, error) {

@@ -39,6 +39,10 @@ func FuzzFromNBytes(f *testing.F) {
 			p uint8
 			m uint64
 		}{{BasicP, BasicM}, {2, 3}} {
+			// The fast validation agrees with the plain one exactly.
+			if n, size, err := readCompactSize(data); err == nil && n < 1<<32 {
+				checkValidate(t, uint32(n), uint(pm.p), n*pm.m, data[size:])
+			}
 			fl, err := FromNBytes(pm.p, pm.m, data)
 			if err != nil {
 				if !slices.ContainsFunc(decodeErrors, func(e error) bool { return errors.Is(err, e) }) {

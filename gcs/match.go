@@ -35,9 +35,9 @@ const stackQueries = 64
 // forward pass, stopping at the first match or when the filter passes the
 // largest element. With fewer elements than the filter has blocks of 64
 // values, it skips undecoded the blocks that end below the next element;
-// with more, it decodes every block, two at a time, interleaved. It does not allocate in steady state
-// (large element sets reuse pooled buffers); a Matcher avoids even the
-// pool for a fixed watch list.
+// with more, it decodes every block, two at a time, interleaved. It does
+// not allocate in steady state (large element sets reuse pooled buffers);
+// a Matcher avoids even the pool for a fixed watch list.
 func (f *Filter) MatchAny(key [16]byte, elements [][]byte) bool {
 	if f.n == 0 || len(elements) == 0 {
 		return false

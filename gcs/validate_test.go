@@ -112,6 +112,7 @@ func TestValidateMatchesReference(t *testing.T) {
 func TestSkipBatchMatchesDecodeBatch(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 13))
 	starts := []uint64{0, 1 << 40, skipFastMaxStart - 1<<30, skipFastMaxStart, skipFastMaxStart + 1, ^uint64(0) - 1<<36, ^uint64(0) - 3, ^uint64(0)}
+	wraps := 0
 	for i := 0; i < 500; i++ {
 		p := uint8(1 + rng.IntN(32))
 		m := 1 + rng.Uint64N(1<<(p+2))
@@ -145,9 +146,15 @@ func TestSkipBatchMatchesDecodeBatch(t *testing.T) {
 			// The slow path refills differently: compare positions.
 			same := r1.bitPos() == r2.bitPos()
 			if got != want || (carry != 0) != wrapped || !same {
-				t.Fatalf("p=%d start %#x: last %#x carry %d, decodeBatch last %#x wrapped %v (same reader state: %v)",
+				t.Fatalf("p=%d start %#x: last %#x carry %d, decodeBatch last %#x wrapped %v (same position: %v)",
 					p, v, got, carry, want, wrapped, same)
 			}
+			if wrapped {
+				wraps++
+			}
 		}
+	}
+	if wraps == 0 {
+		t.Fatal("no batch wrapped around 2^64: the carry went untested")
 	}
 }

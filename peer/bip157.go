@@ -96,15 +96,12 @@ func (p *Peer) cfCheckpoints(ctx context.Context, chain *HeaderChain, to int32) 
 	if err := p.send(ctx, op, wire.NewMsgGetCFCheckpt(wire.GCSFilterRegular, &stop)); err != nil {
 		return nil, err
 	}
-	for {
-		m, err := p.recv(ctx, op)
+	{
+		m, err := p.recv(ctx, op, is[*wire.MsgCFCheckpt])
 		if err != nil {
 			return nil, err
 		}
-		cp, ok := m.(*wire.MsgCFCheckpt)
-		if !ok {
-			continue
-		}
+		cp := m.(*wire.MsgCFCheckpt)
 		if cp.FilterType != wire.GCSFilterRegular || cp.StopHash != stop {
 			return nil, p.fail(op, "%w: checkpoints for filter type %d up to %v, asked for type 0 up to %v",
 				ErrBadFilterHeader, cp.FilterType, cp.StopHash, stop)
@@ -144,14 +141,11 @@ func (p *Peer) cfHeaders(ctx context.Context, chain *HeaderChain, checkpoints []
 		if err := p.send(ctx, op, wire.NewMsgGetCFHeaders(wire.GCSFilterRegular, uint32(start), &stopHash)); err != nil {
 			return nil, err
 		}
-		var msg *wire.MsgCFHeaders
-		for msg == nil {
-			m, err := p.recv(ctx, op)
-			if err != nil {
-				return nil, err
-			}
-			msg, _ = m.(*wire.MsgCFHeaders)
+		m, err := p.recv(ctx, op, is[*wire.MsgCFHeaders])
+		if err != nil {
+			return nil, err
 		}
+		msg := m.(*wire.MsgCFHeaders)
 		switch {
 		case msg.FilterType != wire.GCSFilterRegular || msg.StopHash != stopHash:
 			return nil, p.fail(op, "%w: headers for filter type %d up to %v, asked for type 0 up to %v",
@@ -188,14 +182,11 @@ func (p *Peer) cfilters(ctx context.Context, chain *HeaderChain, matcher *gcs.Ma
 	}
 	var matched []int32
 	for h := start; h <= stop; {
-		m, err := p.recv(ctx, op)
+		m, err := p.recv(ctx, op, is[*wire.MsgCFilter])
 		if err != nil {
 			return nil, err
 		}
-		cf, ok := m.(*wire.MsgCFilter)
-		if !ok {
-			continue
-		}
+		cf := m.(*wire.MsgCFilter)
 		want := chain.Hash(h)
 		if cf.FilterType != wire.GCSFilterRegular || cf.BlockHash != want {
 			return nil, p.fail(op, "%w: filter of type %d for block %v, expected type 0 for %v (height %d)",

@@ -216,8 +216,22 @@ func (p *Peer) filteredBlocks(ctx context.Context, chain *HeaderChain, start, st
 		want, got, pending = nil, nil, nil
 		return nil
 	}
+	// Unsolicited transactions (or duplicates) and other pongs are
+	// dropped by recv.
+	accept := func(m wire.Message) bool {
+		switch m := m.(type) {
+		case *wire.MsgMerkleBlock, *wire.MsgNotFound:
+			return true
+		case *wire.MsgTx:
+			i, ok := pending[m.TxHash()]
+			return ok && got[i] == nil
+		case *wire.MsgPong:
+			return m.Nonce == nonce
+		}
+		return false
+	}
 	for {
-		m, err := p.recv(ctx, op)
+		m, err := p.recv(ctx, op, accept)
 		if err != nil {
 			return nil, err
 		}
@@ -248,16 +262,10 @@ func (p *Peer) filteredBlocks(ctx context.Context, chain *HeaderChain, start, st
 				pending[mm.Txid] = i
 			}
 		case *wire.MsgTx:
-			if i, ok := pending[m.TxHash()]; ok {
-				got[i] = m
-			}
-			// Anything else is unsolicited (or a duplicate): ignored.
+			got[pending[m.TxHash()]] = m
 		case *wire.MsgNotFound:
 			return nil, p.fail(op, "%w: notfound for %d of the filtered blocks %d..%d", ErrMissingBlocks, len(m.InvList), start, stop)
 		case *wire.MsgPong:
-			if m.Nonce != nonce {
-				continue
-			}
 			if err := finish(); err != nil {
 				return nil, err
 			}

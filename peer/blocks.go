@@ -67,18 +67,15 @@ func (p *Peer) fetchBlocks(ctx context.Context, chain *HeaderChain, heights []in
 		// come and handed out in that order.
 		for _, h := range batch {
 			want := chain.Hash(h)
-			var block *wire.MsgBlock
-			for block == nil {
-				m, err := p.recv(ctx, op)
-				if err != nil {
-					return err
-				}
-				switch m := m.(type) {
-				case *wire.MsgBlock:
-					block = m
-				case *wire.MsgNotFound:
-					return p.fail(op, "%w: notfound for %d of the blocks asked for", ErrMissingBlocks, len(m.InvList))
-				}
+			m, err := p.recv(ctx, op, func(m wire.Message) bool {
+				return is[*wire.MsgBlock](m) || is[*wire.MsgNotFound](m)
+			})
+			if err != nil {
+				return err
+			}
+			block, ok := m.(*wire.MsgBlock)
+			if !ok {
+				return p.fail(op, "%w: notfound for %d of the blocks asked for", ErrMissingBlocks, len(m.(*wire.MsgNotFound).InvList))
 			}
 			if got := block.BlockHash(); got != want {
 				return p.fail(op, "%w: sent block %v, asked for %v (height %d)", ErrBadBlock, got, want, h)

@@ -22,4 +22,7 @@
 // sentinel errors below.
 //
 // A Peer runs one operation at a time; concurrent calls are serialized.
+// An operation ended by its context, by a timeout or by a lie drops the
+// connection, since a late answer would be taken for the next request's:
+// Dial again to continue.
 package peer

@@ -116,18 +116,15 @@ func (p *Peer) SyncHeaders(ctx context.Context) (*HeaderChain, error) {
 		if err := p.send(ctx, op, msg); err != nil {
 			return nil, err
 		}
-		var headers *wire.MsgHeaders
-		for headers == nil {
-			m, err := p.recv(ctx, op)
-			if errors.Is(err, ErrStalled) {
-				return nil, p.errorf(op, "%w: no headers within %v (btcd does not answer getheaders while its tip is more than 24 hours old)",
-					ErrStalled, p.cfg.Timeout)
-			}
-			if err != nil {
-				return nil, err
-			}
-			headers, _ = m.(*wire.MsgHeaders)
+		m, err := p.recv(ctx, op, is[*wire.MsgHeaders])
+		if errors.Is(err, ErrStalled) {
+			return nil, p.errorf(op, "%w: no headers within %v (btcd does not answer getheaders while its tip is more than 24 hours old)",
+				ErrStalled, p.cfg.Timeout)
 		}
+		if err != nil {
+			return nil, err
+		}
+		headers := m.(*wire.MsgHeaders)
 		if len(headers.Headers) == 0 {
 			break
 		}

@@ -141,6 +141,21 @@ func (l *liar) pipe(dst, src net.Conn, fromClient bool) {
 	}
 }
 
+// inject sends m to the most recent client, as if the node had sent it.
+func (l *liar) inject(m wire.Message) error {
+	l.mu.Lock()
+	var client net.Conn
+	if len(l.conns) >= 2 {
+		client = l.conns[len(l.conns)-2]
+	}
+	l.mu.Unlock()
+	if client == nil {
+		return errors.New("no client connected")
+	}
+	_, err := wire.WriteMessageWithEncodingN(client, m, wire.ProtocolVersion, l.net, wire.WitnessEncoding)
+	return err
+}
+
 // commands returns the commands the client has sent so far.
 func (l *liar) commands() []string {
 	l.mu.Lock()

@@ -206,6 +206,56 @@ func TestLyingPeers(t *testing.T) {
 	}
 }
 
+// TestUnrequestedMessagesDoNotHoldAWait has a liar withhold the headers
+// and send unrequested transactions faster than the timeout: the wait must
+// still end after the timeout.
+func TestUnrequestedMessagesDoNotHoldAWait(t *testing.T) {
+	needFixture(t)
+	l := newLiar(t, fx.node.P2PAddr, fx.node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
+		if _, ok := m.(*wire.MsgHeaders); ok {
+			return nil, false
+		}
+		return []wire.Message{m}, false
+	})
+	const timeout = 500 * time.Millisecond
+	p := dial(t, l.Addr, timeout)
+	stop := make(chan struct{})
+	spam := make(chan error, 1)
+	go func() {
+		// Ten timeouts of spam at most, so that a client whose wait
+		// the spam holds open fails the test instead of hanging it.
+		tick := time.NewTicker(timeout / 5)
+		defer tick.Stop()
+		end := time.After(10 * timeout)
+		for {
+			select {
+			case <-stop:
+				spam <- nil
+				return
+			case <-end:
+				spam <- nil
+				return
+			case <-tick.C:
+				if err := l.inject(fx.spendAlice); err != nil {
+					spam <- err
+					return
+				}
+			}
+		}
+	}()
+	start := time.Now()
+	_, err := p.SyncHeaders(context.Background())
+	elapsed := time.Since(start)
+	close(stop)
+	if err := <-spam; err != nil {
+		t.Logf("injecting: %v", err)
+	}
+	checkPeerError(t, err, l.Addr, ErrStalled)
+	if elapsed > 4*timeout {
+		t.Fatalf("stalled after %v with a timeout of %v", elapsed, timeout)
+	}
+}
+
 // TestRefusals checks that a scan mode the node does not offer is refused
 // before any request of that mode is sent.
 func TestRefusals(t *testing.T) {

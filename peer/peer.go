@@ -224,39 +224,47 @@ func (p *Peer) send(ctx context.Context, op string, msg wire.Message) error {
 	}
 }
 
-// recv returns the next forwarded message, waiting at most the timeout.
-func (p *Peer) recv(ctx context.Context, op string) (wire.Message, error) {
+// recv returns the next forwarded message for which want (if not nil)
+// is true, waiting at most the timeout. Other messages are dropped and do
+// not restart the timeout, so a node sending unrequested messages cannot
+// hold a wait open.
+func (p *Peer) recv(ctx context.Context, op string, want func(wire.Message) bool) (wire.Message, error) {
 	if err := ctx.Err(); err != nil {
 		p.broken.Store(true)
 		p.bp.Disconnect()
 		return nil, err
 	}
-	select {
-	case m := <-p.msgs:
-		return m, nil
-	default:
-	}
 	timer := time.NewTimer(p.cfg.Timeout)
 	defer timer.Stop()
-	select {
-	case m := <-p.msgs:
-		return m, nil
-	case <-p.done:
+	for {
+		var m wire.Message
 		select {
-		case m := <-p.msgs:
-			return m, nil
-		default:
+		case m = <-p.msgs:
+		case <-p.done:
+			select {
+			case m = <-p.msgs:
+			default:
+				return nil, p.disconnected(op)
+			}
+		case <-ctx.Done():
+			// The answer may still come and would be read by the
+			// next operation: drop the connection.
+			p.broken.Store(true)
+			p.bp.Disconnect()
+			return nil, ctx.Err()
+		case <-timer.C:
+			return nil, p.fail(op, "%w: no answer within %v", ErrStalled, p.cfg.Timeout)
 		}
-		return nil, p.disconnected(op)
-	case <-ctx.Done():
-		// The answer may still come and would be read by the next
-		// operation: drop the connection.
-		p.broken.Store(true)
-		p.bp.Disconnect()
-		return nil, ctx.Err()
-	case <-timer.C:
-		return nil, p.fail(op, "%w: no answer within %v", ErrStalled, p.cfg.Timeout)
+		if want == nil || want(m) {
+			return m, nil
+		}
 	}
+}
+
+// is returns a recv filter accepting the messages of type T.
+func is[T wire.Message](m wire.Message) bool {
+	_, ok := m.(T)
+	return ok
 }
 
 func (p *Peer) disconnected(op string) error {

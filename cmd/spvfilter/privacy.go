@@ -146,10 +146,12 @@ func runModel(a *app, f *modelFlags) error {
 			out.MonteCarlo = mc
 		}
 		if f.plot != "" {
-			n := float64(max(2*f.p.Addresses, 10))
-			s, err := privacy.ParseSweep(fmt.Sprintf("addresses=1..%g", n))
+			// Up to twice the wallet, in at most about 200 points, and
+			// never past the universe (the model counts the wallet in it).
+			hi := min(max(2*uint64(f.p.Addresses), 10), f.p.UniverseSize)
+			s, err := privacy.ParseSweep(fmt.Sprintf("addresses=1..%d:%d", hi, max(1, hi/200)))
 			if err != nil {
-				return err
+				return privacyBadInput(err)
 			}
 			if err := savePlot(f.plot, s, f.p); err != nil {
 				return err

@@ -55,9 +55,13 @@ For each filter: its parameters, the element count estimated from its bit
 density, its false-positive rate at that fill, the candidates it matches and
 the false positives expected among them (|universe| x rate). With several
 filters a candidate must match them all (the intersection attack), and the
-report shows how each added filter shrinks the false positives. --pair-test
-requires both the key and its hash to match for public-key candidates. Each
-match gets the probability that it belongs to the wallet.`,
+report shows how each added filter shrinks the false positives; filters of
+the same size and tweak (one filter sent twice, or grown by filteradd) test
+the same bits and count as one. --pair-test requires both the key and its
+hash to match for public-key candidates. Each match gets the probability
+that it belongs to the wallet. Counts are of universe lines: a universe
+written by "privacy universe" lists a P2PKH address and, once its key has
+appeared, that key too, so one wallet address may count twice.`,
 		Example: `  spvfilter privacy analyze --filter @filter1.hex --filter @filter2.hex --universe addresses.txt
   spvfilter privacy analyze --capture capture.jsonl --universe universe.txt --pair-test --json`,
 		Args: cobra.NoArgs,

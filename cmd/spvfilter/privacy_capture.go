@@ -69,7 +69,7 @@ keeps serving the others. It runs until interrupted (Ctrl-C) or for
 	fl.StringVar(&f.upstream, "upstream", "", "full node to relay to (HOST:PORT)")
 	fl.StringVar(&f.network, "network", "mainnet", "mainnet, testnet3, regtest, signet or simnet")
 	fl.StringVar(&f.out, "out", "", "capture file, appended to (- for standard output)")
-	fl.IntVar(&f.maxClients, "max-clients", privacy.DefaultMaxClients, "clients served at once")
+	fl.IntVar(&f.maxClients, "max-clients", privacy.DefaultMaxClients, "clients served at once (0: the default)")
 	fl.DurationVar(&f.duration, "duration", 0, "stop after this long (default: run until interrupted)")
 	for _, name := range []string{"listen", "upstream", "out"} {
 		_ = c.MarkFlagRequired(name)
@@ -81,6 +81,12 @@ func runCapture(ctx context.Context, a *app, f *captureFlags) error {
 	params, err := privacyNetwork(f.network)
 	if err != nil {
 		return err
+	}
+	if f.maxClients < 0 {
+		return badInput("--max-clients %d: must be at least 0 (0: %d)", f.maxClients, privacy.DefaultMaxClients)
+	}
+	if f.duration < 0 {
+		return badInput("--duration %v: must not be negative", f.duration)
 	}
 	var out io.Writer = a.stdout
 	if f.out != "-" {

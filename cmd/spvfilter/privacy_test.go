@@ -72,6 +72,17 @@ func TestPrivacyModelSweepPlotAndMonteCarlo(t *testing.T) {
 	if b, err := os.ReadFile(plot); err != nil || !strings.Contains(string(b), "<svg") {
 		t.Fatalf("plot: %v", err)
 	}
+	// Without --sweep the plot runs along the wallet size, however large
+	// the wallet or small the universe.
+	for _, args := range [][]string{
+		{"--addresses", "20000", "--universe-size", "1000000"},
+		{"--addresses", "20", "--universe-size", "30"},
+	} {
+		args = append([]string{"privacy", "model", "--plot", filepath.Join(dir, "single.png")}, args...)
+		if _, stderr, status := runCLI(t, "", args...); status != exitOK {
+			t.Errorf("%v: status %d: %s", args, status, stderr)
+		}
+	}
 	text, _, status := runCLI(t, "", "privacy", "model", "--sweep", "fprate=0.0001,0.001")
 	if status != exitOK || !strings.Contains(text, "0.0001") || strings.Count(text, "\n") != 3 {
 		t.Errorf("sweep table:\n%s", text)
@@ -120,6 +131,8 @@ func TestPrivacyBadInput(t *testing.T) {
 		{[]string{"privacy", "analyze", "--filter", filterHex, "--universe", universe, "--max-matches", "-1"}, "--max-matches"},
 		{[]string{"privacy", "compare", "--blocks", "0"}, "blocks"},
 		{[]string{"privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:1", "--network", "nonet", "--out", "-"}, "--network"},
+		{[]string{"privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:1", "--network", "regtest", "--out", "-", "--max-clients", "-1"}, "--max-clients"},
+		{[]string{"privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:1", "--network", "regtest", "--out", "-", "--duration", "-1s"}, "--duration"},
 		{[]string{"privacy", "universe", "--peer", "127.0.0.1:1", "--network", "regtest", "--out", "-", "--from", "-1"}, "--from"},
 		{[]string{"demo", "--plot", "x.pdf"}, ".svg or .png"},
 		{[]string{"demo", "--used", "500"}, "used"},

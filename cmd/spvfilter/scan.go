@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -186,7 +187,13 @@ func (a *app) runScan(cmd *cobra.Command, fl *scanFlags) error {
 	var filter *bip37.Filter
 	if fl.mode == "bip37" {
 		// Checked before connecting: a script without data pushes
-		// cannot be put in a Bloom filter.
+		// cannot be put in a Bloom filter. Item by item, to name the
+		// flag as the other watch errors do.
+		for i, s := range scripts {
+			if _, err := peer.NewWatchFilter([][]byte{s}, fl.fpRate, 0); err != nil {
+				return badInput("--watch %d: script %x has no data push a BIP 37 filter can match (--mode bip157 can watch it)", i+1, s)
+			}
+		}
 		if filter, err = peer.NewWatchFilter(scripts, fl.fpRate, fl.tweak); err != nil {
 			return badInput("%v", strings.TrimPrefix(err.Error(), "peer: "))
 		}
@@ -194,15 +201,23 @@ func (a *app) runScan(cmd *cobra.Command, fl *scanFlags) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	// An interrupt ends the scan with "interrupted", not with the bare
+	// context error.
+	interrupted := func(err error) error {
+		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+			return errors.New("scan interrupted")
+		}
+		return err
+	}
 	start := time.Now()
 	p, err := peer.Dial(ctx, peer.Config{Addr: fl.peer, Params: params, Timeout: fl.timeout})
 	if err != nil {
-		return err
+		return interrupted(err)
 	}
 	defer p.Close()
 	chain, err := p.SyncHeaders(ctx)
 	if err != nil {
-		return err
+		return interrupted(err)
 	}
 	to := fl.to
 	if to < 0 {
@@ -224,7 +239,7 @@ func (a *app) runScan(cmd *cobra.Command, fl *scanFlags) error {
 	}
 	finish()
 	if err != nil {
-		return err
+		return interrupted(err)
 	}
 	out := scanJSON{
 		Peer: fl.peer, Network: fl.network, Mode: fl.mode, From: fl.from, To: to,
