@@ -59,6 +59,8 @@ type Step struct {
 	ExpectedFalsePositives float64 `json:"expected_false_positives"`
 	PH1                    float64 `json:"p_h_1"`
 	PHAll                  float64 `json:"p_h_all"`
+	PH1Exact               float64 `json:"p_h_1_exact"`
+	PHAllExact             float64 `json:"p_h_all_exact"`
 }
 
 // ModelResult holds the figures of the analytic model.
@@ -89,6 +91,15 @@ type ModelResult struct {
 	// S by the Gamma function: the probability that N matching addresses
 	// picked at random are exactly the wallet's.
 	PHAll float64 `json:"p_h_all"`
+	// PH1Exact and PHAllExact are the same probabilities averaged over the
+	// distribution of the false-positive count (binomial over the
+	// candidates outside the wallet) instead of taken at its mean S. The
+	// papers' formulas plug in S; the two agree when S is large and part
+	// when it is small: for S = 0.16 and N = 20, P_h(N) is 0.58 at the
+	// mean but 0.86 in expectation, since most attacks then see no false
+	// positive at all.
+	PH1Exact   float64 `json:"p_h_1_exact"`
+	PHAllExact float64 `json:"p_h_all_exact"`
 	// Steps shows the attack after 1, 2, ... Filters filters.
 	Steps []Step `json:"steps"`
 }
@@ -143,18 +154,22 @@ func Evaluate(p ModelParams) (*ModelResult, error) {
 	for b := uint32(1); b <= p.Filters; b++ {
 		pf *= perCandidate
 		s := others * pf
+		ph1Exact, phAllExact := ExpectedPH(n, others, pf)
 		r.Steps = append(r.Steps, Step{
 			Filters:                b,
 			PfCandidate:            pf,
 			ExpectedFalsePositives: s,
 			PH1:                    n / (n + s),
 			PHAll:                  ProbAllReal(n, s),
+			PH1Exact:               ph1Exact,
+			PHAllExact:             phAllExact,
 		})
 	}
 	last := r.Steps[len(r.Steps)-1]
 	r.PfCandidate = last.PfCandidate
 	r.ExpectedFalsePositives = last.ExpectedFalsePositives
 	r.PH1, r.PHAll = last.PH1, last.PHAll
+	r.PH1Exact, r.PHAllExact = last.PH1Exact, last.PHAllExact
 	return r, nil
 }
 
@@ -191,4 +206,34 @@ func ProbAllReal(n, s float64) float64 {
 	b, _ := math.Lgamma(s + 1)
 	c, _ := math.Lgamma(n + s + 1)
 	return math.Exp(a + b - c)
+}
+
+// ExpectedPH returns P_h(1) and P_h(N) averaged over the number of false
+// positives J ~ Binomial(others, pf): E[n/(n+J)] and E[1/C(n+J, n)]. The
+// sum runs over J within 12 standard deviations of its mean (plus a margin
+// for small means), where all but a negligible part of the mass lies.
+func ExpectedPH(n, others, pf float64) (ph1, phAll float64) {
+	if pf <= 0 || others <= 0 {
+		return 1, 1
+	}
+	if pf >= 1 {
+		return n / (n + others), ProbAllReal(n, others)
+	}
+	mean := others * pf
+	sd := math.Sqrt(mean * (1 - pf))
+	lo := math.Max(0, math.Floor(mean-12*sd-10))
+	hi := math.Min(others, math.Ceil(mean+12*sd+10))
+	lgOthers, _ := math.Lgamma(others + 1)
+	logP, log1mP := math.Log(pf), math.Log1p(-pf)
+	var mass float64
+	for j := lo; j <= hi; j++ {
+		a, _ := math.Lgamma(j + 1)
+		b, _ := math.Lgamma(others - j + 1)
+		w := math.Exp(lgOthers - a - b + j*logP + (others-j)*log1mP)
+		mass += w
+		ph1 += w * n / (n + j)
+		phAll += w * ProbAllReal(n, j)
+	}
+	// Renormalise the truncated mass (it differs from 1 by rounding only).
+	return ph1 / mass, phAll / mass
 }

@@ -196,3 +196,52 @@ func TestFalsePositiveRateEdges(t *testing.T) {
 		t.Error("empty filter matches nothing")
 	}
 }
+
+// TestExpectedPH checks the expectations over the false-positive count
+// against exact rational sums over the whole binomial distribution.
+func TestExpectedPH(t *testing.T) {
+	tests := []struct {
+		n, others int64
+		pNum      int64 // pf = pNum/pDen
+		pDen      int64
+	}{
+		{2, 3, 1, 2},
+		{20, 40, 1, 100},
+		{5, 200, 3, 10},
+		{1, 1, 1, 3},
+	}
+	for _, tt := range tests {
+		p := big.NewRat(tt.pNum, tt.pDen)
+		q := new(big.Rat).Sub(big.NewRat(1, 1), p)
+		want1, wantAll := new(big.Rat), new(big.Rat)
+		for j := int64(0); j <= tt.others; j++ {
+			w := new(big.Rat).SetInt(new(big.Int).Binomial(tt.others, j))
+			w.Mul(w, ratPow(p, j))
+			w.Mul(w, ratPow(q, tt.others-j))
+			want1.Add(want1, new(big.Rat).Mul(w, big.NewRat(tt.n, tt.n+j)))
+			all := new(big.Rat).SetFrac(big.NewInt(1), new(big.Int).Binomial(tt.n+j, tt.n))
+			wantAll.Add(wantAll, new(big.Rat).Mul(w, all))
+		}
+		got1, gotAll := ExpectedPH(float64(tt.n), float64(tt.others), float64(tt.pNum)/float64(tt.pDen))
+		w1, _ := want1.Float64()
+		wAll, _ := wantAll.Float64()
+		if !relClose(got1, w1, 1e-9) || !relClose(gotAll, wAll, 1e-9) {
+			t.Errorf("%+v: got %g, %g; want %g, %g", tt, got1, gotAll, w1, wAll)
+		}
+	}
+	// Small S: nearly every attack sees no false positive, so P_h(N) in
+	// expectation is near e^-S, far above the value at the mean.
+	ph1, phAll := ExpectedPH(20, 1e7, 1.56e-8)
+	s := 1e7 * 1.56e-8
+	if !(phAll > math.Exp(-s) && phAll < 1 && phAll > ProbAllReal(20, s)) || !(ph1 > 20/(20+s)) {
+		t.Errorf("S=%g: P_h(1) %g, P_h(N) %g (at the mean %g)", s, ph1, phAll, ProbAllReal(20, s))
+	}
+}
+
+func ratPow(x *big.Rat, e int64) *big.Rat {
+	r := big.NewRat(1, 1)
+	for ; e > 0; e-- {
+		r.Mul(r, x)
+	}
+	return r
+}

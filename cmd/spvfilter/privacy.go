@@ -219,19 +219,22 @@ func printModel(w io.Writer, r *privacy.ModelResult) {
 	tw.Flush()
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "filters\tpf per candidate\texpected false positives S\tP_h(1)\tP_h(N)\t")
+	fmt.Fprintln(tw, "filters\tpf per candidate\texpected false positives S\tP_h(1)\tP_h(N)\tE[P_h(1)]\tE[P_h(N)]\t")
 	for _, st := range r.Steps {
-		fmt.Fprintf(tw, "%d\t%.4g\t%.4g\t%.4f\t%.4g\t\n", st.Filters, st.PfCandidate, st.ExpectedFalsePositives, st.PH1, st.PHAll)
+		fmt.Fprintf(tw, "%d\t%.4g\t%.4g\t%.4f\t%.4g\t%.4f\t%.4g\t\n", st.Filters, st.PfCandidate, st.ExpectedFalsePositives,
+			st.PH1, st.PHAll, st.PH1Exact, st.PHAllExact)
 	}
 	tw.Flush()
+	fmt.Fprintln(w, "P_h at S, as in the papers; E[P_h] averaged over the binomial number of false positives.")
 	fmt.Fprintf(w, "\n%s\n", modelVerdict(r))
 }
 
 func modelVerdict(r *privacy.ModelResult) string {
 	n := r.Params.Addresses
 	return fmt.Sprintf("A node testing %d addresses finds the wallet's %d among about %.3g false positives: "+
-		"a matching address is the wallet's with probability %.1f%%, and all %d picked at random are the wallet's with probability %.3g.",
-		r.Params.UniverseSize, n, r.ExpectedFalsePositives, 100*r.PH1, n, r.PHAll)
+		"a matching address is the wallet's with probability %.1f%%, and all %d picked at random are the wallet's with probability %.3g "+
+		"(%.3g with S plugged into the papers' formula).",
+		r.Params.UniverseSize, n, r.ExpectedFalsePositives, 100*r.PH1Exact, n, r.PHAllExact, r.PHAll)
 }
 
 func printMonteCarlo(w io.Writer, mc *privacy.MonteCarloResult) {
