@@ -37,7 +37,9 @@ const maxClassElems = 255
 // AnalyzeOptions tune Analyze.
 type AnalyzeOptions struct {
 	// PairTest requires both the public key and its HASH160 to match for
-	// a pubkey candidate, instead of either.
+	// a pubkey candidate, instead of either. A key line marked as the pair
+	// of an address (see Candidate.PairAddress) counts as that address,
+	// so the pair test replaces the address's hash-only test.
 	PairTest bool
 	// Workers is the number of parsing goroutines; 0 picks GOMAXPROCS
 	// (at most 4), and more than MaxAnalyzeWorkers count as that many
@@ -85,9 +87,13 @@ type IntersectionStep struct {
 
 // MatchedCandidate is a candidate that matched every filter.
 type MatchedCandidate struct {
-	Line      int           `json:"line"`
+	Line int `json:"line"`
+	// Candidate is the universe line as given, without its comment; for a
+	// public key marked as an address's pair, the address (the first
+	// "listed" one, else the "pair" one), with the key in PubKey.
 	Candidate string        `json:"candidate"`
 	Kind      CandidateKind `json:"kind"`
+	PubKey    string        `json:"pubkey,omitempty"`
 	// PairTested is true when both elements of a pubkey/pubkey-hash pair
 	// matched every filter.
 	PairTested bool `json:"pair_tested"`
@@ -100,11 +106,18 @@ type MatchedCandidate struct {
 
 // Report is the result of Analyze.
 type Report struct {
-	UniverseSize uint64             `json:"universe_size"`
-	PairTest     bool               `json:"pair_test"`
-	Filters      []FilterReport     `json:"filters"`
-	Intersection []IntersectionStep `json:"intersection"`
-	MatchedCount uint64             `json:"matched_count"`
+	// UniverseSize counts the candidates: the universe's candidate lines
+	// less the address lines that a marked key line takes over.
+	UniverseSize uint64 `json:"universe_size"`
+	// Pairs counts the key lines marked as an address's pair, each
+	// counted as that address; MergedAddressLines the address lines
+	// they took over (named in their "listed" fields).
+	Pairs              uint64             `json:"pairs"`
+	MergedAddressLines uint64             `json:"merged_address_lines"`
+	PairTest           bool               `json:"pair_test"`
+	Filters            []FilterReport     `json:"filters"`
+	Intersection       []IntersectionStep `json:"intersection"`
+	MatchedCount       uint64             `json:"matched_count"`
 	// ExpectedFalsePositives is the expected number of candidates that
 	// match every filter by chance: the sum over candidates of their
 	// false-positive rates, |universe| × FPR for candidates of one element.
@@ -163,13 +176,28 @@ type workerState struct {
 	classes [maxClassElems + 1]uint64
 	matches []MatchedCandidate
 	classOf []int // class of each match
-	_       [64]byte
+	// What the address lines that marked key lines take over added to
+	// the counts above, to be taken back out: each such line was counted
+	// as a one-element candidate matching the filters of its key's hash.
+	undoDepth [MaxAnalyzeFilters + 1]uint64
+	undoAlone [MaxAnalyzeFilters]uint64
+	undoLines uint64   // each also one of classes[1]
+	delist    []string // those of them that matched every filter
+	pairs     uint64
+	_         [64]byte
 }
 
 // Analyze tests every candidate of universe (see CandidateParser.Parse for
 // its line format) against filters, as a node that received them would,
 // and reports what it learns. The universe is read as a stream in constant
 // memory (only the matches are kept, at most opts.MaxMatches of them).
+//
+// A public key line marked "# pair ADDRESS" counts as that address, tested
+// by the key and its hash (both under the pair test), and the address lines
+// it names in "listed" fields are taken out of every count, so that an
+// address and its key count once. Nothing is looked up across lines (that
+// would need memory growing with the universe): an address and its key on
+// two lines without these markers count as two candidates.
 func Analyze(filters []*bip37.Filter, universe io.Reader, opts AnalyzeOptions) (*Report, error) {
 	if len(filters) == 0 {
 		return nil, ErrNoFilters
@@ -204,10 +232,14 @@ func Analyze(filters []*bip37.Filter, universe io.Reader, opts AnalyzeOptions) (
 		return func(line int, c *Candidate) error {
 			pair := opts.PairTest && c.Pair()
 			var mask uint64
-			for i, m := range matchers {
-				if matchCandidate(m, c, pair) {
-					mask |= 1 << i
-					st.alone[i]++
+			if c.PairAddress != nil {
+				mask = st.markedPair(matchers, c, pair, full)
+			} else {
+				for i, m := range matchers {
+					if matchCandidate(m, c, pair) {
+						mask |= 1 << i
+						st.alone[i]++
+					}
 				}
 			}
 			cls := min(len(c.Elems), maxClassElems)
@@ -221,9 +253,14 @@ func Analyze(filters []*bip37.Filter, universe io.Reader, opts AnalyzeOptions) (
 					truncated.Store(true)
 					return nil
 				}
-				st.matches = append(st.matches, MatchedCandidate{
-					Line: line, Candidate: string(c.Text), Kind: c.Kind, PairTested: pair,
-				})
+				m := MatchedCandidate{Line: line, Candidate: string(c.Text), Kind: c.Kind, PairTested: pair}
+				if c.PairAddress != nil {
+					m.Kind, m.PubKey, m.Candidate = KindAddress, m.Candidate, string(c.PairAddress)
+					if len(c.Listed) > 0 {
+						m.Candidate = string(c.Listed[0])
+					}
+				}
+				st.matches = append(st.matches, m)
 				st.classOf = append(st.classOf, cls)
 			}
 			return nil
@@ -234,24 +271,58 @@ func Analyze(filters []*bip37.Filter, universe io.Reader, opts AnalyzeOptions) (
 		return nil, err
 	}
 
-	r := &Report{UniverseSize: total, PairTest: opts.PairTest, MatchedTruncated: truncated.Load(),
+	r := &Report{PairTest: opts.PairTest, MatchedTruncated: truncated.Load(),
 		Matched: []MatchedCandidate{}} // [] rather than null in JSON
 	var depth = make([]uint64, nf+1)
 	var alone = make([]uint64, nf)
 	var classes [maxClassElems + 1]uint64
 	var classOf []int
+	var undoDepth [MaxAnalyzeFilters + 1]uint64
+	var undoAlone [MaxAnalyzeFilters]uint64
+	delist := map[string]int{}
 	for _, st := range states {
 		for j := range depth {
 			depth[j] += st.depth[j]
+			undoDepth[j] += st.undoDepth[j]
 		}
 		for j := range alone {
 			alone[j] += st.alone[j]
+			undoAlone[j] += st.undoAlone[j]
 		}
 		for j := range classes {
 			classes[j] += st.classes[j]
 		}
 		r.Matched = append(r.Matched, st.matches...)
 		classOf = append(classOf, st.classOf...)
+		r.Pairs += st.pairs
+		r.MergedAddressLines += st.undoLines
+		for _, a := range st.delist {
+			delist[a]++
+		}
+	}
+	// Take the address lines that marked key lines took over back out.
+	// The counts cannot go below zero even for a universe whose "listed"
+	// fields name lines it lacks.
+	sub := func(x *uint64, y uint64) { *x -= min(*x, y) }
+	for j := range depth {
+		sub(&depth[j], undoDepth[j])
+	}
+	for j := range alone {
+		sub(&alone[j], undoAlone[j])
+	}
+	sub(&classes[1], r.MergedAddressLines)
+	sub(&total, r.MergedAddressLines)
+	r.UniverseSize = total
+	if len(delist) > 0 {
+		kept, keptClass := r.Matched[:0], classOf[:0]
+		for i, m := range r.Matched {
+			if m.Kind == KindAddress && m.PubKey == "" && delist[m.Candidate] > 0 {
+				delist[m.Candidate]--
+				continue
+			}
+			kept, keptClass = append(kept, m), append(keptClass, classOf[i])
+		}
+		r.Matched, classOf = kept, keptClass
 	}
 	for i, f := range filters {
 		size, set, dens, fpr, est := filterRate(f)
@@ -371,6 +442,47 @@ func (j *jointRates) classRate(cls int) float64 {
 		p *= classRate(cls, f)
 	}
 	return p
+}
+
+// markedPair tests a key line marked as the pair of an address: the
+// address's single candidate, tested by the key and its hash (both under
+// the pair test, else either). It records in st what each address line
+// the key line takes over added to the counts: those lines were counted
+// as one-element candidates matching where the key's hash matches. Memory
+// stays constant: a line names what it takes over, nothing is looked up.
+func (st *workerState) markedPair(matchers []*bip37.Filter, c *Candidate, pair bool, full uint64) uint64 {
+	var keyMask, hashMask uint64
+	for i, m := range matchers {
+		if m.Contains(c.Elems[0]) {
+			keyMask |= 1 << i
+		}
+		if m.Contains(c.Elems[1]) {
+			hashMask |= 1 << i
+		}
+	}
+	mask := keyMask | hashMask
+	if pair {
+		mask = keyMask & hashMask
+	}
+	for i := range matchers {
+		if mask&(1<<i) != 0 {
+			st.alone[i]++
+		}
+	}
+	st.pairs++
+	for _, a := range c.Listed {
+		st.undoLines++
+		st.undoDepth[bits.TrailingZeros64(^hashMask)]++
+		for i := range matchers {
+			if hashMask&(1<<i) != 0 {
+				st.undoAlone[i]++
+			}
+		}
+		if hashMask == full {
+			st.delist = append(st.delist, string(a))
+		}
+	}
+	return mask
 }
 
 // matchCandidate tests a candidate against one filter: every element of a

@@ -75,6 +75,17 @@ type Candidate struct {
 	// Elems are the byte strings tested against a filter. For KindPubKey
 	// they are the key and its HASH160: the pubkey/pubkey-hash pair.
 	Elems [][]byte
+	// PairAddress is set for a public key whose line carries the marker
+	// "# pair ADDRESS" (as "privacy universe" writes it), ADDRESS being an
+	// address of the key's HASH160: the line then stands for that
+	// address, whose public key is known, and Analyze counts it as the
+	// address, tested by the key and its hash.
+	PairAddress []byte
+	// Listed are the addresses a marked key line names in "listed
+	// ADDRESS" fields of its comment: lines elsewhere in the universe for
+	// the same HASH160, which the key line takes over, so that Analyze
+	// counts the address and its key once.
+	Listed [][]byte
 }
 
 // Pair reports whether the candidate is a pubkey/pubkey-hash pair, to which
@@ -84,12 +95,13 @@ func (c *Candidate) Pair() bool { return c.Kind == KindPubKey }
 // CandidateParser parses universe lines without allocating for the common
 // forms. The zero value is ready to use; it is not safe for concurrent use.
 type CandidateParser struct {
-	c     Candidate
-	buf   []byte
-	hash  [20]byte
-	b58   [25]byte
-	prog  [40]byte
-	elems [][]byte
+	c      Candidate
+	buf    []byte
+	hash   [20]byte
+	b58    [25]byte
+	prog   [40]byte
+	elems  [][]byte
+	listed [][]byte
 }
 
 // Parse reads one universe line. A line is a candidate, optionally followed
@@ -102,7 +114,10 @@ type CandidateParser struct {
 //   - bech32/bech32m segwit addresses (P2WPKH, P2WSH, P2TR, any network),
 //     tested by the witness program;
 //   - hex of a 33-byte (02/03) or 65-byte (04/06/07) public key, tested
-//     with its HASH160;
+//     with its HASH160; its comment may mark the pair as "# pair ADDRESS"
+//     and name the lines of the same hash it takes over as "listed
+//     ADDRESS", fields separated by commas (see Candidate.PairAddress);
+//     the addresses must be of the key's HASH160;
 //   - hex of a 20- or 32-byte hash;
 //   - hex of a script, tested by each of its data pushes.
 //
@@ -118,6 +133,7 @@ func (p *CandidateParser) Parse(line []byte) (*Candidate, error) {
 		}
 		p.c.Kind = KindHash
 		p.c.Text = line
+		p.c.PairAddress, p.c.Listed = nil, nil
 		return &p.c, nil
 	}
 	text := bytes.TrimSpace(line)
@@ -127,12 +143,13 @@ func (p *CandidateParser) Parse(line []byte) (*Candidate, error) {
 	if len(line) > MaxCandidateLine {
 		return nil, fmt.Errorf("%w: line longer than %d bytes", ErrBadCandidate, MaxCandidateLine)
 	}
+	var comment []byte
 	if i := indexSpaceOrHash(text); i >= 0 {
 		rest := bytes.TrimLeft(text[i:], " \t")
 		if len(rest) > 0 && rest[0] != '#' {
 			return nil, fmt.Errorf("%w: %q: more than one field (comments start with #)", ErrBadCandidate, shorten(text))
 		}
-		text = text[:i]
+		text, comment = text[:i], rest
 	}
 	c := Candidate{Text: text}
 	p.elems = p.elems[:0]
@@ -164,8 +181,14 @@ func (p *CandidateParser) Parse(line []byte) (*Candidate, error) {
 			return &p.c, nil
 		case isPubKey(b):
 			c.Kind = KindPubKey
-			p.elems = append(p.elems, b, btcutil.Hash160(b))
+			h := btcutil.Hash160(b)
+			p.elems = append(p.elems, b, h)
 			c.Elems = p.elems
+			if len(comment) > 0 {
+				if err := p.pairMarker(&c, comment, h); err != nil {
+					return nil, err
+				}
+			}
 			p.c = c
 			return &p.c, nil
 		}
@@ -205,6 +228,63 @@ func (p *CandidateParser) Parse(line []byte) (*Candidate, error) {
 		return &p.c, nil
 	}
 	return nil, fmt.Errorf("%w: %q is neither an address nor hex", ErrBadCandidate, shorten(text))
+}
+
+// pairMarker reads the "pair ADDRESS" and "listed ADDRESS" fields of a
+// public key's comment (fields are separated by commas; others are
+// ignored) into c, checking that each address is of the key's hash h.
+func (p *CandidateParser) pairMarker(c *Candidate, comment, h []byte) error {
+	p.listed = p.listed[:0]
+	rest := comment[1:] // after '#'
+	for len(rest) > 0 {
+		field := rest
+		if i := bytes.IndexByte(rest, ','); i >= 0 {
+			field, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = nil
+		}
+		field = bytes.TrimSpace(field)
+		var addr []byte
+		listed := false
+		switch {
+		case bytes.HasPrefix(field, []byte("pair ")):
+			addr = bytes.TrimSpace(field[len("pair "):])
+		case bytes.HasPrefix(field, []byte("listed ")):
+			addr = bytes.TrimSpace(field[len("listed "):])
+			listed = true
+		default:
+			continue
+		}
+		if !p.addressOfHash(addr, h) {
+			return fmt.Errorf("%w: %q: %q is not an address of the key's HASH160", ErrBadCandidate, shorten(c.Text), shorten(addr))
+		}
+		if listed {
+			p.listed = append(p.listed, addr)
+		} else if c.PairAddress == nil {
+			c.PairAddress = addr
+		}
+	}
+	if len(p.listed) > 0 {
+		if c.PairAddress == nil {
+			return fmt.Errorf("%w: %q: \"listed\" without \"pair ADDRESS\"", ErrBadCandidate, shorten(c.Text))
+		}
+		c.Listed = p.listed
+	}
+	return nil
+}
+
+// addressOfHash reports whether addr is a base58 address or a segwit
+// address whose 20-byte payload or program is h.
+func (p *CandidateParser) addressOfHash(addr, h []byte) bool {
+	var b58 [25]byte
+	if decodeBase58Check25(addr, &b58) {
+		return bytes.Equal(b58[1:21], h)
+	}
+	var prog [40]byte
+	if pr, ok := decodeSegwit(addr, &prog); ok {
+		return bytes.Equal(pr, h)
+	}
+	return false
 }
 
 // indexSpaceOrHash is bytes.IndexAny(b, " \t#"), faster for short lines.

@@ -19,6 +19,8 @@ func FuzzParseCandidate(f *testing.F) {
 		"0279be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798",
 		"76a914751e76e8199196d454941c45d1b3a323f1433bd688ac", "4c", "4dffff", "00 11", "zz\t#", "\r\n",
 		"1863143c14c5166804bd19203356da136c985678cd4d27a1b8c6329604903262",
+		"0279be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798 # pair 1BgGZ9tcN4rm9KBzDn7KprQz87SZ26SAMH, listed bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4, height 1",
+		"0279be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798 # listed 1BgGZ9tcN4rm9KBzDn7KprQz87SZ26SAMH,,pair",
 	} {
 		f.Add([]byte(s))
 	}
@@ -55,6 +57,10 @@ func FuzzParseCandidate(f *testing.F) {
 		}
 		if c.Kind == KindPubKey && (len(c.Elems) != 2 || len(c.Elems[1]) != 20) {
 			t.Fatalf("pubkey without its hash: %+v", c)
+		}
+		if c.PairAddress != nil && (c.Kind != KindPubKey || !bytes.Contains(line, c.PairAddress)) ||
+			c.Listed != nil && c.PairAddress == nil {
+			t.Fatalf("pair marker %q read as %+v", line, c)
 		}
 		for _, e := range c.Elems {
 			if len(e) == 0 {

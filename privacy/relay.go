@@ -2,6 +2,7 @@ package privacy
 
 import (
 	"bytes"
+	"container/list"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -27,6 +28,13 @@ const (
 	frameHeaderSize = 24
 	// DefaultMaxClients bounds the connections a relay serves at once.
 	DefaultMaxClients = 64
+	// DefaultHandshakeTimeout is how long a client has, from its
+	// connection, to send a complete version message.
+	DefaultHandshakeTimeout = 10 * time.Second
+	// DefaultIdleTimeout is how long a connection may pass no message in
+	// either direction. Nodes ping every two minutes, so a live
+	// connection never stays idle that long.
+	DefaultIdleTimeout = 10 * time.Minute
 )
 
 // RelayConfig configures a capturing relay.
@@ -43,8 +51,19 @@ type RelayConfig struct {
 	Log io.Writer
 	// DialTimeout bounds the connection to the upstream node (default 10s).
 	DialTimeout time.Duration
-	// MaxClients bounds the clients served at once (default 64).
+	// MaxClients bounds the clients served at once (default 64). When
+	// every slot is taken, a new client takes the slot of the oldest
+	// client that has not yet sent its version message, if any, so that
+	// silent connections cannot keep real clients out.
 	MaxClients int
+	// HandshakeTimeout is how long a client has, from its connection, to
+	// send its version message before it is dropped (0: the default of
+	// 10s; negative: no limit).
+	HandshakeTimeout time.Duration
+	// IdleTimeout drops a connection that passes no message in either
+	// direction for this long, and bounds the time one message may take
+	// to be written (0: the default of 10m; negative: no limit).
+	IdleTimeout time.Duration
 }
 
 // RelayStats counts what a relay did.
@@ -52,6 +71,13 @@ type RelayStats struct {
 	Clients  int64 `json:"clients"`
 	Records  int64 `json:"records"`
 	Rejected int64 `json:"rejected"` // connections closed for bad frames
+	// HandshakeTimeouts counts clients dropped for not sending their
+	// version message in time, IdleTimeouts connections dropped for
+	// silence, and Evicted clients without a version message whose slot
+	// a new client took.
+	HandshakeTimeouts int64 `json:"handshake_timeouts"`
+	IdleTimeouts      int64 `json:"idle_timeouts"`
+	Evicted           int64 `json:"evicted"`
 }
 
 // Relay passes every message between light clients and a full node, makes
@@ -63,11 +89,25 @@ type Relay struct {
 	mu       sync.Mutex // guards Out
 	wg       sync.WaitGroup
 	conns    sync.Map // net.Conn -> struct{}
-	active   atomic.Int64
 	clients  atomic.Int64
 	records  atomic.Int64
 	rejected atomic.Int64
+	hsTO     atomic.Int64
+	idleTO   atomic.Int64
+	evicted  atomic.Int64
 	closed   atomic.Bool
+
+	slotMu  sync.Mutex
+	active  int        // slots taken
+	pending *list.List // of *slot, clients without a version yet, oldest first
+}
+
+// slot is one client's place among the MaxClients.
+type slot struct {
+	conn     net.Conn
+	pending  *list.Element // in Relay.pending until the version arrives
+	released bool          // the slot was given back (or handed on)
+	evicted  bool
 }
 
 // NewRelay starts listening; call Serve to accept clients.
@@ -81,11 +121,17 @@ func NewRelay(cfg RelayConfig) (*Relay, error) {
 	if cfg.MaxClients <= 0 {
 		cfg.MaxClients = DefaultMaxClients
 	}
+	if cfg.HandshakeTimeout == 0 {
+		cfg.HandshakeTimeout = DefaultHandshakeTimeout
+	}
+	if cfg.IdleTimeout == 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return nil, fmt.Errorf("relay: %w", err)
 	}
-	return &Relay{cfg: cfg, ln: ln}, nil
+	return &Relay{cfg: cfg, ln: ln, pending: list.New()}, nil
 }
 
 // Addr is the address the relay listens on.
@@ -93,7 +139,8 @@ func (r *Relay) Addr() net.Addr { return r.ln.Addr() }
 
 // Stats returns the relay's counters.
 func (r *Relay) Stats() RelayStats {
-	return RelayStats{Clients: r.clients.Load(), Records: r.records.Load(), Rejected: r.rejected.Load()}
+	return RelayStats{Clients: r.clients.Load(), Records: r.records.Load(), Rejected: r.rejected.Load(),
+		HandshakeTimeouts: r.hsTO.Load(), IdleTimeouts: r.idleTO.Load(), Evicted: r.evicted.Load()}
 }
 
 // Serve accepts clients until ctx ends or Close is called, then closes every
@@ -116,20 +163,78 @@ func (r *Relay) Serve(ctx context.Context) error {
 			r.wg.Wait()
 			return fmt.Errorf("relay: accept: %w", err)
 		}
-		if r.active.Load() >= int64(r.cfg.MaxClients) {
+		s := r.acquire(c)
+		if s == nil {
 			r.logf("%s: refused, %d clients already", c.RemoteAddr(), r.cfg.MaxClients)
 			c.Close()
 			continue
 		}
-		r.active.Add(1)
 		r.clients.Add(1)
 		r.wg.Add(1)
 		go func() {
 			defer r.wg.Done()
-			defer r.active.Add(-1)
-			r.serveClient(c)
+			defer r.release(s)
+			r.serveClient(s)
 		}()
 	}
+}
+
+// acquire gives c a slot: a free one, or else the slot of the oldest client
+// still without a version message, which is disconnected. It returns nil if
+// every slot is held by a client past its version message.
+func (r *Relay) acquire(c net.Conn) *slot {
+	r.slotMu.Lock()
+	defer r.slotMu.Unlock()
+	s := &slot{conn: c}
+	if r.active < r.cfg.MaxClients {
+		r.active++
+		s.pending = r.pending.PushBack(s)
+		return s
+	}
+	front := r.pending.Front()
+	if front == nil {
+		return nil
+	}
+	old := r.pending.Remove(front).(*slot)
+	old.pending = nil
+	old.released = true // its slot passes to s: active is unchanged
+	old.evicted = true
+	old.conn.Close()
+	r.evicted.Add(1)
+	s.pending = r.pending.PushBack(s)
+	return s
+}
+
+// handshaken marks s past its version message, so that it keeps its slot;
+// it reports false if s was evicted meanwhile.
+func (r *Relay) handshaken(s *slot) bool {
+	r.slotMu.Lock()
+	defer r.slotMu.Unlock()
+	if s.pending != nil {
+		r.pending.Remove(s.pending)
+		s.pending = nil
+	}
+	return !s.released
+}
+
+// release gives s's slot back, unless it was handed on already.
+func (r *Relay) release(s *slot) {
+	r.slotMu.Lock()
+	defer r.slotMu.Unlock()
+	if s.pending != nil {
+		r.pending.Remove(s.pending)
+		s.pending = nil
+	}
+	if !s.released {
+		s.released = true
+		r.active--
+	}
+}
+
+func (r *Relay) isEvicted(s *slot) bool {
+	r.slotMu.Lock()
+	defer r.slotMu.Unlock()
+	return s.evicted
 }
 
 // Close stops the listener and every connection.
@@ -161,11 +266,31 @@ func (r *Relay) track(c net.Conn) {
 	}
 }
 
-func (r *Relay) serveClient(client net.Conn) {
+// conn is the state one client's two pumps share.
+type conn struct {
+	slot    *slot
+	who     string
+	last    atomic.Int64 // time of the last message either way, Unix ns
+	version atomic.Bool  // the client's version message arrived
+}
+
+func (c *conn) touch() { c.last.Store(time.Now().UnixNano()) }
+
+// errEvicted ends a client whose slot a newer client took.
+var errEvicted = errors.New("slot taken by a new client before the version message")
+
+func (r *Relay) serveClient(s *slot) {
+	client := s.conn
 	r.track(client)
 	defer r.conns.Delete(client)
 	defer client.Close()
-	who := client.RemoteAddr().String()
+	cs := &conn{slot: s, who: client.RemoteAddr().String()}
+	cs.touch()
+	who := cs.who
+	if r.cfg.HandshakeTimeout > 0 {
+		// Cleared when the version message is complete.
+		client.SetReadDeadline(time.Now().Add(r.cfg.HandshakeTimeout))
+	}
 	d := net.Dialer{Timeout: r.cfg.DialTimeout}
 	up, err := d.Dial("tcp", r.cfg.Upstream)
 	if err != nil {
@@ -177,22 +302,58 @@ func (r *Relay) serveClient(client net.Conn) {
 	defer up.Close()
 	r.logf("%s: connected, relaying to %s", who, r.cfg.Upstream)
 
+	done := make(chan struct{})
+	defer close(done)
+	var idle atomic.Bool
+	if r.cfg.IdleTimeout > 0 {
+		go func() {
+			t := time.NewTimer(r.cfg.IdleTimeout)
+			defer t.Stop()
+			for {
+				select {
+				case <-done:
+					return
+				case <-t.C:
+					since := time.Since(time.Unix(0, cs.last.Load()))
+					if since >= r.cfg.IdleTimeout {
+						idle.Store(true)
+						client.Close()
+						up.Close()
+						return
+					}
+					t.Reset(r.cfg.IdleTimeout - since)
+				}
+			}
+		}()
+	}
+
 	errc := make(chan error, 2)
-	go func() { errc <- r.pump(client, up, who, true) }()
-	go func() { errc <- r.pump(up, client, who, false) }()
+	go func() { errc <- r.pump(client, up, cs, true) }()
+	go func() { errc <- r.pump(up, client, cs, false) }()
 	err = <-errc
 	client.Close()
 	up.Close()
 	<-errc
-	if errors.Is(err, ErrBadFrame) {
+	var ne net.Error
+	timeout := errors.As(err, &ne) && ne.Timeout()
+	switch {
+	case errors.Is(err, ErrBadFrame):
 		r.rejected.Add(1)
+	case idle.Load() || timeout && cs.version.Load():
+		r.idleTO.Add(1)
+		err = fmt.Errorf("no message either way for %v, dropped", r.cfg.IdleTimeout)
+	case timeout:
+		r.hsTO.Add(1)
+		err = fmt.Errorf("no version message within %v, dropped", r.cfg.HandshakeTimeout)
+	case r.isEvicted(s):
+		err = errEvicted
 	}
 	r.logf("%s: closed: %v", who, err)
 }
 
 // pump copies frames from src to dst. Frames from the client are recorded;
 // the upstream's version message is patched to offer NODE_BLOOM.
-func (r *Relay) pump(src, dst net.Conn, who string, fromClient bool) error {
+func (r *Relay) pump(src, dst net.Conn, cs *conn, fromClient bool) error {
 	var hdr [frameHeaderSize]byte
 	var payload bytes.Buffer
 	for {
@@ -203,10 +364,18 @@ func (r *Relay) pump(src, dst net.Conn, who string, fromClient bool) error {
 			}
 			return err
 		}
+		cs.touch()
 		body := payload.Bytes()
 		if fromClient {
-			if rec, ok, err := clientRecord(cmd, body, who, time.Now()); err != nil {
-				r.logf("%s: %s not recorded: %v", who, cmd, err)
+			if cmd == wire.CmdVersion && !cs.version.Load() {
+				cs.version.Store(true)
+				src.SetReadDeadline(time.Time{})
+				if !r.handshaken(cs.slot) {
+					return errEvicted
+				}
+			}
+			if rec, ok, err := clientRecord(cmd, body, cs.who, time.Now()); err != nil {
+				r.logf("%s: %s not recorded: %v", cs.who, cmd, err)
 			} else if ok {
 				if err := r.write(rec); err != nil {
 					return err
@@ -214,6 +383,10 @@ func (r *Relay) pump(src, dst net.Conn, who string, fromClient bool) error {
 			}
 		} else if cmd == wire.CmdVersion {
 			patchVersionServices(&hdr, body)
+		}
+		if r.cfg.IdleTimeout > 0 {
+			// A peer that stops reading must not hold the slot.
+			dst.SetWriteDeadline(time.Now().Add(r.cfg.IdleTimeout))
 		}
 		if _, err := dst.Write(hdr[:]); err != nil {
 			return err

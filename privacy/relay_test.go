@@ -110,6 +110,18 @@ func (n *fakeNode) exchangesWith(want []byte) int {
 	return k
 }
 
+// receivedContains reports whether any connection delivered b.
+func (n *fakeNode) receivedContains(b []byte) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, got := range n.received {
+		if bytes.Contains(got, b) {
+			return true
+		}
+	}
+	return false
+}
+
 func startRelay(t *testing.T, upstream string, out io.Writer) *Relay {
 	r, err := NewRelay(RelayConfig{Listen: "127.0.0.1:0", Upstream: upstream, Net: wire.TestNet, Out: out})
 	if err != nil {

@@ -20,6 +20,9 @@ type UniverseStats struct {
 	PubKeys   int `json:"pubkeys"` // each a pubkey/pubkey-hash pair
 	Scripts   int `json:"scripts"`
 	Lines     int `json:"lines"`
+	// Listed counts the address lines that a later key line takes over
+	// (see UniverseWriter): the universe holds Lines-Listed candidates.
+	Listed int `json:"listed"`
 }
 
 // UniverseWriter writes the candidates found in blocks as universe lines,
@@ -29,7 +32,11 @@ type UniverseStats struct {
 //     P2WSH, P2TR), with "# height" as a comment;
 //   - the hex of every public key seen in a P2PK or multisig output, an
 //     input script or a witness, with "# pair <P2PKH address>": the line
-//     tests the key and its HASH160, the pubkey/pubkey-hash pair;
+//     stands for the addresses of the key's HASH160 (P2PKH and P2WPKH),
+//     tested by the key and its hash, the pubkey/pubkey-hash pair. Those
+//     of these addresses already written on their own line are named in
+//     "listed <address>" fields, so that the analyzer counts them and the
+//     key once; those not yet written are not written later;
 //   - the hex of non-standard output scripts and of redeem and witness
 //     scripts, tested by their data pushes.
 //
@@ -84,11 +91,32 @@ func (u *UniverseWriter) emit(candidate, comment string, count *int) {
 }
 
 func (u *UniverseWriter) pubKey(pk []byte, height int32) {
-	a, err := btcutil.NewAddressPubKeyHash(btcutil.Hash160(pk), u.params)
+	key := hex.EncodeToString(pk)
+	if _, dup := u.seen[key]; dup || u.err != nil {
+		return
+	}
+	h := btcutil.Hash160(pk)
+	a, err := btcutil.NewAddressPubKeyHash(h, u.params)
 	if err != nil {
 		return
 	}
-	u.emit(hex.EncodeToString(pk), fmt.Sprintf("pair %s, height %d", a.EncodeAddress(), height), &u.stats.PubKeys)
+	comment := "pair " + a.EncodeAddress()
+	// The addresses of the key's hash: those already written are named
+	// as "listed", the others are marked seen, so that the key's line
+	// stands for all of them and the analyzer counts them once.
+	same := []string{a.EncodeAddress()}
+	if w, err := btcutil.NewAddressWitnessPubKeyHash(h, u.params); err == nil {
+		same = append(same, w.EncodeAddress())
+	}
+	for _, s := range same {
+		if _, ok := u.seen[s]; ok {
+			comment += ", listed " + s
+			u.stats.Listed++
+		} else {
+			u.seen[s] = struct{}{}
+		}
+	}
+	u.emit(key, fmt.Sprintf("%s, height %d", comment, height), &u.stats.PubKeys)
 }
 
 // script emits the public keys among a script's pushes, or else the

@@ -73,18 +73,54 @@ func TestUniverseWriter(t *testing.T) {
 	if strings.Contains(text, "hello") || strings.Contains(text, "68656c6c6f") {
 		t.Errorf("OP_RETURN data written")
 	}
+	// Keys 0 and 1 take over the address lines written before them, in
+	// "listed" fields; the others' addresses are only in their "pair".
+	p2pkh1, _ := btcutil.NewAddressPubKeyHash(w.Hashes[1], params)
+	for _, want := range []string{
+		hexOf(k[0]) + " # pair " + p2pkh.EncodeAddress() + ", listed " + p2pkh.EncodeAddress() + ", height 7\n",
+		hexOf(k[1]) + " # pair " + p2pkh1.EncodeAddress() + ", listed " + p2wpkh.EncodeAddress() + ", height 7\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("universe lacks %q:\n%s", want, text)
+		}
+	}
 	st := uw.Stats()
-	if st.Addresses != 3 || st.PubKeys != 5 || st.Lines != st.Addresses+st.PubKeys+st.Scripts {
+	if st.Addresses != 3 || st.PubKeys != 5 || st.Listed != 2 || st.Lines != st.Addresses+st.PubKeys+st.Scripts {
 		t.Errorf("stats %+v", st)
 	}
-	// Every line is a valid candidate, and a wallet filter of the keys
-	// matches the wallet's lines.
-	f := w.Filter(0.0001, 0, 1)
-	r, err := Analyze([]*bip37.Filter{f}, strings.NewReader(text), AnalyzeOptions{})
-	if err != nil {
+	// A later output to a key's address adds no line: the key's line
+	// stands for it.
+	later := wire.NewMsgTx(2)
+	later.AddTxIn(&wire.TxIn{PreviousOutPoint: wire.OutPoint{Index: 9}})
+	pkK3, _ := btcutil.NewAddressPubKeyHash(w.Hashes[3], params)
+	pkK3Script, _ := txscript.PayToAddrScript(pkK3)
+	later.AddTxOut(wire.NewTxOut(1, pkK3Script))
+	if err := uw.AddBlock(8, &wire.MsgBlock{Transactions: []*wire.MsgTx{coinbase, later}}); err != nil {
 		t.Fatal(err)
 	}
-	if r.UniverseSize != uint64(st.Lines) || r.MatchedCount < 7 {
-		t.Errorf("universe %d lines, %d matched:\n%s", r.UniverseSize, r.MatchedCount, text)
+	if uw.Stats().Lines != st.Lines {
+		t.Errorf("a key's address written after its key: %+v", uw.Stats())
+	}
+
+	// Every line is a valid candidate, and a wallet filter of the keys
+	// matches the wallet's candidates, each once: the five keys, as the
+	// addresses they stand for (the P2TR output key is x-only, not in
+	// the filter).
+	f := w.Filter(0.0001, 0, 1)
+	for _, pair := range []bool{false, true} {
+		r, err := Analyze([]*bip37.Filter{f}, strings.NewReader(text), AnalyzeOptions{PairTest: pair})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.UniverseSize != uint64(st.Lines-st.Listed) || r.MatchedCount != 5 || len(r.Matched) != 5 ||
+			r.Pairs != 5 || r.MergedAddressLines != 2 {
+			t.Errorf("pair test %v: universe %d (lines %d), %d matched, %d pairs, %d merged:\n%s\n%+v",
+				pair, r.UniverseSize, st.Lines, r.MatchedCount, r.Pairs, r.MergedAddressLines, text, r.Matched)
+		}
+		for _, m := range r.Matched {
+			if m.Kind != KindAddress || m.PubKey == "" || m.PairTested != pair {
+				t.Errorf("match %+v, want an address with its key", m)
+			}
+		}
 	}
 }

@@ -302,7 +302,7 @@ Example:
 			w := a.stdout
 			fmt.Fprintf(w, "items (N):            %d\n", s.N)
 			fmt.Fprintf(w, "parameters:           P=%d M=%d\n", s.P, s.M)
-			fmt.Fprintf(w, "size:                 %d bytes (%d of Golomb-Rice stream)\n", s.Bytes, s.StreamBytes)
+			fmt.Fprintf(w, "size:                 %s (%d of Golomb-Rice stream)\n", plural(s.Bytes, "byte"), s.StreamBytes)
 			if s.N > 0 {
 				fmt.Fprintf(w, "bits per item:        %.2f (minimum log2(M) = %.2f)\n", s.BitsPerElement, s.MinBitsPerElement)
 			} else {
@@ -316,4 +316,12 @@ Example:
 	c.Flags().StringVar(&filterArg, "filter", "", "basic filter as hex, @FILE or - (required)")
 	_ = c.MarkFlagRequired("filter")
 	return c
+}
+
+// plural formats a count with its noun: "1 byte", "28 bytes".
+func plural[T ~int | ~uint32 | ~uint64](n T, noun string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

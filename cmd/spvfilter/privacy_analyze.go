@@ -49,7 +49,14 @@ a base58 or bech32 address of any standard type and network (P2PKH, P2SH,
 P2WPKH, P2WSH, P2TR: tested by the hash or program a wallet inserts), the
 hex of a 33/65-byte public key (tested with its HASH160), of a 20/32-byte
 hash, or of a script (tested by its data pushes). Text after # and blank
-lines are ignored. The file is read as a stream, in constant memory.
+lines are ignored, except on a public key's line: "# pair ADDRESS" there
+(as "privacy universe" writes it) makes the line stand for that address of
+the key's HASH160, counted once as the address, tested by the key and its
+hash; "listed ADDRESS" fields name lines of the same hash elsewhere in the
+file that it takes over, so that an address and its key count once. The
+file is read as a stream, in constant memory: nothing is looked up, so an
+address and its key written on two lines without these markers still
+count as two candidates.
 
 For each filter: its parameters, the element count estimated from its bit
 density, its false-positive rate at that fill, the candidates it matches and
@@ -58,10 +65,9 @@ filters a candidate must match them all (the intersection attack), and the
 report shows how each added filter shrinks the false positives; filters of
 the same size and tweak (one filter sent twice, or grown by filteradd) test
 the same bits and count as one. --pair-test requires both the key and its
-hash to match for public-key candidates. Each match gets the probability
-that it belongs to the wallet. Counts are of universe lines: a universe
-written by "privacy universe" lists a P2PKH address and, once its key has
-appeared, that key too, so one wallet address may count twice.`,
+hash to match for public-key candidates, and so for an address whose key
+is known (its key's line marked "# pair"), in place of the hash alone. Each
+match gets the probability that it belongs to the wallet.`,
 		Example: `  spvfilter privacy analyze --filter @filter1.hex --filter @filter2.hex --universe addresses.txt
   spvfilter privacy analyze --capture capture.jsonl --universe universe.txt --pair-test --json`,
 		Args: cobra.NoArgs,
@@ -72,7 +78,7 @@ appeared, that key too, so one wallet address may count twice.`,
 	fl.StringVar(&f.capture, "capture", "", "capture file written by \"privacy capture\"")
 	fl.StringVar(&f.client, "client", "", "with --capture: only the filters of clients at this host (IP)")
 	fl.StringVar(&f.universe, "universe", "", "candidate file, one per line (- for standard input)")
-	fl.BoolVar(&f.pairTest, "pair-test", false, "public-key candidates match only if key and hash both match")
+	fl.BoolVar(&f.pairTest, "pair-test", false, "public keys, and addresses whose key is known, match only if key and hash both match")
 	fl.IntVar(&f.workers, "workers", 0, "parsing goroutines (default: number of CPUs, at most 4)")
 	fl.IntVar(&f.maxMatches, "max-matches", privacy.DefaultMaxMatches, "most matches listed (counts cover all)")
 	fl.IntVar(&f.show, "show", 20, "matches printed in the text report")
@@ -167,7 +173,11 @@ func runAnalyze(a *app, f *analyzeFlags) error {
 }
 
 func printAnalyze(w io.Writer, r *privacy.Report, captured []*privacy.CapturedFilter, show int) {
-	fmt.Fprintf(w, "universe: %d candidates\n\n", r.UniverseSize)
+	fmt.Fprintf(w, "universe: %d candidates", r.UniverseSize)
+	if r.Pairs > 0 {
+		fmt.Fprintf(w, " (%d public keys counted as their address, %d address lines merged with their key's)", r.Pairs, r.MergedAddressLines)
+	}
+	fmt.Fprint(w, "\n\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "filter\tbytes\tk\ttweak\tflags\tbits set\test. elements\tfp rate at fill\tmatched alone\texpected false pos.\t")
 	for _, fr := range r.Filters {
@@ -205,6 +215,9 @@ func printAnalyze(w io.Writer, r *privacy.Report, captured []*privacy.CapturedFi
 		fmt.Fprintln(tw, "line\tcandidate\tkind\tP(wallet)")
 		for _, m := range byProb[:n] {
 			kind := m.Kind.String()
+			if m.PubKey != "" {
+				kind += " with its key"
+			}
 			if m.PairTested {
 				kind += " (pair)"
 			}

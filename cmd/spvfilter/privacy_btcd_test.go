@@ -52,6 +52,22 @@ func TestPrivacyCaptureUniverseAnalyze(t *testing.T) {
 		}
 	}
 
+	// The same to standard output with --json: the lines alone on
+	// standard output, the statistics on standard error.
+	stdout, stderr, status = runCLI(t, "", "privacy", "universe", "--peer", node.P2PAddr, "--network", "regtest", "--out", "-", "--json")
+	if status != exitOK {
+		t.Fatalf("universe --out -: status %d: %s", status, stderr)
+	}
+	if stdout != universe {
+		t.Errorf("universe --out - --json: standard output is not the universe file:\n%.500s", stdout)
+	}
+	var ust privacy.UniverseStats
+	if i := strings.Index(stderr, "{"); i < 0 {
+		t.Errorf("universe --out - --json: no statistics on standard error: %q", stderr)
+	} else if decodeJSON(t, stderr[i:], &ust); ust.Lines == 0 || ust.Lines != strings.Count(universe, "\n")-1 {
+		t.Errorf("universe statistics %+v for %d lines", ust, strings.Count(universe, "\n"))
+	}
+
 	// 2. A light client scans through the capturing relay.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

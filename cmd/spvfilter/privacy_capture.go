@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -35,10 +36,22 @@ func privacyNetwork(name string) (*chaincfg.Params, error) {
 	return nil, badInput("--network %q: want mainnet, testnet3, regtest, signet or simnet", name)
 }
 
+// printStats prints a command's statistics as JSON: on standard output, or
+// on standard error when standard output carries the command's data (--out
+// -), so that the data stays parseable.
+func printStats(a *app, dataOnStdout bool, v any) error {
+	if !dataOnStdout {
+		return a.printJSON(v)
+	}
+	enc := json.NewEncoder(a.stderr)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
 type captureFlags struct {
 	listen, upstream, network, out string
 	maxClients                     int
-	duration                       time.Duration
+	duration, handshake, idle      time.Duration
 }
 
 func newPrivacyCaptureCommand(a *app) *cobra.Command {
@@ -57,8 +70,14 @@ Core needs peerbloomfilters=1), or it will drop clients that load a filter.
 
 A client that sends garbage, a message of another network, an oversized or
 truncated message, or hangs up, loses its own connection only; the relay
-keeps serving the others. It runs until interrupted (Ctrl-C) or for
---duration, then prints what it recorded.`,
+keeps serving the others. A client must send its version message within
+--handshake-timeout, and a connection that passes no message either way for
+--idle-timeout is dropped; its slot among --max-clients is freed. When every
+slot is taken, a new client takes the slot of the oldest client that has not
+yet sent its version, so silent connections cannot lock real clients out.
+It runs until interrupted (Ctrl-C) or for --duration, then prints what it
+recorded (with --json and --out -, the statistics go to standard error, so
+standard output holds only the capture lines).`,
 		Example: `  spvfilter privacy capture --listen 127.0.0.1:18555 --upstream 127.0.0.1:18444 --network regtest --out capture.jsonl
   spvfilter privacy analyze --capture capture.jsonl --universe universe.txt`,
 		Args: cobra.NoArgs,
@@ -68,9 +87,11 @@ keeps serving the others. It runs until interrupted (Ctrl-C) or for
 	fl.StringVar(&f.listen, "listen", "", "address clients connect to (HOST:PORT)")
 	fl.StringVar(&f.upstream, "upstream", "", "full node to relay to (HOST:PORT)")
 	fl.StringVar(&f.network, "network", "mainnet", "mainnet, testnet3, regtest, signet or simnet")
-	fl.StringVar(&f.out, "out", "", "capture file, appended to (- for standard output)")
+	fl.StringVar(&f.out, "out", "", "capture file, appended to (- for standard output; --json statistics then go to standard error)")
 	fl.IntVar(&f.maxClients, "max-clients", privacy.DefaultMaxClients, "clients served at once (0: the default)")
 	fl.DurationVar(&f.duration, "duration", 0, "stop after this long (default: run until interrupted)")
+	fl.DurationVar(&f.handshake, "handshake-timeout", privacy.DefaultHandshakeTimeout, "drop a client that has not sent its version message this long after connecting")
+	fl.DurationVar(&f.idle, "idle-timeout", privacy.DefaultIdleTimeout, "drop a connection with no message in either direction for this long")
 	for _, name := range []string{"listen", "upstream", "out"} {
 		_ = c.MarkFlagRequired(name)
 	}
@@ -88,6 +109,12 @@ func runCapture(ctx context.Context, a *app, f *captureFlags) error {
 	if f.duration < 0 {
 		return badInput("--duration %v: must not be negative", f.duration)
 	}
+	if f.handshake <= 0 {
+		return badInput("--handshake-timeout %v: must be positive", f.handshake)
+	}
+	if f.idle <= 0 {
+		return badInput("--idle-timeout %v: must be positive", f.idle)
+	}
 	var out io.Writer = a.stdout
 	if f.out != "-" {
 		file, err := os.OpenFile(f.out, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
@@ -99,6 +126,7 @@ func runCapture(ctx context.Context, a *app, f *captureFlags) error {
 	}
 	r, err := privacy.NewRelay(privacy.RelayConfig{
 		Listen: f.listen, Upstream: f.upstream, Net: params.Net, Out: out, Log: a.stderr, MaxClients: f.maxClients,
+		HandshakeTimeout: f.handshake, IdleTimeout: f.idle,
 	})
 	if err != nil {
 		return badInput("--listen: %w", err)
@@ -119,8 +147,9 @@ func runCapture(ctx context.Context, a *app, f *captureFlags) error {
 	}
 	st := r.Stats()
 	if a.json {
-		return a.printJSON(st)
+		return printStats(a, f.out == "-", st)
 	}
-	fmt.Fprintf(a.stderr, "capture: %d client(s), %d record(s) written, %d connection(s) closed for bad messages\n", st.Clients, st.Records, st.Rejected)
+	fmt.Fprintf(a.stderr, "capture: %d client(s), %d record(s) written, %d connection(s) closed for bad messages, %d without a version in time, %d idle, %d evicted\n",
+		st.Clients, st.Records, st.Rejected, st.HandshakeTimeouts, st.IdleTimeouts, st.Evicted)
 	return nil
 }

@@ -133,6 +133,8 @@ func TestPrivacyBadInput(t *testing.T) {
 		{[]string{"privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:1", "--network", "nonet", "--out", "-"}, "--network"},
 		{[]string{"privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:1", "--network", "regtest", "--out", "-", "--max-clients", "-1"}, "--max-clients"},
 		{[]string{"privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:1", "--network", "regtest", "--out", "-", "--duration", "-1s"}, "--duration"},
+		{[]string{"privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:1", "--network", "regtest", "--out", "-", "--handshake-timeout", "0s"}, "--handshake-timeout"},
+		{[]string{"privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:1", "--network", "regtest", "--out", "-", "--idle-timeout", "-1s"}, "--idle-timeout"},
 		{[]string{"privacy", "universe", "--peer", "127.0.0.1:1", "--network", "regtest", "--out", "-", "--from", "-1"}, "--from"},
 		{[]string{"demo", "--plot", "x.pdf"}, ".svg or .png"},
 		{[]string{"demo", "--used", "500"}, "used"},

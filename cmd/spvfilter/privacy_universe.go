@@ -35,9 +35,16 @@ would test, one per line, each once, in the format "privacy analyze" reads:
 
   addresses   of every standard output (P2PKH, P2SH, P2WPKH, P2WSH, P2TR)
   public keys seen in P2PK and multisig outputs, input scripts and
-              witnesses, marked "# pair ADDRESS": the pubkey/pubkey-hash pair
+              witnesses, marked "# pair ADDRESS": the pubkey/pubkey-hash pair,
+              which stands for the key's P2PKH and P2WPKH addresses; those
+              already written on a line of their own are named "listed
+              ADDRESS" (analyze then counts them and the key once), those
+              not yet written are not written later
   scripts     non-standard output scripts and redeem/witness scripts, tested
-              by their data pushes`,
+              by their data pushes
+
+With --out - the lines go to standard output and the --json statistics to
+standard error.`,
 		Example: `  spvfilter privacy universe --peer 127.0.0.1:18444 --network regtest --out universe.txt
   spvfilter privacy universe --peer 127.0.0.1:8333 --network mainnet --from 800000 --to 800010 --out universe.txt`,
 		Args: cobra.NoArgs,
@@ -48,7 +55,7 @@ would test, one per line, each once, in the format "privacy analyze" reads:
 	fl.StringVar(&f.network, "network", "mainnet", "mainnet, testnet3, regtest, signet or simnet")
 	fl.Int32Var(&f.from, "from", 0, "first block height")
 	fl.Int32Var(&f.to, "to", -1, "last block height (default: the tip)")
-	fl.StringVar(&f.out, "out", "", "universe file to write (- for standard output)")
+	fl.StringVar(&f.out, "out", "", "universe file to write (- for standard output; --json statistics then go to standard error)")
 	fl.DurationVar(&f.timeout, "timeout", 30*time.Second, "longest wait for any one answer of the node")
 	_ = c.MarkFlagRequired("peer")
 	_ = c.MarkFlagRequired("out")
@@ -102,7 +109,7 @@ func runUniverse(ctx context.Context, a *app, f *universeFlags) error {
 	}
 	st := uw.Stats()
 	if a.json {
-		return a.printJSON(struct {
+		return printStats(a, f.out == "-", struct {
 			privacy.UniverseStats
 			From int32  `json:"from"`
 			To   int32  `json:"to"`
@@ -110,8 +117,8 @@ func runUniverse(ctx context.Context, a *app, f *universeFlags) error {
 		}{st, f.from, to, f.out})
 	}
 	if f.out != "-" {
-		fmt.Fprintf(a.stdout, "%d blocks (%d..%d): %d addresses, %d public keys (pairs), %d scripts: %d lines written to %s\n",
-			st.Blocks, f.from, to, st.Addresses, st.PubKeys, st.Scripts, st.Lines, f.out)
+		fmt.Fprintf(a.stdout, "%d blocks (%d..%d): %d addresses, %d public keys (pairs; %d address lines taken over by a key's), %d scripts: %d lines written to %s\n",
+			st.Blocks, f.from, to, st.Addresses, st.PubKeys, st.Listed, st.Scripts, st.Lines, f.out)
 	}
 	return nil
 }

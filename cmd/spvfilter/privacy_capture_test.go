@@ -1,0 +1,85 @@
+package main
+
+import (
+	"encoding/json"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spvfilter/spvfilter/privacy"
+)
+
+// TestPrivacyCaptureStdoutStats runs capture with --out - --json and a
+// client that never sends its version: standard output must hold only
+// capture lines (none here), the statistics go to standard error, and the
+// client is dropped after --handshake-timeout.
+func TestPrivacyCaptureStdoutStats(t *testing.T) {
+	// An upstream that accepts and stays silent.
+	up, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up.Close()
+	go func() {
+		for {
+			c, err := up.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	relayAddr := ln.Addr().String()
+	ln.Close()
+
+	type result struct {
+		stdout, stderr string
+		status         int
+	}
+	done := make(chan result, 1)
+	go func() {
+		stdout, stderr, status := runCLI(t, "", "privacy", "capture", "--listen", relayAddr, "--upstream", up.Addr().String(),
+			"--network", "regtest", "--out", "-", "--json", "--duration", "1500ms", "--handshake-timeout", "200ms")
+		done <- result{stdout, stderr, status}
+	}()
+	var c net.Conn
+	for i := 0; i < 100; i++ {
+		if c, err = net.Dial("tcp", relayAddr); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("relay not listening: %v", err)
+	}
+	defer c.Close()
+	c.SetReadDeadline(time.Now().Add(time.Second))
+	if _, err := c.Read(make([]byte, 1)); err == nil {
+		t.Fatal("the relay sent data to a client for a silent upstream")
+	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatal("silent client not dropped after --handshake-timeout")
+	}
+	res := <-done
+	if res.status != exitOK {
+		t.Fatalf("status %d: %s", res.status, res.stderr)
+	}
+	if res.stdout != "" {
+		t.Fatalf("standard output holds more than the capture lines: %q", res.stdout)
+	}
+	i := strings.Index(res.stderr, "{\n")
+	if i < 0 {
+		t.Fatalf("no statistics on standard error: %q", res.stderr)
+	}
+	var st privacy.RelayStats
+	if err := json.NewDecoder(strings.NewReader(res.stderr[i:])).Decode(&st); err != nil {
+		t.Fatalf("statistics: %v in %q", err, res.stderr)
+	}
+	if st.Clients != 1 || st.HandshakeTimeouts != 1 {
+		t.Fatalf("stats %+v, want 1 client dropped for its handshake", st)
+	}
+}
