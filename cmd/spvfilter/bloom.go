@@ -174,14 +174,7 @@ rejects them in a filteradd message.`,
   spvfilter bloom add --filter @filter.hex @pubkeys.hex --json`,
 		Args: elementArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := oneStdin("--filter and the elements", append([]string{filterArg}, args...)...); err != nil {
-				return err
-			}
-			f, err := a.readFilter(filterArg)
-			if err != nil {
-				return err
-			}
-			elems, err := a.readHexArgs("element", args)
+			f, elems, err := a.readFilterAndElements(filterArg, args)
 			if err != nil {
 				return err
 			}
@@ -209,14 +202,7 @@ Bitcoin Core. With --json, an object with a list of {element, match}.`,
   spvfilter bloom match --filter @filter.hex @element.hex --json`,
 		Args: elementArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := oneStdin("--filter and the elements", append([]string{filterArg}, args...)...); err != nil {
-				return err
-			}
-			f, err := a.readFilter(filterArg)
-			if err != nil {
-				return err
-			}
-			elems, err := a.readHexArgs("element", args)
+			f, elems, err := a.readFilterAndElements(filterArg, args)
 			if err != nil {
 				return err
 			}
@@ -368,4 +354,21 @@ With --json, an object with the same fields and whether the filter changed.`,
 	_ = c.MarkFlagRequired("filter")
 	_ = c.MarkFlagRequired("tx")
 	return c
+}
+
+// readFilterAndElements reads the --filter payload and the element
+// arguments of add and match; standard input can feed only one of them.
+func (a *app) readFilterAndElements(filterArg string, args []string) (*bip37.Filter, [][]byte, error) {
+	if err := oneStdin("--filter and the elements", append([]string{filterArg}, args...)...); err != nil {
+		return nil, nil, err
+	}
+	f, err := a.readFilter(filterArg)
+	if err != nil {
+		return nil, nil, err
+	}
+	elems, err := a.readHexArgs("element", args)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, elems, nil
 }
