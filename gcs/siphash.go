@@ -35,27 +35,8 @@ func (k sipKey) sum64(msg []byte) uint64 {
 		m := binary.LittleEndian.Uint64(msg)
 		v3 ^= m
 		// Two compression rounds.
-		v0 += v1
-		v1 = bits.RotateLeft64(v1, 13) ^ v0
-		v0 = bits.RotateLeft64(v0, 32)
-		v2 += v3
-		v3 = bits.RotateLeft64(v3, 16) ^ v2
-		v0 += v3
-		v3 = bits.RotateLeft64(v3, 21) ^ v0
-		v2 += v1
-		v1 = bits.RotateLeft64(v1, 17) ^ v2
-		v2 = bits.RotateLeft64(v2, 32)
-
-		v0 += v1
-		v1 = bits.RotateLeft64(v1, 13) ^ v0
-		v0 = bits.RotateLeft64(v0, 32)
-		v2 += v3
-		v3 = bits.RotateLeft64(v3, 16) ^ v2
-		v0 += v3
-		v3 = bits.RotateLeft64(v3, 21) ^ v0
-		v2 += v1
-		v1 = bits.RotateLeft64(v1, 17) ^ v2
-		v2 = bits.RotateLeft64(v2, 32)
+		v0, v1, v2, v3 = sipRound(v0, v1, v2, v3)
+		v0, v1, v2, v3 = sipRound(v0, v1, v2, v3)
 		v0 ^= m
 		msg = msg[8:]
 	}
@@ -85,33 +66,30 @@ func (k sipKey) sum64(msg []byte) uint64 {
 	}
 	v3 ^= m
 	for i := 0; i < 2; i++ {
-		v0 += v1
-		v1 = bits.RotateLeft64(v1, 13) ^ v0
-		v0 = bits.RotateLeft64(v0, 32)
-		v2 += v3
-		v3 = bits.RotateLeft64(v3, 16) ^ v2
-		v0 += v3
-		v3 = bits.RotateLeft64(v3, 21) ^ v0
-		v2 += v1
-		v1 = bits.RotateLeft64(v1, 17) ^ v2
-		v2 = bits.RotateLeft64(v2, 32)
+		v0, v1, v2, v3 = sipRound(v0, v1, v2, v3)
 	}
 	v0 ^= m
 	v2 ^= 0xff
 	// Four finalisation rounds.
 	for i := 0; i < 4; i++ {
-		v0 += v1
-		v1 = bits.RotateLeft64(v1, 13) ^ v0
-		v0 = bits.RotateLeft64(v0, 32)
-		v2 += v3
-		v3 = bits.RotateLeft64(v3, 16) ^ v2
-		v0 += v3
-		v3 = bits.RotateLeft64(v3, 21) ^ v0
-		v2 += v1
-		v1 = bits.RotateLeft64(v1, 17) ^ v2
-		v2 = bits.RotateLeft64(v2, 32)
+		v0, v1, v2, v3 = sipRound(v0, v1, v2, v3)
 	}
 	return v0 ^ v1 ^ v2 ^ v3
+}
+
+// sipRound is one SipRound; small enough to be inlined.
+func sipRound(v0, v1, v2, v3 uint64) (uint64, uint64, uint64, uint64) {
+	v0 += v1
+	v1 = bits.RotateLeft64(v1, 13) ^ v0
+	v0 = bits.RotateLeft64(v0, 32)
+	v2 += v3
+	v3 = bits.RotateLeft64(v3, 16) ^ v2
+	v0 += v3
+	v3 = bits.RotateLeft64(v3, 21) ^ v0
+	v2 += v1
+	v1 = bits.RotateLeft64(v1, 17) ^ v2
+	v2 = bits.RotateLeft64(v2, 32)
+	return v0, v1, v2, v3
 }
 
 // reduce maps a 64-bit hash uniformly into [0, modulus) with the high word
