@@ -2,7 +2,6 @@ package privacy
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
@@ -123,20 +122,8 @@ func (n *fakeNode) receivedContains(b []byte) bool {
 }
 
 func startRelay(t *testing.T, upstream string, out io.Writer) *Relay {
-	r, err := NewRelay(RelayConfig{Listen: "127.0.0.1:0", Upstream: upstream, Net: wire.TestNet, Out: out})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- r.Serve(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	})
-	return r
+	t.Helper()
+	return startRelayConfig(t, RelayConfig{Upstream: upstream, Out: out})
 }
 
 // goodExchange connects, checks the patched version and sends the filter
