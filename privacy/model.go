@@ -54,33 +54,10 @@ func DefaultModelParams() ModelParams {
 // Step is the state of the attack after intersecting the first Filters
 // filters.
 type Step struct {
-	Filters                uint32  `json:"filters"`
-	PfCandidate            float64 `json:"pf_candidate"`
-	ExpectedFalsePositives float64 `json:"expected_false_positives"`
-	PH1                    float64 `json:"p_h_1"`
-	PHAll                  float64 `json:"p_h_all"`
-	PH1Exact               float64 `json:"p_h_1_exact"`
-	PHAllExact             float64 `json:"p_h_all_exact"`
-}
-
-// ModelResult holds the figures of the analytic model.
-type ModelResult struct {
-	Params ModelParams `json:"params"`
-	// SizingElements is the element count the filter was sized for and
-	// Elements the count actually inserted.
-	SizingElements uint64 `json:"sizing_elements"`
-	Elements       uint64 `json:"elements"`
-	FilterBytes    uint32 `json:"filter_bytes"`
-	FilterBits     uint64 `json:"filter_bits"`
-	HashFuncs      uint32 `json:"hash_funcs"`
-	// Pf is the probability that one element not in the filter matches,
-	// at the actual fill: (1-(1-1/m)^(k*n))^k.
-	Pf float64 `json:"pf"`
-	// PfApprox is the usual approximation (1-e^(-k*n/m))^k.
-	PfApprox float64 `json:"pf_approx"`
+	Filters uint32 `json:"filters"`
 	// PfCandidate is the probability that a candidate outside the wallet
-	// survives every filter: Pf, or Pf^2 with the pair test, to the power
-	// of the number of filters.
+	// survives every filter so far: Pf, or Pf^2 with the pair test, to
+	// the power of the number of filters.
 	PfCandidate float64 `json:"pf_candidate"`
 	// ExpectedFalsePositives is S = (UniverseSize - Addresses) * PfCandidate.
 	ExpectedFalsePositives float64 `json:"expected_false_positives"`
@@ -100,6 +77,26 @@ type ModelResult struct {
 	// positive at all.
 	PH1Exact   float64 `json:"p_h_1_exact"`
 	PHAllExact float64 `json:"p_h_all_exact"`
+}
+
+// ModelResult holds the figures of the analytic model.
+type ModelResult struct {
+	Params ModelParams `json:"params"`
+	// SizingElements is the element count the filter was sized for and
+	// Elements the count actually inserted.
+	SizingElements uint64 `json:"sizing_elements"`
+	Elements       uint64 `json:"elements"`
+	FilterBytes    uint32 `json:"filter_bytes"`
+	FilterBits     uint64 `json:"filter_bits"`
+	HashFuncs      uint32 `json:"hash_funcs"`
+	// Pf is the probability that one element not in the filter matches,
+	// at the actual fill: (1-(1-1/m)^(k*n))^k.
+	Pf float64 `json:"pf"`
+	// PfApprox is the usual approximation (1-e^(-k*n/m))^k.
+	PfApprox float64 `json:"pf_approx"`
+	// Step holds the figures after all the filters, the last of Steps; its
+	// fields appear at the top level of the JSON object.
+	Step
 	// Steps shows the attack after 1, 2, ... Filters filters.
 	Steps []Step `json:"steps"`
 }
@@ -165,11 +162,7 @@ func Evaluate(p ModelParams) (*ModelResult, error) {
 			PHAllExact:             phAllExact,
 		})
 	}
-	last := r.Steps[len(r.Steps)-1]
-	r.PfCandidate = last.PfCandidate
-	r.ExpectedFalsePositives = last.ExpectedFalsePositives
-	r.PH1, r.PHAll = last.PH1, last.PHAll
-	r.PH1Exact, r.PHAllExact = last.PH1Exact, last.PHAllExact
+	r.Step = r.Steps[len(r.Steps)-1]
 	return r, nil
 }
 
