@@ -78,22 +78,6 @@ func (a *app) readFilter(arg string) (*bip37.Filter, error) {
 	return f, nil
 }
 
-// oneStdin reports bad input when standard input (-) is named by more than
-// one of the arguments: it can be read only once, and the second reader
-// would see it empty.
-func oneStdin(names string, args ...string) error {
-	n := 0
-	for _, arg := range args {
-		if arg == "-" {
-			n++
-		}
-	}
-	if n > 1 {
-		return badInput("standard input (-) can feed only one of %s", names)
-	}
-	return nil
-}
-
 // elementArgs requires at least one ELEMENT_HEX argument.
 func elementArgs(cmd *cobra.Command, args []string) error {
 	if len(args) == 0 {
@@ -312,9 +296,6 @@ With --json, an object with the same fields and whether the filter changed.`,
   bitcoin-cli getrawtransaction TXID | spvfilter bloom tx --filter @filter.hex --tx - --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := oneStdin("--filter and --tx", filterArg, txArg); err != nil {
-				return err
-			}
 			f, err := a.readFilter(filterArg)
 			if err != nil {
 				return err
@@ -357,11 +338,8 @@ With --json, an object with the same fields and whether the filter changed.`,
 }
 
 // readFilterAndElements reads the --filter payload and the element
-// arguments of add and match; standard input can feed only one of them.
+// arguments of add and match.
 func (a *app) readFilterAndElements(filterArg string, args []string) (*bip37.Filter, [][]byte, error) {
-	if err := oneStdin("--filter and the elements", append([]string{filterArg}, args...)...); err != nil {
-		return nil, nil, err
-	}
 	f, err := a.readFilter(filterArg)
 	if err != nil {
 		return nil, nil, err

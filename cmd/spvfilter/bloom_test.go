@@ -169,7 +169,9 @@ func TestBloomBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			stdout, stderr, status := runCLI(t, "", tt.args...)
+			// Standard input holds a valid filter, so that a case reading
+			// it twice fails on the second read, not on the filter.
+			stdout, stderr, status := runCLI(t, corePayload, tt.args...)
 			if status != exitBadInput {
 				t.Fatalf("status %d, want %d (stdout %q, stderr %q)", status, exitBadInput, stdout, stderr)
 			}

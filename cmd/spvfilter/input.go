@@ -29,6 +29,9 @@ func (a *app) readArgText(what, arg string) (string, error) {
 	var r io.Reader
 	switch {
 	case arg == "-":
+		if err := a.claimStdin(what); err != nil {
+			return "", err
+		}
 		r = a.stdin
 	case strings.HasPrefix(arg, "@"):
 		f, err := os.Open(arg[1:])
@@ -71,18 +74,20 @@ func decodeHex(what, text string) ([]byte, error) {
 	return b, nil
 }
 
-// readHexArgs decodes every argument with readHexArg. Only one of them may
-// be "-", since standard input can be read once.
+// claimStdin marks standard input as read by the argument what; it is bad
+// input for a second argument to claim it, since it can feed only one.
+func (a *app) claimStdin(what string) error {
+	if a.stdinUsed {
+		return badInput("%s: standard input (-) can feed only one argument, and another one read it", what)
+	}
+	a.stdinUsed = true
+	return nil
+}
+
+// readHexArgs decodes every argument with readHexArg.
 func (a *app) readHexArgs(what string, args []string) ([][]byte, error) {
 	out := make([][]byte, 0, len(args))
-	stdinUsed := false
 	for i, arg := range args {
-		if arg == "-" {
-			if stdinUsed {
-				return nil, badInput("%s: standard input (-) given more than once", what)
-			}
-			stdinUsed = true
-		}
 		b, err := a.readHexArg(fmt.Sprintf("%s %d", what, i+1), arg)
 		if err != nil {
 			return nil, err

@@ -80,3 +80,25 @@ func TestDecodeHexArgument(t *testing.T) {
 		}
 	}
 }
+
+// TestStdinFeedsOneArgument: a second "-" is bad input naming the
+// argument, whichever command reads it.
+func TestStdinFeedsOneArgument(t *testing.T) {
+	a := &app{stdin: strings.NewReader("00ff")}
+	if _, err := a.readHexArg("--filter", "-"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := a.readHexArg("element 1", "-")
+	if err == nil || !isUsageError(err) || !strings.Contains(err.Error(), "element 1: standard input") {
+		t.Fatalf("second read of standard input: %v", err)
+	}
+	_, stderr, status := runCLI(t, "00", "gcs", "match", "--filter", "-", "--block-hash",
+		"000000006c02c8ea6e4ff69651f7fcde348fb9d557a06e6957b65552002a7820", "-")
+	if status != exitBadInput || !strings.Contains(stderr, "standard input") {
+		t.Fatalf("gcs match with two -: status %d, %q", status, stderr)
+	}
+	_, stderr, status = runCLI(t, "03614e9b050000000000000001", "privacy", "analyze", "--filter", "-", "--universe", "-")
+	if status != exitBadInput || !strings.Contains(stderr, "--universe: standard input") {
+		t.Fatalf("privacy analyze with two -: status %d, %q", status, stderr)
+	}
+}

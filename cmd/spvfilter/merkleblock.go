@@ -80,8 +80,6 @@ transactions with their positions and, with --filter, the updated filter.`,
 				return badInput("give either --filter or --txid, not both")
 			case filterArg == "" && len(txidArgs) == 0:
 				return badInput("give --filter or at least one --txid")
-			case blockArg == "-" && (filterArg == "-" || slices.Contains(txidArgs, "-")):
-				return badInput("standard input (-) can feed only one of --block, --filter, --txid")
 			}
 			block, err := a.readBlock(blockArg)
 			if err != nil {

@@ -202,7 +202,9 @@ func TestMerkleBlockErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, stderr, status := runCLI(t, "", tt.args...)
+			// Standard input holds a valid block, so that a case reading
+			// it twice fails on the second read, not on the block.
+			out, stderr, status := runCLI(t, blockHex, tt.args...)
 			if status != tt.status {
 				t.Fatalf("status %d, want %d (stderr %q)", status, tt.status, stderr)
 			}

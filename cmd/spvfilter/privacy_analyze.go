@@ -153,7 +153,11 @@ func runAnalyze(a *app, f *analyzeFlags) error {
 	}
 	var r io.Reader = a.stdin
 	name := "standard input"
-	if f.universe != "-" {
+	if f.universe == "-" {
+		if err := a.claimStdin("--universe"); err != nil {
+			return err
+		}
+	} else {
 		file, err := os.Open(f.universe)
 		if err != nil {
 			return badInput("universe: %w", err)

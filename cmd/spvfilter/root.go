@@ -40,6 +40,10 @@ type app struct {
 	// running is set once a command's own code starts: any error before
 	// that (flags, arguments, flag groups, unknown commands) is bad input.
 	running bool
+
+	// stdinUsed is set once an argument "-" has read standard input,
+	// which can feed only one argument.
+	stdinUsed bool
 }
 
 // run executes the command line args and returns the process exit status.
