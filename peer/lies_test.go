@@ -283,10 +283,7 @@ func TestRefusals(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer p.Close()
-			chain, err := p.SyncHeaders(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
+			chain := syncHeaders(t, p)
 			var res *ScanResult
 			if tt.mode == "bip37" {
 				f, _ := NewWatchFilter([][]byte{peertest.NewKey("x").PkScript()}, 0.001, 0)

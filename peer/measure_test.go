@@ -75,10 +75,7 @@ func TestMeasureScan(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer p.Close()
-		chain, err := p.SyncHeaders(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		chain := syncHeaders(t, p)
 		start := time.Now()
 		res, err := scan(p, chain)
 		if err != nil {
