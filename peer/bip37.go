@@ -2,8 +2,6 @@ package peer
 
 import (
 	"context"
-	"encoding/binary"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 
@@ -12,192 +10,68 @@ import (
 	"github.com/spvfilter/spvfilter/bip37"
 )
 
-// filteredBatch is how many filtered blocks one getdata asks for.
-const filteredBatch = 500
+// MaxFilteredBlocksPerRequest is how many filtered blocks one
+// GetFilteredBlocks asks for.
+const MaxFilteredBlocksPerRequest = 500
 
-// WatchFilterHeadroom is how many matched outpoints per watch item
-// NewWatchFilter leaves room for.
-const WatchFilterHeadroom = 50
-
-// NewWatchFilter returns a BIP 37 filter for a watch list of output
-// scripts: it holds every data push of every script (a node matches an
-// output when one of its pushes is in the filter) and uses
-// BloomUpdateAll, so the node adds the outpoints of matched outputs and
-// sends later spends of them. fpRate is the target false-positive rate; a
-// script without data pushes cannot be watched with BIP 37 and is an error.
-//
-// The filter is sized for its elements plus WatchFilterHeadroom outpoints
-// per watch item: the outpoints the update rules add would otherwise fill
-// a filter sized for the scripts alone, and a full filter matches every
-// transaction.
-func NewWatchFilter(watch [][]byte, fpRate float64, tweak uint32) (*bip37.Filter, error) {
-	var elems [][]byte
-	for i, s := range watch {
-		e := watchElements(s)
-		if len(e) == 0 {
-			return nil, fmt.Errorf("peer: watch item %d (script %x) has no data push a BIP 37 filter can match", i, s)
-		}
-		elems = append(elems, e...)
-	}
-	f := bip37.NewFilter(uint32(len(elems)+WatchFilterHeadroom*len(watch)), fpRate, tweak, wire.BloomUpdateAll)
-	for _, e := range elems {
-		f.Add(e)
-	}
-	return f, nil
+// FilteredBlock is a verified merkle block and the matched transactions
+// that followed it, in block order.
+type FilteredBlock struct {
+	Header wire.BlockHeader
+	// Total is the number of transactions in the block, as proven by
+	// the merkle block.
+	Total uint32
+	Txs   []*wire.MsgTx
 }
 
-// ScanBIP37 scans blocks from..to (inclusive) of chain with BIP 37: it
-// loads f into the node, asks for filtered blocks and verifies each
-// merkle proof against chain. Without a watch list every transaction the
-// filter matches is reported; ScanBIP37Watch also checks them against a
-// watch list. f itself is not changed.
-func (p *Peer) ScanBIP37(ctx context.Context, chain *HeaderChain, f *bip37.Filter, from, to int32, progress func(done, total int)) (*ScanResult, error) {
-	return p.ScanBIP37Watch(ctx, chain, f, nil, from, to, progress)
-}
-
-// ScanBIP37Watch is ScanBIP37 with a watch list of output scripts (as
-// given to NewWatchFilter). Each transaction the node sends is checked
-// locally: it is reported with the watch items it pays to or spends from,
-// or marked FalsePositive when it involves none. Outputs paying to watch
-// items are added to the local copy of the filter, and sent to the node
-// with filteradd when its own update rules did not add them (a filter with
-// BloomUpdateNone, say); the blocks after that one are then asked for
-// again, so later spends are found in either case.
-//
-// Every merkle block must be for the requested block, hash to the verified
-// header and prove its matches; every matched transaction must follow its
-// merkle block. progress, if not nil, is called after each batch.
-func (p *Peer) ScanBIP37Watch(ctx context.Context, chain *HeaderChain, f *bip37.Filter, watch [][]byte, from, to int32, progress func(done, total int)) (*ScanResult, error) {
-	const op = "bip37 scan"
-	if err := checkRange(chain, from, to); err != nil {
-		return nil, err
-	}
-	if f == nil {
-		return nil, errors.New("peer: nil filter")
+// GetFilteredBlocks asks for the filtered blocks with the given hashes (at
+// most MaxFilteredBlocksPerRequest), followed by a ping: btcd sends a
+// merkle block and then its matched transactions, so the pong marks the
+// end of the last block's transactions. Every merkle block must be for the
+// block asked for at its position and prove its matches
+// (bip37.VerifyMerkleBlock), and every matched transaction must follow it.
+// A node without a loaded filter answers nothing but the pong: that is
+// reported with ErrMissingBlocks.
+func (p *Peer) GetFilteredBlocks(ctx context.Context, hashes []chainhash.Hash) ([]FilteredBlock, error) {
+	const op = "getdata filtered block"
+	if len(hashes) == 0 {
+		return nil, nil
 	}
 	end, err := p.begin(op)
 	if err != nil {
 		return nil, err
 	}
 	defer end()
-	if err := p.need("filterload", wire.SFNodeBloom, "NODE_BLOOM (BIP 37 filtering)"); err != nil {
+	if err := p.needBloom(op); err != nil {
 		return nil, err
 	}
-	startBytes := p.BytesReceived()
-	res := &ScanResult{Matches: []Match{}, BlocksScanned: int(to-from) + 1}
-	local := f.Clone()
-	var wl *watchList
-	if watch != nil {
-		wl = newWatchList(watch)
+	if len(hashes) > MaxFilteredBlocksPerRequest {
+		return nil, p.errorf(op, "peer: %d filtered blocks asked for, at most %d per request", len(hashes), MaxFilteredBlocksPerRequest)
 	}
-	if err := p.send(ctx, "filterload", local.MsgFilterLoad()); err != nil {
-		return nil, err
+	req := wire.NewMsgGetDataSizeHint(uint(len(hashes)))
+	for i := range hashes {
+		req.AddInvVect(wire.NewInvVect(wire.InvTypeFilteredBlock, &hashes[i]))
 	}
-	// The filter stays loaded after the scan; LoadFilter and ClearFilter
-	// change it.
-	for start := from; start <= to; {
-		stop := min(to, start+filteredBatch-1)
-		blocks, err := p.filteredBlocks(ctx, chain, start, stop)
-		if err != nil {
-			return nil, err
-		}
-		res.MerkleBlocksReceived += len(blocks)
-		next := stop + 1
-	blockLoop:
-		for i, fb := range blocks {
-			h := start + int32(i)
-			relevant, added := 0, false
-			for _, tx := range fb.txs {
-				// Mirror the node's update rules on our copy.
-				local.MatchTxAndUpdate(tx)
-				m := Match{Txid: tx.TxHash(), Tx: tx, Height: h, BlockHash: chain.Hash(h)}
-				if wl != nil {
-					m.WatchItems = wl.involve(tx)
-					m.FalsePositive = len(m.WatchItems) == 0
-					a, err := p.addFound(ctx, local, wl, tx)
-					if err != nil {
-						return nil, err
-					}
-					added = added || a
-				}
-				if !m.FalsePositive {
-					relevant++
-				}
-				res.Matches = append(res.Matches, m)
-			}
-			if len(fb.txs) > 0 && relevant == 0 {
-				res.FalsePositiveBlocks++
-			}
-			if added && h < stop {
-				// The node filtered the rest of the batch without the
-				// outpoints just sent: ask for it again.
-				next = h + 1
-				break blockLoop
-			}
-		}
-		if progress != nil {
-			progress(int(next-from), res.BlocksScanned)
-		}
-		start = next
-	}
-	res.BytesReceived = p.BytesReceived() - startBytes
-	return res, nil
-}
-
-// addFound makes sure the filter, here and at the node, holds the
-// outpoints of tx's outputs paying to watch items. With BloomUpdateAll
-// both sides already added them; otherwise filteradd sends them.
-func (p *Peer) addFound(ctx context.Context, local *bip37.Filter, wl *watchList, tx *wire.MsgTx) (added bool, err error) {
-	txid := tx.TxHash()
-	for i, out := range tx.TxOut {
-		if _, ok := wl.byScript[string(out.PkScript)]; !ok {
-			continue
-		}
-		op := wire.OutPoint{Hash: txid, Index: uint32(i)}
-		if local.ContainsOutPoint(&op) {
-			continue
-		}
-		local.AddOutPoint(&op)
-		var b [chainhash.HashSize + 4]byte
-		copy(b[:], txid[:])
-		binary.LittleEndian.PutUint32(b[32:], op.Index)
-		if err := p.send(ctx, "filteradd", wire.NewMsgFilterAdd(b[:])); err != nil {
-			return false, err
-		}
-		added = true
-	}
-	return added, nil
-}
-
-// filteredBlock holds the matched transactions of a verified merkle block,
-// in block order.
-type filteredBlock struct {
-	txs []*wire.MsgTx
-}
-
-// filteredBlocks asks for the filtered blocks start..stop, followed by a
-// ping: btcd sends a merkle block and then its matched transactions, so the
-// pong marks the end of the last block's transactions.
-func (p *Peer) filteredBlocks(ctx context.Context, chain *HeaderChain, start, stop int32) ([]filteredBlock, error) {
-	const op = "getdata filtered block"
-	req := wire.NewMsgGetDataSizeHint(uint(stop - start + 1))
-	for h := start; h <= stop; h++ {
-		hash := chain.Hash(h)
-		req.AddInvVect(wire.NewInvVect(wire.InvTypeFilteredBlock, &hash))
-	}
-	if err := p.send(ctx, op, req); err != nil {
+	deadline := p.deadline()
+	if err := p.send(ctx, op, req, deadline); err != nil {
 		return nil, err
 	}
 	nonce := rand.Uint64()
 	p.pingNonce.Store(nonce)
-	if err := p.send(ctx, op, wire.NewMsgPing(nonce)); err != nil {
+	if err := p.send(ctx, op, wire.NewMsgPing(nonce), deadline); err != nil {
 		return nil, err
 	}
-	blocks := make([]filteredBlock, 0, stop-start+1)
+	index := make(map[chainhash.Hash]int, len(hashes))
+	for i, h := range hashes {
+		index[h] = i
+	}
+	blocks := make([]FilteredBlock, 0, len(hashes))
 	var (
 		pending map[chainhash.Hash]int // txid -> position in want
 		want    []chainhash.Hash
 		got     []*wire.MsgTx
+		header  wire.BlockHeader
+		total   uint32
 	)
 	// finish closes the current merkle block: all its matched
 	// transactions must have come.
@@ -205,14 +79,13 @@ func (p *Peer) filteredBlocks(ctx context.Context, chain *HeaderChain, start, st
 		if want == nil {
 			return nil
 		}
-		h := start + int32(len(blocks))
 		for i, tx := range got {
 			if tx == nil {
-				return p.fail(op, "%w: merkle block %v (height %d) matched %d transactions, transaction %v never came",
-					ErrMissingTransactions, chain.Hash(h), h, len(want), want[i])
+				return p.fail(op, "%w: merkle block %v matched %d transactions, transaction %v never came",
+					ErrMissingTransactions, hashes[len(blocks)], len(want), want[i])
 			}
 		}
-		blocks = append(blocks, filteredBlock{txs: got})
+		blocks = append(blocks, FilteredBlock{Header: header, Total: total, Txs: got})
 		want, got, pending = nil, nil, nil
 		return nil
 	}
@@ -231,7 +104,7 @@ func (p *Peer) filteredBlocks(ctx context.Context, chain *HeaderChain, start, st
 		return false
 	}
 	for {
-		m, err := p.recv(ctx, op, accept)
+		m, err := p.recv(ctx, op, deadline, accept)
 		if err != nil {
 			return nil, err
 		}
@@ -240,38 +113,40 @@ func (p *Peer) filteredBlocks(ctx context.Context, chain *HeaderChain, start, st
 			if err := finish(); err != nil {
 				return nil, err
 			}
-			h := start + int32(len(blocks))
-			if h > stop {
+			i := len(blocks)
+			if i >= len(hashes) {
 				return nil, p.fail(op, "%w: unrequested merkle block %v", ErrBadProof, m.Header.BlockHash())
 			}
-			if got := m.Header.BlockHash(); got != chain.Hash(h) {
-				if later, ok := chain.HeightOf(got); ok && later > h && later <= stop {
-					return nil, p.fail(op, "%w: skipped the merkle block of %v (height %d)", ErrMissingBlocks, chain.Hash(h), h)
+			if got := m.Header.BlockHash(); got != hashes[i] {
+				if later, ok := index[got]; ok && later > i {
+					return nil, p.fail(op, "%w: skipped the merkle block of %v", ErrMissingBlocks, hashes[i])
 				}
-				return nil, p.fail(op, "%w: merkle block for %v, expected %v (height %d)", ErrBadProof, got, chain.Hash(h), h)
+				return nil, p.fail(op, "%w: merkle block for %v, expected %v", ErrBadProof, got, hashes[i])
 			}
 			matches, err := bip37.VerifyMerkleBlock(m)
 			if err != nil {
-				return nil, p.fail(op, "%w: block %v (height %d): %v", ErrBadProof, chain.Hash(h), h, err)
+				return nil, p.fail(op, "%w: block %v: %v", ErrBadProof, hashes[i], err)
 			}
+			header, total = m.Header, m.Transactions
 			want = make([]chainhash.Hash, len(matches))
 			got = make([]*wire.MsgTx, len(matches))
 			pending = make(map[chainhash.Hash]int, len(matches))
-			for i, mm := range matches {
-				want[i] = mm.Txid
-				pending[mm.Txid] = i
+			for j, mm := range matches {
+				want[j] = mm.Txid
+				pending[mm.Txid] = j
 			}
 		case *wire.MsgTx:
 			got[pending[m.TxHash()]] = m
 		case *wire.MsgNotFound:
-			return nil, p.fail(op, "%w: notfound for %d of the filtered blocks %d..%d", ErrMissingBlocks, len(m.InvList), start, stop)
+			return nil, p.fail(op, "%w: notfound for %d of the filtered blocks asked for (first %v)",
+				ErrMissingBlocks, len(m.InvList), m.InvList[0].Hash)
 		case *wire.MsgPong:
 			if err := finish(); err != nil {
 				return nil, err
 			}
-			if n := int32(len(blocks)); n != stop-start+1 {
-				return nil, p.fail(op, "%w: answered %d of %d filtered blocks %d..%d (is a filter loaded?)",
-					ErrMissingBlocks, n, stop-start+1, start, stop)
+			if n := len(blocks); n != len(hashes) {
+				return nil, p.fail(op, "%w: answered %d of %d filtered blocks, first missing %v (is a filter loaded?)",
+					ErrMissingBlocks, n, len(hashes), hashes[n])
 			}
 			return blocks, nil
 		}
@@ -309,8 +184,12 @@ func (p *Peer) sendFilterMsg(ctx context.Context, op string, msg wire.Message) e
 		return err
 	}
 	defer end()
-	if err := p.need(op, wire.SFNodeBloom, "NODE_BLOOM (BIP 37 filtering)"); err != nil {
+	if err := p.needBloom(op); err != nil {
 		return err
 	}
-	return p.send(ctx, op, msg)
+	return p.send(ctx, op, msg, p.deadline())
+}
+
+func (p *Peer) needBloom(op string) error {
+	return p.need(op, wire.SFNodeBloom, "NODE_BLOOM (BIP 37 filtering)")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/btcsuite/btcd/blockchain"
 	"github.com/btcsuite/btcd/btcutil"
@@ -11,102 +12,84 @@ import (
 	"github.com/btcsuite/btcd/wire"
 )
 
-// blockBatch is how many full blocks one getdata asks for: blocks can be
-// megabytes each.
-const blockBatch = 16
+// MaxBlocksPerRequest is how many full blocks one GetBlocks asks for:
+// blocks can be megabytes each, and the whole answer is due within the
+// timeout.
+const MaxBlocksPerRequest = 16
 
-// FetchBlocks downloads the witness blocks from..to (inclusive) of chain
-// and calls fn for each in height order. Every block must hash to the
-// verified header at its height and its transactions must lead to the
-// header's merkle root and witness commitment. An error from fn stops the
-// download and is returned as is.
-func (p *Peer) FetchBlocks(ctx context.Context, chain *HeaderChain, from, to int32, fn func(height int32, b *wire.MsgBlock) error) error {
-	if err := checkRange(chain, from, to); err != nil {
-		return err
+// GetBlocks downloads the witness blocks with the given hashes (at most
+// MaxBlocksPerRequest) and calls fn for each in the given order. Every
+// block must hash to the hash asked for, and its transactions must lead
+// to its header's merkle root and witness commitment. A block the node
+// leaves out or answers with notfound is reported with ErrMissingBlocks.
+// An error from fn is returned as is, after the rest of the answer was
+// read.
+func (p *Peer) GetBlocks(ctx context.Context, hashes []chainhash.Hash, fn func(i int, b *wire.MsgBlock) error) error {
+	const op = "getdata block"
+	if len(hashes) == 0 {
+		return nil
 	}
-	end, err := p.begin("getdata block")
+	end, err := p.begin(op)
 	if err != nil {
 		return err
 	}
 	defer end()
-	heights := make([]int32, 0, min(int(to-from)+1, blockBatch))
-	for h := from; h <= to; h++ {
-		heights = append(heights, h)
-		if len(heights) == blockBatch || h == to {
-			if err := p.fetchBlocks(ctx, chain, heights, fn); err != nil {
-				return err
-			}
-			heights = heights[:0]
-		}
-	}
-	return nil
-}
-
-// fetchBlocks fetches the blocks at heights (at most blockBatch, any
-// order) and calls fn for them in the given order.
-func (p *Peer) fetchBlocks(ctx context.Context, chain *HeaderChain, heights []int32, fn func(int32, *wire.MsgBlock) error) error {
-	const op = "getdata block"
-	if len(heights) == 0 {
-		return nil
-	}
 	if err := p.need(op, wire.SFNodeWitness, "NODE_WITNESS"); err != nil {
 		return err
 	}
+	if len(hashes) > MaxBlocksPerRequest {
+		return p.errorf(op, "peer: %d blocks asked for, at most %d per request", len(hashes), MaxBlocksPerRequest)
+	}
+	req := wire.NewMsgGetDataSizeHint(uint(len(hashes)))
+	for i := range hashes {
+		req.AddInvVect(wire.NewInvVect(wire.InvTypeWitnessBlock, &hashes[i]))
+	}
+	deadline := p.deadline()
+	if err := p.send(ctx, op, req, deadline); err != nil {
+		return err
+	}
+	// btcd answers a getdata in order; blocks are checked as they come
+	// and handed out in that order.
 	var fnErr error
-	for start := 0; start < len(heights); start += blockBatch {
-		batch := heights[start:min(start+blockBatch, len(heights))]
-		req := wire.NewMsgGetDataSizeHint(uint(len(batch)))
-		for _, h := range batch {
-			hash := chain.Hash(h)
-			req.AddInvVect(wire.NewInvVect(wire.InvTypeWitnessBlock, &hash))
-		}
-		if err := p.send(ctx, op, req); err != nil {
+	for i, want := range hashes {
+		m, err := p.recv(ctx, op, deadline, func(m wire.Message) bool {
+			return is[*wire.MsgBlock](m) || is[*wire.MsgNotFound](m)
+		})
+		if err != nil {
 			return err
 		}
-		// btcd answers a getdata in order; blocks are checked as they
-		// come and handed out in that order.
-		for _, h := range batch {
-			want := chain.Hash(h)
-			m, err := p.recv(ctx, op, func(m wire.Message) bool {
-				return is[*wire.MsgBlock](m) || is[*wire.MsgNotFound](m)
-			})
-			if err != nil {
-				return err
-			}
-			block, ok := m.(*wire.MsgBlock)
-			if !ok {
-				return p.fail(op, "%w: notfound for %d of the blocks asked for", ErrMissingBlocks, len(m.(*wire.MsgNotFound).InvList))
-			}
-			if got := block.BlockHash(); got != want {
-				return p.fail(op, "%w: sent block %v, asked for %v (height %d)", ErrBadBlock, got, want, h)
-			}
-			if err := checkBlock(block); err != nil {
-				return p.fail(op, "%w: block %v (height %d): %v", ErrBadBlock, want, h, err)
-			}
-			if fnErr == nil {
-				fnErr = fn(h, block)
-			}
+		block, ok := m.(*wire.MsgBlock)
+		if !ok {
+			return p.fail(op, "%w: notfound for %d of the blocks asked for (first %v)",
+				ErrMissingBlocks, len(m.(*wire.MsgNotFound).InvList), m.(*wire.MsgNotFound).InvList[0].Hash)
 		}
-		// After an error from fn the rest of the batch is still read,
-		// so that no block of it is left for the next request.
-		if fnErr != nil {
-			return fnErr
+		if got := block.BlockHash(); got != want {
+			if slices.Contains(hashes[i+1:], got) {
+				return p.fail(op, "%w: block %v left out of the answer", ErrMissingBlocks, want)
+			}
+			return p.fail(op, "%w: sent block %v, asked for %v", ErrBadBlock, got, want)
+		}
+		if err := CheckBlock(block); err != nil {
+			return p.fail(op, "%w: block %v: %v", ErrBadBlock, want, err)
+		}
+		if fnErr == nil {
+			fnErr = fn(i, block)
 		}
 	}
-	return nil
+	return fnErr
 }
 
-// checkBlock checks that a block's transactions are the ones its header
-// commits to.
-func checkBlock(b *wire.MsgBlock) error {
+// CheckBlock checks that a block's transactions are the ones its header
+// commits to: the merkle root (refusing the CVE-2012-2459 duplication)
+// and the witness commitment.
+func CheckBlock(b *wire.MsgBlock) error {
 	if len(b.Transactions) == 0 {
 		return errors.New("no transactions")
 	}
 	seen := make(map[chainhash.Hash]bool, len(b.Transactions))
 	for _, tx := range b.Transactions {
 		id := tx.TxHash()
-		// Duplicates would let a mutated block keep the merkle root
-		// (CVE-2012-2459).
+		// Duplicates would let a mutated block keep the merkle root.
 		if seen[id] {
 			return fmt.Errorf("transaction %v appears twice", id)
 		}

@@ -35,6 +35,12 @@ var (
 	ErrStalled = errors.New("peer stalled")
 	// ErrDisconnected: the connection closed.
 	ErrDisconnected = errors.New("peer disconnected")
+	// ErrProtocol: a message that breaks the protocol: undecodable, out
+	// of order, or from a node too old to serve light clients.
+	ErrProtocol = errors.New("protocol violation")
+	// ErrWithheldHeaders: a node that announced a higher chain than the
+	// headers it served.
+	ErrWithheldHeaders = errors.New("announced headers withheld")
 )
 
 // PeerError reports what a peer did wrong during an operation.

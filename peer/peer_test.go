@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -15,29 +15,17 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/bip37"
+	"github.com/spvfilter/spvfilter/peer/chain"
 	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 
-// fixture is a regtest chain shared by the tests of this package: blocks
-// past the first filter checkpoint (height 1000), with transactions the
-// tests know about.
+// fixture is a short regtest chain shared by the tests of this package,
+// with one payment to alice at height 102.
 type fixture struct {
-	node *peertest.Node
-	// watch: 0 alice (P2PKH), 1 carol (P2PKH, funded before the scanned
-	// range of the subrange test)
-	watch [][]byte
-	// want maps each transaction that involves a watch item to the items.
-	want map[chainhash.Hash][]int
-	// heights of the transactions in want
-	height map[chainhash.Hash]int32
-	// spendAlice spends alice's first output to bob: only the update
-	// rules (or the revealed key) find it.
-	spendAlice *wire.MsgTx
-	// late is a transaction after height 1000 paying carol.
-	late       *wire.MsgTx
-	spendCarol *wire.MsgTx
-	fundCarol  *wire.MsgTx
-	tip        int32
+	node  *peertest.Node
+	alice *peertest.Key
+	pay   *wire.MsgTx
+	tip   int32
 }
 
 var (
@@ -76,94 +64,22 @@ func newFixture() (*fixture, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &fixture{node: node, want: map[chainhash.Hash][]int{}, height: map[chainhash.Hash]int32{}}
-	alice, bob, carol, dave := peertest.NewKey("alice"), peertest.NewKey("bob"), peertest.NewKey("carol"), peertest.NewKey("dave")
-	f.watch = [][]byte{alice.PkScript(), carol.PkScript()}
-	mine := func(n int) error {
-		_, err := node.GenerateErr(n)
-		return err
-	}
-	confirm := func(txs ...*wire.MsgTx) error {
-		hash, err := node.ConfirmErr(txs...)
-		if err != nil {
-			return err
-		}
-		h, err := node.RPC().GetBlockVerbose(hash)
-		if err != nil {
-			return err
-		}
-		for _, tx := range txs {
-			f.height[tx.TxHash()] = int32(h.Height)
-		}
-		return nil
-	}
-	if err := mine(101); err != nil {
+	f := &fixture{node: node, alice: peertest.NewKey("alice")}
+	if _, err := node.GenerateErr(101); err != nil {
 		return f, err
 	}
-	// Height 102: alice is paid; dave too, in another transaction.
-	fundAlice, err := node.SpendCoinbaseErr(wire.NewTxOut(50_000_000, alice.PkScript()))
-	if err != nil {
+	if f.pay, err = node.SpendCoinbaseErr(wire.NewTxOut(50_000_000, f.alice.PkScript())); err != nil {
 		return f, err
 	}
-	toDave, err := node.SpendCoinbaseErr(wire.NewTxOut(20_000_000, dave.PkScript()))
-	if err != nil {
+	if _, err := node.ConfirmErr(f.pay); err != nil {
 		return f, err
 	}
-	if err := confirm(fundAlice, toDave); err != nil {
-		return f, err
-	}
-	f.want[fundAlice.TxHash()] = []int{0}
-	if err := mine(5); err != nil {
-		return f, err
-	}
-	// Height 108: alice pays bob; nothing in it but alice's outpoint
-	// links it to the watch list.
-	f.spendAlice, err = node.SpendErr([]peertest.Output{peertest.OutputOf(fundAlice, 0, alice)},
-		wire.NewTxOut(50_000_000-peertest.Fee, bob.PkScript()))
-	if err != nil {
-		return f, err
-	}
-	if err := confirm(f.spendAlice); err != nil {
-		return f, err
-	}
-	f.want[f.spendAlice.TxHash()] = []int{0}
-	// Height 109: carol is paid.
-	f.fundCarol, err = node.SpendCoinbaseErr(wire.NewTxOut(30_000_000, carol.PkScript()))
-	if err != nil {
-		return f, err
-	}
-	if err := confirm(f.fundCarol); err != nil {
-		return f, err
-	}
-	f.want[f.fundCarol.TxHash()] = []int{1}
-	// Past the first checkpoint: carol spends to bob, and the same
-	// block pays carol again from a coinbase.
-	if err := mine(1000 - 109 + 20); err != nil {
-		return f, err
-	}
-	f.spendCarol, err = node.SpendErr([]peertest.Output{peertest.OutputOf(f.fundCarol, 0, carol)},
-		wire.NewTxOut(30_000_000-peertest.Fee, bob.PkScript()))
-	if err != nil {
-		return f, err
-	}
-	f.late, err = node.SpendCoinbaseErr(wire.NewTxOut(1_000_000, carol.PkScript()))
-	if err != nil {
-		return f, err
-	}
-	if err := confirm(f.spendCarol, f.late); err != nil {
-		return f, err
-	}
-	f.want[f.spendCarol.TxHash()] = []int{1}
-	f.want[f.late.TxHash()] = []int{1}
-	if err := mine(30); err != nil {
+	if _, err := node.GenerateErr(20); err != nil {
 		return f, err
 	}
 	count, err := node.RPC().GetBlockCount()
-	if err != nil {
-		return f, err
-	}
 	f.tip = int32(count)
-	return f, nil
+	return f, err
 }
 
 func dial(t *testing.T, addr string, timeout time.Duration) *Peer {
@@ -178,13 +94,30 @@ func dial(t *testing.T, addr string, timeout time.Duration) *Peer {
 	return p
 }
 
-func syncHeaders(t *testing.T, p *Peer) *HeaderChain {
+func syncHeaders(t *testing.T, p *Peer) *chain.Chain {
 	t.Helper()
-	chain, err := p.SyncHeaders(context.Background())
-	if err != nil {
+	c := chain.New(fx.node.Params)
+	if _, _, err := p.SyncHeaders(context.Background(), c); err != nil {
 		t.Fatal(err)
 	}
-	return chain
+	return c
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// checkPeerError checks that err is a *PeerError from addr wrapping want.
+func checkPeerError(t *testing.T, err error, addr string, want error) {
+	t.Helper()
+	if !errors.Is(err, want) {
+		t.Fatalf("error %v, want %v", err, want)
+	}
+	var pe *PeerError
+	if !errors.As(err, &pe) || pe.Peer != addr || pe.Op == "" {
+		t.Fatalf("error %#v is not a *PeerError naming %s and the operation", err, addr)
+	}
+	if !strings.Contains(err.Error(), addr) || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("message %q does not name the peer on one line", err)
+	}
 }
 
 func TestSyncHeaders(t *testing.T) {
@@ -193,264 +126,120 @@ func TestSyncHeaders(t *testing.T) {
 	if p.Services()&wire.SFNodeBloom == 0 || p.Services()&wire.SFNodeCF == 0 {
 		t.Fatalf("services %v: want bloom and cf", p.Services())
 	}
-	chain := syncHeaders(t, p)
-	if chain.Height() != fx.tip {
-		t.Fatalf("chain height %d, node has %d", chain.Height(), fx.tip)
+	if !strings.Contains(p.UserAgent(), "btcd") || p.ProtocolVersion() < minProtocolVersion {
+		t.Fatalf("user agent %q, protocol %d", p.UserAgent(), p.ProtocolVersion())
 	}
-	for _, h := range []int32{0, 1, 999, 1000, fx.tip} {
+	c := chain.New(fx.node.Params)
+	up, tip, err := p.SyncHeaders(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Height() != fx.tip || tip != fx.tip || up.Connected != int(fx.tip) || up.Reorganized() {
+		t.Fatalf("chain height %d, peer tip %d, update %+v; node has %d", c.Height(), tip, up, fx.tip)
+	}
+	for _, h := range []int32{0, 1, 102, fx.tip} {
 		want, err := fx.node.RPC().GetBlockHash(int64(h))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := chain.Hash(h); got != *want {
+		if got := c.Hash(h); got != *want {
 			t.Errorf("height %d: hash %v, node says %v", h, got, want)
 		}
-		if got, ok := chain.HeightOf(*want); !ok || got != h {
-			t.Errorf("HeightOf(%v) = %d, %v; want %d", want, got, ok, h)
-		}
 	}
-	if hdr := chain.Header(5); hdr.BlockHash() != chain.Hash(5) {
-		t.Error("Header(5) does not hash to Hash(5)")
-	}
-	if chain.Hash(fx.tip+1) != (chainhash.Hash{}) {
-		t.Error("Hash above the tip is not the zero hash")
+	// Nothing new: a second sync changes nothing.
+	if up, tip, err := p.SyncHeaders(context.Background(), c); err != nil || up.Connected != 0 || tip != fx.tip {
+		t.Fatalf("second sync: %v, %+v, tip %d", err, up, tip)
 	}
 }
 
-func TestFetchBlocks(t *testing.T) {
+func TestGetBlocks(t *testing.T) {
 	needFixture(t)
 	p := dial(t, fx.node.P2PAddr, 0)
-	chain := syncHeaders(t, p)
-	var heights []int32
-	err := p.FetchBlocks(context.Background(), chain, 100, 140, func(h int32, b *wire.MsgBlock) error {
-		heights = append(heights, h)
-		want, err := fx.node.RPC().GetBlock(ptr(chain.Hash(h)))
+	c := syncHeaders(t, p)
+	var hashes []chainhash.Hash
+	for h := int32(100); h < 100+MaxBlocksPerRequest; h++ {
+		hashes = append(hashes, c.Hash(h))
+	}
+	var got []int
+	err := p.GetBlocks(context.Background(), hashes, func(i int, b *wire.MsgBlock) error {
+		got = append(got, i)
+		want, err := fx.node.RPC().GetBlock(&hashes[i])
 		if err != nil {
 			return err
 		}
 		if len(b.Transactions) != len(want.Transactions) {
-			return fmt.Errorf("height %d: %d transactions, node has %d", h, len(b.Transactions), len(want.Transactions))
+			return fmt.Errorf("block %d: %d transactions, node has %d", i, len(b.Transactions), len(want.Transactions))
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(heights) != 41 || heights[0] != 100 || heights[40] != 140 {
-		t.Fatalf("blocks delivered for heights %v", heights)
+	if err != nil || len(got) != len(hashes) {
+		t.Fatalf("blocks delivered %v: %v", got, err)
 	}
 	stop := errors.New("stop")
-	err = p.FetchBlocks(context.Background(), chain, 0, 3, func(int32, *wire.MsgBlock) error { return stop })
-	if err != stop {
+	if err := p.GetBlocks(context.Background(), hashes[:3], func(int, *wire.MsgBlock) error { return stop }); err != stop {
 		t.Fatalf("error from the callback: got %v", err)
 	}
-	// The blocks left of the stopped batch do not reach the next request.
-	if err := p.FetchBlocks(context.Background(), chain, 10, 10, func(h int32, b *wire.MsgBlock) error { return nil }); err != nil {
-		t.Fatalf("fetch after a stopped fetch: %v", err)
+	// The blocks left of the stopped request do not reach the next one.
+	if err := p.GetBlocks(context.Background(), hashes[5:6], func(i int, b *wire.MsgBlock) error {
+		if b.BlockHash() != hashes[5] {
+			return fmt.Errorf("got block %v", b.BlockHash())
+		}
+		return nil
+	}); err != nil {
+		t.Fatalf("request after a stopped one: %v", err)
 	}
-	if err := p.FetchBlocks(context.Background(), chain, 5, 4, nil); err == nil {
-		t.Fatal("reversed range accepted")
+	// A block the node does not have.
+	if err := p.GetBlocks(context.Background(), []chainhash.Hash{{1}}, func(int, *wire.MsgBlock) error { return nil }); !errors.Is(err, ErrMissingBlocks) {
+		t.Fatalf("unknown block: %v, want ErrMissingBlocks", err)
 	}
-}
-
-func ptr[T any](v T) *T { return &v }
-
-// scan runs one mode over from..to.
-func scan(t *testing.T, p *Peer, chain *HeaderChain, mode string, from, to int32) (*ScanResult, error) {
-	t.Helper()
-	ctx := context.Background()
-	if mode == "bip37" {
-		f, err := NewWatchFilter(fx.watch, 0.0001, 7)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p.ScanBIP37Watch(ctx, chain, f, fx.watch, from, to, nil)
-	}
-	return p.ScanBIP157(ctx, chain, fx.watch, from, to, nil)
-}
-
-// checkMatches compares the transactions found (false positives aside)
-// with the expected set; optional ones may be found or not.
-func checkMatches(t *testing.T, res *ScanResult, want map[chainhash.Hash][]int, optional ...*wire.MsgTx) {
-	t.Helper()
-	got := map[chainhash.Hash]bool{}
-	for _, m := range res.Matches {
-		if m.FalsePositive {
-			if len(m.WatchItems) != 0 {
-				t.Errorf("%v: false positive with watch items %v", m.Txid, m.WatchItems)
-			}
-			continue
-		}
-		got[m.Txid] = true
-		items, ok := want[m.Txid]
-		if !ok && slices.ContainsFunc(optional, func(tx *wire.MsgTx) bool { return tx.TxHash() == m.Txid }) {
-			items, ok = fx.want[m.Txid]
-		}
-		if !ok {
-			t.Errorf("unexpected match %v at height %d", m.Txid, m.Height)
-			continue
-		}
-		if !slices.Equal(m.WatchItems, items) {
-			t.Errorf("%v: watch items %v, want %v", m.Txid, m.WatchItems, items)
-		}
-		if h := fx.height[m.Txid]; m.Height != h {
-			t.Errorf("%v: height %d, want %d", m.Txid, m.Height, h)
-		}
-		if m.Tx == nil || m.Tx.TxHash() != m.Txid {
-			t.Errorf("%v: transaction missing or wrong", m.Txid)
-		}
-	}
-	for id := range want {
-		if !got[id] {
-			t.Errorf("transaction %v (height %d) not found", id, fx.height[id])
-		}
+	if err := p.GetBlocks(context.Background(), make([]chainhash.Hash, MaxBlocksPerRequest+1), nil); err == nil {
+		t.Fatal("an oversized request was sent")
 	}
 }
 
-func TestScanBothModes(t *testing.T) {
+// TestMissingBlockIsNotABadBlock: a node that leaves a block out of its
+// answer has withheld it, not sent a bad one.
+func TestMissingBlockIsNotABadBlock(t *testing.T) {
 	needFixture(t)
-	for _, mode := range []string{"bip37", "bip157"} {
-		t.Run(mode, func(t *testing.T) {
-			p := dial(t, fx.node.P2PAddr, 0)
-			chain := syncHeaders(t, p)
-			res, err := scan(t, p, chain, mode, 0, chain.Height())
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkMatches(t, res, fx.want)
-			if res.BlocksScanned != int(chain.Height())+1 || res.BytesReceived == 0 {
-				t.Errorf("blocks scanned %d, bytes %d", res.BlocksScanned, res.BytesReceived)
-			}
-			switch mode {
-			case "bip37":
-				if res.MerkleBlocksReceived != res.BlocksScanned || res.FiltersReceived != 0 {
-					t.Errorf("merkle blocks %d, filters %d", res.MerkleBlocksReceived, res.FiltersReceived)
-				}
-			case "bip157":
-				if res.FiltersReceived != res.BlocksScanned || res.BlocksFetched < 4 || res.BlocksFetched != 4+res.FalsePositiveBlocks {
-					t.Errorf("filters %d, blocks fetched %d, false-positive blocks %d",
-						res.FiltersReceived, res.BlocksFetched, res.FalsePositiveBlocks)
-				}
-			}
-		})
-	}
-}
-
-// TestScanSubranges scans ranges that start after the funding of the
-// spent outputs, and one starting past the first checkpoint.
-func TestScanSubranges(t *testing.T) {
-	needFixture(t)
-	p := dial(t, fx.node.P2PAddr, 0)
-	chain := syncHeaders(t, p)
-	hSpend := fx.height[fx.spendAlice.TxHash()]
-	hLate := fx.height[fx.late.TxHash()]
-	subset := func(ids ...*wire.MsgTx) map[chainhash.Hash][]int {
-		m := map[chainhash.Hash][]int{}
-		for _, tx := range ids {
-			m[tx.TxHash()] = fx.want[tx.TxHash()]
+	c := syncHeaders(t, dial(t, fx.node.P2PAddr, 0))
+	skip := c.Hash(101)
+	l := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
+		if b, ok := m.(*wire.MsgBlock); ok && b.BlockHash() == skip {
+			return nil, false
 		}
-		return m
-	}
-	tests := []struct {
-		mode     string
-		from, to int32
-		want     map[chainhash.Hash][]int
-		optional []*wire.MsgTx
-	}{
-		// Only BIP 158 filters hold the spent scripts: the spend of
-		// alice's output is found without having seen its funding.
-		{"bip157", hSpend, hSpend, subset(fx.spendAlice), nil},
-		{"bip157", 1001, fx.tip, func() map[chainhash.Hash][]int {
-			m := map[chainhash.Hash][]int{}
-			for id, items := range fx.want {
-				if fx.height[id] > 1000 {
-					m[id] = items
-				}
-			}
-			return m
-		}(), nil},
-		// The same block spends carol's earlier output, but a BIP 37
-		// filter that never saw the funding holds only carol's key
-		// hash, which the spend does not contain: the node sends it only
-		// as a Bloom false positive, and then the local check sees
-		// carol's key in it.
-		{"bip37", hLate, hLate, subset(fx.late), []*wire.MsgTx{fx.spendCarol}},
-		{"bip157", 0, 100, map[chainhash.Hash][]int{}, nil},
-		{"bip37", 0, 100, map[chainhash.Hash][]int{}, nil},
-	}
-	for _, tt := range tests {
-		t.Run(fmt.Sprintf("%s/%d-%d", tt.mode, tt.from, tt.to), func(t *testing.T) {
-			res, err := scan(t, p, chain, tt.mode, tt.from, tt.to)
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkMatches(t, res, tt.want, tt.optional...)
-			if res.Matches == nil {
-				t.Error("Matches is nil, want an empty slice")
-			}
-		})
-	}
-}
-
-// TestBIP37ClientSideUpdates scans with a filter the node does not update
-// (BloomUpdateNone): the spend of alice's output is found only because the
-// client sends the outpoint with filteradd and asks again.
-func TestBIP37ClientSideUpdates(t *testing.T) {
-	needFixture(t)
-	p := dial(t, fx.node.P2PAddr, 0)
-	chain := syncHeaders(t, p)
-	f := bip37.NewFilter(10, 0.0001, 3, wire.BloomUpdateNone)
-	for _, s := range fx.watch {
-		for _, e := range watchElements(s) {
-			f.Add(e)
-		}
-	}
-	res, err := p.ScanBIP37Watch(context.Background(), chain, f, fx.watch, 0, chain.Height(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkMatches(t, res, fx.want)
-	if res.MerkleBlocksReceived <= res.BlocksScanned {
-		t.Errorf("%d merkle blocks for %d blocks: no batch was asked for again", res.MerkleBlocksReceived, res.BlocksScanned)
-	}
-	// The caller's filter is not changed by the scan.
-	op := fx.spendAlice.TxIn[0].PreviousOutPoint
-	if f.ContainsOutPoint(&op) {
-		t.Error("the caller's filter was updated")
-	}
+		return []wire.Message{m}, false
+	})
+	p := dial(t, l.Addr, 0)
+	err := p.GetBlocks(context.Background(), []chainhash.Hash{c.Hash(100), skip, c.Hash(102)}, func(int, *wire.MsgBlock) error { return nil })
+	checkPeerError(t, err, l.Addr, ErrMissingBlocks)
 }
 
 func TestFilterMessages(t *testing.T) {
 	needFixture(t)
 	p := dial(t, fx.node.P2PAddr, 0)
-	chain := syncHeaders(t, p)
+	c := syncHeaders(t, p)
 	ctx := context.Background()
 	if err := p.AddToFilter(ctx, make([]byte, bip37.MaxFilterAddDataSize+1)); !errors.Is(err, bip37.ErrFilterAddTooLarge) {
 		t.Fatalf("oversized filteradd: %v", err)
 	}
-	f, _ := NewWatchFilter(fx.watch, 0.001, 0)
+	f := bip37.NewFilter(10, 0.001, 0, wire.BloomUpdateAll)
+	f.Add(fx.alice.PkScript()[3:23])
 	if err := p.LoadFilter(ctx, f); err != nil {
 		t.Fatal(err)
 	}
 	if err := p.AddToFilter(ctx, []byte("element")); err != nil {
 		t.Fatal(err)
 	}
-	h := fx.height[fx.late.TxHash()]
-	end, _ := p.begin("test")
-	blocks, err := p.filteredBlocks(ctx, chain, h, h)
-	end()
-	if err != nil || len(blocks) != 1 || len(blocks[0].txs) == 0 {
-		t.Fatalf("filtered block with a loaded filter: %v, %v", blocks, err)
+	blocks, err := p.GetFilteredBlocks(ctx, []chainhash.Hash{c.Hash(101), c.Hash(102)})
+	if err != nil || len(blocks) != 2 || len(blocks[1].Txs) != 1 || blocks[1].Txs[0].TxHash() != fx.pay.TxHash() || blocks[1].Total != 2 {
+		t.Fatalf("filtered blocks with a loaded filter: %+v, %v", blocks, err)
 	}
 	if err := p.ClearFilter(ctx); err != nil {
 		t.Fatal(err)
 	}
 	// Without a filter btcd answers filtered-block requests with
 	// nothing: only the pong comes.
-	end, _ = p.begin("test")
-	_, err = p.filteredBlocks(ctx, chain, h, h)
-	end()
-	if !errors.Is(err, ErrMissingBlocks) {
+	if _, err = p.GetFilteredBlocks(ctx, []chainhash.Hash{c.Hash(102)}); !errors.Is(err, ErrMissingBlocks) {
 		t.Fatalf("filtered block without a filter: %v, want ErrMissingBlocks", err)
 	}
 }
@@ -463,7 +252,7 @@ func TestConfigLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	if _, err := p.SyncHeaders(context.Background()); err != nil {
+	if _, _, err := p.SyncHeaders(context.Background(), chain.New(fx.node.Params)); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range []string{"connected to " + fx.node.P2PAddr, "send getheaders", "headers: tip"} {
@@ -479,26 +268,195 @@ func TestDialWrongNetwork(t *testing.T) {
 	if !errors.Is(err, ErrDisconnected) || !strings.Contains(err.Error(), fx.node.P2PAddr) {
 		t.Fatalf("dialing a regtest node as mainnet: %v", err)
 	}
-	t.Log(err)
 	if _, err := Dial(context.Background(), Config{Addr: "no-port", Params: &chaincfg.MainNetParams}); err == nil {
 		t.Fatal("an address without a port was accepted")
 	}
-}
-
-func TestContextCancel(t *testing.T) {
-	needFixture(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := Dial(ctx, Config{Addr: fx.node.P2PAddr, Params: fx.node.Params}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Dial with a cancelled context: %v", err)
 	}
-	p := dial(t, fx.node.P2PAddr, 0)
-	chain := syncHeaders(t, p)
-	ctx, cancel = context.WithCancel(context.Background())
-	defer cancel()
-	// Cancel from the progress callback, after the first batch.
-	_, err := p.ScanBIP157(ctx, chain, fx.watch, 0, chain.Height(), func(done, total int) { cancel() })
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("scan cancelled mid-way: %v", err)
+}
+
+// silentListener accepts connections on 127.0.0.1 and never answers.
+func silentListener(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+	})
+	return ln.Addr().String()
+}
+
+// TestTimeoutDecides: the configured timeout, and nothing else, ends a
+// wait, at values above btcd's own 30-second stall limit too; the error
+// says the node stalled. The long case runs with SPVFILTER_LONG=1.
+func TestTimeoutDecides(t *testing.T) {
+	timeouts := []time.Duration{time.Second, 3 * time.Second}
+	if os.Getenv("SPVFILTER_LONG") == "1" {
+		timeouts = append(timeouts, 60*time.Second)
+	}
+	for _, timeout := range timeouts {
+		t.Run(timeout.String(), func(t *testing.T) {
+			t.Parallel()
+			addr := silentListener(t)
+			start := time.Now()
+			_, err := Dial(context.Background(), Config{Addr: addr, Params: &chaincfg.RegressionNetParams, Timeout: timeout})
+			elapsed := time.Since(start)
+			checkPeerError(t, err, addr, ErrStalled)
+			if elapsed < timeout || elapsed > timeout+2*time.Second {
+				t.Fatalf("gave up after %v with a timeout of %v", elapsed, timeout)
+			}
+			if strings.Contains(err.Error(), "closed by the node") {
+				t.Fatalf("error blames the node for closing: %v", err)
+			}
+		})
+	}
+}
+
+// TestTricklingAnswerIsCaught: a node that sends each filter just within
+// the timeout cannot keep a request alive; the whole answer is due within
+// the timeout.
+func TestTricklingAnswerIsCaught(t *testing.T) {
+	needFixture(t)
+	c := syncHeaders(t, dial(t, fx.node.P2PAddr, 0))
+	const timeout = time.Second
+	l := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
+		if _, ok := m.(*wire.MsgCFilter); ok {
+			time.Sleep(timeout / 4)
+		}
+		return []wire.Message{m}, false
+	})
+	p := dial(t, l.Addr, timeout)
+	var blocks []chainhash.Hash
+	for h := int32(0); h < 20; h++ {
+		blocks = append(blocks, c.Hash(h))
+	}
+	n := 0
+	start := time.Now()
+	err := p.GetCFilters(context.Background(), 0, blocks, func(int, []byte) error { n++; return nil })
+	elapsed := time.Since(start)
+	checkPeerError(t, err, l.Addr, ErrStalled)
+	if n < 2 || n >= len(blocks) || elapsed > 2*timeout {
+		t.Fatalf("%d filters in %v before the error", n, elapsed)
+	}
+}
+
+// TestHeaderLies has a proxy tamper with or withhold headers.
+func TestHeaderLies(t *testing.T) {
+	needFixture(t)
+	tests := []struct {
+		name    string
+		timeout time.Duration
+		lie     peertest.LieFunc
+		want    error
+	}{
+		{"headers that do not link", 0, func(m wire.Message) ([]wire.Message, bool) {
+			if h, ok := m.(*wire.MsgHeaders); ok && len(h.Headers) > 10 {
+				h.Headers[10].PrevBlock[0] ^= 1
+			}
+			return []wire.Message{m}, false
+		}, ErrBadHeaders},
+		{"headers with changed difficulty", 0, func(m wire.Message) ([]wire.Message, bool) {
+			if h, ok := m.(*wire.MsgHeaders); ok && len(h.Headers) > 10 {
+				h.Headers[10].Bits = 0x1d00ffff
+			}
+			return []wire.Message{m}, false
+		}, ErrBadHeaders},
+		{"fewer headers than announced", 0, func(m wire.Message) ([]wire.Message, bool) {
+			if h, ok := m.(*wire.MsgHeaders); ok && len(h.Headers) > 50 {
+				h.Headers = h.Headers[:50]
+			}
+			return []wire.Message{m}, false
+		}, ErrWithheldHeaders},
+		{"headers stall", 500 * time.Millisecond, func(m wire.Message) ([]wire.Message, bool) {
+			if _, ok := m.(*wire.MsgHeaders); ok {
+				return nil, false
+			}
+			return []wire.Message{m}, false
+		}, ErrStalled},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, tt.lie)
+			p := dial(t, l.Addr, tt.timeout)
+			_, _, err := p.SyncHeaders(context.Background(), chain.New(fx.node.Params))
+			checkPeerError(t, err, l.Addr, tt.want)
+			// The connection is dropped after a lie.
+			if _, _, err := p.SyncHeaders(context.Background(), chain.New(fx.node.Params)); !errors.Is(err, ErrDisconnected) {
+				t.Errorf("after the lie: %v, want ErrDisconnected", err)
+			}
+		})
+	}
+}
+
+// TestUnrequestedMessagesDoNotHoldAWait has a liar withhold the headers
+// and send unrequested transactions faster than the timeout: the wait must
+// still end after the timeout.
+func TestUnrequestedMessagesDoNotHoldAWait(t *testing.T) {
+	needFixture(t)
+	l := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
+		if _, ok := m.(*wire.MsgHeaders); ok {
+			return nil, false
+		}
+		return []wire.Message{m}, false
+	})
+	const timeout = 500 * time.Millisecond
+	p := dial(t, l.Addr, timeout)
+	stop := make(chan struct{})
+	spam := make(chan error, 1)
+	go func() {
+		// Ten timeouts of spam at most, so that a client whose wait
+		// the spam holds open fails the test instead of hanging it.
+		tick := time.NewTicker(timeout / 5)
+		defer tick.Stop()
+		end := time.After(10 * timeout)
+		for {
+			select {
+			case <-stop:
+				spam <- nil
+				return
+			case <-end:
+				spam <- nil
+				return
+			case <-tick.C:
+				if err := l.Inject(fx.pay); err != nil {
+					spam <- err
+					return
+				}
+			}
+		}
+	}()
+	start := time.Now()
+	_, _, err := p.SyncHeaders(context.Background(), chain.New(fx.node.Params))
+	elapsed := time.Since(start)
+	close(stop)
+	if err := <-spam; err != nil {
+		t.Logf("injecting: %v", err)
+	}
+	checkPeerError(t, err, l.Addr, ErrStalled)
+	if elapsed > 4*timeout {
+		t.Fatalf("stalled after %v with a timeout of %v", elapsed, timeout)
 	}
 }

@@ -8,10 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/spvfilter/spvfilter/bip37"
 	"github.com/spvfilter/spvfilter/peer"
+	"github.com/spvfilter/spvfilter/peer/chain"
 	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 
@@ -40,19 +42,34 @@ func TestRelayWithBtcdAndPeer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	chain, err := p.SyncHeaders(ctx)
-	if err != nil {
+	c := chain.New(node.Params)
+	if _, _, err := p.SyncHeaders(ctx, c); err != nil {
 		t.Fatal(err)
 	}
 	// The filter a wallet watching alice's P2PKH output would load.
 	f := bip37.NewFilter(10, 0.0001, 12345, wire.BloomUpdateAll)
 	f.Add(alice.Address(node.Params).ScriptAddress())
-	res, err := p.ScanBIP37(ctx, chain, f, 1, chain.Height(), nil)
-	if err != nil {
+	if err := p.LoadFilter(ctx, f); err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Matches) < 6 {
-		t.Fatalf("%d matches through the relay, want the 6 coinbases", len(res.Matches))
+	var hashes []chainhash.Hash
+	for h := int32(1); h <= c.Height(); h++ {
+		hashes = append(hashes, c.Hash(h))
+	}
+	matches := 0
+	for len(hashes) > 0 {
+		n := min(len(hashes), peer.MaxFilteredBlocksPerRequest)
+		blocks, err := p.GetFilteredBlocks(ctx, hashes[:n])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range blocks {
+			matches += len(b.Txs)
+		}
+		hashes = hashes[n:]
+	}
+	if matches < 6 {
+		t.Fatalf("%d matches through the relay, want the 6 coinbases", matches)
 	}
 	p.Close()
 	cancel()

@@ -12,8 +12,7 @@ import (
 
 	"github.com/btcsuite/btcd/wire"
 
-	"github.com/spvfilter/spvfilter/bip37"
-	"github.com/spvfilter/spvfilter/peer"
+	"github.com/spvfilter/spvfilter/peer/client"
 	"github.com/spvfilter/spvfilter/peer/peertest"
 	"github.com/spvfilter/spvfilter/privacy"
 )
@@ -88,31 +87,30 @@ func TestPrivacyCaptureUniverseAnalyze(t *testing.T) {
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	var p *peer.Peer
+	var c *client.Client
 	for i := 0; i < 50; i++ {
-		if p, err = peer.Dial(ctx, peer.Config{Addr: relayAddr, Params: node.Params, Timeout: 20 * time.Second}); err == nil {
+		if c, err = client.Connect(ctx, client.Config{Peers: []string{relayAddr}, Params: node.Params, Timeout: 20 * time.Second}); err == nil {
 			break
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	if err != nil {
-		t.Fatalf("dial through the relay: %v", err)
+		t.Fatalf("connect through the relay: %v", err)
 	}
-	chain, err := p.SyncHeaders(ctx)
-	if err != nil {
+	if _, err := c.SyncHeaders(ctx); err != nil {
 		t.Fatal(err)
 	}
 	// The filter a wallet watching bob's P2PKH output would load.
-	f := bip37.NewFilter(10, 0.0001, 777, wire.BloomUpdateAll)
-	f.Add(bob.Address(node.Params).ScriptAddress())
-	res, err := p.ScanBIP37(ctx, chain, f, 1, chain.Height(), nil)
+	tweak := uint32(777)
+	res, err := c.ScanBIP37(ctx, client.ScanRequest{Watch: []client.WatchItem{client.ScriptItem(bob.PkScript())}, From: 1, To: c.Chain().Height()},
+		client.BIP37Options{FPRate: 0.0001, Flags: wire.BloomUpdateAll, Tweak: &tweak})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(res.Matches) == 0 {
 		t.Fatal("the scan through the relay found nothing")
 	}
-	p.Close()
+	c.Close()
 	if msg := <-done; msg != "" {
 		t.Fatalf("capture: %s", msg)
 	}

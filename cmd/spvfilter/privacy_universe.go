@@ -10,7 +10,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spf13/cobra"
 
-	"github.com/spvfilter/spvfilter/peer"
+	"github.com/spvfilter/spvfilter/peer/client"
 	"github.com/spvfilter/spvfilter/privacy"
 )
 
@@ -73,15 +73,15 @@ func runUniverse(ctx context.Context, a *app, f *universeFlags) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	p, err := peer.Dial(ctx, peer.Config{Addr: f.peer, Params: params, Timeout: f.timeout})
+	c, err := client.Connect(ctx, client.Config{Peers: []string{f.peer}, Params: params, Timeout: f.timeout})
 	if err != nil {
 		return fmt.Errorf("universe: %w", err)
 	}
-	defer p.Close()
-	chain, err := p.SyncHeaders(ctx)
-	if err != nil {
+	defer c.Close()
+	if _, err := c.SyncHeaders(ctx); err != nil {
 		return fmt.Errorf("universe: %w", err)
 	}
+	chain := c.Chain()
 	to := f.to
 	if to < 0 {
 		to = chain.Height()
@@ -100,7 +100,7 @@ func runUniverse(ctx context.Context, a *app, f *universeFlags) error {
 	}
 	uw := privacy.NewUniverseWriter(w, params)
 	uw.Comment(fmt.Sprintf("candidates of %s blocks %d..%d from %s, one per line", params.Name, f.from, to, f.peer))
-	err = p.FetchBlocks(ctx, chain, f.from, to, func(h int32, b *wire.MsgBlock) error { return uw.AddBlock(h, b) })
+	err = c.FetchBlocks(ctx, f.from, to, func(h int32, b *wire.MsgBlock) error { return uw.AddBlock(h, b) })
 	if err != nil {
 		return fmt.Errorf("universe: %w", err)
 	}

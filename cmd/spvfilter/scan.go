@@ -8,16 +8,20 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/txscript"
+	"github.com/btcsuite/btcd/wire"
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"github.com/spvfilter/spvfilter/bip37"
 	"github.com/spvfilter/spvfilter/peer"
+	"github.com/spvfilter/spvfilter/peer/client"
 	"golang.org/x/term"
 )
 
@@ -33,93 +37,161 @@ var networks = map[string]*chaincfg.Params{
 }
 
 type scanFlags struct {
-	peer, network, mode string
-	watch               []string
-	from, to            int32
-	timeout             time.Duration
-	fpRate              float64
-	tweak               uint32
+	peers         []string
+	network, mode string
+	watch         []string
+	from, to      int32
+	timeout       time.Duration
+	fpRate        float64
+	tweak         uint32
+	flags         string
+}
+
+// bloomFlags maps the --flags names to BIP 37 update rules.
+var bloomFlags = map[string]wire.BloomUpdateType{
+	"none":          wire.BloomUpdateNone,
+	"all":           wire.BloomUpdateAll,
+	"p2pubkey-only": wire.BloomUpdateP2PubkeyOnly,
 }
 
 func newScanCommand(a *app) *cobra.Command {
 	var fl scanFlags
 	cmd := &cobra.Command{
-		Use:   "scan --peer HOST:PORT --network NET --mode bip37|bip157 --watch ITEM...",
-		Short: "Find the transactions of a watch list in a node's blocks, with BIP 37 or BIP 157",
-		Long: `scan connects to a node as a light client, downloads and verifies its header
-chain, and finds the transactions that pay to or spend from the watch items
-in the blocks --from..--to (inclusive; the whole chain by default).
+		Use:   "scan --peer HOST:PORT [--peer HOST:PORT...] --network NET --mode bip37|bip157 --watch ITEM...",
+		Short: "Find the transactions of a watch list in the nodes' blocks, with BIP 37 or BIP 157",
+		Long: `scan connects to one or more nodes as a light client, downloads and verifies
+their header chain (the branch with the most work wins), and finds the
+transactions that pay to or spend from the watch items in the blocks
+--from..--to (inclusive; the whole chain by default).
 
-A watch item is an address of the network or an output script in hex (also
-@FILE or - for standard input).
+A watch item is an address of the network, an output script in hex, or an
+outpoint TXID:VOUT (its spend is found whatever the script type, P2TR and
+P2PK included), optionally with the script it pays: TXID:VOUT:ADDRESS or
+TXID:VOUT:SCRIPTHEX. Each may also be @FILE or - for standard input.
 
-  --mode bip157  fetches the BIP 157 filter-header checkpoints, headers and
-                 basic filters, checks every filter against its header,
-                 matches locally and downloads only the matching blocks.
-  --mode bip37   loads a BIP 37 Bloom filter of the watch items into the
-                 node, fetches filtered blocks, verifies every merkle proof
-                 and checks every transaction locally: Bloom false positives
-                 are shown as such, never as matches.
+  --mode bip157  fetches the BIP 157 filter-header checkpoints and headers
+                 from every peer and compares them: where peers disagree,
+                 the disputed block is downloaded and decides; a peer whose
+                 filter the block proves false is banned; what the block
+                 cannot decide goes to a majority of at least two peers, or
+                 the scan fails naming the peers. Filters are downloaded
+                 from all peers in parallel, each checked against the
+                 agreed headers; matching blocks come from a random peer.
+  --mode bip37   loads a BIP 37 Bloom filter (random tweak, --flags update
+                 rule) into one node, fetches filtered blocks, verifies
+                 every merkle proof, checks every transaction locally
+                 (Bloom false positives are shown as such), and reloads a
+                 fresh filter when it matches ten times its target rate.
 
-Every answer of the node is verified; a node that lies, stalls or
-disconnects ends the scan with an error naming it and what it did. A
-progress bar is drawn on standard error when it is a terminal.`,
-		Example: `  spvfilter scan --peer 127.0.0.1:18444 --network regtest --mode bip157 \
+With one --peer the result rests on that peer alone, and says so in its
+warnings. Every answer is verified; a node that lies is banned and named,
+one that stalls longer than --timeout or disconnects is dropped and named.
+A reorganization during the scan is followed: the scan starts again on the
+new chain and lists the blocks disconnected. A progress bar is drawn on
+standard error when it is a terminal.
+
+Exit status: 0 done (warnings, if any, on standard error and in --json),
+2 bad input, 1 failure (no usable peer, peers that cannot be decided between).`,
+		Example: `  spvfilter scan --peer 127.0.0.1:18444 --peer 127.0.0.1:18445 --network regtest --mode bip157 \
       --watch bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080
-  spvfilter scan --peer 127.0.0.1:18444 --network regtest --mode bip37 \
-      --watch 76a914000000000000000000000000000000000000000088ac --from 100 --to 200 --json`,
+  spvfilter scan --peer 127.0.0.1:18444 --network regtest --mode bip37 --flags p2pubkey-only \
+      --watch 76a914000000000000000000000000000000000000000088ac --from 100 --to 200 --json
+  spvfilter scan --peer 127.0.0.1:18444 --network regtest --mode bip157 --from 3000 \
+      --watch 1f7f...e3:0:bcrt1p...   # the spend of an output funded before --from`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.runScan(cmd, &fl)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&fl.peer, "peer", "", "the node's HOST:PORT")
+	f.StringArrayVar(&fl.peers, "peer", nil, "a node's HOST:PORT (repeatable: several peers are cross-checked)")
 	f.StringVar(&fl.network, "network", "mainnet", "regtest, simnet, signet, testnet3 or mainnet")
 	f.StringVar(&fl.mode, "mode", "bip157", "bip37 or bip157")
-	f.StringArrayVar(&fl.watch, "watch", nil, "an address or hex output script to watch (repeatable)")
+	f.StringArrayVar(&fl.watch, "watch", nil, "an address, hex output script or TXID:VOUT[:SCRIPT] outpoint to watch (repeatable)")
 	f.Int32Var(&fl.from, "from", 0, "first block height to scan")
 	f.Int32Var(&fl.to, "to", 0, "last block height to scan (default the chain tip)")
-	f.DurationVar(&fl.timeout, "timeout", peer.DefaultTimeout, "longest wait for any one answer of the node")
-	f.Float64Var(&fl.fpRate, "fp-rate", 0.0001, "BIP 37 filter false-positive rate")
-	f.Uint32Var(&fl.tweak, "tweak", 0, "BIP 37 filter tweak")
-	cmd.MarkFlagRequired("peer")
-	cmd.MarkFlagRequired("watch")
+	f.DurationVar(&fl.timeout, "timeout", peer.DefaultTimeout, "longest wait for the whole answer to any one request")
+	f.Float64Var(&fl.fpRate, "fprate", 0.0001, "BIP 37 filter false-positive rate")
+	f.Float64Var(&fl.fpRate, "fp-rate", 0.0001, "")
+	_ = f.MarkHidden("fp-rate")
+	f.Uint32Var(&fl.tweak, "tweak", 0, "BIP 37 filter tweak, for tests (default a random one for every filter)")
+	f.StringVar(&fl.flags, "flags", "all", "BIP 37 update rule: none, all or p2pubkey-only")
+	_ = cmd.MarkFlagRequired("peer")
+	_ = cmd.MarkFlagRequired("watch")
 	return cmd
 }
 
-// watchItem is a watch list entry as given and as an output script.
+// watchItem is a watch list entry as given and as a client watch item.
 type watchItem struct {
-	given  string
-	script []byte
+	given string
+	item  client.WatchItem
 }
 
-func (a *app) parseWatch(items []string, params *chaincfg.Params) ([]watchItem, error) {
+// parseWatch reads the --watch values.
+func (a *app) parseWatch(values []string, params *chaincfg.Params) ([]watchItem, error) {
 	var out []watchItem
-	for i, item := range items {
+	for i, v := range values {
 		what := fmt.Sprintf("--watch %d", i+1)
-		if addr, err := btcutil.DecodeAddress(item, params); err == nil {
-			if !addr.IsForNet(params) {
-				return nil, badInput("%s: address %s is not a %s address", what, item, params.Name)
+		if op, rest, ok := parseOutPoint(v); ok {
+			it := watchItem{given: v, item: client.OutPointItem(op, nil)}
+			if rest != "" {
+				script, err := a.watchScript(what+" (the script of the outpoint)", rest, params)
+				if err != nil {
+					return nil, err
+				}
+				it.item.Script = script
 			}
-			script, err := txscript.PayToAddrScript(addr)
-			if err != nil {
-				return nil, badInput("%s: address %s: %w", what, item, err)
-			}
-			out = append(out, watchItem{given: item, script: script})
+			out = append(out, it)
 			continue
 		}
-		script, err := a.readHexArg(what+" (not an address of "+params.Name+", read as a hex output script)", item)
+		script, err := a.watchScript(what, v, params)
 		if err != nil {
 			return nil, err
 		}
-		given := item
-		if item == "-" || strings.HasPrefix(item, "@") {
+		given := v
+		if v == "-" || strings.HasPrefix(v, "@") {
 			given = hex.EncodeToString(script)
 		}
-		out = append(out, watchItem{given: given, script: script})
+		out = append(out, watchItem{given: given, item: client.ScriptItem(script)})
 	}
 	return out, nil
+}
+
+// parseOutPoint recognizes TXID:VOUT, and TXID:VOUT:REST, with TXID in
+// display byte order.
+func parseOutPoint(v string) (wire.OutPoint, string, bool) {
+	parts := strings.SplitN(v, ":", 3)
+	if len(parts) < 2 || len(parts[0]) != 64 {
+		return wire.OutPoint{}, "", false
+	}
+	h, err := chainhash.NewHashFromStr(parts[0])
+	if err != nil {
+		return wire.OutPoint{}, "", false
+	}
+	n, err := strconv.ParseUint(parts[1], 10, 32)
+	if err != nil {
+		return wire.OutPoint{}, "", false
+	}
+	rest := ""
+	if len(parts) == 3 {
+		rest = parts[2]
+	}
+	return wire.OutPoint{Hash: *h, Index: uint32(n)}, rest, true
+}
+
+// watchScript reads an address of the network or a hex output script.
+func (a *app) watchScript(what, v string, params *chaincfg.Params) ([]byte, error) {
+	if addr, err := btcutil.DecodeAddress(v, params); err == nil {
+		if !addr.IsForNet(params) {
+			return nil, badInput("%s: address %s is not a %s address", what, v, params.Name)
+		}
+		script, err := txscript.PayToAddrScript(addr)
+		if err != nil {
+			return nil, badInput("%s: address %s: %w", what, v, err)
+		}
+		return script, nil
+	}
+	return a.readHexArg(what+" (not an address of "+params.Name+", read as a hex output script)", v)
 }
 
 // scanMatchJSON is one matched transaction in --json output.
@@ -129,6 +201,14 @@ type scanMatchJSON struct {
 	BlockHash     string   `json:"block_hash"`
 	Watch         []string `json:"watch"`
 	FalsePositive bool     `json:"false_positive"`
+}
+
+// scanPeerJSON is one peer of the scan in --json output.
+type scanPeerJSON struct {
+	Address   string `json:"address"`
+	UserAgent string `json:"user_agent"`
+	Banned    bool   `json:"banned"`
+	Reason    string `json:"reason"`
 }
 
 type scanJSON struct {
@@ -144,8 +224,13 @@ type scanJSON struct {
 	BlocksFetched        int             `json:"blocks_fetched"`
 	FalsePositiveBlocks  int             `json:"false_positive_blocks"`
 	FalsePositiveTxs     int             `json:"false_positive_transactions"`
+	SpendOnlyBlocks      []int32         `json:"spend_only_blocks"`
+	FilterReloads        int             `json:"filter_reloads"`
+	Disconnected         []string        `json:"disconnected"`
 	BytesReceived        uint64          `json:"bytes_received"`
 	Seconds              float64         `json:"seconds"`
+	Peers                []scanPeerJSON  `json:"peers"`
+	Warnings             []string        `json:"warnings"`
 }
 
 func (a *app) runScan(cmd *cobra.Command, fl *scanFlags) error {
@@ -153,11 +238,19 @@ func (a *app) runScan(cmd *cobra.Command, fl *scanFlags) error {
 	if !ok {
 		return badInput("--network %q: want regtest, simnet, signet, testnet3 or mainnet", fl.network)
 	}
-	if _, port, err := net.SplitHostPort(fl.peer); err != nil || port == "" {
-		return badInput("--peer %q: want HOST:PORT", fl.peer)
+	for _, p := range fl.peers {
+		if host, port, err := net.SplitHostPort(p); err != nil || host == "" || port == "" {
+			return badInput("--peer %q: want HOST:PORT", p)
+		} else if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 {
+			return badInput("--peer %q: port %q is not a TCP port", p, port)
+		}
 	}
 	if fl.mode != "bip37" && fl.mode != "bip157" {
 		return badInput("--mode %q: want bip37 or bip157", fl.mode)
+	}
+	flags, ok := bloomFlags[fl.flags]
+	if !ok {
+		return badInput("--flags %q: want none, all or p2pubkey-only", fl.flags)
 	}
 	if fl.from < 0 {
 		return badInput("--from %d: negative height", fl.from)
@@ -174,32 +267,40 @@ func (a *app) runScan(cmd *cobra.Command, fl *scanFlags) error {
 		return badInput("--timeout %v: must be positive", fl.timeout)
 	}
 	if fl.mode == "bip37" && !(fl.fpRate > 0 && fl.fpRate < 1) {
-		return badInput("--fp-rate %v: want a rate between 0 and 1", fl.fpRate)
+		return badInput("--fprate %v: want a rate between 0 and 1", fl.fpRate)
 	}
 	items, err := a.parseWatch(fl.watch, params)
 	if err != nil {
 		return err
 	}
-	scripts := make([][]byte, len(items))
+	watch := make([]client.WatchItem, len(items))
 	for i, it := range items {
-		scripts[i] = it.script
+		watch[i] = it.item
 	}
-	var filter *bip37.Filter
+	var warnings []string
+	bopt := client.BIP37Options{FPRate: fl.fpRate, Flags: flags}
+	if cmd.Flags().Changed("tweak") {
+		bopt.Tweak = &fl.tweak
+		warnings = append(warnings, "--tweak fixes the BIP 37 filter's tweak: filters of different sessions can be linked by it")
+	}
 	if fl.mode == "bip37" {
 		// Checked before connecting: a script without data pushes
 		// cannot be put in a Bloom filter. Item by item, to name the
 		// flag as the other watch errors do.
-		for i, s := range scripts {
-			if _, err := peer.NewWatchFilter([][]byte{s}, fl.fpRate, 0); err != nil {
-				return badInput("--watch %d: script %x has no data push a BIP 37 filter can match (--mode bip157 can watch it)", i+1, s)
+		for i, it := range watch {
+			if _, err := client.NewWatchFilter([]client.WatchItem{it}, fl.fpRate, 0, flags); err != nil {
+				return badInput("--watch %d: script %x has no data push a BIP 37 filter can match (--mode bip157 can watch it)", i+1, it.Script)
 			}
 		}
-		if filter, err = peer.NewWatchFilter(scripts, fl.fpRate, fl.tweak); err != nil {
-			return badInput("%v", strings.TrimPrefix(err.Error(), "peer: "))
+		f, _ := client.NewWatchFilter(watch, fl.fpRate, 0, flags)
+		if w := f.Stats().Warning; f.HashFuncs() == 0 || strings.Contains(w, "matches everything") {
+			warnings = append(warnings, "the BIP 37 filter matches everything: "+w)
+		} else if fl.fpRate >= 0.1 {
+			warnings = append(warnings, fmt.Sprintf("--fprate %g: the filter matches about %.0f%% of all transactions; the node downloads them all to you", fl.fpRate, 100*fl.fpRate))
 		}
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// An interrupt ends the scan with "interrupted", not with the bare
 	// context error.
@@ -210,47 +311,62 @@ func (a *app) runScan(cmd *cobra.Command, fl *scanFlags) error {
 		return err
 	}
 	start := time.Now()
-	p, err := peer.Dial(ctx, peer.Config{Addr: fl.peer, Params: params, Timeout: fl.timeout})
+	c, err := client.Connect(ctx, client.Config{Peers: fl.peers, Params: params, Timeout: fl.timeout})
 	if err != nil {
 		return interrupted(err)
 	}
-	defer p.Close()
-	chain, err := p.SyncHeaders(ctx)
-	if err != nil {
+	defer c.Close()
+	if err := a.checkServices(c, fl.mode); err != nil {
+		return err
+	}
+	if _, err := c.SyncHeaders(ctx); err != nil {
 		return interrupted(err)
 	}
+	chain := c.Chain()
 	to := fl.to
 	if to < 0 {
 		to = chain.Height()
 	}
 	if to > chain.Height() {
-		return badInput("--to %d is above the node's chain tip %d", to, chain.Height())
+		return badInput("--to %d is above the nodes' chain tip %d", to, chain.Height())
 	}
 	if fl.from > to {
-		return badInput("--from %d is above the node's chain tip %d", fl.from, chain.Height())
+		return badInput("--from %d is above the nodes' chain tip %d", fl.from, chain.Height())
 	}
 
 	progress, finish := a.progressBar(int(to-fl.from) + 1)
-	var res *peer.ScanResult
+	req := client.ScanRequest{Watch: watch, From: fl.from, To: to, Progress: progress}
+	var res *client.ScanResult
 	if fl.mode == "bip37" {
-		res, err = p.ScanBIP37Watch(ctx, chain, filter, scripts, fl.from, to, progress)
+		res, err = c.ScanBIP37(ctx, req, bopt)
 	} else {
-		res, err = p.ScanBIP157(ctx, chain, scripts, fl.from, to, progress)
+		res, err = c.ScanBIP157(ctx, req)
 	}
 	finish()
 	if err != nil {
 		return interrupted(err)
 	}
 	out := scanJSON{
-		Peer: fl.peer, Network: fl.network, Mode: fl.mode, From: fl.from, To: to,
+		Peer: fl.peers[0], Network: fl.network, Mode: fl.mode, From: fl.from, To: to,
 		Matches:              []scanMatchJSON{},
 		BlocksScanned:        res.BlocksScanned,
 		FiltersReceived:      res.FiltersReceived,
 		MerkleBlocksReceived: res.MerkleBlocksReceived,
 		BlocksFetched:        res.BlocksFetched,
 		FalsePositiveBlocks:  res.FalsePositiveBlocks,
+		SpendOnlyBlocks:      append([]int32{}, res.SpendOnlyBlocks...),
+		FilterReloads:        res.FilterReloads,
+		Disconnected:         []string{},
 		BytesReceived:        res.BytesReceived,
 		Seconds:              time.Since(start).Seconds(),
+		Peers:                []scanPeerJSON{},
+		Warnings:             append(warnings, res.Warnings...),
+	}
+	for _, h := range res.Disconnected {
+		out.Disconnected = append(out.Disconnected, h.String())
+	}
+	for _, p := range res.Peers {
+		out.Peers = append(out.Peers, scanPeerJSON{Address: p.Address, UserAgent: p.UserAgent, Banned: p.Banned, Reason: p.Reason})
 	}
 	for _, m := range res.Matches {
 		j := scanMatchJSON{
@@ -265,10 +381,30 @@ func (a *app) runScan(cmd *cobra.Command, fl *scanFlags) error {
 		}
 		out.Matches = append(out.Matches, j)
 	}
+	for _, w := range out.Warnings {
+		fmt.Fprintf(a.stderr, "spvfilter: warning: %s\n", w)
+	}
 	if a.json {
 		return a.printJSON(out)
 	}
 	return a.printScan(&out)
+}
+
+// checkServices refuses, right after the handshake, a scan no connected
+// peer can serve.
+func (a *app) checkServices(c *client.Client, mode string) error {
+	need, name := wire.SFNodeCF, "NODE_COMPACT_FILTERS (BIP 157)"
+	if mode == "bip37" {
+		need, name = wire.SFNodeBloom, "NODE_BLOOM (BIP 37)"
+	}
+	if c.Serves(need) {
+		return nil
+	}
+	var seen []string
+	for _, p := range c.Peers() {
+		seen = append(seen, p.Address+" ("+p.Services+")")
+	}
+	return fmt.Errorf("scan: %w: %s not advertised by %s", peer.ErrMissingService, name, strings.Join(seen, ", "))
 }
 
 func (a *app) printScan(out *scanJSON) error {
@@ -282,13 +418,25 @@ func (a *app) printScan(out *scanJSON) error {
 		found++
 		fmt.Fprintf(w, "%s  height %d  block %s  watch %s\n", m.Txid, m.Height, m.BlockHash, strings.Join(m.Watch, ","))
 	}
-	fmt.Fprintf(w, "scanned %d blocks (%d..%d) of %s with %s in %.1fs\n", out.BlocksScanned, out.From, out.To, out.Peer, out.Mode, out.Seconds)
+	fmt.Fprintf(w, "scanned %d blocks (%d..%d) with %s in %.1fs\n", out.BlocksScanned, out.From, out.To, out.Mode, out.Seconds)
+	for _, p := range out.Peers {
+		state := "used"
+		if p.Banned {
+			state = "banned: " + p.Reason
+		} else if p.Reason != "" {
+			state = "not used: " + p.Reason
+		}
+		fmt.Fprintf(w, "peer %s (%s): %s\n", p.Address, p.UserAgent, state)
+	}
 	if out.Mode == "bip157" {
 		fmt.Fprintf(w, "filters received: %d, blocks fetched: %d, false-positive blocks: %d\n",
 			out.FiltersReceived, out.BlocksFetched, out.FalsePositiveBlocks)
 	} else {
-		fmt.Fprintf(w, "merkle blocks received: %d, false-positive blocks: %d, false-positive transactions: %d\n",
-			out.MerkleBlocksReceived, out.FalsePositiveBlocks, out.FalsePositiveTxs)
+		fmt.Fprintf(w, "merkle blocks received: %d, false-positive blocks: %d, false-positive transactions: %d, filter reloads: %d\n",
+			out.MerkleBlocksReceived, out.FalsePositiveBlocks, out.FalsePositiveTxs, out.FilterReloads)
+	}
+	if len(out.Disconnected) > 0 {
+		fmt.Fprintf(w, "blocks disconnected by a reorganization: %d\n", len(out.Disconnected))
 	}
 	_, err := fmt.Fprintf(w, "bytes received: %d, transactions found: %d\n", out.BytesReceived, found)
 	return err

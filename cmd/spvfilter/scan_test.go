@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -21,13 +22,20 @@ type scanOutput struct {
 		Watch         []string `json:"watch"`
 		FalsePositive bool     `json:"false_positive"`
 	} `json:"matches"`
-	BlocksScanned        int    `json:"blocks_scanned"`
-	FiltersReceived      int    `json:"filters_received"`
-	MerkleBlocksReceived int    `json:"merkleblocks_received"`
-	BlocksFetched        int    `json:"blocks_fetched"`
-	BytesReceived        uint64 `json:"bytes_received"`
-	From                 int32  `json:"from"`
-	To                   int32  `json:"to"`
+	Peers []struct {
+		Address   string `json:"address"`
+		UserAgent string `json:"user_agent"`
+		Banned    bool   `json:"banned"`
+		Reason    string `json:"reason"`
+	} `json:"peers"`
+	Warnings             []string `json:"warnings"`
+	BlocksScanned        int      `json:"blocks_scanned"`
+	FiltersReceived      int      `json:"filters_received"`
+	MerkleBlocksReceived int      `json:"merkleblocks_received"`
+	BlocksFetched        int      `json:"blocks_fetched"`
+	BytesReceived        uint64   `json:"bytes_received"`
+	From                 int32    `json:"from"`
+	To                   int32    `json:"to"`
 }
 
 func TestScanCommand(t *testing.T) {
@@ -79,15 +87,27 @@ func TestScanCommand(t *testing.T) {
 			if status != exitOK {
 				t.Fatalf("status %d: %s", status, stderr)
 			}
-			if stderr != "" {
-				t.Errorf("stderr not empty when it is not a terminal: %q", stderr)
-			}
 			if !strings.Contains(stdout, `"matches": [`) {
 				t.Errorf("matches is not an array: %s", stdout)
 			}
 			var out scanOutput
 			if err := json.Unmarshal([]byte(stdout), &out); err != nil {
 				t.Fatal(err)
+			}
+			// No progress bar when stderr is not a terminal: only the
+			// warnings, the same as in the JSON. One peer is always
+			// worth a warning.
+			var lines []string
+			for _, w := range out.Warnings {
+				lines = append(lines, "spvfilter: warning: "+w+"\n")
+			}
+			if stderr != strings.Join(lines, "") || !slices.ContainsFunc(out.Warnings, func(w string) bool {
+				return strings.Contains(w, "rests on one peer")
+			}) {
+				t.Errorf("stderr %q, JSON warnings %q: want the same, saying the result rests on one peer", stderr, out.Warnings)
+			}
+			if len(out.Peers) != 1 || out.Peers[0].Address != node.P2PAddr || out.Peers[0].Banned || !strings.Contains(out.Peers[0].UserAgent, "btcd") {
+				t.Errorf("peers %+v", out.Peers)
 			}
 			var got []want
 			for _, m := range out.Matches {

@@ -1,4 +1,4 @@
-package peer
+package peertest
 
 import (
 	"bytes"
@@ -12,10 +12,11 @@ import (
 	"github.com/btcsuite/btcd/wire"
 )
 
-// liar is a test peer of our own: a loopback proxy in front of a real node
-// that forwards every message and lets a test rewrite, drop or cut off what
-// the node sends back, turning an honest node into a lying one.
-type liar struct {
+// Liar is a test peer: a loopback proxy in front of a real node that
+// forwards every message and lets a test rewrite, drop or cut off what the
+// node sends back, turning an honest node into a lying one. With a nil lie
+// it is an honest second address for the same node.
+type Liar struct {
 	Addr   string
 	ln     net.Listener
 	target string
@@ -23,7 +24,7 @@ type liar struct {
 	// lie sees each decoded message from the node (of the commands in
 	// liarDecodes) and returns what the client gets instead; hangup
 	// closes the connection instead.
-	lie func(m wire.Message) (out []wire.Message, hangup bool)
+	lie LieFunc
 
 	mu    sync.Mutex
 	sent  []string // commands the client sent, in order
@@ -38,13 +39,23 @@ var liarDecodes = map[string]bool{
 	wire.CmdMerkleBlock: true, wire.CmdTx: true, wire.CmdBlock: true,
 }
 
-func newLiar(t *testing.T, target string, btcnet wire.BitcoinNet, lie func(wire.Message) ([]wire.Message, bool)) *liar {
+// LieFunc sees each message of the node that a client consumes (headers,
+// cfcheckpt, cfheaders, cfilter, merkleblock, tx, block) and returns what
+// the client gets instead; hangup closes the connection instead.
+type LieFunc func(m wire.Message) (out []wire.Message, hangup bool)
+
+// Honest forwards every message unchanged.
+func Honest(m wire.Message) ([]wire.Message, bool) { return []wire.Message{m}, false }
+
+// NewLiar starts a proxy on 127.0.0.1 in front of the node at target, on
+// the network btcnet; it stops when the test ends.
+func NewLiar(t testing.TB, target string, btcnet wire.BitcoinNet, lie LieFunc) *Liar {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := &liar{Addr: ln.Addr().String(), ln: ln, target: target, net: btcnet, lie: lie}
+	l := &Liar{Addr: ln.Addr().String(), ln: ln, target: target, net: btcnet, lie: lie}
 	l.wg.Add(1)
 	go l.serve()
 	t.Cleanup(func() {
@@ -59,7 +70,7 @@ func newLiar(t *testing.T, target string, btcnet wire.BitcoinNet, lie func(wire.
 	return l
 }
 
-func (l *liar) serve() {
+func (l *Liar) serve() {
 	defer l.wg.Done()
 	for {
 		client, err := l.ln.Accept()
@@ -108,7 +119,7 @@ func readFrame(r io.Reader) (cmd string, frame []byte, err error) {
 	return string(bytes.TrimRight(hdr[4:16], "\x00")), frame, nil
 }
 
-func (l *liar) pipe(dst, src net.Conn, fromClient bool) {
+func (l *Liar) pipe(dst, src net.Conn, fromClient bool) {
 	for {
 		cmd, frame, err := readFrame(src)
 		if err != nil {
@@ -141,8 +152,8 @@ func (l *liar) pipe(dst, src net.Conn, fromClient bool) {
 	}
 }
 
-// inject sends m to the most recent client, as if the node had sent it.
-func (l *liar) inject(m wire.Message) error {
+// Inject sends m to the most recent client, as if the node had sent it.
+func (l *Liar) Inject(m wire.Message) error {
 	l.mu.Lock()
 	var client net.Conn
 	if len(l.conns) >= 2 {
@@ -156,8 +167,8 @@ func (l *liar) inject(m wire.Message) error {
 	return err
 }
 
-// commands returns the commands the client has sent so far.
-func (l *liar) commands() []string {
+// Commands returns the commands the client has sent so far.
+func (l *Liar) Commands() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return append([]string(nil), l.sent...)

@@ -1,4 +1,4 @@
-package peer
+package client
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 // each took, next to downloading every block. It runs only with
 // SPVFILTER_LONG=1:
 //
-//	SPVFILTER_LONG=1 go test ./peer -run TestMeasureScan -v
+//	SPVFILTER_LONG=1 go test ./peer/client -run TestMeasureScan -v
 func TestMeasureScan(t *testing.T) {
 	if os.Getenv("SPVFILTER_LONG") != "1" {
 		t.Skip("measurement: set SPVFILTER_LONG=1 to run")
@@ -69,15 +69,17 @@ func TestMeasureScan(t *testing.T) {
 	t.Logf("mined %d blocks in %v; %d transactions involve the watch list", blocks, time.Since(mineStart).Round(time.Millisecond), expect)
 
 	ctx := context.Background()
-	run := func(name string, scan func(p *Peer, chain *HeaderChain) (*ScanResult, error)) {
-		p, err := Dial(ctx, Config{Addr: node.P2PAddr, Params: node.Params})
+	run := func(name string, scan func(c *Client) (*ScanResult, error)) {
+		c, err := Connect(ctx, Config{Peers: []string{node.P2PAddr}, Params: node.Params})
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer p.Close()
-		chain := syncHeaders(t, p)
+		defer c.Close()
+		if _, err := c.SyncHeaders(ctx); err != nil {
+			t.Fatal(err)
+		}
 		start := time.Now()
-		res, err := scan(p, chain)
+		res, err := scan(c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,30 +92,27 @@ func TestMeasureScan(t *testing.T) {
 		if res.Matches != nil && found != expect {
 			t.Errorf("%s found %d transactions, want %d", name, found, expect)
 		}
-		fmt.Printf("%-16s %5d blocks  %8.3f s  %10d bytes  found %d  filters %d  merkleblocks %d  blocks fetched %d  false-positive blocks %d\n",
+		fmt.Printf("%-16s %5d blocks  %8.3f s  %10d bytes  found %d  filters %d  merkleblocks %d  blocks fetched %d  false-positive blocks %d  reloads %d\n",
 			name, res.BlocksScanned, time.Since(start).Seconds(), res.BytesReceived, found,
-			res.FiltersReceived, res.MerkleBlocksReceived, res.BlocksFetched, res.FalsePositiveBlocks)
+			res.FiltersReceived, res.MerkleBlocksReceived, res.BlocksFetched, res.FalsePositiveBlocks, res.FilterReloads)
 	}
-	run("bip157", func(p *Peer, chain *HeaderChain) (*ScanResult, error) {
-		return p.ScanBIP157(ctx, chain, watch, 0, chain.Height(), nil)
-	})
+	req := func(c *Client) ScanRequest { return ScanRequest{Watch: items(watch), To: c.Chain().Height()} }
+	run("bip157", func(c *Client) (*ScanResult, error) { return c.ScanBIP157(ctx, req(c)) })
 	for _, fp := range []float64{0.0001, 0.01} {
-		run(fmt.Sprintf("bip37 fp=%g", fp), func(p *Peer, chain *HeaderChain) (*ScanResult, error) {
-			f, err := NewWatchFilter(watch, fp, 1)
-			if err != nil {
-				return nil, err
-			}
-			return p.ScanBIP37Watch(ctx, chain, f, watch, 0, chain.Height(), nil)
+		run(fmt.Sprintf("bip37 fp=%g", fp), func(c *Client) (*ScanResult, error) {
+			return c.ScanBIP37(ctx, req(c), BIP37Options{FPRate: fp, Flags: wire.BloomUpdateAll})
 		})
 	}
-	run("full blocks", func(p *Peer, chain *HeaderChain) (*ScanResult, error) {
-		before := p.BytesReceived()
-		res := &ScanResult{BlocksScanned: int(chain.Height()) + 1}
-		err := p.FetchBlocks(ctx, chain, 0, chain.Height(), func(int32, *wire.MsgBlock) error {
-			res.BlocksFetched++
-			return nil
-		})
-		res.BytesReceived = p.BytesReceived() - before
+	run("full blocks", func(c *Client) (*ScanResult, error) {
+		before := c.bytesReceived()
+		res := &ScanResult{BlocksScanned: int(c.Chain().Height()) + 1}
+		var heights []int32
+		for h := int32(0); h <= c.Chain().Height(); h++ {
+			heights = append(heights, h)
+		}
+		blocks, err := c.fetchBlocks(ctx, heights)
+		res.BlocksFetched = len(blocks)
+		res.BytesReceived = c.bytesReceived() - before
 		return res, err
 	})
 }

@@ -1,4 +1,4 @@
-package peer
+package client
 
 import (
 	"crypto/sha256"
@@ -21,7 +21,11 @@ func TestWatchList(t *testing.T) {
 	p2sh := append(append([]byte{0xa9, 0x14}, btcutil.Hash160(redeem)...), 0x87)
 	p2wsh := append([]byte{0x00, 0x20}, wsh[:]...)
 	opReturn := []byte{0x6a, 0x01, 0x01}
-	watch := [][]byte{p2pkh, p2wpkh, p2sh, p2wsh, opReturn}
+	nested := append([]byte{0x00, 0x14}, pkh...) // P2SH-P2WPKH redeem script
+	p2shP2wpkh := append(append([]byte{0xa9, 0x14}, btcutil.Hash160(nested)...), 0x87)
+	taprootOut := wire.OutPoint{Hash: [32]byte{0xee}, Index: 1}
+	watch := items([][]byte{p2pkh, p2wpkh, p2sh, p2wsh, opReturn, p2shP2wpkh})
+	watch = append(watch, OutPointItem(taprootOut, nil))
 
 	spend := func(sigScript []byte, witness ...[]byte) *wire.MsgTx {
 		tx := wire.NewMsgTx(2)
@@ -42,12 +46,19 @@ func TestWatchList(t *testing.T) {
 		tx   *wire.MsgTx
 		want []int
 	}{
-		// A P2PKH and a P2WPKH output of the same key: both items.
-		{"P2PKH spend reveals the key", spend(push(sig, pubkey)), []int{0, 1}},
-		{"P2WPKH spend reveals the key", spend(nil, sig, pubkey), []int{0, 1}},
+		// The P2PKH, P2WPKH and P2SH-P2WPKH outputs of one key: a spend
+		// is attributed to the type it spends only.
+		{"P2PKH spend reveals the key", spend(push(sig, pubkey)), []int{0}},
+		{"P2WPKH spend reveals the key", spend(nil, sig, pubkey), []int{1}},
+		{"P2SH-P2WPKH spend reveals the redeem script", spend(push(nested), sig, pubkey), []int{5}},
 		{"P2SH spend reveals the script", spend(push([]byte{1}, redeem)), []int{2}},
 		{"P2WSH spend reveals the script", spend(nil, []byte{1}, witnessScript), []int{3}},
 		{"unrelated spend", spend(push(sig, append([]byte{0x03}, make([]byte, 32)...))), nil},
+		{"spend of a watched outpoint that reveals nothing (P2TR key path)", func() *wire.MsgTx {
+			tx := wire.NewMsgTx(2)
+			tx.AddTxIn(wire.NewTxIn(&taprootOut, nil, [][]byte{make([]byte, 64)}))
+			return tx
+		}(), []int{6}},
 		{"payment to an OP_RETURN item", func() *wire.MsgTx {
 			tx := spend(nil)
 			tx.AddTxOut(wire.NewTxOut(0, opReturn))
@@ -91,14 +102,15 @@ func TestNewWatchFilter(t *testing.T) {
 	pkh := make([]byte, 20)
 	pkh[0] = 9
 	p2pkh := append(append([]byte{0x76, 0xa9, 0x14}, pkh...), 0x88, 0xac)
-	f, err := NewWatchFilter([][]byte{p2pkh}, 0.001, 5)
+	op := wire.OutPoint{Hash: [32]byte{1, 2, 3}, Index: 258}
+	f, err := NewWatchFilter([]WatchItem{ScriptItem(p2pkh), OutPointItem(op, nil)}, 0.001, 5, wire.BloomUpdateP2PubkeyOnly)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !f.Contains(pkh) || f.Flags() != wire.BloomUpdateAll || f.Tweak() != 5 {
-		t.Fatalf("filter lacks the key hash or has flags %v, tweak %d", f.Flags(), f.Tweak())
+	if !f.Contains(pkh) || !f.ContainsOutPoint(&op) || f.Flags() != wire.BloomUpdateP2PubkeyOnly || f.Tweak() != 5 {
+		t.Fatalf("filter lacks the key hash or the outpoint, or has flags %v, tweak %d", f.Flags(), f.Tweak())
 	}
-	if _, err := NewWatchFilter([][]byte{p2pkh, {0x51}}, 0.001, 0); err == nil {
+	if _, err := NewWatchFilter(items([][]byte{p2pkh, {0x51}}), 0.001, 0, wire.BloomUpdateAll); err == nil {
 		t.Fatal("a script without data pushes was accepted")
 	}
 }

@@ -1,0 +1,135 @@
+package peer
+
+import (
+	"context"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+)
+
+// GetCFCheckpt asks for the basic filter headers at every multiple of
+// 1,000 up to the block stop (getcfcheckpt), of which there must be
+// want: stop's height divided by 1,000.
+func (p *Peer) GetCFCheckpt(ctx context.Context, stop chainhash.Hash, want int) ([]chainhash.Hash, error) {
+	const op = "getcfcheckpt"
+	end, err := p.begin(op)
+	if err != nil {
+		return nil, err
+	}
+	defer end()
+	if err := p.needCF(op); err != nil {
+		return nil, err
+	}
+	deadline := p.deadline()
+	if err := p.send(ctx, op, wire.NewMsgGetCFCheckpt(wire.GCSFilterRegular, &stop), deadline); err != nil {
+		return nil, err
+	}
+	m, err := p.recv(ctx, op, deadline, is[*wire.MsgCFCheckpt])
+	if err != nil {
+		return nil, err
+	}
+	cp := m.(*wire.MsgCFCheckpt)
+	if cp.FilterType != wire.GCSFilterRegular || cp.StopHash != stop {
+		return nil, p.fail(op, "%w: checkpoints for filter type %d up to %v, asked for type 0 up to %v",
+			ErrBadFilterHeader, cp.FilterType, cp.StopHash, stop)
+	}
+	if len(cp.FilterHeaders) != want {
+		return nil, p.fail(op, "%w: %d checkpoints up to block %v, expected %d", ErrBadFilterHeader, len(cp.FilterHeaders), stop, want)
+	}
+	out := make([]chainhash.Hash, len(cp.FilterHeaders))
+	for i, h := range cp.FilterHeaders {
+		out[i] = *h
+	}
+	return out, nil
+}
+
+// GetCFHeaders asks for the basic filter hashes of the blocks from height
+// start up to the block stop (getcfheaders), of which there must be want,
+// and returns the filter header before start with them.
+func (p *Peer) GetCFHeaders(ctx context.Context, start int32, stop chainhash.Hash, want int) (prev chainhash.Hash, hashes []chainhash.Hash, err error) {
+	const op = "getcfheaders"
+	end, err := p.begin(op)
+	if err != nil {
+		return prev, nil, err
+	}
+	defer end()
+	if err := p.needCF(op); err != nil {
+		return prev, nil, err
+	}
+	if want < 1 || want > wire.MaxCFHeadersPerMsg {
+		return prev, nil, p.errorf(op, "peer: %d filter headers asked for, at most %d per request", want, wire.MaxCFHeadersPerMsg)
+	}
+	deadline := p.deadline()
+	if err := p.send(ctx, op, wire.NewMsgGetCFHeaders(wire.GCSFilterRegular, uint32(start), &stop), deadline); err != nil {
+		return prev, nil, err
+	}
+	m, err := p.recv(ctx, op, deadline, is[*wire.MsgCFHeaders])
+	if err != nil {
+		return prev, nil, err
+	}
+	msg := m.(*wire.MsgCFHeaders)
+	if msg.FilterType != wire.GCSFilterRegular || msg.StopHash != stop {
+		return prev, nil, p.fail(op, "%w: headers for filter type %d up to %v, asked for type 0 up to %v",
+			ErrBadFilterHeader, msg.FilterType, msg.StopHash, stop)
+	}
+	if len(msg.FilterHashes) != want {
+		return prev, nil, p.fail(op, "%w: %d filter hashes from height %d up to block %v, expected %d",
+			ErrBadFilterHeader, len(msg.FilterHashes), start, stop, want)
+	}
+	hashes = make([]chainhash.Hash, len(msg.FilterHashes))
+	for i, h := range msg.FilterHashes {
+		hashes[i] = *h
+	}
+	return msg.PrevFilterHeader, hashes, nil
+}
+
+// GetCFilters asks for the basic filters of the blocks from height start
+// on (getcfilters), one for each hash in blocks (at most 1,000), and calls
+// fn with each filter's position in blocks and its bytes, in order. Each
+// filter must be of the requested type and for the block at its position.
+// An error from fn drops the connection (the rest of the answer would be
+// read by the next request) and is returned as is.
+func (p *Peer) GetCFilters(ctx context.Context, start int32, blocks []chainhash.Hash, fn func(i int, data []byte) error) error {
+	const op = "getcfilters"
+	if len(blocks) == 0 {
+		return nil
+	}
+	end, err := p.begin(op)
+	if err != nil {
+		return err
+	}
+	defer end()
+	if err := p.needCF(op); err != nil {
+		return err
+	}
+	if len(blocks) > wire.MaxGetCFiltersReqRange {
+		return p.errorf(op, "peer: %d filters asked for, at most %d per request", len(blocks), wire.MaxGetCFiltersReqRange)
+	}
+	deadline := p.deadline()
+	stop := blocks[len(blocks)-1]
+	if err := p.send(ctx, op, wire.NewMsgGetCFilters(wire.GCSFilterRegular, uint32(start), &stop), deadline); err != nil {
+		return err
+	}
+	for i, want := range blocks {
+		m, err := p.recv(ctx, op, deadline, is[*wire.MsgCFilter])
+		if err != nil {
+			return err
+		}
+		cf := m.(*wire.MsgCFilter)
+		if cf.FilterType != wire.GCSFilterRegular || cf.BlockHash != want {
+			return p.fail(op, "%w: filter of type %d for block %v, expected type 0 for %v (height %d)",
+				ErrBadFilter, cf.FilterType, cf.BlockHash, want, start+int32(i))
+		}
+		if err := fn(i, cf.Data); err != nil {
+			p.drop()
+			return err
+		}
+	}
+	return nil
+}
+
+// needCF refuses compact-filter requests to a node without the service:
+// btcd v0.24.2 crashes on them when it runs without compact filters.
+func (p *Peer) needCF(op string) error {
+	return p.need(op, wire.SFNodeCF, "NODE_COMPACT_FILTERS (BIP 157)")
+}

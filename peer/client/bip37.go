@@ -1,0 +1,252 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/bip37"
+	"github.com/spvfilter/spvfilter/peer"
+)
+
+// WatchFilterHeadroom is how many matched outpoints per watch item
+// NewWatchFilter leaves room for.
+const WatchFilterHeadroom = 50
+
+// ReloadFactor is how far above its target false-positive rate a BIP 37
+// filter may match before the scan replaces it with a fresh one (a new
+// tweak, sized for what it must hold now), as bitcoinj does.
+const ReloadFactor = 10
+
+// minReloadSample is how many transactions must have been filtered before
+// the observed false-positive rate is trusted.
+const minReloadSample = 200
+
+// NewWatchFilter returns a BIP 37 filter for a watch list: it holds every
+// data push of every script (a node matches an output when one of its
+// pushes is in the filter) and every watched outpoint. fpRate is the
+// target false-positive rate, flags the update rule the node applies
+// (wire.BloomUpdateAll adds the outpoints of matched outputs, so the node
+// sends their spends). A script without data pushes cannot be watched with
+// BIP 37 and is an error.
+//
+// The filter is sized for its elements plus WatchFilterHeadroom outpoints
+// per watch item: the outpoints the update rules add would otherwise fill
+// a filter sized for the scripts alone, and a full filter matches every
+// transaction.
+func NewWatchFilter(watch []WatchItem, fpRate float64, tweak uint32, flags wire.BloomUpdateType) (*bip37.Filter, error) {
+	var elems [][]byte
+	for i, it := range watch {
+		if it.IsOutPoint {
+			elems = append(elems, outPointBytes(&it.OutPoint))
+			continue
+		}
+		e := watchElements(it.Script)
+		if len(e) == 0 {
+			return nil, fmt.Errorf("client: watch item %d (script %x) has no data push a BIP 37 filter can match", i, it.Script)
+		}
+		elems = append(elems, e...)
+	}
+	f := bip37.NewFilter(uint32(len(elems)+WatchFilterHeadroom*len(watch)), fpRate, tweak, flags)
+	for _, e := range elems {
+		f.Add(e)
+	}
+	return f, nil
+}
+
+// BIP37Options are the filter settings of a BIP 37 scan.
+type BIP37Options struct {
+	// FPRate is the filter's target false-positive rate.
+	FPRate float64
+	// Flags is the update rule the node applies to the filter.
+	Flags wire.BloomUpdateType
+	// Tweak, if not nil, fixes the filter's tweak (for tests); by default
+	// every filter gets a random one, so that filters of different
+	// sessions cannot be linked by their tweak.
+	Tweak *uint32
+}
+
+// ScanBIP37 scans the blocks req.From..req.To with a BIP 37 filter of the
+// watch list loaded into one peer that offers NODE_BLOOM: it asks for
+// filtered blocks, verifies every merkle proof against the chain and
+// checks each transaction locally, marking Bloom false positives as such.
+// Outputs paying to watch items are added to the filter (by the node's
+// update rule, or by filteradd when the rule did not add them) and the
+// block is asked for again, so a spend in the same block or later is
+// found with any update rule. When the filter matches more than
+// ReloadFactor times its target rate (its own false positives fill it), a
+// fresh filter with a new tweak replaces it; ScanResult.FilterReloads
+// counts them.
+//
+// BIP 37 cannot see the spend of an output funded before req.From unless
+// its outpoint is watched or the spend reveals the watched key or script;
+// the result warns when that may be the case. A node can leave a match out
+// of a valid proof: BIP 37 results rest on the one peer that filters.
+func (c *Client) ScanBIP37(ctx context.Context, req ScanRequest, opt BIP37Options) (*ScanResult, error) {
+	if _, err := NewWatchFilter(req.Watch, opt.FPRate, 0, opt.Flags); err != nil {
+		return nil, err
+	}
+	return c.scan(ctx, req, "bip37", wire.SFNodeBloom, func(ctx context.Context, req ScanRequest) (*ScanResult, error) {
+		return c.scanBIP37(ctx, req, opt)
+	})
+}
+
+// bip37Scan is the state of one BIP 37 pass.
+type bip37Scan struct {
+	c      *Client
+	m      *member
+	opt    BIP37Options
+	wl     *watchList
+	local  *bip37.Filter // our copy of the node's filter
+	res    *ScanResult
+	txs    int // transactions the current filter was tested against
+	fps    int // of which false positives
+	reload bool
+}
+
+func (c *Client) scanBIP37(ctx context.Context, req ScanRequest, opt BIP37Options) (*ScanResult, error) {
+	ms := c.usable(wire.SFNodeBloom, req.To)
+	if len(ms) == 0 {
+		return nil, fmt.Errorf("client: %w: no peer offers BIP 37 filtering (NODE_BLOOM) up to height %d", ErrNoPeers, req.To)
+	}
+	s := &bip37Scan{c: c, m: c.pick(ms), opt: opt, wl: newWatchList(req.Watch),
+		res: &ScanResult{Matches: []Match{}, BlocksScanned: int(req.To-req.From) + 1}}
+	if err := s.load(ctx, req.Watch); err != nil {
+		return nil, err
+	}
+	for start := req.From; start <= req.To; {
+		stop := min(req.To, start+peer.MaxFilteredBlocksPerRequest-1)
+		hashes := make([]chainhash.Hash, 0, stop-start+1)
+		for h := start; h <= stop; h++ {
+			hashes = append(hashes, c.chain.Hash(h))
+		}
+		blocks, err := s.m.p.GetFilteredBlocks(ctx, hashes)
+		if err != nil {
+			return nil, &failure{m: s.m, err: err}
+		}
+		s.res.MerkleBlocksReceived += len(blocks)
+		next := stop + 1
+		for i, fb := range blocks {
+			h := start + int32(i)
+			again, err := s.block(ctx, h, fb)
+			if err != nil {
+				return nil, err
+			}
+			if again {
+				// The node filtered this block and the rest of the batch
+				// without the outpoints just added: ask again from it.
+				next = h
+				break
+			}
+			if s.reload {
+				if err := s.load(ctx, req.Watch); err != nil {
+					return nil, err
+				}
+				next = h + 1
+				break
+			}
+		}
+		if req.Progress != nil {
+			req.Progress(int(next-req.From), s.res.BlocksScanned)
+		}
+		start = next
+	}
+	if req.From > 0 {
+		for i, it := range req.Watch {
+			if !it.IsOutPoint {
+				s.res.Warnings = append(s.res.Warnings, fmt.Sprintf(
+					"BIP 37 cannot see spends of outputs paying watch item %d funded before height %d unless the spend reveals its key or script; watch such outputs as outpoints (TXID:VOUT)", i, req.From))
+				break
+			}
+		}
+	}
+	return s.res, nil
+}
+
+// load sends a fresh filter for the watch list and every outpoint found so
+// far, with a new tweak unless one is fixed.
+func (s *bip37Scan) load(ctx context.Context, watch []WatchItem) error {
+	tweak := rand.Uint32()
+	if s.opt.Tweak != nil {
+		tweak = *s.opt.Tweak
+	}
+	items := append([]WatchItem(nil), watch...)
+	for op := range s.wl.found {
+		items = append(items, OutPointItem(op, nil))
+	}
+	f, err := NewWatchFilter(items, s.opt.FPRate, tweak, s.opt.Flags)
+	if err != nil {
+		return err
+	}
+	if s.local != nil {
+		s.res.FilterReloads++
+		s.c.logf("filter of %s matched %d false positives in %d transactions (target rate %g): loading a fresh one",
+			s.m.addr, s.fps, s.txs, s.opt.FPRate)
+	}
+	if err := s.m.p.LoadFilter(ctx, f); err != nil {
+		return &failure{m: s.m, err: err}
+	}
+	s.local, s.txs, s.fps, s.reload = f, 0, 0, false
+	return nil
+}
+
+// block processes one filtered block. It reports again when outpoints
+// were added with filteradd, so the block must be asked for again; its
+// results are then not kept.
+func (s *bip37Scan) block(ctx context.Context, h int32, fb peer.FilteredBlock) (again bool, err error) {
+	var matches []Match
+	relevant, added := 0, false
+	for _, tx := range fb.Txs {
+		// Mirror the node's update rules on our copy.
+		s.local.MatchTxAndUpdate(tx)
+		m := Match{Txid: tx.TxHash(), Tx: tx, Height: h, BlockHash: fb.Header.BlockHash()}
+		m.WatchItems = s.wl.involve(tx)
+		m.FalsePositive = len(m.WatchItems) == 0
+		a, err := s.addFound(ctx, tx)
+		if err != nil {
+			return false, err
+		}
+		added = added || a
+		if !m.FalsePositive {
+			relevant++
+		}
+		matches = append(matches, m)
+	}
+	if added {
+		return true, nil
+	}
+	s.res.Matches = append(s.res.Matches, matches...)
+	if len(fb.Txs) > 0 && relevant == 0 {
+		s.res.FalsePositiveBlocks++
+	}
+	s.txs += int(fb.Total)
+	s.fps += len(fb.Txs) - relevant
+	if s.txs >= minReloadSample && float64(s.fps) > ReloadFactor*s.opt.FPRate*float64(s.txs) {
+		s.reload = true
+	}
+	return false, nil
+}
+
+// addFound makes sure the filter, here and at the node, holds the
+// outpoints of tx's outputs paying to watch items. With BloomUpdateAll
+// both sides already added them; otherwise filteradd sends them.
+func (s *bip37Scan) addFound(ctx context.Context, tx *wire.MsgTx) (added bool, err error) {
+	txid := tx.TxHash()
+	for i, out := range tx.TxOut {
+		if _, ok := s.wl.byScript[string(out.PkScript)]; !ok {
+			continue
+		}
+		op := wire.OutPoint{Hash: txid, Index: uint32(i)}
+		if s.local.ContainsOutPoint(&op) {
+			continue
+		}
+		s.local.AddOutPoint(&op)
+		if err := s.m.p.AddToFilter(ctx, outPointBytes(&op)); err != nil {
+			return false, &failure{m: s.m, err: err}
+		}
+		added = true
+	}
+	return added, nil
+}

@@ -1,0 +1,331 @@
+// Package client is a light client over several peers: it keeps one
+// verified header chain for all of them, scans blocks with BIP 157 compact
+// filters or BIP 37 Bloom filters, and trusts no single peer.
+//
+// With BIP 157 the filter headers of every peer are compared. Where peers
+// disagree, the client finds the first block whose filter they dispute,
+// downloads that block and checks each disputed filter against it: a
+// filter that leaves out one of the block's output scripts is proven false
+// and its peers are banned. What the block cannot decide (the scripts of
+// the outputs its inputs spend) is decided by a majority of at least two
+// agreeing peers, or the scan fails naming the peers and the height.
+// Filters are then downloaded from all peers in parallel, each checked
+// against the agreed filter headers, and matching blocks are downloaded
+// from a peer chosen at random.
+//
+// The guarantee: with at least one honest peer among those that answer,
+// a BIP 157 scan finds every payment to and every revealed spend from the
+// watched scripts in the range, or fails naming the peers it could not
+// decide between. With a single peer the result rests on that peer alone,
+// and every ScanResult says so in its Warnings.
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer"
+	"github.com/spvfilter/spvfilter/peer/chain"
+)
+
+// Config says which nodes to use and how patiently.
+type Config struct {
+	// Peers are the nodes' host:port addresses.
+	Peers []string
+	// Params are the network's parameters.
+	Params *chaincfg.Params
+	// Timeout bounds the handshake and each request's whole answer, per
+	// peer; zero means peer.DefaultTimeout.
+	Timeout time.Duration
+	// Log, if set, receives one line per request and notable event.
+	Log io.Writer
+}
+
+// Client holds connections to several peers and one header chain. Its
+// methods run one at a time.
+type Client struct {
+	cfg   Config
+	opMu  sync.Mutex
+	chain *chain.Chain
+
+	mu      sync.Mutex // guards members' state
+	members []*member
+	rng     *rand.Rand
+}
+
+// member is one peer of the client.
+type member struct {
+	addr   string
+	p      *peer.Peer // nil when not connected
+	tip    int32      // the peer's tip in the chain
+	banned bool
+	reason string
+	err    error // why it was banned or dropped
+}
+
+// ErrNoPeers: no peer is left to ask; the error wraps what happened to
+// each.
+var ErrNoPeers = errors.New("no usable peer")
+
+// Connect dials every peer in cfg.Peers at once. Peers that cannot be
+// reached are recorded in Peers; it fails only when none can.
+func Connect(ctx context.Context, cfg Config) (*Client, error) {
+	if cfg.Params == nil {
+		return nil, errors.New("client: Config.Params is nil")
+	}
+	if len(cfg.Peers) == 0 {
+		return nil, errors.New("client: no peers given")
+	}
+	c := &Client{cfg: cfg, chain: chain.New(cfg.Params), rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}
+	var wg sync.WaitGroup
+	for _, addr := range cfg.Peers {
+		if slices.ContainsFunc(c.members, func(m *member) bool { return m.addr == addr }) {
+			continue
+		}
+		m := &member{addr: addr, tip: -1}
+		c.members = append(c.members, m)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p, err := peer.Dial(ctx, peer.Config{Addr: addr, Params: cfg.Params, Timeout: cfg.Timeout, Log: cfg.Log})
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			if err != nil {
+				m.reason, m.err = "unreachable: "+err.Error(), err
+				return
+			}
+			m.p = p
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		c.Close()
+		return nil, err
+	}
+	if len(c.live()) == 0 {
+		err := c.noPeers("connect")
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// Close disconnects from every peer.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, m := range c.members {
+		if m.p != nil {
+			m.p.Close()
+		}
+	}
+	return nil
+}
+
+// Chain returns the client's verified header chain. It changes during
+// SyncHeaders and scans; read it between them.
+func (c *Client) Chain() *chain.Chain { return c.chain }
+
+// Peers returns the state of every peer, in the order of Config.Peers.
+func (c *Client) Peers() []PeerStatus {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]PeerStatus, 0, len(c.members))
+	for _, m := range c.members {
+		st := PeerStatus{Address: m.addr, Banned: m.banned, Reason: m.reason}
+		if m.p != nil {
+			st.UserAgent, st.Services = m.p.UserAgent(), m.p.Services().String()
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// bytesReceived adds up the bytes read from every peer.
+func (c *Client) bytesReceived() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var n uint64
+	for _, m := range c.members {
+		if m.p != nil {
+			n += m.p.BytesReceived()
+		}
+	}
+	return n
+}
+
+// live returns the connected peers that are neither banned nor dropped.
+func (c *Client) live() []*member {
+	var out []*member
+	for _, m := range c.members {
+		if m.p != nil && !m.banned && m.err == nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// usable returns the live peers that offer service and whose tip is at
+// least height.
+func (c *Client) usable(service wire.ServiceFlag, height int32) []*member {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []*member
+	for _, m := range c.live() {
+		if m.p.Services()&service == service && m.tip >= height {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// ban marks a peer caught lying; it is disconnected and never asked again.
+func (c *Client) ban(m *member, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if m.banned {
+		return
+	}
+	m.banned, m.err, m.reason = true, err, err.Error()
+	if c.cfg.Log != nil {
+		fmt.Fprintf(c.cfg.Log, "banned %s: %v\n", m.addr, err)
+	}
+	m.p.Close()
+}
+
+// dropPeer stops using a peer that stalled, disconnected or cannot serve
+// the scan, without calling it a liar.
+func (c *Client) dropPeer(m *member, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if m.banned || m.err != nil {
+		return
+	}
+	m.err, m.reason = err, err.Error()
+	if c.cfg.Log != nil {
+		fmt.Fprintf(c.cfg.Log, "dropped %s: %v\n", m.addr, err)
+	}
+	m.p.Close()
+}
+
+// noPeers builds the error of an operation that ran out of peers: with one
+// peer, that peer's own error; with several, all of them.
+func (c *Client) noPeers(op string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var errs []error
+	for _, m := range c.members {
+		if m.err != nil {
+			errs = append(errs, m.err)
+		}
+	}
+	switch len(errs) {
+	case 0:
+		return fmt.Errorf("client: %s: %w", op, ErrNoPeers)
+	case 1:
+		return errs[0]
+	}
+	return fmt.Errorf("client: %s: %w: %w", op, ErrNoPeers, errors.Join(errs...))
+}
+
+// SyncHeaders downloads the headers of every live peer into the chain:
+// the branch with the most work wins. A peer that sends invalid headers or
+// withholds the ones it announced is banned; one on a branch with less
+// work, or one that stalls, is no longer used. It returns how the chain
+// changed; it fails only when no peer is left.
+func (c *Client) SyncHeaders(ctx context.Context) (chain.Update, error) {
+	c.opMu.Lock()
+	defer c.opMu.Unlock()
+	return c.syncHeaders(ctx)
+}
+
+func (c *Client) syncHeaders(ctx context.Context) (chain.Update, error) {
+	total := chain.Update{Fork: c.chain.Height()}
+	c.mu.Lock()
+	members := c.live()
+	c.mu.Unlock()
+	for _, m := range members {
+		up, tip, err := m.p.SyncHeaders(ctx, c.chain)
+		if up.Fork < total.Fork {
+			total.Fork = up.Fork
+		}
+		total.Disconnected = append(total.Disconnected, up.Disconnected...)
+		total.Connected += up.Connected
+		if up.Reorganized() {
+			// Tips learnt before are on the old branch.
+			c.mu.Lock()
+			for _, o := range c.members {
+				o.tip = min(o.tip, up.Fork)
+			}
+			c.mu.Unlock()
+		}
+		c.mu.Lock()
+		m.tip = tip
+		c.mu.Unlock()
+		switch {
+		case err == nil:
+		case ctx.Err() != nil:
+			return total, ctx.Err()
+		case errors.Is(err, peer.ErrBadHeaders), errors.Is(err, peer.ErrWithheldHeaders):
+			c.ban(m, err)
+		default:
+			c.dropPeer(m, err)
+		}
+	}
+	// A peer whose tip the chain passed while it synced first is not
+	// behind: ask it again only for the heights it can serve.
+	if len(c.usable(0, 0)) == 0 {
+		return total, c.noPeers("getheaders")
+	}
+	return total, nil
+}
+
+// pick returns a peer among ms chosen at random.
+func (c *Client) pick(ms []*member) *member {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return ms[c.rng.IntN(len(ms))]
+}
+
+// blame decides what a peer's failed request means: a lie bans it, a
+// stall or disconnect drops it. It reports whether the peer lied.
+func (c *Client) blame(m *member, err error) bool {
+	if isLie(err) {
+		c.ban(m, err)
+		return true
+	}
+	c.dropPeer(m, err)
+	return false
+}
+
+// isLie reports whether a request's error proves the peer sent false data.
+func isLie(err error) bool {
+	for _, e := range []error{peer.ErrBadFilter, peer.ErrBadFilterHeader, peer.ErrBadBlock, peer.ErrBadProof,
+		peer.ErrBadHeaders, peer.ErrMissingTransactions, peer.ErrWithheldHeaders, peer.ErrProtocol} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// Serves reports whether some live peer advertises every service in
+// flags.
+func (c *Client) Serves(flags wire.ServiceFlag) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, m := range c.live() {
+		if m.p.Services()&flags == flags {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,69 @@
+package client
+
+import (
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+)
+
+// Match is a transaction found by a scan.
+type Match struct {
+	Txid      chainhash.Hash
+	Tx        *wire.MsgTx
+	Height    int32
+	BlockHash chainhash.Hash
+	// WatchItems are the indexes, into the watch list, of the items the
+	// transaction pays to or spends from.
+	WatchItems []int
+	// FalsePositive marks a transaction the node sent because the BIP 37
+	// filter matched it, but which involves no watch item.
+	FalsePositive bool
+}
+
+// ScanResult is what a scan found, what it cost, and what it rests on.
+type ScanResult struct {
+	Matches []Match
+	// BlocksScanned is the number of blocks in the range.
+	BlocksScanned int
+	// FiltersReceived counts compact filters (BIP 157).
+	FiltersReceived int
+	// MerkleBlocksReceived counts merkle blocks (BIP 37).
+	MerkleBlocksReceived int
+	// BlocksFetched counts full blocks downloaded (BIP 157).
+	BlocksFetched int
+	// FalsePositiveBlocks counts blocks the filter matched that hold no
+	// transaction of the watch list and, for BIP 157, no spend of a
+	// watched script either.
+	FalsePositiveBlocks int
+	// SpendOnlyBlocks lists the heights of BIP 157 blocks whose filter
+	// matched a watched script that no output of the block pays: an input
+	// spends it without revealing it (P2TR, P2PK), so only a watched
+	// outpoint can name the transaction.
+	SpendOnlyBlocks []int32
+	// FilterReloads counts the BIP 37 filters replaced by fresh ones
+	// because they matched far more than their false-positive rate.
+	FilterReloads int
+	// BytesReceived counts every byte read from the nodes during the
+	// scan.
+	BytesReceived uint64
+	// Disconnected lists the blocks that left the chain during the scan
+	// (a reorganization); nothing found in them is in Matches.
+	Disconnected []chainhash.Hash
+	// Peers describes every peer of the client after the scan.
+	Peers []PeerStatus
+	// Warnings are what may make the result incomplete or less
+	// trustworthy than it looks, such as resting on one unverified peer.
+	Warnings []string
+}
+
+// PeerStatus is what the client knows of one peer.
+type PeerStatus struct {
+	Address   string
+	UserAgent string
+	// Services are the services the peer advertised, as btcd names them.
+	Services string
+	// Banned is set for a peer caught lying; it is not asked again.
+	Banned bool
+	// Reason says why a peer is banned or not used (stalled,
+	// disconnected, unreachable, behind), empty for a peer in use.
+	Reason string
+}
