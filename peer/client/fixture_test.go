@@ -25,6 +25,8 @@ type fixture struct {
 	want map[chainhash.Hash][]int
 	// heights of the transactions in want
 	height map[chainhash.Hash]int32
+	// fundAlice pays alice at height 102.
+	fundAlice *wire.MsgTx
 	// spendAlice spends alice's first output to bob: only the update
 	// rules (or the revealed key) find it.
 	spendAlice *wire.MsgTx
@@ -108,6 +110,7 @@ func newFixture() (*fixture, error) {
 		return f, err
 	}
 	f.want[fundAlice.TxHash()] = []int{0}
+	f.fundAlice = fundAlice
 	if err := mine(5); err != nil {
 		return f, err
 	}
@@ -191,4 +194,3 @@ func items(scripts [][]byte) []WatchItem {
 }
 
 var testTweak = uint32(7)
-
