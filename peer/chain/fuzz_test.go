@@ -53,4 +53,3 @@ func FuzzHeaders(f *testing.F) {
 func (c *Chain) tryHeader(h *wire.BlockHeader) bool {
 	return c.checkHeader(h, c.Height()+1) == nil
 }
-
