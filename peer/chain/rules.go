@@ -2,7 +2,6 @@ package chain
 
 import (
 	"fmt"
-	"math/big"
 	"sort"
 	"time"
 
@@ -12,9 +11,13 @@ import (
 
 // checkHeader checks h as the header at height on top of the chain: it
 // must meet its own target, have a target no easier than the network's
-// limit, keep the difficulty the network's rules allow, carry a timestamp
-// after the median of the previous eleven and at most MaxFutureDrift ahead
-// of the clock, and match the network's checkpoints.
+// limit, carry the difficulty the network's rules demand (requiredBits),
+// carry a timestamp after the median of the previous eleven, at most
+// MaxFutureDrift ahead of the clock and, on a BIP 94 network, at most
+// MaxTimeWarp before its parent's at a retarget, have a version the
+// network's BIP 34, 66 and 65 heights allow, and match the network's
+// checkpoints. These are the checks btcd's blockchain package makes of a
+// header (checkBlockHeaderSanity and CheckBlockHeaderContext).
 func (c *Chain) checkHeader(h *wire.BlockHeader, height int32) error {
 	params := c.params
 	target := blockchain.CompactToBig(h.Bits)
@@ -25,11 +28,22 @@ func (c *Chain) checkHeader(h *wire.BlockHeader, height int32) error {
 	if blockchain.HashToBig(&hash).Cmp(target) > 0 {
 		return fmt.Errorf("hash above its target %08x (no proof of work)", h.Bits)
 	}
-	if want, ok := c.requiredBits(h, height); ok && h.Bits != want {
+	if want := c.requiredBits(height, h.Timestamp); h.Bits != want {
 		return fmt.Errorf("difficulty bits %08x, network rules require %08x", h.Bits, want)
 	}
 	if mtp := c.medianTime(height - 1); !h.Timestamp.After(mtp) {
 		return fmt.Errorf("timestamp %v not after the median time past %v", h.Timestamp, mtp)
+	}
+	if BIP94(params) && height%retargetInterval(params) == 0 {
+		prev := c.headers[height-1].Timestamp
+		if h.Timestamp.Before(prev.Add(-MaxTimeWarp)) {
+			return fmt.Errorf("timestamp %v more than %v before its parent's at a retarget (BIP 94 time-warp rule)", h.Timestamp.UTC(), MaxTimeWarp)
+		}
+	}
+	if (h.Version < 2 && height >= params.BIP0034Height) ||
+		(h.Version < 3 && height >= params.BIP0066Height) ||
+		(h.Version < 4 && height >= params.BIP0065Height) {
+		return fmt.Errorf("block version %d no longer valid at height %d (BIP 34, 66, 65)", h.Version, height)
 	}
 	now := time.Now
 	if c.Now != nil {
@@ -44,34 +58,6 @@ func (c *Chain) checkHeader(h *wire.BlockHeader, height int32) error {
 		}
 	}
 	return nil
-}
-
-// requiredBits returns the bits the network's rules demand at height, when
-// they can be computed from the headers alone.
-func (c *Chain) requiredBits(h *wire.BlockHeader, height int32) (uint32, bool) {
-	params := c.params
-	prev := c.headers[height-1]
-	if params.PoWNoRetargeting {
-		return prev.Bits, true
-	}
-	if params.ReduceMinDifficulty {
-		return 0, false
-	}
-	interval := int32(params.TargetTimespan / params.TargetTimePerBlock)
-	if height%interval != 0 {
-		return prev.Bits, true
-	}
-	first := c.headers[height-interval]
-	actual := prev.Timestamp.Unix() - first.Timestamp.Unix()
-	span := int64(params.TargetTimespan / time.Second)
-	factor := params.RetargetAdjustmentFactor
-	actual = max(span/factor, min(actual, span*factor))
-	next := new(big.Int).Mul(blockchain.CompactToBig(prev.Bits), big.NewInt(actual))
-	next.Div(next, big.NewInt(span))
-	if next.Cmp(params.PowLimit) > 0 {
-		next.Set(params.PowLimit)
-	}
-	return blockchain.BigToCompact(next), true
 }
 
 // medianTime returns the median timestamp of the eleven blocks ending at
