@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"errors"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -152,6 +153,35 @@ func FuzzMatch(f *testing.F) {
 		}
 		if len(elems) > 0 && !gb.MatchAny(key, elems) {
 			t.Fatalf("P=%d M=%d: false negative in MatchAny", p, m)
+		}
+	})
+}
+
+// FuzzMatchBytes feeds untrusted filter bytes and a fuzz-derived watch
+// list to the one-pass path and holds it to the strict decoder: the same
+// accept/reject and error, the same answer as Matcher.Match on the
+// decoded filter, and the same answer in the early-exit mode when the
+// filter is valid.
+func FuzzMatchBytes(f *testing.F) {
+	for _, s := range []string{
+		"00", "019dfca8", "0174a170", "0afbc2920af1b027f31f87b592276eb4c32094bb4d3697021b4c6380",
+		"0db414c859a07e8205876354a210a75042d0463404913d61a8e068e58a3ae2aa080026",
+		"09027acea61b6cc3fb33f5d52f7d088a6b2f75d234e89ca800", "0385acb4f0fe889ef0",
+		"", "0000", "01", "01ffffff", "fd0500", "019dfca9", "019dfca800",
+	} {
+		f.Add(mustHex(s), []byte{3, 'a', 'b', 'c', 1, 0})
+	}
+	key := [16]byte{1, 2, 3}
+	elems := randSet(rand.New(rand.NewPCG(1, 1)), 300, 30)
+	big, _ := Build(key, BasicP, BasicM, elems)
+	f.Add(big.NBytes(), append([]byte{30}, elems[7]...))
+	f.Fuzz(func(t *testing.T, data, watchBytes []byte) {
+		watch := splitElements(watchBytes)
+		for _, pm := range []struct {
+			p uint8
+			m uint64
+		}{{BasicP, BasicM}, {2, 3}, {8, 200}} {
+			checkMatchBytes(t, pm.p, pm.m, data, key, watch)
 		}
 	})
 }

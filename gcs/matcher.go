@@ -2,8 +2,12 @@ package gcs
 
 // Matcher matches a fixed watch list against many filters, as a rescan
 // does. It keeps its hash buffers between calls, so after the first call
-// matching a filter allocates nothing. A Matcher is not safe for
-// concurrent use; use one per goroutine.
+// (or the first with a longer list) matching allocates nothing.
+//
+// A Matcher is not safe for concurrent use, because the hash buffers are
+// shared between calls. To match on several goroutines, give each its own
+// Clone: clones share the copied watch list, which is never written, and
+// have buffers of their own.
 type Matcher struct {
 	elems [][]byte
 	buf   []uint64 // hashed watch list, then radix sort scratch
@@ -25,6 +29,12 @@ func NewMatcher(elements [][]byte) *Matcher {
 	return m
 }
 
+// Clone returns a Matcher for the same watch list with its own buffers,
+// for use on another goroutine. It copies no element.
+func (m *Matcher) Clone() *Matcher {
+	return &Matcher{elems: m.elems}
+}
+
 // Len returns the number of watched elements.
 func (m *Matcher) Len() int { return len(m.elems) }
 
@@ -34,13 +44,19 @@ func (m *Matcher) Match(f *Filter, key [16]byte) bool {
 	if f.n == 0 || len(m.elems) == 0 {
 		return false
 	}
+	return f.matchSorted(m.hashes(key, f.modulus))
+}
+
+// hashes returns the watch list hashed with key into [0, modulus) and
+// sorted, in the Matcher's buffer (valid until the next call).
+func (m *Matcher) hashes(key [16]byte, modulus uint64) []uint64 {
 	n := len(m.elems)
 	if cap(m.buf) < 2*n {
 		m.buf = make([]uint64, 2*n)
 	}
 	buf := m.buf[:2*n]
 	q := buf[:n]
-	hashInto(q, newSipKey(&key), f.modulus, m.elems)
-	sortValues(q, f.modulus, buf[n:])
-	return f.matchSorted(q)
+	hashInto(q, newSipKey(&key), modulus, m.elems)
+	sortValues(q, modulus, buf[n:])
+	return q
 }
