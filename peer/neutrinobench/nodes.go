@@ -1,0 +1,88 @@
+package neutrinobench
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spvfilter/spvfilter/peer/peertest"
+)
+
+// StartNodes starts n btcd nodes that serve the chain and returns them; the
+// caller stops them (Node.Stop).
+//
+// The first node gets the cached blocks by submitblock. The cached chain's
+// timestamps lie in the past and btcd ignores getheaders while its tip is
+// more than a day old, so it then mines one block dated now. The other
+// nodes start empty, connected only to the first, and sync the chain from
+// it over the peer-to-peer protocol; StartNodes waits until all of them
+// have the same tip, at height Spec.Blocks+1.
+func StartNodes(c *Chain, n int) (nodes []*peertest.Node, err error) {
+	if n < 1 {
+		return nil, fmt.Errorf("neutrinobench: %d nodes", n)
+	}
+	defer func() {
+		if err != nil {
+			for _, node := range nodes {
+				node.Stop()
+			}
+			nodes = nil
+		}
+	}()
+	first, err := peertest.Start()
+	if err != nil {
+		return nil, err
+	}
+	nodes = append(nodes, first)
+	if err := c.replay(first); err != nil {
+		return nodes, err
+	}
+	if _, err := first.GenerateErr(1); err != nil {
+		return nodes, err
+	}
+	for i := 1; i < n; i++ {
+		node, err := peertest.Start(peertest.WithArgs("--connect=" + first.P2PAddr))
+		if err != nil {
+			return nodes, err
+		}
+		nodes = append(nodes, node)
+	}
+	// Generous: a node validates a few hundred blocks a second at least.
+	within := time.Minute + time.Duration(c.Spec.Blocks)*10*time.Millisecond
+	return nodes, waitSynced(nodes, int64(c.Spec.Blocks)+1, within)
+}
+
+// waitSynced waits until every node's best block is the first node's, at
+// height tip.
+func waitSynced(nodes []*peertest.Node, tip int64, within time.Duration) error {
+	want, err := nodes[0].RPC().GetBestBlockHash()
+	if err != nil {
+		return fmt.Errorf("neutrinobench: getbestblockhash: %w", err)
+	}
+	if n, err := nodes[0].RPC().GetBlockCount(); err != nil || n != tip {
+		return fmt.Errorf("neutrinobench: node at height %d (%v), expected %d", n, err, tip)
+	}
+	deadline := time.Now().Add(within)
+	for i, node := range nodes[1:] {
+		for {
+			got, err := node.RPC().GetBestBlockHash()
+			if err == nil && *got == *want {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("neutrinobench: node %d (%s) did not reach block %v at height %d within %v (best %v, %v)",
+					i+1, node.P2PAddr, want, tip, within, got, err)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	return nil
+}
+
+// Addrs returns the nodes' peer-to-peer addresses.
+func Addrs(nodes []*peertest.Node) []string {
+	out := make([]string, len(nodes))
+	for i, n := range nodes {
+		out[i] = n.P2PAddr
+	}
+	return out
+}
