@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -39,30 +40,78 @@ with Bitcoin Core's exact sizing, hashing and matching rules.
 
 // filterJSON is a filter as the bloom commands print it with --json.
 type filterJSON struct {
-	Payload string      `json:"payload"`
-	Stats   bip37.Stats `json:"stats"`
+	FilterLoad string         `json:"filterload"`
+	Stats      bloomStatsJSON `json:"stats"`
+	Warnings   []string       `json:"warnings"`
 }
 
-func newFilterJSON(f *bip37.Filter) (filterJSON, error) {
-	payload, err := f.MarshalBinary()
-	if err != nil {
-		return filterJSON{}, fmt.Errorf("encoding the filter: %w", err)
+// bloomStatsJSON is bip37.Stats under the CLI's JSON keys: the bit array's
+// size is filter_bytes and filter_bits, as in "privacy model", and
+// undefined or infinite values are null.
+type bloomStatsJSON struct {
+	FilterBits          uint32               `json:"filter_bits"`
+	FilterBytes         uint32               `json:"filter_bytes"`
+	HashFuncs           uint32               `json:"hash_funcs"`
+	Tweak               uint32               `json:"tweak"`
+	Flags               wire.BloomUpdateType `json:"flags"`
+	FlagsName           string               `json:"flags_name"`
+	BitsSet             uint32               `json:"bits_set"`
+	Density             nullableFloat        `json:"density"`
+	EstimatedElements   nullableFloat        `json:"estimated_elements"`
+	FalsePositiveRate   nullableFloat        `json:"false_positive_rate"`
+	BitsPerElement      nullableFloat        `json:"bits_per_element"`
+	BoundBitsPerElement nullableFloat        `json:"bound_bits_per_element"`
+	OverheadRatio       nullableFloat        `json:"overhead_ratio"`
+}
+
+func newBloomStatsJSON(s bip37.Stats) bloomStatsJSON {
+	return bloomStatsJSON{
+		FilterBits: s.SizeBits, FilterBytes: s.SizeBytes, HashFuncs: s.HashFuncs, Tweak: s.Tweak,
+		Flags: s.Flags, FlagsName: s.FlagsName, BitsSet: s.BitsSet,
+		Density: nullableFloat(s.Density), EstimatedElements: nullableFloat(s.EstimatedElements),
+		FalsePositiveRate: nullableFloat(s.FalsePositiveRate), BitsPerElement: nullableFloat(s.BitsPerElement),
+		BoundBitsPerElement: nullableFloat(s.BoundBitsPerElement), OverheadRatio: nullableFloat(s.OverheadRatio),
 	}
-	return filterJSON{Payload: hex.EncodeToString(payload), Stats: f.Stats()}, nil
+}
+
+// nullableFloat is a number that JSON shows as null when it is NaN or
+// infinite.
+type nullableFloat float64
+
+func (v nullableFloat) MarshalJSON() ([]byte, error) {
+	f := float64(v)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(f)
 }
 
 // printFilter prints a filter's payload hex on one line, or with --json
-// the payload and statistics.
-func (a *app) printFilter(f *bip37.Filter) error {
-	out, err := newFilterJSON(f)
+// the payload, its statistics and warnings; the warnings also go to
+// standard error.
+func (a *app) printFilter(f *bip37.Filter, warnings []string) error {
+	payload, err := f.MarshalBinary()
 	if err != nil {
-		return err
+		return fmt.Errorf("encoding the filter: %w", err)
 	}
+	a.warn(warnings)
 	if a.json {
-		return a.printJSON(out)
+		return a.printJSON(filterJSON{hex.EncodeToString(payload), newBloomStatsJSON(f.Stats()), orEmpty(warnings)})
 	}
-	_, err = fmt.Fprintln(a.stdout, out.Payload)
+	_, err = fmt.Fprintln(a.stdout, hex.EncodeToString(payload))
 	return err
+}
+
+// fillWarnings returns the warnings of a filter that elements were just
+// added to or that is matched against: a filter that matches everything
+// or is filled far beyond one half. (An empty or sparse filter is what
+// new and add are expected to give, and matching it is fine.)
+func fillWarnings(f *bip37.Filter) []string {
+	s := f.Stats()
+	if s.Warning != "" && (s.SizeBits == 0 || s.HashFuncs == 0 || s.Density > 0.5) {
+		return []string{s.Warning}
+	}
+	return nil
 }
 
 // readFilter decodes the --filter argument as a filterload payload.
@@ -78,6 +127,41 @@ func (a *app) readFilter(arg string) (*bip37.Filter, error) {
 	return f, nil
 }
 
+// bloomDesign checks the filter Core's sizing gives for elements at
+// fpRate. A filter that would match everything (no bytes, or no hash
+// functions) is refused with the reason and what the limits allow; one
+// that the 36,000-byte limit keeps from its rate gets a warning.
+func bloomDesign(elements uint32, fpRate float64) (refusal error, warnings []string) {
+	size, k := bip37.OptimalSize(elements, fpRate)
+	const maxBits = bip37.MaxFilterSize * 8
+	ln2Sq := math.Ln2 * math.Ln2
+	// Elements that fill maxBits at fpRate, by Core's formula
+	// bits = -n*ln(p)/ln(2)^2.
+	atRate := math.Floor(maxBits * ln2Sq / -math.Log(fpRate))
+	prefix := fmt.Sprintf("--elements %d at --fprate %v", elements, fpRate)
+	switch {
+	case size == 0:
+		first := math.Ceil(8 * ln2Sq / -math.Log(fpRate))
+		return badInput("%s gives a 0-byte filter, which nodes treat as matching everything: at that rate a filter needs about %.0f elements for its first byte; give more elements or a lower rate (or --allow-degenerate)", prefix, first), nil
+	case k == 0 && float64(elements) > atRate:
+		// Core gives k = (bytes*8/elements, an integer division)*ln 2,
+		// so one hash function needs 2 bits per element.
+		return badInput("%s gives 0 hash functions, a filter that matches everything: at most %d bytes means at most about %.0f elements at that rate, and %d at any rate; give fewer elements or a higher rate (or --allow-degenerate)",
+			prefix, bip37.MaxFilterSize, atRate, maxBits/2), nil
+	case k == 0:
+		return badInput("%s gives 0 hash functions, a filter that matches everything: Core's sizing leaves fewer than 2 bits per element at that rate, and gives one hash function only for rates up to about %.2f (less for few elements); give a lower rate (or --allow-degenerate)",
+			prefix, math.Exp(-2*ln2Sq)), nil
+	}
+	m, n, kf := float64(size)*8, float64(elements), float64(k)
+	// (1-(1-1/m)^(k*n))^k: the false-positive rate once elements are in.
+	rate := math.Pow(-math.Expm1(kf*n*math.Log1p(-1/m)), kf)
+	if float64(elements) > atRate && rate > fpRate {
+		warnings = append(warnings, fmt.Sprintf("%s: at most %d bytes means at most about %.0f elements at that rate; this filter's false-positive rate will be about %.3g once %d elements are in",
+			prefix, bip37.MaxFilterSize, atRate, rate, elements))
+	}
+	return nil, warnings
+}
+
 // elementArgs requires at least one ELEMENT_HEX argument.
 func elementArgs(cmd *cobra.Command, args []string) error {
 	if len(args) == 0 {
@@ -91,23 +175,30 @@ func newBloomNewCommand(a *app) *cobra.Command {
 	var fpRate float64
 	var tweak uint32
 	var flagsName string
+	var allowDegenerate bool
 	c := &cobra.Command{
 		Use:   "new --elements N --fprate P [--tweak T] [--flags none|all|p2pubkey-only] [ELEMENT_HEX ...]",
 		Short: "Create a filter sized as Bitcoin Core sizes it, optionally with elements",
 		Long: `new creates an empty filter for N elements at false-positive rate P, sized
 exactly as Bitcoin Core's CBloomFilter (at most 36,000 bytes and 50 hash
 functions), inserts the given elements, and prints the filterload payload as
-one line of hex. With --json it prints an object with the payload and the
-filter's statistics.
+one line of hex. With --json it prints an object with the payload
+(filterload), the filter's statistics (stats) and warnings.
+
+A filter that would match everything is refused (exit status 2) unless
+--allow-degenerate is given: 0 bytes (too few elements for the rate) or 0
+hash functions (more elements than 36,000 bytes hold at the rate, or a rate
+of 1/2 or more). A filter the size limit keeps from the requested rate, and
+one filled far beyond one half by its elements, carry a warning.
 
 --tweak is added to every hash function's seed (choose it at random for
 privacy); --flags selects what a node adds to the filter when an output
 matches: none, all (the outpoint of every matching output) or
 p2pubkey-only (only for pay-to-pubkey and bare multisig outputs). Element
-arguments are hex, @FILE or -.`,
+arguments are hex, @FILE (one element per line) or - (one per line).`,
 		Example: `  spvfilter bloom new --elements 3 --fprate 0.01 --flags all 99108ad8ed9bb6274d3980bab5a85c048f0950c8
   spvfilter bloom new --elements 1000 --fprate 0.0001 --tweak 2147483649 --json
-  spvfilter bloom new --elements 2 --fprate 0.001 @pubkey.hex @hash160.hex`,
+  spvfilter bloom new --elements 2 --fprate 0.001 @elements.txt`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if elements == 0 {
 				return badInput("--elements must be at least 1")
@@ -119,7 +210,14 @@ arguments are hex, @FILE or -.`,
 			if err != nil {
 				return badInput("--flags: %q is not none, all or p2pubkey-only", flagsName)
 			}
-			elems, err := a.readHexArgs("element", args)
+			refusal, warnings := bloomDesign(elements, fpRate)
+			if refusal != nil {
+				if !allowDegenerate {
+					return refusal
+				}
+				warnings = append(warnings, strings.TrimSuffix(refusal.Error(), " (or --allow-degenerate)"))
+			}
+			elems, err := a.readHexItems("element", args)
 			if err != nil {
 				return err
 			}
@@ -127,16 +225,17 @@ arguments are hex, @FILE or -.`,
 			for _, e := range elems {
 				f.Add(e)
 			}
-			if f.Size() == 0 {
-				fmt.Fprintf(a.stderr, "spvfilter: warning: --elements %d at --fprate %v gives a 0-byte filter, which nodes treat as matching everything\n", elements, fpRate)
+			if len(elems) > 0 && refusal == nil {
+				warnings = append(warnings, fillWarnings(f)...)
 			}
-			return a.printFilter(f)
+			return a.printFilter(f, warnings)
 		},
 	}
-	c.Flags().Uint32Var(&elements, "elements", 0, "number of elements the filter is sized for (required)")
-	c.Flags().Float64Var(&fpRate, "fprate", 0, "false-positive rate, between 0 and 1 (required)")
+	c.Flags().Uint32Var(&elements, "elements", 0, "number of elements the filter is sized for")
+	c.Flags().Float64Var(&fpRate, "fprate", 0, "false-positive rate, between 0 and 1")
 	c.Flags().Uint32Var(&tweak, "tweak", 0, "tweak added to the hash seeds")
 	c.Flags().StringVar(&flagsName, "flags", "none", "update flags: none, all or p2pubkey-only")
+	c.Flags().BoolVar(&allowDegenerate, "allow-degenerate", false, "build a filter that matches everything anyway, with a warning")
 	_ = c.MarkFlagRequired("elements")
 	_ = c.MarkFlagRequired("fprate")
 	_ = c.RegisterFlagCompletionFunc("flags", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
@@ -151,11 +250,13 @@ func newBloomAddCommand(a *app) *cobra.Command {
 		Use:   "add --filter HEX ELEMENT_HEX...",
 		Short: "Insert elements into a filter and print the new filter",
 		Long: `add inserts each element into the filter (a filterload payload) and prints the
-updated payload as one line of hex; with --json, the payload and the
-statistics. Elements longer than 520 bytes are accepted here but a node
-rejects them in a filteradd message.`,
+updated payload as one line of hex; with --json, the payload (filterload),
+the statistics and warnings. Elements are hex, @FILE (one element per line)
+or - (one per line). A filter filled far beyond one half, or one that
+matches everything, carries a warning. Elements longer than 520 bytes are
+accepted here but a node rejects them in a filteradd message.`,
 		Example: `  spvfilter bloom add --filter 03614e9b050000000000000001 b5a2c786d9ef4658287ced5914b37a1b4aa32eee
-  spvfilter bloom add --filter @filter.hex @pubkeys.hex --json`,
+  spvfilter bloom add --filter @filter.hex @pubkeys.txt --json`,
 		Args: elementArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f, elems, err := a.readFilterAndElements(filterArg, args)
@@ -165,10 +266,10 @@ rejects them in a filteradd message.`,
 			for _, e := range elems {
 				f.Add(e)
 			}
-			return a.printFilter(f)
+			return a.printFilter(f, fillWarnings(f))
 		},
 	}
-	c.Flags().StringVar(&filterArg, "filter", "", "filterload payload as hex, @FILE or - (required)")
+	c.Flags().StringVar(&filterArg, "filter", "", "filterload payload as hex, @FILE or -")
 	_ = c.MarkFlagRequired("filter")
 	return c
 }
@@ -181,9 +282,12 @@ func newBloomMatchCommand(a *app) *cobra.Command {
 		Long: `match prints one line "ELEMENT true|false" per element, ELEMENT in lowercase
 hex: true means the element may be in the filter (or is a false positive),
 false that it certainly is not. A 0-byte filter matches everything, as in
-Bitcoin Core. With --json, an object with a list of {element, match}.`,
+Bitcoin Core; such a filter, and one with no hash functions or filled far
+beyond one half, carries a warning. Elements are hex, @FILE (one element per
+line) or - (one per line). With --json, an object with results, a list of
+{element, match}, any (whether one matched) and warnings.`,
 		Example: `  spvfilter bloom match --filter 03614e9b050000000000000001 99108ad8ed9bb6274d3980bab5a85c048f0950c8 19108ad8ed9bb6274d3980bab5a85c048f0950c8
-  spvfilter bloom match --filter @filter.hex @element.hex --json`,
+  spvfilter bloom match --filter @filter.hex @elements.txt --json`,
 		Args: elementArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f, elems, err := a.readFilterAndElements(filterArg, args)
@@ -195,13 +299,19 @@ Bitcoin Core. With --json, an object with a list of {element, match}.`,
 				Match   bool   `json:"match"`
 			}
 			results := make([]result, len(elems))
+			anyMatch := false
 			for i, e := range elems {
 				results[i] = result{hex.EncodeToString(e), f.Contains(e)}
+				anyMatch = anyMatch || results[i].Match
 			}
+			warnings := fillWarnings(f)
+			a.warn(warnings)
 			if a.json {
 				return a.printJSON(struct {
-					Matches []result `json:"matches"`
-				}{results})
+					Results  []result `json:"results"`
+					Any      bool     `json:"any"`
+					Warnings []string `json:"warnings"`
+				}{results, anyMatch, orEmpty(warnings)})
 			}
 			var b strings.Builder
 			for _, r := range results {
@@ -211,7 +321,7 @@ Bitcoin Core. With --json, an object with a list of {element, match}.`,
 			return err
 		},
 	}
-	c.Flags().StringVar(&filterArg, "filter", "", "filterload payload as hex, @FILE or - (required)")
+	c.Flags().StringVar(&filterArg, "filter", "", "filterload payload as hex, @FILE or -")
 	_ = c.MarkFlagRequired("filter")
 	return c
 }
@@ -226,9 +336,11 @@ size, hash functions, tweak, flags, bits set and density, the number of
 elements estimated from the density, n = -(m/k)*ln(1 - X/m), the
 false-positive rate at the current fill, (X/m)^k, bits per element, and the
 overhead against the information-theoretic bound log2(1/fp) (an optimally
-sized Bloom filter is at 1/ln 2 = 1.44). A warning says when the density is
-far from one half, the sign of a mis-sized filter. With --json the same as
-an object; values that are undefined or infinite are null.`,
+sized Bloom filter is at 1/ln 2 = 1.44). A warning on standard error says
+when the filter matches everything (0 bytes, no hash functions, every bit
+set) or its density is far from one half, the sign of a mis-sized filter.
+With --json the same as an object, the warnings in "warnings"; values that
+are undefined or infinite are null.`,
 		Example: `  spvfilter bloom inspect --filter 03614e9b050000000000000001
   spvfilter bloom inspect --filter @captured-filterload.hex --json`,
 		Args: cobra.NoArgs,
@@ -238,14 +350,22 @@ an object; values that are undefined or infinite are null.`,
 				return err
 			}
 			s := f.Stats()
+			var warnings []string
+			if s.Warning != "" {
+				warnings = append(warnings, s.Warning)
+			}
+			a.warn(warnings)
 			if a.json {
-				return a.printJSON(s)
+				return a.printJSON(struct {
+					bloomStatsJSON
+					Warnings []string `json:"warnings"`
+				}{newBloomStatsJSON(s), orEmpty(warnings)})
 			}
 			var b strings.Builder
 			row := func(name, format string, v ...any) {
 				fmt.Fprintf(&b, "%-22s "+format+"\n", append([]any{name + ":"}, v...)...)
 			}
-			row("size", "%d bytes (%d bits)", s.SizeBytes, s.SizeBits)
+			row("size", "%s (%d bits)", plural(s.SizeBytes, "byte"), s.SizeBits)
 			row("hash functions", "%d", s.HashFuncs)
 			row("tweak", "%d (%#08x)", s.Tweak, s.Tweak)
 			row("flags", "%s (%d)", s.FlagsName, s.Flags)
@@ -256,14 +376,11 @@ an object; values that are undefined or infinite are null.`,
 			row("bits per element", "%s", formatStat(s.BitsPerElement, "%.2f"))
 			row("bound bits/element", "%s", formatStat(s.BoundBitsPerElement, "%.2f"))
 			row("overhead ratio", "%s", formatStat(s.OverheadRatio, "%.2f"))
-			if s.Warning != "" {
-				row("warning", "%s", s.Warning)
-			}
 			_, err = fmt.Fprint(a.stdout, b.String())
 			return err
 		},
 	}
-	c.Flags().StringVar(&filterArg, "filter", "", "filterload payload as hex, @FILE or - (required)")
+	c.Flags().StringVar(&filterArg, "filter", "", "filterload payload as hex, @FILE or -")
 	_ = c.MarkFlagRequired("filter")
 	return c
 }
@@ -291,7 +408,8 @@ the txid, a data push of an output script, a spent outpoint or a data push
 of an input script. It prints "relevant: true|false", the txid, and
 "filter: HEX", the filterload payload after the update a node makes (with
 flags all or p2pubkey-only, the outpoints of matching outputs are added).
-With --json, an object with the same fields and whether the filter changed.`,
+With --json, an object with txid, relevant, filterload, updated (whether
+the filter changed) and warnings (a filter that matches everything).`,
 		Example: `  spvfilter bloom tx --filter "$(spvfilter bloom new --elements 10 --fprate 0.000001 --flags all 04943fdd508053c75000106d3bc6e2754dbcff19)" --tx @tx.hex
   bitcoin-cli getrawtransaction TXID | spvfilter bloom tx --filter @filter.hex --tx - --json`,
 		Args: cobra.NoArgs,
@@ -313,25 +431,28 @@ With --json, an object with the same fields and whether the filter changed.`,
 				return badInput("--tx: %d bytes after the end of the transaction", r.Len())
 			}
 			before := f.Bits()
+			warnings := fillWarnings(f)
 			relevant := f.MatchTxAndUpdate(&tx)
-			out, err := newFilterJSON(f)
+			payload, err := f.MarshalBinary()
 			if err != nil {
-				return err
+				return fmt.Errorf("encoding the filter: %w", err)
 			}
+			a.warn(warnings)
 			if a.json {
 				return a.printJSON(struct {
-					Txid     string `json:"txid"`
-					Relevant bool   `json:"relevant"`
-					Updated  bool   `json:"updated"`
-					Filter   string `json:"filter"`
-				}{tx.TxHash().String(), relevant, !bytes.Equal(before, f.Bits()), out.Payload})
+					Txid       string   `json:"txid"`
+					Relevant   bool     `json:"relevant"`
+					Updated    bool     `json:"updated"`
+					FilterLoad string   `json:"filterload"`
+					Warnings   []string `json:"warnings"`
+				}{tx.TxHash().String(), relevant, !bytes.Equal(before, f.Bits()), hex.EncodeToString(payload), orEmpty(warnings)})
 			}
-			_, err = fmt.Fprintf(a.stdout, "relevant: %t\ntxid: %s\nfilter: %s\n", relevant, tx.TxHash(), out.Payload)
+			_, err = fmt.Fprintf(a.stdout, "relevant: %t\ntxid: %s\nfilter: %x\n", relevant, tx.TxHash(), payload)
 			return err
 		},
 	}
-	c.Flags().StringVar(&filterArg, "filter", "", "filterload payload as hex, @FILE or - (required)")
-	c.Flags().StringVar(&txArg, "tx", "", "serialized transaction as hex, @FILE or - (required)")
+	c.Flags().StringVar(&filterArg, "filter", "", "filterload payload as hex, @FILE or -")
+	c.Flags().StringVar(&txArg, "tx", "", "serialized transaction as hex, @FILE or -")
 	_ = c.MarkFlagRequired("filter")
 	_ = c.MarkFlagRequired("tx")
 	return c
@@ -344,7 +465,7 @@ func (a *app) readFilterAndElements(filterArg string, args []string) (*bip37.Fil
 	if err != nil {
 		return nil, nil, err
 	}
-	elems, err := a.readHexArgs("element", args)
+	elems, err := a.readHexItems("element", args)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -44,13 +44,13 @@ func TestBloomNewJSON(t *testing.T) {
 		t.Fatalf("status %d", status)
 	}
 	var out struct {
-		Payload string
+		Payload string `json:"filterload"`
 		Stats   struct {
-			SizeBytes uint32 `json:"size_bytes"`
+			SizeBytes uint32 `json:"filter_bytes"`
 			HashFuncs uint32 `json:"hash_funcs"`
 			FlagsName string `json:"flags_name"`
-			Warning   string
 		}
+		Warnings []string `json:"warnings"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
 		t.Fatalf("%v: %s", err, stdout)
@@ -114,7 +114,7 @@ func TestBloomTx(t *testing.T) {
 	var out struct {
 		Txid              string
 		Relevant, Updated bool
-		Filter            string
+		Filter            string `json:"filterload"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &out); err != nil || status != exitOK {
 		t.Fatalf("status %d, %v: %s", status, err, stdout)

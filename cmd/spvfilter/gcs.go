@@ -1,9 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -66,67 +66,89 @@ func (a *app) readGCSHash(what, arg string) (chainhash.Hash, error) {
 	return h, nil
 }
 
-// readGCSBlock decodes the --block argument as one serialized block.
-func (a *app) readGCSBlock(arg string) (*wire.MsgBlock, error) {
-	raw, err := a.readHexArg("--block", arg)
+type gcsBuildJSON struct {
+	BlockHash  string   `json:"block_hash"`
+	N          uint32   `json:"n"`
+	Filter     string   `json:"filter"`
+	FilterHash string   `json:"filter_hash"`
+	Header     string   `json:"header,omitempty"`
+	Warnings   []string `json:"warnings"`
+}
+
+// spentInputs counts the inputs of a block's transactions after the
+// coinbase: the outputs whose scripts its basic filter holds too.
+func spentInputs(block *wire.MsgBlock) int {
+	n := 0
+	for _, tx := range block.Transactions[min(1, len(block.Transactions)):] {
+		n += len(tx.TxIn)
+	}
+	return n
+}
+
+// readPrevoutScripts reads the --prevout-script values, one script per
+// item; "" (or a line "" in a file) is an empty script.
+func (a *app) readPrevoutScripts(args []string) ([][]byte, error) {
+	items, err := a.readItems("--prevout-script", args)
 	if err != nil {
 		return nil, err
 	}
-	r := bytes.NewReader(raw)
-	var block wire.MsgBlock
-	if err := block.Deserialize(r); err != nil {
-		return nil, badInput("--block: not a serialized block: %v", err)
+	scripts := make([][]byte, len(items))
+	for i, it := range items {
+		if it.text == "" || it.text == `""` {
+			continue // an empty script: not in the filter
+		}
+		if scripts[i], err = decodeHex(it.where, it.text); err != nil {
+			return nil, err
+		}
 	}
-	if r.Len() != 0 {
-		return nil, badInput("--block: %d bytes after the end of the block", r.Len())
-	}
-	return &block, nil
-}
-
-type gcsBuildJSON struct {
-	BlockHash  string `json:"block_hash"`
-	N          uint32 `json:"n"`
-	Filter     string `json:"filter"`
-	FilterHash string `json:"filter_hash"`
-	Header     string `json:"header,omitempty"`
+	return scripts, nil
 }
 
 func newGCSBuildCommand(a *app) *cobra.Command {
 	var blockArg, prevHeaderArg string
 	var prevScriptArgs []string
+	var noPrevouts bool
 	c := &cobra.Command{
-		Use:   "build --block HEX [--prevout-script HEX ...] [--prev-header HEX]",
+		Use:   "build --block HEX (--prevout-script HEX ... | --no-prevouts) [--prev-header HEX]",
 		Short: "Build a block's BIP 158 basic filter",
 		Long: `build prints the BIP 158 basic filter of a block as hex (CompactSize N, then
 the bit stream). The filter holds every output script of the block except
 empty ones and those starting with OP_RETURN, and every script of the
-outputs the block spends, given with --prevout-script (one per input, in any
-order; an empty one may be given as ""). Each distinct script counts once.
+outputs the block spends, given with --prevout-script: one per input after
+the coinbase, in any order, an empty one as "". The count must match the
+block's (bad input, exit status 2, otherwise); @FILE holds one script per
+line. Each distinct script counts once.
+
+--no-prevouts builds the filter of the block's own output scripts alone, on
+purpose: it is the BIP 158 filter only for a block that spends nothing, and
+carries a warning otherwise.
 
 With --prev-header, --json also prints the filter header that follows it.
 
 Example:
-  spvfilter gcs build --block @block.hex
+  spvfilter gcs build --block @block.hex --prevout-script @prevout-scripts.txt
   spvfilter gcs build --block @testnet-1263442.hex \
       --prevout-script 002027a5000c7917f785d8fc6e5a55adfca8717ecb973ebb7743849ff956d896a7ed \
-      --prev-header 31d66d516a9eda7de865df29f6ef6cb8e4bf9309e5dac899968a9a62a5df61e3 --json`,
+      --prev-header 31d66d516a9eda7de865df29f6ef6cb8e4bf9309e5dac899968a9a62a5df61e3 --json
+  spvfilter gcs build --block @block.hex --no-prevouts`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			block, err := a.readGCSBlock(blockArg)
+			block, err := a.readBlock(blockArg)
 			if err != nil {
 				return err
 			}
-			var prev [][]byte
-			for i, s := range prevScriptArgs {
-				if s == "" {
-					prev = append(prev, nil) // an empty script: not in the filter
-					continue
-				}
-				b, err := a.readHexArg(fmt.Sprintf("--prevout-script %d", i+1), s)
-				if err != nil {
-					return err
-				}
-				prev = append(prev, b)
+			prev, err := a.readPrevoutScripts(prevScriptArgs)
+			if err != nil {
+				return err
+			}
+			inputs := spentInputs(block)
+			var warnings []string
+			switch {
+			case noPrevouts && inputs > 0:
+				warnings = append(warnings, fmt.Sprintf("--no-prevouts: the filter holds the block's output scripts only, without the scripts its %d inputs spend: it is not the block's BIP 158 basic filter", inputs))
+			case !noPrevouts && len(prev) != inputs:
+				return badInput("--block %s has %d inputs after the coinbase but %d --prevout-script values were given: give one script per input (\"\" for an empty one), or --no-prevouts for the filter of its outputs alone",
+					block.BlockHash(), inputs, len(prev))
 			}
 			f, err := gcs.BuildBasic(block, prev)
 			if err != nil {
@@ -137,6 +159,7 @@ Example:
 				N:          f.N(),
 				Filter:     hex.EncodeToString(f.NBytes()),
 				FilterHash: f.Hash().String(),
+				Warnings:   orEmpty(warnings),
 			}
 			if cmd.Flags().Changed("prev-header") {
 				prevHeader, err := a.readGCSHash("--prev-header", prevHeaderArg)
@@ -145,6 +168,7 @@ Example:
 				}
 				out.Header = f.Header(&prevHeader).String()
 			}
+			a.warn(warnings)
 			if a.json {
 				return a.printJSON(out)
 			}
@@ -152,16 +176,18 @@ Example:
 			return err
 		},
 	}
-	c.Flags().StringVar(&blockArg, "block", "", "serialized block as hex, @FILE or - (required)")
-	c.Flags().StringArrayVar(&prevScriptArgs, "prevout-script", nil, "script of an output the block spends, hex (repeatable)")
+	c.Flags().StringVar(&blockArg, "block", "", "serialized block as hex, @FILE or -")
+	c.Flags().StringArrayVar(&prevScriptArgs, "prevout-script", nil, "script of an output the block spends, hex or @FILE of one per line (repeatable)")
+	c.Flags().BoolVar(&noPrevouts, "no-prevouts", false, "build the filter of the block's output scripts alone")
 	c.Flags().StringVar(&prevHeaderArg, "prev-header", "", "previous filter header, display byte order (zero for the genesis block)")
 	_ = c.MarkFlagRequired("block")
+	c.MarkFlagsMutuallyExclusive("prevout-script", "no-prevouts")
 	return c
 }
 
 type gcsMatchJSON struct {
 	BlockHash string             `json:"block_hash"`
-	Matches   []gcsElementResult `json:"matches"`
+	Results   []gcsElementResult `json:"results"`
 	Any       bool               `json:"any"`
 }
 
@@ -179,7 +205,9 @@ func newGCSMatchCommand(a *app) *cobra.Command {
 and prints one line "ELEMENT true|false" per element. The filter's key comes
 from the block hash, given in display byte order. A filter never misses an
 element it holds; it matches an element it does not hold with probability
-1/784931.
+1/784931. Elements are hex, @FILE (one element per line) or - (one per
+line). With --json, an object with block_hash, results (a list of
+{element, match}) and any (whether one matched).
 
 Example:
   spvfilter gcs match --filter 0174a170 \
@@ -195,7 +223,7 @@ Example:
 			if err != nil {
 				return err
 			}
-			elems, err := a.readHexArgs("element", args)
+			elems, err := a.readHexItems("element", args)
 			if err != nil {
 				return err
 			}
@@ -204,12 +232,12 @@ Example:
 			for _, e := range elems {
 				m := f.Match(key, e)
 				out.Any = out.Any || m
-				out.Matches = append(out.Matches, gcsElementResult{hex.EncodeToString(e), m})
+				out.Results = append(out.Results, gcsElementResult{hex.EncodeToString(e), m})
 			}
 			if a.json {
 				return a.printJSON(out)
 			}
-			for _, r := range out.Matches {
+			for _, r := range out.Results {
 				if _, err := fmt.Fprintf(a.stdout, "%s %t\n", r.Element, r.Match); err != nil {
 					return err
 				}
@@ -217,8 +245,8 @@ Example:
 			return nil
 		},
 	}
-	c.Flags().StringVar(&filterArg, "filter", "", "basic filter as hex, @FILE or - (required)")
-	c.Flags().StringVar(&blockHashArg, "block-hash", "", "hash of the filter's block, display byte order (required)")
+	c.Flags().StringVar(&filterArg, "filter", "", "basic filter as hex, @FILE or -")
+	c.Flags().StringVar(&blockHashArg, "block-hash", "", "hash of the filter's block, display byte order")
 	_ = c.MarkFlagRequired("filter")
 	_ = c.MarkFlagRequired("block-hash")
 	return c
@@ -264,16 +292,38 @@ Example:
 			return err
 		},
 	}
-	c.Flags().StringVar(&filterArg, "filter", "", "basic filter as hex, @FILE or - (required)")
-	c.Flags().StringVar(&prevHeaderArg, "prev-header", "", "previous filter header, display byte order (required)")
+	c.Flags().StringVar(&filterArg, "filter", "", "basic filter as hex, @FILE or -")
+	c.Flags().StringVar(&prevHeaderArg, "prev-header", "", "previous filter header, display byte order")
 	_ = c.MarkFlagRequired("filter")
 	_ = c.MarkFlagRequired("prev-header")
 	return c
 }
 
+// gcsInspectJSON is gcs.Stats under the CLI's JSON keys: the serialized
+// size is serialized_bytes (bytes alone would not say of what).
 type gcsInspectJSON struct {
-	gcs.Stats
-	FilterHash string `json:"filter_hash"`
+	N                 uint32        `json:"n"`
+	P                 uint8         `json:"p"`
+	M                 uint64        `json:"m"`
+	SerializedBytes   int           `json:"serialized_bytes"`
+	StreamBytes       int           `json:"stream_bytes"`
+	BitsPerElement    nullableFloat `json:"bits_per_element"`
+	MinBitsPerElement float64       `json:"min_bits_per_element"`
+	FalsePositiveRate float64       `json:"false_positive_rate"`
+	FilterHash        string        `json:"filter_hash"`
+}
+
+func newGCSInspectJSON(f *gcs.Filter) gcsInspectJSON {
+	s := f.Stats()
+	bits := nullableFloat(s.BitsPerElement)
+	if s.N == 0 {
+		bits = nullableFloat(math.NaN()) // no items: undefined, null
+	}
+	return gcsInspectJSON{
+		N: s.N, P: s.P, M: s.M, SerializedBytes: s.Bytes, StreamBytes: s.StreamBytes,
+		BitsPerElement: bits, MinBitsPerElement: s.MinBitsPerElement, FalsePositiveRate: s.FalsePositiveRate,
+		FilterHash: f.Hash().String(),
+	}
 }
 
 func newGCSInspectCommand(a *app) *cobra.Command {
@@ -297,7 +347,7 @@ Example:
 			}
 			s := f.Stats()
 			if a.json {
-				return a.printJSON(gcsInspectJSON{Stats: s, FilterHash: f.Hash().String()})
+				return a.printJSON(newGCSInspectJSON(f))
 			}
 			w := a.stdout
 			fmt.Fprintf(w, "items (N):            %d\n", s.N)
@@ -313,7 +363,7 @@ Example:
 			return err
 		},
 	}
-	c.Flags().StringVar(&filterArg, "filter", "", "basic filter as hex, @FILE or - (required)")
+	c.Flags().StringVar(&filterArg, "filter", "", "basic filter as hex, @FILE or -")
 	_ = c.MarkFlagRequired("filter")
 	return c
 }

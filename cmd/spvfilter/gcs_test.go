@@ -97,7 +97,7 @@ func TestGCSVectorsEndToEnd(t *testing.T) {
 		stdout, _, status = runCLI(t, "", "gcs", "inspect", "--filter", v.Filter, "--json")
 		var insp struct {
 			N          uint32  `json:"n"`
-			Bytes      int     `json:"bytes"`
+			Bytes      int     `json:"serialized_bytes"`
 			FP         float64 `json:"false_positive_rate"`
 			FilterHash string  `json:"filter_hash"`
 		}
@@ -142,7 +142,7 @@ func TestGCSMatchCoinbaseScript(t *testing.T) {
 		"--block-hash", "000000006c02c8ea6e4ff69651f7fcde348fb9d557a06e6957b65552002a7820", script)
 	var got gcsMatchJSON
 	if status != exitOK || json.Unmarshal([]byte(stdout), &got) != nil || !got.Any ||
-		len(got.Matches) != 1 || got.Matches[0] != (gcsElementResult{script, true}) {
+		len(got.Results) != 1 || got.Results[0] != (gcsElementResult{script, true}) {
 		t.Fatalf("status %d, %q", status, stdout)
 	}
 	// Under another block's key the script does not match.

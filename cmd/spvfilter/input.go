@@ -2,19 +2,128 @@ package main
 
 import (
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
+	"strconv"
 	"strings"
 )
 
-// maxHexInput bounds what one hex argument may read from a file or standard
+// maxHexInput bounds what one argument may read from a file or standard
 // input: a block is at most 4 MB of weight, so its hex is under 8 MiB.
 const maxHexInput = 16 << 20
 
-// readHexArg decodes a hex argument. "@FILE" reads the hex from FILE, "-"
-// from standard input; white space around and inside file contents is
-// ignored, as is a leading "0x". what names the argument in errors.
+// inputHelp is the part of the root help that describes how arguments
+// are read.
+const inputHelp = `Arguments: a value is given literally, as @FILE (read from FILE) or as -
+(read from standard input, for one argument only). Where several items are
+accepted (elements, txids, scripts, watch items), a file holds one item per
+line; the file of a single-value argument holds one line. Blank lines and
+text after # are skipped in both; CRLF line ends are accepted.`
+
+// argItem is one item of an argument that takes several, with where it came
+// from for errors: "element 2" or "element 2 (@keys.txt line 7)".
+type argItem struct {
+	text  string
+	where string
+}
+
+// inputLine is a line of an input file that holds something, numbered
+// from 1.
+type inputLine struct {
+	number int
+	text   string
+}
+
+// contentLines splits text into its lines, dropping CRs before line
+// ends, comments from "#" and blank lines.
+func contentLines(text string) []inputLine {
+	var out []inputLine
+	for i, line := range strings.Split(text, "\n") {
+		if c := strings.IndexByte(line, '#'); c >= 0 {
+			line = line[:c]
+		}
+		if line = strings.TrimSpace(line); line != "" {
+			out = append(out, inputLine{i + 1, line})
+		}
+	}
+	return out
+}
+
+// readSource returns the contents of the file or standard input an
+// argument names, and the name to show in errors; ok is false for a
+// literal argument.
+func (a *app) readSource(what, arg string) (text, name string, ok bool, err error) {
+	var r io.Reader
+	switch {
+	case arg == "-":
+		if err := a.claimStdin(what); err != nil {
+			return "", "", false, err
+		}
+		r, name = a.stdin, "standard input"
+	case strings.HasPrefix(arg, "@"):
+		f, err := openInputFile(what, arg[1:])
+		if err != nil {
+			return "", "", false, err
+		}
+		defer f.Close()
+		r, name = f, arg
+	default:
+		return "", "", false, nil
+	}
+	b, err := io.ReadAll(io.LimitReader(r, maxHexInput+1))
+	if err != nil {
+		if arg == "-" {
+			return "", "", false, fmt.Errorf("%s: reading standard input: %w", what, err)
+		}
+		return "", "", false, badInput("%s: reading %s: %w", what, name, err)
+	}
+	if len(b) > maxHexInput {
+		return "", "", false, badInput("%s: %s is longer than %d bytes", what, name, maxHexInput)
+	}
+	return string(b), name, true, nil
+}
+
+// openInputFile opens a file an argument names; a missing or unreadable
+// file and a directory are bad input.
+func openInputFile(what, path string) (*os.File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, badInput("%s: %w", what, err)
+	}
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		f.Close()
+		return nil, badInput("%s: %s is a directory, not a file", what, path)
+	}
+	return f, nil
+}
+
+// readArgText returns the literal text of a single-value argument, or the
+// one line of the file or standard input it names.
+func (a *app) readArgText(what, arg string) (string, error) {
+	text, name, ok, err := a.readSource(what, arg)
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		return arg, nil
+	}
+	lines := contentLines(text)
+	switch len(lines) {
+	case 0:
+		return "", badInput("%s: %s is empty", what, name)
+	case 1:
+		return lines[0].text, nil
+	}
+	return "", badInput("%s: %s has %d lines (first at %d, second at %d) but %s takes one value",
+		what, name, len(lines), lines[0].number, lines[1].number, what)
+}
+
+// readHexArg decodes a single-value hex argument: literal, @FILE or -.
+// White space inside and a leading 0x are ignored. what names the argument
+// in errors.
 func (a *app) readHexArg(what, arg string) ([]byte, error) {
 	text, err := a.readArgText(what, arg)
 	if err != nil {
@@ -23,34 +132,60 @@ func (a *app) readHexArg(what, arg string) ([]byte, error) {
 	return decodeHex(what, text)
 }
 
-// readArgText returns the literal text of an argument, or the contents of
-// the file or standard input it names.
-func (a *app) readArgText(what, arg string) (string, error) {
-	var r io.Reader
-	switch {
-	case arg == "-":
-		if err := a.claimStdin(what); err != nil {
-			return "", err
-		}
-		r = a.stdin
-	case strings.HasPrefix(arg, "@"):
-		f, err := os.Open(arg[1:])
+// readItems returns the items of an argument that takes several: each
+// literal argument is one item, each @FILE or - argument one item per
+// line. A file without items is bad input.
+func (a *app) readItems(what string, args []string) ([]argItem, error) {
+	var items []argItem
+	for i, arg := range args {
+		argWhat := fmt.Sprintf("%s %d", what, i+1)
+		text, name, ok, err := a.readSource(argWhat, arg)
 		if err != nil {
-			return "", badInput("%s: %w", what, err)
+			return nil, err
 		}
-		defer f.Close()
-		r = f
-	default:
-		return arg, nil
+		if !ok {
+			items = append(items, argItem{text: arg, where: argWhat})
+			continue
+		}
+		lines := contentLines(text)
+		if len(lines) == 0 {
+			return nil, badInput("%s: %s holds no items", argWhat, name)
+		}
+		for _, l := range lines {
+			items = append(items, argItem{text: l.text, where: fmt.Sprintf("%s (%s line %d)", argWhat, name, l.number)})
+		}
 	}
-	b, err := io.ReadAll(io.LimitReader(r, maxHexInput+1))
+	return items, nil
+}
+
+// readHexItems decodes every item of an argument that takes several hex
+// items.
+func (a *app) readHexItems(what string, args []string) ([][]byte, error) {
+	items, err := a.readItems(what, args)
 	if err != nil {
-		return "", fmt.Errorf("%s: reading: %w", what, err)
+		return nil, err
 	}
-	if len(b) > maxHexInput {
-		return "", badInput("%s: input longer than %d bytes", what, maxHexInput)
+	out := make([][]byte, len(items))
+	for i, it := range items {
+		if out[i], err = decodeHex(it.where, it.text); err != nil {
+			return nil, err
+		}
 	}
-	return string(b), nil
+	return out, nil
+}
+
+// readHexArgs decodes several single-value arguments (a repeated flag
+// whose every value is one thing, such as one filter).
+func (a *app) readHexArgs(what string, args []string) ([][]byte, error) {
+	out := make([][]byte, 0, len(args))
+	for i, arg := range args {
+		b, err := a.readHexArg(fmt.Sprintf("%s %d", what, i+1), arg)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, nil
 }
 
 // decodeHex decodes hex text, ignoring white space and a leading 0x, and
@@ -66,7 +201,8 @@ func decodeHex(what, text string) ([]byte, error) {
 	}
 	b, err := hex.DecodeString(s)
 	if err != nil {
-		if e, ok := err.(hex.InvalidByteError); ok {
+		var e hex.InvalidByteError
+		if errors.As(err, &e) {
 			return nil, badInput("%s: invalid hex character %q at offset %d", what, rune(e), strings.IndexByte(s, byte(e)))
 		}
 		return nil, badInput("%s: %w", what, err)
@@ -84,15 +220,67 @@ func (a *app) claimStdin(what string) error {
 	return nil
 }
 
-// readHexArgs decodes every argument with readHexArg.
-func (a *app) readHexArgs(what string, args []string) ([][]byte, error) {
-	out := make([][]byte, 0, len(args))
-	for i, arg := range args {
-		b, err := a.readHexArg(fmt.Sprintf("%s %d", what, i+1), arg)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, b)
+// parsePeerAddr checks a node address HOST:PORT (a host name, an IPv4
+// address or a bracketed IPv6 address, and a port from 1 to 65535),
+// loopback or not; anything else is bad input naming the flag what.
+func parsePeerAddr(what, addr string) (string, error) {
+	if err := checkHostPort(addr, false); err != nil {
+		return "", badInput("%s %q: %w", what, addr, err)
 	}
-	return out, nil
+	return addr, nil
+}
+
+// parseListenAddr checks an address to listen on: as parsePeerAddr, but
+// the host may be empty (every interface) and the port 0 (any free one).
+func parseListenAddr(what, addr string) (string, error) {
+	if err := checkHostPort(addr, true); err != nil {
+		return "", badInput("%s %q: %w", what, addr, err)
+	}
+	return addr, nil
+}
+
+// checkHostPort says what is wrong with a HOST:PORT address.
+func checkHostPort(addr string, listen bool) error {
+	bad := func(why string) error {
+		return fmt.Errorf("%s; want HOST:PORT, such as 127.0.0.1:8333 or [::1]:8333", why)
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		var ae *net.AddrError
+		if errors.As(err, &ae) {
+			return bad(ae.Err)
+		}
+		return bad(err.Error())
+	}
+	n, err := strconv.ParseUint(port, 10, 16)
+	switch {
+	case err != nil:
+		return bad(fmt.Sprintf("port %q is not a number from 1 to 65535", port))
+	case n == 0 && !listen:
+		return bad("port 0")
+	case host == "" && !listen:
+		return bad("no host")
+	case host != "" && net.ParseIP(host) == nil && !validHostName(host):
+		return bad(fmt.Sprintf("%q is neither an IP address nor a host name", host))
+	}
+	return nil
+}
+
+// validHostName reports whether s is a syntactically valid DNS host name
+// (RFC 1123 labels of letters, digits and hyphens).
+func validHostName(s string) bool {
+	if len(s) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(strings.TrimSuffix(s, "."), ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, c := range label {
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+				return false
+			}
+		}
+	}
+	return true
 }

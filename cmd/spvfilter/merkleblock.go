@@ -57,12 +57,13 @@ func newMerkleBlockBuildCommand(a *app) *cobra.Command {
 node sends for the block: with --filter (a filterload payload) the
 transactions the filter matches, checked and updated in block order as
 Bitcoin Core does; with --txid the listed transactions (display byte order,
-as RPC shows them; repeat the flag or list more txids as arguments;
-unknown txids are ignored).
+as RPC shows them; repeat the flag, list more txids as arguments or give
+@FILE with one txid per line; unknown txids are ignored).
 
 --block is a full serialized block (witness data allowed). With --json the
-result is an object with the payload, the block hash, the matched
-transactions with their positions and, with --filter, the updated filter.`,
+result is an object with the payload (merkleblock), the block hash, the
+matched transactions with their positions (matched) and, with --filter, the
+updated filter (filterload).`,
 		Example: `  spvfilter merkleblock build --block @block.hex --txid 74d681e0e03bafa802c8aa084379aa98d9fcd632ddc2ed9782b586ec87451f20
   spvfilter merkleblock build --block @block.hex --filter "$(spvfilter bloom new --elements 10 --fprate 0.000001 --flags all 4134e75a6fcb6042034aab5e18570cf1f844f547)"
   bitcoin-cli getblock HASH 0 | spvfilter merkleblock build --block - --txid TXID --json`,
@@ -89,12 +90,8 @@ transactions with their positions and, with --filter, the updated filter.`,
 			var matches []bip37.MerkleMatch
 			var filter *bip37.Filter
 			if filterArg != "" {
-				raw, err := a.readHexArg("--filter", filterArg)
-				if err != nil {
+				if filter, err = a.readFilter(filterArg); err != nil {
 					return err
-				}
-				if filter, err = bip37.DecodeFilterLoad(raw); err != nil {
-					return badInput("--filter: %w", err)
 				}
 				mb, matches = bip37.NewMerkleBlock(block, filter)
 			} else {
@@ -118,16 +115,16 @@ transactions with their positions and, with --filter, the updated filter.`,
 				return err
 			}
 			out := struct {
-				Payload      string            `json:"payload"`
+				MerkleBlock  string            `json:"merkleblock"`
 				BlockHash    string            `json:"block_hash"`
 				MerkleRoot   string            `json:"merkle_root"`
 				Transactions uint32            `json:"transactions"`
 				Hashes       int               `json:"hashes"`
 				FlagBytes    int               `json:"flag_bytes"`
 				Matched      []merkleMatchJSON `json:"matched"`
-				Filter       string            `json:"filter,omitempty"`
+				FilterLoad   string            `json:"filterload,omitempty"`
 			}{
-				Payload:      hex.EncodeToString(payload),
+				MerkleBlock:  hex.EncodeToString(payload),
 				BlockHash:    block.BlockHash().String(),
 				MerkleRoot:   block.Header.MerkleRoot.String(),
 				Transactions: mb.Transactions,
@@ -140,14 +137,14 @@ transactions with their positions and, with --filter, the updated filter.`,
 				if err != nil {
 					return fmt.Errorf("encoding the updated filter: %w", err)
 				}
-				out.Filter = hex.EncodeToString(b)
+				out.FilterLoad = hex.EncodeToString(b)
 			}
 			return a.printJSON(out)
 		},
 	}
-	c.Flags().StringVar(&blockArg, "block", "", "serialized block as hex, @FILE or - (required)")
+	c.Flags().StringVar(&blockArg, "block", "", "serialized block as hex, @FILE or -")
 	c.Flags().StringVar(&filterArg, "filter", "", "filterload payload as hex, @FILE or -")
-	c.Flags().StringArrayVar(&txidArgs, "txid", nil, "txid to prove, display byte order (repeatable; more may follow as arguments)")
+	c.Flags().StringArrayVar(&txidArgs, "txid", nil, "txid to prove, display byte order, or @FILE of one per line (repeatable; more may follow as arguments)")
 	_ = c.MarkFlagRequired("block")
 	return c
 }
@@ -175,14 +172,18 @@ func (a *app) readBlock(arg string) (*wire.MsgBlock, error) {
 // readTxids decodes --txid arguments given in display (RPC) byte order
 // into internal byte order.
 func (a *app) readTxids(args []string) ([]chainhash.Hash, error) {
-	raws, err := a.readHexArgs("--txid", args)
+	items, err := a.readItems("--txid", args)
 	if err != nil {
 		return nil, err
 	}
-	txids := make([]chainhash.Hash, len(raws))
-	for i, raw := range raws {
+	txids := make([]chainhash.Hash, len(items))
+	for i, it := range items {
+		raw, err := decodeHex(it.where, it.text)
+		if err != nil {
+			return nil, err
+		}
 		if len(raw) != chainhash.HashSize {
-			return nil, badInput("--txid %d: %d bytes, a txid has %d", i+1, len(raw), chainhash.HashSize)
+			return nil, badInput("%s: %d bytes, a txid has %d", it.where, len(raw), chainhash.HashSize)
 		}
 		slices.Reverse(raw)
 		copy(txids[i][:], raw)
@@ -246,7 +247,7 @@ for the caller to check.`,
 			return err
 		},
 	}
-	c.Flags().StringVar(&mbArg, "merkleblock", "", "merkleblock payload as hex, @FILE or - (required)")
+	c.Flags().StringVar(&mbArg, "merkleblock", "", "merkleblock payload as hex, @FILE or -")
 	_ = c.MarkFlagRequired("merkleblock")
 	return c
 }

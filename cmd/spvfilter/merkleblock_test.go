@@ -129,10 +129,10 @@ func TestMerkleBlockBuildFilter(t *testing.T) {
 		t.Fatalf("status %d, stderr %q", status, errOut)
 	}
 	var v struct {
-		Payload   string            `json:"payload"`
+		Payload   string            `json:"merkleblock"`
 		BlockHash string            `json:"block_hash"`
 		Matched   []merkleMatchJSON `json:"matched"`
-		Filter    string            `json:"filter"`
+		Filter    string            `json:"filterload"`
 	}
 	if err := json.Unmarshal([]byte(out), &v); err != nil {
 		t.Fatal(err)

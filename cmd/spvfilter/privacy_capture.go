@@ -21,20 +21,7 @@ func init() {
 }
 
 // privacyNetwork returns the parameters of a --network name.
-func privacyNetwork(name string) (*chaincfg.Params, error) {
-	for _, p := range []*chaincfg.Params{&chaincfg.MainNetParams, &chaincfg.TestNet3Params, &chaincfg.RegressionNetParams, &chaincfg.SigNetParams, &chaincfg.SimNetParams} {
-		if p.Name == name {
-			return p, nil
-		}
-	}
-	switch name {
-	case "regtest":
-		return &chaincfg.RegressionNetParams, nil
-	case "testnet":
-		return &chaincfg.TestNet3Params, nil
-	}
-	return nil, badInput("--network %q: want mainnet, testnet3, regtest, signet or simnet", name)
-}
+func privacyNetwork(name string) (*chaincfg.Params, error) { return lookupNetwork(name) }
 
 // printStats prints a command's statistics as JSON: on standard output, or
 // on standard error when standard output carries the command's data (--out

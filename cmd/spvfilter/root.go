@@ -1,13 +1,16 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"runtime/debug"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // Exit statuses: scripts tell bad input from other failures by them.
@@ -50,13 +53,13 @@ type app struct {
 // It never lets a panic escape as a Go trace: a panic is reported as an
 // internal error on one line.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (status int) {
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
 	defer func() {
 		if r := recover(); r != nil {
-			fmt.Fprintf(stderr, "spvfilter: internal error: %v\n", r)
 			status = exitFailure
+			a.printError(args, fmt.Sprintf("internal error: %v", r), status)
 		}
 	}()
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
 	root := newRootCommand(a)
 	root.SetArgs(args)
 	root.SetIn(stdin)
@@ -66,17 +69,52 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (status int) 
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "spvfilter: %s\n", oneLine(err.Error()))
+	status = exitFailure
 	if !a.running || isUsageError(err) {
-		return exitBadInput
+		status = exitBadInput
 	}
-	return exitFailure
+	a.printError(args, err.Error(), status)
+	return status
+}
+
+// printError writes an error as one line on standard error: plain text,
+// or with --json the object {"error": ..., "exit_code": ...}. The command
+// line is looked at too, since the error may come before --json is parsed.
+func (a *app) printError(args []string, msg string, status int) {
+	msg = oneLine(msg)
+	if !a.json && !jsonRequested(args) {
+		fmt.Fprintf(a.stderr, "spvfilter: %s\n", msg)
+		return
+	}
+	b, _ := json.Marshal(struct {
+		Error    string `json:"error"`
+		ExitCode int    `json:"exit_code"`
+	}{msg, status})
+	fmt.Fprintf(a.stderr, "%s\n", b)
+}
+
+// jsonRequested reports whether the command line asks for --json, the
+// last occurrence before "--" deciding.
+func jsonRequested(args []string) bool {
+	on := false
+	for _, arg := range args {
+		if arg == "--" {
+			break
+		}
+		if arg == "--json" {
+			on = true
+		} else if v, ok := strings.CutPrefix(arg, "--json="); ok {
+			on, _ = strconv.ParseBool(v)
+		}
+	}
+	return on
 }
 
 func newRootCommand(a *app) *cobra.Command {
 	root := &cobra.Command{
-		Use:   "spvfilter",
-		Short: "Bitcoin light-client filters: BIP 37 Bloom filters, BIP 158 compact filters, and their privacy",
+		Use:     "spvfilter",
+		Short:   "Bitcoin light-client filters: BIP 37 Bloom filters, BIP 158 compact filters, and their privacy",
+		Version: buildVersion(),
 		Long: `spvfilter builds, inspects and measures Bitcoin light-client filters.
 
   BIP 37   connection Bloom filters (filterload) and merkle block proofs
@@ -84,15 +122,22 @@ func newRootCommand(a *app) *cobra.Command {
   scan     light-client sessions against a node, in either mode
   privacy  how much a captured BIP 37 filter reveals, and how BIP 158 compares
 
-Hex arguments also accept @FILE (hex read from FILE) and - (hex read from
-standard input). Every command prints JSON with --json.
+` + inputHelp + `
+
+Networks (--network): ` + networkNames() + `.
+
+Every command prints JSON with --json; an error is then one JSON object on
+standard error, {"error": "...", "exit_code": N}. A result that may be
+misleading carries warnings: on standard error, and in JSON as "warnings".
 
 Exit status: 0 on success, 2 for bad input (a malformed argument, flag or
-file), 1 for any other failure.`,
+address, a missing or unreadable file, a directory given as a file, an
+unknown command, shell or help topic), 1 for any other failure.`,
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: false},
 	}
+	root.SetVersionTemplate("spvfilter {{.Version}}\n")
 	root.PersistentFlags().BoolVar(&a.json, "json", false, "print the result as one JSON object")
 	// Flag parsing errors are bad input: mark them so run exits with 2.
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
@@ -102,8 +147,155 @@ file), 1 for any other failure.`,
 	for _, f := range commandRegistry {
 		root.AddCommand(f(a))
 	}
+	root.SetHelpCommand(newHelpCommand())
+	root.InitDefaultCompletionCmd()
+	if c, _, err := root.Find([]string{"completion"}); err == nil && c != root {
+		refuseUnknownShell(c)
+	}
+	// One spelling, --fprate, for every command; --fp-rate still parses.
+	root.SetGlobalNormalizationFunc(normalizeFlagName)
+	walkCommands(root, func(c *cobra.Command) {
+		refuseUnknownSubcommand(c)
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			markRequired(f)
+			checkSharedFlag(f)
+		})
+	})
 	markRunning(a, root)
 	return root
+}
+
+// walkCommands calls fn on c and every command below it.
+func walkCommands(c *cobra.Command, fn func(*cobra.Command)) {
+	fn(c)
+	for _, sub := range c.Commands() {
+		walkCommands(sub, fn)
+	}
+}
+
+// normalizeFlagName maps the old spelling --fp-rate to --fprate.
+func normalizeFlagName(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+	if name == "fp-rate" {
+		name = "fprate"
+	}
+	return pflag.NormalizedName(name)
+}
+
+// markRequired ends the help line of every required flag with
+// "(required)".
+func markRequired(f *pflag.Flag) {
+	if req := f.Annotations[cobra.BashCompOneRequiredFlag]; len(req) == 1 && req[0] == "true" &&
+		!strings.Contains(f.Usage, "(required)") {
+		f.Usage += " (required)"
+	}
+}
+
+// sharedFlagChecks check, while the command line is parsed, the flags
+// that mean the same in every command that has them; a bad value is then
+// bad input before the command runs.
+var sharedFlagChecks = map[string]func(string) error{
+	"peer":     func(s string) error { return checkHostPort(s, false) },
+	"upstream": func(s string) error { return checkHostPort(s, false) },
+	"listen":   func(s string) error { return checkHostPort(s, true) },
+	"network": func(s string) error {
+		if _, err := lookupNetwork(s); err != nil {
+			return fmt.Errorf("want one of %s", networkNames())
+		}
+		return nil
+	},
+}
+
+// checkSharedFlag wraps the value of a shared flag with its check, and
+// describes the networks of a --network flag from the one list.
+func checkSharedFlag(f *pflag.Flag) {
+	check, ok := sharedFlagChecks[f.Name]
+	if !ok {
+		return
+	}
+	if _, done := f.Value.(checkedValue); done {
+		return
+	}
+	f.Value = checkedValue{f.Value, check}
+	if f.Name == "network" {
+		f.Usage = "network: " + networkNames()
+	}
+}
+
+// checkedValue is a flag value that checks what it is set to.
+type checkedValue struct {
+	pflag.Value
+	check func(string) error
+}
+
+func (v checkedValue) Set(s string) error {
+	if err := v.check(s); err != nil {
+		return err
+	}
+	return v.Value.Set(s)
+}
+
+// refuseUnknownSubcommand makes a command that only groups subcommands
+// print its help when called alone and refuse anything else as bad input
+// (cobra would print the help and succeed).
+func refuseUnknownSubcommand(c *cobra.Command) {
+	if !c.HasSubCommands() || c.Run != nil || c.RunE != nil {
+		return
+	}
+	c.Args = cobra.ArbitraryArgs
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return badInput("unknown command %q for %q", args[0], cmd.CommandPath())
+		}
+		return cmd.Help()
+	}
+}
+
+// refuseUnknownShell makes "completion SHELL" with an unknown shell bad
+// input.
+func refuseUnknownShell(c *cobra.Command) {
+	var shells []string
+	for _, sub := range c.Commands() {
+		shells = append(shells, sub.Name())
+	}
+	c.Args = cobra.ArbitraryArgs
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return badInput("completion: unknown shell %q: want one of %s", args[0], strings.Join(shells, ", "))
+		}
+		return cmd.Help()
+	}
+}
+
+// newHelpCommand is cobra's help command, except that an unknown topic is
+// bad input instead of a usage message and success.
+func newHelpCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		Long:  "help prints the help of any command: spvfilter help [path to command].",
+		ValidArgsFunction: func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			cmd, rest, err := c.Root().Find(args)
+			if err != nil || len(rest) > 0 {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			var out []cobra.Completion
+			for _, sub := range cmd.Commands() {
+				if sub.IsAvailableCommand() && strings.HasPrefix(sub.Name(), toComplete) {
+					out = append(out, cobra.CompletionWithDesc(sub.Name(), sub.Short))
+				}
+			}
+			return out, cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			cmd, rest, err := c.Root().Find(args)
+			if err != nil || len(rest) > 0 {
+				return badInput("unknown help topic %q: see spvfilter help", strings.Join(args, " "))
+			}
+			cmd.InitDefaultHelpFlag()
+			cmd.InitDefaultVersionFlag()
+			return cmd.Help()
+		},
+	}
 }
 
 // markRunning wraps every command's RunE so that a.running tells errors of
