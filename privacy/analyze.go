@@ -107,7 +107,7 @@ type MatchedCandidate struct {
 	// by accident and π the share of the universe estimated to be the
 	// wallet's.
 	Probability float64 `json:"probability"`
-	class       int // the candidate's class, for the false-positive rates
+	class       int     // the candidate's class, for the false-positive rates
 }
 
 // Report is the result of Analyze.
