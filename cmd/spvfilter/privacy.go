@@ -45,7 +45,7 @@ var privacySubcommands []func(*app) *cobra.Command
 // privacyBadInput turns the privacy package's input errors into bad-input
 // errors (exit status 2).
 func privacyBadInput(err error) error {
-	for _, target := range []error{privacy.ErrBadModel, privacy.ErrBadSweep, privacy.ErrBadPlot, privacy.ErrBadCandidate, privacy.ErrNoFilters, privacy.ErrBadCapture} {
+	for _, target := range []error{privacy.ErrBadModel, privacy.ErrBadSweep, privacy.ErrBadPlot, privacy.ErrBadCandidate, privacy.ErrNoFilters, privacy.ErrBadCapture, privacy.ErrEmptyUniverse, privacy.ErrBadLink} {
 		if errors.Is(err, target) {
 			return usageError{err}
 		}
