@@ -122,12 +122,18 @@ func TestPrivacyCaptureUniverseAnalyze(t *testing.T) {
 	if status != exitOK {
 		t.Fatalf("analyze: status %d: %s", status, stderr)
 	}
-	var r struct {
-		privacy.Report
-		Captured []privacy.CapturedFilter `json:"captured"`
+	var out struct {
+		Clients []struct {
+			privacy.Report
+			Captured []privacy.CapturedFilter `json:"captured"`
+		} `json:"clients"`
 	}
-	decodeJSON(t, stdout, &r)
-	if len(r.Captured) != 1 || !strings.HasPrefix(r.Captured[0].Client, "127.0.0.1:") {
+	decodeJSON(t, stdout, &out)
+	if len(out.Clients) != 1 {
+		t.Fatalf("%d sessions, want 1:\n%s", len(out.Clients), stdout)
+	}
+	r := out.Clients[0]
+	if len(r.Captured) != 1 || !strings.HasPrefix(r.Captured[0].Client, "127.0.0.1:") || r.Captured[0].Session == "" {
 		t.Fatalf("captured %+v", r.Captured)
 	}
 	found := false
