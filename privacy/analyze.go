@@ -17,7 +17,8 @@ import (
 // ErrNoFilters reports an analysis without a filter.
 var ErrNoFilters = errors.New("privacy: no filter to analyze")
 
-// MaxAnalyzeFilters is the most filters one analysis intersects.
+// MaxAnalyzeFilters is the most filters one analysis intersects (one group,
+// for AnalyzeGroups, which takes any number of groups).
 const MaxAnalyzeFilters = 64
 
 // MaxAnalyzeWorkers bounds AnalyzeOptions.Workers.
@@ -45,8 +46,12 @@ type AnalyzeOptions struct {
 	// (at most 4), and more than MaxAnalyzeWorkers count as that many
 	// (each worker holds its own copy of the filters).
 	Workers int
-	// MaxMatches bounds the listed matches; 0 means DefaultMaxMatches.
+	// MaxMatches bounds the listed matches (of each group, for
+	// AnalyzeGroups); 0 means DefaultMaxMatches.
 	MaxMatches int
+	// Strict ends the analysis at the first universe line that is not a
+	// candidate, instead of skipping and counting it.
+	Strict bool
 }
 
 // FilterReport describes one filter and what it alone reveals.
@@ -102,6 +107,7 @@ type MatchedCandidate struct {
 	// by accident and π the share of the universe estimated to be the
 	// wallet's.
 	Probability float64 `json:"probability"`
+	class       int     // the candidate's class, for the false-positive rates
 }
 
 // Report is the result of Analyze.
@@ -132,6 +138,16 @@ type Report struct {
 	Matched          []MatchedCandidate `json:"matched"`
 	MatchedTruncated bool               `json:"matched_truncated,omitempty"`
 	Summary          string             `json:"summary"`
+	// Universe counts the lines read, skipped and tested.
+	Universe *UniverseScan `json:"universe"`
+	// Warnings name what may make the figures misleading: a filter that
+	// matches everything or whose fill is far from one half, skipped
+	// universe lines, a truncated match list.
+	Warnings []string `json:"warnings"`
+
+	// classes counts the universe's candidates by class (see classRate),
+	// for combining reports of one pass (IntersectReports).
+	classes []uint64
 }
 
 // filterRate returns a filter's size in bytes, its bits set, their
@@ -167,30 +183,40 @@ func classRate(cls int, f float64) float64 {
 	return -math.Expm1(float64(cls) * math.Log1p(-f))
 }
 
-// workerState is one worker's counts. The counters are arrays inside the
-// struct, padded, so that two workers never write to one cache line.
+// workerState is one worker's counts: those of every group of filters,
+// and what the groups share. The struct is padded so that two workers never
+// write to one cache line.
 type workerState struct {
 	_       [64]byte
-	depth   [MaxAnalyzeFilters + 1]uint64 // depth[j]: candidates whose first j filters match, not the next
-	alone   [MaxAnalyzeFilters]uint64
 	classes [maxClassElems + 1]uint64
+	groups  []groupState
+	pairs   uint64 // key lines marked as an address's pair
+	// undoLines counts the address lines that marked key lines take over;
+	// each was also counted as one of classes[1].
+	undoLines uint64
+	_         [64]byte
+}
+
+// groupState is one worker's counts for one group of filters.
+type groupState struct {
+	depth   []uint64 // depth[j]: candidates whose first j filters match, not the next
+	alone   []uint64
 	matches []MatchedCandidate
-	classOf []int // class of each match
 	// What the address lines that marked key lines take over added to
 	// the counts above, to be taken back out: each such line was counted
 	// as a one-element candidate matching the filters of its key's hash.
-	undoDepth [MaxAnalyzeFilters + 1]uint64
-	undoAlone [MaxAnalyzeFilters]uint64
-	undoLines uint64   // each also one of classes[1]
+	undoDepth []uint64
+	undoAlone []uint64
 	delist    []string // those of them that matched every filter
-	pairs     uint64
-	_         [64]byte
 }
 
 // Analyze tests every candidate of universe (see CandidateParser.Parse for
 // its line format) against filters, as a node that received them would,
 // and reports what it learns. The universe is read as a stream in constant
 // memory (only the matches are kept, at most opts.MaxMatches of them).
+// Lines that are not candidates are skipped, counted and the first ten
+// named in Report.Universe, unless opts.Strict; a universe without
+// candidates is ErrEmptyUniverse.
 //
 // A public key line marked "# pair ADDRESS" counts as that address, tested
 // by the key and its hash (both under the pair test), and the address lines
@@ -199,178 +225,241 @@ type workerState struct {
 // would need memory growing with the universe): an address and its key on
 // two lines without these markers count as two candidates.
 func Analyze(filters []*bip37.Filter, universe io.Reader, opts AnalyzeOptions) (*Report, error) {
-	if len(filters) == 0 {
+	reps, err := AnalyzeGroups([][]*bip37.Filter{filters}, universe, opts)
+	if err != nil {
+		return nil, err
+	}
+	return reps[0], nil
+}
+
+// AnalyzeGroups analyzes several groups of filters in one pass over the
+// universe: each group is analyzed as Analyze analyzes its filters alone
+// (a candidate must match every filter of the group), and the reports come
+// in the order of the groups. It is how the sessions of a capture are
+// analyzed one by one without reading the universe once per session: the
+// work per candidate grows with the number of filters, the memory with the
+// filters and the matches only.
+func AnalyzeGroups(groups [][]*bip37.Filter, universe io.Reader, opts AnalyzeOptions) ([]*Report, error) {
+	if len(groups) == 0 {
 		return nil, ErrNoFilters
 	}
-	if len(filters) > MaxAnalyzeFilters {
-		return nil, fmt.Errorf("privacy: %d filters, at most %d", len(filters), MaxAnalyzeFilters)
+	for g, filters := range groups {
+		if len(filters) == 0 {
+			return nil, fmt.Errorf("%w (group %d)", ErrNoFilters, g+1)
+		}
+		if len(filters) > MaxAnalyzeFilters {
+			return nil, fmt.Errorf("privacy: group %d: %d filters, at most %d", g+1, len(filters), MaxAnalyzeFilters)
+		}
 	}
 	maxMatches := opts.MaxMatches
 	if maxMatches <= 0 {
 		maxMatches = DefaultMaxMatches
 	}
-	nf := len(filters)
-	full := uint64(1)<<nf - 1
-	if nf == 64 {
-		full = ^uint64(0)
+	full := make([]uint64, len(groups))
+	for g, filters := range groups {
+		full[g] = ^uint64(0) >> (64 - len(filters))
 	}
-	var listed atomic.Int64
-	var truncated atomic.Bool
+	listed := make([]atomic.Int64, len(groups))
+	truncated := make([]atomic.Bool, len(groups))
 	var mu sync.Mutex
 	var states []*workerState
 	newVisitor := func(int) lineVisitor {
-		st := new(workerState)
+		st := &workerState{groups: make([]groupState, len(groups))}
 		// A Filter is not safe for concurrent use: each worker gets
 		// its own copies.
-		matchers := make([]*bip37.Filter, nf)
-		for i, f := range filters {
-			matchers[i] = f.Clone()
+		matchers := make([][]*bip37.Filter, len(groups))
+		for g, filters := range groups {
+			nf := len(filters)
+			st.groups[g] = groupState{depth: make([]uint64, nf+1), undoDepth: make([]uint64, nf+1),
+				alone: make([]uint64, nf), undoAlone: make([]uint64, nf)}
+			matchers[g] = make([]*bip37.Filter, nf)
+			for i, f := range filters {
+				matchers[g][i] = f.Clone()
+			}
 		}
 		mu.Lock()
 		states = append(states, st)
 		mu.Unlock()
 		return func(line int, c *Candidate) error {
 			pair := opts.PairTest && c.Pair()
-			var mask uint64
-			if c.PairAddress != nil {
-				mask = st.markedPair(matchers, c, pair, full)
-			} else {
-				for i, m := range matchers {
-					if matchCandidate(m, c, pair) {
-						mask |= 1 << i
-						st.alone[i]++
-					}
-				}
-			}
 			cls := min(len(c.Elems), maxClassElems)
 			if pair {
 				cls = 0
 			}
 			st.classes[cls]++
-			st.depth[bits.TrailingZeros64(^mask)]++
-			if mask == full {
-				if listed.Add(1) > int64(maxMatches) {
-					truncated.Store(true)
-					return nil
+			if c.PairAddress != nil {
+				st.pairs++
+				st.undoLines += uint64(len(c.Listed))
+			}
+			for g, ms := range matchers {
+				gs := &st.groups[g]
+				var mask uint64
+				if c.PairAddress != nil {
+					mask = gs.markedPair(ms, c, pair, full[g])
+				} else {
+					for i, m := range ms {
+						if matchCandidate(m, c, pair) {
+							mask |= 1 << i
+							gs.alone[i]++
+						}
+					}
 				}
-				m := MatchedCandidate{Line: line, Candidate: string(c.Text), Kind: c.Kind, PairTested: pair}
+				gs.depth[bits.TrailingZeros64(^mask)]++
+				if mask != full[g] {
+					continue
+				}
+				if listed[g].Add(1) > int64(maxMatches) {
+					truncated[g].Store(true)
+					continue
+				}
+				m := MatchedCandidate{Line: line, Candidate: string(c.Text), Kind: c.Kind, PairTested: pair, class: cls}
 				if c.PairAddress != nil {
 					m.Kind, m.PubKey, m.Candidate = KindAddress, m.Candidate, string(c.PairAddress)
 					if len(c.Listed) > 0 {
 						m.Candidate = string(c.Listed[0])
 					}
 				}
-				st.matches = append(st.matches, m)
-				st.classOf = append(st.classOf, cls)
+				gs.matches = append(gs.matches, m)
 			}
 			return nil
 		}
 	}
-	total, err := scanUniverse(universe, opts.Workers, newVisitor)
+	scan, err := scanUniverse(universe, opts.Workers, opts.Strict, newVisitor)
 	if err != nil {
 		return nil, err
 	}
 
-	r := &Report{PairTest: opts.PairTest, MatchedTruncated: truncated.Load(),
-		Matched: []MatchedCandidate{}} // [] rather than null in JSON
-	var depth = make([]uint64, nf+1)
-	var alone = make([]uint64, nf)
-	var classes [maxClassElems + 1]uint64
-	var classOf []int
-	var undoDepth [MaxAnalyzeFilters + 1]uint64
-	var undoAlone [MaxAnalyzeFilters]uint64
-	delist := map[string]int{}
+	// What the groups share: the candidates by class, and the address
+	// lines that marked key lines took over.
+	classes := make([]uint64, maxClassElems+1)
+	var pairs, undoLines uint64
 	for _, st := range states {
-		for j := range depth {
-			depth[j] += st.depth[j]
-			undoDepth[j] += st.undoDepth[j]
-		}
-		for j := range alone {
-			alone[j] += st.alone[j]
-			undoAlone[j] += st.undoAlone[j]
-		}
 		for j := range classes {
 			classes[j] += st.classes[j]
 		}
-		r.Matched = append(r.Matched, st.matches...)
-		classOf = append(classOf, st.classOf...)
-		r.Pairs += st.pairs
-		r.MergedAddressLines += st.undoLines
-		for _, a := range st.delist {
-			delist[a]++
-		}
+		pairs += st.pairs
+		undoLines += st.undoLines
 	}
-	// Take the address lines that marked key lines took over back out.
 	// The counts cannot go below zero even for a universe whose "listed"
 	// fields name lines it lacks.
 	sub := func(x *uint64, y uint64) { *x -= min(*x, y) }
-	for j := range depth {
-		sub(&depth[j], undoDepth[j])
-	}
-	for j := range alone {
-		sub(&alone[j], undoAlone[j])
-	}
-	sub(&classes[1], r.MergedAddressLines)
-	sub(&total, r.MergedAddressLines)
-	r.UniverseSize = total
-	if len(delist) > 0 {
-		kept, keptClass := r.Matched[:0], classOf[:0]
-		for i, m := range r.Matched {
-			if m.Kind == KindAddress && m.PubKey == "" && delist[m.Candidate] > 0 {
-				delist[m.Candidate]--
-				continue
+	sub(&classes[1], undoLines)
+	total := scan.CandidatesTested
+	sub(&total, undoLines)
+
+	reports := make([]*Report, len(groups))
+	for g, filters := range groups {
+		r := &Report{PairTest: opts.PairTest, MatchedTruncated: truncated[g].Load(), Universe: scan,
+			Matched: []MatchedCandidate{}, Warnings: []string{}, // [] rather than null in JSON
+			UniverseSize: total, Pairs: pairs, MergedAddressLines: undoLines, classes: classes}
+		nf := len(filters)
+		depth := make([]uint64, nf+1)
+		alone := make([]uint64, nf)
+		undoDepth := make([]uint64, nf+1)
+		undoAlone := make([]uint64, nf)
+		delist := map[string]int{}
+		for _, st := range states {
+			gs := &st.groups[g]
+			for j := range depth {
+				depth[j] += gs.depth[j]
+				undoDepth[j] += gs.undoDepth[j]
 			}
-			kept, keptClass = append(kept, m), append(keptClass, classOf[i])
-		}
-		r.Matched, classOf = kept, keptClass
-	}
-	for i, f := range filters {
-		size, set, dens, fpr, est := filterRate(f)
-		fr := FilterReport{
-			Index: i + 1, SizeBytes: size, HashFuncs: f.HashFuncs(), Tweak: f.Tweak(), Flags: uint8(f.Flags()),
-			BitsSet: set, Density: dens, EstimatedElements: est, FalsePositiveRate: fpr, Matched: alone[i],
-			Saturated: dens == 1,
-		}
-		for cls, n := range classes {
-			fr.ExpectedFalsePositives += float64(n) * classRate(cls, fpr)
-		}
-		r.Filters = append(r.Filters, fr)
-	}
-	// Intersection steps: candidates matching the first j filters are
-	// those whose prefix depth is at least j.
-	var atLeast uint64
-	suffix := make([]uint64, nf+2)
-	for j := nf; j >= 0; j-- {
-		atLeast += depth[j]
-		suffix[j] = atLeast
-	}
-	var joint *jointRates
-	for j := 1; j <= nf; j++ {
-		joint = joint.with(filters[j-1])
-		st := IntersectionStep{Filters: j, Matched: suffix[j]}
-		for cls, n := range classes {
-			if n == 0 {
-				continue
+			for j := range alone {
+				alone[j] += gs.alone[j]
+				undoAlone[j] += gs.undoAlone[j]
 			}
+			r.Matched = append(r.Matched, gs.matches...)
+			for _, a := range gs.delist {
+				delist[a]++
+			}
+		}
+		// Take the address lines that marked key lines took over back out.
+		for j := range depth {
+			sub(&depth[j], undoDepth[j])
+		}
+		for j := range alone {
+			sub(&alone[j], undoAlone[j])
+		}
+		if len(delist) > 0 {
+			kept := r.Matched[:0]
+			for _, m := range r.Matched {
+				if m.Kind == KindAddress && m.PubKey == "" && delist[m.Candidate] > 0 {
+					delist[m.Candidate]--
+					continue
+				}
+				kept = append(kept, m)
+			}
+			r.Matched = kept
+		}
+		for i, f := range filters {
+			r.Filters = append(r.Filters, filterReport(i+1, f, alone[i], classes))
+		}
+		// Intersection steps: candidates matching the first j filters
+		// are those whose prefix depth is at least j.
+		suffix := make([]uint64, nf+1)
+		var atLeast uint64
+		for j := nf; j >= 0; j-- {
+			atLeast += depth[j]
+			suffix[j] = atLeast
+		}
+		var joint *jointRates
+		for j := 1; j <= nf; j++ {
+			joint = joint.with(filters[j-1])
+			r.Intersection = append(r.Intersection, intersectionStep(j, suffix[j], joint, classes))
+		}
+		r.finish(joint)
+		reports[g] = r
+	}
+	return reports, nil
+}
+
+// filterReport describes filter number index, which alone matched
+// candidates of the universe's classes.
+func filterReport(index int, f *bip37.Filter, matched uint64, classes []uint64) FilterReport {
+	size, set, dens, fpr, est := filterRate(f)
+	fr := FilterReport{
+		Index: index, SizeBytes: size, HashFuncs: f.HashFuncs(), Tweak: f.Tweak(), Flags: uint8(f.Flags()),
+		BitsSet: set, Density: dens, EstimatedElements: est, FalsePositiveRate: fpr, Matched: matched,
+		Saturated: dens == 1,
+	}
+	for cls, n := range classes {
+		fr.ExpectedFalsePositives += float64(n) * classRate(cls, fpr)
+	}
+	return fr
+}
+
+// intersectionStep is the attack after filters filters whose joint rates
+// are joint, matched by matched candidates.
+func intersectionStep(filters int, matched uint64, joint *jointRates, classes []uint64) IntersectionStep {
+	st := IntersectionStep{Filters: filters, Matched: matched}
+	for cls, n := range classes {
+		if n > 0 {
 			st.ExpectedFalsePositives += float64(n) * joint.classRate(cls)
 		}
-		st.EstimatedWallet = math.Max(float64(st.Matched)-st.ExpectedFalsePositives, 0)
-		r.Intersection = append(r.Intersection, st)
 	}
-	last := r.Intersection[nf-1]
+	st.EstimatedWallet = math.Max(float64(st.Matched)-st.ExpectedFalsePositives, 0)
+	return st
+}
+
+// finish fills the totals, the probabilities of the matches, the warnings
+// and the summary from the last intersection step and the joint rates of
+// all the filters.
+func (r *Report) finish(joint *jointRates) {
+	last := r.Intersection[len(r.Intersection)-1]
 	r.MatchedCount = last.Matched
 	r.ExpectedFalsePositives = last.ExpectedFalsePositives
 	r.EstimatedWallet = last.EstimatedWallet
+	r.PH1, r.PHAll, r.Confident = 0, 0, 0
 	if r.EstimatedWallet > 0 {
 		r.PH1 = r.EstimatedWallet / (r.EstimatedWallet + r.ExpectedFalsePositives)
 		r.PHAll = ProbAllReal(r.EstimatedWallet, r.ExpectedFalsePositives)
 	}
 	prior := 0.0
-	if total > 0 {
-		prior = last.EstimatedWallet / float64(total)
+	if r.UniverseSize > 0 {
+		prior = last.EstimatedWallet / float64(r.UniverseSize)
 	}
 	for i := range r.Matched {
-		p := joint.classRate(classOf[i])
+		p := joint.classRate(r.Matched[i].class)
 		prob := 0.0
 		if prior > 0 {
 			prob = prior / (prior + (1-prior)*p)
@@ -381,9 +470,54 @@ func Analyze(filters []*bip37.Filter, universe io.Reader, opts AnalyzeOptions) (
 		}
 	}
 	slices.SortFunc(r.Matched, func(a, b MatchedCandidate) int { return a.Line - b.Line })
+	r.Warnings = append(r.Warnings[:0], r.warnings()...)
 	r.Summary = r.summary()
-	return r, nil
 }
+
+// warnings names what may make the report misleading.
+func (r *Report) warnings() []string {
+	var w []string
+	for _, f := range r.Filters {
+		if msg := filterWarning(f); msg != "" {
+			w = append(w, fmt.Sprintf("filter %d: %s", f.Index, msg))
+		}
+	}
+	if u := r.Universe; u != nil && u.LinesSkipped > 0 {
+		msg := fmt.Sprintf("%d of %d universe lines skipped, not candidates", u.LinesSkipped, u.LinesRead)
+		if len(u.BadLines) > 0 {
+			msg += fmt.Sprintf(" (first: line %d: %s)", u.BadLines[0].Line, u.BadLines[0].Reason)
+		}
+		w = append(w, msg)
+	}
+	if r.MatchedTruncated {
+		w = append(w, fmt.Sprintf("only the first %d matches are listed; the counts cover all %d", len(r.Matched), r.MatchedCount))
+	}
+	return w
+}
+
+// filterWarning says when a filter matches everything or its fill is far
+// from one half, the fill a filter has when sized for what it holds.
+func filterWarning(f FilterReport) string {
+	switch {
+	case f.SizeBytes == 0:
+		return "0-byte filter: it matches everything and reveals nothing"
+	case f.HashFuncs == 0:
+		return "no hash functions: the filter matches everything and reveals nothing"
+	case f.Saturated:
+		return "every bit is set: the filter matches everything and reveals nothing"
+	case f.BitsSet == 0:
+		return "no bits set: the filter matches nothing"
+	case f.Density > 0.5+fillTolerance:
+		return fmt.Sprintf("%.1f%% of the bits set, far above one half: many more false positives than the filter was sized for", 100*f.Density)
+	case f.Density < 0.5-fillTolerance:
+		return fmt.Sprintf("%.1f%% of the bits set, far below one half: fewer elements than the filter was sized for, so fewer false positives hide them", 100*f.Density)
+	}
+	return ""
+}
+
+// fillTolerance is how far from one half a filter's fill may be before
+// analyze warns; bip37's Stats uses the same bound.
+const fillTolerance = 0.25
 
 // jointRates is the chance that an element outside the wallet matches every
 // filter so far. Filters of one hashing (same size, hash count and tweak)
@@ -446,11 +580,11 @@ func (j *jointRates) classRate(cls int) float64 {
 
 // markedPair tests a key line marked as the pair of an address: the
 // address's single candidate, tested by the key and its hash (both under
-// the pair test, else either). It records in st what each address line
+// the pair test, else either). It records in gs what each address line
 // the key line takes over added to the counts: those lines were counted
 // as one-element candidates matching where the key's hash matches. Memory
 // stays constant: a line names what it takes over, nothing is looked up.
-func (st *workerState) markedPair(matchers []*bip37.Filter, c *Candidate, pair bool, full uint64) uint64 {
+func (gs *groupState) markedPair(matchers []*bip37.Filter, c *Candidate, pair bool, full uint64) uint64 {
 	var keyMask, hashMask uint64
 	for i, m := range matchers {
 		if m.Contains(c.Elems[0]) {
@@ -466,20 +600,18 @@ func (st *workerState) markedPair(matchers []*bip37.Filter, c *Candidate, pair b
 	}
 	for i := range matchers {
 		if mask&(1<<i) != 0 {
-			st.alone[i]++
+			gs.alone[i]++
 		}
 	}
-	st.pairs++
 	for _, a := range c.Listed {
-		st.undoLines++
-		st.undoDepth[bits.TrailingZeros64(^hashMask)]++
+		gs.undoDepth[bits.TrailingZeros64(^hashMask)]++
 		for i := range matchers {
 			if hashMask&(1<<i) != 0 {
-				st.undoAlone[i]++
+				gs.undoAlone[i]++
 			}
 		}
 		if hashMask == full {
-			st.delist = append(st.delist, string(a))
+			gs.delist = append(gs.delist, string(a))
 		}
 	}
 	return mask

@@ -132,7 +132,7 @@ func TestAnalyzeBadPairMarker(t *testing.T) {
 		{key + " # listed " + addrs[0], "without"},
 	} {
 		universe := "# header\n" + tt.line + "\n"
-		_, err := Analyze([]*bip37.Filter{f}, strings.NewReader(universe), AnalyzeOptions{})
+		_, err := Analyze([]*bip37.Filter{f}, strings.NewReader(universe), AnalyzeOptions{Strict: true})
 		var le *LineError
 		if !errors.As(err, &le) || le.Line != 2 || !errors.Is(err, ErrBadCandidate) || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%q: %v, want a line 2 error about %q", tt.line, err, tt.want)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -214,14 +215,24 @@ func TestAnalyzeErrors(t *testing.T) {
 	if _, err := Analyze(nil, strings.NewReader(""), AnalyzeOptions{}); !errors.Is(err, ErrNoFilters) {
 		t.Errorf("no filters: %v", err)
 	}
-	_, err := Analyze([]*bip37.Filter{f}, strings.NewReader("751e76e8199196d454941c45d1b3a323f1433bd6\n\nxyz\n"), AnalyzeOptions{})
+	bad := "751e76e8199196d454941c45d1b3a323f1433bd6\n\nxyz\n"
+	_, err := Analyze([]*bip37.Filter{f}, strings.NewReader(bad), AnalyzeOptions{Strict: true})
 	var le *LineError
 	if !errors.As(err, &le) || le.Line != 3 {
-		t.Errorf("bad line: %v", err)
+		t.Errorf("bad line, strict: %v", err)
 	}
-	r, err := Analyze([]*bip37.Filter{f}, strings.NewReader(""), AnalyzeOptions{})
-	if err != nil || r.UniverseSize != 0 || r.MatchedCount != 0 {
-		t.Errorf("empty universe: %+v %v", r, err)
+	r, err := Analyze([]*bip37.Filter{f}, strings.NewReader(bad), AnalyzeOptions{})
+	if err != nil || r.UniverseSize != 1 || r.Universe.LinesRead != 3 || r.Universe.LinesSkipped != 1 ||
+		len(r.Universe.BadLines) != 1 || r.Universe.BadLines[0].Line != 3 {
+		t.Fatalf("bad line skipped: %+v %v", r, err)
+	}
+	if !slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, "1 of 3 universe lines skipped") }) {
+		t.Errorf("no warning about the skipped line: %q", r.Warnings)
+	}
+	for _, u := range []string{"", "# nothing\n", "xyz\n"} {
+		if _, err := Analyze([]*bip37.Filter{f}, strings.NewReader(u), AnalyzeOptions{}); !errors.Is(err, ErrEmptyUniverse) {
+			t.Errorf("universe %q: %v, want ErrEmptyUniverse", u, err)
+		}
 	}
 }
 

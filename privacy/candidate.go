@@ -121,7 +121,8 @@ type CandidateParser struct {
 //   - hex of a 20- or 32-byte hash;
 //   - hex of a script, tested by each of its data pushes.
 //
-// Hex may be upper or lower case.
+// Hex may be upper or lower case and start with 0x; a line may end in
+// CRLF.
 func (p *CandidateParser) Parse(line []byte) (*Candidate, error) {
 	// Fast path: a bare 40-digit hash, the bulk of a large universe.
 	if len(line) == 40 && decodeHex20(&p.hash, line) {
@@ -150,6 +151,11 @@ func (p *CandidateParser) Parse(line []byte) (*Candidate, error) {
 			return nil, fmt.Errorf("%w: %q: more than one field (comments start with #)", ErrBadCandidate, shorten(text))
 		}
 		text, comment = text[:i], rest
+	}
+	// Hex may carry a 0x prefix, as in the command's hex arguments; no
+	// address starts with 0x (base58 has no 0, bech32 prefixes are known).
+	if len(text) > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X') {
+		text = text[2:]
 	}
 	c := Candidate{Text: text}
 	p.elems = p.elems[:0]

@@ -124,38 +124,81 @@ func TestReadUniverseLineNumbers(t *testing.T) {
 }
 
 // TestScanUniverseChunks crosses chunk boundaries with many workers and
-// checks every line is seen once with its number.
+// checks every line is seen once with its number, and that bad lines are
+// skipped, counted and the first ten named in order whichever worker met
+// them.
 func TestScanUniverseChunks(t *testing.T) {
 	var b strings.Builder
 	const lines = 60000
+	var bad []int
 	for i := 0; i < lines; i++ {
-		if i%7 == 3 {
+		switch {
+		case i%7 == 3:
 			b.WriteString("# comment line\n")
 			continue
+		case i%997 == 5:
+			b.WriteString("not a candidate\n")
+			bad = append(bad, i+1)
+			continue
+		case i%5 == 1:
+			b.WriteString("0x") // accepted before hex
 		}
 		b.WriteString(hex.EncodeToString(bytes.Repeat([]byte{byte(i)}, 20)))
+		if i%3 == 0 {
+			b.WriteByte('\r') // CRLF
+		}
 		b.WriteByte('\n')
 	}
-	seen := make([][]int, 3)
-	n, err := scanUniverse(strings.NewReader(b.String()), 3, func(w int) lineVisitor {
-		return func(line int, c *Candidate) error {
-			if c.Elems[0][0] != byte(line-1) {
-				return errors.New("line number does not match content")
+	for _, strict := range []bool{false, true} {
+		seen := make([][]int, 3)
+		scan, err := scanUniverse(strings.NewReader(b.String()), 3, strict, func(w int) lineVisitor {
+			return func(line int, c *Candidate) error {
+				if c.Elems[0][0] != byte(line-1) {
+					return errors.New("line number does not match content")
+				}
+				seen[w] = append(seen[w], line)
+				return nil
 			}
-			seen[w] = append(seen[w], line)
-			return nil
+		})
+		if strict {
+			var le *LineError
+			if !errors.As(err, &le) || le.Line != bad[0] {
+				t.Fatalf("strict: error %v, want line %d", err, bad[0])
+			}
+			continue
 		}
-	})
-	if err != nil {
-		t.Fatal(err)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total := 0
+		for _, s := range seen {
+			total += len(s)
+		}
+		want := lines - (lines+3)/7 - len(bad)
+		if int(scan.CandidatesTested) != want || total != want || scan.LinesRead != lines || int(scan.LinesSkipped) != len(bad) {
+			t.Fatalf("scan %+v seen=%d, want %d tested of %d lines, %d skipped", scan, total, want, lines, len(bad))
+		}
+		if len(scan.BadLines) != MaxBadLines {
+			t.Fatalf("%d bad lines named, want %d", len(scan.BadLines), MaxBadLines)
+		}
+		for i, bl := range scan.BadLines {
+			if bl.Line != bad[i] || !strings.Contains(bl.Reason, "not a candidate") {
+				t.Errorf("bad line %d: %+v, want line %d", i, bl, bad[i])
+			}
+		}
 	}
-	total := 0
-	for _, s := range seen {
-		total += len(s)
-	}
-	want := lines - (lines+3)/7
-	if int(n) != want || total != want {
-		t.Fatalf("n=%d seen=%d, want %d", n, total, want)
+}
+
+// TestScanUniverseEmpty: a universe without candidates is an error, with
+// or without lines that were skipped.
+func TestScanUniverseEmpty(t *testing.T) {
+	for _, in := range []string{"", "\n\n", "# only a comment\n", "bogus\r\nzz"} {
+		_, err := scanUniverse(strings.NewReader(in), 2, false, func(int) lineVisitor {
+			return func(int, *Candidate) error { return nil }
+		})
+		if !errors.Is(err, ErrEmptyUniverse) {
+			t.Errorf("%q: error %v, want ErrEmptyUniverse", in, err)
+		}
 	}
 }
 

@@ -22,6 +22,10 @@ var ErrBadCapture = errors.New("privacy: bad capture")
 // the other fields.
 const maxCaptureLine = 2*bip37.MaxFilterSize + 4096
 
+// maxFilterLoadHex bounds the hex of a filterload payload: the bit array,
+// its CompactSize length (at most 3 bytes for 36,000) and 9 bytes of fields.
+const maxFilterLoadHex = 2 * (bip37.MaxFilterSize + 3 + 9)
+
 // Capture record commands.
 const (
 	CmdVersion     = "version"
@@ -31,11 +35,25 @@ const (
 )
 
 // CaptureRecord is one line of a capture file: a message a client sent.
+//
+// A record names its connection twice: Client is the client's address and
+// port as the relay saw them, and Session is an identifier the relay gives
+// each connection, unique across relay runs (two connections from one host,
+// or one port reused later, stay apart). Records written before sessions
+// existed lack Session; their Client then identifies the connection.
+//
+// A filterload record carries the message's payload in FilterLoad, the hex
+// that "bloom inspect" and "analyze --filter" read. Older records carry the
+// bit array in Filter with HashFuncs, Tweak and Flags beside it; both forms
+// are read, never both in one record.
 type CaptureRecord struct {
 	Time    time.Time `json:"time"`
 	Client  string    `json:"client"`
+	Session string    `json:"session,omitempty"`
 	Command string    `json:"command"`
 	// filterload
+	FilterLoad string `json:"filterload,omitempty"` // hex payload
+	// filterload, in records of the older form
 	Filter    string `json:"filter,omitempty"` // hex bit array
 	HashFuncs uint32 `json:"hash_funcs,omitempty"`
 	Tweak     uint32 `json:"tweak,omitempty"`
@@ -48,20 +66,35 @@ type CaptureRecord struct {
 	Relay           *bool  `json:"relay,omitempty"`
 }
 
-// NewFilterLoadRecord describes a filterload message.
-func NewFilterLoadRecord(t time.Time, client string, m *wire.MsgFilterLoad) CaptureRecord {
-	return CaptureRecord{Time: t.UTC(), Client: client, Command: CmdFilterLoad,
-		Filter: hex.EncodeToString(m.Filter), HashFuncs: m.HashFuncs, Tweak: m.Tweak, Flags: uint8(m.Flags)}
+// NewFilterLoadRecord describes a filterload message that the client at
+// address client sent on connection session.
+func NewFilterLoadRecord(t time.Time, client, session string, m *wire.MsgFilterLoad) (CaptureRecord, error) {
+	var b bytes.Buffer
+	if err := m.BtcEncode(&b, wire.ProtocolVersion, wire.BaseEncoding); err != nil {
+		return CaptureRecord{}, fmt.Errorf("privacy: encoding filterload: %w", err)
+	}
+	return CaptureRecord{Time: t.UTC(), Client: client, Session: session, Command: CmdFilterLoad,
+		FilterLoad: hex.EncodeToString(b.Bytes())}, nil
+}
+
+// SessionKey is what identifies the record's connection: its Session, or
+// for records without one its Client.
+func (rec *CaptureRecord) SessionKey() string {
+	if rec.Session != "" {
+		return rec.Session
+	}
+	return rec.Client
 }
 
 // CapturedFilter is a filter a client loaded, with the elements it added
 // with filteradd afterwards (each of which the node sees in the clear).
 type CapturedFilter struct {
-	Client string        `json:"client"`
-	Time   time.Time     `json:"time"`
-	Record int           `json:"record"` // 1-based index among the records
-	Filter *bip37.Filter `json:"-"`
-	Added  []string      `json:"added,omitempty"`
+	Client  string        `json:"client"`
+	Session string        `json:"session"`
+	Time    time.Time     `json:"time"`
+	Record  int           `json:"record"` // 1-based index among the records
+	Filter  *bip37.Filter `json:"-"`
+	Added   []string      `json:"added,omitempty"`
 	// Cleared is true if the client sent filterclear after it.
 	Cleared bool `json:"cleared,omitempty"`
 }
@@ -145,10 +178,27 @@ func ParseCaptureRecord(text []byte) (CaptureRecord, error) {
 	return rec, nil
 }
 
-// LoadedFilter returns the filter of a filterload record.
+// LoadedFilter returns the filter of a filterload record, of either form.
 func (rec *CaptureRecord) LoadedFilter() (*bip37.Filter, error) {
 	if rec.Command != CmdFilterLoad {
 		return nil, fmt.Errorf("%w: %s record has no filter", ErrBadCapture, rec.Command)
+	}
+	if rec.FilterLoad != "" {
+		if rec.Filter != "" || rec.HashFuncs != 0 || rec.Tweak != 0 || rec.Flags != 0 {
+			return nil, fmt.Errorf("%w: filterload record with both a payload and the older filter fields", ErrBadCapture)
+		}
+		if len(rec.FilterLoad) > maxFilterLoadHex {
+			return nil, fmt.Errorf("%w: filterload: %w", ErrBadCapture, bip37.ErrFilterTooLarge)
+		}
+		payload, err := hex.DecodeString(rec.FilterLoad)
+		if err != nil {
+			return nil, fmt.Errorf("%w: filterload: %v", ErrBadCapture, err)
+		}
+		f, err := bip37.DecodeFilterLoad(payload)
+		if err != nil {
+			return nil, fmt.Errorf("%w: filterload: %w", ErrBadCapture, err)
+		}
+		return f, nil
 	}
 	if len(rec.Filter) > 2*bip37.MaxFilterSize {
 		return nil, fmt.Errorf("%w: filter: %w", ErrBadCapture, bip37.ErrFilterTooLarge)
@@ -165,24 +215,25 @@ func (rec *CaptureRecord) LoadedFilter() (*bip37.Filter, error) {
 }
 
 // CapturedFilters replays the records: every filterload starts a filter of
-// its client, every filteradd inserts into the client's current filter,
-// filterclear ends it.
+// its connection, every filteradd inserts into the connection's current
+// filter, filterclear ends it.
 func CapturedFilters(records []CaptureRecord) ([]*CapturedFilter, error) {
 	var out []*CapturedFilter
 	current := map[string]*CapturedFilter{}
 	for i := range records {
 		rec := &records[i]
+		key := rec.SessionKey()
 		switch rec.Command {
 		case CmdFilterLoad:
 			f, err := rec.LoadedFilter()
 			if err != nil {
 				return nil, fmt.Errorf("record %d: %w", i+1, err)
 			}
-			cf := &CapturedFilter{Client: rec.Client, Time: rec.Time, Record: i + 1, Filter: f}
-			current[rec.Client] = cf
+			cf := &CapturedFilter{Client: rec.Client, Session: key, Time: rec.Time, Record: i + 1, Filter: f}
+			current[key] = cf
 			out = append(out, cf)
 		case CmdFilterAdd:
-			cf := current[rec.Client]
+			cf := current[key]
 			if cf == nil {
 				continue // Core disconnects such a client; nothing to analyze
 			}
@@ -193,11 +244,59 @@ func CapturedFilters(records []CaptureRecord) ([]*CapturedFilter, error) {
 			cf.Filter.Add(b)
 			cf.Added = append(cf.Added, rec.Data)
 		case CmdFilterClear:
-			if cf := current[rec.Client]; cf != nil {
+			if cf := current[key]; cf != nil {
 				cf.Cleared = true
-				delete(current, rec.Client)
+				delete(current, key)
 			}
 		}
 	}
 	return out, nil
+}
+
+// Session is one client connection and the filters it loaded: the unit of
+// analysis, since the filters of one connection come from one wallet.
+type Session struct {
+	// ID is the records' session identifier (their client address for
+	// records without one).
+	ID        string            `json:"session"`
+	Client    string            `json:"client"`
+	UserAgent string            `json:"user_agent,omitempty"`
+	Filters   []*CapturedFilter `json:"filters"`
+}
+
+// CaptureSessions replays the records (see CapturedFilters) and groups the
+// filters by connection, in the order of each connection's first filter.
+// Connections that loaded no filter are left out.
+func CaptureSessions(records []CaptureRecord) ([]*Session, error) {
+	filters, err := CapturedFilters(records)
+	if err != nil {
+		return nil, err
+	}
+	agents := map[string]string{}
+	for i := range records {
+		if records[i].Command == CmdVersion {
+			agents[records[i].SessionKey()] = records[i].UserAgent
+		}
+	}
+	var out []*Session
+	index := map[string]*Session{}
+	for _, cf := range filters {
+		s := index[cf.Session]
+		if s == nil {
+			s = &Session{ID: cf.Session, Client: cf.Client, UserAgent: agents[cf.Session]}
+			index[cf.Session] = s
+			out = append(out, s)
+		}
+		s.Filters = append(s.Filters, cf)
+	}
+	return out, nil
+}
+
+// BloomFilters returns the session's filters.
+func (s *Session) BloomFilters() []*bip37.Filter {
+	out := make([]*bip37.Filter, len(s.Filters))
+	for i, cf := range s.Filters {
+		out[i] = cf.Filter
+	}
+	return out
 }

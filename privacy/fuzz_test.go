@@ -73,9 +73,19 @@ func FuzzParseCandidate(f *testing.F) {
 // FuzzReadCapture feeds arbitrary capture files to the reader and the
 // replay: errors, never panics.
 func FuzzReadCapture(f *testing.F) {
-	rec := NewFilterLoadRecord(time.Unix(1700000000, 0), "127.0.0.1:1", &wire.MsgFilterLoad{Filter: []byte{0xff, 0x01}, HashFuncs: 3, Tweak: 9, Flags: 1})
+	rec, err := NewFilterLoadRecord(time.Unix(1700000000, 0), "127.0.0.1:1", "s-1", &wire.MsgFilterLoad{Filter: []byte{0xff, 0x01}, HashFuncs: 3, Tweak: 9, Flags: 1})
+	if err != nil {
+		f.Fatal(err)
+	}
 	good, _ := json.Marshal(rec)
 	f.Add(append(good, '\n'))
+	// The older form, with the bit array and its parameters.
+	f.Add([]byte(`{"time":"2024-01-01T00:00:00Z","client":"127.0.0.1:2","command":"filterload","filter":"ff01","hash_funcs":3,"tweak":9,"flags":1}` + "\n"))
+	f.Add([]byte(`{"client":"c","session":"x","command":"filterload","filterload":"02ff010300000009000000"}` + "\n" +
+		`{"client":"c","session":"x","command":"filteradd","data":"01"}` + "\n" + `{"client":"c","session":"y","command":"filterclear"}`))
+	f.Add([]byte(`{"command":"filterload","filterload":"02ff01030000000900000001","filter":"ff"}`))
+	f.Add([]byte(`{"command":"filterload","filterload":"fd0100"}`))
+	f.Add([]byte(`{"command":"filterload","filterload":"0"}`))
 	f.Add([]byte(`{"time":"2024-01-01T00:00:00Z","client":"c","command":"filteradd","data":"0102"}` + "\n"))
 	f.Add([]byte(`{"time":"2024-01-01T00:00:00Z","client":"c","command":"filterclear"}`))
 	f.Add([]byte(`{"command":"filterload","filter":"zz"}`))
@@ -90,6 +100,17 @@ func FuzzReadCapture(f *testing.F) {
 		cf, err := CapturedFilters(recs)
 		if err != nil {
 			t.Fatalf("records accepted by ReadCapture fail to replay: %v", err)
+		}
+		sessions, err := CaptureSessions(recs)
+		if err != nil {
+			t.Fatalf("records accepted by ReadCapture fail to group: %v", err)
+		}
+		n := 0
+		for _, s := range sessions {
+			n += len(s.Filters)
+		}
+		if n != len(cf) {
+			t.Fatalf("%d filters in sessions, %d captured", n, len(cf))
 		}
 		for _, c := range cf {
 			if c.Filter == nil {
@@ -128,7 +149,7 @@ func FuzzRelayFrame(f *testing.F) {
 				t.Fatalf("payload buffer of %d bytes for %d bytes of input", payload.Cap(), len(data))
 			}
 			body := payload.Bytes()
-			if rec, ok, err := clientRecord(cmd, body, "fuzz", time.Unix(0, 0)); err == nil && ok {
+			if rec, ok, err := clientRecord(cmd, body, "fuzz", "s", time.Unix(0, 0)); err == nil && ok {
 				if _, err := json.Marshal(rec); err != nil {
 					t.Fatal(err)
 				}

@@ -99,6 +99,9 @@ type ModelResult struct {
 	Step
 	// Steps shows the attack after 1, 2, ... Filters filters.
 	Steps []Step `json:"steps"`
+	// Warnings say when the inputs make the model's figures or the
+	// papers' approximations meaningless.
+	Warnings []string `json:"warnings"`
 }
 
 // Validate checks the parameters' domain.
@@ -163,7 +166,36 @@ func Evaluate(p ModelParams) (*ModelResult, error) {
 		})
 	}
 	r.Step = r.Steps[len(r.Steps)-1]
+	r.Warnings = r.warnings()
 	return r, nil
+}
+
+// approxTolerance is the relative gap from which the model warns that an
+// approximation no longer describes the filter.
+const approxTolerance = 0.05
+
+// warnings names what makes the figures meaningless or the papers'
+// formulas misleading for these inputs.
+func (r *ModelResult) warnings() []string {
+	w := []string{}
+	p := r.Params
+	switch {
+	case r.FilterBytes == 0 || r.HashFuncs == 0:
+		w = append(w, fmt.Sprintf("Bitcoin Core sizes this filter at %d bytes with %d hash functions: it matches every candidate, "+
+			"so the node learns nothing from it and the model's formulas, made for a working filter, do not apply", r.FilterBytes, r.HashFuncs))
+	case r.Pf > 2*p.FPRate && (r.FilterBytes == bip37.MaxFilterSize || r.HashFuncs == bip37.MaxHashFuncs):
+		w = append(w, fmt.Sprintf("the filter is capped at %d bytes and %d hash functions: its false-positive rate %.3g is well above the %g requested",
+			bip37.MaxFilterSize, bip37.MaxHashFuncs, r.Pf, p.FPRate))
+	}
+	if r.Pf > 0 && math.Abs(r.PfApprox-r.Pf) > approxTolerance*r.Pf {
+		w = append(w, fmt.Sprintf("the usual approximation (1-e^(-kn/m))^k = %.3g is off from the false-positive rate %.3g by more than %.0f%%",
+			r.PfApprox, r.Pf, 100*approxTolerance))
+	}
+	if math.Abs(r.PH1-r.PH1Exact) > approxTolerance || math.Abs(r.PHAll-r.PHAllExact) > approxTolerance {
+		w = append(w, fmt.Sprintf("with S = %.3g false positives expected, the papers' P_h at the mean S (%.3g, %.3g) differs from P_h averaged over the number of false positives (%.3g, %.3g): read the averaged figures",
+			r.ExpectedFalsePositives, r.PH1, r.PHAll, r.PH1Exact, r.PHAllExact))
+	}
+	return w
 }
 
 // FalsePositiveRate is the probability that an element not in a filter of
@@ -190,21 +222,61 @@ func FalsePositiveRateApprox(bits uint64, k uint32, n uint64) float64 {
 
 // ProbAllReal is the probability that n items drawn without replacement
 // from n real items mixed with s false ones are all real: 1/C(n+s, n) =
-// Γ(n+1)Γ(s+1)/Γ(n+s+1), defined for real s ≥ 0.
+// Γ(n+1)Γ(s+1)/Γ(n+s+1), defined for real s ≥ 0. It is computed in log
+// space without cancellation, so that it holds for any universe size: for
+// s = 10^19 and n = 100 it is e^-4011 (0 in float64), not the 1 that the
+// difference of two Lgamma values near 4·10^20 gives.
 func ProbAllReal(n, s float64) float64 {
 	if s <= 0 {
 		return 1
 	}
-	a, _ := math.Lgamma(n + 1)
-	b, _ := math.Lgamma(s + 1)
-	c, _ := math.Lgamma(n + s + 1)
-	return math.Exp(a + b - c)
+	return math.Exp(LogProbAllReal(n, s))
 }
+
+// LogProbAllReal is the natural logarithm of ProbAllReal(n, s).
+func LogProbAllReal(n, s float64) float64 {
+	if s <= 0 {
+		return 0
+	}
+	a, b := math.Max(n, s), math.Min(n, s)
+	// log C(a+b, b) = [lgamma(a+1+b) - lgamma(a+1)] - lgamma(b+1)
+	lb, _ := math.Lgamma(b + 1)
+	return lb - lgammaRise(a+1, b)
+}
+
+// lgammaRise is lgamma(x+d) - lgamma(x) for x ≥ 1 and 0 ≤ d < x. For
+// large x the two terms are huge and nearly equal, so their difference is
+// taken from Stirling's series instead: (x-1/2)·log1p(d/x) + d·ln(x+d) - d
+// plus the difference of the series' remainders, whose first omitted term
+// is below 1/(1680·x^7) (Abramowitz and Stegun 6.1.41).
+func lgammaRise(x, d float64) float64 {
+	if x < 10 {
+		hi, _ := math.Lgamma(x + d)
+		lo, _ := math.Lgamma(x)
+		return hi - lo
+	}
+	y := x + d
+	return (x-0.5)*math.Log1p(d/x) + d*math.Log(y) - d + stirlingRemainder(y) - stirlingRemainder(x)
+}
+
+// stirlingRemainder is lgamma(z) - [(z-1/2)·ln z - z + ln(2π)/2] to the
+// z^-5 term.
+func stirlingRemainder(z float64) float64 {
+	z2 := z * z
+	return (1.0/12 - (1.0/360-1.0/(1260*z2))/z2) / z
+}
+
+// maxExpectationTerms bounds the terms ExpectedPH sums exactly; beyond, the
+// binomial is sampled on a grid of about this many points.
+const maxExpectationTerms = 4096
 
 // ExpectedPH returns P_h(1) and P_h(N) averaged over the number of false
 // positives J ~ Binomial(others, pf): E[n/(n+J)] and E[1/C(n+J, n)]. The
 // sum runs over J within 12 standard deviations of its mean (plus a margin
-// for small means), where all but a negligible part of the mass lies.
+// for small means), where all but a negligible part of the mass lies; when
+// that range holds more than a few thousand values the standard deviation
+// exceeds 170, the binomial is normal to within its skewness 1/sd, and the
+// sum runs over a grid weighted by the normal density instead.
 func ExpectedPH(n, others, pf float64) (ph1, phAll float64) {
 	if pf <= 0 || others <= 0 {
 		return 1, 1
@@ -216,9 +288,21 @@ func ExpectedPH(n, others, pf float64) (ph1, phAll float64) {
 	sd := math.Sqrt(mean * (1 - pf))
 	lo := math.Max(0, math.Floor(mean-12*sd-10))
 	hi := math.Min(others, math.Ceil(mean+12*sd+10))
+	var mass float64
+	if hi-lo+1 > maxExpectationTerms {
+		step := (hi - lo) / maxExpectationTerms
+		for i := 0; i <= maxExpectationTerms; i++ {
+			j := lo + float64(i)*step
+			z := (j - mean) / sd
+			w := math.Exp(-z * z / 2)
+			mass += w
+			ph1 += w * n / (n + j)
+			phAll += w * ProbAllReal(n, j)
+		}
+		return ph1 / mass, phAll / mass
+	}
 	lgOthers, _ := math.Lgamma(others + 1)
 	logP, log1mP := math.Log(pf), math.Log1p(-pf)
-	var mass float64
 	for j := lo; j <= hi; j++ {
 		a, _ := math.Lgamma(j + 1)
 		b, _ := math.Lgamma(others - j + 1)

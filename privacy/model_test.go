@@ -4,6 +4,8 @@ import (
 	"errors"
 	"math"
 	"math/big"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -244,4 +246,61 @@ func ratPow(x *big.Rat, e int64) *big.Rat {
 		r.Mul(r, x)
 	}
 	return r
+}
+
+// TestProbAllRealLogSpace checks 1/C(n+s, n) against the direct Lgamma
+// formula where that is exact enough, and against n·ln(s) for s far beyond
+// n, where the direct formula cancels to nonsense.
+func TestProbAllRealLogSpace(t *testing.T) {
+	for _, c := range []struct{ n, s float64 }{{1, 0.5}, {20, 0.16}, {20, 3}, {100, 50}, {3, 1e4}, {1e4, 3}, {266, 1e5}, {9.5, 9.5}} {
+		a, _ := math.Lgamma(c.n + 1)
+		b, _ := math.Lgamma(c.s + 1)
+		d, _ := math.Lgamma(c.n + c.s + 1)
+		want := a + b - d
+		if got := LogProbAllReal(c.n, c.s); math.Abs(got-want) > 1e-9*math.Max(1, math.Abs(want)) {
+			t.Errorf("LogProbAllReal(%g, %g) = %.12g, want %.12g", c.n, c.s, got, want)
+		}
+	}
+	// For s ≫ n: ln C(n+s, n) = n·ln(s) - ln(n!) + n(n+1)/(2s) + O(n³/s²).
+	for _, c := range []struct{ n, s float64 }{{100, 1e19}, {1, 1e17}, {20, 1e12}, {1e6, 1e18}} {
+		lf, _ := math.Lgamma(c.n + 1)
+		want := lf - c.n*math.Log(c.s) - c.n*(c.n+1)/(2*c.s)
+		if got := LogProbAllReal(c.n, c.s); math.Abs(got-want) > 1e-9*math.Abs(want) {
+			t.Errorf("LogProbAllReal(%g, %g) = %.12g, want %.12g", c.n, c.s, got, want)
+		}
+		if p := ProbAllReal(c.n, c.s); p > c.n/(c.n+c.s) {
+			t.Errorf("ProbAllReal(%g, %g) = %g above P_h(1) = %g", c.n, c.s, p, c.n/(c.n+c.s))
+		}
+	}
+}
+
+// TestEvaluateHugeUniverse: a universe of 10^19 addresses gives figures
+// that agree with each other (P_h(N) ≤ P_h(1)), in bounded time, and a
+// filter that matches everything is warned about.
+func TestEvaluateHugeUniverse(t *testing.T) {
+	for _, fp := range []float64{0.5, 0.001, 1e-9} {
+		p := DefaultModelParams()
+		p.FPRate, p.UniverseSize = fp, 10_000_000_000_000_000_000
+		r, err := Evaluate(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range r.Steps {
+			if st.PHAll > st.PH1 || st.PHAllExact > st.PH1Exact+1e-12 || math.IsNaN(st.PH1Exact) || math.IsNaN(st.PHAllExact) {
+				t.Errorf("fp %g: P_h(1) %g, P_h(N) %g, E: %g, %g", fp, st.PH1, st.PHAll, st.PH1Exact, st.PHAllExact)
+			}
+		}
+		if fp == 0.5 && (r.HashFuncs != 0 || len(r.Warnings) == 0 || !strings.Contains(r.Warnings[0], "matches every candidate")) {
+			t.Errorf("fp 0.5: %d hash functions, warnings %q", r.HashFuncs, r.Warnings)
+		}
+	}
+	// A wallet whose few false positives make the papers' P_h at the mean
+	// misleading is told so.
+	r, err := Evaluate(ModelParams{Addresses: 20, FPRate: 0.0005, UniverseSize: 10_000_000, ElementsPerAddress: 2, ExtraElements: 100, Filters: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, "averaged") }) {
+		t.Errorf("P_h %g at the mean vs %g averaged, no warning: %q", r.PHAll, r.PHAllExact, r.Warnings)
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -96,6 +97,10 @@ type Relay struct {
 	idleTO   atomic.Int64
 	evicted  atomic.Int64
 	closed   atomic.Bool
+	// runID and sessions make each connection's session identifier:
+	// the relay's start time in base 36 and a counter.
+	runID    string
+	sessions atomic.Int64
 
 	slotMu  sync.Mutex
 	active  int        // slots taken
@@ -131,7 +136,7 @@ func NewRelay(cfg RelayConfig) (*Relay, error) {
 	if err != nil {
 		return nil, fmt.Errorf("relay: %w", err)
 	}
-	return &Relay{cfg: cfg, ln: ln, pending: list.New()}, nil
+	return &Relay{cfg: cfg, ln: ln, pending: list.New(), runID: strconv.FormatInt(time.Now().UnixNano(), 36)}, nil
 }
 
 // Addr is the address the relay listens on.
@@ -270,6 +275,7 @@ func (r *Relay) track(c net.Conn) {
 type conn struct {
 	slot    *slot
 	who     string
+	session string
 	last    atomic.Int64 // time of the last message either way, Unix ns
 	version atomic.Bool  // the client's version message arrived
 }
@@ -284,7 +290,8 @@ func (r *Relay) serveClient(s *slot) {
 	r.track(client)
 	defer r.conns.Delete(client)
 	defer client.Close()
-	cs := &conn{slot: s, who: client.RemoteAddr().String()}
+	cs := &conn{slot: s, who: client.RemoteAddr().String(),
+		session: fmt.Sprintf("%s-%d", r.runID, r.sessions.Add(1))}
 	cs.touch()
 	who := cs.who
 	if r.cfg.HandshakeTimeout > 0 {
@@ -300,7 +307,7 @@ func (r *Relay) serveClient(s *slot) {
 	r.track(up)
 	defer r.conns.Delete(up)
 	defer up.Close()
-	r.logf("%s: connected, relaying to %s", who, r.cfg.Upstream)
+	r.logf("%s: connected (session %s), relaying to %s", who, cs.session, r.cfg.Upstream)
 
 	done := make(chan struct{})
 	defer close(done)
@@ -374,7 +381,7 @@ func (r *Relay) pump(src, dst net.Conn, cs *conn, fromClient bool) error {
 					return errEvicted
 				}
 			}
-			if rec, ok, err := clientRecord(cmd, body, cs.who, time.Now()); err != nil {
+			if rec, ok, err := clientRecord(cmd, body, cs.who, cs.session, time.Now()); err != nil {
 				r.logf("%s: %s not recorded: %v", cs.who, cmd, err)
 			} else if ok {
 				if err := r.write(rec); err != nil {
@@ -483,7 +490,7 @@ func patchVersionServices(hdr *[frameHeaderSize]byte, payload []byte) {
 // clientRecord turns a client message into a capture record: filterload,
 // filteradd and filterclear, and version for the user agent. Other commands
 // give ok == false.
-func clientRecord(cmd string, payload []byte, who string, now time.Time) (CaptureRecord, bool, error) {
+func clientRecord(cmd string, payload []byte, who, session string, now time.Time) (CaptureRecord, bool, error) {
 	now = now.UTC()
 	switch cmd {
 	case wire.CmdFilterLoad:
@@ -491,7 +498,8 @@ func clientRecord(cmd string, payload []byte, who string, now time.Time) (Captur
 		if err != nil {
 			return CaptureRecord{}, false, err
 		}
-		return NewFilterLoadRecord(now, who, f.MsgFilterLoad()), true, nil
+		rec, err := NewFilterLoadRecord(now, who, session, f.MsgFilterLoad())
+		return rec, err == nil, err
 	case wire.CmdFilterAdd:
 		var m wire.MsgFilterAdd
 		if err := m.BtcDecode(bytes.NewReader(payload), wire.ProtocolVersion, wire.BaseEncoding); err != nil {
@@ -500,16 +508,16 @@ func clientRecord(cmd string, payload []byte, who string, now time.Time) (Captur
 		if err := bip37.ValidateFilterAdd(m.Data); err != nil {
 			return CaptureRecord{}, false, err
 		}
-		return CaptureRecord{Time: now, Client: who, Command: CmdFilterAdd, Data: fmt.Sprintf("%x", m.Data)}, true, nil
+		return CaptureRecord{Time: now, Client: who, Session: session, Command: CmdFilterAdd, Data: fmt.Sprintf("%x", m.Data)}, true, nil
 	case wire.CmdFilterClear:
-		return CaptureRecord{Time: now, Client: who, Command: CmdFilterClear}, true, nil
+		return CaptureRecord{Time: now, Client: who, Session: session, Command: CmdFilterClear}, true, nil
 	case wire.CmdVersion:
 		var m wire.MsgVersion // its decoder insists on a *bytes.Buffer
 		if err := m.BtcDecode(bytes.NewBuffer(payload), wire.ProtocolVersion, wire.BaseEncoding); err != nil {
 			return CaptureRecord{}, false, err
 		}
 		relay := !m.DisableRelayTx
-		return CaptureRecord{Time: now, Client: who, Command: CmdVersion, UserAgent: m.UserAgent,
+		return CaptureRecord{Time: now, Client: who, Session: session, Command: CmdVersion, UserAgent: m.UserAgent,
 			ProtocolVersion: m.ProtocolVersion, Relay: &relay}, true, nil
 	}
 	return CaptureRecord{}, false, nil

@@ -2,9 +2,12 @@ package privacy
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -36,12 +39,59 @@ type chunk struct {
 // It must not keep c's slices.
 type lineVisitor func(line int, c *Candidate) error
 
+// ErrEmptyUniverse reports a universe without a single candidate.
+var ErrEmptyUniverse = errors.New("privacy: the universe holds no candidate")
+
+// MaxBadLines is how many skipped lines a UniverseScan names.
+const MaxBadLines = 10
+
+// BadLine is a universe line that is not a candidate, and why.
+type BadLine struct {
+	Line   int    `json:"line"`
+	Reason string `json:"reason"`
+}
+
+// UniverseScan counts what reading a universe met: every line, the lines
+// skipped for not being candidates (the first MaxBadLines of them named
+// with their reason), and the candidates tested. Blank and comment lines
+// are neither skipped nor tested.
+type UniverseScan struct {
+	LinesRead        uint64    `json:"lines_read"`
+	LinesSkipped     uint64    `json:"lines_skipped"`
+	CandidatesTested uint64    `json:"candidates_tested"`
+	BadLines         []BadLine `json:"bad_lines"`
+}
+
+// addBad counts a skipped line, keeping the MaxBadLines lowest.
+func (s *UniverseScan) addBad(line int, err error) {
+	s.LinesSkipped++
+	if len(s.BadLines) == MaxBadLines && line > s.BadLines[MaxBadLines-1].Line {
+		return
+	}
+	s.BadLines = append(s.BadLines, BadLine{Line: line, Reason: err.Error()})
+	slices.SortFunc(s.BadLines, func(a, b BadLine) int { return a.Line - b.Line })
+	if len(s.BadLines) > MaxBadLines {
+		s.BadLines = s.BadLines[:MaxBadLines]
+	}
+}
+
+func (s *UniverseScan) merge(o *UniverseScan) {
+	s.CandidatesTested += o.CandidatesTested
+	skipped := s.LinesSkipped + o.LinesSkipped
+	for _, b := range o.BadLines {
+		s.addBad(b.Line, errors.New(b.Reason))
+	}
+	s.LinesSkipped = skipped
+}
+
 // scanUniverse reads r as universe lines and calls visit for each candidate
 // on one of workers goroutines, each with its own visitor from newVisitor.
 // Memory stays constant: at most workers+2 chunks of chunkSize bytes are
-// live. It returns the number of candidates and the error of the lowest
-// line number that failed.
-func scanUniverse(r io.Reader, workers int, newVisitor func(worker int) lineVisitor) (uint64, error) {
+// live. A line that is not a candidate is skipped and counted, or with
+// strict ends the scan; an error of a visitor always ends it, as does a
+// line longer than a chunk. The error returned is that of the lowest line
+// number that failed; an empty universe is ErrEmptyUniverse.
+func scanUniverse(r io.Reader, workers int, strict bool, newVisitor func(worker int) lineVisitor) (*UniverseScan, error) {
 	if workers <= 0 {
 		workers = min(runtime.GOMAXPROCS(0), 4)
 	}
@@ -49,32 +99,36 @@ func scanUniverse(r io.Reader, workers int, newVisitor func(worker int) lineVisi
 	pool := sync.Pool{New: func() any { b := make([]byte, chunkSize); return &b }}
 	chunks := make(chan chunk, workers)
 	var (
-		total    atomic.Uint64
 		stop     atomic.Bool
 		mu       sync.Mutex
 		firstErr *LineError
 		ioErr    error
 	)
+	var failLine atomic.Int64 // the lowest line that failed so far
+	failLine.Store(math.MaxInt64)
 	fail := func(e *LineError) {
 		mu.Lock()
 		if firstErr == nil || e.Line < firstErr.Line {
 			firstErr = e
+			failLine.Store(int64(e.Line))
 		}
 		mu.Unlock()
 		stop.Store(true)
 	}
+	scans := make([]UniverseScan, workers)
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		visit := newVisitor(w)
+		scan := &scans[w]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			var p CandidateParser
 			for ch := range chunks {
-				if !stop.Load() {
-					n, err := parseChunk(&p, ch, visit)
-					total.Add(n)
-					if err != nil {
+				// After a failure, chunks before its line are still
+				// parsed: one of them may fail at a lower line.
+				if !stop.Load() || int64(ch.firstLine) < failLine.Load() {
+					if err := parseChunk(&p, ch, visit, strict, scan); err != nil {
 						fail(err)
 					}
 				}
@@ -86,6 +140,7 @@ func scanUniverse(r io.Reader, workers int, newVisitor func(worker int) lineVisi
 	// The reader: fill a buffer, cut it after its last newline, carry the
 	// rest over to the next buffer.
 	line := 1
+	lastOpen := false // the input ends without a newline
 	var carry []byte
 	for !stop.Load() {
 		bp := pool.Get().(*[]byte)
@@ -108,6 +163,8 @@ func scanUniverse(r io.Reader, workers int, newVisitor func(worker int) lineVisi
 				fail(&LineError{Line: line, Err: fmt.Errorf("%w: line longer than %d bytes", ErrBadCandidate, chunkSize)})
 				break
 			}
+		} else {
+			lastOpen = n > 0 && data[n-1] != '\n'
 		}
 		carry = append(carry[:0], data[cut:]...)
 		if cut > 0 {
@@ -123,17 +180,32 @@ func scanUniverse(r io.Reader, workers int, newVisitor func(worker int) lineVisi
 	}
 	close(chunks)
 	wg.Wait()
-	if firstErr != nil {
-		return total.Load(), firstErr
+	total := &UniverseScan{LinesRead: uint64(line - 1), BadLines: []BadLine{}}
+	if lastOpen {
+		total.LinesRead++
 	}
-	return total.Load(), ioErr
+	for i := range scans {
+		total.merge(&scans[i])
+	}
+	switch {
+	case firstErr != nil:
+		return total, firstErr
+	case ioErr != nil:
+		return total, ioErr
+	case total.CandidatesTested == 0 && total.LinesSkipped > 0:
+		b := total.BadLines[0]
+		return total, fmt.Errorf("%w: all %d lines that are not blank or comments were skipped (line %d: %s)",
+			ErrEmptyUniverse, total.LinesSkipped, b.Line, b.Reason)
+	case total.CandidatesTested == 0:
+		return total, fmt.Errorf("%w (%d lines read)", ErrEmptyUniverse, total.LinesRead)
+	}
+	return total, nil
 }
 
-// parseChunk parses the lines of one chunk.
-func parseChunk(p *CandidateParser, ch chunk, visit lineVisitor) (uint64, *LineError) {
+// parseChunk parses the lines of one chunk, counting into scan.
+func parseChunk(p *CandidateParser, ch chunk, visit lineVisitor, strict bool, scan *UniverseScan) *LineError {
 	data := ch.data
 	line := ch.firstLine
-	var n uint64
 	for len(data) > 0 {
 		var l []byte
 		// Most lines of a large universe are 40 hex digits: check for
@@ -147,22 +219,29 @@ func parseChunk(p *CandidateParser, ch chunk, visit lineVisitor) (uint64, *LineE
 		}
 		c, err := p.Parse(l)
 		if err != nil {
-			return n, &LineError{Line: line, Err: err}
-		}
-		if c != nil {
-			n++
+			if strict {
+				return &LineError{Line: line, Err: err}
+			}
+			scan.addBad(line, err)
+		} else if c != nil {
+			scan.CandidatesTested++
 			if err := visit(line, c); err != nil {
-				return n, &LineError{Line: line, Err: err}
+				return &LineError{Line: line, Err: err}
 			}
 		}
 		line++
 	}
-	return n, nil
+	return nil
 }
 
 // ReadUniverse calls fn for every candidate of r, one at a time and in
 // order, and returns the number of candidates. It stops at the first error,
-// from a line or from fn, and names its line in a *LineError.
+// from a line or from fn, and names its line in a *LineError; an empty
+// universe gives 0 and no error.
 func ReadUniverse(r io.Reader, fn func(line int, c *Candidate) error) (uint64, error) {
-	return scanUniverse(r, 1, func(int) lineVisitor { return fn })
+	scan, err := scanUniverse(r, 1, true, func(int) lineVisitor { return fn })
+	if errors.Is(err, ErrEmptyUniverse) {
+		err = nil
+	}
+	return scan.CandidatesTested, err
 }

@@ -45,7 +45,7 @@ var privacySubcommands []func(*app) *cobra.Command
 // privacyBadInput turns the privacy package's input errors into bad-input
 // errors (exit status 2).
 func privacyBadInput(err error) error {
-	for _, target := range []error{privacy.ErrBadModel, privacy.ErrBadSweep, privacy.ErrBadPlot, privacy.ErrBadCandidate, privacy.ErrNoFilters, privacy.ErrBadCapture} {
+	for _, target := range []error{privacy.ErrBadModel, privacy.ErrBadSweep, privacy.ErrBadPlot, privacy.ErrBadCandidate, privacy.ErrNoFilters, privacy.ErrBadCapture, privacy.ErrEmptyUniverse, privacy.ErrBadLink} {
 		if errors.Is(err, target) {
 			return usageError{err}
 		}
@@ -119,7 +119,22 @@ func addModelFlags(fl *pflag.FlagSet, p *privacy.ModelParams) {
 	fl.BoolVar(&p.PairTest, "pair-test", false, "require both the key and its hash to match (addresses whose key is on chain)")
 }
 
+// checkModelFlags refuses model inputs the library would read as a
+// default: a zero filter count means one filter there.
+func checkModelFlags(p *privacy.ModelParams) error {
+	if p.Filters == 0 {
+		return badInput("--filters 0: the node holds at least one filter")
+	}
+	return nil
+}
+
 func runModel(a *app, f *modelFlags) error {
+	if err := checkModelFlags(&f.p); err != nil {
+		return err
+	}
+	if f.monteCarlo < 0 {
+		return badInput("--monte-carlo %d: want a number of trials, at least 0", f.monteCarlo)
+	}
 	if f.plot != "" {
 		if _, err := privacy.PlotFormat(f.plot); err != nil {
 			return usageError{err}
@@ -158,6 +173,7 @@ func runModel(a *app, f *modelFlags) error {
 			}
 			out.Plot = f.plot
 		}
+		printWarnings(a, r.Warnings)
 		if a.json {
 			return a.printJSON(out)
 		}
@@ -181,6 +197,15 @@ func runModel(a *app, f *modelFlags) error {
 	if f.plot != "" {
 		if err := privacy.SavePlot(f.plot, s, results); err != nil {
 			return privacyBadInput(fmt.Errorf("plot: %w", err))
+		}
+	}
+	seen := map[string]bool{}
+	for i, r := range results {
+		for _, w := range r.Warnings {
+			if w = fmt.Sprintf("%s=%g: %s", s.Var, s.Values[i], w); !seen[w] {
+				seen[w] = true
+				printWarnings(a, []string{w})
+			}
 		}
 	}
 	if a.json {
@@ -221,7 +246,7 @@ func printModel(w io.Writer, r *privacy.ModelResult) {
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "filters\tpf per candidate\texpected false positives S\tP_h(1)\tP_h(N)\tE[P_h(1)]\tE[P_h(N)]\t")
 	for _, st := range r.Steps {
-		fmt.Fprintf(tw, "%d\t%.4g\t%.4g\t%.4f\t%.4g\t%.4f\t%.4g\t\n", st.Filters, st.PfCandidate, st.ExpectedFalsePositives,
+		fmt.Fprintf(tw, "%d\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t\n", st.Filters, st.PfCandidate, st.ExpectedFalsePositives,
 			st.PH1, st.PHAll, st.PH1Exact, st.PHAllExact)
 	}
 	tw.Flush()
@@ -232,7 +257,7 @@ func printModel(w io.Writer, r *privacy.ModelResult) {
 func modelVerdict(r *privacy.ModelResult) string {
 	n := r.Params.Addresses
 	return fmt.Sprintf("A node testing %d addresses finds the wallet's %d among about %.3g false positives: "+
-		"a matching address is the wallet's with probability %.1f%%, and all %d picked at random are the wallet's with probability %.3g "+
+		"a matching address is the wallet's with probability %.3g%%, and all %d picked at random are the wallet's with probability %.3g "+
 		"(%.3g with S plugged into the papers' formula).",
 		r.Params.UniverseSize, n, r.ExpectedFalsePositives, 100*r.PH1Exact, n, r.PHAllExact, r.PHAll)
 }

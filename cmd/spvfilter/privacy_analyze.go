@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -20,14 +21,18 @@ func init() {
 }
 
 type analyzeFlags struct {
-	filters    []string
-	capture    string
-	client     string
-	universe   string
-	pairTest   bool
-	workers    int
-	maxMatches int
-	show       int
+	filters       []string
+	capture       string
+	client        string
+	universe      string
+	pairTest      bool
+	strict        bool
+	intersect     bool
+	link          bool
+	linkThreshold float64
+	workers       int
+	maxMatches    int
+	show          int
 }
 
 func newPrivacyAnalyzeCommand(a *app) *cobra.Command {
@@ -39,24 +44,37 @@ func newPrivacyAnalyzeCommand(a *app) *cobra.Command {
 candidate of the universe file against them and reports what it learns.
 
 Filters are filterload payloads in hex (--filter, repeatable; @FILE and -
-accepted), or every filterload recorded by "spvfilter privacy capture"
-(--capture FILE; filteradd elements are applied to their client's filter;
---client HOST keeps the filters of one client only: filters of different
-wallets must not be intersected).
+accepted), intersected as filters of one wallet, or the sessions recorded
+by "spvfilter privacy capture" (--capture FILE). A session is one client
+connection, named by its client address and port and its session id; its
+filterload and filteradd messages are replayed into its filters. Each
+session is analyzed on its own, all of them in one pass over the universe:
+the filters of different connections may be of different wallets and are
+never intersected unless asked. --client HOST, HOST:PORT or SESSION keeps
+those sessions only. --intersect also intersects all the kept sessions, as
+if they were one wallet's, and names them first. --link compares every
+pair of sessions: the candidates both match against the number expected by
+chance, and the probability that the two share a wallet (a wallet that
+reconnected with a new tweak); linked sessions (probability above
+--link-threshold) are grouped and each group gets the intersection attack.
 
 The universe file (- for standard input) holds one candidate per line:
 a base58 or bech32 address of any standard type and network (P2PKH, P2SH,
 P2WPKH, P2WSH, P2TR: tested by the hash or program a wallet inserts), the
 hex of a 33/65-byte public key (tested with its HASH160), of a 20/32-byte
-hash, or of a script (tested by its data pushes). Text after # and blank
-lines are ignored, except on a public key's line: "# pair ADDRESS" there
-(as "privacy universe" writes it) makes the line stand for that address of
-the key's HASH160, counted once as the address, tested by the key and its
-hash; "listed ADDRESS" fields name lines of the same hash elsewhere in the
-file that it takes over, so that an address and its key count once. The
-file is read as a stream, in constant memory: nothing is looked up, so an
-address and its key written on two lines without these markers still
-count as two candidates.
+hash, or of a script (tested by its data pushes); hex may start with 0x
+and lines may end in CRLF. Text after # and blank lines are ignored, except
+on a public key's line: "# pair ADDRESS" there (as "privacy universe"
+writes it) makes the line stand for that address of the key's HASH160,
+counted once as the address, tested by the key and its hash; "listed
+ADDRESS" fields name lines of the same hash elsewhere in the file that it
+takes over, so that an address and its key count once. The file is read as
+a stream, in constant memory: nothing is looked up, so an address and its
+key written on two lines without these markers still count as two
+candidates. A line that is not a candidate is skipped and counted, and the
+first ten are named with the reason, unless --strict, which stops at the
+first; a universe without a candidate is an error. The report says how many
+lines were read, skipped and tested.
 
 For each filter: its parameters, the element count estimated from its bit
 density, its false-positive rate at that fill, the candidates it matches and
@@ -67,35 +85,75 @@ the same size and tweak (one filter sent twice, or grown by filteradd) test
 the same bits and count as one. --pair-test requires both the key and its
 hash to match for public-key candidates, and so for an address whose key
 is known (its key's line marked "# pair"), in place of the hash alone. Each
-match gets the probability that it belongs to the wallet.`,
+match gets the probability that it belongs to the wallet. A filter that
+matches everything, or whose fill is far from one half, is warned about on
+standard error and in the JSON "warnings".`,
 		Example: `  spvfilter privacy analyze --filter @filter1.hex --filter @filter2.hex --universe addresses.txt
-  spvfilter privacy analyze --capture capture.jsonl --universe universe.txt --pair-test --json`,
+  spvfilter privacy analyze --capture capture.jsonl --universe universe.txt --pair-test --json
+  spvfilter privacy analyze --capture capture.jsonl --universe universe.txt --link
+  spvfilter privacy analyze --capture capture.jsonl --client 127.0.0.1 --intersect --universe universe.txt`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runAnalyze(a, &f) },
 	}
 	fl := c.Flags()
 	fl.StringArrayVar(&f.filters, "filter", nil, "filterload payload in hex (repeatable)")
 	fl.StringVar(&f.capture, "capture", "", "capture file written by \"privacy capture\"")
-	fl.StringVar(&f.client, "client", "", "with --capture: only the filters of clients at this host (IP)")
-	fl.StringVar(&f.universe, "universe", "", "candidate file, one per line (- for standard input)")
+	fl.StringVar(&f.client, "client", "", "with --capture: only the sessions of this client HOST, HOST:PORT or SESSION id")
+	fl.StringVar(&f.universe, "universe", "", "candidate file, one per line (- for standard input) (required)")
 	fl.BoolVar(&f.pairTest, "pair-test", false, "public keys, and addresses whose key is known, match only if key and hash both match")
+	fl.BoolVar(&f.strict, "strict", false, "stop at the first universe line that is not a candidate instead of skipping it")
+	fl.BoolVar(&f.intersect, "intersect", false, "with --capture: also intersect the filters of all the kept sessions")
+	fl.BoolVar(&f.link, "link", false, "with --capture: link sessions that probably share a wallet, and intersect each group")
+	fl.Float64Var(&f.linkThreshold, "link-threshold", 0.5, "with --link: probability above which two sessions are linked, in [0.5, 1)")
 	fl.IntVar(&f.workers, "workers", 0, "parsing goroutines (default: number of CPUs, at most 4)")
-	fl.IntVar(&f.maxMatches, "max-matches", privacy.DefaultMaxMatches, "most matches listed (counts cover all)")
-	fl.IntVar(&f.show, "show", 20, "matches printed in the text report")
+	fl.IntVar(&f.maxMatches, "max-matches", privacy.DefaultMaxMatches, "most matches listed per report (counts cover all)")
+	fl.IntVar(&f.show, "show", 20, "matches printed in each text report")
 	c.MarkFlagsMutuallyExclusive("filter", "capture")
 	_ = c.MarkFlagRequired("universe")
 	return c
 }
 
-// analyzeOutput is the JSON of the analyze command.
-type analyzeOutput struct {
+// sessionReport is one session's analysis: the session and its report.
+type sessionReport struct {
+	Session   string                    `json:"session"`
+	Client    string                    `json:"client"`
+	UserAgent string                    `json:"user_agent,omitempty"`
+	Captured  []*privacy.CapturedFilter `json:"captured"`
 	*privacy.Report
-	Captured []*privacy.CapturedFilter `json:"captured,omitempty"`
+}
+
+// joinedReport is the intersection attack over several sessions.
+type joinedReport struct {
+	Sessions []string `json:"sessions"`
+	*privacy.Report
+}
+
+// linkOutput is the --link part of the JSON, with sessions named by id.
+type linkOutput struct {
+	Prior             float64        `json:"prior"`
+	Threshold         float64        `json:"threshold"`
+	PairsCompared     int            `json:"pairs_compared"`
+	PairsListedShared bool           `json:"pairs_listed_shared_only,omitempty"`
+	Pairs             []linkPair     `json:"pairs"`
+	Groups            []joinedReport `json:"groups"`
+}
+
+type linkPair struct {
+	A string `json:"a"`
+	B string `json:"b"`
+	privacy.SessionLink
+}
+
+// captureOutput is the JSON of analyze with --capture.
+type captureOutput struct {
+	Universe     *privacy.UniverseScan `json:"universe"`
+	Clients      []sessionReport       `json:"clients"`
+	Intersection *joinedReport         `json:"intersection,omitempty"`
+	Links        *linkOutput           `json:"links,omitempty"`
+	Warnings     []string              `json:"warnings"`
 }
 
 func runAnalyze(a *app, f *analyzeFlags) error {
-	var filters []*bip37.Filter
-	var captured []*privacy.CapturedFilter
 	if f.capture == "" && len(f.filters) == 0 {
 		return badInput("give the filters to analyze with --filter or --capture")
 	}
@@ -106,82 +164,256 @@ func runAnalyze(a *app, f *analyzeFlags) error {
 		return badInput("--max-matches %d: must be at least 1", f.maxMatches)
 	case f.show < 0:
 		return badInput("--show %d: must be at least 0", f.show)
+	case f.capture == "" && (f.intersect || f.link || f.client != ""):
+		return badInput("--intersect, --link and --client need --capture (--filter filters are always intersected)")
+	case !(f.linkThreshold >= 0.5 && f.linkThreshold < 1):
+		return badInput("--link-threshold %v: want a probability in [0.5, 1)", f.linkThreshold)
 	}
+	opts := privacy.AnalyzeOptions{PairTest: f.pairTest, Workers: f.workers, MaxMatches: f.maxMatches, Strict: f.strict}
 	if f.capture != "" {
-		file, err := os.Open(f.capture)
+		return runAnalyzeCapture(a, f, opts)
+	}
+	payloads, err := a.readHexArgs("filter", f.filters)
+	if err != nil {
+		return err
+	}
+	var filters []*bip37.Filter
+	for i, p := range payloads {
+		flt, err := bip37.DecodeFilterLoad(p)
 		if err != nil {
-			return badInput("capture: %w", err)
+			return badInput("filter %d: %w", i+1, err)
 		}
-		records, err := privacy.ReadCapture(file)
-		file.Close()
-		if err != nil {
-			return badInput("%s: %w", f.capture, err)
-		}
-		all, err := privacy.CapturedFilters(records)
-		if err != nil {
-			return badInput("%s: %w", f.capture, err)
-		}
-		for _, c := range all {
-			if host, _, err := net.SplitHostPort(c.Client); f.client == "" || err == nil && host == f.client || c.Client == f.client {
-				captured = append(captured, c)
-			}
-		}
-		if len(captured) == 0 {
-			if f.client != "" {
-				return badInput("%s: no filterload recorded from %s", f.capture, f.client)
-			}
-			return badInput("%s: no filterload recorded", f.capture)
-		}
-		for _, c := range captured {
-			filters = append(filters, c.Filter)
-		}
-	} else {
-		payloads, err := a.readHexArgs("filter", f.filters)
-		if err != nil {
-			return err
-		}
-		for i, p := range payloads {
-			flt, err := bip37.DecodeFilterLoad(p)
-			if err != nil {
-				return badInput("filter %d: %w", i+1, err)
-			}
-			filters = append(filters, flt)
-		}
+		filters = append(filters, flt)
 	}
 	if len(filters) > privacy.MaxAnalyzeFilters {
 		return badInput("%d filters given, at most %d", len(filters), privacy.MaxAnalyzeFilters)
 	}
-	var r io.Reader = a.stdin
-	name := "standard input"
-	if f.universe == "-" {
-		if err := a.claimStdin("--universe"); err != nil {
-			return err
-		}
-	} else {
-		file, err := os.Open(f.universe)
-		if err != nil {
-			return badInput("universe: %w", err)
-		}
-		defer file.Close()
-		r, name = file, f.universe
+	r, name, closeUniverse, err := openUniverse(a, f.universe)
+	if err != nil {
+		return err
 	}
-	rep, err := privacy.Analyze(filters, r, privacy.AnalyzeOptions{PairTest: f.pairTest, Workers: f.workers, MaxMatches: f.maxMatches})
+	defer closeUniverse()
+	rep, err := privacy.Analyze(filters, r, opts)
 	if err != nil {
 		return privacyBadInput(fmt.Errorf("%s: %w", name, err))
 	}
+	printWarnings(a, rep.Warnings)
 	if a.json {
-		return a.printJSON(analyzeOutput{Report: rep, Captured: captured})
+		return a.printJSON(rep)
 	}
-	printAnalyze(a.stdout, rep, captured, f.show)
+	printAnalyze(a.stdout, rep, nil, f.show)
 	return nil
 }
 
+// openUniverse opens the --universe argument: a file, or - for standard
+// input.
+func openUniverse(a *app, arg string) (io.Reader, string, func(), error) {
+	if arg == "-" {
+		if err := a.claimStdin("--universe"); err != nil {
+			return nil, "", nil, err
+		}
+		return a.stdin, "standard input", func() {}, nil
+	}
+	file, err := os.Open(arg)
+	if err != nil {
+		return nil, "", nil, badInput("universe: %w", err)
+	}
+	if st, err := file.Stat(); err == nil && st.IsDir() {
+		file.Close()
+		return nil, "", nil, badInput("universe: %s is a directory", arg)
+	}
+	return file, arg, func() { file.Close() }, nil
+}
+
+// selectSessions reads the capture and keeps the sessions --client names.
+func selectSessions(f *analyzeFlags) ([]*privacy.Session, error) {
+	file, err := os.Open(f.capture)
+	if err != nil {
+		return nil, badInput("capture: %w", err)
+	}
+	records, err := privacy.ReadCapture(file)
+	file.Close()
+	if err != nil {
+		return nil, badInput("%s: %w", f.capture, err)
+	}
+	all, err := privacy.CaptureSessions(records)
+	if err != nil {
+		return nil, badInput("%s: %w", f.capture, err)
+	}
+	var kept []*privacy.Session
+	for _, s := range all {
+		host, _, err := net.SplitHostPort(s.Client)
+		if f.client == "" || err == nil && host == f.client || s.Client == f.client || s.ID == f.client {
+			kept = append(kept, s)
+		}
+	}
+	if len(kept) == 0 {
+		if f.client != "" {
+			return nil, badInput("%s: no filterload recorded from %s", f.capture, f.client)
+		}
+		return nil, badInput("%s: no filterload recorded", f.capture)
+	}
+	return kept, nil
+}
+
+func runAnalyzeCapture(a *app, f *analyzeFlags, opts privacy.AnalyzeOptions) error {
+	sessions, err := selectSessions(f)
+	if err != nil {
+		return err
+	}
+	var groups [][]*bip37.Filter
+	var all []*bip37.Filter
+	ids := make([]string, len(sessions))
+	for i, s := range sessions {
+		fs := s.BloomFilters()
+		if len(fs) > privacy.MaxAnalyzeFilters {
+			return badInput("session %s (%s) loaded %d filters, at most %d are analyzed together", s.ID, s.Client, len(fs), privacy.MaxAnalyzeFilters)
+		}
+		groups = append(groups, fs)
+		all = append(all, fs...)
+		ids[i] = s.ID
+	}
+	if f.intersect {
+		if len(all) > privacy.MaxAnalyzeFilters {
+			return badInput("--intersect: the %d sessions loaded %d filters, at most %d can be intersected", len(sessions), len(all), privacy.MaxAnalyzeFilters)
+		}
+		// Said before the work starts: the join is an assumption.
+		fmt.Fprintf(a.stderr, "spvfilter: --intersect joins %d session(s) as one wallet's: %s\n", len(sessions), strings.Join(ids, ", "))
+		groups = append(groups, all)
+	}
+	r, name, closeUniverse, err := openUniverse(a, f.universe)
+	if err != nil {
+		return err
+	}
+	defer closeUniverse()
+	reps, err := privacy.AnalyzeGroups(groups, r, opts)
+	if err != nil {
+		return privacyBadInput(fmt.Errorf("%s: %w", name, err))
+	}
+	out := captureOutput{Universe: reps[0].Universe, Clients: []sessionReport{}, Warnings: []string{}}
+	seen := map[string]bool{}
+	warn := func(prefix string, ws []string) {
+		for _, w := range ws {
+			if w = prefix + w; !seen[w] {
+				seen[w] = true
+				out.Warnings = append(out.Warnings, w)
+			}
+		}
+	}
+	for i, s := range sessions {
+		out.Clients = append(out.Clients, sessionReport{Session: s.ID, Client: s.Client, UserAgent: s.UserAgent, Captured: s.Filters, Report: reps[i]})
+		warn(fmt.Sprintf("session %s: ", s.ID), reps[i].Warnings)
+	}
+	if f.intersect {
+		out.Intersection = &joinedReport{Sessions: ids, Report: reps[len(sessions)]}
+		warn("intersection: ", out.Intersection.Warnings)
+	}
+	if f.link {
+		sessReps := reps[:len(sessions)]
+		l, err := privacy.LinkSessions(sessReps, groups[:len(sessions)], privacy.LinkOptions{Threshold: f.linkThreshold})
+		if err != nil {
+			return privacyBadInput(err)
+		}
+		warn("link: ", l.Warnings)
+		lo := &linkOutput{Prior: l.Prior, Threshold: l.Threshold, PairsCompared: l.PairsCompared,
+			PairsListedShared: l.PairsListedShared, Pairs: []linkPair{}, Groups: []joinedReport{}}
+		for _, p := range l.Pairs {
+			lo.Pairs = append(lo.Pairs, linkPair{A: ids[p.A], B: ids[p.B], SessionLink: p})
+		}
+		for _, g := range l.Groups {
+			jr, err := privacy.IntersectReports(sessReps, groups[:len(sessions)], g)
+			if err != nil {
+				return err
+			}
+			names := make([]string, len(g))
+			for i, m := range g {
+				names[i] = ids[m]
+			}
+			lo.Groups = append(lo.Groups, joinedReport{Sessions: names, Report: jr})
+			warn("group "+strings.Join(names, "+")+": ", jr.Warnings)
+		}
+		out.Links = lo
+	}
+	printWarnings(a, out.Warnings)
+	if a.json {
+		return a.printJSON(out)
+	}
+	printCaptureAnalysis(a.stdout, &out, f.show)
+	return nil
+}
+
+// printWarnings prints each warning on standard error.
+func printWarnings(a *app, warnings []string) {
+	for _, w := range warnings {
+		fmt.Fprintf(a.stderr, "spvfilter: warning: %s\n", w)
+	}
+}
+
+func printCaptureAnalysis(w io.Writer, out *captureOutput, show int) {
+	printUniverse(w, out.Clients[0].Report)
+	for i, c := range out.Clients {
+		fmt.Fprintf(w, "\n=== session %d of %d: %s, client %s", i+1, len(out.Clients), c.Session, c.Client)
+		if c.UserAgent != "" {
+			fmt.Fprintf(w, ", %s", c.UserAgent)
+		}
+		fmt.Fprintf(w, ", %d filter(s)\n\n", len(c.Captured))
+		printReport(w, c.Report, c.Captured, show)
+	}
+	if j := out.Intersection; j != nil {
+		fmt.Fprintf(w, "\n=== intersection of %d session(s), taken as one wallet's: %s\n\n", len(j.Sessions), strings.Join(j.Sessions, ", "))
+		printReport(w, j.Report, nil, show)
+	}
+	if l := out.Links; l != nil {
+		fmt.Fprintf(w, "\n=== session links: %d pair(s) compared, prior %.3g that two sessions share a wallet, linked above %.3g\n", l.PairsCompared, l.Prior, l.Threshold)
+		listed := l.Pairs
+		if l.PairsListedShared {
+			fmt.Fprintln(w, "(only the pairs that share a match are listed; the others cannot be linked)")
+		}
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "session\tsession\tshared matches\texpected by chance\texpected if one wallet\tP(one wallet)\tlinked\t")
+		for _, p := range listed {
+			linked := ""
+			if p.Linked {
+				linked = "yes"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%.3g\t%.3g\t%.4f\t%s\t\n", p.A, p.B, p.Shared, p.ExpectedByChance, p.ExpectedIfSameWallet, p.Probability, linked)
+		}
+		tw.Flush()
+		if len(l.Groups) == 0 {
+			fmt.Fprintln(w, "\nno sessions linked: each is analyzed on its own above.")
+		}
+		for _, g := range l.Groups {
+			fmt.Fprintf(w, "\n=== linked group of %d sessions: %s\n\n", len(g.Sessions), strings.Join(g.Sessions, ", "))
+			printReport(w, g.Report, nil, show)
+		}
+	}
+}
+
+// printAnalyze prints a report with its universe line.
 func printAnalyze(w io.Writer, r *privacy.Report, captured []*privacy.CapturedFilter, show int) {
+	printUniverse(w, r)
+	fmt.Fprintln(w)
+	printReport(w, r, captured, show)
+}
+
+func printUniverse(w io.Writer, r *privacy.Report) {
 	fmt.Fprintf(w, "universe: %d candidates", r.UniverseSize)
 	if r.Pairs > 0 {
 		fmt.Fprintf(w, " (%d public keys counted as their address, %d address lines merged with their key's)", r.Pairs, r.MergedAddressLines)
 	}
-	fmt.Fprint(w, "\n\n")
+	fmt.Fprintln(w)
+	if u := r.Universe; u != nil {
+		fmt.Fprintf(w, "lines: %d read, %d skipped (not candidates), %d candidates tested\n", u.LinesRead, u.LinesSkipped, u.CandidatesTested)
+		for _, b := range u.BadLines {
+			fmt.Fprintf(w, "  skipped line %d: %s\n", b.Line, b.Reason)
+		}
+		if n := u.LinesSkipped - uint64(len(u.BadLines)); n > 0 {
+			fmt.Fprintf(w, "  and %d more\n", n)
+		}
+	}
+}
+
+func printReport(w io.Writer, r *privacy.Report, captured []*privacy.CapturedFilter, show int) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "filter\tbytes\tk\ttweak\tflags\tbits set\test. elements\tfp rate at fill\tmatched alone\texpected false pos.\t")
 	for _, fr := range r.Filters {
@@ -194,7 +426,7 @@ func printAnalyze(w io.Writer, r *privacy.Report, captured []*privacy.CapturedFi
 	}
 	tw.Flush()
 	for i, c := range captured {
-		fmt.Fprintf(w, "filter %d: from %s at %s (capture record %d)", i+1, c.Client, c.Time.Format("2006-01-02 15:04:05Z"), c.Record)
+		fmt.Fprintf(w, "filter %d: from %s (session %s) at %s (capture record %d)", i+1, c.Client, c.Session, c.Time.Format("2006-01-02 15:04:05Z"), c.Record)
 		if len(c.Added) > 0 {
 			fmt.Fprintf(w, ", then %d filteradd element(s) seen in the clear", len(c.Added))
 		}

@@ -120,12 +120,18 @@ func TestPrivacyCaptureUniverseAnalyze(t *testing.T) {
 	if status != exitOK {
 		t.Fatalf("analyze: status %d: %s", status, stderr)
 	}
-	var r struct {
-		privacy.Report
-		Captured []privacy.CapturedFilter `json:"captured"`
+	var out struct {
+		Clients []struct {
+			privacy.Report
+			Captured []privacy.CapturedFilter `json:"captured"`
+		} `json:"clients"`
 	}
-	decodeJSON(t, stdout, &r)
-	if len(r.Captured) != 1 || !strings.HasPrefix(r.Captured[0].Client, "127.0.0.1:") {
+	decodeJSON(t, stdout, &out)
+	if len(out.Clients) != 1 {
+		t.Fatalf("%d sessions, want 1:\n%s", len(out.Clients), stdout)
+	}
+	r := out.Clients[0]
+	if len(r.Captured) != 1 || !strings.HasPrefix(r.Captured[0].Client, "127.0.0.1:") || r.Captured[0].Session == "" {
 		t.Fatalf("captured %+v", r.Captured)
 	}
 	found := false
@@ -139,5 +145,151 @@ func TestPrivacyCaptureUniverseAnalyze(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("bob's address %s not among the matches %+v", bobAddr, r.Matched)
+	}
+}
+
+// scanThroughRelay is one light-client session through the relay at addr:
+// connect, sync the headers, scan with filter, disconnect.
+func scanThroughRelay(t *testing.T, ctx context.Context, addr string, node *peertest.Node, f *bip37.Filter) {
+	t.Helper()
+	p, err := peer.Dial(ctx, peer.Config{Addr: addr, Params: node.Params, Timeout: 20 * time.Second})
+	if err != nil {
+		t.Fatalf("dial through the relay: %v", err)
+	}
+	defer p.Close()
+	chain, err := p.SyncHeaders(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.ScanBIP37(ctx, chain, f, 1, chain.Height(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Matches) == 0 {
+		t.Fatal("the scan through the relay found nothing")
+	}
+}
+
+// TestPrivacyAnalyzeTwoWallets captures two wallets through the relay in
+// front of a real btcd, both from 127.0.0.1: alice's wallet twice (a
+// restart picks a new tweak), bob's once. Analyzing the capture session by
+// session exposes each wallet, where intersecting every filter of the
+// capture (what analyze did before it knew sessions) finds nothing; --link
+// joins alice's two sessions and not bob's.
+func TestPrivacyAnalyzeTwoWallets(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts btcd")
+	}
+	alice, bob := peertest.NewKey("cli-two-alice"), peertest.NewKey("cli-two-bob")
+	node := peertest.StartBtcd(t, peertest.WithMiningKey(alice))
+	node.Generate(t, 101)
+	node.Confirm(t, node.SpendCoinbase(t, wire.NewTxOut(100_000_000, bob.PkScript())))
+	dir := t.TempDir()
+	ufile := filepath.Join(dir, "universe.txt")
+	if _, stderr, status := runCLI(t, "", "privacy", "universe", "--peer", node.P2PAddr, "--network", "regtest", "--out", ufile); status != exitOK {
+		t.Fatalf("universe: status %d: %s", status, stderr)
+	}
+
+	cfile := filepath.Join(dir, "capture.jsonl")
+	out, err := os.Create(cfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := privacy.NewRelay(privacy.RelayConfig{Listen: "127.0.0.1:0", Upstream: node.P2PAddr, Net: node.Params.Net, Out: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- r.Serve(ctx) }()
+	walletFilter := func(k *peertest.Key, tweak uint32) *bip37.Filter {
+		f := bip37.NewFilter(10, 0.0001, tweak, wire.BloomUpdateAll)
+		f.Add(k.Address(node.Params).ScriptAddress())
+		return f
+	}
+	scanThroughRelay(t, ctx, r.Addr().String(), node, walletFilter(alice, 1001))
+	scanThroughRelay(t, ctx, r.Addr().String(), node, walletFilter(bob, 2002))
+	scanThroughRelay(t, ctx, r.Addr().String(), node, walletFilter(alice, 3003)) // alice restarts
+	cancel()
+	if err := <-served; err != nil {
+		t.Fatal(err)
+	}
+	out.Close()
+	aliceAddr, bobAddr := alice.Address(node.Params).EncodeAddress(), bob.Address(node.Params).EncodeAddress()
+
+	type report struct {
+		Session      string  `json:"session"`
+		Client       string  `json:"client"`
+		UniverseSize uint64  `json:"universe_size"`
+		Expected     float64 `json:"expected_false_positives"`
+		MatchedCount uint64  `json:"matched_count"`
+		Matched      []struct {
+			Candidate   string  `json:"candidate"`
+			Probability float64 `json:"probability"`
+		} `json:"matched"`
+	}
+	var got struct {
+		Clients      []report `json:"clients"`
+		Intersection *report  `json:"intersection"`
+		Links        struct {
+			Pairs []struct {
+				A, B        string
+				Shared      uint64  `json:"shared"`
+				Probability float64 `json:"probability"`
+				Linked      bool    `json:"linked"`
+			} `json:"pairs"`
+			Groups []struct {
+				Sessions []string `json:"sessions"`
+				report
+			} `json:"groups"`
+		} `json:"links"`
+	}
+	stdout, stderr, status := runCLI(t, "", "privacy", "analyze", "--capture", cfile, "--universe", ufile, "--link", "--intersect", "--json")
+	if status != exitOK {
+		t.Fatalf("analyze: status %d: %s", status, stderr)
+	}
+	decodeJSON(t, stdout, &got)
+	if len(got.Clients) != 3 {
+		t.Fatalf("%d sessions analyzed, want 3:\n%s", len(got.Clients), stdout)
+	}
+	// Each session alone exposes its wallet's address, and only it.
+	for i, want := range []string{aliceAddr, bobAddr, aliceAddr} {
+		c := got.Clients[i]
+		if !strings.HasPrefix(c.Client, "127.0.0.1:") || c.Session == "" || c.UniverseSize == 0 {
+			t.Errorf("session %d: %+v", i+1, c)
+		}
+		if c.MatchedCount != 1 || len(c.Matched) != 1 || c.Matched[0].Candidate != want || c.Matched[0].Probability < 0.95 {
+			t.Errorf("session %d: matched %+v, want %s exposed", i+1, c.Matched, want)
+		}
+	}
+	if got.Clients[0].Session == got.Clients[2].Session || got.Clients[0].Client == got.Clients[2].Client {
+		t.Errorf("alice's two connections share a name: %+v, %+v", got.Clients[0], got.Clients[2])
+	}
+	// Intersected as if one wallet's, the sessions show nothing.
+	if got.Intersection == nil || got.Intersection.MatchedCount != 0 {
+		t.Errorf("intersection of all sessions: %+v", got.Intersection)
+	}
+	if !strings.Contains(stderr, "--intersect joins 3 session(s)") {
+		t.Errorf("--intersect did not name the sessions it joins: %q", stderr)
+	}
+	// Linking: alice's sessions, not bob's.
+	if len(got.Links.Pairs) != 3 {
+		t.Fatalf("%d pairs, want 3", len(got.Links.Pairs))
+	}
+	for _, p := range got.Links.Pairs {
+		same := p.A == got.Clients[0].Session && p.B == got.Clients[2].Session
+		if p.Linked != same {
+			t.Errorf("pair %s-%s: linked %v (probability %.3g, %d shared), want %v", p.A, p.B, p.Linked, p.Probability, p.Shared, same)
+		}
+	}
+	if len(got.Links.Groups) != 1 || len(got.Links.Groups[0].Sessions) != 2 || got.Links.Groups[0].MatchedCount != 1 ||
+		got.Links.Groups[0].Matched[0].Candidate != aliceAddr {
+		t.Errorf("groups %+v, want alice's two sessions exposing her address", got.Links.Groups)
+	}
+	// The text names each session and its client.
+	text, _, status := runCLI(t, "", "privacy", "analyze", "--capture", cfile, "--universe", ufile, "--link")
+	if status != exitOK || strings.Count(text, " of 3: ") != 3 || !strings.Contains(text, "linked group of 2 sessions") {
+		t.Errorf("text report, status %d:\n%s", status, text)
 	}
 }

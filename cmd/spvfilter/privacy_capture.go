@@ -52,6 +52,11 @@ offer NODE_BLOOM (BIP 111), so that BIP 37 clients load their filter, and
 appends each filterload, filteradd and filterclear a client sends (and its
 version message, for the user agent) with the time and the client's address
 to --out as JSON lines, which "privacy analyze --capture" reads directly.
+Each record names the connection: the client's address and port, and a
+session id unique to the connection; a filterload record carries the
+message's payload as "filterload", the hex "bloom inspect" reads. Before it
+listens, capture checks that the upstream node answers a version message
+(within --handshake-timeout), and fails naming it otherwise.
 The upstream node must itself serve BIP 37 (btcd does by default; Bitcoin
 Core needs peerbloomfilters=1), or it will drop clients that load a filter.
 
@@ -111,15 +116,20 @@ func runCapture(ctx context.Context, a *app, f *captureFlags) error {
 		defer file.Close()
 		out = file
 	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	// A relay in front of a node that does not answer would accept
+	// clients and record nothing: check it first.
+	if err := privacy.CheckUpstream(ctx, f.upstream, params.Net, f.handshake); err != nil {
+		return fmt.Errorf("capture: --upstream %s: %w", f.upstream, err)
+	}
 	r, err := privacy.NewRelay(privacy.RelayConfig{
 		Listen: f.listen, Upstream: f.upstream, Net: params.Net, Out: out, Log: a.stderr, MaxClients: f.maxClients,
 		HandshakeTimeout: f.handshake, IdleTimeout: f.idle,
 	})
 	if err != nil {
 		return badInput("--listen: %w", err)
-	}
-	if ctx == nil {
-		ctx = context.Background()
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()

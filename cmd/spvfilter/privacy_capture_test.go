@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/btcsuite/btcd/wire"
+
 	"github.com/spvfilter/spvfilter/privacy"
 )
 
@@ -15,21 +17,9 @@ import (
 // capture lines (none here), the statistics go to standard error, and the
 // client is dropped after --handshake-timeout.
 func TestPrivacyCaptureStdoutStats(t *testing.T) {
-	// An upstream that accepts and stays silent.
-	up, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer up.Close()
-	go func() {
-		for {
-			c, err := up.Accept()
-			if err != nil {
-				return
-			}
-			defer c.Close()
-		}
-	}()
+	// An upstream that answers a version message with its own, and is
+	// otherwise silent.
+	up := startVersionAnswerer(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -43,7 +33,7 @@ func TestPrivacyCaptureStdoutStats(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		stdout, stderr, status := runCLI(t, "", "privacy", "capture", "--listen", relayAddr, "--upstream", up.Addr().String(),
+		stdout, stderr, status := runCLI(t, "", "privacy", "capture", "--listen", relayAddr, "--upstream", up,
 			"--network", "regtest", "--out", "-", "--json", "--duration", "1500ms", "--handshake-timeout", "200ms")
 		done <- result{stdout, stderr, status}
 	}()
@@ -81,5 +71,61 @@ func TestPrivacyCaptureStdoutStats(t *testing.T) {
 	}
 	if st.Clients != 1 || st.HandshakeTimeouts != 1 {
 		t.Fatalf("stats %+v, want 1 client dropped for its handshake", st)
+	}
+}
+
+// startVersionAnswerer listens on loopback and answers each connection's
+// first message with a version message, then stays silent until closed.
+func startVersionAnswerer(t *testing.T) string {
+	t.Helper()
+	up, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { up.Close() })
+	go func() {
+		for {
+			c, err := up.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { c.Close() })
+			go func() {
+				if _, _, err := wire.ReadMessage(c, wire.ProtocolVersion, wire.TestNet); err != nil {
+					return
+				}
+				v := wire.NewMsgVersion(wire.NewNetAddressIPPort(net.IPv4zero, 0, 0), wire.NewNetAddressIPPort(net.IPv4zero, 0, 0), 1, 0)
+				wire.WriteMessage(c, v, wire.ProtocolVersion, wire.TestNet)
+			}()
+		}
+	}()
+	return up.Addr().String()
+}
+
+// TestPrivacyCaptureUpstreamDown: capture checks its upstream before it
+// listens; a node that is not there is an error (status 1) naming it,
+// and a listener that does not speak the protocol is one too.
+func TestPrivacyCaptureUpstreamDown(t *testing.T) {
+	mute, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mute.Close()
+	go func() {
+		for {
+			c, err := mute.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("HTTP/1.0 400 Bad Request\r\n\r\n"))
+			c.Close()
+		}
+	}()
+	for _, upstream := range []string{"127.0.0.1:1", mute.Addr().String()} {
+		stdout, stderr, status := runCLI(t, "", "privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", upstream,
+			"--network", "regtest", "--out", "-", "--duration", "5s")
+		if status != exitFailure || !strings.Contains(stderr, upstream) || stdout != "" || strings.Contains(stderr, "listening") {
+			t.Errorf("upstream %s: status %d, stdout %q, stderr %q: want 1 naming the address before listening", upstream, status, stdout, stderr)
+		}
 	}
 }

@@ -37,6 +37,9 @@ func newPrivacyCompareCommand(a *app) *cobra.Command {
 			if !cmd.Flags().Changed("wallet-blocks") {
 				p.WalletBlocks = uint64(p.Model.Addresses)
 			}
+			if err := checkModelFlags(&p.Model); err != nil {
+				return err
+			}
 			r, err := privacy.Compare(p)
 			if err != nil {
 				return privacyBadInput(err)

@@ -107,8 +107,14 @@ func TestPrivacyBadInput(t *testing.T) {
 	os.WriteFile(universe, []byte("# ok\n751e76e8199196d454941c45d1b3a323f1433bd6\nnot-hex-nor-address\n"), 0o644)
 	filterHex := filterPayloadHex(t, privacy.NewWallet(1, 3).Filter(0.001, 0, 5))
 	capture := filepath.Join(dir, "capture.jsonl")
-	rec, _ := json.Marshal(privacy.NewFilterLoadRecord(time.Now(), "127.0.0.1:5000", privacy.NewWallet(1, 3).Filter(0.001, 0, 5).MsgFilterLoad()))
+	loadRec, err := privacy.NewFilterLoadRecord(time.Now(), "127.0.0.1:5000", "s-1", privacy.NewWallet(1, 3).Filter(0.001, 0, 5).MsgFilterLoad())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, _ := json.Marshal(loadRec)
 	os.WriteFile(capture, append(rec, '\n'), 0o644)
+	empty := filepath.Join(dir, "empty.txt")
+	os.WriteFile(empty, []byte("# nothing\r\n\r\n"), 0o644)
 	tests := []struct {
 		args []string
 		want string
@@ -121,11 +127,16 @@ func TestPrivacyBadInput(t *testing.T) {
 		{[]string{"privacy", "analyze", "--universe", universe}, "filter"},
 		{[]string{"privacy", "analyze", "--filter", "zz", "--universe", universe}, "invalid hex"},
 		{[]string{"privacy", "analyze", "--filter", "0000", "--universe", universe}, "filter 1"},
-		{[]string{"privacy", "analyze", "--filter", filterHex, "--universe", universe}, "line 3"},
+		{[]string{"privacy", "analyze", "--filter", filterHex, "--universe", universe, "--strict"}, "line 3"},
+		{[]string{"privacy", "analyze", "--filter", filterHex, "--universe", empty}, "no candidate"},
+		{[]string{"privacy", "analyze", "--filter", filterHex, "--universe", dir}, "directory"},
+		{[]string{"privacy", "analyze", "--filter", filterHex, "--universe", universe, "--link"}, "--capture"},
+		{[]string{"privacy", "analyze", "--capture", capture, "--universe", universe, "--link", "--link-threshold", "0.3"}, "--link-threshold"},
 		{[]string{"privacy", "analyze", "--filter", filterHex, "--universe", filepath.Join(dir, "missing")}, "no such file"},
 		{[]string{"privacy", "analyze", "--capture", universe, "--universe", universe}, "capture line 1"},
 		{[]string{"privacy", "analyze", "--capture", capture, "--client", "10.0.0.1", "--universe", universe}, "no filterload recorded from 10.0.0.1"},
-		{[]string{"privacy", "analyze", "--capture", capture, "--universe", universe}, "line 3"},
+		{[]string{"privacy", "analyze", "--capture", capture, "--universe", universe, "--strict"}, "line 3"},
+		{[]string{"privacy", "analyze", "--capture", capture, "--universe", empty}, "no candidate"},
 		{[]string{"privacy", "analyze", "--filter", filterHex, "--universe", universe, "--show", "-1"}, "--show"},
 		{[]string{"privacy", "analyze", "--filter", filterHex, "--universe", universe, "--workers", "100000"}, "--workers"},
 		{[]string{"privacy", "analyze", "--filter", filterHex, "--universe", universe, "--max-matches", "-1"}, "--max-matches"},
@@ -208,7 +219,7 @@ func TestPrivacyAnalyzeCommand(t *testing.T) {
 	}
 
 	// No match at all: "matched" is an empty array, not null.
-	empty, stderr, status := runCLI(t, "# nothing to test\n", "privacy", "analyze", "--filter", f2, "--universe", "-", "--json")
+	empty, stderr, status := runCLI(t, "# one candidate, not the wallet's\n0x"+strings.Repeat("00", 20)+"\r\n", "privacy", "analyze", "--filter", f2, "--universe", "-", "--json")
 	if status != exitOK || !strings.Contains(empty, `"matched": []`) {
 		t.Errorf("status %d %s: no-match JSON lacks \"matched\": []:\n%s", status, stderr, empty)
 	}
