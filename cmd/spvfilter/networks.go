@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/spvfilter/spvfilter/peer/chain"
 )
 
 // knownNetworks is the one list of --network names every command accepts,
@@ -14,8 +15,7 @@ var knownNetworks = []struct {
 }{
 	{"mainnet", &chaincfg.MainNetParams},
 	{"testnet3", &chaincfg.TestNet3Params},
-	// testnet4 (BIP 94) belongs here, between testnet3 and signet, once
-	// its parameters exist: btcd v0.24.2 defines none.
+	{"testnet4", &chain.TestNet4Params},
 	{"signet", &chaincfg.SigNetParams},
 	{"simnet", &chaincfg.SimNetParams},
 	{"regtest", &chaincfg.RegressionNetParams},

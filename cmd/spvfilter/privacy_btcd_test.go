@@ -10,8 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 
+	"github.com/spvfilter/spvfilter/bip37"
+	"github.com/spvfilter/spvfilter/peer"
+	"github.com/spvfilter/spvfilter/peer/chain"
 	"github.com/spvfilter/spvfilter/peer/client"
 	"github.com/spvfilter/spvfilter/peer/peertest"
 	"github.com/spvfilter/spvfilter/privacy"
@@ -157,15 +161,26 @@ func scanThroughRelay(t *testing.T, ctx context.Context, addr string, node *peer
 		t.Fatalf("dial through the relay: %v", err)
 	}
 	defer p.Close()
-	chain, err := p.SyncHeaders(ctx)
+	c := chain.New(node.Params)
+	if _, _, err := p.SyncHeaders(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.LoadFilter(ctx, f); err != nil {
+		t.Fatal(err)
+	}
+	var hashes []chainhash.Hash
+	for h := int32(1); h <= c.Height() && len(hashes) < peer.MaxFilteredBlocksPerRequest; h++ {
+		hashes = append(hashes, c.Hash(h))
+	}
+	blocks, err := p.GetFilteredBlocks(ctx, hashes)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := p.ScanBIP37(ctx, chain, f, 1, chain.Height(), nil)
-	if err != nil {
-		t.Fatal(err)
+	matches := 0
+	for _, b := range blocks {
+		matches += len(b.Txs)
 	}
-	if len(res.Matches) == 0 {
+	if matches == 0 {
 		t.Fatal("the scan through the relay found nothing")
 	}
 }

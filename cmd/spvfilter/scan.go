@@ -27,15 +27,6 @@ import (
 
 func init() { registerCommand(newScanCommand) }
 
-// networks maps the --network names to their parameters.
-var networks = map[string]*chaincfg.Params{
-	"mainnet":  &chaincfg.MainNetParams,
-	"testnet3": &chaincfg.TestNet3Params,
-	"signet":   &chaincfg.SigNetParams,
-	"simnet":   &chaincfg.SimNetParams,
-	"regtest":  &chaincfg.RegressionNetParams,
-}
-
 type scanFlags struct {
 	peers         []string
 	network, mode string
@@ -105,7 +96,7 @@ Exit status: 0 done (warnings, if any, on standard error and in --json),
 	}
 	f := cmd.Flags()
 	f.StringArrayVar(&fl.peers, "peer", nil, "a node's HOST:PORT (repeatable: several peers are cross-checked)")
-	f.StringVar(&fl.network, "network", "mainnet", "regtest, simnet, signet, testnet3 or mainnet")
+	f.StringVar(&fl.network, "network", "mainnet", networkNames())
 	f.StringVar(&fl.mode, "mode", "bip157", "bip37 or bip157")
 	f.StringArrayVar(&fl.watch, "watch", nil, "an address, hex output script or TXID:VOUT[:SCRIPT] outpoint to watch (repeatable)")
 	f.Int32Var(&fl.from, "from", 0, "first block height to scan")
@@ -234,9 +225,9 @@ type scanJSON struct {
 }
 
 func (a *app) runScan(cmd *cobra.Command, fl *scanFlags) error {
-	params, ok := networks[fl.network]
-	if !ok {
-		return badInput("--network %q: want regtest, simnet, signet, testnet3 or mainnet", fl.network)
+	params, err := lookupNetwork(fl.network)
+	if err != nil {
+		return err
 	}
 	for _, p := range fl.peers {
 		if host, port, err := net.SplitHostPort(p); err != nil || host == "" || port == "" {

@@ -306,10 +306,6 @@ func (c *Client) logf(format string, args ...any) {
 	}
 }
 
-// checkKnownFilterHeader checks a filter header a peer states against the
-// hard-coded checkpoints of the network, if one exists at height.
-var checkKnownFilterHeader = func(_ any, height int32, header chainhash.Hash) error { return nil }
-
 // FetchBlocks downloads the blocks from..to of the chain, each request
 // from a peer chosen at random, checks each against its header, and calls
 // fn for each in height order. An error from fn stops the download and is

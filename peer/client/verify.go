@@ -12,6 +12,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/gcs"
 	"github.com/spvfilter/spvfilter/peer"
+	"github.com/spvfilter/spvfilter/peer/chain"
 )
 
 // ConflictError is a disagreement between peers about a block's filter
@@ -89,7 +90,7 @@ func (c *Client) filterHeaders(ctx context.Context, ms []*member, from, to int32
 	// Hard-coded checkpoints come first: no peer overrules them.
 	for _, m := range ms {
 		for i, h := range cps[m] {
-			if err := checkKnownFilterHeader(c.cfg.Params, int32(i+1)*interval, h); err != nil {
+			if err := chain.CheckFilterHeader(c.cfg.Params, int32(i+1)*interval, h); err != nil {
 				c.ban(m, peerErr(m, "getcfcheckpt", fmt.Errorf("%w: %v", peer.ErrBadFilterHeader, err)))
 				break
 			}
