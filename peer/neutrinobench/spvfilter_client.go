@@ -3,39 +3,39 @@ package neutrinobench
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
-	"github.com/spvfilter/spvfilter/peer"
+	"github.com/spvfilter/spvfilter/peer/client"
 )
 
 // scanSpvfilter is every use of spvfilter's client in the benchmarks: it
-// connects, syncs the headers and scans heights from..to (to < 0: the
-// synced tip) with BIP 157 filters for watch, returning the matched
-// transactions. Today's client talks to one peer, so it refuses more than
-// one address rather than quietly measuring one.
+// connects to every address, syncs the headers and scans heights from..to
+// (to < 0: the synced tip) with BIP 157 filters for watch, cross-checking
+// the peers' filter headers and spreading the filter downloads over them,
+// and returns the matched transactions.
 func scanSpvfilter(ctx context.Context, addrs []string, params *chaincfg.Params, watch [][]byte, from, to int32) (*ScanStats, error) {
-	if len(addrs) != 1 {
-		return nil, fmt.Errorf("spvfilter scan: %d peers given; the client scans with exactly one", len(addrs))
-	}
-	p, err := peer.Dial(ctx, peer.Config{Addr: addrs[0], Params: params})
+	c, err := client.Connect(ctx, client.Config{Peers: addrs, Params: params})
 	if err != nil {
 		return nil, err
 	}
-	defer p.Close()
-	chain, err := p.SyncHeaders(ctx)
-	if err != nil {
+	defer c.Close()
+	if _, err := c.SyncHeaders(ctx); err != nil {
 		return nil, err
 	}
+	tip := c.Chain().Height()
 	if to < 0 {
-		to = chain.Height()
+		to = tip
 	}
-	res, err := p.ScanBIP157(ctx, chain, watch, from, to, nil)
+	items := make([]client.WatchItem, len(watch))
+	for i, s := range watch {
+		items[i] = client.ScriptItem(s)
+	}
+	res, err := c.ScanBIP157(ctx, client.ScanRequest{Watch: items, From: from, To: to})
 	if err != nil {
 		return nil, err
 	}
-	st := &ScanStats{Tip: chain.Height(), BlocksFetched: res.BlocksFetched, BytesReceived: p.BytesReceived()}
+	st := &ScanStats{Tip: tip, BlocksFetched: res.BlocksFetched, BytesReceived: res.BytesReceived}
 	st.Matched = make(map[chainhash.Hash]bool, len(res.Matches))
 	for _, m := range res.Matches {
 		if m.FalsePositive {
