@@ -63,6 +63,17 @@ func (c *Client) scan(ctx context.Context, req ScanRequest, mode string, service
 		}
 		res, err := pass(ctx, req)
 		if err == nil {
+			// Blocks scanned may have left the chain meanwhile: a node
+			// still serves a block it disconnected.
+			up, err := c.syncHeaders(ctx)
+			if err != nil {
+				return nil, err
+			}
+			disconnected = append(disconnected, up.Disconnected...)
+			if up.Reorganized() && up.Fork < req.To && attempt < maxAttempts {
+				c.logf("chain reorganized at height %d during the scan: starting again", up.Fork)
+				continue
+			}
 			res.Disconnected = disconnected
 			res.BytesReceived = c.bytesReceived() - startBytes
 			c.finish(res, mode)
@@ -76,7 +87,13 @@ func (c *Client) scan(ctx context.Context, req ScanRequest, mode string, service
 			return nil, err
 		}
 		// A reorganization explains stalls, notfound and changed filter
-		// headers from an honest node: check before blaming.
+		// headers from an honest node: check before blaming, on a new
+		// connection if the failed request dropped the old one.
+		if !isLie(f.err) {
+			if err := c.redial(ctx, f.m); err != nil {
+				c.logf("redialing %s: %v", f.m.addr, err)
+			}
+		}
 		up, serr := c.syncHeaders(ctx)
 		disconnected = append(disconnected, up.Disconnected...)
 		if serr == nil && up.Reorganized() && up.Fork < req.To && attempt < maxAttempts {

@@ -187,6 +187,24 @@ func (c *Client) usable(service wire.ServiceFlag, height int32) []*member {
 	return out
 }
 
+// redial replaces a member's dropped connection with a new one; a live
+// connection is kept.
+func (c *Client) redial(ctx context.Context, m *member) error {
+	select {
+	case <-m.p.Done():
+	default:
+		return nil
+	}
+	p, err := peer.Dial(ctx, peer.Config{Addr: m.addr, Params: c.cfg.Params, Timeout: c.cfg.Timeout, Log: c.cfg.Log})
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	m.p = p
+	c.mu.Unlock()
+	return nil
+}
+
 // ban marks a peer caught lying; it is disconnected and never asked again.
 func (c *Client) ban(m *member, err error) {
 	c.mu.Lock()
