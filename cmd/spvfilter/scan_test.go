@@ -146,12 +146,93 @@ func TestScanCommand(t *testing.T) {
 		}
 	})
 
+	// scanJSON runs scan --json and decodes its output.
+	scanJSON := func(t *testing.T, args ...string) (scanOutput, string) {
+		t.Helper()
+		stdout, stderr, status := runCLI(t, "", append([]string{"scan", "--json", "--network", "regtest"}, args...)...)
+		if status != exitOK {
+			t.Fatalf("status %d: %s", status, stderr)
+		}
+		var out scanOutput
+		if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+			t.Fatal(err)
+		}
+		return out, stderr
+	}
+	found := func(out scanOutput) map[string]string {
+		m := map[string]string{}
+		for _, x := range out.Matches {
+			if !x.FalsePositive {
+				m[x.Txid] = strings.Join(x.Watch, ",")
+			}
+		}
+		return m
+	}
+
+	t.Run("a consistent liar among two peers", func(t *testing.T) {
+		liar := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, peertest.ForgeFilter(t, node, hFund, peertest.EmptyFilter))
+		honest := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil)
+		out, stderr := scanJSON(t, "--peer", liar.Addr, "--peer", honest.Addr, "--watch", aliceAddr)
+		if got := found(out); got[fund.TxHash().String()] != aliceAddr || got[spend.TxHash().String()] != aliceAddr {
+			t.Errorf("matches %v", got)
+		}
+		if len(out.Peers) != 2 || !out.Peers[0].Banned || out.Peers[0].Reason == "" || out.Peers[1].Banned {
+			t.Errorf("peers %+v", out.Peers)
+		}
+		if !strings.Contains(stderr, "warning: peer "+liar.Addr+" was banned") {
+			t.Errorf("stderr %q does not warn of the banned peer", stderr)
+		}
+	})
+	t.Run("a liar the block cannot disprove", func(t *testing.T) {
+		liar := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, peertest.ForgeFilter(t, node, hSpend, peertest.OutputsOnly))
+		honest := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil)
+		stdout, stderr, status := runCLI(t, "", "scan", "--network", "regtest", "--peer", honest.Addr, "--peer", liar.Addr, "--watch", aliceAddr)
+		if status != exitFailure || stdout != "" || strings.Count(stderr, "\n") != 1 ||
+			!strings.Contains(stderr, liar.Addr) || !strings.Contains(stderr, honest.Addr) || !strings.Contains(stderr, "height 106") {
+			t.Fatalf("status %d, stdout %q, stderr %q: want exit 1 naming both peers and the height", status, stdout, stderr)
+		}
+	})
+	t.Run("outpoints found in both modes from after their funding", func(t *testing.T) {
+		op := fund.TxHash().String() + ":0"
+		for _, args := range [][]string{
+			{"--mode", "bip157", "--watch", op + ":" + aliceAddr},
+			{"--mode", "bip37", "--watch", op},
+		} {
+			out, _ := scanJSON(t, append(args, "--peer", node.P2PAddr, "--from", "104")...)
+			if got := found(out); len(got) != 1 || got[spend.TxHash().String()] == "" {
+				t.Errorf("%v: matches %v, want the spend", args, got)
+			}
+		}
+	})
+	t.Run("bip37 warnings", func(t *testing.T) {
+		for _, tt := range []struct {
+			fprate string
+			want   []string
+		}{
+			// Sized as Core sizes it, a filter at 0.5 has no hash
+			// function: it matches everything.
+			{"0.5", []string{"matches everything", "funded before height 104", "rests on one peer"}},
+			{"0.2", []string{"matches about 20%"}},
+		} {
+			out, _ := scanJSON(t, "--peer", node.P2PAddr, "--mode", "bip37", "--fprate", tt.fprate, "--from", "104", "--watch", aliceAddr)
+			joined := strings.Join(out.Warnings, "\n")
+			for _, w := range tt.want {
+				if !strings.Contains(joined, w) {
+					t.Errorf("--fprate %s: warnings %q lack %q", tt.fprate, out.Warnings, w)
+				}
+			}
+		}
+	})
+
 	bad := []struct {
 		name string
 		args []string
 		msg  string
 	}{
 		{"no watch", []string{"--network", "regtest"}, "watch"},
+		{"bad update flags", []string{"--network", "regtest", "--watch", aliceAddr, "--flags", "some"}, "--flags"},
+		{"outpoint with a bad script", []string{"--network", "regtest", "--watch", strings.Repeat("ab", 32) + ":1:zz"}, "--watch 1"},
+		{"second peer without port", []string{"--network", "regtest", "--watch", aliceAddr, "--peer", "127.0.0.1"}, "--peer"},
 		{"peer without port", []string{"--network", "regtest", "--watch", aliceAddr, "--peer", "localhost"}, "--peer"},
 		{"bad network", []string{"--network", "moon", "--watch", aliceAddr}, "--network"},
 		{"bad mode", []string{"--network", "regtest", "--mode", "bip99", "--watch", aliceAddr}, "--mode"},

@@ -8,86 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
-	"github.com/spvfilter/spvfilter/gcs"
 	"github.com/spvfilter/spvfilter/peer/peertest"
 )
-
-// consistentLie returns a proxy behaviour that serves forged as the filter
-// of the block at height, and keeps every later answer consistent with it:
-// the filter hash in cfheaders, the previous filter header of every later
-// cfheaders, and every cfcheckpt entry from height on. Nothing it sends can
-// be caught by checking it against itself.
-func consistentLie(t *testing.T, height int32, forge func(b *wire.MsgBlock) []byte) peertest.LieFunc {
-	t.Helper()
-	rpc := fx.node.RPC()
-	tip := fx.tip
-	hashes := make([]chainhash.Hash, tip+1)
-	heights := map[chainhash.Hash]int32{}
-	filterHashes := make([]chainhash.Hash, tip+1)
-	for h := int32(0); h <= tip; h++ {
-		hashes[h] = blockHashAt(t, h)
-		heights[hashes[h]] = h
-		cf, err := rpc.GetCFilter(&hashes[h], wire.GCSFilterRegular)
-		if err != nil {
-			t.Fatal(err)
-		}
-		filterHashes[h] = chainhash.DoubleHashH(cf.Data)
-	}
-	block, err := rpc.GetBlock(&hashes[height])
-	if err != nil {
-		t.Fatal(err)
-	}
-	fake := forge(block)
-	filterHashes[height] = chainhash.DoubleHashH(fake)
-	headers := make([]chainhash.Hash, tip+1)
-	var prev chainhash.Hash
-	for h := int32(0); h <= tip; h++ {
-		prev = gcs.MakeHeader(&filterHashes[h], &prev)
-		headers[h] = prev
-	}
-	return func(m wire.Message) ([]wire.Message, bool) {
-		switch m := m.(type) {
-		case *wire.MsgCFilter:
-			if m.BlockHash == hashes[height] {
-				m.Data = fake
-			}
-		case *wire.MsgCFHeaders:
-			stop := heights[m.StopHash]
-			start := stop - int32(len(m.FilterHashes)) + 1
-			if start > 0 {
-				m.PrevFilterHeader = headers[start-1]
-			}
-			for i := range m.FilterHashes {
-				fh := filterHashes[start+int32(i)]
-				m.FilterHashes[i] = &fh
-			}
-		case *wire.MsgCFCheckpt:
-			for i := range m.FilterHeaders {
-				h := headers[int32(i+1)*wire.CFCheckptInterval]
-				m.FilterHeaders[i] = &h
-			}
-		}
-		return []wire.Message{m}, false
-	}
-}
-
-// emptyFilter forges a filter that holds nothing: the block's own outputs
-// prove it false.
-func emptyFilter(*wire.MsgBlock) []byte { return []byte{0} }
-
-// outputsOnly forges the filter of the block's outputs alone, leaving out
-// the scripts its inputs spend: the block cannot prove it false.
-func outputsOnly(t *testing.T) func(*wire.MsgBlock) []byte {
-	return func(b *wire.MsgBlock) []byte {
-		f, err := gcs.BuildBasic(b, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return f.NBytes()
-	}
-}
 
 // honestPeers returns n more addresses for the shared node.
 func honestPeers(t *testing.T, n int) []string {
@@ -129,7 +52,7 @@ func TestConsistentLiarIsCaught(t *testing.T) {
 	} {
 		for _, liarFirst := range []bool{true, false} {
 			t.Run(tt.name, func(t *testing.T) {
-				liar := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, consistentLie(t, tt.height, emptyFilter))
+				liar := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, peertest.ForgeFilter(t, fx.node, tt.height, peertest.EmptyFilter))
 				peers := []string{honestPeers(t, 1)[0]}
 				if liarFirst {
 					peers = append([]string{liar.Addr}, peers...)
@@ -161,7 +84,7 @@ func TestConsistentLiarIsCaught(t *testing.T) {
 // and the result says it rests on one peer.
 func TestOnePeerIsOnlyAsGoodAsThePeer(t *testing.T) {
 	needFixture(t)
-	liar := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, consistentLie(t, fx.height[fx.fundAlice.TxHash()], emptyFilter))
+	liar := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, peertest.ForgeFilter(t, fx.node, fx.height[fx.fundAlice.TxHash()], peertest.EmptyFilter))
 	res, err := bip157(t, connect(t, 0, liar.Addr))
 	if err != nil {
 		t.Fatal(err)
@@ -178,7 +101,7 @@ func TestOnePeerIsOnlyAsGoodAsThePeer(t *testing.T) {
 func TestUndecidableLiar(t *testing.T) {
 	needFixture(t)
 	h := fx.height[fx.spendAlice.TxHash()]
-	liar := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, consistentLie(t, h, outputsOnly(t)))
+	liar := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, peertest.ForgeFilter(t, fx.node, h, peertest.OutputsOnly))
 	t.Run("one honest peer", func(t *testing.T) {
 		honest := honestPeers(t, 1)[0]
 		res, err := bip157(t, connect(t, 0, honest, liar.Addr))
