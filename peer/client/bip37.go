@@ -93,6 +93,12 @@ func (c *Client) ScanBIP37(ctx context.Context, req ScanRequest, opt BIP37Option
 	})
 }
 
+// filteredBatch is the answer to one filtered-block request.
+type filteredBatch struct {
+	blocks []peer.FilteredBlock
+	err    error
+}
+
 // bip37Scan is the state of one BIP 37 pass.
 type bip37Scan struct {
 	c      *Client
@@ -116,27 +122,45 @@ func (c *Client) scanBIP37(ctx context.Context, req ScanRequest, opt BIP37Option
 	if err := s.load(ctx, req.Watch); err != nil {
 		return nil, err
 	}
-	for start := req.From; start <= req.To; {
+	// The next request is always in flight while a batch is processed,
+	// so the node filters while we check; a batch asked for before the
+	// filter changed is dropped and asked for again.
+	fetch := func(start int32) <-chan filteredBatch {
+		ch := make(chan filteredBatch, 1)
+		if start > req.To {
+			close(ch)
+			return ch
+		}
 		stop := min(req.To, start+peer.MaxFilteredBlocksPerRequest-1)
 		hashes := make([]chainhash.Hash, 0, stop-start+1)
 		for h := start; h <= stop; h++ {
 			hashes = append(hashes, c.chain.Hash(h))
 		}
-		blocks, err := s.m.p.GetFilteredBlocks(ctx, hashes)
-		if err != nil {
-			return nil, &failure{m: s.m, err: err}
+		go func() {
+			blocks, err := s.m.p.GetFilteredBlocks(ctx, hashes)
+			ch <- filteredBatch{blocks: blocks, err: err}
+		}()
+		return ch
+	}
+	inflight := fetch(req.From)
+	for start := req.From; start <= req.To; {
+		b := <-inflight
+		if b.err != nil {
+			return nil, &failure{m: s.m, err: b.err}
 		}
-		s.res.MerkleBlocksReceived += len(blocks)
+		stop := start + int32(len(b.blocks)) - 1
+		inflight = fetch(stop + 1)
+		s.res.MerkleBlocksReceived += len(b.blocks)
 		next := stop + 1
-		for i, fb := range blocks {
+		for i, fb := range b.blocks {
 			h := start + int32(i)
 			again, err := s.block(ctx, h, fb)
 			if err != nil {
 				return nil, err
 			}
 			if again {
-				// The node filtered this block and the rest of the batch
-				// without the outpoints just added: ask again from it.
+				// The node filtered this block and the rest without
+				// the outpoints just added: ask again from it.
 				next = h
 				break
 			}
@@ -147,6 +171,13 @@ func (c *Client) scanBIP37(ctx context.Context, req ScanRequest, opt BIP37Option
 				next = h + 1
 				break
 			}
+		}
+		if next != stop+1 {
+			// What is in flight was filtered with the old filter.
+			if d := <-inflight; d.err != nil {
+				return nil, &failure{m: s.m, err: d.err}
+			}
+			inflight = fetch(next)
 		}
 		if req.Progress != nil {
 			req.Progress(int(next-req.From), s.res.BlocksScanned)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -184,5 +185,44 @@ func TestContextCancel(t *testing.T) {
 		Progress: func(done, total int) { cancel() }})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("scan cancelled mid-way: %v", err)
+	}
+}
+
+// TestBIP37FilterReload: a filter that matches more than ReloadFactor
+// times its rate is replaced by a fresh one with a new tweak, and nothing
+// is lost on the way. (A reload cannot cure matches that come from a
+// watched hash itself, as here: it is reloaded every time the rate is
+// exceeded again.)
+func TestBIP37FilterReload(t *testing.T) {
+	needFixture(t)
+	l := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, nil)
+	c := connect(t, 0, l.Addr)
+	// A P2WPKH script of the miner's key hash: every coinbase pays to that
+	// hash with P2PKH, so the node sends them all, and none is a match.
+	minerHash := fx.node.MinerKey.PkScript()[3:23]
+	watch := append(items(fx.watch), ScriptItem(append([]byte{0x00, 0x14}, minerHash...)))
+	res, err := c.ScanBIP37(context.Background(), ScanRequest{Watch: watch, To: c.Chain().Height()},
+		BIP37Options{FPRate: 0.02, Flags: wire.BloomUpdateAll})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkMatches(t, res, fx.want)
+	loads := 0
+	for _, cmd := range l.Commands() {
+		if cmd == wire.CmdFilterLoad {
+			loads++
+		}
+	}
+	if res.FilterReloads == 0 || loads != res.FilterReloads+1 {
+		t.Fatalf("%d reloads reported, %d filterload messages sent", res.FilterReloads, loads)
+	}
+	if res.FalsePositiveBlocks < 500 {
+		t.Errorf("%d false-positive blocks", res.FalsePositiveBlocks)
+	}
+	// Without the neighbour's hash the same scan keeps its filter.
+	res, err = c.ScanBIP37(context.Background(), ScanRequest{Watch: items(fx.watch), To: c.Chain().Height()},
+		BIP37Options{FPRate: 0.02, Flags: wire.BloomUpdateAll})
+	if err != nil || res.FilterReloads != 0 {
+		t.Fatalf("a filter on target: %v, %d reloads", err, res.FilterReloads)
 	}
 }
