@@ -59,7 +59,7 @@ func steps(n int, s step) []step {
 }
 
 // build mines a chain on params following the steps.
-func build(t *testing.T, params *chaincfg.Params, path []step) *Chain {
+func build(t testing.TB, params *chaincfg.Params, path []step) *Chain {
 	t.Helper()
 	c := New(params)
 	for i, s := range path {
