@@ -202,11 +202,27 @@ func (b btcdParams) MaxRetargetTimespan() int64 {
 func (b btcdParams) VerifyCheckpoint(int32, *chainhash.Hash) bool          { return true }
 func (b btcdParams) FindPreviousCheckpoint() (blockchain.HeaderCtx, error) { return nil, nil }
 
-// btcdAccepts reports whether btcd's own contextual header check
+// bip94Tip is a tip whose bits read as those of the first block of its
+// period: btcd's retarget from it is BIP 94's.
+type bip94Tip struct {
+	btcdNode
+	first uint32
+}
+
+func (n bip94Tip) Bits() uint32 { return n.first }
+
+// btcdAccepts returns the verdict of btcd's own contextual header check
 // (blockchain.CheckBlockHeaderContext: required difficulty, median time
-// past, version) accepts h on top of c's tip.
+// past, version) on h on top of c's tip. btcd knows no BIP 94; at a
+// testnet4 retarget it is shown the period's first bits in place of the
+// last, which turns its retarget into BIP 94's.
 func btcdAccepts(c *Chain, h *wire.BlockHeader) error {
-	return blockchain.CheckBlockHeaderContext(h, btcdNode{c, c.Height()}, blockchain.BFNone, btcdParams{c.params}, true)
+	var tip blockchain.HeaderCtx = btcdNode{c, c.Height()}
+	interval := retargetInterval(c.params)
+	if next := c.Height() + 1; BIP94(c.params) && next%interval == 0 {
+		tip = bip94Tip{btcdNode{c, c.Height()}, c.headers[next-interval].Bits}
+	}
+	return blockchain.CheckBlockHeaderContext(h, tip, blockchain.BFNone, btcdParams{c.params}, true)
 }
 
 // TestDifficultyAgainstBtcd grows chains with random block times and at
@@ -226,6 +242,7 @@ func TestDifficultyAgainstBtcd(t *testing.T) {
 		// blocks) raises it and the exception then shows.
 		{"simnet", &chaincfg.SimNetParams, 2100, []time.Duration{minute, 2 * minute, 5 * minute, 20 * minute, 20*minute + time.Second, 45 * minute}},
 		{"testnet3 rules", easyParams(&chaincfg.TestNet3Params), 400, []time.Duration{-5 * minute, minute, minute, 5 * minute, 10 * minute, 20 * minute, 21 * minute, 25 * minute}},
+		{"testnet4 rules", easyParams(&TestNet4Params), 400, []time.Duration{-5 * minute, minute, minute, 5 * minute, 10 * minute, 20 * minute, 21 * minute, 25 * minute}},
 		{"mainnet rules", easyParams(&chaincfg.MainNetParams), 300, []time.Duration{-5 * minute, minute, 5 * minute, 10 * minute, 15 * minute, 21 * minute, 30 * minute}},
 	}
 	for _, tt := range tests {
@@ -244,6 +261,9 @@ func TestDifficultyAgainstBtcd(t *testing.T) {
 				}
 				ts := c.Header(c.Height()).Timestamp.Add(gap)
 				if !ts.After(c.medianTime(c.Height())) {
+					continue
+				}
+				if BIP94(tt.params) && (c.Height()+1)%retargetInterval(tt.params) == 0 && gap < -MaxTimeWarp {
 					continue
 				}
 				want := c.requiredBits(c.Height()+1, ts)
