@@ -311,3 +311,48 @@ func TestDifficultyAgainstBtcd(t *testing.T) {
 		})
 	}
 }
+
+// TestRetargetVectors: Bitcoin Core's retarget vectors from real mainnet
+// blocks (src/test/pow_tests.cpp: get_next_work, get_next_work_pow_limit,
+// get_next_work_lower_limit_actual, get_next_work_upper_limit_actual).
+// Under BIP 94 the same figures must come out when only the period's first
+// block carries the bits and its last took the minimum-difficulty
+// exception; under testnet3's rules that last block sets the base.
+func TestRetargetVectors(t *testing.T) {
+	vectors := []struct {
+		name        string
+		first, last int64 // timestamps of the period's first and last blocks
+		bits, want  uint32
+	}{
+		{"no clamp", 1261130161, 1262152739, 0x1d00ffff, 0x1d00d86a},
+		{"limit", 1231006505, 1233061996, 0x1d00ffff, 0x1d00ffff},
+		{"fastest", 1279008237, 1279297671, 0x1c05a3f4, 0x1c0168fd},
+		{"slowest", 1263163443, 1269211443, 0x1c387f6f, 0x1d00e1fd},
+	}
+	// period returns a chain whose blocks 0 and 2015 have the given
+	// times and bits, for requiredBits at the retarget height 2016.
+	period := func(params *chaincfg.Params, first, last int64, firstBits, lastBits uint32) *Chain {
+		c := &Chain{params: params, headers: make([]wire.BlockHeader, 2016)}
+		c.headers[0] = wire.BlockHeader{Timestamp: time.Unix(first, 0), Bits: firstBits}
+		c.headers[2015] = wire.BlockHeader{Timestamp: time.Unix(last, 0), Bits: lastBits}
+		return c
+	}
+	for _, v := range vectors {
+		t.Run(v.name, func(t *testing.T) {
+			ts := time.Unix(v.last+600, 0)
+			if got := period(&chaincfg.MainNetParams, v.first, v.last, v.bits, v.bits).requiredBits(2016, ts); got != v.want {
+				t.Errorf("mainnet: %08x, want %08x", got, v.want)
+			}
+			limit := TestNet4Params.PowLimitBits
+			if got := period(&TestNet4Params, v.first, v.last, v.bits, limit).requiredBits(2016, ts); got != v.want {
+				t.Errorf("testnet4: %08x, want %08x", got, v.want)
+			}
+			// testnet3 scales the last block's bits, the limit.
+			got := period(&chaincfg.TestNet3Params, v.first, v.last, v.bits, limit).requiredBits(2016, ts)
+			want := period(&chaincfg.MainNetParams, v.first, v.last, limit, limit).requiredBits(2016, ts)
+			if got != want || (v.bits != limit && got == v.want) {
+				t.Errorf("testnet3: %08x, want %08x (from the last block)", got, want)
+			}
+		})
+	}
+}
