@@ -32,7 +32,7 @@ func retargetParams() *chaincfg.Params {
 
 // mine returns a header on top of c's tip with the given bits and time
 // offset from the parent, with a nonce meeting its target.
-func mine(t *testing.T, c *Chain, bits uint32, after time.Duration) *wire.BlockHeader {
+func mine(t testing.TB, c *Chain, bits uint32, after time.Duration) *wire.BlockHeader {
 	t.Helper()
 	prev := c.Header(c.Height())
 	h := &wire.BlockHeader{

@@ -2,7 +2,9 @@ package chain
 
 import (
 	"bytes"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/wire"
@@ -52,4 +54,72 @@ func FuzzHeaders(f *testing.F) {
 // tryHeader reports whether h would be accepted on top of the chain.
 func (c *Chain) tryHeader(h *wire.BlockHeader) bool {
 	return c.checkHeader(h, c.Height()+1) == nil
+}
+
+// FuzzMinDifficultyHeaders feeds untrusted headers to a chain under the
+// minimum-difficulty rules: the first byte picks testnet3's or testnet4's
+// (BIP 94) rules on an easy limit, the rest is a headers message. Accepted
+// headers must link up and carry the bits the rules demand.
+func FuzzMinDifficultyHeaders(f *testing.F) {
+	networks := []*chaincfg.Params{easyParams(&chaincfg.TestNet3Params), easyParams(&TestNet4Params)}
+	// Seeds: across a retarget whose last block took the exception, a
+	// chain valid under each network's rules; and a time warp at the
+	// retarget, valid on testnet3 only.
+	late := append(steps(8, fast), slow, fast, step{gap: time.Minute})
+	for i, p := range networks {
+		c := build(f, p, late)
+		f.Add(append([]byte{byte(i)}, headersMessage(f, c, 1)...))
+	}
+	warp := build(f, networks[0], append(steps(9, fast), step{gap: -601 * time.Second}))
+	f.Add(append([]byte{1}, headersMessage(f, warp, 1)...))
+	hs := make([]*wire.BlockHeader, 0, warp.Height())
+	for h := int32(1); h <= warp.Height(); h++ {
+		hdr := warp.Header(h)
+		hs = append(hs, &hdr)
+	}
+	if _, err := New(networks[1]).Extend(hs); err == nil || !strings.Contains(err.Error(), "time-warp") {
+		f.Fatalf("time-warp seed on testnet4: %v", err)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) == 0 {
+			return
+		}
+		params := networks[int(b[0])%len(networks)]
+		var m wire.MsgHeaders
+		if err := m.BtcDecode(bytes.NewReader(b[1:]), wire.ProtocolVersion, wire.BaseEncoding); err != nil || len(m.Headers) == 0 {
+			return
+		}
+		c := New(params)
+		c.Now = func() time.Time { return time.Unix(1<<32, 0) }
+		// What was appended before a bad header stays: check it too.
+		_ = extend(c, m.Headers)
+		check := New(params)
+		for i := int32(1); i <= c.Height(); i++ {
+			hdr := c.Header(i)
+			if hdr.PrevBlock != c.Hash(i-1) {
+				t.Fatalf("accepted chain does not link at height %d", i)
+			}
+			if want := check.requiredBits(i, hdr.Timestamp); hdr.Bits != want {
+				t.Fatalf("height %d accepted with bits %08x, rules demand %08x", i, hdr.Bits, want)
+			}
+			check.append(hdr)
+		}
+	})
+}
+
+// headersMessage encodes c's headers from height from on as a headers
+// message.
+func headersMessage(tb testing.TB, c *Chain, from int32) []byte {
+	msg := wire.NewMsgHeaders()
+	for h := from; h <= c.Height(); h++ {
+		hdr := c.Header(h)
+		if err := msg.AddBlockHeader(&hdr); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	var buf bytes.Buffer
+	if err := msg.BtcEncode(&buf, wire.ProtocolVersion, wire.BaseEncoding); err != nil {
+		tb.Fatal(err)
+	}
+	return buf.Bytes()
 }
