@@ -3,11 +3,14 @@ package main
 import (
 	"encoding/hex"
 	"encoding/json"
+	"github.com/btcsuite/btcd/chaincfg"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/wire"
@@ -281,5 +284,37 @@ func TestScanRefusedWithoutCompactFilters(t *testing.T) {
 	// still be alive.
 	if _, err := node.RPC().GetBlockCount(); err != nil {
 		t.Fatalf("node after the refusal: %v", err)
+	}
+}
+
+// TestScanTimeoutIsHonest: --timeout 60s against a node that never
+// answers fails after 60 seconds, not earlier (btcd's own 30-second stall
+// limit plays no part), saying the peer stalled.
+func TestScanTimeoutIsHonest(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	start := time.Now()
+	_, stderr, status := runCLI(t, "", "scan", "--network", "regtest", "--peer", ln.Addr().String(), "--timeout", "60s",
+		"--watch", peertest.NewKey("alice").Address(&chaincfg.RegressionNetParams).EncodeAddress())
+	elapsed := time.Since(start)
+	if status != exitFailure || !strings.Contains(stderr, "stalled") || strings.Contains(stderr, "closed by the node") ||
+		!strings.Contains(stderr, ln.Addr().String()) {
+		t.Fatalf("status %d, stderr %q", status, stderr)
+	}
+	if elapsed < 60*time.Second || elapsed > 65*time.Second {
+		t.Fatalf("gave up after %v with --timeout 60s", elapsed)
 	}
 }
