@@ -142,7 +142,7 @@ func bloomDesign(elements uint32, fpRate float64) (refusal error, warnings []str
 	switch {
 	case size == 0:
 		first := math.Ceil(8 * ln2Sq / -math.Log(fpRate))
-		return badInput("%s gives a 0-byte filter, which nodes treat as matching everything: at that rate a filter needs about %.0f elements for its first byte; give more elements or a lower rate (or --allow-degenerate)", prefix, first), nil
+		return badInput("%s gives a 0-byte filter, which matches everything (as nodes treat it): at that rate a filter needs about %.0f elements for its first byte; give more elements or a lower rate (or --allow-degenerate)", prefix, first), nil
 	case k == 0 && float64(elements) > atRate:
 		// Core gives k = (bytes*8/elements, an integer division)*ln 2,
 		// so one hash function needs 2 bits per element.

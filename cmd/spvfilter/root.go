@@ -234,11 +234,12 @@ func (v checkedValue) Set(s string) error {
 	return v.Value.Set(s)
 }
 
-// refuseUnknownSubcommand makes a command that only groups subcommands
-// print its help when called alone and refuse anything else as bad input
-// (cobra would print the help and succeed).
+// refuseUnknownSubcommand makes a command below the root that only groups
+// subcommands print its help when called alone and refuse anything else as
+// bad input (cobra would print the help and succeed; for the root, cobra
+// itself refuses unknown commands, with suggestions).
 func refuseUnknownSubcommand(c *cobra.Command) {
-	if !c.HasSubCommands() || c.Run != nil || c.RunE != nil {
+	if !c.HasParent() || !c.HasSubCommands() || c.Run != nil || c.RunE != nil {
 		return
 	}
 	c.Args = cobra.ArbitraryArgs
