@@ -2,10 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/spvfilter/spvfilter/privacy"
 )
 
 // badInputCase is a command line that must be refused as bad input.
@@ -236,4 +239,159 @@ func TestFailureJSON(t *testing.T) {
 	if status != exitFailure || json.Unmarshal([]byte(stderr), &obj) != nil || obj.ExitCode != exitFailure || !strings.Contains(obj.Error, "invalid proof") {
 		t.Fatalf("status %d, stderr %q", status, stderr)
 	}
+}
+
+// pendingKeyRenames are the keys that still have two JSON types across
+// commands, each awaiting its rename in the privacy package's JSON tags
+// (the decision table of the README). When a rename lands, its entry must
+// go: the test fails on an entry that no longer conflicts.
+var pendingKeyRenames = map[string]string{
+	"filters": `analyze's list of per-filter reports becomes "filter_reports"; "filters" stays a count`,
+	"matched": `analyze's per-filter and intersection counts become "matched_count"; "matched" stays a list`,
+}
+
+// retiredKeys must appear in no command's JSON.
+var retiredKeys = map[string]string{
+	"payload":    `"filterload" or "merkleblock"`,
+	"warning":    `"warnings", an array`,
+	"size_bits":  `"filter_bits"`,
+	"bytes":      `"serialized_bytes"`,
+	"size_bytes": `"filter_bytes"`,
+}
+
+// pendingRetiredKeys are retired keys the privacy package still prints.
+var pendingRetiredKeys = map[string]bool{"size_bytes": true}
+
+// TestJSONKeysOneType runs every command that needs no node with --json
+// (and encodes the outputs of those that do, scan and capture, from their
+// types) and checks that a key has one JSON type wherever it appears and
+// that no retired key is left.
+func TestJSONKeysOneType(t *testing.T) {
+	dir := t.TempDir()
+	v := gcsVectorAt(t, 49291)
+	blockHex := vectorBlockHex(t, block13b8a)
+	universe := filepath.Join(dir, "universe.txt")
+	var u strings.Builder
+	for i := range 2000 {
+		fmt.Fprintf(&u, "%040x\n", i*7919+1)
+	}
+	if err := os.WriteFile(universe, []byte(u.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	gcsBuild := []string{"gcs", "build", "--block", v.Block, "--prev-header", v.PrevHeader}
+	for _, s := range v.PrevScripts {
+		gcsBuild = append(gcsBuild, "--prevout-script", s)
+	}
+	runs := [][]string{
+		{"version"},
+		{"bloom", "new", "--elements", "3", "--fprate", "0.01", coreElem1},
+		{"bloom", "add", "--filter", corePayload, coreElem1},
+		{"bloom", "match", "--filter", corePayload, coreElem1, coreMiss},
+		{"bloom", "inspect", "--filter", corePayload},
+		{"bloom", "tx", "--filter", corePayload, "--tx", coreTx},
+		gcsBuild,
+		{"gcs", "match", "--filter", v.Filter, "--block-hash", v.BlockHash, "51"},
+		{"gcs", "header", "--filter", v.Filter, "--prev-header", v.PrevHeader},
+		{"gcs", "inspect", "--filter", v.Filter},
+		{"merkleblock", "build", "--block", blockHex, "--txid", txid13b8a8},
+		{"merkleblock", "build", "--block", blockHex, "--filter", corePayload},
+		{"merkleblock", "verify", "--merkleblock", payloadDc45},
+		{"privacy", "model", "--addresses", "20", "--filters", "2"},
+		{"privacy", "model", "--sweep", "addresses=1..3"},
+		{"privacy", "model", "--addresses", "5", "--universe-size", "20000", "--monte-carlo", "2"},
+		{"privacy", "compare", "--addresses", "20"},
+		{"privacy", "analyze", "--filter", corePayload, "--filter", "03ce4299050000000100008001", "--universe", universe},
+		{"demo", "--universe-size", "20000", "--plot", filepath.Join(dir, "demo.svg")},
+	}
+	types := map[string]map[string]string{} // key -> JSON type -> a command showing it
+	add := func(where string, doc any) {
+		walkJSON(doc, func(key, typ string) {
+			if types[key] == nil {
+				types[key] = map[string]string{}
+			}
+			if _, ok := types[key][typ]; !ok {
+				types[key][typ] = where
+			}
+		})
+	}
+	for _, args := range runs {
+		stdout, stderr, status := runCLI(t, "", append(args, "--json")...)
+		if status != exitOK {
+			t.Fatalf("%v: status %d, %s", args, status, stderr)
+		}
+		var doc any
+		if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		add(strings.Join(args[:min(2, len(args))], " "), doc)
+	}
+	for where, value := range map[string]any{
+		"scan":            scanJSON{Matches: []scanMatchJSON{{Watch: []string{"51"}}}},
+		"privacy capture": privacy.RelayStats{},
+	} {
+		b, err := json.Marshal(value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc any
+		if err := json.Unmarshal(b, &doc); err != nil {
+			t.Fatal(err)
+		}
+		add(where, doc)
+	}
+	if len(types) < 60 {
+		t.Fatalf("only %d keys seen", len(types))
+	}
+	for key, byType := range types {
+		_, pending := pendingKeyRenames[key]
+		if len(byType) > 1 && !pending {
+			t.Errorf("key %q has several JSON types: %v", key, byType)
+		}
+		if len(byType) == 1 && pending {
+			t.Errorf("key %q has one type now (%v): remove it from pendingKeyRenames", key, byType)
+		}
+		if instead, retired := retiredKeys[key]; retired && !pendingRetiredKeys[key] {
+			t.Errorf("retired key %q printed by %v: use %s", key, byType, instead)
+		}
+	}
+	for key := range pendingRetiredKeys {
+		if _, seen := types[key]; !seen {
+			t.Errorf("retired key %q is gone: remove it from pendingRetiredKeys", key)
+		}
+	}
+}
+
+// walkJSON calls fn with every object key of a decoded JSON document and
+// the JSON type of its value; null counts as nothing (it stands for an
+// undefined number).
+func walkJSON(doc any, fn func(key, typ string)) {
+	switch d := doc.(type) {
+	case map[string]any:
+		for k, v := range d {
+			if typ := jsonType(v); typ != "" {
+				fn(k, typ)
+			}
+			walkJSON(v, fn)
+		}
+	case []any:
+		for _, v := range d {
+			walkJSON(v, fn)
+		}
+	}
+}
+
+func jsonType(v any) string {
+	switch v.(type) {
+	case map[string]any:
+		return "object"
+	case []any:
+		return "array"
+	case string:
+		return "string"
+	case float64:
+		return "number"
+	case bool:
+		return "bool"
+	}
+	return ""
 }

@@ -138,6 +138,8 @@ unknown command, shell or help topic), 1 for any other failure.`,
 		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: false},
 	}
 	root.SetVersionTemplate("spvfilter {{.Version}}\n")
+	root.InitDefaultVersionFlag()
+	root.Flags().Lookup("version").Usage = "print the spvfilter version"
 	root.PersistentFlags().BoolVar(&a.json, "json", false, "print the result as one JSON object")
 	// Flag parsing errors are bad input: mark them so run exits with 2.
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
