@@ -303,16 +303,15 @@ func newHelpCommand() *cobra.Command {
 
 // markRunning wraps every command's RunE so that a.running tells errors of
 // the command's own work from those cobra finds in the command line first.
-func markRunning(a *app, c *cobra.Command) {
-	if runE := c.RunE; runE != nil {
-		c.RunE = func(cmd *cobra.Command, args []string) error {
-			a.running = true
-			return runE(cmd, args)
+func markRunning(a *app, root *cobra.Command) {
+	walkCommands(root, func(c *cobra.Command) {
+		if runE := c.RunE; runE != nil {
+			c.RunE = func(cmd *cobra.Command, args []string) error {
+				a.running = true
+				return runE(cmd, args)
+			}
 		}
-	}
-	for _, sub := range c.Commands() {
-		markRunning(a, sub)
-	}
+	})
 }
 
 func newVersionCommand(a *app) *cobra.Command {
