@@ -154,7 +154,9 @@ unknown command, shell or help topic), 1 for any other failure.`,
 	if c, _, err := root.Find([]string{"completion"}); err == nil && c != root {
 		refuseUnknownShell(c)
 	}
-	// One spelling, --fprate, for every command; --fp-rate still parses.
+	// One spelling, --fprate, for every command; --fp-rate still parses,
+	// as the same flag. No command defines --fp-rate itself: it would be
+	// normalized into a second --fprate.
 	root.SetGlobalNormalizationFunc(normalizeFlagName)
 	walkCommands(root, func(c *cobra.Command) {
 		refuseUnknownSubcommand(c)
