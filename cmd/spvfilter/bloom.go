@@ -128,10 +128,10 @@ func (a *app) readFilter(arg string) (*bip37.Filter, error) {
 }
 
 // bloomDesign checks the filter Core's sizing gives for elements at
-// fpRate. A filter that would match everything (no bytes, or no hash
-// functions) is refused with the reason and what the limits allow; one
-// that the 36,000-byte limit keeps from its rate gets a warning.
-func bloomDesign(elements uint32, fpRate float64) (refusal error, warnings []string) {
+// fpRate. For a filter that would match everything (no bytes, or no hash
+// functions) degenerate says why and what the limits allow; a filter that
+// the 36,000-byte limit keeps from its rate gets a warning.
+func bloomDesign(elements uint32, fpRate float64) (degenerate string, warnings []string) {
 	size, k := bip37.OptimalSize(elements, fpRate)
 	const maxBits = bip37.MaxFilterSize * 8
 	ln2Sq := math.Ln2 * math.Ln2
@@ -142,14 +142,14 @@ func bloomDesign(elements uint32, fpRate float64) (refusal error, warnings []str
 	switch {
 	case size == 0:
 		first := math.Ceil(8 * ln2Sq / -math.Log(fpRate))
-		return badInput("%s gives a 0-byte filter, which nodes treat as matching everything: at that rate a filter needs about %.0f elements for its first byte; give more elements or a lower rate (or --allow-degenerate)", prefix, first), nil
+		return fmt.Sprintf("%s gives a 0-byte filter, which matches everything (as nodes treat it): at that rate a filter needs about %.0f elements for its first byte; give more elements or a lower rate", prefix, first), nil
 	case k == 0 && float64(elements) > atRate:
 		// Core gives k = (bytes*8/elements, an integer division)*ln 2,
 		// so one hash function needs 2 bits per element.
-		return badInput("%s gives 0 hash functions, a filter that matches everything: at most %d bytes means at most about %.0f elements at that rate, and %d at any rate; give fewer elements or a higher rate (or --allow-degenerate)",
+		return fmt.Sprintf("%s gives 0 hash functions, a filter that matches everything: at most %d bytes means at most about %.0f elements at that rate, and %d at any rate; give fewer elements or a higher rate",
 			prefix, bip37.MaxFilterSize, atRate, maxBits/2), nil
 	case k == 0:
-		return badInput("%s gives 0 hash functions, a filter that matches everything: Core's sizing leaves fewer than 2 bits per element at that rate, and gives one hash function only for rates up to about %.2f (less for few elements); give a lower rate (or --allow-degenerate)",
+		return fmt.Sprintf("%s gives 0 hash functions, a filter that matches everything: Core's sizing leaves fewer than 2 bits per element at that rate, and gives one hash function only for rates up to about %.2f (less for few elements); give a lower rate",
 			prefix, math.Exp(-2*ln2Sq)), nil
 	}
 	m, n, kf := float64(size)*8, float64(elements), float64(k)
@@ -159,7 +159,7 @@ func bloomDesign(elements uint32, fpRate float64) (refusal error, warnings []str
 		warnings = append(warnings, fmt.Sprintf("%s: at most %d bytes means at most about %.0f elements at that rate; this filter's false-positive rate will be about %.3g once %d elements are in",
 			prefix, bip37.MaxFilterSize, atRate, rate, elements))
 	}
-	return nil, warnings
+	return "", warnings
 }
 
 // elementArgs requires at least one ELEMENT_HEX argument.
@@ -188,7 +188,7 @@ one line of hex. With --json it prints an object with the payload
 A filter that would match everything is refused (exit status 2) unless
 --allow-degenerate is given: 0 bytes (too few elements for the rate) or 0
 hash functions (more elements than 36,000 bytes hold at the rate, or a rate
-of 1/2 or more). A filter the size limit keeps from the requested rate, and
+above about 0.38, where Core's sizing leaves fewer than 2 bits per element). A filter the size limit keeps from the requested rate, and
 one filled far beyond one half by its elements, carry a warning.
 
 --tweak is added to every hash function's seed (choose it at random for
@@ -210,12 +210,12 @@ arguments are hex, @FILE (one element per line) or - (one per line).`,
 			if err != nil {
 				return badInput("--flags: %q is not none, all or p2pubkey-only", flagsName)
 			}
-			refusal, warnings := bloomDesign(elements, fpRate)
-			if refusal != nil {
+			degenerate, warnings := bloomDesign(elements, fpRate)
+			if degenerate != "" {
 				if !allowDegenerate {
-					return refusal
+					return badInput("%s (or --allow-degenerate)", degenerate)
 				}
-				warnings = append(warnings, strings.TrimSuffix(refusal.Error(), " (or --allow-degenerate)"))
+				warnings = append(warnings, degenerate)
 			}
 			elems, err := a.readHexItems("element", args)
 			if err != nil {
@@ -225,7 +225,7 @@ arguments are hex, @FILE (one element per line) or - (one per line).`,
 			for _, e := range elems {
 				f.Add(e)
 			}
-			if len(elems) > 0 && refusal == nil {
+			if len(elems) > 0 && degenerate == "" {
 				warnings = append(warnings, fillWarnings(f)...)
 			}
 			return a.printFilter(f, warnings)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -196,6 +197,148 @@ func TestBloomHelpHasExamples(t *testing.T) {
 		stdout, _, status := runCLI(t, "", "bloom", sub, "--help")
 		if status != exitOK || !strings.Contains(stdout, "Examples:") || !strings.Contains(stdout, "spvfilter bloom "+sub) {
 			t.Errorf("bloom %s --help: status %d\n%s", sub, status, stdout)
+		}
+	}
+}
+
+// TestBloomNewRefusesDegenerate (Why 2): a million elements at 1% leave
+// 0 hash functions in 36,000 bytes, a filter that matches everything. It is
+// refused with the reason and the limit, built only with
+// --allow-degenerate and then flagged wherever it is used.
+func TestBloomNewRefusesDegenerate(t *testing.T) {
+	stdout, stderr, status := runCLI(t, "", "bloom", "new", "--elements", "1000000", "--fprate", "0.01")
+	// 36,000 bytes hold 288000*ln(2)^2/ln(100) = 30046.6 elements at 1%.
+	for _, want := range []string{"0 hash functions", "matches everything", "at most 36000 bytes", "about 30046 elements", "--allow-degenerate"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr %q lacks %q", stderr, want)
+		}
+	}
+	if status != exitBadInput || stdout != "" {
+		t.Fatalf("status %d, stdout %q", status, stdout)
+	}
+
+	stdout, stderr, status = runCLI(t, "", "bloom", "new", "--elements", "1000000", "--fprate", "0.01", "--allow-degenerate", "--json")
+	var out struct {
+		FilterLoad string `json:"filterload"`
+		Stats      struct {
+			FilterBytes uint32 `json:"filter_bytes"`
+			HashFuncs   uint32 `json:"hash_funcs"`
+		}
+		Warnings []string
+	}
+	decodeJSON(t, stdout, &out)
+	if status != exitOK || out.Stats.FilterBytes != 36000 || out.Stats.HashFuncs != 0 ||
+		len(out.Warnings) != 1 || !strings.Contains(out.Warnings[0], "matches everything") ||
+		!strings.Contains(stderr, "warning: ") {
+		t.Fatalf("--allow-degenerate: status %d, %+v, stderr %q", status, out.Stats, stderr)
+	}
+
+	// The degenerate filter matches anything, and says so.
+	stdout, stderr, status = runCLI(t, "", "bloom", "match", "--filter", out.FilterLoad, "00", "11")
+	if status != exitOK || stdout != "00 true\n11 true\n" || !strings.Contains(stderr, "matches everything") {
+		t.Fatalf("match: status %d, %q, stderr %q", status, stdout, stderr)
+	}
+	stdout, _, _ = runCLI(t, "", "bloom", "inspect", "--filter", out.FilterLoad, "--json")
+	var insp struct{ Warnings []string }
+	decodeJSON(t, stdout, &insp)
+	if len(insp.Warnings) != 1 || !strings.Contains(insp.Warnings[0], "no hash functions") {
+		t.Fatalf("inspect warnings %q", insp.Warnings)
+	}
+
+	// A 0-byte filter, and a rate too high for one hash function.
+	for _, args := range [][]string{{"--elements", "1", "--fprate", "0.5"}, {"--elements", "1000", "--fprate", "0.9"}} {
+		_, stderr, status = runCLI(t, "", append([]string{"bloom", "new"}, args...)...)
+		if status != exitBadInput || !strings.Contains(stderr, "matches everything") {
+			t.Errorf("%v: status %d, %q", args, status, stderr)
+		}
+	}
+}
+
+// TestBloomWarnings: a filter the size limit keeps from its rate, one
+// filled far beyond one half, and inspect's health warnings, on standard
+// error and as a JSON array.
+func TestBloomWarnings(t *testing.T) {
+	stdout, stderr, status := runCLI(t, "", "bloom", "new", "--elements", "100000", "--fprate", "0.01", "--json")
+	var out struct{ Warnings []string }
+	decodeJSON(t, stdout, &out)
+	if status != exitOK || len(out.Warnings) != 1 || !strings.Contains(out.Warnings[0], "false-positive rate will be about 0.293") ||
+		strings.Count(stderr, "warning:") != 1 {
+		t.Fatalf("capped filter: status %d, %q, stderr %q", status, out.Warnings, stderr)
+	}
+
+	// Thirty elements in a filter sized for ten.
+	var elems []string
+	for i := range 30 {
+		elems = append(elems, fmt.Sprintf("%08x", i))
+	}
+	stdout, stderr, status = runCLI(t, "", append([]string{"bloom", "new", "--elements", "10", "--fprate", "0.01", "--json"}, elems...)...)
+	decodeJSON(t, stdout, &out)
+	if status != exitOK || len(out.Warnings) != 1 || !strings.Contains(out.Warnings[0], "far above 1/2") || !strings.Contains(stderr, "far above 1/2") {
+		t.Fatalf("overfilled: status %d, %q, stderr %q", status, out.Warnings, stderr)
+	}
+
+	// A healthy filter: no warnings, an empty array.
+	stdout, stderr, _ = runCLI(t, "", "bloom", "inspect", "--filter", corePayload, "--json")
+	if !strings.Contains(stdout, `"warnings": []`) || stderr != "" {
+		t.Fatalf("healthy filter: %s, stderr %q", stdout, stderr)
+	}
+	// A sparse one: density far below one half.
+	sparse, _, _ := runCLI(t, "", "bloom", "new", "--elements", "1000", "--fprate", "0.01", coreElem1)
+	_, stderr, _ = runCLI(t, "", "bloom", "inspect", "--filter", strings.TrimSpace(sparse))
+	if !strings.Contains(stderr, "warning: density") || !strings.Contains(stderr, "far below 1/2") {
+		t.Fatalf("sparse filter: stderr %q", stderr)
+	}
+}
+
+// TestBloomAddFileOneElementPerLine (Why 4): a file of one element per
+// line adds each element, not the lines run together.
+func TestBloomAddFileOneElementPerLine(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "more.hex")
+	text := "# two of Core's elements\r\n" + coreElem2 + "\r\n\r\n" + strings.ToUpper(coreElem3) + "  # the third\r\n"
+	if err := os.WriteFile(file, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	one, _, status := runCLI(t, "", "bloom", "new", "--elements", "3", "--fprate", "0.01", "--flags", "all", coreElem1)
+	if status != exitOK {
+		t.Fatal(status)
+	}
+	stdout, stderr, status := runCLI(t, "", "bloom", "add", "--filter", strings.TrimSpace(one), "@"+file)
+	if status != exitOK || stdout != corePayload+"\n" {
+		t.Fatalf("add @FILE: status %d, %q, stderr %q; want Core's %s", status, stdout, stderr, corePayload)
+	}
+	stdout, _, status = runCLI(t, text, "bloom", "match", "--filter", corePayload, "-", coreMiss)
+	if want := coreElem2 + " true\n" + coreElem3 + " true\n" + coreMiss + " false\n"; status != exitOK || stdout != want {
+		t.Fatalf("match of standard input: status %d, %q, want %q", status, stdout, want)
+	}
+	// An error names the file and the line.
+	if err := os.WriteFile(file, []byte(coreElem2+"\n\nzz\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, status = runCLI(t, "", "bloom", "add", "--filter", corePayload, "@"+file)
+	if status != exitBadInput || !strings.Contains(stderr, "element 1 (@"+file+" line 3): invalid hex") {
+		t.Fatalf("bad line: status %d, %q", status, stderr)
+	}
+	// A single-value argument's file holds one line.
+	if err := os.WriteFile(file, []byte(corePayload+"\n"+corePayload+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, status = runCLI(t, "", "bloom", "add", "--filter", "@"+file, coreElem1)
+	if status != exitBadInput || !strings.Contains(stderr, "has 2 lines") || !strings.Contains(stderr, "--filter takes one value") {
+		t.Fatalf("--filter file of two lines: status %d, %q", status, stderr)
+	}
+}
+
+// TestFPRateOneSpelling: --fprate is shown, --fp-rate still parses.
+func TestFPRateOneSpelling(t *testing.T) {
+	a, _, _ := runCLI(t, "", "bloom", "new", "--elements", "3", "--fprate", "0.01", coreElem1)
+	b, _, status := runCLI(t, "", "bloom", "new", "--elements", "3", "--fp-rate", "0.01", coreElem1)
+	if status != exitOK || a != b {
+		t.Fatalf("--fp-rate: status %d, %q, want %q", status, b, a)
+	}
+	for _, cmd := range [][]string{{"bloom", "new"}, {"scan"}, {"privacy", "model"}, {"demo"}} {
+		help, _, _ := runCLI(t, "", append(cmd, "--help")...)
+		if strings.Contains(help, "fp-rate") || !strings.Contains(help, "--fprate") {
+			t.Errorf("%v help: --fprate not the one spelling", cmd)
 		}
 	}
 }

@@ -1,11 +1,16 @@
 package main
 
 import (
+	"bytes"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/btcsuite/btcd/wire"
 )
 
 // gcsVector is one row of the BIP 158 test vectors
@@ -196,5 +201,120 @@ func TestGCSHelpHasExamples(t *testing.T) {
 		if status != exitOK || !strings.Contains(stdout, "Example:") || !strings.Contains(stdout, "spvfilter gcs "+sub) {
 			t.Errorf("gcs %s --help: status %d, %q", sub, status, stdout)
 		}
+	}
+}
+
+// gcsVectorAt returns the BIP 158 vector row of a height.
+func gcsVectorAt(t *testing.T, height int) gcsVector {
+	t.Helper()
+	for _, v := range loadGCSVectors(t) {
+		if v.Height == height {
+			return v
+		}
+	}
+	t.Fatalf("no vector at height %d", height)
+	return gcsVector{}
+}
+
+// TestGCSBuildChecksPrevoutCount (Why 3): without the scripts of the outputs
+// a block spends, build used to print a filter BIP 158 does not give. The
+// count of --prevout-script values must match the block's inputs;
+// --no-prevouts builds the outputs-only filter on purpose, with a warning.
+func TestGCSBuildChecksPrevoutCount(t *testing.T) {
+	v := gcsVectorAt(t, 49291)
+	raw, err := hex.DecodeString(v.Block)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var block wire.MsgBlock
+	if err := block.Deserialize(bytes.NewReader(raw)); err != nil {
+		t.Fatal(err)
+	}
+	inputs := 0
+	for _, tx := range block.Transactions[1:] {
+		inputs += len(tx.TxIn)
+	}
+	if inputs != len(v.PrevScripts) {
+		t.Fatalf("vector: %d inputs, %d scripts", inputs, len(v.PrevScripts))
+	}
+	dir := t.TempDir()
+	blockFile := filepath.Join(dir, "testnet-49291.hex")
+	if err := os.WriteFile(blockFile, []byte(v.Block+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	stdout, stderr, status := runCLI(t, "", "gcs", "build", "--block", "@"+blockFile)
+	want := fmt.Sprintf("has %d inputs after the coinbase but 0 --prevout-script values", inputs)
+	if status != exitBadInput || stdout != "" || !strings.Contains(stderr, want) || !strings.Contains(stderr, "--no-prevouts") {
+		t.Fatalf("without prevouts: status %d, stdout %q, stderr %q; want %q", status, stdout, stderr, want)
+	}
+	extra := []string{"gcs", "build", "--block", "@" + blockFile}
+	for _, s := range append(v.PrevScripts, "51") {
+		extra = append(extra, "--prevout-script", s)
+	}
+	_, stderr, status = runCLI(t, "", extra...)
+	if status != exitBadInput || !strings.Contains(stderr, fmt.Sprintf("%d inputs after the coinbase but %d --prevout-script", inputs, inputs+1)) {
+		t.Fatalf("one script too many: status %d, %q", status, stderr)
+	}
+
+	// The scripts from a file, one per line: BIP 158's filter.
+	scripts := filepath.Join(dir, "prevouts.txt")
+	if err := os.WriteFile(scripts, []byte("# spent scripts\n"+strings.Join(v.PrevScripts, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, status = runCLI(t, "", "gcs", "build", "--block", "@"+blockFile, "--prevout-script", "@"+scripts)
+	if status != exitOK || stdout != v.Filter+"\n" || !strings.HasPrefix(v.Filter, "0afbc292") {
+		t.Fatalf("with prevouts: status %d, %q, stderr %q; want %s", status, stdout, stderr, v.Filter)
+	}
+
+	stdout, stderr, status = runCLI(t, "", "gcs", "build", "--block", "@"+blockFile, "--no-prevouts", "--json")
+	var out struct {
+		Filter   string
+		Warnings []string
+	}
+	decodeJSON(t, stdout, &out)
+	if status != exitOK || out.Filter != "028c0838230580" || len(out.Warnings) != 1 ||
+		!strings.Contains(out.Warnings[0], "not the block's BIP 158 basic filter") || !strings.Contains(stderr, "warning: --no-prevouts") {
+		t.Fatalf("--no-prevouts: status %d, %+v, stderr %q", status, out, stderr)
+	}
+}
+
+// TestGCSBuildPrevoutFileEmptyScripts: in a file, "" stands for an empty
+// script, which counts as an input and is not in the filter.
+func TestGCSBuildPrevoutFileEmptyScripts(t *testing.T) {
+	v := gcsVectorAt(t, 180480)
+	lines := make([]string, len(v.PrevScripts))
+	empty := 0
+	for i, s := range v.PrevScripts {
+		lines[i] = s
+		if s == "" {
+			lines[i] = `""`
+			empty++
+		}
+	}
+	if empty == 0 {
+		t.Fatal("vector has no empty script")
+	}
+	scripts := filepath.Join(t.TempDir(), "prevouts.txt")
+	if err := os.WriteFile(scripts, []byte(strings.Join(lines, "\r\n")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, status := runCLI(t, "", "gcs", "build", "--block", v.Block, "--prevout-script", "@"+scripts)
+	if status != exitOK || stdout != v.Filter+"\n" {
+		t.Fatalf("status %d, %q, stderr %q; want %s", status, stdout, stderr, v.Filter)
+	}
+}
+
+// TestGCSBuildHelpFirstExample: the help's first example gives the spent
+// scripts, not the mistake of leaving them out.
+func TestGCSBuildHelpFirstExample(t *testing.T) {
+	help, _, _ := runCLI(t, "", "gcs", "build", "--help")
+	_, after, ok := strings.Cut(help, "Example:\n")
+	if !ok {
+		t.Fatalf("no example in\n%s", help)
+	}
+	first, _, _ := strings.Cut(after, "\n")
+	if !strings.Contains(first, "--prevout-script") && !strings.Contains(first, "--no-prevouts") {
+		t.Fatalf("first example %q builds a filter without the spent scripts", first)
 	}
 }

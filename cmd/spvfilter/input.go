@@ -117,7 +117,7 @@ func (a *app) readArgText(what, arg string) (string, error) {
 	case 1:
 		return lines[0].text, nil
 	}
-	return "", badInput("%s: %s has %d lines (first at %d, second at %d) but %s takes one value",
+	return "", badInput("%s: %s has %d lines (first at %d, second at %d) but %s takes one value (hex wrapped over lines: join them first)",
 		what, name, len(lines), lines[0].number, lines[1].number, what)
 }
 

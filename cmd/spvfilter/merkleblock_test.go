@@ -226,3 +226,27 @@ func TestMerkleBlockHelp(t *testing.T) {
 		}
 	}
 }
+
+// TestMerkleBlockTxidFile: --txid @FILE reads one txid per line.
+func TestMerkleBlockTxidFile(t *testing.T) {
+	blockHex := vectorBlockHex(t, block13b8a)
+	want, _, status := runCLI(t, "", "merkleblock", "build", "--block", blockHex, "--txid", txid13b8a1, txid13b8a8)
+	if status != exitOK {
+		t.Fatal(status)
+	}
+	file := filepath.Join(t.TempDir(), "txids.txt")
+	if err := os.WriteFile(file, []byte(txid13b8a1+"\r\n# the eighth\r\n"+txid13b8a8+"\r\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, stderr, status := runCLI(t, "", "merkleblock", "build", "--block", blockHex, "--txid", "@"+file)
+	if status != exitOK || got != want {
+		t.Fatalf("--txid @FILE: status %d, %q, stderr %q; want %q", status, got, stderr, want)
+	}
+	if err := os.WriteFile(file, []byte(txid13b8a1+"\n00\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, status = runCLI(t, "", "merkleblock", "build", "--block", blockHex, "--txid", "@"+file)
+	if status != exitBadInput || !strings.Contains(stderr, "--txid 1 (@"+file+" line 2): 1 bytes, a txid has 32") {
+		t.Fatalf("bad txid line: status %d, %q", status, stderr)
+	}
+}

@@ -138,6 +138,8 @@ unknown command, shell or help topic), 1 for any other failure.`,
 		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: false},
 	}
 	root.SetVersionTemplate("spvfilter {{.Version}}\n")
+	root.InitDefaultVersionFlag()
+	root.Flags().Lookup("version").Usage = "print the spvfilter version"
 	root.PersistentFlags().BoolVar(&a.json, "json", false, "print the result as one JSON object")
 	// Flag parsing errors are bad input: mark them so run exits with 2.
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
@@ -152,7 +154,9 @@ unknown command, shell or help topic), 1 for any other failure.`,
 	if c, _, err := root.Find([]string{"completion"}); err == nil && c != root {
 		refuseUnknownShell(c)
 	}
-	// One spelling, --fprate, for every command; --fp-rate still parses.
+	// One spelling, --fprate, for every command; --fp-rate still parses,
+	// as the same flag. No command defines --fp-rate itself: it would be
+	// normalized into a second --fprate.
 	root.SetGlobalNormalizationFunc(normalizeFlagName)
 	walkCommands(root, func(c *cobra.Command) {
 		refuseUnknownSubcommand(c)
@@ -234,11 +238,12 @@ func (v checkedValue) Set(s string) error {
 	return v.Value.Set(s)
 }
 
-// refuseUnknownSubcommand makes a command that only groups subcommands
-// print its help when called alone and refuse anything else as bad input
-// (cobra would print the help and succeed).
+// refuseUnknownSubcommand makes a command below the root that only groups
+// subcommands print its help when called alone and refuse anything else as
+// bad input (cobra would print the help and succeed; for the root, cobra
+// itself refuses unknown commands, with suggestions).
 func refuseUnknownSubcommand(c *cobra.Command) {
-	if !c.HasSubCommands() || c.Run != nil || c.RunE != nil {
+	if !c.HasParent() || !c.HasSubCommands() || c.Run != nil || c.RunE != nil {
 		return
 	}
 	c.Args = cobra.ArbitraryArgs
@@ -300,16 +305,15 @@ func newHelpCommand() *cobra.Command {
 
 // markRunning wraps every command's RunE so that a.running tells errors of
 // the command's own work from those cobra finds in the command line first.
-func markRunning(a *app, c *cobra.Command) {
-	if runE := c.RunE; runE != nil {
-		c.RunE = func(cmd *cobra.Command, args []string) error {
-			a.running = true
-			return runE(cmd, args)
+func markRunning(a *app, root *cobra.Command) {
+	walkCommands(root, func(c *cobra.Command) {
+		if runE := c.RunE; runE != nil {
+			c.RunE = func(cmd *cobra.Command, args []string) error {
+				a.running = true
+				return runE(cmd, args)
+			}
 		}
-	}
-	for _, sub := range c.Commands() {
-		markRunning(a, sub)
-	}
+	})
 }
 
 func newVersionCommand(a *app) *cobra.Command {

@@ -1,0 +1,397 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spvfilter/spvfilter/privacy"
+)
+
+// badInputCase is a command line that must be refused as bad input.
+type badInputCase struct {
+	name  string
+	stdin string
+	args  []string
+}
+
+// contractFiles are the files the bad-input cases read: a directory, a
+// file of two lines, an empty one and one that does not exist.
+type contractFiles struct {
+	dir, twoLines, empty, comments, missing string
+}
+
+func newContractFiles(t *testing.T) contractFiles {
+	t.Helper()
+	dir := t.TempDir()
+	f := contractFiles{
+		dir:      dir,
+		twoLines: filepath.Join(dir, "two-lines.hex"),
+		empty:    filepath.Join(dir, "empty.hex"),
+		comments: filepath.Join(dir, "comments.hex"),
+		missing:  filepath.Join(dir, "missing.hex"),
+	}
+	for name, text := range map[string]string{
+		f.twoLines: corePayload + "\n" + corePayload + "\n",
+		f.empty:    "",
+		f.comments: "# nothing but a comment\n\n",
+	} {
+		if err := os.WriteFile(name, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return f
+}
+
+// badInputCases runs through every command: each must exit with status 2,
+// print one line on standard error and nothing on standard output.
+func badInputCases(t *testing.T, f contractFiles) []badInputCase {
+	blockHex := vectorBlockHex(t, block13b8a)
+	const hash = "000000006c02c8ea6e4ff69651f7fcde348fb9d557a06e6957b65552002a7820"
+	const node = "127.0.0.1:1" // never reached: every case fails first
+	c := func(name string, args ...string) badInputCase { return badInputCase{name: name, args: args} }
+	cases := []badInputCase{
+		// root, help, completion, version
+		c("unknown command", "frobnicate"),
+		c("unknown global flag", "--nope"),
+		c("unknown help topic", "help", "frobnicate"),
+		c("unknown nested help topic", "help", "bloom", "frobnicate"),
+		c("unknown completion shell", "completion", "frobnicate"),
+		c("completion extra argument", "completion", "bash", "extra"),
+		c("version argument", "version", "extra"),
+		c("version unknown flag", "version", "--nope"),
+		c("--json with a value that is no boolean", "version", "--json=maybe"),
+		// bloom
+		c("bloom unknown subcommand", "bloom", "frobnicate"),
+		c("bloom new without --elements", "bloom", "new", "--fprate", "0.01"),
+		c("bloom new without --fprate", "bloom", "new", "--elements", "3"),
+		c("bloom new zero elements", "bloom", "new", "--elements", "0", "--fprate", "0.01"),
+		c("bloom new fprate 0", "bloom", "new", "--elements", "3", "--fprate", "0"),
+		c("bloom new fprate 1", "bloom", "new", "--elements", "3", "--fprate", "1"),
+		c("bloom new fprate not a number", "bloom", "new", "--elements", "3", "--fprate", "x"),
+		c("bloom new --fp-rate alias checked too", "bloom", "new", "--elements", "3", "--fp-rate", "2"),
+		c("bloom new unknown flags", "bloom", "new", "--elements", "3", "--fprate", "0.01", "--flags", "some"),
+		c("bloom new 0 hash functions", "bloom", "new", "--elements", "1000000", "--fprate", "0.01"),
+		c("bloom new 0 bytes", "bloom", "new", "--elements", "1", "--fprate", "0.5"),
+		c("bloom new rate too high for a hash function", "bloom", "new", "--elements", "1000", "--fprate", "0.9"),
+		c("bloom new bad element hex", "bloom", "new", "--elements", "3", "--fprate", "0.01", "zz"),
+		c("bloom new odd element hex", "bloom", "new", "--elements", "3", "--fprate", "0.01", "abc"),
+		c("bloom new element file missing", "bloom", "new", "--elements", "3", "--fprate", "0.01", "@"+f.missing),
+		c("bloom new element file is a directory", "bloom", "new", "--elements", "3", "--fprate", "0.01", "@"+f.dir),
+		c("bloom new element file empty", "bloom", "new", "--elements", "3", "--fprate", "0.01", "@"+f.empty),
+		c("bloom new element file only comments", "bloom", "new", "--elements", "3", "--fprate", "0.01", "@"+f.comments),
+		c("bloom add without --filter", "bloom", "add", coreElem1),
+		c("bloom add without elements", "bloom", "add", "--filter", corePayload),
+		c("bloom add bad filter", "bloom", "add", "--filter", "0300", coreElem1),
+		c("bloom add filter file of two lines", "bloom", "add", "--filter", "@"+f.twoLines, coreElem1),
+		c("bloom add filter file is a directory", "bloom", "add", "--filter", "@"+f.dir, coreElem1),
+		c("bloom match without elements", "bloom", "match", "--filter", corePayload),
+		c("bloom match filter file missing", "bloom", "match", "--filter", "@"+f.missing, coreElem1),
+		c("bloom match two standard inputs", "bloom", "match", "--filter", "-", "-"),
+		c("bloom inspect argument", "bloom", "inspect", "--filter", corePayload, "extra"),
+		c("bloom inspect empty filter hex", "bloom", "inspect", "--filter", ""),
+		c("bloom inspect too many hash functions", "bloom", "inspect", "--filter", "010033000000000000000000"),
+		c("bloom tx without --tx", "bloom", "tx", "--filter", corePayload),
+		c("bloom tx not a transaction", "bloom", "tx", "--filter", corePayload, "--tx", "00"),
+		c("bloom tx trailing bytes", "bloom", "tx", "--filter", corePayload, "--tx", coreTx+"00"),
+		// gcs
+		c("gcs unknown subcommand", "gcs", "frobnicate"),
+		c("gcs build without --block", "gcs", "build"),
+		c("gcs build not a block", "gcs", "build", "--block", "00"),
+		c("gcs build block file is a directory", "gcs", "build", "--block", "@"+f.dir),
+		c("gcs build without prevout scripts", "gcs", "build", "--block", blockHex),
+		c("gcs build too many prevout scripts", "gcs", "build", "--block", blockHex, "--prevout-script", "51", "--prevout-script", "52"),
+		c("gcs build prevouts and --no-prevouts", "gcs", "build", "--block", blockHex, "--no-prevouts", "--prevout-script", "51"),
+		c("gcs build bad prev header", "gcs", "build", "--block", blockHex, "--no-prevouts", "--prev-header", "00"),
+		c("gcs match without elements", "gcs", "match", "--filter", "0174a170", "--block-hash", hash),
+		c("gcs match short block hash", "gcs", "match", "--filter", "0174a170", "--block-hash", "00", "51"),
+		c("gcs match malformed filter", "gcs", "match", "--filter", "05", "--block-hash", hash, "51"),
+		c("gcs header without --prev-header", "gcs", "header", "--filter", "0174a170"),
+		c("gcs header prev header file of two lines", "gcs", "header", "--filter", "0174a170", "--prev-header", "@"+f.twoLines),
+		c("gcs inspect missing file", "gcs", "inspect", "--filter", "@"+f.missing),
+		// merkleblock
+		c("merkleblock unknown subcommand", "merkleblock", "frobnicate"),
+		c("merkleblock build without --block", "merkleblock", "build", "--txid", txid13b8a1),
+		c("merkleblock build neither filter nor txid", "merkleblock", "build", "--block", blockHex),
+		c("merkleblock build filter and txid", "merkleblock", "build", "--block", blockHex, "--filter", corePayload, "--txid", txid13b8a1),
+		c("merkleblock build short txid", "merkleblock", "build", "--block", blockHex, "--txid", "00"),
+		c("merkleblock build txid file is a directory", "merkleblock", "build", "--block", blockHex, "--txid", "@"+f.dir),
+		c("merkleblock build txid file empty", "merkleblock", "build", "--block", blockHex, "--txid", "@"+f.empty),
+		c("merkleblock build stray argument", "merkleblock", "build", "--block", blockHex, "extra"),
+		c("merkleblock verify not a payload", "merkleblock", "verify", "--merkleblock", "00"),
+		c("merkleblock verify without --merkleblock", "merkleblock", "verify"),
+		// scan: flag-level errors, found before any connection
+		c("scan without --peer", "scan", "--watch", "51"),
+		c("scan without --watch", "scan", "--peer", node),
+		c("scan peer without port", "scan", "--peer", "127.0.0.1", "--watch", "51"),
+		c("scan peer port out of range", "scan", "--peer", "127.0.0.1:99999", "--watch", "51"),
+		c("scan peer port 0", "scan", "--peer", "127.0.0.1:0", "--watch", "51"),
+		c("scan peer bad host", "scan", "--peer", "bad_host!:8333", "--watch", "51"),
+		c("scan unknown network", "scan", "--peer", node, "--network", "frobnet", "--watch", "51"),
+		c("scan unknown mode", "scan", "--peer", node, "--mode", "bip38", "--watch", "51"),
+		c("scan negative from", "scan", "--peer", node, "--from", "-1", "--watch", "51"),
+		c("scan to below from", "scan", "--peer", node, "--from", "5", "--to", "2", "--watch", "51"),
+		c("scan zero timeout", "scan", "--peer", node, "--timeout", "0s", "--watch", "51"),
+		c("scan fp-rate out of range", "scan", "--peer", node, "--mode", "bip37", "--fp-rate", "2", "--watch", "51"),
+		c("scan fprate out of range", "scan", "--peer", node, "--mode", "bip37", "--fprate", "0", "--watch", "51"),
+		c("scan bad watch hex", "scan", "--peer", node, "--network", "regtest", "--watch", "zz"),
+		// privacy
+		c("privacy unknown subcommand", "privacy", "frobnicate"),
+		c("privacy model zero addresses", "privacy", "model", "--addresses", "0"),
+		c("privacy model fprate 1", "privacy", "model", "--fprate", "1"),
+		c("privacy model universe smaller than wallet", "privacy", "model", "--addresses", "20", "--universe-size", "10"),
+		c("privacy model bad sweep", "privacy", "model", "--sweep", "frob=1..2"),
+		c("privacy model bad plot format", "privacy", "model", "--plot", filepath.Join(f.dir, "leak.txt")),
+		c("privacy model monte carlo with sweep", "privacy", "model", "--monte-carlo", "2", "--sweep", "addresses=1..3"),
+		c("privacy analyze without filters", "privacy", "analyze", "--universe", "-"),
+		c("privacy analyze without --universe", "privacy", "analyze", "--filter", corePayload),
+		c("privacy analyze bad filter", "privacy", "analyze", "--filter", "00", "--universe", "-"),
+		c("privacy analyze missing universe", "privacy", "analyze", "--filter", corePayload, "--universe", f.missing),
+		c("privacy analyze filter and capture", "privacy", "analyze", "--filter", corePayload, "--capture", f.missing, "--universe", "-"),
+		c("privacy analyze missing capture", "privacy", "analyze", "--capture", f.missing, "--universe", "-"),
+		c("privacy analyze negative workers", "privacy", "analyze", "--filter", corePayload, "--universe", "-", "--workers", "-1"),
+		c("privacy analyze zero max matches", "privacy", "analyze", "--filter", corePayload, "--universe", "-", "--max-matches", "0"),
+		c("privacy compare zero addresses", "privacy", "compare", "--addresses", "0"),
+		c("privacy capture without --listen", "privacy", "capture", "--upstream", node, "--out", "-"),
+		c("privacy capture bad upstream", "privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", "nowhere", "--out", "-"),
+		c("privacy capture bad listen", "privacy", "capture", "--listen", "127.0.0.1:http2", "--upstream", node, "--out", "-"),
+		c("privacy capture unknown network", "privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", node, "--network", "testnet", "--out", "-"),
+		c("privacy capture negative max clients", "privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", node, "--out", "-", "--max-clients", "-1"),
+		c("privacy capture out is a directory", "privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", node, "--out", f.dir),
+		c("privacy universe without --peer", "privacy", "universe", "--out", "-"),
+		c("privacy universe bad peer", "privacy", "universe", "--peer", "localhost", "--out", "-"),
+		c("privacy universe negative from", "privacy", "universe", "--peer", node, "--from", "-1", "--out", "-"),
+		c("privacy universe unknown network", "privacy", "universe", "--peer", node, "--network", "frobnet", "--out", "-"),
+		// demo
+		c("demo bad plot format", "demo", "--plot", filepath.Join(f.dir, "demo.txt")),
+		c("demo unknown flag", "demo", "--nope"),
+		c("demo argument", "demo", "extra"),
+	}
+	cases = append(cases, badInputCase{name: "bloom match second standard input", stdin: corePayload,
+		args: []string{"bloom", "match", "--filter", "-", "-"}})
+	return cases
+}
+
+// TestBadInputContract: every bad input, in every command, exits with
+// status 2, one line on standard error and nothing on standard output;
+// with --json the line is the object {"error": ..., "exit_code": 2}.
+func TestBadInputContract(t *testing.T) {
+	cases := badInputCases(t, newContractFiles(t))
+	if len(cases) < 60 {
+		t.Fatalf("only %d cases", len(cases))
+	}
+	commands := map[string]bool{}
+	for _, tc := range cases {
+		commands[tc.args[0]] = true
+		t.Run(tc.name, func(t *testing.T) {
+			stdout, stderr, status := runCLI(t, tc.stdin, tc.args...)
+			checkOneErrorLine(t, stdout, stderr, status)
+			if strings.HasPrefix(stderr, "{") {
+				t.Errorf("stderr is JSON without --json: %q", stderr)
+			}
+			stdout, stderr, status = runCLI(t, tc.stdin, append(tc.args, "--json")...)
+			checkOneErrorLine(t, stdout, stderr, status)
+			var obj map[string]any
+			if err := json.Unmarshal([]byte(stderr), &obj); err != nil {
+				t.Fatalf("with --json, stderr is not one JSON object: %v: %q", err, stderr)
+			}
+			msg, _ := obj["error"].(string)
+			code, _ := obj["exit_code"].(float64)
+			if msg == "" || code != exitBadInput || len(obj) != 2 {
+				t.Fatalf("with --json, stderr %q: want error and exit_code 2", stderr)
+			}
+		})
+	}
+	for _, name := range []string{"bloom", "gcs", "merkleblock", "scan", "privacy", "demo", "help", "completion", "version"} {
+		if !commands[name] {
+			t.Errorf("no bad-input case for %s", name)
+		}
+	}
+}
+
+func checkOneErrorLine(t *testing.T, stdout, stderr string, status int) {
+	t.Helper()
+	if status != exitBadInput {
+		t.Fatalf("status %d, want %d; stderr %q", status, exitBadInput, stderr)
+	}
+	if stdout != "" {
+		t.Fatalf("stdout %q, want nothing", stdout)
+	}
+	if strings.Count(stderr, "\n") != 1 || !strings.HasSuffix(stderr, "\n") || len(stderr) < 10 {
+		t.Fatalf("stderr %q, want one line", stderr)
+	}
+}
+
+// TestFailureJSON: an error that is not bad input exits with 1, also as
+// a JSON object with --json.
+func TestFailureJSON(t *testing.T) {
+	// A merkleblock payload whose proof does not verify: one transaction,
+	// one hash that is not the header's merkle root.
+	mb := strings.Repeat("00", 80) + "01000000" + "01" + strings.Repeat("11", 32) + "01" + "01"
+	_, stderr, status := runCLI(t, "", "merkleblock", "verify", "--merkleblock", mb, "--json")
+	var obj struct {
+		Error    string `json:"error"`
+		ExitCode int    `json:"exit_code"`
+	}
+	if status != exitFailure || json.Unmarshal([]byte(stderr), &obj) != nil || obj.ExitCode != exitFailure || !strings.Contains(obj.Error, "invalid proof") {
+		t.Fatalf("status %d, stderr %q", status, stderr)
+	}
+}
+
+// pendingKeyRenames are the keys that still have two JSON types across
+// commands, each awaiting its rename in the privacy package's JSON tags
+// (the decision table of the README). When a rename lands, its entry must
+// go: the test fails on an entry that no longer conflicts.
+var pendingKeyRenames = map[string]string{
+	"filters": `analyze's list of per-filter reports becomes "filter_reports"; "filters" stays a count`,
+	"matched": `analyze's per-filter and intersection counts become "matched_count"; "matched" stays a list`,
+}
+
+// retiredKeys must appear in no command's JSON.
+var retiredKeys = map[string]string{
+	"payload":    `"filterload" or "merkleblock"`,
+	"warning":    `"warnings", an array`,
+	"size_bits":  `"filter_bits"`,
+	"bytes":      `"serialized_bytes"`,
+	"size_bytes": `"filter_bytes"`,
+}
+
+// pendingRetiredKeys are retired keys the privacy package still prints.
+var pendingRetiredKeys = map[string]bool{"size_bytes": true}
+
+// TestJSONKeysOneType runs every command that needs no node with --json
+// (and encodes the outputs of those that do, scan and capture, from their
+// types) and checks that a key has one JSON type wherever it appears and
+// that no retired key is left.
+func TestJSONKeysOneType(t *testing.T) {
+	dir := t.TempDir()
+	v := gcsVectorAt(t, 49291)
+	blockHex := vectorBlockHex(t, block13b8a)
+	universe := filepath.Join(dir, "universe.txt")
+	var u strings.Builder
+	for i := range 2000 {
+		fmt.Fprintf(&u, "%040x\n", i*7919+1)
+	}
+	if err := os.WriteFile(universe, []byte(u.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	gcsBuild := []string{"gcs", "build", "--block", v.Block, "--prev-header", v.PrevHeader}
+	for _, s := range v.PrevScripts {
+		gcsBuild = append(gcsBuild, "--prevout-script", s)
+	}
+	runs := [][]string{
+		{"version"},
+		{"bloom", "new", "--elements", "3", "--fprate", "0.01", coreElem1},
+		{"bloom", "add", "--filter", corePayload, coreElem1},
+		{"bloom", "match", "--filter", corePayload, coreElem1, coreMiss},
+		{"bloom", "inspect", "--filter", corePayload},
+		{"bloom", "tx", "--filter", corePayload, "--tx", coreTx},
+		gcsBuild,
+		{"gcs", "match", "--filter", v.Filter, "--block-hash", v.BlockHash, "51"},
+		{"gcs", "header", "--filter", v.Filter, "--prev-header", v.PrevHeader},
+		{"gcs", "inspect", "--filter", v.Filter},
+		{"merkleblock", "build", "--block", blockHex, "--txid", txid13b8a8},
+		{"merkleblock", "build", "--block", blockHex, "--filter", corePayload},
+		{"merkleblock", "verify", "--merkleblock", payloadDc45},
+		{"privacy", "model", "--addresses", "20", "--filters", "2"},
+		{"privacy", "model", "--sweep", "addresses=1..3"},
+		{"privacy", "model", "--addresses", "5", "--universe-size", "20000", "--monte-carlo", "2"},
+		{"privacy", "compare", "--addresses", "20"},
+		{"privacy", "analyze", "--filter", corePayload, "--filter", "03ce4299050000000100008001", "--universe", universe},
+		{"demo", "--universe-size", "20000", "--plot", filepath.Join(dir, "demo.svg")},
+	}
+	types := map[string]map[string]string{} // key -> JSON type -> a command showing it
+	add := func(where string, doc any) {
+		walkJSON(doc, func(key, typ string) {
+			if types[key] == nil {
+				types[key] = map[string]string{}
+			}
+			if _, ok := types[key][typ]; !ok {
+				types[key][typ] = where
+			}
+		})
+	}
+	for _, args := range runs {
+		stdout, stderr, status := runCLI(t, "", append(args, "--json")...)
+		if status != exitOK {
+			t.Fatalf("%v: status %d, %s", args, status, stderr)
+		}
+		var doc any
+		if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		add(strings.Join(args[:min(2, len(args))], " "), doc)
+	}
+	for where, value := range map[string]any{
+		"scan":            scanJSON{Matches: []scanMatchJSON{{Watch: []string{"51"}}}},
+		"privacy capture": privacy.RelayStats{},
+	} {
+		b, err := json.Marshal(value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc any
+		if err := json.Unmarshal(b, &doc); err != nil {
+			t.Fatal(err)
+		}
+		add(where, doc)
+	}
+	if len(types) < 60 {
+		t.Fatalf("only %d keys seen", len(types))
+	}
+	for key, byType := range types {
+		_, pending := pendingKeyRenames[key]
+		if len(byType) > 1 && !pending {
+			t.Errorf("key %q has several JSON types: %v", key, byType)
+		}
+		if len(byType) == 1 && pending {
+			t.Errorf("key %q has one type now (%v): remove it from pendingKeyRenames", key, byType)
+		}
+		if instead, retired := retiredKeys[key]; retired && !pendingRetiredKeys[key] {
+			t.Errorf("retired key %q printed by %v: use %s", key, byType, instead)
+		}
+	}
+	for key := range pendingRetiredKeys {
+		if _, seen := types[key]; !seen {
+			t.Errorf("retired key %q is gone: remove it from pendingRetiredKeys", key)
+		}
+	}
+}
+
+// walkJSON calls fn with every object key of a decoded JSON document and
+// the JSON type of its value; null counts as nothing (it stands for an
+// undefined number).
+func walkJSON(doc any, fn func(key, typ string)) {
+	switch d := doc.(type) {
+	case map[string]any:
+		for k, v := range d {
+			if typ := jsonType(v); typ != "" {
+				fn(k, typ)
+			}
+			walkJSON(v, fn)
+		}
+	case []any:
+		for _, v := range d {
+			walkJSON(v, fn)
+		}
+	}
+}
+
+func jsonType(v any) string {
+	switch v.(type) {
+	case map[string]any:
+		return "object"
+	case []any:
+		return "array"
+	case string:
+		return "string"
+	case float64:
+		return "number"
+	case bool:
+		return "bool"
+	}
+	return ""
+}
