@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -103,8 +102,6 @@ Exit status: 0 done (warnings, if any, on standard error and in --json),
 	f.Int32Var(&fl.to, "to", 0, "last block height to scan (default the chain tip)")
 	f.DurationVar(&fl.timeout, "timeout", peer.DefaultTimeout, "longest wait for the whole answer to any one request")
 	f.Float64Var(&fl.fpRate, "fprate", 0.0001, "BIP 37 filter false-positive rate")
-	f.Float64Var(&fl.fpRate, "fp-rate", 0.0001, "")
-	_ = f.MarkHidden("fp-rate")
 	f.Uint32Var(&fl.tweak, "tweak", 0, "BIP 37 filter tweak, for tests (default a random one for every filter)")
 	f.StringVar(&fl.flags, "flags", "all", "BIP 37 update rule: none, all or p2pubkey-only")
 	_ = cmd.MarkFlagRequired("peer")
@@ -118,15 +115,20 @@ type watchItem struct {
 	item  client.WatchItem
 }
 
-// parseWatch reads the --watch values.
+// parseWatch reads the --watch values; a file (or standard input) holds
+// one item per line.
 func (a *app) parseWatch(values []string, params *chaincfg.Params) ([]watchItem, error) {
+	args, err := a.readItems("--watch", values)
+	if err != nil {
+		return nil, err
+	}
 	var out []watchItem
-	for i, v := range values {
-		what := fmt.Sprintf("--watch %d", i+1)
+	for _, arg := range args {
+		v := strings.TrimSpace(arg.text)
 		if op, rest, ok := parseOutPoint(v); ok {
 			it := watchItem{given: v, item: client.OutPointItem(op, nil)}
 			if rest != "" {
-				script, err := a.watchScript(what+" (the script of the outpoint)", rest, params)
+				script, err := watchScript(arg.where+" (the script of the outpoint)", rest, params)
 				if err != nil {
 					return nil, err
 				}
@@ -135,15 +137,11 @@ func (a *app) parseWatch(values []string, params *chaincfg.Params) ([]watchItem,
 			out = append(out, it)
 			continue
 		}
-		script, err := a.watchScript(what, v, params)
+		script, err := watchScript(arg.where, v, params)
 		if err != nil {
 			return nil, err
 		}
-		given := v
-		if v == "-" || strings.HasPrefix(v, "@") {
-			given = hex.EncodeToString(script)
-		}
-		out = append(out, watchItem{given: given, item: client.ScriptItem(script)})
+		out = append(out, watchItem{given: v, item: client.ScriptItem(script)})
 	}
 	return out, nil
 }
@@ -171,7 +169,7 @@ func parseOutPoint(v string) (wire.OutPoint, string, bool) {
 }
 
 // watchScript reads an address of the network or a hex output script.
-func (a *app) watchScript(what, v string, params *chaincfg.Params) ([]byte, error) {
+func watchScript(what, v string, params *chaincfg.Params) ([]byte, error) {
 	if addr, err := btcutil.DecodeAddress(v, params); err == nil {
 		if !addr.IsForNet(params) {
 			return nil, badInput("%s: address %s is not a %s address", what, v, params.Name)
@@ -182,7 +180,7 @@ func (a *app) watchScript(what, v string, params *chaincfg.Params) ([]byte, erro
 		}
 		return script, nil
 	}
-	return a.readHexArg(what+" (not an address of "+params.Name+", read as a hex output script)", v)
+	return decodeHex(what+" (not an address of "+params.Name+", read as a hex output script)", v)
 }
 
 // scanMatchJSON is one matched transaction in --json output.
