@@ -126,32 +126,51 @@ func (w *watchList) pays(tx *wire.MsgTx) bool {
 // spentScripts returns the output scripts an input provably spends, from
 // what it reveals: the key of a P2PKH or P2WPKH spend, the redeem script
 // of a P2SH spend (nested segwit included), the witness script of a P2WSH
-// spend. The witness is needed for segwit spends; P2TR and P2PK spends
-// reveal no script and return nothing.
+// spend. The witness is needed for segwit spends. P2PK spends (a lone
+// signature) and P2TR spends (a signature, or a taproot control block
+// last) reveal no script and return nothing.
 func spentScripts(in *wire.TxIn) [][]byte {
-	var out [][]byte
 	pushes, err := txscript.PushedData(in.SignatureScript)
 	if err != nil {
 		return nil
 	}
 	if len(pushes) > 0 {
 		last := pushes[len(pushes)-1]
-		if len(in.Witness) == 0 && isPubKey(last) {
-			out = append(out, payToPubKeyHash(btcutil.Hash160(last)))
-		} else {
-			out = append(out, payToScriptHash(btcutil.Hash160(last)))
+		switch {
+		case len(in.Witness) == 0 && isPubKey(last):
+			return [][]byte{payToPubKeyHash(btcutil.Hash160(last))}
+		case len(pushes) == 1 && len(in.Witness) == 0 && isSignature(last):
+			return nil // P2PK
 		}
-		return out
+		return [][]byte{payToScriptHash(btcutil.Hash160(last))}
 	}
-	if n := len(in.Witness); n > 0 && len(in.SignatureScript) == 0 {
-		last := in.Witness[n-1]
-		if n == 2 && isPubKey(last) && len(last) == 33 {
-			return append(out, payToWitness(btcutil.Hash160(last)))
-		}
-		s := sha256.Sum256(last)
-		return append(out, payToWitness(s[:]))
+	n := len(in.Witness)
+	if n == 0 || len(in.SignatureScript) != 0 {
+		return nil
 	}
-	return nil
+	last := in.Witness[n-1]
+	switch {
+	case n == 2 && len(last) == 33 && isPubKey(last):
+		return [][]byte{payToWitness(btcutil.Hash160(last))}
+	case n == 1 && (len(last) == 64 || len(last) == 65):
+		return nil // P2TR key path
+	case n >= 2 && isControlBlock(last):
+		return nil // P2TR script path
+	}
+	s := sha256.Sum256(last)
+	return [][]byte{payToWitness(s[:])}
+}
+
+// isSignature reports whether b looks like a DER signature with its
+// sighash byte.
+func isSignature(b []byte) bool {
+	return len(b) >= 9 && len(b) <= 73 && b[0] == 0x30 && int(b[1]) == len(b)-3
+}
+
+// isControlBlock reports whether b looks like a taproot control block: a
+// leaf version byte, the internal key, and 32-byte path elements.
+func isControlBlock(b []byte) bool {
+	return len(b) >= 33 && (len(b)-33)%32 == 0 && len(b) <= 33+128*32 && txscript.TapscriptLeafVersion(b[0]&0xfe) == txscript.BaseLeafVersion
 }
 
 // isPubKey reports whether b looks like a serialized public key.

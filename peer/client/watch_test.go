@@ -41,6 +41,7 @@ func TestWatchList(t *testing.T) {
 		return s
 	}
 	sig := make([]byte, 71)
+	derSig := append([]byte{0x30, 68}, make([]byte, 69)...)
 	tests := []struct {
 		name string
 		tx   *wire.MsgTx
@@ -54,6 +55,10 @@ func TestWatchList(t *testing.T) {
 		{"P2SH spend reveals the script", spend(push([]byte{1}, redeem)), []int{2}},
 		{"P2WSH spend reveals the script", spend(nil, []byte{1}, witnessScript), []int{3}},
 		{"unrelated spend", spend(push(sig, append([]byte{0x03}, make([]byte, 32)...))), nil},
+		// A lone signature (P2PK) or a taproot spend reveals no script:
+		// nothing is attributed, not even by a chance hash.
+		{"P2PK spend reveals nothing", spend(push(derSig)), nil},
+		{"P2TR script-path spend reveals nothing", spend(nil, make([]byte, 64), witnessScript, append([]byte{0xc0}, make([]byte, 32)...)), nil},
 		{"spend of a watched outpoint that reveals nothing (P2TR key path)", func() *wire.MsgTx {
 			tx := wire.NewMsgTx(2)
 			tx.AddTxIn(wire.NewTxIn(&taprootOut, nil, [][]byte{make([]byte, 64)}))

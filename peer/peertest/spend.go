@@ -17,8 +17,9 @@ import (
 // Fee is the fee, in satoshis, of every transaction the helpers create.
 const Fee = 10000
 
-// Key is a private key a test controls. Its outputs are P2PKH, so that
-// signing needs no previous amounts.
+// Key is a private key a test controls. PkScript is its P2PKH output
+// script; P2PKScript, P2WPKHScript and P2TRScript are its other
+// single-key outputs, all of which Spend can sign.
 type Key struct {
 	Priv *btcec.PrivateKey
 }
@@ -53,11 +54,34 @@ func (k *Key) PkScript() []byte {
 	return script
 }
 
-// Output is a transaction output a key can spend.
+// P2PKScript returns the key's pay-to-pubkey output script, whose spend
+// reveals only a signature.
+func (k *Key) P2PKScript() []byte {
+	return append(append([]byte{33}, k.Priv.PubKey().SerializeCompressed()...), txscript.OP_CHECKSIG)
+}
+
+// P2WPKHScript returns the key's version 0 witness key-hash script.
+func (k *Key) P2WPKHScript() []byte {
+	return append([]byte{txscript.OP_0, 20}, btcutil.Hash160(k.Priv.PubKey().SerializeCompressed())...)
+}
+
+// P2TRScript returns the key's taproot output script (key path only, no
+// script tree), whose key-path spend reveals only a signature.
+func (k *Key) P2TRScript() []byte {
+	script, err := txscript.PayToTaprootScript(txscript.ComputeTaprootKeyNoScript(k.Priv.PubKey()))
+	if err != nil {
+		panic(err)
+	}
+	return script
+}
+
+// Output is a transaction output a key can spend. Its PkScript, when
+// set, is one of the key's scripts (P2PKH when nil).
 type Output struct {
 	OutPoint wire.OutPoint
 	Value    int64
 	Key      *Key
+	PkScript []byte
 }
 
 // SpendCoinbase spends the oldest mature, not yet spent coinbase of the
@@ -144,18 +168,19 @@ func (n *Node) SpendErr(ins []Output, outs ...*wire.TxOut) (*wire.MsgTx, error) 
 
 func (n *Node) send(ins []Output, outs []*wire.TxOut) (*wire.MsgTx, error) {
 	tx := wire.NewMsgTx(wire.TxVersion)
+	prevOuts := txscript.NewMultiPrevOutFetcher(nil)
 	for _, in := range ins {
 		tx.AddTxIn(wire.NewTxIn(&in.OutPoint, nil, nil))
+		prevOuts.AddPrevOut(in.OutPoint, wire.NewTxOut(in.Value, in.script()))
 	}
 	for _, o := range outs {
 		tx.AddTxOut(o)
 	}
+	hashes := txscript.NewTxSigHashes(tx, prevOuts)
 	for i, in := range ins {
-		sig, err := txscript.SignatureScript(tx, i, in.Key.PkScript(), txscript.SigHashAll, in.Key.Priv, true)
-		if err != nil {
+		if err := in.sign(tx, i, hashes); err != nil {
 			return nil, fmt.Errorf("peertest: signing input %d: %w", i, err)
 		}
-		tx.TxIn[i].SignatureScript = sig
 	}
 	if _, err := n.rpc.SendRawTransaction(tx, true); err != nil {
 		return nil, fmt.Errorf("peertest: sendrawtransaction: %w", err)
@@ -163,13 +188,52 @@ func (n *Node) send(ins []Output, outs []*wire.TxOut) (*wire.MsgTx, error) {
 	return tx, nil
 }
 
-// OutputOf returns output index of tx as an Output spendable by key.
+func (o Output) script() []byte {
+	if o.PkScript != nil {
+		return o.PkScript
+	}
+	return o.Key.PkScript()
+}
+
+// sign signs input i of tx, which spends o, for o's script type.
+func (o Output) sign(tx *wire.MsgTx, i int, hashes *txscript.TxSigHashes) error {
+	k, script := o.Key, o.script()
+	switch string(script) {
+	case string(k.PkScript()):
+		sig, err := txscript.SignatureScript(tx, i, script, txscript.SigHashAll, k.Priv, true)
+		tx.TxIn[i].SignatureScript = sig
+		return err
+	case string(k.P2PKScript()):
+		sig, err := txscript.RawTxInSignature(tx, i, script, txscript.SigHashAll, k.Priv)
+		if err != nil {
+			return err
+		}
+		tx.TxIn[i].SignatureScript, err = txscript.NewScriptBuilder().AddData(sig).Script()
+		return err
+	case string(k.P2WPKHScript()):
+		w, err := txscript.WitnessSignature(tx, hashes, i, o.Value, script, txscript.SigHashAll, k.Priv, true)
+		tx.TxIn[i].Witness = w
+		return err
+	case string(k.P2TRScript()):
+		w, err := txscript.TaprootWitnessSignature(tx, hashes, i, o.Value, script, txscript.SigHashDefault, k.Priv)
+		tx.TxIn[i].Witness = w
+		return err
+	}
+	return fmt.Errorf("script %x is not one of the key's", script)
+}
+
+// OutputOf returns output index of tx as an Output spendable by key; the
+// output's script must be one of the key's.
 func OutputOf(tx *wire.MsgTx, index uint32, key *Key) Output {
-	return Output{
+	o := Output{
 		OutPoint: wire.OutPoint{Hash: tx.TxHash(), Index: index},
 		Value:    tx.TxOut[index].Value,
 		Key:      key,
 	}
+	if s := tx.TxOut[index].PkScript; string(s) != string(key.PkScript()) {
+		o.PkScript = s
+	}
+	return o
 }
 
 // Confirm mines one block and checks that it holds every given
