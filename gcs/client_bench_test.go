@@ -106,7 +106,7 @@ func BenchmarkClientBlock(b *testing.B) {
 						}
 						i++
 					}
-					t.stop(i)
+					t.stopPerElement(i)
 				})
 				b.Run(name+"/btcutil", func(b *testing.B) {
 					t := startCPU(b)
@@ -122,7 +122,7 @@ func BenchmarkClientBlock(b *testing.B) {
 						}
 						i++
 					}
-					t.stop(i)
+					t.stopPerElement(i)
 				})
 			}
 		}
@@ -149,15 +149,24 @@ func startCPU(b *testing.B) cpuTimer {
 	return cpuTimer{b, start, ok}
 }
 
-// stop reports ns/element and, where the thread clock exists, cpu-ns/op
-// and cpu-ns/element, for n operations on filters of benchN values.
-func (t cpuTimer) stop(n int) {
+// stop reports cpu-ns/op for n operations, where the thread clock
+// exists, and returns it (0 if not).
+func (t cpuTimer) stop(n int) float64 {
 	end, ok := threadCPUTime()
 	runtime.UnlockOSThread()
+	if !t.ok || !ok || n == 0 {
+		return 0
+	}
+	cpu := float64(end-t.start) / float64(n)
+	t.b.ReportMetric(cpu, "cpu-ns/op")
+	return cpu
+}
+
+// stopPerElement is stop for operations on filters of benchN values: it
+// also reports ns/element and cpu-ns/element.
+func (t cpuTimer) stopPerElement(n int) {
 	reportPerElement(t.b)
-	if t.ok && ok && n > 0 {
-		cpu := float64(end-t.start) / float64(n)
-		t.b.ReportMetric(cpu, "cpu-ns/op")
+	if cpu := t.stop(n); cpu > 0 {
 		t.b.ReportMetric(cpu/benchN, "cpu-ns/element")
 	}
 }

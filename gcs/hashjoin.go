@@ -89,16 +89,29 @@ func matchLookup(data []byte, n uint32, p uint, modulus uint64, key [16]byte, el
 	shift := bucketShift(n, modulus)
 	starts = bucketStarts(vals, shift, numBuckets(n, modulus), starts)
 	k := newSipKey(&key)
-	for _, e := range elems {
-		h := reduce(k.sum64(e), modulus)
-		b := h >> shift
-		for _, x := range vals[starts[b]:starts[b+1]] {
-			if x == h {
-				return true, true
-			}
+	i := 0
+	for ; i+1 < len(elems); i += 2 {
+		h0, h1 := k.sum64x2(elems[i], elems[i+1])
+		if inBucket(vals, starts, shift, reduce(h0, modulus)) || inBucket(vals, starts, shift, reduce(h1, modulus)) {
+			return true, true
 		}
 	}
+	if i < len(elems) && inBucket(vals, starts, shift, reduce(k.sum64(elems[i]), modulus)) {
+		return true, true
+	}
 	return false, true
+}
+
+// inBucket reports whether h is one of the sorted values, looking in its
+// bucket only.
+func inBucket(vals []uint64, starts []uint32, shift uint, h uint64) bool {
+	b := h >> shift
+	for _, x := range vals[starts[b]:starts[b+1]] {
+		if x >= h {
+			return x == h
+		}
+	}
+	return false
 }
 
 // numBuckets is the number of buckets of a filter's values.

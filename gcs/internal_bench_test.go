@@ -96,7 +96,7 @@ func BenchmarkValidateScan(b *testing.B) {
 					b.Fatal("invalid")
 				}
 			}
-			t.stop(i)
+			t.stopPerElement(i)
 		})
 	}
 }
