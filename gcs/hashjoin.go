@@ -3,13 +3,13 @@ package gcs
 import "math/bits"
 
 // A watch list at least half as long as the filter is better turned
-// around: decode the filter's values once (validating them) and look each
-// watched element up in them, instead of hashing and sorting the whole
-// list first. The lookup goes through a table of bucket starts (a bucket
-// is a run of values with the same high bits, about one value each), so
-// it costs one or two loads; and it stops at the first element found, hit
-// or not validating, since the filter is checked in full before any
-// lookup. Hashing the watch list still dominates.
+// around: decode the filter's values once (validating them all) and look
+// each watched element up in them, instead of hashing and sorting the
+// whole list first. A table of bucket starts (a bucket holds the values
+// with the same high bits, one to four on average) makes a lookup one or
+// two loads. Since the filter is validated in full before any lookup, the
+// lookups stop at the first element found, in the strict mode too.
+// Hashing the watch list still dominates.
 
 // hashJoinMin reports whether a watch list of w elements against a filter
 // of n values is matched by lookups (at least n/2 elements).
@@ -52,7 +52,7 @@ func decodeChecked(data []byte, n uint32, p uint, modulus uint64, dst []uint64) 
 }
 
 // bucketShift returns the shift that maps a value below modulus to its
-// bucket, giving between n/2 and n buckets (at least one).
+// bucket, giving more than n/4 and at most n buckets (at least one).
 func bucketShift(n uint32, modulus uint64) uint {
 	vbits := uint(bits.Len64(modulus - 1))
 	bbits := uint(bits.Len32(n)) - 1 // 2^bbits <= n

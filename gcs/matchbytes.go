@@ -38,11 +38,7 @@ func (m *Matcher) MatchVerifiedBytes(nbytes []byte, key [16]byte) (bool, error) 
 // verified false it accepts and rejects exactly what FromNBytes(p, mm,
 // nbytes) does, with the same errors.
 func (m *Matcher) MatchNBytes(p uint8, mm uint64, nbytes []byte, key [16]byte, verified bool) (bool, error) {
-	n, size, err := readCompactSize(nbytes)
-	if err != nil {
-		return false, err
-	}
-	modulus, err := checkParams(n, p, mm)
+	n, size, modulus, err := readHeader(p, mm, nbytes)
 	if err != nil {
 		return false, err
 	}
