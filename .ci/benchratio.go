@@ -1,7 +1,11 @@
 // Command benchratio reads "go test -bench" output and prints, for every
 // benchmark case run as the pair ".../spvfilter" and ".../btcutil", the
 // median time of each and the speedup (btcutil time / spvfilter time),
-// with allocations per operation. Run several counts for stable medians:
+// with allocations per operation. Benchmarks that also report cpu-ns/op
+// (the CPU time of the benchmarking thread, which a busy machine disturbs
+// much less than wall time) get a second speedup from it; those that
+// report ns/element (or cpu-ns/element) show ours per element. Run several
+// counts for stable medians:
 //
 //	go test -run '^$' -bench . -count 6 ./bip37 ./gcs | go run .ci/benchratio.go
 package main
@@ -19,7 +23,7 @@ import (
 // A result line: name-GOMAXPROCS, iterations, then value/unit pairs.
 var lineRE = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+\d+\s+(.*)$`)
 
-type samples struct{ ns, allocs []float64 }
+type samples struct{ ns, cpu, allocs, perElem, cpuPerElem []float64 }
 
 func main() {
 	results := map[string]*samples{} // by full name without -N
@@ -52,8 +56,14 @@ func main() {
 			switch f[i+1] {
 			case "ns/op":
 				s.ns = append(s.ns, v)
+			case "cpu-ns/op":
+				s.cpu = append(s.cpu, v)
 			case "allocs/op":
 				s.allocs = append(s.allocs, v)
+			case "ns/element":
+				s.perElem = append(s.perElem, v)
+			case "cpu-ns/element":
+				s.cpuPerElem = append(s.cpuPerElem, v)
 			}
 		}
 	}
@@ -61,8 +71,8 @@ func main() {
 		fmt.Fprintln(os.Stderr, "benchratio:", err)
 		os.Exit(1)
 	}
-	fmt.Printf("| case | spvfilter | btcutil | speedup | allocs/op (ours / btcutil) | runs |\n")
-	fmt.Printf("|---|---|---|---|---|---|\n")
+	fmt.Printf("| case | spvfilter | btcutil | speedup | CPU-time speedup | ours per element | allocs/op (ours / btcutil) | runs |\n")
+	fmt.Printf("|---|---|---|---|---|---|---|---|\n")
 	pairs := 0
 	for _, name := range order {
 		base, ok := strings.CutSuffix(name, "/spvfilter")
@@ -75,7 +85,18 @@ func main() {
 		}
 		pairs++
 		o, t := median(ours.ns), median(theirs.ns)
-		fmt.Printf("| %s | %s | %s | %.2fx | %s / %s | %d |\n", base, duration(o), duration(t), t/o,
+		cpu := "–"
+		if len(ours.cpu) > 0 && len(theirs.cpu) > 0 {
+			cpu = fmt.Sprintf("%.2fx", median(theirs.cpu)/median(ours.cpu))
+		}
+		perElem := "–"
+		switch {
+		case len(ours.cpuPerElem) > 0:
+			perElem = duration(median(ours.cpuPerElem)) + " CPU"
+		case len(ours.perElem) > 0:
+			perElem = duration(median(ours.perElem))
+		}
+		fmt.Printf("| %s | %s | %s | %.2fx | %s | %s | %s / %s | %d |\n", base, duration(o), duration(t), t/o, cpu, perElem,
 			num(median(ours.allocs)), num(median(theirs.allocs)), min(len(ours.ns), len(theirs.ns)))
 	}
 	if pairs == 0 {

@@ -2,6 +2,7 @@ package gcs
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"strconv"
 	"testing"
 
@@ -87,8 +88,9 @@ func BenchmarkClientBlock(b *testing.B) {
 					var ms [clientBlocks]*Matcher
 					for i := range ms {
 						ms[i] = NewMatcher(c.watches[i])
+						ms[i].MatchBytes(c.nbytes[i], c.keys[i]) // size the buffers
 					}
-					b.ReportAllocs()
+					t := startCPU(b)
 					i := 0
 					for b.Loop() {
 						k := i % clientBlocks
@@ -104,10 +106,10 @@ func BenchmarkClientBlock(b *testing.B) {
 						}
 						i++
 					}
-					reportPerElement(b)
+					t.stopPerElement(i)
 				})
 				b.Run(name+"/btcutil", func(b *testing.B) {
-					b.ReportAllocs()
+					t := startCPU(b)
 					i := 0
 					for b.Loop() {
 						k := i % clientBlocks
@@ -120,7 +122,7 @@ func BenchmarkClientBlock(b *testing.B) {
 						}
 						i++
 					}
-					reportPerElement(b)
+					t.stopPerElement(i)
 				})
 			}
 		}
@@ -130,4 +132,41 @@ func BenchmarkClientBlock(b *testing.B) {
 // reportPerElement reports the time per filter element.
 func reportPerElement(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/benchN, "ns/element")
+}
+
+// cpuTimer measures the thread CPU time of one benchmark loop, which a
+// busy machine disturbs much less than wall time.
+type cpuTimer struct {
+	b     *testing.B
+	start int64
+	ok    bool
+}
+
+func startCPU(b *testing.B) cpuTimer {
+	b.ReportAllocs()
+	runtime.LockOSThread() // the thread clock must follow the loop
+	start, ok := threadCPUTime()
+	return cpuTimer{b, start, ok}
+}
+
+// stop reports cpu-ns/op for n operations, where the thread clock
+// exists, and returns it (0 if not).
+func (t cpuTimer) stop(n int) float64 {
+	end, ok := threadCPUTime()
+	runtime.UnlockOSThread()
+	if !t.ok || !ok || n == 0 {
+		return 0
+	}
+	cpu := float64(end-t.start) / float64(n)
+	t.b.ReportMetric(cpu, "cpu-ns/op")
+	return cpu
+}
+
+// stopPerElement is stop for operations on filters of benchN values: it
+// also reports ns/element and cpu-ns/element.
+func (t cpuTimer) stopPerElement(n int) {
+	reportPerElement(t.b)
+	if cpu := t.stop(n); cpu > 0 {
+		t.b.ReportMetric(cpu/benchN, "cpu-ns/element")
+	}
 }

@@ -21,7 +21,21 @@
 // and leftover data are errors, and no allocation is sized by the claimed
 // N.
 //
+// A light client asks one question of each block's filter, so
+// Matcher.MatchBytes answers it from the cfilter payload directly: one
+// pass over the bytes decodes, validates (exactly as DecodeBasic does, with
+// the same errors) and merges the values with the sorted hashed watch
+// list, comparing each value with the next watched hash as it is decoded.
+// A basic filter of 1 KB or more is decoded by two interleaved decoders,
+// the second started in the middle of the stream at a guessed bit, which
+// join where their code boundaries meet; a watch list at least half as
+// long as the filter is instead looked up in the validated values, the
+// lookup stopping at the first match. MatchVerifiedBytes, for payloads
+// whose hash is already checked against a filter header, may stop at the
+// first match or once the values pass the watch list.
+//
 // Filter values are immutable and safe for concurrent reads. Match and
 // MatchAny do not allocate; a Matcher matches a fixed watch list against
-// filter after filter without allocating per filter.
+// filter after filter without allocating per filter, but is not safe for
+// concurrent use (give each goroutine a Clone).
 package gcs

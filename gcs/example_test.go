@@ -65,3 +65,30 @@ func ExampleFilter_Stats() {
 	fmt.Printf("N=%d bytes=%d bits/element=%.1f fp=1/%d\n", s.N, s.Bytes, s.BitsPerElement, s.M)
 	// Output: N=1000 bytes=2634 bits/element=21.0 fp=1/784931
 }
+
+// A light client asks of each block's cfilter payload, as received,
+// whether it may pay one of the wallet's scripts: one pass over the bytes,
+// no Filter built, nothing allocated.
+func ExampleMatcher_MatchBytes() {
+	// Testnet3 block 2 and its filter, from the BIP 158 test vectors.
+	blockHash, _ := chainhash.NewHashFromStr("000000006c02c8ea6e4ff69651f7fcde348fb9d557a06e6957b65552002a7820")
+	payload, _ := hex.DecodeString("0174a170")
+	script, _ := hex.DecodeString("21038a7f6ef1c8ca0c588aa53fa860128077c9e6c11e6830f4d7ee4e763a56b7718fac")
+	m := gcs.NewMatcher([][]byte{script})
+	key := gcs.BasicKey(blockHash)
+
+	// Strict: a malformed filter is an error, as from DecodeBasic.
+	ok, err := m.MatchBytes(payload, key)
+	fmt.Println(ok, err)
+	_, err = m.MatchBytes(append(payload, 0), key)
+	fmt.Println(err)
+
+	// Once the payload's hash has been checked against the block's filter
+	// header, the answer may stop at the first match.
+	ok, err = m.MatchVerifiedBytes(payload, key)
+	fmt.Println(ok, err)
+	// Output:
+	// true <nil>
+	// gcs: trailing data after filter: 1 bytes after the last value
+	// true <nil>
+}

@@ -158,11 +158,7 @@ func FromBytes(n uint32, p uint8, m uint64, data []byte) (*Filter, error) {
 // does; what it allocates is proportional to len(b), never to the claimed
 // N. b is copied.
 func FromNBytes(p uint8, m uint64, b []byte) (*Filter, error) {
-	n, size, err := readCompactSize(b)
-	if err != nil {
-		return nil, err
-	}
-	modulus, err := checkParams(n, p, m)
+	n, size, modulus, err := readHeader(p, m, b)
 	if err != nil {
 		return nil, err
 	}
@@ -173,6 +169,18 @@ func FromNBytes(p uint8, m uint64, b []byte) (*Filter, error) {
 	enc := make([]byte, len(b))
 	copy(enc, b)
 	return &Filter{n: uint32(n), p: p, m: m, modulus: modulus, enc: enc, off: size, ck: ck}, nil
+}
+
+// readHeader reads N from the start of a serialized filter and checks it
+// with the parameters; it returns N, the length of its encoding and N*M.
+func readHeader(p uint8, m uint64, b []byte) (n uint64, size int, modulus uint64, err error) {
+	if n, size, err = readCompactSize(b); err != nil {
+		return 0, 0, 0, err
+	}
+	if modulus, err = checkParams(n, p, m); err != nil {
+		return 0, 0, 0, err
+	}
+	return n, size, modulus, nil
 }
 
 // batchLen is how many values the decoder produces per call: large enough

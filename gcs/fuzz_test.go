@@ -172,9 +172,12 @@ func FuzzMatchBytes(f *testing.F) {
 		f.Add(mustHex(s), []byte{3, 'a', 'b', 'c', 1, 0})
 	}
 	key := [16]byte{1, 2, 3}
-	elems := randSet(rand.New(rand.NewPCG(1, 1)), 300, 30)
+	// A filter large enough to be split between two decoders, with a
+	// member and with a long watch list.
+	elems := randSet(rand.New(rand.NewPCG(1, 1)), 600, 30)
 	big, _ := Build(key, BasicP, BasicM, elems)
 	f.Add(big.NBytes(), append([]byte{30}, elems[7]...))
+	f.Add(big.NBytes(), bytes.Repeat([]byte{2, 1, 2}, 400))
 	f.Fuzz(func(t *testing.T, data, watchBytes []byte) {
 		watch := splitElements(watchBytes)
 		for _, pm := range []struct {

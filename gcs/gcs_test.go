@@ -51,6 +51,15 @@ func TestSipHashMatchesReference(t *testing.T) {
 		if got, want := newSipKey(&key).sum64(msg), siphash.Sum64(msg, &key); got != want {
 			t.Fatalf("key %x msg %x: sum64 %#x, aead/siphash %#x", key, msg, got, want)
 		}
+		// The two-message form, on equal and on different lengths.
+		other := randBytes(rng, len(msg))
+		if i%2 == 0 {
+			other = randBytes(rng, rng.IntN(300))
+		}
+		g0, g1 := newSipKey(&key).sum64x2(msg, other)
+		if w0, w1 := siphash.Sum64(msg, &key), siphash.Sum64(other, &key); g0 != w0 || g1 != w1 {
+			t.Fatalf("key %x: sum64x2(%x, %x) = %#x, %#x; want %#x, %#x", key, msg, other, g0, g1, w0, w1)
+		}
 	}
 }
 

@@ -73,3 +73,30 @@ func BenchmarkValues(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/benchN, "ns/element")
 }
+
+// BenchmarkValidateScan measures the one-pass validation of a
+// 5,000-value basic filter with no queries: by one decoder, and split
+// between two interleaved decoders.
+func BenchmarkValidateScan(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	f, err := Build([16]byte{}, BasicP, BasicM, randElements(rng, benchN, 25))
+	if err != nil {
+		b.Fatal(err)
+	}
+	data := f.Bytes()
+	for _, c := range []struct {
+		name    string
+		scratch []uint64
+	}{{"one", nil}, {"split", make([]uint64, splitLen(data))}} {
+		b.Run(c.name, func(b *testing.B) {
+			t := startCPU(b)
+			i := 0
+			for ; b.Loop(); i++ {
+				if _, ok := scanMatch(data, benchN, BasicP, f.modulus, nil, false, c.scratch); !ok {
+					b.Fatal("invalid")
+				}
+			}
+			t.stopPerElement(i)
+		})
+	}
+}

@@ -38,27 +38,45 @@ func (m *Matcher) MatchVerifiedBytes(nbytes []byte, key [16]byte) (bool, error) 
 // verified false it accepts and rejects exactly what FromNBytes(p, mm,
 // nbytes) does, with the same errors.
 func (m *Matcher) MatchNBytes(p uint8, mm uint64, nbytes []byte, key [16]byte, verified bool) (bool, error) {
-	n, size, err := readCompactSize(nbytes)
-	if err != nil {
-		return false, err
-	}
-	modulus, err := checkParams(n, p, mm)
+	n, size, modulus, err := readHeader(p, mm, nbytes)
 	if err != nil {
 		return false, err
 	}
 	data := nbytes[size:]
+	if hashJoinMin(uint32(n), len(m.elems)) && n*uint64(p+1) <= 8*uint64(len(data)) {
+		// n is bounded by the input's size: the buffers are too.
+		m.vals = grow(m.vals, int(n))
+		m.starts = grow(m.starts, numBuckets(uint32(n), modulus)+1)
+		found, valid := matchLookup(data, uint32(n), uint(p), modulus, key, m.elems, m.vals, m.starts)
+		if valid {
+			return found, nil
+		}
+		return m.strictError(p, mm, nbytes, key, data, uint32(n), modulus)
+	}
 	var q []uint64
 	if n > 0 && len(m.elems) > 0 {
 		q = m.hashes(key, modulus)
 	}
-	found, valid := scanMatch(data, uint32(n), uint(p), modulus, q, verified)
+	var scratch []uint64
+	if canSplit(uint32(n), uint(p), modulus, data) {
+		if need := splitLen(data); cap(m.vals) < need {
+			m.vals = make([]uint64, need) // bounded by len(nbytes)
+		}
+		scratch = m.vals[:cap(m.vals)]
+	}
+	found, valid := scanMatch(data, uint32(n), uint(p), modulus, q, verified, scratch)
 	if valid {
 		return found, nil
 	}
-	// The strict validator names the defect. The two agree on every
-	// input (the tests and fuzz target hold them to it); should they ever
-	// not, its verdict wins and the answer comes from a decoded filter.
-	if _, err := validate(uint32(n), uint(p), modulus, data); err != nil {
+	return m.strictError(p, mm, nbytes, key, data, uint32(n), modulus)
+}
+
+// strictError returns the strict validator's error for a stream the one
+// pass found malformed. The two agree on every input (the tests and fuzz
+// target hold them to it); should they ever not, the validator's verdict
+// wins and the answer comes from a decoded filter.
+func (m *Matcher) strictError(p uint8, mm uint64, nbytes []byte, key [16]byte, data []byte, n uint32, modulus uint64) (bool, error) {
+	if _, err := validate(n, uint(p), modulus, data); err != nil {
 		return false, err
 	}
 	f, err := FromNBytes(p, mm, nbytes)

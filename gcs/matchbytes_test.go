@@ -27,18 +27,25 @@ func checkMatchBytes(t *testing.T, p uint8, m uint64, nbytes []byte, key [16]byt
 		t.Fatalf("P=%d M=%d %x: MatchNBytes error %v, FromNBytes %v", p, m, nbytes, err, ferr)
 	}
 	// The scan's own verdict, without the fallback.
-	if n, size, cerr := readCompactSize(nbytes); cerr == nil {
-		if modulus, perr := checkParams(n, p, m); perr == nil {
-			var q []uint64
-			if n > 0 && len(watch) > 0 {
-				q = mt.hashes(key, modulus)
+	if n, size, modulus, herr := readHeader(p, m, nbytes); herr == nil {
+		var q []uint64
+		if n > 0 && len(watch) > 0 {
+			q = mt.hashes(key, modulus)
+		}
+		// The lookup path's decoder, where N fits the bytes.
+		if uint64(n)*uint64(p+1) <= 8*uint64(len(nbytes)) {
+			if valid := decodeChecked(nbytes[size:], uint32(n), uint(p), modulus, make([]uint64, n)); valid != (ferr == nil) {
+				t.Fatalf("P=%d M=%d %x: decodeChecked %v, FromNBytes %v", p, m, nbytes, valid, ferr)
 			}
-			found, valid := scanMatch(nbytes[size:], uint32(n), uint(p), modulus, q, false)
+		}
+		// One decoder, and two where the stream may be split.
+		for _, scratch := range [][]uint64{nil, make([]uint64, splitLen(nbytes[size:]))} {
+			found, valid := scanMatch(nbytes[size:], uint32(n), uint(p), modulus, q, false, scratch)
 			if valid != (ferr == nil) {
-				t.Fatalf("P=%d M=%d %x: scan valid=%v, FromNBytes %v", p, m, nbytes, valid, ferr)
+				t.Fatalf("P=%d M=%d %x: scan (scratch %d) valid=%v, FromNBytes %v", p, m, nbytes, len(scratch), valid, ferr)
 			}
 			if valid && found != got {
-				t.Fatalf("scan found=%v, MatchNBytes %v", found, got)
+				t.Fatalf("scan (scratch %d) found=%v, MatchNBytes %v", len(scratch), found, got)
 			}
 		}
 	}
@@ -93,20 +100,29 @@ func TestMatchBytesVectors(t *testing.T) {
 				t.Fatalf("height %d, W=%d: %v, btcutil %v", v.Height, w, got, want)
 			}
 		}
-		// Damaged copies: cut short, extended, bits flipped.
-		for i := range 60 {
-			bad := bytes.Clone(v.Filter)
-			switch i % 3 {
-			case 0:
-				bad = bad[:rng.IntN(len(bad))]
-			case 1:
-				bad = append(bad, byte(rng.Uint32()))
-			default:
-				bad[rng.IntN(len(bad))] ^= 1 << rng.IntN(8)
-			}
-			checkMatchBytes(t, BasicP, BasicM, bad, key, elems)
+		for range 60 {
+			checkMatchBytes(t, BasicP, BasicM, damage(rng, v.Filter, 0), key, elems)
 		}
 	}
+}
+
+// damage returns a copy of b cut short, extended by a byte, with a bit
+// flipped or with a byte of ones (a long unary run), the change at or
+// after offset from.
+func damage(rng *rand.Rand, b []byte, from int) []byte {
+	bad := bytes.Clone(b)
+	at := from + rng.IntN(len(bad)-from)
+	switch rng.IntN(4) {
+	case 0:
+		return bad[:at]
+	case 1:
+		return append(bad, byte(rng.Uint32()))
+	case 2:
+		bad[at] ^= 1 << rng.IntN(8)
+	default:
+		bad[at] = 0xff
+	}
+	return bad
 }
 
 // valueElements returns the elements whose hashes are the smallest and
@@ -183,18 +199,8 @@ func TestMatchBytesRandom(t *testing.T) {
 				}
 			}
 		}
-		// Damaged streams of the same parameters.
 		for range 4 {
-			bad := bytes.Clone(nbytes)
-			switch rng.IntN(3) {
-			case 0:
-				bad = bad[:rng.IntN(len(bad)+1)]
-			case 1:
-				bad = append(bad, byte(rng.Uint32()))
-			default:
-				bad[rng.IntN(len(bad))] ^= 1 << rng.IntN(8)
-			}
-			checkMatchBytes(t, p, m, bad, key, watch)
+			checkMatchBytes(t, p, m, damage(rng, nbytes, 0), key, watch)
 		}
 	}
 }
@@ -312,4 +318,66 @@ func TestMatcherClone(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
+}
+
+// TestMatchBytesSplit exercises the two-decoder path on basic filters
+// large enough to be split: members at the first and last value, around
+// the middle and at random match; damaged copies, mostly in the second
+// half where the second decoder runs, are rejected as DecodeBasic
+// rejects them; and the two decoders do join (the first takes over the
+// second's position) on nearly every filter.
+func TestMatchBytesSplit(t *testing.T) {
+	rng := rand.New(rand.NewPCG(12, 13))
+	joined, total := 0, 0
+	for i := range 150 {
+		n := 400 + rng.IntN(6000)
+		key := randKey(rng)
+		elems := randSet(rng, n, 30)
+		f, err := Build(key, BasicP, BasicM, elems)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nbytes := f.NBytes()
+		size := compactSizeLen(uint64(n))
+		data := nbytes[size:]
+		if !canSplit(uint32(n), BasicP, f.modulus, data) {
+			continue
+		}
+		total++
+		// Did the decoders join? With no queries A runs until the join.
+		s := scanner{r: bitReader{data: data}, left: uint32(n), p: BasicP, modulus: f.modulus, fast: true}
+		s.setLimit()
+		if st := s.split(make([]uint64, splitLen(data))); st != scanMore {
+			t.Fatalf("split of a valid filter: %v", st)
+		}
+		if s.r.pos > len(data)*3/4 {
+			joined++
+		}
+		values := f.Values(nil)
+		k := newSipKey(&key)
+		byValue := func(target uint64) []byte {
+			for _, e := range elems {
+				if reduce(k.sum64(e), f.modulus) == target {
+					return e
+				}
+			}
+			t.Fatal("no element for a value")
+			return nil
+		}
+		watch := randSet(rng, rng.IntN(50), 30)
+		for _, at := range []int{0, n - 1, n / 2, n/2 + 1 + rng.IntN(30), rng.IntN(n)} {
+			hit := append(slices.Clone(watch), byValue(values[at]))
+			if _, ok := checkMatchBytes(t, BasicP, BasicM, nbytes, key, hit); !ok {
+				t.Fatalf("filter %d: value %d of %d does not match", i, at, n)
+			}
+		}
+		checkMatchBytes(t, BasicP, BasicM, nbytes, key, watch)
+		for range 6 {
+			checkMatchBytes(t, BasicP, BasicM, damage(rng, nbytes, len(nbytes)/2), key, watch)
+		}
+	}
+	if total < 100 || joined < total*95/100 {
+		t.Fatalf("the decoders joined on %d of %d split filters", joined, total)
+	}
+	t.Logf("joined on %d of %d split filters", joined, total)
 }

@@ -11,6 +11,10 @@ package gcs
 type Matcher struct {
 	elems [][]byte
 	buf   []uint64 // hashed watch list, then radix sort scratch
+	// MatchBytes scratch: the second decoder's values or the filter's,
+	// and the bucket starts of the lookup table.
+	vals   []uint64
+	starts []uint32
 }
 
 // NewMatcher returns a Matcher for elements, which it copies.
