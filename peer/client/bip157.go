@@ -212,12 +212,13 @@ func (c *Client) matchFilters(ctx context.Context, ms []*member, scripts [][]byt
 		done     int
 		firstErr error
 	)
+	base := gcs.NewMatcher(scripts)
 	var wg sync.WaitGroup
 	for _, m := range ms {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			matcher := gcs.NewMatcher(scripts)
+			matcher := base.Clone()
 			blocks := make([]chainhash.Hash, 0, wire.MaxGetCFiltersReqRange)
 			for b := range batches {
 				blocks = blocks[:0]
@@ -232,11 +233,16 @@ func (c *Client) matchFilters(ctx context.Context, ms []*member, scripts [][]byt
 						return peerErr(m, "getcfilters", fmt.Errorf("%w: filter for block %v (height %d) hashes to %v, its agreed filter header commits to %v",
 							peer.ErrBadFilter, blocks[i], h, got, want))
 					}
-					f, err := gcs.DecodeBasic(data)
+					if matcher.Len() == 0 {
+						return nil
+					}
+					// The filter is the one its agreed header commits to:
+					// one pass that may stop at the first match.
+					hit, err := matcher.MatchVerifiedBytes(data, gcs.BasicKey(&blocks[i]))
 					if err != nil {
 						return peerErr(m, "getcfilters", fmt.Errorf("%w: filter for block %v (height %d): %v", peer.ErrBadFilter, blocks[i], h, err))
 					}
-					if matcher.Len() > 0 && matcher.Match(f, gcs.BasicKey(&blocks[i])) {
+					if hit {
 						hits = append(hits, h)
 					}
 					return nil
