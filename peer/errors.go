@@ -38,6 +38,8 @@ var (
 	// ErrProtocol: a message that breaks the protocol: undecodable, out
 	// of order, or from a node too old to serve light clients.
 	ErrProtocol = errors.New("protocol violation")
+	// ErrRejected: a transaction the node asked for but did not accept.
+	ErrRejected = errors.New("transaction rejected")
 	// ErrWithheldHeaders: a node that announced a higher chain than the
 	// headers it served.
 	ErrWithheldHeaders = errors.New("announced headers withheld")

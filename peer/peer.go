@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 )
 
@@ -55,6 +56,9 @@ type Peer struct {
 	doneOnce sync.Once
 	readErr  atomic.Pointer[error] // why the read loop ended
 	received atomic.Uint64
+
+	offerMu sync.Mutex
+	offers  map[chainhash.Hash]*offer // transactions announced, by txid
 
 	writeMu   sync.Mutex
 	pingNonce atomic.Uint64 // nonce of the ping a request waits for
@@ -173,9 +177,14 @@ func (p *Peer) readLoop() {
 			// stop the reading.
 			go p.write(context.Background(), "pong", wire.NewMsgPong(m.Nonce), time.Now().Add(p.cfg.Timeout))
 			continue
+		case *wire.MsgGetData:
+			// The node asks for transactions we announced; anything
+			// else it asks for we do not serve.
+			p.serveOffers(m)
+			continue
 		case *wire.MsgVersion, *wire.MsgVerAck, *wire.MsgHeaders, *wire.MsgCFCheckpt, *wire.MsgCFHeaders,
 			*wire.MsgCFilter, *wire.MsgMerkleBlock, *wire.MsgTx, *wire.MsgBlock, *wire.MsgNotFound,
-			*wire.MsgGetData, *wire.MsgInv, *wire.MsgReject:
+			*wire.MsgInv:
 		case *wire.MsgPong:
 			if m.Nonce != p.pingNonce.Load() {
 				continue

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -459,4 +460,35 @@ func TestUnrequestedMessagesDoNotHoldAWait(t *testing.T) {
 	if elapsed > 4*timeout {
 		t.Fatalf("stalled after %v with a timeout of %v", elapsed, timeout)
 	}
+}
+
+// TestBroadcast: a transaction announced to the node is requested, served
+// and accepted into its mempool; announcing it again is harmless; one the
+// node rejects is reported as such.
+func TestBroadcast(t *testing.T) {
+	needFixture(t)
+	p := dial(t, fx.node.P2PAddr, 5*time.Second)
+	tx := fx.node.BuildCoinbaseSpend(t, wire.NewTxOut(1_000_000, fx.alice.PkScript()))
+	ctx := context.Background()
+	if has, err := p.HasTx(ctx, tx.TxHash()); err != nil || has {
+		t.Fatalf("before the broadcast: has %v, %v", has, err)
+	}
+	if err := p.Broadcast(ctx, tx); err != nil {
+		t.Fatal(err)
+	}
+	pool, err := fx.node.RPC().GetRawMempool()
+	if err != nil || !slices.ContainsFunc(pool, func(h *chainhash.Hash) bool { return *h == tx.TxHash() }) {
+		t.Fatalf("mempool %v lacks %v: %v", pool, tx.TxHash(), err)
+	}
+	// Again, on a new connection: the node has it and does not ask.
+	p2 := dial(t, fx.node.P2PAddr, 2*time.Second)
+	if err := p2.Broadcast(ctx, tx); err != nil {
+		t.Fatalf("second broadcast: %v", err)
+	}
+	fx.node.Confirm(t, tx)
+	// A double spend of the same coinbase: requested, never accepted.
+	bad := tx.Copy()
+	bad.TxOut[0].Value--
+	err = p2.Broadcast(ctx, bad)
+	checkPeerError(t, err, fx.node.P2PAddr, ErrRejected)
 }

@@ -99,6 +99,21 @@ func (n *Node) SpendCoinbase(t testing.TB, outs ...*wire.TxOut) *wire.MsgTx {
 
 // SpendCoinbaseErr is SpendCoinbase for callers without a testing.TB.
 func (n *Node) SpendCoinbaseErr(outs ...*wire.TxOut) (*wire.MsgTx, error) {
+	return n.coinbaseSpend(true, outs)
+}
+
+// BuildCoinbaseSpend is SpendCoinbase without submitting the transaction:
+// it is signed and ready to send, and its coinbase is not used again.
+func (n *Node) BuildCoinbaseSpend(t testing.TB, outs ...*wire.TxOut) *wire.MsgTx {
+	t.Helper()
+	tx, err := n.coinbaseSpend(false, outs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tx
+}
+
+func (n *Node) coinbaseSpend(submit bool, outs []*wire.TxOut) (*wire.MsgTx, error) {
 	if n.MinerKey == nil {
 		return nil, errors.New("peertest: node mines to an external address; no coinbase to spend")
 	}
@@ -139,7 +154,10 @@ func (n *Node) SpendCoinbaseErr(outs ...*wire.TxOut) (*wire.MsgTx, error) {
 		if change := in.Value - need; change > 0 {
 			all = append(all, wire.NewTxOut(change, n.MinerKey.PkScript()))
 		}
-		tx, err := n.send([]Output{in}, all)
+		tx, err := sign([]Output{in}, all)
+		if err == nil && submit {
+			err = n.submit(tx)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -167,6 +185,22 @@ func (n *Node) SpendErr(ins []Output, outs ...*wire.TxOut) (*wire.MsgTx, error) 
 }
 
 func (n *Node) send(ins []Output, outs []*wire.TxOut) (*wire.MsgTx, error) {
+	tx, err := sign(ins, outs)
+	if err != nil {
+		return nil, err
+	}
+	return tx, n.submit(tx)
+}
+
+func (n *Node) submit(tx *wire.MsgTx) error {
+	if _, err := n.rpc.SendRawTransaction(tx, true); err != nil {
+		return fmt.Errorf("peertest: sendrawtransaction: %w", err)
+	}
+	return nil
+}
+
+// sign builds the transaction spending ins to outs, signed.
+func sign(ins []Output, outs []*wire.TxOut) (*wire.MsgTx, error) {
 	tx := wire.NewMsgTx(wire.TxVersion)
 	prevOuts := txscript.NewMultiPrevOutFetcher(nil)
 	for _, in := range ins {
@@ -181,9 +215,6 @@ func (n *Node) send(ins []Output, outs []*wire.TxOut) (*wire.MsgTx, error) {
 		if err := in.sign(tx, i, hashes); err != nil {
 			return nil, fmt.Errorf("peertest: signing input %d: %w", i, err)
 		}
-	}
-	if _, err := n.rpc.SendRawTransaction(tx, true); err != nil {
-		return nil, fmt.Errorf("peertest: sendrawtransaction: %w", err)
 	}
 	return tx, nil
 }

@@ -1,0 +1,159 @@
+package peer
+
+import (
+	"context"
+	"time"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+)
+
+// offer is a transaction announced to the node, served when it asks.
+type offer struct {
+	tx        *wire.MsgTx
+	requested chan struct{} // closed at the node's first getdata for it
+	once      bool
+}
+
+// serveOffers answers a node's getdata for transactions we announced, in
+// the encoding it asked for, and marks them requested.
+func (p *Peer) serveOffers(m *wire.MsgGetData) {
+	p.offerMu.Lock()
+	defer p.offerMu.Unlock()
+	for _, iv := range m.InvList {
+		if iv.Type != wire.InvTypeTx && iv.Type != wire.InvTypeWitnessTx {
+			continue
+		}
+		o, ok := p.offers[iv.Hash]
+		if !ok {
+			continue
+		}
+		tx := o.tx
+		if iv.Type == wire.InvTypeTx && tx.HasWitness() {
+			// A node that asks without the witness flag gets the
+			// transaction stripped, as it expects.
+			tx = tx.Copy()
+			for _, in := range tx.TxIn {
+				in.Witness = nil
+			}
+		}
+		go p.write(context.Background(), "tx", tx, time.Now().Add(p.cfg.Timeout))
+		if !o.once {
+			o.once = true
+			close(o.requested)
+		}
+	}
+}
+
+// Announce offers tx to the node (inv) and waits until the node asks for
+// it (getdata), which it answers; it reports whether the node asked within
+// the timeout. A node that already has the transaction does not ask: use
+// HasTx to tell. The transaction stays on offer, answered whenever the
+// node asks again, until the connection ends.
+func (p *Peer) Announce(ctx context.Context, tx *wire.MsgTx) (requested bool, err error) {
+	const op = "inv tx"
+	txid := tx.TxHash()
+	p.offerMu.Lock()
+	if p.offers == nil {
+		p.offers = make(map[chainhash.Hash]*offer)
+	}
+	o, ok := p.offers[txid]
+	if !ok {
+		o = &offer{tx: tx, requested: make(chan struct{})}
+		p.offers[txid] = o
+	}
+	p.offerMu.Unlock()
+	inv := wire.NewMsgInv()
+	inv.AddInvVect(wire.NewInvVect(wire.InvTypeTx, &txid))
+	deadline := p.deadline()
+	if err := p.send(ctx, op, inv, deadline); err != nil {
+		return false, err
+	}
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	select {
+	case <-o.requested:
+		return true, nil
+	case <-timer.C:
+		return false, nil
+	case <-p.done:
+		return false, p.disconnected(op)
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+}
+
+// HasTx asks the node for the transaction txid (getdata): a node answers
+// with it while it is in its mempool, and with notfound otherwise (btcd
+// serves no confirmed transaction this way).
+func (p *Peer) HasTx(ctx context.Context, txid chainhash.Hash) (bool, error) {
+	const op = "getdata tx"
+	end, err := p.begin(op)
+	if err != nil {
+		return false, err
+	}
+	defer end()
+	req := wire.NewMsgGetData()
+	req.AddInvVect(wire.NewInvVect(wire.InvTypeWitnessTx, &txid))
+	deadline := p.deadline()
+	if err := p.send(ctx, op, req, deadline); err != nil {
+		return false, err
+	}
+	m, err := p.recv(ctx, op, deadline, func(m wire.Message) bool {
+		switch m := m.(type) {
+		case *wire.MsgTx:
+			return m.TxHash() == txid
+		case *wire.MsgNotFound:
+			for _, iv := range m.InvList {
+				if iv.Hash == txid {
+					return true
+				}
+			}
+		}
+		return false
+	})
+	if err != nil {
+		return false, err
+	}
+	if _, ok := m.(*wire.MsgTx); ok {
+		return true, nil
+	}
+	return false, nil
+}
+
+// Broadcast announces tx and returns once the node holds it in its
+// mempool, as getdata tx shows: the node accepted it (or had it already).
+// A node that asked for it but does not hold it within the timeout
+// rejected it (ErrRejected); one that neither asked nor holds it is
+// reported with ErrStalled.
+func (p *Peer) Broadcast(ctx context.Context, tx *wire.MsgTx) error {
+	txid := tx.TxHash()
+	if has, err := p.HasTx(ctx, txid); err != nil || has {
+		return err
+	}
+	requested, err := p.Announce(ctx, tx)
+	if err != nil {
+		return err
+	}
+	// The node checks a transaction after it has answered our getdata
+	// of it, maybe: ask until the timeout.
+	deadline := p.deadline()
+	for {
+		has, err := p.HasTx(ctx, txid)
+		if err != nil || has {
+			return err
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+		select {
+		case <-time.After(50 * time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if requested {
+		return p.errorf("tx", "%w: transaction %v requested but not in the node's mempool after %v", ErrRejected, txid, p.cfg.Timeout)
+	}
+	return p.errorf("inv tx", "%w: transaction %v neither requested within %v nor in the node's mempool", ErrStalled, txid, p.cfg.Timeout)
+}
