@@ -237,7 +237,7 @@ func TestLookupNetwork(t *testing.T) {
 	if err == nil || !isUsageError(err) || !strings.Contains(err.Error(), networkNames()) {
 		t.Fatalf("unknown network: %v", err)
 	}
-	if networkNames() != "mainnet, testnet3, signet, simnet, regtest" {
+	if networkNames() != "mainnet, testnet3, testnet4, signet, simnet, regtest" {
 		t.Fatalf("networks %q", networkNames())
 	}
 }
