@@ -41,7 +41,10 @@ const maxAttempts = 8
 // an output it spends that the block does not reveal (P2TR, P2PK) is
 // listed in SpendOnlyBlocks, never counted as a false positive.
 func (c *Client) ScanBIP157(ctx context.Context, req ScanRequest) (*ScanResult, error) {
-	return c.scan(ctx, req, "bip157", wire.SFNodeCF, c.scanBIP157)
+	wl := newWatchList(req.Watch)
+	return c.scan(ctx, req, "bip157", wire.SFNodeCF, func(ctx context.Context, req ScanRequest) (*ScanResult, error) {
+		return c.scanBIP157(ctx, req, wl)
+	})
 }
 
 // scan runs pass until it succeeds, checking for a reorganization after
@@ -108,7 +111,8 @@ func (c *Client) scan(ctx context.Context, req ScanRequest, mode string, service
 }
 
 // scanBIP157 runs one pass of the scan over the current chain.
-func (c *Client) scanBIP157(ctx context.Context, req ScanRequest) (*ScanResult, error) {
+// wl carries the outpoints found before, by earlier passes or scans.
+func (c *Client) scanBIP157(ctx context.Context, req ScanRequest, wl *watchList) (*ScanResult, error) {
 	from, to := req.From, req.To
 	ms := c.usable(wire.SFNodeCF, to)
 	if len(ms) == 0 {
@@ -127,7 +131,6 @@ func (c *Client) scanBIP157(ctx context.Context, req ScanRequest) (*ScanResult, 
 		return nil, err
 	}
 	res.FiltersReceived = res.BlocksScanned
-	wl := newWatchList(req.Watch)
 	blocks, err := c.fetchBlocks(ctx, matched)
 	if err != nil {
 		return nil, err

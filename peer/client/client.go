@@ -273,6 +273,12 @@ func (c *Client) syncHeaders(ctx context.Context) (chain.Update, error) {
 	members := c.live()
 	c.mu.Unlock()
 	for _, m := range members {
+		// A connection dropped by an abandoned request (a cancelled
+		// context) is replaced; the peer did nothing wrong.
+		if err := c.redial(ctx, m); err != nil {
+			c.dropPeer(m, err)
+			continue
+		}
 		up, tip, err := m.p.SyncHeaders(ctx, c.chain)
 		if up.Fork < total.Fork {
 			total.Fork = up.Fork
@@ -287,8 +293,10 @@ func (c *Client) syncHeaders(ctx context.Context) (chain.Update, error) {
 			}
 			c.mu.Unlock()
 		}
+		// A peer with nothing new is at or below the chain's tip: it keeps
+		// the tip it had.
 		c.mu.Lock()
-		m.tip = tip
+		m.tip = max(m.tip, tip)
 		c.mu.Unlock()
 		switch {
 		case err == nil:
@@ -300,8 +308,6 @@ func (c *Client) syncHeaders(ctx context.Context) (chain.Update, error) {
 			c.dropPeer(m, err)
 		}
 	}
-	// A peer whose tip the chain passed while it synced first is not
-	// behind: ask it again only for the heights it can serve.
 	if len(c.usable(0, 0)) == 0 {
 		return total, c.noPeers("getheaders")
 	}

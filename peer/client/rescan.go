@@ -1,0 +1,312 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+)
+
+// EventKind says what an Event reports.
+type EventKind int
+
+const (
+	// EventMatch: a transaction of the watch list, in a block about to
+	// be reported connected.
+	EventMatch EventKind = iota
+	// EventConnected: a block was scanned; blocks come in height order.
+	EventConnected
+	// EventDisconnected: a block reported connected left the chain (a
+	// reorganization); what matched in it no longer holds. Disconnections
+	// come from the highest block down, before the new blocks.
+	EventDisconnected
+	// EventTip: the rescan has reached the peers' tip.
+	EventTip
+)
+
+func (k EventKind) String() string {
+	switch k {
+	case EventMatch:
+		return "match"
+	case EventConnected:
+		return "connected"
+	case EventDisconnected:
+		return "disconnected"
+	case EventTip:
+		return "tip"
+	}
+	return fmt.Sprintf("EventKind(%d)", int(k))
+}
+
+// Event is one thing a rescan reports, as it happens.
+type Event struct {
+	Kind      EventKind
+	Height    int32
+	BlockHash chainhash.Hash
+	// Match is the transaction found, for EventMatch.
+	Match *Match
+}
+
+// RescanOptions say what a rescan watches and how far it goes.
+type RescanOptions struct {
+	// Watch is the initial watch list; Match.WatchItems index into it
+	// and the items Update adds after it.
+	Watch []WatchItem
+	// From is the first height scanned.
+	From int32
+	// To is the last height scanned when Follow is false; a negative To
+	// means the tip at the time the rescan reaches it.
+	To int32
+	// Follow keeps the rescan going after the tip: it asks the peers for
+	// new headers every PollInterval, scans new blocks as they come and
+	// reports reorganizations, until its context ends.
+	Follow bool
+	// PollInterval is how often a following rescan asks for new headers;
+	// zero means one second.
+	PollInterval time.Duration
+	// BatchBlocks is how many blocks one step scans; zero means 2,000.
+	BatchBlocks int32
+	// OnEvent receives every event, in order, from the goroutine that
+	// runs the rescan; it must not call the rescan's methods but Update.
+	OnEvent func(Event)
+}
+
+// Rescan is a BIP 157 rescan for a wallet: it scans from a height to the
+// tip or follows it, with a watch list that can grow while it runs, over
+// all the client's peers (see ScanBIP157 for what is verified).
+type Rescan struct {
+	c   *Client
+	opt RescanOptions
+
+	mu      sync.Mutex
+	items   []WatchItem
+	pending []WatchItem // added by Update, not yet in wl
+	rewind  int32       // lowest height Update asked to rewind to, or -1
+
+	wl       *watchList
+	next     int32            // the next height to scan
+	emitted  []chainhash.Hash // hashes of the blocks reported connected, from base
+	base     int32            // height of emitted[0]
+	warnings []string
+}
+
+// maxReorgDepth is how many connected blocks a rescan remembers, and so
+// the deepest reorganization it reports block by block.
+const maxReorgDepth = 2016
+
+// ErrReorgTooDeep: a reorganization below the blocks a rescan remembers.
+var ErrReorgTooDeep = errors.New("reorganization deeper than the rescan remembers")
+
+// NewRescan prepares a rescan; Run starts it.
+func (c *Client) NewRescan(opt RescanOptions) *Rescan {
+	if opt.PollInterval <= 0 {
+		opt.PollInterval = time.Second
+	}
+	if opt.BatchBlocks <= 0 {
+		opt.BatchBlocks = 2000
+	}
+	items := slices.Clone(opt.Watch)
+	return &Rescan{c: c, opt: opt, items: items, wl: newWatchList(items), next: opt.From, base: opt.From, rewind: -1}
+}
+
+// Update adds watch items to a running rescan and, if rewind is not
+// negative, makes it scan again from that height (to find the history of
+// the new items): the blocks from there are reported again. It takes
+// effect between two steps of the scan.
+func (r *Rescan) Update(add []WatchItem, rewind int32) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.pending = append(r.pending, add...)
+	if rewind >= 0 && (r.rewind < 0 || rewind < r.rewind) {
+		r.rewind = rewind
+	}
+}
+
+// Height returns the next height the rescan would scan: after an error,
+// everything below it was reported, and a new rescan from it resumes.
+func (r *Rescan) Height() int32 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.next
+}
+
+// Warnings returns the distinct warnings of the scans so far (a single
+// peer, banned peers, spend-only blocks).
+func (r *Rescan) Warnings() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.warnings)
+}
+
+func (r *Rescan) emit(e Event) {
+	if r.opt.OnEvent != nil {
+		r.opt.OnEvent(e)
+	}
+}
+
+// Run scans until the end (To, or the tip), or until ctx ends when
+// following; a following rescan ended by its context returns nil. Every
+// event is delivered before Run returns; on an error, Height says where to
+// resume.
+func (r *Rescan) Run(ctx context.Context) error {
+	atTip := int32(-1) // the tip last reported
+	for {
+		if err := r.applyUpdates(); err != nil {
+			return err
+		}
+		if err := r.reportReorg(); err != nil {
+			return err
+		}
+		tip := r.c.chain.Height()
+		target := tip
+		if !r.opt.Follow && r.opt.To >= 0 {
+			target = min(r.opt.To, tip)
+		}
+		if r.next <= target {
+			if err := r.step(ctx, min(target, r.next+r.opt.BatchBlocks-1)); err != nil {
+				if r.opt.Follow && ctx.Err() != nil {
+					return nil
+				}
+				return err
+			}
+			continue
+		}
+		if !r.opt.Follow {
+			if r.opt.To > tip {
+				return fmt.Errorf("client: rescan to height %d: the peers' chain ends at %d", r.opt.To, tip)
+			}
+			r.emit(Event{Kind: EventTip, Height: tip, BlockHash: r.c.chain.Hash(tip)})
+			return nil
+		}
+		if tip != atTip {
+			atTip = tip
+			r.emit(Event{Kind: EventTip, Height: tip, BlockHash: r.c.chain.Hash(tip)})
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(r.opt.PollInterval):
+		}
+		if _, err := r.c.SyncHeaders(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// applyUpdates takes in the items and rewind Update asked for.
+func (r *Rescan) applyUpdates() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.pending) > 0 {
+		found := r.wl.found
+		r.items = append(r.items, r.pending...)
+		r.pending = nil
+		r.wl = newWatchList(r.items)
+		for op, is := range found {
+			r.wl.found[op] = add(r.wl.found[op], is)
+		}
+	}
+	if r.rewind >= 0 {
+		if r.rewind < r.next {
+			r.next = max(r.rewind, 0)
+			r.trimEmitted()
+		}
+		r.rewind = -1
+	}
+	return nil
+}
+
+// trimEmitted forgets the connected blocks at and above next, which will
+// be scanned and reported again. Called with mu held.
+func (r *Rescan) trimEmitted() {
+	if r.next < r.base {
+		r.base, r.emitted = r.next, nil
+		return
+	}
+	r.emitted = r.emitted[:r.next-r.base]
+}
+
+// reportReorg compares the blocks reported connected with the chain and
+// reports those that left it, highest first; the scan goes on from the
+// fork.
+func (r *Rescan) reportReorg() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fork := int32(-1)
+	for i := len(r.emitted) - 1; i >= 0; i-- {
+		if h := r.base + int32(i); r.c.chain.Hash(h) == r.emitted[i] {
+			break
+		} else {
+			fork = h
+		}
+	}
+	if fork < 0 {
+		return nil
+	}
+	if fork == r.base && r.base > r.opt.From {
+		return fmt.Errorf("client: %w: the chain changed below height %d", ErrReorgTooDeep, r.base)
+	}
+	for h := r.base + int32(len(r.emitted)) - 1; h >= fork; h-- {
+		r.mu.Unlock()
+		r.emit(Event{Kind: EventDisconnected, Height: h, BlockHash: r.emitted[h-r.base]})
+		r.mu.Lock()
+	}
+	r.next = fork
+	r.trimEmitted()
+	return nil
+}
+
+// step scans next..to and reports what it found, block by block.
+func (r *Rescan) step(ctx context.Context, to int32) error {
+	r.mu.Lock()
+	req := ScanRequest{Watch: r.items, From: r.next, To: to}
+	wl := r.wl
+	r.mu.Unlock()
+	res, err := r.c.scan(ctx, req, "bip157", wire.SFNodeCF, func(ctx context.Context, req ScanRequest) (*ScanResult, error) {
+		return r.c.scanBIP157(ctx, req, wl)
+	})
+	if err != nil {
+		return err
+	}
+	// The scan may have followed a reorganization below what was
+	// reported: report it first.
+	if err := r.reportReorg(); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	for _, w := range res.Warnings {
+		if !slices.Contains(r.warnings, w) {
+			r.warnings = append(r.warnings, w)
+		}
+	}
+	from := r.next
+	r.mu.Unlock()
+	if from != req.From {
+		return nil // scan again from the fork
+	}
+	i := 0
+	for h := req.From; h <= req.To; h++ {
+		hash := r.c.chain.Hash(h)
+		for ; i < len(res.Matches) && res.Matches[i].Height == h; i++ {
+			r.emit(Event{Kind: EventMatch, Height: h, BlockHash: hash, Match: &res.Matches[i]})
+		}
+		r.emit(Event{Kind: EventConnected, Height: h, BlockHash: hash})
+		r.mu.Lock()
+		r.emitted = append(r.emitted, hash)
+		if over := len(r.emitted) - maxReorgDepth; over > 0 {
+			r.emitted = r.emitted[over:]
+			r.base += int32(over)
+		}
+		r.next = h + 1
+		r.mu.Unlock()
+	}
+	return nil
+}

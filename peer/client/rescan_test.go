@@ -1,0 +1,259 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer/peertest"
+)
+
+// eventLog collects a rescan's events.
+type eventLog struct {
+	mu     sync.Mutex
+	events []Event
+	signal chan struct{}
+}
+
+func newEventLog() *eventLog { return &eventLog{signal: make(chan struct{}, 1)} }
+
+func (l *eventLog) add(e Event) {
+	l.mu.Lock()
+	l.events = append(l.events, e)
+	l.mu.Unlock()
+	select {
+	case l.signal <- struct{}{}:
+	default:
+	}
+}
+
+// waitFor waits until cond holds over the events so far.
+func (l *eventLog) waitFor(t *testing.T, what string, cond func([]Event) bool) {
+	t.Helper()
+	deadline := time.After(30 * time.Second)
+	for {
+		l.mu.Lock()
+		ok := cond(l.events)
+		l.mu.Unlock()
+		if ok {
+			return
+		}
+		select {
+		case <-l.signal:
+		case <-deadline:
+			t.Fatalf("no %s within 30 s; events: %v", what, l.summary())
+		}
+	}
+}
+
+func (l *eventLog) summary() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, e := range l.events {
+		if e.Kind == EventConnected && e.Height%50 != 0 {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%v@%d", e.Kind, e.Height))
+	}
+	return out
+}
+
+func matched(events []Event, txid chainhash.Hash) []Event {
+	var out []Event
+	for _, e := range events {
+		if e.Kind == EventMatch && e.Match.Txid == txid {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// checkOrder checks the rules of the event stream: connected blocks come
+// in height order, each once, except after disconnections, which come
+// from the highest block down and undo exactly the blocks last connected,
+// and after rewinds (a block connected again at or below the last one,
+// the same block); a match comes just before its block's connection. It
+// returns the heights rewound to.
+func checkOrder(t *testing.T, events []Event) (rewinds []int32) {
+	t.Helper()
+	var chain []chainhash.Hash // connected, by height from the first
+	first := int32(-1)
+	for i, e := range events {
+		switch e.Kind {
+		case EventConnected:
+			if first < 0 {
+				first = e.Height
+			}
+			want := first + int32(len(chain))
+			if e.Height < want && e.Height >= first && chain[e.Height-first] == e.BlockHash {
+				rewinds = append(rewinds, e.Height)
+				chain = chain[:e.Height-first]
+				want = e.Height
+			}
+			if e.Height != want {
+				t.Fatalf("event %d: block %d connected, expected %d", i, e.Height, want)
+			}
+			chain = append(chain, e.BlockHash)
+		case EventDisconnected:
+			top := first + int32(len(chain)) - 1
+			if len(chain) == 0 || e.Height != top || chain[len(chain)-1] != e.BlockHash {
+				t.Fatalf("event %d: block %d disconnected, the last connected is %d", i, e.Height, top)
+			}
+			chain = chain[:len(chain)-1]
+		case EventMatch:
+			if i+1 >= len(events) {
+				t.Fatalf("event %d: a match is the last event", i)
+			}
+			next := events[i+1]
+			if (next.Kind != EventConnected && next.Kind != EventMatch) || next.Height != e.Height {
+				t.Fatalf("event %d: match at height %d followed by %v at %d", i, e.Height, next.Kind, next.Height)
+			}
+		}
+	}
+	return rewinds
+}
+
+// TestRescanFollows runs a following rescan while the node mines blocks
+// paying and spending a watched key, an item is added mid-way, and the
+// chain reorganizes; every event arrives once and in order.
+func TestRescanFollows(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 110)
+	alice, carol, bob := peertest.NewKey("alice"), peertest.NewKey("carol"), peertest.NewKey("bob")
+	c, err := Connect(context.Background(), Config{Peers: []string{node.P2PAddr}, Params: node.Params, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.SyncHeaders(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	log := newEventLog()
+	r := c.NewRescan(RescanOptions{Watch: []WatchItem{ScriptItem(alice.PkScript())}, From: 100, Follow: true,
+		PollInterval: 100 * time.Millisecond, BatchBlocks: 7, OnEvent: log.add})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	log.waitFor(t, "tip at 110", func(es []Event) bool {
+		return slices.ContainsFunc(es, func(e Event) bool { return e.Kind == EventTip && e.Height == 110 })
+	})
+
+	// New blocks: alice is paid, then spends.
+	pay := node.SpendCoinbase(t, wire.NewTxOut(30_000_000, alice.PkScript()))
+	node.Confirm(t, pay) // 111
+	spend := node.Spend(t, []peertest.Output{peertest.OutputOf(pay, 0, alice)}, wire.NewTxOut(30_000_000-peertest.Fee, bob.PkScript()))
+	node.Confirm(t, spend) // 112
+	log.waitFor(t, "the spend", func(es []Event) bool { return len(matched(es, spend.TxHash())) == 1 })
+
+	// carol joins the watch list; her earlier payment is found on a
+	// rewind.
+	early := node.SpendCoinbase(t, wire.NewTxOut(20_000_000, carol.PkScript()))
+	node.Confirm(t, early) // 113
+	log.waitFor(t, "block 113", func(es []Event) bool {
+		return slices.ContainsFunc(es, func(e Event) bool { return e.Kind == EventConnected && e.Height == 113 })
+	})
+	r.Update([]WatchItem{ScriptItem(carol.PkScript())}, 113)
+	log.waitFor(t, "carol's payment", func(es []Event) bool {
+		m := matched(es, early.TxHash())
+		return len(m) == 1 && slices.Equal(m[0].Match.WatchItems, []int{1})
+	})
+
+	// A reorganization replaces 112 and 113 (the spend and carol's
+	// payment go back to the mempool and into the new blocks).
+	hash112, _ := node.RPC().GetBlockHash(112)
+	if err := node.RPC().InvalidateBlock(hash112); err != nil {
+		t.Fatal(err)
+	}
+	node.Generate(t, 3) // 112', 113', 114'
+	log.waitFor(t, "the new tip", func(es []Event) bool {
+		return slices.ContainsFunc(es, func(e Event) bool { return e.Kind == EventTip && e.Height == 114 })
+	})
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run after cancel: %v", err)
+	}
+
+	log.mu.Lock()
+	events := slices.Clone(log.events)
+	log.mu.Unlock()
+	if rw := checkOrder(t, events); !slices.Equal(rw, []int32{113}) {
+		t.Errorf("rewinds %v, want one to 113", rw)
+	}
+	var disc []int32
+	for _, e := range events {
+		if e.Kind == EventDisconnected {
+			disc = append(disc, e.Height)
+		}
+	}
+	if !slices.Equal(disc, []int32{113, 112}) {
+		t.Errorf("disconnected %v, want 113, 112", disc)
+	}
+	// The spend: found at 112, disconnected, found again in the new 112.
+	if m := matched(events, spend.TxHash()); len(m) != 2 || m[0].BlockHash == m[1].BlockHash {
+		t.Errorf("the spend was matched %d times (want twice: before and after the reorganization)", len(m))
+	}
+	if m := matched(events, pay.TxHash()); len(m) != 1 || m[0].Height != 111 {
+		t.Errorf("the payment: %+v", m)
+	}
+	for _, st := range c.Peers() {
+		if st.Banned || st.Reason != "" {
+			t.Errorf("peer blamed: %+v", st)
+		}
+	}
+}
+
+// TestRescanResumes: a rescan stopped by an error can be resumed from its
+// Height, and the two together report each block once.
+func TestRescanResumes(t *testing.T) {
+	needFixture(t)
+	c := connect(t, 0)
+	log := newEventLog()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stopAt := int32(600)
+	r := c.NewRescan(RescanOptions{Watch: items(fx.watch), To: -1, BatchBlocks: 100, OnEvent: func(e Event) {
+		log.add(e)
+		if e.Kind == EventConnected && e.Height == stopAt {
+			cancel()
+		}
+	}})
+	if err := r.Run(ctx); err == nil {
+		t.Fatal("a cancelled rescan returned no error")
+	}
+	resume := r.Height()
+	if resume < stopAt+1 {
+		t.Fatalf("resume at %d, after reporting %d", resume, stopAt)
+	}
+	r2 := c.NewRescan(RescanOptions{Watch: items(fx.watch), From: resume, To: -1, OnEvent: log.add})
+	if err := r2.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	log.mu.Lock()
+	events := log.events
+	log.mu.Unlock()
+	if rw := checkOrder(t, events); len(rw) != 0 {
+		t.Errorf("rewinds %v in a resumed rescan", rw)
+	}
+	got := map[chainhash.Hash]bool{}
+	for _, e := range events {
+		if e.Kind == EventMatch && !e.Match.FalsePositive {
+			got[e.Match.Txid] = true
+		}
+	}
+	// Everything but what needs history from before the resume height
+	// (carol's spend is found by the revealed key anyway).
+	for id := range fx.want {
+		if !got[id] {
+			t.Errorf("transaction %v (height %d) not reported", id, fx.height[id])
+		}
+	}
+	if last := events[len(events)-1]; last.Kind != EventTip || last.Height != c.Chain().Height() {
+		t.Errorf("last event %v at %d", last.Kind, last.Height)
+	}
+}
