@@ -268,10 +268,23 @@ func AnalyzeGroups(groups [][]*bip37.Filter, universe io.Reader, opts AnalyzeOpt
 		// A Filter is not safe for concurrent use: each worker gets
 		// its own copies.
 		matchers := make([][]*bip37.Filter, len(groups))
+		// Every counter of this worker in one block, padded by a cache
+		// line at both ends: small separate allocations of two workers
+		// would share cache lines, and each candidate writes to them.
+		const pad = 8
+		size := 2 * pad
+		for _, filters := range groups {
+			size += 4*len(filters) + 2
+		}
+		counters := make([]uint64, size)[pad:]
+		carve := func(n int) []uint64 {
+			c := counters[:n:n]
+			counters = counters[n:]
+			return c
+		}
 		for g, filters := range groups {
 			nf := len(filters)
-			st.groups[g] = groupState{depth: make([]uint64, nf+1), undoDepth: make([]uint64, nf+1),
-				alone: make([]uint64, nf), undoAlone: make([]uint64, nf)}
+			st.groups[g] = groupState{depth: carve(nf + 1), undoDepth: carve(nf + 1), alone: carve(nf), undoAlone: carve(nf)}
 			matchers[g] = make([]*bip37.Filter, nf)
 			for i, f := range filters {
 				matchers[g][i] = f.Clone()
@@ -294,9 +307,19 @@ func AnalyzeGroups(groups [][]*bip37.Filter, universe io.Reader, opts AnalyzeOpt
 			for g, ms := range matchers {
 				gs := &st.groups[g]
 				var mask uint64
-				if c.PairAddress != nil {
+				switch {
+				case c.PairAddress != nil:
 					mask = gs.markedPair(ms, c, pair, full[g])
-				} else {
+				case len(c.Elems) == 1:
+					// Most candidates: one element, either test.
+					e := c.Elems[0]
+					for i, m := range ms {
+						if m.Contains(e) {
+							mask |= 1 << i
+							gs.alone[i]++
+						}
+					}
+				default:
 					for i, m := range ms {
 						if matchCandidate(m, c, pair) {
 							mask |= 1 << i

@@ -206,6 +206,9 @@ func scanUniverse(r io.Reader, workers int, strict bool, newVisitor func(worker 
 func parseChunk(p *CandidateParser, ch chunk, visit lineVisitor, strict bool, scan *UniverseScan) *LineError {
 	data := ch.data
 	line := ch.firstLine
+	// Counted locally: the workers' scans share cache lines.
+	var tested uint64
+	defer func() { scan.CandidatesTested += tested }()
 	for len(data) > 0 {
 		var l []byte
 		// Most lines of a large universe are 40 hex digits: check for
@@ -224,7 +227,7 @@ func parseChunk(p *CandidateParser, ch chunk, visit lineVisitor, strict bool, sc
 			}
 			scan.addBad(line, err)
 		} else if c != nil {
-			scan.CandidatesTested++
+			tested++
 			if err := visit(line, c); err != nil {
 				return &LineError{Line: line, Err: err}
 			}
