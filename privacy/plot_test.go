@@ -5,6 +5,8 @@ import (
 	"image/png"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/plot"
 )
 
 // TestWritePlotReadable checks what makes a plot readable: an opaque white
@@ -54,30 +56,28 @@ func TestWritePlotReadable(t *testing.T) {
 }
 
 func TestPlotTicks(t *testing.T) {
-	labels := func(ts []string) string { return strings.Join(ts, " ") }
-	var got []string
-	for _, tk := range (logTicks{}).Ticks(1e-5, 0.1) {
-		if tk.Label != "" {
-			got = append(got, tk.Label)
+	labels := func(ts []plot.Tick, all bool) string {
+		var out []string
+		for _, tk := range ts {
+			if all || tk.Label != "" {
+				out = append(out, tk.Label)
+			}
 		}
+		return strings.Join(out, " ")
 	}
-	if labels(got) != "1e-5 1e-4 1e-3 1e-2 1e-1" {
-		t.Errorf("log ticks %q", got)
-	}
-	got = got[:0]
-	for _, tk := range (linearTicks{integer: true}).Ticks(1, 532) {
-		if tk.Label != "" {
-			got = append(got, tk.Label)
+	for _, tt := range []struct {
+		ticks []plot.Tick
+		all   bool // minor ticks too
+		want  string
+	}{
+		{(logTicks{}).Ticks(1e-5, 0.1), false, "1e-5 1e-4 1e-3 1e-2 1e-1"},
+		{(logTicks{}).Ticks(1e5, 1e7), false, "1e5 1e6 1e7"},
+		{(linearTicks{integer: true}).Ticks(1, 532), false, "100 200 300 400 500"},
+		{(linearTicks{integer: true}).Ticks(1, 3), true, "1 2 3"},
+		{fixedTicks{0, 0.5, 1}.Ticks(0, 1.02), true, "0 0.5 1"},
+	} {
+		if got := labels(tt.ticks, tt.all); got != tt.want {
+			t.Errorf("ticks %q, want %q", got, tt.want)
 		}
-	}
-	if labels(got) != "100 200 300 400 500" {
-		t.Errorf("linear ticks %q", got)
-	}
-	got = got[:0]
-	for _, tk := range (linearTicks{integer: true}).Ticks(1, 3) {
-		got = append(got, tk.Label)
-	}
-	if labels(got) != "1 2 3" {
-		t.Errorf("small integer ticks %q", got)
 	}
 }

@@ -128,14 +128,12 @@ type joinedReport struct {
 	*privacy.Report
 }
 
-// linkOutput is the --link part of the JSON, with sessions named by id.
+// linkOutput is the --link part of the JSON: the linkage with sessions
+// named by id, and each group's report.
 type linkOutput struct {
-	Prior             float64        `json:"prior"`
-	Threshold         float64        `json:"threshold"`
-	PairsCompared     int            `json:"pairs_compared"`
-	PairsListedShared bool           `json:"pairs_listed_shared_only,omitempty"`
-	Pairs             []linkPair     `json:"pairs"`
-	Groups            []joinedReport `json:"groups"`
+	*privacy.Linkage
+	Pairs  []linkPair     `json:"pairs"`
+	Groups []joinedReport `json:"groups"`
 }
 
 type linkPair struct {
@@ -315,8 +313,7 @@ func runAnalyzeCapture(a *app, f *analyzeFlags, opts privacy.AnalyzeOptions) err
 			return privacyBadInput(err)
 		}
 		warn("link: ", l.Warnings)
-		lo := &linkOutput{Prior: l.Prior, Threshold: l.Threshold, PairsCompared: l.PairsCompared,
-			PairsListedShared: l.PairsListedShared, Pairs: []linkPair{}, Groups: []joinedReport{}}
+		lo := &linkOutput{Linkage: l, Pairs: []linkPair{}, Groups: []joinedReport{}}
 		for _, p := range l.Pairs {
 			lo.Pairs = append(lo.Pairs, linkPair{A: ids[p.A], B: ids[p.B], SessionLink: p})
 		}
