@@ -261,6 +261,17 @@ func AnalyzeGroups(groups [][]*bip37.Filter, universe io.Reader, opts AnalyzeOpt
 	}
 	listed := make([]atomic.Int64, len(groups))
 	truncated := make([]atomic.Bool, len(groups))
+	// A group that matches everything lists nothing: its matches reveal
+	// nothing, and listing them for many such sessions would hold the
+	// universe in memory.
+	limit := make([]int64, len(groups))
+	for g, filters := range groups {
+		limit[g] = int64(maxMatches)
+		if slices.ContainsFunc(filters, func(f *bip37.Filter) bool { return !matchesAll(f) }) {
+			continue
+		}
+		limit[g] = 0
+	}
 	var mu sync.Mutex
 	var states []*workerState
 	newVisitor := func(int) lineVisitor {
@@ -331,8 +342,10 @@ func AnalyzeGroups(groups [][]*bip37.Filter, universe io.Reader, opts AnalyzeOpt
 				if mask != full[g] {
 					continue
 				}
-				if listed[g].Add(1) > int64(maxMatches) {
-					truncated[g].Store(true)
+				if limit[g] == 0 || listed[g].Add(1) > limit[g] {
+					if !truncated[g].Load() {
+						truncated[g].Store(true)
+					}
 					continue
 				}
 				m := MatchedCandidate{Line: line, Candidate: string(c.Text), Kind: c.Kind, PairTested: pair, class: cls}
@@ -512,10 +525,23 @@ func (r *Report) warnings() []string {
 		}
 		w = append(w, msg)
 	}
-	if r.MatchedTruncated {
+	switch {
+	case r.MatchedTruncated && len(r.Matched) == 0:
+		w = append(w, fmt.Sprintf("the %d matches are not listed: the filters match everything", r.MatchedCount))
+	case r.MatchedTruncated:
 		w = append(w, fmt.Sprintf("only the first %d matches are listed; the counts cover all %d", len(r.Matched), r.MatchedCount))
 	}
 	return w
+}
+
+// matchesAll reports whether f matches every element: no bytes, no hash
+// function, or every bit set.
+func matchesAll(f *bip37.Filter) bool {
+	if f.Size() == 0 || f.HashFuncs() == 0 {
+		return true
+	}
+	_, set, _, _, _ := filterRate(f)
+	return set == uint64(8*f.Size())
 }
 
 // filterWarning says when a filter matches everything or its fill is far
