@@ -8,6 +8,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -68,7 +69,9 @@ func (s *UniverseScan) addBad(line int, err error) {
 	if len(s.BadLines) == MaxBadLines && line > s.BadLines[MaxBadLines-1].Line {
 		return
 	}
-	s.BadLines = append(s.BadLines, BadLine{Line: line, Reason: err.Error()})
+	// The reason without the sentinel's prefix, which every one has.
+	reason := strings.TrimPrefix(err.Error(), ErrBadCandidate.Error()+": ")
+	s.BadLines = append(s.BadLines, BadLine{Line: line, Reason: reason})
 	slices.SortFunc(s.BadLines, func(a, b BadLine) int { return a.Line - b.Line })
 	if len(s.BadLines) > MaxBadLines {
 		s.BadLines = s.BadLines[:MaxBadLines]
