@@ -199,7 +199,10 @@ type workerState struct {
 
 // groupState is one worker's counts for one group of filters.
 type groupState struct {
-	depth   []uint64 // depth[j]: candidates whose first j filters match, not the next
+	// depth[j]: candidates whose first j filters match, not the next; an
+	// array, so that indexing it by a trailing-zero count needs no bounds
+	// check (one increment per candidate and group).
+	depth   *[MaxAnalyzeFilters + 1]uint64
 	alone   []uint64
 	matches []MatchedCandidate
 	// What the address lines that marked key lines take over added to
@@ -285,7 +288,7 @@ func AnalyzeGroups(groups [][]*bip37.Filter, universe io.Reader, opts AnalyzeOpt
 		const pad = 8
 		size := 2 * pad
 		for _, filters := range groups {
-			size += 4*len(filters) + 2
+			size += MaxAnalyzeFilters + 1 + 3*len(filters) + 1
 		}
 		counters := make([]uint64, size)[pad:]
 		carve := func(n int) []uint64 {
@@ -295,7 +298,8 @@ func AnalyzeGroups(groups [][]*bip37.Filter, universe io.Reader, opts AnalyzeOpt
 		}
 		for g, filters := range groups {
 			nf := len(filters)
-			st.groups[g] = groupState{depth: carve(nf + 1), undoDepth: carve(nf + 1), alone: carve(nf), undoAlone: carve(nf)}
+			st.groups[g] = groupState{depth: (*[MaxAnalyzeFilters + 1]uint64)(carve(MaxAnalyzeFilters + 1)),
+				undoDepth: carve(nf + 1), alone: carve(nf), undoAlone: carve(nf)}
 			matchers[g] = make([]*bip37.Filter, nf)
 			for i, f := range filters {
 				matchers[g][i] = f.Clone()
@@ -304,6 +308,24 @@ func AnalyzeGroups(groups [][]*bip37.Filter, universe io.Reader, opts AnalyzeOpt
 		mu.Lock()
 		states = append(states, st)
 		mu.Unlock()
+		// found lists a candidate that matched every filter of group g;
+		// it is off the hot path.
+		found := func(g, line int, c *Candidate, pair bool, cls int) {
+			if limit[g] == 0 || listed[g].Add(1) > limit[g] {
+				if !truncated[g].Load() {
+					truncated[g].Store(true)
+				}
+				return
+			}
+			m := MatchedCandidate{Line: line, Candidate: string(c.Text), Kind: c.Kind, PairTested: pair, class: cls}
+			if c.PairAddress != nil {
+				m.Kind, m.PubKey, m.Candidate = KindAddress, m.Candidate, string(c.PairAddress)
+				if len(c.Listed) > 0 {
+					m.Candidate = string(c.Listed[0])
+				}
+			}
+			st.groups[g].matches = append(st.groups[g].matches, m)
+		}
 		return func(line int, c *Candidate) error {
 			pair := opts.PairTest && c.Pair()
 			cls := min(len(c.Elems), maxClassElems)
@@ -311,6 +333,25 @@ func AnalyzeGroups(groups [][]*bip37.Filter, universe io.Reader, opts AnalyzeOpt
 				cls = 0
 			}
 			st.classes[cls]++
+			if c.PairAddress == nil && len(c.Elems) == 1 {
+				// Most candidates: one element, either test.
+				e := c.Elems[0]
+				for g, ms := range matchers {
+					gs := &st.groups[g]
+					var mask uint64
+					for i, m := range ms {
+						if m.Contains(e) {
+							mask |= 1 << i
+							gs.alone[i]++
+						}
+					}
+					gs.depth[bits.TrailingZeros64(^mask)]++
+					if mask == full[g] {
+						found(g, line, c, pair, cls)
+					}
+				}
+				return nil
+			}
 			if c.PairAddress != nil {
 				st.pairs++
 				st.undoLines += uint64(len(c.Listed))
@@ -318,19 +359,9 @@ func AnalyzeGroups(groups [][]*bip37.Filter, universe io.Reader, opts AnalyzeOpt
 			for g, ms := range matchers {
 				gs := &st.groups[g]
 				var mask uint64
-				switch {
-				case c.PairAddress != nil:
+				if c.PairAddress != nil {
 					mask = gs.markedPair(ms, c, pair, full[g])
-				case len(c.Elems) == 1:
-					// Most candidates: one element, either test.
-					e := c.Elems[0]
-					for i, m := range ms {
-						if m.Contains(e) {
-							mask |= 1 << i
-							gs.alone[i]++
-						}
-					}
-				default:
+				} else {
 					for i, m := range ms {
 						if matchCandidate(m, c, pair) {
 							mask |= 1 << i
@@ -339,23 +370,9 @@ func AnalyzeGroups(groups [][]*bip37.Filter, universe io.Reader, opts AnalyzeOpt
 					}
 				}
 				gs.depth[bits.TrailingZeros64(^mask)]++
-				if mask != full[g] {
-					continue
+				if mask == full[g] {
+					found(g, line, c, pair, cls)
 				}
-				if limit[g] == 0 || listed[g].Add(1) > limit[g] {
-					if !truncated[g].Load() {
-						truncated[g].Store(true)
-					}
-					continue
-				}
-				m := MatchedCandidate{Line: line, Candidate: string(c.Text), Kind: c.Kind, PairTested: pair, class: cls}
-				if c.PairAddress != nil {
-					m.Kind, m.PubKey, m.Candidate = KindAddress, m.Candidate, string(c.PairAddress)
-					if len(c.Listed) > 0 {
-						m.Candidate = string(c.Listed[0])
-					}
-				}
-				gs.matches = append(gs.matches, m)
 			}
 			return nil
 		}
