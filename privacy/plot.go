@@ -164,7 +164,7 @@ func sweepPanels(s Sweep, results []*ModelResult, marks []PlotMark) (top, bottom
 				name := "after 1 filter"
 				switch {
 				case sr.filters == 0:
-					name = "model"
+					name = "analytic model, after the filters on the x axis"
 				case sr.filters > 1:
 					name = fmt.Sprintf("after %d filters intersected", sr.filters)
 				}
