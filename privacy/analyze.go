@@ -199,7 +199,10 @@ type workerState struct {
 
 // groupState is one worker's counts for one group of filters.
 type groupState struct {
-	depth   []uint64 // depth[j]: candidates whose first j filters match, not the next
+	// depth[j]: candidates whose first j filters match, not the next; an
+	// array, so that indexing it by a trailing-zero count needs no bounds
+	// check (one increment per candidate and group).
+	depth   *[MaxAnalyzeFilters + 1]uint64
 	alone   []uint64
 	matches []MatchedCandidate
 	// What the address lines that marked key lines take over added to
@@ -261,6 +264,17 @@ func AnalyzeGroups(groups [][]*bip37.Filter, universe io.Reader, opts AnalyzeOpt
 	}
 	listed := make([]atomic.Int64, len(groups))
 	truncated := make([]atomic.Bool, len(groups))
+	// A group that matches everything lists nothing: its matches reveal
+	// nothing, and listing them for many such sessions would hold the
+	// universe in memory.
+	limit := make([]int64, len(groups))
+	for g, filters := range groups {
+		limit[g] = int64(maxMatches)
+		if slices.ContainsFunc(filters, func(f *bip37.Filter) bool { return !matchesAll(f) }) {
+			continue
+		}
+		limit[g] = 0
+	}
 	var mu sync.Mutex
 	var states []*workerState
 	newVisitor := func(int) lineVisitor {
@@ -268,10 +282,24 @@ func AnalyzeGroups(groups [][]*bip37.Filter, universe io.Reader, opts AnalyzeOpt
 		// A Filter is not safe for concurrent use: each worker gets
 		// its own copies.
 		matchers := make([][]*bip37.Filter, len(groups))
+		// Every counter of this worker in one block, padded by a cache
+		// line at both ends: small separate allocations of two workers
+		// would share cache lines, and each candidate writes to them.
+		const pad = 8
+		size := 2 * pad
+		for _, filters := range groups {
+			size += MaxAnalyzeFilters + 1 + 3*len(filters) + 1
+		}
+		counters := make([]uint64, size)[pad:]
+		carve := func(n int) []uint64 {
+			c := counters[:n:n]
+			counters = counters[n:]
+			return c
+		}
 		for g, filters := range groups {
 			nf := len(filters)
-			st.groups[g] = groupState{depth: make([]uint64, nf+1), undoDepth: make([]uint64, nf+1),
-				alone: make([]uint64, nf), undoAlone: make([]uint64, nf)}
+			st.groups[g] = groupState{depth: (*[MaxAnalyzeFilters + 1]uint64)(carve(MaxAnalyzeFilters + 1)),
+				undoDepth: carve(nf + 1), alone: carve(nf), undoAlone: carve(nf)}
 			matchers[g] = make([]*bip37.Filter, nf)
 			for i, f := range filters {
 				matchers[g][i] = f.Clone()
@@ -280,6 +308,24 @@ func AnalyzeGroups(groups [][]*bip37.Filter, universe io.Reader, opts AnalyzeOpt
 		mu.Lock()
 		states = append(states, st)
 		mu.Unlock()
+		// found lists a candidate that matched every filter of group g;
+		// it is off the hot path.
+		found := func(g, line int, c *Candidate, pair bool, cls int) {
+			if limit[g] == 0 || listed[g].Add(1) > limit[g] {
+				if !truncated[g].Load() {
+					truncated[g].Store(true)
+				}
+				return
+			}
+			m := MatchedCandidate{Line: line, Candidate: string(c.Text), Kind: c.Kind, PairTested: pair, class: cls}
+			if c.PairAddress != nil {
+				m.Kind, m.PubKey, m.Candidate = KindAddress, m.Candidate, string(c.PairAddress)
+				if len(c.Listed) > 0 {
+					m.Candidate = string(c.Listed[0])
+				}
+			}
+			st.groups[g].matches = append(st.groups[g].matches, m)
+		}
 		return func(line int, c *Candidate) error {
 			pair := opts.PairTest && c.Pair()
 			cls := min(len(c.Elems), maxClassElems)
@@ -287,6 +333,25 @@ func AnalyzeGroups(groups [][]*bip37.Filter, universe io.Reader, opts AnalyzeOpt
 				cls = 0
 			}
 			st.classes[cls]++
+			if c.PairAddress == nil && len(c.Elems) == 1 {
+				// Most candidates: one element, either test.
+				e := c.Elems[0]
+				for g, ms := range matchers {
+					gs := &st.groups[g]
+					var mask uint64
+					for i, m := range ms {
+						if m.Contains(e) {
+							mask |= 1 << i
+							gs.alone[i]++
+						}
+					}
+					gs.depth[bits.TrailingZeros64(^mask)]++
+					if mask == full[g] {
+						found(g, line, c, pair, cls)
+					}
+				}
+				return nil
+			}
 			if c.PairAddress != nil {
 				st.pairs++
 				st.undoLines += uint64(len(c.Listed))
@@ -305,21 +370,9 @@ func AnalyzeGroups(groups [][]*bip37.Filter, universe io.Reader, opts AnalyzeOpt
 					}
 				}
 				gs.depth[bits.TrailingZeros64(^mask)]++
-				if mask != full[g] {
-					continue
+				if mask == full[g] {
+					found(g, line, c, pair, cls)
 				}
-				if listed[g].Add(1) > int64(maxMatches) {
-					truncated[g].Store(true)
-					continue
-				}
-				m := MatchedCandidate{Line: line, Candidate: string(c.Text), Kind: c.Kind, PairTested: pair, class: cls}
-				if c.PairAddress != nil {
-					m.Kind, m.PubKey, m.Candidate = KindAddress, m.Candidate, string(c.PairAddress)
-					if len(c.Listed) > 0 {
-						m.Candidate = string(c.Listed[0])
-					}
-				}
-				gs.matches = append(gs.matches, m)
 			}
 			return nil
 		}
@@ -489,10 +542,23 @@ func (r *Report) warnings() []string {
 		}
 		w = append(w, msg)
 	}
-	if r.MatchedTruncated {
+	switch {
+	case r.MatchedTruncated && len(r.Matched) == 0:
+		w = append(w, fmt.Sprintf("the %d matches are not listed: the filters match everything", r.MatchedCount))
+	case r.MatchedTruncated:
 		w = append(w, fmt.Sprintf("only the first %d matches are listed; the counts cover all %d", len(r.Matched), r.MatchedCount))
 	}
 	return w
+}
+
+// matchesAll reports whether f matches every element: no bytes, no hash
+// function, or every bit set.
+func matchesAll(f *bip37.Filter) bool {
+	if f.Size() == 0 || f.HashFuncs() == 0 {
+		return true
+	}
+	_, set, _, _, _ := filterRate(f)
+	return set == uint64(8*f.Size())
 }
 
 // filterWarning says when a filter matches everything or its fill is far

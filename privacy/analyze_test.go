@@ -237,22 +237,44 @@ func TestAnalyzeErrors(t *testing.T) {
 }
 
 func TestAnalyzeMatchCap(t *testing.T) {
-	// A 0-byte filter matches everything; the list stops at the cap but
-	// the count does not.
-	all, err := bip37.NewFilterFromParams(nil, 0, 0, 0)
+	// A filter of 8 bits with one hash function and 7 bits set matches
+	// 7/8 of the candidates; the list stops at the cap but the count does
+	// not.
+	most, err := bip37.NewFilterFromParams([]byte{0x7f}, 1, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(5, 6))
 	u, _ := testUniverse(rng, 1000, nil)
-	r, err := Analyze([]*bip37.Filter{all}, strings.NewReader(u), AnalyzeOptions{MaxMatches: 10})
+	r, err := Analyze([]*bip37.Filter{most}, strings.NewReader(u), AnalyzeOptions{MaxMatches: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.MatchedCount != 1000 || len(r.Matched) != 10 || !r.MatchedTruncated {
+	if r.MatchedCount < 800 || len(r.Matched) != 10 || !r.MatchedTruncated {
 		t.Errorf("count %d listed %d truncated %v", r.MatchedCount, len(r.Matched), r.MatchedTruncated)
+	}
+	if !slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, "only the first 10 matches") }) {
+		t.Errorf("warnings %q", r.Warnings)
+	}
+	// A 0-byte filter matches everything: it reveals nothing, and its
+	// matches are counted, not listed.
+	all, err := bip37.NewFilterFromParams(nil, 0, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err = Analyze([]*bip37.Filter{all}, strings.NewReader(u), AnalyzeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.MatchedCount != 1000 || len(r.Matched) != 0 || !r.MatchedTruncated {
+		t.Errorf("match-all: count %d listed %d truncated %v", r.MatchedCount, len(r.Matched), r.MatchedTruncated)
 	}
 	if r.EstimatedWallet != 0 || !strings.Contains(r.Summary, "indistinguishable") {
 		t.Errorf("a match-all filter reveals nothing: %+v", r.Summary)
+	}
+	for _, want := range []string{"matches everything and reveals nothing", "not listed"} {
+		if !slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, want) }) {
+			t.Errorf("match-all: no warning %q in %q", want, r.Warnings)
+		}
 	}
 }

@@ -13,8 +13,12 @@
 //     filter sized exactly as BIP 37 (Bitcoin Core) sizes it;
 //   - MonteCarlo: the same quantities measured on real filters;
 //   - Analyze: a real attack of captured filters against a universe of
-//     candidate addresses, read as a stream;
-//   - Relay: a capturing relay that records the filters light clients send;
+//     candidate addresses, read as a stream; AnalyzeGroups: the same for
+//     many sessions in one pass;
+//   - LinkSessions and IntersectReports: which captured sessions probably
+//     belong to one wallet, and the attack over each group of them;
+//   - Relay: a capturing relay that records the filters light clients send,
+//     each record naming its connection (CaptureSessions);
 //   - Compare: BIP 37 against BIP 157 for the same wallet;
 //   - UniverseWriter: the candidates a range of blocks reveals, as a
 //     universe file;

@@ -52,3 +52,49 @@ func ExampleAnalyze() {
 	// line 4 true
 	// 3 candidates, 2 matched
 }
+
+// Three sessions of a capture: alice's wallet connects twice (a restart
+// picks a new tweak), bob's once. One pass over the universe analyzes each
+// session; linking finds alice's two sessions and intersects them.
+func ExampleLinkSessions() {
+	alice, bob := privacy.NewWallet(11, 4), privacy.NewWallet(12, 4)
+	var u strings.Builder
+	for i := 0; i < 2000; i++ {
+		fmt.Fprintf(&u, "%040x\n", i*7919+5)
+	}
+	for _, a := range append(alice.Addresses(&chaincfg.MainNetParams), bob.Addresses(&chaincfg.MainNetParams)...) {
+		u.WriteString(a + "\n")
+	}
+	sessions := [][]*bip37.Filter{
+		{alice.Filter(0.0001, 10, 1)},
+		{bob.Filter(0.0001, 10, 2)},
+		{alice.Filter(0.0001, 10, 3)},
+	}
+	reports, err := privacy.AnalyzeGroups(sessions, strings.NewReader(u.String()), privacy.AnalyzeOptions{})
+	if err != nil {
+		panic(err)
+	}
+	for i, r := range reports {
+		fmt.Printf("session %d: %d of %d candidates match\n", i+1, r.MatchedCount, r.UniverseSize)
+	}
+	l, err := privacy.LinkSessions(reports, sessions, privacy.LinkOptions{})
+	if err != nil {
+		panic(err)
+	}
+	for _, p := range l.Pairs {
+		fmt.Printf("sessions %d and %d: %d shared, linked %v\n", p.A+1, p.B+1, p.Shared, p.Linked)
+	}
+	joint, err := privacy.IntersectReports(reports, sessions, l.Groups[0])
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("group %v: %d candidates match both sessions\n", l.Groups[0], joint.MatchedCount)
+	// Output:
+	// session 1: 4 of 2008 candidates match
+	// session 2: 4 of 2008 candidates match
+	// session 3: 4 of 2008 candidates match
+	// sessions 1 and 2: 0 shared, linked false
+	// sessions 1 and 3: 4 shared, linked true
+	// sessions 2 and 3: 0 shared, linked false
+	// group [0 2]: 4 candidates match both sessions
+}

@@ -1,8 +1,10 @@
 package privacy
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"image/color"
 	"io"
 	"math"
 	"os"
@@ -11,10 +13,13 @@ import (
 	"strings"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
 )
 
 // ErrBadPlot reports a plot that cannot be drawn, such as an unknown file
@@ -31,6 +36,13 @@ func PlotFormat(file string) (string, error) {
 	return "", fmt.Errorf("%w: %q: file name must end in .svg or .png", ErrBadPlot, file)
 }
 
+// PlotMark is a point of the swept variable to mark on every curve, such
+// as the demonstration's own wallet.
+type PlotMark struct {
+	X     float64
+	Label string
+}
+
 var sweepAxisLabels = map[string]string{
 	"addresses":     "wallet addresses N",
 	"fprate":        "filter false-positive rate requested (log scale)",
@@ -38,22 +50,59 @@ var sweepAxisLabels = map[string]string{
 	"universe-size": "addresses tested by the node |U| (log scale)",
 }
 
-// NewSweepPlot draws P_h(1) and P_h(N) against the swept parameter, one
-// pair of curves per number of intersected filters, with a title naming the
-// fixed parameters.
-func NewSweepPlot(s Sweep, results []*ModelResult) (*plot.Plot, error) {
-	p, _, err := newSweepPlot(s, results)
-	return p, err
+// plotFont is a sans-serif face; SVG files embed it, so that no viewer
+// substitutes another font.
+var plotFont = font.Font{Typeface: "Liberation", Variant: "Sans"}
+
+// sweepSeries is one curve: P_h(1) or P_h(N) after a number of filters.
+type sweepSeries struct {
+	filters int // filters intersected (0 when the sweep is over filters)
+	xys     plotter.XYs
 }
 
-// newSweepPlot also returns the number of legend entries.
-func newSweepPlot(s Sweep, results []*ModelResult) (*plot.Plot, int, error) {
-	if len(results) == 0 {
-		return nil, 0, fmt.Errorf("%w: no points", ErrBadPlot)
+// sweepCurves returns the P_h(1) and P_h(N) curves, one per number of
+// intersected filters.
+func sweepCurves(s Sweep, results []*ModelResult) (one, all []sweepSeries) {
+	maxSteps := 0
+	for _, r := range results {
+		maxSteps = max(maxSteps, len(r.Steps))
 	}
-	rows := 0
+	if s.Var == "filters" {
+		maxSteps = 1 // the x axis already counts filters
+	}
+	for b := 0; b < maxSteps; b++ {
+		o, a := sweepSeries{filters: b + 1}, sweepSeries{filters: b + 1}
+		if s.Var == "filters" {
+			o.filters, a.filters = 0, 0
+		}
+		for i, r := range results {
+			st := r.Steps[len(r.Steps)-1]
+			if s.Var != "filters" {
+				if b >= len(r.Steps) {
+					continue
+				}
+				st = r.Steps[b]
+			}
+			if math.IsNaN(st.PH1) || math.IsNaN(st.PHAll) {
+				continue
+			}
+			o.xys = append(o.xys, plotter.XY{X: s.Values[i], Y: st.PH1})
+			a.xys = append(a.xys, plotter.XY{X: s.Values[i], Y: st.PHAll})
+		}
+		if len(o.xys) > 0 {
+			one, all = append(one, o), append(all, a)
+		}
+	}
+	return one, all
+}
+
+// sweepPanels builds the two panels of a sweep plot, P_h(1) above P_h(N),
+// so that the two never hide each other, and the legend they share.
+func sweepPanels(s Sweep, results []*ModelResult, marks []PlotMark) (top, bottom *plot.Plot, legend plot.Legend, rows int, err error) {
+	if len(results) == 0 {
+		return nil, nil, legend, 0, fmt.Errorf("%w: no points", ErrBadPlot)
+	}
 	base := results[0].Params
-	p := plot.New()
 	var fixed []string
 	if s.Var != "addresses" {
 		fixed = append(fixed, fmt.Sprintf("N=%d addresses", base.Addresses))
@@ -68,117 +117,302 @@ func newSweepPlot(s Sweep, results []*ModelResult) (*plot.Plot, int, error) {
 	if base.PairTest {
 		fixed = append(fixed, "pair test")
 	}
-	p.Title.Text = "BIP 37 filter privacy (analytic model): probability that matches belong to the wallet\n" + strings.Join(fixed, ", ")
-	p.X.Label.Text = sweepAxisLabels[s.Var]
-	p.Y.Label.Text = "probability (1 = wallet fully exposed)"
-	p.Y.Min, p.Y.Max = 0, 1.02
-	if s.Var == "fprate" || s.Var == "universe-size" {
-		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	one, all := sweepCurves(s, results)
+	if len(one) == 0 {
+		return nil, nil, legend, 0, fmt.Errorf("%w: no point to draw", ErrBadPlot)
 	}
-	p.Legend.Top = true
-	p.Legend.Left = true
-	p.Legend.TextStyle.Font.Size = vg.Points(10)
-	p.Legend.Padding = vg.Points(2)
-	p.X.Tick.Marker = plainTicks{p.X.Tick.Marker}
-	p.Add(plotter.NewGrid())
-
-	maxSteps := 0
-	for _, r := range results {
-		maxSteps = max(maxSteps, len(r.Steps))
-	}
-	if s.Var == "filters" {
-		maxSteps = 1 // the x axis already counts filters
-	}
-	for b := 0; b < maxSteps; b++ {
-		var one, all plotter.XYs
-		for i, r := range results {
-			st := r.Steps[len(r.Steps)-1]
-			if s.Var != "filters" {
-				if b >= len(r.Steps) {
-					continue
-				}
-				st = r.Steps[b]
-			}
-			x := s.Values[i]
-			if math.IsNaN(st.PH1) || math.IsNaN(st.PHAll) {
-				continue
-			}
-			one = append(one, plotter.XY{X: x, Y: st.PH1})
-			all = append(all, plotter.XY{X: x, Y: st.PHAll})
+	legend = plot.NewLegend()
+	legend.TextStyle.Font = font.From(plotFont, vg.Points(10))
+	legend.Padding = vg.Points(4)
+	legend.ThumbnailWidth = vg.Points(36)
+	newPanel := func(title, ylabel string, series []sweepSeries, addLegend bool) (*plot.Plot, error) {
+		p := plot.New()
+		for _, f := range []*font.Font{&p.Title.TextStyle.Font, &p.X.Label.TextStyle.Font, &p.Y.Label.TextStyle.Font,
+			&p.X.Tick.Label.Font, &p.Y.Tick.Label.Font} {
+			f.Typeface, f.Variant = plotFont.Typeface, plotFont.Variant
 		}
-		suffix := ""
-		if s.Var != "filters" && maxSteps > 1 {
-			suffix = fmt.Sprintf(" - %d filter(s) intersected", b+1)
+		p.Title.Text = title
+		p.X.Label.Text = sweepAxisLabels[s.Var]
+		p.Y.Label.Text = ylabel
+		p.Y.Min, p.Y.Max = 0, 1.02
+		p.Y.Tick.Marker = fixedTicks{0, 0.25, 0.5, 0.75, 1}
+		if s.Var == "fprate" || s.Var == "universe-size" {
+			p.X.Scale = plot.LogScale{}
+			p.X.Tick.Marker = logTicks{}
+		} else {
+			p.X.Tick.Marker = linearTicks{integer: true}
 		}
-		for j, series := range []struct {
-			name string
-			xys  plotter.XYs
-		}{
-			{"P_h(1): one matching address picked at random is the wallet's" + suffix, one},
-			{"P_h(N): N matching addresses picked at random are all the wallet's" + suffix, all},
-		} {
-			if len(series.xys) == 0 {
-				continue
-			}
-			l, err := plotter.NewLine(series.xys)
+		p.Add(plotter.NewGrid())
+		for i, sr := range series {
+			l, err := plotter.NewLine(sr.xys)
 			if err != nil {
-				return nil, 0, fmt.Errorf("%w: %v", ErrBadPlot, err)
+				return nil, err
 			}
-			rows++
-			l.Color = plotutil.Color(b)
+			l.Color = plotutil.Color(i)
 			l.Width = vg.Points(1.5)
-			if j == 1 {
-				l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+			l.Dashes = plotutil.Dashes(i)
+			// Markers at points offset per curve, so that curves lying on
+			// top of one another still show each of them.
+			pts := markerPoints(sr.xys, i, len(series))
+			sc, err := plotter.NewScatter(pts)
+			if err != nil {
+				return nil, err
 			}
-			p.Add(l)
-			p.Legend.Add(series.name, l)
+			sc.GlyphStyle = draw.GlyphStyle{Color: l.Color, Radius: legendGlyphRadius, Shape: plotutil.Shape(i)}
+			p.Add(l, sc)
+			if addLegend {
+				name := "after 1 filter"
+				switch {
+				case sr.filters == 0:
+					name = "analytic model, after the filters on the x axis"
+				case sr.filters > 1:
+					name = fmt.Sprintf("after %d filters intersected", sr.filters)
+				}
+				legend.Add(name, l, sc)
+				rows++
+			}
 		}
+		for _, m := range marks {
+			if err := addMark(p, m, series); err != nil {
+				return nil, err
+			}
+		}
+		return p, nil
 	}
-	return p, rows, nil
+	head := "BIP 37 filter privacy (analytic model)\n" + strings.Join(fixed, ", ")
+	top, err = newPanel(head+"\nP_h(1): one matching address picked at random is the wallet's", "P_h(1)", one, true)
+	if err != nil {
+		return nil, nil, legend, 0, fmt.Errorf("%w: %v", ErrBadPlot, err)
+	}
+	bottom, err = newPanel("P_h(N): N matching addresses picked at random are all the wallet's", "P_h(N)", all, false)
+	if err != nil {
+		return nil, nil, legend, 0, fmt.Errorf("%w: %v", ErrBadPlot, err)
+	}
+	for _, m := range marks {
+		sc, _ := plotter.NewScatter(plotter.XYs{{X: m.X, Y: 0}})
+		sc.GlyphStyle = markGlyph()
+		sc.GlyphStyle.Radius = legendGlyphRadius
+		legend.Add(m.Label, sc)
+		rows++
+	}
+	return top, bottom, legend, rows, nil
 }
 
-// plainTicks labels ticks with %g, so that counts show as 25, not 25.00.
-type plainTicks struct{ plot.Ticker }
-
-// Ticks relabels the wrapped ticker's ticks.
-func (t plainTicks) Ticks(lo, hi float64) []plot.Tick {
-	ticks := t.Ticker.Ticks(lo, hi)
-	for i := range ticks {
-		if ticks[i].Label != "" {
-			ticks[i].Label = strconv.FormatFloat(ticks[i].Value, 'g', 6, 64)
-		}
+// markerPoints picks about eight points of a curve for its markers,
+// shifted by the curve's index so that coinciding curves show apart.
+func markerPoints(xys plotter.XYs, index, curves int) plotter.XYs {
+	const markers = 8
+	n := len(xys)
+	if n <= markers {
+		return xys
 	}
-	return ticks
+	step := float64(n-1) / markers
+	var out plotter.XYs
+	for k := 0; k < markers; k++ {
+		i := int(math.Round((float64(k) + float64(index+1)/float64(curves+1)) * step))
+		out = append(out, xys[min(i, n-1)])
+	}
+	return out
 }
 
-// WritePlot draws the sweep and writes it to w in format ("svg" or "png").
-func WritePlot(w io.Writer, format string, s Sweep, results []*ModelResult) error {
-	p, rows, err := newSweepPlot(s, results)
+// legendGlyphRadius keeps the legend's markers within a row.
+const legendGlyphRadius = vg.Length(4)
+
+func markGlyph() draw.GlyphStyle {
+	return draw.GlyphStyle{Color: color.Black, Radius: vg.Points(6), Shape: draw.RingGlyph{}}
+}
+
+// addMark draws a vertical line at m.X, a ring where it crosses each curve
+// and the label of the mark.
+func addMark(p *plot.Plot, m PlotMark, series []sweepSeries) error {
+	line, err := plotter.NewLine(plotter.XYs{{X: m.X, Y: 0}, {X: m.X, Y: 1}})
 	if err != nil {
 		return err
 	}
-	// The legend goes in a strip under the plot, where it hides no curve.
-	width, height := 9*vg.Inch, 6*vg.Inch
-	rowH := p.Legend.TextStyle.Font.Size + p.Legend.Padding + vg.Points(2)
-	legendH := vg.Length(rows)*rowH + vg.Points(12)
-	cw, err := draw.NewFormattedCanvas(width, height, format)
+	line.Color = color.Gray{Y: 80}
+	line.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
+	var at plotter.XYs
+	for _, sr := range series {
+		if y, ok := interpolate(sr.xys, m.X); ok {
+			at = append(at, plotter.XY{X: m.X, Y: y})
+		}
+	}
+	p.Add(line)
+	if len(at) > 0 {
+		sc, err := plotter.NewScatter(at)
+		if err != nil {
+			return err
+		}
+		sc.GlyphStyle = markGlyph()
+		p.Add(sc)
+	}
+	lb, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: m.X, Y: 0.08}}, Labels: []string{" " + m.Label}})
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrBadPlot, err)
+		return err
+	}
+	for i := range lb.TextStyle {
+		lb.TextStyle[i].Font = font.From(plotFont, vg.Points(10))
+	}
+	p.Add(lb)
+	return nil
+}
+
+// interpolate returns the curve's value at x, linearly between its points.
+func interpolate(xys plotter.XYs, x float64) (float64, bool) {
+	for i := 1; i < len(xys); i++ {
+		a, b := xys[i-1], xys[i]
+		if a.X <= x && x <= b.X {
+			if b.X == a.X {
+				return a.Y, true
+			}
+			return a.Y + (b.Y-a.Y)*(x-a.X)/(b.X-a.X), true
+		}
+	}
+	if len(xys) == 1 && xys[0].X == x {
+		return xys[0].Y, true
+	}
+	return 0, false
+}
+
+// fixedTicks labels the given values, all in one format.
+type fixedTicks []float64
+
+// Ticks returns the values within [lo, hi].
+func (t fixedTicks) Ticks(lo, hi float64) []plot.Tick {
+	var out []plot.Tick
+	for _, v := range t {
+		if v >= lo && v <= hi {
+			out = append(out, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', -1, 64)})
+		}
+	}
+	return out
+}
+
+// linearTicks labels every tick of a step of 1, 2 or 5 times a power of
+// ten, about six of them, in one format; integer keeps the step whole.
+type linearTicks struct{ integer bool }
+
+// Ticks returns the ticks within [lo, hi].
+func (t linearTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(hi > lo) {
+		return []plot.Tick{{Value: lo, Label: strconv.FormatFloat(lo, 'g', 6, 64)}}
+	}
+	raw := (hi - lo) / 6
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := mag
+	for _, f := range []float64{1, 2, 5, 10} {
+		if f*mag >= raw {
+			step = f * mag
+			break
+		}
+	}
+	if t.integer {
+		step = math.Max(1, math.Round(step))
+	}
+	var out []plot.Tick
+	for v := math.Ceil(lo/step) * step; v <= hi+step*1e-9; v += step {
+		out = append(out, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', 6, 64)})
+		if half := v + step/2; half < hi && (!t.integer || half == math.Trunc(half)) {
+			out = append(out, plot.Tick{Value: half}) // a minor tick
+		}
+	}
+	return out
+}
+
+// logTicks labels the powers of ten as 1e-5, 1e-4, ... (one format along
+// the axis) with unlabelled ticks between; an axis within one decade gets
+// linear ticks instead.
+type logTicks struct{}
+
+// Ticks returns the ticks within [lo, hi].
+func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+	elo, ehi := int(math.Floor(math.Log10(lo))), int(math.Ceil(math.Log10(hi)))
+	var out []plot.Tick
+	labelled := 0
+	for e := elo; e <= ehi; e++ {
+		p := math.Pow(10, float64(e))
+		for k := 1; k <= 9; k++ {
+			v := float64(k) * p
+			if v < lo*(1-1e-9) || v > hi*(1+1e-9) {
+				continue
+			}
+			tk := plot.Tick{Value: v}
+			if k == 1 {
+				tk.Label = "1e" + strconv.Itoa(e)
+				labelled++
+			}
+			out = append(out, tk)
+		}
+	}
+	if labelled == 0 {
+		return linearTicks{}.Ticks(lo, hi)
+	}
+	return out
+}
+
+// WritePlot draws the sweep and writes it to w in format ("svg" or "png"):
+// P_h(1) in the upper panel, P_h(N) in the lower one, the legend in a strip
+// under them on an opaque background, each mark (such as the wallet of
+// the demonstration) as a ring on every curve. SVG files embed their font.
+func WritePlot(w io.Writer, format string, s Sweep, results []*ModelResult, marks ...PlotMark) error {
+	top, bottom, legend, rows, err := sweepPanels(s, results, marks)
+	if err != nil {
+		return err
+	}
+	width, height := 9*vg.Inch, 9*vg.Inch
+	var cw vg.CanvasWriterTo
+	switch format {
+	case "svg":
+		cw = vgsvg.NewWith(vgsvg.UseWH(width, height), vgsvg.EmbedFonts(true))
+	case "png":
+		cw = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(96), vgimg.UseBackgroundColor(color.White))}
+	default:
+		return fmt.Errorf("%w: unknown format %q", ErrBadPlot, format)
 	}
 	dc := draw.New(cw)
-	legend := p.Legend
-	p.Legend = plot.NewLegend() // drawn below instead
+	// An opaque background for the whole figure: SVG has none of its own.
+	dc.SetColor(color.White)
+	dc.Fill(dc.Rectangle.Path())
+
+	rowH := max(legend.TextStyle.Font.Size, 2*legendGlyphRadius) + legend.Padding
+	legendH := vg.Length(rows)*rowH + vg.Points(16)
+	panelH := (height - legendH) / 2
 	// A margin on the right keeps the last tick label and the curves'
 	// ends off the image border.
-	p.Draw(draw.Crop(dc, 0, -vg.Points(14), legendH, 0))
-	legend.Draw(draw.Crop(dc, vg.Points(40), 0, vg.Points(6), -(height - legendH)))
-	_, err = cw.WriteTo(w)
+	top.Draw(draw.Crop(dc, 0, -vg.Points(14), legendH+panelH, -vg.Points(6)))
+	bottom.Draw(draw.Crop(dc, 0, -vg.Points(14), legendH, -panelH))
+
+	strip := draw.Crop(dc, vg.Points(46), -vg.Points(40), vg.Points(8), -(height - legendH + vg.Points(4)))
+	legend.Top, legend.Left = true, true
+	box := legend.Rectangle(strip)
+	// Rectangle places a left legend at the right (gonum v0.17): keep
+	// its size, at the left.
+	box.Min.X, box.Max.X = strip.Min.X-vg.Points(6), strip.Min.X+(box.Max.X-box.Min.X)+vg.Points(24)
+	box.Min.Y -= vg.Points(4)
+	box.Max.Y += vg.Points(4)
+	strip.SetColor(color.White)
+	strip.Fill(box.Path())
+	strip.SetLineStyle(draw.LineStyle{Color: color.Gray{Y: 120}, Width: vg.Points(0.5)})
+	strip.Stroke(box.Path())
+	legend.Draw(strip)
+	if format != "svg" {
+		_, err = cw.WriteTo(w)
+		return err
+	}
+	// Viewers that ignore the embedded font fall back to Arial or
+	// Helvetica, whose metrics Liberation Sans shares, or to any sans
+	// serif: gonum names the family alone.
+	var b bytes.Buffer
+	if _, err := cw.WriteTo(&b); err != nil {
+		return err
+	}
+	_, err = w.Write(bytes.ReplaceAll(b.Bytes(), []byte("font-family:Liberation Sans;"),
+		[]byte("font-family:'Liberation Sans',Arial,Helvetica,sans-serif;")))
 	return err
 }
 
 // SavePlot draws the sweep into file, whose extension picks the format.
-func SavePlot(file string, s Sweep, results []*ModelResult) error {
+func SavePlot(file string, s Sweep, results []*ModelResult, marks ...PlotMark) error {
 	format, err := PlotFormat(file)
 	if err != nil {
 		return err
@@ -187,7 +421,7 @@ func SavePlot(file string, s Sweep, results []*ModelResult) error {
 	if err != nil {
 		return err
 	}
-	if err := WritePlot(f, format, s, results); err != nil {
+	if err := WritePlot(f, format, s, results, marks...); err != nil {
 		f.Close()
 		return err
 	}

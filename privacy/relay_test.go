@@ -248,11 +248,26 @@ func TestRelayRecordsAndSurvivesBadClients(t *testing.T) {
 		t.Fatal(err)
 	}
 	var cmds []string
+	sessions := map[string]string{} // session -> client
 	for _, rec := range recs {
 		cmds = append(cmds, rec.Command)
-		if rec.Client == "" || rec.Time.IsZero() {
-			t.Errorf("record without client or time: %+v", rec)
+		if rec.Client == "" || rec.Time.IsZero() || rec.Session == "" {
+			t.Errorf("record without client, session or time: %+v", rec)
 		}
+		if c, ok := sessions[rec.Session]; ok && c != rec.Client {
+			t.Errorf("session %s names clients %s and %s", rec.Session, c, rec.Client)
+		}
+		sessions[rec.Session] = rec.Client
+		if rec.Command == CmdFilterLoad && (rec.FilterLoad == "" || rec.Filter != "") {
+			t.Errorf("filterload record not in the payload form: %+v", rec)
+		}
+	}
+	if len(sessions) != 2 {
+		t.Errorf("%d sessions recorded, want the 2 good clients'", len(sessions))
+	}
+	ss, err := CaptureSessions(recs)
+	if err != nil || len(ss) != 2 || len(ss[0].Filters) != 1 || ss[0].UserAgent != "/test-client:1.0/" || ss[0].ID == ss[1].ID {
+		t.Fatalf("sessions %+v, %v", ss, err)
 	}
 	want := "version filterload filteradd filterclear version filterload filteradd filterclear"
 	if got := strings.Join(cmds, " "); got != want {

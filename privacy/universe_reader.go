@@ -8,6 +8,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -68,7 +69,9 @@ func (s *UniverseScan) addBad(line int, err error) {
 	if len(s.BadLines) == MaxBadLines && line > s.BadLines[MaxBadLines-1].Line {
 		return
 	}
-	s.BadLines = append(s.BadLines, BadLine{Line: line, Reason: err.Error()})
+	// The reason without the sentinel's prefix, which every one has.
+	reason := strings.TrimPrefix(err.Error(), ErrBadCandidate.Error()+": ")
+	s.BadLines = append(s.BadLines, BadLine{Line: line, Reason: reason})
 	slices.SortFunc(s.BadLines, func(a, b BadLine) int { return a.Line - b.Line })
 	if len(s.BadLines) > MaxBadLines {
 		s.BadLines = s.BadLines[:MaxBadLines]
@@ -206,6 +209,9 @@ func scanUniverse(r io.Reader, workers int, strict bool, newVisitor func(worker 
 func parseChunk(p *CandidateParser, ch chunk, visit lineVisitor, strict bool, scan *UniverseScan) *LineError {
 	data := ch.data
 	line := ch.firstLine
+	// Counted locally: the workers' scans share cache lines.
+	var tested uint64
+	defer func() { scan.CandidatesTested += tested }()
 	for len(data) > 0 {
 		var l []byte
 		// Most lines of a large universe are 40 hex digits: check for
@@ -224,7 +230,7 @@ func parseChunk(p *CandidateParser, ch chunk, visit lineVisitor, strict bool, sc
 			}
 			scan.addBad(line, err)
 		} else if c != nil {
-			scan.CandidatesTested++
+			tested++
 			if err := visit(line, c); err != nil {
 				return &LineError{Line: line, Err: err}
 			}

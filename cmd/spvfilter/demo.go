@@ -31,7 +31,8 @@ func newDemoCommand(a *app) *cobra.Command {
     addresses hidden among them;
  4. the analysis a node can run ("privacy analyze"), set against the
     analytic model ("privacy model");
- 5. a plot of the model along the wallet size, written to --plot.`,
+ 5. a plot of the model along the wallet size, written to --plot, with
+    this wallet marked on each curve.`,
 		Example: `  spvfilter demo
   spvfilter demo --used 5 --filters 1 --fprate 0.0005 --plot demo.png
   spvfilter demo --json`,
@@ -45,7 +46,8 @@ func newDemoCommand(a *app) *cobra.Command {
 			if err != nil {
 				return privacyBadInput(err)
 			}
-			if err := privacy.SavePlot(plot, r.Sweep, r.Curve); err != nil {
+			mark := privacy.PlotMark{X: float64(o.Keys), Label: fmt.Sprintf("this wallet: %d keys", o.Keys)}
+			if err := privacy.SavePlot(plot, r.Sweep, r.Curve, mark); err != nil {
 				return privacyBadInput(fmt.Errorf("plot: %w", err))
 			}
 			if a.json {

@@ -128,14 +128,12 @@ type joinedReport struct {
 	*privacy.Report
 }
 
-// linkOutput is the --link part of the JSON, with sessions named by id.
+// linkOutput is the --link part of the JSON: the linkage with sessions
+// named by id, and each group's report.
 type linkOutput struct {
-	Prior             float64        `json:"prior"`
-	Threshold         float64        `json:"threshold"`
-	PairsCompared     int            `json:"pairs_compared"`
-	PairsListedShared bool           `json:"pairs_listed_shared_only,omitempty"`
-	Pairs             []linkPair     `json:"pairs"`
-	Groups            []joinedReport `json:"groups"`
+	*privacy.Linkage
+	Pairs  []linkPair     `json:"pairs"`
+	Groups []joinedReport `json:"groups"`
 }
 
 type linkPair struct {
@@ -188,15 +186,11 @@ func runAnalyze(a *app, f *analyzeFlags) error {
 	if len(filters) > privacy.MaxAnalyzeFilters {
 		return badInput("%d filters given, at most %d", len(filters), privacy.MaxAnalyzeFilters)
 	}
-	r, name, closeUniverse, err := openUniverse(a, f.universe)
+	reps, err := analyzeUniverse(a, f.universe, [][]*bip37.Filter{filters}, opts)
 	if err != nil {
 		return err
 	}
-	defer closeUniverse()
-	rep, err := privacy.Analyze(filters, r, opts)
-	if err != nil {
-		return privacyBadInput(fmt.Errorf("%s: %w", name, err))
-	}
+	rep := reps[0]
 	printWarnings(a, rep.Warnings)
 	if a.json {
 		return a.printJSON(rep)
@@ -205,24 +199,31 @@ func runAnalyze(a *app, f *analyzeFlags) error {
 	return nil
 }
 
-// openUniverse opens the --universe argument: a file, or - for standard
-// input.
-func openUniverse(a *app, arg string) (io.Reader, string, func(), error) {
+// analyzeUniverse analyzes the groups of filters over the --universe
+// argument: a file, or - for standard input.
+func analyzeUniverse(a *app, arg string, groups [][]*bip37.Filter, opts privacy.AnalyzeOptions) ([]*privacy.Report, error) {
+	var r io.Reader = a.stdin
+	name := "standard input"
 	if arg == "-" {
 		if err := a.claimStdin("--universe"); err != nil {
-			return nil, "", nil, err
+			return nil, err
 		}
-		return a.stdin, "standard input", func() {}, nil
+	} else {
+		file, err := os.Open(arg)
+		if err != nil {
+			return nil, badInput("universe: %w", err)
+		}
+		defer file.Close()
+		if st, err := file.Stat(); err == nil && st.IsDir() {
+			return nil, badInput("universe: %s is a directory", arg)
+		}
+		r, name = file, arg
 	}
-	file, err := os.Open(arg)
+	reps, err := privacy.AnalyzeGroups(groups, r, opts)
 	if err != nil {
-		return nil, "", nil, badInput("universe: %w", err)
+		return nil, privacyBadInput(fmt.Errorf("%s: %w", name, err))
 	}
-	if st, err := file.Stat(); err == nil && st.IsDir() {
-		file.Close()
-		return nil, "", nil, badInput("universe: %s is a directory", arg)
-	}
-	return file, arg, func() { file.Close() }, nil
+	return reps, nil
 }
 
 // selectSessions reads the capture and keeps the sessions --client names.
@@ -281,14 +282,9 @@ func runAnalyzeCapture(a *app, f *analyzeFlags, opts privacy.AnalyzeOptions) err
 		fmt.Fprintf(a.stderr, "spvfilter: --intersect joins %d session(s) as one wallet's: %s\n", len(sessions), strings.Join(ids, ", "))
 		groups = append(groups, all)
 	}
-	r, name, closeUniverse, err := openUniverse(a, f.universe)
+	reps, err := analyzeUniverse(a, f.universe, groups, opts)
 	if err != nil {
 		return err
-	}
-	defer closeUniverse()
-	reps, err := privacy.AnalyzeGroups(groups, r, opts)
-	if err != nil {
-		return privacyBadInput(fmt.Errorf("%s: %w", name, err))
 	}
 	out := captureOutput{Universe: reps[0].Universe, Clients: []sessionReport{}, Warnings: []string{}}
 	seen := map[string]bool{}
@@ -315,8 +311,7 @@ func runAnalyzeCapture(a *app, f *analyzeFlags, opts privacy.AnalyzeOptions) err
 			return privacyBadInput(err)
 		}
 		warn("link: ", l.Warnings)
-		lo := &linkOutput{Prior: l.Prior, Threshold: l.Threshold, PairsCompared: l.PairsCompared,
-			PairsListedShared: l.PairsListedShared, Pairs: []linkPair{}, Groups: []joinedReport{}}
+		lo := &linkOutput{Linkage: l, Pairs: []linkPair{}, Groups: []joinedReport{}}
 		for _, p := range l.Pairs {
 			lo.Pairs = append(lo.Pairs, linkPair{A: ids[p.A], B: ids[p.B], SessionLink: p})
 		}

@@ -107,6 +107,14 @@ func runCapture(ctx context.Context, a *app, f *captureFlags) error {
 	if f.idle <= 0 {
 		return badInput("--idle-timeout %v: must be positive", f.idle)
 	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	// A relay in front of a node that does not answer would accept
+	// clients and record nothing: check it first, before creating --out.
+	if err := privacy.CheckUpstream(ctx, f.upstream, params.Net, f.handshake); err != nil {
+		return fmt.Errorf("capture: --upstream: %w", err)
+	}
 	var out io.Writer = a.stdout
 	if f.out != "-" {
 		file, err := os.OpenFile(f.out, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
@@ -115,14 +123,6 @@ func runCapture(ctx context.Context, a *app, f *captureFlags) error {
 		}
 		defer file.Close()
 		out = file
-	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	// A relay in front of a node that does not answer would accept
-	// clients and record nothing: check it first.
-	if err := privacy.CheckUpstream(ctx, f.upstream, params.Net, f.handshake); err != nil {
-		return fmt.Errorf("capture: --upstream %s: %w", f.upstream, err)
 	}
 	r, err := privacy.NewRelay(privacy.RelayConfig{
 		Listen: f.listen, Upstream: f.upstream, Net: params.Net, Out: out, Log: a.stderr, MaxClients: f.maxClients,

@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -121,11 +123,16 @@ func TestPrivacyCaptureUpstreamDown(t *testing.T) {
 			c.Close()
 		}
 	}()
+	out := filepath.Join(t.TempDir(), "capture.jsonl")
 	for _, upstream := range []string{"127.0.0.1:1", mute.Addr().String()} {
 		stdout, stderr, status := runCLI(t, "", "privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", upstream,
-			"--network", "regtest", "--out", "-", "--duration", "5s")
-		if status != exitFailure || !strings.Contains(stderr, upstream) || stdout != "" || strings.Contains(stderr, "listening") {
+			"--network", "regtest", "--out", out, "--duration", "5s")
+		if status != exitFailure || !strings.Contains(stderr, upstream) || stdout != "" || strings.Contains(stderr, "listening") ||
+			strings.Count(stderr, "\n") != 1 {
 			t.Errorf("upstream %s: status %d, stdout %q, stderr %q: want 1 naming the address before listening", upstream, status, stdout, stderr)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("upstream %s: the capture file was created", upstream)
 		}
 	}
 }
