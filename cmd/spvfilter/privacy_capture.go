@@ -110,6 +110,13 @@ func runCapture(ctx context.Context, a *app, f *captureFlags) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	// --out must be a file that can be written: checked before the
+	// network, since that is bad input whatever the node does.
+	if f.out != "-" {
+		if st, err := os.Stat(f.out); err == nil && st.IsDir() {
+			return badInput("--out %s: is a directory", f.out)
+		}
+	}
 	// A relay in front of a node that does not answer would accept
 	// clients and record nothing: check it first, before creating --out.
 	if err := privacy.CheckUpstream(ctx, f.upstream, params.Net, f.handshake); err != nil {
