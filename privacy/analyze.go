@@ -56,8 +56,9 @@ type AnalyzeOptions struct {
 
 // FilterReport describes one filter and what it alone reveals.
 type FilterReport struct {
-	Index     int     `json:"index"`
-	SizeBytes int     `json:"size_bytes"`
+	// Number is the filter's place among those analyzed, from 1.
+	Number    int     `json:"filter_number"`
+	SizeBytes int     `json:"filter_bytes"`
 	HashFuncs uint32  `json:"hash_funcs"`
 	Tweak     uint32  `json:"tweak"`
 	Flags     uint8   `json:"flags"`
@@ -72,7 +73,7 @@ type FilterReport struct {
 	FalsePositiveRate float64 `json:"false_positive_rate"`
 	// Matched counts the candidates this filter alone matches, and
 	// ExpectedFalsePositives how many of those are expected by chance.
-	Matched                uint64  `json:"matched"`
+	Matched                uint64  `json:"matched_count"`
 	ExpectedFalsePositives float64 `json:"expected_false_positives"`
 }
 
@@ -84,7 +85,7 @@ type FilterReport struct {
 // the bits they all have set.
 type IntersectionStep struct {
 	Filters                int     `json:"filters"`
-	Matched                uint64  `json:"matched"`
+	Matched                uint64  `json:"matched_count"`
 	ExpectedFalsePositives float64 `json:"expected_false_positives"`
 	// EstimatedWallet is max(Matched - ExpectedFalsePositives, 0).
 	EstimatedWallet float64 `json:"estimated_wallet"`
@@ -121,7 +122,7 @@ type Report struct {
 	Pairs              uint64             `json:"pairs"`
 	MergedAddressLines uint64             `json:"merged_address_lines"`
 	PairTest           bool               `json:"pair_test"`
-	Filters            []FilterReport     `json:"filters"`
+	Filters            []FilterReport     `json:"filter_reports"`
 	Intersection       []IntersectionStep `json:"intersection"`
 	MatchedCount       uint64             `json:"matched_count"`
 	// ExpectedFalsePositives is the expected number of candidates that
@@ -471,7 +472,7 @@ func AnalyzeGroups(groups [][]*bip37.Filter, universe io.Reader, opts AnalyzeOpt
 func filterReport(index int, f *bip37.Filter, matched uint64, classes []uint64) FilterReport {
 	size, set, dens, fpr, est := filterRate(f)
 	fr := FilterReport{
-		Index: index, SizeBytes: size, HashFuncs: f.HashFuncs(), Tweak: f.Tweak(), Flags: uint8(f.Flags()),
+		Number: index, SizeBytes: size, HashFuncs: f.HashFuncs(), Tweak: f.Tweak(), Flags: uint8(f.Flags()),
 		BitsSet: set, Density: dens, EstimatedElements: est, FalsePositiveRate: fpr, Matched: matched,
 		Saturated: dens == 1,
 	}
@@ -532,7 +533,7 @@ func (r *Report) warnings() []string {
 	var w []string
 	for _, f := range r.Filters {
 		if msg := filterWarning(f); msg != "" {
-			w = append(w, fmt.Sprintf("filter %d: %s", f.Index, msg))
+			w = append(w, fmt.Sprintf("filter %d: %s", f.Number, msg))
 		}
 	}
 	if u := r.Universe; u != nil && u.LinesSkipped > 0 {

@@ -113,7 +113,7 @@ func TestAnalyzeCountsMarkedPairOnce(t *testing.T) {
 			}
 			for _, fr := range r.Filters {
 				if fr.Matched < uint64(wallet) || float64(fr.Matched) > float64(len(addrs))+fr.ExpectedFalsePositives+5*math.Sqrt(fr.ExpectedFalsePositives)+1 {
-					t.Errorf("filter %d alone matches %d", fr.Index, fr.Matched)
+					t.Errorf("filter %d alone matches %d", fr.Number, fr.Matched)
 				}
 			}
 		})

@@ -248,7 +248,7 @@ func IntersectReports(reports []*Report, groups [][]*bip37.Filter, members []int
 		for i, f := range groups[m] {
 			joint = joint.with(f)
 			fr := rep.Filters[i]
-			fr.Index = len(r.Filters) + 1
+			fr.Number = len(r.Filters) + 1
 			r.Filters = append(r.Filters, fr)
 		}
 		next := make(map[int]MatchedCandidate, len(rep.Matched))

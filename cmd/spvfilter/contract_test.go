@@ -245,10 +245,7 @@ func TestFailureJSON(t *testing.T) {
 // commands, each awaiting its rename in the privacy package's JSON tags
 // (the decision table of the README). When a rename lands, its entry must
 // go: the test fails on an entry that no longer conflicts.
-var pendingKeyRenames = map[string]string{
-	"filters": `analyze's list of per-filter reports becomes "filter_reports"; "filters" stays a count`,
-	"matched": `analyze's per-filter and intersection counts become "matched_count"; "matched" stays a list`,
-}
+var pendingKeyRenames = map[string]string{}
 
 // retiredKeys must appear in no command's JSON.
 var retiredKeys = map[string]string{
@@ -260,7 +257,7 @@ var retiredKeys = map[string]string{
 }
 
 // pendingRetiredKeys are retired keys the privacy package still prints.
-var pendingRetiredKeys = map[string]bool{"size_bytes": true}
+var pendingRetiredKeys = map[string]bool{}
 
 // TestJSONKeysOneType runs every command that needs no node with --json
 // (and encodes the outputs of those that do, scan and capture, from their

@@ -416,7 +416,7 @@ func printReport(w io.Writer, r *privacy.Report, captured []*privacy.CapturedFil
 		if fr.Saturated {
 			est = "saturated"
 		}
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%.2f%%\t%s\t%.3g\t%d\t%.3g\t\n", fr.Index, fr.SizeBytes, fr.HashFuncs, fr.Tweak, fr.Flags,
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%.2f%%\t%s\t%.3g\t%d\t%.3g\t\n", fr.Number, fr.SizeBytes, fr.HashFuncs, fr.Tweak, fr.Flags,
 			100*fr.Density, est, fr.FalsePositiveRate, fr.Matched, fr.ExpectedFalsePositives)
 	}
 	tw.Flush()
