@@ -1,0 +1,68 @@
+package chain
+
+import (
+	"fmt"
+
+	"github.com/btcsuite/btcd/blockchain"
+	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+)
+
+// Load builds a chain from headers already verified once, as a store
+// keeps them: headers[0] must be params' genesis block. Each later header
+// must link to its parent, meet its own target, carry the difficulty the
+// network's rules demand and match the network's checkpoints. The rules
+// on timestamps and versions, which Extend checked when the header first
+// arrived and which no later header can change, are not checked again.
+//
+// At the first header that fails, Load returns the chain of the headers
+// before it together with an error wrapping ErrBadHeader; it returns a nil
+// chain only when headers[0] is not the genesis block.
+func Load(params *chaincfg.Params, headers []wire.BlockHeader) (*Chain, error) {
+	if len(headers) == 0 || headers[0].BlockHash() != params.GenesisBlock.Header.BlockHash() {
+		return nil, fmt.Errorf("%w: the first header is not the %s genesis block", ErrBadHeader, params.Name)
+	}
+	c := &Chain{
+		params:  params,
+		headers: make([]wire.BlockHeader, 0, len(headers)),
+		hashes:  make([]chainhash.Hash, 0, len(headers)),
+		index:   make(map[chainhash.Hash]int32, len(headers)),
+	}
+	c.append(headers[0])
+	checkpoints := make(map[int32]chainhash.Hash, len(params.Checkpoints))
+	for _, cp := range params.Checkpoints {
+		checkpoints[cp.Height] = *cp.Hash
+	}
+	for i := 1; i < len(headers); i++ {
+		h := &headers[i]
+		height := int32(i)
+		if err := c.checkLoaded(h, height, checkpoints); err != nil {
+			return c, fmt.Errorf("%w: header %v at height %d: %v", ErrBadHeader, h.BlockHash(), height, err)
+		}
+		c.append(*h)
+	}
+	return c, nil
+}
+
+// checkLoaded makes Load's checks of h as the header at height.
+func (c *Chain) checkLoaded(h *wire.BlockHeader, height int32, checkpoints map[int32]chainhash.Hash) error {
+	if h.PrevBlock != c.hashes[height-1] {
+		return fmt.Errorf("does not link to its parent %v", c.hashes[height-1])
+	}
+	target := blockchain.CompactToBig(h.Bits)
+	if target.Sign() <= 0 || target.Cmp(c.params.PowLimit) > 0 {
+		return fmt.Errorf("target %08x outside the network's range", h.Bits)
+	}
+	hash := h.BlockHash()
+	if blockchain.HashToBig(&hash).Cmp(target) > 0 {
+		return fmt.Errorf("hash above its target %08x (no proof of work)", h.Bits)
+	}
+	if want := c.requiredBits(height, h.Timestamp); h.Bits != want {
+		return fmt.Errorf("difficulty bits %08x, network rules require %08x", h.Bits, want)
+	}
+	if cp, ok := checkpoints[height]; ok && cp != hash {
+		return fmt.Errorf("does not match the network's checkpoint %v", cp)
+	}
+	return nil
+}
