@@ -34,8 +34,8 @@ var errBadRecord = errors.New("bad record")
 // sums, in step, and calls check (which may be nil) for each record whose
 // checksum matches. It returns the number of leading records that are
 // whole, match their checksum and pass check, and why the next one, if
-// any, did not (a nil error when both inputs simply ended, or one ended on
-// a record boundary before the other). check must not keep rec.
+// any, did not: nil only when both inputs end together, after a whole
+// record and its checksum. check must not keep rec.
 func scanRecords(data, sums io.Reader, size int, check func(i int64, rec []byte) error) (int64, error) {
 	dr := bufio.NewReaderSize(data, 1<<16)
 	sr := bufio.NewReaderSize(sums, 1<<12)
@@ -43,9 +43,19 @@ func scanRecords(data, sums io.Reader, size int, check func(i int64, rec []byte)
 	var sum [sumSize]byte
 	for i := int64(0); ; i++ {
 		if _, err := io.ReadFull(dr, rec); err != nil {
-			return i, partial(err, "record", i)
+			if !errors.Is(err, io.EOF) {
+				return i, partial(err, "record", i)
+			}
+			// The records end: so must their checksums.
+			if n, _ := sr.Discard(1); n > 0 {
+				return i, fmt.Errorf("%w %d: checksums beyond the last record", errBadRecord, i)
+			}
+			return i, nil
 		}
 		if _, err := io.ReadFull(sr, sum[:]); err != nil {
+			if errors.Is(err, io.EOF) {
+				return i, fmt.Errorf("%w %d: no checksum", errBadRecord, i)
+			}
 			return i, partial(err, "checksum", i)
 		}
 		if got, want := recordSum(i, rec), binary.LittleEndian.Uint32(sum[:]); got != want {
@@ -59,14 +69,10 @@ func scanRecords(data, sums io.Reader, size int, check func(i int64, rec []byte)
 	}
 }
 
-// partial turns the end of one of scanRecords' inputs into its result: a
-// clean end is no error, a torn record is errBadRecord, anything else is
-// a read error.
+// partial turns a failed read of scanRecords into its result: a torn
+// record or checksum is errBadRecord, anything else a read error.
 func partial(err error, what string, i int64) error {
-	switch {
-	case errors.Is(err, io.EOF):
-		return nil
-	case errors.Is(err, io.ErrUnexpectedEOF):
+	if errors.Is(err, io.ErrUnexpectedEOF) {
 		return fmt.Errorf("%w %d: %s torn", errBadRecord, i, what)
 	}
 	return fmt.Errorf("reading %s %d: %w", what, i, err)
