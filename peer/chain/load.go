@@ -37,16 +37,21 @@ func Load(params *chaincfg.Params, headers []wire.BlockHeader) (*Chain, error) {
 	for i := 1; i < len(headers); i++ {
 		h := &headers[i]
 		height := int32(i)
-		if err := c.checkLoaded(h, height, checkpoints); err != nil {
-			return c, fmt.Errorf("%w: header %v at height %d: %v", ErrBadHeader, h.BlockHash(), height, err)
+		hash := h.BlockHash()
+		if err := c.checkLoaded(h, &hash, height, checkpoints); err != nil {
+			return c, fmt.Errorf("%w: header %v at height %d: %v", ErrBadHeader, hash, height, err)
 		}
-		c.append(*h)
+		// As append does, without hashing the header again.
+		c.index[hash] = height
+		c.headers = append(c.headers, *h)
+		c.hashes = append(c.hashes, hash)
 	}
 	return c, nil
 }
 
-// checkLoaded makes Load's checks of h as the header at height.
-func (c *Chain) checkLoaded(h *wire.BlockHeader, height int32, checkpoints map[int32]chainhash.Hash) error {
+// checkLoaded makes Load's checks of h, whose hash is hash, as the header
+// at height.
+func (c *Chain) checkLoaded(h *wire.BlockHeader, hash *chainhash.Hash, height int32, checkpoints map[int32]chainhash.Hash) error {
 	if h.PrevBlock != c.hashes[height-1] {
 		return fmt.Errorf("does not link to its parent %v", c.hashes[height-1])
 	}
@@ -54,14 +59,13 @@ func (c *Chain) checkLoaded(h *wire.BlockHeader, height int32, checkpoints map[i
 	if target.Sign() <= 0 || target.Cmp(c.params.PowLimit) > 0 {
 		return fmt.Errorf("target %08x outside the network's range", h.Bits)
 	}
-	hash := h.BlockHash()
-	if blockchain.HashToBig(&hash).Cmp(target) > 0 {
+	if blockchain.HashToBig(hash).Cmp(target) > 0 {
 		return fmt.Errorf("hash above its target %08x (no proof of work)", h.Bits)
 	}
 	if want := c.requiredBits(height, h.Timestamp); h.Bits != want {
 		return fmt.Errorf("difficulty bits %08x, network rules require %08x", h.Bits, want)
 	}
-	if cp, ok := checkpoints[height]; ok && cp != hash {
+	if cp, ok := checkpoints[height]; ok && cp != *hash {
 		return fmt.Errorf("does not match the network's checkpoint %v", cp)
 	}
 	return nil

@@ -76,6 +76,9 @@ func (s *Store) LastFilterHeaders(n int) (start int32, headers []chainhash.Hash,
 func (s *Store) AppendFilterHeaders(start int32, headers []chainhash.Hash) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
 	tip := int32(s.filterHeaders.len()) - 1
 	if start != tip+1 {
 		return fmt.Errorf("store: filter headers from height %d do not follow the stored tip %d", start, tip)
