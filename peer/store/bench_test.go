@@ -150,4 +150,3 @@ func BenchmarkHash(b *testing.B) {
 		}
 	}
 }
-
