@@ -18,18 +18,22 @@ import (
 //
 // At the first header that fails, Load returns the chain of the headers
 // before it together with an error wrapping ErrBadHeader; it returns a nil
-// chain only when headers[0] is not the genesis block.
+// chain only when headers[0] is not the genesis block. The chain keeps
+// headers as its own: the caller must not change them afterwards.
 func Load(params *chaincfg.Params, headers []wire.BlockHeader) (*Chain, error) {
 	if len(headers) == 0 || headers[0].BlockHash() != params.GenesisBlock.Header.BlockHash() {
 		return nil, fmt.Errorf("%w: the first header is not the %s genesis block", ErrBadHeader, params.Name)
 	}
+	// The chain takes headers over rather than copy them: on a
+	// mainnet-sized chain that saves some 90 MB.
 	c := &Chain{
 		params:  params,
-		headers: make([]wire.BlockHeader, 0, len(headers)),
-		hashes:  make([]chainhash.Hash, 0, len(headers)),
+		headers: headers[:1],
+		hashes:  make([]chainhash.Hash, 1, len(headers)),
 		index:   make(map[chainhash.Hash]int32, len(headers)),
 	}
-	c.append(headers[0])
+	c.hashes[0] = headers[0].BlockHash()
+	c.index[c.hashes[0]] = 0
 	checkpoints := make(map[int32]chainhash.Hash, len(params.Checkpoints))
 	for _, cp := range params.Checkpoints {
 		checkpoints[cp.Height] = *cp.Hash
@@ -41,9 +45,9 @@ func Load(params *chaincfg.Params, headers []wire.BlockHeader) (*Chain, error) {
 		if err := c.checkLoaded(h, &hash, height, checkpoints); err != nil {
 			return c, fmt.Errorf("%w: header %v at height %d: %v", ErrBadHeader, hash, height, err)
 		}
-		// As append does, without hashing the header again.
+		// As append does, without copying or hashing the header again.
 		c.index[hash] = height
-		c.headers = append(c.headers, *h)
+		c.headers = headers[:i+1]
 		c.hashes = append(c.hashes, hash)
 	}
 	return c, nil

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/peer/chain"
 )
@@ -148,5 +149,47 @@ func BenchmarkHash(b *testing.B) {
 		if _, err := s.Hash(h); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkPutFilters caches 1,000 filters of 400 bytes (a typical
+// mainnet basic filter is a few hundred bytes to a few kilobytes) one per
+// call and all in one call, with bbolt syncing.
+func BenchmarkPutFilters(b *testing.B) {
+	const n = 1000
+	hashes := make([]chainhash.Hash, n)
+	filters := make([][]byte, n)
+	for i := range hashes {
+		hashes[i] = blockHash(i)
+		filters[i] = make([]byte, 400)
+		filters[i][0] = byte(i)
+	}
+	for _, batched := range []bool{false, true} {
+		name := "each"
+		if batched {
+			name = "batch"
+		}
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				b.StopTimer()
+				s := openTest(b, b.TempDir(), DefaultOptions())
+				b.StartTimer()
+				if batched {
+					if err := s.PutFilters(hashes, filters); err != nil {
+						b.Fatal(err)
+					}
+				} else {
+					for i := range hashes {
+						if err := s.PutFilter(hashes[i], filters[i]); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+				b.StopTimer()
+				s.Close()
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/filter")
+		})
 	}
 }

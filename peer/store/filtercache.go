@@ -169,31 +169,33 @@ func evict(tx *bolt.Tx, limit int64) error {
 	return setCacheSize(tx, size)
 }
 
-// put stores a filter unless it is already there or alone exceeds the
+// put stores filters[i] as the filter of blockHashes[i], in one
+// transaction, skipping those already there or alone larger than the
 // limit, and evicts the oldest entries to stay within the limit.
-func (fc *filterCache) put(blockHash chainhash.Hash, filter []byte) error {
-	cost := int64(len(filter)) + entryOverhead
-	if cost > fc.limit {
-		return nil
-	}
+func (fc *filterCache) put(blockHashes []chainhash.Hash, filters [][]byte) error {
 	return fc.update(func(tx *bolt.Tx) error {
-		filters, order := tx.Bucket(filtersBucket), tx.Bucket(orderBucket)
-		if filters.Get(blockHash[:]) != nil {
-			return nil
+		bucket, order := tx.Bucket(filtersBucket), tx.Bucket(orderBucket)
+		size := cacheSize(tx)
+		for i, blockHash := range blockHashes {
+			cost := int64(len(filters[i])) + entryOverhead
+			if cost > fc.limit || bucket.Get(blockHash[:]) != nil {
+				continue
+			}
+			seq, err := order.NextSequence()
+			if err != nil {
+				return err
+			}
+			var k [8]byte
+			binary.BigEndian.PutUint64(k[:], seq)
+			if err := order.Put(k[:], blockHash[:]); err != nil {
+				return err
+			}
+			if err := bucket.Put(blockHash[:], encodeEntry(seq, filters[i])); err != nil {
+				return err
+			}
+			size += cost
 		}
-		seq, err := order.NextSequence()
-		if err != nil {
-			return err
-		}
-		var k [8]byte
-		binary.BigEndian.PutUint64(k[:], seq)
-		if err := order.Put(k[:], blockHash[:]); err != nil {
-			return err
-		}
-		if err := filters.Put(blockHash[:], encodeEntry(seq, filter)); err != nil {
-			return err
-		}
-		if err := setCacheSize(tx, cacheSize(tx)+cost); err != nil {
+		if err := setCacheSize(tx, size); err != nil {
 			return err
 		}
 		return evict(tx, fc.limit)

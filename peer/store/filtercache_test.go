@@ -163,3 +163,29 @@ func TestDecodeEntry(t *testing.T) {
 		})
 	}
 }
+
+func TestPutFiltersBatch(t *testing.T) {
+	filterCost := int64(len(fakeFilter(0))) + entryOverhead
+	s := openTest(t, t.TempDir(), Options{FilterCacheBytes: 10 * filterCost, NoSync: true})
+	defer s.Close()
+	var hashes []chainhash.Hash
+	var filters [][]byte
+	for i := 0; i < 25; i++ {
+		hashes = append(hashes, blockHash(i))
+		filters = append(filters, fakeFilter(i))
+	}
+	if err := s.PutFilters(hashes, filters[:24]); err == nil {
+		t.Fatal("PutFilters with unequal lengths: no error")
+	}
+	if err := s.PutFilters(hashes, filters); err != nil {
+		t.Fatal(err)
+	}
+	for i := range hashes {
+		if _, ok, _ := s.Filter(hashes[i]); ok != (i >= 15) {
+			t.Fatalf("filter %d after a batch over the cap: found %v", i, ok)
+		}
+	}
+	if size, count, _ := s.FilterCacheSize(); size != 10*filterCost || count != 10 {
+		t.Fatalf("cache holds %d bytes in %d filters after a batch over the cap", size, count)
+	}
+}

@@ -145,6 +145,12 @@ func OpenWith(dataDir string, params *chaincfg.Params, opts Options) (_ *Store, 
 			s.note("%v", reset)
 		}
 	}
+	if sync {
+		// Files created just now must survive a power failure too.
+		if err := syncDir(dir); err != nil {
+			return nil, err
+		}
+	}
 	return s, nil
 }
 
@@ -338,8 +344,12 @@ func (s *Store) truncateLocked(height int32) error {
 	return s.headers.truncate(height)
 }
 
-// saveBatch is how many headers SaveChain writes (and syncs) at a time.
-const saveBatch = 2000
+// saveBatch is how many headers SaveChain writes (and syncs) at a time,
+// and readBatch how many Chain reads at a time.
+const (
+	saveBatch = 2000
+	readBatch = 4096
+)
 
 // SaveChain makes the stored headers those of src: it finds the highest
 // height where both hold the same block, truncates above it (and the
@@ -392,9 +402,14 @@ func (s *Store) Chain() (*chain.Chain, error) {
 	s.mu.Lock()
 	tip := s.headers.height()
 	s.mu.Unlock()
-	headers, err := s.ReadHeaders(0, tip)
-	if err != nil {
-		return nil, err
+	// Read in pieces straight into the slice the chain takes over.
+	headers := make([]wire.BlockHeader, 0, tip+1)
+	for from := int32(0); from <= tip; from += readBatch {
+		part, err := s.ReadHeaders(from, min(from+readBatch-1, tip))
+		if err != nil {
+			return nil, err
+		}
+		headers = append(headers, part...)
 	}
 	c, err := chain.Load(s.params, headers)
 	if err == nil {
@@ -410,14 +425,24 @@ func (s *Store) Chain() (*chain.Chain, error) {
 }
 
 // PutFilter caches a basic filter of the block, which the caller has
-// verified against its filter header. Without a filter cache, or for a
-// filter larger than the whole cache, it does nothing. Once the cache
-// is over its cap, the filters cached first are evicted first.
+// verified against its filter header, as PutFilters does.
 func (s *Store) PutFilter(blockHash chainhash.Hash, filter []byte) error {
+	return s.PutFilters([]chainhash.Hash{blockHash}, [][]byte{filter})
+}
+
+// PutFilters caches filters[i] as the basic filter of blockHashes[i], all
+// in one transaction (one sync for the batch: put a scan's batch at
+// once). Without a filter cache it does nothing; filters already cached,
+// or larger than the whole cache, are skipped. Once the cache is over
+// its cap, the filters cached first are evicted first.
+func (s *Store) PutFilters(blockHashes []chainhash.Hash, filters [][]byte) error {
+	if len(blockHashes) != len(filters) {
+		return fmt.Errorf("store: %d block hashes for %d filters", len(blockHashes), len(filters))
+	}
 	if s.filters == nil {
 		return nil
 	}
-	if err := s.filters.put(blockHash, filter); err != nil {
+	if err := s.filters.put(blockHashes, filters); err != nil {
 		return fmt.Errorf("store: %w", err)
 	}
 	return nil
