@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/btcsuite/btcd/blockchain"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -370,4 +371,26 @@ func TestChainFromStore(t *testing.T) {
 	if c.Height() != 299 || s2.Height() != 299 || len(s2.Recovered()) != 1 {
 		t.Fatalf("chain at %d, store at %d, recovered %q; want both cut to 299", c.Height(), s2.Height(), s2.Recovered())
 	}
+}
+
+// TestMemoryBounded checks that an open store's heap does not grow with
+// the chain by more than the four bytes a header HeightOf needs (plus
+// slack for the slice's spare capacity) over its fixed header cache.
+func TestMemoryBounded(t *testing.T) {
+	const n = 50000
+	dir := t.TempDir()
+	s := openTest(t, dir, Options{NoSync: true})
+	if _, err := s.SaveChain(sliceChain(mineChain(n, 0))); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	before := heapInUse()
+	s = openTest(t, dir, Options{NoSync: true})
+	grown := int64(heapInUse()) - int64(before)
+	defer s.Close()
+	fixed := int64(headerCacheSlots * unsafe.Sizeof(cachedHeader{}))
+	if limit := fixed + 6*n + 64<<10; grown > limit {
+		t.Fatalf("an open store of %d headers holds %d bytes of heap, want at most %d (%d fixed)", n, grown, limit, fixed)
+	}
+	t.Logf("%d headers: %d bytes of heap, %.1f a header (%d fixed)", n, grown, float64(grown)/n, fixed)
 }
