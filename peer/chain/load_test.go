@@ -43,16 +43,7 @@ func TestLoad(t *testing.T) {
 		t.Fatalf("extending the loaded chain: %v", err)
 	}
 
-	noPoW := func(h *wire.BlockHeader) {
-		target := blockchain.CompactToBig(h.Bits)
-		for {
-			hash := h.BlockHash()
-			if blockchain.HashToBig(&hash).Cmp(target) > 0 {
-				return
-			}
-			h.Nonce++
-		}
-	}
+	noPoW := func(h *wire.BlockHeader) { setNonce(h, false) }
 	tests := []struct {
 		name   string
 		height int // the header spoilt
@@ -60,7 +51,7 @@ func TestLoad(t *testing.T) {
 	}{
 		{"broken link", 12, func(h *wire.BlockHeader) { h.PrevBlock[0] ^= 1 }},
 		{"no proof of work", 20, noPoW},
-		{"wrong difficulty", 10, func(h *wire.BlockHeader) { h.Bits = all[9].Bits; minePoW(h) }},
+		{"wrong difficulty", 10, func(h *wire.BlockHeader) { h.Bits = all[9].Bits; setNonce(h, true) }},
 		{"target above the limit", 5, func(h *wire.BlockHeader) { h.Bits = 0x2100ffff }},
 		{"last header", 35, noPoW},
 	}
@@ -93,13 +84,13 @@ func TestLoad(t *testing.T) {
 	})
 }
 
-// minePoW gives h a nonce meeting its target, so that only the rule a
-// test breaks can reject it.
-func minePoW(h *wire.BlockHeader) {
+// setNonce counts h's nonce up to the first whose hash meets h's target,
+// or, with meets false, to the first whose hash misses it.
+func setNonce(h *wire.BlockHeader, meets bool) {
 	target := blockchain.CompactToBig(h.Bits)
 	for {
 		hash := h.BlockHash()
-		if blockchain.HashToBig(&hash).Cmp(target) <= 0 {
+		if (blockchain.HashToBig(&hash).Cmp(target) <= 0) == meets {
 			return
 		}
 		h.Nonce++

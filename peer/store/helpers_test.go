@@ -23,7 +23,6 @@ func mineChain(n int, branch uint32) []wire.BlockHeader {
 
 // extendChain returns hs with n mined headers appended.
 func extendChain(hs []wire.BlockHeader, n int, branch uint32) []wire.BlockHeader {
-	target := blockchain.CompactToBig(regtest.PowLimitBits)
 	for i := 0; i < n; i++ {
 		prev := &hs[len(hs)-1]
 		h := wire.BlockHeader{
@@ -34,16 +33,23 @@ func extendChain(hs []wire.BlockHeader, n int, branch uint32) []wire.BlockHeader
 		}
 		binary.LittleEndian.PutUint32(h.MerkleRoot[:], uint32(len(hs)))
 		binary.LittleEndian.PutUint32(h.MerkleRoot[4:], branch)
-		for {
-			hash := h.BlockHash()
-			if blockchain.HashToBig(&hash).Cmp(target) <= 0 {
-				break
-			}
-			h.Nonce++
-		}
+		setNonce(&h, true)
 		hs = append(hs, h)
 	}
 	return hs
+}
+
+// setNonce counts h's nonce up to the first whose hash meets h's target,
+// or, with meets false, to the first whose hash misses it.
+func setNonce(h *wire.BlockHeader, meets bool) {
+	target := blockchain.CompactToBig(h.Bits)
+	for {
+		hash := h.BlockHash()
+		if (blockchain.HashToBig(&hash).Cmp(target) <= 0) == meets {
+			return
+		}
+		h.Nonce++
+	}
 }
 
 // fakeFilter is the stand-in basic filter of the block at height of a

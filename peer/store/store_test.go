@@ -9,7 +9,6 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/btcsuite/btcd/blockchain"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 )
@@ -62,14 +61,7 @@ func TestRoundTrip(t *testing.T) {
 func TestAppendRejects(t *testing.T) {
 	good := mineChain(10, 0)
 	noPoW := good[3]
-	target := blockchain.CompactToBig(noPoW.Bits)
-	for {
-		hash := noPoW.BlockHash()
-		if blockchain.HashToBig(&hash).Cmp(target) > 0 {
-			break
-		}
-		noPoW.Nonce++
-	}
+	setNonce(&noPoW, false)
 	tests := []struct {
 		name    string
 		headers []wire.BlockHeader
@@ -352,14 +344,7 @@ func TestChainFromStore(t *testing.T) {
 	defer s2.Close()
 	bad := slices.Clone(want[:400])
 	bad[300].Bits = 0x1f7fffff // harder than regtest's fixed bits
-	target := blockchain.CompactToBig(bad[300].Bits)
-	for {
-		hash := bad[300].BlockHash()
-		if blockchain.HashToBig(&hash).Cmp(target) <= 0 {
-			break
-		}
-		bad[300].Nonce++
-	}
+	setNonce(&bad[300], true)
 	bad = extendChain(bad[:301], 50, 2)
 	if _, err := s2.SaveChain(sliceChain(bad)); err != nil {
 		t.Fatal(err)
