@@ -37,8 +37,7 @@ func Example() {
 
 	// Verified filter headers and filters are kept too.
 	filter := []byte{0} // the basic filter of a block without scripts
-	fh := store.FilterHeader(store.FilterHash(filter), chainhash.Hash{})
-	if err := st.AppendFilterHeaders(0, []chainhash.Hash{fh}); err != nil {
+	if err := st.AppendFilterHashes(0, []chainhash.Hash{chainhash.DoubleHashH(filter)}); err != nil {
 		log.Fatal(err)
 	}
 	if err := st.CheckFilter(0, filter); err != nil {

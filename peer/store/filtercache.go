@@ -43,7 +43,7 @@ type cacheEntry struct {
 func encodeEntry(seq uint64, filter []byte) []byte {
 	v := make([]byte, entryHeaderSize+len(filter))
 	binary.BigEndian.PutUint64(v, seq)
-	h := FilterHash(filter)
+	h := chainhash.DoubleHashH(filter)
 	copy(v[8:], h[:])
 	copy(v[entryHeaderSize:], filter)
 	return v
@@ -57,7 +57,7 @@ func decodeEntry(v []byte) (cacheEntry, error) {
 	}
 	e := cacheEntry{seq: binary.BigEndian.Uint64(v), filter: v[entryHeaderSize:]}
 	copy(e.filterHash[:], v[8:entryHeaderSize])
-	if got := FilterHash(e.filter); got != e.filterHash {
+	if got := chainhash.DoubleHashH(e.filter); got != e.filterHash {
 		return cacheEntry{}, fmt.Errorf("%w: filter hashes to %v, recorded %v", errBadEntry, got, e.filterHash)
 	}
 	return e, nil

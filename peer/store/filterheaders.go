@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/spvfilter/spvfilter/gcs"
 )
 
 // FilterHeaderSize is the size of a filter header record: a BIP 157 basic
@@ -76,6 +77,33 @@ func (s *Store) LastFilterHeaders(n int) (start int32, headers []chainhash.Hash,
 func (s *Store) AppendFilterHeaders(start int32, headers []chainhash.Hash) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.appendFilterHeadersLocked(start, headers)
+}
+
+// AppendFilterHashes stores the filter headers that commit to the
+// verified basic filter hashes of the blocks start, start+1, ..., each
+// chained on the one before (the stored one at start-1, zero at the
+// genesis block), as AppendFilterHeaders does.
+func (s *Store) AppendFilterHashes(start int32, filterHashes []chainhash.Hash) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var prev chainhash.Hash
+	if start > 0 && int64(start) <= s.filterHeaders.len() {
+		hs, err := s.filterHeadersLocked(start-1, start-1)
+		if err != nil {
+			return err
+		}
+		prev = hs[0]
+	}
+	headers := make([]chainhash.Hash, len(filterHashes))
+	for i := range filterHashes {
+		headers[i] = gcs.MakeHeader(&filterHashes[i], &prev)
+		prev = headers[i]
+	}
+	return s.appendFilterHeadersLocked(start, headers)
+}
+
+func (s *Store) appendFilterHeadersLocked(start int32, headers []chainhash.Hash) error {
 	if s.closed {
 		return ErrClosed
 	}
@@ -96,19 +124,6 @@ func (s *Store) AppendFilterHeaders(start int32, headers []chainhash.Hash) error
 	return nil
 }
 
-// FilterHash returns the BIP 157 filter hash (double SHA-256) of a
-// serialized filter.
-func FilterHash(filter []byte) chainhash.Hash { return chainhash.DoubleHashH(filter) }
-
-// FilterHeader returns the BIP 157 filter header that commits to a filter
-// with the given hash after the filter header prev.
-func FilterHeader(filterHash, prev chainhash.Hash) chainhash.Hash {
-	var buf [2 * chainhash.HashSize]byte
-	copy(buf[:], filterHash[:])
-	copy(buf[chainhash.HashSize:], prev[:])
-	return chainhash.DoubleHashH(buf[:])
-}
-
 // CheckFilter checks a serialized basic filter for the block at height
 // against the stored filter headers: it must hash, after the filter
 // header at height-1 (zero below height 1), to the one at height. The
@@ -125,7 +140,8 @@ func (s *Store) CheckFilter(height int32, filter []byte) error {
 	if height > 0 {
 		prev = hs[0]
 	}
-	if got := FilterHeader(FilterHash(filter), prev); got != hs[len(hs)-1] {
+	filterHash := chainhash.DoubleHashH(filter)
+	if got := gcs.MakeHeader(&filterHash, &prev); got != hs[len(hs)-1] {
 		return fmt.Errorf("%w: height %d commits to %v, the filter gives %v", ErrFilterMismatch, height, hs[len(hs)-1], got)
 	}
 	return nil

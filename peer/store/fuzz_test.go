@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"testing"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
 )
 
 // encodeLog returns the data and sum files of a record log holding recs.
@@ -76,7 +78,7 @@ func FuzzDecodeEntry(f *testing.F) {
 			}
 			return
 		}
-		if FilterHash(e.filter) != e.filterHash || !bytes.Equal(encodeEntry(e.seq, e.filter), v) {
+		if chainhash.DoubleHashH(e.filter) != e.filterHash || !bytes.Equal(encodeEntry(e.seq, e.filter), v) {
 			t.Fatal("accepted entry does not encode back to itself")
 		}
 	})

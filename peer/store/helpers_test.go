@@ -9,6 +9,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/gcs"
 )
 
 var regtest = &chaincfg.RegressionNetParams
@@ -63,7 +64,8 @@ func fakeFilterHeaders(n int) []chainhash.Hash {
 	out := make([]chainhash.Hash, n)
 	var prev chainhash.Hash
 	for h := range out {
-		out[h] = FilterHeader(FilterHash(fakeFilter(h)), prev)
+		filterHash := chainhash.DoubleHashH(fakeFilter(h))
+		out[h] = gcs.MakeHeader(&filterHash, &prev)
 		prev = out[h]
 	}
 	return out

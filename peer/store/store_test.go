@@ -11,6 +11,7 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer/chain"
 )
 
 func TestRoundTrip(t *testing.T) {
@@ -321,6 +322,60 @@ func TestFilterHeaders(t *testing.T) {
 	}
 	if err := s.CheckFilter(150, fakeFilter(150)); err == nil || errors.Is(err, ErrFilterMismatch) {
 		t.Fatalf("CheckFilter above the filter headers: %v", err)
+	}
+	// Filter hashes chain on the stored filter headers.
+	var hashes []chainhash.Hash
+	for h := 150; h <= 300; h++ {
+		hashes = append(hashes, chainhash.DoubleHashH(fakeFilter(h)))
+	}
+	if err := s.AppendFilterHashes(151, hashes[1:]); err == nil {
+		t.Fatal("filter hashes not following the tip: no error")
+	}
+	if err := s.AppendFilterHashes(150, hashes); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.FilterHeaders(150, 300); err != nil || !slices.Equal(got, fhs[150:]) {
+		t.Fatalf("filter headers from filter hashes differ (%v)", err)
+	}
+}
+
+func TestSaveChainFromChain(t *testing.T) {
+	dir := t.TempDir()
+	s := openTest(t, dir, Options{NoSync: true})
+	c := chain.New(regtest)
+	old := mineChain(100, 0)
+	extendWith := func(hs []wire.BlockHeader) chain.Update {
+		t.Helper()
+		ptrs := make([]*wire.BlockHeader, len(hs))
+		for i := range hs {
+			ptrs[i] = &hs[i]
+		}
+		up, err := c.Extend(ptrs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return up
+	}
+	extendWith(old[1:])
+	if _, err := s.SaveChain(c); err != nil {
+		t.Fatal(err)
+	}
+	branch := extendChain(slices.Clone(old[:81]), 30, 1)
+	if up := extendWith(branch[81:]); !up.Reorganized() || up.Fork != 80 {
+		t.Fatalf("the test branch did not reorganize the chain at 80: %+v", up)
+	}
+	if fork, err := s.SaveChain(c); err != nil || fork != 80 {
+		t.Fatalf("SaveChain after the reorganization = %d, %v", fork, err)
+	}
+	s.Close()
+	s = openTest(t, dir, Options{NoSync: true})
+	defer s.Close()
+	resumed, err := s.Chain()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resumed.Height() != 110 || resumed.Hash(110) != c.Hash(110) {
+		t.Fatalf("resumed chain at %d %v, want 110 %v", resumed.Height(), resumed.Hash(resumed.Height()), c.Hash(110))
 	}
 }
 
