@@ -434,3 +434,51 @@ func TestMemoryBounded(t *testing.T) {
 	}
 	t.Logf("%d headers: %d bytes of heap, %.1f a header (%d fixed)", n, grown, float64(grown)/n, fixed)
 }
+
+// TestConcurrentReads reads hashes, headers and filters from several
+// goroutines while another appends, as a client's filter downloads do
+// (run with -race).
+func TestConcurrentReads(t *testing.T) {
+	want := mineChain(6000, 0)
+	s := openTest(t, t.TempDir(), Options{NoSync: true, FilterCacheBytes: 1 << 20})
+	defer s.Close()
+	if err := s.AppendHeaders(want[1:5001]); err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 5)
+	for g := 0; g < 4; g++ {
+		go func() {
+			for i := 0; i < 3000; i++ {
+				h := int32((i*7919 + g*31) % 5001)
+				hash, err := s.Hash(h)
+				if err == nil && hash != want[h].BlockHash() {
+					err = errors.New("wrong hash")
+				}
+				if err == nil {
+					_, _, err = s.Filter(hash)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	go func() {
+		var err error
+		for h := 5001; h < len(want) && err == nil; h += 100 {
+			err = s.AppendHeaders(want[h : h+100])
+			if err == nil {
+				err = s.PutFilter(want[h].BlockHash(), fakeFilter(h))
+			}
+		}
+		errs <- err
+	}()
+	for i := 0; i < 5; i++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkPrefix(t, s, want, 6000)
+}
