@@ -47,9 +47,15 @@ type Options struct {
 	// fixed overhead of about 100 bytes per filter. Zero keeps no
 	// filters (and leaves an existing cache on disk untouched).
 	FilterCacheBytes int64
-	// NoSync skips fsync. A process crash (kill -9) loses nothing the
-	// kernel has been given either way; a power failure or kernel crash
-	// may then lose recent writes, which the next Open detects and cuts.
+	// NoSync skips fsync: for tests, benchmarks and disposable chains. A
+	// process crash (kill -9) loses nothing the kernel has been given
+	// either way. After a power failure or kernel crash, recent writes
+	// may be lost (the next Open detects and cuts damaged records) or
+	// reach the disk out of order: a truncation of the filter headers
+	// may be lost while the block headers that replaced the
+	// disconnected ones are kept, so filter headers may then belong to
+	// blocks no longer in the chain. With syncing on, every truncation is
+	// on disk before anything is written above it.
 	NoSync bool
 }
 
