@@ -1,6 +1,7 @@
 package store
 
 import (
+	"flag"
 	"fmt"
 	"runtime"
 	"sync"
@@ -11,8 +12,11 @@ import (
 	"github.com/spvfilter/spvfilter/peer/chain"
 )
 
-// benchHeaders is the size of the chain the load benchmarks store.
-const benchHeaders = 100000
+// benchHeadersFlag sets the size of the chain the benchmarks store:
+// 100,000 by default, -store.headers=900000 for a mainnet-sized one.
+var benchHeadersFlag = flag.Int("store.headers", 100000, "headers in the benchmarks' chain")
+
+func benchHeaders() int { return *benchHeadersFlag }
 
 var (
 	benchChainOnce sync.Once
@@ -20,10 +24,10 @@ var (
 )
 
 // benchStoreDir returns a directory holding a store of a regtest chain of
-// benchHeaders headers with real (regtest) proof of work.
+// benchHeaders() headers with real (regtest) proof of work.
 func benchStoreDir(b *testing.B) string {
 	b.Helper()
-	benchChainOnce.Do(func() { benchChain = mineChain(benchHeaders, 0) })
+	benchChainOnce.Do(func() { benchChain = mineChain(*benchHeadersFlag, 0) })
 	dir := b.TempDir()
 	s := openTest(b, dir, Options{NoSync: true})
 	if _, err := s.SaveChain(sliceChain(benchChain)); err != nil {
@@ -44,7 +48,7 @@ func heapInUse() uint64 {
 	return m.HeapAlloc
 }
 
-// BenchmarkLoad100k opens a store of 100,000 headers, checking every
+// BenchmarkLoad100k opens a store of 100,000 headers (or -store.headers), checking every
 // record's checksum, link and proof of work (store), and builds the
 // in-memory chain the client uses today from it (chain), reporting the
 // live heap each needs per header; chain.Load and chain.Extend build the
@@ -56,7 +60,7 @@ func BenchmarkLoad100k(b *testing.B) {
 		for b.Loop() {
 			before := heapInUse()
 			s := openTest(b, dir, Options{NoSync: true})
-			perHeader = float64(heapInUse()-before) / benchHeaders
+			perHeader = float64(heapInUse()-before) / float64(benchHeaders())
 			runtime.KeepAlive(s)
 			s.Close()
 		}
@@ -68,11 +72,11 @@ func BenchmarkLoad100k(b *testing.B) {
 			before := heapInUse()
 			s := openTest(b, dir, Options{NoSync: true})
 			c, err := s.Chain()
-			if err != nil || c.Height() != benchHeaders {
+			if err != nil || int(c.Height()) != benchHeaders() {
 				b.Fatalf("chain at %d: %v", c.Height(), err)
 			}
 			s.Close()
-			perHeader = float64(heapInUse()-before) / benchHeaders
+			perHeader = float64(heapInUse()-before) / float64(benchHeaders())
 			runtime.KeepAlive(c)
 		}
 		b.ReportMetric(perHeader, "heapB/header")
@@ -107,7 +111,7 @@ func BenchmarkLoad100k(b *testing.B) {
 // with and without fsync: the cost of the durability AppendHeaders gives
 // by default.
 func BenchmarkAppend(b *testing.B) {
-	benchChainOnce.Do(func() { benchChain = mineChain(benchHeaders, 0) })
+	benchChainOnce.Do(func() { benchChain = mineChain(*benchHeadersFlag, 0) })
 	for _, batch := range []int{1, 2000} {
 		for _, noSync := range []bool{false, true} {
 			name := fmt.Sprintf("batch=%d/sync", batch)
@@ -145,7 +149,7 @@ func BenchmarkHash(b *testing.B) {
 	defer s.Close()
 	h := int32(0)
 	for b.Loop() {
-		h = (h + 7919) % benchHeaders
+		h = (h + 7919) % int32(benchHeaders())
 		if _, err := s.Hash(h); err != nil {
 			b.Fatal(err)
 		}
