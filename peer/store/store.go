@@ -97,22 +97,28 @@ func Open(dataDir string, params *chaincfg.Params) (*Store, error) {
 // checks every stored record against its checksum, each block header's
 // link to its parent and its proof of work, and cuts each file after the
 // last record that passes; Recovered says what was cut.
-func OpenWith(dataDir string, params *chaincfg.Params, opts Options) (_ *Store, err error) {
+func OpenWith(dataDir string, params *chaincfg.Params, opts Options) (*Store, error) {
 	dir := filepath.Join(dataDir, params.Name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
-	s := &Store{dir: dir, params: params}
-	if s.lock, err = lockFile(filepath.Join(dir, lockName)); err != nil {
+	lock, err := lockFile(filepath.Join(dir, lockName))
+	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
-	defer func() {
-		if err != nil {
-			s.closeFiles()
-		}
-	}()
-	if err := checkMeta(dir, params); err != nil {
+	s := &Store{dir: dir, params: params, lock: lock}
+	if err := s.open(opts); err != nil {
+		s.closeFiles()
 		return nil, err
+	}
+	return s, nil
+}
+
+// open opens the files of the store, whose lock s holds.
+func (s *Store) open(opts Options) error {
+	dir, params := s.dir, s.params
+	if err := checkMeta(dir, params); err != nil {
+		return err
 	}
 	sync := !opts.NoSync
 	headersPath := filepath.Join(dir, HeadersFile)
@@ -120,17 +126,17 @@ func OpenWith(dataDir string, params *chaincfg.Params, opts Options) (_ *Store, 
 	if fi, err := os.Stat(headersPath); err == nil {
 		sizeHint = fi.Size()
 	}
-	var cut error
+	var cut, err error
 	s.headers, cut, err = openHeaderLog(headersPath, params, sync, sizeHint)
 	if err != nil {
-		return nil, fmt.Errorf("store: %w", err)
+		return fmt.Errorf("store: %w", err)
 	}
 	if cut != nil {
 		s.note("%s: kept headers 0..%d, cut the rest: %v", HeadersFile, s.headers.height(), cut)
 	}
 	s.filterHeaders, cut, err = openRecordLog(filepath.Join(dir, FilterHeadersFile), FilterHeaderSize, sync, nil)
 	if err != nil {
-		return nil, fmt.Errorf("store: %w", err)
+		return fmt.Errorf("store: %w", err)
 	}
 	if cut != nil {
 		s.note("%s: kept filter headers 0..%d, cut the rest: %v", FilterHeadersFile, s.filterHeaders.len()-1, cut)
@@ -138,14 +144,14 @@ func OpenWith(dataDir string, params *chaincfg.Params, opts Options) (_ *Store, 
 	if n := int64(s.headers.height()) + 1; s.filterHeaders.len() > n {
 		s.note("%s: cut the filter headers above the block headers' tip %d", FilterHeadersFile, n-1)
 		if err := s.filterHeaders.truncate(n); err != nil {
-			return nil, fmt.Errorf("store: %w", err)
+			return fmt.Errorf("store: %w", err)
 		}
 	}
 	if opts.FilterCacheBytes > 0 {
 		var reset error
 		s.filters, reset, err = openFilterCache(filepath.Join(dir, FiltersDir, filterCacheFile), opts.FilterCacheBytes, opts.NoSync)
 		if err != nil {
-			return nil, fmt.Errorf("store: %w", err)
+			return fmt.Errorf("store: %w", err)
 		}
 		if reset != nil {
 			s.note("%v", reset)
@@ -154,10 +160,10 @@ func OpenWith(dataDir string, params *chaincfg.Params, opts Options) (_ *Store, 
 	if sync {
 		// Files created just now must survive a power failure too.
 		if err := syncDir(dir); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return s, nil
+	return nil
 }
 
 // checkMeta checks the store's identity file, writing it for a new store.
