@@ -1,0 +1,76 @@
+package chain
+
+import (
+	"fmt"
+
+	"github.com/btcsuite/btcd/blockchain"
+	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+)
+
+// Load builds a chain from headers already verified once, as a store
+// keeps them: headers[0] must be params' genesis block. Each later header
+// must link to its parent, meet its own target, carry the difficulty the
+// network's rules demand and match the network's checkpoints. The rules
+// on timestamps and versions, which Extend checked when the header first
+// arrived and which no later header can change, are not checked again.
+//
+// At the first header that fails, Load returns the chain of the headers
+// before it together with an error wrapping ErrBadHeader; it returns a nil
+// chain only when headers[0] is not the genesis block. The chain keeps
+// headers as its own: the caller must not change them afterwards.
+func Load(params *chaincfg.Params, headers []wire.BlockHeader) (*Chain, error) {
+	if len(headers) == 0 || headers[0].BlockHash() != params.GenesisBlock.Header.BlockHash() {
+		return nil, fmt.Errorf("%w: the first header is not the %s genesis block", ErrBadHeader, params.Name)
+	}
+	// The chain takes headers over rather than copy them: on a
+	// mainnet-sized chain that saves some 90 MB.
+	c := &Chain{
+		params:  params,
+		headers: headers[:1],
+		hashes:  make([]chainhash.Hash, 1, len(headers)),
+		index:   make(map[chainhash.Hash]int32, len(headers)),
+	}
+	c.hashes[0] = headers[0].BlockHash()
+	c.index[c.hashes[0]] = 0
+	checkpoints := make(map[int32]chainhash.Hash, len(params.Checkpoints))
+	for _, cp := range params.Checkpoints {
+		checkpoints[cp.Height] = *cp.Hash
+	}
+	for i := 1; i < len(headers); i++ {
+		h := &headers[i]
+		height := int32(i)
+		hash := h.BlockHash()
+		if err := c.checkLoaded(h, &hash, height, checkpoints); err != nil {
+			return c, fmt.Errorf("%w: header %v at height %d: %v", ErrBadHeader, hash, height, err)
+		}
+		// As append does, without copying or hashing the header again.
+		c.index[hash] = height
+		c.headers = headers[:i+1]
+		c.hashes = append(c.hashes, hash)
+	}
+	return c, nil
+}
+
+// checkLoaded makes Load's checks of h, whose hash is hash, as the header
+// at height.
+func (c *Chain) checkLoaded(h *wire.BlockHeader, hash *chainhash.Hash, height int32, checkpoints map[int32]chainhash.Hash) error {
+	if h.PrevBlock != c.hashes[height-1] {
+		return fmt.Errorf("does not link to its parent %v", c.hashes[height-1])
+	}
+	target := blockchain.CompactToBig(h.Bits)
+	if target.Sign() <= 0 || target.Cmp(c.params.PowLimit) > 0 {
+		return fmt.Errorf("target %08x outside the network's range", h.Bits)
+	}
+	if blockchain.HashToBig(hash).Cmp(target) > 0 {
+		return fmt.Errorf("hash above its target %08x (no proof of work)", h.Bits)
+	}
+	if want := c.requiredBits(height, h.Timestamp); h.Bits != want {
+		return fmt.Errorf("difficulty bits %08x, network rules require %08x", h.Bits, want)
+	}
+	if cp, ok := checkpoints[height]; ok && cp != *hash {
+		return fmt.Errorf("does not match the network's checkpoint %v", cp)
+	}
+	return nil
+}

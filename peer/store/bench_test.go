@@ -1,0 +1,199 @@
+package store
+
+import (
+	"flag"
+	"fmt"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer/chain"
+)
+
+// benchHeadersFlag sets the size of the chain the benchmarks store:
+// 100,000 by default, -store.headers=900000 for a mainnet-sized one.
+var benchHeadersFlag = flag.Int("store.headers", 100000, "headers in the benchmarks' chain")
+
+func benchHeaders() int { return *benchHeadersFlag }
+
+var (
+	benchChainOnce sync.Once
+	benchChain     []wire.BlockHeader
+)
+
+// benchStoreDir returns a directory holding a store of a regtest chain of
+// benchHeaders() headers with real (regtest) proof of work.
+func benchStoreDir(b *testing.B) string {
+	b.Helper()
+	benchChainOnce.Do(func() { benchChain = mineChain(*benchHeadersFlag, 0) })
+	dir := b.TempDir()
+	s := openTest(b, dir, Options{NoSync: true})
+	if _, err := s.SaveChain(sliceChain(benchChain)); err != nil {
+		b.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return dir
+}
+
+// heapInUse returns the live heap after a full collection.
+func heapInUse() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// BenchmarkLoad100k opens a store of 100,000 headers (or -store.headers), checking every
+// record's checksum, link and proof of work (store), and builds the
+// in-memory chain the client uses today from it (chain), reporting the
+// live heap each needs per header; chain.Load and chain.Extend build the
+// chain from headers in memory, with Load's rules and with all of them.
+func BenchmarkLoad100k(b *testing.B) {
+	dir := benchStoreDir(b)
+	b.Run("store", func(b *testing.B) {
+		var perHeader float64
+		for b.Loop() {
+			before := heapInUse()
+			s := openTest(b, dir, Options{NoSync: true})
+			perHeader = float64(heapInUse()-before) / float64(benchHeaders())
+			runtime.KeepAlive(s)
+			s.Close()
+		}
+		b.ReportMetric(perHeader, "heapB/header")
+	})
+	b.Run("store+chain", func(b *testing.B) {
+		var perHeader float64
+		for b.Loop() {
+			before := heapInUse()
+			s := openTest(b, dir, Options{NoSync: true})
+			c, err := s.Chain()
+			if err != nil || int(c.Height()) != benchHeaders() {
+				b.Fatalf("chain at %d: %v", c.Height(), err)
+			}
+			s.Close()
+			perHeader = float64(heapInUse()-before) / float64(benchHeaders())
+			runtime.KeepAlive(c)
+		}
+		b.ReportMetric(perHeader, "heapB/header")
+	})
+	b.Run("chain.Load", func(b *testing.B) {
+		// The same from headers already in memory.
+		for b.Loop() {
+			if _, err := chain.Load(regtest, benchChain); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("chain.Extend", func(b *testing.B) {
+		// Building the same chain header by header with every rule, as a
+		// client without a store does after downloading them.
+		ptrs := make([]*wire.BlockHeader, len(benchChain)-1)
+		for i := range ptrs {
+			ptrs[i] = &benchChain[i+1]
+		}
+		for b.Loop() {
+			c := chain.New(regtest)
+			for start := 0; start < len(ptrs); start += 2000 {
+				if _, err := c.Extend(ptrs[start:min(start+2000, len(ptrs))]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+}
+
+// BenchmarkAppend measures appending headers in batches of 1 and 2000,
+// with and without fsync: the cost of the durability AppendHeaders gives
+// by default.
+func BenchmarkAppend(b *testing.B) {
+	benchChainOnce.Do(func() { benchChain = mineChain(*benchHeadersFlag, 0) })
+	for _, batch := range []int{1, 2000} {
+		for _, noSync := range []bool{false, true} {
+			name := fmt.Sprintf("batch=%d/sync", batch)
+			if noSync {
+				name = fmt.Sprintf("batch=%d/nosync", batch)
+			}
+			b.Run(name, func(b *testing.B) {
+				s := openTest(b, b.TempDir(), Options{NoSync: noSync})
+				defer s.Close()
+				next := 1
+				for b.Loop() {
+					if next+batch > len(benchChain) {
+						b.StopTimer()
+						if err := s.Truncate(0); err != nil {
+							b.Fatal(err)
+						}
+						next = 1
+						b.StartTimer()
+					}
+					if err := s.AppendHeaders(benchChain[next : next+batch]); err != nil {
+						b.Fatal(err)
+					}
+					next += batch
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/header")
+			})
+		}
+	}
+}
+
+// BenchmarkHash reads block hashes at random heights of a 100,000-header
+// store, most of them outside the cache.
+func BenchmarkHash(b *testing.B) {
+	s := openTest(b, benchStoreDir(b), Options{NoSync: true})
+	defer s.Close()
+	h := int32(0)
+	for b.Loop() {
+		h = (h + 7919) % int32(benchHeaders())
+		if _, err := s.Hash(h); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPutFilters caches 1,000 filters of 400 bytes (a typical
+// mainnet basic filter is a few hundred bytes to a few kilobytes) one per
+// call and all in one call, with bbolt syncing.
+func BenchmarkPutFilters(b *testing.B) {
+	const n = 1000
+	hashes := make([]chainhash.Hash, n)
+	filters := make([][]byte, n)
+	for i := range hashes {
+		hashes[i] = blockHash(i)
+		filters[i] = make([]byte, 400)
+		filters[i][0] = byte(i)
+	}
+	for _, batched := range []bool{false, true} {
+		name := "each"
+		if batched {
+			name = "batch"
+		}
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				b.StopTimer()
+				s := openTest(b, b.TempDir(), DefaultOptions())
+				b.StartTimer()
+				if batched {
+					if err := s.PutFilters(hashes, filters); err != nil {
+						b.Fatal(err)
+					}
+				} else {
+					for i := range hashes {
+						if err := s.PutFilter(hashes[i], filters[i]); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+				b.StopTimer()
+				s.Close()
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/filter")
+		})
+	}
+}

@@ -1,0 +1,491 @@
+package store
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer/chain"
+)
+
+// File names inside a store's directory.
+const (
+	HeadersFile       = "headers.bin"
+	FilterHeadersFile = "filterheaders.bin"
+	FiltersDir        = "filters"
+	filterCacheFile   = "cache.db"
+	metaFile          = "meta"
+	lockName          = "LOCK"
+)
+
+// DefaultFilterCacheBytes is the filter cache's size cap Open uses:
+// 256 MiB, the basic filters of roughly the last 12,000 mainnet blocks.
+const DefaultFilterCacheBytes = 256 << 20
+
+// Errors of Open; test with errors.Is.
+var (
+	// ErrLocked: another process (or another Store in this one) has the
+	// store open.
+	ErrLocked = errors.New("store: in use by another process")
+	// ErrWrongNetwork: the directory holds another network's store, or
+	// a store of another format.
+	ErrWrongNetwork = errors.New("store: directory belongs to another network or format")
+	// ErrClosed: the store was closed.
+	ErrClosed = errors.New("store: closed")
+)
+
+// Options tune a store. The zero value keeps no filters and syncs every
+// write; Open uses DefaultOptions.
+type Options struct {
+	// FilterCacheBytes caps the filter cache: the filter bytes plus a
+	// fixed overhead of about 100 bytes per filter. Zero keeps no
+	// filters (and leaves an existing cache on disk untouched).
+	FilterCacheBytes int64
+	// NoSync skips fsync: for tests, benchmarks and disposable chains. A
+	// process crash (kill -9) loses nothing the kernel has been given
+	// either way. After a power failure or kernel crash, recent writes
+	// may be lost (the next Open detects and cuts damaged records) or
+	// reach the disk out of order: a truncation of the filter headers
+	// may be lost while the block headers that replaced the
+	// disconnected ones are kept, so filter headers may then belong to
+	// blocks no longer in the chain. With syncing on, every truncation is
+	// on disk before anything is written above it.
+	NoSync bool
+}
+
+// DefaultOptions returns the options Open uses.
+func DefaultOptions() Options { return Options{FilterCacheBytes: DefaultFilterCacheBytes} }
+
+// HeaderSource is a chain of headers by height from the genesis block, as
+// *chain.Chain is.
+type HeaderSource interface {
+	Height() int32
+	Hash(height int32) chainhash.Hash
+	Header(height int32) wire.BlockHeader
+}
+
+// Store keeps a network's verified block headers, basic filter headers
+// and filters in a directory. Its methods are safe for concurrent use.
+type Store struct {
+	dir    string
+	params *chaincfg.Params
+	lock   *os.File
+
+	mu            sync.Mutex // guards all below but filters, which bbolt guards
+	headers       *headerLog
+	filterHeaders *recordLog
+	recovered     []string
+	closed        bool
+
+	filters *filterCache // nil without a filter cache
+}
+
+// Open opens the store of params' network in dataDir (the directory
+// dataDir/<network name>, created if need be) with DefaultOptions.
+func Open(dataDir string, params *chaincfg.Params) (*Store, error) {
+	return OpenWith(dataDir, params, DefaultOptions())
+}
+
+// OpenWith opens the store of params' network in dataDir with opts. It
+// takes an exclusive lock on the store (ErrLocked if another has it),
+// checks every stored record against its checksum, each block header's
+// link to its parent and its proof of work, and cuts each file after the
+// last record that passes; Recovered says what was cut.
+func OpenWith(dataDir string, params *chaincfg.Params, opts Options) (*Store, error) {
+	dir := filepath.Join(dataDir, params.Name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	lock, err := lockFile(filepath.Join(dir, lockName))
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	s := &Store{dir: dir, params: params, lock: lock}
+	if err := s.open(opts); err != nil {
+		s.closeFiles()
+		return nil, err
+	}
+	return s, nil
+}
+
+// open opens the files of the store, whose lock s holds.
+func (s *Store) open(opts Options) error {
+	dir, params := s.dir, s.params
+	if err := checkMeta(dir, params); err != nil {
+		return err
+	}
+	sync := !opts.NoSync
+	headersPath := filepath.Join(dir, HeadersFile)
+	var sizeHint int64
+	if fi, err := os.Stat(headersPath); err == nil {
+		sizeHint = fi.Size()
+	}
+	var cut, err error
+	s.headers, cut, err = openHeaderLog(headersPath, params, sync, sizeHint)
+	if err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	if cut != nil {
+		s.note("%s: kept headers 0..%d, cut the rest: %v", HeadersFile, s.headers.height(), cut)
+	}
+	s.filterHeaders, cut, err = openRecordLog(filepath.Join(dir, FilterHeadersFile), FilterHeaderSize, sync, nil)
+	if err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	if cut != nil {
+		s.note("%s: kept filter headers 0..%d, cut the rest: %v", FilterHeadersFile, s.filterHeaders.len()-1, cut)
+	}
+	if n := int64(s.headers.height()) + 1; s.filterHeaders.len() > n {
+		s.note("%s: cut the filter headers above the block headers' tip %d", FilterHeadersFile, n-1)
+		if err := s.filterHeaders.truncate(n); err != nil {
+			return fmt.Errorf("store: %w", err)
+		}
+	}
+	if opts.FilterCacheBytes > 0 {
+		var reset error
+		s.filters, reset, err = openFilterCache(filepath.Join(dir, FiltersDir, filterCacheFile), opts.FilterCacheBytes, opts.NoSync)
+		if err != nil {
+			return fmt.Errorf("store: %w", err)
+		}
+		if reset != nil {
+			s.note("%v", reset)
+		}
+	}
+	if sync {
+		// Files created just now must survive a power failure too.
+		if err := syncDir(dir); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkMeta checks the store's identity file, writing it for a new store.
+func checkMeta(dir string, params *chaincfg.Params) error {
+	want := fmt.Appendf(nil, "spvfilter store 1\nnetwork %s %08x\ngenesis %v\n", params.Name, uint32(params.Net), params.GenesisHash)
+	path := filepath.Join(dir, metaFile)
+	got, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		if !bytes.Equal(got, want) {
+			return fmt.Errorf("%w: %s says %q, want %q", ErrWrongNetwork, path, got, want)
+		}
+		return nil
+	case !errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("store: %w", err)
+	}
+	// Write it whole or not at all: a temporary file renamed into place.
+	tmp := path + ".tmp"
+	if err := writeSynced(tmp, want); err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	return syncDir(dir)
+}
+
+func writeSynced(path string, b []byte) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	return errors.Join(err, f.Close())
+}
+
+// syncDir flushes a directory's entries, so that files created in it
+// survive a power failure.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	err = d.Sync()
+	return errors.Join(err, d.Close())
+}
+
+func (s *Store) note(format string, args ...any) {
+	s.recovered = append(s.recovered, fmt.Sprintf(format, args...))
+}
+
+// Dir returns the store's directory: the data directory joined with the
+// network's name.
+func (s *Store) Dir() string { return s.dir }
+
+// Recovered lists what the store found damaged and dropped since it was
+// opened: records cut when it opened, filter cache entries that no longer
+// matched their hash. Each is one line, fit for a warning.
+func (s *Store) Recovered() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.recovered...)
+}
+
+// Close flushes and closes the files and releases the lock. Closing twice
+// is harmless.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	return s.closeFiles()
+}
+
+func (s *Store) closeFiles() error {
+	var errs []error
+	if s.headers != nil {
+		errs = append(errs, s.headers.log.close())
+	}
+	if s.filterHeaders != nil {
+		errs = append(errs, s.filterHeaders.close())
+	}
+	if s.filters != nil {
+		errs = append(errs, s.filters.close())
+	}
+	// Closing the lock file releases the lock.
+	errs = append(errs, s.lock.Close())
+	return errors.Join(errs...)
+}
+
+// Height returns the height of the stored tip: 0 for a new store, which
+// holds the genesis block.
+func (s *Store) Height() int32 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.headers.height()
+}
+
+// Header returns the stored header at height.
+func (s *Store) Header(height int32) (wire.BlockHeader, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	slot, err := s.headers.lookup(height)
+	if err != nil {
+		return wire.BlockHeader{}, err
+	}
+	return decodeHeader(slot.rec[:]), nil
+}
+
+// Hash returns the hash of the stored block at height.
+func (s *Store) Hash(height int32) (chainhash.Hash, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	slot, err := s.headers.lookup(height)
+	if err != nil {
+		return chainhash.Hash{}, err
+	}
+	return slot.hash, nil
+}
+
+// HeightOf returns the height of the stored block with the given hash.
+// It searches down from the tip, through four bytes per block in memory,
+// so a block near the tip is found at once and any other in about a
+// millisecond on a mainnet-sized chain.
+func (s *Store) HeightOf(hash chainhash.Hash) (int32, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.headers.heightOf(hash)
+}
+
+// ReadHeaders returns the stored headers from..to, read in one call.
+func (s *Store) ReadHeaders(from, to int32) ([]wire.BlockHeader, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if from < 0 || to < from || to > s.headers.height() {
+		return nil, fmt.Errorf("store: headers %d..%d outside the stored chain 0..%d", from, to, s.headers.height())
+	}
+	buf := make([]byte, int(to-from+1)*HeaderSize)
+	if err := s.headers.log.readAt(buf, int64(from)); err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	out := make([]wire.BlockHeader, to-from+1)
+	for i := range out {
+		out[i] = decodeHeader(buf[i*HeaderSize:])
+	}
+	return out, nil
+}
+
+// AppendHeaders stores headers above the tip. The first must link to the
+// tip and each to the one before, and each must meet the target of its
+// own bits; the store checks no other rule (that is the chain's job), and
+// the error wraps ErrBadHeader for one that fails. With syncing on (the
+// default) the headers are on stable storage when it returns.
+func (s *Store) AppendHeaders(headers []wire.BlockHeader) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	return s.headers.append(headers)
+}
+
+// Truncate keeps the headers 0..height and the filter headers up to
+// height, as a reorganization that forks at height demands.
+func (s *Store) Truncate(height int32) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.truncateLocked(height)
+}
+
+func (s *Store) truncateLocked(height int32) error {
+	if s.closed {
+		return ErrClosed
+	}
+	if height < 0 || height > s.headers.height() {
+		return fmt.Errorf("store: cannot truncate to height %d of 0..%d", height, s.headers.height())
+	}
+	// Filter headers first: a crash between the two leaves filter
+	// headers below the block headers' tip, never above it.
+	if n := int64(height) + 1; s.filterHeaders.len() > n {
+		if err := s.filterHeaders.truncate(n); err != nil {
+			return fmt.Errorf("store: %w", err)
+		}
+	}
+	return s.headers.truncate(height)
+}
+
+// saveBatch is how many headers SaveChain writes (and syncs) at a time,
+// and readBatch how many Chain reads at a time.
+const (
+	saveBatch = 2000
+	readBatch = 4096
+)
+
+// SaveChain makes the stored headers those of src: it finds the highest
+// height where both hold the same block, truncates above it (and the
+// filter headers with it) and appends src's headers above. It returns
+// that height. Call it after each change of the chain; a crash in the
+// middle leaves a valid prefix of src or of the old chain.
+func (s *Store) SaveChain(src HeaderSource) (fork int32, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return 0, ErrClosed
+	}
+	fork = min(s.headers.height(), src.Height())
+	for ; fork >= 0; fork-- {
+		slot, err := s.headers.lookup(fork)
+		if err != nil {
+			return 0, err
+		}
+		if slot.hash == src.Hash(fork) {
+			break
+		}
+	}
+	if fork < 0 {
+		return 0, fmt.Errorf("%w: the chain's genesis block is not the store's", ErrWrongNetwork)
+	}
+	if fork < s.headers.height() {
+		if err := s.truncateLocked(fork); err != nil {
+			return fork, err
+		}
+	}
+	batch := make([]wire.BlockHeader, 0, saveBatch)
+	for h := fork + 1; h <= src.Height(); h++ {
+		batch = append(batch, src.Header(h))
+		if len(batch) == saveBatch || h == src.Height() {
+			if err := s.headers.append(batch); err != nil {
+				return fork, err
+			}
+			batch = batch[:0]
+		}
+	}
+	return fork, nil
+}
+
+// Chain returns the stored headers as a chain.Chain, checked by
+// chain.Load. If a stored header fails the chain's rules, the store is
+// cut below it, Recovered says so, and the chain holds the headers
+// before it. The chain holds every header in memory (about 200 bytes
+// each); the store itself needs four.
+func (s *Store) Chain() (*chain.Chain, error) {
+	s.mu.Lock()
+	tip := s.headers.height()
+	s.mu.Unlock()
+	// Read in pieces straight into the slice the chain takes over.
+	headers := make([]wire.BlockHeader, 0, tip+1)
+	for from := int32(0); from <= tip; from += readBatch {
+		part, err := s.ReadHeaders(from, min(from+readBatch-1, tip))
+		if err != nil {
+			return nil, err
+		}
+		headers = append(headers, part...)
+	}
+	c, err := chain.Load(s.params, headers)
+	if err == nil {
+		return c, nil
+	}
+	if c == nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.note("%s: kept headers 0..%d, cut the rest: %v", HeadersFile, c.Height(), err)
+	return c, s.truncateLocked(c.Height())
+}
+
+// PutFilter caches a basic filter of the block, which the caller has
+// verified against its filter header, as PutFilters does.
+func (s *Store) PutFilter(blockHash chainhash.Hash, filter []byte) error {
+	return s.PutFilters([]chainhash.Hash{blockHash}, [][]byte{filter})
+}
+
+// PutFilters caches filters[i] as the basic filter of blockHashes[i], all
+// in one transaction (one sync for the batch: put a scan's batch at
+// once). Without a filter cache it does nothing; filters already cached,
+// or larger than the whole cache, are skipped. Once the cache is over
+// its cap, the filters cached first are evicted first.
+func (s *Store) PutFilters(blockHashes []chainhash.Hash, filters [][]byte) error {
+	if len(blockHashes) != len(filters) {
+		return fmt.Errorf("store: %d block hashes for %d filters", len(blockHashes), len(filters))
+	}
+	if s.filters == nil {
+		return nil
+	}
+	if err := s.filters.put(blockHashes, filters); err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	return nil
+}
+
+// Filter returns the cached basic filter of the block, if any. An entry
+// whose filter no longer hashes to the hash recorded with it is deleted,
+// reported as absent and listed in Recovered. Check the filter against
+// the block's filter header (CheckFilter) before trusting it for a scan:
+// the cache knows blocks by hash only.
+func (s *Store) Filter(blockHash chainhash.Hash) ([]byte, bool, error) {
+	if s.filters == nil {
+		return nil, false, nil
+	}
+	f, dropped, err := s.filters.get(blockHash)
+	if dropped != nil {
+		s.mu.Lock()
+		s.note("%s: dropped a damaged entry: %v", FiltersDir, dropped)
+		s.mu.Unlock()
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("store: %w", err)
+	}
+	return f, f != nil, nil
+}
+
+// FilterCacheSize returns the cache's logical size in bytes (what its
+// cap bounds) and the number of filters it holds.
+func (s *Store) FilterCacheSize() (bytes int64, filters int, err error) {
+	if s.filters == nil {
+		return 0, 0, nil
+	}
+	return s.filters.size()
+}
