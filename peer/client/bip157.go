@@ -120,17 +120,17 @@ func (c *Client) scanBIP157(ctx context.Context, req ScanRequest, wl *watchList)
 	}
 	// btcd v0.24.2 crashes on cfilter requests when it runs without
 	// them: peers without the service are never asked.
-	filterHashes, ms, err := c.filterHeaders(ctx, ms, from, to)
+	headers, ms, err := c.agreedFilterHeaders(ctx, ms, from, to)
 	if err != nil {
 		return nil, err
 	}
 	res := &ScanResult{Matches: []Match{}, BlocksScanned: int(to-from) + 1}
 	scripts := Scripts(req.Watch)
-	matched, err := c.matchFilters(ctx, ms, scripts, filterHashes, from, to, req.Progress)
+	matched, received, err := c.matchFilters(ctx, ms, scripts, headers, from, to, req.Progress)
 	if err != nil {
 		return nil, err
 	}
-	res.FiltersReceived = res.BlocksScanned
+	res.FiltersReceived = received
 	blocks, err := c.fetchBlocks(ctx, matched)
 	if err != nil {
 		return nil, err
@@ -191,31 +191,58 @@ type filterBatch struct {
 	start, stop int32
 }
 
-// matchFilters downloads the filters from..to from all peers at once, each
-// batch from whichever peer is free, checks each against its agreed filter
-// hash, and returns the heights whose filter matches a script, sorted.
-func (c *Client) matchFilters(ctx context.Context, ms []*member, scripts [][]byte, filterHashes []chainhash.Hash,
-	from, to int32, progress func(done, total int)) ([]int32, error) {
+// matchFilters gets the filters from..to, from the cache or from all
+// peers at once, each batch from whichever peer is free, checks each
+// against its agreed filter header (headers holds those of from-1..to),
+// and returns the heights whose filter matches a script, sorted, and how
+// many filters were downloaded.
+func (c *Client) matchFilters(ctx context.Context, ms []*member, scripts [][]byte, headers []chainhash.Hash,
+	from, to int32, progress func(done, total int)) ([]int32, int, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	base := gcs.NewMatcher(scripts)
+	check := func(h int32, data []byte) error {
+		fh := chainhash.DoubleHashH(data)
+		if got, want := gcs.MakeHeader(&fh, &headers[h-from]), headers[h-from+1]; got != want {
+			return fmt.Errorf("%w: filter for block %v (height %d) leads to filter header %v, the agreed one is %v",
+				peer.ErrBadFilter, c.chain.Hash(h), h, got, want)
+		}
+		return nil
+	}
+	var (
+		mu       sync.Mutex
+		matched  []int32
+		done     int
+		received int
+		firstErr error
+	)
+	finish := func(b filterBatch, hits []int32) {
+		mu.Lock()
+		defer mu.Unlock()
+		matched = append(matched, hits...)
+		done += int(b.stop-b.start) + 1
+		if progress != nil {
+			progress(done, int(to-from)+1)
+		}
+	}
+	// Batches the cache holds whole are matched here; the others go to
+	// the peers.
 	batches := make(chan filterBatch)
 	go func() {
 		defer close(batches)
 		for start := from; start <= to; start += wire.MaxGetCFiltersReqRange {
+			b := filterBatch{start, min(to, start+wire.MaxGetCFiltersReqRange-1)}
+			if hits, ok := c.cachedBatch(b, base, check); ok {
+				finish(b, hits)
+				continue
+			}
 			select {
-			case batches <- filterBatch{start, min(to, start+wire.MaxGetCFiltersReqRange-1)}:
+			case batches <- b:
 			case <-ctx.Done():
 				return
 			}
 		}
 	}()
-	var (
-		mu       sync.Mutex
-		matched  []int32
-		done     int
-		firstErr error
-	)
-	base := gcs.NewMatcher(scripts)
 	var wg sync.WaitGroup
 	for _, m := range ms {
 		wg.Add(1)
@@ -223,19 +250,19 @@ func (c *Client) matchFilters(ctx context.Context, ms []*member, scripts [][]byt
 			defer wg.Done()
 			matcher := base.Clone()
 			blocks := make([]chainhash.Hash, 0, wire.MaxGetCFiltersReqRange)
+			var datas [][]byte
 			for b := range batches {
-				blocks = blocks[:0]
+				blocks, datas = blocks[:0], datas[:0]
 				for h := b.start; h <= b.stop; h++ {
 					blocks = append(blocks, c.chain.Hash(h))
 				}
 				var hits []int32
 				err := m.p.GetCFilters(ctx, b.start, blocks, func(i int, data []byte) error {
 					h := b.start + int32(i)
-					want := filterHashes[h-from]
-					if got := chainhash.DoubleHashH(data); got != want {
-						return peerErr(m, "getcfilters", fmt.Errorf("%w: filter for block %v (height %d) hashes to %v, its agreed filter header commits to %v",
-							peer.ErrBadFilter, blocks[i], h, got, want))
+					if err := check(h, data); err != nil {
+						return peerErr(m, "getcfilters", err)
 					}
+					datas = append(datas, data)
 					if matcher.Len() == 0 {
 						return nil
 					}
@@ -250,8 +277,8 @@ func (c *Client) matchFilters(ctx context.Context, ms []*member, scripts [][]byt
 					}
 					return nil
 				})
-				mu.Lock()
 				if err != nil {
+					mu.Lock()
 					if firstErr == nil {
 						firstErr = &failure{m: m, err: err}
 					}
@@ -259,24 +286,23 @@ func (c *Client) matchFilters(ctx context.Context, ms []*member, scripts [][]byt
 					cancel()
 					return
 				}
-				matched = append(matched, hits...)
-				done += int(b.stop-b.start) + 1
-				if progress != nil {
-					progress(done, int(to-from)+1)
-				}
+				c.cacheFilters(blocks, datas)
+				mu.Lock()
+				received += len(blocks)
 				mu.Unlock()
+				finish(b, hits)
 			}
 		}()
 	}
 	wg.Wait()
 	if firstErr != nil {
-		return nil, firstErr
+		return nil, 0, firstErr
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	slices.Sort(matched)
-	return matched, nil
+	return matched, received, nil
 }
 
 // fetchBlocks downloads the blocks at heights, each request from a peer
@@ -308,6 +334,7 @@ func (c *Client) fetchBlocks(ctx context.Context, heights []int32) ([]*wire.MsgB
 
 // finish fills in what every scan result says about its peers.
 func (c *Client) finish(res *ScanResult, mode string) {
+	res.Warnings = append(res.Warnings, c.notes...)
 	res.Peers = c.Peers()
 	used := 0
 	for _, st := range res.Peers {

@@ -36,6 +36,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/peer"
 	"github.com/spvfilter/spvfilter/peer/chain"
+	"github.com/spvfilter/spvfilter/peer/store"
 )
 
 // Config says which nodes to use and how patiently.
@@ -49,6 +50,13 @@ type Config struct {
 	Timeout time.Duration
 	// Log, if set, receives one line per request and notable event.
 	Log io.Writer
+	// DataDir, if set, keeps the chain state (headers, verified filter
+	// headers, a cache of verified filters) in DataDir/<network>, so a
+	// later client resumes where this one stopped (see package store).
+	DataDir string
+	// FilterCacheBytes caps the filter cache: zero means
+	// store.DefaultFilterCacheBytes, negative no cache.
+	FilterCacheBytes int64
 }
 
 // Client holds connections to several peers and one header chain. Its
@@ -61,6 +69,9 @@ type Client struct {
 	mu      sync.Mutex // guards members' state
 	members []*member
 	rng     *rand.Rand
+
+	st    *store.Store // nil without Config.DataDir
+	notes []string     // warnings for every result (a repaired store)
 }
 
 // member is one peer of the client.
@@ -87,6 +98,9 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, errors.New("client: no peers given")
 	}
 	c := &Client{cfg: cfg, chain: chain.New(cfg.Params), rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}
+	if err := c.openStore(); err != nil {
+		return nil, err
+	}
 	var wg sync.WaitGroup
 	for _, addr := range cfg.Peers {
 		if slices.ContainsFunc(c.members, func(m *member) bool { return m.addr == addr }) {
@@ -120,7 +134,7 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 	return c, nil
 }
 
-// Close disconnects from every peer.
+// Close disconnects from every peer and closes the chain state.
 func (c *Client) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -128,6 +142,11 @@ func (c *Client) Close() error {
 		if m.p != nil {
 			m.p.Close()
 		}
+	}
+	if c.st != nil {
+		err := c.st.Close()
+		c.st = nil
+		return err
 	}
 	return nil
 }
@@ -307,6 +326,9 @@ func (c *Client) syncHeaders(ctx context.Context) (chain.Update, error) {
 		default:
 			c.dropPeer(m, err)
 		}
+	}
+	if err := c.saveChain(); err != nil {
+		return total, err
 	}
 	if len(c.usable(0, 0)) == 0 {
 		return total, c.noPeers("getheaders")

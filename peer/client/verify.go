@@ -68,9 +68,10 @@ func eachPeer(ms []*member, fn func(m *member) error) error {
 	return nil
 }
 
-// filterHeaders returns the verified basic filter hashes of the blocks
-// from..to, agreed by all live peers serving up to to, or decided between
-// them block by block; peers proven wrong are banned on the way.
+// filterHeaders returns the verified basic filter headers of the blocks
+// from-1..to (the first is zero for from 0), agreed by all live peers
+// serving up to to, or decided between them block by block; peers proven
+// wrong are banned on the way.
 func (c *Client) filterHeaders(ctx context.Context, ms []*member, from, to int32) ([]chainhash.Hash, []*member, error) {
 	const interval = wire.CFCheckptInterval
 	stop := c.chain.Hash(to)
@@ -120,7 +121,7 @@ func (c *Client) filterHeaders(ctx context.Context, ms []*member, from, to int32
 	agreed := cps[ms[0]]
 
 	// The segments of from..to: each ends at a checkpoint, but the last.
-	hashes := make([]chainhash.Hash, 0, to-from+1)
+	headers := make([]chainhash.Hash, 0, to-from+2)
 	first := int(max(from-1, 0) / interval)
 	for j := first; j <= k; j++ {
 		start, prev := segmentStart(int32(j), agreed)
@@ -149,13 +150,18 @@ func (c *Client) filterHeaders(ctx context.Context, ms []*member, from, to int32
 				return nil, ms, err
 			}
 		}
-		for i, h := range seg {
-			if height := start + int32(i); height >= from {
-				hashes = append(hashes, h)
+		running := prev
+		if start == from {
+			headers = append(headers, prev)
+		}
+		for i := range seg {
+			running = gcs.MakeHeader(&seg[i], &running)
+			if height := start + int32(i); height >= from-1 {
+				headers = append(headers, running)
 			}
 		}
 	}
-	return hashes, ms, nil
+	return headers, ms, nil
 }
 
 // tail gets the filter hashes start..end, past the last checkpoint, from
