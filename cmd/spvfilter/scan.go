@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spvfilter/spvfilter/peer"
 	"github.com/spvfilter/spvfilter/peer/client"
+	"github.com/spvfilter/spvfilter/peer/store"
 	"golang.org/x/term"
 )
 
@@ -35,6 +36,9 @@ type scanFlags struct {
 	fpRate        float64
 	tweak         uint32
 	flags         string
+	datadir       string
+	filterCache   int64
+	follow        bool
 }
 
 // bloomFlags maps the --flags names to BIP 37 update rules.
@@ -104,6 +108,9 @@ Exit status: 0 done (warnings, if any, on standard error and in --json),
 	f.Float64Var(&fl.fpRate, "fprate", 0.0001, "BIP 37 filter false-positive rate")
 	f.Uint32Var(&fl.tweak, "tweak", 0, "BIP 37 filter tweak, for tests (default a random one for every filter)")
 	f.StringVar(&fl.flags, "flags", "all", "BIP 37 update rule: none, all or p2pubkey-only")
+	f.StringVar(&fl.datadir, "datadir", "", "directory for the chain state, resumed by the next scan ('' for none; default: a directory per network under the user cache directory for mainnet, testnet3, testnet4 and signet, none for regtest and simnet)")
+	f.Int64Var(&fl.filterCache, "filter-cache", store.DefaultFilterCacheBytes, "bytes of verified filters kept in --datadir (0 for none)")
+	f.BoolVar(&fl.follow, "follow", false, "after the tip, keep following new blocks (bip157), printing one JSON object per line for every event, until interrupted")
 	_ = cmd.MarkFlagRequired("peer")
 	_ = cmd.MarkFlagRequired("watch")
 	return cmd
@@ -255,6 +262,24 @@ func (a *app) runScan(cmd *cobra.Command, fl *scanFlags) error {
 	if fl.timeout <= 0 {
 		return badInput("--timeout %v: must be positive", fl.timeout)
 	}
+	if fl.follow && fl.mode != "bip157" {
+		return badInput("--follow needs --mode bip157")
+	}
+	if fl.follow && cmd.Flags().Changed("to") {
+		return badInput("--follow goes on past any --to: give one or the other")
+	}
+	if fl.filterCache < 0 {
+		return badInput("--filter-cache %d: must be 0 (none) or a size in bytes", fl.filterCache)
+	}
+	datadir := fl.datadir
+	if !cmd.Flags().Changed("datadir") {
+		datadir = defaultDataDir(params)
+	}
+	if datadir != "" {
+		if st, err := os.Stat(datadir); err == nil && !st.IsDir() {
+			return badInput("--datadir %s: not a directory", datadir)
+		}
+	}
 	if fl.mode == "bip37" && !(fl.fpRate > 0 && fl.fpRate < 1) {
 		return badInput("--fprate %v: want a rate between 0 and 1", fl.fpRate)
 	}
@@ -300,7 +325,12 @@ func (a *app) runScan(cmd *cobra.Command, fl *scanFlags) error {
 		return err
 	}
 	start := time.Now()
-	c, err := client.Connect(ctx, client.Config{Peers: fl.peers, Params: params, Timeout: fl.timeout})
+	cacheBytes := fl.filterCache
+	if cacheBytes == 0 {
+		cacheBytes = -1 // none
+	}
+	c, err := client.Connect(ctx, client.Config{Peers: fl.peers, Params: params, Timeout: fl.timeout,
+		DataDir: datadir, FilterCacheBytes: cacheBytes})
 	if err != nil {
 		return interrupted(err)
 	}
@@ -323,6 +353,9 @@ func (a *app) runScan(cmd *cobra.Command, fl *scanFlags) error {
 		return badInput("--from %d is above the nodes' chain tip %d", fl.from, chain.Height())
 	}
 
+	if fl.follow {
+		return a.follow(ctx, c, items, fl.from, warnings)
+	}
 	progress, finish := a.progressBar(int(to-fl.from) + 1)
 	req := client.ScanRequest{Watch: watch, From: fl.from, To: to, Progress: progress}
 	var res *client.ScanResult
@@ -370,9 +403,7 @@ func (a *app) runScan(cmd *cobra.Command, fl *scanFlags) error {
 		}
 		out.Matches = append(out.Matches, j)
 	}
-	for _, w := range out.Warnings {
-		fmt.Fprintf(a.stderr, "spvfilter: warning: %s\n", w)
-	}
+	a.warn(out.Warnings)
 	if a.json {
 		return a.printJSON(out)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"github.com/btcsuite/btcd/chaincfg"
 	"net"
 	"os"
@@ -207,6 +208,18 @@ func TestScanCommand(t *testing.T) {
 			}
 		}
 	})
+	t.Run("a second scan with the same --datadir", func(t *testing.T) {
+		dir := t.TempDir()
+		first, _ := scanJSON(t, "--peer", node.P2PAddr, "--datadir", dir, "--watch", aliceAddr)
+		second, _ := scanJSON(t, "--peer", node.P2PAddr, "--datadir", dir, "--watch", aliceAddr)
+		t.Logf("bytes received: first %d, second %d", first.BytesReceived, second.BytesReceived)
+		if fmt.Sprint(found(first)) != fmt.Sprint(found(second)) || second.BytesReceived*10 > first.BytesReceived {
+			t.Errorf("first %v (%d bytes), second %v (%d bytes)", found(first), first.BytesReceived, found(second), second.BytesReceived)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "regtest", "headers.bin")); err != nil {
+			t.Errorf("no chain state in the data directory: %v", err)
+		}
+	})
 	t.Run("bip37 warnings", func(t *testing.T) {
 		for _, tt := range []struct {
 			fprate string
@@ -234,6 +247,10 @@ func TestScanCommand(t *testing.T) {
 	}{
 		{"no watch", []string{"--network", "regtest"}, "watch"},
 		{"bad update flags", []string{"--network", "regtest", "--watch", aliceAddr, "--flags", "some"}, "--flags"},
+		{"follow with bip37", []string{"--network", "regtest", "--watch", aliceAddr, "--follow", "--mode", "bip37"}, "--follow"},
+		{"follow with --to", []string{"--network", "regtest", "--watch", aliceAddr, "--follow", "--to", "5"}, "--follow"},
+		{"datadir is a file", []string{"--network", "regtest", "--watch", aliceAddr, "--datadir", scriptFile}, "--datadir"},
+		{"negative filter cache", []string{"--network", "regtest", "--watch", aliceAddr, "--filter-cache", "-1"}, "--filter-cache"},
 		{"outpoint with a bad script", []string{"--network", "regtest", "--watch", strings.Repeat("ab", 32) + ":1:zz"}, "--watch 1"},
 		{"second peer without port", []string{"--network", "regtest", "--watch", aliceAddr, "--peer", "127.0.0.1"}, "--peer"},
 		{"peer without port", []string{"--network", "regtest", "--watch", aliceAddr, "--peer", "localhost"}, "--peer"},

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+
+	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/spvfilter/spvfilter/peer/client"
+)
+
+// defaultDataDir is where scans keep the chain state of a network by
+// default: a directory under the user cache directory for the public
+// networks, none for regtest and simnet, whose chains are disposable and
+// differ from node to node.
+func defaultDataDir(params *chaincfg.Params) string {
+	switch params.Name {
+	case "regtest", "simnet":
+		return ""
+	}
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "spvfilter")
+}
+
+// followEvent is one line of scan --follow.
+type followEvent struct {
+	Event     string `json:"event"`
+	Height    int32  `json:"height"`
+	BlockHash string `json:"block_hash"`
+	// The fields of a match, as in scan's matches.
+	Txid          string   `json:"txid,omitempty"`
+	Watch         []string `json:"watch,omitempty"`
+	FalsePositive *bool    `json:"false_positive,omitempty"`
+}
+
+// followSummary is the last line of scan --follow.
+type followSummary struct {
+	Event    string         `json:"event"`
+	Next     int32          `json:"next_height"`
+	Matches  int            `json:"matches_found"`
+	Peers    []scanPeerJSON `json:"peers"`
+	Warnings []string       `json:"warnings"`
+}
+
+// follow runs a following rescan, printing every event as a JSON line,
+// until ctx ends (an interrupt), then a summary line.
+func (a *app) follow(ctx context.Context, c *client.Client, items []watchItem, from int32, warnings []string) error {
+	watch := make([]client.WatchItem, len(items))
+	for i, it := range items {
+		watch[i] = it.item
+	}
+	enc := json.NewEncoder(a.stdout)
+	found := 0
+	var writeErr error
+	r := c.NewRescan(client.RescanOptions{Watch: watch, From: from, Follow: true, OnEvent: func(e client.Event) {
+		ev := followEvent{Event: e.Kind.String(), Height: e.Height, BlockHash: e.BlockHash.String()}
+		if m := e.Match; m != nil {
+			fp := m.FalsePositive
+			ev.Txid, ev.FalsePositive, ev.Watch = m.Txid.String(), &fp, []string{}
+			for _, i := range m.WatchItems {
+				ev.Watch = append(ev.Watch, items[i].given)
+			}
+			found++
+		}
+		if err := enc.Encode(ev); err != nil && writeErr == nil {
+			writeErr = err
+		}
+	}})
+	runErr := r.Run(ctx)
+	sum := followSummary{Event: "summary", Next: r.Height(), Matches: found, Peers: []scanPeerJSON{},
+		Warnings: orEmpty(append(warnings, r.Warnings()...))}
+	for _, p := range c.Peers() {
+		sum.Peers = append(sum.Peers, scanPeerJSON{Address: p.Address, UserAgent: p.UserAgent, Banned: p.Banned, Reason: p.Reason})
+	}
+	a.warn(sum.Warnings)
+	if err := enc.Encode(sum); err != nil && writeErr == nil {
+		writeErr = err
+	}
+	if runErr != nil {
+		return runErr
+	}
+	return writeErr
+}
