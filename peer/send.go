@@ -51,6 +51,11 @@ func (p *Peer) serveOffers(m *wire.MsgGetData) {
 // HasTx to tell. The transaction stays on offer, answered whenever the
 // node asks again, until the connection ends.
 func (p *Peer) Announce(ctx context.Context, tx *wire.MsgTx) (requested bool, err error) {
+	return p.announce(ctx, tx, p.cfg.Timeout)
+}
+
+// announce is Announce waiting at most wait for the node to ask.
+func (p *Peer) announce(ctx context.Context, tx *wire.MsgTx, wait time.Duration) (requested bool, err error) {
 	const op = "inv tx"
 	txid := tx.TxHash()
 	p.offerMu.Lock()
@@ -69,7 +74,7 @@ func (p *Peer) Announce(ctx context.Context, tx *wire.MsgTx) (requested bool, er
 	if err := p.send(ctx, op, inv, deadline); err != nil {
 		return false, err
 	}
-	timer := time.NewTimer(time.Until(deadline))
+	timer := time.NewTimer(min(wait, time.Until(deadline)))
 	defer timer.Stop()
 	select {
 	case <-o.requested:
@@ -131,13 +136,13 @@ func (p *Peer) Broadcast(ctx context.Context, tx *wire.MsgTx) error {
 	if has, err := p.HasTx(ctx, txid); err != nil || has {
 		return err
 	}
-	requested, err := p.Announce(ctx, tx)
+	// A node that got the transaction from elsewhere meanwhile does not
+	// ask: wait a little, then look in its mempool until the timeout.
+	deadline := p.deadline()
+	requested, err := p.announce(ctx, tx, time.Second)
 	if err != nil {
 		return err
 	}
-	// The node checks a transaction after it has answered our getdata
-	// of it, maybe: ask until the timeout.
-	deadline := p.deadline()
 	for {
 		has, err := p.HasTx(ctx, txid)
 		if err != nil || has {
@@ -152,8 +157,16 @@ func (p *Peer) Broadcast(ctx context.Context, tx *wire.MsgTx) error {
 			return ctx.Err()
 		}
 	}
-	if requested {
+	if p.wasRequested(txid) || requested {
 		return p.errorf("tx", "%w: transaction %v requested but not in the node's mempool after %v", ErrRejected, txid, p.cfg.Timeout)
 	}
 	return p.errorf("inv tx", "%w: transaction %v neither requested within %v nor in the node's mempool", ErrStalled, txid, p.cfg.Timeout)
+}
+
+// wasRequested reports whether the node has asked for the offered txid.
+func (p *Peer) wasRequested(txid chainhash.Hash) bool {
+	p.offerMu.Lock()
+	defer p.offerMu.Unlock()
+	o, ok := p.offers[txid]
+	return ok && o.once
 }
