@@ -65,6 +65,9 @@ func (p *Peer) SyncHeaders(ctx context.Context, c *chain.Chain) (chain.Update, i
 		last, _ := c.HeightOf(headers[len(headers)-1].BlockHash())
 		tip = last
 		p.logf("headers: tip %d", c.Height())
+		if p.cfg.OnHeaders != nil {
+			p.cfg.OnHeaders(c.Height(), p.LastBlock())
+		}
 		if len(headers) < wire.MaxBlockHeadersPerMsg {
 			break
 		}

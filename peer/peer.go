@@ -40,6 +40,9 @@ type Config struct {
 	Timeout time.Duration
 	// Log, if set, receives one line per request and notable event.
 	Log io.Writer
+	// OnHeaders, if set, is called during SyncHeaders after each batch of
+	// headers, with the chain's height and the height the node announced.
+	OnHeaders func(height, announced int32)
 }
 
 // Peer is a connection to one node after a completed handshake. Its

@@ -329,8 +329,9 @@ func (a *app) runScan(cmd *cobra.Command, fl *scanFlags) error {
 	if cacheBytes == 0 {
 		cacheBytes = -1 // none
 	}
+	onHeaders, headersDone := a.headerBar()
 	c, err := client.Connect(ctx, client.Config{Peers: fl.peers, Params: params, Timeout: fl.timeout,
-		DataDir: datadir, FilterCacheBytes: cacheBytes})
+		DataDir: datadir, FilterCacheBytes: cacheBytes, OnHeaders: onHeaders})
 	if err != nil {
 		return interrupted(err)
 	}
@@ -338,7 +339,9 @@ func (a *app) runScan(cmd *cobra.Command, fl *scanFlags) error {
 	if err := a.checkServices(c, fl.mode); err != nil {
 		return err
 	}
-	if _, err := c.SyncHeaders(ctx); err != nil {
+	_, err = c.SyncHeaders(ctx)
+	headersDone()
+	if err != nil {
 		return interrupted(err)
 	}
 	chain := c.Chain()
@@ -465,17 +468,47 @@ func (a *app) printScan(out *scanJSON) error {
 // progressBar returns a progress callback drawing on standard error when
 // it is a terminal, and a function that removes the bar.
 func (a *app) progressBar(total int) (func(done, total int), func()) {
+	return a.bar("scanning blocks", total)
+}
+
+// bar returns a progress callback for total steps, described by what,
+// drawing on standard error when it is a terminal, and a function that
+// removes the bar.
+func (a *app) bar(what string, total int) (func(done, total int), func()) {
 	f, ok := a.stderr.(*os.File)
 	if !ok || !term.IsTerminal(int(f.Fd())) || total < 2 {
 		return nil, func() {}
 	}
 	bar := progressbar.NewOptions(total,
 		progressbar.OptionSetWriter(f),
-		progressbar.OptionSetDescription("scanning blocks"),
+		progressbar.OptionSetDescription(what),
 		progressbar.OptionShowCount(),
 		progressbar.OptionSetPredictTime(true),
 		progressbar.OptionClearOnFinish(),
 		progressbar.OptionThrottle(100*time.Millisecond),
 	)
-	return func(done, _ int) { bar.Set(done) }, func() { bar.Finish() }
+	return func(done, total int) {
+		if total > bar.GetMax() {
+			bar.ChangeMax(total)
+		}
+		bar.Set(done)
+	}, func() { bar.Finish() }
+}
+
+// headerBar returns the OnHeaders callback of a client: a bar for the
+// header sync, on a terminal, created when the first batch comes.
+func (a *app) headerBar() (func(height, announced int32), func()) {
+	var set func(done, total int)
+	finish := func() {}
+	return func(height, announced int32) {
+			if set == nil {
+				set, finish = a.bar("syncing headers", int(max(announced, height)))
+				if set == nil {
+					set = func(int, int) {}
+				}
+			}
+			set(int(height), int(max(announced, height)))
+		}, func() {
+			finish()
+		}
 }

@@ -57,6 +57,9 @@ type Config struct {
 	// FilterCacheBytes caps the filter cache: zero means
 	// store.DefaultFilterCacheBytes, negative no cache.
 	FilterCacheBytes int64
+	// OnHeaders, if set, is called during header syncs after each batch,
+	// with the chain's height and the height the peer announced.
+	OnHeaders func(height, announced int32)
 }
 
 // Client holds connections to several peers and one header chain. Its
@@ -111,7 +114,7 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p, err := peer.Dial(ctx, peer.Config{Addr: addr, Params: cfg.Params, Timeout: cfg.Timeout, Log: cfg.Log})
+			p, err := peer.Dial(ctx, c.peerConfig(addr))
 			c.mu.Lock()
 			defer c.mu.Unlock()
 			if err != nil {
@@ -208,6 +211,11 @@ func (c *Client) usable(service wire.ServiceFlag, height int32) []*member {
 	return out
 }
 
+// peerConfig is the configuration of the connection to addr.
+func (c *Client) peerConfig(addr string) peer.Config {
+	return peer.Config{Addr: addr, Params: c.cfg.Params, Timeout: c.cfg.Timeout, Log: c.cfg.Log, OnHeaders: c.cfg.OnHeaders}
+}
+
 // redial replaces a member's dropped connection with a new one; a live
 // connection is kept.
 func (c *Client) redial(ctx context.Context, m *member) error {
@@ -216,7 +224,7 @@ func (c *Client) redial(ctx context.Context, m *member) error {
 	default:
 		return nil
 	}
-	p, err := peer.Dial(ctx, peer.Config{Addr: m.addr, Params: c.cfg.Params, Timeout: c.cfg.Timeout, Log: c.cfg.Log})
+	p, err := peer.Dial(ctx, c.peerConfig(m.addr))
 	if err != nil {
 		return err
 	}
