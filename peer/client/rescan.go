@@ -59,6 +59,11 @@ type RescanOptions struct {
 	Watch []WatchItem
 	// From is the first height scanned.
 	From int32
+	// StartTime, if not zero, moves From up to the first block that can
+	// hold a transaction of that time or later: the first whose median
+	// time past is not before StartTime less two hours (a wallet's
+	// birthday).
+	StartTime time.Time
 	// To is the last height scanned when Follow is false; a negative To
 	// means the tip at the time the rescan reaches it.
 	To int32
@@ -154,6 +159,12 @@ func (r *Rescan) emit(e Event) {
 // event is delivered before Run returns; on an error, Height says where to
 // resume.
 func (r *Rescan) Run(ctx context.Context) error {
+	if !r.opt.StartTime.IsZero() {
+		r.mu.Lock()
+		r.next = max(r.next, r.c.heightAt(r.opt.StartTime))
+		r.base = r.next
+		r.mu.Unlock()
+	}
 	atTip := int32(-1) // the tip last reported
 	for {
 		if err := r.applyUpdates(); err != nil {
@@ -309,4 +320,22 @@ func (r *Rescan) step(ctx context.Context, to int32) error {
 		r.mu.Unlock()
 	}
 	return nil
+}
+
+// heightAt returns the first height whose block may hold a transaction of
+// time t or later: block times may run up to two hours behind, and the
+// median time past only grows, so the first block whose median time past
+// reaches t minus two hours; the tip's successor if none.
+func (c *Client) heightAt(t time.Time) int32 {
+	limit := t.Add(-2 * time.Hour)
+	lo, hi := int32(0), c.chain.Height()+1
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if c.chain.MedianTime(mid).Before(limit) {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
 }

@@ -257,3 +257,32 @@ func TestRescanResumes(t *testing.T) {
 		t.Errorf("last event %v at %d", last.Kind, last.Height)
 	}
 }
+
+// TestRescanStartTime: a rescan from a wallet's birthday skips the blocks
+// before it, and finds what comes after.
+func TestRescanStartTime(t *testing.T) {
+	needFixture(t)
+	c := connect(t, 0)
+	h := fx.height[fx.fundCarol.TxHash()]
+	hdr := c.Chain().Header(h)
+	birthday := hdr.Timestamp.Add(2*time.Hour + time.Second)
+	var first int32 = -1
+	got := map[chainhash.Hash]bool{}
+	r := c.NewRescan(RescanOptions{Watch: items(fx.watch), StartTime: birthday, To: -1, OnEvent: func(e Event) {
+		if e.Kind == EventConnected && first < 0 {
+			first = e.Height
+		}
+		if e.Kind == EventMatch {
+			got[e.Match.Txid] = true
+		}
+	}})
+	if err := r.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if first <= 0 || c.Chain().MedianTime(first).Before(birthday.Add(-2*time.Hour)) || !c.Chain().MedianTime(first-1).Before(birthday.Add(-2*time.Hour)) {
+		t.Fatalf("first block %d for birthday %v", first, birthday)
+	}
+	if !got[fx.late.TxHash()] || got[fx.fundAlice.TxHash()] {
+		t.Fatalf("matches %v: want the late payment, not the early one", got)
+	}
+}
