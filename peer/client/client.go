@@ -211,9 +211,18 @@ func (c *Client) usable(service wire.ServiceFlag, height int32) []*member {
 	return out
 }
 
-// peerConfig is the configuration of the connection to addr.
+// peerConfig is the configuration of the connection to addr. Every batch
+// of headers is saved as it comes, so that a sync cut short resumes.
 func (c *Client) peerConfig(addr string) peer.Config {
-	return peer.Config{Addr: addr, Params: c.cfg.Params, Timeout: c.cfg.Timeout, Log: c.cfg.Log, OnHeaders: c.cfg.OnHeaders}
+	return peer.Config{Addr: addr, Params: c.cfg.Params, Timeout: c.cfg.Timeout, Log: c.cfg.Log,
+		OnHeaders: func(height, announced int32) {
+			if err := c.saveChain(); err != nil {
+				c.logf("%v", err)
+			}
+			if c.cfg.OnHeaders != nil {
+				c.cfg.OnHeaders(height, announced)
+			}
+		}}
 }
 
 // redial replaces a member's dropped connection with a new one; a live
