@@ -1,7 +1,7 @@
 package neutrinobench
 
 import (
-	"runtime"
+	"runtime/debug"
 	"runtime/metrics"
 	"sync"
 	"time"
@@ -19,6 +19,12 @@ type Cost struct {
 	// the spans holding objects), sampled every millisecond, less the heap
 	// in use right before the run, after a garbage collection.
 	PeakHeap uint64
+	// PeakRSS is the growth of the process's peak resident set size
+	// (VmHWM, reset before the run) over its size before the run, after
+	// the heap's free memory was returned to the system: the Go heap and
+	// everything else, such as the pages of a memory-mapped database.
+	// Zero where the system does not tell.
+	PeakRSS uint64
 }
 
 // heapInUse names the runtime metrics that add up to HeapInuse.
@@ -33,44 +39,62 @@ func readHeap(s []metrics.Sample) uint64 {
 	return total
 }
 
-// measure runs f and returns its cost.
-func measure(f func() error) (Cost, error) {
-	runtime.GC()
-	samples := make([]metrics.Sample, len(heapInUse))
+// meter measures the cost of what runs between startMeter and stop.
+type meter struct {
+	start    time.Time
+	cpu      time.Duration
+	base     uint64 // heap in use at the start
+	peak     uint64 // written by the sampler until it is stopped
+	rss0     uint64
+	rssOK    bool
+	samples  []metrics.Sample
+	stopping chan struct{}
+	sampler  sync.WaitGroup
+}
+
+// startMeter collects the garbage, returns free memory to the system,
+// resets the peak resident set size and starts the heap sampler; the
+// measured run starts when it returns.
+func startMeter() *meter {
+	debug.FreeOSMemory()
+	m := &meter{stopping: make(chan struct{})}
+	m.rss0, m.rssOK = resetPeakRSS()
+	m.samples = make([]metrics.Sample, len(heapInUse))
 	for i, name := range heapInUse {
-		samples[i].Name = name
+		m.samples[i].Name = name
 	}
-	base := readHeap(samples)
-	peak := base
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
+	m.base = readHeap(m.samples)
+	m.peak = m.base
+	m.sampler.Add(1)
 	go func() {
-		defer wg.Done()
-		own := make([]metrics.Sample, len(samples))
-		copy(own, samples)
+		defer m.sampler.Done()
+		own := make([]metrics.Sample, len(m.samples))
+		copy(own, m.samples)
 		tick := time.NewTicker(time.Millisecond)
 		defer tick.Stop()
 		for {
-			if h := readHeap(own); h > peak {
-				peak = h
-			}
+			m.peak = max(m.peak, readHeap(own))
 			select {
-			case <-stop:
+			case <-m.stopping:
 				return
 			case <-tick.C:
 			}
 		}
 	}()
-	cpu0 := processCPU()
-	start := time.Now()
-	err := f()
-	wall := time.Since(start)
-	cpu := processCPU() - cpu0
-	close(stop)
-	wg.Wait()
-	if h := readHeap(samples); h > peak {
-		peak = h
+	m.cpu = processCPU()
+	m.start = time.Now()
+	return m
+}
+
+// stop ends the measured run and returns its cost.
+func (m *meter) stop() Cost {
+	wall := time.Since(m.start)
+	cpu := processCPU() - m.cpu
+	close(m.stopping)
+	m.sampler.Wait()
+	c := Cost{Wall: wall, CPU: cpu, PeakHeap: max(m.peak, readHeap(m.samples)) - m.base}
+	if rss, ok := peakRSS(); ok && m.rssOK && rss > m.rss0 {
+		c.PeakRSS = rss - m.rss0
 	}
-	return Cost{Wall: wall, CPU: cpu, PeakHeap: peak - base}, err
+	return c
 }

@@ -49,6 +49,7 @@ func TestSameMatches(t *testing.T) {
 			if err != nil {
 				t.Fatalf("W=%d %s: %v", w, cl.name, err)
 			}
+			st.Release()
 			if st.Tip != int32(c.Spec.Blocks)+1 {
 				t.Errorf("W=%d %s: synced to %d, node is at %d", w, cl.name, st.Tip, c.Spec.Blocks+1)
 			}
@@ -74,6 +75,7 @@ func TestStartNodes(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", addr, err)
 		}
+		st.Release()
 		if missing, extra := diff(want, st.Matched); len(missing)+len(extra) > 0 {
 			t.Errorf("%s: missing %v, unexpected %v", addr, missing, extra)
 		}
