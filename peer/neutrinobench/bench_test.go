@@ -73,8 +73,8 @@ func TestMain(m *testing.M) {
 }
 
 // BenchmarkScan scans the whole benchmark chain, served by the same btcd
-// node(s), with spvfilter and with neutrino, for 1 and for 100 watched
-// scripts. An operation is a light-client session until its results are
+// node(s), with spvfilter and with neutrino (GetCFilter and GetBlock, and
+// neutrino-rescan: its Rescan), for 1 and for 100 watched scripts. An operation is a light-client session until its results are
 // in hand: connect, sync block and filter headers, fetch and match every
 // filter, fetch the matching blocks (closing the connections is not
 // timed). Every operation must find exactly the planted transactions.
@@ -95,7 +95,7 @@ func BenchmarkScan(b *testing.B) {
 			for _, cl := range []struct {
 				name string
 				scan scanFunc
-			}{{"spvfilter", scanSpvfilter}, {"neutrino", scanNeutrino}} {
+			}{{"spvfilter", scanSpvfilter}, {"neutrino", scanNeutrino}, {"neutrino-rescan", scanNeutrinoRescan}} {
 				b.Run(cl.name, func(b *testing.B) {
 					var total Cost
 					var recv uint64
@@ -133,10 +133,14 @@ func BenchmarkScan(b *testing.B) {
 				})
 			}
 		})
-		if ours, theirs := costs["spvfilter"], costs["neutrino"]; len(ours) > 0 && len(theirs) > 0 {
+		for _, anchor := range []string{"neutrino", "neutrino-rescan"} {
+			ours, theirs := costs["spvfilter"], costs[anchor]
+			if len(ours) == 0 || len(theirs) == 0 {
+				continue
+			}
 			ratio := func(f func(Cost) float64) float64 { return median(theirs, f) / median(ours, f) }
-			fmt.Printf("ratio W%d neutrino/spvfilter, medians of %d and %d runs over %d blocks: wall %.2fx, cpu %.2fx, peak heap %.2fx, peak rss %.2fx\n",
-				w, len(theirs), len(ours), spec.Blocks,
+			fmt.Printf("ratio W%d %s/spvfilter, medians of %d and %d runs over %d blocks: wall %.2fx, cpu %.2fx, peak heap %.2fx, peak rss %.2fx\n",
+				w, anchor, len(theirs), len(ours), spec.Blocks,
 				ratio(func(c Cost) float64 { return c.Wall.Seconds() }),
 				ratio(func(c Cost) float64 { return c.CPU.Seconds() }),
 				ratio(func(c Cost) float64 { return float64(c.PeakHeap) }),

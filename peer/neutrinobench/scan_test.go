@@ -36,7 +36,7 @@ func TestSameMatches(t *testing.T) {
 	clients := []struct {
 		name string
 		scan scanFunc
-	}{{"spvfilter", scanSpvfilter}, {"neutrino", scanNeutrino}}
+	}{{"spvfilter", scanSpvfilter}, {"neutrino", scanNeutrino}, {"neutrino-rescan", scanNeutrinoRescan}}
 	for _, w := range []int{1, 10} {
 		want := c.Expected(w)
 		if len(want) < 2 {
