@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"sync"
@@ -80,7 +81,8 @@ func TestMain(m *testing.M) {
 // timed). Every operation must find exactly the planted transactions.
 //
 // Besides ns/op it reports cpu-s/op (the process's user and system CPU
-// time, getrusage), recv-MB/op (bytes read from the nodes), peak-heap-MB
+// time, getrusage), node-cpu-s/op (the nodes' CPU time, serving the
+// client), recv-MB/op (bytes read from the nodes), peak-heap-MB
 // and peak-rss-MB (the largest growth of the Go heap in use and of the
 // peak resident set size over any operation of the run; see Cost), and
 // prints a line of ratios neutrino/spvfilter of the medians.
@@ -88,6 +90,12 @@ func BenchmarkScan(b *testing.B) {
 	c, nodes := benchNodes(b)
 	spec := c.Spec
 	addrs, params := Addrs(nodes), nodes[0].Params
+	var pids []int
+	for _, n := range nodes {
+		if pid, ok := pidWithArg("--datadir=" + filepath.Join(n.DataDir, "data")); ok {
+			pids = append(pids, pid)
+		}
+	}
 	for _, w := range []int{1, 100} {
 		watch, want := WatchScripts(w), c.Expected(w)
 		costs := map[string][]Cost{}
@@ -101,7 +109,7 @@ func BenchmarkScan(b *testing.B) {
 					var recv uint64
 					for i := 0; i < b.N; i++ {
 						b.StopTimer()
-						m := startMeter()
+						m := startMeter(pids)
 						b.StartTimer()
 						st, err := cl.scan(context.Background(), addrs, params, watch, 1, -1)
 						b.StopTimer()
@@ -119,12 +127,16 @@ func BenchmarkScan(b *testing.B) {
 						b.StartTimer()
 						costs[cl.name] = append(costs[cl.name], cost)
 						total.CPU += cost.CPU
+						total.NodeCPU += cost.NodeCPU
 						total.PeakHeap = max(total.PeakHeap, cost.PeakHeap)
 						total.PeakRSS = max(total.PeakRSS, cost.PeakRSS)
 						recv += st.BytesReceived
 					}
 					n := float64(b.N)
 					b.ReportMetric(total.CPU.Seconds()/n, "cpu-s/op")
+					if len(pids) == len(nodes) {
+						b.ReportMetric(total.NodeCPU.Seconds()/n, "node-cpu-s/op")
+					}
 					b.ReportMetric(float64(recv)/n/1e6, "recv-MB/op")
 					b.ReportMetric(float64(total.PeakHeap)/1e6, "peak-heap-MB")
 					if total.PeakRSS > 0 {

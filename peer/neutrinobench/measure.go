@@ -25,6 +25,10 @@ type Cost struct {
 	// everything else, such as the pages of a memory-mapped database.
 	// Zero where the system does not tell.
 	PeakRSS uint64
+	// NodeCPU is the CPU time the nodes' processes used meanwhile (in
+	// the kernel's 10 ms ticks): serving the client. Zero where the
+	// system does not tell.
+	NodeCPU time.Duration
 }
 
 // heapInUse names the runtime metrics that add up to HeapInuse.
@@ -43,6 +47,8 @@ func readHeap(s []metrics.Sample) uint64 {
 type meter struct {
 	start    time.Time
 	cpu      time.Duration
+	nodes    []int // pids of the nodes
+	nodeCPU  time.Duration
 	base     uint64 // heap in use at the start
 	peak     uint64 // written by the sampler until it is stopped
 	rss0     uint64
@@ -54,10 +60,11 @@ type meter struct {
 
 // startMeter collects the garbage, returns free memory to the system,
 // resets the peak resident set size and starts the heap sampler; the
-// measured run starts when it returns.
-func startMeter() *meter {
+// measured run starts when it returns. nodes are the pids of the node
+// processes whose CPU time is counted too.
+func startMeter(nodes []int) *meter {
 	debug.FreeOSMemory()
-	m := &meter{stopping: make(chan struct{})}
+	m := &meter{stopping: make(chan struct{}), nodes: nodes}
 	m.rss0, m.rssOK = resetPeakRSS()
 	m.samples = make([]metrics.Sample, len(heapInUse))
 	for i, name := range heapInUse {
@@ -81,18 +88,30 @@ func startMeter() *meter {
 			}
 		}
 	}()
+	m.nodeCPU = nodesCPU(m.nodes)
 	m.cpu = processCPU()
 	m.start = time.Now()
 	return m
+}
+
+// nodesCPU returns the CPU time the processes pids have used together.
+func nodesCPU(pids []int) time.Duration {
+	var total time.Duration
+	for _, pid := range pids {
+		c, _ := cpuOf(pid)
+		total += c
+	}
+	return total
 }
 
 // stop ends the measured run and returns its cost.
 func (m *meter) stop() Cost {
 	wall := time.Since(m.start)
 	cpu := processCPU() - m.cpu
+	nodeCPU := nodesCPU(m.nodes) - m.nodeCPU
 	close(m.stopping)
 	m.sampler.Wait()
-	c := Cost{Wall: wall, CPU: cpu, PeakHeap: max(m.peak, readHeap(m.samples)) - m.base}
+	c := Cost{Wall: wall, CPU: cpu, NodeCPU: nodeCPU, PeakHeap: max(m.peak, readHeap(m.samples)) - m.base}
 	if rss, ok := peakRSS(); ok && m.rssOK && rss > m.rss0 {
 		c.PeakRSS = rss - m.rss0
 	}
