@@ -111,9 +111,25 @@ func startNeutrino(ctx context.Context, addrs []string, params *chaincfg.Params)
 	return s, nil
 }
 
-// stats returns the session's ScanStats, which release it.
-func (s *neutrinoSession) stats() *ScanStats {
-	return &ScanStats{Tip: s.tip, Matched: make(map[chainhash.Hash]bool), release: s.release}
+// runNeutrino starts a session, runs scan over from..to on it (to < 0: the
+// tip) and returns what scan recorded; the session stays open until the
+// caller releases the stats, unless scan fails.
+func runNeutrino(ctx context.Context, addrs []string, params *chaincfg.Params, from, to int32,
+	scan func(cs *neutrino.ChainService, st *ScanStats, from, to int32) error) (*ScanStats, error) {
+	s, err := startNeutrino(ctx, addrs, params)
+	if err != nil {
+		return nil, err
+	}
+	if to < 0 {
+		to = s.tip
+	}
+	st := &ScanStats{Tip: s.tip, Matched: make(map[chainhash.Hash]bool), release: s.release}
+	if err := scan(s.cs, st, from, to); err != nil {
+		s.release()
+		return nil, err
+	}
+	st.BytesReceived = s.received.Load()
+	return st, nil
 }
 
 // scanNeutrino does with lightninglabs/neutrino what ScanBIP157 does:
@@ -123,57 +139,44 @@ func (s *neutrinoSession) stats() *ScanStats {
 // the path of neutrino's own Rescan while it catches up
 // (blockFilterMatches, then extractBlockMatches) without the rest of its
 // machinery; scanNeutrinoRescan runs Rescan itself.
-func scanNeutrino(ctx context.Context, addrs []string, params *chaincfg.Params, watch [][]byte, from, to int32) (_ *ScanStats, err error) {
-	s, err := startNeutrino(ctx, addrs, params)
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if err != nil {
-			s.release()
-		}
-	}()
-	cs := s.cs
-	if to < 0 {
-		to = s.tip
-	}
-	st := s.stats()
-	wl := newOutputWatch(watch)
-	for h := from; h <= to; h++ {
-		hash, err := cs.GetBlockHash(int64(h))
-		if err != nil {
-			return nil, fmt.Errorf("neutrino: block hash at %d: %w", h, err)
-		}
-		filter, err := cs.GetCFilter(*hash, wire.GCSFilterRegular, neutrino.OptimisticBatch())
-		if err != nil {
-			return nil, fmt.Errorf("neutrino: filter at %d: %w", h, err)
-		}
-		if filter.N() == 0 {
-			continue
-		}
-		matched, err := filter.MatchAny(builder.DeriveKey(hash), watch)
-		if err != nil {
-			return nil, fmt.Errorf("neutrino: matching the filter at %d: %w", h, err)
-		}
-		if !matched {
-			continue
-		}
-		block, err := cs.GetBlock(*hash)
-		if err != nil {
-			return nil, fmt.Errorf("neutrino: block at %d: %w", h, err)
-		}
-		st.BlocksFetched++
-		for _, tx := range block.MsgBlock().Transactions {
-			if wl.involves(tx) {
-				st.Matched[tx.TxHash()] = true
+func scanNeutrino(ctx context.Context, addrs []string, params *chaincfg.Params, watch [][]byte, from, to int32) (*ScanStats, error) {
+	return runNeutrino(ctx, addrs, params, from, to, func(cs *neutrino.ChainService, st *ScanStats, from, to int32) error {
+		wl := newOutputWatch(watch)
+		for h := from; h <= to; h++ {
+			hash, err := cs.GetBlockHash(int64(h))
+			if err != nil {
+				return fmt.Errorf("neutrino: block hash at %d: %w", h, err)
+			}
+			filter, err := cs.GetCFilter(*hash, wire.GCSFilterRegular, neutrino.OptimisticBatch())
+			if err != nil {
+				return fmt.Errorf("neutrino: filter at %d: %w", h, err)
+			}
+			if filter.N() == 0 {
+				continue
+			}
+			matched, err := filter.MatchAny(builder.DeriveKey(hash), watch)
+			if err != nil {
+				return fmt.Errorf("neutrino: matching the filter at %d: %w", h, err)
+			}
+			if !matched {
+				continue
+			}
+			block, err := cs.GetBlock(*hash)
+			if err != nil {
+				return fmt.Errorf("neutrino: block at %d: %w", h, err)
+			}
+			st.BlocksFetched++
+			for _, tx := range block.MsgBlock().Transactions {
+				if wl.involves(tx) {
+					st.Matched[tx.TxHash()] = true
+				}
+			}
+			if err := ctx.Err(); err != nil {
+				return err
 			}
 		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-	}
-	st.BytesReceived = s.received.Load()
-	return st, nil
+		return nil
+	})
 }
 
 // scanNeutrinoRescan scans from..to (to < 0: the tip) with neutrino's
@@ -183,7 +186,7 @@ func scanNeutrino(ctx context.Context, addrs []string, params *chaincfg.Params, 
 // spends of the outputs it finds itself. BlocksFetched counts only the
 // blocks with relevant transactions, since Rescan does not tell about
 // false positives.
-func scanNeutrinoRescan(ctx context.Context, addrs []string, params *chaincfg.Params, watch [][]byte, from, to int32) (_ *ScanStats, err error) {
+func scanNeutrinoRescan(ctx context.Context, addrs []string, params *chaincfg.Params, watch [][]byte, from, to int32) (*ScanStats, error) {
 	watchAddrs := make([]btcutil.Address, len(watch))
 	for i, script := range watch {
 		_, a, _, err := txscript.ExtractPkScriptAddrs(script, params)
@@ -192,62 +195,49 @@ func scanNeutrinoRescan(ctx context.Context, addrs []string, params *chaincfg.Pa
 		}
 		watchAddrs[i] = a[0]
 	}
-	s, err := startNeutrino(ctx, addrs, params)
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if err != nil {
-			s.release()
+	return runNeutrino(ctx, addrs, params, from, to, func(cs *neutrino.ChainService, st *ScanStats, from, to int32) error {
+		stamp := func(h int32) (*headerfs.BlockStamp, error) {
+			hash, err := cs.GetBlockHash(int64(h))
+			if err != nil {
+				return nil, fmt.Errorf("neutrino rescan: block hash at %d: %w", h, err)
+			}
+			return &headerfs.BlockStamp{Height: h, Hash: *hash}, nil
 		}
-	}()
-	cs := s.cs
-	if to < 0 {
-		to = s.tip
-	}
-	stamp := func(h int32) (*headerfs.BlockStamp, error) {
-		hash, err := cs.GetBlockHash(int64(h))
+		start, err := stamp(from - 1)
 		if err != nil {
-			return nil, fmt.Errorf("neutrino rescan: block hash at %d: %w", h, err)
+			return err
 		}
-		return &headerfs.BlockStamp{Height: h, Hash: *hash}, nil
-	}
-	start, err := stamp(from - 1)
-	if err != nil {
-		return nil, err
-	}
-	end, err := stamp(to)
-	if err != nil {
-		return nil, err
-	}
-	st := s.stats()
-	quit := make(chan struct{})
-	rescan := neutrino.NewRescan(&neutrino.RescanChainSource{ChainService: cs},
-		neutrino.StartBlock(start), neutrino.EndBlock(end), neutrino.WatchAddrs(watchAddrs...), neutrino.QuitChan(quit),
-		neutrino.NotificationHandlers(rpcclient.NotificationHandlers{
-			// Called on the rescan's goroutine, one block after the other.
-			OnFilteredBlockConnected: func(_ int32, _ *wire.BlockHeader, txs []*btcutil.Tx) {
-				if len(txs) > 0 {
-					st.BlocksFetched++
-				}
-				for _, tx := range txs {
-					st.Matched[*tx.Hash()] = true
-				}
-			},
-		}))
-	errc := rescan.Start()
-	select {
-	case err = <-errc:
-	case <-ctx.Done():
-		err = ctx.Err()
-	}
-	close(quit)
-	rescan.WaitForShutdown()
-	if err != nil {
-		return nil, fmt.Errorf("neutrino rescan: %w", err)
-	}
-	st.BytesReceived = s.received.Load()
-	return st, nil
+		end, err := stamp(to)
+		if err != nil {
+			return err
+		}
+		quit := make(chan struct{})
+		rescan := neutrino.NewRescan(&neutrino.RescanChainSource{ChainService: cs},
+			neutrino.StartBlock(start), neutrino.EndBlock(end), neutrino.WatchAddrs(watchAddrs...), neutrino.QuitChan(quit),
+			neutrino.NotificationHandlers(rpcclient.NotificationHandlers{
+				// Called on the rescan's goroutine, one block after the other.
+				OnFilteredBlockConnected: func(_ int32, _ *wire.BlockHeader, txs []*btcutil.Tx) {
+					if len(txs) > 0 {
+						st.BlocksFetched++
+					}
+					for _, tx := range txs {
+						st.Matched[*tx.Hash()] = true
+					}
+				},
+			}))
+		errc := rescan.Start()
+		select {
+		case err = <-errc:
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+		close(quit)
+		rescan.WaitForShutdown()
+		if err != nil {
+			return fmt.Errorf("neutrino rescan: %w", err)
+		}
+		return nil
+	})
 }
 
 // waitNeutrinoSynced waits until the service has block and filter headers
