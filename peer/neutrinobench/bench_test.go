@@ -8,10 +8,13 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 
@@ -41,10 +44,11 @@ var benchEnv struct {
 	once  sync.Once
 	chain *Chain
 	nodes []*peertest.Node
+	pids  []int // of the nodes, when they can be found
 	err   error
 }
 
-func benchNodes(b *testing.B) (*Chain, []*peertest.Node) {
+func benchNodes(tb testing.TB) (*Chain, []*peertest.Node, []int) {
 	benchEnv.once.Do(func() {
 		start := time.Now()
 		spec, peers, err := benchSpec()
@@ -55,14 +59,55 @@ func benchNodes(b *testing.B) (*Chain, []*peertest.Node) {
 		if benchEnv.chain, benchEnv.err = CachedChain(spec); benchEnv.err != nil {
 			return
 		}
-		benchEnv.nodes, benchEnv.err = StartNodes(benchEnv.chain, peers)
+		if benchEnv.nodes, benchEnv.err = StartNodes(benchEnv.chain, peers); benchEnv.err != nil {
+			return
+		}
+		for _, n := range benchEnv.nodes {
+			if pid, ok := pidWithArg("--datadir=" + filepath.Join(n.DataDir, "data")); ok {
+				benchEnv.pids = append(benchEnv.pids, pid)
+			}
+		}
+		if len(benchEnv.pids) != len(benchEnv.nodes) {
+			benchEnv.pids = nil // a partial sum would mislead
+		}
 		fmt.Fprintf(os.Stderr, "chain of %d blocks (%d filter elements a block) served by %d node(s) in %v\n",
 			spec.Blocks, spec.Elements, peers, time.Since(start).Round(time.Millisecond))
 	})
 	if benchEnv.err != nil {
-		b.Fatal(benchEnv.err)
+		tb.Fatal(benchEnv.err)
 	}
-	return benchEnv.chain, benchEnv.nodes
+	return benchEnv.chain, benchEnv.nodes, benchEnv.pids
+}
+
+// client is one of the scans compared.
+type client struct {
+	name string
+	scan scanFunc
+}
+
+// clients are the scans compared: spvfilter first, the anchors after it.
+var clients = []client{{"spvfilter", scanSpvfilter}, {"neutrino", scanNeutrino}, {"neutrino-rescan", scanNeutrinoRescan}}
+
+// scanOnce runs one measured scan of the whole chain with cl, checks that it
+// found exactly want, and releases it. pause and resume bracket what is not
+// the scan (a benchmark's StopTimer and StartTimer).
+func scanOnce(cl client, addrs []string, params *chaincfg.Params, pids []int, watch [][]byte, want map[chainhash.Hash]bool,
+	pause, resume func()) (Cost, *ScanStats, error) {
+	pause()
+	defer resume()
+	m := startMeter(pids)
+	resume()
+	st, err := cl.scan(context.Background(), addrs, params, watch, 1, -1)
+	pause()
+	cost := m.stop()
+	if err != nil {
+		return cost, nil, err
+	}
+	st.Release()
+	if missing, extra := diff(want, st.Matched); len(missing)+len(extra) > 0 {
+		return cost, nil, fmt.Errorf("%s: missing %v, unexpected %v", cl.name, missing, extra)
+	}
+	return cost, st, nil
 }
 
 func TestMain(m *testing.M) {
@@ -87,44 +132,24 @@ func TestMain(m *testing.M) {
 // peak resident set size over any operation of the run; see Cost), and
 // prints a line of ratios neutrino/spvfilter of the medians.
 func BenchmarkScan(b *testing.B) {
-	c, nodes := benchNodes(b)
-	spec := c.Spec
+	c, nodes, pids := benchNodes(b)
 	addrs, params := Addrs(nodes), nodes[0].Params
-	var pids []int
-	for _, n := range nodes {
-		if pid, ok := pidWithArg("--datadir=" + filepath.Join(n.DataDir, "data")); ok {
-			pids = append(pids, pid)
-		}
-	}
 	for _, w := range []int{1, 100} {
 		watch, want := WatchScripts(w), c.Expected(w)
 		costs := map[string][]Cost{}
 		b.Run(fmt.Sprintf("W%d", w), func(b *testing.B) {
-			for _, cl := range []struct {
-				name string
-				scan scanFunc
-			}{{"spvfilter", scanSpvfilter}, {"neutrino", scanNeutrino}, {"neutrino-rescan", scanNeutrinoRescan}} {
+			for _, cl := range clients {
 				b.Run(cl.name, func(b *testing.B) {
 					var total Cost
 					var recv uint64
 					for i := 0; i < b.N; i++ {
-						b.StopTimer()
-						m := startMeter(pids)
-						b.StartTimer()
-						st, err := cl.scan(context.Background(), addrs, params, watch, 1, -1)
-						b.StopTimer()
-						cost := m.stop()
+						cost, st, err := scanOnce(cl, addrs, params, pids, watch, want, b.StopTimer, b.StartTimer)
 						if errors.Is(err, errOnePeer) {
 							b.Skip(err)
 						}
 						if err != nil {
 							b.Fatal(err)
 						}
-						st.Release()
-						if missing, extra := diff(want, st.Matched); len(missing)+len(extra) > 0 {
-							b.Fatalf("%s: missing %v, unexpected %v", cl.name, missing, extra)
-						}
-						b.StartTimer()
 						costs[cl.name] = append(costs[cl.name], cost)
 						total.CPU += cost.CPU
 						total.NodeCPU += cost.NodeCPU
@@ -134,7 +159,7 @@ func BenchmarkScan(b *testing.B) {
 					}
 					n := float64(b.N)
 					b.ReportMetric(total.CPU.Seconds()/n, "cpu-s/op")
-					if len(pids) == len(nodes) {
+					if pids != nil {
 						b.ReportMetric(total.NodeCPU.Seconds()/n, "node-cpu-s/op")
 					}
 					b.ReportMetric(float64(recv)/n/1e6, "recv-MB/op")
@@ -145,20 +170,82 @@ func BenchmarkScan(b *testing.B) {
 				})
 			}
 		})
-		for _, anchor := range []string{"neutrino", "neutrino-rescan"} {
-			ours, theirs := costs["spvfilter"], costs[anchor]
+		for _, anchor := range clients[1:] {
+			ours, theirs := costs[clients[0].name], costs[anchor.name]
 			if len(ours) == 0 || len(theirs) == 0 {
 				continue
 			}
-			ratio := func(f func(Cost) float64) float64 { return median(theirs, f) / median(ours, f) }
-			fmt.Printf("ratio W%d %s/spvfilter, medians of %d and %d runs over %d blocks: wall %.2fx, cpu %.2fx, peak heap %.2fx, peak rss %.2fx\n",
-				w, anchor, len(theirs), len(ours), spec.Blocks,
-				ratio(func(c Cost) float64 { return c.Wall.Seconds() }),
-				ratio(func(c Cost) float64 { return c.CPU.Seconds() }),
-				ratio(func(c Cost) float64 { return float64(c.PeakHeap) }),
-				ratio(func(c Cost) float64 { return float64(c.PeakRSS) }))
+			fmt.Printf("ratio W%d %s/spvfilter, medians of %d and %d runs over %d blocks: %s\n",
+				w, anchor.name, len(theirs), len(ours), c.Spec.Blocks, ratios(theirs, ours))
 		}
 	}
+}
+
+// ratios describes the medians of theirs over the medians of ours.
+func ratios(theirs, ours []Cost) string {
+	r := func(f func(Cost) float64) float64 { return median(theirs, f) / median(ours, f) }
+	return fmt.Sprintf("wall %.2fx, cpu %.2fx, node cpu %.2fx, peak heap %.2fx, peak rss %.2fx",
+		r(func(c Cost) float64 { return c.Wall.Seconds() }),
+		r(func(c Cost) float64 { return c.CPU.Seconds() }),
+		r(func(c Cost) float64 { return c.NodeCPU.Seconds() }),
+		r(func(c Cost) float64 { return float64(c.PeakHeap) }),
+		r(func(c Cost) float64 { return float64(c.PeakRSS) }))
+}
+
+// TestCompare measures the clients of BenchmarkScan in interleaved rounds
+// (spvfilter, neutrino, neutrino-rescan, then again), so that the load of a
+// shared machine falls on all of them alike, and prints a table of medians
+// and ratios. It runs only when SPVFILTER_BENCH_ROUNDS is set:
+//
+//	SPVFILTER_BENCH_ROUNDS=5 SPVFILTER_BENCH_BLOCKS=20000 go test -run TestCompare -v -timeout 60m
+func TestCompare(t *testing.T) {
+	rounds, err := strconv.Atoi(os.Getenv("SPVFILTER_BENCH_ROUNDS"))
+	if err != nil || rounds < 1 {
+		t.Skip("measurement: set SPVFILTER_BENCH_ROUNDS to the number of rounds to run it")
+	}
+	c, nodes, pids := benchNodes(t)
+	addrs, params := Addrs(nodes), nodes[0].Params
+	noop := func() {}
+	var out strings.Builder
+	fmt.Fprintf(&out, "%d blocks, %d node(s), medians of %d rounds\n\n", c.Spec.Blocks, len(nodes), rounds)
+	fmt.Fprintf(&out, "| watched | client | wall s | cpu s | node cpu s | peak heap MB | peak rss MB | received MB | vs spvfilter |\n")
+	fmt.Fprintf(&out, "|---|---|---|---|---|---|---|---|---|\n")
+	for _, w := range []int{1, 100} {
+		watch, want := WatchScripts(w), c.Expected(w)
+		costs := map[string][]Cost{}
+		recv := map[string]uint64{}
+		for r := 0; r < rounds; r++ {
+			for _, cl := range clients {
+				cost, st, err := scanOnce(cl, addrs, params, pids, watch, want, noop, noop)
+				if errors.Is(err, errOnePeer) {
+					continue
+				}
+				if err != nil {
+					t.Fatalf("W%d round %d: %v", w, r+1, err)
+				}
+				costs[cl.name] = append(costs[cl.name], cost)
+				recv[cl.name] = st.BytesReceived
+			}
+		}
+		for _, cl := range clients {
+			cs := costs[cl.name]
+			if len(cs) == 0 {
+				continue
+			}
+			vs := "–"
+			if ours := costs[clients[0].name]; cl.name != clients[0].name && len(ours) > 0 {
+				vs = ratios(cs, ours)
+			}
+			fmt.Fprintf(&out, "| %d | %s | %.3f | %.3f | %.3f | %.1f | %.1f | %.2f | %s |\n", w, cl.name,
+				median(cs, func(c Cost) float64 { return c.Wall.Seconds() }),
+				median(cs, func(c Cost) float64 { return c.CPU.Seconds() }),
+				median(cs, func(c Cost) float64 { return c.NodeCPU.Seconds() }),
+				median(cs, func(c Cost) float64 { return float64(c.PeakHeap) / 1e6 }),
+				median(cs, func(c Cost) float64 { return float64(c.PeakRSS) / 1e6 }),
+				float64(recv[cl.name])/1e6, vs)
+		}
+	}
+	fmt.Print(out.String())
 }
 
 // median returns the median of f over costs.

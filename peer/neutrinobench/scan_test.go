@@ -33,10 +33,6 @@ func TestSameMatches(t *testing.T) {
 	nodes := startNodes(t, c, 1)
 	addrs := Addrs(nodes)
 	params := nodes[0].Params
-	clients := []struct {
-		name string
-		scan scanFunc
-	}{{"spvfilter", scanSpvfilter}, {"neutrino", scanNeutrino}, {"neutrino-rescan", scanNeutrinoRescan}}
 	for _, w := range []int{1, 10} {
 		want := c.Expected(w)
 		if len(want) < 2 {
