@@ -4,90 +4,252 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"runtime"
+	"path/filepath"
+	"sort"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 
-// benchSpec returns the benchmark chain: DefaultSpec, with the height
-// from SPVFILTER_BENCH_BLOCKS when it is set (20000 for the full figure).
-func benchSpec(b *testing.B) ChainSpec {
-	spec := DefaultSpec
-	if v := os.Getenv("SPVFILTER_BENCH_BLOCKS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			b.Fatalf("SPVFILTER_BENCH_BLOCKS=%q: %v", v, err)
+// benchSpec returns the benchmark chain and the number of nodes serving
+// it: DefaultSpec and one node, with the height from
+// SPVFILTER_BENCH_BLOCKS (20000 for the full figure) and the number of
+// nodes from SPVFILTER_BENCH_PEERS when they are set.
+func benchSpec() (spec ChainSpec, peers int, err error) {
+	spec, peers = DefaultSpec, 1
+	for _, v := range []struct {
+		env string
+		to  *int
+	}{{"SPVFILTER_BENCH_BLOCKS", &spec.Blocks}, {"SPVFILTER_BENCH_PEERS", &peers}} {
+		if s := os.Getenv(v.env); s != "" {
+			if *v.to, err = strconv.Atoi(s); err != nil {
+				return spec, peers, fmt.Errorf("%s=%q: %w", v.env, s, err)
+			}
 		}
-		spec.Blocks = n
 	}
-	return spec
+	return spec, peers, nil
 }
 
-// BenchmarkScan scans the whole benchmark chain, served by one btcd node,
-// with spvfilter and with neutrino, for 1 and for 100 watched scripts. An
-// operation is a whole light-client session: connect, sync block and
-// filter headers, fetch and match every filter, fetch the matching blocks.
-// Every operation must find exactly the planted transactions.
+// benchEnv is the chain and node the benchmarks share across -count runs:
+// replaying a long chain into a node takes a while. TestMain stops the
+// node.
+var benchEnv struct {
+	once  sync.Once
+	chain *Chain
+	nodes []*peertest.Node
+	pids  []int // of the nodes, when they can be found
+	err   error
+}
+
+func benchNodes(tb testing.TB) (*Chain, []*peertest.Node, []int) {
+	benchEnv.once.Do(func() {
+		start := time.Now()
+		spec, peers, err := benchSpec()
+		if err != nil {
+			benchEnv.err = err
+			return
+		}
+		if benchEnv.chain, benchEnv.err = CachedChain(spec); benchEnv.err != nil {
+			return
+		}
+		if benchEnv.nodes, benchEnv.err = StartNodes(benchEnv.chain, peers); benchEnv.err != nil {
+			return
+		}
+		for _, n := range benchEnv.nodes {
+			if pid, ok := pidWithArg("--datadir=" + filepath.Join(n.DataDir, "data")); ok {
+				benchEnv.pids = append(benchEnv.pids, pid)
+			}
+		}
+		if len(benchEnv.pids) != len(benchEnv.nodes) {
+			benchEnv.pids = nil // a partial sum would mislead
+		}
+		fmt.Fprintf(os.Stderr, "chain of %d blocks (%d filter elements a block) served by %d node(s) in %v\n",
+			spec.Blocks, spec.Elements, peers, time.Since(start).Round(time.Millisecond))
+	})
+	if benchEnv.err != nil {
+		tb.Fatal(benchEnv.err)
+	}
+	return benchEnv.chain, benchEnv.nodes, benchEnv.pids
+}
+
+// client is one of the scans compared.
+type client struct {
+	name string
+	scan scanFunc
+}
+
+// clients are the scans compared: spvfilter first, the anchors after it.
+var clients = []client{{"spvfilter", scanSpvfilter}, {"neutrino", scanNeutrino}, {"neutrino-rescan", scanNeutrinoRescan}}
+
+// scanOnce runs one measured scan of the whole chain with cl, checks that it
+// found exactly want, and releases it. pause and resume bracket what is not
+// the scan (a benchmark's StopTimer and StartTimer).
+func scanOnce(cl client, addrs []string, params *chaincfg.Params, pids []int, watch [][]byte, want map[chainhash.Hash]bool,
+	pause, resume func()) (Cost, *ScanStats, error) {
+	pause()
+	defer resume()
+	m := startMeter(pids)
+	resume()
+	st, err := cl.scan(context.Background(), addrs, params, watch, 1, -1)
+	pause()
+	cost := m.stop()
+	if err != nil {
+		return cost, nil, err
+	}
+	st.Release()
+	if missing, extra := diff(want, st.Matched); len(missing)+len(extra) > 0 {
+		return cost, nil, fmt.Errorf("%s: missing %v, unexpected %v", cl.name, missing, extra)
+	}
+	return cost, st, nil
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for _, n := range benchEnv.nodes {
+		n.Stop()
+	}
+	os.Exit(code)
+}
+
+// BenchmarkScan scans the whole benchmark chain, served by the same btcd
+// node(s), with spvfilter and with neutrino (GetCFilter and GetBlock, and
+// neutrino-rescan: its Rescan), for 1 and for 100 watched scripts. An operation is a light-client session until its results are
+// in hand: connect, sync block and filter headers, fetch and match every
+// filter, fetch the matching blocks (closing the connections is not
+// timed). Every operation must find exactly the planted transactions.
 //
 // Besides ns/op it reports cpu-s/op (the process's user and system CPU
-// time), recv-MB/op (bytes read from the node) and peak-heap-MB/op (the
-// high-water mark of the Go heap in use during the operation, above what
-// was in use before it), and prints a line of ratios neutrino/spvfilter.
+// time, getrusage), node-cpu-s/op (the nodes' CPU time, serving the
+// client), recv-MB/op (bytes read from the nodes), peak-heap-MB
+// and peak-rss-MB (the largest growth of the Go heap in use and of the
+// peak resident set size over any operation of the run; see Cost), and
+// prints a line of ratios neutrino/spvfilter of the medians.
 func BenchmarkScan(b *testing.B) {
-	spec := benchSpec(b)
-	start := time.Now()
-	c, err := CachedChain(spec)
-	if err != nil {
-		b.Fatal(err)
-	}
-	nodes := startNodes(b, c, 1)
-	b.Logf("chain of %d blocks (%d filter elements a block) ready in %v", spec.Blocks, spec.Elements, time.Since(start).Round(time.Millisecond))
+	c, nodes, pids := benchNodes(b)
 	addrs, params := Addrs(nodes), nodes[0].Params
 	for _, w := range []int{1, 100} {
 		watch, want := WatchScripts(w), c.Expected(w)
-		costs := map[string]Cost{}
+		costs := map[string][]Cost{}
 		b.Run(fmt.Sprintf("W%d", w), func(b *testing.B) {
-			for _, cl := range []struct {
-				name string
-				scan scanFunc
-			}{{"spvfilter", scanSpvfilter}, {"neutrino", scanNeutrino}} {
+			for _, cl := range clients {
 				b.Run(cl.name, func(b *testing.B) {
 					var total Cost
 					var recv uint64
 					for i := 0; i < b.N; i++ {
-						b.StopTimer()
-						runtime.GC()
-						b.StartTimer()
-						var st *ScanStats
-						cost, err := measure(func() (err error) {
-							st, err = cl.scan(context.Background(), addrs, params, watch, 1, -1)
-							return err
-						})
+						cost, st, err := scanOnce(cl, addrs, params, pids, watch, want, b.StopTimer, b.StartTimer)
 						if err != nil {
 							b.Fatal(err)
 						}
-						if missing, extra := diff(want, st.Matched); len(missing)+len(extra) > 0 {
-							b.Fatalf("%s: missing %v, unexpected %v", cl.name, missing, extra)
-						}
-						total.Wall += cost.Wall
+						costs[cl.name] = append(costs[cl.name], cost)
 						total.CPU += cost.CPU
+						total.NodeCPU += cost.NodeCPU
 						total.PeakHeap = max(total.PeakHeap, cost.PeakHeap)
+						total.PeakRSS = max(total.PeakRSS, cost.PeakRSS)
 						recv += st.BytesReceived
 					}
 					n := float64(b.N)
 					b.ReportMetric(total.CPU.Seconds()/n, "cpu-s/op")
+					if pids != nil {
+						b.ReportMetric(total.NodeCPU.Seconds()/n, "node-cpu-s/op")
+					}
 					b.ReportMetric(float64(recv)/n/1e6, "recv-MB/op")
-					b.ReportMetric(float64(total.PeakHeap)/1e6, "peak-heap-MB/op")
-					costs[cl.name] = Cost{Wall: total.Wall / time.Duration(b.N), CPU: total.CPU / time.Duration(b.N), PeakHeap: total.PeakHeap}
+					b.ReportMetric(float64(total.PeakHeap)/1e6, "peak-heap-MB")
+					if total.PeakRSS > 0 {
+						b.ReportMetric(float64(total.PeakRSS)/1e6, "peak-rss-MB")
+					}
 				})
 			}
 		})
-		ours, theirs := costs["spvfilter"], costs["neutrino"]
-		if ours.Wall > 0 && theirs.Wall > 0 {
-			fmt.Printf("ratio W%d neutrino/spvfilter: wall %.2fx, cpu %.2fx, peak heap %.2fx (%d blocks)\n", w,
-				theirs.Wall.Seconds()/ours.Wall.Seconds(), theirs.CPU.Seconds()/ours.CPU.Seconds(),
-				float64(theirs.PeakHeap)/float64(max(ours.PeakHeap, 1)), spec.Blocks)
+		for _, anchor := range clients[1:] {
+			ours, theirs := costs[clients[0].name], costs[anchor.name]
+			if len(ours) == 0 || len(theirs) == 0 {
+				continue
+			}
+			fmt.Printf("ratio W%d %s/spvfilter, medians of %d and %d runs over %d blocks: %s\n",
+				w, anchor.name, len(theirs), len(ours), c.Spec.Blocks, ratios(theirs, ours))
 		}
 	}
+}
+
+// ratios describes the medians of theirs over the medians of ours.
+func ratios(theirs, ours []Cost) string {
+	r := func(f func(Cost) float64) float64 { return median(theirs, f) / median(ours, f) }
+	return fmt.Sprintf("wall %.2fx, cpu %.2fx, node cpu %.2fx, peak heap %.2fx, peak rss %.2fx",
+		r(func(c Cost) float64 { return c.Wall.Seconds() }),
+		r(func(c Cost) float64 { return c.CPU.Seconds() }),
+		r(func(c Cost) float64 { return c.NodeCPU.Seconds() }),
+		r(func(c Cost) float64 { return float64(c.PeakHeap) }),
+		r(func(c Cost) float64 { return float64(c.PeakRSS) }))
+}
+
+// TestCompare measures the clients of BenchmarkScan in interleaved rounds
+// (spvfilter, neutrino, neutrino-rescan, then again), so that the load of a
+// shared machine falls on all of them alike, and prints a table of medians
+// and ratios. It runs only when SPVFILTER_BENCH_ROUNDS is set:
+//
+//	SPVFILTER_BENCH_ROUNDS=5 SPVFILTER_BENCH_BLOCKS=20000 go test -run TestCompare -v -timeout 60m
+func TestCompare(t *testing.T) {
+	rounds, err := strconv.Atoi(os.Getenv("SPVFILTER_BENCH_ROUNDS"))
+	if err != nil || rounds < 1 {
+		t.Skip("measurement: set SPVFILTER_BENCH_ROUNDS to the number of rounds to run it")
+	}
+	c, nodes, pids := benchNodes(t)
+	addrs, params := Addrs(nodes), nodes[0].Params
+	noop := func() {}
+	var out strings.Builder
+	fmt.Fprintf(&out, "%d blocks, %d node(s), medians of %d rounds\n\n", c.Spec.Blocks, len(nodes), rounds)
+	fmt.Fprintf(&out, "| watched | client | wall s | cpu s | node cpu s | peak heap MB | peak rss MB | received MB | vs spvfilter |\n")
+	fmt.Fprintf(&out, "|---|---|---|---|---|---|---|---|---|\n")
+	for _, w := range []int{1, 100} {
+		watch, want := WatchScripts(w), c.Expected(w)
+		costs := map[string][]Cost{}
+		recv := map[string]uint64{}
+		for r := 0; r < rounds; r++ {
+			for _, cl := range clients {
+				cost, st, err := scanOnce(cl, addrs, params, pids, watch, want, noop, noop)
+				if err != nil {
+					t.Fatalf("W%d round %d: %v", w, r+1, err)
+				}
+				costs[cl.name] = append(costs[cl.name], cost)
+				recv[cl.name] = st.BytesReceived
+			}
+		}
+		for _, cl := range clients {
+			cs := costs[cl.name]
+			if len(cs) == 0 {
+				continue
+			}
+			vs := "–"
+			if ours := costs[clients[0].name]; cl.name != clients[0].name && len(ours) > 0 {
+				vs = ratios(cs, ours)
+			}
+			fmt.Fprintf(&out, "| %d | %s | %.3f | %.3f | %.3f | %.1f | %.1f | %.2f | %s |\n", w, cl.name,
+				median(cs, func(c Cost) float64 { return c.Wall.Seconds() }),
+				median(cs, func(c Cost) float64 { return c.CPU.Seconds() }),
+				median(cs, func(c Cost) float64 { return c.NodeCPU.Seconds() }),
+				median(cs, func(c Cost) float64 { return float64(c.PeakHeap) / 1e6 }),
+				median(cs, func(c Cost) float64 { return float64(c.PeakRSS) / 1e6 }),
+				float64(recv[cl.name])/1e6, vs)
+		}
+	}
+	fmt.Print(out.String())
+}
+
+// median returns the median of f over costs.
+func median(costs []Cost, f func(Cost) float64) float64 {
+	v := make([]float64, len(costs))
+	for i, c := range costs {
+		v[i] = f(c)
+	}
+	sort.Float64s(v)
+	if n := len(v); n%2 == 0 {
+		return (v[n/2-1] + v[n/2]) / 2
+	}
+	return v[len(v)/2]
 }

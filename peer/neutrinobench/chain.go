@@ -33,9 +33,10 @@ type ChainSpec struct {
 	// start at height 101, when the first coinbase matures.
 	Blocks int
 	// Elements is the number of distinct scripts each block's basic
-	// filter holds (give or take two): half are outputs created in the
-	// block, half the scripts of the outputs of the previous block it
-	// spends, as in a real chain where a filter holds both.
+	// filter holds (one or two more, with the funding script and any
+	// planted payments): half are outputs created in the block, half the
+	// scripts of the outputs of the previous block it spends, as in a
+	// real chain where a filter holds both.
 	Elements int
 	// Watched is the number of watched scripts planted in the chain.
 	Watched int
@@ -98,8 +99,8 @@ type Planted struct {
 	Scripts []int `json:"scripts"`
 }
 
-// Chain is a generated chain kept in the cache: a btcd data directory and
-// the transactions planted in it.
+// Chain is a generated chain kept in the cache: its blocks and the
+// transactions planted in them.
 type Chain struct {
 	Spec ChainSpec `json:"spec"`
 	// Planted lists the transactions involving watched scripts, by height.
@@ -385,10 +386,10 @@ func (c *Chain) replay(node *peertest.Node) error {
 	for h := 1; h <= c.Spec.Blocks; h++ {
 		var b wire.MsgBlock
 		if err := b.Deserialize(r); err != nil {
-			return fmt.Errorf("neutrinobench: cached block %d: %w", h, err)
+			return fmt.Errorf("neutrinobench: cached block %d in %s (remove it to generate it anew): %w", h, c.dir, err)
 		}
 		if err := node.RPC().SubmitBlock(btcutil.NewBlock(&b), nil); err != nil {
-			return fmt.Errorf("neutrinobench: submitblock at height %d: %w", h, err)
+			return fmt.Errorf("neutrinobench: submitblock of cached block %d from %s: %w", h, c.dir, err)
 		}
 	}
 	best, err := node.RPC().GetBestBlockHash()

@@ -3,13 +3,17 @@
 // module of its own, so that neutrino and its dependencies stay out of
 // spvfilter's go.mod.
 //
-// CachedChain generates a regtest chain (blocks built here and submitted
-// to a real btcd, with a set number of distinct scripts in every block's
-// filter and payments to known watched scripts in known blocks) once and
-// keeps btcd's data directory in the user cache directory; StartNodes
-// serves it from one or more btcd nodes. The benchmarks run both clients
-// over the whole chain:
+// CachedChain generates a regtest chain once (blocks built here, with a set
+// number of distinct scripts in every block's filter and payments to known
+// watched scripts in known blocks) and keeps its blocks in the user cache
+// directory; StartNodes replays them into a real btcd and serves the chain
+// from one or more nodes. The benchmarks scan the whole chain with
+// spvfilter, with neutrino's GetCFilter and GetBlock, and with neutrino's
+// Rescan, and check that each finds exactly the planted transactions:
 //
 //	go test -run '^$' -bench Scan -count 3
-//	SPVFILTER_BENCH_BLOCKS=20000 go test -run '^$' -bench Scan -count 3 -timeout 60m
+//	SPVFILTER_BENCH_BLOCKS=20000 go test -run '^$' -bench Scan -benchtime 1x -count 3 -timeout 60m
+//	SPVFILTER_BENCH_BLOCKS=20000 SPVFILTER_BENCH_ROUNDS=5 go test -run TestCompare -v -timeout 60m
+//
+// SPVFILTER_BENCH_PEERS sets the number of nodes serving the chain.
 package neutrinobench

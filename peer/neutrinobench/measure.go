@@ -1,7 +1,7 @@
 package neutrinobench
 
 import (
-	"runtime"
+	"runtime/debug"
 	"runtime/metrics"
 	"sync"
 	"time"
@@ -19,6 +19,16 @@ type Cost struct {
 	// the spans holding objects), sampled every millisecond, less the heap
 	// in use right before the run, after a garbage collection.
 	PeakHeap uint64
+	// PeakRSS is the growth of the process's peak resident set size
+	// (VmHWM, reset before the run) over its size before the run, after
+	// the heap's free memory was returned to the system: the Go heap and
+	// everything else, such as the pages of a memory-mapped database.
+	// Zero where the system does not tell.
+	PeakRSS uint64
+	// NodeCPU is the CPU time the nodes' processes used meanwhile (in
+	// the kernel's 10 ms ticks): serving the client. Zero where the
+	// system does not tell.
+	NodeCPU time.Duration
 }
 
 // heapInUse names the runtime metrics that add up to HeapInuse.
@@ -33,44 +43,77 @@ func readHeap(s []metrics.Sample) uint64 {
 	return total
 }
 
-// measure runs f and returns its cost.
-func measure(f func() error) (Cost, error) {
-	runtime.GC()
-	samples := make([]metrics.Sample, len(heapInUse))
+// meter measures the cost of what runs between startMeter and stop.
+type meter struct {
+	start    time.Time
+	cpu      time.Duration
+	nodes    []int // pids of the nodes
+	nodeCPU  time.Duration
+	base     uint64 // heap in use at the start
+	peak     uint64 // written by the sampler until it is stopped
+	rss0     uint64
+	rssOK    bool
+	samples  []metrics.Sample
+	stopping chan struct{}
+	sampler  sync.WaitGroup
+}
+
+// startMeter collects the garbage, returns free memory to the system,
+// resets the peak resident set size and starts the heap sampler; the
+// measured run starts when it returns. nodes are the pids of the node
+// processes whose CPU time is counted too.
+func startMeter(nodes []int) *meter {
+	debug.FreeOSMemory()
+	m := &meter{stopping: make(chan struct{}), nodes: nodes}
+	m.rss0, m.rssOK = resetPeakRSS()
+	m.samples = make([]metrics.Sample, len(heapInUse))
 	for i, name := range heapInUse {
-		samples[i].Name = name
+		m.samples[i].Name = name
 	}
-	base := readHeap(samples)
-	peak := base
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
+	m.base = readHeap(m.samples)
+	m.peak = m.base
+	m.sampler.Add(1)
 	go func() {
-		defer wg.Done()
-		own := make([]metrics.Sample, len(samples))
-		copy(own, samples)
+		defer m.sampler.Done()
+		own := make([]metrics.Sample, len(m.samples))
+		copy(own, m.samples)
 		tick := time.NewTicker(time.Millisecond)
 		defer tick.Stop()
 		for {
-			if h := readHeap(own); h > peak {
-				peak = h
-			}
+			m.peak = max(m.peak, readHeap(own))
 			select {
-			case <-stop:
+			case <-m.stopping:
 				return
 			case <-tick.C:
 			}
 		}
 	}()
-	cpu0 := processCPU()
-	start := time.Now()
-	err := f()
-	wall := time.Since(start)
-	cpu := processCPU() - cpu0
-	close(stop)
-	wg.Wait()
-	if h := readHeap(samples); h > peak {
-		peak = h
+	m.nodeCPU = nodesCPU(m.nodes)
+	m.cpu = processCPU()
+	m.start = time.Now()
+	return m
+}
+
+// nodesCPU returns the CPU time the processes pids have used together.
+func nodesCPU(pids []int) time.Duration {
+	var total time.Duration
+	for _, pid := range pids {
+		c, _ := cpuOf(pid)
+		total += c
 	}
-	return Cost{Wall: wall, CPU: cpu, PeakHeap: peak - base}, err
+	return total
+}
+
+// stop ends the measured run and returns its cost.
+func (m *meter) stop() Cost {
+	wall := time.Since(m.start)
+	cpu := processCPU() - m.cpu
+	nodeCPU := nodesCPU(m.nodes) - m.nodeCPU
+	close(m.stopping)
+	m.sampler.Wait()
+	c := Cost{Wall: wall, CPU: cpu, NodeCPU: nodeCPU, PeakHeap: max(m.peak, readHeap(m.samples)) - m.base}
+	if rss, ok := peakRSS(); ok && m.rssOK && rss > m.rss0 {
+		c.PeakRSS = rss - m.rss0
+	}
+	return c
 }

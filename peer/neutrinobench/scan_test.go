@@ -33,10 +33,6 @@ func TestSameMatches(t *testing.T) {
 	nodes := startNodes(t, c, 1)
 	addrs := Addrs(nodes)
 	params := nodes[0].Params
-	clients := []struct {
-		name string
-		scan scanFunc
-	}{{"spvfilter", scanSpvfilter}, {"neutrino", scanNeutrino}}
 	for _, w := range []int{1, 10} {
 		want := c.Expected(w)
 		if len(want) < 2 {
@@ -49,6 +45,7 @@ func TestSameMatches(t *testing.T) {
 			if err != nil {
 				t.Fatalf("W=%d %s: %v", w, cl.name, err)
 			}
+			st.Release()
 			if st.Tip != int32(c.Spec.Blocks)+1 {
 				t.Errorf("W=%d %s: synced to %d, node is at %d", w, cl.name, st.Tip, c.Spec.Blocks+1)
 			}
@@ -74,6 +71,7 @@ func TestStartNodes(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", addr, err)
 		}
+		st.Release()
 		if missing, extra := diff(want, st.Matched); len(missing)+len(extra) > 0 {
 			t.Errorf("%s: missing %v, unexpected %v", addr, missing, extra)
 		}
@@ -84,6 +82,7 @@ func TestStartNodes(t *testing.T) {
 	if err != nil {
 		t.Fatalf("three peers: %v", err)
 	}
+	st.Release()
 	if missing, extra := diff(want, st.Matched); len(missing)+len(extra) > 0 {
 		t.Errorf("three peers: missing %v, unexpected %v", missing, extra)
 	}

@@ -6,20 +6,25 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
-	"github.com/spvfilter/spvfilter/peer/client"
+	spv "github.com/spvfilter/spvfilter/peer/client"
 )
 
 // scanSpvfilter is every use of spvfilter's client in the benchmarks: it
 // connects to every address, syncs the headers and scans heights from..to
 // (to < 0: the synced tip) with BIP 157 filters for watch, cross-checking
 // the peers' filter headers and spreading the filter downloads over them,
-// and returns the matched transactions.
-func scanSpvfilter(ctx context.Context, addrs []string, params *chaincfg.Params, watch [][]byte, from, to int32) (*ScanStats, error) {
-	c, err := client.Connect(ctx, client.Config{Peers: addrs, Params: params})
+// and returns the matched transactions; the caller then releases the
+// connections (ScanStats.Release).
+func scanSpvfilter(ctx context.Context, addrs []string, params *chaincfg.Params, watch [][]byte, from, to int32) (_ *ScanStats, err error) {
+	c, err := spv.Connect(ctx, spv.Config{Peers: addrs, Params: params})
 	if err != nil {
 		return nil, err
 	}
-	defer c.Close()
+	defer func() {
+		if err != nil {
+			c.Close()
+		}
+	}()
 	if _, err := c.SyncHeaders(ctx); err != nil {
 		return nil, err
 	}
@@ -27,16 +32,21 @@ func scanSpvfilter(ctx context.Context, addrs []string, params *chaincfg.Params,
 	if to < 0 {
 		to = tip
 	}
-	items := make([]client.WatchItem, len(watch))
+	items := make([]spv.WatchItem, len(watch))
 	for i, s := range watch {
-		items[i] = client.ScriptItem(s)
+		items[i] = spv.ScriptItem(s)
 	}
-	res, err := c.ScanBIP157(ctx, client.ScanRequest{Watch: items, From: from, To: to})
+	res, err := c.ScanBIP157(ctx, spv.ScanRequest{Watch: items, From: from, To: to})
 	if err != nil {
 		return nil, err
 	}
-	st := &ScanStats{Tip: tip, BlocksFetched: res.BlocksFetched, BytesReceived: res.BytesReceived}
-	st.Matched = make(map[chainhash.Hash]bool, len(res.Matches))
+	st := &ScanStats{
+		Matched:       make(map[chainhash.Hash]bool, len(res.Matches)),
+		Tip:           tip,
+		BlocksFetched: res.BlocksFetched,
+		BytesReceived: res.BytesReceived,
+		release:       func() { c.Close() },
+	}
 	for _, m := range res.Matches {
 		if m.FalsePositive {
 			return nil, errors.New("spvfilter scan: a BIP 157 match marked false positive")
