@@ -16,7 +16,7 @@ const (
 // CompareParams describes the same wallet under BIP 37 and BIP 157.
 type CompareParams struct {
 	// Model is the wallet and the BIP 37 attacker (see ModelParams).
-	Model ModelParams `json:"model"`
+	Model ModelParams `json:"model_params"`
 	// WatchPerAddress is the number of BIP 158 items the client watches
 	// per address: 1, its output script.
 	WatchPerAddress uint32 `json:"watch_per_address"`

@@ -69,7 +69,7 @@ type RelayConfig struct {
 
 // RelayStats counts what a relay did.
 type RelayStats struct {
-	Clients  int64 `json:"clients"`
+	Clients  int64 `json:"client_count"`
 	Records  int64 `json:"records"`
 	Rejected int64 `json:"rejected"` // connections closed for bad frames
 	// HandshakeTimeouts counts clients dropped for not sending their
