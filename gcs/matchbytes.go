@@ -20,11 +20,11 @@ func (m *Matcher) MatchBytes(nbytes []byte, key [16]byte) (bool, error) {
 
 // MatchVerifiedBytes is MatchBytes for a filter whose hash the caller has
 // already checked against a trusted filter header, as a BIP 157 client
-// does for every cfilter: it stops at the first match, or as soon as the
-// filter's values pass every watched element, so a match costs only the
-// part of the filter up to it. The rest of the filter is not validated: it
-// may return a result with no error for a malformed filter, where
-// MatchBytes would return an error. It never panics or reads beyond
+// does for every cfilter: it may stop at the first match, or as soon as
+// the filter's values pass every watched element, so that a match costs
+// only the part of the filter up to it. The rest of the filter is then
+// not validated: it may return a result with no error for a malformed
+// filter, where MatchBytes would return an error. It never panics or reads beyond
 // nbytes, whatever the input. A BIP 157 client whose filter hashes are
 // verified against its header chain should use it; one that is not should
 // use MatchBytes.

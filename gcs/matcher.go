@@ -1,8 +1,9 @@
 package gcs
 
 // Matcher matches a fixed watch list against many filters, as a rescan
-// does. It keeps its hash buffers between calls, so after the first call
-// (or the first with a longer list) matching allocates nothing.
+// does. It keeps its buffers between calls, so once they have grown to
+// the largest filter seen, matching allocates nothing. (A cfilter payload
+// is at most 256 KiB, so they stay below a megabyte.)
 //
 // A Matcher is not safe for concurrent use, because the hash buffers are
 // shared between calls. To match on several goroutines, give each its own
