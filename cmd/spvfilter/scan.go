@@ -84,6 +84,14 @@ A reorganization during the scan is followed: the scan starts again on the
 new chain and lists the blocks disconnected. A progress bar is drawn on
 standard error when it is a terminal.
 
+--datadir keeps the chain state (headers, verified filter headers, a cache
+of verified filters) so that the next scan resumes: it syncs only new
+headers and takes what it holds from disk, each filter checked against its
+stored header. --follow (bip157) goes on past the tip, printing one JSON
+object per line for every event ({"event": "match"|"connected"|
+"disconnected"|"tip", ...}, a match with the fields of --json's matches)
+until SIGINT or SIGTERM, which end it with exit 0 and a summary line.
+
 Exit status: 0 done (warnings, if any, on standard error and in --json),
 2 bad input, 1 failure (no usable peer, peers that cannot be decided between).`,
 		Example: `  spvfilter scan --peer 127.0.0.1:18444 --peer 127.0.0.1:18445 --network regtest --mode bip157 \
