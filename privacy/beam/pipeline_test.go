@@ -1,0 +1,297 @@
+package privacybeam
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/direct"
+
+	"github.com/spvfilter/spvfilter/bip37"
+	"github.com/spvfilter/spvfilter/privacy"
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	log.SetupLogging("warn", "text") // not the runner's plan of every run
+	beam.Init()
+	os.Exit(m.Run())
+}
+
+// runPipeline runs the pipeline with the direct runner and returns the
+// report it wrote.
+func runPipeline(t testing.TB, cfg Config) []byte {
+	t.Helper()
+	p, s := beam.NewPipelineWithRoot()
+	if _, err := Build(context.Background(), s, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := direct.Execute(context.Background(), p); err != nil {
+		t.Fatalf("pipeline: %v", err)
+	}
+	out, err := os.ReadFile(cfg.Output)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// jsonDiff names the paths where two JSON documents differ (at most ten).
+func jsonDiff(a, b []byte) []string {
+	var x, y any
+	if err := json.Unmarshal(a, &x); err != nil {
+		return []string{"first: " + err.Error()}
+	}
+	if err := json.Unmarshal(b, &y); err != nil {
+		return []string{"second: " + err.Error()}
+	}
+	var diffs []string
+	var walk func(path string, x, y any)
+	walk = func(path string, x, y any) {
+		if len(diffs) >= 10 {
+			return
+		}
+		switch xv := x.(type) {
+		case map[string]any:
+			yv, ok := y.(map[string]any)
+			if !ok {
+				break
+			}
+			keys := map[string]bool{}
+			for k := range xv {
+				keys[k] = true
+			}
+			for k := range yv {
+				keys[k] = true
+			}
+			var sorted []string
+			for k := range keys {
+				sorted = append(sorted, k)
+			}
+			sort.Strings(sorted)
+			for _, k := range sorted {
+				walk(path+"."+k, xv[k], yv[k])
+			}
+			return
+		case []any:
+			yv, ok := y.([]any)
+			if !ok || len(xv) != len(yv) {
+				break
+			}
+			for i := range xv {
+				walk(fmt.Sprintf("%s[%d]", path, i), xv[i], yv[i])
+			}
+			return
+		}
+		if !reflect.DeepEqual(x, y) {
+			diffs = append(diffs, fmt.Sprintf("%s: %v != %v", path, short(x), short(y)))
+		}
+	}
+	walk("", x, y)
+	return diffs
+}
+
+func short(v any) string {
+	s := fmt.Sprint(v)
+	if len(s) > 120 {
+		s = s[:117] + "..."
+	}
+	return s
+}
+
+// stripWarning removes the warning about marked pairs over several files,
+// which one pass over one file cannot give.
+func stripWarning(t *testing.T, doc []byte) []byte {
+	t.Helper()
+	var out CaptureReport
+	if err := json.Unmarshal(doc, &out); err != nil {
+		t.Fatal(err)
+	}
+	drop := func(ws []string) []string {
+		var kept []string
+		found := false
+		for _, w := range ws {
+			if strings.Contains(w, "marked as an address's pair") {
+				found = true
+				continue
+			}
+			kept = append(kept, w)
+		}
+		if !found {
+			t.Errorf("no warning about marked pairs in %q", ws)
+		}
+		return append([]string{}, kept...)
+	}
+	out.Warnings = drop(out.Warnings)
+	for _, c := range out.Clients {
+		c.Warnings = drop(c.Warnings)
+	}
+	var buf bytes.Buffer
+	if err := out.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestPipelineEqualsSingleMachine runs the pipeline with the direct runner
+// on synthetic captures and universes split over several files and checks
+// that its report is byte for byte the one of AnalyzeGroups over the
+// concatenated files.
+func TestPipelineEqualsSingleMachine(t *testing.T) {
+	base := synthSpec{wallets: 10, sessionsPerWallet: 2, addresses: 20, fpRate: 0.005, randomLines: 3000, files: 3, seed: 1}
+	tests := []struct {
+		name    string
+		spec    func(synthSpec) synthSpec
+		cfg     Config
+		opts    privacy.AnalyzeOptions
+		warning bool // the marked-pairs warning is expected
+	}{
+		{name: "3 files, 3 groups", spec: func(s synthSpec) synthSpec { return s }, cfg: Config{SessionsPerShard: 7}},
+		{name: "pair test, 1 group", spec: func(s synthSpec) synthSpec { s.seed = 2; return s },
+			cfg: Config{PairTest: true}, opts: privacy.AnalyzeOptions{PairTest: true}},
+		{name: "one session per shard, 5 files", spec: func(s synthSpec) synthSpec { s.files, s.seed = 5, 3; return s },
+			cfg: Config{SessionsPerShard: 1}},
+		{name: "truncated match lists", spec: func(s synthSpec) synthSpec { s.seed = 4; return s },
+			cfg: Config{SessionsPerShard: 8, MaxMatches: 5, Workers: 1}, opts: privacy.AnalyzeOptions{MaxMatches: 5, Workers: 1}},
+		{name: "marked pairs", spec: func(s synthSpec) synthSpec { s.marked, s.seed = true, 5; return s },
+			cfg: Config{SessionsPerShard: 10, PairTest: true}, opts: privacy.AnalyzeOptions{PairTest: true}, warning: true},
+		{name: "one file", spec: func(s synthSpec) synthSpec { s.files, s.marked, s.seed = 1, true, 6; return s },
+			cfg: Config{SessionsPerShard: 6}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			s := writeSynth(t, dir, tc.spec(base))
+			want, reps := singleMachine(t, s, tc.opts)
+			cfg := tc.cfg
+			cfg.Capture, cfg.Universe, cfg.Output = s.capture, s.glob, filepath.Join(dir, "report.json")
+			got := runPipeline(t, cfg)
+			if tc.warning {
+				got = stripWarning(t, got)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("pipeline report differs from the single pass (%d and %d bytes):\n%s", len(got), len(want), strings.Join(jsonDiff(got, want), "\n"))
+			}
+			// The case must show something: the wallets' addresses
+			// found, false positives expected.
+			var found, matched uint64
+			for _, r := range reps {
+				found += uint64(r.Confident)
+				matched += r.MatchedCount
+			}
+			if found == 0 || matched == 0 || reps[0].ExpectedFalsePositives == 0 {
+				t.Errorf("a degenerate case: %d confident, %d matched, %v expected false positives", found, matched, reps[0].ExpectedFalsePositives)
+			}
+			if tc.opts.MaxMatches > 0 && !reps[0].MatchedTruncated {
+				t.Errorf("match list of session 1 not truncated at %d", tc.opts.MaxMatches)
+			}
+		})
+	}
+}
+
+// TestPipelineCrossFilePairs: a key line marked as an address's pair in
+// another file than the address cannot be merged exactly; the report says
+// so, and keeps every match of the single pass.
+func TestPipelineCrossFilePairs(t *testing.T) {
+	dir := t.TempDir()
+	s := writeSynth(t, dir, synthSpec{wallets: 3, sessionsPerWallet: 1, addresses: 20, fpRate: 0.005, randomLines: 1500,
+		files: 3, marked: true, crossFiles: true, seed: 7})
+	_, reps := singleMachine(t, s, privacy.AnalyzeOptions{})
+	got := runPipeline(t, Config{Capture: s.capture, Universe: s.glob, Output: filepath.Join(dir, "report.json")})
+	var out CaptureReport
+	if err := json.Unmarshal(got, &out); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range out.Clients {
+		if !strings.Contains(strings.Join(c.Warnings, "\n"), "marked as an address's pair") {
+			t.Errorf("session %d: no warning about marked pairs: %q", i+1, c.Warnings)
+		}
+		lines := map[int]bool{}
+		for _, m := range c.Matched {
+			lines[m.Line] = true
+		}
+		for _, m := range reps[i].Matched {
+			if !lines[m.Line] {
+				t.Errorf("session %d: match of line %d (%s) lost", i+1, m.Line, m.Candidate)
+			}
+		}
+	}
+}
+
+// TestPipelineEqualsCLI compares the pipeline's report with the output of
+// "spvfilter privacy analyze --capture --universe --json" itself.
+func TestPipelineEqualsCLI(t *testing.T) {
+	dir := t.TempDir()
+	s := writeSynth(t, dir, synthSpec{wallets: 4, sessionsPerWallet: 2, addresses: 20, fpRate: 0.005, randomLines: 2000, files: 3, seed: 8})
+	universe := filepath.Join(dir, "universe.txt")
+	if err := os.WriteFile(universe, s.universe, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	bin := filepath.Join(dir, "spvfilter")
+	build := exec.Command(goTool, "build", "-o", bin, "./cmd/spvfilter")
+	build.Dir = filepath.Join("..", "..")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building spvfilter: %v\n%s", err, out)
+	}
+	var stdout, stderr bytes.Buffer
+	cli := exec.Command(bin, "privacy", "analyze", "--capture", s.capture, "--universe", universe, "--json", "--pair-test")
+	cli.Stdout, cli.Stderr = &stdout, &stderr
+	if err := cli.Run(); err != nil {
+		t.Fatalf("spvfilter privacy analyze: %v\n%s", err, stderr.Bytes())
+	}
+	got := runPipeline(t, Config{Capture: s.capture, Universe: s.glob, Output: filepath.Join(dir, "report.json"), SessionsPerShard: 3, PairTest: true})
+	if !bytes.Equal(got, stdout.Bytes()) {
+		t.Errorf("pipeline report differs from the command's:\n%s", strings.Join(jsonDiff(got, stdout.Bytes()), "\n"))
+	}
+}
+
+// TestCountUniverseAgrees checks that CountUniverse reads a file as
+// privacy's reader does: lines, skipped lines and their reasons, candidates.
+func TestCountUniverseAgrees(t *testing.T) {
+	key := "02" + strings.Repeat("ab", 32)
+	tests := []struct{ name, data string }{
+		{"plain", strings.Repeat("00112233445566778899aabbccddeeff00112233\n", 3)},
+		{"no final newline", "00112233445566778899aabbccddeeff00112233\n" + key},
+		{"crlf and comments", "# head\r\n\r\n00112233445566778899aabbccddeeff00112233\r\n" + key + " # a key\r\n"},
+		{"bad lines", strings.Repeat("zz\n", 12) + "1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2\n76a91400112233445566778899aabbccddeeff0011223388ac\n"},
+		{"long line", strings.Repeat("a", privacy.MaxCandidateLine+10) + "\n00112233445566778899aabbccddeeff00112233\n"},
+		{"scripts of many pushes", strings.Repeat("0101", 300) + "\n" + strings.Repeat("0101", 9) + "020101\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rep, err := privacy.Analyze([]*bip37.Filter{privacy.NewWallet(1, 5).Filter(0.01, 100, 7)}, strings.NewReader(tc.data), privacy.AnalyzeOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			fc, err := CountUniverse(strings.NewReader(tc.data), 0, "u", false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			u := rep.Universe
+			if fc.LinesRead != u.LinesRead || fc.LinesSkipped != u.LinesSkipped || fc.CandidatesTested != u.CandidatesTested {
+				t.Errorf("count %d read, %d skipped, %d tested; privacy %d, %d, %d", fc.LinesRead, fc.LinesSkipped, fc.CandidatesTested, u.LinesRead, u.LinesSkipped, u.CandidatesTested)
+			}
+			if len(fc.BadLines) != len(u.BadLines) {
+				t.Fatalf("%d bad lines, privacy %d", len(fc.BadLines), len(u.BadLines))
+			}
+			for i, b := range u.BadLines {
+				if fc.BadLineNumbers[i] != b.Line || fc.BadLines[i] != b.Reason {
+					t.Errorf("bad line %d: %d %q, privacy %d %q", i, fc.BadLineNumbers[i], fc.BadLines[i], b.Line, b.Reason)
+				}
+			}
+		})
+	}
+}
