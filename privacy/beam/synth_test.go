@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -133,13 +134,30 @@ func writeSynth(t testing.TB, dir string, spec synthSpec) *synth {
 			lines = append(lines, hex.EncodeToString(b[:20]))
 		}
 	}
+	// Each wallet address and its key go, together, before a random
+	// line.
+	type insert struct {
+		at   int
+		pair [2]string
+	}
+	var inserts []insert
 	for _, wl := range walletLines {
 		for k := 0; k < len(wl); k += 2 {
-			at := rng.IntN(len(lines) + 1)
-			pair := []string{wl[k], wl[k+1]}
-			lines = append(lines[:at], append(pair, lines[at:]...)...)
+			inserts = append(inserts, insert{rng.IntN(len(lines) + 1), [2]string{wl[k], wl[k+1]}})
 		}
 	}
+	slices.SortStableFunc(inserts, func(a, b insert) int { return a.at - b.at })
+	merged := make([]string, 0, len(lines)+2*len(inserts))
+	for i := 0; i <= len(lines); i++ {
+		for len(inserts) > 0 && inserts[0].at == i {
+			merged = append(merged, inserts[0].pair[:]...)
+			inserts = inserts[1:]
+		}
+		if i < len(lines) {
+			merged = append(merged, lines[i])
+		}
+	}
+	lines = merged
 	out.lines = len(lines)
 	// Split into files of about equal length; a cross-file pair has its
 	// key line moved to the start of the next file.

@@ -23,6 +23,7 @@ import (
 	"os"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 
 	"github.com/spvfilter/spvfilter/privacy"
@@ -38,7 +39,9 @@ func main() {
 	flag.IntVar(&cfg.MaxMatches, "max-matches", privacy.DefaultMaxMatches, "most matches listed per session (counts cover all)")
 	flag.IntVar(&cfg.SessionsPerShard, "sessions-per-shard", privacybeam.DefaultSessionsPerShard, "sessions tested together in one shard")
 	flag.IntVar(&cfg.Workers, "workers", 0, "parsing goroutines per shard (default: number of CPUs, at most 4)")
+	logLevel := flag.String("log-level", "warn", "Beam's log level: debug, info, warn or error")
 	flag.Parse()
+	log.SetupLogging(*logLevel, "text")
 	if f := flag.Lookup("runner"); f != nil && f.Value.String() == "" {
 		_ = f.Value.Set("direct")
 	}
