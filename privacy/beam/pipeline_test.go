@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
@@ -156,7 +158,8 @@ func TestPipelineEqualsSingleMachine(t *testing.T) {
 		spec    func(synthSpec) synthSpec
 		cfg     Config
 		opts    privacy.AnalyzeOptions
-		warning bool // the marked-pairs warning is expected
+		warning bool   // the marked-pairs warning is expected
+		extra   string // a last universe file
 	}{
 		{name: "3 files, 3 groups", spec: func(s synthSpec) synthSpec { return s }, cfg: Config{SessionsPerShard: 7}},
 		{name: "pair test, 1 group", spec: func(s synthSpec) synthSpec { s.seed = 2; return s },
@@ -167,6 +170,8 @@ func TestPipelineEqualsSingleMachine(t *testing.T) {
 			cfg: Config{SessionsPerShard: 8, MaxMatches: 5, Workers: 1}, opts: privacy.AnalyzeOptions{MaxMatches: 5, Workers: 1}},
 		{name: "marked pairs", spec: func(s synthSpec) synthSpec { s.marked, s.seed = true, 5; return s },
 			cfg: Config{SessionsPerShard: 10, PairTest: true}, opts: privacy.AnalyzeOptions{PairTest: true}, warning: true},
+		{name: "a file without candidates", spec: func(s synthSpec) synthSpec { s.seed = 11; return s },
+			cfg: Config{SessionsPerShard: 9}, extra: "# nothing but comments\n\n# and a bad line:\nxyz\n"},
 		{name: "one file", spec: func(s synthSpec) synthSpec { s.files, s.marked, s.seed = 1, true, 6; return s },
 			cfg: Config{SessionsPerShard: 6}},
 	}
@@ -174,6 +179,12 @@ func TestPipelineEqualsSingleMachine(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			s := writeSynth(t, dir, tc.spec(base))
+			if tc.extra != "" {
+				if err := os.WriteFile(filepath.Join(dir, "universe-999.txt"), []byte(tc.extra), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				s.universe = append(s.universe, tc.extra...)
+			}
 			want, reps := singleMachine(t, s, tc.opts)
 			cfg := tc.cfg
 			cfg.Capture, cfg.Universe, cfg.Output = s.capture, s.glob, filepath.Join(dir, "report.json")
@@ -293,5 +304,74 @@ func TestCountUniverseAgrees(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBuildRefuses: input that cannot be analyzed is refused while the
+// pipeline is built, with ErrBadConfig.
+func TestBuildRefuses(t *testing.T) {
+	dir := t.TempDir()
+	s := writeSynth(t, dir, synthSpec{wallets: 1, sessionsPerWallet: 1, addresses: 5, fpRate: 0.01, randomLines: 100, files: 1, seed: 12})
+	badCapture := filepath.Join(dir, "bad.jsonl")
+	if err := os.WriteFile(badCapture, []byte(`{"command":"filterload","filterload":"zz"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A session that loaded more filters than one analysis intersects.
+	var many bytes.Buffer
+	f := privacy.NewWallet(1, 3).Filter(0.01, 0, 1)
+	for i := 0; i <= privacy.MaxAnalyzeFilters; i++ {
+		rec, err := privacy.NewFilterLoadRecord(time.Unix(0, 0), "127.0.0.1:1", "s", f.MsgFilterLoad())
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(rec)
+		many.Write(append(b, '\n'))
+	}
+	manyCapture := filepath.Join(dir, "many.jsonl")
+	if err := os.WriteFile(manyCapture, many.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out.json")
+	tests := []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"no capture", Config{Universe: s.glob, Output: out}, "a capture, a universe and an output"},
+		{"missing capture", Config{Capture: filepath.Join(dir, "none"), Universe: s.glob, Output: out}, "capture"},
+		{"bad capture", Config{Capture: badCapture, Universe: s.glob, Output: out}, "capture line 1"},
+		{"too many filters", Config{Capture: manyCapture, Universe: s.glob, Output: out}, "at most 64"},
+		{"no universe file", Config{Capture: s.capture, Universe: filepath.Join(dir, "nothing-*.txt"), Output: out}, "no file matches"},
+		{"negative shard size", Config{Capture: s.capture, Universe: s.glob, Output: out, SessionsPerShard: -1}, "negative"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, sc := beam.NewPipelineWithRoot()
+			_, err := Build(context.Background(), sc, tc.cfg)
+			if !errors.Is(err, ErrBadConfig) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want ErrBadConfig naming %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestPipelineEmptyUniverse: universe files without a candidate fail the
+// run as one pass over them fails.
+func TestPipelineEmptyUniverse(t *testing.T) {
+	dir := t.TempDir()
+	s := writeSynth(t, dir, synthSpec{wallets: 1, sessionsPerWallet: 1, addresses: 5, fpRate: 0.01, randomLines: 10, files: 1, seed: 13})
+	empty := filepath.Join(dir, "empty-*.txt")
+	for i, text := range []string{"# only\n", "\nnot a candidate\n"} {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("empty-%d.txt", i)), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, sc := beam.NewPipelineWithRoot()
+	if _, err := Build(context.Background(), sc, Config{Capture: s.capture, Universe: empty, Output: filepath.Join(dir, "out.json")}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := direct.Execute(context.Background(), p)
+	if err == nil || !strings.Contains(err.Error(), "the universe holds no candidate") || !strings.Contains(err.Error(), "line 3") {
+		t.Fatalf("got %v, want the empty universe named with its first skipped line", err)
 	}
 }
