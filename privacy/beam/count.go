@@ -26,11 +26,11 @@ type FileCount struct {
 	File int
 	Path string
 	// LinesRead, LinesSkipped and CandidatesTested are the file's
-	// privacy.UniverseScan; BadLines its first privacy.MaxBadLines skipped
-	// lines as "line\treason" records.
+	// privacy.UniverseScan; BadLineNumbers and BadLines the lines (within
+	// the file) and reasons of its first privacy.MaxBadLines skipped lines.
 	LinesRead, LinesSkipped, CandidatesTested uint64
-	BadLines                                  []string
 	BadLineNumbers                            []int
+	BadLines                                  []string
 	// Classes counts the candidates of each class: 0 a public key under
 	// the pair test, t >= 1 a candidate of t elements (at most 255).
 	Classes []uint64

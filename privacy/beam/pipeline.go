@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"reflect"
 	"slices"
 
@@ -202,20 +203,41 @@ func readFile(ctx context.Context, path string) ([]byte, error) {
 	return filesystem.Read(ctx, fs, path)
 }
 
+// openRead opens a universe file of any registered filesystem.
+func openRead(ctx context.Context, path string) (io.ReadCloser, error) {
+	fs, err := filesystem.New(ctx, path)
+	if err != nil {
+		return nil, fmt.Errorf("universe %s: %w", path, err)
+	}
+	r, err := fs.OpenRead(ctx, path)
+	if err != nil {
+		fs.Close()
+		return nil, fmt.Errorf("universe %s: %w", path, err)
+	}
+	return fileReader{r, fs}, nil
+}
+
+// fileReader closes its filesystem with the file.
+type fileReader struct {
+	io.ReadCloser
+	fs io.Closer
+}
+
+func (f fileReader) Close() error {
+	err := f.ReadCloser.Close()
+	f.fs.Close()
+	return err
+}
+
 // countFn counts a universe file's lines and candidates by class.
 type countFn struct {
 	PairTest bool
 }
 
 func (f *countFn) ProcessElement(ctx context.Context, t fileTask) ([]byte, error) {
-	fs, err := filesystem.New(ctx, t.Path)
+	r, err := openRead(ctx, t.Path)
 	if err != nil {
 		return nil, err
-	}
-	defer fs.Close()
-	r, err := fs.OpenRead(ctx, t.Path)
-	if err != nil {
-		return nil, fmt.Errorf("universe %s: %w", t.Path, err)
 	}
 	defer r.Close()
 	fc, err := CountUniverse(r, t.File, t.Path, f.PairTest)
@@ -243,14 +265,9 @@ func (f *analyzeFn) ProcessElement(ctx context.Context, t shardTask, emit func(i
 	if groups == nil {
 		return fmt.Errorf("privacybeam: session group %d is empty", t.Group)
 	}
-	fs, err := filesystem.New(ctx, t.Path)
+	r, err := openRead(ctx, t.Path)
 	if err != nil {
 		return err
-	}
-	defer fs.Close()
-	r, err := fs.OpenRead(ctx, t.Path)
-	if err != nil {
-		return fmt.Errorf("universe %s: %w", t.Path, err)
 	}
 	defer r.Close()
 	reps, err := privacy.AnalyzeGroups(groups, r, f.Config.analyzeOptions())
