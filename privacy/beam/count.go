@@ -110,7 +110,6 @@ type universeTotals struct {
 	size    uint64   // the report's UniverseSize
 	pairs   uint64
 	listed  uint64
-	files   int // files holding a candidate
 }
 
 // totalUniverse adds the files' counts up in the order of their index.
@@ -141,9 +140,6 @@ func totalUniverse(counts []*FileCount) (*universeTotals, error) {
 		}
 		t.pairs += fc.Pairs
 		t.listed += fc.ListedLines
-		if fc.CandidatesTested > 0 {
-			t.files++
-		}
 	}
 	// As privacy counts them: never below zero, even for "listed"
 	// fields that name lines the universe lacks.

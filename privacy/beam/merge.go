@@ -68,10 +68,12 @@ func matchClass(p *privacy.CandidateParser, m *privacy.MatchedCandidate, pairTes
 }
 
 // shardReports are one file's reports for a group's sessions (nil for a
-// file without candidates).
+// file without candidates), with what its listings add (see analyzeShard).
 type shardReports struct {
-	file    int
-	reports []*privacy.Report
+	file     int
+	reports  []*privacy.Report
+	undo     []shardCounts
+	delisted [][]string
 }
 
 // mergeGroup merges the shards of one group of sessions (groups: the
@@ -92,11 +94,16 @@ func mergeGroup(groups [][]*bip37.Filter, shards []shardReports, tot *universeTo
 		}
 	}
 	matchClasses := make([][]int, len(groups))
+	fileOf := fileOfLine(tot.offsets)
 	for g, filters := range groups {
+		nf := len(filters)
 		r := &privacy.Report{UniverseSize: tot.size, Pairs: tot.pairs, MergedAddressLines: tot.listed, PairTest: opts.PairTest,
 			Universe: tot.scan, Matched: []privacy.MatchedCandidate{}, Warnings: []string{}}
-		r.Filters = make([]privacy.FilterReport, len(filters))
-		r.Intersection = make([]privacy.IntersectionStep, len(filters))
+		r.Filters = make([]privacy.FilterReport, nf)
+		r.Intersection = make([]privacy.IntersectionStep, nf)
+		counts := shardCounts{Alone: make([]uint64, nf), Depth: make([]uint64, nf+1)}
+		undo := shardCounts{Alone: make([]uint64, nf), Depth: make([]uint64, nf+1)}
+		listings := map[string][]int{} // the files of the listings that drop matched addresses
 		seen := false
 		for _, sh := range shards {
 			if sh.reports == nil {
@@ -106,19 +113,21 @@ func mergeGroup(groups [][]*bip37.Filter, shards []shardReports, tot *universeTo
 				return nil, fmt.Errorf("privacybeam: universe file %d: %d reports for %d sessions", sh.file+1, len(sh.reports), len(groups))
 			}
 			part := sh.reports[g]
-			if len(part.Filters) != len(filters) || len(part.Intersection) != len(filters) {
-				return nil, fmt.Errorf("privacybeam: universe file %d, session %d: report of %d filters, want %d", sh.file+1, g+1, len(part.Filters), len(filters))
+			if len(part.Filters) != nf || len(part.Intersection) != nf {
+				return nil, fmt.Errorf("privacybeam: universe file %d, session %d: report of %d filters, want %d", sh.file+1, g+1, len(part.Filters), nf)
 			}
-			for i, fr := range part.Filters {
-				if !seen {
-					r.Filters[i] = fr // the filter's own figures, the same in every shard
-					r.Filters[i].Matched, r.Filters[i].ExpectedFalsePositives = 0, 0
+			if !seen {
+				copy(r.Filters, part.Filters) // the filters' own figures, the same in every shard
+			}
+			add(&counts, reportCounts(part))
+			if sh.undo != nil {
+				if len(sh.undo[g].Alone) != nf || len(sh.undo[g].Depth) != nf+1 {
+					return nil, fmt.Errorf("privacybeam: universe file %d, session %d: listed counts of %d filters, want %d", sh.file+1, g+1, len(sh.undo[g].Alone), nf)
 				}
-				r.Filters[i].Matched += fr.Matched
-			}
-			for j, st := range part.Intersection {
-				r.Intersection[j].Filters = st.Filters
-				r.Intersection[j].Matched += st.Matched
+				add(&undo, sh.undo[g])
+				for _, a := range sh.delisted[g] {
+					listings[a] = append(listings[a], sh.file)
+				}
 			}
 			for _, m := range part.Matched {
 				m.Line += tot.offsets[sh.file]
@@ -130,7 +139,19 @@ func mergeGroup(groups [][]*bip37.Filter, shards []shardReports, tot *universeTo
 		if !seen {
 			return nil, fmt.Errorf("privacybeam: session %d: no universe file analyzed", g+1)
 		}
+		// As privacy does at the end of its pass: the listed address
+		// lines out, never below zero; the steps from the depths.
+		for i := range r.Filters {
+			r.Filters[i].Matched = counts.Alone[i] - min(counts.Alone[i], undo.Alone[i])
+			r.Filters[i].ExpectedFalsePositives = 0
+		}
+		var atLeast uint64
+		for d := nf; d >= 1; d-- {
+			atLeast += counts.Depth[d] - min(counts.Depth[d], undo.Depth[d])
+			r.Intersection[d-1] = privacy.IntersectionStep{Filters: d, Matched: atLeast}
+		}
 		slices.SortFunc(r.Matched, func(a, b privacy.MatchedCandidate) int { return a.Line - b.Line })
+		r.Matched = delistAcrossFiles(r.Matched, listings, fileOf)
 		if len(r.Matched) > maxMatches {
 			r.Matched, r.MatchedTruncated = r.Matched[:maxMatches], true
 		}
@@ -150,12 +171,18 @@ func mergeGroup(groups [][]*bip37.Filter, shards []shardReports, tot *universeTo
 	}
 	for g, r := range out {
 		finishReport(r, g, matchClasses[g], rates, tot)
-		if tot.pairs > 0 && tot.files > 1 {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("%d public key lines are marked as an address's pair: "+
-				"an address line they take over in another universe file is listed again, and counts may differ from one pass over one file", tot.pairs))
-		}
 	}
 	return out, nil
+}
+
+// add adds the counts of b to a.
+func add(a *shardCounts, b shardCounts) {
+	for i, n := range b.Alone {
+		a.Alone[i] += n
+	}
+	for d, n := range b.Depth {
+		a.Depth[d] += n
+	}
 }
 
 // finishReport fills in what depends on the whole universe, as privacy

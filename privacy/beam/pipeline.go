@@ -87,6 +87,12 @@ type shardTask struct {
 type shardPayload struct {
 	File    int               `json:"file"`
 	Reports []*privacy.Report `json:"reports"` // nil: the file holds no candidate
+	// Appended counts the hash lines appended for the listings of the
+	// file's marked key lines (see analyzeShard); Undo are their counts
+	// and Delisted the listed addresses they match, per session.
+	Appended int           `json:"appended,omitempty"`
+	Undo     []shardCounts `json:"undo,omitempty"`
+	Delisted [][]string    `json:"delisted,omitempty"`
 }
 
 // groupPayload is a group's merged reports.
@@ -265,19 +271,11 @@ func (f *analyzeFn) ProcessElement(ctx context.Context, t shardTask, emit func(i
 	if groups == nil {
 		return fmt.Errorf("privacybeam: session group %d is empty", t.Group)
 	}
-	r, err := openRead(ctx, t.Path)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	reps, err := privacy.AnalyzeGroups(groups, r, f.Config.analyzeOptions())
-	if errors.Is(err, privacy.ErrEmptyUniverse) {
-		reps, err = nil, nil // the file adds only its lines, which countFn counts
-	}
+	sp, err := analyzeShard(func() (io.ReadCloser, error) { return openRead(ctx, t.Path) }, t.File, groups, f.Config.analyzeOptions())
 	if err != nil {
 		return fmt.Errorf("universe %s: %w", t.Path, err)
 	}
-	payload, err := json.Marshal(shardPayload{File: t.File, Reports: reps})
+	payload, err := json.Marshal(sp)
 	if err != nil {
 		return err
 	}
@@ -339,7 +337,7 @@ func (f *mergeFn) ProcessElement(ctx context.Context, group int, parts func(*[]b
 		if err := checkShard(&sp, files); err != nil {
 			return err
 		}
-		shards = append(shards, shardReports{file: sp.File, reports: sp.Reports})
+		shards = append(shards, shardReports{file: sp.File, reports: sp.Reports, undo: sp.Undo, delisted: sp.Delisted})
 	}
 	if len(shards) != len(files) {
 		return fmt.Errorf("privacybeam: group %d: %d shards for %d universe files", group, len(shards), len(files))
@@ -375,7 +373,18 @@ func checkShard(sp *shardPayload, files []*FileCount) error {
 		return nil
 	}
 	u := sp.Reports[0].Universe
-	if u == nil || u.LinesRead != fc.LinesRead || u.LinesSkipped != fc.LinesSkipped || u.CandidatesTested != fc.CandidatesTested {
+	if u == nil {
+		return fmt.Errorf("privacybeam: %s: a report without its universe", fc.Path)
+	}
+	if sp.Appended > 0 && (len(sp.Undo) != len(sp.Reports) || len(sp.Delisted) != len(sp.Reports)) {
+		return fmt.Errorf("privacybeam: %s: %d reports, %d of listed addresses", fc.Path, len(sp.Reports), len(sp.Undo))
+	}
+	// The appended hash lines, after a newline that may be a blank line.
+	lines := u.LinesRead - uint64(sp.Appended)
+	if sp.Appended > 0 && lines == fc.LinesRead+1 {
+		lines--
+	}
+	if lines != fc.LinesRead || u.LinesSkipped != fc.LinesSkipped || u.CandidatesTested-uint64(sp.Appended) != fc.CandidatesTested {
 		return fmt.Errorf("privacybeam: %s: the analysis read %+v, the count %d lines, %d skipped, %d candidates",
 			fc.Path, u, fc.LinesRead, fc.LinesSkipped, fc.CandidatesTested)
 	}
