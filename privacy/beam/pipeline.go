@@ -135,9 +135,9 @@ func Build(ctx context.Context, s beam.Scope, cfg Config) (*Plan, error) {
 	s = s.Scope("spvfilter-privacy-analyze")
 	// Reshuffle spreads the tasks, created in one bundle, over the workers.
 	counts := beam.ParDo(s, &countFn{PairTest: cfg.PairTest}, beam.Reshuffle(s, beam.CreateList(s, fileTasks)))
-	shards := beam.ParDo(s, &analyzeFn{Config: cfg}, beam.Reshuffle(s, beam.CreateList(s, shardTasks)))
-	merged := beam.ParDo(s, &mergeFn{Config: cfg}, beam.GroupByKey(s, shards), beam.SideInput{Input: counts})
-	beam.ParDo0(s, &writeFn{Config: cfg}, beam.GroupByKey(s, beam.AddFixedKey(s, merged)), beam.SideInput{Input: counts})
+	shards := beam.ParDo(s, &analyzeFn{captureFn{Config: cfg}}, beam.Reshuffle(s, beam.CreateList(s, shardTasks)))
+	merged := beam.ParDo(s, &mergeFn{captureFn{Config: cfg}}, beam.GroupByKey(s, shards), beam.SideInput{Input: counts})
+	beam.ParDo0(s, &writeFn{captureFn{Config: cfg}}, beam.GroupByKey(s, beam.AddFixedKey(s, merged)), beam.SideInput{Input: counts})
 	return plan, nil
 }
 
@@ -253,18 +253,22 @@ func (f *countFn) ProcessElement(ctx context.Context, t fileTask) ([]byte, error
 	return json.Marshal(fc)
 }
 
-// analyzeFn analyzes one universe file for one group of sessions with
-// privacy.AnalyzeGroups.
-type analyzeFn struct {
+// captureFn is the part of a DoFn that needs the capture's sessions,
+// read on each worker.
+type captureFn struct {
 	Config   Config
 	sessions []*privacy.Session
 }
 
-func (f *analyzeFn) Setup(ctx context.Context) error {
+func (f *captureFn) Setup(ctx context.Context) error {
 	var err error
 	f.sessions, err = loadSessions(ctx, f.Config.Capture)
 	return err
 }
+
+// analyzeFn analyzes one universe file for one group of sessions with
+// privacy.AnalyzeGroups.
+type analyzeFn struct{ captureFn }
 
 func (f *analyzeFn) ProcessElement(ctx context.Context, t shardTask, emit func(int, []byte)) error {
 	_, groups := groupFilters(f.sessions, f.Config.sessionsPerShard(), t.Group)
@@ -310,16 +314,7 @@ func readCounts(counts func(*[]byte) bool) (*universeTotals, []*FileCount, error
 }
 
 // mergeFn merges the shards of one session group.
-type mergeFn struct {
-	Config   Config
-	sessions []*privacy.Session
-}
-
-func (f *mergeFn) Setup(ctx context.Context) error {
-	var err error
-	f.sessions, err = loadSessions(ctx, f.Config.Capture)
-	return err
-}
+type mergeFn struct{ captureFn }
 
 func (f *mergeFn) ProcessElement(ctx context.Context, group int, parts func(*[]byte) bool, counts func(*[]byte) bool, emit func([]byte)) error {
 	tot, files, err := readCounts(counts)
@@ -392,16 +387,7 @@ func checkShard(sp *shardPayload, files []*FileCount) error {
 }
 
 // writeFn puts the groups' reports together and writes the report.
-type writeFn struct {
-	Config   Config
-	sessions []*privacy.Session
-}
-
-func (f *writeFn) Setup(ctx context.Context) error {
-	var err error
-	f.sessions, err = loadSessions(ctx, f.Config.Capture)
-	return err
-}
+type writeFn struct{ captureFn }
 
 func (f *writeFn) ProcessElement(ctx context.Context, _ int, groups func(*[]byte) bool, counts func(*[]byte) bool) error {
 	tot, _, err := readCounts(counts)

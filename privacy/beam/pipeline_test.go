@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/runtime/graphx"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/direct"
 	"github.com/btcsuite/btcd/chaincfg"
@@ -361,6 +362,63 @@ func TestPipelineKeyAloneInItsFile(t *testing.T) {
 		// neither does, and their addresses are taken out.
 		if wantMatched := map[bool]uint64{false: 2, true: 0}[pairTest]; reps[0].MatchedCount != wantMatched {
 			t.Errorf("pair test %v: one pass matched %d, want %d", pairTest, reps[0].MatchedCount, wantMatched)
+		}
+	}
+}
+
+// TestDoFnsSurviveEncoding encodes every step of the pipeline as Beam does
+// for a portable runner (Flink, Spark, Dataflow), which the direct runner
+// never does, and checks that the DoFns come back with their
+// configuration and their Setup.
+func TestDoFnsSurviveEncoding(t *testing.T) {
+	dir := t.TempDir()
+	s := writeSynth(t, dir, synthSpec{wallets: 1, sessionsPerWallet: 1, addresses: 5, fpRate: 0.01, randomLines: 10, files: 2, seed: 15})
+	cfg := Config{Capture: s.capture, Universe: s.glob, Output: filepath.Join(dir, "out.json"), PairTest: true, MaxMatches: 7, SessionsPerShard: 3, Workers: 2}
+	p, sc := beam.NewPipelineWithRoot()
+	if _, err := Build(context.Background(), sc, cfg); err != nil {
+		t.Fatal(err)
+	}
+	edges, _, err := p.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]bool{}
+	for _, e := range edges {
+		if e.DoFn == nil {
+			continue
+		}
+		pb, err := graphx.EncodeMultiEdge(e)
+		if err != nil {
+			t.Fatalf("encoding %v: %v", e, err)
+		}
+		_, fn, _, _, _, err := graphx.DecodeMultiEdge(pb)
+		if err != nil {
+			t.Fatalf("decoding %v: %v", e, err)
+		}
+		var got *captureFn
+		switch f := fn.Recv.(type) {
+		case *analyzeFn:
+			got, found["analyze"] = &f.captureFn, true
+		case *mergeFn:
+			got, found["merge"] = &f.captureFn, true
+		case *writeFn:
+			got, found["write"] = &f.captureFn, true
+		case *countFn:
+			found["count"] = f.PairTest
+			continue
+		default:
+			continue
+		}
+		if got.Config != cfg {
+			t.Errorf("%T decoded with %+v, want %+v", fn.Recv, got.Config, cfg)
+		}
+		if err := got.Setup(context.Background()); err != nil || len(got.sessions) != 1 {
+			t.Errorf("%T: Setup: %v, %d sessions", fn.Recv, err, len(got.sessions))
+		}
+	}
+	for _, name := range []string{"count", "analyze", "merge", "write"} {
+		if !found[name] {
+			t.Errorf("no %s step decoded with its configuration", name)
 		}
 	}
 }
