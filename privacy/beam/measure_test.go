@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -14,7 +15,8 @@ import (
 
 // TestMeasureThroughput measures the pipeline on the direct runner against
 // one AnalyzeGroups pass over the same input, in candidate-filter tests per
-// second, and checks that both give the same report. Opt-in, since it takes
+// second (the median of three runs), and checks that both give the same
+// report. Opt-in, since it takes
 // about a minute: SPVFILTER_LONG=1 (SPVFILTER_CANDIDATES sets the universe
 // size, 10^6 by default).
 func TestMeasureThroughput(t *testing.T) {
@@ -35,17 +37,29 @@ func TestMeasureThroughput(t *testing.T) {
 		randomLines: candidates, files: 4, seed: 9})
 	t.Logf("%d sessions (%d filters), %d universe lines in %d files, written in %v", 100, s.filters, s.lines, len(s.files), time.Since(start).Round(time.Millisecond))
 
-	start = time.Now()
-	want, reps := singleMachine(t, s, privacy.AnalyzeOptions{})
-	single := time.Since(start)
+	// The median of three runs of each, on a machine that others share.
+	median := func(run func()) time.Duration {
+		var ds []time.Duration
+		for range 3 {
+			start := time.Now()
+			run()
+			ds = append(ds, time.Since(start))
+		}
+		slices.Sort(ds)
+		return ds[1]
+	}
+	var want []byte
+	var reps []*privacy.Report
+	single := median(func() { want, reps = singleMachine(t, s, privacy.AnalyzeOptions{}) })
 	tests := func(d time.Duration) string {
 		return fmt.Sprintf("%.3g", float64(reps[0].Universe.CandidatesTested)*float64(s.filters)/d.Seconds())
 	}
 	t.Logf("| single machine, AnalyzeGroups | 1 pass | %v | %s tests/s |", single.Round(time.Millisecond), tests(single))
 	for _, per := range []int{100, 25} {
-		start = time.Now()
-		got := runPipeline(t, Config{Capture: s.capture, Universe: s.glob, Output: filepath.Join(dir, "report.json"), SessionsPerShard: per})
-		d := time.Since(start)
+		var got []byte
+		d := median(func() {
+			got = runPipeline(t, Config{Capture: s.capture, Universe: s.glob, Output: filepath.Join(dir, "report.json"), SessionsPerShard: per})
+		})
 		groups := (100 + per - 1) / per
 		t.Logf("| direct runner, %d sessions per shard | %d shards | %v | %s tests/s |", per, groups*len(s.files), d.Round(time.Millisecond), tests(d))
 		if !bytes.Equal(got, want) {
