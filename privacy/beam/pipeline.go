@@ -29,8 +29,8 @@ const DefaultSessionsPerShard = 100
 var ErrBadConfig = errors.New("privacybeam: bad configuration")
 
 // Config is what the pipeline analyzes and where it writes the report.
-// Paths are of any Beam filesystem the binary registers (local files,
-// gs://, s3://); the workers must be able to read them.
+// Paths are of any Beam filesystem the binary registers (local files here;
+// spvfilter-beam adds gs://); the workers must be able to read them.
 type Config struct {
 	Capture  string // capture file of "privacy capture" (JSON lines)
 	Universe string // glob of universe files, analyzed as their concatenation in name order

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -124,6 +125,14 @@ func writeSynth(t testing.TB, dir string, spec synthSpec) *synth {
 			lines = append(lines, "76a914"+hex.EncodeToString(b[:20])+"88ac")
 		case 2:
 			lines = append(lines, hex.EncodeToString(b[:32]))
+		case 4: // a 2-of-3 multisig script: three pushes
+			var ms strings.Builder
+			ms.WriteString("52")
+			for k := 0; k < 3; k++ {
+				ms.WriteString("2102" + hex.EncodeToString(b[:]))
+				b[k] ^= 0xff
+			}
+			lines = append(lines, ms.String()+"53ae")
 		case 3:
 			if i%1000 == 3 {
 				lines = append(lines, "not a candidate "+fmt.Sprint(i))
