@@ -61,10 +61,15 @@ func run(cfg privacybeam.Config) int {
 		}
 		return 1
 	}
-	fmt.Fprintf(os.Stderr, "spvfilter-beam: %d sessions in %d groups × %d universe files: %d shards\n",
+	fmt.Fprintf(os.Stderr, "spvfilter-beam: %d session(s) in %d group(s) × %d universe file(s): %d shard(s)\n",
 		plan.Sessions, plan.Groups, len(plan.Files), plan.Shards())
 	if err := beamx.Run(ctx, p); err != nil {
-		fmt.Fprintf(os.Stderr, "spvfilter-beam: %v\n", err)
+		// Beam wraps the failure in its plan; the cause is what matters.
+		cause := err
+		for u := errors.Unwrap(cause); u != nil; u = errors.Unwrap(cause) {
+			cause = u
+		}
+		fmt.Fprintf(os.Stderr, "spvfilter-beam: the pipeline failed: %v\n", cause)
 		return 1
 	}
 	return 0
