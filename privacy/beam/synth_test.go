@@ -1,0 +1,239 @@
+package privacybeam
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/chaincfg"
+
+	"github.com/spvfilter/spvfilter/bip37"
+	"github.com/spvfilter/spvfilter/privacy"
+)
+
+// synthSpec describes a synthetic capture and universe.
+type synthSpec struct {
+	wallets, sessionsPerWallet, addresses int
+	fpRate                                float64
+	randomLines                           int // random candidates besides the wallets'
+	files                                 int
+	// marked writes each wallet key as "# pair ADDRESS, listed ADDRESS"
+	// after its address line; crossFiles puts the key in the next file.
+	marked, crossFiles bool
+	seed               uint64
+}
+
+// synth is what writeSynth wrote.
+type synth struct {
+	capture  string
+	glob     string
+	files    []string
+	universe []byte // the files concatenated
+	filters  int    // filters in the capture
+	lines    int
+}
+
+// writeSynth writes a capture of spec.wallets × spec.sessionsPerWallet
+// sessions (each a filterload with a new tweak, every third also reloaded
+// and every fifth with a filteradd) and a universe holding the wallets'
+// addresses, keys and scripts among random hashes, addresses, scripts,
+// comments, blank and bad lines, split over spec.files files.
+func writeSynth(t testing.TB, dir string, spec synthSpec) *synth {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(spec.seed, 1))
+	params := &chaincfg.MainNetParams
+	var capture bytes.Buffer
+	enc := json.NewEncoder(&capture)
+	out := &synth{capture: filepath.Join(dir, "capture.jsonl"), glob: filepath.Join(dir, "universe-*.txt")}
+	var walletLines [][]string
+	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for w := 0; w < spec.wallets; w++ {
+		wal := privacy.NewWallet(spec.seed*1000+uint64(w), spec.addresses)
+		addrs := wal.Addresses(params)
+		var lines []string
+		for i, a := range addrs {
+			lines = append(lines, a)
+			key := hex.EncodeToString(wal.PubKeys[i])
+			if spec.marked {
+				key += fmt.Sprintf(" # pair %s, listed %s", a, a)
+			}
+			lines = append(lines, key)
+		}
+		walletLines = append(walletLines, lines)
+		for s := 0; s < spec.sessionsPerWallet; s++ {
+			n := w*spec.sessionsPerWallet + s
+			client := fmt.Sprintf("127.0.0.%d:%d", 1+n%200, 40000+n)
+			session := fmt.Sprintf("s%04d", n)
+			at := start.Add(time.Duration(n) * time.Second)
+			relay := true
+			write := func(rec privacy.CaptureRecord) {
+				if err := enc.Encode(rec); err != nil {
+					t.Fatal(err)
+				}
+			}
+			write(privacy.CaptureRecord{Time: at, Client: client, Session: session, Command: privacy.CmdVersion,
+				UserAgent: fmt.Sprintf("/synthetic:%d/", w), ProtocolVersion: 70016, Relay: &relay})
+			reloads := 1
+			if n%3 == 0 {
+				reloads = 2
+			}
+			for r := 0; r < reloads; r++ {
+				f := wal.Filter(spec.fpRate, 0, rng.Uint32())
+				rec, err := privacy.NewFilterLoadRecord(at, client, session, f.MsgFilterLoad())
+				if err != nil {
+					t.Fatal(err)
+				}
+				write(rec)
+				out.filters++
+			}
+			if n%5 == 0 {
+				extra := privacy.NewWallet(spec.seed*1000+uint64(w)+500, 1)
+				write(privacy.CaptureRecord{Time: at, Client: client, Session: session, Command: privacy.CmdFilterAdd,
+					Data: hex.EncodeToString(extra.Hashes[0])})
+			}
+		}
+	}
+	if err := os.WriteFile(out.capture, capture.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	// The universe: random candidates with the wallets' lines spread in.
+	var lines []string
+	lines = append(lines, "# synthetic universe", "")
+	var b [32]byte
+	for i := 0; i < spec.randomLines; i++ {
+		for j := range b {
+			b[j] = byte(rng.Uint32())
+		}
+		switch i % 10 {
+		case 0:
+			a, err := btcutil.NewAddressPubKeyHash(b[:20], params)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines = append(lines, a.EncodeAddress())
+		case 1:
+			lines = append(lines, "76a914"+hex.EncodeToString(b[:20])+"88ac")
+		case 2:
+			lines = append(lines, hex.EncodeToString(b[:32]))
+		case 4: // a 2-of-3 multisig script: three pushes
+			var ms strings.Builder
+			ms.WriteString("52")
+			for k := 0; k < 3; k++ {
+				ms.WriteString("2102" + hex.EncodeToString(b[:]))
+				b[k] ^= 0xff
+			}
+			lines = append(lines, ms.String()+"53ae")
+		case 3:
+			if i%1000 == 3 {
+				lines = append(lines, "not a candidate "+fmt.Sprint(i))
+				continue
+			}
+			fallthrough
+		default:
+			lines = append(lines, hex.EncodeToString(b[:20]))
+		}
+	}
+	// Each wallet address and its key go, together, before a random
+	// line.
+	type insert struct {
+		at   int
+		pair [2]string
+	}
+	var inserts []insert
+	for _, wl := range walletLines {
+		for k := 0; k < len(wl); k += 2 {
+			inserts = append(inserts, insert{rng.IntN(len(lines) + 1), [2]string{wl[k], wl[k+1]}})
+		}
+	}
+	slices.SortStableFunc(inserts, func(a, b insert) int { return a.at - b.at })
+	merged := make([]string, 0, len(lines)+2*len(inserts))
+	for i := 0; i <= len(lines); i++ {
+		for len(inserts) > 0 && inserts[0].at == i {
+			merged = append(merged, inserts[0].pair[:]...)
+			inserts = inserts[1:]
+		}
+		if i < len(lines) {
+			merged = append(merged, lines[i])
+		}
+	}
+	lines = merged
+	out.lines = len(lines)
+	// Split into files of about equal length; a cross-file pair has its
+	// key line moved to the start of the next file.
+	per := (len(lines) + spec.files - 1) / spec.files
+	chunks := make([][]string, spec.files)
+	for i, l := range lines {
+		chunks[min(i/per, spec.files-1)] = append(chunks[min(i/per, spec.files-1)], l)
+	}
+	if spec.crossFiles {
+		for f := 0; f+1 < spec.files; f++ {
+			c := chunks[f]
+			for i := len(c) - 1; i >= 0; i-- {
+				if bytes.Contains([]byte(c[i]), []byte("# pair")) {
+					chunks[f+1] = append([]string{c[i]}, chunks[f+1]...)
+					chunks[f] = append(c[:i:i], c[i+1:]...)
+					break
+				}
+			}
+		}
+	}
+	for f, c := range chunks {
+		var buf bytes.Buffer
+		for _, l := range c {
+			buf.WriteString(l)
+			buf.WriteByte('\n')
+		}
+		name := filepath.Join(dir, fmt.Sprintf("universe-%03d.txt", f))
+		if err := os.WriteFile(name, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out.files = append(out.files, name)
+		out.universe = append(out.universe, buf.Bytes()...)
+	}
+	return out
+}
+
+// singleMachine is the report of one AnalyzeGroups pass over the
+// concatenated universe, as "privacy analyze --capture --json" prints it.
+func singleMachine(t testing.TB, s *synth, opts privacy.AnalyzeOptions) ([]byte, []*privacy.Report) {
+	t.Helper()
+	data, err := os.ReadFile(s.capture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := privacy.ReadCapture(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessions, err := privacy.CaptureSessions(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := make([][]*bip37.Filter, len(sessions))
+	for i, ses := range sessions {
+		fs[i] = ses.BloomFilters()
+	}
+	reps, err := privacy.AnalyzeGroups(fs, bytes.NewReader(s.universe), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := NewCaptureReport(sessions, reps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := out.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes(), reps
+}
