@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spvfilter/spvfilter/privacy"
 )
@@ -85,7 +86,8 @@ func CountUniverse(r io.Reader, file int, path string, pairTest bool) (*FileCoun
 			fc.LinesSkipped++
 			if len(fc.BadLines) < privacy.MaxBadLines {
 				fc.BadLineNumbers = append(fc.BadLineNumbers, n)
-				fc.BadLines = append(fc.BadLines, perr.Error())
+				// As privacy words it: without the sentinel every reason has.
+				fc.BadLines = append(fc.BadLines, strings.TrimPrefix(perr.Error(), privacy.ErrBadCandidate.Error()+": "))
 			}
 		case c != nil:
 			fc.CandidatesTested++
