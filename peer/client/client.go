@@ -84,7 +84,8 @@ type member struct {
 	tip    int32      // the peer's tip in the chain
 	banned bool
 	reason string
-	err    error // why it was banned or dropped
+	err    error  // why it was banned or dropped
+	before uint64 // bytes received on the peer's earlier connections
 }
 
 // ErrNoPeers: no peer is left to ask; the error wraps what happened to
@@ -180,7 +181,7 @@ func (c *Client) bytesReceived() uint64 {
 	var n uint64
 	for _, m := range c.members {
 		if m.p != nil {
-			n += m.p.BytesReceived()
+			n += m.before + m.p.BytesReceived()
 		}
 	}
 	return n
@@ -238,6 +239,7 @@ func (c *Client) redial(ctx context.Context, m *member) error {
 		return err
 	}
 	c.mu.Lock()
+	m.before += m.p.BytesReceived()
 	m.p = p
 	c.mu.Unlock()
 	return nil

@@ -59,6 +59,10 @@ func checkReorgResult(t *testing.T, node *peertest.Node, c *Client, res *ScanRes
 	if got[0].BlockHash != *best || c.Chain().Height() != 114 {
 		t.Fatalf("payment in block %v at height %d, node's block there is %v; chain height %d", got[0].BlockHash, got[0].Height, best, c.Chain().Height())
 	}
+	// A redialed peer's bytes add up across its connections.
+	if res.BytesReceived == 0 || res.BytesReceived > 1<<30 {
+		t.Errorf("bytes received %d", res.BytesReceived)
+	}
 	if len(res.Disconnected) != 6 {
 		t.Errorf("disconnected %d blocks, want 6 (heights 105..110)", len(res.Disconnected))
 	}
