@@ -200,16 +200,24 @@ func runModel(a *app, f *modelFlags) error {
 		}
 	}
 	seen := map[string]bool{}
+	warnings := []string{}
 	for i, r := range results {
 		for _, w := range r.Warnings {
 			if w = fmt.Sprintf("%s=%g: %s", s.Var, s.Values[i], w); !seen[w] {
 				seen[w] = true
+				warnings = append(warnings, w)
 				printWarnings(a, []string{w})
 			}
 		}
 	}
 	if a.json {
-		return a.printJSON(results)
+		// One object, naming what was swept: the results follow the
+		// values in order.
+		return a.printJSON(struct {
+			Sweep    privacy.Sweep          `json:"sweep"`
+			Results  []*privacy.ModelResult `json:"results"`
+			Warnings []string               `json:"warnings"`
+		}{s, results, warnings})
 	}
 	printSweep(a.stdout, s, results)
 	if f.plot != "" {

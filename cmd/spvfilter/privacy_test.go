@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -64,10 +65,23 @@ func TestPrivacyModelSweepPlotAndMonteCarlo(t *testing.T) {
 	if status != exitOK {
 		t.Fatalf("status %d: %s", status, stderr)
 	}
-	var rows []map[string]any
-	decodeJSON(t, stdout, &rows)
-	if len(rows) != 3 {
-		t.Fatalf("%d rows, want 3", len(rows))
+	// One object that names the swept variable and its values.
+	var sweep struct {
+		Sweep struct {
+			Var    string    `json:"var"`
+			Values []float64 `json:"values"`
+		} `json:"sweep"`
+		Results []struct {
+			Params struct {
+				Addresses int `json:"addresses"`
+			} `json:"params"`
+		} `json:"results"`
+		Warnings []string `json:"warnings"`
+	}
+	decodeJSON(t, stdout, &sweep)
+	if sweep.Sweep.Var != "addresses" || !slices.Equal(sweep.Sweep.Values, []float64{1, 11, 21}) || len(sweep.Results) != 3 ||
+		sweep.Results[2].Params.Addresses != 21 || sweep.Warnings == nil {
+		t.Fatalf("sweep JSON: %+v", sweep)
 	}
 	if b, err := os.ReadFile(plot); err != nil || !strings.Contains(string(b), "<svg") {
 		t.Fatalf("plot: %v", err)
