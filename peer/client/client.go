@@ -73,8 +73,9 @@ type Client struct {
 	members []*member
 	rng     *rand.Rand
 
-	st    *store.Store // nil without Config.DataDir
-	notes []string     // warnings for every result (a repaired store)
+	st             *store.Store // nil without Config.DataDir
+	notes          []string     // warnings for every result (a repaired store)
+	comparedStored bool         // the stored filter headers were checked against the peers
 }
 
 // member is one peer of the client.

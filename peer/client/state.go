@@ -6,6 +6,7 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/spvfilter/spvfilter/gcs"
+	"github.com/spvfilter/spvfilter/peer"
 	"github.com/spvfilter/spvfilter/peer/store"
 )
 
@@ -56,6 +57,13 @@ func (c *Client) saveChain() error {
 func (c *Client) agreedFilterHeaders(ctx context.Context, ms []*member, from, to int32) ([]chainhash.Hash, []*member, error) {
 	if c.st == nil {
 		return c.filterHeaders(ctx, ms, from, to)
+	}
+	if !c.comparedStored {
+		var err error
+		if ms, err = c.compareStored(ctx, ms); err != nil {
+			return nil, ms, err
+		}
+		c.comparedStored = true
 	}
 	if tip := c.st.FilterHeaderTip(); tip < to {
 		start := tip + 1
@@ -129,4 +137,48 @@ func (c *Client) cacheFilters(blocks []chainhash.Hash, datas [][]byte) {
 	if err := c.st.PutFilters(blocks, datas); err != nil {
 		c.logf("caching filters: %v", err)
 	}
+}
+
+// storedToCompare is how many of the stored filter headers are compared
+// with the peers of a new client (BIP 157 says a client should keep the
+// last 100 to check new peers against).
+const storedToCompare = 100
+
+// compareStored asks every peer for the filter headers of the last blocks
+// the store holds them for, and bans the peers whose chain of filter
+// headers differs from the verified one on disk. If every peer differs, the
+// stored state is the odd one out, and the scan fails saying so.
+func (c *Client) compareStored(ctx context.Context, ms []*member) ([]*member, error) {
+	start, stored, err := c.st.LastFilterHeaders(storedToCompare + 1)
+	if err != nil || len(stored) < 2 {
+		return ms, err
+	}
+	end := start + int32(len(stored)) - 1
+	var live []*member
+	for _, m := range ms {
+		if m.tip < end {
+			live = append(live, m)
+			continue
+		}
+		got, err := c.segment(ctx, m, start+1, end, stored[0])
+		if err != nil {
+			if isLie(err) {
+				c.ban(m, fmt.Errorf("%w (the verified filter headers in %s)", err, c.st.Dir()))
+			} else {
+				c.dropPeer(m, err)
+			}
+			continue
+		}
+		if chainHeaders(stored[0], got) != stored[len(stored)-1] {
+			c.ban(m, peerErr(m, "getcfheaders", fmt.Errorf("%w: filter headers %d..%d differ from the verified ones in %s",
+				peer.ErrBadFilterHeader, start+1, end, c.st.Dir())))
+			continue
+		}
+		live = append(live, m)
+	}
+	if len(live) == 0 && len(ms) > 0 {
+		return nil, fmt.Errorf("client: every peer's filter headers %d..%d differ from those in %s: the stored chain state is not to be trusted; remove it",
+			start+1, end, c.st.Dir())
+	}
+	return live, nil
 }
