@@ -286,3 +286,79 @@ func TestRescanStartTime(t *testing.T) {
 		t.Fatalf("matches %v: want the late payment, not the early one", got)
 	}
 }
+
+// TestRescanFollowsSpendTypes: while a rescan follows the tip, alice is
+// paid on P2WPKH, P2TR and P2PK outputs, spends each in a block of its
+// own, and the block of the P2TR spend is reorganized away and mined
+// again: every payment and spend is reported (the taproot spend once per
+// block it was in), each once per block, in order.
+func TestRescanFollowsSpendTypes(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 500) // segwit and taproot active
+	alice, bob := peertest.NewKey("alice"), peertest.NewKey("bob")
+	scripts := [][]byte{alice.P2WPKHScript(), alice.P2TRScript(), alice.P2PKScript()}
+	c, err := Connect(context.Background(), Config{Peers: []string{node.P2PAddr}, Params: node.Params, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.SyncHeaders(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	log := newEventLog()
+	r := c.NewRescan(RescanOptions{Watch: items(scripts), From: 495, Follow: true, PollInterval: 100 * time.Millisecond, OnEvent: log.add})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	tipAt := func(h int32) func([]Event) bool {
+		return func(es []Event) bool {
+			return slices.ContainsFunc(es, func(e Event) bool { return e.Kind == EventTip && e.Height == h })
+		}
+	}
+	log.waitFor(t, "tip 500", tipAt(500))
+	var outs []*wire.TxOut
+	for _, s := range scripts {
+		outs = append(outs, wire.NewTxOut(10_000_000, s))
+	}
+	fund := node.SpendCoinbase(t, outs...)
+	node.Confirm(t, fund) // 501
+	var spends []*wire.MsgTx
+	for i := range scripts {
+		sp := node.Spend(t, []peertest.Output{peertest.OutputOf(fund, uint32(i), alice)}, wire.NewTxOut(10_000_000-peertest.Fee, bob.PkScript()))
+		node.Confirm(t, sp) // 502, 503, 504
+		spends = append(spends, sp)
+	}
+	log.waitFor(t, "tip 504", tipAt(504))
+	hash503, _ := node.RPC().GetBlockHash(503)
+	if err := node.RPC().InvalidateBlock(hash503); err != nil {
+		t.Fatal(err)
+	}
+	node.Generate(t, 3) // 503', 504', 505': the two spends mined again
+	log.waitFor(t, "tip 505", tipAt(505))
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	log.mu.Lock()
+	events := slices.Clone(log.events)
+	log.mu.Unlock()
+	checkOrder(t, events)
+	want := map[chainhash.Hash]int{fund.TxHash(): 1, spends[0].TxHash(): 1, spends[1].TxHash(): 2, spends[2].TxHash(): 2}
+	for id, n := range want {
+		if m := matched(events, id); len(m) != n {
+			t.Errorf("%v matched %d times, want %d", id, len(m), n)
+		}
+	}
+	if m := matched(events, spends[1].TxHash()); len(m) == 2 && !slices.Equal(m[0].Match.WatchItems, []int{1}) {
+		t.Errorf("the taproot spend is attributed to %v, want [1]", m[0].Match.WatchItems)
+	}
+	var disc []int32
+	for _, e := range events {
+		if e.Kind == EventDisconnected {
+			disc = append(disc, e.Height)
+		}
+	}
+	if !slices.Equal(disc, []int32{504, 503}) {
+		t.Errorf("disconnected %v, want 504, 503", disc)
+	}
+}
