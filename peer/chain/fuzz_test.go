@@ -102,7 +102,7 @@ func FuzzMinDifficultyHeaders(f *testing.F) {
 			if want := check.requiredBits(i, hdr.Timestamp); hdr.Bits != want {
 				t.Fatalf("height %d accepted with bits %08x, rules demand %08x", i, hdr.Bits, want)
 			}
-			check.append(hdr)
+			check.push(&hdr, hdr.BlockHash())
 		}
 	})
 }
