@@ -164,14 +164,16 @@ func (c *Chain) workBetween(from, to int32) (*big.Int, error) {
 	w := new(big.Int)
 	from, to = max(from+1, 0), min(to, c.Height())
 	// Below the window, read the store a batch at a time.
-	for ; from <= to && from < c.base; from += storeBatch {
-		hs, err := c.readStore(from, min(from+storeBatch-1, to, c.base-1))
+	for from <= to && from < c.base {
+		end := min(from+storeBatch-1, to, c.base-1)
+		hs, err := c.readStore(from, end)
 		if err != nil {
 			return w, err
 		}
 		for i := range hs {
 			w.Add(w, Work(hs[i].Bits))
 		}
+		from = end + 1
 	}
 	for h := from; h <= to; h++ {
 		w.Add(w, Work(c.at(h).Bits))

@@ -74,8 +74,12 @@ func medianTime(s *span, height int32) time.Time {
 
 // contextDepth is how far below a new header the rules read its
 // ancestors: a difficulty period (the retarget's first block, the walk of
-// lastNormalBits) or the median-time window, whichever is longer.
+// lastNormalBits) or the median-time window, whichever is longer; only the
+// latter without retargeting (regtest).
 func contextDepth(params *chaincfg.Params) int32 {
+	if params.PoWNoRetargeting {
+		return medianTimeBlocks
+	}
 	return max(retargetInterval(params), medianTimeBlocks)
 }
 
