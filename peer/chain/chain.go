@@ -4,6 +4,12 @@
 //
 // A Chain knows nothing of peers; the peer package feeds it the headers a
 // node sends, and the client package shares one Chain among its peers.
+//
+// New and Load make a chain that holds every header in memory (about 195
+// bytes a header). Backed makes one over a Store, such as peer/store's,
+// that holds only its last WindowHeaders to 2×WindowHeaders headers in
+// memory, reads older ones from the store, and writes every header it
+// accepts to the store; both check headers by exactly the same rules.
 package chain
 
 import (
