@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"runtime"
 	"slices"
 	"testing"
 
@@ -186,33 +185,4 @@ func TestBackedChainClosedStore(t *testing.T) {
 	if _, err := s.Chain(); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Chain of a closed store: %v", err)
 	}
-}
-
-// TestBackedChainMemory checks that a store with its chain, 100,000
-// headers, holds no more heap than the store's four bytes a header (plus
-// slack) over the fixed parts: the store's header cache and the chain's
-// window of at most 2×chain.WindowHeaders headers and hashes, its index,
-// and the spare capacity a batch of 2,000 adds.
-func TestBackedChainMemory(t *testing.T) {
-	const n = 100000
-	dir := t.TempDir()
-	s := openTest(t, dir, Options{NoSync: true})
-	if _, err := s.SaveChain(sliceChain(mineChain(n, 0))); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	before := heapInUse()
-	s = openTest(t, dir, Options{NoSync: true})
-	defer s.Close()
-	c, err := s.Chain()
-	if err != nil || c.Height() != n {
-		t.Fatalf("chain at %d: %v", c.Height(), err)
-	}
-	grown := int64(heapInUse()) - int64(before)
-	runtime.KeepAlive(c)
-	const fixed = 5 << 19 // 2.5 MB
-	if limit := int64(fixed + 6*n); grown > limit {
-		t.Fatalf("a store and its chain of %d headers hold %d bytes of heap, want at most %d", n, grown, limit)
-	}
-	t.Logf("%d headers: %d bytes of heap, %.1f a header", n, grown, float64(grown)/n)
 }
