@@ -145,18 +145,26 @@ func TestBackedChainAcrossWindow(t *testing.T) {
 	}
 	s.Close()
 
-	s = openTest(t, dir, Options{NoSync: true})
-	defer s.Close()
-	resumed, err := s.Chain()
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, resumed := resume(t, dir)
 	sameAsStored(t, s, mem, resumed)
 	next := extendChain(slices.Clone(shallow), 3, 5)[len(shallow):]
 	if _, err := extendBoth(t, mem, resumed, next); err != nil {
 		t.Fatal(err)
 	}
 	sameAsStored(t, s, mem, resumed)
+}
+
+// resume reopens the store in dir and its chain; the store is closed when
+// the test ends.
+func resume(t *testing.T, dir string) (*Store, *chain.Chain) {
+	t.Helper()
+	s := openTest(t, dir, Options{NoSync: true})
+	t.Cleanup(func() { s.Close() })
+	c, err := s.Chain()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, c
 }
 
 // TestBackedChainClosedStore: a chain whose store was closed reports

@@ -369,12 +369,7 @@ func TestSaveChainFromChain(t *testing.T) {
 		t.Fatalf("SaveChain after the reorganization = %d, %v", fork, err)
 	}
 	s.Close()
-	s = openTest(t, dir, Options{NoSync: true})
-	defer s.Close()
-	resumed, err := s.Chain()
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, resumed := resume(t, dir)
 	if resumed.Height() != 110 || resumed.Hash(110) != c.Hash(110) {
 		t.Fatalf("resumed chain at %d %v, want 110 %v", resumed.Height(), resumed.Hash(resumed.Height()), c.Hash(110))
 	}
