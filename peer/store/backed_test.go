@@ -194,3 +194,44 @@ func TestBackedChainClosedStore(t *testing.T) {
 		t.Fatalf("Chain of a closed store: %v", err)
 	}
 }
+
+// TestBackedChainConcurrentReads reads hashes and headers of a backed
+// chain, below its window and in it, from several goroutines, as a
+// client's filter downloads do (run with -race).
+func TestBackedChainConcurrentReads(t *testing.T) {
+	s := openTest(t, t.TempDir(), Options{NoSync: true})
+	defer s.Close()
+	c, err := s.Chain()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := mineChain(12000, 0)
+	if _, err := c.Extend(ptrs(want[1:])); err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 4)
+	for g := 0; g < 4; g++ {
+		go func() {
+			for i := 0; i < 2000; i++ {
+				h := int32((i*7919 + g*31) % len(want))
+				if c.Hash(h) != want[h].BlockHash() || c.Header(h) != want[h] {
+					errs <- fmt.Errorf("height %d differs", h)
+					return
+				}
+				if got, ok := c.HeightOf(want[h].BlockHash()); !ok || got != h {
+					errs <- fmt.Errorf("HeightOf(hash at %d) = %d, %v", h, got, ok)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c.Err() != nil {
+		t.Fatal(c.Err())
+	}
+}
