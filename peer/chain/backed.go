@@ -57,7 +57,8 @@ const storeBatch = 4096
 // At the first header that fails, it truncates st below it and returns the
 // chain of the headers before it together with an error wrapping
 // ErrBadHeader; it returns a nil chain when st cannot be read or
-// truncated (ErrStorage) or its first header is not params' genesis block.
+// truncated (ErrStorage) or its first header is not params' genesis block
+// (or it holds none).
 func Backed(params *chaincfg.Params, st Store) (*Chain, error) {
 	return backed(params, st, WindowHeaders)
 }
@@ -68,6 +69,9 @@ func backed(params *chaincfg.Params, st Store, window int) (*Chain, error) {
 	c := &Chain{params: params, store: st, window: max(window, int(contextDepth(params))+1)}
 	checkpoints := checkpointMap(params)
 	tip := st.Height()
+	if tip < 0 {
+		return nil, fmt.Errorf("%w: the store holds no headers, not even the %s genesis block", ErrBadHeader, params.Name)
+	}
 	for from := int32(0); from <= tip; from += storeBatch {
 		hs, err := st.ReadHeaders(from, min(from+storeBatch-1, tip))
 		if err != nil {

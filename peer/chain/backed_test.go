@@ -500,6 +500,9 @@ func TestBackedLoad(t *testing.T) {
 	if c, err := backed(params, st, testWindow); !errors.Is(err, ErrBadHeader) || c != nil {
 		t.Fatalf("another network's store: %v, %v", c, err)
 	}
+	if c, err := backed(params, storeOf(), testWindow); !errors.Is(err, ErrBadHeader) || c != nil {
+		t.Fatalf("an empty store: %v, %v", c, err)
+	}
 }
 
 // headersFrom returns pointers to c's headers from height on.

@@ -28,7 +28,7 @@ const (
 // 256 MiB, the basic filters of roughly the last 12,000 mainnet blocks.
 const DefaultFilterCacheBytes = 256 << 20
 
-// Errors of Open; test with errors.Is.
+// Errors of Open, Chain and SaveChain; test with errors.Is.
 var (
 	// ErrLocked: another process (or another Store in this one) has the
 	// store open.
@@ -38,6 +38,9 @@ var (
 	ErrWrongNetwork = errors.New("store: directory belongs to another network or format")
 	// ErrClosed: the store was closed.
 	ErrClosed = errors.New("store: closed")
+	// ErrChanged: the store's headers changed while SaveChain read its
+	// source.
+	ErrChanged = errors.New("store: headers changed during SaveChain")
 )
 
 // Options tune a store. The zero value keeps no filters and syncs every
@@ -400,10 +403,6 @@ func (s *Store) SaveChain(src HeaderSource) (fork int32, err error) {
 	return fork, nil
 }
 
-// ErrChanged: the store's headers changed while SaveChain read its
-// source.
-var ErrChanged = errors.New("store: headers changed during SaveChain")
-
 // truncateAt truncates to height if the tip is still at tip.
 func (s *Store) truncateAt(tip, height int32) error {
 	s.mu.Lock()
@@ -414,7 +413,8 @@ func (s *Store) truncateAt(tip, height int32) error {
 	return s.truncateLocked(height)
 }
 
-// appendAt appends headers if the tip is still below start.
+// appendAt appends headers from height start if the tip is still just
+// below it.
 func (s *Store) appendAt(start int32, headers []wire.BlockHeader) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
