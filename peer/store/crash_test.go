@@ -80,6 +80,38 @@ func crashChild(dir string) error {
 	}
 }
 
+// killChild starts the test binary as a crash child with env added to
+// its environment, waits until it is ready, lets it run for delay and
+// kills it with SIGKILL.
+func killChild(t *testing.T, run int, delay time.Duration, env ...string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || line != "ready\n" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("run %d: child did not start: %q, %v, %s", run, line, err, stderr.String())
+	}
+	time.Sleep(delay)
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		t.Fatalf("run %d: child ended on its own (%v): %s", run, err, stderr.String())
+	}
+}
+
 func TestCrashKill9(t *testing.T) {
 	const runs = 24
 	dir := t.TempDir()
@@ -88,31 +120,7 @@ func TestCrashKill9(t *testing.T) {
 	var grown, cut int
 	prevHeight := int32(0)
 	for run := 0; run < runs; run++ {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), crashChildEnv+"="+dir)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		line, err := bufio.NewReader(out).ReadString('\n')
-		if err != nil || line != "ready\n" {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatalf("run %d: child did not start: %q, %v, %s", run, line, err, stderr.String())
-		}
-		time.Sleep(time.Duration(rand.IntN(40)+1) * time.Millisecond)
-		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
-		err = cmd.Wait()
-		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
-			t.Fatalf("run %d: child ended on its own (%v): %s", run, err, stderr.String())
-		}
+		killChild(t, run, time.Duration(rand.IntN(40)+1)*time.Millisecond, crashChildEnv+"="+dir)
 
 		s, err := Open(dir, regtest)
 		if err != nil {
@@ -212,31 +220,8 @@ func TestCrashKill9Chain(t *testing.T) {
 	for run := 0; run < runs; run++ {
 		dir := t.TempDir()
 		seed := rand.Uint64()
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), crashChildEnv+"="+dir, fmt.Sprintf("%s=%d", crashChainEnv, seed))
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		line, err := bufio.NewReader(out).ReadString('\n')
-		if err != nil || line != "ready\n" {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatalf("run %d: child did not start: %q, %v, %s", run, line, err, stderr.String())
-		}
-		time.Sleep(time.Duration(rand.IntN(150)+10) * time.Millisecond)
-		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
-		err = cmd.Wait()
-		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
-			t.Fatalf("run %d: child ended on its own (%v): %s", run, err, stderr.String())
-		}
+		killChild(t, run, time.Duration(rand.IntN(150)+10)*time.Millisecond,
+			crashChildEnv+"="+dir, fmt.Sprintf("%s=%d", crashChainEnv, seed))
 
 		s, err := Open(dir, regtest)
 		if err != nil {
