@@ -19,7 +19,7 @@ func retargetInterval(params *chaincfg.Params) int32 {
 }
 
 // requiredBits returns the difficulty bits the network's rules demand of a
-// header dated ts at height, on top of the chain's block at height-1. The
+// header dated ts at height, on top of s's block at height-1. The
 // rules are btcd's (blockchain.calcNextRequiredDifficulty) with BIP 94's
 // retarget base on testnet4:
 //
@@ -32,15 +32,14 @@ func retargetInterval(params *chaincfg.Params) int32 {
 //   - at a retarget the bits scale with the time the last interval took
 //     (clamped to a factor of RetargetAdjustmentFactor) from the bits of
 //     the period's last block, or its first block under BIP 94.
-func (c *Chain) requiredBits(height int32, ts time.Time) uint32 {
-	params := c.params
+func requiredBits(params *chaincfg.Params, s *span, height int32, ts time.Time) uint32 {
 	if params.PoWNoRetargeting {
 		// btcd's choice; Bitcoin Core keeps the parent's bits, which
 		// is the same on regtest, where the genesis block is at the
 		// limit.
 		return params.PowLimitBits
 	}
-	prev := &c.headers[height-1]
+	prev := s.at(height - 1)
 	interval := retargetInterval(params)
 	if height%interval != 0 {
 		if !params.ReduceMinDifficulty {
@@ -50,9 +49,9 @@ func (c *Chain) requiredBits(height int32, ts time.Time) uint32 {
 		if ts.Unix() > allowMin {
 			return params.PowLimitBits
 		}
-		return c.lastNormalBits(height - 1)
+		return lastNormalBits(params, s, height-1)
 	}
-	first := &c.headers[height-interval]
+	first := s.at(height - interval)
 	base := prev.Bits
 	if BIP94(params) {
 		base = first.Bits
@@ -75,11 +74,11 @@ func (c *Chain) requiredBits(height int32, ts time.Time) uint32 {
 // retarget boundary, or a block whose bits are not the limit (btcd's
 // findPrevTestNetDifficulty). The walk never crosses a retarget boundary,
 // so it is at most one interval long.
-func (c *Chain) lastNormalBits(height int32) uint32 {
-	interval := retargetInterval(c.params)
+func lastNormalBits(params *chaincfg.Params, s *span, height int32) uint32 {
+	interval := retargetInterval(params)
 	h := height
-	for h > 0 && h%interval != 0 && c.headers[h].Bits == c.params.PowLimitBits {
+	for h > 0 && h%interval != 0 && s.at(h).Bits == params.PowLimitBits {
 		h--
 	}
-	return c.headers[h].Bits
+	return s.at(h).Bits
 }

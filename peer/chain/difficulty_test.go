@@ -332,7 +332,7 @@ func TestRetargetVectors(t *testing.T) {
 	// period returns a chain whose blocks 0 and 2015 have the given
 	// times and bits, for requiredBits at the retarget height 2016.
 	period := func(params *chaincfg.Params, first, last int64, firstBits, lastBits uint32) *Chain {
-		c := &Chain{params: params, headers: make([]wire.BlockHeader, 2016)}
+		c := &Chain{params: params, span: span{headers: make([]wire.BlockHeader, 2016)}}
 		c.headers[0] = wire.BlockHeader{Timestamp: time.Unix(first, 0), Bits: firstBits}
 		c.headers[2015] = wire.BlockHeader{Timestamp: time.Unix(last, 0), Bits: lastBits}
 		return c

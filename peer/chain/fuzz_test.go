@@ -2,6 +2,8 @@ package chain
 
 import (
 	"bytes"
+	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -92,7 +94,18 @@ func FuzzMinDifficultyHeaders(f *testing.F) {
 		c := New(params)
 		c.Now = func() time.Time { return time.Unix(1<<32, 0) }
 		// What was appended before a bad header stays: check it too.
-		_ = extend(c, m.Headers)
+		up, err := c.Extend(m.Headers)
+		// A backed chain does the same, and writes it to its store.
+		st := newMemStore(params)
+		bc, lerr := backed(params, st, testWindow)
+		if lerr != nil {
+			t.Fatal(lerr)
+		}
+		bc.Now = c.Now
+		if bup, berr := bc.Extend(m.Headers); fmt.Sprint(berr) != fmt.Sprint(err) || !reflect.DeepEqual(bup, up) ||
+			bc.Height() != c.Height() || st.Height() != c.Height() || bc.Hash(bc.Height()) != c.Hash(c.Height()) {
+			t.Fatalf("backed chain: %+v, %v at %d; in memory %+v, %v at %d", bup, berr, bc.Height(), up, err, c.Height())
+		}
 		check := New(params)
 		for i := int32(1); i <= c.Height(); i++ {
 			hdr := c.Header(i)
@@ -102,7 +115,7 @@ func FuzzMinDifficultyHeaders(f *testing.F) {
 			if want := check.requiredBits(i, hdr.Timestamp); hdr.Bits != want {
 				t.Fatalf("height %d accepted with bits %08x, rules demand %08x", i, hdr.Bits, want)
 			}
-			check.append(hdr)
+			check.push(&hdr, hdr.BlockHash())
 		}
 	})
 }

@@ -27,25 +27,21 @@ func Load(params *chaincfg.Params, headers []wire.BlockHeader) (*Chain, error) {
 	// The chain takes headers over rather than copy them: on a
 	// mainnet-sized chain that saves some 90 MB.
 	c := &Chain{
-		params:  params,
-		headers: headers[:1],
-		hashes:  make([]chainhash.Hash, 1, len(headers)),
-		index:   make(map[chainhash.Hash]int32, len(headers)),
+		params: params,
+		span:   span{headers: headers[:1], hashes: make([]chainhash.Hash, 1, len(headers))},
+		index:  make(map[chainhash.Hash]int32, len(headers)),
 	}
 	c.hashes[0] = headers[0].BlockHash()
 	c.index[c.hashes[0]] = 0
-	checkpoints := make(map[int32]chainhash.Hash, len(params.Checkpoints))
-	for _, cp := range params.Checkpoints {
-		checkpoints[cp.Height] = *cp.Hash
-	}
+	checkpoints := checkpointMap(params)
 	for i := 1; i < len(headers); i++ {
 		h := &headers[i]
 		height := int32(i)
 		hash := h.BlockHash()
-		if err := c.checkLoaded(h, &hash, height, checkpoints); err != nil {
+		if err := checkLoaded(params, &c.span, h, &hash, height, checkpoints); err != nil {
 			return c, fmt.Errorf("%w: header %v at height %d: %v", ErrBadHeader, hash, height, err)
 		}
-		// As append does, without copying or hashing the header again.
+		// As push does, without copying the header onto itself.
 		c.index[hash] = height
 		c.headers = headers[:i+1]
 		c.hashes = append(c.hashes, hash)
@@ -53,20 +49,29 @@ func Load(params *chaincfg.Params, headers []wire.BlockHeader) (*Chain, error) {
 	return c, nil
 }
 
+// checkpointMap returns params' checkpoints by height.
+func checkpointMap(params *chaincfg.Params) map[int32]chainhash.Hash {
+	checkpoints := make(map[int32]chainhash.Hash, len(params.Checkpoints))
+	for _, cp := range params.Checkpoints {
+		checkpoints[cp.Height] = *cp.Hash
+	}
+	return checkpoints
+}
+
 // checkLoaded makes Load's checks of h, whose hash is hash, as the header
-// at height.
-func (c *Chain) checkLoaded(h *wire.BlockHeader, hash *chainhash.Hash, height int32, checkpoints map[int32]chainhash.Hash) error {
-	if h.PrevBlock != c.hashes[height-1] {
-		return fmt.Errorf("does not link to its parent %v", c.hashes[height-1])
+// at height on top of s.
+func checkLoaded(params *chaincfg.Params, s *span, h *wire.BlockHeader, hash *chainhash.Hash, height int32, checkpoints map[int32]chainhash.Hash) error {
+	if parent := s.hashAt(height - 1); h.PrevBlock != parent {
+		return fmt.Errorf("does not link to its parent %v", parent)
 	}
 	target := blockchain.CompactToBig(h.Bits)
-	if target.Sign() <= 0 || target.Cmp(c.params.PowLimit) > 0 {
+	if target.Sign() <= 0 || target.Cmp(params.PowLimit) > 0 {
 		return fmt.Errorf("target %08x outside the network's range", h.Bits)
 	}
 	if blockchain.HashToBig(hash).Cmp(target) > 0 {
 		return fmt.Errorf("hash above its target %08x (no proof of work)", h.Bits)
 	}
-	if want := c.requiredBits(height, h.Timestamp); h.Bits != want {
+	if want := requiredBits(params, s, height, h.Timestamp); h.Bits != want {
 		return fmt.Errorf("difficulty bits %08x, network rules require %08x", h.Bits, want)
 	}
 	if cp, ok := checkpoints[height]; ok && cp != *hash {

@@ -6,10 +6,14 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/blockchain"
+	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 )
 
-// checkHeader checks h as the header at height on top of the chain: it
+// checkHeader checks h, whose hash is hash, as the header at height on
+// top of s, which must hold its ancestors back to height-contextDepth (or
+// the genesis block): it
 // must meet its own target, have a target no easier than the network's
 // limit, carry the difficulty the network's rules demand (requiredBits),
 // carry a timestamp after the median of the previous eleven, at most
@@ -18,24 +22,22 @@ import (
 // network's BIP 34, 66 and 65 heights allow, and match the network's
 // checkpoints. These are the checks btcd's blockchain package makes of a
 // header (checkBlockHeaderSanity and CheckBlockHeaderContext).
-func (c *Chain) checkHeader(h *wire.BlockHeader, height int32) error {
-	params := c.params
+func checkHeader(params *chaincfg.Params, s *span, h *wire.BlockHeader, hash *chainhash.Hash, height int32, now time.Time) error {
 	target := blockchain.CompactToBig(h.Bits)
 	if target.Sign() <= 0 || target.Cmp(params.PowLimit) > 0 {
 		return fmt.Errorf("target %08x outside the network's range", h.Bits)
 	}
-	hash := h.BlockHash()
-	if blockchain.HashToBig(&hash).Cmp(target) > 0 {
+	if blockchain.HashToBig(hash).Cmp(target) > 0 {
 		return fmt.Errorf("hash above its target %08x (no proof of work)", h.Bits)
 	}
-	if want := c.requiredBits(height, h.Timestamp); h.Bits != want {
+	if want := requiredBits(params, s, height, h.Timestamp); h.Bits != want {
 		return fmt.Errorf("difficulty bits %08x, network rules require %08x", h.Bits, want)
 	}
-	if mtp := c.medianTime(height - 1); !h.Timestamp.After(mtp) {
+	if mtp := medianTime(s, height-1); !h.Timestamp.After(mtp) {
 		return fmt.Errorf("timestamp %v not after the median time past %v", h.Timestamp, mtp)
 	}
 	if BIP94(params) && height%retargetInterval(params) == 0 {
-		prev := c.headers[height-1].Timestamp
+		prev := s.at(height - 1).Timestamp
 		if h.Timestamp.Before(prev.Add(-MaxTimeWarp)) {
 			return fmt.Errorf("timestamp %v more than %v before its parent's at a retarget (BIP 94 time-warp rule)", h.Timestamp.UTC(), MaxTimeWarp)
 		}
@@ -45,28 +47,63 @@ func (c *Chain) checkHeader(h *wire.BlockHeader, height int32) error {
 		(h.Version < 4 && height >= params.BIP0065Height) {
 		return fmt.Errorf("block version %d no longer valid at height %d (BIP 34, 66, 65)", h.Version, height)
 	}
-	now := time.Now
-	if c.Now != nil {
-		now = c.Now
-	}
-	if limit := now().Add(MaxFutureDrift); h.Timestamp.After(limit) {
+	if limit := now.Add(MaxFutureDrift); h.Timestamp.After(limit) {
 		return fmt.Errorf("timestamp %v more than %v in the future", h.Timestamp.UTC(), MaxFutureDrift)
 	}
 	for _, cp := range params.Checkpoints {
-		if cp.Height == height && *cp.Hash != hash {
+		if cp.Height == height && *cp.Hash != *hash {
 			return fmt.Errorf("does not match the network's checkpoint %v", cp.Hash)
 		}
 	}
 	return nil
 }
 
-// medianTime returns the median timestamp of the eleven blocks ending at
-// height (fewer near the genesis block).
-func (c *Chain) medianTime(height int32) time.Time {
-	var ts []int64
-	for h := height; h >= 0 && h > height-11; h-- {
-		ts = append(ts, c.headers[h].Timestamp.Unix())
+// medianTimeBlocks is how many blocks the median time past spans.
+const medianTimeBlocks = 11
+
+// medianTime returns the median timestamp of the eleven blocks of s ending
+// at height (fewer near the genesis block).
+func medianTime(s *span, height int32) time.Time {
+	ts := make([]int64, 0, medianTimeBlocks)
+	for h := height; h >= 0 && h > height-medianTimeBlocks; h-- {
+		ts = append(ts, s.at(h).Timestamp.Unix())
 	}
 	sort.Slice(ts, func(i, j int) bool { return ts[i] < ts[j] })
 	return time.Unix(ts[len(ts)/2], 0)
+}
+
+// contextDepth is how far below a new header the rules read its
+// ancestors: a difficulty period (the retarget's first block, the walk of
+// lastNormalBits) or the median-time window, whichever is longer; only the
+// latter without retargeting (regtest).
+func contextDepth(params *chaincfg.Params) int32 {
+	if params.PoWNoRetargeting {
+		return medianTimeBlocks
+	}
+	return max(retargetInterval(params), medianTimeBlocks)
+}
+
+// The rules as methods of the chain, on the headers it holds in memory.
+
+func (c *Chain) checkHeader(h *wire.BlockHeader, height int32) error {
+	hash := h.BlockHash()
+	return checkHeader(c.params, &c.span, h, &hash, height, c.now())
+}
+
+func (c *Chain) medianTime(height int32) time.Time { return medianTime(&c.span, height) }
+
+func (c *Chain) requiredBits(height int32, ts time.Time) uint32 {
+	return requiredBits(c.params, &c.span, height, ts)
+}
+
+func (c *Chain) lastNormalBits(height int32) uint32 {
+	return lastNormalBits(c.params, &c.span, height)
+}
+
+// now reads the chain's clock.
+func (c *Chain) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
 }

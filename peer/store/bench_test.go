@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
@@ -39,6 +40,11 @@ func benchStoreDir(b *testing.B) string {
 	return dir
 }
 
+// benchClock is a clock after the last header of any benchmark chain:
+// regtest headers ten minutes apart from 2011 reach the present near
+// height 830,000.
+func benchClock() time.Time { return time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC) }
+
 // heapInUse returns the live heap after a full collection.
 func heapInUse() uint64 {
 	runtime.GC()
@@ -49,10 +55,12 @@ func heapInUse() uint64 {
 }
 
 // BenchmarkLoad100k opens a store of 100,000 headers (or -store.headers), checking every
-// record's checksum, link and proof of work (store), and builds the
-// in-memory chain the client uses today from it (chain), reporting the
-// live heap each needs per header; chain.Load and chain.Extend build the
-// chain from headers in memory, with Load's rules and with all of them.
+// record's checksum, link and proof of work (store); then builds from it
+// the chain the client uses, backed by the store (store+backed), or the
+// chain that holds every header in memory, from all headers read at once
+// (store+memory); each reports the live heap it needs per header, the
+// store's included. chain.Load and chain.Extend build the chain in memory
+// from headers already in memory, with Load's rules and with all of them.
 func BenchmarkLoad100k(b *testing.B) {
 	dir := benchStoreDir(b)
 	b.Run("store", func(b *testing.B) {
@@ -66,21 +74,36 @@ func BenchmarkLoad100k(b *testing.B) {
 		}
 		b.ReportMetric(perHeader, "heapB/header")
 	})
-	b.Run("store+chain", func(b *testing.B) {
-		var perHeader float64
-		for b.Loop() {
-			before := heapInUse()
-			s := openTest(b, dir, Options{NoSync: true})
-			c, err := s.Chain()
-			if err != nil || int(c.Height()) != benchHeaders() {
-				b.Fatalf("chain at %d: %v", c.Height(), err)
+	chains := []struct {
+		name  string
+		build func(*Store) (*chain.Chain, error)
+	}{
+		{"store+backed", (*Store).Chain},
+		{"store+memory", func(s *Store) (*chain.Chain, error) {
+			headers, err := s.ReadHeaders(0, s.Height())
+			if err != nil {
+				return nil, err
 			}
-			s.Close()
-			perHeader = float64(heapInUse()-before) / float64(benchHeaders())
-			runtime.KeepAlive(c)
-		}
-		b.ReportMetric(perHeader, "heapB/header")
-	})
+			return chain.Load(regtest, headers)
+		}},
+	}
+	for _, bc := range chains {
+		b.Run(bc.name, func(b *testing.B) {
+			var perHeader float64
+			for b.Loop() {
+				before := heapInUse()
+				s := openTest(b, dir, Options{NoSync: true})
+				c, err := bc.build(s)
+				if err != nil || int(c.Height()) != benchHeaders() {
+					b.Fatalf("chain at %d: %v", c.Height(), err)
+				}
+				perHeader = float64(heapInUse()-before) / float64(benchHeaders())
+				runtime.KeepAlive(c)
+				s.Close()
+			}
+			b.ReportMetric(perHeader, "heapB/header")
+		})
+	}
 	b.Run("chain.Load", func(b *testing.B) {
 		// The same from headers already in memory.
 		for b.Loop() {
@@ -98,6 +121,7 @@ func BenchmarkLoad100k(b *testing.B) {
 		}
 		for b.Loop() {
 			c := chain.New(regtest)
+			c.Now = benchClock
 			for start := 0; start < len(ptrs); start += 2000 {
 				if _, err := c.Extend(ptrs[start:min(start+2000, len(ptrs))]); err != nil {
 					b.Fatal(err)
@@ -105,6 +129,52 @@ func BenchmarkLoad100k(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkSync appends the benchmark chain to an empty store through its
+// chain in batches of 2,000, as a header sync from the genesis block
+// does, with fsync (each batch on disk before Extend returns), against
+// the same headers given to a chain in memory and saved with SaveChain
+// once at the end, as a client without a backed chain would.
+func BenchmarkSync(b *testing.B) {
+	benchChainOnce.Do(func() { benchChain = mineChain(*benchHeadersFlag, 0) })
+	ptrs := make([]*wire.BlockHeader, len(benchChain)-1)
+	for i := range ptrs {
+		ptrs[i] = &benchChain[i+1]
+	}
+	for _, backed := range []bool{true, false} {
+		name := "backed"
+		if !backed {
+			name = "memory+SaveChain"
+		}
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				b.StopTimer()
+				s := openTest(b, b.TempDir(), Options{})
+				b.StartTimer()
+				c := chain.New(regtest)
+				if backed {
+					var err error
+					if c, err = s.Chain(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				c.Now = benchClock
+				for start := 0; start < len(ptrs); start += 2000 {
+					if _, err := c.Extend(ptrs[start:min(start+2000, len(ptrs))]); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if _, err := s.SaveChain(c); err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				s.Close()
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(ptrs)), "ns/header")
+		})
+	}
 }
 
 // BenchmarkAppend measures appending headers in batches of 1 and 2000,

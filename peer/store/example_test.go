@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"time"
 
+	"github.com/btcsuite/btcd/blockchain"
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/peer/store"
 )
 
@@ -18,8 +21,9 @@ func Example() {
 	defer os.RemoveAll(dataDir)
 	params := &chaincfg.RegressionNetParams
 
-	// A client opens the store, resumes its chain from it, syncs the
-	// new headers from its peers into the chain and saves the change.
+	// A client opens the store and resumes its chain from it; the
+	// chain writes what Extend adds to the store (see ExampleStore_Chain).
+	// SaveChain writes a chain kept in memory, and nothing for this one.
 	st, err := store.Open(dataDir, params)
 	if err != nil {
 		log.Fatal(err)
@@ -28,7 +32,6 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	// ... c.Extend(headers from peers) ...
 	fork, err := st.SaveChain(c)
 	if err != nil {
 		log.Fatal(err)
@@ -65,4 +68,49 @@ func Example() {
 	// resumed at height 0 fork 0
 	// cached filter: true [0] <nil>
 	// true 0 0 0
+}
+
+// The chain a store returns keeps only its last headers in memory and
+// writes every header Extend accepts to the store before Extend returns:
+// a restart resumes from it.
+func ExampleStore_Chain() {
+	dataDir, err := os.MkdirTemp("", "store-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dataDir)
+	params := &chaincfg.RegressionNetParams
+	st, err := store.OpenWith(dataDir, params, store.Options{NoSync: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	c, err := st.Chain()
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Three regtest headers, as a peer would send them.
+	var headers []*wire.BlockHeader
+	prev := params.GenesisBlock.Header
+	for range 3 {
+		h := &wire.BlockHeader{Version: 4, PrevBlock: prev.BlockHash(), Timestamp: prev.Timestamp.Add(10 * time.Minute), Bits: params.PowLimitBits}
+		for hash := h.BlockHash(); blockchain.HashToBig(&hash).Cmp(params.PowLimit) > 0; hash = h.BlockHash() {
+			h.Nonce++
+		}
+		headers = append(headers, h)
+		prev = *h
+	}
+	up, err := c.Extend(headers)
+	fmt.Println("connected", up.Connected, err, "stored tip", st.Height())
+	st.Close()
+
+	st, err = store.OpenWith(dataDir, params, store.Options{NoSync: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer st.Close()
+	c, err = st.Chain()
+	fmt.Println("resumed at", c.Height(), err, c.Hash(3) == headers[2].BlockHash())
+	// Output:
+	// connected 3 <nil> stored tip 3
+	// resumed at 3 <nil> true
 }

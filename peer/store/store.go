@@ -28,7 +28,7 @@ const (
 // 256 MiB, the basic filters of roughly the last 12,000 mainnet blocks.
 const DefaultFilterCacheBytes = 256 << 20
 
-// Errors of Open; test with errors.Is.
+// Errors of Open, Chain and SaveChain; test with errors.Is.
 var (
 	// ErrLocked: another process (or another Store in this one) has the
 	// store open.
@@ -38,6 +38,9 @@ var (
 	ErrWrongNetwork = errors.New("store: directory belongs to another network or format")
 	// ErrClosed: the store was closed.
 	ErrClosed = errors.New("store: closed")
+	// ErrChanged: the store's headers changed while SaveChain read its
+	// source.
+	ErrChanged = errors.New("store: headers changed during SaveChain")
 )
 
 // Options tune a store. The zero value keeps no filters and syncs every
@@ -356,39 +359,34 @@ func (s *Store) truncateLocked(height int32) error {
 	return s.headers.truncate(height)
 }
 
-// saveBatch is how many headers SaveChain writes (and syncs) at a time,
-// and readBatch how many Chain reads at a time.
-const (
-	saveBatch = 2000
-	readBatch = 4096
-)
+// saveBatch is how many headers SaveChain writes (and syncs) at a time.
+const saveBatch = 2000
 
 // SaveChain makes the stored headers those of src: it finds the highest
 // height where both hold the same block, truncates above it (and the
 // filter headers with it) and appends src's headers above. It returns
-// that height. Call it after each change of the chain; a crash in the
-// middle leaves a valid prefix of src or of the old chain.
+// that height. Call it after each change of a chain in memory; a crash in
+// the middle leaves a valid prefix of src or of the old chain. For the
+// chain Chain returns, which writes its changes itself, it writes
+// nothing. src is read without the store's lock held, since it may read
+// from the store; the store must not change meanwhile (ErrChanged).
 func (s *Store) SaveChain(src HeaderSource) (fork int32, err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return 0, ErrClosed
-	}
-	fork = min(s.headers.height(), src.Height())
+	tip := s.Height()
+	fork = min(tip, src.Height())
 	for ; fork >= 0; fork-- {
-		slot, err := s.headers.lookup(fork)
+		stored, err := s.Hash(fork)
 		if err != nil {
 			return 0, err
 		}
-		if slot.hash == src.Hash(fork) {
+		if stored == src.Hash(fork) {
 			break
 		}
 	}
 	if fork < 0 {
 		return 0, fmt.Errorf("%w: the chain's genesis block is not the store's", ErrWrongNetwork)
 	}
-	if fork < s.headers.height() {
-		if err := s.truncateLocked(fork); err != nil {
+	if fork < tip {
+		if err := s.truncateAt(tip, fork); err != nil {
 			return fork, err
 		}
 	}
@@ -396,7 +394,7 @@ func (s *Store) SaveChain(src HeaderSource) (fork int32, err error) {
 	for h := fork + 1; h <= src.Height(); h++ {
 		batch = append(batch, src.Header(h))
 		if len(batch) == saveBatch || h == src.Height() {
-			if err := s.headers.append(batch); err != nil {
+			if err := s.appendAt(h+1-int32(len(batch)), batch); err != nil {
 				return fork, err
 			}
 			batch = batch[:0]
@@ -405,35 +403,63 @@ func (s *Store) SaveChain(src HeaderSource) (fork int32, err error) {
 	return fork, nil
 }
 
-// Chain returns the stored headers as a chain.Chain, checked by
-// chain.Load. If a stored header fails the chain's rules, the store is
-// cut below it, Recovered says so, and the chain holds the headers
-// before it. The chain holds every header in memory (about 200 bytes
-// each); the store itself needs four.
-func (s *Store) Chain() (*chain.Chain, error) {
+// truncateAt truncates to height if the tip is still at tip.
+func (s *Store) truncateAt(tip, height int32) error {
 	s.mu.Lock()
-	tip := s.headers.height()
-	s.mu.Unlock()
-	// Read in pieces straight into the slice the chain takes over.
-	headers := make([]wire.BlockHeader, 0, tip+1)
-	for from := int32(0); from <= tip; from += readBatch {
-		part, err := s.ReadHeaders(from, min(from+readBatch-1, tip))
-		if err != nil {
-			return nil, err
-		}
-		headers = append(headers, part...)
+	defer s.mu.Unlock()
+	if s.headers.height() != tip {
+		return fmt.Errorf("%w: tip at %d, was %d", ErrChanged, s.headers.height(), tip)
 	}
-	c, err := chain.Load(s.params, headers)
-	if err == nil {
+	return s.truncateLocked(height)
+}
+
+// appendAt appends headers from height start if the tip is still just
+// below it.
+func (s *Store) appendAt(start int32, headers []wire.BlockHeader) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	if s.headers.height() != start-1 {
+		return fmt.Errorf("%w: tip at %d, was %d", ErrChanged, s.headers.height(), start-1)
+	}
+	return s.headers.append(headers)
+}
+
+// Chain returns the stored headers as a chain backed by the store
+// (chain.Backed): every stored header is checked against the chain's
+// rules, and the chain keeps only its last few thousand headers in
+// memory, reading the others from the store, and writes each change
+// Extend makes to the store before Extend returns. If a stored header
+// fails the chain's rules, the store is cut below it, Recovered says so,
+// and the chain holds the headers before it.
+//
+// While the chain is in use, change the store's headers only through it:
+// AppendHeaders, Truncate and SaveChain of another chain would leave it
+// behind the store, which its Extend then refuses (chain.ErrStorage).
+// SaveChain of the chain itself writes nothing.
+func (s *Store) Chain() (*chain.Chain, error) {
+	if s.isClosed() {
+		return nil, ErrClosed
+	}
+	c, err := chain.Backed(s.params, s)
+	switch {
+	case err == nil:
 		return c, nil
-	}
-	if c == nil {
+	case c == nil:
 		return nil, fmt.Errorf("store: %w", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.note("%s: kept headers 0..%d, cut the rest: %v", HeadersFile, c.Height(), err)
-	return c, s.truncateLocked(c.Height())
+	return c, nil
+}
+
+func (s *Store) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
 }
 
 // PutFilter caches a basic filter of the block, which the caller has

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -368,12 +369,7 @@ func TestSaveChainFromChain(t *testing.T) {
 		t.Fatalf("SaveChain after the reorganization = %d, %v", fork, err)
 	}
 	s.Close()
-	s = openTest(t, dir, Options{NoSync: true})
-	defer s.Close()
-	resumed, err := s.Chain()
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, resumed := resume(t, dir)
 	if resumed.Height() != 110 || resumed.Hash(110) != c.Hash(110) {
 		t.Fatalf("resumed chain at %d %v, want 110 %v", resumed.Height(), resumed.Hash(resumed.Height()), c.Hash(110))
 	}
@@ -415,9 +411,12 @@ func TestChainFromStore(t *testing.T) {
 
 // TestMemoryBounded checks that an open store's heap does not grow with
 // the chain by more than the four bytes a header HeightOf needs (plus
-// slack for the slice's spare capacity) over its fixed header cache.
+// slack for the slice's spare capacity) over its fixed header cache, and
+// that the chain backed by it adds no more than a fixed 2 MB: its window
+// of at most 2×chain.WindowHeaders headers and hashes, their index, and
+// the spare capacity a batch of 2,000 adds.
 func TestMemoryBounded(t *testing.T) {
-	const n = 50000
+	const n = 100000
 	dir := t.TempDir()
 	s := openTest(t, dir, Options{NoSync: true})
 	if _, err := s.SaveChain(sliceChain(mineChain(n, 0))); err != nil {
@@ -426,13 +425,24 @@ func TestMemoryBounded(t *testing.T) {
 	s.Close()
 	before := heapInUse()
 	s = openTest(t, dir, Options{NoSync: true})
-	grown := int64(heapInUse()) - int64(before)
 	defer s.Close()
+	opened := heapInUse()
+	grown := int64(opened) - int64(before)
 	fixed := int64(headerCacheSlots * unsafe.Sizeof(cachedHeader{}))
 	if limit := fixed + 6*n + 64<<10; grown > limit {
 		t.Fatalf("an open store of %d headers holds %d bytes of heap, want at most %d (%d fixed)", n, grown, limit, fixed)
 	}
-	t.Logf("%d headers: %d bytes of heap, %.1f a header (%d fixed)", n, grown, float64(grown)/n, fixed)
+	t.Logf("store of %d headers: %d bytes of heap, %.1f a header (%d fixed)", n, grown, float64(grown)/n, fixed)
+	c, err := s.Chain()
+	if err != nil || c.Height() != n {
+		t.Fatalf("chain at %d: %v", c.Height(), err)
+	}
+	chainHeap := int64(heapInUse()) - int64(opened)
+	runtime.KeepAlive(c)
+	if limit := int64(2 << 20); chainHeap > limit {
+		t.Fatalf("the chain of a store of %d headers holds %d bytes of heap, want at most %d", n, chainHeap, limit)
+	}
+	t.Logf("its chain: %d bytes more; both %.1f a header", chainHeap, float64(grown+chainHeap)/n)
 }
 
 // TestConcurrentReads reads hashes, headers and filters from several
