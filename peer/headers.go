@@ -18,7 +18,8 @@ import (
 // more and served less is reported with ErrWithheldHeaders. Headers that
 // break a rule are reported with ErrBadHeaders; a valid branch with less
 // work than c leaves c as it was and is reported with chain.ErrLessWork
-// wrapped in the *PeerError.
+// wrapped in the *PeerError. A failure of c's store is returned as it is
+// (chain.ErrStorage), not blamed on the node.
 //
 // btcd does not answer getheaders until its tip is less than 24 hours old.
 func (p *Peer) SyncHeaders(ctx context.Context, c *chain.Chain) (chain.Update, int32, error) {
@@ -58,6 +59,10 @@ func (p *Peer) SyncHeaders(ctx context.Context, c *chain.Chain) (chain.Update, i
 		merge(&total, up)
 		if errors.Is(err, chain.ErrLessWork) || errors.Is(err, chain.ErrBelowCheckpoint) {
 			return total, tip, p.errorf(op, "%w", err)
+		}
+		if errors.Is(err, chain.ErrStorage) {
+			// Our disk failed, not the peer: nothing to blame it for.
+			return total, tip, err
 		}
 		if err != nil {
 			return total, tip, p.fail(op, "%w: %v", ErrBadHeaders, err)

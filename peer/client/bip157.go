@@ -89,6 +89,9 @@ func (c *Client) scan(ctx context.Context, req ScanRequest, mode string, service
 		if !errors.As(err, &f) {
 			return nil, err
 		}
+		if serr := c.chain.Err(); serr != nil {
+			return nil, fmt.Errorf("client: the chain state: %w", serr)
+		}
 		// A reorganization explains stalls, notfound and changed filter
 		// headers from an honest node: check before blaming, on a new
 		// connection if the failed request dropped the old one.

@@ -341,6 +341,8 @@ func (c *Client) syncHeaders(ctx context.Context) (chain.Update, error) {
 		case err == nil:
 		case ctx.Err() != nil:
 			return total, ctx.Err()
+		case errors.Is(err, chain.ErrStorage):
+			return total, fmt.Errorf("client: the chain state: %w", err)
 		case errors.Is(err, peer.ErrBadHeaders), errors.Is(err, peer.ErrWithheldHeaders):
 			c.ban(m, err)
 		default:
@@ -364,8 +366,13 @@ func (c *Client) pick(ms []*member) *member {
 }
 
 // blame decides what a peer's failed request means: a lie bans it, a
-// stall or disconnect drops it. It reports whether the peer lied.
+// stall or disconnect drops it. It reports whether the peer lied. Nobody
+// is blamed while the chain cannot read its store: the requests were made
+// from what it could not read.
 func (c *Client) blame(m *member, err error) bool {
+	if c.chain.Err() != nil {
+		return false
+	}
 	if isLie(err) {
 		c.ban(m, err)
 		return true
