@@ -213,8 +213,15 @@ func TestScanCommand(t *testing.T) {
 		first, _ := scanJSON(t, "--peer", node.P2PAddr, "--datadir", dir, "--watch", aliceAddr)
 		second, _ := scanJSON(t, "--peer", node.P2PAddr, "--datadir", dir, "--watch", aliceAddr)
 		t.Logf("bytes received: first %d, second %d", first.BytesReceived, second.BytesReceived)
-		if fmt.Sprint(found(first)) != fmt.Sprint(found(second)) || second.BytesReceived*10 > first.BytesReceived {
-			t.Errorf("first %v (%d bytes), second %v (%d bytes)", found(first), first.BytesReceived, found(second), second.BytesReceived)
+		// The second scan fetches no filter and no filter header of the
+		// range again; what it receives is the check of the peer's last
+		// 100 filter headers against the stored ones (3.3 KB, a large part
+		// of this short chain: the client tests bound a longer chain's
+		// second scan at 10%) and the matching blocks.
+		if fmt.Sprint(found(first)) != fmt.Sprint(found(second)) || second.FiltersReceived != 0 ||
+			first.FiltersReceived == 0 || second.BytesReceived*2 > first.BytesReceived {
+			t.Errorf("first %v (%d bytes, %d filters), second %v (%d bytes, %d filters)", found(first), first.BytesReceived,
+				first.FiltersReceived, found(second), second.BytesReceived, second.FiltersReceived)
 		}
 		if _, err := os.Stat(filepath.Join(dir, "regtest", "headers.bin")); err != nil {
 			t.Errorf("no chain state in the data directory: %v", err)
