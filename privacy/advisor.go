@@ -24,7 +24,8 @@ const (
 // about a wallet below a target.
 type AdviceParams struct {
 	// Model describes the wallet, the universe and the attacker; its
-	// FPRate is what the advisor chooses and is ignored.
+	// FPRate is what the advisor chooses: it is ignored, and 0 in the
+	// Advice.
 	Model ModelParams `json:"model_params"`
 	// TargetPH1 and TargetPHAll bound the attacker's confidence,
 	// E[P_h(1)] and E[P_h(N)] (p_h_1_exact and p_h_all_exact of the model).
@@ -185,6 +186,8 @@ func Advise(p AdviceParams) (*Advice, error) {
 		return nil, err
 	}
 	m := p.Model
+	// The rate is the advisor's answer, not an input.
+	p.Model.FPRate = 0
 	inserted := uint64(m.Addresses) * uint64(m.ElementsPerAddress)
 	sizings := coreSizings(uint32(inserted+uint64(m.ExtraElements)), inserted)
 	a := &Advice{Params: p, SizingsSearched: len(sizings), Warnings: []string{}}
