@@ -70,12 +70,9 @@ type AdviceRow struct {
 	// of them, to show how far it falls short.
 	Reachable bool `json:"reachable"`
 	// Sizing is the filter of the smallest rate that meets the target.
+	// It is also the one with the fewest false-positive transactions,
+	// since pf never decreases as the rate grows (see Advise).
 	Sizing
-	// LowestCost is, when it differs, the filter that meets the target
-	// with the fewest false-positive transactions: because Core rounds
-	// the hash-function count, a larger rate can build a filter of
-	// smaller pf.
-	LowestCost *Sizing `json:"lowest_cost,omitempty"`
 	// CoreLargest is true when the answer is the largest filter Core
 	// builds for this element count: every smaller rate builds the same
 	// filter, so any rate up to FPRateMax meets the target.
@@ -164,14 +161,20 @@ func (p AdviceParams) Validate() error {
 // binomial number of false positives) below the targets, with one filter
 // and with p.Model.Filters filters.
 //
-// The search is exhaustive: Core's rounding of the hash-function count
-// makes pf, and so the confidence, non-monotonic in the rate, so Advise
-// enumerates every distinct filter Core builds for the element count. The
-// confidence itself decreases as pf grows (more false positives are
-// stochastically more), so the filters that meet a target are exactly
-// those whose pf exceeds a threshold, found by bisection over their sorted
-// pf values; the answer is the largest of them, built from the smallest
-// rate.
+// The search is exhaustive and exact: Advise enumerates every distinct
+// filter (bytes, hash functions) Core builds for the element count, with
+// the exact float64 interval of rates that builds each. Core's truncation
+// of the bit and hash-function counts makes pf, and so the confidence, a
+// step function of the rate with jumps of up to a factor of several where
+// the hash-function count changes, so a bisection on the rate alone would
+// land anywhere inside a step. The confidence decreases as pf grows (the
+// binomial number of false positives grows stochastically with pf), so
+// the filters that meet a target are exactly those whose pf exceeds a
+// threshold, found by bisection over their sorted pf values; the answer is
+// the largest of them, built from the smallest rate. For Core's sizing pf
+// also never decreases as the rate grows (the hash-function count stays at
+// or below the optimum for the actual fill, where pf falls as k grows), so
+// that filter is also the one that costs the least bandwidth.
 func Advise(p AdviceParams) (*Advice, error) {
 	if p.Model.Filters == 0 {
 		p.Model.Filters = 1
@@ -220,11 +223,16 @@ func Advise(p AdviceParams) (*Advice, error) {
 // pf, with b filters.
 func (p AdviceParams) confidence(pf float64, b uint32) (ph1, phAll float64) {
 	m := p.Model
-	q := pf
+	perCandidate := pf
 	if m.PairTest {
-		q *= pf
+		perCandidate *= pf
 	}
-	return ExpectedPH(float64(m.Addresses), float64(m.UniverseSize-uint64(m.Addresses)), math.Pow(q, float64(b)))
+	// Multiplied out as Evaluate does, so that both give the same bits.
+	q := 1.0
+	for range b {
+		q *= perCandidate
+	}
+	return ExpectedPH(float64(m.Addresses), float64(m.UniverseSize-uint64(m.Addresses)), q)
 }
 
 func (p AdviceParams) meets(ph1, phAll float64) bool {
@@ -267,12 +275,7 @@ func (p AdviceParams) adviseFor(b uint32, sizings []coreSizing) AdviceRow {
 			break
 		}
 	}
-	row := AdviceRow{Filters: b, Reachable: true, Sizing: p.sizing(sizings[best], b), CoreLargest: best == 0}
-	if cheapest := byPf[j]; cheapest != best && sizings[cheapest].pf < sizings[best].pf {
-		s := p.sizing(sizings[cheapest], b)
-		row.LowestCost = &s
-	}
-	return row
+	return AdviceRow{Filters: b, Reachable: true, Sizing: p.sizing(sizings[best], b), CoreLargest: best == 0}
 }
 
 func cmpFloat(a, b float64) int {

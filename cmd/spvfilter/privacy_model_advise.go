@@ -112,9 +112,6 @@ func printAdvice(w io.Writer, r *privacy.Advice) {
 			label += " (unreachable)"
 		}
 		line(label, row.Sizing)
-		if row.LowestCost != nil {
-			line(fmt.Sprintf("%d (lowest cost)", row.Filters), *row.LowestCost)
-		}
 	}
 	tw.Flush()
 	for _, row := range r.Rows {
@@ -133,10 +130,6 @@ func adviceVerdict(p privacy.AdviceParams, row privacy.AdviceRow) string {
 		row.Filters, targetText(p), row.FPRate, row.FilterBytes, row.HashFuncs, row.FalsePositiveTxsPerBlock, p.BlockTxs)
 	if row.CoreLargest {
 		s += fmt.Sprintf(" This is the largest filter Core builds here: every rate up to %.3g meets the target.", row.FPRateMax)
-	}
-	if lc := row.LowestCost; lc != nil {
-		s += fmt.Sprintf(" A larger rate, %.4g, costs less (%.3g per block): Core rounds it to %d bytes with %d hash functions, a smaller pf.",
-			lc.FPRate, lc.FalsePositiveTxsPerBlock, lc.FilterBytes, lc.HashFuncs)
 	}
 	return s
 }
