@@ -125,11 +125,12 @@ func adviceVerdict(p privacy.AdviceParams, row privacy.AdviceRow) string {
 			"%d bytes and %d hash functions (rates up to %.3g), leaves E[P_h(1)] = %.3g and E[P_h(N)] = %.3g.",
 			row.Filters, targetText(p), row.FilterBytes, row.HashFuncs, row.FPRateMax, row.PH1Exact, row.PHAllExact)
 	}
-	s := fmt.Sprintf("With %d filter(s), %s needs a rate of at least %.4g: Bitcoin Core then builds %d bytes with %d hash functions, "+
+	if row.CoreLargest {
+		return fmt.Sprintf("With %d filter(s) every rate meets %s: every rate up to %.3g builds the largest filter Core makes for this wallet, "+
+			"%d bytes with %d hash functions, and the client downloads about %.3g false-positive transactions per block of %d.",
+			row.Filters, targetText(p), row.FPRateMax, row.FilterBytes, row.HashFuncs, row.FalsePositiveTxsPerBlock, p.BlockTxs)
+	}
+	return fmt.Sprintf("With %d filter(s), %s needs a rate of at least %.4g: Bitcoin Core then builds %d bytes with %d hash functions, "+
 		"and the client downloads about %.3g false-positive transactions per block of %d.",
 		row.Filters, targetText(p), row.FPRate, row.FilterBytes, row.HashFuncs, row.FalsePositiveTxsPerBlock, p.BlockTxs)
-	if row.CoreLargest {
-		s += fmt.Sprintf(" This is the largest filter Core builds here: every rate up to %.3g meets the target.", row.FPRateMax)
-	}
-	return s
 }

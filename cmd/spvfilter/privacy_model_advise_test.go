@@ -111,6 +111,12 @@ func TestPrivacyModelTargetText(t *testing.T) {
 	if status != exitOK || !strings.Contains(stdout, "(unreachable)") || !strings.Contains(stdout, "no filter Bitcoin Core builds reaches") {
 		t.Errorf("status %d, unreachable text:\n%s", status, stdout)
 	}
+	// 40,100 elements: Core caps the filter at 36,000 bytes, and a
+	// universe of 10^12 hides the wallet in it.
+	stdout, stderr, status = runCLI(t, "", "privacy", "model", "--addresses", "20000", "--universe-size", "1000000000000", "--target-p-h-all", "0.5")
+	if status != exitOK || !strings.Contains(stdout, "every rate meets") || !strings.Contains(stdout, "36000 bytes") || !strings.Contains(stderr, "even the largest filter") {
+		t.Errorf("status %d, every-rate text:\n%s\n%s", status, stdout, stderr)
+	}
 }
 
 func TestPrivacyModelTargetRefused(t *testing.T) {
