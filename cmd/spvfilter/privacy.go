@@ -97,8 +97,8 @@ the smallest false-positive rate whose filter keeps the attacker's
 confidence E[P_h(N)] (or E[P_h(1)]), averaged over the binomial number of
 false positives, below X, with one filter and with --filters B. Every
 filter Bitcoin Core can build for the element count is searched (the
-rounding of the hash-function count makes the confidence non-monotonic in
-the rate), and the bandwidth cost is given as the false-positive
+truncation of the hash-function count makes the confidence a step function
+of the rate, with large steps), and the bandwidth cost is given as the false-positive
 transactions per block of --block-txs transactions with --tx-elements
 elements tested each (default 9: a 2-input, 2-output P2PKH transaction's
 txid, 2 output key hashes, and per input its outpoint, signature and key).`,
@@ -112,6 +112,9 @@ txid, 2 output key hashes, and per input its outpoint, signature and key).`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.advice.requested(cmd.Flags()) {
 				return runAdvice(a, &f, cmd.Flags())
+			}
+			if err := f.advice.checkUnused(cmd.Flags()); err != nil {
+				return err
 			}
 			return runModel(a, &f)
 		},

@@ -32,6 +32,17 @@ func (f *adviceFlags) requested(fl *pflag.FlagSet) bool {
 	return fl.Changed("target-p-h-all") || fl.Changed("target-p-h-1")
 }
 
+// checkUnused refuses the block flags without a target: they would be
+// ignored.
+func (f *adviceFlags) checkUnused(fl *pflag.FlagSet) error {
+	for _, name := range []string{"block-txs", "tx-elements"} {
+		if fl.Changed(name) {
+			return badInput("--%s is used only with --target-p-h-all or --target-p-h-1", name)
+		}
+	}
+	return nil
+}
+
 func runAdvice(a *app, f *modelFlags, fl *pflag.FlagSet) error {
 	if err := checkModelFlags(&f.p); err != nil {
 		return err

@@ -134,6 +134,8 @@ func TestPrivacyModelTargetRefused(t *testing.T) {
 		{[]string{"--target-p-h-1", "0.5", "--monte-carlo", "3"}, "--monte-carlo cannot be combined"},
 		{[]string{"--target-p-h-1", "0.5", "--block-txs", "0"}, "--block-txs 0"},
 		{[]string{"--target-p-h-1", "0.5", "--filters", "0"}, "--filters 0"},
+		{[]string{"--block-txs", "2000"}, "used only with --target"},
+		{[]string{"--addresses", "20", "--tx-elements", "5"}, "used only with --target"},
 		{[]string{"--target-p-h-1", "0.5", "--addresses", "20", "--universe-size", "10"}, "universe size"},
 	}
 	for _, tc := range tests {
