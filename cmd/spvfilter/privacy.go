@@ -60,6 +60,7 @@ type modelFlags struct {
 	monteCarlo int
 	mcSample   uint64
 	seed       uint64
+	advice     adviceFlags
 }
 
 func newPrivacyModelCommand(a *app) *cobra.Command {
@@ -89,14 +90,34 @@ fprate, filters, universe-size and VALUES a comma-separated list of values
 and ranges START..END, START..END:STEP or START..END:xFACTOR (geometric).
 --plot FILE.svg|FILE.png draws P_h(1) and P_h(N) along the sweep (or along
 addresses=1..2N without one). --monte-carlo TRIALS builds real filters and
-checks that the model lies within the measured 99% confidence interval.`,
+checks that the model lies within the measured 99% confidence interval.
+
+--target-p-h-all X and --target-p-h-1 X turn the model around: they print
+the smallest false-positive rate whose filter keeps the attacker's
+confidence E[P_h(N)] (or E[P_h(1)]), averaged over the binomial number of
+false positives, below X, with one filter and with --filters B. Every
+filter Bitcoin Core can build for the element count is searched (the
+truncation of the hash-function count makes the confidence a step function
+of the rate, with large steps), and the bandwidth cost is given as the false-positive
+transactions per block of --block-txs transactions with --tx-elements
+elements tested each (default 9: a 2-input, 2-output P2PKH transaction's
+txid, 2 output key hashes, and per input its outpoint, signature and key).`,
 		Example: `  spvfilter privacy model --addresses 20 --fprate 0.0005 --universe-size 10000000
   spvfilter privacy model --addresses 20 --filters 2 --pair-test --json
   spvfilter privacy model --sweep addresses=1..100 --plot leak.svg
   spvfilter privacy model --sweep fprate=0.00001..0.1:x10 --filters 2
-  spvfilter privacy model --addresses 50 --fprate 0.01 --universe-size 1000000 --monte-carlo 50`,
+  spvfilter privacy model --addresses 50 --fprate 0.01 --universe-size 1000000 --monte-carlo 50
+  spvfilter privacy model --addresses 100 --universe-size 1000000000 --target-p-h-all 0.1 --filters 3`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runModel(a, &f) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.advice.requested(cmd.Flags()) {
+				return runAdvice(a, &f, cmd.Flags())
+			}
+			if err := f.advice.checkUnused(cmd.Flags()); err != nil {
+				return err
+			}
+			return runModel(a, &f)
+		},
 	}
 	fl := c.Flags()
 	addModelFlags(fl, &f.p)
@@ -105,6 +126,7 @@ checks that the model lies within the measured 99% confidence interval.`,
 	fl.IntVar(&f.monteCarlo, "monte-carlo", 0, "check the model with this many trials on real filters")
 	fl.Uint64Var(&f.mcSample, "monte-carlo-sample", 0, "outside candidates tested per trial (default: all, at most 1000000)")
 	fl.Uint64Var(&f.seed, "seed", 1, "random seed of the Monte Carlo run")
+	addAdviceFlags(fl, &f.advice)
 	return c
 }
 

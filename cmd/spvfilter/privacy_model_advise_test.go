@@ -1,0 +1,159 @@
+package main
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+type adviceRowJSON struct {
+	Filters                  uint32  `json:"filters"`
+	Reachable                bool    `json:"reachable"`
+	FPRate                   float64 `json:"fp_rate"`
+	FPRateMax                float64 `json:"fp_rate_max"`
+	FilterBytes              uint32  `json:"filter_bytes"`
+	HashFuncs                uint32  `json:"hash_funcs"`
+	PH1Exact                 float64 `json:"p_h_1_exact"`
+	PHAllExact               float64 `json:"p_h_all_exact"`
+	FalsePositiveTxsPerBlock float64 `json:"false_positive_txs_per_block"`
+	CoreLargest              bool    `json:"core_largest"`
+}
+
+type adviceJSON struct {
+	SizingsSearched int             `json:"sizings_searched"`
+	Rows            []adviceRowJSON `json:"rows"`
+	Warnings        []string        `json:"warnings"`
+}
+
+// modelAt runs the plain model command at a rate and returns its JSON.
+func modelAt(t *testing.T, wallet []string, rate float64, filters uint32) map[string]any {
+	t.Helper()
+	// The last --filters wins: the row's count, not the wallet's.
+	args := append(append([]string{"privacy", "model", "--json"}, wallet...),
+		"--fprate", strconv.FormatFloat(rate, 'g', -1, 64), "--filters", strconv.Itoa(int(filters)))
+	stdout, stderr, status := runCLI(t, "", args...)
+	if status != exitOK {
+		t.Fatalf("%q: status %d: %s", args, status, stderr)
+	}
+	var m map[string]any
+	decodeJSON(t, stdout, &m)
+	return m
+}
+
+// The advice's rate, given back to the model command, builds the filter
+// advised and meets the target; the next smaller rate does not.
+func TestPrivacyModelTargetAgreesWithModel(t *testing.T) {
+	tests := []struct {
+		wallet    []string
+		target    string // flag name
+		x         float64
+		key       string // the model's key the target bounds
+		rows      int
+		reachable bool
+	}{
+		{[]string{"--addresses", "20", "--universe-size", "10000000", "--filters", "3"}, "target-p-h-all", 0.5, "p_h_all_exact", 2, true},
+		{[]string{"--addresses", "100", "--universe-size", "1000000000"}, "target-p-h-1", 0.1, "p_h_1_exact", 1, true},
+		{[]string{"--addresses", "1000", "--universe-size", "10000000", "--filters", "2", "--pair-test"}, "target-p-h-1", 0.5, "p_h_1_exact", 2, true},
+		{[]string{"--addresses", "100", "--universe-size", "1000"}, "target-p-h-1", 0.01, "p_h_1_exact", 1, false},
+	}
+	for _, tc := range tests {
+		name := strings.Join(append(tc.wallet, tc.target), " ")
+		t.Run(name, func(t *testing.T) {
+			args := append([]string{"privacy", "model", "--json", "--" + tc.target, strconv.FormatFloat(tc.x, 'g', -1, 64)}, tc.wallet...)
+			stdout, stderr, status := runCLI(t, "", args...)
+			if status != exitOK {
+				t.Fatalf("status %d: %s", status, stderr)
+			}
+			var a adviceJSON
+			decodeJSON(t, stdout, &a)
+			if len(a.Rows) != tc.rows || a.SizingsSearched == 0 || a.Warnings == nil {
+				t.Fatalf("advice %+v", a)
+			}
+			if !tc.reachable && (len(a.Warnings) == 0 || !strings.Contains(stderr, "no filter Bitcoin Core builds")) {
+				t.Errorf("unreachable target without a warning: %q / %s", a.Warnings, stderr)
+			}
+			for _, row := range a.Rows {
+				if row.Reachable != tc.reachable {
+					t.Fatalf("row %+v: reachable %v, want %v", row, row.Reachable, tc.reachable)
+				}
+				m := modelAt(t, tc.wallet, row.FPRate, row.Filters)
+				if uint32(m["filter_bytes"].(float64)) != row.FilterBytes || uint32(m["hash_funcs"].(float64)) != row.HashFuncs {
+					t.Fatalf("rate %v: model builds %v bytes k=%v, advice %d, %d", row.FPRate, m["filter_bytes"], m["hash_funcs"], row.FilterBytes, row.HashFuncs)
+				}
+				if got := m[tc.key].(float64) < tc.x; got != tc.reachable {
+					t.Fatalf("rate %v: model %s = %v against target %v", row.FPRate, tc.key, m[tc.key], tc.x)
+				}
+				if !tc.reachable {
+					continue
+				}
+				below := modelAt(t, tc.wallet, math.Nextafter(row.FPRate, 0), row.Filters)
+				if below[tc.key].(float64) < tc.x {
+					t.Fatalf("the rate below %v also meets the target: %s = %v", row.FPRate, tc.key, below[tc.key])
+				}
+			}
+		})
+	}
+}
+
+func TestPrivacyModelTargetText(t *testing.T) {
+	stdout, stderr, status := runCLI(t, "", "privacy", "model", "--addresses", "20", "--universe-size", "10000000",
+		"--target-p-h-all", "0.5", "--filters", "3", "--block-txs", "2000", "--tx-elements", "5")
+	if status != exitOK {
+		t.Fatalf("status %d: %s", status, stderr)
+	}
+	for _, want := range []string{"smallest fp rate", "E[P_h(N)] < 0.5", "2000 transactions, 5 elements", "With 1 filter(s)", "With 3 filter(s)", "false-positive transactions per block of 2000"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("text lacks %q:\n%s", want, stdout)
+		}
+	}
+	stdout, _, status = runCLI(t, "", "privacy", "model", "--addresses", "100", "--universe-size", "1000", "--target-p-h-1", "0.01")
+	if status != exitOK || !strings.Contains(stdout, "(unreachable)") || !strings.Contains(stdout, "no filter Bitcoin Core builds reaches") {
+		t.Errorf("status %d, unreachable text:\n%s", status, stdout)
+	}
+	// 40,100 elements: Core caps the filter at 36,000 bytes, and a
+	// universe of 10^12 hides the wallet in it.
+	stdout, stderr, status = runCLI(t, "", "privacy", "model", "--addresses", "20000", "--universe-size", "1000000000000", "--target-p-h-all", "0.5")
+	if status != exitOK || !strings.Contains(stdout, "every rate meets") || !strings.Contains(stdout, "36000 bytes") || !strings.Contains(stderr, "even the largest filter") {
+		t.Errorf("status %d, every-rate text:\n%s\n%s", status, stdout, stderr)
+	}
+}
+
+func TestPrivacyModelTargetRefused(t *testing.T) {
+	tests := []struct {
+		args   []string
+		stderr string
+	}{
+		{[]string{"--target-p-h-all", "0"}, "strictly between 0 and 1"},
+		{[]string{"--target-p-h-all", "1"}, "strictly between 0 and 1"},
+		{[]string{"--target-p-h-1", "-0.2"}, "strictly between 0 and 1"},
+		{[]string{"--target-p-h-1", "NaN"}, "strictly between 0 and 1"},
+		{[]string{"--target-p-h-1", "0.5", "--target-p-h-all", "2"}, "strictly between 0 and 1"},
+		{[]string{"--target-p-h-1", "0.5", "--fprate", "0.01"}, "--fprate cannot be combined"},
+		{[]string{"--target-p-h-1", "0.5", "--sweep", "addresses=1..3"}, "--sweep cannot be combined"},
+		{[]string{"--target-p-h-1", "0.5", "--monte-carlo", "3"}, "--monte-carlo cannot be combined"},
+		{[]string{"--target-p-h-1", "0.5", "--block-txs", "0"}, "--block-txs 0"},
+		{[]string{"--target-p-h-1", "0.5", "--filters", "0"}, "--filters 0"},
+		{[]string{"--block-txs", "2000"}, "used only with --target"},
+		{[]string{"--addresses", "20", "--tx-elements", "5"}, "used only with --target"},
+		{[]string{"--target-p-h-1", "0.5", "--addresses", "20", "--universe-size", "10"}, "universe size"},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			args := append([]string{"privacy", "model"}, tc.args...)
+			stdout, stderr, status := runCLI(t, "", args...)
+			if status != exitBadInput || stdout != "" || !strings.Contains(stderr, tc.stderr) {
+				t.Errorf("status %d, stdout %q, stderr %q; want status 2 and %q", status, stdout, stderr, tc.stderr)
+			}
+			_, stderr, status = runCLI(t, "", append(args, "--json")...)
+			var e struct {
+				Error    string `json:"error"`
+				ExitCode int    `json:"exit_code"`
+			}
+			decodeJSON(t, stderr, &e)
+			if status != exitBadInput || e.ExitCode != exitBadInput || !strings.Contains(e.Error, tc.stderr) {
+				t.Errorf("--json: status %d, error %+v", status, e)
+			}
+		})
+	}
+}
