@@ -294,6 +294,7 @@ func TestJSONKeysOneType(t *testing.T) {
 		{"merkleblock", "build", "--block", blockHex, "--filter", corePayload},
 		{"merkleblock", "verify", "--merkleblock", payloadDc45},
 		{"privacy", "model", "--addresses", "20", "--filters", "2"},
+		{"privacy", "model", "--addresses", "20", "--filters", "3", "--target-p-h-all", "0.5"},
 		{"privacy", "model", "--sweep", "addresses=1..3"},
 		{"privacy", "model", "--addresses", "5", "--universe-size", "20000", "--monte-carlo", "2"},
 		{"privacy", "compare", "--addresses", "20"},
