@@ -129,9 +129,13 @@ func TestRelayServesRealClientWhileSlotsFull(t *testing.T) {
 		t.Fatalf("real client: %q %v", cmd, err)
 	}
 	v := wire.NewMsgVersion(wire.NewNetAddressIPPort(net.IPv4(127, 0, 0, 1), 2, 0), wire.NewNetAddressIPPort(net.IPv4(127, 0, 0, 1), 1, 0), 9, 0)
+	records := r.Stats().Records
 	if _, err := real.Write(frame(wire.TestNet, "version", encodeMsg(t, v))); err != nil {
 		t.Fatal(err)
 	}
+	// The relay has read the version once it has recorded it: only then
+	// is the client past its version.
+	waitStat(t, r, "records", func(s RelayStats) int64 { return s.Records }, records+1)
 	for range 2 {
 		silentClient(t, addr) // evicts silent[1], then silent[2]
 	}
