@@ -167,9 +167,9 @@ func (c *Client) scanBIP157(ctx context.Context, req ScanRequest, wl *watchList)
 			len(res.SpendOnlyBlocks), res.SpendOnlyBlocks))
 	}
 	for i, it := range req.Watch {
-		if it.IsOutPoint && len(it.Script) == 0 && len(scripts) == 0 {
+		if it.IsOutPoint && len(it.Script) == 0 {
 			res.Warnings = append(res.Warnings, fmt.Sprintf(
-				"watch item %d (outpoint %v) has no script: BIP 158 filters hold scripts, not outpoints, so its spend is found only in blocks fetched for another item", i, it.OutPoint))
+				"watch item %d (outpoint %v) has no script: BIP 158 filters hold scripts, not outpoints, so its spend is found only if its block is fetched for another item; give the script it pays (TXID:VOUT:ADDRESS)", i, it.OutPoint))
 		}
 	}
 	return res, nil
@@ -338,6 +338,8 @@ func (c *Client) fetchBlocks(ctx context.Context, heights []int32) ([]*wire.MsgB
 // finish fills in what every scan result says about its peers.
 func (c *Client) finish(res *ScanResult, mode string) {
 	res.Warnings = append(res.Warnings, c.notes...)
+	res.Warnings = append(res.Warnings, c.decisions...)
+	c.decisions = nil
 	res.Peers = c.Peers()
 	used := 0
 	for _, st := range res.Peers {
@@ -345,7 +347,9 @@ func (c *Client) finish(res *ScanResult, mode string) {
 			used++
 		}
 	}
-	if used <= 1 {
+	// BIP 37 filters at one peer however many there are; its pass says
+	// which.
+	if used <= 1 && mode != "bip37" {
 		res.Warnings = append(res.Warnings, fmt.Sprintf(
 			"the %s result rests on one peer: nothing it said was cross-checked with another peer (give several with --peer)", mode))
 	}

@@ -76,6 +76,7 @@ type Client struct {
 	st             *store.Store // nil without Config.DataDir
 	notes          []string     // warnings for every result (a repaired store)
 	comparedStored bool         // the stored filter headers were checked against the peers
+	decisions      []string     // majority decisions of the current scan, for its warnings
 }
 
 // member is one peer of the client.

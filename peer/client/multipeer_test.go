@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -156,4 +157,46 @@ func TestFiltersFromEveryPeer(t *testing.T) {
 			t.Errorf("%s was not asked for checkpoints: %v", p.Addr, p.Commands())
 		}
 	}
+}
+
+// TestSeveralLiesSettledBlockByBlock: a liar the block disproves and one
+// it cannot, at different heights. The first is banned at its height; the
+// other is then settled at its own height, by the block or by a majority,
+// and named for that height.
+func TestSeveralLiesSettledBlockByBlock(t *testing.T) {
+	needFixture(t)
+	hFund, hSpend := fx.height[fx.fundAlice.TxHash()], fx.height[fx.spendAlice.TxHash()]
+	empty := func() string {
+		return peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, peertest.ForgeFilter(t, fx.node, hFund, peertest.EmptyFilter)).Addr
+	}
+	outputsOnly := func() string {
+		return peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, peertest.ForgeFilter(t, fx.node, hSpend, peertest.OutputsOnly)).Addr
+	}
+	t.Run("one honest peer", func(t *testing.T) {
+		honest, e, o := honestPeers(t, 1)[0], empty(), outputsOnly()
+		c := connect(t, 0, honest, e, o)
+		_, err := bip157(t, c)
+		var ce *ConflictError
+		if !errors.As(err, &ce) || ce.Height != hSpend {
+			t.Fatalf("error %v, want a conflict at height %d (the outputs-only lie), not %d", err, hSpend, hFund)
+		}
+		if st := c.Peers()[1]; !st.Banned || !strings.Contains(st.Reason, "proves it false") {
+			t.Errorf("the disproved liar: %+v", st)
+		}
+	})
+	t.Run("two honest peers", func(t *testing.T) {
+		honest := honestPeers(t, 2)
+		e, o := empty(), outputsOnly()
+		res, err := bip157(t, connect(t, 0, honest[0], e, o, honest[1]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkMatches(t, res, fx.want)
+		if st := status(t, res, o); !st.Banned || !strings.Contains(st.Reason, fmt.Sprintf("(height %d) outvoted", hSpend)) {
+			t.Errorf("the outvoted liar: %+v", st)
+		}
+		if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "decided by a majority") }) {
+			t.Errorf("no warning that a majority decided: %q", res.Warnings)
+		}
+	})
 }

@@ -2,7 +2,9 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/spvfilter/spvfilter/gcs"
@@ -145,40 +147,38 @@ func (c *Client) cacheFilters(blocks []chainhash.Hash, datas [][]byte) {
 const storedToCompare = 100
 
 // compareStored asks every peer for the filter headers of the last blocks
-// the store holds them for, and bans the peers whose chain of filter
-// headers differs from the verified one on disk. If every peer differs, the
-// stored state is the odd one out, and the scan fails saying so.
+// the store holds them for. The stored ones may have rested on one peer
+// that nobody cross-checked, so a difference bans nobody: the stored
+// filter headers are dropped and verified again with every peer, which
+// settles who is right.
 func (c *Client) compareStored(ctx context.Context, ms []*member) ([]*member, error) {
 	start, stored, err := c.st.LastFilterHeaders(storedToCompare + 1)
 	if err != nil || len(stored) < 2 {
 		return ms, err
 	}
 	end := start + int32(len(stored)) - 1
-	var live []*member
+	var differ []string
 	for _, m := range ms {
 		if m.tip < end {
-			live = append(live, m)
 			continue
 		}
 		got, err := c.segment(ctx, m, start+1, end, stored[0])
-		if err != nil {
-			if isLie(err) {
-				c.ban(m, fmt.Errorf("%w (the verified filter headers in %s)", err, c.st.Dir()))
-			} else {
-				c.dropPeer(m, err)
-			}
-			continue
+		switch {
+		case errors.Is(err, peer.ErrBadFilterHeader):
+			differ = append(differ, m.addr)
+		case err != nil:
+			return ms, &failure{m: m, err: err}
+		case chainHeaders(stored[0], got) != stored[len(stored)-1]:
+			differ = append(differ, m.addr)
 		}
-		if chainHeaders(stored[0], got) != stored[len(stored)-1] {
-			c.ban(m, peerErr(m, "getcfheaders", fmt.Errorf("%w: filter headers %d..%d differ from the verified ones in %s",
-				peer.ErrBadFilterHeader, start+1, end, c.st.Dir())))
-			continue
-		}
-		live = append(live, m)
 	}
-	if len(live) == 0 && len(ms) > 0 {
-		return nil, fmt.Errorf("client: every peer's filter headers %d..%d differ from those in %s: the stored chain state is not to be trusted; remove it",
-			start+1, end, c.st.Dir())
+	if len(differ) == 0 {
+		return ms, nil
 	}
-	return live, nil
+	if err := c.st.TruncateFilterHeaders(-1); err != nil {
+		return ms, fmt.Errorf("client: %w", err)
+	}
+	c.notes = append(c.notes, fmt.Sprintf("the filter headers in %s differ from those of %s at heights %d..%d: they were verified again with every peer",
+		c.st.Dir(), strings.Join(differ, ", "), start+1, end))
+	return ms, nil
 }

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -288,18 +289,45 @@ func (c *Client) settle(ctx context.Context, ms []*member, start, end int32, pre
 	if len(standing) <= 1 {
 		return nil
 	}
-	sort.SliceStable(standing, func(i, j int) bool { return len(standing[i]) > len(standing[j]) })
-	if len(standing[0]) >= 2 && len(standing[0]) > len(standing[1]) {
-		for _, side := range standing[1:] {
+	// What is left is voted on at this block only among sides that
+	// differ here: sides that agree on this filter differ later, and the
+	// caller settles that next.
+	var voting [][]*member // sides joined by their filter at height
+	byHash := map[chainhash.Hash]int{}
+	for _, side := range standing {
+		h := repHashes[slices.IndexFunc(sides, func(s []*member) bool { return s[0] == side[0] })][at]
+		i, ok := byHash[h]
+		if !ok {
+			i = len(voting)
+			byHash[h] = i
+			voting = append(voting, nil)
+		}
+		voting[i] = append(voting[i], side...)
+	}
+	if len(voting) == 1 {
+		return nil
+	}
+	sort.SliceStable(voting, func(i, j int) bool { return len(voting[i]) > len(voting[j]) })
+	if len(voting[0]) >= 2 && len(voting[0]) > len(voting[1]) {
+		var losers []string
+		for _, side := range voting[1:] {
 			for _, m := range side {
+				losers = append(losers, m.addr)
 				c.ban(m, peerErr(m, "getcfheaders", fmt.Errorf("%w: filter for block %v (height %d) outvoted by %d peers that agree",
-					peer.ErrBadFilterHeader, hash, height, len(standing[0]))))
+					peer.ErrBadFilterHeader, hash, height, len(voting[0]))))
 			}
 		}
+		var winners []string
+		for _, m := range voting[0] {
+			winners = append(winners, m.addr)
+		}
+		c.decisions = append(c.decisions, fmt.Sprintf(
+			"the filter of block %v (height %d) was decided by a majority (%s against %s), not by the block: if the majority colludes, transactions of that block may be missing",
+			hash, height, strings.Join(winners, ", "), strings.Join(losers, ", ")))
 		return nil
 	}
 	ce := &ConflictError{Height: height, BlockHash: hash}
-	for _, side := range standing {
+	for _, side := range voting {
 		var addrs []string
 		for _, m := range side {
 			addrs = append(addrs, m.addr)

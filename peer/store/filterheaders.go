@@ -146,3 +146,23 @@ func (s *Store) CheckFilter(height int32, filter []byte) error {
 	}
 	return nil
 }
+
+// TruncateFilterHeaders keeps the filter headers up to height (none for
+// -1) and drops those above, leaving the block headers as they are: for a
+// client that no longer trusts the ones above, to verify them again.
+func (s *Store) TruncateFilterHeaders(height int32) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	if height < -1 {
+		return fmt.Errorf("store: cannot truncate filter headers to height %d", height)
+	}
+	if n := int64(height) + 1; s.filterHeaders.len() > n {
+		if err := s.filterHeaders.truncate(n); err != nil {
+			return fmt.Errorf("store: %w", err)
+		}
+	}
+	return nil
+}

@@ -492,3 +492,23 @@ func TestConcurrentReads(t *testing.T) {
 	}
 	checkPrefix(t, s, want, 6000)
 }
+
+func TestTruncateFilterHeaders(t *testing.T) {
+	st := openTest(t, t.TempDir(), DefaultOptions())
+	hs := mineChain(30, 0)
+	if err := st.AppendHeaders(hs[1:]); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.AppendFilterHeaders(0, fakeFilterHeaders(31)); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.TruncateFilterHeaders(9); err != nil || st.FilterHeaderTip() != 9 || st.Height() != 30 {
+		t.Fatalf("after truncating to 9: %v, filter header tip %d, height %d", err, st.FilterHeaderTip(), st.Height())
+	}
+	if err := st.TruncateFilterHeaders(-1); err != nil || st.FilterHeaderTip() != -1 {
+		t.Fatalf("after truncating all: %v, tip %d", err, st.FilterHeaderTip())
+	}
+	if err := st.TruncateFilterHeaders(-2); err == nil {
+		t.Fatal("height -2 accepted")
+	}
+}
