@@ -54,6 +54,13 @@ func (p *Peer) Announce(ctx context.Context, tx *wire.MsgTx) (requested bool, er
 	return p.announce(ctx, tx, p.cfg.Timeout)
 }
 
+// Reannounce offers tx to the node again (inv) and returns without
+// waiting: the connection serves it if the node asks.
+func (p *Peer) Reannounce(ctx context.Context, tx *wire.MsgTx) error {
+	_, err := p.announce(ctx, tx, 0)
+	return err
+}
+
 // announce is Announce waiting at most wait for the node to ask.
 func (p *Peer) announce(ctx context.Context, tx *wire.MsgTx, wait time.Duration) (requested bool, err error) {
 	const op = "inv tx"

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/spvfilter/spvfilter/peer/client"
 )
 
@@ -41,7 +42,7 @@ type followEvent struct {
 type followSummary struct {
 	Event    string         `json:"event"`
 	Next     int32          `json:"next_height"`
-	Matches  int            `json:"matches_found"`
+	Matches  int            `json:"matches_found"` // on the chain at the end
 	Peers    []scanPeerJSON `json:"peers"`
 	Warnings []string       `json:"warnings"`
 }
@@ -55,6 +56,7 @@ func (a *app) follow(ctx context.Context, c *client.Client, items []watchItem, f
 	}
 	enc := json.NewEncoder(a.stdout)
 	found := 0
+	inBlock := map[chainhash.Hash]int{} // matches reported in each block
 	var writeErr error
 	r := c.NewRescan(client.RescanOptions{Watch: watch, From: from, Follow: true, OnEvent: func(e client.Event) {
 		ev := followEvent{Event: e.Kind.String(), Height: e.Height, BlockHash: e.BlockHash.String()}
@@ -65,6 +67,12 @@ func (a *app) follow(ctx context.Context, c *client.Client, items []watchItem, f
 				ev.Watch = append(ev.Watch, items[i].given)
 			}
 			found++
+			inBlock[e.BlockHash]++
+		}
+		if e.Kind == client.EventDisconnected {
+			// What matched in a block that left the chain no longer holds.
+			found -= inBlock[e.BlockHash]
+			delete(inBlock, e.BlockHash)
 		}
 		if err := enc.Encode(ev); err != nil && writeErr == nil {
 			writeErr = err

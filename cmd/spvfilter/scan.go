@@ -140,10 +140,15 @@ func (a *app) parseWatch(values []string, params *chaincfg.Params) ([]watchItem,
 	var out []watchItem
 	for _, arg := range args {
 		v := strings.TrimSpace(arg.text)
-		if op, rest, ok := parseOutPoint(v); ok {
+		if strings.Contains(v, ":") {
+			// No address or hex script holds a colon: an outpoint.
+			op, rest, err := parseOutPoint(v)
+			if err != nil {
+				return nil, badInput("%s: %v", arg.where, err)
+			}
 			it := watchItem{given: v, item: client.OutPointItem(op, nil)}
 			if rest != "" {
-				script, err := watchScript(arg.where+" (the script of the outpoint)", rest, params)
+				script, err := watchScript(arg.where+", the script of outpoint "+v, rest, params)
 				if err != nil {
 					return nil, err
 				}
@@ -161,30 +166,45 @@ func (a *app) parseWatch(values []string, params *chaincfg.Params) ([]watchItem,
 	return out, nil
 }
 
-// parseOutPoint recognizes TXID:VOUT, and TXID:VOUT:REST, with TXID in
-// display byte order.
-func parseOutPoint(v string) (wire.OutPoint, string, bool) {
+// parseOutPoint reads TXID:VOUT or TXID:VOUT:SCRIPT, with TXID in display
+// byte order, and names what is wrong.
+func parseOutPoint(v string) (wire.OutPoint, string, error) {
 	parts := strings.SplitN(v, ":", 3)
-	if len(parts) < 2 || len(parts[0]) != 64 {
-		return wire.OutPoint{}, "", false
+	if len(parts) < 2 {
+		return wire.OutPoint{}, "", fmt.Errorf("outpoint %q: want TXID:VOUT or TXID:VOUT:SCRIPT", v)
+	}
+	if len(parts[0]) != 64 {
+		return wire.OutPoint{}, "", fmt.Errorf("outpoint %q: the txid has %d characters, want 64 hex digits", v, len(parts[0]))
 	}
 	h, err := chainhash.NewHashFromStr(parts[0])
 	if err != nil {
-		return wire.OutPoint{}, "", false
+		return wire.OutPoint{}, "", fmt.Errorf("outpoint %q: the txid is not hex", v)
 	}
 	n, err := strconv.ParseUint(parts[1], 10, 32)
 	if err != nil {
-		return wire.OutPoint{}, "", false
+		return wire.OutPoint{}, "", fmt.Errorf("outpoint %q: vout %q is not a number from 0 to 4294967295", v, parts[1])
 	}
 	rest := ""
 	if len(parts) == 3 {
-		rest = parts[2]
+		if rest = parts[2]; rest == "" {
+			return wire.OutPoint{}, "", fmt.Errorf("outpoint %q: empty script after the second colon (give an address or a hex script, or leave out the colon)", v)
+		}
 	}
-	return wire.OutPoint{Hash: *h, Index: uint32(n)}, rest, true
+	return wire.OutPoint{Hash: *h, Index: uint32(n)}, rest, nil
 }
 
 // watchScript reads an address of the network or a hex output script.
 func watchScript(what, v string, params *chaincfg.Params) ([]byte, error) {
+	for _, n := range knownNetworks {
+		if n.params == params {
+			continue
+		}
+		if addr, err := btcutil.DecodeAddress(v, n.params); err == nil && addr.IsForNet(n.params) {
+			if _, err := btcutil.DecodeAddress(v, params); err != nil || !addr.IsForNet(params) {
+				return nil, badInput("%s: %s is a %s address, not a %s one", what, v, n.name, params.Name)
+			}
+		}
+	}
 	if addr, err := btcutil.DecodeAddress(v, params); err == nil {
 		if !addr.IsForNet(params) {
 			return nil, badInput("%s: address %s is not a %s address", what, v, params.Name)
@@ -287,6 +307,9 @@ func (a *app) runScan(cmd *cobra.Command, fl *scanFlags) error {
 		if st, err := os.Stat(datadir); err == nil && !st.IsDir() {
 			return badInput("--datadir %s: not a directory", datadir)
 		}
+		if err := os.MkdirAll(datadir, 0o755); err != nil {
+			return badInput("--datadir: %v", err)
+		}
 	}
 	if fl.mode == "bip37" && !(fl.fpRate > 0 && fl.fpRate < 1) {
 		return badInput("--fprate %v: want a rate between 0 and 1", fl.fpRate)
@@ -301,6 +324,13 @@ func (a *app) runScan(cmd *cobra.Command, fl *scanFlags) error {
 	}
 	var warnings []string
 	bopt := client.BIP37Options{FPRate: fl.fpRate, Flags: flags}
+	if fl.mode != "bip37" {
+		for _, name := range []string{"tweak", "flags", "fprate"} {
+			if cmd.Flags().Changed(name) {
+				return badInput("--%s needs --mode bip37", name)
+			}
+		}
+	}
 	if cmd.Flags().Changed("tweak") {
 		bopt.Tweak = &fl.tweak
 		warnings = append(warnings, "--tweak fixes the BIP 37 filter's tweak: filters of different sessions can be linked by it")
@@ -393,7 +423,7 @@ func (a *app) runScan(cmd *cobra.Command, fl *scanFlags) error {
 		BytesReceived:        res.BytesReceived,
 		Seconds:              time.Since(start).Seconds(),
 		Peers:                []scanPeerJSON{},
-		Warnings:             append(warnings, res.Warnings...),
+		Warnings:             orEmpty(append(warnings, res.Warnings...)),
 	}
 	for _, h := range res.Disconnected {
 		out.Disconnected = append(out.Disconnected, h.String())

@@ -75,7 +75,7 @@ func (a *app) runSend(fl *sendFlags, arg string) error {
 	var tx wire.MsgTx
 	r := bytes.NewReader(raw)
 	if err := tx.Deserialize(r); err != nil {
-		return badInput("transaction: %v", err)
+		return badInput("transaction: %d bytes do not hold a whole transaction: %v", len(raw), err)
 	}
 	if r.Len() != 0 {
 		return badInput("transaction: %d bytes after the end of the transaction", r.Len())
@@ -97,14 +97,24 @@ func (a *app) runSend(fl *sendFlags, arg string) error {
 	if err != nil {
 		return fmt.Errorf("send: %w", err)
 	}
+	var warnings []string
+	for _, p := range c.Peers() {
+		if e, ok := res.Failed[p.Address]; ok {
+			warnings = append(warnings, fmt.Sprintf("peer %s did not take the transaction: %v", p.Address, e))
+		} else if p.Reason != "" {
+			warnings = append(warnings, fmt.Sprintf("peer %s: %s", p.Address, p.Reason))
+		}
+	}
+	a.warn(warnings)
 	if !a.json {
 		_, err := fmt.Fprintln(a.stdout, res.Txid)
 		return err
 	}
 	out := struct {
-		Txid  string         `json:"txid"`
-		Peers []sendPeerJSON `json:"peers"`
-	}{Txid: res.Txid.String(), Peers: []sendPeerJSON{}}
+		Txid     string         `json:"txid"`
+		Peers    []sendPeerJSON `json:"peers"`
+		Warnings []string       `json:"warnings"`
+	}{Txid: res.Txid.String(), Peers: []sendPeerJSON{}, Warnings: orEmpty(warnings)}
 	for _, p := range c.Peers() {
 		j := sendPeerJSON{Address: p.Address}
 		if e, ok := res.Failed[p.Address]; ok {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -224,5 +225,23 @@ func TestBIP37FilterReload(t *testing.T) {
 		BIP37Options{FPRate: 0.02, Flags: wire.BloomUpdateAll})
 	if err != nil || res.FilterReloads != 0 {
 		t.Fatalf("a filter on target: %v, %d reloads", err, res.FilterReloads)
+	}
+}
+
+// TestBIP37NamesItsPeer: with several peers BIP 37 still filters at one,
+// and the result says which.
+func TestBIP37NamesItsPeer(t *testing.T) {
+	needFixture(t)
+	peers := honestPeers(t, 2)
+	c := connect(t, 0, peers...)
+	res, err := c.ScanBIP37(context.Background(), ScanRequest{Watch: items(fx.watch), To: c.Chain().Height()},
+		BIP37Options{FPRate: 0.0001, Flags: wire.BloomUpdateAll})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(res.Warnings, func(w string) bool {
+		return strings.Contains(w, "rests on one peer") && (strings.Contains(w, peers[0]) || strings.Contains(w, peers[1]))
+	}) {
+		t.Fatalf("warnings %q do not name the one filtering peer", res.Warnings)
 	}
 }

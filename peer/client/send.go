@@ -79,6 +79,8 @@ func (c *Client) announce(ctx context.Context, tx *wire.MsgTx) {
 	ms := c.live()
 	c.mu.Unlock()
 	for _, m := range ms {
-		go m.p.Announce(ctx, tx)
+		if err := m.p.Reannounce(ctx, tx); err != nil {
+			c.logf("announcing %v again to %s: %v", tx.TxHash(), m.addr, err)
+		}
 	}
 }

@@ -154,6 +154,8 @@ func spentScripts(in *wire.TxIn) [][]byte {
 		return [][]byte{payToWitness(btcutil.Hash160(last))}
 	case n == 1 && (len(last) == 64 || len(last) == 65):
 		return nil // P2TR key path
+	case n >= 2 && len(last) > 0 && last[0] == 0x50:
+		return nil // P2TR with an annex (BIP 341)
 	case n >= 2 && isControlBlock(last):
 		return nil // P2TR script path
 	}
