@@ -47,6 +47,7 @@ type IndexWriter struct {
 	held    int
 	pending []appearance
 	runs    []string
+	named   int // run files made so far, for their names
 	err     error
 }
 
@@ -100,7 +101,8 @@ func (w *IndexWriter) spill() error {
 		w.dir = d
 	}
 	w.sortPending()
-	name := fmt.Sprintf("%s/run-%d", w.dir, len(w.runs))
+	w.named++
+	name := fmt.Sprintf("%s/run-%d", w.dir, w.named)
 	f, err := os.Create(name)
 	if err != nil {
 		return fmt.Errorf("index: %w", err)
@@ -172,7 +174,8 @@ func (w *IndexWriter) WriteTo(out io.Writer, h *IndexHeader) (int64, error) {
 			return 0, err
 		}
 		group := w.runs[:indexFanIn]
-		name := fmt.Sprintf("%s/merge-%d", w.dir, len(w.runs))
+		w.named++
+		name := fmt.Sprintf("%s/merge-%d", w.dir, w.named)
 		if err := mergeRunsToFile(group, name); err != nil {
 			return 0, err
 		}
