@@ -123,7 +123,8 @@ type FetchMatch struct {
 	// Probability is the chance that the candidate is the wallet's: one
 	// less the share of chance among the matches of the same k,
 	// max(0, 1 - n_k·p_k/M_k) for n_k candidates with k appearances, M_k
-	// of them matched.
+	// of them matched; for k = 1 at most one over the single-appearance
+	// matches of its block, which all match whoever's they are.
 	Probability float64 `json:"probability"`
 }
 
@@ -374,13 +375,28 @@ func (r *FetchReport) trim() {
 
 func (r *FetchReport) finish() {
 	r.trim()
+	// A script that appears once, in a fetched block, matches whether or
+	// not it is the wallet's: the other outputs of the wallet's own
+	// transactions do. Such a match is at best one of its block's.
+	single := map[int32]int{}
+	for _, m := range r.Matched {
+		if m.Appearances == 1 {
+			single[m.Heights[0]]++
+		}
+	}
 	for i := range r.Matched {
 		m := &r.Matched[i]
 		c := r.byK[m.Appearances]
 		m.Probability = math.Max(0, 1-float64(c.candidates)*m.ChanceProbability/float64(c.matched))
+		if m.Appearances == 1 {
+			m.Probability = math.Min(m.Probability, 1/float64(single[m.Heights[0]]))
+		}
 		if m.Probability >= 0.95 {
 			r.Confident++
 		}
+	}
+	if n := r.byK[1]; n != nil && n.matched > 0 && r.FetchedBlocks < r.ScannedBlocks {
+		r.warn(fmt.Sprintf("%d match(es) appear in a single block: every script that appears once in a fetched block matches, the other outputs of the wallet's own transactions too, so chance does not explain them; their probability is at most one over the single-appearance matches of their block", n.matched))
 	}
 	if r.MatchedTruncated {
 		r.warn(fmt.Sprintf("%d matches, only the %d least explained by chance are listed", r.MatchedCount, len(r.Matched)))

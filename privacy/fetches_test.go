@@ -308,7 +308,7 @@ func TestAnalyzeFetchesSynthetic(t *testing.T) {
 	if r.ScannedBlocks != nblocks || r.FetchedBlocks != 50 || r.FetchedUnknown != 1 || r.UniverseSize != uint64(len(apps)) {
 		t.Fatalf("B=%d F=%d unknown=%d universe=%d", r.ScannedBlocks, r.FetchedBlocks, r.FetchedUnknown, r.UniverseSize)
 	}
-	if len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "not in the index's chain") {
+	if len(r.Warnings) != 2 || !strings.Contains(r.Warnings[0], "not in the index's chain") || !strings.Contains(r.Warnings[1], "appear in a single block") {
 		t.Errorf("warnings %q", r.Warnings)
 	}
 	// Every wallet script matches; the spurious ones are what chance gives.
