@@ -154,14 +154,19 @@ func runUniverse(ctx context.Context, a *app, f *universeFlags) error {
 	if a.json {
 		return printStats(a, f.out == "-", struct {
 			privacy.UniverseStats
-			From int32  `json:"from"`
-			To   int32  `json:"to"`
-			Out  string `json:"out"`
-		}{st, f.from, to, f.out})
+			From  int32  `json:"from"`
+			To    int32  `json:"to"`
+			Out   string `json:"out"`
+			Index string `json:"index,omitempty"`
+		}{st, f.from, to, f.out, f.index})
 	}
 	if f.out != "-" {
 		fmt.Fprintf(a.stdout, "%d blocks (%d..%d): %d addresses, %d public keys (pairs; %d address lines taken over by a key's), %d scripts: %d lines written to %s\n",
 			st.Blocks, f.from, to, st.Addresses, st.PubKeys, st.Listed, st.Scripts, st.Lines, f.out)
+	}
+	if f.index != "" && f.out != "-" {
+		fmt.Fprintf(a.stdout, "appearance index written to %s (%d spends attributed to their script, %d not: taproot key-path or P2PK)\n",
+			f.index, st.SpendsIndexed, st.SpendsUnattributed)
 	}
 	return nil
 }
