@@ -66,7 +66,9 @@ func NewIndexWriter(tempDir string, memory int) *IndexWriter {
 	return &IndexWriter{tempDir: tempDir, limit: memory}
 }
 
-// Add records that candidate appears in the block at height.
+// Add records that candidate appears in the block at height. An empty
+// candidate, one longer than a universe line may be, and a negative height
+// are left out.
 func (w *IndexWriter) Add(candidate string, height int32) {
 	if w.err != nil || candidate == "" || len(candidate) > maxIndexCandidate || height < 0 {
 		return

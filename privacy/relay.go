@@ -83,7 +83,8 @@ type RelayStats struct {
 
 // Relay passes every message between light clients and a full node, makes
 // the node appear to offer NODE_BLOOM, and records the filters the clients
-// send, the blocks they ask for and their BIP 157 filter ranges. A misbehaving client only loses its own connection.
+// send, the blocks they ask for and their BIP 157 filter ranges. A
+// misbehaving client only loses its own connection.
 type Relay struct {
 	cfg      RelayConfig
 	ln       net.Listener
