@@ -58,7 +58,8 @@ show the script it spends and is not counted), with the range's block
 hashes. The appearances are sorted in runs of --index-memory bytes spilled
 beside FILE and merged, so memory stays bounded on any chain.`,
 		Example: `  spvfilter privacy universe --peer 127.0.0.1:18444 --network regtest --out universe.txt
-  spvfilter privacy universe --peer 127.0.0.1:8333 --network mainnet --from 800000 --to 800010 --out universe.txt`,
+  spvfilter privacy universe --peer 127.0.0.1:8333 --network mainnet --from 800000 --to 800010 --out universe.txt
+  spvfilter privacy universe --peer 127.0.0.1:18444 --network regtest --out universe.txt --index universe.idx`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runUniverse(cmd.Context(), a, &f) },
 	}
