@@ -32,6 +32,13 @@ const (
 	CmdFilterLoad  = "filterload"
 	CmdFilterAdd   = "filteradd"
 	CmdFilterClear = "filterclear"
+	// CmdGetData records the blocks a client asked for by hash (getdata
+	// of MSG_BLOCK, MSG_WITNESS_BLOCK or MSG_FILTERED_BLOCK items).
+	CmdGetData = "getdata"
+	// CmdGetCFilters and CmdGetCFHeaders record a BIP 157 range request:
+	// its filter type, start height and stop hash.
+	CmdGetCFilters  = "getcfilters"
+	CmdGetCFHeaders = "getcfheaders"
 )
 
 // CaptureRecord is one line of a capture file: a message a client sent.
@@ -64,6 +71,13 @@ type CaptureRecord struct {
 	UserAgent       string `json:"user_agent,omitempty"`
 	ProtocolVersion int32  `json:"protocol_version,omitempty"`
 	Relay           *bool  `json:"relay,omitempty"`
+	// getdata: the block items, in the message's order (other items are
+	// not recorded; a message of many is split over several records)
+	Blocks []BlockRequest `json:"blocks,omitempty"`
+	// getcfilters, getcfheaders
+	FilterType  *uint8  `json:"filter_type,omitempty"`
+	StartHeight *uint32 `json:"start_height,omitempty"`
+	StopHash    string  `json:"stop_hash,omitempty"`
 }
 
 // NewFilterLoadRecord describes a filterload message that the client at
@@ -170,6 +184,10 @@ func ParseCaptureRecord(text []byte) (CaptureRecord, error) {
 		}
 		if err := bip37.ValidateFilterAdd(b); err != nil {
 			return rec, fmt.Errorf("%w: %w", ErrBadCapture, err)
+		}
+	case CmdGetData, CmdGetCFilters, CmdGetCFHeaders:
+		if err := rec.checkFetch(); err != nil {
+			return rec, err
 		}
 	case CmdFilterClear, CmdVersion:
 	default:

@@ -27,16 +27,24 @@ type CompareParams struct {
 	// them hold a wallet transaction.
 	Blocks       uint64 `json:"blocks"`
 	WalletBlocks uint64 `json:"wallet_blocks"`
+	// Appearances is the blocks each script appears in, Decoys the random
+	// blocks fetched per real one, Peers the peers the downloads are
+	// spread over (see FetchSide).
+	Appearances uint32  `json:"appearances"`
+	Decoys      float64 `json:"decoys"`
+	Peers       uint32  `json:"peers"`
 }
 
 // DefaultCompareParams are the compare command's defaults: the model's
 // defaults, one watched script per address, blocks of 5000 filter items
 // (an assumption of the order of recent mainnet blocks, about 3000
 // transactions), a year of blocks (144 a day) and one wallet block per
-// address.
+// address; each script in 2 blocks (a receive and its spend), no decoys,
+// one peer.
 func DefaultCompareParams() CompareParams {
 	m := DefaultModelParams()
-	return CompareParams{Model: m, WatchPerAddress: 1, ElementsPerBlock: 5000, Blocks: 52560, WalletBlocks: uint64(m.Addresses)}
+	return CompareParams{Model: m, WatchPerAddress: 1, ElementsPerBlock: 5000, Blocks: 52560, WalletBlocks: uint64(m.Addresses),
+		Appearances: 2, Peers: 1}
 }
 
 // BIP157Side is what a node serving a BIP 157 client learns: which blocks
@@ -64,6 +72,8 @@ type Comparison struct {
 	Params CompareParams `json:"params"`
 	BIP37  *ModelResult  `json:"bip37"`
 	BIP157 BIP157Side    `json:"bip157"`
+	// Fetches is the block-download attack on the BIP 157 client.
+	Fetches FetchSide `json:"bip157_fetches"`
 }
 
 // Compare evaluates the same wallet under both protocols.
@@ -94,5 +104,9 @@ func Compare(p CompareParams) (*Comparison, error) {
 	if side.Candidates > 0 {
 		side.PCandidate = math.Min(float64(p.Model.Addresses)/side.Candidates, 1)
 	}
-	return &Comparison{Params: p, BIP37: m, BIP157: side}, nil
+	fs, err := fetchSide(p, f)
+	if err != nil {
+		return nil, err
+	}
+	return &Comparison{Params: p, BIP37: m, BIP157: side, Fetches: fs}, nil
 }

@@ -83,7 +83,8 @@ type RelayStats struct {
 
 // Relay passes every message between light clients and a full node, makes
 // the node appear to offer NODE_BLOOM, and records the filters the clients
-// send. A misbehaving client only loses its own connection.
+// send, the blocks they ask for and their BIP 157 filter ranges. A
+// misbehaving client only loses its own connection.
 type Relay struct {
 	cfg      RelayConfig
 	ln       net.Listener
@@ -384,6 +385,15 @@ func (r *Relay) pump(src, dst net.Conn, cs *conn, fromClient bool) error {
 			if rec, ok, err := clientRecord(cmd, body, cs.who, cs.session, time.Now()); err != nil {
 				r.logf("%s: %s not recorded: %v", cs.who, cmd, err)
 			} else if ok {
+				if err := r.write(rec); err != nil {
+					return err
+				}
+			}
+			fetches, err := fetchRecords(cmd, body, cs.who, cs.session, time.Now())
+			if err != nil {
+				r.logf("%s: %s not recorded: %v", cs.who, cmd, err)
+			}
+			for _, rec := range fetches {
 				if err := r.write(rec); err != nil {
 					return err
 				}

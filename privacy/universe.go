@@ -23,6 +23,12 @@ type UniverseStats struct {
 	// Listed counts the address lines that a later key line takes over
 	// (see UniverseWriter): the universe holds Lines-Listed candidates.
 	Listed int `json:"listed"`
+	// With an index (SetIndex): the spends whose spent script was read
+	// from the input, and those it cannot be read from (a taproot
+	// key-path spend or a P2PK spend, whose spent script the input does
+	// not show; the index misses those appearances).
+	SpendsIndexed      int `json:"spends_indexed,omitempty"`
+	SpendsUnattributed int `json:"spends_unattributed,omitempty"`
 }
 
 // UniverseWriter writes the candidates found in blocks as universe lines,
@@ -47,8 +53,15 @@ type UniverseWriter struct {
 	params *chaincfg.Params
 	seen   map[string]struct{}
 	stats  UniverseStats
+	index  *IndexWriter
 	err    error
 }
+
+// SetIndex makes the writer also record, in ix, every block each output
+// script appears in: as an output, and as the script an input spends
+// (what a block's BIP 158 basic filter holds), named as a universe line
+// names it (its address, or the script's hex).
+func (u *UniverseWriter) SetIndex(ix *IndexWriter) { u.index = ix }
 
 // NewUniverseWriter writes to w, encoding addresses for params.
 func NewUniverseWriter(w io.Writer, params *chaincfg.Params) *UniverseWriter {
@@ -149,11 +162,24 @@ func (u *UniverseWriter) AddBlock(height int32, b *wire.MsgBlock) error {
 	for _, tx := range b.Transactions {
 		for _, out := range tx.TxOut {
 			u.output(out.PkScript, height)
+			if u.index != nil {
+				if c := ScriptCandidate(out.PkScript, u.params); c != "" {
+					u.index.Add(c, height)
+				}
+			}
 		}
 		if isCoinBase(tx) {
 			continue
 		}
 		for _, in := range tx.TxIn {
+			if u.index != nil {
+				if c := spentScriptCandidate(in, u.params); c != "" {
+					u.index.Add(c, height)
+					u.stats.SpendsIndexed++
+				} else {
+					u.stats.SpendsUnattributed++
+				}
+			}
 			tok := txscript.MakeScriptTokenizer(0, in.SignatureScript)
 			var last []byte
 			for tok.Next() {

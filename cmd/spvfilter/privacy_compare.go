@@ -29,7 +29,16 @@ func newPrivacyCompareCommand(a *app) *cobra.Command {
            chance with probability q = 1-(1-1/(Nb*M))^(W*Nb), about W/M,
            for Nb items per block. Of H blocks scanned, R hold wallet
            transactions; the node sees R + F blocks, F = (H-R)*q, and every
-           item of them, (R+F)*Nb, is a candidate address.`,
+           item of them, (R+F)*Nb, is a candidate address.
+
+The block-download attack (the last rows): a script that appears in k
+blocks (--appearances) is matched when all of them were fetched; the
+wallet's always are, another script with probability C(B-k, F-k)/C(B, F)
+for F of the B blocks fetched (about f^k), so (U-N) of those are expected.
+--decoys D fetches D random blocks more per real one; --peers P spreads
+the downloads over P peers at random, of which the node is one: it sees
+F/P blocks, and a wallet script only when all k of its blocks came to it.
+"privacy fetches" measures the same on a capture.`,
 		Example: `  spvfilter privacy compare --addresses 100 --fprate 0.0005
   spvfilter privacy compare --addresses 20 --blocks 105120 --elements-per-block 8000 --json`,
 		Args: cobra.NoArgs,
@@ -57,6 +66,9 @@ func newPrivacyCompareCommand(a *app) *cobra.Command {
 	fl.Uint32Var(&p.ElementsPerBlock, "elements-per-block", p.ElementsPerBlock, "distinct items in a block's basic filter")
 	fl.Uint64Var(&p.Blocks, "blocks", p.Blocks, "blocks scanned H (52560: a year)")
 	fl.Uint64Var(&p.WalletBlocks, "wallet-blocks", 0, "blocks R with a wallet transaction (default: one per address)")
+	fl.Uint32Var(&p.Appearances, "appearances", p.Appearances, "blocks each script appears in (a receive and its spend: 2)")
+	fl.Float64Var(&p.Decoys, "decoys", p.Decoys, "random blocks the BIP 157 client fetches per real one")
+	fl.Uint32Var(&p.Peers, "peers", p.Peers, "peers the BIP 157 client spreads its block downloads over at random")
 	return c
 }
 
@@ -76,5 +88,11 @@ func printCompare(w io.Writer, r *privacy.Comparison) {
 	fmt.Fprintf(tw, "candidate addresses\t%.4g\t%.4g (every item of the blocks)\n", n+m.ExpectedFalsePositives, s.Candidates)
 	fmt.Fprintf(tw, "a candidate is the wallet's\t%.4g\t%.4g\n", m.PH1, s.PCandidate)
 	fmt.Fprintf(tw, "all N addresses identified\t%.4g (P_h(N))\t%.4g\n", m.PHAll, privacy.ProbAllReal(n, s.Candidates-n))
+	x := r.Fetches
+	fmt.Fprintf(tw, "block downloads: blocks fetched\t\t%.4g of %d (f = %.3g; %g decoys per real block, %d peer(s))\n", x.FetchedBlocks, p.Blocks, x.FetchedFraction, x.Decoys, x.Peers)
+	fmt.Fprintf(tw, "  chance a script of k=%d blocks has all fetched\t\t%.3g (f^k: %.3g)\n", x.Appearances, x.ChancePerCandidate, x.ChancePerCandidateApprox)
+	fmt.Fprintf(tw, "  scripts matched\t%.4g + %.4g (as above)\t%.4g of the wallet's + %.4g by chance\n", n, m.ExpectedFalsePositives, x.WalletExposed, x.ExpectedFalsePositives)
+	fmt.Fprintf(tw, "  a match is the wallet's\t%.4f\t%.4f\n", m.PH1, x.PH1)
+	fmt.Fprintf(tw, "  all matched wallet scripts identified\t%.4g\t%.4g\n", m.PHAll, x.PHAll)
 	tw.Flush()
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/btcsuite/btcd/wire"
@@ -20,6 +21,8 @@ func init() {
 
 type universeFlags struct {
 	peer, network, out string
+	index              string
+	indexMemory        int
 	from, to           int32
 	timeout            time.Duration
 }
@@ -44,9 +47,19 @@ would test, one per line, each once, in the format "privacy analyze" reads:
               by their data pushes
 
 With --out - the lines go to standard output and the --json statistics to
-standard error.`,
+standard error.
+
+--index FILE also writes the appearance index that "privacy fetches" reads:
+for every output script of the range, named as its universe line names it
+(its address, or the hex of the public key or script), the heights of the
+blocks it appears in, as an output and as the script an input spends (what
+a block's BIP 158 filter holds; a taproot key-path or P2PK spend does not
+show the script it spends and is not counted), with the range's block
+hashes. The appearances are sorted in runs of --index-memory bytes spilled
+beside FILE and merged, so memory stays bounded on any chain.`,
 		Example: `  spvfilter privacy universe --peer 127.0.0.1:18444 --network regtest --out universe.txt
-  spvfilter privacy universe --peer 127.0.0.1:8333 --network mainnet --from 800000 --to 800010 --out universe.txt`,
+  spvfilter privacy universe --peer 127.0.0.1:8333 --network mainnet --from 800000 --to 800010 --out universe.txt
+  spvfilter privacy universe --peer 127.0.0.1:18444 --network regtest --out universe.txt --index universe.idx`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runUniverse(cmd.Context(), a, &f) },
 	}
@@ -56,6 +69,8 @@ standard error.`,
 	fl.Int32Var(&f.from, "from", 0, "first block height")
 	fl.Int32Var(&f.to, "to", -1, "last block height (default: the tip)")
 	fl.StringVar(&f.out, "out", "", "universe file to write (- for standard output; --json statistics then go to standard error)")
+	fl.StringVar(&f.index, "index", "", "also write the appearance index of the range to this file (for \"privacy fetches\")")
+	fl.IntVar(&f.indexMemory, "index-memory", privacy.DefaultIndexMemory, "with --index: bytes of appearances held before a sorted run is spilled to disk")
 	fl.DurationVar(&f.timeout, "timeout", 30*time.Second, "longest wait for any one answer of the node")
 	_ = c.MarkFlagRequired("peer")
 	_ = c.MarkFlagRequired("out")
@@ -69,6 +84,12 @@ func runUniverse(ctx context.Context, a *app, f *universeFlags) error {
 	}
 	if f.from < 0 {
 		return badInput("--from %d: must be at least 0", f.from)
+	}
+	if f.indexMemory < 1<<16 {
+		return badInput("--index-memory %d: must be at least 65536", f.indexMemory)
+	}
+	if f.index != "" && f.index == f.out {
+		return badInput("--index %s: the same file as --out", f.index)
 	}
 	if ctx == nil {
 		ctx = context.Background()
@@ -99,6 +120,17 @@ func runUniverse(ctx context.Context, a *app, f *universeFlags) error {
 		w = file
 	}
 	uw := privacy.NewUniverseWriter(w, params)
+	var ix *privacy.IndexWriter
+	var indexFile *os.File
+	if f.index != "" {
+		if indexFile, err = os.Create(f.index); err != nil {
+			return badInput("--index: %w", err)
+		}
+		defer indexFile.Close()
+		ix = privacy.NewIndexWriter(filepath.Dir(f.index), f.indexMemory)
+		defer ix.Close()
+		uw.SetIndex(ix)
+	}
 	uw.Comment(fmt.Sprintf("candidates of %s blocks %d..%d from %s, one per line", params.Name, f.from, to, f.peer))
 	err = c.FetchBlocks(ctx, f.from, to, func(h int32, b *wire.MsgBlock) error { return uw.AddBlock(h, b) })
 	if err != nil {
@@ -107,18 +139,35 @@ func runUniverse(ctx context.Context, a *app, f *universeFlags) error {
 	if err := uw.Flush(); err != nil {
 		return fmt.Errorf("universe: writing: %w", err)
 	}
+	if ix != nil {
+		hd := &privacy.IndexHeader{Network: params.Name, First: f.from}
+		for h := f.from; h <= to; h++ {
+			hd.Hashes = append(hd.Hashes, chain.Hash(h))
+		}
+		if _, err := ix.WriteTo(indexFile, hd); err != nil {
+			return fmt.Errorf("universe: writing the index: %w", err)
+		}
+		if err := indexFile.Close(); err != nil {
+			return fmt.Errorf("universe: writing the index: %w", err)
+		}
+	}
 	st := uw.Stats()
 	if a.json {
 		return printStats(a, f.out == "-", struct {
 			privacy.UniverseStats
-			From int32  `json:"from"`
-			To   int32  `json:"to"`
-			Out  string `json:"out"`
-		}{st, f.from, to, f.out})
+			From  int32  `json:"from"`
+			To    int32  `json:"to"`
+			Out   string `json:"out"`
+			Index string `json:"index,omitempty"`
+		}{st, f.from, to, f.out, f.index})
 	}
 	if f.out != "-" {
 		fmt.Fprintf(a.stdout, "%d blocks (%d..%d): %d addresses, %d public keys (pairs; %d address lines taken over by a key's), %d scripts: %d lines written to %s\n",
 			st.Blocks, f.from, to, st.Addresses, st.PubKeys, st.Listed, st.Scripts, st.Lines, f.out)
+	}
+	if f.index != "" && f.out != "-" {
+		fmt.Fprintf(a.stdout, "appearance index written to %s (%d spends attributed to their script, %d not: taproot key-path or P2PK)\n",
+			f.index, st.SpendsIndexed, st.SpendsUnattributed)
 	}
 	return nil
 }

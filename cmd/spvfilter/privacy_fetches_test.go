@@ -1,0 +1,130 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+
+	"github.com/spvfilter/spvfilter/privacy"
+)
+
+// writeFetchFixture writes an index of 1000 blocks (a wallet script in
+// blocks 10 and 500, 300 other scripts in one block each) and a capture of
+// one session that scanned them all and fetched blocks 10, 500 and 700.
+func writeFetchFixture(t *testing.T) (capture, index string) {
+	t.Helper()
+	dir := t.TempDir()
+	hash := func(h int32) chainhash.Hash { return chainhash.DoubleHashH([]byte(fmt.Sprint("b", h))) }
+	ix := privacy.NewIndexWriter(dir, 0)
+	defer ix.Close()
+	ix.Add("wallet", 10)
+	ix.Add("wallet", 500)
+	for i := int32(0); i < 300; i++ {
+		ix.Add(fmt.Sprintf("other-%03d", i), i*3)
+	}
+	hd := &privacy.IndexHeader{Network: "regtest"}
+	for h := int32(0); h < 1000; h++ {
+		hd.Hashes = append(hd.Hashes, hash(h))
+	}
+	index = filepath.Join(dir, "x.idx")
+	f, err := os.Create(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ix.WriteTo(f, hd); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	var lines []string
+	zero := uint32(0)
+	ft := uint8(0)
+	stop := hash(999)
+	for _, rec := range []privacy.CaptureRecord{
+		{Client: "127.0.0.1:5", Session: "s-1", Command: privacy.CmdGetCFilters, FilterType: &ft, StartHeight: &zero, StopHash: stop.String()},
+		{Client: "127.0.0.1:5", Session: "s-1", Command: privacy.CmdGetData, Blocks: []privacy.BlockRequest{
+			{Hash: hash(10).String(), Type: "witness_block"}, {Hash: hash(500).String(), Type: "witness_block"}, {Hash: hash(700).String(), Type: "block"}}},
+	} {
+		b, _ := json.Marshal(rec)
+		lines = append(lines, string(b))
+	}
+	capture = filepath.Join(dir, "c.jsonl")
+	os.WriteFile(capture, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	return capture, index
+}
+
+func TestPrivacyFetchesCommand(t *testing.T) {
+	capture, index := writeFetchFixture(t)
+	stdout, stderr, status := runCLI(t, "", "privacy", "fetches", "--capture", capture, "--index", index, "--json")
+	if status != exitOK {
+		t.Fatalf("status %d: %s", status, stderr)
+	}
+	var out struct {
+		Clients []struct {
+			UniverseSize uint64  `json:"universe_size"`
+			Expected     float64 `json:"expected_false_positives"`
+			Matched      []struct {
+				Candidate   string  `json:"candidate"`
+				Probability float64 `json:"probability"`
+				Chance      float64 `json:"chance_probability"`
+			} `json:"matched"`
+			Warnings []string `json:"warnings"`
+		} `json:"clients"`
+		Warnings []string `json:"warnings"`
+	}
+	decodeJSON(t, stdout, &out)
+	if len(out.Clients) != 1 || out.Warnings == nil {
+		t.Fatalf("%s", stdout)
+	}
+	c := out.Clients[0]
+	// Blocks 10, 500 and 700 fetched of 1000; the other scripts sit at
+	// multiples of 3, none of which is fetched: the wallet alone matches.
+	if c.UniverseSize != 301 || len(c.Matched) != 1 || c.Matched[0].Candidate != "wallet" {
+		t.Fatalf("%+v", c)
+	}
+	if want := 3.0 * 2 / (1000 * 999); c.Matched[0].Chance < want*0.999999 || c.Matched[0].Chance > want*1.000001 || c.Matched[0].Probability < 0.99 {
+		t.Errorf("wallet: chance %g (want %g), probability %g", c.Matched[0].Chance, want, c.Matched[0].Probability)
+	}
+	if want := 300*0.003 + 3.0*2/(1000*999); c.Expected < want*0.999 || c.Expected > want*1.001 {
+		t.Errorf("expected false positives %g, want %g", c.Expected, want)
+	}
+	text, _, status := runCLI(t, "", "privacy", "fetches", "--capture", capture, "--index", index)
+	if status != exitOK || !strings.Contains(text, "wallet") || !strings.Contains(text, "verdict: 1 of 301 candidates") {
+		t.Errorf("status %d:\n%s", status, text)
+	}
+}
+
+func TestPrivacyFetchesBadInput(t *testing.T) {
+	capture, index := writeFetchFixture(t)
+	dir := t.TempDir()
+	filterOnly := filepath.Join(dir, "f.jsonl")
+	os.WriteFile(filterOnly, []byte(`{"client":"c","command":"filterload","filterload":"02ff01030000000900000001"}`+"\n"), 0o644)
+	notIndex := filepath.Join(dir, "n.idx")
+	os.WriteFile(notIndex, []byte("universe line\n"), 0o644)
+	data, _ := os.ReadFile(index)
+	cut := filepath.Join(dir, "cut.idx")
+	os.WriteFile(cut, data[:len(data)-5], 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--capture", filepath.Join(dir, "missing"), "--index", index}, "missing"},
+		{[]string{"--capture", dir, "--index", index}, "directory"},
+		{[]string{"--capture", filterOnly, "--index", index}, "no block request"},
+		{[]string{"--capture", capture, "--index", notIndex}, "not an appearance index"},
+		{[]string{"--capture", capture, "--index", cut}, "bad appearance index"},
+		{[]string{"--capture", capture, "--index", index, "--client", "10.0.0.1"}, "10.0.0.1"},
+		{[]string{"--capture", capture, "--index", index, "--max-matches", "0"}, "--max-matches"},
+		{[]string{"--capture", capture}, "index"},
+	} {
+		args := append([]string{"privacy", "fetches", "--json"}, c.args...)
+		stdout, stderr, status := runCLI(t, "", args...)
+		if status != exitBadInput || stdout != "" || !strings.Contains(stderr, c.want) || !strings.Contains(stderr, `"exit_code":2`) {
+			t.Errorf("%v: status %d, stdout %q, stderr %q", c.args, status, stdout, stderr)
+		}
+	}
+}

@@ -1,0 +1,378 @@
+package privacy
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+)
+
+// binomialRatio is C(b-k, f-k)/C(b, f) in exact rational arithmetic.
+func binomialRatio(b, f, k int64) float64 {
+	if k > f {
+		return 0
+	}
+	num := new(big.Int).Binomial(b-k, f-k)
+	den := new(big.Int).Binomial(b, f)
+	r, _ := new(big.Rat).SetFrac(num, den).Float64()
+	return r
+}
+
+func TestChanceAllFetchedExact(t *testing.T) {
+	for _, c := range []struct{ b, f, k int64 }{
+		{10, 3, 0}, {10, 3, 1}, {10, 3, 2}, {10, 3, 3}, {10, 3, 4}, {10, 10, 5},
+		{800, 100, 2}, {52560, 40, 2}, {52560, 440, 3}, {1000, 900, 100}, {5000, 2500, 70}, {5000, 2500, 300},
+	} {
+		got := ChanceAllFetched(uint64(c.b), uint64(c.f), uint64(c.k))
+		want := binomialRatio(c.b, c.f, c.k)
+		if want == 0 && got != 0 || want != 0 && math.Abs(got-want)/want > 1e-9 {
+			t.Errorf("B=%d F=%d k=%d: %g, want %g", c.b, c.f, c.k, got, want)
+		}
+	}
+	// The approximation f^k overstates chance: the fetched blocks are
+	// drawn without replacement.
+	b, f := uint64(100), uint64(10)
+	if exact, approx := ChanceAllFetched(b, f, 3), math.Pow(0.1, 3); !(exact < approx) {
+		t.Errorf("exact %g not below f^k %g", exact, approx)
+	}
+}
+
+// buildIndex writes an index of the appearances with a small memory
+// limit, so that runs are spilled and merged.
+func buildIndex(t *testing.T, first int32, nblocks int, apps map[string][]int32, memory int) []byte {
+	t.Helper()
+	ix := NewIndexWriter(t.TempDir(), memory)
+	defer ix.Close()
+	names := make([]string, 0, len(apps))
+	for c := range apps {
+		names = append(names, c)
+	}
+	slices.Sort(names)
+	// Interleave the candidates by height, as blocks arrive.
+	byHeight := map[int32][]string{}
+	for _, c := range names {
+		for _, h := range apps[c] {
+			byHeight[h] = append(byHeight[h], c)
+		}
+	}
+	for h := first; h < first+int32(nblocks); h++ {
+		for _, c := range byHeight[h] {
+			ix.Add(c, h)
+			ix.Add(c, h) // twice in one block counts once
+		}
+	}
+	hd := &IndexHeader{Network: "regtest", First: first}
+	for i := 0; i < nblocks; i++ {
+		hd.Hashes = append(hd.Hashes, blockHash(int32(i)+first))
+	}
+	var buf bytes.Buffer
+	if _, err := ix.WriteTo(&buf, hd); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func blockHash(h int32) chainhash.Hash {
+	return chainhash.DoubleHashH([]byte(fmt.Sprintf("block %d", h)))
+}
+
+func readIndex(t *testing.T, data []byte) (map[string][]int32, *IndexHeader) {
+	t.Helper()
+	ir, err := NewIndexReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]int32{}
+	for {
+		e, err := ir.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[e.Candidate] = e.Heights
+	}
+	return got, ir.Header()
+}
+
+func TestIndexRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	apps := map[string][]int32{}
+	const first, nblocks = 100, 300
+	for i := 0; i < 2000; i++ {
+		c := fmt.Sprintf("cand-%05d", rng.IntN(100000))
+		set := map[int32]bool{}
+		for j := 0; j < 1+rng.IntN(5); j++ {
+			set[first+int32(rng.IntN(nblocks))] = true
+		}
+		for h := range set {
+			apps[c] = append(apps[c], h)
+		}
+		slices.Sort(apps[c])
+		apps[c] = slices.Compact(apps[c])
+	}
+	for _, memory := range []int{1 << 10, 1 << 14, 64 << 20} { // many runs (merged in levels), a few, none
+		t.Run(fmt.Sprint(memory), func(t *testing.T) {
+			data := buildIndex(t, first, nblocks, apps, memory)
+			got, hd := readIndex(t, data)
+			if hd.First != first || len(hd.Hashes) != nblocks || hd.Network != "regtest" || hd.Hashes[5] != blockHash(first+5) {
+				t.Fatalf("header %+v", hd)
+			}
+			if len(got) != len(apps) {
+				t.Fatalf("%d entries, want %d", len(got), len(apps))
+			}
+			for c, hs := range apps {
+				if !slices.Equal(got[c], hs) {
+					t.Fatalf("%s: heights %v, want %v", c, got[c], hs)
+				}
+			}
+		})
+	}
+}
+
+func TestIndexRejects(t *testing.T) {
+	good := buildIndex(t, 0, 4, map[string][]int32{"a": {0, 2}, "b": {3}}, 0)
+	cases := map[string][]byte{
+		"empty":       nil,
+		"magic":       append([]byte("SPVFIDX\x02"), good[8:]...),
+		"truncated":   good[:len(good)-3],
+		"no end":      good[:len(good)-2],
+		"extra bytes": append(slices.Clone(good), 0),
+		"hashes cut":  good[:40],
+	}
+	// An entry count that lies, and candidates out of order.
+	lie := slices.Clone(good)
+	lie[len(lie)-1] = 3
+	cases["end count"] = lie
+	swapped := bytes.Replace(slices.Clone(good), []byte{1, 'a'}, []byte{1, 'c'}, 1)
+	cases["order"] = swapped
+	for name, data := range cases {
+		t.Run(name, func(t *testing.T) {
+			ir, err := NewIndexReader(bytes.NewReader(data))
+			for err == nil {
+				_, err = ir.Next()
+			}
+			if err == io.EOF || !errors.Is(err, ErrBadIndex) {
+				t.Fatalf("read to %v, want ErrBadIndex", err)
+			}
+		})
+	}
+}
+
+func TestFetchRecordsFromWire(t *testing.T) {
+	gd := wire.NewMsgGetData()
+	var hashes []chainhash.Hash
+	for i := 0; i < 1203; i++ {
+		h := blockHash(int32(i))
+		hashes = append(hashes, h)
+		typ := wire.InvTypeWitnessBlock
+		if i%3 == 1 {
+			typ = wire.InvTypeFilteredBlock
+		}
+		gd.AddInvVect(wire.NewInvVect(typ, &hashes[i]))
+		gd.AddInvVect(wire.NewInvVect(wire.InvTypeTx, &hashes[i])) // not a block: left out
+	}
+	var buf bytes.Buffer
+	if err := gd.BtcEncode(&buf, wire.ProtocolVersion, wire.WitnessEncoding); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := fetchRecords(wire.CmdGetData, buf.Bytes(), "127.0.0.1:1", "s-1", time.Unix(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 3 || len(recs[0].Blocks) != maxBlocksPerRecord || len(recs[2].Blocks) != 1203-2*maxBlocksPerRecord {
+		t.Fatalf("%d records", len(recs))
+	}
+	var lines bytes.Buffer
+	stop := blockHash(7)
+	cf := wire.NewMsgGetCFilters(wire.GCSFilterRegular, 3, &stop)
+	buf.Reset()
+	cf.BtcEncode(&buf, wire.ProtocolVersion, wire.BaseEncoding)
+	rr, err := fetchRecords(wire.CmdGetCFilters, buf.Bytes(), "127.0.0.1:1", "s-1", time.Unix(0, 0))
+	if err != nil || len(rr) != 1 {
+		t.Fatalf("getcfilters: %v %v", rr, err)
+	}
+	for _, r := range append(recs, rr...) {
+		b, _ := json.Marshal(r)
+		lines.Write(append(b, '\n'))
+	}
+	// A filterload record of the old form stays readable beside them.
+	lines.WriteString(`{"time":"2024-01-01T00:00:00Z","client":"127.0.0.1:2","command":"filterload","filter":"ff01","hash_funcs":3,"tweak":9,"flags":1}` + "\n")
+	back, err := ReadCapture(&lines)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessions, err := CaptureFetchSessions(back)
+	if err != nil || len(sessions) != 1 {
+		t.Fatalf("sessions %v, %v", sessions, err)
+	}
+	s := sessions[0]
+	if !slices.Equal(s.Blocks, hashes) {
+		t.Fatalf("%d blocks read back, want the %d requested in order", len(s.Blocks), len(hashes))
+	}
+	if len(s.Ranges) != 1 || s.Ranges[0].StartHeight != 3 || s.Ranges[0].StopHash != stop || s.Ranges[0].Command != CmdGetCFilters {
+		t.Fatalf("ranges %+v", s.Ranges)
+	}
+	// A getdata whose count exceeds its items is refused, not allocated.
+	if _, err := fetchRecords(wire.CmdGetData, []byte{0xfe, 0x50, 0xc3, 0, 0}, "c", "s", time.Now()); err == nil {
+		t.Error("getdata announcing 50000 items in 0 bytes accepted")
+	}
+}
+
+func TestParseFetchRecordRejects(t *testing.T) {
+	h := strings.Repeat("ab", 32)
+	for _, line := range []string{
+		`{"client":"c","command":"getdata"}`,
+		`{"client":"c","command":"getdata","blocks":[{"hash":"zz","type":"block"}]}`,
+		`{"client":"c","command":"getdata","blocks":[{"hash":"` + h + `","type":"tx"}]}`,
+		`{"client":"c","command":"getdata","blocks":[{"hash":"` + h + `","type":"block"}],"stop_hash":"` + h + `"}`,
+		`{"client":"c","command":"getcfilters","start_height":1,"stop_hash":"` + h + `"}`,
+		`{"client":"c","command":"getcfilters","filter_type":0,"stop_hash":"` + h + `"}`,
+		`{"client":"c","command":"getcfheaders","filter_type":0,"start_height":1,"stop_hash":"ab"}`,
+		`{"client":"c","command":"getcfheaders","filter_type":0,"start_height":1,"stop_hash":"` + h + `","blocks":[{"hash":"` + h + `","type":"block"}]}`,
+	} {
+		if _, err := ParseCaptureRecord([]byte(line)); !errors.Is(err, ErrBadCapture) {
+			t.Errorf("%s: %v, want ErrBadCapture", line, err)
+		}
+	}
+	ok := `{"client":"c","command":"getcfheaders","filter_type":0,"start_height":0,"stop_hash":"` + h + `"}`
+	if _, err := ParseCaptureRecord([]byte(ok)); err != nil {
+		t.Errorf("%s: %v", ok, err)
+	}
+}
+
+// TestAnalyzeFetchesSynthetic builds a chain of 20,000 blocks, a wallet of
+// 10 scripts of 2 appearances each and 20,000 other candidates of 1 to 3
+// appearances at random blocks, and a session that fetches the wallet's
+// blocks and 30 more at random: the wallet's scripts rank first with high
+// probability, and the spurious matches stay within the model's 99% range.
+func TestAnalyzeFetchesSynthetic(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	const nblocks, first = 20000, 0
+	apps := map[string][]int32{}
+	pick := func(k int) []int32 {
+		var hs []int32
+		for len(hs) < k {
+			h := int32(rng.IntN(nblocks))
+			if !slices.Contains(hs, h) {
+				hs = append(hs, h)
+			}
+		}
+		slices.Sort(hs)
+		return hs
+	}
+	fetched := map[int32]bool{}
+	var wallet []string
+	for i := 0; i < 10; i++ {
+		c := fmt.Sprintf("wallet-%02d", i)
+		wallet = append(wallet, c)
+		apps[c] = pick(2)
+		for _, h := range apps[c] {
+			fetched[h] = true
+		}
+	}
+	for len(fetched) < 50 {
+		fetched[int32(rng.IntN(nblocks))] = true
+	}
+	for i := 0; i < 20000; i++ {
+		apps[fmt.Sprintf("other-%05d", i)] = pick(1 + i%3)
+	}
+	data := buildIndex(t, first, nblocks, apps, 1<<16)
+	ir, err := NewIndexReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &FetchSession{ID: "s-1", Client: "127.0.0.1:1"}
+	for h := range fetched {
+		s.Blocks = append(s.Blocks, blockHash(h))
+	}
+	s.Blocks = append(s.Blocks, blockHash(99999)) // not in the chain
+	s.Ranges = []FilterRange{{Command: CmdGetCFilters, StartHeight: 0, StopHash: blockHash(nblocks - 1)}}
+	reps, err := AnalyzeFetches([]*FetchSession{s}, ir, FetchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := reps[0]
+	if r.ScannedBlocks != nblocks || r.FetchedBlocks != 50 || r.FetchedUnknown != 1 || r.UniverseSize != uint64(len(apps)) {
+		t.Fatalf("B=%d F=%d unknown=%d universe=%d", r.ScannedBlocks, r.FetchedBlocks, r.FetchedUnknown, r.UniverseSize)
+	}
+	if len(r.Warnings) != 2 || !strings.Contains(r.Warnings[0], "not in the index's chain") || !strings.Contains(r.Warnings[1], "appear in a single block") {
+		t.Errorf("warnings %q", r.Warnings)
+	}
+	// Every wallet script matches; the spurious ones are what chance gives.
+	got := map[string]FetchMatch{}
+	for _, m := range r.Matched {
+		got[m.Candidate] = m
+	}
+	for _, c := range wallet {
+		m, ok := got[c]
+		if !ok {
+			t.Fatalf("wallet script %s not matched", c)
+		}
+		if want := binomialRatio(nblocks, 50, 2); math.Abs(m.ChanceProbability-want) > 1e-12 || m.Appearances != 2 {
+			t.Errorf("%s: chance %g (k %d), want %g", c, m.ChanceProbability, m.Appearances, want)
+		}
+	}
+	spurious := float64(r.MatchedCount) - float64(len(wallet))
+	var model float64
+	for k := 1; k <= 3; k++ {
+		model += float64(20000/3) * binomialRatio(nblocks, 50, int64(k))
+	}
+	lo, hi := poisson99(model)
+	if spurious < lo || spurious > hi {
+		t.Errorf("%v spurious matches, model %.3g (99%%: %v..%v)", spurious, model, lo, hi)
+	}
+	if math.Abs(r.ExpectedFalsePositives-model-10*binomialRatio(nblocks, 50, 2)) > 0.05*model {
+		t.Errorf("expected false positives %g, model %g", r.ExpectedFalsePositives, model)
+	}
+	// Ranked by chance: the k=2 and k=3 matches before the k=1 ones.
+	for i := 1; i < len(r.Matched); i++ {
+		if r.Matched[i].ChanceProbability < r.Matched[i-1].ChanceProbability {
+			t.Fatalf("match %d less explained by chance than %d", i, i-1)
+		}
+	}
+	for _, c := range wallet {
+		if got[c].Probability < 0.9 {
+			t.Errorf("%s: probability %.3f that it is the wallet's", c, got[c].Probability)
+		}
+	}
+	if !strings.Contains(r.Verdict, "are the wallet's") {
+		t.Errorf("verdict %q", r.Verdict)
+	}
+}
+
+// poisson99 is a 99% range for a Poisson count of mean m (normal
+// approximation, widened for small means).
+func poisson99(m float64) (float64, float64) {
+	d := 2.576*math.Sqrt(m) + 3
+	return math.Max(0, m-d), m + d
+}
+
+func TestAnalyzeFetchesEverythingFetched(t *testing.T) {
+	data := buildIndex(t, 0, 5, map[string][]int32{"a": {1}, "b": {2, 4}}, 0)
+	ir, _ := NewIndexReader(bytes.NewReader(data))
+	s := &FetchSession{ID: "x", Client: "c"}
+	for h := int32(0); h < 5; h++ {
+		s.Blocks = append(s.Blocks, blockHash(h))
+	}
+	reps, err := AnalyzeFetches([]*FetchSession{s}, ir, FetchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := reps[0]
+	if r.MatchedCount != 2 || len(r.Matched) != 0 || len(r.Warnings) != 2 || !strings.Contains(r.Verdict, "reveal nothing") {
+		t.Fatalf("%+v", r)
+	}
+}
