@@ -1,28 +1,30 @@
-// Package peer runs light-client sessions against a Bitcoin node over the
-// peer-to-peer protocol, on top of btcd's peer and wire packages.
+// Package peer is one connection to a Bitcoin node over the peer-to-peer
+// protocol, with btcd's wire types.
 //
-// Dial connects and completes the version handshake. SyncHeaders downloads
-// the header chain with getheaders and checks its linkage and proof of work
-// against the network parameters. Two scan modes then find the
-// transactions of a watch list in a range of blocks:
+// Dial connects and completes the version handshake. The requests a light
+// client makes are methods of Peer, each checked as far as one answer
+// allows:
 //
-//   - ScanBIP37 loads a BIP 37 Bloom filter (filterload), asks for filtered
-//     blocks (getdata MSG_FILTERED_BLOCK), verifies every merkle proof
-//     against the verified headers and mirrors the filter update rules
-//     locally, so that later spends of matched outputs are found.
-//   - ScanBIP157 downloads the basic compact-filter header chain (getcfcheckpt,
-//     getcfheaders) and the filters (getcfilters), checks each filter
-//     against its header, matches the watch list locally and fetches full
-//     witness blocks only for the filters that match.
+//   - SyncHeaders extends a chain.Chain with the node's headers (every
+//     header checked by the chain's rules) and checks the height the node
+//     announced;
+//   - GetCFCheckpt, GetCFHeaders and GetCFilters get BIP 157 filter-header
+//     checkpoints, filter hashes and filters, of the type, count and blocks
+//     asked for;
+//   - GetBlocks gets witness blocks, each matching its hash, merkle root and
+//     witness commitment;
+//   - LoadFilter, AddToFilter, ClearFilter and GetFilteredBlocks speak BIP
+//     37: every merkle block must prove its matches and be followed by them;
+//   - Announce, HasTx and Broadcast offer a transaction and check that the
+//     node holds it.
 //
-// Nothing the node sends is trusted: a filter that does not hash to its
-// header, a merkle proof that does not lead to the header's merkle root,
-// withheld transactions, silence or a dropped connection end the scan with
-// a *PeerError naming the peer and what it did, wrapping one of the
-// sentinel errors below.
+// Config.Timeout bounds the handshake and the whole answer to each request,
+// however the node paces it; nothing else cuts a request short. A node that
+// lies, stalls or disconnects is reported with a *PeerError naming it and
+// wrapping one of the sentinel errors. A request ended by its context, a
+// timeout or a lie drops the connection, since a late answer would be
+// taken for the next request's: dial again to go on.
 //
-// A Peer runs one operation at a time; concurrent calls are serialized.
-// An operation ended by its context, by a timeout or by a lie drops the
-// connection, since a late answer would be taken for the next request's:
-// Dial again to continue.
+// Comparing several peers, settling their disputes and scanning is the
+// client package's work; the header chain is package chain's.
 package peer
