@@ -102,15 +102,17 @@ func (f *Filter) ContainsBatch(ps []Prepared, matched []int32) []int32 {
 	var live [PreparedBatch]int32
 	for start := 0; start < len(ps); start += PreparedBatch {
 		batch := ps[start:min(start+PreparedBatch, len(ps))]
-		for j := range batch {
-			live[j] = int32(j)
-		}
-		n := len(batch)
 		seed := f.tweak
 		short := !slices.ContainsFunc(batch, func(p Prepared) bool { return p.long != nil })
+		if !short {
+			for j := range batch {
+				live[j] = int32(j)
+			}
+		}
+		n := len(batch)
 		for i := f.hashFuncs; i > 0 && n > 0; i-- {
 			if short {
-				n = f.probeShort(batch, &live, n, seed)
+				n = f.probeShort(batch, &live, n, i == f.hashFuncs, seed)
 			} else {
 				n = f.probe(batch, &live, n, seed)
 			}
@@ -124,24 +126,25 @@ func (f *Filter) ContainsBatch(ps []Prepared, matched []int32) []int32 {
 }
 
 // probeShort tests the elements of batch that the first n entries of live
-// list for the hash function of the given seed, keeps in live, in order,
-// those whose bit is set, and returns how many it kept. No element of
-// batch may be longer than MaxPreparedLen: the loop calls no function, so
-// everything it needs stays in registers.
-func (f *Filter) probeShort(batch []Prepared, live *[PreparedBatch]int32, n int, seed uint32) int {
+// list (with all, every element, n being len(batch)) for the hash function
+// of the given seed, keeps in live, in order, those whose bit is set, and
+// returns how many it kept. No element of batch may be longer than
+// MaxPreparedLen: the loop calls no function, so everything it needs
+// stays in registers.
+func (f *Filter) probeShort(batch []Prepared, live *[PreparedBatch]int32, n int, all bool, seed uint32) int {
 	data, magic, nbits := f.data, f.modMagic, uint64(f.nbits)
 	m := 0
-	for _, j := range live[:n] {
+	for i := 0; i < n; i++ {
+		j := int32(i)
+		if !all {
+			j = live[i&(PreparedBatch-1)]
+		}
 		p := &batch[j]
 		h := seed
 		if p.nb == 5 {
 			// A HASH160, the usual element: the chain unrolled.
 			b := &p.blocks
-			h = murmurMixH(h, b[0])
-			h = murmurMixH(h, b[1])
-			h = murmurMixH(h, b[2])
-			h = murmurMixH(h, b[3])
-			h = murmurMixH(h, b[4])
+			h = murmurMixH(murmurMixH(murmurMixH(murmurMixH(murmurMixH(h, b[0]), b[1]), b[2]), b[3]), b[4])
 		} else {
 			for _, k := range p.blocks[:p.nb] {
 				h = murmurMixH(h, k)
