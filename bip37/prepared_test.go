@@ -2,6 +2,7 @@ package bip37
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/btcsuite/btcd/wire"
@@ -68,22 +69,10 @@ func TestPreparedMatchesContains(t *testing.T) {
 			}
 		}
 		got := f.ContainsBatch(ps, make([]int32, 0, len(ps)))
-		if !equalInt32(got, want) {
+		if !slices.Equal(got, want) {
 			t.Fatalf("trial %d: ContainsBatch %v, want %v", trial, got, want)
 		}
 	}
-}
-
-func equalInt32(a, b []int32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestPreparedReuse checks that Set replaces what a Prepared held, from a
