@@ -165,16 +165,14 @@ func TestAnalyzeManySessions(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The model's false positives of one session: the candidates outside
-	// its wallet, each tested by one element at the filter's expected fill.
-	model, err := Evaluate(ModelParams{Addresses: keys, FPRate: fpRate, ElementsPerAddress: 2, ExtraElements: extra,
-		UniverseSize: uint64(lines) - used + keys})
-	if err != nil {
-		t.Fatal(err)
-	}
-	perSession := model.ExpectedFalsePositives
-	maxPerSession := poissonQuantile(perSession, 1-0.01/float64(sessions))
-	total := 0
+	// Each session's false positives against the model at its filter's
+	// actual fill (X^k per candidate, X the fraction of bits set: the
+	// report's ExpectedFalsePositives), within the interval that gives all
+	// the sessions together 99%, and their total within its own 99%
+	// interval. The fill of a small filter varies from one tweak to the
+	// next, and its rate X^k far more (about 30% here), so a session is
+	// not compared with the model at the expected fill.
+	total, expected := 0, 0.0
 	for s, r := range reps {
 		if r.UniverseSize != uint64(lines) {
 			t.Fatalf("session %d: %d candidates, want %d", s+1, r.UniverseSize, lines)
@@ -190,17 +188,31 @@ func TestAnalyzeManySessions(t *testing.T) {
 		if found != used {
 			t.Errorf("session %d: %d of the wallet's %d used addresses found", s+1, found, used)
 		}
-		if fp > maxPerSession {
-			t.Errorf("session %d: %d false positives, above %d (the model expects %.3g per session)", s+1, fp, maxPerSession, perSession)
+		lo := poissonQuantile(r.ExpectedFalsePositives, 0.005/float64(sessions))
+		hi := poissonQuantile(r.ExpectedFalsePositives, 1-0.005/float64(sessions))
+		if fp < lo || fp > hi {
+			t.Errorf("session %d: %d false positives, outside %d..%d (the model expects %.4g)", s+1, fp, lo, hi, r.ExpectedFalsePositives)
 		}
 		total += fp
+		expected += r.ExpectedFalsePositives
 	}
-	lo := poissonQuantile(perSession*float64(sessions), 0.005)
-	hi := poissonQuantile(perSession*float64(sessions), 0.995)
-	t.Logf("%d sessions, %d lines: %d false positives in all, model %.3g (99%% interval %d..%d)",
-		sessions, lines, total, perSession*float64(sessions), lo, hi)
+	lo, hi := poissonQuantile(expected, 0.005), poissonQuantile(expected, 0.995)
+	// The model at the expected fill (Evaluate), for a filter of this
+	// wallet over this universe: the sessions' mean lies above it by the
+	// spread of X^k (Jensen's inequality), a few percent here.
+	model, err := Evaluate(ModelParams{Addresses: keys, FPRate: fpRate, ElementsPerAddress: 2, ExtraElements: extra,
+		UniverseSize: uint64(lines) - used + keys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mean := expected / float64(sessions)
+	t.Logf("%d sessions, %d lines: %d false positives in all, %.6g expected at the filters' fills (99%% interval %d..%d); "+
+		"%.4g per session, the model at the expected fill %.4g", sessions, lines, total, expected, lo, hi, mean, model.ExpectedFalsePositives)
 	if total < lo || total > hi {
-		t.Errorf("%d false positives over %d sessions, outside the model's 99%% interval %d..%d (mean %.3g)",
-			total, sessions, lo, hi, perSession*float64(sessions))
+		t.Errorf("%d false positives over %d sessions, outside the model's 99%% interval %d..%d", total, sessions, lo, hi)
+	}
+	if math.Abs(mean/model.ExpectedFalsePositives-1) > 0.1 {
+		t.Errorf("%.4g false positives expected per session, the model at the expected fill %.4g: more than 10%% apart",
+			mean, model.ExpectedFalsePositives)
 	}
 }
