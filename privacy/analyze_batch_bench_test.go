@@ -4,21 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"runtime"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/spvfilter/spvfilter/bip37"
 )
-
-// processCPU returns the CPU time of the whole process, every thread.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // BenchmarkAnalyzeSessions measures candidate-filter tests per second of
 // AnalyzeGroups on n sessions of one bitcoinj-sized filter each (632
