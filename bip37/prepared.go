@@ -1,9 +1,6 @@
 package bip37
 
-import (
-	"math/bits"
-	"slices"
-)
+import "math/bits"
 
 // MaxPreparedLen is the longest element a Prepared holds by itself, as its
 // scrambled MurmurHash3 blocks: 79 bytes, which covers hashes, outpoints,
@@ -103,7 +100,10 @@ func (f *Filter) ContainsBatch(ps []Prepared, matched []int32) []int32 {
 	for start := 0; start < len(ps); start += PreparedBatch {
 		batch := ps[start:min(start+PreparedBatch, len(ps))]
 		seed := f.tweak
-		short := !slices.ContainsFunc(batch, func(p Prepared) bool { return p.long != nil })
+		short := true
+		for j := range batch {
+			short = short && batch[j].long == nil
+		}
 		if !short {
 			for j := range batch {
 				live[j] = int32(j)
