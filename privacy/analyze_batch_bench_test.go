@@ -14,7 +14,7 @@ import (
 // elements at 1e-5: 1,893 bytes, 15 hash functions, about half the bits
 // set; one wallet's keys under a new tweak per session) over a universe of
 // random HASH160 lines in hex, sized so that each operation makes about
-// 2x10^7 tests (10^4 to 10^6 lines). A test is one Contains question of
+// 10^8 tests (10^4 to 10^6 lines). A test is one Contains question of
 // one candidate and one filter; it stops at the first unset bit, so for a
 // candidate outside the filter it computes two hash functions on average.
 // .../spvfilter is AnalyzeGroups as it is (batched, prepared elements);
@@ -30,7 +30,7 @@ func BenchmarkAnalyzeSessions(b *testing.B) {
 		for i := range groups {
 			groups[i] = []*bip37.Filter{w.Filter(1e-5, 0, uint32(i)*0x9e3779b9)}
 		}
-		lines := min(max(20_000_000/n, 10_000), 1_000_000)
+		lines := min(max(100_000_000/n, 10_000), 1_000_000)
 		data := benchUniverse(lines)
 		tests := float64(n) * float64(lines)
 		for _, batched := range []bool{true, false} {
