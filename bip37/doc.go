@@ -18,6 +18,13 @@
 // As in Core, a 0-byte filter matches everything (it is how a client asks
 // for every transaction without a division by zero, CVE-2013-5700).
 //
+// To test many elements against many filters, as an attacker who holds
+// the filters of many clients does, prepare each element once (Prepared:
+// MurmurHash3 scrambles each 4-byte block the same way for every seed, so
+// only the seed's chain is run per filter and hash function) and ask each
+// filter about a batch of them (Filter.ContainsBatch, Filter.ContainsPrepared);
+// the answers are those of Contains.
+//
 // # Messages
 //
 // MarshalBinary and DecodeFilterLoad encode and strictly decode the

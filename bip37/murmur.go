@@ -73,8 +73,11 @@ func murmurTail(p []byte) uint32 {
 // murmurFinish xors in the scrambled tail and the length and applies the
 // final avalanche.
 func murmurFinish(h, tail uint32, n int) uint32 {
-	h ^= tail
-	h ^= uint32(n)
+	return murmurAvalanche(h ^ tail ^ uint32(n))
+}
+
+// murmurAvalanche is MurmurHash3's final mix (fmix32).
+func murmurAvalanche(h uint32) uint32 {
 	h ^= h >> 16
 	h *= 0x85ebca6b
 	h ^= h >> 13

@@ -184,6 +184,10 @@ func classRate(cls int, f float64) float64 {
 	return -math.Expm1(float64(cls) * math.Log1p(-f))
 }
 
+// batchCandidates turns the batched testing of one-element candidates on;
+// tests turn it off to compare with the candidate-at-a-time loop.
+var batchCandidates = true
+
 // workerState is one worker's counts: those of every group of filters,
 // and what the groups share. The struct is padded so that two workers never
 // write to one cache line.
@@ -278,7 +282,7 @@ func AnalyzeGroups(groups [][]*bip37.Filter, universe io.Reader, opts AnalyzeOpt
 	}
 	var mu sync.Mutex
 	var states []*workerState
-	newVisitor := func(int) lineVisitor {
+	newVisitor := func(int) (lineVisitor, func()) {
 		st := &workerState{groups: make([]groupState, len(groups))}
 		// A Filter is not safe for concurrent use: each worker gets
 		// its own copies.
@@ -327,32 +331,43 @@ func AnalyzeGroups(groups [][]*bip37.Filter, universe io.Reader, opts AnalyzeOpt
 			}
 			st.groups[g].matches = append(st.groups[g].matches, m)
 		}
-		return func(line int, c *Candidate) error {
+		// Candidates of one short element, the bulk of a universe, are
+		// held back and tested PreparedBatch at a time: each element's
+		// hash blocks are scrambled once for every filter, and each
+		// filter's bits stay in cache for the whole batch. Any other
+		// candidate first flushes the batch, so that matches are still
+		// found in the order of the lines.
+		b := newCandidateBatch()
+		flush := func() {
+			if len(b.ps) == 0 {
+				return
+			}
+			for g, ms := range matchers {
+				b.testGroup(&st.groups[g], ms)
+				for _, j := range b.touched {
+					if b.masks[j] == full[g] {
+						c := Candidate{Kind: b.kinds[j], Text: b.text[b.textAt[j]:b.textAt[j+1]]}
+						found(g, b.lines[j], &c, b.pair[j], int(b.cls[j]))
+					}
+				}
+				b.clearMasks()
+			}
+			b.reset()
+		}
+		visit := func(line int, c *Candidate) error {
 			pair := opts.PairTest && c.Pair()
 			cls := min(len(c.Elems), maxClassElems)
 			if pair {
 				cls = 0
 			}
 			st.classes[cls]++
-			if c.PairAddress == nil && len(c.Elems) == 1 {
-				// Most candidates: one element, either test.
-				e := c.Elems[0]
-				for g, ms := range matchers {
-					gs := &st.groups[g]
-					var mask uint64
-					for i, m := range ms {
-						if m.Contains(e) {
-							mask |= 1 << i
-							gs.alone[i]++
-						}
-					}
-					gs.depth[bits.TrailingZeros64(^mask)]++
-					if mask == full[g] {
-						found(g, line, c, pair, cls)
-					}
+			if batchCandidates && c.PairAddress == nil && len(c.Elems) == 1 && len(c.Elems[0]) <= bip37.MaxPreparedLen {
+				if b.add(line, c, pair, cls) {
+					flush()
 				}
 				return nil
 			}
+			flush()
 			if c.PairAddress != nil {
 				st.pairs++
 				st.undoLines += uint64(len(c.Listed))
@@ -377,8 +392,9 @@ func AnalyzeGroups(groups [][]*bip37.Filter, universe io.Reader, opts AnalyzeOpt
 			}
 			return nil
 		}
+		return visit, flush
 	}
-	scan, err := scanUniverse(universe, opts.Workers, opts.Strict, newVisitor)
+	scan, err := scanUniverseFlushed(universe, opts.Workers, opts.Strict, newVisitor)
 	if err != nil {
 		return nil, err
 	}

@@ -95,6 +95,13 @@ func (s *UniverseScan) merge(o *UniverseScan) {
 // line longer than a chunk. The error returned is that of the lowest line
 // number that failed; an empty universe is ErrEmptyUniverse.
 func scanUniverse(r io.Reader, workers int, strict bool, newVisitor func(worker int) lineVisitor) (*UniverseScan, error) {
+	return scanUniverseFlushed(r, workers, strict, func(w int) (lineVisitor, func()) { return newVisitor(w), nil })
+}
+
+// scanUniverseFlushed is scanUniverse for visitors that hold candidates
+// back to work on them in batches: newVisitor also returns a flush
+// function (or nil), which each worker calls after its last line.
+func scanUniverseFlushed(r io.Reader, workers int, strict bool, newVisitor func(worker int) (lineVisitor, func())) (*UniverseScan, error) {
 	if workers <= 0 {
 		workers = min(runtime.GOMAXPROCS(0), 4)
 	}
@@ -121,11 +128,14 @@ func scanUniverse(r io.Reader, workers int, strict bool, newVisitor func(worker 
 	scans := make([]UniverseScan, workers)
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
-		visit := newVisitor(w)
+		visit, flush := newVisitor(w)
 		scan := &scans[w]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if flush != nil {
+				defer flush()
+			}
 			var p CandidateParser
 			for ch := range chunks {
 				// After a failure, chunks before its line are still
