@@ -541,7 +541,7 @@ func (r *Report) finish(joint *jointRates) {
 	}
 	slices.SortFunc(r.Matched, func(a, b MatchedCandidate) int { return a.Line - b.Line })
 	r.Warnings = append(r.Warnings[:0], r.warnings()...)
-	r.Summary = r.summary()
+	r.Summary = r.Verdict()
 }
 
 // warnings names what may make the report misleading.
@@ -719,7 +719,10 @@ func matchCandidate(f *bip37.Filter, c *Candidate, all bool) bool {
 	return false
 }
 
-func (r *Report) summary() string {
+// Verdict returns the report's plain-words verdict, from its counts (what
+// Summary holds): how many candidates match, how many are expected by
+// chance, and how many belong to the wallet.
+func (r *Report) Verdict() string {
 	var b strings.Builder
 	nf := len(r.Filters)
 	fmt.Fprintf(&b, "%d of %d candidates match", r.MatchedCount, r.UniverseSize)

@@ -242,28 +242,5 @@ func finishReport(r *privacy.Report, g int, matchClasses []int, rates classRates
 	if r.MatchedTruncated {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("only the first %d matches are listed; the counts cover all %d", len(r.Matched), r.MatchedCount))
 	}
-	r.Summary = summary(r)
-}
-
-// summary is the report's plain-words verdict, worded as privacy words it.
-func summary(r *privacy.Report) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%d of %d candidates match", r.MatchedCount, r.UniverseSize)
-	if nf := len(r.Filters); nf > 1 {
-		fmt.Fprintf(&b, " all %d filters", nf)
-	} else {
-		b.WriteString(" the filter")
-	}
-	fmt.Fprintf(&b, "; %.3g of them are expected to be false positives", r.ExpectedFalsePositives)
-	switch {
-	case r.MatchedCount == 0:
-		b.WriteString(", so no candidate is exposed.")
-	case r.EstimatedWallet == 0:
-		b.WriteString(", so the matches are indistinguishable from chance.")
-	default:
-		share := r.EstimatedWallet / float64(r.MatchedCount)
-		fmt.Fprintf(&b, ", so about %.0f of them (%.1f%%) belong to the wallet; %d are exposed with probability >= 95%%.",
-			r.EstimatedWallet, 100*share, r.Confident)
-	}
-	return b.String()
+	r.Summary = r.Verdict()
 }
