@@ -220,6 +220,11 @@ func checkSharedFlag(f *pflag.Flag) {
 		return
 	}
 	f.Value = checkedValue{f.Value, check}
+	// pflag knows the empty default of a repeatable flag by its value's
+	// type, which the wrapper hides: say it is empty the way it knows.
+	if f.DefValue == "[]" {
+		f.DefValue = ""
+	}
 	if f.Name == "network" {
 		f.Usage = "network: " + networkNames()
 	}

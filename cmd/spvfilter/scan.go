@@ -51,7 +51,7 @@ var bloomFlags = map[string]wire.BloomUpdateType{
 func newScanCommand(a *app) *cobra.Command {
 	var fl scanFlags
 	cmd := &cobra.Command{
-		Use:   "scan --peer HOST:PORT [--peer HOST:PORT...] --network NET --mode bip37|bip157 --watch ITEM...",
+		Use:   "scan --peer HOST:PORT [--peer HOST:PORT...] --watch ITEM... [--network NET] [--mode bip157|bip37]",
 		Short: "Find the transactions of a watch list in the nodes' blocks, with BIP 37 or BIP 157",
 		Long: `scan connects to one or more nodes as a light client, downloads and verifies
 their header chain (the branch with the most work wins), and finds the
