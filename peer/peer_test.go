@@ -30,45 +30,26 @@ type fixture struct {
 }
 
 var (
-	fx        *fixture
-	fxOnce    sync.Once
-	fxErr     error
-	fxStarted bool
+	fx     *fixture
+	shared = peertest.NewShared(newFixture, peertest.WithArgs("--nobanning"))
 )
 
 // needFixture starts the shared node on first use, so that fuzzing and
 // examples run without it.
-func needFixture(t *testing.T) {
-	t.Helper()
-	fxOnce.Do(func() {
-		fxStarted = true
-		fx, fxErr = newFixture()
-	})
-	if fxErr != nil {
-		t.Fatalf("setting up btcd: %v", fxErr)
-	}
-}
+func needFixture(t *testing.T) { fx = shared.Get(t) }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if fxStarted && fx != nil && fx.node != nil {
-		if code != 0 || fxErr != nil {
-			fmt.Fprintf(os.Stderr, "btcd output (tail):\n%s\n", fx.node.LogTail(40))
-		}
-		fx.node.Stop()
-	}
+	shared.Stop(code)
 	os.Exit(code)
 }
 
-func newFixture() (*fixture, error) {
-	node, err := peertest.Start(peertest.WithArgs("--nobanning"))
-	if err != nil {
-		return nil, err
-	}
+func newFixture(node *peertest.Node) (*fixture, error) {
 	f := &fixture{node: node, alice: peertest.NewKey("alice")}
 	if _, err := node.GenerateErr(101); err != nil {
 		return f, err
 	}
+	var err error
 	if f.pay, err = node.SpendCoinbaseErr(wire.NewTxOut(50_000_000, f.alice.PkScript())); err != nil {
 		return f, err
 	}
