@@ -152,6 +152,34 @@ func TestPrivacyCaptureUniverseAnalyze(t *testing.T) {
 	}
 }
 
+// captureRelay runs a capture relay on 127.0.0.1 in front of node that
+// records into file, until stop, which fails the test if the relay failed
+// and closes the file.
+func captureRelay(t *testing.T, ctx context.Context, node *peertest.Node, file string) (addr string, stop func()) {
+	t.Helper()
+	out, err := os.Create(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := privacy.NewRelay(privacy.RelayConfig{Listen: "127.0.0.1:0", Upstream: node.P2PAddr, Net: node.Params.Net, Out: out})
+	if err != nil {
+		out.Close()
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	served := make(chan error, 1)
+	go func() { served <- r.Serve(ctx) }()
+	return r.Addr().String(), func() {
+		t.Helper()
+		cancel()
+		err := <-served
+		out.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // scanThroughRelay is one light-client session through the relay at addr:
 // connect, sync the headers, scan with filter, disconnect.
 func scanThroughRelay(t *testing.T, ctx context.Context, addr string, node *peertest.Node, f *bip37.Filter) {
@@ -206,31 +234,18 @@ func TestPrivacyAnalyzeTwoWallets(t *testing.T) {
 	}
 
 	cfile := filepath.Join(dir, "capture.jsonl")
-	out, err := os.Create(cfile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := privacy.NewRelay(privacy.RelayConfig{Listen: "127.0.0.1:0", Upstream: node.P2PAddr, Net: node.Params.Net, Out: out})
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	served := make(chan error, 1)
-	go func() { served <- r.Serve(ctx) }()
+	relay, stopRelay := captureRelay(t, ctx, node, cfile)
 	walletFilter := func(k *peertest.Key, tweak uint32) *bip37.Filter {
 		f := bip37.NewFilter(10, 0.0001, tweak, wire.BloomUpdateAll)
 		f.Add(k.Address(node.Params).ScriptAddress())
 		return f
 	}
-	scanThroughRelay(t, ctx, r.Addr().String(), node, walletFilter(alice, 1001))
-	scanThroughRelay(t, ctx, r.Addr().String(), node, walletFilter(bob, 2002))
-	scanThroughRelay(t, ctx, r.Addr().String(), node, walletFilter(alice, 3003)) // alice restarts
-	cancel()
-	if err := <-served; err != nil {
-		t.Fatal(err)
-	}
-	out.Close()
+	scanThroughRelay(t, ctx, relay, node, walletFilter(alice, 1001))
+	scanThroughRelay(t, ctx, relay, node, walletFilter(bob, 2002))
+	scanThroughRelay(t, ctx, relay, node, walletFilter(alice, 3003)) // alice restarts
+	stopRelay()
 	aliceAddr, bobAddr := alice.Address(node.Params).EncodeAddress(), bob.Address(node.Params).EncodeAddress()
 
 	type report struct {

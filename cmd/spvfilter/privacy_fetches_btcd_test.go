@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -123,19 +122,10 @@ func TestPrivacyFetchesBtcd(t *testing.T) {
 
 	// The wallet's BIP 157 scan through the capture relay.
 	cfile := filepath.Join(dir, "capture.jsonl")
-	out, err := os.Create(cfile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := privacy.NewRelay(privacy.RelayConfig{Listen: "127.0.0.1:0", Upstream: node.P2PAddr, Net: node.Params.Net, Out: out})
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	served := make(chan error, 1)
-	go func() { served <- r.Serve(ctx) }()
-	c, err := client.Connect(ctx, client.Config{Peers: []string{r.Addr().String()}, Params: node.Params, Timeout: 20 * time.Second})
+	relay, stopRelay := captureRelay(t, ctx, node, cfile)
+	c, err := client.Connect(ctx, client.Config{Peers: []string{relay}, Params: node.Params, Timeout: 20 * time.Second})
 	if err != nil {
 		t.Fatalf("connect through the relay: %v", err)
 	}
@@ -151,11 +141,7 @@ func TestPrivacyFetchesBtcd(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Close()
-	cancel()
-	if err := <-served; err != nil {
-		t.Fatal(err)
-	}
-	out.Close()
+	stopRelay()
 	if len(res.Matches) < 6 {
 		t.Fatalf("the scan found %d wallet transactions, want 6", len(res.Matches))
 	}
