@@ -146,12 +146,20 @@ func newFixture(node *peertest.Node) (*fixture, error) {
 // default) with its headers synced.
 func connect(t *testing.T, timeout time.Duration, addrs ...string) *Client {
 	t.Helper()
+	return connectTo(t, fx.node, timeout, addrs...)
+}
+
+// connectTo returns a client of the given peers (node by default), on
+// node's network, with its headers synced; it is closed when the test
+// ends.
+func connectTo(t *testing.T, node *peertest.Node, timeout time.Duration, addrs ...string) *Client {
+	t.Helper()
 	if len(addrs) == 0 {
-		addrs = []string{fx.node.P2PAddr}
+		addrs = []string{node.P2PAddr}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	c, err := Connect(ctx, Config{Peers: addrs, Params: fx.node.Params, Timeout: timeout})
+	c, err := Connect(ctx, Config{Peers: addrs, Params: node.Params, Timeout: timeout})
 	if err != nil {
 		t.Fatal(err)
 	}

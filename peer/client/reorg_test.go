@@ -88,14 +88,7 @@ func TestReorgBeforeScan(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
 			node, alice, pay := reorgChain(t)
-			c, err := Connect(context.Background(), Config{Peers: []string{node.P2PAddr}, Params: node.Params, Timeout: 2 * time.Second})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			if _, err := c.SyncHeaders(context.Background()); err != nil {
-				t.Fatal(err)
-			}
+			c := connectTo(t, node, 2*time.Second)
 			reorganize(t, node)
 			res, err := scanMode(c, mode, []WatchItem{ScriptItem(alice.PkScript())}, 110)
 			if err != nil {
@@ -121,14 +114,7 @@ func TestReorgDuringScan(t *testing.T) {
 				}
 				return []wire.Message{m}, false
 			})
-			c, err := Connect(context.Background(), Config{Peers: []string{l.Addr}, Params: node.Params, Timeout: 2 * time.Second})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			if _, err := c.SyncHeaders(context.Background()); err != nil {
-				t.Fatal(err)
-			}
+			c := connectTo(t, node, 2*time.Second, l.Addr)
 			res, err := scanMode(c, mode, []WatchItem{ScriptItem(alice.PkScript())}, 110)
 			if err != nil {
 				t.Fatal(err)

@@ -126,14 +126,7 @@ func TestRescanFollows(t *testing.T) {
 	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
 	node.Generate(t, 110)
 	alice, carol, bob := peertest.NewKey("alice"), peertest.NewKey("carol"), peertest.NewKey("bob")
-	c, err := Connect(context.Background(), Config{Peers: []string{node.P2PAddr}, Params: node.Params, Timeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if _, err := c.SyncHeaders(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	c := connectTo(t, node, 5*time.Second)
 	log := newEventLog()
 	r := c.NewRescan(RescanOptions{Watch: []WatchItem{ScriptItem(alice.PkScript())}, From: 100, Follow: true,
 		PollInterval: 100 * time.Millisecond, BatchBlocks: 7, OnEvent: log.add})
@@ -297,14 +290,7 @@ func TestRescanFollowsSpendTypes(t *testing.T) {
 	node.Generate(t, 500) // segwit and taproot active
 	alice, bob := peertest.NewKey("alice"), peertest.NewKey("bob")
 	scripts := [][]byte{alice.P2WPKHScript(), alice.P2TRScript(), alice.P2PKScript()}
-	c, err := Connect(context.Background(), Config{Peers: []string{node.P2PAddr}, Params: node.Params, Timeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if _, err := c.SyncHeaders(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	c := connectTo(t, node, 5*time.Second)
 	log := newEventLog()
 	r := c.NewRescan(RescanOptions{Watch: items(scripts), From: 495, Follow: true, PollInterval: 100 * time.Millisecond, OnEvent: log.add})
 	ctx, cancel := context.WithCancel(context.Background())

@@ -18,14 +18,7 @@ func TestSendUntilMined(t *testing.T) {
 	second := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	c, err := Connect(ctx, Config{Peers: []string{node.P2PAddr, second.Addr}, Params: node.Params, Timeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if _, err := c.SyncHeaders(ctx); err != nil {
-		t.Fatal(err)
-	}
+	c := connectTo(t, node, 5*time.Second, node.P2PAddr, second.Addr)
 	go func() {
 		time.Sleep(500 * time.Millisecond)
 		if _, err := node.GenerateErr(1); err != nil {
