@@ -102,8 +102,8 @@ func backed(params *chaincfg.Params, st Store, window int) (*Chain, error) {
 }
 
 // Err returns the first failed read of a backed chain's store, wrapping
-// ErrStorage, or nil. After one, Hash, Header, WorkBetween and Locator
-// may have answered with zero values, and Extend refuses to change the
+// ErrStorage, or nil. After one, Hash, Header, MedianTime, WorkBetween
+// and Locator may have answered with zero values, and Extend refuses to change the
 // chain.
 func (c *Chain) Err() error {
 	c.errMu.Lock()

@@ -351,6 +351,10 @@ func sameChain(t *testing.T, step int, want, got *Chain, st *memStore, rng *rand
 		if w, g := want.WorkBetween(from, to), got.WorkBetween(from, to); w.Cmp(g) != 0 {
 			t.Fatalf("step %d: WorkBetween(%d, %d) = %v, want %v", step, from, to, g, w)
 		}
+		// Below the window too, this reads the store.
+		if w, g := want.MedianTime(h), got.MedianTime(h); !w.Equal(g) {
+			t.Fatalf("step %d: MedianTime(%d) = %v, want %v", step, h, g, w)
+		}
 	}
 	if _, ok := got.HeightOf(chainhash.Hash{9}); ok {
 		t.Fatalf("step %d: an unknown hash was found", step)
