@@ -7,12 +7,12 @@ import "time"
 // must be later than. It never decreases along the chain. For a backed
 // chain whose store cannot be read it returns the zero time (see Err).
 func (c *Chain) MedianTime(height int32) time.Time {
-	height = min(max(height, 0), c.Height())
+	height = min(max(height, 0), c.tip())
 	from := max(0, height-medianTimeBlocks+1)
 	if c.holds(from) {
 		return medianTime(&c.span, height)
 	}
-	s, err := c.readSpan(from, height)
+	s, err := c.readSpan(from, height, 0)
 	if err != nil {
 		return time.Time{}
 	}
