@@ -54,6 +54,8 @@ func (c *Chain) NewBranch(headers []*wire.BlockHeader) (*Branch, error) {
 	if len(headers) == 0 {
 		return nil, fmt.Errorf("%w: no headers", ErrNotConnected)
 	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	fork, headers, err := c.connect(headers)
 	if err != nil {
 		return nil, err
@@ -138,6 +140,8 @@ func (b *Branch) Tip() (height int32, hash chainhash.Hash) {
 // that asks for the next headers of the branch: from the branch's tip
 // back to its fork, then through the chain's blocks below.
 func (b *Branch) Locator() []*chainhash.Hash {
+	b.c.mu.RLock()
+	defer b.c.mu.RUnlock()
 	return locator(b.s.tip(), func(h int32) chainhash.Hash {
 		if b.s.holds(h) {
 			return b.s.hashAt(h)
@@ -150,6 +154,8 @@ func (b *Branch) Locator() []*chainhash.Hash {
 // than the chain above the fork as the chain is now: whether Adopt would
 // take it. It is false once the fork has left the chain, or after Adopt.
 func (b *Branch) MoreWork() bool {
+	b.c.mu.RLock()
+	defer b.c.mu.RUnlock()
 	if b.spent {
 		return false
 	}
@@ -194,6 +200,8 @@ func (b *Branch) chainWork() (*big.Int, error) {
 // A backed chain writes the change to its store as Extend does, with the
 // same errors.
 func (c *Chain) Adopt(b *Branch) (Update, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	return c.adopt(b)
 }
 

@@ -30,6 +30,14 @@
 // that holds only its last WindowHeaders to 2×WindowHeaders headers in
 // memory, reads older ones from the store, and writes every header it
 // accepts to the store; both check headers by exactly the same rules.
+//
+// # Concurrency
+//
+// A Chain is safe for concurrent use. Extend and Adopt change it under a
+// lock that the other methods share, so each call sees the chain as it
+// was before a change or after it, never half-way; two calls may see two
+// chains, which is why Tip reads the tip's height and hash together and
+// Hashes a range at once. A Branch is for one goroutine at a time.
 package chain
 
 import (
@@ -73,10 +81,13 @@ const MaxFutureDrift = 2 * time.Hour
 // Chain is a verified chain of block headers from the genesis block.
 // A chain made by New or Load holds every header in memory; one made by
 // Backed holds its last headers and reads the others from its Store.
-// Extend and Adopt are not safe for concurrent use; the other methods
-// may run concurrently with each other.
+// It is safe for concurrent use.
 type Chain struct {
 	params *chaincfg.Params
+
+	// mu guards span, index and the store's contents: Extend and
+	// Adopt hold it to change them, the readers share it.
+	mu sync.RWMutex
 	// span holds the headers in memory: all of them for a chain in
 	// memory, the last ones (at least window) for a backed chain.
 	span
@@ -90,7 +101,7 @@ type Chain struct {
 	readErr error // the first failed read of store
 
 	// Now is the clock the future-timestamp rule reads; nil means
-	// time.Now. Tests set it.
+	// time.Now. Tests set it, before the chain is shared.
 	Now func() time.Time
 }
 
@@ -108,11 +119,15 @@ func (c *Chain) Params() *chaincfg.Params { return c.params }
 
 // Height returns the height of the tip.
 func (c *Chain) Height() int32 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	return c.tip()
 }
 
 // Tip returns the height and hash of the tip, read together.
 func (c *Chain) Tip() (height int32, hash chainhash.Hash) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	return c.tip(), c.hashAt(c.tip())
 }
 
@@ -120,6 +135,8 @@ func (c *Chain) Tip() (height int32, hash chainhash.Hash) {
 // outside the chain (or, for a backed chain, if the store cannot be read:
 // see Err).
 func (c *Chain) Hash(h int32) chainhash.Hash {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	return c.hash(h)
 }
 
@@ -136,6 +153,8 @@ func (c *Chain) hash(h int32) chainhash.Hash {
 // chain or, for a backed chain, when the store cannot be read (the error
 // wraps ErrStorage).
 func (c *Chain) Hashes(from, to int32) ([]chainhash.Hash, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	if err := c.checkRange(from, to); err != nil {
 		return nil, err
 	}
@@ -155,6 +174,8 @@ func (c *Chain) hashRange(from, to int32) ([]chainhash.Hash, error) {
 // Header returns the header at height h, or the zero header if h is outside
 // the chain (or, for a backed chain, if the store cannot be read: see Err).
 func (c *Chain) Header(h int32) wire.BlockHeader {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	if h < 0 || h > c.tip() {
 		return wire.BlockHeader{}
 	}
@@ -183,6 +204,8 @@ func (c *Chain) hashAtHeight(h int32) (chainhash.Hash, error) {
 
 // HeightOf returns the height of the block with the given hash.
 func (c *Chain) HeightOf(hash chainhash.Hash) (int32, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	return c.heightOf(hash)
 }
 
@@ -204,6 +227,8 @@ func (c *Chain) heightOf(hash chainhash.Hash) (int32, bool) {
 // dense at first, then exponentially sparser, as getheaders expects: it
 // is LocatorAt the tip.
 func (c *Chain) Locator() []*chainhash.Hash {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	return locator(c.tip(), c.hash)
 }
 
@@ -213,6 +238,8 @@ func (c *Chain) Locator() []*chainhash.Hash {
 // block of the locator on its own chain: asked with LocatorAt(tip-1), a
 // node whose chain holds the tip sends the tip first.
 func (c *Chain) LocatorAt(height int32) []*chainhash.Hash {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	return locator(min(height, c.tip()), c.hash)
 }
 
@@ -240,6 +267,8 @@ func Work(bits uint32) *big.Int { return blockchain.CalcWork(bits) }
 // WorkBetween returns the work of the blocks from+1..to of the chain (for
 // a backed chain, of those the store can read: see Err).
 func (c *Chain) WorkBetween(from, to int32) *big.Int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	w, _ := c.workBetween(from, to)
 	return w
 }
@@ -286,6 +315,8 @@ func (u Update) Reorganized() bool { return len(u.Disconnected) > 0 }
 // store holds: unchanged, or, when only the branch could not be written,
 // cut to the fork (the Update says so).
 func (c *Chain) Extend(headers []*wire.BlockHeader) (Update, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	up := Update{Fork: c.tip()}
 	if len(headers) == 0 {
 		return up, nil
@@ -430,6 +461,8 @@ func (c *Chain) lastCheckpointHeight() int32 {
 
 // CheckRange validates an inclusive height range against the chain.
 func (c *Chain) CheckRange(from, to int32) error {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	return c.checkRange(from, to)
 }
 

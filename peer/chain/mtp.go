@@ -7,6 +7,8 @@ import "time"
 // must be later than. It never decreases along the chain. For a backed
 // chain whose store cannot be read it returns the zero time (see Err).
 func (c *Chain) MedianTime(height int32) time.Time {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	height = min(max(height, 0), c.tip())
 	from := max(0, height-medianTimeBlocks+1)
 	if c.holds(from) {
