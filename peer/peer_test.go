@@ -21,7 +21,7 @@ import (
 )
 
 // fixture is a short regtest chain shared by the tests of this package,
-// with one payment to alice at height 102.
+// with one payment to alice at height 102 and segwit active.
 type fixture struct {
 	node  *peertest.Node
 	alice *peertest.Key
@@ -41,6 +41,9 @@ func needFixture(t *testing.T) { fx = shared.Get(t) }
 func TestMain(m *testing.M) {
 	code := m.Run()
 	shared.Stop(code)
+	if pairLn != nil {
+		pairLn.Close() // removes the socket file
+	}
 	os.Exit(code)
 }
 
@@ -56,12 +59,24 @@ func newFixture(node *peertest.Node) (*fixture, error) {
 	if _, err := node.ConfirmErr(f.pay); err != nil {
 		return f, err
 	}
-	if _, err := node.GenerateErr(20); err != nil {
+	// btcd's regtest activates segwit at height 432 (BIP 9, windows of
+	// 144 blocks); witness spends need it.
+	if _, err := node.GenerateErr(segwitHeight - 102); err != nil {
 		return f, err
 	}
 	count, err := node.RPC().GetBlockCount()
 	f.tip = int32(count)
 	return f, err
+}
+
+// segwitHeight is the fixture's tip at the start.
+const segwitHeight = 432
+
+// confirm mines a block holding txs and moves the fixture's tip.
+func (f *fixture) confirm(t *testing.T, txs ...*wire.MsgTx) {
+	t.Helper()
+	f.node.Confirm(t, txs...)
+	f.tip++
 }
 
 func dial(t *testing.T, addr string, timeout time.Duration) *Peer {
@@ -466,7 +481,7 @@ func TestBroadcast(t *testing.T) {
 	if err := p2.Broadcast(ctx, tx); err != nil {
 		t.Fatalf("second broadcast: %v", err)
 	}
-	fx.node.Confirm(t, tx)
+	fx.confirm(t, tx)
 	// A double spend of the same coinbase: requested, never accepted.
 	bad := tx.Copy()
 	bad.TxOut[0].Value--
