@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -275,8 +276,9 @@ func TestDialWrongNetwork(t *testing.T) {
 	}
 }
 
-// silentListener accepts connections on 127.0.0.1 and never answers.
-func silentListener(t *testing.T) string {
+// silentListener accepts connections on 127.0.0.1, counts them and never
+// answers.
+func silentListener(t *testing.T) (string, *atomic.Int32) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -284,12 +286,14 @@ func silentListener(t *testing.T) string {
 	}
 	var conns []net.Conn
 	var mu sync.Mutex
+	var n atomic.Int32
 	go func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
+			n.Add(1)
 			mu.Lock()
 			conns = append(conns, c)
 			mu.Unlock()
@@ -303,7 +307,7 @@ func silentListener(t *testing.T) string {
 		}
 		mu.Unlock()
 	})
-	return ln.Addr().String()
+	return ln.Addr().String(), &n
 }
 
 // TestTimeoutDecides: the configured timeout, and nothing else, ends a
@@ -317,7 +321,7 @@ func TestTimeoutDecides(t *testing.T) {
 	for _, timeout := range timeouts {
 		t.Run(timeout.String(), func(t *testing.T) {
 			t.Parallel()
-			addr := silentListener(t)
+			addr, _ := silentListener(t)
 			start := time.Now()
 			_, err := Dial(context.Background(), Config{Addr: addr, Params: &chaincfg.RegressionNetParams, Timeout: timeout})
 			elapsed := time.Since(start)

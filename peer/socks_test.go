@@ -5,36 +5,12 @@ import (
 	"net"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/spvfilter/spvfilter/peer/chain"
 	"github.com/spvfilter/spvfilter/peer/peertest"
 )
-
-// countingListener accepts connections on 127.0.0.1, counts and closes
-// them.
-func countingListener(t *testing.T) (string, *atomic.Int32) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n atomic.Int32
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			n.Add(1)
-			c.Close()
-		}
-	}()
-	t.Cleanup(func() { ln.Close() })
-	return ln.Addr().String(), &n
-}
 
 // closedPort returns a loopback address nothing listens on.
 func closedPort(t *testing.T) string {
@@ -56,7 +32,7 @@ func TestSOCKS5(t *testing.T) {
 	needFixture(t)
 	const name, onion = "btcd.invalid:18444", "pg6mmjiyjmcrsslvykfwnntlaru7p5svn6y2ymmju6nubxndf4pscryd.onion:8333"
 	names := map[string]string{name: fx.node.P2PAddr, onion: fx.node.P2PAddr}
-	direct, accepted := countingListener(t)
+	direct, accepted := silentListener(t)
 	names["direct.invalid:1"] = direct
 	ok := peertest.NewSOCKSProxy(t, peertest.SOCKSConfig{Names: names})
 	auth := peertest.NewSOCKSProxy(t, peertest.SOCKSConfig{Names: names, User: "alice", Password: "s3cret"})

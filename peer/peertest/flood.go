@@ -54,44 +54,24 @@ type Flood struct {
 // forwards every message and, once the client's handshake is done, floods
 // the client (or holds the node's answers).
 type Flooder struct {
-	Addr   string
-	target string
-	net    wire.BitcoinNet
-	flood  Flood
-	frame  []byte // the flood message, encoded once
-	sent   atomic.Int64
-
-	ln    net.Listener
-	mu    sync.Mutex
-	conns []net.Conn
-	stop  chan struct{}
-	wg    sync.WaitGroup
+	Addr  string
+	srv   server
+	node  string
+	net   wire.BitcoinNet
+	flood Flood
+	frame []byte // the flood message, encoded once
+	sent  atomic.Int64
 }
 
 // NewFlooder starts a flooding proxy on 127.0.0.1 in front of the node at
 // target, on the network btcnet; it stops when the test ends.
 func NewFlooder(t testing.TB, target string, btcnet wire.BitcoinNet, f Flood) *Flooder {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fl := &Flooder{Addr: ln.Addr().String(), target: target, net: btcnet, flood: f, ln: ln, stop: make(chan struct{})}
+	fl := &Flooder{node: target, net: btcnet, flood: f}
 	if f.Kind != SlowAnswers {
 		fl.frame = floodFrame(btcnet, f)
 	}
-	fl.wg.Add(1)
-	go fl.serve()
-	t.Cleanup(func() {
-		close(fl.stop)
-		ln.Close()
-		fl.mu.Lock()
-		for _, c := range fl.conns {
-			c.Close()
-		}
-		fl.mu.Unlock()
-		fl.wg.Wait()
-	})
+	fl.Addr = fl.srv.start(t, fl.serve)
 	return fl
 }
 
@@ -167,27 +147,17 @@ func rawFrame(btcnet wire.BitcoinNet, cmd string, payload []byte) []byte {
 	return append(frame, payload...)
 }
 
-func (f *Flooder) serve() {
-	defer f.wg.Done()
-	for {
-		client, err := f.ln.Accept()
-		if err != nil {
-			return
-		}
-		node, err := net.Dial("tcp", f.target)
-		if err != nil {
-			client.Close()
-			continue
-		}
-		f.mu.Lock()
-		f.conns = append(f.conns, client, node)
-		f.mu.Unlock()
-		c := &floodConn{f: f, client: client, node: node, ready: make(chan struct{})}
-		f.wg.Add(3)
-		go c.fromClient()
-		go c.fromNode()
-		go c.flood()
+// serve connects a client to the node and floods it.
+func (f *Flooder) serve(client net.Conn) {
+	node, err := net.Dial("tcp", f.node)
+	if err != nil || !f.srv.track(node) {
+		client.Close()
+		return
 	}
+	c := &floodConn{f: f, client: client, node: node, ready: make(chan struct{})}
+	f.srv.run(c.fromClient)
+	f.srv.run(c.fromNode)
+	c.flood()
 }
 
 // floodConn is one client's connection through the Flooder.
@@ -207,7 +177,6 @@ func (c *floodConn) close() {
 // fromClient forwards the client's messages to the node; for FloodPing
 // it stops reading after the client's verack.
 func (c *floodConn) fromClient() {
-	defer c.f.wg.Done()
 	defer c.once.Do(func() { close(c.ready) })
 	for {
 		cmd, frame, err := readFrame(c.client)
@@ -222,7 +191,7 @@ func (c *floodConn) fromClient() {
 		if cmd == wire.CmdVerAck {
 			c.once.Do(func() { close(c.ready) })
 			if c.f.flood.Kind == FloodPing {
-				<-c.f.stop
+				<-c.f.srv.stop
 				return
 			}
 		}
@@ -232,7 +201,6 @@ func (c *floodConn) fromClient() {
 // fromNode forwards the node's messages to the client, holding answers
 // for SlowAnswers.
 func (c *floodConn) fromNode() {
-	defer c.f.wg.Done()
 	defer c.close()
 	for {
 		cmd, frame, err := readFrame(c.node)
@@ -242,7 +210,7 @@ func (c *floodConn) fromNode() {
 		if c.f.flood.Kind == SlowAnswers && (liarDecodes[cmd] || cmd == wire.CmdNotFound || cmd == wire.CmdPong) {
 			select {
 			case <-time.After(c.f.flood.Delay):
-			case <-c.f.stop:
+			case <-c.f.srv.stop:
 				return
 			}
 		}
@@ -262,13 +230,12 @@ func (c *floodConn) write(frame []byte) bool {
 // flood sends the flood message once the handshake is done, until the
 // client is gone or the test ends.
 func (c *floodConn) flood() {
-	defer c.f.wg.Done()
 	if c.f.frame == nil {
 		return
 	}
 	select {
 	case <-c.ready:
-	case <-c.f.stop:
+	case <-c.f.srv.stop:
 		return
 	}
 	for {
@@ -279,7 +246,7 @@ func (c *floodConn) flood() {
 		if c.f.flood.Interval > 0 {
 			select {
 			case <-time.After(c.f.flood.Interval):
-			case <-c.f.stop:
+			case <-c.f.srv.stop:
 				return
 			}
 		}

@@ -38,32 +38,19 @@ type SOCKSConfig struct {
 type SOCKSProxy struct {
 	Addr string
 	cfg  SOCKSConfig
-	ln   net.Listener
+	srv  server
 
 	mu       sync.Mutex
 	requests []string
-	conns    []net.Conn
-	wg       sync.WaitGroup
 }
 
 // NewSOCKSProxy starts a proxy; it stops when the test ends.
 func NewSOCKSProxy(t testing.TB, cfg SOCKSConfig) *SOCKSProxy {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &SOCKSProxy{Addr: ln.Addr().String(), cfg: cfg, ln: ln}
-	s.wg.Add(1)
-	go s.serve()
-	t.Cleanup(func() {
-		ln.Close()
-		s.mu.Lock()
-		for _, c := range s.conns {
-			c.Close()
-		}
-		s.mu.Unlock()
-		s.wg.Wait()
+	s := &SOCKSProxy{cfg: cfg}
+	s.Addr = s.srv.start(t, func(c net.Conn) {
+		defer c.Close()
+		s.handle(c)
 	})
 	return s
 }
@@ -74,29 +61,6 @@ func (s *SOCKSProxy) Requests() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]string(nil), s.requests...)
-}
-
-func (s *SOCKSProxy) track(c net.Conn) {
-	s.mu.Lock()
-	s.conns = append(s.conns, c)
-	s.mu.Unlock()
-}
-
-func (s *SOCKSProxy) serve() {
-	defer s.wg.Done()
-	for {
-		c, err := s.ln.Accept()
-		if err != nil {
-			return
-		}
-		s.track(c)
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			defer c.Close()
-			s.handle(c)
-		}()
-	}
 }
 
 // handle serves one client: greeting, authentication, CONNECT, relay.
@@ -125,11 +89,10 @@ func (s *SOCKSProxy) handle(c net.Conn) {
 		dst = target
 	}
 	node, err := net.Dial("tcp", dst)
-	if err != nil {
+	if err != nil || !s.srv.track(node) {
 		reply(c, SOCKSConnectionRefused)
 		return
 	}
-	s.track(node)
 	defer node.Close()
 	if reply(c, 0) != nil {
 		return
