@@ -48,6 +48,7 @@ const (
 	RejectInvalid
 )
 
+// String names the kind, as in "insufficient fee".
 func (k RejectKind) String() string {
 	switch k {
 	case RejectAlreadyInMempool:
@@ -78,6 +79,8 @@ type RejectError struct {
 // maxReasonShown bounds the node's words in an error message.
 const maxReasonShown = 200
 
+// Error gives the command, the hash, the kind, the code and (the first
+// 200 bytes of) the reason, quoted.
 func (e *RejectError) Error() string {
 	reason := e.Reason
 	if len(reason) > maxReasonShown {
