@@ -57,7 +57,6 @@ func (p *Peer) GetFilteredBlocks(ctx context.Context, hashes []chainhash.Hash) (
 		return nil, err
 	}
 	nonce := rand.Uint64()
-	p.pingNonce.Store(nonce)
 	if err := p.send(ctx, op, wire.NewMsgPing(nonce), deadline); err != nil {
 		return nil, err
 	}

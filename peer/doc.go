@@ -1,9 +1,11 @@
 // Package peer is one connection to a Bitcoin node over the peer-to-peer
 // protocol, with btcd's wire types.
 //
-// Dial connects and completes the version handshake. The requests a light
-// client makes are methods of Peer, each checked as far as one answer
-// allows:
+// Dial connects (directly, or through a SOCKS5 proxy such as Tor's: see
+// SOCKS5 and Config.Dial) and completes the version handshake, in which
+// the client advertises NODE_WITNESS (Config.Services) and negotiates
+// addrv2 (BIP 155) with nodes that speak it. The requests a light client
+// makes are methods of Peer, each checked as far as one answer allows:
 //
 //   - SyncHeaders extends a chain.Chain with the node's headers (every
 //     header checked by the chain's rules) and checks the height the node
@@ -16,14 +18,68 @@
 //   - LoadFilter, AddToFilter, ClearFilter and GetFilteredBlocks speak BIP
 //     37: every merkle block must prove its matches and be followed by them;
 //   - Announce, HasTx and Broadcast offer a transaction and check that the
-//     node holds it.
+//     node holds it;
+//   - GetAddr asks for the addresses of other nodes.
 //
 // Config.Timeout bounds the handshake and the whole answer to each request,
 // however the node paces it; nothing else cuts a request short. A node that
-// lies, stalls or disconnects is reported with a *PeerError naming it and
-// wrapping one of the sentinel errors. A request ended by its context, a
-// timeout or a lie drops the connection, since a late answer would be
-// taken for the next request's: dial again to go on.
+// lies, stalls, floods or disconnects is reported with a *PeerError naming
+// it and wrapping one of the sentinel errors. A request ended by its
+// context, a timeout or a lie drops the connection, since a late answer
+// would be taken for the next request's: dial again to go on. Latency
+// keeps a moving average of the node's answer times.
+//
+// # Reading and writing
+//
+// One goroutine reads the connection. It answers pings and getdata itself
+// and offers every other message to the request in flight, which takes
+// what it asked for; everything else is unsolicited and handled at once:
+// announcements (inv, headers) go to Config.OnAnnounce, addresses (addr,
+// addrv2) to Config.OnAddresses, rejects to Broadcast, and the rest is
+// dropped. Nothing is queued for later, so a connection holds at most
+// one decoded message beside its request's answer. Messages are refused
+// above btcd's size limits, and above tighter ones where btcd allows the
+// 32 MB maximum (reject 64 kB, alert 4 kB, cfcheckpt 1 MB).
+//
+// One goroutine writes. Requests queue their messages (at most 8 wait)
+// and wait for them to be written within their deadline. A pong, and the
+// transactions the node asks for (at most 64 waiting), are kept aside and
+// written between them: a pong due replaces an older one, and a
+// transaction asked for twice is sent once. A node that does not read
+// blocks the writer, not the reader, and costs nothing more.
+//
+// # Budgets
+//
+// Unsolicited messages are charged to per-connection token buckets: a
+// burst, then a rate. A node that overdraws one is disconnected with
+// ErrFlooding naming the kind of message and its rate.
+//
+//	ping              20, then 1/s       btcd and Core ping every 2 minutes
+//	inv entries       5,000, then 1,000/s  at most 1,000 per inv, every few seconds
+//	notfound entries  1,000, then 100/s  only in answer to our getdata
+//	addr addresses    2,000, then 10/s   one getaddr answer of 1,000; relays of 10
+//	getdata entries   1,000, then 100/s  once for each transaction we offer
+//	headers           100, then 1/s      one per new block, if at all
+//	reject            100, then 10/s     one per rejected message of ours
+//	tx, block, merkleblock, cfilter, cfheaders, cfcheckpt
+//	                  100, then 10/s     only in answer to requests
+//	other commands    100, then 1/s      sendheaders, feefilter, btcd's getheaders
+//	unknown commands  100, then 1/s      wtxidrelay, sendcmpct and the like
+//	all unsolicited   4 MB, then 1 MB/s
+//
+// Each is well above what an honest node sends, named beside it; what
+// an answer to a request brings is not charged.
+//
+// # Transactions
+//
+// Broadcast offers a transaction (inv), serves it when the node asks
+// (getdata: with its witness for MSG_WITNESS_TX, without for MSG_TX) and
+// watches the node's mempool. A reject message for it ends Broadcast at
+// once with a *RejectError, whose RejectKind tells an invalid transaction
+// or a double spend from a low fee, a policy refusal or one the node has
+// already. btcd keeps a transaction spending outputs it does not know, or
+// spent in its chain, as an orphan, without a reject: Broadcast then
+// reports ErrRejected after the timeout.
 //
 // Comparing several peers, settling their disputes and scanning is the
 // client package's work; the header chain is package chain's.

@@ -39,7 +39,13 @@ var (
 	// of order, or from a node too old to serve light clients.
 	ErrProtocol = errors.New("protocol violation")
 	// ErrRejected: a transaction the node asked for but did not accept.
+	// When the node said why (a reject message), the error also holds a
+	// *RejectError.
 	ErrRejected = errors.New("transaction rejected")
+	// ErrFlooding: a node that sent more unsolicited messages or bytes
+	// than its budget allows (see the package documentation); the error
+	// names the kind of message and the rate.
+	ErrFlooding = errors.New("flooding")
 	// ErrWithheldHeaders: a node that announced a higher chain than the
 	// headers it served.
 	ErrWithheldHeaders = errors.New("announced headers withheld")

@@ -1,12 +1,14 @@
 package peer
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,7 +31,8 @@ const minProtocolVersion = wire.SendHeadersVersion
 
 // Config says which node to talk to and how patiently.
 type Config struct {
-	// Addr is the node's host:port.
+	// Addr is the node's host:port. The host may be a name (or, through
+	// a SOCKS5 proxy, an onion address): Dial resolves it.
 	Addr string
 	// Params are the network's parameters; the network magic of every
 	// message is checked against them.
@@ -43,6 +46,30 @@ type Config struct {
 	// OnHeaders, if set, is called during SyncHeaders after each batch of
 	// headers, with the chain's height and the height the node announced.
 	OnHeaders func(height, announced int32)
+
+	// Dial, if set, opens the connection instead of a plain TCP dial:
+	// see SOCKS5. Nothing else is tried when it fails.
+	Dial DialFunc
+	// Services are the services advertised in our version message; zero
+	// means wire.SFNodeWitness. A node sends witness data (and asks for
+	// the witness of the transactions we offer) only to peers that
+	// advertise NODE_WITNESS.
+	Services wire.ServiceFlag
+	// RelayTx asks the node to announce the transactions that enter its
+	// mempool (the version message's relay flag). A light client that
+	// only asks for what it wants leaves it false.
+	RelayTx bool
+	// OnAnnounce, if set, receives the blocks and transactions the node
+	// announces (inv, unsolicited headers). It is called from one
+	// goroutine of the connection, never beside itself or OnAddresses,
+	// and once more after the connection ends if announcements were
+	// left; what arrives while it runs is merged, the newest 1,000 block
+	// and 1,000 transaction hashes kept.
+	OnAnnounce func(Announcement)
+	// OnAddresses, if set, receives the addresses the node gossips (addr,
+	// addrv2; not GetAddr's answer), as OnAnnounce its announcements:
+	// the newest 1,000 are kept while it runs.
+	OnAddresses func([]*wire.NetAddressV2)
 }
 
 // Peer is a connection to one node after a completed handshake. Its
@@ -51,22 +78,55 @@ type Config struct {
 type Peer struct {
 	cfg    Config
 	conn   net.Conn
+	br     *bufio.Reader // the read loop's
 	remote *wire.MsgVersion
 	pver   atomic.Uint32 // negotiated protocol version
+	addrV2 atomic.Bool   // the node sent sendaddrv2
 
-	msgs     chan wire.Message
 	done     chan struct{} // closed when the connection is gone
 	doneOnce sync.Once
+	cause    atomic.Pointer[error] // why we ended the connection (flooding, a failed write)
 	readErr  atomic.Pointer[error] // why the read loop ended
 	received atomic.Uint64
+
+	req     atomic.Pointer[request] // the request in flight
+	opMu    sync.Mutex              // one request at a time
+	broken  atomic.Bool             // set after a protocol violation or timeout
+	budget  budget                  // the read loop's
+	latency atomic.Int64            // moving average of answer times, nanoseconds
+
+	w     writer
+	notes *notifier // nil without callbacks
 
 	offerMu sync.Mutex
 	offers  map[chainhash.Hash]*offer // transactions announced, by txid
 
-	writeMu   sync.Mutex
-	pingNonce atomic.Uint64 // nonce of the ping a request waits for
-	opMu      sync.Mutex    // one request at a time
-	broken    atomic.Bool   // set after a protocol violation or timeout
+	rejectMu    sync.Mutex
+	rejectWaits map[chainhash.Hash]chan *RejectError // Broadcasts waiting, by txid
+
+	logMu sync.Mutex
+}
+
+// readBufferSize is the read loop's buffer.
+const readBufferSize = 64 << 10
+
+// newPeer starts the loops of a connection.
+func newPeer(cfg Config, conn net.Conn) *Peer {
+	p := &Peer{
+		cfg:  cfg,
+		conn: conn,
+		br:   bufio.NewReaderSize(conn, readBufferSize),
+		done: make(chan struct{}),
+	}
+	p.w.init()
+	p.pver.Store(wire.ProtocolVersion)
+	if cfg.OnAnnounce != nil || cfg.OnAddresses != nil {
+		p.notes = newNotifier()
+		go p.notifyLoop()
+	}
+	go p.readLoop()
+	go p.writeLoop()
+	return p
 }
 
 // Dial connects to cfg.Addr and completes the version handshake.
@@ -80,24 +140,24 @@ func Dial(ctx context.Context, cfg Config) (*Peer, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
 	}
-	p := &Peer{
-		cfg:  cfg,
-		msgs: make(chan wire.Message, 256),
-		done: make(chan struct{}),
+	if cfg.Services == 0 {
+		cfg.Services = wire.SFNodeWitness
+	}
+	dial := cfg.Dial
+	if dial == nil {
+		dial = (&net.Dialer{}).DialContext
 	}
 	deadline := time.Now().Add(cfg.Timeout)
 	dctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
-	conn, err := (&net.Dialer{}).DialContext(dctx, "tcp", cfg.Addr)
+	conn, err := dial(dctx, "tcp", cfg.Addr)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, &PeerError{Peer: cfg.Addr, Op: "connect", Err: fmt.Errorf("%w: %v", ErrDisconnected, err)}
+		return nil, &PeerError{Peer: cfg.Addr, Op: "connect", Err: fmt.Errorf("%w: %w", ErrDisconnected, err)}
 	}
-	p.conn = conn
-	p.pver.Store(wire.ProtocolVersion)
-	go p.readLoop()
+	p := newPeer(cfg, conn)
 	if err := p.handshake(ctx, deadline); err != nil {
 		p.Close()
 		return nil, err
@@ -107,31 +167,26 @@ func Dial(ctx context.Context, cfg Config) (*Peer, error) {
 	return p, nil
 }
 
-// handshake sends our version, waits for the node's version and verack,
-// and acknowledges its version.
+// handshake sends our version, waits for the node's version, announces
+// addrv2 support (BIP 155) to a node that speaks it, acknowledges its
+// version and waits for its verack.
 func (p *Peer) handshake(ctx context.Context, deadline time.Time) error {
 	const op = "version handshake"
-	me := wire.NewNetAddressIPPort(net.IPv4zero, 0, 0)
-	you := wire.NewNetAddressIPPort(net.IPv4zero, 0, 0)
-	if tcp, ok := p.conn.RemoteAddr().(*net.TCPAddr); ok {
-		you = wire.NewNetAddressIPPort(tcp.IP, uint16(tcp.Port), 0)
+	end, err := p.beginRequest(op, false)
+	if err != nil {
+		return err
 	}
-	v := wire.NewMsgVersion(me, you, rand.Uint64(), 0)
-	v.UserAgent = UserAgent
-	v.ProtocolVersion = int32(wire.ProtocolVersion)
-	// A light client asks for what it wants; it does not want the node's
-	// transaction announcements.
-	v.DisableRelayTx = true
-	if err := p.write(ctx, op, v, deadline); err != nil {
+	defer end()
+	if err := p.send(ctx, op, p.version(), deadline); err != nil {
 		return err
 	}
 	gotVerAck := false
 	for p.remote == nil || !gotVerAck {
 		m, err := p.recv(ctx, op, deadline, func(m wire.Message) bool {
-			return is[*wire.MsgVersion](m) || is[*wire.MsgVerAck](m)
+			return is[*wire.MsgVersion](m) || is[*wire.MsgVerAck](m) || is[*wire.MsgSendAddrV2](m)
 		})
 		if err != nil {
-			if errors.Is(err, ErrDisconnected) && p.remote == nil {
+			if errors.Is(err, ErrDisconnected) && p.remote == nil && p.cause.Load() == nil {
 				return p.errorf(op, "%w: connection closed during the handshake (is the node on %s?)", ErrDisconnected, p.cfg.Params.Name)
 			}
 			return err
@@ -146,9 +201,21 @@ func (p *Peer) handshake(ctx context.Context, deadline time.Time) error {
 			}
 			p.remote = m
 			p.pver.Store(min(wire.ProtocolVersion, uint32(m.ProtocolVersion)))
-			if err := p.write(ctx, op, wire.NewMsgVerAck(), deadline); err != nil {
+			// sendaddrv2 goes between version and verack, or not
+			// at all.
+			if p.pver.Load() >= wire.AddrV2Version {
+				if err := p.send(ctx, op, wire.NewMsgSendAddrV2(), deadline); err != nil {
+					return err
+				}
+			}
+			if err := p.send(ctx, op, wire.NewMsgVerAck(), deadline); err != nil {
 				return err
 			}
+		case *wire.MsgSendAddrV2:
+			if gotVerAck {
+				return p.fail(op, "%w: sendaddrv2 after verack", ErrProtocol)
+			}
+			p.addrV2.Store(true)
 		case *wire.MsgVerAck:
 			if p.remote == nil {
 				return p.fail(op, "%w: verack before version", ErrProtocol)
@@ -159,77 +226,26 @@ func (p *Peer) handshake(ctx context.Context, deadline time.Time) error {
 	return nil
 }
 
-// readLoop reads messages until the connection ends, answers pings, and
-// forwards what requests consume. Unknown commands are skipped, as the
-// protocol allows; any other decoding failure ends the connection.
-func (p *Peer) readLoop() {
-	defer p.closeConn()
-	for {
-		n, msg, _, err := wire.ReadMessageWithEncodingN(p.conn, p.pver.Load(), p.cfg.Params.Net, wire.WitnessEncoding)
-		p.received.Add(uint64(n))
-		if errors.Is(err, wire.ErrUnknownMessage) {
-			continue
-		}
-		if err != nil {
-			p.readErr.Store(&err)
-			return
-		}
-		switch m := msg.(type) {
-		case *wire.MsgPing:
-			// Written from its own goroutine: a blocked write must not
-			// stop the reading.
-			go p.write(context.Background(), "pong", wire.NewMsgPong(m.Nonce), time.Now().Add(p.cfg.Timeout))
-			continue
-		case *wire.MsgGetData:
-			// The node asks for transactions we announced; anything
-			// else it asks for we do not serve.
-			p.serveOffers(m)
-			continue
-		case *wire.MsgVersion, *wire.MsgVerAck, *wire.MsgHeaders, *wire.MsgCFCheckpt, *wire.MsgCFHeaders,
-			*wire.MsgCFilter, *wire.MsgMerkleBlock, *wire.MsgTx, *wire.MsgBlock, *wire.MsgNotFound,
-			*wire.MsgInv:
-		case *wire.MsgPong:
-			if m.Nonce != p.pingNonce.Load() {
-				continue
-			}
-		default:
-			continue
-		}
-		select {
-		case p.msgs <- msg:
-		case <-p.done:
-			return
-		}
+// version is our version message: no address of ours, the node's as we
+// know it, our services and whether we want its transactions.
+func (p *Peer) version() *wire.MsgVersion {
+	me := wire.NewNetAddressIPPort(net.IPv4zero, 0, 0)
+	you := wire.NewNetAddressIPPort(net.IPv4zero, 0, 0)
+	host, port, _ := net.SplitHostPort(p.cfg.Addr)
+	portNum, _ := strconv.ParseUint(port, 10, 16)
+	if ip := net.ParseIP(host); ip != nil {
+		you = wire.NewNetAddressIPPort(ip, uint16(portNum), 0)
+	} else if tcp, ok := p.conn.RemoteAddr().(*net.TCPAddr); ok && p.cfg.Dial == nil {
+		// A name we resolved ourselves; through a proxy the remote
+		// address is the proxy's, and not for the node to know.
+		you = wire.NewNetAddressIPPort(tcp.IP, uint16(tcp.Port), 0)
 	}
-}
-
-func (p *Peer) closeConn() {
-	p.doneOnce.Do(func() {
-		p.conn.Close()
-		close(p.done)
-	})
-}
-
-// write sends msg, giving up at deadline.
-func (p *Peer) write(ctx context.Context, op string, msg wire.Message, deadline time.Time) error {
-	if err := ctx.Err(); err != nil {
-		p.drop()
-		return err
-	}
-	p.logf("send %s", msg.Command())
-	p.writeMu.Lock()
-	defer p.writeMu.Unlock()
-	p.conn.SetWriteDeadline(deadline)
-	_, err := wire.WriteMessageWithEncodingN(p.conn, msg, p.pver.Load(), p.cfg.Params.Net, wire.WitnessEncoding)
-	if err == nil {
-		return nil
-	}
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		return p.fail(op, "%w: could not send %s within %v", ErrStalled, msg.Command(), p.cfg.Timeout)
-	}
-	p.closeConn()
-	return p.disconnected(op)
+	v := wire.NewMsgVersion(me, you, rand.Uint64(), 0)
+	v.UserAgent = UserAgent
+	v.ProtocolVersion = int32(wire.ProtocolVersion)
+	v.Services = p.cfg.Services
+	v.DisableRelayTx = !p.cfg.RelayTx
+	return v
 }
 
 // Addr returns the peer's address.
@@ -253,14 +269,66 @@ func (p *Peer) BytesReceived() uint64 { return p.received.Load() }
 // Done is closed when the connection is gone.
 func (p *Peer) Done() <-chan struct{} { return p.done }
 
+// Latency returns a moving average of how long the node took to complete
+// its answers to requests (from the request to the last message of the
+// answer, over all rounds of a request), or zero before the first. A node
+// that delays its answers shows here long before it exceeds the timeout.
+func (p *Peer) Latency() time.Duration { return time.Duration(p.latency.Load()) }
+
+// observe adds one request's answer time to the moving average, which
+// gives each new answer a quarter of the weight.
+func (p *Peer) observe(d time.Duration) {
+	old := p.latency.Load()
+	if old == 0 {
+		p.latency.Store(int64(max(d, 1)))
+		return
+	}
+	p.latency.Store(old + (int64(d)-old)/4)
+}
+
+// Err returns why the connection ended, as a *PeerError, or nil while it
+// is open.
+func (p *Peer) Err() error {
+	select {
+	case <-p.done:
+		return p.disconnected("connection")
+	default:
+		return nil
+	}
+}
+
 // Close disconnects. It is safe to call more than once.
 func (p *Peer) Close() error {
 	p.closeConn()
 	return nil
 }
 
+// closeConn ends the connection and its loops.
+func (p *Peer) closeConn() {
+	p.doneOnce.Do(func() {
+		p.conn.Close()
+		close(p.done)
+	})
+}
+
+// closeWith ends the connection for cause, an error wrapping one of the
+// sentinel errors, unless it had ended already.
+func (p *Peer) closeWith(cause error) {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	if p.cause.CompareAndSwap(nil, &cause) {
+		p.logf("peer %s: %v", p.cfg.Addr, cause)
+	}
+	p.closeConn()
+}
+
 func (p *Peer) logf(format string, args ...any) {
 	if p.cfg.Log != nil {
+		p.logMu.Lock()
+		defer p.logMu.Unlock()
 		fmt.Fprintf(p.cfg.Log, format+"\n", args...)
 	}
 }
@@ -285,35 +353,92 @@ func (p *Peer) fail(op, format string, args ...any) error {
 	return err
 }
 
-// begin starts a request: it takes the request lock and refuses if the
-// connection is gone. The caller must call the returned function.
-func (p *Peer) begin(op string) (func(), error) {
+// request is the request in flight. The read loop offers it every message
+// that is not always handled (pings, getdata) and learns whether the
+// request took it; what it does not take is unsolicited.
+type request struct {
+	offer   chan wire.Message // unbuffered: the read loop waits for recv
+	verdict chan bool
+	ended   chan struct{}
+
+	// The request's own goroutine keeps its answer time: a round runs
+	// from its first send to the last message taken before the next.
+	start, last time.Time
+	busy        time.Duration // the completed rounds
+}
+
+// sent notes a message sent at now.
+func (r *request) sent(now time.Time) {
+	if !r.start.IsZero() && r.last.IsZero() {
+		return // a round still waiting for its answer
+	}
+	if !r.last.IsZero() {
+		r.busy += r.last.Sub(r.start)
+	}
+	r.start, r.last = now, time.Time{}
+}
+
+// answerTime is how long the node took over all rounds; false when it
+// answered nothing.
+func (r *request) answerTime() (time.Duration, bool) {
+	d := r.busy
+	if !r.last.IsZero() {
+		d += r.last.Sub(r.start)
+	}
+	return d, d > 0
+}
+
+// begin starts a request: it takes the request lock, refuses if the
+// connection is gone, and registers the request with the read loop. The
+// caller must call the returned function, which adds the node's answer
+// time to Latency.
+func (p *Peer) begin(op string) (func(), error) { return p.beginRequest(op, true) }
+
+// beginRequest is begin, leaving Latency alone unless timed.
+func (p *Peer) beginRequest(op string, timed bool) (func(), error) {
 	p.opMu.Lock()
 	select {
 	case <-p.done:
 		p.opMu.Unlock()
-		if p.broken.Load() {
-			return nil, p.errorf(op, "%w: connection dropped after an earlier error", ErrDisconnected)
-		}
 		return nil, p.disconnected(op)
 	default:
 	}
-	return p.opMu.Unlock, nil
+	r := &request{offer: make(chan wire.Message), verdict: make(chan bool, 1), ended: make(chan struct{})}
+	p.req.Store(r)
+	return func() {
+		p.req.Store(nil)
+		close(r.ended)
+		if d, ok := r.answerTime(); ok && timed {
+			p.observe(d)
+		}
+		p.opMu.Unlock()
+	}, nil
 }
 
 // send writes a request message; the request's answer is due by deadline.
 func (p *Peer) send(ctx context.Context, op string, msg wire.Message, deadline time.Time) error {
-	return p.write(ctx, op, msg, deadline)
+	if err := p.write(ctx, op, msg, deadline); err != nil {
+		return err
+	}
+	if r := p.req.Load(); r != nil {
+		r.sent(time.Now())
+	}
+	return nil
 }
 
 // deadline returns the time by which a request's whole answer is due.
 func (p *Peer) deadline() time.Time { return time.Now().Add(p.cfg.Timeout) }
 
-// recv returns the next forwarded message for which want (if not nil) is
-// true, waiting until deadline. Other messages are dropped and do not move
-// the deadline, so a node sending unrequested or trickling messages cannot
-// hold a request open.
+// recv returns the next message for which want (if not nil) is true,
+// waiting until deadline. It runs want on each message the read loop
+// offers the request in flight; the others are unsolicited, charged to
+// the node's budgets, and do not move the deadline, so a node sending
+// unrequested or trickling messages cannot hold a request open.
 func (p *Peer) recv(ctx context.Context, op string, deadline time.Time, want func(wire.Message) bool) (wire.Message, error) {
+	r := p.req.Load()
+	if r == nil {
+		return nil, p.errorf(op, "peer: no request in flight")
+	}
 	if err := ctx.Err(); err != nil {
 		p.drop()
 		return nil, err
@@ -321,23 +446,21 @@ func (p *Peer) recv(ctx context.Context, op string, deadline time.Time, want fun
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
 	for {
-		var m wire.Message
 		select {
-		case m = <-p.msgs:
-		case <-p.done:
-			select {
-			case m = <-p.msgs:
-			default:
-				return nil, p.disconnected(op)
+		case m := <-r.offer:
+			ok := want == nil || want(m)
+			r.verdict <- ok
+			if ok {
+				r.last = time.Now()
+				return m, nil
 			}
+		case <-p.done:
+			return nil, p.disconnected(op)
 		case <-ctx.Done():
 			p.drop()
 			return nil, ctx.Err()
 		case <-timer.C:
 			return nil, p.fail(op, "%w: no complete answer within %v", ErrStalled, p.cfg.Timeout)
-		}
-		if want == nil || want(m) {
-			return m, nil
 		}
 	}
 }
@@ -348,9 +471,13 @@ func is[T wire.Message](m wire.Message) bool {
 	return ok
 }
 
-// disconnected names why the connection is gone: closed by the node, or a
-// message that broke the protocol.
+// disconnected names why the connection is gone: flooding or a failed
+// write, an earlier error, closed by the node, or a message that broke
+// the protocol.
 func (p *Peer) disconnected(op string) error {
+	if c := p.cause.Load(); c != nil {
+		return p.errorf(op, "%w", *c)
+	}
 	if p.broken.Load() {
 		return p.errorf(op, "%w: connection dropped after an earlier error", ErrDisconnected)
 	}

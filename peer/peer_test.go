@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,7 +22,7 @@ import (
 )
 
 // fixture is a short regtest chain shared by the tests of this package,
-// with one payment to alice at height 102.
+// with one payment to alice at height 102 and segwit active.
 type fixture struct {
 	node  *peertest.Node
 	alice *peertest.Key
@@ -41,6 +42,9 @@ func needFixture(t *testing.T) { fx = shared.Get(t) }
 func TestMain(m *testing.M) {
 	code := m.Run()
 	shared.Stop(code)
+	if pairLn != nil {
+		pairLn.Close() // removes the socket file
+	}
 	os.Exit(code)
 }
 
@@ -56,12 +60,24 @@ func newFixture(node *peertest.Node) (*fixture, error) {
 	if _, err := node.ConfirmErr(f.pay); err != nil {
 		return f, err
 	}
-	if _, err := node.GenerateErr(20); err != nil {
+	// btcd's regtest activates segwit at height 432 (BIP 9, windows of
+	// 144 blocks); witness spends need it.
+	if _, err := node.GenerateErr(segwitHeight - 102); err != nil {
 		return f, err
 	}
 	count, err := node.RPC().GetBlockCount()
 	f.tip = int32(count)
 	return f, err
+}
+
+// segwitHeight is the fixture's tip at the start.
+const segwitHeight = 432
+
+// confirm mines a block holding txs and moves the fixture's tip.
+func (f *fixture) confirm(t *testing.T, txs ...*wire.MsgTx) {
+	t.Helper()
+	f.node.Confirm(t, txs...)
+	f.tip++
 }
 
 func dial(t *testing.T, addr string, timeout time.Duration) *Peer {
@@ -260,8 +276,9 @@ func TestDialWrongNetwork(t *testing.T) {
 	}
 }
 
-// silentListener accepts connections on 127.0.0.1 and never answers.
-func silentListener(t *testing.T) string {
+// silentListener accepts connections on 127.0.0.1, counts them and never
+// answers.
+func silentListener(t *testing.T) (string, *atomic.Int32) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -269,12 +286,14 @@ func silentListener(t *testing.T) string {
 	}
 	var conns []net.Conn
 	var mu sync.Mutex
+	var n atomic.Int32
 	go func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
+			n.Add(1)
 			mu.Lock()
 			conns = append(conns, c)
 			mu.Unlock()
@@ -288,7 +307,7 @@ func silentListener(t *testing.T) string {
 		}
 		mu.Unlock()
 	})
-	return ln.Addr().String()
+	return ln.Addr().String(), &n
 }
 
 // TestTimeoutDecides: the configured timeout, and nothing else, ends a
@@ -302,7 +321,7 @@ func TestTimeoutDecides(t *testing.T) {
 	for _, timeout := range timeouts {
 		t.Run(timeout.String(), func(t *testing.T) {
 			t.Parallel()
-			addr := silentListener(t)
+			addr, _ := silentListener(t)
 			start := time.Now()
 			_, err := Dial(context.Background(), Config{Addr: addr, Params: &chaincfg.RegressionNetParams, Timeout: timeout})
 			elapsed := time.Since(start)
@@ -466,7 +485,7 @@ func TestBroadcast(t *testing.T) {
 	if err := p2.Broadcast(ctx, tx); err != nil {
 		t.Fatalf("second broadcast: %v", err)
 	}
-	fx.node.Confirm(t, tx)
+	fx.confirm(t, tx)
 	// A double spend of the same coinbase: requested, never accepted.
 	bad := tx.Copy()
 	bad.TxOut[0].Value--

@@ -15,8 +15,9 @@ type offer struct {
 	once      bool
 }
 
-// serveOffers answers a node's getdata for transactions we announced, in
-// the encoding it asked for, and marks them requested.
+// serveOffers has the writer answer a node's getdata for transactions we
+// announced, in the encoding it asked for: with the witness for
+// InvTypeWitnessTx, without for InvTypeTx. It marks them requested.
 func (p *Peer) serveOffers(m *wire.MsgGetData) {
 	p.offerMu.Lock()
 	defer p.offerMu.Unlock()
@@ -28,16 +29,17 @@ func (p *Peer) serveOffers(m *wire.MsgGetData) {
 		if !ok {
 			continue
 		}
-		tx := o.tx
-		if iv.Type == wire.InvTypeTx && tx.HasWitness() {
-			// A node that asks without the witness flag gets the
-			// transaction stripped, as it expects.
+		tx, witness := o.tx, iv.Type == wire.InvTypeWitnessTx
+		if !witness && tx.HasWitness() {
 			tx = tx.Copy()
 			for _, in := range tx.TxIn {
 				in.Witness = nil
 			}
 		}
-		go p.write(context.Background(), "tx", tx, time.Now().Add(p.cfg.Timeout))
+		if !p.w.serve(served{txid: iv.Hash, witness: witness, tx: tx}) {
+			p.logf("peer %s: getdata tx %v: %d transactions waiting to be sent already", p.cfg.Addr, iv.Hash, maxServes)
+			continue
+		}
 		if !o.once {
 			o.once = true
 			close(o.requested)
@@ -78,7 +80,7 @@ func (p *Peer) announce(ctx context.Context, tx *wire.MsgTx, wait time.Duration)
 	inv := wire.NewMsgInv()
 	inv.AddInvVect(wire.NewInvVect(wire.InvTypeTx, &txid))
 	deadline := p.deadline()
-	if err := p.send(ctx, op, inv, deadline); err != nil {
+	if err := p.write(ctx, op, inv, deadline); err != nil {
 		return false, err
 	}
 	timer := time.NewTimer(min(wait, time.Until(deadline)))
@@ -135,11 +137,17 @@ func (p *Peer) HasTx(ctx context.Context, txid chainhash.Hash) (bool, error) {
 
 // Broadcast announces tx and returns once the node holds it in its
 // mempool, as getdata tx shows: the node accepted it (or had it already).
-// A node that asked for it but does not hold it within the timeout
-// rejected it (ErrRejected); one that neither asked nor holds it is
-// reported with ErrStalled.
+// A node that rejects it with a reject message is reported at once, with
+// a *RejectError (which wraps ErrRejected) in the *PeerError. A node that
+// asked for it but does not hold it within the timeout rejected it
+// without a word (ErrRejected): btcd does so with a transaction spending
+// outputs it does not know or that are spent in its chain, which it keeps
+// as an orphan. One that neither asked nor holds it is reported with
+// ErrStalled.
 func (p *Peer) Broadcast(ctx context.Context, tx *wire.MsgTx) error {
 	txid := tx.TxHash()
+	rejects, stop := p.waitReject(txid)
+	defer stop()
 	if has, err := p.HasTx(ctx, txid); err != nil || has {
 		return err
 	}
@@ -159,6 +167,11 @@ func (p *Peer) Broadcast(ctx context.Context, tx *wire.MsgTx) error {
 			break
 		}
 		select {
+		case e := <-rejects:
+			// A node that has it already says so: its mempool tells.
+			if e.Kind != RejectAlreadyInMempool {
+				return &PeerError{Peer: p.cfg.Addr, Op: "tx", Err: e}
+			}
 		case <-time.After(50 * time.Millisecond):
 		case <-ctx.Done():
 			return ctx.Err()

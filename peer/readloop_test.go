@@ -1,0 +1,204 @@
+package peer
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+)
+
+// repeat returns n copies of m.
+func repeat(n int, m wire.Message) []wire.Message {
+	out := make([]wire.Message, n)
+	for i := range out {
+		out[i] = m
+	}
+	return out
+}
+
+// invOf returns an inv of n transaction hashes.
+func invOf(n int) *wire.MsgInv {
+	inv := wire.NewMsgInv()
+	for i := 0; i < n; i++ {
+		inv.AddInvVect(wire.NewInvVect(wire.InvTypeTx, &chainhash.Hash{byte(i), byte(i >> 8)}))
+	}
+	return inv
+}
+
+// TestUnsolicitedBudgets plays streams of unsolicited messages to a
+// connection with no request in flight: an honest node's traffic leaves
+// it to end when the node closes it; each flood, and each oversized
+// message, ends it at once with the reason.
+func TestUnsolicitedBudgets(t *testing.T) {
+	addrs := wire.NewMsgAddr()
+	for i := 0; i < wire.MaxAddrPerMsg; i++ {
+		addrs.AddAddress(wire.NewNetAddressIPPort(net.IPv4(1, 2, byte(i>>8), byte(i)), 8333, 0))
+	}
+	hdrs := hdrsOf()
+	reject := wire.NewMsgReject(wire.CmdTx, wire.RejectInsufficientFee, "fee too low")
+	tests := []struct {
+		name   string
+		stream []byte
+		want   error
+		says   string
+	}{
+		{"an honest node", frame(t, wire.NewMsgPing(1), invOf(1000), addrs, hdrs, reject, wire.NewMsgSendHeaders(), wire.NewMsgPing(2)),
+			ErrDisconnected, "closed by the node"},
+		{"pings", frame(t, repeat(21, wire.NewMsgPing(1))...), ErrFlooding, "21 unsolicited ping messages"},
+		{"an inv of 5,001 entries", frame(t, invOf(5001)), ErrFlooding, "5001 unsolicited inv entries"},
+		{"addresses", frame(t, addrs, addrs, addrs), ErrFlooding, "addr addresses"},
+		{"headers", frame(t, repeat(101, hdrs)...), ErrFlooding, "101 unsolicited headers messages"},
+		{"unrequested transactions", frame(t, repeat(101, chaincfg.RegressionNetParams.GenesisBlock.Transactions[0])...),
+			ErrFlooding, "unrequested data messages"},
+		{"unknown commands", bytes.Repeat(rawFrame("junk", []byte{1}), 101), ErrFlooding, `unknown-command messages in`},
+		{"unknown commands of 1 MB", bytes.Repeat(rawFrame("junk", make([]byte, 1<<20)), 5), ErrFlooding, `last message: unknown-command "junk"`},
+		{"a reject of 100 kB", frame(t, wire.NewMsgReject(wire.CmdTx, wire.RejectInvalid, strings.Repeat("x", 100<<10))),
+			ErrProtocol, `"reject" message of 102`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var got Announcement
+			p := pipePeer(t, Config{OnAnnounce: func(a Announcement) {
+				mu.Lock()
+				got.Blocks = append(got.Blocks, a.Blocks...)
+				got.Txs = append(got.Txs, a.Txs...)
+				mu.Unlock()
+			}}, tt.stream, false)
+			select {
+			case <-p.Done():
+			case <-time.After(10 * time.Second):
+				t.Fatal("the connection did not end")
+			}
+			err := p.Err()
+			checkPeerError(t, err, p.Addr(), tt.want)
+			if !strings.Contains(err.Error(), tt.says) {
+				t.Fatalf("error %q does not say %q", err, tt.says)
+			}
+			if tt.want == ErrDisconnected {
+				time.Sleep(50 * time.Millisecond) // the callback's goroutine may still run
+				mu.Lock()
+				defer mu.Unlock()
+				genesis := *chaincfg.RegressionNetParams.GenesisHash
+				if len(got.Txs) != 1000 || len(got.Blocks) != 1 || got.Blocks[0] != genesis {
+					t.Fatalf("announced %d transactions, blocks %v", len(got.Txs), got.Blocks)
+				}
+			}
+		})
+	}
+}
+
+// rawFrame encodes a message of any command on regtest.
+func rawFrame(cmd string, payload []byte) []byte {
+	var b bytes.Buffer
+	hdr := make([]byte, wire.MessageHeaderSize)
+	copy(hdr[4:16], cmd)
+	wire.WriteMessageWithEncodingN(&b, wire.NewMsgPing(0), wire.ProtocolVersion, chaincfg.RegressionNetParams.Net, wire.BaseEncoding)
+	copy(hdr[:4], b.Bytes()[:4])
+	hdr[16], hdr[17], hdr[18], hdr[19] = byte(len(payload)), byte(len(payload)>>8), byte(len(payload)>>16), byte(len(payload)>>24)
+	sum := chainhash.DoubleHashB(payload)
+	copy(hdr[20:24], sum[:4])
+	return append(hdr, payload...)
+}
+
+// TestPongsCoalesce: a node that pings while not reading gets at most one
+// pending pong, for its latest ping, and no goroutine per ping.
+func TestPongsCoalesce(t *testing.T) {
+	p, node := nodePipe(t, Config{Timeout: 5 * time.Second})
+	for i := uint64(1); i <= 15; i++ {
+		if _, err := wire.WriteMessageWithEncodingN(node, wire.NewMsgPing(i), wire.ProtocolVersion, p.cfg.Params.Net, wire.BaseEncoding); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
+	var nonces []uint64
+	for {
+		node.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+		_, m, _, err := wire.ReadMessageWithEncodingN(node, wire.ProtocolVersion, p.cfg.Params.Net, wire.BaseEncoding)
+		if err != nil {
+			break
+		}
+		if pong, ok := m.(*wire.MsgPong); ok {
+			nonces = append(nonces, pong.Nonce)
+		}
+	}
+	// The writer may have been writing the first pong when the others
+	// came: that one and the latest.
+	if len(nonces) == 0 || len(nonces) > 2 || nonces[len(nonces)-1] != 15 {
+		t.Fatalf("pongs for %v, want at most two ending with 15", nonces)
+	}
+	if err := p.Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRequestGetsOnlyItsAnswer: while a request waits, other messages go
+// to their handlers, not to the request.
+func TestRequestGetsOnlyItsAnswer(t *testing.T) {
+	genesis := chaincfg.RegressionNetParams.GenesisHash
+	cp := wire.NewMsgCFCheckpt(wire.GCSFilterRegular, genesis, 1)
+	cp.AddCFHeader(&chainhash.Hash{7})
+	nf := wire.NewMsgNotFound()
+	nf.AddInvVect(wire.NewInvVect(wire.InvTypeTx, &chainhash.Hash{8}))
+	var mu sync.Mutex
+	var txs int
+	stream := frame(t, invOf(10), nf, hdrsOf(), cp)
+	p := pipePeer(t, Config{OnAnnounce: func(a Announcement) { mu.Lock(); txs += len(a.Txs); mu.Unlock() }}, stream, true)
+	got, err := p.GetCFCheckpt(context.Background(), *genesis, 1)
+	if err != nil || len(got) != 1 || got[0] != (chainhash.Hash{7}) {
+		t.Fatalf("checkpoints %v, %v", got, err)
+	}
+	<-p.Done()
+	mu.Lock()
+	defer mu.Unlock()
+	if txs != 10 {
+		t.Fatalf("%d transactions announced, want 10", txs)
+	}
+}
+
+// hdrsOf returns a headers message of the regtest genesis block.
+func hdrsOf() *wire.MsgHeaders {
+	hdrs := wire.NewMsgHeaders()
+	hdrs.AddBlockHeader(&chaincfg.RegressionNetParams.GenesisBlock.Header)
+	return hdrs
+}
+
+func TestBucket(t *testing.T) {
+	a := &allowance{"ping", "messages", 3, 2}
+	var b bucket
+	now := time.Unix(1000, 0)
+	for i := 0; i < 3; i++ {
+		if err := b.take(a, 1, now); err != nil {
+			t.Fatalf("take %d of the burst: %v", i, err)
+		}
+	}
+	err := b.take(a, 1, now)
+	if !errors.Is(err, ErrFlooding) || !strings.Contains(err.Error(), "4 unsolicited ping messages in 0s (at once), over the budget of 3 at once and 2/s") {
+		t.Fatalf("over the burst: %v", err)
+	}
+	// Half a second refills one.
+	now = now.Add(500 * time.Millisecond)
+	if err := b.take(a, 1, now); err != nil {
+		t.Fatalf("after refilling: %v", err)
+	}
+	if err := b.take(a, 1, now); err == nil || !strings.Contains(err.Error(), "in 500ms (12/s)") {
+		t.Fatalf("draining: %v", err)
+	}
+	// A long pause fills it, no more.
+	now = now.Add(time.Hour)
+	if err := b.take(a, 4, now); err == nil {
+		t.Fatal("took more than the burst after a pause")
+	}
+	bytes := &byteAllowance
+	if s := bytes.what(4.3e6); s != "4.3 MB of unsolicited messages" {
+		t.Fatalf("bytes named %q", s)
+	}
+}

@@ -1,0 +1,188 @@
+package peer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+)
+
+const (
+	// writeQueueLen bounds the messages waiting for the writer: requests
+	// run one at a time, but announcements may be sent beside them.
+	writeQueueLen = 8
+	// maxServes bounds the transactions waiting to be served.
+	maxServes = 64
+)
+
+// outgoing is a message a request waits to have written.
+type outgoing struct {
+	msg      wire.Message
+	deadline time.Time
+	done     chan error // buffered: the writer never waits for the request
+}
+
+// served is a transaction the node asked for, in the encoding it asked
+// for.
+type served struct {
+	txid    chainhash.Hash
+	witness bool
+	tx      *wire.MsgTx
+}
+
+// writer is a connection's one writer. Requests queue their messages and
+// wait for them to be written; a pong and the transactions the node asked
+// for are kept aside and written between them: at most one pong (the
+// latest ping's), each transaction once however often it was asked for.
+type writer struct {
+	queue chan *outgoing
+	wake  chan struct{} // a pong or a transaction is due
+
+	mu     sync.Mutex
+	ponged bool // a pong is due
+	nonce  uint64
+	serves []served
+}
+
+func (w *writer) init() {
+	w.queue = make(chan *outgoing, writeQueueLen)
+	w.wake = make(chan struct{}, 1)
+}
+
+// pong has the writer answer the ping nonce, replacing an older pong not
+// yet written.
+func (w *writer) pong(nonce uint64) {
+	w.mu.Lock()
+	w.ponged, w.nonce = true, nonce
+	w.mu.Unlock()
+	w.signal()
+}
+
+// serve has the writer send s.tx, once however often it was asked for;
+// it reports false when maxServes transactions are waiting already.
+func (w *writer) serve(s served) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, q := range w.serves {
+		if q.txid == s.txid && q.witness == s.witness {
+			return true
+		}
+	}
+	if len(w.serves) >= maxServes {
+		return false
+	}
+	w.serves = append(w.serves, s)
+	w.signal()
+	return true
+}
+
+func (w *writer) signal() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// due takes the pong and transactions to write.
+func (w *writer) due() (*wire.MsgPong, []served) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var pong *wire.MsgPong
+	if w.ponged {
+		pong, w.ponged = wire.NewMsgPong(w.nonce), false
+	}
+	serves := w.serves
+	w.serves = nil
+	return pong, serves
+}
+
+// writeLoop writes the queued messages, and the pong and transactions
+// due, until the connection ends or a write fails.
+func (p *Peer) writeLoop() {
+	for {
+		select {
+		case <-p.done:
+			return
+		case o := <-p.w.queue:
+			err := p.writeMsg(o.msg, o.deadline)
+			o.done <- err
+			if err != nil {
+				return
+			}
+		case <-p.w.wake:
+		}
+		pong, serves := p.w.due()
+		deadline := time.Now().Add(p.cfg.Timeout)
+		if pong != nil && p.writeMsg(pong, deadline) != nil {
+			return
+		}
+		for _, s := range serves {
+			p.logf("serve tx %v (witness %t)", s.txid, s.witness)
+			if p.writeMsg(s.tx, deadline) != nil {
+				return
+			}
+		}
+	}
+}
+
+// writeMsg writes msg by deadline. A failed write ends the connection: a
+// message cut short would corrupt the stream.
+func (p *Peer) writeMsg(msg wire.Message, deadline time.Time) error {
+	p.logf("send %s", msg.Command())
+	p.conn.SetWriteDeadline(deadline)
+	_, err := wire.WriteMessageWithEncodingN(p.conn, msg, p.pver.Load(), p.cfg.Params.Net, wire.WitnessEncoding)
+	if err == nil || errors.Is(err, net.ErrClosed) {
+		return err
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		err = fmt.Errorf("%w: could not send %s within %v", ErrStalled, msg.Command(), p.cfg.Timeout)
+	} else {
+		err = fmt.Errorf("%w: sending %s: %v", ErrDisconnected, msg.Command(), err)
+	}
+	p.closeWith(err)
+	return err
+}
+
+// write queues msg for the writer and waits until it is written, giving
+// up at deadline.
+func (p *Peer) write(ctx context.Context, op string, msg wire.Message, deadline time.Time) error {
+	if err := ctx.Err(); err != nil {
+		p.drop()
+		return err
+	}
+	o := &outgoing{msg: msg, deadline: deadline, done: make(chan error, 1)}
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	queue := p.w.queue
+	for {
+		select {
+		case queue <- o:
+			queue = nil // queued: now wait for the write
+		case err := <-o.done:
+			if err != nil {
+				return p.disconnected(op)
+			}
+			return nil
+		case <-p.done:
+			select {
+			case err := <-o.done:
+				if err == nil {
+					return nil
+				}
+			default:
+			}
+			return p.disconnected(op)
+		case <-ctx.Done():
+			p.drop()
+			return ctx.Err()
+		case <-timer.C:
+			return p.fail(op, "%w: could not send %s within %v", ErrStalled, msg.Command(), p.cfg.Timeout)
+		}
+	}
+}
