@@ -113,12 +113,12 @@ type bip37Scan struct {
 }
 
 func (c *Client) scanBIP37(ctx context.Context, req ScanRequest, opt BIP37Options) (*ScanResult, error) {
-	ms := c.usable(wire.SFNodeBloom, req.To)
+	ms := c.reaching(wire.SFNodeBloom, req.To)
 	if len(ms) == 0 {
 		return nil, fmt.Errorf("client: %w: no peer offers BIP 37 filtering (NODE_BLOOM) up to height %d", ErrNoPeers, req.To)
 	}
 	s := &bip37Scan{c: c, m: c.pick(ms), opt: opt, wl: newWatchList(req.Watch),
-		res: &ScanResult{Matches: []Match{}, BlocksScanned: int(req.To-req.From) + 1}}
+		res: &ScanResult{From: req.From, To: req.To, Matches: []Match{}, BlocksScanned: int(req.To-req.From) + 1}}
 	if err := s.load(ctx, req.Watch); err != nil {
 		return nil, err
 	}
@@ -137,7 +137,7 @@ func (c *Client) scanBIP37(ctx context.Context, req ScanRequest, opt BIP37Option
 			hashes = append(hashes, c.chain.Hash(h))
 		}
 		go func() {
-			blocks, err := s.m.p.GetFilteredBlocks(ctx, hashes)
+			blocks, err := s.c.conn(s.m).GetFilteredBlocks(ctx, hashes)
 			ch <- filteredBatch{blocks: blocks, err: err}
 		}()
 		return ch
@@ -218,7 +218,7 @@ func (s *bip37Scan) load(ctx context.Context, watch []WatchItem) error {
 		s.c.logf("filter of %s matched %d false positives in %d transactions (target rate %g): loading a fresh one",
 			s.m.addr, s.fps, s.txs, s.opt.FPRate)
 	}
-	if err := s.m.p.LoadFilter(ctx, f); err != nil {
+	if err := s.c.conn(s.m).LoadFilter(ctx, f); err != nil {
 		return &failure{m: s.m, err: err}
 	}
 	s.local, s.txs, s.fps, s.reload = f, 0, 0, false
@@ -276,7 +276,7 @@ func (s *bip37Scan) addFound(ctx context.Context, tx *wire.MsgTx) (added bool, e
 			continue
 		}
 		s.local.AddOutPoint(&op)
-		if err := s.m.p.AddToFilter(ctx, outPointBytes(&op)); err != nil {
+		if err := s.c.conn(s.m).AddToFilter(ctx, outPointBytes(&op)); err != nil {
 			return false, &failure{m: s.m, err: err}
 		}
 		added = true

@@ -79,7 +79,7 @@ func (c *Client) announce(ctx context.Context, tx *wire.MsgTx) {
 	ms := c.live()
 	c.mu.Unlock()
 	for _, m := range ms {
-		if err := m.p.Reannounce(ctx, tx); err != nil {
+		if err := c.conn(m).Reannounce(ctx, tx); err != nil {
 			c.logf("announcing %v again to %s: %v", tx.TxHash(), m.addr, err)
 		}
 	}
