@@ -66,7 +66,16 @@ type BIP37Options struct {
 	// every filter gets a random one, so that filters of different
 	// sessions cannot be linked by their tweak.
 	Tweak *uint32
+	// MaxReloads bounds the filters replaced because they matched far
+	// beyond their rate: zero means DefaultMaxReloads, negative none.
+	// Every fresh filter tells the node more about the watch list, and a
+	// node can force reloads by marking everything matched.
+	MaxReloads int
 }
+
+// DefaultMaxReloads is how many fresh filters a BIP 37 scan loads, by
+// default, in place of one that matched far beyond its rate.
+const DefaultMaxReloads = 2
 
 // ScanBIP37 scans the blocks req.From..req.To with a BIP 37 filter of the
 // watch list loaded into one peer that offers NODE_BLOOM: it asks for
@@ -110,6 +119,10 @@ type bip37Scan struct {
 	txs    int // transactions the current filter was tested against
 	fps    int // of which false positives
 	reload bool
+	// allTxs and allFPs count every filtered transaction and false
+	// positive of the scan, for the warning when reloads run out.
+	allTxs, allFPs int
+	warned         bool
 }
 
 func (c *Client) scanBIP37(ctx context.Context, req ScanRequest, opt BIP37Options) (*ScanResult, error) {
@@ -256,10 +269,42 @@ func (s *bip37Scan) block(ctx context.Context, h int32, fb peer.FilteredBlock) (
 	}
 	s.txs += int(fb.Total)
 	s.fps += len(fb.Txs) - relevant
+	s.allTxs += int(fb.Total)
+	s.allFPs += len(fb.Txs) - relevant
 	if s.txs >= minReloadSample && float64(s.fps) > ReloadFactor*s.opt.FPRate*float64(s.txs) {
-		s.reload = true
+		s.reload = s.mayReload()
 	}
 	return false, nil
+}
+
+// mayReload reports whether another fresh filter may be loaded; when the
+// reloads have run out it warns, once, naming the node.
+func (s *bip37Scan) mayReload() bool {
+	max := s.opt.MaxReloads
+	if max == 0 {
+		max = DefaultMaxReloads
+	}
+	if s.res.FilterReloads < max {
+		return true
+	}
+	if !s.warned {
+		s.warned = true
+		s.res.Warnings = append(s.res.Warnings, fmt.Sprintf(
+			"node %s matched %d of %d transactions against a target rate of %g after %d fresh filter(s): a node that forces reloads learns more with every filter, so no more were loaded (the matches are checked locally and the false positives marked)",
+			s.m.addr, s.allFPs+s.relevantSoFar(), s.allTxs, s.opt.FPRate, s.res.FilterReloads))
+	}
+	return false
+}
+
+// relevantSoFar counts the matches of the scan that involve a watch item.
+func (s *bip37Scan) relevantSoFar() int {
+	n := 0
+	for _, m := range s.res.Matches {
+		if !m.FalsePositive {
+			n++
+		}
+	}
+	return n
 }
 
 // addFound makes sure the filter, here and at the node, holds the

@@ -169,11 +169,17 @@ func (r *Rescan) emit(e Event) {
 	}
 }
 
-// Run scans until the end (To, or the tip), or until ctx ends when
-// following; a following rescan ended by its context returns nil. Every
-// event is delivered before Run returns; on an error, Height says where to
-// resume.
+// Run syncs the headers of every peer, then scans until the end (To, or
+// the highest height a peer holds), or until ctx ends when following; a
+// following rescan ended by its context returns nil. Every event is
+// delivered before Run returns; on an error, Height says where to resume.
 func (r *Rescan) Run(ctx context.Context) error {
+	if _, err := r.c.SyncHeaders(ctx); err != nil {
+		if r.opt.Follow && ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
 	if !r.opt.StartTime.IsZero() {
 		r.mu.Lock()
 		r.next = max(r.next, r.c.heightAt(r.opt.StartTime))
@@ -210,9 +216,15 @@ func (r *Rescan) Run(ctx context.Context) error {
 		}
 		alone = time.Time{}
 		if r.next <= target {
-			if err := r.step(ctx, min(target, r.next+r.opt.BatchBlocks-1)); err != nil {
+			to := min(target, r.next+r.opt.BatchBlocks-1)
+			if err := r.step(ctx, to); err != nil {
 				if r.opt.Follow && ctx.Err() != nil {
 					return nil
+				}
+				if errors.Is(err, ErrNoPeers) && r.c.bestHeld(wire.SFNodeCF) < to && r.c.bestHeld(wire.SFNodeCF) >= 0 {
+					// The peers that held the top of the step were banned
+					// or dropped: go on up to what those left hold.
+					continue
 				}
 				return err
 			}
