@@ -197,6 +197,7 @@ func (c *Client) scanBIP37(ctx context.Context, req ScanRequest, opt BIP37Option
 		}
 		start = next
 	}
+	s.res.FilteringPeer = s.m.addr
 	s.res.Warnings = append(s.res.Warnings, fmt.Sprintf(
 		"the bip37 result rests on one peer, %s, which filtered every block: it could leave a match out of a valid proof undetectably, and nothing it sent was cross-checked with another peer", s.m.addr))
 	if req.From > 0 {

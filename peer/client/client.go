@@ -490,55 +490,6 @@ func (c *Client) Serves(flags wire.ServiceFlag) bool {
 	return false
 }
 
-// SendResult says which peers took a transaction.
-type SendResult struct {
-	Txid chainhash.Hash
-	// Accepted lists the peers that hold the transaction in their
-	// mempool, having asked for it or had it already.
-	Accepted []string
-	// Failed maps the other peers to what happened.
-	Failed map[string]error
-}
-
-// SendTransaction announces tx to every live peer at once and returns
-// when each has taken it, rejected it or let the timeout pass (see
-// peer.Broadcast). It fails, naming every peer, only when none took it.
-func (c *Client) SendTransaction(ctx context.Context, tx *wire.MsgTx) (*SendResult, error) {
-	c.opMu.Lock()
-	defer c.opMu.Unlock()
-	c.mu.Lock()
-	ms := c.live()
-	c.mu.Unlock()
-	res := &SendResult{Txid: tx.TxHash(), Failed: map[string]error{}}
-	var mu sync.Mutex
-	eachPeer(ms, func(m *member) error {
-		err := c.conn(m).Broadcast(ctx, tx)
-		mu.Lock()
-		defer mu.Unlock()
-		if err != nil {
-			res.Failed[m.addr] = err
-		} else {
-			res.Accepted = append(res.Accepted, m.addr)
-		}
-		return nil
-	})
-	slices.Sort(res.Accepted)
-	if len(res.Accepted) > 0 {
-		return res, nil
-	}
-	if err := ctx.Err(); err != nil {
-		return res, err
-	}
-	var errs []error
-	for _, m := range ms {
-		errs = append(errs, res.Failed[m.addr])
-	}
-	if len(errs) == 0 {
-		return res, c.noPeers("send")
-	}
-	return res, fmt.Errorf("client: no peer took transaction %v: %w", res.Txid, joinErrors(errs))
-}
-
 // peerErrors are the errors of several peers, on one line; errors.Is and
 // errors.As see each.
 type peerErrors []error

@@ -44,6 +44,9 @@ type ScanResult struct {
 	// spends it without revealing it (P2TR, P2PK), so only a watched
 	// outpoint can name the transaction.
 	SpendOnlyBlocks []int32
+	// FilteringPeer is the peer that filtered the blocks of a BIP 37
+	// scan (the result rests on it).
+	FilteringPeer string
 	// FilterReloads counts the BIP 37 filters replaced by fresh ones
 	// because they matched far more than their false-positive rate.
 	FilterReloads int

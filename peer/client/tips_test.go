@@ -194,3 +194,30 @@ func TestPoisonedDataDirMeetsHonestPeer(t *testing.T) {
 		}
 	}
 }
+
+// TestPeerOnAnotherBranch: a peer whose chain leaves the client's for a
+// branch with less work is named with its fork and tip, asked only about
+// the heights below the fork, and not blamed.
+func TestPeerOnAnotherBranch(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 110)
+	other := peertest.CopyChain(t, node, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 3)               // 111..113: the chain with the most work
+	branch := other.Generate(t, 1)[0] // 111': a branch of its own
+	c := connectTo(t, node, 5*time.Second, node.P2PAddr, other.P2PAddr)
+	res, err := c.ScanBIP157(context.Background(), ScanRequest{Watch: []WatchItem{ScriptItem(peertest.NewKey("alice").PkScript())}, To: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := status(t, res, other.P2PAddr)
+	if st.Banned || st.Branch == nil || *st.Branch != (Branch{Fork: 110, Height: 111, Hash: *branch}) || st.Tip != 110 || !st.Compared {
+		t.Fatalf("the peer on a branch: %+v (branch %+v)", st, st.Branch)
+	}
+	if !hasWarning(res.Warnings, other.P2PAddr, "another branch", "after height 110", "at height 111") {
+		t.Errorf("warnings %q do not name the branch", res.Warnings)
+	}
+	want := OnePeer{From: 111, To: 113, Peer: node.P2PAddr}
+	if !slices.Equal(res.OnePeer, []OnePeer{want}) {
+		t.Errorf("one-peer heights %+v, want %+v", res.OnePeer, want)
+	}
+}
