@@ -17,9 +17,9 @@ var ErrStorage = errors.New("chain: store failed")
 // Store holds a chain's headers by height from the genesis block, as
 // peer/store's Store does. A backed chain reads from it the headers it
 // does not keep in memory, and writes every change of the chain to it
-// (AppendHeaders, Truncate) before Extend returns. Nothing else may change
-// the store while a backed chain uses it. Its methods must be safe for
-// concurrent use.
+// (AppendHeaders, Truncate) before Extend or Adopt returns. Nothing else
+// may change the store while a backed chain uses it. Its methods must be
+// safe for concurrent use.
 type Store interface {
 	// Height returns the height of the stored tip.
 	Height() int32
@@ -49,8 +49,8 @@ const storeBatch = 4096
 
 // Backed returns the chain of the headers st holds, which keeps only its
 // last WindowHeaders to 2×WindowHeaders headers (and their hashes) in
-// memory and reads the others from st; every change Extend makes is
-// written to st. The rules are those of a chain in memory.
+// memory and reads the others from st; every change Extend or Adopt makes
+// is written to st. The rules are those of a chain in memory.
 //
 // Backed first checks every stored header as Load does: genesis block,
 // links, proof of work, the difficulty the network demands, checkpoints.
@@ -102,9 +102,9 @@ func backed(params *chaincfg.Params, st Store, window int) (*Chain, error) {
 }
 
 // Err returns the first failed read of a backed chain's store, wrapping
-// ErrStorage, or nil. After one, Hash, Header, WorkBetween and Locator
-// may have answered with zero values, and Extend refuses to change the
-// chain.
+// ErrStorage, or nil. After one, Hash, Header, MedianTime, WorkBetween and
+// the locators may have answered with zero values, and Extend and Adopt
+// refuse to change the chain.
 func (c *Chain) Err() error {
 	c.errMu.Lock()
 	defer c.errMu.Unlock()
@@ -131,7 +131,7 @@ func (c *Chain) checkStore() error {
 	if err := c.Err(); err != nil {
 		return err
 	}
-	tip := c.Height()
+	tip := c.tip()
 	if h := c.store.Height(); h != tip {
 		return fmt.Errorf("%w: the store's tip is at %d, the chain's at %d: the store was changed by something else", ErrStorage, h, tip)
 	}
@@ -150,22 +150,44 @@ func (c *Chain) readStore(from, to int32) ([]wire.BlockHeader, error) {
 	return hs, nil
 }
 
-// readSpan returns a copy of the chain's headers from..to, read from the
-// store below the window, with room above for a branch.
-func (c *Chain) readSpan(from, to int32) (*span, error) {
-	n := int(to - from + 1)
-	s := &span{base: from, headers: make([]wire.BlockHeader, 0, 2*n), hashes: make([]chainhash.Hash, 0, 2*n)}
-	for h := from; h <= to && h < c.base; h += storeBatch {
-		hs, err := c.readStore(h, min(h+storeBatch-1, to, c.base-1))
+// visit calls fn with the chain's headers from..to in height order, a
+// batch at a time: those below the window read from the store, the others
+// from memory. With withHashes, fn gets their hashes too (computed for
+// those read from the store); otherwise hashes may be nil.
+func (c *Chain) visit(from, to int32, withHashes bool, fn func(hs []wire.BlockHeader, hashes []chainhash.Hash)) error {
+	for from <= to && from < c.base {
+		end := min(from+storeBatch-1, to, c.base-1)
+		hs, err := c.readStore(from, end)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		for i := range hs {
-			s.push(&hs[i], hs[i].BlockHash())
+		from = end + 1
+		var hashes []chainhash.Hash
+		if withHashes {
+			hashes = make([]chainhash.Hash, len(hs))
+			for i := range hs {
+				hashes[i] = hs[i].BlockHash()
+			}
 		}
+		fn(hs, hashes)
 	}
-	for h := max(from, c.base); h <= to; h++ {
-		s.push(c.at(h), c.hashAt(h))
+	if from <= to {
+		fn(c.headers[from-c.base:to+1-c.base], c.hashes[from-c.base:to+1-c.base])
+	}
+	return nil
+}
+
+// readSpan returns a copy of the chain's headers from..to, read from the
+// store below the window, with room above for room more.
+func (c *Chain) readSpan(from, to int32, room int) (*span, error) {
+	n := int(to-from+1) + room
+	s := &span{base: from, headers: make([]wire.BlockHeader, 0, n), hashes: make([]chainhash.Hash, 0, n)}
+	err := c.visit(from, to, true, func(hs []wire.BlockHeader, hashes []chainhash.Hash) {
+		s.headers = append(s.headers, hs...)
+		s.hashes = append(s.hashes, hashes...)
+	})
+	if err != nil {
+		return nil, err
 	}
 	return s, nil
 }
@@ -189,9 +211,10 @@ func (c *Chain) setSpan(s *span) {
 	}
 }
 
-// adopt makes the chain's headers above fork those of s, which holds the
-// chain's headers from contextBase(fork+1) to fork and a branch above.
-func (c *Chain) adopt(fork int32, s *span) {
+// replaceAbove makes the chain's headers above fork those of s, which
+// holds the chain's headers from contextBase(fork+1) to fork and a branch
+// above; the chain may keep s's arrays.
+func (c *Chain) replaceAbove(fork int32, s *span) {
 	if !c.holdsContext(fork + 1) {
 		// The fork lies below what the chain has in memory.
 		c.setSpan(s)

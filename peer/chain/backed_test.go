@@ -351,6 +351,19 @@ func sameChain(t *testing.T, step int, want, got *Chain, st *memStore, rng *rand
 		if w, g := want.WorkBetween(from, to), got.WorkBetween(from, to); w.Cmp(g) != 0 {
 			t.Fatalf("step %d: WorkBetween(%d, %d) = %v, want %v", step, from, to, g, w)
 		}
+		// Below the window too, these read the store.
+		if w, g := want.MedianTime(h), got.MedianTime(h); !w.Equal(g) {
+			t.Fatalf("step %d: MedianTime(%d) = %v, want %v", step, h, g, w)
+		}
+		if !reflect.DeepEqual(want.LocatorAt(h), got.LocatorAt(h)) {
+			t.Fatalf("step %d: locators at %d differ", step, h)
+		}
+		lo := max(0, h-3*testWindow)
+		w, werr := want.Hashes(lo, h)
+		g, gerr := got.Hashes(lo, h)
+		if werr != nil || gerr != nil || !slices.Equal(w, g) {
+			t.Fatalf("step %d: Hashes(%d, %d) differ (%v, %v)", step, lo, h, werr, gerr)
+		}
 	}
 	if _, ok := got.HeightOf(chainhash.Hash{9}); ok {
 		t.Fatalf("step %d: an unknown hash was found", step)

@@ -5,11 +5,39 @@
 // A Chain knows nothing of peers; the peer package feeds it the headers a
 // node sends, and the client package shares one Chain among its peers.
 //
+// # Branches
+//
+// Extend appends headers that continue the tip. Headers that fork off
+// below the tip make a competing branch, which replaces the chain's blocks
+// above the fork only when it has more work than they have (on a tie the
+// chain keeps what it saw first), and never when it forks below the
+// highest network checkpoint the chain holds. Every header of a branch is
+// checked by the chain's own rules on a copy of the chain's headers below
+// the fork, so a bad branch changes nothing.
+//
+// A node sends at most 2,000 headers a message, so a branch longer than
+// the chain's part above the fork may need several to win. NewBranch
+// takes the first message, Branch.Add each next one (asked for with
+// Branch.Locator) and checks it as it comes, and Adopt replaces the
+// chain's blocks once the whole branch has more work. A branch holds at
+// most MaxBranchHeaders headers, so a peer cannot make it grow without
+// end.
+//
+// # Memory and storage
+//
 // New and Load make a chain that holds every header in memory (about 195
 // bytes a header). Backed makes one over a Store, such as peer/store's,
 // that holds only its last WindowHeaders to 2×WindowHeaders headers in
 // memory, reads older ones from the store, and writes every header it
 // accepts to the store; both check headers by exactly the same rules.
+//
+// # Concurrency
+//
+// A Chain is safe for concurrent use. Extend and Adopt change it under a
+// lock that the other methods share, so each call sees the chain as it
+// was before a change or after it, never half-way; two calls may see two
+// chains, which is why Tip reads the tip's height and hash together and
+// Hashes a range at once. A Branch is for one goroutine at a time.
 package chain
 
 import (
@@ -25,20 +53,25 @@ import (
 	"github.com/btcsuite/btcd/wire"
 )
 
-// Errors returned by Extend; test with errors.Is.
+// Errors returned by Extend, NewBranch, Branch.Add and Adopt; test with
+// errors.Is.
 var (
 	// ErrBadHeader: a header that breaks a rule of the network. The
 	// peer that sent it is lying or on another network.
 	ErrBadHeader = errors.New("invalid block header")
 	// ErrNotConnected: headers whose first one does not connect to any
-	// block of the chain.
+	// block of the chain (or does not continue a branch's tip).
 	ErrNotConnected = errors.New("headers do not connect to the chain")
-	// ErrLessWork: a valid branch that does not have more work than the
-	// chain's own from the fork point. The chain is unchanged.
-	ErrLessWork = errors.New("branch has no more work than the chain")
+	// ErrLessWork: the headers of a valid branch received so far do not
+	// have more work than the chain above the fork. The chain is
+	// unchanged; the branch may yet win when more of it arrives.
+	ErrLessWork = errors.New("headers with no more work than the chain")
 	// ErrBelowCheckpoint: a branch that forks below the last checkpoint
 	// of the network the chain has passed.
 	ErrBelowCheckpoint = errors.New("branch forks below a checkpoint")
+	// ErrBranchTooLong: a branch that would hold more than
+	// MaxBranchHeaders headers.
+	ErrBranchTooLong = errors.New("branch too long")
 )
 
 // MaxFutureDrift is how far ahead of the local clock a header's timestamp
@@ -48,10 +81,13 @@ const MaxFutureDrift = 2 * time.Hour
 // Chain is a verified chain of block headers from the genesis block.
 // A chain made by New or Load holds every header in memory; one made by
 // Backed holds its last headers and reads the others from its Store.
-// Extend is not safe for concurrent use; the other methods may run
-// concurrently with each other.
+// It is safe for concurrent use.
 type Chain struct {
 	params *chaincfg.Params
+
+	// mu guards span, index and the store's contents: Extend and
+	// Adopt hold it to change them, the readers share it.
+	mu sync.RWMutex
 	// span holds the headers in memory: all of them for a chain in
 	// memory, the last ones (at least window) for a backed chain.
 	span
@@ -65,7 +101,7 @@ type Chain struct {
 	readErr error // the first failed read of store
 
 	// Now is the clock the future-timestamp rule reads; nil means
-	// time.Now. Tests set it.
+	// time.Now. Tests set it, before the chain is shared.
 	Now func() time.Time
 }
 
@@ -82,23 +118,65 @@ func New(params *chaincfg.Params) *Chain {
 func (c *Chain) Params() *chaincfg.Params { return c.params }
 
 // Height returns the height of the tip.
-func (c *Chain) Height() int32 { return c.tip() }
+func (c *Chain) Height() int32 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.tip()
+}
+
+// Tip returns the height and hash of the tip, read together.
+func (c *Chain) Tip() (height int32, hash chainhash.Hash) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.tip(), c.hashAt(c.tip())
+}
 
 // Hash returns the hash of the block at height h, or the zero hash if h is
 // outside the chain (or, for a backed chain, if the store cannot be read:
 // see Err).
 func (c *Chain) Hash(h int32) chainhash.Hash {
-	if h < 0 || h > c.Height() {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.hash(h)
+}
+
+func (c *Chain) hash(h int32) chainhash.Hash {
+	if h < 0 || h > c.tip() {
 		return chainhash.Hash{}
 	}
 	hash, _ := c.hashAtHeight(h)
 	return hash
 }
 
+// Hashes returns the hashes of the blocks from..to, all read from the
+// chain as it is at one moment. It fails when the range is outside the
+// chain or, for a backed chain, when the store cannot be read (the error
+// wraps ErrStorage).
+func (c *Chain) Hashes(from, to int32) ([]chainhash.Hash, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if err := c.checkRange(from, to); err != nil {
+		return nil, err
+	}
+	return c.hashRange(from, to)
+}
+
+// hashRange returns the hashes of the blocks from..to of the chain, a
+// range inside it.
+func (c *Chain) hashRange(from, to int32) ([]chainhash.Hash, error) {
+	out := make([]chainhash.Hash, 0, to-from+1)
+	err := c.visit(from, to, true, func(_ []wire.BlockHeader, hashes []chainhash.Hash) {
+		out = append(out, hashes...)
+	})
+	return out, err
+}
+
 // Header returns the header at height h, or the zero header if h is outside
 // the chain (or, for a backed chain, if the store cannot be read: see Err).
 func (c *Chain) Header(h int32) wire.BlockHeader {
-	if h < 0 || h > c.Height() {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if h < 0 || h > c.tip() {
 		return wire.BlockHeader{}
 	}
 	if c.holds(h) {
@@ -126,6 +204,12 @@ func (c *Chain) hashAtHeight(h int32) (chainhash.Hash, error) {
 
 // HeightOf returns the height of the block with the given hash.
 func (c *Chain) HeightOf(hash chainhash.Hash) (int32, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.heightOf(hash)
+}
+
+func (c *Chain) heightOf(hash chainhash.Hash) (int32, bool) {
 	if h, ok := c.index[hash]; ok {
 		return h, true
 	}
@@ -140,18 +224,39 @@ func (c *Chain) HeightOf(hash chainhash.Hash) (int32, bool) {
 }
 
 // Locator returns block hashes from the tip back to the genesis block,
-// dense at first, then exponentially sparser, as getheaders expects.
+// dense at first, then exponentially sparser, as getheaders expects: it
+// is LocatorAt the tip.
 func (c *Chain) Locator() []*chainhash.Hash {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return locator(c.tip(), c.hash)
+}
+
+// LocatorAt returns a locator as Locator does, but starting at the block
+// at height (at most the tip; below 0, the locator holds only the genesis
+// block). A node answers getheaders with the headers after the highest
+// block of the locator on its own chain: asked with LocatorAt(tip-1), a
+// node whose chain holds the tip sends the tip first.
+func (c *Chain) LocatorAt(height int32) []*chainhash.Hash {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return locator(min(height, c.tip()), c.hash)
+}
+
+// locator returns the hashes, by hashAt, of the blocks at top and below:
+// ten in a row, then each step twice as long as the one before, and the
+// genesis block last.
+func locator(top int32, hashAt func(int32) chainhash.Hash) []*chainhash.Hash {
 	var loc []*chainhash.Hash
 	step := int32(1)
-	for h := c.Height(); h > 0; h -= step {
-		hash := c.Hash(h)
+	for h := top; h > 0; h -= step {
+		hash := hashAt(h)
 		loc = append(loc, &hash)
 		if len(loc) >= 10 {
 			step *= 2
 		}
 	}
-	genesis := c.Hash(0)
+	genesis := hashAt(0)
 	return append(loc, &genesis)
 }
 
@@ -162,32 +267,23 @@ func Work(bits uint32) *big.Int { return blockchain.CalcWork(bits) }
 // WorkBetween returns the work of the blocks from+1..to of the chain (for
 // a backed chain, of those the store can read: see Err).
 func (c *Chain) WorkBetween(from, to int32) *big.Int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	w, _ := c.workBetween(from, to)
 	return w
 }
 
 func (c *Chain) workBetween(from, to int32) (*big.Int, error) {
 	w := new(big.Int)
-	from, to = max(from+1, 0), min(to, c.Height())
-	// Below the window, read the store a batch at a time.
-	for from <= to && from < c.base {
-		end := min(from+storeBatch-1, to, c.base-1)
-		hs, err := c.readStore(from, end)
-		if err != nil {
-			return w, err
-		}
+	err := c.visit(max(from+1, 0), min(to, c.tip()), false, func(hs []wire.BlockHeader, _ []chainhash.Hash) {
 		for i := range hs {
 			w.Add(w, Work(hs[i].Bits))
 		}
-		from = end + 1
-	}
-	for h := from; h <= to; h++ {
-		w.Add(w, Work(c.at(h).Bits))
-	}
-	return w, nil
+	})
+	return w, err
 }
 
-// Update says how Extend changed the chain.
+// Update says how Extend or Adopt changed the chain.
 type Update struct {
 	// Fork is the height of the last block the chain kept: the old tip
 	// when nothing was disconnected.
@@ -203,11 +299,15 @@ type Update struct {
 func (u Update) Reorganized() bool { return len(u.Disconnected) > 0 }
 
 // Extend checks headers and appends them. The first must connect to a
-// block of the chain; headers the chain already holds are skipped. When
-// they fork off below the tip, the branch replaces the chain's blocks
-// above the fork only if it has more work, and never below the highest
-// checkpoint the chain holds; otherwise the chain is unchanged and the
-// error wraps ErrLessWork or ErrBelowCheckpoint.
+// block of the chain; headers the chain already holds are skipped. Those
+// that continue the tip are appended up to the first that breaks a rule.
+// Those that fork off below the tip are a branch (see NewBranch): it
+// replaces the chain's blocks above the fork only if the headers given
+// have more work, and never below the highest checkpoint the chain
+// holds; otherwise the chain is unchanged and the error wraps
+// ErrLessWork, ErrBelowCheckpoint, ErrBadHeader or ErrBranchTooLong. A
+// branch that ErrLessWork turns away may win with more of its headers:
+// NewBranch and Branch.Add receive it a message at a time.
 //
 // A backed chain writes every change to its store before Extend returns:
 // the headers appended, or the truncation to the fork and the branch. If
@@ -215,22 +315,55 @@ func (u Update) Reorganized() bool { return len(u.Disconnected) > 0 }
 // store holds: unchanged, or, when only the branch could not be written,
 // cut to the fork (the Update says so).
 func (c *Chain) Extend(headers []*wire.BlockHeader) (Update, error) {
-	up := Update{Fork: c.Height()}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	up := Update{Fork: c.tip()}
 	if len(headers) == 0 {
 		return up, nil
 	}
 	if err := c.checkStore(); err != nil {
 		return up, err
 	}
-	parent, ok := c.HeightOf(headers[0].PrevBlock)
-	if !ok {
-		return up, fmt.Errorf("%w: first header %v has unknown parent %v", ErrNotConnected, headers[0].BlockHash(), headers[0].PrevBlock)
+	fork, headers, err := c.connect(headers)
+	switch {
+	case err != nil || len(headers) == 0:
+		return up, err
+	case fork == c.tip():
+		up.Connected, err = c.appendChecked(headers)
+		return up, err
 	}
-	// Skip what the chain already has.
-	for len(headers) > 0 && parent < c.Height() {
+	// Weigh a branch before checking it, so that one with no more work
+	// is turned away at once.
+	if err := c.checkFork(fork); err != nil {
+		return up, err
+	}
+	old, err := c.workBetween(fork, c.tip())
+	if err != nil {
+		return up, err
+	}
+	if err := c.weigh(fork, len(headers), workOf(headers), old); err != nil {
+		return up, err
+	}
+	b, err := c.newBranch(fork, headers)
+	if err != nil {
+		return up, err
+	}
+	b.seenTip, b.seenWork = c.hashAt(c.tip()), old
+	return c.adopt(b)
+}
+
+// connect returns the height of the block the first of headers, which
+// must not be empty, connects to, and the headers that follow those the
+// chain already holds above it.
+func (c *Chain) connect(headers []*wire.BlockHeader) (int32, []*wire.BlockHeader, error) {
+	parent, ok := c.heightOf(headers[0].PrevBlock)
+	if !ok {
+		return 0, nil, fmt.Errorf("%w: first header %v has unknown parent %v", ErrNotConnected, headers[0].BlockHash(), headers[0].PrevBlock)
+	}
+	for len(headers) > 0 && parent < c.tip() {
 		next, err := c.hashAtHeight(parent + 1)
 		if err != nil {
-			return up, err
+			return 0, nil, err
 		}
 		if headers[0].BlockHash() != next {
 			break
@@ -238,73 +371,16 @@ func (c *Chain) Extend(headers []*wire.BlockHeader) (Update, error) {
 		parent++
 		headers = headers[1:]
 	}
-	up.Fork = parent
-	if len(headers) == 0 {
-		up.Fork = c.Height()
-		return up, nil
-	}
-	if parent == c.Height() {
-		n, err := c.appendChecked(headers)
-		up.Connected = n
-		return up, err
-	}
-	// A competing branch.
-	unchanged := Update{Fork: c.Height()}
-	if cp := c.lastCheckpointHeight(); parent < cp {
-		return up, fmt.Errorf("%w: fork at height %d, checkpoint at %d", ErrBelowCheckpoint, parent, cp)
-	}
-	oldWork, err := c.workBetween(parent, c.Height())
-	if err != nil {
-		return unchanged, err
-	}
-	newWork := new(big.Int)
-	for _, h := range headers {
-		newWork.Add(newWork, Work(h.Bits))
-	}
-	if newWork.Cmp(oldWork) <= 0 {
-		return unchanged, fmt.Errorf("%w: %d headers forking at height %d against %d blocks", ErrLessWork, len(headers), parent, c.Height()-parent)
-	}
-	// Check the whole branch on a copy of the fork's ancestors: a bad
-	// branch changes nothing.
-	branch, err := c.readSpan(c.contextBase(parent+1), parent)
-	if err != nil {
-		return unchanged, err
-	}
-	if _, err := checkOnto(c.params, branch, headers, c.now); err != nil {
-		return unchanged, err
-	}
-	disconnected := make([]chainhash.Hash, 0, c.Height()-parent)
-	for h := parent + 1; h <= c.Height(); h++ {
-		hash, err := c.hashAtHeight(h)
-		if err != nil {
-			return unchanged, err
-		}
-		disconnected = append(disconnected, hash)
-	}
-	if c.store != nil {
-		if err := c.store.Truncate(parent); err != nil {
-			return unchanged, fmt.Errorf("%w: truncating to the fork at %d: %w", ErrStorage, parent, err)
-		}
-		if err := c.store.AppendHeaders(branch.headers[parent+1-branch.base:]); err != nil {
-			// The store holds the chain up to the fork: so does the chain.
-			branch.cut(parent)
-			c.adopt(parent, branch)
-			return Update{Fork: parent, Disconnected: disconnected}, fmt.Errorf("%w: writing the branch above %d: %w", ErrStorage, parent, err)
-		}
-	}
-	c.adopt(parent, branch)
-	up.Disconnected = disconnected
-	up.Connected = len(headers)
-	return up, nil
+	return parent, headers, nil
 }
 
 // appendChecked checks and appends headers on top of the tip, stopping at
 // the first bad one, and writes those appended to the store; it returns
 // how many were appended.
 func (c *Chain) appendChecked(headers []*wire.BlockHeader) (int, error) {
-	tip := c.Height()
+	tip := c.tip()
 	if !c.holdsContext(tip + 1) {
-		s, err := c.readSpan(c.contextBase(tip+1), tip)
+		s, err := c.readSpan(c.contextBase(tip+1), tip, len(headers))
 		if err != nil {
 			return 0, err
 		}
@@ -317,7 +393,7 @@ func (c *Chain) appendChecked(headers []*wire.BlockHeader) (int, error) {
 			return 0, fmt.Errorf("%w: appending %d headers: %w", ErrStorage, n, err)
 		}
 	}
-	for h := tip + 1; h <= c.Height(); h++ {
+	for h := tip + 1; h <= c.tip(); h++ {
 		c.index[c.hashAt(h)] = h
 	}
 	c.slide()
@@ -342,12 +418,41 @@ func checkOnto(params *chaincfg.Params, s *span, headers []*wire.BlockHeader, no
 	return len(headers), nil
 }
 
+// workOf returns the work headers claim by their bits.
+func workOf(headers []*wire.BlockHeader) *big.Int {
+	w := new(big.Int)
+	for _, h := range headers {
+		w.Add(w, Work(h.Bits))
+	}
+	return w
+}
+
+// weigh returns an error wrapping ErrLessWork unless work, that of n
+// headers of a branch forking at fork, is more than old, that of the
+// chain above the fork.
+func (c *Chain) weigh(fork int32, n int, work, old *big.Int) error {
+	if work.Cmp(old) <= 0 {
+		return fmt.Errorf("%w: %d headers received so far, forking at height %d, against the chain's %d blocks above it",
+			ErrLessWork, n, fork, c.tip()-fork)
+	}
+	return nil
+}
+
+// checkFork returns an error wrapping ErrBelowCheckpoint if a branch
+// forking at fork would replace a checkpoint the chain holds.
+func (c *Chain) checkFork(fork int32) error {
+	if cp := c.lastCheckpointHeight(); fork < cp {
+		return fmt.Errorf("%w: fork at height %d, checkpoint at %d", ErrBelowCheckpoint, fork, cp)
+	}
+	return nil
+}
+
 // lastCheckpointHeight returns the height of the highest network
 // checkpoint at or below the tip, or -1.
 func (c *Chain) lastCheckpointHeight() int32 {
 	best := int32(-1)
 	for _, cp := range c.params.Checkpoints {
-		if cp.Height <= c.Height() && cp.Height > best {
+		if cp.Height <= c.tip() && cp.Height > best {
 			best = cp.Height
 		}
 	}
@@ -356,8 +461,14 @@ func (c *Chain) lastCheckpointHeight() int32 {
 
 // CheckRange validates an inclusive height range against the chain.
 func (c *Chain) CheckRange(from, to int32) error {
-	if from < 0 || to < from || to > c.Height() {
-		return fmt.Errorf("height range %d..%d outside the chain 0..%d", from, to, c.Height())
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.checkRange(from, to)
+}
+
+func (c *Chain) checkRange(from, to int32) error {
+	if from < 0 || to < from || to > c.tip() {
+		return fmt.Errorf("height range %d..%d outside the chain 0..%d", from, to, c.tip())
 	}
 	return nil
 }

@@ -137,7 +137,7 @@ func extend(c *Chain, hs []*wire.BlockHeader) error {
 func ptr[T any](v T) *T { return &v }
 
 // grow mines n headers on top of c and returns them.
-func grow(t *testing.T, c *Chain, n int, spacing time.Duration) []*wire.BlockHeader {
+func grow(t testing.TB, c *Chain, n int, spacing time.Duration) []*wire.BlockHeader {
 	t.Helper()
 	var hs []*wire.BlockHeader
 	for i := 0; i < n; i++ {

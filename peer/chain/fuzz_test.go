@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -135,4 +136,77 @@ func headersMessage(tb testing.TB, c *Chain, from int32) []byte {
 		tb.Fatal(err)
 	}
 	return buf.Bytes()
+}
+
+// FuzzBranch feeds a branch received in two untrusted headers messages to
+// a chain of 12 blocks: the first byte picks the chain (in memory or
+// backed), the second splits the headers message that follows into the
+// branch's two messages. A branch is adopted only whole, checked and with
+// more work; otherwise the chain is unchanged.
+func FuzzBranch(f *testing.F) {
+	params := &chaincfg.RegressionNetParams
+	main := New(params)
+	grow(f, main, 12, time.Minute)
+	path := main.headers
+	// Seeds: branches from 6 of 8 and of 4 headers, and of 7 that fork
+	// at the tip, split in the middle.
+	for _, seed := range []struct{ fork, n int }{{6, 8}, {6, 4}, {12, 7}} {
+		alt := New(params)
+		if err := extend(alt, ptrs(path[1:seed.fork+1])); err != nil {
+			f.Fatal(err)
+		}
+		grow(f, alt, seed.n, 2*time.Minute)
+		for kind := byte(0); kind < 2; kind++ {
+			f.Add(append([]byte{kind, byte(seed.n / 2)}, headersMessage(f, alt, int32(seed.fork+1))...))
+		}
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) < 2 {
+			return
+		}
+		var m wire.MsgHeaders
+		if err := m.BtcDecode(bytes.NewReader(b[2:]), wire.ProtocolVersion, wire.BaseEncoding); err != nil || len(m.Headers) == 0 {
+			return
+		}
+		c, err := Load(params, slices.Clone(path))
+		if b[0]%2 == 1 {
+			c, err = backed(params, storeOf(path...), 0)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		split := min(int(b[1]), len(m.Headers))
+		first, second := m.Headers[:split], m.Headers[split:]
+		if len(first) == 0 {
+			first, second = second, nil
+		}
+		br, err := c.NewBranch(first)
+		if err == nil {
+			err = br.Add(second)
+		}
+		var up Update
+		if err == nil {
+			up, err = c.Adopt(br)
+		}
+		if err != nil {
+			if tip, hash := c.Tip(); tip != 12 || hash != path[12].BlockHash() {
+				t.Fatalf("a refused branch (%v) changed the chain", err)
+			}
+			return
+		}
+		// Adopted: the chain is the branch over the path below its fork,
+		// and every header links up.
+		if up.Fork != br.Fork() || c.Height() != up.Fork+int32(up.Connected) {
+			t.Fatalf("update %+v, tip %d", up, c.Height())
+		}
+		for h := int32(1); h <= c.Height(); h++ {
+			if c.Header(h).PrevBlock != c.Hash(h-1) {
+				t.Fatalf("the adopted chain does not link at %d", h)
+			}
+		}
+		// Every regtest block has the same work: more is longer.
+		if c.Hash(up.Fork) != path[up.Fork].BlockHash() || up.Connected <= 12-int(up.Fork) {
+			t.Fatalf("fork %d kept %v, %d connected", up.Fork, c.Hash(up.Fork), up.Connected)
+		}
+	})
 }
