@@ -42,9 +42,11 @@ type Branch struct {
 // locator as its tip; SyncHeaders finds which with a few more requests,
 // each answered with one header (see findTip).
 //
-// Headers that break a rule are reported with ErrBadHeaders. A valid
-// branch with less work than c leaves c as it was and is reported in
-// HeadersResult.Branch, not as an error. A failure of c's store is
+// A branch that forks off c is followed over as many messages as it
+// takes (at most chain.MaxBranchHeaders headers) and weighed whole: c
+// adopts it once it has more work. Headers that break a rule are reported
+// with ErrBadHeaders. A valid branch with less work than c leaves c as it
+// was and is reported in HeadersResult.Branch, not as an error. A failure of c's store is
 // returned as it is (chain.ErrStorage), not blamed on the node.
 //
 // btcd does not answer getheaders until its tip is less than 24 hours old.
@@ -56,7 +58,7 @@ func (p *Peer) SyncHeaders(ctx context.Context, c *chain.Chain) (HeadersResult, 
 		return res, err
 	}
 	defer end()
-	loc := locatorAt(c, max(c.Height()-1, 0))
+	loc := c.LocatorAt(max(c.Height()-1, 0))
 	for first := true; ; first = false {
 		headers, err := p.getHeaders(ctx, op, loc, chainhash.Hash{})
 		if err != nil {
@@ -70,6 +72,13 @@ func (p *Peer) SyncHeaders(ctx context.Context, c *chain.Chain) (HeadersResult, 
 			return res, err
 		}
 		last, err := p.extend(op, c, headers, &res)
+		if errors.Is(err, chain.ErrLessWork) && len(headers) == wire.MaxBlockHeadersPerMsg {
+			// A branch that may go on: weigh it whole.
+			last, headers, err = p.followBranch(ctx, op, c, headers, &res)
+		}
+		if errors.Is(err, chain.ErrLessWork) {
+			err = nil
+		}
 		if err != nil || last < 0 {
 			return res, err
 		}
@@ -82,7 +91,7 @@ func (p *Peer) SyncHeaders(ctx context.Context, c *chain.Chain) (HeadersResult, 
 			return res, nil
 		}
 		// A full message: the node has more after its last header.
-		loc = locatorAt(c, last)
+		loc = c.LocatorAt(last)
 	}
 }
 
@@ -113,8 +122,9 @@ func (p *Peer) getHeaders(ctx context.Context, op string, loc []*chainhash.Hash,
 }
 
 // extend adds headers the node sent to c, recording the change in res,
-// and returns the height in c of the last of them, or -1 when they are a
-// branch with less work (recorded in res.Branch, with res.Tip the fork).
+// and returns the height in c of the last of them. For a branch with less
+// work it returns -1 and an error wrapping chain.ErrLessWork, with the
+// branch recorded in res.Branch and res.Tip at the fork.
 func (p *Peer) extend(op string, c *chain.Chain, headers []*wire.BlockHeader, res *HeadersResult) (int32, error) {
 	up, err := c.Extend(headers)
 	merge(&res.Update, up)
@@ -131,14 +141,9 @@ func (p *Peer) extend(op string, c *chain.Chain, headers []*wire.BlockHeader, re
 		res.Tip = fork
 		res.Branch = &Branch{Fork: fork, Height: fork + int32(len(headers)-skip), Hash: headers[len(headers)-1].BlockHash()}
 		p.logf("headers: the node is on a branch with less work from height %d", fork)
-		return -1, nil
-	case errors.Is(err, chain.ErrBelowCheckpoint):
-		return -1, p.errorf(op, "%w", err)
-	case errors.Is(err, chain.ErrStorage):
-		// Our disk failed, not the peer: nothing to blame it for.
 		return -1, err
 	case err != nil:
-		return -1, p.fail(op, "%w: %v", ErrBadHeaders, err)
+		return -1, p.headersError(op, err)
 	}
 	res.Branch = nil
 	last, ok := c.HeightOf(headers[len(headers)-1].BlockHash())
@@ -146,6 +151,62 @@ func (p *Peer) extend(op string, c *chain.Chain, headers []*wire.BlockHeader, re
 		return -1, p.fail(op, "%w: its last header %v is not in the chain it extended", ErrBadHeaders, headers[len(headers)-1].BlockHash())
 	}
 	return last, nil
+}
+
+// headersError turns an error of the chain about the node's headers into
+// the sync's: a broken rule is the node's lie; a branch below a
+// checkpoint or one too long to hold drops the connection without a
+// lie; a failure of the chain's store is returned as it is (chain.ErrStorage),
+// not blamed on the node.
+func (p *Peer) headersError(op string, err error) error {
+	switch {
+	case errors.Is(err, chain.ErrStorage):
+		return err
+	case errors.Is(err, chain.ErrBelowCheckpoint), errors.Is(err, chain.ErrBranchTooLong), errors.Is(err, chain.ErrNotConnected):
+		return p.errorf(op, "%w", err)
+	}
+	return p.fail(op, "%w: %v", ErrBadHeaders, err)
+}
+
+// followBranch follows a branch of the node that forks off c and whose
+// first message (first, a full one) has less work than c above the fork:
+// it asks for the branch's next messages until one is short or the branch
+// has more work (then c adopts it). It returns the height in c of the
+// last header adopted and the last message, or -1 and an error wrapping
+// chain.ErrLessWork for a branch with less work, recorded in res.
+func (p *Peer) followBranch(ctx context.Context, op string, c *chain.Chain, first []*wire.BlockHeader, res *HeadersResult) (int32, []*wire.BlockHeader, error) {
+	b, err := c.NewBranch(first)
+	if err != nil {
+		return -1, nil, p.headersError(op, err)
+	}
+	page := first
+	for !b.MoreWork() && len(page) == wire.MaxBlockHeadersPerMsg {
+		if page, err = p.getHeaders(ctx, op, b.Locator(), chainhash.Hash{}); err != nil {
+			return -1, nil, err
+		}
+		if len(page) == 0 {
+			break
+		}
+		if err := b.Add(page); err != nil {
+			return -1, nil, p.headersError(op, err)
+		}
+		height, _ := b.Tip()
+		p.logf("headers: the node's branch from height %d reaches %d", b.Fork(), height)
+	}
+	up, err := c.Adopt(b)
+	merge(&res.Update, up)
+	height, hash := b.Tip()
+	switch {
+	case errors.Is(err, chain.ErrLessWork):
+		res.Tip = b.Fork()
+		res.Branch = &Branch{Fork: b.Fork(), Height: height, Hash: hash}
+		p.logf("headers: the node is on a branch with less work from height %d to %d", b.Fork(), height)
+		return -1, nil, err
+	case err != nil:
+		return -1, nil, p.headersError(op, err)
+	}
+	res.Branch = nil
+	return height, page, nil
 }
 
 // findTip finds the tip of a node that answered a getheaders from the
@@ -157,7 +218,7 @@ func (p *Peer) extend(op string, c *chain.Chain, headers []*wire.BlockHeader, re
 // its own) is added to c as SyncHeaders would.
 func (p *Peer) findTip(ctx context.Context, op string, c *chain.Chain) (int32, error) {
 	var heights []int32 // the locator's heights, lowest first
-	for _, h := range locatorAt(c, max(c.Height()-1, 0)) {
+	for _, h := range c.LocatorAt(max(c.Height()-1, 0)) {
 		height, _ := c.HeightOf(*h)
 		heights = append(heights, height)
 	}
@@ -180,7 +241,7 @@ func (p *Peer) findTip(ctx context.Context, op string, c *chain.Chain) (int32, e
 		}
 		if len(headers) > 0 {
 			var res HeadersResult
-			if _, err := p.extend(op, c, headers, &res); err != nil {
+			if _, err := p.extend(op, c, headers, &res); err != nil && !errors.Is(err, chain.ErrLessWork) {
 				return -1, err
 			}
 		}
@@ -194,6 +255,9 @@ func (p *Peer) findTip(ctx context.Context, op string, c *chain.Chain) (int32, e
 	}
 	var res HeadersResult
 	last, err := p.extend(op, c, headers, &res)
+	if errors.Is(err, chain.ErrLessWork) {
+		return heights[lo], nil
+	}
 	if err != nil || last < 0 {
 		return heights[lo], err
 	}
@@ -201,21 +265,6 @@ func (p *Peer) findTip(ctx context.Context, op string, c *chain.Chain) (int32, e
 }
 
 func hashPtr(h chainhash.Hash) *chainhash.Hash { return &h }
-
-// locatorAt returns block hashes of c from height back to the genesis
-// block, dense at first, then exponentially sparser, as getheaders
-// expects.
-func locatorAt(c *chain.Chain, height int32) []*chainhash.Hash {
-	var loc []*chainhash.Hash
-	step := int32(1)
-	for h := height; h > 0; h -= step {
-		loc = append(loc, hashPtr(c.Hash(h)))
-		if len(loc) >= 10 {
-			step *= 2
-		}
-	}
-	return append(loc, hashPtr(c.Hash(0)))
-}
 
 // merge adds the change up to the running total of a sync.
 func merge(total *chain.Update, up chain.Update) {

@@ -405,6 +405,9 @@ func (c *Client) syncHeaders(ctx context.Context) (chain.Update, error) {
 			for _, o := range c.members {
 				o.tip = min(o.tip, up.Fork)
 			}
+			c.disconnected = append(c.disconnected, up.Disconnected...)
+			c.forks = append(c.forks, fmt.Sprintf("the chain was reorganized: %d block(s) above height %d left it for a branch with more work",
+				len(up.Disconnected), up.Fork))
 		}
 		if err == nil || res.Tip >= 0 {
 			// What the peer showed now replaces what it showed before:
@@ -426,13 +429,6 @@ func (c *Client) syncHeaders(ctx context.Context) (chain.Update, error) {
 		default:
 			c.dropPeer(m, err)
 		}
-	}
-	if total.Reorganized() {
-		c.mu.Lock()
-		c.disconnected = append(c.disconnected, total.Disconnected...)
-		c.forks = append(c.forks, fmt.Sprintf("the chain was reorganized: %d block(s) above height %d left it for a branch with more work",
-			len(total.Disconnected), total.Fork))
-		c.mu.Unlock()
 	}
 	if err := c.saveChain(); err != nil {
 		return total, err

@@ -221,3 +221,31 @@ func TestPeerOnAnotherBranch(t *testing.T) {
 		t.Errorf("one-peer heights %+v, want %+v", res.OnePeer, want)
 	}
 }
+
+// TestScanFollowsDeepFork: two peers whose chains fork 2,500 blocks below
+// the tip of the first; the second's branch has more work and takes two
+// headers messages to show it. The scan follows it, lists the blocks that
+// left the chain, and blames nobody.
+func TestScanFollowsDeepFork(t *testing.T) {
+	a := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	a.Generate(t, 100)
+	b := peertest.CopyChain(t, a, peertest.WithArgs("--nobanning"))
+	a.Generate(t, 2500)
+	b.Generate(t, 2600)
+	c := connectTo(t, a, 10*time.Second, a.P2PAddr, b.P2PAddr)
+	res, err := c.ScanBIP157(context.Background(), ScanRequest{Watch: []WatchItem{ScriptItem(peertest.NewKey("alice").PkScript())}, To: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.To != 2700 || len(res.Disconnected) != 2500 || !hasWarning(res.Warnings, "reorganized", "above height 100") {
+		t.Errorf("scanned to %d, %d disconnected, warnings %q", res.To, len(res.Disconnected), res.Warnings)
+	}
+	for _, st := range res.Peers {
+		if st.Banned || st.Reason != "" {
+			t.Errorf("peer blamed: %+v", st)
+		}
+	}
+	if st := status(t, res, a.P2PAddr); st.Branch == nil || st.Branch.Fork != 100 || st.Branch.Height != 2600 {
+		t.Errorf("the peer left behind: %+v (branch %+v)", st, st.Branch)
+	}
+}
