@@ -24,7 +24,7 @@ func Example() {
 	}
 	defer p.Close()
 	c := chain.New(params)
-	if _, _, err := p.SyncHeaders(ctx, c); err != nil {
+	if _, err := p.SyncHeaders(ctx, c); err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println(p.UserAgent(), c.Height(), c.Hash(c.Height()))

@@ -174,7 +174,7 @@ func FuzzPeerAnswers(f *testing.F) {
 		var err error
 		switch which % requests {
 		case 0:
-			_, _, err = p.SyncHeaders(ctx, chain.New(&chaincfg.RegressionNetParams))
+			_, err = p.SyncHeaders(ctx, chain.New(&chaincfg.RegressionNetParams))
 		case 1:
 			_, err = p.GetCFCheckpt(ctx, *genesis, 0)
 		case 2:

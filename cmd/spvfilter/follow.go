@@ -36,6 +36,9 @@ type followEvent struct {
 	Txid          string   `json:"txid,omitempty"`
 	Watch         []string `json:"watch,omitempty"`
 	FalsePositive *bool    `json:"false_positive,omitempty"`
+	// OnePeer names the peer a connected block's filter rests on when no
+	// other peer's chain reached it.
+	OnePeer string `json:"one_peer,omitempty"`
 }
 
 // followSummary is the last line of scan --follow.
@@ -59,7 +62,7 @@ func (a *app) follow(ctx context.Context, c *client.Client, items []watchItem, f
 	inBlock := map[chainhash.Hash]int{} // matches reported in each block
 	var writeErr error
 	r := c.NewRescan(client.RescanOptions{Watch: watch, From: from, Follow: true, OnEvent: func(e client.Event) {
-		ev := followEvent{Event: e.Kind.String(), Height: e.Height, BlockHash: e.BlockHash.String()}
+		ev := followEvent{Event: e.Kind.String(), Height: e.Height, BlockHash: e.BlockHash.String(), OnePeer: e.OnePeer}
 		if m := e.Match; m != nil {
 			fp := m.FalsePositive
 			ev.Txid, ev.FalsePositive, ev.Watch = m.Txid.String(), &fp, []string{}
@@ -79,11 +82,8 @@ func (a *app) follow(ctx context.Context, c *client.Client, items []watchItem, f
 		}
 	}})
 	runErr := r.Run(ctx)
-	sum := followSummary{Event: "summary", Next: r.Height(), Matches: found, Peers: []scanPeerJSON{},
+	sum := followSummary{Event: "summary", Next: r.Height(), Matches: found, Peers: peersJSON(c.Peers()),
 		Warnings: orEmpty(append(warnings, r.Warnings()...))}
-	for _, p := range c.Peers() {
-		sum.Peers = append(sum.Peers, scanPeerJSON{Address: p.Address, UserAgent: p.UserAgent, Banned: p.Banned, Reason: p.Reason})
-	}
 	a.warn(sum.Warnings)
 	if err := enc.Encode(sum); err != nil && writeErr == nil {
 		writeErr = err

@@ -190,7 +190,7 @@ func scanThroughRelay(t *testing.T, ctx context.Context, addr string, node *peer
 	}
 	defer p.Close()
 	c := chain.New(node.Params)
-	if _, _, err := p.SyncHeaders(ctx, c); err != nil {
+	if _, err := p.SyncHeaders(ctx, c); err != nil {
 		t.Fatal(err)
 	}
 	if err := p.LoadFilter(ctx, f); err != nil {

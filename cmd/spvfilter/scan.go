@@ -39,6 +39,7 @@ type scanFlags struct {
 	datadir       string
 	filterCache   int64
 	follow        bool
+	maxReloads    int
 }
 
 // bloomFlags maps the --flags names to BIP 37 update rules.
@@ -118,6 +119,7 @@ Exit status: 0 done (warnings, if any, on standard error and in --json),
 	f.StringVar(&fl.flags, "flags", "all", "BIP 37 update rule: none, all or p2pubkey-only")
 	f.StringVar(&fl.datadir, "datadir", "", "directory for the chain state, resumed by the next scan ('' for none; default: a directory per network under the user cache directory for mainnet, testnet3, testnet4 and signet, none for regtest and simnet)")
 	f.Int64Var(&fl.filterCache, "filter-cache", store.DefaultFilterCacheBytes, "bytes of verified filters kept in --datadir (0 for none)")
+	f.IntVar(&fl.maxReloads, "max-reloads", client.DefaultMaxReloads, "most fresh BIP 37 filters loaded in place of one the node makes match far beyond its rate (each tells the node more)")
 	f.BoolVar(&fl.follow, "follow", false, "after the tip, keep following new blocks (bip157), printing one JSON object per line for every event, until interrupted")
 	_ = cmd.MarkFlagRequired("peer")
 	_ = cmd.MarkFlagRequired("watch")
@@ -233,6 +235,38 @@ type scanPeerJSON struct {
 	UserAgent string `json:"user_agent"`
 	Banned    bool   `json:"banned"`
 	Reason    string `json:"reason"`
+	// Compared: the peer's answers were compared with another peer's.
+	Compared bool  `json:"compared"`
+	Tip      int32 `json:"tip"`
+	// Branch is where the peer's chain leaves the client's, if it does.
+	Branch *branchJSON `json:"branch"`
+}
+
+// branchJSON is a peer's own branch in --json output.
+type branchJSON struct {
+	Fork      int32  `json:"fork"`
+	Height    int32  `json:"height"`
+	BlockHash string `json:"block_hash"`
+}
+
+// onePeerJSON is a range of heights only one peer could speak for.
+type onePeerJSON struct {
+	From int32  `json:"from"`
+	To   int32  `json:"to"`
+	Peer string `json:"peer"`
+}
+
+// peersJSON describes the client's peers in --json output.
+func peersJSON(ps []client.PeerStatus) []scanPeerJSON {
+	out := []scanPeerJSON{}
+	for _, p := range ps {
+		j := scanPeerJSON{Address: p.Address, UserAgent: p.UserAgent, Banned: p.Banned, Reason: p.Reason, Compared: p.Compared, Tip: p.Tip}
+		if b := p.Branch; b != nil {
+			j.Branch = &branchJSON{Fork: b.Fork, Height: b.Height, BlockHash: b.Hash.String()}
+		}
+		out = append(out, j)
+	}
+	return out
 }
 
 type scanJSON struct {
@@ -253,6 +287,7 @@ type scanJSON struct {
 	Disconnected         []string        `json:"disconnected"`
 	BytesReceived        uint64          `json:"bytes_received"`
 	Seconds              float64         `json:"seconds"`
+	OnePeerHeights       []onePeerJSON   `json:"one_peer_heights"`
 	Peers                []scanPeerJSON  `json:"peers"`
 	Warnings             []string        `json:"warnings"`
 }
@@ -323,9 +358,15 @@ func (a *app) runScan(cmd *cobra.Command, fl *scanFlags) error {
 		watch[i] = it.item
 	}
 	var warnings []string
-	bopt := client.BIP37Options{FPRate: fl.fpRate, Flags: flags}
+	bopt := client.BIP37Options{FPRate: fl.fpRate, Flags: flags, MaxReloads: fl.maxReloads}
+	if fl.maxReloads < 0 {
+		return badInput("--max-reloads %d: negative", fl.maxReloads)
+	}
+	if fl.maxReloads == 0 {
+		bopt.MaxReloads = -1 // none
+	}
 	if fl.mode != "bip37" {
-		for _, name := range []string{"tweak", "flags", "fprate"} {
+		for _, name := range []string{"tweak", "flags", "fprate", "max-reloads"} {
 			if cmd.Flags().Changed(name) {
 				return badInput("--%s needs --mode bip37", name)
 			}
@@ -383,22 +424,22 @@ func (a *app) runScan(cmd *cobra.Command, fl *scanFlags) error {
 		return interrupted(err)
 	}
 	chain := c.Chain()
-	to := fl.to
-	if to < 0 {
-		to = chain.Height()
+	if fl.to > chain.Height() {
+		return badInput("--to %d is above the nodes' chain tip %d", fl.to, chain.Height())
 	}
-	if to > chain.Height() {
-		return badInput("--to %d is above the nodes' chain tip %d", to, chain.Height())
-	}
-	if fl.from > to {
+	if fl.from > chain.Height() {
 		return badInput("--from %d is above the nodes' chain tip %d", fl.from, chain.Height())
 	}
 
 	if fl.follow {
 		return a.follow(ctx, c, items, fl.from, warnings)
 	}
-	progress, finish := a.progressBar(int(to-fl.from) + 1)
-	req := client.ScanRequest{Watch: watch, From: fl.from, To: to, Progress: progress}
+	total := fl.to
+	if total < 0 {
+		total = chain.Height()
+	}
+	progress, finish := a.progressBar(int(total-fl.from) + 1)
+	req := client.ScanRequest{Watch: watch, From: fl.from, To: fl.to, Progress: progress}
 	var res *client.ScanResult
 	if fl.mode == "bip37" {
 		res, err = c.ScanBIP37(ctx, req, bopt)
@@ -410,7 +451,7 @@ func (a *app) runScan(cmd *cobra.Command, fl *scanFlags) error {
 		return interrupted(err)
 	}
 	out := scanJSON{
-		Peer: fl.peers[0], Network: fl.network, Mode: fl.mode, From: fl.from, To: to,
+		Peer: fl.peers[0], Network: fl.network, Mode: fl.mode, From: res.From, To: res.To,
 		Matches:              []scanMatchJSON{},
 		BlocksScanned:        res.BlocksScanned,
 		FiltersReceived:      res.FiltersReceived,
@@ -422,14 +463,18 @@ func (a *app) runScan(cmd *cobra.Command, fl *scanFlags) error {
 		Disconnected:         []string{},
 		BytesReceived:        res.BytesReceived,
 		Seconds:              time.Since(start).Seconds(),
-		Peers:                []scanPeerJSON{},
+		OnePeerHeights:       []onePeerJSON{},
+		Peers:                peersJSON(res.Peers),
 		Warnings:             orEmpty(append(warnings, res.Warnings...)),
+	}
+	if res.FilteringPeer != "" {
+		out.Peer = res.FilteringPeer
+	}
+	for _, o := range res.OnePeer {
+		out.OnePeerHeights = append(out.OnePeerHeights, onePeerJSON{From: o.From, To: o.To, Peer: o.Peer})
 	}
 	for _, h := range res.Disconnected {
 		out.Disconnected = append(out.Disconnected, h.String())
-	}
-	for _, p := range res.Peers {
-		out.Peers = append(out.Peers, scanPeerJSON{Address: p.Address, UserAgent: p.UserAgent, Banned: p.Banned, Reason: p.Reason})
 	}
 	for _, m := range res.Matches {
 		j := scanMatchJSON{
@@ -481,11 +526,14 @@ func (a *app) printScan(out *scanJSON) error {
 	}
 	fmt.Fprintf(w, "scanned %d blocks (%d..%d) with %s in %.1fs\n", out.BlocksScanned, out.From, out.To, out.Mode, out.Seconds)
 	for _, p := range out.Peers {
-		state := "used"
-		if p.Banned {
+		state := fmt.Sprintf("used (tip %d)", p.Tip)
+		switch {
+		case p.Banned:
 			state = "banned: " + p.Reason
-		} else if p.Reason != "" {
+		case p.Reason != "":
 			state = "not used: " + p.Reason
+		case out.Mode == "bip157" && !p.Compared:
+			state = fmt.Sprintf("not compared with another peer (tip %d)", p.Tip)
 		}
 		fmt.Fprintf(w, "peer %s (%s): %s\n", p.Address, p.UserAgent, state)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 	"time"
 
@@ -29,13 +30,23 @@ func newSendCommand(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "send --peer HOST:PORT [--peer HOST:PORT...] --network NET TX_HEX|@FILE|-",
 		Short: "Broadcast a signed transaction to the nodes",
-		Long: `send announces a signed transaction (hex, as getrawtransaction prints it) to
-every --peer at once (inv), serves it to those that ask (getdata, tx), and
-checks that each holds it in its mempool afterwards (getdata tx). It prints
-the txid and exits 0 as soon as the broadcast is settled and at least one
-peer holds the transaction; a peer that already had it counts, so sending
-twice is harmless. It exits 1, naming every peer and what it did (rejected
-it, never asked for it within --timeout, disconnected), when none does.
+		Long: `send gives a signed transaction (hex, as getrawtransaction prints it) to
+the peers so that its acceptance is known from a peer other than the one
+that took it: a peer's own word proves nothing, since a peer that echoes
+what it is given says the same. It gives it to one peer at a time, in
+random order (announces it, serves it when asked, then looks for it in
+that peer's mempool) and asks the peers it was not given to whether they
+hold it, for up to --timeout; the first that does proves it propagated
+("propagated": true), and the other peers are given it at once. Peers that
+hold it already count as seeing it, so sending twice is harmless.
+Meanwhile the last 144 blocks are searched by their compact filters: a
+transaction already mined is reported with its block ("mined").
+
+It prints the txid and exits 0 when at least one peer took the
+transaction or it is mined; when only the peers it was given to say they
+hold it, a warning says acceptance is unconfirmed. It exits 1, naming every
+peer and what it did (rejected it, never asked for it within --timeout,
+disconnected), when none took it.
 
 send does not rebroadcast: run it again until the transaction is mined.`,
 		Example: `  spvfilter send --peer 127.0.0.1:18444 --network regtest 0200000001…
@@ -55,9 +66,20 @@ send does not rebroadcast: run it again until the transaction is mined.`,
 
 // sendPeerJSON is one peer's answer in --json output.
 type sendPeerJSON struct {
-	Address  string `json:"address"`
-	Accepted bool   `json:"accepted"`
-	Error    string `json:"error,omitempty"`
+	Address string `json:"address"`
+	// Given: the transaction was given to this peer.
+	Given bool `json:"given"`
+	// Accepted: the peer says it holds the transaction.
+	Accepted bool `json:"accepted"`
+	// Seen: the peer held it without being given it.
+	Seen  bool   `json:"seen"`
+	Error string `json:"error,omitempty"`
+}
+
+// minedJSON is where a transaction already in the chain was mined.
+type minedJSON struct {
+	Height    int32  `json:"height"`
+	BlockHash string `json:"block_hash"`
 }
 
 func (a *app) runSend(fl *sendFlags, arg string) error {
@@ -97,7 +119,7 @@ func (a *app) runSend(fl *sendFlags, arg string) error {
 	if err != nil {
 		return fmt.Errorf("send: %w", err)
 	}
-	var warnings []string
+	warnings := slices.Clone(res.Warnings)
 	for _, p := range c.Peers() {
 		if e, ok := res.Failed[p.Address]; ok {
 			warnings = append(warnings, fmt.Sprintf("peer %s did not take the transaction: %v", p.Address, e))
@@ -107,22 +129,30 @@ func (a *app) runSend(fl *sendFlags, arg string) error {
 	}
 	a.warn(warnings)
 	if !a.json {
+		if m := res.Mined; m != nil {
+			_, err := fmt.Fprintf(a.stdout, "%s  already mined at height %d in block %s\n", res.Txid, m.Height, m.BlockHash)
+			return err
+		}
 		_, err := fmt.Fprintln(a.stdout, res.Txid)
 		return err
 	}
 	out := struct {
-		Txid     string         `json:"txid"`
-		Peers    []sendPeerJSON `json:"peers"`
-		Warnings []string       `json:"warnings"`
-	}{Txid: res.Txid.String(), Peers: []sendPeerJSON{}, Warnings: orEmpty(warnings)}
+		Txid       string         `json:"txid"`
+		Propagated bool           `json:"propagated"`
+		Mined      *minedJSON     `json:"mined"`
+		Peers      []sendPeerJSON `json:"peers"`
+		Warnings   []string       `json:"warnings"`
+	}{Txid: res.Txid.String(), Propagated: res.Propagated(), Peers: []sendPeerJSON{}, Warnings: orEmpty(warnings)}
+	if m := res.Mined; m != nil {
+		out.Mined = &minedJSON{Height: m.Height, BlockHash: m.BlockHash.String()}
+	}
 	for _, p := range c.Peers() {
-		j := sendPeerJSON{Address: p.Address}
+		j := sendPeerJSON{Address: p.Address, Given: slices.Contains(res.Given, p.Address),
+			Accepted: slices.Contains(res.Accepted, p.Address), Seen: slices.Contains(res.Seen, p.Address)}
 		if e, ok := res.Failed[p.Address]; ok {
 			j.Error = e.Error()
 		} else if p.Reason != "" {
 			j.Error = p.Reason
-		} else {
-			j.Accepted = true
 		}
 		out.Peers = append(out.Peers, j)
 	}

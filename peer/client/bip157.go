@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"sync"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
-	"github.com/spvfilter/spvfilter/gcs"
 	"github.com/spvfilter/spvfilter/peer"
 )
 
@@ -17,7 +14,9 @@ import (
 type ScanRequest struct {
 	// Watch is the watch list; Match.WatchItems index into it.
 	Watch []WatchItem
-	// From and To bound the heights scanned, inclusive.
+	// From and To bound the heights scanned, inclusive. A negative To
+	// means the highest height a connected peer holds (which may be below
+	// the chain's tip: see ScanResult.To).
 	From, To int32
 	// Progress, if not nil, is called as blocks are done.
 	Progress func(done, total int)
@@ -54,15 +53,15 @@ func (c *Client) scan(ctx context.Context, req ScanRequest, mode string, service
 	c.opMu.Lock()
 	defer c.opMu.Unlock()
 	startBytes := c.bytesReceived()
-	var disconnected []chainhash.Hash
+	c.startScan()
+	want := req
 	for attempt := 0; ; attempt++ {
-		up, err := c.syncHeaders(ctx)
-		if err != nil {
+		if _, err := c.syncHeaders(ctx); err != nil {
 			return nil, err
 		}
-		disconnected = append(disconnected, up.Disconnected...)
-		if err := c.chain.CheckRange(req.From, req.To); err != nil {
-			return nil, fmt.Errorf("client: %w", err)
+		req, err := c.scanRange(want, service)
+		if err != nil {
+			return nil, err
 		}
 		res, err := pass(ctx, req)
 		if err == nil {
@@ -72,18 +71,22 @@ func (c *Client) scan(ctx context.Context, req ScanRequest, mode string, service
 			if err != nil {
 				return nil, err
 			}
-			disconnected = append(disconnected, up.Disconnected...)
 			if up.Reorganized() && up.Fork < req.To && attempt < maxAttempts {
 				c.logf("chain reorganized at height %d during the scan: starting again", up.Fork)
+				c.startScan()
 				continue
 			}
-			res.Disconnected = disconnected
 			res.BytesReceived = c.bytesReceived() - startBytes
 			c.finish(res, mode)
 			return res, nil
 		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+		if want.To < 0 && errors.Is(err, ErrNoPeers) && c.bestHeld(service) < req.To && attempt < maxAttempts {
+			// The peers that held the top of the range were banned or
+			// dropped: scan up to what those left hold.
+			continue
 		}
 		var f *failure
 		if !errors.As(err, &f) {
@@ -101,13 +104,12 @@ func (c *Client) scan(ctx context.Context, req ScanRequest, mode string, service
 			}
 		}
 		up, serr := c.syncHeaders(ctx)
-		disconnected = append(disconnected, up.Disconnected...)
 		if serr == nil && up.Reorganized() && up.Fork < req.To && attempt < maxAttempts {
 			c.logf("chain reorganized at height %d during the scan: starting again", up.Fork)
 			continue
 		}
 		c.blame(f.m, f.err)
-		if attempt >= maxAttempts || len(c.usable(service, req.To)) == 0 {
+		if attempt >= maxAttempts || len(c.serving(service)) == 0 {
 			return nil, f.err
 		}
 	}
@@ -117,17 +119,18 @@ func (c *Client) scan(ctx context.Context, req ScanRequest, mode string, service
 // wl carries the outpoints found before, by earlier passes or scans.
 func (c *Client) scanBIP157(ctx context.Context, req ScanRequest, wl *watchList) (*ScanResult, error) {
 	from, to := req.From, req.To
-	ms := c.usable(wire.SFNodeCF, to)
-	if len(ms) == 0 {
-		return nil, fmt.Errorf("client: %w: no peer offers compact filters (NODE_COMPACT_FILTERS) up to height %d", ErrNoPeers, to)
-	}
 	// btcd v0.24.2 crashes on cfilter requests when it runs without
 	// them: peers without the service are never asked.
-	headers, ms, err := c.agreedFilterHeaders(ctx, ms, from, to)
+	ms := c.serving(wire.SFNodeCF)
+	if len(ms) == 0 {
+		return nil, fmt.Errorf("client: %w: no peer offers compact filters (NODE_COMPACT_FILTERS)", ErrNoPeers)
+	}
+	c.startPass()
+	headers, ms, err := c.filterHeaders(ctx, ms, from, to)
 	if err != nil {
 		return nil, err
 	}
-	res := &ScanResult{Matches: []Match{}, BlocksScanned: int(to-from) + 1}
+	res := &ScanResult{From: from, To: to, Matches: []Match{}, BlocksScanned: int(to-from) + 1}
 	scripts := Scripts(req.Watch)
 	matched, received, err := c.matchFilters(ctx, ms, scripts, headers, from, to, req.Progress)
 	if err != nil {
@@ -189,125 +192,6 @@ func spendsUnrevealed(b *wire.MsgBlock) bool {
 	return false
 }
 
-// filterBatch is one getcfilters request of the scan.
-type filterBatch struct {
-	start, stop int32
-}
-
-// matchFilters gets the filters from..to, from the cache or from all
-// peers at once, each batch from whichever peer is free, checks each
-// against its agreed filter header (headers holds those of from-1..to),
-// and returns the heights whose filter matches a script, sorted, and how
-// many filters were downloaded.
-func (c *Client) matchFilters(ctx context.Context, ms []*member, scripts [][]byte, headers []chainhash.Hash,
-	from, to int32, progress func(done, total int)) ([]int32, int, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	base := gcs.NewMatcher(scripts)
-	check := func(h int32, data []byte) error {
-		fh := chainhash.DoubleHashH(data)
-		if got, want := gcs.MakeHeader(&fh, &headers[h-from]), headers[h-from+1]; got != want {
-			return fmt.Errorf("%w: filter for block %v (height %d) leads to filter header %v, the agreed one is %v",
-				peer.ErrBadFilter, c.chain.Hash(h), h, got, want)
-		}
-		return nil
-	}
-	var (
-		mu       sync.Mutex
-		matched  []int32
-		done     int
-		received int
-		firstErr error
-	)
-	finish := func(b filterBatch, hits []int32) {
-		mu.Lock()
-		defer mu.Unlock()
-		matched = append(matched, hits...)
-		done += int(b.stop-b.start) + 1
-		if progress != nil {
-			progress(done, int(to-from)+1)
-		}
-	}
-	// Batches the cache holds whole are matched here; the others go to
-	// the peers.
-	batches := make(chan filterBatch)
-	go func() {
-		defer close(batches)
-		for start := from; start <= to; start += wire.MaxGetCFiltersReqRange {
-			b := filterBatch{start, min(to, start+wire.MaxGetCFiltersReqRange-1)}
-			if hits, ok := c.cachedBatch(b, base, check); ok {
-				finish(b, hits)
-				continue
-			}
-			select {
-			case batches <- b:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	var wg sync.WaitGroup
-	for _, m := range ms {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			matcher := base.Clone()
-			blocks := make([]chainhash.Hash, 0, wire.MaxGetCFiltersReqRange)
-			var datas [][]byte
-			for b := range batches {
-				blocks, datas = blocks[:0], datas[:0]
-				for h := b.start; h <= b.stop; h++ {
-					blocks = append(blocks, c.chain.Hash(h))
-				}
-				var hits []int32
-				err := m.p.GetCFilters(ctx, b.start, blocks, func(i int, data []byte) error {
-					h := b.start + int32(i)
-					if err := check(h, data); err != nil {
-						return peerErr(m, "getcfilters", err)
-					}
-					datas = append(datas, data)
-					if matcher.Len() == 0 {
-						return nil
-					}
-					// The filter is the one its agreed header commits to:
-					// one pass that may stop at the first match.
-					hit, err := matcher.MatchVerifiedBytes(data, gcs.BasicKey(&blocks[i]))
-					if err != nil {
-						return peerErr(m, "getcfilters", fmt.Errorf("%w: filter for block %v (height %d): %v", peer.ErrBadFilter, blocks[i], h, err))
-					}
-					if hit {
-						hits = append(hits, h)
-					}
-					return nil
-				})
-				if err != nil {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = &failure{m: m, err: err}
-					}
-					mu.Unlock()
-					cancel()
-					return
-				}
-				c.cacheFilters(blocks, datas)
-				mu.Lock()
-				received += len(blocks)
-				mu.Unlock()
-				finish(b, hits)
-			}
-		}()
-	}
-	wg.Wait()
-	if firstErr != nil {
-		return nil, 0, firstErr
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, 0, err
-	}
-	slices.Sort(matched)
-	return matched, received, nil
-}
-
 // fetchBlocks downloads the blocks at heights, each request from a peer
 // chosen at random among those that serve them, and returns them in the
 // order of heights.
@@ -315,7 +199,7 @@ func (c *Client) fetchBlocks(ctx context.Context, heights []int32) ([]*wire.MsgB
 	out := make([]*wire.MsgBlock, 0, len(heights))
 	for start := 0; start < len(heights); start += peer.MaxBlocksPerRequest {
 		batch := heights[start:min(start+peer.MaxBlocksPerRequest, len(heights))]
-		ms := c.usable(wire.SFNodeWitness, batch[len(batch)-1])
+		ms := c.reaching(wire.SFNodeWitness, batch[len(batch)-1])
 		if len(ms) == 0 {
 			return nil, c.noPeers("getdata block")
 		}
@@ -324,7 +208,7 @@ func (c *Client) fetchBlocks(ctx context.Context, heights []int32) ([]*wire.MsgB
 		for i, h := range batch {
 			hashes[i] = c.chain.Hash(h)
 		}
-		err := m.p.GetBlocks(ctx, hashes, func(_ int, b *wire.MsgBlock) error {
+		err := c.conn(m).GetBlocks(ctx, hashes, func(_ int, b *wire.MsgBlock) error {
 			out = append(out, b)
 			return nil
 		})
@@ -335,27 +219,106 @@ func (c *Client) fetchBlocks(ctx context.Context, heights []int32) ([]*wire.MsgB
 	return out, nil
 }
 
-// finish fills in what every scan result says about its peers.
+// startScan forgets what an earlier scan found.
+func (c *Client) startScan() {
+	c.scanNotes, c.decisions = nil, nil
+	c.startPass()
+}
+
+// startPass forgets which peers an earlier pass of the scan compared (a
+// pass is started again after a reorganization or a failed peer).
+func (c *Client) startPass() {
+	c.oneVoice = nil
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, m := range c.members {
+		m.compared = false
+	}
+}
+
+// scanRange resolves req's range on the chain as it is now: a negative To
+// becomes the highest height a live peer offering service holds, and an
+// explicit To must be held by one.
+func (c *Client) scanRange(req ScanRequest, service wire.ServiceFlag) (ScanRequest, error) {
+	if len(c.serving(service)) == 0 {
+		return req, fmt.Errorf("client: %w: no peer offers %s", ErrNoPeers, serviceName(service))
+	}
+	best := c.bestHeld(service)
+	if req.To < 0 {
+		req.To = best
+		if best < c.chain.Height() {
+			c.scanNotes = append(c.scanNotes, fmt.Sprintf("the chain's tip %d is held by no connected peer (it came from the data directory or a peer no longer used): scanned to %d",
+				c.chain.Height(), best))
+		}
+	}
+	if err := c.chain.CheckRange(req.From, req.To); err != nil {
+		return req, fmt.Errorf("client: %w", err)
+	}
+	if req.To > best {
+		return req, fmt.Errorf("client: %w: no connected peer holds the chain up to height %d (the highest one holds %d)", ErrNoPeers, req.To, best)
+	}
+	return req, nil
+}
+
+// serviceName names the service a scan needs.
+func serviceName(service wire.ServiceFlag) string {
+	switch service {
+	case wire.SFNodeCF:
+		return "compact filters (NODE_COMPACT_FILTERS)"
+	case wire.SFNodeBloom:
+		return "BIP 37 filtering (NODE_BLOOM)"
+	}
+	return service.String()
+}
+
+// bestHeld returns the highest height of the chain a live peer offering
+// service holds, or -1.
+func (c *Client) bestHeld(service wire.ServiceFlag) int32 {
+	best := int32(-1)
+	for _, m := range c.serving(service) {
+		best = max(best, c.reachOf(m, c.chain.Height()))
+	}
+	return best
+}
+
+// finish fills in what every scan result says about its peers and the
+// chain.
 func (c *Client) finish(res *ScanResult, mode string) {
 	res.Warnings = append(res.Warnings, c.notes...)
+	res.Warnings = append(res.Warnings, c.scanNotes...)
 	res.Warnings = append(res.Warnings, c.decisions...)
-	c.decisions = nil
+	c.mu.Lock()
+	res.Disconnected = append([]chainhash.Hash{}, c.disconnected...)
+	res.Warnings = append(res.Warnings, c.forks...)
+	c.disconnected, c.forks = nil, nil
+	c.mu.Unlock()
 	res.Peers = c.Peers()
-	used := 0
+	compared := 0
 	for _, st := range res.Peers {
-		if !st.Banned && st.Reason == "" {
-			used++
+		if st.Compared {
+			compared++
 		}
 	}
 	// BIP 37 filters at one peer however many there are; its pass says
 	// which.
-	if used <= 1 && mode != "bip37" {
-		res.Warnings = append(res.Warnings, fmt.Sprintf(
-			"the %s result rests on one peer: nothing it said was cross-checked with another peer (give several with --peer)", mode))
+	if mode != "bip37" {
+		if compared <= 1 {
+			res.Warnings = append(res.Warnings, fmt.Sprintf(
+				"the %s result rests on one peer: nothing it said was cross-checked with another peer (give several with --peer)", mode))
+		} else {
+			res.OnePeer = c.oneVoice
+			for _, o := range c.oneVoice {
+				res.Warnings = append(res.Warnings, o.String())
+			}
+		}
 	}
 	for _, st := range res.Peers {
-		if st.Banned {
+		switch {
+		case st.Banned:
 			res.Warnings = append(res.Warnings, fmt.Sprintf("peer %s was banned: %s", st.Address, st.Reason))
+		case st.Branch != nil:
+			res.Warnings = append(res.Warnings, fmt.Sprintf("peer %s is on another branch: it leaves the chain after height %d for its own tip %v at height %d",
+				st.Address, st.Branch.Fork, st.Branch.Hash, st.Branch.Height))
 		}
 	}
 }

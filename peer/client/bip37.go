@@ -66,7 +66,16 @@ type BIP37Options struct {
 	// every filter gets a random one, so that filters of different
 	// sessions cannot be linked by their tweak.
 	Tweak *uint32
+	// MaxReloads bounds the filters replaced because they matched far
+	// beyond their rate: zero means DefaultMaxReloads, negative none.
+	// Every fresh filter tells the node more about the watch list, and a
+	// node can force reloads by marking everything matched.
+	MaxReloads int
 }
+
+// DefaultMaxReloads is how many fresh filters a BIP 37 scan loads, by
+// default, in place of one that matched far beyond its rate.
+const DefaultMaxReloads = 2
 
 // ScanBIP37 scans the blocks req.From..req.To with a BIP 37 filter of the
 // watch list loaded into one peer that offers NODE_BLOOM: it asks for
@@ -110,15 +119,19 @@ type bip37Scan struct {
 	txs    int // transactions the current filter was tested against
 	fps    int // of which false positives
 	reload bool
+	// allTxs and allFPs count every filtered transaction and false
+	// positive of the scan, for the warning when reloads run out.
+	allTxs, allFPs int
+	warned         bool
 }
 
 func (c *Client) scanBIP37(ctx context.Context, req ScanRequest, opt BIP37Options) (*ScanResult, error) {
-	ms := c.usable(wire.SFNodeBloom, req.To)
+	ms := c.reaching(wire.SFNodeBloom, req.To)
 	if len(ms) == 0 {
 		return nil, fmt.Errorf("client: %w: no peer offers BIP 37 filtering (NODE_BLOOM) up to height %d", ErrNoPeers, req.To)
 	}
 	s := &bip37Scan{c: c, m: c.pick(ms), opt: opt, wl: newWatchList(req.Watch),
-		res: &ScanResult{Matches: []Match{}, BlocksScanned: int(req.To-req.From) + 1}}
+		res: &ScanResult{From: req.From, To: req.To, Matches: []Match{}, BlocksScanned: int(req.To-req.From) + 1}}
 	if err := s.load(ctx, req.Watch); err != nil {
 		return nil, err
 	}
@@ -137,7 +150,7 @@ func (c *Client) scanBIP37(ctx context.Context, req ScanRequest, opt BIP37Option
 			hashes = append(hashes, c.chain.Hash(h))
 		}
 		go func() {
-			blocks, err := s.m.p.GetFilteredBlocks(ctx, hashes)
+			blocks, err := s.c.conn(s.m).GetFilteredBlocks(ctx, hashes)
 			ch <- filteredBatch{blocks: blocks, err: err}
 		}()
 		return ch
@@ -184,6 +197,7 @@ func (c *Client) scanBIP37(ctx context.Context, req ScanRequest, opt BIP37Option
 		}
 		start = next
 	}
+	s.res.FilteringPeer = s.m.addr
 	s.res.Warnings = append(s.res.Warnings, fmt.Sprintf(
 		"the bip37 result rests on one peer, %s, which filtered every block: it could leave a match out of a valid proof undetectably, and nothing it sent was cross-checked with another peer", s.m.addr))
 	if req.From > 0 {
@@ -218,7 +232,7 @@ func (s *bip37Scan) load(ctx context.Context, watch []WatchItem) error {
 		s.c.logf("filter of %s matched %d false positives in %d transactions (target rate %g): loading a fresh one",
 			s.m.addr, s.fps, s.txs, s.opt.FPRate)
 	}
-	if err := s.m.p.LoadFilter(ctx, f); err != nil {
+	if err := s.c.conn(s.m).LoadFilter(ctx, f); err != nil {
 		return &failure{m: s.m, err: err}
 	}
 	s.local, s.txs, s.fps, s.reload = f, 0, 0, false
@@ -256,10 +270,42 @@ func (s *bip37Scan) block(ctx context.Context, h int32, fb peer.FilteredBlock) (
 	}
 	s.txs += int(fb.Total)
 	s.fps += len(fb.Txs) - relevant
+	s.allTxs += int(fb.Total)
+	s.allFPs += len(fb.Txs) - relevant
 	if s.txs >= minReloadSample && float64(s.fps) > ReloadFactor*s.opt.FPRate*float64(s.txs) {
-		s.reload = true
+		s.reload = s.mayReload()
 	}
 	return false, nil
+}
+
+// mayReload reports whether another fresh filter may be loaded; when the
+// reloads have run out it warns, once, naming the node.
+func (s *bip37Scan) mayReload() bool {
+	max := s.opt.MaxReloads
+	if max == 0 {
+		max = DefaultMaxReloads
+	}
+	if s.res.FilterReloads < max {
+		return true
+	}
+	if !s.warned {
+		s.warned = true
+		s.res.Warnings = append(s.res.Warnings, fmt.Sprintf(
+			"node %s matched %d of %d transactions against a target rate of %g after %d fresh filter(s): a node that forces reloads learns more with every filter, so no more were loaded (the matches are checked locally and the false positives marked)",
+			s.m.addr, s.allFPs+s.relevantSoFar(), s.allTxs, s.opt.FPRate, s.res.FilterReloads))
+	}
+	return false
+}
+
+// relevantSoFar counts the matches of the scan that involve a watch item.
+func (s *bip37Scan) relevantSoFar() int {
+	n := 0
+	for _, m := range s.res.Matches {
+		if !m.FalsePositive {
+			n++
+		}
+	}
+	return n
 }
 
 // addFound makes sure the filter, here and at the node, holds the
@@ -276,7 +322,7 @@ func (s *bip37Scan) addFound(ctx context.Context, tx *wire.MsgTx) (added bool, e
 			continue
 		}
 		s.local.AddOutPoint(&op)
-		if err := s.m.p.AddToFilter(ctx, outPointBytes(&op)); err != nil {
+		if err := s.c.conn(s.m).AddToFilter(ctx, outPointBytes(&op)); err != nil {
 			return false, &failure{m: s.m, err: err}
 		}
 		added = true

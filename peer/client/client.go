@@ -73,21 +73,43 @@ type Client struct {
 	members []*member
 	rng     *rand.Rand
 
-	st             *store.Store // nil without Config.DataDir
-	notes          []string     // warnings for every result (a repaired store)
-	comparedStored bool         // the stored filter headers were checked against the peers
-	decisions      []string     // majority decisions of the current scan, for its warnings
+	st    *store.Store // nil without Config.DataDir
+	notes []string     // warnings for every result (a repaired store)
+	// What the current scan found about its peers, for its warnings:
+	scanNotes    []string         // what may make the result less than it looks
+	decisions    []string         // majority decisions
+	oneVoice     []OnePeer        // heights only one peer could speak for
+	disconnected []chainhash.Hash // blocks that left the chain since the last result
+	forks        []string         // where the chain was replaced since the last result
 }
 
-// member is one peer of the client.
+// member is one peer of the client. Its fields are guarded by the
+// client's mu; p changes only when the peer is redialled, so requests read
+// it through Client.conn.
 type member struct {
 	addr   string
 	p      *peer.Peer // nil when not connected
-	tip    int32      // the peer's tip in the chain
+	tip    int32      // the highest height of the chain the peer is known to hold, or -1
+	branch *Branch    // the peer's own branch, when it forks off the chain with less work
 	banned bool
 	reason string
 	err    error  // why it was banned or dropped
 	before uint64 // bytes received on the peer's earlier connections
+	// compared: the peer's filter headers were compared with another
+	// peer's during the current scan.
+	compared bool
+}
+
+// isLive reports whether the member is connected and neither banned nor
+// dropped. Called with the client's mu held.
+func (m *member) isLive() bool { return m.p != nil && !m.banned && m.err == nil }
+
+// Branch is a peer's chain where it leaves the client's: the peer holds
+// the client's chain up to Fork, then blocks of its own up to Height.
+type Branch struct {
+	Fork   int32
+	Height int32
+	Hash   chainhash.Hash
 }
 
 // ErrNoPeers: no peer is left to ask; the error wraps what happened to
@@ -167,7 +189,11 @@ func (c *Client) Peers() []PeerStatus {
 	defer c.mu.Unlock()
 	out := make([]PeerStatus, 0, len(c.members))
 	for _, m := range c.members {
-		st := PeerStatus{Address: m.addr, Banned: m.banned, Reason: m.reason}
+		st := PeerStatus{Address: m.addr, Banned: m.banned, Reason: m.reason, Compared: m.compared, Tip: m.tip}
+		if m.branch != nil {
+			b := *m.branch
+			st.Branch = &b
+		}
 		if m.p != nil {
 			st.UserAgent, st.Services = m.p.UserAgent(), m.p.Services().String()
 		}
@@ -190,28 +216,66 @@ func (c *Client) bytesReceived() uint64 {
 }
 
 // live returns the connected peers that are neither banned nor dropped.
+// Called with mu held.
 func (c *Client) live() []*member {
 	var out []*member
 	for _, m := range c.members {
-		if m.p != nil && !m.banned && m.err == nil {
+		if m.isLive() {
 			out = append(out, m)
 		}
 	}
 	return out
 }
 
-// usable returns the live peers that offer service and whose tip is at
-// least height.
-func (c *Client) usable(service wire.ServiceFlag, height int32) []*member {
+// serving returns the live peers that offer service.
+func (c *Client) serving(service wire.ServiceFlag) []*member {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var out []*member
 	for _, m := range c.live() {
-		if m.p.Services()&service == service && m.tip >= height {
+		if m.p.Services()&service == service {
 			out = append(out, m)
 		}
 	}
 	return out
+}
+
+// reaching returns the live peers that offer service and hold the chain
+// up to height.
+func (c *Client) reaching(service wire.ServiceFlag, height int32) []*member {
+	ms := c.serving(service)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.DeleteFunc(ms, func(m *member) bool { return m.tip < height })
+}
+
+// reachOf returns the highest height up to to that m holds, or -1.
+func (c *Client) reachOf(m *member, to int32) int32 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return min(m.tip, to)
+}
+
+// heldByOne reports whether, of two or more live peers offering compact
+// filters, only one holds the chain up to height.
+func (c *Client) heldByOne(height int32) bool {
+	ms := c.serving(wire.SFNodeCF)
+	return len(ms) >= 2 && len(c.reaching(wire.SFNodeCF, height)) == 1
+}
+
+// timeout returns how long a request may take.
+func (c *Client) timeout() time.Duration {
+	if c.cfg.Timeout > 0 {
+		return c.cfg.Timeout
+	}
+	return peer.DefaultTimeout
+}
+
+// conn returns m's current connection.
+func (c *Client) conn(m *member) *peer.Peer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return m.p
 }
 
 // peerConfig is the configuration of the connection to addr. Every batch
@@ -231,8 +295,9 @@ func (c *Client) peerConfig(addr string) peer.Config {
 // redial replaces a member's dropped connection with a new one; a live
 // connection is kept.
 func (c *Client) redial(ctx context.Context, m *member) error {
+	old := c.conn(m)
 	select {
-	case <-m.p.Done():
+	case <-old.Done():
 	default:
 		return nil
 	}
@@ -241,9 +306,14 @@ func (c *Client) redial(ctx context.Context, m *member) error {
 		return err
 	}
 	c.mu.Lock()
-	m.before += m.p.BytesReceived()
+	defer c.mu.Unlock()
+	if m.p != old {
+		// Redialled meanwhile by another request.
+		p.Close()
+		return nil
+	}
+	m.before += old.BytesReceived()
 	m.p = p
-	c.mu.Unlock()
 	return nil
 }
 
@@ -297,9 +367,12 @@ func (c *Client) noPeers(op string) error {
 }
 
 // SyncHeaders downloads the headers of every live peer into the chain:
-// the branch with the most work wins. A peer that sends invalid headers or
-// withholds the ones it announced is banned; one on a branch with less
-// work, or one that stalls, is no longer used. It returns how the chain
+// the branch with the most work wins. It learns where each peer's best
+// chain stands (see peer.Peer.SyncHeaders): a peer that is behind, or
+// rolled back to a lower branch, holds the chain up to its tip and is
+// asked only about the heights it holds; one on its own branch with less
+// work holds it up to the fork. A peer that sends invalid headers is
+// banned; one that stalls is no longer used. It returns how the chain
 // changed; it fails only when no peer is left.
 func (c *Client) SyncHeaders(ctx context.Context) (chain.Update, error) {
 	c.opMu.Lock()
@@ -319,24 +392,31 @@ func (c *Client) syncHeaders(ctx context.Context) (chain.Update, error) {
 			c.dropPeer(m, err)
 			continue
 		}
-		up, tip, err := m.p.SyncHeaders(ctx, c.chain)
+		res, err := c.conn(m).SyncHeaders(ctx, c.chain)
+		up := res.Update
 		if up.Fork < total.Fork {
 			total.Fork = up.Fork
 		}
 		total.Disconnected = append(total.Disconnected, up.Disconnected...)
 		total.Connected += up.Connected
+		c.mu.Lock()
 		if up.Reorganized() {
 			// Tips learnt before are on the old branch.
-			c.mu.Lock()
 			for _, o := range c.members {
 				o.tip = min(o.tip, up.Fork)
 			}
-			c.mu.Unlock()
+			c.disconnected = append(c.disconnected, up.Disconnected...)
+			c.forks = append(c.forks, fmt.Sprintf("the chain was reorganized: %d block(s) above height %d left it for a branch with more work",
+				len(up.Disconnected), up.Fork))
 		}
-		// A peer with nothing new is at or below the chain's tip: it keeps
-		// the tip it had.
-		c.mu.Lock()
-		m.tip = max(m.tip, tip)
+		if err == nil || res.Tip >= 0 {
+			// What the peer showed now replaces what it showed before:
+			// a peer may roll back.
+			m.tip, m.branch = res.Tip, nil
+			if b := res.Branch; b != nil {
+				m.branch = &Branch{Fork: b.Fork, Height: b.Height, Hash: b.Hash}
+			}
+		}
 		c.mu.Unlock()
 		switch {
 		case err == nil:
@@ -344,7 +424,7 @@ func (c *Client) syncHeaders(ctx context.Context) (chain.Update, error) {
 			return total, ctx.Err()
 		case errors.Is(err, chain.ErrStorage):
 			return total, fmt.Errorf("client: the chain state: %w", err)
-		case errors.Is(err, peer.ErrBadHeaders), errors.Is(err, peer.ErrWithheldHeaders):
+		case errors.Is(err, peer.ErrBadHeaders):
 			c.ban(m, err)
 		default:
 			c.dropPeer(m, err)
@@ -353,7 +433,7 @@ func (c *Client) syncHeaders(ctx context.Context) (chain.Update, error) {
 	if err := c.saveChain(); err != nil {
 		return total, err
 	}
-	if len(c.usable(0, 0)) == 0 {
+	if len(c.serving(0)) == 0 {
 		return total, c.noPeers("getheaders")
 	}
 	return total, nil
@@ -404,55 +484,6 @@ func (c *Client) Serves(flags wire.ServiceFlag) bool {
 		}
 	}
 	return false
-}
-
-// SendResult says which peers took a transaction.
-type SendResult struct {
-	Txid chainhash.Hash
-	// Accepted lists the peers that hold the transaction in their
-	// mempool, having asked for it or had it already.
-	Accepted []string
-	// Failed maps the other peers to what happened.
-	Failed map[string]error
-}
-
-// SendTransaction announces tx to every live peer at once and returns
-// when each has taken it, rejected it or let the timeout pass (see
-// peer.Broadcast). It fails, naming every peer, only when none took it.
-func (c *Client) SendTransaction(ctx context.Context, tx *wire.MsgTx) (*SendResult, error) {
-	c.opMu.Lock()
-	defer c.opMu.Unlock()
-	c.mu.Lock()
-	ms := c.live()
-	c.mu.Unlock()
-	res := &SendResult{Txid: tx.TxHash(), Failed: map[string]error{}}
-	var mu sync.Mutex
-	eachPeer(ms, func(m *member) error {
-		err := m.p.Broadcast(ctx, tx)
-		mu.Lock()
-		defer mu.Unlock()
-		if err != nil {
-			res.Failed[m.addr] = err
-		} else {
-			res.Accepted = append(res.Accepted, m.addr)
-		}
-		return nil
-	})
-	slices.Sort(res.Accepted)
-	if len(res.Accepted) > 0 {
-		return res, nil
-	}
-	if err := ctx.Err(); err != nil {
-		return res, err
-	}
-	var errs []error
-	for _, m := range ms {
-		errs = append(errs, res.Failed[m.addr])
-	}
-	if len(errs) == 0 {
-		return res, c.noPeers("send")
-	}
-	return res, fmt.Errorf("client: no peer took transaction %v: %w", res.Txid, joinErrors(errs))
 }
 
 // peerErrors are the errors of several peers, on one line; errors.Is and

@@ -109,7 +109,7 @@ func TestReorgDuringScan(t *testing.T) {
 			var once sync.Once
 			l := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
 				switch m.(type) {
-				case *wire.MsgCFCheckpt, *wire.MsgMerkleBlock:
+				case *wire.MsgCFHeaders, *wire.MsgMerkleBlock:
 					once.Do(func() { reorganize(t, node) })
 				}
 				return []wire.Message{m}, false

@@ -50,6 +50,10 @@ type Event struct {
 	BlockHash chainhash.Hash
 	// Match is the transaction found, for EventMatch.
 	Match *Match
+	// OnePeer, for EventConnected, names the peer the block's filter
+	// rests on when no other peer's chain reached it (with two or more
+	// peers; a single peer's rescan says so in Warnings).
+	OnePeer string
 }
 
 // RescanOptions say what a rescan watches and how far it goes.
@@ -148,24 +152,42 @@ func (r *Rescan) Warnings() []string {
 	return slices.Clone(r.warnings)
 }
 
+// addWarnings keeps the warnings not seen before.
+func (r *Rescan) addWarnings(ws []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, w := range ws {
+		if !slices.Contains(r.warnings, w) {
+			r.warnings = append(r.warnings, w)
+		}
+	}
+}
+
 func (r *Rescan) emit(e Event) {
 	if r.opt.OnEvent != nil {
 		r.opt.OnEvent(e)
 	}
 }
 
-// Run scans until the end (To, or the tip), or until ctx ends when
-// following; a following rescan ended by its context returns nil. Every
-// event is delivered before Run returns; on an error, Height says where to
-// resume.
+// Run syncs the headers of every peer, then scans until the end (To, or
+// the highest height a peer holds), or until ctx ends when following; a
+// following rescan ended by its context returns nil. Every event is
+// delivered before Run returns; on an error, Height says where to resume.
 func (r *Rescan) Run(ctx context.Context) error {
+	if _, err := r.c.SyncHeaders(ctx); err != nil {
+		if r.opt.Follow && ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
 	if !r.opt.StartTime.IsZero() {
 		r.mu.Lock()
 		r.next = max(r.next, r.c.heightAt(r.opt.StartTime))
 		r.base = r.next
 		r.mu.Unlock()
 	}
-	atTip := int32(-1) // the tip last reported
+	atTip := int32(-1)  // the tip last reported
+	var alone time.Time // since when the next block has been held by one peer only
 	for {
 		if err := r.applyUpdates(); err != nil {
 			return err
@@ -173,15 +195,36 @@ func (r *Rescan) Run(ctx context.Context) error {
 		if err := r.reportReorg(); err != nil {
 			return err
 		}
-		tip := r.c.chain.Height()
+		tip := r.c.bestHeld(wire.SFNodeCF)
 		target := tip
 		if !r.opt.Follow && r.opt.To >= 0 {
 			target = min(r.opt.To, tip)
 		}
+		if r.next <= target && r.opt.Follow && r.c.heldByOne(r.next) {
+			// A new block only one peer has: give the others up to the
+			// timeout to get it, so that it is compared before it is
+			// reported.
+			if alone.IsZero() {
+				alone = time.Now()
+			}
+			if time.Since(alone) < r.c.timeout() {
+				if err := r.wait(ctx); err != nil {
+					return nil
+				}
+				continue
+			}
+		}
+		alone = time.Time{}
 		if r.next <= target {
-			if err := r.step(ctx, min(target, r.next+r.opt.BatchBlocks-1)); err != nil {
+			to := min(target, r.next+r.opt.BatchBlocks-1)
+			if err := r.step(ctx, to); err != nil {
 				if r.opt.Follow && ctx.Err() != nil {
 					return nil
+				}
+				if errors.Is(err, ErrNoPeers) && r.c.bestHeld(wire.SFNodeCF) < to && r.c.bestHeld(wire.SFNodeCF) >= 0 {
+					// The peers that held the top of the step were banned
+					// or dropped: go on up to what those left hold.
+					continue
 				}
 				return err
 			}
@@ -198,18 +241,27 @@ func (r *Rescan) Run(ctx context.Context) error {
 			atTip = tip
 			r.emit(Event{Kind: EventTip, Height: tip, BlockHash: r.c.chain.Hash(tip)})
 		}
-		select {
-		case <-ctx.Done():
+		if err := r.wait(ctx); err != nil {
 			return nil
-		case <-time.After(r.opt.PollInterval):
-		}
-		if _, err := r.c.SyncHeaders(ctx); err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return err
 		}
 	}
+}
+
+// wait waits for the poll interval and syncs the headers of every peer;
+// it returns an error only when ctx ends.
+func (r *Rescan) wait(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(r.opt.PollInterval):
+	}
+	if _, err := r.c.SyncHeaders(ctx); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		r.addWarnings([]string{fmt.Sprintf("syncing headers: %v", err)})
+	}
+	return nil
 }
 
 // applyUpdates takes in the items and rewind Update asked for.
@@ -249,6 +301,16 @@ func (r *Rescan) trimEmitted() {
 // reports those that left it, highest first; the scan goes on from the
 // fork.
 func (r *Rescan) reportReorg() error {
+	events, err := r.disconnections()
+	for _, e := range events {
+		r.emit(e)
+	}
+	return err
+}
+
+// disconnections forgets the blocks reported connected that left the
+// chain and returns their events, highest first.
+func (r *Rescan) disconnections() ([]Event, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	fork := int32(-1)
@@ -260,19 +322,18 @@ func (r *Rescan) reportReorg() error {
 		}
 	}
 	if fork < 0 {
-		return nil
+		return nil, nil
 	}
 	if fork == r.base && r.base > r.opt.From {
-		return fmt.Errorf("client: %w: the chain changed below height %d", ErrReorgTooDeep, r.base)
+		return nil, fmt.Errorf("client: %w: the chain changed below height %d", ErrReorgTooDeep, r.base)
 	}
+	var events []Event
 	for h := r.base + int32(len(r.emitted)) - 1; h >= fork; h-- {
-		r.mu.Unlock()
-		r.emit(Event{Kind: EventDisconnected, Height: h, BlockHash: r.emitted[h-r.base]})
-		r.mu.Lock()
+		events = append(events, Event{Kind: EventDisconnected, Height: h, BlockHash: r.emitted[h-r.base]})
 	}
 	r.next = fork
 	r.trimEmitted()
-	return nil
+	return events, nil
 }
 
 // step scans next..to and reports what it found, block by block.
@@ -292,12 +353,8 @@ func (r *Rescan) step(ctx context.Context, to int32) error {
 	if err := r.reportReorg(); err != nil {
 		return err
 	}
+	r.addWarnings(res.Warnings)
 	r.mu.Lock()
-	for _, w := range res.Warnings {
-		if !slices.Contains(r.warnings, w) {
-			r.warnings = append(r.warnings, w)
-		}
-	}
 	from := r.next
 	r.mu.Unlock()
 	if from != req.From {
@@ -309,7 +366,13 @@ func (r *Rescan) step(ctx context.Context, to int32) error {
 		for ; i < len(res.Matches) && res.Matches[i].Height == h; i++ {
 			r.emit(Event{Kind: EventMatch, Height: h, BlockHash: hash, Match: &res.Matches[i]})
 		}
-		r.emit(Event{Kind: EventConnected, Height: h, BlockHash: hash})
+		e := Event{Kind: EventConnected, Height: h, BlockHash: hash}
+		for _, o := range res.OnePeer {
+			if o.From <= h && h <= o.To {
+				e.OnePeer = o.Peer
+			}
+		}
+		r.emit(e)
 		r.mu.Lock()
 		r.emitted = append(r.emitted, hash)
 		if over := len(r.emitted) - maxReorgDepth; over > 0 {

@@ -1,6 +1,8 @@
 package client
 
 import (
+	"fmt"
+
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 )
@@ -21,7 +23,10 @@ type Match struct {
 
 // ScanResult is what a scan found, what it cost, and what it rests on.
 type ScanResult struct {
-	Matches []Match
+	// From and To are the heights scanned (To resolved from a negative
+	// ScanRequest.To).
+	From, To int32
+	Matches  []Match
 	// BlocksScanned is the number of blocks in the range.
 	BlocksScanned int
 	// FiltersReceived counts compact filters (BIP 157).
@@ -39,6 +44,9 @@ type ScanResult struct {
 	// spends it without revealing it (P2TR, P2PK), so only a watched
 	// outpoint can name the transaction.
 	SpendOnlyBlocks []int32
+	// FilteringPeer is the peer that filtered the blocks of a BIP 37
+	// scan (the result rests on it).
+	FilteringPeer string
 	// FilterReloads counts the BIP 37 filters replaced by fresh ones
 	// because they matched far more than their false-positive rate.
 	FilterReloads int
@@ -48,6 +56,11 @@ type ScanResult struct {
 	// Disconnected lists the blocks that left the chain during the scan
 	// (a reorganization); nothing found in them is in Matches.
 	Disconnected []chainhash.Hash
+	// OnePeer lists the heights of a BIP 157 scan that only one peer
+	// could speak for (the others' chains end below them): what was found
+	// there rests on that peer alone. With a single peer the whole result
+	// does, and Warnings says so instead.
+	OnePeer []OnePeer
 	// Peers describes every peer of the client after the scan.
 	Peers []PeerStatus
 	// Warnings are what may make the result incomplete or less
@@ -64,6 +77,26 @@ type PeerStatus struct {
 	// Banned is set for a peer caught lying; it is not asked again.
 	Banned bool
 	// Reason says why a peer is banned or not used (stalled,
-	// disconnected, unreachable, behind), empty for a peer in use.
+	// disconnected, unreachable), empty for a peer in use.
 	Reason string
+	// Compared is set when the peer's answers of the last scan were
+	// compared with another peer's: only such peers count towards the
+	// one-honest-peer guarantee.
+	Compared bool
+	// Tip is the highest height of the client's chain the peer is known
+	// to hold (-1 if none).
+	Tip int32
+	// Branch, if not nil, is where the peer's chain leaves the client's
+	// (a branch with less work than the client's).
+	Branch *Branch
+}
+
+// OnePeer is a range of heights only one peer could speak for.
+type OnePeer struct {
+	From, To int32
+	Peer     string
+}
+
+func (o OnePeer) String() string {
+	return fmt.Sprintf("heights %d..%d rest on one peer: %s (no other peer's chain reaches them)", o.From, o.To, o.Peer)
 }

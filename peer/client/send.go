@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -11,21 +14,232 @@ import (
 	"github.com/btcsuite/btcd/wire"
 )
 
-// Confirmation is where a transaction was mined.
-type Confirmation struct {
-	Height    int32
-	BlockHash chainhash.Hash
+// SendResult says what became of a transaction sent to the peers.
+type SendResult struct {
+	Txid chainhash.Hash
+	// Given lists the peers the transaction was given to, in order.
+	Given []string
+	// Accepted lists the peers that say they hold the transaction in
+	// their mempool (they asked for it and hold it, or had it already).
+	// A peer's own word proves nothing: a peer that echoes what it is
+	// given says the same.
+	Accepted []string
+	// Seen lists the peers that held the transaction without being given
+	// it by this send: it reached them through the network, so some node
+	// accepted and relayed it. Without one, Warnings says acceptance is
+	// unconfirmed.
+	Seen []string
+	// Mined, if not nil, is the block of the chain that already holds the
+	// transaction: nothing was to be sent.
+	Mined *Confirmation
+	// Failed maps the peers that did not take the transaction to what
+	// happened (a *peer.RejectError for a rejection).
+	Failed map[string]error
+	// Warnings say what makes the result less than it looks.
+	Warnings []string
 }
 
-// SendUntilMined sends tx (SendTransaction) and then follows the chain,
-// announcing it again every interval (one minute when zero), until it is
-// seen in a block or ctx ends. It finds the block with compact filters:
-// the filter of the block that mines tx holds tx's output scripts, so tx
-// needs one output that is not OP_RETURN.
-func (c *Client) SendUntilMined(ctx context.Context, tx *wire.MsgTx, interval time.Duration) (*Confirmation, error) {
-	if interval <= 0 {
-		interval = time.Minute
+// Propagated reports whether the network is known to hold the
+// transaction: a peer it was not given to holds it, or it is mined.
+func (r *SendResult) Propagated() bool { return len(r.Seen) > 0 || r.Mined != nil }
+
+// MinedSearchDepth is how many of the chain's last blocks SendTransaction
+// searches, by their compact filters, for a transaction no peer asks for.
+const MinedSearchDepth = 144
+
+// SendTransaction sends tx so that its acceptance is known from a peer
+// other than the one that took it. Peers that hold it already count as
+// having seen it. Otherwise it is given to one peer at a time, in random
+// order (announced, served when asked, then looked for in the peer's
+// mempool: see peer.Broadcast), and after each the peers it was not given
+// to are asked whether they hold it, for up to the timeout; the first that
+// does proves it propagated, and the rest are given it at once. Meanwhile
+// the chain's last MinedSearchDepth blocks are searched for it (a node
+// does not ask for a transaction it has in the chain): if one holds it,
+// SendResult.Mined says where and nothing else is waited for.
+//
+// It fails, naming every peer, only when no peer took the transaction and
+// it is not in the chain.
+func (c *Client) SendTransaction(ctx context.Context, tx *wire.MsgTx) (*SendResult, error) {
+	c.opMu.Lock()
+	defer c.opMu.Unlock()
+	c.mu.Lock()
+	ms := c.live()
+	c.mu.Unlock()
+	for _, m := range ms {
+		// A connection dropped by an abandoned request is replaced.
+		if err := c.redial(ctx, m); err != nil {
+			c.dropPeer(m, err)
+		}
 	}
+	ms = c.keepLive(ms)
+	if len(ms) == 0 {
+		return nil, c.noPeers("send")
+	}
+	c.mu.Lock()
+	c.rng.Shuffle(len(ms), func(i, j int) { ms[i], ms[j] = ms[j], ms[i] })
+	c.mu.Unlock()
+	s := &sending{c: c, tx: tx, res: &SendResult{Txid: tx.TxHash(), Failed: map[string]error{}}}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	mined := make(chan *Confirmation, 1)
+	go func() { mined <- c.findMined(ctx, tx) }()
+	sent := make(chan struct{})
+	go func() {
+		defer close(sent)
+		s.send(ctx, ms)
+	}()
+	select {
+	case conf := <-mined:
+		if conf != nil {
+			cancel()
+			<-sent
+			s.res.Mined = conf
+			s.res.Failed = map[string]error{}
+			return s.res, nil
+		}
+		<-sent
+	case <-sent:
+		cancel() // the search is moot once a peer took it
+		<-mined
+	}
+	return s.finish(ctx, ms)
+}
+
+// sending is the state of one SendTransaction.
+type sending struct {
+	c   *Client
+	tx  *wire.MsgTx
+	mu  sync.Mutex
+	res *SendResult
+}
+
+// send gives the transaction to one peer at a time until a peer it was
+// not given to holds it.
+func (s *sending) send(ctx context.Context, ms []*member) {
+	txid := s.tx.TxHash()
+	held := s.holding(ctx, ms, txid)
+	s.mu.Lock()
+	s.res.Seen, s.res.Accepted = addrs(held), addrs(held)
+	s.mu.Unlock()
+	rest := slices.DeleteFunc(slices.Clone(ms), func(m *member) bool { return slices.Contains(held, m) })
+	for len(held) == 0 && len(rest) > 0 && ctx.Err() == nil {
+		m := rest[0]
+		rest = rest[1:]
+		s.give(ctx, m)
+		if len(rest) == 0 {
+			return
+		}
+		held = s.waitHeld(ctx, rest, txid)
+		s.mu.Lock()
+		s.res.Seen = append(s.res.Seen, addrs(held)...)
+		s.res.Accepted = append(s.res.Accepted, addrs(held)...)
+		s.mu.Unlock()
+		rest = slices.DeleteFunc(rest, func(m *member) bool { return slices.Contains(held, m) })
+	}
+	// It propagated: the others get it at once.
+	var wg sync.WaitGroup
+	for _, m := range rest {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.give(ctx, m)
+		}()
+	}
+	wg.Wait()
+}
+
+// give broadcasts the transaction to m and records the outcome.
+func (s *sending) give(ctx context.Context, m *member) {
+	err := s.c.conn(m).Broadcast(ctx, s.tx)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.res.Given = append(s.res.Given, m.addr)
+	if err != nil {
+		s.res.Failed[m.addr] = err
+		return
+	}
+	s.res.Accepted = append(s.res.Accepted, m.addr)
+}
+
+// holding returns the peers of ms that hold txid now.
+func (s *sending) holding(ctx context.Context, ms []*member, txid chainhash.Hash) []*member {
+	has := make([]bool, len(ms))
+	var wg sync.WaitGroup
+	for i, m := range ms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			has[i], _ = s.c.conn(m).HasTx(ctx, txid)
+		}()
+	}
+	wg.Wait()
+	var out []*member
+	for i, m := range ms {
+		if has[i] {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// sendPoll is how often the peers a transaction was not given to are
+// asked whether they hold it.
+const sendPoll = 250 * time.Millisecond
+
+// waitHeld asks the peers of ms whether they hold txid until one does or
+// the timeout passes.
+func (s *sending) waitHeld(ctx context.Context, ms []*member, txid chainhash.Hash) []*member {
+	deadline := time.Now().Add(s.c.timeout())
+	for {
+		if held := s.holding(ctx, ms, txid); len(held) > 0 || time.Now().After(deadline) {
+			return held
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(sendPoll):
+		}
+	}
+}
+
+// finish fills in the warnings, or fails when no peer took the
+// transaction.
+func (s *sending) finish(ctx context.Context, ms []*member) (*SendResult, error) {
+	res := s.res
+	slices.Sort(res.Accepted)
+	res.Accepted = slices.Compact(res.Accepted)
+	slices.Sort(res.Seen)
+	if len(res.Accepted) == 0 {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		var errs []error
+		for _, m := range ms {
+			if err, ok := res.Failed[m.addr]; ok {
+				errs = append(errs, err)
+			}
+		}
+		if len(errs) == 0 {
+			return res, s.c.noPeers("send")
+		}
+		return res, fmt.Errorf("client: no peer took transaction %v: %w", res.Txid, joinErrors(errs))
+	}
+	if len(res.Seen) == 0 {
+		why := "no other peer to ask"
+		if len(ms) > 1 {
+			why = "no peer it was not given to held it within the timeout"
+		}
+		res.Warnings = append(res.Warnings, fmt.Sprintf(
+			"acceptance of %v is unconfirmed: only the peer(s) it was given to (%s) say they hold it, and %s; a peer that echoes the transaction back would look the same",
+			res.Txid, strings.Join(res.Accepted, ", "), why))
+	}
+	return res, nil
+}
+
+// findMined searches the chain's last MinedSearchDepth blocks for tx by
+// the scripts its outputs pay, and returns where it is, or nil.
+func (c *Client) findMined(ctx context.Context, tx *wire.MsgTx) *Confirmation {
 	var watch []WatchItem
 	for _, out := range tx.TxOut {
 		if len(out.PkScript) > 0 && out.PkScript[0] != txscript.OP_RETURN {
@@ -33,54 +247,28 @@ func (c *Client) SendUntilMined(ctx context.Context, tx *wire.MsgTx, interval ti
 		}
 	}
 	if len(watch) == 0 {
-		return nil, errors.New("client: a transaction with only OP_RETURN outputs cannot be found in compact filters")
+		return nil
 	}
-	if _, err := c.SendTransaction(ctx, tx); err != nil {
-		return nil, err
+	if _, err := c.syncHeaders(ctx); err != nil {
+		return nil
 	}
-	txid := tx.TxHash()
-	rctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var conf *Confirmation
-	r := c.NewRescan(RescanOptions{Watch: watch, From: c.Chain().Height() + 1, Follow: true, OnEvent: func(e Event) {
-		switch {
-		case e.Kind == EventMatch && e.Match.Txid == txid:
-			conf = &Confirmation{Height: e.Height, BlockHash: e.BlockHash}
-		case e.Kind == EventDisconnected && conf != nil && conf.BlockHash == e.BlockHash:
-			conf = nil // mined in a block that left the chain: wait again
-		case e.Kind == EventTip && conf != nil:
-			cancel()
+	to := c.bestHeld(wire.SFNodeCF)
+	if to < 0 {
+		return nil
+	}
+	req := ScanRequest{Watch: watch, From: max(0, to-MinedSearchDepth+1), To: to}
+	res, err := c.scanBIP157(ctx, req, newWatchList(watch))
+	if err != nil {
+		var f *failure
+		if errors.As(err, &f) {
+			c.logf("looking for %v in the chain: %v", tx.TxHash(), err)
 		}
-	}})
-	done := make(chan error, 1)
-	go func() { done <- r.Run(rctx) }()
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
-	for {
-		select {
-		case err := <-done:
-			if conf != nil {
-				return conf, nil
-			}
-			if err == nil {
-				err = ctx.Err()
-			}
-			return nil, fmt.Errorf("client: waiting for %v to be mined: %w", txid, err)
-		case <-tick.C:
-			c.announce(rctx, tx)
+		return nil
+	}
+	for _, m := range res.Matches {
+		if m.Txid == tx.TxHash() {
+			return &Confirmation{Height: m.Height, BlockHash: m.BlockHash}
 		}
 	}
-}
-
-// announce offers tx to every live peer again (inv), without waiting for
-// answers: a peer that asks is served by its connection.
-func (c *Client) announce(ctx context.Context, tx *wire.MsgTx) {
-	c.mu.Lock()
-	ms := c.live()
-	c.mu.Unlock()
-	for _, m := range ms {
-		if err := m.p.Reannounce(ctx, tx); err != nil {
-			c.logf("announcing %v again to %s: %v", tx.TxHash(), m.addr, err)
-		}
-	}
+	return nil
 }

@@ -2,11 +2,11 @@ package client
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/gcs"
 	"github.com/spvfilter/spvfilter/peer"
 	"github.com/spvfilter/spvfilter/peer/store"
@@ -53,49 +53,171 @@ func (c *Client) saveChain() error {
 	return nil
 }
 
-// agreedFilterHeaders returns the verified filter headers of from-1..to
-// (see filterHeaders). With a store, those it holds are used as they are
-// and only the ones above its tip are asked of the peers, then stored.
-func (c *Client) agreedFilterHeaders(ctx context.Context, ms []*member, from, to int32) ([]chainhash.Hash, []*member, error) {
-	if c.st == nil {
-		return c.filterHeaders(ctx, ms, from, to)
+// storedSegment returns the stored filter headers start..end of a segment
+// ending at checkpoint j, if the store holds them all and they lead from
+// the agreed checkpoint before it to the agreed one at its end.
+func (v *verification) storedSegment(j int, start, end int32, prev chainhash.Hash, agreed []chainhash.Hash) ([]chainhash.Hash, bool) {
+	st := v.c.st
+	if st == nil || end%wire.CFCheckptInterval != 0 || j >= len(agreed) || st.FilterHeaderTip() < end {
+		return nil, false
 	}
-	if !c.comparedStored {
-		var err error
-		if ms, err = c.compareStored(ctx, ms); err != nil {
-			return nil, ms, err
-		}
-		c.comparedStored = true
-	}
-	if tip := c.st.FilterHeaderTip(); tip < to {
-		start := tip + 1
-		fetched, live, err := c.filterHeaders(ctx, ms, start, to)
-		if err != nil {
-			return nil, live, err
-		}
-		ms = live
-		if start > 0 {
-			stored, err := c.st.FilterHeaders(start-1, start-1)
-			if err != nil {
-				return nil, ms, fmt.Errorf("client: reading the stored filter headers: %w", err)
-			}
-			if stored[0] != fetched[0] {
-				return nil, ms, fmt.Errorf("client: the stored filter header at height %d (%v) is not the one the peers agree on (%v): the chain state in %s is not to be trusted; remove it",
-					start-1, stored[0], fetched[0], c.st.Dir())
-			}
-		}
-		if err := c.st.AppendFilterHeaders(start, fetched[1:]); err != nil {
-			return nil, ms, fmt.Errorf("client: storing filter headers: %w", err)
-		}
-	}
-	headers, err := c.st.FilterHeaders(max(from-1, 0), to)
+	hs, err := st.FilterHeaders(max(start-1, 0), end)
 	if err != nil {
-		return nil, ms, fmt.Errorf("client: reading the stored filter headers: %w", err)
+		return nil, false
 	}
-	if from == 0 {
-		headers = append([]chainhash.Hash{{}}, headers...)
+	if start > 0 && hs[0] != prev || hs[len(hs)-1] != agreed[j] {
+		return nil, false
 	}
-	return headers, ms, nil
+	if start > 0 {
+		hs = hs[1:]
+	}
+	return hs, true
+}
+
+// checkStored compares the filter headers start..start+len(headers)-1 the
+// peers agree on (of the filter hashes given) with those the store holds,
+// and settles the first difference. It reports whether peers were banned.
+func (v *verification) checkStored(ctx context.Context, start int32, headers, hashes []chainhash.Hash) (banned bool, err error) {
+	c := v.c
+	if c.st == nil {
+		return false, nil
+	}
+	end := min(start+int32(len(headers))-1, c.st.FilterHeaderTip())
+	if end < start {
+		return false, nil
+	}
+	stored, err := c.st.FilterHeaders(start, end)
+	if err != nil {
+		return false, fmt.Errorf("client: reading the stored filter headers: %w", err)
+	}
+	for i := range stored {
+		if stored[i] != headers[i] {
+			return c.settleStored(ctx, start+int32(i), hashes[i], v.ms)
+		}
+	}
+	return false, nil
+}
+
+// checkStoredCheckpoints compares the stored filter headers at the agreed
+// checkpoints with them; at the first that differs, the segment before it
+// is stated by a peer and compared height by height (checkStored).
+func (v *verification) checkStoredCheckpoints(ctx context.Context, agreed []chainhash.Hash) error {
+	c := v.c
+	for i := 0; i < len(agreed); i++ {
+		h := int32(i+1) * wire.CFCheckptInterval
+		if c.st.FilterHeaderTip() < h {
+			return nil
+		}
+		stored, err := c.st.FilterHeaders(h, h)
+		if err != nil {
+			return fmt.Errorf("client: reading the stored filter headers: %w", err)
+		}
+		if stored[0] == agreed[i] {
+			continue
+		}
+		start, prev := segmentStart(i, agreed)
+		ms := v.covering(i)
+		if len(ms) == 0 {
+			return nil
+		}
+		m := c.pick(ms)
+		hashes, err := c.segment(ctx, m, start, h, prev)
+		if err == nil && chainHeaders(prev, hashes) != agreed[i] {
+			err = peerErr(m, "getcfheaders", fmt.Errorf("%w: filter headers %d..%d do not reach the checkpoint it sent itself",
+				peer.ErrBadFilterHeader, start, h))
+		}
+		if err != nil {
+			return &failure{m: m, err: err}
+		}
+		headers := make([]chainhash.Hash, len(hashes))
+		running := prev
+		for k := range hashes {
+			running = gcs.MakeHeader(&hashes[k], &running)
+			headers[k] = running
+		}
+		if _, err := v.checkStored(ctx, start, headers, hashes); err != nil {
+			return err
+		}
+		v.keepLive()
+		if len(v.ms) == 0 {
+			return c.noPeers("getcfheaders")
+		}
+		// The stored headers were dropped from the difference on, or
+		// the peers that differ were banned: look again.
+		i--
+	}
+	return nil
+}
+
+// settleStored settles a difference at height h between the stored filter
+// headers, which agree with the peers' below h, and the peers, which
+// agree among themselves on the filter hash hash: exactly as a dispute
+// between peers (settleAt), with the store's side stating the filter its
+// cache holds. The block decides first: if it proves the peers' filter
+// false they are banned and the store kept; if it proves the stored
+// filter false, or the cache does not hold it, the stored filter headers
+// from h on are dropped and the peers' taken. Otherwise the peers win only
+// as a majority of at least two; one peer against the store is a
+// *ConflictError naming both.
+func (c *Client) settleStored(ctx context.Context, h int32, hash chainhash.Hash, ms []*member) (banned bool, err error) {
+	blockHash := c.chain.Hash(h)
+	var witnesses []*member
+	for _, m := range ms {
+		if c.reachOf(m, h) >= h {
+			witnesses = append(witnesses, m)
+		}
+	}
+	if len(witnesses) == 0 {
+		return false, fmt.Errorf("client: %w: no peer serves the filter of block %v (height %d), whose stored filter header differs", ErrNoPeers, blockHash, h)
+	}
+	block, err := c.fetchBlock(ctx, h)
+	if err != nil {
+		return false, err
+	}
+	key := gcs.BasicKey(&blockHash)
+	rep := c.pick(witnesses)
+	var data []byte
+	err = c.conn(rep).GetCFilters(ctx, h, []chainhash.Hash{blockHash}, func(_ int, d []byte) error {
+		data = d
+		return nil
+	})
+	if err == nil && chainhash.DoubleHashH(data) != hash {
+		err = peerErr(rep, "getcfilters", fmt.Errorf("%w: filter for block %v (height %d) does not hash to the filter header it sent itself",
+			peer.ErrBadFilter, blockHash, h))
+	}
+	if err != nil {
+		return false, &failure{m: rep, err: err}
+	}
+	if why := disproves(block, data, key); why != "" {
+		for _, m := range witnesses {
+			c.ban(m, peerErr(m, "getcfilters", fmt.Errorf("%w: filter for block %v (height %d) %s: the block proves it false (the filter headers in %s hold another)",
+				peer.ErrBadFilter, blockHash, h, why, c.st.Dir())))
+		}
+		return true, nil
+	}
+	stored, ok, err := c.st.Filter(blockHash)
+	why := "the filter cache does not hold the stored filter to defend them"
+	switch {
+	case err != nil:
+		why = fmt.Sprintf("the stored filter cannot be read (%v)", err)
+	case ok && c.st.CheckFilter(h, stored) != nil:
+		why = "the cached filter does not match them"
+	case ok:
+		if w := disproves(block, stored, key); w != "" {
+			why = "the block proves the stored filter false: it " + w
+		} else if len(witnesses) < 2 {
+			return false, &ConflictError{Height: h, BlockHash: blockHash, Sides: [][]string{{"the filter headers stored in " + c.st.Dir()}, addrs(witnesses)}}
+		} else {
+			why = fmt.Sprintf("the block decides neither, and %d peers agree against them", len(witnesses))
+		}
+	}
+	if err := c.st.TruncateFilterHeaders(h - 1); err != nil {
+		return false, fmt.Errorf("client: %w", err)
+	}
+	c.scanNotes = append(c.scanNotes, fmt.Sprintf(
+		"the filter headers stored in %s differ from those of %s from height %d (block %v): %s; they were dropped from there and verified again with the peers",
+		c.st.Dir(), strings.Join(addrs(witnesses), ", "), h, blockHash, why))
+	return false, nil
 }
 
 // cachedBatch matches batch b from the filter cache, if it holds every
@@ -139,46 +261,4 @@ func (c *Client) cacheFilters(blocks []chainhash.Hash, datas [][]byte) {
 	if err := c.st.PutFilters(blocks, datas); err != nil {
 		c.logf("caching filters: %v", err)
 	}
-}
-
-// storedToCompare is how many of the stored filter headers are compared
-// with the peers of a new client (BIP 157 says a client should keep the
-// last 100 to check new peers against).
-const storedToCompare = 100
-
-// compareStored asks every peer for the filter headers of the last blocks
-// the store holds them for. The stored ones may have rested on one peer
-// that nobody cross-checked, so a difference bans nobody: the stored
-// filter headers are dropped and verified again with every peer, which
-// settles who is right.
-func (c *Client) compareStored(ctx context.Context, ms []*member) ([]*member, error) {
-	start, stored, err := c.st.LastFilterHeaders(storedToCompare + 1)
-	if err != nil || len(stored) < 2 {
-		return ms, err
-	}
-	end := start + int32(len(stored)) - 1
-	var differ []string
-	for _, m := range ms {
-		if m.tip < end {
-			continue
-		}
-		got, err := c.segment(ctx, m, start+1, end, stored[0])
-		switch {
-		case errors.Is(err, peer.ErrBadFilterHeader):
-			differ = append(differ, m.addr)
-		case err != nil:
-			return ms, &failure{m: m, err: err}
-		case chainHeaders(stored[0], got) != stored[len(stored)-1]:
-			differ = append(differ, m.addr)
-		}
-	}
-	if len(differ) == 0 {
-		return ms, nil
-	}
-	if err := c.st.TruncateFilterHeaders(-1); err != nil {
-		return ms, fmt.Errorf("client: %w", err)
-	}
-	c.notes = append(c.notes, fmt.Sprintf("the filter headers in %s differ from those of %s at heights %d..%d: they were verified again with every peer",
-		c.st.Dir(), strings.Join(differ, ", "), start+1, end))
-	return ms, nil
 }

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -72,11 +73,12 @@ func TestStoredFilterHeadersCheckNewPeers(t *testing.T) {
 	lateBlock := fx.height[fx.late.TxHash()]
 	liar := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, peertest.ForgeFilter(t, fx.node, lateBlock, peertest.EmptyFilter)).Addr
 	for _, tt := range []struct {
-		name  string
-		first string // who wrote the stored state
+		name     string
+		first    string // who wrote the stored state
+		replaced bool   // the stored filter headers are found false and replaced
 	}{
-		{"an honest store meets a liar", fx.node.P2PAddr},
-		{"a store written from the liar alone meets an honest peer", liar},
+		{"an honest store meets a liar", fx.node.P2PAddr, false},
+		{"a store written from the liar alone meets an honest peer", liar, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -95,8 +97,12 @@ func TestStoredFilterHeadersCheckNewPeers(t *testing.T) {
 			if st := status(t, res, honest); st.Banned || st.Reason != "" {
 				t.Errorf("honest peer blamed: %+v", st)
 			}
-			if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "verified again with every peer") }) {
-				t.Errorf("warnings %q do not say the stored headers were verified again", res.Warnings)
+			replaced := slices.ContainsFunc(res.Warnings, func(w string) bool {
+				return strings.Contains(w, fmt.Sprintf("from height %d", lateBlock)) && strings.Contains(w, "the block proves the stored filter false") &&
+					strings.Contains(w, "verified again with the peers")
+			})
+			if replaced != tt.replaced {
+				t.Errorf("warnings %q: the stored headers replaced: %v, want %v", res.Warnings, replaced, tt.replaced)
 			}
 		})
 	}

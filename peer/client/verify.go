@@ -23,7 +23,8 @@ type ConflictError struct {
 	Height    int32
 	BlockHash chainhash.Hash
 	// Sides lists, for each filter the peers served, the peers that
-	// served it.
+	// served it (the data directory is named as one side when its stored
+	// filter headers are disputed).
 	Sides [][]string
 }
 
@@ -69,138 +70,416 @@ func eachPeer(ms []*member, fn func(m *member) error) error {
 	return nil
 }
 
+// Filter headers are verified by height, not by tip: every peer is asked
+// about every height of the range its chain holds (its reach), and the
+// peers are compared wherever their reaches overlap. Because each filter
+// header commits to all those before it, two peers that agree at a height
+// agree on every height below it, so only the heights above the
+// second-highest reach rest on one peer; they are named in a warning.
+// Being ahead of the others buys a peer nothing: what it alone says is
+// never compared and is reported as such.
+//
+// The work runs segment by segment between the BIP 157 checkpoints (every
+// 1,000 blocks): checkpoints come from every peer (cfcheckpt up to its
+// reach) and are compared first, lowest disagreement first, since a false
+// filter changes every checkpoint after it. A segment ending at a
+// checkpoint that at least two peers agree on is taken from one of them
+// and checked against it; every peer whose reach ends inside a segment
+// states its part of it, compared height by height. Each disagreement is
+// settled at the first height the sides dispute: the block decides if it
+// proves a filter false, otherwise a majority of at least two, otherwise
+// the scan fails with a *ConflictError.
+
+// verification is one verification of the filter headers of a range.
+type verification struct {
+	c        *Client
+	all      []*member                    // the peers that took part
+	ms       []*member                    // the peers taking part, live ones only after each step
+	reach    map[*member]int32            // the highest height of the range each can speak for
+	cps      map[*member][]chainhash.Hash // each peer's checkpoints up to its reach
+	from, to int32
+}
+
+// segmentOf returns the checkpoint segment holding height h: segment 0
+// holds 0..1000, segment j > 0 holds j*1000+1..(j+1)*1000.
+func segmentOf(h int32) int { return int(max(h-1, 0) / wire.CFCheckptInterval) }
+
+// segmentStart returns the first height of checkpoint segment j and the
+// filter header before it, from the agreed checkpoints.
+func segmentStart(j int, checkpoints []chainhash.Hash) (int32, chainhash.Hash) {
+	if j == 0 {
+		return 0, chainhash.Hash{}
+	}
+	return int32(j)*wire.CFCheckptInterval + 1, checkpoints[j-1]
+}
+
 // filterHeaders returns the verified basic filter headers of the blocks
-// from-1..to (the first is zero for from 0), agreed by all live peers
-// serving up to to, or decided between them block by block; peers proven
-// wrong are banned on the way.
+// from-1..to (the first is zero for from 0), as the comment above
+// describes; peers proven wrong are banned on the way. With a store, the
+// range verified starts at the store's tip, so that what is stored stays
+// one unbroken chain from the genesis block, and what the store holds is
+// checked too (see storedSegment). It returns the peers still taking
+// part.
 func (c *Client) filterHeaders(ctx context.Context, ms []*member, from, to int32) ([]chainhash.Hash, []*member, error) {
+	v := &verification{c: c, from: from, to: to, reach: map[*member]int32{}, cps: map[*member][]chainhash.Hash{}}
+	for _, m := range ms {
+		if r := c.reachOf(m, to); r >= 0 {
+			v.ms = append(v.ms, m)
+			v.reach[m] = r
+		}
+	}
+	v.all = slices.Clone(v.ms)
+	if len(v.ms) == 0 {
+		return nil, ms, fmt.Errorf("client: %w: no peer offers compact filters for heights %d..%d", ErrNoPeers, from, to)
+	}
+	agreed, err := v.checkpoints(ctx)
+	if err != nil {
+		return nil, v.ms, err
+	}
+	start := from
+	if c.st != nil {
+		if err := v.checkStoredCheckpoints(ctx, agreed); err != nil {
+			return nil, v.ms, err
+		}
+		start = min(from, c.st.FilterHeaderTip()+1)
+	}
+	headers := make([]chainhash.Hash, 0, to-start+2)
+	for j := segmentOf(start); j <= segmentOf(to); j++ {
+		segStart, prev := segmentStart(j, agreed)
+		hs, err := v.segmentHeaders(ctx, j, agreed)
+		if err != nil {
+			return nil, v.ms, err
+		}
+		if segStart == start {
+			headers = append(headers, prev)
+		}
+		for i := range hs {
+			if h := segStart + int32(i); h >= start-1 {
+				headers = append(headers, hs[i])
+			}
+		}
+	}
+	if c.st != nil {
+		// headers[i] is the filter header of height start-1+i.
+		if tip := c.st.FilterHeaderTip(); tip < to {
+			if err := c.st.AppendFilterHeaders(tip+1, headers[tip+1-(start-1):]); err != nil {
+				return nil, v.ms, fmt.Errorf("client: storing filter headers: %w", err)
+			}
+		}
+	}
+	c.noteVoices(v, from, to)
+	return headers[from-start:], v.ms, nil
+}
+
+// segmentHeaders returns the agreed filter headers of segment j, from its
+// start up to the range's end: from the store when it holds them (see
+// storedSegment), otherwise from the peers (see segment), compared with
+// what the store holds.
+func (v *verification) segmentHeaders(ctx context.Context, j int, agreed []chainhash.Hash) ([]chainhash.Hash, error) {
+	start, prev := segmentStart(j, agreed)
+	end := min(int32(j+1)*wire.CFCheckptInterval, v.to)
+	if hs, ok := v.storedSegment(j, start, end, prev, agreed); ok {
+		return hs, nil
+	}
+	for {
+		hashes, err := v.segment(ctx, j, agreed)
+		if err != nil {
+			return nil, err
+		}
+		headers := make([]chainhash.Hash, len(hashes))
+		running := prev
+		for i := range hashes {
+			running = gcs.MakeHeader(&hashes[i], &running)
+			headers[i] = running
+		}
+		banned, err := v.checkStored(ctx, start, headers, hashes)
+		if err != nil || !banned {
+			return headers, err
+		}
+		// The block proved the peers wrong against the store: those
+		// left state the segment again.
+		v.keepLive()
+	}
+}
+
+// checkpoints gets every peer's checkpoints up to its reach, checks them
+// against the hard-coded ones, settles every disagreement, and returns the
+// agreed checkpoints up to the range's end.
+func (v *verification) checkpoints(ctx context.Context) ([]chainhash.Hash, error) {
+	c := v.c
 	const interval = wire.CFCheckptInterval
-	stop := c.chain.Hash(to)
-	k := int(to / interval)
-	cps := make(map[*member][]chainhash.Hash, len(ms))
 	var mu sync.Mutex
-	err := eachPeer(ms, func(m *member) error {
-		cp, err := m.p.GetCFCheckpt(ctx, stop, k)
+	err := eachPeer(v.ms, func(m *member) error {
+		n := v.reach[m] / interval
+		if n == 0 {
+			return nil
+		}
+		cp, err := c.conn(m).GetCFCheckpt(ctx, c.chain.Hash(v.reach[m]), int(n))
 		mu.Lock()
-		cps[m] = cp
+		v.cps[m] = cp
 		mu.Unlock()
 		return err
 	})
 	if err != nil {
-		return nil, ms, err
+		return nil, err
 	}
 	// Hard-coded checkpoints come first: no peer overrules them.
-	for _, m := range ms {
-		for i, h := range cps[m] {
+	for _, m := range v.ms {
+		for i, h := range v.cps[m] {
 			if err := chain.CheckFilterHeader(c.cfg.Params, int32(i+1)*interval, h); err != nil {
 				c.ban(m, peerErr(m, "getcfcheckpt", fmt.Errorf("%w: %v", peer.ErrBadFilterHeader, err)))
 				break
 			}
 		}
 	}
-	ms = c.keepLive(ms)
-	// Settle every disagreement over the checkpoints, lowest first: a
-	// false filter changes every checkpoint after it.
+	v.keepLive()
 	for {
-		if len(ms) == 0 {
-			return nil, ms, c.noPeers("getcfcheckpt")
+		if len(v.ms) == 0 {
+			return nil, c.noPeers("getcfcheckpt")
 		}
-		idx := firstDisagreement(ms, cps, k)
-		if idx < 0 {
+		i, sides := v.checkpointSplit()
+		if i < 0 {
 			break
 		}
-		start, prev := segmentStart(int32(idx), cps[ms[0]])
-		ends := make(map[*member]chainhash.Hash, len(ms))
-		for _, m := range ms {
-			ends[m] = cps[m][idx]
+		if err := v.settleCheckpoint(ctx, i, sides); err != nil {
+			return nil, err
 		}
-		if err := c.settle(ctx, ms, start, int32(idx+1)*interval, prev, ends, nil); err != nil {
-			return nil, ms, err
-		}
-		ms = c.keepLive(ms)
+		v.keepLive()
 	}
-	agreed := cps[ms[0]]
-
-	// The segments of from..to: each ends at a checkpoint, but the last.
-	headers := make([]chainhash.Hash, 0, to-from+2)
-	first := int(max(from-1, 0) / interval)
-	for j := first; j <= k; j++ {
-		start, prev := segmentStart(int32(j), agreed)
-		end := min(int32(j+1)*interval, to)
-		if start > end {
-			break
+	k := int(v.to / interval)
+	agreed := make([]chainhash.Hash, k)
+	for i := range agreed {
+		ms := v.covering(i)
+		if len(ms) == 0 {
+			// Segments past here are stated by peers whose reach ends
+			// inside them; nothing needs the missing checkpoints.
+			return agreed[:i], nil
 		}
-		var seg []chainhash.Hash
-		if end%interval == 0 && int(end/interval) <= len(agreed) {
-			// Bound by an agreed checkpoint: one peer is enough.
-			m := c.pick(ms)
+		agreed[i] = v.cps[ms[0]][i]
+	}
+	return agreed, nil
+}
+
+// covering returns the peers that stated checkpoint i.
+func (v *verification) covering(i int) []*member {
+	var out []*member
+	for _, m := range v.ms {
+		if len(v.cps[m]) > i {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// checkpointSplit returns the lowest checkpoint index the peers stating it
+// disagree on, with the peers grouped by the checkpoint they state, or -1.
+func (v *verification) checkpointSplit() (int, [][]*member) {
+	for i := 0; ; i++ {
+		ms := v.covering(i)
+		if len(ms) == 0 {
+			return -1, nil
+		}
+		sides := sidesOf(ms, func(m *member) chainhash.Hash { return v.cps[m][i] })
+		if len(sides) > 1 {
+			return i, sides
+		}
+	}
+}
+
+// settleCheckpoint settles a disagreement over checkpoint i: one
+// representative of each side states its filter hashes of the segment,
+// which must lead to its checkpoint, and the first height they differ at
+// is settled.
+func (v *verification) settleCheckpoint(ctx context.Context, i int, sides [][]*member) error {
+	c := v.c
+	start := int32(0)
+	var prev chainhash.Hash
+	if i > 0 {
+		start, prev = int32(i)*wire.CFCheckptInterval+1, v.cps[sides[0][0]][i-1]
+	}
+	end := int32(i+1) * wire.CFCheckptInterval
+	claims := make([]claim, len(sides))
+	for s, side := range sides {
+		rep := side[0]
+		got, err := c.segment(ctx, rep, start, end, prev)
+		if err == nil && chainHeaders(prev, got) != v.cps[rep][i] {
+			err = peerErr(rep, "getcfheaders", fmt.Errorf("%w: filter headers %d..%d do not reach the checkpoint it sent itself",
+				peer.ErrBadFilterHeader, start, end))
+		}
+		if err != nil {
+			return &failure{m: rep, err: err}
+		}
+		claims[s] = claim{members: side, hashes: got}
+	}
+	h, groups := firstSplit(start, claims)
+	if h < 0 {
+		return fmt.Errorf("client: checkpoints at height %d differ although the filter hashes before them agree", end)
+	}
+	return c.settleAt(ctx, h, groups)
+}
+
+// claim is what a group of peers that agree states about a segment: the
+// filter hashes from its start.
+type claim struct {
+	members []*member
+	hashes  []chainhash.Hash
+}
+
+// group is the peers that state one filter hash at a disputed height, with
+// the one asked for the filter.
+type group struct {
+	members []*member
+	rep     *member
+	hash    chainhash.Hash
+}
+
+// firstSplit returns the first height, from start, at which the claims
+// that reach it state different filter hashes, with the claims grouped by
+// the hash they state there; -1 if they agree wherever they overlap.
+func firstSplit(start int32, claims []claim) (int32, []group) {
+	for i := 0; ; i++ {
+		var gs []group
+		for _, cl := range claims {
+			if len(cl.hashes) <= i {
+				continue
+			}
+			j := slices.IndexFunc(gs, func(g group) bool { return g.hash == cl.hashes[i] })
+			if j < 0 {
+				gs = append(gs, group{rep: cl.members[0], hash: cl.hashes[i]})
+				j = len(gs) - 1
+			}
+			gs[j].members = append(gs[j].members, cl.members...)
+		}
+		switch {
+		case len(gs) == 0:
+			return -1, nil
+		case len(gs) > 1:
+			return start + int32(i), gs
+		}
+	}
+}
+
+// segment returns the agreed filter hashes of segment j up to the range's
+// end. When at least two peers agree on the checkpoint that ends it, one
+// of them states it; every peer whose reach ends inside it states its
+// part, and all are compared height by height until they agree.
+func (v *verification) segment(ctx context.Context, j int, agreed []chainhash.Hash) ([]chainhash.Hash, error) {
+	c := v.c
+	start, prev := segmentStart(j, agreed)
+	end := min(int32(j+1)*wire.CFCheckptInterval, v.to)
+	for {
+		if len(v.ms) == 0 {
+			return nil, c.noPeers("getcfheaders")
+		}
+		var full, partial []*member
+		for _, m := range v.ms {
+			switch {
+			case end%wire.CFCheckptInterval == 0 && j < len(agreed) && len(v.cps[m]) > j:
+				full = append(full, m)
+			case v.reach[m] >= start:
+				partial = append(partial, m)
+			}
+		}
+		var claims []claim
+		var mu sync.Mutex
+		if len(full) >= 2 {
+			// Bound by a checkpoint they agree on: one is enough.
+			m := c.pick(full)
 			got, err := c.segment(ctx, m, start, end, prev)
-			if err == nil && chainHeaders(prev, got) != agreed[end/interval-1] {
+			if err == nil && chainHeaders(prev, got) != agreed[j] {
 				err = peerErr(m, "getcfheaders", fmt.Errorf("%w: filter headers %d..%d do not reach the checkpoint it sent itself",
 					peer.ErrBadFilterHeader, start, end))
 			}
 			if err != nil {
-				return nil, ms, &failure{m: m, err: err}
+				return nil, &failure{m: m, err: err}
 			}
-			seg = got
+			claims = append(claims, claim{members: append([]*member{m}, slices.DeleteFunc(full, func(o *member) bool { return o == m })...), hashes: got})
 		} else {
-			// The tail after the last checkpoint: ask everyone.
-			var err error
-			seg, ms, err = c.tail(ctx, ms, start, end, prev)
+			partial = append(partial, full...)
+		}
+		err := eachPeer(partial, func(m *member) error {
+			got, err := c.segment(ctx, m, start, min(end, v.reach[m]), prev)
+			if err == nil && v.reach[m] >= end && end%wire.CFCheckptInterval == 0 && len(v.cps[m]) > j && chainHeaders(prev, got) != v.cps[m][j] {
+				err = peerErr(m, "getcfheaders", fmt.Errorf("%w: filter headers %d..%d do not reach the checkpoint it sent itself",
+					peer.ErrBadFilterHeader, start, end))
+			}
 			if err != nil {
-				return nil, ms, err
+				return err
 			}
+			mu.Lock()
+			defer mu.Unlock()
+			claims = append(claims, claim{members: []*member{m}, hashes: got})
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
-		running := prev
-		if start == from {
-			headers = append(headers, prev)
+		h, groups := firstSplit(start, claims)
+		if h < 0 {
+			return v.agreedHashes(start, end, claims)
 		}
-		for i := range seg {
-			running = gcs.MakeHeader(&seg[i], &running)
-			if height := start + int32(i); height >= from-1 {
-				headers = append(headers, running)
-			}
+		if err := c.settleAt(ctx, h, groups); err != nil {
+			return nil, err
 		}
+		v.keepLive()
 	}
-	return headers, ms, nil
 }
 
-// tail gets the filter hashes start..end, past the last checkpoint, from
-// every peer and settles any disagreement.
-func (c *Client) tail(ctx context.Context, ms []*member, start, end int32, prev chainhash.Hash) ([]chainhash.Hash, []*member, error) {
-	segs := make(map[*member][]chainhash.Hash, len(ms))
-	var mu sync.Mutex
-	err := eachPeer(ms, func(m *member) error {
-		got, err := c.segment(ctx, m, start, end, prev)
-		mu.Lock()
-		segs[m] = got
-		mu.Unlock()
-		return err
-	})
-	if err != nil {
-		return nil, ms, err
+// agreedHashes joins the claims of a segment, which agree wherever they
+// overlap, into its filter hashes start..end.
+func (v *verification) agreedHashes(start, end int32, claims []claim) ([]chainhash.Hash, error) {
+	out := make([]chainhash.Hash, 0, end-start+1)
+	for i := 0; i < int(end-start)+1; i++ {
+		j := slices.IndexFunc(claims, func(cl claim) bool { return len(cl.hashes) > i })
+		if j < 0 {
+			return nil, fmt.Errorf("client: %w: no peer serves the compact filter headers of heights %d..%d", ErrNoPeers, start+int32(i), end)
+		}
+		out = append(out, claims[j].hashes[i])
 	}
-	for {
-		ends := make(map[*member]chainhash.Hash, len(ms))
-		for _, m := range ms {
-			ends[m] = chainHeaders(prev, segs[m])
-		}
-		if len(distinct(ends)) <= 1 {
-			return segs[ms[0]], ms, nil
-		}
-		if err := c.settle(ctx, ms, start, end, prev, ends, segs); err != nil {
-			return nil, ms, err
-		}
-		if ms = c.keepLive(ms); len(ms) == 0 {
-			return nil, ms, c.noPeers("getcfheaders")
+	return out, nil
+}
+
+// keepLive drops the peers no longer live from the verification.
+func (v *verification) keepLive() { v.ms = v.c.keepLive(v.ms) }
+
+// noteVoices records, for the scan's result, which peers' answers were
+// compared with another's (both spoke for a height of from..to, whether
+// or not one was banned for it), and the heights of from..to that only
+// one of the peers left could speak for: those above the second-highest
+// reach.
+func (c *Client) noteVoices(v *verification, from, to int32) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, m := range v.all {
+		for _, o := range v.all {
+			if o != m && min(v.reach[m], v.reach[o]) >= from {
+				m.compared = true
+			}
 		}
 	}
+	var top *member
+	second := int32(-1)
+	for _, m := range v.ms {
+		switch r := v.reach[m]; {
+		case top == nil || r > v.reach[top]:
+			if top != nil {
+				second = v.reach[top]
+			}
+			top = m
+		case r > second:
+			second = r
+		}
+	}
+	if len(v.ms) < 2 || second >= to {
+		return
+	}
+	c.oneVoice = append(c.oneVoice, OnePeer{From: max(second+1, from), To: v.reach[top], Peer: top.addr})
 }
 
 // segment gets the filter hashes start..end from m and checks that they
 // continue from prev.
 func (c *Client) segment(ctx context.Context, m *member, start, end int32, prev chainhash.Hash) ([]chainhash.Hash, error) {
-	gotPrev, hashes, err := m.p.GetCFHeaders(ctx, start, c.chain.Hash(end), int(end-start)+1)
+	gotPrev, hashes, err := c.conn(m).GetCFHeaders(ctx, start, c.chain.Hash(end), int(end-start)+1)
 	if err != nil {
 		return nil, err
 	}
@@ -211,130 +490,75 @@ func (c *Client) segment(ctx context.Context, m *member, start, end int32, prev 
 	return hashes, nil
 }
 
-// settle decides a disagreement over the filter headers start..end: ends
-// holds each peer's filter header at end, segs (when known) each peer's
-// filter hashes. It finds the first block whose filter the sides dispute
-// and bans the peers whose filter that block proves false, then, if
-// several sides remain, those outvoted by a majority of at least two. It
-// fails with a *ConflictError when no side wins.
-func (c *Client) settle(ctx context.Context, ms []*member, start, end int32, prev chainhash.Hash,
-	ends map[*member]chainhash.Hash, segs map[*member][]chainhash.Hash) error {
-	sides := sidesOf(ms, ends)
-	// One representative per side states its filter hashes.
-	reps := make([]*member, len(sides))
-	repHashes := make([][]chainhash.Hash, len(sides))
-	for i, side := range sides {
-		reps[i] = side[0]
-		if segs != nil {
-			repHashes[i] = segs[side[0]]
-			continue
-		}
-		got, err := c.segment(ctx, side[0], start, end, prev)
-		if err == nil && chainHeaders(prev, got) != ends[side[0]] {
-			err = peerErr(side[0], "getcfheaders", fmt.Errorf("%w: filter headers %d..%d do not reach the checkpoint it sent itself",
-				peer.ErrBadFilterHeader, start, end))
-		}
-		if err != nil {
-			return &failure{m: side[0], err: err}
-		}
-		repHashes[i] = got
-	}
-	// The first block whose filter hash differs between sides.
-	at := -1
-	for i := 0; at < 0 && i < int(end-start)+1; i++ {
-		for s := 1; s < len(sides); s++ {
-			if repHashes[s][i] != repHashes[0][i] {
-				at = i
-				break
-			}
-		}
-	}
-	if at < 0 {
-		// Same hashes, different headers: impossible for honest peers
-		// asked the same range; the representatives' own data disagree.
-		return fmt.Errorf("client: filter headers %d..%d differ although their filter hashes agree", start, end)
-	}
-	height := start + int32(at)
-	hash := c.chain.Hash(height)
-	c.logf("peers disagree on the filter of block %v (height %d): checking it against the block", hash, height)
-	block, err := c.fetchBlock(ctx, height)
+// settleAt decides a disagreement at height h between groups of peers
+// that agree below it: each group's representative serves its filter of
+// the block, which must hash to the group's filter hash. Peers whose
+// filter the block proves false are banned; if several groups remain,
+// those outvoted by a majority of at least two are banned, with a warning
+// in the result. It fails with a *ConflictError when no group wins.
+func (c *Client) settleAt(ctx context.Context, h int32, groups []group) error {
+	hash := c.chain.Hash(h)
+	c.logf("peers disagree on the filter of block %v (height %d): checking it against the block", hash, h)
+	block, err := c.fetchBlock(ctx, h)
 	if err != nil {
 		return err
 	}
 	key := gcs.BasicKey(&hash)
-	var standing [][]*member
-	for i, side := range sides {
-		rep := reps[i]
+	var standing []group
+	for _, g := range groups {
 		var data []byte
-		err := rep.p.GetCFilters(ctx, height, []chainhash.Hash{hash}, func(_ int, d []byte) error {
+		err := c.conn(g.rep).GetCFilters(ctx, h, []chainhash.Hash{hash}, func(_ int, d []byte) error {
 			data = d
 			return nil
 		})
-		if err == nil && chainhash.DoubleHashH(data) != repHashes[i][at] {
-			err = peerErr(rep, "getcfilters", fmt.Errorf("%w: filter for block %v (height %d) does not hash to the filter header it sent itself",
-				peer.ErrBadFilter, hash, height))
+		if err == nil && chainhash.DoubleHashH(data) != g.hash {
+			err = peerErr(g.rep, "getcfilters", fmt.Errorf("%w: filter for block %v (height %d) does not hash to the filter header it sent itself",
+				peer.ErrBadFilter, hash, h))
 		}
 		if err != nil {
-			return &failure{m: rep, err: err}
+			return &failure{m: g.rep, err: err}
 		}
 		if why := disproves(block, data, key); why != "" {
-			for _, m := range side {
+			for _, m := range g.members {
 				c.ban(m, peerErr(m, "getcfilters", fmt.Errorf("%w: filter for block %v (height %d) %s: the block proves it false",
-					peer.ErrBadFilter, hash, height, why)))
+					peer.ErrBadFilter, hash, h, why)))
 			}
 			continue
 		}
-		standing = append(standing, side)
+		standing = append(standing, g)
 	}
 	if len(standing) <= 1 {
 		return nil
 	}
-	// What is left is voted on at this block only among sides that
-	// differ here: sides that agree on this filter differ later, and the
-	// caller settles that next.
-	var voting [][]*member // sides joined by their filter at height
-	byHash := map[chainhash.Hash]int{}
-	for _, side := range standing {
-		h := repHashes[slices.IndexFunc(sides, func(s []*member) bool { return s[0] == side[0] })][at]
-		i, ok := byHash[h]
-		if !ok {
-			i = len(voting)
-			byHash[h] = i
-			voting = append(voting, nil)
-		}
-		voting[i] = append(voting[i], side...)
-	}
-	if len(voting) == 1 {
-		return nil
-	}
-	sort.SliceStable(voting, func(i, j int) bool { return len(voting[i]) > len(voting[j]) })
-	if len(voting[0]) >= 2 && len(voting[0]) > len(voting[1]) {
+	sort.SliceStable(standing, func(i, j int) bool { return len(standing[i].members) > len(standing[j].members) })
+	if n := len(standing[0].members); n >= 2 && n > len(standing[1].members) {
 		var losers []string
-		for _, side := range voting[1:] {
-			for _, m := range side {
+		for _, g := range standing[1:] {
+			for _, m := range g.members {
 				losers = append(losers, m.addr)
 				c.ban(m, peerErr(m, "getcfheaders", fmt.Errorf("%w: filter for block %v (height %d) outvoted by %d peers that agree",
-					peer.ErrBadFilterHeader, hash, height, len(voting[0]))))
+					peer.ErrBadFilterHeader, hash, h, n)))
 			}
-		}
-		var winners []string
-		for _, m := range voting[0] {
-			winners = append(winners, m.addr)
 		}
 		c.decisions = append(c.decisions, fmt.Sprintf(
 			"the filter of block %v (height %d) was decided by a majority (%s against %s), not by the block: if the majority colludes, transactions of that block may be missing",
-			hash, height, strings.Join(winners, ", "), strings.Join(losers, ", ")))
+			hash, h, strings.Join(addrs(standing[0].members), ", "), strings.Join(losers, ", ")))
 		return nil
 	}
-	ce := &ConflictError{Height: height, BlockHash: hash}
-	for _, side := range voting {
-		var addrs []string
-		for _, m := range side {
-			addrs = append(addrs, m.addr)
-		}
-		ce.Sides = append(ce.Sides, addrs)
+	ce := &ConflictError{Height: h, BlockHash: hash}
+	for _, g := range standing {
+		ce.Sides = append(ce.Sides, addrs(g.members))
 	}
 	return ce
+}
+
+// addrs returns the addresses of ms.
+func addrs(ms []*member) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.addr
+	}
+	return out
 }
 
 // disproves returns why a block's filter is false on the block's own
@@ -369,16 +593,17 @@ func disproves(block *wire.MsgBlock, data []byte, key [16]byte) string {
 	return ""
 }
 
-// fetchBlock downloads one block of the chain from a random peer.
+// fetchBlock downloads one block of the chain from a random peer that has
+// it.
 func (c *Client) fetchBlock(ctx context.Context, height int32) (*wire.MsgBlock, error) {
 	hash := c.chain.Hash(height)
-	ms := c.usable(wire.SFNodeWitness, height)
+	ms := c.reaching(wire.SFNodeWitness, height)
 	if len(ms) == 0 {
 		return nil, c.noPeers("getdata block")
 	}
 	m := c.pick(ms)
 	var block *wire.MsgBlock
-	err := m.p.GetBlocks(ctx, []chainhash.Hash{hash}, func(_ int, b *wire.MsgBlock) error {
+	err := c.conn(m).GetBlocks(ctx, []chainhash.Hash{hash}, func(_ int, b *wire.MsgBlock) error {
 		block = b
 		return nil
 	})
@@ -394,33 +619,11 @@ func (c *Client) keepLive(ms []*member) []*member {
 	defer c.mu.Unlock()
 	var out []*member
 	for _, m := range ms {
-		if m.p != nil && !m.banned && m.err == nil {
+		if m.isLive() {
 			out = append(out, m)
 		}
 	}
 	return out
-}
-
-// firstDisagreement returns the first checkpoint index at which the
-// members' checkpoints differ, or -1.
-func firstDisagreement(ms []*member, cps map[*member][]chainhash.Hash, k int) int {
-	for i := 0; i < k; i++ {
-		for _, m := range ms[1:] {
-			if cps[m][i] != cps[ms[0]][i] {
-				return i
-			}
-		}
-	}
-	return -1
-}
-
-// segmentStart returns the first height of checkpoint segment j and the
-// filter header before it.
-func segmentStart(j int32, checkpoints []chainhash.Hash) (int32, chainhash.Hash) {
-	if j == 0 {
-		return 0, chainhash.Hash{}
-	}
-	return j*wire.CFCheckptInterval + 1, checkpoints[j-1]
 }
 
 // chainHeaders returns the filter header reached from prev through the
@@ -432,12 +635,12 @@ func chainHeaders(prev chainhash.Hash, hashes []chainhash.Hash) chainhash.Hash {
 	return prev
 }
 
-// sidesOf groups members by the header they state, in first-seen order.
-func sidesOf(ms []*member, ends map[*member]chainhash.Hash) [][]*member {
+// sidesOf groups members by the hash key gives each, in first-seen order.
+func sidesOf(ms []*member, key func(*member) chainhash.Hash) [][]*member {
 	var sides [][]*member
 	pos := map[chainhash.Hash]int{}
 	for _, m := range ms {
-		h := ends[m]
+		h := key(m)
 		i, ok := pos[h]
 		if !ok {
 			i = len(sides)
@@ -447,14 +650,6 @@ func sidesOf(ms []*member, ends map[*member]chainhash.Hash) [][]*member {
 		sides[i] = append(sides[i], m)
 	}
 	return sides
-}
-
-func distinct(ends map[*member]chainhash.Hash) map[chainhash.Hash]bool {
-	out := map[chainhash.Hash]bool{}
-	for _, h := range ends {
-		out[h] = true
-	}
-	return out
 }
 
 // peerErr names m as the peer that did what err says during op.

@@ -1,6 +1,7 @@
 package peertest
 
 import (
+	"sync"
 	"testing"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -9,70 +10,140 @@ import (
 )
 
 // ForgeFilter returns a Liar behaviour that serves forged as the filter
-// of the block at height, and keeps every later answer consistent with it:
-// the filter hash in cfheaders, the previous filter header of every later
-// cfheaders, and every cfcheckpt entry from height on. Nothing it sends can
-// be caught by checking it against itself.
+// of the block at height, and keeps every later answer consistent with it
+// (see Forge).
 func ForgeFilter(t testing.TB, node *Node, height int32, forge func(b *wire.MsgBlock) []byte) LieFunc {
-	t.Helper()
-	rpc := node.RPC()
-	count, err := rpc.GetBlockCount()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tip := int32(count)
-	hashes := make([]chainhash.Hash, tip+1)
-	heights := map[chainhash.Hash]int32{}
-	filterHashes := make([]chainhash.Hash, tip+1)
-	for h := int32(0); h <= tip; h++ {
-		hash, err := rpc.GetBlockHash(int64(h))
-		if err != nil {
-			t.Fatal(err)
-		}
-		hashes[h] = *hash
-		heights[hashes[h]] = h
-		cf, err := rpc.GetCFilter(&hashes[h], wire.GCSFilterRegular)
-		if err != nil {
-			t.Fatal(err)
-		}
-		filterHashes[h] = chainhash.DoubleHashH(cf.Data)
-	}
-	block, err := rpc.GetBlock(&hashes[height])
-	if err != nil {
-		t.Fatal(err)
-	}
-	fake := forge(block)
-	filterHashes[height] = chainhash.DoubleHashH(fake)
-	headers := make([]chainhash.Hash, tip+1)
-	var prev chainhash.Hash
-	for h := int32(0); h <= tip; h++ {
-		prev = gcs.MakeHeader(&filterHashes[h], &prev)
-		headers[h] = prev
-	}
-	return func(m wire.Message) ([]wire.Message, bool) {
-		switch m := m.(type) {
-		case *wire.MsgCFilter:
-			if m.BlockHash == hashes[height] {
+	return Forge(t, node, height, func(h int32, _ *wire.MsgBlock) bool { return h == height }, forge)
+}
+
+// Forge returns a Liar behaviour that serves forge's filter for every block
+// of the node's chain, from height from on, that choose picks, and keeps
+// every answer consistent with the forged filters: the filter hashes in
+// cfheaders, the previous filter header of every later cfheaders, and
+// every cfcheckpt entry. Nothing it sends can be caught by checking it
+// against itself. Blocks are read from the node as they are asked about
+// (so blocks mined later are forged too), each once.
+func Forge(t testing.TB, node *Node, from int32, choose func(height int32, b *wire.MsgBlock) bool, forge func(b *wire.MsgBlock) []byte) LieFunc {
+	f := &forger{t: t, node: node, from: from, choose: choose, forge: forge,
+		heights: map[chainhash.Hash]int32{}, filterHash: map[int32]chainhash.Hash{}, fake: map[chainhash.Hash][]byte{},
+		header: map[int32]chainhash.Hash{}}
+	return f.lie
+}
+
+// forger is the state of Forge's behaviour.
+type forger struct {
+	t      testing.TB
+	node   *Node
+	from   int32
+	choose func(int32, *wire.MsgBlock) bool
+	forge  func(*wire.MsgBlock) []byte
+
+	mu         sync.Mutex
+	heights    map[chainhash.Hash]int32
+	filterHash map[int32]chainhash.Hash // served filter hashes from height from on
+	fake       map[chainhash.Hash][]byte
+	header     map[int32]chainhash.Hash // served filter headers from height from-1 on
+}
+
+func (f *forger) lie(m wire.Message) ([]wire.Message, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch m := m.(type) {
+	case *wire.MsgCFilter:
+		if f.height(m.BlockHash) >= f.from {
+			f.served(f.height(m.BlockHash))
+			if fake, ok := f.fake[m.BlockHash]; ok {
 				m.Data = fake
 			}
-		case *wire.MsgCFHeaders:
-			stop := heights[m.StopHash]
-			start := stop - int32(len(m.FilterHashes)) + 1
-			if start > 0 {
-				m.PrevFilterHeader = headers[start-1]
-			}
-			for i := range m.FilterHashes {
-				fh := filterHashes[start+int32(i)]
+		}
+	case *wire.MsgCFHeaders:
+		stop := f.height(m.StopHash)
+		start := stop - int32(len(m.FilterHashes)) + 1
+		if start-1 >= f.from-1 && start > 0 {
+			m.PrevFilterHeader = f.served(start - 1)
+		}
+		for i := range m.FilterHashes {
+			if h := start + int32(i); h >= f.from {
+				f.served(h)
+				fh := f.filterHash[h]
 				m.FilterHashes[i] = &fh
 			}
-		case *wire.MsgCFCheckpt:
-			for i := range m.FilterHeaders {
-				h := headers[int32(i+1)*wire.CFCheckptInterval]
-				m.FilterHeaders[i] = &h
+		}
+	case *wire.MsgCFCheckpt:
+		for i := range m.FilterHeaders {
+			if h := int32(i+1) * wire.CFCheckptInterval; h >= f.from {
+				fh := f.served(h)
+				m.FilterHeaders[i] = &fh
 			}
 		}
-		return []wire.Message{m}, false
 	}
+	return []wire.Message{m}, false
+}
+
+// height returns the height of a block of the node's chain.
+func (f *forger) height(hash chainhash.Hash) int32 {
+	if h, ok := f.heights[hash]; ok {
+		return h
+	}
+	hdr, err := f.node.RPC().GetBlockHeaderVerbose(&hash)
+	if err != nil {
+		f.t.Errorf("forger: block %v: %v", hash, err)
+		return -1
+	}
+	f.heights[hash] = hdr.Height
+	return hdr.Height
+}
+
+// served returns the filter header served at height h (at or above
+// from-1), deciding the filters served from from up to h on the way.
+func (f *forger) served(h int32) chainhash.Hash {
+	if fh, ok := f.header[h]; ok {
+		return fh
+	}
+	rpc := f.node.RPC()
+	if h < f.from {
+		hash, err := rpc.GetBlockHash(int64(h))
+		var fh chainhash.Hash
+		if err == nil {
+			var hdr *wire.MsgCFHeaders
+			if hdr, err = rpc.GetCFilterHeader(hash, wire.GCSFilterRegular); err == nil {
+				fh = hdr.PrevFilterHeader
+			}
+		}
+		if err != nil {
+			f.t.Errorf("forger: filter header at %d: %v", h, err)
+		}
+		f.header[h] = fh
+		return fh
+	}
+	prev := f.served(h - 1)
+	hash, err := rpc.GetBlockHash(int64(h))
+	if err != nil {
+		f.t.Errorf("forger: block at %d: %v", h, err)
+		return chainhash.Hash{}
+	}
+	block, err := rpc.GetBlock(hash)
+	if err != nil {
+		f.t.Errorf("forger: block %v: %v", hash, err)
+		return chainhash.Hash{}
+	}
+	f.heights[*hash] = h
+	var data []byte
+	if f.choose(h, block) {
+		data = f.forge(block)
+		f.fake[*hash] = data
+	} else {
+		cf, err := rpc.GetCFilter(hash, wire.GCSFilterRegular)
+		if err != nil {
+			f.t.Errorf("forger: filter of %v: %v", hash, err)
+			return chainhash.Hash{}
+		}
+		data = cf.Data
+	}
+	f.filterHash[h] = chainhash.DoubleHashH(data)
+	fh := f.filterHash[h]
+	f.header[h] = gcs.MakeHeader(&fh, &prev)
+	return f.header[h]
 }
 
 // EmptyFilter forges a filter that holds nothing: the block's own outputs

@@ -36,12 +36,13 @@ type Liar struct {
 // is forwarded byte for byte.
 var liarDecodes = map[string]bool{
 	wire.CmdHeaders: true, wire.CmdCFCheckpt: true, wire.CmdCFHeaders: true, wire.CmdCFilter: true,
-	wire.CmdMerkleBlock: true, wire.CmdTx: true, wire.CmdBlock: true,
+	wire.CmdMerkleBlock: true, wire.CmdTx: true, wire.CmdBlock: true, wire.CmdVersion: true,
 }
 
-// LieFunc sees each message of the node that a client consumes (headers,
-// cfcheckpt, cfheaders, cfilter, merkleblock, tx, block) and returns what
-// the client gets instead; hangup closes the connection instead.
+// LieFunc sees each message of the node that a client consumes (version,
+// headers, cfcheckpt, cfheaders, cfilter, merkleblock, tx, block) and
+// returns what the client gets instead; hangup closes the connection
+// instead.
 type LieFunc func(m wire.Message) (out []wire.Message, hangup bool)
 
 // Honest forwards every message unchanged.
@@ -172,4 +173,20 @@ func (l *Liar) Commands() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return append([]string(nil), l.sent...)
+}
+
+// Announce returns a Liar behaviour that rewrites the height the node
+// announces in its version message to height, and passes everything else
+// to lie (Honest if nil).
+func Announce(height int32, lie LieFunc) LieFunc {
+	if lie == nil {
+		lie = Honest
+	}
+	return func(m wire.Message) ([]wire.Message, bool) {
+		if v, ok := m.(*wire.MsgVersion); ok {
+			v.LastBlock = height
+			return []wire.Message{v}, false
+		}
+		return lie(m)
+	}
 }

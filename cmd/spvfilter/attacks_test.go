@@ -1,0 +1,116 @@
+package main
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer/peertest"
+)
+
+// hasWarning reports whether one of ws holds every part.
+func hasWarning(ws []string, parts ...string) bool {
+	return slices.ContainsFunc(ws, func(w string) bool {
+		for _, p := range parts {
+			if !strings.Contains(w, p) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// TestScanLiarAhead: a liar one block ahead of two honest peers, the only
+// one whose chain reaches the tip, hides a payment behind an empty filter
+// with a coherent filter-header chain. The scan compares every height the
+// honest peers hold, finds the payment, bans the liar and says the tip it
+// alone held was not scanned.
+func TestScanLiarAhead(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 101)
+	alice := peertest.NewKey("alice")
+	pay := node.SpendCoinbase(t, wire.NewTxOut(10_000_000, alice.PkScript()))
+	node.Confirm(t, pay) // 102
+	node.Generate(t, 8)  // tip 110
+	ahead := peertest.CopyChain(t, node, peertest.WithArgs("--nobanning"))
+	ahead.Generate(t, 1) // 111, on the liar's node only
+	liar := peertest.NewLiar(t, ahead.P2PAddr, ahead.Params.Net, peertest.ForgeFilter(t, ahead, 102, peertest.EmptyFilter))
+	h1 := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil)
+	h2 := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil)
+	stdout, stderr, status := runCLI(t, "", "scan", "--json", "--network", "regtest", "--timeout", "10s",
+		"--peer", liar.Addr, "--peer", h1.Addr, "--peer", h2.Addr, "--watch", alice.Address(node.Params).EncodeAddress())
+	var out scanOutput
+	if status != exitOK || json.Unmarshal([]byte(stdout), &out) != nil {
+		t.Fatalf("status %d, stdout %q, stderr %q", status, stdout, stderr)
+	}
+	if len(out.Matches) != 1 || out.Matches[0].Txid != pay.TxHash().String() || out.Matches[0].Height != 102 {
+		t.Errorf("matches %+v, want the payment at 102", out.Matches)
+	}
+	banned := map[string]bool{}
+	for _, p := range out.Peers {
+		banned[p.Address] = p.Banned
+	}
+	if !banned[liar.Addr] || banned[h1.Addr] || banned[h2.Addr] {
+		t.Errorf("peers %+v: want the liar banned, the others not", out.Peers)
+	}
+	if out.To != 110 || !hasWarning(out.Warnings, "held by no connected peer") {
+		t.Errorf("scanned to %d, warnings %q: want 110 and the liar's tip named", out.To, out.Warnings)
+	}
+}
+
+// TestSendTellsTheTruth: a peer that takes a transaction and serves it
+// back without relaying it is not believed (acceptance unconfirmed, with
+// a warning); a transaction already mined is reported with its block,
+// well before the timeout.
+func TestSendTellsTheTruth(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 101)
+	hexOf := func(tx *wire.MsgTx) string {
+		var b strings.Builder
+		tx.Serialize(hex.NewEncoder(&b))
+		return b.String()
+	}
+	type sendOutput struct {
+		Propagated bool `json:"propagated"`
+		Mined      *struct {
+			Height int32 `json:"height"`
+		} `json:"mined"`
+		Warnings []string `json:"warnings"`
+	}
+	echo := peertest.NewEcho(t, node.P2PAddr, node.Params.Net)
+	tx := node.BuildCoinbaseSpend(t, wire.NewTxOut(1_000_000, peertest.NewKey("alice").P2WPKHScript()))
+	stdout, stderr, status := runCLI(t, "", "send", "--json", "--network", "regtest", "--timeout", "3s", "--peer", echo.Addr, hexOf(tx))
+	var out sendOutput
+	if status != exitOK || json.Unmarshal([]byte(stdout), &out) != nil || out.Propagated || !hasWarning(out.Warnings, "unconfirmed") {
+		t.Errorf("echo: status %d, stdout %q, stderr %q: want acceptance unconfirmed", status, stdout, stderr)
+	}
+
+	mined := node.SpendCoinbase(t, wire.NewTxOut(1_000_000, peertest.NewKey("bob").P2WPKHScript()))
+	node.Confirm(t, mined) // 102
+	node.Generate(t, 2)
+	start := time.Now()
+	stdout, stderr, status = runCLI(t, "", "send", "--json", "--network", "regtest", "--timeout", "20s", "--peer", node.P2PAddr, hexOf(mined))
+	out = sendOutput{}
+	if status != exitOK || json.Unmarshal([]byte(stdout), &out) != nil || out.Mined == nil || out.Mined.Height != 102 || !out.Propagated {
+		t.Errorf("mined: status %d, stdout %q, stderr %q: want it reported mined at 102", status, stdout, stderr)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("mined: took %v against a timeout of 20s", d)
+	}
+}
+
+// TestScanToZero scans the genesis block alone.
+func TestScanToZero(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 5)
+	stdout, stderr, status := runCLI(t, "", "scan", "--json", "--network", "regtest", "--peer", node.P2PAddr, "--to", "0",
+		"--watch", peertest.NewKey("alice").Address(node.Params).EncodeAddress())
+	var out scanOutput
+	if status != exitOK || json.Unmarshal([]byte(stdout), &out) != nil || out.BlocksScanned != 1 || out.To != 0 {
+		t.Fatalf("status %d, stdout %q, stderr %q", status, stdout, stderr)
+	}
+}

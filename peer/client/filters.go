@@ -1,0 +1,176 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/gcs"
+	"github.com/spvfilter/spvfilter/peer"
+)
+
+// filterBatch is one getcfilters request of the scan.
+type filterBatch struct {
+	start, stop int32
+}
+
+// filterDownload gets a scan's filters from..to: batches the cache holds
+// whole are matched from it, the others go to whichever peer is free and
+// holds them, and every filter is checked against its agreed filter
+// header before it is matched.
+type filterDownload struct {
+	c        *Client
+	from, to int32
+	headers  []chainhash.Hash // the agreed filter headers of from-1..to
+	base     *gcs.Matcher
+	progress func(done, total int)
+	cancel   context.CancelFunc
+
+	mu       sync.Mutex
+	pending  []filterBatch // not taken by a peer yet
+	matched  []int32
+	done     int
+	received int
+	err      error
+}
+
+// matchFilters downloads the filters from..to as filterDownload describes
+// and returns the heights whose filter matches a script, sorted, and how
+// many filters were downloaded.
+func (c *Client) matchFilters(ctx context.Context, ms []*member, scripts [][]byte, headers []chainhash.Hash,
+	from, to int32, progress func(done, total int)) ([]int32, int, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	d := &filterDownload{c: c, from: from, to: to, headers: headers, base: gcs.NewMatcher(scripts), progress: progress, cancel: cancel}
+	for start := from; start <= to; start += wire.MaxGetCFiltersReqRange {
+		b := filterBatch{start, min(to, start+wire.MaxGetCFiltersReqRange-1)}
+		if hits, ok := c.cachedBatch(b, d.base, d.check); ok {
+			d.finish(b, hits)
+			continue
+		}
+		d.pending = append(d.pending, b)
+	}
+	var wg sync.WaitGroup
+	for _, m := range ms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d.work(ctx, m)
+		}()
+	}
+	wg.Wait()
+	if d.err != nil {
+		return nil, 0, d.err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, 0, err
+	}
+	if len(d.pending) > 0 {
+		return nil, 0, fmt.Errorf("client: %w: no peer left to serve the filters of heights %d..%d", ErrNoPeers, d.pending[0].start, d.pending[0].stop)
+	}
+	slices.Sort(d.matched)
+	return d.matched, d.received, nil
+}
+
+// check checks the filter of height h against its agreed filter header.
+func (d *filterDownload) check(h int32, data []byte) error {
+	fh := chainhash.DoubleHashH(data)
+	if got, want := gcs.MakeHeader(&fh, &d.headers[h-d.from]), d.headers[h-d.from+1]; got != want {
+		return fmt.Errorf("%w: filter for block %v (height %d) leads to filter header %v, the agreed one is %v",
+			peer.ErrBadFilter, d.c.chain.Hash(h), h, got, want)
+	}
+	return nil
+}
+
+// take hands out the first pending batch a peer holding the chain up to
+// reach can serve.
+func (d *filterDownload) take(reach int32) (filterBatch, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.err != nil {
+		return filterBatch{}, false
+	}
+	i := slices.IndexFunc(d.pending, func(b filterBatch) bool { return b.stop <= reach })
+	if i < 0 {
+		return filterBatch{}, false
+	}
+	b := d.pending[i]
+	d.pending = slices.Delete(d.pending, i, i+1)
+	return b, true
+}
+
+// finish records a batch done.
+func (d *filterDownload) finish(b filterBatch, hits []int32) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.matched = append(d.matched, hits...)
+	d.done += int(b.stop-b.start) + 1
+	if d.progress != nil {
+		d.progress(d.done, int(d.to-d.from)+1)
+	}
+}
+
+// fail records the first failure and stops the other peers.
+func (d *filterDownload) fail(m *member, err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.err == nil {
+		d.err = &failure{m: m, err: err}
+	}
+	d.cancel()
+}
+
+// work gets batches from m until none is left that m can serve.
+func (d *filterDownload) work(ctx context.Context, m *member) {
+	reach := d.c.reachOf(m, d.to)
+	matcher := d.base.Clone()
+	blocks := make([]chainhash.Hash, 0, wire.MaxGetCFiltersReqRange)
+	for {
+		b, ok := d.take(reach)
+		if !ok {
+			return
+		}
+		blocks = blocks[:0]
+		for h := b.start; h <= b.stop; h++ {
+			blocks = append(blocks, d.c.chain.Hash(h))
+		}
+		hits, datas, err := d.batch(ctx, m, matcher, b, blocks)
+		if err != nil {
+			d.fail(m, err)
+			return
+		}
+		d.c.cacheFilters(blocks, datas)
+		d.mu.Lock()
+		d.received += len(blocks)
+		d.mu.Unlock()
+		d.finish(b, hits)
+	}
+}
+
+// batch gets the filters of one batch from m, checks and matches them.
+func (d *filterDownload) batch(ctx context.Context, m *member, matcher *gcs.Matcher, b filterBatch, blocks []chainhash.Hash) (hits []int32, datas [][]byte, err error) {
+	err = d.c.conn(m).GetCFilters(ctx, b.start, blocks, func(i int, data []byte) error {
+		h := b.start + int32(i)
+		if err := d.check(h, data); err != nil {
+			return peerErr(m, "getcfilters", err)
+		}
+		datas = append(datas, data)
+		if matcher.Len() == 0 {
+			return nil
+		}
+		// The filter is the one its agreed header commits to: one pass
+		// that may stop at the first match.
+		hit, err := matcher.MatchVerifiedBytes(data, gcs.BasicKey(&blocks[i]))
+		if err != nil {
+			return peerErr(m, "getcfilters", fmt.Errorf("%w: filter for block %v (height %d): %v", peer.ErrBadFilter, blocks[i], h, err))
+		}
+		if hit {
+			hits = append(hits, h)
+		}
+		return nil
+	})
+	return hits, datas, err
+}

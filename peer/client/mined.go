@@ -1,0 +1,90 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/txscript"
+	"github.com/btcsuite/btcd/wire"
+)
+
+// Confirmation is where a transaction was mined.
+type Confirmation struct {
+	Height    int32
+	BlockHash chainhash.Hash
+}
+
+// SendUntilMined sends tx (SendTransaction) and then follows the chain,
+// announcing it again every interval (one minute when zero), until it is
+// seen in a block or ctx ends. It finds the block with compact filters:
+// the filter of the block that mines tx holds tx's output scripts, so tx
+// needs one output that is not OP_RETURN.
+func (c *Client) SendUntilMined(ctx context.Context, tx *wire.MsgTx, interval time.Duration) (*Confirmation, error) {
+	if interval <= 0 {
+		interval = time.Minute
+	}
+	var watch []WatchItem
+	for _, out := range tx.TxOut {
+		if len(out.PkScript) > 0 && out.PkScript[0] != txscript.OP_RETURN {
+			watch = append(watch, ScriptItem(out.PkScript))
+		}
+	}
+	if len(watch) == 0 {
+		return nil, errors.New("client: a transaction with only OP_RETURN outputs cannot be found in compact filters")
+	}
+	if _, err := c.SendTransaction(ctx, tx); err != nil {
+		return nil, err
+	}
+	txid := tx.TxHash()
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var conf *Confirmation
+	r := c.NewRescan(RescanOptions{Watch: watch, From: c.Chain().Height() + 1, Follow: true, OnEvent: func(e Event) {
+		switch {
+		case e.Kind == EventMatch && e.Match.Txid == txid:
+			conf = &Confirmation{Height: e.Height, BlockHash: e.BlockHash}
+		case e.Kind == EventDisconnected && conf != nil && conf.BlockHash == e.BlockHash:
+			conf = nil // mined in a block that left the chain: wait again
+		case e.Kind == EventTip && conf != nil:
+			cancel()
+		}
+	}})
+	done := make(chan error, 1)
+	go func() { done <- r.Run(rctx) }()
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			if conf != nil {
+				return conf, nil
+			}
+			if err == nil {
+				err = ctx.Err()
+			}
+			return nil, fmt.Errorf("client: waiting for %v to be mined: %w", txid, err)
+		case <-tick.C:
+			c.announce(rctx, tx)
+		}
+	}
+}
+
+// announce offers tx to every live peer again (inv), without waiting for
+// answers: a peer that asks is served by its connection.
+func (c *Client) announce(ctx context.Context, tx *wire.MsgTx) {
+	c.mu.Lock()
+	ms := c.live()
+	c.mu.Unlock()
+	for _, m := range ms {
+		if err := c.redial(ctx, m); err != nil {
+			c.logf("redialing %s: %v", m.addr, err)
+			continue
+		}
+		if err := c.conn(m).Reannounce(ctx, tx); err != nil {
+			c.logf("announcing %v again to %s: %v", tx.TxHash(), m.addr, err)
+		}
+	}
+}

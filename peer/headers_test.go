@@ -1,0 +1,151 @@
+package peer
+
+import (
+	"context"
+	"testing"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer/chain"
+	"github.com/spvfilter/spvfilter/peer/peertest"
+)
+
+// hideAbove returns a liar behaviour that serves the node's headers only
+// up to height top of ref (a copy of the node's chain), as a node whose
+// chain ends there would.
+func hideAbove(ref *chain.Chain, top int32) peertest.LieFunc {
+	return func(m wire.Message) ([]wire.Message, bool) {
+		if h, ok := m.(*wire.MsgHeaders); ok {
+			kept := h.Headers[:0]
+			for _, hdr := range h.Headers {
+				if height, ok := ref.HeightOf(hdr.BlockHash()); ok && height <= top {
+					kept = append(kept, hdr)
+				}
+			}
+			h.Headers = kept
+		}
+		return []wire.Message{m}, false
+	}
+}
+
+// TestSyncHeadersTip: the tip a sync reports is what the node shows it
+// holds, whatever it announced in its version message: a node behind the
+// chain (or rolled back) is measured without being blamed, whether its
+// tip is one of the locator's blocks (found by the binary search) or not.
+func TestSyncHeadersTip(t *testing.T) {
+	needFixture(t)
+	ref := syncHeaders(t, dial(t, fx.node.P2PAddr, 0))
+	tests := []struct {
+		name    string
+		top     int32 // the liar's chain ends here
+		wantTip int32
+	}{
+		{"holds the tip", fx.tip, fx.tip},
+		{"one block behind", fx.tip - 1, fx.tip - 1},
+		{"three blocks behind", fx.tip - 3, fx.tip - 3},
+		{"far behind, between locator blocks", 60, 60},
+		{"far behind, at a locator block", 50, 50},
+		{"only the genesis block", 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, hideAbove(ref, tt.top))
+			p := dial(t, l.Addr, 0)
+			// Our chain is the node's whole chain.
+			c := syncHeaders(t, dial(t, fx.node.P2PAddr, 0))
+			res, err := p.SyncHeaders(context.Background(), c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Tip != tt.wantTip || res.Update.Connected != 0 || res.Update.Reorganized() || res.Branch != nil {
+				t.Fatalf("result %+v, want tip %d and no change", res, tt.wantTip)
+			}
+			if c.Height() != fx.tip {
+				t.Fatalf("chain height %d, want %d", c.Height(), fx.tip)
+			}
+		})
+	}
+	// From an empty chain the node's headers up to its tip are taken, no
+	// more, and the node is not blamed for serving fewer than it
+	// announced.
+	l := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, hideAbove(ref, 50))
+	p := dial(t, l.Addr, 0)
+	c := chain.New(fx.node.Params)
+	res, err := p.SyncHeaders(context.Background(), c)
+	if err != nil || res.Tip != 50 || c.Height() != 50 {
+		t.Fatalf("sync from genesis: %v, result %+v, chain height %d", err, res, c.Height())
+	}
+}
+
+// TestSyncHeadersDeepFork: a node on a branch that forks 2,500 blocks
+// below the chain's tip, and needs two headers messages to outweigh it, is
+// followed over both and its branch adopted; the same branch one block
+// short of outweighing it is reported as the node's branch, not blamed.
+func TestSyncHeadersDeepFork(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		extra  int // the branch's blocks beyond the chain's 2,500
+		adopts bool
+	}{
+		{"more work", 100, true},
+		{"less work", -1, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			a := peertest.StartBtcd(t)
+			a.Generate(t, 100)
+			b := peertest.CopyChain(t, a)
+			a.Generate(t, 2500)
+			b.Generate(t, 2500+tt.extra)
+			c := syncHeadersFrom(t, a)
+			p := dialNode(t, b)
+			res, err := p.SyncHeaders(context.Background(), c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tt.adopts {
+				want := Branch{Fork: 100, Height: int32(2600 + tt.extra), Hash: nodeHash(t, b, int32(2600+tt.extra))}
+				if c.Height() != 2600 || res.Update.Reorganized() || res.Branch == nil || *res.Branch != want || res.Tip != 100 {
+					t.Fatalf("chain height %d, result %+v (branch %+v), want branch %+v", c.Height(), res, res.Branch, want)
+				}
+				return
+			}
+			if c.Height() != int32(2600+tt.extra) || len(res.Update.Disconnected) != 2500 || res.Update.Fork != 100 || res.Tip != c.Height() || res.Branch != nil {
+				t.Fatalf("chain height %d, result fork %d, %d disconnected, tip %d, branch %+v", c.Height(), res.Update.Fork, len(res.Update.Disconnected), res.Tip, res.Branch)
+			}
+			if got, want := c.Hash(c.Height()), nodeHash(t, b, c.Height()); got != want {
+				t.Fatalf("tip %v, the node's is %v", got, want)
+			}
+		})
+	}
+}
+
+// syncHeadersFrom returns a chain synced from node.
+func syncHeadersFrom(t *testing.T, node *peertest.Node) *chain.Chain {
+	t.Helper()
+	c := chain.New(node.Params)
+	if _, err := dialNode(t, node).SyncHeaders(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// dialNode connects to node.
+func dialNode(t *testing.T, node *peertest.Node) *Peer {
+	t.Helper()
+	p, err := Dial(context.Background(), Config{Addr: node.P2PAddr, Params: node.Params})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+// nodeHash returns the hash of the node's block at height h.
+func nodeHash(t *testing.T, node *peertest.Node, h int32) chainhash.Hash {
+	t.Helper()
+	hash, err := node.RPC().GetBlockHash(int64(h))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return *hash
+}
