@@ -46,9 +46,6 @@ var (
 	// than its budget allows (see the package documentation); the error
 	// names the kind of message and the rate.
 	ErrFlooding = errors.New("flooding")
-	// ErrWithheldHeaders: a node that announced a higher chain than the
-	// headers it served.
-	ErrWithheldHeaders = errors.New("announced headers withheld")
 )
 
 // PeerError reports what a peer did wrong during an operation.

@@ -87,7 +87,7 @@ func TestFloodsAreNamed(t *testing.T) {
 			if err == nil {
 				defer p.Close()
 				// A request meanwhile fails naming the flood too.
-				_, _, err = p.SyncHeaders(context.Background(), chain.New(fx.node.Params))
+				_, err = p.SyncHeaders(context.Background(), chain.New(fx.node.Params))
 				if err == nil {
 					select {
 					case <-p.Done():
@@ -148,7 +148,7 @@ func TestFloodWithinBudget(t *testing.T) {
 	end := time.Now().Add(2 * time.Second)
 	for rounds := 0; time.Now().Before(end) || rounds == 0; rounds++ {
 		c = chain.New(fx.node.Params)
-		if _, _, err := p.SyncHeaders(ctx, c); err != nil {
+		if _, err := p.SyncHeaders(ctx, c); err != nil {
 			t.Fatalf("round %d: %v", rounds, err)
 		}
 		blocks := []chainhash.Hash{c.Hash(100), c.Hash(101), c.Hash(102)}

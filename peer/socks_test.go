@@ -78,7 +78,7 @@ func TestSOCKS5(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer p.Close()
-			if _, _, err := p.SyncHeaders(ctx, chain.New(fx.node.Params)); err != nil {
+			if _, err := p.SyncHeaders(ctx, chain.New(fx.node.Params)); err != nil {
 				t.Fatal(err)
 			}
 		})

@@ -43,7 +43,7 @@ func TestRelayWithBtcdAndPeer(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := chain.New(node.Params)
-	if _, _, err := p.SyncHeaders(ctx, c); err != nil {
+	if _, err := p.SyncHeaders(ctx, c); err != nil {
 		t.Fatal(err)
 	}
 	// The filter a wallet watching alice's P2PKH output would load.

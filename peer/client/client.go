@@ -301,6 +301,10 @@ func (c *Client) redial(ctx context.Context, m *member) error {
 	default:
 		return nil
 	}
+	if err := old.Err(); errors.Is(err, peer.ErrFlooding) {
+		// Dropped for flooding: not to be dialled again.
+		return err
+	}
 	p, err := peer.Dial(ctx, c.peerConfig(m.addr))
 	if err != nil {
 		return err
@@ -389,7 +393,7 @@ func (c *Client) syncHeaders(ctx context.Context) (chain.Update, error) {
 		// A connection dropped by an abandoned request (a cancelled
 		// context) is replaced; the peer did nothing wrong.
 		if err := c.redial(ctx, m); err != nil {
-			c.dropPeer(m, err)
+			c.blame(m, err)
 			continue
 		}
 		res, err := c.conn(m).SyncHeaders(ctx, c.chain)
@@ -424,10 +428,8 @@ func (c *Client) syncHeaders(ctx context.Context) (chain.Update, error) {
 			return total, ctx.Err()
 		case errors.Is(err, chain.ErrStorage):
 			return total, fmt.Errorf("client: the chain state: %w", err)
-		case errors.Is(err, peer.ErrBadHeaders):
-			c.ban(m, err)
 		default:
-			c.dropPeer(m, err)
+			c.blame(m, err)
 		}
 	}
 	if err := c.saveChain(); err != nil {
@@ -446,17 +448,17 @@ func (c *Client) pick(ms []*member) *member {
 	return ms[c.rng.IntN(len(ms))]
 }
 
-// blame decides what a peer's failed request means: a lie bans it, a
-// stall or disconnect drops it. It reports whether the peer lied. Nobody
+// blame decides what a peer's failed request means: a lie or a flood
+// bans it, a stall or disconnect drops it. It reports whether the peer lied. Nobody
 // is blamed while the chain cannot read its store: the requests were made
 // from what it could not read.
 func (c *Client) blame(m *member, err error) bool {
 	if c.chain.Err() != nil {
 		return false
 	}
-	if isLie(err) {
+	if isLie(err) || errors.Is(err, peer.ErrFlooding) {
 		c.ban(m, err)
-		return true
+		return isLie(err)
 	}
 	c.dropPeer(m, err)
 	return false
@@ -465,7 +467,7 @@ func (c *Client) blame(m *member, err error) bool {
 // isLie reports whether a request's error proves the peer sent false data.
 func isLie(err error) bool {
 	for _, e := range []error{peer.ErrBadFilter, peer.ErrBadFilterHeader, peer.ErrBadBlock, peer.ErrBadProof,
-		peer.ErrBadHeaders, peer.ErrMissingTransactions, peer.ErrWithheldHeaders, peer.ErrProtocol} {
+		peer.ErrBadHeaders, peer.ErrMissingTransactions, peer.ErrProtocol} {
 		if errors.Is(err, e) {
 			return true
 		}
