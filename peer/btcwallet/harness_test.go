@@ -2,6 +2,7 @@ package btcwallet
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"reflect"
@@ -37,9 +38,9 @@ type backendLife struct {
 }
 
 // openBackend starts a chain backend connected to the nodes at addrs,
-// for a wallet born at birthday, with its own header sync done: ready
-// for Wallet.SynchronizeRPC.
-type openBackend func(addrs []string, birthday time.Time) (*backendLife, error)
+// for a wallet born at birthday, with its own header sync done before
+// ctx ends: ready for Wallet.SynchronizeRPC.
+type openBackend func(ctx context.Context, addrs []string, birthday time.Time) (*backendLife, error)
 
 // backendCase is a backend under test.
 type backendCase struct {
@@ -84,17 +85,17 @@ var testChainSpec = neutrinobench.ChainSpec{Blocks: 400, Elements: 20, Watched: 
 const restoreBirthdayHeight = 350
 
 // waitFor polls cond until it holds, failing the test with cond's last
-// account of the state after waitLimit.
-func waitFor(t testing.TB, what string, cond func() (bool, string)) {
+// account of the state after limit.
+func waitFor(t testing.TB, what string, limit time.Duration, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(waitLimit)
+	deadline := time.Now().Add(limit)
 	for {
 		ok, state := cond()
 		if ok {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("waiting for %s: after %v, %s", what, waitLimit, state)
+			t.Fatalf("waiting for %s: after %v, %s", what, limit, state)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -167,7 +168,7 @@ func (n *testNet) mine(t testing.TB, count int) []*chainhash.Hash {
 func (n *testNet) waitSame(t testing.TB) {
 	t.Helper()
 	want, _ := n.tip(t)
-	waitFor(t, "the nodes to agree on the tip", func() (bool, string) {
+	waitFor(t, "the nodes to agree on the tip", waitLimit, func() (bool, string) {
 		for _, node := range n.nodes[1:] {
 			got, err := node.RPC().GetBestBlockHash()
 			if err != nil || *got != want {
@@ -181,7 +182,7 @@ func (n *testNet) waitSame(t testing.TB) {
 // waitMempool waits until the miner's mempool holds txid.
 func (n *testNet) waitMempool(t testing.TB, txid chainhash.Hash) {
 	t.Helper()
-	waitFor(t, "the transaction in the miner's mempool", func() (bool, string) {
+	waitFor(t, "the transaction in the miner's mempool", waitLimit, func() (bool, string) {
 		pool, err := n.miner.RPC().GetRawMempool()
 		if err != nil {
 			return false, err.Error()
@@ -200,12 +201,16 @@ type walletLife struct {
 	stopped bool
 }
 
-// harness runs a wallet flow over one backend.
+// harness runs wallets over one backend connected to the nodes at addrs.
 type harness struct {
-	t   *testing.T
+	t     *testing.T
+	addrs []string
+	bc    backendCase
+	log   *notificationLog
+	// limit bounds each wait for a wallet or a backend.
+	limit time.Duration
+	// net is the nodes when the test started them.
 	net *testNet
-	bc  backendCase
-	log *notificationLog
 }
 
 // createWallet creates a wallet from the test seed in dir, born at
@@ -241,7 +246,9 @@ func (h *harness) start(loader *wallet.Loader, w *wallet.Wallet) *walletLife {
 	if err := w.Unlock(privPass, nil); err != nil {
 		h.t.Fatalf("unlocking the wallet: %v", err)
 	}
-	life, err := h.bc.open(h.net.addrs(), w.Manager.Birthday())
+	ctx, cancel := context.WithTimeout(context.Background(), h.limit)
+	defer cancel()
+	life, err := h.bc.open(ctx, h.addrs, w.Manager.Birthday())
 	if err != nil {
 		h.t.Fatalf("starting the %s backend: %v", h.bc.name, err)
 	}
@@ -279,7 +286,7 @@ func (l *walletLife) stop(t testing.TB) {
 func (h *harness) waitSynced(l *walletLife, what string, tip chainhash.Hash, cond func(walletState) bool) walletState {
 	h.t.Helper()
 	var st walletState
-	waitFor(h.t, what, func() (bool, string) {
+	waitFor(h.t, what, h.limit, func() (bool, string) {
 		synced := l.w.Manager.SyncedTo()
 		if !l.w.ChainSynced() || synced.Hash != tip {
 			return false, fmt.Sprintf("wallet synced to %v at %d (chain synced %v), tip %v; notifications:\n%v",
@@ -453,7 +460,8 @@ type flowResult struct {
 // wallet is stopped and reopened after a block it missed, and a wallet
 // restored from the seed with a birthday must end in the same state.
 func runWalletFlow(t *testing.T, bc backendCase) *flowResult {
-	h := &harness{t: t, net: startTestNet(t, testChainSpec, 3), bc: bc, log: newNotificationLog()}
+	net := startTestNet(t, testChainSpec, 3)
+	h := &harness{t: t, addrs: net.addrs(), bc: bc, log: newNotificationLog(), limit: waitLimit, net: net}
 	res := &flowResult{log: h.log}
 	dir := t.TempDir()
 

@@ -1,6 +1,7 @@
 package btcwallet
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -31,7 +32,7 @@ var neutrinoCase = backendCase{
 // and returns btcwallet's NeutrinoClient over it. The client is told the
 // birthday, as Wallet.SynchronizeRPC does for a NeutrinoClient it is
 // given directly (it cannot see through the recording wrapper).
-func openNeutrino(addrs []string, birthday time.Time) (_ *backendLife, err error) {
+func openNeutrino(ctx context.Context, addrs []string, birthday time.Time) (_ *backendLife, err error) {
 	dir, err := os.MkdirTemp("", "btcwallet-neutrino-*")
 	if err != nil {
 		return nil, err
@@ -68,7 +69,7 @@ func openNeutrino(addrs []string, birthday time.Time) (_ *backendLife, err error
 		return nil, fmt.Errorf("neutrino: %w", err)
 	}
 	undo = append(undo, func() { cs.Stop() })
-	if err := waitNeutrino(cs, len(addrs)); err != nil {
+	if err := waitNeutrino(ctx, cs, len(addrs)); err != nil {
 		return nil, err
 	}
 	client := chain.NewNeutrinoClient(params, cs)
@@ -78,8 +79,9 @@ func openNeutrino(addrs []string, birthday time.Time) (_ *backendLife, err error
 
 // waitNeutrino waits until the service has all its peers and the block
 // and filter headers up to the height each of them announced.
-func waitNeutrino(cs *neutrino.ChainService, peers int) error {
-	deadline := time.Now().Add(waitLimit)
+func waitNeutrino(ctx context.Context, cs *neutrino.ChainService, peers int) error {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
 	for {
 		best, err := cs.BestBlock()
 		if err != nil {
@@ -93,11 +95,12 @@ func waitNeutrino(cs *neutrino.ChainService, peers int) error {
 		if synced {
 			return nil
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("neutrino: not synced after %v: %d of %d peers, best block %d, current %v",
-				waitLimit, len(ps), peers, best.Height, cs.IsCurrent())
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("neutrino: not synced (%d of %d peers, best block %d, current %v): %w",
+				len(ps), peers, best.Height, cs.IsCurrent(), ctx.Err())
+		case <-tick.C:
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
