@@ -445,9 +445,9 @@ type flowResult struct {
 	// wallet restored from the seed, at the same tip.
 	final, restored walletState
 	log             *notificationLog
-	// heights of the flow: the tip when the wallet first synced, the
-	// payment's block (also the reorganized branch's first block), the
-	// spend's block before the reorganization, the tip after it, and
+	// Heights of the flow: the tip when the wallet first synced, the
+	// payment's block, the spend's block (the same height before and
+	// after the reorganization), the tip after the reorganization and
 	// after the reopening.
 	start, receive, spend, reorgTip, reopenTip int32
 	// birthday is the height of the restored wallet's birthday block.
@@ -456,7 +456,7 @@ type flowResult struct {
 
 // runWalletFlow runs the flow on bc against three nodes: a wallet is
 // created and synced, receives a payment to a BIP 84 address, spends to
-// an external script; a reorganization replaces the blocks of both; the
+// an external script; a reorganization replaces the spend's block; the
 // wallet is stopped and reopened after a block it missed, and a wallet
 // restored from the seed with a birthday must end in the same state.
 func runWalletFlow(t *testing.T, bc backendCase) *flowResult {
@@ -483,30 +483,50 @@ func runWalletFlow(t *testing.T, bc backendCase) *flowResult {
 	res.reorgTip = h.reorganize(l, spend)
 
 	h.log.setPhase("reopen")
-	before := h.snapshot(l)
-	l.stop(t)
-	h.net.mine(t, 1)
-	tip, res.reopenTip = h.net.tip(t)
-	l = h.openWallet(dir)
-	want := before
-	want.Tip = res.reopenTip
-	res.final = h.waitSynced(l, "the reopened wallet", tip, nil)
-	h.expectState(res.final, want)
+	l, res.final = h.reopen(l, dir)
+	res.reopenTip = res.final.Tip
 
 	h.log.setPhase("restore")
-	header, err := h.net.miner.RPC().GetBlockHeader(h.blockHash(restoreBirthdayHeight))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := h.createWallet(t.TempDir(), header.Timestamp, recoveryWindow)
-	res.restored = h.waitSynced(r, "the restored wallet", tip, nil)
-	h.expectState(res.restored, res.final)
-	if res.birthday = h.birthdayBlock(r); res.birthday <= 0 || res.birthday >= res.receive {
+	l.stop(t) // the notifications of this phase are the restored wallet's
+	res.restored, res.birthday = h.restore(res.final)
+	if res.birthday <= 0 || res.birthday >= res.receive {
 		t.Errorf("the restored wallet's birthday block is at %d, want one between 0 and the payment at %d", res.birthday, res.receive)
 	}
 	t.Logf("%s backend: chain up to %d, payment at %d, spend at %d, restored wallet's birthday block at %d; notifications by phase:\n%v",
 		bc.name, res.reopenTip, res.receive, res.spend, res.birthday, h.log)
 	return res
+}
+
+// reopen stops the wallet, mines a block and reopens the wallet from its
+// database in dir: it must find its state, one block further.
+func (h *harness) reopen(l *walletLife, dir string) (*walletLife, walletState) {
+	h.t.Helper()
+	want := h.snapshot(l)
+	l.stop(h.t)
+	h.net.mine(h.t, 1)
+	tip, height := h.net.tip(h.t)
+	l = h.openWallet(dir)
+	want.Tip = height
+	st := h.waitSynced(l, "the reopened wallet", tip, nil)
+	h.expectState(st, want)
+	return l, st
+}
+
+// restore creates a wallet from the seed with a birthday at the time of
+// the block at restoreBirthdayHeight and a recovery window: it must end
+// in the state want. It returns the wallet's state and the height of its
+// birthday block.
+func (h *harness) restore(want walletState) (walletState, int32) {
+	h.t.Helper()
+	header, err := h.net.miner.RPC().GetBlockHeader(h.blockHash(restoreBirthdayHeight))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	tip, _ := h.net.tip(h.t)
+	r := h.createWallet(h.t.TempDir(), header.Timestamp, recoveryWindow)
+	st := h.waitSynced(r, "the restored wallet", tip, nil)
+	h.expectState(st, want)
+	return st, h.birthdayBlock(r)
 }
 
 // waddrmgrNamespace is the key of the address manager's bucket in the
