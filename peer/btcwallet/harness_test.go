@@ -666,8 +666,17 @@ func (h *harness) reorganize(l *walletLife, spend *wire.MsgTx) int32 {
 	if err := h.net.miner.RPC().InvalidateBlock(&before.History[i].Block); err != nil {
 		h.t.Fatalf("invalidateblock: %v", err)
 	}
-	first := *h.net.miner.Confirm(h.t, spend)
-	h.net.mine(h.t, 1)
+	// Both blocks at once, so that the peers rarely announce the first
+	// alone: neutrino drops a peer that announces a branch no longer
+	// than its own, and redials it 5 s later.
+	first := *h.net.mine(h.t, 2)[0]
+	block, err := h.net.miner.RPC().GetBlock(&first)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if !slices.ContainsFunc(block.Transactions, func(tx *wire.MsgTx) bool { return tx.TxHash() == spend.TxHash() }) {
+		h.t.Fatalf("the new branch's first block %v does not hold the spend", first)
+	}
 	tip, height := h.net.tip(h.t)
 	want := before
 	want.Tip = height

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/btcsuite/btcwallet/chain"
 )
@@ -80,6 +81,7 @@ type notificationLog struct {
 	mu      sync.Mutex
 	phase   string
 	phases  []string
+	started []time.Time // when each phase started
 	byPhase map[string][]notification
 }
 
@@ -93,6 +95,7 @@ func (l *notificationLog) setPhase(phase string) {
 	defer l.mu.Unlock()
 	l.phase = phase
 	l.phases = append(l.phases, phase)
+	l.started = append(l.started, time.Now())
 }
 
 func (l *notificationLog) add(n interface{}) {
@@ -121,15 +124,21 @@ func (l *notificationLog) counts() map[string]int {
 	return out
 }
 
-// String lists the notifications phase by phase, runs of block
-// connections without relevant transactions shortened to their range.
+// String lists the notifications phase by phase, with the time from the
+// start of each phase to the start of the next, runs of block connections
+// without relevant transactions shortened to their range.
 func (l *notificationLog) String() string {
 	l.mu.Lock()
 	phases := append([]string(nil), l.phases...)
+	started := append([]time.Time(nil), l.started...)
 	l.mu.Unlock()
 	var b strings.Builder
-	for _, p := range phases {
-		fmt.Fprintf(&b, "%s: %s\n", p, summarize(l.of(p)))
+	for i, p := range phases {
+		took := "running"
+		if i+1 < len(started) {
+			took = started[i+1].Sub(started[i]).Round(10 * time.Millisecond).String()
+		}
+		fmt.Fprintf(&b, "%s (%s): %s\n", p, took, summarize(l.of(p)))
 	}
 	return b.String()
 }
