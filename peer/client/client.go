@@ -65,9 +65,10 @@ type Config struct {
 // Client holds connections to several peers and one header chain. Its
 // methods run one at a time.
 type Client struct {
-	cfg   Config
-	opMu  sync.Mutex
-	chain *chain.Chain
+	cfg    Config
+	opMu   sync.Mutex
+	syncMu sync.Mutex // one header sync at a time
+	chain  *chain.Chain
 
 	mu      sync.Mutex // guards members' state
 	members []*member
@@ -385,51 +386,50 @@ func (c *Client) SyncHeaders(ctx context.Context) (chain.Update, error) {
 }
 
 func (c *Client) syncHeaders(ctx context.Context) (chain.Update, error) {
+	c.syncMu.Lock()
+	defer c.syncMu.Unlock()
 	total := chain.Update{Fork: c.chain.Height()}
-	c.mu.Lock()
-	members := c.live()
-	c.mu.Unlock()
-	for _, m := range members {
-		// A connection dropped by an abandoned request (a cancelled
-		// context) is replaced; the peer did nothing wrong.
-		if err := c.redial(ctx, m); err != nil {
-			c.blame(m, err)
-			continue
-		}
-		res, err := c.conn(m).SyncHeaders(ctx, c.chain)
-		up := res.Update
-		if up.Fork < total.Fork {
-			total.Fork = up.Fork
-		}
-		total.Disconnected = append(total.Disconnected, up.Disconnected...)
-		total.Connected += up.Connected
+	// Every peer at once. A peer's tip is measured against the chain as
+	// it was when its sync ran: while other peers' headers change the
+	// chain, every peer is asked again, until a round changes nothing
+	// (at most syncRounds).
+	for round := 0; round < syncRounds; round++ {
+		_, before := c.chain.Tip()
 		c.mu.Lock()
-		if up.Reorganized() {
-			// Tips learnt before are on the old branch.
-			for _, o := range c.members {
-				o.tip = min(o.tip, up.Fork)
-			}
-			c.disconnected = append(c.disconnected, up.Disconnected...)
-			c.forks = append(c.forks, fmt.Sprintf("the chain was reorganized: %d block(s) above height %d left it for a branch with more work",
-				len(up.Disconnected), up.Fork))
-		}
-		if err == nil || res.Tip >= 0 {
-			// What the peer showed now replaces what it showed before:
-			// a peer may roll back.
-			m.tip, m.branch = res.Tip, nil
-			if b := res.Branch; b != nil {
-				m.branch = &Branch{Fork: b.Fork, Height: b.Height, Hash: b.Hash}
-			}
-		}
+		members := c.live()
 		c.mu.Unlock()
-		switch {
-		case err == nil:
-		case ctx.Err() != nil:
-			return total, ctx.Err()
-		case errors.Is(err, chain.ErrStorage):
-			return total, fmt.Errorf("client: the chain state: %w", err)
-		default:
-			c.blame(m, err)
+		results := make([]peer.HeadersResult, len(members))
+		errs := make([]error, len(members))
+		var wg sync.WaitGroup
+		for i, m := range members {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				// A connection dropped by an abandoned request (a
+				// cancelled context) is replaced; the peer did nothing
+				// wrong.
+				if errs[i] = c.redial(ctx, m); errs[i] != nil {
+					results[i].Tip = -1
+					return
+				}
+				results[i], errs[i] = c.conn(m).SyncHeaders(ctx, c.chain)
+			}()
+		}
+		wg.Wait()
+		for i, m := range members {
+			if errs[i] != nil && ctx.Err() != nil {
+				// Abandoned, not failed: nobody to blame.
+				errs[i] = nil
+			}
+			if err := c.recordSync(m, results[i], errs[i], &total); err != nil {
+				return total, err
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return total, err
+		}
+		if _, after := c.chain.Tip(); after == before {
+			break
 		}
 	}
 	if err := c.saveChain(); err != nil {
@@ -439,6 +439,48 @@ func (c *Client) syncHeaders(ctx context.Context) (chain.Update, error) {
 		return total, c.noPeers("getheaders")
 	}
 	return total, nil
+}
+
+// syncRounds bounds the rounds of one header sync.
+const syncRounds = 3
+
+// recordSync takes in what one peer's header sync showed: how the chain
+// changed, the peer's tip and branch, and what it did wrong. Only a
+// failure of the chain's own store is returned.
+func (c *Client) recordSync(m *member, res peer.HeadersResult, err error, total *chain.Update) error {
+	up := res.Update
+	if up.Fork < total.Fork {
+		total.Fork = up.Fork
+	}
+	total.Disconnected = append(total.Disconnected, up.Disconnected...)
+	total.Connected += up.Connected
+	c.mu.Lock()
+	if up.Reorganized() {
+		// Tips learnt before are on the old branch.
+		for _, o := range c.members {
+			o.tip = min(o.tip, up.Fork)
+		}
+		c.disconnected = append(c.disconnected, up.Disconnected...)
+		c.forks = append(c.forks, fmt.Sprintf("the chain was reorganized: %d block(s) above height %d left it for a branch with more work",
+			len(up.Disconnected), up.Fork))
+	}
+	if err == nil || res.Tip >= 0 {
+		// What the peer showed now replaces what it showed before: a
+		// peer may roll back.
+		m.tip, m.branch = res.Tip, nil
+		if b := res.Branch; b != nil {
+			m.branch = &Branch{Fork: b.Fork, Height: b.Height, Hash: b.Hash}
+		}
+	}
+	c.mu.Unlock()
+	switch {
+	case err == nil:
+	case errors.Is(err, chain.ErrStorage):
+		return fmt.Errorf("client: the chain state: %w", err)
+	default:
+		c.blame(m, err)
+	}
+	return nil
 }
 
 // pick returns a peer among ms chosen at random.
