@@ -74,8 +74,19 @@ type Client struct {
 	members []*member
 	rng     *rand.Rand
 
-	st    *store.Store // nil without Config.DataDir
-	notes []string     // warnings for every result (a repaired store)
+	st     *store.Store // nil without Config.DataDir
+	mem    *memCache    // without a store: what was verified lately
+	blocks blockCache   // the last blocks GetBlock returned
+	notes  []string     // warnings for every result (a repaired store)
+	// The service (Start): its stop, the end of its goroutines, wake-ups
+	// of its header sync and the notification of a moved tip.
+	svcMu    sync.Mutex
+	svcStop  context.CancelFunc
+	svcDone  chan struct{}
+	wakeSync chan struct{}
+	tipMu    sync.Mutex
+	tipCh    chan struct{}
+
 	// What the current scan found about its peers, for its warnings:
 	scanNotes    []string         // what may make the result less than it looks
 	decisions    []string         // majority decisions
@@ -99,6 +110,11 @@ type member struct {
 	// compared: the peer's filter headers were compared with another
 	// peer's during the current scan.
 	compared bool
+	// The service's redials: dialing while one runs, the failures in a
+	// row, and when the next may start.
+	dialing  bool
+	failures int
+	nextDial time.Time
 }
 
 // isLive reports whether the member is connected and neither banned nor
@@ -126,7 +142,8 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 	if len(cfg.Peers) == 0 {
 		return nil, errors.New("client: no peers given")
 	}
-	c := &Client{cfg: cfg, chain: chain.New(cfg.Params), rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}
+	c := &Client{cfg: cfg, chain: chain.New(cfg.Params), rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())), mem: newMemCache(),
+		wakeSync: make(chan struct{}, 1)}
 	if err := c.openStore(); err != nil {
 		return nil, err
 	}
@@ -163,8 +180,10 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 	return c, nil
 }
 
-// Close disconnects from every peer and closes the chain state.
+// Close stops the service (see Start), disconnects from every peer and
+// closes the chain state.
 func (c *Client) Close() error {
+	c.stopService()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, m := range c.members {
@@ -283,6 +302,7 @@ func (c *Client) conn(m *member) *peer.Peer {
 // of headers is saved as it comes, so that a sync cut short resumes.
 func (c *Client) peerConfig(addr string) peer.Config {
 	return peer.Config{Addr: addr, Params: c.cfg.Params, Timeout: c.cfg.Timeout, Log: c.cfg.Log,
+		OnAnnounce: func(a peer.Announcement) { c.announced(addr, a) },
 		OnHeaders: func(height, announced int32) {
 			if err := c.saveChain(); err != nil {
 				c.logf("%v", err)
@@ -333,7 +353,9 @@ func (c *Client) ban(m *member, err error) {
 	if c.cfg.Log != nil {
 		fmt.Fprintf(c.cfg.Log, "banned %s: %v\n", m.addr, err)
 	}
-	m.p.Close()
+	if m.p != nil {
+		m.p.Close()
+	}
 }
 
 // dropPeer stops using a peer that stalled, disconnected or cannot serve
@@ -348,7 +370,9 @@ func (c *Client) dropPeer(m *member, err error) {
 	if c.cfg.Log != nil {
 		fmt.Fprintf(c.cfg.Log, "dropped %s: %v\n", m.addr, err)
 	}
-	m.p.Close()
+	if m.p != nil {
+		m.p.Close()
+	}
 }
 
 // noPeers builds the error of an operation that ran out of peers: with one
@@ -456,10 +480,12 @@ func (c *Client) recordSync(m *member, res peer.HeadersResult, err error, total 
 	total.Connected += up.Connected
 	c.mu.Lock()
 	if up.Reorganized() {
-		// Tips learnt before are on the old branch.
+		// Tips learnt before are on the old branch, and so are the
+		// filter headers verified above the fork.
 		for _, o := range c.members {
 			o.tip = min(o.tip, up.Fork)
 		}
+		c.mem.dropAbove(up.Fork)
 		c.disconnected = append(c.disconnected, up.Disconnected...)
 		c.forks = append(c.forks, fmt.Sprintf("the chain was reorganized: %d block(s) above height %d left it for a branch with more work",
 			len(up.Disconnected), up.Fork))

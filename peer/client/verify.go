@@ -168,6 +168,9 @@ func (c *Client) filterHeaders(ctx context.Context, ms []*member, from, to int32
 		}
 	}
 	c.noteVoices(v, from, to)
+	if c.st == nil {
+		c.mem.putHeaders(start-1, headers)
+	}
 	return headers[from-start:], v.ms, nil
 }
 
