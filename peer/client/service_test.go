@@ -190,4 +190,3 @@ func TestGetUtxo(t *testing.T) {
 }
 
 func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
-
