@@ -203,7 +203,7 @@ func (c *Client) fetchBlocks(ctx context.Context, heights []int32) ([]*wire.MsgB
 		if len(ms) == 0 {
 			return nil, c.noPeers("getdata block")
 		}
-		m := c.pick(ms)
+		m := c.pickFast(ms)
 		hashes := make([]chainhash.Hash, len(batch))
 		for i, h := range batch {
 			hashes[i] = c.chain.Hash(h)

@@ -65,16 +65,28 @@ type Config struct {
 // Client holds connections to several peers and one header chain. Its
 // methods run one at a time.
 type Client struct {
-	cfg   Config
-	opMu  sync.Mutex
-	chain *chain.Chain
+	cfg    Config
+	opMu   sync.Mutex
+	syncMu sync.Mutex // one header sync at a time
+	chain  *chain.Chain
 
 	mu      sync.Mutex // guards members' state
 	members []*member
 	rng     *rand.Rand
 
-	st    *store.Store // nil without Config.DataDir
-	notes []string     // warnings for every result (a repaired store)
+	st     *store.Store // nil without Config.DataDir
+	mem    *memCache    // without a store: what was verified lately
+	blocks blockCache   // the last blocks GetBlock returned
+	notes  []string     // warnings for every result (a repaired store)
+	// The service (Start): its stop, the end of its goroutines, wake-ups
+	// of its header sync and the notification of a moved tip.
+	svcMu    sync.Mutex
+	svcStop  context.CancelFunc
+	svcDone  chan struct{}
+	wakeSync chan struct{}
+	tipMu    sync.Mutex
+	tipCh    chan struct{}
+
 	// What the current scan found about its peers, for its warnings:
 	scanNotes    []string         // what may make the result less than it looks
 	decisions    []string         // majority decisions
@@ -98,6 +110,11 @@ type member struct {
 	// compared: the peer's filter headers were compared with another
 	// peer's during the current scan.
 	compared bool
+	// The service's redials: dialing while one runs, the failures in a
+	// row, and when the next may start.
+	dialing  bool
+	failures int
+	nextDial time.Time
 }
 
 // isLive reports whether the member is connected and neither banned nor
@@ -125,7 +142,8 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 	if len(cfg.Peers) == 0 {
 		return nil, errors.New("client: no peers given")
 	}
-	c := &Client{cfg: cfg, chain: chain.New(cfg.Params), rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}
+	c := &Client{cfg: cfg, chain: chain.New(cfg.Params), rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())), mem: newMemCache(),
+		wakeSync: make(chan struct{}, 1)}
 	if err := c.openStore(); err != nil {
 		return nil, err
 	}
@@ -162,8 +180,10 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 	return c, nil
 }
 
-// Close disconnects from every peer and closes the chain state.
+// Close stops the service (see Start), disconnects from every peer and
+// closes the chain state.
 func (c *Client) Close() error {
+	c.stopService()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, m := range c.members {
@@ -282,6 +302,7 @@ func (c *Client) conn(m *member) *peer.Peer {
 // of headers is saved as it comes, so that a sync cut short resumes.
 func (c *Client) peerConfig(addr string) peer.Config {
 	return peer.Config{Addr: addr, Params: c.cfg.Params, Timeout: c.cfg.Timeout, Log: c.cfg.Log,
+		OnAnnounce: func(a peer.Announcement) { c.announced(addr, a) },
 		OnHeaders: func(height, announced int32) {
 			if err := c.saveChain(); err != nil {
 				c.logf("%v", err)
@@ -332,7 +353,9 @@ func (c *Client) ban(m *member, err error) {
 	if c.cfg.Log != nil {
 		fmt.Fprintf(c.cfg.Log, "banned %s: %v\n", m.addr, err)
 	}
-	m.p.Close()
+	if m.p != nil {
+		m.p.Close()
+	}
 }
 
 // dropPeer stops using a peer that stalled, disconnected or cannot serve
@@ -347,7 +370,9 @@ func (c *Client) dropPeer(m *member, err error) {
 	if c.cfg.Log != nil {
 		fmt.Fprintf(c.cfg.Log, "dropped %s: %v\n", m.addr, err)
 	}
-	m.p.Close()
+	if m.p != nil {
+		m.p.Close()
+	}
 }
 
 // noPeers builds the error of an operation that ran out of peers: with one
@@ -385,51 +410,50 @@ func (c *Client) SyncHeaders(ctx context.Context) (chain.Update, error) {
 }
 
 func (c *Client) syncHeaders(ctx context.Context) (chain.Update, error) {
+	c.syncMu.Lock()
+	defer c.syncMu.Unlock()
 	total := chain.Update{Fork: c.chain.Height()}
-	c.mu.Lock()
-	members := c.live()
-	c.mu.Unlock()
-	for _, m := range members {
-		// A connection dropped by an abandoned request (a cancelled
-		// context) is replaced; the peer did nothing wrong.
-		if err := c.redial(ctx, m); err != nil {
-			c.blame(m, err)
-			continue
-		}
-		res, err := c.conn(m).SyncHeaders(ctx, c.chain)
-		up := res.Update
-		if up.Fork < total.Fork {
-			total.Fork = up.Fork
-		}
-		total.Disconnected = append(total.Disconnected, up.Disconnected...)
-		total.Connected += up.Connected
+	// Every peer at once. A peer's tip is measured against the chain as
+	// it was when its sync ran: while other peers' headers change the
+	// chain, every peer is asked again, until a round changes nothing
+	// (at most syncRounds).
+	for round := 0; round < syncRounds; round++ {
+		_, before := c.chain.Tip()
 		c.mu.Lock()
-		if up.Reorganized() {
-			// Tips learnt before are on the old branch.
-			for _, o := range c.members {
-				o.tip = min(o.tip, up.Fork)
-			}
-			c.disconnected = append(c.disconnected, up.Disconnected...)
-			c.forks = append(c.forks, fmt.Sprintf("the chain was reorganized: %d block(s) above height %d left it for a branch with more work",
-				len(up.Disconnected), up.Fork))
-		}
-		if err == nil || res.Tip >= 0 {
-			// What the peer showed now replaces what it showed before:
-			// a peer may roll back.
-			m.tip, m.branch = res.Tip, nil
-			if b := res.Branch; b != nil {
-				m.branch = &Branch{Fork: b.Fork, Height: b.Height, Hash: b.Hash}
-			}
-		}
+		members := c.live()
 		c.mu.Unlock()
-		switch {
-		case err == nil:
-		case ctx.Err() != nil:
-			return total, ctx.Err()
-		case errors.Is(err, chain.ErrStorage):
-			return total, fmt.Errorf("client: the chain state: %w", err)
-		default:
-			c.blame(m, err)
+		results := make([]peer.HeadersResult, len(members))
+		errs := make([]error, len(members))
+		var wg sync.WaitGroup
+		for i, m := range members {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				// A connection dropped by an abandoned request (a
+				// cancelled context) is replaced; the peer did nothing
+				// wrong.
+				if errs[i] = c.redial(ctx, m); errs[i] != nil {
+					results[i].Tip = -1
+					return
+				}
+				results[i], errs[i] = c.conn(m).SyncHeaders(ctx, c.chain)
+			}()
+		}
+		wg.Wait()
+		for i, m := range members {
+			if errs[i] != nil && ctx.Err() != nil {
+				// Abandoned, not failed: nobody to blame.
+				errs[i] = nil
+			}
+			if err := c.recordSync(m, results[i], errs[i], &total); err != nil {
+				return total, err
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return total, err
+		}
+		if _, after := c.chain.Tip(); after == before {
+			break
 		}
 	}
 	if err := c.saveChain(); err != nil {
@@ -439,6 +463,50 @@ func (c *Client) syncHeaders(ctx context.Context) (chain.Update, error) {
 		return total, c.noPeers("getheaders")
 	}
 	return total, nil
+}
+
+// syncRounds bounds the rounds of one header sync.
+const syncRounds = 3
+
+// recordSync takes in what one peer's header sync showed: how the chain
+// changed, the peer's tip and branch, and what it did wrong. Only a
+// failure of the chain's own store is returned.
+func (c *Client) recordSync(m *member, res peer.HeadersResult, err error, total *chain.Update) error {
+	up := res.Update
+	if up.Fork < total.Fork {
+		total.Fork = up.Fork
+	}
+	total.Disconnected = append(total.Disconnected, up.Disconnected...)
+	total.Connected += up.Connected
+	c.mu.Lock()
+	if up.Reorganized() {
+		// Tips learnt before are on the old branch, and so are the
+		// filter headers verified above the fork.
+		for _, o := range c.members {
+			o.tip = min(o.tip, up.Fork)
+		}
+		c.mem.dropAbove(up.Fork)
+		c.disconnected = append(c.disconnected, up.Disconnected...)
+		c.forks = append(c.forks, fmt.Sprintf("the chain was reorganized: %d block(s) above height %d left it for a branch with more work",
+			len(up.Disconnected), up.Fork))
+	}
+	if err == nil || res.Tip >= 0 {
+		// What the peer showed now replaces what it showed before: a
+		// peer may roll back.
+		m.tip, m.branch = res.Tip, nil
+		if b := res.Branch; b != nil {
+			m.branch = &Branch{Fork: b.Fork, Height: b.Height, Hash: b.Hash}
+		}
+	}
+	c.mu.Unlock()
+	switch {
+	case err == nil:
+	case errors.Is(err, chain.ErrStorage):
+		return fmt.Errorf("client: the chain state: %w", err)
+	default:
+		c.blame(m, err)
+	}
+	return nil
 }
 
 // pick returns a peer among ms chosen at random.

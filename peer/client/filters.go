@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
@@ -29,6 +30,13 @@ type filterDownload struct {
 	progress func(done, total int)
 	cancel   context.CancelFunc
 
+	// slow holds the peers whose answers take far longer than the
+	// fastest peer's (see slowPeers): they get only the batches no
+	// other peer can serve.
+	slow map[*member]bool
+	// reach holds each peer's reach in the range.
+	reach map[*member]int32
+
 	mu       sync.Mutex
 	pending  []filterBatch // not taken by a peer yet
 	matched  []int32
@@ -44,7 +52,11 @@ func (c *Client) matchFilters(ctx context.Context, ms []*member, scripts [][]byt
 	from, to int32, progress func(done, total int)) ([]int32, int, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	d := &filterDownload{c: c, from: from, to: to, headers: headers, base: gcs.NewMatcher(scripts), progress: progress, cancel: cancel}
+	d := &filterDownload{c: c, from: from, to: to, headers: headers, base: gcs.NewMatcher(scripts), progress: progress, cancel: cancel,
+		slow: c.slowPeers(ms), reach: map[*member]int32{}}
+	for _, m := range ms {
+		d.reach[m] = c.reachOf(m, to)
+	}
 	for start := from; start <= to; start += wire.MaxGetCFiltersReqRange {
 		b := filterBatch{start, min(to, start+wire.MaxGetCFiltersReqRange-1)}
 		if hits, ok := c.cachedBatch(b, d.base, d.check); ok {
@@ -85,15 +97,28 @@ func (d *filterDownload) check(h int32, data []byte) error {
 	return nil
 }
 
-// take hands out the first pending batch a peer holding the chain up to
-// reach can serve.
-func (d *filterDownload) take(reach int32) (filterBatch, bool) {
+// take hands out the first pending batch m can serve; a slow peer gets
+// only those no other peer of the download can.
+func (d *filterDownload) take(m *member) (filterBatch, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.err != nil {
 		return filterBatch{}, false
 	}
-	i := slices.IndexFunc(d.pending, func(b filterBatch) bool { return b.stop <= reach })
+	i := slices.IndexFunc(d.pending, func(b filterBatch) bool {
+		if b.stop > d.reach[m] {
+			return false
+		}
+		if !d.slow[m] {
+			return true
+		}
+		for o, r := range d.reach {
+			if o != m && !d.slow[o] && r >= b.stop {
+				return false
+			}
+		}
+		return true
+	})
 	if i < 0 {
 		return filterBatch{}, false
 	}
@@ -125,11 +150,10 @@ func (d *filterDownload) fail(m *member, err error) {
 
 // work gets batches from m until none is left that m can serve.
 func (d *filterDownload) work(ctx context.Context, m *member) {
-	reach := d.c.reachOf(m, d.to)
 	matcher := d.base.Clone()
 	blocks := make([]chainhash.Hash, 0, wire.MaxGetCFiltersReqRange)
 	for {
-		b, ok := d.take(reach)
+		b, ok := d.take(m)
 		if !ok {
 			return
 		}
@@ -173,4 +197,59 @@ func (d *filterDownload) batch(ctx context.Context, m *member, matcher *gcs.Matc
 		return nil
 	})
 	return hits, datas, err
+}
+
+// slowFactor is how many times slower than the fastest peer a peer's
+// answers must be, and slowFloor how slow at least, for it to be ranked
+// down: it is still asked to compare its filter headers (its word counts
+// as any other's), but bulk downloads go to the faster peers.
+const (
+	slowFactor = 4
+	slowFloor  = 50 * time.Millisecond
+)
+
+// slowPeers returns the peers of ms whose answers, by their latency so
+// far, take over slowFactor times the fastest peer's and at least
+// slowFloor.
+func (c *Client) slowPeers(ms []*member) map[*member]bool {
+	lat := make(map[*member]time.Duration, len(ms))
+	fastest := time.Duration(0)
+	for _, m := range ms {
+		l := c.conn(m).Latency()
+		lat[m] = l
+		if l > 0 && (fastest == 0 || l < fastest) {
+			fastest = l
+		}
+	}
+	slow := map[*member]bool{}
+	for _, m := range ms {
+		if fastest > 0 && lat[m] > slowFactor*fastest && lat[m] >= slowFloor {
+			slow[m] = true
+			c.logf("%s answers in %v against %v for the fastest peer: bulk downloads go to faster peers", m.addr, lat[m], fastest)
+		}
+	}
+	return slow
+}
+
+// fastest returns the peer of ms with the lowest latency so far (the
+// first of those not measured yet).
+func (c *Client) fastest(ms []*member) *member {
+	best, bestLat := ms[0], time.Duration(-1)
+	for _, m := range ms {
+		l := c.conn(m).Latency()
+		if bestLat < 0 || l < bestLat {
+			best, bestLat = m, l
+		}
+	}
+	return best
+}
+
+// pickFast returns a peer among ms chosen at random, leaving out the slow
+// ones (see slowPeers) unless all are.
+func (c *Client) pickFast(ms []*member) *member {
+	slow := c.slowPeers(ms)
+	if fast := slices.DeleteFunc(slices.Clone(ms), func(m *member) bool { return slow[m] }); len(fast) > 0 {
+		ms = fast
+	}
+	return c.pick(ms)
 }

@@ -48,6 +48,9 @@ type Event struct {
 	Kind      EventKind
 	Height    int32
 	BlockHash chainhash.Hash
+	// Header is the block's header (for every kind but EventDisconnected,
+	// whose block has left the chain).
+	Header wire.BlockHeader
 	// Match is the transaction found, for EventMatch.
 	Match *Match
 	// OnePeer, for EventConnected, names the peer the block's filter
@@ -96,6 +99,11 @@ type Rescan struct {
 	items   []WatchItem
 	pending []WatchItem // added by Update, not yet in wl
 	rewind  int32       // lowest height Update asked to rewind to, or -1
+	// applied is closed when the updates pending now are applied, and
+	// replaced; ended is closed when Run returns.
+	applied chan struct{}
+	ended   chan struct{}
+	endOnce sync.Once
 
 	wl       *watchList
 	next     int32            // the next height to scan
@@ -120,20 +128,53 @@ func (c *Client) NewRescan(opt RescanOptions) *Rescan {
 		opt.BatchBlocks = 2000
 	}
 	items := slices.Clone(opt.Watch)
-	return &Rescan{c: c, opt: opt, items: items, wl: newWatchList(items), next: opt.From, base: opt.From, rewind: -1}
+	return &Rescan{c: c, opt: opt, items: items, wl: newWatchList(items), next: opt.From, base: opt.From, rewind: -1,
+		applied: make(chan struct{}), ended: make(chan struct{})}
 }
 
 // Update adds watch items to a running rescan and, if rewind is not
 // negative, makes it scan again from that height (to find the history of
-// the new items): the blocks from there are reported again. It takes
-// effect between two steps of the scan.
+// the new items): the blocks from there are reported disconnected, then
+// connected again. It takes effect between two steps of the scan and
+// returns at once, so an OnEvent callback may call it; UpdateWait waits.
 func (r *Rescan) Update(add []WatchItem, rewind int32) {
+	r.update(add, rewind)
+}
+
+// UpdateWait is Update, returning once the rescan has applied the update
+// (before it reports anything scanned with the new items), or with
+// ErrRescanEnded if Run has returned, or ctx's error. It must not be
+// called from OnEvent.
+func (r *Rescan) UpdateWait(ctx context.Context, add []WatchItem, rewind int32) error {
+	applied := r.update(add, rewind)
+	select {
+	case <-applied:
+		return nil
+	case <-r.ended:
+		select {
+		case <-applied:
+			return nil
+		default:
+		}
+		return ErrRescanEnded
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// ErrRescanEnded: an update of a rescan whose Run has returned.
+var ErrRescanEnded = errors.New("client: the rescan has ended")
+
+// update queues an update and returns the channel closed when it is
+// applied.
+func (r *Rescan) update(add []WatchItem, rewind int32) <-chan struct{} {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.pending = append(r.pending, add...)
 	if rewind >= 0 && (r.rewind < 0 || rewind < r.rewind) {
 		r.rewind = rewind
 	}
+	return r.applied
 }
 
 // Height returns the next height the rescan would scan: after an error,
@@ -150,6 +191,12 @@ func (r *Rescan) Warnings() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.warnings)
+}
+
+// event returns an event about the chain's block at height h.
+func (r *Rescan) event(kind EventKind, h int32) Event {
+	hdr := r.c.chain.Header(h)
+	return Event{Kind: kind, Height: h, BlockHash: hdr.BlockHash(), Header: hdr}
 }
 
 // addWarnings keeps the warnings not seen before.
@@ -174,6 +221,7 @@ func (r *Rescan) emit(e Event) {
 // following rescan ended by its context returns nil. Every event is
 // delivered before Run returns; on an error, Height says where to resume.
 func (r *Rescan) Run(ctx context.Context) error {
+	defer r.endOnce.Do(func() { close(r.ended) })
 	if _, err := r.c.SyncHeaders(ctx); err != nil {
 		if r.opt.Follow && ctx.Err() != nil {
 			return nil
@@ -196,6 +244,14 @@ func (r *Rescan) Run(ctx context.Context) error {
 			return err
 		}
 		tip := r.c.bestHeld(wire.SFNodeCF)
+		if r.opt.Follow && tip < r.next-1 {
+			// The peers hold less than was reported (they are away or
+			// rolled back): wait for them.
+			if err := r.wait(ctx); err != nil {
+				return nil
+			}
+			continue
+		}
 		target := tip
 		if !r.opt.Follow && r.opt.To >= 0 {
 			target = min(r.opt.To, tip)
@@ -234,12 +290,12 @@ func (r *Rescan) Run(ctx context.Context) error {
 			if r.opt.To > tip {
 				return fmt.Errorf("client: rescan to height %d: the peers' chain ends at %d", r.opt.To, tip)
 			}
-			r.emit(Event{Kind: EventTip, Height: tip, BlockHash: r.c.chain.Hash(tip)})
+			r.emit(r.event(EventTip, tip))
 			return nil
 		}
 		if tip != atTip {
 			atTip = tip
-			r.emit(Event{Kind: EventTip, Height: tip, BlockHash: r.c.chain.Hash(tip)})
+			r.emit(r.event(EventTip, tip))
 		}
 		if err := r.wait(ctx); err != nil {
 			return nil
@@ -247,13 +303,21 @@ func (r *Rescan) Run(ctx context.Context) error {
 	}
 }
 
-// wait waits for the poll interval and syncs the headers of every peer;
-// it returns an error only when ctx ends.
+// wait waits for the chain or a peer's tip to move: with the service
+// running (Client.Start), for its notification; otherwise for the poll
+// interval, then it syncs the headers of every peer itself. It returns an
+// error only when ctx ends.
 func (r *Rescan) wait(ctx context.Context) error {
+	moved := r.c.tipChanged()
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
+	case <-moved:
+		return nil
 	case <-time.After(r.opt.PollInterval):
+	}
+	if r.c.started() {
+		return nil
 	}
 	if _, err := r.c.SyncHeaders(ctx); err != nil {
 		if ctx.Err() != nil {
@@ -264,10 +328,10 @@ func (r *Rescan) wait(ctx context.Context) error {
 	return nil
 }
 
-// applyUpdates takes in the items and rewind Update asked for.
+// applyUpdates takes in the items and rewind Update asked for, and
+// reports the blocks a rewind disconnects, highest first.
 func (r *Rescan) applyUpdates() error {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if len(r.pending) > 0 {
 		found := r.wl.found
 		r.items = append(r.items, r.pending...)
@@ -277,12 +341,23 @@ func (r *Rescan) applyUpdates() error {
 			r.wl.found[op] = add(r.wl.found[op], is)
 		}
 	}
+	var events []Event
 	if r.rewind >= 0 {
 		if r.rewind < r.next {
+			to := max(r.rewind, r.base)
+			for h := r.base + int32(len(r.emitted)) - 1; h >= to; h-- {
+				events = append(events, Event{Kind: EventDisconnected, Height: h, BlockHash: r.emitted[h-r.base]})
+			}
 			r.next = max(r.rewind, 0)
 			r.trimEmitted()
 		}
 		r.rewind = -1
+	}
+	close(r.applied)
+	r.applied = make(chan struct{})
+	r.mu.Unlock()
+	for _, e := range events {
+		r.emit(e)
 	}
 	return nil
 }
@@ -362,11 +437,12 @@ func (r *Rescan) step(ctx context.Context, to int32) error {
 	}
 	i := 0
 	for h := req.From; h <= req.To; h++ {
-		hash := r.c.chain.Hash(h)
+		hdr := r.c.chain.Header(h)
+		hash := hdr.BlockHash()
 		for ; i < len(res.Matches) && res.Matches[i].Height == h; i++ {
-			r.emit(Event{Kind: EventMatch, Height: h, BlockHash: hash, Match: &res.Matches[i]})
+			r.emit(Event{Kind: EventMatch, Height: h, BlockHash: hash, Header: hdr, Match: &res.Matches[i]})
 		}
-		e := Event{Kind: EventConnected, Height: h, BlockHash: hash}
+		e := Event{Kind: EventConnected, Height: h, BlockHash: hash, Header: hdr}
 		for _, o := range res.OnePeer {
 			if o.From <= h && h <= o.To {
 				e.OnePeer = o.Peer

@@ -220,16 +220,23 @@ func (c *Client) settleStored(ctx context.Context, h int32, hash chainhash.Hash,
 	return false, nil
 }
 
+// cachedFilter returns a verified filter kept by the store's cache or,
+// without a store, in memory.
+func (c *Client) cachedFilter(block chainhash.Hash) ([]byte, bool) {
+	if c.st == nil {
+		return c.mem.filter(block)
+	}
+	data, ok, err := c.st.Filter(block)
+	return data, ok && err == nil
+}
+
 // cachedBatch matches batch b from the filter cache, if it holds every
 // filter of it, each checked against its header.
 func (c *Client) cachedBatch(b filterBatch, base *gcs.Matcher, check func(int32, []byte) error) ([]int32, bool) {
-	if c.st == nil {
-		return nil, false
-	}
 	datas := make([][]byte, 0, b.stop-b.start+1)
 	for h := b.start; h <= b.stop; h++ {
-		data, ok, err := c.st.Filter(c.chain.Hash(h))
-		if err != nil || !ok || check(h, data) != nil {
+		data, ok := c.cachedFilter(c.chain.Hash(h))
+		if !ok || check(h, data) != nil {
 			return nil, false
 		}
 		datas = append(datas, data)
@@ -253,9 +260,16 @@ func (c *Client) cachedBatch(b filterBatch, base *gcs.Matcher, check func(int32,
 	return hits, true
 }
 
-// cacheFilters keeps verified filters in the store's cache.
+// cacheFilters keeps verified filters in the store's cache or, without a
+// store, in memory.
 func (c *Client) cacheFilters(blocks []chainhash.Hash, datas [][]byte) {
-	if c.st == nil || len(blocks) != len(datas) {
+	if len(blocks) != len(datas) {
+		return
+	}
+	if c.st == nil {
+		for i := range blocks {
+			c.mem.putFilter(blocks[i], datas[i])
+		}
 		return
 	}
 	if err := c.st.PutFilters(blocks, datas); err != nil {

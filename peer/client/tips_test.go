@@ -231,8 +231,9 @@ func TestScanFollowsDeepFork(t *testing.T) {
 	a.Generate(t, 100)
 	b := peertest.CopyChain(t, a, peertest.WithArgs("--nobanning"))
 	a.Generate(t, 2500)
-	b.Generate(t, 2600)
-	c := connectTo(t, a, 10*time.Second, a.P2PAddr, b.P2PAddr)
+	b.Generate(t, 2400)
+	c := connectTo(t, a, 10*time.Second, a.P2PAddr, b.P2PAddr) // the chain is a's
+	b.Generate(t, 200)                                         // now b's branch has more work
 	res, err := c.ScanBIP157(context.Background(), ScanRequest{Watch: []WatchItem{ScriptItem(peertest.NewKey("alice").PkScript())}, To: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -248,4 +249,32 @@ func TestScanFollowsDeepFork(t *testing.T) {
 	if st := status(t, res, a.P2PAddr); st.Branch == nil || st.Branch.Fork != 100 || st.Branch.Height != 2600 {
 		t.Errorf("the peer left behind: %+v (branch %+v)", st, st.Branch)
 	}
+}
+
+// TestSlowPeerIsRankedDown: a peer that holds every answer for a while is
+// still compared (its word counts as any other's) but gets no bulk
+// download while a faster peer can serve it; the figures are logged.
+func TestSlowPeerIsRankedDown(t *testing.T) {
+	needFixture(t)
+	const delay = 150 * time.Millisecond
+	scan := func(peers ...string) (*ScanResult, time.Duration) {
+		t.Helper()
+		start := time.Now()
+		c := connect(t, 10*time.Second, peers...)
+		res, err := bip157(t, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res, time.Since(start)
+	}
+	honest := honestPeers(t, 1)[0]
+	_, alone := scan(honest)
+	slow := peertest.NewFlooder(t, fx.node.P2PAddr, fx.node.Params.Net, peertest.Flood{Kind: peertest.SlowAnswers, Delay: delay})
+	res, both := scan(honest, slow.Addr)
+	checkMatches(t, res, fx.want)
+	if st := status(t, res, slow.Addr); st.Banned || st.Reason != "" || !st.Compared {
+		t.Errorf("the slow peer: %+v", st)
+	}
+	t.Logf("%d blocks: %v with one fast peer, %v with a peer holding each answer %v beside it (%.2fx)",
+		res.BlocksScanned, alone.Round(time.Millisecond), both.Round(time.Millisecond), delay, float64(both)/float64(alone))
 }

@@ -168,6 +168,9 @@ func (c *Client) filterHeaders(ctx context.Context, ms []*member, from, to int32
 		}
 	}
 	c.noteVoices(v, from, to)
+	if c.st == nil {
+		c.mem.putHeaders(start-1, headers)
+	}
 	return headers[from-start:], v.ms, nil
 }
 
@@ -383,8 +386,9 @@ func (v *verification) segment(ctx context.Context, j int, agreed []chainhash.Ha
 		var claims []claim
 		var mu sync.Mutex
 		if len(full) >= 2 {
-			// Bound by a checkpoint they agree on: one is enough.
-			m := c.pick(full)
+			// Bound by a checkpoint they agree on: one is enough, the
+			// fastest.
+			m := c.fastest(full)
 			got, err := c.segment(ctx, m, start, end, prev)
 			if err == nil && chainHeaders(prev, got) != agreed[j] {
 				err = peerErr(m, "getcfheaders", fmt.Errorf("%w: filter headers %d..%d do not reach the checkpoint it sent itself",
@@ -601,7 +605,7 @@ func (c *Client) fetchBlock(ctx context.Context, height int32) (*wire.MsgBlock, 
 	if len(ms) == 0 {
 		return nil, c.noPeers("getdata block")
 	}
-	m := c.pick(ms)
+	m := c.pickFast(ms)
 	var block *wire.MsgBlock
 	err := c.conn(m).GetBlocks(ctx, []chainhash.Hash{hash}, func(_ int, b *wire.MsgBlock) error {
 		block = b

@@ -8,6 +8,7 @@ import (
 	"net"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/btcsuite/btcd/wire"
 )
@@ -26,10 +27,11 @@ type Liar struct {
 	// closes the connection instead.
 	lie LieFunc
 
-	mu    sync.Mutex
-	sent  []string // commands the client sent, in order
-	conns []net.Conn
-	wg    sync.WaitGroup
+	mu      sync.Mutex
+	sent    []string // commands the client sent, in order
+	conns   []net.Conn
+	stopped bool // the test ended
+	wg      sync.WaitGroup
 }
 
 // liarDecodes are the commands the proxy decodes for lie; everything else
@@ -60,21 +62,55 @@ func NewLiar(t testing.TB, target string, btcnet wire.BitcoinNet, lie LieFunc) *
 	l.wg.Add(1)
 	go l.serve()
 	t.Cleanup(func() {
-		ln.Close()
 		l.mu.Lock()
+		l.stopped = true
+		ln := l.ln
 		for _, c := range l.conns {
 			c.Close()
 		}
 		l.mu.Unlock()
+		ln.Close()
 		l.wg.Wait()
 	})
 	return l
 }
 
+// Pause takes the proxy down for d, as a node restarted by its operator:
+// its connections close and new ones are refused until it listens again
+// on the same address. It returns once it does.
+func (l *Liar) Pause(t testing.TB, d time.Duration) {
+	t.Helper()
+	l.mu.Lock()
+	ln := l.ln
+	for _, c := range l.conns {
+		c.Close()
+	}
+	l.conns = nil
+	l.mu.Unlock()
+	ln.Close()
+	time.Sleep(d)
+	again, err := net.Listen("tcp", l.Addr)
+	if err != nil {
+		t.Fatalf("listening again on %s: %v", l.Addr, err)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.stopped {
+		again.Close()
+		return
+	}
+	l.ln = again
+	l.wg.Add(1)
+	go l.serve()
+}
+
 func (l *Liar) serve() {
 	defer l.wg.Done()
+	l.mu.Lock()
+	ln := l.ln
+	l.mu.Unlock()
 	for {
-		client, err := l.ln.Accept()
+		client, err := ln.Accept()
 		if err != nil {
 			return
 		}

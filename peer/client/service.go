@@ -1,0 +1,266 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer"
+)
+
+// Start makes the client a service that runs until ctx ends or Close is
+// called, so that a wallet can leave it unattended:
+//
+//   - it learns new blocks from the peers' announcements (inv), and asks
+//     every peer for headers then, and at least every SyncInterval;
+//   - it keeps the filter headers verified up to the highest block a peer
+//     holds (with a store, from the genesis block; without, from the first
+//     block it sees), as scans verify them;
+//   - it redials peers whose connection ended, permanent ones (Config.Peers)
+//     for as long as it runs, with a backoff from half a second up to a
+//     minute, and never a banned one;
+//   - it tells following rescans of every new block at once (no polling).
+//
+// Scans, rescans, sends and queries run as before, from any goroutine.
+func (c *Client) Start(ctx context.Context) error {
+	c.svcMu.Lock()
+	defer c.svcMu.Unlock()
+	if c.svcStop != nil {
+		return errors.New("client: already started")
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	c.svcStop = cancel
+	c.svcDone = make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		c.manage(ctx)
+	}()
+	go func() {
+		defer wg.Done()
+		c.follow(ctx)
+	}()
+	go func() {
+		wg.Wait()
+		close(c.svcDone)
+	}()
+	return nil
+}
+
+// stopService ends what Start started and waits for it.
+func (c *Client) stopService() {
+	c.svcMu.Lock()
+	stop, done := c.svcStop, c.svcDone
+	c.svcMu.Unlock()
+	if stop != nil {
+		stop()
+		<-done
+	}
+}
+
+// started reports whether the service runs.
+func (c *Client) started() bool {
+	c.svcMu.Lock()
+	defer c.svcMu.Unlock()
+	return c.svcStop != nil
+}
+
+// SyncInterval is how often a started client asks its peers for headers
+// when no announcement came.
+const SyncInterval = 30 * time.Second
+
+// follow syncs the headers whenever a peer announces a block the chain
+// lacks or SyncInterval passes, then verifies the filter headers up to
+// the highest block a peer holds, and tells the rescans.
+func (c *Client) follow(ctx context.Context) {
+	tick := time.NewTicker(SyncInterval)
+	defer tick.Stop()
+	verifiedTo := c.bestHeld(wire.SFNodeCF)
+	for {
+		// Under the operation lock, as every change of the chain: a scan
+		// must see one chain from start to end.
+		if _, err := c.SyncHeaders(ctx); err != nil && ctx.Err() == nil {
+			c.logf("service: syncing headers: %v", err)
+		}
+		c.notifyTip()
+		if best := c.bestHeld(wire.SFNodeCF); best >= 0 && best != verifiedTo {
+			if err := c.verifyFilterHeaders(ctx, verifiedTo+1, best); err != nil {
+				if ctx.Err() == nil {
+					c.logf("service: verifying filter headers up to %d: %v", best, err)
+				}
+			} else {
+				verifiedTo = best
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.wakeSync:
+		case <-tick.C:
+		}
+	}
+}
+
+// verifyFilterHeaders verifies the filter headers from..to (from the
+// store's tip with a store) as a scan does, and keeps them.
+func (c *Client) verifyFilterHeaders(ctx context.Context, from, to int32) error {
+	c.opMu.Lock()
+	defer c.opMu.Unlock()
+	if c.st != nil {
+		from = c.st.FilterHeaderTip() + 1
+	}
+	from = max(from, 0)
+	if from > to {
+		return nil
+	}
+	ms := c.serving(wire.SFNodeCF)
+	if len(ms) == 0 {
+		return c.noPeers("getcfheaders")
+	}
+	c.startPass()
+	_, _, err := c.filterHeaders(ctx, ms, from, to)
+	var f *failure
+	if errors.As(err, &f) {
+		c.blame(f.m, f.err)
+	}
+	return err
+}
+
+// announced takes in a peer's announcement: blocks of the chain raise the
+// peer's tip; a block the chain lacks wakes the header sync.
+func (c *Client) announced(addr string, a peer.Announcement) {
+	unknown := false
+	for _, hash := range a.Blocks {
+		h, ok := c.chain.HeightOf(hash)
+		if !ok {
+			unknown = true
+			continue
+		}
+		c.mu.Lock()
+		for _, m := range c.members {
+			if m.addr == addr && m.tip < h {
+				m.tip = h
+			}
+		}
+		c.mu.Unlock()
+	}
+	if unknown {
+		select {
+		case c.wakeSync <- struct{}{}:
+		default:
+		}
+	}
+	c.notifyTip()
+}
+
+// notifyTip tells whoever waits on tipChanged that the chain or a peer's
+// tip may have moved.
+func (c *Client) notifyTip() {
+	c.tipMu.Lock()
+	defer c.tipMu.Unlock()
+	if c.tipCh != nil {
+		close(c.tipCh)
+	}
+	c.tipCh = make(chan struct{})
+}
+
+// tipChanged returns a channel closed at the next notifyTip.
+func (c *Client) tipChanged() <-chan struct{} {
+	c.tipMu.Lock()
+	defer c.tipMu.Unlock()
+	if c.tipCh == nil {
+		c.tipCh = make(chan struct{})
+	}
+	return c.tipCh
+}
+
+// Backoff of redials: the first after half a second, doubling to a
+// minute.
+const (
+	redialMin = 500 * time.Millisecond
+	redialMax = time.Minute
+)
+
+// managerInterval is how often the service looks after its peers.
+const managerInterval = 250 * time.Millisecond
+
+// manage looks after the peers: it notices connections that ended and
+// redials them with backoff.
+func (c *Client) manage(ctx context.Context) {
+	tick := time.NewTicker(managerInterval)
+	defer tick.Stop()
+	var dials sync.WaitGroup
+	defer dials.Wait()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		now := time.Now()
+		c.mu.Lock()
+		for _, m := range c.members {
+			if m.banned || m.dialing {
+				continue
+			}
+			if m.isLive() {
+				select {
+				case <-m.p.Done():
+					// Gone without a request noticing.
+					m.err, m.reason = m.p.Err(), "disconnected: "+errString(m.p.Err())
+					m.nextDial = now
+				default:
+					continue
+				}
+			}
+			if now.Before(m.nextDial) {
+				continue
+			}
+			m.dialing = true
+			dials.Add(1)
+			go func() {
+				defer dials.Done()
+				c.redialMember(ctx, m)
+			}()
+		}
+		c.mu.Unlock()
+	}
+}
+
+// redialMember dials a member whose connection ended; on success it is
+// live again, on failure its next try waits twice as long.
+func (c *Client) redialMember(ctx context.Context, m *member) {
+	p, err := peer.Dial(ctx, c.peerConfig(m.addr))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m.dialing = false
+	if err != nil {
+		m.failures++
+		m.nextDial = time.Now().Add(min(redialMax, redialMin<<min(m.failures-1, 6)))
+		m.reason = "unreachable: " + err.Error()
+		if m.err == nil {
+			m.err = err
+		}
+		return
+	}
+	if m.p != nil {
+		m.before += m.p.BytesReceived()
+	}
+	m.p, m.err, m.reason, m.failures, m.tip = p, nil, "", 0, -1
+	c.logf("service: %s is back", m.addr)
+	select {
+	case c.wakeSync <- struct{}{}:
+	default:
+	}
+}
+
+// errString is err's message, or "" for nil.
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

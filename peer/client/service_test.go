@@ -1,0 +1,192 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/gcs"
+	"github.com/spvfilter/spvfilter/peer/peertest"
+)
+
+// startService starts c as a service for the test.
+func startService(t *testing.T, c *Client) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		c.stopService()
+	})
+}
+
+// TestServiceRedialsRestartedNode: a node that goes away for a second (its
+// address refuses connections, as a restarted node's) is back in use
+// within seconds (measured), and a following rescan goes on through it.
+func TestServiceRedialsRestartedNode(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 110)
+	proxy := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil)
+	c := connectTo(t, node, 5*time.Second, proxy.Addr)
+	startService(t, c)
+	log, stop := follow(t, c, 100, peertest.NewKey("alice").PkScript())
+	log.waitFor(t, "the tip at 110", tipAt(110))
+
+	proxy.Pause(t, time.Second)
+	restarted := time.Now()
+	for !c.Serves(0) || c.Peers()[0].Reason != "" {
+		if time.Since(restarted) > 20*time.Second {
+			t.Fatalf("the node is not back 20 s after its restart: %+v", c.Peers()[0])
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	back := time.Since(restarted)
+	t.Logf("the node was back in use %v after it listened again (it was away 1 s)", back.Round(10*time.Millisecond))
+	if back > 10*time.Second {
+		t.Errorf("back after %v, want within 10 s", back)
+	}
+	node.Generate(t, 1)
+	log.waitFor(t, "the block mined after the restart", tipAt(111))
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestServiceFollowsWithoutPolling: with the service running, a following
+// rescan whose own poll interval is an hour learns of a new block from the
+// node's announcement.
+func TestServiceFollowsWithoutPolling(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 110)
+	c := connectTo(t, node, 5*time.Second)
+	startService(t, c)
+	log := newEventLog()
+	r := c.NewRescan(RescanOptions{From: 105, Follow: true, PollInterval: time.Hour, OnEvent: log.add})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	log.waitFor(t, "the tip at 110", tipAt(110))
+	start := time.Now()
+	hash := node.Generate(t, 1)[0]
+	log.waitFor(t, "the announced block", func(es []Event) bool {
+		return slices.ContainsFunc(es, func(e Event) bool {
+			return e.Kind == EventConnected && e.BlockHash == *hash && e.Header.BlockHash() == *hash
+		})
+	})
+	t.Logf("block 111 reported %v after it was mined", time.Since(start).Round(time.Millisecond))
+}
+
+// TestQueriesWhileFollowing: BestBlock, IsCurrent, GetCFilter, GetBlock
+// and the chain's lookups answer from other goroutines while a following
+// rescan and the service run (under -race, without a report), and what
+// they answer is right.
+func TestQueriesWhileFollowing(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 101)
+	alice := peertest.NewKey("alice")
+	pay := node.SpendCoinbase(t, wire.NewTxOut(30_000_000, alice.PkScript()))
+	payBlock := node.Confirm(t, pay) // 102
+	node.Generate(t, 8)
+	c := connectTo(t, node, 5*time.Second, node.P2PAddr, peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil).Addr)
+	startService(t, c)
+	log, stop := follow(t, c, 0, alice.PkScript())
+	defer stop()
+
+	var wg sync.WaitGroup
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errs := make(chan error, 16)
+	for i := 0; i < 3; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				best := c.BestBlock()
+				if best.Height < 110 || best.Header.BlockHash() != best.Hash {
+					errs <- errorf("best block %+v", best)
+					return
+				}
+				c.IsCurrent()
+				h, hash := c.Chain().Tip()
+				if got, ok := c.Chain().HeightOf(hash); !ok || got != h {
+					errs <- errorf("tip %d %v: height %d, %v", h, hash, got, ok)
+					return
+				}
+				data, err := c.GetCFilter(ctx, *payBlock)
+				if err != nil {
+					if ctx.Err() == nil {
+						errs <- err
+					}
+					return
+				}
+				key := gcs.BasicKey(payBlock)
+				if f, err := gcs.DecodeBasic(data); err != nil || !f.Match(key, alice.PkScript()) {
+					errs <- errorf("the filter of block 102 does not match alice's script: %v", err)
+					return
+				}
+			}
+		}()
+	}
+	for i := 0; i < 3; i++ {
+		node.Generate(t, 1)
+		time.Sleep(100 * time.Millisecond)
+	}
+	log.waitFor(t, "the tip at 113", tipAt(113))
+	b, err := c.GetBlock(ctx, *payBlock)
+	if err != nil || b.BlockHash() != *payBlock || !slices.ContainsFunc(b.Transactions, func(tx *wire.MsgTx) bool { return tx.TxHash() == pay.TxHash() }) {
+		t.Errorf("GetBlock: %v", err)
+	}
+	if !c.IsCurrent() {
+		t.Error("not current at the tip")
+	}
+	cancel()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if _, err := c.GetBlock(context.Background(), chainhash.Hash{1}); err == nil {
+		t.Error("GetBlock of an unknown hash: no error")
+	}
+}
+
+// TestGetUtxo: an output found unspent, then spent, and one of a script
+// never paid.
+func TestGetUtxo(t *testing.T) {
+	needFixture(t)
+	c := connect(t, 0)
+	alice := peertest.NewKey("alice")
+	op := wire.OutPoint{Hash: fx.fundAlice.TxHash(), Index: 0}
+	rep, err := c.GetUtxo(context.Background(), UtxoRequest{OutPoint: op, Script: alice.PkScript(), From: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Output == nil || rep.Height != fx.height[op.Hash] || rep.SpentBy == nil || rep.SpentBy.TxHash() != fx.spendAlice.TxHash() ||
+		rep.SpendHeight != fx.height[fx.spendAlice.TxHash()] || rep.Unspent() {
+		t.Errorf("alice's output: %+v", rep)
+	}
+	carolOut := wire.OutPoint{Hash: fx.late.TxHash(), Index: 0}
+	rep, err = c.GetUtxo(context.Background(), UtxoRequest{OutPoint: carolOut, Script: fx.watch[1], From: fx.height[fx.late.TxHash()]})
+	if err != nil || !rep.Unspent() || rep.To != fx.tip {
+		t.Errorf("carol's late output: %v, %+v", err, rep)
+	}
+	rep, err = c.GetUtxo(context.Background(), UtxoRequest{OutPoint: wire.OutPoint{Index: 1}, Script: peertest.NewKey("nobody").PkScript(), From: 1000})
+	if err != nil || rep.Output != nil || rep.SpentBy != nil {
+		t.Errorf("an output never made: %v, %+v", err, rep)
+	}
+}
+
+func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
