@@ -10,3 +10,8 @@ import (
 // own so that lightninglabs/neutrino stays out of spvfilter's
 // dependencies.
 func TestNestedModules(t *testing.T) { peertest.RunNestedModuleTests(t, "neutrinobench") }
+
+// TestNestedModuleBtcwallet runs the tests of peer/btcwallet, the
+// btcwallet backend's module, which keeps btcwallet's dependencies out of
+// spvfilter's.
+func TestNestedModuleBtcwallet(t *testing.T) { peertest.RunNestedModuleTests(t, "btcwallet") }
