@@ -160,3 +160,31 @@ func TestSendWitness(t *testing.T) {
 	}
 	t.Logf("the double spend was refused in %v", time.Since(start).Round(time.Millisecond))
 }
+
+// TestBIP37NamesTheFilteringPeer: with several peers, a BIP 37 scan's
+// "peer" is the node that filtered, the one its warning names.
+func TestBIP37NamesTheFilteringPeer(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 20)
+	peers := []string{peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil).Addr, peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil).Addr, node.P2PAddr}
+	seen := map[string]bool{}
+	for i := 0; i < 6; i++ {
+		args := []string{"scan", "--json", "--network", "regtest", "--mode", "bip37", "--watch", peertest.NewKey("alice").Address(node.Params).EncodeAddress()}
+		for _, p := range peers {
+			args = append(args, "--peer", p)
+		}
+		stdout, stderr, status := runCLI(t, "", args...)
+		var out struct {
+			Peer     string   `json:"peer"`
+			Warnings []string `json:"warnings"`
+		}
+		if status != exitOK || json.Unmarshal([]byte(stdout), &out) != nil {
+			t.Fatalf("status %d, stdout %q, stderr %q", status, stdout, stderr)
+		}
+		if !slices.Contains(peers, out.Peer) || !hasWarning(out.Warnings, "rests on one peer, "+out.Peer+",") {
+			t.Fatalf("peer %q, warnings %q", out.Peer, out.Warnings)
+		}
+		seen[out.Peer] = true
+	}
+	t.Logf("%d different filtering peers in 6 scans", len(seen))
+}
