@@ -114,3 +114,77 @@ func TestScanToZero(t *testing.T) {
 		t.Fatalf("status %d, stdout %q, stderr %q", status, stdout, stderr)
 	}
 }
+
+// TestSendWitness: a P2WPKH spend sent to two addresses of a segwit node
+// reaches its mempool with its witness, propagation seen through the
+// other address, and is mined; a double spend of the same output is
+// refused, exit 1, with the node's reason.
+func TestSendWitness(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 440) // btcd's regtest enforces segwit from height 432
+	alice, bob := peertest.NewKey("alice"), peertest.NewKey("bob")
+	fund := node.SpendCoinbase(t, wire.NewTxOut(2_000_000, alice.P2WPKHScript()))
+	node.Confirm(t, fund)
+	hexOf := func(tx *wire.MsgTx) string {
+		var b strings.Builder
+		tx.Serialize(hex.NewEncoder(&b))
+		return b.String()
+	}
+	spend := peertest.BuildSpend(t, []peertest.Output{peertest.OutputOf(fund, 0, alice)}, wire.NewTxOut(2_000_000-peertest.Fee, bob.PkScript()))
+	other := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil)
+	stdout, stderr, status := runCLI(t, "", "send", "--json", "--network", "regtest", "--timeout", "5s", "--peer", node.P2PAddr, "--peer", other.Addr, hexOf(spend))
+	var out struct {
+		Propagated bool     `json:"propagated"`
+		Warnings   []string `json:"warnings"`
+	}
+	if status != exitOK || json.Unmarshal([]byte(stdout), &out) != nil || !out.Propagated || len(out.Warnings) != 0 {
+		t.Fatalf("the witness spend: status %d, stdout %q, stderr %q", status, stdout, stderr)
+	}
+	block := node.Confirm(t, spend)
+	got, err := node.RPC().GetBlock(block)
+	if err != nil || len(got.Transactions) != 2 || got.Transactions[1].WitnessHash() != spend.WitnessHash() {
+		t.Fatalf("mined: %v, %+v", err, got)
+	}
+
+	fund2 := node.SpendCoinbase(t, wire.NewTxOut(2_000_000, alice.P2WPKHScript()))
+	node.Confirm(t, fund2)
+	first := peertest.BuildSpend(t, []peertest.Output{peertest.OutputOf(fund2, 0, alice)}, wire.NewTxOut(2_000_000-peertest.Fee, bob.PkScript()))
+	if _, stderr, status := runCLI(t, "", "send", "--network", "regtest", "--timeout", "5s", "--peer", node.P2PAddr, hexOf(first)); status != exitOK {
+		t.Fatalf("the first spend: status %d, stderr %q", status, stderr)
+	}
+	double := peertest.BuildSpend(t, []peertest.Output{peertest.OutputOf(fund2, 0, alice)}, wire.NewTxOut(2_000_000-2*peertest.Fee, alice.PkScript()))
+	start := time.Now()
+	_, stderr, status = runCLI(t, "", "send", "--network", "regtest", "--timeout", "5s", "--peer", node.P2PAddr, hexOf(double))
+	if status != exitFailure || !strings.Contains(stderr, "already spent") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("the double spend: status %d, stderr %q: want exit 1 with the node's reason", status, stderr)
+	}
+	t.Logf("the double spend was refused in %v", time.Since(start).Round(time.Millisecond))
+}
+
+// TestBIP37NamesTheFilteringPeer: with several peers, a BIP 37 scan's
+// "peer" is the node that filtered, the one its warning names.
+func TestBIP37NamesTheFilteringPeer(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 20)
+	peers := []string{peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil).Addr, peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil).Addr, node.P2PAddr}
+	seen := map[string]bool{}
+	for i := 0; i < 6; i++ {
+		args := []string{"scan", "--json", "--network", "regtest", "--mode", "bip37", "--watch", peertest.NewKey("alice").Address(node.Params).EncodeAddress()}
+		for _, p := range peers {
+			args = append(args, "--peer", p)
+		}
+		stdout, stderr, status := runCLI(t, "", args...)
+		var out struct {
+			Peer     string   `json:"peer"`
+			Warnings []string `json:"warnings"`
+		}
+		if status != exitOK || json.Unmarshal([]byte(stdout), &out) != nil {
+			t.Fatalf("status %d, stdout %q, stderr %q", status, stdout, stderr)
+		}
+		if !slices.Contains(peers, out.Peer) || !hasWarning(out.Warnings, "rests on one peer, "+out.Peer+",") {
+			t.Fatalf("peer %q, warnings %q", out.Peer, out.Warnings)
+		}
+		seen[out.Peer] = true
+	}
+	t.Logf("%d different filtering peers in 6 scans", len(seen))
+}

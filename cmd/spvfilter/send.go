@@ -39,8 +39,9 @@ that peer's mempool) and asks the peers it was not given to whether they
 hold it, for up to --timeout; the first that does proves it propagated
 ("propagated": true), and the other peers are given it at once. Peers that
 hold it already count as seeing it, so sending twice is harmless.
-Meanwhile the last 144 blocks are searched by their compact filters: a
-transaction already mined is reported with its block ("mined").
+When no peer has taken it after two seconds, the last 144 blocks are
+searched by their compact filters: a transaction already mined is reported
+with its block ("mined").
 
 It prints the txid and exits 0 when at least one peer took the
 transaction or it is mined; when only the peers it was given to say they

@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -60,6 +61,11 @@ type Config struct {
 	// OnHeaders, if set, is called during header syncs after each batch,
 	// with the chain's height and the height the peer announced.
 	OnHeaders func(height, announced int32)
+	// Proxy, if set, is a SOCKS5 proxy (socks5://host:port, Tor's for
+	// instance) that every connection goes through, host names and
+	// .onion addresses resolved by the proxy; no connection is ever made
+	// without it.
+	Proxy string
 }
 
 // Client holds connections to several peers and one header chain. Its
@@ -74,10 +80,11 @@ type Client struct {
 	members []*member
 	rng     *rand.Rand
 
-	st     *store.Store // nil without Config.DataDir
-	mem    *memCache    // without a store: what was verified lately
-	blocks blockCache   // the last blocks GetBlock returned
-	notes  []string     // warnings for every result (a repaired store)
+	st     *store.Store  // nil without Config.DataDir
+	mem    *memCache     // without a store: what was verified lately
+	dial   peer.DialFunc // through Config.Proxy; nil for direct connections
+	blocks blockCache    // the last blocks GetBlock returned
+	notes  []string      // warnings for every result (a repaired store)
 	// The service (Start): its stop, the end of its goroutines, wake-ups
 	// of its header sync and the notification of a moved tip.
 	svcMu    sync.Mutex
@@ -144,6 +151,19 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 	}
 	c := &Client{cfg: cfg, chain: chain.New(cfg.Params), rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())), mem: newMemCache(),
 		wakeSync: make(chan struct{}, 1)}
+	if cfg.Proxy != "" {
+		dial, err := peer.SOCKS5(cfg.Proxy)
+		if err != nil {
+			return nil, fmt.Errorf("client: proxy: %w", err)
+		}
+		c.dial = dial
+	} else {
+		for _, addr := range cfg.Peers {
+			if host, _, err := net.SplitHostPort(addr); err == nil && strings.HasSuffix(host, ".onion") {
+				return nil, fmt.Errorf("client: peer %s: an onion address needs a proxy (Config.Proxy, such as Tor's socks5://127.0.0.1:9050)", addr)
+			}
+		}
+	}
 	if err := c.openStore(); err != nil {
 		return nil, err
 	}
@@ -301,7 +321,7 @@ func (c *Client) conn(m *member) *peer.Peer {
 // peerConfig is the configuration of the connection to addr. Every batch
 // of headers is saved as it comes, so that a sync cut short resumes.
 func (c *Client) peerConfig(addr string) peer.Config {
-	return peer.Config{Addr: addr, Params: c.cfg.Params, Timeout: c.cfg.Timeout, Log: c.cfg.Log,
+	return peer.Config{Addr: addr, Params: c.cfg.Params, Timeout: c.cfg.Timeout, Log: c.cfg.Log, Dial: c.dial,
 		OnAnnounce: func(a peer.Announcement) { c.announced(addr, a) },
 		OnHeaders: func(height, announced int32) {
 			if err := c.saveChain(); err != nil {

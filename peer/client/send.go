@@ -53,10 +53,11 @@ const MinedSearchDepth = 144
 // order (announced, served when asked, then looked for in the peer's
 // mempool: see peer.Broadcast), and after each the peers it was not given
 // to are asked whether they hold it, for up to the timeout; the first that
-// does proves it propagated, and the rest are given it at once. Meanwhile
-// the chain's last MinedSearchDepth blocks are searched for it (a node
-// does not ask for a transaction it has in the chain): if one holds it,
-// SendResult.Mined says where and nothing else is waited for.
+// does proves it propagated, and the rest are given it at once. When no
+// peer has taken it after two seconds, the chain's last MinedSearchDepth
+// blocks are searched for it (a node does not ask for a transaction it
+// has in the chain): if one holds it, SendResult.Mined says where and
+// nothing else is waited for.
 //
 // It fails, naming every peer, only when no peer took the transaction and
 // it is not in the chain.
@@ -80,30 +81,64 @@ func (c *Client) SendTransaction(ctx context.Context, tx *wire.MsgTx) (*SendResu
 	c.rng.Shuffle(len(ms), func(i, j int) { ms[i], ms[j] = ms[j], ms[i] })
 	c.mu.Unlock()
 	s := &sending{c: c, tx: tx, res: &SendResult{Txid: tx.TxHash(), Failed: map[string]error{}}}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	mined := make(chan *Confirmation, 1)
-	go func() { mined <- c.findMined(ctx, tx) }()
+	sendCtx, cancelSend := context.WithCancel(ctx)
+	defer cancelSend()
 	sent := make(chan struct{})
 	go func() {
 		defer close(sent)
-		s.send(ctx, ms)
+		s.send(sendCtx, ms)
 	}()
-	select {
-	case conf := <-mined:
-		if conf != nil {
-			cancel()
+	// A node does not ask for a transaction it has in the chain: when no
+	// peer has taken it after minedGrace, the chain is searched. The
+	// search is not cut short (that would drop the connections it uses);
+	// its answer decides only while no peer has taken the transaction.
+	grace := time.NewTimer(minedGrace)
+	defer grace.Stop()
+	var mined chan *Confirmation // nil until the search starts
+	for {
+		select {
+		case <-grace.C:
+			if !s.taken() {
+				mined = make(chan *Confirmation, 1)
+				go func() { mined <- c.findMined(ctx, tx) }()
+			}
+			continue
+		case conf := <-mined:
+			mined = nil
+			if conf == nil {
+				continue
+			}
+			cancelSend()
 			<-sent
-			s.res.Mined = conf
-			s.res.Failed = map[string]error{}
-			return s.res, nil
+			return s.minedAt(conf), nil
+		case <-sent:
 		}
-		<-sent
-	case <-sent:
-		cancel() // the search is moot once a peer took it
-		<-mined
+		if mined != nil && !s.taken() {
+			if conf := <-mined; conf != nil {
+				return s.minedAt(conf), nil
+			}
+		}
+		break
 	}
 	return s.finish(ctx, ms)
+}
+
+// minedGrace is how long a send waits for a peer to take the transaction
+// before it searches the chain for it.
+const minedGrace = 2 * time.Second
+
+// minedAt reports the transaction mined at conf: nothing was to be sent.
+func (s *sending) minedAt(conf *Confirmation) *SendResult {
+	s.res.Mined = conf
+	s.res.Failed = map[string]error{}
+	return s.res
+}
+
+// taken reports whether a peer took the transaction.
+func (s *sending) taken() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.res.Accepted) > 0
 }
 
 // sending is the state of one SendTransaction.

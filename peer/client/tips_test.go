@@ -278,3 +278,37 @@ func TestSlowPeerIsRankedDown(t *testing.T) {
 	t.Logf("%d blocks: %v with one fast peer, %v with a peer holding each answer %v beside it (%.2fx)",
 		res.BlocksScanned, alone.Round(time.Millisecond), both.Round(time.Millisecond), delay, float64(both)/float64(alone))
 }
+
+// TestStoredChainReplaced: a data directory holds a chain that the peers'
+// replaces from low down (a branch with more work). The scan lists the
+// blocks that left the chain and warns, naming the fork.
+func TestStoredChainReplaced(t *testing.T) {
+	a := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	a.Generate(t, 10)
+	b := peertest.CopyChain(t, a, peertest.WithArgs("--nobanning"))
+	a.Generate(t, 200)
+	b.Generate(t, 210)
+	dir := t.TempDir()
+	ctx := context.Background()
+	scan := func(addr string) *ScanResult {
+		t.Helper()
+		c, err := Connect(ctx, Config{Peers: []string{addr}, Params: a.Params, DataDir: dir, Timeout: 10 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if _, err := c.SyncHeaders(ctx); err != nil { // as the CLI does before it scans
+			t.Fatal(err)
+		}
+		res, err := c.ScanBIP157(ctx, ScanRequest{Watch: []WatchItem{ScriptItem(peertest.NewKey("alice").PkScript())}, To: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	scan(a.P2PAddr)
+	res := scan(b.P2PAddr)
+	if len(res.Disconnected) != 200 || !hasWarning(res.Warnings, "200 block(s) above height 10 left it") || res.To != 220 {
+		t.Errorf("%d disconnected, scanned to %d, warnings %q", len(res.Disconnected), res.To, res.Warnings)
+	}
+}

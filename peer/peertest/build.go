@@ -17,3 +17,8 @@ func BuildSpend(t testing.TB, ins []Output, outs ...*wire.TxOut) *wire.MsgTx {
 	}
 	return tx
 }
+
+// BuildSpendErr is BuildSpend for callers without a testing.TB.
+func BuildSpendErr(ins []Output, outs ...*wire.TxOut) (*wire.MsgTx, error) {
+	return sign(ins, outs)
+}
