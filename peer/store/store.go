@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -80,7 +81,9 @@ type Store struct {
 	params *chaincfg.Params
 	lock   *os.File
 
-	mu            sync.Mutex // guards all below but filters, which bbolt guards
+	now func() time.Time
+
+	mu            sync.Mutex // guards all below but filters, which guards itself
 	headers       *headerLog
 	filterHeaders *recordLog
 	recovered     []string
@@ -101,6 +104,11 @@ func Open(dataDir string, params *chaincfg.Params) (*Store, error) {
 // link to its parent and its proof of work, and cuts each file after the
 // last record that passes; Recovered says what was cut.
 func OpenWith(dataDir string, params *chaincfg.Params, opts Options) (*Store, error) {
+	return openAt(dataDir, params, opts, time.Now)
+}
+
+// openAt is OpenWith with a clock.
+func openAt(dataDir string, params *chaincfg.Params, opts Options, now func() time.Time) (*Store, error) {
 	dir := filepath.Join(dataDir, params.Name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("store: %w", err)
@@ -109,7 +117,7 @@ func OpenWith(dataDir string, params *chaincfg.Params, opts Options) (*Store, er
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
-	s := &Store{dir: dir, params: params, lock: lock}
+	s := &Store{dir: dir, params: params, lock: lock, now: now}
 	if err := s.open(opts); err != nil {
 		s.closeFiles()
 		return nil, err
@@ -151,14 +159,7 @@ func (s *Store) open(opts Options) error {
 		}
 	}
 	if opts.FilterCacheBytes > 0 {
-		var reset error
-		s.filters, reset, err = openFilterCache(filepath.Join(dir, FiltersDir, filterCacheFile), opts.FilterCacheBytes, opts.NoSync)
-		if err != nil {
-			return fmt.Errorf("store: %w", err)
-		}
-		if reset != nil {
-			s.note("%v", reset)
-		}
+		s.filters = openFilterCache(filepath.Join(dir, FiltersDir, filterCacheFile), opts.FilterCacheBytes, opts.NoSync, s.now)
 	}
 	if sync {
 		// Files created just now must survive a power failure too.
@@ -227,10 +228,15 @@ func (s *Store) Dir() string { return s.dir }
 
 // Recovered lists what the store found damaged and dropped since it was
 // opened: records cut when it opened, filter cache entries that no longer
-// matched their hash. Each is one line, fit for a warning.
+// matched their hash, files set aside (a filter cache, a ban list or an
+// address book that failed its checks) and a filter cache turned off.
+// Each is one line, fit for a warning.
 func (s *Store) Recovered() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.filters != nil {
+		s.recovered = append(s.recovered, s.filters.takeNotes()...)
+	}
 	return append([]string(nil), s.recovered...)
 }
 
@@ -472,7 +478,9 @@ func (s *Store) PutFilter(blockHash chainhash.Hash, filter []byte) error {
 // in one transaction (one sync for the batch: put a scan's batch at
 // once). Without a filter cache it does nothing; filters already cached,
 // or larger than the whole cache, are skipped. Once the cache is over
-// its cap, the filters cached first are evicted first.
+// its cap, the filters cached first are evicted first. If the cache's
+// file turns out damaged, the error wraps ErrFilterCacheDamaged and the
+// cache is off from then on.
 func (s *Store) PutFilters(blockHashes []chainhash.Hash, filters [][]byte) error {
 	if len(blockHashes) != len(filters) {
 		return fmt.Errorf("store: %d block hashes for %d filters", len(blockHashes), len(filters))
@@ -490,17 +498,14 @@ func (s *Store) PutFilters(blockHashes []chainhash.Hash, filters [][]byte) error
 // whose filter no longer hashes to the hash recorded with it is deleted,
 // reported as absent and listed in Recovered. Check the filter against
 // the block's filter header (CheckFilter) before trusting it for a scan:
-// the cache knows blocks by hash only.
+// the cache knows blocks by hash only. If the cache's file turns out
+// damaged, the error wraps ErrFilterCacheDamaged and the cache is off
+// from then on: later calls find nothing, without an error.
 func (s *Store) Filter(blockHash chainhash.Hash) ([]byte, bool, error) {
 	if s.filters == nil {
 		return nil, false, nil
 	}
-	f, dropped, err := s.filters.get(blockHash)
-	if dropped != nil {
-		s.mu.Lock()
-		s.note("%s: dropped a damaged entry: %v", FiltersDir, dropped)
-		s.mu.Unlock()
-	}
+	f, err := s.filters.get(blockHash)
 	if err != nil {
 		return nil, false, fmt.Errorf("store: %w", err)
 	}
@@ -508,10 +513,15 @@ func (s *Store) Filter(blockHash chainhash.Hash) ([]byte, bool, error) {
 }
 
 // FilterCacheSize returns the cache's logical size in bytes (what its
-// cap bounds) and the number of filters it holds.
+// cap bounds) and the number of filters it holds: zero without a cache or
+// with the cache off.
 func (s *Store) FilterCacheSize() (bytes int64, filters int, err error) {
 	if s.filters == nil {
 		return 0, 0, nil
 	}
-	return s.filters.size()
+	bytes, filters, err = s.filters.size()
+	if err != nil {
+		return 0, 0, fmt.Errorf("store: %w", err)
+	}
+	return bytes, filters, nil
 }
