@@ -75,13 +75,18 @@ type HeaderSource interface {
 }
 
 // Store keeps a network's verified block headers, basic filter headers
-// and filters in a directory. Its methods are safe for concurrent use.
+// and filters, and the hosts its client banned, in a directory, and
+// checks the address book kept beside them (AddrBookDir). Its methods
+// are safe for concurrent use.
 type Store struct {
 	dir    string
 	params *chaincfg.Params
 	lock   *os.File
 
 	now func() time.Time
+
+	banMu sync.Mutex // guards bans; taken before mu
+	bans  *banList
 
 	mu            sync.Mutex // guards all below but filters, which guards itself
 	headers       *headerLog
@@ -102,7 +107,9 @@ func Open(dataDir string, params *chaincfg.Params) (*Store, error) {
 // takes an exclusive lock on the store (ErrLocked if another has it),
 // checks every stored record against its checksum, each block header's
 // link to its parent and its proof of work, and cuts each file after the
-// last record that passes; Recovered says what was cut.
+// last record that passes; it checks the filter cache, the ban list and
+// the address book, and sets aside one that fails (none fails Open: see
+// the package documentation). Recovered says what was cut or set aside.
 func OpenWith(dataDir string, params *chaincfg.Params, opts Options) (*Store, error) {
 	return openAt(dataDir, params, opts, time.Now)
 }
@@ -158,13 +165,20 @@ func (s *Store) open(opts Options) error {
 			return fmt.Errorf("store: %w", err)
 		}
 	}
+	var note string
+	if s.bans, note = loadBans(filepath.Join(dir, BansFile), sync, s.now); note != "" {
+		s.note("%s", note)
+	}
+	if note := checkAddrBook(filepath.Join(dir, AddrBookFile), s.now); note != "" {
+		s.note("%s", note)
+	}
 	if opts.FilterCacheBytes > 0 {
 		s.filters = openFilterCache(filepath.Join(dir, FiltersDir, filterCacheFile), opts.FilterCacheBytes, opts.NoSync, s.now)
 	}
 	if sync {
 		// Files created just now must survive a power failure too.
 		if err := syncDir(dir); err != nil {
-			return err
+			return fmt.Errorf("store: %w", err)
 		}
 	}
 	return nil
@@ -184,27 +198,10 @@ func checkMeta(dir string, params *chaincfg.Params) error {
 	case !errors.Is(err, os.ErrNotExist):
 		return fmt.Errorf("store: %w", err)
 	}
-	// Write it whole or not at all: a temporary file renamed into place.
-	tmp := path + ".tmp"
-	if err := writeSynced(tmp, want); err != nil {
+	if err := writeAtomic(path, want, true); err != nil {
 		return fmt.Errorf("store: %w", err)
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("store: %w", err)
-	}
-	return syncDir(dir)
-}
-
-func writeSynced(path string, b []byte) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	return errors.Join(err, f.Close())
+	return nil
 }
 
 // syncDir flushes a directory's entries, so that files created in it
@@ -212,7 +209,7 @@ func writeSynced(path string, b []byte) error {
 func syncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
-		return fmt.Errorf("store: %w", err)
+		return err
 	}
 	err = d.Sync()
 	return errors.Join(err, d.Close())
@@ -243,6 +240,8 @@ func (s *Store) Recovered() []string {
 // Close flushes and closes the files and releases the lock. Closing twice
 // is harmless.
 func (s *Store) Close() error {
+	s.banMu.Lock()
+	defer s.banMu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
