@@ -3,12 +3,16 @@ package store
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/btcsuite/btcd/addrmgr"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	bolt "go.etcd.io/bbolt"
 )
@@ -298,6 +302,98 @@ func FuzzFilterCache(f *testing.F) {
 		}
 		if err := txCheck(path); err != nil {
 			t.Fatalf("bbolt's Tx.Check finds the cache damaged after the store's writes (was sound: %v): %v", sound, err)
+		}
+	})
+}
+
+func FuzzDecodeBans(f *testing.F) {
+	at := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	sound, err := json.Marshal(bansJSON{Version: bansVersion, Bans: []Ban{
+		{Host: "127.0.0.1", Reason: "r", Since: at, Until: at.Add(time.Hour)},
+		{Host: "::1", Since: at, Until: at.Add(time.Minute)},
+		{Host: "node.example", Reason: "é", Since: at, Until: at.Add(time.Second)},
+	}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(sound)
+	f.Add(sound[:len(sound)/2])
+	f.Add([]byte(`{"version":1,"bans":[]}`))
+	f.Add([]byte(`{"version":1,"bans":[{"host":"127.0.0.1:1","since":"2030-01-01T00:00:00Z","until":"2030-01-02T00:00:00Z"}]}`))
+	f.Add([]byte(`{"version":1,"bans":[{"host":"::1","since":"2030-01-01T00:00:00Z","until":"2029-01-02T00:00:00Z"}]}`))
+	f.Add([]byte(`{"version":2}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		bans, err := decodeBans(data)
+		if err != nil {
+			return
+		}
+		seen := map[string]bool{}
+		for _, b := range bans {
+			if h, err := normalizeHost(b.Host); err != nil || h != b.Host || seen[h] || len(b.Reason) > MaxBanReason || !b.Until.After(b.Since) {
+				t.Fatalf("accepted ban %+v", b)
+			}
+			seen[b.Host] = true
+		}
+		// What is accepted writes back the same.
+		again, err := json.Marshal(bansJSON{Version: bansVersion, Bans: bans})
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := decodeBans(again)
+		if err != nil || len(back) != len(bans) {
+			t.Fatalf("written back: %v", err)
+		}
+		for i := range back {
+			if back[i].Host != bans[i].Host || back[i].Reason != bans[i].Reason || !back[i].Since.Equal(bans[i].Since) || !back[i].Until.Equal(bans[i].Until) {
+				t.Fatalf("written back %+v, was %+v", back[i], bans[i])
+			}
+		}
+	})
+}
+
+// FuzzAddrBook checks address books as Open does; one that passes must
+// load whole into a real address manager, which must not delete it.
+func FuzzAddrBook(f *testing.F) {
+	dir := f.TempDir()
+	am := addrmgr.New(dir, loopbackLookup)
+	am.Start()
+	for i := 0; i < 6; i++ {
+		am.AddAddress(onion(i), onion(100))
+	}
+	am.Good(onion(0))
+	if err := am.Stop(); err != nil {
+		f.Fatal(err)
+	}
+	sound := mustRead(f, filepath.Join(dir, AddrBookFile))
+	f.Add(sound)
+	f.Add(sound[:len(sound)/2])
+	f.Add(bytes.Replace(sound, []byte(`"Version":2`), []byte(`"Version":3`), 1))
+	f.Add(bytes.Replace(sound, []byte(".onion:8333"), []byte(".example:8333"), 1))
+	f.Add([]byte(`{"Version":2,"Addresses":[],"NewBuckets":[],"TriedBuckets":[]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if checkAddrBookData(data) != nil {
+			return
+		}
+		var book addrBook
+		if err := json.Unmarshal(data, &book); err != nil {
+			t.Fatalf("passed the checks, does not decode: %v", err)
+		}
+		dir := t.TempDir()
+		path := filepath.Join(dir, AddrBookFile)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		am := addrmgr.New(dir, func(host string) ([]net.IP, error) {
+			t.Fatalf("the address manager looked up %q", host)
+			return nil, nil
+		})
+		am.Start()
+		defer am.Stop()
+		if _, err := os.Stat(path); err != nil {
+			t.Fatalf("the address manager deleted an address book that passed the checks: %v", err)
+		}
+		if n := am.NumAddresses(); n != len(book.Addresses) {
+			t.Fatalf("the address manager loaded %d of %d addresses", n, len(book.Addresses))
 		}
 	})
 }
