@@ -284,15 +284,11 @@ func BenchmarkCheckFilterCache(b *testing.B) {
 	s := openTest(b, dir, Options{FilterCacheBytes: DefaultFilterCacheBytes, NoSync: true})
 	const filterSize = 20000
 	n := int(DefaultFilterCacheBytes/(filterSize+entryOverhead)) * 11 / 10
+	filter := func(i int) []byte {
+		return binary.LittleEndian.AppendUint32(make([]byte, filterSize-4), uint32(i))
+	}
 	for i := 0; i < n; i += 100 {
-		var hs []chainhash.Hash
-		var fs [][]byte
-		for j := i; j < i+100; j++ {
-			f := make([]byte, filterSize)
-			binary.LittleEndian.PutUint32(f, uint32(j))
-			hs = append(hs, blockHash(j))
-			fs = append(fs, f)
-		}
+		hs, fs := filterBatch(i, i+100, filter)
 		if err := s.PutFilters(hs, fs); err != nil {
 			b.Fatal(err)
 		}

@@ -36,6 +36,17 @@ func cacheFilter(i int) []byte {
 
 func cacheHash(i int) chainhash.Hash { return blockHash(i) }
 
+// filterBatch returns the block hashes from..to-1 and their filters.
+func filterBatch(from, to int, filter func(int) []byte) ([]chainhash.Hash, [][]byte) {
+	var hs []chainhash.Hash
+	var fs [][]byte
+	for i := from; i < to; i++ {
+		hs = append(hs, blockHash(i))
+		fs = append(fs, filter(i))
+	}
+	return hs, fs
+}
+
 func cacheOptions() Options { return Options{FilterCacheBytes: cacheLimit, NoSync: true} }
 
 // cachePath is the filter cache file of the store in dir.
@@ -48,12 +59,7 @@ func buildCache(t testing.TB, dir string) map[int]bool {
 	s := openTest(t, dir, cacheOptions())
 	defer s.Close()
 	for i := 0; i < cacheFilters; i += 10 {
-		var hs []chainhash.Hash
-		var fs [][]byte
-		for j := i; j < i+10; j++ {
-			hs = append(hs, cacheHash(j))
-			fs = append(fs, cacheFilter(j))
-		}
+		hs, fs := filterBatch(i, i+10, cacheFilter)
 		if err := s.PutFilters(hs, fs); err != nil {
 			t.Fatal(err)
 		}
@@ -450,12 +456,7 @@ func useDamaged(t *testing.T, s *Store, held map[int]bool, intact, cacheOn bool)
 			t.Fatalf("filter %d: lost", i)
 		}
 	}
-	var hs []chainhash.Hash
-	var fs [][]byte
-	for i := cacheFilters; i < cacheFilters+20; i++ {
-		hs = append(hs, cacheHash(i))
-		fs = append(fs, cacheFilter(i))
-	}
+	hs, fs := filterBatch(cacheFilters, cacheFilters+20, cacheFilter)
 	if err := s.PutFilters(hs, fs); err != nil {
 		t.Fatal(err)
 	}

@@ -271,12 +271,7 @@ func FuzzFilterCache(f *testing.F) {
 				t.Fatalf("filter %d: %x was never put", i, filter)
 			}
 		}
-		var hs []chainhash.Hash
-		var fs [][]byte
-		for i := fuzzCacheFilters; i < 2*fuzzCacheFilters; i++ {
-			hs = append(hs, blockHash(i))
-			fs = append(fs, fuzzCacheFilter(i))
-		}
+		hs, fs := filterBatch(fuzzCacheFilters, 2*fuzzCacheFilters, fuzzCacheFilter)
 		if err := s.PutFilters(hs, fs); err != nil {
 			t.Fatalf("putting filters: %v", err)
 		}

@@ -487,10 +487,16 @@ func (s *Store) PutFilters(blockHashes []chainhash.Hash, filters [][]byte) error
 	if s.filters == nil {
 		return nil
 	}
-	if err := s.filters.put(blockHashes, filters); err != nil {
-		return fmt.Errorf("store: %w", err)
+	return cacheError(s.filters.put(blockHashes, filters))
+}
+
+// cacheError returns an error of the filter cache for a caller: the
+// store's errors as they are, others wrapped.
+func cacheError(err error) error {
+	if err == nil || errors.Is(err, ErrClosed) || errors.Is(err, ErrFilterCacheDamaged) {
+		return err
 	}
-	return nil
+	return fmt.Errorf("store: filter cache: %w", err)
 }
 
 // Filter returns the cached basic filter of the block, if any. An entry
@@ -506,7 +512,7 @@ func (s *Store) Filter(blockHash chainhash.Hash) ([]byte, bool, error) {
 	}
 	f, err := s.filters.get(blockHash)
 	if err != nil {
-		return nil, false, fmt.Errorf("store: %w", err)
+		return nil, false, cacheError(err)
 	}
 	return f, f != nil, nil
 }
@@ -520,7 +526,7 @@ func (s *Store) FilterCacheSize() (bytes int64, filters int, err error) {
 	}
 	bytes, filters, err = s.filters.size()
 	if err != nil {
-		return 0, 0, fmt.Errorf("store: %w", err)
+		return 0, 0, cacheError(err)
 	}
 	return bytes, filters, nil
 }
