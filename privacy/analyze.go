@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/spvfilter/spvfilter/bip37"
+	"github.com/spvfilter/spvfilter/privacy/model"
 )
 
 // ErrNoFilters reports an analysis without a filter.
@@ -522,7 +523,7 @@ func (r *Report) finish(joint *jointRates) {
 	r.PH1, r.PHAll, r.Confident = 0, 0, 0
 	if r.EstimatedWallet > 0 {
 		r.PH1 = r.EstimatedWallet / (r.EstimatedWallet + r.ExpectedFalsePositives)
-		r.PHAll = ProbAllReal(r.EstimatedWallet, r.ExpectedFalsePositives)
+		r.PHAll = model.ProbAllReal(r.EstimatedWallet, r.ExpectedFalsePositives)
 	}
 	prior := 0.0
 	if r.UniverseSize > 0 {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/spvfilter/spvfilter/bip37"
+	"github.com/spvfilter/spvfilter/privacy/model"
 )
 
 // BenchmarkAnalyzeSessions measures candidate-filter tests per second of
@@ -24,7 +25,7 @@ import (
 // time, times GOMAXPROCS: the rate with the processors to itself) and
 // allocations per candidate.
 func BenchmarkAnalyzeSessions(b *testing.B) {
-	w := NewWallet(8, 316)
+	w := model.NewWallet(8, 316)
 	for _, n := range []int{1, 10, 100, 1000, 10000} {
 		groups := make([][]*bip37.Filter, n)
 		for i := range groups {

@@ -14,13 +14,14 @@ import (
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/spvfilter/spvfilter/bip37"
+	"github.com/spvfilter/spvfilter/privacy/model"
 )
 
 // mixedUniverse is a universe of every kind of line: hashes (some of them
 // members of the wallet), addresses, public keys, marked key lines,
 // scripts of one short push, one long push and several pushes, 32-byte
 // hashes, comments and lines that are not candidates.
-func mixedUniverse(rng *rand.Rand, size int, w *Wallet) string {
+func mixedUniverse(rng *rand.Rand, size int, w *model.Wallet) string {
 	addrs := w.Addresses(&chaincfg.MainNetParams)
 	var b strings.Builder
 	var h [20]byte
@@ -68,7 +69,7 @@ func mixedUniverse(rng *rand.Rand, size int, w *Wallet) string {
 // several workers, with a match list that is cut short.
 func TestAnalyzeGroupsBatchedEqualsOneByOne(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
-	w := NewWallet(5, 30)
+	w := model.NewWallet(5, 30)
 	universe := mixedUniverse(rng, 5000, w)
 	dense := bip37.NewFilter(20, 0.3, 9, wire.BloomUpdateNone)
 	for _, e := range w.Hashes {
@@ -151,7 +152,7 @@ func TestAnalyzeManySessions(t *testing.T) {
 	owner := map[string]int{} // used address -> wallet
 	var usedAddrs []string
 	for i := 0; i < wallets; i++ {
-		w := NewWallet(uint64(1000+i), keys)
+		w := model.NewWallet(uint64(1000+i), keys)
 		for _, a := range w.Addresses(&chaincfg.MainNetParams)[:used] {
 			owner[a] = i
 			usedAddrs = append(usedAddrs, a)
@@ -200,19 +201,19 @@ func TestAnalyzeManySessions(t *testing.T) {
 	// The model at the expected fill (Evaluate), for a filter of this
 	// wallet over this universe: the sessions' mean lies above it by the
 	// spread of X^k (Jensen's inequality), a few percent here.
-	model, err := Evaluate(ModelParams{Addresses: keys, FPRate: fpRate, ElementsPerAddress: 2, ExtraElements: extra,
+	mr, err := model.Evaluate(model.Params{Addresses: keys, FPRate: fpRate, ElementsPerAddress: 2, ExtraElements: extra,
 		UniverseSize: uint64(lines) - used + keys})
 	if err != nil {
 		t.Fatal(err)
 	}
 	mean := expected / float64(sessions)
 	t.Logf("%d sessions, %d lines: %d false positives in all, %.6g expected at the filters' fills (99%% interval %d..%d); "+
-		"%.4g per session, the model at the expected fill %.4g", sessions, lines, total, expected, lo, hi, mean, model.ExpectedFalsePositives)
+		"%.4g per session, the model at the expected fill %.4g", sessions, lines, total, expected, lo, hi, mean, mr.ExpectedFalsePositives)
 	if total < lo || total > hi {
 		t.Errorf("%d false positives over %d sessions, outside the model's 99%% interval %d..%d", total, sessions, lo, hi)
 	}
-	if math.Abs(mean/model.ExpectedFalsePositives-1) > 0.1 {
+	if math.Abs(mean/mr.ExpectedFalsePositives-1) > 0.1 {
 		t.Errorf("%.4g false positives expected per session, the model at the expected fill %.4g: more than 10%% apart",
-			mean, model.ExpectedFalsePositives)
+			mean, mr.ExpectedFalsePositives)
 	}
 }

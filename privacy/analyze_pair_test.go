@@ -12,12 +12,13 @@ import (
 	"github.com/btcsuite/btcd/chaincfg"
 
 	"github.com/spvfilter/spvfilter/bip37"
+	"github.com/spvfilter/spvfilter/privacy/model"
 )
 
 // pairUniverse is a synthetic universe of random hashes holding a wallet's
 // P2PKH addresses and, for the first keyed of its keys, the key's line
 // marked as the address's pair, before or after the address line.
-func pairUniverse(rng *rand.Rand, size int, w *Wallet, keyed int) (text string, keyLines map[int]int) {
+func pairUniverse(rng *rand.Rand, size int, w *model.Wallet, keyed int) (text string, keyLines map[int]int) {
 	addrs := w.Addresses(&chaincfg.MainNetParams)
 	var lines []string
 	var h [20]byte
@@ -51,7 +52,7 @@ func pairUniverse(rng *rand.Rand, size int, w *Wallet, keyed int) (text string, 
 // address, tested by key and hash, and under the pair test by both.
 func TestAnalyzeCountsMarkedPairOnce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	w := NewWallet(11, 20)
+	w := model.NewWallet(11, 20)
 	const size, keyed = 100_000, 12
 	universe, keyLines := pairUniverse(rng, size, w, keyed)
 	addrs := w.Addresses(&chaincfg.MainNetParams)
@@ -121,7 +122,7 @@ func TestAnalyzeCountsMarkedPairOnce(t *testing.T) {
 }
 
 func TestAnalyzeBadPairMarker(t *testing.T) {
-	w := NewWallet(3, 2)
+	w := model.NewWallet(3, 2)
 	addrs := w.Addresses(&chaincfg.MainNetParams)
 	key := hex.EncodeToString(w.PubKeys[0])
 	f := w.Filter(0.001, 0, 1)

@@ -12,6 +12,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg"
 
 	"github.com/spvfilter/spvfilter/bip37"
+	"github.com/spvfilter/spvfilter/privacy/model"
 )
 
 // testUniverse writes size random hash lines with the wallet's candidates
@@ -71,7 +72,7 @@ func bruteForce(t *testing.T, universe string, filters []*bip37.Filter, pair boo
 
 func TestAnalyzeFindsWalletAndExpectedFalsePositives(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	w := NewWallet(7, 25)
+	w := model.NewWallet(7, 25)
 	addrs := w.Addresses(&chaincfg.MainNetParams)
 	const size = 200_000
 	universe, walletLines := testUniverse(rng, size, addrs)
@@ -142,7 +143,7 @@ func TestAnalyzeFindsWalletAndExpectedFalsePositives(t *testing.T) {
 // coincide, so the expectation must follow what actually matches.
 func TestAnalyzeSameHashingFilters(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	w := NewWallet(9, 10)
+	w := model.NewWallet(9, 10)
 	addrs := w.Addresses(&chaincfg.MainNetParams)
 	universe, _ := testUniverse(rng, 100_000, addrs)
 	f := w.Filter(0.05, 0, 21) // dense: thousands of chance matches
@@ -172,7 +173,7 @@ func TestAnalyzeSameHashingFilters(t *testing.T) {
 
 func TestAnalyzePairTest(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	w := NewWallet(8, 20)
+	w := model.NewWallet(8, 20)
 	var lines []string
 	for _, pk := range w.PubKeys {
 		lines = append(lines, hex.EncodeToString(pk))
@@ -211,7 +212,7 @@ func TestAnalyzePairTest(t *testing.T) {
 }
 
 func TestAnalyzeErrors(t *testing.T) {
-	f := NewWallet(1, 2).Filter(0.01, 0, 0)
+	f := model.NewWallet(1, 2).Filter(0.01, 0, 0)
 	if _, err := Analyze(nil, strings.NewReader(""), AnalyzeOptions{}); !errors.Is(err, ErrNoFilters) {
 		t.Errorf("no filters: %v", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/spvfilter/spvfilter/bip37"
+	"github.com/spvfilter/spvfilter/privacy/model"
 )
 
 // benchUniverse is n lines of random 20-byte hashes in hex.
@@ -35,7 +36,7 @@ func benchUniverse(n int) []byte {
 func BenchmarkAnalyzeHex(b *testing.B) {
 	const n = 1_000_000
 	data := benchUniverse(n)
-	w := NewWallet(1, 266)
+	w := model.NewWallet(1, 266)
 	f := w.Filter(0.0005, 100, 7)
 	msg := f.MsgFilterLoad()
 
@@ -98,7 +99,7 @@ func BenchmarkAnalyzeAddresses(b *testing.B) {
 		data = append(data, a.EncodeAddress()...)
 		data = append(data, '\n')
 	}
-	f := NewWallet(1, 266).Filter(0.0005, 100, 7)
+	f := model.NewWallet(1, 266).Filter(0.0005, 100, 7)
 	msg := f.MsgFilterLoad()
 	b.Run("address/spvfilter", func(b *testing.B) {
 		b.ReportAllocs()

@@ -9,9 +9,9 @@
 // pubkey-hash pair a wallet inserts, and a second filter with a new tweak,
 // make it far stronger. The package offers:
 //
-//   - Evaluate: the analytic model for a wallet of N addresses, with the
-//     filter sized exactly as BIP 37 (Bitcoin Core) sizes it;
-//   - MonteCarlo: the same quantities measured on real filters;
+//   - package model: the analytic model for a wallet of N addresses, with
+//     the filter sized exactly as BIP 37 (Bitcoin Core) sizes it, checked
+//     on real filters, swept, turned into advice, and set against BIP 157;
 //   - Analyze: a real attack of captured filters against a universe of
 //     candidate addresses, read as a stream; AnalyzeGroups: the same for
 //     many sessions in one pass;
@@ -19,7 +19,6 @@
 //     belong to one wallet, and the attack over each group of them;
 //   - Relay: a capturing relay that records the filters light clients send,
 //     each record naming its connection (CaptureSessions);
-//   - Compare: BIP 37 against BIP 157 for the same wallet;
 //   - UniverseWriter: the candidates a range of blocks reveals, as a
 //     universe file;
 //   - RunDemo: all of it on built-in defaults.

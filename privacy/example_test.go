@@ -8,31 +8,12 @@ import (
 
 	"github.com/spvfilter/spvfilter/bip37"
 	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/model"
 )
-
-// The model for a wallet of 20 addresses whose filter a node tests against
-// ten million addresses, with one filter and with two (a restart).
-func ExampleEvaluate() {
-	r, err := privacy.Evaluate(privacy.ModelParams{
-		Addresses: 20, FPRate: 0.0005, UniverseSize: 10_000_000,
-		ElementsPerAddress: 2, ExtraElements: 100, Filters: 2,
-	})
-	if err != nil {
-		panic(err)
-	}
-	fmt.Printf("filter: %d bytes, %d hash functions\n", r.FilterBytes, r.HashFuncs)
-	for _, s := range r.Steps {
-		fmt.Printf("%d filter(s): S = %.3g, P_h(1) = %.3f\n", s.Filters, s.ExpectedFalsePositives, s.PH1)
-	}
-	// Output:
-	// filter: 276 bytes, 10 hash functions
-	// 1 filter(s): S = 0.156, P_h(1) = 0.992
-	// 2 filter(s): S = 2.44e-09, P_h(1) = 1.000
-}
 
 // A node that received a wallet's filter tests a universe of candidates.
 func ExampleAnalyze() {
-	w := privacy.NewWallet(1, 3)
+	w := model.NewWallet(1, 3)
 	f := w.Filter(0.001, 0, 42)
 	addrs := w.Addresses(&chaincfg.MainNetParams)
 	universe := "# candidates seen on chain\n" +
@@ -57,7 +38,7 @@ func ExampleAnalyze() {
 // picks a new tweak), bob's once. One pass over the universe analyzes each
 // session; linking finds alice's two sessions and intersects them.
 func ExampleLinkSessions() {
-	alice, bob := privacy.NewWallet(11, 4), privacy.NewWallet(12, 4)
+	alice, bob := model.NewWallet(11, 4), model.NewWallet(12, 4)
 	var u strings.Builder
 	for i := 0; i < 2000; i++ {
 		fmt.Fprintf(&u, "%040x\n", i*7919+5)

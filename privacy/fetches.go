@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
+
+	"github.com/spvfilter/spvfilter/privacy/model"
 )
 
 // DefaultMaxFetchMatches bounds the matches a FetchReport lists.
@@ -81,32 +83,6 @@ func CaptureFetchSessions(records []CaptureRecord) ([]*FetchSession, error) {
 	return out, nil
 }
 
-// ChanceAllFetched is the probability that k given blocks all lie among F
-// blocks drawn at random without replacement from B: C(B-k, F-k)/C(B, F) =
-// ∏_{i<k} (F-i)/(B-i), computed in log space. It is 0 when k > F.
-func ChanceAllFetched(b, f, k uint64) float64 {
-	if k > f || f > b {
-		return 0
-	}
-	return math.Exp(logChanceAllFetched(b, f, k))
-}
-
-func logChanceAllFetched(b, f, k uint64) float64 {
-	if k == 0 {
-		return 0
-	}
-	// lgamma keeps large k exact to rounding without a k-step loop.
-	lg := func(x uint64) float64 { v, _ := math.Lgamma(float64(x) + 1); return v }
-	if k <= 64 {
-		s := 0.0
-		for i := uint64(0); i < k; i++ {
-			s += math.Log(float64(f-i)) - math.Log(float64(b-i))
-		}
-		return s
-	}
-	return lg(f) - lg(f-k) - lg(b) + lg(b-k)
-}
-
 // FetchMatch is a candidate whose every appearance in the scanned range
 // lies in a block the client fetched.
 type FetchMatch struct {
@@ -160,11 +136,11 @@ type FetchReport struct {
 	Verdict          string       `json:"verdict"`
 	Warnings         []string     `json:"warnings"`
 
-	fetched   []uint64 // bit set over the index's heights
-	scanned   []uint64
-	logChance []float64 // by k, grown on demand
-	byK       map[uint64]*kCount
-	max       int
+	fetched []uint64 // bit set over the index's heights
+	scanned []uint64
+	chances []float64 // by k, grown on demand
+	byK     map[uint64]*kCount
+	max     int
 }
 
 type kCount struct{ candidates, matched uint64 }
@@ -297,18 +273,15 @@ func max32(a, b int32) int32 {
 
 func (r *FetchReport) warn(s string) { r.Warnings = append(r.Warnings, s) }
 
-// chance returns log C(B-k, F-k)/C(B, F), cached by k.
+// chance returns C(B-k, F-k)/C(B, F), cached by k.
 func (r *FetchReport) chance(k uint64) float64 {
-	if k > r.FetchedBlocks {
-		return math.Inf(-1)
+	if k >= 4096 {
+		return model.ChanceAllFetched(r.ScannedBlocks, r.FetchedBlocks, k)
 	}
-	if k < 4096 {
-		for uint64(len(r.logChance)) <= k {
-			r.logChance = append(r.logChance, logChanceAllFetched(r.ScannedBlocks, r.FetchedBlocks, uint64(len(r.logChance))))
-		}
-		return r.logChance[k]
+	for uint64(len(r.chances)) <= k {
+		r.chances = append(r.chances, model.ChanceAllFetched(r.ScannedBlocks, r.FetchedBlocks, uint64(len(r.chances))))
 	}
-	return logChanceAllFetched(r.ScannedBlocks, r.FetchedBlocks, k)
+	return r.chances[k]
 }
 
 func (r *FetchReport) test(e *IndexEntry, first int32) {
@@ -334,8 +307,8 @@ func (r *FetchReport) test(e *IndexEntry, first int32) {
 		r.byK[k] = c
 	}
 	c.candidates++
-	lp := r.chance(k)
-	r.ExpectedFalsePositives += math.Exp(lp)
+	p := r.chance(k)
+	r.ExpectedFalsePositives += p
 	if !all {
 		return
 	}
@@ -351,7 +324,7 @@ func (r *FetchReport) test(e *IndexEntry, first int32) {
 		}
 	}
 	r.Matched = append(r.Matched, FetchMatch{Candidate: e.Candidate, Appearances: k, Heights: hs,
-		ChanceProbability: math.Exp(lp), ChanceProbabilityApprox: math.Pow(r.FetchedFraction, float64(k))})
+		ChanceProbability: p, ChanceProbabilityApprox: math.Pow(r.FetchedFraction, float64(k))})
 	if len(r.Matched) >= 2*r.max {
 		r.trim()
 	}

@@ -29,25 +29,6 @@ func binomialRatio(b, f, k int64) float64 {
 	return r
 }
 
-func TestChanceAllFetchedExact(t *testing.T) {
-	for _, c := range []struct{ b, f, k int64 }{
-		{10, 3, 0}, {10, 3, 1}, {10, 3, 2}, {10, 3, 3}, {10, 3, 4}, {10, 10, 5},
-		{800, 100, 2}, {52560, 40, 2}, {52560, 440, 3}, {1000, 900, 100}, {5000, 2500, 70}, {5000, 2500, 300},
-	} {
-		got := ChanceAllFetched(uint64(c.b), uint64(c.f), uint64(c.k))
-		want := binomialRatio(c.b, c.f, c.k)
-		if want == 0 && got != 0 || want != 0 && math.Abs(got-want)/want > 1e-9 {
-			t.Errorf("B=%d F=%d k=%d: %g, want %g", c.b, c.f, c.k, got, want)
-		}
-	}
-	// The approximation f^k overstates chance: the fetched blocks are
-	// drawn without replacement.
-	b, f := uint64(100), uint64(10)
-	if exact, approx := ChanceAllFetched(b, f, 3), math.Pow(0.1, 3); !(exact < approx) {
-		t.Errorf("exact %g not below f^k %g", exact, approx)
-	}
-}
-
 // buildIndex writes an index of the appearances with a small memory
 // limit, so that runs are spilled and merged.
 func buildIndex(t *testing.T, first int32, nblocks int, apps map[string][]int32, memory int) []byte {

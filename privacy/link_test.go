@@ -12,6 +12,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg"
 
 	"github.com/spvfilter/spvfilter/bip37"
+	"github.com/spvfilter/spvfilter/privacy/model"
 )
 
 // syntheticCapture is sessions of wallets over a universe of random P2PKH
@@ -32,11 +33,11 @@ func newSyntheticCapture(seed uint64, wallets, universeSize int, fpRate float64)
 		nUsed := 1 + rng.IntN(40)
 		keys := nUsed + 20
 		for s := 0; s < 2; s++ {
-			grown := NewWallet(seed*1000+uint64(w), keys+s*rng.IntN(4))
+			grown := model.NewWallet(seed*1000+uint64(w), keys+s*rng.IntN(4))
 			sc.groups = append(sc.groups, []*bip37.Filter{grown.Filter(fpRate, 100, rng.Uint32())})
 			sc.wallet = append(sc.wallet, w)
 		}
-		used = append(used, NewWallet(seed*1000+uint64(w), nUsed).Addresses(&chaincfg.MainNetParams)...)
+		used = append(used, model.NewWallet(seed*1000+uint64(w), nUsed).Addresses(&chaincfg.MainNetParams)...)
 	}
 	var b bytes.Buffer
 	bw := bufio.NewWriter(&b)

@@ -20,6 +20,8 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/spvfilter/spvfilter/privacy/model"
 )
 
 // ErrBadPlot reports a plot that cannot be drawn, such as an unknown file
@@ -62,7 +64,7 @@ type sweepSeries struct {
 
 // sweepCurves returns the P_h(1) and P_h(N) curves, one per number of
 // intersected filters.
-func sweepCurves(s Sweep, results []*ModelResult) (one, all []sweepSeries) {
+func sweepCurves(s model.Sweep, results []*model.Result) (one, all []sweepSeries) {
 	maxSteps := 0
 	for _, r := range results {
 		maxSteps = max(maxSteps, len(r.Steps))
@@ -98,7 +100,7 @@ func sweepCurves(s Sweep, results []*ModelResult) (one, all []sweepSeries) {
 
 // sweepPanels builds the two panels of a sweep plot, P_h(1) above P_h(N),
 // so that the two never hide each other, and the legend they share.
-func sweepPanels(s Sweep, results []*ModelResult, marks []PlotMark) (top, bottom *plot.Plot, legend plot.Legend, rows int, err error) {
+func sweepPanels(s model.Sweep, results []*model.Result, marks []PlotMark) (top, bottom *plot.Plot, legend plot.Legend, rows int, err error) {
 	if len(results) == 0 {
 		return nil, nil, legend, 0, fmt.Errorf("%w: no points", ErrBadPlot)
 	}
@@ -354,7 +356,7 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 // P_h(1) in the upper panel, P_h(N) in the lower one, the legend in a strip
 // under them on an opaque background, each mark (such as the wallet of
 // the demonstration) as a ring on every curve. SVG files embed their font.
-func WritePlot(w io.Writer, format string, s Sweep, results []*ModelResult, marks ...PlotMark) error {
+func WritePlot(w io.Writer, format string, s model.Sweep, results []*model.Result, marks ...PlotMark) error {
 	top, bottom, legend, rows, err := sweepPanels(s, results, marks)
 	if err != nil {
 		return err
@@ -412,7 +414,7 @@ func WritePlot(w io.Writer, format string, s Sweep, results []*ModelResult, mark
 }
 
 // SavePlot draws the sweep into file, whose extension picks the format.
-func SavePlot(file string, s Sweep, results []*ModelResult, marks ...PlotMark) error {
+func SavePlot(file string, s model.Sweep, results []*model.Result, marks ...PlotMark) error {
 	format, err := PlotFormat(file)
 	if err != nil {
 		return err

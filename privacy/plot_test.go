@@ -2,11 +2,16 @@ package privacy
 
 import (
 	"bytes"
+	"errors"
 	"image/png"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"gonum.org/v1/plot"
+
+	"github.com/spvfilter/spvfilter/privacy/model"
 )
 
 // TestWritePlotReadable checks what makes a plot readable: an opaque white
@@ -14,11 +19,11 @@ import (
 // and P_h(N) in two panels, the mark on the curves and in the legend, one
 // tick format per axis, and a font every viewer has.
 func TestWritePlotReadable(t *testing.T) {
-	s, err := ParseSweep("addresses=1..300:10")
+	s, err := model.ParseSweep("addresses=1..300:10")
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := DefaultModelParams()
+	base := model.DefaultParams()
 	base.Filters = 2
 	rs, err := s.Run(base)
 	if err != nil {
@@ -79,5 +84,48 @@ func TestPlotTicks(t *testing.T) {
 		if got := labels(tt.ticks, tt.all); got != tt.want {
 			t.Errorf("ticks %q, want %q", got, tt.want)
 		}
+	}
+}
+
+func TestSweepRunAndPlot(t *testing.T) {
+	s, err := model.ParseSweep("addresses=1..50")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := model.DefaultParams()
+	base.Filters = 2
+	rs, err := s.Run(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 50 || rs[9].Params.Addresses != 10 {
+		t.Fatalf("%d results", len(rs))
+	}
+	// More addresses fill the filter more: P_h(1) falls.
+	if !(rs[0].Steps[0].PH1 > rs[49].Steps[0].PH1) {
+		t.Errorf("P_h(1) does not fall with N: %g, %g", rs[0].Steps[0].PH1, rs[49].Steps[0].PH1)
+	}
+	dir := t.TempDir()
+	for _, name := range []string{"leak.svg", "leak.png"} {
+		file := filepath.Join(dir, name)
+		if err := SavePlot(file, s, rs); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasSuffix(name, ".svg") {
+			for _, want := range []string{"<svg", "wallet addresses N", "P_h(1)", "BIP 37 filter privacy"} {
+				if !bytes.Contains(b, []byte(want)) {
+					t.Errorf("svg lacks %q", want)
+				}
+			}
+		} else if !bytes.HasPrefix(b, []byte("\x89PNG")) {
+			t.Errorf("not a PNG")
+		}
+	}
+	if err := SavePlot(filepath.Join(dir, "leak.gif"), s, rs); !errors.Is(err, ErrBadPlot) {
+		t.Errorf("gif: %v", err)
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/wire"
+
+	"github.com/spvfilter/spvfilter/privacy/model"
 )
 
 // frame builds a message of network magic net.
@@ -130,7 +132,7 @@ func startRelay(t *testing.T, upstream string, out io.Writer) *Relay {
 // messages; it returns the bytes sent.
 func goodExchange(t *testing.T, relay string, node *fakeNode) []byte {
 	t.Helper()
-	w := NewWallet(3, 2)
+	w := model.NewWallet(3, 2)
 	f := w.Filter(0.001, 0, 99)
 	myVersion := wire.NewMsgVersion(wire.NewNetAddressIPPort(net.IPv4(127, 0, 0, 1), 2, 0), wire.NewNetAddressIPPort(net.IPv4(127, 0, 0, 1), 1, 0), 8, 0)
 	myVersion.UserAgent = "/test-client:1.0/"
@@ -280,7 +282,7 @@ func TestRelayRecordsAndSurvivesBadClients(t *testing.T) {
 	if err != nil || len(cf) != 2 {
 		t.Fatalf("%d filters, %v", len(cf), err)
 	}
-	w := NewWallet(3, 2)
+	w := model.NewWallet(3, 2)
 	for _, c := range cf {
 		if !c.Cleared || len(c.Added) != 1 || c.Added[0] != "010203" {
 			t.Errorf("captured %+v", c)

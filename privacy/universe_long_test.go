@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spvfilter/spvfilter/bip37"
+	"github.com/spvfilter/spvfilter/privacy/model"
 )
 
 // writeBadUniverse writes n lines of random 20-byte hashes in hex, every
@@ -75,7 +76,7 @@ func TestAnalyzeUniverseBadLines(t *testing.T) {
 	if err := out.Close(); err != nil {
 		t.Fatal(err)
 	}
-	f := NewWallet(1, 266).Filter(0.0005, 100, 7)
+	f := model.NewWallet(1, 266).Filter(0.0005, 100, 7)
 	analyzeFile(t, file, f) // warm the page cache
 	r, rate := analyzeFile(t, file, f)
 	u := r.Universe
@@ -93,7 +94,7 @@ func TestAnalyzeUniverseBadLines(t *testing.T) {
 func BenchmarkAnalyzeBadLines(b *testing.B) {
 	const n = 1_000_000
 	dir := b.TempDir()
-	f := NewWallet(1, 266).Filter(0.0005, 100, 7)
+	f := model.NewWallet(1, 266).Filter(0.0005, 100, 7)
 	clean := filepath.Join(dir, "clean.txt")
 	if err := os.WriteFile(clean, benchUniverse(n), 0o644); err != nil {
 		b.Fatal(err)

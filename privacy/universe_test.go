@@ -12,13 +12,14 @@ import (
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/spvfilter/spvfilter/bip37"
+	"github.com/spvfilter/spvfilter/privacy/model"
 )
 
 func hexOf(b []byte) string { return hex.EncodeToString(b) }
 
 func TestUniverseWriter(t *testing.T) {
 	params := &chaincfg.MainNetParams
-	w := NewWallet(5, 6)
+	w := model.NewWallet(5, 6)
 	k := w.PubKeys
 	p2pkh, _ := btcutil.NewAddressPubKeyHash(w.Hashes[0], params)
 	p2wpkh, _ := btcutil.NewAddressWitnessPubKeyHash(w.Hashes[1], params)

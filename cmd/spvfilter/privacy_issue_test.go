@@ -12,6 +12,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg"
 
 	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/model"
 )
 
 // writeCapture writes capture records, one JSON line each.
@@ -37,7 +38,7 @@ func writeCapture(t *testing.T, file string, recs ...privacy.CaptureRecord) {
 // separates them.
 func TestAnalyzeCaptureTwoClientsOneHost(t *testing.T) {
 	dir := t.TempDir()
-	wa, wb := privacy.NewWallet(101, 5), privacy.NewWallet(202, 5)
+	wa, wb := model.NewWallet(101, 5), model.NewWallet(202, 5)
 	addrA, addrB := wa.Addresses(&chaincfg.MainNetParams), wb.Addresses(&chaincfg.MainNetParams)
 	var u strings.Builder
 	for i := 0; i < 5000; i++ {
@@ -116,7 +117,7 @@ func TestAnalyzeCaptureTwoClientsOneHost(t *testing.T) {
 // empty universe is bad input.
 func TestAnalyzeUniverseRobust(t *testing.T) {
 	dir := t.TempDir()
-	w := privacy.NewWallet(7, 3)
+	w := model.NewWallet(7, 3)
 	addr := w.Addresses(&chaincfg.MainNetParams)[0]
 	filterHex := filterPayloadHex(t, w.Filter(0.0001, 10, 9))
 	var u strings.Builder

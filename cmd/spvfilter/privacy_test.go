@@ -15,6 +15,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg"
 
 	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/model"
 )
 
 func decodeJSON(t *testing.T, s string, v any) {
@@ -38,7 +39,7 @@ func TestPrivacyModelCommand(t *testing.T) {
 		}
 	}
 	// The figures are those of the library for the same parameters.
-	want, err := privacy.Evaluate(privacy.ModelParams{Addresses: 20, FPRate: 0.0005, UniverseSize: 10_000_000,
+	want, err := model.Evaluate(model.Params{Addresses: 20, FPRate: 0.0005, UniverseSize: 10_000_000,
 		ElementsPerAddress: 2, ExtraElements: 100, Filters: 2, PairTest: true})
 	if err != nil {
 		t.Fatal(err)
@@ -107,7 +108,7 @@ func TestPrivacyModelSweepPlotAndMonteCarlo(t *testing.T) {
 		t.Fatalf("status %d: %s", status, stderr)
 	}
 	var mc struct {
-		MonteCarlo privacy.MonteCarloResult `json:"monte_carlo"`
+		MonteCarlo model.MonteCarloResult `json:"monte_carlo"`
 	}
 	decodeJSON(t, stdout, &mc)
 	if mc.MonteCarlo.Trials != 10 || !mc.MonteCarlo.Agrees {
@@ -119,9 +120,9 @@ func TestPrivacyBadInput(t *testing.T) {
 	dir := t.TempDir()
 	universe := filepath.Join(dir, "u.txt")
 	os.WriteFile(universe, []byte("# ok\n751e76e8199196d454941c45d1b3a323f1433bd6\nnot-hex-nor-address\n"), 0o644)
-	filterHex := filterPayloadHex(t, privacy.NewWallet(1, 3).Filter(0.001, 0, 5))
+	filterHex := filterPayloadHex(t, model.NewWallet(1, 3).Filter(0.001, 0, 5))
 	capture := filepath.Join(dir, "capture.jsonl")
-	loadRec, err := privacy.NewFilterLoadRecord(time.Now(), "127.0.0.1:5000", "s-1", privacy.NewWallet(1, 3).Filter(0.001, 0, 5).MsgFilterLoad())
+	loadRec, err := privacy.NewFilterLoadRecord(time.Now(), "127.0.0.1:5000", "s-1", model.NewWallet(1, 3).Filter(0.001, 0, 5).MsgFilterLoad())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +185,7 @@ func filterPayloadHex(t *testing.T, f interface{ MarshalBinary() ([]byte, error)
 // universe holding its used addresses among random ones.
 func TestPrivacyAnalyzeCommand(t *testing.T) {
 	dir := t.TempDir()
-	w := privacy.NewWallet(21, 10)
+	w := model.NewWallet(21, 10)
 	addrs := w.Addresses(&chaincfg.MainNetParams)
 	var u strings.Builder
 	for i := 0; i < 20000; i++ {
@@ -250,7 +251,7 @@ func TestPrivacyCompareCommand(t *testing.T) {
 	if status != exitOK {
 		t.Fatalf("status %d: %s", status, stderr)
 	}
-	var c privacy.Comparison
+	var c model.Comparison
 	decodeJSON(t, stdout, &c)
 	if c.Params.WalletBlocks != 50 || c.BIP157.BlockFPRate <= 0 || c.BIP37.FilterBits == 0 {
 		t.Errorf("%+v", c)

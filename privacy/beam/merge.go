@@ -8,6 +8,7 @@ import (
 
 	"github.com/spvfilter/spvfilter/bip37"
 	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/model"
 )
 
 // classRates holds, for one group of sessions, the chance that a candidate
@@ -210,7 +211,7 @@ func finishReport(r *privacy.Report, g int, matchClasses []int, rates classRates
 	r.MatchedCount, r.ExpectedFalsePositives, r.EstimatedWallet = last.Matched, last.ExpectedFalsePositives, last.EstimatedWallet
 	if r.EstimatedWallet > 0 {
 		r.PH1 = r.EstimatedWallet / (r.EstimatedWallet + r.ExpectedFalsePositives)
-		r.PHAll = privacy.ProbAllReal(r.EstimatedWallet, r.ExpectedFalsePositives)
+		r.PHAll = model.ProbAllReal(r.EstimatedWallet, r.ExpectedFalsePositives)
 	}
 	prior := 0.0
 	if r.UniverseSize > 0 {

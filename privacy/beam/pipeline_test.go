@@ -26,6 +26,7 @@ import (
 
 	"github.com/spvfilter/spvfilter/bip37"
 	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/model"
 )
 
 func TestMain(m *testing.M) {
@@ -223,7 +224,7 @@ func TestCountUniverseAgrees(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			rep, err := privacy.Analyze([]*bip37.Filter{privacy.NewWallet(1, 5).Filter(0.01, 100, 7)}, strings.NewReader(tc.data), privacy.AnalyzeOptions{})
+			rep, err := privacy.Analyze([]*bip37.Filter{model.NewWallet(1, 5).Filter(0.01, 100, 7)}, strings.NewReader(tc.data), privacy.AnalyzeOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -258,7 +259,7 @@ func TestBuildRefuses(t *testing.T) {
 	}
 	// A session that loaded more filters than one analysis intersects.
 	var many bytes.Buffer
-	f := privacy.NewWallet(1, 3).Filter(0.01, 0, 1)
+	f := model.NewWallet(1, 3).Filter(0.01, 0, 1)
 	for i := 0; i <= privacy.MaxAnalyzeFilters; i++ {
 		rec, err := privacy.NewFilterLoadRecord(time.Unix(0, 0), "127.0.0.1:1", "s", f.MsgFilterLoad())
 		if err != nil {
@@ -323,7 +324,7 @@ func TestPipelineEmptyUniverse(t *testing.T) {
 // (privacy keeps its counts from going below zero).
 func TestPipelineKeyAloneInItsFile(t *testing.T) {
 	dir := t.TempDir()
-	w := privacy.NewWallet(21, 3)
+	w := model.NewWallet(21, 3)
 	addrs := w.Addresses(&chaincfg.MainNetParams)
 	f := bip37.NewFilter(10, 0.001, 5, wire.BloomUpdateNone)
 	for _, h := range w.Hashes {

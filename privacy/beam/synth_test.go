@@ -18,6 +18,7 @@ import (
 
 	"github.com/spvfilter/spvfilter/bip37"
 	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/model"
 )
 
 // synthSpec describes a synthetic capture and universe.
@@ -57,7 +58,7 @@ func writeSynth(t testing.TB, dir string, spec synthSpec) *synth {
 	var walletLines [][]string
 	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	for w := 0; w < spec.wallets; w++ {
-		wal := privacy.NewWallet(spec.seed*1000+uint64(w), spec.addresses)
+		wal := model.NewWallet(spec.seed*1000+uint64(w), spec.addresses)
 		addrs := wal.Addresses(params)
 		var lines []string
 		for i, a := range addrs {
@@ -96,7 +97,7 @@ func writeSynth(t testing.TB, dir string, spec synthSpec) *synth {
 				out.filters++
 			}
 			if n%5 == 0 {
-				extra := privacy.NewWallet(spec.seed*1000+uint64(w)+500, 1)
+				extra := model.NewWallet(spec.seed*1000+uint64(w)+500, 1)
 				write(privacy.CaptureRecord{Time: at, Client: client, Session: session, Command: privacy.CmdFilterAdd,
 					Data: hex.EncodeToString(extra.Hashes[0])})
 			}

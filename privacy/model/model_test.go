@@ -1,4 +1,4 @@
-package privacy
+package model
 
 import (
 	"errors"
@@ -62,7 +62,7 @@ func relClose(a, b, tol float64) bool {
 }
 
 func TestEvaluateAgainstClosedForms(t *testing.T) {
-	tests := []ModelParams{
+	tests := []Params{
 		{Addresses: 1, FPRate: 0.0005, UniverseSize: 1_000_000, ElementsPerAddress: 2, ExtraElements: 100},
 		{Addresses: 10, FPRate: 0.001, UniverseSize: 10_000_000, ElementsPerAddress: 2, ExtraElements: 0},
 		{Addresses: 266, FPRate: 0.00001, UniverseSize: 100_000_000, ElementsPerAddress: 2, ExtraElements: 100},
@@ -128,7 +128,7 @@ func TestHashFuncRounding(t *testing.T) {
 		n  uint32
 		fp float64
 	}{{632, 0.00001}, {300, 0.0005}, {2100, 0.1}, {3, 0.5}} {
-		r, err := Evaluate(ModelParams{Addresses: c.n, FPRate: c.fp, UniverseSize: uint64(c.n), ElementsPerAddress: 1})
+		r, err := Evaluate(Params{Addresses: c.n, FPRate: c.fp, UniverseSize: uint64(c.n), ElementsPerAddress: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -139,7 +139,7 @@ func TestHashFuncRounding(t *testing.T) {
 		}
 	}
 	// n=2100, fp=0.1: integer division gives k=2 where float gives 3.
-	r, _ := Evaluate(ModelParams{Addresses: 2100, FPRate: 0.1, UniverseSize: 2100, ElementsPerAddress: 1})
+	r, _ := Evaluate(Params{Addresses: 2100, FPRate: 0.1, UniverseSize: 2100, ElementsPerAddress: 1})
 	if r.HashFuncs != 2 {
 		t.Errorf("n=2100 fp=0.1: k=%d, want 2", r.HashFuncs)
 	}
@@ -164,22 +164,22 @@ func TestProbAllReal(t *testing.T) {
 }
 
 func TestEvaluateErrors(t *testing.T) {
-	good := DefaultModelParams()
-	bad := []func(*ModelParams){
-		func(p *ModelParams) { p.Addresses = 0 },
-		func(p *ModelParams) { p.FPRate = 0 },
-		func(p *ModelParams) { p.FPRate = 1 },
-		func(p *ModelParams) { p.FPRate = math.NaN() },
-		func(p *ModelParams) { p.ElementsPerAddress = 0 },
-		func(p *ModelParams) { p.PairTest, p.ElementsPerAddress = true, 1 },
-		func(p *ModelParams) { p.UniverseSize = 10 },
-		func(p *ModelParams) { p.Filters = 5000 },
+	good := DefaultParams()
+	bad := []func(*Params){
+		func(p *Params) { p.Addresses = 0 },
+		func(p *Params) { p.FPRate = 0 },
+		func(p *Params) { p.FPRate = 1 },
+		func(p *Params) { p.FPRate = math.NaN() },
+		func(p *Params) { p.ElementsPerAddress = 0 },
+		func(p *Params) { p.PairTest, p.ElementsPerAddress = true, 1 },
+		func(p *Params) { p.UniverseSize = 10 },
+		func(p *Params) { p.Filters = 5000 },
 	}
 	for i, f := range bad {
 		p := good
 		f(&p)
-		if _, err := Evaluate(p); !errors.Is(err, ErrBadModel) {
-			t.Errorf("case %d: error %v, want ErrBadModel", i, err)
+		if _, err := Evaluate(p); !errors.Is(err, ErrBadParams) {
+			t.Errorf("case %d: error %v, want ErrBadParams", i, err)
 		}
 	}
 	if _, err := Evaluate(good); err != nil {
@@ -188,13 +188,13 @@ func TestEvaluateErrors(t *testing.T) {
 }
 
 func TestFalsePositiveRateEdges(t *testing.T) {
-	if FalsePositiveRate(0, 3, 10) != 1 || FalsePositiveRateApprox(0, 3, 10) != 1 {
+	if falsePositiveRate(0, 3, 10) != 1 || falsePositiveRateApprox(0, 3, 10) != 1 {
 		t.Error("zero-bit filter must match everything")
 	}
-	if FalsePositiveRate(800, 0, 10) != 1 {
+	if falsePositiveRate(800, 0, 10) != 1 {
 		t.Error("zero hash functions match everything")
 	}
-	if FalsePositiveRate(800, 5, 0) != 0 {
+	if falsePositiveRate(800, 5, 0) != 0 {
 		t.Error("empty filter matches nothing")
 	}
 }
@@ -224,7 +224,7 @@ func TestExpectedPH(t *testing.T) {
 			all := new(big.Rat).SetFrac(big.NewInt(1), new(big.Int).Binomial(tt.n+j, tt.n))
 			wantAll.Add(wantAll, new(big.Rat).Mul(w, all))
 		}
-		got1, gotAll := ExpectedPH(float64(tt.n), float64(tt.others), float64(tt.pNum)/float64(tt.pDen))
+		got1, gotAll := expectedPH(float64(tt.n), float64(tt.others), float64(tt.pNum)/float64(tt.pDen))
 		w1, _ := want1.Float64()
 		wAll, _ := wantAll.Float64()
 		if !relClose(got1, w1, 1e-9) || !relClose(gotAll, wAll, 1e-9) {
@@ -233,7 +233,7 @@ func TestExpectedPH(t *testing.T) {
 	}
 	// Small S: nearly every attack sees no false positive, so P_h(N) in
 	// expectation is near e^-S, far above the value at the mean.
-	ph1, phAll := ExpectedPH(20, 1e7, 1.56e-8)
+	ph1, phAll := expectedPH(20, 1e7, 1.56e-8)
 	s := 1e7 * 1.56e-8
 	if !(phAll > math.Exp(-s) && phAll < 1 && phAll > ProbAllReal(20, s)) || !(ph1 > 20/(20+s)) {
 		t.Errorf("S=%g: P_h(1) %g, P_h(N) %g (at the mean %g)", s, ph1, phAll, ProbAllReal(20, s))
@@ -257,16 +257,16 @@ func TestProbAllRealLogSpace(t *testing.T) {
 		b, _ := math.Lgamma(c.s + 1)
 		d, _ := math.Lgamma(c.n + c.s + 1)
 		want := a + b - d
-		if got := LogProbAllReal(c.n, c.s); math.Abs(got-want) > 1e-9*math.Max(1, math.Abs(want)) {
-			t.Errorf("LogProbAllReal(%g, %g) = %.12g, want %.12g", c.n, c.s, got, want)
+		if got := logProbAllReal(c.n, c.s); math.Abs(got-want) > 1e-9*math.Max(1, math.Abs(want)) {
+			t.Errorf("logProbAllReal(%g, %g) = %.12g, want %.12g", c.n, c.s, got, want)
 		}
 	}
 	// For s ≫ n: ln C(n+s, n) = n·ln(s) - ln(n!) + n(n+1)/(2s) + O(n³/s²).
 	for _, c := range []struct{ n, s float64 }{{100, 1e19}, {1, 1e17}, {20, 1e12}, {1e6, 1e18}} {
 		lf, _ := math.Lgamma(c.n + 1)
 		want := lf - c.n*math.Log(c.s) - c.n*(c.n+1)/(2*c.s)
-		if got := LogProbAllReal(c.n, c.s); math.Abs(got-want) > 1e-9*math.Abs(want) {
-			t.Errorf("LogProbAllReal(%g, %g) = %.12g, want %.12g", c.n, c.s, got, want)
+		if got := logProbAllReal(c.n, c.s); math.Abs(got-want) > 1e-9*math.Abs(want) {
+			t.Errorf("logProbAllReal(%g, %g) = %.12g, want %.12g", c.n, c.s, got, want)
 		}
 		if p := ProbAllReal(c.n, c.s); p > c.n/(c.n+c.s) {
 			t.Errorf("ProbAllReal(%g, %g) = %g above P_h(1) = %g", c.n, c.s, p, c.n/(c.n+c.s))
@@ -279,7 +279,7 @@ func TestProbAllRealLogSpace(t *testing.T) {
 // filter that matches everything is warned about.
 func TestEvaluateHugeUniverse(t *testing.T) {
 	for _, fp := range []float64{0.5, 0.001, 1e-9} {
-		p := DefaultModelParams()
+		p := DefaultParams()
 		p.FPRate, p.UniverseSize = fp, 10_000_000_000_000_000_000
 		r, err := Evaluate(p)
 		if err != nil {
@@ -296,7 +296,7 @@ func TestEvaluateHugeUniverse(t *testing.T) {
 	}
 	// A wallet whose few false positives make the papers' P_h at the mean
 	// misleading is told so.
-	r, err := Evaluate(ModelParams{Addresses: 20, FPRate: 0.0005, UniverseSize: 10_000_000, ElementsPerAddress: 2, ExtraElements: 100, Filters: 1})
+	r, err := Evaluate(Params{Addresses: 20, FPRate: 0.0005, UniverseSize: 10_000_000, ElementsPerAddress: 2, ExtraElements: 100, Filters: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

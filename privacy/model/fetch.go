@@ -1,9 +1,8 @@
-package privacy
+package model
 
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 )
 
 // FetchSide is the block-download attack on a BIP 157 client, modelled: a
@@ -43,11 +42,11 @@ type FetchSide struct {
 func fetchSide(p CompareParams, fpBlocks float64) (FetchSide, error) {
 	switch {
 	case p.Appearances == 0:
-		return FetchSide{}, fmt.Errorf("%w: appearances per address must be at least 1", ErrBadModel)
+		return FetchSide{}, fmt.Errorf("%w: appearances per address must be at least 1", ErrBadParams)
 	case !(p.Decoys >= 0) || math.IsInf(p.Decoys, 0):
-		return FetchSide{}, fmt.Errorf("%w: decoys per real block must be a number at least 0", ErrBadModel)
+		return FetchSide{}, fmt.Errorf("%w: decoys per real block must be a number at least 0", ErrBadParams)
 	case p.Peers == 0:
-		return FetchSide{}, fmt.Errorf("%w: peers must be at least 1", ErrBadModel)
+		return FetchSide{}, fmt.Errorf("%w: peers must be at least 1", ErrBadParams)
 	}
 	k := uint64(p.Appearances)
 	b := float64(p.Blocks)
@@ -66,62 +65,28 @@ func fetchSide(p CompareParams, fpBlocks float64) (FetchSide, error) {
 	return s, nil
 }
 
-// FetchTrial is what one simulated block-download attack found.
-type FetchTrial struct {
-	WalletMatched int // the wallet's scripts matched: all of them
-	Spurious      int // other scripts with every block fetched
+// ChanceAllFetched is the probability that k given blocks all lie among F
+// blocks drawn at random without replacement from B: C(B-k, F-k)/C(B, F) =
+// ∏_{i<k} (F-i)/(B-i), computed in log space. It is 0 when k > F.
+func ChanceAllFetched(b, f, k uint64) float64 {
+	if k > f || f > b {
+		return 0
+	}
+	return math.Exp(logChanceAllFetched(b, f, k))
 }
 
-// SimulateFetches measures the block-download attack on a synthetic chain:
-// B blocks, a wallet of n scripts each in k distinct random blocks, others
-// more scripts each in k random blocks, and a client that fetches the
-// wallet's blocks and decoys random other blocks per real one (rounded
-// down). It counts the scripts whose every block was fetched.
-func SimulateFetches(rng *rand.Rand, blocks, n, others, k int, decoys float64) FetchTrial {
-	fetched := make([]bool, blocks)
-	pick := func(dst []int) []int {
-		dst = dst[:0]
-		for len(dst) < k {
-			h := rng.IntN(blocks)
-			dup := false
-			for _, x := range dst {
-				dup = dup || x == h
-			}
-			if !dup {
-				dst = append(dst, h)
-			}
-		}
-		return dst
+func logChanceAllFetched(b, f, k uint64) float64 {
+	if k == 0 {
+		return 0
 	}
-	var hs []int
-	real := 0
-	for i := 0; i < n; i++ {
-		for _, h := range pick(hs) {
-			if !fetched[h] {
-				fetched[h] = true
-				real++
-			}
+	// lgamma keeps large k exact to rounding without a k-step loop.
+	lg := func(x uint64) float64 { v, _ := math.Lgamma(float64(x) + 1); return v }
+	if k <= 64 {
+		s := 0.0
+		for i := uint64(0); i < k; i++ {
+			s += math.Log(float64(f-i)) - math.Log(float64(b-i))
 		}
+		return s
 	}
-	want := real + int(float64(real)*decoys)
-	if want > blocks {
-		want = blocks
-	}
-	for got := real; got < want; {
-		if h := rng.IntN(blocks); !fetched[h] {
-			fetched[h] = true
-			got++
-		}
-	}
-	tr := FetchTrial{WalletMatched: n}
-	for i := 0; i < others; i++ {
-		all := true
-		for _, h := range pick(hs) {
-			all = all && fetched[h]
-		}
-		if all {
-			tr.Spurious++
-		}
-	}
-	return tr
+	return lg(f) - lg(f-k) - lg(b) + lg(b-k)
 }

@@ -1,17 +1,17 @@
-package privacy_test
+package model_test
 
 import (
 	"fmt"
 
-	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/model"
 )
 
 // What a wallet of 20 addresses must pay so that a node testing ten million
 // addresses cannot name all of them with better than even odds, with one
 // filter and after three filters with different tweaks.
 func ExampleAdvise() {
-	a, err := privacy.Advise(privacy.AdviceParams{
-		Model: privacy.ModelParams{
+	a, err := model.Advise(model.AdviceParams{
+		Model: model.Params{
 			Addresses: 20, UniverseSize: 10_000_000,
 			ElementsPerAddress: 2, ExtraElements: 100, Filters: 3,
 		},

@@ -1,22 +1,16 @@
-package privacy
+package model
 
 import (
 	"fmt"
 	"math"
-)
 
-// BIP 158 basic filter parameters (BIP 158, "Block Filters"): items hash
-// into [0, N·M) with Golomb-Rice parameter P, for a false-positive rate of
-// 1/M per item queried.
-const (
-	BasicFilterP = 19
-	BasicFilterM = 784931
+	"github.com/spvfilter/spvfilter/gcs"
 )
 
 // CompareParams describes the same wallet under BIP 37 and BIP 157.
 type CompareParams struct {
-	// Model is the wallet and the BIP 37 attacker (see ModelParams).
-	Model ModelParams `json:"model_params"`
+	// Model is the wallet and the BIP 37 attacker (see Params).
+	Model Params `json:"model_params"`
 	// WatchPerAddress is the number of BIP 158 items the client watches
 	// per address: 1, its output script.
 	WatchPerAddress uint32 `json:"watch_per_address"`
@@ -42,7 +36,7 @@ type CompareParams struct {
 // address; each script in 2 blocks (a receive and its spend), no decoys,
 // one peer.
 func DefaultCompareParams() CompareParams {
-	m := DefaultModelParams()
+	m := DefaultParams()
 	return CompareParams{Model: m, WatchPerAddress: 1, ElementsPerBlock: 5000, Blocks: 52560, WalletBlocks: uint64(m.Addresses),
 		Appearances: 2, Peers: 1}
 }
@@ -70,7 +64,7 @@ type BIP157Side struct {
 // Comparison holds both sides.
 type Comparison struct {
 	Params CompareParams `json:"params"`
-	BIP37  *ModelResult  `json:"bip37"`
+	BIP37  *Result       `json:"bip37"`
 	BIP157 BIP157Side    `json:"bip157"`
 	// Fetches is the block-download attack on the BIP 157 client.
 	Fetches FetchSide `json:"bip157_fetches"`
@@ -85,15 +79,15 @@ func Compare(p CompareParams) (*Comparison, error) {
 	p.Model = m.Params
 	switch {
 	case p.WatchPerAddress == 0:
-		return nil, fmt.Errorf("%w: watch items per address must be at least 1", ErrBadModel)
+		return nil, fmt.Errorf("%w: watch items per address must be at least 1", ErrBadParams)
 	case p.ElementsPerBlock == 0:
-		return nil, fmt.Errorf("%w: elements per block must be at least 1", ErrBadModel)
+		return nil, fmt.Errorf("%w: elements per block must be at least 1", ErrBadParams)
 	case p.Blocks == 0 || p.WalletBlocks > p.Blocks:
-		return nil, fmt.Errorf("%w: %d wallet blocks among %d blocks", ErrBadModel, p.WalletBlocks, p.Blocks)
+		return nil, fmt.Errorf("%w: %d wallet blocks among %d blocks", ErrBadParams, p.WalletBlocks, p.Blocks)
 	}
 	w := uint64(p.Model.Addresses) * uint64(p.WatchPerAddress)
 	nb := float64(p.ElementsPerBlock)
-	q := -math.Expm1(float64(w) * nb * math.Log1p(-1/(nb*BasicFilterM)))
+	q := -math.Expm1(float64(w) * nb * math.Log1p(-1/(nb*gcs.BasicM)))
 	f := float64(p.Blocks-p.WalletBlocks) * q
 	r := float64(p.WalletBlocks)
 	side := BIP157Side{WatchItems: w, BlockFPRate: q, ExpectedFalsePositiveBlocks: f}

@@ -1,4 +1,4 @@
-package privacy
+package model
 
 import (
 	"errors"
@@ -8,10 +8,10 @@ import (
 	"github.com/spvfilter/spvfilter/bip37"
 )
 
-// ErrBadModel reports model parameters outside their domain.
-var ErrBadModel = errors.New("privacy: bad model parameters")
+// ErrBadParams reports model parameters outside their domain.
+var ErrBadParams = errors.New("privacy: bad model parameters")
 
-// ModelParams describes a wallet, its filters and the attacker's universe.
+// Params describes a wallet, its filters and the attacker's universe.
 //
 // The wallet has Addresses addresses and inserts ElementsPerAddress elements
 // for each (bitcoinj inserts the public key and its HASH160, so 2). The
@@ -23,7 +23,7 @@ var ErrBadModel = errors.New("privacy: bad model parameters")
 // UniverseSize is the number of candidate addresses the attacker tests,
 // INCLUDING the wallet's own addresses; the false positives come from the
 // UniverseSize-Addresses others.
-type ModelParams struct {
+type Params struct {
 	Addresses          uint32  `json:"addresses"`
 	FPRate             float64 `json:"fp_rate"`
 	UniverseSize       uint64  `json:"universe_size"`
@@ -38,10 +38,10 @@ type ModelParams struct {
 	PairTest bool `json:"pair_test"`
 }
 
-// DefaultModelParams are the defaults of the model command: a bitcoinj-like
+// DefaultParams are the defaults of the model command: a bitcoinj-like
 // wallet element layout over a universe of ten million addresses.
-func DefaultModelParams() ModelParams {
-	return ModelParams{
+func DefaultParams() Params {
+	return Params{
 		Addresses:          100,
 		FPRate:             0.0005,
 		UniverseSize:       10_000_000,
@@ -79,9 +79,9 @@ type Step struct {
 	PHAllExact float64 `json:"p_h_all_exact"`
 }
 
-// ModelResult holds the figures of the analytic model.
-type ModelResult struct {
-	Params ModelParams `json:"params"`
+// Result holds the figures of the analytic model.
+type Result struct {
+	Params Params `json:"params"`
 	// SizingElements is the element count the filter was sized for and
 	// Elements the count actually inserted.
 	SizingElements uint64 `json:"sizing_elements"`
@@ -105,44 +105,44 @@ type ModelResult struct {
 }
 
 // Validate checks the parameters' domain.
-func (p ModelParams) Validate() error {
+func (p Params) Validate() error {
 	switch {
 	case p.Addresses == 0:
-		return fmt.Errorf("%w: addresses must be at least 1", ErrBadModel)
+		return fmt.Errorf("%w: addresses must be at least 1", ErrBadParams)
 	case !(p.FPRate > 0 && p.FPRate < 1):
-		return fmt.Errorf("%w: false-positive rate %v not in (0,1)", ErrBadModel, p.FPRate)
+		return fmt.Errorf("%w: false-positive rate %v not in (0,1)", ErrBadParams, p.FPRate)
 	case p.ElementsPerAddress == 0:
-		return fmt.Errorf("%w: elements per address must be at least 1", ErrBadModel)
+		return fmt.Errorf("%w: elements per address must be at least 1", ErrBadParams)
 	case p.PairTest && p.ElementsPerAddress < 2:
-		return fmt.Errorf("%w: the pair test needs 2 elements per address", ErrBadModel)
+		return fmt.Errorf("%w: the pair test needs 2 elements per address", ErrBadParams)
 	case p.UniverseSize < uint64(p.Addresses):
-		return fmt.Errorf("%w: universe size %d smaller than the wallet's %d addresses", ErrBadModel, p.UniverseSize, p.Addresses)
+		return fmt.Errorf("%w: universe size %d smaller than the wallet's %d addresses", ErrBadParams, p.UniverseSize, p.Addresses)
 	case p.Filters > 1000:
-		return fmt.Errorf("%w: %d filters (at most 1000)", ErrBadModel, p.Filters)
+		return fmt.Errorf("%w: %d filters (at most 1000)", ErrBadParams, p.Filters)
 	}
 	n := uint64(p.Addresses)*uint64(p.ElementsPerAddress) + uint64(p.ExtraElements)
 	if n > math.MaxUint32 {
-		return fmt.Errorf("%w: %d elements do not fit a filter", ErrBadModel, n)
+		return fmt.Errorf("%w: %d elements do not fit a filter", ErrBadParams, n)
 	}
 	return nil
 }
 
 // Evaluate computes the analytic model.
-func Evaluate(p ModelParams) (*ModelResult, error) {
+func Evaluate(p Params) (*Result, error) {
 	if p.Filters == 0 {
 		p.Filters = 1
 	}
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	r := &ModelResult{Params: p}
+	r := &Result{Params: p}
 	r.Elements = uint64(p.Addresses) * uint64(p.ElementsPerAddress)
 	r.SizingElements = r.Elements + uint64(p.ExtraElements)
 	size, k := bip37.OptimalSize(uint32(r.SizingElements), p.FPRate)
 	r.FilterBytes, r.HashFuncs = size, k
 	r.FilterBits = uint64(size) * 8
-	r.Pf = FalsePositiveRate(r.FilterBits, k, r.Elements)
-	r.PfApprox = FalsePositiveRateApprox(r.FilterBits, k, r.Elements)
+	r.Pf = falsePositiveRate(r.FilterBits, k, r.Elements)
+	r.PfApprox = falsePositiveRateApprox(r.FilterBits, k, r.Elements)
 
 	perCandidate := r.Pf
 	if p.PairTest {
@@ -154,7 +154,7 @@ func Evaluate(p ModelParams) (*ModelResult, error) {
 	for b := uint32(1); b <= p.Filters; b++ {
 		pf *= perCandidate
 		s := others * pf
-		ph1Exact, phAllExact := ExpectedPH(n, others, pf)
+		ph1Exact, phAllExact := expectedPH(n, others, pf)
 		r.Steps = append(r.Steps, Step{
 			Filters:                b,
 			PfCandidate:            pf,
@@ -176,7 +176,7 @@ const approxTolerance = 0.05
 
 // warnings names what makes the figures meaningless or the papers'
 // formulas misleading for these inputs.
-func (r *ModelResult) warnings() []string {
+func (r *Result) warnings() []string {
 	w := []string{}
 	p := r.Params
 	switch {
@@ -198,11 +198,11 @@ func (r *ModelResult) warnings() []string {
 	return w
 }
 
-// FalsePositiveRate is the probability that an element not in a filter of
+// falsePositiveRate is the probability that an element not in a filter of
 // bits bits and k hash functions holding n elements matches it, for hash
 // values uniform and independent: (1-(1-1/m)^(k*n))^k. A filter of zero
 // bits matches everything, as in Bitcoin Core.
-func FalsePositiveRate(bits uint64, k uint32, n uint64) float64 {
+func falsePositiveRate(bits uint64, k uint32, n uint64) float64 {
 	if bits == 0 {
 		return 1
 	}
@@ -211,8 +211,8 @@ func FalsePositiveRate(bits uint64, k uint32, n uint64) float64 {
 	return math.Pow(fill, float64(k))
 }
 
-// FalsePositiveRateApprox is the common approximation (1-e^(-k*n/m))^k.
-func FalsePositiveRateApprox(bits uint64, k uint32, n uint64) float64 {
+// falsePositiveRateApprox is the common approximation (1-e^(-k*n/m))^k.
+func falsePositiveRateApprox(bits uint64, k uint32, n uint64) float64 {
 	if bits == 0 {
 		return 1
 	}
@@ -230,11 +230,11 @@ func ProbAllReal(n, s float64) float64 {
 	if s <= 0 {
 		return 1
 	}
-	return math.Exp(LogProbAllReal(n, s))
+	return math.Exp(logProbAllReal(n, s))
 }
 
-// LogProbAllReal is the natural logarithm of ProbAllReal(n, s).
-func LogProbAllReal(n, s float64) float64 {
+// logProbAllReal is the natural logarithm of ProbAllReal(n, s).
+func logProbAllReal(n, s float64) float64 {
 	if s <= 0 {
 		return 0
 	}
@@ -266,18 +266,18 @@ func stirlingRemainder(z float64) float64 {
 	return (1.0/12 - (1.0/360-1.0/(1260*z2))/z2) / z
 }
 
-// maxExpectationTerms bounds the terms ExpectedPH sums exactly; beyond, the
+// maxExpectationTerms bounds the terms expectedPH sums exactly; beyond, the
 // binomial is sampled on a grid of about this many points.
 const maxExpectationTerms = 4096
 
-// ExpectedPH returns P_h(1) and P_h(N) averaged over the number of false
+// expectedPH returns P_h(1) and P_h(N) averaged over the number of false
 // positives J ~ Binomial(others, pf): E[n/(n+J)] and E[1/C(n+J, n)]. The
 // sum runs over J within 12 standard deviations of its mean (plus a margin
 // for small means), where all but a negligible part of the mass lies; when
 // that range holds more than a few thousand values the standard deviation
 // exceeds 170, the binomial is normal to within its skewness 1/sd, and the
 // sum runs over a grid weighted by the normal density instead.
-func ExpectedPH(n, others, pf float64) (ph1, phAll float64) {
+func expectedPH(n, others, pf float64) (ph1, phAll float64) {
 	if pf <= 0 || others <= 0 {
 		return 1, 1
 	}

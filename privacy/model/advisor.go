@@ -1,4 +1,4 @@
-package privacy
+package model
 
 import (
 	"fmt"
@@ -26,7 +26,7 @@ type AdviceParams struct {
 	// Model describes the wallet, the universe and the attacker; its
 	// FPRate is what the advisor chooses: it is ignored, and 0 in the
 	// Advice.
-	Model ModelParams `json:"model_params"`
+	Model Params `json:"model_params"`
 	// TargetPH1 and TargetPHAll bound the attacker's confidence,
 	// E[P_h(1)] and E[P_h(N)] (p_h_1_exact and p_h_all_exact of the model).
 	// Zero leaves one unbounded; at least one must lie in (0,1).
@@ -125,7 +125,7 @@ func coreSizings(sizingElements uint32, inserted uint64) []coreSizing {
 		}
 		out = append(out, coreSizing{
 			bytes: bytes, hashFuncs: k, rateLo: lo, rateHi: math.Float64frombits(a),
-			pf: FalsePositiveRate(uint64(bytes)*8, k, inserted),
+			pf: falsePositiveRate(uint64(bytes)*8, k, inserted),
 		})
 		lo = math.Float64frombits(b)
 		if lo >= 1 {
@@ -146,11 +146,11 @@ func (p AdviceParams) Validate() error {
 		x    float64
 	}{{"P_h(1)", p.TargetPH1}, {"P_h(N)", p.TargetPHAll}} {
 		if t.x != 0 && !(t.x > 0 && t.x < 1) {
-			return fmt.Errorf("%w: target %s %v not in (0,1)", ErrBadModel, t.name, t.x)
+			return fmt.Errorf("%w: target %s %v not in (0,1)", ErrBadParams, t.name, t.x)
 		}
 	}
 	if p.TargetPH1 == 0 && p.TargetPHAll == 0 {
-		return fmt.Errorf("%w: no target: give a bound on P_h(1) or P_h(N) in (0,1)", ErrBadModel)
+		return fmt.Errorf("%w: no target: give a bound on P_h(1) or P_h(N) in (0,1)", ErrBadParams)
 	}
 	return nil
 }
@@ -232,7 +232,7 @@ func (p AdviceParams) confidence(pf float64, b uint32) (ph1, phAll float64) {
 	for range b {
 		q *= perCandidate
 	}
-	return ExpectedPH(float64(m.Addresses), float64(m.UniverseSize-uint64(m.Addresses)), q)
+	return expectedPH(float64(m.Addresses), float64(m.UniverseSize-uint64(m.Addresses)), q)
 }
 
 func (p AdviceParams) meets(ph1, phAll float64) bool {

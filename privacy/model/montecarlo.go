@@ -1,4 +1,4 @@
-package privacy
+package model
 
 import (
 	"fmt"
@@ -60,20 +60,20 @@ type MonteCarloResult struct {
 // tests random outside candidates against them (one 20-byte element, or a
 // 33-byte and a 20-byte element that must both match under the pair test)
 // and compares the false positives found with Evaluate.
-func MonteCarlo(p ModelParams, opts MonteCarloOptions) (*MonteCarloResult, error) {
+func MonteCarlo(p Params, opts MonteCarloOptions) (*MonteCarloResult, error) {
 	model, err := Evaluate(p)
 	if err != nil {
 		return nil, err
 	}
 	p = model.Params
 	if opts.Trials < 2 {
-		return nil, fmt.Errorf("%w: Monte Carlo needs at least 2 trials", ErrBadModel)
+		return nil, fmt.Errorf("%w: Monte Carlo needs at least 2 trials", ErrBadParams)
 	}
 	if model.Elements > 1_000_000 {
-		return nil, fmt.Errorf("%w: Monte Carlo builds at most 1000000 wallet elements, not %d", ErrBadModel, model.Elements)
+		return nil, fmt.Errorf("%w: Monte Carlo builds at most 1000000 wallet elements, not %d", ErrBadParams, model.Elements)
 	}
 	if opts.Trials > 1_000_000 {
-		return nil, fmt.Errorf("%w: %d trials (at most 1000000)", ErrBadModel, opts.Trials)
+		return nil, fmt.Errorf("%w: %d trials (at most 1000000)", ErrBadParams, opts.Trials)
 	}
 	others := p.UniverseSize - uint64(p.Addresses)
 	sample := opts.Sample
@@ -81,7 +81,7 @@ func MonteCarlo(p ModelParams, opts MonteCarloOptions) (*MonteCarloResult, error
 		sample = min(others, DefaultMonteCarloSample)
 	}
 	if sample == 0 || sample > others {
-		return nil, fmt.Errorf("%w: sample of %d candidates from %d outside the wallet", ErrBadModel, sample, others)
+		return nil, fmt.Errorf("%w: sample of %d candidates from %d outside the wallet", ErrBadParams, sample, others)
 	}
 	rng := rand.New(rand.NewPCG(opts.Seed, 0x5eed))
 	res := &MonteCarloResult{

@@ -1,4 +1,4 @@
-package privacy
+package model
 
 import (
 	"encoding/binary"

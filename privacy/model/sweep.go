@@ -1,4 +1,4 @@
-package privacy
+package model
 
 import (
 	"errors"
@@ -149,7 +149,7 @@ func checkSweepValue(name string, v float64) error {
 }
 
 // Apply returns p with the swept parameter set to v.
-func (s Sweep) Apply(p ModelParams, v float64) ModelParams {
+func (s Sweep) Apply(p Params, v float64) Params {
 	switch s.Var {
 	case "addresses":
 		p.Addresses = uint32(math.Min(v, math.MaxUint32))
@@ -164,8 +164,8 @@ func (s Sweep) Apply(p ModelParams, v float64) ModelParams {
 }
 
 // Run evaluates the model at every value of the sweep.
-func (s Sweep) Run(base ModelParams) ([]*ModelResult, error) {
-	out := make([]*ModelResult, 0, len(s.Values))
+func (s Sweep) Run(base Params) ([]*Result, error) {
+	out := make([]*Result, 0, len(s.Values))
 	for _, v := range s.Values {
 		r, err := Evaluate(s.Apply(base, v))
 		if err != nil {

@@ -1,4 +1,4 @@
-package privacy
+package model
 
 import (
 	"errors"
@@ -10,7 +10,7 @@ import (
 
 // exactConfidence recomputes the attacker's confidence for b filters with
 // Evaluate at a given rate, independently of the advisor's search.
-func exactConfidence(t *testing.T, m ModelParams, rate float64, b uint32) (*ModelResult, Step) {
+func exactConfidence(t *testing.T, m Params, rate float64, b uint32) (*Result, Step) {
 	t.Helper()
 	m.FPRate, m.Filters = rate, b
 	r, err := Evaluate(m)
@@ -100,7 +100,7 @@ func TestAdviseMeetsTargetAndIsSmallest(t *testing.T) {
 		u := uint64(n) + uint64(math.Pow(10, 2+8*rng.Float64()))
 		x := 0.01 + 0.98*rng.Float64()
 		p := AdviceParams{
-			Model: ModelParams{Addresses: n, UniverseSize: u, ElementsPerAddress: 2, ExtraElements: uint32(rng.IntN(2)) * 100,
+			Model: Params{Addresses: n, UniverseSize: u, ElementsPerAddress: 2, ExtraElements: uint32(rng.IntN(2)) * 100,
 				Filters: uint32(1 + rng.IntN(4)), PairTest: rng.IntN(2) == 0},
 			BlockTxs: 3000, TxElements: 9,
 		}
@@ -124,8 +124,8 @@ func TestAdviseMeetsTargetAndIsSmallest(t *testing.T) {
 }
 
 func TestAdviseCases(t *testing.T) {
-	wallet := func(n uint32, u uint64, b uint32) ModelParams {
-		return ModelParams{Addresses: n, UniverseSize: u, ElementsPerAddress: 2, ExtraElements: 100, Filters: b}
+	wallet := func(n uint32, u uint64, b uint32) Params {
+		return Params{Addresses: n, UniverseSize: u, ElementsPerAddress: 2, ExtraElements: 100, Filters: b}
 	}
 	tests := []struct {
 		name        string
@@ -141,7 +141,7 @@ func TestAdviseCases(t *testing.T) {
 		// Sized for 40,100 elements Core stops at 36,000 bytes; a universe
 		// of 1e12 hides the wallet at any rate.
 		{"every rate", AdviceParams{Model: wallet(20000, 1e12, 1), TargetPHAll: 0.5}, []bool{true}, []bool{true}, 1},
-		{"pair test", AdviceParams{Model: ModelParams{Addresses: 50, UniverseSize: 1e8, ElementsPerAddress: 2, Filters: 2, PairTest: true}, TargetPH1: 0.5}, []bool{true, true}, []bool{false, false}, 0},
+		{"pair test", AdviceParams{Model: Params{Addresses: 50, UniverseSize: 1e8, ElementsPerAddress: 2, Filters: 2, PairTest: true}, TargetPH1: 0.5}, []bool{true, true}, []bool{false, false}, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -173,7 +173,7 @@ func TestAdviseNoWorkingFilter(t *testing.T) {
 	// 80,000 elements: Core's 288,000 bits are 3 per element, and
 	// (3 * ln 2) truncates to 2 hash functions; 150,000 elements leave
 	// one bit each and no hash function at any rate.
-	a, err := Advise(AdviceParams{Model: ModelParams{Addresses: 75_000, UniverseSize: 1e9, ElementsPerAddress: 2}, TargetPH1: 0.5})
+	a, err := Advise(AdviceParams{Model: Params{Addresses: 75_000, UniverseSize: 1e9, ElementsPerAddress: 2}, TargetPH1: 0.5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,17 +183,17 @@ func TestAdviseNoWorkingFilter(t *testing.T) {
 }
 
 func TestAdviseRefusesBadTargets(t *testing.T) {
-	base := ModelParams{Addresses: 20, UniverseSize: 1e7, ElementsPerAddress: 2, ExtraElements: 100}
+	base := Params{Addresses: 20, UniverseSize: 1e7, ElementsPerAddress: 2, ExtraElements: 100}
 	for _, p := range []AdviceParams{
 		{Model: base},
 		{Model: base, TargetPH1: 1},
 		{Model: base, TargetPHAll: -0.1},
 		{Model: base, TargetPHAll: math.NaN()},
 		{Model: base, TargetPH1: 0.5, TargetPHAll: 1.5},
-		{Model: ModelParams{Addresses: 20, UniverseSize: 10, ElementsPerAddress: 2}, TargetPH1: 0.5},
+		{Model: Params{Addresses: 20, UniverseSize: 10, ElementsPerAddress: 2}, TargetPH1: 0.5},
 	} {
-		if _, err := Advise(p); !errors.Is(err, ErrBadModel) {
-			t.Errorf("%+v: %v, want ErrBadModel", p, err)
+		if _, err := Advise(p); !errors.Is(err, ErrBadParams) {
+			t.Errorf("%+v: %v, want ErrBadParams", p, err)
 		}
 	}
 }

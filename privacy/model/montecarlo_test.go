@@ -1,4 +1,4 @@
-package privacy
+package model
 
 import (
 	"testing"
@@ -7,12 +7,12 @@ import (
 func TestMonteCarloAgreesWithModel(t *testing.T) {
 	tests := []struct {
 		name string
-		p    ModelParams
+		p    Params
 	}{
-		{"one filter", ModelParams{Addresses: 40, FPRate: 0.01, UniverseSize: 1_000_000, ElementsPerAddress: 2, ExtraElements: 20}},
-		{"two filters", ModelParams{Addresses: 40, FPRate: 0.05, UniverseSize: 1_000_000, ElementsPerAddress: 2, Filters: 2}},
-		{"pair test", ModelParams{Addresses: 30, FPRate: 0.05, UniverseSize: 1_000_000, ElementsPerAddress: 2, PairTest: true}},
-		{"bitcoinj-like", ModelParams{Addresses: 100, FPRate: 0.0005, UniverseSize: 10_000_000, ElementsPerAddress: 2, ExtraElements: 100}},
+		{"one filter", Params{Addresses: 40, FPRate: 0.01, UniverseSize: 1_000_000, ElementsPerAddress: 2, ExtraElements: 20}},
+		{"two filters", Params{Addresses: 40, FPRate: 0.05, UniverseSize: 1_000_000, ElementsPerAddress: 2, Filters: 2}},
+		{"pair test", Params{Addresses: 30, FPRate: 0.05, UniverseSize: 1_000_000, ElementsPerAddress: 2, PairTest: true}},
+		{"bitcoinj-like", Params{Addresses: 100, FPRate: 0.0005, UniverseSize: 10_000_000, ElementsPerAddress: 2, ExtraElements: 100}},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -42,7 +42,7 @@ func TestMonteCarloAgreesWithModel(t *testing.T) {
 // measured rate of a filter sized for 0.01 does not agree with the model of
 // one sized for 0.02.
 func TestMonteCarloDetectsWrongModel(t *testing.T) {
-	p := ModelParams{Addresses: 40, FPRate: 0.01, UniverseSize: 1_000_000, ElementsPerAddress: 2}
+	p := Params{Addresses: 40, FPRate: 0.01, UniverseSize: 1_000_000, ElementsPerAddress: 2}
 	r, err := MonteCarlo(p, MonteCarloOptions{Trials: 20, Sample: 100_000, Seed: 9})
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +58,7 @@ func TestMonteCarloDetectsWrongModel(t *testing.T) {
 }
 
 func TestMonteCarloErrors(t *testing.T) {
-	p := DefaultModelParams()
+	p := DefaultParams()
 	if _, err := MonteCarlo(p, MonteCarloOptions{Trials: 1}); err == nil {
 		t.Error("1 trial accepted")
 	}
