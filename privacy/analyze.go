@@ -13,6 +13,7 @@ import (
 
 	"github.com/spvfilter/spvfilter/bip37"
 	"github.com/spvfilter/spvfilter/privacy/model"
+	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
 // ErrNoFilters reports an analysis without a filter.
@@ -21,9 +22,6 @@ var ErrNoFilters = errors.New("privacy: no filter to analyze")
 // MaxAnalyzeFilters is the most filters one analysis intersects (one group,
 // for AnalyzeGroups, which takes any number of groups).
 const MaxAnalyzeFilters = 64
-
-// MaxAnalyzeWorkers bounds AnalyzeOptions.Workers.
-const MaxAnalyzeWorkers = 64
 
 // DefaultMaxMatches bounds the matched candidates an analysis lists (a
 // filter that matches everything would otherwise list the whole universe);
@@ -44,7 +42,7 @@ type AnalyzeOptions struct {
 	// so the pair test replaces the address's hash-only test.
 	PairTest bool
 	// Workers is the number of parsing goroutines; 0 picks GOMAXPROCS
-	// (at most 4), and more than MaxAnalyzeWorkers count as that many
+	// (at most 4), and more than universe.MaxWorkers count as that many
 	// (each worker holds its own copy of the filters).
 	Workers int
 	// MaxMatches bounds the listed matches (of each group, for
@@ -99,7 +97,7 @@ type MatchedCandidate struct {
 	// public key marked as an address's pair, the address (the first
 	// "listed" one, else the "pair" one), with the key in PubKey.
 	Candidate string        `json:"candidate"`
-	Kind      CandidateKind `json:"kind"`
+	Kind      universe.Kind `json:"kind"`
 	PubKey    string        `json:"pubkey,omitempty"`
 	// PairTested is true when both elements of a pubkey/pubkey-hash pair
 	// matched every filter.
@@ -141,7 +139,7 @@ type Report struct {
 	MatchedTruncated bool               `json:"matched_truncated,omitempty"`
 	Summary          string             `json:"summary"`
 	// Universe counts the lines read, skipped and tested.
-	Universe *UniverseScan `json:"universe"`
+	Universe *universe.Scan `json:"universe"`
 	// Warnings name what may make the figures misleading: a filter that
 	// matches everything or whose fill is far from one half, skipped
 	// universe lines, a truncated match list.
@@ -219,13 +217,13 @@ type groupState struct {
 	delist    []string // those of them that matched every filter
 }
 
-// Analyze tests every candidate of universe (see CandidateParser.Parse for
+// Analyze tests every candidate of universe (see universe.Parser.Parse for
 // its line format) against filters, as a node that received them would,
 // and reports what it learns. The universe is read as a stream in constant
 // memory (only the matches are kept, at most opts.MaxMatches of them).
 // Lines that are not candidates are skipped, counted and the first ten
 // named in Report.Universe, unless opts.Strict; a universe without
-// candidates is ErrEmptyUniverse.
+// candidates is universe.ErrEmpty.
 //
 // A public key line marked "# pair ADDRESS" counts as that address, tested
 // by the key and its hash (both under the pair test), and the address lines
@@ -233,8 +231,8 @@ type groupState struct {
 // address and its key count once. Nothing is looked up across lines (that
 // would need memory growing with the universe): an address and its key on
 // two lines without these markers count as two candidates.
-func Analyze(filters []*bip37.Filter, universe io.Reader, opts AnalyzeOptions) (*Report, error) {
-	reps, err := AnalyzeGroups([][]*bip37.Filter{filters}, universe, opts)
+func Analyze(filters []*bip37.Filter, r io.Reader, opts AnalyzeOptions) (*Report, error) {
+	reps, err := AnalyzeGroups([][]*bip37.Filter{filters}, r, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +246,7 @@ func Analyze(filters []*bip37.Filter, universe io.Reader, opts AnalyzeOptions) (
 // analyzed one by one without reading the universe once per session: the
 // work per candidate grows with the number of filters, the memory with the
 // filters and the matches only.
-func AnalyzeGroups(groups [][]*bip37.Filter, universe io.Reader, opts AnalyzeOptions) ([]*Report, error) {
+func AnalyzeGroups(groups [][]*bip37.Filter, r io.Reader, opts AnalyzeOptions) ([]*Report, error) {
 	if len(groups) == 0 {
 		return nil, ErrNoFilters
 	}
@@ -283,7 +281,7 @@ func AnalyzeGroups(groups [][]*bip37.Filter, universe io.Reader, opts AnalyzeOpt
 	}
 	var mu sync.Mutex
 	var states []*workerState
-	newVisitor := func(int) (lineVisitor, func()) {
+	newVisitor := func(int) universe.Visitor {
 		st := &workerState{groups: make([]groupState, len(groups))}
 		// A Filter is not safe for concurrent use: each worker gets
 		// its own copies.
@@ -316,7 +314,7 @@ func AnalyzeGroups(groups [][]*bip37.Filter, universe io.Reader, opts AnalyzeOpt
 		mu.Unlock()
 		// found lists a candidate that matched every filter of group g;
 		// it is off the hot path.
-		found := func(g, line int, c *Candidate, pair bool, cls int) {
+		found := func(g, line int, c *universe.Candidate, pair bool, cls int) {
 			if limit[g] == 0 || listed[g].Add(1) > limit[g] {
 				if !truncated[g].Load() {
 					truncated[g].Store(true)
@@ -325,7 +323,7 @@ func AnalyzeGroups(groups [][]*bip37.Filter, universe io.Reader, opts AnalyzeOpt
 			}
 			m := MatchedCandidate{Line: line, Candidate: string(c.Text), Kind: c.Kind, PairTested: pair, class: cls}
 			if c.PairAddress != nil {
-				m.Kind, m.PubKey, m.Candidate = KindAddress, m.Candidate, string(c.PairAddress)
+				m.Kind, m.PubKey, m.Candidate = universe.KindAddress, m.Candidate, string(c.PairAddress)
 				if len(c.Listed) > 0 {
 					m.Candidate = string(c.Listed[0])
 				}
@@ -347,7 +345,7 @@ func AnalyzeGroups(groups [][]*bip37.Filter, universe io.Reader, opts AnalyzeOpt
 				b.testGroup(&st.groups[g], ms)
 				for _, j := range b.touched {
 					if b.masks[j] == full[g] {
-						c := Candidate{Kind: b.kinds[j], Text: b.text[b.textAt[j]:b.textAt[j+1]]}
+						c := universe.Candidate{Kind: b.kinds[j], Text: b.text[b.textAt[j]:b.textAt[j+1]]}
 						found(g, b.lines[j], &c, b.pair[j], int(b.cls[j]))
 					}
 				}
@@ -355,7 +353,7 @@ func AnalyzeGroups(groups [][]*bip37.Filter, universe io.Reader, opts AnalyzeOpt
 			}
 			b.reset()
 		}
-		visit := func(line int, c *Candidate) error {
+		visit := func(line int, c *universe.Candidate) error {
 			pair := opts.PairTest && c.Pair()
 			cls := min(len(c.Elems), maxClassElems)
 			if pair {
@@ -393,10 +391,13 @@ func AnalyzeGroups(groups [][]*bip37.Filter, universe io.Reader, opts AnalyzeOpt
 			}
 			return nil
 		}
-		return visit, flush
+		return visitorFuncs{visit, flush}
 	}
-	scan, err := scanUniverseFlushed(universe, opts.Workers, opts.Strict, newVisitor)
+	scan, err := universe.ReadParallel(r, universe.ReadOptions{Workers: opts.Workers, Strict: opts.Strict}, newVisitor)
 	if err != nil {
+		return nil, err
+	}
+	if err := scan.RequireCandidates(); err != nil {
 		return nil, err
 	}
 
@@ -454,7 +455,7 @@ func AnalyzeGroups(groups [][]*bip37.Filter, universe io.Reader, opts AnalyzeOpt
 		if len(delist) > 0 {
 			kept := r.Matched[:0]
 			for _, m := range r.Matched {
-				if m.Kind == KindAddress && m.PubKey == "" && delist[m.Candidate] > 0 {
+				if m.Kind == universe.KindAddress && m.PubKey == "" && delist[m.Candidate] > 0 {
 					delist[m.Candidate]--
 					continue
 				}
@@ -668,7 +669,7 @@ func (j *jointRates) classRate(cls int) float64 {
 // the key line takes over added to the counts: those lines were counted
 // as one-element candidates matching where the key's hash matches. Memory
 // stays constant: a line names what it takes over, nothing is looked up.
-func (gs *groupState) markedPair(matchers []*bip37.Filter, c *Candidate, pair bool, full uint64) uint64 {
+func (gs *groupState) markedPair(matchers []*bip37.Filter, c *universe.Candidate, pair bool, full uint64) uint64 {
 	var keyMask, hashMask uint64
 	for i, m := range matchers {
 		if m.Contains(c.Elems[0]) {
@@ -703,7 +704,7 @@ func (gs *groupState) markedPair(matchers []*bip37.Filter, c *Candidate, pair bo
 
 // matchCandidate tests a candidate against one filter: every element of a
 // pair under the pair test, else any element.
-func matchCandidate(f *bip37.Filter, c *Candidate, all bool) bool {
+func matchCandidate(f *bip37.Filter, c *universe.Candidate, all bool) bool {
 	if all {
 		for _, e := range c.Elems {
 			if !f.Contains(e) {
@@ -745,3 +746,12 @@ func (r *Report) Verdict() string {
 	}
 	return b.String()
 }
+
+// visitorFuncs is a universe.Visitor of two functions.
+type visitorFuncs struct {
+	visit func(line int, c *universe.Candidate) error
+	flush func()
+}
+
+func (v visitorFuncs) Visit(line int, c *universe.Candidate) error { return v.visit(line, c) }
+func (v visitorFuncs) Flush()                                      { v.flush() }

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/spvfilter/spvfilter/bip37"
+	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
 // candidateBatch holds up to bip37.PreparedBatch candidates of one short
@@ -13,7 +14,7 @@ import (
 type candidateBatch struct {
 	ps     []bip37.Prepared
 	lines  []int
-	kinds  []CandidateKind
+	kinds  []universe.Kind
 	cls    []uint8
 	pair   []bool
 	text   []byte // the candidates' texts, one after the other
@@ -30,7 +31,7 @@ type candidateBatch struct {
 func newCandidateBatch() *candidateBatch {
 	const n = bip37.PreparedBatch
 	return &candidateBatch{
-		ps: make([]bip37.Prepared, 0, n), lines: make([]int, 0, n), kinds: make([]CandidateKind, 0, n),
+		ps: make([]bip37.Prepared, 0, n), lines: make([]int, 0, n), kinds: make([]universe.Kind, 0, n),
 		cls: make([]uint8, 0, n), pair: make([]bool, 0, n), textAt: append(make([]int, 0, n+1), 0),
 		masks: new([n]uint64), touched: make([]int32, 0, n), matched: make([]int32, 0, n),
 	}
@@ -38,7 +39,7 @@ func newCandidateBatch() *candidateBatch {
 
 // add appends a candidate of one element of at most bip37.MaxPreparedLen
 // bytes and reports whether the batch is full.
-func (b *candidateBatch) add(line int, c *Candidate, pair bool, cls int) bool {
+func (b *candidateBatch) add(line int, c *universe.Candidate, pair bool, cls int) bool {
 	j := len(b.ps)
 	b.ps = b.ps[:j+1]
 	b.ps[j].Set(c.Elems[0])

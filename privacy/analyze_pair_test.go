@@ -13,6 +13,7 @@ import (
 
 	"github.com/spvfilter/spvfilter/bip37"
 	"github.com/spvfilter/spvfilter/privacy/model"
+	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
 // pairUniverse is a synthetic universe of random hashes holding a wallet's
@@ -54,7 +55,7 @@ func TestAnalyzeCountsMarkedPairOnce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	w := model.NewWallet(11, 20)
 	const size, keyed = 100_000, 12
-	universe, keyLines := pairUniverse(rng, size, w, keyed)
+	text, keyLines := pairUniverse(rng, size, w, keyed)
 	addrs := w.Addresses(&chaincfg.MainNetParams)
 
 	// The first filter holds every key and hash; the second, of another
@@ -72,7 +73,7 @@ func TestAnalyzeCountsMarkedPairOnce(t *testing.T) {
 
 	for _, pair := range []bool{false, true} {
 		t.Run(fmt.Sprintf("pair=%v", pair), func(t *testing.T) {
-			r, err := Analyze(filters, strings.NewReader(universe), AnalyzeOptions{PairTest: pair, Workers: 3})
+			r, err := Analyze(filters, strings.NewReader(text), AnalyzeOptions{PairTest: pair, Workers: 3})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -86,7 +87,7 @@ func TestAnalyzeCountsMarkedPairOnce(t *testing.T) {
 			for _, m := range r.Matched {
 				seen[m.Candidate]++
 				if i, ok := keyLines[m.Line]; ok {
-					if m.Candidate != addrs[i] || m.PubKey != hex.EncodeToString(w.PubKeys[i]) || m.Kind != KindAddress || m.PairTested != pair {
+					if m.Candidate != addrs[i] || m.PubKey != hex.EncodeToString(w.PubKeys[i]) || m.Kind != universe.KindAddress || m.PairTested != pair {
 						t.Errorf("key line %d matched as %+v", m.Line, m)
 					}
 				}
@@ -132,16 +133,16 @@ func TestAnalyzeBadPairMarker(t *testing.T) {
 		{key + " # pair nonsense", "not an address"},
 		{key + " # listed " + addrs[0], "without"},
 	} {
-		universe := "# header\n" + tt.line + "\n"
-		_, err := Analyze([]*bip37.Filter{f}, strings.NewReader(universe), AnalyzeOptions{Strict: true})
-		var le *LineError
-		if !errors.As(err, &le) || le.Line != 2 || !errors.Is(err, ErrBadCandidate) || !strings.Contains(err.Error(), tt.want) {
+		text := "# header\n" + tt.line + "\n"
+		_, err := Analyze([]*bip37.Filter{f}, strings.NewReader(text), AnalyzeOptions{Strict: true})
+		var le *universe.LineError
+		if !errors.As(err, &le) || le.Line != 2 || !errors.Is(err, universe.ErrBadCandidate) || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%q: %v, want a line 2 error about %q", tt.line, err, tt.want)
 		}
 	}
 	// Other comment fields, and comments on other lines, are ignored.
-	universe := addrs[0] + " # pair of nothing\n" + key + " # height 3, pair " + addrs[0] + ", note\n"
-	r, err := Analyze([]*bip37.Filter{f}, strings.NewReader(universe), AnalyzeOptions{})
+	text := addrs[0] + " # pair of nothing\n" + key + " # height 3, pair " + addrs[0] + ", note\n"
+	r, err := Analyze([]*bip37.Filter{f}, strings.NewReader(text), AnalyzeOptions{})
 	if err != nil || r.Pairs != 1 || r.MergedAddressLines != 0 || r.UniverseSize != 2 {
 		t.Fatalf("%+v %v", r, err)
 	}
@@ -149,7 +150,7 @@ func TestAnalyzeBadPairMarker(t *testing.T) {
 
 func TestParsePairMarker(t *testing.T) {
 	const key = "0279be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798" // generator point, HASH160 751e76e8...
-	var p CandidateParser
+	var p universe.Parser
 	c, err := p.Parse([]byte(key + " # pair 1BgGZ9tcN4rm9KBzDn7KprQz87SZ26SAMH, listed bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4, listed 1BgGZ9tcN4rm9KBzDn7KprQz87SZ26SAMH, height 1"))
 	if err != nil {
 		t.Fatal(err)

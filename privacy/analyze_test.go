@@ -13,6 +13,7 @@ import (
 
 	"github.com/spvfilter/spvfilter/bip37"
 	"github.com/spvfilter/spvfilter/privacy/model"
+	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
 // testUniverse writes size random hash lines with the wallet's candidates
@@ -45,9 +46,9 @@ func testUniverse(rng *rand.Rand, size int, wallet []string) (string, map[int]bo
 }
 
 // bruteForce lists the lines matching every filter, one line at a time.
-func bruteForce(t *testing.T, universe string, filters []*bip37.Filter, pair bool) map[int]bool {
+func bruteForce(t *testing.T, text string, filters []*bip37.Filter, pair bool) map[int]bool {
 	out := map[int]bool{}
-	_, err := ReadUniverse(strings.NewReader(universe), func(line int, c *Candidate) error {
+	_, err := universe.Read(strings.NewReader(text), func(line int, c *universe.Candidate) error {
 		for _, f := range filters {
 			ok := false
 			if pair && c.Pair() {
@@ -218,7 +219,7 @@ func TestAnalyzeErrors(t *testing.T) {
 	}
 	bad := "751e76e8199196d454941c45d1b3a323f1433bd6\n\nxyz\n"
 	_, err := Analyze([]*bip37.Filter{f}, strings.NewReader(bad), AnalyzeOptions{Strict: true})
-	var le *LineError
+	var le *universe.LineError
 	if !errors.As(err, &le) || le.Line != 3 {
 		t.Errorf("bad line, strict: %v", err)
 	}
@@ -231,8 +232,8 @@ func TestAnalyzeErrors(t *testing.T) {
 		t.Errorf("no warning about the skipped line: %q", r.Warnings)
 	}
 	for _, u := range []string{"", "# nothing\n", "xyz\n"} {
-		if _, err := Analyze([]*bip37.Filter{f}, strings.NewReader(u), AnalyzeOptions{}); !errors.Is(err, ErrEmptyUniverse) {
-			t.Errorf("universe %q: %v, want ErrEmptyUniverse", u, err)
+		if _, err := Analyze([]*bip37.Filter{f}, strings.NewReader(u), AnalyzeOptions{}); !errors.Is(err, universe.ErrEmpty) {
+			t.Errorf("universe %q: %v, want universe.ErrEmpty", u, err)
 		}
 	}
 }

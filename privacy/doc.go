@@ -19,7 +19,8 @@
 //     belong to one wallet, and the attack over each group of them;
 //   - Relay: a capturing relay that records the filters light clients send,
 //     each record naming its connection (CaptureSessions);
-//   - UniverseWriter: the candidates a range of blocks reveals, as a
-//     universe file;
+//   - package universe: the candidate files an attack reads, the
+//     candidates a range of blocks reveals, and the index of the blocks
+//     each appears in;
 //   - RunDemo: all of it on built-in defaults.
 package privacy

@@ -12,6 +12,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 
 	"github.com/spvfilter/spvfilter/privacy/model"
+	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
 // DefaultMaxFetchMatches bounds the matches a FetchReport lists.
@@ -159,7 +160,7 @@ var ErrNoFetches = errors.New("privacy: the capture holds no block request or fi
 // pass over the index: the candidates whose every appearance in the
 // session's scanned range lies in a block the session fetched, ranked by
 // the probability that chance explains them.
-func AnalyzeFetches(sessions []*FetchSession, ir *IndexReader, opt FetchOptions) ([]*FetchReport, error) {
+func AnalyzeFetches(sessions []*FetchSession, ir *universe.IndexReader, opt FetchOptions) ([]*FetchReport, error) {
 	if len(sessions) == 0 {
 		return nil, ErrNoFetches
 	}
@@ -202,7 +203,7 @@ func bitCount(s []uint64) uint64 {
 	return uint64(n)
 }
 
-func newFetchReport(s *FetchSession, ir *IndexReader, max int) *FetchReport {
+func newFetchReport(s *FetchSession, ir *universe.IndexReader, max int) *FetchReport {
 	hd := ir.Header()
 	nb := len(hd.Hashes)
 	r := &FetchReport{Session: s.ID, Client: s.Client, UserAgent: s.UserAgent, Warnings: []string{},
@@ -284,7 +285,7 @@ func (r *FetchReport) chance(k uint64) float64 {
 	return r.chances[k]
 }
 
-func (r *FetchReport) test(e *IndexEntry, first int32) {
+func (r *FetchReport) test(e *universe.IndexEntry, first int32) {
 	var k uint64
 	all := true
 	for _, h := range e.Heights {

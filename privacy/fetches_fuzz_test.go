@@ -3,7 +3,6 @@ package privacy
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"strings"
 	"testing"
 	"time"
@@ -81,54 +80,6 @@ func FuzzFetchRecords(f *testing.F) {
 			if _, err := ParseCaptureRecord(line); err != nil {
 				t.Fatalf("recorded %s does not parse back: %v", line, err)
 			}
-		}
-	})
-}
-
-// FuzzIndexReader feeds arbitrary bytes to the index reader: errors,
-// never panics, and entries come in increasing order within the range.
-func FuzzIndexReader(f *testing.F) {
-	ix := NewIndexWriter(f.TempDir(), 0)
-	ix.Add("mipkm7Am1Y9NgzRVm1oFChJLCg8bHJ3ESw", 3)
-	ix.Add("mipkm7Am1Y9NgzRVm1oFChJLCg8bHJ3ESw", 5)
-	ix.Add("0279be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798", 4)
-	hd := &IndexHeader{Network: "regtest", First: 3}
-	for h := int32(3); h < 9; h++ {
-		hd.Hashes = append(hd.Hashes, blockHash(h))
-	}
-	var good bytes.Buffer
-	if _, err := ix.WriteTo(&good, hd); err != nil {
-		f.Fatal(err)
-	}
-	ix.Close()
-	f.Add(good.Bytes())
-	f.Add(good.Bytes()[:len(good.Bytes())/2])
-	f.Add([]byte("SPVFIDX\x01\x07regtest\x00\xff\xff\xff\xff\x0f"))
-	f.Add([]byte("SPVFIDX\x01"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		ir, err := NewIndexReader(bytes.NewReader(data))
-		if err != nil {
-			return
-		}
-		hd := ir.Header()
-		prev := ""
-		for i := 0; ; i++ {
-			e, err := ir.Next()
-			if err == io.EOF {
-				return
-			}
-			if err != nil {
-				return
-			}
-			if i > 0 && e.Candidate <= prev || len(e.Heights) == 0 {
-				t.Fatalf("entry %q after %q, %d heights", e.Candidate, prev, len(e.Heights))
-			}
-			for j, h := range e.Heights {
-				if h < hd.First || h > hd.Last() || j > 0 && h <= e.Heights[j-1] {
-					t.Fatalf("%q: heights %v outside %d..%d or not increasing", e.Candidate, e.Heights, hd.First, hd.Last())
-				}
-			}
-			prev = e.Candidate
 		}
 	})
 }

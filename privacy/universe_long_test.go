@@ -12,6 +12,7 @@ import (
 
 	"github.com/spvfilter/spvfilter/bip37"
 	"github.com/spvfilter/spvfilter/privacy/model"
+	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
 // writeBadUniverse writes n lines of random 20-byte hashes in hex, every
@@ -83,7 +84,7 @@ func TestAnalyzeUniverseBadLines(t *testing.T) {
 	if u.LinesRead != uint64(n) || u.LinesSkipped != uint64(bad) || u.CandidatesTested != uint64(n-bad) || r.UniverseSize != uint64(n-bad) {
 		t.Fatalf("scan %+v, universe %d: want %d lines, %d bad", u, r.UniverseSize, n, bad)
 	}
-	if len(u.BadLines) != MaxBadLines || u.BadLines[0].Line != 100 || u.BadLines[9].Line != 1000 {
+	if len(u.BadLines) != universe.MaxBadLines || u.BadLines[0].Line != 100 || u.BadLines[9].Line != 1000 {
 		t.Errorf("bad lines %+v, want lines 100, 200, ... 1000", u.BadLines)
 	}
 	t.Logf("%d lines, %d bad: %.1f million lines per second", n, bad, rate/1e6)

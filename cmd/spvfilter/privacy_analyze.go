@@ -14,6 +14,7 @@ import (
 
 	"github.com/spvfilter/spvfilter/bip37"
 	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
 func init() {
@@ -144,11 +145,11 @@ type linkPair struct {
 
 // captureOutput is the JSON of analyze with --capture.
 type captureOutput struct {
-	Universe     *privacy.UniverseScan `json:"universe"`
-	Clients      []sessionReport       `json:"clients"`
-	Intersection *joinedReport         `json:"intersection,omitempty"`
-	Links        *linkOutput           `json:"links,omitempty"`
-	Warnings     []string              `json:"warnings"`
+	Universe     *universe.Scan  `json:"universe"`
+	Clients      []sessionReport `json:"clients"`
+	Intersection *joinedReport   `json:"intersection,omitempty"`
+	Links        *linkOutput     `json:"links,omitempty"`
+	Warnings     []string        `json:"warnings"`
 }
 
 func runAnalyze(a *app, f *analyzeFlags) error {
@@ -156,8 +157,8 @@ func runAnalyze(a *app, f *analyzeFlags) error {
 		return badInput("give the filters to analyze with --filter or --capture")
 	}
 	switch {
-	case f.workers < 0 || f.workers > privacy.MaxAnalyzeWorkers:
-		return badInput("--workers %d: want 0 (automatic) to %d", f.workers, privacy.MaxAnalyzeWorkers)
+	case f.workers < 0 || f.workers > universe.MaxWorkers:
+		return badInput("--workers %d: want 0 (automatic) to %d", f.workers, universe.MaxWorkers)
 	case f.maxMatches < 1:
 		return badInput("--max-matches %d: must be at least 1", f.maxMatches)
 	case f.show < 0:

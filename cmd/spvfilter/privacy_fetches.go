@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
 func init() {
@@ -114,12 +115,12 @@ func runFetches(a *app, f *fetchesFlags) error {
 		return err
 	}
 	defer xf.Close()
-	ir, err := privacy.NewIndexReader(xf)
+	ir, err := universe.NewIndexReader(xf)
 	if err != nil {
 		return badInput("%s: %w", f.index, err)
 	}
 	reps, err := privacy.AnalyzeFetches(sessions, ir, privacy.FetchOptions{MaxMatches: f.maxMatches})
-	if errors.Is(err, privacy.ErrBadIndex) {
+	if errors.Is(err, universe.ErrBadIndex) {
 		return badInput("%s: %w", f.index, err)
 	}
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 
 	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
 // writeFetchFixture writes an index of 1000 blocks (a wallet script in
@@ -20,14 +21,14 @@ func writeFetchFixture(t *testing.T) (capture, index string) {
 	t.Helper()
 	dir := t.TempDir()
 	hash := func(h int32) chainhash.Hash { return chainhash.DoubleHashH([]byte(fmt.Sprint("b", h))) }
-	ix := privacy.NewIndexWriter(dir, 0)
+	ix := universe.NewIndexWriter(dir, 0)
 	defer ix.Close()
 	ix.Add("wallet", 10)
 	ix.Add("wallet", 500)
 	for i := int32(0); i < 300; i++ {
 		ix.Add(fmt.Sprintf("other-%03d", i), i*3)
 	}
-	hd := &privacy.IndexHeader{Network: "regtest"}
+	hd := &universe.IndexHeader{Network: "regtest"}
 	for h := int32(0); h < 1000; h++ {
 		hd.Hashes = append(hd.Hashes, hash(h))
 	}

@@ -8,7 +8,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
 // maxClassElems is the largest candidate class: candidates with more
@@ -27,8 +27,8 @@ type FileCount struct {
 	File int
 	Path string
 	// LinesRead, LinesSkipped and CandidatesTested are the file's
-	// privacy.UniverseScan; BadLineNumbers and BadLines the lines (within
-	// the file) and reasons of its first privacy.MaxBadLines skipped lines.
+	// universe.Scan; BadLineNumbers and BadLines the lines (within
+	// the file) and reasons of its first universe.MaxBadLines skipped lines.
 	LinesRead, LinesSkipped, CandidatesTested uint64
 	BadLineNumbers                            []int
 	BadLines                                  []string
@@ -43,7 +43,7 @@ type FileCount struct {
 // candidateClass is the class privacy gives a candidate when it sums the
 // false-positive rates: 0 for a pair under the pair test, else its number
 // of elements, at most maxClassElems.
-func candidateClass(c *privacy.Candidate, pairTest bool) int {
+func candidateClass(c *universe.Candidate, pairTest bool) int {
 	if pairTest && c.Pair() {
 		return 0
 	}
@@ -55,7 +55,7 @@ func candidateClass(c *privacy.Candidate, pairTest bool) int {
 func CountUniverse(r io.Reader, file int, path string, pairTest bool) (*FileCount, error) {
 	fc := &FileCount{File: file, Path: path, Classes: make([]uint64, maxClassElems+1)}
 	br := bufio.NewReaderSize(r, 64<<10)
-	var p privacy.CandidateParser
+	var p universe.Parser
 	var line []byte
 	for n := 1; ; n++ {
 		line = line[:0]
@@ -65,8 +65,8 @@ func CountUniverse(r io.Reader, file int, path string, pairTest bool) (*FileCoun
 			chunk, err = br.ReadSlice('\n')
 			line = append(line, chunk...)
 			if len(line) > maxUniverseLine {
-				return nil, fmt.Errorf("%s: %w", path, &privacy.LineError{Line: n,
-					Err: fmt.Errorf("%w: line longer than %d bytes", privacy.ErrBadCandidate, maxUniverseLine)})
+				return nil, fmt.Errorf("%s: %w", path, &universe.LineError{Line: n,
+					Err: fmt.Errorf("%w: line longer than %d bytes", universe.ErrBadCandidate, maxUniverseLine)})
 			}
 			if err != bufio.ErrBufferFull {
 				break
@@ -84,10 +84,10 @@ func CountUniverse(r io.Reader, file int, path string, pairTest bool) (*FileCoun
 		switch {
 		case perr != nil:
 			fc.LinesSkipped++
-			if len(fc.BadLines) < privacy.MaxBadLines {
+			if len(fc.BadLines) < universe.MaxBadLines {
 				fc.BadLineNumbers = append(fc.BadLineNumbers, n)
 				// As privacy words it: without the sentinel every reason has.
-				fc.BadLines = append(fc.BadLines, strings.TrimPrefix(perr.Error(), privacy.ErrBadCandidate.Error()+": "))
+				fc.BadLines = append(fc.BadLines, strings.TrimPrefix(perr.Error(), universe.ErrBadCandidate.Error()+": "))
 			}
 		case c != nil:
 			fc.CandidatesTested++
@@ -107,7 +107,7 @@ func CountUniverse(r io.Reader, file int, path string, pairTest bool) (*FileCoun
 // concatenation sees it.
 type universeTotals struct {
 	offsets []int // the lines before each file
-	scan    *privacy.UniverseScan
+	scan    *universe.Scan
 	classes []uint64 // less the address lines that marked keys take over
 	size    uint64   // the report's UniverseSize
 	pairs   uint64
@@ -117,7 +117,7 @@ type universeTotals struct {
 // totalUniverse adds the files' counts up in the order of their index.
 func totalUniverse(counts []*FileCount) (*universeTotals, error) {
 	t := &universeTotals{offsets: make([]int, len(counts)), classes: make([]uint64, maxClassElems+1),
-		scan: &privacy.UniverseScan{BadLines: []privacy.BadLine{}}}
+		scan: &universe.Scan{BadLines: []universe.BadLine{}}}
 	byFile := make([]*FileCount, len(counts))
 	for _, fc := range counts {
 		if fc.File < 0 || fc.File >= len(counts) || byFile[fc.File] != nil {
@@ -133,8 +133,8 @@ func totalUniverse(counts []*FileCount) (*universeTotals, error) {
 		t.scan.LinesSkipped += fc.LinesSkipped
 		t.scan.CandidatesTested += fc.CandidatesTested
 		for j, reason := range fc.BadLines {
-			if len(t.scan.BadLines) < privacy.MaxBadLines {
-				t.scan.BadLines = append(t.scan.BadLines, privacy.BadLine{Line: t.offsets[i] + fc.BadLineNumbers[j], Reason: reason})
+			if len(t.scan.BadLines) < universe.MaxBadLines {
+				t.scan.BadLines = append(t.scan.BadLines, universe.BadLine{Line: t.offsets[i] + fc.BadLineNumbers[j], Reason: reason})
 			}
 		}
 		for c, n := range fc.Classes {
@@ -151,9 +151,9 @@ func totalUniverse(counts []*FileCount) (*universeTotals, error) {
 	case t.scan.CandidatesTested == 0 && t.scan.LinesSkipped > 0:
 		b := t.scan.BadLines[0]
 		return nil, fmt.Errorf("%w: all %d lines that are not blank or comments were skipped (line %d: %s)",
-			privacy.ErrEmptyUniverse, t.scan.LinesSkipped, b.Line, b.Reason)
+			universe.ErrEmpty, t.scan.LinesSkipped, b.Line, b.Reason)
 	case t.scan.CandidatesTested == 0:
-		return nil, fmt.Errorf("%w (%d lines read)", privacy.ErrEmptyUniverse, t.scan.LinesRead)
+		return nil, fmt.Errorf("%w (%d lines read)", universe.ErrEmpty, t.scan.LinesRead)
 	}
 	return t, nil
 }

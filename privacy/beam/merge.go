@@ -9,6 +9,7 @@ import (
 	"github.com/spvfilter/spvfilter/bip37"
 	"github.com/spvfilter/spvfilter/privacy"
 	"github.com/spvfilter/spvfilter/privacy/model"
+	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
 // classRates holds, for one group of sessions, the chance that a candidate
@@ -34,7 +35,7 @@ func probeLine(cls int) string {
 // newClassRates computes the rates of the classes for the groups.
 func newClassRates(groups [][]*bip37.Filter, classes []int, pairTest bool) (classRates, error) {
 	rates := classRates{}
-	var p privacy.CandidateParser
+	var p universe.Parser
 	for _, cls := range classes {
 		if _, ok := rates[cls]; ok {
 			continue
@@ -53,7 +54,7 @@ func newClassRates(groups [][]*bip37.Filter, classes []int, pairTest bool) (clas
 }
 
 // matchClass is the class of a matched candidate, from its text.
-func matchClass(p *privacy.CandidateParser, m *privacy.MatchedCandidate, pairTest bool) (int, error) {
+func matchClass(p *universe.Parser, m *privacy.MatchedCandidate, pairTest bool) (int, error) {
 	if m.PairTested {
 		return 0, nil
 	}
@@ -87,7 +88,7 @@ func mergeGroup(groups [][]*bip37.Filter, shards []shardReports, tot *universeTo
 	}
 	slices.SortFunc(shards, func(a, b shardReports) int { return a.file - b.file })
 	out := make([]*privacy.Report, len(groups))
-	var p privacy.CandidateParser
+	var p universe.Parser
 	var needed []int
 	for cls, n := range tot.classes {
 		if n > 0 {

@@ -3,13 +3,13 @@ package privacybeam
 import (
 	"testing"
 
-	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
 // TestProbeLines: every class has a one-line universe of its class, under
 // the pair test and without (class 0 exists only under it).
 func TestProbeLines(t *testing.T) {
-	var p privacy.CandidateParser
+	var p universe.Parser
 	for _, pairTest := range []bool{false, true} {
 		for cls := 0; cls <= maxClassElems; cls++ {
 			if cls == 0 && !pairTest {

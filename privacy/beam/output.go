@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
 // SessionReport is one session's analysis, as "privacy analyze --capture
@@ -22,9 +23,9 @@ type SessionReport struct {
 // analyze --capture FILE --universe FILE --json" (without its --intersect
 // and --link parts).
 type CaptureReport struct {
-	Universe *privacy.UniverseScan `json:"universe"`
-	Clients  []SessionReport       `json:"clients"`
-	Warnings []string              `json:"warnings"`
+	Universe *universe.Scan  `json:"universe"`
+	Clients  []SessionReport `json:"clients"`
+	Warnings []string        `json:"warnings"`
 }
 
 // NewCaptureReport puts the sessions and their reports (in the same order)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spvfilter/spvfilter/bip37"
 	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
 // A public key line marked "# pair ADDRESS, listed ADDRESS ..." takes the
@@ -32,7 +33,7 @@ type keyListing struct {
 func readListings(r io.Reader) ([]keyListing, int, error) {
 	var out []keyListing
 	br := bufio.NewReaderSize(r, 64<<10)
-	var p privacy.CandidateParser
+	var p universe.Parser
 	marker := []byte("listed ")
 	lines := 0
 	for {
@@ -123,19 +124,19 @@ func analyzeShard(open func() (io.ReadCloser, error), file int, groups [][]*bip3
 	}
 	defer r.Close()
 	sp := &shardPayload{File: file, Appended: len(listings)}
-	var universe io.Reader = r
+	var u io.Reader = r
 	hashes := hashLines(listings)
 	withHashes := opts
 	if len(listings) > 0 {
 		// The newline ends a last line without one, or adds a blank line.
-		universe = io.MultiReader(r, strings.NewReader("\n"+hashes))
+		u = io.MultiReader(r, strings.NewReader("\n"+hashes))
 		if withHashes.MaxMatches <= 0 {
 			withHashes.MaxMatches = privacy.DefaultMaxMatches
 		}
 		withHashes.MaxMatches += len(listings)
 	}
-	reps, err := privacy.AnalyzeGroups(groups, universe, withHashes)
-	if errors.Is(err, privacy.ErrEmptyUniverse) {
+	reps, err := privacy.AnalyzeGroups(groups, u, withHashes)
+	if errors.Is(err, universe.ErrEmpty) {
 		return sp, nil // the file adds only its lines, which countFn counts
 	}
 	if err != nil {
@@ -185,7 +186,7 @@ func delistAcrossFiles(matched []privacy.MatchedCandidate, listings map[string][
 	byAddr := map[string]*tally{}
 	for _, m := range matched {
 		files, ok := listings[m.Candidate]
-		if !ok || m.Kind != privacy.KindAddress || m.PubKey != "" {
+		if !ok || m.Kind != universe.KindAddress || m.PubKey != "" {
 			continue
 		}
 		t := byAddr[m.Candidate]
@@ -217,7 +218,7 @@ func delistAcrossFiles(matched []privacy.MatchedCandidate, listings map[string][
 	}
 	out := matched[:0:0]
 	for _, m := range matched {
-		if n := drop[m.Candidate]; n > 0 && m.Kind == privacy.KindAddress && m.PubKey == "" {
+		if n := drop[m.Candidate]; n > 0 && m.Kind == universe.KindAddress && m.PubKey == "" {
 			drop[m.Candidate] = n - 1
 			continue
 		}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/spvfilter/spvfilter/bip37"
 	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
 // DefaultSessionsPerShard is how many sessions one shard tests at once: the
@@ -109,8 +110,8 @@ func Build(ctx context.Context, s beam.Scope, cfg Config) (*Plan, error) {
 	switch {
 	case cfg.Capture == "" || cfg.Universe == "" || cfg.Output == "":
 		return nil, fmt.Errorf("%w: a capture, a universe and an output are needed", ErrBadConfig)
-	case cfg.SessionsPerShard < 0 || cfg.MaxMatches < 0 || cfg.Workers < 0 || cfg.Workers > privacy.MaxAnalyzeWorkers:
-		return nil, fmt.Errorf("%w: negative sessions per shard or matches, or workers not in 0..%d", ErrBadConfig, privacy.MaxAnalyzeWorkers)
+	case cfg.SessionsPerShard < 0 || cfg.MaxMatches < 0 || cfg.Workers < 0 || cfg.Workers > universe.MaxWorkers:
+		return nil, fmt.Errorf("%w: negative sessions per shard or matches, or workers not in 0..%d", ErrBadConfig, universe.MaxWorkers)
 	}
 	if cfg.SessionsPerShard == 0 {
 		cfg.SessionsPerShard = DefaultSessionsPerShard

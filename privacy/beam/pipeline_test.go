@@ -27,6 +27,7 @@ import (
 	"github.com/spvfilter/spvfilter/bip37"
 	"github.com/spvfilter/spvfilter/privacy"
 	"github.com/spvfilter/spvfilter/privacy/model"
+	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
 func TestMain(m *testing.M) {
@@ -219,7 +220,7 @@ func TestCountUniverseAgrees(t *testing.T) {
 		{"no final newline", "00112233445566778899aabbccddeeff00112233\n" + key},
 		{"crlf and comments", "# head\r\n\r\n00112233445566778899aabbccddeeff00112233\r\n" + key + " # a key\r\n"},
 		{"bad lines", strings.Repeat("zz\n", 12) + "1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2\n76a91400112233445566778899aabbccddeeff0011223388ac\n"},
-		{"long line", strings.Repeat("a", privacy.MaxCandidateLine+10) + "\n00112233445566778899aabbccddeeff00112233\n"},
+		{"long line", strings.Repeat("a", universe.MaxLine+10) + "\n00112233445566778899aabbccddeeff00112233\n"},
 		{"scripts of many pushes", strings.Repeat("0101", 300) + "\n" + strings.Repeat("0101", 9) + "020101\n"},
 	}
 	for _, tc := range tests {

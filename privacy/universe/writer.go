@@ -1,4 +1,4 @@
-package privacy
+package universe
 
 import (
 	"bufio"
@@ -13,15 +13,15 @@ import (
 	"github.com/btcsuite/btcd/wire"
 )
 
-// UniverseStats counts the lines a UniverseWriter wrote.
-type UniverseStats struct {
+// Stats counts the lines a Writer wrote.
+type Stats struct {
 	Blocks    int `json:"blocks"`
 	Addresses int `json:"addresses"`
 	PubKeys   int `json:"pubkeys"` // each a pubkey/pubkey-hash pair
 	Scripts   int `json:"scripts"`
 	Lines     int `json:"lines"`
 	// Listed counts the address lines that a later key line takes over
-	// (see UniverseWriter): the universe holds Lines-Listed candidates.
+	// (see Writer): the universe holds Lines-Listed candidates.
 	Listed int `json:"listed"`
 	// With an index (SetIndex): the spends whose spent script was read
 	// from the input, and those it cannot be read from (a taproot
@@ -31,7 +31,7 @@ type UniverseStats struct {
 	SpendsUnattributed int `json:"spends_unattributed,omitempty"`
 }
 
-// UniverseWriter writes the candidates found in blocks as universe lines,
+// Writer writes the candidates found in blocks as universe lines,
 // each once:
 //
 //   - the address of every standard output script (P2PKH, P2SH, P2WPKH,
@@ -48,11 +48,11 @@ type UniverseStats struct {
 //
 // It remembers what it wrote, so its memory grows with the distinct
 // candidates of the range.
-type UniverseWriter struct {
+type Writer struct {
 	w      *bufio.Writer
 	params *chaincfg.Params
 	seen   map[string]struct{}
-	stats  UniverseStats
+	stats  Stats
 	index  *IndexWriter
 	err    error
 }
@@ -61,18 +61,18 @@ type UniverseWriter struct {
 // script appears in: as an output, and as the script an input spends
 // (what a block's BIP 158 basic filter holds), named as a universe line
 // names it (its address, or the script's hex).
-func (u *UniverseWriter) SetIndex(ix *IndexWriter) { u.index = ix }
+func (u *Writer) SetIndex(ix *IndexWriter) { u.index = ix }
 
-// NewUniverseWriter writes to w, encoding addresses for params.
-func NewUniverseWriter(w io.Writer, params *chaincfg.Params) *UniverseWriter {
-	return &UniverseWriter{w: bufio.NewWriter(w), params: params, seen: map[string]struct{}{}}
+// NewWriter writes to w, encoding addresses for params.
+func NewWriter(w io.Writer, params *chaincfg.Params) *Writer {
+	return &Writer{w: bufio.NewWriter(w), params: params, seen: map[string]struct{}{}}
 }
 
 // Stats returns the counts so far.
-func (u *UniverseWriter) Stats() UniverseStats { return u.stats }
+func (u *Writer) Stats() Stats { return u.stats }
 
 // Flush writes out buffered lines.
-func (u *UniverseWriter) Flush() error {
+func (u *Writer) Flush() error {
 	if u.err != nil {
 		return u.err
 	}
@@ -80,13 +80,13 @@ func (u *UniverseWriter) Flush() error {
 }
 
 // Comment writes a comment line (universe readers skip it).
-func (u *UniverseWriter) Comment(text string) {
+func (u *Writer) Comment(text string) {
 	if u.err == nil {
 		_, u.err = fmt.Fprintf(u.w, "# %s\n", strings.Join(strings.Fields(text), " "))
 	}
 }
 
-func (u *UniverseWriter) emit(candidate, comment string, count *int) {
+func (u *Writer) emit(candidate, comment string, count *int) {
 	if u.err != nil {
 		return
 	}
@@ -103,7 +103,7 @@ func (u *UniverseWriter) emit(candidate, comment string, count *int) {
 	}
 }
 
-func (u *UniverseWriter) pubKey(pk []byte, height int32) {
+func (u *Writer) pubKey(pk []byte, height int32) {
 	key := hex.EncodeToString(pk)
 	if _, dup := u.seen[key]; dup || u.err != nil {
 		return
@@ -134,7 +134,7 @@ func (u *UniverseWriter) pubKey(pk []byte, height int32) {
 
 // script emits the public keys among a script's pushes, or else the
 // script itself if it has data pushes.
-func (u *UniverseWriter) script(s []byte, height int32) {
+func (u *Writer) script(s []byte, height int32) {
 	if len(s) == 0 {
 		return
 	}
@@ -157,7 +157,7 @@ func (u *UniverseWriter) script(s []byte, height int32) {
 }
 
 // AddBlock writes the candidates of one block.
-func (u *UniverseWriter) AddBlock(height int32, b *wire.MsgBlock) error {
+func (u *Writer) AddBlock(height int32, b *wire.MsgBlock) error {
 	u.stats.Blocks++
 	for _, tx := range b.Transactions {
 		for _, out := range tx.TxOut {
@@ -209,7 +209,7 @@ func (u *UniverseWriter) AddBlock(height int32, b *wire.MsgBlock) error {
 	return u.err
 }
 
-func (u *UniverseWriter) output(pk []byte, height int32) {
+func (u *Writer) output(pk []byte, height int32) {
 	class, addrs, _, err := txscript.ExtractPkScriptAddrs(pk, u.params)
 	if err != nil {
 		return

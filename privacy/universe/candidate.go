@@ -1,4 +1,4 @@
-package privacy
+package universe
 
 import (
 	"bytes"
@@ -14,19 +14,19 @@ import (
 // ErrBadCandidate reports a universe line that is not a candidate.
 var ErrBadCandidate = errors.New("privacy: bad candidate")
 
-// MaxCandidateLine is the longest universe line accepted, in bytes: the
+// MaxLine is the longest universe line accepted, in bytes: the
 // hex of a 10,000-byte script (the consensus script size limit) with room
 // for a comment.
-const MaxCandidateLine = 32 << 10
+const MaxLine = 32 << 10
 
-// CandidateKind says how a universe line was read.
-type CandidateKind uint8
+// Kind says how a universe line was read.
+type Kind uint8
 
 // The kinds of candidates.
 const (
 	// KindAddress is a base58 or bech32 address, tested by the hash or
 	// witness program it encodes (what a wallet inserts).
-	KindAddress CandidateKind = iota + 1
+	KindAddress Kind = iota + 1
 	// KindPubKey is the hex of a 33- or 65-byte public key, tested
 	// together with its HASH160.
 	KindPubKey
@@ -37,7 +37,7 @@ const (
 )
 
 // String names the kind.
-func (k CandidateKind) String() string {
+func (k Kind) String() string {
 	switch k {
 	case KindAddress:
 		return "address"
@@ -52,10 +52,10 @@ func (k CandidateKind) String() string {
 }
 
 // MarshalText names the kind in JSON.
-func (k CandidateKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+func (k Kind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
 
 // UnmarshalText reads a kind written by MarshalText.
-func (k *CandidateKind) UnmarshalText(b []byte) error {
+func (k *Kind) UnmarshalText(b []byte) error {
 	for c := KindAddress; c <= KindScript; c++ {
 		if c.String() == string(b) {
 			*k = c
@@ -68,7 +68,7 @@ func (k *CandidateKind) UnmarshalText(b []byte) error {
 // Candidate is one parsed universe line. Its slices point into the
 // parser's buffers and are valid until the next call to Parse.
 type Candidate struct {
-	Kind CandidateKind
+	Kind Kind
 	// Text is the candidate as written on the line, without white space
 	// or comment.
 	Text []byte
@@ -92,9 +92,9 @@ type Candidate struct {
 // the pair test applies.
 func (c *Candidate) Pair() bool { return c.Kind == KindPubKey }
 
-// CandidateParser parses universe lines without allocating for the common
+// Parser parses universe lines without allocating for the common
 // forms. The zero value is ready to use; it is not safe for concurrent use.
-type CandidateParser struct {
+type Parser struct {
 	c      Candidate
 	buf    []byte
 	hash   [20]byte
@@ -123,7 +123,7 @@ type CandidateParser struct {
 //
 // Hex may be upper or lower case and start with 0x; a line may end in
 // CRLF.
-func (p *CandidateParser) Parse(line []byte) (*Candidate, error) {
+func (p *Parser) Parse(line []byte) (*Candidate, error) {
 	// Fast path: a bare 40-digit hash, the bulk of a large universe.
 	if len(line) == 40 && decodeHex20(&p.hash, line) {
 		// Field by field: a composite literal would go through a
@@ -141,8 +141,8 @@ func (p *CandidateParser) Parse(line []byte) (*Candidate, error) {
 	if len(text) == 0 || text[0] == '#' {
 		return nil, nil
 	}
-	if len(line) > MaxCandidateLine {
-		return nil, fmt.Errorf("%w: line longer than %d bytes", ErrBadCandidate, MaxCandidateLine)
+	if len(line) > MaxLine {
+		return nil, fmt.Errorf("%w: line longer than %d bytes", ErrBadCandidate, MaxLine)
 	}
 	var comment []byte
 	if i := indexSpaceOrHash(text); i >= 0 {
@@ -239,7 +239,7 @@ func (p *CandidateParser) Parse(line []byte) (*Candidate, error) {
 // pairMarker reads the "pair ADDRESS" and "listed ADDRESS" fields of a
 // public key's comment (fields are separated by commas; others are
 // ignored) into c, checking that each address is of the key's hash h.
-func (p *CandidateParser) pairMarker(c *Candidate, comment, h []byte) error {
+func (p *Parser) pairMarker(c *Candidate, comment, h []byte) error {
 	p.listed = p.listed[:0]
 	rest := comment[1:] // after '#'
 	for len(rest) > 0 {
@@ -281,7 +281,7 @@ func (p *CandidateParser) pairMarker(c *Candidate, comment, h []byte) error {
 
 // addressOfHash reports whether addr is a base58 address or a segwit
 // address whose 20-byte payload or program is h.
-func (p *CandidateParser) addressOfHash(addr, h []byte) bool {
+func (p *Parser) addressOfHash(addr, h []byte) bool {
 	var b58 [25]byte
 	if decodeBase58Check25(addr, &b58) {
 		return bytes.Equal(b58[1:21], h)

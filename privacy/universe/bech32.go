@@ -1,4 +1,4 @@
-package privacy
+package universe
 
 // bech32Val maps a bech32 data character (either case) to its 5-bit value
 // and anything else to 0xff.

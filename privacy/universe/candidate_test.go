@@ -1,4 +1,4 @@
-package privacy
+package universe
 
 import (
 	"bytes"
@@ -37,7 +37,7 @@ func TestParseCandidate(t *testing.T) {
 
 	tests := []struct {
 		line  string
-		kind  CandidateKind
+		kind  Kind
 		text  string
 		elems [][]byte
 	}{
@@ -54,7 +54,7 @@ func TestParseCandidate(t *testing.T) {
 		{hex.EncodeToString(p2shScript), KindScript, hex.EncodeToString(p2shScript), [][]byte{pubHash}},
 		{hex.EncodeToString(multisig), KindScript, hex.EncodeToString(multisig), [][]byte{pub, pub[:33]}},
 	}
-	var p CandidateParser
+	var p Parser
 	for _, tt := range tests {
 		c, err := p.Parse([]byte(tt.line))
 		if err != nil || c == nil {
@@ -80,7 +80,7 @@ func TestParseCandidate(t *testing.T) {
 }
 
 func TestParseCandidateSkipsAndErrors(t *testing.T) {
-	var p CandidateParser
+	var p Parser
 	for _, line := range []string{"", "   ", "# comment", "\t# indented comment", "\r"} {
 		if c, err := p.Parse([]byte(line)); c != nil || err != nil {
 			t.Errorf("%q: candidate %v err=%v, want skipped", line, c, err)
@@ -92,7 +92,7 @@ func TestParseCandidateSkipsAndErrors(t *testing.T) {
 		"bc1pw508d6qejxtdg4y5r3zarvary0c5xw7kw508d6qejxtdg4y5r3zarvary0c5xw7k7grplx", // v1 with bech32 checksum
 		"zz", "abc", "0x1234", "00ff 11", "4c", // 4c: OP_PUSHDATA1 without length
 		"6a", // script without pushes
-		strings.Repeat("ab", MaxCandidateLine),
+		strings.Repeat("ab", MaxLine),
 	}
 	for _, line := range bad {
 		c, err := p.Parse([]byte(line))
@@ -102,9 +102,9 @@ func TestParseCandidateSkipsAndErrors(t *testing.T) {
 	}
 }
 
-func TestReadUniverseLineNumbers(t *testing.T) {
+func TestReadLineNumbers(t *testing.T) {
 	in := "# header\n751e76e8199196d454941c45d1b3a323f1433bd6\n\nnot-a-candidate\n"
-	n, err := ReadUniverse(strings.NewReader(in), func(int, *Candidate) error { return nil })
+	n, err := Read(strings.NewReader(in), func(int, *Candidate) error { return nil })
 	var le *LineError
 	if !errors.As(err, &le) || le.Line != 4 || !errors.Is(err, ErrBadCandidate) {
 		t.Fatalf("error %v, want a LineError at line 4", err)
@@ -114,7 +114,7 @@ func TestReadUniverseLineNumbers(t *testing.T) {
 	}
 	_ = n
 	var lines []int
-	n, err = ReadUniverse(strings.NewReader("# x\n751e76e8199196d454941c45d1b3a323f1433bd6\n\n751e76e8199196d454941c45d1b3a323f1433bd7"), func(l int, c *Candidate) error {
+	n, err = Read(strings.NewReader("# x\n751e76e8199196d454941c45d1b3a323f1433bd6\n\n751e76e8199196d454941c45d1b3a323f1433bd7"), func(l int, c *Candidate) error {
 		lines = append(lines, l)
 		return nil
 	})
@@ -123,11 +123,11 @@ func TestReadUniverseLineNumbers(t *testing.T) {
 	}
 }
 
-// TestScanUniverseChunks crosses chunk boundaries with many workers and
+// TestReadParallelChunks crosses chunk boundaries with many workers and
 // checks every line is seen once with its number, and that bad lines are
 // skipped, counted and the first ten named in order whichever worker met
 // them.
-func TestScanUniverseChunks(t *testing.T) {
+func TestReadParallelChunks(t *testing.T) {
 	var b strings.Builder
 	const lines = 60000
 	var bad []int
@@ -151,14 +151,14 @@ func TestScanUniverseChunks(t *testing.T) {
 	}
 	for _, strict := range []bool{false, true} {
 		seen := make([][]int, 3)
-		scan, err := scanUniverse(strings.NewReader(b.String()), 3, strict, func(w int) lineVisitor {
-			return func(line int, c *Candidate) error {
+		scan, err := ReadParallel(strings.NewReader(b.String()), ReadOptions{Workers: 3, Strict: strict}, func(w int) Visitor {
+			return visitFunc(func(line int, c *Candidate) error {
 				if c.Elems[0][0] != byte(line-1) {
 					return errors.New("line number does not match content")
 				}
 				seen[w] = append(seen[w], line)
 				return nil
-			}
+			})
 		})
 		if strict {
 			var le *LineError
@@ -189,15 +189,18 @@ func TestScanUniverseChunks(t *testing.T) {
 	}
 }
 
-// TestScanUniverseEmpty: a universe without candidates is an error, with
+// TestReadParallelEmpty: a universe without candidates is an error, with
 // or without lines that were skipped.
-func TestScanUniverseEmpty(t *testing.T) {
+func TestReadParallelEmpty(t *testing.T) {
 	for _, in := range []string{"", "\n\n", "# only a comment\n", "bogus\r\nzz"} {
-		_, err := scanUniverse(strings.NewReader(in), 2, false, func(int) lineVisitor {
-			return func(int, *Candidate) error { return nil }
+		scan, err := ReadParallel(strings.NewReader(in), ReadOptions{Workers: 2}, func(int) Visitor {
+			return visitFunc(func(int, *Candidate) error { return nil })
 		})
-		if !errors.Is(err, ErrEmptyUniverse) {
-			t.Errorf("%q: error %v, want ErrEmptyUniverse", in, err)
+		if err == nil {
+			err = scan.RequireCandidates()
+		}
+		if !errors.Is(err, ErrEmpty) {
+			t.Errorf("%q: error %v, want ErrEmpty", in, err)
 		}
 	}
 }
@@ -205,7 +208,7 @@ func TestScanUniverseEmpty(t *testing.T) {
 // TestSegwitAddressVectors checks the BIP 350 vectors: valid addresses
 // give their witness program, invalid ones are rejected.
 func TestSegwitAddressVectors(t *testing.T) {
-	b, err := os.ReadFile("../testvectors/privacy/segwit_addresses.json")
+	b, err := os.ReadFile("../../testvectors/privacy/segwit_addresses.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +229,7 @@ func TestSegwitAddressVectors(t *testing.T) {
 	if !strings.Contains(v.Source, "BIP 350") || len(v.Valid) != 8 || len(v.Invalid) != 15 {
 		t.Fatalf("vector file damaged: %d valid, %d invalid", len(v.Valid), len(v.Invalid))
 	}
-	var p CandidateParser
+	var p Parser
 	for _, tt := range v.Valid {
 		spk := mustHex(tt.ScriptPubKey)
 		// scriptPubKey: OP_n, a push of the program.

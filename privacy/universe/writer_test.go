@@ -1,4 +1,4 @@
-package privacy
+package universe_test
 
 import (
 	"bytes"
@@ -12,7 +12,9 @@ import (
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/spvfilter/spvfilter/bip37"
+	"github.com/spvfilter/spvfilter/privacy"
 	"github.com/spvfilter/spvfilter/privacy/model"
+	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
 func hexOf(b []byte) string { return hex.EncodeToString(b) }
@@ -46,7 +48,7 @@ func TestUniverseWriter(t *testing.T) {
 	block := &wire.MsgBlock{Transactions: []*wire.MsgTx{coinbase, spend}}
 
 	var out bytes.Buffer
-	uw := NewUniverseWriter(&out, params)
+	uw := universe.NewWriter(&out, params)
 	uw.Comment("test block\n  7")
 	if err := uw.AddBlock(7, block); err != nil {
 		t.Fatal(err)
@@ -109,7 +111,7 @@ func TestUniverseWriter(t *testing.T) {
 	// the filter).
 	f := w.Filter(0.0001, 0, 1)
 	for _, pair := range []bool{false, true} {
-		r, err := Analyze([]*bip37.Filter{f}, strings.NewReader(text), AnalyzeOptions{PairTest: pair})
+		r, err := privacy.Analyze([]*bip37.Filter{f}, strings.NewReader(text), privacy.AnalyzeOptions{PairTest: pair})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,7 +121,7 @@ func TestUniverseWriter(t *testing.T) {
 				pair, r.UniverseSize, st.Lines, r.MatchedCount, r.Pairs, r.MergedAddressLines, text, r.Matched)
 		}
 		for _, m := range r.Matched {
-			if m.Kind != KindAddress || m.PubKey == "" || m.PairTested != pair {
+			if m.Kind != universe.KindAddress || m.PubKey == "" || m.PairTested != pair {
 				t.Errorf("match %+v, want an address with its key", m)
 			}
 		}

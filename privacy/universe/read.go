@@ -1,4 +1,4 @@
-package privacy
+package universe
 
 import (
 	"bytes"
@@ -36,14 +36,40 @@ type chunk struct {
 	buf       *[]byte
 }
 
-// lineVisitor receives every candidate of the lines a worker is given.
-// It must not keep c's slices.
-type lineVisitor func(line int, c *Candidate) error
+// A Visitor receives the candidates of the lines that one of ReadParallel's
+// goroutines parses, in increasing line order.
+type Visitor interface {
+	// Visit is called for every candidate; c and its slices are valid
+	// only during the call. An error ends the reading.
+	Visit(line int, c *Candidate) error
+	// Flush is called after the goroutine's last line, for a visitor that
+	// holds candidates back to work on them in batches.
+	Flush()
+}
 
-// ErrEmptyUniverse reports a universe without a single candidate.
-var ErrEmptyUniverse = errors.New("privacy: the universe holds no candidate")
+// visitFunc is a Visitor that holds nothing back.
+type visitFunc func(line int, c *Candidate) error
 
-// MaxBadLines is how many skipped lines a UniverseScan names.
+func (f visitFunc) Visit(line int, c *Candidate) error { return f(line, c) }
+func (visitFunc) Flush()                               {}
+
+// MaxWorkers bounds ReadOptions.Workers.
+const MaxWorkers = 64
+
+// ReadOptions tune ReadParallel.
+type ReadOptions struct {
+	// Workers is the number of parsing goroutines; 0 picks GOMAXPROCS (at
+	// most 4), and more than MaxWorkers count as that many.
+	Workers int
+	// Strict ends the reading at the first line that is not a candidate,
+	// instead of skipping and counting it.
+	Strict bool
+}
+
+// ErrEmpty reports a universe without a single candidate.
+var ErrEmpty = errors.New("privacy: the universe holds no candidate")
+
+// MaxBadLines is how many skipped lines a Scan names.
 const MaxBadLines = 10
 
 // BadLine is a universe line that is not a candidate, and why.
@@ -52,11 +78,11 @@ type BadLine struct {
 	Reason string `json:"reason"`
 }
 
-// UniverseScan counts what reading a universe met: every line, the lines
+// Scan counts what reading a universe met: every line, the lines
 // skipped for not being candidates (the first MaxBadLines of them named
 // with their reason), and the candidates tested. Blank and comment lines
 // are neither skipped nor tested.
-type UniverseScan struct {
+type Scan struct {
 	LinesRead        uint64    `json:"lines_read"`
 	LinesSkipped     uint64    `json:"lines_skipped"`
 	CandidatesTested uint64    `json:"candidates_tested"`
@@ -64,7 +90,7 @@ type UniverseScan struct {
 }
 
 // addBad counts a skipped line, keeping the MaxBadLines lowest.
-func (s *UniverseScan) addBad(line int, err error) {
+func (s *Scan) addBad(line int, err error) {
 	s.LinesSkipped++
 	if len(s.BadLines) == MaxBadLines && line > s.BadLines[MaxBadLines-1].Line {
 		return
@@ -78,7 +104,7 @@ func (s *UniverseScan) addBad(line int, err error) {
 	}
 }
 
-func (s *UniverseScan) merge(o *UniverseScan) {
+func (s *Scan) merge(o *Scan) {
 	s.CandidatesTested += o.CandidatesTested
 	skipped := s.LinesSkipped + o.LinesSkipped
 	for _, b := range o.BadLines {
@@ -87,25 +113,22 @@ func (s *UniverseScan) merge(o *UniverseScan) {
 	s.LinesSkipped = skipped
 }
 
-// scanUniverse reads r as universe lines and calls visit for each candidate
-// on one of workers goroutines, each with its own visitor from newVisitor.
-// Memory stays constant: at most workers+2 chunks of chunkSize bytes are
-// live. A line that is not a candidate is skipped and counted, or with
-// strict ends the scan; an error of a visitor always ends it, as does a
-// line longer than a chunk. The error returned is that of the lowest line
-// number that failed; an empty universe is ErrEmptyUniverse.
-func scanUniverse(r io.Reader, workers int, strict bool, newVisitor func(worker int) lineVisitor) (*UniverseScan, error) {
-	return scanUniverseFlushed(r, workers, strict, func(w int) (lineVisitor, func()) { return newVisitor(w), nil })
-}
-
-// scanUniverseFlushed is scanUniverse for visitors that hold candidates
-// back to work on them in batches: newVisitor also returns a flush
-// function (or nil), which each worker calls after its last line.
-func scanUniverseFlushed(r io.Reader, workers int, strict bool, newVisitor func(worker int) (lineVisitor, func())) (*UniverseScan, error) {
+// ReadParallel reads r as universe lines and gives each candidate to the
+// Visitor of one of opts.Workers goroutines, each made by newVisitor
+// (called for every worker, in the calling goroutine, before the reading
+// starts). Memory stays constant: at most workers+2 chunks of chunkSize
+// bytes are live. A line that is not a candidate is skipped and counted,
+// or with opts.Strict ends the reading; an error of a visitor always ends
+// it, as does a line longer than a chunk. The error returned is that of
+// the lowest line number that failed. The Scan counts what was read; a
+// universe without candidates is not an error here (see
+// Scan.RequireCandidates).
+func ReadParallel(r io.Reader, opts ReadOptions, newVisitor func(worker int) Visitor) (*Scan, error) {
+	workers, strict := opts.Workers, opts.Strict
 	if workers <= 0 {
 		workers = min(runtime.GOMAXPROCS(0), 4)
 	}
-	workers = min(workers, MaxAnalyzeWorkers)
+	workers = min(workers, MaxWorkers)
 	pool := sync.Pool{New: func() any { b := make([]byte, chunkSize); return &b }}
 	chunks := make(chan chunk, workers)
 	var (
@@ -125,23 +148,21 @@ func scanUniverseFlushed(r io.Reader, workers int, strict bool, newVisitor func(
 		mu.Unlock()
 		stop.Store(true)
 	}
-	scans := make([]UniverseScan, workers)
+	scans := make([]Scan, workers)
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
-		visit, flush := newVisitor(w)
+		v := newVisitor(w)
 		scan := &scans[w]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if flush != nil {
-				defer flush()
-			}
-			var p CandidateParser
+			defer v.Flush()
+			var p Parser
 			for ch := range chunks {
 				// After a failure, chunks before its line are still
 				// parsed: one of them may fail at a lower line.
 				if !stop.Load() || int64(ch.firstLine) < failLine.Load() {
-					if err := parseChunk(&p, ch, visit, strict, scan); err != nil {
+					if err := parseChunk(&p, ch, v, strict, scan); err != nil {
 						fail(err)
 					}
 				}
@@ -193,30 +214,35 @@ func scanUniverseFlushed(r io.Reader, workers int, strict bool, newVisitor func(
 	}
 	close(chunks)
 	wg.Wait()
-	total := &UniverseScan{LinesRead: uint64(line - 1), BadLines: []BadLine{}}
+	total := &Scan{LinesRead: uint64(line - 1), BadLines: []BadLine{}}
 	if lastOpen {
 		total.LinesRead++
 	}
 	for i := range scans {
 		total.merge(&scans[i])
 	}
-	switch {
-	case firstErr != nil:
+	if firstErr != nil {
 		return total, firstErr
-	case ioErr != nil:
-		return total, ioErr
-	case total.CandidatesTested == 0 && total.LinesSkipped > 0:
-		b := total.BadLines[0]
-		return total, fmt.Errorf("%w: all %d lines that are not blank or comments were skipped (line %d: %s)",
-			ErrEmptyUniverse, total.LinesSkipped, b.Line, b.Reason)
-	case total.CandidatesTested == 0:
-		return total, fmt.Errorf("%w (%d lines read)", ErrEmptyUniverse, total.LinesRead)
 	}
-	return total, nil
+	return total, ioErr
+}
+
+// RequireCandidates returns an error wrapping ErrEmpty, naming the first
+// skipped line if there is one, when the scan met no candidate.
+func (s *Scan) RequireCandidates() error {
+	switch {
+	case s.CandidatesTested == 0 && s.LinesSkipped > 0:
+		b := s.BadLines[0]
+		return fmt.Errorf("%w: all %d lines that are not blank or comments were skipped (line %d: %s)",
+			ErrEmpty, s.LinesSkipped, b.Line, b.Reason)
+	case s.CandidatesTested == 0:
+		return fmt.Errorf("%w (%d lines read)", ErrEmpty, s.LinesRead)
+	}
+	return nil
 }
 
 // parseChunk parses the lines of one chunk, counting into scan.
-func parseChunk(p *CandidateParser, ch chunk, visit lineVisitor, strict bool, scan *UniverseScan) *LineError {
+func parseChunk(p *Parser, ch chunk, v Visitor, strict bool, scan *Scan) *LineError {
 	data := ch.data
 	line := ch.firstLine
 	// Counted locally: the workers' scans share cache lines.
@@ -241,7 +267,7 @@ func parseChunk(p *CandidateParser, ch chunk, visit lineVisitor, strict bool, sc
 			scan.addBad(line, err)
 		} else if c != nil {
 			tested++
-			if err := visit(line, c); err != nil {
+			if err := v.Visit(line, c); err != nil {
 				return &LineError{Line: line, Err: err}
 			}
 		}
@@ -250,14 +276,11 @@ func parseChunk(p *CandidateParser, ch chunk, visit lineVisitor, strict bool, sc
 	return nil
 }
 
-// ReadUniverse calls fn for every candidate of r, one at a time and in
-// order, and returns the number of candidates. It stops at the first error,
-// from a line or from fn, and names its line in a *LineError; an empty
-// universe gives 0 and no error.
-func ReadUniverse(r io.Reader, fn func(line int, c *Candidate) error) (uint64, error) {
-	scan, err := scanUniverse(r, 1, true, func(int) lineVisitor { return fn })
-	if errors.Is(err, ErrEmptyUniverse) {
-		err = nil
-	}
+// Read calls fn for every candidate of r, one at a time and in order, and
+// returns the number of candidates. It stops at the first error, from a
+// line or from fn, and names its line in a *LineError; an empty universe
+// gives 0 and no error.
+func Read(r io.Reader, fn func(line int, c *Candidate) error) (uint64, error) {
+	scan, err := ReadParallel(r, ReadOptions{Workers: 1, Strict: true}, func(int) Visitor { return visitFunc(fn) })
 	return scan.CandidatesTested, err
 }
