@@ -17,8 +17,9 @@
 //     many sessions in one pass;
 //   - LinkSessions and IntersectReports: which captured sessions probably
 //     belong to one wallet, and the attack over each group of them;
-//   - Relay: a capturing relay that records the filters light clients send,
-//     each record naming its connection (CaptureSessions);
+//   - package capture: a capturing relay that records the filters light
+//     clients send and the blocks they fetch, each record naming its
+//     connection, and the records read back by connection;
 //   - package universe: the candidate files an attack reads, the
 //     candidates a range of blocks reveals, and the index of the blocks
 //     each appears in;

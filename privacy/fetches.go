@@ -9,80 +9,13 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/btcsuite/btcd/chaincfg/chainhash"
-
+	"github.com/spvfilter/spvfilter/privacy/capture"
 	"github.com/spvfilter/spvfilter/privacy/model"
 	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
 // DefaultMaxFetchMatches bounds the matches a FetchReport lists.
 const DefaultMaxFetchMatches = 100_000
-
-// FilterRange is a BIP 157 range request: the filters (or filter headers)
-// of the blocks from StartHeight to the block StopHash.
-type FilterRange struct {
-	Command     string         `json:"command"`
-	StartHeight uint32         `json:"start_height"`
-	StopHash    chainhash.Hash `json:"-"`
-}
-
-// FetchSession is one client connection's block and filter requests.
-type FetchSession struct {
-	ID        string `json:"session"`
-	Client    string `json:"client"`
-	UserAgent string `json:"user_agent,omitempty"`
-	// Blocks are the distinct blocks requested, in the order of their
-	// first request.
-	Blocks []chainhash.Hash `json:"-"`
-	Ranges []FilterRange    `json:"-"`
-}
-
-// CaptureFetchSessions groups the block requests and filter ranges of the
-// records by connection, in the order of each connection's first such
-// record. Connections that requested neither are left out.
-func CaptureFetchSessions(records []CaptureRecord) ([]*FetchSession, error) {
-	var out []*FetchSession
-	index := map[string]*FetchSession{}
-	seen := map[string]map[chainhash.Hash]struct{}{}
-	agents := map[string]string{}
-	for i := range records {
-		rec := &records[i]
-		key := rec.SessionKey()
-		if rec.Command == CmdVersion {
-			agents[key] = rec.UserAgent
-			continue
-		}
-		if rec.Command != CmdGetData && rec.Command != CmdGetCFilters && rec.Command != CmdGetCFHeaders {
-			continue
-		}
-		s := index[key]
-		if s == nil {
-			s = &FetchSession{ID: key, Client: rec.Client, UserAgent: agents[key]}
-			index[key] = s
-			seen[key] = map[chainhash.Hash]struct{}{}
-			out = append(out, s)
-		}
-		if rec.Command == CmdGetData {
-			for _, b := range rec.Blocks {
-				h, err := chainhash.NewHashFromStr(b.Hash)
-				if err != nil {
-					return nil, fmt.Errorf("record %d: %w: %v", i+1, ErrBadCapture, err)
-				}
-				if _, dup := seen[key][*h]; !dup {
-					seen[key][*h] = struct{}{}
-					s.Blocks = append(s.Blocks, *h)
-				}
-			}
-			continue
-		}
-		stop, err := chainhash.NewHashFromStr(rec.StopHash)
-		if err != nil || rec.StartHeight == nil {
-			return nil, fmt.Errorf("record %d: %w: %s without a valid range", i+1, ErrBadCapture, rec.Command)
-		}
-		s.Ranges = append(s.Ranges, FilterRange{Command: rec.Command, StartHeight: *rec.StartHeight, StopHash: *stop})
-	}
-	return out, nil
-}
 
 // FetchMatch is a candidate whose every appearance in the scanned range
 // lies in a block the client fetched.
@@ -160,7 +93,7 @@ var ErrNoFetches = errors.New("privacy: the capture holds no block request or fi
 // pass over the index: the candidates whose every appearance in the
 // session's scanned range lies in a block the session fetched, ranked by
 // the probability that chance explains them.
-func AnalyzeFetches(sessions []*FetchSession, ir *universe.IndexReader, opt FetchOptions) ([]*FetchReport, error) {
+func AnalyzeFetches(sessions []*capture.FetchSession, ir *universe.IndexReader, opt FetchOptions) ([]*FetchReport, error) {
 	if len(sessions) == 0 {
 		return nil, ErrNoFetches
 	}
@@ -203,7 +136,7 @@ func bitCount(s []uint64) uint64 {
 	return uint64(n)
 }
 
-func newFetchReport(s *FetchSession, ir *universe.IndexReader, max int) *FetchReport {
+func newFetchReport(s *capture.FetchSession, ir *universe.IndexReader, max int) *FetchReport {
 	hd := ir.Header()
 	nb := len(hd.Hashes)
 	r := &FetchReport{Session: s.ID, Client: s.Client, UserAgent: s.UserAgent, Warnings: []string{},

@@ -2,8 +2,6 @@ package privacy
 
 import (
 	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -11,11 +9,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
-	"github.com/btcsuite/btcd/wire"
 
+	"github.com/spvfilter/spvfilter/privacy/capture"
 	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
@@ -69,88 +66,6 @@ func blockHash(h int32) chainhash.Hash {
 	return chainhash.DoubleHashH([]byte(fmt.Sprintf("block %d", h)))
 }
 
-func TestFetchRecordsFromWire(t *testing.T) {
-	gd := wire.NewMsgGetData()
-	var hashes []chainhash.Hash
-	for i := 0; i < 1203; i++ {
-		h := blockHash(int32(i))
-		hashes = append(hashes, h)
-		typ := wire.InvTypeWitnessBlock
-		if i%3 == 1 {
-			typ = wire.InvTypeFilteredBlock
-		}
-		gd.AddInvVect(wire.NewInvVect(typ, &hashes[i]))
-		gd.AddInvVect(wire.NewInvVect(wire.InvTypeTx, &hashes[i])) // not a block: left out
-	}
-	var buf bytes.Buffer
-	if err := gd.BtcEncode(&buf, wire.ProtocolVersion, wire.WitnessEncoding); err != nil {
-		t.Fatal(err)
-	}
-	recs, err := fetchRecords(wire.CmdGetData, buf.Bytes(), "127.0.0.1:1", "s-1", time.Unix(0, 0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(recs) != 3 || len(recs[0].Blocks) != maxBlocksPerRecord || len(recs[2].Blocks) != 1203-2*maxBlocksPerRecord {
-		t.Fatalf("%d records", len(recs))
-	}
-	var lines bytes.Buffer
-	stop := blockHash(7)
-	cf := wire.NewMsgGetCFilters(wire.GCSFilterRegular, 3, &stop)
-	buf.Reset()
-	cf.BtcEncode(&buf, wire.ProtocolVersion, wire.BaseEncoding)
-	rr, err := fetchRecords(wire.CmdGetCFilters, buf.Bytes(), "127.0.0.1:1", "s-1", time.Unix(0, 0))
-	if err != nil || len(rr) != 1 {
-		t.Fatalf("getcfilters: %v %v", rr, err)
-	}
-	for _, r := range append(recs, rr...) {
-		b, _ := json.Marshal(r)
-		lines.Write(append(b, '\n'))
-	}
-	// A filterload record of the old form stays readable beside them.
-	lines.WriteString(`{"time":"2024-01-01T00:00:00Z","client":"127.0.0.1:2","command":"filterload","filter":"ff01","hash_funcs":3,"tweak":9,"flags":1}` + "\n")
-	back, err := ReadCapture(&lines)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sessions, err := CaptureFetchSessions(back)
-	if err != nil || len(sessions) != 1 {
-		t.Fatalf("sessions %v, %v", sessions, err)
-	}
-	s := sessions[0]
-	if !slices.Equal(s.Blocks, hashes) {
-		t.Fatalf("%d blocks read back, want the %d requested in order", len(s.Blocks), len(hashes))
-	}
-	if len(s.Ranges) != 1 || s.Ranges[0].StartHeight != 3 || s.Ranges[0].StopHash != stop || s.Ranges[0].Command != CmdGetCFilters {
-		t.Fatalf("ranges %+v", s.Ranges)
-	}
-	// A getdata whose count exceeds its items is refused, not allocated.
-	if _, err := fetchRecords(wire.CmdGetData, []byte{0xfe, 0x50, 0xc3, 0, 0}, "c", "s", time.Now()); err == nil {
-		t.Error("getdata announcing 50000 items in 0 bytes accepted")
-	}
-}
-
-func TestParseFetchRecordRejects(t *testing.T) {
-	h := strings.Repeat("ab", 32)
-	for _, line := range []string{
-		`{"client":"c","command":"getdata"}`,
-		`{"client":"c","command":"getdata","blocks":[{"hash":"zz","type":"block"}]}`,
-		`{"client":"c","command":"getdata","blocks":[{"hash":"` + h + `","type":"tx"}]}`,
-		`{"client":"c","command":"getdata","blocks":[{"hash":"` + h + `","type":"block"}],"stop_hash":"` + h + `"}`,
-		`{"client":"c","command":"getcfilters","start_height":1,"stop_hash":"` + h + `"}`,
-		`{"client":"c","command":"getcfilters","filter_type":0,"stop_hash":"` + h + `"}`,
-		`{"client":"c","command":"getcfheaders","filter_type":0,"start_height":1,"stop_hash":"ab"}`,
-		`{"client":"c","command":"getcfheaders","filter_type":0,"start_height":1,"stop_hash":"` + h + `","blocks":[{"hash":"` + h + `","type":"block"}]}`,
-	} {
-		if _, err := ParseCaptureRecord([]byte(line)); !errors.Is(err, ErrBadCapture) {
-			t.Errorf("%s: %v, want ErrBadCapture", line, err)
-		}
-	}
-	ok := `{"client":"c","command":"getcfheaders","filter_type":0,"start_height":0,"stop_hash":"` + h + `"}`
-	if _, err := ParseCaptureRecord([]byte(ok)); err != nil {
-		t.Errorf("%s: %v", ok, err)
-	}
-}
-
 // TestAnalyzeFetchesSynthetic builds a chain of 20,000 blocks, a wallet of
 // 10 scripts of 2 appearances each and 20,000 other candidates of 1 to 3
 // appearances at random blocks, and a session that fetches the wallet's
@@ -192,13 +107,13 @@ func TestAnalyzeFetchesSynthetic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &FetchSession{ID: "s-1", Client: "127.0.0.1:1"}
+	s := &capture.FetchSession{ID: "s-1", Client: "127.0.0.1:1"}
 	for h := range fetched {
 		s.Blocks = append(s.Blocks, blockHash(h))
 	}
 	s.Blocks = append(s.Blocks, blockHash(99999)) // not in the chain
-	s.Ranges = []FilterRange{{Command: CmdGetCFilters, StartHeight: 0, StopHash: blockHash(nblocks - 1)}}
-	reps, err := AnalyzeFetches([]*FetchSession{s}, ir, FetchOptions{})
+	s.Ranges = []capture.FilterRange{{Command: capture.CmdGetCFilters, StartHeight: 0, StopHash: blockHash(nblocks - 1)}}
+	reps, err := AnalyzeFetches([]*capture.FetchSession{s}, ir, FetchOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,11 +176,11 @@ func poisson99(m float64) (float64, float64) {
 func TestAnalyzeFetchesEverythingFetched(t *testing.T) {
 	data := buildIndex(t, 0, 5, map[string][]int32{"a": {1}, "b": {2, 4}}, 0)
 	ir, _ := universe.NewIndexReader(bytes.NewReader(data))
-	s := &FetchSession{ID: "x", Client: "c"}
+	s := &capture.FetchSession{ID: "x", Client: "c"}
 	for h := int32(0); h < 5; h++ {
 		s.Blocks = append(s.Blocks, blockHash(h))
 	}
-	reps, err := AnalyzeFetches([]*FetchSession{s}, ir, FetchOptions{})
+	reps, err := AnalyzeFetches([]*capture.FetchSession{s}, ir, FetchOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

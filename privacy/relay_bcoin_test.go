@@ -1,6 +1,7 @@
 package privacy
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"os"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/spvfilter/spvfilter/bip37"
 	"github.com/spvfilter/spvfilter/peer/peertest"
+	"github.com/spvfilter/spvfilter/privacy/capture"
 )
 
 // bcoinProbe is a bcoin SPV node: in-memory chain, pure-JavaScript crypto
@@ -149,8 +151,8 @@ func TestRelayWithBcoin(t *testing.T) {
 	btcd := peertest.StartBtcd(t, peertest.WithMiningKey(alice))
 	btcd.Generate(t, 5)
 
-	var out syncBuffer
-	r, err := NewRelay(RelayConfig{Listen: "127.0.0.1:0", Upstream: btcd.P2PAddr, Net: btcd.Params.Net, Out: &out})
+	var out bytes.Buffer // read once Serve has returned
+	r, err := capture.NewRelay(capture.RelayConfig{Listen: "127.0.0.1:0", Upstream: btcd.P2PAddr, Net: btcd.Params.Net, Out: &out})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,11 +176,11 @@ func TestRelayWithBcoin(t *testing.T) {
 	cancel()
 	<-served
 
-	recs, err := ReadCapture(strings.NewReader(out.String()))
+	recs, err := capture.Read(strings.NewReader(out.String()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cf, err := CapturedFilters(recs)
+	cf, err := capturedFilters(recs)
 	if err != nil || len(cf) == 0 {
 		t.Fatalf("no filterload from bcoin (%v); capture:\n%s", err, out.String())
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/capture"
 	"github.com/spvfilter/spvfilter/privacy/model"
 	"github.com/spvfilter/spvfilter/privacy/universe"
 )
@@ -47,7 +48,7 @@ var privacySubcommands []func(*app) *cobra.Command
 // privacyBadInput turns the privacy package's input errors into bad-input
 // errors (exit status 2).
 func privacyBadInput(err error) error {
-	for _, target := range []error{model.ErrBadParams, model.ErrBadSweep, privacy.ErrBadPlot, universe.ErrBadCandidate, privacy.ErrNoFilters, privacy.ErrBadCapture, universe.ErrEmpty, privacy.ErrBadLink} {
+	for _, target := range []error{model.ErrBadParams, model.ErrBadSweep, privacy.ErrBadPlot, universe.ErrBadCandidate, privacy.ErrNoFilters, capture.ErrBadRecord, universe.ErrEmpty, privacy.ErrBadLink} {
 		if errors.Is(err, target) {
 			return usageError{err}
 		}

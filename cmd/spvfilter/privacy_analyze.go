@@ -14,6 +14,7 @@ import (
 
 	"github.com/spvfilter/spvfilter/bip37"
 	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/capture"
 	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
@@ -116,10 +117,10 @@ standard error and in the JSON "warnings".`,
 
 // sessionReport is one session's analysis: the session and its report.
 type sessionReport struct {
-	Session   string                    `json:"session"`
-	Client    string                    `json:"client"`
-	UserAgent string                    `json:"user_agent,omitempty"`
-	Captured  []*privacy.CapturedFilter `json:"captured"`
+	Session   string            `json:"session"`
+	Client    string            `json:"client"`
+	UserAgent string            `json:"user_agent,omitempty"`
+	Captured  []*capture.Filter `json:"captured"`
 	*privacy.Report
 }
 
@@ -228,21 +229,21 @@ func analyzeUniverse(a *app, arg string, groups [][]*bip37.Filter, opts privacy.
 }
 
 // selectSessions reads the capture and keeps the sessions --client names.
-func selectSessions(f *analyzeFlags) ([]*privacy.Session, error) {
+func selectSessions(f *analyzeFlags) ([]*capture.Session, error) {
 	file, err := os.Open(f.capture)
 	if err != nil {
 		return nil, badInput("capture: %w", err)
 	}
-	records, err := privacy.ReadCapture(file)
+	records, err := capture.Read(file)
 	file.Close()
 	if err != nil {
 		return nil, badInput("%s: %w", f.capture, err)
 	}
-	all, err := privacy.CaptureSessions(records)
+	all, err := capture.Sessions(records)
 	if err != nil {
 		return nil, badInput("%s: %w", f.capture, err)
 	}
-	var kept []*privacy.Session
+	var kept []*capture.Session
 	for _, s := range all {
 		host, _, err := net.SplitHostPort(s.Client)
 		if f.client == "" || err == nil && host == f.client || s.Client == f.client || s.ID == f.client {
@@ -386,7 +387,7 @@ func printCaptureAnalysis(w io.Writer, out *captureOutput, show int) {
 }
 
 // printAnalyze prints a report with its universe line.
-func printAnalyze(w io.Writer, r *privacy.Report, captured []*privacy.CapturedFilter, show int) {
+func printAnalyze(w io.Writer, r *privacy.Report, captured []*capture.Filter, show int) {
 	printUniverse(w, r)
 	fmt.Fprintln(w)
 	printReport(w, r, captured, show)
@@ -409,7 +410,7 @@ func printUniverse(w io.Writer, r *privacy.Report) {
 	}
 }
 
-func printReport(w io.Writer, r *privacy.Report, captured []*privacy.CapturedFilter, show int) {
+func printReport(w io.Writer, r *privacy.Report, captured []*capture.Filter, show int) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "filter\tbytes\tk\ttweak\tflags\tbits set\test. elements\tfp rate at fill\tmatched alone\texpected false pos.\t")
 	for _, fr := range r.Filters {

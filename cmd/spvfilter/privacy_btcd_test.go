@@ -19,6 +19,7 @@ import (
 	"github.com/spvfilter/spvfilter/peer/client"
 	"github.com/spvfilter/spvfilter/peer/peertest"
 	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/capture"
 	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
@@ -128,7 +129,7 @@ func TestPrivacyCaptureUniverseAnalyze(t *testing.T) {
 	var out struct {
 		Clients []struct {
 			privacy.Report
-			Captured []privacy.CapturedFilter `json:"captured"`
+			Captured []capture.Filter `json:"captured"`
 		} `json:"clients"`
 	}
 	decodeJSON(t, stdout, &out)
@@ -162,7 +163,7 @@ func captureRelay(t *testing.T, ctx context.Context, node *peertest.Node, file s
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := privacy.NewRelay(privacy.RelayConfig{Listen: "127.0.0.1:0", Upstream: node.P2PAddr, Net: node.Params.Net, Out: out})
+	r, err := capture.NewRelay(capture.RelayConfig{Listen: "127.0.0.1:0", Upstream: node.P2PAddr, Net: node.Params.Net, Out: out})
 	if err != nil {
 		out.Close()
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/capture"
 	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
@@ -88,16 +89,16 @@ func runFetches(a *app, f *fetchesFlags) error {
 	if err != nil {
 		return err
 	}
-	records, err := privacy.ReadCapture(cf)
+	records, err := capture.Read(cf)
 	cf.Close()
 	if err != nil {
 		return badInput("%s: %w", f.capture, err)
 	}
-	all, err := privacy.CaptureFetchSessions(records)
+	all, err := capture.FetchSessions(records)
 	if err != nil {
 		return badInput("%s: %w", f.capture, err)
 	}
-	var sessions []*privacy.FetchSession
+	var sessions []*capture.FetchSession
 	for _, s := range all {
 		host, _, err := net.SplitHostPort(s.Client)
 		if f.client == "" || err == nil && host == f.client || s.Client == f.client || s.ID == f.client {

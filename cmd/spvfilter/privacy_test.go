@@ -15,6 +15,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg"
 
 	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/capture"
 	"github.com/spvfilter/spvfilter/privacy/model"
 )
 
@@ -121,13 +122,13 @@ func TestPrivacyBadInput(t *testing.T) {
 	universe := filepath.Join(dir, "u.txt")
 	os.WriteFile(universe, []byte("# ok\n751e76e8199196d454941c45d1b3a323f1433bd6\nnot-hex-nor-address\n"), 0o644)
 	filterHex := filterPayloadHex(t, model.NewWallet(1, 3).Filter(0.001, 0, 5))
-	capture := filepath.Join(dir, "capture.jsonl")
-	loadRec, err := privacy.NewFilterLoadRecord(time.Now(), "127.0.0.1:5000", "s-1", model.NewWallet(1, 3).Filter(0.001, 0, 5).MsgFilterLoad())
+	captureFile := filepath.Join(dir, "capture.jsonl")
+	loadRec, err := capture.NewFilterLoadRecord(time.Now(), "127.0.0.1:5000", "s-1", model.NewWallet(1, 3).Filter(0.001, 0, 5).MsgFilterLoad())
 	if err != nil {
 		t.Fatal(err)
 	}
 	rec, _ := json.Marshal(loadRec)
-	os.WriteFile(capture, append(rec, '\n'), 0o644)
+	os.WriteFile(captureFile, append(rec, '\n'), 0o644)
 	empty := filepath.Join(dir, "empty.txt")
 	os.WriteFile(empty, []byte("# nothing\r\n\r\n"), 0o644)
 	tests := []struct {
@@ -146,12 +147,12 @@ func TestPrivacyBadInput(t *testing.T) {
 		{[]string{"privacy", "analyze", "--filter", filterHex, "--universe", empty}, "no candidate"},
 		{[]string{"privacy", "analyze", "--filter", filterHex, "--universe", dir}, "directory"},
 		{[]string{"privacy", "analyze", "--filter", filterHex, "--universe", universe, "--link"}, "--capture"},
-		{[]string{"privacy", "analyze", "--capture", capture, "--universe", universe, "--link", "--link-threshold", "0.3"}, "--link-threshold"},
+		{[]string{"privacy", "analyze", "--capture", captureFile, "--universe", universe, "--link", "--link-threshold", "0.3"}, "--link-threshold"},
 		{[]string{"privacy", "analyze", "--filter", filterHex, "--universe", filepath.Join(dir, "missing")}, "no such file"},
 		{[]string{"privacy", "analyze", "--capture", universe, "--universe", universe}, "capture line 1"},
-		{[]string{"privacy", "analyze", "--capture", capture, "--client", "10.0.0.1", "--universe", universe}, "no filterload recorded from 10.0.0.1"},
-		{[]string{"privacy", "analyze", "--capture", capture, "--universe", universe, "--strict"}, "line 3"},
-		{[]string{"privacy", "analyze", "--capture", capture, "--universe", empty}, "no candidate"},
+		{[]string{"privacy", "analyze", "--capture", captureFile, "--client", "10.0.0.1", "--universe", universe}, "no filterload recorded from 10.0.0.1"},
+		{[]string{"privacy", "analyze", "--capture", captureFile, "--universe", universe, "--strict"}, "line 3"},
+		{[]string{"privacy", "analyze", "--capture", captureFile, "--universe", empty}, "no candidate"},
 		{[]string{"privacy", "analyze", "--filter", filterHex, "--universe", universe, "--show", "-1"}, "--show"},
 		{[]string{"privacy", "analyze", "--filter", filterHex, "--universe", universe, "--workers", "100000"}, "--workers"},
 		{[]string{"privacy", "analyze", "--filter", filterHex, "--universe", universe, "--max-matches", "-1"}, "--max-matches"},

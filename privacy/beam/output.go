@@ -6,16 +6,17 @@ import (
 	"io"
 
 	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/capture"
 	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
 // SessionReport is one session's analysis, as "privacy analyze --capture
 // --json" prints it in "clients".
 type SessionReport struct {
-	Session   string                    `json:"session"`
-	Client    string                    `json:"client"`
-	UserAgent string                    `json:"user_agent,omitempty"`
-	Captured  []*privacy.CapturedFilter `json:"captured"`
+	Session   string            `json:"session"`
+	Client    string            `json:"client"`
+	UserAgent string            `json:"user_agent,omitempty"`
+	Captured  []*capture.Filter `json:"captured"`
 	*privacy.Report
 }
 
@@ -31,7 +32,7 @@ type CaptureReport struct {
 // NewCaptureReport puts the sessions and their reports (in the same order)
 // together, with every report's warnings named by session once in
 // Warnings.
-func NewCaptureReport(sessions []*privacy.Session, reports []*privacy.Report) (*CaptureReport, error) {
+func NewCaptureReport(sessions []*capture.Session, reports []*privacy.Report) (*CaptureReport, error) {
 	if len(sessions) == 0 || len(reports) != len(sessions) {
 		return nil, fmt.Errorf("privacybeam: %d reports for %d sessions", len(reports), len(sessions))
 	}

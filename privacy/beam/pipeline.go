@@ -19,6 +19,7 @@ import (
 
 	"github.com/spvfilter/spvfilter/bip37"
 	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/capture"
 	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
@@ -145,16 +146,16 @@ func Build(ctx context.Context, s beam.Scope, cfg Config) (*Plan, error) {
 
 // loadSessions reads the capture and its sessions, refusing a session that
 // AnalyzeGroups cannot analyze.
-func loadSessions(ctx context.Context, path string) ([]*privacy.Session, error) {
+func loadSessions(ctx context.Context, path string) ([]*capture.Session, error) {
 	data, err := readFile(ctx, path)
 	if err != nil {
 		return nil, fmt.Errorf("%w: capture: %w", ErrBadConfig, err)
 	}
-	records, err := privacy.ReadCapture(bytes.NewReader(data))
+	records, err := capture.Read(bytes.NewReader(data))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrBadConfig, path, err)
 	}
-	sessions, err := privacy.CaptureSessions(records)
+	sessions, err := capture.Sessions(records)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrBadConfig, path, err)
 	}
@@ -171,7 +172,7 @@ func loadSessions(ctx context.Context, path string) ([]*privacy.Session, error) 
 }
 
 // groupFilters are the filters of the sessions of group g.
-func groupFilters(sessions []*privacy.Session, per, g int) ([]*privacy.Session, [][]*bip37.Filter) {
+func groupFilters(sessions []*capture.Session, per, g int) ([]*capture.Session, [][]*bip37.Filter) {
 	lo, hi := g*per, min((g+1)*per, len(sessions))
 	if lo >= hi {
 		return nil, nil
@@ -259,7 +260,7 @@ func (f *countFn) ProcessElement(ctx context.Context, t fileTask) ([]byte, error
 // read on each worker.
 type captureFn struct {
 	Config   Config
-	sessions []*privacy.Session
+	sessions []*capture.Session
 }
 
 func (f *captureFn) Setup(ctx context.Context) error {

@@ -26,6 +26,7 @@ import (
 
 	"github.com/spvfilter/spvfilter/bip37"
 	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/capture"
 	"github.com/spvfilter/spvfilter/privacy/model"
 	"github.com/spvfilter/spvfilter/privacy/universe"
 )
@@ -262,7 +263,7 @@ func TestBuildRefuses(t *testing.T) {
 	var many bytes.Buffer
 	f := model.NewWallet(1, 3).Filter(0.01, 0, 1)
 	for i := 0; i <= privacy.MaxAnalyzeFilters; i++ {
-		rec, err := privacy.NewFilterLoadRecord(time.Unix(0, 0), "127.0.0.1:1", "s", f.MsgFilterLoad())
+		rec, err := capture.NewFilterLoadRecord(time.Unix(0, 0), "127.0.0.1:1", "s", f.MsgFilterLoad())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -331,7 +332,7 @@ func TestPipelineKeyAloneInItsFile(t *testing.T) {
 	for _, h := range w.Hashes {
 		f.Add(h) // the hashes only: a key under the pair test does not match
 	}
-	rec, err := privacy.NewFilterLoadRecord(time.Unix(0, 0), "127.0.0.1:1", "s1", f.MsgFilterLoad())
+	rec, err := capture.NewFilterLoadRecord(time.Unix(0, 0), "127.0.0.1:1", "s1", f.MsgFilterLoad())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/spvfilter/spvfilter/bip37"
 	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/capture"
 	"github.com/spvfilter/spvfilter/privacy/model"
 )
 
@@ -52,8 +53,8 @@ func writeSynth(t testing.TB, dir string, spec synthSpec) *synth {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(spec.seed, 1))
 	params := &chaincfg.MainNetParams
-	var capture bytes.Buffer
-	enc := json.NewEncoder(&capture)
+	var records bytes.Buffer
+	enc := json.NewEncoder(&records)
 	out := &synth{capture: filepath.Join(dir, "capture.jsonl"), glob: filepath.Join(dir, "universe-*.txt")}
 	var walletLines [][]string
 	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -76,12 +77,12 @@ func writeSynth(t testing.TB, dir string, spec synthSpec) *synth {
 			session := fmt.Sprintf("s%04d", n)
 			at := start.Add(time.Duration(n) * time.Second)
 			relay := true
-			write := func(rec privacy.CaptureRecord) {
+			write := func(rec capture.Record) {
 				if err := enc.Encode(rec); err != nil {
 					t.Fatal(err)
 				}
 			}
-			write(privacy.CaptureRecord{Time: at, Client: client, Session: session, Command: privacy.CmdVersion,
+			write(capture.Record{Time: at, Client: client, Session: session, Command: capture.CmdVersion,
 				UserAgent: fmt.Sprintf("/synthetic:%d/", w), ProtocolVersion: 70016, Relay: &relay})
 			reloads := 1
 			if n%3 == 0 {
@@ -89,7 +90,7 @@ func writeSynth(t testing.TB, dir string, spec synthSpec) *synth {
 			}
 			for r := 0; r < reloads; r++ {
 				f := wal.Filter(spec.fpRate, 0, rng.Uint32())
-				rec, err := privacy.NewFilterLoadRecord(at, client, session, f.MsgFilterLoad())
+				rec, err := capture.NewFilterLoadRecord(at, client, session, f.MsgFilterLoad())
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -98,12 +99,12 @@ func writeSynth(t testing.TB, dir string, spec synthSpec) *synth {
 			}
 			if n%5 == 0 {
 				extra := model.NewWallet(spec.seed*1000+uint64(w)+500, 1)
-				write(privacy.CaptureRecord{Time: at, Client: client, Session: session, Command: privacy.CmdFilterAdd,
+				write(capture.Record{Time: at, Client: client, Session: session, Command: capture.CmdFilterAdd,
 					Data: hex.EncodeToString(extra.Hashes[0])})
 			}
 		}
 	}
-	if err := os.WriteFile(out.capture, capture.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(out.capture, records.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 
@@ -212,11 +213,11 @@ func singleMachine(t testing.TB, s *synth, opts privacy.AnalyzeOptions) ([]byte,
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs, err := privacy.ReadCapture(bytes.NewReader(data))
+	recs, err := capture.Read(bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)
 	}
-	sessions, err := privacy.CaptureSessions(recs)
+	sessions, err := capture.Sessions(recs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package privacy
+package capture
 
 import (
 	"bytes"
@@ -24,13 +24,13 @@ func FuzzReadCaptureFetches(f *testing.F) {
 	f.Add([]byte(`{"time":"2024-01-01T00:00:00Z","client":"127.0.0.1:2","command":"filterload","filter":"ff01","hash_funcs":3,"tweak":9,"flags":1}` + "\n" +
 		`{"client":"127.0.0.1:2","command":"getdata","blocks":[{"hash":"` + h + `","type":"filtered_block"}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		recs, err := ReadCapture(bytes.NewReader(data))
+		recs, err := Read(bytes.NewReader(data))
 		if err != nil {
 			return
 		}
-		sessions, err := CaptureFetchSessions(recs)
+		sessions, err := FetchSessions(recs)
 		if err != nil {
-			t.Fatalf("records accepted by ReadCapture fail to group: %v", err)
+			t.Fatalf("records accepted by Read fail to group: %v", err)
 		}
 		blocks := 0
 		for _, rec := range recs {
@@ -43,8 +43,8 @@ func FuzzReadCaptureFetches(f *testing.F) {
 		if n > blocks {
 			t.Fatalf("%d distinct blocks from %d requested", n, blocks)
 		}
-		if _, err := CapturedFilters(recs); err != nil {
-			t.Fatalf("records accepted by ReadCapture fail to replay: %v", err)
+		if _, err := replay(recs); err != nil {
+			t.Fatalf("records accepted by Read fail to replay: %v", err)
 		}
 	})
 }
@@ -74,10 +74,10 @@ func FuzzFetchRecords(f *testing.F) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(line) > maxCaptureLine {
+			if len(line) > maxLine {
 				t.Fatalf("record of %d bytes exceeds a capture line", len(line))
 			}
-			if _, err := ParseCaptureRecord(line); err != nil {
+			if _, err := ParseRecord(line); err != nil {
 				t.Fatalf("recorded %s does not parse back: %v", line, err)
 			}
 		}

@@ -1,4 +1,4 @@
-package privacy
+package capture
 
 import (
 	"bytes"
@@ -245,7 +245,7 @@ func TestRelayRecordsAndSurvivesBadClients(t *testing.T) {
 	}
 	goodExchange(t, addr, node)
 
-	recs, err := ReadCapture(strings.NewReader(out.String()))
+	recs, err := Read(strings.NewReader(out.String()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +267,7 @@ func TestRelayRecordsAndSurvivesBadClients(t *testing.T) {
 	if len(sessions) != 2 {
 		t.Errorf("%d sessions recorded, want the 2 good clients'", len(sessions))
 	}
-	ss, err := CaptureSessions(recs)
+	ss, err := Sessions(recs)
 	if err != nil || len(ss) != 2 || len(ss[0].Filters) != 1 || ss[0].UserAgent != "/test-client:1.0/" || ss[0].ID == ss[1].ID {
 		t.Fatalf("sessions %+v, %v", ss, err)
 	}
@@ -278,7 +278,7 @@ func TestRelayRecordsAndSurvivesBadClients(t *testing.T) {
 	if recs[0].UserAgent != "/test-client:1.0/" {
 		t.Errorf("user agent %q", recs[0].UserAgent)
 	}
-	cf, err := CapturedFilters(recs)
+	cf, err := replay(recs)
 	if err != nil || len(cf) != 2 {
 		t.Fatalf("%d filters, %v", len(cf), err)
 	}

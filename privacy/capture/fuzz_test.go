@@ -1,4 +1,4 @@
-package privacy
+package capture
 
 import (
 	"bytes"
@@ -32,17 +32,17 @@ func FuzzReadCapture(f *testing.F) {
 	f.Add([]byte(`{"command":"bogus"}{"x":1}`))
 	f.Add([]byte("\n\n{}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		recs, err := ReadCapture(bytes.NewReader(data))
+		recs, err := Read(bytes.NewReader(data))
 		if err != nil {
 			return
 		}
-		cf, err := CapturedFilters(recs)
+		cf, err := replay(recs)
 		if err != nil {
-			t.Fatalf("records accepted by ReadCapture fail to replay: %v", err)
+			t.Fatalf("records accepted by Read fail to replay: %v", err)
 		}
-		sessions, err := CaptureSessions(recs)
+		sessions, err := Sessions(recs)
 		if err != nil {
-			t.Fatalf("records accepted by ReadCapture fail to group: %v", err)
+			t.Fatalf("records accepted by Read fail to group: %v", err)
 		}
 		n := 0
 		for _, s := range sessions {

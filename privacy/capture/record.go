@@ -1,4 +1,4 @@
-package privacy
+package capture
 
 import (
 	"bufio"
@@ -15,12 +15,12 @@ import (
 	"github.com/spvfilter/spvfilter/bip37"
 )
 
-// ErrBadCapture reports a malformed capture file.
-var ErrBadCapture = errors.New("privacy: bad capture")
+// ErrBadRecord reports a malformed capture file.
+var ErrBadRecord = errors.New("privacy: bad capture")
 
-// maxCaptureLine bounds one capture line: a 36,000-byte filter in hex plus
+// maxLine bounds one capture line: a 36,000-byte filter in hex plus
 // the other fields.
-const maxCaptureLine = 2*bip37.MaxFilterSize + 4096
+const maxLine = 2*bip37.MaxFilterSize + 4096
 
 // maxFilterLoadHex bounds the hex of a filterload payload: the bit array,
 // its CompactSize length (at most 3 bytes for 36,000) and 9 bytes of fields.
@@ -41,7 +41,7 @@ const (
 	CmdGetCFHeaders = "getcfheaders"
 )
 
-// CaptureRecord is one line of a capture file: a message a client sent.
+// Record is one line of a capture file: a message a client sent.
 //
 // A record names its connection twice: Client is the client's address and
 // port as the relay saw them, and Session is an identifier the relay gives
@@ -53,7 +53,7 @@ const (
 // that "bloom inspect" and "analyze --filter" read. Older records carry the
 // bit array in Filter with HashFuncs, Tweak and Flags beside it; both forms
 // are read, never both in one record.
-type CaptureRecord struct {
+type Record struct {
 	Time    time.Time `json:"time"`
 	Client  string    `json:"client"`
 	Session string    `json:"session,omitempty"`
@@ -82,27 +82,27 @@ type CaptureRecord struct {
 
 // NewFilterLoadRecord describes a filterload message that the client at
 // address client sent on connection session.
-func NewFilterLoadRecord(t time.Time, client, session string, m *wire.MsgFilterLoad) (CaptureRecord, error) {
+func NewFilterLoadRecord(t time.Time, client, session string, m *wire.MsgFilterLoad) (Record, error) {
 	var b bytes.Buffer
 	if err := m.BtcEncode(&b, wire.ProtocolVersion, wire.BaseEncoding); err != nil {
-		return CaptureRecord{}, fmt.Errorf("privacy: encoding filterload: %w", err)
+		return Record{}, fmt.Errorf("privacy: encoding filterload: %w", err)
 	}
-	return CaptureRecord{Time: t.UTC(), Client: client, Session: session, Command: CmdFilterLoad,
+	return Record{Time: t.UTC(), Client: client, Session: session, Command: CmdFilterLoad,
 		FilterLoad: hex.EncodeToString(b.Bytes())}, nil
 }
 
 // SessionKey is what identifies the record's connection: its Session, or
 // for records without one its Client.
-func (rec *CaptureRecord) SessionKey() string {
+func (rec *Record) SessionKey() string {
 	if rec.Session != "" {
 		return rec.Session
 	}
 	return rec.Client
 }
 
-// CapturedFilter is a filter a client loaded, with the elements it added
+// Filter is a filter a client loaded, with the elements it added
 // with filteradd afterwards (each of which the node sees in the clear).
-type CapturedFilter struct {
+type Filter struct {
 	Client  string        `json:"client"`
 	Session string        `json:"session"`
 	Time    time.Time     `json:"time"`
@@ -113,13 +113,13 @@ type CapturedFilter struct {
 	Cleared bool `json:"cleared,omitempty"`
 }
 
-// ReadCapture reads a capture file, one JSON record per line (blank lines
+// Read reads a capture file, one JSON record per line (blank lines
 // are skipped), and returns its records. Errors name the line.
-func ReadCapture(r io.Reader) ([]CaptureRecord, error) {
+func Read(r io.Reader) ([]Record, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
-	var out []CaptureRecord
+	var out []Record
 	for line := 1; ; line++ {
-		text, err := readLimitedLine(br, maxCaptureLine)
+		text, err := readLimitedLine(br, maxLine)
 		if err == io.EOF {
 			return out, nil
 		}
@@ -130,7 +130,7 @@ func ReadCapture(r io.Reader) ([]CaptureRecord, error) {
 		if len(text) == 0 {
 			continue
 		}
-		rec, err := ParseCaptureRecord(text)
+		rec, err := ParseRecord(text)
 		if err != nil {
 			return nil, fmt.Errorf("capture line %d: %w", line, err)
 		}
@@ -145,7 +145,7 @@ func readLimitedLine(br *bufio.Reader, limit int) ([]byte, error) {
 	for {
 		chunk, err := br.ReadSlice('\n')
 		if len(line)+len(chunk) > limit+1 {
-			return nil, fmt.Errorf("%w: line longer than %d bytes", ErrBadCapture, limit)
+			return nil, fmt.Errorf("%w: line longer than %d bytes", ErrBadRecord, limit)
 		}
 		line = append(line, chunk...)
 		switch {
@@ -161,16 +161,16 @@ func readLimitedLine(br *bufio.Reader, limit int) ([]byte, error) {
 	}
 }
 
-// ParseCaptureRecord parses and checks one capture line.
-func ParseCaptureRecord(text []byte) (CaptureRecord, error) {
-	var rec CaptureRecord
+// ParseRecord parses and checks one capture line.
+func ParseRecord(text []byte) (Record, error) {
+	var rec Record
 	dec := json.NewDecoder(bytes.NewReader(text))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&rec); err != nil {
-		return rec, fmt.Errorf("%w: %v", ErrBadCapture, err)
+		return rec, fmt.Errorf("%w: %v", ErrBadRecord, err)
 	}
 	if dec.More() {
-		return rec, fmt.Errorf("%w: more than one JSON value on the line", ErrBadCapture)
+		return rec, fmt.Errorf("%w: more than one JSON value on the line", ErrBadRecord)
 	}
 	switch rec.Command {
 	case CmdFilterLoad:
@@ -180,10 +180,10 @@ func ParseCaptureRecord(text []byte) (CaptureRecord, error) {
 	case CmdFilterAdd:
 		b, err := hex.DecodeString(rec.Data)
 		if err != nil {
-			return rec, fmt.Errorf("%w: filteradd data: %v", ErrBadCapture, err)
+			return rec, fmt.Errorf("%w: filteradd data: %v", ErrBadRecord, err)
 		}
 		if err := bip37.ValidateFilterAdd(b); err != nil {
-			return rec, fmt.Errorf("%w: %w", ErrBadCapture, err)
+			return rec, fmt.Errorf("%w: %w", ErrBadRecord, err)
 		}
 	case CmdGetData, CmdGetCFilters, CmdGetCFHeaders:
 		if err := rec.checkFetch(); err != nil {
@@ -191,53 +191,53 @@ func ParseCaptureRecord(text []byte) (CaptureRecord, error) {
 		}
 	case CmdFilterClear, CmdVersion:
 	default:
-		return rec, fmt.Errorf("%w: unknown command %q", ErrBadCapture, rec.Command)
+		return rec, fmt.Errorf("%w: unknown command %q", ErrBadRecord, rec.Command)
 	}
 	return rec, nil
 }
 
 // LoadedFilter returns the filter of a filterload record, of either form.
-func (rec *CaptureRecord) LoadedFilter() (*bip37.Filter, error) {
+func (rec *Record) LoadedFilter() (*bip37.Filter, error) {
 	if rec.Command != CmdFilterLoad {
-		return nil, fmt.Errorf("%w: %s record has no filter", ErrBadCapture, rec.Command)
+		return nil, fmt.Errorf("%w: %s record has no filter", ErrBadRecord, rec.Command)
 	}
 	if rec.FilterLoad != "" {
 		if rec.Filter != "" || rec.HashFuncs != 0 || rec.Tweak != 0 || rec.Flags != 0 {
-			return nil, fmt.Errorf("%w: filterload record with both a payload and the older filter fields", ErrBadCapture)
+			return nil, fmt.Errorf("%w: filterload record with both a payload and the older filter fields", ErrBadRecord)
 		}
 		if len(rec.FilterLoad) > maxFilterLoadHex {
-			return nil, fmt.Errorf("%w: filterload: %w", ErrBadCapture, bip37.ErrFilterTooLarge)
+			return nil, fmt.Errorf("%w: filterload: %w", ErrBadRecord, bip37.ErrFilterTooLarge)
 		}
 		payload, err := hex.DecodeString(rec.FilterLoad)
 		if err != nil {
-			return nil, fmt.Errorf("%w: filterload: %v", ErrBadCapture, err)
+			return nil, fmt.Errorf("%w: filterload: %v", ErrBadRecord, err)
 		}
 		f, err := bip37.DecodeFilterLoad(payload)
 		if err != nil {
-			return nil, fmt.Errorf("%w: filterload: %w", ErrBadCapture, err)
+			return nil, fmt.Errorf("%w: filterload: %w", ErrBadRecord, err)
 		}
 		return f, nil
 	}
 	if len(rec.Filter) > 2*bip37.MaxFilterSize {
-		return nil, fmt.Errorf("%w: filter: %w", ErrBadCapture, bip37.ErrFilterTooLarge)
+		return nil, fmt.Errorf("%w: filter: %w", ErrBadRecord, bip37.ErrFilterTooLarge)
 	}
 	bits, err := hex.DecodeString(rec.Filter)
 	if err != nil {
-		return nil, fmt.Errorf("%w: filter: %v", ErrBadCapture, err)
+		return nil, fmt.Errorf("%w: filter: %v", ErrBadRecord, err)
 	}
 	f, err := bip37.NewFilterFromParams(bits, rec.HashFuncs, rec.Tweak, wire.BloomUpdateType(rec.Flags))
 	if err != nil {
-		return nil, fmt.Errorf("%w: filter: %w", ErrBadCapture, err)
+		return nil, fmt.Errorf("%w: filter: %w", ErrBadRecord, err)
 	}
 	return f, nil
 }
 
-// CapturedFilters replays the records: every filterload starts a filter of
+// replay replays the records: every filterload starts a filter of
 // its connection, every filteradd inserts into the connection's current
 // filter, filterclear ends it.
-func CapturedFilters(records []CaptureRecord) ([]*CapturedFilter, error) {
-	var out []*CapturedFilter
-	current := map[string]*CapturedFilter{}
+func replay(records []Record) ([]*Filter, error) {
+	var out []*Filter
+	current := map[string]*Filter{}
 	for i := range records {
 		rec := &records[i]
 		key := rec.SessionKey()
@@ -247,7 +247,7 @@ func CapturedFilters(records []CaptureRecord) ([]*CapturedFilter, error) {
 			if err != nil {
 				return nil, fmt.Errorf("record %d: %w", i+1, err)
 			}
-			cf := &CapturedFilter{Client: rec.Client, Session: key, Time: rec.Time, Record: i + 1, Filter: f}
+			cf := &Filter{Client: rec.Client, Session: key, Time: rec.Time, Record: i + 1, Filter: f}
 			current[key] = cf
 			out = append(out, cf)
 		case CmdFilterAdd:
@@ -257,7 +257,7 @@ func CapturedFilters(records []CaptureRecord) ([]*CapturedFilter, error) {
 			}
 			b, err := hex.DecodeString(rec.Data)
 			if err != nil {
-				return nil, fmt.Errorf("record %d: %w: %v", i+1, ErrBadCapture, err)
+				return nil, fmt.Errorf("record %d: %w: %v", i+1, ErrBadRecord, err)
 			}
 			cf.Filter.Add(b)
 			cf.Added = append(cf.Added, rec.Data)
@@ -276,17 +276,17 @@ func CapturedFilters(records []CaptureRecord) ([]*CapturedFilter, error) {
 type Session struct {
 	// ID is the records' session identifier (their client address for
 	// records without one).
-	ID        string            `json:"session"`
-	Client    string            `json:"client"`
-	UserAgent string            `json:"user_agent,omitempty"`
-	Filters   []*CapturedFilter `json:"filters"`
+	ID        string    `json:"session"`
+	Client    string    `json:"client"`
+	UserAgent string    `json:"user_agent,omitempty"`
+	Filters   []*Filter `json:"filters"`
 }
 
-// CaptureSessions replays the records (see CapturedFilters) and groups the
+// Sessions replays the records (see replay) and groups the
 // filters by connection, in the order of each connection's first filter.
 // Connections that loaded no filter are left out.
-func CaptureSessions(records []CaptureRecord) ([]*Session, error) {
-	filters, err := CapturedFilters(records)
+func Sessions(records []Record) ([]*Session, error) {
+	filters, err := replay(records)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package privacy
+package capture
 
 import (
 	"bytes"
@@ -46,7 +46,7 @@ type RelayConfig struct {
 	Upstream string
 	// Net is the network magic both sides must use.
 	Net wire.BitcoinNet
-	// Out receives one JSON CaptureRecord per line.
+	// Out receives one JSON Record per line.
 	Out io.Writer
 	// Log, if set, receives one line per connection event.
 	Log io.Writer
@@ -414,7 +414,7 @@ func (r *Relay) pump(src, dst net.Conn, cs *conn, fromClient bool) error {
 	}
 }
 
-func (r *Relay) write(rec CaptureRecord) error {
+func (r *Relay) write(rec Record) error {
 	b, err := json.Marshal(rec)
 	if err != nil {
 		return err
@@ -500,35 +500,35 @@ func patchVersionServices(hdr *[frameHeaderSize]byte, payload []byte) {
 // clientRecord turns a client message into a capture record: filterload,
 // filteradd and filterclear, and version for the user agent. Other commands
 // give ok == false.
-func clientRecord(cmd string, payload []byte, who, session string, now time.Time) (CaptureRecord, bool, error) {
+func clientRecord(cmd string, payload []byte, who, session string, now time.Time) (Record, bool, error) {
 	now = now.UTC()
 	switch cmd {
 	case wire.CmdFilterLoad:
 		f, err := bip37.DecodeFilterLoad(payload)
 		if err != nil {
-			return CaptureRecord{}, false, err
+			return Record{}, false, err
 		}
 		rec, err := NewFilterLoadRecord(now, who, session, f.MsgFilterLoad())
 		return rec, err == nil, err
 	case wire.CmdFilterAdd:
 		var m wire.MsgFilterAdd
 		if err := m.BtcDecode(bytes.NewReader(payload), wire.ProtocolVersion, wire.BaseEncoding); err != nil {
-			return CaptureRecord{}, false, err
+			return Record{}, false, err
 		}
 		if err := bip37.ValidateFilterAdd(m.Data); err != nil {
-			return CaptureRecord{}, false, err
+			return Record{}, false, err
 		}
-		return CaptureRecord{Time: now, Client: who, Session: session, Command: CmdFilterAdd, Data: fmt.Sprintf("%x", m.Data)}, true, nil
+		return Record{Time: now, Client: who, Session: session, Command: CmdFilterAdd, Data: fmt.Sprintf("%x", m.Data)}, true, nil
 	case wire.CmdFilterClear:
-		return CaptureRecord{Time: now, Client: who, Session: session, Command: CmdFilterClear}, true, nil
+		return Record{Time: now, Client: who, Session: session, Command: CmdFilterClear}, true, nil
 	case wire.CmdVersion:
 		var m wire.MsgVersion // its decoder insists on a *bytes.Buffer
 		if err := m.BtcDecode(bytes.NewBuffer(payload), wire.ProtocolVersion, wire.BaseEncoding); err != nil {
-			return CaptureRecord{}, false, err
+			return Record{}, false, err
 		}
 		relay := !m.DisableRelayTx
-		return CaptureRecord{Time: now, Client: who, Session: session, Command: CmdVersion, UserAgent: m.UserAgent,
+		return Record{Time: now, Client: who, Session: session, Command: CmdVersion, UserAgent: m.UserAgent,
 			ProtocolVersion: m.ProtocolVersion, Relay: &relay}, true, nil
 	}
-	return CaptureRecord{}, false, nil
+	return Record{}, false, nil
 }

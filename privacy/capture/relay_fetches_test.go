@@ -1,4 +1,4 @@
-package privacy
+package capture
 
 import (
 	"net"
@@ -51,11 +51,11 @@ func TestRelayRecordsFetches(t *testing.T) {
 	for strings.Count(out.String(), "\n") < 4 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	recs, err := ReadCapture(strings.NewReader(out.String()))
+	recs, err := Read(strings.NewReader(out.String()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	sessions, err := CaptureFetchSessions(recs)
+	sessions, err := FetchSessions(recs)
 	if err != nil || len(sessions) != 1 {
 		t.Fatalf("sessions %v, %v (capture %s)", sessions, err, out.String())
 	}

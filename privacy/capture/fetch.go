@@ -1,4 +1,4 @@
-package privacy
+package capture
 
 import (
 	"encoding/binary"
@@ -43,32 +43,32 @@ func validBlockType(name string) bool {
 }
 
 // checkFetch checks a getdata, getcfilters or getcfheaders record.
-func (rec *CaptureRecord) checkFetch() error {
+func (rec *Record) checkFetch() error {
 	switch rec.Command {
 	case CmdGetData:
 		if len(rec.Blocks) == 0 {
-			return fmt.Errorf("%w: getdata record without blocks", ErrBadCapture)
+			return fmt.Errorf("%w: getdata record without blocks", ErrBadRecord)
 		}
 		if rec.FilterType != nil || rec.StartHeight != nil || rec.StopHash != "" {
-			return fmt.Errorf("%w: getdata record with range fields", ErrBadCapture)
+			return fmt.Errorf("%w: getdata record with range fields", ErrBadRecord)
 		}
 		for i, b := range rec.Blocks {
 			if _, err := chainhash.NewHashFromStr(b.Hash); err != nil || len(b.Hash) != 2*chainhash.HashSize {
-				return fmt.Errorf("%w: getdata block %d: hash %q is not 64 hex digits", ErrBadCapture, i+1, b.Hash)
+				return fmt.Errorf("%w: getdata block %d: hash %q is not 64 hex digits", ErrBadRecord, i+1, b.Hash)
 			}
 			if !validBlockType(b.Type) {
-				return fmt.Errorf("%w: getdata block %d: unknown type %q", ErrBadCapture, i+1, b.Type)
+				return fmt.Errorf("%w: getdata block %d: unknown type %q", ErrBadRecord, i+1, b.Type)
 			}
 		}
 	default:
 		if rec.FilterType == nil || rec.StartHeight == nil {
-			return fmt.Errorf("%w: %s record without filter_type and start_height", ErrBadCapture, rec.Command)
+			return fmt.Errorf("%w: %s record without filter_type and start_height", ErrBadRecord, rec.Command)
 		}
 		if len(rec.Blocks) != 0 {
-			return fmt.Errorf("%w: %s record with blocks", ErrBadCapture, rec.Command)
+			return fmt.Errorf("%w: %s record with blocks", ErrBadRecord, rec.Command)
 		}
 		if _, err := chainhash.NewHashFromStr(rec.StopHash); err != nil || len(rec.StopHash) != 2*chainhash.HashSize {
-			return fmt.Errorf("%w: %s stop_hash %q is not 64 hex digits", ErrBadCapture, rec.Command, rec.StopHash)
+			return fmt.Errorf("%w: %s stop_hash %q is not 64 hex digits", ErrBadRecord, rec.Command, rec.StopHash)
 		}
 	}
 	return nil
@@ -78,7 +78,7 @@ func (rec *CaptureRecord) checkFetch() error {
 // at most maxBlocksPerRecord each; a getdata without block items gives
 // none. The item count must match the payload's length exactly, so nothing
 // is allocated for items that are not there.
-func getDataRecords(payload []byte, who, session string, now time.Time) ([]CaptureRecord, error) {
+func getDataRecords(payload []byte, who, session string, now time.Time) ([]Record, error) {
 	count, n := readCompactSize(payload)
 	if n == 0 {
 		return nil, fmt.Errorf("getdata: truncated item count")
@@ -87,11 +87,11 @@ func getDataRecords(payload []byte, who, session string, now time.Time) ([]Captu
 	if count > wire.MaxInvPerMsg || uint64(len(rest)) != count*invItemSize {
 		return nil, fmt.Errorf("getdata: %d items announced in %d bytes", count, len(rest))
 	}
-	var out []CaptureRecord
+	var out []Record
 	var blocks []BlockRequest
 	flush := func() {
 		if len(blocks) > 0 {
-			out = append(out, CaptureRecord{Time: now, Client: who, Session: session, Command: CmdGetData, Blocks: blocks})
+			out = append(out, Record{Time: now, Client: who, Session: session, Command: CmdGetData, Blocks: blocks})
 			blocks = nil
 		}
 	}
@@ -113,22 +113,22 @@ func getDataRecords(payload []byte, who, session string, now time.Time) ([]Captu
 
 // rangeRecord turns a getcfilters or getcfheaders payload (filter type,
 // start height, stop hash: 37 bytes) into a record.
-func rangeRecord(cmd string, payload []byte, who, session string, now time.Time) (CaptureRecord, error) {
+func rangeRecord(cmd string, payload []byte, who, session string, now time.Time) (Record, error) {
 	if len(payload) != 1+4+chainhash.HashSize {
-		return CaptureRecord{}, fmt.Errorf("%s: payload of %d bytes, want 37", cmd, len(payload))
+		return Record{}, fmt.Errorf("%s: payload of %d bytes, want 37", cmd, len(payload))
 	}
 	ft := payload[0]
 	start := binary.LittleEndian.Uint32(payload[1:5])
 	var stop chainhash.Hash
 	copy(stop[:], payload[5:])
-	return CaptureRecord{Time: now, Client: who, Session: session, Command: cmd,
+	return Record{Time: now, Client: who, Session: session, Command: cmd,
 		FilterType: &ft, StartHeight: &start, StopHash: stop.String()}, nil
 }
 
 // fetchRecords records a client's block and filter-range requests:
 // getdata (its block items), getcfilters and getcfheaders. Other commands
 // give no record.
-func fetchRecords(cmd string, payload []byte, who, session string, now time.Time) ([]CaptureRecord, error) {
+func fetchRecords(cmd string, payload []byte, who, session string, now time.Time) ([]Record, error) {
 	now = now.UTC()
 	switch cmd {
 	case wire.CmdGetData:
@@ -138,7 +138,7 @@ func fetchRecords(cmd string, payload []byte, who, session string, now time.Time
 		if err != nil {
 			return nil, err
 		}
-		return []CaptureRecord{rec}, nil
+		return []Record{rec}, nil
 	}
 	return nil, nil
 }
@@ -167,4 +167,70 @@ func readCompactSize(b []byte) (v uint64, n int) {
 		return binary.LittleEndian.Uint64(b[1:]), 9
 	}
 	return uint64(b[0]), 1
+}
+
+// FilterRange is a BIP 157 range request: the filters (or filter headers)
+// of the blocks from StartHeight to the block StopHash.
+type FilterRange struct {
+	Command     string         `json:"command"`
+	StartHeight uint32         `json:"start_height"`
+	StopHash    chainhash.Hash `json:"-"`
+}
+
+// FetchSession is one client connection's block and filter requests.
+type FetchSession struct {
+	ID        string `json:"session"`
+	Client    string `json:"client"`
+	UserAgent string `json:"user_agent,omitempty"`
+	// Blocks are the distinct blocks requested, in the order of their
+	// first request.
+	Blocks []chainhash.Hash `json:"-"`
+	Ranges []FilterRange    `json:"-"`
+}
+
+// FetchSessions groups the block requests and filter ranges of the
+// records by connection, in the order of each connection's first such
+// record. Connections that requested neither are left out.
+func FetchSessions(records []Record) ([]*FetchSession, error) {
+	var out []*FetchSession
+	index := map[string]*FetchSession{}
+	seen := map[string]map[chainhash.Hash]struct{}{}
+	agents := map[string]string{}
+	for i := range records {
+		rec := &records[i]
+		key := rec.SessionKey()
+		if rec.Command == CmdVersion {
+			agents[key] = rec.UserAgent
+			continue
+		}
+		if rec.Command != CmdGetData && rec.Command != CmdGetCFilters && rec.Command != CmdGetCFHeaders {
+			continue
+		}
+		s := index[key]
+		if s == nil {
+			s = &FetchSession{ID: key, Client: rec.Client, UserAgent: agents[key]}
+			index[key] = s
+			seen[key] = map[chainhash.Hash]struct{}{}
+			out = append(out, s)
+		}
+		if rec.Command == CmdGetData {
+			for _, b := range rec.Blocks {
+				h, err := chainhash.NewHashFromStr(b.Hash)
+				if err != nil {
+					return nil, fmt.Errorf("record %d: %w: %v", i+1, ErrBadRecord, err)
+				}
+				if _, dup := seen[key][*h]; !dup {
+					seen[key][*h] = struct{}{}
+					s.Blocks = append(s.Blocks, *h)
+				}
+			}
+			continue
+		}
+		stop, err := chainhash.NewHashFromStr(rec.StopHash)
+		if err != nil || rec.StartHeight == nil {
+			return nil, fmt.Errorf("record %d: %w: %s without a valid range", i+1, ErrBadRecord, rec.Command)
+		}
+		s.Ranges = append(s.Ranges, FilterRange{Command: rec.Command, StartHeight: *rec.StartHeight, StopHash: *stop})
+	}
+	return out, nil
 }
