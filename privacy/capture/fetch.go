@@ -1,8 +1,11 @@
 package capture
 
 import (
-	"encoding/binary"
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
+	"slices"
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -76,53 +79,51 @@ func (rec *Record) checkFetch() error {
 
 // getDataRecords turns a getdata payload into records of its block items,
 // at most maxBlocksPerRecord each; a getdata without block items gives
-// none. The item count must match the payload's length exactly, so nothing
-// is allocated for items that are not there.
+// none. The item count must be canonical and match the payload's length
+// exactly, so nothing is allocated for items that are not there.
 func getDataRecords(payload []byte, who, session string, now time.Time) ([]Record, error) {
-	count, n := readCompactSize(payload)
-	if n == 0 {
+	r := bytes.NewReader(payload)
+	count, err := wire.ReadVarInt(r, wire.ProtocolVersion)
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return nil, fmt.Errorf("getdata: truncated item count")
 	}
-	rest := payload[n:]
-	if count > wire.MaxInvPerMsg || uint64(len(rest)) != count*invItemSize {
-		return nil, fmt.Errorf("getdata: %d items announced in %d bytes", count, len(rest))
+	if err != nil {
+		return nil, fmt.Errorf("getdata: item count: %w", err)
+	}
+	if count > wire.MaxInvPerMsg || uint64(r.Len()) != count*invItemSize {
+		return nil, fmt.Errorf("getdata: %d items announced in %d bytes", count, r.Len())
+	}
+	var m wire.MsgGetData
+	if err := m.BtcDecode(bytes.NewReader(payload), wire.ProtocolVersion, wire.WitnessEncoding); err != nil {
+		return nil, fmt.Errorf("getdata: %w", err)
+	}
+	var blocks []BlockRequest
+	for _, iv := range m.InvList {
+		if name, ok := blockInvTypes[iv.Type]; ok {
+			blocks = append(blocks, BlockRequest{Hash: iv.Hash.String(), Type: name})
+		}
 	}
 	var out []Record
-	var blocks []BlockRequest
-	flush := func() {
-		if len(blocks) > 0 {
-			out = append(out, Record{Time: now, Client: who, Session: session, Command: CmdGetData, Blocks: blocks})
-			blocks = nil
-		}
+	for part := range slices.Chunk(blocks, maxBlocksPerRecord) {
+		out = append(out, Record{Time: now, Client: who, Session: session, Command: CmdGetData, Blocks: part})
 	}
-	for ; len(rest) > 0; rest = rest[invItemSize:] {
-		name, ok := blockInvTypes[wire.InvType(binary.LittleEndian.Uint32(rest))]
-		if !ok {
-			continue
-		}
-		var h chainhash.Hash
-		copy(h[:], rest[4:invItemSize])
-		blocks = append(blocks, BlockRequest{Hash: h.String(), Type: name})
-		if len(blocks) == maxBlocksPerRecord {
-			flush()
-		}
-	}
-	flush()
 	return out, nil
 }
 
 // rangeRecord turns a getcfilters or getcfheaders payload (filter type,
-// start height, stop hash: 37 bytes) into a record.
+// start height, stop hash: 37 bytes exactly) into a record.
 func rangeRecord(cmd string, payload []byte, who, session string, now time.Time) (Record, error) {
 	if len(payload) != 1+4+chainhash.HashSize {
 		return Record{}, fmt.Errorf("%s: payload of %d bytes, want 37", cmd, len(payload))
 	}
-	ft := payload[0]
-	start := binary.LittleEndian.Uint32(payload[1:5])
-	var stop chainhash.Hash
-	copy(stop[:], payload[5:])
+	// getcfilters and getcfheaders carry the same three fields.
+	var m wire.MsgGetCFilters
+	if err := m.BtcDecode(bytes.NewReader(payload), wire.ProtocolVersion, wire.BaseEncoding); err != nil {
+		return Record{}, fmt.Errorf("%s: %w", cmd, err)
+	}
+	ft, start := uint8(m.FilterType), m.StartHeight
 	return Record{Time: now, Client: who, Session: session, Command: cmd,
-		FilterType: &ft, StartHeight: &start, StopHash: stop.String()}, nil
+		FilterType: &ft, StartHeight: &start, StopHash: m.StopHash.String()}, nil
 }
 
 // fetchRecords records a client's block and filter-range requests:
@@ -141,32 +142,6 @@ func fetchRecords(cmd string, payload []byte, who, session string, now time.Time
 		return []Record{rec}, nil
 	}
 	return nil, nil
-}
-
-// readCompactSize decodes a Bitcoin CompactSize integer; n is 0 if b is
-// too short.
-func readCompactSize(b []byte) (v uint64, n int) {
-	if len(b) == 0 {
-		return 0, 0
-	}
-	switch b[0] {
-	case 0xfd:
-		if len(b) < 3 {
-			return 0, 0
-		}
-		return uint64(binary.LittleEndian.Uint16(b[1:])), 3
-	case 0xfe:
-		if len(b) < 5 {
-			return 0, 0
-		}
-		return uint64(binary.LittleEndian.Uint32(b[1:])), 5
-	case 0xff:
-		if len(b) < 9 {
-			return 0, 0
-		}
-		return binary.LittleEndian.Uint64(b[1:]), 9
-	}
-	return uint64(b[0]), 1
 }
 
 // FilterRange is a BIP 157 range request: the filters (or filter headers)

@@ -72,6 +72,15 @@ func TestFetchRecordsFromWire(t *testing.T) {
 	if _, err := fetchRecords(wire.CmdGetData, []byte{0xfe, 0x50, 0xc3, 0, 0}, "c", "s", time.Now()); err == nil {
 		t.Error("getdata announcing 50000 items in 0 bytes accepted")
 	}
+	// So is one whose count is not in its shortest form, as a node
+	// refuses it.
+	longCount := append([]byte{0xfd, 1, 0}, make([]byte, invItemSize)...)
+	if _, err := fetchRecords(wire.CmdGetData, longCount, "c", "s", time.Now()); err == nil {
+		t.Error("getdata with a non-canonical item count accepted")
+	}
+	if recs, err := fetchRecords(wire.CmdGetData, append([]byte{1}, longCount[3:]...), "c", "s", time.Now()); err != nil || len(recs) != 0 {
+		t.Errorf("getdata of one item that is not a block: %v, %v", recs, err)
+	}
 }
 
 func TestParseFetchRecordRejects(t *testing.T) {
