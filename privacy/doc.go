@@ -23,5 +23,6 @@
 //   - package universe: the candidate files an attack reads, the
 //     candidates a range of blocks reveals, and the index of the blocks
 //     each appears in;
+//   - package plot: the model's curves drawn as SVG or PNG;
 //   - RunDemo: all of it on built-in defaults.
 package privacy

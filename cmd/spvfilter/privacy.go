@@ -12,6 +12,7 @@ import (
 	"github.com/spvfilter/spvfilter/privacy"
 	"github.com/spvfilter/spvfilter/privacy/capture"
 	"github.com/spvfilter/spvfilter/privacy/model"
+	"github.com/spvfilter/spvfilter/privacy/plot"
 	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
@@ -48,7 +49,7 @@ var privacySubcommands []func(*app) *cobra.Command
 // privacyBadInput turns the privacy package's input errors into bad-input
 // errors (exit status 2).
 func privacyBadInput(err error) error {
-	for _, target := range []error{model.ErrBadParams, model.ErrBadSweep, privacy.ErrBadPlot, universe.ErrBadCandidate, privacy.ErrNoFilters, capture.ErrBadRecord, universe.ErrEmpty, privacy.ErrBadLink} {
+	for _, target := range []error{model.ErrBadParams, model.ErrBadSweep, plot.ErrCannotDraw, universe.ErrBadCandidate, privacy.ErrNoFilters, capture.ErrBadRecord, universe.ErrEmpty, privacy.ErrBadLink} {
 		if errors.Is(err, target) {
 			return usageError{err}
 		}
@@ -161,7 +162,7 @@ func runModel(a *app, f *modelFlags) error {
 		return badInput("--monte-carlo %d: want a number of trials, at least 0", f.monteCarlo)
 	}
 	if f.plot != "" {
-		if _, err := privacy.PlotFormat(f.plot); err != nil {
+		if _, err := plot.Format(f.plot); err != nil {
 			return usageError{err}
 		}
 	}
@@ -220,7 +221,7 @@ func runModel(a *app, f *modelFlags) error {
 		return privacyBadInput(err)
 	}
 	if f.plot != "" {
-		if err := privacy.SavePlot(f.plot, s, results); err != nil {
+		if err := plot.Save(f.plot, s, results); err != nil {
 			return privacyBadInput(fmt.Errorf("plot: %w", err))
 		}
 	}
@@ -256,7 +257,7 @@ func savePlot(file string, s model.Sweep, base model.Params) error {
 	if err != nil {
 		return privacyBadInput(err)
 	}
-	if err := privacy.SavePlot(file, s, results); err != nil {
+	if err := plot.Save(file, s, results); err != nil {
 		return privacyBadInput(fmt.Errorf("plot: %w", err))
 	}
 	return nil

@@ -1,4 +1,4 @@
-package privacy
+package plot
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"gonum.org/v1/plot"
+	gonum "gonum.org/v1/plot"
 
 	"github.com/spvfilter/spvfilter/privacy/model"
 )
@@ -29,9 +29,9 @@ func TestWritePlotReadable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mark := PlotMark{X: 150, Label: "this wallet: 150 keys"}
+	mark := Mark{X: 150, Label: "this wallet: 150 keys"}
 	var svg bytes.Buffer
-	if err := WritePlot(&svg, "svg", s, rs, mark); err != nil {
+	if err := Write(&svg, "svg", s, rs, mark); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"@font-face", "sans-serif", "P_h(1): one matching address", "P_h(N): N matching addresses",
@@ -44,7 +44,7 @@ func TestWritePlotReadable(t *testing.T) {
 		t.Errorf("mark labelled %d times, want on both panels and in the legend", n)
 	}
 	var pb bytes.Buffer
-	if err := WritePlot(&pb, "png", s, rs, mark); err != nil {
+	if err := Write(&pb, "png", s, rs, mark); err != nil {
 		t.Fatal(err)
 	}
 	img, err := png.Decode(&pb)
@@ -61,7 +61,7 @@ func TestWritePlotReadable(t *testing.T) {
 }
 
 func TestPlotTicks(t *testing.T) {
-	labels := func(ts []plot.Tick, all bool) string {
+	labels := func(ts []gonum.Tick, all bool) string {
 		var out []string
 		for _, tk := range ts {
 			if all || tk.Label != "" {
@@ -71,7 +71,7 @@ func TestPlotTicks(t *testing.T) {
 		return strings.Join(out, " ")
 	}
 	for _, tt := range []struct {
-		ticks []plot.Tick
+		ticks []gonum.Tick
 		all   bool // minor ticks too
 		want  string
 	}{
@@ -108,7 +108,7 @@ func TestSweepRunAndPlot(t *testing.T) {
 	dir := t.TempDir()
 	for _, name := range []string{"leak.svg", "leak.png"} {
 		file := filepath.Join(dir, name)
-		if err := SavePlot(file, s, rs); err != nil {
+		if err := Save(file, s, rs); err != nil {
 			t.Fatal(err)
 		}
 		b, err := os.ReadFile(file)
@@ -125,7 +125,7 @@ func TestSweepRunAndPlot(t *testing.T) {
 			t.Errorf("not a PNG")
 		}
 	}
-	if err := SavePlot(filepath.Join(dir, "leak.gif"), s, rs); !errors.Is(err, ErrBadPlot) {
+	if err := Save(filepath.Join(dir, "leak.gif"), s, rs); !errors.Is(err, ErrCannotDraw) {
 		t.Errorf("gif: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package privacy
+package plot
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"strings"
 
-	"gonum.org/v1/plot"
+	gonum "gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -24,23 +24,23 @@ import (
 	"github.com/spvfilter/spvfilter/privacy/model"
 )
 
-// ErrBadPlot reports a plot that cannot be drawn, such as an unknown file
+// ErrCannotDraw reports a plot that cannot be drawn, such as an unknown file
 // format.
-var ErrBadPlot = errors.New("privacy: bad plot")
+var ErrCannotDraw = errors.New("privacy: bad plot")
 
-// PlotFormat returns the plot format for a file name: "svg" or "png".
-func PlotFormat(file string) (string, error) {
+// Format returns the plot format for a file name: "svg" or "png".
+func Format(file string) (string, error) {
 	ext := strings.ToLower(strings.TrimPrefix(filepath.Ext(file), "."))
 	switch ext {
 	case "svg", "png":
 		return ext, nil
 	}
-	return "", fmt.Errorf("%w: %q: file name must end in .svg or .png", ErrBadPlot, file)
+	return "", fmt.Errorf("%w: %q: file name must end in .svg or .png", ErrCannotDraw, file)
 }
 
-// PlotMark is a point of the swept variable to mark on every curve, such
+// Mark is a point of the swept variable to mark on every curve, such
 // as the demonstration's own wallet.
-type PlotMark struct {
+type Mark struct {
 	X     float64
 	Label string
 }
@@ -100,9 +100,9 @@ func sweepCurves(s model.Sweep, results []*model.Result) (one, all []sweepSeries
 
 // sweepPanels builds the two panels of a sweep plot, P_h(1) above P_h(N),
 // so that the two never hide each other, and the legend they share.
-func sweepPanels(s model.Sweep, results []*model.Result, marks []PlotMark) (top, bottom *plot.Plot, legend plot.Legend, rows int, err error) {
+func sweepPanels(s model.Sweep, results []*model.Result, marks []Mark) (top, bottom *gonum.Plot, legend gonum.Legend, rows int, err error) {
 	if len(results) == 0 {
-		return nil, nil, legend, 0, fmt.Errorf("%w: no points", ErrBadPlot)
+		return nil, nil, legend, 0, fmt.Errorf("%w: no points", ErrCannotDraw)
 	}
 	base := results[0].Params
 	var fixed []string
@@ -121,14 +121,14 @@ func sweepPanels(s model.Sweep, results []*model.Result, marks []PlotMark) (top,
 	}
 	one, all := sweepCurves(s, results)
 	if len(one) == 0 {
-		return nil, nil, legend, 0, fmt.Errorf("%w: no point to draw", ErrBadPlot)
+		return nil, nil, legend, 0, fmt.Errorf("%w: no point to draw", ErrCannotDraw)
 	}
-	legend = plot.NewLegend()
+	legend = gonum.NewLegend()
 	legend.TextStyle.Font = font.From(plotFont, vg.Points(10))
 	legend.Padding = vg.Points(4)
 	legend.ThumbnailWidth = vg.Points(36)
-	newPanel := func(title, ylabel string, series []sweepSeries, addLegend bool) (*plot.Plot, error) {
-		p := plot.New()
+	newPanel := func(title, ylabel string, series []sweepSeries, addLegend bool) (*gonum.Plot, error) {
+		p := gonum.New()
 		for _, f := range []*font.Font{&p.Title.TextStyle.Font, &p.X.Label.TextStyle.Font, &p.Y.Label.TextStyle.Font,
 			&p.X.Tick.Label.Font, &p.Y.Tick.Label.Font} {
 			f.Typeface, f.Variant = plotFont.Typeface, plotFont.Variant
@@ -139,7 +139,7 @@ func sweepPanels(s model.Sweep, results []*model.Result, marks []PlotMark) (top,
 		p.Y.Min, p.Y.Max = 0, 1.02
 		p.Y.Tick.Marker = fixedTicks{0, 0.25, 0.5, 0.75, 1}
 		if s.Var == "fprate" || s.Var == "universe-size" {
-			p.X.Scale = plot.LogScale{}
+			p.X.Scale = gonum.LogScale{}
 			p.X.Tick.Marker = logTicks{}
 		} else {
 			p.X.Tick.Marker = linearTicks{integer: true}
@@ -184,11 +184,11 @@ func sweepPanels(s model.Sweep, results []*model.Result, marks []PlotMark) (top,
 	head := "BIP 37 filter privacy (analytic model)\n" + strings.Join(fixed, ", ")
 	top, err = newPanel(head+"\nP_h(1): one matching address picked at random is the wallet's", "P_h(1)", one, true)
 	if err != nil {
-		return nil, nil, legend, 0, fmt.Errorf("%w: %v", ErrBadPlot, err)
+		return nil, nil, legend, 0, fmt.Errorf("%w: %v", ErrCannotDraw, err)
 	}
 	bottom, err = newPanel("P_h(N): N matching addresses picked at random are all the wallet's", "P_h(N)", all, false)
 	if err != nil {
-		return nil, nil, legend, 0, fmt.Errorf("%w: %v", ErrBadPlot, err)
+		return nil, nil, legend, 0, fmt.Errorf("%w: %v", ErrCannotDraw, err)
 	}
 	for _, m := range marks {
 		sc, _ := plotter.NewScatter(plotter.XYs{{X: m.X, Y: 0}})
@@ -226,7 +226,7 @@ func markGlyph() draw.GlyphStyle {
 
 // addMark draws a vertical line at m.X, a ring where it crosses each curve
 // and the label of the mark.
-func addMark(p *plot.Plot, m PlotMark, series []sweepSeries) error {
+func addMark(p *gonum.Plot, m Mark, series []sweepSeries) error {
 	line, err := plotter.NewLine(plotter.XYs{{X: m.X, Y: 0}, {X: m.X, Y: 1}})
 	if err != nil {
 		return err
@@ -280,11 +280,11 @@ func interpolate(xys plotter.XYs, x float64) (float64, bool) {
 type fixedTicks []float64
 
 // Ticks returns the values within [lo, hi].
-func (t fixedTicks) Ticks(lo, hi float64) []plot.Tick {
-	var out []plot.Tick
+func (t fixedTicks) Ticks(lo, hi float64) []gonum.Tick {
+	var out []gonum.Tick
 	for _, v := range t {
 		if v >= lo && v <= hi {
-			out = append(out, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', -1, 64)})
+			out = append(out, gonum.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', -1, 64)})
 		}
 	}
 	return out
@@ -295,9 +295,9 @@ func (t fixedTicks) Ticks(lo, hi float64) []plot.Tick {
 type linearTicks struct{ integer bool }
 
 // Ticks returns the ticks within [lo, hi].
-func (t linearTicks) Ticks(lo, hi float64) []plot.Tick {
+func (t linearTicks) Ticks(lo, hi float64) []gonum.Tick {
 	if !(hi > lo) {
-		return []plot.Tick{{Value: lo, Label: strconv.FormatFloat(lo, 'g', 6, 64)}}
+		return []gonum.Tick{{Value: lo, Label: strconv.FormatFloat(lo, 'g', 6, 64)}}
 	}
 	raw := (hi - lo) / 6
 	mag := math.Pow(10, math.Floor(math.Log10(raw)))
@@ -311,11 +311,11 @@ func (t linearTicks) Ticks(lo, hi float64) []plot.Tick {
 	if t.integer {
 		step = math.Max(1, math.Round(step))
 	}
-	var out []plot.Tick
+	var out []gonum.Tick
 	for v := math.Ceil(lo/step) * step; v <= hi+step*1e-9; v += step {
-		out = append(out, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', 6, 64)})
+		out = append(out, gonum.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', 6, 64)})
 		if half := v + step/2; half < hi && (!t.integer || half == math.Trunc(half)) {
-			out = append(out, plot.Tick{Value: half}) // a minor tick
+			out = append(out, gonum.Tick{Value: half}) // a minor tick
 		}
 	}
 	return out
@@ -327,9 +327,9 @@ func (t linearTicks) Ticks(lo, hi float64) []plot.Tick {
 type logTicks struct{}
 
 // Ticks returns the ticks within [lo, hi].
-func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+func (logTicks) Ticks(lo, hi float64) []gonum.Tick {
 	elo, ehi := int(math.Floor(math.Log10(lo))), int(math.Ceil(math.Log10(hi)))
-	var out []plot.Tick
+	var out []gonum.Tick
 	labelled := 0
 	for e := elo; e <= ehi; e++ {
 		p := math.Pow(10, float64(e))
@@ -338,7 +338,7 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 			if v < lo*(1-1e-9) || v > hi*(1+1e-9) {
 				continue
 			}
-			tk := plot.Tick{Value: v}
+			tk := gonum.Tick{Value: v}
 			if k == 1 {
 				tk.Label = "1e" + strconv.Itoa(e)
 				labelled++
@@ -352,11 +352,11 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 	return out
 }
 
-// WritePlot draws the sweep and writes it to w in format ("svg" or "png"):
+// Write draws the sweep and writes it to w in format ("svg" or "png"):
 // P_h(1) in the upper panel, P_h(N) in the lower one, the legend in a strip
 // under them on an opaque background, each mark (such as the wallet of
 // the demonstration) as a ring on every curve. SVG files embed their font.
-func WritePlot(w io.Writer, format string, s model.Sweep, results []*model.Result, marks ...PlotMark) error {
+func Write(w io.Writer, format string, s model.Sweep, results []*model.Result, marks ...Mark) error {
 	top, bottom, legend, rows, err := sweepPanels(s, results, marks)
 	if err != nil {
 		return err
@@ -369,7 +369,7 @@ func WritePlot(w io.Writer, format string, s model.Sweep, results []*model.Resul
 	case "png":
 		cw = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(96), vgimg.UseBackgroundColor(color.White))}
 	default:
-		return fmt.Errorf("%w: unknown format %q", ErrBadPlot, format)
+		return fmt.Errorf("%w: unknown format %q", ErrCannotDraw, format)
 	}
 	dc := draw.New(cw)
 	// An opaque background for the whole figure: SVG has none of its own.
@@ -413,9 +413,9 @@ func WritePlot(w io.Writer, format string, s model.Sweep, results []*model.Resul
 	return err
 }
 
-// SavePlot draws the sweep into file, whose extension picks the format.
-func SavePlot(file string, s model.Sweep, results []*model.Result, marks ...PlotMark) error {
-	format, err := PlotFormat(file)
+// Save draws the sweep into file, whose extension picks the format.
+func Save(file string, s model.Sweep, results []*model.Result, marks ...Mark) error {
+	format, err := Format(file)
 	if err != nil {
 		return err
 	}
@@ -423,7 +423,7 @@ func SavePlot(file string, s model.Sweep, results []*model.Result, marks ...Plot
 	if err != nil {
 		return err
 	}
-	if err := WritePlot(f, format, s, results, marks...); err != nil {
+	if err := Write(f, format, s, results, marks...); err != nil {
 		f.Close()
 		return err
 	}
