@@ -11,6 +11,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg"
 
 	"github.com/spvfilter/spvfilter/bip37"
+	"github.com/spvfilter/spvfilter/privacy/attack"
 	"github.com/spvfilter/spvfilter/privacy/model"
 )
 
@@ -41,8 +42,8 @@ func DefaultDemoOptions() DemoOptions {
 type DemoResult struct {
 	Options DemoOptions `json:"options"`
 	// Model is the analytic model for the same filter and universe.
-	Model  *model.Result `json:"model"`
-	Report *Report       `json:"analysis"`
+	Model  *model.Result  `json:"model"`
+	Report *attack.Report `json:"analysis"`
 	// UsedFound counts the used addresses among the matches, and
 	// UsedConfident those with probability >= 0.95.
 	UsedFound     int `json:"used_found"`
@@ -63,8 +64,8 @@ func RunDemo(o DemoOptions) (*DemoResult, error) {
 		return nil, fmt.Errorf("%w: used addresses %d not in 0..%d", model.ErrBadParams, o.Used, o.Keys)
 	case o.UniverseSize < o.Used || o.UniverseSize > 100_000_000:
 		return nil, fmt.Errorf("%w: universe size %d not in %d..100000000", model.ErrBadParams, o.UniverseSize, o.Used)
-	case o.Filters < 1 || o.Filters > MaxAnalyzeFilters:
-		return nil, fmt.Errorf("%w: filters %d not in 1..%d", model.ErrBadParams, o.Filters, MaxAnalyzeFilters)
+	case o.Filters < 1 || o.Filters > attack.MaxFilters:
+		return nil, fmt.Errorf("%w: filters %d not in 1..%d", model.ErrBadParams, o.Filters, attack.MaxFilters)
 	}
 	mp := model.Params{
 		Addresses: uint32(o.Keys), FPRate: o.FPRate, ElementsPerAddress: 2, ExtraElements: o.Extra,
@@ -114,7 +115,7 @@ func RunDemo(o DemoOptions) (*DemoResult, error) {
 		}
 		pw.CloseWithError(bw.Flush())
 	}()
-	rep, err := Analyze(filters, pr, AnalyzeOptions{})
+	rep, err := attack.Analyze(filters, pr, attack.AnalyzeOptions{})
 	pr.Close()
 	if err != nil {
 		return nil, err

@@ -12,11 +12,10 @@
 //   - package model: the analytic model for a wallet of N addresses, with
 //     the filter sized exactly as BIP 37 (Bitcoin Core) sizes it, checked
 //     on real filters, swept, turned into advice, and set against BIP 157;
-//   - Analyze: a real attack of captured filters against a universe of
-//     candidate addresses, read as a stream; AnalyzeGroups: the same for
-//     many sessions in one pass;
-//   - LinkSessions and IntersectReports: which captured sessions probably
-//     belong to one wallet, and the attack over each group of them;
+//   - package attack: a real attack of captured filters against a
+//     universe of candidate addresses, read as a stream, for many sessions
+//     in one pass; which captured sessions probably belong to one wallet;
+//     and the block-download attack on a BIP 157 client;
 //   - package capture: a capturing relay that records the filters light
 //     clients send and the blocks they fetch, each record naming its
 //     connection, and the records read back by connection;

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spvfilter/spvfilter/bip37"
 	"github.com/spvfilter/spvfilter/peer/peertest"
+	"github.com/spvfilter/spvfilter/privacy/attack"
 	"github.com/spvfilter/spvfilter/privacy/capture"
 )
 
@@ -190,7 +191,7 @@ func TestRelayWithBcoin(t *testing.T) {
 		t.Errorf("user agent %q, want bcoin's", recs[0].UserAgent)
 	}
 	universe := alice.Address(btcd.Params).EncodeAddress() + "\n" + strings.Repeat("00", 20) + "\n"
-	rep, err := Analyze([]*bip37.Filter{cf[0].Filter}, strings.NewReader(universe), AnalyzeOptions{})
+	rep, err := attack.Analyze([]*bip37.Filter{cf[0].Filter}, strings.NewReader(universe), attack.AnalyzeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/spvfilter/spvfilter/peer"
 	"github.com/spvfilter/spvfilter/peer/chain"
 	"github.com/spvfilter/spvfilter/peer/peertest"
+	"github.com/spvfilter/spvfilter/privacy/attack"
 	"github.com/spvfilter/spvfilter/privacy/capture"
 )
 
@@ -99,7 +100,7 @@ func TestRelayWithBtcdAndPeer(t *testing.T) {
 	}
 
 	universe := fmt.Sprintf("%s\n%s\n", alice.Address(node.Params).EncodeAddress(), bob.Address(node.Params).EncodeAddress())
-	rep, err := Analyze([]*bip37.Filter{cf[0].Filter}, strings.NewReader(universe), AnalyzeOptions{})
+	rep, err := attack.Analyze([]*bip37.Filter{cf[0].Filter}, strings.NewReader(universe), attack.AnalyzeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/attack"
 	"github.com/spvfilter/spvfilter/privacy/capture"
 	"github.com/spvfilter/spvfilter/privacy/model"
 	"github.com/spvfilter/spvfilter/privacy/plot"
@@ -49,7 +49,7 @@ var privacySubcommands []func(*app) *cobra.Command
 // privacyBadInput turns the privacy package's input errors into bad-input
 // errors (exit status 2).
 func privacyBadInput(err error) error {
-	for _, target := range []error{model.ErrBadParams, model.ErrBadSweep, plot.ErrCannotDraw, universe.ErrBadCandidate, privacy.ErrNoFilters, capture.ErrBadRecord, universe.ErrEmpty, privacy.ErrBadLink} {
+	for _, target := range []error{model.ErrBadParams, model.ErrBadSweep, plot.ErrCannotDraw, universe.ErrBadCandidate, attack.ErrNoFilters, capture.ErrBadRecord, universe.ErrEmpty, attack.ErrBadLink} {
 		if errors.Is(err, target) {
 			return usageError{err}
 		}

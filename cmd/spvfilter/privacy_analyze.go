@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/spvfilter/spvfilter/bip37"
-	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/attack"
 	"github.com/spvfilter/spvfilter/privacy/capture"
 	"github.com/spvfilter/spvfilter/privacy/universe"
 )
@@ -108,7 +108,7 @@ standard error and in the JSON "warnings".`,
 	fl.BoolVar(&f.link, "link", false, "with --capture: link sessions that probably share a wallet, and intersect each group")
 	fl.Float64Var(&f.linkThreshold, "link-threshold", 0.5, "with --link: probability above which two sessions are linked, in [0.5, 1)")
 	fl.IntVar(&f.workers, "workers", 0, "parsing goroutines (default: number of CPUs, at most 4)")
-	fl.IntVar(&f.maxMatches, "max-matches", privacy.DefaultMaxMatches, "most matches listed per report (counts cover all)")
+	fl.IntVar(&f.maxMatches, "max-matches", attack.DefaultMaxMatches, "most matches listed per report (counts cover all)")
 	fl.IntVar(&f.show, "show", 20, "matches printed in each text report")
 	c.MarkFlagsMutuallyExclusive("filter", "capture")
 	_ = c.MarkFlagRequired("universe")
@@ -121,19 +121,19 @@ type sessionReport struct {
 	Client    string            `json:"client"`
 	UserAgent string            `json:"user_agent,omitempty"`
 	Captured  []*capture.Filter `json:"captured"`
-	*privacy.Report
+	*attack.Report
 }
 
 // joinedReport is the intersection attack over several sessions.
 type joinedReport struct {
 	Sessions []string `json:"sessions"`
-	*privacy.Report
+	*attack.Report
 }
 
 // linkOutput is the --link part of the JSON: the linkage with sessions
 // named by id, and each group's report.
 type linkOutput struct {
-	*privacy.Linkage
+	*attack.Linkage
 	Pairs  []linkPair     `json:"pairs"`
 	Groups []joinedReport `json:"groups"`
 }
@@ -141,7 +141,7 @@ type linkOutput struct {
 type linkPair struct {
 	A string `json:"a"`
 	B string `json:"b"`
-	privacy.SessionLink
+	attack.SessionLink
 }
 
 // captureOutput is the JSON of analyze with --capture.
@@ -169,7 +169,7 @@ func runAnalyze(a *app, f *analyzeFlags) error {
 	case !(f.linkThreshold >= 0.5 && f.linkThreshold < 1):
 		return badInput("--link-threshold %v: want a probability in [0.5, 1)", f.linkThreshold)
 	}
-	opts := privacy.AnalyzeOptions{PairTest: f.pairTest, Workers: f.workers, MaxMatches: f.maxMatches, Strict: f.strict}
+	opts := attack.AnalyzeOptions{PairTest: f.pairTest, Workers: f.workers, MaxMatches: f.maxMatches, Strict: f.strict}
 	if f.capture != "" {
 		return runAnalyzeCapture(a, f, opts)
 	}
@@ -185,8 +185,8 @@ func runAnalyze(a *app, f *analyzeFlags) error {
 		}
 		filters = append(filters, flt)
 	}
-	if len(filters) > privacy.MaxAnalyzeFilters {
-		return badInput("%d filters given, at most %d", len(filters), privacy.MaxAnalyzeFilters)
+	if len(filters) > attack.MaxFilters {
+		return badInput("%d filters given, at most %d", len(filters), attack.MaxFilters)
 	}
 	reps, err := analyzeUniverse(a, f.universe, [][]*bip37.Filter{filters}, opts)
 	if err != nil {
@@ -203,7 +203,7 @@ func runAnalyze(a *app, f *analyzeFlags) error {
 
 // analyzeUniverse analyzes the groups of filters over the --universe
 // argument: a file, or - for standard input.
-func analyzeUniverse(a *app, arg string, groups [][]*bip37.Filter, opts privacy.AnalyzeOptions) ([]*privacy.Report, error) {
+func analyzeUniverse(a *app, arg string, groups [][]*bip37.Filter, opts attack.AnalyzeOptions) ([]*attack.Report, error) {
 	var r io.Reader = a.stdin
 	name := "standard input"
 	if arg == "-" {
@@ -221,7 +221,7 @@ func analyzeUniverse(a *app, arg string, groups [][]*bip37.Filter, opts privacy.
 		}
 		r, name = file, arg
 	}
-	reps, err := privacy.AnalyzeGroups(groups, r, opts)
+	reps, err := attack.AnalyzeGroups(groups, r, opts)
 	if err != nil {
 		return nil, privacyBadInput(fmt.Errorf("%s: %w", name, err))
 	}
@@ -259,7 +259,7 @@ func selectSessions(f *analyzeFlags) ([]*capture.Session, error) {
 	return kept, nil
 }
 
-func runAnalyzeCapture(a *app, f *analyzeFlags, opts privacy.AnalyzeOptions) error {
+func runAnalyzeCapture(a *app, f *analyzeFlags, opts attack.AnalyzeOptions) error {
 	sessions, err := selectSessions(f)
 	if err != nil {
 		return err
@@ -269,16 +269,16 @@ func runAnalyzeCapture(a *app, f *analyzeFlags, opts privacy.AnalyzeOptions) err
 	ids := make([]string, len(sessions))
 	for i, s := range sessions {
 		fs := s.BloomFilters()
-		if len(fs) > privacy.MaxAnalyzeFilters {
-			return badInput("session %s (%s) loaded %d filters, at most %d are analyzed together", s.ID, s.Client, len(fs), privacy.MaxAnalyzeFilters)
+		if len(fs) > attack.MaxFilters {
+			return badInput("session %s (%s) loaded %d filters, at most %d are analyzed together", s.ID, s.Client, len(fs), attack.MaxFilters)
 		}
 		groups = append(groups, fs)
 		all = append(all, fs...)
 		ids[i] = s.ID
 	}
 	if f.intersect {
-		if len(all) > privacy.MaxAnalyzeFilters {
-			return badInput("--intersect: the %d sessions loaded %d filters, at most %d can be intersected", len(sessions), len(all), privacy.MaxAnalyzeFilters)
+		if len(all) > attack.MaxFilters {
+			return badInput("--intersect: the %d sessions loaded %d filters, at most %d can be intersected", len(sessions), len(all), attack.MaxFilters)
 		}
 		// Said before the work starts: the join is an assumption.
 		fmt.Fprintf(a.stderr, "spvfilter: --intersect joins %d session(s) as one wallet's: %s\n", len(sessions), strings.Join(ids, ", "))
@@ -308,7 +308,7 @@ func runAnalyzeCapture(a *app, f *analyzeFlags, opts privacy.AnalyzeOptions) err
 	}
 	if f.link {
 		sessReps := reps[:len(sessions)]
-		l, err := privacy.LinkSessions(sessReps, groups[:len(sessions)], privacy.LinkOptions{Threshold: f.linkThreshold})
+		l, err := attack.LinkSessions(sessReps, groups[:len(sessions)], attack.LinkOptions{Threshold: f.linkThreshold})
 		if err != nil {
 			return privacyBadInput(err)
 		}
@@ -318,7 +318,7 @@ func runAnalyzeCapture(a *app, f *analyzeFlags, opts privacy.AnalyzeOptions) err
 			lo.Pairs = append(lo.Pairs, linkPair{A: ids[p.A], B: ids[p.B], SessionLink: p})
 		}
 		for _, g := range l.Groups {
-			jr, err := privacy.IntersectReports(sessReps, groups[:len(sessions)], g)
+			jr, err := attack.IntersectReports(sessReps, groups[:len(sessions)], g)
 			if err != nil {
 				return err
 			}
@@ -387,13 +387,13 @@ func printCaptureAnalysis(w io.Writer, out *captureOutput, show int) {
 }
 
 // printAnalyze prints a report with its universe line.
-func printAnalyze(w io.Writer, r *privacy.Report, captured []*capture.Filter, show int) {
+func printAnalyze(w io.Writer, r *attack.Report, captured []*capture.Filter, show int) {
 	printUniverse(w, r)
 	fmt.Fprintln(w)
 	printReport(w, r, captured, show)
 }
 
-func printUniverse(w io.Writer, r *privacy.Report) {
+func printUniverse(w io.Writer, r *attack.Report) {
 	fmt.Fprintf(w, "universe: %d candidates", r.UniverseSize)
 	if r.Pairs > 0 {
 		fmt.Fprintf(w, " (%d public keys counted as their address, %d address lines merged with their key's)", r.Pairs, r.MergedAddressLines)
@@ -410,7 +410,7 @@ func printUniverse(w io.Writer, r *privacy.Report) {
 	}
 }
 
-func printReport(w io.Writer, r *privacy.Report, captured []*capture.Filter, show int) {
+func printReport(w io.Writer, r *attack.Report, captured []*capture.Filter, show int) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "filter\tbytes\tk\ttweak\tflags\tbits set\test. elements\tfp rate at fill\tmatched alone\texpected false pos.\t")
 	for _, fr := range r.Filters {
@@ -442,7 +442,7 @@ func printReport(w io.Writer, r *privacy.Report, captured []*capture.Filter, sho
 		n := min(show, len(r.Matched))
 		// The most probable first: those are what the node learns.
 		byProb := slices.Clone(r.Matched)
-		slices.SortStableFunc(byProb, func(a, b privacy.MatchedCandidate) int { return cmp.Compare(b.Probability, a.Probability) })
+		slices.SortStableFunc(byProb, func(a, b attack.MatchedCandidate) int { return cmp.Compare(b.Probability, a.Probability) })
 		fmt.Fprintf(w, "\nmatched candidates, most probably the wallet's first (%d of %d shown):\n", n, r.MatchedCount)
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "line\tcandidate\tkind\tP(wallet)")

@@ -18,7 +18,7 @@ import (
 	"github.com/spvfilter/spvfilter/peer/chain"
 	"github.com/spvfilter/spvfilter/peer/client"
 	"github.com/spvfilter/spvfilter/peer/peertest"
-	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/attack"
 	"github.com/spvfilter/spvfilter/privacy/capture"
 	"github.com/spvfilter/spvfilter/privacy/universe"
 )
@@ -128,7 +128,7 @@ func TestPrivacyCaptureUniverseAnalyze(t *testing.T) {
 	}
 	var out struct {
 		Clients []struct {
-			privacy.Report
+			attack.Report
 			Captured []capture.Filter `json:"captured"`
 		} `json:"clients"`
 	}

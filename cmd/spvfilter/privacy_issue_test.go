@@ -11,7 +11,7 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg"
 
-	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/attack"
 	"github.com/spvfilter/spvfilter/privacy/capture"
 	"github.com/spvfilter/spvfilter/privacy/model"
 )
@@ -64,9 +64,9 @@ func TestAnalyzeCaptureTwoClientsOneHost(t *testing.T) {
 		Clients []struct {
 			Session string `json:"session"`
 			Client  string `json:"client"`
-			privacy.Report
+			attack.Report
 		} `json:"clients"`
-		Intersection *privacy.Report `json:"intersection"`
+		Intersection *attack.Report `json:"intersection"`
 	}
 	stdout, stderr, status := runCLI(t, "", "privacy", "analyze", "--capture", captureFile, "--universe", universe, "--json")
 	if status != exitOK {
@@ -136,7 +136,7 @@ func TestAnalyzeUniverseRobust(t *testing.T) {
 	if status != exitOK {
 		t.Fatalf("status %d: %s", status, stderr)
 	}
-	var r privacy.Report
+	var r attack.Report
 	decodeJSON(t, stdout, &r)
 	if r.UniverseSize != 20001 || r.Universe.LinesRead != 20013 || r.Universe.LinesSkipped != 12 || r.Universe.CandidatesTested != 20001 {
 		t.Fatalf("universe %d, scan %+v", r.UniverseSize, r.Universe)

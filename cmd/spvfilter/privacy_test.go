@@ -14,7 +14,7 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg"
 
-	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/attack"
 	"github.com/spvfilter/spvfilter/privacy/capture"
 	"github.com/spvfilter/spvfilter/privacy/model"
 )
@@ -212,7 +212,7 @@ func TestPrivacyAnalyzeCommand(t *testing.T) {
 			Candidate   string  `json:"candidate"`
 			Probability float64 `json:"probability"`
 		} `json:"matched"`
-		Intersection []privacy.IntersectionStep `json:"intersection"`
+		Intersection []attack.IntersectionStep `json:"intersection"`
 	}
 	decodeJSON(t, stdout, &r)
 	if r.UniverseSize != 20010 || len(r.Intersection) != 2 {
@@ -271,9 +271,9 @@ func TestDemoCommand(t *testing.T) {
 		t.Fatalf("status %d: %s", status, stderr)
 	}
 	var d struct {
-		UsedFound int            `json:"used_found"`
-		Analysis  privacy.Report `json:"analysis"`
-		Plot      string         `json:"plot"`
+		UsedFound int           `json:"used_found"`
+		Analysis  attack.Report `json:"analysis"`
+		Plot      string        `json:"plot"`
 	}
 	decodeJSON(t, stdout, &d)
 	if d.UsedFound != 20 || d.Analysis.UniverseSize != 200000 || d.Plot != plot {

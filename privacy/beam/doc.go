@@ -4,7 +4,7 @@
 // whole-chain universe against thousands of sessions can be spread over
 // the workers of Flink, Spark or Dataflow.
 //
-// Every shard is one call of privacy.AnalyzeGroups on one universe file for
+// Every shard is one call of attack.AnalyzeGroups on one universe file for
 // one group of sessions; the shards of a group are then merged into the
 // reports that one AnalyzeGroups pass over all the files, concatenated in
 // the order of their names, gives: the same counts, the same expected false

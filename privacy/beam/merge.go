@@ -7,17 +7,17 @@ import (
 	"strings"
 
 	"github.com/spvfilter/spvfilter/bip37"
-	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/attack"
 	"github.com/spvfilter/spvfilter/privacy/model"
 	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
 // classRates holds, for one group of sessions, the chance that a candidate
 // of each class matches by accident, as privacy computes it: the report of
-// privacy.AnalyzeGroups over a universe of a single candidate of the class,
+// attack.AnalyzeGroups over a universe of a single candidate of the class,
 // whose expected false positives are exactly that candidate's rates (each
 // filter's and each intersection step's).
-type classRates map[int][]*privacy.Report
+type classRates map[int][]*attack.Report
 
 // probeLine is a universe line of one candidate of class cls: a public key
 // for the pair class 0, a hash for one element, and a script of cls data
@@ -44,7 +44,7 @@ func newClassRates(groups [][]*bip37.Filter, classes []int, pairTest bool) (clas
 		if c, err := p.Parse([]byte(line)); err != nil || c == nil || candidateClass(c, pairTest) != cls {
 			return nil, fmt.Errorf("privacybeam: no probe candidate for class %d", cls)
 		}
-		reps, err := privacy.AnalyzeGroups(groups, strings.NewReader(line+"\n"), privacy.AnalyzeOptions{PairTest: pairTest, Workers: 1, MaxMatches: 1})
+		reps, err := attack.AnalyzeGroups(groups, strings.NewReader(line+"\n"), attack.AnalyzeOptions{PairTest: pairTest, Workers: 1, MaxMatches: 1})
 		if err != nil {
 			return nil, fmt.Errorf("privacybeam: rates of class %d: %w", cls, err)
 		}
@@ -54,7 +54,7 @@ func newClassRates(groups [][]*bip37.Filter, classes []int, pairTest bool) (clas
 }
 
 // matchClass is the class of a matched candidate, from its text.
-func matchClass(p *universe.Parser, m *privacy.MatchedCandidate, pairTest bool) (int, error) {
+func matchClass(p *universe.Parser, m *attack.MatchedCandidate, pairTest bool) (int, error) {
 	if m.PairTested {
 		return 0, nil
 	}
@@ -73,7 +73,7 @@ func matchClass(p *universe.Parser, m *privacy.MatchedCandidate, pairTest bool) 
 // file without candidates), with what its listings add (see analyzeShard).
 type shardReports struct {
 	file     int
-	reports  []*privacy.Report
+	reports  []*attack.Report
 	undo     []shardCounts
 	delisted [][]string
 }
@@ -81,13 +81,13 @@ type shardReports struct {
 // mergeGroup merges the shards of one group of sessions (groups: the
 // sessions' filters) into the reports one AnalyzeGroups pass over the
 // concatenated files gives.
-func mergeGroup(groups [][]*bip37.Filter, shards []shardReports, tot *universeTotals, opts privacy.AnalyzeOptions) ([]*privacy.Report, error) {
+func mergeGroup(groups [][]*bip37.Filter, shards []shardReports, tot *universeTotals, opts attack.AnalyzeOptions) ([]*attack.Report, error) {
 	maxMatches := opts.MaxMatches
 	if maxMatches <= 0 {
-		maxMatches = privacy.DefaultMaxMatches
+		maxMatches = attack.DefaultMaxMatches
 	}
 	slices.SortFunc(shards, func(a, b shardReports) int { return a.file - b.file })
-	out := make([]*privacy.Report, len(groups))
+	out := make([]*attack.Report, len(groups))
 	var p universe.Parser
 	var needed []int
 	for cls, n := range tot.classes {
@@ -99,10 +99,10 @@ func mergeGroup(groups [][]*bip37.Filter, shards []shardReports, tot *universeTo
 	fileOf := fileOfLine(tot.offsets)
 	for g, filters := range groups {
 		nf := len(filters)
-		r := &privacy.Report{UniverseSize: tot.size, Pairs: tot.pairs, MergedAddressLines: tot.listed, PairTest: opts.PairTest,
-			Universe: tot.scan, Matched: []privacy.MatchedCandidate{}, Warnings: []string{}}
-		r.Filters = make([]privacy.FilterReport, nf)
-		r.Intersection = make([]privacy.IntersectionStep, nf)
+		r := &attack.Report{UniverseSize: tot.size, Pairs: tot.pairs, MergedAddressLines: tot.listed, PairTest: opts.PairTest,
+			Universe: tot.scan, Matched: []attack.MatchedCandidate{}, Warnings: []string{}}
+		r.Filters = make([]attack.FilterReport, nf)
+		r.Intersection = make([]attack.IntersectionStep, nf)
 		counts := shardCounts{Alone: make([]uint64, nf), Depth: make([]uint64, nf+1)}
 		undo := shardCounts{Alone: make([]uint64, nf), Depth: make([]uint64, nf+1)}
 		listings := map[string][]int{} // the files of the listings that drop matched addresses
@@ -150,9 +150,9 @@ func mergeGroup(groups [][]*bip37.Filter, shards []shardReports, tot *universeTo
 		var atLeast uint64
 		for d := nf; d >= 1; d-- {
 			atLeast += counts.Depth[d] - min(counts.Depth[d], undo.Depth[d])
-			r.Intersection[d-1] = privacy.IntersectionStep{Filters: d, Matched: atLeast}
+			r.Intersection[d-1] = attack.IntersectionStep{Filters: d, Matched: atLeast}
 		}
-		slices.SortFunc(r.Matched, func(a, b privacy.MatchedCandidate) int { return a.Line - b.Line })
+		slices.SortFunc(r.Matched, func(a, b attack.MatchedCandidate) int { return a.Line - b.Line })
 		r.Matched = delistAcrossFiles(r.Matched, listings, fileOf)
 		if len(r.Matched) > maxMatches {
 			r.Matched, r.MatchedTruncated = r.Matched[:maxMatches], true
@@ -191,7 +191,7 @@ func add(a *shardCounts, b shardCounts) {
 // does at the end of a pass: the expected false positives (summed over the
 // classes in privacy's order, so to the same bits), the wallet estimates,
 // the probabilities of the matches, the warnings and the summary.
-func finishReport(r *privacy.Report, g int, matchClasses []int, rates classRates, tot *universeTotals) {
+func finishReport(r *attack.Report, g int, matchClasses []int, rates classRates, tot *universeTotals) {
 	for cls, n := range tot.classes {
 		if n == 0 {
 			continue

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/attack"
 	"github.com/spvfilter/spvfilter/privacy/capture"
 	"github.com/spvfilter/spvfilter/privacy/universe"
 )
@@ -17,7 +17,7 @@ type SessionReport struct {
 	Client    string            `json:"client"`
 	UserAgent string            `json:"user_agent,omitempty"`
 	Captured  []*capture.Filter `json:"captured"`
-	*privacy.Report
+	*attack.Report
 }
 
 // CaptureReport is the pipeline's output, the JSON object of "privacy
@@ -32,7 +32,7 @@ type CaptureReport struct {
 // NewCaptureReport puts the sessions and their reports (in the same order)
 // together, with every report's warnings named by session once in
 // Warnings.
-func NewCaptureReport(sessions []*capture.Session, reports []*privacy.Report) (*CaptureReport, error) {
+func NewCaptureReport(sessions []*capture.Session, reports []*attack.Report) (*CaptureReport, error) {
 	if len(sessions) == 0 || len(reports) != len(sessions) {
 		return nil, fmt.Errorf("privacybeam: %d reports for %d sessions", len(reports), len(sessions))
 	}

@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/spvfilter/spvfilter/bip37"
-	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/attack"
 	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
@@ -82,7 +82,7 @@ type shardCounts struct {
 }
 
 // reportCounts are the counts of a report.
-func reportCounts(r *privacy.Report) shardCounts {
+func reportCounts(r *attack.Report) shardCounts {
 	nf := len(r.Filters)
 	c := shardCounts{Alone: make([]uint64, nf), Depth: make([]uint64, nf+1)}
 	for i, f := range r.Filters {
@@ -98,7 +98,7 @@ func reportCounts(r *privacy.Report) shardCounts {
 }
 
 // analyzeShard analyzes one universe file for the groups of filters with
-// privacy.AnalyzeGroups, so that the shards add up to one pass over all
+// attack.AnalyzeGroups, so that the shards add up to one pass over all
 // the files. open opens the file; it is read twice.
 //
 // privacy takes a marked key line's listed address lines out of the counts
@@ -109,7 +109,7 @@ func reportCounts(r *privacy.Report) shardCounts {
 // file's own lines make them. The hash lines alone, a second analysis, are
 // what the merge takes out of the whole universe's counts, and their
 // matches name the listed addresses one pass drops from the matches.
-func analyzeShard(open func() (io.ReadCloser, error), file int, groups [][]*bip37.Filter, opts privacy.AnalyzeOptions) (*shardPayload, error) {
+func analyzeShard(open func() (io.ReadCloser, error), file int, groups [][]*bip37.Filter, opts attack.AnalyzeOptions) (*shardPayload, error) {
 	r, err := open()
 	if err != nil {
 		return nil, err
@@ -131,11 +131,11 @@ func analyzeShard(open func() (io.ReadCloser, error), file int, groups [][]*bip3
 		// The newline ends a last line without one, or adds a blank line.
 		u = io.MultiReader(r, strings.NewReader("\n"+hashes))
 		if withHashes.MaxMatches <= 0 {
-			withHashes.MaxMatches = privacy.DefaultMaxMatches
+			withHashes.MaxMatches = attack.DefaultMaxMatches
 		}
 		withHashes.MaxMatches += len(listings)
 	}
-	reps, err := privacy.AnalyzeGroups(groups, u, withHashes)
+	reps, err := attack.AnalyzeGroups(groups, u, withHashes)
 	if errors.Is(err, universe.ErrEmpty) {
 		return sp, nil // the file adds only its lines, which countFn counts
 	}
@@ -155,8 +155,8 @@ func analyzeShard(open func() (io.ReadCloser, error), file int, groups [][]*bip3
 		}
 		rep.Matched = kept
 	}
-	undo, err := privacy.AnalyzeGroups(groups, strings.NewReader(hashes),
-		privacy.AnalyzeOptions{PairTest: opts.PairTest, Workers: opts.Workers, MaxMatches: len(listings)})
+	undo, err := attack.AnalyzeGroups(groups, strings.NewReader(hashes),
+		attack.AnalyzeOptions{PairTest: opts.PairTest, Workers: opts.Workers, MaxMatches: len(listings)})
 	if err != nil {
 		return nil, fmt.Errorf("listed addresses: %w", err)
 	}
@@ -178,7 +178,7 @@ func analyzeShard(open func() (io.ReadCloser, error), file int, groups [][]*bip3
 // entries after the shards, where one pass keeps max(E - D, 0). Those
 // dropped are the first by line, as one pass in order drops them.
 // fileOf gives the file of a line.
-func delistAcrossFiles(matched []privacy.MatchedCandidate, listings map[string][]int, fileOf func(line int) int) []privacy.MatchedCandidate {
+func delistAcrossFiles(matched []attack.MatchedCandidate, listings map[string][]int, fileOf func(line int) int) []attack.MatchedCandidate {
 	if len(listings) == 0 {
 		return matched
 	}

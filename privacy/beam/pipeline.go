@@ -18,7 +18,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/spvfilter/spvfilter/bip37"
-	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/attack"
 	"github.com/spvfilter/spvfilter/privacy/capture"
 	"github.com/spvfilter/spvfilter/privacy/universe"
 )
@@ -38,7 +38,7 @@ type Config struct {
 	Capture  string // capture file of "privacy capture" (JSON lines)
 	Universe string // glob of universe files, analyzed as their concatenation in name order
 	Output   string // the report, the JSON of "privacy analyze --capture --json"
-	// PairTest and MaxMatches are those of privacy.AnalyzeOptions.
+	// PairTest and MaxMatches are those of attack.AnalyzeOptions.
 	PairTest   bool
 	MaxMatches int
 	// SessionsPerShard is the size of a session group (0:
@@ -88,8 +88,8 @@ type shardTask struct {
 // shardPayload is a shard's result, carried between stages as JSON: the
 // reports hold only exported fields, so nothing is lost on the way.
 type shardPayload struct {
-	File    int               `json:"file"`
-	Reports []*privacy.Report `json:"reports"` // nil: the file holds no candidate
+	File    int              `json:"file"`
+	Reports []*attack.Report `json:"reports"` // nil: the file holds no candidate
 	// Appended counts the hash lines appended for the listings of the
 	// file's marked key lines (see analyzeShard); Undo are their counts
 	// and Delisted the listed addresses they match, per session.
@@ -100,8 +100,8 @@ type shardPayload struct {
 
 // groupPayload is a group's merged reports.
 type groupPayload struct {
-	Group   int               `json:"group"`
-	Reports []*privacy.Report `json:"reports"`
+	Group   int              `json:"group"`
+	Reports []*attack.Report `json:"reports"`
 }
 
 // Build adds the analysis to the pipeline of s. It reads the capture and
@@ -163,9 +163,9 @@ func loadSessions(ctx context.Context, path string) ([]*capture.Session, error) 
 		return nil, fmt.Errorf("%w: %s: no filterload recorded", ErrBadConfig, path)
 	}
 	for _, s := range sessions {
-		if len(s.Filters) > privacy.MaxAnalyzeFilters {
+		if len(s.Filters) > attack.MaxFilters {
 			return nil, fmt.Errorf("%w: session %s (%s) loaded %d filters, at most %d are analyzed together",
-				ErrBadConfig, s.ID, s.Client, len(s.Filters), privacy.MaxAnalyzeFilters)
+				ErrBadConfig, s.ID, s.Client, len(s.Filters), attack.MaxFilters)
 		}
 	}
 	return sessions, nil
@@ -270,7 +270,7 @@ func (f *captureFn) Setup(ctx context.Context) error {
 }
 
 // analyzeFn analyzes one universe file for one group of sessions with
-// privacy.AnalyzeGroups.
+// attack.AnalyzeGroups.
 type analyzeFn struct{ captureFn }
 
 func (f *analyzeFn) ProcessElement(ctx context.Context, t shardTask, emit func(int, []byte)) error {
@@ -297,8 +297,8 @@ func (c *Config) sessionsPerShard() int {
 	return c.SessionsPerShard
 }
 
-func (c *Config) analyzeOptions() privacy.AnalyzeOptions {
-	return privacy.AnalyzeOptions{PairTest: c.PairTest, MaxMatches: c.MaxMatches, Workers: c.Workers}
+func (c *Config) analyzeOptions() attack.AnalyzeOptions {
+	return attack.AnalyzeOptions{PairTest: c.PairTest, MaxMatches: c.MaxMatches, Workers: c.Workers}
 }
 
 // readCounts decodes the files' counts and adds them up.
@@ -398,7 +398,7 @@ func (f *writeFn) ProcessElement(ctx context.Context, _ int, groups func(*[]byte
 		return err
 	}
 	per := f.Config.sessionsPerShard()
-	reports := make([]*privacy.Report, len(f.sessions))
+	reports := make([]*attack.Report, len(f.sessions))
 	var b []byte
 	for groups(&b) {
 		var gp groupPayload

@@ -25,7 +25,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/spvfilter/spvfilter/bip37"
-	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/attack"
 	"github.com/spvfilter/spvfilter/privacy/capture"
 	"github.com/spvfilter/spvfilter/privacy/model"
 	"github.com/spvfilter/spvfilter/privacy/universe"
@@ -129,22 +129,22 @@ func TestPipelineEqualsSingleMachine(t *testing.T) {
 		name  string
 		spec  func(synthSpec) synthSpec
 		cfg   Config
-		opts  privacy.AnalyzeOptions
+		opts  attack.AnalyzeOptions
 		extra string // a last universe file
 	}{
 		{name: "3 files, 3 groups", spec: func(s synthSpec) synthSpec { return s }, cfg: Config{SessionsPerShard: 7}},
 		{name: "pair test, 1 group", spec: func(s synthSpec) synthSpec { s.seed = 2; return s },
-			cfg: Config{PairTest: true}, opts: privacy.AnalyzeOptions{PairTest: true}},
+			cfg: Config{PairTest: true}, opts: attack.AnalyzeOptions{PairTest: true}},
 		{name: "one session per shard, 5 files", spec: func(s synthSpec) synthSpec { s.files, s.seed = 5, 3; return s },
 			cfg: Config{SessionsPerShard: 1}},
 		{name: "truncated match lists", spec: func(s synthSpec) synthSpec { s.seed = 4; return s },
-			cfg: Config{SessionsPerShard: 8, MaxMatches: 5, Workers: 1}, opts: privacy.AnalyzeOptions{MaxMatches: 5, Workers: 1}},
+			cfg: Config{SessionsPerShard: 8, MaxMatches: 5, Workers: 1}, opts: attack.AnalyzeOptions{MaxMatches: 5, Workers: 1}},
 		{name: "marked pairs", spec: func(s synthSpec) synthSpec { s.marked, s.seed = true, 5; return s },
-			cfg: Config{SessionsPerShard: 10, PairTest: true}, opts: privacy.AnalyzeOptions{PairTest: true}},
+			cfg: Config{SessionsPerShard: 10, PairTest: true}, opts: attack.AnalyzeOptions{PairTest: true}},
 		{name: "marked pairs, keys and addresses in different files", spec: func(s synthSpec) synthSpec { s.marked, s.crossFiles, s.seed = true, true, 7; return s },
 			cfg: Config{SessionsPerShard: 10}},
 		{name: "marked pairs in different files, pair test", spec: func(s synthSpec) synthSpec { s.marked, s.crossFiles, s.seed = true, true, 14; return s },
-			cfg: Config{SessionsPerShard: 10, PairTest: true}, opts: privacy.AnalyzeOptions{PairTest: true}},
+			cfg: Config{SessionsPerShard: 10, PairTest: true}, opts: attack.AnalyzeOptions{PairTest: true}},
 		{name: "a file without candidates", spec: func(s synthSpec) synthSpec { s.seed = 11; return s },
 			cfg: Config{SessionsPerShard: 9}, extra: "# nothing but comments\n\n# and a bad line:\nxyz\n"},
 		{name: "one file", spec: func(s synthSpec) synthSpec { s.files, s.marked, s.seed = 1, true, 6; return s },
@@ -226,7 +226,7 @@ func TestCountUniverseAgrees(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			rep, err := privacy.Analyze([]*bip37.Filter{model.NewWallet(1, 5).Filter(0.01, 100, 7)}, strings.NewReader(tc.data), privacy.AnalyzeOptions{})
+			rep, err := attack.Analyze([]*bip37.Filter{model.NewWallet(1, 5).Filter(0.01, 100, 7)}, strings.NewReader(tc.data), attack.AnalyzeOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -262,7 +262,7 @@ func TestBuildRefuses(t *testing.T) {
 	// A session that loaded more filters than one analysis intersects.
 	var many bytes.Buffer
 	f := model.NewWallet(1, 3).Filter(0.01, 0, 1)
-	for i := 0; i <= privacy.MaxAnalyzeFilters; i++ {
+	for i := 0; i <= attack.MaxFilters; i++ {
 		rec, err := capture.NewFilterLoadRecord(time.Unix(0, 0), "127.0.0.1:1", "s", f.MsgFilterLoad())
 		if err != nil {
 			t.Fatal(err)
@@ -356,7 +356,7 @@ func TestPipelineKeyAloneInItsFile(t *testing.T) {
 		}
 	}
 	for _, pairTest := range []bool{false, true} {
-		want, reps := singleMachine(t, s, privacy.AnalyzeOptions{PairTest: pairTest})
+		want, reps := singleMachine(t, s, attack.AnalyzeOptions{PairTest: pairTest})
 		got := runPipeline(t, Config{Capture: s.capture, Universe: s.glob, Output: filepath.Join(dir, "report.json"), PairTest: pairTest})
 		if !bytes.Equal(got, want) {
 			t.Errorf("pair test %v: pipeline report differs from the single pass:\n%s", pairTest, strings.Join(jsonDiff(got, want), "\n"))

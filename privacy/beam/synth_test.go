@@ -17,7 +17,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg"
 
 	"github.com/spvfilter/spvfilter/bip37"
-	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/attack"
 	"github.com/spvfilter/spvfilter/privacy/capture"
 	"github.com/spvfilter/spvfilter/privacy/model"
 )
@@ -207,7 +207,7 @@ func writeSynth(t testing.TB, dir string, spec synthSpec) *synth {
 
 // singleMachine is the report of one AnalyzeGroups pass over the
 // concatenated universe, as "privacy analyze --capture --json" prints it.
-func singleMachine(t testing.TB, s *synth, opts privacy.AnalyzeOptions) ([]byte, []*privacy.Report) {
+func singleMachine(t testing.TB, s *synth, opts attack.AnalyzeOptions) ([]byte, []*attack.Report) {
 	t.Helper()
 	data, err := os.ReadFile(s.capture)
 	if err != nil {
@@ -225,7 +225,7 @@ func singleMachine(t testing.TB, s *synth, opts privacy.AnalyzeOptions) ([]byte,
 	for i, ses := range sessions {
 		fs[i] = ses.BloomFilters()
 	}
-	reps, err := privacy.AnalyzeGroups(fs, bytes.NewReader(s.universe), opts)
+	reps, err := attack.AnalyzeGroups(fs, bytes.NewReader(s.universe), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/spvfilter/spvfilter/bip37"
-	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/attack"
 	"github.com/spvfilter/spvfilter/privacy/model"
 	"github.com/spvfilter/spvfilter/privacy/universe"
 )
@@ -111,7 +111,7 @@ func TestUniverseWriter(t *testing.T) {
 	// the filter).
 	f := w.Filter(0.0001, 0, 1)
 	for _, pair := range []bool{false, true} {
-		r, err := privacy.Analyze([]*bip37.Filter{f}, strings.NewReader(text), privacy.AnalyzeOptions{PairTest: pair})
+		r, err := attack.Analyze([]*bip37.Filter{f}, strings.NewReader(text), attack.AnalyzeOptions{PairTest: pair})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package privacy
+package attack
 
 import (
 	"syscall"

@@ -1,4 +1,4 @@
-package privacy
+package attack
 
 import (
 	"encoding/hex"

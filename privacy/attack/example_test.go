@@ -1,4 +1,4 @@
-package privacy_test
+package attack_test
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg"
 
 	"github.com/spvfilter/spvfilter/bip37"
-	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/attack"
 	"github.com/spvfilter/spvfilter/privacy/model"
 )
 
@@ -20,7 +20,7 @@ func ExampleAnalyze() {
 		addrs[0] + "\n" +
 		"1BgGZ9tcN4rm9KBzDn7KprQz87SZ26SAMH\n" +
 		addrs[2] + "  # another one\n"
-	r, err := privacy.Analyze([]*bip37.Filter{f}, strings.NewReader(universe), privacy.AnalyzeOptions{})
+	r, err := attack.Analyze([]*bip37.Filter{f}, strings.NewReader(universe), attack.AnalyzeOptions{})
 	if err != nil {
 		panic(err)
 	}
@@ -51,21 +51,21 @@ func ExampleLinkSessions() {
 		{bob.Filter(0.0001, 10, 2)},
 		{alice.Filter(0.0001, 10, 3)},
 	}
-	reports, err := privacy.AnalyzeGroups(sessions, strings.NewReader(u.String()), privacy.AnalyzeOptions{})
+	reports, err := attack.AnalyzeGroups(sessions, strings.NewReader(u.String()), attack.AnalyzeOptions{})
 	if err != nil {
 		panic(err)
 	}
 	for i, r := range reports {
 		fmt.Printf("session %d: %d of %d candidates match\n", i+1, r.MatchedCount, r.UniverseSize)
 	}
-	l, err := privacy.LinkSessions(reports, sessions, privacy.LinkOptions{})
+	l, err := attack.LinkSessions(reports, sessions, attack.LinkOptions{})
 	if err != nil {
 		panic(err)
 	}
 	for _, p := range l.Pairs {
 		fmt.Printf("sessions %d and %d: %d shared, linked %v\n", p.A+1, p.B+1, p.Shared, p.Linked)
 	}
-	joint, err := privacy.IntersectReports(reports, sessions, l.Groups[0])
+	joint, err := attack.IntersectReports(reports, sessions, l.Groups[0])
 	if err != nil {
 		panic(err)
 	}

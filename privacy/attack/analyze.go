@@ -1,4 +1,4 @@
-package privacy
+package attack
 
 import (
 	"errors"
@@ -19,9 +19,9 @@ import (
 // ErrNoFilters reports an analysis without a filter.
 var ErrNoFilters = errors.New("privacy: no filter to analyze")
 
-// MaxAnalyzeFilters is the most filters one analysis intersects (one group,
+// MaxFilters is the most filters one analysis intersects (one group,
 // for AnalyzeGroups, which takes any number of groups).
-const MaxAnalyzeFilters = 64
+const MaxFilters = 64
 
 // DefaultMaxMatches bounds the matched candidates an analysis lists (a
 // filter that matches everything would otherwise list the whole universe);
@@ -206,7 +206,7 @@ type groupState struct {
 	// depth[j]: candidates whose first j filters match, not the next; an
 	// array, so that indexing it by a trailing-zero count needs no bounds
 	// check (one increment per candidate and group).
-	depth   *[MaxAnalyzeFilters + 1]uint64
+	depth   *[MaxFilters + 1]uint64
 	alone   []uint64
 	matches []MatchedCandidate
 	// What the address lines that marked key lines take over added to
@@ -254,8 +254,8 @@ func AnalyzeGroups(groups [][]*bip37.Filter, r io.Reader, opts AnalyzeOptions) (
 		if len(filters) == 0 {
 			return nil, fmt.Errorf("%w (group %d)", ErrNoFilters, g+1)
 		}
-		if len(filters) > MaxAnalyzeFilters {
-			return nil, fmt.Errorf("privacy: group %d: %d filters, at most %d", g+1, len(filters), MaxAnalyzeFilters)
+		if len(filters) > MaxFilters {
+			return nil, fmt.Errorf("privacy: group %d: %d filters, at most %d", g+1, len(filters), MaxFilters)
 		}
 	}
 	maxMatches := opts.MaxMatches
@@ -292,7 +292,7 @@ func AnalyzeGroups(groups [][]*bip37.Filter, r io.Reader, opts AnalyzeOptions) (
 		const pad = 8
 		size := 2 * pad
 		for _, filters := range groups {
-			size += MaxAnalyzeFilters + 1 + 3*len(filters) + 1
+			size += MaxFilters + 1 + 3*len(filters) + 1
 		}
 		counters := make([]uint64, size)[pad:]
 		carve := func(n int) []uint64 {
@@ -302,7 +302,7 @@ func AnalyzeGroups(groups [][]*bip37.Filter, r io.Reader, opts AnalyzeOptions) (
 		}
 		for g, filters := range groups {
 			nf := len(filters)
-			st.groups[g] = groupState{depth: (*[MaxAnalyzeFilters + 1]uint64)(carve(MaxAnalyzeFilters + 1)),
+			st.groups[g] = groupState{depth: (*[MaxFilters + 1]uint64)(carve(MaxFilters + 1)),
 				undoDepth: carve(nf + 1), alone: carve(nf), undoAlone: carve(nf)}
 			matchers[g] = make([]*bip37.Filter, nf)
 			for i, f := range filters {
