@@ -188,7 +188,7 @@ func runAnalyze(a *app, f *analyzeFlags) error {
 	if len(filters) > attack.MaxFilters {
 		return badInput("%d filters given, at most %d", len(filters), attack.MaxFilters)
 	}
-	reps, err := analyzeUniverse(a, f.universe, [][]*bip37.Filter{filters}, opts)
+	_, reps, err := analyzeUniverse(a, f.universe, [][]*bip37.Filter{filters}, opts)
 	if err != nil {
 		return err
 	}
@@ -202,30 +202,45 @@ func runAnalyze(a *app, f *analyzeFlags) error {
 }
 
 // analyzeUniverse analyzes the groups of filters over the --universe
-// argument: a file, or - for standard input.
-func analyzeUniverse(a *app, arg string, groups [][]*bip37.Filter, opts attack.AnalyzeOptions) ([]*attack.Report, error) {
+// argument, a file or - for standard input, and returns the accumulator
+// (for linking and intersecting) and its reports.
+func analyzeUniverse(a *app, arg string, groups [][]*bip37.Filter, opts attack.AnalyzeOptions) (*attack.Accumulator, []*attack.Report, error) {
 	var r io.Reader = a.stdin
 	name := "standard input"
 	if arg == "-" {
 		if err := a.claimStdin("--universe"); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	} else {
 		file, err := os.Open(arg)
 		if err != nil {
-			return nil, badInput("universe: %w", err)
+			return nil, nil, badInput("universe: %w", err)
 		}
 		defer file.Close()
 		if st, err := file.Stat(); err == nil && st.IsDir() {
-			return nil, badInput("universe: %s is a directory", arg)
+			return nil, nil, badInput("universe: %s is a directory", arg)
 		}
 		r, name = file, arg
 	}
-	reps, err := attack.AnalyzeGroups(groups, r, opts)
+	acc, reps, err := accumulate(groups, r, opts)
 	if err != nil {
-		return nil, privacyBadInput(fmt.Errorf("%s: %w", name, err))
+		return nil, nil, privacyBadInput(fmt.Errorf("%s: %w", name, err))
 	}
-	return reps, nil
+	return acc, reps, nil
+}
+
+// accumulate reads the universe r into an accumulator of the groups and
+// finishes its reports.
+func accumulate(groups [][]*bip37.Filter, r io.Reader, opts attack.AnalyzeOptions) (*attack.Accumulator, []*attack.Report, error) {
+	acc, err := attack.NewAccumulator(groups, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := acc.ReadUniverse(r); err != nil {
+		return nil, nil, err
+	}
+	reps, err := acc.Reports()
+	return acc, reps, err
 }
 
 // selectSessions reads the capture and keeps the sessions --client names.
@@ -284,7 +299,7 @@ func runAnalyzeCapture(a *app, f *analyzeFlags, opts attack.AnalyzeOptions) erro
 		fmt.Fprintf(a.stderr, "spvfilter: --intersect joins %d session(s) as one wallet's: %s\n", len(sessions), strings.Join(ids, ", "))
 		groups = append(groups, all)
 	}
-	reps, err := analyzeUniverse(a, f.universe, groups, opts)
+	acc, reps, err := analyzeUniverse(a, f.universe, groups, opts)
 	if err != nil {
 		return err
 	}
@@ -307,8 +322,11 @@ func runAnalyzeCapture(a *app, f *analyzeFlags, opts attack.AnalyzeOptions) erro
 		warn("intersection: ", out.Intersection.Warnings)
 	}
 	if f.link {
-		sessReps := reps[:len(sessions)]
-		l, err := attack.LinkSessions(sessReps, groups[:len(sessions)], attack.LinkOptions{Threshold: f.linkThreshold})
+		compared := make([]int, len(sessions)) // not the --intersect group
+		for i := range compared {
+			compared[i] = i
+		}
+		l, err := acc.Link(compared, attack.LinkOptions{Threshold: f.linkThreshold})
 		if err != nil {
 			return privacyBadInput(err)
 		}
@@ -318,7 +336,7 @@ func runAnalyzeCapture(a *app, f *analyzeFlags, opts attack.AnalyzeOptions) erro
 			lo.Pairs = append(lo.Pairs, linkPair{A: ids[p.A], B: ids[p.B], SessionLink: p})
 		}
 		for _, g := range l.Groups {
-			jr, err := attack.IntersectReports(sessReps, groups[:len(sessions)], g)
+			jr, err := acc.Intersect(g)
 			if err != nil {
 				return err
 			}

@@ -53,14 +53,14 @@ func (b *candidateBatch) add(line int, c *universe.Candidate, pair bool, cls int
 }
 
 // testGroup tests the batch against the filters of one group, counting
-// into gs what the per-candidate loop counts: the matches of each filter
+// into tg what the per-candidate loop counts: the matches of each filter
 // alone and the depth of each candidate (how many leading filters it
 // matches). It leaves the masks of the touched candidates set.
-func (b *candidateBatch) testGroup(gs *groupState, filters []*bip37.Filter) {
+func (b *candidateBatch) testGroup(tg *groupTally, filters []*bip37.Filter) {
 	b.touched = b.touched[:0]
 	for i, f := range filters {
 		b.matched = f.ContainsBatch(b.ps, b.matched[:0])
-		gs.alone[i] += uint64(len(b.matched))
+		tg.alone[i] += uint64(len(b.matched))
 		for _, j := range b.matched {
 			if b.masks[j] == 0 {
 				b.touched = append(b.touched, j)
@@ -72,9 +72,9 @@ func (b *candidateBatch) testGroup(gs *groupState, filters []*bip37.Filter) {
 		slices.Sort(b.touched)
 	}
 	// A candidate no filter matches has depth 0.
-	gs.depth[0] += uint64(len(b.ps) - len(b.touched))
+	tg.depth[0] += uint64(len(b.ps) - len(b.touched))
 	for _, j := range b.touched {
-		gs.depth[bits.TrailingZeros64(^b.masks[j])]++
+		tg.depth[bits.TrailingZeros64(^b.masks[j])]++
 	}
 }
 

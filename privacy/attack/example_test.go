@@ -37,7 +37,7 @@ func ExampleAnalyze() {
 // Three sessions of a capture: alice's wallet connects twice (a restart
 // picks a new tweak), bob's once. One pass over the universe analyzes each
 // session; linking finds alice's two sessions and intersects them.
-func ExampleLinkSessions() {
+func ExampleAccumulator_Link() {
 	alice, bob := model.NewWallet(11, 4), model.NewWallet(12, 4)
 	var u strings.Builder
 	for i := 0; i < 2000; i++ {
@@ -51,21 +51,28 @@ func ExampleLinkSessions() {
 		{bob.Filter(0.0001, 10, 2)},
 		{alice.Filter(0.0001, 10, 3)},
 	}
-	reports, err := attack.AnalyzeGroups(sessions, strings.NewReader(u.String()), attack.AnalyzeOptions{})
+	acc, err := attack.NewAccumulator(sessions, attack.AnalyzeOptions{})
+	if err != nil {
+		panic(err)
+	}
+	if err := acc.ReadUniverse(strings.NewReader(u.String())); err != nil {
+		panic(err)
+	}
+	reports, err := acc.Reports()
 	if err != nil {
 		panic(err)
 	}
 	for i, r := range reports {
 		fmt.Printf("session %d: %d of %d candidates match\n", i+1, r.MatchedCount, r.UniverseSize)
 	}
-	l, err := attack.LinkSessions(reports, sessions, attack.LinkOptions{})
+	l, err := acc.Link(nil, attack.LinkOptions{})
 	if err != nil {
 		panic(err)
 	}
 	for _, p := range l.Pairs {
 		fmt.Printf("sessions %d and %d: %d shared, linked %v\n", p.A+1, p.B+1, p.Shared, p.Linked)
 	}
-	joint, err := attack.IntersectReports(reports, sessions, l.Groups[0])
+	joint, err := acc.Intersect(l.Groups[0])
 	if err != nil {
 		panic(err)
 	}

@@ -3,13 +3,14 @@ package attack
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 
 	"github.com/spvfilter/spvfilter/bip37"
 )
 
-// ErrBadLink reports reports or options that LinkSessions cannot combine.
+// ErrBadLink reports sessions or options that Link or Intersect cannot use.
 var ErrBadLink = errors.New("privacy: cannot link sessions")
 
 // MaxListedLinks bounds the pairs a Linkage lists when some share no match:
@@ -17,7 +18,7 @@ var ErrBadLink = errors.New("privacy: cannot link sessions")
 // match are listed (the others cannot be linked).
 const MaxListedLinks = 5000
 
-// LinkOptions tune LinkSessions.
+// LinkOptions tune Accumulator.Link.
 type LinkOptions struct {
 	// Threshold is the probability above which two sessions are linked:
 	// 0 means 0.5; it must lie in [0.5, 1).
@@ -29,8 +30,8 @@ type LinkOptions struct {
 	Prior float64
 }
 
-// SessionLink compares the matches of two sessions A and B (indexes into
-// the reports given to LinkSessions).
+// SessionLink compares the matches of two sessions A and B (indexes of the
+// accumulator's groups).
 type SessionLink struct {
 	A int `json:"a"`
 	B int `json:"b"`
@@ -49,7 +50,7 @@ type SessionLink struct {
 	Linked      bool    `json:"linked"`
 }
 
-// Linkage is the result of LinkSessions.
+// Linkage is the result of Accumulator.Link.
 type Linkage struct {
 	Prior     float64 `json:"prior"`
 	Threshold float64 `json:"threshold"`
@@ -65,14 +66,34 @@ type Linkage struct {
 	Warnings []string `json:"warnings"`
 }
 
-// LinkSessions finds the sessions that probably belong to one wallet, such
-// as a wallet that reconnected with a new tweak. reports must come from one
-// AnalyzeGroups call over groups, one group per session. Two sessions of
-// one wallet share its candidates; sessions of different wallets share only
-// chance matches, whose number is predictable from the filters' rates.
-func LinkSessions(reports []*Report, groups [][]*bip37.Filter, opts LinkOptions) (*Linkage, error) {
-	if err := sameAnalysis(reports, groups); err != nil {
+// Link finds, among the groups it is given (nil: all of them), the
+// sessions that probably belong to one wallet, such as a wallet that
+// reconnected with a new tweak, each group of filters being one session.
+// Two sessions of one wallet share its candidates; sessions of different
+// wallets share only chance matches, whose number is predictable from the
+// filters' rates (see the package documentation). The links and groups
+// name sessions by their index among the accumulator's groups.
+func (a *Accumulator) Link(groups []int, opts LinkOptions) (*Linkage, error) {
+	if groups == nil {
+		groups = make([]int, len(a.set.filters))
+		for g := range groups {
+			groups[g] = g
+		}
+	}
+	seen := map[int]bool{}
+	for _, g := range groups {
+		if g < 0 || g >= len(a.set.filters) || seen[g] {
+			return nil, fmt.Errorf("%w: session %d of %d, or named twice", ErrBadLink, g+1, len(a.set.filters))
+		}
+		seen[g] = true
+	}
+	u, err := a.finished()
+	if err != nil {
 		return nil, err
+	}
+	reports := make([]*Report, len(groups))
+	for i, g := range groups {
+		reports[i] = a.report(g, u)
 	}
 	n := len(reports)
 	l := &Linkage{Threshold: opts.Threshold, Prior: opts.Prior, PairsCompared: n * (n - 1) / 2,
@@ -91,7 +112,7 @@ func LinkSessions(reports []*Report, groups [][]*bip37.Filter, opts LinkOptions)
 	}
 	for i, r := range reports {
 		if r.MatchedTruncated {
-			l.Warnings = append(l.Warnings, fmt.Sprintf("session %d: its match list is truncated, so its shared matches are undercounted", i+1))
+			l.Warnings = append(l.Warnings, fmt.Sprintf("session %d: its match list is truncated, so its shared matches are undercounted", groups[i]+1))
 		}
 	}
 	// The shared matches of every pair, from the lines each matched.
@@ -109,20 +130,19 @@ func LinkSessions(reports []*Report, groups [][]*bip37.Filter, opts LinkOptions)
 			}
 		}
 	}
-	classes := reports[0].classes
 	rates := make([][]float64, n) // per session, per class
 	for i, g := range groups {
-		rates[i] = sessionRates(g, classes)
+		rates[i] = sessionRates(a.set.filters[g], u.classes)
 	}
-	link := func(a, b int) SessionLink {
-		s := SessionLink{A: a, B: b, Shared: shared[[2]int{a, b}]}
-		wa, wb := reports[a].EstimatedWallet, reports[b].EstimatedWallet
-		for cls, cnt := range classes {
+	link := func(x, y int) SessionLink {
+		s := SessionLink{A: groups[x], B: groups[y], Shared: shared[[2]int{x, y}]}
+		wa, wb := reports[x].EstimatedWallet, reports[y].EstimatedWallet
+		for cls, cnt := range u.classes {
 			if cnt > 0 {
-				s.ExpectedByChance += float64(cnt) * rates[a][cls] * rates[b][cls]
+				s.ExpectedByChance += float64(cnt) * rates[x][cls] * rates[y][cls]
 			}
 		}
-		s.ExpectedByChance += wa*rates[b][1] + wb*rates[a][1]
+		s.ExpectedByChance += wa*rates[y][1] + wb*rates[x][1]
 		s.ExpectedIfSameWallet = s.ExpectedByChance + min(wa, wb)
 		logit := math.Log(l.Prior) - math.Log1p(-l.Prior) +
 			logPoisson(s.Shared, s.ExpectedIfSameWallet) - logPoisson(s.Shared, s.ExpectedByChance)
@@ -131,54 +151,61 @@ func LinkSessions(reports []*Report, groups [][]*bip37.Filter, opts LinkOptions)
 		return s
 	}
 	if l.PairsCompared <= MaxListedLinks {
-		for a := 0; a < n; a++ {
-			for b := a + 1; b < n; b++ {
-				l.Pairs = append(l.Pairs, link(a, b))
+		for x := 0; x < n; x++ {
+			for y := x + 1; y < n; y++ {
+				l.Pairs = append(l.Pairs, link(x, y))
 			}
 		}
 	} else {
 		// The others share nothing: their probability is at most the
 		// prior, at most 1/2, so they are not linked.
 		l.PairsListedShared = true
-		for ab := range shared {
-			l.Pairs = append(l.Pairs, link(ab[0], ab[1]))
+		for xy := range shared {
+			l.Pairs = append(l.Pairs, link(xy[0], xy[1]))
 		}
-		slices.SortFunc(l.Pairs, func(x, y SessionLink) int {
-			if x.A != y.A {
-				return x.A - y.A
+		slices.SortFunc(l.Pairs, func(p, q SessionLink) int {
+			if p.A != q.A {
+				return p.A - q.A
 			}
-			return x.B - y.B
+			return p.B - q.B
 		})
 	}
-	// Groups: the connected components of the links.
-	parent := make([]int, n)
-	for i := range parent {
-		parent[i] = i
+	l.Groups = linkedGroups(l.Pairs, groups)
+	return l, nil
+}
+
+// linkedGroups returns the connected components of the links among the
+// sessions, each of two or more, in order of their first session.
+func linkedGroups(pairs []SessionLink, sessions []int) [][]int {
+	parent := map[int]int{}
+	for _, s := range sessions {
+		parent[s] = s
 	}
-	var find func(int) int
-	find = func(i int) int {
+	find := func(i int) int {
 		for parent[i] != i {
 			parent[i] = parent[parent[i]]
 			i = parent[i]
 		}
 		return i
 	}
-	for _, p := range l.Pairs {
+	for _, p := range pairs {
 		if p.Linked {
 			ra, rb := find(p.A), find(p.B)
 			parent[max(ra, rb)] = min(ra, rb)
 		}
 	}
 	members := map[int][]int{}
-	for i := 0; i < n; i++ {
-		members[find(i)] = append(members[find(i)], i)
+	sorted := slices.Sorted(maps.Keys(parent))
+	for _, s := range sorted {
+		members[find(s)] = append(members[find(s)], s)
 	}
-	for i := 0; i < n; i++ {
-		if m := members[i]; len(m) > 1 {
-			l.Groups = append(l.Groups, m)
+	groups := [][]int{}
+	for _, s := range sorted {
+		if m := members[s]; len(m) > 1 {
+			groups = append(groups, m)
 		}
 	}
-	return l, nil
+	return groups
 }
 
 // sessionRates is the chance that a candidate of each class matches every
@@ -204,48 +231,36 @@ func logPoisson(k uint64, lambda float64) float64 {
 	return float64(k)*math.Log(lambda) - lambda - lg
 }
 
-// sameAnalysis checks that reports come from one AnalyzeGroups pass over
-// groups.
-func sameAnalysis(reports []*Report, groups [][]*bip37.Filter) error {
-	if len(reports) == 0 || len(reports) != len(groups) {
-		return fmt.Errorf("%w: %d reports for %d groups of filters", ErrBadLink, len(reports), len(groups))
-	}
-	for i, r := range reports {
-		if r.classes == nil || r.Universe != reports[0].Universe || len(r.Filters) != len(groups[i]) {
-			return fmt.Errorf("%w: report %d is not from the same AnalyzeGroups pass over these filters", ErrBadLink, i+1)
-		}
-	}
-	return nil
-}
-
-// IntersectReports runs the intersection attack over the sessions members
-// (indexes into reports, from one AnalyzeGroups pass over groups) without
-// reading the universe again: a candidate must match every filter of every
-// member, so the joint matches are those every member's report lists. The
-// steps add one session at a time. A member whose match list was truncated
-// makes the counts lower bounds, which a warning says.
-func IntersectReports(reports []*Report, groups [][]*bip37.Filter, members []int) (*Report, error) {
-	if err := sameAnalysis(reports, groups); err != nil {
-		return nil, err
-	}
+// Intersect runs the intersection attack over the sessions members
+// (indexes of the accumulator's groups) without reading the universe
+// again: a candidate must match every filter of every member, so the joint
+// matches are those every member's report lists. The steps add one session
+// at a time. A member whose match list was truncated makes the counts lower
+// bounds, which a warning says.
+func (a *Accumulator) Intersect(members []int) (*Report, error) {
 	if len(members) == 0 {
 		return nil, fmt.Errorf("%w: no session to intersect", ErrBadLink)
 	}
-	first := reports[members[0]]
-	r := &Report{UniverseSize: first.UniverseSize, Pairs: first.Pairs, MergedAddressLines: first.MergedAddressLines,
-		PairTest: first.PairTest, Universe: first.Universe, classes: first.classes, Warnings: []string{}}
+	for _, m := range members {
+		if m < 0 || m >= len(a.set.filters) {
+			return nil, fmt.Errorf("%w: session %d of %d", ErrBadLink, m+1, len(a.set.filters))
+		}
+	}
+	u, err := a.finished()
+	if err != nil {
+		return nil, err
+	}
+	r := &Report{UniverseSize: u.size, Pairs: a.t.pairs, MergedAddressLines: a.t.undoLines,
+		PairTest: a.set.opts.PairTest, Universe: u.scan, Warnings: []string{}}
 	var joint *jointRates
 	var kept map[int]MatchedCandidate
 	var truncated []int
 	for step, m := range members {
-		if m < 0 || m >= len(reports) {
-			return nil, fmt.Errorf("%w: session %d of %d", ErrBadLink, m+1, len(reports))
-		}
-		rep := reports[m]
+		rep := a.report(m, u)
 		if rep.MatchedTruncated {
 			truncated = append(truncated, m+1)
 		}
-		for i, f := range groups[m] {
+		for i, f := range a.set.filters[m] {
 			joint = joint.with(f)
 			fr := rep.Filters[i]
 			fr.Number = len(r.Filters) + 1
@@ -258,7 +273,7 @@ func IntersectReports(reports []*Report, groups [][]*bip37.Filter, members []int
 			}
 		}
 		kept = next
-		r.Intersection = append(r.Intersection, intersectionStep(len(r.Filters), uint64(len(kept)), joint, r.classes))
+		r.Intersection = append(r.Intersection, intersectionStep(len(r.Filters), uint64(len(kept)), joint, u.classes))
 	}
 	r.Matched = make([]MatchedCandidate, 0, len(kept))
 	for _, mc := range kept {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/hex"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -107,12 +108,9 @@ func TestLinkSessionsSynthetic(t *testing.T) {
 	} {
 		sc := newSyntheticCapture(7, 100, 200_000, tt.fpRate)
 		start := time.Now()
-		reps, err := AnalyzeGroups(sc.groups, bytes.NewReader(sc.universe), AnalyzeOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		acc, reps := accumulate(t, sc.groups, sc.universe, AnalyzeOptions{})
 		pass := time.Since(start)
-		l, err := LinkSessions(reps, sc.groups, LinkOptions{})
+		l, err := acc.Link(nil, LinkOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,7 +129,7 @@ func TestLinkSessionsSynthetic(t *testing.T) {
 			if len(g) != 2 || sc.wallet[g[0]] != sc.wallet[g[1]] {
 				continue
 			}
-			joint, err := IntersectReports(reps, sc.groups, g)
+			joint, err := acc.Intersect(g)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -148,39 +146,48 @@ func TestLinkSessionsSynthetic(t *testing.T) {
 	}
 }
 
-// TestLinkSessionsErrors: reports of another pass, bad thresholds.
+// TestLinkSessionsErrors: sessions that are not the accumulator's, bad
+// thresholds.
 func TestLinkSessionsErrors(t *testing.T) {
 	sc := newSyntheticCapture(3, 2, 1000, 0.001)
-	reps, err := AnalyzeGroups(sc.groups, bytes.NewReader(sc.universe), AnalyzeOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	other, err := Analyze(sc.groups[0], bytes.NewReader(sc.universe), AnalyzeOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	acc, _ := accumulate(t, sc.groups, sc.universe, AnalyzeOptions{})
 	for name, call := range map[string]func() error{
-		"mixed passes": func() error {
-			_, err := LinkSessions([]*Report{other, reps[1], reps[2], reps[3]}, sc.groups, LinkOptions{})
-			return err
-		},
-		"fewer reports": func() error { _, err := LinkSessions(reps[:2], sc.groups, LinkOptions{}); return err },
-		"threshold":     func() error { _, err := LinkSessions(reps, sc.groups, LinkOptions{Threshold: 0.2}); return err },
-		"prior":         func() error { _, err := LinkSessions(reps, sc.groups, LinkOptions{Prior: 1}); return err },
-		"no members":    func() error { _, err := IntersectReports(reps, sc.groups, nil); return err },
-		"bad member":    func() error { _, err := IntersectReports(reps, sc.groups, []int{0, 9}); return err },
+		"unknown session": func() error { _, err := acc.Link([]int{0, 9}, LinkOptions{}); return err },
+		"session twice":   func() error { _, err := acc.Link([]int{1, 1}, LinkOptions{}); return err },
+		"threshold":       func() error { _, err := acc.Link(nil, LinkOptions{Threshold: 0.2}); return err },
+		"prior":           func() error { _, err := acc.Link(nil, LinkOptions{Prior: 1}); return err },
+		"no members":      func() error { _, err := acc.Intersect(nil); return err },
+		"bad member":      func() error { _, err := acc.Intersect([]int{0, 9}); return err },
 	} {
-		if err := call(); err == nil {
-			t.Errorf("%s: no error", name)
+		if err := call(); !errors.Is(err, ErrBadLink) {
+			t.Errorf("%s: %v, want ErrBadLink", name, err)
 		}
 	}
-	l, err := LinkSessions(reps, sc.groups, LinkOptions{})
+	l, err := acc.Link(nil, LinkOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p, r, _, _, _ := sc.precisionRecall(l); p != 1 || r != 1 {
 		t.Errorf("2 wallets of 4 sessions: precision %g recall %g; pairs %+v", p, r, l.Pairs)
 	}
+}
+
+// accumulate reads a universe into an accumulator of the groups and
+// finishes its reports.
+func accumulate(t testing.TB, groups [][]*bip37.Filter, universe []byte, opts AnalyzeOptions) (*Accumulator, []*Report) {
+	t.Helper()
+	acc, err := NewAccumulator(groups, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := acc.ReadUniverse(bytes.NewReader(universe)); err != nil {
+		t.Fatal(err)
+	}
+	reps, err := acc.Reports()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return acc, reps
 }
 
 // BenchmarkLinkSessions is the synthetic capture over a universe of a
@@ -190,11 +197,8 @@ func BenchmarkLinkSessions(b *testing.B) {
 	sc := newSyntheticCapture(7, 100, 1_000_000, 0.0005)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		reps, err := AnalyzeGroups(sc.groups, bytes.NewReader(sc.universe), AnalyzeOptions{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		l, err := LinkSessions(reps, sc.groups, LinkOptions{})
+		acc, _ := accumulate(b, sc.groups, sc.universe, AnalyzeOptions{})
+		l, err := acc.Link(nil, LinkOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}

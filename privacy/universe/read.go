@@ -104,11 +104,19 @@ func (s *Scan) addBad(line int, err error) {
 	}
 }
 
-func (s *Scan) merge(o *Scan) {
+// Append adds o, a scan of the lines that follow those s counts: o's line
+// numbers are shifted by s.LinesRead, as if both were one universe.
+func (s *Scan) Append(o *Scan) {
+	s.add(o, int(s.LinesRead))
+	s.LinesRead += o.LinesRead
+}
+
+// add adds o's candidates and skipped lines, shifted by offset lines.
+func (s *Scan) add(o *Scan, offset int) {
 	s.CandidatesTested += o.CandidatesTested
 	skipped := s.LinesSkipped + o.LinesSkipped
 	for _, b := range o.BadLines {
-		s.addBad(b.Line, errors.New(b.Reason))
+		s.addBad(offset+b.Line, errors.New(b.Reason))
 	}
 	s.LinesSkipped = skipped
 }
@@ -219,7 +227,7 @@ func ReadParallel(r io.Reader, opts ReadOptions, newVisitor func(worker int) Vis
 		total.LinesRead++
 	}
 	for i := range scans {
-		total.merge(&scans[i])
+		total.add(&scans[i], 0)
 	}
 	if firstErr != nil {
 		return total, firstErr
