@@ -68,11 +68,8 @@ type FilterReport struct {
 }
 
 // IntersectionStep is the attack after intersecting the first Filters
-// filters: a candidate must match every one of them. Filters with different
-// tweaks or sizes are taken to give independent false positives; filters
-// of the same size, hash count and tweak (the same filter sent twice, or
-// reloaded after filteradd) test the same bits, and count as one filter of
-// the bits they all have set.
+// filters: a candidate must match every one of them (filters of one
+// hashing count as one; see the package documentation).
 type IntersectionStep struct {
 	Filters                int     `json:"filters"`
 	Matched                uint64  `json:"matched_count"`
@@ -145,12 +142,10 @@ type Report struct {
 // ten named in Report.Universe, unless opts.Strict; a universe without
 // candidates is universe.ErrEmpty.
 //
-// A public key line marked "# pair ADDRESS" counts as that address, tested
-// by the key and its hash (both under the pair test), and the address lines
-// it names in "listed" fields are taken out of every count, so that an
-// address and its key count once. Nothing is looked up across lines (that
-// would need memory growing with the universe): an address and its key on
-// two lines without these markers count as two candidates.
+// A public key line marked "# pair ADDRESS" counts as that address, and the
+// address lines it names in "listed" fields are taken out of every count;
+// nothing is looked up across lines, so an address and its key on two
+// lines without these markers count as two candidates.
 func Analyze(filters []*bip37.Filter, r io.Reader, opts AnalyzeOptions) (*Report, error) {
 	reps, err := AnalyzeGroups([][]*bip37.Filter{filters}, r, opts)
 	if err != nil {
@@ -236,7 +231,7 @@ func (r *Report) finish(joint *jointRates) {
 	}
 	slices.SortFunc(r.Matched, func(a, b MatchedCandidate) int { return a.Line - b.Line })
 	r.Warnings = append(r.Warnings[:0], r.warnings()...)
-	r.Summary = r.Verdict()
+	r.Summary = r.verdict()
 }
 
 // warnings names what may make the report misleading.
@@ -287,10 +282,10 @@ func filterWarning(f FilterReport) string {
 // analyze warns; bip37's Stats uses the same bound.
 const fillTolerance = 0.25
 
-// Verdict returns the report's plain-words verdict, from its counts (what
+// verdict returns the report's plain-words verdict, from its counts (what
 // Summary holds): how many candidates match, how many are expected by
 // chance, and how many belong to the wallet.
-func (r *Report) Verdict() string {
+func (r *Report) verdict() string {
 	var b strings.Builder
 	nf := len(r.Filters)
 	fmt.Fprintf(&b, "%d of %d candidates match", r.MatchedCount, r.UniverseSize)

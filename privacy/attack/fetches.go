@@ -30,11 +30,9 @@ type FetchMatch struct {
 	// ChanceProbabilityApprox is the usual approximation f^k.
 	ChanceProbability       float64 `json:"chance_probability"`
 	ChanceProbabilityApprox float64 `json:"chance_probability_approx"`
-	// Probability is the chance that the candidate is the wallet's: one
-	// less the share of chance among the matches of the same k,
+	// Probability is the chance that the candidate is the wallet's,
 	// max(0, 1 - n_k·p_k/M_k) for n_k candidates with k appearances, M_k
-	// of them matched; for k = 1 at most one over the single-appearance
-	// matches of its block, which all match whoever's they are.
+	// of them matched (see the package documentation).
 	Probability float64 `json:"probability"`
 }
 

@@ -13,10 +13,10 @@ import (
 // ErrBadLink reports sessions or options that Link or Intersect cannot use.
 var ErrBadLink = errors.New("privacy: cannot link sessions")
 
-// MaxListedLinks bounds the pairs a Linkage lists when some share no match:
+// maxListedLinks bounds the pairs a Linkage lists when some share no match:
 // with more sessions than that many pairs, only the pairs that share a
 // match are listed (the others cannot be linked).
-const MaxListedLinks = 5000
+const maxListedLinks = 5000
 
 // LinkOptions tune Accumulator.Link.
 type LinkOptions struct {
@@ -55,7 +55,7 @@ type Linkage struct {
 	Prior     float64 `json:"prior"`
 	Threshold float64 `json:"threshold"`
 	// PairsCompared is the number of session pairs, n(n-1)/2; Pairs lists
-	// them all, or for more than MaxListedLinks pairs those that share a
+	// them all, or for more than maxListedLinks pairs those that share a
 	// match (PairsListedShared is then true).
 	PairsCompared     int           `json:"pairs_compared"`
 	PairsListedShared bool          `json:"pairs_listed_shared_only,omitempty"`
@@ -150,7 +150,7 @@ func (a *Accumulator) Link(groups []int, opts LinkOptions) (*Linkage, error) {
 		s.Linked = s.Probability > l.Threshold
 		return s
 	}
-	if l.PairsCompared <= MaxListedLinks {
+	if l.PairsCompared <= maxListedLinks {
 		for x := 0; x < n; x++ {
 			for y := x + 1; y < n; y++ {
 				l.Pairs = append(l.Pairs, link(x, y))

@@ -52,12 +52,9 @@ func matchesAll(f *bip37.Filter) bool {
 }
 
 // jointRates is the chance that an element outside the wallet matches every
-// filter so far. Filters of one hashing (same size, hash count and tweak)
-// test the same bit positions, so their false positives coincide: a group
-// of them matches where all of them have the bit set, and its rate is X^k
-// for X the fraction of bits set in all of them (a filter sent twice adds
-// nothing; one grown by filteradd adds only its new bits). Groups of
-// different hashings are taken as independent.
+// filter so far: per hashing (size, hash count and tweak), X^k for X the
+// fraction of bits set in all its filters, the hashings taken as
+// independent (see the package documentation).
 type jointRates struct {
 	keys  []hashingKey
 	and   [][]byte

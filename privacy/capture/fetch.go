@@ -173,7 +173,7 @@ func FetchSessions(records []Record) ([]*FetchSession, error) {
 	agents := map[string]string{}
 	for i := range records {
 		rec := &records[i]
-		key := rec.SessionKey()
+		key := rec.sessionKey()
 		if rec.Command == CmdVersion {
 			agents[key] = rec.UserAgent
 			continue

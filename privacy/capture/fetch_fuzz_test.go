@@ -77,7 +77,7 @@ func FuzzFetchRecords(f *testing.F) {
 			if len(line) > maxLine {
 				t.Fatalf("record of %d bytes exceeds a capture line", len(line))
 			}
-			if _, err := ParseRecord(line); err != nil {
+			if _, err := parseRecord(line); err != nil {
 				t.Fatalf("recorded %s does not parse back: %v", line, err)
 			}
 		}

@@ -95,12 +95,12 @@ func TestParseFetchRecordRejects(t *testing.T) {
 		`{"client":"c","command":"getcfheaders","filter_type":0,"start_height":1,"stop_hash":"ab"}`,
 		`{"client":"c","command":"getcfheaders","filter_type":0,"start_height":1,"stop_hash":"` + h + `","blocks":[{"hash":"` + h + `","type":"block"}]}`,
 	} {
-		if _, err := ParseRecord([]byte(line)); !errors.Is(err, ErrBadRecord) {
+		if _, err := parseRecord([]byte(line)); !errors.Is(err, ErrBadRecord) {
 			t.Errorf("%s: %v, want ErrBadRecord", line, err)
 		}
 	}
 	ok := `{"client":"c","command":"getcfheaders","filter_type":0,"start_height":0,"stop_hash":"` + h + `"}`
-	if _, err := ParseRecord([]byte(ok)); err != nil {
+	if _, err := parseRecord([]byte(ok)); err != nil {
 		t.Errorf("%s: %v", ok, err)
 	}
 }

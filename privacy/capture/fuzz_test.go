@@ -93,7 +93,7 @@ func FuzzRelayFrame(f *testing.F) {
 					t.Fatal(err)
 				}
 				if rec.Command == CmdFilterLoad {
-					if _, err := rec.LoadedFilter(); err != nil {
+					if _, err := rec.loadedFilter(); err != nil {
 						t.Fatalf("recorded filterload does not load: %v", err)
 					}
 				}

@@ -91,9 +91,9 @@ func NewFilterLoadRecord(t time.Time, client, session string, m *wire.MsgFilterL
 		FilterLoad: hex.EncodeToString(b.Bytes())}, nil
 }
 
-// SessionKey is what identifies the record's connection: its Session, or
+// sessionKey is what identifies the record's connection: its Session, or
 // for records without one its Client.
-func (rec *Record) SessionKey() string {
+func (rec *Record) sessionKey() string {
 	if rec.Session != "" {
 		return rec.Session
 	}
@@ -130,7 +130,7 @@ func Read(r io.Reader) ([]Record, error) {
 		if len(text) == 0 {
 			continue
 		}
-		rec, err := ParseRecord(text)
+		rec, err := parseRecord(text)
 		if err != nil {
 			return nil, fmt.Errorf("capture line %d: %w", line, err)
 		}
@@ -161,8 +161,8 @@ func readLimitedLine(br *bufio.Reader, limit int) ([]byte, error) {
 	}
 }
 
-// ParseRecord parses and checks one capture line.
-func ParseRecord(text []byte) (Record, error) {
+// parseRecord parses and checks one capture line.
+func parseRecord(text []byte) (Record, error) {
 	var rec Record
 	dec := json.NewDecoder(bytes.NewReader(text))
 	dec.DisallowUnknownFields()
@@ -174,7 +174,7 @@ func ParseRecord(text []byte) (Record, error) {
 	}
 	switch rec.Command {
 	case CmdFilterLoad:
-		if _, err := rec.LoadedFilter(); err != nil {
+		if _, err := rec.loadedFilter(); err != nil {
 			return rec, err
 		}
 	case CmdFilterAdd:
@@ -196,8 +196,8 @@ func ParseRecord(text []byte) (Record, error) {
 	return rec, nil
 }
 
-// LoadedFilter returns the filter of a filterload record, of either form.
-func (rec *Record) LoadedFilter() (*bip37.Filter, error) {
+// loadedFilter returns the filter of a filterload record, of either form.
+func (rec *Record) loadedFilter() (*bip37.Filter, error) {
 	if rec.Command != CmdFilterLoad {
 		return nil, fmt.Errorf("%w: %s record has no filter", ErrBadRecord, rec.Command)
 	}
@@ -240,10 +240,10 @@ func replay(records []Record) ([]*Filter, error) {
 	current := map[string]*Filter{}
 	for i := range records {
 		rec := &records[i]
-		key := rec.SessionKey()
+		key := rec.sessionKey()
 		switch rec.Command {
 		case CmdFilterLoad:
-			f, err := rec.LoadedFilter()
+			f, err := rec.loadedFilter()
 			if err != nil {
 				return nil, fmt.Errorf("record %d: %w", i+1, err)
 			}
@@ -293,7 +293,7 @@ func Sessions(records []Record) ([]*Session, error) {
 	agents := map[string]string{}
 	for i := range records {
 		if records[i].Command == CmdVersion {
-			agents[records[i].SessionKey()] = records[i].UserAgent
+			agents[records[i].sessionKey()] = records[i].UserAgent
 		}
 	}
 	var out []*Session

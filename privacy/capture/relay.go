@@ -21,9 +21,9 @@ import (
 	"github.com/spvfilter/spvfilter/bip37"
 )
 
-// ErrBadFrame reports bytes on a connection that are not a message of the
+// errBadFrame reports bytes on a connection that are not a message of the
 // expected network.
-var ErrBadFrame = errors.New("privacy: bad message frame")
+var errBadFrame = errors.New("privacy: bad message frame")
 
 const (
 	frameHeaderSize = 24
@@ -345,7 +345,7 @@ func (r *Relay) serveClient(s *slot) {
 	var ne net.Error
 	timeout := errors.As(err, &ne) && ne.Timeout()
 	switch {
-	case errors.Is(err, ErrBadFrame):
+	case errors.Is(err, errBadFrame):
 		r.rejected.Add(1)
 	case idle.Load() || timeout && cs.version.Load():
 		r.idleTO.Add(1)
@@ -436,12 +436,12 @@ func (r *Relay) write(rec Record) error {
 func readFrame(rd io.Reader, netMagic wire.BitcoinNet, hdr *[frameHeaderSize]byte, payload *bytes.Buffer) (string, error) {
 	if _, err := io.ReadFull(rd, hdr[:]); err != nil {
 		if err == io.ErrUnexpectedEOF {
-			return "", fmt.Errorf("%w: truncated header", ErrBadFrame)
+			return "", fmt.Errorf("%w: truncated header", errBadFrame)
 		}
 		return "", err
 	}
 	if m := wire.BitcoinNet(binary.LittleEndian.Uint32(hdr[0:4])); m != netMagic {
-		return "", fmt.Errorf("%w: network magic %#08x, want %#08x", ErrBadFrame, uint32(m), uint32(netMagic))
+		return "", fmt.Errorf("%w: network magic %#08x, want %#08x", errBadFrame, uint32(m), uint32(netMagic))
 	}
 	cmd, err := frameCommand(hdr[4:16])
 	if err != nil {
@@ -449,16 +449,16 @@ func readFrame(rd io.Reader, netMagic wire.BitcoinNet, hdr *[frameHeaderSize]byt
 	}
 	n := binary.LittleEndian.Uint32(hdr[16:20])
 	if n > wire.MaxMessagePayload {
-		return "", fmt.Errorf("%w: %s payload of %d bytes exceeds %d", ErrBadFrame, cmd, n, wire.MaxMessagePayload)
+		return "", fmt.Errorf("%w: %s payload of %d bytes exceeds %d", errBadFrame, cmd, n, wire.MaxMessagePayload)
 	}
 	payload.Reset()
 	if m, err := io.CopyN(payload, rd, int64(n)); err != nil {
-		return "", fmt.Errorf("%w: %s payload truncated at %d of %d bytes", ErrBadFrame, cmd, m, n)
+		return "", fmt.Errorf("%w: %s payload truncated at %d of %d bytes", errBadFrame, cmd, m, n)
 	}
 	sum := sha256.Sum256(payload.Bytes())
 	sum = sha256.Sum256(sum[:])
 	if !bytes.Equal(sum[:4], hdr[20:24]) {
-		return "", fmt.Errorf("%w: %s checksum mismatch", ErrBadFrame, cmd)
+		return "", fmt.Errorf("%w: %s checksum mismatch", errBadFrame, cmd)
 	}
 	return cmd, nil
 }
@@ -472,11 +472,11 @@ func frameCommand(b []byte) (string, error) {
 	}
 	for i, c := range b {
 		if i < end && (c < 0x20 || c > 0x7e) || i >= end && c != 0 {
-			return "", fmt.Errorf("%w: malformed command %q", ErrBadFrame, b)
+			return "", fmt.Errorf("%w: malformed command %q", errBadFrame, b)
 		}
 	}
 	if end == 0 {
-		return "", fmt.Errorf("%w: empty command", ErrBadFrame)
+		return "", fmt.Errorf("%w: empty command", errBadFrame)
 	}
 	return string(b[:end]), nil
 }

@@ -327,7 +327,7 @@ func TestReadFrameErrors(t *testing.T) {
 	}
 	for i, b := range [][]byte{good[:10], frame(wire.MainNet, "verack", nil), frame(wire.TestNet, "", nil),
 		frame(wire.TestNet, "a\x00b", nil), frame(wire.TestNet, "ping", []byte{1})[:24]} {
-		if _, err := readFrame(bytes.NewReader(b), wire.TestNet, &hdr, &p); !errors.Is(err, ErrBadFrame) {
+		if _, err := readFrame(bytes.NewReader(b), wire.TestNet, &hdr, &p); !errors.Is(err, errBadFrame) {
 			t.Errorf("case %d: %v", i, err)
 		}
 	}

@@ -134,11 +134,11 @@ func coreSizings(sizingElements uint32, inserted uint64) []coreSizing {
 	}
 }
 
-// Validate checks the advice's parameters.
-func (p AdviceParams) Validate() error {
+// validate checks the advice's parameters.
+func (p AdviceParams) validate() error {
 	m := p.Model
 	m.FPRate = 0.5 // chosen by the advisor; any valid rate for the check
-	if err := m.Validate(); err != nil {
+	if err := m.validate(); err != nil {
 		return err
 	}
 	for _, t := range []struct {
@@ -185,7 +185,7 @@ func Advise(p AdviceParams) (*Advice, error) {
 	if p.TxElements == 0 {
 		p.TxElements = DefaultTxElements
 	}
-	if err := p.Validate(); err != nil {
+	if err := p.validate(); err != nil {
 		return nil, err
 	}
 	m := p.Model

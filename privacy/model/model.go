@@ -104,8 +104,8 @@ type Result struct {
 	Warnings []string `json:"warnings"`
 }
 
-// Validate checks the parameters' domain.
-func (p Params) Validate() error {
+// validate checks the parameters' domain.
+func (p Params) validate() error {
 	switch {
 	case p.Addresses == 0:
 		return fmt.Errorf("%w: addresses must be at least 1", ErrBadParams)
@@ -132,7 +132,7 @@ func Evaluate(p Params) (*Result, error) {
 	if p.Filters == 0 {
 		p.Filters = 1
 	}
-	if err := p.Validate(); err != nil {
+	if err := p.validate(); err != nil {
 		return nil, err
 	}
 	r := &Result{Params: p}

@@ -10,10 +10,10 @@ import (
 	"github.com/spvfilter/spvfilter/bip37"
 )
 
-// DefaultMonteCarloSample is the number of outside candidates one trial
+// defaultMonteCarloSample is the number of outside candidates one trial
 // tests when MonteCarloOptions.Sample is zero and the universe is larger;
 // the count found is scaled up to the universe.
-const DefaultMonteCarloSample = 1_000_000
+const defaultMonteCarloSample = 1_000_000
 
 // monteCarloZ is the normal quantile of the two-sided 99% interval.
 const monteCarloZ = 2.5758293035489
@@ -22,7 +22,7 @@ const monteCarloZ = 2.5758293035489
 type MonteCarloOptions struct {
 	Trials int
 	// Sample is the number of outside candidates tested per trial; 0 means
-	// all UniverseSize-Addresses of them, at most DefaultMonteCarloSample.
+	// all UniverseSize-Addresses of them, at most defaultMonteCarloSample.
 	Sample uint64
 	// Seed makes the run reproducible.
 	Seed uint64
@@ -78,7 +78,7 @@ func MonteCarlo(p Params, opts MonteCarloOptions) (*MonteCarloResult, error) {
 	others := p.UniverseSize - uint64(p.Addresses)
 	sample := opts.Sample
 	if sample == 0 {
-		sample = min(others, DefaultMonteCarloSample)
+		sample = min(others, defaultMonteCarloSample)
 	}
 	if sample == 0 || sample > others {
 		return nil, fmt.Errorf("%w: sample of %d candidates from %d outside the wallet", ErrBadParams, sample, others)

@@ -11,20 +11,20 @@ import (
 // ErrBadSweep reports a malformed sweep specification.
 var ErrBadSweep = errors.New("privacy: bad sweep")
 
-// MaxSweepPoints bounds the number of values one sweep may expand to.
-const MaxSweepPoints = 10000
+// maxSweepPoints bounds the number of values one sweep may expand to.
+const maxSweepPoints = 10000
 
 // Sweep varies one model parameter over a list of values.
 type Sweep struct {
-	// Var is one of SweepVars.
+	// Var is one of sweepVars.
 	Var    string    `json:"var"`
 	Values []float64 `json:"values"`
 }
 
-// SweepVars are the parameters a sweep can vary.
-var SweepVars = []string{"addresses", "fprate", "filters", "universe-size"}
+// sweepVars are the parameters a sweep can vary.
+var sweepVars = []string{"addresses", "fprate", "filters", "universe-size"}
 
-// ParseSweep parses VAR=SPEC, where VAR is one of SweepVars and SPEC is a
+// ParseSweep parses VAR=SPEC, where VAR is one of sweepVars and SPEC is a
 // comma-separated list of items, each a value, a range START..END (step 1),
 // START..END:STEP (additive step) or START..END:xFACTOR (geometric step).
 // Examples: "addresses=1..100", "addresses=10..1000:10",
@@ -39,11 +39,11 @@ func ParseSweep(spec string) (Sweep, error) {
 		name = "universe-size"
 	}
 	known := false
-	for _, v := range SweepVars {
+	for _, v := range sweepVars {
 		known = known || v == name
 	}
 	if !known {
-		return Sweep{}, fmt.Errorf("%w: unknown variable %q (want one of %s)", ErrBadSweep, name, strings.Join(SweepVars, ", "))
+		return Sweep{}, fmt.Errorf("%w: unknown variable %q (want one of %s)", ErrBadSweep, name, strings.Join(sweepVars, ", "))
 	}
 	s := Sweep{Var: name}
 	for _, item := range strings.Split(list, ",") {
@@ -53,8 +53,8 @@ func ParseSweep(spec string) (Sweep, error) {
 			return Sweep{}, fmt.Errorf("%w: %s: %q: %v", ErrBadSweep, name, item, err)
 		}
 		s.Values = append(s.Values, vals...)
-		if len(s.Values) > MaxSweepPoints {
-			return Sweep{}, fmt.Errorf("%w: %s: more than %d values", ErrBadSweep, name, MaxSweepPoints)
+		if len(s.Values) > maxSweepPoints {
+			return Sweep{}, fmt.Errorf("%w: %s: more than %d values", ErrBadSweep, name, maxSweepPoints)
 		}
 	}
 	for _, v := range s.Values {
@@ -118,8 +118,8 @@ func parseSweepItem(item string) ([]float64, error) {
 		if v > end+slack {
 			break
 		}
-		if len(out) >= MaxSweepPoints {
-			return nil, fmt.Errorf("more than %d values", MaxSweepPoints)
+		if len(out) >= maxSweepPoints {
+			return nil, fmt.Errorf("more than %d values", maxSweepPoints)
 		}
 		out = append(out, v)
 	}
@@ -148,8 +148,8 @@ func checkSweepValue(name string, v float64) error {
 	return nil
 }
 
-// Apply returns p with the swept parameter set to v.
-func (s Sweep) Apply(p Params, v float64) Params {
+// apply returns p with the swept parameter set to v.
+func (s Sweep) apply(p Params, v float64) Params {
 	switch s.Var {
 	case "addresses":
 		p.Addresses = uint32(math.Min(v, math.MaxUint32))
@@ -167,7 +167,7 @@ func (s Sweep) Apply(p Params, v float64) Params {
 func (s Sweep) Run(base Params) ([]*Result, error) {
 	out := make([]*Result, 0, len(s.Values))
 	for _, v := range s.Values {
-		r, err := Evaluate(s.Apply(base, v))
+		r, err := Evaluate(s.apply(base, v))
 		if err != nil {
 			return nil, fmt.Errorf("%s=%v: %w", s.Var, v, err)
 		}

@@ -352,11 +352,11 @@ func (logTicks) Ticks(lo, hi float64) []gonum.Tick {
 	return out
 }
 
-// Write draws the sweep and writes it to w in format ("svg" or "png"):
+// write draws the sweep and writes it to w in format ("svg" or "png"):
 // P_h(1) in the upper panel, P_h(N) in the lower one, the legend in a strip
 // under them on an opaque background, each mark (such as the wallet of
 // the demonstration) as a ring on every curve. SVG files embed their font.
-func Write(w io.Writer, format string, s model.Sweep, results []*model.Result, marks ...Mark) error {
+func write(w io.Writer, format string, s model.Sweep, results []*model.Result, marks ...Mark) error {
 	top, bottom, legend, rows, err := sweepPanels(s, results, marks)
 	if err != nil {
 		return err
@@ -423,7 +423,7 @@ func Save(file string, s model.Sweep, results []*model.Result, marks ...Mark) er
 	if err != nil {
 		return err
 	}
-	if err := Write(f, format, s, results, marks...); err != nil {
+	if err := write(f, format, s, results, marks...); err != nil {
 		f.Close()
 		return err
 	}

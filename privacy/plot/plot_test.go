@@ -31,7 +31,7 @@ func TestWritePlotReadable(t *testing.T) {
 	}
 	mark := Mark{X: 150, Label: "this wallet: 150 keys"}
 	var svg bytes.Buffer
-	if err := Write(&svg, "svg", s, rs, mark); err != nil {
+	if err := write(&svg, "svg", s, rs, mark); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"@font-face", "sans-serif", "P_h(1): one matching address", "P_h(N): N matching addresses",
@@ -44,7 +44,7 @@ func TestWritePlotReadable(t *testing.T) {
 		t.Errorf("mark labelled %d times, want on both panels and in the legend", n)
 	}
 	var pb bytes.Buffer
-	if err := Write(&pb, "png", s, rs, mark); err != nil {
+	if err := write(&pb, "png", s, rs, mark); err != nil {
 		t.Fatal(err)
 	}
 	img, err := png.Decode(&pb)

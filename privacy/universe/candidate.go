@@ -14,10 +14,10 @@ import (
 // ErrBadCandidate reports a universe line that is not a candidate.
 var ErrBadCandidate = errors.New("privacy: bad candidate")
 
-// MaxLine is the longest universe line accepted, in bytes: the
+// maxLine is the longest universe line accepted, in bytes: the
 // hex of a 10,000-byte script (the consensus script size limit) with room
 // for a comment.
-const MaxLine = 32 << 10
+const maxLine = 32 << 10
 
 // Kind says how a universe line was read.
 type Kind uint8
@@ -141,8 +141,8 @@ func (p *Parser) Parse(line []byte) (*Candidate, error) {
 	if len(text) == 0 || text[0] == '#' {
 		return nil, nil
 	}
-	if len(line) > MaxLine {
-		return nil, fmt.Errorf("%w: line longer than %d bytes", ErrBadCandidate, MaxLine)
+	if len(line) > maxLine {
+		return nil, fmt.Errorf("%w: line longer than %d bytes", ErrBadCandidate, maxLine)
 	}
 	var comment []byte
 	if i := indexSpaceOrHash(text); i >= 0 {

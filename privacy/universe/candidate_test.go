@@ -92,7 +92,7 @@ func TestParseCandidateSkipsAndErrors(t *testing.T) {
 		"bc1pw508d6qejxtdg4y5r3zarvary0c5xw7kw508d6qejxtdg4y5r3zarvary0c5xw7k7grplx", // v1 with bech32 checksum
 		"zz", "abc", "0x1234", "00ff 11", "4c", // 4c: OP_PUSHDATA1 without length
 		"6a", // script without pushes
-		strings.Repeat("ab", MaxLine),
+		strings.Repeat("ab", maxLine),
 	}
 	for _, line := range bad {
 		c, err := p.Parse([]byte(line))

@@ -22,7 +22,7 @@ var indexMagic = [8]byte{'S', 'P', 'V', 'F', 'I', 'D', 'X', 1}
 const (
 	// maxIndexCandidate bounds a candidate's length in an index: the
 	// longest universe line.
-	maxIndexCandidate = MaxLine
+	maxIndexCandidate = maxLine
 	// maxIndexBlocks bounds the blocks an index covers (about 190 years
 	// of blocks), and so the hash table a reader allocates.
 	maxIndexBlocks = 10_000_000

@@ -10,11 +10,11 @@ import (
 	"github.com/btcsuite/btcd/wire"
 )
 
-// ScriptCandidate names an output script as a universe line does: the
+// scriptCandidate names an output script as a universe line does: the
 // address of a standard script (P2PKH, P2SH, P2WPKH, P2WSH, P2TR), the
 // public key's hex for P2PK, or else the script's hex. An OP_RETURN script
 // (which BIP 158 leaves out of a block's filter) and an empty one give "".
-func ScriptCandidate(pk []byte, params *chaincfg.Params) string {
+func scriptCandidate(pk []byte, params *chaincfg.Params) string {
 	if len(pk) == 0 {
 		return ""
 	}

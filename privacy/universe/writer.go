@@ -163,7 +163,7 @@ func (u *Writer) AddBlock(height int32, b *wire.MsgBlock) error {
 		for _, out := range tx.TxOut {
 			u.output(out.PkScript, height)
 			if u.index != nil {
-				if c := ScriptCandidate(out.PkScript, u.params); c != "" {
+				if c := scriptCandidate(out.PkScript, u.params); c != "" {
 					u.index.Add(c, height)
 				}
 			}
