@@ -61,6 +61,23 @@ func mixedUniverse(rng *rand.Rand, size int, w *model.Wallet) string {
 	return b.String()
 }
 
+// mixedGroups are groups of one and several filters of the wallet: one
+// filter sent twice, one that matches everything, one dense enough to
+// match many candidates.
+func mixedGroups(t testing.TB, w *model.Wallet) [][]*bip37.Filter {
+	t.Helper()
+	dense := bip37.NewFilter(20, 0.3, 9, wire.BloomUpdateNone)
+	for _, e := range w.Hashes {
+		dense.Add(e)
+	}
+	empty, err := bip37.NewFilterFromParams(nil, 5, 1, wire.BloomUpdateNone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f1, f2 := w.Filter(0.01, 10, 1), w.Filter(0.02, 0, 2)
+	return [][]*bip37.Filter{{f1}, {f1, f2, f1}, {empty}, {dense, f2}, {empty, dense}, {f2}}
+}
+
 // TestAnalyzeGroupsBatchedEqualsOneByOne checks that testing candidates in
 // batches changes nothing: every report equals, field by field, the one
 // the candidate-at-a-time loop gives, for groups of one and several
@@ -71,16 +88,7 @@ func TestAnalyzeGroupsBatchedEqualsOneByOne(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
 	w := model.NewWallet(5, 30)
 	universe := mixedUniverse(rng, 5000, w)
-	dense := bip37.NewFilter(20, 0.3, 9, wire.BloomUpdateNone)
-	for _, e := range w.Hashes {
-		dense.Add(e)
-	}
-	empty, err := bip37.NewFilterFromParams(nil, 5, 1, wire.BloomUpdateNone)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f1, f2 := w.Filter(0.01, 10, 1), w.Filter(0.02, 0, 2)
-	groups := [][]*bip37.Filter{{f1}, {f1, f2, f1}, {empty}, {dense, f2}, {empty, dense}, {f2}}
+	groups := mixedGroups(t, w)
 	for _, tc := range []struct {
 		name string
 		opts AnalyzeOptions

@@ -19,16 +19,7 @@ import (
 // and P_h(N) in two panels, the mark on the curves and in the legend, one
 // tick format per axis, and a font every viewer has.
 func TestWritePlotReadable(t *testing.T) {
-	s, err := model.ParseSweep("addresses=1..300:10")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := model.DefaultParams()
-	base.Filters = 2
-	rs, err := s.Run(base)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, rs := sweep(t, "addresses=1..300:10")
 	mark := Mark{X: 150, Label: "this wallet: 150 keys"}
 	var svg bytes.Buffer
 	if err := write(&svg, "svg", s, rs, mark); err != nil {
@@ -88,16 +79,7 @@ func TestPlotTicks(t *testing.T) {
 }
 
 func TestSweepRunAndPlot(t *testing.T) {
-	s, err := model.ParseSweep("addresses=1..50")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := model.DefaultParams()
-	base.Filters = 2
-	rs, err := s.Run(base)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, rs := sweep(t, "addresses=1..50")
 	if len(rs) != 50 || rs[9].Params.Addresses != 10 {
 		t.Fatalf("%d results", len(rs))
 	}
@@ -128,4 +110,20 @@ func TestSweepRunAndPlot(t *testing.T) {
 	if err := Save(filepath.Join(dir, "leak.gif"), s, rs); !errors.Is(err, ErrCannotDraw) {
 		t.Errorf("gif: %v", err)
 	}
+}
+
+// sweep runs the model with two filters along spec.
+func sweep(t *testing.T, spec string) (model.Sweep, []*model.Result) {
+	t.Helper()
+	s, err := model.ParseSweep(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := model.DefaultParams()
+	base.Filters = 2
+	rs, err := s.Run(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, rs
 }
