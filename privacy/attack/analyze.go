@@ -29,7 +29,7 @@ const DefaultMaxMatches = 100_000
 type AnalyzeOptions struct {
 	// PairTest requires both the public key and its HASH160 to match for
 	// a pubkey candidate, instead of either. A key line marked as the pair
-	// of an address (see Candidate.PairAddress) counts as that address,
+	// of an address (see universe.Candidate.PairAddress) counts as that address,
 	// so the pair test replaces the address's hash-only test.
 	PairTest bool
 	// Workers is the number of parsing goroutines; 0 picks GOMAXPROCS

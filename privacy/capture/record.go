@@ -15,7 +15,7 @@ import (
 	"github.com/spvfilter/spvfilter/bip37"
 )
 
-// ErrBadRecord reports a malformed capture file.
+// ErrBadRecord reports a malformed capture record or file.
 var ErrBadRecord = errors.New("privacy: bad capture")
 
 // maxLine bounds one capture line: a 36,000-byte filter in hex plus
