@@ -53,8 +53,10 @@ type groupSet struct {
 	full  []uint64
 	limit []int
 	// id identifies the filters and the options that change the counts,
-	// so that only accumulators of the same ones are combined.
-	id [sha256.Size]byte
+	// so that only accumulators of the same ones are combined; it is
+	// computed when first needed (a single pass never needs it).
+	id    [sha256.Size]byte
+	hasID bool
 }
 
 // tally is the counts of testing candidates: those of every group of
@@ -96,8 +98,9 @@ type groupTally struct {
 
 // NewAccumulator returns an accumulator for groups of filters, each group
 // analyzed as Analyze analyzes its filters (a candidate must match every
-// filter of the group). It holds the filters without changing them; the
-// reading goroutines test copies.
+// filter of the group). It holds the filters without changing them (the
+// reading goroutines test copies); the caller must not change them while
+// the accumulator is in use.
 func NewAccumulator(groups [][]*bip37.Filter, opts AnalyzeOptions) (*Accumulator, error) {
 	if len(groups) == 0 {
 		return nil, ErrNoFilters
@@ -123,13 +126,16 @@ func NewAccumulator(groups [][]*bip37.Filter, opts AnalyzeOptions) (*Accumulator
 			s.limit[g] = opts.MaxMatches
 		}
 	}
-	s.id = s.fingerprint()
 	return &Accumulator{set: s, scan: universe.Scan{BadLines: []universe.BadLine{}}, t: s.newTally()}, nil
 }
 
-// fingerprint hashes what makes two accumulators' counts combinable: the
-// filters of every group, the pair test and the match limit.
+// fingerprint returns the hash of what makes two accumulators' counts
+// combinable: the filters of every group, the pair test and the match
+// limit.
 func (s *groupSet) fingerprint() [sha256.Size]byte {
+	if s.hasID {
+		return s.id
+	}
 	h := sha256.New()
 	fmt.Fprintf(h, "pair test %v, max matches %d, %d groups\n", s.opts.PairTest, s.opts.MaxMatches, len(s.filters))
 	for _, filters := range s.filters {
@@ -139,9 +145,9 @@ func (s *groupSet) fingerprint() [sha256.Size]byte {
 			_ = f.MsgFilterLoad().BtcEncode(h, wire.ProtocolVersion, wire.BaseEncoding)
 		}
 	}
-	var id [sha256.Size]byte
-	h.Sum(id[:0])
-	return id
+	h.Sum(s.id[:0])
+	s.hasID = true
+	return s.id
 }
 
 // newTally returns zero counts for the groups, every counter of them in
@@ -201,7 +207,7 @@ func (a *Accumulator) ReadUniverse(r io.Reader) error {
 // are numbered after a's. The accumulators must be of the same groups of
 // filters and options (ErrMismatch otherwise). o is not changed.
 func (a *Accumulator) Merge(o *Accumulator) error {
-	if o.set.id != a.set.id {
+	if o.set.fingerprint() != a.set.fingerprint() {
 		return fmt.Errorf("%w: merging the counts of other filters", ErrMismatch)
 	}
 	a.t.add(o.t, int(a.scan.LinesRead), a.set.limit)

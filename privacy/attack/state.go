@@ -41,7 +41,8 @@ type matchState struct {
 // MarshalJSON writes the accumulator's counts (not its filters): what a
 // worker of a distributed run sends to the one that merges.
 func (a *Accumulator) MarshalJSON() ([]byte, error) {
-	st := accState{Groups: hex.EncodeToString(a.set.id[:]), Universe: &a.scan, Classes: a.t.classes[:],
+	id := a.set.fingerprint()
+	st := accState{Groups: hex.EncodeToString(id[:]), Universe: &a.scan, Classes: a.t.classes[:],
 		Pairs: a.t.pairs, UndoLines: a.t.undoLines, Tallies: make([]groupState, len(a.t.groups))}
 	for g := range a.t.groups {
 		tg := &a.t.groups[g]
@@ -66,7 +67,7 @@ func (a *Accumulator) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &st); err != nil {
 		return fmt.Errorf("%w: %w", ErrBadState, err)
 	}
-	if st.Groups != hex.EncodeToString(a.set.id[:]) {
+	if id := a.set.fingerprint(); st.Groups != hex.EncodeToString(id[:]) {
 		return fmt.Errorf("%w: a state of other filters or options", ErrMismatch)
 	}
 	t, err := a.set.tallyOf(&st)
