@@ -2,6 +2,7 @@ package privacy
 
 import (
 	"bufio"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -10,6 +11,8 @@ import (
 	"github.com/btcsuite/btcd/chaincfg"
 
 	"github.com/spvfilter/spvfilter/bip37"
+	"github.com/spvfilter/spvfilter/privacy/attack"
+	"github.com/spvfilter/spvfilter/privacy/model"
 )
 
 // DemoOptions describe the built-in demonstration. The defaults mimic a
@@ -39,15 +42,15 @@ func DefaultDemoOptions() DemoOptions {
 type DemoResult struct {
 	Options DemoOptions `json:"options"`
 	// Model is the analytic model for the same filter and universe.
-	Model  *ModelResult `json:"model"`
-	Report *Report      `json:"analysis"`
+	Model  *model.Result  `json:"model"`
+	Report *attack.Report `json:"analysis"`
 	// UsedFound counts the used addresses among the matches, and
 	// UsedConfident those with probability >= 0.95.
 	UsedFound     int `json:"used_found"`
 	UsedConfident int `json:"used_confident"`
 	// Sweep and Curve are the model along the number of keys, for the plot.
-	Sweep Sweep          `json:"-"`
-	Curve []*ModelResult `json:"-"`
+	Sweep model.Sweep     `json:"-"`
+	Curve []*model.Result `json:"-"`
 }
 
 // RunDemo builds the wallet and its filters with bip37, a synthetic universe
@@ -56,23 +59,23 @@ type DemoResult struct {
 func RunDemo(o DemoOptions) (*DemoResult, error) {
 	switch {
 	case o.Keys < 1 || o.Keys > 100_000:
-		return nil, fmt.Errorf("%w: keys %d not in 1..100000", ErrBadModel, o.Keys)
+		return nil, fmt.Errorf("%w: keys %d not in 1..100000", model.ErrBadParams, o.Keys)
 	case o.Used < 0 || o.Used > o.Keys:
-		return nil, fmt.Errorf("%w: used addresses %d not in 0..%d", ErrBadModel, o.Used, o.Keys)
+		return nil, fmt.Errorf("%w: used addresses %d not in 0..%d", model.ErrBadParams, o.Used, o.Keys)
 	case o.UniverseSize < o.Used || o.UniverseSize > 100_000_000:
-		return nil, fmt.Errorf("%w: universe size %d not in %d..100000000", ErrBadModel, o.UniverseSize, o.Used)
-	case o.Filters < 1 || o.Filters > MaxAnalyzeFilters:
-		return nil, fmt.Errorf("%w: filters %d not in 1..%d", ErrBadModel, o.Filters, MaxAnalyzeFilters)
+		return nil, fmt.Errorf("%w: universe size %d not in %d..100000000", model.ErrBadParams, o.UniverseSize, o.Used)
+	case o.Filters < 1 || o.Filters > attack.MaxFilters:
+		return nil, fmt.Errorf("%w: filters %d not in 1..%d", model.ErrBadParams, o.Filters, attack.MaxFilters)
 	}
-	mp := ModelParams{
+	mp := model.Params{
 		Addresses: uint32(o.Keys), FPRate: o.FPRate, ElementsPerAddress: 2, ExtraElements: o.Extra,
 		UniverseSize: uint64(o.UniverseSize-o.Used) + uint64(o.Keys), Filters: uint32(o.Filters),
 	}
-	model, err := Evaluate(mp)
+	m, err := model.Evaluate(mp)
 	if err != nil {
 		return nil, err
 	}
-	w := NewWallet(o.Seed, o.Keys)
+	w := model.NewWallet(o.Seed, o.Keys)
 	rng := rand.New(rand.NewPCG(o.Seed, 0xde770))
 	filters := make([]*bip37.Filter, o.Filters)
 	for i := range filters {
@@ -92,7 +95,7 @@ func RunDemo(o DemoOptions) (*DemoResult, error) {
 	go func() {
 		bw := bufio.NewWriterSize(pw, 64<<10)
 		fmt.Fprintf(bw, "# synthetic universe: %d P2PKH hashes, %d of them the wallet's addresses\n", o.UniverseSize, o.Used)
-		var h [20]byte
+		var h [24]byte // a random hash in its first 20 bytes
 		var line [41]byte
 		line[40] = '\n'
 		urng := rand.New(rand.NewPCG(o.Seed, 0x0417))
@@ -101,8 +104,10 @@ func RunDemo(o DemoOptions) (*DemoResult, error) {
 				bw.WriteString(a + "\n")
 				continue
 			}
-			randomBytes(urng, h[:])
-			hex.Encode(line[:40], h[:])
+			for j := 0; j < len(h); j += 8 {
+				binary.LittleEndian.PutUint64(h[j:], urng.Uint64())
+			}
+			hex.Encode(line[:40], h[:20])
 			if _, err := bw.Write(line[:]); err != nil {
 				pw.CloseWithError(err)
 				return
@@ -110,12 +115,12 @@ func RunDemo(o DemoOptions) (*DemoResult, error) {
 		}
 		pw.CloseWithError(bw.Flush())
 	}()
-	rep, err := Analyze(filters, pr, AnalyzeOptions{})
+	rep, err := attack.Analyze(filters, pr, attack.AnalyzeOptions{})
 	pr.Close()
 	if err != nil {
 		return nil, err
 	}
-	res := &DemoResult{Options: o, Model: model, Report: rep}
+	res := &DemoResult{Options: o, Model: m, Report: rep}
 	isUsed := make(map[string]bool, len(used))
 	for _, a := range used {
 		isUsed[a] = true
@@ -136,7 +141,7 @@ func RunDemo(o DemoOptions) (*DemoResult, error) {
 		curve.UniverseSize = uint64(o.UniverseSize)
 	}
 	hi := min(2*o.Keys, int(curve.UniverseSize))
-	res.Sweep, err = ParseSweep(fmt.Sprintf("addresses=1..%d:%d", hi, max(1, hi/100)))
+	res.Sweep, err = model.ParseSweep(fmt.Sprintf("addresses=1..%d:%d", hi, max(1, hi/100)))
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package privacy
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"os"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/spvfilter/spvfilter/bip37"
 	"github.com/spvfilter/spvfilter/peer/peertest"
+	"github.com/spvfilter/spvfilter/privacy/attack"
+	"github.com/spvfilter/spvfilter/privacy/capture"
 )
 
 // bcoinProbe is a bcoin SPV node: in-memory chain, pure-JavaScript crypto
@@ -149,8 +152,8 @@ func TestRelayWithBcoin(t *testing.T) {
 	btcd := peertest.StartBtcd(t, peertest.WithMiningKey(alice))
 	btcd.Generate(t, 5)
 
-	var out syncBuffer
-	r, err := NewRelay(RelayConfig{Listen: "127.0.0.1:0", Upstream: btcd.P2PAddr, Net: btcd.Params.Net, Out: &out})
+	var out bytes.Buffer // read once Serve has returned
+	r, err := capture.NewRelay(capture.RelayConfig{Listen: "127.0.0.1:0", Upstream: btcd.P2PAddr, Net: btcd.Params.Net, Out: &out})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,11 +177,11 @@ func TestRelayWithBcoin(t *testing.T) {
 	cancel()
 	<-served
 
-	recs, err := ReadCapture(strings.NewReader(out.String()))
+	recs, err := capture.Read(strings.NewReader(out.String()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cf, err := CapturedFilters(recs)
+	cf, err := capturedFilters(recs)
 	if err != nil || len(cf) == 0 {
 		t.Fatalf("no filterload from bcoin (%v); capture:\n%s", err, out.String())
 	}
@@ -188,7 +191,7 @@ func TestRelayWithBcoin(t *testing.T) {
 		t.Errorf("user agent %q, want bcoin's", recs[0].UserAgent)
 	}
 	universe := alice.Address(btcd.Params).EncodeAddress() + "\n" + strings.Repeat("00", 20) + "\n"
-	rep, err := Analyze([]*bip37.Filter{cf[0].Filter}, strings.NewReader(universe), AnalyzeOptions{})
+	rep, err := attack.Analyze([]*bip37.Filter{cf[0].Filter}, strings.NewReader(universe), attack.AnalyzeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,8 @@ import (
 	"github.com/spvfilter/spvfilter/peer"
 	"github.com/spvfilter/spvfilter/peer/chain"
 	"github.com/spvfilter/spvfilter/peer/peertest"
+	"github.com/spvfilter/spvfilter/privacy/attack"
+	"github.com/spvfilter/spvfilter/privacy/capture"
 )
 
 // TestRelayWithBtcdAndPeer runs our light client through the relay to a
@@ -28,8 +30,8 @@ func TestRelayWithBtcdAndPeer(t *testing.T) {
 	node := peertest.StartBtcd(t, peertest.WithMiningKey(alice))
 	node.Generate(t, 6)
 
-	var out syncBuffer
-	r, err := NewRelay(RelayConfig{Listen: "127.0.0.1:0", Upstream: node.P2PAddr, Net: node.Params.Net, Out: &out})
+	var out bytes.Buffer // read once Serve has returned
+	r, err := capture.NewRelay(capture.RelayConfig{Listen: "127.0.0.1:0", Upstream: node.P2PAddr, Net: node.Params.Net, Out: &out})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,11 +79,11 @@ func TestRelayWithBtcdAndPeer(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	recs, err := ReadCapture(strings.NewReader(out.String()))
+	recs, err := capture.Read(strings.NewReader(out.String()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cf, err := CapturedFilters(recs)
+	cf, err := capturedFilters(recs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,16 +95,26 @@ func TestRelayWithBtcdAndPeer(t *testing.T) {
 	if !bytes.Equal(got.Filter, want.Filter) || got.HashFuncs != want.HashFuncs || got.Tweak != want.Tweak || got.Flags != want.Flags {
 		t.Fatalf("captured filter differs from the one loaded")
 	}
-	if recs[0].Command != CmdVersion || !strings.Contains(recs[0].UserAgent, "/") {
+	if recs[0].Command != capture.CmdVersion || !strings.Contains(recs[0].UserAgent, "/") {
 		t.Errorf("first record %+v, want the client's version", recs[0])
 	}
 
 	universe := fmt.Sprintf("%s\n%s\n", alice.Address(node.Params).EncodeAddress(), bob.Address(node.Params).EncodeAddress())
-	rep, err := Analyze([]*bip37.Filter{cf[0].Filter}, strings.NewReader(universe), AnalyzeOptions{})
+	rep, err := attack.Analyze([]*bip37.Filter{cf[0].Filter}, strings.NewReader(universe), attack.AnalyzeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rep.MatchedCount != 1 || rep.Matched[0].Line != 1 {
 		t.Fatalf("matched %+v, want alice's address alone", rep.Matched)
 	}
+}
+
+// capturedFilters are the filters of every session of the records.
+func capturedFilters(recs []capture.Record) ([]*capture.Filter, error) {
+	sessions, err := capture.Sessions(recs)
+	var out []*capture.Filter
+	for _, s := range sessions {
+		out = append(out, s.Filters...)
+	}
+	return out, err
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/capture"
 )
 
 // badInputCase is a command line that must be refused as bad input.
@@ -325,7 +325,7 @@ func TestJSONKeysOneType(t *testing.T) {
 	}
 	for where, value := range map[string]any{
 		"scan":            scanJSON{Matches: []scanMatchJSON{{Watch: []string{"51"}}}},
-		"privacy capture": privacy.RelayStats{},
+		"privacy capture": capture.RelayStats{},
 	} {
 		b, err := json.Marshal(value)
 		if err != nil {

@@ -8,13 +8,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/plot"
 )
 
 func init() { registerCommand(newDemoCommand) }
 
 func newDemoCommand(a *app) *cobra.Command {
 	o := privacy.DefaultDemoOptions()
-	plot := "spvfilter-demo.svg"
+	plotFile := "spvfilter-demo.svg"
 	c := &cobra.Command{
 		Use:   "demo",
 		Short: "Show on built-in defaults how much a BIP 37 wallet filter leaks",
@@ -38,7 +39,7 @@ func newDemoCommand(a *app) *cobra.Command {
   spvfilter demo --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if _, err := privacy.PlotFormat(plot); err != nil {
+			if _, err := plot.Format(plotFile); err != nil {
 				return usageError{err}
 			}
 			start := time.Now()
@@ -46,17 +47,17 @@ func newDemoCommand(a *app) *cobra.Command {
 			if err != nil {
 				return privacyBadInput(err)
 			}
-			mark := privacy.PlotMark{X: float64(o.Keys), Label: fmt.Sprintf("this wallet: %d keys", o.Keys)}
-			if err := privacy.SavePlot(plot, r.Sweep, r.Curve, mark); err != nil {
+			mark := plot.Mark{X: float64(o.Keys), Label: fmt.Sprintf("this wallet: %d keys", o.Keys)}
+			if err := plot.Save(plotFile, r.Sweep, r.Curve, mark); err != nil {
 				return privacyBadInput(fmt.Errorf("plot: %w", err))
 			}
 			if a.json {
 				return a.printJSON(struct {
 					*privacy.DemoResult
 					Plot string `json:"plot"`
-				}{r, plot})
+				}{r, plotFile})
 			}
-			printDemo(a.stdout, r, plot, time.Since(start))
+			printDemo(a.stdout, r, plotFile, time.Since(start))
 			return nil
 		},
 	}
@@ -68,11 +69,11 @@ func newDemoCommand(a *app) *cobra.Command {
 	fl.IntVar(&o.UniverseSize, "universe-size", o.UniverseSize, "candidate addresses the node tests")
 	fl.IntVar(&o.Filters, "filters", o.Filters, "filters captured from the wallet (client restarts + 1)")
 	fl.Uint64Var(&o.Seed, "seed", o.Seed, "random seed (keys, tweaks, universe)")
-	fl.StringVar(&plot, "plot", plot, "plot file, .svg or .png")
+	fl.StringVar(&plotFile, "plot", plotFile, "plot file, .svg or .png")
 	return c
 }
 
-func printDemo(w io.Writer, r *privacy.DemoResult, plot string, took time.Duration) {
+func printDemo(w io.Writer, r *privacy.DemoResult, plotFile string, took time.Duration) {
 	o, m, rep := r.Options, r.Model, r.Report
 	fmt.Fprintf(w, "Wallet: %d keys (bitcoinj-like), %d of them used on chain.\n", o.Keys, o.Used)
 	fmt.Fprintf(w, "Filter: %d elements sized for %d at fp rate %g -> %d bytes, %d hash functions; pf at actual fill %.3g.\n",
@@ -82,5 +83,5 @@ func printDemo(w io.Writer, r *privacy.DemoResult, plot string, took time.Durati
 	fmt.Fprintf(w, "\nOf the wallet's %d used addresses the attack found %d, %d of them with probability >= 95%%.\n", o.Used, r.UsedFound, r.UsedConfident)
 	fmt.Fprintf(w, "Model: S = %.3g false positives expected after %d filter(s) (analysis: %.3g); P_h(1) for the %d keys = %.4f.\n",
 		m.ExpectedFalsePositives, o.Filters, rep.ExpectedFalsePositives, o.Keys, m.PH1)
-	fmt.Fprintf(w, "Plot of P_h(1) and P_h(N) along the wallet size written to %s (%.1fs).\n", plot, took.Seconds())
+	fmt.Fprintf(w, "Plot of P_h(1) and P_h(N) along the wallet size written to %s (%.1fs).\n", plotFile, took.Seconds())
 }

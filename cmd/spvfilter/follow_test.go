@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/wire"
+
 	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/btcsuite/btcd/chaincfg"
+
 	"github.com/spvfilter/spvfilter/peer/chain"
 )
 

@@ -9,7 +9,11 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/attack"
+	"github.com/spvfilter/spvfilter/privacy/capture"
+	"github.com/spvfilter/spvfilter/privacy/model"
+	"github.com/spvfilter/spvfilter/privacy/plot"
+	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
 func init() { registerCommand(newPrivacyCommand) }
@@ -45,7 +49,7 @@ var privacySubcommands []func(*app) *cobra.Command
 // privacyBadInput turns the privacy package's input errors into bad-input
 // errors (exit status 2).
 func privacyBadInput(err error) error {
-	for _, target := range []error{privacy.ErrBadModel, privacy.ErrBadSweep, privacy.ErrBadPlot, privacy.ErrBadCandidate, privacy.ErrNoFilters, privacy.ErrBadCapture, privacy.ErrEmptyUniverse, privacy.ErrBadLink} {
+	for _, target := range []error{model.ErrBadParams, model.ErrBadSweep, plot.ErrCannotDraw, universe.ErrBadCandidate, attack.ErrNoFilters, capture.ErrBadRecord, universe.ErrEmpty, attack.ErrBadLink} {
 		if errors.Is(err, target) {
 			return usageError{err}
 		}
@@ -54,7 +58,7 @@ func privacyBadInput(err error) error {
 }
 
 type modelFlags struct {
-	p          privacy.ModelParams
+	p          model.Params
 	sweep      string
 	plot       string
 	monteCarlo int
@@ -65,7 +69,7 @@ type modelFlags struct {
 
 func newPrivacyModelCommand(a *app) *cobra.Command {
 	var f modelFlags
-	f.p = privacy.DefaultModelParams()
+	f.p = model.DefaultParams()
 	c := &cobra.Command{
 		Use:   "model",
 		Short: "The analytic privacy model of a BIP 37 wallet filter",
@@ -131,7 +135,7 @@ txid, 2 output key hashes, and per input its outpoint, signature and key).`,
 }
 
 // addModelFlags defines the wallet and attacker flags of model and compare.
-func addModelFlags(fl *pflag.FlagSet, p *privacy.ModelParams) {
+func addModelFlags(fl *pflag.FlagSet, p *model.Params) {
 	fl.Uint32Var(&p.Addresses, "addresses", p.Addresses, "wallet addresses N")
 	fl.Float64Var(&p.FPRate, "fprate", p.FPRate, "false-positive rate the filter is sized for")
 	fl.Uint64Var(&p.UniverseSize, "universe-size", p.UniverseSize, "addresses U the node tests, the wallet's included")
@@ -143,7 +147,7 @@ func addModelFlags(fl *pflag.FlagSet, p *privacy.ModelParams) {
 
 // checkModelFlags refuses model inputs the library would read as a
 // default: a zero filter count means one filter there.
-func checkModelFlags(p *privacy.ModelParams) error {
+func checkModelFlags(p *model.Params) error {
 	if p.Filters == 0 {
 		return badInput("--filters 0: the node holds at least one filter")
 	}
@@ -158,7 +162,7 @@ func runModel(a *app, f *modelFlags) error {
 		return badInput("--monte-carlo %d: want a number of trials, at least 0", f.monteCarlo)
 	}
 	if f.plot != "" {
-		if _, err := privacy.PlotFormat(f.plot); err != nil {
+		if _, err := plot.Format(f.plot); err != nil {
 			return usageError{err}
 		}
 	}
@@ -166,17 +170,17 @@ func runModel(a *app, f *modelFlags) error {
 		return badInput("--monte-carlo and --sweep cannot be combined")
 	}
 	if f.sweep == "" {
-		r, err := privacy.Evaluate(f.p)
+		r, err := model.Evaluate(f.p)
 		if err != nil {
 			return privacyBadInput(err)
 		}
 		out := struct {
-			*privacy.ModelResult
-			MonteCarlo *privacy.MonteCarloResult `json:"monte_carlo,omitempty"`
-			Plot       string                    `json:"plot,omitempty"`
-		}{ModelResult: r}
+			*model.Result
+			MonteCarlo *model.MonteCarloResult `json:"monte_carlo,omitempty"`
+			Plot       string                  `json:"plot,omitempty"`
+		}{Result: r}
 		if f.monteCarlo != 0 {
-			mc, err := privacy.MonteCarlo(f.p, privacy.MonteCarloOptions{Trials: f.monteCarlo, Sample: f.mcSample, Seed: f.seed})
+			mc, err := model.MonteCarlo(f.p, model.MonteCarloOptions{Trials: f.monteCarlo, Sample: f.mcSample, Seed: f.seed})
 			if err != nil {
 				return privacyBadInput(err)
 			}
@@ -186,7 +190,7 @@ func runModel(a *app, f *modelFlags) error {
 			// Up to twice the wallet, in at most about 200 points, and
 			// never past the universe (the model counts the wallet in it).
 			hi := min(max(2*uint64(f.p.Addresses), 10), f.p.UniverseSize)
-			s, err := privacy.ParseSweep(fmt.Sprintf("addresses=1..%d:%d", hi, max(1, hi/200)))
+			s, err := model.ParseSweep(fmt.Sprintf("addresses=1..%d:%d", hi, max(1, hi/200)))
 			if err != nil {
 				return privacyBadInput(err)
 			}
@@ -208,7 +212,7 @@ func runModel(a *app, f *modelFlags) error {
 		}
 		return nil
 	}
-	s, err := privacy.ParseSweep(f.sweep)
+	s, err := model.ParseSweep(f.sweep)
 	if err != nil {
 		return usageError{err}
 	}
@@ -217,7 +221,7 @@ func runModel(a *app, f *modelFlags) error {
 		return privacyBadInput(err)
 	}
 	if f.plot != "" {
-		if err := privacy.SavePlot(f.plot, s, results); err != nil {
+		if err := plot.Save(f.plot, s, results); err != nil {
 			return privacyBadInput(fmt.Errorf("plot: %w", err))
 		}
 	}
@@ -236,9 +240,9 @@ func runModel(a *app, f *modelFlags) error {
 		// One object, naming what was swept: the results follow the
 		// values in order.
 		return a.printJSON(struct {
-			Sweep    privacy.Sweep          `json:"sweep"`
-			Results  []*privacy.ModelResult `json:"results"`
-			Warnings []string               `json:"warnings"`
+			Sweep    model.Sweep     `json:"sweep"`
+			Results  []*model.Result `json:"results"`
+			Warnings []string        `json:"warnings"`
 		}{s, results, warnings})
 	}
 	printSweep(a.stdout, s, results)
@@ -248,18 +252,18 @@ func runModel(a *app, f *modelFlags) error {
 	return nil
 }
 
-func savePlot(file string, s privacy.Sweep, base privacy.ModelParams) error {
+func savePlot(file string, s model.Sweep, base model.Params) error {
 	results, err := s.Run(base)
 	if err != nil {
 		return privacyBadInput(err)
 	}
-	if err := privacy.SavePlot(file, s, results); err != nil {
+	if err := plot.Save(file, s, results); err != nil {
 		return privacyBadInput(fmt.Errorf("plot: %w", err))
 	}
 	return nil
 }
 
-func printModel(w io.Writer, r *privacy.ModelResult) {
+func printModel(w io.Writer, r *model.Result) {
 	p := r.Params
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "wallet\t%d addresses x %d elements = %d inserted; sized for %d (extra %d)\n",
@@ -284,7 +288,7 @@ func printModel(w io.Writer, r *privacy.ModelResult) {
 	fmt.Fprintf(w, "\n%s\n", modelVerdict(r))
 }
 
-func modelVerdict(r *privacy.ModelResult) string {
+func modelVerdict(r *model.Result) string {
 	n := r.Params.Addresses
 	return fmt.Sprintf("A node testing %d addresses finds the wallet's %d among about %.3g false positives: "+
 		"a matching address is the wallet's with probability %.3g%%, and all %d picked at random are the wallet's with probability %.3g "+
@@ -292,7 +296,7 @@ func modelVerdict(r *privacy.ModelResult) string {
 		r.Params.UniverseSize, n, r.ExpectedFalsePositives, 100*r.PH1Exact, n, r.PHAllExact, r.PHAll)
 }
 
-func printMonteCarlo(w io.Writer, mc *privacy.MonteCarloResult) {
+func printMonteCarlo(w io.Writer, mc *model.MonteCarloResult) {
 	verdict := "AGREES with"
 	if !mc.Agrees {
 		verdict = "DISAGREES with"
@@ -305,7 +309,7 @@ func printMonteCarlo(w io.Writer, mc *privacy.MonteCarloResult) {
 		mc.MeasuredPf, mc.ModelPf, mc.MeasuredPH1, mc.ModelPH1)
 }
 
-func printSweep(w io.Writer, s privacy.Sweep, results []*privacy.ModelResult) {
+func printSweep(w io.Writer, s model.Sweep, results []*model.Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "%s\tbytes\tk\tpf\tS (after %s)\tP_h(1)\tP_h(N)\t\n", s.Var, filtersLabel(s, results))
 	for i, r := range results {
@@ -314,7 +318,7 @@ func printSweep(w io.Writer, s privacy.Sweep, results []*privacy.ModelResult) {
 	tw.Flush()
 }
 
-func filtersLabel(s privacy.Sweep, results []*privacy.ModelResult) string {
+func filtersLabel(s model.Sweep, results []*model.Result) string {
 	if s.Var == "filters" {
 		return "the row's filters"
 	}

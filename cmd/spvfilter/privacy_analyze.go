@@ -13,7 +13,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/spvfilter/spvfilter/bip37"
-	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/attack"
+	"github.com/spvfilter/spvfilter/privacy/capture"
+	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
 func init() {
@@ -106,7 +108,7 @@ standard error and in the JSON "warnings".`,
 	fl.BoolVar(&f.link, "link", false, "with --capture: link sessions that probably share a wallet, and intersect each group")
 	fl.Float64Var(&f.linkThreshold, "link-threshold", 0.5, "with --link: probability above which two sessions are linked, in [0.5, 1)")
 	fl.IntVar(&f.workers, "workers", 0, "parsing goroutines (default: number of CPUs, at most 4)")
-	fl.IntVar(&f.maxMatches, "max-matches", privacy.DefaultMaxMatches, "most matches listed per report (counts cover all)")
+	fl.IntVar(&f.maxMatches, "max-matches", attack.DefaultMaxMatches, "most matches listed per report (counts cover all)")
 	fl.IntVar(&f.show, "show", 20, "matches printed in each text report")
 	c.MarkFlagsMutuallyExclusive("filter", "capture")
 	_ = c.MarkFlagRequired("universe")
@@ -115,23 +117,23 @@ standard error and in the JSON "warnings".`,
 
 // sessionReport is one session's analysis: the session and its report.
 type sessionReport struct {
-	Session   string                    `json:"session"`
-	Client    string                    `json:"client"`
-	UserAgent string                    `json:"user_agent,omitempty"`
-	Captured  []*privacy.CapturedFilter `json:"captured"`
-	*privacy.Report
+	Session   string            `json:"session"`
+	Client    string            `json:"client"`
+	UserAgent string            `json:"user_agent,omitempty"`
+	Captured  []*capture.Filter `json:"captured"`
+	*attack.Report
 }
 
 // joinedReport is the intersection attack over several sessions.
 type joinedReport struct {
 	Sessions []string `json:"sessions"`
-	*privacy.Report
+	*attack.Report
 }
 
 // linkOutput is the --link part of the JSON: the linkage with sessions
 // named by id, and each group's report.
 type linkOutput struct {
-	*privacy.Linkage
+	*attack.Linkage
 	Pairs  []linkPair     `json:"pairs"`
 	Groups []joinedReport `json:"groups"`
 }
@@ -139,16 +141,16 @@ type linkOutput struct {
 type linkPair struct {
 	A string `json:"a"`
 	B string `json:"b"`
-	privacy.SessionLink
+	attack.SessionLink
 }
 
 // captureOutput is the JSON of analyze with --capture.
 type captureOutput struct {
-	Universe     *privacy.UniverseScan `json:"universe"`
-	Clients      []sessionReport       `json:"clients"`
-	Intersection *joinedReport         `json:"intersection,omitempty"`
-	Links        *linkOutput           `json:"links,omitempty"`
-	Warnings     []string              `json:"warnings"`
+	Universe     *universe.Scan  `json:"universe"`
+	Clients      []sessionReport `json:"clients"`
+	Intersection *joinedReport   `json:"intersection,omitempty"`
+	Links        *linkOutput     `json:"links,omitempty"`
+	Warnings     []string        `json:"warnings"`
 }
 
 func runAnalyze(a *app, f *analyzeFlags) error {
@@ -156,8 +158,8 @@ func runAnalyze(a *app, f *analyzeFlags) error {
 		return badInput("give the filters to analyze with --filter or --capture")
 	}
 	switch {
-	case f.workers < 0 || f.workers > privacy.MaxAnalyzeWorkers:
-		return badInput("--workers %d: want 0 (automatic) to %d", f.workers, privacy.MaxAnalyzeWorkers)
+	case f.workers < 0 || f.workers > universe.MaxWorkers:
+		return badInput("--workers %d: want 0 (automatic) to %d", f.workers, universe.MaxWorkers)
 	case f.maxMatches < 1:
 		return badInput("--max-matches %d: must be at least 1", f.maxMatches)
 	case f.show < 0:
@@ -167,7 +169,7 @@ func runAnalyze(a *app, f *analyzeFlags) error {
 	case !(f.linkThreshold >= 0.5 && f.linkThreshold < 1):
 		return badInput("--link-threshold %v: want a probability in [0.5, 1)", f.linkThreshold)
 	}
-	opts := privacy.AnalyzeOptions{PairTest: f.pairTest, Workers: f.workers, MaxMatches: f.maxMatches, Strict: f.strict}
+	opts := attack.AnalyzeOptions{PairTest: f.pairTest, Workers: f.workers, MaxMatches: f.maxMatches, Strict: f.strict}
 	if f.capture != "" {
 		return runAnalyzeCapture(a, f, opts)
 	}
@@ -183,10 +185,10 @@ func runAnalyze(a *app, f *analyzeFlags) error {
 		}
 		filters = append(filters, flt)
 	}
-	if len(filters) > privacy.MaxAnalyzeFilters {
-		return badInput("%d filters given, at most %d", len(filters), privacy.MaxAnalyzeFilters)
+	if len(filters) > attack.MaxFilters {
+		return badInput("%d filters given, at most %d", len(filters), attack.MaxFilters)
 	}
-	reps, err := analyzeUniverse(a, f.universe, [][]*bip37.Filter{filters}, opts)
+	_, reps, err := analyzeUniverse(a, f.universe, [][]*bip37.Filter{filters}, opts)
 	if err != nil {
 		return err
 	}
@@ -200,48 +202,63 @@ func runAnalyze(a *app, f *analyzeFlags) error {
 }
 
 // analyzeUniverse analyzes the groups of filters over the --universe
-// argument: a file, or - for standard input.
-func analyzeUniverse(a *app, arg string, groups [][]*bip37.Filter, opts privacy.AnalyzeOptions) ([]*privacy.Report, error) {
+// argument, a file or - for standard input, and returns the accumulator
+// (for linking and intersecting) and its reports.
+func analyzeUniverse(a *app, arg string, groups [][]*bip37.Filter, opts attack.AnalyzeOptions) (*attack.Accumulator, []*attack.Report, error) {
 	var r io.Reader = a.stdin
 	name := "standard input"
 	if arg == "-" {
 		if err := a.claimStdin("--universe"); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	} else {
 		file, err := os.Open(arg)
 		if err != nil {
-			return nil, badInput("universe: %w", err)
+			return nil, nil, badInput("universe: %w", err)
 		}
 		defer file.Close()
 		if st, err := file.Stat(); err == nil && st.IsDir() {
-			return nil, badInput("universe: %s is a directory", arg)
+			return nil, nil, badInput("universe: %s is a directory", arg)
 		}
 		r, name = file, arg
 	}
-	reps, err := privacy.AnalyzeGroups(groups, r, opts)
+	acc, reps, err := accumulate(groups, r, opts)
 	if err != nil {
-		return nil, privacyBadInput(fmt.Errorf("%s: %w", name, err))
+		return nil, nil, privacyBadInput(fmt.Errorf("%s: %w", name, err))
 	}
-	return reps, nil
+	return acc, reps, nil
+}
+
+// accumulate reads the universe r into an accumulator of the groups and
+// finishes its reports.
+func accumulate(groups [][]*bip37.Filter, r io.Reader, opts attack.AnalyzeOptions) (*attack.Accumulator, []*attack.Report, error) {
+	acc, err := attack.NewAccumulator(groups, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := acc.ReadUniverse(r); err != nil {
+		return nil, nil, err
+	}
+	reps, err := acc.Reports()
+	return acc, reps, err
 }
 
 // selectSessions reads the capture and keeps the sessions --client names.
-func selectSessions(f *analyzeFlags) ([]*privacy.Session, error) {
+func selectSessions(f *analyzeFlags) ([]*capture.Session, error) {
 	file, err := os.Open(f.capture)
 	if err != nil {
 		return nil, badInput("capture: %w", err)
 	}
-	records, err := privacy.ReadCapture(file)
+	records, err := capture.Read(file)
 	file.Close()
 	if err != nil {
 		return nil, badInput("%s: %w", f.capture, err)
 	}
-	all, err := privacy.CaptureSessions(records)
+	all, err := capture.Sessions(records)
 	if err != nil {
 		return nil, badInput("%s: %w", f.capture, err)
 	}
-	var kept []*privacy.Session
+	var kept []*capture.Session
 	for _, s := range all {
 		host, _, err := net.SplitHostPort(s.Client)
 		if f.client == "" || err == nil && host == f.client || s.Client == f.client || s.ID == f.client {
@@ -257,7 +274,7 @@ func selectSessions(f *analyzeFlags) ([]*privacy.Session, error) {
 	return kept, nil
 }
 
-func runAnalyzeCapture(a *app, f *analyzeFlags, opts privacy.AnalyzeOptions) error {
+func runAnalyzeCapture(a *app, f *analyzeFlags, opts attack.AnalyzeOptions) error {
 	sessions, err := selectSessions(f)
 	if err != nil {
 		return err
@@ -267,22 +284,22 @@ func runAnalyzeCapture(a *app, f *analyzeFlags, opts privacy.AnalyzeOptions) err
 	ids := make([]string, len(sessions))
 	for i, s := range sessions {
 		fs := s.BloomFilters()
-		if len(fs) > privacy.MaxAnalyzeFilters {
-			return badInput("session %s (%s) loaded %d filters, at most %d are analyzed together", s.ID, s.Client, len(fs), privacy.MaxAnalyzeFilters)
+		if len(fs) > attack.MaxFilters {
+			return badInput("session %s (%s) loaded %d filters, at most %d are analyzed together", s.ID, s.Client, len(fs), attack.MaxFilters)
 		}
 		groups = append(groups, fs)
 		all = append(all, fs...)
 		ids[i] = s.ID
 	}
 	if f.intersect {
-		if len(all) > privacy.MaxAnalyzeFilters {
-			return badInput("--intersect: the %d sessions loaded %d filters, at most %d can be intersected", len(sessions), len(all), privacy.MaxAnalyzeFilters)
+		if len(all) > attack.MaxFilters {
+			return badInput("--intersect: the %d sessions loaded %d filters, at most %d can be intersected", len(sessions), len(all), attack.MaxFilters)
 		}
 		// Said before the work starts: the join is an assumption.
 		fmt.Fprintf(a.stderr, "spvfilter: --intersect joins %d session(s) as one wallet's: %s\n", len(sessions), strings.Join(ids, ", "))
 		groups = append(groups, all)
 	}
-	reps, err := analyzeUniverse(a, f.universe, groups, opts)
+	acc, reps, err := analyzeUniverse(a, f.universe, groups, opts)
 	if err != nil {
 		return err
 	}
@@ -305,8 +322,11 @@ func runAnalyzeCapture(a *app, f *analyzeFlags, opts privacy.AnalyzeOptions) err
 		warn("intersection: ", out.Intersection.Warnings)
 	}
 	if f.link {
-		sessReps := reps[:len(sessions)]
-		l, err := privacy.LinkSessions(sessReps, groups[:len(sessions)], privacy.LinkOptions{Threshold: f.linkThreshold})
+		compared := make([]int, len(sessions)) // not the --intersect group
+		for i := range compared {
+			compared[i] = i
+		}
+		l, err := acc.Link(compared, attack.LinkOptions{Threshold: f.linkThreshold})
 		if err != nil {
 			return privacyBadInput(err)
 		}
@@ -316,7 +336,7 @@ func runAnalyzeCapture(a *app, f *analyzeFlags, opts privacy.AnalyzeOptions) err
 			lo.Pairs = append(lo.Pairs, linkPair{A: ids[p.A], B: ids[p.B], SessionLink: p})
 		}
 		for _, g := range l.Groups {
-			jr, err := privacy.IntersectReports(sessReps, groups[:len(sessions)], g)
+			jr, err := acc.Intersect(g)
 			if err != nil {
 				return err
 			}
@@ -385,13 +405,13 @@ func printCaptureAnalysis(w io.Writer, out *captureOutput, show int) {
 }
 
 // printAnalyze prints a report with its universe line.
-func printAnalyze(w io.Writer, r *privacy.Report, captured []*privacy.CapturedFilter, show int) {
+func printAnalyze(w io.Writer, r *attack.Report, captured []*capture.Filter, show int) {
 	printUniverse(w, r)
 	fmt.Fprintln(w)
 	printReport(w, r, captured, show)
 }
 
-func printUniverse(w io.Writer, r *privacy.Report) {
+func printUniverse(w io.Writer, r *attack.Report) {
 	fmt.Fprintf(w, "universe: %d candidates", r.UniverseSize)
 	if r.Pairs > 0 {
 		fmt.Fprintf(w, " (%d public keys counted as their address, %d address lines merged with their key's)", r.Pairs, r.MergedAddressLines)
@@ -408,7 +428,7 @@ func printUniverse(w io.Writer, r *privacy.Report) {
 	}
 }
 
-func printReport(w io.Writer, r *privacy.Report, captured []*privacy.CapturedFilter, show int) {
+func printReport(w io.Writer, r *attack.Report, captured []*capture.Filter, show int) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "filter\tbytes\tk\ttweak\tflags\tbits set\test. elements\tfp rate at fill\tmatched alone\texpected false pos.\t")
 	for _, fr := range r.Filters {
@@ -440,7 +460,7 @@ func printReport(w io.Writer, r *privacy.Report, captured []*privacy.CapturedFil
 		n := min(show, len(r.Matched))
 		// The most probable first: those are what the node learns.
 		byProb := slices.Clone(r.Matched)
-		slices.SortStableFunc(byProb, func(a, b privacy.MatchedCandidate) int { return cmp.Compare(b.Probability, a.Probability) })
+		slices.SortStableFunc(byProb, func(a, b attack.MatchedCandidate) int { return cmp.Compare(b.Probability, a.Probability) })
 		fmt.Fprintf(w, "\nmatched candidates, most probably the wallet's first (%d of %d shown):\n", n, r.MatchedCount)
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "line\tcandidate\tkind\tP(wallet)")

@@ -18,7 +18,9 @@ import (
 	"github.com/spvfilter/spvfilter/peer/chain"
 	"github.com/spvfilter/spvfilter/peer/client"
 	"github.com/spvfilter/spvfilter/peer/peertest"
-	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/attack"
+	"github.com/spvfilter/spvfilter/privacy/capture"
+	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
 // TestPrivacyCaptureUniverseAnalyze runs the whole attack against a real
@@ -46,12 +48,12 @@ func TestPrivacyCaptureUniverseAnalyze(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	universe := string(ub)
+	text := string(ub)
 	aliceAddr, bobAddr := alice.Address(node.Params).EncodeAddress(), bob.Address(node.Params).EncodeAddress()
 	alicePub := hex.EncodeToString(alice.Priv.PubKey().SerializeCompressed())
 	for _, want := range []string{aliceAddr + " #", bobAddr + " #", alicePub + " # pair " + aliceAddr} {
-		if !strings.Contains(universe, want) {
-			t.Errorf("universe lacks %q (%s):\n%.2000s", want, stdout, universe)
+		if !strings.Contains(text, want) {
+			t.Errorf("universe lacks %q (%s):\n%.2000s", want, stdout, text)
 		}
 	}
 
@@ -61,14 +63,14 @@ func TestPrivacyCaptureUniverseAnalyze(t *testing.T) {
 	if status != exitOK {
 		t.Fatalf("universe --out -: status %d: %s", status, stderr)
 	}
-	if stdout != universe {
+	if stdout != text {
 		t.Errorf("universe --out - --json: standard output is not the universe file:\n%.500s", stdout)
 	}
-	var ust privacy.UniverseStats
+	var ust universe.Stats
 	if i := strings.Index(stderr, "{"); i < 0 {
 		t.Errorf("universe --out - --json: no statistics on standard error: %q", stderr)
-	} else if decodeJSON(t, stderr[i:], &ust); ust.Lines == 0 || ust.Lines != strings.Count(universe, "\n")-1 {
-		t.Errorf("universe statistics %+v for %d lines", ust, strings.Count(universe, "\n"))
+	} else if decodeJSON(t, stderr[i:], &ust); ust.Lines == 0 || ust.Lines != strings.Count(text, "\n")-1 {
+		t.Errorf("universe statistics %+v for %d lines", ust, strings.Count(text, "\n"))
 	}
 
 	// 2. A light client scans through the capturing relay.
@@ -126,8 +128,8 @@ func TestPrivacyCaptureUniverseAnalyze(t *testing.T) {
 	}
 	var out struct {
 		Clients []struct {
-			privacy.Report
-			Captured []privacy.CapturedFilter `json:"captured"`
+			attack.Report
+			Captured []capture.Filter `json:"captured"`
 		} `json:"clients"`
 	}
 	decodeJSON(t, stdout, &out)
@@ -161,7 +163,7 @@ func captureRelay(t *testing.T, ctx context.Context, node *peertest.Node, file s
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := privacy.NewRelay(privacy.RelayConfig{Listen: "127.0.0.1:0", Upstream: node.P2PAddr, Net: node.Params.Net, Out: out})
+	r, err := capture.NewRelay(capture.RelayConfig{Listen: "127.0.0.1:0", Upstream: node.P2PAddr, Net: node.Params.Net, Out: out})
 	if err != nil {
 		out.Close()
 		t.Fatal(err)

@@ -13,7 +13,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/spf13/cobra"
 
-	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/capture"
 )
 
 func init() {
@@ -80,10 +80,10 @@ standard output holds only the capture lines).`,
 	fl.StringVar(&f.upstream, "upstream", "", "full node to relay to (HOST:PORT)")
 	fl.StringVar(&f.network, "network", "mainnet", "mainnet, testnet3, regtest, signet or simnet")
 	fl.StringVar(&f.out, "out", "", "capture file, appended to (- for standard output; --json statistics then go to standard error)")
-	fl.IntVar(&f.maxClients, "max-clients", privacy.DefaultMaxClients, "clients served at once (0: the default)")
+	fl.IntVar(&f.maxClients, "max-clients", capture.DefaultMaxClients, "clients served at once (0: the default)")
 	fl.DurationVar(&f.duration, "duration", 0, "stop after this long (default: run until interrupted)")
-	fl.DurationVar(&f.handshake, "handshake-timeout", privacy.DefaultHandshakeTimeout, "drop a client that has not sent its version message this long after connecting")
-	fl.DurationVar(&f.idle, "idle-timeout", privacy.DefaultIdleTimeout, "drop a connection with no message in either direction for this long")
+	fl.DurationVar(&f.handshake, "handshake-timeout", capture.DefaultHandshakeTimeout, "drop a client that has not sent its version message this long after connecting")
+	fl.DurationVar(&f.idle, "idle-timeout", capture.DefaultIdleTimeout, "drop a connection with no message in either direction for this long")
 	for _, name := range []string{"listen", "upstream", "out"} {
 		_ = c.MarkFlagRequired(name)
 	}
@@ -96,7 +96,7 @@ func runCapture(ctx context.Context, a *app, f *captureFlags) error {
 		return err
 	}
 	if f.maxClients < 0 {
-		return badInput("--max-clients %d: must be at least 0 (0: %d)", f.maxClients, privacy.DefaultMaxClients)
+		return badInput("--max-clients %d: must be at least 0 (0: %d)", f.maxClients, capture.DefaultMaxClients)
 	}
 	if f.duration < 0 {
 		return badInput("--duration %v: must not be negative", f.duration)
@@ -119,7 +119,7 @@ func runCapture(ctx context.Context, a *app, f *captureFlags) error {
 	}
 	// A relay in front of a node that does not answer would accept
 	// clients and record nothing: check it first, before creating --out.
-	if err := privacy.CheckUpstream(ctx, f.upstream, params.Net, f.handshake); err != nil {
+	if err := capture.CheckUpstream(ctx, f.upstream, params.Net, f.handshake); err != nil {
 		return fmt.Errorf("capture: --upstream: %w", err)
 	}
 	var out io.Writer = a.stdout
@@ -131,7 +131,7 @@ func runCapture(ctx context.Context, a *app, f *captureFlags) error {
 		defer file.Close()
 		out = file
 	}
-	r, err := privacy.NewRelay(privacy.RelayConfig{
+	r, err := capture.NewRelay(capture.RelayConfig{
 		Listen: f.listen, Upstream: f.upstream, Net: params.Net, Out: out, Log: a.stderr, MaxClients: f.maxClients,
 		HandshakeTimeout: f.handshake, IdleTimeout: f.idle,
 	})

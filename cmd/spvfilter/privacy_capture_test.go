@@ -11,7 +11,7 @@ import (
 
 	"github.com/btcsuite/btcd/wire"
 
-	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/capture"
 )
 
 // TestPrivacyCaptureStdoutStats runs capture with --out - --json and a
@@ -67,7 +67,7 @@ func TestPrivacyCaptureStdoutStats(t *testing.T) {
 	if i < 0 {
 		t.Fatalf("no statistics on standard error: %q", res.stderr)
 	}
-	var st privacy.RelayStats
+	var st capture.RelayStats
 	if err := json.NewDecoder(strings.NewReader(res.stderr[i:])).Decode(&st); err != nil {
 		t.Fatalf("statistics: %v in %q", err, res.stderr)
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/model"
 )
 
 func init() {
@@ -15,7 +15,7 @@ func init() {
 }
 
 func newPrivacyCompareCommand(a *app) *cobra.Command {
-	p := privacy.DefaultCompareParams()
+	p := model.DefaultCompareParams()
 	c := &cobra.Command{
 		Use:   "compare",
 		Short: "Compare what a BIP 37 node and a BIP 157 node learn about the same wallet",
@@ -49,7 +49,7 @@ F/P blocks, and a wallet script only when all k of its blocks came to it.
 			if err := checkModelFlags(&p.Model); err != nil {
 				return err
 			}
-			r, err := privacy.Compare(p)
+			r, err := model.Compare(p)
 			if err != nil {
 				return privacyBadInput(err)
 			}
@@ -72,7 +72,7 @@ F/P blocks, and a wallet script only when all k of its blocks came to it.
 	return c
 }
 
-func printCompare(w io.Writer, r *privacy.Comparison) {
+func printCompare(w io.Writer, r *model.Comparison) {
 	m, s, p := r.BIP37, r.BIP157, r.Params
 	n := float64(p.Model.Addresses)
 	fmt.Fprintf(w, "wallet: %d addresses; BIP 37 filter %d bytes, %d hash functions (fp rate %g, %d filter(s)); BIP 157 watch list %d items\n",
@@ -87,7 +87,7 @@ func printCompare(w io.Writer, r *privacy.Comparison) {
 	fmt.Fprintf(tw, "a match is the wallet's\t%.4f (P_h(1), per address)\t%.4f (per block)\n", m.PH1, s.PBlockIsWallet)
 	fmt.Fprintf(tw, "candidate addresses\t%.4g\t%.4g (every item of the blocks)\n", n+m.ExpectedFalsePositives, s.Candidates)
 	fmt.Fprintf(tw, "a candidate is the wallet's\t%.4g\t%.4g\n", m.PH1, s.PCandidate)
-	fmt.Fprintf(tw, "all N addresses identified\t%.4g (P_h(N))\t%.4g\n", m.PHAll, privacy.ProbAllReal(n, s.Candidates-n))
+	fmt.Fprintf(tw, "all N addresses identified\t%.4g (P_h(N))\t%.4g\n", m.PHAll, model.ProbAllReal(n, s.Candidates-n))
 	x := r.Fetches
 	fmt.Fprintf(tw, "block downloads: blocks fetched\t\t%.4g of %d (f = %.3g; %g decoys per real block, %d peer(s))\n", x.FetchedBlocks, p.Blocks, x.FetchedFraction, x.Decoys, x.Peers)
 	fmt.Fprintf(tw, "  chance a script of k=%d blocks has all fetched\t\t%.3g (f^k: %.3g)\n", x.Appearances, x.ChancePerCandidate, x.ChancePerCandidateApprox)

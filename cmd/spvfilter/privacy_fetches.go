@@ -9,7 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/attack"
+	"github.com/spvfilter/spvfilter/privacy/capture"
+	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
 func init() {
@@ -56,7 +58,7 @@ HOST, HOST:PORT or SESSION keeps those sessions only.`,
 	fl.StringVar(&f.capture, "capture", "", "capture file written by \"privacy capture\" (required)")
 	fl.StringVar(&f.index, "index", "", "appearance index written by \"privacy universe --index\" (required)")
 	fl.StringVar(&f.client, "client", "", "only the sessions of this client HOST, HOST:PORT or SESSION id")
-	fl.IntVar(&f.maxMatches, "max-matches", privacy.DefaultMaxFetchMatches, "most matches listed per session, least explained by chance first (counts cover all)")
+	fl.IntVar(&f.maxMatches, "max-matches", attack.DefaultMaxFetchMatches, "most matches listed per session, least explained by chance first (counts cover all)")
 	fl.IntVar(&f.show, "show", 20, "matches printed per session in the text report")
 	_ = c.MarkFlagRequired("capture")
 	_ = c.MarkFlagRequired("index")
@@ -65,9 +67,9 @@ HOST, HOST:PORT or SESSION keeps those sessions only.`,
 
 // fetchesOutput is the JSON of privacy fetches.
 type fetchesOutput struct {
-	Index    fetchesIndex           `json:"index"`
-	Clients  []*privacy.FetchReport `json:"clients"`
-	Warnings []string               `json:"warnings"`
+	Index    fetchesIndex          `json:"index"`
+	Clients  []*attack.FetchReport `json:"clients"`
+	Warnings []string              `json:"warnings"`
 }
 
 type fetchesIndex struct {
@@ -87,16 +89,16 @@ func runFetches(a *app, f *fetchesFlags) error {
 	if err != nil {
 		return err
 	}
-	records, err := privacy.ReadCapture(cf)
+	records, err := capture.Read(cf)
 	cf.Close()
 	if err != nil {
 		return badInput("%s: %w", f.capture, err)
 	}
-	all, err := privacy.CaptureFetchSessions(records)
+	all, err := capture.FetchSessions(records)
 	if err != nil {
 		return badInput("%s: %w", f.capture, err)
 	}
-	var sessions []*privacy.FetchSession
+	var sessions []*capture.FetchSession
 	for _, s := range all {
 		host, _, err := net.SplitHostPort(s.Client)
 		if f.client == "" || err == nil && host == f.client || s.Client == f.client || s.ID == f.client {
@@ -114,12 +116,12 @@ func runFetches(a *app, f *fetchesFlags) error {
 		return err
 	}
 	defer xf.Close()
-	ir, err := privacy.NewIndexReader(xf)
+	ir, err := universe.NewIndexReader(xf)
 	if err != nil {
 		return badInput("%s: %w", f.index, err)
 	}
-	reps, err := privacy.AnalyzeFetches(sessions, ir, privacy.FetchOptions{MaxMatches: f.maxMatches})
-	if errors.Is(err, privacy.ErrBadIndex) {
+	reps, err := attack.AnalyzeFetches(sessions, ir, attack.FetchOptions{MaxMatches: f.maxMatches})
+	if errors.Is(err, universe.ErrBadIndex) {
 		return badInput("%s: %w", f.index, err)
 	}
 	if err != nil {

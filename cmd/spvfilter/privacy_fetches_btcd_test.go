@@ -13,7 +13,7 @@ import (
 
 	"github.com/spvfilter/spvfilter/peer/client"
 	"github.com/spvfilter/spvfilter/peer/peertest"
-	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/attack"
 )
 
 // TestPrivacyFetchesBtcd runs the block-download attack end to end against
@@ -155,8 +155,8 @@ func TestPrivacyFetchesBtcd(t *testing.T) {
 		Index struct {
 			From, To int32
 		} `json:"index"`
-		Clients  []privacy.FetchReport `json:"clients"`
-		Warnings []string              `json:"warnings"`
+		Clients  []attack.FetchReport `json:"clients"`
+		Warnings []string             `json:"warnings"`
 	}
 	decodeJSON(t, stdout, &got)
 	if len(got.Clients) != 1 || got.Index.To != tip {
@@ -201,7 +201,7 @@ func TestPrivacyFetchesBtcd(t *testing.T) {
 	// The wallet's scripts rank first, each with two appearances.
 	for i, k := range wallet {
 		a := k.Address(node.Params).EncodeAddress()
-		idx := slices.IndexFunc(rep.Matched, func(m privacy.FetchMatch) bool { return m.Candidate == a })
+		idx := slices.IndexFunc(rep.Matched, func(m attack.FetchMatch) bool { return m.Candidate == a })
 		if idx < 0 || idx >= len(wallet) || rep.Matched[idx].Appearances != 2 {
 			t.Fatalf("wallet script %d (%s) at rank %d of %+v", i, a, idx, rep.Matched)
 		}

@@ -10,24 +10,25 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 
-	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/capture"
+	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
 // writeFetchFixture writes an index of 1000 blocks (a wallet script in
 // blocks 10 and 500, 300 other scripts in one block each) and a capture of
 // one session that scanned them all and fetched blocks 10, 500 and 700.
-func writeFetchFixture(t *testing.T) (capture, index string) {
+func writeFetchFixture(t *testing.T) (capturePath, index string) {
 	t.Helper()
 	dir := t.TempDir()
 	hash := func(h int32) chainhash.Hash { return chainhash.DoubleHashH([]byte(fmt.Sprint("b", h))) }
-	ix := privacy.NewIndexWriter(dir, 0)
+	ix := universe.NewIndexWriter(dir, 0)
 	defer ix.Close()
 	ix.Add("wallet", 10)
 	ix.Add("wallet", 500)
 	for i := int32(0); i < 300; i++ {
 		ix.Add(fmt.Sprintf("other-%03d", i), i*3)
 	}
-	hd := &privacy.IndexHeader{Network: "regtest"}
+	hd := &universe.IndexHeader{Network: "regtest"}
 	for h := int32(0); h < 1000; h++ {
 		hd.Hashes = append(hd.Hashes, hash(h))
 	}
@@ -44,17 +45,17 @@ func writeFetchFixture(t *testing.T) (capture, index string) {
 	zero := uint32(0)
 	ft := uint8(0)
 	stop := hash(999)
-	for _, rec := range []privacy.CaptureRecord{
-		{Client: "127.0.0.1:5", Session: "s-1", Command: privacy.CmdGetCFilters, FilterType: &ft, StartHeight: &zero, StopHash: stop.String()},
-		{Client: "127.0.0.1:5", Session: "s-1", Command: privacy.CmdGetData, Blocks: []privacy.BlockRequest{
+	for _, rec := range []capture.Record{
+		{Client: "127.0.0.1:5", Session: "s-1", Command: capture.CmdGetCFilters, FilterType: &ft, StartHeight: &zero, StopHash: stop.String()},
+		{Client: "127.0.0.1:5", Session: "s-1", Command: capture.CmdGetData, Blocks: []capture.BlockRequest{
 			{Hash: hash(10).String(), Type: "witness_block"}, {Hash: hash(500).String(), Type: "witness_block"}, {Hash: hash(700).String(), Type: "block"}}},
 	} {
 		b, _ := json.Marshal(rec)
 		lines = append(lines, string(b))
 	}
-	capture = filepath.Join(dir, "c.jsonl")
-	os.WriteFile(capture, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
-	return capture, index
+	capturePath = filepath.Join(dir, "c.jsonl")
+	os.WriteFile(capturePath, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	return capturePath, index
 }
 
 func TestPrivacyFetchesCommand(t *testing.T) {

@@ -11,11 +11,13 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg"
 
-	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/attack"
+	"github.com/spvfilter/spvfilter/privacy/capture"
+	"github.com/spvfilter/spvfilter/privacy/model"
 )
 
 // writeCapture writes capture records, one JSON line each.
-func writeCapture(t *testing.T, file string, recs ...privacy.CaptureRecord) {
+func writeCapture(t *testing.T, file string, recs ...capture.Record) {
 	t.Helper()
 	var b strings.Builder
 	for _, r := range recs {
@@ -37,7 +39,7 @@ func writeCapture(t *testing.T, file string, recs ...privacy.CaptureRecord) {
 // separates them.
 func TestAnalyzeCaptureTwoClientsOneHost(t *testing.T) {
 	dir := t.TempDir()
-	wa, wb := privacy.NewWallet(101, 5), privacy.NewWallet(202, 5)
+	wa, wb := model.NewWallet(101, 5), model.NewWallet(202, 5)
 	addrA, addrB := wa.Addresses(&chaincfg.MainNetParams), wb.Addresses(&chaincfg.MainNetParams)
 	var u strings.Builder
 	for i := 0; i < 5000; i++ {
@@ -47,26 +49,26 @@ func TestAnalyzeCaptureTwoClientsOneHost(t *testing.T) {
 	universe := filepath.Join(dir, "u.txt")
 	os.WriteFile(universe, []byte(u.String()), 0o644)
 	now := time.Unix(1_700_000_000, 0)
-	ra, err := privacy.NewFilterLoadRecord(now, "127.0.0.1:40001", "run-1", wa.Filter(0.0001, 10, 1).MsgFilterLoad())
+	ra, err := capture.NewFilterLoadRecord(now, "127.0.0.1:40001", "run-1", wa.Filter(0.0001, 10, 1).MsgFilterLoad())
 	if err != nil {
 		t.Fatal(err)
 	}
-	rb, err := privacy.NewFilterLoadRecord(now, "127.0.0.1:40002", "run-2", wb.Filter(0.0001, 10, 2).MsgFilterLoad())
+	rb, err := capture.NewFilterLoadRecord(now, "127.0.0.1:40002", "run-2", wb.Filter(0.0001, 10, 2).MsgFilterLoad())
 	if err != nil {
 		t.Fatal(err)
 	}
-	capture := filepath.Join(dir, "c.jsonl")
-	writeCapture(t, capture, ra, rb)
+	captureFile := filepath.Join(dir, "c.jsonl")
+	writeCapture(t, captureFile, ra, rb)
 
 	var out struct {
 		Clients []struct {
 			Session string `json:"session"`
 			Client  string `json:"client"`
-			privacy.Report
+			attack.Report
 		} `json:"clients"`
-		Intersection *privacy.Report `json:"intersection"`
+		Intersection *attack.Report `json:"intersection"`
 	}
-	stdout, stderr, status := runCLI(t, "", "privacy", "analyze", "--capture", capture, "--universe", universe, "--json")
+	stdout, stderr, status := runCLI(t, "", "privacy", "analyze", "--capture", captureFile, "--universe", universe, "--json")
 	if status != exitOK {
 		t.Fatalf("status %d: %s", status, stderr)
 	}
@@ -80,7 +82,7 @@ func TestAnalyzeCaptureTwoClientsOneHost(t *testing.T) {
 			t.Errorf("session %s (%s): matched %+v, want %s exposed", c.Session, c.Client, c.Matched, want)
 		}
 	}
-	stdout, stderr, status = runCLI(t, "", "privacy", "analyze", "--capture", capture, "--universe", universe, "--intersect", "--json")
+	stdout, stderr, status = runCLI(t, "", "privacy", "analyze", "--capture", captureFile, "--universe", universe, "--intersect", "--json")
 	if status != exitOK {
 		t.Fatalf("--intersect: status %d: %s", status, stderr)
 	}
@@ -88,7 +90,7 @@ func TestAnalyzeCaptureTwoClientsOneHost(t *testing.T) {
 	if out.Intersection == nil || out.Intersection.MatchedCount != 0 || !strings.Contains(stderr, "run-1, run-2") {
 		t.Errorf("--intersect: %+v, stderr %q", out.Intersection, stderr)
 	}
-	stdout, stderr, status = runCLI(t, "", "privacy", "analyze", "--capture", capture, "--universe", universe, "--client", "127.0.0.1:40002", "--json")
+	stdout, stderr, status = runCLI(t, "", "privacy", "analyze", "--capture", captureFile, "--universe", universe, "--client", "127.0.0.1:40002", "--json")
 	if status != exitOK {
 		t.Fatalf("--client: status %d: %s", status, stderr)
 	}
@@ -100,8 +102,8 @@ func TestAnalyzeCaptureTwoClientsOneHost(t *testing.T) {
 	// still read, each client address its own session.
 	old := fmt.Sprintf(`{"time":"2024-01-01T00:00:00Z","client":"127.0.0.1:5","command":"filterload","filter":"%x","hash_funcs":%d,"tweak":1,"flags":2}`,
 		wa.Filter(0.0001, 10, 1).Bits(), wa.Filter(0.0001, 10, 1).HashFuncs())
-	os.WriteFile(capture, []byte(old+"\n"), 0o644)
-	stdout, stderr, status = runCLI(t, "", "privacy", "analyze", "--capture", capture, "--universe", universe, "--json")
+	os.WriteFile(captureFile, []byte(old+"\n"), 0o644)
+	stdout, stderr, status = runCLI(t, "", "privacy", "analyze", "--capture", captureFile, "--universe", universe, "--json")
 	if status != exitOK {
 		t.Fatalf("old records: status %d: %s", status, stderr)
 	}
@@ -116,7 +118,7 @@ func TestAnalyzeCaptureTwoClientsOneHost(t *testing.T) {
 // empty universe is bad input.
 func TestAnalyzeUniverseRobust(t *testing.T) {
 	dir := t.TempDir()
-	w := privacy.NewWallet(7, 3)
+	w := model.NewWallet(7, 3)
 	addr := w.Addresses(&chaincfg.MainNetParams)[0]
 	filterHex := filterPayloadHex(t, w.Filter(0.0001, 10, 9))
 	var u strings.Builder
@@ -134,7 +136,7 @@ func TestAnalyzeUniverseRobust(t *testing.T) {
 	if status != exitOK {
 		t.Fatalf("status %d: %s", status, stderr)
 	}
-	var r privacy.Report
+	var r attack.Report
 	decodeJSON(t, stdout, &r)
 	if r.UniverseSize != 20001 || r.Universe.LinesRead != 20013 || r.Universe.LinesSkipped != 12 || r.Universe.CandidatesTested != 20001 {
 		t.Fatalf("universe %d, scan %+v", r.UniverseSize, r.Universe)

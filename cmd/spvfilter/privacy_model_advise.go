@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/model"
 )
 
 // adviceFlags are the model command's flags that ask for a rate instead of
@@ -23,8 +23,8 @@ type adviceFlags struct {
 func addAdviceFlags(fl *pflag.FlagSet, f *adviceFlags) {
 	fl.Float64Var(&f.targetPHAll, "target-p-h-all", 0, "find the smallest rate keeping E[P_h(N)] below this (0 < X < 1)")
 	fl.Float64Var(&f.targetPH1, "target-p-h-1", 0, "find the smallest rate keeping E[P_h(1)] below this (0 < X < 1)")
-	fl.Uint32Var(&f.blockTxs, "block-txs", privacy.DefaultBlockTxs, "with a target: transactions per block, for the bandwidth cost")
-	fl.Uint32Var(&f.txElements, "tx-elements", privacy.DefaultTxElements, "with a target: elements tested per transaction (9: 2-in 2-out P2PKH)")
+	fl.Uint32Var(&f.blockTxs, "block-txs", model.DefaultBlockTxs, "with a target: transactions per block, for the bandwidth cost")
+	fl.Uint32Var(&f.txElements, "tx-elements", model.DefaultTxElements, "with a target: elements tested per transaction (9: 2-in 2-out P2PKH)")
 }
 
 // requested reports whether a target was given, whatever its value.
@@ -64,7 +64,7 @@ func runAdvice(a *app, f *modelFlags, fl *pflag.FlagSet) error {
 	if ad.blockTxs == 0 || ad.txElements == 0 {
 		return badInput("--block-txs %d --tx-elements %d: want at least 1 of each", ad.blockTxs, ad.txElements)
 	}
-	r, err := privacy.Advise(privacy.AdviceParams{
+	r, err := model.Advise(model.AdviceParams{
 		Model: f.p, TargetPH1: ad.targetPH1, TargetPHAll: ad.targetPHAll,
 		BlockTxs: ad.blockTxs, TxElements: ad.txElements,
 	})
@@ -79,7 +79,7 @@ func runAdvice(a *app, f *modelFlags, fl *pflag.FlagSet) error {
 	return nil
 }
 
-func targetText(p privacy.AdviceParams) string {
+func targetText(p model.AdviceParams) string {
 	var t []string
 	if p.TargetPHAll != 0 {
 		t = append(t, fmt.Sprintf("E[P_h(N)] < %g", p.TargetPHAll))
@@ -90,7 +90,7 @@ func targetText(p privacy.AdviceParams) string {
 	return strings.Join(t, " and ")
 }
 
-func printAdvice(w io.Writer, r *privacy.Advice) {
+func printAdvice(w io.Writer, r *model.Advice) {
 	p := r.Params
 	m := p.Model
 	inserted := uint64(m.Addresses) * uint64(m.ElementsPerAddress)
@@ -113,7 +113,7 @@ func printAdvice(w io.Writer, r *privacy.Advice) {
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "filters\tsmallest fp rate\tup to\tbytes\tk\tpf\tE[P_h(1)]\tE[P_h(N)]\tfp txs/block\t")
-	line := func(label string, s privacy.Sizing) {
+	line := func(label string, s model.Sizing) {
 		fmt.Fprintf(tw, "%s\t%.4g\t%.4g\t%d\t%d\t%.4g\t%.4g\t%.4g\t%.4g\t\n", label, s.FPRate, s.FPRateMax, s.FilterBytes, s.HashFuncs,
 			s.Pf, s.PH1Exact, s.PHAllExact, s.FalsePositiveTxsPerBlock)
 	}
@@ -130,7 +130,7 @@ func printAdvice(w io.Writer, r *privacy.Advice) {
 	}
 }
 
-func adviceVerdict(p privacy.AdviceParams, row privacy.AdviceRow) string {
+func adviceVerdict(p model.AdviceParams, row model.AdviceRow) string {
 	if !row.Reachable {
 		return fmt.Sprintf("With %d filter(s) no filter Bitcoin Core builds reaches %s: even the most private one, "+
 			"%d bytes and %d hash functions (rates up to %.3g), leaves E[P_h(1)] = %.3g and E[P_h(N)] = %.3g.",

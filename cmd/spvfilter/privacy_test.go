@@ -14,7 +14,9 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg"
 
-	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/attack"
+	"github.com/spvfilter/spvfilter/privacy/capture"
+	"github.com/spvfilter/spvfilter/privacy/model"
 )
 
 func decodeJSON(t *testing.T, s string, v any) {
@@ -38,7 +40,7 @@ func TestPrivacyModelCommand(t *testing.T) {
 		}
 	}
 	// The figures are those of the library for the same parameters.
-	want, err := privacy.Evaluate(privacy.ModelParams{Addresses: 20, FPRate: 0.0005, UniverseSize: 10_000_000,
+	want, err := model.Evaluate(model.Params{Addresses: 20, FPRate: 0.0005, UniverseSize: 10_000_000,
 		ElementsPerAddress: 2, ExtraElements: 100, Filters: 2, PairTest: true})
 	if err != nil {
 		t.Fatal(err)
@@ -107,7 +109,7 @@ func TestPrivacyModelSweepPlotAndMonteCarlo(t *testing.T) {
 		t.Fatalf("status %d: %s", status, stderr)
 	}
 	var mc struct {
-		MonteCarlo privacy.MonteCarloResult `json:"monte_carlo"`
+		MonteCarlo model.MonteCarloResult `json:"monte_carlo"`
 	}
 	decodeJSON(t, stdout, &mc)
 	if mc.MonteCarlo.Trials != 10 || !mc.MonteCarlo.Agrees {
@@ -119,14 +121,14 @@ func TestPrivacyBadInput(t *testing.T) {
 	dir := t.TempDir()
 	universe := filepath.Join(dir, "u.txt")
 	os.WriteFile(universe, []byte("# ok\n751e76e8199196d454941c45d1b3a323f1433bd6\nnot-hex-nor-address\n"), 0o644)
-	filterHex := filterPayloadHex(t, privacy.NewWallet(1, 3).Filter(0.001, 0, 5))
-	capture := filepath.Join(dir, "capture.jsonl")
-	loadRec, err := privacy.NewFilterLoadRecord(time.Now(), "127.0.0.1:5000", "s-1", privacy.NewWallet(1, 3).Filter(0.001, 0, 5).MsgFilterLoad())
+	filterHex := filterPayloadHex(t, model.NewWallet(1, 3).Filter(0.001, 0, 5))
+	captureFile := filepath.Join(dir, "capture.jsonl")
+	loadRec, err := capture.NewFilterLoadRecord(time.Now(), "127.0.0.1:5000", "s-1", model.NewWallet(1, 3).Filter(0.001, 0, 5).MsgFilterLoad())
 	if err != nil {
 		t.Fatal(err)
 	}
 	rec, _ := json.Marshal(loadRec)
-	os.WriteFile(capture, append(rec, '\n'), 0o644)
+	os.WriteFile(captureFile, append(rec, '\n'), 0o644)
 	empty := filepath.Join(dir, "empty.txt")
 	os.WriteFile(empty, []byte("# nothing\r\n\r\n"), 0o644)
 	tests := []struct {
@@ -145,12 +147,12 @@ func TestPrivacyBadInput(t *testing.T) {
 		{[]string{"privacy", "analyze", "--filter", filterHex, "--universe", empty}, "no candidate"},
 		{[]string{"privacy", "analyze", "--filter", filterHex, "--universe", dir}, "directory"},
 		{[]string{"privacy", "analyze", "--filter", filterHex, "--universe", universe, "--link"}, "--capture"},
-		{[]string{"privacy", "analyze", "--capture", capture, "--universe", universe, "--link", "--link-threshold", "0.3"}, "--link-threshold"},
+		{[]string{"privacy", "analyze", "--capture", captureFile, "--universe", universe, "--link", "--link-threshold", "0.3"}, "--link-threshold"},
 		{[]string{"privacy", "analyze", "--filter", filterHex, "--universe", filepath.Join(dir, "missing")}, "no such file"},
 		{[]string{"privacy", "analyze", "--capture", universe, "--universe", universe}, "capture line 1"},
-		{[]string{"privacy", "analyze", "--capture", capture, "--client", "10.0.0.1", "--universe", universe}, "no filterload recorded from 10.0.0.1"},
-		{[]string{"privacy", "analyze", "--capture", capture, "--universe", universe, "--strict"}, "line 3"},
-		{[]string{"privacy", "analyze", "--capture", capture, "--universe", empty}, "no candidate"},
+		{[]string{"privacy", "analyze", "--capture", captureFile, "--client", "10.0.0.1", "--universe", universe}, "no filterload recorded from 10.0.0.1"},
+		{[]string{"privacy", "analyze", "--capture", captureFile, "--universe", universe, "--strict"}, "line 3"},
+		{[]string{"privacy", "analyze", "--capture", captureFile, "--universe", empty}, "no candidate"},
 		{[]string{"privacy", "analyze", "--filter", filterHex, "--universe", universe, "--show", "-1"}, "--show"},
 		{[]string{"privacy", "analyze", "--filter", filterHex, "--universe", universe, "--workers", "100000"}, "--workers"},
 		{[]string{"privacy", "analyze", "--filter", filterHex, "--universe", universe, "--max-matches", "-1"}, "--max-matches"},
@@ -184,7 +186,7 @@ func filterPayloadHex(t *testing.T, f interface{ MarshalBinary() ([]byte, error)
 // universe holding its used addresses among random ones.
 func TestPrivacyAnalyzeCommand(t *testing.T) {
 	dir := t.TempDir()
-	w := privacy.NewWallet(21, 10)
+	w := model.NewWallet(21, 10)
 	addrs := w.Addresses(&chaincfg.MainNetParams)
 	var u strings.Builder
 	for i := 0; i < 20000; i++ {
@@ -210,7 +212,7 @@ func TestPrivacyAnalyzeCommand(t *testing.T) {
 			Candidate   string  `json:"candidate"`
 			Probability float64 `json:"probability"`
 		} `json:"matched"`
-		Intersection []privacy.IntersectionStep `json:"intersection"`
+		Intersection []attack.IntersectionStep `json:"intersection"`
 	}
 	decodeJSON(t, stdout, &r)
 	if r.UniverseSize != 20010 || len(r.Intersection) != 2 {
@@ -250,7 +252,7 @@ func TestPrivacyCompareCommand(t *testing.T) {
 	if status != exitOK {
 		t.Fatalf("status %d: %s", status, stderr)
 	}
-	var c privacy.Comparison
+	var c model.Comparison
 	decodeJSON(t, stdout, &c)
 	if c.Params.WalletBlocks != 50 || c.BIP157.BlockFPRate <= 0 || c.BIP37.FilterBits == 0 {
 		t.Errorf("%+v", c)
@@ -269,9 +271,9 @@ func TestDemoCommand(t *testing.T) {
 		t.Fatalf("status %d: %s", status, stderr)
 	}
 	var d struct {
-		UsedFound int            `json:"used_found"`
-		Analysis  privacy.Report `json:"analysis"`
-		Plot      string         `json:"plot"`
+		UsedFound int           `json:"used_found"`
+		Analysis  attack.Report `json:"analysis"`
+		Plot      string        `json:"plot"`
 	}
 	decodeJSON(t, stdout, &d)
 	if d.UsedFound != 20 || d.Analysis.UniverseSize != 200000 || d.Plot != plot {

@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/spvfilter/spvfilter/peer/client"
-	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
 func init() {
@@ -70,7 +70,7 @@ beside FILE and merged, so memory stays bounded on any chain.`,
 	fl.Int32Var(&f.to, "to", -1, "last block height (default: the tip)")
 	fl.StringVar(&f.out, "out", "", "universe file to write (- for standard output; --json statistics then go to standard error)")
 	fl.StringVar(&f.index, "index", "", "also write the appearance index of the range to this file (for \"privacy fetches\")")
-	fl.IntVar(&f.indexMemory, "index-memory", privacy.DefaultIndexMemory, "with --index: bytes of appearances held before a sorted run is spilled to disk")
+	fl.IntVar(&f.indexMemory, "index-memory", universe.DefaultIndexMemory, "with --index: bytes of appearances held before a sorted run is spilled to disk")
 	fl.DurationVar(&f.timeout, "timeout", 30*time.Second, "longest wait for any one answer of the node")
 	_ = c.MarkFlagRequired("peer")
 	_ = c.MarkFlagRequired("out")
@@ -119,15 +119,15 @@ func runUniverse(ctx context.Context, a *app, f *universeFlags) error {
 		defer file.Close()
 		w = file
 	}
-	uw := privacy.NewUniverseWriter(w, params)
-	var ix *privacy.IndexWriter
+	uw := universe.NewWriter(w, params)
+	var ix *universe.IndexWriter
 	var indexFile *os.File
 	if f.index != "" {
 		if indexFile, err = os.Create(f.index); err != nil {
 			return badInput("--index: %w", err)
 		}
 		defer indexFile.Close()
-		ix = privacy.NewIndexWriter(filepath.Dir(f.index), f.indexMemory)
+		ix = universe.NewIndexWriter(filepath.Dir(f.index), f.indexMemory)
 		defer ix.Close()
 		uw.SetIndex(ix)
 	}
@@ -140,7 +140,7 @@ func runUniverse(ctx context.Context, a *app, f *universeFlags) error {
 		return fmt.Errorf("universe: writing: %w", err)
 	}
 	if ix != nil {
-		hd := &privacy.IndexHeader{Network: params.Name, First: f.from}
+		hd := &universe.IndexHeader{Network: params.Name, First: f.from}
 		for h := f.from; h <= to; h++ {
 			hd.Hashes = append(hd.Hashes, chain.Hash(h))
 		}
@@ -154,7 +154,7 @@ func runUniverse(ctx context.Context, a *app, f *universeFlags) error {
 	st := uw.Stats()
 	if a.json {
 		return printStats(a, f.out == "-", struct {
-			privacy.UniverseStats
+			universe.Stats
 			From  int32  `json:"from"`
 			To    int32  `json:"to"`
 			Out   string `json:"out"`

@@ -19,10 +19,11 @@ import (
 	"github.com/btcsuite/btcd/wire"
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
 	"github.com/spvfilter/spvfilter/peer"
 	"github.com/spvfilter/spvfilter/peer/client"
 	"github.com/spvfilter/spvfilter/peer/store"
-	"golang.org/x/term"
 )
 
 func init() { registerCommand(newScanCommand) }

@@ -4,7 +4,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/btcsuite/btcd/chaincfg"
 	"net"
 	"os"
 	"path/filepath"
@@ -13,8 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/btcsuite/btcd/chaincfg"
+
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/wire"
+
 	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 

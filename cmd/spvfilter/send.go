@@ -13,6 +13,7 @@ import (
 
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spf13/cobra"
+
 	"github.com/spvfilter/spvfilter/peer"
 	"github.com/spvfilter/spvfilter/peer/client"
 )

@@ -13,8 +13,9 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/direct"
 	"github.com/btcsuite/btcd/chaincfg"
 
-	"github.com/spvfilter/spvfilter/privacy"
 	privacybeam "github.com/spvfilter/spvfilter/privacy/beam"
+	"github.com/spvfilter/spvfilter/privacy/capture"
+	"github.com/spvfilter/spvfilter/privacy/model"
 )
 
 // A capture of one session and a universe of two files, analyzed on the
@@ -26,8 +27,8 @@ func ExampleBuild() {
 		panic(err)
 	}
 	defer os.RemoveAll(dir)
-	wallet := privacy.NewWallet(1, 5)
-	rec, err := privacy.NewFilterLoadRecord(time.Unix(0, 0), "127.0.0.1:50000", "s1", wallet.Filter(0.0001, 0, 7).MsgFilterLoad())
+	wallet := model.NewWallet(1, 5)
+	rec, err := capture.NewFilterLoadRecord(time.Unix(0, 0), "127.0.0.1:50000", "s1", wallet.Filter(0.0001, 0, 7).MsgFilterLoad())
 	if err != nil {
 		panic(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/attack"
 )
 
 // TestMeasureThroughput measures the pipeline on the direct runner against
@@ -49,8 +49,8 @@ func TestMeasureThroughput(t *testing.T) {
 		return ds[1]
 	}
 	var want []byte
-	var reps []*privacy.Report
-	single := median(func() { want, reps = singleMachine(t, s, privacy.AnalyzeOptions{}) })
+	var reps []*attack.Report
+	single := median(func() { want, reps = singleMachine(t, s, attack.AnalyzeOptions{}) })
 	tests := func(d time.Duration) string {
 		return fmt.Sprintf("%.3g", float64(reps[0].Universe.CandidatesTested)*float64(s.filters)/d.Seconds())
 	}

@@ -5,32 +5,34 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/attack"
+	"github.com/spvfilter/spvfilter/privacy/capture"
+	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
 // SessionReport is one session's analysis, as "privacy analyze --capture
 // --json" prints it in "clients".
 type SessionReport struct {
-	Session   string                    `json:"session"`
-	Client    string                    `json:"client"`
-	UserAgent string                    `json:"user_agent,omitempty"`
-	Captured  []*privacy.CapturedFilter `json:"captured"`
-	*privacy.Report
+	Session   string            `json:"session"`
+	Client    string            `json:"client"`
+	UserAgent string            `json:"user_agent,omitempty"`
+	Captured  []*capture.Filter `json:"captured"`
+	*attack.Report
 }
 
 // CaptureReport is the pipeline's output, the JSON object of "privacy
 // analyze --capture FILE --universe FILE --json" (without its --intersect
 // and --link parts).
 type CaptureReport struct {
-	Universe *privacy.UniverseScan `json:"universe"`
-	Clients  []SessionReport       `json:"clients"`
-	Warnings []string              `json:"warnings"`
+	Universe *universe.Scan  `json:"universe"`
+	Clients  []SessionReport `json:"clients"`
+	Warnings []string        `json:"warnings"`
 }
 
 // NewCaptureReport puts the sessions and their reports (in the same order)
 // together, with every report's warnings named by session once in
 // Warnings.
-func NewCaptureReport(sessions []*privacy.Session, reports []*privacy.Report) (*CaptureReport, error) {
+func NewCaptureReport(sessions []*capture.Session, reports []*attack.Report) (*CaptureReport, error) {
 	if len(sessions) == 0 || len(reports) != len(sessions) {
 		return nil, fmt.Errorf("privacybeam: %d reports for %d sessions", len(reports), len(sessions))
 	}

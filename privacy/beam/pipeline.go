@@ -12,12 +12,15 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+
 	// Local files; a binary adds the filesystems of its runner (beamx adds gs://).
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/spvfilter/spvfilter/bip37"
-	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/attack"
+	"github.com/spvfilter/spvfilter/privacy/capture"
+	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
 // DefaultSessionsPerShard is how many sessions one shard tests at once: the
@@ -35,7 +38,7 @@ type Config struct {
 	Capture  string // capture file of "privacy capture" (JSON lines)
 	Universe string // glob of universe files, analyzed as their concatenation in name order
 	Output   string // the report, the JSON of "privacy analyze --capture --json"
-	// PairTest and MaxMatches are those of privacy.AnalyzeOptions.
+	// PairTest and MaxMatches are those of attack.AnalyzeOptions.
 	PairTest   bool
 	MaxMatches int
 	// SessionsPerShard is the size of a session group (0:
@@ -58,21 +61,13 @@ type Plan struct {
 func (p *Plan) Shards() int { return len(p.Files) * p.Groups }
 
 func init() {
-	register.DoFn2x2[context.Context, fileTask, []byte, error](&countFn{})
 	register.DoFn3x1[context.Context, shardTask, func(int, []byte), error](&analyzeFn{})
-	register.DoFn5x1[context.Context, int, func(*[]byte) bool, func(*[]byte) bool, func([]byte), error](&mergeFn{})
-	register.DoFn4x1[context.Context, int, func(*[]byte) bool, func(*[]byte) bool, error](&writeFn{})
+	register.DoFn4x1[context.Context, int, func(*[]byte) bool, func([]byte), error](&mergeFn{})
+	register.DoFn3x1[context.Context, int, func(*[]byte) bool, error](&writeFn{})
 	register.Emitter2[int, []byte]()
 	register.Emitter1[[]byte]()
 	register.Iter1[[]byte]()
-	beam.RegisterType(reflect.TypeFor[fileTask]())
 	beam.RegisterType(reflect.TypeFor[shardTask]())
-}
-
-// fileTask is one universe file to count.
-type fileTask struct {
-	File int
-	Path string
 }
 
 // shardTask is one universe file against one group of sessions.
@@ -83,22 +78,17 @@ type shardTask struct {
 }
 
 // shardPayload is a shard's result, carried between stages as JSON: the
-// reports hold only exported fields, so nothing is lost on the way.
+// counts of the accumulator that read the file (attack.Accumulator's
+// MarshalJSON).
 type shardPayload struct {
-	File    int               `json:"file"`
-	Reports []*privacy.Report `json:"reports"` // nil: the file holds no candidate
-	// Appended counts the hash lines appended for the listings of the
-	// file's marked key lines (see analyzeShard); Undo are their counts
-	// and Delisted the listed addresses they match, per session.
-	Appended int           `json:"appended,omitempty"`
-	Undo     []shardCounts `json:"undo,omitempty"`
-	Delisted [][]string    `json:"delisted,omitempty"`
+	File  int             `json:"file"`
+	State json.RawMessage `json:"state"`
 }
 
 // groupPayload is a group's merged reports.
 type groupPayload struct {
-	Group   int               `json:"group"`
-	Reports []*privacy.Report `json:"reports"`
+	Group   int              `json:"group"`
+	Reports []*attack.Report `json:"reports"`
 }
 
 // Build adds the analysis to the pipeline of s. It reads the capture and
@@ -108,8 +98,8 @@ func Build(ctx context.Context, s beam.Scope, cfg Config) (*Plan, error) {
 	switch {
 	case cfg.Capture == "" || cfg.Universe == "" || cfg.Output == "":
 		return nil, fmt.Errorf("%w: a capture, a universe and an output are needed", ErrBadConfig)
-	case cfg.SessionsPerShard < 0 || cfg.MaxMatches < 0 || cfg.Workers < 0 || cfg.Workers > privacy.MaxAnalyzeWorkers:
-		return nil, fmt.Errorf("%w: negative sessions per shard or matches, or workers not in 0..%d", ErrBadConfig, privacy.MaxAnalyzeWorkers)
+	case cfg.SessionsPerShard < 0 || cfg.MaxMatches < 0 || cfg.Workers < 0 || cfg.Workers > universe.MaxWorkers:
+		return nil, fmt.Errorf("%w: negative sessions per shard or matches, or workers not in 0..%d", ErrBadConfig, universe.MaxWorkers)
 	}
 	if cfg.SessionsPerShard == 0 {
 		cfg.SessionsPerShard = DefaultSessionsPerShard
@@ -124,35 +114,32 @@ func Build(ctx context.Context, s beam.Scope, cfg Config) (*Plan, error) {
 	}
 	plan := &Plan{Files: files, Sessions: len(sessions), Groups: (len(sessions) + cfg.SessionsPerShard - 1) / cfg.SessionsPerShard}
 
-	var fileTasks []fileTask
 	var shardTasks []shardTask
 	for i, f := range files {
-		fileTasks = append(fileTasks, fileTask{File: i, Path: f})
 		for g := 0; g < plan.Groups; g++ {
 			shardTasks = append(shardTasks, shardTask{Group: g, File: i, Path: f})
 		}
 	}
 	s = s.Scope("spvfilter-privacy-analyze")
 	// Reshuffle spreads the tasks, created in one bundle, over the workers.
-	counts := beam.ParDo(s, &countFn{PairTest: cfg.PairTest}, beam.Reshuffle(s, beam.CreateList(s, fileTasks)))
 	shards := beam.ParDo(s, &analyzeFn{captureFn{Config: cfg}}, beam.Reshuffle(s, beam.CreateList(s, shardTasks)))
-	merged := beam.ParDo(s, &mergeFn{captureFn{Config: cfg}}, beam.GroupByKey(s, shards), beam.SideInput{Input: counts})
-	beam.ParDo0(s, &writeFn{captureFn{Config: cfg}}, beam.GroupByKey(s, beam.AddFixedKey(s, merged)), beam.SideInput{Input: counts})
+	merged := beam.ParDo(s, &mergeFn{captureFn: captureFn{Config: cfg}, Files: len(files)}, beam.GroupByKey(s, shards))
+	beam.ParDo0(s, &writeFn{captureFn{Config: cfg}}, beam.GroupByKey(s, beam.AddFixedKey(s, merged)))
 	return plan, nil
 }
 
 // loadSessions reads the capture and its sessions, refusing a session that
 // AnalyzeGroups cannot analyze.
-func loadSessions(ctx context.Context, path string) ([]*privacy.Session, error) {
+func loadSessions(ctx context.Context, path string) ([]*capture.Session, error) {
 	data, err := readFile(ctx, path)
 	if err != nil {
 		return nil, fmt.Errorf("%w: capture: %w", ErrBadConfig, err)
 	}
-	records, err := privacy.ReadCapture(bytes.NewReader(data))
+	records, err := capture.Read(bytes.NewReader(data))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrBadConfig, path, err)
 	}
-	sessions, err := privacy.CaptureSessions(records)
+	sessions, err := capture.Sessions(records)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrBadConfig, path, err)
 	}
@@ -160,16 +147,16 @@ func loadSessions(ctx context.Context, path string) ([]*privacy.Session, error) 
 		return nil, fmt.Errorf("%w: %s: no filterload recorded", ErrBadConfig, path)
 	}
 	for _, s := range sessions {
-		if len(s.Filters) > privacy.MaxAnalyzeFilters {
+		if len(s.Filters) > attack.MaxFilters {
 			return nil, fmt.Errorf("%w: session %s (%s) loaded %d filters, at most %d are analyzed together",
-				ErrBadConfig, s.ID, s.Client, len(s.Filters), privacy.MaxAnalyzeFilters)
+				ErrBadConfig, s.ID, s.Client, len(s.Filters), attack.MaxFilters)
 		}
 	}
 	return sessions, nil
 }
 
 // groupFilters are the filters of the sessions of group g.
-func groupFilters(sessions []*privacy.Session, per, g int) ([]*privacy.Session, [][]*bip37.Filter) {
+func groupFilters(sessions []*capture.Session, per, g int) ([]*capture.Session, [][]*bip37.Filter) {
 	lo, hi := g*per, min((g+1)*per, len(sessions))
 	if lo >= hi {
 		return nil, nil
@@ -235,29 +222,11 @@ func (f fileReader) Close() error {
 	return err
 }
 
-// countFn counts a universe file's lines and candidates by class.
-type countFn struct {
-	PairTest bool
-}
-
-func (f *countFn) ProcessElement(ctx context.Context, t fileTask) ([]byte, error) {
-	r, err := openRead(ctx, t.Path)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	fc, err := CountUniverse(r, t.File, t.Path, f.PairTest)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(fc)
-}
-
 // captureFn is the part of a DoFn that needs the capture's sessions,
 // read on each worker.
 type captureFn struct {
 	Config   Config
-	sessions []*privacy.Session
+	sessions []*capture.Session
 }
 
 func (f *captureFn) Setup(ctx context.Context) error {
@@ -266,8 +235,8 @@ func (f *captureFn) Setup(ctx context.Context) error {
 	return err
 }
 
-// analyzeFn analyzes one universe file for one group of sessions with
-// privacy.AnalyzeGroups.
+// analyzeFn reads one universe file for one group of sessions into an
+// attack.Accumulator.
 type analyzeFn struct{ captureFn }
 
 func (f *analyzeFn) ProcessElement(ctx context.Context, t shardTask, emit func(int, []byte)) error {
@@ -275,11 +244,23 @@ func (f *analyzeFn) ProcessElement(ctx context.Context, t shardTask, emit func(i
 	if groups == nil {
 		return fmt.Errorf("privacybeam: session group %d is empty", t.Group)
 	}
-	sp, err := analyzeShard(func() (io.ReadCloser, error) { return openRead(ctx, t.Path) }, t.File, groups, f.Config.analyzeOptions())
+	acc, err := attack.NewAccumulator(groups, f.Config.analyzeOptions())
 	if err != nil {
+		return err
+	}
+	r, err := openRead(ctx, t.Path)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if err := acc.ReadUniverse(r); err != nil {
 		return fmt.Errorf("universe %s: %w", t.Path, err)
 	}
-	payload, err := json.Marshal(sp)
+	state, err := json.Marshal(acc)
+	if err != nil {
+		return err
+	}
+	payload, err := json.Marshal(shardPayload{File: t.File, State: state})
 	if err != nil {
 		return err
 	}
@@ -294,50 +275,53 @@ func (c *Config) sessionsPerShard() int {
 	return c.SessionsPerShard
 }
 
-func (c *Config) analyzeOptions() privacy.AnalyzeOptions {
-	return privacy.AnalyzeOptions{PairTest: c.PairTest, MaxMatches: c.MaxMatches, Workers: c.Workers}
+func (c *Config) analyzeOptions() attack.AnalyzeOptions {
+	return attack.AnalyzeOptions{PairTest: c.PairTest, MaxMatches: c.MaxMatches, Workers: c.Workers}
 }
 
-// readCounts decodes the files' counts and adds them up.
-func readCounts(counts func(*[]byte) bool) (*universeTotals, []*FileCount, error) {
-	var all []*FileCount
-	var b []byte
-	for counts(&b) {
-		fc := new(FileCount)
-		if err := json.Unmarshal(b, fc); err != nil {
-			return nil, nil, fmt.Errorf("privacybeam: file counts: %w", err)
-		}
-		all = append(all, fc)
-	}
-	tot, err := totalUniverse(all)
-	return tot, all, err
+// mergeFn merges the shards of one session group, in the order of their
+// files, and finishes the group's reports.
+type mergeFn struct {
+	captureFn
+	// Files is the number of universe files: one shard of each.
+	Files int
 }
 
-// mergeFn merges the shards of one session group.
-type mergeFn struct{ captureFn }
-
-func (f *mergeFn) ProcessElement(ctx context.Context, group int, parts func(*[]byte) bool, counts func(*[]byte) bool, emit func([]byte)) error {
-	tot, files, err := readCounts(counts)
-	if err != nil {
-		return err
-	}
+func (f *mergeFn) ProcessElement(ctx context.Context, group int, parts func(*[]byte) bool, emit func([]byte)) error {
 	_, groups := groupFilters(f.sessions, f.Config.sessionsPerShard(), group)
-	var shards []shardReports
+	opts := f.Config.analyzeOptions()
+	byFile := make([]*attack.Accumulator, f.Files)
 	var b []byte
 	for parts(&b) {
 		var sp shardPayload
 		if err := json.Unmarshal(b, &sp); err != nil {
 			return fmt.Errorf("privacybeam: group %d: %w", group, err)
 		}
-		if err := checkShard(&sp, files); err != nil {
+		if sp.File < 0 || sp.File >= f.Files || byFile[sp.File] != nil {
+			return fmt.Errorf("privacybeam: group %d: a second shard of universe file %d, or a file out of %d", group, sp.File, f.Files)
+		}
+		acc, err := attack.NewAccumulator(groups, opts)
+		if err != nil {
 			return err
 		}
-		shards = append(shards, shardReports{file: sp.File, reports: sp.Reports, undo: sp.Undo, delisted: sp.Delisted})
+		if err := json.Unmarshal(sp.State, acc); err != nil {
+			return fmt.Errorf("privacybeam: group %d, universe file %d: %w", group, sp.File, err)
+		}
+		byFile[sp.File] = acc
 	}
-	if len(shards) != len(files) {
-		return fmt.Errorf("privacybeam: group %d: %d shards for %d universe files", group, len(shards), len(files))
+	total, err := attack.NewAccumulator(groups, opts)
+	if err != nil {
+		return err
 	}
-	reps, err := mergeGroup(groups, shards, tot, f.Config.analyzeOptions())
+	for i, acc := range byFile {
+		if acc == nil {
+			return fmt.Errorf("privacybeam: group %d: no shard of universe file %d", group, i)
+		}
+		if err := total.Merge(acc); err != nil {
+			return err
+		}
+	}
+	reps, err := total.Reports()
 	if err != nil {
 		return err
 	}
@@ -349,53 +333,12 @@ func (f *mergeFn) ProcessElement(ctx context.Context, group int, parts func(*[]b
 	return nil
 }
 
-// checkShard refuses a shard whose reading of its file differs from the
-// count of it: the merge would then be wrong.
-func checkShard(sp *shardPayload, files []*FileCount) error {
-	if sp.File < 0 || sp.File >= len(files) {
-		return fmt.Errorf("privacybeam: shard of universe file %d among %d", sp.File, len(files))
-	}
-	var fc *FileCount
-	for _, c := range files {
-		if c.File == sp.File {
-			fc = c
-		}
-	}
-	if len(sp.Reports) == 0 {
-		if fc.CandidatesTested != 0 {
-			return fmt.Errorf("privacybeam: %s: no report for a file of %d candidates", fc.Path, fc.CandidatesTested)
-		}
-		return nil
-	}
-	u := sp.Reports[0].Universe
-	if u == nil {
-		return fmt.Errorf("privacybeam: %s: a report without its universe", fc.Path)
-	}
-	if sp.Appended > 0 && (len(sp.Undo) != len(sp.Reports) || len(sp.Delisted) != len(sp.Reports)) {
-		return fmt.Errorf("privacybeam: %s: %d reports, %d of listed addresses", fc.Path, len(sp.Reports), len(sp.Undo))
-	}
-	// The appended hash lines, after a newline that may be a blank line.
-	lines := u.LinesRead - uint64(sp.Appended)
-	if sp.Appended > 0 && lines == fc.LinesRead+1 {
-		lines--
-	}
-	if lines != fc.LinesRead || u.LinesSkipped != fc.LinesSkipped || u.CandidatesTested-uint64(sp.Appended) != fc.CandidatesTested {
-		return fmt.Errorf("privacybeam: %s: the analysis read %+v, the count %d lines, %d skipped, %d candidates",
-			fc.Path, u, fc.LinesRead, fc.LinesSkipped, fc.CandidatesTested)
-	}
-	return nil
-}
-
 // writeFn puts the groups' reports together and writes the report.
 type writeFn struct{ captureFn }
 
-func (f *writeFn) ProcessElement(ctx context.Context, _ int, groups func(*[]byte) bool, counts func(*[]byte) bool) error {
-	tot, _, err := readCounts(counts)
-	if err != nil {
-		return err
-	}
+func (f *writeFn) ProcessElement(ctx context.Context, _ int, groups func(*[]byte) bool) error {
 	per := f.Config.sessionsPerShard()
-	reports := make([]*privacy.Report, len(f.sessions))
+	reports := make([]*attack.Report, len(f.sessions))
 	var b []byte
 	for groups(&b) {
 		var gp groupPayload
@@ -406,10 +349,7 @@ func (f *writeFn) ProcessElement(ctx context.Context, _ int, groups func(*[]byte
 		if len(members) != len(gp.Reports) {
 			return fmt.Errorf("privacybeam: group %d: %d reports for %d sessions", gp.Group, len(gp.Reports), len(members))
 		}
-		for i, r := range gp.Reports {
-			r.Universe = tot.scan
-			reports[gp.Group*per+i] = r
-		}
+		copy(reports[gp.Group*per:], gp.Reports)
 	}
 	for i, r := range reports {
 		if r == nil {

@@ -17,7 +17,9 @@ import (
 	"github.com/btcsuite/btcd/chaincfg"
 
 	"github.com/spvfilter/spvfilter/bip37"
-	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/attack"
+	"github.com/spvfilter/spvfilter/privacy/capture"
+	"github.com/spvfilter/spvfilter/privacy/model"
 )
 
 // synthSpec describes a synthetic capture and universe.
@@ -51,13 +53,13 @@ func writeSynth(t testing.TB, dir string, spec synthSpec) *synth {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(spec.seed, 1))
 	params := &chaincfg.MainNetParams
-	var capture bytes.Buffer
-	enc := json.NewEncoder(&capture)
+	var records bytes.Buffer
+	enc := json.NewEncoder(&records)
 	out := &synth{capture: filepath.Join(dir, "capture.jsonl"), glob: filepath.Join(dir, "universe-*.txt")}
 	var walletLines [][]string
 	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	for w := 0; w < spec.wallets; w++ {
-		wal := privacy.NewWallet(spec.seed*1000+uint64(w), spec.addresses)
+		wal := model.NewWallet(spec.seed*1000+uint64(w), spec.addresses)
 		addrs := wal.Addresses(params)
 		var lines []string
 		for i, a := range addrs {
@@ -75,12 +77,12 @@ func writeSynth(t testing.TB, dir string, spec synthSpec) *synth {
 			session := fmt.Sprintf("s%04d", n)
 			at := start.Add(time.Duration(n) * time.Second)
 			relay := true
-			write := func(rec privacy.CaptureRecord) {
+			write := func(rec capture.Record) {
 				if err := enc.Encode(rec); err != nil {
 					t.Fatal(err)
 				}
 			}
-			write(privacy.CaptureRecord{Time: at, Client: client, Session: session, Command: privacy.CmdVersion,
+			write(capture.Record{Time: at, Client: client, Session: session, Command: capture.CmdVersion,
 				UserAgent: fmt.Sprintf("/synthetic:%d/", w), ProtocolVersion: 70016, Relay: &relay})
 			reloads := 1
 			if n%3 == 0 {
@@ -88,7 +90,7 @@ func writeSynth(t testing.TB, dir string, spec synthSpec) *synth {
 			}
 			for r := 0; r < reloads; r++ {
 				f := wal.Filter(spec.fpRate, 0, rng.Uint32())
-				rec, err := privacy.NewFilterLoadRecord(at, client, session, f.MsgFilterLoad())
+				rec, err := capture.NewFilterLoadRecord(at, client, session, f.MsgFilterLoad())
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -96,13 +98,13 @@ func writeSynth(t testing.TB, dir string, spec synthSpec) *synth {
 				out.filters++
 			}
 			if n%5 == 0 {
-				extra := privacy.NewWallet(spec.seed*1000+uint64(w)+500, 1)
-				write(privacy.CaptureRecord{Time: at, Client: client, Session: session, Command: privacy.CmdFilterAdd,
+				extra := model.NewWallet(spec.seed*1000+uint64(w)+500, 1)
+				write(capture.Record{Time: at, Client: client, Session: session, Command: capture.CmdFilterAdd,
 					Data: hex.EncodeToString(extra.Hashes[0])})
 			}
 		}
 	}
-	if err := os.WriteFile(out.capture, capture.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(out.capture, records.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 
@@ -205,17 +207,17 @@ func writeSynth(t testing.TB, dir string, spec synthSpec) *synth {
 
 // singleMachine is the report of one AnalyzeGroups pass over the
 // concatenated universe, as "privacy analyze --capture --json" prints it.
-func singleMachine(t testing.TB, s *synth, opts privacy.AnalyzeOptions) ([]byte, []*privacy.Report) {
+func singleMachine(t testing.TB, s *synth, opts attack.AnalyzeOptions) ([]byte, []*attack.Report) {
 	t.Helper()
 	data, err := os.ReadFile(s.capture)
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs, err := privacy.ReadCapture(bytes.NewReader(data))
+	recs, err := capture.Read(bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)
 	}
-	sessions, err := privacy.CaptureSessions(recs)
+	sessions, err := capture.Sessions(recs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +225,7 @@ func singleMachine(t testing.TB, s *synth, opts privacy.AnalyzeOptions) ([]byte,
 	for i, ses := range sessions {
 		fs[i] = ses.BloomFilters()
 	}
-	reps, err := privacy.AnalyzeGroups(fs, bytes.NewReader(s.universe), opts)
+	reps, err := attack.AnalyzeGroups(fs, bytes.NewReader(s.universe), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 
-	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/attack"
 	privacybeam "github.com/spvfilter/spvfilter/privacy/beam"
 )
 
@@ -36,7 +36,7 @@ func main() {
 	flag.StringVar(&cfg.Universe, "universe", "", "glob of universe files, one candidate per line, analyzed as their concatenation in name order (required)")
 	flag.StringVar(&cfg.Output, "output", "", "file to write the report to, the JSON of \"spvfilter privacy analyze --capture --json\" (required)")
 	flag.BoolVar(&cfg.PairTest, "pair-test", false, "public keys, and addresses whose key is known, match only if key and hash both match")
-	flag.IntVar(&cfg.MaxMatches, "max-matches", privacy.DefaultMaxMatches, "most matches listed per session (counts cover all)")
+	flag.IntVar(&cfg.MaxMatches, "max-matches", attack.DefaultMaxMatches, "most matches listed per session (counts cover all)")
 	flag.IntVar(&cfg.SessionsPerShard, "sessions-per-shard", privacybeam.DefaultSessionsPerShard, "sessions tested together in one shard")
 	flag.IntVar(&cfg.Workers, "workers", 0, "parsing goroutines per shard (default: number of CPUs, at most 4)")
 	logLevel := flag.String("log-level", "warn", "Beam's log level: debug, info, warn or error")

@@ -1,0 +1,309 @@
+package attack
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/spvfilter/spvfilter/bip37"
+	"github.com/spvfilter/spvfilter/privacy/model"
+	"github.com/spvfilter/spvfilter/privacy/universe"
+)
+
+// ErrNoFilters reports an analysis without a filter.
+var ErrNoFilters = errors.New("privacy: no filter to analyze")
+
+// MaxFilters is the most filters one analysis intersects (one group,
+// for AnalyzeGroups, which takes any number of groups).
+const MaxFilters = 64
+
+// DefaultMaxMatches bounds the matched candidates an analysis lists (a
+// filter that matches everything would otherwise list the whole universe);
+// the counts and expectations still cover every candidate.
+const DefaultMaxMatches = 100_000
+
+// AnalyzeOptions tune Analyze.
+type AnalyzeOptions struct {
+	// PairTest requires both the public key and its HASH160 to match for
+	// a pubkey candidate, instead of either. A key line marked as the pair
+	// of an address (see universe.Candidate.PairAddress) counts as that address,
+	// so the pair test replaces the address's hash-only test.
+	PairTest bool
+	// Workers is the number of parsing goroutines; 0 picks GOMAXPROCS
+	// (at most 4), and more than universe.MaxWorkers count as that many
+	// (each worker holds its own copy of the filters).
+	Workers int
+	// MaxMatches bounds the listed matches (of each group, for
+	// AnalyzeGroups); 0 means DefaultMaxMatches.
+	MaxMatches int
+	// Strict ends the analysis at the first universe line that is not a
+	// candidate, instead of skipping and counting it.
+	Strict bool
+}
+
+// FilterReport describes one filter and what it alone reveals.
+type FilterReport struct {
+	// Number is the filter's place among those analyzed, from 1.
+	Number    int     `json:"filter_number"`
+	SizeBytes int     `json:"filter_bytes"`
+	HashFuncs uint32  `json:"hash_funcs"`
+	Tweak     uint32  `json:"tweak"`
+	Flags     uint8   `json:"flags"`
+	BitsSet   uint64  `json:"bits_set"`
+	Density   float64 `json:"density"`
+	// EstimatedElements is -m/k·ln(1-X) for X the fraction of bits set
+	// (Swamidass and Baldi, 2007); 0 when every bit is set (Saturated).
+	EstimatedElements float64 `json:"estimated_elements"`
+	Saturated         bool    `json:"saturated,omitempty"`
+	// FalsePositiveRate is X^k: the probability that one element not in
+	// the filter matches, at this filter's actual fill.
+	FalsePositiveRate float64 `json:"false_positive_rate"`
+	// Matched counts the candidates this filter alone matches, and
+	// ExpectedFalsePositives how many of those are expected by chance.
+	Matched                uint64  `json:"matched_count"`
+	ExpectedFalsePositives float64 `json:"expected_false_positives"`
+}
+
+// IntersectionStep is the attack after intersecting the first Filters
+// filters: a candidate must match every one of them (filters of one
+// hashing count as one; see the package documentation).
+type IntersectionStep struct {
+	Filters                int     `json:"filters"`
+	Matched                uint64  `json:"matched_count"`
+	ExpectedFalsePositives float64 `json:"expected_false_positives"`
+	// EstimatedWallet is max(Matched - ExpectedFalsePositives, 0).
+	EstimatedWallet float64 `json:"estimated_wallet"`
+}
+
+// MatchedCandidate is a candidate that matched every filter.
+type MatchedCandidate struct {
+	Line int `json:"line"`
+	// Candidate is the universe line as given, without its comment; for a
+	// public key marked as an address's pair, the address (the first
+	// "listed" one, else the "pair" one), with the key in PubKey.
+	Candidate string        `json:"candidate"`
+	Kind      universe.Kind `json:"kind"`
+	PubKey    string        `json:"pubkey,omitempty"`
+	// PairTested is true when both elements of a pubkey/pubkey-hash pair
+	// matched every filter.
+	PairTested bool `json:"pair_tested"`
+	// Probability is the posterior probability that the candidate belongs
+	// to the wallet: π/(π+(1-π)·f) for f its chance of matching every filter
+	// by accident and π the share of the universe estimated to be the
+	// wallet's.
+	Probability float64 `json:"probability"`
+	class       int     // the candidate's class, for the false-positive rates
+}
+
+// Report is the result of Analyze.
+type Report struct {
+	// UniverseSize counts the candidates: the universe's candidate lines
+	// less the address lines that a marked key line takes over.
+	UniverseSize uint64 `json:"universe_size"`
+	// Pairs counts the key lines marked as an address's pair, each
+	// counted as that address; MergedAddressLines the address lines
+	// they took over (named in their "listed" fields).
+	Pairs              uint64             `json:"pairs"`
+	MergedAddressLines uint64             `json:"merged_address_lines"`
+	PairTest           bool               `json:"pair_test"`
+	Filters            []FilterReport     `json:"filter_reports"`
+	Intersection       []IntersectionStep `json:"intersection"`
+	MatchedCount       uint64             `json:"matched_count"`
+	// ExpectedFalsePositives is the expected number of candidates that
+	// match every filter by chance: the sum over candidates of their
+	// false-positive rates, |universe| × FPR for candidates of one element.
+	ExpectedFalsePositives float64 `json:"expected_false_positives"`
+	EstimatedWallet        float64 `json:"estimated_wallet"`
+	// PH1 and PHAll are the model's P_h(1) and P_h(N) for the estimated
+	// N = EstimatedWallet wallet candidates among the matches:
+	// N/(N+S) and 1/C(N+S, N).
+	PH1              float64            `json:"p_h_1"`
+	PHAll            float64            `json:"p_h_all"`
+	Confident        int                `json:"confident"` // matches with probability >= 0.95
+	Matched          []MatchedCandidate `json:"matched"`
+	MatchedTruncated bool               `json:"matched_truncated,omitempty"`
+	Summary          string             `json:"summary"`
+	// Universe counts the lines read, skipped and tested.
+	Universe *universe.Scan `json:"universe"`
+	// Warnings name what may make the figures misleading: a filter that
+	// matches everything or whose fill is far from one half, skipped
+	// universe lines, a truncated match list.
+	Warnings []string `json:"warnings"`
+}
+
+// Analyze tests every candidate of the universe r (see universe.Parser.Parse
+// for its line format) against filters, as a node that received them
+// would, and reports what it learns. The universe is read as a stream in
+// constant memory (only the matches are kept, at most opts.MaxMatches of
+// them). Lines that are not candidates are skipped, counted and the first
+// ten named in Report.Universe, unless opts.Strict; a universe without
+// candidates is universe.ErrEmpty.
+//
+// A public key line marked "# pair ADDRESS" counts as that address, and the
+// address lines it names in "listed" fields are taken out of every count;
+// nothing is looked up across lines, so an address and its key on two
+// lines without these markers count as two candidates.
+func Analyze(filters []*bip37.Filter, r io.Reader, opts AnalyzeOptions) (*Report, error) {
+	reps, err := AnalyzeGroups([][]*bip37.Filter{filters}, r, opts)
+	if err != nil {
+		return nil, err
+	}
+	return reps[0], nil
+}
+
+// AnalyzeGroups analyzes several groups of filters in one pass over the
+// universe: each group is analyzed as Analyze analyzes its filters alone
+// (a candidate must match every filter of the group), and the reports come
+// in the order of the groups. It is how the sessions of a capture are
+// analyzed one by one without reading the universe once per session: the
+// work per candidate grows with the number of filters, the memory with the
+// filters and the matches only. It is an Accumulator's ReadUniverse and
+// Reports.
+func AnalyzeGroups(groups [][]*bip37.Filter, r io.Reader, opts AnalyzeOptions) ([]*Report, error) {
+	a, err := NewAccumulator(groups, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.ReadUniverse(r); err != nil {
+		return nil, err
+	}
+	return a.Reports()
+}
+
+// filterReport describes filter number index, which alone matched
+// candidates of the universe's classes.
+func filterReport(index int, f *bip37.Filter, matched uint64, classes []uint64) FilterReport {
+	size, set, dens, fpr, est := filterRate(f)
+	fr := FilterReport{
+		Number: index, SizeBytes: size, HashFuncs: f.HashFuncs(), Tweak: f.Tweak(), Flags: uint8(f.Flags()),
+		BitsSet: set, Density: dens, EstimatedElements: est, FalsePositiveRate: fpr, Matched: matched,
+		Saturated: dens == 1,
+	}
+	for cls, n := range classes {
+		fr.ExpectedFalsePositives += float64(n) * classRate(cls, fpr)
+	}
+	return fr
+}
+
+// intersectionStep is the attack after filters filters whose joint rates
+// are joint, matched by matched candidates.
+func intersectionStep(filters int, matched uint64, joint *jointRates, classes []uint64) IntersectionStep {
+	st := IntersectionStep{Filters: filters, Matched: matched}
+	for cls, n := range classes {
+		if n > 0 {
+			st.ExpectedFalsePositives += float64(n) * joint.classRate(cls)
+		}
+	}
+	st.EstimatedWallet = math.Max(float64(st.Matched)-st.ExpectedFalsePositives, 0)
+	return st
+}
+
+// finish fills the totals, the probabilities of the matches, the warnings
+// and the summary from the last intersection step and the joint rates of
+// all the filters.
+func (r *Report) finish(joint *jointRates) {
+	last := r.Intersection[len(r.Intersection)-1]
+	r.MatchedCount = last.Matched
+	r.ExpectedFalsePositives = last.ExpectedFalsePositives
+	r.EstimatedWallet = last.EstimatedWallet
+	r.PH1, r.PHAll, r.Confident = 0, 0, 0
+	if r.EstimatedWallet > 0 {
+		r.PH1 = r.EstimatedWallet / (r.EstimatedWallet + r.ExpectedFalsePositives)
+		r.PHAll = model.ProbAllReal(r.EstimatedWallet, r.ExpectedFalsePositives)
+	}
+	prior := 0.0
+	if r.UniverseSize > 0 {
+		prior = last.EstimatedWallet / float64(r.UniverseSize)
+	}
+	for i := range r.Matched {
+		p := joint.classRate(r.Matched[i].class)
+		prob := 0.0
+		if prior > 0 {
+			prob = prior / (prior + (1-prior)*p)
+		}
+		r.Matched[i].Probability = prob
+		if prob >= 0.95 {
+			r.Confident++
+		}
+	}
+	slices.SortFunc(r.Matched, func(a, b MatchedCandidate) int { return a.Line - b.Line })
+	r.Warnings = append(r.Warnings[:0], r.warnings()...)
+	r.Summary = r.verdict()
+}
+
+// warnings names what may make the report misleading.
+func (r *Report) warnings() []string {
+	var w []string
+	for _, f := range r.Filters {
+		if msg := filterWarning(f); msg != "" {
+			w = append(w, fmt.Sprintf("filter %d: %s", f.Number, msg))
+		}
+	}
+	if u := r.Universe; u != nil && u.LinesSkipped > 0 {
+		msg := fmt.Sprintf("%d of %d universe lines skipped, not candidates", u.LinesSkipped, u.LinesRead)
+		if len(u.BadLines) > 0 {
+			msg += fmt.Sprintf(" (first: line %d: %s)", u.BadLines[0].Line, u.BadLines[0].Reason)
+		}
+		w = append(w, msg)
+	}
+	switch {
+	case r.MatchedTruncated && len(r.Matched) == 0:
+		w = append(w, fmt.Sprintf("the %d matches are not listed: the filters match everything", r.MatchedCount))
+	case r.MatchedTruncated:
+		w = append(w, fmt.Sprintf("only the first %d matches are listed; the counts cover all %d", len(r.Matched), r.MatchedCount))
+	}
+	return w
+}
+
+// filterWarning says when a filter matches everything or its fill is far
+// from one half, the fill a filter has when sized for what it holds.
+func filterWarning(f FilterReport) string {
+	switch {
+	case f.SizeBytes == 0:
+		return "0-byte filter: it matches everything and reveals nothing"
+	case f.HashFuncs == 0:
+		return "no hash functions: the filter matches everything and reveals nothing"
+	case f.Saturated:
+		return "every bit is set: the filter matches everything and reveals nothing"
+	case f.BitsSet == 0:
+		return "no bits set: the filter matches nothing"
+	case f.Density > 0.5+fillTolerance:
+		return fmt.Sprintf("%.1f%% of the bits set, far above one half: many more false positives than the filter was sized for", 100*f.Density)
+	case f.Density < 0.5-fillTolerance:
+		return fmt.Sprintf("%.1f%% of the bits set, far below one half: fewer elements than the filter was sized for, so fewer false positives hide them", 100*f.Density)
+	}
+	return ""
+}
+
+// fillTolerance is how far from one half a filter's fill may be before
+// analyze warns; bip37's Stats uses the same bound.
+const fillTolerance = 0.25
+
+// verdict returns the report's plain-words verdict, from its counts (what
+// Summary holds): how many candidates match, how many are expected by
+// chance, and how many belong to the wallet.
+func (r *Report) verdict() string {
+	var b strings.Builder
+	nf := len(r.Filters)
+	fmt.Fprintf(&b, "%d of %d candidates match", r.MatchedCount, r.UniverseSize)
+	if nf > 1 {
+		fmt.Fprintf(&b, " all %d filters", nf)
+	} else {
+		b.WriteString(" the filter")
+	}
+	fmt.Fprintf(&b, "; %.3g of them are expected to be false positives", r.ExpectedFalsePositives)
+	switch {
+	case r.MatchedCount == 0:
+		b.WriteString(", so no candidate is exposed.")
+	case r.EstimatedWallet == 0:
+		b.WriteString(", so the matches are indistinguishable from chance.")
+	default:
+		share := r.EstimatedWallet / float64(r.MatchedCount)
+		fmt.Fprintf(&b, ", so about %.0f of them (%.1f%%) belong to the wallet; %d are exposed with probability >= 95%%.",
+			r.EstimatedWallet, 100*share, r.Confident)
+	}
+	return b.String()
+}

@@ -1,0 +1,211 @@
+package attack
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/hex"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/chaincfg"
+
+	"github.com/spvfilter/spvfilter/bip37"
+	"github.com/spvfilter/spvfilter/privacy/model"
+)
+
+// syntheticCapture is sessions of wallets over a universe of random P2PKH
+// hashes with the wallets' used addresses hidden among them. Each wallet
+// connects twice with a new tweak, and may have gained keys in between,
+// as a bitcoinj wallet that restarts does. wallet[i] is session i's wallet.
+type syntheticCapture struct {
+	groups   [][]*bip37.Filter
+	wallet   []int
+	universe []byte
+}
+
+func newSyntheticCapture(seed uint64, wallets, universeSize int, fpRate float64) *syntheticCapture {
+	rng := rand.New(rand.NewPCG(seed, 0x11c))
+	sc := &syntheticCapture{}
+	var used []string
+	for w := 0; w < wallets; w++ {
+		nUsed := 1 + rng.IntN(40)
+		keys := nUsed + 20
+		for s := 0; s < 2; s++ {
+			grown := model.NewWallet(seed*1000+uint64(w), keys+s*rng.IntN(4))
+			sc.groups = append(sc.groups, []*bip37.Filter{grown.Filter(fpRate, 100, rng.Uint32())})
+			sc.wallet = append(sc.wallet, w)
+		}
+		used = append(used, model.NewWallet(seed*1000+uint64(w), nUsed).Addresses(&chaincfg.MainNetParams)...)
+	}
+	var b bytes.Buffer
+	bw := bufio.NewWriter(&b)
+	at := map[int]string{}
+	for _, a := range used {
+		i := rng.IntN(universeSize)
+		for at[i] != "" {
+			i = rng.IntN(universeSize)
+		}
+		at[i] = a
+	}
+	var h [20]byte
+	for i := 0; i < universeSize; i++ {
+		if a := at[i]; a != "" {
+			bw.WriteString(a + "\n")
+			continue
+		}
+		randomBytes(rng, h[:])
+		bw.WriteString(hex.EncodeToString(h[:]) + "\n")
+	}
+	bw.Flush()
+	sc.universe = b.Bytes()
+	return sc
+}
+
+// precisionRecall scores the linked pairs against the true pairs of
+// sessions of one wallet.
+func (sc *syntheticCapture) precisionRecall(l *Linkage) (precision, recall float64, tp, fp, truePairs int) {
+	for a := range sc.wallet {
+		for b := a + 1; b < len(sc.wallet); b++ {
+			if sc.wallet[a] == sc.wallet[b] {
+				truePairs++
+			}
+		}
+	}
+	for _, p := range l.Pairs {
+		if !p.Linked {
+			continue
+		}
+		if sc.wallet[p.A] == sc.wallet[p.B] {
+			tp++
+		} else {
+			fp++
+		}
+	}
+	precision = 1
+	if tp+fp > 0 {
+		precision = float64(tp) / float64(tp+fp)
+	}
+	return precision, float64(tp) / float64(truePairs), tp, fp, truePairs
+}
+
+// TestLinkSessionsSynthetic measures the linking's precision and recall on
+// 200 sessions from 100 wallets (1 to 40 used addresses each, bitcoinj's
+// 2014 rate 0.0005, 100 extra elements), over 200,000 candidates analyzed in
+// one pass, and checks the intersection attack per linked group.
+func TestLinkSessionsSynthetic(t *testing.T) {
+	if testing.Short() {
+		t.Skip("analyzes 200 sessions")
+	}
+	for _, tt := range []struct {
+		fpRate                  float64
+		minPrecision, minRecall float64
+	}{
+		{0.0005, 0.95, 0.95}, // bitcoinj in 2014
+		{0.01, 0.9, 0.85},    // 20 times the false positives: the smallest wallets drown
+	} {
+		sc := newSyntheticCapture(7, 100, 200_000, tt.fpRate)
+		start := time.Now()
+		acc, reps := accumulate(t, sc.groups, sc.universe, AnalyzeOptions{})
+		pass := time.Since(start)
+		l, err := acc.Link(nil, LinkOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		precision, recall, tp, fp, truePairs := sc.precisionRecall(l)
+		t.Logf("fp rate %g: 200 sessions of 100 wallets, 200,000 candidates in %v: %d pairs, %d linked correctly, %d wrongly, of %d true: precision %.3f, recall %.3f",
+			tt.fpRate, pass.Round(time.Millisecond), l.PairsCompared, tp, fp, truePairs, precision, recall)
+		if precision < tt.minPrecision || recall < tt.minRecall {
+			t.Errorf("fp rate %g: precision %.3f, recall %.3f: want at least %g and %g", tt.fpRate, precision, recall, tt.minPrecision, tt.minRecall)
+		}
+		if l.PairsCompared != 19900 || !l.PairsListedShared || len(l.Pairs) == 0 {
+			t.Errorf("%d pairs compared, %d listed (shared only: %v), want 19900 compared", l.PairsCompared, len(l.Pairs), l.PairsListedShared)
+		}
+		// Each correct group's intersection keeps the wallet's addresses
+		// and sheds the false positives of each session.
+		for _, g := range l.Groups {
+			if len(g) != 2 || sc.wallet[g[0]] != sc.wallet[g[1]] {
+				continue
+			}
+			joint, err := acc.Intersect(g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, b := reps[g[0]], reps[g[1]]
+			if joint.MatchedCount > min(a.MatchedCount, b.MatchedCount) || joint.ExpectedFalsePositives > a.ExpectedFalsePositives {
+				t.Fatalf("group %v: joint %d matches (%g expected false), sessions %d and %d", g, joint.MatchedCount,
+					joint.ExpectedFalsePositives, a.MatchedCount, b.MatchedCount)
+			}
+			if float64(joint.MatchedCount) < min(a.EstimatedWallet, b.EstimatedWallet)-3*math.Sqrt(a.ExpectedFalsePositives)-1 {
+				t.Errorf("group %v: joint %d matches, sessions estimate %g and %g wallet candidates", g, joint.MatchedCount,
+					a.EstimatedWallet, b.EstimatedWallet)
+			}
+		}
+	}
+}
+
+// TestLinkSessionsErrors: sessions that are not the accumulator's, bad
+// thresholds.
+func TestLinkSessionsErrors(t *testing.T) {
+	sc := newSyntheticCapture(3, 2, 1000, 0.001)
+	acc, _ := accumulate(t, sc.groups, sc.universe, AnalyzeOptions{})
+	for name, call := range map[string]func() error{
+		"unknown session": func() error { _, err := acc.Link([]int{0, 9}, LinkOptions{}); return err },
+		"session twice":   func() error { _, err := acc.Link([]int{1, 1}, LinkOptions{}); return err },
+		"threshold":       func() error { _, err := acc.Link(nil, LinkOptions{Threshold: 0.2}); return err },
+		"prior":           func() error { _, err := acc.Link(nil, LinkOptions{Prior: 1}); return err },
+		"no members":      func() error { _, err := acc.Intersect(nil); return err },
+		"bad member":      func() error { _, err := acc.Intersect([]int{0, 9}); return err },
+	} {
+		if err := call(); !errors.Is(err, ErrBadLink) {
+			t.Errorf("%s: %v, want ErrBadLink", name, err)
+		}
+	}
+	l, err := acc.Link(nil, LinkOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, r, _, _, _ := sc.precisionRecall(l); p != 1 || r != 1 {
+		t.Errorf("2 wallets of 4 sessions: precision %g recall %g; pairs %+v", p, r, l.Pairs)
+	}
+}
+
+// accumulate reads a universe into an accumulator of the groups and
+// finishes its reports.
+func accumulate(t testing.TB, groups [][]*bip37.Filter, universe []byte, opts AnalyzeOptions) (*Accumulator, []*Report) {
+	t.Helper()
+	acc, err := NewAccumulator(groups, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := acc.ReadUniverse(bytes.NewReader(universe)); err != nil {
+		t.Fatal(err)
+	}
+	reps, err := acc.Reports()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return acc, reps
+}
+
+// BenchmarkLinkSessions is the synthetic capture over a universe of a
+// million candidates: one pass for 200 sessions (each candidate tested
+// against every session's filter), then the linking.
+func BenchmarkLinkSessions(b *testing.B) {
+	sc := newSyntheticCapture(7, 100, 1_000_000, 0.0005)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		acc, _ := accumulate(b, sc.groups, sc.universe, AnalyzeOptions{})
+		l, err := acc.Link(nil, LinkOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		p, r, _, _, _ := sc.precisionRecall(l)
+		b.ReportMetric(p, "precision")
+		b.ReportMetric(r, "recall")
+	}
+	b.ReportMetric(1e6*float64(b.N)/b.Elapsed().Seconds(), "candidates/s")
+	b.ReportMetric(float64(len(sc.groups))*1e6*float64(b.N)/b.Elapsed().Seconds(), "filter-tests/s")
+}

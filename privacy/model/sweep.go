@@ -1,0 +1,177 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// ErrBadSweep reports a malformed sweep specification.
+var ErrBadSweep = errors.New("privacy: bad sweep")
+
+// maxSweepPoints bounds the number of values one sweep may expand to.
+const maxSweepPoints = 10000
+
+// Sweep varies one model parameter over a list of values.
+type Sweep struct {
+	// Var is one of sweepVars.
+	Var    string    `json:"var"`
+	Values []float64 `json:"values"`
+}
+
+// sweepVars are the parameters a sweep can vary.
+var sweepVars = []string{"addresses", "fprate", "filters", "universe-size"}
+
+// ParseSweep parses VAR=SPEC, where VAR is one of sweepVars and SPEC is a
+// comma-separated list of items, each a value, a range START..END (step 1),
+// START..END:STEP (additive step) or START..END:xFACTOR (geometric step).
+// Examples: "addresses=1..100", "addresses=10..1000:10",
+// "fprate=0.0001,0.0005,0.001", "fprate=0.00001..0.01:x10".
+func ParseSweep(spec string) (Sweep, error) {
+	name, list, ok := strings.Cut(spec, "=")
+	if !ok {
+		return Sweep{}, fmt.Errorf("%w: %q is not VAR=VALUES", ErrBadSweep, spec)
+	}
+	name = strings.TrimSpace(name)
+	if name == "universe" {
+		name = "universe-size"
+	}
+	known := false
+	for _, v := range sweepVars {
+		known = known || v == name
+	}
+	if !known {
+		return Sweep{}, fmt.Errorf("%w: unknown variable %q (want one of %s)", ErrBadSweep, name, strings.Join(sweepVars, ", "))
+	}
+	s := Sweep{Var: name}
+	for _, item := range strings.Split(list, ",") {
+		item = strings.TrimSpace(item)
+		vals, err := parseSweepItem(item)
+		if err != nil {
+			return Sweep{}, fmt.Errorf("%w: %s: %q: %v", ErrBadSweep, name, item, err)
+		}
+		s.Values = append(s.Values, vals...)
+		if len(s.Values) > maxSweepPoints {
+			return Sweep{}, fmt.Errorf("%w: %s: more than %d values", ErrBadSweep, name, maxSweepPoints)
+		}
+	}
+	for _, v := range s.Values {
+		if err := checkSweepValue(name, v); err != nil {
+			return Sweep{}, fmt.Errorf("%w: %v", ErrBadSweep, err)
+		}
+	}
+	return s, nil
+}
+
+func parseSweepItem(item string) ([]float64, error) {
+	if item == "" {
+		return nil, errors.New("empty value")
+	}
+	lo, rest, isRange := strings.Cut(item, "..")
+	if !isRange {
+		v, err := parseNumber(item)
+		return []float64{v}, err
+	}
+	hi, step, hasStep := strings.Cut(rest, ":")
+	start, err := parseNumber(lo)
+	if err != nil {
+		return nil, err
+	}
+	end, err := parseNumber(hi)
+	if err != nil {
+		return nil, err
+	}
+	if end < start {
+		return nil, errors.New("range end below its start")
+	}
+	geometric, inc := false, 1.0
+	if hasStep {
+		if strings.HasPrefix(step, "x") {
+			geometric = true
+			step = step[1:]
+		}
+		if inc, err = parseNumber(step); err != nil {
+			return nil, err
+		}
+	}
+	var out []float64
+	switch {
+	case geometric && !(inc > 1):
+		return nil, errors.New("geometric factor must exceed 1")
+	case geometric && !(start > 0):
+		return nil, errors.New("geometric range must start above 0")
+	case !geometric && !(inc > 0):
+		return nil, errors.New("step must be above 0")
+	}
+	// Values are computed from the index, not accumulated, so that
+	// 0.1-steps do not drift; a relative slack keeps the end point.
+	slack := 1e-9 * math.Max(math.Abs(end), 1)
+	for i := 0; ; i++ {
+		var v float64
+		if geometric {
+			v = start * math.Pow(inc, float64(i))
+		} else {
+			v = start + float64(i)*inc
+		}
+		if v > end+slack {
+			break
+		}
+		if len(out) >= maxSweepPoints {
+			return nil, fmt.Errorf("more than %d values", maxSweepPoints)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func parseNumber(s string) (float64, error) {
+	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("%q is not a number", s)
+	}
+	return v, nil
+}
+
+func checkSweepValue(name string, v float64) error {
+	switch name {
+	case "fprate":
+		if !(v > 0 && v < 1) {
+			return fmt.Errorf("fprate %v not in (0,1)", v)
+		}
+	case "addresses", "filters", "universe-size":
+		if v < 1 || v != math.Trunc(v) || v > 1e15 {
+			return fmt.Errorf("%s %v is not a positive whole number", name, v)
+		}
+	}
+	return nil
+}
+
+// apply returns p with the swept parameter set to v.
+func (s Sweep) apply(p Params, v float64) Params {
+	switch s.Var {
+	case "addresses":
+		p.Addresses = uint32(math.Min(v, math.MaxUint32))
+	case "fprate":
+		p.FPRate = v
+	case "filters":
+		p.Filters = uint32(math.Min(v, math.MaxUint32))
+	case "universe-size":
+		p.UniverseSize = uint64(v)
+	}
+	return p
+}
+
+// Run evaluates the model at every value of the sweep.
+func (s Sweep) Run(base Params) ([]*Result, error) {
+	out := make([]*Result, 0, len(s.Values))
+	for _, v := range s.Values {
+		r, err := Evaluate(s.apply(base, v))
+		if err != nil {
+			return nil, fmt.Errorf("%s=%v: %w", s.Var, v, err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}

@@ -1,0 +1,46 @@
+package model
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestParseSweep(t *testing.T) {
+	tests := []struct {
+		spec string
+		v    string
+		want []float64
+	}{
+		{"addresses=1..5", "addresses", []float64{1, 2, 3, 4, 5}},
+		{"addresses=10..40:10", "addresses", []float64{10, 20, 30, 40}},
+		{"addresses=1,3,5..6", "addresses", []float64{1, 3, 5, 6}},
+		{"fprate=0.0001,0.001", "fprate", []float64{0.0001, 0.001}},
+		{"fprate=0.1..0.3:0.1", "fprate", []float64{0.1, 0.2, 0.30000000000000004}},
+		{"fprate=0.00001..0.1:x10", "fprate", []float64{0.00001, 0.0001, 0.001, 0.01, 0.1}},
+		{"universe=1000..4000:x2", "universe-size", []float64{1000, 2000, 4000}},
+		{"filters=1..3", "filters", []float64{1, 2, 3}},
+	}
+	for _, tt := range tests {
+		s, err := ParseSweep(tt.spec)
+		if err != nil {
+			t.Errorf("%q: %v", tt.spec, err)
+			continue
+		}
+		if s.Var != tt.v || len(s.Values) != len(tt.want) {
+			t.Errorf("%q: %s %v, want %s %v", tt.spec, s.Var, s.Values, tt.v, tt.want)
+			continue
+		}
+		for i := range tt.want {
+			if !relClose(s.Values[i], tt.want[i], 1e-12) {
+				t.Errorf("%q: value %d = %v, want %v", tt.spec, i, s.Values[i], tt.want[i])
+			}
+		}
+	}
+	for _, bad := range []string{"addresses", "colour=1", "addresses=", "addresses=5..1", "addresses=1..5:0",
+		"addresses=1.5", "addresses=0", "fprate=1", "fprate=0..0.1:x10", "fprate=0.1..0.2:x1", "addresses=1..1000000",
+		"addresses=a..b", "fprate=NaN"} {
+		if _, err := ParseSweep(bad); !errors.Is(err, ErrBadSweep) {
+			t.Errorf("%q: error %v, want ErrBadSweep", bad, err)
+		}
+	}
+}

@@ -1,0 +1,612 @@
+package universe
+
+import (
+	"bufio"
+	"container/heap"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+)
+
+// ErrBadIndex reports a malformed appearance index.
+var ErrBadIndex = errors.New("privacy: bad appearance index")
+
+// indexMagic opens an appearance index file (version 1).
+var indexMagic = [8]byte{'S', 'P', 'V', 'F', 'I', 'D', 'X', 1}
+
+const (
+	// maxIndexCandidate bounds a candidate's length in an index: the
+	// longest universe line.
+	maxIndexCandidate = maxLine
+	// maxIndexBlocks bounds the blocks an index covers (about 190 years
+	// of blocks), and so the hash table a reader allocates.
+	maxIndexBlocks = 10_000_000
+	// maxIndexNetwork bounds the network name's length.
+	maxIndexNetwork = 64
+	// DefaultIndexMemory is how many bytes of appearances an IndexWriter
+	// holds before it sorts them and spills them to a run file.
+	DefaultIndexMemory = 64 << 20
+	// indexFanIn bounds the run files merged at once.
+	indexFanIn = 64
+)
+
+// IndexWriter collects, for every candidate, the heights of the blocks it
+// appears in, and writes them as an appearance index (see WriteTo's format).
+// Memory is bounded: appearances are held up to a limit, then sorted and
+// spilled to run files in a temporary directory, which are merged at the
+// end, at most indexFanIn at a time.
+type IndexWriter struct {
+	dir     string // run files; made on the first spill
+	tempDir string
+	limit   int
+	held    int
+	pending []appearance
+	runs    []string
+	named   int // run files made so far, for their names
+	err     error
+}
+
+type appearance struct {
+	candidate string
+	height    uint32
+}
+
+// NewIndexWriter returns a writer that spills runs under tempDir ("" for
+// the system's) once about memory bytes of appearances are held (0 for
+// DefaultIndexMemory).
+func NewIndexWriter(tempDir string, memory int) *IndexWriter {
+	if memory <= 0 {
+		memory = DefaultIndexMemory
+	}
+	return &IndexWriter{tempDir: tempDir, limit: memory}
+}
+
+// Add records that candidate appears in the block at height. An empty
+// candidate, one longer than a universe line may be, and a negative height
+// are left out.
+func (w *IndexWriter) Add(candidate string, height int32) {
+	if w.err != nil || candidate == "" || len(candidate) > maxIndexCandidate || height < 0 {
+		return
+	}
+	w.pending = append(w.pending, appearance{candidate, uint32(height)})
+	w.held += len(candidate) + 32
+	if w.held >= w.limit {
+		w.err = w.spill()
+	}
+}
+
+// sortPending sorts the held appearances by candidate, then height.
+func (w *IndexWriter) sortPending() {
+	slices.SortFunc(w.pending, func(a, b appearance) int {
+		if a.candidate != b.candidate {
+			if a.candidate < b.candidate {
+				return -1
+			}
+			return 1
+		}
+		return int(int64(a.height) - int64(b.height))
+	})
+}
+
+// spill writes the held appearances to a new run file.
+func (w *IndexWriter) spill() error {
+	if w.dir == "" {
+		d, err := os.MkdirTemp(w.tempDir, "spvfilter-index-")
+		if err != nil {
+			return fmt.Errorf("index: %w", err)
+		}
+		w.dir = d
+	}
+	w.sortPending()
+	w.named++
+	name := fmt.Sprintf("%s/run-%d", w.dir, w.named)
+	f, err := os.Create(name)
+	if err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	bw := bufio.NewWriter(f)
+	err = writeEntries(bw, &sliceSource{apps: w.pending}, 0, nil)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("index: spilling: %w", err)
+	}
+	w.runs = append(w.runs, name)
+	w.pending, w.held = w.pending[:0], 0
+	return nil
+}
+
+// Close removes the run files.
+func (w *IndexWriter) Close() error {
+	if w.dir == "" {
+		return nil
+	}
+	return os.RemoveAll(w.dir)
+}
+
+// IndexHeader is what an index says about the chain it was made from.
+type IndexHeader struct {
+	// Network is the chain's name (chaincfg.Params.Name).
+	Network string
+	// First is the height of Hashes[0]; the index covers the blocks
+	// First..First+len(Hashes)-1.
+	First  int32
+	Hashes []chainhash.Hash
+}
+
+// Last is the height of the last block the index covers.
+func (h *IndexHeader) Last() int32 { return h.First + int32(len(h.Hashes)) - 1 }
+
+// WriteTo writes the index: the header, then one entry per candidate in
+// increasing byte order of the candidates, then an end marker. Every
+// number is an unsigned LEB128 varint (encoding/binary's Uvarint):
+//
+//	magic       8 bytes "SPVFIDX" 0x01
+//	network     varint length, the name's bytes
+//	first       varint: the height of the first block covered
+//	blocks      varint B, then B block hashes of 32 bytes (wire byte
+//	            order), for heights first..first+B-1
+//	entries     per candidate: varint length L (1..32768), L bytes of the
+//	            candidate (as a universe line writes it: an address or
+//	            hex), varint k (1..B), then k varints: the first height
+//	            minus first, and each next height minus the one before
+//	            (at least 1: heights strictly increase)
+//	end         varint 0 (a length of zero), varint: the number of entries
+//
+// A reader needs memory for the header's hashes and one entry at a time.
+func (w *IndexWriter) WriteTo(out io.Writer, h *IndexHeader) (int64, error) {
+	if w.err != nil {
+		return 0, w.err
+	}
+	if len(h.Hashes) == 0 || len(h.Hashes) > maxIndexBlocks {
+		return 0, fmt.Errorf("index: %d blocks, want 1..%d", len(h.Hashes), maxIndexBlocks)
+	}
+	// Fold the runs until one merge can take them all.
+	for len(w.runs) > indexFanIn {
+		if err := w.spill(); err != nil {
+			return 0, err
+		}
+		group := w.runs[:indexFanIn]
+		w.named++
+		name := fmt.Sprintf("%s/merge-%d", w.dir, w.named)
+		if err := mergeRunsToFile(group, name); err != nil {
+			return 0, err
+		}
+		for _, r := range group {
+			os.Remove(r)
+		}
+		w.runs = append(w.runs[indexFanIn:], name)
+	}
+	w.sortPending()
+	sources := []entrySource{&sliceSource{apps: w.pending}}
+	var files []*os.File
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	for _, r := range w.runs {
+		f, err := os.Open(r)
+		if err != nil {
+			return 0, fmt.Errorf("index: %w", err)
+		}
+		files = append(files, f)
+		sources = append(sources, &runSource{r: bufio.NewReader(f)})
+	}
+	cw := &countingWriter{w: bufio.NewWriter(out)}
+	cw.Write(indexMagic[:])
+	putUvarint(cw, uint64(len(h.Network)))
+	cw.Write([]byte(h.Network))
+	putUvarint(cw, uint64(h.First))
+	putUvarint(cw, uint64(len(h.Hashes)))
+	for i := range h.Hashes {
+		cw.Write(h.Hashes[i][:])
+	}
+	last := uint32(h.Last())
+	if err := writeEntries(cw, newMerger(sources), uint32(h.First), &last); err != nil {
+		return cw.n, err
+	}
+	if cw.err != nil {
+		return cw.n, fmt.Errorf("index: writing: %w", cw.err)
+	}
+	return cw.n, cw.w.(*bufio.Writer).Flush()
+}
+
+// mergeRunsToFile merges run files into one run file.
+func mergeRunsToFile(runs []string, name string) error {
+	var sources []entrySource
+	for _, r := range runs {
+		f, err := os.Open(r)
+		if err != nil {
+			return fmt.Errorf("index: %w", err)
+		}
+		defer f.Close()
+		sources = append(sources, &runSource{r: bufio.NewReader(f)})
+	}
+	f, err := os.Create(name)
+	if err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	bw := bufio.NewWriter(f)
+	err = writeEntries(bw, newMerger(sources), 0, nil)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// IndexEntry is one candidate and the heights of the blocks it appears in,
+// in increasing order.
+type IndexEntry struct {
+	Candidate string
+	Heights   []int32
+}
+
+// entrySource yields entries in increasing candidate order (equal
+// candidates may repeat); ok is false at the end.
+type entrySource interface {
+	next() (candidate string, heights []uint32, ok bool, err error)
+}
+
+// sliceSource groups sorted appearances into entries.
+type sliceSource struct {
+	apps []appearance
+	i    int
+}
+
+func (s *sliceSource) next() (string, []uint32, bool, error) {
+	if s.i >= len(s.apps) {
+		return "", nil, false, nil
+	}
+	c := s.apps[s.i].candidate
+	var hs []uint32
+	for ; s.i < len(s.apps) && s.apps[s.i].candidate == c; s.i++ {
+		if h := s.apps[s.i].height; len(hs) == 0 || hs[len(hs)-1] != h {
+			hs = append(hs, h)
+		}
+	}
+	return c, hs, true, nil
+}
+
+// runSource reads a run file: entries with absolute first heights, no
+// header and no end marker.
+type runSource struct{ r *bufio.Reader }
+
+func (s *runSource) next() (string, []uint32, bool, error) {
+	c, hs, err := readEntry(s.r, 0, ^uint32(0))
+	if err == io.EOF {
+		return "", nil, false, nil
+	}
+	if err != nil {
+		return "", nil, false, fmt.Errorf("index: run file: %w", err)
+	}
+	return c, hs, true, nil
+}
+
+// merger merges sources into one stream, joining equal candidates.
+type merger struct {
+	h       mergeHeap
+	started bool
+}
+
+type mergeItem struct {
+	candidate string
+	heights   []uint32
+	src       entrySource
+}
+
+type mergeHeap []*mergeItem
+
+func (h mergeHeap) Len() int           { return len(h) }
+func (h mergeHeap) Less(i, j int) bool { return h[i].candidate < h[j].candidate }
+func (h mergeHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *mergeHeap) Push(x any)        { *h = append(*h, x.(*mergeItem)) }
+func (h *mergeHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+func newMerger(sources []entrySource) entrySource {
+	m := &merger{}
+	for _, s := range sources {
+		m.h = append(m.h, &mergeItem{src: s})
+	}
+	return m
+}
+
+func (m *merger) advance(it *mergeItem) (bool, error) {
+	c, hs, ok, err := it.src.next()
+	if err != nil || !ok {
+		return false, err
+	}
+	it.candidate, it.heights = c, hs
+	return true, nil
+}
+
+func (m *merger) next() (string, []uint32, bool, error) {
+	if !m.started {
+		m.started = true
+		items := m.h
+		m.h = mergeHeap{}
+		for _, it := range items {
+			ok, err := m.advance(it)
+			if err != nil {
+				return "", nil, false, err
+			}
+			if ok {
+				m.h = append(m.h, it)
+			}
+		}
+		heap.Init(&m.h)
+	}
+	if len(m.h) == 0 {
+		return "", nil, false, nil
+	}
+	c := m.h[0].candidate
+	var hs []uint32
+	for len(m.h) > 0 && m.h[0].candidate == c {
+		it := m.h[0]
+		hs = mergeHeights(hs, it.heights)
+		ok, err := m.advance(it)
+		if err != nil {
+			return "", nil, false, err
+		}
+		if ok {
+			heap.Fix(&m.h, 0)
+		} else {
+			heap.Pop(&m.h)
+		}
+	}
+	return c, hs, true, nil
+}
+
+// mergeHeights merges two increasing lists without repeats.
+func mergeHeights(a, b []uint32) []uint32 {
+	if len(a) == 0 {
+		return append([]uint32(nil), b...)
+	}
+	out := make([]uint32, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		var v uint32
+		switch {
+		case j >= len(b) || i < len(a) && a[i] < b[j]:
+			v = a[i]
+			i++
+		case i >= len(a) || b[j] < a[i]:
+			v = b[j]
+			j++
+		default:
+			v = a[i]
+			i++
+			j++
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// writeEntries writes src's entries relative to first. With last non-nil
+// it writes the index's body: heights outside first..*last are dropped,
+// and the end marker follows.
+func writeEntries(w io.Writer, src entrySource, first uint32, last *uint32) error {
+	cw, ok := w.(*countingWriter)
+	if !ok {
+		cw = &countingWriter{w: w}
+	}
+	var entries uint64
+	for {
+		c, hs, ok, err := src.next()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			break
+		}
+		if last != nil {
+			hs = slices.DeleteFunc(hs, func(h uint32) bool { return h < first || h > *last })
+			if len(hs) == 0 {
+				continue
+			}
+		}
+		putUvarint(cw, uint64(len(c)))
+		cw.Write([]byte(c))
+		putUvarint(cw, uint64(len(hs)))
+		prev := first
+		for i, h := range hs {
+			if i == 0 {
+				putUvarint(cw, uint64(h-first))
+			} else {
+				putUvarint(cw, uint64(h-prev))
+			}
+			prev = h
+		}
+		entries++
+	}
+	if last != nil {
+		putUvarint(cw, 0)
+		putUvarint(cw, entries)
+	}
+	return cw.err
+}
+
+// readEntry reads one entry whose heights lie in first..last. It returns
+// io.EOF at a clean end of input and ErrBadIndex for anything malformed;
+// it allocates only for bytes that are present.
+func readEntry(r *bufio.Reader, first, last uint32) (string, []uint32, error) {
+	n, err := binary.ReadUvarint(r)
+	if err == io.EOF {
+		return "", nil, io.EOF
+	}
+	if err != nil {
+		return "", nil, fmt.Errorf("%w: candidate length: %v", ErrBadIndex, err)
+	}
+	if n == 0 {
+		return "", nil, errEndMarker
+	}
+	if n > maxIndexCandidate {
+		return "", nil, fmt.Errorf("%w: candidate of %d bytes, at most %d", ErrBadIndex, n, maxIndexCandidate)
+	}
+	cb := make([]byte, n)
+	if _, err := io.ReadFull(r, cb); err != nil {
+		return "", nil, fmt.Errorf("%w: candidate truncated", ErrBadIndex)
+	}
+	k, err := binary.ReadUvarint(r)
+	if err != nil {
+		return "", nil, fmt.Errorf("%w: %q: appearance count: %v", ErrBadIndex, cb, noEOF(err))
+	}
+	if k == 0 || k > uint64(last-first)+1 {
+		return "", nil, fmt.Errorf("%w: %q: %d appearances in %d blocks", ErrBadIndex, cb, k, uint64(last-first)+1)
+	}
+	var hs []uint32
+	h := uint64(first)
+	for i := uint64(0); i < k; i++ {
+		d, err := binary.ReadUvarint(r)
+		if err != nil {
+			return "", nil, fmt.Errorf("%w: %q: height %d: %v", ErrBadIndex, cb, i+1, noEOF(err))
+		}
+		if i > 0 && d == 0 {
+			return "", nil, fmt.Errorf("%w: %q: heights not increasing", ErrBadIndex, cb)
+		}
+		h += d
+		if d > uint64(last) || h > uint64(last) {
+			return "", nil, fmt.Errorf("%w: %q: height beyond the last block %d", ErrBadIndex, cb, last)
+		}
+		hs = append(hs, uint32(h))
+	}
+	return string(cb), hs, nil
+}
+
+var errEndMarker = errors.New("end marker")
+
+func noEOF(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// IndexReader reads an appearance index one entry at a time.
+type IndexReader struct {
+	r       *bufio.Reader
+	header  IndexHeader
+	height  map[chainhash.Hash]int32
+	prev    string
+	entries uint64
+	done    bool
+}
+
+// NewIndexReader reads the index's header.
+func NewIndexReader(r io.Reader) (*IndexReader, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var magic [8]byte
+	if _, err := io.ReadFull(br, magic[:]); err != nil || magic != indexMagic {
+		return nil, fmt.Errorf("%w: not an appearance index (no %q header)", ErrBadIndex, indexMagic[:7])
+	}
+	n, err := binary.ReadUvarint(br)
+	if err != nil || n > maxIndexNetwork {
+		return nil, fmt.Errorf("%w: network name", ErrBadIndex)
+	}
+	name := make([]byte, n)
+	if _, err := io.ReadFull(br, name); err != nil {
+		return nil, fmt.Errorf("%w: network name truncated", ErrBadIndex)
+	}
+	first, err := binary.ReadUvarint(br)
+	if err != nil || first > 1<<31-1 {
+		return nil, fmt.Errorf("%w: first height", ErrBadIndex)
+	}
+	b, err := binary.ReadUvarint(br)
+	if err != nil || b == 0 || b > maxIndexBlocks || first+b-1 > 1<<31-1 {
+		return nil, fmt.Errorf("%w: block count", ErrBadIndex)
+	}
+	ir := &IndexReader{r: br, header: IndexHeader{Network: string(name), First: int32(first)}}
+	ir.height = map[chainhash.Hash]int32{}
+	for i := uint64(0); i < b; i++ {
+		var h chainhash.Hash
+		if _, err := io.ReadFull(br, h[:]); err != nil {
+			return nil, fmt.Errorf("%w: block hashes truncated at %d of %d", ErrBadIndex, i, b)
+		}
+		ir.header.Hashes = append(ir.header.Hashes, h)
+		ir.height[h] = int32(first + i)
+	}
+	return ir, nil
+}
+
+// Header returns the index's header.
+func (ir *IndexReader) Header() *IndexHeader { return &ir.header }
+
+// Height returns the height of the block with hash h, if the index covers it.
+func (ir *IndexReader) Height(h chainhash.Hash) (int32, bool) {
+	v, ok := ir.height[h]
+	return v, ok
+}
+
+// Next returns the next entry, or io.EOF after the end marker. An index
+// cut short, out of order or with a wrong entry count is ErrBadIndex.
+func (ir *IndexReader) Next() (*IndexEntry, error) {
+	if ir.done {
+		return nil, io.EOF
+	}
+	c, hs, err := readEntry(ir.r, uint32(ir.header.First), uint32(ir.header.Last()))
+	switch {
+	case err == errEndMarker:
+		n, err := binary.ReadUvarint(ir.r)
+		if err != nil || n != ir.entries {
+			return nil, fmt.Errorf("%w: end marker counts %d entries, read %d", ErrBadIndex, n, ir.entries)
+		}
+		if _, err := ir.r.ReadByte(); err != io.EOF {
+			return nil, fmt.Errorf("%w: data after the end marker", ErrBadIndex)
+		}
+		ir.done = true
+		return nil, io.EOF
+	case err == io.EOF:
+		return nil, fmt.Errorf("%w: truncated: no end marker after %d entries", ErrBadIndex, ir.entries)
+	case err != nil:
+		return nil, err
+	}
+	if ir.entries > 0 && c <= ir.prev {
+		return nil, fmt.Errorf("%w: candidate %q after %q: not in increasing order", ErrBadIndex, c, ir.prev)
+	}
+	ir.prev = c
+	ir.entries++
+	e := &IndexEntry{Candidate: c, Heights: make([]int32, len(hs))}
+	for i, h := range hs {
+		e.Heights[i] = int32(h)
+	}
+	return e, nil
+}
+
+type countingWriter struct {
+	w   io.Writer
+	n   int64
+	err error
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	c.err = err
+	return n, err
+}
+
+func putUvarint(w io.Writer, v uint64) {
+	var b [binary.MaxVarintLen64]byte
+	w.Write(b[:binary.PutUvarint(b[:], v)])
+}
