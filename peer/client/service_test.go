@@ -223,3 +223,38 @@ func TestClientThroughProxy(t *testing.T) {
 		t.Errorf("a refusing proxy: %v (requests %q)", err, refusing.Requests())
 	}
 }
+
+// TestRescansShareDownloads: two rescans of the same blocks at once
+// download each filter once; the second takes them from memory.
+func TestRescansShareDownloads(t *testing.T) {
+	needFixture(t)
+	proxy := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, nil)
+	c := connect(t, 0, proxy.Addr)
+	var wg sync.WaitGroup
+	found := make([]int, 2)
+	for i := range found {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := c.NewRescan(RescanOptions{Watch: items(fx.watch), To: -1, OnEvent: func(e Event) {
+				if e.Kind == EventMatch {
+					found[i]++
+				}
+			}})
+			if err := r.Run(context.Background()); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	asked := 0
+	for _, cmd := range proxy.Commands() {
+		if cmd == wire.CmdGetCFilters {
+			asked++
+		}
+	}
+	// One getcfilters per 1,000 blocks, for one rescan only.
+	if want := int(fx.tip)/wire.MaxGetCFiltersReqRange + 1; asked != want || found[0] != len(fx.want) || found[1] != len(fx.want) {
+		t.Errorf("%d getcfilters for two rescans of %d blocks (want %d); found %v", asked, fx.tip+1, want, found)
+	}
+}
