@@ -1,8 +1,10 @@
 package store
 
 import (
+	"encoding/binary"
 	"flag"
 	"fmt"
+	"os"
 	"runtime"
 	"sync"
 	"testing"
@@ -11,6 +13,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/peer/chain"
+	bolt "go.etcd.io/bbolt"
 )
 
 // benchHeadersFlag sets the size of the chain the benchmarks store:
@@ -265,5 +268,79 @@ func BenchmarkPutFilters(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/filter")
 		})
+	}
+}
+
+// BenchmarkCheckFilterCache measures what checking a full filter cache of
+// the default size costs on opening: a cache filled past its cap of
+// DefaultFilterCacheBytes with filters of 20,000 bytes (about a mainnet
+// block's basic filter), so that it has evicted and holds a freelist.
+// checkBolt is the check the store runs on every open; TxCheck is bbolt's
+// own consistency check; open is bbolt opening the file, for scale. Each
+// runs with the file in the page cache (warm) and, where the system lets
+// it drop the file's pages (posix_fadvise), read from the disk (cold).
+func BenchmarkCheckFilterCache(b *testing.B) {
+	dir := b.TempDir()
+	s := openTest(b, dir, Options{FilterCacheBytes: DefaultFilterCacheBytes, NoSync: true})
+	const filterSize = 20000
+	n := int(DefaultFilterCacheBytes/(filterSize+entryOverhead)) * 11 / 10
+	filter := func(i int) []byte {
+		return binary.LittleEndian.AppendUint32(make([]byte, filterSize-4), uint32(i))
+	}
+	for i := 0; i < n; i += 100 {
+		hs, fs := filterBatch(i, i+100, filter)
+		if err := s.PutFilters(hs, fs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	size, count, err := s.FilterCacheSize()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		b.Fatal(err)
+	}
+	path := cachePath(dir)
+	fi, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("cache: %d filters, %d MiB logical, a file of %d MiB", count, size>>20, fi.Size()>>20)
+	runs := []struct {
+		name string
+		run  func() error
+	}{
+		{"checkBolt", func() error { return checkFile(path, true) }},
+		{"checkBolt-quick", func() error { return checkFile(path, false) }},
+		{"TxCheck", func() error { return txCheck(path) }},
+		{"open", func() error {
+			db, err := bolt.Open(path, 0o644, nil)
+			if err != nil {
+				return err
+			}
+			return db.Close()
+		}},
+	}
+	for _, r := range runs {
+		for _, cold := range []bool{false, true} {
+			name := r.name + "/warm"
+			if cold {
+				name = r.name + "/cold"
+			}
+			b.Run(name, func(b *testing.B) {
+				for b.Loop() {
+					if cold {
+						b.StopTimer()
+						if err := dropCache(path); err != nil {
+							b.Skipf("cannot drop the file from the page cache: %v", err)
+						}
+						b.StartTimer()
+					}
+					if err := r.run(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }

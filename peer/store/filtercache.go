@@ -1,11 +1,14 @@
 package store
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
+	"sync"
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -63,71 +66,291 @@ func decodeEntry(v []byte) (cacheEntry, error) {
 	return e, nil
 }
 
+// ErrFilterCacheDamaged is returned by Filter, PutFilters and
+// FilterCacheSize when the filter cache's file turns out damaged while the
+// store uses it: bbolt faulted on its map of the file or panicked on a
+// page. The file is set aside, Recovered says so, and the cache is off
+// for the rest of the store's life: later calls find and keep nothing,
+// without an error. A scan can go on, fetching its filters instead.
+var ErrFilterCacheDamaged = errors.New("store: filter cache damaged")
+
+// errFault is what guard makes of a memory fault or panic.
+var errFault = errors.New("bbolt failed on the file")
+
 // filterCache keeps verified filters by block hash in a bbolt database,
 // evicting the oldest inserted first once the logical size (filter bytes
 // plus entryOverhead per entry) passes the limit.
+//
+// bbolt reads the file through a memory map, so a damaged file would
+// fault (SIGBUS, SIGSEGV) or panic inside bbolt. openFilterCache checks
+// the file (checkBolt) before bbolt maps it, and every call into bbolt
+// runs inside guard, which turns what it cannot rule out (the file
+// changed under the store while open) into an error: see the package
+// documentation.
 type filterCache struct {
-	db    *bolt.DB
 	path  string
 	limit int64
+	now   func() time.Time
+
+	// txMu is held around every transaction and Close: see run.
+	txMu sync.Mutex
+
+	mu     sync.Mutex
+	db     *bolt.DB // nil while off or closed
+	dead   *bolt.DB // the database of a file found damaged in use
+	closed bool
+	notes  []string // for Recovered
+
+	deep bool // whether the last open checked the file in depth
 }
 
-// openFilterCache opens or creates the cache database at path. A database
-// that bbolt cannot open is set aside (renamed with a .corrupt suffix)
-// and a new one started: it is only a cache. The second result says why,
-// if so.
-func openFilterCache(path string, limit int64, noSync bool) (*filterCache, error, error) {
+// filterCacheName is how notes name the cache file.
+var filterCacheName = FiltersDir + "/" + filterCacheFile
+
+// openFilterCache opens or creates the cache database at path. A file
+// that fails checkBolt or that bbolt cannot open is set aside (setAside)
+// and a new cache started: it is only a cache. If no cache can be
+// opened, the cache is off for this run. Either way the notes say so.
+func openFilterCache(path string, limit int64, noSync bool, now func() time.Time) *filterCache {
+	fc := &filterCache{path: path, limit: limit, now: now}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, nil, err
+		fc.notef("%s: the filter cache is off for this run: %v", filterCacheName, err)
+		return fc
 	}
-	opts := &bolt.Options{Timeout: time.Second, NoSync: noSync}
-	db, openErr := bolt.Open(path, 0o644, opts)
-	var reset error
-	if openErr != nil {
-		if errors.Is(openErr, bolt.ErrTimeout) {
-			return nil, nil, fmt.Errorf("filter cache %s is in use: %w", path, openErr)
+	for attempt := 0; ; attempt++ {
+		db, deep, err := openBolt(path, limit, noSync)
+		fc.deep = deep
+		switch {
+		case err == nil:
+			fc.db = db
+			return fc
+		case attempt > 0 || errors.Is(err, bolt.ErrTimeout):
+			fc.notef("%s: the filter cache is off for this run: %v", filterCacheName, err)
+			return fc
 		}
-		reset = fmt.Errorf("filter cache could not be opened and was set aside: %w", openErr)
-		if err := os.Rename(path, path+".corrupt"); err != nil {
-			return nil, nil, fmt.Errorf("setting aside the filter cache: %w", err)
+		aside, serr := setAside(path, now())
+		if serr != nil {
+			fc.notef("%s: %v; it could not be set aside (%v): the filter cache is off for this run", filterCacheName, err, serr)
+			return fc
 		}
-		if db, openErr = bolt.Open(path, 0o644, opts); openErr != nil {
-			return nil, nil, openErr
-		}
+		fc.notef("%s: %v: set aside as %s, a new cache started", filterCacheName, err, aside)
 	}
-	fc := &filterCache{db: db, path: path, limit: limit}
-	err := fc.update(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{filtersBucket, orderBucket, metaBucket} {
-			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
-				return err
-			}
-		}
-		return evict(tx, limit)
+}
+
+// openBolt checks the file at path, if there is one, opens it with bbolt
+// and makes it a filter cache of the limit. It reports whether it checked
+// the file in depth.
+func openBolt(path string, limit int64, noSync bool) (*bolt.DB, bool, error) {
+	deep := !closedCleanly(path)
+	if err := checkFile(path, deep); err != nil {
+		return nil, deep, err
+	}
+	var db *bolt.DB
+	err := guard(func() (err error) {
+		db, err = bolt.Open(path, 0o644, &bolt.Options{Timeout: time.Second, NoSync: noSync})
+		return err
 	})
 	if err != nil {
-		db.Close()
-		return nil, nil, fmt.Errorf("filter cache: %w", err)
+		return nil, deep, err
 	}
-	return fc, reset, nil
-}
-
-// update runs fn in a read-write transaction, turning a panic of bbolt
-// on a damaged page into an error.
-func (fc *filterCache) update(fn func(*bolt.Tx) error) (err error) {
-	defer recoverCorrupt(&err)
-	return fc.db.Update(fn)
-}
-
-// view runs fn in a read-only transaction, as update does.
-func (fc *filterCache) view(fn func(*bolt.Tx) error) (err error) {
-	defer recoverCorrupt(&err)
-	return fc.db.View(fn)
-}
-
-func recoverCorrupt(err *error) {
-	if r := recover(); r != nil {
-		*err = fmt.Errorf("filter cache damaged: %v", r)
+	err = guard(func() error {
+		return db.Update(func(tx *bolt.Tx) error {
+			for _, name := range [][]byte{filtersBucket, orderBucket, metaBucket} {
+				if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+					return fmt.Errorf("bucket %s: %w", name, err)
+				}
+			}
+			return evict(tx, limit)
+		})
+	})
+	if err != nil {
+		closeDead(db)
+		return nil, deep, err
 	}
+	return db, deep, nil
+}
+
+// checkFile runs checkBolt on the file at path; a missing file is fine.
+func checkFile(path string, deep bool) error {
+	fi, err := os.Lstat(path)
+	switch {
+	case os.IsNotExist(err):
+		return nil
+	case err != nil:
+		return err
+	case !fi.Mode().IsRegular():
+		return fmt.Errorf("%w: not a regular file but %v", errBoltDamaged, fi.Mode().Type())
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if fi, err = f.Stat(); err != nil {
+		return err
+	}
+	return checkBolt(f, fi.Size(), deep)
+}
+
+// cleanSuffix follows the cache file's name in the name of the file that
+// records its stamp (fileStamp) when the store closed it cleanly.
+const cleanSuffix = ".clean"
+
+// closedCleanly reports whether the cache file at path is as the store
+// left it when it last closed it cleanly, and removes that record: until
+// the store closes the cache cleanly again, the file counts as in use.
+func closedCleanly(path string) bool {
+	rec, err := os.ReadFile(path + cleanSuffix)
+	if err != nil {
+		return false
+	}
+	_ = os.Remove(path + cleanSuffix)
+	stamp, err := fileStamp(path)
+	return err == nil && string(rec) == stamp
+}
+
+// markClean records the stamp of the cache file at path, closed cleanly.
+// It is only a hint, which spares the next open the deep checks: if it
+// cannot be written, the next open checks the file in depth.
+func markClean(path string) {
+	stamp, err := fileStamp(path)
+	if err != nil {
+		return
+	}
+	tmp := path + cleanSuffix + ".tmp"
+	if os.WriteFile(tmp, []byte(stamp), 0o644) == nil {
+		_ = os.Rename(tmp, path+cleanSuffix)
+	}
+}
+
+// guard calls fn with memory faults turned into panics
+// (debug.SetPanicOnFault, which holds for the calling goroutine only, and
+// is restored after), and turns a panic into an error wrapping errFault:
+// a fault reading bbolt's map of a damaged file, or a panic of bbolt on a
+// page it finds inconsistent. Every call into bbolt on the cache's
+// database runs inside guard, on the goroutine that calls guard; none
+// starts goroutines of its own (bbolt's Tx.Check, Batch and the freelist
+// scan without a stored freelist do, so the cache uses none of them).
+func guard(fn func() error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = faultError(r)
+		}
+	}()
+	return fn()
+}
+
+// faultError describes a recovered panic.
+func faultError(r any) error {
+	if f, ok := r.(interface{ Addr() uintptr }); ok {
+		return fmt.Errorf("%w: memory fault at %#x: %v", errFault, f.Addr(), r)
+	}
+	return fmt.Errorf("%w: %v", errFault, r)
+}
+
+// closeDeadWait is how long closeDead waits for bbolt's Close.
+const closeDeadWait = 100 * time.Millisecond
+
+// closeDead closes the database of a damaged file, waiting for it no
+// longer than closeDeadWait: a fault inside bbolt can leave its locks
+// held (a transaction that faulted as it began, or while a write rolled
+// back), which Close waits for. The goroutine then stays blocked, with
+// the file's descriptor and map: one of each per file found damaged while
+// in use, for the life of the process.
+func closeDead(db *bolt.DB) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = guard(db.Close)
+	}()
+	select {
+	case <-done:
+	case <-time.After(closeDeadWait):
+	}
+}
+
+func (fc *filterCache) notef(format string, args ...any) {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	fc.notes = append(fc.notes, fmt.Sprintf(format, args...))
+}
+
+// takeNotes returns the notes not taken yet.
+func (fc *filterCache) takeNotes() []string {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	n := fc.notes
+	fc.notes = nil
+	return n
+}
+
+// use returns the database: nil while the cache is off, ErrClosed once
+// closed.
+func (fc *filterCache) use() (*bolt.DB, error) {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	if fc.closed {
+		return nil, ErrClosed
+	}
+	return fc.db, nil
+}
+
+// view runs fn in a read-only transaction, inside guard, if the cache is
+// on.
+func (fc *filterCache) view(fn func(*bolt.Tx) error) error { return fc.run(false, fn) }
+
+// update runs fn in a read-write transaction and commits it, inside
+// guard, if the cache is on.
+func (fc *filterCache) update(fn func(*bolt.Tx) error) error { return fc.run(true, fn) }
+
+// run runs fn in a transaction, inside guard, if the cache is on.
+// Transactions run one at a time, and only while the cache is on: a fault
+// inside bbolt can leave its locks held (one that a transaction takes as
+// it begins, or the writer's lock as a write rolls back), which any other
+// transaction in bbolt at the time could wait on for ever. (bbolt would
+// let reads run side by side, but a lookup takes microseconds.)
+func (fc *filterCache) run(writable bool, fn func(*bolt.Tx) error) error {
+	fc.txMu.Lock()
+	defer fc.txMu.Unlock()
+	db, err := fc.use()
+	if db == nil {
+		return err
+	}
+	return fc.failed(db, guard(func() error {
+		tx, err := db.Begin(writable)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback() // after Commit, does nothing
+		if err := fn(tx); err != nil || !writable {
+			return err
+		}
+		return tx.Commit()
+	}))
+}
+
+// failed returns err, after turning the cache off if err is a fault.
+func (fc *filterCache) failed(db *bolt.DB, err error) error {
+	if !errors.Is(err, errFault) {
+		return err
+	}
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	if fc.db != db {
+		// Turned off (or closed) by another call meanwhile.
+		return fmt.Errorf("%w: %v", ErrFilterCacheDamaged, err)
+	}
+	fc.db, fc.dead = nil, db
+	note := fmt.Sprintf("%s: damaged while in use (%v)", filterCacheName, err)
+	if aside, serr := setAside(fc.path, fc.now()); serr != nil {
+		note += fmt.Sprintf(" and could not be set aside (%v)", serr)
+	} else {
+		note += ": set aside as " + aside
+	}
+	note += "; the filter cache is off for this run"
+	fc.notes = append(fc.notes, note)
+	return fmt.Errorf("%w: %s", ErrFilterCacheDamaged, note)
 }
 
 // cacheSize reads the logical size recorded in tx.
@@ -202,27 +425,29 @@ func (fc *filterCache) put(blockHashes []chainhash.Hash, filters [][]byte) error
 	})
 }
 
-// get returns a copy of the cached filter of the block. An entry that is
-// damaged is deleted and reported as absent, with the reason as dropped.
-func (fc *filterCache) get(blockHash chainhash.Hash) (filter []byte, dropped error, err error) {
-	var bad bool
-	err = fc.view(func(tx *bolt.Tx) error {
+// get returns a copy of the cached filter of the block, or nil. An entry
+// that is damaged is deleted, noted and reported as absent.
+func (fc *filterCache) get(blockHash chainhash.Hash) ([]byte, error) {
+	var filter []byte
+	var bad error
+	err := fc.view(func(tx *bolt.Tx) error {
 		v := tx.Bucket(filtersBucket).Get(blockHash[:])
 		if v == nil {
 			return nil
 		}
-		e, derr := decodeEntry(v)
-		if derr != nil {
-			bad, dropped = true, fmt.Errorf("block %v: %w", blockHash, derr)
+		e, err := decodeEntry(v)
+		if err != nil {
+			bad = err
 			return nil
 		}
-		filter = append([]byte{}, e.filter...)
+		filter = bytes.Clone(e.filter)
 		return nil
 	})
-	if err != nil || !bad {
-		return filter, nil, err
+	if err != nil || bad == nil {
+		return filter, err
 	}
-	return nil, dropped, fc.drop(blockHash)
+	fc.notef("%s: dropped a damaged entry: block %v: %v", FiltersDir, blockHash, bad)
+	return nil, fc.drop(blockHash)
 }
 
 // drop deletes the entry of a block.
@@ -257,4 +482,24 @@ func (fc *filterCache) size() (bytes int64, filters int, err error) {
 	return bytes, filters, err
 }
 
-func (fc *filterCache) close() error { return fc.db.Close() }
+// close closes the database, and the one of a file found damaged, if
+// any. Later calls find the cache closed.
+func (fc *filterCache) close() error {
+	fc.txMu.Lock()
+	defer fc.txMu.Unlock()
+	fc.mu.Lock()
+	db, dead := fc.db, fc.dead
+	fc.db, fc.dead, fc.closed = nil, nil, true
+	fc.mu.Unlock()
+	if dead != nil {
+		closeDead(dead)
+	}
+	if db == nil {
+		return nil
+	}
+	if err := guard(db.Close); err != nil {
+		return err
+	}
+	markClean(fc.path)
+	return nil
+}

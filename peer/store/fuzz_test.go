@@ -3,11 +3,18 @@ package store
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
+	"net"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/btcsuite/btcd/addrmgr"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	bolt "go.etcd.io/bbolt"
 )
 
 // encodeLog returns the data and sum files of a record log holding recs.
@@ -141,6 +148,247 @@ func FuzzOpenHeaders(f *testing.F) {
 				t.Fatalf("kept header %d differs from the file", h)
 			}
 			prev = slot.hash
+		}
+	})
+}
+
+// fuzzCacheFilter is the filter of block blockHash(i) in FuzzFilterCache:
+// sizes from 0 to 900 bytes, so that a few dozen fill several pages.
+func fuzzCacheFilter(i int) []byte {
+	f := make([]byte, (i*131)%900)
+	for j := range f {
+		f[j] = byte(i ^ j)
+	}
+	return f
+}
+
+// fuzzCacheFilters is how many filters the seed files hold, at most; the
+// fuzz body puts fuzzCacheFilters more.
+const fuzzCacheFilters = 60
+
+// smallCache returns the file of a filter cache holding the filters
+// 0..n-1 (those of them its cap of limit bytes keeps).
+func smallCache(t testing.TB, n int, limit int64) []byte {
+	t.Helper()
+	dir := t.TempDir()
+	s := openTest(t, dir, Options{FilterCacheBytes: limit, NoSync: true})
+	for i := 0; i < n; i++ {
+		if err := s.PutFilter(blockHash(i), fuzzCacheFilter(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(cachePath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// bbolt grows the file ahead of its high-water mark: cut the
+	// unused pages, for a smaller input.
+	l := locate(t, b, false)
+	pgid := native.Uint64(b[l.meta*l.pageSize+boltPageHeaderSize+40:])
+	return b[:pgid*uint64(l.pageSize)]
+}
+
+// txCheck runs bbolt's own consistency check on the file at path.
+func txCheck(path string) error {
+	db, err := bolt.Open(path, 0o644, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	return db.View(func(tx *bolt.Tx) error {
+		var errs []error
+		for err := range tx.Check() {
+			errs = append(errs, err)
+		}
+		return errors.Join(errs...)
+	})
+}
+
+// FuzzFilterCache opens a store whose filter cache file holds the
+// fuzzer's bytes (mutations of small sound caches), looks up and puts
+// filters. It must never crash; every filter found must be one that was
+// put (its hash one of theirs); filters put must be found again. If the
+// file passes checkBolt, the store must use it without a fault, and the
+// file must still pass both checkBolt and bbolt's Tx.Check after the
+// store's writes.
+func FuzzFilterCache(f *testing.F) {
+	sound := [][]byte{
+		smallCache(f, 0, 1<<20),
+		smallCache(f, 12, 1<<20),
+		smallCache(f, fuzzCacheFilters, 1<<20),
+		smallCache(f, fuzzCacheFilters, 12<<10), // with evictions: free pages
+	}
+	for _, b := range sound {
+		f.Add(b)
+	}
+	// Some of the damage cases, done to the largest.
+	l := locate(f, sound[2], true)
+	for _, d := range cacheDamages() {
+		if !strings.HasPrefix(d.name, "meta in use") && !strings.HasPrefix(d.name, "branch") && !strings.HasPrefix(d.name, "leaf") && !strings.HasPrefix(d.name, "freelist") {
+			continue
+		}
+		path := filepath.Join(f.TempDir(), "cache.db")
+		if err := os.WriteFile(path, sound[2], 0o644); err != nil {
+			f.Fatal(err)
+		}
+		d.damage(f, path, l)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	known := map[chainhash.Hash]bool{}
+	for i := 0; i < 2*fuzzCacheFilters; i++ {
+		known[chainhash.DoubleHashH(fuzzCacheFilter(i))] = true
+	}
+	// One store for all runs, made once: a new store syncs its files.
+	dir := f.TempDir()
+	openTest(f, dir, Options{NoSync: true}).Close()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := cachePath(dir)
+		if err := os.RemoveAll(filepath.Dir(path)); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		sound := checkBolt(bytes.NewReader(data), int64(len(data)), true) == nil
+		s := openTest(t, dir, Options{FilterCacheBytes: 64 << 10, NoSync: true})
+		defer s.Close()
+		for i := 0; i < fuzzCacheFilters; i++ {
+			filter, ok, err := s.Filter(blockHash(i))
+			switch {
+			case err != nil && (sound || !errors.Is(err, ErrFilterCacheDamaged)):
+				t.Fatalf("filter %d of a file that passed the check: %v", i, err)
+			case ok && !known[chainhash.DoubleHashH(filter)]:
+				t.Fatalf("filter %d: %x was never put", i, filter)
+			}
+		}
+		hs, fs := filterBatch(fuzzCacheFilters, 2*fuzzCacheFilters, fuzzCacheFilter)
+		if err := s.PutFilters(hs, fs); err != nil {
+			t.Fatalf("putting filters: %v", err)
+		}
+		for i := range hs {
+			filter, ok, err := s.Filter(hs[i])
+			if err != nil || !ok || !bytes.Equal(filter, fs[i]) {
+				// The last ones put are kept; the cache holds 64 KiB.
+				if i >= len(hs)-10 {
+					t.Fatalf("filter %d just put: found %v, %v", fuzzCacheFilters+i, ok, err)
+				}
+			}
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		// Kept or started afresh, the file is sound after the writes.
+		after, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := checkBolt(bytes.NewReader(after), int64(len(after)), true); err != nil {
+			t.Fatalf("the cache fails the check after the store's writes (was sound: %v): %v; notes %q", sound, err, s.Recovered())
+		}
+		if err := txCheck(path); err != nil {
+			t.Fatalf("bbolt's Tx.Check finds the cache damaged after the store's writes (was sound: %v): %v", sound, err)
+		}
+	})
+}
+
+func FuzzDecodeBans(f *testing.F) {
+	at := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	sound, err := json.Marshal(bansJSON{Version: bansVersion, Bans: []Ban{
+		{Host: "127.0.0.1", Reason: "r", Since: at, Until: at.Add(time.Hour)},
+		{Host: "::1", Since: at, Until: at.Add(time.Minute)},
+		{Host: "node.example", Reason: "é", Since: at, Until: at.Add(time.Second)},
+	}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(sound)
+	f.Add(sound[:len(sound)/2])
+	f.Add([]byte(`{"version":1,"bans":[]}`))
+	f.Add([]byte(`{"version":1,"bans":[{"host":"127.0.0.1:1","since":"2030-01-01T00:00:00Z","until":"2030-01-02T00:00:00Z"}]}`))
+	f.Add([]byte(`{"version":1,"bans":[{"host":"::1","since":"2030-01-01T00:00:00Z","until":"2029-01-02T00:00:00Z"}]}`))
+	f.Add([]byte(`{"version":2}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		bans, err := decodeBans(data)
+		if err != nil {
+			return
+		}
+		seen := map[string]bool{}
+		for _, b := range bans {
+			if h, err := normalizeHost(b.Host); err != nil || h != b.Host || seen[h] || len(b.Reason) > MaxBanReason || !b.Until.After(b.Since) {
+				t.Fatalf("accepted ban %+v", b)
+			}
+			seen[b.Host] = true
+		}
+		// What is accepted writes back the same.
+		again, err := json.Marshal(bansJSON{Version: bansVersion, Bans: bans})
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := decodeBans(again)
+		if err != nil || len(back) != len(bans) {
+			t.Fatalf("written back: %v", err)
+		}
+		for i := range back {
+			if back[i].Host != bans[i].Host || back[i].Reason != bans[i].Reason || !back[i].Since.Equal(bans[i].Since) || !back[i].Until.Equal(bans[i].Until) {
+				t.Fatalf("written back %+v, was %+v", back[i], bans[i])
+			}
+		}
+	})
+}
+
+// FuzzAddrBook checks address books as Open does; one that passes must
+// load whole into a real address manager, which must not delete it.
+func FuzzAddrBook(f *testing.F) {
+	dir := f.TempDir()
+	am := addrmgr.New(dir, loopbackLookup)
+	am.Start()
+	for i := 0; i < 6; i++ {
+		am.AddAddress(onion(i), onion(100))
+	}
+	am.Good(onion(0))
+	if err := am.Stop(); err != nil {
+		f.Fatal(err)
+	}
+	sound := mustRead(f, filepath.Join(dir, AddrBookFile))
+	f.Add(sound)
+	f.Add(sound[:len(sound)/2])
+	f.Add(bytes.Replace(sound, []byte(`"Version":2`), []byte(`"Version":3`), 1))
+	f.Add(bytes.Replace(sound, []byte(".onion:8333"), []byte(".example:8333"), 1))
+	f.Add([]byte(`{"Version":2,"Addresses":[],"NewBuckets":[],"TriedBuckets":[]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if checkAddrBookData(data) != nil {
+			return
+		}
+		var book addrBook
+		if err := json.Unmarshal(data, &book); err != nil {
+			t.Fatalf("passed the checks, does not decode: %v", err)
+		}
+		dir := t.TempDir()
+		path := filepath.Join(dir, AddrBookFile)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		am := addrmgr.New(dir, func(host string) ([]net.IP, error) {
+			t.Fatalf("the address manager looked up %q", host)
+			return nil, nil
+		})
+		am.Start()
+		defer am.Stop()
+		if _, err := os.Stat(path); err != nil {
+			t.Fatalf("the address manager deleted an address book that passed the checks: %v", err)
+		}
+		if n := am.NumAddresses(); n != len(book.Addresses) {
+			t.Fatalf("the address manager loaded %d of %d addresses", n, len(book.Addresses))
 		}
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -74,13 +75,20 @@ type HeaderSource interface {
 }
 
 // Store keeps a network's verified block headers, basic filter headers
-// and filters in a directory. Its methods are safe for concurrent use.
+// and filters, and the hosts its client banned, in a directory, and
+// checks the address book kept beside them (AddrBookDir). Its methods
+// are safe for concurrent use.
 type Store struct {
 	dir    string
 	params *chaincfg.Params
 	lock   *os.File
 
-	mu            sync.Mutex // guards all below but filters, which bbolt guards
+	now func() time.Time
+
+	banMu sync.Mutex // guards bans; taken before mu
+	bans  *banList
+
+	mu            sync.Mutex // guards all below but filters, which guards itself
 	headers       *headerLog
 	filterHeaders *recordLog
 	recovered     []string
@@ -99,8 +107,15 @@ func Open(dataDir string, params *chaincfg.Params) (*Store, error) {
 // takes an exclusive lock on the store (ErrLocked if another has it),
 // checks every stored record against its checksum, each block header's
 // link to its parent and its proof of work, and cuts each file after the
-// last record that passes; Recovered says what was cut.
+// last record that passes; it checks the filter cache, the ban list and
+// the address book, and sets aside one that fails (none fails Open: see
+// the package documentation). Recovered says what was cut or set aside.
 func OpenWith(dataDir string, params *chaincfg.Params, opts Options) (*Store, error) {
+	return openAt(dataDir, params, opts, time.Now)
+}
+
+// openAt is OpenWith with a clock.
+func openAt(dataDir string, params *chaincfg.Params, opts Options, now func() time.Time) (*Store, error) {
 	dir := filepath.Join(dataDir, params.Name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("store: %w", err)
@@ -109,7 +124,7 @@ func OpenWith(dataDir string, params *chaincfg.Params, opts Options) (*Store, er
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
-	s := &Store{dir: dir, params: params, lock: lock}
+	s := &Store{dir: dir, params: params, lock: lock, now: now}
 	if err := s.open(opts); err != nil {
 		s.closeFiles()
 		return nil, err
@@ -150,20 +165,20 @@ func (s *Store) open(opts Options) error {
 			return fmt.Errorf("store: %w", err)
 		}
 	}
+	var note string
+	if s.bans, note = loadBans(filepath.Join(dir, BansFile), sync, s.now); note != "" {
+		s.note("%s", note)
+	}
+	if note := checkAddrBook(filepath.Join(dir, AddrBookFile), s.now); note != "" {
+		s.note("%s", note)
+	}
 	if opts.FilterCacheBytes > 0 {
-		var reset error
-		s.filters, reset, err = openFilterCache(filepath.Join(dir, FiltersDir, filterCacheFile), opts.FilterCacheBytes, opts.NoSync)
-		if err != nil {
-			return fmt.Errorf("store: %w", err)
-		}
-		if reset != nil {
-			s.note("%v", reset)
-		}
+		s.filters = openFilterCache(filepath.Join(dir, FiltersDir, filterCacheFile), opts.FilterCacheBytes, opts.NoSync, s.now)
 	}
 	if sync {
 		// Files created just now must survive a power failure too.
 		if err := syncDir(dir); err != nil {
-			return err
+			return fmt.Errorf("store: %w", err)
 		}
 	}
 	return nil
@@ -183,27 +198,10 @@ func checkMeta(dir string, params *chaincfg.Params) error {
 	case !errors.Is(err, os.ErrNotExist):
 		return fmt.Errorf("store: %w", err)
 	}
-	// Write it whole or not at all: a temporary file renamed into place.
-	tmp := path + ".tmp"
-	if err := writeSynced(tmp, want); err != nil {
+	if err := writeAtomic(path, want, true); err != nil {
 		return fmt.Errorf("store: %w", err)
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("store: %w", err)
-	}
-	return syncDir(dir)
-}
-
-func writeSynced(path string, b []byte) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	return errors.Join(err, f.Close())
+	return nil
 }
 
 // syncDir flushes a directory's entries, so that files created in it
@@ -211,7 +209,7 @@ func writeSynced(path string, b []byte) error {
 func syncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
-		return fmt.Errorf("store: %w", err)
+		return err
 	}
 	err = d.Sync()
 	return errors.Join(err, d.Close())
@@ -227,16 +225,23 @@ func (s *Store) Dir() string { return s.dir }
 
 // Recovered lists what the store found damaged and dropped since it was
 // opened: records cut when it opened, filter cache entries that no longer
-// matched their hash. Each is one line, fit for a warning.
+// matched their hash, files set aside (a filter cache, a ban list or an
+// address book that failed its checks) and a filter cache turned off.
+// Each is one line, fit for a warning.
 func (s *Store) Recovered() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.filters != nil {
+		s.recovered = append(s.recovered, s.filters.takeNotes()...)
+	}
 	return append([]string(nil), s.recovered...)
 }
 
 // Close flushes and closes the files and releases the lock. Closing twice
 // is harmless.
 func (s *Store) Close() error {
+	s.banMu.Lock()
+	defer s.banMu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -472,7 +477,9 @@ func (s *Store) PutFilter(blockHash chainhash.Hash, filter []byte) error {
 // in one transaction (one sync for the batch: put a scan's batch at
 // once). Without a filter cache it does nothing; filters already cached,
 // or larger than the whole cache, are skipped. Once the cache is over
-// its cap, the filters cached first are evicted first.
+// its cap, the filters cached first are evicted first. If the cache's
+// file turns out damaged, the error wraps ErrFilterCacheDamaged and the
+// cache is off from then on.
 func (s *Store) PutFilters(blockHashes []chainhash.Hash, filters [][]byte) error {
 	if len(blockHashes) != len(filters) {
 		return fmt.Errorf("store: %d block hashes for %d filters", len(blockHashes), len(filters))
@@ -480,38 +487,46 @@ func (s *Store) PutFilters(blockHashes []chainhash.Hash, filters [][]byte) error
 	if s.filters == nil {
 		return nil
 	}
-	if err := s.filters.put(blockHashes, filters); err != nil {
-		return fmt.Errorf("store: %w", err)
+	return cacheError(s.filters.put(blockHashes, filters))
+}
+
+// cacheError returns an error of the filter cache for a caller: the
+// store's errors as they are, others wrapped.
+func cacheError(err error) error {
+	if err == nil || errors.Is(err, ErrClosed) || errors.Is(err, ErrFilterCacheDamaged) {
+		return err
 	}
-	return nil
+	return fmt.Errorf("store: filter cache: %w", err)
 }
 
 // Filter returns the cached basic filter of the block, if any. An entry
 // whose filter no longer hashes to the hash recorded with it is deleted,
 // reported as absent and listed in Recovered. Check the filter against
 // the block's filter header (CheckFilter) before trusting it for a scan:
-// the cache knows blocks by hash only.
+// the cache knows blocks by hash only. If the cache's file turns out
+// damaged, the error wraps ErrFilterCacheDamaged and the cache is off
+// from then on: later calls find nothing, without an error.
 func (s *Store) Filter(blockHash chainhash.Hash) ([]byte, bool, error) {
 	if s.filters == nil {
 		return nil, false, nil
 	}
-	f, dropped, err := s.filters.get(blockHash)
-	if dropped != nil {
-		s.mu.Lock()
-		s.note("%s: dropped a damaged entry: %v", FiltersDir, dropped)
-		s.mu.Unlock()
-	}
+	f, err := s.filters.get(blockHash)
 	if err != nil {
-		return nil, false, fmt.Errorf("store: %w", err)
+		return nil, false, cacheError(err)
 	}
 	return f, f != nil, nil
 }
 
 // FilterCacheSize returns the cache's logical size in bytes (what its
-// cap bounds) and the number of filters it holds.
+// cap bounds) and the number of filters it holds: zero without a cache or
+// with the cache off.
 func (s *Store) FilterCacheSize() (bytes int64, filters int, err error) {
 	if s.filters == nil {
 		return 0, 0, nil
 	}
-	return s.filters.size()
+	bytes, filters, err = s.filters.size()
+	if err != nil {
+		return 0, 0, cacheError(err)
+	}
+	return bytes, filters, nil
 }

@@ -1,0 +1,314 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// testClock is a clock the test moves.
+type testClock struct{ t time.Time }
+
+func (c *testClock) now() time.Time          { return c.t }
+func (c *testClock) advance(d time.Duration) { c.t = c.t.Add(d) }
+func newTestClock() *testClock               { return &testClock{time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)} }
+func openClock(t testing.TB, dir string, c *testClock) *Store {
+	t.Helper()
+	s, err := openAt(dir, regtest, Options{NoSync: true}, c.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestNormalizeHost(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"127.0.0.1", "127.0.0.1"},
+		{"127.0.0.1:18444", "127.0.0.1"},
+		{"::1", "::1"},
+		{"[::1]", "::1"},
+		{"[::1]:18444", "::1"},
+		{"::ffff:127.0.0.1", "127.0.0.1"},
+		{"[::ffff:7f00:1]:8333", "127.0.0.1"},
+		{"2001:DB8:0:0:0:0:0:1", "2001:db8::1"},
+		{"[2001:0db8::0001]:8333", "2001:db8::1"},
+		{"fe80::1%lo", "fe80::1%lo"},
+		{"LocalHost.", "localhost"},
+		{"node.example:8333", "node.example"},
+		{"abcdefghijklmnopqrstuvwxyz234567abcdefghijklmnopqrstuvwx.onion", "abcdefghijklmnopqrstuvwxyz234567abcdefghijklmnopqrstuvwx.onion"},
+		{"", ""},
+		{":8333", ""},
+		{"a..b", ""},
+		{"has space", ""},
+		{"bad/char", ""},
+		{strings.Repeat("a", 64) + ".example", ""},
+		{strings.Repeat("abc.", 64) + "de", ""},
+	}
+	for _, tt := range tests {
+		got, err := normalizeHost(tt.in)
+		if tt.want == "" {
+			if !errors.Is(err, ErrBadHost) {
+				t.Errorf("normalizeHost(%q) = %q, %v; want ErrBadHost", tt.in, got, err)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("normalizeHost(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+		}
+	}
+}
+
+func TestBans(t *testing.T) {
+	dir := t.TempDir()
+	clock := newTestClock()
+	s := openClock(t, dir, clock)
+	start := clock.t
+	steps := []struct {
+		name string
+		do   func() error
+	}{
+		{"ban with a port", func() error { return s.Ban("127.0.0.1:18444", "sent a bad filter", time.Hour) }},
+		{"ban IPv6 in brackets", func() error { return s.Ban("[::1]:18445", "lied about headers", 2*time.Hour) }},
+		{"ban a name, default duration", func() error { return s.Ban("Node.Example.", "stalled", 0) }},
+		{"ban a bad host", func() error {
+			if err := s.Ban("not a host", "x", time.Hour); !errors.Is(err, ErrBadHost) {
+				return fmt.Errorf("bad host: %v", err)
+			}
+			return nil
+		}},
+	}
+	for _, st := range steps {
+		if err := st.do(); err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+	}
+	checkBans := func(s *Store, want map[string]time.Time) {
+		t.Helper()
+		got := s.Bans()
+		if len(got) != len(want) {
+			t.Fatalf("Bans() = %v, want %d bans", got, len(want))
+		}
+		for i, b := range got {
+			if i > 0 && got[i-1].Host >= b.Host {
+				t.Fatalf("Bans() not sorted by host: %v", got)
+			}
+			if until, ok := want[b.Host]; !ok || !b.Until.Equal(until) {
+				t.Fatalf("ban %v, want until %v", b, until)
+			}
+		}
+	}
+	want := map[string]time.Time{
+		"127.0.0.1":    start.Add(time.Hour),
+		"::1":          start.Add(2 * time.Hour),
+		"node.example": start.Add(DefaultBanDuration),
+	}
+	checkBans(s, want)
+	// Any form of a banned host is banned.
+	for _, h := range []string{"127.0.0.1", "127.0.0.1:1", "::ffff:127.0.0.1", "::1", "[0:0::1]:9", "node.example", "NODE.EXAMPLE:1"} {
+		if b, ok := s.Banned(h); !ok || b.Since != start {
+			t.Fatalf("Banned(%q) = %v, %v", h, b, ok)
+		}
+	}
+	if b, _ := s.Banned("127.0.0.1"); b.Reason != "sent a bad filter" {
+		t.Fatalf("reason %q", b.Reason)
+	}
+	if _, ok := s.Banned("127.0.0.2"); ok {
+		t.Fatal("an address never banned is banned")
+	}
+
+	// A second ban keeps the later end and takes the new reason.
+	clock.advance(10 * time.Minute)
+	if err := s.Ban("127.0.0.1", "again", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := s.Banned("127.0.0.1"); b.Reason != "again" || !b.Until.Equal(start.Add(time.Hour)) || b.Since != start {
+		t.Fatalf("after a shorter second ban: %v", b)
+	}
+	if err := s.Ban("127.0.0.1", strings.Repeat("é", MaxBanReason), 3*time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := s.Banned("127.0.0.1")
+	if !b.Until.Equal(clock.t.Add(3*time.Hour)) || len(b.Reason) > MaxBanReason || !strings.HasPrefix(b.Reason, "éé") || strings.ContainsRune(b.Reason, '\uFFFD') {
+		t.Fatalf("after a longer ban with a long reason: %v (%d bytes)", b, len(b.Reason))
+	}
+	want["127.0.0.1"] = clock.t.Add(3 * time.Hour)
+
+	// Unban.
+	if err := s.Unban("[::1]:1"); err != nil {
+		t.Fatal(err)
+	}
+	delete(want, "::1")
+	if err := s.Unban("127.0.0.9"); err != nil {
+		t.Fatal(err)
+	}
+	checkBans(s, want)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Ban("127.0.0.3", "closed", time.Hour); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Ban after Close: %v", err)
+	}
+
+	// The second life has the same bans.
+	s = openClock(t, dir, clock)
+	if r := s.Recovered(); len(r) != 0 {
+		t.Fatalf("notes %q", r)
+	}
+	checkBans(s, want)
+
+	// Bans end.
+	clock.advance(3 * time.Hour)
+	delete(want, "127.0.0.1")
+	if _, ok := s.Banned("127.0.0.1"); ok {
+		t.Fatal("a ban past its end holds")
+	}
+	checkBans(s, want)
+	s.Close()
+	clock.advance(DefaultBanDuration)
+	s = openClock(t, dir, clock)
+	defer s.Close()
+	checkBans(s, nil)
+	if err := s.Ban("127.0.0.4", "", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	// The file holds the bans in force only.
+	got, err := readBans(filepath.Join(s.Dir(), BansFile))
+	if err != nil || len(got) != 1 || got[0].Host != "127.0.0.4" {
+		t.Fatalf("file holds %v, %v", got, err)
+	}
+}
+
+func TestBansCap(t *testing.T) {
+	clock := newTestClock()
+	s := openClock(t, t.TempDir(), clock)
+	defer s.Close()
+	s.bans.max = 5
+	for i := 0; i < 8; i++ {
+		if err := s.Ban(fmt.Sprintf("127.0.0.%d", i), "", time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		clock.advance(time.Second)
+	}
+	got := s.Bans()
+	if len(got) != 5 {
+		t.Fatalf("%d bans kept, want 5", len(got))
+	}
+	for i := 0; i < 8; i++ {
+		if _, ok := s.Banned(fmt.Sprintf("127.0.0.%d", i)); ok != (i >= 3) {
+			t.Fatalf("host %d banned: %v; want the oldest dropped", i, ok)
+		}
+	}
+	// Renewing a ban at the cap drops nothing.
+	if err := s.Ban("127.0.0.3", "", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Bans()) != 5 {
+		t.Fatal("renewing a ban dropped another")
+	}
+	// Ended bans make room first.
+	clock.advance(time.Hour - 3*time.Second) // the bans of hosts 4 and 5 end
+	if err := s.Ban("127.0.0.100", "", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.Banned("127.0.0.7"); !ok || len(s.Bans()) != 4 {
+		t.Fatalf("bans after some ended: %v", s.Bans())
+	}
+}
+
+func TestBansDamaged(t *testing.T) {
+	clock := newTestClock()
+	since := clock.t.Add(-time.Hour).Format(time.RFC3339)
+	until := clock.t.Add(time.Hour).Format(time.RFC3339)
+	ban := func(host string) string {
+		return fmt.Sprintf(`{"host":%q,"reason":"r","since":%q,"until":%q}`, host, since, until)
+	}
+	file := func(bans ...string) string {
+		return `{"version":1,"bans":[` + strings.Join(bans, ",") + `]}`
+	}
+	many := make([]string, MaxBans+1)
+	for i := range many {
+		many[i] = ban(fmt.Sprintf("h%d.example", i))
+	}
+	tests := []struct {
+		name    string
+		content string // written to the file, unless setup is set
+		setup   func(t *testing.T, path string)
+		loaded  int // bans loaded; -1: set aside
+	}{
+		{"sound", file(ban("127.0.0.1"), ban("::1")), nil, 2},
+		{"sound, one ended", file(ban("127.0.0.1"), fmt.Sprintf(`{"host":"::1","reason":"","since":%q,"until":%q}`, clock.t.Add(-2*time.Hour).Format(time.RFC3339), since)), nil, 1},
+		{"empty list", file(), nil, 0},
+		{"empty file", "", nil, -1},
+		{"garbage", "\x00\x01 not json", nil, -1},
+		{"cut short", file(ban("127.0.0.1"))[:40], nil, -1},
+		{"data after", file(ban("127.0.0.1")) + "{}", nil, -1},
+		{"version 2", strings.Replace(file(), `"version":1`, `"version":2`, 1), nil, -1},
+		{"no version", `{"bans":[]}`, nil, -1},
+		{"unknown field", strings.Replace(file(), `"bans"`, `"extra":1,"bans"`, 1), nil, -1},
+		{"host with a port", file(ban("127.0.0.1:80")), nil, -1},
+		{"host not normal", file(ban("::FFFF:127.0.0.1")), nil, -1},
+		{"host bad", file(ban("a b")), nil, -1},
+		{"host twice", file(ban("127.0.0.1"), ban("127.0.0.1")), nil, -1},
+		{"reason too long", file(strings.Replace(ban("::1"), `"r"`, `"`+strings.Repeat("x", MaxBanReason+1)+`"`, 1)), nil, -1},
+		{"ends before it begins", file(fmt.Sprintf(`{"host":"::1","reason":"","since":%q,"until":%q}`, until, since)), nil, -1},
+		{"no start", file(fmt.Sprintf(`{"host":"::1","reason":"","until":%q}`, until)), nil, -1},
+		{"bad time", file(`{"host":"::1","reason":"","since":"yesterday","until":"tomorrow"}`), nil, -1},
+		{"too many", file(many...), nil, -1},
+		{"too large", "", func(t *testing.T, path string) {
+			if err := os.WriteFile(path, []byte(file()), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Truncate(path, maxBansFileSize+1); err != nil {
+				t.Fatal(err)
+			}
+		}, -1},
+		{"a directory", "", func(t *testing.T, path string) {
+			if err := os.MkdirAll(filepath.Join(path, "x"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}, -1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "regtest", BansFile)
+			openClock(t, dir, clock).Close()
+			if tt.setup != nil {
+				tt.setup(t, path)
+			} else if err := os.WriteFile(path, []byte(tt.content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			s := openClock(t, dir, clock)
+			defer s.Close()
+			notes := s.Recovered()
+			aside, _ := filepath.Glob(path + ".damaged-*")
+			if tt.loaded >= 0 {
+				if len(notes) != 0 || len(aside) != 0 || len(s.Bans()) != tt.loaded {
+					t.Fatalf("sound file: notes %q, set aside %q, %d bans loaded, want %d", notes, aside, len(s.Bans()), tt.loaded)
+				}
+				return
+			}
+			if len(notes) != 1 || len(aside) != 1 || !strings.HasPrefix(notes[0], BansFile+": ") ||
+				!strings.Contains(notes[0], "set aside as "+filepath.Base(aside[0])) || len(s.Bans()) != 0 {
+				t.Fatalf("notes %q, set aside %q, bans %v", notes, aside, s.Bans())
+			}
+			t.Log(notes[0][:min(len(notes[0]), 200)])
+			// A new list is written; the next life reads it.
+			if err := s.Ban("127.0.0.5", "", time.Hour); err != nil {
+				t.Fatal(err)
+			}
+			s.Close()
+			s = openClock(t, dir, clock)
+			if r := s.Recovered(); len(r) != 0 {
+				t.Fatalf("notes after a new list: %q", r)
+			}
+			if _, ok := s.Banned("127.0.0.5"); !ok {
+				t.Fatal("ban of the new list lost")
+			}
+		})
+	}
+}

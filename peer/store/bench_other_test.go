@@ -1,0 +1,7 @@
+//go:build !linux
+
+package store
+
+import "errors"
+
+func dropCache(string) error { return errors.New("not supported") }
