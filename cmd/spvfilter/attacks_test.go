@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/hex"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -187,4 +189,44 @@ func TestBIP37NamesTheFilteringPeer(t *testing.T) {
 		seen[out.Peer] = true
 	}
 	t.Logf("%d different filtering peers in 6 scans", len(seen))
+}
+
+// TestScanDamagedCache: a filter cache truncated to half (which crashed
+// the process with SIGBUS before) is set aside with a warning naming it,
+// and the scan finds the same transactions, every later run too.
+func TestScanDamagedCache(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 101)
+	alice := peertest.NewKey("alice")
+	pay := node.SpendCoinbase(t, wire.NewTxOut(10_000_000, alice.PkScript()))
+	node.Confirm(t, pay)
+	node.Generate(t, 5)
+	dir := t.TempDir()
+	scan := func() scanOutput {
+		t.Helper()
+		stdout, stderr, status := runCLI(t, "", "scan", "--json", "--network", "regtest", "--datadir", dir, "--peer", node.P2PAddr,
+			"--watch", alice.Address(node.Params).EncodeAddress())
+		var out scanOutput
+		if status != exitOK || json.Unmarshal([]byte(stdout), &out) != nil {
+			t.Fatalf("status %d, stdout %q, stderr %q", status, stdout, stderr)
+		}
+		if len(out.Matches) != 1 || out.Matches[0].Txid != pay.TxHash().String() {
+			t.Fatalf("matches %+v, want the payment", out.Matches)
+		}
+		return out
+	}
+	scan()
+	cache := filepath.Join(dir, "regtest", "filters", "cache.db")
+	st, err := os.Stat(cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(cache, st.Size()/2); err != nil {
+		t.Fatal(err)
+	}
+	out := scan()
+	if !hasWarning(out.Warnings, "cache.db") {
+		t.Errorf("warnings %q do not name the damaged cache", out.Warnings)
+	}
+	scan()
 }

@@ -284,6 +284,7 @@ func (c *Client) bestHeld(service wire.ServiceFlag) int32 {
 // finish fills in what every scan result says about its peers and the
 // chain.
 func (c *Client) finish(res *ScanResult, mode string) {
+	c.takeStoreNotes()
 	res.Warnings = append(res.Warnings, c.notes...)
 	res.Warnings = append(res.Warnings, c.scanNotes...)
 	res.Warnings = append(res.Warnings, c.decisions...)

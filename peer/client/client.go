@@ -80,11 +80,12 @@ type Client struct {
 	members []*member
 	rng     *rand.Rand
 
-	st     *store.Store  // nil without Config.DataDir
-	mem    *memCache     // without a store: what was verified lately
-	dial   peer.DialFunc // through Config.Proxy; nil for direct connections
-	blocks blockCache    // the last blocks GetBlock returned
-	notes  []string      // warnings for every result (a repaired store)
+	st     *store.Store         // nil without Config.DataDir
+	mem    *memCache            // without a store: what was verified lately
+	bans   map[string]store.Ban // without a store: the bans, by address
+	dial   peer.DialFunc        // through Config.Proxy; nil for direct connections
+	blocks blockCache           // the last blocks GetBlock returned
+	notes  []string             // warnings for every result (a repaired store)
 	// The service (Start): its stop, the end of its goroutines, wake-ups
 	// of its header sync and the notification of a moved tip.
 	svcMu    sync.Mutex
@@ -174,6 +175,11 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 		}
 		m := &member{addr: addr, tip: -1}
 		c.members = append(c.members, m)
+		if reason, banned := c.IsBanned(addr); banned {
+			m.banned, m.reason = true, "banned: "+reason
+			m.err = errors.New(m.reason)
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -362,7 +368,9 @@ func (c *Client) redial(ctx context.Context, m *member) error {
 	return nil
 }
 
-// ban marks a peer caught lying; it is disconnected and never asked again.
+// ban marks a peer caught lying (or flooding); it is disconnected and
+// never asked again, and with a store the ban is kept for
+// store.DefaultBanDuration, across restarts.
 func (c *Client) ban(m *member, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -376,6 +384,104 @@ func (c *Client) ban(m *member, err error) {
 	if m.p != nil {
 		m.p.Close()
 	}
+	c.keepBan(m.addr, m.reason)
+}
+
+// keepBan records a ban in the store, or in memory without one. Called
+// with mu held.
+func (c *Client) keepBan(addr, reason string) {
+	if c.st != nil {
+		if err := c.st.Ban(addr, reason, store.DefaultBanDuration); err != nil {
+			c.logf("keeping the ban of %s: %v", addr, err)
+		}
+		return
+	}
+	if c.bans == nil {
+		c.bans = map[string]store.Ban{}
+	}
+	now := time.Now()
+	c.bans[addr] = store.Ban{Host: addr, Reason: reason, Since: now, Until: now.Add(store.DefaultBanDuration)}
+}
+
+// BanPeer bans the peer at addr (host:port) for store.DefaultBanDuration,
+// kept in the data directory if there is one: a connected peer is
+// disconnected, and no ban is ever dialled. Peers the client catches
+// lying or flooding are banned the same way.
+func (c *Client) BanPeer(addr, reason string) error {
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return fmt.Errorf("client: ban %q: %w", addr, err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, m := range c.members {
+		if m.addr == addr {
+			m.banned, m.reason = true, "banned: "+reason
+			m.err = errors.New(m.reason)
+			if m.p != nil {
+				m.p.Close()
+			}
+		}
+	}
+	c.keepBan(addr, reason)
+	return nil
+}
+
+// IsBanned reports whether the peer at addr is banned, and why.
+func (c *Client) IsBanned(addr string) (reason string, banned bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bannedLocked(addr)
+}
+
+// bannedLocked is IsBanned with mu held.
+func (c *Client) bannedLocked(addr string) (string, bool) {
+	if c.st != nil {
+		b, ok := c.st.Banned(addr)
+		return b.Reason, ok
+	}
+	b, ok := c.bans[addr]
+	if ok && time.Now().After(b.Until) {
+		delete(c.bans, addr)
+		return "", false
+	}
+	return b.Reason, ok
+}
+
+// Unban lifts the ban of the peer at addr; a peer of the client is used
+// again (the service redials it).
+func (c *Client) Unban(addr string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.st != nil {
+		if err := c.st.Unban(addr); err != nil {
+			return fmt.Errorf("client: %w", err)
+		}
+	}
+	delete(c.bans, addr)
+	for _, m := range c.members {
+		if m.addr == addr && m.banned {
+			m.banned, m.reason = false, "unbanned"
+			m.nextDial = time.Time{}
+		}
+	}
+	return nil
+}
+
+// Bans lists the bans in force (kept in the data directory, if there is
+// one).
+func (c *Client) Bans() []store.Ban {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.st != nil {
+		return c.st.Bans()
+	}
+	var out []store.Ban
+	for addr := range c.bans {
+		if _, ok := c.bannedLocked(addr); ok {
+			out = append(out, c.bans[addr])
+		}
+	}
+	return out
 }
 
 // dropPeer stops using a peer that stalled, disconnected or cannot serve

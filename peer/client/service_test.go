@@ -223,3 +223,104 @@ func TestClientThroughProxy(t *testing.T) {
 		t.Errorf("a refusing proxy: %v (requests %q)", err, refusing.Requests())
 	}
 }
+
+// TestRescansShareDownloads: two rescans of the same blocks at once
+// download each filter once; the second takes them from memory.
+func TestRescansShareDownloads(t *testing.T) {
+	needFixture(t)
+	proxy := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, nil)
+	c := connect(t, 0, proxy.Addr)
+	var wg sync.WaitGroup
+	found := make([]int, 2)
+	for i := range found {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := c.NewRescan(RescanOptions{Watch: items(fx.watch), To: -1, OnEvent: func(e Event) {
+				if e.Kind == EventMatch {
+					found[i]++
+				}
+			}})
+			if err := r.Run(context.Background()); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	asked := 0
+	for _, cmd := range proxy.Commands() {
+		if cmd == wire.CmdGetCFilters {
+			asked++
+		}
+	}
+	// One getcfilters per 1,000 blocks, for one rescan only.
+	if want := int(fx.tip)/wire.MaxGetCFiltersReqRange + 1; asked != want || found[0] != len(fx.want) || found[1] != len(fx.want) {
+		t.Errorf("%d getcfilters for two rescans of %d blocks (want %d); found %v", asked, fx.tip+1, want, found)
+	}
+}
+
+// TestBansPersist: a liar banned by a scan stays banned in the next
+// client life on the same data directory (never dialled), until Unban; a
+// ban by hand holds too.
+func TestBansPersist(t *testing.T) {
+	needFixture(t)
+	liar := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, peertest.ForgeFilter(t, fx.node, fx.height[fx.fundAlice.TxHash()], peertest.EmptyFilter))
+	honest := honestPeers(t, 2)
+	dir := t.TempDir()
+	ctx := context.Background()
+	open := func() *Client {
+		t.Helper()
+		c, err := Connect(ctx, Config{Peers: []string{liar.Addr, honest[0], honest[1]}, Params: fx.node.Params, DataDir: dir, Timeout: 10 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	c := open()
+	if _, err := c.ScanBIP157(ctx, ScanRequest{Watch: items(fx.watch), To: -1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.BanPeer(honest[1], "banned by hand"); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+
+	c = open()
+	defer c.Close()
+	dialled := 0
+	for _, cmd := range liar.Commands() {
+		if cmd == wire.CmdVersion {
+			dialled++
+		}
+	}
+	if dialled != 1 {
+		t.Errorf("the banned liar was dialled %d times in two lives, want once", dialled)
+	}
+	for _, a := range []string{liar.Addr, honest[1]} {
+		if reason, banned := c.IsBanned(a); !banned || reason == "" {
+			t.Errorf("%s: banned %v (%q) in the second life", a, banned, reason)
+		}
+	}
+	if got := len(c.Bans()); got != 2 {
+		t.Errorf("%d bans listed, want 2: %+v", got, c.Bans())
+	}
+	res, err := c.ScanBIP157(ctx, ScanRequest{Watch: items(fx.watch), To: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkMatches(t, res, fx.want)
+	if err := c.Unban(honest[1]); err != nil {
+		t.Fatal(err)
+	}
+	if _, banned := c.IsBanned(honest[1]); banned {
+		t.Error("still banned after Unban")
+	}
+	startService(t, c)
+	deadline := time.Now().Add(10 * time.Second)
+	for c.Peers()[2].Reason != "" && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if st := c.Peers()[2]; st.Banned || st.Reason != "" {
+		t.Errorf("the unbanned peer is not back: %+v", st)
+	}
+}

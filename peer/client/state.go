@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -35,11 +36,23 @@ func (c *Client) openStore() error {
 		return fmt.Errorf("client: resuming the chain from %s: %w", st.Dir(), err)
 	}
 	c.st, c.chain = st, ch
-	for _, r := range st.Recovered() {
-		c.notes = append(c.notes, "chain state: "+r)
-	}
+	c.takeStoreNotes()
 	c.logf("chain state %s: %d headers, filter headers to %d", st.Dir(), ch.Height(), st.FilterHeaderTip())
 	return nil
+}
+
+// takeStoreNotes adds what the store repaired or set aside (at open, or
+// since: a filter cache damaged while open) to the warnings of every
+// result.
+func (c *Client) takeStoreNotes() {
+	if c.st == nil {
+		return
+	}
+	for _, r := range c.st.Recovered() {
+		if note := "chain state: " + r; !slices.Contains(c.notes, note) {
+			c.notes = append(c.notes, note)
+		}
+	}
 }
 
 // saveChain writes the chain's headers to the store, after a sync.

@@ -62,19 +62,25 @@ type bansJSON struct {
 }
 
 // normalizeHost returns the host a ban is kept under for host: an IP
-// address or host name, with or without a port (which is dropped), an
-// IPv6 address with or without brackets. IPv4-mapped IPv6 addresses
+// address or host name, with or without a port (which is dropped, but for
+// a loopback address: nodes on this machine are told apart by their
+// ports), an IPv6 address with or without brackets. IPv4-mapped IPv6 addresses
 // become IPv4 addresses, IPv6 addresses take their RFC 5952 form, host
 // names lose a final dot and are put in lower case.
 func normalizeHost(host string) (string, error) {
-	h := host
-	if hp, _, err := net.SplitHostPort(h); err == nil {
-		h = hp
+	h, port := host, ""
+	if hp, p, err := net.SplitHostPort(h); err == nil {
+		h, port = hp, p
 	} else if strings.HasPrefix(h, "[") && strings.HasSuffix(h, "]") {
 		h = h[1 : len(h)-1]
 	}
 	if a, err := netip.ParseAddr(h); err == nil {
-		return a.Unmap().String(), nil
+		a = a.Unmap()
+		if a.IsLoopback() && port != "" {
+			// Nodes on this machine are told apart by their ports.
+			return net.JoinHostPort(a.String(), port), nil
+		}
+		return a.String(), nil
 	}
 	h = strings.ToLower(strings.TrimSuffix(h, "."))
 	if !isHostName(h) {
@@ -305,8 +311,9 @@ func writeAtomic(path string, b []byte, sync bool) error {
 // writes the ban list. A host banned already stays banned until the
 // later of its two ends, with the new reason. With MaxBans hosts banned,
 // the ban that began first is dropped. host is an IP address or a host
-// name, with or without a port, which is ignored: bans are by host (see
-// Ban.Host). The error wraps ErrBadHost for a host that is not one.
+// name, with or without a port, which is ignored but for a loopback
+// address: bans are by host (see Ban.Host), and the nodes of this machine
+// by port. The error wraps ErrBadHost for a host that is not one.
 func (s *Store) Ban(host, reason string, d time.Duration) error {
 	h, err := normalizeHost(host)
 	if err != nil {

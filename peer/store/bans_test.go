@@ -27,13 +27,17 @@ func openClock(t testing.TB, dir string, c *testClock) *Store {
 
 func TestNormalizeHost(t *testing.T) {
 	tests := []struct{ in, want string }{
+		{"192.0.2.1", "192.0.2.1"},
+		{"192.0.2.1:18444", "192.0.2.1"},
 		{"127.0.0.1", "127.0.0.1"},
-		{"127.0.0.1:18444", "127.0.0.1"},
+		{"127.0.0.1:18444", "127.0.0.1:18444"}, // nodes on this machine by port
+		{"[::1]:9", "[::1]:9"},
 		{"::1", "::1"},
 		{"[::1]", "::1"},
-		{"[::1]:18444", "::1"},
+		{"[::1]:18444", "[::1]:18444"},
 		{"::ffff:127.0.0.1", "127.0.0.1"},
-		{"[::ffff:7f00:1]:8333", "127.0.0.1"},
+		{"[::ffff:7f00:1]:8333", "127.0.0.1:8333"},
+		{"[::ffff:c000:201]:8333", "192.0.2.1"},
 		{"2001:DB8:0:0:0:0:0:1", "2001:db8::1"},
 		{"[2001:0db8::0001]:8333", "2001:db8::1"},
 		{"fe80::1%lo", "fe80::1%lo"},
@@ -71,8 +75,8 @@ func TestBans(t *testing.T) {
 		name string
 		do   func() error
 	}{
-		{"ban with a port", func() error { return s.Ban("127.0.0.1:18444", "sent a bad filter", time.Hour) }},
-		{"ban IPv6 in brackets", func() error { return s.Ban("[::1]:18445", "lied about headers", 2*time.Hour) }},
+		{"ban with a port", func() error { return s.Ban("192.0.2.1:18444", "sent a bad filter", time.Hour) }},
+		{"ban IPv6 in brackets", func() error { return s.Ban("[2001:db8::1]:18445", "lied about headers", 2*time.Hour) }},
 		{"ban a name, default duration", func() error { return s.Ban("Node.Example.", "stalled", 0) }},
 		{"ban a bad host", func() error {
 			if err := s.Ban("not a host", "x", time.Hour); !errors.Is(err, ErrBadHost) {
@@ -102,18 +106,18 @@ func TestBans(t *testing.T) {
 		}
 	}
 	want := map[string]time.Time{
-		"127.0.0.1":    start.Add(time.Hour),
-		"::1":          start.Add(2 * time.Hour),
+		"192.0.2.1":    start.Add(time.Hour),
+		"2001:db8::1":  start.Add(2 * time.Hour),
 		"node.example": start.Add(DefaultBanDuration),
 	}
 	checkBans(s, want)
 	// Any form of a banned host is banned.
-	for _, h := range []string{"127.0.0.1", "127.0.0.1:1", "::ffff:127.0.0.1", "::1", "[0:0::1]:9", "node.example", "NODE.EXAMPLE:1"} {
+	for _, h := range []string{"192.0.2.1", "192.0.2.1:1", "::ffff:192.0.2.1", "2001:db8::1", "[2001:db8:0::1]:9", "node.example", "NODE.EXAMPLE:1"} {
 		if b, ok := s.Banned(h); !ok || b.Since != start {
 			t.Fatalf("Banned(%q) = %v, %v", h, b, ok)
 		}
 	}
-	if b, _ := s.Banned("127.0.0.1"); b.Reason != "sent a bad filter" {
+	if b, _ := s.Banned("192.0.2.1"); b.Reason != "sent a bad filter" {
 		t.Fatalf("reason %q", b.Reason)
 	}
 	if _, ok := s.Banned("127.0.0.2"); ok {
@@ -122,26 +126,26 @@ func TestBans(t *testing.T) {
 
 	// A second ban keeps the later end and takes the new reason.
 	clock.advance(10 * time.Minute)
-	if err := s.Ban("127.0.0.1", "again", time.Minute); err != nil {
+	if err := s.Ban("192.0.2.1", "again", time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	if b, _ := s.Banned("127.0.0.1"); b.Reason != "again" || !b.Until.Equal(start.Add(time.Hour)) || b.Since != start {
+	if b, _ := s.Banned("192.0.2.1"); b.Reason != "again" || !b.Until.Equal(start.Add(time.Hour)) || b.Since != start {
 		t.Fatalf("after a shorter second ban: %v", b)
 	}
-	if err := s.Ban("127.0.0.1", strings.Repeat("é", MaxBanReason), 3*time.Hour); err != nil {
+	if err := s.Ban("192.0.2.1", strings.Repeat("é", MaxBanReason), 3*time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	b, _ := s.Banned("127.0.0.1")
+	b, _ := s.Banned("192.0.2.1")
 	if !b.Until.Equal(clock.t.Add(3*time.Hour)) || len(b.Reason) > MaxBanReason || !strings.HasPrefix(b.Reason, "éé") || strings.ContainsRune(b.Reason, '\uFFFD') {
 		t.Fatalf("after a longer ban with a long reason: %v (%d bytes)", b, len(b.Reason))
 	}
-	want["127.0.0.1"] = clock.t.Add(3 * time.Hour)
+	want["192.0.2.1"] = clock.t.Add(3 * time.Hour)
 
 	// Unban.
-	if err := s.Unban("[::1]:1"); err != nil {
+	if err := s.Unban("[2001:db8::1]:1"); err != nil {
 		t.Fatal(err)
 	}
-	delete(want, "::1")
+	delete(want, "2001:db8::1")
 	if err := s.Unban("127.0.0.9"); err != nil {
 		t.Fatal(err)
 	}
@@ -162,8 +166,8 @@ func TestBans(t *testing.T) {
 
 	// Bans end.
 	clock.advance(3 * time.Hour)
-	delete(want, "127.0.0.1")
-	if _, ok := s.Banned("127.0.0.1"); ok {
+	delete(want, "192.0.2.1")
+	if _, ok := s.Banned("192.0.2.1"); ok {
 		t.Fatal("a ban past its end holds")
 	}
 	checkBans(s, want)
@@ -211,7 +215,7 @@ func TestBansCap(t *testing.T) {
 	}
 	// Ended bans make room first.
 	clock.advance(time.Hour - 3*time.Second) // the bans of hosts 4 and 5 end
-	if err := s.Ban("127.0.0.100", "", time.Hour); err != nil {
+	if err := s.Ban("192.0.2.100", "", time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := s.Banned("127.0.0.7"); !ok || len(s.Bans()) != 4 {
@@ -239,24 +243,24 @@ func TestBansDamaged(t *testing.T) {
 		setup   func(t *testing.T, path string)
 		loaded  int // bans loaded; -1: set aside
 	}{
-		{"sound", file(ban("127.0.0.1"), ban("::1")), nil, 2},
-		{"sound, one ended", file(ban("127.0.0.1"), fmt.Sprintf(`{"host":"::1","reason":"","since":%q,"until":%q}`, clock.t.Add(-2*time.Hour).Format(time.RFC3339), since)), nil, 1},
+		{"sound", file(ban("192.0.2.1"), ban("2001:db8::1")), nil, 2},
+		{"sound, one ended", file(ban("192.0.2.1"), fmt.Sprintf(`{"host":"2001:db8::1","reason":"","since":%q,"until":%q}`, clock.t.Add(-2*time.Hour).Format(time.RFC3339), since)), nil, 1},
 		{"empty list", file(), nil, 0},
 		{"empty file", "", nil, -1},
 		{"garbage", "\x00\x01 not json", nil, -1},
-		{"cut short", file(ban("127.0.0.1"))[:40], nil, -1},
-		{"data after", file(ban("127.0.0.1")) + "{}", nil, -1},
+		{"cut short", file(ban("192.0.2.1"))[:40], nil, -1},
+		{"data after", file(ban("192.0.2.1")) + "{}", nil, -1},
 		{"version 2", strings.Replace(file(), `"version":1`, `"version":2`, 1), nil, -1},
 		{"no version", `{"bans":[]}`, nil, -1},
 		{"unknown field", strings.Replace(file(), `"bans"`, `"extra":1,"bans"`, 1), nil, -1},
-		{"host with a port", file(ban("127.0.0.1:80")), nil, -1},
-		{"host not normal", file(ban("::FFFF:127.0.0.1")), nil, -1},
+		{"host with a port", file(ban("192.0.2.1:80")), nil, -1},
+		{"host not normal", file(ban("::FFFF:192.0.2.1")), nil, -1},
 		{"host bad", file(ban("a b")), nil, -1},
-		{"host twice", file(ban("127.0.0.1"), ban("127.0.0.1")), nil, -1},
-		{"reason too long", file(strings.Replace(ban("::1"), `"r"`, `"`+strings.Repeat("x", MaxBanReason+1)+`"`, 1)), nil, -1},
-		{"ends before it begins", file(fmt.Sprintf(`{"host":"::1","reason":"","since":%q,"until":%q}`, until, since)), nil, -1},
-		{"no start", file(fmt.Sprintf(`{"host":"::1","reason":"","until":%q}`, until)), nil, -1},
-		{"bad time", file(`{"host":"::1","reason":"","since":"yesterday","until":"tomorrow"}`), nil, -1},
+		{"host twice", file(ban("192.0.2.1"), ban("192.0.2.1")), nil, -1},
+		{"reason too long", file(strings.Replace(ban("2001:db8::1"), `"r"`, `"`+strings.Repeat("x", MaxBanReason+1)+`"`, 1)), nil, -1},
+		{"ends before it begins", file(fmt.Sprintf(`{"host":"2001:db8::1","reason":"","since":%q,"until":%q}`, until, since)), nil, -1},
+		{"no start", file(fmt.Sprintf(`{"host":"2001:db8::1","reason":"","until":%q}`, until)), nil, -1},
+		{"bad time", file(`{"host":"2001:db8::1","reason":"","since":"yesterday","until":"tomorrow"}`), nil, -1},
 		{"too many", file(many...), nil, -1},
 		{"too large", "", func(t *testing.T, path string) {
 			if err := os.WriteFile(path, []byte(file()), 0o644); err != nil {

@@ -127,7 +127,7 @@ func ExampleStore_Ban() {
 	}
 	// A peer that lied is banned by host: its port does not matter, nor
 	// how its address is written.
-	if err := st.Ban("[::ffff:127.0.0.1]:18444", "served a filter that fails its header", store.DefaultBanDuration); err != nil {
+	if err := st.Ban("[::ffff:192.0.2.1]:8333", "served a filter that fails its header", store.DefaultBanDuration); err != nil {
 		log.Fatal(err)
 	}
 	if err := st.Close(); err != nil {
@@ -140,8 +140,8 @@ func ExampleStore_Ban() {
 		log.Fatal(err)
 	}
 	defer st.Close()
-	b, banned := st.Banned("127.0.0.1:18445")
+	b, banned := st.Banned("192.0.2.1:8334")
 	fmt.Println(banned, b.Host, b.Reason, b.Until.Sub(b.Since))
 	// Output:
-	// true 127.0.0.1 served a filter that fails its header 24h0m0s
+	// true 192.0.2.1 served a filter that fails its header 24h0m0s
 }
