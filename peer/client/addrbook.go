@@ -82,10 +82,14 @@ const (
 // A book file that cannot be decoded is moved aside (name.damaged) and
 // named in a note, and the book starts without it; btcd's address
 // manager would delete it without a word, so peers.json is checked before
-// the manager reads it. peers.json is written by the manager in place;
-// at close the previous file is kept as peers.json.prev until the new one
-// is written and read back, and restored by the next open if the save
-// did not finish.
+// the manager reads it, by the manager's rules and one more: no address
+// with more than maxFailedAttempts failed attempts, which the book never
+// lets the manager count (past about 1,830 its GetAddress can search
+// forever). The manager writes peers.json in place, every ten minutes
+// too, so a crash while it writes leaves a damaged file; at close the
+// previous file is kept as peers.json.prev until the new one is written
+// and read back, and restored by the next open if the save did not
+// finish.
 type addressBook struct {
 	params *chaincfg.Params
 	now    func() time.Time

@@ -337,6 +337,8 @@ func (s *publicStore) known() ([]knownAddress, error) {
 // file until the new one is read back: the manager writes in place and
 // reports no error.
 func (s *publicStore) close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if !s.started {
 		return nil
 	}

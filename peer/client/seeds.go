@@ -51,7 +51,7 @@ const (
 	// seedTimeout bounds the lookups of the DNS seeds together.
 	seedTimeout = 15 * time.Second
 	// maxSeedAddresses caps the addresses taken from one seed's
-	// answer; a seed answers a few dozen.
+	// answer, as Bitcoin Core caps them; a seed answers a few dozen.
 	maxSeedAddresses = 256
 )
 
