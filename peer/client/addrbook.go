@@ -2,10 +2,13 @@ package client
 
 import (
 	"encoding/base32"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -400,6 +403,27 @@ func onionKey(host string) ([]byte, error) {
 		data = data[:wire.TorV3Size]
 	}
 	return data, nil
+}
+
+// readBookFile decodes the JSON file name, of at most limit bytes, into
+// v; a file that is larger or cannot be decoded is errDamaged.
+func readBookFile(name string, limit int, v any) error {
+	f, err := os.Open(name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
+	if err != nil {
+		return err
+	}
+	if len(data) > limit {
+		return fmt.Errorf("%w: larger than %d bytes", errDamaged, limit)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("%w: %w", errDamaged, err)
+	}
+	return nil
 }
 
 // shuffled returns the candidates in a random order.

@@ -1,10 +1,8 @@
 package client
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net"
 	"os"
@@ -148,21 +146,9 @@ type savedPeers struct {
 // readPeersFile reads and checks a peers.json; what cannot be decoded or
 // breaks the rules the address manager relies on is errDamaged.
 func readPeersFile(name string) (*savedPeers, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxBookFile+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > maxBookFile {
-		return nil, fmt.Errorf("%w: larger than %d bytes", errDamaged, maxBookFile)
-	}
 	var sp savedPeers
-	if err := json.Unmarshal(data, &sp); err != nil {
-		return nil, fmt.Errorf("%w: %w", errDamaged, err)
+	if err := readBookFile(name, maxBookFile, &sp); err != nil {
+		return nil, err
 	}
 	if err := sp.check(); err != nil {
 		return nil, fmt.Errorf("%w: %w", errDamaged, err)

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"maps"
 	"net"
@@ -97,21 +96,9 @@ func (s *localStore) load() ([]string, error) {
 // readLocalFile reads a peers-local.json of network; what cannot be
 // decoded, or is of another version or network, is errDamaged.
 func readLocalFile(name, network string) (*localFile, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxLocalFile+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > maxLocalFile {
-		return nil, fmt.Errorf("%w: larger than %d bytes", errDamaged, maxLocalFile)
-	}
 	var lf localFile
-	if err := json.Unmarshal(data, &lf); err != nil {
-		return nil, fmt.Errorf("%w: %w", errDamaged, err)
+	if err := readBookFile(name, maxLocalFile, &lf); err != nil {
+		return nil, err
 	}
 	if lf.Version != localFileVersion {
 		return nil, fmt.Errorf("%w: unknown version %d", errDamaged, lf.Version)
