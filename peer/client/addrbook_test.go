@@ -680,11 +680,12 @@ func publicAddrs(seed, n int) []*wire.NetAddressV2 {
 }
 
 // BenchmarkAddrBookFull fills btcd's address manager from 200 source
-// groups of 1,000 addresses each, and reports the addresses it holds and
-// the heap they take.
+// groups of 1,000 addresses each, and reports the addresses it holds,
+// the heap they take and the size of the peers.json it saves.
 func BenchmarkAddrBookFull(b *testing.B) {
 	for range b.N {
-		book, _, err := openAddressBook(&chaincfg.MainNetParams, "", nil)
+		dir := b.TempDir()
+		book, _, err := openAddressBook(&chaincfg.MainNetParams, dir, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -698,7 +699,14 @@ func BenchmarkAddrBookFull(b *testing.B) {
 		runtime.ReadMemStats(&after)
 		b.ReportMetric(float64(book.store.(*publicStore).am.NumAddresses()), "addresses")
 		b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/1e6, "heap-MB")
-		runtime.KeepAlive(book)
+		if err := book.close(); err != nil {
+			b.Fatal(err)
+		}
+		st, err := os.Stat(filepath.Join(dir, peersFile))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(st.Size())/1e6, "file-MB")
 	}
 }
 
