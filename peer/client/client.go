@@ -64,9 +64,30 @@ type Config struct {
 	// Proxy, if set, is a SOCKS5 proxy (socks5://host:port, Tor's for
 	// instance) that every connection goes through, host names and
 	// .onion addresses resolved by the proxy; no connection is ever made
-	// without it.
+	// without it, and the DNS seeds are not asked (their lookup would
+	// leave the proxy) unless Resolver is set.
 	Proxy string
+	// ConnectOnly uses Peers alone, as bitcoind's -connect: no DNS seeds
+	// and no addresses learnt from peers. Otherwise the client keeps
+	// TargetPeers outbound peers, Peers among them, found in its address
+	// book (kept in DataDir), in the network's DNS seeds and in what its
+	// peers gossip, spread over network groups (/16 for IPv4).
+	ConnectOnly bool
+	// TargetPeers is how many peers the client keeps; zero means
+	// DefaultTargetPeers.
+	TargetPeers int
+	// Services are the services a peer found by discovery must offer
+	// (Peers are used whatever they offer, for what they offer); zero
+	// means compact filters and witness (BIP 157). A BIP 37 client asks
+	// for wire.SFNodeBloom.
+	Services wire.ServiceFlag
+	// Resolver looks up the DNS seeds; nil means the system's resolver,
+	// or none with a Proxy.
+	Resolver Resolver
 }
+
+// DefaultTargetPeers is how many peers a client keeps by default.
+const DefaultTargetPeers = 8
 
 // Client holds connections to several peers and one header chain. Its
 // methods run one at a time.
@@ -84,22 +105,29 @@ type Client struct {
 	mem    *memCache            // without a store: what was verified lately
 	bans   map[string]store.Ban // without a store: the bans, by address
 	dial   peer.DialFunc        // through Config.Proxy; nil for direct connections
+	book   *addressBook         // where peers are found; nil with ConnectOnly
 	blocks blockCache           // the last blocks GetBlock returned
 	notes  []string             // warnings for every result (a repaired store)
 	// The service (Start): its stop, the end of its goroutines, wake-ups
 	// of its header sync and the notification of a moved tip.
-	svcMu    sync.Mutex
-	svcStop  context.CancelFunc
-	svcDone  chan struct{}
-	wakeSync chan struct{}
-	tipMu    sync.Mutex
-	tipCh    chan struct{}
+	svcMu   sync.Mutex
+	svcStop context.CancelFunc
+	// Discovery by the service, under mu: one at a time, and not again
+	// before nextDiscovery.
+	discovering   bool
+	nextDiscovery time.Time
+	svcDone       chan struct{}
+	wakeSync      chan struct{}
+	tipMu         sync.Mutex
+	tipCh         chan struct{}
 
 	// What the current scan found about its peers, for its warnings:
 	scanNotes    []string         // what may make the result less than it looks
 	decisions    []string         // majority decisions
 	oneVoice     []OnePeer        // heights only one peer could speak for
 	disconnected []chainhash.Hash // blocks that left the chain since the last result
+	resumed      int32            // the height of the chain resumed from the store, or -1
+	synced       bool             // a header sync has ended
 	forks        []string         // where the chain was replaced since the last result
 }
 
@@ -118,6 +146,9 @@ type member struct {
 	// compared: the peer's filter headers were compared with another
 	// peer's during the current scan.
 	compared bool
+	// permanent: from Config.Peers, kept and redialled for as long as the
+	// client runs; others were found and are replaced when they go.
+	permanent bool
 	// The service's redials: dialing while one runs, the failures in a
 	// row, and when the next may start.
 	dialing  bool
@@ -147,11 +178,17 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 	if cfg.Params == nil {
 		return nil, errors.New("client: Config.Params is nil")
 	}
-	if len(cfg.Peers) == 0 {
-		return nil, errors.New("client: no peers given")
+	if len(cfg.Peers) == 0 && cfg.ConnectOnly {
+		return nil, errors.New("client: ConnectOnly without peers")
+	}
+	if cfg.Services == 0 {
+		cfg.Services = wire.SFNodeCF | wire.SFNodeWitness
+	}
+	if cfg.TargetPeers <= 0 {
+		cfg.TargetPeers = DefaultTargetPeers
 	}
 	c := &Client{cfg: cfg, chain: chain.New(cfg.Params), rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())), mem: newMemCache(),
-		wakeSync: make(chan struct{}, 1)}
+		wakeSync: make(chan struct{}, 1), resumed: -1}
 	if cfg.Proxy != "" {
 		dial, err := peer.SOCKS5(cfg.Proxy)
 		if err != nil {
@@ -168,12 +205,16 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 	if err := c.openStore(); err != nil {
 		return nil, err
 	}
+	if err := c.openBook(); err != nil {
+		c.Close()
+		return nil, err
+	}
 	var wg sync.WaitGroup
 	for _, addr := range cfg.Peers {
 		if slices.ContainsFunc(c.members, func(m *member) bool { return m.addr == addr }) {
 			continue
 		}
-		m := &member{addr: addr, tip: -1}
+		m := &member{addr: addr, tip: -1, permanent: true}
 		c.members = append(c.members, m)
 		if reason, banned := c.IsBanned(addr); banned {
 			m.banned, m.reason = true, "banned: "+reason
@@ -183,14 +224,7 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p, err := peer.Dial(ctx, c.peerConfig(addr))
-			c.mu.Lock()
-			defer c.mu.Unlock()
-			if err != nil {
-				m.reason, m.err = "unreachable: "+err.Error(), err
-				return
-			}
-			m.p = p
+			c.dialMember(ctx, m)
 		}()
 	}
 	wg.Wait()
@@ -198,18 +232,61 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 		c.Close()
 		return nil, err
 	}
+	var found []error
+	if !cfg.ConnectOnly {
+		found = c.discover(ctx, cfg.TargetPeers-len(c.serving(0)))
+	}
+	if err := ctx.Err(); err != nil {
+		c.Close()
+		return nil, err
+	}
 	if len(c.live()) == 0 {
 		err := c.noPeers("connect")
+		if len(found) > 0 {
+			err = fmt.Errorf("%w; finding peers: %w", err, joinErrors(found))
+		}
 		c.Close()
 		return nil, err
 	}
 	return c, nil
 }
 
+// dialMember connects to a member and records the outcome.
+func (c *Client) dialMember(ctx context.Context, m *member) {
+	if c.book != nil {
+		c.book.attempt(m.addr)
+	}
+	p, err := peer.Dial(ctx, c.peerConfig(m.addr))
+	if err == nil && !m.permanent && p.Services()&c.cfg.Services != c.cfg.Services {
+		p.Close()
+		err = fmt.Errorf("peer %s: %w: services %v, needed %v", m.addr, peer.ErrMissingService, p.Services(), c.cfg.Services)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m.dialing = false
+	if err != nil {
+		m.reason, m.err = "unreachable: "+err.Error(), err
+		return
+	}
+	if m.p != nil {
+		m.before += m.p.BytesReceived()
+	}
+	m.p, m.err, m.reason, m.failures, m.tip = p, nil, "", 0, -1
+	if c.book != nil {
+		c.book.connected(m.addr, p.Services())
+		c.book.good(m.addr)
+	}
+}
+
 // Close stops the service (see Start), disconnects from every peer and
 // closes the chain state.
 func (c *Client) Close() error {
 	c.stopService()
+	if c.book != nil {
+		if err := c.book.close(); err != nil {
+			c.logf("saving the address book: %v", err)
+		}
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, m := range c.members {
@@ -236,6 +313,9 @@ func (c *Client) Peers() []PeerStatus {
 	out := make([]PeerStatus, 0, len(c.members))
 	for _, m := range c.members {
 		st := PeerStatus{Address: m.addr, Banned: m.banned, Reason: m.reason, Compared: m.compared, Tip: m.tip}
+		if m.p == nil && st.Reason == "" {
+			st.Reason = "connecting"
+		}
 		if m.branch != nil {
 			b := *m.branch
 			st.Branch = &b
@@ -328,7 +408,8 @@ func (c *Client) conn(m *member) *peer.Peer {
 // of headers is saved as it comes, so that a sync cut short resumes.
 func (c *Client) peerConfig(addr string) peer.Config {
 	return peer.Config{Addr: addr, Params: c.cfg.Params, Timeout: c.cfg.Timeout, Log: c.cfg.Log, Dial: c.dial,
-		OnAnnounce: func(a peer.Announcement) { c.announced(addr, a) },
+		OnAnnounce:  func(a peer.Announcement) { c.announced(addr, a) },
+		OnAddresses: func(addrs []*wire.NetAddressV2) { c.learn(addrs, addr) },
 		OnHeaders: func(height, announced int32) {
 			if err := c.saveChain(); err != nil {
 				c.logf("%v", err)
@@ -582,6 +663,9 @@ func (c *Client) syncHeaders(ctx context.Context) (chain.Update, error) {
 			break
 		}
 	}
+	c.mu.Lock()
+	c.synced = true
+	c.mu.Unlock()
 	if err := c.saveChain(); err != nil {
 		return total, err
 	}
@@ -612,9 +696,17 @@ func (c *Client) recordSync(m *member, res peer.HeadersResult, err error, total 
 			o.tip = min(o.tip, up.Fork)
 		}
 		c.mem.dropAbove(up.Fork)
-		c.disconnected = append(c.disconnected, up.Disconnected...)
-		c.forks = append(c.forks, fmt.Sprintf("the chain was reorganized: %d block(s) above height %d left it for a branch with more work",
-			len(up.Disconnected), up.Fork))
+		// Before the first sync ends, only the blocks of a chain resumed
+		// from the store count: the rest came and went with that sync.
+		gone := up.Disconnected
+		if !c.synced {
+			gone = gone[:max(0, min(len(gone), int(c.resumed-up.Fork)))]
+		}
+		if len(gone) > 0 {
+			c.disconnected = append(c.disconnected, gone...)
+			c.forks = append(c.forks, fmt.Sprintf("the chain was reorganized: %d block(s) above height %d left it for a branch with more work",
+				len(gone), up.Fork))
+		}
 	}
 	if err == nil || res.Tip >= 0 {
 		// What the peer showed now replaces what it showed before: a

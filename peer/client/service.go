@@ -202,6 +202,7 @@ func (c *Client) manage(ctx context.Context) {
 		}
 		now := time.Now()
 		c.mu.Lock()
+		c.pruneLocked()
 		for _, m := range c.members {
 			if m.banned || m.dialing {
 				continue
@@ -226,8 +227,54 @@ func (c *Client) manage(ctx context.Context) {
 				c.redialMember(ctx, m)
 			}()
 		}
+		want := c.cfg.TargetPeers - c.outboundLocked()
+		discovering := c.discovering
+		if want > 0 && c.book != nil && !discovering && now.After(c.nextDiscovery) {
+			c.discovering, c.nextDiscovery = true, now.Add(discoverInterval)
+			dials.Add(1)
+			go func() {
+				defer dials.Done()
+				c.discover(ctx, want)
+				c.mu.Lock()
+				c.discovering = false
+				c.mu.Unlock()
+			}()
+		}
 		c.mu.Unlock()
 	}
+}
+
+// discoverInterval is how often the service looks for more peers while it
+// has fewer than it wants.
+const discoverInterval = 5 * time.Second
+
+// maxFailures is how many redials in a row a peer found by discovery gets
+// before it is forgotten (peers of Config.Peers are redialled for ever).
+const maxFailures = 3
+
+// outboundLocked counts the peers connected or being dialled. Called with
+// mu held.
+func (c *Client) outboundLocked() int {
+	n := 0
+	for _, m := range c.members {
+		if m.isLive() || m.dialing {
+			n++
+		}
+	}
+	return n
+}
+
+// pruneLocked forgets the peers found by discovery that failed too often.
+// Called with mu held.
+func (c *Client) pruneLocked() {
+	kept := c.members[:0]
+	for _, m := range c.members {
+		if !m.permanent && !m.banned && !m.dialing && !m.isLive() && m.failures >= maxFailures {
+			continue
+		}
+		kept = append(kept, m)
+	}
+	c.members = kept
 }
 
 // redialMember dials a member whose connection ended; on success it is

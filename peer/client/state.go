@@ -35,7 +35,7 @@ func (c *Client) openStore() error {
 		st.Close()
 		return fmt.Errorf("client: resuming the chain from %s: %w", st.Dir(), err)
 	}
-	c.st, c.chain = st, ch
+	c.st, c.chain, c.resumed = st, ch, ch.Height()
 	c.takeStoreNotes()
 	c.logf("chain state %s: %d headers, filter headers to %d", st.Dir(), ch.Height(), st.FilterHeaderTip())
 	return nil
