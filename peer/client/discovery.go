@@ -186,8 +186,7 @@ func (c *Client) KnownAddresses() ([]KnownAddress, error) {
 	}
 	out := make([]KnownAddress, len(ks))
 	for i, k := range ks {
-		out[i] = KnownAddress{Addr: k.Addr, Services: k.Services, LastSeen: k.LastSeen, LastAttempt: k.LastAttempt,
-			LastSuccess: k.LastSuccess, Attempts: k.Attempts, Tried: k.Tried}
+		out[i] = KnownAddress(k)
 	}
 	return out, nil
 }
