@@ -1,0 +1,263 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer/peertest"
+)
+
+// Attacks of a review: each test plays a lying peer, a hostile file or a
+// hostile network against real btcd nodes and checks that the client
+// either finds the truth or says plainly what its answer rests on.
+
+// reviewNodeUpTo starts a node of its own holding src's chain up to
+// height only: an honest node that is behind.
+func reviewNodeUpTo(t *testing.T, src *peertest.Node, height int32) *peertest.Node {
+	t.Helper()
+	dst := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	reviewCopyBlocks(t, src, dst, 1, height)
+	return dst
+}
+
+// reviewCopyBlocks submits src's blocks from..to to dst.
+func reviewCopyBlocks(t *testing.T, src, dst *peertest.Node, from, to int32) {
+	t.Helper()
+	for h := from; h <= to; h++ {
+		hash, err := src.RPC().GetBlockHash(int64(h))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := src.RPC().GetBlock(hash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := dst.RPC().SubmitBlock(btcutil.NewBlock(b), nil); err != nil {
+			t.Fatalf("submitting block %d: %v", h, err)
+		}
+	}
+}
+
+// reviewScanDir runs one BIP 157 scan of the fixture's watch list to To
+// with a client on dir and peers, closed afterwards.
+func reviewScanDir(t *testing.T, dir string, to int32, peers ...string) (*ScanResult, error) {
+	t.Helper()
+	ctx := context.Background()
+	c, err := Connect(ctx, Config{Peers: peers, Params: fx.node.Params, DataDir: dir, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	return c.ScanBIP157(ctx, ScanRequest{Watch: items(fx.watch), To: to})
+}
+
+// hasMatch reports whether res holds the transaction txid.
+func hasMatch(res *ScanResult, txid chainhash.Hash) bool {
+	return slices.ContainsFunc(res.Matches, func(m Match) bool { return m.Txid == txid })
+}
+
+// TestReviewStoredSegmentBypassesPeerBelowCheckpoint: a data directory
+// written by a scan that rested on a liar alone holds a lie at height 102
+// (alice's payment hidden behind an empty filter). It is then opened with
+// the liar and an honest node that is behind, at height 990: below the
+// first checkpoint (1000), so only the liar states that checkpoint. The
+// honest node holds height 102 and must be compared there (the scan of
+// the same two peers without the data directory catches the liar). With
+// the data directory, the stored segment 0..1000 is taken because it
+// leads to the checkpoint the liar alone stated, the honest node is never
+// asked about heights 0..990, and the result still counts it as compared
+// and names only 991..1042 as resting on one peer.
+func TestReviewStoredSegmentBypassesPeerBelowCheckpoint(t *testing.T) {
+	needFixture(t)
+	hFund := fx.height[fx.fundAlice.TxHash()]
+	liar, top, _ := aheadLiar(t, hFund)
+	behind := reviewNodeUpTo(t, fx.node, 990)
+
+	// Without a data directory the two peers are compared at 102.
+	clean, err := reviewScanDir(t, "", -1, liar, behind.P2PAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hasMatch(clean, fx.fundAlice.TxHash()) || !status(t, clean, liar).Banned {
+		t.Fatalf("without a data directory: payment found %v, liar %+v", hasMatch(clean, fx.fundAlice.TxHash()), status(t, clean, liar))
+	}
+
+	dir := t.TempDir()
+	poisoned, err := reviewScanDir(t, dir, -1, liar)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if poisoned.To != top || hasMatch(poisoned, fx.fundAlice.TxHash()) {
+		t.Fatalf("the liar alone: scanned to %d, payment found %v: it did not lie", poisoned.To, hasMatch(poisoned, fx.fundAlice.TxHash()))
+	}
+	res, err := reviewScanDir(t, dir, -1, liar, behind.P2PAddr)
+	if err != nil {
+		// A loud failure would do: the honest node contradicts the store.
+		t.Logf("scan with the store failed loudly: %v", err)
+		return
+	}
+	if !hasMatch(res, fx.fundAlice.TxHash()) && !status(t, res, liar).Banned {
+		t.Errorf("alice's payment at height %d, which the honest node holds, is missing without a word: liar %+v, honest %+v, one-peer heights %+v, warnings %q",
+			hFund, status(t, res, liar), status(t, res, behind.P2PAddr), res.OnePeer, res.Warnings)
+	}
+}
+
+// TestReviewGetCFilterTrustsPoisonedStore: GetCFilter of a block whose
+// filter header a data directory holds takes the stored header without
+// comparing it with any peer. A data directory written by a scan that
+// rested on a liar alone, opened with two honest peers (both hold the
+// block), serves the liar's filter for alice's payment block.
+func TestReviewGetCFilterTrustsPoisonedStore(t *testing.T) {
+	needFixture(t)
+	hFund := fx.height[fx.fundAlice.TxHash()]
+	liar, _, _ := aheadLiar(t, hFund)
+	dir := t.TempDir()
+	if res, err := reviewScanDir(t, dir, -1, liar); err != nil || hasMatch(res, fx.fundAlice.TxHash()) {
+		t.Fatalf("the liar alone: %v; it must hide the payment", err)
+	}
+	ctx := context.Background()
+	c, err := Connect(ctx, Config{Peers: honestPeers(t, 2), Params: fx.node.Params, DataDir: dir, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.SyncHeaders(ctx); err != nil {
+		t.Fatal(err)
+	}
+	hash := blockHashAt(t, hFund)
+	got, err := c.GetCFilter(ctx, hash)
+	if err != nil {
+		t.Logf("GetCFilter failed loudly: %v", err)
+		return
+	}
+	want, err := fx.node.RPC().GetCFilter(&hash, wire.GCSFilterRegular)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want.Data) {
+		t.Errorf("GetCFilter(block %d) with two honest peers returned the liar's stored filter %x (the true one has %d bytes), no error",
+			hFund, got, len(want.Data))
+	}
+}
+
+// oneAheadChain starts a node with 110 blocks and a copy of it one block
+// ahead whose block 111 pays alice, and a liar in front of the copy that
+// hides the payment behind an empty filter with coherent headers.
+func oneAheadChain(t *testing.T) (node, ahead *peertest.Node, liar *peertest.Liar, pay *wire.MsgTx) {
+	t.Helper()
+	node = peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 110)
+	ahead = peertest.CopyChain(t, node, peertest.WithArgs("--nobanning"))
+	alice := peertest.NewKey("alice")
+	pay = ahead.SpendCoinbase(t, wire.NewTxOut(10_000_000, alice.PkScript()))
+	ahead.Confirm(t, pay) // 111
+	liar = peertest.NewLiar(t, ahead.P2PAddr, ahead.Params.Net, peertest.Forge(t, ahead, 111, paysTo(alice.PkScript()), peertest.EmptyFilter))
+	return node, ahead, liar, pay
+}
+
+// TestReviewGetCFilterKeepsOnePeerHeader: GetCFilter of a block only the
+// liar holds returns the liar's filter with no sign that nothing was
+// compared; once the honest node holds the block too (and the client
+// knows it), GetCFilter still returns the liar's filter from the filter
+// header kept in memory, although its documentation promises a filter
+// compared across every peer that holds the block.
+func TestReviewGetCFilterKeepsOnePeerHeader(t *testing.T) {
+	node, ahead, liar, _ := oneAheadChain(t)
+	c := connectTo(t, node, 5*time.Second, node.P2PAddr, liar.Addr)
+	ctx := context.Background()
+	hash, err := ahead.RPC().GetBlockHash(111)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := ahead.RPC().GetCFilter(hash, wire.GCSFilterRegular)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := c.GetCFilter(ctx, *hash)
+	if err == nil && !bytes.Equal(first, want.Data) {
+		t.Errorf("GetCFilter of the block only the liar holds returned its forged filter %x with no error and no way to tell it rests on one peer", first)
+	}
+	// The honest node gets the block; the client learns it holds it.
+	reviewCopyBlocks(t, ahead, node, 111, 111)
+	if _, err := c.SyncHeaders(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range c.Peers() {
+		if st.Tip != 111 {
+			t.Fatalf("peer %s at tip %d, want 111", st.Address, st.Tip)
+		}
+	}
+	again, err := c.GetCFilter(ctx, *hash)
+	if err != nil {
+		t.Logf("GetCFilter failed loudly once both hold the block: %v", err)
+		return
+	}
+	if !bytes.Equal(again, want.Data) {
+		t.Errorf("both peers hold block 111, yet GetCFilter returns the liar's filter %x (the true one has %d bytes): the one-peer filter header was kept and never compared",
+			again, len(want.Data))
+	}
+}
+
+// TestReviewOnePeerUnnamedAboveOtherTips: a scan whose whole range lies
+// above every tip but the liar's (two peers given) rests on the liar
+// alone. ScanResult.OnePeer is documented to name such heights; it is
+// empty, and the warning tells the user to give several peers, which he
+// did.
+func TestReviewOnePeerUnnamedAboveOtherTips(t *testing.T) {
+	node, _, liar, pay := oneAheadChain(t)
+	c := connectTo(t, node, 5*time.Second, node.P2PAddr, liar.Addr)
+	res, err := c.ScanBIP157(context.Background(), ScanRequest{Watch: []WatchItem{ScriptItem(peertest.NewKey("alice").PkScript())}, From: 111, To: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.To != 111 || hasMatch(res, pay.TxHash()) {
+		t.Fatalf("scanned to %d, payment found %v: the liar did not lie", res.To, hasMatch(res, pay.TxHash()))
+	}
+	want := OnePeer{From: 111, To: 111, Peer: liar.Addr}
+	if !slices.Equal(res.OnePeer, []OnePeer{want}) {
+		t.Errorf("ScanResult.OnePeer %+v, want %+v; warnings %q", res.OnePeer, want, res.Warnings)
+	}
+}
+
+// TestReviewFollowOnePeerEventUnnamed: a following rescan over an honest
+// node and a liar in front of a copy of it. Both stand at 110; the liar's
+// node alone then mines block 111, which pays alice, and hides the
+// payment. After waiting up to the timeout for the honest node, the
+// rescan reports block 111 connected; Event.OnePeer, documented to name
+// the peer a block rests on when no other peer's chain reached it, is
+// empty.
+func TestReviewFollowOnePeerEventUnnamed(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 110)
+	ahead := peertest.CopyChain(t, node, peertest.WithArgs("--nobanning"))
+	alice := peertest.NewKey("alice")
+	liar := peertest.NewLiar(t, ahead.P2PAddr, ahead.Params.Net, peertest.Forge(t, ahead, 111, paysTo(alice.PkScript()), peertest.EmptyFilter))
+	c := connectTo(t, node, 2*time.Second, node.P2PAddr, liar.Addr)
+	log, stop := follow(t, c, 100, alice.PkScript())
+	log.waitFor(t, "the tip at 110", tipAt(110))
+	pay := ahead.SpendCoinbase(t, wire.NewTxOut(10_000_000, alice.PkScript()))
+	ahead.Confirm(t, pay) // 111, on the liar's node only
+	log.waitFor(t, "the tip at 111", tipAt(111))
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	log.mu.Lock()
+	events := slices.Clone(log.events)
+	log.mu.Unlock()
+	i := slices.IndexFunc(events, func(e Event) bool { return e.Kind == EventConnected && e.Height == 111 })
+	if i < 0 {
+		t.Fatal("block 111 not reported")
+	}
+	if len(matched(events, pay.TxHash())) != 0 {
+		t.Fatal("the payment was found: the liar did not lie")
+	}
+	if events[i].OnePeer != liar.Addr {
+		t.Errorf("block 111, held by the liar alone, reported with OnePeer %q (want %s)", events[i].OnePeer, liar.Addr)
+	}
+}
