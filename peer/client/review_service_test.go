@@ -1,0 +1,417 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"math/rand/v2"
+	"net"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer"
+	"github.com/spvfilter/spvfilter/peer/peertest"
+)
+
+// count returns how many times cmd occurs in cmds.
+func count(cmds []string, cmd string) int {
+	n := 0
+	for _, c := range cmds {
+		if c == cmd {
+			n++
+		}
+	}
+	return n
+}
+
+// TestReviewFakeBlockInvsKeepServiceSyncing: a peer of a started service
+// announces a block hash nobody has, 50 times a second (a twentieth of
+// its inv budget). Every announcement of an unknown block wakes a header
+// sync that asks every peer, so each 37-byte inv costs every honest peer a
+// getheaders round; the announcer is never asked to back its claim, never
+// ranked down nor named. The figures are logged.
+func TestReviewFakeBlockInvsKeepServiceSyncing(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 110)
+	honest := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil)
+	spammer := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil)
+	c := connectTo(t, node, 5*time.Second, honest.Addr, spammer.Addr)
+	startService(t, c)
+	time.Sleep(time.Second)
+	before := count(honest.Commands(), wire.CmdGetHeaders)
+	const invs, every = 150, 20 * time.Millisecond
+	start := time.Now()
+	for i := 0; i < invs; i++ {
+		var h chainhash.Hash
+		binary.LittleEndian.PutUint64(h[:], rand.Uint64())
+		inv := wire.NewMsgInv()
+		inv.AddInvVect(wire.NewInvVect(wire.InvTypeBlock, &h))
+		if err := spammer.Inject(inv); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(every)
+	}
+	// A scan of the same client while the announcements go on would wait
+	// behind the syncs; measure one right after.
+	time.Sleep(200 * time.Millisecond)
+	during := count(honest.Commands(), wire.CmdGetHeaders) - before
+	elapsed := time.Since(start)
+	var st PeerStatus
+	for _, p := range c.Peers() {
+		if p.Address == spammer.Addr {
+			st = p
+		}
+	}
+	t.Logf("%d announcements of unknown blocks in %v made the service send %d getheaders to the honest peer (%d before them, in 1 s); the announcer: %+v",
+		invs, elapsed.Round(time.Millisecond), during, before, st)
+	if during > invs/10 && !st.Banned && st.Reason == "" {
+		t.Errorf("%d fake block announcements cost the honest peer %d getheaders rounds; the announcer is neither named nor ranked down", invs, during)
+	}
+}
+
+// TestReviewSlowPeerNearTimeout: a peer that holds every answer for three
+// quarters of the timeout (it is never dropped: each answer arrives in
+// time) beside one fast honest peer. Header syncs, checkpoints and the
+// filter headers of every segment wait for every peer, so the scan takes
+// several times the delay although the fast peer could serve it alone.
+// The figures are logged; the test fails when the scan waits for more
+// than two of the slow peer's answers.
+func TestReviewSlowPeerNearTimeout(t *testing.T) {
+	needFixture(t)
+	const timeout, delay = 2 * time.Second, 1500 * time.Millisecond
+	measure := func(peers ...string) (time.Duration, *ScanResult) {
+		t.Helper()
+		c := connect(t, timeout, peers...)
+		start := time.Now()
+		res, err := bip157(t, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return time.Since(start), res
+	}
+	honest := honestPeers(t, 1)[0]
+	alone, _ := measure(honest)
+	slow := peertest.NewFlooder(t, fx.node.P2PAddr, fx.node.Params.Net, peertest.Flood{Kind: peertest.SlowAnswers, Delay: delay})
+	both, res := measure(honest, slow.Addr)
+	checkMatches(t, res, fx.want)
+	st := status(t, res, slow.Addr)
+	t.Logf("scan of %d blocks: %v with the fast peer alone, %v beside a peer holding each answer %v (timeout %v): %.1fx; the slow peer: %+v",
+		res.BlocksScanned, alone.Round(time.Millisecond), both.Round(time.Millisecond), delay, timeout, float64(both)/float64(alone), st)
+	if both > alone+2*delay {
+		t.Errorf("the scan waited %v for a slow peer (each answer held %v) beside a fast one that served it alone in %v", both, delay, alone)
+	}
+}
+
+// TestReviewCloseDuringStart: a client is closed while its service
+// starts, while a following rescan and a GetCFilter run. Close returns
+// promptly and every goroutine ends.
+func TestReviewCloseDuringStart(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	hashes := node.Generate(t, 110)
+	second := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil)
+	runtime.GC()
+	base := runtime.NumGoroutine()
+	for i := 0; i < 6; i++ {
+		ctx, cancel := context.WithCancel(context.Background())
+		c, err := Connect(ctx, Config{Peers: []string{node.P2PAddr, second.Addr}, Params: node.Params, Timeout: 5 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			r := c.NewRescan(RescanOptions{From: 100, Follow: true, Watch: []WatchItem{ScriptItem(peertest.NewKey("alice").PkScript())}})
+			r.Run(ctx)
+		}()
+		go func() {
+			defer wg.Done()
+			c.GetCFilter(ctx, *hashes[50])
+		}()
+		time.Sleep(time.Duration(i) * 40 * time.Millisecond)
+		closed := make(chan error, 1)
+		go func() { closed <- c.Close() }()
+		select {
+		case <-closed:
+		case <-time.After(15 * time.Second):
+			buf := make([]byte, 1<<20)
+			t.Fatalf("Close still running after 15 s (round %d):\n%s", i, buf[:runtime.Stack(buf, true)])
+		}
+		cancel()
+		waited := make(chan struct{})
+		go func() { wg.Wait(); close(waited) }()
+		select {
+		case <-waited:
+		case <-time.After(15 * time.Second):
+			t.Fatalf("round %d: the rescan or GetCFilter still runs 15 s after Close", i)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > base+2 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > base+2 {
+		buf := make([]byte, 1<<20)
+		t.Errorf("%d goroutines after six clients were closed, %d before:\n%s", n, base, buf[:runtime.Stack(buf, true)])
+	}
+}
+
+// colluders are echo peers that share what they are given: a transaction
+// given to one is served by all, as two lying nodes run by one party
+// would.
+type colluders struct {
+	net wire.BitcoinNet
+	mu  sync.Mutex
+	txs map[chainhash.Hash]*wire.MsgTx
+}
+
+// start starts one colluding peer in front of the node at target.
+func (cs *colluders) start(t *testing.T, target string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var connMu sync.Mutex
+	var conns []net.Conn
+	t.Cleanup(func() {
+		ln.Close()
+		connMu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		connMu.Unlock()
+		wg.Wait()
+	})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			client, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			node, err := net.Dial("tcp", target)
+			if err != nil {
+				client.Close()
+				continue
+			}
+			connMu.Lock()
+			conns = append(conns, client, node)
+			connMu.Unlock()
+			wg.Add(2)
+			var writeMu sync.Mutex
+			toClient := func(m wire.Message) error {
+				writeMu.Lock()
+				defer writeMu.Unlock()
+				_, err := wire.WriteMessageWithEncodingN(client, m, wire.ProtocolVersion, cs.net, wire.WitnessEncoding)
+				return err
+			}
+			go func() {
+				defer wg.Done()
+				defer client.Close()
+				defer node.Close()
+				for {
+					_, m, _, err := wire.ReadMessageWithEncodingN(node, wire.ProtocolVersion, cs.net, wire.WitnessEncoding)
+					if err != nil || toClient(m) != nil {
+						return
+					}
+				}
+			}()
+			go func() {
+				defer wg.Done()
+				defer client.Close()
+				defer node.Close()
+				for {
+					_, m, _, err := wire.ReadMessageWithEncodingN(client, wire.ProtocolVersion, cs.net, wire.WitnessEncoding)
+					if err != nil {
+						return
+					}
+					reply, forward := cs.take(m)
+					for _, r := range reply {
+						if toClient(r) != nil {
+							return
+						}
+					}
+					if forward {
+						if _, err := wire.WriteMessageWithEncodingN(node, m, wire.ProtocolVersion, cs.net, wire.WitnessEncoding); err != nil {
+							return
+						}
+					}
+				}
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// take answers a client's message from the shared transactions.
+func (cs *colluders) take(m wire.Message) ([]wire.Message, bool) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	switch m := m.(type) {
+	case *wire.MsgInv:
+		ask := wire.NewMsgGetData()
+		for _, iv := range m.InvList {
+			if iv.Type == wire.InvTypeTx || iv.Type == wire.InvTypeWitnessTx {
+				ask.AddInvVect(wire.NewInvVect(wire.InvTypeWitnessTx, &iv.Hash))
+			}
+		}
+		if len(ask.InvList) > 0 {
+			return []wire.Message{ask}, false
+		}
+	case *wire.MsgTx:
+		cs.txs[m.TxHash()] = m
+		return nil, false
+	case *wire.MsgGetData:
+		var out []wire.Message
+		for _, iv := range m.InvList {
+			if tx := cs.txs[iv.Hash]; tx != nil {
+				out = append(out, tx)
+			}
+		}
+		if len(out) > 0 && len(out) == len(m.InvList) {
+			return out, false
+		}
+	}
+	return nil, true
+}
+
+// TestReviewCollusionOverridesReject: two colluding peers (one takes the
+// transaction, the other serves it back) against one honest node that
+// rejects it as a double spend of a transaction in its mempool. The
+// result says the transaction propagated, the honest node's reject is
+// only an entry of Failed, and no warning weighs one against the other.
+func TestReviewCollusionOverridesReject(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 101)
+	alice, bob, carol := peertest.NewKey("alice"), peertest.NewKey("bob"), peertest.NewKey("carol")
+	fund := node.SpendCoinbase(t, wire.NewTxOut(50_000_000, alice.PkScript()))
+	node.Confirm(t, fund)
+	in := []peertest.Output{peertest.OutputOf(fund, 0, alice)}
+	first := node.Spend(t, in, wire.NewTxOut(50_000_000-peertest.Fee, bob.PkScript())) // in the mempool
+	double := peertest.BuildSpend(t, in, wire.NewTxOut(50_000_000-2*peertest.Fee, carol.PkScript()))
+	cs := &colluders{net: node.Params.Net, txs: map[chainhash.Hash]*wire.MsgTx{}}
+	c := connectTo(t, node, 2*time.Second, cs.start(t, node.P2PAddr), cs.start(t, node.P2PAddr), node.P2PAddr)
+	res, err := c.SendTransaction(context.Background(), double)
+	if err != nil {
+		t.Logf("send failed: %v", err)
+		return
+	}
+	if !inMempool(t, node, first.TxHash()) || inMempool(t, node, double.TxHash()) {
+		t.Fatal("the honest node took the double spend")
+	}
+	var rej *peer.RejectError
+	honestErr := res.Failed[node.P2PAddr]
+	t.Logf("given %v, accepted %v, seen %v, failed %v, warnings %q", res.Given, res.Accepted, res.Seen, res.Failed, res.Warnings)
+	if res.Propagated() && errors.As(honestErr, &rej) && rej.Kind == peer.RejectInvalid &&
+		!slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, node.P2PAddr) }) {
+		t.Errorf("Propagated() is true and no warning names the honest node that rejected the transaction as %v (%q)", rej.Kind, rej.Reason)
+	}
+}
+
+// TestReviewGetUtxoSpendOnOnePeer: the spend of alice's output is in a
+// block only a liar holds, and the liar hides it (its filter leaves out
+// the spent script, which the block cannot prove). GetUtxo may report
+// the output unspent only with a warning naming the height it could not
+// compare.
+func TestReviewGetUtxoSpendOnOnePeer(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 101)
+	alice, bob := peertest.NewKey("alice"), peertest.NewKey("bob")
+	fund := node.SpendCoinbase(t, wire.NewTxOut(50_000_000, alice.PkScript()))
+	node.Confirm(t, fund) // 102
+	node.Generate(t, 3)   // 105
+	ahead := peertest.CopyChain(t, node, peertest.WithArgs("--nobanning"))
+	spend := ahead.Spend(t, []peertest.Output{peertest.OutputOf(fund, 0, alice)}, wire.NewTxOut(50_000_000-peertest.Fee, bob.PkScript()))
+	ahead.Confirm(t, spend) // 106, on the liar's node only
+	liar := peertest.NewLiar(t, ahead.P2PAddr, ahead.Params.Net, peertest.ForgeFilter(t, ahead, 106, peertest.OutputsOnly))
+	c := connectTo(t, node, 5*time.Second, node.P2PAddr, liar.Addr)
+	rep, err := c.GetUtxo(context.Background(), UtxoRequest{OutPoint: wire.OutPoint{Hash: fund.TxHash()}, Script: alice.PkScript(), From: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Output == nil || rep.To != 106 {
+		t.Fatalf("report %+v", rep)
+	}
+	if rep.Unspent() && !slices.ContainsFunc(rep.Warnings, func(w string) bool { return strings.Contains(w, "106..106") && strings.Contains(w, liar.Addr) }) {
+		t.Errorf("output reported unspent up to 106, spent at 106 on the liar's chain, without a warning naming 106: %q", rep.Warnings)
+	}
+}
+
+// TestReviewUpdateWaitStorm: UpdateWait from several goroutines at once,
+// with rewinds, while a following rescan runs and blocks are mined (run
+// with -race). Every call returns, the events keep their order, and each
+// payment to an added key is reported.
+func TestReviewUpdateWaitStorm(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 110)
+	c := connectTo(t, node, 5*time.Second, node.P2PAddr, peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil).Addr)
+	startService(t, c)
+	log := newEventLog()
+	r := c.NewRescan(RescanOptions{From: 100, Follow: true, OnEvent: log.add})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	log.waitFor(t, "the tip at 110", tipAt(110))
+	keys := make([]*peertest.Key, 6)
+	var pays []*wire.MsgTx
+	for i := range keys {
+		keys[i] = peertest.NewKey("review-storm-" + string(rune('a'+i)))
+		pay := node.SpendCoinbase(t, wire.NewTxOut(1_000_000, keys[i].PkScript()))
+		node.Confirm(t, pay) // 111..116
+		pays = append(pays, pay)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, len(keys))
+	for i, k := range keys {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
+			defer wcancel()
+			errs <- r.UpdateWait(wctx, []WatchItem{ScriptItem(k.PkScript())}, int32(105+i))
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	log.waitFor(t, "every payment", func(es []Event) bool {
+		for _, p := range pays {
+			if len(matched(es, p.TxHash())) == 0 {
+				return false
+			}
+		}
+		return slices.ContainsFunc(es, func(e Event) bool { return e.Kind == EventTip && e.Height == 116 })
+	})
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	log.mu.Lock()
+	events := slices.Clone(log.events)
+	log.mu.Unlock()
+	checkOrder(t, events)
+	var buf bytes.Buffer
+	for _, e := range events {
+		if e.Kind != EventConnected {
+			buf.WriteString(e.Kind.String()[:1])
+		}
+	}
+	t.Logf("%d events; non-connected kinds in order: %s", len(events), buf.String())
+}
