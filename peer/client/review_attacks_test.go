@@ -261,3 +261,52 @@ func TestReviewFollowOnePeerEventUnnamed(t *testing.T) {
 		t.Errorf("block 111, held by the liar alone, reported with OnePeer %q (want %s)", events[i].OnePeer, liar.Addr)
 	}
 }
+
+// TestReviewLiarAtCheckpointBoundary: a liar and an honest node whose
+// tips sit at the first checkpoint (1000) or one block off it, the lie
+// an empty filter (which the block proves false) with coherent headers
+// and checkpoints. A lie at a height the honest node holds is caught;
+// one above it is named as resting on the liar alone; never is a
+// height silently taken from the liar.
+func TestReviewLiarAtCheckpointBoundary(t *testing.T) {
+	needFixture(t)
+	nodes := map[int32]*peertest.Node{}
+	nodeAt := func(h int32) *peertest.Node {
+		if nodes[h] == nil {
+			nodes[h] = reviewNodeUpTo(t, fx.node, h)
+		}
+		return nodes[h]
+	}
+	for _, tt := range []struct {
+		name                string
+		honest, liar, lieAt int32
+	}{
+		{"honest 999, liar 1000, lie at 1000", 999, 1000, 1000},
+		{"honest 999, liar 1000, lie at 999", 999, 1000, 999},
+		{"honest 1000, liar 1001, lie at 1000", 1000, 1001, 1000},
+		{"honest 1000, liar 1001, lie at 1001", 1000, 1001, 1001},
+		{"honest 1001, liar 1001, lie at 1001 (checkpoint honest, tail false)", 1001, 1001, 1001},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ln := nodeAt(tt.liar)
+			liar := peertest.NewLiar(t, ln.P2PAddr, ln.Params.Net, peertest.ForgeFilter(t, ln, tt.lieAt, peertest.EmptyFilter)).Addr
+			honest := peertest.NewLiar(t, nodeAt(tt.honest).P2PAddr, fx.node.Params.Net, nil).Addr
+			c := connectTo(t, fx.node, 10*time.Second, liar, honest)
+			res, err := c.ScanBIP157(context.Background(), ScanRequest{Watch: items(fx.watch), To: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := status(t, res, liar)
+			named := slices.ContainsFunc(res.OnePeer, func(o OnePeer) bool { return o.Peer == liar && o.From <= tt.lieAt && tt.lieAt <= o.To })
+			switch {
+			case tt.lieAt <= tt.honest && !st.Banned:
+				t.Errorf("lie at %d, which the honest node holds, not caught: liar %+v, one-peer %+v, warnings %q", tt.lieAt, st, res.OnePeer, res.Warnings)
+			case tt.lieAt > tt.honest && !st.Banned && !named:
+				t.Errorf("lie at %d above the honest tip neither caught nor named: liar %+v, one-peer %+v, warnings %q", tt.lieAt, st, res.OnePeer, res.Warnings)
+			}
+			if hs := status(t, res, honest); hs.Banned {
+				t.Errorf("honest node banned: %+v", hs)
+			}
+		})
+	}
+}

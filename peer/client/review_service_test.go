@@ -415,3 +415,46 @@ func TestReviewUpdateWaitStorm(t *testing.T) {
 	}
 	t.Logf("%d events; non-connected kinds in order: %s", len(events), buf.String())
 }
+
+// TestReviewFollowLosesRestartedNode: a following rescan on a client
+// whose service is not started (as scan --follow runs it) over one node
+// that restarts, away for a second. The poll after it went away finds it
+// unreachable and drops it for good: nothing redials a dropped peer
+// outside the service. The node comes back and mines, and the rescan
+// reports nothing and returns nothing: it waits for ever, its only word a
+// warning kept for after Run returns.
+func TestReviewFollowLosesRestartedNode(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 110)
+	proxy := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil)
+	c := connectTo(t, node, 5*time.Second, proxy.Addr)
+	log := newEventLog()
+	r := c.NewRescan(RescanOptions{From: 100, Follow: true, PollInterval: 100 * time.Millisecond, OnEvent: log.add,
+		Watch: []WatchItem{ScriptItem(peertest.NewKey("alice").PkScript())}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	log.waitFor(t, "the tip at 110", tipAt(110))
+	proxy.Pause(t, time.Second)
+	node.Generate(t, 1) // 111, once the node is back
+	deadline := time.After(15 * time.Second)
+	for {
+		log.mu.Lock()
+		ok := tipAt(111)(log.events)
+		log.mu.Unlock()
+		if ok {
+			return
+		}
+		select {
+		case err := <-done:
+			t.Logf("Run returned: %v", err)
+			return
+		case <-log.signal:
+		case <-deadline:
+			t.Errorf("15 s after the node came back and mined block 111: no event, Run still waiting; the peer: %+v; the rescan's warnings (unseen until Run returns): %q",
+				c.Peers()[0], r.Warnings())
+			return
+		}
+	}
+}
