@@ -81,7 +81,7 @@ func TestReviewCLIStoredSegmentBypass(t *testing.T) {
 	node.Generate(t, 101)
 	alice := peertest.NewKey("alice")
 	pay := node.SpendCoinbase(t, wire.NewTxOut(10_000_000, alice.PkScript()))
-	node.Confirm(t, pay) // 102
+	node.Confirm(t, pay)  // 102
 	node.Generate(t, 908) // 1010
 	ahead := peertest.CopyChain(t, node, peertest.WithArgs("--nobanning"))
 	ahead.Generate(t, 1) // 1011
