@@ -310,3 +310,33 @@ func TestReviewLiarAtCheckpointBoundary(t *testing.T) {
 		})
 	}
 }
+
+// TestReviewPoisonedCacheEntryNeverReplaced: a data directory written by
+// a scan that rested on a liar alone holds the liar's filter of block 102
+// in its filter cache. A scan with an honest peer repairs the filter
+// headers, downloads the batch holding 102 again and verifies it, but the
+// cache keeps the liar's entry (it never replaces an entry), so every
+// later scan finds it false and downloads that whole batch again.
+func TestReviewPoisonedCacheEntryNeverReplaced(t *testing.T) {
+	needFixture(t)
+	hFund := fx.height[fx.fundAlice.TxHash()]
+	liar, _, _ := aheadLiar(t, hFund)
+	dir := t.TempDir()
+	if res, err := reviewScanDir(t, dir, fx.tip, liar); err != nil || hasMatch(res, fx.fundAlice.TxHash()) {
+		t.Fatalf("the liar alone: %v; it must hide the payment", err)
+	}
+	honest := honestPeers(t, 1)[0]
+	var received []int
+	for i := 0; i < 3; i++ {
+		res, err := reviewScanDir(t, dir, fx.tip, honest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkMatches(t, res, fx.want)
+		received = append(received, res.FiltersReceived)
+	}
+	t.Logf("filters downloaded by three scans of the repaired data directory: %v", received)
+	if received[2] != 0 {
+		t.Errorf("the third scan downloaded %d filters again (scans: %v): the liar's cached filter of block %d is never replaced", received[2], received, hFund)
+	}
+}
