@@ -458,3 +458,47 @@ func TestReviewFollowLosesRestartedNode(t *testing.T) {
 		}
 	}
 }
+
+// TestReviewTricklerHoldsFilterBatch: a peer that answers every small
+// request at once but sends each filter of a getcfilters answer 1.5 ms
+// apart, so that a batch of 1,000 arrives just under the 3 s timeout. Its
+// latency before the download is a few milliseconds, under the 50 ms
+// floor of slow peers, so it takes a batch like the fast honest peer, and
+// the scan waits for it: a scan the honest peer serves alone in
+// milliseconds takes seconds, and the trickler is never dropped. The
+// figures are logged; the test fails when the scan waits more than a
+// second for it.
+func TestReviewTricklerHoldsFilterBatch(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 2000) // two batches of 1,000 filters
+	const timeout = 3 * time.Second
+	measure := func(peers ...string) (time.Duration, *ScanResult) {
+		t.Helper()
+		c := connectTo(t, node, timeout, peers...)
+		start := time.Now()
+		res, err := c.ScanBIP157(context.Background(), ScanRequest{Watch: []WatchItem{ScriptItem(peertest.NewKey("alice").PkScript())}, From: 1, To: 2000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return time.Since(start), res
+	}
+	alone, _ := measure(node.P2PAddr)
+	trickler := peertest.NewFlooder(t, node.P2PAddr, node.Params.Net, peertest.Flood{Kind: peertest.SlowAnswers, Delay: 1500 * time.Microsecond})
+	var times []time.Duration
+	var last *ScanResult
+	for i := 0; i < 2; i++ {
+		d, res := measure(node.P2PAddr, trickler.Addr)
+		times = append(times, d.Round(time.Millisecond))
+		last = res
+	}
+	var st PeerStatus
+	for _, p := range last.Peers {
+		if p.Address == trickler.Addr {
+			st = p
+		}
+	}
+	t.Logf("scan of 2,000 blocks: %v with the honest peer alone; %v beside the trickler (timeout %v); the trickler: %+v", alone.Round(time.Millisecond), times, timeout, st)
+	if slices.Max(times) > alone+time.Second {
+		t.Errorf("a trickler that costs itself nothing stretched a %v scan to %v", alone.Round(time.Millisecond), slices.Max(times))
+	}
+}
