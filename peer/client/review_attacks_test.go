@@ -3,7 +3,10 @@ package client
 import (
 	"bytes"
 	"context"
+	"net"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -338,5 +341,99 @@ func TestReviewPoisonedCacheEntryNeverReplaced(t *testing.T) {
 	t.Logf("filters downloaded by three scans of the repaired data directory: %v", received)
 	if received[2] != 0 {
 		t.Errorf("the third scan downloaded %d filters again (scans: %v): the liar's cached filter of block %d is never replaced", received[2], received, hFund)
+	}
+}
+
+// TestReviewGetBlockOnlyLiarHolds: GetBlock of a block only a liar holds.
+// A liar that serves it unchanged gives the true block (it is checked
+// against its header); one that drops a transaction from it is banned
+// and GetBlock fails naming it.
+func TestReviewGetBlockOnlyLiarHolds(t *testing.T) {
+	for _, mutate := range []bool{false, true} {
+		node, ahead, liar, pay := oneAheadChain(t)
+		if mutate {
+			liar = peertest.NewLiar(t, ahead.P2PAddr, ahead.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
+				if b, ok := m.(*wire.MsgBlock); ok && len(b.Transactions) > 1 {
+					b.Transactions = b.Transactions[:len(b.Transactions)-1]
+				}
+				return []wire.Message{m}, false
+			})
+		}
+		c := connectTo(t, node, 5*time.Second, node.P2PAddr, liar.Addr)
+		hash, err := ahead.RPC().GetBlockHash(111)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := c.GetBlock(context.Background(), *hash)
+		switch {
+		case !mutate && (err != nil || !slices.ContainsFunc(b.Transactions, func(tx *wire.MsgTx) bool { return tx.TxHash() == pay.TxHash() })):
+			t.Errorf("the unchanged block: %v", err)
+		case mutate && (err == nil || !strings.Contains(err.Error(), liar.Addr)):
+			t.Errorf("the mutated block: %v", err)
+		case mutate && !c.Peers()[1].Banned:
+			t.Errorf("the liar that mutated the block: %+v", c.Peers()[1])
+		}
+	}
+}
+
+// TestReviewHangingProxy: a SOCKS5 proxy that accepts connections and
+// never answers. Connect fails within the timeout, naming the proxy, and
+// nothing is dialled around it.
+func TestReviewHangingProxy(t *testing.T) {
+	needFixture(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range held {
+			c.Close()
+		}
+		mu.Unlock()
+	})
+	start := time.Now()
+	_, err = Connect(context.Background(), Config{Peers: []string{fx.node.P2PAddr}, Params: fx.node.Params, Timeout: 2 * time.Second,
+		Proxy: "socks5://" + ln.Addr().String()})
+	took := time.Since(start)
+	t.Logf("Connect through a silent proxy: %v after %v", err, took.Round(time.Millisecond))
+	if err == nil || !strings.Contains(err.Error(), ln.Addr().String()) || took > 10*time.Second {
+		t.Errorf("Connect through a silent proxy: %v after %v", err, took)
+	}
+}
+
+// TestReviewTwoCollidersOutvoteHonest: two peers agree on a false filter
+// of block 108 that leaves out the script alice's spend reveals (the
+// block cannot prove it false) against one honest peer. The majority
+// wins by design: the honest peer is banned and the spend is missing,
+// and a warning must say that a majority, not the block, decided.
+func TestReviewTwoCollidersOutvoteHonest(t *testing.T) {
+	needFixture(t)
+	h := fx.height[fx.spendAlice.TxHash()]
+	l1 := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, peertest.ForgeFilter(t, fx.node, h, peertest.OutputsOnly)).Addr
+	l2 := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, peertest.ForgeFilter(t, fx.node, h, peertest.OutputsOnly)).Addr
+	honest := honestPeers(t, 1)[0]
+	res, err := bip157(t, connect(t, 0, l1, l2, honest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hst := status(t, res, honest)
+	t.Logf("spend found %v; honest %+v; warnings %q", hasMatch(res, fx.spendAlice.TxHash()), hst, res.Warnings)
+	if !hasMatch(res, fx.spendAlice.TxHash()) && !hasWarning(res.Warnings, "decided by a majority", honest) {
+		t.Errorf("the spend at %d is missing and no warning says a majority decided against %s: %q", h, honest, res.Warnings)
 	}
 }

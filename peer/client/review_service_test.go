@@ -171,8 +171,11 @@ func TestReviewCloseDuringStart(t *testing.T) {
 // would.
 type colluders struct {
 	net wire.BitcoinNet
-	mu  sync.Mutex
-	txs map[chainhash.Hash]*wire.MsgTx
+	// reject: answer every transaction given with a reject message
+	// calling it invalid, and keep it.
+	reject bool
+	mu     sync.Mutex
+	txs    map[chainhash.Hash]*wire.MsgTx
 }
 
 // start starts one colluding peer in front of the node at target.
@@ -272,6 +275,11 @@ func (cs *colluders) take(m wire.Message) ([]wire.Message, bool) {
 			return []wire.Message{ask}, false
 		}
 	case *wire.MsgTx:
+		if cs.reject {
+			rej := wire.NewMsgReject(wire.CmdTx, wire.RejectInvalid, "bad-txns-forged")
+			rej.Hash = m.TxHash()
+			return []wire.Message{rej}, false
+		}
 		cs.txs[m.TxHash()] = m
 		return nil, false
 	case *wire.MsgGetData:
@@ -500,5 +508,36 @@ func TestReviewTricklerHoldsFilterBatch(t *testing.T) {
 	t.Logf("scan of 2,000 blocks: %v with the honest peer alone; %v beside the trickler (timeout %v); the trickler: %+v", alone.Round(time.Millisecond), times, timeout, st)
 	if slices.Max(times) > alone+time.Second {
 		t.Errorf("a trickler that costs itself nothing stretched a %v scan to %v", alone.Round(time.Millisecond), slices.Max(times))
+	}
+}
+
+// TestReviewForgedRejectDoesNotStopSend: a peer in front of the honest
+// node answers every transaction with a forged reject ("invalid") and
+// keeps it. Whatever the order the peers are given it, the transaction
+// reaches the honest node, the send succeeds, and the forged reject is
+// reported as that peer's failure only.
+func TestReviewForgedRejectDoesNotStopSend(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 110)
+	for i := 0; i < 3; i++ {
+		tx := node.BuildCoinbaseSpend(t, wire.NewTxOut(2_000_000, peertest.NewKey("alice").P2WPKHScript()))
+		cs := &colluders{net: node.Params.Net, reject: true, txs: map[chainhash.Hash]*wire.MsgTx{}}
+		rejecter := cs.start(t, node.P2PAddr)
+		c := connectTo(t, node, 2*time.Second, rejecter, node.P2PAddr)
+		res, err := c.SendTransaction(context.Background(), tx)
+		if err != nil {
+			t.Fatalf("send: %v", err)
+		}
+		var rej *peer.RejectError
+		// Seen through the rejecter is true: the node behind it holds the
+		// transaction. Accepted after being given it would be false.
+		if !inMempool(t, node, tx.TxHash()) || slices.Contains(res.Given, rejecter) && slices.Contains(res.Accepted, rejecter) {
+			t.Errorf("result %+v; in the honest mempool: %v", res, inMempool(t, node, tx.TxHash()))
+		}
+		if err, ok := res.Failed[rejecter]; ok && (!errors.As(err, &rej) || rej.Reason != "bad-txns-forged") {
+			t.Errorf("the forged reject reported as %v", err)
+		}
+		t.Logf("given %v, accepted %v, seen %v, failed %v, warnings %q", res.Given, res.Accepted, res.Seen, res.Failed, res.Warnings)
+		c.Close()
 	}
 }
