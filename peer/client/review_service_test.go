@@ -541,3 +541,56 @@ func TestReviewForgedRejectDoesNotStopSend(t *testing.T) {
 		c.Close()
 	}
 }
+
+// TestReviewServiceConflictReplayedPerAnnouncement: a started service
+// over an honest node and a liar in front of it whose filter of the new
+// block 111 leaves out the script its spend reveals (the block cannot
+// prove it false; one against one, the service cannot decide). The
+// service logs the conflict and tries again at every wake-up: the liar
+// then announces unknown block hashes, and each 37-byte announcement
+// costs a header round with every peer and the whole dispute again (the
+// block downloaded, a filter from each side). The figures are logged.
+func TestReviewServiceConflictReplayedPerAnnouncement(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 110)
+	alice, bob := peertest.NewKey("alice"), peertest.NewKey("bob")
+	fund := node.SpendCoinbase(t, wire.NewTxOut(50_000_000, alice.PkScript()))
+	node.Confirm(t, fund) // 111
+	honest := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil)
+	liar := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, peertest.ForgeFilter(t, node, 112, peertest.OutputsOnly))
+	c := connectTo(t, node, 5*time.Second, honest.Addr, liar.Addr)
+	startService(t, c)
+	time.Sleep(500 * time.Millisecond)
+	spend := node.Spend(t, []peertest.Output{peertest.OutputOf(fund, 0, alice)}, wire.NewTxOut(50_000_000-peertest.Fee, bob.PkScript()))
+	node.Confirm(t, spend) // 112: the filter the liar forges
+	time.Sleep(time.Second)
+	blocks := func() int { return count(honest.Commands(), wire.CmdGetData) + count(liar.Commands(), wire.CmdGetData) }
+	cfilters := func() int {
+		return count(honest.Commands(), wire.CmdGetCFilters) + count(liar.Commands(), wire.CmdGetCFilters)
+	}
+	b0, f0, h0 := blocks(), cfilters(), count(honest.Commands(), wire.CmdGetHeaders)
+	const invs = 60
+	for i := 0; i < invs; i++ {
+		var h chainhash.Hash
+		binary.LittleEndian.PutUint64(h[:], rand.Uint64())
+		inv := wire.NewMsgInv()
+		inv.AddInvVect(wire.NewInvVect(wire.InvTypeBlock, &h))
+		if err := liar.Inject(inv); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(500 * time.Millisecond)
+	db, df, dh := blocks()-b0, cfilters()-f0, count(honest.Commands(), wire.CmdGetHeaders)-h0
+	var st PeerStatus
+	for _, p := range c.Peers() {
+		if p.Address == liar.Addr {
+			st = p
+		}
+	}
+	t.Logf("%d announcements of unknown blocks by the liar: %d getdata (blocks), %d getcfilters, %d getheaders to the honest peer; the liar: %+v",
+		invs, db, df, dh, st)
+	if db > invs/4 && !st.Banned && st.Reason == "" {
+		t.Errorf("each announcement replayed the dispute: %d block requests and %d filter requests for %d announcements, the announcer neither named nor ranked down", db, df, invs)
+	}
+}
