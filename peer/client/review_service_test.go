@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"net"
 	"runtime"
@@ -592,5 +593,106 @@ func TestReviewServiceConflictReplayedPerAnnouncement(t *testing.T) {
 		invs, db, df, dh, st)
 	if db > invs/4 && !st.Banned && st.Reason == "" {
 		t.Errorf("each announcement replayed the dispute: %d block requests and %d filter requests for %d announcements, the announcer neither named nor ranked down", db, df, invs)
+	}
+}
+
+// TestReviewReorgWhileRescanReports: two following rescans on one
+// client (as a wallet with two accounts runs them). The first scans
+// blocks 111 to 113 in one step; its callback is slow on block 111 (it
+// blocks until the test lets it go). Meanwhile the node reorganizes (111
+// to 113 replaced by a heavier branch) and the second rescan's poll,
+// which needs no lock the first holds, syncs the headers and the chain
+// adopts the branch. The rescan then reports the rest of the blocks
+// it scanned with the hashes the chain holds now, which it never scanned,
+// and the reorganization check, which stops at the first hash that
+// matches from the top, never reports block 111 disconnected. The events
+// are compared with the node's chain at the end.
+func TestReviewReorgWhileRescanReports(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 110)
+	c := connectTo(t, node, 5*time.Second, node.P2PAddr, peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil).Addr)
+	alice := peertest.NewKey("alice")
+	log := newEventLog()
+	hold, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	onEvent := func(e Event) {
+		log.add(e)
+		if e.Kind == EventConnected && e.Height == 111 {
+			once.Do(func() {
+				close(hold)
+				<-release
+			})
+		}
+	}
+	// Polling every two seconds: the three blocks mined at once come in
+	// one step.
+	r := c.NewRescan(RescanOptions{From: 100, Follow: true, PollInterval: 2 * time.Second, Watch: []WatchItem{ScriptItem(alice.PkScript())}, OnEvent: onEvent})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	log.waitFor(t, "the tip at 110", tipAt(110))
+	other, stopOther := follow(t, c, 110, peertest.NewKey("bob").PkScript()) // polls every 100 ms
+	defer stopOther()
+	other.waitFor(t, "the other rescan at 110", tipAt(110))
+	pay := node.SpendCoinbase(t, wire.NewTxOut(10_000_000, alice.PkScript()))
+	node.Confirm(t, pay) // 111
+	node.Generate(t, 2)  // 112, 113: the service wakes once or twice
+	select {
+	case <-hold:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("block 111 not reported: %v", log.summary())
+	}
+	old111, _ := node.RPC().GetBlockHash(111)
+	if err := node.RPC().InvalidateBlock(old111); err != nil {
+		t.Fatal(err)
+	}
+	node.Generate(t, 4) // 111'..114', the payment mined again in 111'
+	newTip, _ := node.RPC().GetBlockHash(114)
+	deadline := time.Now().Add(20 * time.Second)
+	for c.Chain().Hash(114) != *newTip {
+		if time.Now().After(deadline) {
+			t.Fatal("the service did not adopt the heavier branch")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	close(release)
+	log.waitFor(t, "the tip at 114", tipAt(114))
+	time.Sleep(300 * time.Millisecond)
+	log.mu.Lock()
+	events := slices.Clone(log.events)
+	log.mu.Unlock()
+	// The blocks the events leave connected, by height.
+	connected := map[int32]chainhash.Hash{}
+	var problems []string
+	for _, e := range events {
+		switch e.Kind {
+		case EventConnected:
+			connected[e.Height] = e.BlockHash
+		case EventDisconnected:
+			delete(connected, e.Height)
+		}
+	}
+	for h := int32(100); h <= 114; h++ {
+		want, err := node.RPC().GetBlockHash(int64(h))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, ok := connected[h]; !ok || got != *want {
+			problems = append(problems, fmt.Sprintf("height %d: the events leave %v connected, the chain holds %v", h, got, want))
+		}
+	}
+	var kinds []string
+	for _, e := range events {
+		if e.Height >= 110 {
+			kinds = append(kinds, fmt.Sprintf("%v@%d:%.8s", e.Kind, e.Height, e.BlockHash))
+		}
+	}
+	t.Logf("events from 110: %v", kinds)
+	if len(problems) > 0 {
+		t.Errorf("after a reorganization during the report of a step:\n%s\nevents from 110: %v", strings.Join(problems, "\n"), kinds)
 	}
 }
