@@ -696,3 +696,51 @@ func TestReviewReorgWhileRescanReports(t *testing.T) {
 		t.Errorf("after a reorganization during the report of a step:\n%s\nevents from 110: %v", strings.Join(problems, "\n"), kinds)
 	}
 }
+
+// TestReviewLiarHangsUpOnDispute: a liar hides a payment behind an empty
+// filter (which the block proves false) and hangs up when asked for that
+// filter, which only a dispute does. It escapes the ban (it is dropped
+// as a peer that disconnected, and a started service redials it), but
+// the dispute is not replayed: the service verifies block 111 with the
+// honest peer and does not ask again. The figures are logged.
+func TestReviewLiarHangsUpOnDispute(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 110)
+	alice := peertest.NewKey("alice")
+	honest := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil)
+	var target chainhash.Hash
+	var targetMu sync.Mutex
+	forge := peertest.Forge(t, node, 111, paysTo(alice.PkScript()), peertest.EmptyFilter)
+	liar := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
+		if cf, ok := m.(*wire.MsgCFilter); ok {
+			targetMu.Lock()
+			hang := cf.BlockHash == target
+			targetMu.Unlock()
+			if hang {
+				return nil, true
+			}
+		}
+		return forge(m)
+	})
+	c := connectTo(t, node, 5*time.Second, honest.Addr, liar.Addr)
+	startService(t, c)
+	time.Sleep(500 * time.Millisecond)
+	pay := node.SpendCoinbase(t, wire.NewTxOut(10_000_000, alice.PkScript()))
+	hash := node.Confirm(t, pay) // 111
+	targetMu.Lock()
+	target = *hash
+	targetMu.Unlock()
+	b0 := count(honest.Commands(), wire.CmdGetData) + count(liar.Commands(), wire.CmdGetData)
+	time.Sleep(4 * time.Second)
+	blocks := count(honest.Commands(), wire.CmdGetData) + count(liar.Commands(), wire.CmdGetData) - b0
+	var st PeerStatus
+	for _, p := range c.Peers() {
+		if p.Address == liar.Addr {
+			st = p
+		}
+	}
+	t.Logf("in 4 s after block 111: %d block downloads for disputes; the liar: %+v", blocks, st)
+	if !st.Banned && blocks > 3 {
+		t.Errorf("the liar hid a payment %d times in 4 s, each costing a dispute, and is not banned: %+v", blocks, st)
+	}
+}
