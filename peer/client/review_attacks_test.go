@@ -437,3 +437,35 @@ func TestReviewTwoCollidersOutvoteHonest(t *testing.T) {
 		t.Errorf("the spend at %d is missing and no warning says a majority decided against %s: %q", h, honest, res.Warnings)
 	}
 }
+
+// TestReviewSamePeerTwiceCountsAsCrossChecked: one lying node given twice
+// under two spellings of its address (a port with a leading zero,
+// "localhost" for 127.0.0.1). The client dedups peers by the string only,
+// so it holds two connections to the one liar, compares them with each
+// other, counts both as compared, and the payment the liar hides is
+// missing with no warning that the result rests on one node.
+func TestReviewSamePeerTwiceCountsAsCrossChecked(t *testing.T) {
+	needFixture(t)
+	hFund := fx.height[fx.fundAlice.TxHash()]
+	liar := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, peertest.ForgeFilter(t, fx.node, hFund, peertest.EmptyFilter)).Addr
+	_, port, err := net.SplitHostPort(liar)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, other := range []string{"127.0.0.1:0" + port, "localhost:" + port} {
+		t.Run(other, func(t *testing.T) {
+			c := connect(t, 0, liar, other)
+			res, err := bip157(t, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if hasMatch(res, fx.fundAlice.TxHash()) {
+				t.Fatal("the payment was found: the liar did not lie")
+			}
+			if !hasWarning(res.Warnings, "one peer") {
+				t.Errorf("one node under two addresses: the payment at %d is missing and the result claims a cross-check (peers %+v, warnings %q)",
+					hFund, res.Peers, res.Warnings)
+			}
+		})
+	}
+}
