@@ -33,6 +33,32 @@ func count(cmds []string, cmd string) int {
 	return n
 }
 
+// announceFakeBlocks has l announce n random block hashes, one inv every
+// interval.
+func announceFakeBlocks(t *testing.T, l *peertest.Liar, n int, every time.Duration) {
+	t.Helper()
+	for i := 0; i < n; i++ {
+		var h chainhash.Hash
+		binary.LittleEndian.PutUint64(h[:], rand.Uint64())
+		inv := wire.NewMsgInv()
+		inv.AddInvVect(wire.NewInvVect(wire.InvTypeBlock, &h))
+		if err := l.Inject(inv); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(every)
+	}
+}
+
+// peerStatus returns what c knows of the peer at addr.
+func peerStatus(c *Client, addr string) PeerStatus {
+	for _, p := range c.Peers() {
+		if p.Address == addr {
+			return p
+		}
+	}
+	return PeerStatus{}
+}
+
 // TestReviewFakeBlockInvsKeepServiceSyncing: a peer of a started service
 // announces a block hash nobody has, 50 times a second (a twentieth of
 // its inv budget). Every announcement of an unknown block wakes a header
@@ -50,27 +76,13 @@ func TestReviewFakeBlockInvsKeepServiceSyncing(t *testing.T) {
 	before := count(honest.Commands(), wire.CmdGetHeaders)
 	const invs, every = 150, 20 * time.Millisecond
 	start := time.Now()
-	for i := 0; i < invs; i++ {
-		var h chainhash.Hash
-		binary.LittleEndian.PutUint64(h[:], rand.Uint64())
-		inv := wire.NewMsgInv()
-		inv.AddInvVect(wire.NewInvVect(wire.InvTypeBlock, &h))
-		if err := spammer.Inject(inv); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(every)
-	}
+	announceFakeBlocks(t, spammer, invs, every)
 	// A scan of the same client while the announcements go on would wait
 	// behind the syncs; measure one right after.
 	time.Sleep(200 * time.Millisecond)
 	during := count(honest.Commands(), wire.CmdGetHeaders) - before
 	elapsed := time.Since(start)
-	var st PeerStatus
-	for _, p := range c.Peers() {
-		if p.Address == spammer.Addr {
-			st = p
-		}
-	}
+	st := peerStatus(c, spammer.Addr)
 	t.Logf("%d announcements of unknown blocks in %v made the service send %d getheaders to the honest peer (%d before them, in 1 s); the announcer: %+v",
 		invs, elapsed.Round(time.Millisecond), during, before, st)
 	if during > invs/10 && !st.Banned && st.Reason == "" {
@@ -631,24 +643,10 @@ func TestReviewServiceConflictReplayedPerAnnouncement(t *testing.T) {
 	}
 	b0, f0, h0 := blocks(), cfilters(), count(honest.Commands(), wire.CmdGetHeaders)
 	const invs = 60
-	for i := 0; i < invs; i++ {
-		var h chainhash.Hash
-		binary.LittleEndian.PutUint64(h[:], rand.Uint64())
-		inv := wire.NewMsgInv()
-		inv.AddInvVect(wire.NewInvVect(wire.InvTypeBlock, &h))
-		if err := liar.Inject(inv); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	announceFakeBlocks(t, liar, invs, 50*time.Millisecond)
 	time.Sleep(500 * time.Millisecond)
 	db, df, dh := blocks()-b0, cfilters()-f0, count(honest.Commands(), wire.CmdGetHeaders)-h0
-	var st PeerStatus
-	for _, p := range c.Peers() {
-		if p.Address == liar.Addr {
-			st = p
-		}
-	}
+	st := peerStatus(c, liar.Addr)
 	t.Logf("%d announcements of unknown blocks by the liar: %d getdata (blocks), %d getcfilters, %d getheaders to the honest peer; the liar: %+v",
 		invs, db, df, dh, st)
 	if db > invs/4 && !st.Banned && st.Reason == "" {
@@ -802,12 +800,7 @@ func TestReviewLiarHangsUpOnDispute(t *testing.T) {
 	b0 := count(honest.Commands(), wire.CmdGetData)
 	time.Sleep(4 * time.Second)
 	blocks := count(honest.Commands(), wire.CmdGetData) - b0
-	var st PeerStatus
-	for _, p := range c.Peers() {
-		if p.Address == liar {
-			st = p
-		}
-	}
+	st := peerStatus(c, liar)
 	t.Logf("in 4 s after block 111: %d disputes (the liar hung up on each), %d block downloads from the honest peer; the liar: %+v",
 		disputes.Load(), blocks, st)
 	if !st.Banned && disputes.Load() > 3 {
