@@ -542,13 +542,13 @@ func TestReviewFollowLosesRestartedNode(t *testing.T) {
 
 // TestReviewTricklerHoldsFilterBatch: a peer that answers every small
 // request at once but sends each filter of a getcfilters answer 1.5 ms
-// apart, so that a batch of 1,000 arrives just under the 3 s timeout. Its
-// latency before the download is a few milliseconds, under the 50 ms
-// floor of slow peers, so it takes a batch like the fast honest peer, and
-// the scan waits for it: a scan the honest peer serves alone in
-// milliseconds takes seconds, and the trickler is never dropped. The
-// figures are logged; the test fails when the scan waits more than a
-// second for it.
+// apart, so that a batch of 1,000 takes about the 3 s timeout (just under
+// it the peer is never dropped; just over it, it is dropped only once the
+// scan has waited the whole timeout). Its latency before the download is
+// a few milliseconds, under the 50 ms floor of slow peers, so it takes a
+// batch like the fast honest peer, and the scan waits for it: a scan the
+// honest peer serves alone in milliseconds takes seconds. The figures are
+// logged; the test fails when the scan waits more than a second for it.
 func TestReviewTricklerHoldsFilterBatch(t *testing.T) {
 	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
 	node.Generate(t, 2000) // two batches of 1,000 filters
