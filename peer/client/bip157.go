@@ -20,6 +20,10 @@ type ScanRequest struct {
 	From, To int32
 	// Progress, if not nil, is called as blocks are done.
 	Progress func(done, total int)
+
+	// withHeaders keeps the headers of the blocks scanned in the result
+	// (for a rescan, which reports them after the scan returns).
+	withHeaders bool
 }
 
 // maxAttempts bounds the restarts of a scan after a reorganization or a
@@ -77,6 +81,13 @@ func (c *Client) scan(ctx context.Context, req ScanRequest, mode string, service
 				continue
 			}
 			res.BytesReceived = c.bytesReceived() - startBytes
+			// The headers of the blocks scanned, as the chain held them:
+			// it may change as soon as the scan returns.
+			if req.withHeaders {
+				if res.headers, err = c.chain.Headers(req.From, req.To); err != nil {
+					return nil, fmt.Errorf("client: the chain state: %w", err)
+				}
+			}
 			c.finish(res, mode)
 			return res, nil
 		}

@@ -388,12 +388,13 @@ func (r *Rescan) reportReorg() error {
 func (r *Rescan) disconnections() ([]Event, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	// The lowest block reported that the chain no longer holds: everything
+	// reported from there on is disconnected.
 	fork := int32(-1)
-	for i := len(r.emitted) - 1; i >= 0; i-- {
-		if h := r.base + int32(i); r.c.chain.Hash(h) == r.emitted[i] {
-			break
-		} else {
+	for i := range r.emitted {
+		if h := r.base + int32(i); r.c.chain.Hash(h) != r.emitted[i] {
 			fork = h
+			break
 		}
 	}
 	if fork < 0 {
@@ -414,7 +415,7 @@ func (r *Rescan) disconnections() ([]Event, error) {
 // step scans next..to and reports what it found, block by block.
 func (r *Rescan) step(ctx context.Context, to int32) error {
 	r.mu.Lock()
-	req := ScanRequest{Watch: r.items, From: r.next, To: to}
+	req := ScanRequest{Watch: r.items, From: r.next, To: to, withHeaders: true}
 	wl := r.wl
 	r.mu.Unlock()
 	res, err := r.c.scan(ctx, req, "bip157", wire.SFNodeCF, func(ctx context.Context, req ScanRequest) (*ScanResult, error) {
@@ -437,7 +438,9 @@ func (r *Rescan) step(ctx context.Context, to int32) error {
 	}
 	i := 0
 	for h := req.From; h <= req.To; h++ {
-		hdr := r.c.chain.Header(h)
+		// What was scanned, not what the chain holds by now: a change
+		// since is found by the next reportReorg.
+		hdr := res.headers[h-req.From]
 		hash := hdr.BlockHash()
 		for ; i < len(res.Matches) && res.Matches[i].Height == h; i++ {
 			r.emit(Event{Kind: EventMatch, Height: h, BlockHash: hash, Header: hdr, Match: &res.Matches[i]})

@@ -67,12 +67,19 @@ func (c *Client) saveChain() error {
 }
 
 // storedSegment returns the stored filter headers start..end of a segment
-// ending at checkpoint j, if the store holds them all and they lead from
-// the agreed checkpoint before it to the agreed one at its end.
+// ending at checkpoint j, if the store holds them all, they lead from the
+// agreed checkpoint before it to the agreed one at its end, and no peer's
+// chain ends inside the segment: such a peer must be compared height by
+// height, since the checkpoint at the end may rest on the others alone.
 func (v *verification) storedSegment(j int, start, end int32, prev chainhash.Hash, agreed []chainhash.Hash) ([]chainhash.Hash, bool) {
 	st := v.c.st
 	if st == nil || end%wire.CFCheckptInterval != 0 || j >= len(agreed) || st.FilterHeaderTip() < end {
 		return nil, false
+	}
+	for _, m := range v.ms {
+		if r := v.reach[m]; r >= start && r < end {
+			return nil, false
+		}
 	}
 	hs, err := st.FilterHeaders(max(start-1, 0), end)
 	if err != nil {
