@@ -27,7 +27,9 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -127,8 +129,14 @@ type Client struct {
 	oneVoice     []OnePeer        // heights only one peer could speak for
 	disconnected []chainhash.Hash // blocks that left the chain since the last result
 	resumed      int32            // the height of the chain resumed from the store, or -1
-	synced       bool             // a header sync has ended
-	forks        []string         // where the chain was replaced since the last result
+	// verifiedTo is the highest filter header verified with the peers in
+	// this life (every one below it too, through the checkpoints), and
+	// lonely the heights among them only one of several peers stated.
+	// Both are guarded by opMu.
+	verifiedTo int32
+	lonely     []OnePeer
+	synced     bool     // a header sync has ended
+	forks      []string // where the chain was replaced since the last result
 }
 
 // member is one peer of the client. Its fields are guarded by the
@@ -188,7 +196,7 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 		cfg.TargetPeers = DefaultTargetPeers
 	}
 	c := &Client{cfg: cfg, chain: chain.New(cfg.Params), rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())), mem: newMemCache(),
-		wakeSync: make(chan struct{}, 1), resumed: -1}
+		wakeSync: make(chan struct{}, 1), resumed: -1, verifiedTo: -1}
 	if cfg.Proxy != "" {
 		dial, err := peer.SOCKS5(cfg.Proxy)
 		if err != nil {
@@ -210,12 +218,21 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, err
 	}
 	var wg sync.WaitGroup
+	seen := map[string]string{} // the node's address: the address given for it
 	for _, addr := range cfg.Peers {
 		if slices.ContainsFunc(c.members, func(m *member) bool { return m.addr == addr }) {
 			continue
 		}
 		m := &member{addr: addr, tip: -1, permanent: true}
 		c.members = append(c.members, m)
+		// One node under two spellings is one peer, not two that agree.
+		if key := c.nodeKey(ctx, addr); seen[key] != "" {
+			m.reason = fmt.Sprintf("the same node as %s: not used twice", seen[key])
+			m.err = errors.New(m.reason)
+			continue
+		} else {
+			seen[key] = addr
+		}
 		if reason, banned := c.IsBanned(addr); banned {
 			m.banned, m.reason = true, "banned: "+reason
 			m.err = errors.New(m.reason)
@@ -249,6 +266,30 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// nodeKey returns what tells nodes apart for addr: its IP address (a host
+// name looked up, unless connections go through a proxy, which resolves
+// them itself) and its port as a number.
+func (c *Client) nodeKey(ctx context.Context, addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if n, err := strconv.ParseUint(port, 10, 16); err == nil {
+		port = strconv.FormatUint(n, 10)
+	}
+	if ip, err := netip.ParseAddr(host); err == nil {
+		return net.JoinHostPort(ip.Unmap().String(), port)
+	}
+	if c.dial == nil {
+		if ips, err := net.DefaultResolver.LookupHost(ctx, host); err == nil && len(ips) > 0 {
+			if ip, err := netip.ParseAddr(ips[0]); err == nil {
+				return net.JoinHostPort(ip.Unmap().String(), port)
+			}
+		}
+	}
+	return net.JoinHostPort(strings.ToLower(host), port)
 }
 
 // dialMember connects to a member and records the outcome.
@@ -696,6 +737,7 @@ func (c *Client) recordSync(m *member, res peer.HeadersResult, err error, total 
 			o.tip = min(o.tip, up.Fork)
 		}
 		c.mem.dropAbove(up.Fork)
+		c.verifiedTo = min(c.verifiedTo, up.Fork)
 		// Before the first sync ends, only the blocks of a chain resumed
 		// from the store count: the rest came and went with that sync.
 		gone := up.Disconnected

@@ -168,10 +168,32 @@ func (c *Client) filterHeaders(ctx context.Context, ms []*member, from, to int32
 		}
 	}
 	c.noteVoices(v, from, to)
-	if c.st == nil {
-		c.mem.putHeaders(start-1, headers)
-	}
+	c.noteVerified(start, to, headers)
 	return headers[from-start:], v.ms, nil
+}
+
+// noteVerified records that the filter headers start..to (headers holds
+// those of start-1..to) were verified with the peers in this life, but for
+// the heights only one of several peers could state (c.oneVoice), which
+// are kept apart, and not in memory.
+func (c *Client) noteVerified(start, to int32, headers []chainhash.Hash) {
+	c.lonely = slices.DeleteFunc(c.lonely, func(o OnePeer) bool { return o.To >= start && o.From <= to })
+	c.lonely = append(c.lonely, c.oneVoice...)
+	c.verifiedTo = max(c.verifiedTo, to)
+	if c.st != nil {
+		return
+	}
+	for i, h := range headers {
+		if height := start - 1 + int32(i); height >= 0 && !c.lonelyAt(height) {
+			c.mem.putHeaders(height, []chainhash.Hash{h})
+		}
+	}
+}
+
+// lonelyAt reports whether the filter header of height was last verified
+// with only one of several peers.
+func (c *Client) lonelyAt(height int32) bool {
+	return slices.ContainsFunc(c.lonely, func(o OnePeer) bool { return o.From <= height && height <= o.To })
 }
 
 // segmentHeaders returns the agreed filter headers of segment j, from its
