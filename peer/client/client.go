@@ -660,6 +660,11 @@ func (c *Client) SyncHeaders(ctx context.Context) (chain.Update, error) {
 func (c *Client) syncHeaders(ctx context.Context) (chain.Update, error) {
 	c.syncMu.Lock()
 	defer c.syncMu.Unlock()
+	if !c.started() {
+		// Without the service, each sync tries the peers that went away
+		// again (with the service's backoff).
+		c.revive(ctx)
+	}
 	total := chain.Update{Fork: c.chain.Height()}
 	// Every peer at once. A peer's tip is measured against the chain as
 	// it was when its sync ran: while other peers' headers change the

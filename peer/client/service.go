@@ -277,6 +277,30 @@ func (c *Client) pruneLocked() {
 	c.members = kept
 }
 
+// revive redials, at once, the peers of Config.Peers whose connection
+// ended and whose backoff has passed.
+func (c *Client) revive(ctx context.Context) {
+	now := time.Now()
+	var ms []*member
+	c.mu.Lock()
+	for _, m := range c.members {
+		if m.permanent && !m.banned && !m.dialing && !m.isLive() && !now.Before(m.nextDial) {
+			m.dialing = true
+			ms = append(ms, m)
+		}
+	}
+	c.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, m := range ms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.redialMember(ctx, m)
+		}()
+	}
+	wg.Wait()
+}
+
 // redialMember dials a member whose connection ended; on success it is
 // live again, on failure its next try waits twice as long.
 func (c *Client) redialMember(ctx context.Context, m *member) {
