@@ -314,14 +314,15 @@ func (c *Client) finish(res *ScanResult, mode string) {
 	// BIP 37 filters at one peer however many there are; its pass says
 	// which.
 	if mode != "bip37" {
-		if compared <= 1 {
+		// Heights only one of several peers held are named; a single
+		// peer's whole result rests on it.
+		res.OnePeer = c.oneVoice
+		for _, o := range c.oneVoice {
+			res.Warnings = append(res.Warnings, o.String())
+		}
+		if compared <= 1 && len(c.oneVoice) == 0 {
 			res.Warnings = append(res.Warnings, fmt.Sprintf(
 				"the %s result rests on one peer: nothing it said was cross-checked with another peer (give several with --peer)", mode))
-		} else {
-			res.OnePeer = c.oneVoice
-			for _, o := range c.oneVoice {
-				res.Warnings = append(res.Warnings, o.String())
-			}
 		}
 	}
 	for _, st := range res.Peers {

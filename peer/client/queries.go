@@ -122,8 +122,11 @@ func (c *Client) GetCFilter(ctx context.Context, hash chainhash.Hash) ([]byte, e
 		}
 		return nil
 	}
-	if data, ok := c.cachedFilter(hash); ok && check(data) == nil {
-		return data, nil
+	if data, ok := c.cachedFilter(hash); ok {
+		if check(data) == nil {
+			return data, nil
+		}
+		c.dropCached(hash)
 	}
 	var errs []error
 	for try := 0; try < maxTries; try++ {

@@ -12,6 +12,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer"
 )
 
 // SendResult says what became of a transaction sent to the peers.
@@ -259,6 +260,14 @@ func (s *sending) finish(ctx context.Context, ms []*member) (*SendResult, error)
 			return res, s.c.noPeers("send")
 		}
 		return res, fmt.Errorf("client: no peer took transaction %v: %w", res.Txid, joinErrors(errs))
+	}
+	for _, m := range ms {
+		var re *peer.RejectError
+		if errors.As(res.Failed[m.addr], &re) && re.Kind == peer.RejectInvalid && len(res.Accepted) > 0 {
+			res.Warnings = append(res.Warnings, fmt.Sprintf(
+				"peer %s rejected %v as invalid (%s) while %s say they hold it: one side is not telling the truth",
+				m.addr, res.Txid, re.Reason, strings.Join(res.Accepted, ", ")))
+		}
 	}
 	if len(res.Seen) == 0 {
 		why := "no other peer to ask"

@@ -250,13 +250,31 @@ func (c *Client) cachedFilter(block chainhash.Hash) ([]byte, bool) {
 	return data, ok && err == nil
 }
 
+// dropCached forgets a kept filter that failed its check.
+func (c *Client) dropCached(block chainhash.Hash) {
+	if c.st == nil {
+		c.mem.dropFilter(block)
+		return
+	}
+	if err := c.st.DropFilter(block); err != nil {
+		c.logf("dropping a cached filter: %v", err)
+	}
+}
+
 // cachedBatch matches batch b from the filter cache, if it holds every
 // filter of it, each checked against its header.
 func (c *Client) cachedBatch(b filterBatch, base *gcs.Matcher, check func(int32, []byte) error) ([]int32, bool) {
 	datas := make([][]byte, 0, b.stop-b.start+1)
 	for h := b.start; h <= b.stop; h++ {
-		data, ok := c.cachedFilter(c.chain.Hash(h))
-		if !ok || check(h, data) != nil {
+		hash := c.chain.Hash(h)
+		data, ok := c.cachedFilter(hash)
+		if !ok {
+			return nil, false
+		}
+		if check(h, data) != nil {
+			// Kept when its header rested on a liar: make room for the
+			// true one.
+			c.dropCached(hash)
 			return nil, false
 		}
 		datas = append(datas, data)
