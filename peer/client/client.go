@@ -157,6 +157,14 @@ type member struct {
 	// permanent: from Config.Peers, kept and redialled for as long as the
 	// client runs; others were found and are replaced when they go.
 	permanent bool
+	// strikes counts the times the peer failed to serve what it stated
+	// during a dispute.
+	strikes int
+	// announced holds the blocks the peer announced that the chain lacks,
+	// until its next header sync; undelivered counts those it then did
+	// not serve.
+	announced   []chainhash.Hash
+	undelivered int
 	// The service's redials: dialing while one runs, the failures in a
 	// row, and when the next may start.
 	dialing  bool
@@ -658,13 +666,19 @@ func (c *Client) SyncHeaders(ctx context.Context) (chain.Update, error) {
 }
 
 func (c *Client) syncHeaders(ctx context.Context) (chain.Update, error) {
-	c.syncMu.Lock()
-	defer c.syncMu.Unlock()
 	if !c.started() {
 		// Without the service, each sync tries the peers that went away
 		// again (with the service's backoff).
 		c.revive(ctx)
 	}
+	return c.syncPeers(ctx, nil)
+}
+
+// syncPeers syncs the headers of the live peers of ms (of every live peer
+// for nil), as SyncHeaders describes.
+func (c *Client) syncPeers(ctx context.Context, ms []*member) (chain.Update, error) {
+	c.syncMu.Lock()
+	defer c.syncMu.Unlock()
 	total := chain.Update{Fork: c.chain.Height()}
 	// Every peer at once. A peer's tip is measured against the chain as
 	// it was when its sync ran: while other peers' headers change the
@@ -674,6 +688,9 @@ func (c *Client) syncHeaders(ctx context.Context) (chain.Update, error) {
 		_, before := c.chain.Tip()
 		c.mu.Lock()
 		members := c.live()
+		if ms != nil {
+			members = slices.DeleteFunc(members, func(m *member) bool { return !slices.Contains(ms, m) })
+		}
 		c.mu.Unlock()
 		results := make([]peer.HeadersResult, len(members))
 		errs := make([]error, len(members))

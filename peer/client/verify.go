@@ -532,17 +532,12 @@ func (c *Client) settleAt(ctx context.Context, h int32, groups []group) error {
 	key := gcs.BasicKey(&hash)
 	var standing []group
 	for _, g := range groups {
-		var data []byte
-		err := c.conn(g.rep).GetCFilters(ctx, h, []chainhash.Hash{hash}, func(_ int, d []byte) error {
-			data = d
-			return nil
-		})
-		if err == nil && chainhash.DoubleHashH(data) != g.hash {
-			err = peerErr(g.rep, "getcfilters", fmt.Errorf("%w: filter for block %v (height %d) does not hash to the filter header it sent itself",
-				peer.ErrBadFilter, hash, h))
-		}
+		data, err := c.evidence(ctx, h, g)
 		if err != nil {
-			return &failure{m: g.rep, err: err}
+			return err
+		}
+		if data == nil {
+			continue // nobody in the group would serve its filter
 		}
 		if why := disproves(block, data, key); why != "" {
 			for _, m := range g.members {
@@ -576,6 +571,59 @@ func (c *Client) settleAt(ctx context.Context, h int32, groups []group) error {
 		ce.Sides = append(ce.Sides, addrs(g.members))
 	}
 	return ce
+}
+
+// evidence gets a group's filter of the block at height h, which must
+// hash to the filter hash the group states: from its representative, or
+// from the next member when one fails. A member that cannot serve the
+// filter it stated, during a dispute about it, is banned: an honest node
+// always can, and a liar that hangs up must not have the dispute replayed
+// for ever. It returns nil when no member served it; a request ended by
+// ctx is an error.
+func (c *Client) evidence(ctx context.Context, h int32, g group) ([]byte, error) {
+	hash := c.chain.Hash(h)
+	for _, m := range append([]*member{g.rep}, slices.DeleteFunc(slices.Clone(g.members), func(o *member) bool { return o == g.rep })...) {
+		var data []byte
+		err := c.conn(m).GetCFilters(ctx, h, []chainhash.Hash{hash}, func(_ int, d []byte) error {
+			data = d
+			return nil
+		})
+		if err == nil && chainhash.DoubleHashH(data) != g.hash {
+			err = peerErr(m, "getcfilters", fmt.Errorf("%w: filter for block %v (height %d) does not hash to the filter header it sent itself",
+				peer.ErrBadFilter, hash, h))
+		}
+		if err == nil {
+			return data, nil
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if c.chain.Err() != nil {
+			return nil, &failure{m: m, err: err}
+		}
+		// A stall may be an honest node's whose chain changed (the scan
+		// checks for a reorganization before it blames anyone): the
+		// second time, it is not.
+		if !isLie(err) && c.strike(m) < maxDisputeStrikes {
+			return nil, &failure{m: m, err: err}
+		}
+		c.ban(m, peerErr(m, "getcfilters", fmt.Errorf("%w: did not serve the filter of block %v (height %d) it stated, during a dispute about it: %v",
+			peer.ErrBadFilter, hash, h, err)))
+	}
+	return nil, nil
+}
+
+// maxDisputeStrikes is how many times a peer may fail to serve the filter
+// it stated during a dispute before it is banned for it.
+const maxDisputeStrikes = 2
+
+// strike counts one more failure of m to back its word in a dispute and
+// returns the count.
+func (c *Client) strike(m *member) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m.strikes++
+	return m.strikes
 }
 
 // addrs returns the addresses of ms.
