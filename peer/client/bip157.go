@@ -329,6 +329,8 @@ func (c *Client) finish(res *ScanResult, mode string) {
 		switch {
 		case st.Banned:
 			res.Warnings = append(res.Warnings, fmt.Sprintf("peer %s was banned: %s", st.Address, st.Reason))
+		case st.Reason != "" && st.Reason != "connecting":
+			res.Warnings = append(res.Warnings, fmt.Sprintf("peer %s was not used: %s", st.Address, st.Reason))
 		case st.Branch != nil:
 			res.Warnings = append(res.Warnings, fmt.Sprintf("peer %s is on another branch: it leaves the chain after height %d for its own tip %v at height %d",
 				st.Address, st.Branch.Fork, st.Branch.Hash, st.Branch.Height))

@@ -160,6 +160,9 @@ type member struct {
 	// strikes counts the times the peer failed to serve what it stated
 	// during a dispute.
 	strikes int
+	// alias, if set, is the address under which the same node is a peer
+	// already: this one is never dialled.
+	alias string
 	// announced holds the blocks the peer announced that the chain lacks,
 	// until its next header sync; undelivered counts those it then did
 	// not serve.
@@ -236,7 +239,7 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 		// One node under two spellings is one peer, not two that agree.
 		if key := c.nodeKey(ctx, addr); seen[key] != "" {
 			m.reason = fmt.Sprintf("the same node as %s: not used twice", seen[key])
-			m.err = errors.New(m.reason)
+			m.err, m.alias = errors.New(m.reason), seen[key]
 			continue
 		} else {
 			seen[key] = addr
@@ -694,33 +697,28 @@ func (c *Client) syncPeers(ctx context.Context, ms []*member) (chain.Update, err
 		c.mu.Unlock()
 		results := make([]peer.HeadersResult, len(members))
 		errs := make([]error, len(members))
-		var wg sync.WaitGroup
-		for i, m := range members {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				// A connection dropped by an abandoned request (a
-				// cancelled context) is replaced; the peer did nothing
-				// wrong.
-				if errs[i] = c.redial(ctx, m); errs[i] != nil {
-					results[i].Tip = -1
-					return
-				}
-				results[i], errs[i] = c.conn(m).SyncHeaders(ctx, c.chain)
-			}()
+		c.eachPeer(ctx, members, func(ctx context.Context, m *member) error {
+			i := slices.Index(members, m)
+			// A connection dropped by an abandoned request (a cancelled
+			// context) is replaced; the peer did nothing wrong.
+			if errs[i] = c.redial(ctx, m); errs[i] != nil {
+				results[i].Tip = -1
+				return errs[i]
+			}
+			results[i], errs[i] = c.conn(m).SyncHeaders(ctx, c.chain)
+			return errs[i]
+		})
+		if err := ctx.Err(); err != nil {
+			// Abandoned, not failed: nobody to blame.
+			return total, err
 		}
-		wg.Wait()
 		for i, m := range members {
-			if errs[i] != nil && ctx.Err() != nil {
-				// Abandoned, not failed: nobody to blame.
-				errs[i] = nil
+			if errors.Is(errs[i], context.Canceled) {
+				continue // too slow to wait for: eachPeer dropped it
 			}
 			if err := c.recordSync(m, results[i], errs[i], &total); err != nil {
 				return total, err
 			}
-		}
-		if err := ctx.Err(); err != nil {
-			return total, err
 		}
 		if _, after := c.chain.Tip(); after == before {
 			break

@@ -284,7 +284,7 @@ func (c *Client) manage(ctx context.Context) {
 		c.mu.Lock()
 		c.pruneLocked()
 		for _, m := range c.members {
-			if m.banned || m.dialing {
+			if m.banned || m.dialing || m.alias != "" {
 				continue
 			}
 			if m.isLive() {
@@ -364,7 +364,7 @@ func (c *Client) revive(ctx context.Context) {
 	var ms []*member
 	c.mu.Lock()
 	for _, m := range c.members {
-		if m.permanent && !m.banned && !m.dialing && !m.isLive() && !now.Before(m.nextDial) {
+		if m.permanent && !m.banned && m.alias == "" && !m.dialing && !m.isLive() && !now.Before(m.nextDial) {
 			m.dialing = true
 			ms = append(ms, m)
 		}

@@ -2,11 +2,13 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/txscript"
@@ -48,26 +50,87 @@ func (f *failure) Error() string { return f.err.Error() }
 func (f *failure) Unwrap() error { return f.err }
 
 // eachPeer runs fn for every member at once and returns the first
-// failure, if any.
-func eachPeer(ms []*member, fn func(m *member) error) error {
-	errs := make([]error, len(ms))
-	var wg sync.WaitGroup
-	for i, m := range ms {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := fn(m); err != nil {
-				errs[i] = &failure{m: m, err: err}
-			}
-		}()
+// failure, if any. Once one member has answered, the others have a grace
+// (see grace): a member still silent then is too slow to wait for (its
+// request is cancelled, and it is dropped from the client for slowPause,
+// with a warning, so it is not compared). Being slow buys no trust, and
+// costs a scan one grace at most.
+func (c *Client) eachPeer(ctx context.Context, ms []*member, fn func(ctx context.Context, m *member) error) error {
+	type result struct {
+		i   int
+		err error
 	}
-	wg.Wait()
-	for _, err := range errs {
+	results := make(chan result, len(ms))
+	cancels := make([]context.CancelFunc, len(ms))
+	start := time.Now()
+	for i, m := range ms {
+		mctx, cancel := context.WithCancel(ctx)
+		cancels[i] = cancel
+		go func() { results <- result{i, fn(mctx, m)} }()
+	}
+	errs := make([]error, len(ms))
+	answered := make([]bool, len(ms))
+	var grace <-chan time.Time
+	var first time.Duration
+	cut := false
+	for n := 0; n < len(ms); {
+		select {
+		case r := <-results:
+			n++
+			answered[r.i], errs[r.i] = true, r.err
+			if grace == nil && !cut && r.err == nil {
+				first = time.Since(start)
+				grace = time.After(c.grace(first))
+			}
+		case <-grace:
+			grace, cut = nil, true
+			for i := range ms {
+				if !answered[i] {
+					cancels[i]()
+				}
+			}
+		}
+	}
+	for i, m := range ms {
+		cancels[i]()
+		if cut && ctx.Err() == nil && errors.Is(errs[i], context.Canceled) {
+			c.dropSlow(m, first)
+			errs[i] = nil
+		}
+	}
+	for i, err := range errs {
 		if err != nil {
-			return err
+			return &failure{m: ms[i], err: err}
 		}
 	}
 	return nil
+}
+
+// The grace of eachPeer is graceFactor times the first answer's time, a
+// quarter of the timeout, or minGrace, whichever is longest: long enough
+// for an honest node under load, short against one that holds every answer
+// until just before the timeout. slowPause is how long a peer dropped as
+// too slow is left alone.
+const (
+	minGrace    = time.Second
+	graceFactor = 20
+	slowPause   = time.Minute
+)
+
+// grace returns how long peers may answer after the first, which took
+// first.
+func (c *Client) grace(first time.Duration) time.Duration {
+	return max(minGrace, graceFactor*first, c.timeout()/4)
+}
+
+// dropSlow drops a peer that did not answer within the grace after the
+// first peer answered in first.
+func (c *Client) dropSlow(m *member, first time.Duration) {
+	c.dropPeer(m, fmt.Errorf("peer %s: too slow: no answer within %v of the first peer's (in %v); not compared", m.addr,
+		c.grace(first).Round(time.Millisecond), first.Round(time.Millisecond)))
+	c.mu.Lock()
+	m.nextDial = time.Now().Add(slowPause)
+	c.mu.Unlock()
 }
 
 // Filter headers are verified by height, not by tip: every peer is asked
@@ -234,7 +297,7 @@ func (v *verification) checkpoints(ctx context.Context) ([]chainhash.Hash, error
 	c := v.c
 	const interval = wire.CFCheckptInterval
 	var mu sync.Mutex
-	err := eachPeer(v.ms, func(m *member) error {
+	err := c.eachPeer(ctx, v.ms, func(ctx context.Context, m *member) error {
 		n := v.reach[m] / interval
 		if n == 0 {
 			return nil
@@ -248,6 +311,7 @@ func (v *verification) checkpoints(ctx context.Context) ([]chainhash.Hash, error
 	if err != nil {
 		return nil, err
 	}
+	v.keepLive()
 	// Hard-coded checkpoints come first: no peer overrules them.
 	for _, m := range v.ms {
 		for i, h := range v.cps[m] {
@@ -423,7 +487,7 @@ func (v *verification) segment(ctx context.Context, j int, agreed []chainhash.Ha
 		} else {
 			partial = append(partial, full...)
 		}
-		err := eachPeer(partial, func(m *member) error {
+		err := c.eachPeer(ctx, partial, func(ctx context.Context, m *member) error {
 			got, err := c.segment(ctx, m, start, min(end, v.reach[m]), prev)
 			if err == nil && v.reach[m] >= end && end%wire.CFCheckptInterval == 0 && len(v.cps[m]) > j && chainHeaders(prev, got) != v.cps[m][j] {
 				err = peerErr(m, "getcfheaders", fmt.Errorf("%w: filter headers %d..%d do not reach the checkpoint it sent itself",
@@ -440,6 +504,7 @@ func (v *verification) segment(ctx context.Context, j int, agreed []chainhash.Ha
 		if err != nil {
 			return nil, err
 		}
+		v.keepLive() // without the peers too slow to wait for
 		h, groups := firstSplit(start, claims)
 		if h < 0 {
 			return v.agreedHashes(start, end, claims)
