@@ -4,7 +4,6 @@ package btcwallet
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,11 +15,8 @@ import (
 
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
-	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/btcsuite/btcwallet/waddrmgr"
-	"github.com/btcsuite/btcwallet/wallet"
-	"github.com/btcsuite/btcwallet/walletdb"
 	"github.com/spvfilter/spvfilter/peer/neutrinobench"
 	"github.com/spvfilter/spvfilter/peer/peertest"
 )
@@ -221,14 +217,6 @@ func TestRestoreChild(t *testing.T) {
 	}
 }
 
-func blockHashAt(t testing.TB, net *testNet, height int32) *chainhash.Hash {
-	t.Helper()
-	hash, err := net.miner.RPC().GetBlockHash(int64(height))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return hash
-}
 
 // payFromSeed pays the test seed's first two BIP 84 addresses and spends
 // the first payment to an external script with change to the seed's first
@@ -265,84 +253,4 @@ func payFromSeed(t *testing.T, net *testNet) walletState {
 			{OutPoint: wire.OutPoint{Hash: pay2.TxHash(), Index: 0}, Value: paid2, Height: tip, Block: pay2Block},
 		},
 	}
-}
-
-// anyoneCanSpend is the script of the generated chain's coinbases.
-var anyoneCanSpend = []byte{txscript.OP_TRUE}
-
-// spendGenerated spends the coinbase of the generated chain's block at
-// height, an OP_TRUE output, to out, the rest less peertest.Fee to an
-// external key, and submits the transaction. The miner's own coinbases
-// are worth nothing on a long regtest chain (the subsidy halves every 150
-// blocks), the early generated ones 50 BTC.
-func spendGenerated(t *testing.T, net *testNet, height int32, out *wire.TxOut) *wire.MsgTx {
-	t.Helper()
-	block, err := net.miner.RPC().GetBlock(blockHashAt(t, net, height))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cb := block.Transactions[0]
-	if len(cb.TxOut) == 0 || string(cb.TxOut[0].PkScript) != string(anyoneCanSpend) {
-		t.Fatalf("the coinbase of generated block %d does not pay OP_TRUE", height)
-	}
-	tx := wire.NewMsgTx(wire.TxVersion)
-	tx.AddTxIn(wire.NewTxIn(&wire.OutPoint{Hash: cb.TxHash(), Index: 0}, nil, nil))
-	tx.AddTxOut(out)
-	rest := cb.TxOut[0].Value - out.Value - peertest.Fee
-	tx.AddTxOut(wire.NewTxOut(rest, peertest.NewKey("spvfilter btcwallet funding change").P2WPKHScript()))
-	if _, err := net.miner.RPC().SendRawTransaction(tx, true); err != nil {
-		t.Fatalf("spending the coinbase of generated block %d: %v", height, err)
-	}
-	return tx
-}
-
-// seedKeys returns the keys of the test seed's BIP 84 addresses of the
-// default account at the given branch and index pairs, derived by a
-// scratch wallet created from the seed, so that they are the keys a
-// wallet restored from it looks for.
-func seedKeys(t *testing.T, paths [][2]uint32) []*peertest.Key {
-	t.Helper()
-	loader := wallet.NewLoader(params, t.TempDir(), true, 10*time.Second, 0)
-	w, err := loader.CreateNewWallet(pubPass, privPass, testSeed[:], time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer loader.UnloadWallet()
-	if err := w.Unlock(privPass, nil); err != nil {
-		t.Fatal(err)
-	}
-	sm, err := w.Manager.FetchScopedKeyManager(waddrmgr.KeyScopeBIP0084)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys := make([]*peertest.Key, len(paths))
-	err = walletdb.View(w.Database(), func(tx walletdb.ReadTx) error {
-		ns := tx.ReadBucket(waddrmgrNamespace)
-		for i, p := range paths {
-			addr, err := sm.DeriveFromKeyPath(ns, waddrmgr.DerivationPath{
-				InternalAccount: waddrmgr.DefaultAccountNum, Account: waddrmgr.DefaultAccountNum,
-				Branch: p[0], Index: p[1],
-			})
-			if err != nil {
-				return err
-			}
-			pk, ok := addr.(waddrmgr.ManagedPubKeyAddress)
-			if !ok {
-				return fmt.Errorf("address %v is a %T", addr.Address(), addr)
-			}
-			priv, err := pk.PrivKey()
-			if err != nil {
-				return err
-			}
-			keys[i] = &peertest.Key{Priv: priv}
-			if script, err := txscript.PayToAddrScript(addr.Address()); err != nil || string(script) != string(keys[i].P2WPKHScript()) {
-				return fmt.Errorf("address %v: script %x (%v), the key's P2WPKH script %x", addr.Address(), script, err, keys[i].P2WPKHScript())
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatalf("deriving the seed's keys: %v", err)
-	}
-	return keys
 }

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync/atomic"
-	"testing"
 	"time"
 
 	"github.com/btcsuite/btcwallet/chain"
@@ -124,11 +123,4 @@ func (c *countedConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	c.c.n.Add(uint64(n))
 	return n, err
-}
-
-// TestWalletFlowNeutrino runs the wallet flow on btcwallet's own neutrino
-// backend and checks the notifications the wallet received.
-func TestWalletFlowNeutrino(t *testing.T) {
-	res := runWalletFlow(t, neutrinoCase)
-	checkNotifications(t, res, neutrinoCase.emits)
 }
