@@ -126,7 +126,9 @@ func TestLyingPeer(t *testing.T) {
 // btcwallet's neutrino backend does. The first must end right, with the
 // block hashes it recorded those of the chain; the second shows why the
 // order matters: btcwallet v0.16.10 keeps the payment confirmed in the
-// block that left the chain (see the package documentation).
+// block that left the chain (see the package documentation). The first
+// wallet is then reopened, and the chain reorganized from below the block
+// its new rescan starts at: it must sync again and end right.
 func TestDeepReorganization(t *testing.T) {
 	net := startNodes(t, testChainSpec, 2)
 	script := seedKeys(t, [][2]uint32{{waddrmgr.ExternalBranch, 0}})[0].P2WPKHScript()
@@ -135,10 +137,12 @@ func TestDeepReorganization(t *testing.T) {
 	hs := make([]*harness, len(orders))
 	ls := make([]*walletLife, len(orders))
 	tip, height := net.tip(t)
+	dirs := make([]string, len(orders))
 	for i, o := range orders {
 		hs[i] = &harness{t: t, addrs: net.addrs(), bc: sharedCase(o.String(), c, o), log: newNotificationLog(), limit: waitLimit, net: net}
 		hs[i].log.setPhase("connect")
-		ls[i] = hs[i].createWallet(t.TempDir(), time.Now().Add(-time.Hour), 0)
+		dirs[i] = t.TempDir()
+		ls[i] = hs[i].createWallet(dirs[i], time.Now().Add(-time.Hour), 0)
 	}
 	for i, h := range hs {
 		h.expectState(h.waitSynced(ls[i], "the first sync", tip, nil), walletState{Tip: height})
@@ -196,6 +200,30 @@ func TestDeepReorganization(t *testing.T) {
 		t.Errorf("the wallet that got the disconnections from the tip down ended right: btcwallet no longer needs them lowest first")
 	}
 	t.Logf("with the disconnections from the tip down, the wallet ends with %v (error %v), want %v", got, err, want)
+	ls[1].stop(t)
+
+	// Reopened, the first wallet's rescan starts at its tip; a
+	// reorganization from below that block is beyond what the rescan
+	// knows: the backend has the wallet sync again from its own block
+	// hashes.
+	lowest.log.setPhase("reopen")
+	ls[0].stop(t)
+	ls[0] = lowest.openWallet(dirs[0])
+	lowest.waitSynced(ls[0], "the reopened wallet", tip, nil)
+	lowest.log.setPhase("resync")
+	if err := net.miner.RPC().InvalidateBlock(&first); err != nil {
+		t.Fatalf("invalidateblock: %v", err)
+	}
+	again := *net.mine(t, 4)[0]
+	tip, top = net.tip(t)
+	want = paymentState(pay, again, payHeight, top).sorted()
+	st = lowest.waitSynced(ls[0], "the reorganization below the rescan's start", tip, func(s walletState) bool {
+		return len(s.History) == 1 && s.History[0].Block == again
+	})
+	lowest.expectState(st, want)
+	if n, ok := missing(lowest.log.of("resync"), []notification{disconnected(top - 1), {kind: kindClientConnected}, filtered}); !ok {
+		t.Errorf("no %v in %s", n, summarize(lowest.log.of("resync")))
+	}
 	t.Logf("notifications, lowest first:\n%vfrom the tip down:\n%v", lowest.log, tipFirst.log)
 }
 

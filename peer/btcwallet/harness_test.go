@@ -31,8 +31,6 @@ import (
 // backendLife is a chain backend serving one life of a wallet.
 type backendLife struct {
 	client chain.Interface
-	// received reports the bytes read from the nodes so far.
-	received func() uint64
 	// release frees what the backend holds, once it has stopped.
 	release func()
 }

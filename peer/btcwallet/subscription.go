@@ -239,7 +239,9 @@ func (s *subscription) run() {
 		wait = min(2*wait, resumeMax)
 		var ok bool
 		if from, ok = s.resumeFrom(); !ok {
-			s.resync()
+			if s.ctx.Err() == nil {
+				s.resync()
+			}
 			return
 		}
 	}
@@ -256,26 +258,26 @@ func (s *subscription) newRescan(from int32) *client.Rescan {
 
 // resumeFrom returns the height a failed rescan resumes from: the last
 // block reported that is still in the chain, after reporting the blocks
-// above it disconnected. It fails when no block reported is left.
+// above it disconnected. It fails when no block reported is left (the
+// wallet is then asked to sync again).
 func (s *subscription) resumeFrom() (int32, bool) {
 	s.matches = nil // of a block not reported: scanned again
-	s.passDisconnections()
 	ch := s.b.c.Chain()
-	for i := len(s.reported) - 1; i >= 0; i-- {
-		h := s.base + int32(i)
-		if ch.Hash(h) != s.reported[i] {
-			s.gone = append(s.gone, client.Event{Kind: client.EventDisconnected, Height: h, BlockHash: s.reported[i]})
-			continue
-		}
-		s.passDisconnections()
-		return h, true
+	i := len(s.reported) - 1
+	for ; i >= 0 && ch.Hash(s.base+int32(i)) != s.reported[i]; i-- {
+		s.gone = append(s.gone, client.Event{Kind: client.EventDisconnected, Height: s.base + int32(i), BlockHash: s.reported[i]})
 	}
-	return 0, false
+	s.passDisconnections()
+	if i < 0 || s.ctx.Err() != nil {
+		return 0, false
+	}
+	return s.base + int32(i), true
 }
 
-// resync asks the wallet to sync again, from the block hashes it recorded,
-// when the backend can no longer tell it what changed: a reorganization
-// below every block it remembers.
+// resync ends the subscription and asks the wallet to sync again, from
+// the block hashes it recorded, when the backend can no longer tell it
+// what changed: a reorganization that reaches below every block the
+// rescan remembers.
 func (s *subscription) resync() {
 	s.b.logf("the chain changed below the blocks the rescan remembers: asking the wallet to sync again")
 	s.b.mu.Lock()
@@ -284,11 +286,15 @@ func (s *subscription) resync() {
 	}
 	s.b.mu.Unlock()
 	s.send(chain.ClientConnected{})
+	s.cancel()
 }
 
 // send queues n for the wallet; it waits while the queue is full, and
 // drops n when the subscription ends.
 func (s *subscription) send(n interface{}) {
+	if s.ctx.Err() != nil {
+		return
+	}
 	select {
 	case s.b.queue <- n:
 	case <-s.ctx.Done():
@@ -306,6 +312,9 @@ func (s *subscription) onEvent(e client.Event) {
 		return
 	}
 	s.passDisconnections()
+	if s.ctx.Err() != nil {
+		return
+	}
 	switch e.Kind {
 	case client.EventMatch:
 		if s.known(e) {
@@ -387,13 +396,17 @@ func (s *subscription) passDisconnections() {
 		}
 		s.send(chain.BlockDisconnected(blockMeta(e.Height, e.BlockHash, t)))
 	}
-	if i := low - s.base; i <= 0 {
-		s.reported = s.reported[:0]
-	} else if int(i) < len(s.reported) {
+	if low <= s.base {
+		// The oldest block remembered left the chain: the fork may be
+		// lower still, where only the wallet can tell.
+		s.resync()
+		return
+	}
+	if i := low - s.base; int(i) < len(s.reported) {
 		s.reported = s.reported[:i]
 	}
 	fork := low - 1
-	if s.b.order != lowestFirst || len(s.reported) == 0 || s.base+int32(len(s.reported))-1 != fork {
+	if s.b.order != lowestFirst || s.base+int32(len(s.reported))-1 != fork {
 		return
 	}
 	ch := s.b.c.Chain()
