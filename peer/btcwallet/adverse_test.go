@@ -37,7 +37,7 @@ func sharedClient(t *testing.T, addrs []string, timeout time.Duration) *client.C
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
-	c, release, err := startClient(ctx, addrs, timeout)
+	c, release, err := startClient(ctx, client.Config{Peers: addrs, Timeout: timeout})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,10 @@
 // (client.Connect, Client.Start), gives it to New, starts the backend and
 // hands it to the wallet (Wallet.SynchronizeRPC); see the Example. One
 // client may serve several backends; a backend serves one life of a
-// wallet, from Start to Stop, and leaves the client running.
+// wallet, from Start to Stop, and leaves the client running. A wallet
+// reads most filters once: a client without a filter cache
+// (client.Config.FilterCacheBytes below zero) restores a wallet with a
+// third of the memory (the README's benchmark).
 //
 // # How btcwallet drives a backend
 //

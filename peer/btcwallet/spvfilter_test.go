@@ -17,7 +17,7 @@ import (
 // wallet records the transactions it publishes itself.
 var spvfilterCase = backendCase{
 	name: "spvfilter",
-	open: openSpvfilter,
+	open: openSpvfilter(client.Config{}),
 	emits: []string{
 		kindClientConnected, kindBlockConnected, kindBlockDisconnected,
 		kindFilteredBlockConnected, kindRescanProgress, kindRescanFinished,
@@ -34,23 +34,25 @@ func testLog() io.Writer {
 	return nil
 }
 
-// openSpvfilter connects a client to addrs with its state in a new
-// directory, starts its service, waits until it has every peer and their
-// tip, and returns a backend over it. The birthday is not needed: the
-// wallet's Rescan starts from the wallet's own tip.
-func openSpvfilter(ctx context.Context, addrs []string, _ time.Time) (_ *backendLife, err error) {
-	c, release, err := startClient(ctx, addrs, 0)
-	if err != nil {
-		return nil, err
+// openSpvfilter returns the opening of a backend over a client of cfg
+// (startClient). The birthday is not needed: the wallet's Rescan starts
+// from the wallet's own tip.
+func openSpvfilter(cfg client.Config) openBackend {
+	return func(ctx context.Context, addrs []string, _ time.Time) (*backendLife, error) {
+		cfg := cfg
+		cfg.Peers = addrs
+		c, release, err := startClient(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		return &backendLife{client: New(c, Config{Log: testLog()}), release: release}, nil
 	}
-	return &backendLife{client: New(c, Config{Log: testLog()}), release: release}, nil
 }
 
-// startClient connects a client to addrs with its state in a new
-// directory and the given timeout per request (zero: the client's
-// default), starts its service and waits until it has every peer and
-// their tip. release closes the client and removes the directory.
-func startClient(ctx context.Context, addrs []string, timeout time.Duration) (_ *client.Client, release func(), err error) {
+// startClient connects a client of cfg (its peers set) with its state in
+// a new directory, starts its service and waits until it has every peer
+// and their tip. release closes the client and removes the directory.
+func startClient(ctx context.Context, cfg client.Config) (_ *client.Client, release func(), err error) {
 	dir, err := os.MkdirTemp("", "btcwallet-spvfilter-*")
 	if err != nil {
 		return nil, nil, err
@@ -60,7 +62,8 @@ func startClient(ctx context.Context, addrs []string, timeout time.Duration) (_ 
 			os.RemoveAll(dir)
 		}
 	}()
-	c, err := client.Connect(ctx, client.Config{Peers: addrs, Params: params, DataDir: dir, Timeout: timeout, Log: testLog()})
+	cfg.Params, cfg.DataDir, cfg.Log = params, dir, testLog()
+	c, err := client.Connect(ctx, cfg)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -72,7 +75,7 @@ func startClient(ctx context.Context, addrs []string, timeout time.Duration) (_ 
 		release()
 		return nil, nil, err
 	}
-	if err := waitClient(ctx, c, len(addrs)); err != nil {
+	if err := waitClient(ctx, c, len(cfg.Peers)); err != nil {
 		release()
 		return nil, nil, err
 	}
