@@ -244,25 +244,27 @@ func checkOrder(t *testing.T, h *harness, want ...notification) {
 }
 
 // wrongHashes returns the heights from..to at which the block hash the
-// wallet recorded is not the chain's.
+// wallet recorded is not the chain's. The wallet moves its tip in memory
+// before its database transaction commits: the records are waited for.
 func wrongHashes(t *testing.T, net *testNet, l *walletLife, from, to int32) []int32 {
 	t.Helper()
 	var bad []int32
-	err := walletdb.View(l.w.Database(), func(tx walletdb.ReadTx) error {
-		ns := tx.ReadBucket(waddrmgrNamespace)
-		for h := from; h <= to; h++ {
-			got, err := l.w.Manager.BlockHash(ns, h)
-			if err != nil {
-				return fmt.Errorf("the wallet's block at height %d: %w", h, err)
+	waitFor(t, "the wallet's block hashes", waitLimit, func() (bool, string) {
+		bad = nil
+		err := walletdb.View(l.w.Database(), func(tx walletdb.ReadTx) error {
+			ns := tx.ReadBucket(waddrmgrNamespace)
+			for h := from; h <= to; h++ {
+				got, err := l.w.Manager.BlockHash(ns, h)
+				if err != nil {
+					return fmt.Errorf("the wallet's block at height %d: %w", h, err)
+				}
+				if want := blockHashAt(t, net, h); *got != *want {
+					bad = append(bad, h)
+				}
 			}
-			if want := blockHashAt(t, net, h); *got != *want {
-				bad = append(bad, h)
-			}
-		}
-		return nil
+			return nil
+		})
+		return err == nil, fmt.Sprint(err)
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return bad
 }
