@@ -91,12 +91,14 @@
 // backend the wallet keeps an empty hash at the fork height, and a later
 // reorganization reaching it would fail in GetBlockHeader).
 //
-// btcwallet ignores BlockDisconnected until its first RescanFinished: a
-// reorganization during a wallet's first catch-up leaves the
-// transactions of the blocks that left the chain in its store. A
-// reorganization deeper than the 2,016 blocks a rescan remembers makes
-// the backend send ClientConnected again, so that the wallet syncs anew
-// from its own block hashes.
+// btcwallet ignores BlockDisconnected until its first RescanFinished, and
+// the client's rescan knows nothing below the block it started from. A
+// reorganization that comes before the rescan's RescanFinished, or that
+// reaches below the blocks the rescan remembers (the block it started
+// from, the wallet's tip, or 2,016 blocks down), ends the rescan with a
+// ClientConnected after the disconnections: the wallet syncs again, walks
+// down from its tip to the first block hash still in the chain, rolls
+// back what is above it and calls Rescan from there.
 //
 // # Calls
 //

@@ -275,11 +275,13 @@ func (s *subscription) resumeFrom() (int32, bool) {
 }
 
 // resync ends the subscription and asks the wallet to sync again, from
-// the block hashes it recorded, when the backend can no longer tell it
-// what changed: a reorganization that reaches below every block the
-// rescan remembers.
+// the block hashes it recorded (it walks down from its tip to the first
+// block still in the chain and rolls back what is above), when the
+// wallet cannot follow a reorganization block by block: one that reaches
+// below every block the rescan remembers, or comes before the rescan's
+// RescanFinished.
 func (s *subscription) resync() {
-	s.b.logf("the chain changed below the blocks the rescan remembers: asking the wallet to sync again")
+	s.b.logf("the chain reorganized where the wallet cannot follow it block by block: asking it to sync again")
 	s.b.mu.Lock()
 	if s.b.sub == s {
 		s.b.sub = nil
@@ -396,9 +398,15 @@ func (s *subscription) passDisconnections() {
 		}
 		s.send(chain.BlockDisconnected(blockMeta(e.Height, e.BlockHash, t)))
 	}
-	if low <= s.base {
+	switch {
+	case low <= s.base:
 		// The oldest block remembered left the chain: the fork may be
 		// lower still, where only the wallet can tell.
+		s.resync()
+		return
+	case s.finish && !s.finished:
+		// The wallet ignores disconnections until its rescan has
+		// finished: its own sync rolls the blocks back.
 		s.resync()
 		return
 	}
