@@ -137,9 +137,9 @@
 // wallet takes as success; chain.ErrMempoolConflict, chain.ErrInsufficientFee
 // and the rest of btcd's reasons, as btcwallet maps btcd's RPC errors),
 // and a failure without a reject (peers that stalled or left) wraps
-// chain.ErrUndefined. On any of those errors the wallet deletes the
-// transaction from its store, as it does when a btcd or bitcoind backend
-// cannot be reached; if the transaction reached the network all the same,
+// chain.ErrUndefined. On the errors it does not take as success the
+// wallet deletes the transaction from its store, as it does when a btcd
+// or bitcoind backend cannot be reached; if the transaction reached the network all the same,
 // the rescan finds it in its block. TestMempoolAccept returns
 // chain.ErrUnimplemented, as btcwallet's neutrino backend does: the
 // peer-to-peer protocol has no such query, and lnd skips its check on
