@@ -25,8 +25,9 @@ import (
 	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 
-// The end-to-end flow of a btcwallet wallet over a chain backend given as
-// a parameter (backendCase), against btcd regtest nodes: runWalletFlow.
+// The harness of the tests: btcd regtest nodes, wallets over a chain
+// backend given as a parameter (backendCase), their state and their
+// notifications. The flow itself is runWalletFlows.
 
 // backendLife is a chain backend serving one life of a wallet.
 type backendLife struct {
