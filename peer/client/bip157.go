@@ -59,9 +59,16 @@ func (c *Client) scan(ctx context.Context, req ScanRequest, mode string, service
 	startBytes := c.bytesReceived()
 	c.startScan()
 	want := req
+	// With the service running, the chain and the peers' tips are kept
+	// current by it, and a reorganization during the scan is seen by the
+	// next operation (a rescan reports it): the scan does not sync the
+	// headers itself, but after a failure.
+	withService := c.started()
 	for attempt := 0; ; attempt++ {
-		if _, err := c.syncHeaders(ctx); err != nil {
-			return nil, err
+		if !withService || attempt > 0 {
+			if _, err := c.syncHeaders(ctx); err != nil {
+				return nil, err
+			}
 		}
 		req, err := c.scanRange(want, service)
 		if err != nil {
@@ -71,14 +78,15 @@ func (c *Client) scan(ctx context.Context, req ScanRequest, mode string, service
 		if err == nil {
 			// Blocks scanned may have left the chain meanwhile: a node
 			// still serves a block it disconnected.
-			up, err := c.syncHeaders(ctx)
-			if err != nil {
-				return nil, err
-			}
-			if up.Reorganized() && up.Fork < req.To && attempt < maxAttempts {
-				c.logf("chain reorganized at height %d during the scan: starting again", up.Fork)
-				c.startScan()
-				continue
+			if !withService {
+				up, err := c.syncHeaders(ctx)
+				if err != nil {
+					return nil, err
+				}
+				if up.Reorganized() && up.Fork < req.To && attempt < maxAttempts {
+					c.logf("chain reorganized at height %d during the scan: starting again", up.Fork)
+					continue
+				}
 			}
 			res.BytesReceived = c.bytesReceived() - startBytes
 			// The headers of the blocks scanned, as the chain held them:

@@ -380,6 +380,9 @@ func (c *Client) Peers() []PeerStatus {
 	return out
 }
 
+// BytesReceived adds up the bytes read from every peer so far.
+func (c *Client) BytesReceived() uint64 { return c.bytesReceived() }
+
 // bytesReceived adds up the bytes read from every peer.
 func (c *Client) bytesReceived() uint64 {
 	c.mu.Lock()
@@ -456,20 +459,14 @@ func (c *Client) conn(m *member) *peer.Peer {
 	return m.p
 }
 
-// peerConfig is the configuration of the connection to addr. Every batch
-// of headers is saved as it comes, so that a sync cut short resumes.
+// peerConfig is the configuration of the connection to addr. (With a
+// store, the chain writes every header it takes to it as it comes, so
+// that a sync cut short resumes.)
 func (c *Client) peerConfig(addr string) peer.Config {
 	return peer.Config{Addr: addr, Params: c.cfg.Params, Timeout: c.cfg.Timeout, Log: c.cfg.Log, Dial: c.dial,
 		OnAnnounce:  func(a peer.Announcement) { c.announced(addr, a) },
 		OnAddresses: func(addrs []*wire.NetAddressV2) { c.learn(addrs, addr) },
-		OnHeaders: func(height, announced int32) {
-			if err := c.saveChain(); err != nil {
-				c.logf("%v", err)
-			}
-			if c.cfg.OnHeaders != nil {
-				c.cfg.OnHeaders(height, announced)
-			}
-		}}
+		OnHeaders:   c.cfg.OnHeaders}
 }
 
 // redial replaces a member's dropped connection with a new one; a live
@@ -727,8 +724,8 @@ func (c *Client) syncPeers(ctx context.Context, ms []*member) (chain.Update, err
 	c.mu.Lock()
 	c.synced = true
 	c.mu.Unlock()
-	if err := c.saveChain(); err != nil {
-		return total, err
+	if err := c.chain.Err(); err != nil {
+		return total, fmt.Errorf("client: the chain state: %w", err)
 	}
 	if len(c.serving(0)) == 0 {
 		return total, c.noPeers("getheaders")

@@ -55,17 +55,6 @@ func (c *Client) takeStoreNotes() {
 	}
 }
 
-// saveChain writes the chain's headers to the store, after a sync.
-func (c *Client) saveChain() error {
-	if c.st == nil {
-		return nil
-	}
-	if _, err := c.st.SaveChain(c.chain); err != nil {
-		return fmt.Errorf("client: saving the chain: %w", err)
-	}
-	return nil
-}
-
 // storedSegment returns the stored filter headers start..end of a segment
 // ending at checkpoint j, if the store holds them all, they lead from the
 // agreed checkpoint before it to the agreed one at its end, and no peer's

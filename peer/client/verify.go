@@ -253,6 +253,41 @@ func (c *Client) noteVerified(start, to int32, headers []chainhash.Hash) {
 	}
 }
 
+// knownPrefix returns the filter headers of start, start+1, ... up to end
+// that this life verified with several peers already (below verifiedTo,
+// and below the first height only one of several peers stated), as kept
+// in the store or in memory; none if it cannot read them.
+func (c *Client) knownPrefix(start, end int32) []chainhash.Hash {
+	last := min(end, c.verifiedTo)
+	for _, o := range c.lonely {
+		if o.To >= start && o.From <= last {
+			last = min(last, o.From-1)
+		}
+	}
+	if last < start {
+		return nil
+	}
+	if c.st != nil {
+		if c.st.FilterHeaderTip() < last {
+			return nil
+		}
+		hs, err := c.st.FilterHeaders(start, last)
+		if err != nil {
+			return nil
+		}
+		return hs
+	}
+	out := make([]chainhash.Hash, 0, last-start+1)
+	for h := start; h <= last; h++ {
+		fh, ok := c.mem.header(h)
+		if !ok {
+			return nil
+		}
+		out = append(out, fh)
+	}
+	return out
+}
+
 // lonelyAt reports whether the filter header of height was last verified
 // with only one of several peers.
 func (c *Client) lonelyAt(height int32) bool {
@@ -269,8 +304,18 @@ func (v *verification) segmentHeaders(ctx context.Context, j int, agreed []chain
 	if hs, ok := v.storedSegment(j, start, end, prev, agreed); ok {
 		return hs, nil
 	}
+	// What this life verified already with several peers is not asked
+	// again: only the heights above it.
+	known := v.c.knownPrefix(start, end)
+	from := start + int32(len(known))
+	if from > end {
+		return known, nil
+	}
+	if len(known) > 0 {
+		prev = known[len(known)-1]
+	}
 	for {
-		hashes, err := v.segment(ctx, j, agreed)
+		hashes, err := v.segment(ctx, j, agreed, from, prev)
 		if err != nil {
 			return nil, err
 		}
@@ -280,9 +325,9 @@ func (v *verification) segmentHeaders(ctx context.Context, j int, agreed []chain
 			running = gcs.MakeHeader(&hashes[i], &running)
 			headers[i] = running
 		}
-		banned, err := v.checkStored(ctx, start, headers, hashes)
+		banned, err := v.checkStored(ctx, from, headers, hashes)
 		if err != nil || !banned {
-			return headers, err
+			return append(known, headers...), err
 		}
 		// The block proved the peers wrong against the store: those
 		// left state the segment again.
@@ -448,13 +493,13 @@ func firstSplit(start int32, claims []claim) (int32, []group) {
 	}
 }
 
-// segment returns the agreed filter hashes of segment j up to the range's
-// end. When at least two peers agree on the checkpoint that ends it, one
+// segment returns the agreed filter hashes of segment j from start (its
+// first height, or one past what this life verified already, with prev
+// the filter header before it) up to the range's end. When at least two peers agree on the checkpoint that ends it, one
 // of them states it; every peer whose reach ends inside it states its
 // part, and all are compared height by height until they agree.
-func (v *verification) segment(ctx context.Context, j int, agreed []chainhash.Hash) ([]chainhash.Hash, error) {
+func (v *verification) segment(ctx context.Context, j int, agreed []chainhash.Hash, start int32, prev chainhash.Hash) ([]chainhash.Hash, error) {
 	c := v.c
-	start, prev := segmentStart(j, agreed)
 	end := min(int32(j+1)*wire.CFCheckptInterval, v.to)
 	for {
 		if len(v.ms) == 0 {
