@@ -20,13 +20,9 @@ import (
 	spv "github.com/spvfilter/spvfilter/peer/client"
 )
 
-// The follow benchmark runs a light-client service that follows the tip
-// of btcd nodes while blocks are mined: spvfilter's client started as a
-// service (Client.Start) with a following rescan, and neutrino's
-// ChainService with a Rescan that has no end block, as btcwallet's and
-// lnd's neutrino backends run it. Each follower watches the same scripts
-// from the same block on and reports every block and every transaction
-// of the watched scripts; a recorder keeps what it reported and when.
+// The followers of the follow benchmark (see the package documentation):
+// each watches the same scripts from the same block on, and a recorder
+// keeps what it reports and when.
 
 // followRequest asks a process to run one follower.
 type followRequest struct {

@@ -27,12 +27,8 @@ import (
 	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 
-// The follow benchmark: spvfilter's service and neutrino's ChainService,
-// each in a process of its own (so that its CPU time and peak resident
-// set size are its own), follow the tip of the same btcd nodes while
-// blocks are mined on one of them, and must report every block and every
-// transaction of the watched scripts. It is not a timed test: it reports
-// the figures and checks only what the followers report.
+// The follow benchmark (see the package documentation) is not a timed
+// test: it reports the figures and checks only what the followers report.
 //
 //	SPVFILTER_LONG=1 go test -run TestFollowBenchmark -v -timeout 120m
 //
@@ -42,8 +38,9 @@ import (
 // SPVFILTER_FOLLOW_INTERVAL (1s). Both followers follow the same blocks
 // at once, started in turns; SPVFILTER_FOLLOW_APART=1 gives each its own
 // blocks instead, one follower after the other. SPVFILTER_FOLLOW_PROFILE
-// names a directory for CPU and heap profiles of each follow, and
-// spvfilter's log.
+// names a directory for diagnostics of each follow: CPU and heap
+// profiles, the followers' logs and reports, the blocks' submission times
+// and the nodes' byte counters every second.
 const (
 	longEnv          = "SPVFILTER_LONG"
 	followChildEnv   = "SPVFILTER_FOLLOW_CHILD"
@@ -208,7 +205,9 @@ func (e *followEnv) session(t *testing.T, names []string, tag string) (*minedRou
 	if err != nil {
 		t.Fatal(err)
 	}
+	stopSampling := e.sampleBytes(t, tag)
 	mr, err := e.miner.round(e.plan)
+	stopSampling()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,6 +246,49 @@ func (e *followEnv) session(t *testing.T, names []string, tag string) (*minedRou
 		results = append(results, r)
 	}
 	return mr, results
+}
+
+// bytesSample is what the nodes had sent to each follower at a moment.
+type bytesSample struct {
+	At   time.Time
+	Sent map[string]uint64
+}
+
+// sampleBytes records, every second until the returned function is
+// called, what the nodes have sent to each follower, into the profile
+// directory, if there is one: how the traffic grows with the height.
+func (e *followEnv) sampleBytes(t *testing.T, tag string) (stop func()) {
+	if e.profileDir == "" {
+		return func() {}
+	}
+	quit, done := make(chan struct{}), make(chan struct{})
+	var samples []bytesSample
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			if sent, _, err := nodeBytes(e.nodes); err == nil {
+				samples = append(samples, bytesSample{At: time.Now(), Sent: sent})
+			}
+			select {
+			case <-quit:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-done
+		b, err := json.Marshal(samples)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(e.profileDir, tag+"-bytes.json"), b, 0o644)
+		}
+		if err != nil {
+			t.Error(err)
+		}
+	}
 }
 
 // checkFollow checks that a follower reported the blocks Start..Final of
@@ -493,7 +535,7 @@ func runFollower(req followRequest) (followReport, func()) {
 		return fail(fmt.Errorf("waiting for block %d: %w", req.Start, ctx.Err()))
 	}
 	stopProfile := startProfile(req)
-	m := startMeter(nil)
+	m := startMeterEvery(nil, followHeapSampling)
 	fmt.Println(readyLine)
 	var ferr error
 	select {
@@ -513,6 +555,11 @@ func runFollower(req followRequest) (followReport, func()) {
 	rep.Notes = f.notes()
 	return rep, stop
 }
+
+// followHeapSampling is how often a follower's Go heap is sampled: a
+// follow lasts minutes, and sampling every millisecond cost about 4% of
+// its CPU time.
+const followHeapSampling = 10 * time.Millisecond
 
 // startProfile starts a CPU profile of the follow if req asks for
 // profiles, and returns what ends it and writes a heap profile.
