@@ -39,8 +39,9 @@ type followRequest struct {
 	Out string
 	// Limit bounds the whole run.
 	Limit time.Duration
-	// ProfileDir, if set, receives a CPU profile and a heap profile of
-	// the follow (after Start) and spvfilter's log, named after Tag.
+	// ProfileDir, if set, receives diagnostics named after Tag: a CPU
+	// profile and a heap profile of the follow (after Start), the
+	// follower's log and its report.
 	ProfileDir string
 	Tag        string
 }
@@ -191,7 +192,7 @@ func followSpvfilter(ctx context.Context, req followRequest, params *chaincfg.Pa
 			os.RemoveAll(dir)
 			return nil, err
 		}
-		cfg.Log = logw
+		cfg.Log = &stampWriter{w: logw}
 	}
 	release := func() {
 		if logw != nil {
@@ -323,6 +324,22 @@ func followNeutrino(ctx context.Context, req followRequest, params *chaincfg.Par
 			release()
 		},
 	}, nil
+}
+
+// stampWriter writes each write as a line stamped with the time, as
+// neutrino's log lines are.
+type stampWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *stampWriter) Write(b []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := io.WriteString(s.w, time.Now().Format("2006-01-02 15:04:05.000 ")); err != nil {
+		return 0, err
+	}
+	return s.w.Write(b)
 }
 
 // neutrinoLog sends neutrino's log, at the debug level, to a file when

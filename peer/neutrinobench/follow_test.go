@@ -75,6 +75,14 @@ func TestFollow(t *testing.T) {
 		if r.conns != len(nodes) {
 			t.Errorf("%s: connected to %d of %d nodes", r.rep.Follower, r.conns, len(nodes))
 		}
+		// The nodes' count and the follower's own, where it keeps one,
+		// measure the same bytes.
+		if own := r.rep.OwnReceived; own > 0 && (own < r.sentTotal*9/10 || own > r.sentTotal*11/10) {
+			t.Errorf("%s: the nodes sent %d bytes, it received %d", r.rep.Follower, r.sentTotal, own)
+		}
+	}
+	if results[1].rep.OwnReceived == 0 {
+		t.Errorf("neutrino counted no bytes received")
 	}
 	t.Log("\n" + followTable([]followRound{{round: 1, mr: mr, results: results}}))
 }
