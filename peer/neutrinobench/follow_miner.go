@@ -24,13 +24,7 @@ func followKey(i int) *peertest.Key {
 
 // followScripts returns the first n watched scripts of the follow
 // benchmark.
-func followScripts(n int) [][]byte {
-	out := make([][]byte, n)
-	for i := range out {
-		out[i] = followKey(i).PkScript()
-	}
-	return out
-}
+func followScripts(n int) [][]byte { return pkScripts(n, followKey) }
 
 // miner extends the chain a node serves with blocks it builds itself, as
 // the generator builds its blocks (see Chain), dated now: a coinbase, a

@@ -220,15 +220,12 @@ func (e *followEnv) session(t *testing.T, names []string, tag string) (*minedRou
 		t.Fatal(err)
 	}
 	if e.profileDir != "" {
-		b, err := json.Marshal(struct {
+		mined := struct {
 			Start     int32
 			Hashes    []chainhash.Hash
 			Submitted []time.Time
-		}{mr.Start, mr.Hashes, mr.Submitted})
-		if err == nil {
-			err = os.WriteFile(filepath.Join(e.profileDir, tag+"-mined.json"), b, 0o644)
-		}
-		if err != nil {
+		}{mr.Start, mr.Hashes, mr.Submitted}
+		if err := writeJSON(filepath.Join(e.profileDir, tag+"-mined.json"), mined); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -289,14 +286,19 @@ func (e *followEnv) sampleBytes(t *testing.T, tag string) (stop func()) {
 	return func() {
 		close(quit)
 		<-done
-		b, err := json.Marshal(samples)
-		if err == nil {
-			err = os.WriteFile(filepath.Join(e.profileDir, tag+"-bytes.json"), b, 0o644)
-		}
-		if err != nil {
+		if err := writeJSON(filepath.Join(e.profileDir, tag+"-bytes.json"), samples); err != nil {
 			t.Error(err)
 		}
 	}
+}
+
+// writeJSON writes v to the file path as JSON.
+func writeJSON(path string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
 }
 
 // checkFollow checks that a follower reported the blocks Start..Final of
@@ -494,12 +496,9 @@ func TestFollowChild(t *testing.T) {
 	}
 	rep, stop := runFollower(req)
 	defer stop()
-	b, err := json.Marshal(rep)
-	if err == nil {
-		err = os.WriteFile(req.Out, b, 0o600)
-	}
+	err := writeJSON(req.Out, rep)
 	if err == nil && req.ProfileDir != "" {
-		err = os.WriteFile(profilePath(req, "report.json"), b, 0o644)
+		err = writeJSON(profilePath(req, "report.json"), rep)
 	}
 	if err != nil {
 		t.Fatal(err)
