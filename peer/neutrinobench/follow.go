@@ -102,7 +102,12 @@ func newRecorder(req followRequest) *recorder {
 		ready: make(chan struct{}), done: make(chan struct{})}
 }
 
+// connected records a block up to Final: blocks mined after the round
+// (see awaitDone in the tests) are not part of it.
 func (r *recorder) connected(height int32, hash chainhash.Hash) {
+	if height > r.final {
+		return
+	}
 	now := time.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -117,10 +122,11 @@ func (r *recorder) connected(height int32, hash chainhash.Hash) {
 	}
 }
 
-// matched records a transaction above Start: the block at Start marks
-// where the follow begins and belongs to what was mined before.
+// matched records a transaction of the blocks above Start up to Final:
+// the block at Start marks where the follow begins and belongs to what
+// was mined before.
 func (r *recorder) matched(txid chainhash.Hash, height int32) {
-	if height <= r.start {
+	if height <= r.start || height > r.final {
 		return
 	}
 	r.mu.Lock()
