@@ -144,10 +144,9 @@ func TestFloodWithinBudget(t *testing.T) {
 	}
 	defer p.Close()
 	ctx := context.Background()
-	c := chain.New(fx.node.Params)
 	end := time.Now().Add(2 * time.Second)
 	for rounds := 0; time.Now().Before(end) || rounds == 0; rounds++ {
-		c = chain.New(fx.node.Params)
+		c := chain.New(fx.node.Params)
 		if _, err := p.SyncHeaders(ctx, c); err != nil {
 			t.Fatalf("round %d: %v", rounds, err)
 		}

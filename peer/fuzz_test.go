@@ -20,13 +20,6 @@ import (
 	"github.com/spvfilter/spvfilter/peer/chain"
 )
 
-// fuzzPeer returns a Peer after a handshake, whose node side writes
-// stream once the first request is sent, and then closes: the request
-// reads what the stream holds.
-func fuzzPeer(t *testing.T, stream []byte) *Peer {
-	return pipePeer(t, Config{}, stream, true)
-}
-
 // pipePeer returns a Peer with cfg after a handshake, whose node side
 // writes stream and then ends its side of the connection; with onRequest
 // it first waits for the client's first message.

@@ -9,9 +9,12 @@ import (
 	"math/rand/v2"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -258,7 +261,21 @@ func (p *Peer) Services() wire.ServiceFlag { return p.remote.Services }
 func (p *Peer) LastBlock() int32 { return p.remote.LastBlock }
 
 // UserAgent returns the user agent the node announced.
-func (p *Peer) UserAgent() string { return p.remote.UserAgent }
+// It is the node's own text: control characters are replaced (see
+// Printable), so that it cannot forge lines where it is printed.
+func (p *Peer) UserAgent() string { return Printable(p.remote.UserAgent) }
+
+// Printable returns s, which a node sent, with every character that is not
+// printable (newlines, escape sequences, invalid UTF-8) replaced by '?',
+// so that printing it cannot forge lines of output.
+func Printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == utf8.RuneError || !unicode.IsPrint(r) {
+			return '?'
+		}
+		return r
+	}, s)
+}
 
 // ProtocolVersion returns the negotiated protocol version.
 func (p *Peer) ProtocolVersion() uint32 { return p.pver.Load() }

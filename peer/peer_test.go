@@ -101,8 +101,6 @@ func syncHeaders(t *testing.T, p *Peer) *chain.Chain {
 	return c
 }
 
-func ptr[T any](v T) *T { return &v }
-
 // checkPeerError checks that err is a *PeerError from addr wrapping want.
 func checkPeerError(t *testing.T, err error, addr string, want error) {
 	t.Helper()

@@ -138,7 +138,7 @@ func (p *Peer) waitReject(txid chainhash.Hash) (<-chan *RejectError, func()) {
 // rejected passes a reject message to the Broadcast waiting for it, and
 // logs it.
 func (p *Peer) rejected(m *wire.MsgReject) {
-	e := &RejectError{Peer: p.cfg.Addr, Command: m.Cmd, Code: m.Code, Reason: m.Reason, Hash: m.Hash,
+	e := &RejectError{Peer: p.cfg.Addr, Command: Printable(m.Cmd), Code: m.Code, Reason: Printable(m.Reason), Hash: m.Hash,
 		Kind: classifyReject(m.Code, m.Reason)}
 	p.logf("peer %s: %v", p.cfg.Addr, e)
 	if m.Cmd != wire.CmdTx {

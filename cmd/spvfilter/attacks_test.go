@@ -230,3 +230,53 @@ func TestScanDamagedCache(t *testing.T) {
 	}
 	scan()
 }
+
+// TestPeersCommand: the liar a scan banned is listed among the bans of the
+// data directory, with its reason, in a later peers run; --peer and
+// --connect are exclusive, and regtest, with no DNS seeds, needs one.
+func TestPeersCommand(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 101)
+	alice := peertest.NewKey("alice")
+	pay := node.SpendCoinbase(t, wire.NewTxOut(10_000_000, alice.PkScript()))
+	node.Confirm(t, pay) // 102
+	node.Generate(t, 3)
+	liar := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, peertest.ForgeFilter(t, node, 102, peertest.EmptyFilter))
+	honest := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil)
+	dir := t.TempDir()
+	if _, stderr, status := runCLI(t, "", "scan", "--network", "regtest", "--datadir", dir, "--connect", liar.Addr, "--connect", honest.Addr,
+		"--watch", alice.Address(node.Params).EncodeAddress()); status != exitOK {
+		t.Fatalf("scan: status %d, stderr %q", status, stderr)
+	}
+	stdout, stderr, status := runCLI(t, "", "peers", "--json", "--network", "regtest", "--datadir", dir, "--connect", honest.Addr, "--connect", liar.Addr)
+	var out struct {
+		Peers []struct {
+			Address string `json:"address"`
+			Banned  bool   `json:"banned"`
+			Tip     int32  `json:"tip"`
+		} `json:"peers"`
+		Bans []struct {
+			Host   string `json:"host"`
+			Reason string `json:"reason"`
+		} `json:"bans"`
+	}
+	if status != exitOK || json.Unmarshal([]byte(stdout), &out) != nil {
+		t.Fatalf("peers: status %d, stdout %q, stderr %q", status, stdout, stderr)
+	}
+	if len(out.Bans) != 1 || out.Bans[0].Host != liar.Addr || !strings.Contains(out.Bans[0].Reason, "proves it false") {
+		t.Errorf("bans %+v, want the liar's", out.Bans)
+	}
+	if len(out.Peers) != 2 || out.Peers[0].Banned || out.Peers[0].Tip != 105 || !out.Peers[1].Banned {
+		t.Errorf("peers %+v", out.Peers)
+	}
+	for _, args := range [][]string{
+		{"peers", "--network", "regtest"},
+		{"peers", "--network", "regtest", "--peer", honest.Addr, "--connect", honest.Addr},
+		{"scan", "--network", "regtest", "--watch", alice.Address(node.Params).EncodeAddress()},
+		{"peers", "--network", "regtest", "--connect", honest.Addr, "--proxy", "http://127.0.0.1:1"},
+	} {
+		if _, stderr, status := runCLI(t, "", args...); status != exitBadInput || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%q: status %d, stderr %q", args, status, stderr)
+		}
+	}
+}

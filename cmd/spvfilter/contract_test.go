@@ -124,7 +124,11 @@ func badInputCases(t *testing.T, f contractFiles) []badInputCase {
 		c("merkleblock verify not a payload", "merkleblock", "verify", "--merkleblock", "00"),
 		c("merkleblock verify without --merkleblock", "merkleblock", "verify"),
 		// scan: flag-level errors, found before any connection
-		c("scan without --peer", "scan", "--watch", "51"),
+		c("scan on regtest without --peer", "scan", "--network", "regtest", "--watch", "51"),
+		c("scan with --peer and --connect", "scan", "--peer", node, "--connect", node, "--watch", "51"),
+		c("scan with a proxy that is not socks5", "scan", "--connect", node, "--proxy", "http://127.0.0.1:1", "--watch", "51"),
+		c("scan with a proxy and no peer", "scan", "--proxy", "socks5://127.0.0.1:1", "--watch", "51"),
+		c("send on regtest without --peer", "send", "--network", "regtest", "00"),
 		c("scan without --watch", "scan", "--peer", node),
 		c("scan peer without port", "scan", "--peer", "127.0.0.1", "--watch", "51"),
 		c("scan peer port out of range", "scan", "--peer", "127.0.0.1:99999", "--watch", "51"),

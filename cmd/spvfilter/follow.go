@@ -82,6 +82,11 @@ func (a *app) follow(ctx context.Context, c *client.Client, items []watchItem, f
 			writeErr = err
 		}
 	}})
+	// The service learns new blocks from the peers' announcements and
+	// redials the peers that go away.
+	if err := c.Start(ctx); err != nil {
+		return err
+	}
 	runErr := r.Run(ctx)
 	sum := followSummary{Event: "summary", Next: r.Height(), Matches: found, Peers: peersJSON(c.Peers()),
 		Warnings: orEmpty(append(warnings, r.Warnings()...))}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/signal"
 	"strconv"
@@ -29,7 +28,7 @@ import (
 func init() { registerCommand(newScanCommand) }
 
 type scanFlags struct {
-	peers         []string
+	peerFlags
 	network, mode string
 	watch         []string
 	from, to      int32
@@ -53,7 +52,7 @@ var bloomFlags = map[string]wire.BloomUpdateType{
 func newScanCommand(a *app) *cobra.Command {
 	var fl scanFlags
 	cmd := &cobra.Command{
-		Use:   "scan --peer HOST:PORT [--peer HOST:PORT...] --watch ITEM... [--network NET] [--mode bip157|bip37]",
+		Use:   "scan --watch ITEM... [--peer HOST:PORT... | --connect HOST:PORT...] [--network NET] [--mode bip157|bip37]",
 		Short: "Find the transactions of a watch list in the nodes' blocks, with BIP 37 or BIP 157",
 		Long: `scan connects to one or more nodes as a light client, downloads and verifies
 their header chain (the branch with the most work wins), and finds the
@@ -108,7 +107,7 @@ Exit status: 0 done (warnings, if any, on standard error and in --json),
 		},
 	}
 	f := cmd.Flags()
-	f.StringArrayVar(&fl.peers, "peer", nil, "a node's HOST:PORT (repeatable: several peers are cross-checked)")
+	fl.peerFlags.register(f)
 	f.StringVar(&fl.network, "network", "mainnet", networkNames())
 	f.StringVar(&fl.mode, "mode", "bip157", "bip37 or bip157")
 	f.StringArrayVar(&fl.watch, "watch", nil, "an address, hex output script or TXID:VOUT[:SCRIPT] outpoint to watch (repeatable)")
@@ -122,7 +121,6 @@ Exit status: 0 done (warnings, if any, on standard error and in --json),
 	f.Int64Var(&fl.filterCache, "filter-cache", store.DefaultFilterCacheBytes, "bytes of verified filters kept in --datadir (0 for none)")
 	f.IntVar(&fl.maxReloads, "max-reloads", client.DefaultMaxReloads, "most fresh BIP 37 filters loaded in place of one the node makes match far beyond its rate (each tells the node more)")
 	f.BoolVar(&fl.follow, "follow", false, "after the tip, keep following new blocks (bip157), printing one JSON object per line for every event, until interrupted")
-	_ = cmd.MarkFlagRequired("peer")
 	_ = cmd.MarkFlagRequired("watch")
 	return cmd
 }
@@ -298,15 +296,16 @@ func (a *app) runScan(cmd *cobra.Command, fl *scanFlags) error {
 	if err != nil {
 		return err
 	}
-	for _, p := range fl.peers {
-		if host, port, err := net.SplitHostPort(p); err != nil || host == "" || port == "" {
-			return badInput("--peer %q: want HOST:PORT", p)
-		} else if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 {
-			return badInput("--peer %q: port %q is not a TCP port", p, port)
-		}
-	}
 	if fl.mode != "bip37" && fl.mode != "bip157" {
 		return badInput("--mode %q: want bip37 or bip157", fl.mode)
+	}
+	services := wire.SFNodeCF | wire.SFNodeWitness
+	if fl.mode == "bip37" {
+		services = wire.SFNodeBloom
+	}
+	ccfg, err := fl.peerFlags.config(params, services)
+	if err != nil {
+		return err
 	}
 	flags, ok := bloomFlags[fl.flags]
 	if !ok {
@@ -410,8 +409,8 @@ func (a *app) runScan(cmd *cobra.Command, fl *scanFlags) error {
 		cacheBytes = -1 // none
 	}
 	onHeaders, headersDone := a.headerBar()
-	c, err := client.Connect(ctx, client.Config{Peers: fl.peers, Params: params, Timeout: fl.timeout,
-		DataDir: datadir, FilterCacheBytes: cacheBytes, OnHeaders: onHeaders})
+	ccfg.Timeout, ccfg.DataDir, ccfg.FilterCacheBytes, ccfg.OnHeaders = fl.timeout, datadir, cacheBytes, onHeaders
+	c, err := client.Connect(ctx, ccfg)
 	if err != nil {
 		return interrupted(err)
 	}
@@ -452,7 +451,7 @@ func (a *app) runScan(cmd *cobra.Command, fl *scanFlags) error {
 		return interrupted(err)
 	}
 	out := scanJSON{
-		Peer: fl.peers[0], Network: fl.network, Mode: fl.mode, From: res.From, To: res.To,
+		Peer: fl.peerFlags.first(), Network: fl.network, Mode: fl.mode, From: res.From, To: res.To,
 		Matches:              []scanMatchJSON{},
 		BlocksScanned:        res.BlocksScanned,
 		FiltersReceived:      res.FiltersReceived,
@@ -470,6 +469,8 @@ func (a *app) runScan(cmd *cobra.Command, fl *scanFlags) error {
 	}
 	if res.FilteringPeer != "" {
 		out.Peer = res.FilteringPeer
+	} else if len(res.Peers) > 0 {
+		out.Peer = res.Peers[0].Address
 	}
 	for _, o := range res.OnePeer {
 		out.OnePeerHeights = append(out.OnePeerHeights, onePeerJSON{From: o.From, To: o.To, Peer: o.Peer})

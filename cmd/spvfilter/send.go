@@ -21,7 +21,7 @@ import (
 func init() { registerCommand(newSendCommand) }
 
 type sendFlags struct {
-	peers   []string
+	peerFlags
 	network string
 	timeout time.Duration
 }
@@ -29,7 +29,7 @@ type sendFlags struct {
 func newSendCommand(a *app) *cobra.Command {
 	var fl sendFlags
 	cmd := &cobra.Command{
-		Use:   "send --peer HOST:PORT [--peer HOST:PORT...] --network NET TX_HEX|@FILE|-",
+		Use:   "send [--peer HOST:PORT... | --connect HOST:PORT...] --network NET TX_HEX|@FILE|-",
 		Short: "Broadcast a signed transaction to the nodes",
 		Long: `send gives a signed transaction (hex, as getrawtransaction prints it) to
 the peers so that its acceptance is known from a peer other than the one
@@ -59,10 +59,9 @@ send does not rebroadcast: run it again until the transaction is mined.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringArrayVar(&fl.peers, "peer", nil, "a node's HOST:PORT (repeatable)")
+	fl.peerFlags.register(f)
 	f.StringVar(&fl.network, "network", "mainnet", networkNames())
 	f.DurationVar(&fl.timeout, "timeout", peer.DefaultTimeout, "longest wait for each node to ask for the transaction and to hold it")
-	_ = cmd.MarkFlagRequired("peer")
 	return cmd
 }
 
@@ -92,6 +91,11 @@ func (a *app) runSend(fl *sendFlags, arg string) error {
 	if fl.timeout <= 0 {
 		return badInput("--timeout %v: must be positive", fl.timeout)
 	}
+	// Any node that relays transactions will do.
+	ccfg, err := fl.peerFlags.config(params, wire.SFNodeNetwork)
+	if err != nil {
+		return err
+	}
 	raw, err := a.readHexArg("transaction", arg)
 	if err != nil {
 		return err
@@ -109,7 +113,8 @@ func (a *app) runSend(fl *sendFlags, arg string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	c, err := client.Connect(ctx, client.Config{Peers: fl.peers, Params: params, Timeout: fl.timeout})
+	ccfg.Timeout = fl.timeout
+	c, err := client.Connect(ctx, ccfg)
 	if err != nil {
 		return err
 	}

@@ -5,22 +5,25 @@ package btcwallet
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
-	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/btcsuite/btcwallet/waddrmgr"
-	"github.com/btcsuite/btcwallet/wallet"
-	"github.com/btcsuite/btcwallet/walletdb"
+	"github.com/spvfilter/spvfilter/peer/client"
 	"github.com/spvfilter/spvfilter/peer/neutrinobench"
 	"github.com/spvfilter/spvfilter/peer/peertest"
 )
@@ -28,11 +31,17 @@ import (
 // The restore benchmark: a wallet restored from the test seed with a
 // birthday at height 0 and at three quarters of a long chain of
 // realistic filters (neutrinobench's generator: DefaultSpec, 500 filter
-// elements a block), each restore in a process of its own so that its
-// CPU time and peak resident set size are its own.
+// elements a block), on this package's backend and on btcwallet's
+// neutrino backend, each restore in a process of its own so that its CPU
+// time and peak resident set size are its own. The bytes the restore
+// receives are counted by a proxy in front of each node, in this process,
+// the same way for both backends. The backends take turns: within a
+// round, for each birthday, one backend then the other, the order
+// swapped every round.
 //
 //	SPVFILTER_LONG=1 go test -run TestRestoreBenchmark -v -timeout 180m
 //	SPVFILTER_LONG=1 SPVFILTER_BENCH_BLOCKS=1000 SPVFILTER_BENCH_ROUNDS=2 SPVFILTER_BENCH_PEERS=3 go test -run TestRestoreBenchmark -v
+//	SPVFILTER_LONG=1 SPVFILTER_BENCH_PROFILE=/tmp/prof go test -run TestRestoreBenchmark -v -timeout 180m
 //
 // The wallet's payments are made after the generated chain (the generator
 // pays its own watched scripts, not a wallet's), so both restores scan
@@ -43,13 +52,16 @@ const (
 	longEnv = "SPVFILTER_LONG"
 	// blocksEnv sets the length of the generated chain (20,000 by
 	// default); roundsEnv the number of rounds (1), each of which runs
-	// every backend and birthday once, one after the other.
+	// every backend and birthday once.
 	blocksEnv = "SPVFILTER_BENCH_BLOCKS"
 	roundsEnv = "SPVFILTER_BENCH_ROUNDS"
 	// peersEnv sets the number of nodes serving the chain (1 by default:
 	// a node that syncs 20,000 generated blocks from another takes longer
 	// than neutrinobench.StartNodes allows on a busy two-core machine).
 	peersEnv = "SPVFILTER_BENCH_PEERS"
+	// profileEnv names a directory where each restoring process writes
+	// its CPU and memory profiles.
+	profileEnv = "SPVFILTER_BENCH_PROFILE"
 	// childEnv carries a restore request to the process that runs it.
 	childEnv = "SPVFILTER_RESTORE_CHILD"
 	// restoreLimit bounds one restore.
@@ -63,8 +75,15 @@ const (
 	birthdaySlack = 12
 )
 
-// benchBackends are the backends the benchmark compares.
-var benchBackends = []backendCase{neutrinoCase}
+// benchBackends are the backends the benchmark compares, each against
+// the last: this package's over a client with its default filter cache
+// (filters kept on disk, up to 256 MiB, for scans over the same blocks)
+// and without, and btcwallet's neutrino backend.
+var benchBackends = []backendCase{
+	spvfilterCase,
+	{name: "spvfilter-nocache", open: openSpvfilter(client.Config{FilterCacheBytes: -1})},
+	neutrinoCase,
+}
 
 // TestRestoreBenchmark measures wallet restores on each backend; it is not
 // a timed test: it reports the figures and checks only what the restores
@@ -80,25 +99,80 @@ func TestRestoreBenchmark(t *testing.T) {
 	spec.Blocks = blocks
 	start := time.Now()
 	net := startTestNet(t, spec, envInt(t, peersEnv, 1))
-	want := payFromSeed(t, net)
+	want := payFromSeed(t, net).sorted()
 	t.Logf("%d-block chain on %d btcd node(s), wallet paid, in %v", blocks, len(net.nodes), time.Since(start).Round(time.Second))
 	tip, _ := net.tip(t)
+	heights := []int32{0, int32(blocks) * 3 / 4}
+	costs := make(map[string][]restoreCost) // by backend and birthday
 	for round := 1; round <= rounds; round++ {
-		for _, bc := range benchBackends {
-			for _, height := range []int32{0, int32(blocks) * 3 / 4} {
+		order := slices.Clone(benchBackends)
+		if round%2 == 0 {
+			slices.Reverse(order)
+		}
+		for _, height := range heights {
+			for _, bc := range order {
 				c := runRestore(t, bc, net, height, tip)
 				if c.Birthday < height-birthdaySlack || c.Birthday > height+birthdaySlack {
 					t.Errorf("%s: birthday block at %d for a birthday at the time of block %d", bc.name, c.Birthday, height)
 				}
-				if want := want.sorted(); !reflect.DeepEqual(c.State, want) {
+				if !reflect.DeepEqual(c.State, want) {
 					t.Errorf("%s, birthday %d: restored wallet\n%v\nwant\n%v", bc.name, height, c.State, want)
 				}
 				t.Logf("round %d %-9s birthday %6d (block %6d): wall %7.2fs, CPU %7.2fs, peak RSS %6.1f MiB, received %7.1f MiB",
 					round, bc.name, height, c.Birthday, c.Wall.Seconds(), c.CPU.Seconds(),
 					float64(c.PeakRSS)/(1<<20), float64(c.Received)/(1<<20))
+				key := costKey(bc.name, height)
+				costs[key] = append(costs[key], c)
 			}
 		}
 	}
+	t.Logf("medians of %d round(s), %d blocks:\n%s", rounds, blocks, costTable(costs, heights))
+}
+
+func costKey(backend string, height int32) string { return fmt.Sprintf("%s@%d", backend, height) }
+
+// costTable is the median cost of each backend's restores for each
+// birthday, and the ratio of each backend's to the last one's, as a
+// Markdown table.
+func costTable(costs map[string][]restoreCost, heights []int32) string {
+	var b strings.Builder
+	b.WriteString("| birthday | backend | wall s | CPU s | peak RSS MiB | received MiB |\n|---|---|---|---|---|---|\n")
+	last := benchBackends[len(benchBackends)-1]
+	for _, h := range heights {
+		base := medianCost(costs[costKey(last.name, h)])
+		for _, bc := range benchBackends {
+			m := medianCost(costs[costKey(bc.name, h)])
+			fmt.Fprintf(&b, "| %d | %s | %.2f | %.2f | %.1f | %.1f |\n", h, bc.name, m[0], m[1], m[2], m[3])
+		}
+		for _, bc := range benchBackends[:len(benchBackends)-1] {
+			m := medianCost(costs[costKey(bc.name, h)])
+			fmt.Fprintf(&b, "| %d | %s / %s | %.2f | %.2f | %.2f | %.2f |\n", h, bc.name, last.name,
+				m[0]/base[0], m[1]/base[1], m[2]/base[2], m[3]/base[3])
+		}
+	}
+	return b.String()
+}
+
+// medianCost returns the medians of the wall time and CPU time in
+// seconds, and of the peak RSS and bytes received in MiB.
+func medianCost(cs []restoreCost) [4]float64 {
+	var out [4]float64
+	for i, f := range []func(restoreCost) float64{
+		func(c restoreCost) float64 { return c.Wall.Seconds() },
+		func(c restoreCost) float64 { return c.CPU.Seconds() },
+		func(c restoreCost) float64 { return float64(c.PeakRSS) / (1 << 20) },
+		func(c restoreCost) float64 { return float64(c.Received) / (1 << 20) },
+	} {
+		vs := make([]float64, len(cs))
+		for j, c := range cs {
+			vs[j] = f(c)
+		}
+		slices.Sort(vs)
+		if n := len(vs); n > 0 {
+			out[i] = (vs[(n-1)/2] + vs[n/2]) / 2
+		}
+	}
+	return out
 }
 
 func envInt(t *testing.T, name string, def int) int {
@@ -127,8 +201,6 @@ type restoreResult struct {
 	// Wall is the time from the wallet's creation to its being synced
 	// to the tip, the backend's own header sync included.
 	Wall time.Duration
-	// Received counts the bytes the backend read from the nodes.
-	Received uint64
 	// Birthday is the height of the wallet's birthday block.
 	Birthday int32
 	State    walletState
@@ -141,10 +213,13 @@ type restoreCost struct {
 	CPU time.Duration
 	// PeakRSS is the process's peak resident set size.
 	PeakRSS uint64
+	// Received counts the bytes the nodes sent the process.
+	Received uint64
 }
 
 // runRestore restores the wallet on bc, with a birthday at the time of
-// the block at height, in a new process running TestRestoreChild.
+// the block at height, in a new process running TestRestoreChild,
+// connected to the nodes through meters.
 func runRestore(t *testing.T, bc backendCase, net *testNet, height int32, tip chainhash.Hash) restoreCost {
 	t.Helper()
 	header, err := net.miner.RPC().GetBlockHeader(blockHashAt(t, net, height))
@@ -156,14 +231,26 @@ func runRestore(t *testing.T, bc backendCase, net *testNet, height int32, tip ch
 		// btcwallet looks for a block near its birthday less two days.
 		birthday = birthday.Add(birthdayShift)
 	}
-	req := restoreRequest{Backend: bc.name, Addrs: net.addrs(), Birthday: birthday, Tip: tip,
+	var meters []*meter
+	var addrs []string
+	for _, node := range net.nodes {
+		m := newMeter(t, node.P2PAddr)
+		defer m.close()
+		meters = append(meters, m)
+		addrs = append(addrs, m.addr())
+	}
+	req := restoreRequest{Backend: bc.name, Addrs: addrs, Birthday: birthday, Tip: tip,
 		Out: filepath.Join(t.TempDir(), "result.json")}
 	b, err := json.Marshal(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestRestoreChild$", "-test.v",
-		"-test.timeout="+(restoreLimit+time.Minute).String())
+	args := []string{"-test.run=^TestRestoreChild$", "-test.v", "-test.timeout=" + (restoreLimit + time.Minute).String()}
+	if dir := os.Getenv(profileEnv); dir != "" {
+		name := filepath.Join(dir, fmt.Sprintf("%s-%d-%s", bc.name, height, time.Now().Format("150405")))
+		args = append(args, "-test.cpuprofile="+name+".cpu", "-test.memprofile="+name+".mem")
+	}
+	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), childEnv+"="+string(b))
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s restore: %v\n%s", bc.name, err, out)
@@ -181,6 +268,9 @@ func runRestore(t *testing.T, bc backendCase, net *testNet, height int32, tip ch
 	}
 	c.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	c.PeakRSS = uint64(ru.Maxrss) * 1024 // kilobytes on Linux
+	for _, m := range meters {
+		c.Received += m.received()
+	}
 	return c
 }
 
@@ -210,7 +300,6 @@ func TestRestoreChild(t *testing.T) {
 	l := h.createWallet(t.TempDir(), req.Birthday, recoveryWindow)
 	res := restoreResult{State: h.waitSynced(l, "the restore", req.Tip, nil)}
 	res.Wall = time.Since(start)
-	res.Received = l.life.received()
 	res.Birthday = h.birthdayBlock(l)
 	b, err := json.Marshal(res)
 	if err == nil {
@@ -221,13 +310,87 @@ func TestRestoreChild(t *testing.T) {
 	}
 }
 
-func blockHashAt(t testing.TB, net *testNet, height int32) *chainhash.Hash {
+// meter is a proxy on 127.0.0.1 in front of a node that counts the bytes
+// the node sends through it.
+type meter struct {
+	ln     net.Listener
+	target string
+	n      atomic.Uint64
+	mu     sync.Mutex
+	conns  []net.Conn
+	wg     sync.WaitGroup
+}
+
+func newMeter(t *testing.T, target string) *meter {
 	t.Helper()
-	hash, err := net.miner.RPC().GetBlockHash(int64(height))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return hash
+	m := &meter{ln: ln, target: target}
+	m.wg.Add(1)
+	go m.serve()
+	return m
+}
+
+func (m *meter) addr() string { return m.ln.Addr().String() }
+
+// received returns the bytes the node has sent so far.
+func (m *meter) received() uint64 { return m.n.Load() }
+
+func (m *meter) serve() {
+	defer m.wg.Done()
+	for {
+		c, err := m.ln.Accept()
+		if err != nil {
+			return
+		}
+		up, err := net.Dial("tcp", m.target)
+		if err != nil {
+			c.Close()
+			continue
+		}
+		m.mu.Lock()
+		m.conns = append(m.conns, c, up)
+		m.mu.Unlock()
+		m.wg.Add(2)
+		go m.pipe(up, c, nil)
+		go m.pipe(c, up, &m.n)
+	}
+}
+
+// pipe copies from src to dst, counting into n if not nil, and closes
+// both when either side ends.
+func (m *meter) pipe(dst, src net.Conn, n *atomic.Uint64) {
+	defer m.wg.Done()
+	buf := make([]byte, 64<<10)
+	for {
+		k, err := src.Read(buf)
+		if k > 0 {
+			if n != nil {
+				n.Add(uint64(k))
+			}
+			if _, werr := dst.Write(buf[:k]); werr != nil {
+				break
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	dst.Close()
+	src.Close()
+}
+
+// close stops the meter and waits for its connections to end.
+func (m *meter) close() {
+	m.ln.Close()
+	m.mu.Lock()
+	for _, c := range m.conns {
+		c.Close()
+	}
+	m.mu.Unlock()
+	m.wg.Wait()
 }
 
 // payFromSeed pays the test seed's first two BIP 84 addresses and spends
@@ -265,84 +428,4 @@ func payFromSeed(t *testing.T, net *testNet) walletState {
 			{OutPoint: wire.OutPoint{Hash: pay2.TxHash(), Index: 0}, Value: paid2, Height: tip, Block: pay2Block},
 		},
 	}
-}
-
-// anyoneCanSpend is the script of the generated chain's coinbases.
-var anyoneCanSpend = []byte{txscript.OP_TRUE}
-
-// spendGenerated spends the coinbase of the generated chain's block at
-// height, an OP_TRUE output, to out, the rest less peertest.Fee to an
-// external key, and submits the transaction. The miner's own coinbases
-// are worth nothing on a long regtest chain (the subsidy halves every 150
-// blocks), the early generated ones 50 BTC.
-func spendGenerated(t *testing.T, net *testNet, height int32, out *wire.TxOut) *wire.MsgTx {
-	t.Helper()
-	block, err := net.miner.RPC().GetBlock(blockHashAt(t, net, height))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cb := block.Transactions[0]
-	if len(cb.TxOut) == 0 || string(cb.TxOut[0].PkScript) != string(anyoneCanSpend) {
-		t.Fatalf("the coinbase of generated block %d does not pay OP_TRUE", height)
-	}
-	tx := wire.NewMsgTx(wire.TxVersion)
-	tx.AddTxIn(wire.NewTxIn(&wire.OutPoint{Hash: cb.TxHash(), Index: 0}, nil, nil))
-	tx.AddTxOut(out)
-	rest := cb.TxOut[0].Value - out.Value - peertest.Fee
-	tx.AddTxOut(wire.NewTxOut(rest, peertest.NewKey("spvfilter btcwallet funding change").P2WPKHScript()))
-	if _, err := net.miner.RPC().SendRawTransaction(tx, true); err != nil {
-		t.Fatalf("spending the coinbase of generated block %d: %v", height, err)
-	}
-	return tx
-}
-
-// seedKeys returns the keys of the test seed's BIP 84 addresses of the
-// default account at the given branch and index pairs, derived by a
-// scratch wallet created from the seed, so that they are the keys a
-// wallet restored from it looks for.
-func seedKeys(t *testing.T, paths [][2]uint32) []*peertest.Key {
-	t.Helper()
-	loader := wallet.NewLoader(params, t.TempDir(), true, 10*time.Second, 0)
-	w, err := loader.CreateNewWallet(pubPass, privPass, testSeed[:], time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer loader.UnloadWallet()
-	if err := w.Unlock(privPass, nil); err != nil {
-		t.Fatal(err)
-	}
-	sm, err := w.Manager.FetchScopedKeyManager(waddrmgr.KeyScopeBIP0084)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys := make([]*peertest.Key, len(paths))
-	err = walletdb.View(w.Database(), func(tx walletdb.ReadTx) error {
-		ns := tx.ReadBucket(waddrmgrNamespace)
-		for i, p := range paths {
-			addr, err := sm.DeriveFromKeyPath(ns, waddrmgr.DerivationPath{
-				InternalAccount: waddrmgr.DefaultAccountNum, Account: waddrmgr.DefaultAccountNum,
-				Branch: p[0], Index: p[1],
-			})
-			if err != nil {
-				return err
-			}
-			pk, ok := addr.(waddrmgr.ManagedPubKeyAddress)
-			if !ok {
-				return fmt.Errorf("address %v is a %T", addr.Address(), addr)
-			}
-			priv, err := pk.PrivKey()
-			if err != nil {
-				return err
-			}
-			keys[i] = &peertest.Key{Priv: priv}
-			if script, err := txscript.PayToAddrScript(addr.Address()); err != nil || string(script) != string(keys[i].P2WPKHScript()) {
-				return fmt.Errorf("address %v: script %x (%v), the key's P2WPKH script %x", addr.Address(), script, err, keys[i].P2WPKHScript())
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatalf("deriving the seed's keys: %v", err)
-	}
-	return keys
 }

@@ -25,14 +25,13 @@ import (
 	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 
-// The end-to-end flow of a btcwallet wallet over a chain backend given as
-// a parameter (backendCase), against btcd regtest nodes: runWalletFlow.
+// The harness of the tests: btcd regtest nodes, wallets over a chain
+// backend given as a parameter (backendCase), their state and their
+// notifications. The flow itself is runWalletFlows.
 
 // backendLife is a chain backend serving one life of a wallet.
 type backendLife struct {
 	client chain.Interface
-	// received reports the bytes read from the nodes so far.
-	received func() uint64
 	// release frees what the backend holds, once it has stopped.
 	release func()
 }
@@ -49,6 +48,9 @@ type backendCase struct {
 	// emits lists the kinds of chain notification the backend delivers
 	// during the flow; no other kind may appear.
 	emits []string
+	// keepsHashes is set for a backend after whose reorganizations the
+	// block hashes the wallet recorded are still the chain's.
+	keepsHashes bool
 }
 
 // Test wallet secrets. The seed is fixed, so the same addresses come
@@ -119,6 +121,20 @@ const segwitWindow = 144
 // matured and the wallet can spend its P2WPKH outputs.
 func startTestNet(t testing.TB, spec neutrinobench.ChainSpec, n int) *testNet {
 	t.Helper()
+	net := startNodes(t, spec, n)
+	_, height := net.tip(t)
+	// The first period made of mined blocks only starts at the first
+	// multiple of the window above the generated chain.
+	signalled := (spec.Blocks + segwitWindow) / segwitWindow * segwitWindow
+	net.mine(t, signalled+2*segwitWindow-1-int(height))
+	return net
+}
+
+// startNodes starts n nodes serving the chain of spec, one block dated
+// now on top (see neutrinobench.StartNodes), and stops them when the test
+// ends.
+func startNodes(t testing.TB, spec neutrinobench.ChainSpec, n int) *testNet {
+	t.Helper()
 	c, err := neutrinobench.CachedChain(spec)
 	if err != nil {
 		t.Fatal(err)
@@ -135,13 +151,7 @@ func startTestNet(t testing.TB, spec neutrinobench.ChainSpec, n int) *testNet {
 			node.Stop()
 		}
 	})
-	net := &testNet{nodes: nodes, miner: nodes[0]}
-	_, height := net.tip(t)
-	// The first period made of mined blocks only starts at the first
-	// multiple of the window above the generated chain.
-	signalled := (spec.Blocks + segwitWindow) / segwitWindow * segwitWindow
-	net.mine(t, signalled+2*segwitWindow-1-int(height))
-	return net
+	return &testNet{nodes: nodes, miner: nodes[0]}
 }
 
 func (n *testNet) addrs() []string { return neutrinobench.Addrs(n.nodes) }
@@ -439,96 +449,6 @@ func historyEntry(s wallet.TransactionSummary, height int32, block chainhash.Has
 	return e, nil
 }
 
-// flowResult is what a run of the flow ends with.
-type flowResult struct {
-	// final is the first wallet at the end, reopened; restored is the
-	// wallet restored from the seed, at the same tip.
-	final, restored walletState
-	log             *notificationLog
-	// Heights of the flow: the tip when the wallet first synced, the
-	// payment's block, the spend's block (the same height before and
-	// after the reorganization), the tip after the reorganization and
-	// after the reopening.
-	start, receive, spend, reorgTip, reopenTip int32
-	// birthday is the height of the restored wallet's birthday block.
-	birthday int32
-}
-
-// runWalletFlow runs the flow on bc against three nodes: a wallet is
-// created and synced, receives a payment to a BIP 84 address, spends to
-// an external script; a reorganization replaces the spend's block; the
-// wallet is stopped and reopened after a block it missed, and a wallet
-// restored from the seed with a birthday must end in the same state.
-func runWalletFlow(t *testing.T, bc backendCase) *flowResult {
-	net := startTestNet(t, testChainSpec, 3)
-	h := &harness{t: t, addrs: net.addrs(), bc: bc, log: newNotificationLog(), limit: waitLimit, net: net}
-	res := &flowResult{log: h.log}
-	dir := t.TempDir()
-
-	h.log.setPhase("connect")
-	tip, height := h.net.tip(t)
-	l := h.createWallet(dir, time.Now().Add(-time.Hour), 0)
-	res.start = height
-	h.expectState(h.waitSynced(l, "the first sync", tip, nil), walletState{Tip: height})
-
-	h.log.setPhase("receive")
-	pay, payBlock := h.receive(l)
-	res.receive = payBlock.height
-
-	h.log.setPhase("spend")
-	spend, spendBlock := h.spend(l, pay, payBlock)
-	res.spend = spendBlock.height
-
-	h.log.setPhase("reorg")
-	res.reorgTip = h.reorganize(l, spend)
-
-	h.log.setPhase("reopen")
-	l, res.final = h.reopen(l, dir)
-	res.reopenTip = res.final.Tip
-
-	h.log.setPhase("restore")
-	l.stop(t) // the notifications of this phase are the restored wallet's
-	res.restored, res.birthday = h.restore(res.final)
-	if res.birthday <= 0 || res.birthday >= res.receive {
-		t.Errorf("the restored wallet's birthday block is at %d, want one between 0 and the payment at %d", res.birthday, res.receive)
-	}
-	t.Logf("%s backend: chain up to %d, payment at %d, spend at %d, restored wallet's birthday block at %d; notifications by phase:\n%v",
-		bc.name, res.reopenTip, res.receive, res.spend, res.birthday, h.log)
-	return res
-}
-
-// reopen stops the wallet, mines a block and reopens the wallet from its
-// database in dir: it must find its state, one block further.
-func (h *harness) reopen(l *walletLife, dir string) (*walletLife, walletState) {
-	h.t.Helper()
-	want := h.snapshot(l)
-	l.stop(h.t)
-	h.net.mine(h.t, 1)
-	tip, height := h.net.tip(h.t)
-	l = h.openWallet(dir)
-	want.Tip = height
-	st := h.waitSynced(l, "the reopened wallet", tip, nil)
-	h.expectState(st, want)
-	return l, st
-}
-
-// restore creates a wallet from the seed with a birthday at the time of
-// the block at restoreBirthdayHeight and a recovery window: it must end
-// in the state want. It returns the wallet's state and the height of its
-// birthday block.
-func (h *harness) restore(want walletState) (walletState, int32) {
-	h.t.Helper()
-	header, err := h.net.miner.RPC().GetBlockHeader(h.blockHash(restoreBirthdayHeight))
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	tip, _ := h.net.tip(h.t)
-	r := h.createWallet(h.t.TempDir(), header.Timestamp, recoveryWindow)
-	st := h.waitSynced(r, "the restored wallet", tip, nil)
-	h.expectState(st, want)
-	return st, h.birthdayBlock(r)
-}
-
 // waddrmgrNamespace is the key of the address manager's bucket in the
 // wallet's database (unexported in package wallet).
 var waddrmgrNamespace = []byte("waddrmgr")
@@ -546,82 +466,6 @@ func (h *harness) birthdayBlock(l *walletLife) int32 {
 		h.t.Fatalf("the wallet's birthday block: %v", err)
 	}
 	return bs.Height
-}
-
-// block is a block of the flow.
-type block struct {
-	hash   chainhash.Hash
-	height int32
-}
-
-func (h *harness) blockHash(height int32) *chainhash.Hash {
-	h.t.Helper()
-	hash, err := h.net.miner.RPC().GetBlockHash(int64(height))
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	return hash
-}
-
-// receive pays the wallet's first BIP 84 address from a coinbase and
-// waits for the wallet to see it confirmed.
-func (h *harness) receive(l *walletLife) (*wire.MsgTx, block) {
-	h.t.Helper()
-	addr, err := l.w.NewAddress(waddrmgr.DefaultAccountNum, waddrmgr.KeyScopeBIP0084)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	if _, ok := addr.(*btcutil.AddressWitnessPubKeyHash); !ok {
-		h.t.Fatalf("address %v is a %T, want P2WPKH", addr, addr)
-	}
-	script, err := txscript.PayToAddrScript(addr)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	pay := h.net.miner.SpendCoinbase(h.t, wire.NewTxOut(int64(received), script))
-	hash := *h.net.miner.Confirm(h.t, pay)
-	h.net.waitSame(h.t)
-	tip, height := h.net.tip(h.t)
-	want := walletState{
-		Tip: height, Confirmed: received, Total: received,
-		History: []txEntry{{Txid: pay.TxHash(), Height: height, Block: hash, Credit: received}},
-		UTXOs:   []utxoEntry{{OutPoint: wire.OutPoint{Hash: pay.TxHash(), Index: 0}, Value: received, Height: height, Block: hash}},
-	}
-	st := h.waitSynced(l, "the payment", tip, func(s walletState) bool { return s.Confirmed == received })
-	h.expectState(st, want)
-	return pay, block{hash, height}
-}
-
-// spend has the wallet pay sent to an external P2WPKH script, mines the
-// spend and waits for the wallet to see it confirmed.
-func (h *harness) spend(l *walletLife, pay *wire.MsgTx, payBlock block) (*wire.MsgTx, block) {
-	h.t.Helper()
-	external := peertest.NewKey("spvfilter btcwallet external").P2WPKHScript()
-	scope := waddrmgr.KeyScopeBIP0084
-	tx, err := l.w.SendOutputs([]*wire.TxOut{wire.NewTxOut(int64(sent), external)}, &scope,
-		waddrmgr.DefaultAccountNum, 1, feeRate, wallet.CoinSelectionLargest, "flow spend")
-	if err != nil {
-		h.t.Fatalf("SendOutputs: %v", err)
-	}
-	change := changeOutput(h.t, tx, pay, external)
-	h.net.waitMempool(h.t, tx.TxHash())
-	hash := *h.net.miner.Confirm(h.t, tx)
-	h.net.waitSame(h.t)
-	tip, height := h.net.tip(h.t)
-	changeValue := btcutil.Amount(tx.TxOut[change].Value)
-	want := walletState{
-		Tip: height, Confirmed: changeValue, Total: changeValue,
-		History: []txEntry{
-			{Txid: pay.TxHash(), Height: payBlock.height, Block: payBlock.hash, Credit: received},
-			{Txid: tx.TxHash(), Height: height, Block: hash, Debit: received, Credit: changeValue},
-		},
-		UTXOs: []utxoEntry{{OutPoint: wire.OutPoint{Hash: tx.TxHash(), Index: change}, Value: changeValue, Height: height, Block: hash}},
-	}
-	st := h.waitSynced(l, "the spend", tip, func(s walletState) bool {
-		return s.Tip == height && len(s.History) == 2 && s.History[1].Height == height
-	})
-	h.expectState(st, want)
-	return tx, block{hash, height}
 }
 
 // changeOutput checks that tx spends the payment's output alone, pays
@@ -648,53 +492,107 @@ func changeOutput(t testing.TB, tx, pay *wire.MsgTx, external []byte) uint32 {
 	return 0
 }
 
-// reorganize invalidates the spend's block on the miner, which mines a
-// longer branch from its parent: the spend, back in its mempool, is mined
-// again in the branch's first block, at the same height. The wallet must
-// follow. It returns the new tip's height.
-//
-// The reorganization is one block deep on purpose: btcwallet v0.16.10
-// loses track of a deeper one delivered block by block from the tip, as
-// neutrino's backend delivers it (see the package documentation).
-func (h *harness) reorganize(l *walletLife, spend *wire.MsgTx) int32 {
-	h.t.Helper()
-	before := h.snapshot(l)
-	i := slices.IndexFunc(before.History, func(e txEntry) bool { return e.Txid == spend.TxHash() })
-	if i < 0 || before.History[i].Height != before.Tip {
-		h.t.Fatalf("the spend is not at the tip: %v", before)
-	}
-	if err := h.net.miner.RPC().InvalidateBlock(&before.History[i].Block); err != nil {
-		h.t.Fatalf("invalidateblock: %v", err)
-	}
-	// Both blocks at once, so that the peers rarely announce the first
-	// alone: neutrino drops a peer that announces a branch no longer
-	// than its own, and redials it 5 s later.
-	first := *h.net.mine(h.t, 2)[0]
-	block, err := h.net.miner.RPC().GetBlock(&first)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	if !slices.ContainsFunc(block.Transactions, func(tx *wire.MsgTx) bool { return tx.TxHash() == spend.TxHash() }) {
-		h.t.Fatalf("the new branch's first block %v does not hold the spend", first)
-	}
-	tip, height := h.net.tip(h.t)
-	want := before
-	want.Tip = height
-	want.History = slices.Clone(before.History)
-	want.History[i].Block = first
-	want.UTXOs = slices.Clone(before.UTXOs)
-	want.UTXOs[0].Block = first
-	st := h.waitSynced(l, "the reorganization", tip, func(s walletState) bool {
-		return len(s.History) == 2 && s.History[i].Block == first
-	})
-	h.expectState(st, want)
-	return height
-}
-
 // expectState fails the test unless got is want.
 func (h *harness) expectState(got, want walletState) {
 	h.t.Helper()
 	if want = want.sorted(); !reflect.DeepEqual(got, want) {
 		h.t.Fatalf("wallet state:\n%v\nwant:\n%v", got, want)
 	}
+}
+
+// anyoneCanSpend is the script of the generated chain's coinbases.
+var anyoneCanSpend = []byte{txscript.OP_TRUE}
+
+// spendGenerated spends the coinbase of the generated chain's block at
+// height, an OP_TRUE output, to out, the rest less peertest.Fee to an
+// external key, and submits the transaction. The miner's own coinbases
+// are worth nothing on a long regtest chain (the subsidy halves every 150
+// blocks), the early generated ones 50 BTC.
+func spendGenerated(t *testing.T, net *testNet, height int32, out *wire.TxOut) *wire.MsgTx {
+	t.Helper()
+	tx := buildGenerated(t, net, height, out)
+	if _, err := net.miner.RPC().SendRawTransaction(tx, true); err != nil {
+		t.Fatalf("spending the coinbase of generated block %d: %v", height, err)
+	}
+	return tx
+}
+
+// buildGenerated is spendGenerated without submitting the transaction.
+func buildGenerated(t *testing.T, net *testNet, height int32, out *wire.TxOut) *wire.MsgTx {
+	t.Helper()
+	block, err := net.miner.RPC().GetBlock(blockHashAt(t, net, height))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb := block.Transactions[0]
+	if len(cb.TxOut) == 0 || string(cb.TxOut[0].PkScript) != string(anyoneCanSpend) {
+		t.Fatalf("the coinbase of generated block %d does not pay OP_TRUE", height)
+	}
+	tx := wire.NewMsgTx(wire.TxVersion)
+	tx.AddTxIn(wire.NewTxIn(&wire.OutPoint{Hash: cb.TxHash(), Index: 0}, nil, nil))
+	tx.AddTxOut(out)
+	rest := cb.TxOut[0].Value - out.Value - peertest.Fee
+	tx.AddTxOut(wire.NewTxOut(rest, peertest.NewKey("spvfilter btcwallet funding change").P2WPKHScript()))
+	return tx
+}
+
+// seedKeys returns the keys of the test seed's BIP 84 addresses of the
+// default account at the given branch and index pairs, derived by a
+// scratch wallet created from the seed, so that they are the keys a
+// wallet restored from it looks for.
+func seedKeys(t *testing.T, paths [][2]uint32) []*peertest.Key {
+	t.Helper()
+	loader := wallet.NewLoader(params, t.TempDir(), true, 10*time.Second, 0)
+	w, err := loader.CreateNewWallet(pubPass, privPass, testSeed[:], time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer loader.UnloadWallet()
+	if err := w.Unlock(privPass, nil); err != nil {
+		t.Fatal(err)
+	}
+	sm, err := w.Manager.FetchScopedKeyManager(waddrmgr.KeyScopeBIP0084)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := make([]*peertest.Key, len(paths))
+	err = walletdb.View(w.Database(), func(tx walletdb.ReadTx) error {
+		ns := tx.ReadBucket(waddrmgrNamespace)
+		for i, p := range paths {
+			addr, err := sm.DeriveFromKeyPath(ns, waddrmgr.DerivationPath{
+				InternalAccount: waddrmgr.DefaultAccountNum, Account: waddrmgr.DefaultAccountNum,
+				Branch: p[0], Index: p[1],
+			})
+			if err != nil {
+				return err
+			}
+			pk, ok := addr.(waddrmgr.ManagedPubKeyAddress)
+			if !ok {
+				return fmt.Errorf("address %v is a %T", addr.Address(), addr)
+			}
+			priv, err := pk.PrivKey()
+			if err != nil {
+				return err
+			}
+			keys[i] = &peertest.Key{Priv: priv}
+			if script, err := txscript.PayToAddrScript(addr.Address()); err != nil || string(script) != string(keys[i].P2WPKHScript()) {
+				return fmt.Errorf("address %v: script %x (%v), the key's P2WPKH script %x", addr.Address(), script, err, keys[i].P2WPKHScript())
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("deriving the seed's keys: %v", err)
+	}
+	return keys
+}
+
+// blockHashAt returns the hash of the miner's block at height.
+func blockHashAt(t testing.TB, net *testNet, height int32) *chainhash.Hash {
+	t.Helper()
+	hash, err := net.miner.RPC().GetBlockHash(int64(height))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hash
 }

@@ -3,11 +3,8 @@ package btcwallet
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
-	"sync/atomic"
-	"testing"
 	"time"
 
 	"github.com/btcsuite/btcwallet/chain"
@@ -54,13 +51,11 @@ func openNeutrino(ctx context.Context, addrs []string, birthday time.Time) (_ *b
 		return nil, fmt.Errorf("neutrino database: %w", err)
 	}
 	undo = append(undo, func() { db.Close() })
-	counter := new(readCounter)
 	cs, err := neutrino.NewChainService(neutrino.Config{
 		DataDir:      dir,
 		Database:     db,
 		ChainParams:  *params,
 		ConnectPeers: addrs,
-		Dialer:       counter.dial,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("neutrino: %w", err)
@@ -74,7 +69,7 @@ func openNeutrino(ctx context.Context, addrs []string, birthday time.Time) (_ *b
 	}
 	client := chain.NewNeutrinoClient(params, cs)
 	client.SetStartTime(birthday)
-	return &backendLife{client: client, received: counter.n.Load, release: release}, nil
+	return &backendLife{client: client, release: release}, nil
 }
 
 // waitNeutrino waits until the service has all its peers and the block
@@ -102,33 +97,4 @@ func waitNeutrino(ctx context.Context, cs *neutrino.ChainService, peers int) err
 		case <-tick.C:
 		}
 	}
-}
-
-// readCounter dials connections that count the bytes read from them.
-type readCounter struct{ n atomic.Uint64 }
-
-func (c *readCounter) dial(addr net.Addr) (net.Conn, error) {
-	conn, err := net.Dial(addr.Network(), addr.String())
-	if err != nil {
-		return nil, err
-	}
-	return &countedConn{Conn: conn, c: c}, nil
-}
-
-type countedConn struct {
-	net.Conn
-	c *readCounter
-}
-
-func (c *countedConn) Read(p []byte) (int, error) {
-	n, err := c.Conn.Read(p)
-	c.c.n.Add(uint64(n))
-	return n, err
-}
-
-// TestWalletFlowNeutrino runs the wallet flow on btcwallet's own neutrino
-// backend and checks the notifications the wallet received.
-func TestWalletFlowNeutrino(t *testing.T) {
-	res := runWalletFlow(t, neutrinoCase)
-	checkNotifications(t, res, neutrinoCase.emits)
 }

@@ -303,21 +303,21 @@ func (r *flowResult) wanted() map[string][][]notification {
 // checkNotifications checks the run's notifications: the wanted
 // sequences of every phase, and the kinds: each of emits at least once,
 // no other.
-func checkNotifications(t *testing.T, res *flowResult, emits []string) {
+func checkNotifications(t *testing.T, bc backendCase, res *flowResult) {
 	t.Helper()
 	for phase, seqs := range res.wanted() {
 		got := res.log.of(phase)
 		for _, seq := range seqs {
 			if n, ok := missing(got, seq); !ok {
-				t.Errorf("%s: no %v in order %v; got %s", phase, n, seq, summarize(got))
+				t.Errorf("%s, %s: no %v in order %v; got %s", bc.name, phase, n, seq, summarize(got))
 			}
 		}
 	}
 	counts := res.log.counts()
-	t.Logf("notifications by kind: %v", counts)
+	t.Logf("%s: notifications by kind: %v", bc.name, counts)
 	for _, k := range allKinds {
-		if want := slices.Contains(emits, k); want != (counts[k] > 0) {
-			t.Errorf("%d %s notifications, want some: %v", counts[k], k, want)
+		if want := slices.Contains(bc.emits, k); want != (counts[k] > 0) {
+			t.Errorf("%s: %d %s notifications, want some: %v", bc.name, counts[k], k, want)
 		}
 	}
 }

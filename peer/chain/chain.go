@@ -161,6 +161,21 @@ func (c *Chain) Hashes(from, to int32) ([]chainhash.Hash, error) {
 	return c.hashRange(from, to)
 }
 
+// Headers returns the headers of the blocks from..to, read under one
+// lock: a range of one chain state, however the chain changes meanwhile.
+func (c *Chain) Headers(from, to int32) ([]wire.BlockHeader, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if err := c.checkRange(from, to); err != nil {
+		return nil, err
+	}
+	out := make([]wire.BlockHeader, 0, to-from+1)
+	err := c.visit(from, to, false, func(hs []wire.BlockHeader, _ []chainhash.Hash) {
+		out = append(out, hs...)
+	})
+	return out, err
+}
+
 // hashRange returns the hashes of the blocks from..to of the chain, a
 // range inside it.
 func (c *Chain) hashRange(from, to int32) ([]chainhash.Hash, error) {

@@ -20,6 +20,10 @@ type ScanRequest struct {
 	From, To int32
 	// Progress, if not nil, is called as blocks are done.
 	Progress func(done, total int)
+
+	// withHeaders keeps the headers of the blocks scanned in the result
+	// (for a rescan, which reports them after the scan returns).
+	withHeaders bool
 }
 
 // maxAttempts bounds the restarts of a scan after a reorganization or a
@@ -55,9 +59,16 @@ func (c *Client) scan(ctx context.Context, req ScanRequest, mode string, service
 	startBytes := c.bytesReceived()
 	c.startScan()
 	want := req
+	// With the service running, the chain and the peers' tips are kept
+	// current by it, and a reorganization during the scan is seen by the
+	// next operation (a rescan reports it): the scan does not sync the
+	// headers itself, but after a failure.
+	withService := c.started()
 	for attempt := 0; ; attempt++ {
-		if _, err := c.syncHeaders(ctx); err != nil {
-			return nil, err
+		if !withService || attempt > 0 {
+			if _, err := c.syncHeaders(ctx); err != nil {
+				return nil, err
+			}
 		}
 		req, err := c.scanRange(want, service)
 		if err != nil {
@@ -67,16 +78,24 @@ func (c *Client) scan(ctx context.Context, req ScanRequest, mode string, service
 		if err == nil {
 			// Blocks scanned may have left the chain meanwhile: a node
 			// still serves a block it disconnected.
-			up, err := c.syncHeaders(ctx)
-			if err != nil {
-				return nil, err
-			}
-			if up.Reorganized() && up.Fork < req.To && attempt < maxAttempts {
-				c.logf("chain reorganized at height %d during the scan: starting again", up.Fork)
-				c.startScan()
-				continue
+			if !withService {
+				up, err := c.syncHeaders(ctx)
+				if err != nil {
+					return nil, err
+				}
+				if up.Reorganized() && up.Fork < req.To && attempt < maxAttempts {
+					c.logf("chain reorganized at height %d during the scan: starting again", up.Fork)
+					continue
+				}
 			}
 			res.BytesReceived = c.bytesReceived() - startBytes
+			// The headers of the blocks scanned, as the chain held them:
+			// it may change as soon as the scan returns.
+			if req.withHeaders {
+				if res.headers, err = c.chain.Headers(req.From, req.To); err != nil {
+					return nil, fmt.Errorf("client: the chain state: %w", err)
+				}
+			}
 			c.finish(res, mode)
 			return res, nil
 		}
@@ -303,20 +322,23 @@ func (c *Client) finish(res *ScanResult, mode string) {
 	// BIP 37 filters at one peer however many there are; its pass says
 	// which.
 	if mode != "bip37" {
-		if compared <= 1 {
+		// Heights only one of several peers held are named; a single
+		// peer's whole result rests on it.
+		res.OnePeer = c.oneVoice
+		for _, o := range c.oneVoice {
+			res.Warnings = append(res.Warnings, o.String())
+		}
+		if compared <= 1 && len(c.oneVoice) == 0 {
 			res.Warnings = append(res.Warnings, fmt.Sprintf(
 				"the %s result rests on one peer: nothing it said was cross-checked with another peer (give several with --peer)", mode))
-		} else {
-			res.OnePeer = c.oneVoice
-			for _, o := range c.oneVoice {
-				res.Warnings = append(res.Warnings, o.String())
-			}
 		}
 	}
 	for _, st := range res.Peers {
 		switch {
 		case st.Banned:
 			res.Warnings = append(res.Warnings, fmt.Sprintf("peer %s was banned: %s", st.Address, st.Reason))
+		case st.Reason != "" && st.Reason != "connecting":
+			res.Warnings = append(res.Warnings, fmt.Sprintf("peer %s was not used: %s", st.Address, st.Reason))
 		case st.Branch != nil:
 			res.Warnings = append(res.Warnings, fmt.Sprintf("peer %s is on another branch: it leaves the chain after height %d for its own tip %v at height %d",
 				st.Address, st.Branch.Fork, st.Branch.Hash, st.Branch.Height))

@@ -27,7 +27,9 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -64,9 +66,30 @@ type Config struct {
 	// Proxy, if set, is a SOCKS5 proxy (socks5://host:port, Tor's for
 	// instance) that every connection goes through, host names and
 	// .onion addresses resolved by the proxy; no connection is ever made
-	// without it.
+	// without it, and the DNS seeds are not asked (their lookup would
+	// leave the proxy) unless Resolver is set.
 	Proxy string
+	// ConnectOnly uses Peers alone, as bitcoind's -connect: no DNS seeds
+	// and no addresses learnt from peers. Otherwise the client keeps
+	// TargetPeers outbound peers, Peers among them, found in its address
+	// book (kept in DataDir), in the network's DNS seeds and in what its
+	// peers gossip, spread over network groups (/16 for IPv4).
+	ConnectOnly bool
+	// TargetPeers is how many peers the client keeps; zero means
+	// DefaultTargetPeers.
+	TargetPeers int
+	// Services are the services a peer found by discovery must offer
+	// (Peers are used whatever they offer, for what they offer); zero
+	// means compact filters and witness (BIP 157). A BIP 37 client asks
+	// for wire.SFNodeBloom.
+	Services wire.ServiceFlag
+	// Resolver looks up the DNS seeds; nil means the system's resolver,
+	// or none with a Proxy.
+	Resolver Resolver
 }
+
+// DefaultTargetPeers is how many peers a client keeps by default.
+const DefaultTargetPeers = 8
 
 // Client holds connections to several peers and one header chain. Its
 // methods run one at a time.
@@ -84,23 +107,36 @@ type Client struct {
 	mem    *memCache            // without a store: what was verified lately
 	bans   map[string]store.Ban // without a store: the bans, by address
 	dial   peer.DialFunc        // through Config.Proxy; nil for direct connections
+	book   *addressBook         // where peers are found; nil with ConnectOnly
 	blocks blockCache           // the last blocks GetBlock returned
 	notes  []string             // warnings for every result (a repaired store)
 	// The service (Start): its stop, the end of its goroutines, wake-ups
 	// of its header sync and the notification of a moved tip.
-	svcMu    sync.Mutex
-	svcStop  context.CancelFunc
-	svcDone  chan struct{}
-	wakeSync chan struct{}
-	tipMu    sync.Mutex
-	tipCh    chan struct{}
+	svcMu   sync.Mutex
+	svcStop context.CancelFunc
+	// Discovery by the service, under mu: one at a time, and not again
+	// before nextDiscovery.
+	discovering   bool
+	nextDiscovery time.Time
+	svcDone       chan struct{}
+	wakeSync      chan struct{}
+	tipMu         sync.Mutex
+	tipCh         chan struct{}
 
 	// What the current scan found about its peers, for its warnings:
 	scanNotes    []string         // what may make the result less than it looks
 	decisions    []string         // majority decisions
 	oneVoice     []OnePeer        // heights only one peer could speak for
 	disconnected []chainhash.Hash // blocks that left the chain since the last result
-	forks        []string         // where the chain was replaced since the last result
+	resumed      int32            // the height of the chain resumed from the store, or -1
+	// verifiedTo is the highest filter header verified with the peers in
+	// this life (every one below it too, through the checkpoints), and
+	// lonely the heights among them only one of several peers stated.
+	// Both are guarded by opMu.
+	verifiedTo int32
+	lonely     []OnePeer
+	synced     bool     // a header sync has ended
+	forks      []string // where the chain was replaced since the last result
 }
 
 // member is one peer of the client. Its fields are guarded by the
@@ -118,6 +154,20 @@ type member struct {
 	// compared: the peer's filter headers were compared with another
 	// peer's during the current scan.
 	compared bool
+	// permanent: from Config.Peers, kept and redialled for as long as the
+	// client runs; others were found and are replaced when they go.
+	permanent bool
+	// strikes counts the times the peer failed to serve what it stated
+	// during a dispute.
+	strikes int
+	// alias, if set, is the address under which the same node is a peer
+	// already: this one is never dialled.
+	alias string
+	// announced holds the blocks the peer announced that the chain lacks,
+	// until its next header sync; undelivered counts those it then did
+	// not serve.
+	announced   []chainhash.Hash
+	undelivered int
 	// The service's redials: dialing while one runs, the failures in a
 	// row, and when the next may start.
 	dialing  bool
@@ -147,11 +197,17 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 	if cfg.Params == nil {
 		return nil, errors.New("client: Config.Params is nil")
 	}
-	if len(cfg.Peers) == 0 {
-		return nil, errors.New("client: no peers given")
+	if len(cfg.Peers) == 0 && cfg.ConnectOnly {
+		return nil, errors.New("client: ConnectOnly without peers")
+	}
+	if cfg.Services == 0 {
+		cfg.Services = wire.SFNodeCF | wire.SFNodeWitness
+	}
+	if cfg.TargetPeers <= 0 {
+		cfg.TargetPeers = DefaultTargetPeers
 	}
 	c := &Client{cfg: cfg, chain: chain.New(cfg.Params), rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())), mem: newMemCache(),
-		wakeSync: make(chan struct{}, 1)}
+		wakeSync: make(chan struct{}, 1), resumed: -1, verifiedTo: -1}
 	if cfg.Proxy != "" {
 		dial, err := peer.SOCKS5(cfg.Proxy)
 		if err != nil {
@@ -168,13 +224,26 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 	if err := c.openStore(); err != nil {
 		return nil, err
 	}
+	if err := c.openBook(); err != nil {
+		c.Close()
+		return nil, err
+	}
 	var wg sync.WaitGroup
+	seen := map[string]string{} // the node's address: the address given for it
 	for _, addr := range cfg.Peers {
 		if slices.ContainsFunc(c.members, func(m *member) bool { return m.addr == addr }) {
 			continue
 		}
-		m := &member{addr: addr, tip: -1}
+		m := &member{addr: addr, tip: -1, permanent: true}
 		c.members = append(c.members, m)
+		// One node under two spellings is one peer, not two that agree.
+		if key := c.nodeKey(ctx, addr); seen[key] != "" {
+			m.reason = fmt.Sprintf("the same node as %s: not used twice", seen[key])
+			m.err, m.alias = errors.New(m.reason), seen[key]
+			continue
+		} else {
+			seen[key] = addr
+		}
 		if reason, banned := c.IsBanned(addr); banned {
 			m.banned, m.reason = true, "banned: "+reason
 			m.err = errors.New(m.reason)
@@ -183,14 +252,7 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p, err := peer.Dial(ctx, c.peerConfig(addr))
-			c.mu.Lock()
-			defer c.mu.Unlock()
-			if err != nil {
-				m.reason, m.err = "unreachable: "+err.Error(), err
-				return
-			}
-			m.p = p
+			c.dialMember(ctx, m)
 		}()
 	}
 	wg.Wait()
@@ -198,18 +260,85 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 		c.Close()
 		return nil, err
 	}
+	var found []error
+	if !cfg.ConnectOnly {
+		found = c.discover(ctx, cfg.TargetPeers-len(c.serving(0)))
+	}
+	if err := ctx.Err(); err != nil {
+		c.Close()
+		return nil, err
+	}
 	if len(c.live()) == 0 {
 		err := c.noPeers("connect")
+		if len(found) > 0 {
+			err = fmt.Errorf("%w; finding peers: %w", err, joinErrors(found))
+		}
 		c.Close()
 		return nil, err
 	}
 	return c, nil
 }
 
+// nodeKey returns what tells nodes apart for addr: its IP address (a host
+// name looked up, unless connections go through a proxy, which resolves
+// them itself) and its port as a number.
+func (c *Client) nodeKey(ctx context.Context, addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if n, err := strconv.ParseUint(port, 10, 16); err == nil {
+		port = strconv.FormatUint(n, 10)
+	}
+	if ip, err := netip.ParseAddr(host); err == nil {
+		return net.JoinHostPort(ip.Unmap().String(), port)
+	}
+	if c.dial == nil {
+		if ips, err := net.DefaultResolver.LookupHost(ctx, host); err == nil && len(ips) > 0 {
+			if ip, err := netip.ParseAddr(ips[0]); err == nil {
+				return net.JoinHostPort(ip.Unmap().String(), port)
+			}
+		}
+	}
+	return net.JoinHostPort(strings.ToLower(host), port)
+}
+
+// dialMember connects to a member and records the outcome.
+func (c *Client) dialMember(ctx context.Context, m *member) {
+	if c.book != nil {
+		c.book.attempt(m.addr)
+	}
+	p, err := peer.Dial(ctx, c.peerConfig(m.addr))
+	if err == nil && !m.permanent && p.Services()&c.cfg.Services != c.cfg.Services {
+		p.Close()
+		err = fmt.Errorf("peer %s: %w: services %v, needed %v", m.addr, peer.ErrMissingService, p.Services(), c.cfg.Services)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m.dialing = false
+	if err != nil {
+		m.reason, m.err = "unreachable: "+err.Error(), err
+		return
+	}
+	if m.p != nil {
+		m.before += m.p.BytesReceived()
+	}
+	m.p, m.err, m.reason, m.failures, m.tip = p, nil, "", 0, -1
+	if c.book != nil {
+		c.book.connected(m.addr, p.Services())
+		c.book.good(m.addr)
+	}
+}
+
 // Close stops the service (see Start), disconnects from every peer and
 // closes the chain state.
 func (c *Client) Close() error {
 	c.stopService()
+	if c.book != nil {
+		if err := c.book.close(); err != nil {
+			c.logf("saving the address book: %v", err)
+		}
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, m := range c.members {
@@ -236,6 +365,9 @@ func (c *Client) Peers() []PeerStatus {
 	out := make([]PeerStatus, 0, len(c.members))
 	for _, m := range c.members {
 		st := PeerStatus{Address: m.addr, Banned: m.banned, Reason: m.reason, Compared: m.compared, Tip: m.tip}
+		if m.p == nil && st.Reason == "" {
+			st.Reason = "connecting"
+		}
 		if m.branch != nil {
 			b := *m.branch
 			st.Branch = &b
@@ -247,6 +379,9 @@ func (c *Client) Peers() []PeerStatus {
 	}
 	return out
 }
+
+// BytesReceived adds up the bytes read from every peer so far.
+func (c *Client) BytesReceived() uint64 { return c.bytesReceived() }
 
 // bytesReceived adds up the bytes read from every peer.
 func (c *Client) bytesReceived() uint64 {
@@ -324,19 +459,14 @@ func (c *Client) conn(m *member) *peer.Peer {
 	return m.p
 }
 
-// peerConfig is the configuration of the connection to addr. Every batch
-// of headers is saved as it comes, so that a sync cut short resumes.
+// peerConfig is the configuration of the connection to addr. (With a
+// store, the chain writes every header it takes to it as it comes, so
+// that a sync cut short resumes.)
 func (c *Client) peerConfig(addr string) peer.Config {
 	return peer.Config{Addr: addr, Params: c.cfg.Params, Timeout: c.cfg.Timeout, Log: c.cfg.Log, Dial: c.dial,
-		OnAnnounce: func(a peer.Announcement) { c.announced(addr, a) },
-		OnHeaders: func(height, announced int32) {
-			if err := c.saveChain(); err != nil {
-				c.logf("%v", err)
-			}
-			if c.cfg.OnHeaders != nil {
-				c.cfg.OnHeaders(height, announced)
-			}
-		}}
+		OnAnnounce:  func(a peer.Announcement) { c.announced(addr, a) },
+		OnAddresses: func(addrs []*wire.NetAddressV2) { c.learn(addrs, addr) },
+		OnHeaders:   c.cfg.OnHeaders}
 }
 
 // redial replaces a member's dropped connection with a new one; a live
@@ -536,6 +666,17 @@ func (c *Client) SyncHeaders(ctx context.Context) (chain.Update, error) {
 }
 
 func (c *Client) syncHeaders(ctx context.Context) (chain.Update, error) {
+	if !c.started() {
+		// Without the service, each sync tries the peers that went away
+		// again (with the service's backoff).
+		c.revive(ctx)
+	}
+	return c.syncPeers(ctx, nil)
+}
+
+// syncPeers syncs the headers of the live peers of ms (of every live peer
+// for nil), as SyncHeaders describes.
+func (c *Client) syncPeers(ctx context.Context, ms []*member) (chain.Update, error) {
 	c.syncMu.Lock()
 	defer c.syncMu.Unlock()
 	total := chain.Update{Fork: c.chain.Height()}
@@ -547,43 +688,44 @@ func (c *Client) syncHeaders(ctx context.Context) (chain.Update, error) {
 		_, before := c.chain.Tip()
 		c.mu.Lock()
 		members := c.live()
+		if ms != nil {
+			members = slices.DeleteFunc(members, func(m *member) bool { return !slices.Contains(ms, m) })
+		}
 		c.mu.Unlock()
 		results := make([]peer.HeadersResult, len(members))
 		errs := make([]error, len(members))
-		var wg sync.WaitGroup
-		for i, m := range members {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				// A connection dropped by an abandoned request (a
-				// cancelled context) is replaced; the peer did nothing
-				// wrong.
-				if errs[i] = c.redial(ctx, m); errs[i] != nil {
-					results[i].Tip = -1
-					return
-				}
-				results[i], errs[i] = c.conn(m).SyncHeaders(ctx, c.chain)
-			}()
+		c.eachPeer(ctx, members, func(ctx context.Context, m *member) error {
+			i := slices.Index(members, m)
+			// A connection dropped by an abandoned request (a cancelled
+			// context) is replaced; the peer did nothing wrong.
+			if errs[i] = c.redial(ctx, m); errs[i] != nil {
+				results[i].Tip = -1
+				return errs[i]
+			}
+			results[i], errs[i] = c.conn(m).SyncHeaders(ctx, c.chain)
+			return errs[i]
+		})
+		if err := ctx.Err(); err != nil {
+			// Abandoned, not failed: nobody to blame.
+			return total, err
 		}
-		wg.Wait()
 		for i, m := range members {
-			if errs[i] != nil && ctx.Err() != nil {
-				// Abandoned, not failed: nobody to blame.
-				errs[i] = nil
+			if errors.Is(errs[i], context.Canceled) {
+				continue // too slow to wait for: eachPeer dropped it
 			}
 			if err := c.recordSync(m, results[i], errs[i], &total); err != nil {
 				return total, err
 			}
 		}
-		if err := ctx.Err(); err != nil {
-			return total, err
-		}
 		if _, after := c.chain.Tip(); after == before {
 			break
 		}
 	}
-	if err := c.saveChain(); err != nil {
-		return total, err
+	c.mu.Lock()
+	c.synced = true
+	c.mu.Unlock()
+	if err := c.chain.Err(); err != nil {
+		return total, fmt.Errorf("client: the chain state: %w", err)
 	}
 	if len(c.serving(0)) == 0 {
 		return total, c.noPeers("getheaders")
@@ -612,9 +754,18 @@ func (c *Client) recordSync(m *member, res peer.HeadersResult, err error, total 
 			o.tip = min(o.tip, up.Fork)
 		}
 		c.mem.dropAbove(up.Fork)
-		c.disconnected = append(c.disconnected, up.Disconnected...)
-		c.forks = append(c.forks, fmt.Sprintf("the chain was reorganized: %d block(s) above height %d left it for a branch with more work",
-			len(up.Disconnected), up.Fork))
+		c.verifiedTo = min(c.verifiedTo, up.Fork)
+		// Before the first sync ends, only the blocks of a chain resumed
+		// from the store count: the rest came and went with that sync.
+		gone := up.Disconnected
+		if !c.synced {
+			gone = gone[:max(0, min(len(gone), int(c.resumed-up.Fork)))]
+		}
+		if len(gone) > 0 {
+			c.disconnected = append(c.disconnected, gone...)
+			c.forks = append(c.forks, fmt.Sprintf("the chain was reorganized: %d block(s) above height %d left it for a branch with more work",
+				len(gone), up.Fork))
+		}
 	}
 	if err == nil || res.Tip >= 0 {
 		// What the peer showed now replaces what it showed before: a

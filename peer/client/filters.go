@@ -39,11 +39,31 @@ type filterDownload struct {
 
 	mu       sync.Mutex
 	pending  []filterBatch // not taken by a peer yet
+	flights  []*flight     // batches being downloaded
 	matched  []int32
 	done     int
 	received int
 	err      error
 }
+
+// flight is one peer's request for a batch. A batch held too long by a
+// peer is asked of a free one too (see steal); the first answer counts and
+// the other request is cancelled.
+type flight struct {
+	b       filterBatch
+	m       *member
+	start   time.Time
+	cancel  context.CancelFunc
+	settled bool // the batch is done, by this flight or another
+}
+
+// stealAfter is how long at least a batch must have been in flight at a
+// peer before a free peer asks for it too; stealFactor is how many times
+// the free peer's own batch time it must be, at least.
+const (
+	stealAfter  = 500 * time.Millisecond
+	stealFactor = 4
+)
 
 // matchFilters downloads the filters from..to as filterDownload describes
 // and returns the heights whose filter matches a script, sorted, and how
@@ -148,20 +168,33 @@ func (d *filterDownload) fail(m *member, err error) {
 	d.cancel()
 }
 
-// work gets batches from m until none is left that m can serve.
+// work gets batches from m until none is left that m can serve: pending
+// ones first, then those another peer has held too long.
 func (d *filterDownload) work(ctx context.Context, m *member) {
 	matcher := d.base.Clone()
 	blocks := make([]chainhash.Hash, 0, wire.MaxGetCFiltersReqRange)
+	var own time.Duration // m's last batch time
 	for {
-		b, ok := d.take(m)
-		if !ok {
+		f := d.next(ctx, m, own)
+		if f == nil {
 			return
 		}
 		blocks = blocks[:0]
-		for h := b.start; h <= b.stop; h++ {
+		for h := f.b.start; h <= f.b.stop; h++ {
 			blocks = append(blocks, d.c.chain.Hash(h))
 		}
-		hits, datas, err := d.batch(ctx, m, matcher, b, blocks)
+		fctx, cancel := context.WithCancel(ctx)
+		d.mu.Lock()
+		f.cancel = cancel
+		d.mu.Unlock()
+		hits, datas, err := d.batch(fctx, m, matcher, f.b, blocks)
+		cancel()
+		own = time.Since(f.start)
+		if !d.settle(f) {
+			// Another peer answered first; this request was cancelled
+			// and its connection dropped with it.
+			return
+		}
 		if err != nil {
 			d.fail(m, err)
 			return
@@ -170,8 +203,88 @@ func (d *filterDownload) work(ctx context.Context, m *member) {
 		d.mu.Lock()
 		d.received += len(blocks)
 		d.mu.Unlock()
-		d.finish(b, hits)
+		d.finish(f.b, hits)
 	}
+}
+
+// next returns m's next flight: a pending batch it can serve, or one
+// another peer has held too long (see stealAfter), waiting while such a
+// batch may still come; nil when m has nothing left to do.
+func (d *filterDownload) next(ctx context.Context, m *member, own time.Duration) *flight {
+	for {
+		if b, ok := d.take(m); ok {
+			return d.fly(b, m)
+		}
+		f, wait := d.steal(m, own)
+		if f != nil || !wait {
+			return f
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// fly records m's flight of b.
+func (d *filterDownload) fly(b filterBatch, m *member) *flight {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	f := &flight{b: b, m: m, start: time.Now()}
+	d.flights = append(d.flights, f)
+	return f
+}
+
+// steal returns a flight of a batch m can serve that another peer has
+// held longer than stealAfter and stealFactor times m's own batch time,
+// and reports whether one may still qualify (so m should wait).
+func (d *filterDownload) steal(m *member, own time.Duration) (*flight, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.err != nil || d.slow[m] {
+		return nil, false
+	}
+	limit := max(stealAfter, stealFactor*own)
+	wait := false
+	for _, f := range d.flights {
+		if f.settled || f.m == m || f.b.stop > d.reach[m] || d.flying(f.b, m) {
+			continue
+		}
+		if time.Since(f.start) < limit {
+			wait = true
+			continue
+		}
+		g := &flight{b: f.b, m: m, start: time.Now()}
+		d.flights = append(d.flights, g)
+		d.c.logf("%s has held filters %d..%d for %v: asking %s too", f.m.addr, f.b.start, f.b.stop, time.Since(f.start).Round(time.Millisecond), m.addr)
+		return g, false
+	}
+	return nil, wait
+}
+
+// flying reports whether m already has a flight of b. Called with mu held.
+func (d *filterDownload) flying(b filterBatch, m *member) bool {
+	return slices.ContainsFunc(d.flights, func(f *flight) bool { return f.b == b && f.m == m })
+}
+
+// settle marks f's batch done and cancels its other flights; it reports
+// whether f was first.
+func (d *filterDownload) settle(f *flight) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if f.settled {
+		return false
+	}
+	for _, g := range d.flights {
+		if g.b == f.b {
+			g.settled = true
+			if g != f && g.cancel != nil {
+				g.cancel()
+			}
+		}
+	}
+	return true
 }
 
 // batch gets the filters of one batch from m, checks and matches them.

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -82,6 +83,19 @@ func (mc *memCache) filter(block chainhash.Hash) ([]byte, bool) {
 	defer mc.mu.Unlock()
 	data, ok := mc.filters[block]
 	return data, ok
+}
+
+// dropFilter forgets a kept filter.
+func (mc *memCache) dropFilter(block chainhash.Hash) {
+	mc.mu.Lock()
+	defer mc.mu.Unlock()
+	data, ok := mc.filters[block]
+	if !ok {
+		return
+	}
+	delete(mc.filters, block)
+	mc.bytes -= int64(len(data))
+	mc.blocks = slices.DeleteFunc(mc.blocks, func(b chainhash.Hash) bool { return b == block })
 }
 
 // dropAbove forgets the filter headers above height (a reorganization);

@@ -67,14 +67,16 @@ func (c *Client) SendUntilMined(ctx context.Context, tx *wire.MsgTx, interval ti
 			}
 			return nil, fmt.Errorf("client: waiting for %v to be mined: %w", txid, err)
 		case <-tick.C:
-			c.announce(rctx, tx)
+			c.Announce(rctx, tx)
 		}
 	}
 }
 
-// announce offers tx to every live peer again (inv), without waiting for
-// answers: a peer that asks is served by its connection.
-func (c *Client) announce(ctx context.Context, tx *wire.MsgTx) {
+// Announce offers tx to every live peer again (inv), without waiting for
+// answers: a peer that asks is served by its connection. A wallet calls it
+// for its unmined transactions (at each new block, say); SendTransaction
+// is for the first time.
+func (c *Client) Announce(ctx context.Context, tx *wire.MsgTx) {
 	c.mu.Lock()
 	ms := c.live()
 	c.mu.Unlock()

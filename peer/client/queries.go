@@ -122,8 +122,11 @@ func (c *Client) GetCFilter(ctx context.Context, hash chainhash.Hash) ([]byte, e
 		}
 		return nil
 	}
-	if data, ok := c.cachedFilter(hash); ok && check(data) == nil {
-		return data, nil
+	if data, ok := c.cachedFilter(hash); ok {
+		if check(data) == nil {
+			return data, nil
+		}
+		c.dropCached(hash)
 	}
 	var errs []error
 	for try := 0; try < maxTries; try++ {
@@ -157,26 +160,18 @@ func (c *Client) GetCFilter(ctx context.Context, hash chainhash.Hash) ([]byte, e
 }
 
 // agreedFilterHeader returns the verified filter headers of height-1 and
-// height: kept from an earlier verification, or verified now.
+// height: kept from an earlier verification of this client's life that
+// more than one peer took part in (the store's records are trusted only
+// once the peers have been compared with them), or verified now. A header
+// only one of several peers could state is an *OnePeerError.
 func (c *Client) agreedFilterHeader(ctx context.Context, height int32) (prev, header chainhash.Hash, err error) {
-	if c.st != nil && c.st.FilterHeaderTip() >= height {
-		hs, err := c.st.FilterHeaders(max(height-1, 0), height)
-		if err == nil {
-			if height == 0 {
-				return chainhash.Hash{}, hs[0], nil
-			}
-			return hs[0], hs[1], nil
-		}
-	}
-	if c.st == nil {
-		p, okPrev := c.mem.header(height - 1)
-		h, ok := c.mem.header(height)
-		if ok && (okPrev || height == 0) {
-			return p, h, nil
-		}
-	}
 	c.opMu.Lock()
 	defer c.opMu.Unlock()
+	if height <= c.verifiedTo && !c.lonelyAt(height) {
+		if prev, header, ok := c.keptFilterHeader(height); ok {
+			return prev, header, nil
+		}
+	}
 	c.startPass()
 	ms := c.serving(wire.SFNodeCF)
 	if len(ms) == 0 {
@@ -191,7 +186,45 @@ func (c *Client) agreedFilterHeader(ctx context.Context, height int32) (prev, he
 		}
 		return prev, header, err
 	}
+	for _, o := range c.oneVoice {
+		if o.From <= height && height <= o.To {
+			return prev, header, &OnePeerError{Height: height, Peer: o.Peer}
+		}
+	}
 	return hs[0], hs[1], nil
+}
+
+// keptFilterHeader returns the filter headers of height-1 and height from
+// the store or, without one, from memory.
+func (c *Client) keptFilterHeader(height int32) (prev, header chainhash.Hash, ok bool) {
+	if c.st != nil {
+		if c.st.FilterHeaderTip() < height {
+			return prev, header, false
+		}
+		hs, err := c.st.FilterHeaders(max(height-1, 0), height)
+		if err != nil {
+			return prev, header, false
+		}
+		if height == 0 {
+			return chainhash.Hash{}, hs[0], true
+		}
+		return hs[0], hs[1], true
+	}
+	p, okPrev := c.mem.header(height - 1)
+	h, ok := c.mem.header(height)
+	return p, h, ok && (okPrev || height == 0)
+}
+
+// OnePeerError: the filter header of a block that only one of the
+// client's peers holds, which nothing could be compared with; asking again
+// once another peer has the block gives a verified answer.
+type OnePeerError struct {
+	Height int32
+	Peer   string
+}
+
+func (e *OnePeerError) Error() string {
+	return fmt.Sprintf("client: the filter header of height %d rests on one peer, %s: no other peer holds the block yet", e.Height, e.Peer)
 }
 
 // UtxoRequest asks about one output.

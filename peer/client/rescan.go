@@ -48,8 +48,8 @@ type Event struct {
 	Kind      EventKind
 	Height    int32
 	BlockHash chainhash.Hash
-	// Header is the block's header (for every kind but EventDisconnected,
-	// whose block has left the chain).
+	// Header is the block's header (for EventDisconnected, of the block
+	// that left the chain).
 	Header wire.BlockHeader
 	// Match is the transaction found, for EventMatch.
 	Match *Match
@@ -106,9 +106,10 @@ type Rescan struct {
 	endOnce sync.Once
 
 	wl       *watchList
-	next     int32            // the next height to scan
-	emitted  []chainhash.Hash // hashes of the blocks reported connected, from base
-	base     int32            // height of emitted[0]
+	next     int32              // the next height to scan
+	emitted  []chainhash.Hash   // hashes of the blocks reported connected, from base
+	headers  []wire.BlockHeader // and their headers
+	base     int32              // height of emitted[0]
 	warnings []string
 }
 
@@ -346,7 +347,7 @@ func (r *Rescan) applyUpdates() error {
 		if r.rewind < r.next {
 			to := max(r.rewind, r.base)
 			for h := r.base + int32(len(r.emitted)) - 1; h >= to; h-- {
-				events = append(events, Event{Kind: EventDisconnected, Height: h, BlockHash: r.emitted[h-r.base]})
+				events = append(events, r.disconnected(h))
 			}
 			r.next = max(r.rewind, 0)
 			r.trimEmitted()
@@ -362,14 +363,20 @@ func (r *Rescan) applyUpdates() error {
 	return nil
 }
 
+// disconnected returns the event of the reported block at height h
+// leaving the chain. Called with mu held.
+func (r *Rescan) disconnected(h int32) Event {
+	return Event{Kind: EventDisconnected, Height: h, BlockHash: r.emitted[h-r.base], Header: r.headers[h-r.base]}
+}
+
 // trimEmitted forgets the connected blocks at and above next, which will
 // be scanned and reported again. Called with mu held.
 func (r *Rescan) trimEmitted() {
 	if r.next < r.base {
-		r.base, r.emitted = r.next, nil
+		r.base, r.emitted, r.headers = r.next, nil, nil
 		return
 	}
-	r.emitted = r.emitted[:r.next-r.base]
+	r.emitted, r.headers = r.emitted[:r.next-r.base], r.headers[:r.next-r.base]
 }
 
 // reportReorg compares the blocks reported connected with the chain and
@@ -388,12 +395,13 @@ func (r *Rescan) reportReorg() error {
 func (r *Rescan) disconnections() ([]Event, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	// The lowest block reported that the chain no longer holds: everything
+	// reported from there on is disconnected.
 	fork := int32(-1)
-	for i := len(r.emitted) - 1; i >= 0; i-- {
-		if h := r.base + int32(i); r.c.chain.Hash(h) == r.emitted[i] {
-			break
-		} else {
+	for i := range r.emitted {
+		if h := r.base + int32(i); r.c.chain.Hash(h) != r.emitted[i] {
 			fork = h
+			break
 		}
 	}
 	if fork < 0 {
@@ -404,7 +412,7 @@ func (r *Rescan) disconnections() ([]Event, error) {
 	}
 	var events []Event
 	for h := r.base + int32(len(r.emitted)) - 1; h >= fork; h-- {
-		events = append(events, Event{Kind: EventDisconnected, Height: h, BlockHash: r.emitted[h-r.base]})
+		events = append(events, r.disconnected(h))
 	}
 	r.next = fork
 	r.trimEmitted()
@@ -414,7 +422,7 @@ func (r *Rescan) disconnections() ([]Event, error) {
 // step scans next..to and reports what it found, block by block.
 func (r *Rescan) step(ctx context.Context, to int32) error {
 	r.mu.Lock()
-	req := ScanRequest{Watch: r.items, From: r.next, To: to}
+	req := ScanRequest{Watch: r.items, From: r.next, To: to, withHeaders: true}
 	wl := r.wl
 	r.mu.Unlock()
 	res, err := r.c.scan(ctx, req, "bip157", wire.SFNodeCF, func(ctx context.Context, req ScanRequest) (*ScanResult, error) {
@@ -437,7 +445,9 @@ func (r *Rescan) step(ctx context.Context, to int32) error {
 	}
 	i := 0
 	for h := req.From; h <= req.To; h++ {
-		hdr := r.c.chain.Header(h)
+		// What was scanned, not what the chain holds by now: a change
+		// since is found by the next reportReorg.
+		hdr := res.headers[h-req.From]
 		hash := hdr.BlockHash()
 		for ; i < len(res.Matches) && res.Matches[i].Height == h; i++ {
 			r.emit(Event{Kind: EventMatch, Height: h, BlockHash: hash, Header: hdr, Match: &res.Matches[i]})
@@ -450,9 +460,9 @@ func (r *Rescan) step(ctx context.Context, to int32) error {
 		}
 		r.emit(e)
 		r.mu.Lock()
-		r.emitted = append(r.emitted, hash)
+		r.emitted, r.headers = append(r.emitted, hash), append(r.headers, hdr)
 		if over := len(r.emitted) - maxReorgDepth; over > 0 {
-			r.emitted = r.emitted[over:]
+			r.emitted, r.headers = r.emitted[over:], r.headers[over:]
 			r.base += int32(over)
 		}
 		r.next = h + 1

@@ -66,6 +66,9 @@ type ScanResult struct {
 	// Warnings are what may make the result incomplete or less
 	// trustworthy than it looks, such as resting on one unverified peer.
 	Warnings []string
+
+	// headers are those of the blocks From..To scanned.
+	headers []wire.BlockHeader
 }
 
 // PeerStatus is what the client knows of one peer.

@@ -13,8 +13,6 @@ import (
 	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 
-func ptr[T any](v T) *T { return &v }
-
 // scan runs one mode over from..to.
 func scan(t *testing.T, c *Client, mode string, from, to int32) (*ScanResult, error) {
 	t.Helper()

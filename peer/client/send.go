@@ -12,6 +12,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer"
 )
 
 // SendResult says what became of a transaction sent to the peers.
@@ -62,8 +63,6 @@ const MinedSearchDepth = 144
 // It fails, naming every peer, only when no peer took the transaction and
 // it is not in the chain.
 func (c *Client) SendTransaction(ctx context.Context, tx *wire.MsgTx) (*SendResult, error) {
-	c.opMu.Lock()
-	defer c.opMu.Unlock()
 	c.mu.Lock()
 	ms := c.live()
 	c.mu.Unlock()
@@ -161,9 +160,10 @@ func (s *sending) send(ctx context.Context, ms []*member) {
 	for len(held) == 0 && len(rest) > 0 && ctx.Err() == nil {
 		m := rest[0]
 		rest = rest[1:]
-		s.give(ctx, m)
-		if len(rest) == 0 {
-			return
+		if !s.give(ctx, m) || len(rest) == 0 {
+			// Refused (the next peer is tried at once), or nobody left
+			// to see it.
+			continue
 		}
 		held = s.waitHeld(ctx, rest, txid)
 		s.mu.Lock()
@@ -184,17 +184,19 @@ func (s *sending) send(ctx context.Context, ms []*member) {
 	wg.Wait()
 }
 
-// give broadcasts the transaction to m and records the outcome.
-func (s *sending) give(ctx context.Context, m *member) {
+// give broadcasts the transaction to m, records the outcome, and reports
+// whether m took it.
+func (s *sending) give(ctx context.Context, m *member) bool {
 	err := s.c.conn(m).Broadcast(ctx, s.tx)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.res.Given = append(s.res.Given, m.addr)
 	if err != nil {
 		s.res.Failed[m.addr] = err
-		return
+		return false
 	}
 	s.res.Accepted = append(s.res.Accepted, m.addr)
+	return true
 }
 
 // holding returns the peers of ms that hold txid now.
@@ -260,6 +262,14 @@ func (s *sending) finish(ctx context.Context, ms []*member) (*SendResult, error)
 		}
 		return res, fmt.Errorf("client: no peer took transaction %v: %w", res.Txid, joinErrors(errs))
 	}
+	for _, m := range ms {
+		var re *peer.RejectError
+		if errors.As(res.Failed[m.addr], &re) && re.Kind == peer.RejectInvalid && len(res.Accepted) > 0 {
+			res.Warnings = append(res.Warnings, fmt.Sprintf(
+				"peer %s rejected %v as invalid (%s) while %s say they hold it: one side is not telling the truth",
+				m.addr, res.Txid, re.Reason, strings.Join(res.Accepted, ", ")))
+		}
+	}
 	if len(res.Seen) == 0 {
 		why := "no other peer to ask"
 		if len(ms) > 1 {
@@ -284,6 +294,8 @@ func (c *Client) findMined(ctx context.Context, tx *wire.MsgTx) *Confirmation {
 	if len(watch) == 0 {
 		return nil
 	}
+	c.opMu.Lock()
+	defer c.opMu.Unlock()
 	if _, err := c.syncHeaders(ctx); err != nil {
 		return nil
 	}
@@ -292,6 +304,7 @@ func (c *Client) findMined(ctx context.Context, tx *wire.MsgTx) *Confirmation {
 		return nil
 	}
 	req := ScanRequest{Watch: watch, From: max(0, to-MinedSearchDepth+1), To: to}
+	c.startScan()
 	res, err := c.scanBIP157(ctx, req, newWatchList(watch))
 	if err != nil {
 		var f *failure

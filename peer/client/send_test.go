@@ -132,29 +132,24 @@ func TestSendUntilMinedWhileRedialling(t *testing.T) {
 	c := connectTo(t, node, 5*time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	stop := make(chan struct{})
+	// Ten drops while the transaction is announced again every few
+	// milliseconds, then the block that mines it.
 	dropped := make(chan int, 1)
 	go func() {
-		n := 0
-		defer func() { dropped <- n }()
 		time.Sleep(300 * time.Millisecond) // the transaction is sent
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
+		n := 0
+		for ; n < 10; n++ {
+			time.Sleep(20 * time.Millisecond)
 			c.conn(c.members[0]).Close()
-			n++
-			if i == 10 {
-				node.GenerateErr(1)
-			}
+		}
+		dropped <- n
+		if _, err := node.GenerateErr(1); err != nil {
+			t.Errorf("mining: %v", err)
 		}
 	}()
 	conf, err := c.SendUntilMined(ctx, tx, 5*time.Millisecond)
-	close(stop)
-	if n := <-dropped; n < 5 {
-		t.Errorf("the connection was dropped only %d times", n)
+	if n := <-dropped; n != 10 {
+		t.Errorf("the connection was dropped %d times", n)
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -72,25 +73,40 @@ func (c *Client) started() bool {
 // when no announcement came.
 const SyncInterval = 30 * time.Second
 
-// follow syncs the headers whenever a peer announces a block the chain
-// lacks or SyncInterval passes, then verifies the filter headers up to
-// the highest block a peer holds, and tells the rescans.
+// follow syncs the headers of a peer that announces a block the chain
+// lacks (that peer alone: an announcement costs the others nothing), and
+// of every peer each SyncInterval, then verifies the filter headers up to
+// the highest block a peer holds, and tells the rescans. A verification
+// that failed is not tried again for the same block and peers before
+// retryInterval (an undecidable dispute is not replayed on every
+// announcement).
 func (c *Client) follow(ctx context.Context) {
 	tick := time.NewTicker(SyncInterval)
 	defer tick.Stop()
 	verifiedTo := c.bestHeld(wire.SFNodeCF)
+	var failed verifyFailure
+	all := true
 	for {
 		// Under the operation lock, as every change of the chain: a scan
 		// must see one chain from start to end.
-		if _, err := c.SyncHeaders(ctx); err != nil && ctx.Err() == nil {
+		var err error
+		if all {
+			_, err = c.SyncHeaders(ctx)
+		} else {
+			err = c.syncAnnouncers(ctx)
+		}
+		if err != nil && ctx.Err() == nil {
 			c.logf("service: syncing headers: %v", err)
 		}
 		c.notifyTip()
-		if best := c.bestHeld(wire.SFNodeCF); best >= 0 && best != verifiedTo {
+		best := c.bestHeld(wire.SFNodeCF)
+		if now := (verifyFailure{best: best, peers: len(c.serving(wire.SFNodeCF))}); best >= 0 && best != verifiedTo &&
+			(now.best != failed.best || now.peers != failed.peers || time.Since(failed.at) > retryInterval) {
 			if err := c.verifyFilterHeaders(ctx, verifiedTo+1, best); err != nil {
 				if ctx.Err() == nil {
 					c.logf("service: verifying filter headers up to %d: %v", best, err)
 				}
+				failed, failed.at = now, time.Now()
 			} else {
 				verifiedTo = best
 			}
@@ -99,9 +115,68 @@ func (c *Client) follow(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-c.wakeSync:
+			all = false
 		case <-tick.C:
+			all = true
 		}
 	}
+}
+
+// verifyFailure is a verification of the filter headers that failed: up
+// to which block, with how many peers, and when.
+type verifyFailure struct {
+	best  int32
+	peers int
+	at    time.Time
+}
+
+// retryInterval is how long a failed verification waits before it is
+// tried again with the same block and peers.
+const retryInterval = time.Minute
+
+// maxUndelivered is how many blocks in a row a peer may announce and then
+// not serve before it is banned for it (a block of a short fork the chain
+// did not take counts too, so it is far above what an honest node does).
+const maxUndelivered = 20
+
+// syncAnnouncers syncs the headers of the peers that announced blocks the
+// chain lacks, and charges each for the announced blocks it then did not
+// serve.
+func (c *Client) syncAnnouncers(ctx context.Context) error {
+	c.mu.Lock()
+	var ms []*member
+	for _, m := range c.members {
+		if len(m.announced) > 0 && m.isLive() {
+			ms = append(ms, m)
+		}
+	}
+	c.mu.Unlock()
+	if len(ms) == 0 {
+		return nil
+	}
+	c.opMu.Lock()
+	_, err := c.syncPeers(ctx, ms)
+	c.opMu.Unlock()
+	for _, m := range ms {
+		c.mu.Lock()
+		missing := 0
+		for _, hash := range m.announced {
+			if _, ok := c.chain.HeightOf(hash); !ok && (m.branch == nil || m.branch.Hash != hash) {
+				missing++
+			}
+		}
+		if missing < len(m.announced) {
+			// It served some: only a run of blocks never served counts.
+			m.undelivered = 0
+		}
+		m.announced, m.undelivered = nil, m.undelivered+missing
+		undelivered := m.undelivered
+		c.mu.Unlock()
+		if undelivered >= maxUndelivered {
+			c.ban(m, peerErr(m, "inv", fmt.Errorf("%w: announced %d blocks it did not serve", peer.ErrProtocol, undelivered)))
+		}
+	}
+	return err
 }
 
 // verifyFilterHeaders verifies the filter headers from..to (from the
@@ -133,20 +208,21 @@ func (c *Client) verifyFilterHeaders(ctx context.Context, from, to int32) error 
 // peer's tip; a block the chain lacks wakes the header sync.
 func (c *Client) announced(addr string, a peer.Announcement) {
 	unknown := false
+	c.mu.Lock()
 	for _, hash := range a.Blocks {
 		h, ok := c.chain.HeightOf(hash)
-		if !ok {
-			unknown = true
-			continue
-		}
-		c.mu.Lock()
 		for _, m := range c.members {
-			if m.addr == addr && m.tip < h {
+			switch {
+			case m.addr != addr:
+			case ok && m.tip < h:
 				m.tip = h
+			case !ok && len(m.announced) < maxAnnounced:
+				m.announced = append(m.announced, hash)
+				unknown = true
 			}
 		}
-		c.mu.Unlock()
 	}
+	c.mu.Unlock()
 	if unknown {
 		select {
 		case c.wakeSync <- struct{}{}:
@@ -155,6 +231,10 @@ func (c *Client) announced(addr string, a peer.Announcement) {
 	}
 	c.notifyTip()
 }
+
+// maxAnnounced bounds the unknown blocks a peer's announcements are
+// remembered for until its next header sync.
+const maxAnnounced = 16
 
 // notifyTip tells whoever waits on tipChanged that the chain or a peer's
 // tip may have moved.
@@ -202,8 +282,9 @@ func (c *Client) manage(ctx context.Context) {
 		}
 		now := time.Now()
 		c.mu.Lock()
+		c.pruneLocked()
 		for _, m := range c.members {
-			if m.banned || m.dialing {
+			if m.banned || m.dialing || m.alias != "" {
 				continue
 			}
 			if m.isLive() {
@@ -226,8 +307,78 @@ func (c *Client) manage(ctx context.Context) {
 				c.redialMember(ctx, m)
 			}()
 		}
+		want := c.cfg.TargetPeers - c.outboundLocked()
+		discovering := c.discovering
+		if want > 0 && c.book != nil && !discovering && now.After(c.nextDiscovery) {
+			c.discovering, c.nextDiscovery = true, now.Add(discoverInterval)
+			dials.Add(1)
+			go func() {
+				defer dials.Done()
+				c.discover(ctx, want)
+				c.mu.Lock()
+				c.discovering = false
+				c.mu.Unlock()
+			}()
+		}
 		c.mu.Unlock()
 	}
+}
+
+// discoverInterval is how often the service looks for more peers while it
+// has fewer than it wants.
+const discoverInterval = 5 * time.Second
+
+// maxFailures is how many redials in a row a peer found by discovery gets
+// before it is forgotten (peers of Config.Peers are redialled for ever).
+const maxFailures = 3
+
+// outboundLocked counts the peers connected or being dialled. Called with
+// mu held.
+func (c *Client) outboundLocked() int {
+	n := 0
+	for _, m := range c.members {
+		if m.isLive() || m.dialing {
+			n++
+		}
+	}
+	return n
+}
+
+// pruneLocked forgets the peers found by discovery that failed too often.
+// Called with mu held.
+func (c *Client) pruneLocked() {
+	kept := c.members[:0]
+	for _, m := range c.members {
+		if !m.permanent && !m.banned && !m.dialing && !m.isLive() && m.failures >= maxFailures {
+			continue
+		}
+		kept = append(kept, m)
+	}
+	c.members = kept
+}
+
+// revive redials, at once, the peers of Config.Peers whose connection
+// ended and whose backoff has passed.
+func (c *Client) revive(ctx context.Context) {
+	now := time.Now()
+	var ms []*member
+	c.mu.Lock()
+	for _, m := range c.members {
+		if m.permanent && !m.banned && m.alias == "" && !m.dialing && !m.isLive() && !now.Before(m.nextDial) {
+			m.dialing = true
+			ms = append(ms, m)
+		}
+	}
+	c.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, m := range ms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.redialMember(ctx, m)
+		}()
+	}
+	wg.Wait()
 }
 
 // redialMember dials a member whose connection ended; on success it is

@@ -3,7 +3,10 @@ package client
 import (
 	"context"
 	"fmt"
+	"net"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -322,5 +325,51 @@ func TestBansPersist(t *testing.T) {
 	}
 	if st := c.Peers()[2]; st.Banned || st.Reason != "" {
 		t.Errorf("the unbanned peer is not back: %+v", st)
+	}
+}
+
+// TestServiceDiscoversGossipedPeer: a client given one peer, wanting two,
+// learns a second node's address from its peer's gossip (an addrv2), and
+// the service dials it; the address is remembered in the data directory.
+func TestServiceDiscoversGossipedPeer(t *testing.T) {
+	a := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	a.Generate(t, 20)
+	b := peertest.CopyChain(t, a, peertest.WithArgs("--nobanning"))
+	proxy := peertest.NewLiar(t, a.P2PAddr, a.Params.Net, nil)
+	ctx := context.Background()
+	dir := t.TempDir()
+	c, err := Connect(ctx, Config{Peers: []string{proxy.Addr}, Params: a.Params, DataDir: dir, Timeout: 5 * time.Second, TargetPeers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	startService(t, c)
+	host, port, _ := net.SplitHostPort(b.P2PAddr)
+	p, _ := strconv.Atoi(port)
+	msg := wire.NewMsgAddrV2()
+	msg.AddrList = []*wire.NetAddressV2{wire.NetAddressV2FromBytes(time.Now(), wire.SFNodeNetwork|wire.SFNodeWitness|wire.SFNodeCF, net.ParseIP(host).To4(), uint16(p))}
+	if err := proxy.Inject(msg); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ps := c.Peers()
+		if len(ps) == 2 && ps[1].Address == b.P2PAddr && ps[1].Reason == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the gossiped node was not dialled: %+v", ps)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	c.Close()
+	book, _, err := openAddressBook(a.Params, filepath.Join(dir, a.Params.Name), time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer book.close()
+	ks, _ := book.known()
+	if !slices.ContainsFunc(ks, func(k knownAddress) bool { return k.Addr == b.P2PAddr && k.Tried }) {
+		t.Errorf("the next life's book: %+v", ks)
 	}
 }

@@ -35,7 +35,7 @@ func (c *Client) openStore() error {
 		st.Close()
 		return fmt.Errorf("client: resuming the chain from %s: %w", st.Dir(), err)
 	}
-	c.st, c.chain = st, ch
+	c.st, c.chain, c.resumed = st, ch, ch.Height()
 	c.takeStoreNotes()
 	c.logf("chain state %s: %d headers, filter headers to %d", st.Dir(), ch.Height(), st.FilterHeaderTip())
 	return nil
@@ -55,24 +55,20 @@ func (c *Client) takeStoreNotes() {
 	}
 }
 
-// saveChain writes the chain's headers to the store, after a sync.
-func (c *Client) saveChain() error {
-	if c.st == nil {
-		return nil
-	}
-	if _, err := c.st.SaveChain(c.chain); err != nil {
-		return fmt.Errorf("client: saving the chain: %w", err)
-	}
-	return nil
-}
-
 // storedSegment returns the stored filter headers start..end of a segment
-// ending at checkpoint j, if the store holds them all and they lead from
-// the agreed checkpoint before it to the agreed one at its end.
+// ending at checkpoint j, if the store holds them all, they lead from the
+// agreed checkpoint before it to the agreed one at its end, and no peer's
+// chain ends inside the segment: such a peer must be compared height by
+// height, since the checkpoint at the end may rest on the others alone.
 func (v *verification) storedSegment(j int, start, end int32, prev chainhash.Hash, agreed []chainhash.Hash) ([]chainhash.Hash, bool) {
 	st := v.c.st
 	if st == nil || end%wire.CFCheckptInterval != 0 || j >= len(agreed) || st.FilterHeaderTip() < end {
 		return nil, false
+	}
+	for _, m := range v.ms {
+		if r := v.reach[m]; r >= start && r < end {
+			return nil, false
+		}
 	}
 	hs, err := st.FilterHeaders(max(start-1, 0), end)
 	if err != nil {
@@ -243,13 +239,31 @@ func (c *Client) cachedFilter(block chainhash.Hash) ([]byte, bool) {
 	return data, ok && err == nil
 }
 
+// dropCached forgets a kept filter that failed its check.
+func (c *Client) dropCached(block chainhash.Hash) {
+	if c.st == nil {
+		c.mem.dropFilter(block)
+		return
+	}
+	if err := c.st.DropFilter(block); err != nil {
+		c.logf("dropping a cached filter: %v", err)
+	}
+}
+
 // cachedBatch matches batch b from the filter cache, if it holds every
 // filter of it, each checked against its header.
 func (c *Client) cachedBatch(b filterBatch, base *gcs.Matcher, check func(int32, []byte) error) ([]int32, bool) {
 	datas := make([][]byte, 0, b.stop-b.start+1)
 	for h := b.start; h <= b.stop; h++ {
-		data, ok := c.cachedFilter(c.chain.Hash(h))
-		if !ok || check(h, data) != nil {
+		hash := c.chain.Hash(h)
+		data, ok := c.cachedFilter(hash)
+		if !ok {
+			return nil, false
+		}
+		if check(h, data) != nil {
+			// Kept when its header rested on a liar: make room for the
+			// true one.
+			c.dropCached(hash)
 			return nil, false
 		}
 		datas = append(datas, data)

@@ -2,11 +2,13 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/txscript"
@@ -48,26 +50,87 @@ func (f *failure) Error() string { return f.err.Error() }
 func (f *failure) Unwrap() error { return f.err }
 
 // eachPeer runs fn for every member at once and returns the first
-// failure, if any.
-func eachPeer(ms []*member, fn func(m *member) error) error {
-	errs := make([]error, len(ms))
-	var wg sync.WaitGroup
-	for i, m := range ms {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := fn(m); err != nil {
-				errs[i] = &failure{m: m, err: err}
-			}
-		}()
+// failure, if any. Once one member has answered, the others have a grace
+// (see grace): a member still silent then is too slow to wait for (its
+// request is cancelled, and it is dropped from the client for slowPause,
+// with a warning, so it is not compared). Being slow buys no trust, and
+// costs a scan one grace at most.
+func (c *Client) eachPeer(ctx context.Context, ms []*member, fn func(ctx context.Context, m *member) error) error {
+	type result struct {
+		i   int
+		err error
 	}
-	wg.Wait()
-	for _, err := range errs {
+	results := make(chan result, len(ms))
+	cancels := make([]context.CancelFunc, len(ms))
+	start := time.Now()
+	for i, m := range ms {
+		mctx, cancel := context.WithCancel(ctx)
+		cancels[i] = cancel
+		go func() { results <- result{i, fn(mctx, m)} }()
+	}
+	errs := make([]error, len(ms))
+	answered := make([]bool, len(ms))
+	var grace <-chan time.Time
+	var first time.Duration
+	cut := false
+	for n := 0; n < len(ms); {
+		select {
+		case r := <-results:
+			n++
+			answered[r.i], errs[r.i] = true, r.err
+			if grace == nil && !cut && r.err == nil {
+				first = time.Since(start)
+				grace = time.After(c.grace(first))
+			}
+		case <-grace:
+			grace, cut = nil, true
+			for i := range ms {
+				if !answered[i] {
+					cancels[i]()
+				}
+			}
+		}
+	}
+	for i, m := range ms {
+		cancels[i]()
+		if cut && ctx.Err() == nil && errors.Is(errs[i], context.Canceled) {
+			c.dropSlow(m, first)
+			errs[i] = nil
+		}
+	}
+	for i, err := range errs {
 		if err != nil {
-			return err
+			return &failure{m: ms[i], err: err}
 		}
 	}
 	return nil
+}
+
+// The grace of eachPeer is graceFactor times the first answer's time, a
+// quarter of the timeout, or minGrace, whichever is longest: long enough
+// for an honest node under load, short against one that holds every answer
+// until just before the timeout. slowPause is how long a peer dropped as
+// too slow is left alone.
+const (
+	minGrace    = time.Second
+	graceFactor = 20
+	slowPause   = time.Minute
+)
+
+// grace returns how long peers may answer after the first, which took
+// first.
+func (c *Client) grace(first time.Duration) time.Duration {
+	return max(minGrace, graceFactor*first, c.timeout()/4)
+}
+
+// dropSlow drops a peer that did not answer within the grace after the
+// first peer answered in first.
+func (c *Client) dropSlow(m *member, first time.Duration) {
+	c.dropPeer(m, fmt.Errorf("peer %s: too slow: no answer within %v of the first peer's (in %v); not compared", m.addr,
+		c.grace(first).Round(time.Millisecond), first.Round(time.Millisecond)))
+	c.mu.Lock()
+	m.nextDial = time.Now().Add(slowPause)
+	c.mu.Unlock()
 }
 
 // Filter headers are verified by height, not by tip: every peer is asked
@@ -168,10 +231,67 @@ func (c *Client) filterHeaders(ctx context.Context, ms []*member, from, to int32
 		}
 	}
 	c.noteVoices(v, from, to)
-	if c.st == nil {
-		c.mem.putHeaders(start-1, headers)
-	}
+	c.noteVerified(start, to, headers)
 	return headers[from-start:], v.ms, nil
+}
+
+// noteVerified records that the filter headers start..to (headers holds
+// those of start-1..to) were verified with the peers in this life, but for
+// the heights only one of several peers could state (c.oneVoice), which
+// are kept apart, and not in memory.
+func (c *Client) noteVerified(start, to int32, headers []chainhash.Hash) {
+	c.lonely = slices.DeleteFunc(c.lonely, func(o OnePeer) bool { return o.To >= start && o.From <= to })
+	c.lonely = append(c.lonely, c.oneVoice...)
+	c.verifiedTo = max(c.verifiedTo, to)
+	if c.st != nil {
+		return
+	}
+	for i, h := range headers {
+		if height := start - 1 + int32(i); height >= 0 && !c.lonelyAt(height) {
+			c.mem.putHeaders(height, []chainhash.Hash{h})
+		}
+	}
+}
+
+// knownPrefix returns the filter headers of start, start+1, ... up to end
+// that this life verified with several peers already (below verifiedTo,
+// and below the first height only one of several peers stated), as kept
+// in the store or in memory; none if it cannot read them.
+func (c *Client) knownPrefix(start, end int32) []chainhash.Hash {
+	last := min(end, c.verifiedTo)
+	for _, o := range c.lonely {
+		if o.To >= start && o.From <= last {
+			last = min(last, o.From-1)
+		}
+	}
+	if last < start {
+		return nil
+	}
+	if c.st != nil {
+		if c.st.FilterHeaderTip() < last {
+			return nil
+		}
+		hs, err := c.st.FilterHeaders(start, last)
+		if err != nil {
+			return nil
+		}
+		return hs
+	}
+	out := make([]chainhash.Hash, 0, last-start+1)
+	for h := start; h <= last; h++ {
+		fh, ok := c.mem.header(h)
+		if !ok {
+			return nil
+		}
+		out = append(out, fh)
+	}
+	return out
+}
+
+// lonelyAt reports whether the filter header of height was last verified
+// with only one of several peers.
+func (c *Client) lonelyAt(height int32) bool {
+	return slices.ContainsFunc(c.lonely, func(o OnePeer) bool { return o.From <= height && height <= o.To })
 }
 
 // segmentHeaders returns the agreed filter headers of segment j, from its
@@ -184,8 +304,18 @@ func (v *verification) segmentHeaders(ctx context.Context, j int, agreed []chain
 	if hs, ok := v.storedSegment(j, start, end, prev, agreed); ok {
 		return hs, nil
 	}
+	// What this life verified already with several peers is not asked
+	// again: only the heights above it.
+	known := v.c.knownPrefix(start, end)
+	from := start + int32(len(known))
+	if from > end {
+		return known, nil
+	}
+	if len(known) > 0 {
+		prev = known[len(known)-1]
+	}
 	for {
-		hashes, err := v.segment(ctx, j, agreed)
+		hashes, err := v.segment(ctx, j, agreed, from, prev)
 		if err != nil {
 			return nil, err
 		}
@@ -195,9 +325,9 @@ func (v *verification) segmentHeaders(ctx context.Context, j int, agreed []chain
 			running = gcs.MakeHeader(&hashes[i], &running)
 			headers[i] = running
 		}
-		banned, err := v.checkStored(ctx, start, headers, hashes)
+		banned, err := v.checkStored(ctx, from, headers, hashes)
 		if err != nil || !banned {
-			return headers, err
+			return append(known, headers...), err
 		}
 		// The block proved the peers wrong against the store: those
 		// left state the segment again.
@@ -212,7 +342,7 @@ func (v *verification) checkpoints(ctx context.Context) ([]chainhash.Hash, error
 	c := v.c
 	const interval = wire.CFCheckptInterval
 	var mu sync.Mutex
-	err := eachPeer(v.ms, func(m *member) error {
+	err := c.eachPeer(ctx, v.ms, func(ctx context.Context, m *member) error {
 		n := v.reach[m] / interval
 		if n == 0 {
 			return nil
@@ -226,6 +356,7 @@ func (v *verification) checkpoints(ctx context.Context) ([]chainhash.Hash, error
 	if err != nil {
 		return nil, err
 	}
+	v.keepLive()
 	// Hard-coded checkpoints come first: no peer overrules them.
 	for _, m := range v.ms {
 		for i, h := range v.cps[m] {
@@ -362,13 +493,13 @@ func firstSplit(start int32, claims []claim) (int32, []group) {
 	}
 }
 
-// segment returns the agreed filter hashes of segment j up to the range's
-// end. When at least two peers agree on the checkpoint that ends it, one
+// segment returns the agreed filter hashes of segment j from start (its
+// first height, or one past what this life verified already, with prev
+// the filter header before it) up to the range's end. When at least two peers agree on the checkpoint that ends it, one
 // of them states it; every peer whose reach ends inside it states its
 // part, and all are compared height by height until they agree.
-func (v *verification) segment(ctx context.Context, j int, agreed []chainhash.Hash) ([]chainhash.Hash, error) {
+func (v *verification) segment(ctx context.Context, j int, agreed []chainhash.Hash, start int32, prev chainhash.Hash) ([]chainhash.Hash, error) {
 	c := v.c
-	start, prev := segmentStart(j, agreed)
 	end := min(int32(j+1)*wire.CFCheckptInterval, v.to)
 	for {
 		if len(v.ms) == 0 {
@@ -401,7 +532,7 @@ func (v *verification) segment(ctx context.Context, j int, agreed []chainhash.Ha
 		} else {
 			partial = append(partial, full...)
 		}
-		err := eachPeer(partial, func(m *member) error {
+		err := c.eachPeer(ctx, partial, func(ctx context.Context, m *member) error {
 			got, err := c.segment(ctx, m, start, min(end, v.reach[m]), prev)
 			if err == nil && v.reach[m] >= end && end%wire.CFCheckptInterval == 0 && len(v.cps[m]) > j && chainHeaders(prev, got) != v.cps[m][j] {
 				err = peerErr(m, "getcfheaders", fmt.Errorf("%w: filter headers %d..%d do not reach the checkpoint it sent itself",
@@ -418,6 +549,7 @@ func (v *verification) segment(ctx context.Context, j int, agreed []chainhash.Ha
 		if err != nil {
 			return nil, err
 		}
+		v.keepLive() // without the peers too slow to wait for
 		h, groups := firstSplit(start, claims)
 		if h < 0 {
 			return v.agreedHashes(start, end, claims)
@@ -510,17 +642,12 @@ func (c *Client) settleAt(ctx context.Context, h int32, groups []group) error {
 	key := gcs.BasicKey(&hash)
 	var standing []group
 	for _, g := range groups {
-		var data []byte
-		err := c.conn(g.rep).GetCFilters(ctx, h, []chainhash.Hash{hash}, func(_ int, d []byte) error {
-			data = d
-			return nil
-		})
-		if err == nil && chainhash.DoubleHashH(data) != g.hash {
-			err = peerErr(g.rep, "getcfilters", fmt.Errorf("%w: filter for block %v (height %d) does not hash to the filter header it sent itself",
-				peer.ErrBadFilter, hash, h))
-		}
+		data, err := c.evidence(ctx, h, g)
 		if err != nil {
-			return &failure{m: g.rep, err: err}
+			return err
+		}
+		if data == nil {
+			continue // nobody in the group would serve its filter
 		}
 		if why := disproves(block, data, key); why != "" {
 			for _, m := range g.members {
@@ -554,6 +681,59 @@ func (c *Client) settleAt(ctx context.Context, h int32, groups []group) error {
 		ce.Sides = append(ce.Sides, addrs(g.members))
 	}
 	return ce
+}
+
+// evidence gets a group's filter of the block at height h, which must
+// hash to the filter hash the group states: from its representative, or
+// from the next member when one fails. A member that cannot serve the
+// filter it stated, during a dispute about it, is banned: an honest node
+// always can, and a liar that hangs up must not have the dispute replayed
+// for ever. It returns nil when no member served it; a request ended by
+// ctx is an error.
+func (c *Client) evidence(ctx context.Context, h int32, g group) ([]byte, error) {
+	hash := c.chain.Hash(h)
+	for _, m := range append([]*member{g.rep}, slices.DeleteFunc(slices.Clone(g.members), func(o *member) bool { return o == g.rep })...) {
+		var data []byte
+		err := c.conn(m).GetCFilters(ctx, h, []chainhash.Hash{hash}, func(_ int, d []byte) error {
+			data = d
+			return nil
+		})
+		if err == nil && chainhash.DoubleHashH(data) != g.hash {
+			err = peerErr(m, "getcfilters", fmt.Errorf("%w: filter for block %v (height %d) does not hash to the filter header it sent itself",
+				peer.ErrBadFilter, hash, h))
+		}
+		if err == nil {
+			return data, nil
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if c.chain.Err() != nil {
+			return nil, &failure{m: m, err: err}
+		}
+		// A stall may be an honest node's whose chain changed (the scan
+		// checks for a reorganization before it blames anyone): the
+		// second time, it is not.
+		if !isLie(err) && c.strike(m) < maxDisputeStrikes {
+			return nil, &failure{m: m, err: err}
+		}
+		c.ban(m, peerErr(m, "getcfilters", fmt.Errorf("%w: did not serve the filter of block %v (height %d) it stated, during a dispute about it: %v",
+			peer.ErrBadFilter, hash, h, err)))
+	}
+	return nil, nil
+}
+
+// maxDisputeStrikes is how many times a peer may fail to serve the filter
+// it stated during a dispute before it is banned for it.
+const maxDisputeStrikes = 2
+
+// strike counts one more failure of m to back its word in a dispute and
+// returns the count.
+func (c *Client) strike(m *member) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m.strikes++
+	return m.strikes
 }
 
 // addrs returns the addresses of ms.

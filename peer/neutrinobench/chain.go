@@ -80,10 +80,13 @@ const paymentValue = 10_000
 func WatchKey(i int) *peertest.Key { return peertest.NewKey("neutrinobench watch " + strconv.Itoa(i)) }
 
 // WatchScripts returns the first n watched scripts.
-func WatchScripts(n int) [][]byte {
+func WatchScripts(n int) [][]byte { return pkScripts(n, WatchKey) }
+
+// pkScripts returns the P2PKH scripts of key(0)..key(n-1).
+func pkScripts(n int, key func(int) *peertest.Key) [][]byte {
 	out := make([][]byte, n)
 	for i := range out {
-		out[i] = WatchKey(i).PkScript()
+		out[i] = key(i).PkScript()
 	}
 	return out
 }

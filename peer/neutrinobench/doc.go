@@ -16,4 +16,18 @@
 //	SPVFILTER_BENCH_BLOCKS=20000 SPVFILTER_BENCH_ROUNDS=5 go test -run TestCompare -v -timeout 60m
 //
 // SPVFILTER_BENCH_PEERS sets the number of nodes serving the chain.
+//
+// The follow benchmark runs the two as a wallet leaves them running:
+// spvfilter's client as a service (Client.Start) with a following rescan,
+// and neutrino's ChainService with a Rescan that has no end block, each
+// in a process of its own, connected to the same nodes (8 by default).
+// Blocks as full as the generated ones are mined on one node in batches
+// (2,000, ten a second), some paying watched scripts and some spending
+// those payments; each follower must report every block, in order, and
+// exactly those transactions. It reports, for each, the CPU time, the
+// peak resident set size, the bytes the nodes sent it (their
+// getpeerinfo), the wall time and each block's delay from its mining to
+// its report, over rounds that start the two in turns:
+//
+//	SPVFILTER_LONG=1 go test -run TestFollowBenchmark -v -timeout 120m
 package neutrinobench

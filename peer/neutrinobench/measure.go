@@ -62,7 +62,12 @@ type meter struct {
 // resets the peak resident set size and starts the heap sampler; the
 // measured run starts when it returns. nodes are the pids of the node
 // processes whose CPU time is counted too.
-func startMeter(nodes []int) *meter {
+func startMeter(nodes []int) *meter { return startMeterEvery(nodes, time.Millisecond) }
+
+// startMeterEvery is startMeter with the heap sampled every interval, for
+// runs long enough that sampling every millisecond would cost more than
+// it tells.
+func startMeterEvery(nodes []int, every time.Duration) *meter {
 	debug.FreeOSMemory()
 	m := &meter{stopping: make(chan struct{}), nodes: nodes}
 	m.rss0, m.rssOK = resetPeakRSS()
@@ -77,7 +82,7 @@ func startMeter(nodes []int) *meter {
 		defer m.sampler.Done()
 		own := make([]metrics.Sample, len(m.samples))
 		copy(own, m.samples)
-		tick := time.NewTicker(time.Millisecond)
+		tick := time.NewTicker(every)
 		defer tick.Stop()
 		for {
 			m.peak = max(m.peak, readHeap(own))

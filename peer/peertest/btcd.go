@@ -47,9 +47,9 @@ func btcdBinary() (string, error) {
 }
 
 func buildBtcd() (string, error) {
-	goTool, err := exec.LookPath("go")
+	goTool, err := goCommand()
 	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+		return "", err
 	}
 	// Build inside our module so that go.mod's pinned version is used.
 	out, err := exec.Command(goTool, "env", "GOMOD").Output()

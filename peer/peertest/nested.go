@@ -2,9 +2,10 @@ package peertest
 
 import (
 	"context"
+	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
 )
@@ -19,11 +20,9 @@ func RunNestedModuleTests(t *testing.T, dir string) {
 	if testing.Short() {
 		t.Skipf("short mode: the tests of the nested module %s are not run", dir)
 	}
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := exec.LookPath(goTool); err != nil {
-		if goTool, err = exec.LookPath("go"); err != nil {
-			t.Fatalf("no go command to run the tests of %s: %v", dir, err)
-		}
+	goTool, err := goCommand()
+	if err != nil {
+		t.Fatalf("no go command to run the tests of %s: %v", dir, err)
 	}
 	ctx := context.Background()
 	if d, ok := t.Deadline(); ok {
@@ -31,9 +30,29 @@ func RunNestedModuleTests(t *testing.T, dir string) {
 		ctx, cancel = context.WithDeadline(ctx, d.Add(-10*time.Second))
 		defer cancel()
 	}
-	cmd := exec.CommandContext(ctx, goTool, "test", "-short", "./...")
+	// The flags this test was run with that the go command can tell it
+	// reach the nested module's tests too.
+	args := []string{"test", "-short"}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	if testing.Verbose() {
+		args = append(args, "-v")
+	}
+	cmd := exec.CommandContext(ctx, goTool, append(args, "./...")...)
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go test ./... in %s: %v\n%s", dir, err, out)
 	}
+}
+
+// goCommand returns the go command: the one on PATH, or $GOROOT/bin/go.
+func goCommand() (string, error) {
+	if goTool, err := exec.LookPath("go"); err == nil {
+		return goTool, nil
+	}
+	if root := os.Getenv("GOROOT"); root != "" {
+		return exec.LookPath(filepath.Join(root, "bin", "go"))
+	}
+	return "", errors.New("peertest: no go command on PATH and no GOROOT")
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 )
 
 // Bucket and key names of the filter cache database.
@@ -124,7 +125,7 @@ func openFilterCache(path string, limit int64, noSync bool, now func() time.Time
 		case err == nil:
 			fc.db = db
 			return fc
-		case attempt > 0 || errors.Is(err, bolt.ErrTimeout):
+		case attempt > 0 || errors.Is(err, berrors.ErrTimeout):
 			fc.notef("%s: the filter cache is off for this run: %v", filterCacheName, err)
 			return fc
 		}

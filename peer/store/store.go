@@ -517,6 +517,17 @@ func (s *Store) Filter(blockHash chainhash.Hash) ([]byte, bool, error) {
 	return f, f != nil, nil
 }
 
+// DropFilter removes the filter of blockHash from the cache: one a caller
+// found not to match the filter header it checked it against (a filter
+// kept when that header rested on a liar), so that the right one can take
+// its place.
+func (s *Store) DropFilter(blockHash chainhash.Hash) error {
+	if s.filters == nil {
+		return nil
+	}
+	return cacheError(s.filters.drop(blockHash))
+}
+
 // FilterCacheSize returns the cache's logical size in bytes (what its
 // cap bounds) and the number of filters it holds: zero without a cache or
 // with the cache off.

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+
+	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/btcsuite/btcd/wire"
+	"github.com/spf13/pflag"
+	"github.com/spvfilter/spvfilter/peer"
+	"github.com/spvfilter/spvfilter/peer/client"
+)
+
+// peerFlags are the flags that say which nodes a command talks to.
+type peerFlags struct {
+	peers, connect []string
+	proxy          string
+}
+
+func (pf *peerFlags) register(f *pflag.FlagSet) {
+	f.StringArrayVar(&pf.peers, "peer", nil, "a node's HOST:PORT, used beside the peers found through the network's DNS seeds (repeatable; required on regtest and simnet, which have none)")
+	f.StringArrayVar(&pf.connect, "connect", nil, "a node's HOST:PORT to use alone: no DNS seeds, no peers learnt from others (repeatable)")
+	f.StringVar(&pf.proxy, "proxy", "", "a SOCKS5 proxy every connection goes through, such as Tor's socks5://127.0.0.1:9050 (host names and .onion addresses resolved by it; no DNS seed is asked)")
+}
+
+// config checks the flags and fills in the peers of a client
+// configuration for params, whose peers must offer services.
+func (pf *peerFlags) config(params *chaincfg.Params, services wire.ServiceFlag) (client.Config, error) {
+	cfg := client.Config{Params: params, Proxy: pf.proxy, Services: services}
+	if len(pf.peers) > 0 && len(pf.connect) > 0 {
+		return cfg, badInput("--peer and --connect: give --peer (used beside the peers found) or --connect (used alone), not both")
+	}
+	cfg.Peers, cfg.ConnectOnly = pf.peers, false
+	flag := "--peer"
+	if len(pf.connect) > 0 {
+		cfg.Peers, cfg.ConnectOnly, flag = pf.connect, true, "--connect"
+	}
+	for _, p := range cfg.Peers {
+		host, port, err := net.SplitHostPort(p)
+		if err != nil || host == "" || port == "" {
+			return cfg, badInput("%s %q: want HOST:PORT", flag, p)
+		}
+		if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 {
+			return cfg, badInput("%s %q: port %q is not a TCP port", flag, p, port)
+		}
+	}
+	if len(cfg.Peers) == 0 && len(params.DNSSeeds) == 0 {
+		return cfg, badInput("%s has no DNS seeds: give the nodes with --peer or --connect", params.Name)
+	}
+	if len(cfg.Peers) == 0 && pf.proxy != "" {
+		return cfg, badInput("--proxy without --peer or --connect: the DNS seeds are not asked behind a proxy (their lookup would leave it)")
+	}
+	if pf.proxy != "" {
+		if _, err := peer.SOCKS5(pf.proxy); err != nil {
+			return cfg, badInput("--proxy: %v", err)
+		}
+	}
+	return cfg, nil
+}
+
+// first names the first peer given, or says that they were found.
+func (pf *peerFlags) first() string {
+	switch {
+	case len(pf.peers) > 0:
+		return pf.peers[0]
+	case len(pf.connect) > 0:
+		return pf.connect[0]
+	}
+	return fmt.Sprintf("(%s)", "found through the DNS seeds")
+}

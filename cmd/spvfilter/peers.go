@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/btcsuite/btcd/wire"
+	"github.com/spf13/cobra"
+	"github.com/spvfilter/spvfilter/peer"
+	"github.com/spvfilter/spvfilter/peer/client"
+)
+
+func init() { registerCommand(newPeersCommand) }
+
+type peersFlags struct {
+	peerFlags
+	network string
+	datadir string
+	timeout time.Duration
+}
+
+func newPeersCommand(a *app) *cobra.Command {
+	var fl peersFlags
+	cmd := &cobra.Command{
+		Use:   "peers [--network NET] [--datadir DIR] [--peer HOST:PORT... | --connect HOST:PORT...]",
+		Short: "Connect as a light client and list the peers, the address book and the bans",
+		Long: `peers connects to the network as scan does: to the --peer nodes and to peers
+found in the address book of --datadir, in the network's DNS seeds and in
+what peers gossip (eight in all, spread over network groups), or to the
+--connect nodes alone. It lists the peers it reached (their user agent,
+services and tip), the addresses the book knows, and the bans in force
+(peers caught lying or flooding are banned for a day, kept in --datadir).
+
+Exit status: 0 done, 2 bad input, 1 failure (no peer reached).`,
+		Example: `  spvfilter peers --network testnet4 --json
+  spvfilter peers --network regtest --peer 127.0.0.1:18444 --datadir ./state`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.runPeers(cmd, &fl)
+		},
+	}
+	f := cmd.Flags()
+	fl.peerFlags.register(f)
+	f.StringVar(&fl.network, "network", "mainnet", networkNames())
+	f.StringVar(&fl.datadir, "datadir", "", "directory of the chain state, address book and bans (default: as scan's)")
+	f.DurationVar(&fl.timeout, "timeout", peer.DefaultTimeout, "longest wait for a node's handshake")
+	return cmd
+}
+
+// peersJSON is the output of peers --json.
+type peersOutput struct {
+	Network  string         `json:"network"`
+	Peers    []scanPeerJSON `json:"peers"`
+	Known    []knownJSON    `json:"known"`
+	Bans     []banJSON      `json:"bans"`
+	Warnings []string       `json:"warnings"`
+}
+
+// knownJSON is an address of the book.
+type knownJSON struct {
+	Address     string `json:"address"`
+	Services    string `json:"services"`
+	LastSeen    string `json:"last_seen,omitempty"`
+	LastAttempt string `json:"last_attempt,omitempty"`
+	LastSuccess string `json:"last_success,omitempty"`
+	Attempts    int    `json:"attempts"`
+	Tried       bool   `json:"tried"`
+}
+
+// banJSON is a ban in force.
+type banJSON struct {
+	Host   string `json:"host"`
+	Reason string `json:"reason"`
+	Since  string `json:"since"`
+	Until  string `json:"until"`
+}
+
+func (a *app) runPeers(cmd *cobra.Command, fl *peersFlags) error {
+	params, err := lookupNetwork(fl.network)
+	if err != nil {
+		return err
+	}
+	if fl.timeout <= 0 {
+		return badInput("--timeout %v: must be positive", fl.timeout)
+	}
+	cfg, err := fl.peerFlags.config(params, wire.SFNodeCF|wire.SFNodeWitness)
+	if err != nil {
+		return err
+	}
+	cfg.Timeout, cfg.DataDir = fl.timeout, fl.datadir
+	if !cmd.Flags().Changed("datadir") {
+		cfg.DataDir = defaultDataDir(params)
+	}
+	if cfg.DataDir != "" {
+		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+			return badInput("--datadir: %v", err)
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	c, err := client.Connect(ctx, cfg)
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		return errors.New("peers interrupted")
+	}
+	if err != nil {
+		return fmt.Errorf("peers: %w", err)
+	}
+	defer c.Close()
+	if _, err := c.SyncHeaders(ctx); err != nil {
+		return fmt.Errorf("peers: %w", err)
+	}
+	out := peersOutput{Network: params.Name, Peers: peersJSON(c.Peers()), Known: []knownJSON{}, Bans: []banJSON{}, Warnings: []string{}}
+	known, err := c.KnownAddresses()
+	if err != nil {
+		out.Warnings = append(out.Warnings, err.Error())
+	}
+	for _, k := range known {
+		out.Known = append(out.Known, knownJSON{Address: k.Addr, Services: k.Services.String(), LastSeen: stamp(k.LastSeen),
+			LastAttempt: stamp(k.LastAttempt), LastSuccess: stamp(k.LastSuccess), Attempts: k.Attempts, Tried: k.Tried})
+	}
+	for _, b := range c.Bans() {
+		out.Bans = append(out.Bans, banJSON{Host: b.Host, Reason: b.Reason, Since: stamp(b.Since), Until: stamp(b.Until)})
+	}
+	a.warn(out.Warnings)
+	if a.json {
+		return a.printJSON(out)
+	}
+	w := a.stdout
+	for _, p := range out.Peers {
+		state := fmt.Sprintf("tip %d", p.Tip)
+		switch {
+		case p.Banned:
+			state = "banned: " + p.Reason
+		case p.Reason != "":
+			state = p.Reason
+		}
+		fmt.Fprintf(w, "peer %s (%s): %s\n", p.Address, p.UserAgent, state)
+	}
+	fmt.Fprintf(w, "%d known address(es)\n", len(out.Known))
+	for _, b := range out.Bans {
+		fmt.Fprintf(w, "banned %s until %s: %s\n", b.Host, b.Until, b.Reason)
+	}
+	return nil
+}
+
+// stamp formats t for output, "" for the zero time.
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}

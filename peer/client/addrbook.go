@@ -1,0 +1,433 @@
+package client
+
+import (
+	"encoding/base32"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/btcsuite/btcd/addrmgr"
+	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/btcsuite/btcd/wire"
+)
+
+// The bounds of the address book.
+const (
+	// sourceBurst is how many addresses one source (a peer's gossip, a
+	// DNS seed) may add at once: one full addr or addrv2 message.
+	sourceBurst = wire.MaxAddrPerMsg
+	// sourceRefill is how long a source waits for each address past its
+	// burst: 600 an hour.
+	sourceRefill = 6 * time.Second
+	// maxSources caps the sources whose quotas the book keeps; beyond
+	// it the oldest is forgotten.
+	maxSources = 256
+	// maxLocalAddresses caps the book on regtest and simnet.
+	maxLocalAddresses = 1000
+	// maxBookFile caps the size of a book file read from disk; a full
+	// btcd address manager saves about 15 MB.
+	maxBookFile = 64 << 20
+	// recentAttempt: an address dialled this recently is picked only
+	// when nothing else fits.
+	recentAttempt = 10 * time.Minute
+	// pickDraws is how many addresses pick draws from btcd's address
+	// manager, as btcd's own connection manager does.
+	pickDraws = 100
+)
+
+// How pick ranks a candidate: the lower the sum, the sooner it is picked.
+const (
+	rankOtherPort       = 1 // not the network's default port (public networks)
+	rankRecent          = 2 // attempted within recentAttempt
+	rankUnknownServices = 4 // services not known (a DNS seed without filtering)
+	rankSameGroup       = 8 // in the group of a peer in use (regtest, simnet)
+)
+
+// addressBook remembers the addresses of nodes the client may dial: what
+// peers gossip (addr, addrv2) and what DNS seeds answer, with what the
+// client learnt dialling them. It is safe for concurrent use.
+//
+// On public networks (mainnet, testnet3, testnet4, signet) the book is
+// btcd's address manager (package addrmgr, as in btcd v0.24.2): its new
+// and tried tables, bucketed by the address's and the source's network
+// group, bound it to 1,024 new buckets of at most 65 addresses and 64
+// tried buckets of 256 (82,944 addresses), and confine the addresses of
+// one source group to 64 of the new buckets. It keeps only publicly
+// routable addresses (addrmgr.IsRoutable: no loopback, private, link-local,
+// documentation or shared address space) and saves itself to peers.json
+// in the book's directory every ten minutes and at close. Its log is the
+// package's default, silent.
+//
+// On regtest and simnet, whose nodes live on loopback and private
+// addresses that btcd's address manager refuses, the book is a list of
+// at most maxLocalAddresses addresses, of any kind, saved whole to
+// peers-local.json (written to a temporary file, synced and renamed into
+// place). When it is full a new address replaces the one seen longest ago
+// that was never used; when every address was used, the new one is
+// dropped.
+//
+// On both, an address must name a host (IPv4, IPv6 or Tor v3; Tor v2 is
+// no longer served by Tor) and a port; a gossiped time more than ten
+// minutes ahead or before the genesis block becomes five days ago, as
+// Bitcoin Core and btcd treat it; and each source may add sourceBurst
+// addresses at once and then one every sourceRefill, for the life of the
+// book, which bounds what one peer's flood can push out.
+//
+// A book file that cannot be decoded is moved aside (name.damaged) and
+// named in a note, and the book starts without it; btcd's address
+// manager would delete it without a word, so peers.json is checked before
+// the manager reads it, by the manager's rules and one more: no address
+// with more than maxFailedAttempts failed attempts, which the book never
+// lets the manager count (past about 1,830 its GetAddress can search
+// forever). The manager writes peers.json in place, every ten minutes
+// too, so a crash while it writes leaves a damaged file; at close the
+// previous file is kept as peers.json.prev until the new one is written
+// and read back, and restored by the next open if the save did not
+// finish.
+type addressBook struct {
+	params *chaincfg.Params
+	now    func() time.Time
+	public bool // btcd's address manager, not the local list
+	store  addrStore
+
+	mu      sync.Mutex
+	quotas  map[string]*quota
+	sources []string // the keys of quotas, oldest first
+}
+
+// addrStore is where an addressBook keeps its addresses: btcd's address
+// manager (publicStore) or a bounded list (localStore). Addresses reach
+// add already checked.
+type addrStore interface {
+	add(addrs []*wire.NetAddressV2, src *wire.NetAddressV2)
+	candidates() []candidate
+	attempt(hostport string, now time.Time)
+	connected(hostport string, services wire.ServiceFlag, now time.Time)
+	good(hostport string, now time.Time)
+	known() ([]knownAddress, error)
+	close() error
+}
+
+// candidate is an address pick may return.
+type candidate struct {
+	addr        string
+	services    wire.ServiceFlag
+	lastAttempt time.Time
+}
+
+// knownAddress is what the book knows of an address, for listings.
+type knownAddress struct {
+	Addr        string           `json:"addr"` // host:port
+	Services    wire.ServiceFlag `json:"services"`
+	LastSeen    time.Time        `json:"last_seen,omitzero"` // as gossiped, or when connected
+	LastAttempt time.Time        `json:"last_attempt,omitzero"`
+	LastSuccess time.Time        `json:"last_success,omitzero"`
+	Attempts    int              `json:"attempts,omitempty"` // since the last success
+	Tried       bool             `json:"tried,omitempty"`    // served the client well once
+}
+
+// quota is what a source may still add.
+type quota struct {
+	left float64
+	at   time.Time
+}
+
+// isLocalNetwork reports whether params are regtest's or simnet's, whose
+// nodes are not on public addresses.
+func isLocalNetwork(params *chaincfg.Params) bool {
+	return params.Net == wire.TestNet || params.Net == wire.SimNet
+}
+
+// openAddressBook opens the address book of the network in dir, the
+// network's own directory of the data directory; dir "" keeps it in
+// memory. now is the clock (time.Now if nil). The notes say what was
+// wrong with the files found and what became of them; an error means the
+// directory or a file in it could not be read or written.
+func openAddressBook(params *chaincfg.Params, dir string, now func() time.Time) (*addressBook, []string, error) {
+	if now == nil {
+		now = time.Now
+	}
+	b := &addressBook{params: params, now: now, public: !isLocalNetwork(params), quotas: make(map[string]*quota)}
+	var notes []string
+	var err error
+	if b.public {
+		b.store, notes, err = openPublicStore(dir)
+	} else {
+		b.store, notes, err = openLocalStore(params, dir)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, notes, nil
+}
+
+// add adds addresses src gossiped (src is the peer's host:port) or a DNS
+// seed answered (src is the seed's name), within src's quota, and returns
+// how many it took; those the book cannot use are dropped.
+func (b *addressBook) add(addrs []*wire.NetAddressV2, src string) int {
+	now := b.now()
+	ok := make([]*wire.NetAddressV2, 0, min(len(addrs), sourceBurst))
+	for _, na := range addrs {
+		if len(ok) == sourceBurst {
+			break
+		}
+		if !b.usable(na) {
+			continue
+		}
+		c := *na
+		if c.Timestamp.After(now.Add(10*time.Minute)) || c.Timestamp.Before(b.params.GenesisBlock.Header.Timestamp) {
+			c.Timestamp = now.Add(-5 * 24 * time.Hour)
+		}
+		ok = append(ok, &c)
+	}
+	ok = ok[:b.allow(src, len(ok), now)]
+	if len(ok) == 0 {
+		return 0
+	}
+	srcNA, err := parseAddr(src, 0, now)
+	if err != nil {
+		// A seed's name: btcd's server takes the first address of a
+		// seed's answer for its source.
+		srcNA = ok[0]
+	}
+	b.store.add(ok, srcNA)
+	return len(ok)
+}
+
+// usable reports whether the book can keep na: a host of a known kind
+// that is not unspecified, Tor v2 or broadcast, and a port; on public
+// networks only what btcd's address manager keeps.
+func (b *addressBook) usable(na *wire.NetAddressV2) bool {
+	if na == nil || na.Addr == nil || na.Port == 0 {
+		return false
+	}
+	if na.IsTorV3() {
+		return true
+	}
+	lna := na.ToLegacy()
+	if !addrmgr.IsValid(lna) || addrmgr.IsOnionCatTor(lna) {
+		return false
+	}
+	return !b.public || addrmgr.IsRoutable(na)
+}
+
+// allow takes up to n addresses of src's quota and returns how many src
+// may add.
+func (b *addressBook) allow(src string, n int, now time.Time) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	q := b.quotas[src]
+	if q == nil {
+		if len(b.sources) == maxSources {
+			delete(b.quotas, b.sources[0])
+			b.sources = slices.Delete(b.sources, 0, 1)
+		}
+		q = &quota{left: sourceBurst, at: now}
+		b.quotas[src] = q
+		b.sources = append(b.sources, src)
+	}
+	if d := now.Sub(q.at); d > 0 {
+		q.left = min(sourceBurst, q.left+d.Seconds()/sourceRefill.Seconds())
+		q.at = now
+	}
+	k := min(n, int(q.left))
+	q.left -= float64(k)
+	return k
+}
+
+// pick returns an address to dial: one that advertises every service in
+// need (or, after those, one whose services are unknown), is not in use
+// (inUse: the host:port of the peers connected or being dialled) and for
+// which skip (banned, say; nil for none) is false. On public networks it
+// never returns an address in the group (see groupKey) of a peer in use,
+// as btcd and Bitcoin Core keep one outbound peer per group; on regtest
+// and simnet, where nodes share the loopback group, such an address comes
+// only after all others. Addresses attempted in the last ten minutes and,
+// on public networks, those off the default port come after the others.
+// On public networks the candidates are drawn at random by btcd's address
+// manager (which favours addresses not tried lately and without failed
+// attempts); ok is false when none fits.
+func (b *addressBook) pick(need wire.ServiceFlag, inUse []string, skip func(hostport string) bool) (hostport string, ok bool) {
+	busy := make(map[string]bool, len(inUse))
+	groups := make(map[string]bool, len(inUse))
+	for _, a := range inUse {
+		busy[a] = true
+		groups[groupKey(a)] = true
+	}
+	now := b.now()
+	best, bestRank := "", -1
+	for _, c := range b.store.candidates() {
+		if busy[c.addr] || (skip != nil && skip(c.addr)) {
+			continue
+		}
+		r, fits := b.rank(c, need, groups, now)
+		if fits && (bestRank < 0 || r < bestRank) {
+			best, bestRank = c.addr, r
+			if r == 0 {
+				break
+			}
+		}
+	}
+	return best, bestRank >= 0
+}
+
+// rank orders pick's candidates, lowest first; fits is false for one pick
+// must not return.
+func (b *addressBook) rank(c candidate, need wire.ServiceFlag, groups map[string]bool, now time.Time) (r int, fits bool) {
+	switch {
+	case c.services&need == need:
+	case c.services == 0:
+		r += rankUnknownServices
+	default:
+		return 0, false
+	}
+	if groups[groupKey(c.addr)] {
+		if b.public {
+			return 0, false
+		}
+		r += rankSameGroup
+	}
+	if now.Sub(c.lastAttempt) < recentAttempt {
+		r += rankRecent
+	}
+	if _, port, _ := net.SplitHostPort(c.addr); b.public && port != b.params.DefaultPort {
+		r += rankOtherPort
+	}
+	return r, true
+}
+
+// attempt records that the client is dialling hostport.
+func (b *addressBook) attempt(hostport string) { b.store.attempt(hostport, b.now()) }
+
+// connected records a completed handshake with hostport and the services
+// it advertised, which replace those gossiped; an address the book did
+// not know (a peer given by the user) is added.
+func (b *addressBook) connected(hostport string, services wire.ServiceFlag) {
+	b.store.connected(hostport, services, b.now())
+}
+
+// good records that hostport served the client: it moves to the tried
+// addresses, and its failed attempts are forgotten.
+func (b *addressBook) good(hostport string) { b.store.good(hostport, b.now()) }
+
+// known lists the addresses of the book, by address. On public networks
+// it reads them from peers.json, since btcd's address manager lists
+// nothing: the book as last saved (when opened, every ten minutes, at
+// close); a book kept in memory lists nothing there.
+func (b *addressBook) known() ([]knownAddress, error) {
+	ks, err := b.store.known()
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(ks, func(x, y knownAddress) int { return strings.Compare(x.Addr, y.Addr) })
+	return ks, nil
+}
+
+// close saves the book. It is safe to call more than once.
+func (b *addressBook) close() error { return b.store.close() }
+
+// groupKey returns the network group of hostport: for a publicly routable
+// address btcd's addrmgr.GroupKey (the /16 of IPv4, the /32 of IPv6, /36
+// in Hurricane Electric's range, "tor:" and four bits of the key for Tor);
+// for other IP addresses the /16 or /32 alone ("127.0.0.0" for every
+// IPv4 loopback address, "10.1.0.0"), where btcd puts all in one
+// "unroutable" or "local" group; for a host name "host:" and the name.
+func groupKey(hostport string) string {
+	na, err := parseAddr(hostport, 0, time.Time{})
+	if err != nil {
+		host, _, err := net.SplitHostPort(hostport)
+		if err != nil {
+			host = hostport
+		}
+		return "host:" + strings.ToLower(host)
+	}
+	if addrmgr.IsRoutable(na) {
+		return addrmgr.GroupKey(na)
+	}
+	ip := na.ToLegacy().IP
+	if ip4 := ip.To4(); ip4 != nil {
+		return ip4.Mask(net.CIDRMask(16, 32)).String()
+	}
+	return ip.Mask(net.CIDRMask(32, 128)).String()
+}
+
+// parseAddr parses a host:port whose host is an IP address or a Tor
+// onion address into a network address with services and timestamp ts.
+func parseAddr(hostport string, services wire.ServiceFlag, ts time.Time) (*wire.NetAddressV2, error) {
+	host, portStr, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return nil, err
+	}
+	port, err := strconv.ParseUint(portStr, 10, 16)
+	if err != nil {
+		return nil, fmt.Errorf("port of %q: %w", hostport, err)
+	}
+	if ip := net.ParseIP(host); ip != nil {
+		if ip4 := ip.To4(); ip4 != nil {
+			ip = ip4
+		}
+		return wire.NetAddressV2FromBytes(ts, services, ip, uint16(port)), nil
+	}
+	key, err := onionKey(host)
+	if err != nil {
+		return nil, err
+	}
+	return wire.NetAddressV2FromBytes(ts, services, key, uint16(port)), nil
+}
+
+// errNotAddress: a host that is neither an IP address nor an onion
+// address.
+var errNotAddress = errors.New("not an IP or onion address")
+
+// onionKey decodes a Tor onion address: the ten bytes of a v2 address,
+// the 32 bytes of the key of a v3 one (BIP 155).
+func onionKey(host string) ([]byte, error) {
+	name, ok := strings.CutSuffix(strings.ToLower(host), ".onion")
+	if !ok || (len(host) != wire.TorV2EncodedSize && len(host) != wire.TorV3EncodedSize) {
+		return nil, fmt.Errorf("%q: %w", host, errNotAddress)
+	}
+	data, err := base32.StdEncoding.DecodeString(strings.ToUpper(name))
+	if err != nil {
+		return nil, fmt.Errorf("%q: %w", host, err)
+	}
+	if len(host) == wire.TorV3EncodedSize {
+		data = data[:wire.TorV3Size]
+	}
+	return data, nil
+}
+
+// readBookFile decodes the JSON file name, of at most limit bytes, into
+// v; a file that is larger or cannot be decoded is errDamaged.
+func readBookFile(name string, limit int, v any) error {
+	f, err := os.Open(name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
+	if err != nil {
+		return err
+	}
+	if len(data) > limit {
+		return fmt.Errorf("%w: larger than %d bytes", errDamaged, limit)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("%w: %w", errDamaged, err)
+	}
+	return nil
+}
+
+// shuffled returns the candidates in a random order.
+func shuffled(cs []candidate) []candidate {
+	rand.Shuffle(len(cs), func(i, j int) { cs[i], cs[j] = cs[j], cs[i] })
+	return cs
+}

@@ -1,0 +1,255 @@
+package client
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/btcsuite/btcd/addrmgr"
+	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/btcsuite/btcd/wire"
+)
+
+// The file of the address book on regtest and simnet.
+const (
+	localPeersFile   = "peers-local.json"
+	localFileVersion = 1
+	maxLocalFile     = 1 << 20 // a full book takes about 200 kB
+)
+
+// localStore is the address book of regtest and simnet: at most
+// maxLocalAddresses addresses in memory, saved whole.
+type localStore struct {
+	path    string // "" in memory
+	network string
+
+	mu     sync.Mutex
+	addrs  map[string]*knownAddress // by host:port
+	closed bool
+}
+
+// localFile is peers-local.json.
+type localFile struct {
+	Version   int            `json:"version"`
+	Network   string         `json:"network"`
+	Addresses []knownAddress `json:"addresses"`
+}
+
+// openLocalStore loads dir's peers-local.json, or starts in memory
+// without dir.
+func openLocalStore(params *chaincfg.Params, dir string) (*localStore, []string, error) {
+	s := &localStore{network: params.Name, addrs: make(map[string]*knownAddress)}
+	if dir == "" {
+		return s, nil, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, nil, fmt.Errorf("client: address book: %w", err)
+	}
+	s.path = filepath.Join(dir, localPeersFile)
+	notes, err := s.load()
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, notes, nil
+}
+
+// load reads the book's file; one that cannot be decoded is moved aside,
+// and entries that are not host:port, repeated or beyond the limit are
+// dropped, with a note.
+func (s *localStore) load() ([]string, error) {
+	lf, err := readLocalFile(s.path, s.network)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil
+	case errors.Is(err, errDamaged):
+		if err := os.Rename(s.path, s.path+damagedSuffix); err != nil {
+			return nil, fmt.Errorf("client: address book: %w", err)
+		}
+		return []string{fmt.Sprintf("address book %s is damaged (%v): moved to %s; the book starts empty", s.path, err, s.path+damagedSuffix)}, nil
+	case err != nil:
+		return nil, fmt.Errorf("client: address book: %w", err)
+	}
+	dropped := 0
+	for _, k := range lf.Addresses {
+		if len(s.addrs) == maxLocalAddresses || !validHostPort(k.Addr) || s.addrs[k.Addr] != nil {
+			dropped++
+			continue
+		}
+		s.addrs[k.Addr] = &k
+	}
+	if dropped > 0 {
+		return []string{fmt.Sprintf("address book %s: %d of its %d addresses dropped (not host:port, repeated, or beyond the limit of %d)",
+			s.path, dropped, len(lf.Addresses), maxLocalAddresses)}, nil
+	}
+	return nil, nil
+}
+
+// readLocalFile reads a peers-local.json of network; what cannot be
+// decoded, or is of another version or network, is errDamaged.
+func readLocalFile(name, network string) (*localFile, error) {
+	var lf localFile
+	if err := readBookFile(name, maxLocalFile, &lf); err != nil {
+		return nil, err
+	}
+	if lf.Version != localFileVersion {
+		return nil, fmt.Errorf("%w: unknown version %d", errDamaged, lf.Version)
+	}
+	if lf.Network != network {
+		return nil, fmt.Errorf("%w: a book of %q, not %q", errDamaged, lf.Network, network)
+	}
+	return &lf, nil
+}
+
+// validHostPort reports whether s is a host and a port other than 0.
+func validHostPort(s string) bool {
+	host, port, err := net.SplitHostPort(s)
+	if err != nil || host == "" {
+		return false
+	}
+	n, err := strconv.ParseUint(port, 10, 16)
+	return err == nil && n != 0
+}
+
+func (s *localStore) add(addrs []*wire.NetAddressV2, _ *wire.NetAddressV2) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, na := range addrs {
+		key := addrmgr.NetAddressKey(na)
+		if k := s.addrs[key]; k != nil {
+			if na.Timestamp.After(k.LastSeen) {
+				k.LastSeen = na.Timestamp
+			}
+			k.Services |= na.Services
+			continue
+		}
+		if s.makeRoom() {
+			s.addrs[key] = &knownAddress{Addr: key, Services: na.Services, LastSeen: na.Timestamp}
+		}
+	}
+}
+
+// makeRoom reports whether the book has room for one more address, if
+// need be by dropping the one seen longest ago that was never used.
+// Called with mu held.
+func (s *localStore) makeRoom() bool {
+	if len(s.addrs) < maxLocalAddresses {
+		return true
+	}
+	var oldest *knownAddress
+	for _, k := range s.addrs {
+		if !k.Tried && (oldest == nil || k.LastSeen.Before(oldest.LastSeen)) {
+			oldest = k
+		}
+	}
+	if oldest == nil {
+		return false
+	}
+	delete(s.addrs, oldest.Addr)
+	return true
+}
+
+func (s *localStore) candidates() []candidate {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]candidate, 0, len(s.addrs))
+	for _, k := range s.addrs {
+		out = append(out, candidate{addr: k.Addr, services: k.Services, lastAttempt: k.LastAttempt})
+	}
+	return shuffled(out)
+}
+
+func (s *localStore) attempt(hostport string, now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if k := s.addrs[hostport]; k != nil {
+		k.Attempts++
+		k.LastAttempt = now
+	}
+}
+
+func (s *localStore) connected(hostport string, services wire.ServiceFlag, now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := s.addrs[hostport]
+	if k == nil {
+		if !validHostPort(hostport) || !s.makeRoom() {
+			return
+		}
+		k = &knownAddress{Addr: hostport}
+		s.addrs[hostport] = k
+	}
+	k.Services, k.LastSeen = services, now
+}
+
+func (s *localStore) good(hostport string, now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if k := s.addrs[hostport]; k != nil {
+		k.Tried, k.LastSuccess, k.LastAttempt, k.Attempts = true, now, now, 0
+	}
+}
+
+func (s *localStore) known() ([]knownAddress, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]knownAddress, 0, len(s.addrs))
+	for _, k := range s.addrs {
+		out = append(out, *k)
+	}
+	return out, nil
+}
+
+// close saves the book: to a temporary file, synced, renamed into place.
+func (s *localStore) close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || s.path == "" {
+		return nil
+	}
+	s.closed = true
+	lf := localFile{Version: localFileVersion, Network: s.network, Addresses: make([]knownAddress, 0, len(s.addrs))}
+	for _, key := range slices.Sorted(maps.Keys(s.addrs)) {
+		lf.Addresses = append(lf.Addresses, *s.addrs[key])
+	}
+	data, err := json.MarshalIndent(&lf, "", "\t")
+	if err != nil {
+		return fmt.Errorf("client: saving the address book: %w", err)
+	}
+	if err := writeFileAtomic(s.path, data); err != nil {
+		return fmt.Errorf("client: saving the address book: %w", err)
+	}
+	return nil
+}
+
+// writeFileAtomic replaces the file at path with data whole or not at all.
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // after the rename, a no-op
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if err := errors.Join(err, tmp.Close()); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	d, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	return errors.Join(d.Sync(), d.Close())
+}

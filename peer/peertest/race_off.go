@@ -1,0 +1,6 @@
+//go:build !race
+
+package peertest
+
+// raceEnabled: this binary was built with -race.
+const raceEnabled = false
