@@ -83,7 +83,9 @@ python-bitcoinlib, often one hash function more) for the addresses it
 knows: the last session of a wallet all of them, earlier ones at least
 half. Each address inserts --elements-per-address elements (2: the key and
 its hash, as bitcoinj; 1: the hash) and the filter is sized for
---extra-elements more. A share --filteradd-fraction of sessions send their
+--extra-elements more (0 by default, so that the filter has the rate drawn;
+bitcoinj adds 100, which leaves the filters of small wallets far emptier
+and their addresses far more exposed). A share --filteradd-fraction of sessions send their
 newest addresses by filteradd after the filterload. A share --pay-fraction
 of wallets paid another wallet: their filters also hold 1 to 3 of the
 payee's addresses, so the two wallets share matches without being one.

@@ -43,6 +43,29 @@ func readLabels(t *testing.T, file string) *simulate.Labels {
 	return l
 }
 
+// matchedBySession returns the candidates each session of an analyze or
+// fetches report lists.
+func matchedBySession(t *testing.T, report string) map[string]map[string]bool {
+	t.Helper()
+	var rep struct {
+		Clients []struct {
+			Session string `json:"session"`
+			Matched []struct {
+				Candidate string `json:"candidate"`
+			} `json:"matched"`
+		} `json:"clients"`
+	}
+	decodeJSON(t, report, &rep)
+	matched := map[string]map[string]bool{}
+	for _, c := range rep.Clients {
+		matched[c.Session] = map[string]bool{}
+		for _, m := range c.Matched {
+			matched[c.Session][m.Candidate] = true
+		}
+	}
+	return matched
+}
+
 // TestPrivacySimulateAnalyzeEvaluate runs simulate, analyze --link
 // --intersect and evaluate on a fixed seed, and checks evaluate's figures
 // against counts made here from the labels and the report: every
@@ -62,22 +85,7 @@ func TestPrivacySimulateAnalyzeEvaluate(t *testing.T) {
 	if err := os.WriteFile(report, []byte(out), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var rep struct {
-		Clients []struct {
-			Session string `json:"session"`
-			Matched []struct {
-				Candidate string `json:"candidate"`
-			} `json:"matched"`
-		} `json:"clients"`
-	}
-	decodeJSON(t, out, &rep)
-	matched := map[string]map[string]bool{}
-	for _, c := range rep.Clients {
-		matched[c.Session] = map[string]bool{}
-		for _, m := range c.Matched {
-			matched[c.Session][m.Candidate] = true
-		}
-	}
+	matched := matchedBySession(t, out)
 	wallets := map[string]simulate.Wallet{}
 	for _, w := range l.Wallets {
 		wallets[w.ID] = w
@@ -135,22 +143,7 @@ func TestPrivacySimulateFetchesEvaluate(t *testing.T) {
 	runOK(t, smallSimulation("102", dir)...)
 	l := readLabels(t, filepath.Join(dir, simulate.LabelsFile))
 	out := runOK(t, "privacy", "fetches", "--capture", filepath.Join(dir, simulate.FetchCaptureFile), "--index", filepath.Join(dir, simulate.IndexFile), "--json")
-	var rep struct {
-		Clients []struct {
-			Session string `json:"session"`
-			Matched []struct {
-				Candidate string `json:"candidate"`
-			} `json:"matched"`
-		} `json:"clients"`
-	}
-	decodeJSON(t, out, &rep)
-	matched := map[string]map[string]bool{}
-	for _, c := range rep.Clients {
-		matched[c.Session] = map[string]bool{}
-		for _, m := range c.Matched {
-			matched[c.Session][m.Candidate] = true
-		}
-	}
+	matched := matchedBySession(t, out)
 	scripts := map[string][]string{}
 	for _, w := range l.Fetch.Wallets {
 		scripts[w.ID] = w.Scripts

@@ -14,62 +14,31 @@ func (e *evaluator) fetches(doc object) error {
 	if e.t.fetchSessions == nil {
 		return fmt.Errorf("%w: a fetches report, but the labels hold no chain", ErrBadReport)
 	}
-	var unknown []string
-	for _, c := range doc.objects("clients") {
-		id := c.str("session")
+	err := e.sessions(doc, func(id string) (sessionCase, bool) {
 		fs := e.t.fetchSessions[id]
 		if fs == nil {
-			unknown = append(unknown, id)
-			continue
+			return sessionCase{}, false
 		}
-		e.known = append(e.known, id)
-		e.fetchSession(c, fs)
-	}
-	if err := e.checkKnown(unknown); err != nil {
+		sc := sessionCase{id: id, wallet: fs.Wallet, kind: fs.Kind, truth: map[string]bool{}, fields: knownFetch}
+		if wt := e.t.fetchWallets[fs.Wallet]; wt != nil {
+			sc.truth, sc.owns = wt.scripts, func(s string) bool { return wt.scripts[s] }
+		}
+		return sc, true
+	})
+	if err != nil {
 		return err
 	}
 	if e.s.CandidateGroups == nil {
 		e.absent("candidate groups: the report has none (scripts that only appear together, claimed as one)")
-	} else {
-		e.s.CandidateGroups.finish()
 	}
 	return nil
 }
 
-// fetchSession scores one session of a fetches report.
-func (e *evaluator) fetchSession(c object, fs *FetchSession) {
-	truth := map[string]bool{}
-	var owns func(string) bool
-	if wt := e.t.fetchWallets[fs.Wallet]; wt != nil {
-		truth, owns = wt.scripts, func(s string) bool { return wt.scripts[s] }
-	}
-	matched := c.objects("matched")
-	cs := e.claims(claimContext{"session matches", []string{fs.ID}}, matched, owns, truth)
-	e.truncated(c, fs.ID, len(truth))
-	if owns != nil {
-		w := e.wallet(fs.Wallet, owns)
-		w.sessions++
-		for s := range truth {
-			w.truth[s] = true
-		}
-		e.attribute(w, matched)
-	}
-	if groups := c.objects("groups"); groups != nil {
-		e.scriptGroups(fs.ID, groups, owns, truth)
-	}
-	ivs, used := findIntervals(c)
-	e.countIntervals("sessions", ivs, len(truth))
-	e.noteUnscored("session reports", unknownKeys(c, knownFetch, used))
-	e.s.Candidates.merge(cs)
-	cs.finish()
-	e.s.Sessions = append(e.s.Sessions, SessionScore{Session: fs.ID, Kind: fs.Kind, Wallet: fs.Wallet,
-		EstimatedWallet: c.num("estimated_wallet"), WalletCandidates: len(truth), Counts: cs.Counts})
-}
-
-// scriptGroups scores groups of scripts, each claimed with its
-// probability to hold one of the wallet's: right when it does; the
-// wallet's scripts inside attributed groups are found.
-func (e *evaluator) scriptGroups(session string, groups []object, owns func(string) bool, truth map[string]bool) {
+// candidateGroups scores a session's groups of candidates, each claimed
+// with its probability to hold one of the wallet's: right when it does;
+// the wallet's candidates inside attributed groups are found.
+func (e *evaluator) candidateGroups(sc sessionCase, groups []object) {
+	owns, truth := sc.owns, sc.truth
 	if e.s.CandidateGroups == nil {
 		e.s.CandidateGroups = newClaimScore()
 	}
@@ -87,19 +56,10 @@ func (e *evaluator) scriptGroups(session string, groups []object, owns func(stri
 		for _, m := range members {
 			right = right || owns != nil && owns(m)
 		}
-		p := g.num("probability")
-		ivs, used := findIntervals(g)
-		e.probIntervals("candidate groups", ivs, p, right)
-		e.noteUnscored("candidate groups", unknownKeys(g, knownScriptGroup, used))
-		if p == nil {
-			e.noProb++
-			continue
-		}
-		attributed := *p >= e.thr
-		cs.add(*p, attributed, right)
-		if attributed && !right {
-			e.mistake(Mistake{Kind: "candidate group", Where: "candidate groups", Sessions: []string{session},
-				Candidate: strings.Join(members, " "), Probability: *p})
+		p, attributed, scored := e.claim(cs, "candidate groups", g, knownScriptGroup, right)
+		if scored && attributed && !right {
+			e.mistake(Mistake{Kind: "candidate group", Where: "candidate groups", Sessions: []string{sc.id},
+				Candidate: strings.Join(members, " "), Probability: p})
 		}
 		if attributed {
 			for _, m := range members {

@@ -28,7 +28,7 @@ var (
 	knownTop     = []string{"universe", "clients", "intersection", "links", "warnings", "index"}
 	knownSession = []string{"session", "client", "user_agent", "captured", "universe_size", "pairs", "merged_address_lines",
 		"pair_test", "filter_reports", "intersection", "matched_count", "expected_false_positives", "estimated_wallet",
-		"p_h_1", "p_h_all", "confident", "matched", "matched_truncated", "summary", "universe", "warnings", "sessions"}
+		"p_h_1", "p_h_all", "confident", "matched", "matched_truncated", "summary", "universe", "warnings", "sessions", "groups"}
 	knownMatch = []string{"line", "candidate", "kind", "pubkey", "pair_tested", "probability",
 		"appearances", "heights", "chance_probability", "chance_probability_approx"}
 	knownLinks = []string{"prior", "threshold", "pairs_compared", "pairs_listed_shared_only", "pairs", "groups", "warnings"}
@@ -38,10 +38,6 @@ var (
 		"matched_count", "confident", "matched", "matched_truncated", "verdict", "warnings", "groups"}
 	knownScriptGroup = []string{"candidates", "members", "scripts", "probability", "reason", "why"}
 )
-
-// walletQuantities are the names an interval on a report's estimate of
-// the wallet's candidates may go by.
-var walletQuantities = []string{"", "estimated_wallet", "estimated_wallet_size", "wallet", "wallet_size", "wallet_candidates"}
 
 // Evaluate scores a report against the labels: the JSON of "spvfilter
 // privacy analyze --capture" (with or without --link and --intersect) or
@@ -152,25 +148,63 @@ func (e *evaluator) wallet(id string, right func(string) bool) *walletTally {
 	return w
 }
 
-// analyze scores the JSON of analyze --capture.
-func (e *evaluator) analyze(doc object) error {
-	e.s.ReportKind = "analyze"
+// sessionCase is a labelled session of a report, whichever the attack:
+// the candidates it is bound to match, and whose candidates are right.
+type sessionCase struct {
+	id, wallet string
+	kind       SessionKind
+	truth      map[string]bool
+	owns       func(string) bool // nil: no candidate is right
+	fields     []string          // the report fields the scoring knows
+}
+
+// sessions scores every session of the report that label knows.
+func (e *evaluator) sessions(doc object, label func(id string) (sessionCase, bool)) error {
 	var unknown []string
 	for _, c := range doc.objects("clients") {
 		id := c.str("session")
-		s := e.t.sessions[id]
-		if s == nil {
+		sc, ok := label(id)
+		if !ok {
 			unknown = append(unknown, id)
 			continue
 		}
 		e.known = append(e.known, id)
-		e.session(c, s)
-		if u := c.num("universe_size"); u != nil && int(*u) != e.l.UniverseSize && len(e.known) == 1 {
+		e.session(c, sc)
+	}
+	if len(e.known) == 0 {
+		first := "none"
+		if len(unknown) > 0 {
+			first = fmt.Sprintf("%q", unknown[0])
+		}
+		return fmt.Errorf("%w: none of its %d sessions is in the labels (first: %s): labels of another simulation?", ErrBadReport, len(unknown), first)
+	}
+	if len(unknown) > 0 {
+		e.warn(fmt.Sprintf("%d of the report's sessions are not in the labels and are left out (first: %s)", len(unknown), unknown[0]))
+	}
+	return nil
+}
+
+// analyze scores the JSON of analyze --capture.
+func (e *evaluator) analyze(doc object) error {
+	e.s.ReportKind = "analyze"
+	err := e.sessions(doc, func(id string) (sessionCase, bool) {
+		s := e.t.sessions[id]
+		if s == nil {
+			return sessionCase{}, false
+		}
+		sc := sessionCase{id: id, wallet: s.Wallet, kind: s.Kind, truth: e.l.sessionTruth(s), fields: knownSession}
+		if wt := e.t.wallets[s.Wallet]; wt != nil {
+			sc.owns = wt.owns
+		}
+		return sc, true
+	})
+	if err != nil {
+		return err
+	}
+	if clients := doc.objects("clients"); len(clients) > 0 {
+		if u := clients[0].num("universe_size"); u != nil && int(*u) != e.l.UniverseSize {
 			e.warn(fmt.Sprintf("the report's universe holds %.0f candidates, the labels' %d: another universe file?", *u, e.l.UniverseSize))
 		}
-	}
-	if err := e.checkKnown(unknown); err != nil {
-		return err
 	}
 	if ix := decodeObject(doc["intersection"]); ix != nil {
 		g, _ := e.group("intersection", ix)
@@ -186,48 +220,32 @@ func (e *evaluator) analyze(doc object) error {
 	return nil
 }
 
-// checkKnown refuses a report none of whose sessions the labels name, and
-// warns about those they do not.
-func (e *evaluator) checkKnown(unknown []string) error {
-	if len(e.known) == 0 {
-		first := "none"
-		if len(unknown) > 0 {
-			first = fmt.Sprintf("%q", unknown[0])
-		}
-		return fmt.Errorf("%w: none of its %d sessions is in the labels (first: %s): labels of another simulation?", ErrBadReport, len(unknown), first)
-	}
-	if len(unknown) > 0 {
-		e.warn(fmt.Sprintf("%d of the report's sessions are not in the labels and are left out (first: %s)", len(unknown), unknown[0]))
-	}
-	return nil
-}
-
-// session scores one session's report.
-func (e *evaluator) session(c object, s *Session) {
-	truth := e.l.sessionTruth(s)
-	wt := e.t.wallets[s.Wallet]
-	var owns func(string) bool
-	if wt != nil {
-		owns = wt.owns
-	}
+// session scores one session's report: its listed candidates, its
+// groups of candidates if it has any, and its intervals.
+func (e *evaluator) session(c object, sc sessionCase) {
 	matched := c.objects("matched")
-	cs := e.claims(claimContext{"session matches", []string{s.ID}}, matched, owns, truth)
-	e.truncated(c, s.ID, len(truth))
-	if wt != nil {
-		w := e.wallet(s.Wallet, owns)
+	cs := e.claims(claimContext{"session matches", []string{sc.id}}, matched, sc.owns, sc.truth)
+	if t, _ := c.boolean("matched_truncated"); t && len(sc.truth) > 0 {
+		e.warn(fmt.Sprintf("session %s: the report lists only part of its matches: its recall is a lower bound", sc.id))
+	}
+	if sc.owns != nil {
+		w := e.wallet(sc.wallet, sc.owns)
 		w.sessions++
-		for a := range truth {
+		for a := range sc.truth {
 			w.truth[a] = true
 		}
 		e.attribute(w, matched)
 	}
+	if groups := c.objects("groups"); groups != nil {
+		e.candidateGroups(sc, groups)
+	}
 	ivs, used := findIntervals(c)
-	e.countIntervals("sessions", ivs, len(truth))
-	e.noteUnscored("session reports", unknownKeys(c, knownSession, used))
+	e.countIntervals("sessions", ivs, len(sc.truth))
+	e.noteUnscored("session reports", unknownKeys(c, sc.fields, used))
 	e.s.Candidates.merge(cs)
 	cs.finish()
-	e.s.Sessions = append(e.s.Sessions, SessionScore{Session: s.ID, Kind: s.Kind, Wallet: s.Wallet,
-		EstimatedWallet: c.num("estimated_wallet"), WalletCandidates: len(truth), Counts: cs.Counts})
+	e.s.Sessions = append(e.s.Sessions, SessionScore{Session: sc.id, Kind: sc.kind, Wallet: sc.wallet,
+		EstimatedWallet: c.num("estimated_wallet"), WalletCandidates: len(sc.truth), Counts: cs.Counts})
 }
 
 // claims scores listed matches: right when right says so (nil: never),
@@ -236,26 +254,35 @@ func (e *evaluator) claims(ctx claimContext, matched []object, right func(string
 	cs := newClaimScore()
 	cs.TruthCount = len(truth)
 	for _, m := range matched {
-		cand, p := m.str("candidate"), m.num("probability")
+		cand := m.str("candidate")
 		ok := right != nil && right(cand)
-		ivs, used := findIntervals(m)
-		e.probIntervals(ctx.where, ivs, p, ok)
-		e.noteUnscored(ctx.where, unknownKeys(m, knownMatch, used))
-		if p == nil {
-			e.noProb++
-			continue
-		}
-		attributed := *p >= e.thr
-		cs.add(*p, attributed, ok)
-		if attributed && !ok {
+		p, attributed, scored := e.claim(cs, ctx.where, m, knownMatch, ok)
+		if scored && attributed && !ok {
 			e.mistake(Mistake{Kind: "candidate", Where: ctx.where, Sessions: ctx.sessions, Candidate: cand,
-				Owner: e.t.owner[cand], Probability: *p})
+				Owner: e.t.owner[cand], Probability: p})
 		}
 		if attributed && truth[cand] {
 			cs.FoundCount++
 		}
 	}
 	return cs
+}
+
+// claim counts one listed item, right or not, into cs by its
+// probability, with the intervals it carries; an item without a
+// probability is not scored.
+func (e *evaluator) claim(cs *ClaimScore, where string, item object, fields []string, right bool) (p float64, attributed, scored bool) {
+	prob := item.num("probability")
+	ivs, used := findIntervals(item)
+	e.probIntervals(where, ivs, prob, right)
+	e.noteUnscored(where, unknownKeys(item, fields, used))
+	if prob == nil {
+		e.noProb++
+		return 0, false, false
+	}
+	attributed = *prob >= e.thr
+	cs.add(*prob, attributed, right)
+	return *prob, attributed, true
 }
 
 // attribute adds a session's attributed candidates to its wallet's.
@@ -267,264 +294,6 @@ func (e *evaluator) attribute(w *walletTally, matched []object) {
 		}
 		if p != nil && *p >= e.thr {
 			w.attributed[m.str("candidate")] = true
-		}
-	}
-}
-
-// truncated warns about a session with candidates to find whose match
-// list the report cut.
-func (e *evaluator) truncated(c object, id string, truth int) {
-	if t, _ := c.boolean("matched_truncated"); t && truth > 0 {
-		e.warn(fmt.Sprintf("session %s: the report lists only part of its matches: its recall is a lower bound", id))
-	}
-}
-
-// sessionWallet returns the wallet of a labelled session ("" for none).
-func (e *evaluator) sessionWallet(id string) string {
-	if s := e.t.sessions[id]; s != nil {
-		return s.Wallet
-	}
-	if s := e.t.fetchSessions[id]; s != nil {
-		return s.Wallet
-	}
-	return ""
-}
-
-// links scores the pairs and the groups of analyze --link.
-func (e *evaluator) links(links object) {
-	inReport := map[string]bool{}
-	for _, id := range e.known {
-		inReport[id] = true
-	}
-	ls := &LinkScore{ClaimScore: newClaimScore()}
-	n := len(e.known)
-	ls.PairCount = n * (n - 1) / 2
-	ls.TruthCount = e.truePairs()
-	threshold := 0.5
-	if t := links.num("threshold"); t != nil {
-		threshold = *t
-	}
-	listed := map[[2]string]bool{}
-	outside := 0
-	for _, p := range links.objects("pairs") {
-		a, b := p.str("a"), p.str("b")
-		key := [2]string{min(a, b), max(a, b)}
-		if !inReport[a] || !inReport[b] || a == b || listed[key] {
-			outside++
-			continue
-		}
-		listed[key] = true
-		prob := p.num("probability")
-		wa := e.sessionWallet(a)
-		right := wa != "" && wa == e.sessionWallet(b)
-		ivs, used := findIntervals(p)
-		e.probIntervals("links", ivs, prob, right)
-		e.noteUnscored("link pairs", unknownKeys(p, knownPair, used))
-		if prob == nil {
-			e.noProb++
-			continue
-		}
-		linked, ok := p.boolean("linked")
-		if !ok {
-			linked = *prob > threshold
-		}
-		ls.add(*prob, linked, right)
-		if linked && right {
-			ls.FoundCount++
-		}
-		if !right && *prob > ConfidentP {
-			ls.WrongAboveConfident++
-		}
-		if linked && !right {
-			e.mistake(Mistake{Kind: "link", Where: "links", Sessions: []string{a, b}, Probability: *prob})
-		}
-	}
-	if outside > 0 {
-		e.warn(fmt.Sprintf("%d link pairs name a session outside the report's labelled sessions, or repeat a pair: left out", outside))
-	}
-	if shared, _ := links.boolean("pairs_listed_shared_only"); shared {
-		e.absent("links: the report lists only the pairs that share a match; the others count as not linked")
-	}
-	ls.finish()
-	e.s.Links = ls
-	e.noteUnscored("links", unknownKeys(links, knownLinks, nil))
-	e.linkGroups(links.objects("groups"))
-}
-
-// truePairs counts the pairs of the report's sessions that are of one
-// wallet.
-func (e *evaluator) truePairs() int {
-	per := map[string]int{}
-	for _, id := range e.known {
-		if w := e.sessionWallet(id); w != "" {
-			per[w]++
-		}
-	}
-	n := 0
-	for _, k := range per {
-		n += k * (k - 1) / 2
-	}
-	return n
-}
-
-// linkGroups scores the groups of linked sessions.
-func (e *evaluator) linkGroups(groups []object) {
-	gs := &GroupScore{Groups: []GroupReport{}, Candidates: newClaimScore()}
-	per := map[string]int{}
-	for _, id := range e.known {
-		if w := e.sessionWallet(id); w != "" {
-			per[w]++
-		}
-	}
-	for _, k := range per {
-		if k > 1 {
-			gs.LinkableWalletCount++
-		}
-	}
-	pairs := map[[2]string]bool{}
-	for _, g := range groups {
-		gr, claims := e.group("link groups", g)
-		gs.GroupCount++
-		if gr.Pure {
-			gs.PureCount++
-			if len(gr.Sessions) == per[gr.Majority] {
-				gs.ExactCount++
-			}
-		}
-		for i, a := range gr.Sessions {
-			for _, b := range gr.Sessions[i+1:] {
-				key := [2]string{min(a, b), max(a, b)}
-				if a == b || pairs[key] {
-					continue
-				}
-				pairs[key] = true
-				gs.PairCount++
-				if w := e.sessionWallet(a); w != "" && w == e.sessionWallet(b) {
-					gs.PairRight++
-				}
-			}
-		}
-		gs.Candidates.merge(claims)
-		gs.Groups = append(gs.Groups, gr)
-	}
-	gs.PairPrecision = ratio(gs.PairRight, gs.PairCount)
-	gs.PairRecall = ratio(gs.PairRight, e.truePairs())
-	gs.Candidates.finish()
-	e.s.Groups = gs
-}
-
-// group scores a report over several sessions (a linked group, or the
-// --intersect report) against the wallet most of them are of: its
-// candidates are right when that wallet's, and its estimate is set
-// against the candidates every member's filters hold.
-func (e *evaluator) group(where string, g object) (GroupReport, *ClaimScore) {
-	gr := GroupReport{Sessions: g.strs("sessions"), SessionWallets: []string{}, EstimatedWallet: g.num("estimated_wallet")}
-	if gr.Sessions == nil {
-		gr.Sessions = []string{}
-	}
-	count := map[string]int{}
-	var truth map[string]bool
-	for i, id := range gr.Sessions {
-		w := e.sessionWallet(id)
-		gr.SessionWallets = append(gr.SessionWallets, w)
-		if w != "" {
-			count[w]++
-		}
-		st := map[string]bool{}
-		if s := e.t.sessions[id]; s != nil {
-			st = e.l.sessionTruth(s)
-		}
-		if i == 0 {
-			truth = st
-		} else {
-			maps.DeleteFunc(truth, func(a string, _ bool) bool { return !st[a] })
-		}
-	}
-	for _, w := range slices.Sorted(maps.Keys(count)) {
-		if count[w] > count[gr.Majority] {
-			gr.Majority = w
-		}
-	}
-	gr.Pure = gr.Majority != "" && count[gr.Majority] == len(gr.Sessions)
-	gr.WalletCandidates = len(truth)
-	var owns func(string) bool
-	if wt := e.t.wallets[gr.Majority]; wt != nil {
-		owns = wt.owns
-	}
-	cs := e.claims(claimContext{where + " matches", gr.Sessions}, g.objects("matched"), owns, truth)
-	cs.finish()
-	gr.Candidates = cs.Counts
-	ivs, used := findIntervals(g)
-	e.countIntervals(where, ivs, len(truth))
-	e.noteUnscored(where, unknownKeys(g, knownSession, used))
-	return gr, cs
-}
-
-// intervalTally gathers the intervals of one place and quantity.
-type intervalTally struct {
-	score  IntervalScore
-	binary bool
-	bins   []IntervalBin
-}
-
-func (e *evaluator) tally(where string, iv interval, binary bool) *intervalTally {
-	key := where + "\x00" + iv.quantity + "\x00" + iv.key
-	t := e.intervals[key]
-	if t == nil {
-		t = &intervalTally{binary: binary, score: IntervalScore{Where: where, Quantity: iv.quantity, Field: iv.key, Nominal: iv.level}}
-		if binary {
-			for _, b := range Bins {
-				t.bins = append(t.bins, IntervalBin{Bin: Bin{PLow: b[0], PHigh: b[1]}})
-			}
-		}
-		e.intervals[key] = t
-	}
-	return t
-}
-
-// countIntervals scores intervals on the estimated wallet against its
-// truth; intervals on other quantities are named as not scored.
-func (e *evaluator) countIntervals(where string, ivs []interval, truth int) {
-	for _, iv := range ivs {
-		if !slices.Contains(walletQuantities, iv.quantity) {
-			e.noteUnscored(where, []string{iv.key + " (an interval on a quantity the labels do not know)"})
-			continue
-		}
-		if iv.quantity == "" {
-			iv.quantity = "estimated_wallet"
-		}
-		t := e.tally(where, iv, false)
-		t.score.IntervalCount++
-		if iv.low <= float64(truth) && float64(truth) <= iv.high {
-			t.score.CoveredCount++
-		}
-	}
-}
-
-// probIntervals scores intervals on a claim's probability, whose truth
-// is right or wrong, in the bins of its probability (the interval's
-// middle when the claim has none).
-func (e *evaluator) probIntervals(where string, ivs []interval, p *float64, right bool) {
-	for _, iv := range ivs {
-		if iv.quantity != "" && iv.quantity != "probability" {
-			e.noteUnscored(where, []string{iv.key + " (an interval on a quantity the labels do not know)"})
-			continue
-		}
-		iv.quantity = "probability"
-		t := e.tally(where, iv, true)
-		t.score.IntervalCount++
-		at := (iv.low + iv.high) / 2
-		if p != nil {
-			at = *p
-		}
-		for i := range t.bins {
-			b := &t.bins[i]
-			if at >= b.PLow && (at < b.PHigh || i == len(t.bins)-1) {
-				b.add(at, right)
-				b.sumLow += iv.low
-				b.sumHigh += iv.high
-				break
-			}
 		}
 	}
 }
@@ -542,6 +311,9 @@ func (e *evaluator) noteUnscored(where string, keys []string) {
 // finish fills the wallets, the intervals, the targets and the notes.
 func (e *evaluator) finish() {
 	e.s.Candidates.finish()
+	if e.s.CandidateGroups != nil {
+		e.s.CandidateGroups.finish()
+	}
 	for _, id := range slices.Sorted(maps.Keys(e.wallets)) {
 		w := e.wallets[id]
 		ws := WalletScore{Wallet: id, SessionCount: w.sessions, Counts: Counts{ClaimCount: w.claims,
@@ -576,23 +348,6 @@ func (e *evaluator) finish() {
 	e.trimMistakes()
 	e.s.Mistakes = append([]Mistake{}, e.mistakes...)
 	e.s.Targets = targets(e.s)
-}
-
-func (t *intervalTally) finish() {
-	if !t.binary {
-		t.score.Coverage = ratio(t.score.CoveredCount, t.score.IntervalCount)
-		return
-	}
-	for i := range t.bins {
-		b := &t.bins[i]
-		b.finish()
-		if b.Count > 0 {
-			lo, hi := b.sumLow/float64(b.Count), b.sumHigh/float64(b.Count)
-			ok := *b.WilsonLow <= hi && lo <= *b.WilsonHigh
-			b.MeanLow, b.MeanHigh, b.Consistent = &lo, &hi, &ok
-		}
-	}
-	t.score.Calibration = t.bins
 }
 
 // targets measures the report against the targets the attacks are held

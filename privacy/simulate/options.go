@@ -129,9 +129,12 @@ type FetchOptions struct {
 
 // DefaultOptions are the defaults of "spvfilter privacy simulate": 50
 // wallets of 5 to 500 addresses, 1 to 4 sessions each, rates from 1e-5 to
-// 1e-2, bitcoinj's element layout with Core's sizing, a fifth of the
-// wallets paying another, 8 noise and 3 degenerate sessions, 100,000
-// other candidates; a chain of 1,000 blocks with 5 BIP 157 wallets.
+// 1e-2, a key and its hash per address with Core's sizing and no extra
+// elements (so that a filter's fill is the one its rate gives; bitcoinj
+// sizes for 100 more, which leaves a small wallet's filter nearly empty),
+// a fifth of the wallets paying another, 8 noise and 3 degenerate
+// sessions, 100,000 other candidates; a chain of 1,000 blocks with 20
+// BIP 157 wallets.
 func DefaultOptions() Options {
 	return Options{
 		Seed:               1,
@@ -141,7 +144,7 @@ func DefaultOptions() Options {
 		FPRate:             FloatRange{1e-5, 1e-2},
 		Sizing:             SizingCore,
 		ElementsPerAddress: 2,
-		ExtraElements:      100,
+		ExtraElements:      0,
 		PayFraction:        0.2,
 		FilterAddFraction:  0.2,
 		Noise:              8,
@@ -150,7 +153,7 @@ func DefaultOptions() Options {
 		Fetch: FetchOptions{
 			Blocks:      1000,
 			TxsPerBlock: 10,
-			Wallets:     5,
+			Wallets:     20,
 			Sessions:    IntRange{1, 2},
 			Payments:    IntRange{3, 8},
 			Payers:      IntRange{1, 3},

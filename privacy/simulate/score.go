@@ -4,10 +4,10 @@ import (
 	"math"
 )
 
-// Bins are the probability ranges calibration is measured in: a claim of
-// probability p falls in the bin with Low <= p < High (the last bin holds
+// bins are the probability ranges calibration is measured in: a claim of
+// probability p falls in the bin with low <= p < high (the last bin holds
 // p = 1).
-var Bins = [][2]float64{{0, 0.5}, {0.5, 0.8}, {0.8, 0.95}, {0.95, 0.99}, {0.99, 1}}
+var bins = [][2]float64{{0, 0.5}, {0.5, 0.8}, {0.8, 0.95}, {0.95, 0.99}, {0.99, 1}}
 
 // ConfidentP is the probability from which a claim counts as confident:
 // the reports' own "confident" counts start there, and so does the
@@ -84,7 +84,8 @@ func ratio(a, b int) *float64 {
 // being right. Claims at or above the threshold are attributed; precision
 // is the share of the attributed that are right, recall the share of the
 // true items that are attributed. Calibration counts every claim in its
-// bin of Bins; Confident is the bin of P >= ConfidentP.
+// bin of probability, [0, 0.5), [0.5, 0.8), [0.8, 0.95), [0.95, 0.99)
+// and [0.99, 1]; Confident is the bin of P >= ConfidentP.
 type ClaimScore struct {
 	Counts
 	Calibration []Bin `json:"calibration"`
@@ -110,7 +111,7 @@ func (c *Counts) finish() {
 
 func newClaimScore() *ClaimScore {
 	c := &ClaimScore{Confident: Bin{PLow: ConfidentP, PHigh: 1}}
-	for _, b := range Bins {
+	for _, b := range bins {
 		c.Calibration = append(c.Calibration, Bin{PLow: b[0], PHigh: b[1]})
 	}
 	return c
