@@ -81,7 +81,6 @@ type chainEvent struct {
 type fetchWalletSim struct {
 	label   FetchWallet
 	scripts []uint32
-	own     map[uint32]bool
 	change  []int64 // each payer's unspent change output, -1 before its first payment
 }
 
@@ -153,7 +152,7 @@ func (c *chainSim) otherOutput(h int32) {
 func (c *chainSim) scheduleWallets() {
 	o := c.opts
 	for i := range o.Wallets {
-		w := &fetchWalletSim{own: map[uint32]bool{}, label: FetchWallet{ID: walletID("f", i, o.Wallets),
+		w := &fetchWalletSim{label: FetchWallet{ID: walletID("f", i, o.Wallets),
 			Birth: int32(c.rng.IntN(o.Blocks / 4)), Scripts: []string{}, PayerChange: []string{}, Payees: []string{}}}
 		payers := uniformInt(c.rng, o.Payers)
 		w.change = slices.Repeat([]int64{-1}, payers)
@@ -245,7 +244,6 @@ func (c *chainSim) payment(h int32, e chainEvent) {
 func (c *chainSim) walletScript(w *fetchWalletSim, h int32) uint32 {
 	id := c.newScript(h)
 	w.scripts = append(w.scripts, id)
-	w.own[id] = true
 	w.label.Scripts = append(w.label.Scripts, c.names[id])
 	return id
 }
@@ -268,25 +266,15 @@ func (c *chainSim) makeLabels() {
 	c.labels = &FetchLabels{Network: params.Name, FirstHeight: 0, BlockCount: o.Blocks, CandidateCount: len(c.names),
 		Wallets: []FetchWallet{}, Sessions: []FetchSession{}}
 	tip := int32(o.Blocks - 1)
-	for _, w := range c.wallets {
-		heights := map[int32]bool{}
-		for _, a := range c.apps {
-			if w.own[a.id] {
-				heights[a.height] = true
-			}
-		}
-		own := sortedHeights(heights)
+	heights := c.walletHeights()
+	for i, w := range c.wallets {
+		own := sortedHeights(heights[i])
 		pfp := -math.Expm1(float64(len(w.scripts)) * math.Log1p(-1.0/bip158M))
 		for range uniformInt(c.rng, o.Sessions) {
 			s := &FetchSession{Kind: KindWallet, Wallet: w.label.ID, ScannedFrom: w.label.Birth, ScannedTo: tip,
-				WalletHeights: own, FalsePositiveHeights: []int32{}}
+				WalletHeights: own}
 			taken := heightSet(own)
-			for h := s.ScannedFrom; h <= tip; h++ {
-				if !taken[h] && c.rng.Float64() < pfp {
-					s.FalsePositiveHeights = append(s.FalsePositiveHeights, h)
-					taken[h] = true
-				}
-			}
+			s.FalsePositiveHeights = c.chanceHeights(s.ScannedFrom, tip, pfp, taken)
 			s.DecoyHeights = c.randomHeights(s.ScannedFrom, tip, o.Decoys, taken)
 			c.sessions = append(c.sessions, s)
 		}
@@ -303,6 +291,45 @@ func (c *chainSim) makeLabels() {
 		s.ID = fmt.Sprintf("simf%d-%d", c.seed, i+1)
 		s.Client = fmt.Sprintf("127.1.%d.%d:%d", i/250%250, i%250+1, 10000+c.rng.IntN(50000))
 		c.labels.Sessions = append(c.labels.Sessions, *s)
+	}
+}
+
+// walletHeights returns, per wallet, the heights its scripts appear at.
+func (c *chainSim) walletHeights() []map[int32]bool {
+	owner := map[uint32]int{}
+	out := make([]map[int32]bool, len(c.wallets))
+	for i, w := range c.wallets {
+		out[i] = map[int32]bool{}
+		for _, id := range w.scripts {
+			owner[id] = i
+		}
+	}
+	for _, a := range c.apps {
+		if i, ok := owner[a.id]; ok {
+			out[i][a.height] = true
+		}
+	}
+	return out
+}
+
+// chanceHeights draws the blocks of from..to whose filter matches by
+// chance, each with probability p, skipping from one to the next by a
+// geometric draw; it marks them taken and returns those not taken
+// before, in order.
+func (c *chainSim) chanceHeights(from, to int32, p float64, taken map[int32]bool) []int32 {
+	out := []int32{}
+	if !(p > 0) {
+		return out
+	}
+	for h := int64(from) - 1; ; {
+		h += 1 + int64(math.Floor(math.Log1p(-c.rng.Float64())/math.Log1p(-p)))
+		if h > int64(to) {
+			return out
+		}
+		if !taken[int32(h)] {
+			taken[int32(h)] = true
+			out = append(out, int32(h))
+		}
 	}
 }
 

@@ -14,7 +14,7 @@ func (e *evaluator) fetches(doc object) error {
 	if e.t.fetchSessions == nil {
 		return fmt.Errorf("%w: a fetches report, but the labels hold no chain", ErrBadReport)
 	}
-	err := e.sessions(doc, func(id string) (sessionCase, bool) {
+	err := e.sessions(doc.objects("clients"), func(id string) (sessionCase, bool) {
 		fs := e.t.fetchSessions[id]
 		if fs == nil {
 			return sessionCase{}, false

@@ -158,10 +158,11 @@ type sessionCase struct {
 	fields     []string          // the report fields the scoring knows
 }
 
-// sessions scores every session of the report that label knows.
-func (e *evaluator) sessions(doc object, label func(id string) (sessionCase, bool)) error {
+// sessions scores every session of the report's clients that label
+// knows.
+func (e *evaluator) sessions(clients []object, label func(id string) (sessionCase, bool)) error {
 	var unknown []string
-	for _, c := range doc.objects("clients") {
+	for _, c := range clients {
 		id := c.str("session")
 		sc, ok := label(id)
 		if !ok {
@@ -187,7 +188,8 @@ func (e *evaluator) sessions(doc object, label func(id string) (sessionCase, boo
 // analyze scores the JSON of analyze --capture.
 func (e *evaluator) analyze(doc object) error {
 	e.s.ReportKind = "analyze"
-	err := e.sessions(doc, func(id string) (sessionCase, bool) {
+	clients := doc.objects("clients")
+	err := e.sessions(clients, func(id string) (sessionCase, bool) {
 		s := e.t.sessions[id]
 		if s == nil {
 			return sessionCase{}, false
@@ -201,10 +203,8 @@ func (e *evaluator) analyze(doc object) error {
 	if err != nil {
 		return err
 	}
-	if clients := doc.objects("clients"); len(clients) > 0 {
-		if u := clients[0].num("universe_size"); u != nil && int(*u) != e.l.UniverseSize {
-			e.warn(fmt.Sprintf("the report's universe holds %.0f candidates, the labels' %d: another universe file?", *u, e.l.UniverseSize))
-		}
+	if u := clients[0].num("universe_size"); u != nil && int(*u) != e.l.UniverseSize {
+		e.warn(fmt.Sprintf("the report's universe holds %.0f candidates, the labels' %d: another universe file?", *u, e.l.UniverseSize))
 	}
 	if ix := decodeObject(doc["intersection"]); ix != nil {
 		g, _ := e.group("intersection", ix)

@@ -17,9 +17,6 @@ import (
 	"github.com/spvfilter/spvfilter/bip37"
 )
 
-// maxTotalSessions bounds the sessions of one simulation.
-const maxTotalSessions = 20_000
-
 // Streams of the random generator: each part of a simulation draws from
 // its own, so that changing one option leaves the other parts as they were.
 const (
@@ -74,9 +71,7 @@ func Generate(o Options) (*Scenario, error) {
 		Wallets: []Wallet{}, Payments: []Payment{}, Sessions: []Session{}}}
 	s.makeWallets()
 	s.makePayments()
-	if err := s.makeSessions(); err != nil {
-		return nil, err
-	}
+	s.makeSessions()
 	s.placeAddresses()
 	if o.Fetch.Blocks > 0 {
 		c, err := simulateChain(o.Seed, o.Fetch)
@@ -190,7 +185,7 @@ func (s *Scenario) makePayments() {
 
 // makeSessions draws every session, shuffles them and names them in
 // their order in the capture.
-func (s *Scenario) makeSessions() error {
+func (s *Scenario) makeSessions() {
 	o := s.opts
 	rng := newRand(o.Seed, streamSessions)
 	for i, keys := range s.wallets {
@@ -222,9 +217,6 @@ func (s *Scenario) makeSessions() error {
 		}
 		s.sessions = append(s.sessions, sp)
 	}
-	if len(s.sessions) > maxTotalSessions {
-		return fmt.Errorf("%w: %d sessions, at most %d", ErrBadOptions, len(s.sessions), maxTotalSessions)
-	}
 	rng.Shuffle(len(s.sessions), func(i, j int) { s.sessions[i], s.sessions[j] = s.sessions[j], s.sessions[i] })
 	for i, sp := range s.sessions {
 		sp.label.ID = fmt.Sprintf("sim%d-%d", o.Seed, i+1)
@@ -233,7 +225,6 @@ func (s *Scenario) makeSessions() error {
 		sp.label.FilterBytes, sp.label.HashFuncs = f.Size(), int(f.HashFuncs())
 		s.Labels.Sessions = append(s.Labels.Sessions, sp.label)
 	}
-	return nil
 }
 
 // sessionPrefixes returns how many of a wallet's n addresses each of its

@@ -406,6 +406,8 @@ func TestBadOptions(t *testing.T) {
 		{"decoys", func(o *Options) { o.Fetch.Blocks, o.Fetch.Decoys = 20, 10 }, "decoys"},
 		{"chain without sessions", func(o *Options) { o.Fetch.Wallets, o.Fetch.Noise = 0, 0 }, "BIP 157 session"},
 		{"chain too long", func(o *Options) { o.Fetch.Blocks, o.Fetch.TxsPerBlock = 1_000_000, 1000 }, "transactions"},
+		{"too many sessions", func(o *Options) { o.Wallets, o.Addresses, o.Sessions = 10_000, IntRange{1, 10}, IntRange{1, 64} }, "sessions"},
+		{"too many fetch sessions", func(o *Options) { o.Fetch.Wallets, o.Fetch.Sessions = 1000, IntRange{1, 64} }, "fetch wallets"},
 	}
 	for _, tt := range tests {
 		o := DefaultOptions()

@@ -1,6 +1,7 @@
 package simulate
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -90,6 +91,11 @@ type parsedInterval struct {
 // parseInterval reads an interval object ({low, high} or {lower, upper},
 // with an optional level or confidence) or a list of two numbers.
 func parseInterval(raw json.RawMessage) (parsedInterval, bool) {
+	// Only a list or an object can be an interval: skip the numbers and
+	// strings that make most of a report without decoding them.
+	if trimmed := bytes.TrimLeft(raw, " \t\r\n"); len(trimmed) == 0 || trimmed[0] != '[' && trimmed[0] != '{' {
+		return parsedInterval{}, false
+	}
 	var pair []float64
 	if json.Unmarshal(raw, &pair) == nil && len(pair) == 2 {
 		return parsedInterval{low: pair[0], high: pair[1], level: defaultLevel}, true

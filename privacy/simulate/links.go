@@ -78,17 +78,22 @@ func (e *evaluator) links(links object) {
 	e.linkGroups(links.objects("groups"))
 }
 
-// truePairs counts the pairs of the report's sessions that are of one
-// wallet.
-func (e *evaluator) truePairs() int {
+// walletSessions counts the report's sessions of each wallet.
+func (e *evaluator) walletSessions() map[string]int {
 	per := map[string]int{}
 	for _, id := range e.known {
 		if w := e.sessionWallet(id); w != "" {
 			per[w]++
 		}
 	}
+	return per
+}
+
+// truePairs counts the pairs of the report's sessions that are of one
+// wallet.
+func (e *evaluator) truePairs() int {
 	n := 0
-	for _, k := range per {
+	for _, k := range e.walletSessions() {
 		n += k * (k - 1) / 2
 	}
 	return n
@@ -97,12 +102,7 @@ func (e *evaluator) truePairs() int {
 // linkGroups scores the groups of linked sessions.
 func (e *evaluator) linkGroups(groups []object) {
 	gs := &GroupScore{Groups: []GroupReport{}, Candidates: newClaimScore()}
-	per := map[string]int{}
-	for _, id := range e.known {
-		if w := e.sessionWallet(id); w != "" {
-			per[w]++
-		}
-	}
+	per := e.walletSessions()
 	for _, k := range per {
 		if k > 1 {
 			gs.LinkableWalletCount++

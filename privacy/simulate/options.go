@@ -176,8 +176,10 @@ const (
 	maxFetchWallets = 1_000
 	maxPayments     = 1_000
 	maxDecoys       = 1_000
-	// maxTotalAddresses bounds all wallets' addresses together.
+	// maxTotalAddresses bounds all wallets' addresses together, and
+	// maxTotalSessions the sessions of either side.
 	maxTotalAddresses = 5_000_000
+	maxTotalSessions  = 20_000
 )
 
 func (o *Options) validate() error {
@@ -200,6 +202,7 @@ func (o *Options) validate() error {
 		{o.UniverseSize >= 0 && o.UniverseSize <= maxUniverse, fmt.Sprintf("other candidates %d not in 0..%d", o.UniverseSize, maxUniverse)},
 		{o.Wallets+o.Noise+o.Degenerate > 0 || o.Fetch.Blocks > 0, "nothing to simulate: no wallet, no noise or degenerate session and no chain"},
 		{o.Wallets == 0 || o.Wallets > 1 || o.PayFraction == 0, "a wallet can only pay another: pay fraction needs two wallets"},
+		{o.Wallets*o.Sessions.Max+o.Noise+o.Degenerate <= maxTotalSessions, fmt.Sprintf("%d wallets of up to %d sessions, %d noise and %d degenerate: more than %d sessions", o.Wallets, o.Sessions.Max, o.Noise, o.Degenerate, maxTotalSessions)},
 	}
 	for _, c := range checks {
 		if !c.ok {
@@ -226,6 +229,7 @@ func (f *FetchOptions) validate() error {
 		{f.Decoys >= 0 && f.Decoys <= maxDecoys && f.Decoys < f.Blocks/2, fmt.Sprintf("decoys per session %d not in 0..%d and below half the blocks", f.Decoys, maxDecoys)},
 		{f.Noise >= 0 && f.Noise <= maxSpecial, fmt.Sprintf("fetch noise sessions %d not in 0..%d", f.Noise, maxSpecial)},
 		{f.Wallets+f.Noise > 0, "a chain without a BIP 157 session: give fetch wallets or noise sessions"},
+		{f.Wallets*f.Sessions.Max+f.Noise <= maxTotalSessions, fmt.Sprintf("%d fetch wallets of up to %d sessions and %d noise sessions: more than %d", f.Wallets, f.Sessions.Max, f.Noise, maxTotalSessions)},
 	}
 	for _, c := range checks {
 		if !c.ok {
