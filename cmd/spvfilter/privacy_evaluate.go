@@ -1,0 +1,282 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/spvfilter/spvfilter/privacy/simulate"
+)
+
+func init() {
+	privacySubcommands = append(privacySubcommands, newPrivacyEvaluateCommand)
+}
+
+// maxReportBytes bounds the report evaluate reads: an analyze of many
+// sessions that match everything lists a hundred thousand matches each.
+const maxReportBytes = 4 << 30
+
+type evaluateFlags struct {
+	labels, report string
+	threshold      float64
+	show           int
+}
+
+func newPrivacyEvaluateCommand(a *app) *cobra.Command {
+	var f evaluateFlags
+	c := &cobra.Command{
+		Use:   "evaluate --labels FILE --report FILE",
+		Short: "Score an analyze or fetches report against the labels of privacy simulate",
+		Long: `evaluate scores what an attack answered against the truth "privacy simulate"
+wrote: the report is the JSON of "privacy analyze --capture" (with or
+without --link and --intersect) or of "privacy fetches", run on the
+simulation's files (- reads it from standard input).
+
+Candidates. A candidate listed for a session is right when the session's
+wallet owns it or watches it (a payee's address it paid); noise and
+degenerate sessions have no wallet, so every candidate listed for them is
+wrong. With probability at least --threshold a candidate is attributed:
+precision is the share of the attributed that are right, recall the share
+of the candidates the session's filters hold (for fetches: the wallet's
+scripts) that are attributed. Per wallet, the same over all its sessions.
+
+Links and groups (analyze --link). A pair of sessions is right when both
+are of one wallet; a pair is linked as the report links it. Precision and
+recall as above, recall over every pair of the report's sessions that is
+of one wallet (pairs the report does not list count as not linked). A
+group is pure when all its sessions are of one wallet, exact when it also
+holds all of that wallet's sessions; a group's candidates are scored
+against the wallet most of its sessions are of. For fetches, groups of
+scripts claimed to hold one of the wallet's are right when they do.
+
+Calibration. Every claim (candidate, pair, group) falls in a bin of its
+probability: [0, 0.5), [0.5, 0.8), [0.8, 0.95), [0.95, 0.99), [0.99, 1],
+and "P >= 0.95" over the last two. A calibrated report is right about as
+often as its probabilities say: the fraction right is shown with its 95%
+Wilson score interval beside the mean probability.
+
+Intervals. Any interval the report carries is found by its field names
+(X_low and X_high, X_lower and X_upper, X_interval, interval, or an object
+with low and high): on the estimated wallet it covers the truth or not,
+and the coverage is set against its level (0.95 unless the report gives
+"level" or "confidence"); on a probability, the fraction right in each bin
+is set against the mean interval. What the report does not give, and
+fields that are not scored, are listed under "absent".
+
+The targets the attacks are held to are checked last: of the candidates
+given P >= 0.95 at least 95% right; links of precision >= 0.99 and recall
+>= 0.95, none wrong given P > 0.95; intervals covering the truth at their
+level within 3 points.`,
+		Example: `  spvfilter privacy simulate --out sim
+  spvfilter privacy analyze --capture sim/capture.jsonl --universe sim/universe.txt --link --json > report.json
+  spvfilter privacy evaluate --labels sim/labels.json --report report.json
+  spvfilter privacy fetches --capture sim/fetch-capture.jsonl --index sim/chain.idx --json |
+    spvfilter privacy evaluate --labels sim/labels.json --report - --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runEvaluate(a, &f) },
+	}
+	fl := c.Flags()
+	fl.StringVar(&f.labels, "labels", "", "labels.json written by \"privacy simulate\" (required)")
+	fl.StringVar(&f.report, "report", "", "JSON of \"privacy analyze --capture\" or \"privacy fetches\" (- for standard input) (required)")
+	fl.Float64Var(&f.threshold, "threshold", simulate.ConfidentP, "probability from which a candidate is attributed to its session, in (0, 1]")
+	fl.IntVar(&f.show, "show", 10, "mistakes printed of each kind in the text report")
+	_ = c.MarkFlagRequired("labels")
+	_ = c.MarkFlagRequired("report")
+	return c
+}
+
+func runEvaluate(a *app, f *evaluateFlags) error {
+	switch {
+	case !(f.threshold > 0 && f.threshold <= 1):
+		return badInput("--threshold %v: want a probability in (0, 1]", f.threshold)
+	case f.show < 0:
+		return badInput("--show %d: must be at least 0", f.show)
+	}
+	lf, err := openInputFile("--labels", f.labels)
+	if err != nil {
+		return err
+	}
+	labels, err := simulate.ReadLabels(lf)
+	lf.Close()
+	if err != nil {
+		return badInput("%s: %w", f.labels, err)
+	}
+	report, err := a.readReport(f.report)
+	if err != nil {
+		return err
+	}
+	score, err := simulate.Evaluate(labels, report, simulate.EvalOptions{Threshold: f.threshold})
+	if errors.Is(err, simulate.ErrBadReport) || errors.Is(err, simulate.ErrBadLabels) {
+		return badInput("%s: %w", f.report, err)
+	}
+	if err != nil {
+		return err
+	}
+	a.warn(score.Warnings)
+	if a.json {
+		return a.printJSON(score)
+	}
+	printScore(a.stdout, score, f.show)
+	return nil
+}
+
+// readReport reads the --report file, or standard input for -.
+func (a *app) readReport(arg string) ([]byte, error) {
+	var r io.Reader
+	if arg == "-" {
+		if err := a.claimStdin("--report"); err != nil {
+			return nil, err
+		}
+		r = a.stdin
+	} else {
+		file, err := openInputFile("--report", arg)
+		if err != nil {
+			return nil, err
+		}
+		defer file.Close()
+		r = file
+	}
+	b, err := io.ReadAll(io.LimitReader(r, maxReportBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("--report: %w", err)
+	}
+	if len(b) > maxReportBytes {
+		return nil, badInput("--report %s: more than %d bytes", arg, maxReportBytes)
+	}
+	return b, nil
+}
+
+func printScore(w io.Writer, s *simulate.Score, show int) {
+	fmt.Fprintf(w, "report of %s: %d sessions scored, attributed from P >= %g\n", s.ReportKind, len(s.Sessions), s.Threshold)
+	what := "every session's matches, right when its wallet owns or watches them"
+	if s.ReportKind == "fetches" {
+		what = "every session's matched scripts, right when its wallet's"
+	}
+	printClaims(w, "candidates", what, s.Candidates)
+	if l := s.Links; l != nil {
+		fmt.Fprintf(w, "\nlinks: %d pairs of sessions, %d of one wallet; %d wrong link(s) given P > %g\n", l.PairCount, l.TruthCount, l.WrongAboveConfident, simulate.ConfidentP)
+		printClaims(w, "link pairs", "the pairs the report lists, right when both sessions are of one wallet", l.ClaimScore)
+	}
+	if g := s.Groups; g != nil {
+		fmt.Fprintf(w, "\nlink groups: %d, %d pure (one wallet), %d exact (all its sessions), of %d wallets with 2 or more sessions\n",
+			g.GroupCount, g.PureCount, g.ExactCount, g.LinkableWalletCount)
+		fmt.Fprintf(w, "  pairs inside groups: %d, %d right: precision %s, recall %s\n", g.PairCount, g.PairRight, fmtRatio(g.PairPrecision), fmtRatio(g.PairRecall))
+		printClaims(w, "group candidates", "each group's joint matches, against the wallet most of its sessions are of", g.Candidates)
+	}
+	if g := s.Intersection; g != nil {
+		fmt.Fprintf(w, "\nintersection of %d sessions (wallets %s): majority %s, pure %v; estimated wallet %s against %d held by all\n",
+			len(g.Sessions), strings.Join(g.SessionWallets, ","), orNone(g.Majority), g.Pure, fmtRatio(g.EstimatedWallet), g.WalletCandidates)
+	}
+	if g := s.CandidateGroups; g != nil {
+		printClaims(w, "candidate groups", "groups of scripts, right when one of them is the wallet's", g)
+	}
+	printIntervals(w, s.Intervals)
+	fmt.Fprintln(w, "\ntargets:")
+	for _, t := range s.Targets {
+		mark := "n/a"
+		if t.Met != nil {
+			mark = map[bool]string{true: "met", false: "NOT MET"}[*t.Met]
+		}
+		fmt.Fprintf(w, "  %-8s %s: %s (want %s)\n", mark, t.Name, fmtRatio(t.Value), t.Want)
+	}
+	printMistakes(w, s.Mistakes, show)
+	if len(s.Absent) > 0 {
+		fmt.Fprintln(w, "\nabsent or not scored:")
+		for _, x := range s.Absent {
+			fmt.Fprintf(w, "  %s\n", x)
+		}
+	}
+}
+
+func printClaims(w io.Writer, name, what string, c *simulate.ClaimScore) {
+	fmt.Fprintf(w, "\n%s (%s):\n", name, what)
+	fmt.Fprintf(w, "  %d listed, %d attributed, %d right: precision %s; %d true, %d of them attributed: recall %s\n",
+		c.ClaimCount, c.AttributedCount, c.RightCount, fmtRatio(c.Precision), c.TruthCount, c.FoundCount, fmtRatio(c.Recall))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "  P\tclaims\tright\tfraction right\t95% Wilson\tmean P\t")
+	for _, b := range append(append([]simulate.Bin{}, c.Calibration...), c.Confident) {
+		fmt.Fprintf(tw, "  %s\t%d\t%d\t%s\t%s\t%s\t\n", binName(b), b.Count, b.Right, fmtRatio(b.FractionRight),
+			fmtInterval(b.WilsonLow, b.WilsonHigh), fmtRatio(b.MeanProbability))
+	}
+	tw.Flush()
+}
+
+func binName(b simulate.Bin) string {
+	switch {
+	case b.PLow == simulate.ConfidentP && b.PHigh == 1:
+		return fmt.Sprintf(">= %g (all)", b.PLow)
+	case b.PHigh == 1:
+		return fmt.Sprintf("[%g, 1]", b.PLow)
+	}
+	return fmt.Sprintf("[%g, %g)", b.PLow, b.PHigh)
+}
+
+func printIntervals(w io.Writer, ivs []simulate.IntervalScore) {
+	if len(ivs) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nintervals:")
+	for _, iv := range ivs {
+		if iv.Coverage != nil {
+			fmt.Fprintf(w, "  %s, %s (%s): %d of %d cover the truth: %s, nominal %g\n",
+				iv.Where, iv.Quantity, iv.Field, iv.CoveredCount, iv.IntervalCount, fmtRatio(iv.Coverage), iv.Nominal)
+			continue
+		}
+		fmt.Fprintf(w, "  %s, %s (%s): %d intervals on probabilities\n", iv.Where, iv.Quantity, iv.Field, iv.IntervalCount)
+		for _, b := range iv.Calibration {
+			if b.Count == 0 {
+				continue
+			}
+			fmt.Fprintf(w, "    %s: %d of %d right, %s; mean interval %s: %s\n", binName(b.Bin), b.Right, b.Count,
+				fmtInterval(b.WilsonLow, b.WilsonHigh), fmtInterval(b.MeanLow, b.MeanHigh),
+				map[bool]string{true: "consistent", false: "INCONSISTENT"}[*b.Consistent])
+		}
+	}
+}
+
+func printMistakes(w io.Writer, ms []simulate.Mistake, show int) {
+	shown := map[string]int{}
+	for _, m := range ms {
+		if shown[m.Kind] >= show {
+			continue
+		}
+		if len(shown) == 0 {
+			fmt.Fprintln(w, "\nmost confident mistakes:")
+		}
+		shown[m.Kind]++
+		var who []string
+		for i, id := range m.Sessions {
+			who = append(who, fmt.Sprintf("%s (%s)", id, orNone(m.Wallets[i])))
+		}
+		line := fmt.Sprintf("  %s, P %.6g: %s", m.Kind, m.Probability, strings.Join(who, " + "))
+		if m.Candidate != "" {
+			line += fmt.Sprintf(": %s, of %s", m.Candidate, orNone(m.Owner))
+		}
+		fmt.Fprintln(w, line)
+	}
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "no wallet"
+	}
+	return s
+}
+
+func fmtRatio(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.4g", *v)
+}
+
+func fmtInterval(lo, hi *float64) string {
+	if lo == nil || hi == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.4g-%.4g", *lo, *hi)
+}

@@ -1,0 +1,282 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/spvfilter/spvfilter/privacy/simulate"
+)
+
+func init() {
+	privacySubcommands = append(privacySubcommands, newPrivacySimulateCommand)
+}
+
+// intRangeValue is a flag holding N or MIN..MAX.
+type intRangeValue struct{ r *simulate.IntRange }
+
+func (v intRangeValue) String() string { return v.r.String() }
+func (v intRangeValue) Type() string   { return "range" }
+func (v intRangeValue) Set(s string) error {
+	r, err := simulate.ParseIntRange(s)
+	if err != nil {
+		return err
+	}
+	*v.r = r
+	return nil
+}
+
+// floatRangeValue is a flag holding X or MIN..MAX.
+type floatRangeValue struct{ r *simulate.FloatRange }
+
+func (v floatRangeValue) String() string { return v.r.String() }
+func (v floatRangeValue) Type() string   { return "range" }
+func (v floatRangeValue) Set(s string) error {
+	r, err := simulate.ParseFloatRange(s)
+	if err != nil {
+		return err
+	}
+	*v.r = r
+	return nil
+}
+
+// sizingValue is the --sizing flag.
+type sizingValue struct{ s *simulate.Sizing }
+
+func (v sizingValue) String() string { return string(*v.s) }
+func (v sizingValue) Type() string   { return "core|bitcoinj" }
+func (v sizingValue) Set(s string) error {
+	z, err := simulate.ParseSizing(s)
+	if err != nil {
+		return err
+	}
+	*v.s = z
+	return nil
+}
+
+type simulateFlags struct {
+	o   simulate.Options
+	out string
+}
+
+func newPrivacySimulateCommand(a *app) *cobra.Command {
+	f := simulateFlags{o: simulate.DefaultOptions()}
+	c := &cobra.Command{
+		Use:   "simulate --out DIR",
+		Short: "Write a labelled capture, universe and chain from a seed: ground truth for analyze and fetches",
+		Long: `simulate writes, from a seed, the files an attack reads and the truth about
+them, so that what "privacy analyze" and "privacy fetches" answer can be
+scored ("privacy evaluate"). The same flags give the same files, byte for
+byte.
+
+The BIP 37 side. --wallets wallets, each of --addresses addresses (drawn
+log-uniformly: as many wallets of 5 to 50 as of 50 to 500), with real
+secp256k1 keys and P2PKH or P2WPKH addresses, a false-positive rate drawn
+log-uniformly from --fprate, and --sessions sessions (connections). A
+session loads a filter sized by --sizing (core: Bitcoin Core's integer
+hash count; bitcoinj: the floating-point one of bitcoinj and
+python-bitcoinlib, often one hash function more) for the addresses it
+knows: the last session of a wallet all of them, earlier ones at least
+half. Each address inserts --elements-per-address elements (2: the key and
+its hash, as bitcoinj; 1: the hash) and the filter is sized for
+--extra-elements more (0 by default, so that the filter has the rate drawn;
+bitcoinj adds 100, which leaves the filters of small wallets far emptier
+and their addresses far more exposed). A share --filteradd-fraction of sessions send their
+newest addresses by filteradd after the filterload. A share --pay-fraction
+of wallets paid another wallet: their filters also hold 1 to 3 of the
+payee's addresses, so the two wallets share matches without being one.
+--noise sessions hold elements no candidate has; --degenerate sessions
+send, in turn, a 0-byte filter and one with every bit set (both match
+everything) and a 2-byte one (matches about half). Sessions come in a
+random order, each from its own client address, so nothing but the
+filters tells who sent them. The universe holds every wallet's addresses
+among --other-candidates random ones.
+
+The BIP 157 side (--blocks 0 leaves it out). A chain of --blocks blocks of
+--txs-per-block transactions, each spending earlier outputs and paying
+new scripts (some paid again). --fetch-wallets wallets are born in the
+first quarter of the chain and receive --payments payments from --payers
+payers; a payer spends the change of its previous payment, so its change
+scripts sit in the same transactions as the payments (and in several of
+the wallet's blocks): the scripts the block-download attack cannot tell
+from the wallet's. The wallet spends half of what it receives (paying
+someone, keeping change). Each of its --fetch-sessions sessions rescans
+from the birthday (getcfheaders, getcfilters) and fetches the wallet's
+blocks, the blocks whose BIP 158 filter matches by chance and --decoys
+random blocks; --fetch-noise sessions fetch random blocks only.
+
+Files written into --out (created if needed):
+
+  universe.txt          candidates, for analyze --universe
+  capture.jsonl         filterload/filteradd records, for analyze --capture
+  chain.idx             appearance index, for fetches --index
+  fetch-capture.jsonl   getcfheaders/getcfilters/getdata records, for fetches --capture
+  labels.json           the truth: wallets and their addresses, payments,
+                        and per session its wallet (or its kind), how many
+                        of the wallet's first addresses it loaded and added,
+                        its rate and filter; per BIP 157 session its
+                        wallet, scanned range, and the heights it fetched
+                        as the wallet's, as decoys and by chance
+
+A wallet session's filters hold the first loaded+added addresses of its
+wallet and the addresses of the payments it made; a candidate is right for
+a session when its wallet owns or watches it.`,
+		Example: `  spvfilter privacy simulate --out sim
+  spvfilter privacy analyze --capture sim/capture.jsonl --universe sim/universe.txt --link --json > report.json
+  spvfilter privacy evaluate --labels sim/labels.json --report report.json
+  spvfilter privacy simulate --seed 7 --wallets 10 --sessions 2..3 --fprate 0.0001 --sizing bitcoinj --blocks 0 --out small`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runSimulate(a, &f) },
+	}
+	addSimulateFlags(c.Flags(), &f)
+	_ = c.MarkFlagRequired("out")
+	return c
+}
+
+func addSimulateFlags(fl *pflag.FlagSet, f *simulateFlags) {
+	o := &f.o
+	fl.Uint64Var(&o.Seed, "seed", o.Seed, "the seed: the same flags and seed give the same files")
+	fl.IntVar(&o.Wallets, "wallets", o.Wallets, "BIP 37 wallets")
+	fl.Var(intRangeValue{&o.Sessions}, "sessions", "sessions per wallet, N or MIN..MAX (uniform)")
+	fl.Var(intRangeValue{&o.Addresses}, "addresses", "addresses per wallet, N or MIN..MAX (log-uniform)")
+	fl.Var(floatRangeValue{&o.FPRate}, "fprate", "false-positive rate per wallet, X or MIN..MAX (log-uniform)")
+	fl.Var(sizingValue{&o.Sizing}, "sizing", "filter sizing: core or bitcoinj (floating-point hash count)")
+	fl.IntVar(&o.ElementsPerAddress, "elements-per-address", o.ElementsPerAddress, "elements inserted per address: 2 (key and hash, bitcoinj) or 1 (hash)")
+	fl.IntVar(&o.ExtraElements, "extra-elements", o.ExtraElements, "elements added to the count a filter is sized for (bitcoinj: 100)")
+	fl.Float64Var(&o.PayFraction, "pay-fraction", o.PayFraction, "share of wallets that paid another (their filters hold 1 to 3 of the payee's addresses)")
+	fl.Float64Var(&o.FilterAddFraction, "filteradd-fraction", o.FilterAddFraction, "share of wallet sessions that send their newest addresses by filteradd")
+	fl.IntVar(&o.Noise, "noise", o.Noise, "sessions of no wallet of the universe")
+	fl.IntVar(&o.Degenerate, "degenerate", o.Degenerate, "sessions with an empty, a full or a 2-byte filter, in turn")
+	fl.IntVar(&o.UniverseSize, "other-candidates", o.UniverseSize, "universe candidates besides the wallets' addresses")
+	fl.IntVar(&o.Fetch.Blocks, "blocks", o.Fetch.Blocks, "blocks of the chain of the BIP 157 side (0: none)")
+	fl.IntVar(&o.Fetch.TxsPerBlock, "txs-per-block", o.Fetch.TxsPerBlock, "transactions per block besides the coinbase and the wallets'")
+	fl.IntVar(&o.Fetch.Wallets, "fetch-wallets", o.Fetch.Wallets, "BIP 157 wallets")
+	fl.Var(intRangeValue{&o.Fetch.Sessions}, "fetch-sessions", "BIP 157 sessions per wallet, N or MIN..MAX")
+	fl.Var(intRangeValue{&o.Fetch.Payments}, "payments", "payments each BIP 157 wallet receives, N or MIN..MAX")
+	fl.Var(intRangeValue{&o.Fetch.Payers}, "payers", "payers of each BIP 157 wallet, N or MIN..MAX")
+	fl.IntVar(&o.Fetch.Decoys, "decoys", o.Fetch.Decoys, "random blocks each BIP 157 session fetches on purpose")
+	fl.IntVar(&o.Fetch.Noise, "fetch-noise", o.Fetch.Noise, "BIP 157 sessions of no wallet (random downloads)")
+	fl.StringVar(&f.out, "out", "", "directory to write the files into (created if needed)")
+}
+
+// simulateOutput is the JSON of privacy simulate.
+type simulateOutput struct {
+	Dir                    string                `json:"dir"`
+	Files                  simulate.Files        `json:"files"`
+	Seed                   uint64                `json:"seed"`
+	UniverseSize           int                   `json:"universe_size"`
+	WalletCount            int                   `json:"wallet_count"`
+	AddressCount           int                   `json:"address_count"`
+	PaymentCount           int                   `json:"payment_count"`
+	SessionCount           int                   `json:"session_count"`
+	WalletSessionCount     int                   `json:"wallet_session_count"`
+	FilterAddSessionCount  int                   `json:"filteradd_session_count"`
+	NoiseSessionCount      int                   `json:"noise_session_count"`
+	DegenerateSessionCount int                   `json:"degenerate_session_count"`
+	Fetch                  *simulateFetchSummary `json:"fetch,omitempty"`
+	Commands               []string              `json:"commands"`
+	Warnings               []string              `json:"warnings"`
+}
+
+type simulateFetchSummary struct {
+	BlockCount         int `json:"block_count"`
+	CandidateCount     int `json:"candidate_count"`
+	WalletCount        int `json:"wallet_count"`
+	ScriptCount        int `json:"script_count"`
+	PayerChangeCount   int `json:"payer_change_count"`
+	SessionCount       int `json:"session_count"`
+	NoiseSessionCount  int `json:"noise_session_count"`
+	FetchedBlockCount  int `json:"fetched_block_count"`
+	DecoyBlockCount    int `json:"decoy_block_count"`
+	FalsePositiveCount int `json:"false_positive_block_count"`
+}
+
+func runSimulate(a *app, f *simulateFlags) error {
+	if st, err := os.Stat(f.out); err == nil && !st.IsDir() {
+		return badInput("--out %s: a file, not a directory", f.out)
+	}
+	sc, err := simulate.Generate(f.o)
+	if errors.Is(err, simulate.ErrBadOptions) {
+		return usageError{err}
+	}
+	if err != nil {
+		return err
+	}
+	files, err := sc.WriteDir(f.out)
+	if err != nil {
+		return err
+	}
+	out := summarize(f, sc.Labels, files)
+	if a.json {
+		return a.printJSON(out)
+	}
+	printSimulate(a.stdout, &out)
+	return nil
+}
+
+// summarize counts what the labels describe.
+func summarize(f *simulateFlags, l *simulate.Labels, files simulate.Files) simulateOutput {
+	out := simulateOutput{Dir: f.out, Files: files, Seed: f.o.Seed, UniverseSize: l.UniverseSize, WalletCount: len(l.Wallets),
+		PaymentCount: len(l.Payments), SessionCount: len(l.Sessions), Warnings: []string{}}
+	for _, w := range l.Wallets {
+		out.AddressCount += len(w.Addresses)
+	}
+	for _, s := range l.Sessions {
+		switch s.Kind {
+		case simulate.KindWallet:
+			out.WalletSessionCount++
+			if s.Added > 0 {
+				out.FilterAddSessionCount++
+			}
+		case simulate.KindNoise:
+			out.NoiseSessionCount++
+		default:
+			out.DegenerateSessionCount++
+		}
+	}
+	out.Commands = []string{
+		fmt.Sprintf("spvfilter privacy analyze --capture %s --universe %s --link --json > report.json", files.Capture, files.Universe),
+		fmt.Sprintf("spvfilter privacy evaluate --labels %s --report report.json", files.Labels),
+	}
+	if x := l.Fetch; x != nil {
+		fs := &simulateFetchSummary{BlockCount: x.BlockCount, CandidateCount: x.CandidateCount, WalletCount: len(x.Wallets), SessionCount: len(x.Sessions)}
+		for _, w := range x.Wallets {
+			fs.ScriptCount += len(w.Scripts)
+			fs.PayerChangeCount += len(w.PayerChange)
+		}
+		for _, s := range x.Sessions {
+			if s.Kind == simulate.KindNoise {
+				fs.NoiseSessionCount++
+			}
+			fs.FetchedBlockCount += len(s.WalletHeights) + len(s.DecoyHeights) + len(s.FalsePositiveHeights)
+			fs.DecoyBlockCount += len(s.DecoyHeights)
+			fs.FalsePositiveCount += len(s.FalsePositiveHeights)
+		}
+		out.Fetch = fs
+		out.Commands = append(out.Commands,
+			fmt.Sprintf("spvfilter privacy fetches --capture %s --index %s --json > fetches.json", files.FetchCapture, files.Index),
+			fmt.Sprintf("spvfilter privacy evaluate --labels %s --report fetches.json", files.Labels))
+	}
+	return out
+}
+
+func printSimulate(w io.Writer, out *simulateOutput) {
+	fmt.Fprintf(w, "simulated with seed %d into %s:\n", out.Seed, out.Dir)
+	fmt.Fprintf(w, "  %s: %d candidates, %d of them the addresses of %d wallets\n", out.Files.Universe, out.UniverseSize, out.AddressCount, out.WalletCount)
+	fmt.Fprintf(w, "  %s: %d sessions: %d of wallets (%d with filteradd), %d noise, %d degenerate; %d payments between wallets\n",
+		out.Files.Capture, out.SessionCount, out.WalletSessionCount, out.FilterAddSessionCount, out.NoiseSessionCount, out.DegenerateSessionCount, out.PaymentCount)
+	if fs := out.Fetch; fs != nil {
+		fmt.Fprintf(w, "  %s: %d blocks, %d scripts; %d of them of %d wallets, %d payers' change beside their payments\n",
+			out.Files.Index, fs.BlockCount, fs.CandidateCount, fs.ScriptCount, fs.WalletCount, fs.PayerChangeCount)
+		fmt.Fprintf(w, "  %s: %d sessions (%d noise), %d blocks fetched: %d decoys, %d by a filter's chance match\n",
+			out.Files.FetchCapture, fs.SessionCount, fs.NoiseSessionCount, fs.FetchedBlockCount, fs.DecoyBlockCount, fs.FalsePositiveCount)
+	}
+	fmt.Fprintf(w, "  %s: the truth\n\nnext:\n", out.Files.Labels)
+	for _, c := range out.Commands {
+		fmt.Fprintf(w, "  %s\n", c)
+	}
+}

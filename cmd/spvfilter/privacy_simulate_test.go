@@ -1,0 +1,296 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spvfilter/spvfilter/privacy/simulate"
+)
+
+// smallSimulation are the flags of a simulation a CLI test runs in a
+// second: every kind of session, payments, filteradd, and a short chain.
+func smallSimulation(seed, dir string) []string {
+	return []string{"privacy", "simulate", "--seed", seed, "--wallets", "6", "--addresses", "5..40", "--fprate", "1e-4..1e-2",
+		"--pay-fraction", "0.5", "--filteradd-fraction", "0.5", "--noise", "2", "--other-candidates", "3000",
+		"--blocks", "150", "--txs-per-block", "3", "--fetch-wallets", "2", "--out", dir}
+}
+
+// runOK runs a command line that must succeed and returns its output.
+func runOK(t *testing.T, args ...string) string {
+	t.Helper()
+	stdout, stderr, status := runCLI(t, "", args...)
+	if status != exitOK {
+		t.Fatalf("%v: status %d: %s", args, status, stderr)
+	}
+	return stdout
+}
+
+func readLabels(t *testing.T, file string) *simulate.Labels {
+	t.Helper()
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	l, err := simulate.ReadLabels(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// matchedBySession returns the candidates each session of an analyze or
+// fetches report lists.
+func matchedBySession(t *testing.T, report string) map[string]map[string]bool {
+	t.Helper()
+	var rep struct {
+		Clients []struct {
+			Session string `json:"session"`
+			Matched []struct {
+				Candidate string `json:"candidate"`
+			} `json:"matched"`
+		} `json:"clients"`
+	}
+	decodeJSON(t, report, &rep)
+	matched := map[string]map[string]bool{}
+	for _, c := range rep.Clients {
+		matched[c.Session] = map[string]bool{}
+		for _, m := range c.Matched {
+			matched[c.Session][m.Candidate] = true
+		}
+	}
+	return matched
+}
+
+// TestPrivacySimulateAnalyzeEvaluate runs simulate, analyze --link
+// --intersect and evaluate on a fixed seed, and checks evaluate's figures
+// against counts made here from the labels and the report: every
+// candidate a wallet session's filters hold is among its matches (the
+// files agree with the labels), and the truth evaluate scores against is
+// the labels'.
+func TestPrivacySimulateAnalyzeEvaluate(t *testing.T) {
+	dir := t.TempDir()
+	var sum simulateOutput
+	decodeJSON(t, runOK(t, append(smallSimulation("101", dir), "--json")...), &sum)
+	l := readLabels(t, sum.Files.Labels)
+	if sum.SessionCount != len(l.Sessions) || sum.WalletCount != 6 || sum.NoiseSessionCount != 2 || sum.DegenerateSessionCount != 3 {
+		t.Fatalf("summary %+v", sum)
+	}
+	report := filepath.Join(dir, "report.json")
+	out := runOK(t, "privacy", "analyze", "--capture", sum.Files.Capture, "--universe", sum.Files.Universe, "--link", "--intersect", "--json")
+	if err := os.WriteFile(report, []byte(out), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	matched := matchedBySession(t, out)
+	wallets := map[string]simulate.Wallet{}
+	for _, w := range l.Wallets {
+		wallets[w.ID] = w
+	}
+	watched := map[string][]string{}
+	for _, p := range l.Payments {
+		watched[p.Payer] = append(watched[p.Payer], p.Addresses...)
+	}
+	truth, perWallet := 0, map[string]int{}
+	for _, s := range l.Sessions {
+		if s.Kind != simulate.KindWallet {
+			continue
+		}
+		perWallet[s.Wallet]++
+		held := append(append([]string{}, wallets[s.Wallet].Addresses[:s.Loaded+s.Added]...), watched[s.Wallet]...)
+		truth += len(held)
+		for _, a := range held {
+			if !matched[s.ID][a] {
+				t.Fatalf("session %s of %s: %s, which its filter holds, is not matched", s.ID, s.Wallet, a)
+			}
+		}
+	}
+	var score simulate.Score
+	decodeJSON(t, runOK(t, "privacy", "evaluate", "--labels", sum.Files.Labels, "--report", report, "--json"), &score)
+	truePairs := 0
+	for _, k := range perWallet {
+		truePairs += k * (k - 1) / 2
+	}
+	n := len(l.Sessions)
+	switch {
+	case score.ReportKind != "analyze" || len(score.Sessions) != n:
+		t.Fatalf("kind %q, %d sessions scored of %d", score.ReportKind, len(score.Sessions), n)
+	case score.Candidates.TruthCount != truth:
+		t.Errorf("truth %d, the labels hold %d", score.Candidates.TruthCount, truth)
+	case score.Links == nil || score.Links.PairCount != n*(n-1)/2 || score.Links.TruthCount != truePairs:
+		t.Errorf("links %+v, want %d pairs, %d of one wallet", score.Links, n*(n-1)/2, truePairs)
+	case score.Intersection == nil || len(score.Intersection.Sessions) != n || score.Intersection.Pure:
+		t.Errorf("intersection %+v", score.Intersection)
+	case score.Groups == nil || len(score.Targets) < 4:
+		t.Errorf("groups %+v, targets %+v", score.Groups, score.Targets)
+	}
+	text := runOK(t, "privacy", "evaluate", "--labels", sum.Files.Labels, "--report", report)
+	for _, want := range []string{"report of analyze", "candidates (", "link pairs", "targets:", "absent or not scored:"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text report lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+// TestPrivacySimulateFetchesEvaluate: every wallet script is among its
+// sessions' matches (each of its blocks was fetched), and evaluate scores
+// against exactly the labels' scripts.
+func TestPrivacySimulateFetchesEvaluate(t *testing.T) {
+	dir := t.TempDir()
+	runOK(t, smallSimulation("102", dir)...)
+	l := readLabels(t, filepath.Join(dir, simulate.LabelsFile))
+	out := runOK(t, "privacy", "fetches", "--capture", filepath.Join(dir, simulate.FetchCaptureFile), "--index", filepath.Join(dir, simulate.IndexFile), "--json")
+	matched := matchedBySession(t, out)
+	scripts := map[string][]string{}
+	for _, w := range l.Fetch.Wallets {
+		scripts[w.ID] = w.Scripts
+	}
+	truth := 0
+	for _, s := range l.Fetch.Sessions {
+		for _, sc := range scripts[s.Wallet] {
+			truth++
+			if !matched[s.ID][sc] {
+				t.Fatalf("session %s of %s: its script %s is not matched", s.ID, s.Wallet, sc)
+			}
+		}
+	}
+	report := filepath.Join(dir, "fetches.json")
+	if err := os.WriteFile(report, []byte(out), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var score simulate.Score
+	stdout, stderr, status := runCLI(t, out, "privacy", "evaluate", "--labels", filepath.Join(dir, simulate.LabelsFile), "--report", "-", "--json")
+	if status != exitOK {
+		t.Fatalf("status %d: %s", status, stderr)
+	}
+	decodeJSON(t, stdout, &score)
+	if score.ReportKind != "fetches" || len(score.Sessions) != len(l.Fetch.Sessions) || score.Candidates.TruthCount != truth {
+		t.Fatalf("kind %q, %d sessions, truth %d (want %d)", score.ReportKind, len(score.Sessions), score.Candidates.TruthCount, truth)
+	}
+}
+
+// TestPrivacySimulateSameSeedSameFiles: the command is deterministic.
+func TestPrivacySimulateSameSeedSameFiles(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	runOK(t, smallSimulation("103", a)...)
+	runOK(t, smallSimulation("103", b)...)
+	for _, name := range []string{simulate.UniverseFile, simulate.CaptureFile, simulate.LabelsFile, simulate.IndexFile, simulate.FetchCaptureFile} {
+		x, err1 := os.ReadFile(filepath.Join(a, name))
+		y, err2 := os.ReadFile(filepath.Join(b, name))
+		if err1 != nil || err2 != nil || !bytes.Equal(x, y) || len(x) == 0 {
+			t.Errorf("%s differs between two runs of one seed (%v, %v)", name, err1, err2)
+		}
+	}
+}
+
+// TestPrivacySimulateBadInput: bad input to both commands exits with 2
+// and one line on standard error, a JSON object with --json.
+func TestPrivacySimulateBadInput(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	notJSON := filepath.Join(dir, "bad.json")
+	os.WriteFile(file, []byte("x"), 0o600)
+	os.WriteFile(notJSON, []byte("{"), 0o600)
+	labelsDir := filepath.Join(dir, "sim")
+	runOK(t, "privacy", "simulate", "--wallets", "2", "--addresses", "3", "--other-candidates", "10", "--blocks", "0", "--noise", "0", "--degenerate", "0", "--out", labelsDir)
+	labels := filepath.Join(labelsDir, simulate.LabelsFile)
+	other := filepath.Join(dir, "other.json")
+	os.WriteFile(other, []byte(`{"clients":[{"session":"elsewhere-1","matched":[]}]}`), 0o600)
+	cases := [][]string{
+		{"privacy", "simulate"},
+		{"privacy", "simulate", "--out", file},
+		{"privacy", "simulate", "--out", dir, "--sessions", "0..2"},
+		{"privacy", "simulate", "--out", dir, "--sessions", "3..1"},
+		{"privacy", "simulate", "--out", dir, "--fprate", "2"},
+		{"privacy", "simulate", "--out", dir, "--fprate", "0.1..0.01"},
+		{"privacy", "simulate", "--out", dir, "--sizing", "python"},
+		{"privacy", "simulate", "--out", dir, "--wallets", "-1"},
+		{"privacy", "simulate", "--out", dir, "--elements-per-address", "3"},
+		{"privacy", "simulate", "--out", dir, "--pay-fraction", "1.5"},
+		{"privacy", "simulate", "--out", dir, "--blocks", "5"},
+		{"privacy", "simulate", "--out", dir, "extra"},
+		{"privacy", "evaluate", "--report", other},
+		{"privacy", "evaluate", "--labels", labels},
+		{"privacy", "evaluate", "--labels", filepath.Join(dir, "missing"), "--report", other},
+		{"privacy", "evaluate", "--labels", notJSON, "--report", other},
+		{"privacy", "evaluate", "--labels", dir, "--report", other},
+		{"privacy", "evaluate", "--labels", labels, "--report", notJSON},
+		{"privacy", "evaluate", "--labels", labels, "--report", other},
+		{"privacy", "evaluate", "--labels", labels, "--report", other, "--threshold", "0"},
+		{"privacy", "evaluate", "--labels", labels, "--report", other, "--show", "-1"},
+	}
+	for _, args := range cases {
+		t.Run(strings.Join(args[1:], " "), func(t *testing.T) {
+			stdout, stderr, status := runCLI(t, "", args...)
+			checkOneErrorLine(t, stdout, stderr, status)
+			stdout, stderr, status = runCLI(t, "", append(args, "--json")...)
+			checkOneErrorLine(t, stdout, stderr, status)
+			var obj struct {
+				Error    string `json:"error"`
+				ExitCode int    `json:"exit_code"`
+			}
+			if err := json.Unmarshal([]byte(stderr), &obj); err != nil || obj.Error == "" || obj.ExitCode != exitBadInput {
+				t.Fatalf("with --json, stderr %q", stderr)
+			}
+		})
+	}
+}
+
+// TestPrivacySimulateJSONKeys: the keys of simulate's and evaluate's JSON
+// have one type each, also where analyze and fetches use them.
+func TestPrivacySimulateJSONKeys(t *testing.T) {
+	dir := t.TempDir()
+	runOK(t, smallSimulation("104", dir)...)
+	at := func(name string) string { return filepath.Join(dir, name) }
+	analyze := runOK(t, "privacy", "analyze", "--capture", at(simulate.CaptureFile), "--universe", at(simulate.UniverseFile), "--link", "--json")
+	fetches := runOK(t, "privacy", "fetches", "--capture", at(simulate.FetchCaptureFile), "--index", at(simulate.IndexFile), "--json")
+	os.WriteFile(at("a.json"), []byte(analyze), 0o600)
+	os.WriteFile(at("f.json"), []byte(fetches), 0o600)
+	labels, err := os.ReadFile(at(simulate.LabelsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := map[string]string{
+		"analyze": analyze, "fetches": fetches, "labels": string(labels),
+		"simulate":         runOK(t, append(smallSimulation("104", filepath.Join(dir, "again")), "--json")...),
+		"evaluate analyze": runOK(t, "privacy", "evaluate", "--labels", at(simulate.LabelsFile), "--report", at("a.json"), "--json"),
+		"evaluate fetches": runOK(t, "privacy", "evaluate", "--labels", at(simulate.LabelsFile), "--report", at("f.json"), "--json"),
+		"model":            runOK(t, "privacy", "model", "--json"),
+	}
+	types := map[string]map[string]string{}
+	for where, text := range docs {
+		var doc any
+		if err := json.Unmarshal([]byte(text), &doc); err != nil {
+			t.Fatalf("%s: %v", where, err)
+		}
+		walkJSON(doc, func(key, typ string) {
+			if types[key] == nil {
+				types[key] = map[string]string{}
+			}
+			types[key][typ] = where
+		})
+	}
+	// Keys of two types before these commands: analyze's "intersection"
+	// (its steps, and the --intersect report) and "pairs" (a count of key
+	// lines, and the links); the model's "addresses", a count where the
+	// labels list addresses (as the JSON rules want plural nouns).
+	existing := map[string]bool{"intersection": true, "pairs": true, "addresses": true}
+	for key, byType := range types {
+		if len(byType) > 1 && !existing[key] {
+			t.Errorf("key %q has several JSON types: %v", key, byType)
+		}
+	}
+}
+
+// TestPrivacySimulateHelp: the help teaches by example.
+func TestPrivacySimulateHelp(t *testing.T) {
+	for _, cmd := range []string{"simulate", "evaluate"} {
+		out := runOK(t, "privacy", cmd, "--help")
+		if !strings.Contains(out, "spvfilter privacy evaluate --labels") || !strings.Contains(out, "Examples:") {
+			t.Errorf("%s --help:\n%s", cmd, out)
+		}
+	}
+}

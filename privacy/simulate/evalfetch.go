@@ -1,0 +1,73 @@
+package simulate
+
+import (
+	"fmt"
+	"strings"
+)
+
+// fetches scores the JSON of "privacy fetches": a listed script is right
+// when it is the session's wallet's, and the wallet's scripts are the
+// truth (a session scans from its wallet's birthday, so all of them lie in
+// its range).
+func (e *evaluator) fetches(doc object) error {
+	e.s.ReportKind = "fetches"
+	if e.t.fetchSessions == nil {
+		return fmt.Errorf("%w: a fetches report, but the labels hold no chain", ErrBadReport)
+	}
+	err := e.sessions(doc.objects("clients"), func(id string) (sessionCase, bool) {
+		fs := e.t.fetchSessions[id]
+		if fs == nil {
+			return sessionCase{}, false
+		}
+		sc := sessionCase{id: id, wallet: fs.Wallet, kind: fs.Kind, truth: map[string]bool{}, fields: knownFetch}
+		if wt := e.t.fetchWallets[fs.Wallet]; wt != nil {
+			sc.truth, sc.owns = wt.scripts, func(s string) bool { return wt.scripts[s] }
+		}
+		return sc, true
+	})
+	if err != nil {
+		return err
+	}
+	if e.s.CandidateGroups == nil {
+		e.absent("candidate groups: the report has none (scripts that only appear together, claimed as one)")
+	}
+	return nil
+}
+
+// candidateGroups scores a session's groups of candidates, each claimed
+// with its probability to hold one of the wallet's: right when it does;
+// the wallet's candidates inside attributed groups are found.
+func (e *evaluator) candidateGroups(sc sessionCase, groups []object) {
+	owns, truth := sc.owns, sc.truth
+	if e.s.CandidateGroups == nil {
+		e.s.CandidateGroups = newClaimScore()
+	}
+	cs := e.s.CandidateGroups
+	cs.TruthCount += len(truth)
+	found := map[string]bool{}
+	for _, g := range groups {
+		var members []string
+		for _, k := range []string{"candidates", "members", "scripts"} {
+			if members = g.strs(k); members != nil {
+				break
+			}
+		}
+		right := false
+		for _, m := range members {
+			right = right || owns != nil && owns(m)
+		}
+		p, attributed, scored := e.claim(cs, "candidate groups", g, knownScriptGroup, right)
+		if scored && attributed && !right {
+			e.mistake(Mistake{Kind: "candidate group", Where: "candidate groups", Sessions: []string{sc.id},
+				Candidate: strings.Join(members, " "), Probability: p})
+		}
+		if attributed {
+			for _, m := range members {
+				if truth[m] && !found[m] {
+					found[m] = true
+					cs.FoundCount++
+				}
+			}
+		}
+	}
+}

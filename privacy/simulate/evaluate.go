@@ -1,0 +1,386 @@
+package simulate
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// ErrBadReport reports a report that Evaluate cannot score: not JSON, of
+// no known kind, or of sessions the labels do not name.
+var ErrBadReport = errors.New("privacy: cannot score the report")
+
+// EvalOptions tune Evaluate.
+type EvalOptions struct {
+	// Threshold is the probability from which a listed candidate (or a
+	// group of scripts) is attributed to its session's wallet; 0 means
+	// ConfidentP. Links are attributed as the report links them.
+	Threshold float64
+}
+
+// Known fields of the reports, which are read or deliberately left out;
+// any other field is named in Score.Absent as not scored (unless it is an
+// interval).
+var (
+	knownTop     = []string{"universe", "clients", "intersection", "links", "warnings", "index"}
+	knownSession = []string{"session", "client", "user_agent", "captured", "universe_size", "pairs", "merged_address_lines",
+		"pair_test", "filter_reports", "intersection", "matched_count", "expected_false_positives", "estimated_wallet",
+		"p_h_1", "p_h_all", "confident", "matched", "matched_truncated", "summary", "universe", "warnings", "sessions", "groups"}
+	knownMatch = []string{"line", "candidate", "kind", "pubkey", "pair_tested", "probability",
+		"appearances", "heights", "chance_probability", "chance_probability_approx"}
+	knownLinks = []string{"prior", "threshold", "pairs_compared", "pairs_listed_shared_only", "pairs", "groups", "warnings"}
+	knownPair  = []string{"a", "b", "shared", "expected_by_chance", "expected_if_same_wallet", "probability", "linked"}
+	knownFetch = []string{"session", "client", "user_agent", "scanned_from", "scanned_to", "scanned_blocks", "fetched_blocks",
+		"fetched_heights", "fetched_unknown", "fetched_fraction", "universe_size", "expected_false_positives",
+		"matched_count", "confident", "matched", "matched_truncated", "verdict", "warnings", "groups"}
+	knownScriptGroup = []string{"candidates", "members", "scripts", "probability", "reason", "why"}
+)
+
+// Evaluate scores a report against the labels: the JSON of "spvfilter
+// privacy analyze --capture" (with or without --link and --intersect) or
+// of "spvfilter privacy fetches". Fields it does not know are ignored and
+// named in Score.Absent, so that reports may grow.
+func Evaluate(l *Labels, report []byte, opts EvalOptions) (*Score, error) {
+	if l.truth == nil {
+		if err := l.check(); err != nil {
+			return nil, err
+		}
+	}
+	thr := opts.Threshold
+	if thr == 0 {
+		thr = ConfidentP
+	}
+	if !(thr > 0 && thr <= 1) {
+		return nil, fmt.Errorf("%w: threshold %v not in (0, 1]", ErrBadReport, thr)
+	}
+	doc := decodeObject(report)
+	if doc == nil {
+		return nil, fmt.Errorf("%w: not a JSON object", ErrBadReport)
+	}
+	e := &evaluator{l: l, t: l.truth, thr: thr, wallets: map[string]*walletTally{}, intervals: map[string]*intervalTally{},
+		unscored: map[string]bool{}, s: &Score{Threshold: thr, Candidates: newClaimScore(), Sessions: []SessionScore{},
+			Wallets: []WalletScore{}, Intervals: []IntervalScore{}, Targets: []Target{}, Absent: []string{}, Warnings: []string{}}}
+	var err error
+	switch _, fetches := doc["index"]; {
+	case fetches:
+		err = e.fetches(doc)
+	case doc["clients"] != nil:
+		err = e.analyze(doc)
+	default:
+		err = fmt.Errorf("%w: neither the JSON of analyze --capture nor that of fetches (no \"clients\")", ErrBadReport)
+	}
+	if err != nil {
+		return nil, err
+	}
+	e.noteUnscored("the report", unknownKeys(doc, knownTop, nil))
+	e.finish()
+	return e.s, nil
+}
+
+// evaluator holds the tallies of one evaluation.
+type evaluator struct {
+	l         *Labels
+	t         *truth
+	thr       float64
+	s         *Score
+	known     []string // the report's sessions that the labels name, in order
+	wallets   map[string]*walletTally
+	intervals map[string]*intervalTally
+	unscored  map[string]bool
+	noProb    int // listed items without a probability
+	mistakes  []Mistake
+}
+
+// claimContext says whose claims are scored: the sessions of a report
+// (one, or a group's) and where in the report.
+type claimContext struct {
+	where    string
+	sessions []string
+}
+
+// mistake records a wrong claim, keeping the most probable ones.
+func (e *evaluator) mistake(m Mistake) {
+	if m.Wallets == nil {
+		for _, id := range m.Sessions {
+			m.Wallets = append(m.Wallets, e.sessionWallet(id))
+		}
+	}
+	e.mistakes = append(e.mistakes, m)
+	if len(e.mistakes) > 8*MaxMistakes {
+		e.trimMistakes()
+	}
+}
+
+// trimMistakes keeps the MaxMistakes most probable mistakes of each kind.
+func (e *evaluator) trimMistakes() {
+	slices.SortStableFunc(e.mistakes, func(a, b Mistake) int {
+		return cmp.Or(strings.Compare(a.Kind, b.Kind), cmp.Compare(b.Probability, a.Probability))
+	})
+	kept := e.mistakes[:0]
+	per := map[string]int{}
+	for _, m := range e.mistakes {
+		if per[m.Kind] < MaxMistakes {
+			per[m.Kind]++
+			kept = append(kept, m)
+		}
+	}
+	e.mistakes = kept
+}
+
+// walletTally gathers a wallet's candidates over its sessions.
+type walletTally struct {
+	sessions   int
+	claims     int
+	attributed map[string]bool
+	truth      map[string]bool
+	right      func(string) bool
+}
+
+func (e *evaluator) wallet(id string, right func(string) bool) *walletTally {
+	w := e.wallets[id]
+	if w == nil {
+		w = &walletTally{attributed: map[string]bool{}, truth: map[string]bool{}, right: right}
+		e.wallets[id] = w
+	}
+	return w
+}
+
+// sessionCase is a labelled session of a report, whichever the attack:
+// the candidates it is bound to match, and whose candidates are right.
+type sessionCase struct {
+	id, wallet string
+	kind       SessionKind
+	truth      map[string]bool
+	owns       func(string) bool // nil: no candidate is right
+	fields     []string          // the report fields the scoring knows
+}
+
+// sessions scores every session of the report's clients that label
+// knows.
+func (e *evaluator) sessions(clients []object, label func(id string) (sessionCase, bool)) error {
+	var unknown []string
+	for _, c := range clients {
+		id := c.str("session")
+		sc, ok := label(id)
+		if !ok {
+			unknown = append(unknown, id)
+			continue
+		}
+		e.known = append(e.known, id)
+		e.session(c, sc)
+	}
+	if len(e.known) == 0 {
+		first := "none"
+		if len(unknown) > 0 {
+			first = fmt.Sprintf("%q", unknown[0])
+		}
+		return fmt.Errorf("%w: none of its %d sessions is in the labels (first: %s): labels of another simulation?", ErrBadReport, len(unknown), first)
+	}
+	if len(unknown) > 0 {
+		e.warn(fmt.Sprintf("%d of the report's sessions are not in the labels and are left out (first: %s)", len(unknown), unknown[0]))
+	}
+	return nil
+}
+
+// analyze scores the JSON of analyze --capture.
+func (e *evaluator) analyze(doc object) error {
+	e.s.ReportKind = "analyze"
+	clients := doc.objects("clients")
+	err := e.sessions(clients, func(id string) (sessionCase, bool) {
+		s := e.t.sessions[id]
+		if s == nil {
+			return sessionCase{}, false
+		}
+		sc := sessionCase{id: id, wallet: s.Wallet, kind: s.Kind, truth: e.l.sessionTruth(s), fields: knownSession}
+		if wt := e.t.wallets[s.Wallet]; wt != nil {
+			sc.owns = wt.owns
+		}
+		return sc, true
+	})
+	if err != nil {
+		return err
+	}
+	if u := clients[0].num("universe_size"); u != nil && int(*u) != e.l.UniverseSize {
+		e.warn(fmt.Sprintf("the report's universe holds %.0f candidates, the labels' %d: another universe file?", *u, e.l.UniverseSize))
+	}
+	if ix := decodeObject(doc["intersection"]); ix != nil {
+		g, _ := e.group("intersection", ix)
+		e.s.Intersection = &g
+	} else {
+		e.absent("intersection: the report has none (analyze --intersect)")
+	}
+	if links := decodeObject(doc["links"]); links != nil {
+		e.links(links)
+	} else {
+		e.absent("links and groups: the report has none (analyze --link)")
+	}
+	return nil
+}
+
+// session scores one session's report: its listed candidates, its
+// groups of candidates if it has any, and its intervals.
+func (e *evaluator) session(c object, sc sessionCase) {
+	matched := c.objects("matched")
+	cs := e.claims(claimContext{"session matches", []string{sc.id}}, matched, sc.owns, sc.truth)
+	if t, _ := c.boolean("matched_truncated"); t && len(sc.truth) > 0 {
+		e.warn(fmt.Sprintf("session %s: the report lists only part of its matches: its recall is a lower bound", sc.id))
+	}
+	if sc.owns != nil {
+		w := e.wallet(sc.wallet, sc.owns)
+		w.sessions++
+		for a := range sc.truth {
+			w.truth[a] = true
+		}
+		e.attribute(w, matched)
+	}
+	if groups := c.objects("groups"); groups != nil {
+		e.candidateGroups(sc, groups)
+	}
+	ivs, used := findIntervals(c)
+	e.countIntervals("sessions", ivs, len(sc.truth))
+	e.noteUnscored("session reports", unknownKeys(c, sc.fields, used))
+	e.s.Candidates.merge(cs)
+	cs.finish()
+	e.s.Sessions = append(e.s.Sessions, SessionScore{Session: sc.id, Kind: sc.kind, Wallet: sc.wallet,
+		EstimatedWallet: c.num("estimated_wallet"), WalletCandidates: len(sc.truth), Counts: cs.Counts})
+}
+
+// claims scores listed matches: right when right says so (nil: never),
+// found when attributed and in truth.
+func (e *evaluator) claims(ctx claimContext, matched []object, right func(string) bool, truth map[string]bool) *ClaimScore {
+	cs := newClaimScore()
+	cs.TruthCount = len(truth)
+	for _, m := range matched {
+		cand := m.str("candidate")
+		ok := right != nil && right(cand)
+		p, attributed, scored := e.claim(cs, ctx.where, m, knownMatch, ok)
+		if scored && attributed && !ok {
+			e.mistake(Mistake{Kind: "candidate", Where: ctx.where, Sessions: ctx.sessions, Candidate: cand,
+				Owner: e.t.owner[cand], Probability: p})
+		}
+		if attributed && truth[cand] {
+			cs.FoundCount++
+		}
+	}
+	return cs
+}
+
+// claim counts one listed item, right or not, into cs by its
+// probability, with the intervals it carries; an item without a
+// probability is not scored.
+func (e *evaluator) claim(cs *ClaimScore, where string, item object, fields []string, right bool) (p float64, attributed, scored bool) {
+	prob := item.num("probability")
+	ivs, used := findIntervals(item)
+	e.probIntervals(where, ivs, prob, right)
+	e.noteUnscored(where, unknownKeys(item, fields, used))
+	if prob == nil {
+		e.noProb++
+		return 0, false, false
+	}
+	attributed = *prob >= e.thr
+	cs.add(*prob, attributed, right)
+	return *prob, attributed, true
+}
+
+// attribute adds a session's attributed candidates to its wallet's.
+func (e *evaluator) attribute(w *walletTally, matched []object) {
+	for _, m := range matched {
+		p := m.num("probability")
+		if p != nil {
+			w.claims++
+		}
+		if p != nil && *p >= e.thr {
+			w.attributed[m.str("candidate")] = true
+		}
+	}
+}
+
+func (e *evaluator) warn(s string)   { e.s.Warnings = append(e.s.Warnings, s) }
+func (e *evaluator) absent(s string) { e.s.Absent = append(e.s.Absent, s) }
+
+// noteUnscored remembers fields of the report that are not scored.
+func (e *evaluator) noteUnscored(where string, keys []string) {
+	for _, k := range keys {
+		e.unscored[where+": "+k] = true
+	}
+}
+
+// finish fills the wallets, the intervals, the targets and the notes.
+func (e *evaluator) finish() {
+	e.s.Candidates.finish()
+	if e.s.CandidateGroups != nil {
+		e.s.CandidateGroups.finish()
+	}
+	for _, id := range slices.Sorted(maps.Keys(e.wallets)) {
+		w := e.wallets[id]
+		ws := WalletScore{Wallet: id, SessionCount: w.sessions, Counts: Counts{ClaimCount: w.claims,
+			AttributedCount: len(w.attributed), TruthCount: len(w.truth)}}
+		for a := range w.attributed {
+			if w.right(a) {
+				ws.RightCount++
+			}
+			if w.truth[a] {
+				ws.FoundCount++
+			}
+		}
+		ws.finish()
+		e.s.Wallets = append(e.s.Wallets, ws)
+	}
+	for _, t := range e.intervals {
+		t.finish()
+		e.s.Intervals = append(e.s.Intervals, t.score)
+	}
+	slices.SortFunc(e.s.Intervals, func(a, b IntervalScore) int {
+		return cmp.Or(strings.Compare(a.Where, b.Where), strings.Compare(a.Quantity, b.Quantity), strings.Compare(a.Field, b.Field))
+	})
+	if len(e.s.Intervals) == 0 {
+		e.absent("intervals: the report gives none (no field X_low and X_high, X_interval or interval)")
+	}
+	if e.noProb > 0 {
+		e.absent(fmt.Sprintf("%d listed items have no probability and are not scored", e.noProb))
+	}
+	for _, k := range slices.Sorted(maps.Keys(e.unscored)) {
+		e.absent("not scored: " + k)
+	}
+	e.trimMistakes()
+	e.s.Mistakes = append([]Mistake{}, e.mistakes...)
+	e.s.Targets = targets(e.s)
+}
+
+// targets measures the report against the targets the attacks are held
+// to: of the candidates given P >= 0.95 at least 95% right; links of
+// precision 0.99 and recall 0.95, none wrong given P > 0.95; intervals
+// covering the truth at their nominal rate, within 3 points.
+func targets(s *Score) []Target {
+	out := []Target{}
+	add := func(name, want string, v *float64, met func(float64) bool) {
+		t := Target{Name: name, Want: want, Value: v}
+		if v != nil {
+			m := met(*v)
+			t.Met = &m
+		}
+		out = append(out, t)
+	}
+	atLeast := func(x float64) func(float64) bool { return func(v float64) bool { return v >= x } }
+	add("candidates given P >= 0.95: fraction right", ">= 0.95", s.Candidates.Confident.FractionRight, atLeast(0.95))
+	if s.CandidateGroups != nil {
+		add("candidate groups given P >= 0.95: fraction right", ">= 0.95", s.CandidateGroups.Confident.FractionRight, atLeast(0.95))
+	}
+	if l := s.Links; l != nil {
+		add("links: precision", ">= 0.99", l.Precision, atLeast(0.99))
+		add("links: recall", ">= 0.95", l.Recall, atLeast(0.95))
+		wrong := float64(l.WrongAboveConfident)
+		add("links: wrong links given P > 0.95", "0", &wrong, func(v float64) bool { return v == 0 })
+	}
+	for _, iv := range s.Intervals {
+		if iv.Coverage != nil {
+			nominal := iv.Nominal
+			add(fmt.Sprintf("intervals (%s, %s): coverage", iv.Where, iv.Field), fmt.Sprintf("%.2f ± 0.03", nominal), iv.Coverage,
+				func(v float64) bool { return v >= nominal-0.03 && v <= nominal+0.03 })
+		}
+	}
+	return out
+}

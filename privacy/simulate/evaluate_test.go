@@ -1,0 +1,436 @@
+package simulate
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/spvfilter/spvfilter/privacy/attack"
+)
+
+// handLabels are labels small enough to score by hand: wallet A (a1..a4)
+// paid B (b1), B has b1..b3, C has c1 and c2; A has two sessions, the
+// first holding 3 addresses loaded and 1 added; n1 is noise. A chain of
+// 100 blocks has wallet F1 (scripts f1a, f1b; its payer's change pc1, its
+// payee py1) and a noise session.
+func handLabels(t testing.TB) *Labels {
+	t.Helper()
+	l := &Labels{Format: LabelsFormat, Version: LabelsVersion, UniverseSize: 20,
+		Wallets: []Wallet{
+			{ID: "A", FPRate: 0.001, Addresses: []string{"a1", "a2", "a3", "a4"}},
+			{ID: "B", FPRate: 0.001, Addresses: []string{"b1", "b2", "b3"}},
+			{ID: "C", FPRate: 0.001, Addresses: []string{"c1", "c2"}},
+		},
+		Payments: []Payment{{Payer: "A", Payee: "B", Addresses: []string{"b1"}}},
+		Sessions: []Session{
+			{ID: "s1", Kind: KindWallet, Wallet: "A", Loaded: 3, Added: 1},
+			{ID: "s2", Kind: KindWallet, Wallet: "A", Loaded: 2},
+			{ID: "s3", Kind: KindWallet, Wallet: "B", Loaded: 3},
+			{ID: "s4", Kind: KindWallet, Wallet: "C", Loaded: 2},
+			{ID: "n1", Kind: KindNoise},
+		},
+		Fetch: &FetchLabels{Network: "mainnet", BlockCount: 100, CandidateCount: 50,
+			Wallets: []FetchWallet{{ID: "F1", Birth: 10, Scripts: []string{"f1a", "f1b"}, PayerChange: []string{"pc1"}, Payees: []string{"py1"}}},
+			Sessions: []FetchSession{
+				{ID: "fs1", Kind: KindWallet, Wallet: "F1", ScannedFrom: 10, ScannedTo: 99, WalletHeights: []int32{20, 30}, DecoyHeights: []int32{50}},
+				{ID: "fs2", Kind: KindNoise, ScannedFrom: 40, ScannedTo: 99, DecoyHeights: []int32{60}},
+			}},
+	}
+	var b bytes.Buffer
+	if err := l.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeLabels(b.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// m is a listed match as the reports write it.
+type m struct {
+	c string
+	p float64
+}
+
+// sessionJSON is a session's report as analyze --capture writes it: the
+// session beside attack's Report.
+func sessionJSON(id string, estimated float64, matches []m, extra map[string]any) map[string]any {
+	r := &attack.Report{EstimatedWallet: estimated, UniverseSize: 20, Warnings: []string{}}
+	for _, x := range matches {
+		r.Matched = append(r.Matched, attack.MatchedCandidate{Candidate: x.c, Probability: x.p})
+	}
+	return withFields(struct {
+		Session string `json:"session"`
+		*attack.Report
+	}{id, r}, extra)
+}
+
+// pairJSON is a link pair as analyze --link writes it.
+func pairJSON(a, b string, p float64, linked bool) map[string]any {
+	return withFields(struct {
+		A string `json:"a"`
+		B string `json:"b"`
+		attack.SessionLink
+	}{a, b, attack.SessionLink{Probability: p, Linked: linked}}, nil)
+}
+
+// withFields marshals v and adds fields to its object.
+func withFields(v any, extra map[string]any) map[string]any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(b, &out); err != nil {
+		panic(err)
+	}
+	for k, x := range extra {
+		out[k] = x
+	}
+	return out
+}
+
+func evaluate(t *testing.T, l *Labels, report any) *Score {
+	t.Helper()
+	b, err := json.Marshal(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Evaluate(l, b, EvalOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func checkCounts(t *testing.T, what string, got Counts, claims, attributed, right, truth, found int) {
+	t.Helper()
+	if got.ClaimCount != claims || got.AttributedCount != attributed || got.RightCount != right || got.TruthCount != truth || got.FoundCount != found {
+		t.Errorf("%s: claims %d attributed %d right %d truth %d found %d; want %d %d %d %d %d", what,
+			got.ClaimCount, got.AttributedCount, got.RightCount, got.TruthCount, got.FoundCount, claims, attributed, right, truth, found)
+	}
+	checkRatio(t, what+" precision", got.Precision, right, attributed)
+	checkRatio(t, what+" recall", got.Recall, found, truth)
+}
+
+func checkRatio(t *testing.T, what string, got *float64, a, b int) {
+	t.Helper()
+	switch {
+	case b == 0 && got != nil:
+		t.Errorf("%s: %v, want null", what, *got)
+	case b != 0 && got == nil:
+		t.Errorf("%s: null, want %d/%d", what, a, b)
+	case b != 0 && *got != float64(a)/float64(b):
+		t.Errorf("%s: %v, want %d/%d", what, *got, a, b)
+	}
+}
+
+func checkBin(t *testing.T, what string, b Bin, count, right int) {
+	t.Helper()
+	if b.Count != count || b.Right != right {
+		t.Errorf("%s bin [%g, %g): %d claims %d right, want %d %d", what, b.PLow, b.PHigh, b.Count, b.Right, count, right)
+	}
+	checkRatio(t, what+" fraction", b.FractionRight, right, count)
+}
+
+// TestEvaluatePerfect: a report that lists exactly every session's
+// candidates with certainty, chance matches at low probability, links
+// exactly the pairs of one wallet and groups them scores 1 everywhere.
+func TestEvaluatePerfect(t *testing.T) {
+	l := handLabels(t)
+	report := map[string]any{
+		"clients": []any{
+			sessionJSON("s1", 5, []m{{"a1", 1}, {"a2", 1}, {"a3", 1}, {"a4", 1}, {"b1", 1}, {"x1", 0.01}}, nil),
+			sessionJSON("s2", 3, []m{{"a1", 1}, {"a2", 1}, {"b1", 1}, {"x2", 0.02}}, nil),
+			sessionJSON("s3", 3, []m{{"b1", 1}, {"b2", 1}, {"b3", 1}}, nil),
+			sessionJSON("s4", 2, []m{{"c1", 1}, {"c2", 1}}, nil),
+			sessionJSON("n1", 0, []m{{"x3", 0}}, nil),
+		},
+		"links": map[string]any{"threshold": 0.5, "pairs": []any{
+			pairJSON("s1", "s2", 1, true), pairJSON("s1", "s3", 0.001, false), pairJSON("s2", "s3", 0.001, false)},
+			"groups": []any{withFields(struct {
+				Sessions []string `json:"sessions"`
+			}{[]string{"s1", "s2"}}, sessionJSON("", 3, []m{{"a1", 1}, {"a2", 1}, {"b1", 1}}, nil))},
+		},
+	}
+	s := evaluate(t, l, report)
+	checkCounts(t, "candidates", s.Candidates.Counts, 16, 13, 13, 13, 13)
+	checkBin(t, "candidates", s.Candidates.Calibration[0], 3, 0)
+	checkBin(t, "candidates", s.Candidates.Calibration[4], 13, 13)
+	checkBin(t, "candidates confident", s.Candidates.Confident, 13, 13)
+	checkCounts(t, "links", s.Links.Counts, 3, 1, 1, 1, 1)
+	if s.Links.PairCount != 10 || s.Links.WrongAboveConfident != 0 {
+		t.Errorf("links: %d pairs, %d wrong above 0.95", s.Links.PairCount, s.Links.WrongAboveConfident)
+	}
+	g := s.Groups
+	if g.GroupCount != 1 || g.PureCount != 1 || g.ExactCount != 1 || g.LinkableWalletCount != 1 || g.PairCount != 1 || g.PairRight != 1 {
+		t.Errorf("groups %+v", g)
+	}
+	checkCounts(t, "group candidates", g.Candidates.Counts, 3, 3, 3, 3, 3)
+	for _, w := range s.Wallets {
+		if *w.Precision != 1 || *w.Recall != 1 {
+			t.Errorf("wallet %s: %+v", w.Wallet, w.Counts)
+		}
+	}
+	for _, tg := range s.Targets {
+		if tg.Met == nil || !*tg.Met {
+			t.Errorf("target %s not met: %v", tg.Name, tg.Value)
+		}
+	}
+	if len(s.Mistakes) != 0 || len(s.Targets) != 4 {
+		t.Errorf("mistakes %v, targets %v", s.Mistakes, s.Targets)
+	}
+}
+
+// TestEvaluateMistakes: a report with known mistakes scores exactly what
+// counting them by hand gives.
+func TestEvaluateMistakes(t *testing.T) {
+	l := handLabels(t)
+	report := map[string]any{
+		"clients": []any{
+			// a3 too unsure, x1 and c1 wrong yet confident.
+			sessionJSON("s1", 5, []m{{"a1", 1}, {"a2", 1}, {"a3", 0.6}, {"a4", 0.97}, {"b1", 1}, {"x1", 0.97}, {"c1", 0.99}},
+				map[string]any{"estimated_wallet_low": 3, "estimated_wallet_high": 6}),
+			sessionJSON("s2", 3, []m{{"a1", 1}, {"a2", 1}, {"b1", 1}},
+				map[string]any{"estimated_wallet_low": 4, "estimated_wallet_high": 8}),
+			// b3 missed.
+			withFields(sessionJSON("s3", 3, nil, map[string]any{"estimated_wallet_low": 2, "estimated_wallet_high": 3}),
+				map[string]any{"matched": []any{
+					map[string]any{"candidate": "b1", "probability": 1, "probability_low": 0.9, "probability_high": 1},
+					map[string]any{"candidate": "b2", "probability": 0.5, "posterior_low": 0.1, "posterior_high": 0.9},
+				}}),
+			sessionJSON("s4", 2, []m{{"c1", 1}, {"c2", 1}}, map[string]any{"estimated_wallet_low": 0, "estimated_wallet_high": 1}),
+			withFields(sessionJSON("n1", 1, nil, map[string]any{"estimated_wallet_low": 0, "estimated_wallet_high": 2}),
+				map[string]any{"matched": []any{
+					map[string]any{"candidate": "x3", "probability": 0.96, "probability_interval": map[string]any{"low": 0.95, "high": 0.97}},
+				}}),
+		},
+		"links": map[string]any{"threshold": 0.5, "pairs": []any{
+			pairJSON("s1", "s2", 1, true), pairJSON("s1", "s3", 0.99, true), pairJSON("s3", "s4", 0.3, false),
+			pairJSON("s2", "s4", 0.97, false)},
+			"groups": []any{withFields(struct {
+				Sessions []string `json:"sessions"`
+			}{[]string{"s1", "s2", "s3"}}, sessionJSON("", 1, []m{{"a1", 1}, {"b1", 1}, {"x5", 0.2}}, nil))},
+		},
+		"new_section": map[string]any{},
+	}
+	s := evaluate(t, l, report)
+	checkCounts(t, "candidates", s.Candidates.Counts, 15, 13, 10, 13, 10)
+	checkBin(t, "[0, 0.5)", s.Candidates.Calibration[0], 0, 0)
+	checkBin(t, "[0.5, 0.8)", s.Candidates.Calibration[1], 2, 2)
+	checkBin(t, "[0.8, 0.95)", s.Candidates.Calibration[2], 0, 0)
+	checkBin(t, "[0.95, 0.99)", s.Candidates.Calibration[3], 3, 1)
+	checkBin(t, "[0.99, 1]", s.Candidates.Calibration[4], 10, 9)
+	checkBin(t, "confident", s.Candidates.Confident, 13, 10)
+	if mp := s.Candidates.Calibration[3].MeanProbability; mp == nil || math.Abs(*mp-(0.97+0.97+0.96)/3) > 1e-12 {
+		t.Errorf("mean probability %v", mp)
+	}
+	var a WalletScore
+	for _, w := range s.Wallets {
+		if w.Wallet == "A" {
+			a = w
+		}
+	}
+	if a.SessionCount != 2 || a.AttributedCount != 6 || a.RightCount != 4 || a.TruthCount != 5 || a.FoundCount != 4 {
+		t.Errorf("wallet A %+v", a)
+	}
+	checkCounts(t, "links", s.Links.Counts, 4, 2, 1, 1, 1)
+	if s.Links.WrongAboveConfident != 2 {
+		t.Errorf("wrong links above 0.95: %d, want 2", s.Links.WrongAboveConfident)
+	}
+	g := s.Groups
+	if g.GroupCount != 1 || g.PureCount != 0 || g.ExactCount != 0 || g.PairCount != 3 || g.PairRight != 1 {
+		t.Errorf("groups %+v", g)
+	}
+	gr := g.Groups[0]
+	if gr.Majority != "A" || gr.Pure || !slices.Equal(gr.SessionWallets, []string{"A", "A", "B"}) || gr.WalletCandidates != 1 {
+		t.Errorf("group %+v", gr)
+	}
+	checkCounts(t, "group candidates", gr.Candidates, 3, 2, 2, 1, 1)
+	// Intervals: estimated wallet [3,6] holds 5, [4,8] misses 3, [2,3]
+	// holds 3, [0,1] misses 2, [0,2] holds 0.
+	var est, prob *IntervalScore
+	for i := range s.Intervals {
+		switch s.Intervals[i].Field {
+		case "estimated_wallet_low":
+			est = &s.Intervals[i]
+		case "probability_low":
+			prob = &s.Intervals[i]
+		}
+	}
+	if est == nil || est.IntervalCount != 5 || est.CoveredCount != 3 || *est.Coverage != 0.6 || est.Nominal != 0.95 {
+		t.Fatalf("estimated wallet intervals %+v", est)
+	}
+	if prob == nil || prob.IntervalCount != 1 || prob.Calibration[4].Count != 1 || !*prob.Calibration[4].Consistent {
+		t.Fatalf("probability intervals %+v", prob)
+	}
+	var interval *IntervalScore
+	for i := range s.Intervals {
+		if s.Intervals[i].Field == "probability_interval" {
+			interval = &s.Intervals[i]
+		}
+	}
+	// One wrong claim at 0.96 with [0.95, 0.97]: Wilson 0..0.79 misses it.
+	if interval == nil || interval.Calibration[3].Count != 1 || *interval.Calibration[3].Consistent {
+		t.Fatalf("probability_interval %+v", interval)
+	}
+	absent := strings.Join(s.Absent, "\n")
+	for _, want := range []string{"not scored: the report: new_section", "posterior_low (an interval on a quantity the labels do not know)", "intersection"} {
+		if !strings.Contains(absent, want) {
+			t.Errorf("absent does not say %q:\n%s", want, absent)
+		}
+	}
+	kinds := map[string]int{}
+	for _, mk := range s.Mistakes {
+		kinds[mk.Kind]++
+		if mk.Candidate == "c1" && mk.Owner != "C" {
+			t.Errorf("c1 mistake names owner %q", mk.Owner)
+		}
+	}
+	// x1 and c1 in s1, x3 in n1; the link s1-s3.
+	if kinds["candidate"] != 3 || kinds["link"] != 1 || s.Mistakes[0].Probability < s.Mistakes[1].Probability {
+		t.Errorf("mistakes %+v", s.Mistakes)
+	}
+	met := map[string]bool{}
+	for _, tg := range s.Targets {
+		met[tg.Name] = tg.Met != nil && *tg.Met
+	}
+	if met["candidates given P >= 0.95: fraction right"] || met["links: precision"] || !met["links: recall"] || met["links: wrong links given P > 0.95"] {
+		t.Errorf("targets %+v", s.Targets)
+	}
+}
+
+// TestEvaluateFetches scores a fetches report by hand: a payer's change
+// given P 0.97 is wrong, a group holding one of the wallet's scripts is
+// right.
+func TestEvaluateFetches(t *testing.T) {
+	l := handLabels(t)
+	match := func(c string, p float64) attack.FetchMatch { return attack.FetchMatch{Candidate: c, Probability: p} }
+	client := func(id string, ms []attack.FetchMatch, extra map[string]any) map[string]any {
+		return withFields(&attack.FetchReport{Session: id, Matched: ms}, extra)
+	}
+	report := map[string]any{
+		"index": map[string]any{"network": "mainnet", "from": 0, "to": 99},
+		"clients": []any{
+			client("fs1", []attack.FetchMatch{match("f1a", 0.99), match("pc1", 0.97), match("f1b", 0.5)}, map[string]any{
+				"groups": []any{
+					map[string]any{"candidates": []string{"f1b", "pc1"}, "probability": 0.96},
+					map[string]any{"members": []string{"py1"}, "probability": 0.96},
+				}}),
+			client("fs2", []attack.FetchMatch{match("z1", 0.2)}, nil),
+		},
+	}
+	s := evaluate(t, l, report)
+	if s.ReportKind != "fetches" {
+		t.Fatalf("kind %q", s.ReportKind)
+	}
+	checkCounts(t, "candidates", s.Candidates.Counts, 4, 2, 1, 2, 1)
+	checkCounts(t, "candidate groups", s.CandidateGroups.Counts, 2, 2, 1, 2, 1)
+	var owners []string
+	for _, mk := range s.Mistakes {
+		owners = append(owners, mk.Owner)
+	}
+	if !slices.Contains(owners, "payer change beside F1") {
+		t.Errorf("mistakes %+v", s.Mistakes)
+	}
+}
+
+// TestEvaluateRefuses: what cannot be scored is ErrBadReport.
+func TestEvaluateRefuses(t *testing.T) {
+	l := handLabels(t)
+	noChain := handLabels(t)
+	noChain.Fetch = nil
+	noChain.truth = nil
+	tests := []struct {
+		name   string
+		labels *Labels
+		report string
+	}{
+		{"not JSON", l, "nope"},
+		{"a list", l, "[1]"},
+		{"no clients", l, `{"universe": {}}`},
+		{"other sessions", l, `{"clients": [{"session": "other-1"}]}`},
+		{"fetches without a chain", noChain, `{"index": {}, "clients": [{"session": "fs1"}]}`},
+	}
+	for _, tt := range tests {
+		if _, err := Evaluate(tt.labels, []byte(tt.report), EvalOptions{}); !errors.Is(err, ErrBadReport) {
+			t.Errorf("%s: %v", tt.name, err)
+		}
+	}
+	if _, err := Evaluate(l, []byte(`{"clients": []}`), EvalOptions{Threshold: 2}); !errors.Is(err, ErrBadReport) {
+		t.Errorf("threshold 2: %v", err)
+	}
+}
+
+// TestWilson checks the interval on values worked out by hand.
+func TestWilson(t *testing.T) {
+	tests := []struct {
+		k, n     int
+		low, hig float64
+	}{
+		{0, 10, 0, 0.2775},
+		{5, 10, 0.2366, 0.7634},
+		{10, 10, 0.7225, 1},
+		{0, 0, 0, 1},
+	}
+	for _, tt := range tests {
+		lo, hi := Wilson(tt.k, tt.n)
+		if math.Abs(lo-tt.low) > 5e-5 || math.Abs(hi-tt.hig) > 5e-5 {
+			t.Errorf("Wilson(%d, %d) = %.4f, %.4f; want %.4f, %.4f", tt.k, tt.n, lo, hi, tt.low, tt.hig)
+		}
+	}
+}
+
+// TestLabelsRefused: labels that contradict themselves are ErrBadLabels.
+func TestLabelsRefused(t *testing.T) {
+	good := handLabels(t)
+	tests := []struct {
+		name   string
+		change func(*Labels)
+	}{
+		{"format", func(l *Labels) { l.Format = "other" }},
+		{"version", func(l *Labels) { l.Version = 2 }},
+		{"wallet twice", func(l *Labels) { l.Wallets[1].ID = "A" }},
+		{"address owned twice", func(l *Labels) { l.Wallets[1].Addresses[0] = "a1" }},
+		{"small universe", func(l *Labels) { l.UniverseSize = 3 }},
+		{"payment to self", func(l *Labels) { l.Payments[0].Payee = "A" }},
+		{"payment of another's address", func(l *Labels) { l.Payments[0].Addresses = []string{"c1"} }},
+		{"session twice", func(l *Labels) { l.Sessions[1].ID = "s1" }},
+		{"unknown wallet", func(l *Labels) { l.Sessions[0].Wallet = "Z" }},
+		{"too many loaded", func(l *Labels) { l.Sessions[0].Added = 2 }},
+		{"noise with a wallet", func(l *Labels) { l.Sessions[4].Wallet = "A" }},
+		{"unknown kind", func(l *Labels) { l.Sessions[4].Kind = "ghost" }},
+		{"fetch height outside", func(l *Labels) { l.Fetch.Sessions[0].DecoyHeights = []int32{5} }},
+		{"fetch scan outside", func(l *Labels) { l.Fetch.Sessions[0].ScannedTo = 100 }},
+		{"fetch script also change", func(l *Labels) { l.Fetch.Wallets[0].PayerChange = []string{"f1a"} }},
+		{"fetch session named twice", func(l *Labels) { l.Fetch.Sessions[1].ID = "s1" }},
+	}
+	for _, tt := range tests {
+		var b bytes.Buffer
+		if err := good.Write(&b); err != nil {
+			t.Fatal(err)
+		}
+		l, err := DecodeLabels(b.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		tt.change(l)
+		b.Reset()
+		if err := l.Write(&b); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := DecodeLabels(b.Bytes()); !errors.Is(err, ErrBadLabels) {
+			t.Errorf("%s: %v", tt.name, err)
+		}
+	}
+	for _, text := range []string{"", "{}", `{"format":"spvfilter-simulate-labels","version":1,"extra":1}`, `{"format":"spvfilter-simulate-labels","version":1} {}`} {
+		if _, err := DecodeLabels([]byte(text)); !errors.Is(err, ErrBadLabels) {
+			t.Errorf("%q: %v", text, err)
+		}
+	}
+}

@@ -1,0 +1,240 @@
+package simulate
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// ErrBadOptions reports generation options that cannot be simulated.
+var ErrBadOptions = errors.New("privacy: bad simulation options")
+
+// IntRange is an inclusive range of integers, drawn from as the package
+// documentation says.
+type IntRange struct {
+	Min int `json:"min"`
+	Max int `json:"max"`
+}
+
+// FloatRange is an inclusive range of positive numbers, drawn from
+// log-uniformly.
+type FloatRange struct {
+	Min float64 `json:"min"`
+	Max float64 `json:"max"`
+}
+
+// String writes the range as ParseIntRange reads it.
+func (r IntRange) String() string {
+	if r.Min == r.Max {
+		return strconv.Itoa(r.Min)
+	}
+	return fmt.Sprintf("%d..%d", r.Min, r.Max)
+}
+
+// String writes the range as ParseFloatRange reads it.
+func (r FloatRange) String() string {
+	if r.Min == r.Max {
+		return strconv.FormatFloat(r.Min, 'g', -1, 64)
+	}
+	return strconv.FormatFloat(r.Min, 'g', -1, 64) + ".." + strconv.FormatFloat(r.Max, 'g', -1, 64)
+}
+
+// ParseIntRange reads "N" or "MIN..MAX" (MIN <= MAX).
+func ParseIntRange(s string) (IntRange, error) {
+	lo, hi, ok := strings.Cut(s, "..")
+	if !ok {
+		hi = lo
+	}
+	a, err1 := strconv.Atoi(strings.TrimSpace(lo))
+	b, err2 := strconv.Atoi(strings.TrimSpace(hi))
+	if err1 != nil || err2 != nil || a > b {
+		return IntRange{}, fmt.Errorf("%w: %q: want N or MIN..MAX with MIN <= MAX", ErrBadOptions, s)
+	}
+	return IntRange{a, b}, nil
+}
+
+// ParseFloatRange reads "X" or "MIN..MAX" (0 < MIN <= MAX, finite).
+func ParseFloatRange(s string) (FloatRange, error) {
+	lo, hi, ok := strings.Cut(s, "..")
+	if !ok {
+		hi = lo
+	}
+	a, err1 := strconv.ParseFloat(strings.TrimSpace(lo), 64)
+	b, err2 := strconv.ParseFloat(strings.TrimSpace(hi), 64)
+	if err1 != nil || err2 != nil || !(a > 0 && a <= b) || math.IsInf(b, 0) {
+		return FloatRange{}, fmt.Errorf("%w: %q: want X or MIN..MAX with 0 < MIN <= MAX", ErrBadOptions, s)
+	}
+	return FloatRange{a, b}, nil
+}
+
+// Options describe a simulation. The zero value of a field is not a
+// default: start from DefaultOptions.
+type Options struct {
+	// Seed makes the simulation: the same options give the same files,
+	// byte for byte.
+	Seed uint64 `json:"seed"`
+	// Wallets is the number of BIP 37 wallets; each has Addresses
+	// addresses (log-uniform), a false-positive rate FPRate (log-uniform)
+	// and Sessions sessions (uniform).
+	Wallets   int        `json:"wallet_count"`
+	Sessions  IntRange   `json:"sessions_per_wallet"`
+	Addresses IntRange   `json:"addresses_per_wallet"`
+	FPRate    FloatRange `json:"fp_rate_range"`
+	// Sizing sizes every filter from its element count and rate.
+	Sizing Sizing `json:"sizing"`
+	// ElementsPerAddress is 1 (the address's hash) or 2 (the public key
+	// and its hash, as bitcoinj inserts them); ExtraElements are added to
+	// the count a filter is sized for (bitcoinj: 100).
+	ElementsPerAddress int `json:"elements_per_address"`
+	ExtraElements      int `json:"extra_elements"`
+	// PayFraction is the share of wallets that paid another wallet: the
+	// payer's filters also hold 1 to 3 of the payee's addresses.
+	PayFraction float64 `json:"pay_fraction"`
+	// FilterAddFraction is the share of wallet sessions that send some of
+	// their addresses by filteradd after the filterload.
+	FilterAddFraction float64 `json:"filteradd_fraction"`
+	// Noise sessions hold elements of no candidate of the universe;
+	// Degenerate sessions send a filter of 0 bytes, one with every bit
+	// set, or one of 2 bytes (in turn).
+	Noise      int `json:"noise_session_count"`
+	Degenerate int `json:"degenerate_session_count"`
+	// UniverseSize counts the universe's other candidates, besides the
+	// wallets' addresses.
+	UniverseSize int `json:"other_candidate_count"`
+	// Fetch describes the chain of the block-download attack; Blocks 0
+	// leaves it out.
+	Fetch FetchOptions `json:"fetch"`
+}
+
+// FetchOptions describe the chain and the BIP 157 clients of a
+// simulation.
+type FetchOptions struct {
+	// Blocks is the chain's length, TxsPerBlock its transactions besides
+	// the wallets' and the coinbase.
+	Blocks      int `json:"block_count"`
+	TxsPerBlock int `json:"txs_per_block"`
+	// Wallets is the number of BIP 157 wallets, each with Sessions
+	// sessions that rescan from its birthday, Payments payments received
+	// from Payers payers, and Decoys blocks fetched on purpose per session.
+	Wallets  int      `json:"wallet_count"`
+	Sessions IntRange `json:"sessions_per_wallet"`
+	Payments IntRange `json:"payments_per_wallet"`
+	Payers   IntRange `json:"payers_per_wallet"`
+	Decoys   int      `json:"decoys_per_session"`
+	// Noise sessions fetch random blocks for no wallet.
+	Noise int `json:"noise_session_count"`
+}
+
+// DefaultOptions are the defaults of "spvfilter privacy simulate": 50
+// wallets of 5 to 500 addresses, 1 to 4 sessions each, rates from 1e-5 to
+// 1e-2, a key and its hash per address with Core's sizing and no extra
+// elements (so that a filter's fill is the one its rate gives; bitcoinj
+// sizes for 100 more, which leaves a small wallet's filter nearly empty),
+// a fifth of the wallets paying another, 8 noise and 3 degenerate
+// sessions, 100,000 other candidates; a chain of 1,000 blocks with 20
+// BIP 157 wallets.
+func DefaultOptions() Options {
+	return Options{
+		Seed:               1,
+		Wallets:            50,
+		Sessions:           IntRange{1, 4},
+		Addresses:          IntRange{5, 500},
+		FPRate:             FloatRange{1e-5, 1e-2},
+		Sizing:             SizingCore,
+		ElementsPerAddress: 2,
+		ExtraElements:      0,
+		PayFraction:        0.2,
+		FilterAddFraction:  0.2,
+		Noise:              8,
+		Degenerate:         3,
+		UniverseSize:       100_000,
+		Fetch: FetchOptions{
+			Blocks:      1000,
+			TxsPerBlock: 10,
+			Wallets:     20,
+			Sessions:    IntRange{1, 2},
+			Payments:    IntRange{3, 8},
+			Payers:      IntRange{1, 3},
+			Decoys:      3,
+			Noise:       1,
+		},
+	}
+}
+
+// Limits of a simulation, so that its files stay of a size a test or a
+// laptop handles.
+const (
+	maxWallets      = 10_000
+	maxSessions     = 64
+	maxAddresses    = 100_000
+	maxUniverse     = 10_000_000
+	maxSpecial      = 10_000
+	maxBlocks       = 1_000_000
+	maxTxsPerBlock  = 1_000
+	maxFetchWallets = 1_000
+	maxPayments     = 1_000
+	maxDecoys       = 1_000
+	// maxTotalAddresses bounds all wallets' addresses together, and
+	// maxTotalSessions the sessions of either side.
+	maxTotalAddresses = 5_000_000
+	maxTotalSessions  = 20_000
+)
+
+func (o *Options) validate() error {
+	checks := []struct {
+		ok   bool
+		what string
+	}{
+		{o.Wallets >= 0 && o.Wallets <= maxWallets, fmt.Sprintf("wallets %d not in 0..%d", o.Wallets, maxWallets)},
+		{o.Sessions.Min >= 1 && o.Sessions.Max <= maxSessions && o.Sessions.Min <= o.Sessions.Max, fmt.Sprintf("sessions per wallet %s not within 1..%d", o.Sessions, maxSessions)},
+		{o.Addresses.Min >= 1 && o.Addresses.Max <= maxAddresses && o.Addresses.Min <= o.Addresses.Max, fmt.Sprintf("addresses per wallet %s not within 1..%d", o.Addresses, maxAddresses)},
+		{uint64(o.Wallets)*uint64(max(o.Addresses.Max, 0)) <= maxTotalAddresses, fmt.Sprintf("%d wallets of up to %d addresses: more than %d addresses", o.Wallets, o.Addresses.Max, maxTotalAddresses)},
+		{o.FPRate.Min > 0 && o.FPRate.Max < 1 && o.FPRate.Min <= o.FPRate.Max, fmt.Sprintf("fp rate %s not within (0, 1)", o.FPRate)},
+		{o.Sizing == SizingCore || o.Sizing == SizingBitcoinj, fmt.Sprintf("sizing %q: want %s or %s", o.Sizing, SizingCore, SizingBitcoinj)},
+		{o.ElementsPerAddress == 1 || o.ElementsPerAddress == 2, fmt.Sprintf("elements per address %d: want 1 or 2", o.ElementsPerAddress)},
+		{o.ExtraElements >= 0 && o.ExtraElements <= maxAddresses, fmt.Sprintf("extra elements %d not in 0..%d", o.ExtraElements, maxAddresses)},
+		{o.PayFraction >= 0 && o.PayFraction <= 1, fmt.Sprintf("pay fraction %v not in [0, 1]", o.PayFraction)},
+		{o.FilterAddFraction >= 0 && o.FilterAddFraction <= 1, fmt.Sprintf("filteradd fraction %v not in [0, 1]", o.FilterAddFraction)},
+		{o.Noise >= 0 && o.Noise <= maxSpecial, fmt.Sprintf("noise sessions %d not in 0..%d", o.Noise, maxSpecial)},
+		{o.Degenerate >= 0 && o.Degenerate <= maxSpecial, fmt.Sprintf("degenerate sessions %d not in 0..%d", o.Degenerate, maxSpecial)},
+		{o.UniverseSize >= 0 && o.UniverseSize <= maxUniverse, fmt.Sprintf("other candidates %d not in 0..%d", o.UniverseSize, maxUniverse)},
+		{o.Wallets+o.Noise+o.Degenerate > 0 || o.Fetch.Blocks > 0, "nothing to simulate: no wallet, no noise or degenerate session and no chain"},
+		{o.Wallets == 0 || o.Wallets > 1 || o.PayFraction == 0, "a wallet can only pay another: pay fraction needs two wallets"},
+		{o.Wallets*o.Sessions.Max+o.Noise+o.Degenerate <= maxTotalSessions, fmt.Sprintf("%d wallets of up to %d sessions, %d noise and %d degenerate: more than %d sessions", o.Wallets, o.Sessions.Max, o.Noise, o.Degenerate, maxTotalSessions)},
+	}
+	for _, c := range checks {
+		if !c.ok {
+			return fmt.Errorf("%w: %s", ErrBadOptions, c.what)
+		}
+	}
+	return o.Fetch.validate()
+}
+
+func (f *FetchOptions) validate() error {
+	if f.Blocks == 0 {
+		return nil
+	}
+	checks := []struct {
+		ok   bool
+		what string
+	}{
+		{f.Blocks >= 10 && f.Blocks <= maxBlocks, fmt.Sprintf("blocks %d not in 10..%d (or 0: no chain)", f.Blocks, maxBlocks)},
+		{f.TxsPerBlock >= 1 && f.TxsPerBlock <= maxTxsPerBlock, fmt.Sprintf("transactions per block %d not in 1..%d", f.TxsPerBlock, maxTxsPerBlock)},
+		{f.Wallets >= 0 && f.Wallets <= maxFetchWallets, fmt.Sprintf("fetch wallets %d not in 0..%d", f.Wallets, maxFetchWallets)},
+		{f.Sessions.Min >= 1 && f.Sessions.Max <= maxSessions && f.Sessions.Min <= f.Sessions.Max, fmt.Sprintf("fetch sessions per wallet %s not within 1..%d", f.Sessions, maxSessions)},
+		{f.Payments.Min >= 1 && f.Payments.Max <= maxPayments && f.Payments.Min <= f.Payments.Max, fmt.Sprintf("payments per wallet %s not within 1..%d", f.Payments, maxPayments)},
+		{f.Payers.Min >= 1 && f.Payers.Max <= maxPayments && f.Payers.Min <= f.Payers.Max, fmt.Sprintf("payers per wallet %s not within 1..%d", f.Payers, maxPayments)},
+		{f.Decoys >= 0 && f.Decoys <= maxDecoys && f.Decoys < f.Blocks/2, fmt.Sprintf("decoys per session %d not in 0..%d and below half the blocks", f.Decoys, maxDecoys)},
+		{f.Noise >= 0 && f.Noise <= maxSpecial, fmt.Sprintf("fetch noise sessions %d not in 0..%d", f.Noise, maxSpecial)},
+		{f.Wallets+f.Noise > 0, "a chain without a BIP 157 session: give fetch wallets or noise sessions"},
+		{f.Wallets*f.Sessions.Max+f.Noise <= maxTotalSessions, fmt.Sprintf("%d fetch wallets of up to %d sessions and %d noise sessions: more than %d", f.Wallets, f.Sessions.Max, f.Noise, maxTotalSessions)},
+	}
+	for _, c := range checks {
+		if !c.ok {
+			return fmt.Errorf("%w: %s", ErrBadOptions, c.what)
+		}
+	}
+	return nil
+}
