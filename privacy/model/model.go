@@ -16,9 +16,9 @@ var ErrBadParams = errors.New("privacy: bad model parameters")
 // The wallet has Addresses addresses and inserts ElementsPerAddress elements
 // for each (bitcoinj inserts the public key and its HASH160, so 2). The
 // filter is sized for Addresses*ElementsPerAddress + ExtraElements elements
-// (bitcoinj adds 100 so that new keys rarely force a resize) at FPRate, with
-// the sizing rules of BIP 37 as Bitcoin Core implements them, but only the
-// wallet's elements are inserted.
+// (bitcoinj adds 100 so that new keys rarely force a resize) at FPRate, by
+// the Sizing rule (Bitcoin Core's by default), but only the wallet's
+// elements are inserted.
 //
 // UniverseSize is the number of candidate addresses the attacker tests,
 // INCLUDING the wallet's own addresses; the false positives come from the
@@ -36,6 +36,9 @@ type Params struct {
 	// PairTest makes the attacker require both the public key and its hash
 	// to match, as for every address whose public key is known on chain.
 	PairTest bool `json:"pair_test"`
+	// Sizing is the rule that sizes the filter: SizingCore (the zero
+	// value) or SizingBitcoinj.
+	Sizing SizingRule `json:"sizing"`
 }
 
 // DefaultParams are the defaults of the model command: a bitcoinj-like
@@ -120,6 +123,9 @@ func (p Params) validate() error {
 	case p.Filters > 1000:
 		return fmt.Errorf("%w: %d filters (at most 1000)", ErrBadParams, p.Filters)
 	}
+	if err := p.Sizing.check(); err != nil {
+		return err
+	}
 	n := uint64(p.Addresses)*uint64(p.ElementsPerAddress) + uint64(p.ExtraElements)
 	if n > math.MaxUint32 {
 		return fmt.Errorf("%w: %d elements do not fit a filter", ErrBadParams, n)
@@ -135,10 +141,11 @@ func Evaluate(p Params) (*Result, error) {
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
+	p.Sizing = p.Sizing.orCore()
 	r := &Result{Params: p}
 	r.Elements = uint64(p.Addresses) * uint64(p.ElementsPerAddress)
 	r.SizingElements = r.Elements + uint64(p.ExtraElements)
-	size, k := bip37.OptimalSize(uint32(r.SizingElements), p.FPRate)
+	size, k := p.Sizing.Size(uint32(r.SizingElements), p.FPRate)
 	r.FilterBytes, r.HashFuncs = size, k
 	r.FilterBits = uint64(size) * 8
 	r.Pf = falsePositiveRate(r.FilterBits, k, r.Elements)
@@ -181,8 +188,8 @@ func (r *Result) warnings() []string {
 	p := r.Params
 	switch {
 	case r.FilterBytes == 0 || r.HashFuncs == 0:
-		w = append(w, fmt.Sprintf("Bitcoin Core sizes this filter at %d bytes with %d hash functions: it matches every candidate, "+
-			"so the node learns nothing from it and the model's formulas, made for a working filter, do not apply", r.FilterBytes, r.HashFuncs))
+		w = append(w, fmt.Sprintf("%s sizes this filter at %d bytes with %d hash functions: it matches every candidate, "+
+			"so the node learns nothing from it and the model's formulas, made for a working filter, do not apply", p.Sizing.Implementation(), r.FilterBytes, r.HashFuncs))
 	case r.Pf > 2*p.FPRate && (r.FilterBytes == bip37.MaxFilterSize || r.HashFuncs == bip37.MaxHashFuncs):
 		w = append(w, fmt.Sprintf("the filter is capped at %d bytes and %d hash functions: its false-positive rate %.3g is well above the %g requested",
 			bip37.MaxFilterSize, bip37.MaxHashFuncs, r.Pf, p.FPRate))
