@@ -79,7 +79,9 @@ universe of U addresses against the wallet's BIP 37 filter learns:
   m, k      the filter's bits and hash functions, exactly as Bitcoin Core
             sizes it for N*elements-per-address + extra-elements elements
             (bitcoinj inserts a key and its hash per address and sizes for
-            100 extra elements)
+            100 extra elements), or as bitcoinj sizes it with --sizing
+            bitcoinj (a floating-point hash-function count, as in
+            python-bitcoinlib: one more hash function at many sizes)
   pf        false-positive rate per element at the actual fill,
             (1-(1-1/m)^(k*n))^k, with n = N*elements-per-address inserted
   S         expected false positives (U-N)*pf^B, or (U-N)*pf^(2B) with the
@@ -97,15 +99,20 @@ addresses=1..2N without one). --monte-carlo TRIALS builds real filters and
 checks that the model lies within the measured 99% confidence interval.
 
 --target-p-h-all X and --target-p-h-1 X turn the model around: they print
-the smallest false-positive rate whose filter keeps the attacker's
-confidence E[P_h(N)] (or E[P_h(1)]), averaged over the binomial number of
-false positives, below X, with one filter and with --filters B. Every
-filter Bitcoin Core can build for the element count is searched (the
-truncation of the hash-function count makes the confidence a step function
-of the rate, with large steps), and the bandwidth cost is given as the false-positive
-transactions per block of --block-txs transactions with --tx-elements
-elements tested each (default 9: a 2-input, 2-output P2PKH transaction's
-txid, 2 output key hashes, and per input its outpoint, signature and key).`,
+the largest filter whose attacker's confidence E[P_h(N)] (or E[P_h(1)]),
+averaged over the binomial number of false positives, stays below X, both
+at the filter's expected fill and averaged over the fills of real filters,
+with one filter and with --filters B. Every filter the sizing rule can
+build for the element count is searched (the truncation of the
+hash-function count makes the confidence a step function of the rate, with
+large steps). The rate printed is a short decimal well inside the interval
+of rates that build the filter, so that every number that rounds to it
+builds the same filter; the filter (bytes, hash functions) and the
+"spvfilter bloom new" command that builds it are printed too. The bandwidth
+cost is given as the false-positive transactions per block of --block-txs
+transactions with --tx-elements elements tested each (default 9: a
+2-input, 2-output P2PKH transaction's txid, 2 output key hashes, and per
+input its outpoint, signature and key).`,
 		Example: `  spvfilter privacy model --addresses 20 --fprate 0.0005 --universe-size 10000000
   spvfilter privacy model --addresses 20 --filters 2 --pair-test --json
   spvfilter privacy model --sweep addresses=1..100 --plot leak.svg
@@ -130,6 +137,7 @@ txid, 2 output key hashes, and per input its outpoint, signature and key).`,
 	fl.IntVar(&f.monteCarlo, "monte-carlo", 0, "check the model with this many trials on real filters")
 	fl.Uint64Var(&f.mcSample, "monte-carlo-sample", 0, "outside candidates tested per trial (default: all, at most 1000000)")
 	fl.Uint64Var(&f.seed, "seed", 1, "random seed of the Monte Carlo run")
+	addSizingFlag(c, &f.p.Sizing)
 	addAdviceFlags(fl, &f.advice)
 	return c
 }
@@ -268,7 +276,8 @@ func printModel(w io.Writer, r *model.Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "wallet\t%d addresses x %d elements = %d inserted; sized for %d (extra %d)\n",
 		p.Addresses, p.ElementsPerAddress, r.Elements, r.SizingElements, p.ExtraElements)
-	fmt.Fprintf(tw, "filter\t%d bytes (%d bits), %d hash functions, requested fp rate %g\n", r.FilterBytes, r.FilterBits, r.HashFuncs, p.FPRate)
+	fmt.Fprintf(tw, "filter\t%d bytes (%d bits), %d hash functions, requested fp rate %g, sized as %s sizes it\n",
+		r.FilterBytes, r.FilterBits, r.HashFuncs, p.FPRate, p.Sizing.Implementation())
 	fmt.Fprintf(tw, "pf at actual fill\t%.4g per element (approximation (1-e^(-kn/m))^k: %.4g)\n", r.Pf, r.PfApprox)
 	test := "hash only"
 	if p.PairTest {

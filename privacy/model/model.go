@@ -42,7 +42,8 @@ type Params struct {
 }
 
 // DefaultParams are the defaults of the model command: a bitcoinj-like
-// wallet element layout over a universe of ten million addresses.
+// wallet element layout, sized by Bitcoin Core's rule, over a universe of
+// ten million addresses.
 func DefaultParams() Params {
 	return Params{
 		Addresses:          100,
@@ -51,6 +52,7 @@ func DefaultParams() Params {
 		ElementsPerAddress: 2,
 		ExtraElements:      100,
 		Filters:            1,
+		Sizing:             SizingCore,
 	}
 }
 
