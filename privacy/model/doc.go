@@ -24,7 +24,12 @@
 //     by the Gamma function and computed in log space;
 //   - the same two probabilities averaged over the binomial number of
 //     false positives instead of taken at its mean S (the E[P_h] columns),
-//     which differ when S is small.
+//     which differ when S is small;
+//   - on request (Result.PHCurve), P_h(j) = C(N, j)/C(N+S, j) for every j
+//     from 1 to N, that j matching addresses picked at random are all the
+//     wallet's, at S and in expectation: the curves of Gervais et al.'s
+//     figures, whose quoted points a universe of 3.2·10^7 addresses
+//     reproduces.
 //
 // MonteCarlo builds real filters with package bip37 and counts the false
 // positives of random candidates, to check Evaluate within a 99% interval.

@@ -275,17 +275,12 @@ func stirlingRemainder(z float64) float64 {
 	return (1.0/12 - (1.0/360-1.0/(1260*z2))/z2) / z
 }
 
-// maxExpectationTerms bounds the terms expectedPH sums exactly; beyond, the
-// binomial is sampled on a grid of about this many points.
+// maxExpectationTerms bounds the terms binomialTerms gives exactly; beyond,
+// the binomial is sampled on a grid of about this many points.
 const maxExpectationTerms = 4096
 
 // expectedPH returns P_h(1) and P_h(N) averaged over the number of false
-// positives J ~ Binomial(others, pf): E[n/(n+J)] and E[1/C(n+J, n)]. The
-// sum runs over J within 12 standard deviations of its mean (plus a margin
-// for small means), where all but a negligible part of the mass lies; when
-// that range holds more than a few thousand values the standard deviation
-// exceeds 170, the binomial is normal to within its skewness 1/sd, and the
-// sum runs over a grid weighted by the normal density instead.
+// positives J ~ Binomial(others, pf): E[n/(n+J)] and E[1/C(n+J, n)].
 func expectedPH(n, others, pf float64) (ph1, phAll float64) {
 	if pf <= 0 || others <= 0 {
 		return 1, 1
@@ -293,11 +288,27 @@ func expectedPH(n, others, pf float64) (ph1, phAll float64) {
 	if pf >= 1 {
 		return n / (n + others), ProbAllReal(n, others)
 	}
+	mass := binomialTerms(others, pf, func(j, w float64) {
+		ph1 += w * n / (n + j)
+		phAll += w * ProbAllReal(n, j)
+	})
+	// Renormalise the truncated mass (it differs from 1 by rounding only).
+	return ph1 / mass, phAll / mass
+}
+
+// binomialTerms calls add(j, w) for the values j of J ~ Binomial(others,
+// pf), 0 < pf < 1, that hold all but a negligible part of its mass, with
+// weights w proportional to their probabilities, and returns the sum of
+// the weights. The values run over J within 12 standard deviations of its
+// mean (plus a margin for small means); when that range holds more than a
+// few thousand values the standard deviation exceeds 170, the binomial is
+// normal to within its skewness 1/sd, and the values are a grid weighted
+// by the normal density instead.
+func binomialTerms(others, pf float64, add func(j, w float64)) (mass float64) {
 	mean := others * pf
 	sd := math.Sqrt(mean * (1 - pf))
 	lo := math.Max(0, math.Floor(mean-12*sd-10))
 	hi := math.Min(others, math.Ceil(mean+12*sd+10))
-	var mass float64
 	if hi-lo+1 > maxExpectationTerms {
 		step := (hi - lo) / maxExpectationTerms
 		for i := 0; i <= maxExpectationTerms; i++ {
@@ -305,10 +316,9 @@ func expectedPH(n, others, pf float64) (ph1, phAll float64) {
 			z := (j - mean) / sd
 			w := math.Exp(-z * z / 2)
 			mass += w
-			ph1 += w * n / (n + j)
-			phAll += w * ProbAllReal(n, j)
+			add(j, w)
 		}
-		return ph1 / mass, phAll / mass
+		return mass
 	}
 	lgOthers, _ := math.Lgamma(others + 1)
 	logP, log1mP := math.Log(pf), math.Log1p(-pf)
@@ -317,9 +327,7 @@ func expectedPH(n, others, pf float64) (ph1, phAll float64) {
 		b, _ := math.Lgamma(others - j + 1)
 		w := math.Exp(lgOthers - a - b + j*logP + (others-j)*log1mP)
 		mass += w
-		ph1 += w * n / (n + j)
-		phAll += w * ProbAllReal(n, j)
+		add(j, w)
 	}
-	// Renormalise the truncated mass (it differs from 1 by rounding only).
-	return ph1 / mass, phAll / mass
+	return mass
 }
