@@ -173,8 +173,8 @@ func TestAdviceHoldsOnRealFilters(t *testing.T) {
 						t.Errorf("%+v B=%d: at half the rate, %v, measured %.4f ± %.4f against the target %v",
 							p, row.Filters, printed/2, gotHalf, seHalf, target)
 					}
-					t.Logf("N=%d U=%g pair=%v B=%d target %v: rate %s, %d bytes, k=%d: measured %.4f ± %.4f (model %.4f, over fills %.4f); half the rate %.4f ± %.4f",
-						s.addresses, float64(s.universe), s.pair, row.Filters, target, row.FPRateText, row.FilterBytes, row.HashFuncs,
+					t.Logf("%s N=%d U=%g pair=%v B=%d target %v: rate %s, %d bytes, k=%d: measured %.4f ± %.4f (model %.4f, over fills %.4f); half the rate %.4f ± %.4f",
+						rule, s.addresses, float64(s.universe), s.pair, row.Filters, target, row.FPRateText, row.FilterBytes, row.HashFuncs,
 						got, se, pick(p, row.PH1Exact, row.PHAllExact), want, pick(p, half.ph1, half.phAll), pick(p, half.se1, half.seAll))
 				}
 			}
