@@ -44,8 +44,10 @@ func meetsTarget(p AdviceParams, st Step) bool {
 // average over real fills both meet the targets.
 func meetsBoth(t *testing.T, p AdviceParams, rate float64, b uint32) bool {
 	r, st := exactConfidence(t, p.Model, rate, b)
-	fill1, fillAll := p.confidenceOverFills(filterSizing{bytes: r.FilterBytes, hashFuncs: r.HashFuncs, pf: r.Pf}, b)
-	return meetsTarget(p, st) && p.meets(fill1, fillAll)
+	if !meetsTarget(p, st) {
+		return false
+	}
+	return p.meets(p.confidenceOverFills(filterSizing{bytes: r.FilterBytes, hashFuncs: r.HashFuncs, pf: r.Pf}, b))
 }
 
 // checkAdvice verifies every row of a against the model: the advised

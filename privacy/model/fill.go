@@ -5,7 +5,7 @@ import "math"
 // fillGrid is the step and half-width, in standard deviations, of the grid
 // over which the confidence is averaged across filter fills.
 const (
-	fillGridStep  = 0.25
+	fillGridStep  = 0.5
 	fillGridWidth = 6
 )
 
@@ -39,7 +39,7 @@ func logRateOverFills(bytes, k uint32, inserted uint64, b uint32, pair bool) (me
 // confidenceOverFills is E[P_h(1)] and E[P_h(N)] averaged over the
 // binomial number of false positives and over the fills of b filters of
 // sizing s: ln q taken as normal with the moments of logRateOverFills, on
-// a grid of quarter standard deviations to six either side.
+// a grid of half standard deviations to six either side.
 func (p AdviceParams) confidenceOverFills(s filterSizing, b uint32) (ph1, phAll float64) {
 	m := p.Model
 	inserted := uint64(m.Addresses) * uint64(m.ElementsPerAddress)
