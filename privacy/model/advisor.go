@@ -139,8 +139,8 @@ func sizings(rule SizingRule, sizingElements uint32, inserted uint64) []filterSi
 			nb, _ := rule.Size(sizingElements, rate)
 			return nb < bytes
 		}
-		// The smallest rate that builds a smaller filter, hi, and the
-		// largest that builds this one, last.
+		// b ends as the smallest rate that builds a smaller filter, a as
+		// the largest that builds this one.
 		a, b := boundaryBracket(lo, bytes, sizingElements, smaller)
 		for b-a > 1 {
 			mid := a + (b-a)/2
@@ -208,9 +208,10 @@ func (p AdviceParams) validate() error {
 // The confidence is bounded twice: as the model computes it, at the
 // filter's expected fill, and averaged over the fills of real filters. A
 // filter's fill varies from one tweak to the next, and the confidence is
-// convex in the false-positive rate, so real filters average a slightly
-// higher confidence than the model's (by up to 0.0025 for E[P_h(N)] near
-// 0.1 with 100 addresses; checked on real filters by the tests).
+// not linear in the false-positive rate, so real filters average a
+// slightly different confidence than the model's, mostly higher (by up to
+// 0.0025 for E[P_h(N)] near 0.1 with 100 addresses; checked on real
+// filters by the tests).
 //
 // The search is exhaustive and exact: Advise enumerates every distinct
 // filter (bytes, hash functions) the rule builds for the element count,
@@ -220,9 +221,10 @@ func (p AdviceParams) validate() error {
 // several where the hash-function count changes, so a bisection on the
 // rate alone would land anywhere inside a step. The confidence decreases
 // as pf grows (the binomial number of false positives grows
-// stochastically with pf), so the filters that meet a target are exactly
-// those whose pf exceeds a threshold, found by bisection over their sorted
-// pf values; the answer is the largest of them. For both rules pf also
+// stochastically with pf, and so does the spread of real fills' rates), so
+// the filters that meet a target are those whose pf exceeds a threshold,
+// found by bisection over their sorted pf values; the answer is the
+// largest of them. For both rules pf also
 // never decreases as the rate grows (the hash-function count stays at or
 // below the optimum for the actual fill, where pf falls as k grows, or is
 // the single function bitcoinj's floor imposes on a 1-byte filter), so
@@ -249,7 +251,7 @@ func Advise(p AdviceParams) (*Advice, error) {
 	// The rate is the advisor's answer, not an input.
 	p.Model.FPRate = 0
 	inserted := uint64(m.Addresses) * uint64(m.ElementsPerAddress)
-	elements := uint32(inserted + uint64(m.ExtraElements))
+	elements := p.sizingElements()
 	all := sizings(m.Sizing, elements, inserted)
 	a := &Advice{Params: p, SizingElements: elements, SizingsSearched: len(all), Warnings: []string{}}
 	who := m.Sizing.Implementation()
@@ -265,14 +267,15 @@ func Advise(p AdviceParams) (*Advice, error) {
 	for _, b := range filters {
 		row := p.adviseFor(b, all)
 		a.Rows = append(a.Rows, row)
-		switch {
-		case row.FPRateText == "":
+		if row.FPRateText == "" {
 			a.Warnings = append(a.Warnings, fmt.Sprintf("with %d filter(s) the rates that build the advised filter (%d bytes, %d hash functions) span too few float64 values for a robust decimal: "+
 				"use exactly %v, or any rate from %v to %v", b, row.FilterBytes, row.HashFuncs, row.FPRate, row.FPRateMin, row.FPRateMax))
+		}
+		switch {
 		case !row.Reachable:
 			a.Warnings = append(a.Warnings, fmt.Sprintf("with %d filter(s) no filter %s builds (1 to %d bytes, 1 to %d hash functions) keeps the confidence below the target: "+
-				"the most private one (%d bytes, %d hash functions, rate %s) leaves E[P_h(1)] = %.3g, E[P_h(N)] = %.3g",
-				b, who, bip37.MaxFilterSize, bip37.MaxHashFuncs, row.FilterBytes, row.HashFuncs, row.FPRateText, row.PH1Exact, row.PHAllExact))
+				"the most private one (%d bytes, %d hash functions, rate %v) leaves E[P_h(1)] = %.3g, E[P_h(N)] = %.3g",
+				b, who, bip37.MaxFilterSize, bip37.MaxHashFuncs, row.FilterBytes, row.HashFuncs, row.FPRate, row.PH1Exact, row.PHAllExact))
 		case row.CoreLargest:
 			a.Warnings = append(a.Warnings, fmt.Sprintf("with %d filter(s) even the largest filter %s builds for this wallet (%d bytes, %d hash functions) meets the target: every rate up to %.3g builds it",
 				b, who, row.FilterBytes, row.HashFuncs, row.FPRateMax))

@@ -2,8 +2,9 @@ package model
 
 import "math"
 
-// fillGrid is the step and half-width, in standard deviations, of the grid
-// over which the confidence is averaged across filter fills.
+// fillGridStep and fillGridWidth are the step and half-width, in standard
+// deviations, of the grid over which the confidence is averaged across
+// filter fills.
 const (
 	fillGridStep  = 0.5
 	fillGridWidth = 6

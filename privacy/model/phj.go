@@ -25,7 +25,8 @@ type PHj struct {
 // 1 to Params.Filters; 0 means all of them) for j = 1, ..., N: every j
 // when N is at most MaxPHjPoints, else MaxPHjPoints values of j spread
 // evenly from 1 to N. Its ends are the step's P_h(1), P_h(N) and their
-// expectations, to the bit. It returns nil for b beyond the filters.
+// expectations, to the bit (for one address its single point is P_h(1)).
+// It returns nil for b beyond the filters.
 //
 // The expectation costs a sum over the binomial number of false positives
 // for every j (up to 4,097 terms each), so Evaluate leaves it out.
