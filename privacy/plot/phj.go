@@ -69,6 +69,9 @@ func jCurves(s model.Sweep, results []*model.Result) (at, exact []sweepSeries, n
 		return nil, nil, nil, fmt.Errorf("%w: no model to draw", ErrCannotDraw)
 	case s.Var == "" && len(results) != 1:
 		return nil, nil, nil, fmt.Errorf("%w: %d models without a sweep", ErrCannotDraw, len(results))
+	case s.Var == "" && results[0].Params.Filters > MaxJCurves, len(results) > MaxJCurves:
+		return nil, nil, nil, fmt.Errorf("%w: %d filters or %d models: at most %d curves of P_h(j)",
+			ErrCannotDraw, results[0].Params.Filters, len(results), MaxJCurves)
 	case s.Var == "":
 		r := results[0]
 		for b := uint32(1); b <= r.Params.Filters; b++ {
@@ -82,9 +85,6 @@ func jCurves(s model.Sweep, results []*model.Result) (at, exact []sweepSeries, n
 		for i, r := range results {
 			curves = append(curves, curve{sweptName(s.Var, s.Values[i]), r.PHCurve(0)})
 		}
-	}
-	if len(curves) > MaxJCurves {
-		return nil, nil, nil, fmt.Errorf("%w: %d curves of P_h(j) (at most %d)", ErrCannotDraw, len(curves), MaxJCurves)
 	}
 	for _, c := range curves {
 		a, e := sweepSeries{}, sweepSeries{}

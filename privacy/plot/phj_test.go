@@ -67,6 +67,12 @@ func TestWriteJPlot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	mf := model.DefaultParams()
+	mf.Filters = MaxJCurves + 1
+	manyFilters, err := model.Evaluate(mf)
+	if err != nil {
+		t.Fatal(err)
+	}
 	dir := t.TempDir()
 	for _, bad := range []struct {
 		file string
@@ -76,6 +82,7 @@ func TestWriteJPlot(t *testing.T) {
 		{"none.svg", s, nil},
 		{"two.svg", model.Sweep{}, rs[:2]},
 		{"many.svg", many, manyRs},
+		{"filters.svg", model.Sweep{}, []*model.Result{manyFilters}},
 		{"gervais.gif", s, rs},
 	} {
 		if err := SaveJ(filepath.Join(dir, bad.file), bad.s, bad.rs); !errors.Is(err, ErrCannotDraw) {
