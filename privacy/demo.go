@@ -20,7 +20,8 @@ import (
 // plus a threshold of a third (133) on both its external and internal
 // chains, 266 keys; its filter holds each key and key hash; FilterMerger
 // sizes it for 100 elements more; PeerGroup.DEFAULT_BLOOM_FILTER_FP_RATE is
-// 0.00001 (0.0005 in the 2014 versions the ACSAC paper studied).
+// 0.00001 (0.0005 in the 2014 versions the ACSAC paper studied); its
+// BloomFilter sizes the filter by bitcoinj's rule (model.SizingBitcoinj).
 type DemoOptions struct {
 	Keys         int     `json:"keys"`
 	Used         int     `json:"used"` // wallet addresses that appear on chain, in the universe
@@ -29,13 +30,15 @@ type DemoOptions struct {
 	UniverseSize int     `json:"universe_size"` // candidates, the used addresses included
 	Filters      int     `json:"filters"`       // filters captured: one per client restart
 	Seed         uint64  `json:"seed"`
+	// Sizing sizes the filters; the zero value is Core's rule.
+	Sizing model.SizingRule `json:"sizing"`
 }
 
 // DefaultDemoOptions returns the bitcoinj-like defaults: 266 keys, 20 of
-// them used, fp rate 0.00001, a universe of a million addresses, and two
-// filters (the client restarted once).
+// them used, fp rate 0.00001, bitcoinj's sizing, a universe of a million
+// addresses, and two filters (the client restarted once).
 func DefaultDemoOptions() DemoOptions {
-	return DemoOptions{Keys: 266, Used: 20, FPRate: 0.00001, Extra: 100, UniverseSize: 1_000_000, Filters: 2, Seed: 1}
+	return DemoOptions{Keys: 266, Used: 20, FPRate: 0.00001, Extra: 100, UniverseSize: 1_000_000, Filters: 2, Seed: 1, Sizing: model.SizingBitcoinj}
 }
 
 // DemoResult is the outcome of the demonstration.
@@ -69,7 +72,7 @@ func RunDemo(o DemoOptions) (*DemoResult, error) {
 	}
 	mp := model.Params{
 		Addresses: uint32(o.Keys), FPRate: o.FPRate, ElementsPerAddress: 2, ExtraElements: o.Extra,
-		UniverseSize: uint64(o.UniverseSize-o.Used) + uint64(o.Keys), Filters: uint32(o.Filters),
+		UniverseSize: uint64(o.UniverseSize-o.Used) + uint64(o.Keys), Filters: uint32(o.Filters), Sizing: o.Sizing,
 	}
 	m, err := model.Evaluate(mp)
 	if err != nil {
@@ -79,7 +82,7 @@ func RunDemo(o DemoOptions) (*DemoResult, error) {
 	rng := rand.New(rand.NewPCG(o.Seed, 0xde770))
 	filters := make([]*bip37.Filter, o.Filters)
 	for i := range filters {
-		filters[i] = w.Filter(o.FPRate, o.Extra, rng.Uint32()) // a new tweak per restart
+		filters[i] = w.FilterWith(o.Sizing, o.FPRate, o.Extra, rng.Uint32()) // a new tweak per restart
 	}
 	used := w.Addresses(&chaincfg.MainNetParams)[:o.Used]
 	// Spread the used addresses over the universe.

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/spvfilter/spvfilter/bip37"
+	"github.com/spvfilter/spvfilter/privacy/model"
 )
 
 func init() { registerCommand(newBloomCommand) }
@@ -36,6 +37,37 @@ with Bitcoin Core's exact sizing, hashing and matching rules.
 	c.AddCommand(newBloomNewCommand(a), newBloomAddCommand(a), newBloomMatchCommand(a),
 		newBloomInspectCommand(a), newBloomTxCommand(a))
 	return c
+}
+
+// sizingValue is the --sizing flag: the rule that sizes a filter, core
+// (Bitcoin Core, the default) or bitcoinj (bitcoinj and
+// python-bitcoinlib: a floating-point hash-function count).
+type sizingValue struct{ rule *model.SizingRule }
+
+func (v sizingValue) String() string {
+	if *v.rule == "" {
+		return string(model.SizingCore)
+	}
+	return string(*v.rule)
+}
+
+func (v sizingValue) Set(s string) error {
+	r, err := model.ParseSizingRule(s)
+	if err != nil {
+		return err
+	}
+	*v.rule = r
+	return nil
+}
+
+func (v sizingValue) Type() string { return "core|bitcoinj" }
+
+// addSizingFlag defines --sizing on c, with completion of its values.
+func addSizingFlag(c *cobra.Command, rule *model.SizingRule) {
+	c.Flags().Var(sizingValue{rule}, "sizing", "sizing rule of the filter: core (Bitcoin Core) or bitcoinj (bitcoinj, python-bitcoinlib: floating-point hash-function count)")
+	_ = c.RegisterFlagCompletionFunc("sizing", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return []string{string(model.SizingCore), string(model.SizingBitcoinj)}, cobra.ShellCompDirectiveNoFileComp
+	})
 }
 
 // filterJSON is a filter as the bloom commands print it with --json.
@@ -131,8 +163,18 @@ func (a *app) readFilter(arg string) (*bip37.Filter, error) {
 // fpRate. For a filter that would match everything (no bytes, or no hash
 // functions) degenerate says why and what the limits allow; a filter that
 // the 36,000-byte limit keeps from its rate gets a warning.
-func bloomDesign(elements uint32, fpRate float64) (degenerate string, warnings []string) {
-	size, k := bip37.OptimalSize(elements, fpRate)
+//
+// By bitcoinj's rule a filter has at least 1 byte and 1 hash function:
+// where Core's would match everything, bitcoinj's gets a warning instead.
+func bloomDesign(elements uint32, fpRate float64, rule model.SizingRule) (degenerate string, warnings []string) {
+	if rule == model.SizingBitcoinj {
+		if core, _ := bloomDesign(elements, fpRate, model.SizingCore); core != "" {
+			b, k := rule.Size(elements, fpRate)
+			warnings = append(warnings, fmt.Sprintf("bitcoinj's floor of 1 byte and 1 hash function gives %d byte(s) and %d hash function(s) where Core's rule "+
+				"would not build a working filter: %s", b, k, core))
+		}
+	}
+	size, k := rule.Size(elements, fpRate)
 	const maxBits = bip37.MaxFilterSize * 8
 	ln2Sq := math.Ln2 * math.Ln2
 	// Elements that fill maxBits at fpRate, by Core's formula
@@ -176,13 +218,18 @@ func newBloomNewCommand(a *app) *cobra.Command {
 	var tweak uint32
 	var flagsName string
 	var allowDegenerate bool
+	sizing := model.SizingCore
 	c := &cobra.Command{
-		Use:   "new --elements N --fprate P [--tweak T] [--flags none|all|p2pubkey-only] [ELEMENT_HEX ...]",
+		Use:   "new --elements N --fprate P [--sizing core|bitcoinj] [--tweak T] [--flags none|all|p2pubkey-only] [ELEMENT_HEX ...]",
 		Short: "Create a filter sized as Bitcoin Core sizes it, optionally with elements",
 		Long: `new creates an empty filter for N elements at false-positive rate P, sized
 exactly as Bitcoin Core's CBloomFilter (at most 36,000 bytes and 50 hash
 functions), inserts the given elements, and prints the filterload payload as
-one line of hex. With --json it prints an object with the payload
+one line of hex. --sizing bitcoinj sizes it as bitcoinj's BloomFilter (and
+python-bitcoinlib's CBloomFilter) instead: the same bytes, but a hash-function
+count divided in floating point, one more than Core's at many sizes (16
+instead of 15 for 632 elements at 0.00001), and at least 1 byte and 1 hash
+function. With --json it prints an object with the payload
 (filterload), the filter's statistics (stats) and warnings.
 
 A filter that would match everything is refused (exit status 2) unless
@@ -210,7 +257,7 @@ arguments are hex, @FILE (one element per line) or - (one per line).`,
 			if err != nil {
 				return badInput("--flags: %q is not none, all or p2pubkey-only", flagsName)
 			}
-			degenerate, warnings := bloomDesign(elements, fpRate)
+			degenerate, warnings := bloomDesign(elements, fpRate, sizing)
 			if degenerate != "" {
 				if !allowDegenerate {
 					return badInput("%s (or --allow-degenerate)", degenerate)
@@ -221,7 +268,7 @@ arguments are hex, @FILE (one element per line) or - (one per line).`,
 			if err != nil {
 				return err
 			}
-			f := bip37.NewFilter(elements, fpRate, tweak, flags)
+			f := sizing.NewFilter(elements, fpRate, tweak, flags)
 			for _, e := range elems {
 				f.Add(e)
 			}
@@ -236,6 +283,7 @@ arguments are hex, @FILE (one element per line) or - (one per line).`,
 	c.Flags().Uint32Var(&tweak, "tweak", 0, "tweak added to the hash seeds")
 	c.Flags().StringVar(&flagsName, "flags", "none", "update flags: none, all or p2pubkey-only")
 	c.Flags().BoolVar(&allowDegenerate, "allow-degenerate", false, "build a filter that matches everything anyway, with a warning")
+	addSizingFlag(c, &sizing)
 	_ = c.MarkFlagRequired("elements")
 	_ = c.MarkFlagRequired("fprate")
 	_ = c.RegisterFlagCompletionFunc("flags", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {

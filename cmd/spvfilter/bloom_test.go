@@ -65,6 +65,50 @@ func TestBloomNewJSON(t *testing.T) {
 	}
 }
 
+// TestBloomNewSizing: --sizing bitcoinj builds bitcoinj's filter (a
+// floating-point hash-function count, and at least 1 byte and 1 hash
+// function), the same as Core's for the BIP 37 vector; a bad rule is bad
+// input.
+func TestBloomNewSizing(t *testing.T) {
+	tests := []struct {
+		elements, fprate, sizing string
+		bytes, hashFuncs         uint32
+		status                   int
+		stderr                   string
+	}{
+		{"632", "0.00001", "core", 1893, 15, exitOK, ""},
+		{"632", "0.00001", "bitcoinj", 1893, 16, exitOK, ""},
+		{"2100", "0.1", "core", 1258, 2, exitOK, ""},
+		{"2100", "0.1", "bitcoinj", 1258, 3, exitOK, ""},
+		{"1", "0.5", "bitcoinj", 1, 5, exitOK, "bitcoinj's floor of 1 byte"},
+		{"1", "0.5", "core", 0, 0, exitBadInput, "0-byte filter"},
+		{"632", "0.00001", "electrum", 0, 0, exitBadInput, "is not core or bitcoinj"},
+	}
+	for _, tc := range tests {
+		stdout, stderr, status := runCLI(t, "", "bloom", "new", "--elements", tc.elements, "--fprate", tc.fprate, "--sizing", tc.sizing, "--json")
+		if status != tc.status || !strings.Contains(stderr, tc.stderr) {
+			t.Errorf("%+v: status %d, stderr %q", tc, status, stderr)
+			continue
+		}
+		if status != exitOK {
+			continue
+		}
+		var out struct {
+			Stats struct {
+				FilterBytes uint32 `json:"filter_bytes"`
+				HashFuncs   uint32 `json:"hash_funcs"`
+			} `json:"stats"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &out); err != nil || out.Stats.FilterBytes != tc.bytes || out.Stats.HashFuncs != tc.hashFuncs {
+			t.Errorf("%+v: %+v (%v)", tc, out.Stats, err)
+		}
+	}
+	stdout, _, status := runCLI(t, "", "bloom", "new", "--elements", "3", "--fprate", "0.01", "--flags", "all", "--sizing", "bitcoinj", coreElem1, coreElem2, coreElem3)
+	if status != exitOK || stdout != corePayload+"\n" {
+		t.Errorf("BIP 37 vector by bitcoinj's rule: status %d, %q", status, stdout)
+	}
+}
+
 func TestBloomAddMatchInspect(t *testing.T) {
 	empty, _, status := runCLI(t, "", "bloom", "new", "--elements", "3", "--fprate", "0.01", "--flags", "all")
 	if status != exitOK {

@@ -23,9 +23,10 @@ func newDemoCommand(a *app) *cobra.Command {
 
  1. a wallet like a fresh bitcoinj one: 266 keys (a lookahead of 100 keys
     plus a third on the external and the internal chain), each inserted as
-    key and key hash, the filter sized (by Bitcoin Core's rules) for 100
-    elements more at bitcoinj's default false-positive rate 0.00001
-    (PeerGroup);
+    key and key hash, the filter sized for 100 elements more at bitcoinj's
+    default false-positive rate 0.00001 (PeerGroup), by bitcoinj's rule
+    (1,893 bytes, 16 hash functions; --sizing core gives Bitcoin Core's
+    15);
  2. its filters built with the bip37 package, one per client start (a
     restart picks a new tweak);
  3. a synthetic universe of random addresses with the wallet's used
@@ -36,6 +37,7 @@ func newDemoCommand(a *app) *cobra.Command {
     this wallet marked on each curve.`,
 		Example: `  spvfilter demo
   spvfilter demo --used 5 --filters 1 --fprate 0.0005 --plot demo.png
+  spvfilter demo --sizing core
   spvfilter demo --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -69,6 +71,7 @@ func newDemoCommand(a *app) *cobra.Command {
 	fl.IntVar(&o.UniverseSize, "universe-size", o.UniverseSize, "candidate addresses the node tests")
 	fl.IntVar(&o.Filters, "filters", o.Filters, "filters captured from the wallet (client restarts + 1)")
 	fl.Uint64Var(&o.Seed, "seed", o.Seed, "random seed (keys, tweaks, universe)")
+	addSizingFlag(c, &o.Sizing)
 	fl.StringVar(&plotFile, "plot", plotFile, "plot file, .svg or .png")
 	return c
 }
@@ -76,8 +79,8 @@ func newDemoCommand(a *app) *cobra.Command {
 func printDemo(w io.Writer, r *privacy.DemoResult, plotFile string, took time.Duration) {
 	o, m, rep := r.Options, r.Model, r.Report
 	fmt.Fprintf(w, "Wallet: %d keys (bitcoinj-like), %d of them used on chain.\n", o.Keys, o.Used)
-	fmt.Fprintf(w, "Filter: %d elements sized for %d at fp rate %g -> %d bytes, %d hash functions; pf at actual fill %.3g.\n",
-		m.Elements, m.SizingElements, o.FPRate, m.FilterBytes, m.HashFuncs, m.Pf)
+	fmt.Fprintf(w, "Filter: %d elements sized for %d at fp rate %g by %s's rule -> %d bytes, %d hash functions; pf at actual fill %.3g.\n",
+		m.Elements, m.SizingElements, o.FPRate, m.Params.Sizing.Implementation(), m.FilterBytes, m.HashFuncs, m.Pf)
 	fmt.Fprintf(w, "The node received %d filter(s) with different tweaks and tested %d addresses against them.\n\n", o.Filters, rep.UniverseSize)
 	printAnalyze(w, rep, nil, 10)
 	fmt.Fprintf(w, "\nOf the wallet's %d used addresses the attack found %d, %d of them with probability >= 95%%.\n", o.Used, r.UsedFound, r.UsedConfident)

@@ -61,6 +61,7 @@ type modelFlags struct {
 	p          model.Params
 	sweep      string
 	plot       string
+	plotJ      string
 	monteCarlo int
 	mcSample   uint64
 	seed       uint64
@@ -79,7 +80,9 @@ universe of U addresses against the wallet's BIP 37 filter learns:
   m, k      the filter's bits and hash functions, exactly as Bitcoin Core
             sizes it for N*elements-per-address + extra-elements elements
             (bitcoinj inserts a key and its hash per address and sizes for
-            100 extra elements)
+            100 extra elements), or as bitcoinj sizes it with --sizing
+            bitcoinj (a floating-point hash-function count, as in
+            python-bitcoinlib: one more hash function at many sizes)
   pf        false-positive rate per element at the actual fill,
             (1-(1-1/m)^(k*n))^k, with n = N*elements-per-address inserted
   S         expected false positives (U-N)*pf^B, or (U-N)*pf^(2B) with the
@@ -96,20 +99,35 @@ and ranges START..END, START..END:STEP or START..END:xFACTOR (geometric).
 addresses=1..2N without one). --monte-carlo TRIALS builds real filters and
 checks that the model lies within the measured 99% confidence interval.
 
+P_h(j), that j matching addresses picked at random are all the wallet's,
+C(N, j)/C(N+S, j), is printed for every j from 1 to N (a selection in the
+text when N > 25, every j in --json under p_h_j, on a grid of 1000 values
+beyond 1000 addresses), at S and averaged over the number of false
+positives, after all the filters. --plot-j FILE.svg|FILE.png draws it
+against j: one curve per number of filters, or with --sweep one per swept
+value (at most 20), e.g. --sweep addresses=5,10,15,20 --universe-size
+32000000 for the curves of Gervais et al.
+
 --target-p-h-all X and --target-p-h-1 X turn the model around: they print
-the smallest false-positive rate whose filter keeps the attacker's
-confidence E[P_h(N)] (or E[P_h(1)]), averaged over the binomial number of
-false positives, below X, with one filter and with --filters B. Every
-filter Bitcoin Core can build for the element count is searched (the
-truncation of the hash-function count makes the confidence a step function
-of the rate, with large steps), and the bandwidth cost is given as the false-positive
-transactions per block of --block-txs transactions with --tx-elements
-elements tested each (default 9: a 2-input, 2-output P2PKH transaction's
-txid, 2 output key hashes, and per input its outpoint, signature and key).`,
+the largest filter whose attacker's confidence E[P_h(N)] (or E[P_h(1)]),
+averaged over the binomial number of false positives, stays below X, both
+at the filter's expected fill and averaged over the fills of real filters,
+with one filter and with --filters B. Every filter the sizing rule can
+build for the element count is searched (the truncation of the
+hash-function count makes the confidence a step function of the rate, with
+large steps). The rate printed is a short decimal well inside the interval
+of rates that build the filter, so that every number that rounds to it
+builds the same filter; the filter (bytes, hash functions) and the
+"spvfilter bloom new" command that builds it are printed too. The bandwidth
+cost is given as the false-positive transactions per block of --block-txs
+transactions with --tx-elements elements tested each (default 9: a
+2-input, 2-output P2PKH transaction's txid, 2 output key hashes, and per
+input its outpoint, signature and key).`,
 		Example: `  spvfilter privacy model --addresses 20 --fprate 0.0005 --universe-size 10000000
   spvfilter privacy model --addresses 20 --filters 2 --pair-test --json
   spvfilter privacy model --sweep addresses=1..100 --plot leak.svg
   spvfilter privacy model --sweep fprate=0.00001..0.1:x10 --filters 2
+  spvfilter privacy model --sweep addresses=5,10,15,20 --universe-size 32000000 --plot-j gervais.svg
   spvfilter privacy model --addresses 50 --fprate 0.01 --universe-size 1000000 --monte-carlo 50
   spvfilter privacy model --addresses 100 --universe-size 1000000000 --target-p-h-all 0.1 --filters 3`,
 		Args: cobra.NoArgs,
@@ -127,9 +145,11 @@ txid, 2 output key hashes, and per input its outpoint, signature and key).`,
 	addModelFlags(fl, &f.p)
 	fl.StringVar(&f.sweep, "sweep", "", "vary one parameter: VAR=VALUES (see above)")
 	fl.StringVar(&f.plot, "plot", "", "draw the curves into FILE.svg or FILE.png")
+	fl.StringVar(&f.plotJ, "plot-j", "", "draw P_h(j) against j into FILE.svg or FILE.png")
 	fl.IntVar(&f.monteCarlo, "monte-carlo", 0, "check the model with this many trials on real filters")
 	fl.Uint64Var(&f.mcSample, "monte-carlo-sample", 0, "outside candidates tested per trial (default: all, at most 1000000)")
 	fl.Uint64Var(&f.seed, "seed", 1, "random seed of the Monte Carlo run")
+	addSizingFlag(c, &f.p.Sizing)
 	addAdviceFlags(fl, &f.advice)
 	return c
 }
@@ -161,8 +181,11 @@ func runModel(a *app, f *modelFlags) error {
 	if f.monteCarlo < 0 {
 		return badInput("--monte-carlo %d: want a number of trials, at least 0", f.monteCarlo)
 	}
-	if f.plot != "" {
-		if _, err := plot.Format(f.plot); err != nil {
+	for _, file := range []string{f.plot, f.plotJ} {
+		if file == "" {
+			continue
+		}
+		if _, err := plot.Format(file); err != nil {
 			return usageError{err}
 		}
 	}
@@ -176,9 +199,11 @@ func runModel(a *app, f *modelFlags) error {
 		}
 		out := struct {
 			*model.Result
+			PHj        []model.PHj             `json:"p_h_j"`
 			MonteCarlo *model.MonteCarloResult `json:"monte_carlo,omitempty"`
 			Plot       string                  `json:"plot,omitempty"`
-		}{Result: r}
+			PlotJ      string                  `json:"plot_j,omitempty"`
+		}{Result: r, PHj: r.PHCurve(0)}
 		if f.monteCarlo != 0 {
 			mc, err := model.MonteCarlo(f.p, model.MonteCarloOptions{Trials: f.monteCarlo, Sample: f.mcSample, Seed: f.seed})
 			if err != nil {
@@ -199,17 +224,22 @@ func runModel(a *app, f *modelFlags) error {
 			}
 			out.Plot = f.plot
 		}
+		if f.plotJ != "" {
+			if err := plot.SaveJ(f.plotJ, model.Sweep{}, []*model.Result{r}); err != nil {
+				return privacyBadInput(fmt.Errorf("plot: %w", err))
+			}
+			out.PlotJ = f.plotJ
+		}
 		printWarnings(a, r.Warnings)
 		if a.json {
 			return a.printJSON(out)
 		}
 		printModel(a.stdout, r)
+		printPHj(a.stdout, r, out.PHj)
 		if out.MonteCarlo != nil {
 			printMonteCarlo(a.stdout, out.MonteCarlo)
 		}
-		if f.plot != "" {
-			fmt.Fprintf(a.stdout, "plot written to %s\n", f.plot)
-		}
+		printPlotFiles(a.stdout, f)
 		return nil
 	}
 	s, err := model.ParseSweep(f.sweep)
@@ -222,6 +252,11 @@ func runModel(a *app, f *modelFlags) error {
 	}
 	if f.plot != "" {
 		if err := plot.Save(f.plot, s, results); err != nil {
+			return privacyBadInput(fmt.Errorf("plot: %w", err))
+		}
+	}
+	if f.plotJ != "" {
+		if err := plot.SaveJ(f.plotJ, s, results); err != nil {
 			return privacyBadInput(fmt.Errorf("plot: %w", err))
 		}
 	}
@@ -243,13 +278,48 @@ func runModel(a *app, f *modelFlags) error {
 			Sweep    model.Sweep     `json:"sweep"`
 			Results  []*model.Result `json:"results"`
 			Warnings []string        `json:"warnings"`
-		}{s, results, warnings})
+			Plot     string          `json:"plot,omitempty"`
+			PlotJ    string          `json:"plot_j,omitempty"`
+		}{s, results, warnings, f.plot, f.plotJ})
 	}
 	printSweep(a.stdout, s, results)
-	if f.plot != "" {
-		fmt.Fprintf(a.stdout, "plot written to %s\n", f.plot)
-	}
+	printPlotFiles(a.stdout, f)
 	return nil
+}
+
+// printPlotFiles names the plots written.
+func printPlotFiles(w io.Writer, f *modelFlags) {
+	if f.plot != "" {
+		fmt.Fprintf(w, "plot written to %s\n", f.plot)
+	}
+	if f.plotJ != "" {
+		fmt.Fprintf(w, "plot of P_h(j) written to %s\n", f.plotJ)
+	}
+}
+
+// phjAllRows is the wallet size up to which the text prints every j.
+const phjAllRows = 25
+
+// printPHj prints P_h(j) after all the filters: every j for a small
+// wallet, else the first few, round values and the quarters of N.
+func printPHj(w io.Writer, r *model.Result, curve []model.PHj) {
+	n := r.Params.Addresses
+	keep := map[uint32]bool{n: true, n / 4: true, n / 2: true, 3 * n / 4: true}
+	for _, j := range []uint32{1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000} {
+		keep[j] = true
+	}
+	fmt.Fprintf(w, "\nP_h(j): j matching addresses picked at random are all the wallet's, after %d filter(s)\n", r.Params.Filters)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "j\tP_h(j)\tE[P_h(j)]\t")
+	for _, pt := range curve {
+		if n <= phjAllRows || keep[pt.J] {
+			fmt.Fprintf(tw, "%d\t%.4g\t%.4g\t\n", pt.J, pt.PH, pt.PHExact)
+		}
+	}
+	tw.Flush()
+	if n > phjAllRows {
+		fmt.Fprintln(w, "(a selection of j: every j in --json, under p_h_j)")
+	}
 }
 
 func savePlot(file string, s model.Sweep, base model.Params) error {
@@ -268,7 +338,8 @@ func printModel(w io.Writer, r *model.Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "wallet\t%d addresses x %d elements = %d inserted; sized for %d (extra %d)\n",
 		p.Addresses, p.ElementsPerAddress, r.Elements, r.SizingElements, p.ExtraElements)
-	fmt.Fprintf(tw, "filter\t%d bytes (%d bits), %d hash functions, requested fp rate %g\n", r.FilterBytes, r.FilterBits, r.HashFuncs, p.FPRate)
+	fmt.Fprintf(tw, "filter\t%d bytes (%d bits), %d hash functions, requested fp rate %g, sized as %s sizes it\n",
+		r.FilterBytes, r.FilterBits, r.HashFuncs, p.FPRate, p.Sizing.Implementation())
 	fmt.Fprintf(tw, "pf at actual fill\t%.4g per element (approximation (1-e^(-kn/m))^k: %.4g)\n", r.Pf, r.PfApprox)
 	test := "hash only"
 	if p.PairTest {

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -21,8 +23,8 @@ type adviceFlags struct {
 }
 
 func addAdviceFlags(fl *pflag.FlagSet, f *adviceFlags) {
-	fl.Float64Var(&f.targetPHAll, "target-p-h-all", 0, "find the smallest rate keeping E[P_h(N)] below this (0 < X < 1)")
-	fl.Float64Var(&f.targetPH1, "target-p-h-1", 0, "find the smallest rate keeping E[P_h(1)] below this (0 < X < 1)")
+	fl.Float64Var(&f.targetPHAll, "target-p-h-all", 0, "find the largest filter keeping E[P_h(N)] below this (0 < X < 1), and a rate that builds it")
+	fl.Float64Var(&f.targetPH1, "target-p-h-1", 0, "find the largest filter keeping E[P_h(1)] below this (0 < X < 1), and a rate that builds it")
 	fl.Uint32Var(&f.blockTxs, "block-txs", model.DefaultBlockTxs, "with a target: transactions per block, for the bandwidth cost")
 	fl.Uint32Var(&f.txElements, "tx-elements", model.DefaultTxElements, "with a target: elements tested per transaction (9: 2-in 2-out P2PKH)")
 }
@@ -43,11 +45,18 @@ func (f *adviceFlags) checkUnused(fl *pflag.FlagSet) error {
 	return nil
 }
 
+// adviceRowJSON is a row of the advice with the command that builds its
+// filter.
+type adviceRowJSON struct {
+	model.AdviceRow
+	BloomNew string `json:"bloom_new"`
+}
+
 func runAdvice(a *app, f *modelFlags, fl *pflag.FlagSet) error {
 	if err := checkModelFlags(&f.p); err != nil {
 		return err
 	}
-	for _, name := range []string{"fprate", "sweep", "plot", "monte-carlo", "monte-carlo-sample"} {
+	for _, name := range []string{"fprate", "sweep", "plot", "plot-j", "monte-carlo", "monte-carlo-sample"} {
 		if fl.Changed(name) {
 			return badInput("--%s cannot be combined with a target: the target chooses the rate", name)
 		}
@@ -73,10 +82,31 @@ func runAdvice(a *app, f *modelFlags, fl *pflag.FlagSet) error {
 	}
 	printWarnings(a, r.Warnings)
 	if a.json {
-		return a.printJSON(r)
+		rows := make([]adviceRowJSON, len(r.Rows))
+		for i, row := range r.Rows {
+			rows[i] = adviceRowJSON{row, bloomNewCommand(r, row)}
+		}
+		return a.printJSON(struct {
+			*model.Advice
+			Rows []adviceRowJSON `json:"rows"`
+		}{r, rows})
 	}
 	printAdvice(a.stdout, r)
 	return nil
+}
+
+// bloomNewCommand is the command that builds the row's filter.
+func bloomNewCommand(r *model.Advice, row model.AdviceRow) string {
+	return fmt.Sprintf("spvfilter bloom new --elements %d --fprate %s --sizing %s", r.SizingElements, rateArg(row), r.Params.Model.Sizing)
+}
+
+// rateArg is the row's rate as printed: its robust decimal, or the exact
+// float64 when the interval was too narrow for one.
+func rateArg(row model.AdviceRow) string {
+	if row.FPRateText != "" {
+		return row.FPRateText
+	}
+	return strconv.FormatFloat(row.FPRate, 'g', -1, 64)
 }
 
 func targetText(p model.AdviceParams) string {
@@ -98,13 +128,15 @@ func printAdvice(w io.Writer, r *model.Advice) {
 	if m.PairTest {
 		test = "pair test: key and hash must both match"
 	}
+	who := m.Sizing.Implementation()
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "wallet\t%d addresses x %d elements = %d inserted; sized for %d (extra %d)\n",
-		m.Addresses, m.ElementsPerAddress, inserted, inserted+uint64(m.ExtraElements), m.ExtraElements)
+		m.Addresses, m.ElementsPerAddress, inserted, r.SizingElements, m.ExtraElements)
+	fmt.Fprintf(tw, "sizing\tas %s sizes filters (--sizing %s)\n", who, m.Sizing)
 	fmt.Fprintf(tw, "attacker\ttests %d addresses (wallet included), %s\n", m.UniverseSize, test)
-	fmt.Fprintf(tw, "target\t%s, the confidence averaged over the binomial number of false positives\n", targetText(p))
+	fmt.Fprintf(tw, "target\t%s, the confidence averaged over the binomial number of false positives, at the filter's expected fill and over real fills\n", targetText(p))
 	fmt.Fprintf(tw, "block\t%d transactions, %d elements tested each\n", p.BlockTxs, p.TxElements)
-	fmt.Fprintf(tw, "search\tall %d distinct filters (bytes, hash functions) Bitcoin Core builds for this element count at some rate\n", r.SizingsSearched)
+	fmt.Fprintf(tw, "search\tall %d distinct filters (bytes, hash functions) %s builds for this element count at some rate\n", r.SizingsSearched, who)
 	tw.Flush()
 	if len(r.Rows) == 0 {
 		fmt.Fprintln(w, "\nNo working filter exists for this element count.")
@@ -112,36 +144,68 @@ func printAdvice(w io.Writer, r *model.Advice) {
 	}
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "filters\tsmallest fp rate\tup to\tbytes\tk\tpf\tE[P_h(1)]\tE[P_h(N)]\tfp txs/block\t")
-	line := func(label string, s model.Sizing) {
-		fmt.Fprintf(tw, "%s\t%.4g\t%.4g\t%d\t%d\t%.4g\t%.4g\t%.4g\t%.4g\t\n", label, s.FPRate, s.FPRateMax, s.FilterBytes, s.HashFuncs,
-			s.Pf, s.PH1Exact, s.PHAllExact, s.FalsePositiveTxsPerBlock)
-	}
+	fmt.Fprintln(tw, "filters\tfp rate\tbytes\tk\tpf\tE[P_h(1)]\tE[P_h(N)]\tover fills: E[P_h(1)]\tE[P_h(N)]\tfp txs/block\t")
 	for _, row := range r.Rows {
 		label := fmt.Sprint(row.Filters)
 		if !row.Reachable {
 			label += " (unreachable)"
 		}
-		line(label, row.Sizing)
+		s := row.Sizing
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t\n", label, rateArg(row), s.FilterBytes, s.HashFuncs,
+			s.Pf, s.PH1Exact, s.PHAllExact, s.PH1OverFills, s.PHAllOverFills, s.FalsePositiveTxsPerBlock)
 	}
 	tw.Flush()
 	for _, row := range r.Rows {
-		fmt.Fprintf(w, "\n%s\n", adviceVerdict(p, row))
+		fmt.Fprintf(w, "\n%s\n  %s\n", adviceVerdict(r, row), bloomNewCommand(r, row))
 	}
 }
 
-func adviceVerdict(p model.AdviceParams, row model.AdviceRow) string {
+// rateRange is the interval of rates that build the row's filter, its ends
+// rounded inward to the fewest digits (at least 4) that keep them inside,
+// so that both printed ends build the filter.
+func rateRange(row model.AdviceRow) string {
+	lo, hi := row.FPRateMin, row.FPRateMax
+	for digits := 4; digits <= 17; digits++ {
+		a, b := roundInward(lo, digits, true), roundInward(hi, digits, false)
+		if a <= b {
+			return fmt.Sprintf("%s to %s", strconv.FormatFloat(a, 'g', -1, 64), strconv.FormatFloat(b, 'g', -1, 64))
+		}
+	}
+	return fmt.Sprintf("%s to %s", strconv.FormatFloat(lo, 'g', -1, 64), strconv.FormatFloat(hi, 'g', -1, 64))
+}
+
+// roundInward rounds x to digits significant digits, up or down, so that
+// the result is at least (up) or at most (down) x.
+func roundInward(x float64, digits int, up bool) float64 {
+	v, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'e', digits-1, 64), 64)
+	unit := math.Pow(10, math.Floor(math.Log10(v))-float64(digits-1))
+	for i := 0; i < 3 && (up && v < x || !up && v > x); i++ {
+		if up {
+			v += unit
+		} else {
+			v -= unit
+		}
+		v, _ = strconv.ParseFloat(strconv.FormatFloat(v, 'e', digits-1, 64), 64)
+	}
+	return v
+}
+
+func adviceVerdict(r *model.Advice, row model.AdviceRow) string {
+	p := r.Params
+	who := p.Model.Sizing.Implementation()
+	filter := fmt.Sprintf("%d bytes with %d hash functions", row.FilterBytes, row.HashFuncs)
 	if !row.Reachable {
-		return fmt.Sprintf("With %d filter(s) no filter Bitcoin Core builds reaches %s: even the most private one, "+
-			"%d bytes and %d hash functions (rates up to %.3g), leaves E[P_h(1)] = %.3g and E[P_h(N)] = %.3g.",
-			row.Filters, targetText(p), row.FilterBytes, row.HashFuncs, row.FPRateMax, row.PH1Exact, row.PHAllExact)
+		return fmt.Sprintf("With %d filter(s) no filter %s builds reaches %s: even the most private one, %s (rate %s), "+
+			"leaves E[P_h(1)] = %.3g and E[P_h(N)] = %.3g. It is built by:",
+			row.Filters, who, targetText(p), filter, rateArg(row), row.PH1Exact, row.PHAllExact)
 	}
 	if row.CoreLargest {
-		return fmt.Sprintf("With %d filter(s) every rate meets %s: every rate up to %.3g builds the largest filter Core makes for this wallet, "+
-			"%d bytes with %d hash functions, and the client downloads about %.3g false-positive transactions per block of %d.",
-			row.Filters, targetText(p), row.FPRateMax, row.FilterBytes, row.HashFuncs, row.FalsePositiveTxsPerBlock, p.BlockTxs)
+		return fmt.Sprintf("With %d filter(s) every rate meets %s: every rate up to %.3g builds the largest filter %s makes for this wallet, "+
+			"%s, and the client downloads about %.3g false-positive transactions per block of %d. Ask for %s, for instance:",
+			row.Filters, targetText(p), row.FPRateMax, who, filter, row.FalsePositiveTxsPerBlock, p.BlockTxs, rateArg(row))
 	}
-	return fmt.Sprintf("With %d filter(s), %s needs a rate of at least %.4g: Bitcoin Core then builds %d bytes with %d hash functions, "+
-		"and the client downloads about %.3g false-positive transactions per block of %d.",
-		row.Filters, targetText(p), row.FPRate, row.FilterBytes, row.HashFuncs, row.FalsePositiveTxsPerBlock, p.BlockTxs)
+	return fmt.Sprintf("With %d filter(s), %s needs the filter of %s, which %s builds from any rate from %s; ask for %s "+
+		"(every rate that rounds to it builds the same filter). The client then downloads about %.3g false-positive transactions per block of %d. "+
+		"The filter is built by:",
+		row.Filters, targetText(p), filter, who, rateRange(row), rateArg(row), row.FalsePositiveTxsPerBlock, p.BlockTxs)
 }

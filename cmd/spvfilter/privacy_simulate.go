@@ -44,20 +44,6 @@ func (v floatRangeValue) Set(s string) error {
 	return nil
 }
 
-// sizingValue is the --sizing flag.
-type sizingValue struct{ s *simulate.Sizing }
-
-func (v sizingValue) String() string { return string(*v.s) }
-func (v sizingValue) Type() string   { return "core|bitcoinj" }
-func (v sizingValue) Set(s string) error {
-	z, err := simulate.ParseSizing(s)
-	if err != nil {
-		return err
-	}
-	*v.s = z
-	return nil
-}
-
 type simulateFlags struct {
 	o   simulate.Options
 	out string
@@ -144,7 +130,7 @@ func addSimulateFlags(fl *pflag.FlagSet, f *simulateFlags) {
 	fl.Var(intRangeValue{&o.Sessions}, "sessions", "sessions per wallet, N or MIN..MAX (uniform)")
 	fl.Var(intRangeValue{&o.Addresses}, "addresses", "addresses per wallet, N or MIN..MAX (log-uniform)")
 	fl.Var(floatRangeValue{&o.FPRate}, "fprate", "false-positive rate per wallet, X or MIN..MAX (log-uniform)")
-	fl.Var(sizingValue{&o.Sizing}, "sizing", "filter sizing: core or bitcoinj (floating-point hash count)")
+	fl.Var(sizingValue{&o.Sizing}, "sizing", "filter sizing: core (Bitcoin Core) or bitcoinj (bitcoinj, python-bitcoinlib: floating-point hash-function count)")
 	fl.IntVar(&o.ElementsPerAddress, "elements-per-address", o.ElementsPerAddress, "elements inserted per address: 2 (key and hash, bitcoinj) or 1 (hash)")
 	fl.IntVar(&o.ExtraElements, "extra-elements", o.ExtraElements, "elements added to the count a filter is sized for (bitcoinj: 100)")
 	fl.Float64Var(&o.PayFraction, "pay-fraction", o.PayFraction, "share of wallets that paid another (their filters hold 1 to 3 of the payee's addresses)")

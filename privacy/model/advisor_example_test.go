@@ -8,23 +8,29 @@ import (
 
 // What a wallet of 20 addresses must pay so that a node testing ten million
 // addresses cannot name all of them with better than even odds, with one
-// filter and after three filters with different tweaks.
+// filter and after three filters with different tweaks, when the filter is
+// sized by Bitcoin Core's rule and by bitcoinj's. The rate to ask for sits
+// well inside the interval of rates that build the advised filter.
 func ExampleAdvise() {
-	a, err := model.Advise(model.AdviceParams{
-		Model: model.Params{
-			Addresses: 20, UniverseSize: 10_000_000,
-			ElementsPerAddress: 2, ExtraElements: 100, Filters: 3,
-		},
-		TargetPHAll: 0.5,
-	})
-	if err != nil {
-		panic(err)
-	}
-	for _, r := range a.Rows {
-		fmt.Printf("%d filter(s): rate >= %.3g, %d bytes, %d hash functions, E[P_h(N)] = %.3f, %.3g false-positive txs per block\n",
-			r.Filters, r.FPRate, r.FilterBytes, r.HashFuncs, r.PHAllExact, r.FalsePositiveTxsPerBlock)
+	for _, rule := range model.SizingRules {
+		a, err := model.Advise(model.AdviceParams{
+			Model: model.Params{
+				Addresses: 20, UniverseSize: 10_000_000,
+				ElementsPerAddress: 2, ExtraElements: 100, Filters: 3, Sizing: rule,
+			},
+			TargetPHAll: 0.5,
+		})
+		if err != nil {
+			panic(err)
+		}
+		for _, r := range a.Rows {
+			fmt.Printf("%s, %d filter(s): rate %s (any of [%.4g, %.4g]), %d bytes, %d hash functions, E[P_h(N)] = %.3f, %.3g false-positive txs per block\n",
+				rule, r.Filters, r.FPRateText, r.FPRateMin, r.FPRateMax, r.FilterBytes, r.HashFuncs, r.PHAllExact, r.FalsePositiveTxsPerBlock)
+		}
 	}
 	// Output:
-	// 1 filter(s): rate >= 0.000862, 256 bytes, 9 hash functions, E[P_h(N)] = 0.496, 0.00199 false-positive txs per block
-	// 3 filter(s): rate >= 0.0893, 87 bytes, 2 hash functions, E[P_h(N)] = 0.000, 304 false-positive txs per block
+	// core, 1 filter(s): rate 0.000874 (any of [0.0008624, 0.0008864]), 256 bytes, 9 hash functions, E[P_h(N)] = 0.496, 0.00199 false-positive txs per block
+	// core, 3 filter(s): rate 0.0905 (any of [0.08928, 0.09176]), 87 bytes, 2 hash functions, E[P_h(N)] = 0.000, 304 false-positive txs per block
+	// bitcoinj, 1 filter(s): rate 0.000976 (any of [0.0009625, 0.0009893]), 252 bytes, 9 hash functions, E[P_h(N)] = 0.450, 0.00226 false-positive txs per block
+	// bitcoinj, 3 filter(s): rate 0.0956 (any of [0.09432, 0.09694]), 85 bytes, 3 hash functions, E[P_h(N)] = 0.484, 113 false-positive txs per block
 }

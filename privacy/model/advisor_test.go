@@ -2,9 +2,12 @@ package model
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -37,24 +40,39 @@ func meetsTarget(p AdviceParams, st Step) bool {
 	return (p.TargetPH1 == 0 || st.PH1Exact < p.TargetPH1) && (p.TargetPHAll == 0 || st.PHAllExact < p.TargetPHAll)
 }
 
-// checkAdvice verifies every row of a against the model: the answer's rate
-// builds the filter claimed and meets the target, the next smaller float64
-// rate (the next Core sizing) does not, nor does any rate of a log grid
-// below it; an unreachable row is the most private working filter and
-// fails, and so does every rate below it.
+// meetsBoth reports whether the model's confidence at rate and its
+// average over real fills both meet the targets.
+func meetsBoth(t *testing.T, p AdviceParams, rate float64, b uint32) bool {
+	r, st := exactConfidence(t, p.Model, rate, b)
+	if !meetsTarget(p, st) {
+		return false
+	}
+	return p.meets(p.confidenceOverFills(filterSizing{bytes: r.FilterBytes, hashFuncs: r.HashFuncs, pf: r.Pf}, b))
+}
+
+// checkAdvice verifies every row of a against the model: the advised
+// rate, its printed text and every number that rounds to that text build
+// the filter claimed, which meets the target; so does the smallest rate of
+// the interval, and the next smaller float64 rate (the next sizing) does
+// not, nor does any rate of a log grid below it, nor half the advised
+// rate; an unreachable row is the most private working filter and fails,
+// and so does every rate below it.
 func checkAdvice(t *testing.T, p AdviceParams, a *Advice) {
 	t.Helper()
 	if len(a.Rows) == 0 {
 		t.Fatalf("%+v: no rows (warnings %q)", p, a.Warnings)
 	}
 	for _, row := range a.Rows {
+		checkRobustRate(t, p, row)
 		r, st := exactConfidence(t, p.Model, row.FPRate, row.Filters)
 		if r.FilterBytes != row.FilterBytes || r.HashFuncs != row.HashFuncs || r.Pf != row.Pf {
 			t.Fatalf("%+v B=%d: rate %v builds %d bytes k=%d pf %v, advice says %d, %d, %v",
 				p, row.Filters, row.FPRate, r.FilterBytes, r.HashFuncs, r.Pf, row.FilterBytes, row.HashFuncs, row.Pf)
 		}
-		if hi, _ := exactConfidence(t, p.Model, row.FPRateMax, row.Filters); hi.FilterBytes != row.FilterBytes || hi.HashFuncs != row.HashFuncs {
-			t.Fatalf("%+v B=%d: fp_rate_max %v builds %d bytes k=%d, not the advised filter", p, row.Filters, row.FPRateMax, hi.FilterBytes, hi.HashFuncs)
+		for _, edge := range []float64{row.FPRateMin, row.FPRateMax} {
+			if e, _ := exactConfidence(t, p.Model, edge, row.Filters); e.FilterBytes != row.FilterBytes || e.HashFuncs != row.HashFuncs {
+				t.Fatalf("%+v B=%d: interval end %v builds %d bytes k=%d, not the advised filter", p, row.Filters, edge, e.FilterBytes, e.HashFuncs)
+			}
 		}
 		if st.PH1Exact != row.PH1Exact || st.PHAllExact != row.PHAllExact {
 			t.Fatalf("%+v B=%d: confidence %v %v, model says %v %v", p, row.Filters, row.PH1Exact, row.PHAllExact, st.PH1Exact, st.PHAllExact)
@@ -63,32 +81,69 @@ func checkAdvice(t *testing.T, p AdviceParams, a *Advice) {
 		if !relClose(row.FalsePositiveTxsPerBlock, want, 1e-9) {
 			t.Fatalf("%+v: %v false-positive transactions per block, want %v", p, row.FalsePositiveTxsPerBlock, want)
 		}
-		if meetsTarget(p, st) != row.Reachable {
-			t.Fatalf("%+v B=%d: reachable %v but the model's confidence %v %v", p, row.Filters, row.Reachable, st.PH1Exact, st.PHAllExact)
+		if meetsBoth(t, p, row.FPRate, row.Filters) != row.Reachable || (meetsTarget(p, st) && p.meets(row.PH1OverFills, row.PHAllOverFills)) != row.Reachable {
+			t.Fatalf("%+v B=%d: reachable %v but the model's confidence %v %v, over fills %v %v",
+				p, row.Filters, row.Reachable, st.PH1Exact, st.PHAllExact, row.PH1OverFills, row.PHAllOverFills)
 		}
 		if !row.Reachable {
 			// More private than the most private working filter is no
 			// filter at all: the next larger rate matches everything.
-			if next, _ := exactConfidence(t, p.Model, math.Nextafter(row.FPRateMax, 1), row.Filters); next.FilterBytes != 0 && next.HashFuncs != 0 {
-				t.Fatalf("%+v: rate above %v still builds %d bytes k=%d, a more private filter", p, row.FPRateMax, next.FilterBytes, next.HashFuncs)
+			next := math.Nextafter(row.FPRateMax, 1)
+			if next >= 1 {
+				continue // bitcoinj's 1-byte filter, built up to rate 1
 			}
-		}
-		if row.CoreLargest {
-			if row.FPRate != math.SmallestNonzeroFloat64 {
-				t.Fatalf("%+v: the largest filter starts at rate %v", p, row.FPRate)
+			if n, _ := exactConfidence(t, p.Model, next, row.Filters); n.FilterBytes != 0 && n.HashFuncs != 0 {
+				t.Fatalf("%+v: rate above %v still builds %d bytes k=%d, a more private filter", p, row.FPRateMax, n.FilterBytes, n.HashFuncs)
 			}
 			continue
 		}
-		below := math.Nextafter(row.FPRate, 0)
-		if nb, st := exactConfidence(t, p.Model, below, row.Filters); nb.FilterBytes == row.FilterBytes || (row.Reachable && meetsTarget(p, st)) {
-			t.Fatalf("%+v B=%d: the rate %v just below the answer %v builds %d bytes and meets the target (%v %v)",
-				p, row.Filters, below, row.FPRate, nb.FilterBytes, st.PH1Exact, st.PHAllExact)
-		}
-		for i := 1; i <= 16; i++ {
-			rate := row.FPRate * math.Pow(10, -float64(i)/2)
-			if _, st := exactConfidence(t, p.Model, rate, row.Filters); meetsTarget(p, st) {
-				t.Fatalf("%+v B=%d: the smaller rate %v meets the target (%v %v), the answer was %v", p, row.Filters, rate, st.PH1Exact, st.PHAllExact, row.FPRate)
+		if row.CoreLargest {
+			if row.FPRateMin != math.SmallestNonzeroFloat64 {
+				t.Fatalf("%+v: the largest filter starts at rate %v", p, row.FPRateMin)
 			}
+			continue
+		}
+		below := math.Nextafter(row.FPRateMin, 0)
+		if nb, _ := exactConfidence(t, p.Model, below, row.Filters); nb.FilterBytes == row.FilterBytes || meetsBoth(t, p, below, row.Filters) {
+			t.Fatalf("%+v B=%d: the rate %v just below the interval %v builds %d bytes and meets the target", p, row.Filters, below, row.FPRateMin, nb.FilterBytes)
+		}
+		for i := 0; i <= 16; i++ {
+			rate := row.FPRateMin * math.Pow(10, -float64(i)/2)
+			if i == 0 {
+				rate = row.FPRate / 2
+			}
+			if meetsBoth(t, p, rate, row.Filters) {
+				t.Fatalf("%+v B=%d: the smaller rate %v meets the target, the answer was %v", p, row.Filters, rate, row.FPRate)
+			}
+		}
+	}
+}
+
+// checkRobustRate: the advised rate's text parses back to it, lies in the
+// middle half of its interval on a log scale, and the numbers that round
+// to it at its printed digits (both ends of its rounding cell), and the
+// same rate printed to 4 significant digits, build the advised filter.
+func checkRobustRate(t *testing.T, p AdviceParams, row AdviceRow) {
+	t.Helper()
+	if row.FPRateText == "" {
+		t.Fatalf("%+v B=%d: no robust rate in [%v, %v]", p, row.Filters, row.FPRateMin, row.FPRateMax)
+	}
+	parsed, err := strconv.ParseFloat(row.FPRateText, 64)
+	if err != nil || parsed != row.FPRate {
+		t.Fatalf("%+v: text %q parses to %v (%v), rate %v", p, row.FPRateText, parsed, err, row.FPRate)
+	}
+	lo := max(row.FPRateMin, row.FPRateMax/100)
+	if q := math.Log(row.FPRate/lo) / math.Log(row.FPRateMax/lo); !(q >= 0.25 && q <= 0.75) {
+		t.Fatalf("%+v: rate %v at %.3f of its interval [%v, %v] on a log scale", p, row.FPRate, q, lo, row.FPRateMax)
+	}
+	digits := len(strings.TrimLeft(strings.ReplaceAll(strings.Split(strings.ToLower(row.FPRateText), "e")[0], ".", ""), "0"))
+	h := 0.5 * math.Pow(10, math.Floor(math.Log10(row.FPRate))-float64(digits-1))
+	printed4, _ := strconv.ParseFloat(fmt.Sprintf("%.4g", row.FPRate), 64)
+	elements := p.Model.Addresses*p.Model.ElementsPerAddress + p.Model.ExtraElements
+	for _, rate := range []float64{row.FPRate - h, row.FPRate + h, printed4} {
+		if b, k := p.Model.Sizing.Size(elements, rate); b != row.FilterBytes || k != row.HashFuncs {
+			t.Fatalf("%+v B=%d: %v, which rounds to the printed %s, builds %d bytes k=%d, not %d, %d",
+				p, row.Filters, rate, row.FPRateText, b, k, row.FilterBytes, row.HashFuncs)
 		}
 	}
 }
@@ -101,7 +156,7 @@ func TestAdviseMeetsTargetAndIsSmallest(t *testing.T) {
 		x := 0.01 + 0.98*rng.Float64()
 		p := AdviceParams{
 			Model: Params{Addresses: n, UniverseSize: u, ElementsPerAddress: 2, ExtraElements: uint32(rng.IntN(2)) * 100,
-				Filters: uint32(1 + rng.IntN(4)), PairTest: rng.IntN(2) == 0},
+				Filters: uint32(1 + rng.IntN(4)), PairTest: rng.IntN(2) == 0, Sizing: SizingRules[i%2]},
 			BlockTxs: 3000, TxElements: 9,
 		}
 		switch rng.IntN(3) {
@@ -198,34 +253,39 @@ func TestAdviseRefusesBadTargets(t *testing.T) {
 	}
 }
 
-// coreSizings lists each filter once, from the largest, with rate
-// intervals that tile (0, 1) up to the first match-everything rate, and
-// the independent recomputation of Core's sizing agrees at both ends of
-// every interval. pf never falls as the rate grows.
-func TestCoreSizingsTileTheRates(t *testing.T) {
-	for _, tc := range []struct{ sizing, inserted uint32 }{{140, 40}, {2, 2}, {300, 200}, {40100, 40000}, {1, 1}} {
-		s := coreSizings(tc.sizing, uint64(tc.inserted))
-		if len(s) == 0 || s[0].rateLo != math.SmallestNonzeroFloat64 {
-			t.Fatalf("%v: %d sizings", tc, len(s))
-		}
-		for i, z := range s {
-			for _, rate := range []float64{z.rateLo, z.rateHi} {
-				if b, k := coreSize(tc.sizing, rate); b != z.bytes || k != z.hashFuncs {
-					t.Fatalf("%v: rate %v: Core sizes %d bytes k=%d, enumeration %d, %d", tc, rate, b, k, z.bytes, z.hashFuncs)
+// sizings lists each filter once, from the largest, with rate intervals
+// that tile (0, 1) up to the first match-everything rate (Core) or to 1
+// (bitcoinj), and the independent recomputation of each rule agrees at
+// both ends of every interval. pf never falls as the rate grows.
+func TestSizingsTileTheRates(t *testing.T) {
+	refs := map[SizingRule]func(uint32, float64) (uint32, uint32){SizingCore: coreSize, SizingBitcoinj: bitcoinjSizeRef}
+	for _, rule := range SizingRules {
+		for _, tc := range []struct{ sizing, inserted uint32 }{{140, 40}, {2, 2}, {300, 200}, {40100, 40000}, {1, 1}} {
+			s := sizings(rule, tc.sizing, uint64(tc.inserted))
+			if len(s) == 0 || s[0].rateLo != math.SmallestNonzeroFloat64 {
+				t.Fatalf("%s %v: %d sizings", rule, tc, len(s))
+			}
+			for i, z := range s {
+				for _, rate := range []float64{z.rateLo, z.rateHi} {
+					if b, k := refs[rule](tc.sizing, rate); b != z.bytes || k != z.hashFuncs {
+						t.Fatalf("%s %v: rate %v: the rule sizes %d bytes k=%d, enumeration %d, %d", rule, tc, rate, b, k, z.bytes, z.hashFuncs)
+					}
+				}
+				if i > 0 {
+					prev := s[i-1]
+					if math.Nextafter(prev.rateHi, 1) != z.rateLo || z.bytes >= prev.bytes || z.pf < prev.pf {
+						t.Fatalf("%s %v: %+v follows %+v", rule, tc, z, prev)
+					}
 				}
 			}
-			if i > 0 {
-				prev := s[i-1]
-				if math.Nextafter(prev.rateHi, 1) != z.rateLo || z.bytes >= prev.bytes || z.pf < prev.pf {
-					t.Fatalf("%v: %+v follows %+v", tc, z, prev)
-				}
-			} else if b, _ := coreSize(tc.sizing, math.Nextafter(z.rateLo, 0)); z.rateLo > math.SmallestNonzeroFloat64 && b == z.bytes {
-				t.Fatalf("%v: first interval does not start where its filter does", tc)
+			last := s[len(s)-1]
+			next := math.Nextafter(last.rateHi, 1)
+			switch b, k := refs[rule](tc.sizing, next); {
+			case rule == SizingBitcoinj && (next != 1 || last.bytes != 1):
+				t.Fatalf("%v: bitcoinj's last filter %+v ends below 1", tc, last)
+			case rule == SizingCore && b != 0 && k != 0:
+				t.Fatalf("%v: rate above the last sizing builds %d bytes k=%d", tc, b, k)
 			}
-		}
-		last := s[len(s)-1]
-		if b, k := coreSize(tc.sizing, math.Nextafter(last.rateHi, 1)); b != 0 && k != 0 {
-			t.Fatalf("%v: rate above the last sizing builds %d bytes k=%d", tc, b, k)
 		}
 	}
 }

@@ -25,3 +25,28 @@ func ExampleEvaluate() {
 	// 1 filter(s): S = 0.156, P_h(1) = 0.992
 	// 2 filter(s): S = 2.44e-09, P_h(1) = 1.000
 }
+
+// Gervais et al.'s fresh wallet of 15 addresses (one filter at 0.05%, sized
+// for 100 elements more) against a universe of 3.2·10^7 addresses, the one
+// that reproduces their quoted P_h(15) ≈ 0.80: the chance that j matching
+// addresses picked at random are all the wallet's, at the expected false
+// positives and averaged over their number.
+func ExampleResult_PHCurve() {
+	r, err := model.Evaluate(model.Params{
+		Addresses: 15, FPRate: 0.0005, UniverseSize: 32_000_000,
+		ElementsPerAddress: 2, ExtraElements: 100,
+	})
+	if err != nil {
+		panic(err)
+	}
+	for _, p := range r.PHCurve(1) {
+		if p.J%5 == 0 || p.J == 1 {
+			fmt.Printf("P_h(%d) = %.4f, E[P_h(%d)] = %.4f\n", p.J, p.PH, p.J, p.PHExact)
+		}
+	}
+	// Output:
+	// P_h(1) = 0.9955, E[P_h(1)] = 0.9958
+	// P_h(5) = 0.9739, E[P_h(5)] = 0.9789
+	// P_h(10) = 0.9321, E[P_h(10)] = 0.9583
+	// P_h(15) = 0.8002, E[P_h(15)] = 0.9380
+}

@@ -16,9 +16,9 @@ var ErrBadParams = errors.New("privacy: bad model parameters")
 // The wallet has Addresses addresses and inserts ElementsPerAddress elements
 // for each (bitcoinj inserts the public key and its HASH160, so 2). The
 // filter is sized for Addresses*ElementsPerAddress + ExtraElements elements
-// (bitcoinj adds 100 so that new keys rarely force a resize) at FPRate, with
-// the sizing rules of BIP 37 as Bitcoin Core implements them, but only the
-// wallet's elements are inserted.
+// (bitcoinj adds 100 so that new keys rarely force a resize) at FPRate, by
+// the Sizing rule (Bitcoin Core's by default), but only the wallet's
+// elements are inserted.
 //
 // UniverseSize is the number of candidate addresses the attacker tests,
 // INCLUDING the wallet's own addresses; the false positives come from the
@@ -36,10 +36,14 @@ type Params struct {
 	// PairTest makes the attacker require both the public key and its hash
 	// to match, as for every address whose public key is known on chain.
 	PairTest bool `json:"pair_test"`
+	// Sizing is the rule that sizes the filter: SizingCore (the zero
+	// value) or SizingBitcoinj.
+	Sizing SizingRule `json:"sizing"`
 }
 
 // DefaultParams are the defaults of the model command: a bitcoinj-like
-// wallet element layout over a universe of ten million addresses.
+// wallet element layout, sized by Bitcoin Core's rule, over a universe of
+// ten million addresses.
 func DefaultParams() Params {
 	return Params{
 		Addresses:          100,
@@ -48,6 +52,7 @@ func DefaultParams() Params {
 		ElementsPerAddress: 2,
 		ExtraElements:      100,
 		Filters:            1,
+		Sizing:             SizingCore,
 	}
 }
 
@@ -120,6 +125,9 @@ func (p Params) validate() error {
 	case p.Filters > 1000:
 		return fmt.Errorf("%w: %d filters (at most 1000)", ErrBadParams, p.Filters)
 	}
+	if err := p.Sizing.check(); err != nil {
+		return err
+	}
 	n := uint64(p.Addresses)*uint64(p.ElementsPerAddress) + uint64(p.ExtraElements)
 	if n > math.MaxUint32 {
 		return fmt.Errorf("%w: %d elements do not fit a filter", ErrBadParams, n)
@@ -135,10 +143,11 @@ func Evaluate(p Params) (*Result, error) {
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
+	p.Sizing = p.Sizing.orCore()
 	r := &Result{Params: p}
 	r.Elements = uint64(p.Addresses) * uint64(p.ElementsPerAddress)
 	r.SizingElements = r.Elements + uint64(p.ExtraElements)
-	size, k := bip37.OptimalSize(uint32(r.SizingElements), p.FPRate)
+	size, k := p.Sizing.Size(uint32(r.SizingElements), p.FPRate)
 	r.FilterBytes, r.HashFuncs = size, k
 	r.FilterBits = uint64(size) * 8
 	r.Pf = falsePositiveRate(r.FilterBits, k, r.Elements)
@@ -181,8 +190,8 @@ func (r *Result) warnings() []string {
 	p := r.Params
 	switch {
 	case r.FilterBytes == 0 || r.HashFuncs == 0:
-		w = append(w, fmt.Sprintf("Bitcoin Core sizes this filter at %d bytes with %d hash functions: it matches every candidate, "+
-			"so the node learns nothing from it and the model's formulas, made for a working filter, do not apply", r.FilterBytes, r.HashFuncs))
+		w = append(w, fmt.Sprintf("%s sizes this filter at %d bytes with %d hash functions: it matches every candidate, "+
+			"so the node learns nothing from it and the model's formulas, made for a working filter, do not apply", p.Sizing.Implementation(), r.FilterBytes, r.HashFuncs))
 	case r.Pf > 2*p.FPRate && (r.FilterBytes == bip37.MaxFilterSize || r.HashFuncs == bip37.MaxHashFuncs):
 		w = append(w, fmt.Sprintf("the filter is capped at %d bytes and %d hash functions: its false-positive rate %.3g is well above the %g requested",
 			bip37.MaxFilterSize, bip37.MaxHashFuncs, r.Pf, p.FPRate))
@@ -266,17 +275,12 @@ func stirlingRemainder(z float64) float64 {
 	return (1.0/12 - (1.0/360-1.0/(1260*z2))/z2) / z
 }
 
-// maxExpectationTerms bounds the terms expectedPH sums exactly; beyond, the
-// binomial is sampled on a grid of about this many points.
+// maxExpectationTerms bounds the terms binomialTerms gives exactly; beyond,
+// the binomial is sampled on a grid of about this many points.
 const maxExpectationTerms = 4096
 
 // expectedPH returns P_h(1) and P_h(N) averaged over the number of false
-// positives J ~ Binomial(others, pf): E[n/(n+J)] and E[1/C(n+J, n)]. The
-// sum runs over J within 12 standard deviations of its mean (plus a margin
-// for small means), where all but a negligible part of the mass lies; when
-// that range holds more than a few thousand values the standard deviation
-// exceeds 170, the binomial is normal to within its skewness 1/sd, and the
-// sum runs over a grid weighted by the normal density instead.
+// positives J ~ Binomial(others, pf): E[n/(n+J)] and E[1/C(n+J, n)].
 func expectedPH(n, others, pf float64) (ph1, phAll float64) {
 	if pf <= 0 || others <= 0 {
 		return 1, 1
@@ -284,11 +288,27 @@ func expectedPH(n, others, pf float64) (ph1, phAll float64) {
 	if pf >= 1 {
 		return n / (n + others), ProbAllReal(n, others)
 	}
+	mass := binomialTerms(others, pf, func(j, w float64) {
+		ph1 += w * n / (n + j)
+		phAll += w * ProbAllReal(n, j)
+	})
+	// Renormalise the truncated mass (it differs from 1 by rounding only).
+	return ph1 / mass, phAll / mass
+}
+
+// binomialTerms calls add(j, w) for the values j of J ~ Binomial(others,
+// pf), 0 < pf < 1, that hold all but a negligible part of its mass, with
+// weights w proportional to their probabilities, and returns the sum of
+// the weights. The values run over J within 12 standard deviations of its
+// mean (plus a margin for small means); when that range holds more than a
+// few thousand values the standard deviation exceeds 170, the binomial is
+// normal to within its skewness 1/sd, and the values are a grid weighted
+// by the normal density instead.
+func binomialTerms(others, pf float64, add func(j, w float64)) (mass float64) {
 	mean := others * pf
 	sd := math.Sqrt(mean * (1 - pf))
 	lo := math.Max(0, math.Floor(mean-12*sd-10))
 	hi := math.Min(others, math.Ceil(mean+12*sd+10))
-	var mass float64
 	if hi-lo+1 > maxExpectationTerms {
 		step := (hi - lo) / maxExpectationTerms
 		for i := 0; i <= maxExpectationTerms; i++ {
@@ -296,10 +316,9 @@ func expectedPH(n, others, pf float64) (ph1, phAll float64) {
 			z := (j - mean) / sd
 			w := math.Exp(-z * z / 2)
 			mass += w
-			ph1 += w * n / (n + j)
-			phAll += w * ProbAllReal(n, j)
+			add(j, w)
 		}
-		return ph1 / mass, phAll / mass
+		return mass
 	}
 	lgOthers, _ := math.Lgamma(others + 1)
 	logP, log1mP := math.Log(pf), math.Log1p(-pf)
@@ -308,9 +327,7 @@ func expectedPH(n, others, pf float64) (ph1, phAll float64) {
 		b, _ := math.Lgamma(others - j + 1)
 		w := math.Exp(lgOthers - a - b + j*logP + (others-j)*log1mP)
 		mass += w
-		ph1 += w * n / (n + j)
-		phAll += w * ProbAllReal(n, j)
+		add(j, w)
 	}
-	// Renormalise the truncated mass (it differs from 1 by rounding only).
-	return ph1 / mass, phAll / mass
+	return mass
 }

@@ -21,6 +21,95 @@ func coreSize(n uint32, p float64) (bytes, k uint32) {
 	return bytes, min(k, 50)
 }
 
+// bitcoinjSizeRef recomputes bitcoinj's BloomFilter sizing independently
+// (core/src/main/java/org/bitcoinj/core/BloomFilter.java): the same bits
+// as Core but with ln² 2 as the JVM's pow(log(2), 2), at least one byte,
+// and k = (bytes*8 / (double)n) * ln 2 in floating point, truncated, in
+// [1, 50].
+func bitcoinjSizeRef(n uint32, p float64) (bytes, k uint32) {
+	ln2 := math.Log(2)
+	bits := math.Trunc(-1 / math.Pow(ln2, 2) * float64(n) * math.Log(p))
+	bytes = uint32(math.Max(1, math.Trunc(math.Min(bits, 36000*8)/8)))
+	k = uint32(math.Trunc(float64(bytes*8) / float64(n) * ln2))
+	return bytes, min(max(k, 1), 50)
+}
+
+// pythonBitcoinlibSize recomputes python-bitcoinlib's CBloomFilter sizing
+// (bitcoin/bloom.py): Core's constants and bytes, and k =
+// int(min(len*8/n*LN2, 50)) with true division.
+func pythonBitcoinlibSize(n uint32, p float64) (bytes, k uint32) {
+	const ln2Sq, ln2 = 0.4804530139182014246671025263266649717305529515945455, 0.6931471805599453094172321214581765680755001343602552
+	x, l := ln2Sq, ln2 // float64 variables: the arithmetic runs in float64
+	bytes = uint32(math.Trunc(math.Min(-1/x*float64(n)*math.Log(p), 36000*8) / 8))
+	return bytes, uint32(math.Trunc(math.Min(float64(bytes*8)/float64(n)*l, 50)))
+}
+
+// TestSizingRules pins the two rules on known filters: the BIP 37 test
+// vector (3 elements at 0.01: 3 bytes, 5 hash functions, by every rule), a
+// fresh bitcoinj wallet's filter (632 elements at 0.00001: 1,893 bytes,
+// Core 15 hash functions, bitcoinj 16), Core's degenerate filters against
+// bitcoinj's floor of 1 byte and 1 function, and the rules against their
+// recomputations over a grid.
+func TestSizingRules(t *testing.T) {
+	for _, c := range []struct {
+		rule         SizingRule
+		n            uint32
+		p            float64
+		bytes, funcs uint32
+	}{
+		{SizingCore, 3, 0.01, 3, 5}, {SizingBitcoinj, 3, 0.01, 3, 5},
+		{SizingCore, 632, 0.00001, 1893, 15}, {SizingBitcoinj, 632, 0.00001, 1893, 16},
+		{SizingCore, 2100, 0.1, 1258, 2}, {SizingBitcoinj, 2100, 0.1, 1258, 3},
+		{SizingCore, 1, 0.5, 0, 0}, {SizingBitcoinj, 1, 0.5, 1, 5},
+		{SizingCore, 150000, 0.001, 36000, 0}, {SizingBitcoinj, 150000, 0.001, 36000, 1},
+		{"", 632, 0.00001, 1893, 15},
+	} {
+		if b, k := c.rule.Size(c.n, c.p); b != c.bytes || k != c.funcs {
+			t.Errorf("%q n=%d p=%g: %d bytes k=%d, want %d, %d", c.rule, c.n, c.p, b, k, c.bytes, c.funcs)
+		}
+		f := c.rule.NewFilter(c.n, c.p, 7, 0)
+		if f.Size() != int(c.bytes) || f.HashFuncs() != c.funcs || f.Tweak() != 7 {
+			t.Errorf("%q n=%d p=%g: filter of %d bytes k=%d", c.rule, c.n, c.p, f.Size(), f.HashFuncs())
+		}
+	}
+	differ := 0
+	for n := uint32(1); n <= 3000; n += 13 {
+		for _, p := range []float64{1e-6, 1e-5, 1e-4, 0.0005, 0.001, 0.01, 0.1, 0.3} {
+			cb, ck := SizingCore.Size(n, p)
+			if wb, wk := coreSize(n, p); cb != wb || ck != wk {
+				t.Fatalf("core n=%d p=%g: %d, %d; recomputed %d, %d", n, p, cb, ck, wb, wk)
+			}
+			jb, jk := SizingBitcoinj.Size(n, p)
+			if wb, wk := bitcoinjSizeRef(n, p); jb != wb || jk != wk {
+				t.Fatalf("bitcoinj n=%d p=%g: %d, %d; recomputed %d, %d", n, p, jb, jk, wb, wk)
+			}
+			if cb == 0 || ck == 0 {
+				continue
+			}
+			// Where Core builds a working filter, bitcoinj and
+			// python-bitcoinlib build one of the same size with the same
+			// or one more hash function.
+			if pb, pk := pythonBitcoinlibSize(n, p); pb != jb || pk != jk || jb != cb || (jk != ck && jk != ck+1) {
+				t.Fatalf("n=%d p=%g: core %d, %d; bitcoinj %d, %d; python-bitcoinlib %d, %d", n, p, cb, ck, jb, jk, pb, pk)
+			}
+			if jk != ck {
+				differ++
+			}
+		}
+	}
+	if differ == 0 {
+		t.Error("bitcoinj never used one more hash function than Core")
+	}
+	if _, err := ParseSizingRule("electrum"); !errors.Is(err, ErrBadParams) {
+		t.Errorf("unknown rule: %v", err)
+	}
+	p := DefaultParams()
+	p.Sizing = "electrum"
+	if _, err := Evaluate(p); !errors.Is(err, ErrBadParams) {
+		t.Errorf("Evaluate with an unknown rule: %v", err)
+	}
+}
+
 // pfByProduct computes (1-(1-1/m)^(kn))^k by repeated multiplication in
 // big.Float, independent of the log1p/expm1 form under test.
 func pfByProduct(m uint64, k uint32, n uint64) float64 {

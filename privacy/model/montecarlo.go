@@ -56,7 +56,8 @@ type MonteCarloResult struct {
 
 // MonteCarlo builds real filters with bip37 for random wallets of
 // p.Addresses addresses (p.ElementsPerAddress random elements each, sized
-// with p.ExtraElements extra, p.Filters filters with independent tweaks),
+// by p.Sizing with p.ExtraElements extra, p.Filters filters with
+// independent tweaks),
 // tests random outside candidates against them (one 20-byte element, or a
 // 33-byte and a 20-byte element that must both match under the pair test)
 // and compares the false positives found with Evaluate.
@@ -107,7 +108,7 @@ func MonteCarlo(p Params, opts MonteCarloOptions) (*MonteCarloResult, error) {
 			wallet = append(wallet, e)
 		}
 		for b := range filters {
-			f := bip37.NewFilter(uint32(model.SizingElements), p.FPRate, rng.Uint32(), wire.BloomUpdateNone)
+			f := p.Sizing.NewFilter(uint32(model.SizingElements), p.FPRate, rng.Uint32(), wire.BloomUpdateNone)
 			for _, e := range wallet {
 				f.Add(e)
 			}

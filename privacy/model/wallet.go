@@ -38,15 +38,20 @@ func NewWallet(seed uint64, n int) *Wallet {
 	return w
 }
 
-// Filter returns the wallet's BIP 37 filter with bitcoinj's layout: sized
-// for 2 elements per key plus extra, at fpRate, holding every key and key
-// hash, with flags BLOOM_UPDATE_P2PUBKEY_ONLY. The size and hash count
-// follow Bitcoin Core's rules (bip37.NewFilter); bitcoinj divides bits by
-// elements in floating point where Core divides integers, so for some
-// sizes bitcoinj uses one hash function more (16 instead of 15 for 632
-// elements at 0.00001).
+// Filter returns the wallet's BIP 37 filter with bitcoinj's layout, sized
+// by Bitcoin Core's rules: FilterWith(SizingCore, ...).
 func (w *Wallet) Filter(fpRate float64, extra, tweak uint32) *bip37.Filter {
-	f := bip37.NewFilter(uint32(2*len(w.PubKeys))+extra, fpRate, tweak, wire.BloomUpdateP2PubkeyOnly)
+	return w.FilterWith(SizingCore, fpRate, extra, tweak)
+}
+
+// FilterWith returns the wallet's BIP 37 filter with bitcoinj's layout:
+// sized by rule for 2 elements per key plus extra, at fpRate, holding every
+// key and key hash, with flags BLOOM_UPDATE_P2PUBKEY_ONLY. With
+// SizingBitcoinj it is the filter bitcoinj itself builds (16 hash
+// functions for 266 keys and 100 extra elements at 0.00001, where Core's
+// rule gives 15).
+func (w *Wallet) FilterWith(rule SizingRule, fpRate float64, extra, tweak uint32) *bip37.Filter {
+	f := rule.NewFilter(uint32(2*len(w.PubKeys))+extra, fpRate, tweak, wire.BloomUpdateP2PubkeyOnly)
 	for i := range w.PubKeys {
 		f.Add(w.PubKeys[i])
 		f.Add(w.Hashes[i])

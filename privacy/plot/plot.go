@@ -104,100 +104,132 @@ func sweepPanels(s model.Sweep, results []*model.Result, marks []Mark) (top, bot
 	if len(results) == 0 {
 		return nil, nil, legend, 0, fmt.Errorf("%w: no points", ErrCannotDraw)
 	}
-	base := results[0].Params
-	var fixed []string
-	if s.Var != "addresses" {
-		fixed = append(fixed, fmt.Sprintf("N=%d addresses", base.Addresses))
-	}
-	if s.Var != "fprate" {
-		fixed = append(fixed, fmt.Sprintf("fp rate %g", base.FPRate))
-	}
-	if s.Var != "universe-size" {
-		fixed = append(fixed, fmt.Sprintf("|U|=%d", base.UniverseSize))
-	}
-	fixed = append(fixed, fmt.Sprintf("%d elements/address + %d extra", base.ElementsPerAddress, base.ExtraElements))
-	if base.PairTest {
-		fixed = append(fixed, "pair test")
-	}
 	one, all := sweepCurves(s, results)
 	if len(one) == 0 {
 		return nil, nil, legend, 0, fmt.Errorf("%w: no point to draw", ErrCannotDraw)
 	}
-	legend = gonum.NewLegend()
-	legend.TextStyle.Font = font.From(plotFont, vg.Points(10))
-	legend.Padding = vg.Points(4)
-	legend.ThumbnailWidth = vg.Points(36)
-	newPanel := func(title, ylabel string, series []sweepSeries, addLegend bool) (*gonum.Plot, error) {
-		p := gonum.New()
-		for _, f := range []*font.Font{&p.Title.TextStyle.Font, &p.X.Label.TextStyle.Font, &p.Y.Label.TextStyle.Font,
-			&p.X.Tick.Label.Font, &p.Y.Tick.Label.Font} {
-			f.Typeface, f.Variant = plotFont.Typeface, plotFont.Variant
+	legend = newLegend()
+	names := make([]string, len(one))
+	for i, sr := range one {
+		names[i] = "after 1 filter"
+		switch {
+		case sr.filters == 0:
+			names[i] = "analytic model, after the filters on the x axis"
+		case sr.filters > 1:
+			names[i] = fmt.Sprintf("after %d filters intersected", sr.filters)
 		}
-		p.Title.Text = title
-		p.X.Label.Text = sweepAxisLabels[s.Var]
-		p.Y.Label.Text = ylabel
-		p.Y.Min, p.Y.Max = 0, 1.02
-		p.Y.Tick.Marker = fixedTicks{0, 0.25, 0.5, 0.75, 1}
-		if s.Var == "fprate" || s.Var == "universe-size" {
-			p.X.Scale = gonum.LogScale{}
-			p.X.Tick.Marker = logTicks{}
-		} else {
-			p.X.Tick.Marker = linearTicks{integer: true}
-		}
-		p.Add(plotter.NewGrid())
-		for i, sr := range series {
-			l, err := plotter.NewLine(sr.xys)
-			if err != nil {
-				return nil, err
-			}
-			l.Color = plotutil.Color(i)
-			l.Width = vg.Points(1.5)
-			l.Dashes = plotutil.Dashes(i)
-			// Markers at points offset per curve, so that curves lying on
-			// top of one another still show each of them.
-			pts := markerPoints(sr.xys, i, len(series))
-			sc, err := plotter.NewScatter(pts)
-			if err != nil {
-				return nil, err
-			}
-			sc.GlyphStyle = draw.GlyphStyle{Color: l.Color, Radius: legendGlyphRadius, Shape: plotutil.Shape(i)}
-			p.Add(l, sc)
-			if addLegend {
-				name := "after 1 filter"
-				switch {
-				case sr.filters == 0:
-					name = "analytic model, after the filters on the x axis"
-				case sr.filters > 1:
-					name = fmt.Sprintf("after %d filters intersected", sr.filters)
-				}
-				legend.Add(name, l, sc)
-				rows++
-			}
-		}
-		for _, m := range marks {
-			if err := addMark(p, m, series); err != nil {
-				return nil, err
-			}
-		}
-		return p, nil
 	}
-	head := "BIP 37 filter privacy (analytic model)\n" + strings.Join(fixed, ", ")
-	top, err = newPanel(head+"\nP_h(1): one matching address picked at random is the wallet's", "P_h(1)", one, true)
-	if err != nil {
-		return nil, nil, legend, 0, fmt.Errorf("%w: %v", ErrCannotDraw, err)
+	axis := axisOf(s.Var)
+	head := "BIP 37 filter privacy (analytic model)\n" + fixedParams(results[0].Params, s.Var)
+	top, err = newPanel(head+"\nP_h(1): one matching address picked at random is the wallet's", axis, "P_h(1)", one, names, &legend)
+	if err == nil {
+		bottom, err = newPanel("P_h(N): N matching addresses picked at random are all the wallet's", axis, "P_h(N)", all, nil, nil)
 	}
-	bottom, err = newPanel("P_h(N): N matching addresses picked at random are all the wallet's", "P_h(N)", all, false)
 	if err != nil {
 		return nil, nil, legend, 0, fmt.Errorf("%w: %v", ErrCannotDraw, err)
 	}
 	for _, m := range marks {
+		for _, p := range []*gonum.Plot{top, bottom} {
+			series := one
+			if p == bottom {
+				series = all
+			}
+			if err := addMark(p, m, series); err != nil {
+				return nil, nil, legend, 0, fmt.Errorf("%w: %v", ErrCannotDraw, err)
+			}
+		}
 		sc, _ := plotter.NewScatter(plotter.XYs{{X: m.X, Y: 0}})
 		sc.GlyphStyle = markGlyph()
 		sc.GlyphStyle.Radius = legendGlyphRadius
 		legend.Add(m.Label, sc)
-		rows++
 	}
-	return top, bottom, legend, rows, nil
+	return top, bottom, legend, len(names) + len(marks), nil
+}
+
+// fixedParams describes the model's parameters other than the one on the
+// x axis.
+func fixedParams(base model.Params, xvar string) string {
+	var fixed []string
+	if xvar != "addresses" {
+		fixed = append(fixed, fmt.Sprintf("N=%d addresses", base.Addresses))
+	}
+	if xvar != "fprate" {
+		fixed = append(fixed, fmt.Sprintf("fp rate %g", base.FPRate))
+	}
+	if xvar != "universe-size" {
+		fixed = append(fixed, fmt.Sprintf("|U|=%d", base.UniverseSize))
+	}
+	fixed = append(fixed, fmt.Sprintf("%d elements/address + %d extra", base.ElementsPerAddress, base.ExtraElements))
+	if base.Sizing == model.SizingBitcoinj {
+		fixed = append(fixed, "bitcoinj sizing")
+	}
+	if base.PairTest {
+		fixed = append(fixed, "pair test")
+	}
+	return strings.Join(fixed, ", ")
+}
+
+// axis is an x axis: its label, and whether it is on a log scale.
+type axis struct {
+	label string
+	log   bool
+}
+
+func axisOf(sweepVar string) axis {
+	return axis{sweepAxisLabels[sweepVar], sweepVar == "fprate" || sweepVar == "universe-size"}
+}
+
+func newLegend() gonum.Legend {
+	legend := gonum.NewLegend()
+	legend.TextStyle.Font = font.From(plotFont, vg.Points(10))
+	legend.Padding = vg.Points(4)
+	legend.ThumbnailWidth = vg.Points(36)
+	return legend
+}
+
+// newPanel draws the series on a panel with a probability on the y axis,
+// each with its own colour, dash pattern and marker; with a legend, the
+// series are added to it under names.
+func newPanel(title string, x axis, ylabel string, series []sweepSeries, names []string, legend *gonum.Legend) (*gonum.Plot, error) {
+	p := gonum.New()
+	for _, f := range []*font.Font{&p.Title.TextStyle.Font, &p.X.Label.TextStyle.Font, &p.Y.Label.TextStyle.Font,
+		&p.X.Tick.Label.Font, &p.Y.Tick.Label.Font} {
+		f.Typeface, f.Variant = plotFont.Typeface, plotFont.Variant
+	}
+	p.Title.Text = title
+	p.X.Label.Text = x.label
+	p.Y.Label.Text = ylabel
+	p.Y.Min, p.Y.Max = 0, 1.02
+	p.Y.Tick.Marker = fixedTicks{0, 0.25, 0.5, 0.75, 1}
+	if x.log {
+		p.X.Scale = gonum.LogScale{}
+		p.X.Tick.Marker = logTicks{}
+	} else {
+		p.X.Tick.Marker = linearTicks{integer: true}
+	}
+	p.Add(plotter.NewGrid())
+	for i, sr := range series {
+		l, err := plotter.NewLine(sr.xys)
+		if err != nil {
+			return nil, err
+		}
+		l.Color = plotutil.Color(i)
+		l.Width = vg.Points(1.5)
+		l.Dashes = plotutil.Dashes(i)
+		// Markers at points offset per curve, so that curves lying on
+		// top of one another still show each of them.
+		pts := markerPoints(sr.xys, i, len(series))
+		sc, err := plotter.NewScatter(pts)
+		if err != nil {
+			return nil, err
+		}
+		sc.GlyphStyle = draw.GlyphStyle{Color: l.Color, Radius: legendGlyphRadius, Shape: plotutil.Shape(i)}
+		p.Add(l, sc)
+		if legend != nil {
+			legend.Add(names[i], l, sc)
+		}
+	}
+	return p, nil
 }
 
 // markerPoints picks about eight points of a curve for its markers,
@@ -361,6 +393,12 @@ func write(w io.Writer, format string, s model.Sweep, results []*model.Result, m
 	if err != nil {
 		return err
 	}
+	return render(w, format, top, bottom, legend, rows)
+}
+
+// render lays out two panels, one above the other, and their legend of
+// rows entries in a strip under them, and writes the figure to w in format.
+func render(w io.Writer, format string, top, bottom *gonum.Plot, legend gonum.Legend, rows int) error {
 	width, height := 9*vg.Inch, 9*vg.Inch
 	var cw vg.CanvasWriterTo
 	switch format {
@@ -398,7 +436,7 @@ func write(w io.Writer, format string, s model.Sweep, results []*model.Result, m
 	strip.Stroke(box.Path())
 	legend.Draw(strip)
 	if format != "svg" {
-		_, err = cw.WriteTo(w)
+		_, err := cw.WriteTo(w)
 		return err
 	}
 	// Viewers that ignore the embedded font fall back to Arial or
@@ -408,13 +446,19 @@ func write(w io.Writer, format string, s model.Sweep, results []*model.Result, m
 	if _, err := cw.WriteTo(&b); err != nil {
 		return err
 	}
-	_, err = w.Write(bytes.ReplaceAll(b.Bytes(), []byte("font-family:Liberation Sans;"),
+	_, err := w.Write(bytes.ReplaceAll(b.Bytes(), []byte("font-family:Liberation Sans;"),
 		[]byte("font-family:'Liberation Sans',Arial,Helvetica,sans-serif;")))
 	return err
 }
 
 // Save draws the sweep into file, whose extension picks the format.
 func Save(file string, s model.Sweep, results []*model.Result, marks ...Mark) error {
+	return saveWith(file, func(w io.Writer, format string) error { return write(w, format, s, results, marks...) })
+}
+
+// saveWith creates file and draws into it in the format its extension
+// names.
+func saveWith(file string, draw func(io.Writer, string) error) error {
 	format, err := Format(file)
 	if err != nil {
 		return err
@@ -423,7 +467,7 @@ func Save(file string, s model.Sweep, results []*model.Result, marks ...Mark) er
 	if err != nil {
 		return err
 	}
-	if err := write(f, format, s, results, marks...); err != nil {
+	if err := draw(f, format); err != nil {
 		f.Close()
 		return err
 	}

@@ -22,7 +22,7 @@
 // elements (the public key and its HASH160, as bitcoinj inserts them, or
 // the hash alone) and the hashes of the addresses its wallet watches. It
 // is sized for those elements plus Options.ExtraElements at the wallet's
-// rate, by Bitcoin Core's rules or bitcoinj's (Sizing), with a random
+// rate, by Bitcoin Core's rules or bitcoinj's (model.SizingRule), with a random
 // tweak. A share Options.FilterAddFraction of the sessions send their
 // newest addresses (up to a fifth) by filteradd after the filterload.
 //
@@ -92,6 +92,5 @@
 // of its probability: the fraction right, with its Wilson interval,
 // against the mean of the intervals' bounds.
 //
-// The bitcoinj sizing is computed here (filterSize) from bitcoinj's
-// formula; package model does not yet offer it.
+// Filters are sized by package model's rules (model.SizingRule).
 package simulate

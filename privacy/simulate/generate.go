@@ -253,7 +253,7 @@ func (s *Scenario) filter(sp *sessionSpec) *bip37.Filter {
 	case KindTiny:
 		f, err = bip37.NewFilterFromParams(make([]byte, 2), 1, sp.tweak, wire.BloomUpdateNone)
 	default:
-		size, k := filterSize(uint32(sp.label.SizedFor), sp.label.FPRate, s.opts.Sizing)
+		size, k := s.opts.Sizing.Size(uint32(sp.label.SizedFor), sp.label.FPRate)
 		f, err = bip37.NewFilterFromParams(make([]byte, size), k, sp.tweak, wire.BloomUpdateP2PubkeyOnly)
 	}
 	if err != nil {

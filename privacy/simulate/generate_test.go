@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"github.com/spvfilter/spvfilter/privacy/model"
 	"io"
 	"math"
 	"slices"
@@ -96,7 +97,7 @@ func TestGenerateDeterministic(t *testing.T) {
 // in the capture with the filter the labels describe, and that filter
 // holds every candidate the labels give it.
 func TestLabelsAgreeWithUniverseAndCapture(t *testing.T) {
-	for _, sizing := range []Sizing{SizingCore, SizingBitcoinj} {
+	for _, sizing := range []model.SizingRule{model.SizingCore, model.SizingBitcoinj} {
 		t.Run(string(sizing), func(t *testing.T) {
 			o := smallOptions(21)
 			o.Sizing = sizing
@@ -140,7 +141,7 @@ func universeCandidates(t *testing.T, text []byte) map[string]bool {
 
 // checkCapture replays the capture and checks every session against its
 // label.
-func checkCapture(t *testing.T, l *Labels, text []byte, sizing Sizing) {
+func checkCapture(t *testing.T, l *Labels, text []byte, sizing model.SizingRule) {
 	t.Helper()
 	recs, err := capture.Read(bytes.NewReader(text))
 	if err != nil {
@@ -166,7 +167,7 @@ func checkCapture(t *testing.T, l *Labels, text []byte, sizing Sizing) {
 			t.Fatalf("session %s: filter of %d bytes, %d hash functions; labels %d, %d", s.ID, f.Size(), f.HashFuncs(), s.FilterBytes, s.HashFuncs)
 		}
 		if s.Kind == KindWallet {
-			size, k := filterSize(uint32(s.SizedFor), s.FPRate, sizing)
+			size, k := sizing.Size(uint32(s.SizedFor), s.FPRate)
 			if int(size) != s.FilterBytes || int(k) != s.HashFuncs {
 				t.Fatalf("session %s: labelled filter %d bytes k %d, the %s sizing of %d elements at %g gives %d, %d",
 					s.ID, s.FilterBytes, s.HashFuncs, sizing, s.SizedFor, s.FPRate, size, k)
@@ -359,30 +360,30 @@ func TestSizing(t *testing.T) {
 	tests := []struct {
 		elements uint32
 		rate     float64
-		sizing   Sizing
+		sizing   model.SizingRule
 		size, k  uint32
 	}{
 		// 632 elements at 1e-5: 1893 bytes; Core 15064/632 = 23 (integer)
 		// x ln 2 = 15.9 -> 15; bitcoinj 23.84 x ln 2 = 16.5 -> 16.
-		{632, 1e-5, SizingCore, 1893, 15},
-		{632, 1e-5, SizingBitcoinj, 1893, 16},
+		{632, 1e-5, model.SizingCore, 1893, 15},
+		{632, 1e-5, model.SizingBitcoinj, 1893, 16},
 		// 2100 elements at 0.1: 1258 bytes; Core 10064/2100 = 4 -> 2;
 		// bitcoinj 4.79 x ln 2 = 3.3 -> 3.
-		{2100, 0.1, SizingCore, 1258, 2},
-		{2100, 0.1, SizingBitcoinj, 1258, 3},
+		{2100, 0.1, model.SizingCore, 1258, 2},
+		{2100, 0.1, model.SizingBitcoinj, 1258, 3},
 		// A filter Core sizes to nothing, bitcoinj to at least one byte
 		// (8 bits for 1 element: 5 hash functions).
-		{1, 0.5, SizingCore, 0, 0},
-		{1, 0.5, SizingBitcoinj, 1, 5},
+		{1, 0.5, model.SizingCore, 0, 0},
+		{1, 0.5, model.SizingBitcoinj, 1, 5},
 		// 1.44 bits per element: Core 0 hash functions, bitcoinj at least 1.
-		{100_000, 0.5, SizingCore, 18033, 0},
-		{100_000, 0.5, SizingBitcoinj, 18033, 1},
+		{100_000, 0.5, model.SizingCore, 18033, 0},
+		{100_000, 0.5, model.SizingBitcoinj, 18033, 1},
 		// The size limit, and the hash limit.
-		{100_000, 1e-9, SizingBitcoinj, bip37.MaxFilterSize, 1},
-		{1, 1e-30, SizingBitcoinj, 17, 50},
+		{100_000, 1e-9, model.SizingBitcoinj, bip37.MaxFilterSize, 1},
+		{1, 1e-30, model.SizingBitcoinj, 17, 50},
 	}
 	for _, tt := range tests {
-		size, k := filterSize(tt.elements, tt.rate, tt.sizing)
+		size, k := tt.sizing.Size(tt.elements, tt.rate)
 		if size != tt.size || k != tt.k {
 			t.Errorf("%s %d elements at %g: %d bytes, k %d; want %d, %d", tt.sizing, tt.elements, tt.rate, size, k, tt.size, tt.k)
 		}

@@ -3,6 +3,7 @@ package simulate
 import (
 	"errors"
 	"fmt"
+	"github.com/spvfilter/spvfilter/privacy/model"
 	"math"
 	"strconv"
 	"strings"
@@ -83,7 +84,7 @@ type Options struct {
 	Addresses IntRange   `json:"addresses_per_wallet"`
 	FPRate    FloatRange `json:"fp_rate_range"`
 	// Sizing sizes every filter from its element count and rate.
-	Sizing Sizing `json:"sizing"`
+	Sizing model.SizingRule `json:"sizing"`
 	// ElementsPerAddress is 1 (the address's hash) or 2 (the public key
 	// and its hash, as bitcoinj inserts them); ExtraElements are added to
 	// the count a filter is sized for (bitcoinj: 100).
@@ -142,7 +143,7 @@ func DefaultOptions() Options {
 		Sessions:           IntRange{1, 4},
 		Addresses:          IntRange{5, 500},
 		FPRate:             FloatRange{1e-5, 1e-2},
-		Sizing:             SizingCore,
+		Sizing:             model.SizingCore,
 		ElementsPerAddress: 2,
 		ExtraElements:      0,
 		PayFraction:        0.2,
@@ -192,7 +193,7 @@ func (o *Options) validate() error {
 		{o.Addresses.Min >= 1 && o.Addresses.Max <= maxAddresses && o.Addresses.Min <= o.Addresses.Max, fmt.Sprintf("addresses per wallet %s not within 1..%d", o.Addresses, maxAddresses)},
 		{uint64(o.Wallets)*uint64(max(o.Addresses.Max, 0)) <= maxTotalAddresses, fmt.Sprintf("%d wallets of up to %d addresses: more than %d addresses", o.Wallets, o.Addresses.Max, maxTotalAddresses)},
 		{o.FPRate.Min > 0 && o.FPRate.Max < 1 && o.FPRate.Min <= o.FPRate.Max, fmt.Sprintf("fp rate %s not within (0, 1)", o.FPRate)},
-		{o.Sizing == SizingCore || o.Sizing == SizingBitcoinj, fmt.Sprintf("sizing %q: want %s or %s", o.Sizing, SizingCore, SizingBitcoinj)},
+		{o.Sizing == model.SizingCore || o.Sizing == model.SizingBitcoinj, fmt.Sprintf("sizing %q: want %s or %s", o.Sizing, model.SizingCore, model.SizingBitcoinj)},
 		{o.ElementsPerAddress == 1 || o.ElementsPerAddress == 2, fmt.Sprintf("elements per address %d: want 1 or 2", o.ElementsPerAddress)},
 		{o.ExtraElements >= 0 && o.ExtraElements <= maxAddresses, fmt.Sprintf("extra elements %d not in 0..%d", o.ExtraElements, maxAddresses)},
 		{o.PayFraction >= 0 && o.PayFraction <= 1, fmt.Sprintf("pay fraction %v not in [0, 1]", o.PayFraction)},
