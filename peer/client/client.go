@@ -168,6 +168,8 @@ type member struct {
 	// not serve.
 	announced   []chainhash.Hash
 	undelivered int
+	// fresh: connected again since its last header sync.
+	fresh bool
 	// The service's redials: dialing while one runs, the failures in a
 	// row, and when the next may start.
 	dialing  bool

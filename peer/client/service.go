@@ -140,13 +140,14 @@ const retryInterval = time.Minute
 const maxUndelivered = 20
 
 // syncAnnouncers syncs the headers of the peers that announced blocks the
-// chain lacks, and charges each for the announced blocks it then did not
-// serve.
+// chain lacks, or were connected again (whose tips are not known), and
+// charges each for the announced blocks it then did not serve.
 func (c *Client) syncAnnouncers(ctx context.Context) error {
 	c.mu.Lock()
 	var ms []*member
 	for _, m := range c.members {
-		if len(m.announced) > 0 && m.isLive() {
+		if (len(m.announced) > 0 || m.fresh) && m.isLive() {
+			m.fresh = false
 			ms = append(ms, m)
 		}
 	}
@@ -400,7 +401,7 @@ func (c *Client) redialMember(ctx context.Context, m *member) {
 	if m.p != nil {
 		m.before += m.p.BytesReceived()
 	}
-	m.p, m.err, m.reason, m.failures, m.tip = p, nil, "", 0, -1
+	m.p, m.err, m.reason, m.failures, m.tip, m.fresh = p, nil, "", 0, -1, true
 	c.logf("service: %s is back", m.addr)
 	select {
 	case c.wakeSync <- struct{}{}:
