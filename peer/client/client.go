@@ -44,7 +44,9 @@ import (
 
 // Config says which nodes to use and how patiently.
 type Config struct {
-	// Peers are the nodes' host:port addresses.
+	// Peers are nodes' host:port addresses (or host names, .onion ones
+	// through Proxy): the client keeps them for as long as it runs, and
+	// finds the others it wants (see ConnectOnly).
 	Peers []string
 	// Params are the network's parameters.
 	Params *chaincfg.Params
@@ -360,7 +362,8 @@ func (c *Client) Close() error {
 // SyncHeaders and scans; read it between them.
 func (c *Client) Chain() *chain.Chain { return c.chain }
 
-// Peers returns the state of every peer, in the order of Config.Peers.
+// Peers returns the state of every peer: those of Config.Peers first, in
+// their order, then those found.
 func (c *Client) Peers() []PeerStatus {
 	c.mu.Lock()
 	defer c.mu.Unlock()
