@@ -136,6 +136,7 @@ type fetchScore struct {
 	intervals, covered     int // estimated wallet intervals covering the truth
 	shares, sharesCovered  int // groups' probability intervals covering their class's true share
 	coLocated, spurious2   int
+	coLocated2             int
 	chance2                float64
 	walletMatches, matched int
 }
@@ -156,7 +157,7 @@ func (sc *fetchScore) score(r *FetchReport, wallet map[string]bool) {
 				sc.confRight++
 			}
 		}
-		if m.Appearances == 2 && !wallet[m.Candidate] {
+		if m.Appearances == 2 && !wallet[m.Candidate] && !m.CoLocated {
 			sc.spurious2++
 		}
 	}
@@ -221,6 +222,7 @@ func (sc *fetchScore) score(r *FetchReport, wallet map[string]bool) {
 	for _, c := range r.ByAppearances {
 		if c.Appearances == 2 {
 			sc.chance2 += c.ExpectedByChance
+			sc.coLocated2 += int(c.CoLocated)
 		}
 	}
 }
@@ -228,42 +230,50 @@ func (sc *fetchScore) score(r *FetchReport, wallet map[string]bool) {
 func (sc fetchScore) String() string {
 	return fmt.Sprintf("%d matches (%d the wallet's), %d co-located; %d scripts at P ≥ 0.95, %.4f right; %d groups at P ≥ 0.95, %.4f holding a wallet script; "+
 		"wallet estimate's interval covers the truth in %d of %d (%.4f); groups' probability intervals cover their class's true share in %d of %d (%.4f); "+
-		"spurious matches of two appearances %d, chance expected %.3g",
+		"of two appearances: %d matches not the wallet's that ride in no other's transactions, against %.3g expected by chance; %d ride in another's",
 		sc.matched, sc.walletMatches, sc.coLocated, sc.confident, ratio(sc.confRight, sc.confident), sc.groups, ratio(sc.groupsRight, sc.groups),
-		sc.covered, sc.intervals, ratio(sc.covered, sc.intervals), sc.sharesCovered, sc.shares, ratio(sc.sharesCovered, sc.shares), sc.spurious2, sc.chance2)
+		sc.covered, sc.intervals, ratio(sc.covered, sc.intervals), sc.sharesCovered, sc.shares, ratio(sc.sharesCovered, sc.shares), sc.spurious2, sc.chance2, sc.coLocated2)
 }
 
 // TestCalibrationFetches measures the block-download attack on labelled
 // chains (payers' change in the wallet's payments, some paying the same
 // address again from it) and holds it to the targets: of the scripts and
 // the groups given probability ≥ 0.95, at least 95% right, and the
-// wallet estimate's interval covering the truth in 95% ± 3% of sessions.
-// Forty chains of 1,000 blocks by default; two hundred with
-// SPVFILTER_LONG=1, on seeds no other test uses.
+// wallet estimate's interval covering the truth in at least 92% of
+// sessions. Thirty chains of each kind by default (1,000 blocks of 12
+// transactions; 630 blocks of 20, as the neutrino run); two
+// hundred of each with SPVFILTER_LONG=1, on seeds no other test uses.
 func TestCalibrationFetches(t *testing.T) {
-	spec := chainSpec{Blocks: 1000, TxsPerBlock: 12, Payments: 8, Repeat: 0.5, Spends: 4, FalseBlocks: 2}
-	first, n := uint64(100), 40
+	specs := []chainSpec{
+		{Blocks: 1000, TxsPerBlock: 12, Payments: 8, Repeat: 0.5, Spends: 4, FalseBlocks: 2},
+		{Blocks: 630, TxsPerBlock: 20, Payments: 4, Repeat: 0.75, Spends: 2, FalseBlocks: 0},
+	}
+	first, n := uint64(100), 30
 	if os.Getenv("SPVFILTER_LONG") == "1" {
 		first, n = 5000, 200
 	}
-	var sc fetchScore
-	for seed := first; seed < first+uint64(n); seed++ {
-		lc := newLabelledChain(seed, spec)
-		ir, err := universe.NewIndexReader(bytes.NewReader(lc.index))
-		if err != nil {
-			t.Fatal(err)
+	var all fetchScore
+	for i, spec := range specs {
+		var sc fetchScore
+		for seed := first; seed < first+uint64(n); seed++ {
+			lc := newLabelledChain(seed+uint64(i)*100_000, spec)
+			ir, err := universe.NewIndexReader(bytes.NewReader(lc.index))
+			if err != nil {
+				t.Fatal(err)
+			}
+			reps, err := AnalyzeFetches([]*capture.FetchSession{lc.session}, ir, FetchOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sc.score(reps[0], lc.wallet)
+			all.score(reps[0], lc.wallet)
 		}
-		reps, err := AnalyzeFetches([]*capture.FetchSession{lc.session}, ir, FetchOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc.score(reps[0], lc.wallet)
+		t.Logf("%+v, %d chains: %v", spec, n, sc)
 	}
-	t.Logf("%d chains: %v", n, sc)
-	if ratio(sc.confRight, sc.confident) < 0.95 || ratio(sc.groupsRight, sc.groups) < 0.95 || sc.confident == 0 {
-		t.Errorf("%v: want 95%% right at P ≥ 0.95", sc)
+	if ratio(all.confRight, all.confident) < 0.95 || ratio(all.groupsRight, all.groups) < 0.95 || all.confident == 0 {
+		t.Errorf("%v: want 95%% right at P ≥ 0.95", all)
 	}
-	if c := ratio(sc.covered, sc.intervals); c < 0.92 {
-		t.Errorf("wallet estimate's interval covers the truth in %.3f, want 0.95 ± 0.03", c)
+	if c := ratio(all.covered, all.intervals); c < 0.92 {
+		t.Errorf("wallet estimate's interval covers the truth in %.3f, want at least 0.92", c)
 	}
 }

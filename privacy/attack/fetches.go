@@ -33,8 +33,10 @@ type FetchMatch struct {
 	ChanceProbability       float64 `json:"chance_probability"`
 	ChanceProbabilityApprox float64 `json:"chance_probability_approx"`
 	// Group is the match's group in FetchReport.Groups, from 1, when
-	// other matches cannot be told from it (0: none).
-	Group int `json:"group,omitempty"`
+	// other matches cannot be told from it (0: none); CoLocated is true
+	// when every appearance of it lies in a transaction of another match.
+	Group     int  `json:"group,omitempty"`
+	CoLocated bool `json:"co_located,omitempty"`
 	// Probability is the chance that the candidate is the wallet's, and
 	// ProbabilityLow..ProbabilityHigh its 95% interval: its group's share
 	// (see the package documentation).
@@ -202,10 +204,12 @@ func bitCount(s []uint64) uint64 {
 	return uint64(n)
 }
 
+// newFetchReport is the report of a session, its scanned and fetched
+// blocks set from its filter ranges and block requests.
 func newFetchReport(s *capture.FetchSession, ir *universe.IndexReader, max int) *FetchReport {
 	hd := ir.Header()
 	nb := len(hd.Hashes)
-	r := emptyFetchReport(hd, max)
+	r := emptyFetchReport(hd.First, nb, hd.Version >= 2, max)
 	r.Session, r.Client, r.UserAgent = s.ID, s.Client, s.UserAgent
 	for _, h := range s.Blocks {
 		height, ok := ir.Height(h)
@@ -247,13 +251,14 @@ func newFetchReport(s *capture.FetchSession, ir *universe.IndexReader, max int) 
 	return r
 }
 
-// emptyFetchReport is a report over the index's blocks, none scanned yet.
-func emptyFetchReport(hd *universe.IndexHeader, max int) *FetchReport {
-	nb := len(hd.Hashes)
+// emptyFetchReport is a report over nb blocks from first, none scanned
+// yet, of an index that records transactions or not.
+func emptyFetchReport(first int32, nb int, transactions bool, max int) *FetchReport {
+	words := (nb + 63) / 64
 	r := &FetchReport{Warnings: []string{}, FetchedHeights: []int32{}, Matched: []FetchMatch{}, Groups: []FetchGroup{},
-		ByAppearances: []FetchClass{}, first: hd.First, fetched: make([]uint64, (nb+63)/64), scanned: make([]uint64, (nb+63)/64),
-		single: make([]uint64, (nb+63)/64), byK: map[uint64]*kCount{}, max: max, Transactions: hd.Version >= 2}
-	if !r.Transactions {
+		ByAppearances: []FetchClass{}, first: first, fetched: make([]uint64, words), scanned: make([]uint64, words),
+		single: make([]uint64, words), byK: map[uint64]*kCount{}, max: max, Transactions: transactions}
+	if !transactions {
 		r.warn(noTransactions)
 	}
 	return r
@@ -291,11 +296,9 @@ func (r *FetchReport) measure() {
 // block when every one of them that scanned it fetched it (the
 // intersection: a candidate must match each session).
 func joinFetchReports(reports []*FetchReport, max int) *FetchReport {
-	j := &FetchReport{Warnings: []string{}, FetchedHeights: []int32{}, Matched: []FetchMatch{}, Groups: []FetchGroup{},
-		ByAppearances: []FetchClass{}, first: reports[0].first, byK: map[uint64]*kCount{}, max: max,
-		Transactions: reports[0].Transactions, Client: reports[0].Client}
 	n := len(reports[0].scanned)
-	j.scanned, j.fetched, j.single = make([]uint64, n), make([]uint64, n), make([]uint64, n)
+	j := emptyFetchReport(reports[0].first, 64*n, reports[0].Transactions, max)
+	j.Client = reports[0].Client
 	missed := make([]uint64, n) // scanned by a session that did not fetch it
 	var ids []string
 	for _, r := range reports {
@@ -313,9 +316,6 @@ func joinFetchReports(reports []*FetchReport, max int) *FetchReport {
 		j.fetched[w] &^= missed[w]
 	}
 	j.Session = strings.Join(ids, "+")
-	if !j.Transactions {
-		j.warn(noTransactions)
-	}
 	j.measure()
 	return j
 }

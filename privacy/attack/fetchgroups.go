@@ -41,8 +41,11 @@ func (g *matchGroups) union(a, b int) {
 
 // groupMatches groups the matches: each match that appears only in
 // transactions of other matches with the one of them of most appearances
-// (two of the same transactions join each other), then the matches that
-// ride on none and appear in the same blocks.
+// (two of the same transactions join each other), then the groups whose
+// most appearing members appear in the same blocks. A group's first
+// member (its root, in union-find) is its most appearing one: the list
+// runs from most appearances to fewest, and a union keeps the smaller
+// index.
 func (r *FetchReport) groupMatches() *matchGroups {
 	n := len(r.Matched)
 	g := &matchGroups{parent: make([]int, n), riding: make([]bool, n), rides: make([]bool, n)}
@@ -54,7 +57,7 @@ func (r *FetchReport) groupMatches() *matchGroups {
 	}
 	byBlocks := map[string]int{}
 	for i, m := range r.Matched {
-		if g.riding[i] {
+		if g.find(i) != i {
 			continue
 		}
 		key := fmt.Sprint(m.Heights)
@@ -160,6 +163,7 @@ func (r *FetchReport) finish() {
 		u.k = max(u.k, r.Matched[i].Appearances)
 		if g.riding[i] {
 			r.CoLocated++
+			r.Matched[i].CoLocated = true
 		}
 	}
 	classes := r.classes(units, g)
@@ -329,7 +333,7 @@ func (r *FetchReport) verdict() string {
 	fmt.Fprintf(&b, "; about %.0f groups of scripts seen twice or more are the wallet's (95%% interval %.0f to %.0f): %d scripts are the wallet's with probability at least 0.95",
 		r.EstimatedWallet, r.EstimatedWalletLow, r.EstimatedWalletHigh, r.Confident)
 	if r.ConfidentGroups > 0 {
-		fmt.Fprintf(&b, ", and of %d groups of scripts that downloads cannot tell apart one is", r.ConfidentGroups)
+		fmt.Fprintf(&b, "; %d groups of scripts that downloads cannot tell apart each hold one of the wallet's with probability at least 0.95", r.ConfidentGroups)
 	}
 	return b.String()
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 )
 
 // linker compares the sessions of one Link call.
@@ -193,16 +192,4 @@ func (lk *linker) unlistedMax(fit *priorFit) float64 {
 		top = math.Max(top, ev.posterior(fit.priors)[sameWallet])
 	}
 	return top
-}
-
-// names lists sessions by their number from 1, joined by "+".
-func names(sessions []int) string {
-	var b strings.Builder
-	for i, s := range sessions {
-		if i > 0 {
-			b.WriteByte('+')
-		}
-		fmt.Fprint(&b, s+1)
-	}
-	return b.String()
 }

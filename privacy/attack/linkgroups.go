@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 )
 
 // collapseTail is the chance, shared among a group's pairs and members,
@@ -157,4 +158,16 @@ func (lk *linker) lowerBound(group []int) float64 {
 		}
 	}
 	return bound
+}
+
+// names lists sessions by their number from 1, joined by "+".
+func names(sessions []int) string {
+	var b strings.Builder
+	for i, s := range sessions {
+		if i > 0 {
+			b.WriteByte('+')
+		}
+		fmt.Fprint(&b, s+1)
+	}
+	return b.String()
 }
