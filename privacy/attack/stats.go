@@ -117,6 +117,13 @@ func poissonQuantile(p, lambda float64) float64 {
 	if lambda <= 0 || p <= 0 {
 		return 0
 	}
+	if lambda > 1e5 {
+		// The normal approximation with its skew term (Cornish–Fisher):
+		// within a count of the quantile at this mean (a deviation of
+		// 316 counts), where the series would need thousands of terms.
+		z := normalQuantile(p)
+		return math.Max(0, math.Round(lambda+z*math.Sqrt(lambda)+(z*z-1)/6))
+	}
 	// Bisection between counts far enough out in both tails.
 	sd := math.Sqrt(lambda)
 	lo := math.Max(0, math.Floor(lambda-10*sd-10)) // P(X ≤ lo) < p, or lo is 0
@@ -136,6 +143,21 @@ func poissonQuantile(p, lambda float64) float64 {
 		}
 	}
 	return hi
+}
+
+// normalQuantile is the standard normal's quantile at p, by bisection on
+// its distribution function.
+func normalQuantile(p float64) float64 {
+	lo, hi := -40.0, 40.0
+	for range 100 {
+		mid := (lo + hi) / 2
+		if math.Erfc(-mid/math.Sqrt2)/2 < p {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return (lo + hi) / 2
 }
 
 // poissonRange is the central interval of a Poisson count of mean

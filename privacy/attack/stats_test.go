@@ -27,10 +27,22 @@ func TestPoissonFunctions(t *testing.T) {
 			t.Errorf("garwood(%g) = [%.4f, %.4f], want [%.4f, %.4f]", tc.k, lo, hi, tc.lo, tc.hi)
 		}
 	}
-	for _, tc := range []struct{ lambda, lo, hi float64 }{{0.01, 0, 0}, {0.5, 0, 2}, {10, 4, 17}, {100, 81, 120}} {
+	for _, tc := range []struct{ lambda, lo, hi float64 }{{0.01, 0, 0}, {0.5, 0, 2}, {10, 4, 17}, {100, 81, 120},
+		// Beyond 10^5, the normal approximation: 1e10 ± 1.96e5.
+		{1e10, 1e10 - 195996, 1e10 + 195997}} {
 		lo, hi := poissonRange(tc.lambda)
 		if lo != tc.lo || hi != tc.hi {
 			t.Errorf("range of Poisson(%g) = [%g, %g], want [%g, %g]", tc.lambda, lo, hi, tc.lo, tc.hi)
+		}
+	}
+	// The approximation against the exact quantiles where both apply.
+	for _, p := range []float64{0.025, 0.975} {
+		exact, approx := float64(0), normalQuantile(p)
+		for exact = 1e5 - 2000; poissonCDF(exact, 1e5) < p; exact++ {
+		}
+		approx = math.Round(1e5 + approx*math.Sqrt(1e5) + (approx*approx-1)/6)
+		if math.Abs(exact-approx) > 1 {
+			t.Errorf("quantile %g of Poisson(1e5): exact %g, approximation %g", p, exact, approx)
 		}
 	}
 }
