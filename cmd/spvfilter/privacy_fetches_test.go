@@ -28,19 +28,7 @@ func writeFetchFixture(t *testing.T) (capturePath, index string) {
 	for i := int32(0); i < 300; i++ {
 		ix.Add(fmt.Sprintf("other-%03d", i), i*3)
 	}
-	hd := &universe.IndexHeader{Network: "regtest"}
-	for h := int32(0); h < 1000; h++ {
-		hd.Hashes = append(hd.Hashes, hash(h))
-	}
-	index = filepath.Join(dir, "x.idx")
-	f, err := os.Create(index)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ix.WriteTo(f, hd); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	index = writeIndexFile(t, dir, ix, 1000, hash)
 	var lines []string
 	zero := uint32(0)
 	ft := uint8(0)
@@ -56,6 +44,26 @@ func writeFetchFixture(t *testing.T) (capturePath, index string) {
 	capturePath = filepath.Join(dir, "c.jsonl")
 	os.WriteFile(capturePath, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
 	return capturePath, index
+}
+
+// writeIndexFile writes the index of blocks 0..n-1, of the given hashes,
+// to a file in dir and returns its path.
+func writeIndexFile(t *testing.T, dir string, ix *universe.IndexWriter, n int32, hash func(int32) chainhash.Hash) string {
+	t.Helper()
+	hd := &universe.IndexHeader{Network: "regtest"}
+	for h := range n {
+		hd.Hashes = append(hd.Hashes, hash(h))
+	}
+	index := filepath.Join(dir, "x.idx")
+	f, err := os.Create(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := ix.WriteTo(f, hd); err != nil {
+		t.Fatal(err)
+	}
+	return index
 }
 
 func TestPrivacyFetchesCommand(t *testing.T) {
@@ -151,19 +159,7 @@ func TestPrivacyFetchesGroupsAndIntersect(t *testing.T) {
 		ix.AddTx(fmt.Sprintf("noise-%03d", i), i%200, 7)
 		ix.AddTx(fmt.Sprintf("noise-%03d", i), (i*7+3)%200, 8)
 	}
-	hd := &universe.IndexHeader{Network: "regtest"}
-	for h := int32(0); h < 200; h++ {
-		hd.Hashes = append(hd.Hashes, hash(h))
-	}
-	index := filepath.Join(dir, "x.idx")
-	f, err := os.Create(index)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ix.WriteTo(f, hd); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	index := writeIndexFile(t, dir, ix, 200, hash)
 	ft := uint8(0)
 	start := map[string]uint32{"s-1": 0, "s-2": 80}
 	stop := map[string]int32{"s-1": 120, "s-2": 199}

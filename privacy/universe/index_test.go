@@ -53,22 +53,32 @@ func blockHash(h int32) chainhash.Hash {
 
 func readIndex(t *testing.T, data []byte) (map[string][]int32, *IndexHeader) {
 	t.Helper()
+	entries, hd := readEntries(t, data)
+	got := map[string][]int32{}
+	for _, e := range entries {
+		got[e.Candidate] = e.Heights
+	}
+	return got, hd
+}
+
+// readEntries reads every entry of an index.
+func readEntries(t *testing.T, data []byte) ([]*IndexEntry, *IndexHeader) {
+	t.Helper()
 	ir, err := NewIndexReader(bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string][]int32{}
+	var entries []*IndexEntry
 	for {
 		e, err := ir.Next()
 		if err == io.EOF {
-			break
+			return entries, ir.Header()
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		got[e.Candidate] = e.Heights
+		entries = append(entries, e)
 	}
-	return got, ir.Header()
 }
 
 func TestIndexRoundTrip(t *testing.T) {
@@ -181,23 +191,11 @@ func TestIndexTransactions(t *testing.T) {
 			t.Fatal(err)
 		}
 		ix.Close()
-		ir, err := NewIndexReader(&buf)
-		if err != nil {
-			t.Fatal(err)
+		entries, hd := readEntries(t, buf.Bytes())
+		if hd.Version != IndexVersion {
+			t.Fatalf("version %d", hd.Version)
 		}
-		if ir.Header().Version != IndexVersion {
-			t.Fatalf("version %d", ir.Header().Version)
-		}
-		n := 0
-		for {
-			e, err := ir.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			n++
+		for _, e := range entries {
 			if len(e.Txs) != len(e.Heights) {
 				t.Fatalf("%s: %d heights, %d transaction lists", e.Candidate, len(e.Heights), len(e.Txs))
 			}
@@ -211,8 +209,8 @@ func TestIndexTransactions(t *testing.T) {
 				t.Fatalf("%s: %d blocks, want %d", e.Candidate, len(e.Heights), len(want[e.Candidate]))
 			}
 		}
-		if n != len(want) {
-			t.Fatalf("%d entries, want %d", n, len(want))
+		if len(entries) != len(want) {
+			t.Fatalf("%d entries, want %d", len(entries), len(want))
 		}
 	}
 }
@@ -236,9 +234,8 @@ func TestIndexVersion1(t *testing.T) {
 	if hd.Version != 1 || !slices.Equal(got["a"], []int32{2, 4}) || !slices.Equal(got["b"], []int32{3}) {
 		t.Fatalf("version %d, entries %v", hd.Version, got)
 	}
-	ir, _ := NewIndexReader(bytes.NewReader(b.Bytes()))
-	if e, _ := ir.Next(); e.Txs != nil {
-		t.Fatalf("version 1 entry with transactions %v", e.Txs)
+	if entries, _ := readEntries(t, b.Bytes()); entries[0].Txs != nil {
+		t.Fatalf("version 1 entry with transactions %v", entries[0].Txs)
 	}
 }
 
