@@ -13,7 +13,7 @@ const (
 	triangleTail = 0.001
 	// maxTriangleWork bounds the triples of sessions counted over the
 	// matched lines in one Link call.
-	maxTriangleWork = 10_000_000
+	maxTriangleWork = 2_000_000
 )
 
 // countTriangles counts, for every three sessions, the candidates all
