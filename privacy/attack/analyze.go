@@ -241,9 +241,9 @@ func (r *Report) finish(joint *jointRates) {
 	r.Summary = r.verdict()
 }
 
-// walletEstimate is the wallet's estimated size among matched candidates
-// of which chance is expected to explain chance, with its interval (see
-// walletRange), the estimate kept inside it.
+// walletEstimate is the estimated size of the wallet among matched
+// candidates, of which chance alone is expected to give chance, with its
+// interval (see walletRange), the estimate kept inside it.
 func walletEstimate(matched, chance float64) (n, lo, hi float64) {
 	n = math.Max(matched-chance, 0)
 	lo, hi = walletRange(matched, chance)

@@ -13,9 +13,9 @@ var ErrBadLink = errors.New("privacy: cannot link sessions")
 // match are listed (the others are not linked; see Linkage).
 const maxListedLinks = 5000
 
-// MaxLinkSessions bounds the sessions Link compares: the pairs are
+// maxLinkSessions bounds the sessions Link compares: the pairs are
 // quadratic in their number.
-const MaxLinkSessions = 5000
+const maxLinkSessions = 5000
 
 // LinkOptions tune Accumulator.Link.
 type LinkOptions struct {
@@ -130,8 +130,8 @@ func (a *Accumulator) Link(groups []int, opts LinkOptions) (*Linkage, error) {
 		}
 		seen[g] = true
 	}
-	if len(groups) > MaxLinkSessions {
-		return nil, fmt.Errorf("%w: %d sessions, at most %d are compared", ErrBadLink, len(groups), MaxLinkSessions)
+	if len(groups) > maxLinkSessions {
+		return nil, fmt.Errorf("%w: %d sessions, at most %d are compared", ErrBadLink, len(groups), maxLinkSessions)
 	}
 	l := &Linkage{Threshold: opts.Threshold, PairsCompared: len(groups) * (len(groups) - 1) / 2,
 		Pairs: []SessionLink{}, Groups: [][]int{}, Warnings: []string{}}
