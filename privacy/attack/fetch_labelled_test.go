@@ -194,7 +194,7 @@ func (sc *fetchScore) score(r *FetchReport, wallet map[string]bool) {
 		byK[k] = c
 	}
 	sc.intervals++
-	if n := float64(walletUnits); n >= r.EstimatedWalletLow && n <= r.EstimatedWalletHigh {
+	if n := float64(walletUnits); n >= r.EstimatedWalletGroupsLow && n <= r.EstimatedWalletGroupsHigh {
 		sc.covered++
 	}
 	seen = map[int]bool{}

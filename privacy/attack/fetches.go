@@ -108,20 +108,23 @@ type FetchReport struct {
 	// CoLocated counts the matches that appear only in the transactions
 	// of another match (only when the index records transactions).
 	CoLocated uint64 `json:"co_located"`
-	// EstimatedWallet is the number of groups of matches of two or more
-	// appearances that hold a wallet's script, estimated as the groups
-	// less those chance gives, and EstimatedWalletLow..EstimatedWalletHigh
-	// its 95% interval. Scripts seen once are left out: every script of a
-	// fetched block that appears once matches.
-	EstimatedWallet     float64 `json:"estimated_wallet"`
-	EstimatedWalletLow  float64 `json:"estimated_wallet_low"`
-	EstimatedWalletHigh float64 `json:"estimated_wallet_high"`
+	// EstimatedWalletGroups is the number of groups of matches of two or
+	// more appearances that hold a wallet's script, estimated as those
+	// groups less the ones chance gives, and
+	// EstimatedWalletGroupsLow..EstimatedWalletGroupsHigh its 95%
+	// interval. It is not the wallet's size: scripts seen once are left
+	// out (every script of a fetched block that appears once matches),
+	// and a group may hold more than one of the wallet's scripts.
+	EstimatedWalletGroups     float64 `json:"estimated_wallet_groups"`
+	EstimatedWalletGroupsLow  float64 `json:"estimated_wallet_groups_low"`
+	EstimatedWalletGroupsHigh float64 `json:"estimated_wallet_groups_high"`
 	// Confident counts the matches the wallet's with probability >= 0.95,
 	// ConfidentGroups the groups of two or more one of whose members is.
 	Confident       int `json:"confident"`
 	ConfidentGroups int `json:"confident_groups"`
 	// Transactions is true when the index records the transactions of
-	// every appearance (version 2), which co-location needs.
+	// the appearances in the scanned range (version 2, written with
+	// them), which co-location needs.
 	Transactions     bool         `json:"transactions"`
 	ByAppearances    []FetchClass `json:"by_appearances"`
 	Matched          []FetchMatch `json:"matched"`
@@ -209,7 +212,7 @@ func bitCount(s []uint64) uint64 {
 func newFetchReport(s *capture.FetchSession, ir *universe.IndexReader, max int) *FetchReport {
 	hd := ir.Header()
 	nb := len(hd.Hashes)
-	r := emptyFetchReport(hd.First, nb, hd.Version >= 2, max)
+	r := emptyFetchReport(hd.First, nb, max)
 	r.Session, r.Client, r.UserAgent = s.ID, s.Client, s.UserAgent
 	for _, h := range s.Blocks {
 		height, ok := ir.Height(h)
@@ -252,20 +255,13 @@ func newFetchReport(s *capture.FetchSession, ir *universe.IndexReader, max int) 
 }
 
 // emptyFetchReport is a report over nb blocks from first, none scanned
-// yet, of an index that records transactions or not.
-func emptyFetchReport(first int32, nb int, transactions bool, max int) *FetchReport {
+// yet.
+func emptyFetchReport(first int32, nb int, max int) *FetchReport {
 	words := (nb + 63) / 64
-	r := &FetchReport{Warnings: []string{}, FetchedHeights: []int32{}, Matched: []FetchMatch{}, Groups: []FetchGroup{},
+	return &FetchReport{Warnings: []string{}, FetchedHeights: []int32{}, Matched: []FetchMatch{}, Groups: []FetchGroup{},
 		ByAppearances: []FetchClass{}, first: first, fetched: make([]uint64, words), scanned: make([]uint64, words),
-		single: make([]uint64, words), byK: map[uint64]*kCount{}, max: max, Transactions: transactions}
-	if !transactions {
-		r.warn(noTransactions)
-	}
-	return r
+		single: make([]uint64, words), byK: map[uint64]*kCount{}, max: max}
 }
-
-// noTransactions warns of an index without transactions.
-const noTransactions = "the index records no transactions (version 1): scripts that appear only in the wallet's transactions (a payer's change) cannot be told from the wallet's; \"privacy universe --index\" writes an index that records them"
 
 // measure fills the scanned range, the fetched heights, B, F and f from
 // the bit sets.
@@ -297,7 +293,7 @@ func (r *FetchReport) measure() {
 // intersection: a candidate must match each session).
 func joinFetchReports(reports []*FetchReport, max int) *FetchReport {
 	n := len(reports[0].scanned)
-	j := emptyFetchReport(reports[0].first, 64*n, reports[0].Transactions, max)
+	j := emptyFetchReport(reports[0].first, 64*n, max)
 	j.Client = reports[0].Client
 	missed := make([]uint64, n) // scanned by a session that did not fetch it
 	var ids []string
@@ -361,6 +357,9 @@ func (r *FetchReport) test(e *universe.IndexEntry) {
 	}
 	if k == 1 {
 		bitSet(r.single, last)
+	}
+	if !r.Transactions && slices.ContainsFunc(e.Txs, func(txs []uint32) bool { return len(txs) > 0 }) {
+		r.Transactions = true
 	}
 	r.UniverseSize++
 	c := r.byK[k]

@@ -291,12 +291,15 @@ func (r *FetchReport) estimate(classes map[uint64]*fetchClass) {
 		}
 	}
 	if r.FetchedBlocks < r.ScannedBlocks {
-		r.EstimatedWallet, r.EstimatedWalletLow, r.EstimatedWalletHigh = walletEstimate(groups, chance)
+		r.EstimatedWalletGroups, r.EstimatedWalletGroupsLow, r.EstimatedWalletGroupsHigh = walletEstimate(groups, chance)
 	}
 }
 
 // warnings adds the report's warnings about its matches.
 func (r *FetchReport) warnings(g *matchGroups) {
+	if !r.Transactions && r.UniverseSize > 0 {
+		r.warn("the index records no transactions (version 1, or written without them): scripts that appear only in the wallet's transactions (a payer's change) cannot be told from the wallet's, and take probabilities of their own; \"privacy universe --index\" writes an index that records them")
+	}
 	if n := r.byK[1]; n != nil && n.matched > 0 && r.FetchedBlocks < r.ScannedBlocks {
 		r.warn(fmt.Sprintf("%d match(es) appear in a single block: every script that appears once in a fetched block matches, the other outputs of the wallet's own transactions too, so chance does not explain them; they are grouped by block", n.matched))
 	}
@@ -330,8 +333,8 @@ func (r *FetchReport) verdict() string {
 	if r.CoLocated > 0 {
 		fmt.Fprintf(&b, " and %d ride in another match's transactions", r.CoLocated)
 	}
-	fmt.Fprintf(&b, "; about %.0f groups of scripts seen twice or more are the wallet's (95%% interval %.0f to %.0f): %d scripts are the wallet's with probability at least 0.95",
-		r.EstimatedWallet, r.EstimatedWalletLow, r.EstimatedWalletHigh, r.Confident)
+	fmt.Fprintf(&b, "; about %.0f groups of scripts seen twice or more hold one of the wallet's (95%% interval %.0f to %.0f): %d scripts are the wallet's with probability at least 0.95",
+		r.EstimatedWalletGroups, r.EstimatedWalletGroupsLow, r.EstimatedWalletGroupsHigh, r.Confident)
 	if r.ConfidentGroups > 0 {
 		fmt.Fprintf(&b, "; %d groups of scripts that downloads cannot tell apart each hold one of the wallet's with probability at least 0.95", r.ConfidentGroups)
 	}
