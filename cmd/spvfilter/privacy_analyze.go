@@ -57,8 +57,13 @@ those sessions only. --intersect also intersects all the kept sessions, as
 if they were one wallet's, and names them first. --link compares every
 pair of sessions: the candidates both match against the number expected by
 chance, and the probability that the two share a wallet (a wallet that
-reconnected with a new tweak); linked sessions (probability above
---link-threshold) are grouped and each group gets the intersection attack.
+reconnected with a new tweak), set against two wallets that share a few
+addresses (a payment between them); the prior, which corrects for
+comparing every pair, is estimated from the capture. Three sessions whose
+joint matches exceed what chance gives all three strengthen their pairs.
+Linked sessions (probability above --link-threshold, for every pair of a
+group) are grouped, a group whose joint matches collapse is split, and
+each group gets the intersection attack.
 
 The universe file (- for standard input) holds one candidate per line:
 a base58 or bech32 address of any standard type and network (P2PKH, P2SH,
@@ -87,8 +92,10 @@ the same size and tweak (one filter sent twice, or grown by filteradd) test
 the same bits and count as one. --pair-test requires both the key and its
 hash to match for public-key candidates, and so for an address whose key
 is known (its key's line marked "# pair"), in place of the hash alone. Each
-match gets the probability that it belongs to the wallet. A filter that
-matches everything, or whose fill is far from one half, is warned about on
+match gets the probability that it belongs to the wallet. The estimated
+wallet size, each match's probability and each link's come with a 95%
+interval (JSON keys ending in _low and _high). A filter that matches
+everything, or whose fill is far from one half, is warned about on
 standard error and in the JSON "warnings".`,
 		Example: `  spvfilter privacy analyze --filter @filter1.hex --filter @filter2.hex --universe addresses.txt
   spvfilter privacy analyze --capture capture.jsonl --universe universe.txt --pair-test --json
@@ -139,8 +146,9 @@ type linkOutput struct {
 }
 
 type linkPair struct {
-	A string `json:"a"`
-	B string `json:"b"`
+	A     string `json:"a"`
+	B     string `json:"b"`
+	Third string `json:"third,omitempty"`
 	attack.SessionLink
 }
 
@@ -333,7 +341,11 @@ func runAnalyzeCapture(a *app, f *analyzeFlags, opts attack.AnalyzeOptions) erro
 		warn("link: ", l.Warnings)
 		lo := &linkOutput{Linkage: l, Pairs: []linkPair{}, Groups: []joinedReport{}}
 		for _, p := range l.Pairs {
-			lo.Pairs = append(lo.Pairs, linkPair{A: ids[p.A], B: ids[p.B], SessionLink: p})
+			lp := linkPair{A: ids[p.A], B: ids[p.B], SessionLink: p}
+			if p.Third >= 0 {
+				lp.Third = ids[p.Third]
+			}
+			lo.Pairs = append(lo.Pairs, lp)
 		}
 		for _, g := range l.Groups {
 			jr, err := acc.Intersect(g)
@@ -379,19 +391,24 @@ func printCaptureAnalysis(w io.Writer, out *captureOutput, show int) {
 		printReport(w, j.Report, nil, show)
 	}
 	if l := out.Links; l != nil {
-		fmt.Fprintf(w, "\n=== session links: %d pair(s) compared, prior %.3g that two sessions share a wallet, linked above %.3g\n", l.PairsCompared, l.Prior, l.Threshold)
-		listed := l.Pairs
+		fmt.Fprintf(w, "\n=== session links: %d pair(s) compared, prior %.3g (95%%: %.3g to %.3g) that two sessions share a wallet, estimated from every pair; linked above %.3g\n",
+			l.PairsCompared, l.Prior, l.PriorLow, l.PriorHigh, l.Threshold)
+		fmt.Fprintf(w, "wallet sizes (from the sessions' own matches): none in the universe %.0f%%, else median %.0f candidates\n", 100*l.WalletSizes.Empty, l.WalletSizes.Median)
 		if l.PairsListedShared {
-			fmt.Fprintln(w, "(only the pairs that share a match are listed; the others cannot be linked)")
+			fmt.Fprintln(w, "(only the pairs that share a match are listed; the others are not linked)")
 		}
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "session\tsession\tshared matches\texpected by chance\texpected if one wallet\tP(one wallet)\tlinked\t")
-		for _, p := range listed {
+		fmt.Fprintln(tw, "session\tsession\tshared matches\texpected by chance\texpected if one wallet\tP(one wallet)\t95% interval\tP(shared addresses)\tlinked\t")
+		for _, p := range l.Pairs {
 			linked := ""
 			if p.Linked {
 				linked = "yes"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%.3g\t%.3g\t%.4f\t%s\t\n", p.A, p.B, p.Shared, p.ExpectedByChance, p.ExpectedIfSameWallet, p.Probability, linked)
+			if p.Third != "" {
+				linked += " (with " + p.Third + ")"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%.3g\t%.3g\t%.4f\t%.4f-%.4f\t%.4f\t%s\t\n", p.A, p.B, p.Shared, p.ExpectedByChance, p.ExpectedIfSameWallet,
+				p.Probability, p.ProbabilityLow, p.ProbabilityHigh, p.ProbabilityShared, linked)
 		}
 		tw.Flush()
 		if len(l.Groups) == 0 {
@@ -450,9 +467,10 @@ func printReport(w io.Writer, r *attack.Report, captured []*capture.Filter, show
 	if len(r.Intersection) > 1 {
 		fmt.Fprintln(w, "\nintersection attack (a candidate must match every filter so far):")
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "filters\tmatched\texpected false positives\testimated wallet's\t")
+		fmt.Fprintln(tw, "filters\tmatched\texpected false positives\testimated wallet's\t95% interval\t")
 		for _, st := range r.Intersection {
-			fmt.Fprintf(tw, "%d\t%d\t%.4g\t%.1f\t\n", st.Filters, st.Matched, st.ExpectedFalsePositives, st.EstimatedWallet)
+			fmt.Fprintf(tw, "%d\t%d\t%.4g\t%.1f\t%.0f-%.0f\t\n", st.Filters, st.Matched, st.ExpectedFalsePositives, st.EstimatedWallet,
+				st.EstimatedWalletLow, st.EstimatedWalletHigh)
 		}
 		tw.Flush()
 	}
@@ -463,7 +481,7 @@ func printReport(w io.Writer, r *attack.Report, captured []*capture.Filter, show
 		slices.SortStableFunc(byProb, func(a, b attack.MatchedCandidate) int { return cmp.Compare(b.Probability, a.Probability) })
 		fmt.Fprintf(w, "\nmatched candidates, most probably the wallet's first (%d of %d shown):\n", n, r.MatchedCount)
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "line\tcandidate\tkind\tP(wallet)")
+		fmt.Fprintln(tw, "line\tcandidate\tkind\tP(wallet)\t95% interval")
 		for _, m := range byProb[:n] {
 			kind := m.Kind.String()
 			if m.PubKey != "" {
@@ -472,7 +490,7 @@ func printReport(w io.Writer, r *attack.Report, captured []*capture.Filter, show
 			if m.PairTested {
 				kind += " (pair)"
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%.4f\n", m.Line, m.Candidate, kind, m.Probability)
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%.4f\t%.4f-%.4f\n", m.Line, m.Candidate, kind, m.Probability, m.ProbabilityLow, m.ProbabilityHigh)
 		}
 		tw.Flush()
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -21,6 +22,7 @@ func init() {
 type fetchesFlags struct {
 	capture, index, client string
 	maxMatches, show       int
+	intersect              bool
 }
 
 func newPrivacyFetchesCommand(a *app) *cobra.Command {
@@ -44,13 +46,23 @@ turn the requested hashes into heights. For each session:
 
 a candidate all of whose k blocks were fetched matches; chance explains it
 with probability C(B-k, F-k)/C(B, F) (the fetched set drawn at random;
-about f^k). The report ranks the matches by that probability, gives the
-expected number of matches by chance (its sum over the candidates), the
-probability that each match is the wallet's (one less the share of chance
-among the matches with the same k) and a verdict in plain words. --client
-HOST, HOST:PORT or SESSION keeps those sessions only.`,
+about f^k). Matches that downloads cannot tell apart form a group: those
+of the same blocks, and a match all of whose appearances lie in
+transactions of another (a payer's change beside a payment to the wallet;
+the index records transactions since its version 2). The report ranks the
+matches by chance, gives the expected number of matches by chance (its sum
+over the candidates) and per k the matches riding in another's
+transactions, the probability that each group holds the wallet's script
+(one less the share of chance among the groups with the same k) and each
+match's share of it, with 95% intervals (JSON keys ending in _low and
+_high), the estimated number of the wallet's groups, and a verdict in
+plain words. --client HOST, HOST:PORT or SESSION keeps those sessions
+only; --intersect also joins them as one client's: its scanned range is
+the union of theirs, and a block counts as fetched when every session that
+scanned it fetched it.`,
 		Example: `  spvfilter privacy fetches --capture capture.jsonl --index universe.idx
-  spvfilter privacy fetches --capture capture.jsonl --index universe.idx --client 127.0.0.1 --json`,
+  spvfilter privacy fetches --capture capture.jsonl --index universe.idx --client 127.0.0.1 --json
+  spvfilter privacy fetches --capture capture.jsonl --index universe.idx --client 127.0.0.1 --intersect`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runFetches(a, &f) },
 	}
@@ -60,6 +72,7 @@ HOST, HOST:PORT or SESSION keeps those sessions only.`,
 	fl.StringVar(&f.client, "client", "", "only the sessions of this client HOST, HOST:PORT or SESSION id")
 	fl.IntVar(&f.maxMatches, "max-matches", attack.DefaultMaxFetchMatches, "most matches listed per session, least explained by chance first (counts cover all)")
 	fl.IntVar(&f.show, "show", 20, "matches printed per session in the text report")
+	fl.BoolVar(&f.intersect, "intersect", false, "also join the kept sessions as one client's (the intersection of their downloads)")
 	_ = c.MarkFlagRequired("capture")
 	_ = c.MarkFlagRequired("index")
 	return c
@@ -67,15 +80,17 @@ HOST, HOST:PORT or SESSION keeps those sessions only.`,
 
 // fetchesOutput is the JSON of privacy fetches.
 type fetchesOutput struct {
-	Index    fetchesIndex          `json:"index"`
-	Clients  []*attack.FetchReport `json:"clients"`
-	Warnings []string              `json:"warnings"`
+	Index        fetchesIndex          `json:"index"`
+	Clients      []*attack.FetchReport `json:"clients"`
+	Intersection *attack.FetchReport   `json:"intersection,omitempty"`
+	Warnings     []string              `json:"warnings"`
 }
 
 type fetchesIndex struct {
 	Network string `json:"network"`
 	From    int32  `json:"from"`
 	To      int32  `json:"to"`
+	Version int    `json:"version"`
 }
 
 func runFetches(a *app, f *fetchesFlags) error {
@@ -120,7 +135,14 @@ func runFetches(a *app, f *fetchesFlags) error {
 	if err != nil {
 		return badInput("%s: %w", f.index, err)
 	}
-	reps, err := attack.AnalyzeFetches(sessions, ir, attack.FetchOptions{MaxMatches: f.maxMatches})
+	if f.intersect {
+		ids := make([]string, len(sessions))
+		for i, s := range sessions {
+			ids[i] = s.ID
+		}
+		fmt.Fprintf(a.stderr, "spvfilter: --intersect joins %d session(s) as one client's: %s\n", len(sessions), strings.Join(ids, ", "))
+	}
+	reps, err := attack.AnalyzeFetches(sessions, ir, attack.FetchOptions{MaxMatches: f.maxMatches, Intersect: f.intersect})
 	if errors.Is(err, universe.ErrBadIndex) {
 		return badInput("%s: %w", f.index, err)
 	}
@@ -128,7 +150,10 @@ func runFetches(a *app, f *fetchesFlags) error {
 		return fmt.Errorf("fetches: %w", err)
 	}
 	hd := ir.Header()
-	out := fetchesOutput{Index: fetchesIndex{Network: hd.Network, From: hd.First, To: hd.Last()}, Clients: reps, Warnings: []string{}}
+	out := fetchesOutput{Index: fetchesIndex{Network: hd.Network, From: hd.First, To: hd.Last(), Version: hd.Version}, Clients: reps, Warnings: []string{}}
+	if f.intersect {
+		out.Clients, out.Intersection = reps[:len(reps)-1], reps[len(reps)-1]
+	}
 	for _, r := range reps {
 		for _, w := range r.Warnings {
 			out.Warnings = append(out.Warnings, fmt.Sprintf("session %s (%s): %s", r.Session, r.Client, w))
@@ -143,31 +168,66 @@ func runFetches(a *app, f *fetchesFlags) error {
 }
 
 func printFetches(w io.Writer, out *fetchesOutput, show int) {
-	fmt.Fprintf(w, "index: %s blocks %d..%d\n", out.Index.Network, out.Index.From, out.Index.To)
+	fmt.Fprintf(w, "index: %s blocks %d..%d (version %d)\n", out.Index.Network, out.Index.From, out.Index.To, out.Index.Version)
 	for i, r := range out.Clients {
 		fmt.Fprintf(w, "\nsession %d of %d: %s (%s)", i+1, len(out.Clients), r.Session, r.Client)
 		if r.UserAgent != "" {
 			fmt.Fprintf(w, " %s", r.UserAgent)
 		}
-		fmt.Fprintf(w, "\n  scanned blocks %d..%d (B = %d), fetched F = %d (f = %.4g)", r.ScannedFrom, r.ScannedTo, r.ScannedBlocks, r.FetchedBlocks, r.FetchedFraction)
-		if len(r.FetchedHeights) <= 40 {
-			fmt.Fprintf(w, ": heights %v", r.FetchedHeights)
-		}
 		fmt.Fprintln(w)
-		fmt.Fprintf(w, "  %d candidates in the range; %d have every appearance fetched; %.4g expected by chance\n",
-			r.UniverseSize, r.MatchedCount, r.ExpectedFalsePositives)
-		if len(r.Matched) > 0 && show > 0 {
-			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "  candidate\tk\tchance C(B-k,F-k)/C(B,F)\tf^k\twallet's")
-			for j, m := range r.Matched {
-				if j == show {
-					fmt.Fprintf(tw, "  ... %d more\t\t\t\t\n", len(r.Matched)-show)
-					break
-				}
-				fmt.Fprintf(tw, "  %s\t%d\t%.3g\t%.3g\t%.4f\n", m.Candidate, m.Appearances, m.ChanceProbability, m.ChanceProbabilityApprox, m.Probability)
-			}
-			tw.Flush()
-		}
-		fmt.Fprintf(w, "  verdict: %s\n", r.Verdict)
+		printFetchReport(w, r, show)
 	}
+	if r := out.Intersection; r != nil {
+		fmt.Fprintf(w, "\nintersection of %d session(s), taken as one client's: %s\n", len(out.Clients), r.Session)
+		printFetchReport(w, r, show)
+	}
+}
+
+// printFetchReport prints one session's (or the intersection's) report.
+func printFetchReport(w io.Writer, r *attack.FetchReport, show int) {
+	fmt.Fprintf(w, "  scanned blocks %d..%d (B = %d), fetched F = %d (f = %.4g)", r.ScannedFrom, r.ScannedTo, r.ScannedBlocks, r.FetchedBlocks, r.FetchedFraction)
+	if len(r.FetchedHeights) <= 40 {
+		fmt.Fprintf(w, ": heights %v", r.FetchedHeights)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "  %d candidates in the range; %d have every appearance fetched; %.4g expected by chance, %d ride in another match's transactions\n",
+		r.UniverseSize, r.MatchedCount, r.ExpectedFalsePositives, r.CoLocated)
+	if len(r.ByAppearances) > 0 {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "  k\tcandidates\texpected by chance\tmatched\tgroups\tco-located\t")
+		for _, c := range r.ByAppearances {
+			fmt.Fprintf(tw, "  %d\t%d\t%.4g\t%d\t%d\t%d\t\n", c.Appearances, c.Candidates, c.ExpectedByChance, c.Matched, c.Groups, c.CoLocated)
+		}
+		tw.Flush()
+	}
+	if len(r.Matched) > 0 && show > 0 {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  candidate\tk\tchance C(B-k,F-k)/C(B,F)\tf^k\tgroup\twallet's\t95% interval")
+		for j, m := range r.Matched {
+			if j == show {
+				fmt.Fprintf(tw, "  ... %d more\t\t\t\t\t\t\n", len(r.Matched)-show)
+				break
+			}
+			group := ""
+			if m.Group > 0 {
+				group = fmt.Sprint(m.Group)
+			}
+			fmt.Fprintf(tw, "  %s\t%d\t%.3g\t%.3g\t%s\t%.4f\t%.4f-%.4f\n", m.Candidate, m.Appearances, m.ChanceProbability, m.ChanceProbabilityApprox,
+				group, m.Probability, m.ProbabilityLow, m.ProbabilityHigh)
+		}
+		tw.Flush()
+	}
+	for i, g := range r.Groups {
+		if i == show {
+			fmt.Fprintf(w, "  ... %d more groups\n", len(r.Groups)-show)
+			break
+		}
+		members := g.Members
+		if len(members) > 5 {
+			members = append(members[:5:5], fmt.Sprintf("and %d more", len(g.Members)-5))
+		}
+		fmt.Fprintf(w, "  group %d (k = %d): %s: probability %.4f (95%%: %.4f-%.4f) that one is the wallet's: %s\n", i+1, g.Appearances,
+			strings.Join(members, ", "), g.Probability, g.ProbabilityLow, g.ProbabilityHigh, g.Reason)
+	}
+	fmt.Fprintf(w, "  verdict: %s\n", r.Verdict)
 }

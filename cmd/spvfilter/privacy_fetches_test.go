@@ -28,19 +28,7 @@ func writeFetchFixture(t *testing.T) (capturePath, index string) {
 	for i := int32(0); i < 300; i++ {
 		ix.Add(fmt.Sprintf("other-%03d", i), i*3)
 	}
-	hd := &universe.IndexHeader{Network: "regtest"}
-	for h := int32(0); h < 1000; h++ {
-		hd.Hashes = append(hd.Hashes, hash(h))
-	}
-	index = filepath.Join(dir, "x.idx")
-	f, err := os.Create(index)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ix.WriteTo(f, hd); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	index = writeIndexFile(t, dir, ix, 1000, hash)
 	var lines []string
 	zero := uint32(0)
 	ft := uint8(0)
@@ -56,6 +44,26 @@ func writeFetchFixture(t *testing.T) (capturePath, index string) {
 	capturePath = filepath.Join(dir, "c.jsonl")
 	os.WriteFile(capturePath, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
 	return capturePath, index
+}
+
+// writeIndexFile writes the index of blocks 0..n-1, of the given hashes,
+// to a file in dir and returns its path.
+func writeIndexFile(t *testing.T, dir string, ix *universe.IndexWriter, n int32, hash func(int32) chainhash.Hash) string {
+	t.Helper()
+	hd := &universe.IndexHeader{Network: "regtest"}
+	for h := range n {
+		hd.Hashes = append(hd.Hashes, hash(h))
+	}
+	index := filepath.Join(dir, "x.idx")
+	f, err := os.Create(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := ix.WriteTo(f, hd); err != nil {
+		t.Fatal(err)
+	}
+	return index
 }
 
 func TestPrivacyFetchesCommand(t *testing.T) {
@@ -126,6 +134,115 @@ func TestPrivacyFetchesBadInput(t *testing.T) {
 		stdout, stderr, status := runCLI(t, "", args...)
 		if status != exitBadInput || stdout != "" || !strings.Contains(stderr, c.want) || !strings.Contains(stderr, `"exit_code":2`) {
 			t.Errorf("%v: status %d, stdout %q, stderr %q", c.args, status, stdout, stderr)
+		}
+	}
+}
+
+// TestPrivacyFetchesGroupsAndIntersect: a payer pays the wallet's w twice
+// (blocks 10 and 50), the change of the first payment funding the second;
+// the wallet spends w at block 90. One client scanned the 200 blocks in
+// two sessions, 0..120 and 80..199. The change rides in w's transactions
+// and is grouped with it; --intersect joins the sessions, in which w is
+// seen three times.
+func TestPrivacyFetchesGroupsAndIntersect(t *testing.T) {
+	dir := t.TempDir()
+	hash := func(h int32) chainhash.Hash { return chainhash.DoubleHashH([]byte(fmt.Sprint("b", h))) }
+	ix := universe.NewIndexWriter(dir, 0)
+	defer ix.Close()
+	for _, app := range []struct {
+		c     string
+		h, tx int32
+	}{{"p1", 5, 2}, {"p1", 10, 3}, {"w", 10, 3}, {"c1", 10, 3}, {"c1", 50, 1}, {"w", 50, 1}, {"c2", 50, 1}, {"w", 90, 4}, {"o", 90, 4}} {
+		ix.AddTx(app.c, app.h, int(app.tx))
+	}
+	for i := int32(0); i < 400; i++ {
+		ix.AddTx(fmt.Sprintf("noise-%03d", i), i%200, 7)
+		ix.AddTx(fmt.Sprintf("noise-%03d", i), (i*7+3)%200, 8)
+	}
+	index := writeIndexFile(t, dir, ix, 200, hash)
+	ft := uint8(0)
+	start := map[string]uint32{"s-1": 0, "s-2": 80}
+	stop := map[string]int32{"s-1": 120, "s-2": 199}
+	fetched := map[string][]int32{"s-1": {10, 50, 90}, "s-2": {90}}
+	var lines []string
+	for _, s := range []string{"s-1", "s-2"} {
+		st := start[s]
+		recs := []capture.Record{{Client: "127.0.0.1:5", Session: s, Command: capture.CmdGetCFilters, FilterType: &ft, StartHeight: &st, StopHash: hash(stop[s]).String()}}
+		var blocks []capture.BlockRequest
+		for _, h := range fetched[s] {
+			blocks = append(blocks, capture.BlockRequest{Hash: hash(h).String(), Type: "witness_block"})
+		}
+		recs = append(recs, capture.Record{Client: "127.0.0.1:5", Session: s, Command: capture.CmdGetData, Blocks: blocks})
+		for _, rec := range recs {
+			b, _ := json.Marshal(rec)
+			lines = append(lines, string(b))
+		}
+	}
+	capturePath := filepath.Join(dir, "c.jsonl")
+	os.WriteFile(capturePath, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+
+	stdout, stderr, status := runCLI(t, "", "privacy", "fetches", "--capture", capturePath, "--index", index, "--intersect", "--json")
+	if status != exitOK || !strings.Contains(stderr, "--intersect joins 2 session(s)") {
+		t.Fatalf("status %d: %s", status, stderr)
+	}
+	type match struct {
+		Candidate   string  `json:"candidate"`
+		Appearances int     `json:"appearances"`
+		Group       int     `json:"group"`
+		Probability float64 `json:"probability"`
+		Low         float64 `json:"probability_low"`
+		High        float64 `json:"probability_high"`
+	}
+	type report struct {
+		Session   string  `json:"session"`
+		CoLocated int     `json:"co_located"`
+		Matched   []match `json:"matched"`
+		Groups    []struct {
+			Members     []string `json:"members"`
+			Reason      string   `json:"reason"`
+			Probability float64  `json:"probability"`
+		} `json:"groups"`
+		ByAppearances []struct {
+			Appearances int `json:"appearances"`
+			CoLocated   int `json:"co_located"`
+		} `json:"by_appearances"`
+	}
+	var out struct {
+		Index struct {
+			Version int `json:"version"`
+		} `json:"index"`
+		Clients      []report `json:"clients"`
+		Intersection *report  `json:"intersection"`
+	}
+	decodeJSON(t, stdout, &out)
+	if out.Index.Version != universe.IndexVersion || len(out.Clients) != 2 || out.Intersection == nil || out.Intersection.Session != "s-1+s-2" {
+		t.Fatalf("version %d, %d clients, intersection %+v", out.Index.Version, len(out.Clients), out.Intersection)
+	}
+	find := func(r *report, c string) match {
+		for _, m := range r.Matched {
+			if m.Candidate == c {
+				return m
+			}
+		}
+		return match{}
+	}
+	first := &out.Clients[0]
+	w, c1 := find(first, "w"), find(first, "c1")
+	if w.Appearances != 3 || w.Group == 0 || c1.Group != w.Group || first.CoLocated < 2 || c1.Probability >= w.Probability || w.Low > w.Probability {
+		t.Fatalf("session 1: w %+v, c1 %+v, %d co-located", w, c1, first.CoLocated)
+	}
+	if g := first.Groups[w.Group-1]; g.Members[0] != "w" || !strings.Contains(g.Reason, "transactions") {
+		t.Errorf("group %+v", g)
+	}
+	// In the join w keeps its three appearances; in the second session
+	// alone it has one.
+	if jw, w2 := find(out.Intersection, "w"), find(&out.Clients[1], "w"); jw.Appearances != 3 || w2.Appearances != 1 || jw.Probability < w2.Probability {
+		t.Errorf("w joined %+v, second session %+v", jw, w2)
+	}
+	text, _, status := runCLI(t, "", "privacy", "fetches", "--capture", capturePath, "--index", index, "--intersect")
+	for _, want := range []string{"intersection of 2 session(s)", "group 1 (k = 3): w, ", "95% interval", "co-located", "(version 2)"} {
+		if status != exitOK || !strings.Contains(text, want) {
+			t.Errorf("text, status %d, lacks %q:\n%s", status, want, text)
 		}
 	}
 }

@@ -74,8 +74,12 @@ type IntersectionStep struct {
 	Filters                int     `json:"filters"`
 	Matched                uint64  `json:"matched_count"`
 	ExpectedFalsePositives float64 `json:"expected_false_positives"`
-	// EstimatedWallet is max(Matched - ExpectedFalsePositives, 0).
-	EstimatedWallet float64 `json:"estimated_wallet"`
+	// EstimatedWallet is max(Matched - ExpectedFalsePositives, 0), and
+	// EstimatedWalletLow..EstimatedWalletHigh its 95% interval (see the
+	// package documentation).
+	EstimatedWallet     float64 `json:"estimated_wallet"`
+	EstimatedWalletLow  float64 `json:"estimated_wallet_low"`
+	EstimatedWalletHigh float64 `json:"estimated_wallet_high"`
 }
 
 // MatchedCandidate is a candidate that matched every filter.
@@ -93,9 +97,12 @@ type MatchedCandidate struct {
 	// Probability is the posterior probability that the candidate belongs
 	// to the wallet: π/(π+(1-π)·f) for f its chance of matching every filter
 	// by accident and π the share of the universe estimated to be the
-	// wallet's.
-	Probability float64 `json:"probability"`
-	class       int     // the candidate's class, for the false-positive rates
+	// wallet's; ProbabilityLow..ProbabilityHigh is its 95% interval, the
+	// same at the ends of the wallet size's interval.
+	Probability     float64 `json:"probability"`
+	ProbabilityLow  float64 `json:"probability_low"`
+	ProbabilityHigh float64 `json:"probability_high"`
+	class           int     // the candidate's class, for the false-positive rates
 }
 
 // Report is the result of Analyze.
@@ -116,7 +123,12 @@ type Report struct {
 	// match every filter by chance: the sum over candidates of their
 	// false-positive rates, |universe| × FPR for candidates of one element.
 	ExpectedFalsePositives float64 `json:"expected_false_positives"`
-	EstimatedWallet        float64 `json:"estimated_wallet"`
+	// EstimatedWallet is the number of matches estimated to be the
+	// wallet's, max(MatchedCount - ExpectedFalsePositives, 0), and
+	// EstimatedWalletLow..EstimatedWalletHigh its 95% interval.
+	EstimatedWallet     float64 `json:"estimated_wallet"`
+	EstimatedWalletLow  float64 `json:"estimated_wallet_low"`
+	EstimatedWalletHigh float64 `json:"estimated_wallet_high"`
 	// PH1 and PHAll are the model's P_h(1) and P_h(N) for the estimated
 	// N = EstimatedWallet wallet candidates among the matches:
 	// N/(N+S) and 1/C(N+S, N).
@@ -197,7 +209,7 @@ func intersectionStep(filters int, matched uint64, joint *jointRates, classes []
 			st.ExpectedFalsePositives += float64(n) * joint.classRate(cls)
 		}
 	}
-	st.EstimatedWallet = math.Max(float64(st.Matched)-st.ExpectedFalsePositives, 0)
+	st.EstimatedWallet, st.EstimatedWalletLow, st.EstimatedWalletHigh = walletEstimate(float64(st.Matched), st.ExpectedFalsePositives)
 	return st
 }
 
@@ -208,30 +220,45 @@ func (r *Report) finish(joint *jointRates) {
 	last := r.Intersection[len(r.Intersection)-1]
 	r.MatchedCount = last.Matched
 	r.ExpectedFalsePositives = last.ExpectedFalsePositives
-	r.EstimatedWallet = last.EstimatedWallet
+	r.EstimatedWallet, r.EstimatedWalletLow, r.EstimatedWalletHigh = last.EstimatedWallet, last.EstimatedWalletLow, last.EstimatedWalletHigh
 	r.PH1, r.PHAll, r.Confident = 0, 0, 0
 	if r.EstimatedWallet > 0 {
 		r.PH1 = r.EstimatedWallet / (r.EstimatedWallet + r.ExpectedFalsePositives)
 		r.PHAll = model.ProbAllReal(r.EstimatedWallet, r.ExpectedFalsePositives)
 	}
-	prior := 0.0
-	if r.UniverseSize > 0 {
-		prior = last.EstimatedWallet / float64(r.UniverseSize)
-	}
 	for i := range r.Matched {
-		p := joint.classRate(r.Matched[i].class)
-		prob := 0.0
-		if prior > 0 {
-			prob = prior / (prior + (1-prior)*p)
-		}
-		r.Matched[i].Probability = prob
-		if prob >= 0.95 {
+		m := &r.Matched[i]
+		f := joint.classRate(m.class)
+		m.Probability = candidateProbability(r.EstimatedWallet, r.UniverseSize, f)
+		m.ProbabilityLow = candidateProbability(r.EstimatedWalletLow, r.UniverseSize, f)
+		m.ProbabilityHigh = candidateProbability(r.EstimatedWalletHigh, r.UniverseSize, f)
+		if m.Probability >= 0.95 {
 			r.Confident++
 		}
 	}
 	slices.SortFunc(r.Matched, func(a, b MatchedCandidate) int { return a.Line - b.Line })
 	r.Warnings = append(r.Warnings[:0], r.warnings()...)
 	r.Summary = r.verdict()
+}
+
+// walletEstimate is the estimated size of the wallet among matched
+// candidates, of which chance alone is expected to give chance, with its
+// interval (see walletRange), the estimate kept inside it.
+func walletEstimate(matched, chance float64) (n, lo, hi float64) {
+	n = math.Max(matched-chance, 0)
+	lo, hi = walletRange(matched, chance)
+	return n, math.Min(lo, n), math.Max(hi, n)
+}
+
+// candidateProbability is the probability that a match of chance rate f
+// is the wallet's when the wallet holds n of the universe's size
+// candidates: π/(π+(1-π)·f) for π = n/size.
+func candidateProbability(n float64, size uint64, f float64) float64 {
+	if n <= 0 || size == 0 {
+		return 0
+	}
+	prior := math.Min(n/float64(size), 1)
+	return prior / (prior + (1-prior)*f)
 }
 
 // warnings names what may make the report misleading.
@@ -299,11 +326,12 @@ func (r *Report) verdict() string {
 	case r.MatchedCount == 0:
 		b.WriteString(", so no candidate is exposed.")
 	case r.EstimatedWallet == 0:
-		b.WriteString(", so the matches are indistinguishable from chance.")
+		fmt.Fprintf(&b, ", so the matches are indistinguishable from chance (95%% interval of the wallet's: %.0f to %.0f).",
+			r.EstimatedWalletLow, r.EstimatedWalletHigh)
 	default:
 		share := r.EstimatedWallet / float64(r.MatchedCount)
-		fmt.Fprintf(&b, ", so about %.0f of them (%.1f%%) belong to the wallet; %d are exposed with probability >= 95%%.",
-			r.EstimatedWallet, 100*share, r.Confident)
+		fmt.Fprintf(&b, ", so about %.0f of them (%.1f%%; 95%% interval %.0f to %.0f) belong to the wallet; %d are exposed with probability >= 95%%.",
+			r.EstimatedWallet, 100*share, r.EstimatedWalletLow, r.EstimatedWalletHigh, r.Confident)
 	}
 	return b.String()
 }

@@ -121,20 +121,6 @@ func TestAnalyzeGroupsBatchedEqualsOneByOne(t *testing.T) {
 	}
 }
 
-// poissonQuantile returns the smallest k with P(X <= k) >= q for X of
-// Poisson distribution with the given mean.
-func poissonQuantile(mean, q float64) int {
-	cum := 0.0
-	for k := 0; ; k++ {
-		// The terms in logarithms: e^-mean underflows for a mean past 745.
-		lg, _ := math.Lgamma(float64(k + 1))
-		cum += math.Exp(float64(k)*math.Log(mean) - mean - lg)
-		if cum >= q || k > int(mean+50*math.Sqrt(mean)+50) {
-			return k
-		}
-	}
-}
-
 // TestAnalyzeManySessions is a synthetic capture: sessions from half as
 // many wallets (each wallet reconnects once with a new tweak), all
 // analyzed in one pass over a universe of random hashes that holds every
@@ -197,15 +183,15 @@ func TestAnalyzeManySessions(t *testing.T) {
 		if found != used {
 			t.Errorf("session %d: %d of the wallet's %d used addresses found", s+1, found, used)
 		}
-		lo := poissonQuantile(r.ExpectedFalsePositives, 0.005/float64(sessions))
-		hi := poissonQuantile(r.ExpectedFalsePositives, 1-0.005/float64(sessions))
+		lo := int(poissonQuantile(0.005/float64(sessions), r.ExpectedFalsePositives))
+		hi := int(poissonQuantile(1-0.005/float64(sessions), r.ExpectedFalsePositives))
 		if fp < lo || fp > hi {
 			t.Errorf("session %d: %d false positives, outside %d..%d (the model expects %.4g)", s+1, fp, lo, hi, r.ExpectedFalsePositives)
 		}
 		total += fp
 		expected += r.ExpectedFalsePositives
 	}
-	lo, hi := poissonQuantile(expected, 0.005), poissonQuantile(expected, 0.995)
+	lo, hi := int(poissonQuantile(0.005, expected)), int(poissonQuantile(0.995, expected))
 	// The model at the expected fill (Evaluate), for a filter of this
 	// wallet over this universe: the sessions' mean lies above it by the
 	// spread of X^k (Jensen's inequality), a few percent here.

@@ -1,7 +1,9 @@
 // Package attack runs, on real data, the attacks a node can make on what
 // light clients send it: the BIP 37 filter attack against a universe of
 // candidates, the linking of captured sessions that share a wallet, and
-// the block-download attack on a BIP 157 client.
+// the block-download attack on a BIP 157 client. Every estimate comes with
+// a 95% interval; this documentation is the one place their methods are
+// described.
 //
 // # The filter attack
 //
@@ -25,14 +27,22 @@
 // over the universe's candidates, counted by class (their number of
 // elements, or the pair class), at every step of the intersection.
 //
-// The wallet's size is then estimated as N = max(M-S, 0) for M matches,
-// and each match's probability of being the wallet's is π/(π+(1-π)·f) for
-// f its chance of matching by accident and π = N/U the share of the
-// universe of U candidates estimated to be the wallet's; P_h(1) and P_h(N)
-// of package model are given at N. A key line marked as an address's pair
-// counts as that address, tested by the key and its hash, and the address
-// lines it names as taken over are taken back out of every count when the
-// reports are finished, wherever in the universe they are.
+// Of M matches, the wallet's N all match (a Bloom filter has no false
+// negatives) and the others are a sum of independent chances of mean S, a
+// Poisson count. The wallet's size is estimated as N = max(M-S, 0), and its
+// 95% interval is [M-q(0.975), M-q(0.025)], cut at zero, for q the
+// quantiles of the Poisson count of mean S: S is known, so the interval
+// is exact (it covers the true size at least 95% of the time; with less
+// than about ten expected false positives no interval of whole counts has
+// exactly 95%, and this one covers 97 to 99.5%). Each match's probability
+// of being the wallet's is π/(π+(1-π)·f) for f its chance of matching by
+// accident and π = N/U the share of the universe of U candidates estimated
+// to be the wallet's; it grows with N, so its interval is the same
+// expression at the ends of N's. P_h(1) and P_h(N) of package model are
+// given at N. A key line marked as an address's pair counts as that
+// address, tested by the key and its hash, and the address lines it names
+// as taken over are taken back out of every count when the reports are
+// finished, wherever in the universe they are.
 //
 // An Accumulator holds the groups of filters (one group per session) and
 // the counts that testing a universe gives: per group, how many candidates
@@ -48,16 +58,88 @@
 //
 // # Linking sessions
 //
-// Two sessions of one wallet share its candidates; sessions of different
-// wallets share only chance matches. Accumulator.Link compares every pair
-// of sessions: the shared matches are expected to number λ0, the false
-// positives both sessions' filters give plus each wallet's candidates
-// matching the other's filters by chance, if the wallets differ, and
-// λ1 = λ0 plus the smaller estimated wallet if they are one. The posterior
-// probability of one wallet weighs the two Poisson likelihoods of the
-// shared count against a prior, and linked pairs form groups
-// transitively. Accumulator.Intersect intersects the sessions of a group
-// from their reports, without reading the universe again.
+// Accumulator.Link compares every pair of sessions x and y from what
+// their reports already hold: s candidates match both, a = m_x-s match x
+// only and b = m_y-s y only, for m the sessions' matches. Chance alone
+// gives both sessions μ = Σ U_c·r_x(c)·r_y(c) over the universe's classes
+// c (the rate of their filters together where two share a hashing), x
+// only F_x-μ and y only F_y-μ, for F the sessions' expected false
+// positives. Three hypotheses are weighed, each integrating the unknown
+// sizes over their priors:
+//
+//   - one wallet of N candidates: s = N + Poisson(μ), and each session's
+//     own matches a or b are chance, Poisson(F-μ), or (with probability
+//     0.1) chance plus what the wallet gained between the sessions, a part
+//     log-uniform up to the shared one (a wallet that grew);
+//   - two wallets that share nothing: s is Poisson of mean μ plus each
+//     wallet's candidates matching the other's filters by chance,
+//     λ = μ + N_x·r_y(1) + N_y·r_x(1) for N the sessions' own estimates
+//     (a negative binomial widened by those estimates' variance), and a,
+//     b each chance plus a wallet of any size;
+//   - two wallets that share a few addresses (a payment between them): s
+//     is S + Poisson(λ), S ≥ 1 of prior density 1/S², and each wallet
+//     holds at least one candidate more, a and b each chance plus a
+//     wallet of at least one candidate.
+//
+// So a pair sharing far more than chance gives is one wallet's whatever
+// the sessions' own estimates (a wallet behind dense filters may be
+// estimated at zero and still share 21 candidates where chance gives
+// 0.08), while a pair whose shared set is a small part of what each
+// exposes alone (an 8-address wallet and a 397-address one sharing 3) is
+// two wallets that paid each other, however far the 3 lie above chance.
+//
+// A wallet's size N is none with probability e, else ln(1+N) normal of
+// mean m and deviation d (cut to the universe): e, m and d are estimated
+// from the sessions' own matches by expectation maximization (each
+// session's m ~ Poisson(F+N)), from a broad start counted as one more
+// session, and shown in Linkage.WalletSizes.
+//
+// Testing every pair of n sessions is corrected by the prior, not by a
+// threshold on the evidence: the prior probability p that two given
+// sessions are one wallet is the share of the n(n-1)/2 pairs that are,
+// about the number of other sessions of a wallet over n-1, so the evidence
+// a link needs grows with the number of pairs compared, as a Bonferroni
+// threshold would, and the posterior stays a probability: of the pairs
+// given P, a share P are one wallet's when the model holds, so the wrong
+// links among those above a threshold t are at most a share 1-t (a
+// Bayesian false discovery rate). p is estimated from every pair: each
+// step sets it to the expected number of pairs of one wallet at the
+// previous p over the number of pairs (with a start of 1/(n-1) counted as
+// n pairs), until it settles. The prior of shared addresses is set to p
+// too (a payment of a few addresses is lost among the chance matches of
+// all but the sparsest filters, so the capture cannot tell how common
+// payments are; the matches alone decide between the two), and two
+// wallets that share nothing take the rest. The posterior's 95% interval
+// is its value at the ends of p's: the expected number of pairs of one
+// wallet taken as a Poisson count, Garwood's exact interval, over the
+// pairs. A prior given in LinkOptions is held, and the intervals are then
+// single points. Pairs that share no match are weighed from each
+// session's terms computed once, and gathered by their likelihood ratios
+// for the estimate.
+//
+// A wallet of a few candidates behind dense filters shows in no pair (its
+// candidates are lost among the chance matches two sessions share) but in
+// three, whose chance matches together are far fewer. Every three sessions
+// whose joint matches lie above chance (at most 1 in 1,000 by chance) are
+// weighed as a pair is, over their joint matches, with the prior of one
+// wallet squared (a third session joining two) and that of shared
+// addresses cubed (a payment between each two); a pair whose triangle is
+// more probable takes the triangle's probability, and SessionLink.Third
+// names the third session.
+//
+// Linked sessions form groups by complete linkage: pairs are taken from
+// the most probable down, and two groups are joined only when every pair
+// across them is above the threshold, so that no group rests on one
+// weak link. One wallet's sessions all match its candidates, so a group's
+// joint matches hold at least the wallet, which each pair's shared
+// matches and each member's own bound from below (the matches less the
+// 1-0.01/K quantile of their chance count, for K the group's pairs and
+// members). A group of three or more whose joint matches fall below half
+// the highest bound (half: a wallet that grew holds more in some sessions)
+// mixes wallets, and the session whose removal keeps the most is taken
+// out, until the rest is consistent. Accumulator.Intersect intersects the
+// sessions of a group from their reports, without reading the universe
+// again.
 //
 // # The block-download attack
 //
@@ -65,13 +147,42 @@
 // For a session that scanned B blocks and fetched F of them, a script that
 // appears in k of the scanned blocks matches when all k were fetched; the
 // wallet's scripts always are, another script by chance with probability
-// C(B-k, F-k)/C(B, F) (model.ChanceAllFetched; about f^k for f = F/B).
-// AnalyzeFetches tests every script of an appearance index (package
-// universe) against every session's downloads in one pass, sums the chance
-// probabilities into the expected false positives, and gives each match
-// the probability of being the wallet's as one less the share of chance
-// among the matches of the same k. A script seen in a single fetched block
-// matches whoever's it is (the other outputs of the wallet's own
-// transactions do), so its probability is at most one over the
-// single-appearance matches of its block.
+// p_k = C(B-k, F-k)/C(B, F) (model.ChanceAllFetched; about f^k for
+// f = F/B). AnalyzeFetches tests every script of an appearance index
+// (package universe) against every session's downloads in one pass, and
+// sums the chance probabilities into the expected false positives.
+//
+// Downloads cannot tell some matches apart, and those form a group: a
+// match all of whose appearances lie in transactions of another match
+// (the index records each appearance's transaction since its version 2)
+// joins the one of most appearances among those: a payer's change beside
+// a payment to the wallet, spent in the next payment to the same address,
+// or the outputs of one of the wallet's transactions; and matches that
+// ride in no transaction of another but appear in the same blocks join
+// each other (every script seen once in a fetched block matches, whoever's
+// it is). The matches that ride in another's transactions are counted, per
+// k, beside what chance gives: they are the spurious matches chance does
+// not explain.
+//
+// A group's k is that of its most appearing member. Of the G_k groups of
+// a given k, chance is expected to give n_k·p_k for n_k the candidates of
+// k appearances (an upper bound: some of them would form one group), and
+// for k = 1 the scanned blocks holding a candidate of one appearance times
+// p_1 (one group per fetched block); the probability that a group holds
+// the wallet's script is 1 - n_k·p_k/G_k, and its interval that of the
+// wallet's groups among G_k with chance a Poisson count of known mean, as
+// for the filter attack, over G_k. A member of fewer appearances than its
+// group's most appearing one holds its own blocks only, so it is the
+// wallet's (and the other not) only if the other's further blocks were
+// fetched by chance: members share the group's probability in proportion
+// to p_(group's k)/p_(own k). The estimated number of the wallet's groups
+// of two or more appearances, and its interval, come the same way from
+// their total; groups of one appearance are left out, since chance
+// explains them all.
+//
+// Several sessions of one client are intersected (FetchOptions.Intersect)
+// as one session that scanned every block one of them scanned, and
+// fetched a block when every one of them that scanned it fetched it: a
+// script must match each session, and a script seen once in each of two
+// ranges is seen twice in the join.
 package attack

@@ -1,14 +1,18 @@
 package attack_test
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 
 	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
 
 	"github.com/spvfilter/spvfilter/bip37"
 	"github.com/spvfilter/spvfilter/privacy/attack"
+	"github.com/spvfilter/spvfilter/privacy/capture"
 	"github.com/spvfilter/spvfilter/privacy/model"
+	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
 // A node that received a wallet's filter tests a universe of candidates.
@@ -85,4 +89,53 @@ func ExampleAccumulator_Link() {
 	// sessions 1 and 3: 4 shared, linked true
 	// sessions 2 and 3: 0 shared, linked false
 	// group [0 2]: 4 candidates match both sessions
+}
+
+// A BIP 157 client of a wallet paid twice at one address fetched the
+// blocks of its payments and of its spend. The payer's change sits in
+// both payments: downloads cannot tell it from the wallet's script, so the
+// two form a group and the change gets only its share.
+func ExampleAnalyzeFetches() {
+	ix := universe.NewIndexWriter("", 0)
+	defer ix.Close()
+	ix.AddTx("payer", 5, 1)
+	for _, app := range []struct {
+		script string
+		height int32
+		tx     int
+	}{{"payer", 10, 1}, {"wallet", 10, 1}, {"change", 10, 1}, {"change", 40, 2}, {"wallet", 40, 2}, {"wallet", 70, 3}} {
+		ix.AddTx(app.script, app.height, app.tx)
+	}
+	for i := range 500 { // other scripts, in two blocks each
+		ix.AddTx(fmt.Sprintf("other-%03d", i), int32(i%100), 4)
+		ix.AddTx(fmt.Sprintf("other-%03d", i), int32((i*37+11)%100), 5)
+	}
+	hash := func(h int32) chainhash.Hash { return chainhash.DoubleHashH([]byte(fmt.Sprint(h))) }
+	hd := &universe.IndexHeader{Network: "regtest"}
+	for h := range int32(100) {
+		hd.Hashes = append(hd.Hashes, hash(h))
+	}
+	var buf bytes.Buffer
+	if _, err := ix.WriteTo(&buf, hd); err != nil {
+		panic(err)
+	}
+	ir, err := universe.NewIndexReader(&buf)
+	if err != nil {
+		panic(err)
+	}
+	session := &capture.FetchSession{ID: "s-1", Blocks: []chainhash.Hash{hash(10), hash(40), hash(70)},
+		Ranges: []capture.FilterRange{{Command: capture.CmdGetCFilters, StopHash: hash(99)}}}
+	reports, err := attack.AnalyzeFetches([]*capture.FetchSession{session}, ir, attack.FetchOptions{})
+	if err != nil {
+		panic(err)
+	}
+	for _, m := range reports[0].Matched {
+		fmt.Printf("%s: %d appearances, group %d, probability %.2f\n", m.Candidate, m.Appearances, m.Group, m.Probability)
+	}
+	g := reports[0].Groups[0]
+	fmt.Printf("group 1 %v: probability %.2f that one is the wallet's\n", g.Members, g.Probability)
+	// Output:
+	// wallet: 3 appearances, group 1, probability 0.99
+	// change: 2 appearances, group 1, probability 0.01
+	// group 1 [wallet change]: probability 1.00 that one is the wallet's
 }

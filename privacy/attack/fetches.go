@@ -22,18 +22,62 @@ const DefaultMaxFetchMatches = 100_000
 type FetchMatch struct {
 	Candidate string `json:"candidate"`
 	// Appearances is k, the blocks of the scanned range it appears in;
-	// Heights are those blocks.
-	Appearances uint64  `json:"appearances"`
-	Heights     []int32 `json:"heights"`
+	// Heights are those blocks, and Transactions (when the index records
+	// them) the positions there of the transactions it appears in.
+	Appearances  uint64     `json:"appearances"`
+	Heights      []int32    `json:"heights"`
+	Transactions [][]uint32 `json:"transactions,omitempty"`
 	// ChanceProbability is the chance that a candidate not of the wallet
 	// has all its k blocks fetched: C(B-k, F-k)/C(B, F).
 	// ChanceProbabilityApprox is the usual approximation f^k.
 	ChanceProbability       float64 `json:"chance_probability"`
 	ChanceProbabilityApprox float64 `json:"chance_probability_approx"`
-	// Probability is the chance that the candidate is the wallet's,
-	// max(0, 1 - n_k·p_k/M_k) for n_k candidates with k appearances, M_k
-	// of them matched (see the package documentation).
-	Probability float64 `json:"probability"`
+	// Group is the match's group in FetchReport.Groups, from 1, when
+	// other matches cannot be told from it (0: none); CoLocated is true
+	// when every appearance of it lies in a transaction of another match.
+	Group     int  `json:"group,omitempty"`
+	CoLocated bool `json:"co_located,omitempty"`
+	// Probability is the chance that the candidate is the wallet's, and
+	// ProbabilityLow..ProbabilityHigh its 95% interval: its group's share
+	// (see the package documentation).
+	Probability     float64 `json:"probability"`
+	ProbabilityLow  float64 `json:"probability_low"`
+	ProbabilityHigh float64 `json:"probability_high"`
+}
+
+// FetchGroup is matches that downloads cannot tell apart: the same blocks,
+// or every appearance of one in the transactions of another (the payer's
+// change beside a payment to the wallet).
+type FetchGroup struct {
+	// Members are the matches' candidates, the one of most appearances
+	// first; Appearances is its k.
+	Members     []string `json:"members"`
+	Appearances uint64   `json:"appearances"`
+	// Reason says why they are one group.
+	Reason string `json:"reason"`
+	// Probability is the chance that one of them is the wallet's, and
+	// ProbabilityLow..ProbabilityHigh its 95% interval.
+	Probability     float64 `json:"probability"`
+	ProbabilityLow  float64 `json:"probability_low"`
+	ProbabilityHigh float64 `json:"probability_high"`
+}
+
+// FetchClass is the spurious-match model for the candidates of k
+// appearances in the scanned range.
+type FetchClass struct {
+	Appearances uint64 `json:"appearances"`
+	// Candidates is n_k, and ExpectedByChance n_k·C(B-k, F-k)/C(B, F),
+	// the matches chance gives them.
+	Candidates       uint64  `json:"candidates"`
+	ExpectedByChance float64 `json:"expected_by_chance"`
+	// Matched counts the matches, Groups the groups they form (a match
+	// alone is a group of one) whose most-appearing member has k
+	// appearances, and CoLocated the matches that appear only in the
+	// transactions of another match: spurious matches chance does not
+	// explain, counted from the index.
+	Matched   uint64 `json:"matched"`
+	Groups    uint64 `json:"groups"`
+	CoLocated uint64 `json:"co_located"`
 }
 
 // FetchReport is what one session's block downloads reveal.
@@ -61,15 +105,38 @@ type FetchReport struct {
 	// chance probability: the matches chance alone would give.
 	ExpectedFalsePositives float64 `json:"expected_false_positives"`
 	MatchedCount           uint64  `json:"matched_count"`
-	// Confident counts the matches the wallet's with probability >= 0.95.
-	Confident        int          `json:"confident"`
+	// CoLocated counts the matches that appear only in the transactions
+	// of another match (only when the index records transactions).
+	CoLocated uint64 `json:"co_located"`
+	// EstimatedWalletGroups is the number of groups of matches of two or
+	// more appearances that hold a wallet's script, estimated as those
+	// groups less the ones chance gives, and
+	// EstimatedWalletGroupsLow..EstimatedWalletGroupsHigh its 95%
+	// interval. It is not the wallet's size: scripts seen once are left
+	// out (every script of a fetched block that appears once matches),
+	// and a group may hold more than one of the wallet's scripts.
+	EstimatedWalletGroups     float64 `json:"estimated_wallet_groups"`
+	EstimatedWalletGroupsLow  float64 `json:"estimated_wallet_groups_low"`
+	EstimatedWalletGroupsHigh float64 `json:"estimated_wallet_groups_high"`
+	// Confident counts the matches the wallet's with probability >= 0.95,
+	// ConfidentGroups the groups of two or more one of whose members is.
+	Confident       int `json:"confident"`
+	ConfidentGroups int `json:"confident_groups"`
+	// Transactions is true when the index records the transactions of
+	// the appearances in the scanned range (version 2, written with
+	// them), which co-location needs.
+	Transactions     bool         `json:"transactions"`
+	ByAppearances    []FetchClass `json:"by_appearances"`
 	Matched          []FetchMatch `json:"matched"`
+	Groups           []FetchGroup `json:"groups"`
 	MatchedTruncated bool         `json:"matched_truncated,omitempty"`
 	Verdict          string       `json:"verdict"`
 	Warnings         []string     `json:"warnings"`
 
+	first   int32
 	fetched []uint64 // bit set over the index's heights
 	scanned []uint64
+	single  []uint64  // the scanned blocks that hold a candidate of one appearance
 	chances []float64 // by k, grown on demand
 	byK     map[uint64]*kCount
 	max     int
@@ -82,6 +149,10 @@ type FetchOptions struct {
 	// MaxMatches bounds the matches listed per session, those least
 	// explained by chance first (0: DefaultMaxFetchMatches).
 	MaxMatches int
+	// Intersect adds a last report that joins every session as one
+	// client's: its scanned range is the union of theirs, and a block
+	// counts as fetched when every session that scanned it fetched it.
+	Intersect bool
 }
 
 // ErrNoFetches reports a capture without a block request or filter range.
@@ -89,8 +160,9 @@ var ErrNoFetches = errors.New("privacy: the capture holds no block request or fi
 
 // AnalyzeFetches runs the block-download attack on every session in one
 // pass over the index: the candidates whose every appearance in the
-// session's scanned range lies in a block the session fetched, ranked by
-// the probability that chance explains them.
+// session's scanned range lies in a block the session fetched, grouped
+// when downloads cannot tell them apart, and ranked by the probability
+// that chance explains them (see the package documentation).
 func AnalyzeFetches(sessions []*capture.FetchSession, ir *universe.IndexReader, opt FetchOptions) ([]*FetchReport, error) {
 	if len(sessions) == 0 {
 		return nil, ErrNoFetches
@@ -98,12 +170,13 @@ func AnalyzeFetches(sessions []*capture.FetchSession, ir *universe.IndexReader, 
 	if opt.MaxMatches <= 0 {
 		opt.MaxMatches = DefaultMaxFetchMatches
 	}
-	hd := ir.Header()
-	reports := make([]*FetchReport, len(sessions))
+	reports := make([]*FetchReport, len(sessions), len(sessions)+1)
 	for i, s := range sessions {
 		reports[i] = newFetchReport(s, ir, opt.MaxMatches)
 	}
-	first := hd.First
+	if opt.Intersect {
+		reports = append(reports, joinFetchReports(reports, opt.MaxMatches))
+	}
 	for {
 		e, err := ir.Next()
 		if err == io.EOF {
@@ -113,7 +186,7 @@ func AnalyzeFetches(sessions []*capture.FetchSession, ir *universe.IndexReader, 
 			return nil, fmt.Errorf("index: %w", err)
 		}
 		for _, r := range reports {
-			r.test(e, first)
+			r.test(e)
 		}
 	}
 	for _, r := range reports {
@@ -134,12 +207,13 @@ func bitCount(s []uint64) uint64 {
 	return uint64(n)
 }
 
+// newFetchReport is the report of a session, its scanned and fetched
+// blocks set from its filter ranges and block requests.
 func newFetchReport(s *capture.FetchSession, ir *universe.IndexReader, max int) *FetchReport {
 	hd := ir.Header()
 	nb := len(hd.Hashes)
-	r := &FetchReport{Session: s.ID, Client: s.Client, UserAgent: s.UserAgent, Warnings: []string{},
-		FetchedHeights: []int32{}, Matched: []FetchMatch{},
-		fetched: make([]uint64, (nb+63)/64), scanned: make([]uint64, (nb+63)/64), byK: map[uint64]*kCount{}, max: max}
+	r := emptyFetchReport(hd.First, nb, max)
+	r.Session, r.Client, r.UserAgent = s.ID, s.Client, s.UserAgent
 	for _, h := range s.Blocks {
 		height, ok := ir.Height(h)
 		if !ok {
@@ -176,16 +250,34 @@ func newFetchReport(s *capture.FetchSession, ir *universe.IndexReader, max int) 
 	if r.FetchedUnknown > 0 {
 		r.warn(fmt.Sprintf("%d requested block(s) are not in the index's chain (another chain, a stale block, or outside %d..%d): left out", r.FetchedUnknown, hd.First, hd.Last()))
 	}
+	r.measure()
+	return r
+}
+
+// emptyFetchReport is a report over nb blocks from first, none scanned
+// yet.
+func emptyFetchReport(first int32, nb int, max int) *FetchReport {
+	words := (nb + 63) / 64
+	return &FetchReport{Warnings: []string{}, FetchedHeights: []int32{}, Matched: []FetchMatch{}, Groups: []FetchGroup{},
+		ByAppearances: []FetchClass{}, first: first, fetched: make([]uint64, words), scanned: make([]uint64, words),
+		single: make([]uint64, words), byK: map[uint64]*kCount{}, max: max}
+}
+
+// measure fills the scanned range, the fetched heights, B, F and f from
+// the bit sets.
+func (r *FetchReport) measure() {
+	nb := len(r.scanned) * 64
 	r.ScannedFrom, r.ScannedTo = -1, -1
+	r.FetchedHeights = r.FetchedHeights[:0]
 	for i := range nb {
 		if bitGet(r.scanned, i) {
 			if r.ScannedFrom < 0 {
-				r.ScannedFrom = hd.First + int32(i)
+				r.ScannedFrom = r.first + int32(i)
 			}
-			r.ScannedTo = hd.First + int32(i)
+			r.ScannedTo = r.first + int32(i)
 		}
 		if bitGet(r.fetched, i) {
-			r.FetchedHeights = append(r.FetchedHeights, hd.First+int32(i))
+			r.FetchedHeights = append(r.FetchedHeights, r.first+int32(i))
 		}
 	}
 	r.ScannedBlocks = bitCount(r.scanned)
@@ -193,7 +285,35 @@ func newFetchReport(s *capture.FetchSession, ir *universe.IndexReader, max int) 
 	if r.ScannedBlocks > 0 {
 		r.FetchedFraction = float64(r.FetchedBlocks) / float64(r.ScannedBlocks)
 	}
-	return r
+}
+
+// joinFetchReports is the report of the sessions of reports taken as one
+// client's: it scanned every block one of them scanned, and fetched a
+// block when every one of them that scanned it fetched it (the
+// intersection: a candidate must match each session).
+func joinFetchReports(reports []*FetchReport, max int) *FetchReport {
+	n := len(reports[0].scanned)
+	j := emptyFetchReport(reports[0].first, 64*n, max)
+	j.Client = reports[0].Client
+	missed := make([]uint64, n) // scanned by a session that did not fetch it
+	var ids []string
+	for _, r := range reports {
+		ids = append(ids, r.Session)
+		for w := range n {
+			j.scanned[w] |= r.scanned[w]
+			j.fetched[w] |= r.fetched[w]
+			missed[w] |= r.scanned[w] &^ r.fetched[w]
+		}
+		if r.Client != j.Client {
+			j.Client = ""
+		}
+	}
+	for w := range n {
+		j.fetched[w] &^= missed[w]
+	}
+	j.Session = strings.Join(ids, "+")
+	j.measure()
+	return j
 }
 
 func max32(a, b int32) int32 {
@@ -216,21 +336,30 @@ func (r *FetchReport) chance(k uint64) float64 {
 	return r.chances[k]
 }
 
-func (r *FetchReport) test(e *universe.IndexEntry, first int32) {
+// test tests one candidate of the index against the session's downloads.
+func (r *FetchReport) test(e *universe.IndexEntry) {
 	var k uint64
 	all := true
+	last := -1
 	for _, h := range e.Heights {
-		i := int(h - first)
+		i := int(h - r.first)
 		if !bitGet(r.scanned, i) {
 			continue
 		}
 		k++
+		last = i
 		if all && !bitGet(r.fetched, i) {
 			all = false
 		}
 	}
 	if k == 0 {
 		return
+	}
+	if k == 1 {
+		bitSet(r.single, last)
+	}
+	if !r.Transactions && slices.ContainsFunc(e.Txs, func(txs []uint32) bool { return len(txs) > 0 }) {
+		r.Transactions = true
 	}
 	r.UniverseSize++
 	c := r.byK[k]
@@ -249,14 +378,16 @@ func (r *FetchReport) test(e *universe.IndexEntry, first int32) {
 	if r.FetchedBlocks == r.ScannedBlocks {
 		return // every block fetched: a match says nothing, and all match
 	}
-	var hs []int32
-	for _, h := range e.Heights {
-		if bitGet(r.scanned, int(h-first)) {
-			hs = append(hs, h)
+	m := FetchMatch{Candidate: e.Candidate, Appearances: k, ChanceProbability: p, ChanceProbabilityApprox: math.Pow(r.FetchedFraction, float64(k))}
+	for i, h := range e.Heights {
+		if bitGet(r.scanned, int(h-r.first)) {
+			m.Heights = append(m.Heights, h)
+			if e.Txs != nil {
+				m.Transactions = append(m.Transactions, e.Txs[i])
+			}
 		}
 	}
-	r.Matched = append(r.Matched, FetchMatch{Candidate: e.Candidate, Appearances: k, Heights: hs,
-		ChanceProbability: p, ChanceProbabilityApprox: math.Pow(r.FetchedFraction, float64(k))})
+	r.Matched = append(r.Matched, m)
 	if len(r.Matched) >= 2*r.max {
 		r.trim()
 	}
@@ -275,49 +406,5 @@ func (r *FetchReport) trim() {
 	if len(r.Matched) > r.max {
 		r.Matched = r.Matched[:r.max]
 		r.MatchedTruncated = true
-	}
-}
-
-func (r *FetchReport) finish() {
-	r.trim()
-	// A script that appears once, in a fetched block, matches whether or
-	// not it is the wallet's: the other outputs of the wallet's own
-	// transactions do. Such a match is at best one of its block's.
-	single := map[int32]int{}
-	for _, m := range r.Matched {
-		if m.Appearances == 1 {
-			single[m.Heights[0]]++
-		}
-	}
-	for i := range r.Matched {
-		m := &r.Matched[i]
-		c := r.byK[m.Appearances]
-		m.Probability = math.Max(0, 1-float64(c.candidates)*m.ChanceProbability/float64(c.matched))
-		if m.Appearances == 1 {
-			m.Probability = math.Min(m.Probability, 1/float64(single[m.Heights[0]]))
-		}
-		if m.Probability >= 0.95 {
-			r.Confident++
-		}
-	}
-	if n := r.byK[1]; n != nil && n.matched > 0 && r.FetchedBlocks < r.ScannedBlocks {
-		r.warn(fmt.Sprintf("%d match(es) appear in a single block: every script that appears once in a fetched block matches, the other outputs of the wallet's own transactions too, so chance does not explain them; their probability is at most one over the single-appearance matches of their block", n.matched))
-	}
-	if r.MatchedTruncated {
-		r.warn(fmt.Sprintf("%d matches, only the %d least explained by chance are listed", r.MatchedCount, len(r.Matched)))
-	}
-	switch {
-	case r.ScannedBlocks == 0:
-		r.Verdict = "the session scanned no block of the index: nothing to say"
-	case r.FetchedBlocks == 0:
-		r.Verdict = fmt.Sprintf("the session fetched none of the %d blocks it scanned: its downloads reveal nothing", r.ScannedBlocks)
-	case r.FetchedBlocks == r.ScannedBlocks:
-		r.warn("the session fetched every block it scanned: every candidate matches, and the downloads reveal nothing")
-		r.Verdict = fmt.Sprintf("the session fetched all %d blocks it scanned: its downloads reveal nothing", r.ScannedBlocks)
-	case r.MatchedCount == 0:
-		r.Verdict = fmt.Sprintf("no candidate has every appearance among the %d blocks fetched of %d: the downloads name no script of this index", r.FetchedBlocks, r.ScannedBlocks)
-	default:
-		r.Verdict = fmt.Sprintf("%d of %d candidates have every appearance among the %d blocks fetched of %d (f = %.3g); chance explains about %.3g of them: %d are the wallet's with probability at least 0.95",
-			r.MatchedCount, r.UniverseSize, r.FetchedBlocks, r.ScannedBlocks, r.FetchedFraction, r.ExpectedFalsePositives, r.Confident)
 	}
 }

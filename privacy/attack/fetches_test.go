@@ -3,6 +3,7 @@ package attack
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -25,14 +26,17 @@ func binomialRatio(b, f, k int64) float64 {
 	return r
 }
 
-// buildIndex writes an index of the appearances; the writer sorts them.
+// buildIndex writes an index of the appearances, each in a transaction
+// of its own; the writer sorts them.
 func buildIndex(t *testing.T, first int32, nblocks int, apps map[string][]int32, memory int) []byte {
 	t.Helper()
 	ix := universe.NewIndexWriter(t.TempDir(), memory)
 	defer ix.Close()
-	for c, hs := range apps {
-		for _, h := range hs {
-			ix.Add(c, h)
+	txs := map[int32]int{}
+	for _, c := range slices.Sorted(maps.Keys(apps)) {
+		for _, h := range apps[c] {
+			ix.AddTx(c, h, txs[h])
+			txs[h]++
 		}
 	}
 	hd := &universe.IndexHeader{Network: "regtest", First: first}
@@ -171,5 +175,163 @@ func TestAnalyzeFetchesEverythingFetched(t *testing.T) {
 	r := reps[0]
 	if r.MatchedCount != 2 || len(r.Matched) != 0 || len(r.Warnings) != 2 || !strings.Contains(r.Verdict, "reveal nothing") {
 		t.Fatalf("%+v", r)
+	}
+}
+
+// coLocatedChain indexes a chain of 200 blocks in which a payer pays the
+// wallet's script w twice at blocks 10 and 50, the change c1 of the first
+// payment funding the second (whose change c2 stays unspent), and the
+// wallet spends w at block 90 to o, its change to b; 300 noise scripts
+// appear in one or two random blocks. The session fetched the wallet's
+// three blocks and one false positive.
+func coLocatedChain(t *testing.T, withTxs bool) ([]byte, *capture.FetchSession) {
+	t.Helper()
+	ix := universe.NewIndexWriter(t.TempDir(), 0)
+	defer ix.Close()
+	add := func(c string, h int32, tx int) {
+		if withTxs {
+			ix.AddTx(c, h, tx)
+		} else {
+			ix.Add(c, h)
+		}
+	}
+	add("p1", 5, 2)
+	for _, c := range []string{"p1", "w", "c1"} {
+		add(c, 10, 3)
+	}
+	for _, c := range []string{"c1", "w", "c2"} {
+		add(c, 50, 1)
+	}
+	for _, c := range []string{"w", "o", "b"} {
+		add(c, 90, 4)
+	}
+	rng := rand.New(rand.NewPCG(9, 10))
+	for i := range 300 {
+		for range 1 + rng.IntN(2) {
+			add(fmt.Sprintf("noise-%03d", i), int32(rng.IntN(200)), 5+rng.IntN(20))
+		}
+	}
+	hd := &universe.IndexHeader{Network: "regtest"}
+	for h := range int32(200) {
+		hd.Hashes = append(hd.Hashes, blockHash(h))
+	}
+	var buf bytes.Buffer
+	if _, err := ix.WriteTo(&buf, hd); err != nil {
+		t.Fatal(err)
+	}
+	s := &capture.FetchSession{ID: "s", Client: "c", Blocks: []chainhash.Hash{blockHash(10), blockHash(50), blockHash(90), blockHash(150)},
+		Ranges: []capture.FilterRange{{Command: capture.CmdGetCFilters, StopHash: blockHash(199)}}}
+	return buf.Bytes(), s
+}
+
+// TestAnalyzeFetchesCoLocated: the payer's change, whose every appearance
+// lies in the wallet's transactions, is grouped with the wallet's script
+// and gets its share, not the wallet's probability; so are the outputs of
+// the wallet's spend. Without the transactions in the index, the change
+// takes a probability of its own.
+func TestAnalyzeFetchesCoLocated(t *testing.T) {
+	for _, withTxs := range []bool{true, false} {
+		data, s := coLocatedChain(t, withTxs)
+		ir, err := universe.NewIndexReader(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		reps, err := AnalyzeFetches([]*capture.FetchSession{s}, ir, FetchOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := reps[0]
+		got := map[string]FetchMatch{}
+		for _, m := range r.Matched {
+			got[m.Candidate] = m
+		}
+		w, c1 := got["w"], got["c1"]
+		if w.Appearances != 3 || c1.Appearances != 2 {
+			t.Fatalf("w %+v, c1 %+v", w, c1)
+		}
+		if !withTxs {
+			if w.Group == c1.Group && w.Group != 0 || r.CoLocated != 0 || r.Transactions ||
+				!slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, "records no transactions") }) {
+				t.Errorf("without transactions: w in group %d, c1 in %d, %d co-located, warnings %q", w.Group, c1.Group, r.CoLocated, r.Warnings)
+			}
+			continue
+		}
+		if w.Group == 0 || c1.Group != w.Group || got["c2"].Group != w.Group || got["o"].Group != w.Group || got["b"].Group != w.Group {
+			t.Fatalf("w in group %d; c1 %d, c2 %d, o %d, b %d: want one group", w.Group, c1.Group, got["c2"].Group, got["o"].Group, got["b"].Group)
+		}
+		g := r.Groups[w.Group-1]
+		if len(g.Members) != 5 || g.Members[0] != "w" || !strings.Contains(g.Reason, "transactions") || g.Probability < 0.95 {
+			t.Errorf("group %+v", g)
+		}
+		if w.Probability < 0.9 || c1.Probability > 0.05 || w.Probability+c1.Probability > g.Probability+1e-9 ||
+			w.ProbabilityLow > w.Probability || w.ProbabilityHigh < w.Probability {
+			t.Errorf("w %.4f (%.4f-%.4f), c1 %.4f, group %.4f", w.Probability, w.ProbabilityLow, w.ProbabilityHigh, c1.Probability, g.Probability)
+		}
+		if r.CoLocated != 4 || r.Confident != 1 || r.ConfidentGroups != 1 {
+			t.Errorf("%d co-located, %d confident, %d confident groups", r.CoLocated, r.Confident, r.ConfidentGroups)
+		}
+		for _, c := range r.ByAppearances {
+			if c.Appearances == 2 && c.CoLocated != 1 {
+				t.Errorf("k = 2: %+v, want c1 co-located", c)
+			}
+		}
+		if !strings.Contains(r.Verdict, "ride in another match's transactions") {
+			t.Errorf("verdict %q", r.Verdict)
+		}
+	}
+}
+
+// TestAnalyzeFetchesIntersect joins two sessions of one client: the first
+// scanned blocks 0..499, the second 400..999; the wallet's script appears
+// at 100 and 700, once in each session's range, twice in the join. Block
+// 450, fetched by the first and scanned but not fetched by the second,
+// is not fetched in the join.
+func TestAnalyzeFetchesIntersect(t *testing.T) {
+	apps := map[string][]int32{"wallet": {100, 700}, "at-450": {450}}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range 2000 {
+		apps[fmt.Sprintf("noise-%04d", i)] = []int32{int32(rng.IntN(1000))}
+	}
+	data := buildIndex(t, 0, 1000, apps, 0)
+	ir, err := universe.NewIndexReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := &capture.FetchSession{ID: "one", Client: "127.0.0.1:1", Blocks: []chainhash.Hash{blockHash(100), blockHash(450), blockHash(30)},
+		Ranges: []capture.FilterRange{{Command: capture.CmdGetCFilters, StopHash: blockHash(499)}}}
+	two := &capture.FetchSession{ID: "two", Client: "127.0.0.1:1", Blocks: []chainhash.Hash{blockHash(700), blockHash(900)},
+		Ranges: []capture.FilterRange{{Command: capture.CmdGetCFilters, StartHeight: 400, StopHash: blockHash(999)}}}
+	reps, err := AnalyzeFetches([]*capture.FetchSession{one, two}, ir, FetchOptions{Intersect: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reps) != 3 {
+		t.Fatalf("%d reports, want the two sessions' and their join", len(reps))
+	}
+	joint := reps[2]
+	if joint.Session != "one+two" || joint.ScannedBlocks != 1000 || !slices.Equal(joint.FetchedHeights, []int32{30, 100, 700, 900}) {
+		t.Fatalf("join %s: B = %d, fetched %v", joint.Session, joint.ScannedBlocks, joint.FetchedHeights)
+	}
+	prob := func(r *FetchReport) (uint64, float64) {
+		for _, m := range r.Matched {
+			if m.Candidate == "wallet" {
+				return m.Appearances, m.Probability
+			}
+		}
+		return 0, 0
+	}
+	k1, p1 := prob(reps[0])
+	k2, p2 := prob(reps[1])
+	kj, pj := prob(joint)
+	if k1 != 1 || k2 != 1 || kj != 2 || pj < 0.9 || pj <= max(p1, p2) {
+		t.Errorf("wallet: k %d, %d and %d joined; probability %.3f, %.3f and %.3f joined", k1, k2, kj, p1, p2, pj)
+	}
+	if _, p := prob(joint); p == 0 {
+		t.Error("the wallet does not match the join")
+	}
+	for _, m := range joint.Matched {
+		if m.Candidate == "at-450" {
+			t.Errorf("a script of block 450 matches the join: %+v", m)
+		}
 	}
 }

@@ -3,11 +3,6 @@ package attack
 import (
 	"errors"
 	"fmt"
-	"maps"
-	"math"
-	"slices"
-
-	"github.com/spvfilter/spvfilter/bip37"
 )
 
 // ErrBadLink reports sessions or options that Link or Intersect cannot use.
@@ -15,8 +10,12 @@ var ErrBadLink = errors.New("privacy: cannot link sessions")
 
 // maxListedLinks bounds the pairs a Linkage lists when some share no match:
 // with more sessions than that many pairs, only the pairs that share a
-// match are listed (the others cannot be linked).
+// match are listed (the others are not linked; see Linkage).
 const maxListedLinks = 5000
+
+// maxLinkSessions bounds the sessions Link compares: the pairs are
+// quadratic in their number.
+const maxLinkSessions = 5000
 
 // LinkOptions tune Accumulator.Link.
 type LinkOptions struct {
@@ -24,9 +23,11 @@ type LinkOptions struct {
 	// 0 means 0.5; it must lie in [0.5, 1).
 	Threshold float64
 	// Prior is the probability, before looking at the matches, that two
-	// given sessions share a wallet. 0 means 1/(sessions-1), at most 1/2:
-	// as if each session had one other session of its wallet among the
-	// rest.
+	// given sessions share a wallet, and also that they are of two wallets
+	// that share addresses; it must lie in (0, 0.5). 0 estimates it from
+	// every pair of the capture (see the package documentation); a prior
+	// given here is held, and the probabilities' intervals are then
+	// single points.
 	Prior float64
 }
 
@@ -38,32 +39,73 @@ type SessionLink struct {
 	// Shared counts the candidates that match both sessions' filters.
 	Shared uint64 `json:"shared"`
 	// ExpectedByChance is the number of shared matches expected if the
-	// sessions are of different wallets: false positives of both, and each
-	// wallet's candidates matching the other's filters by chance.
+	// sessions are of different wallets that share nothing: false
+	// positives of both, and each wallet's candidates matching the
+	// other's filters by chance.
 	ExpectedByChance float64 `json:"expected_by_chance"`
-	// ExpectedIfSameWallet adds the wallet's candidates, which match both:
-	// the smaller of the two sessions' estimated wallet sizes.
+	// ExpectedIfSameWallet is the number expected if they are one
+	// wallet's: the false positives of both and the wallet's candidates,
+	// as many as the two sessions' own estimates of their wallet on
+	// average.
 	ExpectedIfSameWallet float64 `json:"expected_if_same_wallet"`
 	// Probability is the posterior probability that the sessions share a
-	// wallet, from the two Poisson likelihoods of Shared and the prior.
-	Probability float64 `json:"probability"`
-	Linked      bool    `json:"linked"`
+	// wallet, and ProbabilityLow..ProbabilityHigh its 95% interval (over
+	// the interval of the estimated priors). ProbabilityShared is that of
+	// different wallets that share a few addresses (a payment between
+	// them). See the package documentation.
+	Probability       float64 `json:"probability"`
+	ProbabilityLow    float64 `json:"probability_low"`
+	ProbabilityHigh   float64 `json:"probability_high"`
+	ProbabilityShared float64 `json:"probability_shared_addresses"`
+	// Third is -1 when the two sessions' own matches give the
+	// probability, else a third session (an index of the accumulator's
+	// groups) whose matches, shared with both, make one wallet of the
+	// three more probable than the pair alone does (see the package
+	// documentation).
+	Third int `json:"third"`
+	// Linked is true when the sessions are in one of the Linkage's
+	// Groups: their probability is above the threshold, and so is that
+	// of every other pair of the group.
+	Linked bool `json:"linked"`
 }
 
 // Linkage is the result of Accumulator.Link.
 type Linkage struct {
+	// Prior is the prior probability that two sessions share a wallet
+	// (the same as that of two wallets sharing addresses), and
+	// PriorLow..PriorHigh its 95% interval: estimated from every pair, or
+	// LinkOptions.Prior as given.
 	Prior     float64 `json:"prior"`
-	Threshold float64 `json:"threshold"`
+	PriorLow  float64 `json:"prior_low"`
+	PriorHigh float64 `json:"prior_high"`
+	// WalletSizes is the prior on a wallet's number of candidates in the
+	// universe, estimated from the sessions' own matches.
+	WalletSizes SizePrior `json:"wallet_sizes"`
+	Threshold   float64   `json:"threshold"`
 	// PairsCompared is the number of session pairs, n(n-1)/2; Pairs lists
 	// them all, or for more than maxListedLinks pairs those that share a
-	// match (PairsListedShared is then true).
+	// match (PairsListedShared is then true): a pair that shares none is
+	// at most a few times as probable as the prior, never linked.
 	PairsCompared     int           `json:"pairs_compared"`
 	PairsListedShared bool          `json:"pairs_listed_shared_only,omitempty"`
 	Pairs             []SessionLink `json:"pairs"`
-	// Groups are the sets of sessions joined by links (transitively),
-	// each of two or more sessions, in order of their first session.
+	// Groups are the sets of sessions every pair of which is linked,
+	// each of two or more sessions, in order of their first session; a
+	// group whose joint matches fall below what its pairs share is split
+	// (a warning says so).
 	Groups   [][]int  `json:"groups"`
 	Warnings []string `json:"warnings"`
+}
+
+// SizePrior is the prior on the number N of a wallet's candidates in the
+// universe that Link estimates from the sessions: no candidate with
+// probability Empty, else ln(1+N) normal of mean LogMean and deviation
+// LogDeviation (cut to the universe's size). Median is e^LogMean - 1.
+type SizePrior struct {
+	Empty        float64 `json:"empty"`
+	LogMean      float64 `json:"log_mean"`
+	LogDeviation float64 `json:"log_deviation"`
+	Median       float64 `json:"median"`
 }
 
 // Link finds, among the groups it is given (nil: all of them), the
@@ -71,8 +113,9 @@ type Linkage struct {
 // reconnected with a new tweak, each group of filters being one session.
 // Two sessions of one wallet share its candidates; sessions of different
 // wallets share only chance matches, whose number is predictable from the
-// filters' rates (see the package documentation). The links and groups
-// name sessions by their index among the accumulator's groups.
+// filters' rates, or a few addresses when they paid each other (see the
+// package documentation). The links and groups name sessions by their
+// index among the accumulator's groups.
 func (a *Accumulator) Link(groups []int, opts LinkOptions) (*Linkage, error) {
 	if groups == nil {
 		groups = make([]int, len(a.set.filters))
@@ -87,16 +130,10 @@ func (a *Accumulator) Link(groups []int, opts LinkOptions) (*Linkage, error) {
 		}
 		seen[g] = true
 	}
-	u, err := a.finished()
-	if err != nil {
-		return nil, err
+	if len(groups) > maxLinkSessions {
+		return nil, fmt.Errorf("%w: %d sessions, at most %d are compared", ErrBadLink, len(groups), maxLinkSessions)
 	}
-	reports := make([]*Report, len(groups))
-	for i, g := range groups {
-		reports[i] = a.report(g, u)
-	}
-	n := len(reports)
-	l := &Linkage{Threshold: opts.Threshold, Prior: opts.Prior, PairsCompared: n * (n - 1) / 2,
+	l := &Linkage{Threshold: opts.Threshold, PairsCompared: len(groups) * (len(groups) - 1) / 2,
 		Pairs: []SessionLink{}, Groups: [][]int{}, Warnings: []string{}}
 	if l.Threshold == 0 {
 		l.Threshold = 0.5
@@ -104,131 +141,27 @@ func (a *Accumulator) Link(groups []int, opts LinkOptions) (*Linkage, error) {
 	if !(l.Threshold >= 0.5 && l.Threshold < 1) {
 		return nil, fmt.Errorf("%w: threshold %v not in [0.5, 1)", ErrBadLink, opts.Threshold)
 	}
-	if l.Prior == 0 && n > 1 {
-		l.Prior = min(0.5, 1/float64(n-1))
+	if opts.Prior != 0 && !(opts.Prior > 0 && opts.Prior < 0.5) {
+		return nil, fmt.Errorf("%w: prior %v not in (0, 0.5)", ErrBadLink, opts.Prior)
 	}
-	if n > 1 && !(l.Prior > 0 && l.Prior < 1) {
-		return nil, fmt.Errorf("%w: prior %v not in (0, 1)", ErrBadLink, opts.Prior)
+	u, err := a.finished()
+	if err != nil {
+		return nil, err
 	}
-	for i, r := range reports {
-		if r.MatchedTruncated {
-			l.Warnings = append(l.Warnings, fmt.Sprintf("session %d: its match list is truncated, so its shared matches are undercounted", groups[i]+1))
-		}
+	lk := a.newLinker(groups, u)
+	lk.weigh(l.PairsCompared <= maxListedLinks)
+	l.PairsListedShared = l.PairsCompared > maxListedLinks
+	fit := lk.fitPriors(opts.Prior)
+	l.Prior, l.PriorLow, l.PriorHigh = fit.priors[sameWallet], fit.low[sameWallet], fit.high[sameWallet]
+	l.WalletSizes = lk.prior.public()
+	l.Pairs = lk.links(&fit)
+	lk.triangles(&fit, l.Pairs, l.Threshold)
+	l.Groups = lk.group(l.Pairs, l.Threshold)
+	l.Warnings = append(l.Warnings, lk.warnings...)
+	if top := lk.unlistedMax(&fit); top > l.Threshold {
+		l.Warnings = append(l.Warnings, fmt.Sprintf("a pair of sessions that share no match has probability %.3g of one wallet, above the threshold, but is not listed", top))
 	}
-	// The shared matches of every pair, from the lines each matched.
-	byLine := map[int][]int{}
-	for i, r := range reports {
-		for _, m := range r.Matched {
-			byLine[m.Line] = append(byLine[m.Line], i)
-		}
-	}
-	shared := map[[2]int]uint64{}
-	for _, ss := range byLine {
-		for x := range ss {
-			for y := x + 1; y < len(ss); y++ {
-				shared[[2]int{ss[x], ss[y]}]++
-			}
-		}
-	}
-	rates := make([][]float64, n) // per session, per class
-	for i, g := range groups {
-		rates[i] = sessionRates(a.set.filters[g], u.classes)
-	}
-	link := func(x, y int) SessionLink {
-		s := SessionLink{A: groups[x], B: groups[y], Shared: shared[[2]int{x, y}]}
-		wa, wb := reports[x].EstimatedWallet, reports[y].EstimatedWallet
-		for cls, cnt := range u.classes {
-			if cnt > 0 {
-				s.ExpectedByChance += float64(cnt) * rates[x][cls] * rates[y][cls]
-			}
-		}
-		s.ExpectedByChance += wa*rates[y][1] + wb*rates[x][1]
-		s.ExpectedIfSameWallet = s.ExpectedByChance + min(wa, wb)
-		logit := math.Log(l.Prior) - math.Log1p(-l.Prior) +
-			logPoisson(s.Shared, s.ExpectedIfSameWallet) - logPoisson(s.Shared, s.ExpectedByChance)
-		s.Probability = 1 / (1 + math.Exp(-logit))
-		s.Linked = s.Probability > l.Threshold
-		return s
-	}
-	if l.PairsCompared <= maxListedLinks {
-		for x := 0; x < n; x++ {
-			for y := x + 1; y < n; y++ {
-				l.Pairs = append(l.Pairs, link(x, y))
-			}
-		}
-	} else {
-		// The others share nothing: their probability is at most the
-		// prior, at most 1/2, so they are not linked.
-		l.PairsListedShared = true
-		for xy := range shared {
-			l.Pairs = append(l.Pairs, link(xy[0], xy[1]))
-		}
-		slices.SortFunc(l.Pairs, func(p, q SessionLink) int {
-			if p.A != q.A {
-				return p.A - q.A
-			}
-			return p.B - q.B
-		})
-	}
-	l.Groups = linkedGroups(l.Pairs, groups)
 	return l, nil
-}
-
-// linkedGroups returns the connected components of the links among the
-// sessions, each of two or more, in order of their first session.
-func linkedGroups(pairs []SessionLink, sessions []int) [][]int {
-	parent := map[int]int{}
-	for _, s := range sessions {
-		parent[s] = s
-	}
-	find := func(i int) int {
-		for parent[i] != i {
-			parent[i] = parent[parent[i]]
-			i = parent[i]
-		}
-		return i
-	}
-	for _, p := range pairs {
-		if p.Linked {
-			ra, rb := find(p.A), find(p.B)
-			parent[max(ra, rb)] = min(ra, rb)
-		}
-	}
-	members := map[int][]int{}
-	sorted := slices.Sorted(maps.Keys(parent))
-	for _, s := range sorted {
-		members[find(s)] = append(members[find(s)], s)
-	}
-	groups := [][]int{}
-	for _, s := range sorted {
-		if m := members[s]; len(m) > 1 {
-			groups = append(groups, m)
-		}
-	}
-	return groups
-}
-
-// sessionRates is the chance that a candidate of each class matches every
-// filter of a session by accident.
-func sessionRates(filters []*bip37.Filter, classes []uint64) []float64 {
-	var joint *jointRates
-	for _, f := range filters {
-		joint = joint.with(f)
-	}
-	out := make([]float64, len(classes))
-	for cls := range classes {
-		out[cls] = joint.classRate(cls)
-	}
-	return out
-}
-
-// logPoisson is the log probability of k events at mean lambda.
-func logPoisson(k uint64, lambda float64) float64 {
-	if k == 0 {
-		return -lambda
-	}
-	lg, _ := math.Lgamma(float64(k) + 1)
-	return float64(k)*math.Log(lambda) - lambda - lg
 }
 
 // Intersect runs the intersection attack over the sessions members

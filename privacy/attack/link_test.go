@@ -7,6 +7,9 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -103,8 +106,8 @@ func TestLinkSessionsSynthetic(t *testing.T) {
 		fpRate                  float64
 		minPrecision, minRecall float64
 	}{
-		{0.0005, 0.95, 0.95}, // bitcoinj in 2014
-		{0.01, 0.9, 0.85},    // 20 times the false positives: the smallest wallets drown
+		{0.0005, 0.99, 0.99}, // bitcoinj in 2014
+		{0.01, 0.99, 0.95},   // 20 times the false positives
 	} {
 		sc := newSyntheticCapture(7, 100, 200_000, tt.fpRate)
 		start := time.Now()
@@ -208,4 +211,102 @@ func BenchmarkLinkSessions(b *testing.B) {
 	}
 	b.ReportMetric(1e6*float64(b.N)/b.Elapsed().Seconds(), "candidates/s")
 	b.ReportMetric(float64(len(sc.groups))*1e6*float64(b.N)/b.Elapsed().Seconds(), "filter-tests/s")
+}
+
+// TestLinkEvidence weighs the pairs the issue reports, one session's
+// counts against the other's, at a prior of 1/100 and the broad prior on
+// wallet sizes: shared matches far above chance link the sessions even
+// when their own estimates of the wallet are zero; a pair whose shared
+// addresses are a small part of both exposed sets (a payment) is not
+// linked; a coincidental shared match is not linked.
+func TestLinkEvidence(t *testing.T) {
+	const universe = 1_000_000
+	prior := newSizePrior(universe)
+	session := func(matched, chance float64) *linkSession {
+		return &linkSession{matched: matched, chance: chance, exposed: math.Max(matched-chance, 0), rho: chance / universe}
+	}
+	for _, tc := range []struct {
+		name       string
+		x, y       *linkSession
+		shared     uint64
+		both       float64
+		minP, maxP float64
+	}{
+		// 21 shared where 0.078 are expected, each session's own
+		// estimate of its wallet zero: the old rule gave the prior.
+		{"21 shared against 0.078, own estimates 0", session(270, 280), session(265, 280), 21, 0.078, 0.99, 1},
+		// 39 shared against 0.33 (p = 4e-66): the old rule gave 0.0079.
+		{"39 shared against 0.33", session(600, 560), session(590, 580), 39, 0.33, 0.99, 1},
+		// An 8-address wallet and a 397-address one sharing 3, at low
+		// rates: a payment, not one wallet.
+		{"8 and 397 addresses sharing 3", session(8+2, 2), session(397+3, 3), 3, 6e-6, 0, 0.05},
+		// The same at a high rate for the small wallet.
+		{"8 and 397 sharing 3, one dense filter", session(8+1000, 1000), session(397+3, 3), 3, 0.003, 0, 0.5},
+		// One coincidental shared match between two wallets.
+		{"one coincidental match", session(60, 10), session(80, 20), 1, 0.0002, 0, 0.5},
+		// One wallet of 50 addresses at low rates.
+		{"one wallet of 50", session(55, 5), session(54, 4), 50, 2e-5, 0.99, 1},
+		// Two noise sessions sharing what chance gives.
+		{"chance only", session(1000, 1000), session(2000, 2000), 2, 2, 0, 0.1},
+	} {
+		ev := prior.evidence(tc.x, tc.y, tc.shared, tc.both)
+		post := ev.posterior(tied(0.01))
+		if p := post[sameWallet]; p < tc.minP || p > tc.maxP {
+			t.Errorf("%s: P(one wallet) %.4g, want %g..%g (shared addresses %.4g, likelihoods %v)", tc.name, p, tc.minP, tc.maxP, post[sharedAddress], ev.logLikes)
+		}
+	}
+}
+
+// TestLinkGroupsComplete: a chain of links (A-B and B-C above the
+// threshold, A-C below) makes no group of three; and a group whose
+// intersection collapses is split, the session that keeps least taken
+// out.
+func TestLinkGroupsComplete(t *testing.T) {
+	lk := &linker{index: map[int]int{}, pairAt: map[[2]int]int{}}
+	wallet := func(from, n int) []int {
+		var l []int
+		for i := range n {
+			l = append(l, from+i)
+		}
+		return l
+	}
+	// Sessions 0, 1, 2 hold one wallet's 23 lines and three others each;
+	// session 3 shares those three with each, a different three with
+	// each, and none of the wallet's: all four intersect in nothing.
+	lines := [][]int{
+		append(wallet(1, 23), 100, 101, 102),
+		append(wallet(1, 23), 200, 201, 202),
+		append(wallet(1, 23), 300, 301, 302),
+		{100, 101, 102, 200, 201, 202, 300, 301, 302, 400},
+	}
+	for i, l := range lines {
+		slices.Sort(l)
+		lk.sessions = append(lk.sessions, linkSession{group: i, lines: l, matched: float64(len(l)), chance: 1})
+		lk.index[i] = i
+	}
+	var pairs []SessionLink
+	for x := range lines {
+		for y := x + 1; y < len(lines); y++ {
+			shared := lk.jointMatches([]int{x, y})
+			lk.pairAt[[2]int{x, y}] = len(lk.mix.pairs)
+			lk.mix.pairs = append(lk.mix.pairs, pairEvidence{x: x, y: y, shared: uint64(shared), both: 0.01})
+			pairs = append(pairs, SessionLink{A: x, B: y, Shared: uint64(shared), Probability: 0.99, Third: -1})
+		}
+	}
+	groups := lk.group(pairs, 0.5)
+	if !reflect.DeepEqual(groups, [][]int{{0, 1, 2}}) || len(lk.warnings) != 1 || !strings.Contains(lk.warnings[0], "session 4 taken out") {
+		t.Fatalf("groups %v, warnings %q: want session 4 split from the wallet's three", groups, lk.warnings)
+	}
+	for _, p := range pairs {
+		if p.Linked != (p.B != 3) {
+			t.Errorf("pair %d-%d linked %v", p.A, p.B, p.Linked)
+		}
+	}
+	// A chain: 0-1 and 1-2 above the threshold, 0-2 below.
+	lk.warnings = nil
+	chain := []SessionLink{{A: 0, B: 1, Probability: 0.9}, {A: 0, B: 2, Probability: 0.2}, {A: 1, B: 2, Probability: 0.8}}
+	lk.sessions = lk.sessions[:3]
+	if groups := lk.group(chain, 0.5); !reflect.DeepEqual(groups, [][]int{{0, 1}}) || chain[2].Linked {
+		t.Errorf("chain 0-1-2: groups %v, links %+v; want {0, 1} alone", groups, chain)
+	}
 }

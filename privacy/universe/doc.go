@@ -24,7 +24,9 @@
 // every standard output, every public key seen (as its pair) and the
 // non-standard scripts. With an IndexWriter it also records the blocks
 // every output script appears in, as an output and as the script an input
-// spends (what a block's BIP 158 basic filter holds): the appearance
-// index, sorted in bounded memory by spilling runs to disk and merging
-// them, whose format IndexWriter.WriteTo gives and IndexReader reads.
+// spends (what a block's BIP 158 basic filter holds), and the
+// transactions it appears in there: the appearance index, sorted in
+// bounded memory by spilling runs to disk and merging them, whose format
+// IndexWriter.WriteTo gives and IndexReader reads (version 2; version 1,
+// without the transactions, is still read).
 package universe

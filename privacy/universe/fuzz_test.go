@@ -77,7 +77,9 @@ func FuzzIndexReader(f *testing.F) {
 	ix := NewIndexWriter(f.TempDir(), 0)
 	ix.Add("mipkm7Am1Y9NgzRVm1oFChJLCg8bHJ3ESw", 3)
 	ix.Add("mipkm7Am1Y9NgzRVm1oFChJLCg8bHJ3ESw", 5)
-	ix.Add("0279be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798", 4)
+	ix.AddTx("0279be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798", 4, 0)
+	ix.AddTx("0279be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798", 4, 7)
+	ix.AddTx("mzBc4XEFSdzCDcTxAgf6EZXgsZWpztRhef", 8, 1)
 	hd := &IndexHeader{Network: "regtest", First: 3}
 	for h := int32(3); h < 9; h++ {
 		hd.Hashes = append(hd.Hashes, blockHash(h))
@@ -90,6 +92,7 @@ func FuzzIndexReader(f *testing.F) {
 	f.Add(good.Bytes())
 	f.Add(good.Bytes()[:len(good.Bytes())/2])
 	f.Add([]byte("SPVFIDX\x01\x07regtest\x00\xff\xff\xff\xff\x0f"))
+	f.Add([]byte("SPVFIDX\x02\x07regtest\x00\x01" + string(make([]byte, 32)) + "\x01a\x01\x00\x02\x00\x00\x00\x01"))
 	f.Add([]byte("SPVFIDX\x01"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ir, err := NewIndexReader(bytes.NewReader(data))
@@ -112,6 +115,16 @@ func FuzzIndexReader(f *testing.F) {
 			for j, h := range e.Heights {
 				if h < hd.First || h > hd.Last() || j > 0 && h <= e.Heights[j-1] {
 					t.Fatalf("%q: heights %v outside %d..%d or not increasing", e.Candidate, e.Heights, hd.First, hd.Last())
+				}
+			}
+			if e.Txs != nil && len(e.Txs) != len(e.Heights) {
+				t.Fatalf("%q: %d heights, %d transaction lists", e.Candidate, len(e.Heights), len(e.Txs))
+			}
+			for _, txs := range e.Txs {
+				for j, tx := range txs {
+					if tx >= maxBlockTxs || j > 0 && tx <= txs[j-1] {
+						t.Fatalf("%q: transactions %v", e.Candidate, txs)
+					}
 				}
 			}
 			prev = e.Candidate

@@ -2,6 +2,7 @@ package universe
 
 import (
 	"bufio"
+	"cmp"
 	"container/heap"
 	"encoding/binary"
 	"errors"
@@ -16,8 +17,14 @@ import (
 // ErrBadIndex reports a malformed appearance index.
 var ErrBadIndex = errors.New("privacy: bad appearance index")
 
-// indexMagic opens an appearance index file (version 1).
-var indexMagic = [8]byte{'S', 'P', 'V', 'F', 'I', 'D', 'X', 1}
+// IndexVersion is the version of the appearance index IndexWriter
+// writes: 2 records, with each block a candidate appears in, the
+// transactions it appears in there. IndexReader also reads version 1,
+// which records the blocks only.
+const IndexVersion = 2
+
+// indexMagic opens an appearance index file, its last byte the version.
+var indexMagic = [7]byte{'S', 'P', 'V', 'F', 'I', 'D', 'X'}
 
 const (
 	// maxIndexCandidate bounds a candidate's length in an index: the
@@ -33,10 +40,16 @@ const (
 	DefaultIndexMemory = 64 << 20
 	// indexFanIn bounds the run files merged at once.
 	indexFanIn = 64
+	// maxBlockTxs bounds the transactions of one block an entry may name
+	// (a block of 4,000,000 weight units holds fewer than 17,000).
+	maxBlockTxs = 1 << 17
+	// noTx marks an appearance whose transaction is not known.
+	noTx = ^uint32(0)
 )
 
 // IndexWriter collects, for every candidate, the heights of the blocks it
-// appears in, and writes them as an appearance index (see WriteTo's format).
+// appears in and its transactions there, and writes them as an appearance
+// index (see WriteTo's format).
 // Memory is bounded: appearances are held up to a limit, then sorted and
 // spilled to run files in a temporary directory, which are merged at the
 // end, at most indexFanIn at a time.
@@ -54,6 +67,7 @@ type IndexWriter struct {
 type appearance struct {
 	candidate string
 	height    uint32
+	tx        uint32 // its position in the block, or noTx
 }
 
 // NewIndexWriter returns a writer that spills runs under tempDir ("" for
@@ -66,21 +80,35 @@ func NewIndexWriter(tempDir string, memory int) *IndexWriter {
 	return &IndexWriter{tempDir: tempDir, limit: memory}
 }
 
-// Add records that candidate appears in the block at height. An empty
-// candidate, one longer than a universe line may be, and a negative height
-// are left out.
-func (w *IndexWriter) Add(candidate string, height int32) {
+// Add records that candidate appears in the block at height, in a
+// transaction it does not name (AddTx names it). An empty candidate, one
+// longer than a universe line may be, and a negative height are left out.
+func (w *IndexWriter) Add(candidate string, height int32) { w.add(candidate, height, noTx) }
+
+// AddTx records that candidate appears in the block at height, in its
+// transaction at position tx (from 0, the coinbase). A position outside
+// 0..131071 is recorded as Add records an appearance.
+func (w *IndexWriter) AddTx(candidate string, height int32, tx int) {
+	pos := noTx
+	if tx >= 0 && tx < maxBlockTxs {
+		pos = uint32(tx)
+	}
+	w.add(candidate, height, pos)
+}
+
+func (w *IndexWriter) add(candidate string, height int32, tx uint32) {
 	if w.err != nil || candidate == "" || len(candidate) > maxIndexCandidate || height < 0 {
 		return
 	}
-	w.pending = append(w.pending, appearance{candidate, uint32(height)})
-	w.held += len(candidate) + 32
+	w.pending = append(w.pending, appearance{candidate, uint32(height), tx})
+	w.held += len(candidate) + 36
 	if w.held >= w.limit {
 		w.err = w.spill()
 	}
 }
 
-// sortPending sorts the held appearances by candidate, then height.
+// sortPending sorts the held appearances by candidate, height and
+// transaction.
 func (w *IndexWriter) sortPending() {
 	slices.SortFunc(w.pending, func(a, b appearance) int {
 		if a.candidate != b.candidate {
@@ -89,7 +117,10 @@ func (w *IndexWriter) sortPending() {
 			}
 			return 1
 		}
-		return int(int64(a.height) - int64(b.height))
+		if a.height != b.height {
+			return cmp.Compare(a.height, b.height)
+		}
+		return cmp.Compare(a.tx, b.tx)
 	})
 }
 
@@ -135,6 +166,9 @@ func (w *IndexWriter) Close() error {
 
 // IndexHeader is what an index says about the chain it was made from.
 type IndexHeader struct {
+	// Version is the format's version, as IndexReader read it; WriteTo
+	// ignores it and writes IndexVersion.
+	Version int
 	// Network is the chain's name (chaincfg.Params.Name).
 	Network string
 	// First is the height of Hashes[0]; the index covers the blocks
@@ -150,19 +184,26 @@ func (h *IndexHeader) Last() int32 { return h.First + int32(len(h.Hashes)) - 1 }
 // increasing byte order of the candidates, then an end marker. Every
 // number is an unsigned LEB128 varint (encoding/binary's Uvarint):
 //
-//	magic       8 bytes "SPVFIDX" 0x01
+//	magic       8 bytes "SPVFIDX" and the version, 0x02
 //	network     varint length, the name's bytes
 //	first       varint: the height of the first block covered
 //	blocks      varint B, then B block hashes of 32 bytes (wire byte
 //	            order), for heights first..first+B-1
 //	entries     per candidate: varint length L (1..32768), L bytes of the
 //	            candidate (as a universe line writes it: an address or
-//	            hex), varint k (1..B), then k varints: the first height
-//	            minus first, and each next height minus the one before
-//	            (at least 1: heights strictly increase)
+//	            hex), varint k (1..B), then for each of its k blocks:
+//	              varint: the height minus first for the first block, the
+//	                height minus the one before for the others (at least
+//	                1: heights strictly increase);
+//	              varint t (0..131072): the transactions of that block it
+//	                appears in (0: not recorded), then t varints: the
+//	                first one's position in the block (0 the coinbase),
+//	                each next one's minus the one before (at least 1)
 //	end         varint 0 (a length of zero), varint: the number of entries
 //
-// A reader needs memory for the header's hashes and one entry at a time.
+// Version 1 is the same without the transactions: each block of an entry
+// is its height's varint alone. A reader needs memory for the header's
+// hashes and one entry at a time.
 func (w *IndexWriter) WriteTo(out io.Writer, h *IndexHeader) (int64, error) {
 	if w.err != nil {
 		return 0, w.err
@@ -203,7 +244,7 @@ func (w *IndexWriter) WriteTo(out io.Writer, h *IndexHeader) (int64, error) {
 		sources = append(sources, &runSource{r: bufio.NewReader(f)})
 	}
 	cw := &countingWriter{w: bufio.NewWriter(out)}
-	cw.Write(indexMagic[:])
+	cw.Write(append(indexMagic[:], IndexVersion))
 	putUvarint(cw, uint64(len(h.Network)))
 	cw.Write([]byte(h.Network))
 	putUvarint(cw, uint64(h.First))
@@ -248,16 +289,29 @@ func mergeRunsToFile(runs []string, name string) error {
 }
 
 // IndexEntry is one candidate and the heights of the blocks it appears in,
-// in increasing order.
+// in increasing order, and there the positions of the transactions it
+// appears in.
 type IndexEntry struct {
 	Candidate string
 	Heights   []int32
+	// Txs[i] are the positions in block Heights[i] of the transactions
+	// the candidate appears in, in increasing order; empty when the index
+	// does not record them (version 1, or an appearance added without
+	// its transaction).
+	Txs [][]uint32
+}
+
+// blockApps is a candidate's appearances in one block: the positions of
+// its transactions there (none when not recorded).
+type blockApps struct {
+	height uint32
+	txs    []uint32
 }
 
 // entrySource yields entries in increasing candidate order (equal
 // candidates may repeat); ok is false at the end.
 type entrySource interface {
-	next() (candidate string, heights []uint32, ok bool, err error)
+	next() (candidate string, apps []blockApps, ok bool, err error)
 }
 
 // sliceSource groups sorted appearances into entries.
@@ -266,26 +320,31 @@ type sliceSource struct {
 	i    int
 }
 
-func (s *sliceSource) next() (string, []uint32, bool, error) {
+func (s *sliceSource) next() (string, []blockApps, bool, error) {
 	if s.i >= len(s.apps) {
 		return "", nil, false, nil
 	}
 	c := s.apps[s.i].candidate
-	var hs []uint32
+	var out []blockApps
 	for ; s.i < len(s.apps) && s.apps[s.i].candidate == c; s.i++ {
-		if h := s.apps[s.i].height; len(hs) == 0 || hs[len(hs)-1] != h {
-			hs = append(hs, h)
+		a := s.apps[s.i]
+		if len(out) == 0 || out[len(out)-1].height != a.height {
+			out = append(out, blockApps{height: a.height})
+		}
+		b := &out[len(out)-1]
+		if a.tx != noTx && (len(b.txs) == 0 || b.txs[len(b.txs)-1] != a.tx) {
+			b.txs = append(b.txs, a.tx)
 		}
 	}
-	return c, hs, true, nil
+	return c, out, true, nil
 }
 
 // runSource reads a run file: entries with absolute first heights, no
 // header and no end marker.
 type runSource struct{ r *bufio.Reader }
 
-func (s *runSource) next() (string, []uint32, bool, error) {
-	c, hs, err := readEntry(s.r, 0, ^uint32(0))
+func (s *runSource) next() (string, []blockApps, bool, error) {
+	c, hs, err := readEntry(s.r, 0, ^uint32(0), IndexVersion)
 	if err == io.EOF {
 		return "", nil, false, nil
 	}
@@ -303,7 +362,7 @@ type merger struct {
 
 type mergeItem struct {
 	candidate string
-	heights   []uint32
+	apps      []blockApps
 	src       entrySource
 }
 
@@ -333,11 +392,11 @@ func (m *merger) advance(it *mergeItem) (bool, error) {
 	if err != nil || !ok {
 		return false, err
 	}
-	it.candidate, it.heights = c, hs
+	it.candidate, it.apps = c, hs
 	return true, nil
 }
 
-func (m *merger) next() (string, []uint32, bool, error) {
+func (m *merger) next() (string, []blockApps, bool, error) {
 	if !m.started {
 		m.started = true
 		items := m.h
@@ -357,10 +416,10 @@ func (m *merger) next() (string, []uint32, bool, error) {
 		return "", nil, false, nil
 	}
 	c := m.h[0].candidate
-	var hs []uint32
+	var hs []blockApps
 	for len(m.h) > 0 && m.h[0].candidate == c {
 		it := m.h[0]
-		hs = mergeHeights(hs, it.heights)
+		hs = mergeApps(hs, it.apps)
 		ok, err := m.advance(it)
 		if err != nil {
 			return "", nil, false, err
@@ -374,11 +433,30 @@ func (m *merger) next() (string, []uint32, bool, error) {
 	return c, hs, true, nil
 }
 
-// mergeHeights merges two increasing lists without repeats.
-func mergeHeights(a, b []uint32) []uint32 {
-	if len(a) == 0 {
-		return append([]uint32(nil), b...)
+// mergeApps merges two lists of appearances in increasing order of
+// height, joining the transactions of a block in both.
+func mergeApps(a, b []blockApps) []blockApps {
+	out := make([]blockApps, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case j >= len(b) || i < len(a) && a[i].height < b[j].height:
+			out = append(out, a[i])
+			i++
+		case i >= len(a) || b[j].height < a[i].height:
+			out = append(out, b[j])
+			j++
+		default:
+			out = append(out, blockApps{height: a[i].height, txs: mergeSorted(a[i].txs, b[j].txs)})
+			i++
+			j++
+		}
 	}
+	return out
+}
+
+// mergeSorted merges two increasing lists without repeats.
+func mergeSorted(a, b []uint32) []uint32 {
 	out := make([]uint32, 0, len(a)+len(b))
 	i, j := 0, 0
 	for i < len(a) || j < len(b) {
@@ -410,7 +488,7 @@ func writeEntries(w io.Writer, src entrySource, first uint32, last *uint32) erro
 	}
 	var entries uint64
 	for {
-		c, hs, ok, err := src.next()
+		c, apps, ok, err := src.next()
 		if err != nil {
 			return err
 		}
@@ -418,22 +496,30 @@ func writeEntries(w io.Writer, src entrySource, first uint32, last *uint32) erro
 			break
 		}
 		if last != nil {
-			hs = slices.DeleteFunc(hs, func(h uint32) bool { return h < first || h > *last })
-			if len(hs) == 0 {
+			apps = slices.DeleteFunc(apps, func(a blockApps) bool { return a.height < first || a.height > *last })
+			if len(apps) == 0 {
 				continue
 			}
 		}
 		putUvarint(cw, uint64(len(c)))
 		cw.Write([]byte(c))
-		putUvarint(cw, uint64(len(hs)))
+		putUvarint(cw, uint64(len(apps)))
 		prev := first
-		for i, h := range hs {
+		for i, a := range apps {
 			if i == 0 {
-				putUvarint(cw, uint64(h-first))
+				putUvarint(cw, uint64(a.height-first))
 			} else {
-				putUvarint(cw, uint64(h-prev))
+				putUvarint(cw, uint64(a.height-prev))
 			}
-			prev = h
+			prev = a.height
+			putUvarint(cw, uint64(len(a.txs)))
+			for j, tx := range a.txs {
+				if j == 0 {
+					putUvarint(cw, uint64(tx))
+				} else {
+					putUvarint(cw, uint64(tx-a.txs[j-1]))
+				}
+			}
 		}
 		entries++
 	}
@@ -444,10 +530,11 @@ func writeEntries(w io.Writer, src entrySource, first uint32, last *uint32) erro
 	return cw.err
 }
 
-// readEntry reads one entry whose heights lie in first..last. It returns
-// io.EOF at a clean end of input and ErrBadIndex for anything malformed;
-// it allocates only for bytes that are present.
-func readEntry(r *bufio.Reader, first, last uint32) (string, []uint32, error) {
+// readEntry reads one entry of an index of the given version whose
+// heights lie in first..last. It returns io.EOF at a clean end of input
+// and ErrBadIndex for anything malformed; it allocates only for bytes that
+// are present.
+func readEntry(r *bufio.Reader, first, last uint32, version int) (string, []blockApps, error) {
 	n, err := binary.ReadUvarint(r)
 	if err == io.EOF {
 		return "", nil, io.EOF
@@ -472,7 +559,7 @@ func readEntry(r *bufio.Reader, first, last uint32) (string, []uint32, error) {
 	if k == 0 || k > uint64(last-first)+1 {
 		return "", nil, fmt.Errorf("%w: %q: %d appearances in %d blocks", ErrBadIndex, cb, k, uint64(last-first)+1)
 	}
-	var hs []uint32
+	var apps []blockApps
 	h := uint64(first)
 	for i := uint64(0); i < k; i++ {
 		d, err := binary.ReadUvarint(r)
@@ -486,9 +573,42 @@ func readEntry(r *bufio.Reader, first, last uint32) (string, []uint32, error) {
 		if d > uint64(last) || h > uint64(last) {
 			return "", nil, fmt.Errorf("%w: %q: height beyond the last block %d", ErrBadIndex, cb, last)
 		}
-		hs = append(hs, uint32(h))
+		a := blockApps{height: uint32(h)}
+		if version >= 2 {
+			if a.txs, err = readTxs(r); err != nil {
+				return "", nil, fmt.Errorf("%w: %q: block %d: %v", ErrBadIndex, cb, h, err)
+			}
+		}
+		apps = append(apps, a)
 	}
-	return string(cb), hs, nil
+	return string(cb), apps, nil
+}
+
+// readTxs reads the transactions of one block of an entry.
+func readTxs(r *bufio.Reader) ([]uint32, error) {
+	t, err := binary.ReadUvarint(r)
+	if err != nil {
+		return nil, fmt.Errorf("transaction count: %v", noEOF(err))
+	}
+	if t > maxBlockTxs {
+		return nil, fmt.Errorf("%d transactions, at most %d", t, maxBlockTxs)
+	}
+	var txs []uint32
+	var pos uint64
+	for j := uint64(0); j < t; j++ {
+		d, err := binary.ReadUvarint(r)
+		if err != nil {
+			return nil, fmt.Errorf("transaction %d: %v", j+1, noEOF(err))
+		}
+		if j > 0 && d == 0 {
+			return nil, fmt.Errorf("transactions not increasing")
+		}
+		if pos += d; d >= maxBlockTxs || pos >= maxBlockTxs {
+			return nil, fmt.Errorf("transaction position beyond %d", maxBlockTxs-1)
+		}
+		txs = append(txs, uint32(pos))
+	}
+	return txs, nil
 }
 
 var errEndMarker = errors.New("end marker")
@@ -514,8 +634,12 @@ type IndexReader struct {
 func NewIndexReader(r io.Reader) (*IndexReader, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var magic [8]byte
-	if _, err := io.ReadFull(br, magic[:]); err != nil || magic != indexMagic {
-		return nil, fmt.Errorf("%w: not an appearance index (no %q header)", ErrBadIndex, indexMagic[:7])
+	if _, err := io.ReadFull(br, magic[:]); err != nil || [7]byte(magic[:7]) != indexMagic {
+		return nil, fmt.Errorf("%w: not an appearance index (no %q header)", ErrBadIndex, indexMagic[:])
+	}
+	version := int(magic[7])
+	if version < 1 || version > IndexVersion {
+		return nil, fmt.Errorf("%w: version %d, this reader reads 1 to %d", ErrBadIndex, version, IndexVersion)
 	}
 	n, err := binary.ReadUvarint(br)
 	if err != nil || n > maxIndexNetwork {
@@ -533,7 +657,7 @@ func NewIndexReader(r io.Reader) (*IndexReader, error) {
 	if err != nil || b == 0 || b > maxIndexBlocks || first+b-1 > 1<<31-1 {
 		return nil, fmt.Errorf("%w: block count", ErrBadIndex)
 	}
-	ir := &IndexReader{r: br, header: IndexHeader{Network: string(name), First: int32(first)}}
+	ir := &IndexReader{r: br, header: IndexHeader{Version: version, Network: string(name), First: int32(first)}}
 	ir.height = map[chainhash.Hash]int32{}
 	for i := uint64(0); i < b; i++ {
 		var h chainhash.Hash
@@ -561,7 +685,7 @@ func (ir *IndexReader) Next() (*IndexEntry, error) {
 	if ir.done {
 		return nil, io.EOF
 	}
-	c, hs, err := readEntry(ir.r, uint32(ir.header.First), uint32(ir.header.Last()))
+	c, apps, err := readEntry(ir.r, uint32(ir.header.First), uint32(ir.header.Last()), ir.header.Version)
 	switch {
 	case err == errEndMarker:
 		n, err := binary.ReadUvarint(ir.r)
@@ -583,9 +707,15 @@ func (ir *IndexReader) Next() (*IndexEntry, error) {
 	}
 	ir.prev = c
 	ir.entries++
-	e := &IndexEntry{Candidate: c, Heights: make([]int32, len(hs))}
-	for i, h := range hs {
-		e.Heights[i] = int32(h)
+	e := &IndexEntry{Candidate: c, Heights: make([]int32, len(apps))}
+	if ir.header.Version >= 2 {
+		e.Txs = make([][]uint32, len(apps))
+	}
+	for i, a := range apps {
+		e.Heights[i] = int32(a.height)
+		if e.Txs != nil {
+			e.Txs[i] = a.txs
+		}
 	}
 	return e, nil
 }

@@ -53,22 +53,32 @@ func blockHash(h int32) chainhash.Hash {
 
 func readIndex(t *testing.T, data []byte) (map[string][]int32, *IndexHeader) {
 	t.Helper()
+	entries, hd := readEntries(t, data)
+	got := map[string][]int32{}
+	for _, e := range entries {
+		got[e.Candidate] = e.Heights
+	}
+	return got, hd
+}
+
+// readEntries reads every entry of an index.
+func readEntries(t *testing.T, data []byte) ([]*IndexEntry, *IndexHeader) {
+	t.Helper()
 	ir, err := NewIndexReader(bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string][]int32{}
+	var entries []*IndexEntry
 	for {
 		e, err := ir.Next()
 		if err == io.EOF {
-			break
+			return entries, ir.Header()
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		got[e.Candidate] = e.Heights
+		entries = append(entries, e)
 	}
-	return got, ir.Header()
 }
 
 func TestIndexRoundTrip(t *testing.T) {
@@ -110,7 +120,8 @@ func TestIndexRejects(t *testing.T) {
 	good := buildIndex(t, 0, 4, map[string][]int32{"a": {0, 2}, "b": {3}}, 0)
 	cases := map[string][]byte{
 		"empty":       nil,
-		"magic":       append([]byte("SPVFIDX\x02"), good[8:]...),
+		"magic":       append([]byte("SPVFIDY\x02"), good[8:]...),
+		"version":     append([]byte("SPVFIDX\x03"), good[8:]...),
 		"truncated":   good[:len(good)-3],
 		"no end":      good[:len(good)-2],
 		"extra bytes": append(slices.Clone(good), 0),
@@ -132,5 +143,140 @@ func TestIndexRejects(t *testing.T) {
 				t.Fatalf("read to %v, want ErrBadIndex", err)
 			}
 		})
+	}
+}
+
+// TestIndexTransactions: the transactions of every appearance survive
+// runs spilled and merged (a block's transactions from two runs joined),
+// and an appearance added without its transaction adds its block only.
+func TestIndexTransactions(t *testing.T) {
+	type app struct {
+		c     string
+		h, tx int32
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	var apps []app
+	want := map[string]map[int32][]uint32{}
+	for i := 0; i < 3000; i++ {
+		a := app{fmt.Sprintf("c-%03d", rng.IntN(300)), 10 + int32(rng.IntN(50)), int32(rng.IntN(40))}
+		if rng.IntN(10) == 0 {
+			a.tx = -1 // not recorded
+		}
+		apps = append(apps, a)
+		if want[a.c] == nil {
+			want[a.c] = map[int32][]uint32{}
+		}
+		txs := want[a.c][a.h]
+		if a.tx >= 0 && !slices.Contains(txs, uint32(a.tx)) {
+			txs = append(txs, uint32(a.tx))
+			slices.Sort(txs)
+		}
+		want[a.c][a.h] = txs
+	}
+	for _, memory := range []int{1 << 10, 64 << 20} {
+		ix := NewIndexWriter(t.TempDir(), memory)
+		for _, a := range apps {
+			if a.tx < 0 {
+				ix.Add(a.c, a.h)
+			} else {
+				ix.AddTx(a.c, a.h, int(a.tx))
+			}
+		}
+		hd := &IndexHeader{Network: "regtest", First: 10}
+		for h := int32(10); h < 60; h++ {
+			hd.Hashes = append(hd.Hashes, blockHash(h))
+		}
+		var buf bytes.Buffer
+		if _, err := ix.WriteTo(&buf, hd); err != nil {
+			t.Fatal(err)
+		}
+		ix.Close()
+		entries, hd := readEntries(t, buf.Bytes())
+		if hd.Version != IndexVersion {
+			t.Fatalf("version %d", hd.Version)
+		}
+		for _, e := range entries {
+			if len(e.Txs) != len(e.Heights) {
+				t.Fatalf("%s: %d heights, %d transaction lists", e.Candidate, len(e.Heights), len(e.Txs))
+			}
+			for i, h := range e.Heights {
+				txs, ok := want[e.Candidate][h]
+				if !ok || !slices.Equal(txs, e.Txs[i]) && len(txs)+len(e.Txs[i]) > 0 {
+					t.Fatalf("memory %d: %s at %d: transactions %v, want %v", memory, e.Candidate, h, e.Txs[i], txs)
+				}
+			}
+			if len(e.Heights) != len(want[e.Candidate]) {
+				t.Fatalf("%s: %d blocks, want %d", e.Candidate, len(e.Heights), len(want[e.Candidate]))
+			}
+		}
+		if len(entries) != len(want) {
+			t.Fatalf("%d entries, want %d", len(entries), len(want))
+		}
+	}
+}
+
+// TestIndexVersion1 reads an index of the first version, which records
+// no transactions.
+func TestIndexVersion1(t *testing.T) {
+	var b bytes.Buffer
+	b.WriteString("SPVFIDX\x01")
+	b.Write([]byte{7})
+	b.WriteString("regtest")
+	b.Write([]byte{2, 3}) // first 2, three blocks
+	for h := int32(2); h < 5; h++ {
+		hash := blockHash(h)
+		b.Write(hash[:])
+	}
+	b.Write([]byte{1, 'a', 2, 0, 2}) // "a" at 2 and 4
+	b.Write([]byte{1, 'b', 1, 1})    // "b" at 3
+	b.Write([]byte{0, 2})
+	got, hd := readIndex(t, b.Bytes())
+	if hd.Version != 1 || !slices.Equal(got["a"], []int32{2, 4}) || !slices.Equal(got["b"], []int32{3}) {
+		t.Fatalf("version %d, entries %v", hd.Version, got)
+	}
+	if entries, _ := readEntries(t, b.Bytes()); entries[0].Txs != nil {
+		t.Fatalf("version 1 entry with transactions %v", entries[0].Txs)
+	}
+}
+
+// TestIndexRejectsTransactions: transaction lists out of order, too long
+// or cut short are ErrBadIndex.
+func TestIndexRejectsTransactions(t *testing.T) {
+	head := func() *bytes.Buffer {
+		var b bytes.Buffer
+		b.WriteString("SPVFIDX\x02")
+		b.Write([]byte{7})
+		b.WriteString("regtest")
+		b.Write([]byte{0, 2})
+		for h := int32(0); h < 2; h++ {
+			hash := blockHash(h)
+			b.Write(hash[:])
+		}
+		return &b
+	}
+	for name, entry := range map[string][]byte{
+		"not increasing": {1, 'a', 1, 0, 2, 3, 0},
+		"too many":       {1, 'a', 1, 0, 0xff, 0xff, 0x7f},
+		"position":       {1, 'a', 1, 0, 1, 0xff, 0xff, 0x7f},
+		"cut short":      {1, 'a', 1, 0, 3, 1, 1},
+	} {
+		t.Run(name, func(t *testing.T) {
+			b := head()
+			b.Write(entry)
+			b.Write([]byte{0, 1})
+			ir, err := NewIndexReader(bytes.NewReader(b.Bytes()))
+			for err == nil {
+				_, err = ir.Next()
+			}
+			if !errors.Is(err, ErrBadIndex) {
+				t.Fatalf("read to %v, want ErrBadIndex", err)
+			}
+		})
+	}
+	b := head()
+	b.Write([]byte{1, 'a', 2, 0, 2, 0, 5, 1, 0, 0, 1})
+	got, _ := readIndex(t, b.Bytes())
+	if !slices.Equal(got["a"], []int32{0, 1}) {
+		t.Fatalf("a good entry read as %v", got)
 	}
 }

@@ -58,9 +58,9 @@ type Writer struct {
 }
 
 // SetIndex makes the writer also record, in ix, every block each output
-// script appears in: as an output, and as the script an input spends
-// (what a block's BIP 158 basic filter holds), named as a universe line
-// names it (its address, or the script's hex).
+// script appears in and its transactions there: as an output, and as the
+// script an input spends (what a block's BIP 158 basic filter holds),
+// named as a universe line names it (its address, or the script's hex).
 func (u *Writer) SetIndex(ix *IndexWriter) { u.index = ix }
 
 // NewWriter writes to w, encoding addresses for params.
@@ -159,12 +159,12 @@ func (u *Writer) script(s []byte, height int32) {
 // AddBlock writes the candidates of one block.
 func (u *Writer) AddBlock(height int32, b *wire.MsgBlock) error {
 	u.stats.Blocks++
-	for _, tx := range b.Transactions {
+	for pos, tx := range b.Transactions {
 		for _, out := range tx.TxOut {
 			u.output(out.PkScript, height)
 			if u.index != nil {
 				if c := scriptCandidate(out.PkScript, u.params); c != "" {
-					u.index.Add(c, height)
+					u.index.AddTx(c, height, pos)
 				}
 			}
 		}
@@ -174,7 +174,7 @@ func (u *Writer) AddBlock(height int32, b *wire.MsgBlock) error {
 		for _, in := range tx.TxIn {
 			if u.index != nil {
 				if c := spentScriptCandidate(in, u.params); c != "" {
-					u.index.Add(c, height)
+					u.index.AddTx(c, height, pos)
 					u.stats.SpendsIndexed++
 				} else {
 					u.stats.SpendsUnattributed++

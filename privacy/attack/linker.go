@@ -1,0 +1,195 @@
+package attack
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// linker compares the sessions of one Link call.
+type linker struct {
+	acc      *Accumulator
+	u        *universeCounts
+	prior    *sizePrior
+	sessions []linkSession
+	// classes are the universe's classes that hold candidates, counts
+	// how many each holds.
+	classes []int
+	counts  []float64
+	shared  map[[2]int]uint64 // by pair of indexes among sessions
+	index   map[int]int       // the accumulator's group -> index among sessions
+	mix     mixture
+	pairAt  map[[2]int]int    // pair of indexes -> index in mix.pairs
+	trios   map[[3]int]uint64 // three indexes -> candidates all three match
+	blind   [][2]int          // pairs with a session whose filters match everything
+	// warnings of the linking, and of the grouping.
+	warnings []string
+}
+
+// newLinker gathers what the sessions (the accumulator's groups) need.
+func (a *Accumulator) newLinker(groups []int, u *universeCounts) *linker {
+	lk := &linker{acc: a, u: u, shared: map[[2]int]uint64{}, index: map[int]int{},
+		mix: mixture{binned: map[[2]int32]float64{}}, pairAt: map[[2]int]int{}}
+	for cls, n := range u.classes {
+		if n > 0 {
+			lk.classes = append(lk.classes, cls)
+			lk.counts = append(lk.counts, float64(n))
+		}
+	}
+	lk.sessions = make([]linkSession, len(groups))
+	for i, g := range groups {
+		lk.sessions[i] = lk.session(g)
+		lk.index[g] = i
+	}
+	lk.prior = fitSizes(lk.sessions, u.size)
+	for i := range lk.sessions {
+		s := &lk.sessions[i]
+		s.logAny = lk.prior.anySize(s.matched, s.chance)
+		s.logSome = lk.prior.someSize(s.matched, s.chance, 1)
+	}
+	return lk
+}
+
+// session gathers what linking needs of group g.
+func (lk *linker) session(g int) linkSession {
+	r := lk.acc.report(g, lk.u)
+	s := linkSession{group: g, matched: float64(r.MatchedCount), chance: r.ExpectedFalsePositives,
+		exposed: r.EstimatedWallet, blind: lk.acc.set.limit[g] == 0, truncated: r.MatchedTruncated}
+	var joint *jointRates
+	for _, f := range lk.acc.set.filters[g] {
+		joint = joint.with(f)
+	}
+	s.keys = joint.keys
+	s.rho = joint.classRate(1)
+	s.rates = make([]float64, len(lk.classes))
+	for i, cls := range lk.classes {
+		s.rates[i] = joint.classRate(cls)
+	}
+	for _, m := range r.Matched {
+		s.lines = append(s.lines, m.Line)
+	}
+	slices.Sort(s.lines)
+	return s
+}
+
+// bothByChance is the number of candidates expected to match the filters
+// of both sessions x and y by chance: over the universe's classes, the
+// product of the sessions' rates, or where they share a hashing (the same
+// size, hash count and tweak) the rate of their filters together.
+func (lk *linker) bothByChance(x, y int) float64 {
+	pair := []*linkSession{&lk.sessions[x], &lk.sessions[y]}
+	if lk.sharesHashing(pair) {
+		return lk.jointChance(pair)
+	}
+	var both float64
+	for i, n := range lk.counts {
+		both += n * pair[0].rates[i] * pair[1].rates[i]
+	}
+	return both
+}
+
+// weigh counts the matches every pair of sessions shares and weighs them;
+// with all, the pairs that share none are kept one by one (to be listed),
+// else gathered by their likelihood ratios.
+func (lk *linker) weigh(all bool) {
+	byLine := map[int][]int{}
+	for i := range lk.sessions {
+		s := &lk.sessions[i]
+		if s.blind {
+			continue
+		}
+		if s.truncated {
+			lk.warnings = append(lk.warnings, fmt.Sprintf("session %d: its match list is truncated, so its shared matches are undercounted", s.group+1))
+		}
+		for _, line := range s.lines {
+			byLine[line] = append(byLine[line], i)
+		}
+	}
+	for _, ss := range byLine {
+		for x := range ss {
+			for y := x + 1; y < len(ss); y++ {
+				lk.shared[[2]int{ss[x], ss[y]}]++
+			}
+		}
+	}
+	lk.countTriangles(byLine)
+	for x := range lk.sessions {
+		if lk.sessions[x].blind {
+			lk.warnings = append(lk.warnings, fmt.Sprintf("session %d: its filters match every candidate, so nothing links it to another; its pairs keep the prior", lk.sessions[x].group+1))
+		}
+		for y := x + 1; y < len(lk.sessions); y++ {
+			lk.weighPair(x, y, all)
+		}
+	}
+}
+
+// weighPair weighs the evidence of one pair of sessions.
+func (lk *linker) weighPair(x, y int, all bool) {
+	sx, sy := &lk.sessions[x], &lk.sessions[y]
+	if sx.blind || sy.blind {
+		if all {
+			lk.blind = append(lk.blind, [2]int{x, y})
+		}
+		return
+	}
+	shared := lk.shared[[2]int{x, y}]
+	ev := lk.prior.evidence(sx, sy, shared, lk.bothByChance(x, y))
+	ev.x, ev.y = x, y
+	if shared > 0 || all {
+		lk.pairAt[[2]int{x, y}] = len(lk.mix.pairs)
+		lk.mix.pairs = append(lk.mix.pairs, ev)
+		return
+	}
+	lk.mix.addBinned(&ev)
+}
+
+// fitPriors estimates the prior from every pair, starting from one other
+// session of a session's wallet among the rest, with the weight of as
+// many pairs as there are sessions; fixed > 0 holds it.
+func (lk *linker) fitPriors(fixed float64) priorFit {
+	n := float64(len(lk.sessions))
+	start := 1.0 / 3
+	if n > 4 {
+		start = 1 / (n - 1)
+	}
+	if fixed == 0 && len(lk.mix.pairs) == 0 && len(lk.mix.binned) == 0 {
+		return priorFit{priors: tied(start), low: tied(start), high: tied(start)}
+	}
+	return lk.mix.fit(start, n, fixed)
+}
+
+// links lists the pairs weighed one by one, and those with a blind
+// session at the prior, in order of their sessions.
+func (lk *linker) links(fit *priorFit) []SessionLink {
+	out := make([]SessionLink, 0, len(lk.mix.pairs)+len(lk.blind))
+	for i := range lk.mix.pairs {
+		ev := &lk.mix.pairs[i]
+		sl := SessionLink{A: lk.sessions[ev.x].group, B: lk.sessions[ev.y].group, Shared: ev.shared,
+			ExpectedByChance: ev.chance, ExpectedIfSameWallet: ev.ifSame, Third: -1}
+		sl.Probability, sl.ProbabilityLow, sl.ProbabilityHigh = fit.interval(ev)
+		sl.ProbabilityShared = ev.posterior(fit.priors)[sharedAddress]
+		out = append(out, sl)
+	}
+	for _, p := range lk.blind {
+		out = append(out, SessionLink{A: lk.sessions[p[0]].group, B: lk.sessions[p[1]].group, Third: -1, Probability: fit.priors[sameWallet],
+			ProbabilityLow: fit.low[sameWallet], ProbabilityHigh: fit.high[sameWallet], ProbabilityShared: fit.priors[sharedAddress]})
+	}
+	slices.SortFunc(out, func(p, q SessionLink) int {
+		if p.A != q.A {
+			return p.A - q.A
+		}
+		return p.B - q.B
+	})
+	return out
+}
+
+// unlistedMax is the highest probability of one wallet among the pairs
+// gathered by their likelihood ratios (0 without any).
+func (lk *linker) unlistedMax(fit *priorFit) float64 {
+	top := 0.0
+	for k := range lk.mix.binned {
+		ev := pairEvidence{logLikes: [hypotheses]float64{float64(k[0]) / 100, 0, float64(k[1]) / 100}}
+		top = math.Max(top, ev.posterior(fit.priors)[sameWallet])
+	}
+	return top
+}
