@@ -50,15 +50,21 @@ type chainSim struct {
 	others []uint32 // every script of the chain's own transactions
 	hashes []chainhash.Hash
 	events map[int32][]chainEvent
+	// tx is the position, in the block being made, of the transaction
+	// being made (0: the coinbase).
+	tx int32
 
 	wallets  []*fetchWalletSim
 	sessions []*FetchSession
 	labels   *FetchLabels
 }
 
+// scriptApp is one appearance of a script: in the transaction at
+// position tx of the block at height.
 type scriptApp struct {
 	id     uint32
 	height int32
+	tx     int32
 }
 
 type eventKind int
@@ -118,7 +124,9 @@ func (c *chainSim) newScript(h int32) uint32 {
 	return id
 }
 
-func (c *chainSim) appear(id uint32, h int32) { c.apps = append(c.apps, scriptApp{id, h}) }
+// appear records an appearance of script id, at h in the transaction
+// being made.
+func (c *chainSim) appear(id uint32, h int32) { c.apps = append(c.apps, scriptApp{id, h, c.tx}) }
 
 // takeUnspent spends a random unspent output of the chain's own
 // transactions at h, if there is one.
@@ -186,8 +194,10 @@ func (c *chainSim) later(h int32) (int32, bool) {
 // block makes the block at h: a coinbase, the chain's own transactions
 // (each spending one or two outputs and making two), then the wallets'.
 func (c *chainSim) block(h int32) {
+	c.tx = 0
 	c.pool = append(c.pool, c.newScript(h))
 	for range c.opts.TxsPerBlock {
+		c.tx++
 		for range 1 + c.rng.IntN(2) {
 			c.takeUnspent(h)
 		}
@@ -195,6 +205,7 @@ func (c *chainSim) block(h int32) {
 		c.otherOutput(h)
 	}
 	for _, e := range c.events[h] {
+		c.tx++ // each event is one transaction
 		switch e.kind {
 		case evPayment:
 			c.payment(h, e)
@@ -364,8 +375,9 @@ func (c *chainSim) randomHeights(from, to int32, n int, taken map[int32]bool) []
 }
 
 // WriteIndex writes the chain's appearance index (package universe's
-// format, as "privacy universe --index" writes it). Without a chain it
-// writes nothing.
+// format, as "privacy universe --index" writes it: every appearance with
+// the position of its transaction in the block, index version 2). Without
+// a chain it writes nothing.
 func (s *Scenario) WriteIndex(w io.Writer) error {
 	c := s.chain
 	if c == nil {
@@ -374,7 +386,7 @@ func (s *Scenario) WriteIndex(w io.Writer) error {
 	ix := universe.NewIndexWriter("", 0)
 	defer ix.Close()
 	for _, a := range c.apps {
-		ix.Add(c.names[a.id], a.height)
+		ix.AddTx(c.names[a.id], a.height, int(a.tx))
 	}
 	if _, err := ix.WriteTo(w, &universe.IndexHeader{Network: c.labels.Network, First: c.labels.FirstHeight, Hashes: c.hashes}); err != nil {
 		return fmt.Errorf("index: %w", err)
