@@ -58,11 +58,14 @@ type m struct {
 }
 
 // sessionJSON is a session's report as analyze --capture writes it: the
-// session beside attack's Report.
+// session beside attack's Report. attack's types always carry intervals:
+// here the estimate's is the point estimated (extra may replace it), and
+// each match's the point of its probability.
 func sessionJSON(id string, estimated float64, matches []m, extra map[string]any) map[string]any {
-	r := &attack.Report{EstimatedWallet: estimated, UniverseSize: 20, Warnings: []string{}}
+	r := &attack.Report{EstimatedWallet: estimated, EstimatedWalletLow: estimated, EstimatedWalletHigh: estimated,
+		UniverseSize: 20, Warnings: []string{}}
 	for _, x := range matches {
-		r.Matched = append(r.Matched, attack.MatchedCandidate{Candidate: x.c, Probability: x.p})
+		r.Matched = append(r.Matched, attack.MatchedCandidate{Candidate: x.c, Probability: x.p, ProbabilityLow: x.p, ProbabilityHigh: x.p})
 	}
 	return withFields(struct {
 		Session string `json:"session"`
@@ -70,13 +73,14 @@ func sessionJSON(id string, estimated float64, matches []m, extra map[string]any
 	}{id, r}, extra)
 }
 
-// pairJSON is a link pair as analyze --link writes it.
+// pairJSON is a link pair as analyze --link writes it, its probability's
+// interval the point of it.
 func pairJSON(a, b string, p float64, linked bool) map[string]any {
 	return withFields(struct {
 		A string `json:"a"`
 		B string `json:"b"`
 		attack.SessionLink
-	}{a, b, attack.SessionLink{Probability: p, Linked: linked}}, nil)
+	}{a, b, attack.SessionLink{Probability: p, ProbabilityLow: p, ProbabilityHigh: p, Linked: linked, Third: -1}}, nil)
 }
 
 // withFields marshals v and adds fields to its object.
@@ -177,13 +181,57 @@ func TestEvaluatePerfect(t *testing.T) {
 			t.Errorf("wallet %s: %+v", w.Wallet, w.Counts)
 		}
 	}
+	// Every interval holds the truth: the estimates' (5 sessions, 1
+	// group) cover it 6 times of 6, and the probabilities' points lie
+	// inside the Wilson interval of the fraction right in every bin.
+	checkIntervals(t, s, map[string][2]int{"sessions": {5, 5}, "link groups": {1, 1}},
+		map[string]int{"session matches": 16, "links": 3, "link groups matches": 3})
+	// The targets: the four of candidates and links are met. Coverage
+	// is held to 0.95 ± 0.03 on both sides (an interval that always
+	// covers is wider than it says), so 5 of 5 and 1 of 1 are not met:
+	// no handful of intervals can meet it.
+	if len(s.Mistakes) != 0 || len(s.Targets) != 6 {
+		t.Errorf("mistakes %v, targets %v", s.Mistakes, s.Targets)
+	}
 	for _, tg := range s.Targets {
-		if tg.Met == nil || !*tg.Met {
-			t.Errorf("target %s not met: %v", tg.Name, tg.Value)
+		coverage := strings.HasPrefix(tg.Name, "intervals (")
+		switch {
+		case tg.Met == nil || tg.Value == nil:
+			t.Errorf("target %s not measured", tg.Name)
+		case coverage && (*tg.Met || *tg.Value != 1):
+			t.Errorf("target %s: %v, met %v; want 1, not met", tg.Name, *tg.Value, *tg.Met)
+		case !coverage && !*tg.Met:
+			t.Errorf("target %s not met: %v", tg.Name, *tg.Value)
 		}
 	}
-	if len(s.Mistakes) != 0 || len(s.Targets) != 4 {
-		t.Errorf("mistakes %v, targets %v", s.Mistakes, s.Targets)
+}
+
+// checkIntervals checks the intervals of a perfect report: those on the
+// estimated wallet cover the truth as many times as counts says, by
+// where; those on probabilities are as many as probs says, by where, and
+// consistent in every bin that holds any.
+func checkIntervals(t *testing.T, s *Score, counts map[string][2]int, probs map[string]int) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, iv := range s.Intervals {
+		seen[iv.Where] = true
+		if want, ok := counts[iv.Where]; ok {
+			if iv.Field != "estimated_wallet_low" || iv.IntervalCount != want[0] || iv.CoveredCount != want[1] {
+				t.Errorf("%s: %s, %d intervals, %d covered; want estimated_wallet_low, %d, %d", iv.Where, iv.Field, iv.IntervalCount, iv.CoveredCount, want[0], want[1])
+			}
+			continue
+		}
+		if iv.Field != "probability_low" || iv.IntervalCount != probs[iv.Where] {
+			t.Errorf("%s: %s, %d intervals; want probability_low, %d", iv.Where, iv.Field, iv.IntervalCount, probs[iv.Where])
+		}
+		for _, b := range iv.Calibration {
+			if b.Count > 0 && !*b.Consistent {
+				t.Errorf("%s: bin [%g, %g): %d of %d right, intervals %v..%v: inconsistent", iv.Where, b.PLow, b.PHigh, b.Right, b.Count, *b.MeanLow, *b.MeanHigh)
+			}
+		}
+	}
+	if len(seen) != len(counts)+len(probs) {
+		t.Errorf("intervals found at %v, want %d places", seen, len(counts)+len(probs))
 	}
 }
 
@@ -253,21 +301,45 @@ func TestEvaluateMistakes(t *testing.T) {
 	}
 	checkCounts(t, "group candidates", gr.Candidates, 3, 2, 2, 1, 1)
 	// Intervals: estimated wallet [3,6] holds 5, [4,8] misses 3, [2,3]
-	// holds 3, [0,1] misses 2, [0,2] holds 0.
-	var est, prob *IntervalScore
+	// holds 3, [0,1] misses 2, [0,2] holds 0; the group's point 1 holds
+	// the 1 candidate (b1) all three sessions hold.
+	var est, groupEst, prob *IntervalScore
 	for i := range s.Intervals {
-		switch s.Intervals[i].Field {
-		case "estimated_wallet_low":
-			est = &s.Intervals[i]
-		case "probability_low":
-			prob = &s.Intervals[i]
+		switch iv := &s.Intervals[i]; {
+		case iv.Field == "estimated_wallet_low" && iv.Where == "sessions":
+			est = iv
+		case iv.Field == "estimated_wallet_low" && iv.Where == "link groups":
+			groupEst = iv
+		case iv.Field == "probability_low" && iv.Where == "session matches":
+			prob = iv
 		}
 	}
 	if est == nil || est.IntervalCount != 5 || est.CoveredCount != 3 || *est.Coverage != 0.6 || est.Nominal != 0.95 {
 		t.Fatalf("estimated wallet intervals %+v", est)
 	}
-	if prob == nil || prob.IntervalCount != 1 || prob.Calibration[4].Count != 1 || !*prob.Calibration[4].Consistent {
+	if groupEst == nil || groupEst.IntervalCount != 1 || groupEst.CoveredCount != 1 {
+		t.Fatalf("group's estimated wallet intervals %+v", groupEst)
+	}
+	// Probability intervals: every match of attack's type carries one
+	// (here the point of its probability), b1 of s3 [0.9, 1]; b2's
+	// posterior_low is not a probability's, x3's is a probability_interval:
+	// 7 + 3 + 1 + 2 = 13. In [0.5, 0.8): a3 at 0.6, right, consistent
+	// (Wilson 0.21..1). In [0.95, 0.99): a4 right and x1 wrong at 0.97:
+	// Wilson 0.09..0.91 misses 0.97. In [0.99, 1]: 9 of 10 right (c1 of s1
+	// wrong at 0.99), Wilson 0.60..0.98, below the mean interval
+	// 0.989..0.999: an overconfident report is told.
+	if prob == nil || prob.IntervalCount != 13 {
 		t.Fatalf("probability intervals %+v", prob)
+	}
+	for i, want := range []struct {
+		count, right int
+		consistent   bool
+	}{{0, 0, false}, {1, 1, true}, {0, 0, false}, {2, 1, false}, {10, 9, false}} {
+		b := prob.Calibration[i]
+		checkBin(t, "probability intervals", b.Bin, want.count, want.right)
+		if b.Count > 0 && *b.Consistent != want.consistent {
+			t.Errorf("probability intervals bin [%g, %g): consistent %v, want %v (intervals %v..%v)", b.PLow, b.PHigh, *b.Consistent, want.consistent, *b.MeanLow, *b.MeanHigh)
+		}
 	}
 	var interval *IntervalScore
 	for i := range s.Intervals {
