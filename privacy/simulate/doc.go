@@ -86,8 +86,11 @@
 // Intervals are found by their field names wherever a report puts them
 // (see the Score's Intervals): an interval on the estimated wallet covers
 // the truth (the candidates the session's filters hold, those all of a
-// group's sessions' filters hold, or the wallet's scripts) or not, and
-// the share that cover is set against the interval's level; an interval
+// group's sessions' filters hold, or the wallet's scripts) or not, as
+// does one on a fetches report's estimated wallet groups (of the groups
+// its matches form, those of two or more appearances that hold a script
+// of the wallet), and the share that cover is set against the interval's
+// level; an interval
 // on a probability, whose truth is a yes or a no, is scored in the bins
 // of its probability: the fraction right, with its Wilson interval,
 // against the mean of the intervals' bounds.

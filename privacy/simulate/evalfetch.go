@@ -23,6 +23,7 @@ func (e *evaluator) fetches(doc object) error {
 		if wt := e.t.fetchWallets[fs.Wallet]; wt != nil {
 			sc.truth, sc.owns = wt.scripts, func(s string) bool { return wt.scripts[s] }
 		}
+		sc.counts = func(c object) map[string]int { return walletGroups(c, sc.truth) }
 		return sc, true
 	})
 	if err != nil {
@@ -70,4 +71,49 @@ func (e *evaluator) candidateGroups(sc sessionCase, groups []object) {
 			}
 		}
 	}
+}
+
+// walletGroups returns the truth of a fetches report's estimated wallet
+// groups: of the groups its matches form (those sharing a "group" number,
+// each other match alone), the ones whose most appearing member appears
+// in two or more blocks and that hold a script of the wallet. Nil when the
+// report lists only part of its matches (the count is then unknown).
+func walletGroups(c object, wallet map[string]bool) map[string]int {
+	if t, _ := c.boolean("matched_truncated"); t {
+		return nil
+	}
+	type group struct {
+		k      float64
+		wallet bool
+	}
+	var groups []*group
+	byID := map[float64]*group{}
+	for _, m := range c.objects("matched") {
+		id := m.num("group")
+		g := byID[ptrOr(id, 0)]
+		if g == nil {
+			g = &group{}
+			groups = append(groups, g)
+			if id != nil && *id > 0 {
+				byID[*id] = g
+			}
+		}
+		g.k = max(g.k, ptrOr(m.num("appearances"), 0))
+		g.wallet = g.wallet || wallet[m.str("candidate")]
+	}
+	count := 0
+	for _, g := range groups {
+		if g.k >= 2 && g.wallet {
+			count++
+		}
+	}
+	return map[string]int{"estimated_wallet_groups": count}
+}
+
+// ptrOr returns *p, or or when p is nil.
+func ptrOr(p *float64, or float64) float64 {
+	if p == nil {
+		return or
+	}
+	return *p
 }

@@ -156,6 +156,9 @@ type sessionCase struct {
 	truth      map[string]bool
 	owns       func(string) bool // nil: no candidate is right
 	fields     []string          // the report fields the scoring knows
+	// counts gives, from the session's report and the labels, the
+	// truth of estimates other than the wallet's (nil: none).
+	counts func(c object) map[string]int
 }
 
 // sessions scores every session of the report's clients that label
@@ -240,7 +243,11 @@ func (e *evaluator) session(c object, sc sessionCase) {
 		e.candidateGroups(sc, groups)
 	}
 	ivs, used := findIntervals(c)
-	e.countIntervals("sessions", ivs, len(sc.truth))
+	var other map[string]int
+	if sc.counts != nil {
+		other = sc.counts(c)
+	}
+	e.countIntervals("sessions", ivs, len(sc.truth), other)
 	e.noteUnscored("session reports", unknownKeys(c, sc.fields, used))
 	e.s.Candidates.merge(cs)
 	cs.finish()

@@ -382,19 +382,24 @@ func TestEvaluateMistakes(t *testing.T) {
 // right.
 func TestEvaluateFetches(t *testing.T) {
 	l := handLabels(t)
-	match := func(c string, p float64) attack.FetchMatch { return attack.FetchMatch{Candidate: c, Probability: p} }
-	client := func(id string, ms []attack.FetchMatch, extra map[string]any) map[string]any {
-		return withFields(&attack.FetchReport{Session: id, Matched: ms}, extra)
+	match := func(c string, p float64, k uint64, group int) attack.FetchMatch {
+		return attack.FetchMatch{Candidate: c, Probability: p, Appearances: k, Group: group}
+	}
+	client := func(id string, ms []attack.FetchMatch, low, high float64, extra map[string]any) map[string]any {
+		return withFields(&attack.FetchReport{Session: id, Matched: ms, EstimatedWalletGroupsLow: low, EstimatedWalletGroupsHigh: high}, extra)
 	}
 	report := map[string]any{
 		"index": map[string]any{"network": "mainnet", "from": 0, "to": 99},
 		"clients": []any{
-			client("fs1", []attack.FetchMatch{match("f1a", 0.99), match("pc1", 0.97), match("f1b", 0.5)}, map[string]any{
+			// The wallet's groups of two or more appearances: f1a alone,
+			// and pc1 (k 2) with f1b: 2, inside [1, 3].
+			client("fs1", []attack.FetchMatch{match("f1a", 0.99, 2, 0), match("pc1", 0.97, 2, 1), match("f1b", 0.5, 1, 1)}, 1, 3, map[string]any{
 				"groups": []any{
 					map[string]any{"candidates": []string{"f1b", "pc1"}, "probability": 0.96},
 					map[string]any{"members": []string{"py1"}, "probability": 0.96},
 				}}),
-			client("fs2", []attack.FetchMatch{match("z1", 0.2)}, nil),
+			// None of the noise session's: 0, outside [1, 2].
+			client("fs2", []attack.FetchMatch{match("z1", 0.2, 3, 0)}, 1, 2, nil),
 		},
 	}
 	s := evaluate(t, l, report)
@@ -409,6 +414,15 @@ func TestEvaluateFetches(t *testing.T) {
 	}
 	if !slices.Contains(owners, "payer change beside F1") {
 		t.Errorf("mistakes %+v", s.Mistakes)
+	}
+	var groups *IntervalScore
+	for i := range s.Intervals {
+		if s.Intervals[i].Field == "estimated_wallet_groups_low" {
+			groups = &s.Intervals[i]
+		}
+	}
+	if groups == nil || groups.Where != "sessions" || groups.IntervalCount != 2 || groups.CoveredCount != 1 {
+		t.Errorf("wallet groups intervals %+v", groups)
 	}
 }
 

@@ -156,20 +156,26 @@ func (e *evaluator) tally(where string, iv interval, binary bool) *intervalTally
 }
 
 // countIntervals scores intervals on the estimated wallet against its
-// truth; intervals on other quantities are named as not scored.
-func (e *evaluator) countIntervals(where string, ivs []interval, truth int) {
+// truth, and those on the quantities named in other against theirs;
+// intervals on other quantities are named as not scored.
+func (e *evaluator) countIntervals(where string, ivs []interval, truth int, other map[string]int) {
 	for _, iv := range ivs {
-		if !slices.Contains(walletQuantities, iv.quantity) {
+		t, ok := other[iv.quantity]
+		switch {
+		case ok:
+		case slices.Contains(walletQuantities, iv.quantity):
+			t = truth
+			if iv.quantity == "" {
+				iv.quantity = "estimated_wallet"
+			}
+		default:
 			e.noteUnscored(where, []string{iv.key + " (an interval on a quantity the labels do not know)"})
 			continue
 		}
-		if iv.quantity == "" {
-			iv.quantity = "estimated_wallet"
-		}
-		t := e.tally(where, iv, false)
-		t.score.IntervalCount++
-		if iv.low <= float64(truth) && float64(truth) <= iv.high {
-			t.score.CoveredCount++
+		tl := e.tally(where, iv, false)
+		tl.score.IntervalCount++
+		if iv.low <= float64(t) && float64(t) <= iv.high {
+			tl.score.CoveredCount++
 		}
 	}
 }

@@ -182,7 +182,7 @@ func (e *evaluator) group(where string, g object) (GroupReport, *ClaimScore) {
 	cs.finish()
 	gr.Candidates = cs.Counts
 	ivs, used := findIntervals(g)
-	e.countIntervals(where, ivs, len(truth))
+	e.countIntervals(where, ivs, len(truth), nil)
 	e.noteUnscored(where, unknownKeys(g, knownSession, used))
 	return gr, cs
 }
