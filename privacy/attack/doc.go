@@ -52,9 +52,11 @@
 // parallel and constant memory; readings, and accumulators merged with
 // Merge (or sent as JSON between machines and merged), add up as the
 // reading of their concatenation, so a universe split over files gives the
-// reports of one pass over the whole. Reports finishes the counts into
-// one Report per group. Analyze and AnalyzeGroups do all of it in one
-// call.
+// reports of one pass over the whole. Join puts together accumulators of
+// disjoint groups that read the same universe (the sessions of a capture
+// split over machines), so that Link and Intersect, which compare
+// sessions, see all of them. Reports finishes the counts into one Report
+// per group. Analyze and AnalyzeGroups do all of it in one call.
 //
 // # Linking sessions
 //
