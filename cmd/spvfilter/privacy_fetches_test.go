@@ -195,7 +195,7 @@ func TestPrivacyFetchesGroupsAndIntersect(t *testing.T) {
 	}
 	type report struct {
 		Session   string  `json:"session"`
-		CoLocated int     `json:"co_located"`
+		CoLocated int     `json:"co_located_count"`
 		Matched   []match `json:"matched"`
 		Groups    []struct {
 			Members     []string `json:"members"`
@@ -204,7 +204,7 @@ func TestPrivacyFetchesGroupsAndIntersect(t *testing.T) {
 		} `json:"groups"`
 		ByAppearances []struct {
 			Appearances int `json:"appearances"`
-			CoLocated   int `json:"co_located"`
+			CoLocated   int `json:"co_located_count"`
 		} `json:"by_appearances"`
 	}
 	var out struct {

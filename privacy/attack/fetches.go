@@ -68,16 +68,16 @@ type FetchClass struct {
 	Appearances uint64 `json:"appearances"`
 	// Candidates is n_k, and ExpectedByChance n_k·C(B-k, F-k)/C(B, F),
 	// the matches chance gives them.
-	Candidates       uint64  `json:"candidates"`
+	Candidates       uint64  `json:"candidate_count"`
 	ExpectedByChance float64 `json:"expected_by_chance"`
 	// Matched counts the matches, Groups the groups they form (a match
 	// alone is a group of one) whose most-appearing member has k
 	// appearances, and CoLocated the matches that appear only in the
 	// transactions of another match: spurious matches chance does not
 	// explain, counted from the index.
-	Matched   uint64 `json:"matched"`
-	Groups    uint64 `json:"groups"`
-	CoLocated uint64 `json:"co_located"`
+	Matched   uint64 `json:"matched_count"`
+	Groups    uint64 `json:"group_count"`
+	CoLocated uint64 `json:"co_located_count"`
 }
 
 // FetchReport is what one session's block downloads reveal.
@@ -107,7 +107,7 @@ type FetchReport struct {
 	MatchedCount           uint64  `json:"matched_count"`
 	// CoLocated counts the matches that appear only in the transactions
 	// of another match (only when the index records transactions).
-	CoLocated uint64 `json:"co_located"`
+	CoLocated uint64 `json:"co_located_count"`
 	// EstimatedWalletGroups is the number of groups of matches of two or
 	// more appearances that hold a wallet's script, estimated as those
 	// groups less the ones chance gives, and
@@ -125,7 +125,7 @@ type FetchReport struct {
 	// Transactions is true when the index records the transactions of
 	// the appearances in the scanned range (version 2, written with
 	// them), which co-location needs.
-	Transactions     bool         `json:"transactions"`
+	Transactions     bool         `json:"transactions_recorded"`
 	ByAppearances    []FetchClass `json:"by_appearances"`
 	Matched          []FetchMatch `json:"matched"`
 	Groups           []FetchGroup `json:"groups"`
