@@ -23,7 +23,7 @@
 //     after its parent must use the limit, and any other block between
 //     retargets carries the bits of the last block that is a retarget
 //     boundary or not at the limit; the first block of a period never
-//     takes the exception. On testnet4 (BIP94) the retarget scales the
+//     takes the exception. On testnet4 (see BIP94) the retarget scales the
 //     bits of the period's first block, not its last, so that a last
 //     block mined at the minimum cannot reset the next period (testnet3's
 //     "block storms");
@@ -65,13 +65,12 @@
 //
 // The block checkpoints are btcd's for mainnet and testnet3, and for
 // testnet4 (TestNet4Params, which btcd v0.24.2 lacks) the two blocks
-// Bitcoin Core names with their heights. FilterCheckpoints returns the
-// BIP 157 basic filter headers hard-coded for mainnet, testnet3 and
-// testnet4, taken from lightninglabs/neutrino (chainsync/filtercontrol.go);
-// Bitcoin Core hard-codes none, so they have no second source, and no
-// project has any for signet. CheckFilterHeader compares a peer's filter
-// header with them. On signet, regtest and simnet nothing is checked this
-// way.
+// Bitcoin Core names with their heights. FilterCheckpoints returns the BIP
+// 157 basic filter headers hard-coded for mainnet, testnet3 and testnet4,
+// taken from lightninglabs/neutrino (chainsync/filtercontrol.go); Bitcoin
+// Core hard-codes none, so they have no second source, and neither project
+// has any for signet. CheckFilterHeader compares a peer's filter header
+// with them. On signet, regtest and simnet nothing is checked this way.
 //
 // # Memory and storage
 //

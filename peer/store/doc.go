@@ -38,8 +38,8 @@
 // the block headers by height: they are never kept above the block
 // headers' tip, and are truncated before the block headers are, so a
 // crash between the two cannot pair a filter header with the wrong block.
-// Chain then checks every header again by the chain's rules (difficulty,
-// checkpoints), and cuts the store below the first that fails.
+// Store.Chain then checks every header again by the chain's rules
+// (difficulty, checkpoints), and cuts the store below the first that fails.
 //
 // Writes are synced (fsync of both files of a log) before AppendHeaders,
 // AppendFilterHeaders, Truncate and SaveChain return (SaveChain writes in
@@ -81,6 +81,8 @@
 // the address manager would look up) is set aside with a note in
 // Recovered, never read in part nor taken silently for an empty list.
 // bans.json is written whole through a temporary file renamed into place.
+//
+// # Memory
 //
 // In memory a Store keeps four bytes of each block's hash (for HeightOf)
 // and a fixed cache of 4096 headers (about 0.5 MB). Chain returns the
