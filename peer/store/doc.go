@@ -13,25 +13,48 @@
 //	LOCK                    held with flock while a Store is open
 //	*.damaged-<unix time>   a file found damaged and set aside (two kept per file)
 //
-// The record files are append-only and truncated only to disconnect
-// blocks above a fork. Each record's checksum covers its height and its
-// bytes. Open reads every record, checks its checksum, and for block
-// headers also the link to the parent and the proof of work against the
-// header's own bits; each file is cut after the last record that passes,
-// so a torn write (kill -9, power failure) or a damaged byte loses that
-// record and those after it, and is never trusted. Filter headers are
-// bound to the block headers by height: they are never kept above the
-// block headers' tip, and are truncated before the block headers are, so
-// a crash between the two cannot pair a filter header with the wrong
-// block.
+// Block headers are stored as serialized on the wire, height 0 being the
+// genesis block; filter headers in the byte order of wire.MsgCFHeaders.
+// meta holds the format version, the network's name and magic and its
+// genesis hash: a directory of another network or format is refused with
+// ErrWrongNetwork. A second Open of the same directory, in this process
+// or another, fails with ErrLocked (without flock, on systems other than
+// Unix, only the filter cache is locked).
+//
+// # Crash safety
+//
+// The record files are append-only fixed-size records by height, the
+// layout of neutrino's headerfs, and are truncated only to disconnect
+// blocks above a fork. Unlike headerfs's, each record has a checksum: a
+// CRC-32C (Castagnoli), stored little endian, over the record's height
+// (4 bytes, little endian) and its bytes. Open reads every record, checks
+// its checksum, and for block headers also that height 0 is the network's
+// genesis block, the link to the parent and the proof of work against the
+// header's own bits within the network's limit; each file is cut after
+// the last record that passes, so a torn write (kill -9, power failure),
+// a missing checksum, zeros left by a crash or a damaged byte loses that
+// record and those after it, and is never trusted. Recovered lists what
+// was cut, one line each, fit for a warning. Filter headers are bound to
+// the block headers by height: they are never kept above the block
+// headers' tip, and are truncated before the block headers are, so a
+// crash between the two cannot pair a filter header with the wrong block.
+// Store.Chain then checks every header again by the chain's rules
+// (difficulty, checkpoints), and cuts the store below the first that fails.
 //
 // Writes are synced (fsync of both files of a log) before AppendHeaders,
-// AppendFilterHeaders, Truncate and SaveChain return, unless
-// Options.NoSync is set. The filter cache is a bbolt database, which
-// gives atomic multi-record updates (an entry, its place in the eviction
-// order and the cache's size change together) with its own crash
-// safety; each entry also records its filter's hash, checked on every
-// read, and an entry that fails is dropped.
+// AppendFilterHeaders, Truncate and SaveChain return (SaveChain writes in
+// batches of 2,000 headers, one sync each), unless Options.NoSync is set,
+// whose documentation says what a crash may then lose. The filter cache
+// is a bbolt database, which gives atomic multi-record updates (an
+// insert, the evictions it causes, its place in the eviction order and
+// the cache's size change together) with its own crash safety, where a
+// hand-written index would have to solve that again; each transaction is
+// synced, so a scan's filters are best put with one PutFilters call. Each
+// entry also records its filter's double-SHA-256 hash, checked on every
+// read, and an entry that fails is dropped and listed in Recovered.
+// Entries are evicted oldest first, by insertion: a read does not refresh
+// an entry, so reads never write. The bbolt file does not shrink when
+// filters are evicted (bbolt reuses the freed pages).
 //
 // A damaged cache file must not crash the process, and bbolt reads the
 // file through a memory map, where a truncated file faults (SIGBUS), a
@@ -58,6 +81,8 @@
 // the address manager would look up) is set aside with a note in
 // Recovered, never read in part nor taken silently for an empty list.
 // bans.json is written whole through a temporary file renamed into place.
+//
+// # Memory
 //
 // In memory a Store keeps four bytes of each block's hash (for HeightOf)
 // and a fixed cache of 4096 headers (about 0.5 MB). Chain returns the
