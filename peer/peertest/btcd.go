@@ -317,13 +317,7 @@ func start(exe string, o *options) (*Node, error) {
 		logFile.Close()
 		close(n.exited)
 	}()
-	n.rpc, err = rpcclient.New(&rpcclient.ConnConfig{
-		Host:         n.RPCAddr,
-		User:         "peertest",
-		Pass:         "peertest",
-		HTTPPostMode: true,
-		DisableTLS:   true,
-	}, nil)
+	n.rpc, err = rpcclient.New(n.rpcConfig(), nil)
 	if err != nil {
 		return nil, fmt.Errorf("peertest: rpc client: %w", err)
 	}
@@ -356,6 +350,27 @@ func freePort() (string, error) {
 
 // RPC returns the node's RPC client (HTTP POST mode, no TLS).
 func (n *Node) RPC() *rpcclient.Client { return n.rpc }
+
+// rpcConfig is how the node's RPC clients reach it.
+func (n *Node) rpcConfig() *rpcclient.ConnConfig {
+	return &rpcclient.ConnConfig{
+		Host:         n.RPCAddr,
+		User:         "peertest",
+		Pass:         "peertest",
+		HTTPPostMode: true,
+		DisableTLS:   true,
+	}
+}
+
+// batchRPC returns a new RPC client of the node that sends its requests
+// in batches (rpcclient.NewBatch); the caller shuts it down.
+func (n *Node) batchRPC() (*rpcclient.Client, error) {
+	c, err := rpcclient.NewBatch(n.rpcConfig())
+	if err != nil {
+		return nil, fmt.Errorf("peertest: batch rpc client: %w", err)
+	}
+	return c, nil
+}
 
 // Generate mines count blocks and returns their hashes.
 func (n *Node) Generate(t testing.TB, count int) []*chainhash.Hash {

@@ -17,67 +17,67 @@ import (
 // as a node holding it in its mempool would. Everything else goes to and
 // from the node unchanged.
 type Echo struct {
-	Addr string
-	ln   net.Listener
-	net  wire.BitcoinNet
+	Addr   string
+	srv    server
+	target string
+	net    wire.BitcoinNet
+	reject string // EchoRejects' reason; empty keeps transactions
+	pool   *echoPool
+}
 
+// echoPool holds the transactions an Echo and its twins were given.
+type echoPool struct {
 	mu  sync.Mutex
 	txs map[chainhash.Hash]*wire.MsgTx
-	wg  sync.WaitGroup
+}
+
+// EchoOption changes how an Echo behaves.
+type EchoOption func(*Echo)
+
+// EchoRejects makes the Echo answer every transaction it is sent with a
+// reject message (RejectInvalid, reason) instead of keeping it: a forged
+// verdict on a transaction it never passes on.
+func EchoRejects(reason string) EchoOption {
+	return func(e *Echo) { e.reject = reason }
 }
 
 // NewEcho starts an Echo on 127.0.0.1 in front of the node at target; it
 // stops when the test ends.
-func NewEcho(t testing.TB, target string, btcnet wire.BitcoinNet) *Echo {
+func NewEcho(t testing.TB, target string, btcnet wire.BitcoinNet, opts ...EchoOption) *Echo {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	e := &Echo{target: target, net: btcnet, pool: &echoPool{txs: map[chainhash.Hash]*wire.MsgTx{}}}
+	for _, opt := range opts {
+		opt(e)
 	}
-	e := &Echo{Addr: ln.Addr().String(), ln: ln, net: btcnet, txs: map[chainhash.Hash]*wire.MsgTx{}}
-	var conns []net.Conn
-	var connMu sync.Mutex
-	e.wg.Add(1)
-	go func() {
-		defer e.wg.Done()
-		for {
-			client, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			node, err := net.Dial("tcp", target)
-			if err != nil {
-				client.Close()
-				continue
-			}
-			connMu.Lock()
-			conns = append(conns, client, node)
-			connMu.Unlock()
-			e.relay(client, node)
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		connMu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		connMu.Unlock()
-		e.wg.Wait()
-	})
+	e.Addr = e.srv.start(t, e.serve)
 	return e
+}
+
+// Twin starts another Echo in front of the same node, with the same
+// options, that shares e's transactions: one given to either is served
+// by both, as by two nodes run by one party. It stops when the test ends.
+func (e *Echo) Twin(t testing.TB) *Echo {
+	t.Helper()
+	twin := &Echo{target: e.target, net: e.net, reject: e.reject, pool: e.pool}
+	twin.Addr = twin.srv.start(t, twin.serve)
+	return twin
 }
 
 // Held reports whether the echo holds txid, given by a client.
 func (e *Echo) Held(txid chainhash.Hash) bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.txs[txid] != nil
+	e.pool.mu.Lock()
+	defer e.pool.mu.Unlock()
+	return e.pool.txs[txid] != nil
 }
 
-// relay pipes one client connection to the node, taking transactions on
+// serve pipes one client connection to the node, taking transactions on
 // the way.
-func (e *Echo) relay(client, node net.Conn) {
+func (e *Echo) serve(client net.Conn) {
+	node, err := net.Dial("tcp", e.target)
+	if err != nil || !e.srv.track(node) {
+		client.Close()
+		return
+	}
 	var writeMu sync.Mutex // both directions write to the client
 	toClient := func(frame []byte) error {
 		writeMu.Lock()
@@ -85,15 +85,8 @@ func (e *Echo) relay(client, node net.Conn) {
 		_, err := client.Write(frame)
 		return err
 	}
-	encode := func(m wire.Message) []byte {
-		var buf bytes.Buffer
-		wire.WriteMessageWithEncodingN(&buf, m, wire.ProtocolVersion, e.net, wire.WitnessEncoding)
-		return buf.Bytes()
-	}
 	closeBoth := func() { client.Close(); node.Close() }
-	e.wg.Add(2)
-	go func() {
-		defer e.wg.Done()
+	e.srv.run(func() {
 		defer closeBoth()
 		for {
 			_, frame, err := readFrame(node)
@@ -101,44 +94,48 @@ func (e *Echo) relay(client, node net.Conn) {
 				return
 			}
 		}
-	}()
-	go func() {
-		defer e.wg.Done()
-		defer closeBoth()
-		for {
-			cmd, frame, err := readFrame(client)
+	})
+	defer closeBoth()
+	for {
+		cmd, frame, err := readFrame(client)
+		if err != nil {
+			return
+		}
+		var reply []wire.Message
+		forward := true
+		switch cmd {
+		case wire.CmdInv, wire.CmdGetData, wire.CmdTx:
+			_, m, _, err := wire.ReadMessageWithEncodingN(bytes.NewReader(frame), wire.ProtocolVersion, e.net, wire.WitnessEncoding)
 			if err != nil {
 				return
 			}
-			var reply []wire.Message
-			forward := true
-			switch cmd {
-			case wire.CmdInv, wire.CmdGetData, wire.CmdTx:
-				_, m, _, err := wire.ReadMessageWithEncodingN(bytes.NewReader(frame), wire.ProtocolVersion, e.net, wire.WitnessEncoding)
-				if err != nil {
-					return
-				}
-				reply, forward = e.take(m)
-			}
-			for _, m := range reply {
-				if toClient(encode(m)) != nil {
-					return
-				}
-			}
-			if forward {
-				if _, err := node.Write(frame); err != nil {
-					return
-				}
+			reply, forward = e.take(m)
+		}
+		for _, m := range reply {
+			if toClient(e.encode(m)) != nil {
+				return
 			}
 		}
-	}()
+		if forward {
+			if _, err := node.Write(frame); err != nil {
+				return
+			}
+		}
+	}
+}
+
+// encode returns m as a frame of the echo's network.
+func (e *Echo) encode(m wire.Message) []byte {
+	var buf bytes.Buffer
+	wire.WriteMessageWithEncodingN(&buf, m, wire.ProtocolVersion, e.net, wire.WitnessEncoding)
+	return buf.Bytes()
 }
 
 // take handles one client message: it returns the echo's answers and
 // whether the message goes on to the node.
 func (e *Echo) take(m wire.Message) ([]wire.Message, bool) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	e.pool.mu.Lock()
+	defer e.pool.mu.Unlock()
 	switch m := m.(type) {
 	case *wire.MsgInv:
 		ask := wire.NewMsgGetData()
@@ -151,12 +148,17 @@ func (e *Echo) take(m wire.Message) ([]wire.Message, bool) {
 			return []wire.Message{ask}, false
 		}
 	case *wire.MsgTx:
-		e.txs[m.TxHash()] = m
+		if e.reject != "" {
+			rej := wire.NewMsgReject(wire.CmdTx, wire.RejectInvalid, e.reject)
+			rej.Hash = m.TxHash()
+			return []wire.Message{rej}, false
+		}
+		e.pool.txs[m.TxHash()] = m
 		return nil, false
 	case *wire.MsgGetData:
 		var out []wire.Message
 		for _, iv := range m.InvList {
-			if tx := e.txs[iv.Hash]; tx != nil {
+			if tx := e.pool.txs[iv.Hash]; tx != nil {
 				out = append(out, tx)
 			}
 		}

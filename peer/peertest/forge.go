@@ -1,10 +1,12 @@
 package peertest
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/rpcclient"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/gcs"
 )
@@ -27,14 +29,53 @@ func Forge(t testing.TB, node *Node, from int32, choose func(height int32, b *wi
 	f := &forger{t: t, node: node, from: from, choose: choose, forge: forge,
 		heights: map[chainhash.Hash]int32{}, filterHash: map[int32]chainhash.Hash{}, fake: map[chainhash.Hash][]byte{},
 		header: map[int32]chainhash.Hash{}}
-	// The blocks there are now are read at once, so that the liar
-	// answers as fast as the node.
+	// The blocks there are now are read at once, in batches, so that the
+	// liar answers as fast as the node.
 	if tip, err := node.RPC().GetBlockCount(); err == nil && int32(tip) >= from {
 		f.mu.Lock()
+		if err := f.prefetch(max(from, 0), int32(tip)); err != nil {
+			t.Errorf("forger: %v", err)
+		}
 		f.served(int32(tip))
+		f.blocks, f.filters = nil, nil
 		f.mu.Unlock()
 	}
 	return f.lie
+}
+
+// prefetch reads the blocks lo..hi and their filters in batches for
+// served.
+func (f *forger) prefetch(lo, hi int32) error {
+	c, err := f.node.batchRPC()
+	if err != nil {
+		return err
+	}
+	defer c.Shutdown()
+	f.blocks, f.filters = map[int32]*wire.MsgBlock{}, map[chainhash.Hash][]byte{}
+	for start := lo; start <= hi; start += copyBatch {
+		end := min(hi, start+copyBatch-1)
+		blocks, err := fetchBlocks(c, start, end)
+		if err != nil {
+			return err
+		}
+		filters := make([]rpcclient.FutureGetCFilterResult, len(blocks))
+		for i, b := range blocks {
+			hash := b.BlockHash()
+			filters[i] = c.GetCFilterAsync(&hash, wire.GCSFilterRegular)
+		}
+		if err := c.Send(); err != nil {
+			return fmt.Errorf("filters of blocks %d..%d: %w", start, end, err)
+		}
+		for i, fut := range filters {
+			cf, err := fut.Receive()
+			if err != nil {
+				return fmt.Errorf("filter of block %d: %w", start+int32(i), err)
+			}
+			f.blocks[start+int32(i)] = blocks[i]
+			f.filters[blocks[i].BlockHash()] = cf.Data
+		}
+	}
+	return nil
 }
 
 // forger is the state of Forge's behaviour.
@@ -50,6 +91,10 @@ type forger struct {
 	filterHash map[int32]chainhash.Hash // served filter hashes from height from on
 	fake       map[chainhash.Hash][]byte
 	header     map[int32]chainhash.Hash // served filter headers from height from-1 on
+	// blocks and filters read in advance by prefetch, while Forge
+	// decides the filters of the blocks there are when it is called.
+	blocks  map[int32]*wire.MsgBlock
+	filters map[chainhash.Hash][]byte
 }
 
 func (f *forger) lie(m wire.Message) ([]wire.Message, bool) {
@@ -124,23 +169,20 @@ func (f *forger) served(h int32) chainhash.Hash {
 		return fh
 	}
 	prev := f.served(h - 1)
-	hash, err := rpc.GetBlockHash(int64(h))
+	block, err := f.block(h)
 	if err != nil {
-		f.t.Errorf("forger: block at %d: %v", h, err)
+		f.t.Errorf("forger: %v", err)
 		return chainhash.Hash{}
 	}
-	block, err := rpc.GetBlock(hash)
-	if err != nil {
-		f.t.Errorf("forger: block %v: %v", hash, err)
-		return chainhash.Hash{}
-	}
-	f.heights[*hash] = h
-	var data []byte
-	if f.choose(h, block) {
+	hash := block.BlockHash()
+	f.heights[hash] = h
+	data, ok := f.filters[hash]
+	switch {
+	case f.choose(h, block):
 		data = f.forge(block)
-		f.fake[*hash] = data
-	} else {
-		cf, err := rpc.GetCFilter(hash, wire.GCSFilterRegular)
+		f.fake[hash] = data
+	case !ok:
+		cf, err := rpc.GetCFilter(&hash, wire.GCSFilterRegular)
 		if err != nil {
 			f.t.Errorf("forger: filter of %v: %v", hash, err)
 			return chainhash.Hash{}
@@ -151,6 +193,23 @@ func (f *forger) served(h int32) chainhash.Hash {
 	fh := f.filterHash[h]
 	f.header[h] = gcs.MakeHeader(&fh, &prev)
 	return f.header[h]
+}
+
+// block returns the node's block at height h, read in advance or now.
+func (f *forger) block(h int32) (*wire.MsgBlock, error) {
+	if b := f.blocks[h]; b != nil {
+		return b, nil
+	}
+	rpc := f.node.RPC()
+	hash, err := rpc.GetBlockHash(int64(h))
+	if err != nil {
+		return nil, fmt.Errorf("block at %d: %w", h, err)
+	}
+	b, err := rpc.GetBlock(hash)
+	if err != nil {
+		return nil, fmt.Errorf("block %v: %w", hash, err)
+	}
+	return b, nil
 }
 
 // EmptyFilter forges a filter that holds nothing: the block's own outputs

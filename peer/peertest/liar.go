@@ -23,9 +23,10 @@ type Liar struct {
 	target string
 	net    wire.BitcoinNet
 	// lie sees each decoded message from the node (of the commands in
-	// liarDecodes) and returns what the client gets instead; hangup
-	// closes the connection instead.
-	lie LieFunc
+	// liarDecodes and sees) and returns what the client gets instead;
+	// hangup closes the connection instead.
+	lie  LieFunc
+	sees map[string]bool // commands decoded besides liarDecodes
 
 	mu      sync.Mutex
 	sent    []string // commands the client sent, in order
@@ -42,23 +43,39 @@ var liarDecodes = map[string]bool{
 }
 
 // LieFunc sees each message of the node that a client consumes (version,
-// headers, cfcheckpt, cfheaders, cfilter, merkleblock, tx, block) and
-// returns what the client gets instead; hangup closes the connection
-// instead.
+// headers, cfcheckpt, cfheaders, cfilter, merkleblock, tx, block, and
+// those of AlsoSees) and returns what the client gets instead; hangup
+// closes the connection instead.
 type LieFunc func(m wire.Message) (out []wire.Message, hangup bool)
 
 // Honest forwards every message unchanged.
 func Honest(m wire.Message) ([]wire.Message, bool) { return []wire.Message{m}, false }
 
+// LiarOption changes what a Liar shows its LieFunc.
+type LiarOption func(*Liar)
+
+// AlsoSees has the Liar decode the node's messages of the commands cmds
+// too (wire.CmdInv, say) and pass them to its LieFunc.
+func AlsoSees(cmds ...string) LiarOption {
+	return func(l *Liar) {
+		for _, c := range cmds {
+			l.sees[c] = true
+		}
+	}
+}
+
 // NewLiar starts a proxy on 127.0.0.1 in front of the node at target, on
 // the network btcnet; it stops when the test ends.
-func NewLiar(t testing.TB, target string, btcnet wire.BitcoinNet, lie LieFunc) *Liar {
+func NewLiar(t testing.TB, target string, btcnet wire.BitcoinNet, lie LieFunc, opts ...LiarOption) *Liar {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := &Liar{Addr: ln.Addr().String(), ln: ln, target: target, net: btcnet, lie: lie}
+	l := &Liar{Addr: ln.Addr().String(), ln: ln, target: target, net: btcnet, lie: lie, sees: map[string]bool{}}
+	for _, opt := range opts {
+		opt(l)
+	}
 	l.wg.Add(1)
 	go l.serve()
 	t.Cleanup(func() {
@@ -167,7 +184,7 @@ func (l *Liar) pipe(dst, src net.Conn, fromClient bool) {
 			l.sent = append(l.sent, cmd)
 			l.mu.Unlock()
 		}
-		if fromClient || l.lie == nil || !liarDecodes[cmd] {
+		if fromClient || l.lie == nil || !liarDecodes[cmd] && !l.sees[cmd] {
 			if _, err := dst.Write(frame); err != nil {
 				return
 			}
