@@ -1,23 +1,3 @@
-// Package client is a light client over several peers: it keeps one
-// verified header chain for all of them, scans blocks with BIP 157 compact
-// filters or BIP 37 Bloom filters, and trusts no single peer.
-//
-// With BIP 157 the filter headers of every peer are compared. Where peers
-// disagree, the client finds the first block whose filter they dispute,
-// downloads that block and checks each disputed filter against it: a
-// filter that leaves out one of the block's output scripts is proven false
-// and its peers are banned. What the block cannot decide (the scripts of
-// the outputs its inputs spend) is decided by a majority of at least two
-// agreeing peers, or the scan fails naming the peers and the height.
-// Filters are then downloaded from all peers in parallel, each checked
-// against the agreed filter headers, and matching blocks are downloaded
-// from a peer chosen at random.
-//
-// The guarantee: with at least one honest peer among those that answer,
-// a BIP 157 scan finds every payment to and every revealed spend from the
-// watched scripts in the range, or fails naming the peers it could not
-// decide between. With a single peer the result rests on that peer alone,
-// and every ScanResult says so in its Warnings.
 package client
 
 import (

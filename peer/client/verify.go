@@ -133,25 +133,8 @@ func (c *Client) dropSlow(m *member, first time.Duration) {
 	c.mu.Unlock()
 }
 
-// Filter headers are verified by height, not by tip: every peer is asked
-// about every height of the range its chain holds (its reach), and the
-// peers are compared wherever their reaches overlap. Because each filter
-// header commits to all those before it, two peers that agree at a height
-// agree on every height below it, so only the heights above the
-// second-highest reach rest on one peer; they are named in a warning.
-// Being ahead of the others buys a peer nothing: what it alone says is
-// never compared and is reported as such.
-//
-// The work runs segment by segment between the BIP 157 checkpoints (every
-// 1,000 blocks): checkpoints come from every peer (cfcheckpt up to its
-// reach) and are compared first, lowest disagreement first, since a false
-// filter changes every checkpoint after it. A segment ending at a
-// checkpoint that at least two peers agree on is taken from one of them
-// and checked against it; every peer whose reach ends inside a segment
-// states its part of it, compared height by height. Each disagreement is
-// settled at the first height the sides dispute: the block decides if it
-// proves a filter false, otherwise a majority of at least two, otherwise
-// the scan fails with a *ConflictError.
+// Filter headers are verified by height, segment by segment between the
+// checkpoints, as the package documentation describes.
 
 // verification is one verification of the filter headers of a range.
 type verification struct {

@@ -1,0 +1,97 @@
+// Package client is a light client over several peers: it keeps one
+// verified header chain for all of them, scans blocks with BIP 157 compact
+// filters or BIP 37 Bloom filters, follows the chain as a service, answers
+// the queries a wallet makes, and trusts no single peer.
+//
+// # The guarantee
+//
+// With at least one honest peer among those that answer, a BIP 157 scan
+// finds every payment to and every revealed spend from the watched scripts
+// in the range, or fails naming the peers it could not decide between.
+// What rests on one peer is said: ScanResult.OnePeer and Event.OnePeer name
+// the heights only one peer's chain reached and that peer, and a client of
+// a single peer says so in every result's Warnings. Being ahead, fast or
+// first buys a peer nothing. BIP 37 results rest on the node that filtered
+// (its Bloom filter also tells that node which scripts are watched).
+//
+// # Verifying filter headers
+//
+// Filter headers are verified by height, not by tip. Each peer's tip is
+// measured by what it serves (a locator and a search over its headers,
+// not its version message), and every peer is asked about every height of
+// the range its chain holds, its reach. Because each filter header commits
+// to all those before it, two peers that agree at a height agree below it,
+// so only the heights above the second-highest reach rest on one peer.
+//
+// The work runs segment by segment between the BIP 157 checkpoints (every
+// 1,000 blocks). Checkpoints come from every peer up to its reach and are
+// compared first, lowest disagreement first, since a false filter changes
+// every checkpoint after it. A segment that ends at a checkpoint at least
+// two peers agree on is taken from one of them and checked against it;
+// every peer whose reach ends inside a segment states its part of it,
+// compared height by height.
+//
+// Each disagreement is settled at the first height the sides dispute. The
+// block is downloaded and each side's filter for it checked against it: a
+// filter that leaves out one of the block's output scripts is proven false
+// and its peers are banned. What the block cannot decide (the scripts of
+// the outputs its inputs spend) goes to a majority of at least two agreeing
+// peers, with a warning naming the outvoted peer, or the scan fails with a
+// *ConflictError. A peer that does not back its side (it hangs up, or
+// serves nothing) is dropped, and banned the second time.
+//
+// With a store (Config.DataDir), the stored filter headers are one more
+// witness: compared wherever a peer holds those heights and settled by
+// the block like a peer's word; a stored header proven false is replaced,
+// with a warning naming the height. The filters are then downloaded from
+// all peers in parallel, each checked against the verified headers (a
+// cached filter too), and matching blocks from a peer chosen at random,
+// each checked against its header.
+//
+// A peer slow to answer is compared while it answers within a grace after
+// the first peer (twenty times the first answer's time, a quarter of the
+// timeout, or a second, whichever is longest), then dropped for a minute
+// with a warning; bulk downloads go to the fastest peers, and a batch held
+// too long is asked of a free peer too.
+//
+// # Scans, rescans and the service
+//
+// ScanBIP157 and ScanBIP37 scan a range once. NewRescan returns a Rescan
+// that scans from a birthday and then follows the chain, reporting each
+// block connected and, on a reorganization, each block disconnected from
+// the lowest changed one, every event with its header; its watch list can
+// grow while it runs (Update, UpdateWait, with a rewind).
+//
+// Start makes the client a service: it learns new blocks from the peers'
+// announcements, syncs the announcer's headers (an announcement costs the
+// other peers nothing; a peer that announces blocks it does not serve is
+// banned), keeps the filter headers verified up to the highest block a
+// peer holds, redials lost peers with a backoff from half a second to a
+// minute, and keeps Config.TargetPeers peers found from DNS seeds, addr
+// gossip (btcd's addrmgr, persisted in the data directory) and
+// Config.Peers, or Config.Peers alone with Config.ConnectOnly. Peers can be
+// reached through a SOCKS5 proxy (Config.Proxy). Bans carry a reason and
+// an expiry, and persist in the data directory (BanPeer, IsBanned, Unban,
+// Bans).
+//
+// # Queries and broadcast
+//
+// BestBlock, IsCurrent, GetBlock (checked against its header), GetCFilter
+// (checked against the verified filter headers; a header only one peer
+// stated returns a *OnePeerError) and GetUtxo (the outpoint's spend, found
+// through the filters) answer what a wallet asks. The client, its chain and
+// its queries are safe for concurrent use, a following rescan included.
+//
+// SendTransaction gives a transaction, witness included, to one peer at a
+// time and counts it propagated only once a peer it was not given to holds
+// it (a peer that echoes back what it was given proves nothing); a
+// transaction already mined is reported with its block, and a peer's
+// reject comes back as a *peer.RejectError with its code and reason.
+//
+// # Bounds
+//
+// Every peer has a bounded output queue and budgets for what it sends
+// unasked (see package peer); a flooding peer is disconnected and banned.
+// A BIP 37 node that forces filter reloads gets at most
+// BIP37Options.MaxReloads fresh filters, then a warning names it.
+package client
