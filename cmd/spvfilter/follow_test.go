@@ -2,12 +2,14 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -25,6 +27,108 @@ func init() {
 	}
 }
 
+// followProcess is scan --follow running as a process of its own (the
+// test binary as spvfilter), its JSON lines read as they come.
+type followProcess struct {
+	cmd    *exec.Cmd
+	stderr lockedBuffer
+	lines  chan map[string]any
+	got    []map[string]any // the lines read so far
+	waited bool
+}
+
+// lockedBuffer is a buffer that the process writes while the test reads.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// startFollow starts scan --follow with args; the process is killed when
+// the test ends. A line that is not JSON is read as the event "bad line".
+func startFollow(t *testing.T, args ...string) *followProcess {
+	t.Helper()
+	p := &followProcess{lines: make(chan map[string]any, 1000)}
+	p.cmd = exec.Command(os.Args[0], append([]string{"scan", "--follow"}, args...)...)
+	p.cmd.Env = append(os.Environ(), "SPVFILTER_TEST_AS_MAIN=1")
+	p.cmd.Stderr = &p.stderr
+	stdout, err := p.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if !p.waited {
+			p.cmd.Process.Kill()
+			p.cmd.Wait()
+		}
+	})
+	go func() {
+		defer close(p.lines)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			var m map[string]any
+			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+				m = map[string]any{"event": "bad line", "line": sc.Text()}
+			}
+			p.lines <- m
+		}
+	}()
+	return p
+}
+
+// waitFor reads lines until one meets cond; it fails, saying why, when
+// the output ends or d passes first.
+func (p *followProcess) waitFor(what string, d time.Duration, cond func(map[string]any) bool) error {
+	timeout := time.After(d)
+	for {
+		select {
+		case m, ok := <-p.lines:
+			if !ok {
+				return fmt.Errorf("output ended before %s; stderr %q", what, p.stderr.String())
+			}
+			p.got = append(p.got, m)
+			if cond(m) {
+				return nil
+			}
+		case <-timeout:
+			return fmt.Errorf("no %s within %v; stderr %q", what, d, p.stderr.String())
+		}
+	}
+}
+
+// interrupt sends SIGINT, reads the rest of the output and returns how
+// the process ended.
+func (p *followProcess) interrupt(t *testing.T) error {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	for m := range p.lines {
+		p.got = append(p.got, m)
+	}
+	p.waited = true
+	return p.cmd.Wait()
+}
+
+// isEvent returns a condition on a line: the event at height.
+func isEvent(event string, height float64) func(map[string]any) bool {
+	return func(m map[string]any) bool { return m["event"] == event && m["height"] == height }
+}
+
 // TestScanFollow runs scan --follow as a process while the node mines a
 // payment to a watched key and then reorganizes it away and back; the
 // events arrive as JSON lines, and SIGINT ends the scan with exit 0 and a
@@ -34,75 +138,29 @@ func TestScanFollow(t *testing.T) {
 	node.Generate(t, 105)
 	alice := peertest.NewKey("alice")
 	addr := alice.Address(node.Params).EncodeAddress()
-	cmd := exec.Command(os.Args[0], "scan", "--follow", "--peer", node.P2PAddr, "--network", "regtest", "--from", "100",
-		"--watch", addr, "--timeout", "5s")
-	cmd.Env = append(os.Environ(), "SPVFILTER_TEST_AS_MAIN=1")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	lines := make(chan map[string]any, 1000)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			var m map[string]any
-			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-				m = map[string]any{"event": "bad line", "line": sc.Text()}
-			}
-			lines <- m
-		}
-	}()
-	var got []map[string]any
+	p := startFollow(t, "--peer", node.P2PAddr, "--network", "regtest", "--from", "100", "--watch", addr, "--timeout", "5s")
 	waitFor := func(what string, cond func(map[string]any) bool) {
 		t.Helper()
-		timeout := time.After(30 * time.Second)
-		for {
-			select {
-			case m, ok := <-lines:
-				if !ok {
-					t.Fatalf("output ended before %s; stderr %q", what, stderr.String())
-				}
-				got = append(got, m)
-				if cond(m) {
-					return
-				}
-			case <-timeout:
-				t.Fatalf("no %s within 30 s", what)
-			}
+		if err := p.waitFor(what, 30*time.Second, cond); err != nil {
+			t.Fatal(err)
 		}
 	}
-	is := func(event string, height float64) func(map[string]any) bool {
-		return func(m map[string]any) bool { return m["event"] == event && m["height"] == height }
-	}
-	waitFor("tip 105", is("tip", 105))
+	waitFor("tip 105", isEvent("tip", 105))
 	pay := node.SpendCoinbase(t, wire.NewTxOut(10_000_000, alice.PkScript()))
 	node.Confirm(t, pay) // 106
 	waitFor("the payment", func(m map[string]any) bool { return m["event"] == "match" && m["txid"] == pay.TxHash().String() })
-	waitFor("block 106", is("connected", 106))
+	waitFor("block 106", isEvent("connected", 106))
 	hash, _ := node.RPC().GetBlockHash(106)
 	if err := node.RPC().InvalidateBlock(hash); err != nil {
 		t.Fatal(err)
 	}
 	node.Generate(t, 2) // 106', 107': the payment again in 106'
-	waitFor("tip 107", is("tip", 107))
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	for m := range lines {
-		got = append(got, m)
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("after SIGINT: %v; stderr %q", err, stderr.String())
+	waitFor("tip 107", isEvent("tip", 107))
+	if err := p.interrupt(t); err != nil {
+		t.Fatalf("after SIGINT: %v; stderr %q", err, p.stderr.String())
 	}
 	var events []string
-	for _, m := range got {
+	for _, m := range p.got {
 		if m["event"] != "connected" || m["height"].(float64) >= 104 {
 			e := m["event"].(string)
 			if h, ok := m["height"].(float64); ok {
@@ -116,11 +174,11 @@ func TestScanFollow(t *testing.T) {
 	if !slices.Equal(events, want) {
 		t.Fatalf("events %q\nwant   %q", events, want)
 	}
-	last := got[len(got)-1]
+	last := p.got[len(p.got)-1]
 	if last["event"] != "summary" || last["next_height"] != float64(108) || last["matches_found"] != float64(1) {
 		t.Fatalf("summary %v", last)
 	}
-	if !strings.Contains(stderr.String(), "rests on one peer") {
-		t.Errorf("stderr %q lacks the one-peer warning", stderr.String())
+	if !strings.Contains(p.stderr.String(), "rests on one peer") {
+		t.Errorf("stderr %q lacks the one-peer warning", p.stderr.String())
 	}
 }

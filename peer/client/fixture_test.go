@@ -46,6 +46,7 @@ func needFixture(t *testing.T) { fx = shared.Get(t) }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	stopNodes(code)
 	shared.Stop(code)
 	os.Exit(code)
 }

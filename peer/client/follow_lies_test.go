@@ -94,7 +94,9 @@ func TestFollowLiarAhead(t *testing.T) {
 	needFixture(t)
 	hFund, hLate := fx.height[fx.fundAlice.TxHash()], fx.height[fx.late.TxHash()]
 	liar, _, _ := aheadLiar(t, hFund, hLate)
-	c := connect(t, 0, liar, honestPeers(t, 1)[0])
+	// A short timeout (the default is 30 s) bounds what the rescan may
+	// wait for a peer that does not answer.
+	c := connect(t, 5*time.Second, liar, honestPeers(t, 1)[0])
 	log, stop := follow(t, c, 0, fx.watch...)
 	log.waitFor(t, "the honest tip", tipAt(fx.tip))
 	if err := stop(); err != nil {

@@ -24,18 +24,17 @@ func hasWarning(ws []string, parts ...string) bool {
 	})
 }
 
-// aheadLiar starts a node holding the fixture's chain plus one block of
-// its own that pays alice, and a liar in front of it that hides the
+// aheadLiar starts a liar in front of the node one block ahead of the
+// fixture's (needAhead), whose own block pays alice, that hides the
 // payments at the heights given behind empty filters with a coherent
 // filter-header chain (the block's own payment too, if its height is
-// given). It returns the liar's address and the extra block's height.
+// given). It returns the liar's address, the extra block's height and its
+// payment.
 func aheadLiar(t *testing.T, heights ...int32) (string, int32, *wire.MsgTx) {
 	t.Helper()
-	ahead := peertest.CopyChain(t, fx.node, peertest.WithArgs("--nobanning"))
-	pay := ahead.SpendCoinbase(t, wire.NewTxOut(10_000_000, peertest.NewKey("alice").PkScript()))
-	ahead.Confirm(t, pay)
-	lie := peertest.Forge(t, ahead, slices.Min(heights), func(h int32, _ *wire.MsgBlock) bool { return slices.Contains(heights, h) }, peertest.EmptyFilter)
-	return peertest.NewLiar(t, ahead.P2PAddr, ahead.Params.Net, lie).Addr, fx.tip + 1, pay
+	a := needAhead(t)
+	lie := peertest.Forge(t, a.node, slices.Min(heights), func(h int32, _ *wire.MsgBlock) bool { return slices.Contains(heights, h) }, peertest.EmptyFilter)
+	return peertest.NewLiar(t, a.node.P2PAddr, a.node.Params.Net, lie).Addr, a.top, a.pay
 }
 
 // TestLiarAheadIsCrossChecked: a liar one block ahead of two honest peers
