@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -20,12 +21,23 @@ import (
 )
 
 // The test binary runs as spvfilter itself when asked: the follow test
-// needs a real process to interrupt.
+// needs a real process to interrupt. With rssFileEnv set, it writes its
+// peak RSS there before it exits (see scanProcess).
 func init() {
 	if os.Getenv("SPVFILTER_TEST_AS_MAIN") == "1" {
-		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+		code := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+		if name := os.Getenv(rssFileEnv); name != "" {
+			if rss, ok := peertest.PeakRSS(); ok {
+				os.WriteFile(name, []byte(strconv.FormatUint(rss, 10)), 0o600)
+			}
+		}
+		os.Exit(code)
 	}
 }
+
+// rssFileEnv names the file a scan process run by the tests writes its
+// peak RSS to.
+const rssFileEnv = "SPVFILTER_TEST_RSS_FILE"
 
 // followProcess is scan --follow running as a process of its own (the
 // test binary as spvfilter), its JSON lines read as they come.

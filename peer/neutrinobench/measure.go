@@ -5,6 +5,8 @@ import (
 	"runtime/metrics"
 	"sync"
 	"time"
+
+	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 
 // Cost is what one run of a function took.
@@ -117,7 +119,7 @@ func (m *meter) stop() Cost {
 	close(m.stopping)
 	m.sampler.Wait()
 	c := Cost{Wall: wall, CPU: cpu, NodeCPU: nodeCPU, PeakHeap: max(m.peak, readHeap(m.samples)) - m.base}
-	if rss, ok := peakRSS(); ok && m.rssOK && rss > m.rss0 {
+	if rss, ok := peertest.PeakRSS(); ok && m.rssOK && rss > m.rss0 {
 		c.PeakRSS = rss - m.rss0
 	}
 	return c

@@ -1,12 +1,13 @@
 package neutrinobench
 
 import (
-	"bufio"
 	"bytes"
 	"os"
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 
 // processCPU returns the user plus system CPU time the process has used.
@@ -25,25 +26,7 @@ func resetPeakRSS() (rss uint64, ok bool) {
 	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
 		return 0, false
 	}
-	return peakRSS()
-}
-
-// peakRSS returns VmHWM from /proc/self/status, in bytes: the peak
-// resident set size since the last reset.
-func peakRSS() (uint64, bool) {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0, false
-	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		f := bytes.Fields(sc.Bytes())
-		if len(f) == 3 && string(f[0]) == "VmHWM:" && string(f[2]) == "kB" {
-			v, err := strconv.ParseUint(string(f[1]), 10, 64)
-			return v * 1024, err == nil
-		}
-	}
-	return 0, false
+	return peertest.PeakRSS()
 }
 
 // userHZ is the unit of the CPU times in /proc/PID/stat: USER_HZ, 100 on

@@ -10,9 +10,6 @@ func processCPU() time.Duration { return 0 }
 // resetPeakRSS is not available on this system.
 func resetPeakRSS() (uint64, bool) { return 0, false }
 
-// peakRSS is not available on this system.
-func peakRSS() (uint64, bool) { return 0, false }
-
 // pidWithArg is not available on this system.
 func pidWithArg(string) (int, bool) { return 0, false }
 
