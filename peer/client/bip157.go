@@ -330,7 +330,7 @@ func (c *Client) finish(res *ScanResult, mode string) {
 		}
 		if compared <= 1 && len(c.oneVoice) == 0 {
 			res.Warnings = append(res.Warnings, fmt.Sprintf(
-				"the %s result rests on one peer: nothing it said was cross-checked with another peer (give several with --peer)", mode))
+				"the %s result rests on one peer: nothing it said was cross-checked with another peer (give several peers)", mode))
 		}
 	}
 	for _, st := range res.Peers {
