@@ -192,8 +192,20 @@ func (d *filterDownload) work(ctx context.Context, m *member) {
 		own = time.Since(f.start)
 		if !d.settle(f) {
 			// Another peer answered first; this request was cancelled
-			// and its connection dropped with it.
-			return
+			// and its connection dropped with it. m dials again for the
+			// batches left, which it may be the only one to hold
+			// (unless it was banned or dropped meanwhile).
+			d.c.mu.Lock()
+			live := m.isLive()
+			d.c.mu.Unlock()
+			if !live {
+				return
+			}
+			if err := d.c.redial(ctx, m); err != nil {
+				d.c.logf("%s: dialling again after a batch another peer served first: %v", m.addr, err)
+				return
+			}
+			continue
 		}
 		if err != nil {
 			d.fail(m, err)

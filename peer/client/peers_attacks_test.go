@@ -182,3 +182,27 @@ func TestTricklerDoesNotHoldFilterBatch(t *testing.T) {
 		t.Errorf("a trickler that costs itself nothing stretched a %v scan to %v: want at most a second more", alone.Round(time.Millisecond), slices.Max(times))
 	}
 }
+
+// TestTricklerAheadServesItsBatch: a trickler in front of the node one
+// block ahead, beside the fixture's fast node. The first batch of filters
+// (0..999), which the trickler holds too long, is asked of the fast node
+// too, and the trickler's request is cancelled, its connection with it;
+// the trickler alone holds the last block, so it is dialled again and
+// serves the last batch. The scan reaches that block, finds the payment
+// there, and names the block as resting on the trickler alone.
+func TestTricklerAheadServesItsBatch(t *testing.T) {
+	a := needAhead(t)
+	trickler := peertest.NewFlooder(t, a.node.P2PAddr, a.node.Params.Net, peertest.Flood{Kind: peertest.SlowAnswers, Delay: 1500 * time.Microsecond})
+	c := connect(t, 5*time.Second, fx.node.P2PAddr, trickler.Addr)
+	res, err := c.ScanBIP157(context.Background(), ScanRequest{Watch: []WatchItem{ScriptItem(peertest.NewKey("alice").PkScript())}, To: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.To != a.top || !hasMatch(res, a.pay.TxHash()) {
+		t.Fatalf("scanned to %d (want %d), payment of the last block found %v; warnings %q", res.To, a.top, hasMatch(res, a.pay.TxHash()), res.Warnings)
+	}
+	want := OnePeer{From: a.top, To: a.top, Peer: trickler.Addr}
+	if !slices.Equal(res.OnePeer, []OnePeer{want}) {
+		t.Errorf("ScanResult.OnePeer %+v, want %+v", res.OnePeer, want)
+	}
+}
