@@ -39,8 +39,9 @@ type Config struct {
 	// headers, a cache of verified filters) in DataDir/<network>, so a
 	// later client resumes where this one stopped (see package store).
 	DataDir string
-	// FilterCacheBytes caps the filter cache: zero means
-	// store.DefaultFilterCacheBytes, negative no cache.
+	// FilterCacheBytes caps the cache of verified filters, on disk with
+	// a DataDir (zero means store.DefaultFilterCacheBytes), in memory
+	// without one (zero means 4 MiB); negative means no cache.
 	FilterCacheBytes int64
 	// OnHeaders, if set, is called during header syncs after each batch,
 	// with the chain's height and the height the peer announced.
@@ -190,7 +191,7 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 	if cfg.TargetPeers <= 0 {
 		cfg.TargetPeers = DefaultTargetPeers
 	}
-	c := &Client{cfg: cfg, chain: chain.New(cfg.Params), rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())), mem: newMemCache(),
+	c := &Client{cfg: cfg, chain: chain.New(cfg.Params), rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())), mem: newMemCache(cfg.FilterCacheBytes),
 		wakeSync: make(chan struct{}, 1), resumed: -1, verifiedTo: -1}
 	if cfg.Proxy != "" {
 		dial, err := peer.SOCKS5(cfg.Proxy)

@@ -22,16 +22,25 @@ type memCache struct {
 	maxBytes   int64
 }
 
-// Bounds of a client's memCache: about 12 MB of filter headers and 32 MB
-// of filters.
+// Bounds of a client's memCache: about 12 MB of filter headers, and by
+// default 4 MiB of filters (a few batches of mainnet filters: enough for
+// rescans running side by side near the tip, which is where they meet).
 const (
 	memCacheHeaders = 200_000
-	memCacheBytes   = 32 << 20
+	memCacheBytes   = 4 << 20
 )
 
-func newMemCache() *memCache {
+// newMemCache returns a memCache keeping up to filterBytes of filters:
+// zero means memCacheBytes, negative none (Config.FilterCacheBytes).
+func newMemCache(filterBytes int64) *memCache {
+	switch {
+	case filterBytes == 0:
+		filterBytes = memCacheBytes
+	case filterBytes < 0:
+		filterBytes = 0
+	}
 	return &memCache{headers: map[int32]chainhash.Hash{}, filters: map[chainhash.Hash][]byte{},
-		maxHeaders: memCacheHeaders, maxBytes: memCacheBytes}
+		maxHeaders: memCacheHeaders, maxBytes: filterBytes}
 }
 
 // putHeaders keeps the verified filter headers of start, start+1, ...
