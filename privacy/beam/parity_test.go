@@ -78,7 +78,7 @@ var parityCaptures = []parityCapture{
 // then byte for byte.
 func TestPipelineEqualsCLI(t *testing.T) {
 	bin := buildCLI(t)
-	total := map[string]int{}
+	total, compared := map[string]int{}, map[string]int{}
 	for _, c := range parityCaptures {
 		dir := t.TempDir()
 		s := c.write(t, dir)
@@ -92,6 +92,7 @@ func TestPipelineEqualsCLI(t *testing.T) {
 				cfg := tc.cfg
 				cfg.Capture, cfg.Universe = s.capture, s.glob
 				checkNotDegenerate(t, cfg, want)
+				countParts(t, want, compared)
 				onRunners(t, func(t *testing.T, r runner) {
 					cfg.Output = filepath.Join(t.TempDir(), "report.json")
 					got := runOn(t, r, cfg)
@@ -112,7 +113,34 @@ func TestPipelineEqualsCLI(t *testing.T) {
 			})
 		}
 	}
-	t.Logf("fields found equal over %d captures × %d cases: %s", len(parityCaptures), len(parityCases("")), formatCounts(total))
+	t.Logf("%d captures × %d cases, on each runner: %s", len(parityCaptures), len(parityCases("")), formatCounts(compared))
+	t.Logf("values found equal: %s", formatCounts(total))
+}
+
+// countParts adds up what a report holds: session reports, intersections,
+// pairs of sessions compared, linked groups and their sessions.
+func countParts(t *testing.T, report []byte, counts map[string]int) {
+	t.Helper()
+	var out CaptureReport
+	if err := json.Unmarshal(report, &out); err != nil {
+		t.Fatal(err)
+	}
+	counts["session reports"] += len(out.Clients)
+	if out.Intersection != nil {
+		counts["intersections"]++
+	}
+	if l := out.Links; l != nil {
+		counts["pairs"] += len(l.Pairs)
+		counts["linked groups"] += len(l.Groups)
+		for _, g := range l.Groups {
+			counts["sessions in linked groups"] += len(g.Sessions)
+		}
+		for _, p := range l.Pairs {
+			if p.Linked {
+				counts["linked pairs"]++
+			}
+		}
+	}
 }
 
 // formatCounts lists counts by key, in key order.
