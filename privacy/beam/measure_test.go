@@ -16,7 +16,7 @@ import (
 // TestMeasureThroughput measures the pipeline on prism and on the direct
 // runner against one pass of one accumulator over the same input, in
 // candidate-filter tests per second (the median of three runs), and checks
-// that all give the same report. Opt-in, since it takes about two minutes:
+// that all give the same report. Opt-in, since it takes about three minutes:
 // SPVFILTER_LONG=1 (SPVFILTER_CANDIDATES sets the universe size, 10^6 by
 // default).
 func TestMeasureThroughput(t *testing.T) {
