@@ -5,12 +5,16 @@
 // the workers of Flink, Spark or Dataflow.
 //
 // Every shard reads one universe file for one group of sessions into an
-// attack.Accumulator and sends its counts on as JSON; the shards of a
-// group are merged in the order of the files and finished into reports by
-// the same accumulator the command-line tool uses, so the pipeline gives
-// what one pass over all the files, concatenated in the order of their
-// names, gives: the same JSON as "spvfilter privacy analyze --capture FILE
-// --universe FILE --json".
+// attack.Accumulator and sends its counts on as JSON (the accumulator's
+// MarshalJSON); the shards of a group are merged in the order of the files
+// (attack.Accumulator.Merge), and the groups joined into one accumulator
+// of every session (attack.Join). That one accumulator, the one the
+// command-line tool fills in one pass, finishes every report, the links
+// of --link and the intersections of --intersect and of each linked
+// group, so the pipeline gives what one pass over all the files,
+// concatenated in the order of their names, gives: the same JSON as
+// "spvfilter privacy analyze --capture FILE --universe FILE --json", with
+// --client, --intersect and --link as asked (Config).
 //
 // It lives in its own Go module so that the Beam SDK's dependencies stay out
 // of spvfilter's.

@@ -13,12 +13,12 @@ import (
 	"github.com/spvfilter/spvfilter/privacy/attack"
 )
 
-// TestMeasureThroughput measures the pipeline on the direct runner against
-// one AnalyzeGroups pass over the same input, in candidate-filter tests per
-// second (the median of three runs), and checks that both give the same
-// report. Opt-in, since it takes
-// about a minute: SPVFILTER_LONG=1 (SPVFILTER_CANDIDATES sets the universe
-// size, 10^6 by default).
+// TestMeasureThroughput measures the pipeline on prism and on the direct
+// runner against one pass of one accumulator over the same input, in
+// candidate-filter tests per second (the median of three runs), and checks
+// that all give the same report. Opt-in, since it takes about three minutes:
+// SPVFILTER_LONG=1 (SPVFILTER_CANDIDATES sets the universe size, 10^6 by
+// default).
 func TestMeasureThroughput(t *testing.T) {
 	if os.Getenv("SPVFILTER_LONG") == "" {
 		t.Skip("set SPVFILTER_LONG=1 to measure the pipeline's throughput")
@@ -50,20 +50,28 @@ func TestMeasureThroughput(t *testing.T) {
 	}
 	var want []byte
 	var reps []*attack.Report
-	single := median(func() { want, reps = singleMachine(t, s, attack.AnalyzeOptions{}) })
+	cfg := Config{Capture: s.capture, Universe: s.glob, Output: filepath.Join(dir, "report.json")}
+	single := median(func() { want, reps = singleMachine(t, s, cfg) })
 	tests := func(d time.Duration) string {
 		return fmt.Sprintf("%.3g", float64(reps[0].Universe.CandidatesTested)*float64(s.filters)/d.Seconds())
 	}
-	t.Logf("| single machine, AnalyzeGroups | 1 pass | %v | %s tests/s |", single.Round(time.Millisecond), tests(single))
-	for _, per := range []int{100, 25} {
-		var got []byte
-		d := median(func() {
-			got = runPipeline(t, Config{Capture: s.capture, Universe: s.glob, Output: filepath.Join(dir, "report.json"), SessionsPerShard: per})
-		})
-		groups := (100 + per - 1) / per
-		t.Logf("| direct runner, %d sessions per shard | %d shards | %v | %s tests/s |", per, groups*len(s.files), d.Round(time.Millisecond), tests(d))
-		if !bytes.Equal(got, want) {
-			t.Errorf("%d sessions per shard: the pipeline's report differs from the single pass", per)
+	t.Logf("| single machine, one accumulator | 1 pass | %v | %s tests/s |", single.Round(time.Millisecond), tests(single))
+	for _, r := range runners() {
+		if r.skip != "" {
+			t.Log(r.skip)
+			continue
+		}
+		for _, per := range []int{100, 25} {
+			var got []byte
+			d := median(func() {
+				cfg.SessionsPerShard = per
+				got = runOn(t, r, cfg)
+			})
+			groups := (100 + per - 1) / per
+			t.Logf("| %s, %d sessions per shard | %d shards | %v | %s tests/s |", r.name, per, groups*len(s.files), d.Round(time.Millisecond), tests(d))
+			if !bytes.Equal(got, want) {
+				t.Errorf("%s, %d sessions per shard: the pipeline's report differs from the single pass", r.name, per)
+			}
 		}
 	}
 }

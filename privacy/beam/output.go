@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spvfilter/spvfilter/privacy/attack"
 	"github.com/spvfilter/spvfilter/privacy/capture"
@@ -20,34 +21,133 @@ type SessionReport struct {
 	*attack.Report
 }
 
-// CaptureReport is the pipeline's output, the JSON object of "privacy
-// analyze --capture FILE --universe FILE --json" (without its --intersect
-// and --link parts).
-type CaptureReport struct {
-	Universe *universe.Scan  `json:"universe"`
-	Clients  []SessionReport `json:"clients"`
-	Warnings []string        `json:"warnings"`
+// JoinedReport is the intersection attack over several sessions, named by
+// their ids: the --intersect report, and each group of linked sessions'.
+type JoinedReport struct {
+	Sessions []string `json:"sessions"`
+	*attack.Report
 }
 
-// NewCaptureReport puts the sessions and their reports (in the same order)
-// together, with every report's warnings named by session once in
-// Warnings.
-func NewCaptureReport(sessions []*capture.Session, reports []*attack.Report) (*CaptureReport, error) {
-	if len(sessions) == 0 || len(reports) != len(sessions) {
-		return nil, fmt.Errorf("privacybeam: %d reports for %d sessions", len(reports), len(sessions))
+// LinkReport is the --link part of the report: the linkage, with its
+// pairs' sessions named by id, and the report of each group.
+type LinkReport struct {
+	*attack.Linkage
+	Pairs  []LinkPair     `json:"pairs"`
+	Groups []JoinedReport `json:"groups"`
+}
+
+// LinkPair is a pair of sessions compared, named by id.
+type LinkPair struct {
+	A     string `json:"a"`
+	B     string `json:"b"`
+	Third string `json:"third,omitempty"`
+	attack.SessionLink
+}
+
+// CaptureReport is the pipeline's output, the JSON object of "privacy
+// analyze --capture FILE --universe FILE --json", with its --intersect
+// and --link parts when asked.
+type CaptureReport struct {
+	Universe     *universe.Scan  `json:"universe"`
+	Clients      []SessionReport `json:"clients"`
+	Intersection *JoinedReport   `json:"intersection,omitempty"`
+	Links        *LinkReport     `json:"links,omitempty"`
+	Warnings     []string        `json:"warnings"`
+}
+
+// ReportOptions are what a CaptureReport holds besides each session's
+// report: the Config fields of the same names.
+type ReportOptions struct {
+	Intersect     bool
+	Link          bool
+	LinkThreshold float64
+}
+
+// NewCaptureReport finishes the report of the sessions from acc, an
+// accumulator of their groups of filters in the same order, then, with
+// opts.Intersect, of all their filters: each session's report, the
+// intersection, the links and each linked group's intersection, with
+// every warning named by where it comes from once in Warnings.
+func NewCaptureReport(sessions []*capture.Session, acc *attack.Accumulator, opts ReportOptions) (*CaptureReport, error) {
+	reports, err := acc.Reports()
+	if err != nil {
+		return nil, err
+	}
+	want := len(sessions)
+	if opts.Intersect {
+		want++
+	}
+	if len(sessions) == 0 || len(reports) != want {
+		return nil, fmt.Errorf("privacybeam: %d reports for %d sessions (intersected: %v)", len(reports), len(sessions), opts.Intersect)
 	}
 	out := &CaptureReport{Universe: reports[0].Universe, Clients: []SessionReport{}, Warnings: []string{}}
-	seen := map[string]bool{}
+	w := warnings{seen: map[string]bool{}, out: &out.Warnings}
+	ids := make([]string, len(sessions))
 	for i, s := range sessions {
+		ids[i] = s.ID
 		out.Clients = append(out.Clients, SessionReport{Session: s.ID, Client: s.Client, UserAgent: s.UserAgent, Captured: s.Filters, Report: reports[i]})
-		for _, w := range reports[i].Warnings {
-			if w = fmt.Sprintf("session %s: %s", s.ID, w); !seen[w] {
-				seen[w] = true
-				out.Warnings = append(out.Warnings, w)
-			}
+		w.add("session "+s.ID+": ", reports[i].Warnings)
+	}
+	if opts.Intersect {
+		out.Intersection = &JoinedReport{Sessions: ids, Report: reports[len(sessions)]}
+		w.add("intersection: ", out.Intersection.Warnings)
+	}
+	if opts.Link {
+		if out.Links, err = linkReport(acc, ids, opts.LinkThreshold, &w); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// linkReport links the sessions named ids (the first groups of acc) and
+// intersects each group of linked sessions.
+func linkReport(acc *attack.Accumulator, ids []string, threshold float64, w *warnings) (*LinkReport, error) {
+	compared := make([]int, len(ids)) // not the --intersect group
+	for i := range compared {
+		compared[i] = i
+	}
+	l, err := acc.Link(compared, attack.LinkOptions{Threshold: threshold})
+	if err != nil {
+		return nil, err
+	}
+	w.add("link: ", l.Warnings)
+	lr := &LinkReport{Linkage: l, Pairs: []LinkPair{}, Groups: []JoinedReport{}}
+	for _, p := range l.Pairs {
+		lp := LinkPair{A: ids[p.A], B: ids[p.B], SessionLink: p}
+		if p.Third >= 0 {
+			lp.Third = ids[p.Third]
+		}
+		lr.Pairs = append(lr.Pairs, lp)
+	}
+	for _, g := range l.Groups {
+		r, err := acc.Intersect(g)
+		if err != nil {
+			return nil, err
+		}
+		names := make([]string, len(g))
+		for i, m := range g {
+			names[i] = ids[m]
+		}
+		lr.Groups = append(lr.Groups, JoinedReport{Sessions: names, Report: r})
+		w.add("group "+strings.Join(names, "+")+": ", r.Warnings)
+	}
+	return lr, nil
+}
+
+// warnings gathers warnings, each once, prefixed by where they come from.
+type warnings struct {
+	seen map[string]bool
+	out  *[]string
+}
+
+func (w *warnings) add(prefix string, ws []string) {
+	for _, s := range ws {
+		if s = prefix + s; !w.seen[s] {
+			w.seen[s] = true
+			*w.out = append(*w.out, s)
+		}
+	}
 }
 
 // WriteJSON writes the report as the command-line tool prints it.

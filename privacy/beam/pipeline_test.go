@@ -7,12 +7,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
+	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"reflect"
-	"runtime"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +19,6 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/runtime/graphx"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/direct"
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/wire"
 
@@ -33,20 +31,29 @@ import (
 func TestMain(m *testing.M) {
 	flag.Parse()
 	log.SetupLogging("warn", "text") // not the runner's plan of every run
+	// On a worker of a portable runner, Init runs the worker and exits.
 	beam.Init()
+	if code, done := isolate(); done {
+		os.Exit(code)
+	}
+	// The runner of beamx.Run, which the example calls.
+	if prismSkip != "" {
+		_ = flag.Set("runner", "direct")
+	} else {
+		_ = flag.Set("runner", "prism")
+	}
 	os.Exit(m.Run())
 }
 
-// runPipeline runs the pipeline with the direct runner and returns the
-// report it wrote.
-func runPipeline(t testing.TB, cfg Config) []byte {
+// runOn runs the pipeline of cfg on r and returns the report it wrote.
+func runOn(t testing.TB, r runner, cfg Config) []byte {
 	t.Helper()
 	p, s := beam.NewPipelineWithRoot()
 	if _, err := Build(context.Background(), s, cfg); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := direct.Execute(context.Background(), p); err != nil {
-		t.Fatalf("pipeline: %v", err)
+	if _, err := r.execute(context.Background(), p); err != nil {
+		t.Fatalf("pipeline on %s: %v", r.name, err)
 	}
 	out, err := os.ReadFile(cfg.Output)
 	if err != nil {
@@ -55,99 +62,46 @@ func runPipeline(t testing.TB, cfg Config) []byte {
 	return out
 }
 
-// jsonDiff names the paths where two JSON documents differ (at most ten).
-func jsonDiff(a, b []byte) []string {
-	var x, y any
-	if err := json.Unmarshal(a, &x); err != nil {
-		return []string{"first: " + err.Error()}
-	}
-	if err := json.Unmarshal(b, &y); err != nil {
-		return []string{"second: " + err.Error()}
-	}
-	var diffs []string
-	var walk func(path string, x, y any)
-	walk = func(path string, x, y any) {
-		if len(diffs) >= 10 {
-			return
-		}
-		switch xv := x.(type) {
-		case map[string]any:
-			yv, ok := y.(map[string]any)
-			if !ok {
-				break
-			}
-			keys := map[string]bool{}
-			for k := range xv {
-				keys[k] = true
-			}
-			for k := range yv {
-				keys[k] = true
-			}
-			var sorted []string
-			for k := range keys {
-				sorted = append(sorted, k)
-			}
-			sort.Strings(sorted)
-			for _, k := range sorted {
-				walk(path+"."+k, xv[k], yv[k])
-			}
-			return
-		case []any:
-			yv, ok := y.([]any)
-			if !ok || len(xv) != len(yv) {
-				break
-			}
-			for i := range xv {
-				walk(fmt.Sprintf("%s[%d]", path, i), xv[i], yv[i])
-			}
-			return
-		}
-		if !reflect.DeepEqual(x, y) {
-			diffs = append(diffs, fmt.Sprintf("%s: %v != %v", path, short(x), short(y)))
-		}
-	}
-	walk("", x, y)
-	return diffs
-}
-
-func short(v any) string {
-	s := fmt.Sprint(v)
-	if len(s) > 120 {
-		s = s[:117] + "..."
-	}
-	return s
-}
-
-// TestPipelineEqualsSingleMachine runs the pipeline with the direct runner
-// on synthetic captures and universes split over several files and checks
-// that its report is byte for byte the one of AnalyzeGroups over the
-// concatenated files.
+// TestPipelineEqualsSingleMachine runs the pipeline on prism and on the
+// direct runner on synthetic captures and universes split over several files and checks
+// that its report is byte for byte the one of a single accumulator of
+// every session over the concatenated files, with the links, the
+// intersections and the sessions kept as asked.
 func TestPipelineEqualsSingleMachine(t *testing.T) {
 	base := synthSpec{wallets: 10, sessionsPerWallet: 2, addresses: 20, fpRate: 0.005, randomLines: 3000, files: 3, seed: 1}
+	same := func(s synthSpec) synthSpec { return s }
 	tests := []struct {
 		name  string
 		spec  func(synthSpec) synthSpec
 		cfg   Config
-		opts  attack.AnalyzeOptions
 		extra string // a last universe file
 	}{
-		{name: "3 files, 3 groups", spec: func(s synthSpec) synthSpec { return s }, cfg: Config{SessionsPerShard: 7}},
-		{name: "pair test, 1 group", spec: func(s synthSpec) synthSpec { s.seed = 2; return s },
-			cfg: Config{PairTest: true}, opts: attack.AnalyzeOptions{PairTest: true}},
+		{name: "3 files, 3 groups", spec: same, cfg: Config{SessionsPerShard: 7}},
+		{name: "pair test, 1 group", spec: func(s synthSpec) synthSpec { s.seed = 2; return s }, cfg: Config{PairTest: true}},
 		{name: "one session per shard, 5 files", spec: func(s synthSpec) synthSpec { s.files, s.seed = 5, 3; return s },
 			cfg: Config{SessionsPerShard: 1}},
 		{name: "truncated match lists", spec: func(s synthSpec) synthSpec { s.seed = 4; return s },
-			cfg: Config{SessionsPerShard: 8, MaxMatches: 5, Workers: 1}, opts: attack.AnalyzeOptions{MaxMatches: 5, Workers: 1}},
+			cfg: Config{SessionsPerShard: 8, MaxMatches: 5, Workers: 1}},
 		{name: "marked pairs", spec: func(s synthSpec) synthSpec { s.marked, s.seed = true, 5; return s },
-			cfg: Config{SessionsPerShard: 10, PairTest: true}, opts: attack.AnalyzeOptions{PairTest: true}},
+			cfg: Config{SessionsPerShard: 10, PairTest: true}},
 		{name: "marked pairs, keys and addresses in different files", spec: func(s synthSpec) synthSpec { s.marked, s.crossFiles, s.seed = true, true, 7; return s },
 			cfg: Config{SessionsPerShard: 10}},
 		{name: "marked pairs in different files, pair test", spec: func(s synthSpec) synthSpec { s.marked, s.crossFiles, s.seed = true, true, 14; return s },
-			cfg: Config{SessionsPerShard: 10, PairTest: true}, opts: attack.AnalyzeOptions{PairTest: true}},
+			cfg: Config{SessionsPerShard: 10, PairTest: true}},
 		{name: "a file without candidates", spec: func(s synthSpec) synthSpec { s.seed = 11; return s },
 			cfg: Config{SessionsPerShard: 9}, extra: "# nothing but comments\n\n# and a bad line:\nxyz\n"},
 		{name: "one file", spec: func(s synthSpec) synthSpec { s.files, s.marked, s.seed = 1, true, 6; return s },
 			cfg: Config{SessionsPerShard: 6}},
+		{name: "linked, sessions in groups of 3", spec: func(s synthSpec) synthSpec { s.seed = 16; return s },
+			cfg: Config{SessionsPerShard: 3, Link: true}},
+		{name: "linked at 0.9 with the pair test, one session per shard", spec: func(s synthSpec) synthSpec { s.marked, s.seed = true, 17; return s },
+			cfg: Config{SessionsPerShard: 1, Link: true, LinkThreshold: 0.9, PairTest: true}},
+		{name: "a client's sessions intersected and linked", spec: func(s synthSpec) synthSpec { s.seed = 18; return s },
+			cfg: Config{SessionsPerShard: 1, Client: "127.0.0.3", Intersect: true, Link: true}},
+		{name: "all intersected and linked, lists cut short", spec: func(s synthSpec) synthSpec { s.wallets, s.seed = 4, 19; return s },
+			cfg: Config{SessionsPerShard: 3, Intersect: true, Link: true, MaxMatches: 6}},
+		{name: "one session by its id, intersected", spec: func(s synthSpec) synthSpec { s.fpRate, s.seed = 0.0005, 20; return s },
+			cfg: Config{Client: "s0005", Intersect: true}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -159,55 +113,61 @@ func TestPipelineEqualsSingleMachine(t *testing.T) {
 				}
 				s.universe = append(s.universe, tc.extra...)
 			}
-			want, reps := singleMachine(t, s, tc.opts)
 			cfg := tc.cfg
 			cfg.Capture, cfg.Universe, cfg.Output = s.capture, s.glob, filepath.Join(dir, "report.json")
-			got := runPipeline(t, cfg)
-			if !bytes.Equal(got, want) {
-				t.Errorf("pipeline report differs from the single pass (%d and %d bytes):\n%s", len(got), len(want), strings.Join(jsonDiff(got, want), "\n"))
-			}
-			// The case must show something: the wallets' addresses
-			// found, false positives expected.
-			var found, matched uint64
-			for _, r := range reps {
-				found += uint64(r.Confident)
-				matched += r.MatchedCount
-			}
-			if found == 0 || matched == 0 || reps[0].ExpectedFalsePositives == 0 {
-				t.Errorf("a degenerate case: %d confident, %d matched, %v expected false positives", found, matched, reps[0].ExpectedFalsePositives)
-			}
-			if tc.opts.MaxMatches > 0 && !reps[0].MatchedTruncated {
-				t.Errorf("match list of session 1 not truncated at %d", tc.opts.MaxMatches)
-			}
+			want, _ := singleMachine(t, s, cfg)
+			checkNotDegenerate(t, cfg, want)
+			onRunners(t, func(t *testing.T, r runner) {
+				cfg.Output = filepath.Join(t.TempDir(), "report.json")
+				if got := runOn(t, r, cfg); !bytes.Equal(got, want) {
+					t.Errorf("pipeline report differs from the single pass (%d and %d bytes):\n%s", len(got), len(want), strings.Join(jsonDiff(got, want), "\n"))
+				}
+			})
 		})
 	}
 }
 
-// TestPipelineEqualsCLI compares the pipeline's report with the output of
-// "spvfilter privacy analyze --capture --universe --json" itself.
-func TestPipelineEqualsCLI(t *testing.T) {
-	dir := t.TempDir()
-	s := writeSynth(t, dir, synthSpec{wallets: 4, sessionsPerWallet: 2, addresses: 20, fpRate: 0.005, randomLines: 2000, files: 3, seed: 8})
-	universe := filepath.Join(dir, "universe.txt")
-	if err := os.WriteFile(universe, s.universe, 0o644); err != nil {
+// checkNotDegenerate fails a case that shows too little to compare: no
+// candidate found with confidence in any report, nothing matched or no
+// false positive expected, a match list not cut short when asked, no
+// linked group (unless lists are cut short, which hides what sessions
+// share), no intersection, or not only the client's sessions.
+func checkNotDegenerate(t *testing.T, cfg Config, report []byte) {
+	t.Helper()
+	var out CaptureReport
+	if err := json.Unmarshal(report, &out); err != nil {
 		t.Fatal(err)
 	}
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-	bin := filepath.Join(dir, "spvfilter")
-	build := exec.Command(goTool, "build", "-o", bin, "./cmd/spvfilter")
-	build.Dir = filepath.Join("..", "..")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building spvfilter: %v\n%s", err, out)
+	found, matched := 0, uint64(0)
+	for _, c := range out.Clients {
+		found += c.Confident
+		matched += c.MatchedCount
 	}
-	var stdout, stderr bytes.Buffer
-	cli := exec.Command(bin, "privacy", "analyze", "--capture", s.capture, "--universe", universe, "--json", "--pair-test")
-	cli.Stdout, cli.Stderr = &stdout, &stderr
-	if err := cli.Run(); err != nil {
-		t.Fatalf("spvfilter privacy analyze: %v\n%s", err, stderr.Bytes())
+	first := out.Clients[0]
+	if out.Intersection != nil {
+		found += out.Intersection.Confident
 	}
-	got := runPipeline(t, Config{Capture: s.capture, Universe: s.glob, Output: filepath.Join(dir, "report.json"), SessionsPerShard: 3, PairTest: true})
-	if !bytes.Equal(got, stdout.Bytes()) {
-		t.Errorf("pipeline report differs from the command's:\n%s", strings.Join(jsonDiff(got, stdout.Bytes()), "\n"))
+	if out.Links != nil {
+		for _, g := range out.Links.Groups {
+			found += g.Confident
+		}
+	}
+	switch {
+	case found == 0 || matched == 0 || first.ExpectedFalsePositives == 0:
+		t.Errorf("a degenerate case: %d confident, %d matched, %v expected false positives", found, matched, first.ExpectedFalsePositives)
+	case cfg.MaxMatches > 0 && !slices.ContainsFunc(out.Clients, func(c SessionReport) bool { return c.MatchedTruncated }):
+		t.Errorf("no match list truncated at %d", cfg.MaxMatches)
+	case cfg.Link && len(out.Clients) > 1 && (out.Links == nil || len(out.Links.Pairs) == 0 || cfg.MaxMatches == 0 && len(out.Links.Groups) == 0):
+		t.Errorf("no linked group: %+v", out.Links)
+	case cfg.Intersect && (out.Intersection == nil || len(out.Intersection.Sessions) != len(out.Clients)):
+		t.Errorf("intersection %+v of %d sessions", out.Intersection, len(out.Clients))
+	case !cfg.Link && out.Links != nil || !cfg.Intersect && out.Intersection != nil:
+		t.Errorf("links or intersection not asked for")
+	}
+	for _, c := range out.Clients {
+		if host, _, _ := net.SplitHostPort(c.Client); cfg.Client != "" && host != cfg.Client && c.Session != cfg.Client {
+			t.Errorf("session %s of %s kept, not of %s", c.Session, c.Client, cfg.Client)
+		}
 	}
 }
 
@@ -220,21 +180,29 @@ func TestBuildRefuses(t *testing.T) {
 	if err := os.WriteFile(badCapture, []byte(`{"command":"filterload","filterload":"zz"}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// A session that loaded more filters than one analysis intersects.
-	var many bytes.Buffer
+	// A session that loaded more filters than one analysis intersects,
+	// then a session of 1 filter; two sessions of half as many each.
 	f := model.NewWallet(1, 3).Filter(0.01, 0, 1)
-	for i := 0; i <= attack.MaxFilters; i++ {
-		rec, err := capture.NewFilterLoadRecord(time.Unix(0, 0), "127.0.0.1:1", "s", f.MsgFilterLoad())
-		if err != nil {
+	loads := func(name string, sessions ...int) string {
+		var b bytes.Buffer
+		for i, n := range sessions {
+			for range n {
+				rec, err := capture.NewFilterLoadRecord(time.Unix(0, 0), fmt.Sprintf("127.0.0.%d:1", i+1), fmt.Sprintf("s%d", i), f.MsgFilterLoad())
+				if err != nil {
+					t.Fatal(err)
+				}
+				line, _ := json.Marshal(rec)
+				b.Write(append(line, '\n'))
+			}
+		}
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		b, _ := json.Marshal(rec)
-		many.Write(append(b, '\n'))
+		return path
 	}
-	manyCapture := filepath.Join(dir, "many.jsonl")
-	if err := os.WriteFile(manyCapture, many.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	manyCapture := loads("many.jsonl", attack.MaxFilters+1, 1)
+	halves := loads("halves.jsonl", attack.MaxFilters/2+1, attack.MaxFilters/2)
 	out := filepath.Join(dir, "out.json")
 	tests := []struct {
 		name string
@@ -247,6 +215,10 @@ func TestBuildRefuses(t *testing.T) {
 		{"too many filters", Config{Capture: manyCapture, Universe: s.glob, Output: out}, "at most 64"},
 		{"no universe file", Config{Capture: s.capture, Universe: filepath.Join(dir, "nothing-*.txt"), Output: out}, "no file matches"},
 		{"negative shard size", Config{Capture: s.capture, Universe: s.glob, Output: out, SessionsPerShard: -1}, "negative"},
+		{"link threshold below one half", Config{Capture: s.capture, Universe: s.glob, Output: out, Link: true, LinkThreshold: 0.3}, "link threshold 0.3"},
+		{"link threshold 1", Config{Capture: s.capture, Universe: s.glob, Output: out, LinkThreshold: 1}, "link threshold 1"},
+		{"no such client", Config{Capture: s.capture, Universe: s.glob, Output: out, Client: "127.0.0.9"}, "no filterload recorded from 127.0.0.9"},
+		{"too many filters to intersect", Config{Capture: halves, Universe: s.glob, Output: out, Intersect: true}, "loaded 65 filters, at most 64 can be intersected"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -256,6 +228,15 @@ func TestBuildRefuses(t *testing.T) {
 				t.Fatalf("got %v, want ErrBadConfig naming %q", err, tc.want)
 			}
 		})
+	}
+	// What --client leaves out is not refused; two sessions of at most
+	// 64 filters each are analyzed, one by one.
+	for _, cfg := range []Config{{Capture: manyCapture, Client: "s1"}, {Capture: halves}} {
+		cfg.Universe, cfg.Output = s.glob, out
+		_, sc := beam.NewPipelineWithRoot()
+		if _, err := Build(context.Background(), sc, cfg); err != nil {
+			t.Errorf("%+v: %v", cfg, err)
+		}
 	}
 }
 
@@ -270,14 +251,24 @@ func TestPipelineEmptyUniverse(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	p, sc := beam.NewPipelineWithRoot()
-	if _, err := Build(context.Background(), sc, Config{Capture: s.capture, Universe: empty, Output: filepath.Join(dir, "out.json")}); err != nil {
-		t.Fatal(err)
-	}
-	_, err := direct.Execute(context.Background(), p)
-	if err == nil || !strings.Contains(err.Error(), "the universe holds no candidate") || !strings.Contains(err.Error(), "line 3") {
-		t.Fatalf("got %v, want the empty universe named with its first skipped line", err)
-	}
+	onRunners(t, func(t *testing.T, r runner) {
+		p, sc := beam.NewPipelineWithRoot()
+		out := filepath.Join(t.TempDir(), "out.json")
+		if _, err := Build(context.Background(), sc, Config{Capture: s.capture, Universe: empty, Output: out}); err != nil {
+			t.Fatal(err)
+		}
+		// The runner logs the failure it returns: kept for a failed test.
+		var logged bytes.Buffer
+		defer slog.SetDefault(slog.Default())
+		slog.SetDefault(slog.New(slog.NewTextHandler(&logged, nil)))
+		_, err := r.execute(context.Background(), p)
+		if err == nil || !strings.Contains(err.Error(), "the universe holds no candidate") || !strings.Contains(err.Error(), "line 3") {
+			t.Fatalf("got %v, want the empty universe named with its first skipped line; the runner logged:\n%s", err, logged.Bytes())
+		}
+		if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("a report written by a failed run: %v", err)
+		}
+	})
 }
 
 // TestPipelineKeyAloneInItsFile: a marked key line alone in its file,
@@ -317,16 +308,21 @@ func TestPipelineKeyAloneInItsFile(t *testing.T) {
 		}
 	}
 	for _, pairTest := range []bool{false, true} {
-		want, reps := singleMachine(t, s, attack.AnalyzeOptions{PairTest: pairTest})
-		got := runPipeline(t, Config{Capture: s.capture, Universe: s.glob, Output: filepath.Join(dir, "report.json"), PairTest: pairTest})
-		if !bytes.Equal(got, want) {
-			t.Errorf("pair test %v: pipeline report differs from the single pass:\n%s", pairTest, strings.Join(jsonDiff(got, want), "\n"))
-		}
-		// Without the pair test both keys match by their hash; with it
-		// neither does, and their addresses are taken out.
-		if wantMatched := map[bool]uint64{false: 2, true: 0}[pairTest]; reps[0].MatchedCount != wantMatched {
-			t.Errorf("pair test %v: one pass matched %d, want %d", pairTest, reps[0].MatchedCount, wantMatched)
-		}
+		t.Run(fmt.Sprintf("pair test %v", pairTest), func(t *testing.T) {
+			cfg := Config{Capture: s.capture, Universe: s.glob, Output: filepath.Join(dir, "report.json"), PairTest: pairTest}
+			want, reps := singleMachine(t, s, cfg)
+			// Without the pair test both keys match by their hash; with
+			// it neither does, and their addresses are taken out.
+			if wantMatched := map[bool]uint64{false: 2, true: 0}[pairTest]; reps[0].MatchedCount != wantMatched {
+				t.Errorf("one pass matched %d, want %d", reps[0].MatchedCount, wantMatched)
+			}
+			onRunners(t, func(t *testing.T, r runner) {
+				cfg.Output = filepath.Join(t.TempDir(), "report.json")
+				if got := runOn(t, r, cfg); !bytes.Equal(got, want) {
+					t.Errorf("pipeline report differs from the single pass:\n%s", strings.Join(jsonDiff(got, want), "\n"))
+				}
+			})
+		})
 	}
 }
 
@@ -337,7 +333,8 @@ func TestPipelineKeyAloneInItsFile(t *testing.T) {
 func TestDoFnsSurviveEncoding(t *testing.T) {
 	dir := t.TempDir()
 	s := writeSynth(t, dir, synthSpec{wallets: 1, sessionsPerWallet: 1, addresses: 5, fpRate: 0.01, randomLines: 10, files: 2, seed: 15})
-	cfg := Config{Capture: s.capture, Universe: s.glob, Output: filepath.Join(dir, "out.json"), PairTest: true, MaxMatches: 7, SessionsPerShard: 3, Workers: 2}
+	cfg := Config{Capture: s.capture, Universe: s.glob, Output: filepath.Join(dir, "out.json"), Client: "127.0.0.1", PairTest: true, MaxMatches: 7,
+		Intersect: true, Link: true, LinkThreshold: 0.7, SessionsPerShard: 3, Workers: 2}
 	p, sc := beam.NewPipelineWithRoot()
 	if _, err := Build(context.Background(), sc, cfg); err != nil {
 		t.Fatal(err)
@@ -373,8 +370,8 @@ func TestDoFnsSurviveEncoding(t *testing.T) {
 		if got.Config != cfg {
 			t.Errorf("%T decoded with %+v, want %+v", fn.Recv, got.Config, cfg)
 		}
-		if err := got.Setup(context.Background()); err != nil || len(got.sessions) != 1 {
-			t.Errorf("%T: Setup: %v, %d sessions", fn.Recv, err, len(got.sessions))
+		if err := got.Setup(context.Background()); err != nil || len(got.job.sessions) != 1 || len(got.job.groups) != 2 {
+			t.Errorf("%T: Setup: %v, %+v", fn.Recv, err, got.job)
 		}
 	}
 	for _, name := range []string{"analyze", "merge", "write"} {

@@ -2,6 +2,7 @@ package privacybeam
 
 import (
 	"bytes"
+	"context"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -16,10 +17,10 @@ import (
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg"
 
-	"github.com/spvfilter/spvfilter/bip37"
 	"github.com/spvfilter/spvfilter/privacy/attack"
 	"github.com/spvfilter/spvfilter/privacy/capture"
 	"github.com/spvfilter/spvfilter/privacy/model"
+	"github.com/spvfilter/spvfilter/privacy/simulate"
 )
 
 // synthSpec describes a synthetic capture and universe.
@@ -46,9 +47,10 @@ type synth struct {
 
 // writeSynth writes a capture of spec.wallets × spec.sessionsPerWallet
 // sessions (each a filterload with a new tweak, every third also reloaded
-// and every fifth with a filteradd) and a universe holding the wallets'
-// addresses, keys and scripts among random hashes, addresses, scripts,
-// comments, blank and bad lines, split over spec.files files.
+// and every fifth with a filteradd; a wallet's sessions from one host) and
+// a universe holding the wallets' addresses, keys and scripts among random
+// hashes, addresses, scripts, comments, blank and bad lines, split over
+// spec.files files.
 func writeSynth(t testing.TB, dir string, spec synthSpec) *synth {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(spec.seed, 1))
@@ -73,7 +75,7 @@ func writeSynth(t testing.TB, dir string, spec synthSpec) *synth {
 		walletLines = append(walletLines, lines)
 		for s := 0; s < spec.sessionsPerWallet; s++ {
 			n := w*spec.sessionsPerWallet + s
-			client := fmt.Sprintf("127.0.0.%d:%d", 1+n%200, 40000+n)
+			client := fmt.Sprintf("127.0.0.%d:%d", 1+w%200, 40000+n) // a wallet's sessions share a host
 			session := fmt.Sprintf("s%04d", n)
 			at := start.Add(time.Duration(n) * time.Second)
 			relay := true
@@ -205,31 +207,24 @@ func writeSynth(t testing.TB, dir string, spec synthSpec) *synth {
 	return out
 }
 
-// singleMachine is the report of one AnalyzeGroups pass over the
-// concatenated universe, as "privacy analyze --capture --json" prints it.
-func singleMachine(t testing.TB, s *synth, opts attack.AnalyzeOptions) ([]byte, []*attack.Report) {
+// singleMachine is the report of one pass over the concatenated universe
+// by one accumulator of every session (and of the intersection), as
+// "privacy analyze --capture --json" prints it with cfg's options, and
+// the sessions' reports.
+func singleMachine(t testing.TB, s *synth, cfg Config) ([]byte, []*attack.Report) {
 	t.Helper()
-	data, err := os.ReadFile(s.capture)
+	j, err := loadJob(context.Background(), &cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs, err := capture.Read(bytes.NewReader(data))
+	acc, err := attack.NewAccumulator(j.groups, cfg.analyzeOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
-	sessions, err := capture.Sessions(recs)
-	if err != nil {
+	if err := acc.ReadUniverse(bytes.NewReader(s.universe)); err != nil {
 		t.Fatal(err)
 	}
-	fs := make([][]*bip37.Filter, len(sessions))
-	for i, ses := range sessions {
-		fs[i] = ses.BloomFilters()
-	}
-	reps, err := attack.AnalyzeGroups(fs, bytes.NewReader(s.universe), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := NewCaptureReport(sessions, reps)
+	out, err := NewCaptureReport(j.sessions, acc, cfg.reportOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,5 +232,50 @@ func singleMachine(t testing.TB, s *synth, opts attack.AnalyzeOptions) ([]byte, 
 	if err := out.WriteJSON(&buf); err != nil {
 		t.Fatal(err)
 	}
+	reps := make([]*attack.Report, len(out.Clients))
+	for i, c := range out.Clients {
+		reps[i] = c.Report
+	}
 	return buf.Bytes(), reps
+}
+
+// writeSimulated writes the capture and universe of package simulate's
+// labelled ground truth for seed (a few wallets of 5 to 60 addresses, 1 to
+// 4 sessions each, payments between them, filteradd, noise and degenerate
+// sessions, among others random candidates; change adjusts the options),
+// the universe split over files files.
+func writeSimulated(t testing.TB, dir string, seed uint64, others, files int, change func(*simulate.Options)) *synth {
+	t.Helper()
+	o := simulate.DefaultOptions()
+	o.Seed, o.Wallets, o.Addresses, o.UniverseSize, o.Fetch.Blocks = seed, 10, simulate.IntRange{Min: 5, Max: 60}, others, 0
+	o.PayFraction, o.Noise = 0.3, 2
+	if change != nil {
+		change(&o)
+	}
+	sc, err := simulate.Generate(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var capt, univ bytes.Buffer
+	if err := sc.WriteCapture(&capt); err != nil {
+		t.Fatal(err)
+	}
+	if err := sc.WriteUniverse(&univ); err != nil {
+		t.Fatal(err)
+	}
+	out := &synth{capture: filepath.Join(dir, "capture.jsonl"), glob: filepath.Join(dir, "universe-*.txt"), universe: univ.Bytes()}
+	if err := os.WriteFile(out.capture, capt.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(univ.String(), "\n")
+	out.lines = len(lines)
+	per := (len(lines) + files - 1) / files
+	for f := range files {
+		name := filepath.Join(dir, fmt.Sprintf("universe-%03d.txt", f))
+		if err := os.WriteFile(name, []byte(strings.Join(lines[min(f*per, len(lines)):min((f+1)*per, len(lines))], "")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out.files = append(out.files, name)
+	}
+	return out
 }
