@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -101,7 +100,7 @@ standard error and in the JSON "warnings".`,
   spvfilter privacy analyze --capture capture.jsonl --universe universe.txt --pair-test --json
   spvfilter privacy analyze --capture capture.jsonl --universe universe.txt --link
   spvfilter privacy analyze --capture capture.jsonl --client 127.0.0.1 --intersect --universe universe.txt`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runAnalyze(a, &f) },
 	}
 	fl := c.Flags()
@@ -129,13 +128,31 @@ type sessionReport struct {
 	UserAgent string            `json:"user_agent,omitempty"`
 	Captured  []*capture.Filter `json:"captured"`
 	*attack.Report
+	HidePairs *struct{} `json:"pairs,omitempty"`
+	PairCount uint64    `json:"pair_count"`
 }
 
 // joinedReport is the intersection attack over several sessions.
 type joinedReport struct {
 	Sessions []string `json:"sessions"`
 	*attack.Report
+	HidePairs *struct{} `json:"pairs,omitempty"`
+	PairCount uint64    `json:"pair_count"`
 }
+
+// reportJSON is an attack.Report under the CLI's keys. Here and in
+// sessionReport and joinedReport the count of key lines taken as an
+// address's pair is "pair_count", since "pairs" is a list (of linked
+// sessions, in --link): the field HidePairs, shallower than the report's
+// count, hides its key (encoding/json takes the shallowest field of a
+// name), and being nil is never written.
+type reportJSON struct {
+	*attack.Report
+	HidePairs *struct{} `json:"pairs,omitempty"`
+	PairCount uint64    `json:"pair_count"`
+}
+
+func newReportJSON(r *attack.Report) reportJSON { return reportJSON{Report: r, PairCount: r.Pairs} }
 
 // linkOutput is the --link part of the JSON: the linkage with sessions
 // named by id, and each group's report.
@@ -203,7 +220,7 @@ func runAnalyze(a *app, f *analyzeFlags) error {
 	rep := reps[0]
 	printWarnings(a, rep.Warnings)
 	if a.json {
-		return a.printJSON(rep)
+		return a.printJSON(newReportJSON(rep))
 	}
 	printAnalyze(a.stdout, rep, nil, f.show)
 	return nil
@@ -220,15 +237,12 @@ func analyzeUniverse(a *app, arg string, groups [][]*bip37.Filter, opts attack.A
 			return nil, nil, err
 		}
 	} else {
-		file, err := os.Open(arg)
+		file, err := openInputFile("--universe", arg)
 		if err != nil {
-			return nil, nil, badInput("universe: %w", err)
+			return nil, nil, err
 		}
 		defer file.Close()
-		if st, err := file.Stat(); err == nil && st.IsDir() {
-			return nil, nil, badInput("universe: %s is a directory", arg)
-		}
-		r, name = file, arg
+		r, name = file, file.Name()
 	}
 	acc, reps, err := accumulate(groups, r, opts)
 	if err != nil {
@@ -253,9 +267,9 @@ func accumulate(groups [][]*bip37.Filter, r io.Reader, opts attack.AnalyzeOption
 
 // selectSessions reads the capture and keeps the sessions --client names.
 func selectSessions(f *analyzeFlags) ([]*capture.Session, error) {
-	file, err := os.Open(f.capture)
+	file, err := openInputFile("--capture", f.capture)
 	if err != nil {
-		return nil, badInput("capture: %w", err)
+		return nil, err
 	}
 	records, err := capture.Read(file)
 	file.Close()
@@ -322,11 +336,11 @@ func runAnalyzeCapture(a *app, f *analyzeFlags, opts attack.AnalyzeOptions) erro
 		}
 	}
 	for i, s := range sessions {
-		out.Clients = append(out.Clients, sessionReport{Session: s.ID, Client: s.Client, UserAgent: s.UserAgent, Captured: s.Filters, Report: reps[i]})
+		out.Clients = append(out.Clients, sessionReport{Session: s.ID, Client: s.Client, UserAgent: s.UserAgent, Captured: s.Filters, Report: reps[i], PairCount: reps[i].Pairs})
 		warn(fmt.Sprintf("session %s: ", s.ID), reps[i].Warnings)
 	}
 	if f.intersect {
-		out.Intersection = &joinedReport{Sessions: ids, Report: reps[len(sessions)]}
+		out.Intersection = &joinedReport{Sessions: ids, Report: reps[len(sessions)], PairCount: reps[len(sessions)].Pairs}
 		warn("intersection: ", out.Intersection.Warnings)
 	}
 	if f.link {
@@ -356,7 +370,7 @@ func runAnalyzeCapture(a *app, f *analyzeFlags, opts attack.AnalyzeOptions) erro
 			for i, m := range g {
 				names[i] = ids[m]
 			}
-			lo.Groups = append(lo.Groups, joinedReport{Sessions: names, Report: jr})
+			lo.Groups = append(lo.Groups, joinedReport{Sessions: names, Report: jr, PairCount: jr.Pairs})
 			warn("group "+strings.Join(names, "+")+": ", jr.Warnings)
 		}
 		out.Links = lo

@@ -76,7 +76,7 @@ level within 3 points.`,
   spvfilter privacy evaluate --labels sim/labels.json --report report.json
   spvfilter privacy fetches --capture sim/fetch-capture.jsonl --index sim/chain.idx --json |
     spvfilter privacy evaluate --labels sim/labels.json --report - --json`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runEvaluate(a, &f) },
 	}
 	fl := c.Flags()

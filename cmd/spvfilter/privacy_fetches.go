@@ -63,7 +63,7 @@ scanned it fetched it.`,
 		Example: `  spvfilter privacy fetches --capture capture.jsonl --index universe.idx
   spvfilter privacy fetches --capture capture.jsonl --index universe.idx --client 127.0.0.1 --json
   spvfilter privacy fetches --capture capture.jsonl --index universe.idx --client 127.0.0.1 --intersect`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runFetches(a, &f) },
 	}
 	fl := c.Flags()

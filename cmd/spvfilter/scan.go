@@ -101,7 +101,7 @@ Exit status: 0 done (warnings, if any, on standard error and in --json),
       --watch 76a914000000000000000000000000000000000000000088ac --from 100 --to 200 --json
   spvfilter scan --peer 127.0.0.1:18444 --network regtest --mode bip157 --from 3000 \
       --watch 1f7f...e3:0:bcrt1p...   # the spend of an output funded before --from`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.runScan(cmd, &fl)
 		},
