@@ -31,6 +31,9 @@ with Bitcoin Core's exact sizing, hashing and matching rules.
   inspect  a filter's parameters and health statistics
   tx       whether a transaction is relevant to a filter, and the filter
            after Core's update rule`,
+		Example: `  spvfilter bloom new --elements 3 --fprate 0.01 --flags all @elements.txt
+  spvfilter bloom match --filter @filterload.hex 0014...
+  spvfilter bloom inspect --filter @filterload.hex --json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}

@@ -31,6 +31,9 @@ by the Golomb-Rice bit stream.
 Block hashes, filter hashes and headers are read and printed in display
 (RPC) byte order. Filters given on the command line are decoded strictly:
 a malformed filter is bad input (exit status 2).`,
+		Example: `  spvfilter gcs build --block @block.hex --prevout-script @prevouts.txt --prev-header @prev.hex
+  spvfilter gcs match --filter @filter.hex --block-hash HASH 0014...
+  spvfilter gcs inspect --filter @filter.hex --json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}

@@ -25,6 +25,9 @@ transactions), and verifies one received from a peer.
 
   build    the merkleblock payload for a block and a filter or a set of txids
   verify   check a merkleblock payload against its header's merkle root`,
+		Example: `  spvfilter merkleblock build --block @block.hex --txid TXID
+  spvfilter merkleblock build --block @block.hex --filter @filterload.hex --json
+  spvfilter merkleblock verify --merkleblock @merkleblock.hex`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}

@@ -133,8 +133,15 @@ standard error, {"error": "...", "exit_code": N}. A result that may be
 misleading carries warnings: on standard error, and in JSON as "warnings".
 
 Exit status: 0 on success, 2 for bad input (a malformed argument, flag or
-address, a missing or unreadable file, a directory given as a file, an
-unknown command, shell or help topic), 1 for any other failure.`,
+address, a flag that takes one value given twice, a surplus argument, a
+missing, unreadable or binary input file, a directory given as a file, an
+output file in a directory that does not exist, an unknown command, shell
+or help topic), 1 for any other failure (a node, the network, the
+machine).`,
+		Example: `  spvfilter demo
+  spvfilter bloom new --elements 3 --fprate 0.01 @elements.txt
+  spvfilter scan --peer 127.0.0.1:18444 --network regtest --watch bcrt1q...
+  spvfilter privacy analyze --capture capture.jsonl --universe universe.txt`,
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: false},
@@ -363,7 +370,10 @@ func newVersionCommand(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the spvfilter version",
-		Args:  noArgs,
+		Long:  "version prints the version of spvfilter, the one its user agent announces to nodes.",
+		Example: `  spvfilter version
+  spvfilter version --json`,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			_, err := io.WriteString(a.stdout, versionText(cmd))
 			return err
