@@ -15,8 +15,6 @@ import (
 	"github.com/spvfilter/spvfilter/privacy/model"
 )
 
-func init() { registerCommand(newBloomCommand) }
-
 func newBloomCommand(a *app) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "bloom",

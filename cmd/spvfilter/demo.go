@@ -11,8 +11,6 @@ import (
 	"github.com/spvfilter/spvfilter/privacy/plot"
 )
 
-func init() { registerCommand(newDemoCommand) }
-
 func newDemoCommand(a *app) *cobra.Command {
 	o := privacy.DefaultDemoOptions()
 	plotFile := "spvfilter-demo.svg"

@@ -13,8 +13,6 @@ import (
 	"github.com/spvfilter/spvfilter/gcs"
 )
 
-func init() { registerCommand(newGCSCommand) }
-
 func newGCSCommand(a *app) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "gcs",

@@ -13,8 +13,6 @@ import (
 	"github.com/spvfilter/spvfilter/bip37"
 )
 
-func init() { registerCommand(newMerkleBlockCommand) }
-
 func newMerkleBlockCommand(a *app) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "merkleblock",

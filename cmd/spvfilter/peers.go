@@ -15,8 +15,6 @@ import (
 	"github.com/spvfilter/spvfilter/peer/client"
 )
 
-func init() { registerCommand(newPeersCommand) }
-
 type peersFlags struct {
 	peerFlags
 	network string

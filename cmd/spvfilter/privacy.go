@@ -16,8 +16,6 @@ import (
 	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
-func init() { registerCommand(newPrivacyCommand) }
-
 func newPrivacyCommand(a *app) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "privacy",
@@ -36,15 +34,18 @@ BIP 157/158 node learns instead.
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	c.AddCommand(newPrivacyModelCommand(a))
-	for _, f := range privacySubcommands {
-		c.AddCommand(f(a))
-	}
+	c.AddCommand(
+		newPrivacyModelCommand(a),
+		newPrivacyAnalyzeCommand(a),
+		newPrivacyCompareCommand(a),
+		newPrivacyCaptureCommand(a),
+		newPrivacyUniverseCommand(a),
+		newPrivacyFetchesCommand(a),
+		newPrivacySimulateCommand(a),
+		newPrivacyEvaluateCommand(a),
+	)
 	return c
 }
-
-// privacySubcommands lets each privacy_*.go file add its subcommand.
-var privacySubcommands []func(*app) *cobra.Command
 
 // privacyBadInput turns the privacy package's input errors into bad-input
 // errors (exit status 2).

@@ -17,10 +17,6 @@ import (
 	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
-func init() {
-	privacySubcommands = append(privacySubcommands, newPrivacyAnalyzeCommand)
-}
-
 type analyzeFlags struct {
 	filters       []string
 	capture       string

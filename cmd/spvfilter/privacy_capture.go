@@ -16,10 +16,6 @@ import (
 	"github.com/spvfilter/spvfilter/privacy/capture"
 )
 
-func init() {
-	privacySubcommands = append(privacySubcommands, newPrivacyCaptureCommand)
-}
-
 // privacyNetwork returns the parameters of a --network name.
 func privacyNetwork(name string) (*chaincfg.Params, error) { return lookupNetwork(name) }
 

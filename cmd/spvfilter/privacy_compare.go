@@ -10,10 +10,6 @@ import (
 	"github.com/spvfilter/spvfilter/privacy/model"
 )
 
-func init() {
-	privacySubcommands = append(privacySubcommands, newPrivacyCompareCommand)
-}
-
 func newPrivacyCompareCommand(a *app) *cobra.Command {
 	p := model.DefaultCompareParams()
 	c := &cobra.Command{

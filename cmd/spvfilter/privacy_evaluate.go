@@ -12,10 +12,6 @@ import (
 	"github.com/spvfilter/spvfilter/privacy/simulate"
 )
 
-func init() {
-	privacySubcommands = append(privacySubcommands, newPrivacyEvaluateCommand)
-}
-
 // maxReportBytes bounds the report evaluate reads: an analyze of many
 // sessions that match everything lists a hundred thousand matches each.
 const maxReportBytes = 4 << 30

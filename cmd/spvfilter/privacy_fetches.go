@@ -15,10 +15,6 @@ import (
 	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
-func init() {
-	privacySubcommands = append(privacySubcommands, newPrivacyFetchesCommand)
-}
-
 type fetchesFlags struct {
 	capture, index, client string
 	maxMatches, show       int

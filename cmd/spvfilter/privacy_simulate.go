@@ -12,10 +12,6 @@ import (
 	"github.com/spvfilter/spvfilter/privacy/simulate"
 )
 
-func init() {
-	privacySubcommands = append(privacySubcommands, newPrivacySimulateCommand)
-}
-
 // intRangeValue is a flag holding N or MIN..MAX.
 type intRangeValue struct{ r *simulate.IntRange }
 

@@ -15,10 +15,6 @@ import (
 	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
-func init() {
-	privacySubcommands = append(privacySubcommands, newPrivacyUniverseCommand)
-}
-
 type universeFlags struct {
 	peer, network, out string
 	index              string

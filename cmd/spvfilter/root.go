@@ -26,15 +26,6 @@ const (
 // otherwise the module version recorded in the binary is shown.
 var version = ""
 
-// commandRegistry holds the constructors of the top-level commands; each
-// command file adds its own in an init function, so that adding a command
-// touches one file.
-var commandRegistry []func(*app) *cobra.Command
-
-func registerCommand(f func(*app) *cobra.Command) {
-	commandRegistry = append(commandRegistry, f)
-}
-
 // app carries what every command shares: its streams and the global flags.
 type app struct {
 	stdin  io.Reader
@@ -156,10 +147,18 @@ machine).`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return flagError(err)
 	})
-	root.AddCommand(newVersionCommand(a))
-	for _, f := range commandRegistry {
-		root.AddCommand(f(a))
-	}
+	// Every command, in one place; a group adds its subcommands.
+	root.AddCommand(
+		newBloomCommand(a),
+		newGCSCommand(a),
+		newMerkleBlockCommand(a),
+		newScanCommand(a),
+		newSendCommand(a),
+		newPeersCommand(a),
+		newPrivacyCommand(a),
+		newDemoCommand(a),
+		newVersionCommand(a),
+	)
 	root.SetHelpCommand(newHelpCommand())
 	root.InitDefaultCompletionCmd()
 	if c, _, err := root.Find([]string{"completion"}); err == nil && c != root {

@@ -27,8 +27,6 @@ import (
 	"github.com/spvfilter/spvfilter/peer/store"
 )
 
-func init() { registerCommand(newScanCommand) }
-
 type scanFlags struct {
 	peerFlags
 	network, mode string

@@ -18,8 +18,6 @@ import (
 	"github.com/spvfilter/spvfilter/peer/client"
 )
 
-func init() { registerCommand(newSendCommand) }
-
 type sendFlags struct {
 	peerFlags
 	network string
