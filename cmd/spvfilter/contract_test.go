@@ -509,7 +509,7 @@ func TestContractRows(t *testing.T) {
 		{name: "version command is the user agent's version", args: []string{"version"},
 			status: exitOK, stdout: []string{"spvfilter " + userAgentVersion()}},
 		{name: "privacy help lists fetches", args: []string{"privacy", "--help"},
-			status: exitOK, stdout: []string{"fetches", "universe", "capture", "analyze"}},
+			status: exitOK, stdout: []string{"  fetches   what a BIP 157 client's block downloads give away", "  simulate  ", "  evaluate  "}},
 		{name: "completion of --network", args: []string{"__complete", "scan", "--network", ""},
 			status: exitOK, stdout: []string{"regtest\n", "testnet4\n"}},
 		{name: "completion of --network in privacy capture", args: []string{"__complete", "privacy", "capture", "--network", "reg"},

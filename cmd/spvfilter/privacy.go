@@ -28,7 +28,10 @@ BIP 157/158 node learns instead.
   analyze   test a universe of candidate addresses against real filters
   compare   BIP 37 against BIP 157 for the same wallet
   capture   a relay that records the filters light clients send
-  universe  collect the candidates seen on a range of blocks`,
+  universe  collect the candidates seen on a range of blocks
+  fetches   what a BIP 157 client's block downloads give away
+  simulate  a labelled capture, universe and chain: ground truth
+  evaluate  score an analyze or fetches report against those labels`,
 		Example: `  spvfilter privacy model --addresses 20 --fprate 0.0005 --filters 2
   spvfilter privacy analyze --capture capture.jsonl --universe universe.txt`,
 		Args: noArgs,
