@@ -471,7 +471,7 @@ the filter changed) and warnings (a filter that matches everything).`,
 			r := bytes.NewReader(raw)
 			var tx wire.MsgTx
 			if err := tx.Deserialize(r); err != nil {
-				return badInput("--tx: not a serialized transaction: %v", err)
+				return badInput("--tx: not a serialized transaction: %w", err)
 			}
 			if r.Len() != 0 {
 				return badInput("--tx: %d bytes after the end of the transaction", r.Len())

@@ -164,7 +164,7 @@ func (a *app) readBlock(arg string) (*wire.MsgBlock, error) {
 	r := bytes.NewReader(raw)
 	var block wire.MsgBlock
 	if err := block.Deserialize(r); err != nil {
-		return nil, badInput("--block: not a serialized block: %v", err)
+		return nil, badInput("--block: not a serialized block: %w", err)
 	}
 	if r.Len() != 0 {
 		return nil, badInput("--block: %d bytes after the end of the block", r.Len())

@@ -96,7 +96,7 @@ func (a *app) runPeers(cmd *cobra.Command, fl *peersFlags) error {
 	}
 	if cfg.DataDir != "" {
 		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
-			return badInput("--datadir: %v", err)
+			return badInput("--datadir: %w", err)
 		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -106,11 +106,11 @@ func (a *app) runPeers(cmd *cobra.Command, fl *peersFlags) error {
 		return errors.New("peers interrupted")
 	}
 	if err != nil {
-		return fmt.Errorf("peers: %w", err)
+		return err
 	}
 	defer c.Close()
 	if _, err := c.SyncHeaders(ctx); err != nil {
-		return fmt.Errorf("peers: %w", err)
+		return err
 	}
 	out := peersOutput{Network: params.Name, Peers: peersJSON(c.Peers()), Known: []knownJSON{}, Bans: []banJSON{}, Warnings: []string{}}
 	known, err := c.KnownAddresses()

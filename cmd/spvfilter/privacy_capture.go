@@ -114,7 +114,7 @@ func runCapture(ctx context.Context, a *app, f *captureFlags) error {
 	// A relay in front of a node that does not answer would accept
 	// clients and record nothing: check it first, before creating --out.
 	if err := capture.CheckUpstream(ctx, f.upstream, params.Net, f.handshake); err != nil {
-		return fmt.Errorf("capture: --upstream: %w (is a %s node running at %s?)", err, params.Name, f.upstream)
+		return fmt.Errorf("--upstream: %w (is a %s node running at %s?)", err, params.Name, f.upstream)
 	}
 	var out io.Writer = a.stdout
 	if f.out != "-" {
@@ -132,7 +132,7 @@ func runCapture(ctx context.Context, a *app, f *captureFlags) error {
 	if err != nil {
 		// The address was checked with the flags: what fails now is the
 		// machine (a port in use, a permission), not the input.
-		return fmt.Errorf("capture: --listen %s: %w", f.listen, err)
+		return fmt.Errorf("--listen %s: %w", f.listen, err)
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()

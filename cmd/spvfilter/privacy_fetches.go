@@ -143,7 +143,7 @@ func runFetches(a *app, f *fetchesFlags) error {
 		return badInput("%s: %w", f.index, err)
 	}
 	if err != nil {
-		return fmt.Errorf("fetches: %w", err)
+		return err
 	}
 	hd := ir.Header()
 	out := fetchesOutput{Index: fetchesIndex{Network: hd.Network, From: hd.First, To: hd.Last(), Version: hd.Version}, Clients: reps, Warnings: []string{}}

@@ -126,11 +126,11 @@ func runUniverse(ctx context.Context, a *app, f *universeFlags) error {
 	}
 	c, err := client.Connect(ctx, client.Config{Peers: []string{f.peer}, Params: params, Timeout: f.timeout})
 	if err != nil {
-		return fmt.Errorf("universe: %w", err)
+		return err
 	}
 	defer c.Close()
 	if _, err := c.SyncHeaders(ctx); err != nil {
-		return fmt.Errorf("universe: %w", err)
+		return err
 	}
 	chain := c.Chain()
 	to := f.to
@@ -167,10 +167,10 @@ func runUniverse(ctx context.Context, a *app, f *universeFlags) error {
 	uw.Comment(fmt.Sprintf("candidates of %s blocks %d..%d from %s, one per line", params.Name, f.from, to, f.peer))
 	err = c.FetchBlocks(ctx, f.from, to, func(h int32, b *wire.MsgBlock) error { return uw.AddBlock(h, b) })
 	if err != nil {
-		return fmt.Errorf("universe: %w", err)
+		return err
 	}
 	if err := uw.Flush(); err != nil {
-		return fmt.Errorf("universe: writing: %w", err)
+		return fmt.Errorf("--out %s: %w", f.out, err)
 	}
 	if ix != nil {
 		hd := &universe.IndexHeader{Network: params.Name, First: f.from}
@@ -178,10 +178,10 @@ func runUniverse(ctx context.Context, a *app, f *universeFlags) error {
 			hd.Hashes = append(hd.Hashes, chain.Hash(h))
 		}
 		if _, err := ix.WriteTo(indexFile, hd); err != nil {
-			return fmt.Errorf("universe: writing the index: %w", err)
+			return fmt.Errorf("--index %s: %w", f.index, err)
 		}
 		if err := indexFile.Close(); err != nil {
-			return fmt.Errorf("universe: writing the index: %w", err)
+			return fmt.Errorf("--index %s: %w", f.index, err)
 		}
 	}
 	st := uw.Stats()

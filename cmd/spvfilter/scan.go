@@ -148,7 +148,7 @@ func (a *app) parseWatch(values []string, params *chaincfg.Params) ([]watchItem,
 			// No address or hex script holds a colon: an outpoint.
 			op, rest, err := parseOutPoint(v)
 			if err != nil {
-				return nil, badInput("%s: %v", arg.where, err)
+				return nil, badInput("%s: %w", arg.where, err)
 			}
 			it := watchItem{given: v, item: client.OutPointItem(op, nil)}
 			if rest != "" {
@@ -636,7 +636,7 @@ func (a *app) checkServices(c *client.Client, mode string) error {
 	for _, p := range c.Peers() {
 		seen = append(seen, p.Address+" ("+p.Services+")")
 	}
-	return fmt.Errorf("scan: %w: %s not advertised by %s", peer.ErrMissingService, name, strings.Join(seen, ", "))
+	return fmt.Errorf("%w: %s not advertised by %s", peer.ErrMissingService, name, strings.Join(seen, ", "))
 }
 
 func (a *app) printScan(out *scanJSON) error {
