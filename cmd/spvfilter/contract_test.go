@@ -345,7 +345,7 @@ func TestJSONKeysOneType(t *testing.T) {
 			}
 		})
 	}
-	for _, args := range runs {
+	runJSON := func(args []string) string {
 		stdout, stderr, status := runCLI(t, "", append(args, "--json")...)
 		if status != exitOK {
 			t.Fatalf("%v: status %d, %s", args, status, stderr)
@@ -362,7 +362,22 @@ func TestJSONKeysOneType(t *testing.T) {
 				t.Errorf("%s: no \"warnings\" list in %.100s", where, stdout)
 			}
 		}
+		return stdout
 	}
+	for _, args := range runs {
+		runJSON(args)
+	}
+	// The privacy commands that read a capture and the labels of a
+	// simulation, on a small one.
+	sim := filepath.Join(dir, "sim")
+	runJSON(smallSimulation("7", sim))
+	report := runJSON([]string{"privacy", "analyze", "--capture", filepath.Join(sim, "capture.jsonl"), "--universe", filepath.Join(sim, "universe.txt"), "--link"})
+	reportFile := filepath.Join(dir, "report.json")
+	if err := os.WriteFile(reportFile, []byte(report), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	runJSON([]string{"privacy", "evaluate", "--labels", filepath.Join(sim, "labels.json"), "--report", reportFile})
+	runJSON([]string{"privacy", "fetches", "--capture", filepath.Join(sim, "fetch-capture.jsonl"), "--index", filepath.Join(sim, "chain.idx")})
 	for where, value := range map[string]any{
 		"scan":                   scanJSON{Matches: []scanMatchJSON{{Watch: []string{"51"}}}, Peers: []scanPeerJSON{{}}},
 		"privacy analyze --link": linkOutput{Pairs: []linkPair{{}}},

@@ -36,7 +36,7 @@ transactions), and verifies one received from a peer.
 // merkleMatchJSON is a proven transaction: its position in the block and
 // its txid in display order.
 type merkleMatchJSON struct {
-	Index uint32 `json:"index"`
+	Index uint32 `json:"position"`
 	Txid  string `json:"txid"`
 }
 
@@ -122,7 +122,7 @@ updated filter (filterload).`,
 				MerkleBlock  string            `json:"merkleblock"`
 				BlockHash    string            `json:"block_hash"`
 				MerkleRoot   string            `json:"merkle_root"`
-				Transactions uint32            `json:"transactions"`
+				Transactions uint32            `json:"transaction_count"`
 				Hashes       int               `json:"hashes"`
 				FlagBytes    int               `json:"flag_bytes"`
 				Matched      []merkleMatchJSON `json:"matched"`
@@ -237,7 +237,7 @@ for the caller to check.`,
 					BlockHash    string            `json:"block_hash"`
 					MerkleRoot   string            `json:"merkle_root"`
 					Valid        bool              `json:"valid"`
-					Transactions uint32            `json:"transactions"`
+					Transactions uint32            `json:"transaction_count"`
 					Matched      []merkleMatchJSON `json:"matched"`
 					Warnings     []string          `json:"warnings"`
 				}{blockHash.String(), mb.Header.MerkleRoot.String(), true, mb.Transactions, merkleMatchesJSON(matches), []string{}})

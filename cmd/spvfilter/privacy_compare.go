@@ -100,6 +100,7 @@ func printCompare(w io.Writer, r *model.Comparison) {
 type compareJSON struct {
 	*model.Comparison
 	BIP37    resultJSON        `json:"bip37"`
+	BIP157   bip157SideJSON    `json:"bip157"`
 	Params   compareParamsJSON `json:"params"`
 	Fetches  fetchSideJSON     `json:"bip157_fetches"`
 	Warnings []string          `json:"warnings"`
@@ -115,6 +116,14 @@ type compareParamsJSON struct {
 	PeerCount uint32    `json:"peer_count"`
 }
 
+// bip157SideJSON writes the expected number of candidates left as
+// "candidate_count" ("candidates" is a list elsewhere), hidden the same way.
+type bip157SideJSON struct {
+	model.BIP157Side
+	HideCandidates *struct{} `json:"candidates,omitempty"`
+	CandidateCount float64   `json:"candidate_count"`
+}
+
 type fetchSideJSON struct {
 	model.FetchSide
 	HidePeers *struct{} `json:"peers,omitempty"`
@@ -125,6 +134,7 @@ func newCompareJSON(r *model.Comparison) compareJSON {
 	return compareJSON{
 		Comparison: r,
 		BIP37:      newResultJSON(r.BIP37),
+		BIP157:     bip157SideJSON{BIP157Side: r.BIP157, CandidateCount: r.BIP157.Candidates},
 		Params:     compareParamsJSON{CompareParams: r.Params, PeerCount: r.Params.Peers},
 		Fetches:    fetchSideJSON{FetchSide: r.Fetches, PeerCount: r.Fetches.Peers},
 		Warnings:   orEmpty(append([]string(nil), r.BIP37.Warnings...)),

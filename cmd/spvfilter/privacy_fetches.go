@@ -86,7 +86,7 @@ type fetchesIndex struct {
 	Network string `json:"network"`
 	From    int32  `json:"from"`
 	To      int32  `json:"to"`
-	Version int    `json:"version"`
+	Version int    `json:"format_version"`
 }
 
 func runFetches(a *app, f *fetchesFlags) error {
