@@ -414,8 +414,7 @@ func buildVersion() string {
 // userAgentVersion is the version in the user agent the client sends to
 // nodes, "/spvfilter:VERSION/".
 func userAgentVersion() string {
-	v := strings.TrimPrefix(strings.Trim(peer.UserAgent, "/"), "spvfilter:")
-	return v
+	return strings.TrimPrefix(strings.Trim(peer.UserAgent, "/"), "spvfilter:")
 }
 
 // usageError marks an error caused by bad input: exit status 2.
@@ -457,7 +456,7 @@ func noArgs(cmd *cobra.Command, args []string) error {
 // use".
 func dropRepeatedPrefixes(msg string) string {
 	parts := strings.Split(msg, ": ")
-	out := parts[:1]
+	out := []string{parts[0]}
 	for _, p := range parts[1:] {
 		if p != out[len(out)-1] {
 			out = append(out, p)
