@@ -55,10 +55,9 @@ func newDemoCommand(a *app) *cobra.Command {
 				return a.printJSON(struct {
 					*privacy.DemoResult
 					Model    resultJSON `json:"model"`
-					Analysis reportJSON `json:"analysis"`
 					Plot     string     `json:"plot"`
 					Warnings []string   `json:"warnings"`
-				}{r, newResultJSON(r.Model), newReportJSON(r.Report), plotFile,
+				}{r, newResultJSON(r.Model), plotFile,
 					orEmpty(append(append([]string(nil), r.Model.Warnings...), r.Report.Warnings...))})
 			}
 			printDemo(a.stdout, r, plotFile, time.Since(start))

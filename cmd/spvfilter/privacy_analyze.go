@@ -124,31 +124,13 @@ type sessionReport struct {
 	UserAgent string            `json:"user_agent,omitempty"`
 	Captured  []*capture.Filter `json:"captured"`
 	*attack.Report
-	HidePairs *struct{} `json:"pairs,omitempty"`
-	PairCount uint64    `json:"pair_count"`
 }
 
 // joinedReport is the intersection attack over several sessions.
 type joinedReport struct {
 	Sessions []string `json:"sessions"`
 	*attack.Report
-	HidePairs *struct{} `json:"pairs,omitempty"`
-	PairCount uint64    `json:"pair_count"`
 }
-
-// reportJSON is an attack.Report under the CLI's keys. Here and in
-// sessionReport and joinedReport the count of key lines taken as an
-// address's pair is "pair_count", since "pairs" is a list (of linked
-// sessions, in --link): the field HidePairs, shallower than the report's
-// count, hides its key (encoding/json takes the shallowest field of a
-// name), and being nil is never written.
-type reportJSON struct {
-	*attack.Report
-	HidePairs *struct{} `json:"pairs,omitempty"`
-	PairCount uint64    `json:"pair_count"`
-}
-
-func newReportJSON(r *attack.Report) reportJSON { return reportJSON{Report: r, PairCount: r.Pairs} }
 
 // linkOutput is the --link part of the JSON: the linkage with sessions
 // named by id, and each group's report.
@@ -216,7 +198,7 @@ func runAnalyze(a *app, f *analyzeFlags) error {
 	rep := reps[0]
 	printWarnings(a, rep.Warnings)
 	if a.json {
-		return a.printJSON(newReportJSON(rep))
+		return a.printJSON(rep)
 	}
 	printAnalyze(a.stdout, rep, nil, f.show)
 	return nil
@@ -332,11 +314,11 @@ func runAnalyzeCapture(a *app, f *analyzeFlags, opts attack.AnalyzeOptions) erro
 		}
 	}
 	for i, s := range sessions {
-		out.Clients = append(out.Clients, sessionReport{Session: s.ID, Client: s.Client, UserAgent: s.UserAgent, Captured: s.Filters, Report: reps[i], PairCount: reps[i].Pairs})
+		out.Clients = append(out.Clients, sessionReport{Session: s.ID, Client: s.Client, UserAgent: s.UserAgent, Captured: s.Filters, Report: reps[i]})
 		warn(fmt.Sprintf("session %s: ", s.ID), reps[i].Warnings)
 	}
 	if f.intersect {
-		out.Intersection = &joinedReport{Sessions: ids, Report: reps[len(sessions)], PairCount: reps[len(sessions)].Pairs}
+		out.Intersection = &joinedReport{Sessions: ids, Report: reps[len(sessions)]}
 		warn("intersection: ", out.Intersection.Warnings)
 	}
 	if f.link {
@@ -366,7 +348,7 @@ func runAnalyzeCapture(a *app, f *analyzeFlags, opts attack.AnalyzeOptions) erro
 			for i, m := range g {
 				names[i] = ids[m]
 			}
-			lo.Groups = append(lo.Groups, joinedReport{Sessions: names, Report: jr, PairCount: jr.Pairs})
+			lo.Groups = append(lo.Groups, joinedReport{Sessions: names, Report: jr})
 			warn("group "+strings.Join(names, "+")+": ", jr.Warnings)
 		}
 		out.Links = lo
