@@ -1,7 +1,6 @@
 package bip37
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 
@@ -15,34 +14,34 @@ const densityTolerance = 0.25
 
 // Stats describes the health of a filter. Quantities that are undefined or
 // infinite for a degenerate filter (no bits, no hash functions, every bit
-// set) are NaN or +Inf in Go and null in JSON.
+// set) are NaN or +Inf.
 type Stats struct {
-	SizeBits  uint32               `json:"size_bits"`
-	SizeBytes uint32               `json:"size_bytes"`
-	HashFuncs uint32               `json:"hash_funcs"`
-	Tweak     uint32               `json:"tweak"`
-	Flags     wire.BloomUpdateType `json:"flags"`
+	SizeBits  uint32
+	SizeBytes uint32
+	HashFuncs uint32
+	Tweak     uint32
+	Flags     wire.BloomUpdateType
 	// FlagsName is "none", "all", "p2pubkey-only" or "unknown(N)".
-	FlagsName string `json:"flags_name"`
+	FlagsName string
 	// BitsSet is the number of bits set (X) and Density is X/m.
-	BitsSet uint32  `json:"bits_set"`
-	Density float64 `json:"density"`
+	BitsSet uint32
+	Density float64
 	// EstimatedElements is n ≈ -(m/k)·ln(1 - X/m), +Inf when every bit
 	// is set.
-	EstimatedElements float64 `json:"estimated_elements"`
+	EstimatedElements float64
 	// FalsePositiveRate is the chance that an element not inserted
 	// matches at the current fill: (X/m)^k.
-	FalsePositiveRate float64 `json:"false_positive_rate"`
+	FalsePositiveRate float64
 	// BitsPerElement is m / EstimatedElements.
-	BitsPerElement float64 `json:"bits_per_element"`
+	BitsPerElement float64
 	// BoundBitsPerElement is the information-theoretic minimum for the
 	// current false-positive rate, log2(1/FalsePositiveRate).
-	BoundBitsPerElement float64 `json:"bound_bits_per_element"`
+	BoundBitsPerElement float64
 	// OverheadRatio is BitsPerElement / BoundBitsPerElement; an optimally
 	// sized Bloom filter reaches 1/ln 2 ≈ 1.44.
-	OverheadRatio float64 `json:"overhead_ratio"`
+	OverheadRatio float64
 	// Warning is non-empty when the filter looks mis-sized or degenerate.
-	Warning string `json:"warning,omitempty"`
+	Warning string
 }
 
 // Stats computes the filter's health statistics.
@@ -127,42 +126,4 @@ func ParseFlags(name string) (wire.BloomUpdateType, error) {
 		return wire.BloomUpdateP2PubkeyOnly, nil
 	}
 	return 0, fmt.Errorf("%w: %q (want none, all or p2pubkey-only)", ErrBadUpdateFlags, name)
-}
-
-// jsonFloat encodes non-finite values as null, which JSON cannot express
-// otherwise.
-type jsonFloat float64
-
-func (v jsonFloat) MarshalJSON() ([]byte, error) {
-	f := float64(v)
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return []byte("null"), nil
-	}
-	return json.Marshal(f)
-}
-
-// MarshalJSON encodes the statistics with snake_case keys and null for
-// NaN and infinite values.
-func (s Stats) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		SizeBits            uint32               `json:"size_bits"`
-		SizeBytes           uint32               `json:"size_bytes"`
-		HashFuncs           uint32               `json:"hash_funcs"`
-		Tweak               uint32               `json:"tweak"`
-		Flags               wire.BloomUpdateType `json:"flags"`
-		FlagsName           string               `json:"flags_name"`
-		BitsSet             uint32               `json:"bits_set"`
-		Density             jsonFloat            `json:"density"`
-		EstimatedElements   jsonFloat            `json:"estimated_elements"`
-		FalsePositiveRate   jsonFloat            `json:"false_positive_rate"`
-		BitsPerElement      jsonFloat            `json:"bits_per_element"`
-		BoundBitsPerElement jsonFloat            `json:"bound_bits_per_element"`
-		OverheadRatio       jsonFloat            `json:"overhead_ratio"`
-		Warning             string               `json:"warning,omitempty"`
-	}{
-		s.SizeBits, s.SizeBytes, s.HashFuncs, s.Tweak, s.Flags, s.FlagsName, s.BitsSet,
-		jsonFloat(s.Density), jsonFloat(s.EstimatedElements), jsonFloat(s.FalsePositiveRate),
-		jsonFloat(s.BitsPerElement), jsonFloat(s.BoundBitsPerElement), jsonFloat(s.OverheadRatio),
-		s.Warning,
-	})
 }

@@ -15,8 +15,6 @@ import (
 	"github.com/spvfilter/spvfilter/privacy/model"
 )
 
-func init() { registerCommand(newBloomCommand) }
-
 func newBloomCommand(a *app) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "bloom",
@@ -31,7 +29,10 @@ with Bitcoin Core's exact sizing, hashing and matching rules.
   inspect  a filter's parameters and health statistics
   tx       whether a transaction is relevant to a filter, and the filter
            after Core's update rule`,
-		Args: cobra.NoArgs,
+		Example: `  spvfilter bloom new --elements 3 --fprate 0.01 --flags all @elements.txt
+  spvfilter bloom match --filter @filterload.hex 0014...
+  spvfilter bloom inspect --filter @filterload.hex --json`,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	c.AddCommand(newBloomNewCommand(a), newBloomAddCommand(a), newBloomMatchCommand(a),
@@ -286,9 +287,6 @@ arguments are hex, @FILE (one element per line) or - (one per line).`,
 	addSizingFlag(c, &sizing)
 	_ = c.MarkFlagRequired("elements")
 	_ = c.MarkFlagRequired("fprate")
-	_ = c.RegisterFlagCompletionFunc("flags", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-		return []string{"none", "all", "p2pubkey-only"}, cobra.ShellCompDirectiveNoFileComp
-	})
 	return c
 }
 
@@ -391,7 +389,7 @@ With --json the same as an object, the warnings in "warnings"; values that
 are undefined or infinite are null.`,
 		Example: `  spvfilter bloom inspect --filter 03614e9b050000000000000001
   spvfilter bloom inspect --filter @captured-filterload.hex --json`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f, err := a.readFilter(filterArg)
 			if err != nil {
@@ -460,7 +458,7 @@ With --json, an object with txid, relevant, filterload, updated (whether
 the filter changed) and warnings (a filter that matches everything).`,
 		Example: `  spvfilter bloom tx --filter "$(spvfilter bloom new --elements 10 --fprate 0.000001 --flags all 04943fdd508053c75000106d3bc6e2754dbcff19)" --tx @tx.hex
   bitcoin-cli getrawtransaction TXID | spvfilter bloom tx --filter @filter.hex --tx - --json`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f, err := a.readFilter(filterArg)
 			if err != nil {
@@ -473,7 +471,7 @@ the filter changed) and warnings (a filter that matches everything).`,
 			r := bytes.NewReader(raw)
 			var tx wire.MsgTx
 			if err := tx.Deserialize(r); err != nil {
-				return badInput("--tx: not a serialized transaction: %v", err)
+				return badInput("--tx: not a serialized transaction: %w", err)
 			}
 			if r.Len() != 0 {
 				return badInput("--tx: %d bytes after the end of the transaction", r.Len())

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -8,6 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/btcsuite/btcd/chaincfg"
+
+	"github.com/spvfilter/spvfilter/peer/store"
 	"github.com/spvfilter/spvfilter/privacy/capture"
 )
 
@@ -22,6 +26,8 @@ type badInputCase struct {
 // file of two lines, an empty one and one that does not exist.
 type contractFiles struct {
 	dir, twoLines, empty, comments, missing string
+	// plotDir is a directory named as a plot file.
+	plotDir string
 }
 
 func newContractFiles(t *testing.T) contractFiles {
@@ -33,6 +39,10 @@ func newContractFiles(t *testing.T) contractFiles {
 		empty:    filepath.Join(dir, "empty.hex"),
 		comments: filepath.Join(dir, "comments.hex"),
 		missing:  filepath.Join(dir, "missing.hex"),
+		plotDir:  filepath.Join(dir, "plots.svg"),
+	}
+	if err := os.Mkdir(f.plotDir, 0o755); err != nil {
+		t.Fatal(err)
 	}
 	for name, text := range map[string]string{
 		f.twoLines: corePayload + "\n" + corePayload + "\n",
@@ -169,7 +179,24 @@ func badInputCases(t *testing.T, f contractFiles) []badInputCase {
 		c("privacy universe bad peer", "privacy", "universe", "--peer", "localhost", "--out", "-"),
 		c("privacy universe negative from", "privacy", "universe", "--peer", node, "--from", "-1", "--out", "-"),
 		c("privacy universe unknown network", "privacy", "universe", "--peer", node, "--network", "frobnet", "--out", "-"),
+		c("privacy universe negative to", "privacy", "universe", "--peer", node, "--to", "-5", "--out", "-"),
+		c("privacy universe zero timeout", "privacy", "universe", "--peer", node, "--timeout", "0s", "--out", "-"),
+		c("privacy universe to below from", "privacy", "universe", "--peer", node, "--from", "10", "--to", "5", "--out", "-"),
+		c("privacy universe out in a missing directory", "privacy", "universe", "--peer", node, "--out", filepath.Join(f.missing, "u.txt")),
+		c("privacy universe out exists without --force", "privacy", "universe", "--peer", node, "--out", f.twoLines),
+		c("privacy universe index exists without --force", "privacy", "universe", "--peer", node, "--out", "-", "--index", f.empty),
+		c("privacy model plot is a directory", "privacy", "model", "--plot", f.plotDir),
+		c("privacy model plot in a missing directory", "privacy", "model", "--plot", filepath.Join(f.missing, "leak.svg")),
+		c("privacy model plot-j in a missing directory", "privacy", "model", "--plot-j", filepath.Join(f.missing, "j.svg")),
+		c("privacy capture out in a missing directory", "privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", node, "--out", filepath.Join(f.missing, "c.jsonl")),
+		// a single-value flag given twice
+		c("bloom new repeated --elements", "bloom", "new", "--elements", "3", "--elements", "4", "--fprate", "0.01", coreElem1),
+		c("bloom inspect repeated --filter", "bloom", "inspect", "--filter", corePayload, "--filter", corePayload),
+		c("gcs build repeated --block", "gcs", "build", "--block", blockHex, "--block", blockHex, "--no-prevouts"),
+		c("scan repeated --network", "scan", "--peer", node, "--network", "regtest", "--network", "mainnet", "--watch", "51"),
+		c("privacy model repeated --fprate spelled both ways", "privacy", "model", "--fprate", "0.01", "--fp-rate", "0.02"),
 		// demo
+		c("demo plot in a missing directory", "demo", "--plot", filepath.Join(f.missing, "demo.svg")),
 		c("demo bad plot format", "demo", "--plot", filepath.Join(f.dir, "demo.txt")),
 		c("demo unknown flag", "demo", "--nope"),
 		c("demo argument", "demo", "extra"),
@@ -258,6 +285,8 @@ var retiredKeys = map[string]string{
 	"size_bits":  `"filter_bits"`,
 	"bytes":      `"serialized_bytes"`,
 	"size_bytes": `"filter_bytes"`,
+	"pf":         `"false_positive_rate", the rate at the filter's fill, as bloom and gcs name it`,
+	"pf_approx":  `"false_positive_rate_approx"`,
 }
 
 // pendingRetiredKeys are retired keys the privacy package still prints.
@@ -316,7 +345,7 @@ func TestJSONKeysOneType(t *testing.T) {
 			}
 		})
 	}
-	for _, args := range runs {
+	runJSON := func(args []string) string {
 		stdout, stderr, status := runCLI(t, "", append(args, "--json")...)
 		if status != exitOK {
 			t.Fatalf("%v: status %d, %s", args, status, stderr)
@@ -325,11 +354,34 @@ func TestJSONKeysOneType(t *testing.T) {
 		if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
 			t.Fatalf("%v: %v", args, err)
 		}
-		add(strings.Join(args[:min(2, len(args))], " "), doc)
+		where := strings.Join(args[:min(2, len(args))], " ")
+		add(where, doc)
+		// Every result carries its warnings, an empty list for none.
+		if top, _ := doc.(map[string]any); args[0] != "version" {
+			if _, ok := top["warnings"].([]any); !ok {
+				t.Errorf("%s: no \"warnings\" list in %.100s", where, stdout)
+			}
+		}
+		return stdout
 	}
+	for _, args := range runs {
+		runJSON(args)
+	}
+	// The privacy commands that read a capture and the labels of a
+	// simulation, on a small one.
+	sim := filepath.Join(dir, "sim")
+	runJSON(smallSimulation("7", sim))
+	report := runJSON([]string{"privacy", "analyze", "--capture", filepath.Join(sim, "capture.jsonl"), "--universe", filepath.Join(sim, "universe.txt"), "--link"})
+	reportFile := filepath.Join(dir, "report.json")
+	if err := os.WriteFile(reportFile, []byte(report), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	runJSON([]string{"privacy", "evaluate", "--labels", filepath.Join(sim, "labels.json"), "--report", reportFile})
+	runJSON([]string{"privacy", "fetches", "--capture", filepath.Join(sim, "fetch-capture.jsonl"), "--index", filepath.Join(sim, "chain.idx")})
 	for where, value := range map[string]any{
-		"scan":            scanJSON{Matches: []scanMatchJSON{{Watch: []string{"51"}}}},
-		"privacy capture": capture.RelayStats{},
+		"scan":                   scanJSON{Matches: []scanMatchJSON{{Watch: []string{"51"}}}, Peers: []scanPeerJSON{{}}},
+		"privacy analyze --link": linkOutput{Pairs: []linkPair{{}}},
+		"privacy capture":        capture.RelayStats{},
 	} {
 		b, err := json.Marshal(value)
 		if err != nil {
@@ -396,4 +448,144 @@ func jsonType(v any) string {
 		return "bool"
 	}
 	return ""
+}
+
+// contractRow is a command line and what its outputs must and must not
+// hold: the contract's rows for wording, hints and the results of flags.
+type contractRow struct {
+	name     string
+	args     []string
+	status   int
+	stdout   []string // each must appear on standard output
+	stderr   []string // each must appear on standard error
+	notInErr []string // none may appear on standard error
+}
+
+// TestContractRows: errors are in the tool's own words and name what is
+// wrong; hints point at a byte order or a network mistake; --version, @FILE,
+// completion and help keep the contract every command keeps.
+func TestContractRows(t *testing.T) {
+	dir := t.TempDir()
+	binary := filepath.Join(dir, "filter.bin")
+	if err := os.WriteFile(binary, mustHex(t, corePayload), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	universe := filepath.Join(dir, "universe.txt")
+	if err := os.WriteFile(universe, []byte(coreElem1+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A store held by this process: a scan on its directory finds it
+	// in use.
+	locked := t.TempDir()
+	st, err := store.Open(locked, &chaincfg.RegressionNetParams)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	v := gcsVectorAt(t, 49291)
+	blockHex := vectorBlockHex(t, block13b8a)
+	const node = "127.0.0.1:1"
+	internals := []string{"strconv.", "time: ", "invalid argument", "unknown command"}
+	rows := []contractRow{
+		{name: "number flag in the tool's words", args: []string{"bloom", "new", "--elements", "-5", "--fprate", "0.01", coreElem1},
+			status: exitBadInput, stderr: []string{`--elements "-5": want a whole number`}, notInErr: internals},
+		{name: "rate flag in the tool's words", args: []string{"bloom", "new", "--elements", "3", "--fprate", "x", coreElem1},
+			status: exitBadInput, stderr: []string{`--fprate "x": want a number`}, notInErr: internals},
+		{name: "duration flag in the tool's words", args: []string{"scan", "--peer", node, "--timeout", "5", "--watch", "51"},
+			status: exitBadInput, stderr: []string{`--timeout "5": want a duration`}, notInErr: internals},
+		{name: "height flag in the tool's words", args: []string{"privacy", "universe", "--peer", node, "--to", "x", "--out", "-"},
+			status: exitBadInput, stderr: []string{`--to "x": want a whole number`}, notInErr: internals},
+		{name: "repeated flag named", args: []string{"bloom", "new", "--elements", "3", "--elements", "4", "--fprate", "0.01", coreElem1},
+			status: exitBadInput, stderr: []string{"--elements", "given twice", `"3"`}},
+		{name: "surplus argument named as such", args: []string{"bloom", "inspect", "--filter", corePayload, "extra"},
+			status: exitBadInput, stderr: []string{`unexpected argument "extra"`, "takes no arguments"}, notInErr: internals},
+		{name: "surplus argument of a command of the root", args: []string{"demo", "extra"},
+			status: exitBadInput, stderr: []string{`unexpected argument "extra"`}, notInErr: internals},
+		{name: "unknown subcommand still named as a command", args: []string{"gcs", "frobnicate"},
+			status: exitBadInput, stderr: []string{`unknown command "frobnicate"`}},
+		{name: "binary input named as binary", args: []string{"bloom", "inspect", "--filter", "@" + binary},
+			status: exitBadInput, stderr: []string{"binary data, not hex"}, notInErr: []string{"invalid hex character", "odd number"}},
+		{name: "binary element file named as binary", args: []string{"bloom", "match", "--filter", corePayload, "@" + binary},
+			status: exitBadInput, stderr: []string{"binary data, not hex"}},
+		{name: "no stuttering prefix", args: []string{"scan", "--connect", node, "--network", "regtest", "--watch", "51", "--datadir", locked},
+			status: exitFailure, stderr: []string{"store: in use"}, notInErr: []string{"store: store:"}},
+		{name: "testnet address on regtest named as testnet", args: []string{"scan", "--peer", node, "--network", "regtest", "--watch", "tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx"},
+			status: exitBadInput, stderr: []string{"is a testnet3 address, not a regtest one"}},
+		{name: "universe range checked before connecting", args: []string{"privacy", "universe", "--peer", node, "--from", "10", "--to", "5", "--out", "-"},
+			status: exitBadInput, stderr: []string{"--to 5 is below --from 10"}, notInErr: []string{"outside", "connect"}},
+		{name: "a failure names its object, not the command", args: []string{"privacy", "universe", "--peer", node, "--network", "regtest", "--out", "-"},
+			status: exitFailure, stderr: []string{"spvfilter: peer " + node}, notInErr: []string{"universe:"}},
+		{name: "an upstream failure names its flag", args: []string{"privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", node, "--network", "regtest", "--out", "-"},
+			status: exitFailure, stderr: []string{"spvfilter: --upstream: ", "is a regtest node running at " + node}, notInErr: []string{"capture:"}},
+		{name: "universe refuses to replace its output", args: []string{"privacy", "universe", "--peer", node, "--out", universe},
+			status: exitBadInput, stderr: []string{"exists", "--force"}},
+		{name: "universe as @FILE", args: []string{"privacy", "analyze", "--filter", corePayload, "--universe", "@" + universe},
+			status: exitOK, stdout: []string{"universe: 1 candidate"}},
+		{name: "--version --json is JSON", args: []string{"--version", "--json"},
+			status: exitOK, stdout: []string{`"version": "` + buildVersion() + `"`}},
+		{name: "--version is the user agent's version", args: []string{"--version"},
+			status: exitOK, stdout: []string{"spvfilter " + userAgentVersion()}},
+		{name: "version command is the user agent's version", args: []string{"version"},
+			status: exitOK, stdout: []string{"spvfilter " + userAgentVersion()}},
+		{name: "privacy help lists fetches", args: []string{"privacy", "--help"},
+			status: exitOK, stdout: []string{"  fetches   what a BIP 157 client's block downloads give away", "  simulate  ", "  evaluate  "}},
+		{name: "completion of --network", args: []string{"__complete", "scan", "--network", ""},
+			status: exitOK, stdout: []string{"regtest\n", "testnet4\n"}},
+		{name: "completion of --network in privacy capture", args: []string{"__complete", "privacy", "capture", "--network", "reg"},
+			status: exitOK, stdout: []string{"regtest\n"}},
+		{name: "completion of --mode", args: []string{"__complete", "scan", "--mode", ""},
+			status: exitOK, stdout: []string{"bip157\n", "bip37\n"}},
+		{name: "completion of scan --flags", args: []string{"__complete", "scan", "--flags", ""},
+			status: exitOK, stdout: []string{"p2pubkey-only\n"}},
+		{name: "reversed block hash hinted", args: []string{"gcs", "match", "--filter", v.Filter, "--block-hash", reverseHex(v.BlockHash), "51"},
+			status: exitOK, stderr: []string{"warning: --block-hash", "display byte order"}},
+		{name: "block hash in display order not hinted", args: []string{"gcs", "match", "--filter", v.Filter, "--block-hash", v.BlockHash, "51"},
+			status: exitOK, notInErr: []string{"warning"}},
+		{name: "reversed txid hinted", args: []string{"merkleblock", "build", "--block", blockHex, "--txid", reverseHex(txid13b8a8)},
+			status: exitOK, stderr: []string{"byte-reversed form " + txid13b8a8 + " is"}},
+		{name: "txid absent from the block warned", args: []string{"merkleblock", "build", "--block", blockHex, "--txid", strings.Repeat("11", 32)},
+			status: exitOK, stderr: []string{"is not in the block"}, notInErr: []string{"byte-reversed"}},
+	}
+	for _, r := range rows {
+		t.Run(r.name, func(t *testing.T) {
+			stdout, stderr, status := runCLI(t, "", r.args...)
+			if status != r.status {
+				t.Fatalf("status %d, want %d; stderr %q", status, r.status, stderr)
+			}
+			for _, want := range r.stdout {
+				if !strings.Contains(stdout, want) {
+					t.Errorf("stdout %q lacks %q", stdout, want)
+				}
+			}
+			for _, want := range r.stderr {
+				if !strings.Contains(stderr, want) {
+					t.Errorf("stderr %q lacks %q", stderr, want)
+				}
+			}
+			for _, not := range r.notInErr {
+				if strings.Contains(stderr, not) {
+					t.Errorf("stderr %q holds %q", stderr, not)
+				}
+			}
+		})
+	}
+}
+
+// reverseHex reverses the bytes of a hex string: a hash in the other
+// byte order.
+func reverseHex(s string) string {
+	var b strings.Builder
+	for i := len(s); i >= 2; i -= 2 {
+		b.WriteString(s[i-2 : i])
+	}
+	return b.String()
+}
+
+func mustHex(t *testing.T, s string) []byte {
+	t.Helper()
+	b, err := hex.DecodeString(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

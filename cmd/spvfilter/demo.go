@@ -11,8 +11,6 @@ import (
 	"github.com/spvfilter/spvfilter/privacy/plot"
 )
 
-func init() { registerCommand(newDemoCommand) }
-
 func newDemoCommand(a *app) *cobra.Command {
 	o := privacy.DefaultDemoOptions()
 	plotFile := "spvfilter-demo.svg"
@@ -39,10 +37,10 @@ func newDemoCommand(a *app) *cobra.Command {
   spvfilter demo --used 5 --filters 1 --fprate 0.0005 --plot demo.png
   spvfilter demo --sizing core
   spvfilter demo --json`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if _, err := plot.Format(plotFile); err != nil {
-				return usageError{err}
+			if err := checkPlotFile("--plot", plotFile); err != nil {
+				return err
 			}
 			start := time.Now()
 			r, err := privacy.RunDemo(o)
@@ -56,8 +54,11 @@ func newDemoCommand(a *app) *cobra.Command {
 			if a.json {
 				return a.printJSON(struct {
 					*privacy.DemoResult
-					Plot string `json:"plot"`
-				}{r, plotFile})
+					Model    resultJSON `json:"model"`
+					Plot     string     `json:"plot"`
+					Warnings []string   `json:"warnings"`
+				}{r, newResultJSON(r.Model), plotFile,
+					orEmpty(append(append([]string(nil), r.Model.Warnings...), r.Report.Warnings...))})
 			}
 			printDemo(a.stdout, r, plotFile, time.Since(start))
 			return nil

@@ -13,8 +13,6 @@ import (
 	"github.com/spvfilter/spvfilter/gcs"
 )
 
-func init() { registerCommand(newGCSCommand) }
-
 func newGCSCommand(a *app) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "gcs",
@@ -31,7 +29,10 @@ by the Golomb-Rice bit stream.
 Block hashes, filter hashes and headers are read and printed in display
 (RPC) byte order. Filters given on the command line are decoded strictly:
 a malformed filter is bad input (exit status 2).`,
-		Args: cobra.NoArgs,
+		Example: `  spvfilter gcs build --block @block.hex --prevout-script @prevouts.txt --prev-header @prev.hex
+  spvfilter gcs match --filter @filter.hex --block-hash HASH 0014...
+  spvfilter gcs inspect --filter @filter.hex --json`,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	c.AddCommand(newGCSBuildCommand(a), newGCSMatchCommand(a), newGCSHeaderCommand(a), newGCSInspectCommand(a))
@@ -131,7 +132,7 @@ Example:
       --prevout-script 002027a5000c7917f785d8fc6e5a55adfca8717ecb973ebb7743849ff956d896a7ed \
       --prev-header 31d66d516a9eda7de865df29f6ef6cb8e4bf9309e5dac899968a9a62a5df61e3 --json
   spvfilter gcs build --block @block.hex --no-prevouts`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			block, err := a.readBlock(blockArg)
 			if err != nil {
@@ -189,6 +190,7 @@ type gcsMatchJSON struct {
 	BlockHash string             `json:"block_hash"`
 	Results   []gcsElementResult `json:"results"`
 	Any       bool               `json:"any"`
+	Warnings  []string           `json:"warnings"`
 }
 
 type gcsElementResult struct {
@@ -228,12 +230,16 @@ Example:
 				return err
 			}
 			key := gcs.BasicKey(&blockHash)
-			out := gcsMatchJSON{BlockHash: blockHash.String()}
+			out := gcsMatchJSON{BlockHash: blockHash.String(), Warnings: []string{}}
+			if looksReversed(blockHash) {
+				out.Warnings = append(out.Warnings, fmt.Sprintf("--block-hash %s ends in zeros: a block hash is given in display byte order, its zeros first (as RPC shows it); reversed, it keys the filter wrongly and nothing matches", blockHash))
+			}
 			for _, e := range elems {
 				m := f.Match(key, e)
 				out.Any = out.Any || m
 				out.Results = append(out.Results, gcsElementResult{hex.EncodeToString(e), m})
 			}
+			a.warn(out.Warnings)
 			if a.json {
 				return a.printJSON(out)
 			}
@@ -253,9 +259,10 @@ Example:
 }
 
 type gcsHeaderJSON struct {
-	FilterHash string `json:"filter_hash"`
-	PrevHeader string `json:"prev_header"`
-	Header     string `json:"header"`
+	FilterHash string   `json:"filter_hash"`
+	PrevHeader string   `json:"prev_header"`
+	Header     string   `json:"header"`
+	Warnings   []string `json:"warnings"`
 }
 
 func newGCSHeaderCommand(a *app) *cobra.Command {
@@ -270,7 +277,7 @@ genesis block's previous header is 64 zeros.
 Example:
   spvfilter gcs header --filter 0174a170 \
       --prev-header d7bdac13a59d745b1add0d2ce852f1a0442e8945fc1bf3848d3cbffd88c24fe1`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f, err := a.readGCSFilter(filterArg)
 			if err != nil {
@@ -284,6 +291,7 @@ Example:
 				FilterHash: f.Hash().String(),
 				PrevHeader: prev.String(),
 				Header:     f.Header(&prev).String(),
+				Warnings:   []string{},
 			}
 			if a.json {
 				return a.printJSON(out)
@@ -311,6 +319,7 @@ type gcsInspectJSON struct {
 	MinBitsPerElement float64       `json:"min_bits_per_element"`
 	FalsePositiveRate float64       `json:"false_positive_rate"`
 	FilterHash        string        `json:"filter_hash"`
+	Warnings          []string      `json:"warnings"`
 }
 
 func newGCSInspectJSON(f *gcs.Filter) gcsInspectJSON {
@@ -322,7 +331,7 @@ func newGCSInspectJSON(f *gcs.Filter) gcsInspectJSON {
 	return gcsInspectJSON{
 		N: s.N, P: s.P, M: s.M, SerializedBytes: s.Bytes, StreamBytes: s.StreamBytes,
 		BitsPerElement: bits, MinBitsPerElement: s.MinBitsPerElement, FalsePositiveRate: s.FalsePositiveRate,
-		FilterHash: f.Hash().String(),
+		FilterHash: f.Hash().String(), Warnings: []string{},
 	}
 }
 
@@ -339,7 +348,7 @@ not hold matches anyway.
 Example:
   spvfilter gcs inspect --filter 0afbc2920af1b027f31f87b592276eb4c32094bb4d3697021b4c6380
   spvfilter gcs inspect --filter @filter.hex --json`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f, err := a.readGCSFilter(filterArg)
 			if err != nil {
@@ -374,4 +383,12 @@ func plural[T ~int | ~uint32 | ~uint64](n T, noun string) string {
 		return fmt.Sprintf("1 %s", noun)
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// looksReversed reports whether a block hash, read in display byte order,
+// has its zeros at the wrong end: proof of work puts them first, and a
+// hash that ends in four zero bytes and does not begin with one was most
+// likely given in internal byte order.
+func looksReversed(h chainhash.Hash) bool {
+	return h[0] == 0 && h[1] == 0 && h[2] == 0 && h[3] == 0 && h[31] != 0
 }

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // maxHexInput bounds what one argument may read from a file or standard
@@ -87,8 +90,15 @@ func (a *app) readSource(what, arg string) (text, name string, ok bool, err erro
 }
 
 // openInputFile opens a file an argument names; a missing or unreadable
-// file and a directory are bad input.
+// file and a directory are bad input. A flag that names a file takes it
+// as @FILE too, as the flags that take a value or a file do (a file whose
+// name begins with @ is still found).
 func openInputFile(what, path string) (*os.File, error) {
+	if name, ok := strings.CutPrefix(path, "@"); ok {
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			path = name
+		}
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, badInput("%s: %w", what, err)
@@ -196,6 +206,9 @@ func decodeHex(what, text string) ([]byte, error) {
 	if s == "" {
 		return nil, badInput("%s: empty hex", what)
 	}
+	if isBinary(s) {
+		return nil, badInput("%s: binary data, not hex: give the bytes as hex digits (xxd -p prints a file so)", what)
+	}
 	if len(s)%2 != 0 {
 		return nil, badInput("%s: odd number of hex digits (%d)", what, len(s))
 	}
@@ -208,6 +221,20 @@ func decodeHex(what, text string) ([]byte, error) {
 		return nil, badInput("%s: %w", what, err)
 	}
 	return b, nil
+}
+
+// isBinary reports whether s holds bytes no text holds: a control
+// character, or bytes that are not UTF-8.
+func isBinary(s string) bool {
+	if !utf8.ValidString(s) {
+		return true
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			return true
+		}
+	}
+	return false
 }
 
 // claimStdin marks standard input as read by the argument what; it is bad

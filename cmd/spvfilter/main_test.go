@@ -299,7 +299,7 @@ func TestJSONRequested(t *testing.T) {
 		}
 	}
 	_, stderr, status := runCLI(t, "", "bloom", "new", "--elements", "x", "--json")
-	if status != exitBadInput || !strings.HasPrefix(stderr, `{"error":"invalid argument \"x\" for \"--elements\"`) || !strings.HasSuffix(stderr, `,"exit_code":2}`+"\n") {
+	if status != exitBadInput || !strings.HasPrefix(stderr, `{"error":"--elements \"x\": want a whole number`) || !strings.HasSuffix(stderr, `,"exit_code":2}`+"\n") {
 		t.Fatalf("status %d, %q", status, stderr)
 	}
 }

@@ -13,8 +13,6 @@ import (
 	"github.com/spvfilter/spvfilter/bip37"
 )
 
-func init() { registerCommand(newMerkleBlockCommand) }
-
 func newMerkleBlockCommand(a *app) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "merkleblock",
@@ -25,7 +23,10 @@ transactions), and verifies one received from a peer.
 
   build    the merkleblock payload for a block and a filter or a set of txids
   verify   check a merkleblock payload against its header's merkle root`,
-		Args: cobra.NoArgs,
+		Example: `  spvfilter merkleblock build --block @block.hex --txid TXID
+  spvfilter merkleblock build --block @block.hex --filter @filterload.hex --json
+  spvfilter merkleblock verify --merkleblock @merkleblock.hex`,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	c.AddCommand(newMerkleBlockBuildCommand(a), newMerkleBlockVerifyCommand(a))
@@ -35,7 +36,7 @@ transactions), and verifies one received from a peer.
 // merkleMatchJSON is a proven transaction: its position in the block and
 // its txid in display order.
 type merkleMatchJSON struct {
-	Index uint32 `json:"index"`
+	Index uint32 `json:"position"`
 	Txid  string `json:"txid"`
 }
 
@@ -89,6 +90,7 @@ updated filter (filterload).`,
 			var mb *wire.MsgMerkleBlock
 			var matches []bip37.MerkleMatch
 			var filter *bip37.Filter
+			var warnings []string
 			if filterArg != "" {
 				if filter, err = a.readFilter(filterArg); err != nil {
 					return err
@@ -100,6 +102,7 @@ updated filter (filterload).`,
 					return err
 				}
 				mb, matches = bip37.NewMerkleBlockFromTxids(block, txids)
+				warnings = absentTxids(block, txids)
 			}
 			// A block whose transactions do not hash to its header's root
 			// (or that is CVE-2012-2459 mutated) gives no valid proof.
@@ -110,6 +113,7 @@ updated filter (filterload).`,
 			if err != nil {
 				return fmt.Errorf("encoding merkleblock: %w", err)
 			}
+			a.warn(warnings)
 			if !a.json {
 				_, err := fmt.Fprintln(a.stdout, hex.EncodeToString(payload))
 				return err
@@ -118,12 +122,14 @@ updated filter (filterload).`,
 				MerkleBlock  string            `json:"merkleblock"`
 				BlockHash    string            `json:"block_hash"`
 				MerkleRoot   string            `json:"merkle_root"`
-				Transactions uint32            `json:"transactions"`
+				Transactions uint32            `json:"transaction_count"`
 				Hashes       int               `json:"hashes"`
 				FlagBytes    int               `json:"flag_bytes"`
 				Matched      []merkleMatchJSON `json:"matched"`
 				FilterLoad   string            `json:"filterload,omitempty"`
+				Warnings     []string          `json:"warnings"`
 			}{
+				Warnings:     orEmpty(warnings),
 				MerkleBlock:  hex.EncodeToString(payload),
 				BlockHash:    block.BlockHash().String(),
 				MerkleRoot:   block.Header.MerkleRoot.String(),
@@ -158,7 +164,7 @@ func (a *app) readBlock(arg string) (*wire.MsgBlock, error) {
 	r := bytes.NewReader(raw)
 	var block wire.MsgBlock
 	if err := block.Deserialize(r); err != nil {
-		return nil, badInput("--block: not a serialized block: %v", err)
+		return nil, badInput("--block: not a serialized block: %w", err)
 	}
 	if r.Len() != 0 {
 		return nil, badInput("--block: %d bytes after the end of the block", r.Len())
@@ -211,7 +217,7 @@ for the caller to check.`,
 		Example: `  spvfilter merkleblock verify --merkleblock @proof.hex
   spvfilter merkleblock build --block @block.hex --txid TXID | spvfilter merkleblock verify --merkleblock -
   spvfilter merkleblock verify --merkleblock @proof.hex --json`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			raw, err := a.readHexArg("--merkleblock", mbArg)
 			if err != nil {
@@ -231,9 +237,10 @@ for the caller to check.`,
 					BlockHash    string            `json:"block_hash"`
 					MerkleRoot   string            `json:"merkle_root"`
 					Valid        bool              `json:"valid"`
-					Transactions uint32            `json:"transactions"`
+					Transactions uint32            `json:"transaction_count"`
 					Matched      []merkleMatchJSON `json:"matched"`
-				}{blockHash.String(), mb.Header.MerkleRoot.String(), true, mb.Transactions, merkleMatchesJSON(matches)})
+					Warnings     []string          `json:"warnings"`
+				}{blockHash.String(), mb.Header.MerkleRoot.String(), true, mb.Transactions, merkleMatchesJSON(matches), []string{}})
 			}
 			var b bytes.Buffer
 			fmt.Fprintf(&b, "block %v\n", blockHash)
@@ -250,4 +257,27 @@ for the caller to check.`,
 	c.Flags().StringVar(&mbArg, "merkleblock", "", "merkleblock payload as hex, @FILE or -")
 	_ = c.MarkFlagRequired("merkleblock")
 	return c
+}
+
+// absentTxids warns of each txid that is not in the block, and hints at
+// the byte order when the reverse of a txid is.
+func absentTxids(block *wire.MsgBlock, txids []chainhash.Hash) []string {
+	in := make(map[chainhash.Hash]bool, len(block.Transactions))
+	for _, tx := range block.Transactions {
+		in[tx.TxHash()] = true
+	}
+	var warnings []string
+	for _, id := range txids {
+		if in[id] {
+			continue
+		}
+		reversed := id
+		slices.Reverse(reversed[:])
+		if in[reversed] {
+			warnings = append(warnings, fmt.Sprintf("--txid %s is not in the block, but its byte-reversed form %s is: give txids in display byte order, as RPC shows them", id, reversed))
+			continue
+		}
+		warnings = append(warnings, fmt.Sprintf("--txid %s is not in the block: nothing is proved for it", id))
+	}
+	return warnings
 }

@@ -93,7 +93,7 @@ func TestMerkleBlockBuildAndVerify(t *testing.T) {
 	var v struct {
 		BlockHash    string `json:"block_hash"`
 		Valid        bool   `json:"valid"`
-		Transactions uint32 `json:"transactions"`
+		Transactions uint32 `json:"transaction_count"`
 		Matched      []merkleMatchJSON
 	}
 	if status != exitOK || json.Unmarshal([]byte(out), &v) != nil {

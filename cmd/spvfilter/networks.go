@@ -25,11 +25,16 @@ var knownNetworks = []struct {
 // networkNames lists the accepted --network names, comma-separated, for
 // help texts and errors.
 func networkNames() string {
+	return strings.Join(networkList(), ", ")
+}
+
+// networkList lists the accepted --network names.
+func networkList() []string {
 	names := make([]string, len(knownNetworks))
 	for i, n := range knownNetworks {
 		names[i] = n.name
 	}
-	return strings.Join(names, ", ")
+	return names
 }
 
 // lookupNetwork returns the parameters of a --network name; an unknown

@@ -53,7 +53,7 @@ func (pf *peerFlags) config(params *chaincfg.Params, services wire.ServiceFlag) 
 	}
 	if pf.proxy != "" {
 		if _, err := peer.SOCKS5(pf.proxy); err != nil {
-			return cfg, badInput("--proxy: %v", err)
+			return cfg, badInput("--proxy: %w", err)
 		}
 	}
 	return cfg, nil

@@ -15,8 +15,6 @@ import (
 	"github.com/spvfilter/spvfilter/peer/client"
 )
 
-func init() { registerCommand(newPeersCommand) }
-
 type peersFlags struct {
 	peerFlags
 	network string
@@ -39,7 +37,7 @@ services and tip), the addresses the book knows, and the bans in force
 Exit status: 0 done, 2 bad input, 1 failure (no peer reached).`,
 		Example: `  spvfilter peers --network testnet4 --json
   spvfilter peers --network regtest --peer 127.0.0.1:18444 --datadir ./state`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.runPeers(cmd, &fl)
 		},
@@ -98,7 +96,7 @@ func (a *app) runPeers(cmd *cobra.Command, fl *peersFlags) error {
 	}
 	if cfg.DataDir != "" {
 		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
-			return badInput("--datadir: %v", err)
+			return badInput("--datadir: %w", err)
 		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -108,11 +106,11 @@ func (a *app) runPeers(cmd *cobra.Command, fl *peersFlags) error {
 		return errors.New("peers interrupted")
 	}
 	if err != nil {
-		return fmt.Errorf("peers: %w", err)
+		return err
 	}
 	defer c.Close()
 	if _, err := c.SyncHeaders(ctx); err != nil {
-		return fmt.Errorf("peers: %w", err)
+		return err
 	}
 	out := peersOutput{Network: params.Name, Peers: peersJSON(c.Peers()), Known: []knownJSON{}, Bans: []banJSON{}, Warnings: []string{}}
 	known, err := c.KnownAddresses()

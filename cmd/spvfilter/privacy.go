@@ -16,8 +16,6 @@ import (
 	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
-func init() { registerCommand(newPrivacyCommand) }
-
 func newPrivacyCommand(a *app) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "privacy",
@@ -30,21 +28,27 @@ BIP 157/158 node learns instead.
   analyze   test a universe of candidate addresses against real filters
   compare   BIP 37 against BIP 157 for the same wallet
   capture   a relay that records the filters light clients send
-  universe  collect the candidates seen on a range of blocks`,
+  universe  collect the candidates seen on a range of blocks
+  fetches   what a BIP 157 client's block downloads give away
+  simulate  a labelled capture, universe and chain: ground truth
+  evaluate  score an analyze or fetches report against those labels`,
 		Example: `  spvfilter privacy model --addresses 20 --fprate 0.0005 --filters 2
   spvfilter privacy analyze --capture capture.jsonl --universe universe.txt`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	c.AddCommand(newPrivacyModelCommand(a))
-	for _, f := range privacySubcommands {
-		c.AddCommand(f(a))
-	}
+	c.AddCommand(
+		newPrivacyModelCommand(a),
+		newPrivacyAnalyzeCommand(a),
+		newPrivacyCompareCommand(a),
+		newPrivacyCaptureCommand(a),
+		newPrivacyUniverseCommand(a),
+		newPrivacyFetchesCommand(a),
+		newPrivacySimulateCommand(a),
+		newPrivacyEvaluateCommand(a),
+	)
 	return c
 }
-
-// privacySubcommands lets each privacy_*.go file add its subcommand.
-var privacySubcommands []func(*app) *cobra.Command
 
 // privacyBadInput turns the privacy package's input errors into bad-input
 // errors (exit status 2).
@@ -130,7 +134,7 @@ input its outpoint, signature and key).`,
   spvfilter privacy model --sweep addresses=5,10,15,20 --universe-size 32000000 --plot-j gervais.svg
   spvfilter privacy model --addresses 50 --fprate 0.01 --universe-size 1000000 --monte-carlo 50
   spvfilter privacy model --addresses 100 --universe-size 1000000000 --target-p-h-all 0.1 --filters 3`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.advice.requested(cmd.Flags()) {
 				return runAdvice(a, &f, cmd.Flags())
@@ -181,12 +185,9 @@ func runModel(a *app, f *modelFlags) error {
 	if f.monteCarlo < 0 {
 		return badInput("--monte-carlo %d: want a number of trials, at least 0", f.monteCarlo)
 	}
-	for _, file := range []string{f.plot, f.plotJ} {
-		if file == "" {
-			continue
-		}
-		if _, err := plot.Format(file); err != nil {
-			return usageError{err}
+	for _, o := range []struct{ flag, file string }{{"--plot", f.plot}, {"--plot-j", f.plotJ}} {
+		if err := checkPlotFile(o.flag, o.file); err != nil {
+			return err
 		}
 	}
 	if f.monteCarlo != 0 && f.sweep != "" {
@@ -198,12 +199,12 @@ func runModel(a *app, f *modelFlags) error {
 			return privacyBadInput(err)
 		}
 		out := struct {
-			*model.Result
+			resultJSON
 			PHj        []model.PHj             `json:"p_h_j"`
 			MonteCarlo *model.MonteCarloResult `json:"monte_carlo,omitempty"`
 			Plot       string                  `json:"plot,omitempty"`
 			PlotJ      string                  `json:"plot_j,omitempty"`
-		}{Result: r, PHj: r.PHCurve(0)}
+		}{resultJSON: newResultJSON(r), PHj: r.PHCurve(0)}
 		if f.monteCarlo != 0 {
 			mc, err := model.MonteCarlo(f.p, model.MonteCarloOptions{Trials: f.monteCarlo, Sample: f.mcSample, Seed: f.seed})
 			if err != nil {
@@ -275,16 +276,42 @@ func runModel(a *app, f *modelFlags) error {
 		// One object, naming what was swept: the results follow the
 		// values in order.
 		return a.printJSON(struct {
-			Sweep    model.Sweep     `json:"sweep"`
-			Results  []*model.Result `json:"results"`
-			Warnings []string        `json:"warnings"`
-			Plot     string          `json:"plot,omitempty"`
-			PlotJ    string          `json:"plot_j,omitempty"`
-		}{s, results, warnings, f.plot, f.plotJ})
+			Sweep    model.Sweep  `json:"sweep"`
+			Results  []resultJSON `json:"results"`
+			Warnings []string     `json:"warnings"`
+			Plot     string       `json:"plot,omitempty"`
+			PlotJ    string       `json:"plot_j,omitempty"`
+		}{s, resultsJSON(results), warnings, f.plot, f.plotJ})
 	}
 	printSweep(a.stdout, s, results)
 	printPlotFiles(a.stdout, f)
 	return nil
+}
+
+// resultJSON is a model.Result under the CLI's keys: the filter's
+// false-positive rate at its fill is "false_positive_rate", as bloom and
+// gcs name it (the model's pf and pf_approx); "fp_rate" stays the rate a
+// filter is sized for, the value of --fprate. The Hide fields, shallower
+// than the result's, hide its keys (encoding/json takes the shallowest
+// field of a name) and, nil, are never written.
+type resultJSON struct {
+	*model.Result
+	HidePf                  *struct{} `json:"pf,omitempty"`
+	HidePfApprox            *struct{} `json:"pf_approx,omitempty"`
+	FalsePositiveRate       float64   `json:"false_positive_rate"`
+	FalsePositiveRateApprox float64   `json:"false_positive_rate_approx"`
+}
+
+func newResultJSON(r *model.Result) resultJSON {
+	return resultJSON{Result: r, FalsePositiveRate: r.Pf, FalsePositiveRateApprox: r.PfApprox}
+}
+
+func resultsJSON(rs []*model.Result) []resultJSON {
+	out := make([]resultJSON, len(rs))
+	for i, r := range rs {
+		out[i] = newResultJSON(r)
+	}
+	return out
 }
 
 // printPlotFiles names the plots written.
@@ -320,6 +347,21 @@ func printPHj(w io.Writer, r *model.Result, curve []model.PHj) {
 	if n > phjAllRows {
 		fmt.Fprintln(w, "(a selection of j: every j in --json, under p_h_j)")
 	}
+}
+
+// checkPlotFile refuses, before any work, a plot file of an unknown
+// format or one that cannot be created.
+func checkPlotFile(flag, file string) error {
+	if file == "" {
+		return nil
+	}
+	if err := checkOutputFile(flag, file); err != nil {
+		return err
+	}
+	if _, err := plot.Format(file); err != nil {
+		return usageError{err}
+	}
+	return nil
 }
 
 func savePlot(file string, s model.Sweep, base model.Params) error {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -17,10 +16,6 @@ import (
 	"github.com/spvfilter/spvfilter/privacy/capture"
 	"github.com/spvfilter/spvfilter/privacy/universe"
 )
-
-func init() {
-	privacySubcommands = append(privacySubcommands, newPrivacyAnalyzeCommand)
-}
 
 type analyzeFlags struct {
 	filters       []string
@@ -101,7 +96,7 @@ standard error and in the JSON "warnings".`,
   spvfilter privacy analyze --capture capture.jsonl --universe universe.txt --pair-test --json
   spvfilter privacy analyze --capture capture.jsonl --universe universe.txt --link
   spvfilter privacy analyze --capture capture.jsonl --client 127.0.0.1 --intersect --universe universe.txt`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runAnalyze(a, &f) },
 	}
 	fl := c.Flags()
@@ -220,15 +215,12 @@ func analyzeUniverse(a *app, arg string, groups [][]*bip37.Filter, opts attack.A
 			return nil, nil, err
 		}
 	} else {
-		file, err := os.Open(arg)
+		file, err := openInputFile("--universe", arg)
 		if err != nil {
-			return nil, nil, badInput("universe: %w", err)
+			return nil, nil, err
 		}
 		defer file.Close()
-		if st, err := file.Stat(); err == nil && st.IsDir() {
-			return nil, nil, badInput("universe: %s is a directory", arg)
-		}
-		r, name = file, arg
+		r, name = file, file.Name()
 	}
 	acc, reps, err := accumulate(groups, r, opts)
 	if err != nil {
@@ -253,9 +245,9 @@ func accumulate(groups [][]*bip37.Filter, r io.Reader, opts attack.AnalyzeOption
 
 // selectSessions reads the capture and keeps the sessions --client names.
 func selectSessions(f *analyzeFlags) ([]*capture.Session, error) {
-	file, err := os.Open(f.capture)
+	file, err := openInputFile("--capture", f.capture)
 	if err != nil {
-		return nil, badInput("capture: %w", err)
+		return nil, err
 	}
 	records, err := capture.Read(file)
 	file.Close()

@@ -71,6 +71,8 @@ func TestPrivacyCaptureUniverseAnalyze(t *testing.T) {
 		t.Errorf("universe --out - --json: no statistics on standard error: %q", stderr)
 	} else if decodeJSON(t, stderr[i:], &ust); ust.Lines == 0 || ust.Lines != strings.Count(text, "\n")-1 {
 		t.Errorf("universe statistics %+v for %d lines", ust, strings.Count(text, "\n"))
+	} else if !strings.Contains(stderr[i:], `"warnings": []`) {
+		t.Errorf("universe statistics without their warnings: %s", stderr[i:])
 	}
 
 	// 2. A light client scans through the capturing relay.

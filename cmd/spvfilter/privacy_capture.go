@@ -16,10 +16,6 @@ import (
 	"github.com/spvfilter/spvfilter/privacy/capture"
 )
 
-func init() {
-	privacySubcommands = append(privacySubcommands, newPrivacyCaptureCommand)
-}
-
 // privacyNetwork returns the parameters of a --network name.
 func privacyNetwork(name string) (*chaincfg.Params, error) { return lookupNetwork(name) }
 
@@ -72,7 +68,7 @@ recorded (with --json and --out -, the statistics go to standard error, so
 standard output holds only the capture lines).`,
 		Example: `  spvfilter privacy capture --listen 127.0.0.1:18555 --upstream 127.0.0.1:18444 --network regtest --out capture.jsonl
   spvfilter privacy analyze --capture capture.jsonl --universe universe.txt`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runCapture(cmd.Context(), a, &f) },
 	}
 	fl := c.Flags()
@@ -112,15 +108,13 @@ func runCapture(ctx context.Context, a *app, f *captureFlags) error {
 	}
 	// --out must be a file that can be written: checked before the
 	// network, since that is bad input whatever the node does.
-	if f.out != "-" {
-		if st, err := os.Stat(f.out); err == nil && st.IsDir() {
-			return badInput("--out %s: is a directory", f.out)
-		}
+	if err := checkOutputFile("--out", f.out); err != nil {
+		return err
 	}
 	// A relay in front of a node that does not answer would accept
 	// clients and record nothing: check it first, before creating --out.
 	if err := capture.CheckUpstream(ctx, f.upstream, params.Net, f.handshake); err != nil {
-		return fmt.Errorf("capture: --upstream: %w", err)
+		return fmt.Errorf("--upstream: %w (is a %s node running at %s?)", err, params.Name, f.upstream)
 	}
 	var out io.Writer = a.stdout
 	if f.out != "-" {
@@ -136,7 +130,9 @@ func runCapture(ctx context.Context, a *app, f *captureFlags) error {
 		HandshakeTimeout: f.handshake, IdleTimeout: f.idle,
 	})
 	if err != nil {
-		return badInput("--listen: %w", err)
+		// The address was checked with the flags: what fails now is the
+		// machine (a port in use, a permission), not the input.
+		return fmt.Errorf("--listen %s: %w", f.listen, err)
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -145,7 +141,7 @@ func runCapture(ctx context.Context, a *app, f *captureFlags) error {
 		ctx, cancel = context.WithTimeout(ctx, f.duration)
 		defer cancel()
 	}
-	fmt.Fprintf(a.stderr, "capture: listening on %s, relaying to %s (%s), recording to %s\n", r.Addr(), f.upstream, params.Name, f.out)
+	a.printListening(r.Addr().String(), f.upstream, params.Name, f.out)
 	if err := r.Serve(ctx); err != nil {
 		return err
 	}
@@ -156,4 +152,20 @@ func runCapture(ctx context.Context, a *app, f *captureFlags) error {
 	fmt.Fprintf(a.stderr, "capture: %d client(s), %d record(s) written, %d connection(s) closed for bad messages, %d without a version in time, %d idle, %d evicted\n",
 		st.Clients, st.Records, st.Rejected, st.HandshakeTimeouts, st.IdleTimeouts, st.Evicted)
 	return nil
+}
+
+// printListening tells on standard error where the relay listens: a line
+// of text, or with --json one JSON object.
+func (a *app) printListening(listen, upstream, network, out string) {
+	if !a.json {
+		fmt.Fprintf(a.stderr, "capture: listening on %s, relaying to %s (%s), recording to %s\n", listen, upstream, network, out)
+		return
+	}
+	b, _ := json.Marshal(struct {
+		Listening string `json:"listening"`
+		Upstream  string `json:"upstream"`
+		Network   string `json:"network"`
+		Out       string `json:"out"`
+	}{listen, upstream, network, out})
+	fmt.Fprintf(a.stderr, "%s\n", b)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/btcsuite/btcd/wire"
 
+	"github.com/spvfilter/spvfilter/peer/peertest"
 	"github.com/spvfilter/spvfilter/privacy/capture"
 )
 
@@ -135,4 +136,45 @@ func TestPrivacyCaptureUpstreamDown(t *testing.T) {
 			t.Errorf("upstream %s: the capture file was created", upstream)
 		}
 	}
+}
+
+// TestPrivacyCaptureContract runs capture in front of a real btcd: a
+// --listen address in use is a failure of the machine (status 1), not bad
+// input; with --json every line on standard error is JSON; and an
+// upstream of another network is named with the network asked for.
+func TestPrivacyCaptureContract(t *testing.T) {
+	node := peertest.StartBtcd(t)
+	out := filepath.Join(t.TempDir(), "capture.jsonl")
+	t.Run("listen address in use", func(t *testing.T) {
+		// btcd's own port is in use.
+		stdout, stderr, status := runCLI(t, "", "privacy", "capture", "--listen", node.P2PAddr, "--upstream", node.P2PAddr,
+			"--network", "regtest", "--out", out, "--duration", "2s")
+		if status != exitFailure || stdout != "" || !strings.Contains(stderr, "--listen "+node.P2PAddr) || strings.Count(stderr, "\n") != 1 {
+			t.Fatalf("status %d, stdout %q, stderr %q: want 1 naming --listen", status, stdout, stderr)
+		}
+	})
+	t.Run("json on standard error", func(t *testing.T) {
+		stdout, stderr, status := runCLI(t, "", "privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", node.P2PAddr,
+			"--network", "regtest", "--out", out, "--duration", "300ms", "--json")
+		if status != exitOK || !json.Valid([]byte(stdout)) {
+			t.Fatalf("status %d, stdout %q, stderr %q", status, stdout, stderr)
+		}
+		lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+		for _, line := range lines {
+			if !json.Valid([]byte(line)) {
+				t.Errorf("stderr line %q is not JSON", line)
+			}
+		}
+		var l struct{ Listening string }
+		if err := json.Unmarshal([]byte(lines[0]), &l); err != nil || !strings.HasPrefix(l.Listening, "127.0.0.1:") {
+			t.Errorf("first stderr line %q: want the address listened on", lines[0])
+		}
+	})
+	t.Run("upstream of another network", func(t *testing.T) {
+		stdout, stderr, status := runCLI(t, "", "privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", node.P2PAddr,
+			"--network", "testnet3", "--out", out, "--duration", "2s")
+		if status != exitFailure || stdout != "" || !strings.Contains(stderr, "is a testnet3 node running at "+node.P2PAddr) {
+			t.Fatalf("status %d, stdout %q, stderr %q: want 1 with the network hint", status, stdout, stderr)
+		}
+	})
 }

@@ -10,10 +10,6 @@ import (
 	"github.com/spvfilter/spvfilter/privacy/model"
 )
 
-func init() {
-	privacySubcommands = append(privacySubcommands, newPrivacyCompareCommand)
-}
-
 func newPrivacyCompareCommand(a *app) *cobra.Command {
 	p := model.DefaultCompareParams()
 	c := &cobra.Command{
@@ -41,7 +37,7 @@ F/P blocks, and a wallet script only when all k of its blocks came to it.
 "privacy fetches" measures the same on a capture.`,
 		Example: `  spvfilter privacy compare --addresses 100 --fprate 0.0005
   spvfilter privacy compare --addresses 20 --blocks 105120 --elements-per-block 8000 --json`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !cmd.Flags().Changed("wallet-blocks") {
 				p.WalletBlocks = uint64(p.Model.Addresses)
@@ -54,7 +50,7 @@ F/P blocks, and a wallet script only when all k of its blocks came to it.
 				return privacyBadInput(err)
 			}
 			if a.json {
-				return a.printJSON(r)
+				return a.printJSON(newCompareJSON(r))
 			}
 			printCompare(a.stdout, r)
 			return nil
@@ -95,4 +91,52 @@ func printCompare(w io.Writer, r *model.Comparison) {
 	fmt.Fprintf(tw, "  a match is the wallet's\t%.4f\t%.4f\n", m.PH1, x.PH1)
 	fmt.Fprintf(tw, "  all matched wallet scripts identified\t%.4g\t%.4g\n", m.PHAll, x.PHAll)
 	tw.Flush()
+}
+
+// compareJSON is a model.Comparison under the CLI's keys: a number of
+// peers is "peer_count" ("peers" lists peers in scan, send and peers),
+// and the warnings of the BIP 37 side, which the comparison rests on,
+// are the comparison's.
+type compareJSON struct {
+	*model.Comparison
+	BIP37    resultJSON        `json:"bip37"`
+	BIP157   bip157SideJSON    `json:"bip157"`
+	Params   compareParamsJSON `json:"params"`
+	Fetches  fetchSideJSON     `json:"bip157_fetches"`
+	Warnings []string          `json:"warnings"`
+}
+
+// compareParamsJSON and fetchSideJSON write a count of peers as
+// "peer_count": their field HidePeers, shallower than the embedded count
+// of the same key, hides it (encoding/json takes the shallowest field of
+// a name), and being nil is never written.
+type compareParamsJSON struct {
+	model.CompareParams
+	HidePeers *struct{} `json:"peers,omitempty"`
+	PeerCount uint32    `json:"peer_count"`
+}
+
+// bip157SideJSON writes the expected number of candidates left as
+// "candidate_count" ("candidates" is a list elsewhere), hidden the same way.
+type bip157SideJSON struct {
+	model.BIP157Side
+	HideCandidates *struct{} `json:"candidates,omitempty"`
+	CandidateCount float64   `json:"candidate_count"`
+}
+
+type fetchSideJSON struct {
+	model.FetchSide
+	HidePeers *struct{} `json:"peers,omitempty"`
+	PeerCount uint32    `json:"peer_count"`
+}
+
+func newCompareJSON(r *model.Comparison) compareJSON {
+	return compareJSON{
+		Comparison: r,
+		BIP37:      newResultJSON(r.BIP37),
+		BIP157:     bip157SideJSON{BIP157Side: r.BIP157, CandidateCount: r.BIP157.Candidates},
+		Params:     compareParamsJSON{CompareParams: r.Params, PeerCount: r.Params.Peers},
+		Fetches:    fetchSideJSON{FetchSide: r.Fetches, PeerCount: r.Fetches.Peers},
+		Warnings:   orEmpty(append([]string(nil), r.BIP37.Warnings...)),
+	}
 }

@@ -12,10 +12,6 @@ import (
 	"github.com/spvfilter/spvfilter/privacy/simulate"
 )
 
-func init() {
-	privacySubcommands = append(privacySubcommands, newPrivacyEvaluateCommand)
-}
-
 // maxReportBytes bounds the report evaluate reads: an analyze of many
 // sessions that match everything lists a hundred thousand matches each.
 const maxReportBytes = 4 << 30
@@ -76,7 +72,7 @@ level within 3 points.`,
   spvfilter privacy evaluate --labels sim/labels.json --report report.json
   spvfilter privacy fetches --capture sim/fetch-capture.jsonl --index sim/chain.idx --json |
     spvfilter privacy evaluate --labels sim/labels.json --report - --json`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runEvaluate(a, &f) },
 	}
 	fl := c.Flags()

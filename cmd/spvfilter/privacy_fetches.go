@@ -15,10 +15,6 @@ import (
 	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
-func init() {
-	privacySubcommands = append(privacySubcommands, newPrivacyFetchesCommand)
-}
-
 type fetchesFlags struct {
 	capture, index, client string
 	maxMatches, show       int
@@ -63,7 +59,7 @@ scanned it fetched it.`,
 		Example: `  spvfilter privacy fetches --capture capture.jsonl --index universe.idx
   spvfilter privacy fetches --capture capture.jsonl --index universe.idx --client 127.0.0.1 --json
   spvfilter privacy fetches --capture capture.jsonl --index universe.idx --client 127.0.0.1 --intersect`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runFetches(a, &f) },
 	}
 	fl := c.Flags()
@@ -90,7 +86,7 @@ type fetchesIndex struct {
 	Network string `json:"network"`
 	From    int32  `json:"from"`
 	To      int32  `json:"to"`
-	Version int    `json:"version"`
+	Version int    `json:"format_version"`
 }
 
 func runFetches(a *app, f *fetchesFlags) error {
@@ -147,7 +143,7 @@ func runFetches(a *app, f *fetchesFlags) error {
 		return badInput("%s: %w", f.index, err)
 	}
 	if err != nil {
-		return fmt.Errorf("fetches: %w", err)
+		return err
 	}
 	hd := ir.Header()
 	out := fetchesOutput{Index: fetchesIndex{Network: hd.Network, From: hd.First, To: hd.Last(), Version: hd.Version}, Clients: reps, Warnings: []string{}}

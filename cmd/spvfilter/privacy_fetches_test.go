@@ -209,7 +209,7 @@ func TestPrivacyFetchesGroupsAndIntersect(t *testing.T) {
 	}
 	var out struct {
 		Index struct {
-			Version int `json:"version"`
+			Version int `json:"format_version"`
 		} `json:"index"`
 		Clients      []report `json:"clients"`
 		Intersection *report  `json:"intersection"`

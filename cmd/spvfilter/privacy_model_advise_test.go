@@ -38,9 +38,16 @@ type adviceOut struct {
 // modelAt runs the plain model command at a rate and returns its JSON.
 func modelAt(t *testing.T, wallet []string, rate float64, filters uint32) map[string]any {
 	t.Helper()
-	// The last --filters wins: the row's count, not the wallet's.
-	args := append(append([]string{"privacy", "model", "--json"}, wallet...),
-		"--fprate", strconv.FormatFloat(rate, 'g', -1, 64), "--filters", strconv.Itoa(int(filters)))
+	// The row's --filters, not the wallet's: a flag is given once.
+	args := []string{"privacy", "model", "--json"}
+	for i := 0; i < len(wallet); i++ {
+		if wallet[i] == "--filters" {
+			i++
+			continue
+		}
+		args = append(args, wallet[i])
+	}
+	args = append(args, "--fprate", strconv.FormatFloat(rate, 'g', -1, 64), "--filters", strconv.Itoa(int(filters)))
 	stdout, stderr, status := runCLI(t, "", args...)
 	if status != exitOK {
 		t.Fatalf("%q: status %d: %s", args, status, stderr)

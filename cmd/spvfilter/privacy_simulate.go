@@ -12,10 +12,6 @@ import (
 	"github.com/spvfilter/spvfilter/privacy/simulate"
 )
 
-func init() {
-	privacySubcommands = append(privacySubcommands, newPrivacySimulateCommand)
-}
-
 // intRangeValue is a flag holding N or MIN..MAX.
 type intRangeValue struct{ r *simulate.IntRange }
 
@@ -115,7 +111,7 @@ a session when its wallet owns or watches it.`,
   spvfilter privacy analyze --capture sim/capture.jsonl --universe sim/universe.txt --link --json > report.json
   spvfilter privacy evaluate --labels sim/labels.json --report report.json
   spvfilter privacy simulate --seed 7 --wallets 10 --sessions 2..3 --fprate 0.0001 --sizing bitcoinj --blocks 0 --out small`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runSimulate(a, &f) },
 	}
 	addSimulateFlags(c.Flags(), &f)

@@ -34,7 +34,7 @@ func TestPrivacyModelCommand(t *testing.T) {
 	}
 	var m map[string]any
 	decodeJSON(t, stdout, &m)
-	for _, k := range []string{"filter_bits", "hash_funcs", "elements", "pf", "expected_false_positives", "p_h_1", "p_h_all"} {
+	for _, k := range []string{"filter_bits", "hash_funcs", "elements", "false_positive_rate", "expected_false_positives", "p_h_1", "p_h_all"} {
 		if _, ok := m[k]; !ok {
 			t.Errorf("JSON lacks %q", k)
 		}
@@ -48,8 +48,8 @@ func TestPrivacyModelCommand(t *testing.T) {
 	if m["filter_bits"].(float64) != float64(want.FilterBits) || m["expected_false_positives"].(float64) != want.ExpectedFalsePositives {
 		t.Errorf("JSON %v differs from Evaluate %+v", m, want)
 	}
-	// (U-N)·pf^(2B) by hand.
-	s := float64(10_000_000-20) * math.Pow(m["pf"].(float64), 4)
+	// (U-N)·pf^(2B) by hand, pf the false-positive rate at the fill.
+	s := float64(10_000_000-20) * math.Pow(m["false_positive_rate"].(float64), 4)
 	if math.Abs(s-m["expected_false_positives"].(float64)) > 1e-9*s {
 		t.Errorf("S %v, want %v", m["expected_false_positives"], s)
 	}

@@ -15,16 +15,14 @@ import (
 	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
-func init() {
-	privacySubcommands = append(privacySubcommands, newPrivacyUniverseCommand)
-}
-
 type universeFlags struct {
 	peer, network, out string
 	index              string
 	indexMemory        int
 	from, to           int32
 	timeout            time.Duration
+	force              bool
+	toGiven            bool // --to was given; otherwise the tip
 }
 
 func newPrivacyUniverseCommand(a *app) *cobra.Command {
@@ -60,30 +58,43 @@ beside FILE and merged, so memory stays bounded on any chain.`,
 		Example: `  spvfilter privacy universe --peer 127.0.0.1:18444 --network regtest --out universe.txt
   spvfilter privacy universe --peer 127.0.0.1:8333 --network mainnet --from 800000 --to 800010 --out universe.txt
   spvfilter privacy universe --peer 127.0.0.1:18444 --network regtest --out universe.txt --index universe.idx`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runUniverse(cmd.Context(), a, &f) },
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f.toGiven = cmd.Flags().Changed("to")
+			return runUniverse(cmd.Context(), a, &f)
+		},
 	}
 	fl := c.Flags()
 	fl.StringVar(&f.peer, "peer", "", "node to download blocks from (HOST:PORT)")
 	fl.StringVar(&f.network, "network", "mainnet", "mainnet, testnet3, regtest, signet or simnet")
 	fl.Int32Var(&f.from, "from", 0, "first block height")
-	fl.Int32Var(&f.to, "to", -1, "last block height (default: the tip)")
+	fl.Int32Var(&f.to, "to", 0, "last block height (default: the tip)")
 	fl.StringVar(&f.out, "out", "", "universe file to write (- for standard output; --json statistics then go to standard error)")
 	fl.StringVar(&f.index, "index", "", "also write the appearance index of the range to this file (for \"privacy fetches\")")
 	fl.IntVar(&f.indexMemory, "index-memory", universe.DefaultIndexMemory, "with --index: bytes of appearances held before a sorted run is spilled to disk")
 	fl.DurationVar(&f.timeout, "timeout", 30*time.Second, "longest wait for any one answer of the node")
+	fl.BoolVar(&f.force, "force", false, "replace --out and --index if they exist (without it, an existing file is refused)")
 	_ = c.MarkFlagRequired("peer")
 	_ = c.MarkFlagRequired("out")
 	return c
 }
 
-func runUniverse(ctx context.Context, a *app, f *universeFlags) error {
-	params, err := privacyNetwork(f.network)
-	if err != nil {
-		return err
-	}
+// check refuses, before any connection, the flags that are bad input
+// whatever the node holds.
+func (f *universeFlags) check() error {
 	if f.from < 0 {
-		return badInput("--from %d: must be at least 0", f.from)
+		return badInput("--from %d: negative height", f.from)
+	}
+	if !f.toGiven {
+		f.to = -1 // the tip, once known
+	} else if f.to < 0 {
+		return badInput("--to %d: negative height", f.to)
+	}
+	if f.toGiven && f.to < f.from {
+		return badInput("--to %d is below --from %d", f.to, f.from)
+	}
+	if f.timeout <= 0 {
+		return badInput("--timeout %v: must be positive", f.timeout)
 	}
 	if f.indexMemory < 1<<16 {
 		return badInput("--index-memory %d: must be at least 65536", f.indexMemory)
@@ -91,24 +102,46 @@ func runUniverse(ctx context.Context, a *app, f *universeFlags) error {
 	if f.index != "" && f.index == f.out {
 		return badInput("--index %s: the same file as --out", f.index)
 	}
+	for _, o := range []struct{ flag, path string }{{"--out", f.out}, {"--index", f.index}} {
+		if err := checkOutputFile(o.flag, o.path); err != nil {
+			return err
+		}
+		if err := refuseOverwrite(o.flag, o.path, f.force); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func runUniverse(ctx context.Context, a *app, f *universeFlags) error {
+	params, err := privacyNetwork(f.network)
+	if err != nil {
+		return err
+	}
+	if err := f.check(); err != nil {
+		return err
+	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	c, err := client.Connect(ctx, client.Config{Peers: []string{f.peer}, Params: params, Timeout: f.timeout})
 	if err != nil {
-		return fmt.Errorf("universe: %w", err)
+		return err
 	}
 	defer c.Close()
 	if _, err := c.SyncHeaders(ctx); err != nil {
-		return fmt.Errorf("universe: %w", err)
+		return err
 	}
 	chain := c.Chain()
 	to := f.to
 	if to < 0 {
 		to = chain.Height()
 	}
-	if to > chain.Height() || f.from > to {
-		return badInput("range %d..%d outside the node's chain 0..%d", f.from, to, chain.Height())
+	if to > chain.Height() {
+		return badInput("--to %d is above the node's chain tip %d", to, chain.Height())
+	}
+	if f.from > to {
+		return badInput("--from %d is above the node's chain tip %d", f.from, to)
 	}
 	var w io.Writer = a.stdout
 	if f.out != "-" {
@@ -134,10 +167,10 @@ func runUniverse(ctx context.Context, a *app, f *universeFlags) error {
 	uw.Comment(fmt.Sprintf("candidates of %s blocks %d..%d from %s, one per line", params.Name, f.from, to, f.peer))
 	err = c.FetchBlocks(ctx, f.from, to, func(h int32, b *wire.MsgBlock) error { return uw.AddBlock(h, b) })
 	if err != nil {
-		return fmt.Errorf("universe: %w", err)
+		return err
 	}
 	if err := uw.Flush(); err != nil {
-		return fmt.Errorf("universe: writing: %w", err)
+		return fmt.Errorf("--out %s: %w", f.out, err)
 	}
 	if ix != nil {
 		hd := &universe.IndexHeader{Network: params.Name, First: f.from}
@@ -145,21 +178,22 @@ func runUniverse(ctx context.Context, a *app, f *universeFlags) error {
 			hd.Hashes = append(hd.Hashes, chain.Hash(h))
 		}
 		if _, err := ix.WriteTo(indexFile, hd); err != nil {
-			return fmt.Errorf("universe: writing the index: %w", err)
+			return fmt.Errorf("--index %s: %w", f.index, err)
 		}
 		if err := indexFile.Close(); err != nil {
-			return fmt.Errorf("universe: writing the index: %w", err)
+			return fmt.Errorf("--index %s: %w", f.index, err)
 		}
 	}
 	st := uw.Stats()
 	if a.json {
 		return printStats(a, f.out == "-", struct {
 			universe.Stats
-			From  int32  `json:"from"`
-			To    int32  `json:"to"`
-			Out   string `json:"out"`
-			Index string `json:"index,omitempty"`
-		}{st, f.from, to, f.out, f.index})
+			From     int32    `json:"from"`
+			To       int32    `json:"to"`
+			Out      string   `json:"out"`
+			Index    string   `json:"index,omitempty"`
+			Warnings []string `json:"warnings"`
+		}{st, f.from, to, f.out, f.index, []string{}})
 	}
 	if f.out != "-" {
 		fmt.Fprintf(a.stdout, "%d blocks (%d..%d): %d addresses, %d public keys (pairs; %d address lines taken over by a key's), %d scripts: %d lines written to %s\n",

@@ -11,6 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/spvfilter/spvfilter/peer"
 )
 
 // Exit statuses: scripts tell bad input from other failures by them.
@@ -23,15 +25,6 @@ const (
 // version is set at link time with -ldflags "-X main.version=...";
 // otherwise the module version recorded in the binary is shown.
 var version = ""
-
-// commandRegistry holds the constructors of the top-level commands; each
-// command file adds its own in an init function, so that adding a command
-// touches one file.
-var commandRegistry []func(*app) *cobra.Command
-
-func registerCommand(f func(*app) *cobra.Command) {
-	commandRegistry = append(commandRegistry, f)
-}
 
 // app carries what every command shares: its streams and the global flags.
 type app struct {
@@ -81,7 +74,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (status int) 
 // or with --json the object {"error": ..., "exit_code": ...}. The command
 // line is looked at too, since the error may come before --json is parsed.
 func (a *app) printError(args []string, msg string, status int) {
-	msg = oneLine(msg)
+	msg = dropRepeatedPrefixes(oneLine(msg))
 	if !a.json && !jsonRequested(args) {
 		fmt.Fprintf(a.stderr, "spvfilter: %s\n", msg)
 		return
@@ -131,24 +124,41 @@ standard error, {"error": "...", "exit_code": N}. A result that may be
 misleading carries warnings: on standard error, and in JSON as "warnings".
 
 Exit status: 0 on success, 2 for bad input (a malformed argument, flag or
-address, a missing or unreadable file, a directory given as a file, an
-unknown command, shell or help topic), 1 for any other failure.`,
+address, a flag that takes one value given twice, a surplus argument, a
+missing, unreadable or binary input file, a directory given as a file, an
+output file in a directory that does not exist, an unknown command, shell
+or help topic), 1 for any other failure (a node, the network, the
+machine).`,
+		Example: `  spvfilter demo
+  spvfilter bloom new --elements 3 --fprate 0.01 @elements.txt
+  spvfilter scan --peer 127.0.0.1:18444 --network regtest --watch bcrt1q...
+  spvfilter privacy analyze --capture capture.jsonl --universe universe.txt`,
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: false},
 	}
-	root.SetVersionTemplate("spvfilter {{.Version}}\n")
+	// --version prints what the version command prints, as JSON with
+	// --json.
+	root.SetVersionTemplate("{{versionText .}}")
 	root.InitDefaultVersionFlag()
 	root.Flags().Lookup("version").Usage = "print the spvfilter version"
 	root.PersistentFlags().BoolVar(&a.json, "json", false, "print the result as one JSON object")
 	// Flag parsing errors are bad input: mark them so run exits with 2.
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		return usageError{err}
+		return flagError(err)
 	})
-	root.AddCommand(newVersionCommand(a))
-	for _, f := range commandRegistry {
-		root.AddCommand(f(a))
-	}
+	// Every command, in one place; a group adds its subcommands.
+	root.AddCommand(
+		newBloomCommand(a),
+		newGCSCommand(a),
+		newMerkleBlockCommand(a),
+		newScanCommand(a),
+		newSendCommand(a),
+		newPeersCommand(a),
+		newPrivacyCommand(a),
+		newDemoCommand(a),
+		newVersionCommand(a),
+	)
 	root.SetHelpCommand(newHelpCommand())
 	root.InitDefaultCompletionCmd()
 	if c, _, err := root.Find([]string{"completion"}); err == nil && c != root {
@@ -163,6 +173,8 @@ unknown command, shell or help topic), 1 for any other failure.`,
 		c.Flags().VisitAll(func(f *pflag.Flag) {
 			markRequired(f)
 			checkSharedFlag(f)
+			refuseRepeats(f)
+			completeValues(c, f)
 		})
 	})
 	markRunning(a, root)
@@ -227,6 +239,38 @@ func checkSharedFlag(f *pflag.Flag) {
 	}
 	if f.Name == "network" {
 		f.Usage = "network: " + networkNames()
+	}
+}
+
+// flagValueCompletions are the values the shell completes for the flags
+// that take one of a few names, whatever the command.
+var flagValueCompletions = map[string]func() []string{
+	"network": networkList,
+	"mode":    func() []string { return []string{"bip157", "bip37"} },
+	"flags":   func() []string { return []string{"none", "all", "p2pubkey-only"} },
+}
+
+// plotExtensions are the file types a --plot flag completes to.
+var plotExtensions = []string{"svg", "png"}
+
+// completeValues registers the completion of a flag's values: the names
+// of flagValueCompletions, and plot files by their extensions. A command
+// that registered its own keeps it.
+func completeValues(c *cobra.Command, f *pflag.Flag) {
+	if c.Flags().Lookup(f.Name) != f {
+		return
+	}
+	if _, ok := c.GetFlagCompletionFunc(f.Name); ok {
+		return
+	}
+	if values, ok := flagValueCompletions[f.Name]; ok {
+		_ = c.RegisterFlagCompletionFunc(f.Name, func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			return values(), cobra.ShellCompDirectiveNoFileComp
+		})
+	} else if f.Name == "plot" || f.Name == "plot-j" {
+		_ = c.RegisterFlagCompletionFunc(f.Name, func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			return plotExtensions, cobra.ShellCompDirectiveFilterFileExt
+		})
 	}
 }
 
@@ -325,26 +369,52 @@ func newVersionCommand(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the spvfilter version",
-		Args:  cobra.NoArgs,
+		Long:  "version prints the version of spvfilter, the one its user agent announces to nodes.",
+		Example: `  spvfilter version
+  spvfilter version --json`,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			v := buildVersion()
-			if a.json {
-				return a.printJSON(map[string]string{"version": v})
-			}
-			_, err := fmt.Fprintf(a.stdout, "spvfilter %s\n", v)
+			_, err := io.WriteString(a.stdout, versionText(cmd))
 			return err
 		},
 	}
+}
+
+func init() {
+	cobra.AddTemplateFunc("versionText", versionText)
+}
+
+// versionText is the output of --version: the version command's, as JSON
+// when the command line has --json.
+func versionText(c *cobra.Command) string {
+	if f := c.Flags().Lookup("json"); f != nil && f.Value.String() == "true" {
+		b, _ := json.MarshalIndent(versionJSON{buildVersion()}, "", "  ")
+		return string(b) + "\n"
+	}
+	return "spvfilter " + buildVersion() + "\n"
+}
+
+// versionJSON is the JSON of the version command and of --version.
+type versionJSON struct {
+	Version string `json:"version"`
 }
 
 func buildVersion() string {
 	if version != "" {
 		return version
 	}
-	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" {
+	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" && info.Main.Version != "(devel)" {
 		return info.Main.Version
 	}
-	return "(devel)"
+	// A build from a work tree: the version the client announces to
+	// nodes in its user agent, marked as a development build.
+	return userAgentVersion() + " (devel)"
+}
+
+// userAgentVersion is the version in the user agent the client sends to
+// nodes, "/spvfilter:VERSION/".
+func userAgentVersion() string {
+	return strings.TrimPrefix(strings.Trim(peer.UserAgent, "/"), "spvfilter:")
 }
 
 // usageError marks an error caused by bad input: exit status 2.
@@ -366,4 +436,31 @@ func isUsageError(err error) bool {
 // oneLine keeps error messages to one line on stderr.
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
+}
+
+// noArgs refuses every argument of a command that takes none, naming the
+// first as surplus (cobra would call it an unknown command); below a
+// command that groups subcommands, an argument is an unknown command.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 && cmd.HasSubCommands() {
+		return badInput("unknown command %q for %q", args[0], cmd.CommandPath())
+	}
+	if len(args) > 0 {
+		return badInput("unexpected argument %q: %s takes no arguments", args[0], cmd.CommandPath())
+	}
+	return nil
+}
+
+// dropRepeatedPrefixes writes a prefix that two layers both put on an
+// error once: "client: store: store: in use" reads "client: store: in
+// use".
+func dropRepeatedPrefixes(msg string) string {
+	parts := strings.Split(msg, ": ")
+	out := []string{parts[0]}
+	for _, p := range parts[1:] {
+		if p != out[len(out)-1] {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, ": ")
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,14 +19,13 @@ import (
 	"github.com/btcsuite/btcd/wire"
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
 	"github.com/spvfilter/spvfilter/peer"
 	"github.com/spvfilter/spvfilter/peer/client"
 	"github.com/spvfilter/spvfilter/peer/store"
 )
-
-func init() { registerCommand(newScanCommand) }
 
 type scanFlags struct {
 	peerFlags
@@ -62,7 +62,10 @@ transactions that pay to or spend from the watch items in the blocks
 A watch item is an address of the network, an output script in hex, or an
 outpoint TXID:VOUT (its spend is found whatever the script type, P2TR and
 P2PK included), optionally with the script it pays: TXID:VOUT:ADDRESS or
-TXID:VOUT:SCRIPTHEX. Each may also be @FILE or - for standard input.
+TXID:VOUT:SCRIPTHEX. Each may also be @FILE or - for standard input. A
+TXID is in display byte order, as RPC shows it; in bip157 mode, the spend
+of an outpoint given with its script and the TXID reversed is named in the
+warnings.
 
   --mode bip157  fetches the BIP 157 filter-header checkpoints and headers
                  from every peer and compares them: where peers disagree,
@@ -101,7 +104,7 @@ Exit status: 0 done (warnings, if any, on standard error and in --json),
       --watch 76a914000000000000000000000000000000000000000088ac --from 100 --to 200 --json
   spvfilter scan --peer 127.0.0.1:18444 --network regtest --mode bip157 --from 3000 \
       --watch 1f7f...e3:0:bcrt1p...   # the spend of an output funded before --from`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.runScan(cmd, &fl)
 		},
@@ -145,7 +148,7 @@ func (a *app) parseWatch(values []string, params *chaincfg.Params) ([]watchItem,
 			// No address or hex script holds a colon: an outpoint.
 			op, rest, err := parseOutPoint(v)
 			if err != nil {
-				return nil, badInput("%s: %v", arg.where, err)
+				return nil, badInput("%s: %w", arg.where, err)
 			}
 			it := watchItem{given: v, item: client.OutPointItem(op, nil)}
 			if rest != "" {
@@ -291,13 +294,97 @@ type scanJSON struct {
 	Warnings             []string        `json:"warnings"`
 }
 
+// scanPlan is a scan as the command line asks for it, every flag checked:
+// the client's configuration, the watch list and the BIP 37 settings.
+type scanPlan struct {
+	mode, network string
+	peer          string // the first peer given, for the result
+	client        client.Config
+	items         []watchItem
+	// reversed are, in bip157 mode, the outpoints of items given with a
+	// script, byte-reversed, watched too so that a txid given in the
+	// wrong byte order is named: the client matches filters locally, so
+	// they tell the nodes nothing more. reversed[i] stands for the item
+	// of index reversedOf[i].
+	reversed   []client.WatchItem
+	reversedOf []int
+	bip37      client.BIP37Options
+	from, to   int32 // to < 0: the tip, once known
+	follow     bool
+	// warnings are those the command line alone gives.
+	warnings []string
+}
+
+// watch returns the plan's watch items as the client takes them.
+func (p *scanPlan) watch() []client.WatchItem {
+	w := make([]client.WatchItem, len(p.items))
+	for i, it := range p.items {
+		w[i] = it.item
+	}
+	return w
+}
+
+// watchReversed returns the watch items and then the reversed outpoints.
+func (p *scanPlan) watchReversed() []client.WatchItem {
+	return append(p.watch(), p.reversed...)
+}
+
+// addReversed watches, in bip157 mode, the byte-reverse of every outpoint
+// given with its script.
+func (p *scanPlan) addReversed() {
+	if p.mode != "bip157" {
+		return
+	}
+	for i, it := range p.items {
+		if !it.item.IsOutPoint || len(it.item.Script) == 0 {
+			continue
+		}
+		op := it.item.OutPoint
+		slices.Reverse(op.Hash[:])
+		p.reversed = append(p.reversed, client.OutPointItem(op, it.item.Script))
+		p.reversedOf = append(p.reversedOf, i)
+	}
+}
+
+// runScan plans the scan from the flags, runs it and prints the result.
 func (a *app) runScan(cmd *cobra.Command, fl *scanFlags) error {
-	params, err := lookupNetwork(fl.network)
+	plan, err := a.planScan(cmd.Flags(), fl)
 	if err != nil {
 		return err
 	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	start := time.Now()
+	res, err := a.executeScan(ctx, plan)
+	if err != nil {
+		// An interrupt ends the scan with "interrupted", not with the
+		// bare context error.
+		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+			return errors.New("scan interrupted")
+		}
+		return err
+	}
+	if res == nil {
+		return nil // --follow, ended by a signal
+	}
+	out := newScanJSON(plan, res, time.Since(start))
+	a.warn(out.Warnings)
+	if a.json {
+		return a.printJSON(out)
+	}
+	return a.printScan(&out)
+}
+
+// planScan checks the flags, in the order the help gives them, and
+// reads the watch list: everything that is bad input whatever the nodes
+// say. The data directory is created last, once the rest is known good.
+func (a *app) planScan(flags *pflag.FlagSet, fl *scanFlags) (*scanPlan, error) {
+	params, err := lookupNetwork(fl.network)
+	if err != nil {
+		return nil, err
+	}
 	if fl.mode != "bip37" && fl.mode != "bip157" {
-		return badInput("--mode %q: want bip37 or bip157", fl.mode)
+		return nil, badInput("--mode %q: want bip37 or bip157", fl.mode)
 	}
 	services := wire.SFNodeCF | wire.SFNodeWitness
 	if fl.mode == "bip37" {
@@ -305,22 +392,67 @@ func (a *app) runScan(cmd *cobra.Command, fl *scanFlags) error {
 	}
 	ccfg, err := fl.peerFlags.config(params, services)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	flags, ok := bloomFlags[fl.flags]
-	if !ok {
-		return badInput("--flags %q: want none, all or p2pubkey-only", fl.flags)
+	plan := &scanPlan{mode: fl.mode, network: fl.network, peer: fl.peerFlags.first(), from: fl.from, to: fl.to, follow: fl.follow}
+	if err := fl.checkRange(flags, plan); err != nil {
+		return nil, err
 	}
+	if fl.filterCache < 0 {
+		return nil, badInput("--filter-cache %d: must be 0 (none) or a size in bytes", fl.filterCache)
+	}
+	datadir := fl.datadir
+	if !flags.Changed("datadir") {
+		datadir = defaultDataDir(params)
+	}
+	if datadir != "" {
+		if st, err := os.Stat(datadir); err == nil && !st.IsDir() {
+			return nil, badInput("--datadir %s: not a directory", datadir)
+		}
+	}
+	if plan.bip37, err = fl.bip37Options(flags); err != nil {
+		return nil, err
+	}
+	if plan.items, err = a.parseWatch(fl.watch, params); err != nil {
+		return nil, err
+	}
+	plan.addReversed()
+	if flags.Changed("tweak") {
+		plan.warnings = append(plan.warnings, "--tweak fixes the BIP 37 filter's tweak: filters of different sessions can be linked by it")
+	}
+	if fl.mode == "bip37" {
+		w, err := checkBIP37Watch(plan.watch(), plan.bip37)
+		if err != nil {
+			return nil, err
+		}
+		plan.warnings = append(plan.warnings, w...)
+	}
+	if datadir != "" {
+		if err := os.MkdirAll(datadir, 0o755); err != nil {
+			return nil, badInput("--datadir: %w", err)
+		}
+	}
+	cacheBytes := fl.filterCache
+	if cacheBytes == 0 {
+		cacheBytes = -1 // none
+	}
+	ccfg.Timeout, ccfg.DataDir, ccfg.FilterCacheBytes = fl.timeout, datadir, cacheBytes
+	plan.client = ccfg
+	return plan, nil
+}
+
+// checkRange checks --from, --to, --timeout and --follow into plan.
+func (fl *scanFlags) checkRange(flags *pflag.FlagSet, plan *scanPlan) error {
 	if fl.from < 0 {
 		return badInput("--from %d: negative height", fl.from)
 	}
-	if !cmd.Flags().Changed("to") {
-		fl.to = -1 // the tip, once known
+	if !flags.Changed("to") {
+		plan.to = -1 // the tip, once known
 	} else if fl.to < 0 {
 		return badInput("--to %d: negative height", fl.to)
 	}
-	if fl.to >= 0 && fl.to < fl.from {
-		return badInput("--to %d is below --from %d", fl.to, fl.from)
+	if plan.to >= 0 && plan.to < fl.from {
+		return badInput("--to %d is below --from %d", plan.to, fl.from)
 	}
 	if fl.timeout <= 0 {
 		return badInput("--timeout %v: must be positive", fl.timeout)
@@ -328,130 +460,113 @@ func (a *app) runScan(cmd *cobra.Command, fl *scanFlags) error {
 	if fl.follow && fl.mode != "bip157" {
 		return badInput("--follow needs --mode bip157")
 	}
-	if fl.follow && cmd.Flags().Changed("to") {
+	if fl.follow && flags.Changed("to") {
 		return badInput("--follow goes on past any --to: give one or the other")
 	}
-	if fl.filterCache < 0 {
-		return badInput("--filter-cache %d: must be 0 (none) or a size in bytes", fl.filterCache)
-	}
-	datadir := fl.datadir
-	if !cmd.Flags().Changed("datadir") {
-		datadir = defaultDataDir(params)
-	}
-	if datadir != "" {
-		if st, err := os.Stat(datadir); err == nil && !st.IsDir() {
-			return badInput("--datadir %s: not a directory", datadir)
-		}
-		if err := os.MkdirAll(datadir, 0o755); err != nil {
-			return badInput("--datadir: %v", err)
-		}
+	return nil
+}
+
+// bip37Options checks the BIP 37 flags, which only --mode bip37 takes.
+func (fl *scanFlags) bip37Options(flags *pflag.FlagSet) (client.BIP37Options, error) {
+	var opt client.BIP37Options
+	update, ok := bloomFlags[fl.flags]
+	if !ok {
+		return opt, badInput("--flags %q: want none, all or p2pubkey-only", fl.flags)
 	}
 	if fl.mode == "bip37" && !(fl.fpRate > 0 && fl.fpRate < 1) {
-		return badInput("--fprate %v: want a rate between 0 and 1", fl.fpRate)
+		return opt, badInput("--fprate %v: want a rate between 0 and 1", fl.fpRate)
 	}
-	items, err := a.parseWatch(fl.watch, params)
-	if err != nil {
-		return err
-	}
-	watch := make([]client.WatchItem, len(items))
-	for i, it := range items {
-		watch[i] = it.item
-	}
-	var warnings []string
-	bopt := client.BIP37Options{FPRate: fl.fpRate, Flags: flags, MaxReloads: fl.maxReloads}
 	if fl.maxReloads < 0 {
-		return badInput("--max-reloads %d: negative", fl.maxReloads)
-	}
-	if fl.maxReloads == 0 {
-		bopt.MaxReloads = -1 // none
+		return opt, badInput("--max-reloads %d: negative", fl.maxReloads)
 	}
 	if fl.mode != "bip37" {
 		for _, name := range []string{"tweak", "flags", "fprate", "max-reloads"} {
-			if cmd.Flags().Changed(name) {
-				return badInput("--%s needs --mode bip37", name)
+			if flags.Changed(name) {
+				return opt, badInput("--%s needs --mode bip37", name)
 			}
 		}
 	}
-	if cmd.Flags().Changed("tweak") {
-		bopt.Tweak = &fl.tweak
-		warnings = append(warnings, "--tweak fixes the BIP 37 filter's tweak: filters of different sessions can be linked by it")
+	opt = client.BIP37Options{FPRate: fl.fpRate, Flags: update, MaxReloads: fl.maxReloads}
+	if fl.maxReloads == 0 {
+		opt.MaxReloads = -1 // none
 	}
-	if fl.mode == "bip37" {
-		// Checked before connecting: a script without data pushes
-		// cannot be put in a Bloom filter. Item by item, to name the
-		// flag as the other watch errors do.
-		for i, it := range watch {
-			if _, err := client.NewWatchFilter([]client.WatchItem{it}, fl.fpRate, 0, flags); err != nil {
-				return badInput("--watch %d: script %x has no data push a BIP 37 filter can match (--mode bip157 can watch it)", i+1, it.Script)
-			}
-		}
-		f, _ := client.NewWatchFilter(watch, fl.fpRate, 0, flags)
-		if w := f.Stats().Warning; f.HashFuncs() == 0 || strings.Contains(w, "matches everything") {
-			warnings = append(warnings, "the BIP 37 filter matches everything: "+w)
-		} else if fl.fpRate >= 0.1 {
-			warnings = append(warnings, fmt.Sprintf("--fprate %g: the filter matches about %.0f%% of all transactions; the node downloads them all to you", fl.fpRate, 100*fl.fpRate))
-		}
+	if flags.Changed("tweak") {
+		opt.Tweak = &fl.tweak
 	}
+	return opt, nil
+}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	// An interrupt ends the scan with "interrupted", not with the bare
-	// context error.
-	interrupted := func(err error) error {
-		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
-			return errors.New("scan interrupted")
-		}
-		return err
-	}
-	start := time.Now()
-	cacheBytes := fl.filterCache
-	if cacheBytes == 0 {
-		cacheBytes = -1 // none
-	}
-	onHeaders, headersDone := a.headerBar()
-	ccfg.Timeout, ccfg.DataDir, ccfg.FilterCacheBytes, ccfg.OnHeaders = fl.timeout, datadir, cacheBytes, onHeaders
-	c, err := client.Connect(ctx, ccfg)
+// checkBIP37Watch builds the BIP 37 filter of the watch list once, before
+// connecting: a script without data pushes cannot be put in a Bloom
+// filter (bad input, naming the item), and a filter that matches
+// everything or nearly so is warned of.
+func checkBIP37Watch(watch []client.WatchItem, opt client.BIP37Options) ([]string, error) {
+	f, err := client.NewWatchFilter(watch, opt.FPRate, 0, opt.Flags)
 	if err != nil {
-		return interrupted(err)
+		// Name the item as the other watch errors do.
+		for i, it := range watch {
+			if _, err := client.NewWatchFilter([]client.WatchItem{it}, opt.FPRate, 0, opt.Flags); err != nil {
+				return nil, badInput("--watch %d: script %x has no data push a BIP 37 filter can match (--mode bip157 can watch it)", i+1, it.Script)
+			}
+		}
+		return nil, badInput("--watch: %w", err)
+	}
+	st := f.Stats()
+	if st.HashFuncs == 0 || st.SizeBytes == 0 || st.BitsSet == st.SizeBits {
+		return []string{"the BIP 37 filter matches everything: " + st.Warning}, nil
+	}
+	if opt.FPRate >= 0.1 {
+		return []string{fmt.Sprintf("--fprate %g: the filter matches about %.0f%% of all transactions; the node downloads them all to you", opt.FPRate, 100*opt.FPRate)}, nil
+	}
+	return nil, nil
+}
+
+// executeScan connects, syncs the headers and scans, or with --follow
+// follows the chain until interrupted (and returns no result).
+func (a *app) executeScan(ctx context.Context, plan *scanPlan) (*client.ScanResult, error) {
+	onHeaders, headersDone := a.headerBar()
+	cfg := plan.client
+	cfg.OnHeaders = onHeaders
+	c, err := client.Connect(ctx, cfg)
+	if err != nil {
+		return nil, err
 	}
 	defer c.Close()
-	if err := a.checkServices(c, fl.mode); err != nil {
-		return err
+	if err := a.checkServices(c, plan.mode); err != nil {
+		return nil, err
 	}
 	_, err = c.SyncHeaders(ctx)
 	headersDone()
 	if err != nil {
-		return interrupted(err)
+		return nil, err
 	}
-	chain := c.Chain()
-	if fl.to > chain.Height() {
-		return badInput("--to %d is above the nodes' chain tip %d", fl.to, chain.Height())
+	tip := c.Chain().Height()
+	if plan.to > tip {
+		return nil, badInput("--to %d is above the nodes' chain tip %d", plan.to, tip)
 	}
-	if fl.from > chain.Height() {
-		return badInput("--from %d is above the nodes' chain tip %d", fl.from, chain.Height())
+	if plan.from > tip {
+		return nil, badInput("--from %d is above the nodes' chain tip %d", plan.from, tip)
 	}
+	if plan.follow {
+		return nil, a.follow(ctx, c, plan.items, plan.from, plan.warnings)
+	}
+	last := plan.to
+	if last < 0 {
+		last = tip
+	}
+	progress, finish := a.progressBar(int(last-plan.from) + 1)
+	defer finish()
+	req := client.ScanRequest{Watch: plan.watchReversed(), From: plan.from, To: plan.to, Progress: progress}
+	if plan.mode == "bip37" {
+		return c.ScanBIP37(ctx, req, plan.bip37)
+	}
+	return c.ScanBIP157(ctx, req)
+}
 
-	if fl.follow {
-		return a.follow(ctx, c, items, fl.from, warnings)
-	}
-	total := fl.to
-	if total < 0 {
-		total = chain.Height()
-	}
-	progress, finish := a.progressBar(int(total-fl.from) + 1)
-	req := client.ScanRequest{Watch: watch, From: fl.from, To: fl.to, Progress: progress}
-	var res *client.ScanResult
-	if fl.mode == "bip37" {
-		res, err = c.ScanBIP37(ctx, req, bopt)
-	} else {
-		res, err = c.ScanBIP157(ctx, req)
-	}
-	finish()
-	if err != nil {
-		return interrupted(err)
-	}
+// newScanJSON shapes a scan's result for --json and the text output.
+func newScanJSON(plan *scanPlan, res *client.ScanResult, took time.Duration) scanJSON {
 	out := scanJSON{
-		Peer: fl.peerFlags.first(), Network: fl.network, Mode: fl.mode, From: res.From, To: res.To,
+		Peer: plan.peer, Network: plan.network, Mode: plan.mode, From: res.From, To: res.To,
 		Matches:              []scanMatchJSON{},
 		BlocksScanned:        res.BlocksScanned,
 		FiltersReceived:      res.FiltersReceived,
@@ -462,10 +577,10 @@ func (a *app) runScan(cmd *cobra.Command, fl *scanFlags) error {
 		FilterReloads:        res.FilterReloads,
 		Disconnected:         []string{},
 		BytesReceived:        res.BytesReceived,
-		Seconds:              time.Since(start).Seconds(),
+		Seconds:              took.Seconds(),
 		OnePeerHeights:       []onePeerJSON{},
 		Peers:                peersJSON(res.Peers),
-		Warnings:             orEmpty(append(warnings, res.Warnings...)),
+		Warnings:             orEmpty(append(append([]string(nil), plan.warnings...), res.Warnings...)),
 	}
 	if res.FilteringPeer != "" {
 		out.Peer = res.FilteringPeer
@@ -478,24 +593,33 @@ func (a *app) runScan(cmd *cobra.Command, fl *scanFlags) error {
 	for _, h := range res.Disconnected {
 		out.Disconnected = append(out.Disconnected, h.String())
 	}
+	hinted := map[int]bool{}
 	for _, m := range res.Matches {
 		j := scanMatchJSON{
 			Txid: m.Txid.String(), Height: m.Height, BlockHash: m.BlockHash.String(),
 			Watch: []string{}, FalsePositive: m.FalsePositive,
 		}
 		for _, i := range m.WatchItems {
-			j.Watch = append(j.Watch, items[i].given)
+			if i < len(plan.items) {
+				j.Watch = append(j.Watch, plan.items[i].given)
+				continue
+			}
+			// The spend of a reversed outpoint: hinted, not a match.
+			if k := plan.reversedOf[i-len(plan.items)]; !hinted[k] {
+				hinted[k] = true
+				out.Warnings = append(out.Warnings, fmt.Sprintf("--watch %d: transaction %s at height %d spends the outpoint with its txid byte-reversed, %s: give txids in display byte order, as RPC shows them",
+					k+1, m.Txid, m.Height, plan.reversed[i-len(plan.items)].OutPoint))
+			}
+		}
+		if len(j.Watch) == 0 && !m.FalsePositive {
+			continue
 		}
 		if m.FalsePositive {
 			out.FalsePositiveTxs++
 		}
 		out.Matches = append(out.Matches, j)
 	}
-	a.warn(out.Warnings)
-	if a.json {
-		return a.printJSON(out)
-	}
-	return a.printScan(&out)
+	return out
 }
 
 // checkServices refuses, right after the handshake, a scan no connected
@@ -512,7 +636,7 @@ func (a *app) checkServices(c *client.Client, mode string) error {
 	for _, p := range c.Peers() {
 		seen = append(seen, p.Address+" ("+p.Services+")")
 	}
-	return fmt.Errorf("scan: %w: %s not advertised by %s", peer.ErrMissingService, name, strings.Join(seen, ", "))
+	return fmt.Errorf("%w: %s not advertised by %s", peer.ErrMissingService, name, strings.Join(seen, ", "))
 }
 
 func (a *app) printScan(out *scanJSON) error {

@@ -210,6 +210,24 @@ func TestScanCommand(t *testing.T) {
 			}
 		}
 	})
+	t.Run("an outpoint in the wrong byte order is hinted", func(t *testing.T) {
+		// In bip157 mode the client matches locally and watches the
+		// reversed outpoint too (bip37 would tell the node of it).
+		reversed := reverseHex(fund.TxHash().String())
+		out, stderr := scanJSON(t, "--mode", "bip157", "--peer", node.P2PAddr, "--watch", reversed+":0:"+aliceAddr)
+		want := "--watch 1: transaction " + spend.TxHash().String() + " at height 106 spends the outpoint with its txid byte-reversed, " + fund.TxHash().String() + ":0"
+		if !slices.ContainsFunc(out.Warnings, func(w string) bool { return strings.Contains(w, want) }) || !strings.Contains(stderr, want) {
+			t.Errorf("warnings %q, stderr %q: want the byte order hinted", out.Warnings, stderr)
+		}
+		if len(out.Matches) != 0 {
+			t.Errorf("matches %+v: the spend of the reversed outpoint is a hint, not a match", out.Matches)
+		}
+		// The outpoint in display order: no hint.
+		out, _ = scanJSON(t, "--peer", node.P2PAddr, "--watch", fund.TxHash().String()+":0:"+aliceAddr)
+		if slices.ContainsFunc(out.Warnings, func(w string) bool { return strings.Contains(w, "byte-reverse") }) {
+			t.Errorf("warnings %q for an outpoint in display order", out.Warnings)
+		}
+	})
 	t.Run("a second scan with the same --datadir", func(t *testing.T) {
 		dir := t.TempDir()
 		first, _ := scanJSON(t, "--peer", node.P2PAddr, "--datadir", dir, "--watch", aliceAddr)

@@ -18,8 +18,6 @@ import (
 	"github.com/spvfilter/spvfilter/peer/client"
 )
 
-func init() { registerCommand(newSendCommand) }
-
 type sendFlags struct {
 	peerFlags
 	network string
@@ -103,7 +101,7 @@ func (a *app) runSend(fl *sendFlags, arg string) error {
 	var tx wire.MsgTx
 	r := bytes.NewReader(raw)
 	if err := tx.Deserialize(r); err != nil {
-		return badInput("transaction: %d bytes do not hold a whole transaction: %v", len(raw), err)
+		return badInput("transaction: %d bytes do not hold a whole transaction: %w", len(raw), err)
 	}
 	if r.Len() != 0 {
 		return badInput("transaction: %d bytes after the end of the transaction", r.Len())
@@ -124,7 +122,7 @@ func (a *app) runSend(fl *sendFlags, arg string) error {
 		return errors.New("send interrupted")
 	}
 	if err != nil {
-		return fmt.Errorf("send: %w", err)
+		return err
 	}
 	warnings := slices.Clone(res.Warnings)
 	for _, p := range c.Peers() {

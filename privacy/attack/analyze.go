@@ -113,7 +113,7 @@ type Report struct {
 	// Pairs counts the key lines marked as an address's pair, each
 	// counted as that address; MergedAddressLines the address lines
 	// they took over (named in their "listed" fields).
-	Pairs              uint64             `json:"pairs"`
+	Pairs              uint64             `json:"pair_count"`
 	MergedAddressLines uint64             `json:"merged_address_lines"`
 	PairTest           bool               `json:"pair_test"`
 	Filters            []FilterReport     `json:"filter_reports"`

@@ -26,7 +26,7 @@ type EvalOptions struct {
 // interval).
 var (
 	knownTop     = []string{"universe", "clients", "intersection", "links", "warnings", "index"}
-	knownSession = []string{"session", "client", "user_agent", "captured", "universe_size", "pairs", "merged_address_lines",
+	knownSession = []string{"session", "client", "user_agent", "captured", "universe_size", "pair_count", "merged_address_lines",
 		"pair_test", "filter_reports", "intersection", "matched_count", "expected_false_positives", "estimated_wallet",
 		"p_h_1", "p_h_all", "confident", "matched", "matched_truncated", "summary", "universe", "warnings", "sessions", "groups"}
 	knownMatch = []string{"line", "candidate", "kind", "pubkey", "pair_tested", "probability",
