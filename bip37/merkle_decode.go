@@ -29,7 +29,7 @@ func DecodeMerkleBlock(payload []byte) (*wire.MsgMerkleBlock, error) {
 	}
 	mb := new(wire.MsgMerkleBlock)
 	if err := mb.Header.Deserialize(bytes.NewReader(payload[:wire.MaxBlockHeaderPayload])); err != nil {
-		return nil, fmt.Errorf("%w: merkleblock header: %v", ErrTruncated, err)
+		return nil, fmt.Errorf("%w: merkleblock header: %w", ErrTruncated, err)
 	}
 	mb.Transactions = binary.LittleEndian.Uint32(payload[wire.MaxBlockHeaderPayload:])
 	rest := payload[merkleBlockFixedSize:]

@@ -192,7 +192,7 @@ func FetchSessions(records []Record) ([]*FetchSession, error) {
 			for _, b := range rec.Blocks {
 				h, err := chainhash.NewHashFromStr(b.Hash)
 				if err != nil {
-					return nil, fmt.Errorf("record %d: %w: %v", i+1, ErrBadRecord, err)
+					return nil, fmt.Errorf("record %d: %w: %w", i+1, ErrBadRecord, err)
 				}
 				if _, dup := seen[key][*h]; !dup {
 					seen[key][*h] = struct{}{}

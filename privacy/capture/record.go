@@ -167,7 +167,7 @@ func parseRecord(text []byte) (Record, error) {
 	dec := json.NewDecoder(bytes.NewReader(text))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&rec); err != nil {
-		return rec, fmt.Errorf("%w: %v", ErrBadRecord, err)
+		return rec, fmt.Errorf("%w: %w", ErrBadRecord, err)
 	}
 	if dec.More() {
 		return rec, fmt.Errorf("%w: more than one JSON value on the line", ErrBadRecord)
@@ -180,7 +180,7 @@ func parseRecord(text []byte) (Record, error) {
 	case CmdFilterAdd:
 		b, err := hex.DecodeString(rec.Data)
 		if err != nil {
-			return rec, fmt.Errorf("%w: filteradd data: %v", ErrBadRecord, err)
+			return rec, fmt.Errorf("%w: filteradd data: %w", ErrBadRecord, err)
 		}
 		if err := bip37.ValidateFilterAdd(b); err != nil {
 			return rec, fmt.Errorf("%w: %w", ErrBadRecord, err)
@@ -210,7 +210,7 @@ func (rec *Record) loadedFilter() (*bip37.Filter, error) {
 		}
 		payload, err := hex.DecodeString(rec.FilterLoad)
 		if err != nil {
-			return nil, fmt.Errorf("%w: filterload: %v", ErrBadRecord, err)
+			return nil, fmt.Errorf("%w: filterload: %w", ErrBadRecord, err)
 		}
 		f, err := bip37.DecodeFilterLoad(payload)
 		if err != nil {
@@ -223,7 +223,7 @@ func (rec *Record) loadedFilter() (*bip37.Filter, error) {
 	}
 	bits, err := hex.DecodeString(rec.Filter)
 	if err != nil {
-		return nil, fmt.Errorf("%w: filter: %v", ErrBadRecord, err)
+		return nil, fmt.Errorf("%w: filter: %w", ErrBadRecord, err)
 	}
 	f, err := bip37.NewFilterFromParams(bits, rec.HashFuncs, rec.Tweak, wire.BloomUpdateType(rec.Flags))
 	if err != nil {
@@ -257,7 +257,7 @@ func replay(records []Record) ([]*Filter, error) {
 			}
 			b, err := hex.DecodeString(rec.Data)
 			if err != nil {
-				return nil, fmt.Errorf("record %d: %w: %v", i+1, ErrBadRecord, err)
+				return nil, fmt.Errorf("record %d: %w: %w", i+1, ErrBadRecord, err)
 			}
 			cf.Filter.Add(b)
 			cf.Added = append(cf.Added, rec.Data)

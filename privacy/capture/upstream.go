@@ -28,7 +28,7 @@ func CheckUpstream(ctx context.Context, addr string, netMagic wire.BitcoinNet, t
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrUpstream, addr, err)
+		return fmt.Errorf("%w: %s: %w", ErrUpstream, addr, err)
 	}
 	defer c.Close()
 	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Now()) })
@@ -37,14 +37,14 @@ func CheckUpstream(ctx context.Context, addr string, netMagic wire.BitcoinNet, t
 	v.UserAgent = "/spvfilter-capture-check:0/"
 	v.DisableRelayTx = true
 	if err := wire.WriteMessage(c, v, wire.ProtocolVersion, netMagic); err != nil {
-		return fmt.Errorf("%w: %s: sending version: %v", ErrUpstream, addr, err)
+		return fmt.Errorf("%w: %s: sending version: %w", ErrUpstream, addr, err)
 	}
 	for i := 0; i < 16; i++ {
 		// Reading through the relay's strict framing: the node must speak
 		// the network's magic.
 		cmd, err := readUpstreamCommand(c, netMagic)
 		if err != nil {
-			return fmt.Errorf("%w: %s: no version message in answer: %v", ErrUpstream, addr, err)
+			return fmt.Errorf("%w: %s: no version message in answer: %w", ErrUpstream, addr, err)
 		}
 		if cmd == wire.CmdVersion {
 			return nil

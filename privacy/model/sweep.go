@@ -50,7 +50,7 @@ func ParseSweep(spec string) (Sweep, error) {
 		item = strings.TrimSpace(item)
 		vals, err := parseSweepItem(item)
 		if err != nil {
-			return Sweep{}, fmt.Errorf("%w: %s: %q: %v", ErrBadSweep, name, item, err)
+			return Sweep{}, fmt.Errorf("%w: %s: %q: %w", ErrBadSweep, name, item, err)
 		}
 		s.Values = append(s.Values, vals...)
 		if len(s.Values) > maxSweepPoints {
@@ -59,7 +59,7 @@ func ParseSweep(spec string) (Sweep, error) {
 	}
 	for _, v := range s.Values {
 		if err := checkSweepValue(name, v); err != nil {
-			return Sweep{}, fmt.Errorf("%w: %v", ErrBadSweep, err)
+			return Sweep{}, fmt.Errorf("%w: %w", ErrBadSweep, err)
 		}
 	}
 	return s, nil

@@ -50,7 +50,7 @@ func jPanels(s model.Sweep, results []*model.Result) (top, bottom *gonum.Plot, l
 		bottom, err = newPanel("E[P_h(j)]: P_h(j) averaged over the binomial number of false positives", jAxis, "E[P_h(j)]", exact, nil, nil)
 	}
 	if err != nil {
-		return nil, nil, legend, 0, fmt.Errorf("%w: %v", ErrCannotDraw, err)
+		return nil, nil, legend, 0, fmt.Errorf("%w: %w", ErrCannotDraw, err)
 	}
 	return top, bottom, legend, len(names), nil
 }

@@ -126,7 +126,7 @@ func sweepPanels(s model.Sweep, results []*model.Result, marks []Mark) (top, bot
 		bottom, err = newPanel("P_h(N): N matching addresses picked at random are all the wallet's", axis, "P_h(N)", all, nil, nil)
 	}
 	if err != nil {
-		return nil, nil, legend, 0, fmt.Errorf("%w: %v", ErrCannotDraw, err)
+		return nil, nil, legend, 0, fmt.Errorf("%w: %w", ErrCannotDraw, err)
 	}
 	for _, m := range marks {
 		for _, p := range []*gonum.Plot{top, bottom} {
@@ -135,7 +135,7 @@ func sweepPanels(s model.Sweep, results []*model.Result, marks []Mark) (top, bot
 				series = all
 			}
 			if err := addMark(p, m, series); err != nil {
-				return nil, nil, legend, 0, fmt.Errorf("%w: %v", ErrCannotDraw, err)
+				return nil, nil, legend, 0, fmt.Errorf("%w: %w", ErrCannotDraw, err)
 			}
 		}
 		sc, _ := plotter.NewScatter(plotter.XYs{{X: m.X, Y: 0}})

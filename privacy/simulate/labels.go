@@ -173,7 +173,7 @@ func DecodeLabels(b []byte) (*Labels, error) {
 	dec.DisallowUnknownFields()
 	var l Labels
 	if err := dec.Decode(&l); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadLabels, err)
+		return nil, fmt.Errorf("%w: %w", ErrBadLabels, err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, fmt.Errorf("%w: more than one JSON value", ErrBadLabels)

@@ -540,7 +540,7 @@ func readEntry(r *bufio.Reader, first, last uint32, version int) (string, []bloc
 		return "", nil, io.EOF
 	}
 	if err != nil {
-		return "", nil, fmt.Errorf("%w: candidate length: %v", ErrBadIndex, err)
+		return "", nil, fmt.Errorf("%w: candidate length: %w", ErrBadIndex, err)
 	}
 	if n == 0 {
 		return "", nil, errEndMarker
@@ -576,7 +576,7 @@ func readEntry(r *bufio.Reader, first, last uint32, version int) (string, []bloc
 		a := blockApps{height: uint32(h)}
 		if version >= 2 {
 			if a.txs, err = readTxs(r); err != nil {
-				return "", nil, fmt.Errorf("%w: %q: block %d: %v", ErrBadIndex, cb, h, err)
+				return "", nil, fmt.Errorf("%w: %q: block %d: %w", ErrBadIndex, cb, h, err)
 			}
 		}
 		apps = append(apps, a)
