@@ -43,7 +43,7 @@ func (s *Store) filterHeadersLocked(from, to int32) ([]chainhash.Hash, error) {
 	}
 	buf := make([]byte, int(to-from+1)*FilterHeaderSize)
 	if err := s.filterHeaders.readAt(buf, int64(from)); err != nil {
-		return nil, fmt.Errorf("store: %w", err)
+		return nil, storeErr(err)
 	}
 	out := make([]chainhash.Hash, to-from+1)
 	for i := range out {
@@ -119,7 +119,7 @@ func (s *Store) appendFilterHeadersLocked(start int32, headers []chainhash.Hash)
 		buf = append(buf, headers[i][:]...)
 	}
 	if err := s.filterHeaders.append(buf); err != nil {
-		return fmt.Errorf("store: %w", err)
+		return storeErr(err)
 	}
 	return nil
 }
@@ -161,7 +161,7 @@ func (s *Store) TruncateFilterHeaders(height int32) error {
 	}
 	if n := int64(height) + 1; s.filterHeaders.len() > n {
 		if err := s.filterHeaders.truncate(n); err != nil {
-			return fmt.Errorf("store: %w", err)
+			return storeErr(err)
 		}
 	}
 	return nil

@@ -174,7 +174,7 @@ func (hl *headerLog) lookup(height int32) (*cachedHeader, error) {
 	}
 	var rec [HeaderSize]byte
 	if err := hl.log.readAt(rec[:], int64(height)); err != nil {
-		return nil, fmt.Errorf("store: %w", err)
+		return nil, storeErr(err)
 	}
 	hl.remember(height, rec[:], chainhash.DoubleHashH(rec[:]))
 	return slot, nil
@@ -218,7 +218,7 @@ func (hl *headerLog) append(headers []wire.BlockHeader) error {
 	}
 	start := hl.height() + 1
 	if err := hl.log.append(recs); err != nil {
-		return fmt.Errorf("store: %w", err)
+		return storeErr(err)
 	}
 	for i, hash := range hashes {
 		hl.prefix = append(hl.prefix, binary.LittleEndian.Uint32(hash[:4]))
@@ -231,7 +231,7 @@ func (hl *headerLog) append(headers []wire.BlockHeader) error {
 // truncate keeps the headers 0..height.
 func (hl *headerLog) truncate(height int32) error {
 	if err := hl.log.truncate(int64(height) + 1); err != nil {
-		return fmt.Errorf("store: %w", err)
+		return storeErr(err)
 	}
 	hl.prefix = hl.prefix[:height+1]
 	for i := range hl.cache {

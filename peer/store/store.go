@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -118,11 +119,11 @@ func OpenWith(dataDir string, params *chaincfg.Params, opts Options) (*Store, er
 func openAt(dataDir string, params *chaincfg.Params, opts Options, now func() time.Time) (*Store, error) {
 	dir := filepath.Join(dataDir, params.Name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("store: %w", err)
+		return nil, storeErr(err)
 	}
 	lock, err := lockFile(filepath.Join(dir, lockName))
 	if err != nil {
-		return nil, fmt.Errorf("store: %w", err)
+		return nil, storeErr(err)
 	}
 	s := &Store{dir: dir, params: params, lock: lock, now: now}
 	if err := s.open(opts); err != nil {
@@ -147,14 +148,14 @@ func (s *Store) open(opts Options) error {
 	var cut, err error
 	s.headers, cut, err = openHeaderLog(headersPath, params, sync, sizeHint)
 	if err != nil {
-		return fmt.Errorf("store: %w", err)
+		return storeErr(err)
 	}
 	if cut != nil {
 		s.note("%s: kept headers 0..%d, cut the rest: %v", HeadersFile, s.headers.height(), cut)
 	}
 	s.filterHeaders, cut, err = openRecordLog(filepath.Join(dir, FilterHeadersFile), FilterHeaderSize, sync, nil)
 	if err != nil {
-		return fmt.Errorf("store: %w", err)
+		return storeErr(err)
 	}
 	if cut != nil {
 		s.note("%s: kept filter headers 0..%d, cut the rest: %v", FilterHeadersFile, s.filterHeaders.len()-1, cut)
@@ -162,7 +163,7 @@ func (s *Store) open(opts Options) error {
 	if n := int64(s.headers.height()) + 1; s.filterHeaders.len() > n {
 		s.note("%s: cut the filter headers above the block headers' tip %d", FilterHeadersFile, n-1)
 		if err := s.filterHeaders.truncate(n); err != nil {
-			return fmt.Errorf("store: %w", err)
+			return storeErr(err)
 		}
 	}
 	var note string
@@ -178,7 +179,7 @@ func (s *Store) open(opts Options) error {
 	if sync {
 		// Files created just now must survive a power failure too.
 		if err := syncDir(dir); err != nil {
-			return fmt.Errorf("store: %w", err)
+			return storeErr(err)
 		}
 	}
 	return nil
@@ -196,10 +197,10 @@ func checkMeta(dir string, params *chaincfg.Params) error {
 		}
 		return nil
 	case !errors.Is(err, os.ErrNotExist):
-		return fmt.Errorf("store: %w", err)
+		return storeErr(err)
 	}
 	if err := writeAtomic(path, want, true); err != nil {
-		return fmt.Errorf("store: %w", err)
+		return storeErr(err)
 	}
 	return nil
 }
@@ -316,7 +317,7 @@ func (s *Store) ReadHeaders(from, to int32) ([]wire.BlockHeader, error) {
 	}
 	buf := make([]byte, int(to-from+1)*HeaderSize)
 	if err := s.headers.log.readAt(buf, int64(from)); err != nil {
-		return nil, fmt.Errorf("store: %w", err)
+		return nil, storeErr(err)
 	}
 	out := make([]wire.BlockHeader, to-from+1)
 	for i := range out {
@@ -358,7 +359,7 @@ func (s *Store) truncateLocked(height int32) error {
 	// headers below the block headers' tip, never above it.
 	if n := int64(height) + 1; s.filterHeaders.len() > n {
 		if err := s.filterHeaders.truncate(n); err != nil {
-			return fmt.Errorf("store: %w", err)
+			return storeErr(err)
 		}
 	}
 	return s.headers.truncate(height)
@@ -453,7 +454,7 @@ func (s *Store) Chain() (*chain.Chain, error) {
 	case err == nil:
 		return c, nil
 	case c == nil:
-		return nil, fmt.Errorf("store: %w", err)
+		return nil, storeErr(err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -540,4 +541,13 @@ func (s *Store) FilterCacheSize() (bytes int64, filters int, err error) {
 		return 0, 0, cacheError(err)
 	}
 	return bytes, filters, nil
+}
+
+// storeErr prefixes err with the package's name, once: the package's own
+// errors carry it already.
+func storeErr(err error) error {
+	if strings.HasPrefix(err.Error(), "store: ") {
+		return err
+	}
+	return fmt.Errorf("store: %w", err)
 }
