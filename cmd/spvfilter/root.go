@@ -74,7 +74,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (status int) 
 // or with --json the object {"error": ..., "exit_code": ...}. The command
 // line is looked at too, since the error may come before --json is parsed.
 func (a *app) printError(args []string, msg string, status int) {
-	msg = dropRepeatedPrefixes(oneLine(msg))
+	msg = oneLine(msg)
 	if !a.json && !jsonRequested(args) {
 		fmt.Fprintf(a.stderr, "spvfilter: %s\n", msg)
 		return
@@ -449,18 +449,4 @@ func noArgs(cmd *cobra.Command, args []string) error {
 		return badInput("unexpected argument %q: %s takes no arguments", args[0], cmd.CommandPath())
 	}
 	return nil
-}
-
-// dropRepeatedPrefixes writes a prefix that two layers both put on an
-// error once: "client: store: store: in use" reads "client: store: in
-// use".
-func dropRepeatedPrefixes(msg string) string {
-	parts := strings.Split(msg, ": ")
-	out := []string{parts[0]}
-	for _, p := range parts[1:] {
-		if p != out[len(out)-1] {
-			out = append(out, p)
-		}
-	}
-	return strings.Join(out, ": ")
 }
