@@ -12,6 +12,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg"
 
 	"github.com/spvfilter/spvfilter/peer/store"
+	"github.com/spvfilter/spvfilter/privacy/attack"
 	"github.com/spvfilter/spvfilter/privacy/capture"
 )
 
@@ -380,7 +381,7 @@ func TestJSONKeysOneType(t *testing.T) {
 	runJSON([]string{"privacy", "fetches", "--capture", filepath.Join(sim, "fetch-capture.jsonl"), "--index", filepath.Join(sim, "chain.idx")})
 	for where, value := range map[string]any{
 		"scan":                   scanJSON{Matches: []scanMatchJSON{{Watch: []string{"51"}}}, Peers: []scanPeerJSON{{}}},
-		"privacy analyze --link": linkOutput{Pairs: []linkPair{{}}},
+		"privacy analyze --link": attack.LinkReport{Pairs: []attack.LinkPair{{}}},
 		"privacy capture":        capture.RelayStats{},
 	} {
 		b, err := json.Marshal(value)

@@ -117,45 +117,6 @@ standard error and in the JSON "warnings".`,
 	return c
 }
 
-// sessionReport is one session's analysis: the session and its report.
-type sessionReport struct {
-	Session   string            `json:"session"`
-	Client    string            `json:"client"`
-	UserAgent string            `json:"user_agent,omitempty"`
-	Captured  []*capture.Filter `json:"captured"`
-	*attack.Report
-}
-
-// joinedReport is the intersection attack over several sessions.
-type joinedReport struct {
-	Sessions []string `json:"sessions"`
-	*attack.Report
-}
-
-// linkOutput is the --link part of the JSON: the linkage with sessions
-// named by id, and each group's report.
-type linkOutput struct {
-	*attack.Linkage
-	Pairs  []linkPair     `json:"pairs"`
-	Groups []joinedReport `json:"groups"`
-}
-
-type linkPair struct {
-	A     string `json:"a"`
-	B     string `json:"b"`
-	Third string `json:"third,omitempty"`
-	attack.SessionLink
-}
-
-// captureOutput is the JSON of analyze with --capture.
-type captureOutput struct {
-	Universe     *universe.Scan  `json:"universe"`
-	Clients      []sessionReport `json:"clients"`
-	Intersection *joinedReport   `json:"intersection,omitempty"`
-	Links        *linkOutput     `json:"links,omitempty"`
-	Warnings     []string        `json:"warnings"`
-}
-
 func runAnalyze(a *app, f *analyzeFlags) error {
 	if f.capture == "" && len(f.filters) == 0 {
 		return badInput("give the filters to analyze with --filter or --capture")
@@ -299,65 +260,21 @@ func runAnalyzeCapture(a *app, f *analyzeFlags, opts attack.AnalyzeOptions) erro
 		fmt.Fprintf(a.stderr, "spvfilter: --intersect joins %d session(s) as one wallet's: %s\n", len(sessions), strings.Join(ids, ", "))
 		groups = append(groups, all)
 	}
-	acc, reps, err := analyzeUniverse(a, f.universe, groups, opts)
+	// The reports, checked here, are made again by the capture report
+	// (their cost is small beside the universe's reading).
+	acc, _, err := analyzeUniverse(a, f.universe, groups, opts)
 	if err != nil {
 		return err
 	}
-	out := captureOutput{Universe: reps[0].Universe, Clients: []sessionReport{}, Warnings: []string{}}
-	seen := map[string]bool{}
-	warn := func(prefix string, ws []string) {
-		for _, w := range ws {
-			if w = prefix + w; !seen[w] {
-				seen[w] = true
-				out.Warnings = append(out.Warnings, w)
-			}
-		}
-	}
-	for i, s := range sessions {
-		out.Clients = append(out.Clients, sessionReport{Session: s.ID, Client: s.Client, UserAgent: s.UserAgent, Captured: s.Filters, Report: reps[i]})
-		warn(fmt.Sprintf("session %s: ", s.ID), reps[i].Warnings)
-	}
-	if f.intersect {
-		out.Intersection = &joinedReport{Sessions: ids, Report: reps[len(sessions)]}
-		warn("intersection: ", out.Intersection.Warnings)
-	}
-	if f.link {
-		compared := make([]int, len(sessions)) // not the --intersect group
-		for i := range compared {
-			compared[i] = i
-		}
-		l, err := acc.Link(compared, attack.LinkOptions{Threshold: f.linkThreshold})
-		if err != nil {
-			return privacyBadInput(err)
-		}
-		warn("link: ", l.Warnings)
-		lo := &linkOutput{Linkage: l, Pairs: []linkPair{}, Groups: []joinedReport{}}
-		for _, p := range l.Pairs {
-			lp := linkPair{A: ids[p.A], B: ids[p.B], SessionLink: p}
-			if p.Third >= 0 {
-				lp.Third = ids[p.Third]
-			}
-			lo.Pairs = append(lo.Pairs, lp)
-		}
-		for _, g := range l.Groups {
-			jr, err := acc.Intersect(g)
-			if err != nil {
-				return err
-			}
-			names := make([]string, len(g))
-			for i, m := range g {
-				names[i] = ids[m]
-			}
-			lo.Groups = append(lo.Groups, joinedReport{Sessions: names, Report: jr})
-			warn("group "+strings.Join(names, "+")+": ", jr.Warnings)
-		}
-		out.Links = lo
+	out, err := attack.NewCaptureReport(sessions, acc, attack.ReportOptions{Intersect: f.intersect, Link: f.link, LinkThreshold: f.linkThreshold})
+	if err != nil {
+		return privacyBadInput(err)
 	}
 	printWarnings(a, out.Warnings)
 	if a.json {
 		return a.printJSON(out)
 	}
-	printCaptureAnalysis(a.stdout, &out, f.show)
+	printCaptureAnalysis(a.stdout, out, f.show)
 	return nil
 }
 
@@ -368,7 +285,7 @@ func printWarnings(a *app, warnings []string) {
 	}
 }
 
-func printCaptureAnalysis(w io.Writer, out *captureOutput, show int) {
+func printCaptureAnalysis(w io.Writer, out *attack.CaptureReport, show int) {
 	printUniverse(w, out.Clients[0].Report)
 	for i, c := range out.Clients {
 		fmt.Fprintf(w, "\n=== session %d of %d: %s, client %s", i+1, len(out.Clients), c.Session, c.Client)

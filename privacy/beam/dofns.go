@@ -122,7 +122,7 @@ func (f *writeFn) ProcessElement(ctx context.Context, _ int, groups func(*[]byte
 	if err != nil {
 		return err
 	}
-	out, err := NewCaptureReport(f.job.sessions, acc, f.Config.reportOptions())
+	out, err := attack.NewCaptureReport(f.job.sessions, acc, f.Config.reportOptions())
 	if err != nil {
 		return err
 	}
@@ -141,8 +141,8 @@ func (f *writeFn) ProcessElement(ctx context.Context, _ int, groups func(*[]byte
 	return nil
 }
 
-func (c *Config) reportOptions() ReportOptions {
-	return ReportOptions{Intersect: c.Intersect, Link: c.Link, LinkThreshold: c.LinkThreshold}
+func (c *Config) reportOptions() attack.ReportOptions {
+	return attack.ReportOptions{Intersect: c.Intersect, Link: c.Link, LinkThreshold: c.LinkThreshold}
 }
 
 // marshalState is the payload of acc's counts as part part.

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 	"github.com/btcsuite/btcd/chaincfg"
 
+	"github.com/spvfilter/spvfilter/privacy/attack"
 	privacybeam "github.com/spvfilter/spvfilter/privacy/beam"
 	"github.com/spvfilter/spvfilter/privacy/capture"
 	"github.com/spvfilter/spvfilter/privacy/model"
@@ -61,7 +62,7 @@ func ExampleBuild() {
 	if err != nil {
 		panic(err)
 	}
-	var report privacybeam.CaptureReport
+	var report attack.CaptureReport
 	if err := json.Unmarshal(data, &report); err != nil {
 		panic(err)
 	}

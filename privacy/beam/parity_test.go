@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spvfilter/spvfilter/privacy/attack"
 	"github.com/spvfilter/spvfilter/privacy/model"
 	"github.com/spvfilter/spvfilter/privacy/simulate"
 )
@@ -121,7 +122,7 @@ func TestPipelineEqualsCLI(t *testing.T) {
 // pairs of sessions compared, linked groups and their sessions.
 func countParts(t *testing.T, report []byte, counts map[string]int) {
 	t.Helper()
-	var out CaptureReport
+	var out attack.CaptureReport
 	if err := json.Unmarshal(report, &out); err != nil {
 		t.Fatal(err)
 	}

@@ -134,7 +134,7 @@ func TestPipelineEqualsSingleMachine(t *testing.T) {
 // share), no intersection, or not only the client's sessions.
 func checkNotDegenerate(t *testing.T, cfg Config, report []byte) {
 	t.Helper()
-	var out CaptureReport
+	var out attack.CaptureReport
 	if err := json.Unmarshal(report, &out); err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func checkNotDegenerate(t *testing.T, cfg Config, report []byte) {
 	switch {
 	case found == 0 || matched == 0 || first.ExpectedFalsePositives == 0:
 		t.Errorf("a degenerate case: %d confident, %d matched, %v expected false positives", found, matched, first.ExpectedFalsePositives)
-	case cfg.MaxMatches > 0 && !slices.ContainsFunc(out.Clients, func(c SessionReport) bool { return c.MatchedTruncated }):
+	case cfg.MaxMatches > 0 && !slices.ContainsFunc(out.Clients, func(c attack.SessionReport) bool { return c.MatchedTruncated }):
 		t.Errorf("no match list truncated at %d", cfg.MaxMatches)
 	case cfg.Link && len(out.Clients) > 1 && (out.Links == nil || len(out.Links.Pairs) == 0 || cfg.MaxMatches == 0 && len(out.Links.Groups) == 0):
 		t.Errorf("no linked group: %+v", out.Links)

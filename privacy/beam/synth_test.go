@@ -224,7 +224,7 @@ func singleMachine(t testing.TB, s *synth, cfg Config) ([]byte, []*attack.Report
 	if err := acc.ReadUniverse(bytes.NewReader(s.universe)); err != nil {
 		t.Fatal(err)
 	}
-	out, err := NewCaptureReport(j.sessions, acc, cfg.reportOptions())
+	out, err := attack.NewCaptureReport(j.sessions, acc, cfg.reportOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

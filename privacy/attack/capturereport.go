@@ -1,4 +1,4 @@
-package privacybeam
+package attack
 
 import (
 	"encoding/json"
@@ -6,7 +6,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/spvfilter/spvfilter/privacy/attack"
 	"github.com/spvfilter/spvfilter/privacy/capture"
 	"github.com/spvfilter/spvfilter/privacy/universe"
 )
@@ -18,20 +17,20 @@ type SessionReport struct {
 	Client    string            `json:"client"`
 	UserAgent string            `json:"user_agent,omitempty"`
 	Captured  []*capture.Filter `json:"captured"`
-	*attack.Report
+	*Report
 }
 
 // JoinedReport is the intersection attack over several sessions, named by
 // their ids: the --intersect report, and each group of linked sessions'.
 type JoinedReport struct {
 	Sessions []string `json:"sessions"`
-	*attack.Report
+	*Report
 }
 
 // LinkReport is the --link part of the report: the linkage, with its
 // pairs' sessions named by id, and the report of each group.
 type LinkReport struct {
-	*attack.Linkage
+	*Linkage
 	Pairs  []LinkPair     `json:"pairs"`
 	Groups []JoinedReport `json:"groups"`
 }
@@ -41,12 +40,12 @@ type LinkPair struct {
 	A     string `json:"a"`
 	B     string `json:"b"`
 	Third string `json:"third,omitempty"`
-	attack.SessionLink
+	SessionLink
 }
 
-// CaptureReport is the pipeline's output, the JSON object of "privacy
-// analyze --capture FILE --universe FILE --json", with its --intersect
-// and --link parts when asked.
+// CaptureReport is the analysis of a capture's sessions, the JSON object of
+// "privacy analyze --capture FILE --universe FILE --json" and of the Beam
+// pipeline, with its --intersect and --link parts when asked.
 type CaptureReport struct {
 	Universe     *universe.Scan  `json:"universe"`
 	Clients      []SessionReport `json:"clients"`
@@ -56,7 +55,9 @@ type CaptureReport struct {
 }
 
 // ReportOptions are what a CaptureReport holds besides each session's
-// report: the Config fields of the same names.
+// report: the intersection of all sessions, the links between them and
+// each linked group's intersection, and the link threshold (zero: the
+// default of LinkOptions).
 type ReportOptions struct {
 	Intersect     bool
 	Link          bool
@@ -68,7 +69,7 @@ type ReportOptions struct {
 // opts.Intersect, of all their filters: each session's report, the
 // intersection, the links and each linked group's intersection, with
 // every warning named by where it comes from once in Warnings.
-func NewCaptureReport(sessions []*capture.Session, acc *attack.Accumulator, opts ReportOptions) (*CaptureReport, error) {
+func NewCaptureReport(sessions []*capture.Session, acc *Accumulator, opts ReportOptions) (*CaptureReport, error) {
 	reports, err := acc.Reports()
 	if err != nil {
 		return nil, err
@@ -78,7 +79,7 @@ func NewCaptureReport(sessions []*capture.Session, acc *attack.Accumulator, opts
 		want++
 	}
 	if len(sessions) == 0 || len(reports) != want {
-		return nil, fmt.Errorf("privacybeam: %d reports for %d sessions (intersected: %v)", len(reports), len(sessions), opts.Intersect)
+		return nil, fmt.Errorf("attack: %d reports for %d sessions (intersected: %v)", len(reports), len(sessions), opts.Intersect)
 	}
 	out := &CaptureReport{Universe: reports[0].Universe, Clients: []SessionReport{}, Warnings: []string{}}
 	w := warnings{seen: map[string]bool{}, out: &out.Warnings}
@@ -102,12 +103,12 @@ func NewCaptureReport(sessions []*capture.Session, acc *attack.Accumulator, opts
 
 // linkReport links the sessions named ids (the first groups of acc) and
 // intersects each group of linked sessions.
-func linkReport(acc *attack.Accumulator, ids []string, threshold float64, w *warnings) (*LinkReport, error) {
+func linkReport(acc *Accumulator, ids []string, threshold float64, w *warnings) (*LinkReport, error) {
 	compared := make([]int, len(ids)) // not the --intersect group
 	for i := range compared {
 		compared[i] = i
 	}
-	l, err := acc.Link(compared, attack.LinkOptions{Threshold: threshold})
+	l, err := acc.Link(compared, LinkOptions{Threshold: threshold})
 	if err != nil {
 		return nil, err
 	}
