@@ -213,13 +213,18 @@ func elementArgs(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
+// bloomNewFlags holds the flags of "bloom new".
+type bloomNewFlags struct {
+	elements        uint32
+	fpRate          float64
+	tweak           uint32
+	flagsName       string
+	allowDegenerate bool
+	sizing          model.SizingRule
+}
+
 func newBloomNewCommand(a *app) *cobra.Command {
-	var elements uint32
-	var fpRate float64
-	var tweak uint32
-	var flagsName string
-	var allowDegenerate bool
-	sizing := model.SizingCore
+	f := bloomNewFlags{sizing: model.SizingCore}
 	c := &cobra.Command{
 		Use:   "new --elements N --fprate P [--sizing core|bitcoinj] [--tweak T] [--flags none|all|p2pubkey-only] [ELEMENT_HEX ...]",
 		Short: "Create a filter sized as Bitcoin Core sizes it, optionally with elements",
@@ -247,51 +252,61 @@ arguments are hex, @FILE (one element per line) or - (one per line).`,
 		Example: `  spvfilter bloom new --elements 3 --fprate 0.01 --flags all 99108ad8ed9bb6274d3980bab5a85c048f0950c8
   spvfilter bloom new --elements 1000 --fprate 0.0001 --tweak 2147483649 --json
   spvfilter bloom new --elements 2 --fprate 0.001 @elements.txt`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if elements == 0 {
-				return badInput("--elements must be at least 1")
-			}
-			if !(fpRate > 0 && fpRate < 1) {
-				return badInput("--fprate must be between 0 and 1 (exclusive), got %v", fpRate)
-			}
-			flags, err := bip37.ParseFlags(flagsName)
-			if err != nil {
-				return badInput("--flags: %q is not none, all or p2pubkey-only", flagsName)
-			}
-			degenerate, warnings := bloomDesign(elements, fpRate, sizing)
-			if degenerate != "" {
-				if !allowDegenerate {
-					return badInput("%s (or --allow-degenerate)", degenerate)
-				}
-				warnings = append(warnings, degenerate)
-			}
-			elems, err := a.readHexItems("element", args)
-			if err != nil {
-				return err
-			}
-			f := sizing.NewFilter(elements, fpRate, tweak, flags)
-			for _, e := range elems {
-				f.Add(e)
-			}
-			if len(elems) > 0 && degenerate == "" {
-				warnings = append(warnings, fillWarnings(f)...)
-			}
-			return a.printFilter(f, warnings)
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runBloomNew(a, &f, args) },
 	}
-	c.Flags().Uint32Var(&elements, "elements", 0, "number of elements the filter is sized for")
-	c.Flags().Float64Var(&fpRate, "fprate", 0, "false-positive rate, between 0 and 1")
-	c.Flags().Uint32Var(&tweak, "tweak", 0, "tweak added to the hash seeds")
-	c.Flags().StringVar(&flagsName, "flags", "none", "update flags: none, all or p2pubkey-only")
-	c.Flags().BoolVar(&allowDegenerate, "allow-degenerate", false, "build a filter that matches everything anyway, with a warning")
-	addSizingFlag(c, &sizing)
+	c.Flags().Uint32Var(&f.elements, "elements", 0, "number of elements the filter is sized for")
+	c.Flags().Float64Var(&f.fpRate, "fprate", 0, "false-positive rate, between 0 and 1")
+	c.Flags().Uint32Var(&f.tweak, "tweak", 0, "tweak added to the hash seeds")
+	c.Flags().StringVar(&f.flagsName, "flags", "none", "update flags: none, all or p2pubkey-only")
+	c.Flags().BoolVar(&f.allowDegenerate, "allow-degenerate", false, "build a filter that matches everything anyway, with a warning")
+	addSizingFlag(c, &f.sizing)
 	_ = c.MarkFlagRequired("elements")
 	_ = c.MarkFlagRequired("fprate")
 	return c
 }
 
+// runBloomNew sizes a filter by the flags, inserts the element arguments
+// and prints it.
+func runBloomNew(a *app, f *bloomNewFlags, args []string) error {
+	if f.elements == 0 {
+		return badInput("--elements must be at least 1")
+	}
+	if !(f.fpRate > 0 && f.fpRate < 1) {
+		return badInput("--fprate must be between 0 and 1 (exclusive), got %v", f.fpRate)
+	}
+	flags, err := bip37.ParseFlags(f.flagsName)
+	if err != nil {
+		return badInput("--flags: %q is not none, all or p2pubkey-only", f.flagsName)
+	}
+	degenerate, warnings := bloomDesign(f.elements, f.fpRate, f.sizing)
+	if degenerate != "" {
+		if !f.allowDegenerate {
+			return badInput("%s (or --allow-degenerate)", degenerate)
+		}
+		warnings = append(warnings, degenerate)
+	}
+	elems, err := a.readHexItems("element", args)
+	if err != nil {
+		return err
+	}
+	filter := f.sizing.NewFilter(f.elements, f.fpRate, f.tweak, flags)
+	for _, e := range elems {
+		filter.Add(e)
+	}
+	if len(elems) > 0 && degenerate == "" {
+		warnings = append(warnings, fillWarnings(filter)...)
+	}
+	return a.printFilter(filter, warnings)
+}
+
+// bloomFilterFlags holds the --filter flag of "bloom add", "bloom match"
+// and "bloom inspect".
+type bloomFilterFlags struct {
+	filter string
+}
+
 func newBloomAddCommand(a *app) *cobra.Command {
-	var filterArg string
+	var f bloomFilterFlags
 	c := &cobra.Command{
 		Use:   "add --filter HEX ELEMENT_HEX...",
 		Short: "Insert elements into a filter and print the new filter",
@@ -304,24 +319,27 @@ accepted here but a node rejects them in a filteradd message.`,
 		Example: `  spvfilter bloom add --filter 03614e9b050000000000000001 b5a2c786d9ef4658287ced5914b37a1b4aa32eee
   spvfilter bloom add --filter @filter.hex @pubkeys.txt --json`,
 		Args: elementArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			f, elems, err := a.readFilterAndElements(filterArg, args)
-			if err != nil {
-				return err
-			}
-			for _, e := range elems {
-				f.Add(e)
-			}
-			return a.printFilter(f, fillWarnings(f))
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runBloomAdd(a, &f, args) },
 	}
-	c.Flags().StringVar(&filterArg, "filter", "", "filterload payload as hex, @FILE or -")
+	c.Flags().StringVar(&f.filter, "filter", "", "filterload payload as hex, @FILE or -")
 	_ = c.MarkFlagRequired("filter")
 	return c
 }
 
+// runBloomAdd inserts the element arguments into the --filter and prints it.
+func runBloomAdd(a *app, f *bloomFilterFlags, args []string) error {
+	filter, elems, err := a.readFilterAndElements(f.filter, args)
+	if err != nil {
+		return err
+	}
+	for _, e := range elems {
+		filter.Add(e)
+	}
+	return a.printFilter(filter, fillWarnings(filter))
+}
+
 func newBloomMatchCommand(a *app) *cobra.Command {
-	var filterArg string
+	var f bloomFilterFlags
 	c := &cobra.Command{
 		Use:   "match --filter HEX ELEMENT_HEX...",
 		Short: "Test elements against a filter",
@@ -335,45 +353,48 @@ line) or - (one per line). With --json, an object with results, a list of
 		Example: `  spvfilter bloom match --filter 03614e9b050000000000000001 99108ad8ed9bb6274d3980bab5a85c048f0950c8 19108ad8ed9bb6274d3980bab5a85c048f0950c8
   spvfilter bloom match --filter @filter.hex @elements.txt --json`,
 		Args: elementArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			f, elems, err := a.readFilterAndElements(filterArg, args)
-			if err != nil {
-				return err
-			}
-			type result struct {
-				Element string `json:"element"`
-				Match   bool   `json:"match"`
-			}
-			results := make([]result, len(elems))
-			anyMatch := false
-			for i, e := range elems {
-				results[i] = result{hex.EncodeToString(e), f.Contains(e)}
-				anyMatch = anyMatch || results[i].Match
-			}
-			warnings := fillWarnings(f)
-			a.warn(warnings)
-			if a.json {
-				return a.printJSON(struct {
-					Results  []result `json:"results"`
-					Any      bool     `json:"any"`
-					Warnings []string `json:"warnings"`
-				}{results, anyMatch, orEmpty(warnings)})
-			}
-			var b strings.Builder
-			for _, r := range results {
-				fmt.Fprintf(&b, "%s %t\n", r.Element, r.Match)
-			}
-			_, err = fmt.Fprint(a.stdout, b.String())
-			return err
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runBloomMatch(a, &f, args) },
 	}
-	c.Flags().StringVar(&filterArg, "filter", "", "filterload payload as hex, @FILE or -")
+	c.Flags().StringVar(&f.filter, "filter", "", "filterload payload as hex, @FILE or -")
 	_ = c.MarkFlagRequired("filter")
 	return c
 }
 
+// runBloomMatch tests the element arguments against the --filter.
+func runBloomMatch(a *app, f *bloomFilterFlags, args []string) error {
+	filter, elems, err := a.readFilterAndElements(f.filter, args)
+	if err != nil {
+		return err
+	}
+	type result struct {
+		Element string `json:"element"`
+		Match   bool   `json:"match"`
+	}
+	results := make([]result, len(elems))
+	anyMatch := false
+	for i, e := range elems {
+		results[i] = result{hex.EncodeToString(e), filter.Contains(e)}
+		anyMatch = anyMatch || results[i].Match
+	}
+	warnings := fillWarnings(filter)
+	a.warn(warnings)
+	if a.json {
+		return a.printJSON(struct {
+			Results  []result `json:"results"`
+			Any      bool     `json:"any"`
+			Warnings []string `json:"warnings"`
+		}{results, anyMatch, orEmpty(warnings)})
+	}
+	var b strings.Builder
+	for _, r := range results {
+		fmt.Fprintf(&b, "%s %t\n", r.Element, r.Match)
+	}
+	_, err = fmt.Fprint(a.stdout, b.String())
+	return err
+}
+
 func newBloomInspectCommand(a *app) *cobra.Command {
-	var filterArg string
+	var f bloomFilterFlags
 	c := &cobra.Command{
 		Use:   "inspect --filter HEX",
 		Short: "Show a filter's parameters and health statistics",
@@ -390,45 +411,48 @@ are undefined or infinite are null.`,
 		Example: `  spvfilter bloom inspect --filter 03614e9b050000000000000001
   spvfilter bloom inspect --filter @captured-filterload.hex --json`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			f, err := a.readFilter(filterArg)
-			if err != nil {
-				return err
-			}
-			s := f.Stats()
-			var warnings []string
-			if s.Warning != "" {
-				warnings = append(warnings, s.Warning)
-			}
-			a.warn(warnings)
-			if a.json {
-				return a.printJSON(struct {
-					bloomStatsJSON
-					Warnings []string `json:"warnings"`
-				}{newBloomStatsJSON(s), orEmpty(warnings)})
-			}
-			var b strings.Builder
-			row := func(name, format string, v ...any) {
-				fmt.Fprintf(&b, "%-22s "+format+"\n", append([]any{name + ":"}, v...)...)
-			}
-			row("size", "%s (%d bits)", plural(s.SizeBytes, "byte"), s.SizeBits)
-			row("hash functions", "%d", s.HashFuncs)
-			row("tweak", "%d (%#08x)", s.Tweak, s.Tweak)
-			row("flags", "%s (%d)", s.FlagsName, s.Flags)
-			row("bits set", "%d", s.BitsSet)
-			row("density", "%s", formatStat(s.Density, "%.4f"))
-			row("estimated elements", "%s", formatStat(s.EstimatedElements, "%.1f"))
-			row("false-positive rate", "%s", formatStat(s.FalsePositiveRate, "%.3g"))
-			row("bits per element", "%s", formatStat(s.BitsPerElement, "%.2f"))
-			row("bound bits/element", "%s", formatStat(s.BoundBitsPerElement, "%.2f"))
-			row("overhead ratio", "%s", formatStat(s.OverheadRatio, "%.2f"))
-			_, err = fmt.Fprint(a.stdout, b.String())
-			return err
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return runBloomInspect(a, &f) },
 	}
-	c.Flags().StringVar(&filterArg, "filter", "", "filterload payload as hex, @FILE or -")
+	c.Flags().StringVar(&f.filter, "filter", "", "filterload payload as hex, @FILE or -")
 	_ = c.MarkFlagRequired("filter")
 	return c
+}
+
+// runBloomInspect prints the --filter's parameters and statistics.
+func runBloomInspect(a *app, f *bloomFilterFlags) error {
+	filter, err := a.readFilter(f.filter)
+	if err != nil {
+		return err
+	}
+	s := filter.Stats()
+	var warnings []string
+	if s.Warning != "" {
+		warnings = append(warnings, s.Warning)
+	}
+	a.warn(warnings)
+	if a.json {
+		return a.printJSON(struct {
+			bloomStatsJSON
+			Warnings []string `json:"warnings"`
+		}{newBloomStatsJSON(s), orEmpty(warnings)})
+	}
+	var b strings.Builder
+	row := func(name, format string, v ...any) {
+		fmt.Fprintf(&b, "%-22s "+format+"\n", append([]any{name + ":"}, v...)...)
+	}
+	row("size", "%s (%d bits)", plural(s.SizeBytes, "byte"), s.SizeBits)
+	row("hash functions", "%d", s.HashFuncs)
+	row("tweak", "%d (%#08x)", s.Tweak, s.Tweak)
+	row("flags", "%s (%d)", s.FlagsName, s.Flags)
+	row("bits set", "%d", s.BitsSet)
+	row("density", "%s", formatStat(s.Density, "%.4f"))
+	row("estimated elements", "%s", formatStat(s.EstimatedElements, "%.1f"))
+	row("false-positive rate", "%s", formatStat(s.FalsePositiveRate, "%.3g"))
+	row("bits per element", "%s", formatStat(s.BitsPerElement, "%.2f"))
+	row("bound bits/element", "%s", formatStat(s.BoundBitsPerElement, "%.2f"))
+	row("overhead ratio", "%s", formatStat(s.OverheadRatio, "%.2f"))
+	_, err = fmt.Fprint(a.stdout, b.String())
+	return err
 }
 
 // formatStat formats a statistic, spelling out undefined and infinite
@@ -443,8 +467,13 @@ func formatStat(v float64, format string) string {
 	return fmt.Sprintf(format, v)
 }
 
+// bloomTxFlags holds the flags of "bloom tx".
+type bloomTxFlags struct {
+	filter, tx string
+}
+
 func newBloomTxCommand(a *app) *cobra.Command {
-	var filterArg, txArg string
+	var f bloomTxFlags
 	c := &cobra.Command{
 		Use:   "tx --filter HEX --tx HEX",
 		Short: "Check whether a transaction is relevant to a filter",
@@ -459,49 +488,52 @@ the filter changed) and warnings (a filter that matches everything).`,
 		Example: `  spvfilter bloom tx --filter "$(spvfilter bloom new --elements 10 --fprate 0.000001 --flags all 04943fdd508053c75000106d3bc6e2754dbcff19)" --tx @tx.hex
   bitcoin-cli getrawtransaction TXID | spvfilter bloom tx --filter @filter.hex --tx - --json`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			f, err := a.readFilter(filterArg)
-			if err != nil {
-				return err
-			}
-			raw, err := a.readHexArg("--tx", txArg)
-			if err != nil {
-				return err
-			}
-			r := bytes.NewReader(raw)
-			var tx wire.MsgTx
-			if err := tx.Deserialize(r); err != nil {
-				return badInput("--tx: not a serialized transaction: %w", err)
-			}
-			if r.Len() != 0 {
-				return badInput("--tx: %d bytes after the end of the transaction", r.Len())
-			}
-			before := f.Bits()
-			warnings := fillWarnings(f)
-			relevant := f.MatchTxAndUpdate(&tx)
-			payload, err := f.MarshalBinary()
-			if err != nil {
-				return fmt.Errorf("encoding the filter: %w", err)
-			}
-			a.warn(warnings)
-			if a.json {
-				return a.printJSON(struct {
-					Txid       string   `json:"txid"`
-					Relevant   bool     `json:"relevant"`
-					Updated    bool     `json:"updated"`
-					FilterLoad string   `json:"filterload"`
-					Warnings   []string `json:"warnings"`
-				}{tx.TxHash().String(), relevant, !bytes.Equal(before, f.Bits()), hex.EncodeToString(payload), orEmpty(warnings)})
-			}
-			_, err = fmt.Fprintf(a.stdout, "relevant: %t\ntxid: %s\nfilter: %x\n", relevant, tx.TxHash(), payload)
-			return err
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return runBloomTx(a, &f) },
 	}
-	c.Flags().StringVar(&filterArg, "filter", "", "filterload payload as hex, @FILE or -")
-	c.Flags().StringVar(&txArg, "tx", "", "serialized transaction as hex, @FILE or -")
+	c.Flags().StringVar(&f.filter, "filter", "", "filterload payload as hex, @FILE or -")
+	c.Flags().StringVar(&f.tx, "tx", "", "serialized transaction as hex, @FILE or -")
 	_ = c.MarkFlagRequired("filter")
 	_ = c.MarkFlagRequired("tx")
 	return c
+}
+
+// runBloomTx applies the --filter to the --tx and prints the result.
+func runBloomTx(a *app, f *bloomTxFlags) error {
+	filter, err := a.readFilter(f.filter)
+	if err != nil {
+		return err
+	}
+	raw, err := a.readHexArg("--tx", f.tx)
+	if err != nil {
+		return err
+	}
+	r := bytes.NewReader(raw)
+	var tx wire.MsgTx
+	if err := tx.Deserialize(r); err != nil {
+		return badInput("--tx: not a serialized transaction: %w", err)
+	}
+	if r.Len() != 0 {
+		return badInput("--tx: %d bytes after the end of the transaction", r.Len())
+	}
+	before := filter.Bits()
+	warnings := fillWarnings(filter)
+	relevant := filter.MatchTxAndUpdate(&tx)
+	payload, err := filter.MarshalBinary()
+	if err != nil {
+		return fmt.Errorf("encoding the filter: %w", err)
+	}
+	a.warn(warnings)
+	if a.json {
+		return a.printJSON(struct {
+			Txid       string   `json:"txid"`
+			Relevant   bool     `json:"relevant"`
+			Updated    bool     `json:"updated"`
+			FilterLoad string   `json:"filterload"`
+			Warnings   []string `json:"warnings"`
+		}{tx.TxHash().String(), relevant, !bytes.Equal(before, filter.Bits()), hex.EncodeToString(payload), orEmpty(warnings)})
+	}
+	_, err = fmt.Fprintf(a.stdout, "relevant: %t\ntxid: %s\nfilter: %x\n", relevant, tx.TxHash(), payload)
+	return err
 }
 
 // readFilterAndElements reads the --filter payload and the element
