@@ -9,6 +9,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/spvfilter/spvfilter/gcs"
 )
@@ -105,10 +106,15 @@ func (a *app) readPrevoutScripts(args []string) ([][]byte, error) {
 	return scripts, nil
 }
 
+// gcsBuildFlags holds the flags of "gcs build".
+type gcsBuildFlags struct {
+	block, prevHeader string
+	prevScripts       []string
+	noPrevouts        bool
+}
+
 func newGCSBuildCommand(a *app) *cobra.Command {
-	var blockArg, prevHeaderArg string
-	var prevScriptArgs []string
-	var noPrevouts bool
+	var f gcsBuildFlags
 	c := &cobra.Command{
 		Use:   "build --block HEX (--prevout-script HEX ... | --no-prevouts) [--prev-header HEX]",
 		Short: "Build a block's BIP 158 basic filter",
@@ -133,57 +139,61 @@ Example:
       --prev-header 31d66d516a9eda7de865df29f6ef6cb8e4bf9309e5dac899968a9a62a5df61e3 --json
   spvfilter gcs build --block @block.hex --no-prevouts`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			block, err := a.readBlock(blockArg)
-			if err != nil {
-				return err
-			}
-			prev, err := a.readPrevoutScripts(prevScriptArgs)
-			if err != nil {
-				return err
-			}
-			inputs := spentInputs(block)
-			var warnings []string
-			switch {
-			case noPrevouts && inputs > 0:
-				warnings = append(warnings, fmt.Sprintf("--no-prevouts: the filter holds the block's output scripts only, without the scripts its %d inputs spend: it is not the block's BIP 158 basic filter", inputs))
-			case !noPrevouts && len(prev) != inputs:
-				return badInput("--block %s has %d inputs after the coinbase but %d --prevout-script values were given: give one script per input (\"\" for an empty one), or --no-prevouts for the filter of its outputs alone",
-					block.BlockHash(), inputs, len(prev))
-			}
-			f, err := gcs.BuildBasic(block, prev)
-			if err != nil {
-				return fmt.Errorf("building the filter: %w", err)
-			}
-			out := gcsBuildJSON{
-				BlockHash:  block.BlockHash().String(),
-				N:          f.N(),
-				Filter:     hex.EncodeToString(f.NBytes()),
-				FilterHash: f.Hash().String(),
-				Warnings:   orEmpty(warnings),
-			}
-			if cmd.Flags().Changed("prev-header") {
-				prevHeader, err := a.readGCSHash("--prev-header", prevHeaderArg)
-				if err != nil {
-					return err
-				}
-				out.Header = f.Header(&prevHeader).String()
-			}
-			a.warn(warnings)
-			if a.json {
-				return a.printJSON(out)
-			}
-			_, err = fmt.Fprintln(a.stdout, out.Filter)
-			return err
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return runGCSBuild(a, &f, cmd.Flags()) },
 	}
-	c.Flags().StringVar(&blockArg, "block", "", "serialized block as hex, @FILE or -")
-	c.Flags().StringArrayVar(&prevScriptArgs, "prevout-script", nil, "script of an output the block spends, hex or @FILE of one per line (repeatable)")
-	c.Flags().BoolVar(&noPrevouts, "no-prevouts", false, "build the filter of the block's output scripts alone")
-	c.Flags().StringVar(&prevHeaderArg, "prev-header", "", "previous filter header, display byte order (zero for the genesis block)")
+	c.Flags().StringVar(&f.block, "block", "", "serialized block as hex, @FILE or -")
+	c.Flags().StringArrayVar(&f.prevScripts, "prevout-script", nil, "script of an output the block spends, hex or @FILE of one per line (repeatable)")
+	c.Flags().BoolVar(&f.noPrevouts, "no-prevouts", false, "build the filter of the block's output scripts alone")
+	c.Flags().StringVar(&f.prevHeader, "prev-header", "", "previous filter header, display byte order (zero for the genesis block)")
 	_ = c.MarkFlagRequired("block")
 	c.MarkFlagsMutuallyExclusive("prevout-script", "no-prevouts")
 	return c
+}
+
+// runGCSBuild builds the --block's basic filter and prints it; fl says
+// whether --prev-header was given.
+func runGCSBuild(a *app, f *gcsBuildFlags, fl *pflag.FlagSet) error {
+	block, err := a.readBlock(f.block)
+	if err != nil {
+		return err
+	}
+	prev, err := a.readPrevoutScripts(f.prevScripts)
+	if err != nil {
+		return err
+	}
+	inputs := spentInputs(block)
+	var warnings []string
+	switch {
+	case f.noPrevouts && inputs > 0:
+		warnings = append(warnings, fmt.Sprintf("--no-prevouts: the filter holds the block's output scripts only, without the scripts its %d inputs spend: it is not the block's BIP 158 basic filter", inputs))
+	case !f.noPrevouts && len(prev) != inputs:
+		return badInput("--block %s has %d inputs after the coinbase but %d --prevout-script values were given: give one script per input (\"\" for an empty one), or --no-prevouts for the filter of its outputs alone",
+			block.BlockHash(), inputs, len(prev))
+	}
+	filter, err := gcs.BuildBasic(block, prev)
+	if err != nil {
+		return fmt.Errorf("building the filter: %w", err)
+	}
+	out := gcsBuildJSON{
+		BlockHash:  block.BlockHash().String(),
+		N:          filter.N(),
+		Filter:     hex.EncodeToString(filter.NBytes()),
+		FilterHash: filter.Hash().String(),
+		Warnings:   orEmpty(warnings),
+	}
+	if fl.Changed("prev-header") {
+		prevHeader, err := a.readGCSHash("--prev-header", f.prevHeader)
+		if err != nil {
+			return err
+		}
+		out.Header = filter.Header(&prevHeader).String()
+	}
+	a.warn(warnings)
+	if a.json {
+		return a.printJSON(out)
+	}
+	_, err = fmt.Fprintln(a.stdout, out.Filter)
+	return err
 }
 
 type gcsMatchJSON struct {
@@ -198,8 +208,13 @@ type gcsElementResult struct {
 	Match   bool   `json:"match"`
 }
 
+// gcsMatchFlags holds the flags of "gcs match".
+type gcsMatchFlags struct {
+	filter, blockHash string
+}
+
 func newGCSMatchCommand(a *app) *cobra.Command {
-	var filterArg, blockHashArg string
+	var f gcsMatchFlags
 	c := &cobra.Command{
 		Use:   "match --filter HEX --block-hash HEX ELEMENT_HEX...",
 		Short: "Test elements against a block's basic filter",
@@ -216,46 +231,49 @@ Example:
       --block-hash 000000006c02c8ea6e4ff69651f7fcde348fb9d557a06e6957b65552002a7820 \
       21038a7f6ef1c8ca0c588aa53fa860128077c9e6c11e6830f4d7ee4e763a56b7718fac`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			f, err := a.readGCSFilter(filterArg)
-			if err != nil {
-				return err
-			}
-			blockHash, err := a.readGCSHash("--block-hash", blockHashArg)
-			if err != nil {
-				return err
-			}
-			elems, err := a.readHexItems("element", args)
-			if err != nil {
-				return err
-			}
-			key := gcs.BasicKey(&blockHash)
-			out := gcsMatchJSON{BlockHash: blockHash.String(), Warnings: []string{}}
-			if looksReversed(blockHash) {
-				out.Warnings = append(out.Warnings, fmt.Sprintf("--block-hash %s ends in zeros: a block hash is given in display byte order, its zeros first (as RPC shows it); reversed, it keys the filter wrongly and nothing matches", blockHash))
-			}
-			for _, e := range elems {
-				m := f.Match(key, e)
-				out.Any = out.Any || m
-				out.Results = append(out.Results, gcsElementResult{hex.EncodeToString(e), m})
-			}
-			a.warn(out.Warnings)
-			if a.json {
-				return a.printJSON(out)
-			}
-			for _, r := range out.Results {
-				if _, err := fmt.Fprintf(a.stdout, "%s %t\n", r.Element, r.Match); err != nil {
-					return err
-				}
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runGCSMatch(a, &f, args) },
 	}
-	c.Flags().StringVar(&filterArg, "filter", "", "basic filter as hex, @FILE or -")
-	c.Flags().StringVar(&blockHashArg, "block-hash", "", "hash of the filter's block, display byte order")
+	c.Flags().StringVar(&f.filter, "filter", "", "basic filter as hex, @FILE or -")
+	c.Flags().StringVar(&f.blockHash, "block-hash", "", "hash of the filter's block, display byte order")
 	_ = c.MarkFlagRequired("filter")
 	_ = c.MarkFlagRequired("block-hash")
 	return c
+}
+
+// runGCSMatch tests the element arguments against the --filter.
+func runGCSMatch(a *app, f *gcsMatchFlags, args []string) error {
+	filter, err := a.readGCSFilter(f.filter)
+	if err != nil {
+		return err
+	}
+	blockHash, err := a.readGCSHash("--block-hash", f.blockHash)
+	if err != nil {
+		return err
+	}
+	elems, err := a.readHexItems("element", args)
+	if err != nil {
+		return err
+	}
+	key := gcs.BasicKey(&blockHash)
+	out := gcsMatchJSON{BlockHash: blockHash.String(), Warnings: []string{}}
+	if looksReversed(blockHash) {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("--block-hash %s ends in zeros: a block hash is given in display byte order, its zeros first (as RPC shows it); reversed, it keys the filter wrongly and nothing matches", blockHash))
+	}
+	for _, e := range elems {
+		m := filter.Match(key, e)
+		out.Any = out.Any || m
+		out.Results = append(out.Results, gcsElementResult{hex.EncodeToString(e), m})
+	}
+	a.warn(out.Warnings)
+	if a.json {
+		return a.printJSON(out)
+	}
+	for _, r := range out.Results {
+		if _, err := fmt.Fprintf(a.stdout, "%s %t\n", r.Element, r.Match); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 type gcsHeaderJSON struct {
@@ -265,8 +283,13 @@ type gcsHeaderJSON struct {
 	Warnings   []string `json:"warnings"`
 }
 
+// gcsHeaderFlags holds the flags of "gcs header".
+type gcsHeaderFlags struct {
+	filter, prevHeader string
+}
+
 func newGCSHeaderCommand(a *app) *cobra.Command {
-	var filterArg, prevHeaderArg string
+	var f gcsHeaderFlags
 	c := &cobra.Command{
 		Use:   "header --filter HEX --prev-header HEX",
 		Short: "Compute the filter header that follows a previous header",
@@ -278,33 +301,36 @@ Example:
   spvfilter gcs header --filter 0174a170 \
       --prev-header d7bdac13a59d745b1add0d2ce852f1a0442e8945fc1bf3848d3cbffd88c24fe1`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			f, err := a.readGCSFilter(filterArg)
-			if err != nil {
-				return err
-			}
-			prev, err := a.readGCSHash("--prev-header", prevHeaderArg)
-			if err != nil {
-				return err
-			}
-			out := gcsHeaderJSON{
-				FilterHash: f.Hash().String(),
-				PrevHeader: prev.String(),
-				Header:     f.Header(&prev).String(),
-				Warnings:   []string{},
-			}
-			if a.json {
-				return a.printJSON(out)
-			}
-			_, err = fmt.Fprintln(a.stdout, out.Header)
-			return err
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return runGCSHeader(a, &f) },
 	}
-	c.Flags().StringVar(&filterArg, "filter", "", "basic filter as hex, @FILE or -")
-	c.Flags().StringVar(&prevHeaderArg, "prev-header", "", "previous filter header, display byte order")
+	c.Flags().StringVar(&f.filter, "filter", "", "basic filter as hex, @FILE or -")
+	c.Flags().StringVar(&f.prevHeader, "prev-header", "", "previous filter header, display byte order")
 	_ = c.MarkFlagRequired("filter")
 	_ = c.MarkFlagRequired("prev-header")
 	return c
+}
+
+// runGCSHeader prints the filter header that follows --prev-header.
+func runGCSHeader(a *app, f *gcsHeaderFlags) error {
+	filter, err := a.readGCSFilter(f.filter)
+	if err != nil {
+		return err
+	}
+	prev, err := a.readGCSHash("--prev-header", f.prevHeader)
+	if err != nil {
+		return err
+	}
+	out := gcsHeaderJSON{
+		FilterHash: filter.Hash().String(),
+		PrevHeader: prev.String(),
+		Header:     filter.Header(&prev).String(),
+		Warnings:   []string{},
+	}
+	if a.json {
+		return a.printJSON(out)
+	}
+	_, err = fmt.Fprintln(a.stdout, out.Header)
+	return err
 }
 
 // gcsInspectJSON is gcs.Stats under the CLI's JSON keys: the serialized
@@ -335,8 +361,13 @@ func newGCSInspectJSON(f *gcs.Filter) gcsInspectJSON {
 	}
 }
 
+// gcsInspectFlags holds the flags of "gcs inspect".
+type gcsInspectFlags struct {
+	filter string
+}
+
 func newGCSInspectCommand(a *app) *cobra.Command {
-	var filterArg string
+	var f gcsInspectFlags
 	c := &cobra.Command{
 		Use:   "inspect --filter HEX",
 		Short: "Show a basic filter's size and false-positive rate",
@@ -349,32 +380,35 @@ Example:
   spvfilter gcs inspect --filter 0afbc2920af1b027f31f87b592276eb4c32094bb4d3697021b4c6380
   spvfilter gcs inspect --filter @filter.hex --json`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			f, err := a.readGCSFilter(filterArg)
-			if err != nil {
-				return err
-			}
-			s := f.Stats()
-			if a.json {
-				return a.printJSON(newGCSInspectJSON(f))
-			}
-			w := a.stdout
-			fmt.Fprintf(w, "items (N):            %d\n", s.N)
-			fmt.Fprintf(w, "parameters:           P=%d M=%d\n", s.P, s.M)
-			fmt.Fprintf(w, "size:                 %s (%d of Golomb-Rice stream)\n", plural(s.Bytes, "byte"), s.StreamBytes)
-			if s.N > 0 {
-				fmt.Fprintf(w, "bits per item:        %.2f (minimum log2(M) = %.2f)\n", s.BitsPerElement, s.MinBitsPerElement)
-			} else {
-				fmt.Fprintf(w, "bits per item:        - (empty filter)\n")
-			}
-			fmt.Fprintf(w, "false-positive rate:  1/%d = %.3g per query item\n", s.M, s.FalsePositiveRate)
-			_, err = fmt.Fprintf(w, "filter hash:          %s\n", f.Hash())
-			return err
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return runGCSInspect(a, &f) },
 	}
-	c.Flags().StringVar(&filterArg, "filter", "", "basic filter as hex, @FILE or -")
+	c.Flags().StringVar(&f.filter, "filter", "", "basic filter as hex, @FILE or -")
 	_ = c.MarkFlagRequired("filter")
 	return c
+}
+
+// runGCSInspect prints the --filter's size and false-positive rate.
+func runGCSInspect(a *app, f *gcsInspectFlags) error {
+	filter, err := a.readGCSFilter(f.filter)
+	if err != nil {
+		return err
+	}
+	s := filter.Stats()
+	if a.json {
+		return a.printJSON(newGCSInspectJSON(filter))
+	}
+	w := a.stdout
+	fmt.Fprintf(w, "items (N):            %d\n", s.N)
+	fmt.Fprintf(w, "parameters:           P=%d M=%d\n", s.P, s.M)
+	fmt.Fprintf(w, "size:                 %s (%d of Golomb-Rice stream)\n", plural(s.Bytes, "byte"), s.StreamBytes)
+	if s.N > 0 {
+		fmt.Fprintf(w, "bits per item:        %.2f (minimum log2(M) = %.2f)\n", s.BitsPerElement, s.MinBitsPerElement)
+	} else {
+		fmt.Fprintf(w, "bits per item:        - (empty filter)\n")
+	}
+	fmt.Fprintf(w, "false-positive rate:  1/%d = %.3g per query item\n", s.M, s.FalsePositiveRate)
+	_, err = fmt.Fprintf(w, "filter hash:          %s\n", filter.Hash())
+	return err
 }
 
 // plural formats a count with its noun: "1 byte", "28 bytes".
