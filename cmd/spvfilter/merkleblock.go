@@ -48,9 +48,14 @@ func merkleMatchesJSON(ms []bip37.MerkleMatch) []merkleMatchJSON {
 	return out
 }
 
+// merkleBlockBuildFlags holds the flags of "merkleblock build".
+type merkleBlockBuildFlags struct {
+	block, filter string
+	txids         []string
+}
+
 func newMerkleBlockBuildCommand(a *app) *cobra.Command {
-	var blockArg, filterArg string
-	var txidArgs []string
+	var f merkleBlockBuildFlags
 	c := &cobra.Command{
 		Use:   "build --block HEX (--filter HEX | --txid HEX [HEX...])",
 		Short: "Build the merkleblock payload for a block and a filter or txids",
@@ -69,90 +74,94 @@ updated filter (filterload).`,
   spvfilter merkleblock build --block @block.hex --filter "$(spvfilter bloom new --elements 10 --fprate 0.000001 --flags all 4134e75a6fcb6042034aab5e18570cf1f844f547)"
   bitcoin-cli getblock HASH 0 | spvfilter merkleblock build --block - --txid TXID --json`,
 		Args: cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				// Positional arguments are more txids: --txid A B C.
-				if len(txidArgs) == 0 {
-					return badInput("unexpected argument %q: only txids (after --txid) may be listed as arguments", args[0])
-				}
-				txidArgs = append(txidArgs, args...)
-			}
-			switch {
-			case filterArg != "" && len(txidArgs) > 0:
-				return badInput("give either --filter or --txid, not both")
-			case filterArg == "" && len(txidArgs) == 0:
-				return badInput("give --filter or at least one --txid")
-			}
-			block, err := a.readBlock(blockArg)
-			if err != nil {
-				return err
-			}
-			var mb *wire.MsgMerkleBlock
-			var matches []bip37.MerkleMatch
-			var filter *bip37.Filter
-			var warnings []string
-			if filterArg != "" {
-				if filter, err = a.readFilter(filterArg); err != nil {
-					return err
-				}
-				mb, matches = bip37.NewMerkleBlock(block, filter)
-			} else {
-				txids, err := a.readTxids(txidArgs)
-				if err != nil {
-					return err
-				}
-				mb, matches = bip37.NewMerkleBlockFromTxids(block, txids)
-				warnings = absentTxids(block, txids)
-			}
-			// A block whose transactions do not hash to its header's root
-			// (or that is CVE-2012-2459 mutated) gives no valid proof.
-			if _, err := bip37.VerifyMerkleBlock(mb); err != nil {
-				return badInput("--block: transactions do not match the header: %w", err)
-			}
-			payload, err := bip37.EncodeMerkleBlock(mb)
-			if err != nil {
-				return fmt.Errorf("encoding merkleblock: %w", err)
-			}
-			a.warn(warnings)
-			if !a.json {
-				_, err := fmt.Fprintln(a.stdout, hex.EncodeToString(payload))
-				return err
-			}
-			out := struct {
-				MerkleBlock  string            `json:"merkleblock"`
-				BlockHash    string            `json:"block_hash"`
-				MerkleRoot   string            `json:"merkle_root"`
-				Transactions uint32            `json:"transaction_count"`
-				Hashes       int               `json:"hashes"`
-				FlagBytes    int               `json:"flag_bytes"`
-				Matched      []merkleMatchJSON `json:"matched"`
-				FilterLoad   string            `json:"filterload,omitempty"`
-				Warnings     []string          `json:"warnings"`
-			}{
-				Warnings:     orEmpty(warnings),
-				MerkleBlock:  hex.EncodeToString(payload),
-				BlockHash:    block.BlockHash().String(),
-				MerkleRoot:   block.Header.MerkleRoot.String(),
-				Transactions: mb.Transactions,
-				Hashes:       len(mb.Hashes),
-				FlagBytes:    len(mb.Flags),
-				Matched:      merkleMatchesJSON(matches),
-			}
-			if filter != nil {
-				b, err := filter.MarshalBinary()
-				if err != nil {
-					return fmt.Errorf("encoding the updated filter: %w", err)
-				}
-				out.FilterLoad = hex.EncodeToString(b)
-			}
-			return a.printJSON(out)
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runMerkleBlockBuild(a, &f, args) },
 	}
-	c.Flags().StringVar(&blockArg, "block", "", "serialized block as hex, @FILE or -")
-	c.Flags().StringVar(&filterArg, "filter", "", "filterload payload as hex, @FILE or -")
-	c.Flags().StringArrayVar(&txidArgs, "txid", nil, "txid to prove, display byte order, or @FILE of one per line (repeatable; more may follow as arguments)")
+	c.Flags().StringVar(&f.block, "block", "", "serialized block as hex, @FILE or -")
+	c.Flags().StringVar(&f.filter, "filter", "", "filterload payload as hex, @FILE or -")
+	c.Flags().StringArrayVar(&f.txids, "txid", nil, "txid to prove, display byte order, or @FILE of one per line (repeatable; more may follow as arguments)")
 	_ = c.MarkFlagRequired("block")
 	return c
+}
+
+// runMerkleBlockBuild builds the merkleblock payload for the --block and
+// the --filter or the txids, and prints it.
+func runMerkleBlockBuild(a *app, f *merkleBlockBuildFlags, args []string) error {
+	if len(args) > 0 {
+		// Positional arguments are more txids: --txid A B C.
+		if len(f.txids) == 0 {
+			return badInput("unexpected argument %q: only txids (after --txid) may be listed as arguments", args[0])
+		}
+		f.txids = append(f.txids, args...)
+	}
+	switch {
+	case f.filter != "" && len(f.txids) > 0:
+		return badInput("give either --filter or --txid, not both")
+	case f.filter == "" && len(f.txids) == 0:
+		return badInput("give --filter or at least one --txid")
+	}
+	block, err := a.readBlock(f.block)
+	if err != nil {
+		return err
+	}
+	var mb *wire.MsgMerkleBlock
+	var matches []bip37.MerkleMatch
+	var filter *bip37.Filter
+	var warnings []string
+	if f.filter != "" {
+		if filter, err = a.readFilter(f.filter); err != nil {
+			return err
+		}
+		mb, matches = bip37.NewMerkleBlock(block, filter)
+	} else {
+		txids, err := a.readTxids(f.txids)
+		if err != nil {
+			return err
+		}
+		mb, matches = bip37.NewMerkleBlockFromTxids(block, txids)
+		warnings = absentTxids(block, txids)
+	}
+	// A block whose transactions do not hash to its header's root
+	// (or that is CVE-2012-2459 mutated) gives no valid proof.
+	if _, err := bip37.VerifyMerkleBlock(mb); err != nil {
+		return badInput("--block: transactions do not match the header: %w", err)
+	}
+	payload, err := bip37.EncodeMerkleBlock(mb)
+	if err != nil {
+		return fmt.Errorf("encoding merkleblock: %w", err)
+	}
+	a.warn(warnings)
+	if !a.json {
+		_, err := fmt.Fprintln(a.stdout, hex.EncodeToString(payload))
+		return err
+	}
+	out := struct {
+		MerkleBlock  string            `json:"merkleblock"`
+		BlockHash    string            `json:"block_hash"`
+		MerkleRoot   string            `json:"merkle_root"`
+		Transactions uint32            `json:"transaction_count"`
+		Hashes       int               `json:"hashes"`
+		FlagBytes    int               `json:"flag_bytes"`
+		Matched      []merkleMatchJSON `json:"matched"`
+		FilterLoad   string            `json:"filterload,omitempty"`
+		Warnings     []string          `json:"warnings"`
+	}{
+		Warnings:     orEmpty(warnings),
+		MerkleBlock:  hex.EncodeToString(payload),
+		BlockHash:    block.BlockHash().String(),
+		MerkleRoot:   block.Header.MerkleRoot.String(),
+		Transactions: mb.Transactions,
+		Hashes:       len(mb.Hashes),
+		FlagBytes:    len(mb.Flags),
+		Matched:      merkleMatchesJSON(matches),
+	}
+	if filter != nil {
+		b, err := filter.MarshalBinary()
+		if err != nil {
+			return fmt.Errorf("encoding the updated filter: %w", err)
+		}
+		out.FilterLoad = hex.EncodeToString(b)
+	}
+	return a.printJSON(out)
 }
 
 // readBlock decodes the --block argument as one serialized block.
@@ -197,8 +206,13 @@ func (a *app) readTxids(args []string) ([]chainhash.Hash, error) {
 	return txids, nil
 }
 
+// merkleBlockVerifyFlags holds the flags of "merkleblock verify".
+type merkleBlockVerifyFlags struct {
+	merkleBlock string
+}
+
 func newMerkleBlockVerifyCommand(a *app) *cobra.Command {
-	var mbArg string
+	var f merkleBlockVerifyFlags
 	c := &cobra.Command{
 		Use:   "verify --merkleblock HEX",
 		Short: "Verify a merkleblock payload and list the transactions it proves",
@@ -218,45 +232,49 @@ for the caller to check.`,
   spvfilter merkleblock build --block @block.hex --txid TXID | spvfilter merkleblock verify --merkleblock -
   spvfilter merkleblock verify --merkleblock @proof.hex --json`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			raw, err := a.readHexArg("--merkleblock", mbArg)
-			if err != nil {
-				return err
-			}
-			mb, err := bip37.DecodeMerkleBlock(raw)
-			if err != nil {
-				return badInput("--merkleblock: %w", err)
-			}
-			blockHash := mb.Header.BlockHash()
-			matches, err := bip37.VerifyMerkleBlock(mb)
-			if err != nil {
-				return fmt.Errorf("merkleblock for block %v: invalid proof: %w", blockHash, err)
-			}
-			if a.json {
-				return a.printJSON(struct {
-					BlockHash    string            `json:"block_hash"`
-					MerkleRoot   string            `json:"merkle_root"`
-					Valid        bool              `json:"valid"`
-					Transactions uint32            `json:"transaction_count"`
-					Matched      []merkleMatchJSON `json:"matched"`
-					Warnings     []string          `json:"warnings"`
-				}{blockHash.String(), mb.Header.MerkleRoot.String(), true, mb.Transactions, merkleMatchesJSON(matches), []string{}})
-			}
-			var b bytes.Buffer
-			fmt.Fprintf(&b, "block %v\n", blockHash)
-			fmt.Fprintf(&b, "merkle_root %v OK\n", mb.Header.MerkleRoot)
-			fmt.Fprintf(&b, "transactions %d\n", mb.Transactions)
-			fmt.Fprintf(&b, "matched %d\n", len(matches))
-			for _, m := range matches {
-				fmt.Fprintf(&b, "match %d %v\n", m.Index, m.Txid)
-			}
-			_, err = a.stdout.Write(b.Bytes())
-			return err
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return runMerkleBlockVerify(a, &f) },
 	}
-	c.Flags().StringVar(&mbArg, "merkleblock", "", "merkleblock payload as hex, @FILE or -")
+	c.Flags().StringVar(&f.merkleBlock, "merkleblock", "", "merkleblock payload as hex, @FILE or -")
 	_ = c.MarkFlagRequired("merkleblock")
 	return c
+}
+
+// runMerkleBlockVerify verifies the --merkleblock payload and prints the
+// transactions it proves.
+func runMerkleBlockVerify(a *app, f *merkleBlockVerifyFlags) error {
+	raw, err := a.readHexArg("--merkleblock", f.merkleBlock)
+	if err != nil {
+		return err
+	}
+	mb, err := bip37.DecodeMerkleBlock(raw)
+	if err != nil {
+		return badInput("--merkleblock: %w", err)
+	}
+	blockHash := mb.Header.BlockHash()
+	matches, err := bip37.VerifyMerkleBlock(mb)
+	if err != nil {
+		return fmt.Errorf("merkleblock for block %v: invalid proof: %w", blockHash, err)
+	}
+	if a.json {
+		return a.printJSON(struct {
+			BlockHash    string            `json:"block_hash"`
+			MerkleRoot   string            `json:"merkle_root"`
+			Valid        bool              `json:"valid"`
+			Transactions uint32            `json:"transaction_count"`
+			Matched      []merkleMatchJSON `json:"matched"`
+			Warnings     []string          `json:"warnings"`
+		}{blockHash.String(), mb.Header.MerkleRoot.String(), true, mb.Transactions, merkleMatchesJSON(matches), []string{}})
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "block %v\n", blockHash)
+	fmt.Fprintf(&b, "merkle_root %v OK\n", mb.Header.MerkleRoot)
+	fmt.Fprintf(&b, "transactions %d\n", mb.Transactions)
+	fmt.Fprintf(&b, "matched %d\n", len(matches))
+	for _, m := range matches {
+		fmt.Fprintf(&b, "match %d %v\n", m.Index, m.Txid)
+	}
+	_, err = a.stdout.Write(b.Bytes())
+	return err
 }
 
 // absentTxids warns of each txid that is not in the block, and hints at
