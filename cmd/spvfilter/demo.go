@@ -11,9 +11,15 @@ import (
 	"github.com/spvfilter/spvfilter/privacy/plot"
 )
 
+// demoFlags holds the flags of "demo": the demonstration's options and
+// the plot file.
+type demoFlags struct {
+	opts privacy.DemoOptions
+	plot string
+}
+
 func newDemoCommand(a *app) *cobra.Command {
-	o := privacy.DefaultDemoOptions()
-	plotFile := "spvfilter-demo.svg"
+	f := demoFlags{opts: privacy.DefaultDemoOptions(), plot: "spvfilter-demo.svg"}
 	c := &cobra.Command{
 		Use:   "demo",
 		Short: "Show on built-in defaults how much a BIP 37 wallet filter leaks",
@@ -38,43 +44,47 @@ func newDemoCommand(a *app) *cobra.Command {
   spvfilter demo --sizing core
   spvfilter demo --json`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkPlotFile("--plot", plotFile); err != nil {
-				return err
-			}
-			start := time.Now()
-			r, err := privacy.RunDemo(o)
-			if err != nil {
-				return privacyBadInput(err)
-			}
-			mark := plot.Mark{X: float64(o.Keys), Label: fmt.Sprintf("this wallet: %d keys", o.Keys)}
-			if err := plot.Save(plotFile, r.Sweep, r.Curve, mark); err != nil {
-				return privacyBadInput(fmt.Errorf("plot: %w", err))
-			}
-			if a.json {
-				return a.printJSON(struct {
-					*privacy.DemoResult
-					Model    resultJSON `json:"model"`
-					Plot     string     `json:"plot"`
-					Warnings []string   `json:"warnings"`
-				}{r, newResultJSON(r.Model), plotFile,
-					orEmpty(append(append([]string(nil), r.Model.Warnings...), r.Report.Warnings...))})
-			}
-			printDemo(a.stdout, r, plotFile, time.Since(start))
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return runDemo(a, &f) },
 	}
 	fl := c.Flags()
-	fl.IntVar(&o.Keys, "keys", o.Keys, "keys in the wallet's filter")
-	fl.IntVar(&o.Used, "used", o.Used, "wallet addresses used on chain (hidden in the universe)")
-	fl.Float64Var(&o.FPRate, "fprate", o.FPRate, "false-positive rate the filter is sized for")
-	fl.Uint32Var(&o.Extra, "extra-elements", o.Extra, "elements added to the sizing count")
-	fl.IntVar(&o.UniverseSize, "universe-size", o.UniverseSize, "candidate addresses the node tests")
-	fl.IntVar(&o.Filters, "filters", o.Filters, "filters captured from the wallet (client restarts + 1)")
-	fl.Uint64Var(&o.Seed, "seed", o.Seed, "random seed (keys, tweaks, universe)")
-	addSizingFlag(c, &o.Sizing)
-	fl.StringVar(&plotFile, "plot", plotFile, "plot file, .svg or .png")
+	fl.IntVar(&f.opts.Keys, "keys", f.opts.Keys, "keys in the wallet's filter")
+	fl.IntVar(&f.opts.Used, "used", f.opts.Used, "wallet addresses used on chain (hidden in the universe)")
+	fl.Float64Var(&f.opts.FPRate, "fprate", f.opts.FPRate, "false-positive rate the filter is sized for")
+	fl.Uint32Var(&f.opts.Extra, "extra-elements", f.opts.Extra, "elements added to the sizing count")
+	fl.IntVar(&f.opts.UniverseSize, "universe-size", f.opts.UniverseSize, "candidate addresses the node tests")
+	fl.IntVar(&f.opts.Filters, "filters", f.opts.Filters, "filters captured from the wallet (client restarts + 1)")
+	fl.Uint64Var(&f.opts.Seed, "seed", f.opts.Seed, "random seed (keys, tweaks, universe)")
+	addSizingFlag(c, &f.opts.Sizing)
+	fl.StringVar(&f.plot, "plot", f.plot, "plot file, .svg or .png")
 	return c
+}
+
+// runDemo runs the demonstration on the flags' options, writes the plot
+// and prints the result.
+func runDemo(a *app, f *demoFlags) error {
+	if err := checkPlotFile("--plot", f.plot); err != nil {
+		return err
+	}
+	start := time.Now()
+	r, err := privacy.RunDemo(f.opts)
+	if err != nil {
+		return privacyBadInput(err)
+	}
+	mark := plot.Mark{X: float64(f.opts.Keys), Label: fmt.Sprintf("this wallet: %d keys", f.opts.Keys)}
+	if err := plot.Save(f.plot, r.Sweep, r.Curve, mark); err != nil {
+		return privacyBadInput(fmt.Errorf("plot: %w", err))
+	}
+	if a.json {
+		return a.printJSON(struct {
+			*privacy.DemoResult
+			Model    resultJSON `json:"model"`
+			Plot     string     `json:"plot"`
+			Warnings []string   `json:"warnings"`
+		}{r, newResultJSON(r.Model), f.plot,
+			orEmpty(append(append([]string(nil), r.Model.Warnings...), r.Report.Warnings...))})
+	}
+	printDemo(a.stdout, r, f.plot, time.Since(start))
+	return nil
 }
 
 func printDemo(w io.Writer, r *privacy.DemoResult, plotFile string, took time.Duration) {
