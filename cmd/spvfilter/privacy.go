@@ -61,6 +61,7 @@ func privacyBadInput(err error) error {
 	return err
 }
 
+// modelFlags holds the flags of "privacy model".
 type modelFlags struct {
 	p          model.Params
 	sweep      string
@@ -135,15 +136,7 @@ input its outpoint, signature and key).`,
   spvfilter privacy model --addresses 50 --fprate 0.01 --universe-size 1000000 --monte-carlo 50
   spvfilter privacy model --addresses 100 --universe-size 1000000000 --target-p-h-all 0.1 --filters 3`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if f.advice.requested(cmd.Flags()) {
-				return runAdvice(a, &f, cmd.Flags())
-			}
-			if err := f.advice.checkUnused(cmd.Flags()); err != nil {
-				return err
-			}
-			return runModel(a, &f)
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return runModel(a, &f, cmd.Flags()) },
 	}
 	fl := c.Flags()
 	addModelFlags(fl, &f.p)
@@ -178,7 +171,15 @@ func checkModelFlags(p *model.Params) error {
 	return nil
 }
 
-func runModel(a *app, f *modelFlags) error {
+// runModel prints the model of the flags' wallet (or its sweep, plots and
+// Monte Carlo check), or runAdvice's answer when fl has a target given.
+func runModel(a *app, f *modelFlags, fl *pflag.FlagSet) error {
+	if f.advice.requested(fl) {
+		return runAdvice(a, f, fl)
+	}
+	if err := f.advice.checkUnused(fl); err != nil {
+		return err
+	}
 	if err := checkModelFlags(&f.p); err != nil {
 		return err
 	}
