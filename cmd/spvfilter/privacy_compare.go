@@ -6,12 +6,18 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/spvfilter/spvfilter/privacy/model"
 )
 
+// compareFlags holds the flags of "privacy compare".
+type compareFlags struct {
+	p model.CompareParams
+}
+
 func newPrivacyCompareCommand(a *app) *cobra.Command {
-	p := model.DefaultCompareParams()
+	f := compareFlags{p: model.DefaultCompareParams()}
 	c := &cobra.Command{
 		Use:   "compare",
 		Short: "Compare what a BIP 37 node and a BIP 157 node learn about the same wallet",
@@ -38,34 +44,38 @@ F/P blocks, and a wallet script only when all k of its blocks came to it.
 		Example: `  spvfilter privacy compare --addresses 100 --fprate 0.0005
   spvfilter privacy compare --addresses 20 --blocks 105120 --elements-per-block 8000 --json`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !cmd.Flags().Changed("wallet-blocks") {
-				p.WalletBlocks = uint64(p.Model.Addresses)
-			}
-			if err := checkModelFlags(&p.Model); err != nil {
-				return err
-			}
-			r, err := model.Compare(p)
-			if err != nil {
-				return privacyBadInput(err)
-			}
-			if a.json {
-				return a.printJSON(newCompareJSON(r))
-			}
-			printCompare(a.stdout, r)
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return runCompare(a, &f, cmd.Flags()) },
 	}
 	fl := c.Flags()
-	addModelFlags(fl, &p.Model)
-	fl.Uint32Var(&p.WatchPerAddress, "watch-per-address", p.WatchPerAddress, "BIP 158 items watched per address (its output script)")
-	fl.Uint32Var(&p.ElementsPerBlock, "elements-per-block", p.ElementsPerBlock, "distinct items in a block's basic filter")
-	fl.Uint64Var(&p.Blocks, "blocks", p.Blocks, "blocks scanned H (52560: a year)")
-	fl.Uint64Var(&p.WalletBlocks, "wallet-blocks", 0, "blocks R with a wallet transaction (default: one per address)")
-	fl.Uint32Var(&p.Appearances, "appearances", p.Appearances, "blocks each script appears in (a receive and its spend: 2)")
-	fl.Float64Var(&p.Decoys, "decoys", p.Decoys, "random blocks the BIP 157 client fetches per real one")
-	fl.Uint32Var(&p.Peers, "peers", p.Peers, "peers the BIP 157 client spreads its block downloads over at random")
+	addModelFlags(fl, &f.p.Model)
+	fl.Uint32Var(&f.p.WatchPerAddress, "watch-per-address", f.p.WatchPerAddress, "BIP 158 items watched per address (its output script)")
+	fl.Uint32Var(&f.p.ElementsPerBlock, "elements-per-block", f.p.ElementsPerBlock, "distinct items in a block's basic filter")
+	fl.Uint64Var(&f.p.Blocks, "blocks", f.p.Blocks, "blocks scanned H (52560: a year)")
+	fl.Uint64Var(&f.p.WalletBlocks, "wallet-blocks", 0, "blocks R with a wallet transaction (default: one per address)")
+	fl.Uint32Var(&f.p.Appearances, "appearances", f.p.Appearances, "blocks each script appears in (a receive and its spend: 2)")
+	fl.Float64Var(&f.p.Decoys, "decoys", f.p.Decoys, "random blocks the BIP 157 client fetches per real one")
+	fl.Uint32Var(&f.p.Peers, "peers", f.p.Peers, "peers the BIP 157 client spreads its block downloads over at random")
 	return c
+}
+
+// runCompare prints the comparison of the flags' wallet; fl says whether
+// --wallet-blocks was given.
+func runCompare(a *app, f *compareFlags, fl *pflag.FlagSet) error {
+	if !fl.Changed("wallet-blocks") {
+		f.p.WalletBlocks = uint64(f.p.Model.Addresses)
+	}
+	if err := checkModelFlags(&f.p.Model); err != nil {
+		return err
+	}
+	r, err := model.Compare(f.p)
+	if err != nil {
+		return privacyBadInput(err)
+	}
+	if a.json {
+		return a.printJSON(newCompareJSON(r))
+	}
+	printCompare(a.stdout, r)
+	return nil
 }
 
 func printCompare(w io.Writer, r *model.Comparison) {
