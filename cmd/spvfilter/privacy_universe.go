@@ -10,11 +10,13 @@ import (
 
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/spvfilter/spvfilter/peer/client"
 	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
+// universeFlags holds the flags of "privacy universe".
 type universeFlags struct {
 	peer, network, out string
 	index              string
@@ -59,10 +61,7 @@ beside FILE and merged, so memory stays bounded on any chain.`,
   spvfilter privacy universe --peer 127.0.0.1:8333 --network mainnet --from 800000 --to 800010 --out universe.txt
   spvfilter privacy universe --peer 127.0.0.1:18444 --network regtest --out universe.txt --index universe.idx`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			f.toGiven = cmd.Flags().Changed("to")
-			return runUniverse(cmd.Context(), a, &f)
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return runUniverse(cmd.Context(), a, &f, cmd.Flags()) },
 	}
 	fl := c.Flags()
 	fl.StringVar(&f.peer, "peer", "", "node to download blocks from (HOST:PORT)")
@@ -113,7 +112,10 @@ func (f *universeFlags) check() error {
 	return nil
 }
 
-func runUniverse(ctx context.Context, a *app, f *universeFlags) error {
+// runUniverse collects the candidates of the flags' block range from the
+// node and writes them (and the index); fl says whether --to was given.
+func runUniverse(ctx context.Context, a *app, f *universeFlags, fl *pflag.FlagSet) error {
+	f.toGiven = fl.Changed("to")
 	params, err := privacyNetwork(f.network)
 	if err != nil {
 		return err
