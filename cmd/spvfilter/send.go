@@ -18,6 +18,7 @@ import (
 	"github.com/spvfilter/spvfilter/peer/client"
 )
 
+// sendFlags holds the flags of "send".
 type sendFlags struct {
 	peerFlags
 	network string
@@ -25,7 +26,7 @@ type sendFlags struct {
 }
 
 func newSendCommand(a *app) *cobra.Command {
-	var fl sendFlags
+	var f sendFlags
 	cmd := &cobra.Command{
 		Use:   "send [--peer HOST:PORT... | --connect HOST:PORT...] --network NET TX_HEX|@FILE|-",
 		Short: "Broadcast a signed transaction to the nodes",
@@ -52,14 +53,12 @@ send does not rebroadcast: run it again until the transaction is mined.`,
 		Example: `  spvfilter send --peer 127.0.0.1:18444 --network regtest 0200000001…
   spvfilter send --peer 127.0.0.1:18444 --peer 127.0.0.1:18445 --network regtest @tx.hex --json`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.runSend(&fl, args[0])
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runSend(a, &f, args) },
 	}
-	f := cmd.Flags()
-	fl.peerFlags.register(f)
-	f.StringVar(&fl.network, "network", "mainnet", networkNames())
-	f.DurationVar(&fl.timeout, "timeout", peer.DefaultTimeout, "longest wait for each node to ask for the transaction and to hold it")
+	fl := cmd.Flags()
+	f.peerFlags.register(fl)
+	fl.StringVar(&f.network, "network", "mainnet", networkNames())
+	fl.DurationVar(&f.timeout, "timeout", peer.DefaultTimeout, "longest wait for each node to ask for the transaction and to hold it")
 	return cmd
 }
 
@@ -81,20 +80,22 @@ type minedJSON struct {
 	BlockHash string `json:"block_hash"`
 }
 
-func (a *app) runSend(fl *sendFlags, arg string) error {
-	params, err := lookupNetwork(fl.network)
+// runSend broadcasts the transaction of args[0] to the flags' peers and
+// prints what they did with it.
+func runSend(a *app, f *sendFlags, args []string) error {
+	params, err := lookupNetwork(f.network)
 	if err != nil {
 		return err
 	}
-	if fl.timeout <= 0 {
-		return badInput("--timeout %v: must be positive", fl.timeout)
+	if f.timeout <= 0 {
+		return badInput("--timeout %v: must be positive", f.timeout)
 	}
 	// Any node that relays transactions will do.
-	ccfg, err := fl.peerFlags.config(params, wire.SFNodeNetwork)
+	ccfg, err := f.peerFlags.config(params, wire.SFNodeNetwork)
 	if err != nil {
 		return err
 	}
-	raw, err := a.readHexArg("transaction", arg)
+	raw, err := a.readHexArg("transaction", args[0])
 	if err != nil {
 		return err
 	}
@@ -111,7 +112,7 @@ func (a *app) runSend(fl *sendFlags, arg string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	ccfg.Timeout = fl.timeout
+	ccfg.Timeout = f.timeout
 	c, err := client.Connect(ctx, ccfg)
 	if err != nil {
 		return err
