@@ -11,10 +11,12 @@ import (
 
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"github.com/spvfilter/spvfilter/peer"
 	"github.com/spvfilter/spvfilter/peer/client"
 )
 
+// peersFlags holds the flags of "peers".
 type peersFlags struct {
 	peerFlags
 	network string
@@ -23,7 +25,7 @@ type peersFlags struct {
 }
 
 func newPeersCommand(a *app) *cobra.Command {
-	var fl peersFlags
+	var f peersFlags
 	cmd := &cobra.Command{
 		Use:   "peers [--network NET] [--datadir DIR] [--peer HOST:PORT... | --connect HOST:PORT...]",
 		Short: "Connect as a light client and list the peers, the address book and the bans",
@@ -38,15 +40,13 @@ Exit status: 0 done, 2 bad input, 1 failure (no peer reached).`,
 		Example: `  spvfilter peers --network testnet4 --json
   spvfilter peers --network regtest --peer 127.0.0.1:18444 --datadir ./state`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.runPeers(cmd, &fl)
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return runPeers(a, &f, cmd.Flags()) },
 	}
-	f := cmd.Flags()
-	fl.peerFlags.register(f)
-	f.StringVar(&fl.network, "network", "mainnet", networkNames())
-	f.StringVar(&fl.datadir, "datadir", "", "directory of the chain state, address book and bans (default: as scan's)")
-	f.DurationVar(&fl.timeout, "timeout", peer.DefaultTimeout, "longest wait for a node's handshake")
+	fl := cmd.Flags()
+	f.peerFlags.register(fl)
+	fl.StringVar(&f.network, "network", "mainnet", networkNames())
+	fl.StringVar(&f.datadir, "datadir", "", "directory of the chain state, address book and bans (default: as scan's)")
+	fl.DurationVar(&f.timeout, "timeout", peer.DefaultTimeout, "longest wait for a node's handshake")
 	return cmd
 }
 
@@ -78,20 +78,22 @@ type banJSON struct {
 	Until  string `json:"until"`
 }
 
-func (a *app) runPeers(cmd *cobra.Command, fl *peersFlags) error {
-	params, err := lookupNetwork(fl.network)
+// runPeers connects to the flags' network and prints the peers, the
+// address book and the bans; fl says whether --datadir was given.
+func runPeers(a *app, f *peersFlags, fl *pflag.FlagSet) error {
+	params, err := lookupNetwork(f.network)
 	if err != nil {
 		return err
 	}
-	if fl.timeout <= 0 {
-		return badInput("--timeout %v: must be positive", fl.timeout)
+	if f.timeout <= 0 {
+		return badInput("--timeout %v: must be positive", f.timeout)
 	}
-	cfg, err := fl.peerFlags.config(params, wire.SFNodeCF|wire.SFNodeWitness)
+	cfg, err := f.peerFlags.config(params, wire.SFNodeCF|wire.SFNodeWitness)
 	if err != nil {
 		return err
 	}
-	cfg.Timeout, cfg.DataDir = fl.timeout, fl.datadir
-	if !cmd.Flags().Changed("datadir") {
+	cfg.Timeout, cfg.DataDir = f.timeout, f.datadir
+	if !fl.Changed("datadir") {
 		cfg.DataDir = defaultDataDir(params)
 	}
 	if cfg.DataDir != "" {
