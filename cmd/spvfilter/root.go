@@ -373,11 +373,14 @@ func newVersionCommand(a *app) *cobra.Command {
 		Example: `  spvfilter version
   spvfilter version --json`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := io.WriteString(a.stdout, versionText(cmd))
-			return err
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return runVersion(a, cmd) },
 	}
+}
+
+// runVersion prints the version, as JSON when cmd's command line has --json.
+func runVersion(a *app, cmd *cobra.Command) error {
+	_, err := io.WriteString(a.stdout, versionText(cmd))
+	return err
 }
 
 func init() {
