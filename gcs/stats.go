@@ -4,21 +4,25 @@ import "math"
 
 // Stats describes a filter's size and false-positive behaviour.
 type Stats struct {
-	N           uint32 `json:"n"`
-	P           uint8  `json:"p"`
-	M           uint64 `json:"m"`
-	Bytes       int    `json:"bytes"`        // serialized size (NBytes)
-	StreamBytes int    `json:"stream_bytes"` // bit stream alone
+	// N is the number of items, P the Golomb-Rice parameter and M the
+	// inverse of the false-positive rate.
+	N uint32
+	P uint8
+	M uint64
+	// Bytes is the serialized size (NBytes), StreamBytes the bit stream's
+	// alone.
+	Bytes       int
+	StreamBytes int
 	// BitsPerElement is the stream size per item. For a large random
 	// set it approaches P + 1 + 1/(e^(2^P/M) - 1): about 21.05 for the
 	// basic filter.
-	BitsPerElement float64 `json:"bits_per_element"`
+	BitsPerElement float64
 	// FalsePositiveRate is the chance that one query item not in the set
 	// matches: 1/M.
-	FalsePositiveRate float64 `json:"false_positive_rate"`
+	FalsePositiveRate float64
 	// MinBitsPerElement is log2(M), the information-theoretic minimum
 	// bits per item for that false-positive rate.
-	MinBitsPerElement float64 `json:"min_bits_per_element"`
+	MinBitsPerElement float64
 }
 
 // Stats returns the filter's statistics.
