@@ -61,7 +61,7 @@ type Sizing struct {
 	HashFuncs   uint32  `json:"hash_funcs"`
 	// Pf is the false-positive rate per element at the wallet's actual
 	// fill, as in the model.
-	Pf float64 `json:"pf"`
+	Pf float64 `json:"false_positive_rate"`
 	// PH1Exact and PHAllExact are the attacker's confidence with the
 	// advice's number of filters, as the model computes them (at the
 	// filter's expected fill).

@@ -26,7 +26,7 @@ type CompareParams struct {
 	// spread over (see FetchSide).
 	Appearances uint32  `json:"appearances"`
 	Decoys      float64 `json:"decoys"`
-	Peers       uint32  `json:"peers"`
+	Peers       uint32  `json:"peer_count"`
 }
 
 // DefaultCompareParams are the compare command's defaults: the model's
@@ -57,7 +57,7 @@ type BIP157Side struct {
 	// Candidates is (R+F)·Nb: every item of every downloaded block is a
 	// candidate, and PCandidate = min(N/Candidates, 1) the chance that one
 	// of them is the wallet's.
-	Candidates float64 `json:"candidates"`
+	Candidates float64 `json:"candidate_count"`
 	PCandidate float64 `json:"p_candidate"`
 }
 

@@ -17,7 +17,7 @@ type FetchSide struct {
 	// attacker runs one).
 	Appearances uint32  `json:"appearances"`
 	Decoys      float64 `json:"decoys"`
-	Peers       uint32  `json:"peers"`
+	Peers       uint32  `json:"peer_count"`
 	// FetchedBlocks is F: the wallet's blocks (at least k) and the filter
 	// false positives, times 1+Decoys, divided among the Peers; the
 	// attacker's peer sees F of the B blocks, FetchedFraction f = F/B.

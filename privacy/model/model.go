@@ -96,9 +96,9 @@ type Result struct {
 	HashFuncs      uint32 `json:"hash_funcs"`
 	// Pf is the probability that one element not in the filter matches,
 	// at the actual fill: (1-(1-1/m)^(k*n))^k.
-	Pf float64 `json:"pf"`
+	Pf float64 `json:"false_positive_rate"`
 	// PfApprox is the usual approximation (1-e^(-k*n/m))^k.
-	PfApprox float64 `json:"pf_approx"`
+	PfApprox float64 `json:"false_positive_rate_approx"`
 	// Step holds the figures after all the filters, the last of Steps; its
 	// fields appear at the top level of the JSON object.
 	Step
