@@ -77,10 +77,9 @@ func runDemo(a *app, f *demoFlags) error {
 	if a.json {
 		return a.printJSON(struct {
 			*privacy.DemoResult
-			Model    resultJSON `json:"model"`
-			Plot     string     `json:"plot"`
-			Warnings []string   `json:"warnings"`
-		}{r, newResultJSON(r.Model), f.plot,
+			Plot     string   `json:"plot"`
+			Warnings []string `json:"warnings"`
+		}{r, f.plot,
 			orEmpty(append(append([]string(nil), r.Model.Warnings...), r.Report.Warnings...))})
 	}
 	printDemo(a.stdout, r, f.plot, time.Since(start))

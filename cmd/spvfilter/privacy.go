@@ -200,12 +200,12 @@ func runModel(a *app, f *modelFlags, fl *pflag.FlagSet) error {
 			return privacyBadInput(err)
 		}
 		out := struct {
-			resultJSON
+			*model.Result
 			PHj        []model.PHj             `json:"p_h_j"`
 			MonteCarlo *model.MonteCarloResult `json:"monte_carlo,omitempty"`
 			Plot       string                  `json:"plot,omitempty"`
 			PlotJ      string                  `json:"plot_j,omitempty"`
-		}{resultJSON: newResultJSON(r), PHj: r.PHCurve(0)}
+		}{Result: r, PHj: r.PHCurve(0)}
 		if f.monteCarlo != 0 {
 			mc, err := model.MonteCarlo(f.p, model.MonteCarloOptions{Trials: f.monteCarlo, Sample: f.mcSample, Seed: f.seed})
 			if err != nil {
@@ -277,42 +277,16 @@ func runModel(a *app, f *modelFlags, fl *pflag.FlagSet) error {
 		// One object, naming what was swept: the results follow the
 		// values in order.
 		return a.printJSON(struct {
-			Sweep    model.Sweep  `json:"sweep"`
-			Results  []resultJSON `json:"results"`
-			Warnings []string     `json:"warnings"`
-			Plot     string       `json:"plot,omitempty"`
-			PlotJ    string       `json:"plot_j,omitempty"`
-		}{s, resultsJSON(results), warnings, f.plot, f.plotJ})
+			Sweep    model.Sweep     `json:"sweep"`
+			Results  []*model.Result `json:"results"`
+			Warnings []string        `json:"warnings"`
+			Plot     string          `json:"plot,omitempty"`
+			PlotJ    string          `json:"plot_j,omitempty"`
+		}{s, results, warnings, f.plot, f.plotJ})
 	}
 	printSweep(a.stdout, s, results)
 	printPlotFiles(a.stdout, f)
 	return nil
-}
-
-// resultJSON is a model.Result under the CLI's keys: the filter's
-// false-positive rate at its fill is "false_positive_rate", as bloom and
-// gcs name it (the model's pf and pf_approx); "fp_rate" stays the rate a
-// filter is sized for, the value of --fprate. The Hide fields, shallower
-// than the result's, hide its keys (encoding/json takes the shallowest
-// field of a name) and, nil, are never written.
-type resultJSON struct {
-	*model.Result
-	HidePf                  *struct{} `json:"pf,omitempty"`
-	HidePfApprox            *struct{} `json:"pf_approx,omitempty"`
-	FalsePositiveRate       float64   `json:"false_positive_rate"`
-	FalsePositiveRateApprox float64   `json:"false_positive_rate_approx"`
-}
-
-func newResultJSON(r *model.Result) resultJSON {
-	return resultJSON{Result: r, FalsePositiveRate: r.Pf, FalsePositiveRateApprox: r.PfApprox}
-}
-
-func resultsJSON(rs []*model.Result) []resultJSON {
-	out := make([]resultJSON, len(rs))
-	for i, r := range rs {
-		out[i] = newResultJSON(r)
-	}
-	return out
 }
 
 // printPlotFiles names the plots written.

@@ -103,50 +103,13 @@ func printCompare(w io.Writer, r *model.Comparison) {
 	tw.Flush()
 }
 
-// compareJSON is a model.Comparison under the CLI's keys: a number of
-// peers is "peer_count" ("peers" lists peers in scan, send and peers),
-// and the warnings of the BIP 37 side, which the comparison rests on,
-// are the comparison's.
+// compareJSON is a model.Comparison with the warnings of its BIP 37 side,
+// which the comparison rests on.
 type compareJSON struct {
 	*model.Comparison
-	BIP37    resultJSON        `json:"bip37"`
-	BIP157   bip157SideJSON    `json:"bip157"`
-	Params   compareParamsJSON `json:"params"`
-	Fetches  fetchSideJSON     `json:"bip157_fetches"`
-	Warnings []string          `json:"warnings"`
-}
-
-// compareParamsJSON and fetchSideJSON write a count of peers as
-// "peer_count": their field HidePeers, shallower than the embedded count
-// of the same key, hides it (encoding/json takes the shallowest field of
-// a name), and being nil is never written.
-type compareParamsJSON struct {
-	model.CompareParams
-	HidePeers *struct{} `json:"peers,omitempty"`
-	PeerCount uint32    `json:"peer_count"`
-}
-
-// bip157SideJSON writes the expected number of candidates left as
-// "candidate_count" ("candidates" is a list elsewhere), hidden the same way.
-type bip157SideJSON struct {
-	model.BIP157Side
-	HideCandidates *struct{} `json:"candidates,omitempty"`
-	CandidateCount float64   `json:"candidate_count"`
-}
-
-type fetchSideJSON struct {
-	model.FetchSide
-	HidePeers *struct{} `json:"peers,omitempty"`
-	PeerCount uint32    `json:"peer_count"`
+	Warnings []string `json:"warnings"`
 }
 
 func newCompareJSON(r *model.Comparison) compareJSON {
-	return compareJSON{
-		Comparison: r,
-		BIP37:      newResultJSON(r.BIP37),
-		BIP157:     bip157SideJSON{BIP157Side: r.BIP157, CandidateCount: r.BIP157.Candidates},
-		Params:     compareParamsJSON{CompareParams: r.Params, PeerCount: r.Params.Peers},
-		Fetches:    fetchSideJSON{FetchSide: r.Fetches, PeerCount: r.Fetches.Peers},
-		Warnings:   orEmpty(append([]string(nil), r.BIP37.Warnings...)),
-	}
+	return compareJSON{Comparison: r, Warnings: orEmpty(append([]string(nil), r.BIP37.Warnings...))}
 }

@@ -50,10 +50,6 @@ func (f *adviceFlags) checkUnused(fl *pflag.FlagSet) error {
 type adviceRowJSON struct {
 	model.AdviceRow
 	BloomNew string `json:"bloom_new"`
-	// The row's rate at the filter's fill, under the key the CLI gives
-	// it everywhere (see resultJSON).
-	HidePf            *struct{} `json:"pf,omitempty"`
-	FalsePositiveRate float64   `json:"false_positive_rate"`
 }
 
 func runAdvice(a *app, f *modelFlags, fl *pflag.FlagSet) error {
@@ -88,7 +84,7 @@ func runAdvice(a *app, f *modelFlags, fl *pflag.FlagSet) error {
 	if a.json {
 		rows := make([]adviceRowJSON, len(r.Rows))
 		for i, row := range r.Rows {
-			rows[i] = adviceRowJSON{AdviceRow: row, BloomNew: bloomNewCommand(r, row), FalsePositiveRate: row.Pf}
+			rows[i] = adviceRowJSON{AdviceRow: row, BloomNew: bloomNewCommand(r, row)}
 		}
 		return a.printJSON(struct {
 			*model.Advice
