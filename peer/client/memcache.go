@@ -23,8 +23,9 @@ type memCache struct {
 }
 
 // Bounds of a client's memCache: about 12 MB of filter headers, and by
-// default 4 MiB of filters (a few batches of mainnet filters: enough for
-// rescans running side by side near the tip, which is where they meet).
+// default 4 MiB of filters (on mainnet, of the last couple of hundred
+// blocks: enough for rescans running side by side near the tip, which is
+// where they meet).
 const (
 	memCacheHeaders = 200_000
 	memCacheBytes   = 4 << 20
