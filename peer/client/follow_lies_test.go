@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -239,5 +240,38 @@ func TestBIP37ReloadsBounded(t *testing.T) {
 	}
 	if loads != 1+DefaultMaxReloads {
 		t.Errorf("%d filterload messages, want %d", loads, 1+DefaultMaxReloads)
+	}
+}
+
+// TestVerifiedHeightsNotAskedAgain: a following rescan over two nodes
+// that never connect; each new block is mined on the first, so it rests on
+// that node alone when the rescan reports it, and copied to the second
+// after. The next verification compares it with both: from then on it is
+// verified with several peers, and no later verification asks for its
+// filter header again (a height that once rested on one peer used to be
+// asked of every peer with every new block, from it to the tip).
+func TestVerifiedHeightsNotAskedAgain(t *testing.T) {
+	a := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	a.Generate(t, 110)
+	b := peertest.CopyChain(t, a, peertest.WithArgs("--nobanning"))
+	c := connectTo(t, a, time.Second, a.P2PAddr, b.P2PAddr)
+	log, stop := follow(t, c, 100, peertest.NewKey("alice").PkScript())
+	log.waitFor(t, "the tip at 110", tipAt(110))
+	const last = 115
+	for h := int32(111); h <= last; h++ {
+		a.Generate(t, 1)
+		log.waitFor(t, fmt.Sprintf("the tip at %d", h), tipAt(h))
+		b.CopyBlocks(t, a, h)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	c.opMu.Lock()
+	defer c.opMu.Unlock()
+	// Every height but the last was compared with both nodes by the
+	// verification of the block after it.
+	if known := c.knownPrefix(111, last-1); len(known) != last-111 {
+		t.Errorf("filter headers of 111..%d known as verified with several peers: %d of them; heights resting on one peer %+v, verified to %d",
+			last-1, len(known), c.lonely, c.verifiedTo)
 	}
 }

@@ -144,6 +144,10 @@ type verification struct {
 	reach    map[*member]int32            // the highest height of the range each can speak for
 	cps      map[*member][]chainhash.Hash // each peer's checkpoints up to its reach
 	from, to int32
+	// asked is the lowest height whose filter header the peers were
+	// asked for: below from when a segment is asked again from a height
+	// this life verified with one peer only (see knownPrefix).
+	asked int32
 }
 
 // segmentOf returns the checkpoint segment holding height h: segment 0
@@ -167,7 +171,7 @@ func segmentStart(j int, checkpoints []chainhash.Hash) (int32, chainhash.Hash) {
 // checked too (see storedSegment). It returns the peers still taking
 // part.
 func (c *Client) filterHeaders(ctx context.Context, ms []*member, from, to int32) ([]chainhash.Hash, []*member, error) {
-	v := &verification{c: c, from: from, to: to, reach: map[*member]int32{}, cps: map[*member][]chainhash.Hash{}}
+	v := &verification{c: c, from: from, to: to, asked: from, reach: map[*member]int32{}, cps: map[*member][]chainhash.Hash{}}
 	for _, m := range ms {
 		if r := c.reachOf(m, to); r >= 0 {
 			v.ms = append(v.ms, m)
@@ -189,22 +193,19 @@ func (c *Client) filterHeaders(ctx context.Context, ms []*member, from, to int32
 		}
 		start = min(from, c.st.FilterHeaderTip()+1)
 	}
-	headers := make([]chainhash.Hash, 0, to-start+2)
+	// full holds the filter headers of first-1..to: the segments' whole,
+	// since a segment may be asked again below start (see asked).
+	first, prev := segmentStart(segmentOf(start), agreed)
+	full := make([]chainhash.Hash, 1, to-first+2)
+	full[0] = prev
 	for j := segmentOf(start); j <= segmentOf(to); j++ {
-		segStart, prev := segmentStart(j, agreed)
 		hs, err := v.segmentHeaders(ctx, j, agreed)
 		if err != nil {
 			return nil, v.ms, err
 		}
-		if segStart == start {
-			headers = append(headers, prev)
-		}
-		for i := range hs {
-			if h := segStart + int32(i); h >= start-1 {
-				headers = append(headers, hs[i])
-			}
-		}
+		full = append(full, hs...)
 	}
+	headers := full[start-first:]
 	if c.st != nil {
 		// headers[i] is the filter header of height start-1+i.
 		if tip := c.st.FilterHeaderTip(); tip < to {
@@ -213,8 +214,12 @@ func (c *Client) filterHeaders(ctx context.Context, ms []*member, from, to int32
 			}
 		}
 	}
-	c.noteVoices(v, from, to)
-	c.noteVerified(start, to, headers)
+	// The heights asked of the peers again below start were compared
+	// with them too: they count as verified, or rest on one peer, as
+	// those of the range.
+	lo := max(min(start, v.asked), first)
+	c.noteVoices(v, lo, to)
+	c.noteVerified(lo, to, full[lo-first:])
 	return headers[from-start:], v.ms, nil
 }
 
@@ -297,6 +302,7 @@ func (v *verification) segmentHeaders(ctx context.Context, j int, agreed []chain
 	if len(known) > 0 {
 		prev = known[len(known)-1]
 	}
+	v.asked = min(v.asked, from)
 	for {
 		hashes, err := v.segment(ctx, j, agreed, from, prev)
 		if err != nil {
