@@ -324,11 +324,16 @@ func (c *Client) finish(res *ScanResult, mode string) {
 	if mode != "bip37" {
 		// Heights only one of several peers held are named; a single
 		// peer's whole result rests on it.
-		res.OnePeer = c.oneVoice
+		// (within the range: a verification may have compared heights
+		// below it again).
 		for _, o := range c.oneVoice {
-			res.Warnings = append(res.Warnings, o.String())
+			o.From, o.To = max(o.From, res.From), min(o.To, res.To)
+			if o.From <= o.To {
+				res.OnePeer = append(res.OnePeer, o)
+				res.Warnings = append(res.Warnings, o.String())
+			}
 		}
-		if compared <= 1 && len(c.oneVoice) == 0 {
+		if compared <= 1 && len(res.OnePeer) == 0 {
 			res.Warnings = append(res.Warnings, fmt.Sprintf(
 				"the %s result rests on one peer: nothing it said was cross-checked with another peer (give several peers)", mode))
 		}
