@@ -474,6 +474,10 @@ func (c *Client) redial(ctx context.Context, m *member) error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if m.banned || m.err != nil {
+		p.Close()
+		return fmt.Errorf("peer %s: banned or dropped while it was dialled again: %s", m.addr, m.reason)
+	}
 	if m.p != old {
 		// Redialled meanwhile by another request.
 		p.Close()

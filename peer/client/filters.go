@@ -147,6 +147,27 @@ func (d *filterDownload) take(m *member) (filterBatch, bool) {
 	return b, true
 }
 
+// onlyFor reports whether a pending batch is one only m, of the peers
+// still live, can serve.
+func (d *filterDownload) onlyFor(m *member) bool {
+	d.mu.Lock()
+	pending := slices.Clone(d.pending)
+	d.mu.Unlock()
+	d.c.mu.Lock()
+	defer d.c.mu.Unlock()
+	return slices.ContainsFunc(pending, func(b filterBatch) bool {
+		if b.stop > d.reach[m] {
+			return false
+		}
+		for o, r := range d.reach {
+			if o != m && r >= b.stop && o.isLive() {
+				return false
+			}
+		}
+		return true
+	})
+}
+
 // finish records a batch done.
 func (d *filterDownload) finish(b filterBatch, hits []int32) {
 	d.mu.Lock()
@@ -192,13 +213,13 @@ func (d *filterDownload) work(ctx context.Context, m *member) {
 		own = time.Since(f.start)
 		if !d.settle(f) {
 			// Another peer answered first; this request was cancelled
-			// and its connection dropped with it. m dials again for the
-			// batches left, which it may be the only one to hold
-			// (unless it was banned or dropped meanwhile).
+			// and its connection dropped with it. m dials again when a
+			// batch only it can serve is left (unless it was banned or
+			// dropped meanwhile).
 			d.c.mu.Lock()
 			live := m.isLive()
 			d.c.mu.Unlock()
-			if !live {
+			if !live || !d.onlyFor(m) {
 				return
 			}
 			if err := d.c.redial(ctx, m); err != nil {

@@ -73,19 +73,26 @@ func (mc *memCache) header(height int32) (chainhash.Hash, bool) {
 func (mc *memCache) putFilter(block chainhash.Hash, data []byte) {
 	mc.mu.Lock()
 	defer mc.mu.Unlock()
-	if _, ok := mc.filters[block]; ok || int64(len(data)) > mc.maxBytes {
+	if _, ok := mc.filters[block]; ok || filterCost(data) > mc.maxBytes {
 		return
 	}
 	mc.filters[block] = data
 	mc.blocks = append(mc.blocks, block)
-	mc.bytes += int64(len(data))
+	mc.bytes += filterCost(data)
 	for mc.bytes > mc.maxBytes {
 		old := mc.blocks[0]
 		mc.blocks = mc.blocks[1:]
-		mc.bytes -= int64(len(mc.filters[old]))
+		mc.bytes -= filterCost(mc.filters[old])
 		delete(mc.filters, old)
 	}
 }
+
+// filterEntryBytes is what a kept filter costs besides its bytes: its map
+// entry, key and slice header, and its place in the eviction order.
+const filterEntryBytes = 256
+
+// filterCost is the memory a kept filter of data counts for.
+func filterCost(data []byte) int64 { return int64(len(data)) + filterEntryBytes }
 
 // filter returns a kept filter.
 func (mc *memCache) filter(block chainhash.Hash) ([]byte, bool) {
@@ -104,7 +111,7 @@ func (mc *memCache) dropFilter(block chainhash.Hash) {
 		return
 	}
 	delete(mc.filters, block)
-	mc.bytes -= int64(len(data))
+	mc.bytes -= filterCost(data)
 	mc.blocks = slices.DeleteFunc(mc.blocks, func(b chainhash.Hash) bool { return b == block })
 }
 

@@ -218,19 +218,46 @@ func (c *Client) filterHeaders(ctx context.Context, ms []*member, from, to int32
 	// with them too: they count as verified, or rest on one peer, as
 	// those of the range.
 	lo := max(min(start, v.asked), first)
-	c.noteVoices(v, lo, to)
-	c.noteVerified(lo, to, full[lo-first:])
+	c.noteVoices(v, from, to)
+	c.noteVerified(v, lo, to, full[lo-first:])
 	return headers[from-start:], v.ms, nil
 }
 
 // noteVerified records that the filter headers start..to (headers holds
-// those of start-1..to) were verified with the peers in this life, but for
-// the heights only one of several peers could state (c.oneVoice), which
-// are kept apart, and not in memory.
-func (c *Client) noteVerified(start, to int32, headers []chainhash.Hash) {
-	c.lonely = slices.DeleteFunc(c.lonely, func(o OnePeer) bool { return o.To >= start && o.From <= to })
-	c.lonely = append(c.lonely, c.oneVoice...)
+// those of start-1..to) were verified with the peers of v in this life.
+// The heights at least two of them stated are verified: they are no
+// longer lonely, and are kept in memory. The heights above the
+// second-highest reach, or all of them when one peer was left of
+// several, rest on one peer: they are lonely, kept apart and asked again
+// once another peer holds them. A client that only ever had one peer
+// keeps what it verified, as there is no other to ask.
+func (c *Client) noteVerified(v *verification, start, to int32, headers []chainhash.Hash) {
 	c.verifiedTo = max(c.verifiedTo, to)
+	var top *member
+	second := int32(-1)
+	for _, m := range v.ms {
+		switch r := v.reach[m]; {
+		case top == nil || r > v.reach[top]:
+			if top != nil {
+				second = v.reach[top]
+			}
+			top = m
+		case r > second:
+			second = r
+		}
+	}
+	c.mu.Lock()
+	several := len(c.members) > 1
+	c.mu.Unlock()
+	switch {
+	case len(v.ms) >= 2:
+		c.lonely = trimLonely(c.lonely, start, min(to, second))
+		if from, upto := max(second+1, start), min(to, v.reach[top]); from <= upto {
+			c.lonely = append(c.lonely, OnePeer{From: from, To: upto, Peer: top.addr})
+		}
+	case top != nil && several:
+		c.lonely = append(c.lonely, OnePeer{From: start, To: to, Peer: top.addr})
+	}
 	if c.st != nil {
 		return
 	}
@@ -239,6 +266,28 @@ func (c *Client) noteVerified(start, to int32, headers []chainhash.Hash) {
 			c.mem.putHeaders(height, []chainhash.Hash{h})
 		}
 	}
+}
+
+// trimLonely removes the heights from..to from the lonely ranges, keeping
+// the parts of each outside them.
+func trimLonely(lonely []OnePeer, from, to int32) []OnePeer {
+	if from > to {
+		return lonely
+	}
+	var out []OnePeer
+	for _, o := range lonely {
+		if o.To < from || o.From > to {
+			out = append(out, o)
+			continue
+		}
+		if o.From < from {
+			out = append(out, OnePeer{From: o.From, To: from - 1, Peer: o.Peer})
+		}
+		if o.To > to {
+			out = append(out, OnePeer{From: to + 1, To: o.To, Peer: o.Peer})
+		}
+	}
+	return out
 }
 
 // knownPrefix returns the filter headers of start, start+1, ... up to end
