@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -100,6 +101,35 @@ func TestOnePeerHeightsStayApartWhenOneLeft(t *testing.T) {
 		t.Logf("peer %s (honest=%v) tip %d banned %v reason %q", st.Address, st.Address == node.P2PAddr, st.Tip, st.Banned, st.Reason)
 		if st.Address == node.P2PAddr && st.Banned {
 			t.Errorf("the honest node was banned for the liar's laundered header: %s", st.Reason)
+		}
+	}
+}
+
+// TestLonelyRanges: one-peer ranges are joined per peer when they touch,
+// and trimmed to what a verification compared.
+func TestLonelyRanges(t *testing.T) {
+	a, b := "a:1", "b:1"
+	var l []OnePeer
+	for _, o := range []OnePeer{{From: 10, To: 10, Peer: a}, {From: 11, To: 12, Peer: a}, {From: 12, To: 12, Peer: b}, {From: 20, To: 20, Peer: a}} {
+		l = addLonely(l, o)
+	}
+	want := []OnePeer{{From: 10, To: 12, Peer: a}, {From: 12, To: 12, Peer: b}, {From: 20, To: 20, Peer: a}}
+	if !slices.Equal(l, want) {
+		t.Fatalf("joined %+v, want %+v", l, want)
+	}
+	tests := []struct {
+		from, to int32
+		want     []OnePeer
+	}{
+		{11, 11, []OnePeer{{From: 10, To: 10, Peer: a}, {From: 12, To: 12, Peer: a}, {From: 12, To: 12, Peer: b}, {From: 20, To: 20, Peer: a}}},
+		{0, 15, []OnePeer{{From: 20, To: 20, Peer: a}}},
+		{12, 30, []OnePeer{{From: 10, To: 11, Peer: a}}},
+		{13, 19, want},
+		{15, 14, want},
+	}
+	for _, tt := range tests {
+		if got := trimLonely(slices.Clone(l), tt.from, tt.to); !slices.Equal(got, tt.want) {
+			t.Errorf("trim %d..%d: %+v, want %+v", tt.from, tt.to, got, tt.want)
 		}
 	}
 }

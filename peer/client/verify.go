@@ -253,10 +253,10 @@ func (c *Client) noteVerified(v *verification, start, to int32, headers []chainh
 	case len(v.ms) >= 2:
 		c.lonely = trimLonely(c.lonely, start, min(to, second))
 		if from, upto := max(second+1, start), min(to, v.reach[top]); from <= upto {
-			c.lonely = append(c.lonely, OnePeer{From: from, To: upto, Peer: top.addr})
+			c.lonely = addLonely(c.lonely, OnePeer{From: from, To: upto, Peer: top.addr})
 		}
 	case top != nil && several:
-		c.lonely = append(c.lonely, OnePeer{From: start, To: to, Peer: top.addr})
+		c.lonely = addLonely(c.lonely, OnePeer{From: start, To: to, Peer: top.addr})
 	}
 	if c.st != nil {
 		return
@@ -266,6 +266,19 @@ func (c *Client) noteVerified(v *verification, start, to int32, headers []chainh
 			c.mem.putHeaders(height, []chainhash.Hash{h})
 		}
 	}
+}
+
+// addLonely adds o to the lonely ranges, joined to a range of the same
+// peer it overlaps or touches, so that the list stays as long as the
+// gaps between them, not the verifications.
+func addLonely(lonely []OnePeer, o OnePeer) []OnePeer {
+	for i := range lonely {
+		if p := &lonely[i]; p.Peer == o.Peer && o.From <= p.To+1 && p.From <= o.To+1 {
+			p.From, p.To = min(p.From, o.From), max(p.To, o.To)
+			return lonely
+		}
+	}
+	return append(lonely, o)
 }
 
 // trimLonely removes the heights from..to from the lonely ranges, keeping
