@@ -223,18 +223,11 @@ func (c *Client) filterHeaders(ctx context.Context, ms []*member, from, to int32
 	return headers[from-start:], v.ms, nil
 }
 
-// noteVerified records that the filter headers start..to (headers holds
-// those of start-1..to) were verified with the peers of v in this life.
-// The heights at least two of them stated are verified: they are no
-// longer lonely, and are kept in memory. The heights above the
-// second-highest reach, or all of them when one peer was left of
-// several, rest on one peer: they are lonely, kept apart and asked again
-// once another peer holds them. A client that only ever had one peer
-// keeps what it verified, as there is no other to ask.
-func (c *Client) noteVerified(v *verification, start, to int32, headers []chainhash.Hash) {
-	c.verifiedTo = max(c.verifiedTo, to)
-	var top *member
-	second := int32(-1)
+// topTwo returns the peer of the highest reach among those taking part,
+// and the second-highest reach (-1 with fewer than two peers): the heights
+// above it rest on that peer alone.
+func (v *verification) topTwo() (top *member, second int32) {
+	second = -1
 	for _, m := range v.ms {
 		switch r := v.reach[m]; {
 		case top == nil || r > v.reach[top]:
@@ -246,6 +239,20 @@ func (c *Client) noteVerified(v *verification, start, to int32, headers []chainh
 			second = r
 		}
 	}
+	return top, second
+}
+
+// noteVerified records that the filter headers start..to (headers holds
+// those of start-1..to) were verified with the peers of v in this life.
+// The heights at least two of them stated are verified: they are no
+// longer lonely, and are kept in memory. The heights above the
+// second-highest reach, or all of them when one peer was left of
+// several, rest on one peer: they are lonely, kept apart and asked again
+// once another peer holds them. A client that only ever had one peer
+// keeps what it verified, as there is no other to ask.
+func (c *Client) noteVerified(v *verification, start, to int32, headers []chainhash.Hash) {
+	c.verifiedTo = max(c.verifiedTo, to)
+	top, second := v.topTwo()
 	c.mu.Lock()
 	several := len(c.members) > 1
 	c.mu.Unlock()
@@ -644,19 +651,7 @@ func (c *Client) noteVoices(v *verification, from, to int32) {
 			}
 		}
 	}
-	var top *member
-	second := int32(-1)
-	for _, m := range v.ms {
-		switch r := v.reach[m]; {
-		case top == nil || r > v.reach[top]:
-			if top != nil {
-				second = v.reach[top]
-			}
-			top = m
-		case r > second:
-			second = r
-		}
-	}
+	top, second := v.topTwo()
 	if len(v.ms) < 2 || second >= to {
 		return
 	}
