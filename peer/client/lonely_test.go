@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/wire"
-	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 
 // TestOnePeerHeightsStayApartWhenOneLeft: a height only a liar one block
@@ -20,12 +19,7 @@ import (
 // node holds 111 too, GetCFilter(111) compares it and returns the true
 // filter, and the honest node is never banned for the liar's header.
 func TestOnePeerHeightsStayApartWhenOneLeft(t *testing.T) {
-	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
-	node.Generate(t, 110)
-	ahead := peertest.CopyChain(t, node, peertest.WithArgs("--nobanning"))
-	alice := peertest.NewKey("alice")
-	ahead.Confirm(t, ahead.SpendCoinbase(t, wire.NewTxOut(10_000_000, alice.PkScript()))) // 111
-	liar := peertest.NewLiar(t, ahead.P2PAddr, ahead.Params.Net, peertest.Forge(t, ahead, 111, paysTo(alice.PkScript()), peertest.EmptyFilter))
+	node, ahead, liar := liarOneAhead(t)
 	c := connectTo(t, node, 5*time.Second, node.P2PAddr, liar.Addr)
 	ctx := context.Background()
 

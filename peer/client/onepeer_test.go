@@ -16,6 +16,21 @@ import (
 // what the client answers of it is either checked against the block, or
 // said to rest on that peer.
 
+// liarOneAhead starts an honest node at 110 and a copy of it one block
+// ahead, whose block 111 pays alice, behind a liar that hides the payment
+// with an empty filter and coherent filter headers. The test owns both
+// nodes: it may mine on either.
+func liarOneAhead(t *testing.T) (node, ahead *peertest.Node, liar *peertest.Liar) {
+	t.Helper()
+	node = peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 110)
+	ahead = peertest.CopyChain(t, node, peertest.WithArgs("--nobanning"))
+	alice := peertest.NewKey("alice")
+	ahead.Confirm(t, ahead.SpendCoinbase(t, wire.NewTxOut(10_000_000, alice.PkScript()))) // 111
+	liar = peertest.NewLiar(t, ahead.P2PAddr, ahead.Params.Net, peertest.Forge(t, ahead, 111, paysTo(alice.PkScript()), peertest.EmptyFilter))
+	return node, ahead, liar
+}
+
 // TestGetCFilterNeverKeepsOnePeerHeader: an honest node at 110 and a liar
 // in front of a copy one block ahead whose block 111 pays alice, the
 // payment hidden behind an empty filter with coherent headers. GetCFilter
@@ -26,12 +41,7 @@ import (
 // it: nothing of the first call was kept, and the true filter comes back
 // (or a loud failure).
 func TestGetCFilterNeverKeepsOnePeerHeader(t *testing.T) {
-	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
-	node.Generate(t, 110)
-	ahead := peertest.CopyChain(t, node, peertest.WithArgs("--nobanning"))
-	alice := peertest.NewKey("alice")
-	ahead.Confirm(t, ahead.SpendCoinbase(t, wire.NewTxOut(10_000_000, alice.PkScript()))) // 111
-	liar := peertest.NewLiar(t, ahead.P2PAddr, ahead.Params.Net, peertest.Forge(t, ahead, 111, paysTo(alice.PkScript()), peertest.EmptyFilter))
+	node, ahead, liar := liarOneAhead(t)
 	c := connectTo(t, node, 5*time.Second, node.P2PAddr, liar.Addr)
 	ctx := context.Background()
 	hash, err := ahead.RPC().GetBlockHash(111)
@@ -108,9 +118,7 @@ func TestFollowNamesOnePeerBlock(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
-	log.mu.Lock()
-	events := slices.Clone(log.events)
-	log.mu.Unlock()
+	events := log.snapshot()
 	i := slices.IndexFunc(events, func(e Event) bool { return e.Kind == EventConnected && e.Height == 111 })
 	if i < 0 {
 		t.Fatal("block 111 not reported")
