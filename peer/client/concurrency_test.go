@@ -130,9 +130,7 @@ func TestUpdateWaitConcurrent(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	log.mu.Lock()
-	events := slices.Clone(log.events)
-	log.mu.Unlock()
+	events := log.snapshot()
 	checkOrder(t, events)
 	var buf bytes.Buffer
 	for _, e := range events {
@@ -208,9 +206,7 @@ func TestReorgWhileRescanReports(t *testing.T) {
 	close(release)
 	log.waitFor(t, "the tip at 114", tipAt(114))
 	time.Sleep(300 * time.Millisecond)
-	log.mu.Lock()
-	events := slices.Clone(log.events)
-	log.mu.Unlock()
+	events := log.snapshot()
 	// The blocks the events leave connected, by height.
 	connected := map[int32]chainhash.Hash{}
 	var problems []string

@@ -103,9 +103,7 @@ func TestFollowLiarAhead(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
-	log.mu.Lock()
-	events := slices.Clone(log.events)
-	log.mu.Unlock()
+	events := log.snapshot()
 	checkOrder(t, events)
 	for id := range fx.want {
 		if len(matched(events, id)) != 1 {
@@ -145,9 +143,7 @@ func TestFollowRolledBackNode(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
-	log.mu.Lock()
-	events := slices.Clone(log.events)
-	log.mu.Unlock()
+	events := log.snapshot()
 	checkOrder(t, events)
 	var disc []int32
 	for _, e := range events {

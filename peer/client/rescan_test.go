@@ -32,6 +32,13 @@ func (l *eventLog) add(e Event) {
 	}
 }
 
+// snapshot returns a copy of the events so far.
+func (l *eventLog) snapshot() []Event {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.events)
+}
+
 // waitFor waits until cond holds over the events so far.
 func (l *eventLog) waitFor(t *testing.T, what string, cond func([]Event) bool) {
 	t.Helper()
@@ -172,9 +179,7 @@ func TestRescanFollows(t *testing.T) {
 		t.Fatalf("Run after cancel: %v", err)
 	}
 
-	log.mu.Lock()
-	events := slices.Clone(log.events)
-	log.mu.Unlock()
+	events := log.snapshot()
 	// The rewind to 113 reports 113 disconnected before it is connected
 	// again; the reorganization, 113 and 112.
 	if rw := checkOrder(t, events); len(rw) != 0 {
@@ -327,9 +332,7 @@ func TestRescanFollowsSpendTypes(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	log.mu.Lock()
-	events := slices.Clone(log.events)
-	log.mu.Unlock()
+	events := log.snapshot()
 	checkOrder(t, events)
 	want := map[chainhash.Hash]int{fund.TxHash(): 1, spends[0].TxHash(): 1, spends[1].TxHash(): 2, spends[2].TxHash(): 2}
 	for id, n := range want {
