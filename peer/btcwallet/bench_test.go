@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -94,11 +93,11 @@ func TestRestoreBenchmark(t *testing.T) {
 			"(%s: chain length, default 20000; %s: rounds, default 1; %s: nodes, default 1)",
 			longEnv, blocksEnv, roundsEnv, peersEnv)
 	}
-	blocks, rounds := envInt(t, blocksEnv, 20_000), envInt(t, roundsEnv, 1)
+	blocks, rounds := peertest.EnvCount(t, blocksEnv, 20_000), peertest.EnvCount(t, roundsEnv, 1)
 	spec := neutrinobench.DefaultSpec
 	spec.Blocks = blocks
 	start := time.Now()
-	net := startTestNet(t, spec, envInt(t, peersEnv, 1))
+	net := startTestNet(t, spec, peertest.EnvCount(t, peersEnv, 1))
 	want := payFromSeed(t, net).sorted()
 	t.Logf("%d-block chain on %d btcd node(s), wallet paid, in %v", blocks, len(net.nodes), time.Since(start).Round(time.Second))
 	tip, _ := net.tip(t)
@@ -173,18 +172,6 @@ func medianCost(cs []restoreCost) [4]float64 {
 		}
 	}
 	return out
-}
-
-func envInt(t *testing.T, name string, def int) int {
-	v := os.Getenv(name)
-	if v == "" {
-		return def
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 {
-		t.Fatalf("%s=%q: want a positive number", name, v)
-	}
-	return n
 }
 
 // restoreRequest is a restore for a process of its own.

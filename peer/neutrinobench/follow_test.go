@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -97,7 +96,7 @@ func TestFollowBenchmark(t *testing.T) {
 			"SPVFILTER_BENCH_ROUNDS: rounds, default 3; SPVFILTER_FOLLOW_BATCH, SPVFILTER_FOLLOW_INTERVAL: "+
 			"blocks mined at a time and how often, default 10 and 1s; SPVFILTER_FOLLOW_APART=1: one follower at a time)", longEnv)
 	}
-	plan := followPlan{Blocks: envInt(t, "SPVFILTER_BENCH_BLOCKS", 2000), Batch: envInt(t, "SPVFILTER_FOLLOW_BATCH", 10),
+	plan := followPlan{Blocks: peertest.EnvCount(t, "SPVFILTER_BENCH_BLOCKS", 2000), Batch: peertest.EnvCount(t, "SPVFILTER_FOLLOW_BATCH", 10),
 		Interval: time.Second, Watched: 4, SpendAfter: 3}
 	if s := os.Getenv("SPVFILTER_FOLLOW_INTERVAL"); s != "" {
 		d, err := time.ParseDuration(s)
@@ -107,7 +106,7 @@ func TestFollowBenchmark(t *testing.T) {
 		plan.Interval = d
 	}
 	plan.PayEvery = max(2, plan.Blocks/50)
-	peers, rounds := envInt(t, "SPVFILTER_BENCH_PEERS", 8), envInt(t, "SPVFILTER_BENCH_ROUNDS", 3)
+	peers, rounds := peertest.EnvCount(t, "SPVFILTER_BENCH_PEERS", 8), peertest.EnvCount(t, "SPVFILTER_BENCH_ROUNDS", 3)
 	apart := os.Getenv("SPVFILTER_FOLLOW_APART") == "1"
 
 	start := time.Now()
@@ -138,19 +137,6 @@ func TestFollowBenchmark(t *testing.T) {
 		}
 	}
 	t.Log("\n" + followTable(all))
-}
-
-func envInt(t *testing.T, name string, def int) int {
-	t.Helper()
-	v := os.Getenv(name)
-	if v == "" {
-		return def
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 {
-		t.Fatalf("%s=%q: want a positive number", name, v)
-	}
-	return n
 }
 
 // followEnv is the nodes and the miner the sessions of a test share.
