@@ -186,11 +186,11 @@ func (p AdviceParams) validate() error {
 		return err
 	}
 	for _, t := range []struct {
-		name string
-		x    float64
-	}{{"P_h(1)", p.TargetPH1}, {"P_h(N)", p.TargetPHAll}} {
+		field string
+		x     float64
+	}{{"target_p_h_1", p.TargetPH1}, {"target_p_h_all", p.TargetPHAll}} {
 		if t.x != 0 && !(t.x > 0 && t.x < 1) {
-			return fmt.Errorf("%w: target %s %v not in (0,1)", ErrBadParams, t.name, t.x)
+			return badField(t.field, t.x, "not a probability in (0, 1)")
 		}
 	}
 	if p.TargetPH1 == 0 && p.TargetPHAll == 0 {

@@ -1,7 +1,6 @@
 package model
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/spvfilter/spvfilter/gcs"
@@ -79,11 +78,13 @@ func Compare(p CompareParams) (*Comparison, error) {
 	p.Model = m.Params
 	switch {
 	case p.WatchPerAddress == 0:
-		return nil, fmt.Errorf("%w: watch items per address must be at least 1", ErrBadParams)
+		return nil, badField("watch_per_address", p.WatchPerAddress, "must be at least 1")
 	case p.ElementsPerBlock == 0:
-		return nil, fmt.Errorf("%w: elements per block must be at least 1", ErrBadParams)
-	case p.Blocks == 0 || p.WalletBlocks > p.Blocks:
-		return nil, fmt.Errorf("%w: %d wallet blocks among %d blocks", ErrBadParams, p.WalletBlocks, p.Blocks)
+		return nil, badField("elements_per_block", p.ElementsPerBlock, "must be at least 1")
+	case p.Blocks == 0:
+		return nil, badField("blocks", p.Blocks, "must be at least 1")
+	case p.WalletBlocks > p.Blocks:
+		return nil, badField("wallet_blocks", p.WalletBlocks, "more than the %d blocks scanned", p.Blocks)
 	}
 	w := uint64(p.Model.Addresses) * uint64(p.WatchPerAddress)
 	nb := float64(p.ElementsPerBlock)

@@ -1,7 +1,6 @@
 package model
 
 import (
-	"fmt"
 	"math"
 )
 
@@ -42,11 +41,11 @@ type FetchSide struct {
 func fetchSide(p CompareParams, fpBlocks float64) (FetchSide, error) {
 	switch {
 	case p.Appearances == 0:
-		return FetchSide{}, fmt.Errorf("%w: appearances per address must be at least 1", ErrBadParams)
+		return FetchSide{}, badField("appearances", p.Appearances, "must be at least 1")
 	case !(p.Decoys >= 0) || math.IsInf(p.Decoys, 0):
-		return FetchSide{}, fmt.Errorf("%w: decoys per real block must be a number at least 0", ErrBadParams)
+		return FetchSide{}, badField("decoys", p.Decoys, "must be a number, at least 0")
 	case p.Peers == 0:
-		return FetchSide{}, fmt.Errorf("%w: peers must be at least 1", ErrBadParams)
+		return FetchSide{}, badField("peer_count", p.Peers, "must be at least 1")
 	}
 	k := uint64(p.Appearances)
 	b := float64(p.Blocks)

@@ -11,6 +11,29 @@ import (
 // ErrBadParams reports model parameters outside their domain.
 var ErrBadParams = errors.New("privacy: bad model parameters")
 
+// FieldError is an input outside its domain that names the field at
+// fault by its JSON key, so that a caller can name its own input for it
+// (a command-line flag). Kind is what it wraps: ErrBadParams here, and the
+// like of other packages that describe their inputs so.
+type FieldError struct {
+	Kind  error
+	Field string // the field's JSON key, such as "fp_rate"
+	Value string // its value
+	Msg   string // what is wrong with it
+}
+
+func (e *FieldError) Error() string {
+	return fmt.Sprintf("%v: %s %s: %s", e.Kind, e.Field, e.Value, e.Msg)
+}
+
+// Unwrap returns the error's kind.
+func (e *FieldError) Unwrap() error { return e.Kind }
+
+// badField is an ErrBadParams naming the parameter field of value v.
+func badField(field string, v any, format string, args ...any) error {
+	return &FieldError{Kind: ErrBadParams, Field: field, Value: fmt.Sprint(v), Msg: fmt.Sprintf(format, args...)}
+}
+
 // Params describes a wallet, its filters and the attacker's universe.
 //
 // The wallet has Addresses addresses and inserts ElementsPerAddress elements
@@ -113,24 +136,24 @@ type Result struct {
 func (p Params) validate() error {
 	switch {
 	case p.Addresses == 0:
-		return fmt.Errorf("%w: addresses must be at least 1", ErrBadParams)
+		return badField("addresses", p.Addresses, "must be at least 1")
 	case !(p.FPRate > 0 && p.FPRate < 1):
-		return fmt.Errorf("%w: false-positive rate %v not in (0,1)", ErrBadParams, p.FPRate)
+		return badField("fp_rate", p.FPRate, "not a rate in (0, 1)")
 	case p.ElementsPerAddress == 0:
-		return fmt.Errorf("%w: elements per address must be at least 1", ErrBadParams)
+		return badField("elements_per_address", p.ElementsPerAddress, "must be at least 1")
 	case p.PairTest && p.ElementsPerAddress < 2:
-		return fmt.Errorf("%w: the pair test needs 2 elements per address", ErrBadParams)
+		return badField("pair_test", p.PairTest, "needs 2 elements per address (the key and its hash), not %d", p.ElementsPerAddress)
 	case p.UniverseSize < uint64(p.Addresses):
-		return fmt.Errorf("%w: universe size %d smaller than the wallet's %d addresses", ErrBadParams, p.UniverseSize, p.Addresses)
+		return badField("universe_size", p.UniverseSize, "smaller than the wallet's %d addresses, which it includes", p.Addresses)
 	case p.Filters > 1000:
-		return fmt.Errorf("%w: %d filters (at most 1000)", ErrBadParams, p.Filters)
+		return badField("filters", p.Filters, "at most 1000")
 	}
 	if err := p.Sizing.check(); err != nil {
 		return err
 	}
 	n := uint64(p.Addresses)*uint64(p.ElementsPerAddress) + uint64(p.ExtraElements)
 	if n > math.MaxUint32 {
-		return fmt.Errorf("%w: %d elements do not fit a filter", ErrBadParams, n)
+		return badField("addresses", p.Addresses, "%d elements do not fit a filter", n)
 	}
 	return nil
 }

@@ -254,21 +254,28 @@ func TestProbAllReal(t *testing.T) {
 
 func TestEvaluateErrors(t *testing.T) {
 	good := DefaultParams()
-	bad := []func(*Params){
-		func(p *Params) { p.Addresses = 0 },
-		func(p *Params) { p.FPRate = 0 },
-		func(p *Params) { p.FPRate = 1 },
-		func(p *Params) { p.FPRate = math.NaN() },
-		func(p *Params) { p.ElementsPerAddress = 0 },
-		func(p *Params) { p.PairTest, p.ElementsPerAddress = true, 1 },
-		func(p *Params) { p.UniverseSize = 10 },
-		func(p *Params) { p.Filters = 5000 },
+	// Each error names the field at fault by its JSON key.
+	bad := []struct {
+		field string
+		set   func(*Params)
+	}{
+		{"addresses", func(p *Params) { p.Addresses = 0 }},
+		{"fp_rate", func(p *Params) { p.FPRate = 0 }},
+		{"fp_rate", func(p *Params) { p.FPRate = 1 }},
+		{"fp_rate", func(p *Params) { p.FPRate = math.NaN() }},
+		{"elements_per_address", func(p *Params) { p.ElementsPerAddress = 0 }},
+		{"pair_test", func(p *Params) { p.PairTest, p.ElementsPerAddress = true, 1 }},
+		{"universe_size", func(p *Params) { p.UniverseSize = 10 }},
+		{"filters", func(p *Params) { p.Filters = 5000 }},
+		{"sizing", func(p *Params) { p.Sizing = "electrum" }},
 	}
-	for i, f := range bad {
+	for i, tc := range bad {
 		p := good
-		f(&p)
-		if _, err := Evaluate(p); !errors.Is(err, ErrBadParams) {
-			t.Errorf("case %d: error %v, want ErrBadParams", i, err)
+		tc.set(&p)
+		_, err := Evaluate(p)
+		var fe *FieldError
+		if !errors.Is(err, ErrBadParams) || !errors.As(err, &fe) || fe.Field != tc.field {
+			t.Errorf("case %d: error %v, want ErrBadParams naming %s", i, err, tc.field)
 		}
 	}
 	if _, err := Evaluate(good); err != nil {

@@ -1,7 +1,6 @@
 package model
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 
@@ -68,13 +67,13 @@ func MonteCarlo(p Params, opts MonteCarloOptions) (*MonteCarloResult, error) {
 	}
 	p = model.Params
 	if opts.Trials < 2 {
-		return nil, fmt.Errorf("%w: Monte Carlo needs at least 2 trials", ErrBadParams)
+		return nil, badField("trials", opts.Trials, "must be at least 2")
 	}
 	if model.Elements > 1_000_000 {
-		return nil, fmt.Errorf("%w: Monte Carlo builds at most 1000000 wallet elements, not %d", ErrBadParams, model.Elements)
+		return nil, badField("addresses", p.Addresses, "Monte Carlo builds at most 1000000 wallet elements, not %d", model.Elements)
 	}
 	if opts.Trials > 1_000_000 {
-		return nil, fmt.Errorf("%w: %d trials (at most 1000000)", ErrBadParams, opts.Trials)
+		return nil, badField("trials", opts.Trials, "at most 1000000")
 	}
 	others := p.UniverseSize - uint64(p.Addresses)
 	sample := opts.Sample
@@ -82,7 +81,7 @@ func MonteCarlo(p Params, opts MonteCarloOptions) (*MonteCarloResult, error) {
 		sample = min(others, defaultMonteCarloSample)
 	}
 	if sample == 0 || sample > others {
-		return nil, fmt.Errorf("%w: sample of %d candidates from %d outside the wallet", ErrBadParams, sample, others)
+		return nil, badField("sample", sample, "more than the %d candidates outside the wallet", others)
 	}
 	rng := rand.New(rand.NewPCG(opts.Seed, 0x5eed))
 	res := &MonteCarloResult{

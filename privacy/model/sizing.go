@@ -42,7 +42,7 @@ func ParseSizingRule(s string) (SizingRule, error) {
 			return r, nil
 		}
 	}
-	return "", fmt.Errorf("%w: sizing %q is not core or bitcoinj", ErrBadParams, s)
+	return "", badField("sizing", fmt.Sprintf("%q", s), "not core or bitcoinj")
 }
 
 // orCore returns the rule, SizingCore for the zero value.
