@@ -94,7 +94,7 @@ type fetchWalletSim struct {
 // package documentation).
 func simulateChain(seed uint64, o FetchOptions) (*chainSim, error) {
 	if int64(o.Blocks)*int64(o.TxsPerBlock+2) > maxChainTxs {
-		return nil, fmt.Errorf("%w: %d blocks of %d transactions, more than %d in all", ErrBadOptions, o.Blocks, o.TxsPerBlock, maxChainTxs)
+		return nil, firstFailed([]optionCheck{{false, "fetch.block_count", o.Blocks, fmt.Sprintf("blocks of %d transactions: more than %d in all", o.TxsPerBlock, maxChainTxs)}})
 	}
 	c := &chainSim{seed: seed, opts: o, rng: newRand(seed, streamChain), events: map[int32][]chainEvent{}}
 	seen := map[chainhash.Hash]bool{}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
-	"github.com/spvfilter/spvfilter/privacy/model"
 	"io"
 	"math"
 	"slices"
@@ -16,6 +15,7 @@ import (
 	"github.com/spvfilter/spvfilter/bip37"
 	"github.com/spvfilter/spvfilter/privacy/attack"
 	"github.com/spvfilter/spvfilter/privacy/capture"
+	"github.com/spvfilter/spvfilter/privacy/model"
 	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
@@ -416,32 +416,36 @@ func TestSizing(t *testing.T) {
 	}
 }
 
-// TestBadOptions: options out of range are ErrBadOptions, named.
+// TestBadOptions: options out of range are ErrBadOptions, named: a rule
+// of one field names it by its JSON key (a model.FieldError).
 func TestBadOptions(t *testing.T) {
 	tests := []struct {
 		name   string
 		change func(*Options)
+		field  string // "" for a rule of several fields
 		says   string
 	}{
-		{"no sessions", func(o *Options) { o.Sessions = IntRange{0, 2} }, "sessions per wallet"},
-		{"rate 1", func(o *Options) { o.FPRate = FloatRange{0.1, 1} }, "fp rate"},
-		{"sizing", func(o *Options) { o.Sizing = "python" }, "sizing"},
-		{"elements", func(o *Options) { o.ElementsPerAddress = 3 }, "elements per address"},
-		{"pay alone", func(o *Options) { o.Wallets = 1 }, "pay fraction"},
-		{"nothing", func(o *Options) { o.Wallets, o.Noise, o.Degenerate, o.Fetch.Blocks = 0, 0, 0, 0 }, "nothing to simulate"},
-		{"too many addresses", func(o *Options) { o.Wallets, o.Addresses = 10_000, IntRange{1, 100_000} }, "addresses"},
-		{"decoys", func(o *Options) { o.Fetch.Blocks, o.Fetch.Decoys = 20, 10 }, "decoys"},
-		{"chain without sessions", func(o *Options) { o.Fetch.Wallets, o.Fetch.Noise = 0, 0 }, "BIP 157 session"},
-		{"chain too long", func(o *Options) { o.Fetch.Blocks, o.Fetch.TxsPerBlock = 1_000_000, 1000 }, "transactions"},
-		{"too many sessions", func(o *Options) { o.Wallets, o.Addresses, o.Sessions = 10_000, IntRange{1, 10}, IntRange{1, 64} }, "sessions"},
-		{"too many fetch sessions", func(o *Options) { o.Fetch.Wallets, o.Fetch.Sessions = 1000, IntRange{1, 64} }, "fetch wallets"},
+		{"no sessions", func(o *Options) { o.Sessions = IntRange{0, 2} }, "sessions_per_wallet", "not within 1..64"},
+		{"rate 1", func(o *Options) { o.FPRate = FloatRange{0.1, 1} }, "fp_rate_range", "not within (0, 1)"},
+		{"sizing", func(o *Options) { o.Sizing = "python" }, "sizing", "want core or bitcoinj"},
+		{"elements", func(o *Options) { o.ElementsPerAddress = 3 }, "elements_per_address", "want 1 or 2"},
+		{"pay alone", func(o *Options) { o.Wallets = 1 }, "pay_fraction", "two wallets"},
+		{"nothing", func(o *Options) { o.Wallets, o.Noise, o.Degenerate, o.Fetch.Blocks = 0, 0, 0, 0 }, "", "nothing to simulate"},
+		{"too many addresses", func(o *Options) { o.Wallets, o.Addresses = 10_000, IntRange{1, 100_000} }, "wallet_count", "addresses"},
+		{"decoys", func(o *Options) { o.Fetch.Blocks, o.Fetch.Decoys = 20, 10 }, "fetch.decoys_per_session", "half the blocks"},
+		{"chain without sessions", func(o *Options) { o.Fetch.Wallets, o.Fetch.Noise = 0, 0 }, "", "BIP 157 session"},
+		{"chain too long", func(o *Options) { o.Fetch.Blocks, o.Fetch.TxsPerBlock = 1_000_000, 1000 }, "fetch.block_count", "transactions"},
+		{"too many sessions", func(o *Options) { o.Wallets, o.Addresses, o.Sessions = 10_000, IntRange{1, 10}, IntRange{1, 64} }, "wallet_count", "sessions"},
+		{"too many fetch sessions", func(o *Options) { o.Fetch.Wallets, o.Fetch.Sessions = 1000, IntRange{1, 64} }, "fetch.wallet_count", "fetch wallets"},
 	}
 	for _, tt := range tests {
 		o := DefaultOptions()
 		tt.change(&o)
 		_, err := Generate(o)
-		if !errors.Is(err, ErrBadOptions) || !strings.Contains(err.Error(), tt.says) {
-			t.Errorf("%s: %v", tt.name, err)
+		var fe *model.FieldError
+		named := errors.As(err, &fe)
+		if !errors.Is(err, ErrBadOptions) || !strings.Contains(err.Error(), tt.says) || named != (tt.field != "") || named && fe.Field != tt.field {
+			t.Errorf("%s: %v, want ErrBadOptions naming %q", tt.name, err, tt.field)
 		}
 	}
 	for _, s := range []string{"", "x", "3..1", "1..", "..2", "1.5"} {

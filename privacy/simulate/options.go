@@ -184,31 +184,26 @@ const (
 )
 
 func (o *Options) validate() error {
-	checks := []struct {
-		ok   bool
-		what string
-	}{
-		{o.Wallets >= 0 && o.Wallets <= maxWallets, fmt.Sprintf("wallets %d not in 0..%d", o.Wallets, maxWallets)},
-		{o.Sessions.Min >= 1 && o.Sessions.Max <= maxSessions && o.Sessions.Min <= o.Sessions.Max, fmt.Sprintf("sessions per wallet %s not within 1..%d", o.Sessions, maxSessions)},
-		{o.Addresses.Min >= 1 && o.Addresses.Max <= maxAddresses && o.Addresses.Min <= o.Addresses.Max, fmt.Sprintf("addresses per wallet %s not within 1..%d", o.Addresses, maxAddresses)},
-		{uint64(o.Wallets)*uint64(max(o.Addresses.Max, 0)) <= maxTotalAddresses, fmt.Sprintf("%d wallets of up to %d addresses: more than %d addresses", o.Wallets, o.Addresses.Max, maxTotalAddresses)},
-		{o.FPRate.Min > 0 && o.FPRate.Max < 1 && o.FPRate.Min <= o.FPRate.Max, fmt.Sprintf("fp rate %s not within (0, 1)", o.FPRate)},
-		{o.Sizing == model.SizingCore || o.Sizing == model.SizingBitcoinj, fmt.Sprintf("sizing %q: want %s or %s", o.Sizing, model.SizingCore, model.SizingBitcoinj)},
-		{o.ElementsPerAddress == 1 || o.ElementsPerAddress == 2, fmt.Sprintf("elements per address %d: want 1 or 2", o.ElementsPerAddress)},
-		{o.ExtraElements >= 0 && o.ExtraElements <= maxAddresses, fmt.Sprintf("extra elements %d not in 0..%d", o.ExtraElements, maxAddresses)},
-		{o.PayFraction >= 0 && o.PayFraction <= 1, fmt.Sprintf("pay fraction %v not in [0, 1]", o.PayFraction)},
-		{o.FilterAddFraction >= 0 && o.FilterAddFraction <= 1, fmt.Sprintf("filteradd fraction %v not in [0, 1]", o.FilterAddFraction)},
-		{o.Noise >= 0 && o.Noise <= maxSpecial, fmt.Sprintf("noise sessions %d not in 0..%d", o.Noise, maxSpecial)},
-		{o.Degenerate >= 0 && o.Degenerate <= maxSpecial, fmt.Sprintf("degenerate sessions %d not in 0..%d", o.Degenerate, maxSpecial)},
-		{o.UniverseSize >= 0 && o.UniverseSize <= maxUniverse, fmt.Sprintf("other candidates %d not in 0..%d", o.UniverseSize, maxUniverse)},
-		{o.Wallets+o.Noise+o.Degenerate > 0 || o.Fetch.Blocks > 0, "nothing to simulate: no wallet, no noise or degenerate session and no chain"},
-		{o.Wallets == 0 || o.Wallets > 1 || o.PayFraction == 0, "a wallet can only pay another: pay fraction needs two wallets"},
-		{o.Wallets*o.Sessions.Max+o.Noise+o.Degenerate <= maxTotalSessions, fmt.Sprintf("%d wallets of up to %d sessions, %d noise and %d degenerate: more than %d sessions", o.Wallets, o.Sessions.Max, o.Noise, o.Degenerate, maxTotalSessions)},
+	checks := []optionCheck{
+		{o.Wallets >= 0 && o.Wallets <= maxWallets, "wallet_count", o.Wallets, fmt.Sprintf("not in 0..%d", maxWallets)},
+		{o.Sessions.Min >= 1 && o.Sessions.Max <= maxSessions && o.Sessions.Min <= o.Sessions.Max, "sessions_per_wallet", o.Sessions, fmt.Sprintf("not within 1..%d", maxSessions)},
+		{o.Addresses.Min >= 1 && o.Addresses.Max <= maxAddresses && o.Addresses.Min <= o.Addresses.Max, "addresses_per_wallet", o.Addresses, fmt.Sprintf("not within 1..%d", maxAddresses)},
+		{uint64(o.Wallets)*uint64(max(o.Addresses.Max, 0)) <= maxTotalAddresses, "wallet_count", o.Wallets, fmt.Sprintf("wallets of up to %d addresses: more than %d addresses", o.Addresses.Max, maxTotalAddresses)},
+		{o.FPRate.Min > 0 && o.FPRate.Max < 1 && o.FPRate.Min <= o.FPRate.Max, "fp_rate_range", o.FPRate, "not within (0, 1)"},
+		{o.Sizing == model.SizingCore || o.Sizing == model.SizingBitcoinj, "sizing", fmt.Sprintf("%q", o.Sizing), fmt.Sprintf("want %s or %s", model.SizingCore, model.SizingBitcoinj)},
+		{o.ElementsPerAddress == 1 || o.ElementsPerAddress == 2, "elements_per_address", o.ElementsPerAddress, "want 1 or 2"},
+		{o.ExtraElements >= 0 && o.ExtraElements <= maxAddresses, "extra_elements", o.ExtraElements, fmt.Sprintf("not in 0..%d", maxAddresses)},
+		{o.PayFraction >= 0 && o.PayFraction <= 1, "pay_fraction", o.PayFraction, "not in [0, 1]"},
+		{o.FilterAddFraction >= 0 && o.FilterAddFraction <= 1, "filteradd_fraction", o.FilterAddFraction, "not in [0, 1]"},
+		{o.Noise >= 0 && o.Noise <= maxSpecial, "noise_session_count", o.Noise, fmt.Sprintf("not in 0..%d", maxSpecial)},
+		{o.Degenerate >= 0 && o.Degenerate <= maxSpecial, "degenerate_session_count", o.Degenerate, fmt.Sprintf("not in 0..%d", maxSpecial)},
+		{o.UniverseSize >= 0 && o.UniverseSize <= maxUniverse, "other_candidate_count", o.UniverseSize, fmt.Sprintf("not in 0..%d", maxUniverse)},
+		{o.Wallets+o.Noise+o.Degenerate > 0 || o.Fetch.Blocks > 0, "", nil, "nothing to simulate: no wallet, no noise or degenerate session and no chain"},
+		{o.Wallets == 0 || o.Wallets > 1 || o.PayFraction == 0, "pay_fraction", o.PayFraction, "a wallet can only pay another: it needs two wallets"},
+		{o.Wallets*o.Sessions.Max+o.Noise+o.Degenerate <= maxTotalSessions, "wallet_count", o.Wallets, fmt.Sprintf("wallets of up to %d sessions, %d noise and %d degenerate: more than %d sessions", o.Sessions.Max, o.Noise, o.Degenerate, maxTotalSessions)},
 	}
-	for _, c := range checks {
-		if !c.ok {
-			return fmt.Errorf("%w: %s", ErrBadOptions, c.what)
-		}
+	if err := firstFailed(checks); err != nil {
+		return err
 	}
 	return o.Fetch.validate()
 }
@@ -217,24 +212,39 @@ func (f *FetchOptions) validate() error {
 	if f.Blocks == 0 {
 		return nil
 	}
-	checks := []struct {
-		ok   bool
-		what string
-	}{
-		{f.Blocks >= 10 && f.Blocks <= maxBlocks, fmt.Sprintf("blocks %d not in 10..%d (or 0: no chain)", f.Blocks, maxBlocks)},
-		{f.TxsPerBlock >= 1 && f.TxsPerBlock <= maxTxsPerBlock, fmt.Sprintf("transactions per block %d not in 1..%d", f.TxsPerBlock, maxTxsPerBlock)},
-		{f.Wallets >= 0 && f.Wallets <= maxFetchWallets, fmt.Sprintf("fetch wallets %d not in 0..%d", f.Wallets, maxFetchWallets)},
-		{f.Sessions.Min >= 1 && f.Sessions.Max <= maxSessions && f.Sessions.Min <= f.Sessions.Max, fmt.Sprintf("fetch sessions per wallet %s not within 1..%d", f.Sessions, maxSessions)},
-		{f.Payments.Min >= 1 && f.Payments.Max <= maxPayments && f.Payments.Min <= f.Payments.Max, fmt.Sprintf("payments per wallet %s not within 1..%d", f.Payments, maxPayments)},
-		{f.Payers.Min >= 1 && f.Payers.Max <= maxPayments && f.Payers.Min <= f.Payers.Max, fmt.Sprintf("payers per wallet %s not within 1..%d", f.Payers, maxPayments)},
-		{f.Decoys >= 0 && f.Decoys <= maxDecoys && f.Decoys < f.Blocks/2, fmt.Sprintf("decoys per session %d not in 0..%d and below half the blocks", f.Decoys, maxDecoys)},
-		{f.Noise >= 0 && f.Noise <= maxSpecial, fmt.Sprintf("fetch noise sessions %d not in 0..%d", f.Noise, maxSpecial)},
-		{f.Wallets+f.Noise > 0, "a chain without a BIP 157 session: give fetch wallets or noise sessions"},
-		{f.Wallets*f.Sessions.Max+f.Noise <= maxTotalSessions, fmt.Sprintf("%d fetch wallets of up to %d sessions and %d noise sessions: more than %d", f.Wallets, f.Sessions.Max, f.Noise, maxTotalSessions)},
-	}
+	return firstFailed([]optionCheck{
+		{f.Blocks >= 10 && f.Blocks <= maxBlocks, "fetch.block_count", f.Blocks, fmt.Sprintf("not in 10..%d (or 0: no chain)", maxBlocks)},
+		{f.TxsPerBlock >= 1 && f.TxsPerBlock <= maxTxsPerBlock, "fetch.txs_per_block", f.TxsPerBlock, fmt.Sprintf("not in 1..%d", maxTxsPerBlock)},
+		{f.Wallets >= 0 && f.Wallets <= maxFetchWallets, "fetch.wallet_count", f.Wallets, fmt.Sprintf("not in 0..%d", maxFetchWallets)},
+		{f.Sessions.Min >= 1 && f.Sessions.Max <= maxSessions && f.Sessions.Min <= f.Sessions.Max, "fetch.sessions_per_wallet", f.Sessions, fmt.Sprintf("not within 1..%d", maxSessions)},
+		{f.Payments.Min >= 1 && f.Payments.Max <= maxPayments && f.Payments.Min <= f.Payments.Max, "fetch.payments_per_wallet", f.Payments, fmt.Sprintf("not within 1..%d", maxPayments)},
+		{f.Payers.Min >= 1 && f.Payers.Max <= maxPayments && f.Payers.Min <= f.Payers.Max, "fetch.payers_per_wallet", f.Payers, fmt.Sprintf("not within 1..%d", maxPayments)},
+		{f.Decoys >= 0 && f.Decoys <= maxDecoys && f.Decoys < f.Blocks/2, "fetch.decoys_per_session", f.Decoys, fmt.Sprintf("not in 0..%d and below half the blocks", maxDecoys)},
+		{f.Noise >= 0 && f.Noise <= maxSpecial, "fetch.noise_session_count", f.Noise, fmt.Sprintf("not in 0..%d", maxSpecial)},
+		{f.Wallets+f.Noise > 0, "", nil, "a chain without a BIP 157 session: give fetch wallets or noise sessions"},
+		{f.Wallets*f.Sessions.Max+f.Noise <= maxTotalSessions, "fetch.wallet_count", f.Wallets, fmt.Sprintf("fetch wallets of up to %d sessions and %d noise sessions: more than %d", f.Sessions.Max, f.Noise, maxTotalSessions)},
+	})
+}
+
+// optionCheck is a rule of the options: when ok is false, the field (its
+// JSON key, "" for a rule of several) holds value, and msg says why.
+type optionCheck struct {
+	ok    bool
+	field string
+	value any
+	msg   string
+}
+
+// firstFailed returns the error of the first rule that fails: a
+// model.FieldError of kind ErrBadOptions naming its field.
+func firstFailed(checks []optionCheck) error {
 	for _, c := range checks {
-		if !c.ok {
-			return fmt.Errorf("%w: %s", ErrBadOptions, c.what)
+		switch {
+		case c.ok:
+		case c.field == "":
+			return fmt.Errorf("%w: %s", ErrBadOptions, c.msg)
+		default:
+			return &model.FieldError{Kind: ErrBadOptions, Field: c.field, Value: fmt.Sprint(c.value), Msg: c.msg}
 		}
 	}
 	return nil
