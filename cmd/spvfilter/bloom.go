@@ -55,7 +55,7 @@ func (v sizingValue) String() string {
 func (v sizingValue) Set(s string) error {
 	r, err := model.ParseSizingRule(s)
 	if err != nil {
-		return err
+		return &restated{"want core or bitcoinj", err}
 	}
 	*v.rule = r
 	return nil
@@ -155,7 +155,7 @@ func (a *app) readFilter(arg string) (*bip37.Filter, error) {
 	}
 	f, err := bip37.DecodeFilterLoad(raw)
 	if err != nil {
-		return nil, badInput("--filter: %w", err)
+		return nil, badInputWords("--filter", err)
 	}
 	return f, nil
 }
@@ -269,14 +269,14 @@ arguments are hex, @FILE (one element per line) or - (one per line).`,
 // and prints it.
 func runBloomNew(a *app, f *bloomNewFlags, args []string) error {
 	if f.elements == 0 {
-		return badInput("--elements must be at least 1")
+		return badInput("--elements 0: want at least 1")
 	}
 	if !(f.fpRate > 0 && f.fpRate < 1) {
-		return badInput("--fprate must be between 0 and 1 (exclusive), got %v", f.fpRate)
+		return badInput("--fprate %v: want a rate between 0 and 1 (exclusive)", f.fpRate)
 	}
 	flags, err := bip37.ParseFlags(f.flagsName)
 	if err != nil {
-		return badInput("--flags: %q is not none, all or p2pubkey-only", f.flagsName)
+		return usageError{&restated{fmt.Sprintf("--flags %q: want none, all or p2pubkey-only", f.flagsName), err}}
 	}
 	degenerate, warnings := bloomDesign(f.elements, f.fpRate, f.sizing)
 	if degenerate != "" {
@@ -510,7 +510,7 @@ func runBloomTx(a *app, f *bloomTxFlags) error {
 	r := bytes.NewReader(raw)
 	var tx wire.MsgTx
 	if err := tx.Deserialize(r); err != nil {
-		return badInput("--tx: not a serialized transaction: %w", err)
+		return badInputWords("--tx: not a serialized transaction", err)
 	}
 	if r.Len() != 0 {
 		return badInput("--tx: %d bytes after the end of the transaction", r.Len())

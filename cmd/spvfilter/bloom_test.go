@@ -82,7 +82,7 @@ func TestBloomNewSizing(t *testing.T) {
 		{"2100", "0.1", "bitcoinj", 1258, 3, exitOK, ""},
 		{"1", "0.5", "bitcoinj", 1, 5, exitOK, "bitcoinj's floor of 1 byte"},
 		{"1", "0.5", "core", 0, 0, exitBadInput, "0-byte filter"},
-		{"632", "0.00001", "electrum", 0, 0, exitBadInput, "is not core or bitcoinj"},
+		{"632", "0.00001", "electrum", 0, 0, exitBadInput, "want core or bitcoinj"},
 	}
 	for _, tc := range tests {
 		stdout, stderr, status := runCLI(t, "", "bloom", "new", "--elements", tc.elements, "--fprate", tc.fprate, "--sizing", tc.sizing, "--json")

@@ -487,6 +487,7 @@ func TestContractRows(t *testing.T) {
 	blockHex := vectorBlockHex(t, block13b8a)
 	const node = "127.0.0.1:1"
 	internals := []string{"strconv.", "time: ", "invalid argument", "unknown command"}
+	in := newRowFiles(t)
 	rows := []contractRow{
 		{name: "number flag in the tool's words", args: []string{"bloom", "new", "--elements", "-5", "--fprate", "0.01", coreElem1},
 			status: exitBadInput, stderr: []string{`--elements "-5": want a whole number`}, notInErr: internals},
@@ -547,6 +548,7 @@ func TestContractRows(t *testing.T) {
 		{name: "txid absent from the block warned", args: []string{"merkleblock", "build", "--block", blockHex, "--txid", strings.Repeat("11", 32)},
 			status: exitOK, stderr: []string{"is not in the block"}, notInErr: []string{"byte-reversed"}},
 	}
+	rows = append(rows, libraryRows(in)...)
 	for _, r := range rows {
 		t.Run(r.name, func(t *testing.T) {
 			stdout, stderr, status := runCLI(t, "", r.args...)
@@ -570,6 +572,99 @@ func TestContractRows(t *testing.T) {
 			}
 		})
 	}
+}
+
+// rowFiles are the inputs of the contract rows: a small simulation (its
+// labels, captures, index and an analyze report), files that are not what
+// a flag wants, and a file where a directory is wanted.
+type rowFiles struct {
+	dir                          string
+	labels, report, capture      string
+	fetchCapture, index, sim     string
+	empty, object, garbage, file string
+	badTime, badHex              string
+}
+
+func newRowFiles(t *testing.T) rowFiles {
+	t.Helper()
+	dir := t.TempDir()
+	sim := filepath.Join(dir, "sim")
+	runOK(t, smallSimulation("7", sim)...)
+	f := rowFiles{
+		dir: dir, sim: sim,
+		labels: filepath.Join(sim, "labels.json"), report: filepath.Join(dir, "report.json"),
+		capture: filepath.Join(sim, "capture.jsonl"), fetchCapture: filepath.Join(sim, "fetch-capture.jsonl"),
+		index: filepath.Join(sim, "chain.idx"),
+		empty: filepath.Join(dir, "empty.txt"), object: filepath.Join(dir, "object.json"), garbage: filepath.Join(dir, "garbage.txt"),
+		file: filepath.Join(dir, "file.txt"), badTime: filepath.Join(dir, "bad-time.jsonl"), badHex: filepath.Join(dir, "bad-hex.jsonl"),
+	}
+	report := runOK(t, "privacy", "analyze", "--capture", f.capture, "--universe", filepath.Join(sim, "universe.txt"), "--json")
+	for name, text := range map[string]string{
+		f.report: report, f.empty: "", f.object: `{"a": 1}` + "\n", f.garbage: "garbage\n", f.file: "a file\n",
+		f.badTime: `{"time":"x","client":"127.0.0.1:5","command":"filterload","filterload":"` + corePayload + `"}` + "\n",
+		f.badHex:  `{"time":"2024-01-01T00:00:00Z","client":"127.0.0.1:5","command":"filterload","filterload":"zz"}` + "\n",
+	} {
+		if err := os.WriteFile(name, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return f
+}
+
+// libraryRows: errors of the libraries name the flag (or file) at fault
+// and say what is wrong in the tool's words, without the libraries' kinds
+// ("bad model parameters") or Go's ("EOF", "json:", "parsing time").
+func libraryRows(in rowFiles) []contractRow {
+	libraryWords := []string{"privacy:", "bad model parameters", "bad simulation options", "bad sweep", "bad plot", "bad labels",
+		"bad capture", "EOF", " json: ", "parsing time", "encoding/hex", "gcs:", "MsgTx", "open "}
+	out := filepath.Join(in.dir, "new-sim")
+	rows := []contractRow{
+		{name: "demo used beyond keys", args: []string{"demo", "--used", "300", "--keys", "10"}, stderr: []string{"--used 300: want 0 to --keys 10"}},
+		{name: "model addresses", args: []string{"privacy", "model", "--addresses", "0"}, stderr: []string{"--addresses 0: must be at least 1"}},
+		{name: "model rate", args: []string{"privacy", "model", "--fprate", "1"}, stderr: []string{"--fprate 1: not a rate in (0, 1)"}},
+		{name: "model universe below the wallet", args: []string{"privacy", "model", "--addresses", "5", "--universe-size", "3"}, stderr: []string{"--universe-size 3: smaller than the wallet's 5 addresses"}},
+		{name: "model pair test", args: []string{"privacy", "model", "--elements-per-address", "1", "--pair-test"}, stderr: []string{"--pair-test: needs 2 elements per address"}},
+		{name: "model Monte Carlo trials", args: []string{"privacy", "model", "--monte-carlo", "1"}, stderr: []string{"--monte-carlo 1: must be at least 2"}},
+		{name: "model sweep variable", args: []string{"privacy", "model", "--sweep", "frob=1..2"}, stderr: []string{`--sweep "frob=1..2": unknown variable "frob"`}},
+		{name: "model plot format", args: []string{"privacy", "model", "--plot", "leak.txt"}, stderr: []string{"--plot leak.txt: want a file name ending in .svg or .png"}},
+		{name: "demo plot format", args: []string{"demo", "--plot", "demo.gif"}, stderr: []string{"--plot demo.gif: want a file name ending in .svg or .png"}},
+		{name: "compare peers", args: []string{"privacy", "compare", "--peers", "0"}, stderr: []string{"--peers 0: must be at least 1"}},
+		{name: "compare blocks", args: []string{"privacy", "compare", "--blocks", "0"}, stderr: []string{"--blocks 0: must be at least 1"}},
+		{name: "compare rate", args: []string{"privacy", "compare", "--fprate", "5"}, stderr: []string{"--fprate 5: not a rate in (0, 1)"}},
+		{name: "simulate wallets", args: []string{"privacy", "simulate", "--wallets", "-1", "--out", out}, stderr: []string{"--wallets -1: not in 0..10000"}},
+		{name: "simulate blocks", args: []string{"privacy", "simulate", "--blocks", "5", "--out", out}, stderr: []string{"--blocks 5: not in 10..1000000"}},
+		{name: "simulate range", args: []string{"privacy", "simulate", "--sessions", "3..1", "--out", out}, stderr: []string{`--sessions "3..1": want N or MIN..MAX with MIN <= MAX`}},
+		{name: "simulate nothing", args: []string{"privacy", "simulate", "--wallets", "0", "--noise", "0", "--degenerate", "0", "--blocks", "0", "--out", out},
+			stderr: []string{"--wallets, --noise, --degenerate and --blocks are all 0"}},
+		{name: "sizing", args: []string{"bloom", "new", "--elements", "3", "--fprate", "0.01", "--sizing", "foo"}, stderr: []string{`--sizing "foo": want core or bitcoinj`}},
+		{name: "bloom new update flags", args: []string{"bloom", "new", "--elements", "3", "--fprate", "0.01", "--flags", "ALL"}, stderr: []string{`--flags "ALL": want none, all or p2pubkey-only`}},
+		{name: "bloom new rate", args: []string{"bloom", "new", "--elements", "3", "--fprate", "NaN"}, stderr: []string{"--fprate NaN: want a rate between 0 and 1"}},
+		{name: "labels empty", args: []string{"privacy", "evaluate", "--labels", in.empty, "--report", in.report}, stderr: []string{"--labels " + in.empty + ": empty: want the labels.json"}},
+		{name: "labels of another kind", args: []string{"privacy", "evaluate", "--labels", in.object, "--report", in.report}, stderr: []string{"--labels " + in.object + `: unknown field "a"; want the labels.json`}},
+		{name: "labels not JSON", args: []string{"privacy", "evaluate", "--labels", in.garbage, "--report", in.report}, stderr: []string{"--labels " + in.garbage + ": not JSON"}},
+		{name: "a report given as labels", args: []string{"privacy", "evaluate", "--labels", in.report, "--report", in.report}, stderr: []string{"not the labels: give it to --report"}},
+		{name: "labels given as a report", args: []string{"privacy", "evaluate", "--labels", in.labels, "--report", in.labels}, stderr: []string{"--report " + in.labels + ": the labels of privacy simulate, not a report: give it to --labels"}},
+		{name: "report empty", args: []string{"privacy", "evaluate", "--labels", in.labels, "--report", in.empty}, stderr: []string{"--report " + in.empty + ": empty"}},
+		{name: "labels missing", args: []string{"privacy", "evaluate", "--labels", filepath.Join(in.dir, "none.json"), "--report", in.report}, stderr: []string{"--labels " + filepath.Join(in.dir, "none.json") + ": no such file"}},
+		{name: "capture time", args: []string{"privacy", "analyze", "--capture", in.badTime, "--universe", in.garbage}, stderr: []string{"--capture " + in.badTime + ": ", `time "x": want an RFC 3339 time`}},
+		{name: "capture hex", args: []string{"privacy", "analyze", "--capture", in.badHex, "--universe", in.garbage}, stderr: []string{"--capture " + in.badHex + ": ", "invalid hex character 'z'"}},
+		{name: "capture of downloads given to analyze", args: []string{"privacy", "analyze", "--capture", in.fetchCapture, "--universe", in.garbage}, stderr: []string{"no filterload recorded: the file holds BIP 157 downloads: give it to privacy fetches --capture"}},
+		{name: "capture of filters given to fetches", args: []string{"privacy", "fetches", "--capture", in.capture, "--index", in.index}, stderr: []string{"give it to privacy analyze --capture"}},
+		{name: "capture empty", args: []string{"privacy", "fetches", "--capture", in.empty, "--index", in.index}, stderr: []string{"--capture " + in.empty + ": no record at all"}},
+		{name: "client unknown", args: []string{"privacy", "fetches", "--capture", in.fetchCapture, "--index", in.index, "--client", "nobody"}, stderr: []string{"--client nobody: no block request or filter range recorded from it", "whose clients are 127."}},
+		{name: "index of another kind", args: []string{"privacy", "fetches", "--capture", in.fetchCapture, "--index", in.garbage}, stderr: []string{"--index " + in.garbage + ": not an appearance index"}},
+		{name: "universe line", args: []string{"privacy", "analyze", "--filter", corePayload, "--universe", in.garbage, "--strict"}, stderr: []string{"--universe " + in.garbage + `: universe line 1: "garbage" is neither an address nor hex`}},
+		{name: "universe a directory", args: []string{"privacy", "analyze", "--filter", corePayload, "--universe", in.dir}, stderr: []string{"--universe " + in.dir + ": a directory, not a file"}},
+		{name: "transaction that ends early", args: []string{"bloom", "tx", "--filter", corePayload, "--tx", "00"}, stderr: []string{"--tx: not a serialized transaction: the data end too early"}},
+		{name: "transaction with a bad witness flag", args: []string{"send", "--connect", "127.0.0.1:1", "--network", "regtest", "0100000000000000000000"}, stderr: []string{"transaction: 11 bytes are not a whole transaction: witness tx but flag byte is 00"}},
+		{name: "filter of a short stream", args: []string{"gcs", "inspect", "--filter", "05"}, stderr: []string{"--filter: N too large"}},
+		{name: "filters to analyze", args: []string{"privacy", "analyze", "--universe", in.garbage}, stderr: []string{"--filter or --capture: give the filters to analyze"}},
+	}
+	for i := range rows {
+		rows[i].status, rows[i].notInErr = exitBadInput, append(rows[i].notInErr, libraryWords...)
+		rows[i].name = "library error in the tool's words: " + rows[i].name
+	}
+	return rows
 }
 
 // reverseHex reverses the bytes of a hex string: a hash in the other

@@ -1,13 +1,17 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/spvfilter/spvfilter/privacy"
+	"github.com/spvfilter/spvfilter/privacy/attack"
+	"github.com/spvfilter/spvfilter/privacy/model"
 	"github.com/spvfilter/spvfilter/privacy/plot"
 )
 
@@ -44,7 +48,7 @@ func newDemoCommand(a *app) *cobra.Command {
   spvfilter demo --sizing core
   spvfilter demo --json`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runDemo(a, &f) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return runDemo(a, &f, cmd.Flags()) },
 	}
 	fl := c.Flags()
 	fl.IntVar(&f.opts.Keys, "keys", f.opts.Keys, "keys in the wallet's filter")
@@ -60,19 +64,25 @@ func newDemoCommand(a *app) *cobra.Command {
 }
 
 // runDemo runs the demonstration on the flags' options, writes the plot
-// and prints the result.
-func runDemo(a *app, f *demoFlags) error {
+// and prints the result; fl names the flags in errors.
+func runDemo(a *app, f *demoFlags, fl *pflag.FlagSet) error {
+	if err := f.check(); err != nil {
+		return err
+	}
 	if err := checkPlotFile("--plot", f.plot); err != nil {
 		return err
 	}
 	start := time.Now()
 	r, err := privacy.RunDemo(f.opts)
+	if errors.Is(err, model.ErrBadParams) {
+		return demoFields.badParams(err, fl)
+	}
 	if err != nil {
-		return privacyBadInput(err)
+		return err
 	}
 	mark := plot.Mark{X: float64(f.opts.Keys), Label: fmt.Sprintf("this wallet: %d keys", f.opts.Keys)}
 	if err := plot.Save(f.plot, r.Sweep, r.Curve, mark); err != nil {
-		return privacyBadInput(fmt.Errorf("plot: %w", err))
+		return plotError("--plot", f.plot, err)
 	}
 	if a.json {
 		return a.printJSON(struct {
@@ -83,6 +93,29 @@ func runDemo(a *app, f *demoFlags) error {
 			orEmpty(append(append([]string(nil), r.Model.Warnings...), r.Report.Warnings...))})
 	}
 	printDemo(a.stdout, r, f.plot, time.Since(start))
+	return nil
+}
+
+// Bounds of the demonstration's wallet and universe, as privacy.RunDemo
+// holds them.
+const (
+	demoMaxKeys     = 100_000
+	demoMaxUniverse = 100_000_000
+)
+
+// check refuses, naming the flag, the options privacy.RunDemo refuses.
+func (f *demoFlags) check() error {
+	o := f.opts
+	switch {
+	case o.Keys < 1 || o.Keys > demoMaxKeys:
+		return badInput("--keys %d: want 1 to %d", o.Keys, demoMaxKeys)
+	case o.Used < 0 || o.Used > o.Keys:
+		return badInput("--used %d: want 0 to --keys %d (the used addresses are some of the wallet's keys)", o.Used, o.Keys)
+	case o.UniverseSize < o.Used || o.UniverseSize > demoMaxUniverse:
+		return badInput("--universe-size %d: want --used %d to %d (the universe holds the used addresses)", o.UniverseSize, o.Used, demoMaxUniverse)
+	case o.Filters < 1 || o.Filters > attack.MaxFilters:
+		return badInput("--filters %d: want 1 to %d", o.Filters, attack.MaxFilters)
+	}
 	return nil
 }
 

@@ -58,7 +58,7 @@ func TestDemoSizing(t *testing.T) {
 			t.Errorf("%q: text lacks %q:\n%s", args, tc.text, text)
 		}
 	}
-	if _, stderr, status := runCLI(t, "", "demo", "--sizing", "electrum"); status != exitBadInput || !strings.Contains(stderr, "is not core or bitcoinj") {
+	if _, stderr, status := runCLI(t, "", "demo", "--sizing", "electrum"); status != exitBadInput || !strings.Contains(stderr, `--sizing "electrum": want core or bitcoinj`) {
 		t.Errorf("bad sizing: status %d, %s", status, stderr)
 	}
 }

@@ -48,7 +48,7 @@ func (a *app) readGCSFilter(arg string) (*gcs.Filter, error) {
 	}
 	f, err := gcs.DecodeBasic(raw)
 	if err != nil {
-		return nil, badInput("--filter: %w", err)
+		return nil, badInputWords("--filter", err)
 	}
 	return f, nil
 }

@@ -67,7 +67,7 @@ func (a *app) readSource(what, arg string) (text, name string, ok bool, err erro
 		}
 		r, name = a.stdin, "standard input"
 	case strings.HasPrefix(arg, "@"):
-		f, err := openInputFile(what, arg[1:])
+		f, err := openFile(what, arg[1:], arg)
 		if err != nil {
 			return "", "", false, err
 		}
@@ -79,9 +79,9 @@ func (a *app) readSource(what, arg string) (text, name string, ok bool, err erro
 	b, err := io.ReadAll(io.LimitReader(r, maxHexInput+1))
 	if err != nil {
 		if arg == "-" {
-			return "", "", false, fmt.Errorf("%s: reading standard input: %w", what, err)
+			return "", "", false, failureWords(what+": reading standard input", err)
 		}
-		return "", "", false, badInput("%s: reading %s: %w", what, name, err)
+		return "", "", false, badInputWords(what+": reading "+name, err)
 	}
 	if len(b) > maxHexInput {
 		return "", "", false, badInput("%s: %s is longer than %d bytes", what, name, maxHexInput)
@@ -94,18 +94,36 @@ func (a *app) readSource(what, arg string) (text, name string, ok bool, err erro
 // as @FILE too, as the flags that take a value or a file do (a file whose
 // name begins with @ is still found).
 func openInputFile(what, path string) (*os.File, error) {
+	return openFile(what, path, path)
+}
+
+// openFile is openInputFile naming the file as shown (@FILE, for an
+// argument given so).
+func openFile(what, path, shown string) (*os.File, error) {
 	if name, ok := strings.CutPrefix(path, "@"); ok {
 		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 			path = name
 		}
 	}
 	f, err := os.Open(path)
-	if err != nil {
-		return nil, badInput("%s: %w", what, err)
+	var pe *os.PathError
+	switch {
+	case err == nil:
+	case errors.As(err, &pe) && strings.HasPrefix(what, "--") && !strings.Contains(what, " "):
+		// A flag and its file: "--labels FILE: no such file".
+		return nil, usageError{&restated{fmt.Sprintf("%s %s: %s", what, shown, fileProblem(pe.Err)), err}}
+	case errors.As(err, &pe):
+		// An argument and its file: "element 1: @FILE: no such file".
+		return nil, usageError{&restated{fmt.Sprintf("%s: %s: %s", what, shown, fileProblem(pe.Err)), err}}
+	default:
+		return nil, badInputWords(what, err)
 	}
 	if st, err := f.Stat(); err == nil && st.IsDir() {
 		f.Close()
-		return nil, badInput("%s: %s is a directory, not a file", what, path)
+		if strings.HasPrefix(what, "--") && !strings.Contains(what, " ") {
+			return nil, badInput("%s %s: a directory, not a file", what, shown)
+		}
+		return nil, badInput("%s: %s is a directory, not a file", what, shown)
 	}
 	return f, nil
 }
@@ -218,7 +236,7 @@ func decodeHex(what, text string) ([]byte, error) {
 		if errors.As(err, &e) {
 			return nil, badInput("%s: invalid hex character %q at offset %d", what, rune(e), strings.IndexByte(s, byte(e)))
 		}
-		return nil, badInput("%s: %w", what, err)
+		return nil, badInputWords(what, err)
 	}
 	return b, nil
 }

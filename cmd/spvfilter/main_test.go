@@ -183,7 +183,7 @@ func TestReadItems(t *testing.T) {
 	for _, tt := range []struct{ arg, wantErr string }{
 		{"@" + list, "has 3 lines (first at 2, second at 4) but --filter takes one value"},
 		{"@" + empty, "is empty"},
-		{"@" + dir, "is a directory, not a file"},
+		{"@" + dir, "--filter @" + dir + ": a directory, not a file"},
 	} {
 		_, err := (&app{}).readHexArg("--filter", tt.arg)
 		if err == nil || !isUsageError(err) || !strings.Contains(err.Error(), tt.wantErr) {

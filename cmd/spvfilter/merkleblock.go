@@ -123,7 +123,7 @@ func runMerkleBlockBuild(a *app, f *merkleBlockBuildFlags, args []string) error 
 	// A block whose transactions do not hash to its header's root
 	// (or that is CVE-2012-2459 mutated) gives no valid proof.
 	if _, err := bip37.VerifyMerkleBlock(mb); err != nil {
-		return badInput("--block: transactions do not match the header: %w", err)
+		return badInputWords("--block: transactions do not match the header", err)
 	}
 	payload, err := bip37.EncodeMerkleBlock(mb)
 	if err != nil {
@@ -173,7 +173,7 @@ func (a *app) readBlock(arg string) (*wire.MsgBlock, error) {
 	r := bytes.NewReader(raw)
 	var block wire.MsgBlock
 	if err := block.Deserialize(r); err != nil {
-		return nil, badInput("--block: not a serialized block: %w", err)
+		return nil, badInputWords("--block: not a serialized block", err)
 	}
 	if r.Len() != 0 {
 		return nil, badInput("--block: %d bytes after the end of the block", r.Len())
@@ -248,7 +248,7 @@ func runMerkleBlockVerify(a *app, f *merkleBlockVerifyFlags) error {
 	}
 	mb, err := bip37.DecodeMerkleBlock(raw)
 	if err != nil {
-		return badInput("--merkleblock: %w", err)
+		return badInputWords("--merkleblock", err)
 	}
 	blockHash := mb.Header.BlockHash()
 	matches, err := bip37.VerifyMerkleBlock(mb)

@@ -9,11 +9,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/spvfilter/spvfilter/privacy/attack"
-	"github.com/spvfilter/spvfilter/privacy/capture"
 	"github.com/spvfilter/spvfilter/privacy/model"
 	"github.com/spvfilter/spvfilter/privacy/plot"
-	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
 func newPrivacyCommand(a *app) *cobra.Command {
@@ -48,17 +45,6 @@ BIP 157/158 node learns instead.
 		newPrivacyEvaluateCommand(a),
 	)
 	return c
-}
-
-// privacyBadInput turns the privacy package's input errors into bad-input
-// errors (exit status 2).
-func privacyBadInput(err error) error {
-	for _, target := range []error{model.ErrBadParams, model.ErrBadSweep, plot.ErrCannotDraw, universe.ErrBadCandidate, attack.ErrNoFilters, capture.ErrBadRecord, universe.ErrEmpty, attack.ErrBadLink} {
-		if errors.Is(err, target) {
-			return usageError{err}
-		}
-	}
-	return err
 }
 
 // modelFlags holds the flags of "privacy model".
@@ -197,7 +183,7 @@ func runModel(a *app, f *modelFlags, fl *pflag.FlagSet) error {
 	if f.sweep == "" {
 		r, err := model.Evaluate(f.p)
 		if err != nil {
-			return privacyBadInput(err)
+			return modelFields.badParams(err, fl)
 		}
 		out := struct {
 			*model.Result
@@ -209,7 +195,7 @@ func runModel(a *app, f *modelFlags, fl *pflag.FlagSet) error {
 		if f.monteCarlo != 0 {
 			mc, err := model.MonteCarlo(f.p, model.MonteCarloOptions{Trials: f.monteCarlo, Sample: f.mcSample, Seed: f.seed})
 			if err != nil {
-				return privacyBadInput(err)
+				return modelFields.badParams(err, fl)
 			}
 			out.MonteCarlo = mc
 		}
@@ -219,7 +205,7 @@ func runModel(a *app, f *modelFlags, fl *pflag.FlagSet) error {
 			hi := min(max(2*uint64(f.p.Addresses), 10), f.p.UniverseSize)
 			s, err := model.ParseSweep(fmt.Sprintf("addresses=1..%d:%d", hi, max(1, hi/200)))
 			if err != nil {
-				return privacyBadInput(err)
+				return badInputWords("--plot "+f.plot, err)
 			}
 			if err := savePlot(f.plot, s, f.p); err != nil {
 				return err
@@ -228,7 +214,7 @@ func runModel(a *app, f *modelFlags, fl *pflag.FlagSet) error {
 		}
 		if f.plotJ != "" {
 			if err := plot.SaveJ(f.plotJ, model.Sweep{}, []*model.Result{r}); err != nil {
-				return privacyBadInput(fmt.Errorf("plot: %w", err))
+				return plotError("--plot-j", f.plotJ, err)
 			}
 			out.PlotJ = f.plotJ
 		}
@@ -246,20 +232,23 @@ func runModel(a *app, f *modelFlags, fl *pflag.FlagSet) error {
 	}
 	s, err := model.ParseSweep(f.sweep)
 	if err != nil {
-		return usageError{err}
+		return badInputWords(fmt.Sprintf("--sweep %q", f.sweep), err)
 	}
 	results, err := s.Run(f.p)
+	if errors.Is(err, model.ErrBadSweep) {
+		return badInputWords(fmt.Sprintf("--sweep %q", f.sweep), err)
+	}
 	if err != nil {
-		return privacyBadInput(err)
+		return modelFields.badParams(err, fl)
 	}
 	if f.plot != "" {
 		if err := plot.Save(f.plot, s, results); err != nil {
-			return privacyBadInput(fmt.Errorf("plot: %w", err))
+			return plotError("--plot", f.plot, err)
 		}
 	}
 	if f.plotJ != "" {
 		if err := plot.SaveJ(f.plotJ, s, results); err != nil {
-			return privacyBadInput(fmt.Errorf("plot: %w", err))
+			return plotError("--plot-j", f.plotJ, err)
 		}
 	}
 	seen := map[string]bool{}
@@ -334,18 +323,27 @@ func checkPlotFile(flag, file string) error {
 		return err
 	}
 	if _, err := plot.Format(file); err != nil {
-		return usageError{err}
+		return usageError{&restated{fmt.Sprintf("%s %s: want a file name ending in .svg or .png", flag, file), err}}
 	}
 	return nil
+}
+
+// plotError is a plot that cannot be drawn into file, given with flag: bad
+// input naming the flag; a failure to write the file is the machine's.
+func plotError(flag, file string, err error) error {
+	if errors.Is(err, plot.ErrCannotDraw) {
+		return badInputWords(flag+" "+file, err)
+	}
+	return failureWords(flag+" "+file, err)
 }
 
 func savePlot(file string, s model.Sweep, base model.Params) error {
 	results, err := s.Run(base)
 	if err != nil {
-		return privacyBadInput(err)
+		return badInputWords("--plot "+file, err)
 	}
 	if err := plot.Save(file, s, results); err != nil {
-		return privacyBadInput(fmt.Errorf("plot: %w", err))
+		return plotError("--plot", file, err)
 	}
 	return nil
 }

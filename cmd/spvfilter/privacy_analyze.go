@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -119,7 +120,7 @@ standard error and in the JSON "warnings".`,
 
 func runAnalyze(a *app, f *analyzeFlags) error {
 	if f.capture == "" && len(f.filters) == 0 {
-		return badInput("give the filters to analyze with --filter or --capture")
+		return badInput("--filter or --capture: give the filters to analyze, as filterload payloads or a capture file")
 	}
 	switch {
 	case f.workers < 0 || f.workers > universe.MaxWorkers:
@@ -137,7 +138,10 @@ func runAnalyze(a *app, f *analyzeFlags) error {
 	if f.capture != "" {
 		return runAnalyzeCapture(a, f, opts)
 	}
-	payloads, err := a.readHexArgs("filter", f.filters)
+	if len(f.filters) > attack.MaxFilters {
+		return badInput("--filter: %d given, at most %d", len(f.filters), attack.MaxFilters)
+	}
+	payloads, err := a.readHexArgs("--filter", f.filters)
 	if err != nil {
 		return err
 	}
@@ -145,12 +149,9 @@ func runAnalyze(a *app, f *analyzeFlags) error {
 	for i, p := range payloads {
 		flt, err := bip37.DecodeFilterLoad(p)
 		if err != nil {
-			return badInput("filter %d: %w", i+1, err)
+			return badInputWords(fmt.Sprintf("--filter %d", i+1), err)
 		}
 		filters = append(filters, flt)
-	}
-	if len(filters) > attack.MaxFilters {
-		return badInput("%d filters given, at most %d", len(filters), attack.MaxFilters)
 	}
 	_, reps, err := analyzeUniverse(a, f.universe, [][]*bip37.Filter{filters}, opts)
 	if err != nil {
@@ -170,7 +171,7 @@ func runAnalyze(a *app, f *analyzeFlags) error {
 // (for linking and intersecting) and its reports.
 func analyzeUniverse(a *app, arg string, groups [][]*bip37.Filter, opts attack.AnalyzeOptions) (*attack.Accumulator, []*attack.Report, error) {
 	var r io.Reader = a.stdin
-	name := "standard input"
+	name := "-"
 	if arg == "-" {
 		if err := a.claimStdin("--universe"); err != nil {
 			return nil, nil, err
@@ -185,9 +186,19 @@ func analyzeUniverse(a *app, arg string, groups [][]*bip37.Filter, opts attack.A
 	}
 	acc, reps, err := accumulate(groups, r, opts)
 	if err != nil {
-		return nil, nil, privacyBadInput(fmt.Errorf("%s: %w", name, err))
+		return nil, nil, universeError(name, err)
 	}
 	return acc, reps, nil
+}
+
+// universeError is an error of reading the --universe named name: a line
+// that is not a candidate, or a universe without one, is bad input; a
+// failure to read it is the machine's.
+func universeError(name string, err error) error {
+	if errors.Is(err, universe.ErrBadCandidate) || errors.Is(err, universe.ErrEmpty) {
+		return badInputWords("--universe "+name, err)
+	}
+	return failureWords("--universe "+name, err)
 }
 
 // accumulate reads the universe r into an accumulator of the groups and
@@ -213,11 +224,11 @@ func selectSessions(f *analyzeFlags) ([]*capture.Session, error) {
 	records, err := capture.Read(file)
 	file.Close()
 	if err != nil {
-		return nil, badInput("%s: %w", f.capture, err)
+		return nil, badInputWords("--capture "+f.capture, err)
 	}
 	all, err := capture.Sessions(records)
 	if err != nil {
-		return nil, badInput("%s: %w", f.capture, err)
+		return nil, badInputWords("--capture "+f.capture, err)
 	}
 	var kept []*capture.Session
 	for _, s := range all {
@@ -227,10 +238,7 @@ func selectSessions(f *analyzeFlags) ([]*capture.Session, error) {
 		}
 	}
 	if len(kept) == 0 {
-		if f.client != "" {
-			return nil, badInput("%s: no filterload recorded from %s", f.capture, f.client)
-		}
-		return nil, badInput("%s: no filterload recorded", f.capture)
+		return nil, noSessions(f.capture, f.client, records, "filterload", fetchCommands, "BIP 157 downloads: give it to privacy fetches --capture")
 	}
 	return kept, nil
 }
@@ -246,7 +254,7 @@ func runAnalyzeCapture(a *app, f *analyzeFlags, opts attack.AnalyzeOptions) erro
 	for i, s := range sessions {
 		fs := s.BloomFilters()
 		if len(fs) > attack.MaxFilters {
-			return badInput("session %s (%s) loaded %d filters, at most %d are analyzed together", s.ID, s.Client, len(fs), attack.MaxFilters)
+			return badInput("--capture %s: session %s (%s) loaded %d filters, at most %d are analyzed together", f.capture, s.ID, s.Client, len(fs), attack.MaxFilters)
 		}
 		groups = append(groups, fs)
 		all = append(all, fs...)
@@ -267,8 +275,11 @@ func runAnalyzeCapture(a *app, f *analyzeFlags, opts attack.AnalyzeOptions) erro
 		return err
 	}
 	out, err := attack.NewCaptureReport(sessions, acc, attack.ReportOptions{Intersect: f.intersect, Link: f.link, LinkThreshold: f.linkThreshold})
+	if errors.Is(err, attack.ErrBadLink) {
+		return badInputWords("--link", err)
+	}
 	if err != nil {
-		return privacyBadInput(err)
+		return err
 	}
 	printWarnings(a, out.Warnings)
 	if a.json {
@@ -404,4 +415,35 @@ func printReport(w io.Writer, r *attack.Report, captured []*capture.Filter, show
 		tw.Flush()
 	}
 	fmt.Fprintf(w, "\n%s\n", r.Summary)
+}
+
+// noSessions is the error of a --capture file from which no session is
+// kept: empty, holding records of the other kind only (the other command
+// reads those, as other says: the commands of its records are otherCmds),
+// or none from --client (whose clients are named).
+func noSessions(file, client string, records []capture.Record, kind string, otherCmds []string, other string) error {
+	if len(records) == 0 {
+		return badInput("--capture %s: no record at all: want a capture file of privacy capture (or privacy simulate)", file)
+	}
+	var clients, cmds []string
+	for _, r := range records {
+		if !slices.Contains(clients, r.Client) {
+			clients = append(clients, r.Client)
+		}
+		if !slices.Contains(cmds, r.Command) {
+			cmds = append(cmds, r.Command)
+		}
+	}
+	if client != "" {
+		shown := clients[:min(len(clients), 5)]
+		more := ""
+		if len(clients) > len(shown) {
+			more = fmt.Sprintf(" and %d more", len(clients)-len(shown))
+		}
+		return badInput("--client %s: no %s recorded from it in --capture %s, whose clients are %s%s", client, kind, file, strings.Join(shown, ", "), more)
+	}
+	if slices.ContainsFunc(cmds, func(c string) bool { return slices.Contains(otherCmds, c) }) {
+		return badInput("--capture %s: no %s recorded: the file holds %s", file, kind, other)
+	}
+	return badInput("--capture %s: no %s recorded (its records: %s)", file, kind, strings.Join(cmds, ", "))
 }

@@ -69,7 +69,7 @@ func runCompare(a *app, f *compareFlags, fl *pflag.FlagSet) error {
 	}
 	r, err := model.Compare(f.p)
 	if err != nil {
-		return privacyBadInput(err)
+		return compareFields.badParams(err, fl)
 	}
 	if a.json {
 		return a.printJSON(newCompareJSON(r))

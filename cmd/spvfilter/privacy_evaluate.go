@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -96,10 +98,14 @@ func runEvaluate(a *app, f *evaluateFlags) error {
 	if err != nil {
 		return err
 	}
-	labels, err := simulate.ReadLabels(lf)
+	lb, err := io.ReadAll(io.LimitReader(lf, maxReportBytes))
 	lf.Close()
 	if err != nil {
-		return badInput("%s: %w", f.labels, err)
+		return failureWords("--labels "+f.labels, err)
+	}
+	labels, err := simulate.DecodeLabels(lb)
+	if err != nil {
+		return badJSONFile("--labels "+f.labels, lb, err)
 	}
 	report, err := a.readReport(f.report)
 	if err != nil {
@@ -107,7 +113,7 @@ func runEvaluate(a *app, f *evaluateFlags) error {
 	}
 	score, err := simulate.Evaluate(labels, report, simulate.EvalOptions{Threshold: f.threshold})
 	if errors.Is(err, simulate.ErrBadReport) || errors.Is(err, simulate.ErrBadLabels) {
-		return badInput("%s: %w", f.report, err)
+		return badJSONFile("--report "+f.report, report, err)
 	}
 	if err != nil {
 		return err
@@ -118,6 +124,35 @@ func runEvaluate(a *app, f *evaluateFlags) error {
 	}
 	printScore(a.stdout, score, f.show)
 	return nil
+}
+
+// badJSONFile is the error of a file given with what that is not the
+// JSON the flag wants, in the tool's words: an empty file, or the labels
+// and a report given each for the other, say so.
+func badJSONFile(what string, b []byte, err error) error {
+	const (
+		wantLabels = "want the labels.json that privacy simulate writes"
+		wantReport = "want the JSON of privacy analyze --capture or privacy fetches (with --json)"
+	)
+	want := wantReport
+	if strings.HasPrefix(what, "--labels") {
+		want = wantLabels
+	}
+	var top map[string]json.RawMessage
+	isObject := json.Unmarshal(b, &top) == nil
+	_, hasClients := top["clients"]
+	_, hasWallets := top["wallets"]
+	switch {
+	case len(bytes.TrimSpace(b)) == 0:
+		return usageError{&restated{what + ": empty: " + want, err}}
+	case isObject && want == wantLabels && hasClients:
+		return usageError{&restated{what + ": a report of privacy analyze or fetches, not the labels: give it to --report, and the labels.json of privacy simulate to --labels", err}}
+	case isObject && want == wantReport && hasWallets:
+		return usageError{&restated{what + ": the labels of privacy simulate, not a report: give it to --labels, and the JSON of privacy analyze --capture or privacy fetches to --report", err}}
+	case !isObject || want == wantLabels:
+		return usageError{&restated{what + ": " + words(err) + "; " + want, err}}
+	}
+	return badInputWords(what, err)
 }
 
 // readReport reads the --report file, or standard input for -.

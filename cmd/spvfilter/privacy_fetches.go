@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/btcsuite/btcd/wire"
 	"github.com/spf13/cobra"
 
 	"github.com/spvfilter/spvfilter/privacy/attack"
@@ -103,11 +104,11 @@ func runFetches(a *app, f *fetchesFlags) error {
 	records, err := capture.Read(cf)
 	cf.Close()
 	if err != nil {
-		return badInput("%s: %w", f.capture, err)
+		return badInputWords("--capture "+f.capture, err)
 	}
 	all, err := capture.FetchSessions(records)
 	if err != nil {
-		return badInput("%s: %w", f.capture, err)
+		return badInputWords("--capture "+f.capture, err)
 	}
 	var sessions []*capture.FetchSession
 	for _, s := range all {
@@ -117,10 +118,7 @@ func runFetches(a *app, f *fetchesFlags) error {
 		}
 	}
 	if len(sessions) == 0 {
-		if f.client != "" {
-			return badInput("%s: no block request or filter range recorded from %s", f.capture, f.client)
-		}
-		return badInput("%s: no block request or filter range recorded (a capture made before the relay recorded them?)", f.capture)
+		return noSessions(f.capture, f.client, records, "block request or filter range", filterCommands, "BIP 37 filters: give it to privacy analyze --capture")
 	}
 	xf, err := openInputFile("--index", f.index)
 	if err != nil {
@@ -129,7 +127,7 @@ func runFetches(a *app, f *fetchesFlags) error {
 	defer xf.Close()
 	ir, err := universe.NewIndexReader(xf)
 	if err != nil {
-		return badInput("%s: %w", f.index, err)
+		return indexError(f.index, err)
 	}
 	if f.intersect {
 		ids := make([]string, len(sessions))
@@ -140,7 +138,7 @@ func runFetches(a *app, f *fetchesFlags) error {
 	}
 	reps, err := attack.AnalyzeFetches(sessions, ir, attack.FetchOptions{MaxMatches: f.maxMatches, Intersect: f.intersect})
 	if errors.Is(err, universe.ErrBadIndex) {
-		return badInput("%s: %w", f.index, err)
+		return indexError(f.index, err)
 	}
 	if err != nil {
 		return err
@@ -161,6 +159,28 @@ func runFetches(a *app, f *fetchesFlags) error {
 	}
 	printFetches(a.stdout, &out, f.show)
 	return nil
+}
+
+// fetchCommands and filterCommands are the commands of the records that
+// privacy fetches and privacy analyze read.
+var (
+	fetchCommands  = []string{wire.CmdGetData, wire.CmdGetCFilters, wire.CmdGetCFHeaders}
+	filterCommands = []string{wire.CmdFilterLoad, wire.CmdFilterAdd, wire.CmdFilterClear}
+)
+
+// indexError is an --index file that is not an appearance index, or a
+// damaged one: bad input that says which commands write one.
+func indexError(file string, err error) error {
+	if errors.Is(err, universe.ErrBadIndex) {
+		msg := words(err)
+		if strings.HasPrefix(msg, "not an appearance index") {
+			msg += " (privacy universe --index and privacy simulate write one)"
+		} else {
+			msg = "a damaged appearance index: " + strings.TrimPrefix(msg, "index: ")
+		}
+		return usageError{&restated{fmt.Sprintf("--index %s: %s", file, msg), err}}
+	}
+	return failureWords("--index "+file, err)
 }
 
 func printFetches(w io.Writer, out *fetchesOutput, show int) {

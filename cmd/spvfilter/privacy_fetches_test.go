@@ -125,7 +125,7 @@ func TestPrivacyFetchesBadInput(t *testing.T) {
 		{[]string{"--capture", dir, "--index", index}, "directory"},
 		{[]string{"--capture", filterOnly, "--index", index}, "no block request"},
 		{[]string{"--capture", capture, "--index", notIndex}, "not an appearance index"},
-		{[]string{"--capture", capture, "--index", cut}, "bad appearance index"},
+		{[]string{"--capture", capture, "--index", cut}, "a damaged appearance index"},
 		{[]string{"--capture", capture, "--index", index, "--client", "10.0.0.1"}, "10.0.0.1"},
 		{[]string{"--capture", capture, "--index", index, "--max-matches", "0"}, "--max-matches"},
 		{[]string{"--capture", capture}, "index"},

@@ -78,7 +78,7 @@ func runAdvice(a *app, f *modelFlags, fl *pflag.FlagSet) error {
 		BlockTxs: ad.blockTxs, TxElements: ad.txElements,
 	})
 	if err != nil {
-		return privacyBadInput(err)
+		return modelFields.badParams(err, fl)
 	}
 	printWarnings(a, r.Warnings)
 	if a.json {

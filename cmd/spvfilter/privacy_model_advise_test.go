@@ -225,9 +225,9 @@ func TestPrivacyModelTargetRefused(t *testing.T) {
 		{[]string{"--target-p-h-1", "0.5", "--filters", "0"}, "--filters 0"},
 		{[]string{"--block-txs", "2000"}, "used only with --target"},
 		{[]string{"--addresses", "20", "--tx-elements", "5"}, "used only with --target"},
-		{[]string{"--target-p-h-1", "0.5", "--addresses", "20", "--universe-size", "10"}, "universe size"},
-		{[]string{"--target-p-h-1", "0.5", "--sizing", "electrum"}, "is not core or bitcoinj"},
-		{[]string{"--sizing", "electrum"}, "is not core or bitcoinj"},
+		{[]string{"--target-p-h-1", "0.5", "--addresses", "20", "--universe-size", "10"}, "--universe-size 10: smaller than the wallet's 20 addresses"},
+		{[]string{"--target-p-h-1", "0.5", "--sizing", "electrum"}, `--sizing "electrum": want core or bitcoinj`},
+		{[]string{"--sizing", "electrum"}, `--sizing "electrum": want core or bitcoinj`},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

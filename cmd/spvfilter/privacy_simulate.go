@@ -20,7 +20,7 @@ func (v intRangeValue) Type() string   { return "range" }
 func (v intRangeValue) Set(s string) error {
 	r, err := simulate.ParseIntRange(s)
 	if err != nil {
-		return err
+		return &restated{"want N or MIN..MAX with MIN <= MAX, such as 3 or 1..4", err}
 	}
 	*v.r = r
 	return nil
@@ -34,7 +34,7 @@ func (v floatRangeValue) Type() string   { return "range" }
 func (v floatRangeValue) Set(s string) error {
 	r, err := simulate.ParseFloatRange(s)
 	if err != nil {
-		return err
+		return &restated{"want X or MIN..MAX with 0 < MIN <= MAX, such as 0.001 or 1e-5..1e-2", err}
 	}
 	*v.r = r
 	return nil
@@ -112,7 +112,7 @@ a session when its wallet owns or watches it.`,
   spvfilter privacy evaluate --labels sim/labels.json --report report.json
   spvfilter privacy simulate --seed 7 --wallets 10 --sessions 2..3 --fprate 0.0001 --sizing bitcoinj --blocks 0 --out small`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runSimulate(a, &f) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return runSimulate(a, &f, cmd.Flags()) },
 	}
 	addSimulateFlags(c.Flags(), &f)
 	_ = c.MarkFlagRequired("out")
@@ -177,13 +177,32 @@ type simulateFetchSummary struct {
 	FalsePositiveCount int `json:"false_positive_block_count"`
 }
 
-func runSimulate(a *app, f *simulateFlags) error {
+// checkSessions refuses, naming their flags, options that leave a side
+// of the simulation without a session (simulate.Generate refuses them
+// too, without a flag to name).
+func (f *simulateFlags) checkSessions() error {
+	o := f.o
+	switch {
+	case o.Wallets+o.Noise+o.Degenerate == 0 && o.Fetch.Blocks == 0:
+		return badInput("--wallets, --noise, --degenerate and --blocks are all 0: nothing to simulate")
+	case o.Fetch.Blocks > 0 && o.Fetch.Wallets+o.Fetch.Noise == 0:
+		return badInput("--fetch-wallets and --fetch-noise are 0: the chain of --blocks %d has no BIP 157 session (give one, or --blocks 0)", o.Fetch.Blocks)
+	}
+	return nil
+}
+
+// runSimulate writes the simulation of the flags (fl, for naming them in
+// errors) into --out.
+func runSimulate(a *app, f *simulateFlags, fl *pflag.FlagSet) error {
 	if st, err := os.Stat(f.out); err == nil && !st.IsDir() {
 		return badInput("--out %s: a file, not a directory", f.out)
 	}
+	if err := f.checkSessions(); err != nil {
+		return err
+	}
 	sc, err := simulate.Generate(f.o)
 	if errors.Is(err, simulate.ErrBadOptions) {
-		return usageError{err}
+		return simulateFields.badParams(err, fl)
 	}
 	if err != nil {
 		return err

@@ -135,7 +135,7 @@ func TestPrivacyBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"privacy", "model", "--fprate", "0"}, "false-positive rate"},
+		{[]string{"privacy", "model", "--fprate", "0"}, "--fprate 0: not a rate in (0, 1)"},
 		{[]string{"privacy", "model", "--addresses", "0"}, "addresses"},
 		{[]string{"privacy", "model", "--sweep", "colour=1..3"}, "unknown variable"},
 		{[]string{"privacy", "model", "--sweep", "addresses=5..1"}, "range end"},
@@ -150,7 +150,7 @@ func TestPrivacyBadInput(t *testing.T) {
 		{[]string{"privacy", "analyze", "--capture", captureFile, "--universe", universe, "--link", "--link-threshold", "0.3"}, "--link-threshold"},
 		{[]string{"privacy", "analyze", "--filter", filterHex, "--universe", filepath.Join(dir, "missing")}, "no such file"},
 		{[]string{"privacy", "analyze", "--capture", universe, "--universe", universe}, "capture line 1"},
-		{[]string{"privacy", "analyze", "--capture", captureFile, "--client", "10.0.0.1", "--universe", universe}, "no filterload recorded from 10.0.0.1"},
+		{[]string{"privacy", "analyze", "--capture", captureFile, "--client", "10.0.0.1", "--universe", universe}, "--client 10.0.0.1: no filterload recorded from it"},
 		{[]string{"privacy", "analyze", "--capture", captureFile, "--universe", universe, "--strict"}, "line 3"},
 		{[]string{"privacy", "analyze", "--capture", captureFile, "--universe", empty}, "no candidate"},
 		{[]string{"privacy", "analyze", "--filter", filterHex, "--universe", universe, "--show", "-1"}, "--show"},

@@ -102,7 +102,7 @@ func runSend(a *app, f *sendFlags, args []string) error {
 	var tx wire.MsgTx
 	r := bytes.NewReader(raw)
 	if err := tx.Deserialize(r); err != nil {
-		return badInput("transaction: %d bytes do not hold a whole transaction: %w", len(raw), err)
+		return badInputWords(fmt.Sprintf("transaction: %d bytes are not a whole transaction", len(raw)), err)
 	}
 	if r.Len() != 0 {
 		return badInput("transaction: %d bytes after the end of the transaction", r.Len())

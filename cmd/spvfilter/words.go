@@ -1,0 +1,239 @@
+package main
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"os"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/btcsuite/btcd/wire"
+	"github.com/spf13/pflag"
+
+	"github.com/spvfilter/spvfilter/privacy/capture"
+	"github.com/spvfilter/spvfilter/privacy/model"
+	"github.com/spvfilter/spvfilter/privacy/plot"
+	"github.com/spvfilter/spvfilter/privacy/simulate"
+	"github.com/spvfilter/spvfilter/privacy/universe"
+)
+
+// restated is an error said in the tool's own words: msg is what the
+// user reads, err the cause, kept for errors.Is and errors.As.
+type restated struct {
+	msg string
+	err error
+}
+
+func (e *restated) Error() string { return e.msg }
+func (e *restated) Unwrap() error { return e.err }
+
+// badInputWords is bad input (exit status 2) that names what (a flag and
+// its value, or an argument) and then says err in the tool's words.
+func badInputWords(what string, err error) error {
+	return usageError{&restated{what + ": " + words(err), err}}
+}
+
+// failureWords is a failure (exit status 1) that names what and then says
+// err in the tool's words.
+func failureWords(what string, err error) error {
+	return &restated{what + ": " + words(err), err}
+}
+
+// kindSentinels are errors of the libraries that only say what kind of
+// input was bad ("privacy: bad model parameters"): the flag an error is
+// reported under says that already, so their text is dropped.
+var kindSentinels = []error{
+	model.ErrBadParams, model.ErrBadSweep, plot.ErrCannotDraw,
+	universe.ErrBadCandidate, universe.ErrBadIndex, capture.ErrBadRecord,
+	simulate.ErrBadLabels, simulate.ErrBadReport, simulate.ErrBadOptions,
+}
+
+// packagePrefix matches the name of a package that begins an error's
+// text or one of its parts ("privacy: ", "gcs: ").
+var packagePrefix = regexp.MustCompile(`(^|: |; |\()(privacy|gcs|bip37|peer|client|store|chain|capture|universe|attack|model|simulate|plot): `)
+
+// words says err in the tool's words: without the libraries' package
+// prefixes and kinds, and with what Go's packages say (a JSON syntax
+// error, an unexpected EOF, a time or number that does not parse, a
+// missing file) said as the tool says it.
+func words(err error) string {
+	return say(err.Error(), err)
+}
+
+// say is msg, a text made of err's, in the tool's words (see words).
+func say(msg string, err error) string {
+	for _, r := range goWords(err) {
+		msg = strings.Replace(msg, r.old, r.new, 1)
+	}
+	for _, s := range kindSentinels {
+		if errors.Is(err, s) {
+			msg = strings.Replace(msg, s.Error()+": ", "", 1)
+		}
+	}
+	msg = packagePrefix.ReplaceAllString(msg, "$1")
+	msg = strings.ReplaceAll(msg, "unexpected EOF", "the data end too early")
+	if errors.Is(err, io.EOF) && (msg == "EOF" || strings.HasSuffix(msg, ": EOF")) {
+		msg = strings.TrimSuffix(msg, "EOF") + "empty: no data at all"
+	}
+	return msg
+}
+
+// replacement is a part of an error's text and what the tool says instead.
+type replacement struct{ old, new string }
+
+// goWords finds, in err's tree, the errors of Go's packages whose text is
+// not the tool's, and returns each text with the tool's words for it.
+func goWords(err error) []replacement {
+	var out []replacement
+	walkErrors(err, func(e error) {
+		var text string
+		switch e := e.(type) {
+		case *json.SyntaxError:
+			text = fmt.Sprintf("not JSON (%s, at byte %d)", e.Error(), e.Offset)
+		case *json.UnmarshalTypeError:
+			text = fmt.Sprintf("field %q holds a JSON %s where %s is wanted", e.Field, e.Value, jsonKind(e.Type))
+		case *time.ParseError:
+			text = fmt.Sprintf("time %q: want an RFC 3339 time, such as 2025-01-31T12:00:00Z", e.Value)
+		case hex.InvalidByteError:
+			text = fmt.Sprintf("invalid hex character %q", rune(e))
+		case *strconv.NumError:
+			text = fmt.Sprintf("%q is not a number", e.Num)
+		case *wire.MessageError:
+			text = e.Description
+		case *os.PathError:
+			text = e.Path + ": " + fileProblem(e.Err)
+		default:
+			switch {
+			case e == hex.ErrLength:
+				text = "odd number of hex digits"
+			case strings.HasPrefix(e.Error(), "json: unknown field "):
+				text = strings.TrimPrefix(e.Error(), "json: ")
+			case strings.HasPrefix(e.Error(), "Time.UnmarshalJSON: "):
+				text = "a time that is not a JSON string: want an RFC 3339 time, such as \"2025-01-31T12:00:00Z\""
+			}
+		}
+		if text != "" && text != e.Error() {
+			out = append(out, replacement{e.Error(), text})
+		}
+	})
+	return out
+}
+
+// walkErrors calls fn on err and every error it wraps, depth first.
+func walkErrors(err error, fn func(error)) {
+	if err == nil {
+		return
+	}
+	fn(err)
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		walkErrors(u.Unwrap(), fn)
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			walkErrors(e, fn)
+		}
+	}
+}
+
+// jsonKind names the JSON kind a Go type is read from.
+func jsonKind(t reflect.Type) string {
+	if t == nil {
+		return "a value"
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		return "true or false"
+	case reflect.String:
+		return "a string"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Map, reflect.Struct, reflect.Pointer:
+		return "an object"
+	}
+	return "a number"
+}
+
+// fileProblem says why a file could not be opened or created.
+func fileProblem(err error) string {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "no such file or directory"
+	case errors.Is(err, fs.ErrPermission):
+		return "permission denied"
+	case errors.Is(err, syscall.ENOTDIR):
+		return "a part of the path is a file, not a directory"
+	case errors.Is(err, syscall.EISDIR):
+		return "a directory, not a file"
+	}
+	return err.Error()
+}
+
+// fieldFlags names, for one command, the flag that sets each input field
+// a library's model.FieldError may name (by the field's JSON key).
+type fieldFlags map[string]string
+
+// badParams is a library's error about a command's inputs, as bad input
+// in the tool's words: a model.FieldError names the flag of its field and
+// the flag's value (read from fl); another error of the inputs says what
+// is wrong without a flag to name.
+func (ff fieldFlags) badParams(err error, fl *pflag.FlagSet) error {
+	var fe *model.FieldError
+	if errors.As(err, &fe) {
+		if name, ok := ff[fe.Field]; ok {
+			what := "--" + name
+			if f := fl.Lookup(name); f != nil && f.Value.Type() != "bool" {
+				what += " " + f.Value.String()
+			}
+			return usageError{&restated{what + ": " + fe.Msg, err}}
+		}
+	}
+	return usageError{&restated{words(err), err}}
+}
+
+// modelFields are the flags of the model's parameters, in the commands
+// that take them as "privacy model" does.
+var modelFields = fieldFlags{
+	"addresses": "addresses", "fp_rate": "fprate", "universe_size": "universe-size",
+	"elements_per_address": "elements-per-address", "extra_elements": "extra-elements",
+	"filters": "filters", "pair_test": "pair-test", "sizing": "sizing",
+	"trials": "monte-carlo", "sample": "monte-carlo-sample",
+	"target_p_h_1": "target-p-h-1", "target_p_h_all": "target-p-h-all",
+}
+
+// compareFields are the flags of "privacy compare": the model's and those
+// of the BIP 157 side.
+var compareFields = func() fieldFlags {
+	ff := fieldFlags{
+		"watch_per_address": "watch-per-address", "elements_per_block": "elements-per-block",
+		"blocks": "blocks", "wallet_blocks": "wallet-blocks", "appearances": "appearances",
+		"decoys": "decoys", "peer_count": "peers",
+	}
+	maps.Copy(ff, modelFields)
+	return ff
+}()
+
+// demoFields are the flags of "demo", whose wallet has --keys addresses.
+var demoFields = fieldFlags{
+	"addresses": "keys", "fp_rate": "fprate", "extra_elements": "extra-elements",
+	"filters": "filters", "sizing": "sizing", "universe_size": "universe-size",
+}
+
+// simulateFields are the flags of "privacy simulate".
+var simulateFields = fieldFlags{
+	"wallet_count": "wallets", "sessions_per_wallet": "sessions", "addresses_per_wallet": "addresses",
+	"fp_rate_range": "fprate", "sizing": "sizing", "elements_per_address": "elements-per-address",
+	"extra_elements": "extra-elements", "pay_fraction": "pay-fraction", "filteradd_fraction": "filteradd-fraction",
+	"noise_session_count": "noise", "degenerate_session_count": "degenerate", "other_candidate_count": "other-candidates",
+	"fetch.block_count": "blocks", "fetch.txs_per_block": "txs-per-block", "fetch.wallet_count": "fetch-wallets",
+	"fetch.sessions_per_wallet": "fetch-sessions", "fetch.payments_per_wallet": "payments",
+	"fetch.payers_per_wallet": "payers", "fetch.decoys_per_session": "decoys", "fetch.noise_session_count": "fetch-noise",
+}
