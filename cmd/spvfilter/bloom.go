@@ -206,12 +206,7 @@ func bloomDesign(elements uint32, fpRate float64, rule model.SizingRule) (degene
 }
 
 // elementArgs requires at least one ELEMENT_HEX argument.
-func elementArgs(cmd *cobra.Command, args []string) error {
-	if len(args) == 0 {
-		return badInput("bloom %s: give at least one ELEMENT_HEX argument", cmd.Name())
-	}
-	return nil
-}
+var elementArgs = needArgs("ELEMENT_HEX", "at least one element, as hex, @FILE (one per line) or - (standard input)")
 
 // bloomNewFlags holds the flags of "bloom new".
 type bloomNewFlags struct {

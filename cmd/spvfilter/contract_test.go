@@ -548,6 +548,7 @@ func TestContractRows(t *testing.T) {
 		{name: "txid absent from the block warned", args: []string{"merkleblock", "build", "--block", blockHex, "--txid", strings.Repeat("11", 32)},
 			status: exitOK, stderr: []string{"is not in the block"}, notInErr: []string{"byte-reversed"}},
 	}
+	rows = append(rows, argumentRows()...)
 	rows = append(rows, libraryRows(in)...)
 	for _, r := range rows {
 		t.Run(r.name, func(t *testing.T) {
@@ -609,6 +610,37 @@ func newRowFiles(t *testing.T) rowFiles {
 		}
 	}
 	return f
+}
+
+// argumentRows: cobra's words for arguments, flag groups, required and
+// unknown flags are replaced by the tool's, which name the flag or the
+// argument and say what is wanted.
+func argumentRows() []contractRow {
+	cobraWords := []string{"arg(s)", "if any flags in the group", "required flag(s)", "flag needs an argument", "unknown flag", "unknown shorthand"}
+	return []contractRow{
+		{name: "send without its transaction", args: []string{"send", "--connect", "127.0.0.1:1", "--network", "regtest"},
+			status: exitBadInput, stderr: []string{"TX_HEX: give the signed transaction"}, notInErr: cobraWords},
+		{name: "send with two transactions", args: []string{"send", "--connect", "127.0.0.1:1", "--network", "regtest", "00", "11"},
+			status: exitBadInput, stderr: []string{`unexpected argument "11"`}, notInErr: cobraWords},
+		{name: "gcs match without elements", args: []string{"gcs", "match", "--filter", "0174a170", "--block-hash", strings.Repeat("00", 32)},
+			status: exitBadInput, stderr: []string{"ELEMENT_HEX: give at least one element"}, notInErr: cobraWords},
+		{name: "analyze --filter and --capture", args: []string{"privacy", "analyze", "--filter", corePayload, "--capture", "x", "--universe", "-"},
+			status: exitBadInput, stderr: []string{"--filter and --capture: give one or the other, not both"}, notInErr: cobraWords},
+		{name: "gcs build --prevout-script and --no-prevouts", args: []string{"gcs", "build", "--block", "00", "--no-prevouts", "--prevout-script", "51"},
+			status: exitBadInput, stderr: []string{"--prevout-script and --no-prevouts: give one or the other"}, notInErr: cobraWords},
+		{name: "a required flag named with what it takes", args: []string{"bloom", "inspect"},
+			status: exitBadInput, stderr: []string{"--filter is required: filterload payload as hex"}, notInErr: cobraWords},
+		{name: "two required flags", args: []string{"privacy", "evaluate"},
+			status: exitBadInput, stderr: []string{"--labels is required", "--report is required"}, notInErr: cobraWords},
+		{name: "a flag without its value", args: []string{"bloom", "inspect", "--filter"},
+			status: exitBadInput, stderr: []string{"--filter needs a value: filterload payload"}, notInErr: cobraWords},
+		{name: "a misspelt flag gets the flag meant", args: []string{"bloom", "new", "--elements", "3", "--fp_rate", "0.01"},
+			status: exitBadInput, stderr: []string{"--fp_rate: no such flag (did you mean --fprate?)"}, notInErr: cobraWords},
+		{name: "an unknown shorthand", args: []string{"demo", "-x"},
+			status: exitBadInput, stderr: []string{"-x: no such flag"}, notInErr: cobraWords},
+		{name: "completion script with an argument", args: []string{"completion", "zsh", "extra"},
+			status: exitBadInput, stderr: []string{`unexpected argument "extra"`}, notInErr: []string{"unknown command"}},
+	}
 }
 
 // libraryRows: errors of the libraries name the flag (or file) at fault

@@ -3,7 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
@@ -42,12 +45,35 @@ func refuseRepeats(f *pflag.Flag) {
 	f.Value = &onceValue{Value: f.Value}
 }
 
-// flagError is a command-line error of pflag in the tool's own words: a
-// value that does not parse says what the flag wants, not which Go
-// function failed. Every such error is bad input.
-func flagError(err error) error {
-	var iv *pflag.InvalidValueError
-	if !errors.As(err, &iv) {
+// flagError is a command-line error of pflag in the tool's own words,
+// for the command c: a flag that does not exist (with the flag meant, when
+// the name is close to one), a flag without its value, a value that does
+// not parse (what the flag wants, not which Go function failed). Every
+// such error is bad input.
+func flagError(c *cobra.Command, err error) error {
+	var (
+		notExist *pflag.NotExistError
+		noValue  *pflag.ValueRequiredError
+		syntax   *pflag.InvalidSyntaxError
+		iv       *pflag.InvalidValueError
+	)
+	switch {
+	case errors.As(err, &notExist):
+		name := "--" + notExist.GetSpecifiedName()
+		if s := notExist.GetSpecifiedShortnames(); s != "" {
+			name = "-" + notExist.GetSpecifiedName()
+		}
+		msg := fmt.Sprintf("%s: no such flag", name)
+		if near := nearestFlag(c, notExist.GetSpecifiedName()); near != "" {
+			msg += fmt.Sprintf(" (did you mean --%s?)", near)
+		}
+		return usageError{&restated{msg + "; see " + c.CommandPath() + " --help", err}}
+	case errors.As(err, &noValue):
+		f := noValue.GetFlag()
+		return usageError{&restated{fmt.Sprintf("--%s needs a value: %s", f.Name, flagPurpose(f)), err}}
+	case errors.As(err, &syntax):
+		return usageError{&restated{fmt.Sprintf("%q is not a flag: write --NAME or --NAME=VALUE", syntax.GetSpecifiedFlag()), err}}
+	case !errors.As(err, &iv):
 		return usageError{err}
 	}
 	f := iv.GetFlag()
@@ -55,9 +81,98 @@ func flagError(err error) error {
 	// A number or duration flag fails only to parse, unless it was
 	// given twice.
 	if want := flagValueWant(f.Value.Type()); want != "" && !errors.Is(cause, errGivenTwice) {
-		return badInput("--%s %q: %s", f.Name, iv.GetValue(), want)
+		return usageError{&restated{fmt.Sprintf("--%s %q: %s", f.Name, iv.GetValue(), want), err}}
 	}
-	return badInput("--%s %q: %w", f.Name, iv.GetValue(), cause)
+	return badInputWords(fmt.Sprintf("--%s %q", f.Name, iv.GetValue()), cause)
+}
+
+// flagPurpose is a flag's help line as a phrase: what to give it.
+func flagPurpose(f *pflag.Flag) string {
+	return strings.TrimSuffix(f.Usage, " (required)")
+}
+
+// nearestFlag returns the name of c's flag closest to name, when it is
+// close enough to be a typo (--fp_rate, --elemnts), or "".
+func nearestFlag(c *cobra.Command, name string) string {
+	best, bestDist := "", 3
+	visit := func(f *pflag.Flag) {
+		if f.Hidden {
+			return
+		}
+		if d := editDistance(strings.ReplaceAll(name, "_", "-"), f.Name); d < bestDist {
+			best, bestDist = f.Name, d
+		}
+	}
+	c.Flags().VisitAll(visit)
+	c.InheritedFlags().VisitAll(visit)
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
+// mutuallyExclusive is the annotation cobra's MarkFlagsMutuallyExclusive
+// puts on each flag of a group (cobra keeps the name to itself).
+const mutuallyExclusive = "cobra_annotation_mutually_exclusive"
+
+// checkFlagRules checks, before a command runs, the rules its flags were
+// marked with (required; mutually exclusive) and says what is wrong in
+// the tool's words. cobra checks the same rules after this, and finds
+// nothing left; its marks still drive the help and shell completion.
+func checkFlagRules(c *cobra.Command) error {
+	var missing []*pflag.Flag
+	var groups []string
+	given := map[string]bool{}
+	c.Flags().VisitAll(func(f *pflag.Flag) {
+		if req := f.Annotations[cobra.BashCompOneRequiredFlag]; len(req) == 1 && req[0] == "true" && !f.Changed {
+			missing = append(missing, f)
+		}
+		if f.Changed {
+			given[f.Name] = true
+			for _, g := range f.Annotations[mutuallyExclusive] {
+				if !slices.Contains(groups, g) {
+					groups = append(groups, g)
+				}
+			}
+		}
+	})
+	for _, g := range groups {
+		var set []string
+		for _, name := range strings.Fields(g) {
+			if given[name] {
+				set = append(set, "--"+name)
+			}
+		}
+		if len(set) > 1 {
+			return badInput("%s: give one or the other, not both", strings.Join(set, " and "))
+		}
+	}
+	if len(missing) > 0 {
+		var parts []string
+		for _, f := range missing {
+			parts = append(parts, fmt.Sprintf("--%s is required: %s", f.Name, flagPurpose(f)))
+		}
+		return badInput("%s", strings.Join(parts, "; "))
+	}
+	return nil
 }
 
 // flagValueWant describes the values a flag of a pflag type accepts.

@@ -230,7 +230,7 @@ Example:
   spvfilter gcs match --filter 0174a170 \
       --block-hash 000000006c02c8ea6e4ff69651f7fcde348fb9d557a06e6957b65552002a7820 \
       21038a7f6ef1c8ca0c588aa53fa860128077c9e6c11e6830f4d7ee4e763a56b7718fac`,
-		Args: cobra.MinimumNArgs(1),
+		Args: elementArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runGCSMatch(a, &f, args) },
 	}
 	c.Flags().StringVar(&f.filter, "filter", "", "basic filter as hex, @FILE or -")

@@ -50,7 +50,7 @@ func TestRootErrors(t *testing.T) {
 		stderr string
 	}{
 		{"unknown command", []string{"frobnicate"}, exitBadInput, "unknown command"},
-		{"unknown flag", []string{"version", "--nope"}, exitBadInput, "unknown flag"},
+		{"unknown flag", []string{"version", "--nope"}, exitBadInput, "--nope: no such flag"},
 		{"extra argument", []string{"version", "x"}, exitBadInput, "version"},
 		{"unknown subcommand", []string{"bloom", "frob"}, exitBadInput, "unknown command"},
 		{"required flag", []string{"gcs", "header", "--filter", "00"}, exitBadInput, "prev-header"},

@@ -144,9 +144,10 @@ machine).`,
 	root.Flags().Lookup("version").Usage = "print the spvfilter version"
 	root.PersistentFlags().BoolVar(&a.json, "json", false, "print the result as one JSON object")
 	// Flag parsing errors are bad input: mark them so run exits with 2.
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		return flagError(err)
-	})
+	root.SetFlagErrorFunc(flagError)
+	// The flags' rules (required, mutually exclusive) are checked in the
+	// tool's words before cobra checks them in its own.
+	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error { return checkFlagRules(c) }
 	// Every command, in one place; a group adds its subcommands.
 	root.AddCommand(
 		newBloomCommand(a),
@@ -163,6 +164,9 @@ machine).`,
 	root.InitDefaultCompletionCmd()
 	if c, _, err := root.Find([]string{"completion"}); err == nil && c != root {
 		refuseUnknownShell(c)
+		for _, shell := range c.Commands() {
+			shell.Args = noArgs
+		}
 	}
 	// One spelling, --fprate, for every command; --fp-rate still parses,
 	// as the same flag. No command defines --fp-rate itself: it would be
@@ -452,4 +456,26 @@ func noArgs(cmd *cobra.Command, args []string) error {
 		return badInput("unexpected argument %q: %s takes no arguments", args[0], cmd.CommandPath())
 	}
 	return nil
+}
+
+// needArgs requires at least one argument: name is how the usage line
+// names it (ELEMENT_HEX), what says what to give.
+func needArgs(name, what string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return badInput("%s: give %s", name, what)
+		}
+		return nil
+	}
+}
+
+// oneArg requires exactly one argument, named and described as by
+// needArgs; a second is surplus.
+func oneArg(name, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) > 1 {
+			return badInput("unexpected argument %q: %s takes one %s", args[1], cmd.CommandPath(), name)
+		}
+		return needArgs(name, what)(cmd, args)
+	}
 }

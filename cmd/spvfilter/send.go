@@ -52,7 +52,7 @@ disconnected), when none took it.
 send does not rebroadcast: run it again until the transaction is mined.`,
 		Example: `  spvfilter send --peer 127.0.0.1:18444 --network regtest 0200000001…
   spvfilter send --peer 127.0.0.1:18444 --peer 127.0.0.1:18445 --network regtest @tx.hex --json`,
-		Args: cobra.ExactArgs(1),
+		Args: oneArg("TX_HEX", "the signed transaction, as hex, @FILE or - (standard input)"),
 		RunE: func(cmd *cobra.Command, args []string) error { return runSend(a, &f, args) },
 	}
 	fl := cmd.Flags()
