@@ -509,8 +509,8 @@ func TestContractRows(t *testing.T) {
 			status: exitBadInput, stderr: []string{"binary data, not hex"}, notInErr: []string{"invalid hex character", "odd number"}},
 		{name: "binary element file named as binary", args: []string{"bloom", "match", "--filter", corePayload, "@" + binary},
 			status: exitBadInput, stderr: []string{"binary data, not hex"}},
-		{name: "no stuttering prefix", args: []string{"scan", "--connect", node, "--network", "regtest", "--watch", "51", "--datadir", locked},
-			status: exitFailure, stderr: []string{"store: in use"}, notInErr: []string{"store: store:"}},
+		{name: "a data directory in use named by its flag", args: []string{"scan", "--connect", node, "--network", "regtest", "--watch", "51", "--datadir", locked},
+			status: exitFailure, stderr: []string{"spvfilter: --datadir " + locked + ": in use by another spvfilter"}, notInErr: []string{"store:", "client:", "LOCK"}},
 		{name: "testnet address on regtest named as testnet", args: []string{"scan", "--peer", node, "--network", "regtest", "--watch", "tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx"},
 			status: exitBadInput, stderr: []string{"is a testnet3 address, not a regtest one"}},
 		{name: "universe range checked before connecting", args: []string{"privacy", "universe", "--peer", node, "--from", "10", "--to", "5", "--out", "-"},
@@ -518,7 +518,7 @@ func TestContractRows(t *testing.T) {
 		{name: "a failure names its object, not the command", args: []string{"privacy", "universe", "--peer", node, "--network", "regtest", "--out", "-"},
 			status: exitFailure, stderr: []string{"spvfilter: peer " + node}, notInErr: []string{"universe:"}},
 		{name: "an upstream failure names its flag", args: []string{"privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", node, "--network", "regtest", "--out", "-"},
-			status: exitFailure, stderr: []string{"spvfilter: --upstream: ", "is a regtest node running at " + node}, notInErr: []string{"capture:"}},
+			status: exitFailure, stderr: []string{"spvfilter: --upstream " + node + ": ", "is a regtest node running at " + node}, notInErr: []string{"capture:"}},
 		{name: "universe refuses to replace its output", args: []string{"privacy", "universe", "--peer", node, "--out", universe},
 			status: exitBadInput, stderr: []string{"exists", "--force"}},
 		{name: "universe as @FILE", args: []string{"privacy", "analyze", "--filter", corePayload, "--universe", "@" + universe},
@@ -550,6 +550,7 @@ func TestContractRows(t *testing.T) {
 	}
 	rows = append(rows, argumentRows()...)
 	rows = append(rows, libraryRows(in)...)
+	rows = append(rows, nodeRows(in, node)...)
 	for _, r := range rows {
 		t.Run(r.name, func(t *testing.T) {
 			stdout, stderr, status := runCLI(t, "", r.args...)
@@ -697,6 +698,41 @@ func libraryRows(in rowFiles) []contractRow {
 		rows[i].name = "library error in the tool's words: " + rows[i].name
 	}
 	return rows
+}
+
+// nodeRows: failures to reach a node, and flags about nodes, in the
+// tool's words; a --proxy that cannot be one is refused before anything
+// connects.
+func nodeRows(in rowFiles, node string) []contractRow {
+	goWords := []string{"dial tcp", "peer disconnected", "client:", "finding peers", "DNS seeds", "mkdir", "first path segment", "privacy:"}
+	return []contractRow{
+		{name: "a node that refuses", args: []string{"scan", "--connect", node, "--network", "regtest", "--watch", "51"},
+			status: exitFailure, stderr: []string{"spvfilter: peer " + node + ": connection refused: nothing listens there (is a regtest node listening on " + node + "?)"}, notInErr: goWords},
+		{name: "--peer on regtest without the seeds it has not", args: []string{"scan", "--peer", node, "--peer", "127.0.0.1:2", "--network", "regtest", "--watch", "51"},
+			status: exitFailure, stderr: []string{"spvfilter: no node could be reached: peer " + node + ": connection refused", "; peer 127.0.0.1:2: connection refused"}, notInErr: goWords},
+		{name: "send to a node that refuses", args: []string{"send", "--connect", node, "--network", "regtest", coreTx},
+			status: exitFailure, stderr: []string{"peer " + node + ": connection refused"}, notInErr: goWords},
+		{name: "universe from its node alone", args: []string{"privacy", "universe", "--peer", node, "--network", "regtest", "--out", "-"},
+			status: exitFailure, stderr: []string{"peer " + node + ": connection refused"}, notInErr: goWords},
+		{name: "an upstream that refuses", args: []string{"privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", node, "--network", "regtest", "--out", "-"},
+			status: exitFailure, stderr: []string{"spvfilter: --upstream " + node + ": connection refused"}, notInErr: goWords},
+		{name: "a proxy port out of range refused before connecting", args: []string{"scan", "--connect", node, "--network", "regtest", "--watch", "51", "--proxy", "socks5://127.0.0.1:99999"},
+			status: exitBadInput, stderr: []string{`--proxy socks5://127.0.0.1:99999: port "99999" is not a number from 1 to 65535`}, notInErr: append(goWords, "peer "+node)},
+		{name: "a proxy without its scheme", args: []string{"scan", "--connect", node, "--network", "regtest", "--watch", "51", "--proxy", "127.0.0.1:9050"},
+			status: exitBadInput, stderr: []string{"(the scheme socks5:// is missing)"}, notInErr: goWords},
+		{name: "a proxy's password never shown", args: []string{"scan", "--connect", node, "--network", "regtest", "--watch", "51", "--proxy", "u:secret@127.0.0.1:9050"},
+			status: exitBadInput, stderr: []string{"(the scheme socks5:// is missing)"}, notInErr: []string{"secret"}},
+		{name: "a proxy that refuses", args: []string{"scan", "--connect", node, "--network", "regtest", "--watch", "51", "--proxy", "socks5://127.0.0.1:1"},
+			status: exitFailure, stderr: []string{"the --proxy is unreachable: connection refused"}, notInErr: goWords},
+		{name: "a data directory under a file", args: []string{"scan", "--connect", node, "--network", "regtest", "--watch", "51", "--datadir", filepath.Join(in.file, "sub")},
+			status: exitBadInput, stderr: []string{"--datadir " + filepath.Join(in.file, "sub") + ": " + in.file + " is a file, not a directory"}, notInErr: goWords},
+		{name: "peers with a file for a data directory", args: []string{"peers", "--connect", node, "--network", "regtest", "--datadir", in.file},
+			status: exitBadInput, stderr: []string{"--datadir " + in.file + ": a file, not a directory"}, notInErr: goWords},
+		{name: "no node on regtest", args: []string{"scan", "--network", "regtest", "--watch", "51"},
+			status: exitBadInput, stderr: []string{"--connect: give the node to use (HOST:PORT): regtest has no DNS seeds"}},
+		{name: "--connect checked as --peer is", args: []string{"scan", "--connect", "127.0.0.1", "--network", "regtest", "--watch", "51"},
+			status: exitBadInput, stderr: []string{`--connect "127.0.0.1": missing port in address; want HOST:PORT`}},
+	}
 }
 
 // reverseHex reverses the bytes of a hex string: a hash in the other

@@ -1,9 +1,15 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
+	"net/url"
+	"os"
 	"strconv"
+	"strings"
+	"syscall"
 
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/wire"
@@ -46,17 +52,70 @@ func (pf *peerFlags) config(params *chaincfg.Params, services wire.ServiceFlag) 
 		}
 	}
 	if len(cfg.Peers) == 0 && len(params.DNSSeeds) == 0 {
-		return cfg, badInput("%s has no DNS seeds: give the nodes with --peer or --connect", params.Name)
+		return cfg, badInput("--connect: give the node to use (HOST:PORT): %s has no DNS seeds to find nodes with", params.Name)
 	}
 	if len(cfg.Peers) == 0 && pf.proxy != "" {
 		return cfg, badInput("--proxy without --peer or --connect: the DNS seeds are not asked behind a proxy (their lookup would leave it)")
 	}
 	if pf.proxy != "" {
+		if err := checkProxy(pf.proxy); err != nil {
+			return cfg, err
+		}
 		if _, err := peer.SOCKS5(pf.proxy); err != nil {
-			return cfg, badInput("--proxy: %w", err)
+			return cfg, badInputWords("--proxy", err)
 		}
 	}
 	return cfg, nil
+}
+
+// checkProxy checks a --proxy URL before anything connects: the scheme
+// socks5 (or socks5h), an optional user:password@ and a HOST:PORT as
+// --peer takes it. The password is never shown.
+func checkProxy(raw string) error {
+	const want = "want socks5://HOST:PORT, such as Tor's socks5://127.0.0.1:9050"
+	if !strings.Contains(raw, "://") {
+		shown := fmt.Sprintf(" %q", raw)
+		if strings.Contains(raw, "@") {
+			shown = "" // it may hold a password
+		}
+		return badInput("--proxy%s: %s (the scheme socks5:// is missing)", shown, want)
+	}
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		return usageError{&restated{"--proxy: not a URL: " + want, err}}
+	case u.Scheme != "socks5" && u.Scheme != "socks5h":
+		return badInput("--proxy %s: scheme %q: %s", u.Redacted(), u.Scheme, want)
+	case u.Opaque != "" || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "":
+		return badInput("--proxy %s: %s", u.Redacted(), want)
+	}
+	if err := checkHostPort(u.Host, false); err != nil {
+		why, _, _ := strings.Cut(err.Error(), "; want")
+		return usageError{&restated{fmt.Sprintf("--proxy %s: %s; %s", u.Redacted(), why, want), err}}
+	}
+	return nil
+}
+
+// makeDataDir creates the --datadir dir if needed; a file in its place,
+// or in the place of a directory above it, is bad input.
+func makeDataDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		return badInput("--datadir %s: a file, not a directory", dir)
+	}
+	err := os.MkdirAll(dir, 0o755)
+	var pe *os.PathError
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, syscall.ENOTDIR) && errors.As(err, &pe):
+		return usageError{&restated{fmt.Sprintf("--datadir %s: %s is a file, not a directory", dir, pe.Path), err}}
+	case errors.Is(err, fs.ErrPermission):
+		return badInputWords("--datadir "+dir+": cannot be created", err)
+	}
+	return failureWords("--datadir "+dir+": cannot be created", err)
 }
 
 // first names the first peer given, or says that they were found.

@@ -96,10 +96,8 @@ func runPeers(a *app, f *peersFlags, fl *pflag.FlagSet) error {
 	if !fl.Changed("datadir") {
 		cfg.DataDir = defaultDataDir(params)
 	}
-	if cfg.DataDir != "" {
-		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
-			return badInput("--datadir: %w", err)
-		}
+	if err := makeDataDir(cfg.DataDir); err != nil {
+		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -108,11 +106,11 @@ func runPeers(a *app, f *peersFlags, fl *pflag.FlagSet) error {
 		return errors.New("peers interrupted")
 	}
 	if err != nil {
-		return err
+		return nodeFailure(err, params, cfg.DataDir)
 	}
 	defer c.Close()
 	if _, err := c.SyncHeaders(ctx); err != nil {
-		return err
+		return nodeFailure(err, params, cfg.DataDir)
 	}
 	out := peersOutput{Network: params.Name, Peers: peersJSON(c.Peers()), Known: []knownJSON{}, Bans: []banJSON{}, Warnings: []string{}}
 	known, err := c.KnownAddresses()

@@ -3,10 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -114,13 +117,13 @@ func runCapture(ctx context.Context, a *app, f *captureFlags) error {
 	// A relay in front of a node that does not answer would accept
 	// clients and record nothing: check it first, before creating --out.
 	if err := capture.CheckUpstream(ctx, f.upstream, params.Net, f.handshake); err != nil {
-		return fmt.Errorf("--upstream: %w (is a %s node running at %s?)", err, params.Name, f.upstream)
+		return upstreamFailure(f.upstream, params.Name, err)
 	}
 	var out io.Writer = a.stdout
 	if f.out != "-" {
 		file, err := os.OpenFile(f.out, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 		if err != nil {
-			return badInput("--out: %w", err)
+			return badInputWords("--out", err)
 		}
 		defer file.Close()
 		out = file
@@ -152,6 +155,21 @@ func runCapture(ctx context.Context, a *app, f *captureFlags) error {
 	fmt.Fprintf(a.stderr, "capture: %d client(s), %d record(s) written, %d connection(s) closed for bad messages, %d without a version in time, %d idle, %d evicted\n",
 		st.Clients, st.Records, st.Rejected, st.HandshakeTimeouts, st.IdleTimeouts, st.Evicted)
 	return nil
+}
+
+// upstreamFailure says why the --upstream node at addr did not answer as
+// a node of the network: a connection refused or a host not found is said
+// as the tool says it for any node.
+func upstreamFailure(addr, network string, err error) error {
+	msg := strings.Replace(words(err), addr+": ", "", 1)
+	var oe *net.OpError
+	switch {
+	case errors.As(err, &oe) && oe.Op == "dial":
+		msg = dialReason(oe)
+	case errors.Is(err, io.EOF):
+		msg = "it closed the connection without sending a version message"
+	}
+	return &restated{fmt.Sprintf("--upstream %s: %s (is a %s node running at %s?)", addr, msg, network, addr), err}
 }
 
 // printListening tells on standard error where the relay listens: a line

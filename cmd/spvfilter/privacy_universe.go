@@ -126,13 +126,15 @@ func runUniverse(ctx context.Context, a *app, f *universeFlags, fl *pflag.FlagSe
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	c, err := client.Connect(ctx, client.Config{Peers: []string{f.peer}, Params: params, Timeout: f.timeout})
+	// The node given, alone: the blocks come from it, not from peers
+	// found through the DNS seeds.
+	c, err := client.Connect(ctx, client.Config{Peers: []string{f.peer}, ConnectOnly: true, Params: params, Timeout: f.timeout})
 	if err != nil {
-		return err
+		return nodeFailure(err, params, "")
 	}
 	defer c.Close()
 	if _, err := c.SyncHeaders(ctx); err != nil {
-		return err
+		return nodeFailure(err, params, "")
 	}
 	chain := c.Chain()
 	to := f.to
@@ -149,7 +151,7 @@ func runUniverse(ctx context.Context, a *app, f *universeFlags, fl *pflag.FlagSe
 	if f.out != "-" {
 		file, err := os.Create(f.out)
 		if err != nil {
-			return badInput("--out: %w", err)
+			return badInputWords("--out", err)
 		}
 		defer file.Close()
 		w = file
@@ -159,7 +161,7 @@ func runUniverse(ctx context.Context, a *app, f *universeFlags, fl *pflag.FlagSe
 	var indexFile *os.File
 	if f.index != "" {
 		if indexFile, err = os.Create(f.index); err != nil {
-			return badInput("--index: %w", err)
+			return badInputWords("--index", err)
 		}
 		defer indexFile.Close()
 		ix = universe.NewIndexWriter(filepath.Dir(f.index), f.indexMemory)
@@ -169,7 +171,7 @@ func runUniverse(ctx context.Context, a *app, f *universeFlags, fl *pflag.FlagSe
 	uw.Comment(fmt.Sprintf("candidates of %s blocks %d..%d from %s, one per line", params.Name, f.from, to, f.peer))
 	err = c.FetchBlocks(ctx, f.from, to, func(h int32, b *wire.MsgBlock) error { return uw.AddBlock(h, b) })
 	if err != nil {
-		return err
+		return nodeFailure(err, params, "")
 	}
 	if err := uw.Flush(); err != nil {
 		return fmt.Errorf("--out %s: %w", f.out, err)

@@ -215,6 +215,7 @@ func markRequired(f *pflag.Flag) {
 // bad input before the command runs.
 var sharedFlagChecks = map[string]func(string) error{
 	"peer":     func(s string) error { return checkHostPort(s, false) },
+	"connect":  func(s string) error { return checkHostPort(s, false) },
 	"upstream": func(s string) error { return checkHostPort(s, false) },
 	"listen":   func(s string) error { return checkHostPort(s, true) },
 	"network": func(s string) error {

@@ -356,6 +356,7 @@ func (a *app) runScan(cmd *cobra.Command, fl *scanFlags) error {
 	defer stop()
 	start := time.Now()
 	res, err := a.executeScan(ctx, plan)
+	err = nodeFailure(err, plan.client.Params, plan.client.DataDir)
 	if err != nil {
 		// An interrupt ends the scan with "interrupted", not with the
 		// bare context error.
@@ -407,7 +408,7 @@ func (a *app) planScan(flags *pflag.FlagSet, fl *scanFlags) (*scanPlan, error) {
 	}
 	if datadir != "" {
 		if st, err := os.Stat(datadir); err == nil && !st.IsDir() {
-			return nil, badInput("--datadir %s: not a directory", datadir)
+			return nil, badInput("--datadir %s: a file, not a directory", datadir)
 		}
 	}
 	if plan.bip37, err = fl.bip37Options(flags); err != nil {
@@ -427,10 +428,8 @@ func (a *app) planScan(flags *pflag.FlagSet, fl *scanFlags) (*scanPlan, error) {
 		}
 		plan.warnings = append(plan.warnings, w...)
 	}
-	if datadir != "" {
-		if err := os.MkdirAll(datadir, 0o755); err != nil {
-			return nil, badInput("--datadir: %w", err)
-		}
+	if err := makeDataDir(datadir); err != nil {
+		return nil, err
 	}
 	cacheBytes := fl.filterCache
 	if cacheBytes == 0 {
@@ -509,7 +508,7 @@ func checkBIP37Watch(watch []client.WatchItem, opt client.BIP37Options) ([]strin
 				return nil, badInput("--watch %d: script %x has no data push a BIP 37 filter can match (--mode bip157 can watch it)", i+1, it.Script)
 			}
 		}
-		return nil, badInput("--watch: %w", err)
+		return nil, badInputWords("--watch", err)
 	}
 	st := f.Stats()
 	if st.HashFuncs == 0 || st.SizeBytes == 0 || st.BitsSet == st.SizeBits {

@@ -115,7 +115,7 @@ func runSend(a *app, f *sendFlags, args []string) error {
 	ccfg.Timeout = f.timeout
 	c, err := client.Connect(ctx, ccfg)
 	if err != nil {
-		return err
+		return nodeFailure(err, params, "")
 	}
 	defer c.Close()
 	res, err := c.SendTransaction(ctx, &tx)
@@ -123,7 +123,7 @@ func runSend(a *app, f *sendFlags, args []string) error {
 		return errors.New("send interrupted")
 	}
 	if err != nil {
-		return err
+		return nodeFailure(err, params, "")
 	}
 	warnings := slices.Clone(res.Warnings)
 	for _, p := range c.Peers() {

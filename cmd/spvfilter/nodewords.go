@@ -1,0 +1,87 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"syscall"
+
+	"github.com/btcsuite/btcd/chaincfg"
+
+	"github.com/spvfilter/spvfilter/peer"
+	"github.com/spvfilter/spvfilter/peer/client"
+	"github.com/spvfilter/spvfilter/peer/store"
+)
+
+// nodeFailure says, in the tool's words, why the nodes of params failed a
+// command: a node that could not be reached is named with the reason
+// (refused, not found, no answer) and what to check; the data directory
+// another process holds is named as --datadir; on a network without DNS
+// seeds, the search for more peers, which could not succeed, is left
+// out. The cause stays wrapped. nil stays nil.
+func nodeFailure(err error, params *chaincfg.Params, datadir string) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, store.ErrLocked) {
+		return &restated{fmt.Sprintf("--datadir %s: in use by another spvfilter (a scan, follow or peers on the same directory): wait for it to end, or give another --datadir", datadir), err}
+	}
+	msg := err.Error()
+	walkErrors(err, func(e error) {
+		var pe *peer.PeerError
+		if errors.As(e, &pe) && pe == e && pe.Op == "connect" {
+			if why := unreachable(pe, params); why != "" {
+				msg = strings.Replace(msg, pe.Error(), why, 1)
+			}
+		}
+	})
+	if len(params.DNSSeeds) == 0 {
+		if i := strings.Index(msg, "; finding peers: "); i >= 0 {
+			msg = msg[:i]
+		}
+	}
+	msg = strings.Replace(msg, "client: connect: "+client.ErrNoPeers.Error(), "no node could be reached", 1)
+	return &restated{say(msg, err), err}
+}
+
+// unreachable says why a node could not be reached, or "" when the
+// connection was made and failed later.
+func unreachable(pe *peer.PeerError, params *chaincfg.Params) string {
+	var oe *net.OpError
+	if !errors.Is(pe, peer.ErrDisconnected) || !errors.As(pe, &oe) || oe.Op != "dial" {
+		return ""
+	}
+	reason := dialReason(oe)
+	if strings.Contains(pe.Error(), "SOCKS5 proxy ") && strings.Contains(pe.Error(), " unreachable: ") {
+		return fmt.Sprintf("peer %s: the --proxy is unreachable: %s (is the proxy, such as Tor, running?)", pe.Peer, reason)
+	}
+	hint := fmt.Sprintf("is a %s node listening on %s?", params.Name, pe.Peer)
+	var dns *net.DNSError
+	if errors.As(oe, &dns) {
+		hint = "is the host name right?"
+	}
+	return fmt.Sprintf("peer %s: %s (%s)", pe.Peer, reason, hint)
+}
+
+// dialReason says why a connection could not be opened.
+func dialReason(oe *net.OpError) string {
+	var dns *net.DNSError
+	switch {
+	case errors.As(oe, &dns) && dns.IsNotFound:
+		return fmt.Sprintf("host %s not found", dns.Name)
+	case errors.As(oe, &dns):
+		return fmt.Sprintf("cannot look up host %s: %s", dns.Name, dns.Err)
+	case errors.Is(oe, syscall.ECONNREFUSED):
+		return "connection refused: nothing listens there"
+	case errors.Is(oe, syscall.EHOSTUNREACH), errors.Is(oe, syscall.ENETUNREACH):
+		return "no route to the host"
+	case errors.Is(oe, os.ErrDeadlineExceeded) || oe.Timeout():
+		return "no answer in time"
+	}
+	if oe.Err != nil {
+		return oe.Err.Error()
+	}
+	return oe.Error()
+}
