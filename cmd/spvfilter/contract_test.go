@@ -551,6 +551,7 @@ func TestContractRows(t *testing.T) {
 	rows = append(rows, argumentRows()...)
 	rows = append(rows, libraryRows(in)...)
 	rows = append(rows, nodeRows(in, node)...)
+	rows = append(rows, contractBreakRows(in)...)
 	for _, r := range rows {
 		t.Run(r.name, func(t *testing.T) {
 			stdout, stderr, status := runCLI(t, "", r.args...)
@@ -732,6 +733,22 @@ func nodeRows(in rowFiles, node string) []contractRow {
 			status: exitBadInput, stderr: []string{"--connect: give the node to use (HOST:PORT): regtest has no DNS seeds"}},
 		{name: "--connect checked as --peer is", args: []string{"scan", "--connect", "127.0.0.1", "--network", "regtest", "--watch", "51"},
 			status: exitBadInput, stderr: []string{`--connect "127.0.0.1": missing port in address; want HOST:PORT`}},
+	}
+}
+
+// contractBreakRows: --json is honoured by every command, help and
+// completion included, and carries warnings; simulate does not write
+// over an earlier simulation; a filter that cannot reach its rate says
+// so; usage lines and examples say what the README says.
+func contractBreakRows(in rowFiles) []contractRow {
+	return []contractRow{
+		{name: "version --json carries warnings", args: []string{"version", "--json"}, stdout: []string{`"warnings": []`}},
+		{name: "--version --json carries warnings", args: []string{"--version", "--json"}, stdout: []string{`"warnings": []`}},
+		{name: "help --json", args: []string{"help", "--json"}, stdout: []string{`"command": "spvfilter"`, `"help": "spvfilter builds`, `"warnings": []`}},
+		{name: "--json alone", args: []string{"--json"}, stdout: []string{`"command": "spvfilter"`, `"warnings": []`}},
+		{name: "privacy --json", args: []string{"privacy", "--json"}, stdout: []string{`"command": "spvfilter privacy"`}},
+		{name: "scan --help --json", args: []string{"scan", "--help", "--json"}, stdout: []string{`"command": "spvfilter scan"`, `"help": "scan connects`}},
+		{name: "completion --json", args: []string{"completion", "bash", "--json"}, stdout: []string{`"shell": "bash"`, `"script": "# bash completion`, `"warnings": []`}},
 	}
 }
 

@@ -40,6 +40,25 @@ type app struct {
 	// stdinUsed is set once an argument "-" has read standard input,
 	// which can feed only one argument.
 	stdinUsed bool
+
+	// cobraOut is where cobra writes help and completion scripts:
+	// standard output, or a buffer while --json turns them into JSON.
+	cobraOut *swapWriter
+}
+
+// swapWriter writes to W, which can be swapped.
+type swapWriter struct{ W io.Writer }
+
+func (s *swapWriter) Write(p []byte) (int, error) { return s.W.Write(p) }
+
+// capture runs fn with what cobra writes going into a string.
+func (a *app) capture(fn func()) string {
+	var b strings.Builder
+	old := a.cobraOut.W
+	a.cobraOut.W = &b
+	defer func() { a.cobraOut.W = old }()
+	fn()
+	return b.String()
 }
 
 // run executes the command line args and returns the process exit status.
@@ -55,9 +74,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (status int) 
 	}()
 	root := newRootCommand(a)
 	root.SetArgs(args)
-	root.SetIn(stdin)
-	root.SetOut(stdout)
-	root.SetErr(stderr)
+	root.SetIn(a.stdin)
+	root.SetErr(a.stderr)
 	err := root.Execute()
 	if err == nil {
 		return exitOK
@@ -137,6 +155,9 @@ machine).`,
 		SilenceErrors:     true,
 		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: false},
 	}
+	// Set before the completion commands are made: they keep the writer.
+	a.cobraOut = &swapWriter{a.stdout}
+	root.SetOut(a.cobraOut)
 	// --version prints what the version command prints, as JSON with
 	// --json.
 	root.SetVersionTemplate("{{versionText .}}")
@@ -161,11 +182,16 @@ machine).`,
 		newVersionCommand(a),
 	)
 	root.SetHelpCommand(newHelpCommand())
+	// --json is honoured by help and completion too: their text as the
+	// value of a JSON object.
+	textHelp := root.HelpFunc()
+	root.SetHelpFunc(func(c *cobra.Command, args []string) { a.help(c, args, textHelp) })
 	root.InitDefaultCompletionCmd()
 	if c, _, err := root.Find([]string{"completion"}); err == nil && c != root {
 		refuseUnknownShell(c)
 		for _, shell := range c.Commands() {
 			shell.Args = noArgs
+			a.scriptAsJSON(shell)
 		}
 	}
 	// One spelling, --fprate, for every command; --fp-rate still parses,
@@ -396,7 +422,7 @@ func init() {
 // when the command line has --json.
 func versionText(c *cobra.Command) string {
 	if f := c.Flags().Lookup("json"); f != nil && f.Value.String() == "true" {
-		b, _ := json.MarshalIndent(versionJSON{buildVersion()}, "", "  ")
+		b, _ := json.MarshalIndent(versionJSON{buildVersion(), []string{}}, "", "  ")
 		return string(b) + "\n"
 	}
 	return "spvfilter " + buildVersion() + "\n"
@@ -404,7 +430,53 @@ func versionText(c *cobra.Command) string {
 
 // versionJSON is the JSON of the version command and of --version.
 type versionJSON struct {
-	Version string `json:"version"`
+	Version  string   `json:"version"`
+	Warnings []string `json:"warnings"`
+}
+
+// helpJSON is the help of a command with --json.
+type helpJSON struct {
+	Command  string   `json:"command"`
+	Help     string   `json:"help"`
+	Warnings []string `json:"warnings"`
+}
+
+// help prints the help of c as text prints it, or with --json as the
+// value of a JSON object.
+func (a *app) help(c *cobra.Command, args []string, text func(*cobra.Command, []string)) {
+	if !a.json {
+		text(c, args)
+		return
+	}
+	help := a.capture(func() { text(c, args) })
+	_ = a.printJSON(helpJSON{Command: c.CommandPath(), Help: help, Warnings: []string{}})
+}
+
+// completionJSON is a completion script with --json.
+type completionJSON struct {
+	Shell    string   `json:"shell"`
+	Script   string   `json:"script"`
+	Warnings []string `json:"warnings"`
+}
+
+// scriptAsJSON makes the command that prints the completion script of a
+// shell print it, with --json, as the value of a JSON object.
+func (a *app) scriptAsJSON(shell *cobra.Command) {
+	runE := shell.RunE
+	if runE == nil {
+		return
+	}
+	shell.RunE = func(cmd *cobra.Command, args []string) error {
+		if !a.json {
+			return runE(cmd, args)
+		}
+		var err error
+		script := a.capture(func() { err = runE(cmd, args) })
+		if err != nil {
+			return err
+		}
+		return a.printJSON(completionJSON{Shell: cmd.Name(), Script: script, Warnings: []string{}})
+	}
 }
 
 func buildVersion() string {
