@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"sync"
 )
 
 // printJSON writes v as one indented JSON object followed by a newline.
@@ -26,4 +29,44 @@ func orEmpty(warnings []string) []string {
 		return []string{}
 	}
 	return warnings
+}
+
+// lineWriter writes each line written to it to w as format turns it,
+// so that what a library logs on standard error reads as the tool's: a
+// line of its own ("spvfilter: ..."), or with --json a JSON object. A
+// line is written once whole.
+type lineWriter struct {
+	w      io.Writer
+	format func(line string) string
+	mu     sync.Mutex
+	part   []byte // the start of a line not yet ended
+}
+
+// logWriter is where a library's log lines go on standard error.
+func (a *app) logWriter() io.Writer {
+	if a.json {
+		return &lineWriter{w: a.stderr, format: func(line string) string {
+			b, _ := json.Marshal(struct {
+				Log string `json:"log"`
+			}{line})
+			return string(b)
+		}}
+	}
+	return &lineWriter{w: a.stderr, format: func(line string) string { return "spvfilter: " + line }}
+}
+
+func (l *lineWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.part = append(l.part, b...)
+	for {
+		i := bytes.IndexByte(l.part, '\n')
+		if i < 0 {
+			return len(b), nil
+		}
+		if _, err := fmt.Fprintln(l.w, l.format(string(l.part[:i]))); err != nil {
+			return len(b), err
+		}
+		l.part = l.part[i+1:]
+	}
 }

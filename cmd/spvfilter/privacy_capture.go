@@ -129,7 +129,7 @@ func runCapture(ctx context.Context, a *app, f *captureFlags) error {
 		out = file
 	}
 	r, err := capture.NewRelay(capture.RelayConfig{
-		Listen: f.listen, Upstream: f.upstream, Net: params.Net, Out: out, Log: a.stderr, MaxClients: f.maxClients,
+		Listen: f.listen, Upstream: f.upstream, Net: params.Net, Out: out, Log: a.logWriter(), MaxClients: f.maxClients,
 		HandshakeTimeout: f.handshake, IdleTimeout: f.idle,
 	})
 	if err != nil {
@@ -152,7 +152,7 @@ func runCapture(ctx context.Context, a *app, f *captureFlags) error {
 	if a.json {
 		return printStats(a, f.out == "-", st)
 	}
-	fmt.Fprintf(a.stderr, "capture: %d client(s), %d record(s) written, %d connection(s) closed for bad messages, %d without a version in time, %d idle, %d evicted\n",
+	fmt.Fprintf(a.stderr, "spvfilter: %d client(s), %d record(s) written, %d connection(s) closed for bad messages, %d without a version in time, %d idle, %d evicted\n",
 		st.Clients, st.Records, st.Rejected, st.HandshakeTimeouts, st.IdleTimeouts, st.Evicted)
 	return nil
 }
@@ -176,7 +176,7 @@ func upstreamFailure(addr, network string, err error) error {
 // of text, or with --json one JSON object.
 func (a *app) printListening(listen, upstream, network, out string) {
 	if !a.json {
-		fmt.Fprintf(a.stderr, "capture: listening on %s, relaying to %s (%s), recording to %s\n", listen, upstream, network, out)
+		fmt.Fprintf(a.stderr, "spvfilter: listening on %s, relaying to %s (%s), recording to %s\n", listen, upstream, network, out)
 		return
 	}
 	b, _ := json.Marshal(struct {

@@ -178,3 +178,48 @@ func TestPrivacyCaptureContract(t *testing.T) {
 		}
 	})
 }
+
+// TestPrivacyCaptureLogLines: what the relay logs on standard error (a
+// client connected, then closed) reads as the tool's: "spvfilter: "
+// before every line, or with --json one JSON object per line.
+func TestPrivacyCaptureLogLines(t *testing.T) {
+	up := startVersionAnswerer(t)
+	for _, jsonMode := range []bool{false, true} {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		relayAddr := ln.Addr().String()
+		ln.Close()
+		args := []string{"privacy", "capture", "--listen", relayAddr, "--upstream", up, "--network", "regtest",
+			"--out", filepath.Join(t.TempDir(), "c.jsonl"), "--duration", "1s", "--handshake-timeout", "200ms"}
+		if jsonMode {
+			args = append(args, "--json")
+		}
+		done := make(chan string, 1)
+		go func() {
+			_, stderr, _ := runCLI(t, "", args...)
+			done <- stderr
+		}()
+		var c net.Conn
+		for range 100 {
+			if c, err = net.Dial("tcp", relayAddr); err == nil {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if err != nil {
+			t.Fatalf("relay not listening: %v", err)
+		}
+		stderr := <-done
+		c.Close()
+		if !strings.Contains(stderr, "closed") {
+			t.Fatalf("json %t: no log line of the client: %q", jsonMode, stderr)
+		}
+		for _, line := range strings.Split(strings.TrimSuffix(stderr, "\n"), "\n") {
+			if jsonMode && !strings.HasPrefix(line, "{") || !jsonMode && !strings.HasPrefix(line, "spvfilter: ") {
+				t.Errorf("json %t: stderr line %q", jsonMode, line)
+			}
+		}
+	}
+}
