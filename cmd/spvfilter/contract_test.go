@@ -512,7 +512,7 @@ func TestContractRows(t *testing.T) {
 		{name: "a data directory in use named by its flag", args: []string{"scan", "--connect", node, "--network", "regtest", "--watch", "51", "--datadir", locked},
 			status: exitFailure, stderr: []string{"spvfilter: --datadir " + locked + ": in use by another spvfilter"}, notInErr: []string{"store:", "client:", "LOCK"}},
 		{name: "testnet address on regtest named as testnet", args: []string{"scan", "--peer", node, "--network", "regtest", "--watch", "tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx"},
-			status: exitBadInput, stderr: []string{"is a testnet3 address, not a regtest one"}},
+			status: exitBadInput, stderr: []string{"is a testnet (testnet3, testnet4 and signet) address, not a regtest one"}},
 		{name: "universe range checked before connecting", args: []string{"privacy", "universe", "--peer", node, "--from", "10", "--to", "5", "--out", "-"},
 			status: exitBadInput, stderr: []string{"--to 5 is below --from 10"}, notInErr: []string{"outside", "connect"}},
 		{name: "a failure names its object, not the command", args: []string{"privacy", "universe", "--peer", node, "--network", "regtest", "--out", "-"},
@@ -693,6 +693,8 @@ func libraryRows(in rowFiles) []contractRow {
 		{name: "transaction with a bad witness flag", args: []string{"send", "--connect", "127.0.0.1:1", "--network", "regtest", "0100000000000000000000"}, stderr: []string{"transaction: 11 bytes are not a whole transaction: witness tx but flag byte is 00"}},
 		{name: "filter of a short stream", args: []string{"gcs", "inspect", "--filter", "05"}, stderr: []string{"--filter: N too large"}},
 		{name: "filters to analyze", args: []string{"privacy", "analyze", "--universe", in.garbage}, stderr: []string{"--filter or --capture: give the filters to analyze"}},
+		{name: "a typo in an address", args: []string{"scan", "--connect", "127.0.0.1:1", "--network", "regtest", "--watch", "tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsy"},
+			stderr: []string{"--watch 1: tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsy is not a valid address: invalid checksum"}},
 	}
 	for i := range rows {
 		rows[i].status, rows[i].notInErr = exitBadInput, append(rows[i].notInErr, libraryWords...)

@@ -198,28 +198,66 @@ func parseOutPoint(v string) (wire.OutPoint, string, error) {
 }
 
 // watchScript reads an address of the network or a hex output script.
+// An address of other networks is named as theirs; one that has an
+// address's form but does not decode (a typo) says why.
 func watchScript(what, v string, params *chaincfg.Params) ([]byte, error) {
-	for _, n := range knownNetworks {
-		if n.params == params {
-			continue
-		}
-		if addr, err := btcutil.DecodeAddress(v, n.params); err == nil && addr.IsForNet(n.params) {
-			if _, err := btcutil.DecodeAddress(v, params); err != nil || !addr.IsForNet(params) {
-				return nil, badInput("%s: %s is a %s address, not a %s one", what, v, n.name, params.Name)
-			}
-		}
-	}
-	if addr, err := btcutil.DecodeAddress(v, params); err == nil {
-		if !addr.IsForNet(params) {
-			return nil, badInput("%s: address %s is not a %s address", what, v, params.Name)
-		}
+	addr, err := btcutil.DecodeAddress(v, params)
+	if err == nil && addr.IsForNet(params) {
 		script, err := txscript.PayToAddrScript(addr)
 		if err != nil {
 			return nil, badInput("%s: address %s: %w", what, v, err)
 		}
 		return script, nil
 	}
+	if others := addressNetworks(v); len(others) > 0 {
+		return nil, badInput("%s: %s is %s address, not a %s one", what, v, networksPhrase(others), params.Name)
+	}
+	if err != nil && looksLikeAddress(v) {
+		return nil, badInput("%s: %s is not a valid address: %v (a typo?)", what, v, err)
+	}
 	return decodeHex(what+" (not an address of "+params.Name+", read as a hex output script)", v)
+}
+
+// addressNetworks lists the networks v is an address of.
+func addressNetworks(v string) []string {
+	var nets []string
+	for _, n := range knownNetworks {
+		if addr, err := btcutil.DecodeAddress(v, n.params); err == nil && addr.IsForNet(n.params) {
+			nets = append(nets, n.name)
+		}
+	}
+	return nets
+}
+
+// networksPhrase names the networks an address is of, with its article:
+// "a mainnet", or "a testnet (testnet3, testnet4 and signet)" for the
+// networks that share their addresses.
+func networksPhrase(nets []string) string {
+	if len(nets) == 1 {
+		return "a " + nets[0]
+	}
+	return fmt.Sprintf("a testnet (%s and %s)", strings.Join(nets[:len(nets)-1], ", "), nets[len(nets)-1])
+}
+
+// looksLikeAddress reports whether v has the form of an address of a
+// known network: a segwit prefix (bc1, tb1, bcrt1, sb1), or base58 of an
+// address's length that is not hex.
+func looksLikeAddress(v string) bool {
+	lower := strings.ToLower(v)
+	for _, n := range knownNetworks {
+		if strings.HasPrefix(lower, n.params.Bech32HRPSegwit+"1") {
+			return true
+		}
+	}
+	if len(v) < 26 || len(v) > 35 || isHexDigits(v) {
+		return false
+	}
+	return strings.Trim(v, "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz") == ""
+}
+
+// isHexDigits reports whether s holds hex digits only.
+func isHexDigits(s string) bool {
+	return strings.Trim(s, "0123456789abcdefABCDEF") == ""
 }
 
 // scanMatchJSON is one matched transaction in --json output.
