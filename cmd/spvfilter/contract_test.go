@@ -751,6 +751,8 @@ func contractBreakRows(in rowFiles) []contractRow {
 		{name: "privacy --json", args: []string{"privacy", "--json"}, stdout: []string{`"command": "spvfilter privacy"`}},
 		{name: "scan --help --json", args: []string{"scan", "--help", "--json"}, stdout: []string{`"command": "spvfilter scan"`, `"help": "scan connects`}},
 		{name: "completion --json", args: []string{"completion", "bash", "--json"}, stdout: []string{`"shell": "bash"`, `"script": "# bash completion`, `"warnings": []`}},
+		{name: "simulate refuses to write over an earlier simulation", args: []string{"privacy", "simulate", "--out", in.sim},
+			status: exitBadInput, stderr: []string{"--out " + in.sim + ": holds universe.txt, capture.jsonl, labels.json, chain.idx, fetch-capture.jsonl of an earlier simulation: give --force"}},
 	}
 }
 

@@ -4,7 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -41,8 +44,9 @@ func (v floatRangeValue) Set(s string) error {
 }
 
 type simulateFlags struct {
-	o   simulate.Options
-	out string
+	o     simulate.Options
+	out   string
+	force bool
 }
 
 func newPrivacySimulateCommand(a *app) *cobra.Command {
@@ -104,6 +108,10 @@ Files written into --out (created if needed):
                         wallet, scanned range, and the heights it fetched
                         as the wallet's, as decoys and by chance
 
+An --out that holds any of them, from an earlier simulation, is refused
+unless --force, which replaces them and removes those this simulation
+does not write (chain.idx and fetch-capture.jsonl with --blocks 0).
+
 A wallet session's filters hold the first loaded+added addresses of its
 wallet and the addresses of the payments it made; a candidate is right for
 a session when its wallet owns or watches it.`,
@@ -143,6 +151,7 @@ func addSimulateFlags(fl *pflag.FlagSet, f *simulateFlags) {
 	fl.IntVar(&o.Fetch.Decoys, "decoys", o.Fetch.Decoys, "random blocks each BIP 157 session fetches on purpose")
 	fl.IntVar(&o.Fetch.Noise, "fetch-noise", o.Fetch.Noise, "BIP 157 sessions of no wallet (random downloads)")
 	fl.StringVar(&f.out, "out", "", "directory to write the files into (created if needed)")
+	fl.BoolVar(&f.force, "force", false, "replace the files of an earlier simulation in --out, and remove those this one does not write")
 }
 
 // simulateOutput is the JSON of privacy simulate.
@@ -191,6 +200,49 @@ func (f *simulateFlags) checkSessions() error {
 	return nil
 }
 
+// simulationFiles are the names of the files a simulation writes.
+var simulationFiles = []string{simulate.UniverseFile, simulate.CaptureFile, simulate.LabelsFile, simulate.IndexFile, simulate.FetchCaptureFile}
+
+// checkOut refuses an --out directory that holds the files of an earlier
+// simulation, unless --force: files of another seed beside the new labels
+// would be scored against them.
+func (f *simulateFlags) checkOut() error {
+	if f.force {
+		return nil
+	}
+	var found []string
+	for _, name := range simulationFiles {
+		if _, err := os.Lstat(filepath.Join(f.out, name)); err == nil {
+			found = append(found, name)
+		}
+	}
+	if len(found) > 0 {
+		return badInput("--out %s: holds %s of an earlier simulation: give --force to replace them (and remove those this one does not write), or another --out", f.out, strings.Join(found, ", "))
+	}
+	return nil
+}
+
+// removeStale removes from dir the files of an earlier simulation that
+// this one, which wrote files, did not write (with --force, over one with
+// a chain, a simulation without one).
+func removeStale(dir string, files simulate.Files) error {
+	written := map[string]bool{}
+	for _, p := range []string{files.Universe, files.Capture, files.Labels, files.Index, files.FetchCapture} {
+		if p != "" {
+			written[filepath.Base(p)] = true
+		}
+	}
+	for _, name := range simulationFiles {
+		if written[name] {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return failureWords("--out "+dir+": removing "+name+" of an earlier simulation", err)
+		}
+	}
+	return nil
+}
+
 // runSimulate writes the simulation of the flags (fl, for naming them in
 // errors) into --out.
 func runSimulate(a *app, f *simulateFlags, fl *pflag.FlagSet) error {
@@ -198,6 +250,9 @@ func runSimulate(a *app, f *simulateFlags, fl *pflag.FlagSet) error {
 		return badInput("--out %s: a file, not a directory", f.out)
 	}
 	if err := f.checkSessions(); err != nil {
+		return err
+	}
+	if err := f.checkOut(); err != nil {
 		return err
 	}
 	sc, err := simulate.Generate(f.o)
@@ -209,6 +264,9 @@ func runSimulate(a *app, f *simulateFlags, fl *pflag.FlagSet) error {
 	}
 	files, err := sc.WriteDir(f.out)
 	if err != nil {
+		return err
+	}
+	if err := removeStale(f.out, files); err != nil {
 		return err
 	}
 	out := summarize(f, sc.Labels, files)

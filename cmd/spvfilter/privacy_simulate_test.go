@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -292,5 +294,26 @@ func TestPrivacySimulateHelp(t *testing.T) {
 		if !strings.Contains(out, "spvfilter privacy evaluate --labels") || !strings.Contains(out, "Examples:") {
 			t.Errorf("%s --help:\n%s", cmd, out)
 		}
+	}
+}
+
+// TestPrivacySimulateForce: --force replaces an earlier simulation in
+// --out and removes the files this one does not write, so that no file of
+// another seed is left beside the new labels.
+func TestPrivacySimulateForce(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sim")
+	runOK(t, smallSimulation("7", dir)...)
+	_, stderr, status := runCLI(t, "", "privacy", "simulate", "--seed", "8", "--wallets", "3", "--blocks", "0", "--out", dir)
+	if status != exitBadInput || !strings.Contains(stderr, "--force") {
+		t.Fatalf("without --force: status %d, %q", status, stderr)
+	}
+	runOK(t, "privacy", "simulate", "--seed", "8", "--wallets", "3", "--blocks", "0", "--out", dir, "--force")
+	for _, name := range []string{"chain.idx", "fetch-capture.jsonl"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s of the earlier simulation left in --out: %v", name, err)
+		}
+	}
+	if l := readLabels(t, filepath.Join(dir, "labels.json")); l.Options.Seed != 8 {
+		t.Fatalf("labels of seed %d", l.Options.Seed)
 	}
 }
