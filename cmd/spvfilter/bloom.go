@@ -198,9 +198,15 @@ func bloomDesign(elements uint32, fpRate float64, rule model.SizingRule) (degene
 	m, n, kf := float64(size)*8, float64(elements), float64(k)
 	// (1-(1-1/m)^(k*n))^k: the false-positive rate once elements are in.
 	rate := math.Pow(-math.Expm1(kf*n*math.Log1p(-1/m)), kf)
-	if float64(elements) > atRate && rate > fpRate {
+	switch {
+	case float64(elements) > atRate && rate > fpRate:
 		warnings = append(warnings, fmt.Sprintf("%s: at most %d bytes means at most about %.0f elements at that rate; this filter's false-positive rate will be about %.3g once %d elements are in",
 			prefix, bip37.MaxFilterSize, atRate, rate, elements))
+	case k == bip37.MaxHashFuncs && m/n*math.Ln2 >= bip37.MaxHashFuncs+1 && rate > fpRate:
+		// The rate asks for more hash functions than the 50 a filter may
+		// have: the bytes are there, the functions are not.
+		warnings = append(warnings, fmt.Sprintf("%s: the rate needs about %.0f hash functions and a filter has at most %d; this filter's false-positive rate will be about %.3g once %d elements are in, not %v",
+			prefix, m/n*math.Ln2, bip37.MaxHashFuncs, rate, elements, fpRate))
 	}
 	return "", warnings
 }

@@ -753,6 +753,8 @@ func contractBreakRows(in rowFiles) []contractRow {
 		{name: "completion --json", args: []string{"completion", "bash", "--json"}, stdout: []string{`"shell": "bash"`, `"script": "# bash completion`, `"warnings": []`}},
 		{name: "simulate refuses to write over an earlier simulation", args: []string{"privacy", "simulate", "--out", in.sim},
 			status: exitBadInput, stderr: []string{"--out " + in.sim + ": holds universe.txt, capture.jsonl, labels.json, chain.idx, fetch-capture.jsonl of an earlier simulation: give --force"}},
+		{name: "a rate beyond 50 hash functions warned", args: []string{"bloom", "new", "--elements", "10", "--fprate", "1e-300"},
+			stderr: []string{"spvfilter: warning: --elements 10 at --fprate 1e-300: the rate needs about 996 hash functions and a filter has at most 50"}},
 	}
 }
 
