@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -148,11 +151,7 @@ func runFetches(a *app, f *fetchesFlags) error {
 	if f.intersect {
 		out.Clients, out.Intersection = reps[:len(reps)-1], reps[len(reps)-1]
 	}
-	for _, r := range reps {
-		for _, w := range r.Warnings {
-			out.Warnings = append(out.Warnings, fmt.Sprintf("session %s (%s): %s", r.Session, r.Client, w))
-		}
-	}
+	out.Warnings = foldSessionWarnings(reps, f.intersect)
 	a.warn(out.Warnings)
 	if a.json {
 		return a.printJSON(out)
@@ -246,4 +245,74 @@ func printFetchReport(w io.Writer, r *attack.FetchReport, show int) {
 			strings.Join(members, ", "), g.Probability, g.ProbabilityLow, g.ProbabilityHigh, g.Reason)
 	}
 	fmt.Fprintf(w, "  verdict: %s\n", r.Verdict)
+}
+
+// firstCount is the first number of a warning: what differs between the
+// same warning of several sessions.
+var firstCount = regexp.MustCompile(`\d+`)
+
+// foldSessionWarnings gives the warnings of the reports once each: a
+// warning several sessions share, but for its first number, is said once
+// for all of them with the range of that number (each report keeps its
+// own in its "warnings"). With joined, the last report is the
+// intersection of the others, named so.
+func foldSessionWarnings(reps []*attack.FetchReport, joined bool) []string {
+	type fold struct {
+		sessions     []string
+		intersection bool
+		counts       []int
+	}
+	var order []string
+	folds := map[string]*fold{}
+	for i, r := range reps {
+		for _, w := range r.Warnings {
+			key, n := w, -1
+			if loc := firstCount.FindStringIndex(w); loc != nil {
+				n, _ = strconv.Atoi(w[loc[0]:loc[1]])
+				key = w[:loc[0]] + "\x00" + w[loc[1]:]
+			}
+			f := folds[key]
+			if f == nil {
+				f = &fold{}
+				folds[key] = f
+				order = append(order, key)
+			}
+			if joined && i == len(reps)-1 {
+				f.intersection = true
+			} else {
+				f.sessions = append(f.sessions, fmt.Sprintf("%s (%s)", r.Session, r.Client))
+			}
+			f.counts = append(f.counts, n)
+		}
+	}
+	out := []string{}
+	for _, key := range order {
+		f := folds[key]
+		lo, hi := slices.Min(f.counts), slices.Max(f.counts)
+		count := strconv.Itoa(lo)
+		if hi != lo {
+			count = fmt.Sprintf("%d to %d", lo, hi)
+		}
+		text := key
+		if lo >= 0 {
+			text = strings.Replace(key, "\x00", count, 1)
+		}
+		var who string
+		switch n := len(f.sessions); {
+		case n == 1:
+			who = "session " + f.sessions[0]
+		case n > 1:
+			shown := f.sessions[:min(n, 3)]
+			who = fmt.Sprintf("%d sessions (%s", n, strings.Join(shown, ", "))
+			if n > len(shown) {
+				who += fmt.Sprintf(" and %d more", n-len(shown))
+			}
+			who += ")"
+		}
+		if f.intersection {
+			who = strings.TrimPrefix(who+" and the intersection", " and ")
+		}
+		out = append(out, who+": "+text)
+	}
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -244,5 +245,47 @@ func TestPrivacyFetchesGroupsAndIntersect(t *testing.T) {
 		if status != exitOK || !strings.Contains(text, want) {
 			t.Errorf("text, status %d, lacks %q:\n%s", status, want, text)
 		}
+	}
+}
+
+// TestPrivacyFetchesWarningsFolded: a warning every session gives (but for
+// its count) is said once, naming how many sessions give it, not once per
+// session; each session's report keeps its own.
+func TestPrivacyFetchesWarningsFolded(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sim")
+	runOK(t, "privacy", "simulate", "--seed", "3", "--wallets", "0", "--noise", "0", "--degenerate", "0",
+		"--blocks", "200", "--txs-per-block", "3", "--fetch-wallets", "8", "--out", dir)
+	stdout, stderr, status := runCLI(t, "", "privacy", "fetches", "--capture", filepath.Join(dir, "fetch-capture.jsonl"),
+		"--index", filepath.Join(dir, "chain.idx"), "--json")
+	if status != exitOK {
+		t.Fatalf("status %d: %s", status, stderr)
+	}
+	var out struct {
+		Clients []struct {
+			Warnings []string `json:"warnings"`
+		} `json:"clients"`
+		Warnings []string `json:"warnings"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	own := 0
+	for _, c := range out.Clients {
+		own += len(c.Warnings)
+	}
+	if len(out.Clients) < 8 || own <= len(out.Warnings) || len(out.Warnings) > 2 || strings.Count(stderr, "\n") != len(out.Warnings) {
+		t.Fatalf("%d sessions with %d warnings of their own, %d warnings said, stderr %q", len(out.Clients), own, len(out.Warnings), stderr)
+	}
+	for _, w := range out.Warnings {
+		if !regexp.MustCompile(`^\d+ sessions \(`).MatchString(w) {
+			t.Errorf("warning %q does not name how many sessions give it", w)
+		}
+	}
+	// The intersection of one session is named as the intersection, not
+	// as that session a second time.
+	_, stderr, status = runCLI(t, "", "privacy", "fetches", "--capture", filepath.Join(dir, "fetch-capture.jsonl"),
+		"--index", filepath.Join(dir, "chain.idx"), "--intersect", "--client", "127.1.0.1")
+	if status != exitOK || !strings.Contains(stderr, "and the intersection: ") || strings.Contains(stderr, "2 sessions") {
+		t.Fatalf("--intersect of one session: status %d, stderr %q", status, stderr)
 	}
 }
