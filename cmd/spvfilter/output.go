@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"sync"
 )
 
@@ -69,4 +70,34 @@ func (l *lineWriter) Write(b []byte) (int, error) {
 		}
 		l.part = l.part[i+1:]
 	}
+}
+
+// progressReader reads r and tells set how many of its total bytes have
+// been read.
+type progressReader struct {
+	r     io.Reader
+	done  int
+	total int
+	set   func(done, total int)
+}
+
+func (p *progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	p.done += n
+	p.set(p.done, p.total)
+	return n, err
+}
+
+// withProgress returns file, read with a progress bar described by what
+// when its size is known, and the function that removes the bar.
+func (a *app) withProgress(what string, file *os.File) (io.Reader, func()) {
+	st, err := file.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return file, func() {}
+	}
+	set, finish := a.bar(what, int(st.Size()))
+	if set == nil {
+		return file, finish
+	}
+	return &progressReader{r: file, total: int(st.Size()), set: set}, finish
 }

@@ -2,6 +2,9 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -42,5 +45,48 @@ func TestUserAgentCannotForgeOutputLines(t *testing.T) {
 	match := regexp.MustCompile(`(?m)^[0-9a-f]{64}  height \d+  block [0-9a-f]{64}  watch `)
 	if lines := match.FindAllString(stdout, -1); len(lines) > 0 {
 		t.Errorf("alice was never paid, yet the output shows %d match line(s), written by the peer:\n%s", len(lines), stdout)
+	}
+}
+
+// TestProgressOnLongRuns: analyze draws its progress over the universe
+// file's bytes, and evaluate over the report's and then while it scores
+// (on a terminal; here through the app's hook).
+func TestProgressOnLongRuns(t *testing.T) {
+	dir := t.TempDir()
+	sim := filepath.Join(dir, "sim")
+	runOK(t, smallSimulation("7", sim)...)
+	report := filepath.Join(dir, "report.json")
+	type bar struct {
+		total, done int
+		finished    bool
+	}
+	bars := map[string]*bar{}
+	a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard,
+		newBar: func(what string, total int) (func(done, total int), func()) {
+			b := &bar{total: total}
+			bars[what] = b
+			return func(done, _ int) { b.done = done }, func() { b.finished = true }
+		}}
+	var out strings.Builder
+	a.stdout = &out
+	if status := a.execute([]string{"privacy", "analyze", "--capture", filepath.Join(sim, "capture.jsonl"), "--universe", filepath.Join(sim, "universe.txt"), "--json"}); status != exitOK {
+		t.Fatalf("analyze: status %d", status)
+	}
+	if err := os.WriteFile(report, []byte(out.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a.stdout, a.json, a.running = io.Discard, false, false
+	if status := a.execute([]string{"privacy", "evaluate", "--labels", filepath.Join(sim, "labels.json"), "--report", report}); status != exitOK {
+		t.Fatalf("evaluate: status %d", status)
+	}
+	st, err := os.Stat(filepath.Join(sim, "universe.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, want := range map[string]int{"testing the universe": int(st.Size()), "reading the report": len(out.String()), "scoring the report": -1} {
+		b := bars[what]
+		if b == nil || b.total != want || want > 0 && b.done != want || !b.finished {
+			t.Errorf("%s: bar %+v, want one of %d finished", what, b, want)
+		}
 	}
 }

@@ -182,7 +182,10 @@ func analyzeUniverse(a *app, arg string, groups [][]*bip37.Filter, opts attack.A
 			return nil, nil, err
 		}
 		defer file.Close()
-		r, name = file, file.Name()
+		var done func()
+		r, done = a.withProgress("testing the universe", file)
+		defer done()
+		name = file.Name()
 	}
 	acc, reps, err := accumulate(groups, r, opts)
 	if err != nil {

@@ -111,7 +111,9 @@ func runEvaluate(a *app, f *evaluateFlags) error {
 	if err != nil {
 		return err
 	}
+	_, scored := a.bar("scoring the report", -1)
 	score, err := simulate.Evaluate(labels, report, simulate.EvalOptions{Threshold: f.threshold})
+	scored()
 	if errors.Is(err, simulate.ErrBadReport) || errors.Is(err, simulate.ErrBadLabels) {
 		return badJSONFile("--report "+f.report, report, err)
 	}
@@ -169,7 +171,9 @@ func (a *app) readReport(arg string) ([]byte, error) {
 			return nil, err
 		}
 		defer file.Close()
-		r = file
+		var done func()
+		r, done = a.withProgress("reading the report", file)
+		defer done()
 	}
 	b, err := io.ReadAll(io.LimitReader(r, maxReportBytes+1))
 	if err != nil {

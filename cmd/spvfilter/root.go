@@ -41,6 +41,10 @@ type app struct {
 	// which can feed only one argument.
 	stdinUsed bool
 
+	// newBar, when set, makes the progress bars in place of the ones
+	// drawn on a terminal (see app.bar).
+	newBar func(what string, total int) (set func(done, total int), finish func())
+
 	// cobraOut is where cobra writes help and completion scripts:
 	// standard output, or a buffer while --json turns them into JSON.
 	cobraOut *swapWriter
@@ -65,7 +69,11 @@ func (a *app) capture(fn func()) string {
 // It never lets a panic escape as a Go trace: a panic is reported as an
 // internal error on one line.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (status int) {
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
+	return (&app{stdin: stdin, stdout: stdout, stderr: stderr}).execute(args)
+}
+
+// execute runs the command line args with a's streams, as run does.
+func (a *app) execute(args []string) (status int) {
 	defer func() {
 		if r := recover(); r != nil {
 			status = exitFailure

@@ -722,11 +722,35 @@ func (a *app) progressBar(total int) (func(done, total int), func()) {
 
 // bar returns a progress callback for total steps, described by what,
 // drawing on standard error when it is a terminal, and a function that
-// removes the bar.
+// removes the bar. A total below 0 is unknown: the bar then spins until
+// removed.
 func (a *app) bar(what string, total int) (func(done, total int), func()) {
+	if a.newBar != nil {
+		return a.newBar(what, total)
+	}
 	f, ok := a.stderr.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) || total < 2 {
+	if !ok || !term.IsTerminal(int(f.Fd())) || total >= 0 && total < 2 {
 		return nil, func() {}
+	}
+	if total < 0 {
+		spin := progressbar.NewOptions(-1, progressbar.OptionSetWriter(f), progressbar.OptionSetDescription(what),
+			progressbar.OptionSpinnerType(14), progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(100*time.Millisecond))
+		stop := make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			t := time.NewTicker(100 * time.Millisecond)
+			defer t.Stop()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-t.C:
+					spin.Add(1)
+				}
+			}
+		}()
+		return func(int, int) {}, func() { close(stop); <-done; spin.Finish() }
 	}
 	bar := progressbar.NewOptions(total,
 		progressbar.OptionSetWriter(f),
