@@ -755,6 +755,8 @@ func contractBreakRows(in rowFiles) []contractRow {
 			status: exitBadInput, stderr: []string{"--out " + in.sim + ": holds universe.txt, capture.jsonl, labels.json, chain.idx, fetch-capture.jsonl of an earlier simulation: give --force"}},
 		{name: "a rate beyond 50 hash functions warned", args: []string{"bloom", "new", "--elements", "10", "--fprate", "1e-300"},
 			stderr: []string{"spvfilter: warning: --elements 10 at --fprate 1e-300: the rate needs about 996 hash functions and a filter has at most 50"}},
+		{name: "send's network is optional in its usage", args: []string{"send", "--help"}, stdout: []string{"[--network NET] TX_HEX"}},
+		{name: "regtest examples use --connect", args: []string{"--help"}, stdout: []string{"spvfilter scan --connect 127.0.0.1:18444 --network regtest"}},
 	}
 }
 

@@ -100,3 +100,24 @@ func lineAt(s string, n int) string {
 	}
 	return ""
 }
+
+// TestRegtestExamplesUseConnect: an example on regtest or simnet, which
+// have no DNS seeds, gives its nodes with --connect, as the README does
+// (privacy universe, which reads one node, names it with its own --peer).
+func TestRegtestExamplesUseConnect(t *testing.T) {
+	seen := 0
+	walkCommands(newRootCommand(&app{}), func(c *cobra.Command) {
+		for _, line := range strings.Split(c.Example, "\n") {
+			if !strings.Contains(line, "--network regtest") && !strings.Contains(line, "--network simnet") {
+				continue
+			}
+			seen++
+			if strings.Contains(line, "--peer ") && c.CommandPath() != "spvfilter privacy universe" {
+				t.Errorf("%s: example %q uses --peer on a network without DNS seeds: use --connect", c.CommandPath(), strings.TrimSpace(line))
+			}
+		}
+	})
+	if seen < 5 {
+		t.Fatalf("only %d examples on regtest", seen)
+	}
+}

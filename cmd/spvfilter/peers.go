@@ -38,7 +38,7 @@ services and tip), the addresses the book knows, and the bans in force
 
 Exit status: 0 done, 2 bad input, 1 failure (no peer reached).`,
 		Example: `  spvfilter peers --network testnet4 --json
-  spvfilter peers --network regtest --peer 127.0.0.1:18444 --datadir ./state`,
+  spvfilter peers --network regtest --connect 127.0.0.1:18444 --datadir ./state`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runPeers(a, &f, cmd.Flags()) },
 	}

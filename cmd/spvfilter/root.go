@@ -157,7 +157,7 @@ or help topic), 1 for any other failure (a node, the network, the
 machine).`,
 		Example: `  spvfilter demo
   spvfilter bloom new --elements 3 --fprate 0.01 @elements.txt
-  spvfilter scan --peer 127.0.0.1:18444 --network regtest --watch bcrt1q...
+  spvfilter scan --connect 127.0.0.1:18444 --network regtest --watch bcrt1q...
   spvfilter privacy analyze --capture capture.jsonl --universe universe.txt`,
 		SilenceUsage:      true,
 		SilenceErrors:     true,

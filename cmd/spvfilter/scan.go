@@ -81,9 +81,10 @@ warnings.
                  (Bloom false positives are shown as such), and reloads a
                  fresh filter when it matches ten times its target rate.
 
-With one --peer the result rests on that peer alone, and says so in its
-warnings. Every answer is verified; a node that lies is banned and named,
-one that stalls longer than --timeout or disconnects is dropped and named.
+With one node (--connect, or --peer on regtest and simnet) the result
+rests on that node alone, and says so in its warnings. Every answer is
+verified; a node that lies is banned and named, one that stalls longer
+than --timeout or disconnects is dropped and named.
 A reorganization during the scan is followed: the scan starts again on the
 new chain and lists the blocks disconnected. A progress bar is drawn on
 standard error when it is a terminal.
@@ -98,11 +99,11 @@ until SIGINT or SIGTERM, which end it with exit 0 and a summary line.
 
 Exit status: 0 done (warnings, if any, on standard error and in --json),
 2 bad input, 1 failure (no usable peer, peers that cannot be decided between).`,
-		Example: `  spvfilter scan --peer 127.0.0.1:18444 --peer 127.0.0.1:18445 --network regtest --mode bip157 \
+		Example: `  spvfilter scan --connect 127.0.0.1:18444 --connect 127.0.0.1:18445 --network regtest --mode bip157 \
       --watch bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080
-  spvfilter scan --peer 127.0.0.1:18444 --network regtest --mode bip37 --flags p2pubkey-only \
+  spvfilter scan --connect 127.0.0.1:18444 --network regtest --mode bip37 --flags p2pubkey-only \
       --watch 76a914000000000000000000000000000000000000000088ac --from 100 --to 200 --json
-  spvfilter scan --peer 127.0.0.1:18444 --network regtest --mode bip157 --from 3000 \
+  spvfilter scan --connect 127.0.0.1:18444 --network regtest --mode bip157 --from 3000 \
       --watch 1f7f...e3:0:bcrt1p...   # the spend of an output funded before --from`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -28,7 +28,7 @@ type sendFlags struct {
 func newSendCommand(a *app) *cobra.Command {
 	var f sendFlags
 	cmd := &cobra.Command{
-		Use:   "send [--peer HOST:PORT... | --connect HOST:PORT...] --network NET TX_HEX|@FILE|-",
+		Use:   "send [--peer HOST:PORT... | --connect HOST:PORT...] [--network NET] TX_HEX|@FILE|-",
 		Short: "Broadcast a signed transaction to the nodes",
 		Long: `send gives a signed transaction (hex, as getrawtransaction prints it) to
 the peers so that its acceptance is known from a peer other than the one
@@ -50,8 +50,8 @@ peer and what it did (rejected it, never asked for it within --timeout,
 disconnected), when none took it.
 
 send does not rebroadcast: run it again until the transaction is mined.`,
-		Example: `  spvfilter send --peer 127.0.0.1:18444 --network regtest 0200000001…
-  spvfilter send --peer 127.0.0.1:18444 --peer 127.0.0.1:18445 --network regtest @tx.hex --json`,
+		Example: `  spvfilter send --connect 127.0.0.1:18444 --network regtest 0200000001…
+  spvfilter send --connect 127.0.0.1:18444 --connect 127.0.0.1:18445 --network regtest @tx.hex --json`,
 		Args: oneArg("TX_HEX", "the signed transaction, as hex, @FILE or - (standard input)"),
 		RunE: func(cmd *cobra.Command, args []string) error { return runSend(a, &f, args) },
 	}
