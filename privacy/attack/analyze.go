@@ -71,7 +71,7 @@ type FilterReport struct {
 // filters: a candidate must match every one of them (filters of one
 // hashing count as one; see the package documentation).
 type IntersectionStep struct {
-	Filters                int     `json:"filters"`
+	Filters                int     `json:"filter_count"`
 	Matched                uint64  `json:"matched_count"`
 	ExpectedFalsePositives float64 `json:"expected_false_positives"`
 	// EstimatedWallet is max(Matched - ExpectedFalsePositives, 0), and
@@ -114,10 +114,10 @@ type Report struct {
 	// counted as that address; MergedAddressLines the address lines
 	// they took over (named in their "listed" fields).
 	Pairs              uint64             `json:"pair_count"`
-	MergedAddressLines uint64             `json:"merged_address_lines"`
+	MergedAddressLines uint64             `json:"address_lines_merged"`
 	PairTest           bool               `json:"pair_test"`
 	Filters            []FilterReport     `json:"filter_reports"`
-	Intersection       []IntersectionStep `json:"intersection"`
+	Intersection       []IntersectionStep `json:"intersection_steps"`
 	MatchedCount       uint64             `json:"matched_count"`
 	// ExpectedFalsePositives is the expected number of candidates that
 	// match every filter by chance: the sum over candidates of their
@@ -134,7 +134,7 @@ type Report struct {
 	// N/(N+S) and 1/C(N+S, N).
 	PH1              float64            `json:"p_h_1"`
 	PHAll            float64            `json:"p_h_all"`
-	Confident        int                `json:"confident"` // matches with probability >= 0.95
+	Confident        int                `json:"confident_count"` // matches with probability >= 0.95
 	Matched          []MatchedCandidate `json:"matched"`
 	MatchedTruncated bool               `json:"matched_truncated,omitempty"`
 	Summary          string             `json:"summary"`

@@ -50,7 +50,7 @@ type CaptureReport struct {
 	Universe     *universe.Scan  `json:"universe"`
 	Clients      []SessionReport `json:"clients"`
 	Intersection *JoinedReport   `json:"intersection,omitempty"`
-	Links        *LinkReport     `json:"links,omitempty"`
+	Links        *LinkReport     `json:"link_report,omitempty"`
 	Warnings     []string        `json:"warnings"`
 }
 

@@ -24,7 +24,7 @@ type FetchMatch struct {
 	// Appearances is k, the blocks of the scanned range it appears in;
 	// Heights are those blocks, and Transactions (when the index records
 	// them) the positions there of the transactions it appears in.
-	Appearances  uint64     `json:"appearances"`
+	Appearances  uint64     `json:"appearance_count"`
 	Heights      []int32    `json:"heights"`
 	Transactions [][]uint32 `json:"transactions,omitempty"`
 	// ChanceProbability is the chance that a candidate not of the wallet
@@ -52,7 +52,7 @@ type FetchGroup struct {
 	// Members are the matches' candidates, the one of most appearances
 	// first; Appearances is its k.
 	Members     []string `json:"members"`
-	Appearances uint64   `json:"appearances"`
+	Appearances uint64   `json:"appearance_count"`
 	// Reason says why they are one group.
 	Reason string `json:"reason"`
 	// Probability is the chance that one of them is the wallet's, and
@@ -65,7 +65,7 @@ type FetchGroup struct {
 // FetchClass is the spurious-match model for the candidates of k
 // appearances in the scanned range.
 type FetchClass struct {
-	Appearances uint64 `json:"appearances"`
+	Appearances uint64 `json:"appearance_count"`
 	// Candidates is n_k, and ExpectedByChance n_k·C(B-k, F-k)/C(B, F),
 	// the matches chance gives them.
 	Candidates       uint64  `json:"candidate_count"`
@@ -86,16 +86,16 @@ type FetchReport struct {
 	Client    string `json:"client"`
 	UserAgent string `json:"user_agent,omitempty"`
 	// ScannedFrom..ScannedTo bounds the scanned range (the union of the
-	// session's filter ranges and fetched blocks, within the index);
-	// ScannedBlocks is B, the blocks in it.
-	ScannedFrom   int32  `json:"scanned_from"`
-	ScannedTo     int32  `json:"scanned_to"`
-	ScannedBlocks uint64 `json:"scanned_blocks"`
+	// session's filter ranges and fetched blocks, within the index), nil
+	// when nothing was scanned; ScannedBlocks is B, the blocks in it.
+	ScannedFrom   *int32 `json:"scanned_from"`
+	ScannedTo     *int32 `json:"scanned_to"`
+	ScannedBlocks uint64 `json:"blocks_scanned"`
 	// FetchedBlocks is F, FetchedHeights their heights; FetchedUnknown
 	// counts requested blocks that are not in the index's chain.
-	FetchedBlocks  uint64  `json:"fetched_blocks"`
+	FetchedBlocks  uint64  `json:"blocks_fetched"`
 	FetchedHeights []int32 `json:"fetched_heights"`
-	FetchedUnknown int     `json:"fetched_unknown"`
+	FetchedUnknown int     `json:"unknown_blocks_fetched"`
 	// FetchedFraction is f = F/B.
 	FetchedFraction float64 `json:"fetched_fraction"`
 	// UniverseSize counts the index's candidates that appear in the
@@ -120,8 +120,8 @@ type FetchReport struct {
 	EstimatedWalletGroupsHigh float64 `json:"estimated_wallet_groups_high"`
 	// Confident counts the matches the wallet's with probability >= 0.95,
 	// ConfidentGroups the groups of two or more one of whose members is.
-	Confident       int `json:"confident"`
-	ConfidentGroups int `json:"confident_groups"`
+	Confident       int `json:"confident_count"`
+	ConfidentGroups int `json:"confident_group_count"`
 	// Transactions is true when the index records the transactions of
 	// the appearances in the scanned range (version 2, written with
 	// them), which co-location needs.
@@ -267,14 +267,15 @@ func emptyFetchReport(first int32, nb int, max int) *FetchReport {
 // the bit sets.
 func (r *FetchReport) measure() {
 	nb := len(r.scanned) * 64
-	r.ScannedFrom, r.ScannedTo = -1, -1
+	r.ScannedFrom, r.ScannedTo = nil, nil
 	r.FetchedHeights = r.FetchedHeights[:0]
 	for i := range nb {
 		if bitGet(r.scanned, i) {
-			if r.ScannedFrom < 0 {
-				r.ScannedFrom = r.first + int32(i)
+			h := r.first + int32(i)
+			if r.ScannedFrom == nil {
+				r.ScannedFrom = &h
 			}
-			r.ScannedTo = r.first + int32(i)
+			r.ScannedTo = &h
 		}
 		if bitGet(r.fetched, i) {
 			r.FetchedHeights = append(r.FetchedHeights, r.first+int32(i))

@@ -2,6 +2,7 @@ package attack
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"math"
@@ -333,5 +334,28 @@ func TestAnalyzeFetchesIntersect(t *testing.T) {
 		if m.Candidate == "at-450" {
 			t.Errorf("a script of block 450 matches the join: %+v", m)
 		}
+	}
+}
+
+// TestFetchReportNothingScanned: a report of a session that scanned
+// nothing has no scanned range: null in JSON, not -1.
+func TestFetchReportNothingScanned(t *testing.T) {
+	r := emptyFetchReport(100, 64, DefaultMaxFetchMatches)
+	r.measure()
+	if r.ScannedFrom != nil || r.ScannedTo != nil {
+		t.Fatalf("scanned %v..%v", r.ScannedFrom, r.ScannedTo)
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b, []byte(`"scanned_from":null,"scanned_to":null`)) {
+		t.Fatalf("JSON %s", b)
+	}
+	bitSet(r.scanned, 3)
+	bitSet(r.scanned, 9)
+	r.measure()
+	if r.ScannedFrom == nil || *r.ScannedFrom != 103 || *r.ScannedTo != 109 || r.ScannedBlocks != 2 {
+		t.Fatalf("scanned %v..%v, %d blocks", r.ScannedFrom, r.ScannedTo, r.ScannedBlocks)
 	}
 }

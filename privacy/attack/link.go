@@ -80,7 +80,7 @@ type Linkage struct {
 	PriorHigh float64 `json:"prior_high"`
 	// WalletSizes is the prior on a wallet's number of candidates in the
 	// universe, estimated from the sessions' own matches.
-	WalletSizes SizePrior `json:"wallet_sizes"`
+	WalletSizes SizePrior `json:"wallet_size_prior"`
 	Threshold   float64   `json:"threshold"`
 	// PairsCompared is the number of session pairs, n(n-1)/2; Pairs lists
 	// them all, or for more than maxListedLinks pairs those that share a
