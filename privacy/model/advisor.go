@@ -79,7 +79,7 @@ type Sizing struct {
 
 // AdviceRow is the advice for one number of intersected filters.
 type AdviceRow struct {
-	Filters uint32 `json:"filters"`
+	Filters uint32 `json:"filter_count"`
 	// Reachable is false when no filter the rule builds (at least one
 	// byte and one hash function, at most 36,000 bytes and 50 functions)
 	// keeps the confidence below the target; Sizing is then the most
@@ -104,7 +104,7 @@ type Advice struct {
 	// SizingElements is the element count the filter is sized for:
 	// Addresses·ElementsPerAddress + ExtraElements, the --elements of
 	// "spvfilter bloom new".
-	SizingElements uint32 `json:"sizing_elements"`
+	SizingElements uint32 `json:"sizing_element_count"`
 	// SizingsSearched counts the distinct (bytes, hash functions) pairs
 	// the rule builds for the element count, all of which were searched.
 	SizingsSearched int         `json:"sizings_searched"`

@@ -43,11 +43,11 @@ func DefaultCompareParams() CompareParams {
 // BIP157Side is what a node serving a BIP 157 client learns: which blocks
 // it downloads.
 type BIP157Side struct {
-	WatchItems uint64 `json:"watch_items"`
+	WatchItems uint64 `json:"watch_item_count"`
 	// BlockFPRate is 1-(1-1/(Nb·M))^(W·Nb): the chance that one of W
 	// watched items collides with one of the Nb items of a block's filter
 	// (each pair collides with probability 1/(Nb·M)); about 1-e^(-W/M).
-	BlockFPRate float64 `json:"block_fp_rate"`
+	BlockFPRate float64 `json:"block_false_positive_rate"`
 	// ExpectedFalsePositiveBlocks is (Blocks-WalletBlocks)·BlockFPRate.
 	ExpectedFalsePositiveBlocks float64 `json:"expected_false_positive_blocks"`
 	// PBlockIsWallet is R/(R+F): a downloaded block holds a wallet
@@ -56,7 +56,7 @@ type BIP157Side struct {
 	// Candidates is (R+F)·Nb: every item of every downloaded block is a
 	// candidate, and PCandidate = min(N/Candidates, 1) the chance that one
 	// of them is the wallet's.
-	Candidates float64 `json:"candidate_count"`
+	Candidates float64 `json:"expected_candidates"`
 	PCandidate float64 `json:"p_candidate"`
 }
 
@@ -66,7 +66,7 @@ type Comparison struct {
 	BIP37  *Result       `json:"bip37"`
 	BIP157 BIP157Side    `json:"bip157"`
 	// Fetches is the block-download attack on the BIP 157 client.
-	Fetches FetchSide `json:"bip157_fetches"`
+	Fetches FetchSide `json:"block_download_attack"`
 }
 
 // Compare evaluates the same wallet under both protocols.

@@ -14,13 +14,13 @@ type FetchSide struct {
 	// its spend: 2); Decoys the random blocks the client fetches per real
 	// one; Peers the peers it spreads its downloads over at random (the
 	// attacker runs one).
-	Appearances uint32  `json:"appearances"`
-	Decoys      float64 `json:"decoys"`
+	Appearances uint32  `json:"appearance_count"`
+	Decoys      float64 `json:"decoys_per_real_block"`
 	Peers       uint32  `json:"peer_count"`
 	// FetchedBlocks is F: the wallet's blocks (at least k) and the filter
 	// false positives, times 1+Decoys, divided among the Peers; the
 	// attacker's peer sees F of the B blocks, FetchedFraction f = F/B.
-	FetchedBlocks   float64 `json:"fetched_blocks"`
+	FetchedBlocks   float64 `json:"expected_blocks_fetched"`
 	FetchedFraction float64 `json:"fetched_fraction"`
 	// ChancePerCandidate is C(B-k, F-k)/C(B, F) (F rounded to a whole
 	// number), ChancePerCandidateApprox f^k.
@@ -30,7 +30,7 @@ type FetchSide struct {
 	// the wallet's scripts whose k blocks all went to the attacker's
 	// peer, N·(1/Peers)^k.
 	ExpectedFalsePositives float64 `json:"expected_false_positives"`
-	WalletExposed          float64 `json:"wallet_exposed"`
+	WalletExposed          float64 `json:"expected_wallet_exposed"`
 	// PH1 is W/(W+S), a matched script is the wallet's; PHAll is
 	// 1/C(W+S, W), all W are identified.
 	PH1   float64 `json:"p_h_1"`

@@ -82,7 +82,7 @@ func DefaultParams() Params {
 // Step is the state of the attack after intersecting the first Filters
 // filters.
 type Step struct {
-	Filters uint32 `json:"filters"`
+	Filters uint32 `json:"filter_count"`
 	// PfCandidate is the probability that a candidate outside the wallet
 	// survives every filter so far: Pf, or Pf^2 with the pair test, to
 	// the power of the number of filters.
@@ -112,8 +112,8 @@ type Result struct {
 	Params Params `json:"params"`
 	// SizingElements is the element count the filter was sized for and
 	// Elements the count actually inserted.
-	SizingElements uint64 `json:"sizing_elements"`
-	Elements       uint64 `json:"elements"`
+	SizingElements uint64 `json:"sizing_element_count"`
+	Elements       uint64 `json:"element_count"`
 	FilterBytes    uint32 `json:"filter_bytes"`
 	FilterBits     uint64 `json:"filter_bits"`
 	HashFuncs      uint32 `json:"hash_funcs"`

@@ -29,7 +29,7 @@ type MonteCarloOptions struct {
 
 // MonteCarloResult compares measured false positives with the model.
 type MonteCarloResult struct {
-	Trials             int     `json:"trials"`
+	Trials             int     `json:"trial_count"`
 	CandidatesPerTrial uint64  `json:"candidates_per_trial"`
 	FalsePositivesSeen uint64  `json:"false_positives_seen"`
 	MeasuredPf         float64 `json:"measured_pf_candidate"`
