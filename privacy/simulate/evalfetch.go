@@ -98,7 +98,11 @@ func walletGroups(c object, wallet map[string]bool) map[string]int {
 				byID[*id] = g
 			}
 		}
-		g.k = max(g.k, ptrOr(m.num("appearances"), 0))
+		k := m.num("appearance_count")
+		if k == nil {
+			k = m.num("appearances") // the key before appearance_count
+		}
+		g.k = max(g.k, ptrOr(k, 0))
 		g.wallet = g.wallet || wallet[m.str("candidate")]
 	}
 	count := 0

@@ -23,19 +23,23 @@ type EvalOptions struct {
 
 // Known fields of the reports, which are read or deliberately left out;
 // any other field is named in Score.Absent as not scored (unless it is an
-// interval).
+// interval). The names reports had before the CLI's JSON keys were made
+// one vocabulary (links, intersection for the steps, confident,
+// merged_address_lines, appearances, scanned_blocks, fetched_blocks,
+// fetched_unknown) are read too.
 var (
-	knownTop     = []string{"universe", "clients", "intersection", "links", "warnings", "index"}
-	knownSession = []string{"session", "client", "user_agent", "captured", "universe_size", "pair_count", "merged_address_lines",
-		"pair_test", "filter_reports", "intersection", "matched_count", "expected_false_positives", "estimated_wallet",
-		"p_h_1", "p_h_all", "confident", "matched", "matched_truncated", "summary", "universe", "warnings", "sessions", "groups"}
+	knownTop     = []string{"universe", "clients", "intersection", "link_report", "links", "warnings", "index"}
+	knownSession = []string{"session", "client", "user_agent", "captured", "universe_size", "pair_count", "address_lines_merged", "merged_address_lines",
+		"pair_test", "filter_reports", "intersection_steps", "intersection", "matched_count", "expected_false_positives", "estimated_wallet",
+		"p_h_1", "p_h_all", "confident_count", "confident", "matched", "matched_truncated", "summary", "universe", "warnings", "sessions", "groups"}
 	knownMatch = []string{"line", "candidate", "kind", "pubkey", "pair_tested", "probability",
-		"appearances", "heights", "chance_probability", "chance_probability_approx"}
+		"appearance_count", "appearances", "heights", "chance_probability", "chance_probability_approx"}
 	knownLinks = []string{"prior", "threshold", "pairs_compared", "pairs_listed_shared_only", "pairs", "groups", "warnings"}
 	knownPair  = []string{"a", "b", "shared", "expected_by_chance", "expected_if_same_wallet", "probability", "linked"}
-	knownFetch = []string{"session", "client", "user_agent", "scanned_from", "scanned_to", "scanned_blocks", "fetched_blocks",
-		"fetched_heights", "fetched_unknown", "fetched_fraction", "universe_size", "expected_false_positives",
-		"matched_count", "confident", "matched", "matched_truncated", "verdict", "warnings", "groups"}
+	knownFetch = []string{"session", "client", "user_agent", "scanned_from", "scanned_to", "blocks_scanned", "scanned_blocks",
+		"blocks_fetched", "fetched_blocks", "fetched_heights", "unknown_blocks_fetched", "fetched_unknown", "fetched_fraction",
+		"universe_size", "expected_false_positives", "matched_count", "confident_count", "confident", "matched", "matched_truncated",
+		"verdict", "warnings", "groups"}
 	knownScriptGroup = []string{"candidates", "members", "scripts", "probability", "reason", "why"}
 )
 
@@ -215,7 +219,11 @@ func (e *evaluator) analyze(doc object) error {
 	} else {
 		e.absent("intersection: the report has none (analyze --intersect)")
 	}
-	if links := decodeObject(doc["links"]); links != nil {
+	links := decodeObject(doc["link_report"])
+	if links == nil {
+		links = decodeObject(doc["links"]) // the key before link_report
+	}
+	if links != nil {
 		e.links(links)
 	} else {
 		e.absent("links and groups: the report has none (analyze --link)")

@@ -155,7 +155,7 @@ func TestEvaluatePerfect(t *testing.T) {
 			sessionJSON("s4", 2, []m{{"c1", 1}, {"c2", 1}}, nil),
 			sessionJSON("n1", 0, []m{{"x3", 0}}, nil),
 		},
-		"links": map[string]any{"threshold": 0.5, "pairs": []any{
+		"link_report": map[string]any{"threshold": 0.5, "pairs": []any{
 			pairJSON("s1", "s2", 1, true), pairJSON("s1", "s3", 0.001, false), pairJSON("s2", "s3", 0.001, false)},
 			"groups": []any{withFields(struct {
 				Sessions []string `json:"sessions"`
@@ -258,6 +258,7 @@ func TestEvaluateMistakes(t *testing.T) {
 					map[string]any{"candidate": "x3", "probability": 0.96, "probability_interval": map[string]any{"low": 0.95, "high": 0.97}},
 				}}),
 		},
+		// "links", the key before link_report, is read too.
 		"links": map[string]any{"threshold": 0.5, "pairs": []any{
 			pairJSON("s1", "s2", 1, true), pairJSON("s1", "s3", 0.99, true), pairJSON("s3", "s4", 0.3, false),
 			pairJSON("s2", "s4", 0.97, false)},

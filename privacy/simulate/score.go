@@ -89,7 +89,7 @@ func ratio(a, b int) *float64 {
 type ClaimScore struct {
 	Counts
 	Calibration []Bin `json:"calibration"`
-	Confident   Bin   `json:"confident_claims"`
+	Confident   Bin   `json:"confident_bin"`
 }
 
 // Counts are the claims of a ClaimScore without their calibration.
@@ -173,17 +173,17 @@ type Score struct {
 	Threshold  float64 `json:"threshold"`
 	// Candidates scores the candidates every session's report lists,
 	// against the session's wallet; Sessions and Wallets break them down.
-	Candidates *ClaimScore    `json:"candidates"`
+	Candidates *ClaimScore    `json:"candidate_score"`
 	Sessions   []SessionScore `json:"sessions"`
 	Wallets    []WalletScore  `json:"wallets"`
 	// Links scores the session pairs of analyze --link, Groups its groups;
 	// Intersection the --intersect report. Absent when the report has none.
-	Links        *LinkScore   `json:"links,omitempty"`
-	Groups       *GroupScore  `json:"link_groups,omitempty"`
+	Links        *LinkScore   `json:"link_score,omitempty"`
+	Groups       *GroupScore  `json:"link_group_score,omitempty"`
 	Intersection *GroupReport `json:"intersection_group,omitempty"`
 	// CandidateGroups scores a fetches report's groups of scripts, each
 	// claimed to hold one of the wallet's with its probability.
-	CandidateGroups *ClaimScore `json:"candidate_groups,omitempty"`
+	CandidateGroups *ClaimScore `json:"candidate_group_score,omitempty"`
 	// Intervals scores every interval the report gives on a quantity
 	// whose truth the labels know.
 	Intervals []IntervalScore `json:"intervals"`
@@ -209,7 +209,7 @@ type SessionScore struct {
 	// WalletCandidates the candidates its filters hold (or, for fetches,
 	// the wallet's scripts).
 	EstimatedWallet  *float64 `json:"estimated_wallet"`
-	WalletCandidates int      `json:"wallet_candidates"`
+	WalletCandidates int      `json:"wallet_candidate_count"`
 	Counts
 }
 
@@ -245,7 +245,7 @@ type GroupScore struct {
 	PairPrecision       *float64      `json:"pair_precision"`
 	PairRecall          *float64      `json:"pair_recall"`
 	Groups              []GroupReport `json:"groups"`
-	Candidates          *ClaimScore   `json:"candidates"`
+	Candidates          *ClaimScore   `json:"candidate_score"`
 }
 
 // GroupReport is one group (or the --intersect report): its sessions,
@@ -257,8 +257,8 @@ type GroupReport struct {
 	Majority         string   `json:"majority_wallet"`
 	Pure             bool     `json:"pure"`
 	EstimatedWallet  *float64 `json:"estimated_wallet"`
-	WalletCandidates int      `json:"wallet_candidates"`
-	Candidates       Counts   `json:"candidates"`
+	WalletCandidates int      `json:"wallet_candidate_count"`
+	Candidates       Counts   `json:"candidate_score"`
 }
 
 // IntervalScore scores the intervals found at one place of the report on
