@@ -4,16 +4,16 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/btcsuite/btcd/chaincfg"
 
 	"github.com/spvfilter/spvfilter/peer/store"
-	"github.com/spvfilter/spvfilter/privacy/attack"
-	"github.com/spvfilter/spvfilter/privacy/capture"
 )
 
 // badInputCase is a command line that must be refused as bad input.
@@ -273,13 +273,8 @@ func TestFailureJSON(t *testing.T) {
 	}
 }
 
-// pendingKeyRenames are the keys that still have two JSON types across
-// commands, each awaiting its rename in the privacy package's JSON tags
-// (the decision table of the README). When a rename lands, its entry must
-// go: the test fails on an entry that no longer conflicts.
-var pendingKeyRenames = map[string]string{}
-
-// retiredKeys must appear in no command's JSON.
+// retiredKeys must appear in no command's JSON: each names what took its
+// place.
 var retiredKeys = map[string]string{
 	"payload":    `"filterload" or "merkleblock"`,
 	"warning":    `"warnings", an array`,
@@ -288,15 +283,117 @@ var retiredKeys = map[string]string{
 	"size_bytes": `"filter_bytes"`,
 	"pf":         `"false_positive_rate", the rate at the filter's fill, as bloom and gcs name it`,
 	"pf_approx":  `"false_positive_rate_approx"`,
+	// The keys renamed when the CLI's JSON was made one vocabulary.
+	"block_fp_rate":               `"block_false_positive_rate"`,
+	"fetched_blocks":              `"blocks_fetched" (a count) or "expected_blocks_fetched" (compare)`,
+	"scanned_blocks":              `"blocks_scanned"`,
+	"fetched_unknown":             `"unknown_blocks_fetched"`,
+	"matches_found":               `"matched_count"`,
+	"false_positive_blocks":       `"false_positive_block_count"`,
+	"false_positive_transactions": `"false_positive_transaction_count"`,
+	"filter_reloads":              `"filter_reload_count"`,
+	"confident":                   `"confident_count"`,
+	"confident_groups":            `"confident_group_count"`,
+	"confident_claims":            `"confident_bin"`,
+	"candidates":                  `"candidate_score"`,
+	"links":                       `"link_report" (analyze) or "link_score" (evaluate)`,
+	"link_groups":                 `"link_group_score"`,
+	"candidate_groups":            `"candidate_group_score"`,
+	"wallet_candidates":           `"wallet_candidate_count"`,
+	"wallet_sizes":                `"wallet_size_prior"`,
+	"merged_address_lines":        `"address_lines_merged"`,
+	"bip157_fetches":              `"block_download_attack"`,
+	"watch_items":                 `"watch_item_count"`,
+	"wallet_exposed":              `"expected_wallet_exposed"`,
+	"elements":                    `"element_count"`,
+	"sizing_elements":             `"sizing_element_count"`,
+	"trials":                      `"trial_count"`,
+	"attempts":                    `"attempt_count"`,
+	"hashes":                      `"hash_count"`,
+	"files":                       `the "*_file" keys, at the top level`,
 }
 
-// pendingRetiredKeys are retired keys the privacy package still prints.
-var pendingRetiredKeys = map[string]bool{}
+// pluralAllowed says whether key, whose value is no list and whose
+// object is under parent, may have a plural name: sizes in their unit,
+// counts of what a command did (<nouns>_<done>), expected values and
+// estimates, rates per something, probabilities, the BIP 37 message's
+// own field names, and the flags a result echoes under params and
+// options, which keep their flags' names.
+func pluralAllowed(parent, key string) bool {
+	switch {
+	case parent == "params" || parent == "model_params" || parent == "options":
+		return true
+	case key == "params" || key == "model_params" || key == "options" || key == "stats":
+		return true // a record of named values
+	case key == "seconds" || strings.HasSuffix(key, "_bytes") || strings.HasSuffix(key, "_bits"):
+		return true
+	case doneCount.MatchString(key):
+		return true
+	case regexp.MustCompile(`^(expected|estimated|mean|model|measured|p|probability)_`).MatchString(key):
+		return true
+	case strings.Contains(key, "_per_"), key == "hash_funcs", key == "flags", key == "services":
+		return true // a rate; the names of the fields of BIP 37's and the version message
+	}
+	return false
+}
 
-// TestJSONKeysOneType runs every command that needs no node with --json
-// (and encodes the outputs of those that do, scan and capture, from their
-// types) and checks that a key has one JSON type wherever it appears and
-// that no retired key is left.
+// doneCount matches the name of a count of what a command did: its noun
+// in the plural, then what was done to them.
+var doneCount = regexp.MustCompile(`^[a-z_]+s_(scanned|fetched|received|read|skipped|tested|compared|searched|seen|merged|listed|written|rejected|evicted|indexed|unattributed)$`)
+
+// isPlural reports whether a key's last word is a plural noun.
+func isPlural(key string) bool {
+	word := key[strings.LastIndexByte(key, '_')+1:]
+	return strings.HasSuffix(word, "s") && !strings.HasSuffix(word, "ss") && !strings.HasSuffix(word, "us") &&
+		!strings.HasSuffix(word, "is") && word != "agrees"
+}
+
+// vocabulary gathers the keys of the JSON documents of every command and
+// checks the rules of one vocabulary (cmd/spvfilter/README.md, "JSON
+// keys").
+type vocabulary struct {
+	t     *testing.T
+	types map[string]map[string]string // key -> JSON type -> a command showing it
+}
+
+// add checks one command's document and notes its keys' types.
+func (v *vocabulary) add(where string, doc any, top bool) {
+	v.t.Helper()
+	if obj, ok := doc.(map[string]any); top && (!ok || func() bool { _, w := obj["warnings"].([]any); return !w }()) {
+		v.t.Errorf("%s: no \"warnings\" list at the top", where)
+	}
+	walkJSONIn(doc, "", func(parent, key string, value any) {
+		typ := jsonType(value)
+		if typ == "" {
+			return
+		}
+		if v.types[key] == nil {
+			v.types[key] = map[string]string{}
+		}
+		if _, ok := v.types[key][typ]; !ok {
+			v.types[key][typ] = where
+		}
+		n, isNumber := value.(float64)
+		switch {
+		case typ != "array" && typ != "bool" && isPlural(key) && !pluralAllowed(parent, key):
+			v.t.Errorf("%s: %s.%s is a %s with a plural name: plural names are for lists (a count is <noun>_count)", where, parent, key, typ)
+		case strings.HasSuffix(key, "_count") && (!isNumber || n != math.Trunc(n)):
+			v.t.Errorf("%s: %s.%s = %v: a count is a whole number (an expected one is expected_<nouns>)", where, parent, key, value)
+		case strings.Contains(key, "fp_rate") && key != "fp_rate" && !strings.HasPrefix(key, "fp_rate_"):
+			v.t.Errorf("%s: %s: a false-positive rate is false_positive_rate (fp_rate is the rate asked for)", where, key)
+		case isNumber && n == -1:
+			v.t.Errorf("%s: %s.%s = -1: an undefined value is null", where, parent, key)
+		}
+	})
+}
+
+// TestJSONKeysOneType runs every command and mode with --json (and encodes
+// the outputs of those that need a node from their types) and checks the
+// vocabulary: a key has one JSON type wherever it appears, no retired key
+// is left, every result carries "warnings", plural names are lists (or a
+// size in its unit, a count of what was done, an expected value or an
+// estimate, a rate per something, a flag echoed), a count is a whole
+// number, a false-positive rate has one name, and undefined is null.
 func TestJSONKeysOneType(t *testing.T) {
 	dir := t.TempDir()
 	v := gcsVectorAt(t, 49291)
@@ -315,15 +412,22 @@ func TestJSONKeysOneType(t *testing.T) {
 	}
 	runs := [][]string{
 		{"version"},
+		{"help"},
+		{"help", "scan"},
+		{"privacy"},
+		{"completion", "bash"},
 		{"bloom", "new", "--elements", "3", "--fprate", "0.01", coreElem1},
+		{"bloom", "new", "--elements", "10", "--fprate", "1e-300"},
 		{"bloom", "add", "--filter", corePayload, coreElem1},
 		{"bloom", "match", "--filter", corePayload, coreElem1, coreMiss},
 		{"bloom", "inspect", "--filter", corePayload},
+		{"bloom", "inspect", "--filter", strings.Repeat("00", 10)}, // 0 bytes: undefined figures, null
 		{"bloom", "tx", "--filter", corePayload, "--tx", coreTx},
 		gcsBuild,
 		{"gcs", "match", "--filter", v.Filter, "--block-hash", v.BlockHash, "51"},
 		{"gcs", "header", "--filter", v.Filter, "--prev-header", v.PrevHeader},
 		{"gcs", "inspect", "--filter", v.Filter},
+		{"gcs", "inspect", "--filter", "00"},
 		{"merkleblock", "build", "--block", blockHex, "--txid", txid13b8a8},
 		{"merkleblock", "build", "--block", blockHex, "--filter", corePayload},
 		{"merkleblock", "verify", "--merkleblock", payloadDc45},
@@ -332,21 +436,13 @@ func TestJSONKeysOneType(t *testing.T) {
 		{"privacy", "model", "--sweep", "addresses=1..3"},
 		{"privacy", "model", "--addresses", "5", "--universe-size", "20000", "--monte-carlo", "2"},
 		{"privacy", "compare", "--addresses", "20"},
+		{"privacy", "compare", "--addresses", "20", "--decoys", "2", "--peers", "3"},
 		{"privacy", "analyze", "--filter", corePayload, "--filter", "03ce4299050000000100008001", "--universe", universe},
 		{"demo", "--universe-size", "20000", "--plot", filepath.Join(dir, "demo.svg")},
 	}
-	types := map[string]map[string]string{} // key -> JSON type -> a command showing it
-	add := func(where string, doc any) {
-		walkJSON(doc, func(key, typ string) {
-			if types[key] == nil {
-				types[key] = map[string]string{}
-			}
-			if _, ok := types[key][typ]; !ok {
-				types[key][typ] = where
-			}
-		})
-	}
+	voc := &vocabulary{t: t, types: map[string]map[string]string{}}
 	runJSON := func(args []string) string {
+		t.Helper()
 		stdout, stderr, status := runCLI(t, "", append(args, "--json")...)
 		if status != exitOK {
 			t.Fatalf("%v: status %d, %s", args, status, stderr)
@@ -355,34 +451,41 @@ func TestJSONKeysOneType(t *testing.T) {
 		if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
 			t.Fatalf("%v: %v", args, err)
 		}
-		where := strings.Join(args[:min(2, len(args))], " ")
-		add(where, doc)
-		// Every result carries its warnings, an empty list for none.
-		if top, _ := doc.(map[string]any); args[0] != "version" {
-			if _, ok := top["warnings"].([]any); !ok {
-				t.Errorf("%s: no \"warnings\" list in %.100s", where, stdout)
-			}
-		}
+		voc.add(strings.Join(args[:min(3, len(args))], " "), doc, true)
 		return stdout
 	}
 	for _, args := range runs {
 		runJSON(args)
 	}
 	// The privacy commands that read a capture and the labels of a
-	// simulation, on a small one.
+	// simulation, on a small one, in every mode.
 	sim := filepath.Join(dir, "sim")
 	runJSON(smallSimulation("7", sim))
-	report := runJSON([]string{"privacy", "analyze", "--capture", filepath.Join(sim, "capture.jsonl"), "--universe", filepath.Join(sim, "universe.txt"), "--link"})
+	at := func(name string) string { return filepath.Join(sim, name) }
+	report := runJSON([]string{"privacy", "analyze", "--capture", at("capture.jsonl"), "--universe", at("universe.txt"), "--link", "--intersect"})
 	reportFile := filepath.Join(dir, "report.json")
-	if err := os.WriteFile(reportFile, []byte(report), 0o600); err != nil {
-		t.Fatal(err)
+	fetchesFile := filepath.Join(dir, "fetches.json")
+	fetches := runJSON([]string{"privacy", "fetches", "--capture", at("fetch-capture.jsonl"), "--index", at("chain.idx"), "--intersect"})
+	for file, text := range map[string]string{reportFile: report, fetchesFile: fetches} {
+		if err := os.WriteFile(file, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
-	runJSON([]string{"privacy", "evaluate", "--labels", filepath.Join(sim, "labels.json"), "--report", reportFile})
-	runJSON([]string{"privacy", "fetches", "--capture", filepath.Join(sim, "fetch-capture.jsonl"), "--index", filepath.Join(sim, "chain.idx")})
+	runJSON([]string{"privacy", "evaluate", "--labels", at("labels.json"), "--report", reportFile})
+	runJSON([]string{"privacy", "evaluate", "--labels", at("labels.json"), "--report", fetchesFile})
+	runJSON([]string{"privacy", "fetches", "--capture", at("fetch-capture.jsonl"), "--index", at("chain.idx"), "--client", "127.1.0.1"})
+	// The outputs of the commands that need a node, from their types,
+	// every list and pointer filled.
+	tip, one := int32(5), true
 	for where, value := range map[string]any{
-		"scan":                   scanJSON{Matches: []scanMatchJSON{{Watch: []string{"51"}}}, Peers: []scanPeerJSON{{}}},
-		"privacy analyze --link": attack.LinkReport{Pairs: []attack.LinkPair{{}}},
-		"privacy capture":        capture.RelayStats{},
+		"scan": scanJSON{Matches: []scanMatchJSON{{Watch: []string{"51"}}}, Peers: []scanPeerJSON{{Tip: &tip, Branch: &branchJSON{}}},
+			OnePeerHeights: []onePeerJSON{{}}, Disconnected: []string{}, SpendOnlyBlocks: []int32{}, Warnings: []string{}},
+		"scan --follow event":   followEvent{Watch: []string{"51"}, FalsePositive: &one},
+		"scan --follow summary": followSummary{Peers: []scanPeerJSON{{Tip: &tip}}, Warnings: []string{}},
+		"peers":                 peersOutput{Peers: []scanPeerJSON{{Tip: &tip}}, Known: []knownJSON{{}}, Bans: []banJSON{{}}, Warnings: []string{}},
+		"send":                  sendJSON{Mined: &minedJSON{}, Peers: []sendPeerJSON{{}}, Warnings: []string{}},
+		"privacy universe":      universeStatsJSON{Warnings: []string{}},
+		"privacy capture":       captureStatsJSON{Warnings: []string{}},
 	} {
 		b, err := json.Marshal(value)
 		if err != nil {
@@ -392,26 +495,34 @@ func TestJSONKeysOneType(t *testing.T) {
 		if err := json.Unmarshal(b, &doc); err != nil {
 			t.Fatal(err)
 		}
-		add(where, doc)
+		voc.add(where, doc, where != "scan --follow event")
 	}
-	if len(types) < 60 {
-		t.Fatalf("only %d keys seen", len(types))
+	if len(voc.types) < 150 {
+		t.Fatalf("only %d keys seen", len(voc.types))
 	}
-	for key, byType := range types {
-		_, pending := pendingKeyRenames[key]
-		if len(byType) > 1 && !pending {
+	for key, byType := range voc.types {
+		if len(byType) > 1 {
 			t.Errorf("key %q has several JSON types: %v", key, byType)
 		}
-		if len(byType) == 1 && pending {
-			t.Errorf("key %q has one type now (%v): remove it from pendingKeyRenames", key, byType)
-		}
-		if instead, retired := retiredKeys[key]; retired && !pendingRetiredKeys[key] {
+		if instead, retired := retiredKeys[key]; retired {
 			t.Errorf("retired key %q printed by %v: use %s", key, byType, instead)
 		}
 	}
-	for key := range pendingRetiredKeys {
-		if _, seen := types[key]; !seen {
-			t.Errorf("retired key %q is gone: remove it from pendingRetiredKeys", key)
+}
+
+// walkJSONIn calls fn with every object key of a decoded JSON document,
+// the key of the object it is in ("" at the top, the list's key for an
+// element of a list) and its value.
+func walkJSONIn(doc any, parent string, fn func(parent, key string, value any)) {
+	switch d := doc.(type) {
+	case map[string]any:
+		for k, v := range d {
+			fn(parent, k, v)
+			walkJSONIn(v, k, fn)
+		}
+	case []any:
+		for _, v := range d {
+			walkJSONIn(v, parent, fn)
 		}
 	}
 }

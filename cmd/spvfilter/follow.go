@@ -46,7 +46,7 @@ type followEvent struct {
 type followSummary struct {
 	Event    string         `json:"event"`
 	Next     int32          `json:"next_height"`
-	Matches  int            `json:"matches_found"` // on the chain at the end
+	Matches  int            `json:"matched_count"` // on the chain at the end
 	Peers    []scanPeerJSON `json:"peers"`
 	Warnings []string       `json:"warnings"`
 }

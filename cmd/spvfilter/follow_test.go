@@ -187,7 +187,7 @@ func TestScanFollow(t *testing.T) {
 		t.Fatalf("events %q\nwant   %q", events, want)
 	}
 	last := p.got[len(p.got)-1]
-	if last["event"] != "summary" || last["next_height"] != float64(108) || last["matches_found"] != float64(1) {
+	if last["event"] != "summary" || last["next_height"] != float64(108) || last["matched_count"] != float64(1) {
 		t.Fatalf("summary %v", last)
 	}
 	if !strings.Contains(p.stderr.String(), "rests on one peer") {

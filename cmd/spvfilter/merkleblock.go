@@ -139,7 +139,7 @@ func runMerkleBlockBuild(a *app, f *merkleBlockBuildFlags, args []string) error 
 		BlockHash    string            `json:"block_hash"`
 		MerkleRoot   string            `json:"merkle_root"`
 		Transactions uint32            `json:"transaction_count"`
-		Hashes       int               `json:"hashes"`
+		Hashes       int               `json:"hash_count"`
 		FlagBytes    int               `json:"flag_bytes"`
 		Matched      []merkleMatchJSON `json:"matched"`
 		FilterLoad   string            `json:"filterload,omitempty"`

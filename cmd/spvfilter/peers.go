@@ -66,7 +66,7 @@ type knownJSON struct {
 	LastSeen    string `json:"last_seen,omitempty"`
 	LastAttempt string `json:"last_attempt,omitempty"`
 	LastSuccess string `json:"last_success,omitempty"`
-	Attempts    int    `json:"attempts"`
+	Attempts    int    `json:"attempt_count"`
 	Tried       bool   `json:"tried"`
 }
 
@@ -130,7 +130,7 @@ func runPeers(a *app, f *peersFlags, fl *pflag.FlagSet) error {
 	}
 	w := a.stdout
 	for _, p := range out.Peers {
-		state := fmt.Sprintf("tip %d", p.Tip)
+		state := p.tipText()
 		switch {
 		case p.Banned:
 			state = "banned: " + p.Reason

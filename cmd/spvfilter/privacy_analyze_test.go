@@ -63,7 +63,7 @@ func TestAnalyzeLinkIntervals(t *testing.T) {
 			Prior       float64        `json:"prior"`
 			PriorLow    float64        `json:"prior_low"`
 			PriorHigh   float64        `json:"prior_high"`
-			WalletSizes map[string]any `json:"wallet_sizes"`
+			WalletSizes map[string]any `json:"wallet_size_prior"`
 			Pairs       []struct {
 				A, B        string
 				Third       string  `json:"third"`
@@ -78,7 +78,7 @@ func TestAnalyzeLinkIntervals(t *testing.T) {
 				Low      float64  `json:"estimated_wallet_low"`
 				High     float64  `json:"estimated_wallet_high"`
 			} `json:"groups"`
-		} `json:"links"`
+		} `json:"link_report"`
 	}
 	decodeJSON(t, stdout, &out)
 	for _, c := range out.Clients {

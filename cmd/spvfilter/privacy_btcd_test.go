@@ -20,7 +20,6 @@ import (
 	"github.com/spvfilter/spvfilter/peer/peertest"
 	"github.com/spvfilter/spvfilter/privacy/attack"
 	"github.com/spvfilter/spvfilter/privacy/capture"
-	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
 // TestPrivacyCaptureUniverseAnalyze runs the whole attack against a real
@@ -66,10 +65,10 @@ func TestPrivacyCaptureUniverseAnalyze(t *testing.T) {
 	if stdout != text {
 		t.Errorf("universe --out - --json: standard output is not the universe file:\n%.500s", stdout)
 	}
-	var ust universe.Stats
+	var ust universeStatsJSON
 	if i := strings.Index(stderr, "{"); i < 0 {
 		t.Errorf("universe --out - --json: no statistics on standard error: %q", stderr)
-	} else if decodeJSON(t, stderr[i:], &ust); ust.Lines == 0 || ust.Lines != strings.Count(text, "\n")-1 {
+	} else if decodeJSON(t, stderr[i:], &ust); ust.LinesWritten == 0 || ust.LinesWritten != strings.Count(text, "\n")-1 {
 		t.Errorf("universe statistics %+v for %d lines", ust, strings.Count(text, "\n"))
 	} else if !strings.Contains(stderr[i:], `"warnings": []`) {
 		t.Errorf("universe statistics without their warnings: %s", stderr[i:])
@@ -277,7 +276,7 @@ func TestPrivacyAnalyzeTwoWallets(t *testing.T) {
 				Sessions []string `json:"sessions"`
 				report
 			} `json:"groups"`
-		} `json:"links"`
+		} `json:"link_report"`
 	}
 	stdout, stderr, status := runCLI(t, "", "privacy", "analyze", "--capture", cfile, "--universe", ufile, "--link", "--intersect", "--json")
 	if status != exitOK {

@@ -150,11 +150,28 @@ func runCapture(ctx context.Context, a *app, f *captureFlags) error {
 	}
 	st := r.Stats()
 	if a.json {
-		return printStats(a, f.out == "-", st)
+		return printStats(a, f.out == "-", newCaptureStatsJSON(st))
 	}
 	fmt.Fprintf(a.stderr, "spvfilter: %d client(s), %d record(s) written, %d connection(s) closed for bad messages, %d without a version in time, %d idle, %d evicted\n",
 		st.Clients, st.Records, st.Rejected, st.HandshakeTimeouts, st.IdleTimeouts, st.Evicted)
 	return nil
+}
+
+// captureStatsJSON is capture.RelayStats under the CLI's JSON keys: a
+// count is <noun>_count, or <nouns>_<done> for what the relay did.
+type captureStatsJSON struct {
+	ClientCount           int64    `json:"client_count"`
+	RecordsWritten        int64    `json:"records_written"`
+	ConnectionsRejected   int64    `json:"connections_rejected"`
+	HandshakeTimeoutCount int64    `json:"handshake_timeout_count"`
+	IdleTimeoutCount      int64    `json:"idle_timeout_count"`
+	ClientsEvicted        int64    `json:"clients_evicted"`
+	Warnings              []string `json:"warnings"`
+}
+
+func newCaptureStatsJSON(st capture.RelayStats) captureStatsJSON {
+	return captureStatsJSON{ClientCount: st.Clients, RecordsWritten: st.Records, ConnectionsRejected: st.Rejected,
+		HandshakeTimeoutCount: st.HandshakeTimeouts, IdleTimeoutCount: st.IdleTimeouts, ClientsEvicted: st.Evicted, Warnings: []string{}}
 }
 
 // upstreamFailure says why the --upstream node at addr did not answer as

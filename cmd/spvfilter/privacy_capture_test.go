@@ -12,7 +12,6 @@ import (
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/spvfilter/spvfilter/peer/peertest"
-	"github.com/spvfilter/spvfilter/privacy/capture"
 )
 
 // TestPrivacyCaptureStdoutStats runs capture with --out - --json and a
@@ -68,11 +67,11 @@ func TestPrivacyCaptureStdoutStats(t *testing.T) {
 	if i < 0 {
 		t.Fatalf("no statistics on standard error: %q", res.stderr)
 	}
-	var st capture.RelayStats
+	var st captureStatsJSON
 	if err := json.NewDecoder(strings.NewReader(res.stderr[i:])).Decode(&st); err != nil {
 		t.Fatalf("statistics: %v in %q", err, res.stderr)
 	}
-	if st.Clients != 1 || st.HandshakeTimeouts != 1 {
+	if st.ClientCount != 1 || st.HandshakeTimeoutCount != 1 {
 		t.Fatalf("stats %+v, want 1 client dropped for its handshake", st)
 	}
 }

@@ -200,7 +200,11 @@ func printFetches(w io.Writer, out *fetchesOutput, show int) {
 
 // printFetchReport prints one session's (or the intersection's) report.
 func printFetchReport(w io.Writer, r *attack.FetchReport, show int) {
-	fmt.Fprintf(w, "  scanned blocks %d..%d (B = %d), fetched F = %d (f = %.4g)", r.ScannedFrom, r.ScannedTo, r.ScannedBlocks, r.FetchedBlocks, r.FetchedFraction)
+	scanned := "nothing scanned"
+	if r.ScannedFrom != nil && r.ScannedTo != nil {
+		scanned = fmt.Sprintf("scanned blocks %d..%d", *r.ScannedFrom, *r.ScannedTo)
+	}
+	fmt.Fprintf(w, "  %s (B = %d), fetched F = %d (f = %.4g)", scanned, r.ScannedBlocks, r.FetchedBlocks, r.FetchedFraction)
 	if len(r.FetchedHeights) <= 40 {
 		fmt.Fprintf(w, ": heights %v", r.FetchedHeights)
 	}

@@ -188,7 +188,7 @@ func TestPrivacyFetchesGroupsAndIntersect(t *testing.T) {
 	}
 	type match struct {
 		Candidate   string  `json:"candidate"`
-		Appearances int     `json:"appearances"`
+		Appearances int     `json:"appearance_count"`
 		Group       int     `json:"group"`
 		Probability float64 `json:"probability"`
 		Low         float64 `json:"probability_low"`
@@ -204,7 +204,7 @@ func TestPrivacyFetchesGroupsAndIntersect(t *testing.T) {
 			Probability float64  `json:"probability"`
 		} `json:"groups"`
 		ByAppearances []struct {
-			Appearances int `json:"appearances"`
+			Appearances int `json:"appearance_count"`
 			CoLocated   int `json:"co_located_count"`
 		} `json:"by_appearances"`
 	}

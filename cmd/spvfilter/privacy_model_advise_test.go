@@ -11,7 +11,7 @@ import (
 )
 
 type adviceRowOut struct {
-	Filters                  uint32  `json:"filters"`
+	Filters                  uint32  `json:"filter_count"`
 	Reachable                bool    `json:"reachable"`
 	FPRate                   float64 `json:"fp_rate"`
 	FPRateText               string  `json:"fp_rate_text"`
@@ -29,7 +29,7 @@ type adviceRowOut struct {
 }
 
 type adviceOut struct {
-	SizingElements  uint32         `json:"sizing_elements"`
+	SizingElements  uint32         `json:"sizing_element_count"`
 	SizingsSearched int            `json:"sizings_searched"`
 	Rows            []adviceRowOut `json:"rows"`
 	Warnings        []string       `json:"warnings"`

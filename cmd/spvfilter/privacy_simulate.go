@@ -157,7 +157,7 @@ func addSimulateFlags(fl *pflag.FlagSet, f *simulateFlags) {
 // simulateOutput is the JSON of privacy simulate.
 type simulateOutput struct {
 	Dir                    string                `json:"dir"`
-	Files                  simulate.Files        `json:"files"`
+	simulate.Files                               // the files written, each under its own key
 	Seed                   uint64                `json:"seed"`
 	UniverseSize           int                   `json:"universe_size"`
 	WalletCount            int                   `json:"wallet_count"`
@@ -181,7 +181,7 @@ type simulateFetchSummary struct {
 	PayerChangeCount   int `json:"payer_change_count"`
 	SessionCount       int `json:"session_count"`
 	NoiseSessionCount  int `json:"noise_session_count"`
-	FetchedBlockCount  int `json:"fetched_block_count"`
+	FetchedBlockCount  int `json:"blocks_fetched"`
 	DecoyBlockCount    int `json:"decoy_block_count"`
 	FalsePositiveCount int `json:"false_positive_block_count"`
 }

@@ -34,7 +34,7 @@ func TestPrivacyModelCommand(t *testing.T) {
 	}
 	var m map[string]any
 	decodeJSON(t, stdout, &m)
-	for _, k := range []string{"filter_bits", "hash_funcs", "elements", "false_positive_rate", "expected_false_positives", "p_h_1", "p_h_all"} {
+	for _, k := range []string{"filter_bits", "hash_funcs", "element_count", "false_positive_rate", "expected_false_positives", "p_h_1", "p_h_all"} {
 		if _, ok := m[k]; !ok {
 			t.Errorf("JSON lacks %q", k)
 		}
@@ -212,7 +212,7 @@ func TestPrivacyAnalyzeCommand(t *testing.T) {
 			Candidate   string  `json:"candidate"`
 			Probability float64 `json:"probability"`
 		} `json:"matched"`
-		Intersection []attack.IntersectionStep `json:"intersection"`
+		Intersection []attack.IntersectionStep `json:"intersection_steps"`
 	}
 	decodeJSON(t, stdout, &r)
 	if r.UniverseSize != 20010 || len(r.Intersection) != 2 {

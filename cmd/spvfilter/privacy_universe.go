@@ -78,6 +78,25 @@ beside FILE and merged, so memory stays bounded on any chain.`,
 	return c
 }
 
+// universeStatsJSON is what privacy universe --json prints: universe.Stats
+// under the CLI's JSON keys (a count is <noun>_count, or <nouns>_<done>
+// for what the command did) and the range and files.
+type universeStatsJSON struct {
+	BlockCount         int      `json:"block_count"`
+	AddressCount       int      `json:"address_count"`
+	PubKeyCount        int      `json:"pubkey_count"`
+	ScriptCount        int      `json:"script_count"`
+	LinesWritten       int      `json:"lines_written"`
+	AddressLinesListed int      `json:"address_lines_listed"`
+	SpendsIndexed      int      `json:"spends_indexed,omitempty"`
+	SpendsUnattributed int      `json:"spends_unattributed,omitempty"`
+	From               int32    `json:"from"`
+	To                 int32    `json:"to"`
+	UniverseFile       string   `json:"universe_file"`
+	IndexFile          string   `json:"index_file,omitempty"`
+	Warnings           []string `json:"warnings"`
+}
+
 // check refuses, before any connection, the flags that are bad input
 // whatever the node holds.
 func (f *universeFlags) check() error {
@@ -190,14 +209,10 @@ func runUniverse(ctx context.Context, a *app, f *universeFlags, fl *pflag.FlagSe
 	}
 	st := uw.Stats()
 	if a.json {
-		return printStats(a, f.out == "-", struct {
-			universe.Stats
-			From     int32    `json:"from"`
-			To       int32    `json:"to"`
-			Out      string   `json:"out"`
-			Index    string   `json:"index,omitempty"`
-			Warnings []string `json:"warnings"`
-		}{st, f.from, to, f.out, f.index, []string{}})
+		return printStats(a, f.out == "-", universeStatsJSON{
+			BlockCount: st.Blocks, AddressCount: st.Addresses, PubKeyCount: st.PubKeys, ScriptCount: st.Scripts,
+			LinesWritten: st.Lines, AddressLinesListed: st.Listed, SpendsIndexed: st.SpendsIndexed, SpendsUnattributed: st.SpendsUnattributed,
+			From: f.from, To: to, UniverseFile: f.out, IndexFile: f.index, Warnings: []string{}})
 	}
 	if f.out != "-" {
 		fmt.Fprintf(a.stdout, "%d blocks (%d..%d): %d addresses, %d public keys (pairs; %d address lines taken over by a key's), %d scripts: %d lines written to %s\n",

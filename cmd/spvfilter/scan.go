@@ -277,10 +277,20 @@ type scanPeerJSON struct {
 	Banned    bool   `json:"banned"`
 	Reason    string `json:"reason"`
 	// Compared: the peer's answers were compared with another peer's.
-	Compared bool  `json:"compared"`
-	Tip      int32 `json:"tip"`
+	Compared bool `json:"compared"`
+	// Tip is the height of the peer's best block, null when not known.
+	Tip *int32 `json:"tip"`
 	// Branch is where the peer's chain leaves the client's, if it does.
 	Branch *branchJSON `json:"branch"`
+}
+
+// tipText says where the peer's chain ends: "tip H", or that it is not
+// known.
+func (p *scanPeerJSON) tipText() string {
+	if p.Tip == nil {
+		return "tip unknown"
+	}
+	return fmt.Sprintf("tip %d", *p.Tip)
 }
 
 // branchJSON is a peer's own branch in --json output.
@@ -301,7 +311,11 @@ type onePeerJSON struct {
 func peersJSON(ps []client.PeerStatus) []scanPeerJSON {
 	out := []scanPeerJSON{}
 	for _, p := range ps {
-		j := scanPeerJSON{Address: p.Address, UserAgent: p.UserAgent, Banned: p.Banned, Reason: p.Reason, Compared: p.Compared, Tip: p.Tip}
+		j := scanPeerJSON{Address: p.Address, UserAgent: p.UserAgent, Banned: p.Banned, Reason: p.Reason, Compared: p.Compared}
+		if p.Tip >= 0 {
+			tip := p.Tip
+			j.Tip = &tip
+		}
 		if b := p.Branch; b != nil {
 			j.Branch = &branchJSON{Fork: b.Fork, Height: b.Height, BlockHash: b.Hash.String()}
 		}
@@ -321,10 +335,10 @@ type scanJSON struct {
 	FiltersReceived      int             `json:"filters_received"`
 	MerkleBlocksReceived int             `json:"merkleblocks_received"`
 	BlocksFetched        int             `json:"blocks_fetched"`
-	FalsePositiveBlocks  int             `json:"false_positive_blocks"`
-	FalsePositiveTxs     int             `json:"false_positive_transactions"`
+	FalsePositiveBlocks  int             `json:"false_positive_block_count"`
+	FalsePositiveTxs     int             `json:"false_positive_transaction_count"`
 	SpendOnlyBlocks      []int32         `json:"spend_only_blocks"`
-	FilterReloads        int             `json:"filter_reloads"`
+	FilterReloads        int             `json:"filter_reload_count"`
 	Disconnected         []string        `json:"disconnected"`
 	BytesReceived        uint64          `json:"bytes_received"`
 	Seconds              float64         `json:"seconds"`
@@ -690,14 +704,14 @@ func (a *app) printScan(out *scanJSON) error {
 	}
 	fmt.Fprintf(w, "scanned %d blocks (%d..%d) with %s in %.1fs\n", out.BlocksScanned, out.From, out.To, out.Mode, out.Seconds)
 	for _, p := range out.Peers {
-		state := fmt.Sprintf("used (tip %d)", p.Tip)
+		state := fmt.Sprintf("used (%s)", p.tipText())
 		switch {
 		case p.Banned:
 			state = "banned: " + p.Reason
 		case p.Reason != "":
 			state = "not used: " + p.Reason
 		case out.Mode == "bip157" && !p.Compared:
-			state = fmt.Sprintf("not compared with another peer (tip %d)", p.Tip)
+			state = fmt.Sprintf("not compared with another peer (%s)", p.tipText())
 		}
 		fmt.Fprintf(w, "peer %s (%s): %s\n", p.Address, p.UserAgent, state)
 	}

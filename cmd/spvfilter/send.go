@@ -74,6 +74,15 @@ type sendPeerJSON struct {
 	Error string `json:"error,omitempty"`
 }
 
+// sendJSON is the output of send --json.
+type sendJSON struct {
+	Txid       string         `json:"txid"`
+	Propagated bool           `json:"propagated"`
+	Mined      *minedJSON     `json:"mined"`
+	Peers      []sendPeerJSON `json:"peers"`
+	Warnings   []string       `json:"warnings"`
+}
+
 // minedJSON is where a transaction already in the chain was mined.
 type minedJSON struct {
 	Height    int32  `json:"height"`
@@ -142,13 +151,7 @@ func runSend(a *app, f *sendFlags, args []string) error {
 		_, err := fmt.Fprintln(a.stdout, res.Txid)
 		return err
 	}
-	out := struct {
-		Txid       string         `json:"txid"`
-		Propagated bool           `json:"propagated"`
-		Mined      *minedJSON     `json:"mined"`
-		Peers      []sendPeerJSON `json:"peers"`
-		Warnings   []string       `json:"warnings"`
-	}{Txid: res.Txid.String(), Propagated: res.Propagated(), Peers: []sendPeerJSON{}, Warnings: orEmpty(warnings)}
+	out := sendJSON{Txid: res.Txid.String(), Propagated: res.Propagated(), Peers: []sendPeerJSON{}, Warnings: orEmpty(warnings)}
 	if m := res.Mined; m != nil {
 		out.Mined = &minedJSON{Height: m.Height, BlockHash: m.BlockHash.String()}
 	}
