@@ -1,0 +1,153 @@
+//go:build unix
+
+package main
+
+import (
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// recipeHeading introduces the README's regtest recipe.
+const recipeHeading = "A node of your own on regtest"
+
+// TestReadmeRegtestRecipe runs the README's regtest recipe as written,
+// with bash, in a fresh directory that holds the module's files (linked)
+// as a clone does, its two ports moved to free ones on 127.0.0.1: it
+// builds btcd and btcctl from the pinned module and spvfilter, starts the
+// node with its data under the directory, waits for its RPC port, mines 5
+// blocks, scans them and stops the node. The scan must find the 5
+// coinbase transactions, and the recipe must leave nothing but bin/ and
+// regtest/, which .gitignore ignores. The README's install line must say
+// where go install puts spvfilter.
+func TestReadmeRegtestRecipe(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("the README's recipe is a bash script, and bash is not installed")
+	}
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "`go install` puts `spvfilter` in `$(go env GOPATH)/bin`") {
+		t.Error("the README does not say where go install puts spvfilter")
+	}
+	// A recipe that would write outside its directory, listen on every
+	// interface, or never end is not run.
+	recipe := shellBlockAfter(t, string(readme), recipeHeading)
+	for _, want := range []string{"go build -o bin/ ", "--datadir=regtest", "--logdir=regtest", "--listen=127.0.0.1:", "--rpclisten=127.0.0.1:", "until bin/btcctl", "kill %1"} {
+		if !strings.Contains(recipe, want) {
+			t.Fatalf("the recipe lacks %q:\n%s", want, recipe)
+		}
+	}
+	if strings.Contains(recipe, "--follow") {
+		t.Fatalf("the recipe runs a scan that never ends:\n%s", recipe)
+	}
+	ignore, err := os.ReadFile(filepath.Join(root, ".gitignore"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{"/bin/", "/regtest/"} {
+		if !slices.Contains(strings.Split(string(ignore), "\n"), dir) {
+			t.Errorf(".gitignore does not ignore %s, where the recipe writes", dir)
+		}
+	}
+	script := strings.NewReplacer("18444", freeLoopbackPort(t), "18334", freeLoopbackPort(t)).Replace(recipe)
+
+	dir := t.TempDir()
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var linked []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") || e.Name() == "bin" || e.Name() == "regtest" {
+			continue
+		}
+		if err := os.Symlink(filepath.Join(root, e.Name()), filepath.Join(dir, e.Name())); err != nil {
+			t.Fatal(err)
+		}
+		linked = append(linked, e.Name())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-e", "-c", script)
+	cmd.Dir = dir
+	// The node runs in the script's process group: it is stopped with it
+	// whatever happens to the script.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	// A node left running by a script that failed holds its output open:
+	// Run returns anyway, and the group is stopped below.
+	cmd.WaitDelay = 10 * time.Second
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	if cmd.Process != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	if err != nil {
+		log, _ := os.ReadFile(filepath.Join(dir, "regtest", "btcd.out"))
+		t.Fatalf("the recipe failed: %v\nstdout:\n%s\nstderr:\n%s\nbtcd:\n%s", err, stdout.String(), stderr.String(), tail(string(log), 20))
+	}
+	if !strings.Contains(stdout.String(), "transactions found: 5") || !strings.Contains(stdout.String(), "scanned 6 blocks (0..5)") {
+		t.Errorf("the scan did not find the 5 coinbase transactions:\n%s\n%s", stdout.String(), stderr.String())
+	}
+	after, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range after {
+		if !slices.Contains(linked, e.Name()) && e.Name() != "bin" && e.Name() != "regtest" {
+			t.Errorf("the recipe left %s in the clone", e.Name())
+		}
+	}
+}
+
+// shellBlockAfter returns the first ```sh block after the line that holds
+// heading.
+func shellBlockAfter(t *testing.T, doc, heading string) string {
+	t.Helper()
+	i := strings.Index(doc, heading)
+	if i < 0 {
+		t.Fatalf("the README has no %q", heading)
+	}
+	start := strings.Index(doc[i:], "```sh\n")
+	if start < 0 {
+		t.Fatalf("no shell block after %q", heading)
+	}
+	block := doc[i+start+len("```sh\n"):]
+	end := strings.Index(block, "```")
+	if end < 0 {
+		t.Fatalf("the shell block after %q does not end", heading)
+	}
+	return block[:end]
+}
+
+// freeLoopbackPort returns a port free on 127.0.0.1.
+func freeLoopbackPort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	return port
+}
+
+// tail returns the last n lines of s.
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
