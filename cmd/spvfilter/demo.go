@@ -69,6 +69,9 @@ func runDemo(a *app, f *demoFlags, fl *pflag.FlagSet) error {
 	if err := f.check(); err != nil {
 		return err
 	}
+	if f.plot == "" {
+		return badInput(`--plot "": want a file name ending in .svg or .png (demo always draws its plot)`)
+	}
 	if err := checkPlotFile("--plot", f.plot); err != nil {
 		return err
 	}

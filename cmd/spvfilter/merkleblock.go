@@ -95,9 +95,9 @@ func runMerkleBlockBuild(a *app, f *merkleBlockBuildFlags, args []string) error 
 	}
 	switch {
 	case f.filter != "" && len(f.txids) > 0:
-		return badInput("give either --filter or --txid, not both")
+		return badInput("--filter and --txid: give one or the other, not both")
 	case f.filter == "" && len(f.txids) == 0:
-		return badInput("give --filter or at least one --txid")
+		return badInput("--filter or --txid: give the filter, or the txids, whose transactions the proof is to hold")
 	}
 	block, err := a.readBlock(f.block)
 	if err != nil {

@@ -45,5 +45,8 @@ func lookupNetwork(name string) (*chaincfg.Params, error) {
 			return n.params, nil
 		}
 	}
+	if name == "testnet" {
+		return nil, badInput("--network %q: want one of %s (testnet is testnet3 or testnet4)", name, networkNames())
+	}
 	return nil, badInput("--network %q: want one of %s", name, networkNames())
 }

@@ -14,7 +14,7 @@ func checkOutputFile(flag, path string) error {
 		return nil
 	}
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return badInput("%s %s: is a directory", flag, path)
+		return badInput("%s %s: a directory, not a file", flag, path)
 	}
 	dir := filepath.Dir(path)
 	st, err := os.Stat(dir)

@@ -51,6 +51,11 @@ func (pf *peerFlags) config(params *chaincfg.Params, services wire.ServiceFlag) 
 			return cfg, badInput("%s %q: port %q is not a TCP port", flag, p, port)
 		}
 	}
+	for _, p := range cfg.Peers {
+		if host, _, _ := net.SplitHostPort(p); strings.HasSuffix(host, ".onion") && pf.proxy == "" {
+			return cfg, badInput("%s %s: an onion address needs --proxy, such as Tor's socks5://127.0.0.1:9050", flag, p)
+		}
+	}
 	if len(cfg.Peers) == 0 && len(params.DNSSeeds) == 0 {
 		return cfg, badInput("--connect: give the node to use (HOST:PORT): %s has no DNS seeds to find nodes with", params.Name)
 	}
@@ -96,14 +101,18 @@ func checkProxy(raw string) error {
 	return nil
 }
 
-// makeDataDir creates the --datadir dir if needed; a file in its place,
-// or in the place of a directory above it, is bad input.
-func makeDataDir(dir string) error {
+// makeDataDir creates the --datadir dir if needed (see makeDir).
+func makeDataDir(dir string) error { return makeDir("--datadir", dir) }
+
+// makeDir creates the directory dir a flag names, if needed; a file in its
+// place, or in the place of a directory above it, or a directory that may
+// not be created, is bad input.
+func makeDir(flag, dir string) error {
 	if dir == "" {
 		return nil
 	}
 	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
-		return badInput("--datadir %s: a file, not a directory", dir)
+		return badInput("%s %s: a file, not a directory", flag, dir)
 	}
 	err := os.MkdirAll(dir, 0o755)
 	var pe *os.PathError
@@ -111,11 +120,19 @@ func makeDataDir(dir string) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, syscall.ENOTDIR) && errors.As(err, &pe):
-		return usageError{&restated{fmt.Sprintf("--datadir %s: %s is a file, not a directory", dir, pe.Path), err}}
-	case errors.Is(err, fs.ErrPermission):
-		return badInputWords("--datadir "+dir+": cannot be created", err)
+		return usageError{&restated{fmt.Sprintf("%s %s: %s is a file, not a directory", flag, dir, pe.Path), err}}
+	case errors.As(err, &pe):
+		why := fileProblem(pe.Err)
+		if pe.Path != dir {
+			why = pe.Path + ": " + why
+		}
+		msg := &restated{fmt.Sprintf("%s %s: cannot be created: %s", flag, dir, why), err}
+		if errors.Is(err, fs.ErrPermission) {
+			return usageError{msg}
+		}
+		return msg
 	}
-	return failureWords("--datadir "+dir+": cannot be created", err)
+	return failureWords(flag+" "+dir+": cannot be created", err)
 }
 
 // first names the first peer given, or says that they were found.

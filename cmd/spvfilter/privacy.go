@@ -235,11 +235,8 @@ func runModel(a *app, f *modelFlags, fl *pflag.FlagSet) error {
 		return badInputWords(fmt.Sprintf("--sweep %q", f.sweep), err)
 	}
 	results, err := s.Run(f.p)
-	if errors.Is(err, model.ErrBadSweep) {
-		return badInputWords(fmt.Sprintf("--sweep %q", f.sweep), err)
-	}
 	if err != nil {
-		return modelFields.badParams(err, fl)
+		return sweepError(f.sweep, s, err, fl)
 	}
 	if f.plot != "" {
 		if err := plot.Save(f.plot, s, results); err != nil {
@@ -326,6 +323,20 @@ func checkPlotFile(flag, file string) error {
 		return usageError{&restated{fmt.Sprintf("%s %s: want a file name ending in .svg or .png", flag, file), err}}
 	}
 	return nil
+}
+
+// sweepError is the error of running the sweep spec (s) on the other
+// flags (fl): a swept value out of its domain is named under --sweep, a
+// flag's under that flag.
+func sweepError(spec string, s model.Sweep, err error, fl *pflag.FlagSet) error {
+	var fe *model.FieldError
+	switch {
+	case errors.As(err, &fe) && modelFields[fe.Field] == s.Var:
+		return usageError{&restated{fmt.Sprintf("--sweep %q: %s=%s: %s", spec, s.Var, fe.Value, fe.Msg), err}}
+	case errors.Is(err, model.ErrBadSweep):
+		return badInputWords(fmt.Sprintf("--sweep %q", spec), err)
+	}
+	return modelFields.badParams(err, fl)
 }
 
 // plotError is a plot that cannot be drawn into file, given with flag: bad

@@ -198,7 +198,10 @@ func analyzeUniverse(a *app, arg string, groups [][]*bip37.Filter, opts attack.A
 // that is not a candidate, or a universe without one, is bad input; a
 // failure to read it is the machine's.
 func universeError(name string, err error) error {
-	if errors.Is(err, universe.ErrBadCandidate) || errors.Is(err, universe.ErrEmpty) {
+	if errors.Is(err, universe.ErrEmpty) {
+		return usageError{&restated{fmt.Sprintf("--universe %s: %s; want one candidate per line (an address, or a public key or script in hex), as privacy universe and privacy simulate write", name, words(err)), err}}
+	}
+	if errors.Is(err, universe.ErrBadCandidate) {
 		return badInputWords("--universe "+name, err)
 	}
 	return failureWords("--universe "+name, err)

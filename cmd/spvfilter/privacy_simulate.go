@@ -255,6 +255,9 @@ func runSimulate(a *app, f *simulateFlags, fl *pflag.FlagSet) error {
 	if err := f.checkOut(); err != nil {
 		return err
 	}
+	if err := makeDir("--out", f.out); err != nil {
+		return err
+	}
 	sc, err := simulate.Generate(f.o)
 	if errors.Is(err, simulate.ErrBadOptions) {
 		return simulateFields.badParams(err, fl)
@@ -263,6 +266,14 @@ func runSimulate(a *app, f *simulateFlags, fl *pflag.FlagSet) error {
 		return err
 	}
 	files, err := sc.WriteDir(f.out)
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		where := pe.Path + ": "
+		if pe.Path == f.out {
+			where = "cannot be created: "
+		}
+		return &restated{fmt.Sprintf("--out %s: %s%s", f.out, where, fileProblem(pe.Err)), err}
+	}
 	if err != nil {
 		return err
 	}

@@ -101,12 +101,12 @@ type universeStatsJSON struct {
 // whatever the node holds.
 func (f *universeFlags) check() error {
 	if f.from < 0 {
-		return badInput("--from %d: negative height", f.from)
+		return badInput("--from %d: want a height, at least 0", f.from)
 	}
 	if !f.toGiven {
 		f.to = -1 // the tip, once known
 	} else if f.to < 0 {
-		return badInput("--to %d: negative height", f.to)
+		return badInput("--to %d: want a height, at least 0", f.to)
 	}
 	if f.toGiven && f.to < f.from {
 		return badInput("--to %d is below --from %d", f.to, f.from)

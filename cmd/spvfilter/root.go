@@ -254,7 +254,8 @@ var sharedFlagChecks = map[string]func(string) error{
 	"listen":   func(s string) error { return checkHostPort(s, true) },
 	"network": func(s string) error {
 		if _, err := lookupNetwork(s); err != nil {
-			return fmt.Errorf("want one of %s", networkNames())
+			_, want, _ := strings.Cut(err.Error(), ": ")
+			return errors.New(want)
 		}
 		return nil
 	},

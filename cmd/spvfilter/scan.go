@@ -145,6 +145,9 @@ func (a *app) parseWatch(values []string, params *chaincfg.Params) ([]watchItem,
 	var out []watchItem
 	for _, arg := range args {
 		v := strings.TrimSpace(arg.text)
+		if v == "" {
+			return nil, badInput("%s: empty: give an address, a hex output script or an outpoint TXID:VOUT", arg.where)
+		}
 		if strings.Contains(v, ":") {
 			// No address or hex script holds a colon: an outpoint.
 			op, rest, err := parseOutPoint(v)
@@ -496,12 +499,12 @@ func (a *app) planScan(flags *pflag.FlagSet, fl *scanFlags) (*scanPlan, error) {
 // checkRange checks --from, --to, --timeout and --follow into plan.
 func (fl *scanFlags) checkRange(flags *pflag.FlagSet, plan *scanPlan) error {
 	if fl.from < 0 {
-		return badInput("--from %d: negative height", fl.from)
+		return badInput("--from %d: want a height, at least 0", fl.from)
 	}
 	if !flags.Changed("to") {
 		plan.to = -1 // the tip, once known
 	} else if fl.to < 0 {
-		return badInput("--to %d: negative height", fl.to)
+		return badInput("--to %d: want a height, at least 0", fl.to)
 	}
 	if plan.to >= 0 && plan.to < fl.from {
 		return badInput("--to %d is below --from %d", plan.to, fl.from)
@@ -529,7 +532,7 @@ func (fl *scanFlags) bip37Options(flags *pflag.FlagSet) (client.BIP37Options, er
 		return opt, badInput("--fprate %v: want a rate between 0 and 1", fl.fpRate)
 	}
 	if fl.maxReloads < 0 {
-		return opt, badInput("--max-reloads %d: negative", fl.maxReloads)
+		return opt, badInput("--max-reloads %d: want 0 (none) or more", fl.maxReloads)
 	}
 	if fl.mode != "bip37" {
 		for _, name := range []string{"tweak", "flags", "fprate", "max-reloads"} {
