@@ -89,7 +89,7 @@ func (a *app) follow(ctx context.Context, c *client.Client, items []watchItem, f
 	}
 	runErr := r.Run(ctx)
 	sum := followSummary{Event: "summary", Next: r.Height(), Matches: found, Peers: peersJSON(c.Peers()),
-		Warnings: orEmpty(append(warnings, r.Warnings()...))}
+		Warnings: orEmpty(append(warnings, byFlag(r.Warnings(), items)...))}
 	a.warn(sum.Warnings)
 	if err := enc.Encode(sum); err != nil && writeErr == nil {
 		writeErr = err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -132,7 +133,27 @@ Exit status: 0 done (warnings, if any, on standard error and in --json),
 // watchItem is a watch list entry as given and as a client watch item.
 type watchItem struct {
 	given string
+	where string // how errors name it: "--watch 2 (@FILE line 3)"
 	item  client.WatchItem
+}
+
+// watchItemIndex finds the client's 0-based "watch item N" in its words.
+var watchItemIndex = regexp.MustCompile(`watch item (\d+)`)
+
+// byFlag rewrites the client's "watch item N" (0-based, in the order it
+// was given the items) in warnings as the --watch item the user gave.
+func byFlag(warnings []string, items []watchItem) []string {
+	out := make([]string, len(warnings))
+	for i, w := range warnings {
+		out[i] = watchItemIndex.ReplaceAllStringFunc(w, func(m string) string {
+			n, err := strconv.Atoi(watchItemIndex.FindStringSubmatch(m)[1])
+			if err != nil || n >= len(items) {
+				return m
+			}
+			return items[n].where
+		})
+	}
+	return out
 }
 
 // parseWatch reads the --watch values; a file (or standard input) holds
@@ -154,7 +175,7 @@ func (a *app) parseWatch(values []string, params *chaincfg.Params) ([]watchItem,
 			if err != nil {
 				return nil, badInput("%s: %w", arg.where, err)
 			}
-			it := watchItem{given: v, item: client.OutPointItem(op, nil)}
+			it := watchItem{given: v, where: arg.where, item: client.OutPointItem(op, nil)}
 			if rest != "" {
 				script, err := watchScript(arg.where+", the script of outpoint "+v, rest, params)
 				if err != nil {
@@ -169,7 +190,7 @@ func (a *app) parseWatch(values []string, params *chaincfg.Params) ([]watchItem,
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, watchItem{given: v, item: client.ScriptItem(script)})
+		out = append(out, watchItem{given: v, where: arg.where, item: client.ScriptItem(script)})
 	}
 	return out, nil
 }
@@ -635,7 +656,7 @@ func newScanJSON(plan *scanPlan, res *client.ScanResult, took time.Duration) sca
 		Seconds:              took.Seconds(),
 		OnePeerHeights:       []onePeerJSON{},
 		Peers:                peersJSON(res.Peers),
-		Warnings:             orEmpty(append(append([]string(nil), plan.warnings...), res.Warnings...)),
+		Warnings:             orEmpty(append(append([]string(nil), plan.warnings...), byFlag(res.Warnings, plan.items)...)),
 	}
 	if res.FilteringPeer != "" {
 		out.Peer = res.FilteringPeer

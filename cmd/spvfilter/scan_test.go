@@ -369,3 +369,23 @@ func TestScanTimeoutIsHonest(t *testing.T) {
 		t.Fatalf("gave up after %v with --timeout 60s", elapsed)
 	}
 }
+
+// TestWarningsNameTheWatchFlag: the client's warnings count watch items
+// from 0 in the order it was given them; the user reads the --watch item
+// they gave, counted from 1, with the file line it came from.
+func TestWarningsNameTheWatchFlag(t *testing.T) {
+	items := []watchItem{{given: "51", where: "--watch 1"}, {given: "bcrt1q...", where: "--watch 2 (@w.txt line 3)"}}
+	got := byFlag([]string{
+		"BIP 37 cannot see spends of outputs paying watch item 1 funded before height 5",
+		"watch item 0 (outpoint x:0) has no script",
+		"watch item 7 is not one of the user's",
+	}, items)
+	want := []string{
+		"BIP 37 cannot see spends of outputs paying --watch 2 (@w.txt line 3) funded before height 5",
+		"--watch 1 (outpoint x:0) has no script",
+		"watch item 7 is not one of the user's",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
