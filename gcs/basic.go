@@ -88,10 +88,7 @@ func (sc *setScratch) buildSet(key [16]byte, p uint8, m uint64, elems [][]byte) 
 		return nil, err
 	}
 	sc.hashes = grow(sc.hashes, 2*len(elems))
-	k := newSipKey(&key)
-	for i, e := range elems {
-		sc.hashes[i] = k.sum64(e)
-	}
+	newSipKey(&key).sumAll(sc.hashes[:len(elems)], elems)
 	return sc.buildDistinct(p, m, elems)
 }
 

@@ -89,18 +89,24 @@ func matchLookup(data []byte, n uint32, p uint, modulus uint64, key [16]byte, el
 	shift := bucketShift(n, modulus)
 	starts = bucketStarts(vals, shift, numBuckets(n, modulus), starts)
 	k := newSipKey(&key)
-	i := 0
-	for ; i+1 < len(elems); i += 2 {
-		h0, h1 := k.sum64x2(elems[i], elems[i+1])
-		if inBucket(vals, starts, shift, reduce(h0, modulus)) || inBucket(vals, starts, shift, reduce(h1, modulus)) {
-			return true, true
+	var hashes [lookupChunk]uint64
+	for len(elems) > 0 {
+		chunk := elems[:min(lookupChunk, len(elems))]
+		elems = elems[len(chunk):]
+		k.sumAll(hashes[:len(chunk)], chunk)
+		for _, h := range hashes[:len(chunk)] {
+			if inBucket(vals, starts, shift, reduce(h, modulus)) {
+				return true, true
+			}
 		}
-	}
-	if i < len(elems) && inBucket(vals, starts, shift, reduce(k.sum64(elems[i]), modulus)) {
-		return true, true
 	}
 	return false, true
 }
+
+// lookupChunk is how many watched elements matchLookup hashes at once,
+// in the vector lanes where there are some, before looking them up: a
+// match stops it within one chunk.
+const lookupChunk = 256
 
 // inBucket reports whether h is one of the sorted values, looking in its
 // bucket only.

@@ -59,16 +59,12 @@ func (f *Filter) MatchAny(key [16]byte, elements [][]byte) bool {
 	return ok
 }
 
-// hashInto stores the reduced hash of each element in dst, two at a time.
+// hashInto stores the reduced hash of each element in dst.
 func hashInto(dst []uint64, k sipKey, modulus uint64, elements [][]byte) {
 	dst = dst[:len(elements)]
-	i := 0
-	for ; i+1 < len(elements); i += 2 {
-		h0, h1 := k.sum64x2(elements[i], elements[i+1])
-		dst[i], dst[i+1] = reduce(h0, modulus), reduce(h1, modulus)
-	}
-	if i < len(elements) {
-		dst[i] = reduce(k.sum64(elements[i]), modulus)
+	k.sumAll(dst, elements)
+	for i, h := range dst {
+		dst[i] = reduce(h, modulus)
 	}
 }
 
