@@ -583,8 +583,8 @@ func TestStats(t *testing.T) {
 
 func TestSortValues(t *testing.T) {
 	rng := rand.New(rand.NewPCG(10, 10))
-	for _, n := range []int{0, 1, 2, 511, 512, 513, 3000} {
-		for _, shape := range []string{"random", "equal", "sorted", "reversed", "wide"} {
+	for _, n := range []int{0, 1, 2, bucketMin - 1, bucketMin, 513, 3000, bucketMax, bucketMax + 1} {
+		for _, shape := range []string{"random", "equal", "sorted", "reversed", "wide", "clustered"} {
 			limit := uint64(max(n, 1)) * BasicM
 			if shape == "wide" {
 				limit = ^uint64(0)
@@ -598,6 +598,11 @@ func TestSortValues(t *testing.T) {
 					v[i] = uint64(i) * 1000
 				case "reversed":
 					v[i] = uint64(n-i) * 1000
+				case "clustered": // half in one bucket, half spread
+					v[i] = rng.Uint64N(limit)
+					if i%2 == 0 {
+						v[i] = limit/3 + uint64(i%7)
+					}
 				default:
 					v[i] = rng.Uint64N(limit)
 				}

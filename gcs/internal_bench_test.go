@@ -32,10 +32,10 @@ func BenchmarkSipHash(b *testing.B) {
 	})
 }
 
-// BenchmarkSort compares slices.Sort with the radix sort on hashed values
-// (the choice of radixMin).
+// BenchmarkSort compares slices.Sort with the bucket and the radix sorts
+// on hashed values (the choice of bucketMin and bucketMax).
 func BenchmarkSort(b *testing.B) {
-	for _, n := range []int{64, 256, 512, 1000, 5000, 10000} {
+	for _, n := range []int{64, 256, 512, 1000, 5000, 10000, 20000} {
 		rng := rand.New(rand.NewPCG(1, uint64(n)))
 		limit := uint64(n) * BasicM
 		src := make([]uint64, n)
@@ -48,6 +48,14 @@ func BenchmarkSort(b *testing.B) {
 			for b.Loop() {
 				copy(v, src)
 				slices.Sort(v)
+			}
+		})
+		b.Run("n"+strconv.Itoa(n)+"/bucket", func(b *testing.B) {
+			for b.Loop() {
+				copy(v, src)
+				if !bucketSort(v, tmp, limit) {
+					b.Fatal("crowded bucket")
+				}
 			}
 		})
 		b.Run("n"+strconv.Itoa(n)+"/radix", func(b *testing.B) {

@@ -6,22 +6,83 @@ import (
 	"sort"
 )
 
-// radixMin is the length from which an LSD radix sort beats slices.Sort
-// on hashed values (measured by BenchmarkSort).
+// radixMin is the length from which sortHashes uses an LSD radix sort
+// rather than sort.Sort.
 const radixMin = 512
 
 // radixBits is the digit width: 11 bits sort a 32-bit key space (the basic
 // filter of any block under 5,000 items) in three passes.
 const radixBits = 11
 
+// Hashed values are spread evenly over [0, limit), so one pass that
+// scatters them into about as many buckets as values by their high bits
+// leaves each only among the one or two of its bucket, and an insertion
+// sort finishes the job at little more than a copy. It beats slices.Sort
+// from bucketMin values and is used up to bucketMax (measured by
+// BenchmarkSort); beyond, the buckets (at most 2^bucketBits) fill up and
+// the LSD radix sort takes over. A bucket of more than bucketCrowd values
+// (inputs that are not evenly spread) also hands the slice to
+// slices.Sort, so that no input makes the insertion sort quadratic.
+const (
+	bucketMin   = 64
+	bucketBits  = 12
+	bucketMax   = 1 << 14
+	bucketCrowd = 32
+)
+
 // sortValues sorts v, whose elements are all below limit. scratch, when at
-// least as long as v, is used as the radix sort's second buffer.
+// least as long as v, is used as the second buffer of the bucket and
+// radix sorts.
 func sortValues(v []uint64, limit uint64, scratch []uint64) {
-	if len(v) < radixMin || len(scratch) < len(v) {
+	switch {
+	case len(v) < bucketMin || len(scratch) < len(v):
 		slices.Sort(v)
-		return
+	case len(v) <= bucketMax:
+		if !bucketSort(v, scratch[:len(v)], limit) {
+			slices.Sort(v)
+		}
+	default:
+		radixSort(v, scratch[:len(v)], bits.Len64(limit))
 	}
-	radixSort(v, scratch[:len(v)], bits.Len64(limit))
+}
+
+// bucketSort sorts v (values below limit, len(v) >= 2) through tmp, as
+// described above, and reports whether it did: false, with v unchanged,
+// if a bucket holds more than bucketCrowd values.
+func bucketSort(v, tmp []uint64, limit uint64) bool {
+	var count [1 << bucketBits]uint32
+	b := min(uint(bits.Len(uint(len(v))))-1, bucketBits)
+	vbits := uint(bits.Len64(limit - 1))
+	if vbits < b {
+		return false // fewer values possible than buckets: not spread
+	}
+	shift := vbits - b
+	for _, x := range v {
+		count[x>>shift]++
+	}
+	sum := uint32(0)
+	for i, c := range count[:1<<b] {
+		if c > bucketCrowd {
+			return false
+		}
+		count[i] = sum
+		sum += c
+	}
+	for _, x := range v {
+		d := x >> shift
+		tmp[count[d]] = x
+		count[d]++
+	}
+	// Each value is out of place only among its bucket's few.
+	for i, x := range tmp {
+		j := i
+		for j > 0 && v[j-1] > x {
+			v[j] = v[j-1]
+			j--
+		}
+		v[j] = x
+	}
+	return true
 }
 
 // radixSort sorts v by its low keyBits bits, using tmp (len(v)) as scratch.
