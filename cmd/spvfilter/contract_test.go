@@ -439,6 +439,7 @@ func TestJSONKeysOneType(t *testing.T) {
 		{"privacy", "compare", "--addresses", "20", "--decoys", "2", "--peers", "3"},
 		{"privacy", "analyze", "--filter", corePayload, "--filter", "03ce4299050000000100008001", "--universe", universe},
 		{"demo", "--universe-size", "20000", "--plot", filepath.Join(dir, "demo.svg")},
+		{"lab", "--vectors", labVectors, "--probes", "1000", "--timing", "0", "--wallets", "1,1000"},
 	}
 	voc := &vocabulary{t: t, types: map[string]map[string]string{}}
 	runJSON := func(args []string) string {

@@ -140,6 +140,8 @@ func newRootCommand(a *app) *cobra.Command {
   BIP 158  compact block filters (Golomb-coded sets) and their header chain
   scan     light-client sessions against a node, in either mode
   privacy  how much a captured BIP 37 filter reveals, and how BIP 158 compares
+  lab      BIP 158's filter against Bloom, binary fuse and xor filters on a
+           chain's blocks, and what a client pays per block
 
 ` + inputHelp + `
 
@@ -187,6 +189,7 @@ machine).`,
 		newPeersCommand(a),
 		newPrivacyCommand(a),
 		newDemoCommand(a),
+		newLabCommand(a),
 		newVersionCommand(a),
 	)
 	root.SetHelpCommand(newHelpCommand())

@@ -1,0 +1,543 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/btcsuite/btcd/wire"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/spvfilter/spvfilter/gcs/lab"
+	"github.com/spvfilter/spvfilter/peer"
+	"github.com/spvfilter/spvfilter/peer/client"
+)
+
+// labFlags holds the flags of "lab".
+type labFlags struct {
+	peerFlags
+	vectors  string
+	network  string
+	from, to int32
+	timeout  time.Duration
+	probes   int
+	watched  []int
+	wallets  []int
+	pMin     uint8
+	pMax     uint8
+	timing   time.Duration
+	seed     uint64
+	plot     string
+	toGiven  bool
+}
+
+func newLabCommand(a *app) *cobra.Command {
+	f := labFlags{probes: lab.DefaultProbes, watched: lab.DefaultWatched, wallets: lab.DefaultWallets,
+		pMin: lab.DefaultPMin, pMax: lab.DefaultPMax, timing: lab.DefaultOptions().Timing, seed: 1}
+	c := &cobra.Command{
+		Use:   "lab (--vectors FILE | --peer HOST:PORT... | --connect HOST:PORT...) [--plot FILE]",
+		Short: "Compare BIP 158's filter with Bloom, binary fuse and xor filters on a chain's blocks",
+		Long: `lab builds, for every block of a chain, the set of scripts its BIP 158 basic
+filter holds, and from it one filter per block in each design:
+
+  gcs          BIP 158's Golomb-coded set at P = 19, M = 784931, and at the
+               rates of the designs below (M = 1/rate, the best P for it)
+  bloom        a BIP 37 Bloom filter sized by Bitcoin Core's rule (36,000
+               bytes at most) at each of those rates
+  binary fuse  8- and 16-bit fingerprints (github.com/FastFilter/xorfilter)
+  xor 8        the xor filter, 8-bit fingerprints (the same library)
+
+(the cuckoo filter is measured by the nested module gcs/lab/cuckoo; no Go
+ribbon filter is served: both are named as missing). For each it prints:
+bits per element against the bound log2(1/rate) and the overhead over it;
+the false-positive rate of --probes random elements spread over the
+blocks against the rate the built filters imply, with its 99.9% interval;
+build time and bytes allocated per element; the time per block to match
+watch lists of --watched scripts as a client would (a gcs.Matcher on the
+serialized filter, prepared elements for Bloom).
+
+Then what a client pays per block, for each wallet size of --wallets:
+the filter, plus the block whenever the filter matches by a false
+positive, 1 - (1 - rate)^W of the time; the cheapest P of the sweep
+--p-min..--p-max (M = 1.497137·2^P), what P = 19 costs beyond it, and each
+family's cheapest variant (Bloom at 2^-2..2^-32, binary fuse at 8, 16 and
+32 bits). --plot draws the costs and the cheapest P against the wallet
+size (.svg or .png).
+
+The blocks come from a file of BIP 158's test vectors (--vectors, the
+format of bip-0158/testnet-19.json; each row's block, merkle root and
+filter are checked) or from nodes (--peer/--connect, blocks --from..--to,
+each checked against the header chain). From nodes, the scripts the
+inputs spend are those of outputs created from --from on: start at 0 for
+complete sets (the count of inputs whose script stayed unknown is a
+warning). Times are the fastest of passes lasting --timing in all.
+
+Exit status: 0 done, 2 bad input, 1 failure (a node, a design that loses
+a member).`,
+		Example: `  spvfilter lab --vectors testvectors/bip158/testnet-19.json --plot lab.svg
+  spvfilter lab --connect 127.0.0.1:18444 --network regtest --probes 1000000 --json
+  spvfilter lab --peer 127.0.0.1:8333 --network mainnet --from 800000 --to 800009 --wallets 100,1000`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runLab(a, &f, cmd.Flags()) },
+	}
+	fl := c.Flags()
+	fl.StringVar(&f.vectors, "vectors", "", "file of BIP 158 test vectors whose blocks to use (@FILE too)")
+	f.peerFlags.register(fl)
+	fl.StringVar(&f.network, "network", "mainnet", networkNames())
+	fl.Int32Var(&f.from, "from", 0, "with nodes: first block height")
+	fl.Int32Var(&f.to, "to", 0, "with nodes: last block height (default: the tip)")
+	fl.DurationVar(&f.timeout, "timeout", peer.DefaultTimeout, "with nodes: longest wait for the whole answer to any one request")
+	fl.IntVar(&f.probes, "probes", f.probes, "random elements per design whose matches measure the false-positive rate (0 for none)")
+	fl.IntSliceVar(&f.watched, "watched", f.watched, "watch list sizes whose matching is timed (comma-separated)")
+	fl.IntSliceVar(&f.wallets, "wallets", f.wallets, "wallet sizes of the cost table, in scripts (comma-separated)")
+	fl.Uint8Var(&f.pMin, "p-min", f.pMin, "smallest P of the sweep")
+	fl.Uint8Var(&f.pMax, "p-max", f.pMax, "largest P of the sweep")
+	fl.DurationVar(&f.timing, "timing", f.timing, "least time spent timing each build and each watch list (0: no timing)")
+	fl.Uint64Var(&f.seed, "seed", f.seed, "seed of the probes and watch lists")
+	fl.StringVar(&f.plot, "plot", "", "draw the cost per block and the cheapest P against the wallet size into this .svg or .png file")
+	return c
+}
+
+// maxLabProbes bounds --probes: a billion probes take minutes per design.
+const maxLabProbes = 1_000_000_000
+
+// maxLabWatched bounds a watch list or wallet size.
+const maxLabWatched = 10_000_000
+
+// check refuses, before any work, the flags that are bad input whatever
+// the blocks hold.
+func (f *labFlags) check(fl *pflag.FlagSet) error {
+	f.toGiven = fl.Changed("to")
+	nodes := len(f.peers) > 0 || len(f.connect) > 0
+	switch {
+	case f.vectors == "" && !nodes:
+		return badInput("no blocks: give --vectors FILE (BIP 158's test vectors) or the nodes with --peer or --connect")
+	case f.vectors != "" && nodes:
+		return badInput("--vectors and --%s: give one source of blocks, not both", map[bool]string{true: "peer", false: "connect"}[len(f.peers) > 0])
+	}
+	if f.vectors != "" {
+		for _, name := range []string{"from", "to", "timeout", "proxy", "network"} {
+			if fl.Changed(name) {
+				return badInput("--%s: only with nodes (--peer or --connect), not with --vectors", name)
+			}
+		}
+	}
+	switch {
+	case f.from < 0:
+		return badInput("--from %d: negative height", f.from)
+	case f.toGiven && f.to < f.from:
+		return badInput("--to %d is below --from %d", f.to, f.from)
+	case f.timeout <= 0:
+		return badInput("--timeout %v: must be positive", f.timeout)
+	case f.probes < 0 || f.probes > maxLabProbes:
+		return badInput("--probes %d: want 0 to %d", f.probes, maxLabProbes)
+	case f.timing < 0:
+		return badInput("--timing %v: must not be negative", f.timing)
+	case f.pMin < 1 || f.pMax > 32 || f.pMin > f.pMax:
+		return badInput("--p-min %d and --p-max %d: want 1 <= --p-min <= --p-max <= 32", f.pMin, f.pMax)
+	case len(f.wallets) == 0:
+		return badInput("--wallets: give at least one wallet size")
+	}
+	for _, l := range []struct {
+		flag string
+		ns   []int
+	}{{"--watched", f.watched}, {"--wallets", f.wallets}} {
+		for _, n := range l.ns {
+			if n < 1 || n > maxLabWatched {
+				return badInput("%s %d: want 1 to %d", l.flag, n, maxLabWatched)
+			}
+		}
+	}
+	if f.plot != "" {
+		if err := checkOutputFile("--plot", f.plot); err != nil {
+			return err
+		}
+		if _, err := lab.PlotFormat(f.plot); err != nil {
+			return badInput("--plot %s: the file name must end in .svg or .png", f.plot)
+		}
+	}
+	return nil
+}
+
+// runLab reads the blocks, runs the lab and prints the report.
+func runLab(a *app, f *labFlags, fl *pflag.FlagSet) error {
+	if err := f.check(fl); err != nil {
+		return err
+	}
+	var blocks []lab.Block
+	var source string
+	var warnings []string
+	if f.vectors != "" {
+		file, err := openInputFile("--vectors", f.vectors)
+		if err != nil {
+			return err
+		}
+		defer file.Close()
+		if blocks, err = lab.ReadVectors(file); err != nil {
+			return badInput("--vectors %s: %w", strings.TrimPrefix(f.vectors, "@"), err)
+		}
+		source = "BIP 158 test vectors (" + strings.TrimPrefix(f.vectors, "@") + ")"
+	} else {
+		var err error
+		if blocks, source, warnings, err = a.fetchLabBlocks(f); err != nil {
+			return err
+		}
+	}
+	cfg := lab.Config{
+		Options: lab.Options{Probes: f.probes, Watched: f.watched, Timing: f.timing, Seed: f.seed},
+		Wallets: f.wallets, PMin: f.pMin, PMax: f.pMax,
+	}
+	steps := len(lab.DefaultDesigns()) + 1
+	progress, done := a.bar("measuring designs", steps)
+	if progress != nil {
+		cfg.Progress = func(step, steps int, _ string) { progress(step, steps) }
+	}
+	rep, err := lab.Run(blocks, cfg)
+	done()
+	if err != nil {
+		return err
+	}
+	for _, r := range rep.Results {
+		if r.Probes > 0 && !r.WithinInterval() {
+			warnings = append(warnings, fmt.Sprintf("%s %s: %d false positives, outside the 99.9%% interval [%d, %d] of the %.1f expected",
+				r.Name, r.Params, r.FalsePositives, r.Interval[0], r.Interval[1], r.ExpectedFalsePositives))
+		}
+	}
+	if f.plot != "" {
+		if err := lab.SavePlot(f.plot, rep, source); err != nil {
+			return fmt.Errorf("--plot %s: %w", f.plot, err)
+		}
+	}
+	a.warn(warnings)
+	if a.json {
+		return a.printJSON(labOutput(rep, source, f, warnings))
+	}
+	return printLab(a.stdout, rep, source, f)
+}
+
+// fetchLabBlocks downloads the flags' blocks from the nodes and returns
+// them, the source's name and the warnings the download leaves.
+func (a *app) fetchLabBlocks(f *labFlags) ([]lab.Block, string, []string, error) {
+	params, err := lookupNetwork(f.network)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	cfg, err := f.peerFlags.config(params, wire.SFNodeNetwork)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	cfg.Timeout = f.timeout
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	c, err := client.Connect(ctx, cfg)
+	if err != nil {
+		return nil, "", nil, labInterrupted(ctx, err)
+	}
+	defer c.Close()
+	if _, err := c.SyncHeaders(ctx); err != nil {
+		return nil, "", nil, labInterrupted(ctx, err)
+	}
+	tip := c.Chain().Height()
+	to := f.to
+	if !f.toGiven {
+		to = tip
+	}
+	if to > tip {
+		return nil, "", nil, badInput("--to %d is above the nodes' chain tip %d", to, tip)
+	}
+	if f.from > to {
+		return nil, "", nil, badInput("--from %d is above the nodes' chain tip %d", f.from, tip)
+	}
+	chain := lab.NewChain(0)
+	progress, done := a.bar("downloading blocks", int(to-f.from+1))
+	err = c.FetchBlocks(ctx, f.from, to, func(h int32, b *wire.MsgBlock) error {
+		if progress != nil {
+			progress(int(h-f.from+1), int(to-f.from+1))
+		}
+		return chain.Add(h, b)
+	})
+	done()
+	if err != nil {
+		return nil, "", nil, labInterrupted(ctx, err)
+	}
+	var warnings []string
+	unknown, untracked := chain.Unknown()
+	if unknown > 0 {
+		warnings = append(warnings, fmt.Sprintf("%d inputs spend outputs created before --from %d (or not tracked): their scripts are missing from the sets", unknown, f.from))
+	}
+	if untracked > 0 {
+		warnings = append(warnings, fmt.Sprintf("%d outputs were not tracked beyond %d unspent ones: their later spends count as unknown", untracked, lab.DefaultMaxTracked))
+	}
+	if peers := c.Peers(); len(peers) == 1 {
+		warnings = append(warnings, "the blocks come from one peer, "+peers[0].Address+" (each checked against the header chain it served)")
+	}
+	source := fmt.Sprintf("%s blocks %d..%d from %s", params.Name, f.from, to, f.first())
+	return chain.Blocks(), source, warnings, nil
+}
+
+// labInterrupted names an interruption as such.
+func labInterrupted(ctx context.Context, err error) error {
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		return errors.New("lab interrupted")
+	}
+	return err
+}
+
+// labJSON is the output of lab --json.
+type labJSON struct {
+	Source         string           `json:"source"`
+	BlockCount     int              `json:"block_count"`
+	ElementCount   int              `json:"element_count"`
+	MeanBlockBytes float64          `json:"mean_block_bytes"`
+	Designs        []labDesignJSON  `json:"designs"`
+	Missing        []labMissingJSON `json:"missing"`
+	PSweep         []labSweepJSON   `json:"p_sweep"`
+	ClientCosts    []labCostJSON    `json:"client_costs"`
+	P19From        *float64         `json:"p19_cheapest_from"`
+	P19To          *float64         `json:"p19_cheapest_to"`
+	Options        labOptionsJSON   `json:"options"`
+	Plot           string           `json:"plot,omitempty"`
+	Warnings       []string         `json:"warnings"`
+}
+
+// labOptionsJSON are the measurement's settings.
+type labOptionsJSON struct {
+	ProbeCount    int     `json:"probe_count"`
+	WatchedCounts []int   `json:"watched_counts"`
+	TimingSeconds float64 `json:"timing_seconds"`
+	PMin          int     `json:"p_min"`
+	PMax          int     `json:"p_max"`
+	WalletSizes   []int   `json:"wallets"`
+	Seed          uint64  `json:"seed"`
+}
+
+// labDesignJSON is one measured design.
+type labDesignJSON struct {
+	Name                      string         `json:"name"`
+	Params                    string         `json:"parameters"`
+	FPRate                    float64        `json:"fp_rate"`
+	ElementCount              int            `json:"element_count"`
+	SerializedBytes           int            `json:"serialized_bytes"`
+	BitsPerElement            *float64       `json:"bits_per_element"`
+	BoundBitsPerElement       *float64       `json:"bound_bits_per_element"`
+	OverheadPercent           *float64       `json:"overhead_percent"`
+	ProbeCount                int            `json:"probe_count"`
+	FalsePositiveCount        int            `json:"false_positive_count"`
+	ExpectedFalsePositives    float64        `json:"expected_false_positives"`
+	FalsePositiveCountLow     int            `json:"false_positive_count_low"`
+	FalsePositiveCountHigh    int            `json:"false_positive_count_high"`
+	WithinInterval            *bool          `json:"within_interval"`
+	MeasuredFalsePositiveRate *float64       `json:"measured_false_positive_rate"`
+	ExpectedFalsePositiveRate *float64       `json:"expected_false_positive_rate"`
+	BuildNsPerElement         *float64       `json:"build_ns_per_element"`
+	BuildAllocBytesPerElement *float64       `json:"build_alloc_bytes_per_element"`
+	MatchTimes                []labMatchJSON `json:"match_times"`
+}
+
+// labMatchJSON is the time to match one watch list size.
+type labMatchJSON struct {
+	WatchedCount int      `json:"watched_count"`
+	NsPerBlock   *float64 `json:"ns_per_block"`
+}
+
+// labMissingJSON is a design not measured.
+type labMissingJSON struct {
+	Name   string `json:"name"`
+	Reason string `json:"reason"`
+}
+
+// labSweepJSON is the GCS at one P of the sweep.
+type labSweepJSON struct {
+	P                   int      `json:"p"`
+	M                   uint64   `json:"m"`
+	SerializedBytes     int      `json:"serialized_bytes"`
+	BitsPerElement      *float64 `json:"bits_per_element"`
+	BoundBitsPerElement *float64 `json:"bound_bits_per_element"`
+	OverheadPercent     *float64 `json:"overhead_percent"`
+}
+
+// labCostJSON is what a client of one wallet size pays per block.
+type labCostJSON struct {
+	WalletSize             int             `json:"wallet_size"`
+	CheapestP              int             `json:"cheapest_p"`
+	CheapestPBytesPerBlock float64         `json:"cheapest_p_bytes_per_block"`
+	P19BytesPerBlock       float64         `json:"p19_bytes_per_block"`
+	P19ExcessPercent       float64         `json:"p19_excess_percent"`
+	Designs                []labChoiceJSON `json:"designs"`
+	Cheapest               []labChoiceJSON `json:"cheapest"`
+}
+
+// labChoiceJSON is one design's cost per block.
+type labChoiceJSON struct {
+	Name          string  `json:"name"`
+	Params        string  `json:"parameters"`
+	BytesPerBlock float64 `json:"bytes_per_block"`
+}
+
+// finite returns a pointer to x, or nil (JSON null) for NaN or an
+// infinity.
+func finite(x float64) *float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return &x
+}
+
+func labOutput(rep *lab.Report, source string, f *labFlags, warnings []string) labJSON {
+	out := labJSON{
+		Source: source, BlockCount: rep.Blocks, ElementCount: rep.Elements,
+		MeanBlockBytes: float64(rep.BlockBytes) / float64(rep.Blocks),
+		Designs:        []labDesignJSON{}, Missing: []labMissingJSON{}, PSweep: []labSweepJSON{}, ClientCosts: []labCostJSON{},
+		P19From: finite(rep.BasicOptimalFrom), P19To: finite(rep.BasicOptimalTo),
+		Plot: f.plot, Warnings: orEmpty(warnings),
+		Options: labOptionsJSON{ProbeCount: f.probes, WatchedCounts: f.watched, TimingSeconds: f.timing.Seconds(),
+			PMin: int(f.pMin), PMax: int(f.pMax), WalletSizes: f.wallets, Seed: f.seed},
+	}
+	if out.Options.WatchedCounts == nil {
+		out.Options.WatchedCounts = []int{}
+	}
+	for _, r := range rep.Results {
+		d := labDesignJSON{
+			Name: r.Name, Params: r.Params, FPRate: r.Rate, ElementCount: r.Elements, SerializedBytes: r.Bytes,
+			BitsPerElement: finite(r.BitsPerElement), BoundBitsPerElement: finite(r.BoundBitsPerElement), OverheadPercent: finite(r.OverheadPercent),
+			ProbeCount: r.Probes, FalsePositiveCount: r.FalsePositives, ExpectedFalsePositives: r.ExpectedFalsePositives,
+			FalsePositiveCountLow: r.Interval[0], FalsePositiveCountHigh: r.Interval[1],
+			MeasuredFalsePositiveRate: finite(r.MeasuredRate()),
+			BuildNsPerElement:         finite(r.BuildNsPerElement), BuildAllocBytesPerElement: finite(r.BuildAllocBytesPerElement),
+			MatchTimes: []labMatchJSON{},
+		}
+		if r.Probes > 0 {
+			within := r.WithinInterval()
+			d.WithinInterval = &within
+			d.ExpectedFalsePositiveRate = finite(r.ExpectedRate)
+		}
+		for _, m := range r.Match {
+			d.MatchTimes = append(d.MatchTimes, labMatchJSON{m.Watched, finite(m.NsPerBlock)})
+		}
+		out.Designs = append(out.Designs, d)
+	}
+	for _, m := range rep.Missing {
+		out.Missing = append(out.Missing, labMissingJSON{m.Name, m.Reason})
+	}
+	for i, r := range rep.Sweep {
+		p := int(f.pMin) + i
+		out.PSweep = append(out.PSweep, labSweepJSON{P: p, M: lab.SweepM(uint8(p)), SerializedBytes: r.Bytes,
+			BitsPerElement: finite(r.BitsPerElement), BoundBitsPerElement: finite(r.BoundBitsPerElement), OverheadPercent: finite(r.OverheadPercent)})
+	}
+	for _, c := range rep.Costs {
+		row := labCostJSON{WalletSize: c.Watched, CheapestP: int(c.BestP), CheapestPBytesPerBlock: c.BestBytes,
+			P19BytesPerBlock: c.BasicBytes, P19ExcessPercent: c.BasicExcessPercent, Designs: []labChoiceJSON{}, Cheapest: []labChoiceJSON{}}
+		for _, d := range c.Designs {
+			row.Designs = append(row.Designs, labChoiceJSON{d.Name, d.Params, d.BytesPerBlock})
+		}
+		for _, d := range c.Best {
+			row.Cheapest = append(row.Cheapest, labChoiceJSON{d.Name, d.Params, d.BytesPerBlock})
+		}
+		out.ClientCosts = append(out.ClientCosts, row)
+	}
+	return out
+}
+
+// printLab prints the report as tables.
+func printLab(w io.Writer, rep *lab.Report, source string, f *labFlags) error {
+	fmt.Fprintf(w, "%s: %d blocks, %d elements, %.0f bytes per block on average\n",
+		source, rep.Blocks, rep.Elements, float64(rep.BlockBytes)/float64(rep.Blocks))
+	fmt.Fprintf(w, "%d probes per design, spread over the blocks; times are the fastest of passes lasting %v\n\n", f.probes, f.timing)
+	fmt.Fprintln(w, "Size and false positives:")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "design\tparameters\tfp rate\tbits/element\tbound\toverhead\tfalse positives\texpected [99.9% interval]")
+	for _, r := range rep.Results {
+		fmt.Fprintf(tw, "%s\t%s\t%.4g\t%s\t%s\t%s\t%s\n", r.Name, r.Params, r.Rate,
+			fixed(r.BitsPerElement, 2), fixed(r.BoundBitsPerElement, 2), percent(r.OverheadPercent), falsePositives(r))
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "\nTime and memory:")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	head := "design\tparameters\tbuild ns/element\tallocated B/element"
+	for _, n := range f.watched {
+		head += fmt.Sprintf("\tmatch %d ns/block", n)
+	}
+	fmt.Fprintln(tw, head)
+	for _, r := range rep.Results {
+		line := fmt.Sprintf("%s\t%s\t%s\t%s", r.Name, r.Params, fixed(r.BuildNsPerElement, 1), fixed(r.BuildAllocBytesPerElement, 0))
+		for _, m := range r.Match {
+			line += "\t" + fixed(m.NsPerBlock, 0)
+		}
+		fmt.Fprintln(tw, line)
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "\nnot measured here:")
+	for _, m := range rep.Missing {
+		fmt.Fprintf(w, "  %s: %s\n", m.Name, m.Reason)
+	}
+	fmt.Fprintf(w, "\nThe GCS at each P of the sweep (M = %g·2^P):\n", lab.BasicSweepFactor)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "P\tM\tbits/element\tbound\toverhead")
+	for i, r := range rep.Sweep {
+		p := int(f.pMin) + i
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\n", p, lab.SweepM(uint8(p)), fixed(r.BitsPerElement, 2), fixed(r.BoundBitsPerElement, 2), percent(r.OverheadPercent))
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "\nWhat a client pays per block, in bytes: the filter, and the block when the filter matches by a false positive:")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	head = "wallet\tgcs P=19\tcheapest P\tgcs at it\tP=19 over it"
+	for _, c := range rep.Costs[0].Best[1:] {
+		head += "\t" + c.Name + ", cheapest"
+	}
+	fmt.Fprintln(tw, head)
+	for _, c := range rep.Costs {
+		line := fmt.Sprintf("%d\t%.1f\t%d\t%.1f\t%s", c.Watched, c.BasicBytes, c.BestP, c.BestBytes, percent(c.BasicExcessPercent))
+		for _, b := range c.Best[1:] {
+			line += fmt.Sprintf("\t%.1f (%s)", b.BytesPerBlock, b.Params)
+		}
+		fmt.Fprintln(tw, line)
+	}
+	tw.Flush()
+	if math.IsNaN(rep.BasicOptimalFrom) {
+		fmt.Fprintln(w, "\nP = 19 is the cheapest P for no wallet of 1 to 10,000,000 scripts on these blocks.")
+	} else {
+		fmt.Fprintf(w, "\nP = 19 is the cheapest P for wallets of %.0f to %.0f scripts on these blocks.\n", rep.BasicOptimalFrom, rep.BasicOptimalTo)
+	}
+	if f.plot != "" {
+		fmt.Fprintf(w, "Plot written to %s.\n", f.plot)
+	}
+	return nil
+}
+
+// falsePositives prints a design's false positives, "-" without probes.
+func falsePositives(r *lab.Result) string {
+	if r.Probes == 0 {
+		return "-\t-"
+	}
+	s := fmt.Sprintf("%d\t%.1f [%d, %d]", r.FalsePositives, r.ExpectedFalsePositives, r.Interval[0], r.Interval[1])
+	if !r.WithinInterval() {
+		s += " OUTSIDE"
+	}
+	return s
+}
+
+// fixed prints x with prec decimals, "-" if undefined.
+func fixed(x float64, prec int) string {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return "-"
+	}
+	return strconv.FormatFloat(x, 'f', prec, 64)
+}
+
+// percent prints a signed percentage, "-" if undefined.
+func percent(x float64) string {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return "-"
+	}
+	return fmt.Sprintf("%+.1f%%", x)
+}
