@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -282,4 +283,21 @@ func writeLabFigures(t *testing.T, node *peertest.Node, first int32, dir string)
 		t.Fatal(err)
 	}
 	t.Logf("lab on the regtest chain:\n%s", stdout)
+	// The cuckoo filter, from its module, on the same blocks.
+	cmd := exec.Command("go", "run", "./cmd/cuckoolab", "--connect", node.P2PAddr, "--network", "regtest", "--from", fmt.Sprint(first))
+	cmd.Dir = filepath.Join("..", "..", "gcs", "lab", "cuckoo")
+	cuckoo, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("cuckoolab: %v\n%s", err, cuckoo)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "cuckoo-regtest.txt"), cuckoo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("cuckoo filter on the regtest chain:\n%s", cuckoo)
+}
+
+// TestNestedModuleCuckoo runs the tests of gcs/lab/cuckoo, the module
+// that keeps the cuckoo filter's library out of spvfilter's.
+func TestNestedModuleCuckoo(t *testing.T) {
+	peertest.RunNestedModuleTests(t, filepath.Join("..", "..", "gcs", "lab", "cuckoo"))
 }
