@@ -1,18 +1,14 @@
 package gcs
 
-// Hashing a filter's elements dominates building it, and hashing a watch
-// list dominates matching a long one. Where the processor has AVX-512,
-// sumAll hashes eight elements at once, one in each 64-bit lane of the
-// vector registers (sip8): the elements are grouped by their number of
-// SipHash blocks, and a group of eight is gathered from the elements' own
-// memory into one vector per block (the final block from each element's
-// last 8 bytes, shifted) and its eight sums scattered back. What is left
-// in the groups at the end, and elements shorter than 8 bytes or longer
-// than laneBlocks blocks, are hashed two at a time by sum64x2.
+// sumAll hashes in the vector lanes described in the package
+// documentation (sip8, where the processor has them); what is left in the
+// groups at the end, and elements shorter than 8 bytes or longer than
+// laneBlocks blocks, are hashed two at a time by sum64x2.
 
 // laneBlocks is the longest message, in 8-byte SipHash blocks counting
-// the final one, that the lanes take: elements of 8 to 63 bytes, which
-// holds every standard output script.
+// the final one, that the lanes take: elements of 8 to 63 bytes, every
+// standard output script but bare multisig and P2PK with an uncompressed
+// key.
 const laneBlocks = 8
 
 // laneMin is the fewest elements for which sumAll uses the lanes.

@@ -14,15 +14,13 @@ const radixMin = 512
 // filter of any block under 5,000 items) in three passes.
 const radixBits = 11
 
-// Hashed values are spread evenly over [0, limit), so one pass that
-// scatters them into about as many buckets as values by their high bits
-// leaves each only among the one or two of its bucket, and an insertion
-// sort finishes the job at little more than a copy. It beats slices.Sort
-// from bucketMin values and is used up to bucketMax (measured by
-// BenchmarkSort); beyond, the buckets (at most 2^bucketBits) fill up and
-// the LSD radix sort takes over. A bucket of more than bucketCrowd values
-// (inputs that are not evenly spread) also hands the slice to
-// slices.Sort, so that no input makes the insertion sort quadratic.
+// Hashed values are sorted by buckets and an insertion sort (see the
+// package documentation). It beats slices.Sort from bucketMin values and
+// is used up to bucketMax (measured by BenchmarkSort); beyond, the buckets
+// (at most 2^bucketBits) fill up and the LSD radix sort takes over. A
+// bucket of more than bucketCrowd values (inputs that are not evenly
+// spread) hands the slice to slices.Sort instead, so that no input makes
+// the insertion sort quadratic.
 const (
 	bucketMin   = 64
 	bucketBits  = 12
