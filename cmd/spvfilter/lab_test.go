@@ -170,11 +170,15 @@ func labChainScript(k *peertest.Key, i int) []byte {
 	return k.P2PKScript()
 }
 
+// labSmallOutput is the value of the second output of the chain's
+// transactions, above the dust limit.
+const labSmallOutput = 10_000
+
 // buildLabChain mines a regtest chain on node: empty blocks up to
 // segwit's activation (btcd's regtest enforces it from height 432), a
 // block with a coinbase fanned out to txs outputs, then rounds blocks of
-// txs transactions, each spending one output of the round before to two
-// new scripts (P2PKH, P2WPKH, P2TR and P2PK in turn). It returns the
+// txs transactions, each spending the first output of a transaction of
+// the round before to two new scripts (P2PKH, P2WPKH, P2TR and P2PK in turn). It returns the
 // height of the fan-out block.
 func buildLabChain(t *testing.T, node *peertest.Node, rounds, txs int) int32 {
 	t.Helper()
@@ -196,11 +200,11 @@ func buildLabChain(t *testing.T, node *peertest.Node, rounds, txs int) int32 {
 	for r := 1; r <= rounds; r++ {
 		var mined []*wire.MsgTx
 		for i, in := range live {
+			// The first output carries the value on, the second is small.
 			k0, k1 := labChainKey(r, i, 0), labChainKey(r, i, 1)
-			half := (in.Value - fee) / 2
 			tx := node.Spend(t, []peertest.Output{in},
-				wire.NewTxOut(half, labChainScript(k0, r+i)), wire.NewTxOut(half, labChainScript(k1, r+i+1)))
-			live[i] = peertest.OutputOf(tx, uint32(r%2), map[bool]*peertest.Key{true: k0, false: k1}[r%2 == 0])
+				wire.NewTxOut(in.Value-fee-labSmallOutput, labChainScript(k0, r+i)), wire.NewTxOut(labSmallOutput, labChainScript(k1, r+i+1)))
+			live[i] = peertest.OutputOf(tx, 0, k0)
 			mined = append(mined, tx)
 		}
 		node.Confirm(t, mined...)
