@@ -278,12 +278,12 @@ func TestLabRegtestChain(t *testing.T) {
 // block first (the blocks with transactions) and writes the report and
 // its plot into dir.
 func writeLabFigures(t *testing.T, node *peertest.Node, first int32, dir string) {
-	plot := filepath.Join(dir, "lab-regtest.svg")
+	plot := filepath.Join(dir, "regtest.png")
 	stdout, stderr, status := runCLI(t, "", "lab", "--connect", node.P2PAddr, "--network", "regtest", "--from", fmt.Sprint(first), "--plot", plot)
 	if status != exitOK {
 		t.Fatalf("lab: status %d: %s", status, stderr)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "lab-regtest.txt"), []byte(stdout+stderr), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "regtest.txt"), []byte(stdout+stderr), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("lab on the regtest chain:\n%s", stdout)
@@ -294,7 +294,7 @@ func writeLabFigures(t *testing.T, node *peertest.Node, first int32, dir string)
 	if err != nil {
 		t.Fatalf("cuckoolab: %v\n%s", err, cuckoo)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "cuckoo-regtest.txt"), cuckoo, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "regtest-cuckoo.txt"), cuckoo, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("cuckoo filter on the regtest chain:\n%s", cuckoo)

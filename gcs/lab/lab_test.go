@@ -217,10 +217,10 @@ func TestBytesPerBlock(t *testing.T) {
 // W watched scripts is where the filter's N/8 bytes per bit of P meet the
 // halving of the expected download, 2^P ≈ 8·ln 2·W·S/(1.497·N): one P up
 // for each doubling of W, and P = 19 for wallets of about 700 scripts
-// (500 to 1,000) on blocks of 200 bytes an element, as on mainnet.
+// (500 to 1,000) on blocks of 200 bytes an element.
 func TestCheapestP(t *testing.T) {
 	t.Parallel()
-	const n, size = 2000, 400_000 // 200 bytes an element, as on mainnet
+	const n, size = 2000, 400_000 // 200 bytes an element
 	blocks := syntheticBlocks(21, 10, n, size)
 	rep, err := Run(blocks, Config{Designs: []Design{BasicGCS()}, Wallets: []int{1, 10, 100, 1000, 10000}})
 	if err != nil {
