@@ -323,14 +323,11 @@ type labOptionsJSON struct {
 
 // labDesignJSON is one measured design.
 type labDesignJSON struct {
-	Name                      string         `json:"name"`
-	Params                    string         `json:"parameters"`
-	FPRate                    float64        `json:"fp_rate"`
-	ElementCount              int            `json:"element_count"`
-	SerializedBytes           int            `json:"serialized_bytes"`
-	BitsPerElement            *float64       `json:"bits_per_element"`
-	BoundBitsPerElement       *float64       `json:"bound_bits_per_element"`
-	OverheadPercent           *float64       `json:"overhead_percent"`
+	Name         string  `json:"name"`
+	Params       string  `json:"parameters"`
+	FPRate       float64 `json:"fp_rate"`
+	ElementCount int     `json:"element_count"`
+	labSizeJSON
 	ProbeCount                int            `json:"probe_count"`
 	FalsePositiveCount        int            `json:"false_positive_count"`
 	ExpectedFalsePositives    float64        `json:"expected_false_positives"`
@@ -358,12 +355,23 @@ type labMissingJSON struct {
 
 // labSweepJSON is the GCS at one P of the sweep.
 type labSweepJSON struct {
-	P                   int      `json:"p"`
-	M                   uint64   `json:"m"`
+	P int    `json:"p"`
+	M uint64 `json:"m"`
+	labSizeJSON
+}
+
+// labSizeJSON is the size of a design's filters over the chain.
+type labSizeJSON struct {
 	SerializedBytes     int      `json:"serialized_bytes"`
 	BitsPerElement      *float64 `json:"bits_per_element"`
 	BoundBitsPerElement *float64 `json:"bound_bits_per_element"`
 	OverheadPercent     *float64 `json:"overhead_percent"`
+}
+
+// labSize returns the size fields of r.
+func labSize(r *lab.Result) labSizeJSON {
+	return labSizeJSON{SerializedBytes: r.Bytes, BitsPerElement: finite(r.BitsPerElement),
+		BoundBitsPerElement: finite(r.BoundBitsPerElement), OverheadPercent: finite(r.OverheadPercent)}
 }
 
 // labCostJSON is what a client of one wallet size pays per block.
@@ -408,8 +416,7 @@ func labOutput(rep *lab.Report, source string, f *labFlags, warnings []string) l
 	}
 	for _, r := range rep.Results {
 		d := labDesignJSON{
-			Name: r.Name, Params: r.Params, FPRate: r.Rate, ElementCount: r.Elements, SerializedBytes: r.Bytes,
-			BitsPerElement: finite(r.BitsPerElement), BoundBitsPerElement: finite(r.BoundBitsPerElement), OverheadPercent: finite(r.OverheadPercent),
+			Name: r.Name, Params: r.Params, FPRate: r.Rate, ElementCount: r.Elements, labSizeJSON: labSize(r),
 			ProbeCount: r.Probes, FalsePositiveCount: r.FalsePositives, ExpectedFalsePositives: r.ExpectedFalsePositives,
 			FalsePositiveCountLow: r.Interval[0], FalsePositiveCountHigh: r.Interval[1],
 			MeasuredFalsePositiveRate: finite(r.MeasuredRate()),
@@ -431,8 +438,7 @@ func labOutput(rep *lab.Report, source string, f *labFlags, warnings []string) l
 	}
 	for i, r := range rep.Sweep {
 		p := int(f.pMin) + i
-		out.PSweep = append(out.PSweep, labSweepJSON{P: p, M: lab.SweepM(uint8(p)), SerializedBytes: r.Bytes,
-			BitsPerElement: finite(r.BitsPerElement), BoundBitsPerElement: finite(r.BoundBitsPerElement), OverheadPercent: finite(r.OverheadPercent)})
+		out.PSweep = append(out.PSweep, labSweepJSON{P: p, M: lab.SweepM(uint8(p)), labSizeJSON: labSize(r)})
 	}
 	for _, c := range rep.Costs {
 		row := labCostJSON{WalletSize: c.Watched, CheapestP: int(c.BestP), CheapestPBytesPerBlock: c.BestBytes,

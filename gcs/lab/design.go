@@ -58,19 +58,6 @@ var MissingDesigns = []Missing{
 	{"ribbon filter", "no maintained Go implementation is served by the Go module proxy: the one found (github.com/RibbonFilter/ribbonGo) is refused"},
 }
 
-// compactSizeLen is the length of n's CompactSize encoding.
-func compactSizeLen(n int) int {
-	switch {
-	case n < 0xfd:
-		return 1
-	case n <= 0xffff:
-		return 3
-	case n <= 0xffffffff:
-		return 5
-	}
-	return 9
-}
-
 // formatRate prints a false-positive rate for a design's parameters.
 func formatRate(r float64) string { return strconv.FormatFloat(r, 'g', 4, 64) }
 
@@ -218,7 +205,7 @@ type bloomFilter struct{ f *bip37.Filter }
 
 // Size is the filterload payload's: the bit array with its CompactSize
 // length, 4 bytes of hash function count, 4 of tweak, 1 of flags.
-func (f bloomFilter) Size() int                    { return compactSizeLen(f.f.Size()) + f.f.Size() + 9 }
+func (f bloomFilter) Size() int                    { return wire.VarIntSerializeSize(uint64(f.f.Size())) + f.f.Size() + 9 }
 func (f bloomFilter) Contains(element []byte) bool { return f.f.Contains(element) }
 
 // ExpectedRate is the fraction of set bits to the power of the number of

@@ -7,6 +7,7 @@ import (
 
 	"github.com/FastFilter/xorfilter"
 	"github.com/aead/siphash"
+	"github.com/btcsuite/btcd/wire"
 )
 
 // keyed is what the fuse and xor filters store: 64-bit SipHash-2-4 values
@@ -65,7 +66,7 @@ type fuseFilter[T xorfilter.Unsigned] struct {
 
 // Size is the element count, the 8-byte seed and the fingerprints.
 func (f *fuseFilter[T]) Size() int {
-	return compactSizeLen(f.n) + 8 + len(f.f.Fingerprints)*fingerprintBits[T]()/8
+	return wire.VarIntSerializeSize(uint64(f.n)) + 8 + len(f.f.Fingerprints)*fingerprintBits[T]()/8
 }
 func (f *fuseFilter[T]) Contains(element []byte) bool {
 	return f.f.Contains(siphash.Sum64(element, &f.key))
@@ -105,7 +106,9 @@ type xorFilter struct {
 }
 
 // Size is the element count, the 8-byte seed and the fingerprints.
-func (f *xorFilter) Size() int { return compactSizeLen(f.n) + 8 + len(f.f.Fingerprints) }
+func (f *xorFilter) Size() int {
+	return wire.VarIntSerializeSize(uint64(f.n)) + 8 + len(f.f.Fingerprints)
+}
 func (f *xorFilter) Contains(element []byte) bool {
 	return f.f.Contains(siphash.Sum64(element, &f.key))
 }

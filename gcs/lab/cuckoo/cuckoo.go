@@ -1,12 +1,14 @@
 package cuckoo
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
 	"math/bits"
 
 	"github.com/aead/siphash"
+	"github.com/btcsuite/btcd/wire"
 	metro "github.com/dgryski/go-metro"
 	cuckoofilter "github.com/seiflotfy/cuckoofilter"
 
@@ -74,7 +76,7 @@ type filter struct {
 }
 
 // Size is the element count and the bucket array.
-func (f *filter) Size() int { return compactSizeLen(f.n) + len(f.f.Encode()) }
+func (f *filter) Size() int { return wire.VarIntSerializeSize(uint64(f.n)) + len(f.f.Encode()) }
 
 func (f *filter) Contains(element []byte) bool {
 	var k [8]byte
@@ -94,18 +96,13 @@ func (f *filter) ExpectedRate() float64 {
 		panic("cuckoo: bucket count not a power of two")
 	}
 	holds := func(b uint, fp byte) bool {
-		for _, x := range buckets[b*bucketSize : (b+1)*bucketSize] {
-			if x == fp {
-				return true
-			}
-		}
-		return false
+		return bytes.IndexByte(buckets[b*bucketSize:(b+1)*bucketSize], fp) >= 0
 	}
 	matches := 0
 	for j := range uint(nb) {
 		slots := buckets[j*bucketSize : (j+1)*bucketSize]
 		for s, fp := range slots {
-			if fp == 0 || bytesIndex(slots[:s], fp) >= 0 {
+			if fp == 0 || bytes.IndexByte(slots[:s], fp) >= 0 {
 				continue // empty, or a fingerprint already counted
 			}
 			matches++ // fp with first bucket j
@@ -121,15 +118,6 @@ func (f *filter) ExpectedRate() float64 {
 // bucket to the alternate one.
 func altHash(fp byte) uint { return uint(metro.Hash64([]byte{fp}, metroSeed)) }
 
-func bytesIndex(b []byte, c byte) int {
-	for i, x := range b {
-		if x == c {
-			return i
-		}
-	}
-	return -1
-}
-
 // matcher hashes each watched script under the filter's key and looks it
 // up, stopping at the first match.
 type matcher struct{ watch [][]byte }
@@ -142,17 +130,4 @@ func (m matcher) Match(lf lab.Filter) (bool, error) {
 		}
 	}
 	return false, nil
-}
-
-// compactSizeLen is the length of n's CompactSize encoding.
-func compactSizeLen(n int) int {
-	switch {
-	case n < 0xfd:
-		return 1
-	case n <= 0xffff:
-		return 3
-	case n <= 0xffffffff:
-		return 5
-	}
-	return 9
 }
