@@ -436,9 +436,8 @@ func labOutput(rep *lab.Report, source string, f *labFlags, warnings []string) l
 	for _, m := range rep.Missing {
 		out.Missing = append(out.Missing, labMissingJSON{m.Name, m.Reason})
 	}
-	for i, r := range rep.Sweep {
-		p := int(f.pMin) + i
-		out.PSweep = append(out.PSweep, labSweepJSON{P: p, M: lab.SweepM(uint8(p)), labSizeJSON: labSize(r)})
+	for _, sp := range rep.Sweep {
+		out.PSweep = append(out.PSweep, labSweepJSON{P: int(sp.P), M: sp.M, labSizeJSON: labSize(sp.Result)})
 	}
 	for _, c := range rep.Costs {
 		row := labCostJSON{WalletSize: c.Watched, CheapestP: int(c.BestP), CheapestPBytesPerBlock: c.BestBytes,
@@ -489,9 +488,9 @@ func printLab(w io.Writer, rep *lab.Report, source string, f *labFlags) error {
 	fmt.Fprintf(w, "\nThe GCS at each P of the sweep (M = %g·2^P):\n", lab.BasicSweepFactor)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "P\tM\tbits/element\tbound\toverhead")
-	for i, r := range rep.Sweep {
-		p := int(f.pMin) + i
-		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\n", p, lab.SweepM(uint8(p)), fixed(r.BitsPerElement, 2), fixed(r.BoundBitsPerElement, 2), percent(r.OverheadPercent))
+	for _, sp := range rep.Sweep {
+		r := sp.Result
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\n", sp.P, sp.M, fixed(r.BitsPerElement, 2), fixed(r.BoundBitsPerElement, 2), percent(r.OverheadPercent))
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "\nWhat a client pays per block, in bytes: the filter, and the block when the filter matches by a false positive:")

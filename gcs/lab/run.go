@@ -63,7 +63,7 @@ type Report struct {
 	Missing []Missing
 	// Sweep holds the GCS at each P of the sweep (sizes and rates, no
 	// probes or timing).
-	Sweep []*Result
+	Sweep []SweepPoint
 	// Costs is the cost table, one row per wallet size; Curve the same
 	// at ten wallet sizes per decade from 1 to 10,000, for the plot.
 	Costs []CostRow
@@ -71,6 +71,13 @@ type Report struct {
 	// BasicOptimalFrom and BasicOptimalTo bound the wallet sizes for
 	// which P = 19 is the cheapest P of the sweep (NaN if none is).
 	BasicOptimalFrom, BasicOptimalTo float64
+}
+
+// SweepPoint is the GCS at one P of the sweep, M = SweepM(P).
+type SweepPoint struct {
+	P      uint8
+	M      uint64
+	Result *Result
 }
 
 // Run measures cfg's designs on blocks, sweeps P and the other families'
@@ -100,20 +107,59 @@ func Run(blocks []Block, cfg Config) (*Report, error) {
 		rep.BlockBytes += b.Size
 	}
 	families := Families(pmin, pmax)
-	steps := len(designs) + 1
+	var err error
+	if rep.Results, err = measureAll(blocks, designs, cfg); err != nil {
+		return nil, err
+	}
+	if cfg.Progress != nil {
+		cfg.Progress(len(designs), len(designs)+1, "the sweep of P and of the other families")
+	}
+	sweeps, err := sweepFamilies(blocks, families)
+	if err != nil {
+		return nil, err
+	}
+	basic := sweeps[0][0]
+	for _, s := range sweeps[0] {
+		rep.Sweep = append(rep.Sweep, SweepPoint{P: s.p, M: SweepM(s.p), Result: s.r})
+		if s.p == gcs.BasicP {
+			basic = s
+		}
+	}
+	if basic.p != gcs.BasicP { // P = 19 outside the sweep
+		if basic.r, err = Measure(blocks, BasicGCS(), Options{}); err != nil {
+			return nil, err
+		}
+	}
+	rc := rowCoster{blocks: blocks, results: rep.Results, families: families, sweeps: sweeps, basic: basic.r}
+	for _, w := range wallets {
+		rep.Costs = append(rep.Costs, rc.row(w))
+	}
+	for _, w := range curveWallets() {
+		rep.Curve = append(rep.Curve, rc.row(w))
+	}
+	rep.BasicOptimalFrom, rep.BasicOptimalTo = basicRange(blocks, sweeps[0])
+	return rep, nil
+}
+
+// measureAll measures each design in full, telling cfg.Progress.
+func measureAll(blocks []Block, designs []Design, cfg Config) ([]*Result, error) {
+	var results []*Result
 	for i, d := range designs {
 		if cfg.Progress != nil {
-			cfg.Progress(i, steps, d.Name()+" "+d.Params())
+			cfg.Progress(i, len(designs)+1, d.Name()+" "+d.Params())
 		}
 		r, err := Measure(blocks, d, cfg.Options)
 		if err != nil {
 			return nil, err
 		}
-		rep.Results = append(rep.Results, r)
+		results = append(results, r)
 	}
-	if cfg.Progress != nil {
-		cfg.Progress(steps-1, steps, "the sweep of P and of the other families")
-	}
+	return results, nil
+}
+
+// sweepFamilies measures the sizes and rates of every variant of the
+// families, the GCS first.
+func sweepFamilies(blocks []Block, families []Family) ([][]sweepResult, error) {
 	var sweeps [][]sweepResult
 	for _, fam := range families {
 		var rs []sweepResult
@@ -125,34 +171,12 @@ func Run(blocks []Block, cfg Config) (*Report, error) {
 			s := sweepResult{family: fam.Name, r: r}
 			if g, ok := v.(gcsDesign); ok {
 				s.p = g.p
-				rep.Sweep = append(rep.Sweep, r)
 			}
 			rs = append(rs, s)
 		}
 		sweeps = append(sweeps, rs)
 	}
-	basic := sweepResult{family: "gcs", p: gcs.BasicP}
-	for _, s := range sweeps[0] {
-		if s.p == gcs.BasicP {
-			basic = s
-		}
-	}
-	if basic.r == nil {
-		r, err := Measure(blocks, BasicGCS(), Options{})
-		if err != nil {
-			return nil, err
-		}
-		basic.r = r
-	}
-	rc := rowCoster{blocks: blocks, results: rep.Results, families: families, sweeps: sweeps, basic: basic.r}
-	for _, w := range wallets {
-		rep.Costs = append(rep.Costs, rc.row(w))
-	}
-	for _, w := range curveWallets() {
-		rep.Curve = append(rep.Curve, rc.row(w))
-	}
-	rep.BasicOptimalFrom, rep.BasicOptimalTo = basicRange(blocks, sweeps[0])
-	return rep, nil
+	return sweeps, nil
 }
 
 // rowCoster computes cost rows.
