@@ -419,14 +419,13 @@ func labOutput(rep *lab.Report, source string, f *labFlags, warnings []string) l
 			Name: r.Name, Params: r.Params, FPRate: r.Rate, ElementCount: r.Elements, labSizeJSON: labSize(r),
 			ProbeCount: r.Probes, FalsePositiveCount: r.FalsePositives, ExpectedFalsePositives: r.ExpectedFalsePositives,
 			FalsePositiveCountLow: r.Interval[0], FalsePositiveCountHigh: r.Interval[1],
-			MeasuredFalsePositiveRate: finite(r.MeasuredRate()),
-			BuildNsPerElement:         finite(r.BuildNsPerElement), BuildAllocBytesPerElement: finite(r.BuildAllocBytesPerElement),
+			MeasuredFalsePositiveRate: finite(r.MeasuredRate()), ExpectedFalsePositiveRate: finite(r.ExpectedRate),
+			BuildNsPerElement: finite(r.BuildNsPerElement), BuildAllocBytesPerElement: finite(r.BuildAllocBytesPerElement),
 			MatchTimes: []labMatchJSON{},
 		}
 		if r.Probes > 0 {
 			within := r.WithinInterval()
 			d.WithinInterval = &within
-			d.ExpectedFalsePositiveRate = finite(r.ExpectedRate)
 		}
 		for _, m := range r.Match {
 			d.MatchTimes = append(d.MatchTimes, labMatchJSON{m.Watched, finite(m.NsPerBlock)})

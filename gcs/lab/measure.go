@@ -63,8 +63,8 @@ type Result struct {
 	BitsPerElement      float64
 	BoundBitsPerElement float64
 	OverheadPercent     float64
-	// ExpectedRate is the mean of the filters' expected rates, as the
-	// probes are spread over them.
+	// ExpectedRate is the mean of the blocks' filters' expected rates,
+	// weighted as the probes are spread: evenly over the blocks.
 	ExpectedRate float64
 	// Probes is the number of probes, FalsePositives how many matched,
 	// ExpectedFalsePositives how many were expected and Interval the
@@ -114,6 +114,7 @@ func Measure(blocks []Block, d Design, opt Options) (*Result, error) {
 		r.Blocks = append(r.Blocks, bf)
 		r.Elements += len(b.Elements)
 		r.Bytes += bf.Bytes
+		r.ExpectedRate += bf.Rate / float64(len(filters))
 		if bf.Rate > 0 {
 			bound += float64(len(b.Elements)) * -math.Log2(bf.Rate)
 		}
@@ -167,14 +168,13 @@ func (r *Result) probe(filters []Filter, probes int, rng *rand.Rand) {
 		return
 	}
 	var e [probeLen]byte
-	variance, rateSum := 0.0, 0.0
+	variance := 0.0
 	for i, f := range filters {
 		n := probes / len(filters)
 		if i < probes%len(filters) {
 			n++
 		}
 		rate := r.Blocks[i].Rate
-		rateSum += rate
 		r.ExpectedFalsePositives += float64(n) * rate
 		variance += float64(n) * rate * (1 - rate)
 		for range n {
@@ -185,7 +185,6 @@ func (r *Result) probe(filters []Filter, probes int, rng *rand.Rand) {
 		}
 	}
 	r.Probes = probes
-	r.ExpectedRate = rateSum / float64(len(filters))
 	r.Interval[0], r.Interval[1] = countInterval(r.ExpectedFalsePositives, variance)
 }
 

@@ -86,11 +86,7 @@ func run(args []string, w io.Writer) error {
 	}
 	// The GCS and the Bloom filter at the cuckoo filters' rate, as the
 	// probes weigh it: the mean over the blocks.
-	rate := 0.0
-	for _, b := range base.Blocks {
-		rate += b.Rate
-	}
-	rate /= float64(len(blocks))
+	rate := base.ExpectedRate
 	rep, err := lab.Run(blocks, lab.Config{
 		Options: lab.Options{Probes: *probes, Watched: lab.DefaultWatched, Timing: *timing, Seed: 1},
 		Designs: []lab.Design{cuckoo.Design(), lab.GCSAt(rate), lab.Bloom(rate), lab.BasicGCS()},
