@@ -117,15 +117,15 @@ func (d gcsDesign) Build(key [16]byte, elements [][]byte) (Filter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &gcsFilter{f: f, key: key}, nil
+	return &gcsFilter{f: f, key: key, nbytes: f.NBytes()}, nil
 }
 
 func (d gcsDesign) NewMatcher(watch [][]byte) Matcher {
 	return &gcsMatcher{m: gcs.NewMatcher(watch), p: d.p, mm: d.m}
 }
 
-// gcsFilter is a built Golomb-coded set; its serialization is made when
-// first matched, so that building times only the filter.
+// gcsFilter is a built Golomb-coded set and its serialization, the
+// cfilter payload a client matches.
 type gcsFilter struct {
 	f      *gcs.Filter
 	key    [16]byte
@@ -163,9 +163,6 @@ type gcsMatcher struct {
 
 func (m *gcsMatcher) Match(f Filter) (bool, error) {
 	g := f.(*gcsFilter)
-	if g.nbytes == nil {
-		g.nbytes = g.f.NBytes()
-	}
 	return m.m.MatchNBytes(m.p, m.mm, g.nbytes, g.key, true)
 }
 
