@@ -122,8 +122,10 @@ func (f *labFlags) check(fl *pflag.FlagSet) error {
 	switch {
 	case f.vectors == "" && !nodes:
 		return badInput("no blocks: give --vectors FILE (BIP 158's test vectors) or the nodes with --peer or --connect")
-	case f.vectors != "" && nodes:
-		return badInput("--vectors and --%s: give one source of blocks, not both", map[bool]string{true: "peer", false: "connect"}[len(f.peers) > 0])
+	case f.vectors != "" && len(f.peers) > 0:
+		return badInput("--vectors and --peer: give one source of blocks, not both")
+	case f.vectors != "" && len(f.connect) > 0:
+		return badInput("--vectors and --connect: give one source of blocks, not both")
 	}
 	if f.vectors != "" {
 		for _, name := range []string{"from", "to", "timeout", "proxy", "network"} {
