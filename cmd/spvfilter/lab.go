@@ -121,7 +121,7 @@ func (f *labFlags) check(fl *pflag.FlagSet) error {
 	nodes := len(f.peers) > 0 || len(f.connect) > 0
 	switch {
 	case f.vectors == "" && !nodes:
-		return badInput("no blocks: give --vectors FILE (BIP 158's test vectors) or the nodes with --peer or --connect")
+		return badInput("--vectors, --peer or --connect: give the blocks, a file of BIP 158's test vectors or the nodes to download them from")
 	case f.vectors != "" && len(f.peers) > 0:
 		return badInput("--vectors and --peer: give one source of blocks, not both")
 	case f.vectors != "" && len(f.connect) > 0:
@@ -186,7 +186,7 @@ func runLab(a *app, f *labFlags, fl *pflag.FlagSet) error {
 		}
 		defer file.Close()
 		if blocks, err = lab.ReadVectors(file); err != nil {
-			return badInput("--vectors %s: %w", strings.TrimPrefix(f.vectors, "@"), err)
+			return badInputWords("--vectors "+strings.TrimPrefix(f.vectors, "@"), err)
 		}
 		source = "BIP 158 test vectors (" + strings.TrimPrefix(f.vectors, "@") + ")"
 	} else {
@@ -207,7 +207,7 @@ func runLab(a *app, f *labFlags, fl *pflag.FlagSet) error {
 	rep, err := lab.Run(blocks, cfg)
 	done()
 	if err != nil {
-		return err
+		return failureWords("lab", err)
 	}
 	for _, r := range rep.Results {
 		if r.Probes > 0 && !r.WithinInterval() {
@@ -217,7 +217,7 @@ func runLab(a *app, f *labFlags, fl *pflag.FlagSet) error {
 	}
 	if f.plot != "" {
 		if err := lab.SavePlot(f.plot, rep, source); err != nil {
-			return fmt.Errorf("--plot %s: %w", f.plot, err)
+			return failureWords("--plot "+f.plot, err)
 		}
 	}
 	a.warn(warnings)
@@ -326,7 +326,7 @@ type labOptionsJSON struct {
 // labDesignJSON is one measured design.
 type labDesignJSON struct {
 	Name         string  `json:"name"`
-	Params       string  `json:"parameters"`
+	Params       string  `json:"variant"`
 	FPRate       float64 `json:"fp_rate"`
 	ElementCount int     `json:"element_count"`
 	labSizeJSON
@@ -390,7 +390,7 @@ type labCostJSON struct {
 // labChoiceJSON is one design's cost per block.
 type labChoiceJSON struct {
 	Name          string  `json:"name"`
-	Params        string  `json:"parameters"`
+	Params        string  `json:"variant"`
 	BytesPerBlock float64 `json:"bytes_per_block"`
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spf13/pflag"
 
+	"github.com/spvfilter/spvfilter/gcs/lab"
 	"github.com/spvfilter/spvfilter/privacy/capture"
 	"github.com/spvfilter/spvfilter/privacy/model"
 	"github.com/spvfilter/spvfilter/privacy/plot"
@@ -55,11 +56,12 @@ var kindSentinels = []error{
 	model.ErrBadParams, model.ErrBadSweep, plot.ErrCannotDraw,
 	universe.ErrBadCandidate, universe.ErrBadIndex, capture.ErrBadRecord,
 	simulate.ErrBadLabels, simulate.ErrBadReport, simulate.ErrBadOptions,
+	lab.ErrBadVectors, lab.ErrPlot,
 }
 
 // packagePrefix matches the name of a package that begins an error's
 // text or one of its parts ("privacy: ", "gcs: ").
-var packagePrefix = regexp.MustCompile(`(^|: |; |\()(privacy|gcs|bip37|peer|client|store|chain|capture|universe|attack|model|simulate|plot): `)
+var packagePrefix = regexp.MustCompile(`(^|: |; |\()(privacy|gcs|bip37|peer|client|store|chain|capture|universe|attack|model|simulate|plot|lab): `)
 
 // words says err in the tool's words: without the libraries' package
 // prefixes and kinds, and with what Go's packages say (a JSON syntax
