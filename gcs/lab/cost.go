@@ -37,7 +37,7 @@ const (
 )
 
 // Families returns the families whose cheapest variant per wallet size
-// Costs finds: the GCS at P = pmin..pmax with M = SweepM(P), the Bloom
+// Run finds: the GCS at P = pmin..pmax with M = SweepM(P), the Bloom
 // filter at rates 2^-2..2^-32, the binary fuse filter with 8-, 16- and
 // 32-bit fingerprints, and the xor filter with 8-bit ones.
 func Families(pmin, pmax uint8) []Family {

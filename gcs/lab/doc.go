@@ -59,14 +59,14 @@
 //
 // A client that watches W scripts downloads, for each block, its filter
 // and, when the filter matches by a false positive, the block itself.
-// Costs computes, for each wallet size W, the mean over the chain's
-// blocks of
+// BytesPerBlock computes, for a wallet of W scripts, the mean over the
+// chain's blocks of
 //
 //	filter bytes + (1 - (1 - ε)^W) · block bytes
 //
 // (for small W·ε, the filter plus ε·W times the block), with each block's
-// own filter size and rate, for every design and every P of the sweep, and
-// finds the P that minimises it: roughly where the filter's growth of
+// own filter size and rate; Run computes it for every design and every P
+// of the sweep, and finds the P that minimises it: roughly where the filter's growth of
 // N/8 bytes per extra bit of P meets the halving of the expected
 // false-positive download, 2^P ≈ 8·ln 2·W·S/(1.497·N) for blocks of S bytes
 // and N elements, so the optimum moves up one P for each doubling of W.
