@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -280,11 +281,23 @@ func (a *app) fetchLabBlocks(f *labFlags) ([]lab.Block, string, []string, error)
 	if untracked > 0 {
 		warnings = append(warnings, fmt.Sprintf("%d outputs were not tracked beyond %d unspent ones: their later spends count as unknown", untracked, lab.DefaultMaxTracked))
 	}
-	if peers := c.Peers(); len(peers) == 1 {
-		warnings = append(warnings, "the blocks come from one peer, "+peers[0].Address+" (each checked against the header chain it served)")
+	if addrs := servingPeers(c.Peers()); len(addrs) == 1 {
+		warnings = append(warnings, "the blocks come from one peer, "+addrs[0]+" (each checked against the header chain it served)")
 	}
 	source := fmt.Sprintf("%s blocks %d..%d from %s", params.Name, f.from, to, f.first())
 	return chain.Blocks(), source, warnings, nil
+}
+
+// servingPeers lists, once each, the addresses of the peers not banned
+// (a peer dialled again is listed by the client once per connection).
+func servingPeers(peers []client.PeerStatus) []string {
+	var addrs []string
+	for _, p := range peers {
+		if !p.Banned && !slices.Contains(addrs, p.Address) {
+			addrs = append(addrs, p.Address)
+		}
+	}
+	return addrs
 }
 
 // labInterrupted names an interruption as such.
