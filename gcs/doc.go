@@ -45,6 +45,11 @@
 // whose hash is already checked against a filter header, may stop at the
 // first match or once the values pass the watch list.
 //
+// What a block alone proves about its basic filter (an output script
+// left out, none of the scripts an input shows it may spend, a count the
+// block cannot give) is decided by CheckBasic, whose documentation states
+// the rule, the spends it reads and what stays undecided.
+//
 // Filter values are immutable and safe for concurrent reads. Match and
 // MatchAny do not allocate; a Matcher matches a fixed watch list against
 // filter after filter without allocating per filter, but is not safe for
