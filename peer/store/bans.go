@@ -30,8 +30,9 @@ const MaxBans = 10000
 // MaxBanReason caps a ban's reason, in bytes; Ban cuts longer ones.
 const MaxBanReason = 256
 
-// bansVersion is the version of the ban list's format.
-const bansVersion = 1
+// bansVersion is the version of the ban list's format written; version
+// 1 (without Proof) is read too, its bans taken as resting on no proof.
+const bansVersion = 2
 
 // maxBansFileSize bounds what reading the ban list may take: MaxBans bans
 // of the longest host and reason, every byte of the reason escaped.
@@ -53,12 +54,22 @@ type Ban struct {
 	Reason string    `json:"reason"`
 	Since  time.Time `json:"since"`
 	Until  time.Time `json:"until"`
+	// Proof is set when the ban rests on evidence the client checked
+	// itself (a block that proves a filter false, invalid headers, a
+	// flood, a protocol violation), not on a vote or a hand.
+	Proof bool `json:"proof,omitempty"`
 }
 
 // bansJSON is the ban list's file.
 type bansJSON struct {
 	Version int   `json:"version"`
 	Bans    []Ban `json:"bans"`
+}
+
+// bansFile is the ban list's file as read: each ban decoded on its own.
+type bansFile struct {
+	Version int               `json:"version"`
+	Bans    []json.RawMessage `json:"bans"`
 }
 
 // normalizeHost returns the host a ban is kept under for host: an IP
@@ -120,16 +131,30 @@ type banList struct {
 }
 
 // loadBans reads the ban list at path. A file that cannot be read or
-// fails the checks is set aside; the second result says so.
+// decoded is set aside, and no ban is loaded; a ban that fails its checks
+// is dropped and the others kept (the file as it was is set aside, and
+// the kept bans written). The second result says what happened.
 func loadBans(path string, sync bool, now func() time.Time) (*banList, string) {
 	l := &banList{path: path, sync: sync, now: now, max: MaxBans, bans: map[string]Ban{}}
-	bans, err := readBans(path)
+	bans, dropped, err := readBans(path)
 	if err == nil {
 		for _, b := range bans {
 			l.bans[b.Host] = b
 		}
 		l.prune()
-		return l, ""
+		if len(dropped) == 0 {
+			return l, ""
+		}
+		note := fmt.Sprintf("%s: %d ban(s) dropped (%s), %d kept", BansFile, len(dropped), strings.Join(dropped[:min(len(dropped), 3)], "; "), len(bans))
+		aside, serr := setAside(path, now())
+		if serr == nil {
+			note += "; the file as it was is set aside as " + aside
+			serr = l.save()
+		}
+		if serr != nil {
+			note += fmt.Sprintf("; the file could not be rewritten (%v)", serr)
+		}
+		return l, note
 	}
 	note := fmt.Sprintf("%s: %v", BansFile, err)
 	if aside, serr := setAside(path, now()); serr != nil {
@@ -140,64 +165,87 @@ func loadBans(path string, sync bool, now func() time.Time) (*banList, string) {
 	return l, note + "; no bans were loaded"
 }
 
-// readBans reads and checks the ban list at path; a missing file holds
-// none.
-func readBans(path string) ([]Ban, error) {
+// readBans reads and checks the ban list at path (see decodeBans); a
+// missing file holds none.
+func readBans(path string) (bans []Ban, dropped []string, err error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, maxBansFileSize+1))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(b) > maxBansFileSize {
-		return nil, fmt.Errorf("larger than %d bytes", maxBansFileSize)
+		return nil, nil, fmt.Errorf("larger than %d bytes", maxBansFileSize)
 	}
 	return decodeBans(b)
 }
 
-// decodeBans decodes and checks a ban list: its version, at most MaxBans
-// bans, each of a normalized host listed once, a reason of at most
-// MaxBanReason bytes, a start and an end after it.
-func decodeBans(b []byte) ([]Ban, error) {
+// decodeBans decodes a ban list: a file of a known version, whole, or an
+// error; then each ban on its own, kept if it is of a normalized host not
+// listed before it, a reason of at most MaxBanReason bytes, a start and
+// an end after it, and no field but a ban's, and dropped otherwise (each
+// dropped one says why); at most MaxBans are kept.
+func decodeBans(b []byte) (bans []Ban, dropped []string, err error) {
 	if len(bytes.TrimSpace(b)) == 0 {
-		return nil, errors.New("empty")
+		return nil, nil, errors.New("empty")
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	var v bansJSON
+	var v bansFile
 	if err := dec.Decode(&v); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("data after the ban list")
+		return nil, nil, errors.New("data after the ban list")
 	}
-	if v.Version != bansVersion {
-		return nil, fmt.Errorf("version %d, want %d", v.Version, bansVersion)
+	if v.Version != 1 && v.Version != bansVersion {
+		return nil, nil, fmt.Errorf("version %d, want 1 or %d", v.Version, bansVersion)
 	}
-	if len(v.Bans) > MaxBans {
-		return nil, fmt.Errorf("%d bans, more than %d", len(v.Bans), MaxBans)
-	}
-	seen := make(map[string]bool, len(v.Bans))
-	for i, b := range v.Bans {
-		switch h, err := normalizeHost(b.Host); {
-		case err != nil || h != b.Host:
-			return nil, fmt.Errorf("ban %d: host %q not in normal form", i, b.Host)
-		case seen[h]:
-			return nil, fmt.Errorf("ban %d: host %s listed twice", i, h)
-		case len(b.Reason) > MaxBanReason:
-			return nil, fmt.Errorf("ban %d: a reason of %d bytes", i, len(b.Reason))
-		case b.Since.IsZero() || !b.Until.After(b.Since):
-			return nil, fmt.Errorf("ban %d: from %v until %v", i, b.Since, b.Until)
+	seen := make(map[string]bool, min(len(v.Bans), MaxBans))
+	for i, raw := range v.Bans {
+		if len(bans) == MaxBans {
+			dropped = append(dropped, fmt.Sprintf("bans %d and after: more than %d", i, MaxBans))
+			break
+		}
+		b, err := decodeBan(raw, v.Version)
+		if err == nil && seen[b.Host] {
+			err = fmt.Errorf("host %s listed twice", b.Host)
+		}
+		if err != nil {
+			dropped = append(dropped, fmt.Sprintf("ban %d: %v", i, err))
+			continue
 		}
 		seen[b.Host] = true
+		bans = append(bans, b)
 	}
-	return v.Bans, nil
+	return bans, dropped, nil
+}
+
+// decodeBan decodes and checks one ban of a list of version.
+func decodeBan(raw json.RawMessage, version int) (Ban, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	var b Ban
+	if err := dec.Decode(&b); err != nil {
+		return Ban{}, err
+	}
+	switch h, err := normalizeHost(b.Host); {
+	case err != nil || h != b.Host:
+		return Ban{}, fmt.Errorf("host %q not in normal form", b.Host)
+	case len(b.Reason) > MaxBanReason:
+		return Ban{}, fmt.Errorf("a reason of %d bytes", len(b.Reason))
+	case b.Since.IsZero() || !b.Until.After(b.Since):
+		return Ban{}, fmt.Errorf("from %v until %v", b.Since, b.Until)
+	case version == 1 && b.Proof:
+		return Ban{}, errors.New("a proof in a list of version 1")
+	}
+	return b, nil
 }
 
 // prune drops the bans that have ended.
@@ -220,13 +268,14 @@ func (l *banList) list() []Ban {
 	return out
 }
 
-// add bans host, making room beyond MaxBans.
-func (l *banList) add(host, reason string, d time.Duration) {
+// add bans host, making room beyond MaxBans; a ban with proof stays one.
+func (l *banList) add(host, reason string, d time.Duration, proof bool) {
 	now := l.now().UTC().Round(0) // as it reads back from the file
 	b, ok := l.bans[host]
 	if !ok || !now.Before(b.Until) {
 		b = Ban{Host: host, Since: now}
 	}
+	b.Proof = b.Proof || proof
 	b.Reason = cutReason(reason)
 	b.Until = later(b.Until, now.Add(d))
 	if !ok && len(l.bans) >= l.max {
@@ -313,8 +362,19 @@ func writeAtomic(path string, b []byte, sync bool) error {
 // the ban that began first is dropped. host is an IP address or a host
 // name, with or without a port, which is ignored but for a loopback
 // address: bans are by host (see Ban.Host), and the nodes of this machine
-// by port. The error wraps ErrBadHost for a host that is not one.
+// by port. The error wraps ErrBadHost for a host that is not one. The ban
+// rests on no proof (see BanWithProof).
 func (s *Store) Ban(host, reason string, d time.Duration) error {
+	return s.ban(host, reason, d, false)
+}
+
+// BanWithProof is Ban for a ban that rests on evidence the client checked
+// itself (see Ban.Proof).
+func (s *Store) BanWithProof(host, reason string, d time.Duration) error {
+	return s.ban(host, reason, d, true)
+}
+
+func (s *Store) ban(host, reason string, d time.Duration, proof bool) error {
 	h, err := normalizeHost(host)
 	if err != nil {
 		return err
@@ -327,7 +387,7 @@ func (s *Store) Ban(host, reason string, d time.Duration) error {
 	if s.isClosed() {
 		return ErrClosed
 	}
-	s.bans.add(h, reason, d)
+	s.bans.add(h, reason, d, proof)
 	if err := s.bans.save(); err != nil {
 		return fmt.Errorf("store: saving %s: %w", BansFile, err)
 	}

@@ -180,8 +180,8 @@ func TestBans(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The file holds the bans in force only.
-	got, err := readBans(filepath.Join(s.Dir(), BansFile))
-	if err != nil || len(got) != 1 || got[0].Host != "127.0.0.4" {
+	got, dropped, err := readBans(filepath.Join(s.Dir(), BansFile))
+	if err != nil || len(dropped) != 0 || len(got) != 1 || got[0].Host != "127.0.0.4" {
 		t.Fatalf("file holds %v, %v", got, err)
 	}
 }
@@ -237,31 +237,37 @@ func TestBansDamaged(t *testing.T) {
 	for i := range many {
 		many[i] = ban(fmt.Sprintf("h%d.example", i))
 	}
+	good := ban("198.51.100.7") // kept beside every bad ban
 	tests := []struct {
 		name    string
 		content string // written to the file, unless setup is set
 		setup   func(t *testing.T, path string)
 		loaded  int // bans loaded; -1: set aside
+		dropped bool
 	}{
-		{"sound", file(ban("192.0.2.1"), ban("2001:db8::1")), nil, 2},
-		{"sound, one ended", file(ban("192.0.2.1"), fmt.Sprintf(`{"host":"2001:db8::1","reason":"","since":%q,"until":%q}`, clock.t.Add(-2*time.Hour).Format(time.RFC3339), since)), nil, 1},
-		{"empty list", file(), nil, 0},
-		{"empty file", "", nil, -1},
-		{"garbage", "\x00\x01 not json", nil, -1},
-		{"cut short", file(ban("192.0.2.1"))[:40], nil, -1},
-		{"data after", file(ban("192.0.2.1")) + "{}", nil, -1},
-		{"version 2", strings.Replace(file(), `"version":1`, `"version":2`, 1), nil, -1},
-		{"no version", `{"bans":[]}`, nil, -1},
-		{"unknown field", strings.Replace(file(), `"bans"`, `"extra":1,"bans"`, 1), nil, -1},
-		{"host with a port", file(ban("192.0.2.1:80")), nil, -1},
-		{"host not normal", file(ban("::FFFF:192.0.2.1")), nil, -1},
-		{"host bad", file(ban("a b")), nil, -1},
-		{"host twice", file(ban("192.0.2.1"), ban("192.0.2.1")), nil, -1},
-		{"reason too long", file(strings.Replace(ban("2001:db8::1"), `"r"`, `"`+strings.Repeat("x", MaxBanReason+1)+`"`, 1)), nil, -1},
-		{"ends before it begins", file(fmt.Sprintf(`{"host":"2001:db8::1","reason":"","since":%q,"until":%q}`, until, since)), nil, -1},
-		{"no start", file(fmt.Sprintf(`{"host":"2001:db8::1","reason":"","until":%q}`, until)), nil, -1},
-		{"bad time", file(`{"host":"2001:db8::1","reason":"","since":"yesterday","until":"tomorrow"}`), nil, -1},
-		{"too many", file(many...), nil, -1},
+		{"sound", file(ban("192.0.2.1"), ban("2001:db8::1")), nil, 2, false},
+		{"sound, one ended", file(ban("192.0.2.1"), fmt.Sprintf(`{"host":"2001:db8::1","reason":"","since":%q,"until":%q}`, clock.t.Add(-2*time.Hour).Format(time.RFC3339), since)), nil, 1, false},
+		{"empty list", file(), nil, 0, false},
+		{"version 2 with a proof", strings.Replace(file(strings.Replace(ban("192.0.2.1"), `"r"`, `"r","proof":true`, 1)), `"version":1`, `"version":2`, 1), nil, 1, false},
+		{"empty file", "", nil, -1, false},
+		{"garbage", "\x00\x01 not json", nil, -1, false},
+		{"cut short", file(ban("192.0.2.1"))[:40], nil, -1, false},
+		{"data after", file(ban("192.0.2.1")) + "{}", nil, -1, false},
+		{"version 3", strings.Replace(file(), `"version":1`, `"version":3`, 1), nil, -1, false},
+		{"no version", `{"bans":[]}`, nil, -1, false},
+		{"unknown field", strings.Replace(file(), `"bans"`, `"extra":1,"bans"`, 1), nil, -1, false},
+		{"a ban of unknown fields", file(strings.Replace(ban("192.0.2.1"), `"r"`, `"r","extra":1`, 1), good), nil, 1, true},
+		{"a proof in version 1", file(strings.Replace(ban("192.0.2.1"), `"r"`, `"r","proof":true`, 1), good), nil, 1, true},
+		{"a ban not an object", file(`[1,2]`, good), nil, 1, true},
+		{"host with a port", file(ban("192.0.2.1:80"), good), nil, 1, true},
+		{"host not normal", file(good, ban("::FFFF:192.0.2.1")), nil, 1, true},
+		{"host bad", file(ban("a b"), good), nil, 1, true},
+		{"host twice", file(ban("192.0.2.1"), ban("192.0.2.1"), good), nil, 2, true},
+		{"reason too long", file(strings.Replace(ban("2001:db8::1"), `"r"`, `"`+strings.Repeat("x", MaxBanReason+1)+`"`, 1), good), nil, 1, true},
+		{"ends before it begins", file(fmt.Sprintf(`{"host":"2001:db8::1","reason":"","since":%q,"until":%q}`, until, since), good), nil, 1, true},
+		{"no start", file(fmt.Sprintf(`{"host":"2001:db8::1","reason":"","until":%q}`, until), good), nil, 1, true},
+		{"bad time", file(`{"host":"2001:db8::1","reason":"","since":"yesterday","until":"tomorrow"}`, good), nil, 1, true},
+		{"too many", file(many...), nil, MaxBans, true},
 		{"too large", "", func(t *testing.T, path string) {
 			if err := os.WriteFile(path, []byte(file()), 0o644); err != nil {
 				t.Fatal(err)
@@ -269,12 +275,12 @@ func TestBansDamaged(t *testing.T) {
 			if err := os.Truncate(path, maxBansFileSize+1); err != nil {
 				t.Fatal(err)
 			}
-		}, -1},
+		}, -1, false},
 		{"a directory", "", func(t *testing.T, path string) {
 			if err := os.MkdirAll(filepath.Join(path, "x"), 0o755); err != nil {
 				t.Fatal(err)
 			}
-		}, -1},
+		}, -1, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -290,6 +296,22 @@ func TestBansDamaged(t *testing.T) {
 			defer s.Close()
 			notes := s.Recovered()
 			aside, _ := filepath.Glob(path + ".damaged-*")
+			if tt.dropped {
+				// The bad bans are dropped, each said why, the others
+				// kept; the file as it was is set aside and the kept
+				// bans written.
+				if len(notes) != 1 || !strings.Contains(notes[0], "dropped") || !strings.Contains(notes[0], "set aside as") ||
+					len(aside) != 1 || len(s.Bans()) != tt.loaded {
+					t.Fatalf("notes %q, set aside %q, %d bans loaded, want %d", notes, aside, len(s.Bans()), tt.loaded)
+				}
+				t.Log(notes[0][:min(len(notes[0]), 200)])
+				s.Close()
+				s = openClock(t, dir, clock)
+				if r := s.Recovered(); len(r) != 0 || len(s.Bans()) != tt.loaded {
+					t.Fatalf("the next life: notes %q, %d bans", r, len(s.Bans()))
+				}
+				return
+			}
 			if tt.loaded >= 0 {
 				if len(notes) != 0 || len(aside) != 0 || len(s.Bans()) != tt.loaded {
 					t.Fatalf("sound file: notes %q, set aside %q, %d bans loaded, want %d", notes, aside, len(s.Bans()), tt.loaded)
@@ -314,5 +336,44 @@ func TestBansDamaged(t *testing.T) {
 				t.Fatal("ban of the new list lost")
 			}
 		})
+	}
+}
+
+// TestBanProof: a ban with proof is written and read back as one, stays
+// one when the host is banned again by hand, and a list of version 1
+// (written before bans said whether they rest on a proof) is read as
+// bans without proof.
+func TestBanProof(t *testing.T) {
+	clock := newTestClock()
+	dir := t.TempDir()
+	s := openClock(t, dir, clock)
+	if err := s.BanWithProof("127.0.0.2:18444", "served a filter its block proves false", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Ban("127.0.0.2:18444", "by hand", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Ban("127.0.0.3:18444", "by hand", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s = openClock(t, dir, clock)
+	if b, ok := s.Banned("127.0.0.2:18444"); !ok || !b.Proof || b.Reason != "by hand" {
+		t.Errorf("a ban with proof banned again by hand: %+v", b)
+	}
+	if b, ok := s.Banned("127.0.0.3:18444"); !ok || b.Proof {
+		t.Errorf("a ban by hand: %+v", b)
+	}
+	path := filepath.Join(s.Dir(), BansFile)
+	s.Close()
+	v1 := fmt.Sprintf(`{"version":1,"bans":[{"host":"127.0.0.4:1","reason":"outvoted by 2 peers","since":%q,"until":%q}]}`,
+		clock.t.Add(-time.Minute).Format(time.RFC3339), clock.t.Add(time.Hour).Format(time.RFC3339))
+	if err := os.WriteFile(path, []byte(v1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s = openClock(t, dir, clock)
+	defer s.Close()
+	if b, ok := s.Banned("127.0.0.4:1"); !ok || b.Proof || len(s.Recovered()) != 0 {
+		t.Errorf("a ban of version 1: %+v, notes %q", b, s.Recovered())
 	}
 }

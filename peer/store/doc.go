@@ -79,8 +79,12 @@
 // bans.json and peers.json are checked when the store opens: a file that
 // fails (damaged, of another version, of absurd sizes, naming an address
 // the address manager would look up) is set aside with a note in
-// Recovered, never read in part nor taken silently for an empty list.
-// bans.json is written whole through a temporary file renamed into place.
+// Recovered, never read in part nor taken silently for an empty list. In
+// a bans.json that decodes, each ban is checked on its own: one that
+// fails is dropped with a note saying why, the others kept (the file as
+// it was is set aside, the kept bans written). A ban says whether it
+// rests on a proof the client checked (Ban.Proof). bans.json is written
+// whole through a temporary file renamed into place.
 //
 // # Memory
 //

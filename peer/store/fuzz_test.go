@@ -317,8 +317,9 @@ func FuzzDecodeBans(f *testing.F) {
 	f.Add([]byte(`{"version":1,"bans":[{"host":"127.0.0.1:1","since":"2030-01-01T00:00:00Z","until":"2030-01-02T00:00:00Z"}]}`))
 	f.Add([]byte(`{"version":1,"bans":[{"host":"::1","since":"2030-01-01T00:00:00Z","until":"2029-01-02T00:00:00Z"}]}`))
 	f.Add([]byte(`{"version":2}`))
+	f.Add([]byte(`{"version":2,"bans":[{"host":"::1","since":"2030-01-01T00:00:00Z","until":"2030-01-02T00:00:00Z","proof":true},[],{"host":"a b"}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		bans, err := decodeBans(data)
+		bans, _, err := decodeBans(data)
 		if err != nil {
 			return
 		}
@@ -334,12 +335,12 @@ func FuzzDecodeBans(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		back, err := decodeBans(again)
-		if err != nil || len(back) != len(bans) {
+		back, dropped, err := decodeBans(again)
+		if err != nil || len(back) != len(bans) || len(dropped) != 0 {
 			t.Fatalf("written back: %v", err)
 		}
 		for i := range back {
-			if back[i].Host != bans[i].Host || back[i].Reason != bans[i].Reason || !back[i].Since.Equal(bans[i].Since) || !back[i].Until.Equal(bans[i].Until) {
+			if back[i].Host != bans[i].Host || back[i].Reason != bans[i].Reason || !back[i].Since.Equal(bans[i].Since) || !back[i].Until.Equal(bans[i].Until) || back[i].Proof != bans[i].Proof {
 				t.Fatalf("written back %+v, was %+v", back[i], bans[i])
 			}
 		}
