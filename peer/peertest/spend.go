@@ -167,9 +167,9 @@ func (n *Node) coinbaseSpend(submit bool, outs []*wire.TxOut) (*wire.MsgTx, erro
 	return nil, fmt.Errorf("peertest: no mature unspent coinbase at tip %d (mine more blocks)", tip)
 }
 
-// Spend spends ins (P2PKH outputs of their keys) to outs and submits the
-// transaction. The caller chooses the amounts; whatever ins hold beyond
-// outs is the fee.
+// Spend spends ins (outputs of their keys, of any ScriptKind) to outs
+// and submits the transaction. The caller chooses the amounts; whatever
+// ins hold beyond outs is the fee.
 func (n *Node) Spend(t testing.TB, ins []Output, outs ...*wire.TxOut) *wire.MsgTx {
 	t.Helper()
 	tx, err := n.send(ins, outs)
@@ -226,31 +226,14 @@ func (o Output) script() []byte {
 	return o.Key.PkScript()
 }
 
-// sign signs input i of tx, which spends o, for o's script type.
+// sign signs input i of tx, which spends o, for o's script type (one of
+// the key's ScriptKinds).
 func (o Output) sign(tx *wire.MsgTx, i int, hashes *txscript.TxSigHashes) error {
-	k, script := o.Key, o.script()
-	switch string(script) {
-	case string(k.PkScript()):
-		sig, err := txscript.SignatureScript(tx, i, script, txscript.SigHashAll, k.Priv, true)
-		tx.TxIn[i].SignatureScript = sig
-		return err
-	case string(k.P2PKScript()):
-		sig, err := txscript.RawTxInSignature(tx, i, script, txscript.SigHashAll, k.Priv)
-		if err != nil {
-			return err
-		}
-		tx.TxIn[i].SignatureScript, err = txscript.NewScriptBuilder().AddData(sig).Script()
-		return err
-	case string(k.P2WPKHScript()):
-		w, err := txscript.WitnessSignature(tx, hashes, i, o.Value, script, txscript.SigHashAll, k.Priv, true)
-		tx.TxIn[i].Witness = w
-		return err
-	case string(k.P2TRScript()):
-		w, err := txscript.TaprootWitnessSignature(tx, hashes, i, o.Value, script, txscript.SigHashDefault, k.Priv)
-		tx.TxIn[i].Witness = w
-		return err
+	kind, ok := o.Key.kindOf(o.script())
+	if !ok {
+		return fmt.Errorf("script %x is not one of the key's", o.script())
 	}
-	return fmt.Errorf("script %x is not one of the key's", script)
+	return o.Key.signAs(kind, tx, i, o.Value, hashes)
 }
 
 // OutputOf returns output index of tx as an Output spendable by key; the
