@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
@@ -156,6 +157,18 @@ func (c *Client) scanBIP157(ctx context.Context, req ScanRequest, wl *watchList)
 		return nil, err
 	}
 	res.FiltersReceived = received
+	// Where the peers (or the store and the peers) disagree and the block
+	// cannot decide, the block is scanned whole: what it holds is found
+	// whichever side is right.
+	res.Conflicts = append(c.conflictsIn(from, to), c.storeConflictsIn(from, to)...)
+	forced := map[int32]bool{}
+	for _, k := range res.Conflicts {
+		if !slices.Contains(matched, k.Height) {
+			matched = append(matched, k.Height)
+			forced[k.Height] = true
+		}
+	}
+	slices.Sort(matched)
 	blocks, err := c.fetchBlocks(ctx, matched)
 	if err != nil {
 		return nil, err
@@ -174,7 +187,7 @@ func (c *Client) scanBIP157(ctx context.Context, req ScanRequest, wl *watchList)
 			pays = pays || wl.pays(tx)
 		}
 		switch {
-		case found:
+		case found, forced[h]:
 		case len(scripts) > 0 && !pays && spendsUnrevealed(b):
 			// The filter holds a watched script no output pays: an input
 			// spends it without revealing it.
@@ -182,6 +195,9 @@ func (c *Client) scanBIP157(ctx context.Context, req ScanRequest, wl *watchList)
 		default:
 			res.FalsePositiveBlocks++
 		}
+	}
+	for _, k := range res.Conflicts {
+		res.Warnings = append(res.Warnings, k.String())
 	}
 	if len(res.SpendOnlyBlocks) > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf(
@@ -240,7 +256,7 @@ func (c *Client) fetchBlocks(ctx context.Context, heights []int32) ([]*wire.MsgB
 
 // startScan forgets what an earlier scan found.
 func (c *Client) startScan() {
-	c.scanNotes, c.decisions = nil, nil
+	c.scanNotes, c.storeConflicts = nil, nil
 	c.startPass()
 }
 
@@ -306,7 +322,6 @@ func (c *Client) finish(res *ScanResult, mode string) {
 	c.takeStoreNotes()
 	res.Warnings = append(res.Warnings, c.notes...)
 	res.Warnings = append(res.Warnings, c.scanNotes...)
-	res.Warnings = append(res.Warnings, c.decisions...)
 	c.mu.Lock()
 	res.Disconnected = append([]chainhash.Hash{}, c.disconnected...)
 	res.Warnings = append(res.Warnings, c.forks...)

@@ -107,19 +107,24 @@ type Client struct {
 	tipCh         chan struct{}
 
 	// What the current scan found about its peers, for its warnings:
-	scanNotes    []string         // what may make the result less than it looks
-	decisions    []string         // majority decisions
-	oneVoice     []OnePeer        // heights only one peer could speak for
-	disconnected []chainhash.Hash // blocks that left the chain since the last result
-	resumed      int32            // the height of the chain resumed from the store, or -1
+	scanNotes []string // what may make the result less than it looks
+	// storeConflicts are the differences with the stored filter headers
+	// that the blocks could not decide (see settleStored).
+	storeConflicts []Conflict
+	oneVoice       []OnePeer        // heights only one peer could speak for
+	disconnected   []chainhash.Hash // blocks that left the chain since the last result
+	resumed        int32            // the height of the chain resumed from the store, or -1
 	// verifiedTo is the highest filter header verified with the peers in
 	// this life (every one below it too, through the checkpoints), and
 	// lonely the heights among them only one of several peers stated.
 	// Both are guarded by opMu.
 	verifiedTo int32
 	lonely     []OnePeer
-	synced     bool     // a header sync has ended
-	forks      []string // where the chain was replaced since the last result
+	// conflicts are the disagreements about filters their blocks could
+	// not decide, by height (guarded by opMu).
+	conflicts map[int32]*conflict
+	synced    bool     // a header sync has ended
+	forks     []string // where the chain was replaced since the last result
 }
 
 // member is one peer of the client. Its fields are guarded by the
@@ -745,6 +750,7 @@ func (c *Client) recordSync(m *member, res peer.HeadersResult, err error, total 
 		}
 		c.mem.dropAbove(up.Fork)
 		c.verifiedTo = min(c.verifiedTo, up.Fork)
+		c.dropConflictsAbove(up.Fork)
 		// Before the first sync ends, only the blocks of a chain resumed
 		// from the store count: the rest came and went with that sync.
 		gone := up.Disconnected

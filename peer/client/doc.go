@@ -32,18 +32,31 @@
 // compared height by height.
 //
 // Each disagreement is settled at the first height the sides dispute. The
-// block is downloaded and each side's filter for it checked against it: a
-// filter that leaves out one of the block's output scripts is proven false
-// and its peers are banned. What the block cannot decide (the scripts of
-// the outputs its inputs spend) goes to a majority of at least two agreeing
-// peers, with a warning naming the outvoted peer, or the scan fails with a
-// *ConflictError. A peer that does not back its side (it hangs up, or
-// serves nothing) is dropped, and banned the second time.
+// block is downloaded and each side's filter checked against it by
+// gcs.CheckBasic: its output scripts, the scripts its inputs show they
+// spend (P2PKH, P2SH, P2SH-wrapped and native segwit, P2TR script paths),
+// the count of items. A filter the block proves false bans its peers, with
+// the proof in the ban. What the block cannot decide (the scripts P2PK,
+// bare multisig and P2TR key-path spends spend, which no input shows) is
+// a Conflict: nobody is banned for it, however many peers agree (a
+// majority buys no trust); the result names the sides; the block is
+// scanned whole, so what it holds is found whichever side is right; and
+// the peers of every side are still asked: each states its own filter
+// headers from the segment where their checkpoints part, compared height
+// by height, so a later lie is caught as any other. A peer that does not
+// back its side (it hangs up, or serves nothing) is dropped, and banned
+// the second time. Beyond 64 undecided blocks the verification fails with
+// a *ConflictError; GetCFilter of a block in conflict does too, having no
+// one filter to return.
 //
 // With a store (Config.DataDir), the stored filter headers are one more
 // witness: compared wherever a peer holds those heights and settled by
-// the block like a peer's word; a stored header proven false is replaced,
-// with a warning naming the height. The filters are then downloaded from
+// the block like a peer's word. A stored header the block proves false,
+// or one the block cannot decide against the peers', is replaced by the
+// peers' (they can be asked again; the store only holds what earlier
+// peers said), with a warning naming the height, the latter reported as
+// a Conflict and its block scanned whole. Filter headers that rest on a
+// filter in conflict are not stored. The filters are then downloaded from
 // all peers in parallel, each checked against the verified headers (a
 // cached filter too), and matching blocks from a peer chosen at random,
 // each checked against its header.

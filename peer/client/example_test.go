@@ -42,7 +42,7 @@ func Example() {
 		To:    c.Chain().Height(),
 	})
 	if err != nil {
-		log.Fatal(err) // a *client.ConflictError names the peers it could not decide between
+		log.Fatal(err) // a *peer.PeerError names the peer, client.ErrNoPeers says none was left
 	}
 	for _, m := range res.Matches {
 		fmt.Println(m.Height, m.Txid)

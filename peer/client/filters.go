@@ -36,6 +36,10 @@ type filterDownload struct {
 	slow map[*member]bool
 	// reach holds each peer's reach in the range.
 	reach map[*member]int32
+	// undecided holds, by height, the filter hashes the blocks of
+	// conflicts in the range could not decide between (see Conflict):
+	// any of them is taken, and none is kept in the cache.
+	undecided map[int32][]chainhash.Hash
 
 	mu       sync.Mutex
 	pending  []filterBatch // not taken by a peer yet
@@ -77,6 +81,14 @@ func (c *Client) matchFilters(ctx context.Context, ms []*member, scripts [][]byt
 	for _, m := range ms {
 		d.reach[m] = c.reachOf(m, to)
 	}
+	for h := range c.conflicts {
+		if alts, ok := c.undecidedAt(h); ok && from <= h && h <= to {
+			if d.undecided == nil {
+				d.undecided = map[int32][]chainhash.Hash{}
+			}
+			d.undecided[h] = alts
+		}
+	}
 	for start := from; start <= to; start += wire.MaxGetCFiltersReqRange {
 		b := filterBatch{start, min(to, start+wire.MaxGetCFiltersReqRange-1)}
 		if hits, ok := c.cachedBatch(b, d.base, d.check); ok {
@@ -107,14 +119,38 @@ func (c *Client) matchFilters(ctx context.Context, ms []*member, scripts [][]byt
 	return d.matched, d.received, nil
 }
 
-// check checks the filter of height h against its agreed filter header.
+// check checks the filter of height h against its agreed filter header
+// or, where peers disagree and the block cannot decide, against the filter
+// hashes of every side.
 func (d *filterDownload) check(h int32, data []byte) error {
 	fh := chainhash.DoubleHashH(data)
+	if alts, ok := d.undecided[h]; ok {
+		if !slices.Contains(alts, fh) {
+			return fmt.Errorf("%w: filter for block %v (height %d) hashes to %v, which none of the peers that disagree on it stated",
+				peer.ErrBadFilter, d.c.chain.Hash(h), h, fh)
+		}
+		return nil
+	}
 	if got, want := gcs.MakeHeader(&fh, &d.headers[h-d.from]), d.headers[h-d.from+1]; got != want {
 		return fmt.Errorf("%w: filter for block %v (height %d) leads to filter header %v, the agreed one is %v",
 			peer.ErrBadFilter, d.c.chain.Hash(h), h, got, want)
 	}
 	return nil
+}
+
+// keep caches the verified filters of batch b, but those of the heights
+// where peers disagree and the block cannot decide.
+func (d *filterDownload) keep(b filterBatch, blocks []chainhash.Hash, datas [][]byte) {
+	if len(d.undecided) > 0 && len(blocks) == len(datas) {
+		blocks, datas = slices.Clone(blocks), slices.Clone(datas)
+		for h := b.stop; h >= b.start; h-- {
+			if _, ok := d.undecided[h]; ok {
+				blocks = slices.Delete(blocks, int(h-b.start), int(h-b.start)+1)
+				datas = slices.Delete(datas, int(h-b.start), int(h-b.start)+1)
+			}
+		}
+	}
+	d.c.cacheFilters(blocks, datas)
 }
 
 // take hands out the first pending batch m can serve; a slow peer gets
@@ -232,7 +268,7 @@ func (d *filterDownload) work(ctx context.Context, m *member) {
 			d.fail(m, err)
 			return
 		}
-		d.c.cacheFilters(blocks, datas)
+		d.keep(f.b, blocks, datas)
 		d.mu.Lock()
 		d.received += len(blocks)
 		d.mu.Unlock()

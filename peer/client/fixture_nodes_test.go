@@ -63,4 +63,5 @@ func newAhead(n *peertest.Node) (*ahead, error) {
 func stopNodes(code int) {
 	behindShared.Stop(code)
 	aheadShared.Stop(code)
+	spendsShared.Stop(code)
 }

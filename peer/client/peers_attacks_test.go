@@ -56,31 +56,6 @@ func TestSilentProxyFailsConnect(t *testing.T) {
 	}
 }
 
-// TestMajorityVerdictIsWarned: two colluding peers agree on a false
-// filter of block 108 that leaves out the script alice's spend reveals
-// (the block cannot prove it false) against one honest peer. The
-// majority decides by design, so the honest peer is banned and the spend
-// missing; the result then carries a warning that names the honest peer
-// and says a majority, not the block, decided.
-func TestMajorityVerdictIsWarned(t *testing.T) {
-	needFixture(t)
-	h := fx.height[fx.spendAlice.TxHash()]
-	// One forged chain of filters, served by both colluders.
-	lie := peertest.ForgeFilter(t, fx.node, h, peertest.OutputsOnly)
-	l1 := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, lie).Addr
-	l2 := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, lie).Addr
-	honest := honestPeers(t, 1)[0]
-	res, err := bip157(t, connect(t, 0, l1, l2, honest))
-	if err != nil {
-		t.Fatal(err)
-	}
-	hst := status(t, res, honest)
-	t.Logf("spend found %v; honest %+v; warnings %q", hasMatch(res, fx.spendAlice.TxHash()), hst, res.Warnings)
-	if !hasMatch(res, fx.spendAlice.TxHash()) && !hasWarning(res.Warnings, "decided by a majority", honest) {
-		t.Errorf("the spend at %d is missing and no warning says a majority decided against %s: %q", h, honest, res.Warnings)
-	}
-}
-
 // TestSamePeerTwiceIsOnePeer: one lying node given twice under two
 // spellings of its address (a port with a leading zero, "localhost" for
 // 127.0.0.1). The client uses it once, so the result, which misses the

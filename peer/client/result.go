@@ -56,6 +56,11 @@ type ScanResult struct {
 	// Disconnected lists the blocks that left the chain during the scan
 	// (a reorganization); nothing found in them is in Matches.
 	Disconnected []chainhash.Hash
+	// Conflicts lists the blocks of a BIP 157 scan whose filter the peers
+	// (or the data directory and the peers) disagree on and the block
+	// cannot decide: each was scanned whole, so nothing it holds is
+	// missing whichever side is right; nobody was banned for it.
+	Conflicts []Conflict
 	// OnePeer lists the heights of a BIP 157 scan that only one peer
 	// could speak for (the others' chains end below them): what was found
 	// there rests on that peer alone. With a single peer the whole result

@@ -92,6 +92,9 @@ func (v *verification) checkStored(ctx context.Context, start int32, headers, ha
 		return false, nil
 	}
 	end := min(start+int32(len(headers))-1, c.st.FilterHeaderTip())
+	if u := c.firstConflict(0); u >= 0 {
+		end = min(end, u-1) // dropped (dropUndecidedStored)
+	}
 	if end < start {
 		return false, nil
 	}
@@ -159,15 +162,17 @@ func (v *verification) checkStoredCheckpoints(ctx context.Context, agreed []chai
 }
 
 // settleStored settles a difference at height h between the stored filter
-// headers, which agree with the peers' below h, and the peers, which
-// agree among themselves on the filter hash hash: exactly as a dispute
-// between peers (settleAt), with the store's side stating the filter its
-// cache holds. The block decides first: if it proves the peers' filter
-// false they are banned and the store kept; if it proves the stored
-// filter false, or the cache does not hold it, the stored filter headers
-// from h on are dropped and the peers' taken. Otherwise the peers win only
-// as a majority of at least two; one peer against the store is a
-// *ConflictError naming both.
+// headers, which agree with the peers' below h, and the peers, which agree
+// among themselves on the filter hash hash. The block decides first: if it
+// proves the peers' filter false (gcs.CheckBasic), they are banned with the
+// proof and the store kept. Otherwise the stored filter headers from h on
+// are dropped and the peers' taken: the peers can be asked again, the
+// store only holds what earlier ones said. When the block does not prove
+// the stored filter false either (or the cache no longer holds it to
+// check), the difference is a Conflict with the data directory as a side:
+// the scan downloads block h and scans it whole, so that it finds what
+// the block holds whichever side was right. Being stored buys the store's
+// side no trust, nor does being several buy the peers'.
 func (c *Client) settleStored(ctx context.Context, h int32, hash chainhash.Hash, ms []*member) (banned bool, err error) {
 	blockHash := c.chain.Hash(h)
 	var witnesses []*member
@@ -179,11 +184,10 @@ func (c *Client) settleStored(ctx context.Context, h int32, hash chainhash.Hash,
 	if len(witnesses) == 0 {
 		return false, fmt.Errorf("client: %w: no peer serves the filter of block %v (height %d), whose stored filter header differs", ErrNoPeers, blockHash, h)
 	}
-	block, err := c.fetchBlock(ctx, h)
+	block, err := c.disputedBlock(ctx, h)
 	if err != nil {
 		return false, err
 	}
-	key := gcs.BasicKey(&blockHash)
 	rep := c.pick(witnesses)
 	var data []byte
 	err = c.conn(rep).GetCFilters(ctx, h, []chainhash.Hash{blockHash}, func(_ int, d []byte) error {
@@ -197,36 +201,59 @@ func (c *Client) settleStored(ctx context.Context, h int32, hash chainhash.Hash,
 	if err != nil {
 		return false, &failure{m: rep, err: err}
 	}
-	if why := disproves(block, data, key); why != "" {
+	check := gcs.CheckBasicBytes(block, data)
+	if proof := check.Contradiction; proof != nil {
 		for _, m := range witnesses {
-			c.ban(m, peerErr(m, "getcfilters", fmt.Errorf("%w: filter for block %v (height %d) %s: the block proves it false (the filter headers in %s hold another)",
-				peer.ErrBadFilter, blockHash, h, why, c.st.Dir())))
+			c.ban(m, peerErr(m, "getcfilters", fmt.Errorf("%w: filter for block %v (height %d): the block proves it false: %v (the filter headers in %s hold another)",
+				peer.ErrBadFilter, blockHash, h, proof, c.st.Dir())))
 		}
 		return true, nil
 	}
 	stored, ok, err := c.st.Filter(blockHash)
-	why := "the filter cache does not hold the stored filter to defend them"
+	why := ""
 	switch {
 	case err != nil:
 		why = fmt.Sprintf("the stored filter cannot be read (%v)", err)
 	case ok && c.st.CheckFilter(h, stored) != nil:
 		why = "the cached filter does not match them"
 	case ok:
-		if w := disproves(block, stored, key); w != "" {
-			why = "the block proves the stored filter false: it " + w
-		} else if len(witnesses) < 2 {
-			return false, &ConflictError{Height: h, BlockHash: blockHash, Sides: [][]string{{"the filter headers stored in " + c.st.Dir()}, addrs(witnesses)}}
-		} else {
-			why = fmt.Sprintf("the block decides neither, and %d peers agree against them", len(witnesses))
+		if proof := gcs.CheckBasicBytes(block, stored).Contradiction; proof != nil {
+			why = fmt.Sprintf("the block proves the stored filter false: %v", proof)
 		}
 	}
 	if err := c.st.TruncateFilterHeaders(h - 1); err != nil {
 		return false, fmt.Errorf("client: %w", err)
 	}
+	if why != "" {
+		c.scanNotes = append(c.scanNotes, fmt.Sprintf(
+			"the filter headers stored in %s differ from those of %s from height %d (block %v): %s; they were dropped from there and verified again with the peers",
+			c.st.Dir(), strings.Join(addrs(witnesses), ", "), h, blockHash, why))
+		return false, nil
+	}
+	c.blocks.put(blockHash, block)
+	c.storeConflicts = append(c.storeConflicts, Conflict{Height: h, BlockHash: blockHash,
+		Sides: [][]string{{"the filter headers stored in " + c.st.Dir()}, addrs(witnesses)}, Undecided: undecidedOf(check)})
 	c.scanNotes = append(c.scanNotes, fmt.Sprintf(
-		"the filter headers stored in %s differ from those of %s from height %d (block %v): %s; they were dropped from there and verified again with the peers",
-		c.st.Dir(), strings.Join(addrs(witnesses), ", "), h, blockHash, why))
+		"the filter headers stored in %s from height %d (block %v) differ from those of %s, and the block decides neither: the stored ones were dropped from there and verified again with the peers, and the block scanned whole",
+		c.st.Dir(), h, blockHash, strings.Join(addrs(witnesses), ", ")))
 	return false, nil
+}
+
+// dropUndecidedStored drops the stored filter headers from the lowest
+// conflict's height on: they rest on a filter the block there could not
+// decide. They are verified again, with the peers of every side.
+func (c *Client) dropUndecidedStored() error {
+	u := c.firstConflict(0)
+	if u < 0 || c.st.FilterHeaderTip() < u {
+		return nil
+	}
+	if err := c.st.TruncateFilterHeaders(u - 1); err != nil {
+		return fmt.Errorf("client: %w", err)
+	}
+	c.scanNotes = append(c.scanNotes, fmt.Sprintf(
+		"the filter headers stored in %s from height %d on rest on a filter the block there cannot decide (the conflict at that height): dropped, and verified again with the peers",
+		c.st.Dir(), u))
+	return nil
 }
 
 // cachedFilter returns a verified filter kept by the store's cache or,

@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
-	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/gcs"
 	"github.com/spvfilter/spvfilter/peer"
@@ -19,8 +18,10 @@ import (
 )
 
 // ConflictError is a disagreement between peers about a block's filter
-// that neither the block nor a majority could decide: the scan cannot
-// know which peer tells the truth, and says so instead of choosing.
+// that the block cannot decide, where an answer needs one filter: the
+// filter itself (GetCFilter), or a verification beyond maxConflicts such
+// disagreements. The client cannot know which peer tells the truth, and
+// says so instead of choosing. (A scan goes on past a Conflict.)
 type ConflictError struct {
 	Height    int32
 	BlockHash chainhash.Hash
@@ -28,6 +29,9 @@ type ConflictError struct {
 	// served it (the data directory is named as one side when its stored
 	// filter headers are disputed).
 	Sides [][]string
+	// Why says why one filter was needed, if it was not for the filter
+	// itself.
+	Why string
 }
 
 func (e *ConflictError) Error() string {
@@ -35,8 +39,12 @@ func (e *ConflictError) Error() string {
 	for _, s := range e.Sides {
 		sides = append(sides, strings.Join(s, ", "))
 	}
-	return fmt.Sprintf("client: peers disagree on the filter of block %v (height %d) and neither the block nor a majority decides: %s",
+	msg := fmt.Sprintf("client: peers disagree on the filter of block %v (height %d), which the block cannot decide: %s",
 		e.BlockHash, e.Height, strings.Join(sides, " against "))
+	if e.Why != "" {
+		msg += ": " + e.Why
+	}
+	return msg
 }
 
 // failure is a request that failed at one peer. The scan decides, after
@@ -148,6 +156,24 @@ type verification struct {
 	// asked for: below from when a segment is asked again from a height
 	// this life verified with one peer only (see knownPrefix).
 	asked int32
+	// cpLimit is the index of the first checkpoint not compared: the
+	// peers' checkpoints from there on may differ by the filters the
+	// block of a conflict could not decide between (see Conflict). From
+	// that segment on, every peer states its own filter hashes, from its
+	// own filter header before them (own), and they are compared height
+	// by height.
+	cpLimit int
+	own     map[*member]chainhash.Hash
+}
+
+// prevOf returns m's own filter header before the segment being
+// verified: prev, unless the peers' chains of filter headers differ there
+// by an undecided filter below it.
+func (v *verification) prevOf(m *member, prev chainhash.Hash) chainhash.Hash {
+	if p, ok := v.own[m]; ok {
+		return p
+	}
+	return prev
 }
 
 // segmentOf returns the checkpoint segment holding height h: segment 0
@@ -160,7 +186,15 @@ func segmentStart(j int, checkpoints []chainhash.Hash) (int32, chainhash.Hash) {
 	if j == 0 {
 		return 0, chainhash.Hash{}
 	}
-	return int32(j)*wire.CFCheckptInterval + 1, checkpoints[j-1]
+	return segmentFirst(j), checkpoints[j-1]
+}
+
+// segmentFirst returns the first height of checkpoint segment j.
+func segmentFirst(j int) int32 {
+	if j == 0 {
+		return 0
+	}
+	return int32(j)*wire.CFCheckptInterval + 1
 }
 
 // filterHeaders returns the verified basic filter headers of the blocks
@@ -171,7 +205,8 @@ func segmentStart(j int, checkpoints []chainhash.Hash) (int32, chainhash.Hash) {
 // checked too (see storedSegment). It returns the peers still taking
 // part.
 func (c *Client) filterHeaders(ctx context.Context, ms []*member, from, to int32) ([]chainhash.Hash, []*member, error) {
-	v := &verification{c: c, from: from, to: to, asked: from, reach: map[*member]int32{}, cps: map[*member][]chainhash.Hash{}}
+	v := &verification{c: c, from: from, to: to, asked: from, reach: map[*member]int32{}, cps: map[*member][]chainhash.Hash{},
+		cpLimit: math.MaxInt}
 	for _, m := range ms {
 		if r := c.reachOf(m, to); r >= 0 {
 			v.ms = append(v.ms, m)
@@ -191,7 +226,16 @@ func (c *Client) filterHeaders(ctx context.Context, ms []*member, from, to int32
 		if err := v.checkStoredCheckpoints(ctx, agreed); err != nil {
 			return nil, v.ms, err
 		}
+		if err := c.dropUndecidedStored(); err != nil {
+			return nil, v.ms, err
+		}
 		start = min(from, c.st.FilterHeaderTip()+1)
+	}
+	if v.cpLimit < math.MaxInt {
+		// The peers' own filter headers are followed from the segment
+		// where their checkpoints part.
+		first, _ := segmentStart(v.cpLimit, agreed)
+		start = min(start, first)
 	}
 	// full holds the filter headers of first-1..to: the segments' whole,
 	// since a segment may be asked again below start (see asked).
@@ -199,17 +243,27 @@ func (c *Client) filterHeaders(ctx context.Context, ms []*member, from, to int32
 	full := make([]chainhash.Hash, 1, to-first+2)
 	full[0] = prev
 	for j := segmentOf(start); j <= segmentOf(to); j++ {
-		hs, err := v.segmentHeaders(ctx, j, agreed)
+		hs, err := v.segmentHeaders(ctx, j, agreed, full[len(full)-1])
 		if err != nil {
 			return nil, v.ms, err
 		}
 		full = append(full, hs...)
 	}
 	headers := full[start-first:]
+	// What rests on an undecided filter is neither stored nor kept as
+	// verified: it is verified again (the conflict is remembered, so its
+	// block is not asked for again).
+	kept := to
+	if u := c.firstConflict(0); u >= 0 {
+		kept = min(to, u-1)
+	}
 	if c.st != nil {
 		// headers[i] is the filter header of height start-1+i.
-		if tip := c.st.FilterHeaderTip(); tip < to {
-			if err := c.st.AppendFilterHeaders(tip+1, headers[tip+1-(start-1):]); err != nil {
+		if err := c.dropUndecidedStored(); err != nil {
+			return nil, v.ms, err
+		}
+		if tip := c.st.FilterHeaderTip(); tip < kept {
+			if err := c.st.AppendFilterHeaders(tip+1, headers[tip+1-(start-1):kept-(start-1)+1]); err != nil {
 				return nil, v.ms, fmt.Errorf("client: storing filter headers: %w", err)
 			}
 		}
@@ -219,7 +273,9 @@ func (c *Client) filterHeaders(ctx context.Context, ms []*member, from, to int32
 	// those of the range.
 	lo := max(min(start, v.asked), first)
 	c.noteVoices(v, from, to)
-	c.noteVerified(v, lo, to, full[lo-first:])
+	if lo <= kept {
+		c.noteVerified(v, lo, kept, full[lo-first:kept-first+2])
+	}
 	return headers[from-start:], v.ms, nil
 }
 
@@ -355,8 +411,8 @@ func (c *Client) lonelyAt(height int32) bool {
 // start up to the range's end: from the store when it holds them (see
 // storedSegment), otherwise from the peers (see segment), compared with
 // what the store holds.
-func (v *verification) segmentHeaders(ctx context.Context, j int, agreed []chainhash.Hash) ([]chainhash.Hash, error) {
-	start, prev := segmentStart(j, agreed)
+func (v *verification) segmentHeaders(ctx context.Context, j int, agreed []chainhash.Hash, prev chainhash.Hash) ([]chainhash.Hash, error) {
+	start := segmentFirst(j)
 	end := min(int32(j+1)*wire.CFCheckptInterval, v.to)
 	if hs, ok := v.storedSegment(j, start, end, prev, agreed); ok {
 		return hs, nil
@@ -438,7 +494,7 @@ func (v *verification) checkpoints(ctx context.Context) ([]chainhash.Hash, error
 		}
 		v.keepLive()
 	}
-	k := int(v.to / interval)
+	k := min(int(v.to/interval), v.cpLimit)
 	agreed := make([]chainhash.Hash, k)
 	for i := range agreed {
 		ms := v.covering(i)
@@ -466,7 +522,7 @@ func (v *verification) covering(i int) []*member {
 // checkpointSplit returns the lowest checkpoint index the peers stating it
 // disagree on, with the peers grouped by the checkpoint they state, or -1.
 func (v *verification) checkpointSplit() (int, [][]*member) {
-	for i := 0; ; i++ {
+	for i := 0; i < v.cpLimit; i++ {
 		ms := v.covering(i)
 		if len(ms) == 0 {
 			return -1, nil
@@ -476,12 +532,15 @@ func (v *verification) checkpointSplit() (int, [][]*member) {
 			return i, sides
 		}
 	}
+	return -1, nil
 }
 
 // settleCheckpoint settles a disagreement over checkpoint i: one
 // representative of each side states its filter hashes of the segment,
 // which must lead to its checkpoint, and the first height they differ at
-// is settled.
+// is settled. Sides that differ only by filters their blocks could not
+// decide between are left apart: the checkpoints from i on are not
+// compared (cpLimit), and each peer states its own filter hashes.
 func (v *verification) settleCheckpoint(ctx context.Context, i int, sides [][]*member) error {
 	c := v.c
 	start := int32(0)
@@ -503,11 +562,15 @@ func (v *verification) settleCheckpoint(ctx context.Context, i int, sides [][]*m
 		}
 		claims[s] = claim{members: side, hashes: got}
 	}
-	h, groups := firstSplit(start, claims)
-	if h < 0 {
+	h, groups := firstSplit(start, claims, c.settled)
+	if h >= 0 {
+		return c.settleAt(ctx, h, groups)
+	}
+	if u := c.firstConflict(start); u < 0 || u > end {
 		return fmt.Errorf("client: checkpoints at height %d differ although the filter hashes before them agree", end)
 	}
-	return c.settleAt(ctx, h, groups)
+	v.cpLimit = i
+	return nil
 }
 
 // claim is what a group of peers that agree states about a segment: the
@@ -527,8 +590,10 @@ type group struct {
 
 // firstSplit returns the first height, from start, at which the claims
 // that reach it state different filter hashes, with the claims grouped by
-// the hash they state there; -1 if they agree wherever they overlap.
-func firstSplit(start int32, claims []claim) (int32, []group) {
+// the hash they state there; -1 if they agree wherever they overlap. A
+// height where they differ only as settled says (by filters the block
+// could not decide between) is passed over.
+func firstSplit(start int32, claims []claim, settled func(int32, []group) bool) (int32, []group) {
 	for i := 0; ; i++ {
 		var gs []group
 		for _, cl := range claims {
@@ -542,11 +607,11 @@ func firstSplit(start int32, claims []claim) (int32, []group) {
 			}
 			gs[j].members = append(gs[j].members, cl.members...)
 		}
-		switch {
+		switch h := start + int32(i); {
 		case len(gs) == 0:
 			return -1, nil
-		case len(gs) > 1:
-			return start + int32(i), gs
+		case len(gs) > 1 && !settled(h, gs):
+			return h, gs
 		}
 	}
 }
@@ -574,6 +639,7 @@ func (v *verification) segment(ctx context.Context, j int, agreed []chainhash.Ha
 		}
 		var claims []claim
 		var mu sync.Mutex
+		open := j >= v.cpLimit
 		if len(full) >= 2 {
 			// Bound by a checkpoint they agree on: one is enough, the
 			// fastest.
@@ -591,8 +657,12 @@ func (v *verification) segment(ctx context.Context, j int, agreed []chainhash.Ha
 			partial = append(partial, full...)
 		}
 		err := c.eachPeer(ctx, partial, func(ctx context.Context, m *member) error {
-			got, err := c.segment(ctx, m, start, min(end, v.reach[m]), prev)
-			if err == nil && v.reach[m] >= end && end%wire.CFCheckptInterval == 0 && len(v.cps[m]) > j && chainHeaders(prev, got) != v.cps[m][j] {
+			own := prev
+			if open {
+				own = v.prevOf(m, prev)
+			}
+			got, err := c.segment(ctx, m, start, min(end, v.reach[m]), own)
+			if err == nil && v.reach[m] >= end && end%wire.CFCheckptInterval == 0 && len(v.cps[m]) > j && chainHeaders(own, got) != v.cps[m][j] {
 				err = peerErr(m, "getcfheaders", fmt.Errorf("%w: filter headers %d..%d do not reach the checkpoint it sent itself",
 					peer.ErrBadFilterHeader, start, end))
 			}
@@ -608,8 +678,11 @@ func (v *verification) segment(ctx context.Context, j int, agreed []chainhash.Ha
 			return nil, err
 		}
 		v.keepLive() // without the peers too slow to wait for
-		h, groups := firstSplit(start, claims)
+		h, groups := firstSplit(start, claims, c.settled)
 		if h < 0 {
+			if open {
+				v.followOwn(start, end, prev, claims)
+			}
 			return v.agreedHashes(start, end, claims)
 		}
 		if err := c.settleAt(ctx, h, groups); err != nil {
@@ -619,8 +692,25 @@ func (v *verification) segment(ctx context.Context, j int, agreed []chainhash.Ha
 	}
 }
 
+// followOwn moves each peer's own filter header (see cpLimit) to the end
+// of the segment start..end its claim states in full, from prev.
+func (v *verification) followOwn(start, end int32, prev chainhash.Hash, claims []claim) {
+	if v.own == nil {
+		v.own = map[*member]chainhash.Hash{}
+	}
+	for _, cl := range claims {
+		if start+int32(len(cl.hashes))-1 < end {
+			continue
+		}
+		for _, m := range cl.members {
+			v.own[m] = chainHeaders(v.prevOf(m, prev), cl.hashes)
+		}
+	}
+}
+
 // agreedHashes joins the claims of a segment, which agree wherever they
-// overlap, into its filter hashes start..end.
+// overlap (but where the block could not decide between their filters:
+// the first claim's is taken), into its filter hashes start..end.
 func (v *verification) agreedHashes(start, end int32, claims []claim) ([]chainhash.Hash, error) {
 	out := make([]chainhash.Hash, 0, end-start+1)
 	for i := 0; i < int(end-start)+1; i++ {
@@ -674,19 +764,21 @@ func (c *Client) segment(ctx context.Context, m *member, start, end int32, prev 
 
 // settleAt decides a disagreement at height h between groups of peers
 // that agree below it: each group's representative serves its filter of
-// the block, which must hash to the group's filter hash. Peers whose
-// filter the block proves false are banned; if several groups remain,
-// those outvoted by a majority of at least two are banned, with a warning
-// in the result. It fails with a *ConflictError when no group wins.
+// the block, which must hash to the group's filter hash, and the block
+// checks it (gcs.CheckBasic). Peers whose filter the block proves false
+// are banned, with the proof. What the block cannot decide is a Conflict:
+// nobody is banned, however many peers take a side; the conflict is
+// recorded, so that the block is scanned whole and the sides are passed
+// over at h (firstSplit) and still asked above it.
 func (c *Client) settleAt(ctx context.Context, h int32, groups []group) error {
 	hash := c.chain.Hash(h)
 	c.logf("peers disagree on the filter of block %v (height %d): checking it against the block", hash, h)
-	block, err := c.fetchBlock(ctx, h)
+	block, err := c.disputedBlock(ctx, h)
 	if err != nil {
 		return err
 	}
-	key := gcs.BasicKey(&hash)
 	var standing []group
+	var check gcs.BasicCheck
 	for _, g := range groups {
 		data, err := c.evidence(ctx, h, g)
 		if err != nil {
@@ -695,10 +787,11 @@ func (c *Client) settleAt(ctx context.Context, h int32, groups []group) error {
 		if data == nil {
 			continue // nobody in the group would serve its filter
 		}
-		if why := disproves(block, data, key); why != "" {
+		check = gcs.CheckBasicBytes(block, data)
+		if proof := check.Contradiction; proof != nil {
 			for _, m := range g.members {
-				c.ban(m, peerErr(m, "getcfilters", fmt.Errorf("%w: filter for block %v (height %d) %s: the block proves it false",
-					peer.ErrBadFilter, hash, h, why)))
+				c.ban(m, peerErr(m, "getcfilters", fmt.Errorf("%w: filter for block %v (height %d): the block proves it false: %v",
+					peer.ErrBadFilter, hash, h, proof)))
 			}
 			continue
 		}
@@ -707,26 +800,16 @@ func (c *Client) settleAt(ctx context.Context, h int32, groups []group) error {
 	if len(standing) <= 1 {
 		return nil
 	}
-	sort.SliceStable(standing, func(i, j int) bool { return len(standing[i].members) > len(standing[j].members) })
-	if n := len(standing[0].members); n >= 2 && n > len(standing[1].members) {
-		var losers []string
-		for _, g := range standing[1:] {
-			for _, m := range g.members {
-				losers = append(losers, m.addr)
-				c.ban(m, peerErr(m, "getcfheaders", fmt.Errorf("%w: filter for block %v (height %d) outvoted by %d peers that agree",
-					peer.ErrBadFilterHeader, hash, h, n)))
-			}
-		}
-		c.decisions = append(c.decisions, fmt.Sprintf(
-			"the filter of block %v (height %d) was decided by a majority (%s against %s), not by the block: if the majority colludes, transactions of that block may be missing",
-			hash, h, strings.Join(addrs(standing[0].members), ", "), strings.Join(losers, ", ")))
-		return nil
+	return c.noteConflict(h, block, standing, undecidedOf(check))
+}
+
+// disputedBlock returns the block at height h for a dispute: the one kept
+// since an earlier dispute, or downloaded from a peer that has it.
+func (c *Client) disputedBlock(ctx context.Context, h int32) (*wire.MsgBlock, error) {
+	if b, ok := c.blocks.get(c.chain.Hash(h)); ok {
+		return b, nil
 	}
-	ce := &ConflictError{Height: h, BlockHash: hash}
-	for _, g := range standing {
-		ce.Sides = append(ce.Sides, addrs(g.members))
-	}
-	return ce
+	return c.fetchBlock(ctx, h)
 }
 
 // evidence gets a group's filter of the block at height h, which must
@@ -789,38 +872,6 @@ func addrs(ms []*member) []string {
 		out[i] = m.addr
 	}
 	return out
-}
-
-// disproves returns why a block's filter is false on the block's own
-// evidence, or "" if the block cannot tell: BIP 158's basic filter holds
-// every output script but the empty and OP_RETURN ones, plus the scripts
-// the inputs spend, each once.
-func disproves(block *wire.MsgBlock, data []byte, key [16]byte) string {
-	f, err := gcs.DecodeBasic(data)
-	if err != nil {
-		return fmt.Sprintf("does not decode (%v)", err)
-	}
-	outputs := map[string]bool{}
-	inputs := 0
-	for i, tx := range block.Transactions {
-		if i > 0 {
-			inputs += len(tx.TxIn)
-		}
-		for _, out := range tx.TxOut {
-			s := out.PkScript
-			if len(s) == 0 || s[0] == txscript.OP_RETURN || outputs[string(s)] {
-				continue
-			}
-			outputs[string(s)] = true
-			if !f.Match(key, s) {
-				return fmt.Sprintf("leaves out output script %x", s)
-			}
-		}
-	}
-	if n := int(f.N()); n < len(outputs) || n > len(outputs)+inputs {
-		return fmt.Sprintf("holds %d items where the block allows %d to %d", n, len(outputs), len(outputs)+inputs)
-	}
-	return ""
 }
 
 // fetchBlock downloads one block of the chain from a random peer that has
