@@ -234,10 +234,17 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 		} else {
 			seen[key] = addr
 		}
-		if reason, banned := c.IsBanned(addr); banned {
-			m.banned, m.reason = true, "banned: "+reason
-			m.err = errors.New(m.reason)
-			continue
+		// The user's peers are the user's: a ban is said, and only one
+		// that rests on a proof keeps the peer out.
+		if b, banned := c.banOf(addr); banned {
+			if b.Proof {
+				m.banned, m.reason = true, fmt.Sprintf("given, but banned until %s for what it was caught doing: %s; not used until the ban ends or Unban lifts it",
+					b.Until.UTC().Format(time.RFC3339), b.Reason)
+				m.err = errors.New(m.reason)
+				continue
+			}
+			c.notes = append(c.notes, fmt.Sprintf("peer %s is banned until %s (%s), but the ban rests on no proof: it is used, as it was given",
+				addr, b.Until.UTC().Format(time.RFC3339), b.Reason))
 		}
 		wg.Add(1)
 		go func() {
@@ -493,9 +500,9 @@ func (c *Client) redial(ctx context.Context, m *member) error {
 	return nil
 }
 
-// ban marks a peer caught lying (or flooding); it is disconnected and
-// never asked again, and with a store the ban is kept for
-// store.DefaultBanDuration, across restarts.
+// ban marks a peer caught lying (or flooding), which err proves; it is
+// disconnected and never asked again, and with a store the ban is kept
+// for store.DefaultBanDuration, across restarts, as resting on a proof.
 func (c *Client) ban(m *member, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -509,14 +516,18 @@ func (c *Client) ban(m *member, err error) {
 	if m.p != nil {
 		m.p.Close()
 	}
-	c.keepBan(m.addr, m.reason)
+	c.keepBan(m.addr, m.reason, true)
 }
 
-// keepBan records a ban in the store, or in memory without one. Called
-// with mu held.
-func (c *Client) keepBan(addr, reason string) {
+// keepBan records a ban, with proof or not, in the store, or in memory
+// without one. Called with mu held.
+func (c *Client) keepBan(addr, reason string, proof bool) {
 	if c.st != nil {
-		if err := c.st.Ban(addr, reason, store.DefaultBanDuration); err != nil {
+		keep := c.st.Ban
+		if proof {
+			keep = c.st.BanWithProof
+		}
+		if err := keep(addr, reason, store.DefaultBanDuration); err != nil {
 			c.logf("keeping the ban of %s: %v", addr, err)
 		}
 		return
@@ -525,13 +536,16 @@ func (c *Client) keepBan(addr, reason string) {
 		c.bans = map[string]store.Ban{}
 	}
 	now := time.Now()
-	c.bans[addr] = store.Ban{Host: addr, Reason: reason, Since: now, Until: now.Add(store.DefaultBanDuration)}
+	old, ok := c.bans[addr]
+	c.bans[addr] = store.Ban{Host: addr, Reason: reason, Since: now, Until: now.Add(store.DefaultBanDuration), Proof: proof || ok && old.Proof}
 }
 
 // BanPeer bans the peer at addr (host:port) for store.DefaultBanDuration,
 // kept in the data directory if there is one: a connected peer is
-// disconnected, and no ban is ever dialled. Peers the client catches
-// lying or flooding are banned the same way.
+// disconnected, and no ban is dialled (but a peer of Config.Peers, which
+// a ban resting on no proof, as this one, does not keep out of a later
+// client). Peers the client catches lying or flooding are banned the same
+// way, with the proof.
 func (c *Client) BanPeer(addr, reason string) error {
 	if _, _, err := net.SplitHostPort(addr); err != nil {
 		return fmt.Errorf("client: ban %q: %w", addr, err)
@@ -547,29 +561,40 @@ func (c *Client) BanPeer(addr, reason string) error {
 			}
 		}
 	}
-	c.keepBan(addr, reason)
+	c.keepBan(addr, reason, false)
 	return nil
 }
 
 // IsBanned reports whether the peer at addr is banned, and why.
 func (c *Client) IsBanned(addr string) (reason string, banned bool) {
+	b, ok := c.banOf(addr)
+	return b.Reason, ok
+}
+
+// banOf returns the ban of the peer at addr, if it is banned.
+func (c *Client) banOf(addr string) (store.Ban, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.bannedLocked(addr)
+	return c.banLocked(addr)
 }
 
 // bannedLocked is IsBanned with mu held.
 func (c *Client) bannedLocked(addr string) (string, bool) {
+	b, ok := c.banLocked(addr)
+	return b.Reason, ok
+}
+
+// banLocked is banOf with mu held.
+func (c *Client) banLocked(addr string) (store.Ban, bool) {
 	if c.st != nil {
-		b, ok := c.st.Banned(addr)
-		return b.Reason, ok
+		return c.st.Banned(addr)
 	}
 	b, ok := c.bans[addr]
 	if ok && time.Now().After(b.Until) {
 		delete(c.bans, addr)
-		return "", false
+		return store.Ban{}, false
 	}
-	return b.Reason, ok
+	return b, ok
 }
 
 // Unban lifts the ban of the peer at addr; a peer of the client is used

@@ -83,9 +83,17 @@
 // minute, and keeps Config.TargetPeers peers found from DNS seeds, addr
 // gossip (btcd's addrmgr, persisted in the data directory) and
 // Config.Peers, or Config.Peers alone with Config.ConnectOnly. Peers can be
-// reached through a SOCKS5 proxy (Config.Proxy). Bans carry a reason and
-// an expiry, and persist in the data directory (BanPeer, IsBanned, Unban,
-// Bans).
+// reached through a SOCKS5 proxy (Config.Proxy).
+//
+// # Bans
+//
+// Only a proof earns a ban: a block that proves a filter false, invalid
+// headers, a flood, a protocol violation. Bans carry a reason, an expiry
+// and whether they rest on a proof, and persist in the data directory
+// (BanPeer, IsBanned, Unban, Bans). A peer of Config.Peers is the user's:
+// banned with a proof, it is not used and every result's warnings name it
+// and its ban; banned without one (by hand, or by a vote of an earlier
+// version), it is used, with a warning.
 //
 // # Queries and broadcast
 //
