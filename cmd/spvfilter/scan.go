@@ -70,12 +70,15 @@ warnings.
 
   --mode bip157  fetches the BIP 157 filter-header checkpoints and headers
                  from every peer and compares them: where peers disagree,
-                 the disputed block is downloaded and decides; a peer whose
-                 filter the block proves false is banned; what the block
-                 cannot decide goes to a majority of at least two peers, or
-                 the scan fails naming the peers. Filters are downloaded
-                 from all peers in parallel, each checked against the
-                 agreed headers; matching blocks come from a random peer.
+                 the disputed block is downloaded and decides from its
+                 outputs and what its inputs show they spend; a peer whose
+                 filter the block proves false is banned, with the proof.
+                 What the block cannot decide is a conflict: named in the
+                 warnings and in --json's conflicts, nobody banned, the
+                 block scanned whole, every side still asked. Filters are
+                 downloaded from all peers in parallel, each checked
+                 against the agreed headers; matching blocks come from a
+                 random peer.
   --mode bip37   loads a BIP 37 Bloom filter (random tweak, --flags update
                  rule) into one node, fetches filtered blocks, verifies
                  every merkle proof, checks every transaction locally
@@ -99,7 +102,7 @@ object per line for every event ({"event": "match"|"connected"|
 until SIGINT or SIGTERM, which end it with exit 0 and a summary line.
 
 Exit status: 0 done (warnings, if any, on standard error and in --json),
-2 bad input, 1 failure (no usable peer, peers that cannot be decided between).`,
+2 bad input, 1 failure (no usable peer, peers in conflict over more than 64 blocks).`,
 		Example: `  spvfilter scan --connect 127.0.0.1:18444 --connect 127.0.0.1:18445 --network regtest --mode bip157 \
       --watch bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080
   spvfilter scan --connect 127.0.0.1:18444 --network regtest --mode bip37 --flags p2pubkey-only \
@@ -331,6 +334,15 @@ type onePeerJSON struct {
 	Peer string `json:"peer"`
 }
 
+// conflictJSON is a block whose filter the peers disagree on and the
+// block cannot decide (it was scanned whole).
+type conflictJSON struct {
+	Height    int32      `json:"height"`
+	BlockHash string     `json:"block_hash"`
+	Sides     [][]string `json:"sides"`
+	Undecided string     `json:"undecided"`
+}
+
 // peersJSON describes the client's peers in --json output.
 func peersJSON(ps []client.PeerStatus) []scanPeerJSON {
 	out := []scanPeerJSON{}
@@ -367,6 +379,7 @@ type scanJSON struct {
 	BytesReceived        uint64          `json:"bytes_received"`
 	Seconds              float64         `json:"seconds"`
 	OnePeerHeights       []onePeerJSON   `json:"one_peer_heights"`
+	Conflicts            []conflictJSON  `json:"conflicts"`
 	Peers                []scanPeerJSON  `json:"peers"`
 	Warnings             []string        `json:"warnings"`
 }
@@ -655,6 +668,7 @@ func newScanJSON(plan *scanPlan, res *client.ScanResult, took time.Duration) sca
 		BytesReceived:        res.BytesReceived,
 		Seconds:              took.Seconds(),
 		OnePeerHeights:       []onePeerJSON{},
+		Conflicts:            []conflictJSON{},
 		Peers:                peersJSON(res.Peers),
 		Warnings:             orEmpty(append(append([]string(nil), plan.warnings...), byFlag(res.Warnings, plan.items)...)),
 	}
@@ -665,6 +679,9 @@ func newScanJSON(plan *scanPlan, res *client.ScanResult, took time.Duration) sca
 	}
 	for _, o := range res.OnePeer {
 		out.OnePeerHeights = append(out.OnePeerHeights, onePeerJSON{From: o.From, To: o.To, Peer: o.Peer})
+	}
+	for _, k := range res.Conflicts {
+		out.Conflicts = append(out.Conflicts, conflictJSON{Height: k.Height, BlockHash: k.BlockHash.String(), Sides: k.Sides, Undecided: k.Undecided})
 	}
 	for _, h := range res.Disconnected {
 		out.Disconnected = append(out.Disconnected, h.String())
@@ -748,6 +765,9 @@ func (a *app) printScan(out *scanJSON) error {
 	}
 	if len(out.Disconnected) > 0 {
 		fmt.Fprintf(w, "blocks disconnected by a reorganization: %d\n", len(out.Disconnected))
+	}
+	if len(out.Conflicts) > 0 {
+		fmt.Fprintf(w, "blocks whose filter the peers disagree on, which the block cannot decide, scanned whole: %d\n", len(out.Conflicts))
 	}
 	_, err := fmt.Fprintf(w, "bytes received: %d, transactions found: %d\n", out.BytesReceived, found)
 	return err

@@ -34,14 +34,18 @@ type scanOutput struct {
 		Banned    bool   `json:"banned"`
 		Reason    string `json:"reason"`
 	} `json:"peers"`
-	Warnings             []string `json:"warnings"`
-	BlocksScanned        int      `json:"blocks_scanned"`
-	FiltersReceived      int      `json:"filters_received"`
-	MerkleBlocksReceived int      `json:"merkleblocks_received"`
-	BlocksFetched        int      `json:"blocks_fetched"`
-	BytesReceived        uint64   `json:"bytes_received"`
-	From                 int32    `json:"from"`
-	To                   int32    `json:"to"`
+	Warnings  []string `json:"warnings"`
+	Conflicts []struct {
+		Height int32      `json:"height"`
+		Sides  [][]string `json:"sides"`
+	} `json:"conflicts"`
+	BlocksScanned        int    `json:"blocks_scanned"`
+	FiltersReceived      int    `json:"filters_received"`
+	MerkleBlocksReceived int    `json:"merkleblocks_received"`
+	BlocksFetched        int    `json:"blocks_fetched"`
+	BytesReceived        uint64 `json:"bytes_received"`
+	From                 int32  `json:"from"`
+	To                   int32  `json:"to"`
 }
 
 func TestScanCommand(t *testing.T) {
@@ -189,13 +193,20 @@ func TestScanCommand(t *testing.T) {
 			t.Errorf("stderr %q does not warn of the banned peer", stderr)
 		}
 	})
-	t.Run("a liar the block cannot disprove", func(t *testing.T) {
+	t.Run("a liar hiding a spend behind its outputs' filter", func(t *testing.T) {
+		// The spend's public key shows the script it spends: the block
+		// proves the filter false.
 		liar := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, peertest.ForgeFilter(t, node, hSpend, peertest.OutputsOnly))
 		honest := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil)
-		stdout, stderr, status := runCLI(t, "", "scan", "--network", "regtest", "--peer", honest.Addr, "--peer", liar.Addr, "--watch", aliceAddr)
-		if status != exitFailure || stdout != "" || strings.Count(stderr, "\n") != 1 ||
-			!strings.Contains(stderr, liar.Addr) || !strings.Contains(stderr, honest.Addr) || !strings.Contains(stderr, "height 106") {
-			t.Fatalf("status %d, stdout %q, stderr %q: want exit 1 naming both peers and the height", status, stdout, stderr)
+		out, stderr := scanJSON(t, "--peer", honest.Addr, "--peer", liar.Addr, "--watch", aliceAddr)
+		if got := found(out); got[spend.TxHash().String()] != aliceAddr {
+			t.Errorf("matches %v: the spend is missing", got)
+		}
+		if len(out.Peers) != 2 || out.Peers[0].Banned || !out.Peers[1].Banned || !strings.Contains(out.Peers[1].Reason, "height 106): the block proves it false") {
+			t.Errorf("peers %+v", out.Peers)
+		}
+		if len(out.Conflicts) != 0 || !strings.Contains(stderr, "warning: peer "+liar.Addr+" was banned") {
+			t.Errorf("conflicts %+v, stderr %q", out.Conflicts, stderr)
 		}
 	})
 	t.Run("outpoints found in both modes from after their funding", func(t *testing.T) {
