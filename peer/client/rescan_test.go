@@ -42,7 +42,13 @@ func (l *eventLog) snapshot() []Event {
 // waitFor waits until cond holds over the events so far.
 func (l *eventLog) waitFor(t *testing.T, what string, cond func([]Event) bool) {
 	t.Helper()
-	deadline := time.After(30 * time.Second)
+	l.waitForWithin(t, what, cond, 30*time.Second)
+}
+
+// waitForWithin is waitFor, waiting up to limit.
+func (l *eventLog) waitForWithin(t *testing.T, what string, cond func([]Event) bool, limit time.Duration) {
+	t.Helper()
+	deadline := time.After(limit)
 	for {
 		l.mu.Lock()
 		ok := cond(l.events)
@@ -53,7 +59,7 @@ func (l *eventLog) waitFor(t *testing.T, what string, cond func([]Event) bool) {
 		select {
 		case <-l.signal:
 		case <-deadline:
-			t.Fatalf("no %s within 30 s; events: %v", what, l.summary())
+			t.Fatalf("no %s within %v; events: %v", what, limit, l.summary())
 		}
 	}
 }

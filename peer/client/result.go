@@ -53,8 +53,11 @@ type ScanResult struct {
 	// BytesReceived counts every byte read from the nodes during the
 	// scan.
 	BytesReceived uint64
-	// Disconnected lists the blocks that left the chain during the scan
-	// (a reorganization); nothing found in them is in Matches.
+	// Disconnected lists the blocks that left the chain during the scan,
+	// or since the chain was last reported (a reorganization, however
+	// deep, found in a data directory too): each reorganization's blocks
+	// lowest first, the reorganizations in the order they came. Nothing
+	// found in them is in Matches.
 	Disconnected []chainhash.Hash
 	// Conflicts lists the blocks of a BIP 157 scan whose filter the peers
 	// (or the data directory and the peers) disagree on and the block

@@ -141,7 +141,12 @@ const maxUndelivered = 20
 
 // syncAnnouncers syncs the headers of the peers that announced blocks the
 // chain lacks, or were connected again (whose tips are not known), and
-// charges each for the announced blocks it then did not serve.
+// charges each for the announced blocks it then did not serve. A peer on
+// a branch of its own (one with less work than the chain, which it
+// serves) is charged nothing: its announcements are that branch's, which
+// the chain takes once it has more work. An honest node that leaves the
+// chain's branch for a longer one, block by block, announces each new
+// block before its branch weighs more.
 func (c *Client) syncAnnouncers(ctx context.Context) error {
 	c.mu.Lock()
 	var ms []*member
@@ -166,9 +171,10 @@ func (c *Client) syncAnnouncers(ctx context.Context) error {
 				missing++
 			}
 		}
-		if missing < len(m.announced) {
-			// It served some: only a run of blocks never served counts.
-			m.undelivered = 0
+		if missing < len(m.announced) || m.branch != nil {
+			// It served some, or serves a branch of its own: only a run
+			// of blocks never served counts.
+			m.undelivered, missing = 0, 0
 		}
 		m.announced, m.undelivered = nil, m.undelivered+missing
 		undelivered := m.undelivered
