@@ -46,10 +46,11 @@ const (
 
 // How pick ranks a candidate: the lower the sum, the sooner it is picked.
 const (
-	rankOtherPort       = 1 // not the network's default port (public networks)
-	rankRecent          = 2 // attempted within recentAttempt
-	rankUnknownServices = 4 // services not known (a DNS seed without filtering)
-	rankSameGroup       = 8 // in the group of a peer in use (regtest, simnet)
+	rankOtherPort       = 1  // not the network's default port (public networks)
+	rankRecent          = 2  // attempted within recentAttempt
+	rankUnknownServices = 4  // services not known (a DNS seed without filtering)
+	rankSameGroup       = 8  // in the group of a peer in use (regtest, simnet)
+	rankFailed          = 16 // per failed attempt since the last success, up to three
 )
 
 // addressBook remembers the addresses of nodes the client may dial: what
@@ -122,6 +123,9 @@ type candidate struct {
 	addr        string
 	services    wire.ServiceFlag
 	lastAttempt time.Time
+	// attempts counts the failed attempts since the last success, where
+	// the store tells them (btcd's address manager weighs them itself).
+	attempts int
 }
 
 // knownAddress is what the book knows of an address, for listings.
@@ -252,7 +256,9 @@ func (b *addressBook) allow(src string, n int, now time.Time) int {
 // as btcd and Bitcoin Core keep one outbound peer per group; on regtest
 // and simnet, where nodes share the loopback group, such an address comes
 // only after all others. Addresses attempted in the last ten minutes and,
-// on public networks, those off the default port come after the others.
+// on public networks, those off the default port come after the others,
+// and those that failed since they last served come after those that did
+// not, as btcd's address manager weighs them.
 // On public networks the candidates are drawn at random by btcd's address
 // manager (which favours addresses not tried lately and without failed
 // attempts); ok is false when none fits.
@@ -299,6 +305,7 @@ func (b *addressBook) rank(c candidate, need wire.ServiceFlag, groups map[string
 	if now.Sub(c.lastAttempt) < recentAttempt {
 		r += rankRecent
 	}
+	r += rankFailed * min(c.attempts, 3)
 	if _, port, _ := net.SplitHostPort(c.addr); b.public && port != b.params.DefaultPort {
 		r += rankOtherPort
 	}

@@ -162,7 +162,7 @@ func (s *localStore) candidates() []candidate {
 	defer s.mu.Unlock()
 	out := make([]candidate, 0, len(s.addrs))
 	for _, k := range s.addrs {
-		out = append(out, candidate{addr: k.Addr, services: k.Services, lastAttempt: k.LastAttempt})
+		out = append(out, candidate{addr: k.Addr, services: k.Services, lastAttempt: k.LastAttempt, attempts: k.Attempts})
 	}
 	return shuffled(out)
 }

@@ -325,7 +325,8 @@ func (c *Client) finish(res *ScanResult, mode string) {
 	c.mu.Lock()
 	res.Disconnected = append([]chainhash.Hash{}, c.disconnected...)
 	res.Warnings = append(res.Warnings, c.forks...)
-	c.disconnected, c.forks = nil, nil
+	res.Warnings = append(res.Warnings, c.news...)
+	c.disconnected, c.forks, c.news = nil, nil, nil
 	c.mu.Unlock()
 	res.Peers = c.Peers()
 	compared := 0

@@ -93,6 +93,7 @@ type Client struct {
 	book   *addressBook         // where peers are found; nil with ConnectOnly
 	blocks blockCache           // the last blocks GetBlock returned
 	notes  []string             // warnings for every result (a repaired store)
+	news   []string             // warnings for the next result only, under mu
 	// The service (Start): its stop, the end of its goroutines, wake-ups
 	// of its header sync and the notification of a moved tip.
 	svcMu   sync.Mutex

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"sync"
 	"time"
 
 	"github.com/btcsuite/btcd/wire"
@@ -39,58 +38,30 @@ func (c *Client) learn(addrs []*wire.NetAddressV2, src string) {
 	}
 }
 
-// discoverRounds bounds the rounds of dialling one discovery makes.
-const discoverRounds = 4
-
 // discover dials up to want more peers from the address book, asking the
-// DNS seeds when the book has none to offer; it returns why peers could
-// not be found, if it found fewer.
+// DNS seeds when the book has none to offer (see bookDial); it returns why
+// peers could not be found, if it found fewer, and leaves a warning for
+// the next result when addresses failed.
 func (c *Client) discover(ctx context.Context, want int) []error {
 	if c.book == nil || want <= 0 {
 		return nil
 	}
-	var problems []error
-	seeded := false
-	for round := 0; round < discoverRounds && want > 0 && ctx.Err() == nil; round++ {
-		cands := c.candidates(want)
-		if len(cands) == 0 && !seeded {
-			seeded = true
-			problems = append(problems, c.seed(ctx)...)
-			cands = c.candidates(want)
-		}
-		if len(cands) == 0 {
-			break
-		}
-		var wg sync.WaitGroup
-		for _, m := range cands {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				c.dialMember(ctx, m)
-			}()
-		}
-		wg.Wait()
-		for _, m := range cands {
-			c.mu.Lock()
-			live, err := m.isLive(), m.err
-			c.mu.Unlock()
-			if live {
-				want--
-				continue
-			}
-			problems = append(problems, err)
-			c.forget(m)
-		}
+	d := &bookDial{c: c, want: want}
+	d.run(ctx)
+	if w := d.warning(); w != "" {
+		c.mu.Lock()
+		c.news = append(c.news, w)
+		c.mu.Unlock()
 	}
-	if want > 0 && len(problems) == 0 {
-		problems = append(problems, errors.New("client: the address book has no more peers to try"))
+	if d.connected < want && len(d.problems) == 0 {
+		d.problems = append(d.problems, errors.New("client: the address book has no more peers to try"))
 	}
-	return problems
+	return d.problems
 }
 
 // candidates picks up to n addresses to dial, each a new member, none in
-// a network group already in use.
-func (c *Client) candidates(n int) []*member {
+// a network group already in use, nor in skip (those tried already).
+func (c *Client) candidates(n int, skip map[string]bool) []*member {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var inUse []string
@@ -104,7 +75,7 @@ func (c *Client) candidates(n int) []*member {
 	var out []*member
 	for len(out) < n {
 		addr, ok := c.book.pick(c.cfg.Services, inUse, func(a string) bool {
-			if known[a] {
+			if known[a] || skip[a] {
 				return true
 			}
 			_, banned := c.bannedLocked(a)

@@ -1,0 +1,53 @@
+package client
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/spvfilter/spvfilter/peer/peertest"
+)
+
+// TestSilentBookAddressesBounded: the address book holds 32 addresses
+// that accept a connection and never answer (gossiped by one peer, or a
+// hand-edited book). A scan with one honest peer given dials them in
+// parallel under one connect deadline, so it costs at most twice a clean
+// scan plus that deadline, run after run, and its result says how many
+// were tried and what they cost. The figures are logged.
+func TestSilentBookAddressesBounded(t *testing.T) {
+	needFixture(t)
+	const timeout = 5 * time.Second
+	honest := honestPeers(t, 1)[0]
+	measure := func(dir string) (time.Duration, *ScanResult) {
+		t.Helper()
+		start := time.Now()
+		ctx := context.Background()
+		c, err := Connect(ctx, Config{Peers: []string{honest}, Params: fx.node.Params, DataDir: dir, Timeout: timeout})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		res, err := c.ScanBIP157(ctx, ScanRequest{Watch: items(fx.watch), To: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkMatches(t, res, fx.want)
+		return time.Since(start), res
+	}
+	measure(t.TempDir()) // warm the node's caches
+	clean, _ := measure(t.TempDir())
+	dir := t.TempDir()
+	seedBook(t, fx.node, dir, peertest.NewSilent(t, 32)...)
+	limit := 2*clean + connectDeadline
+	for run := 1; run <= 2; run++ {
+		took, res := measure(dir)
+		t.Logf("run %d: %v with 32 silent addresses in the book, against %v clean (limit %v); warnings %q",
+			run, took.Round(time.Millisecond), clean.Round(time.Millisecond), limit.Round(time.Millisecond), res.Warnings)
+		if took > limit {
+			t.Errorf("run %d: %v, over twice the clean scan's %v and one connect deadline (%v)", run, took, clean, connectDeadline)
+		}
+		if !hasWarning(res.Warnings, "did not answer within the", "connect deadline") {
+			t.Errorf("run %d: warnings %q do not say what the silent addresses cost", run, res.Warnings)
+		}
+	}
+}
