@@ -257,6 +257,7 @@ func (c *Client) fetchBlocks(ctx context.Context, heights []int32) ([]*wire.MsgB
 // startScan forgets what an earlier scan found.
 func (c *Client) startScan() {
 	c.scanNotes, c.storeConflicts = nil, nil
+	c.budget.reset()
 	c.startPass()
 }
 

@@ -85,6 +85,7 @@ type Client struct {
 	mu      sync.Mutex // guards members' state
 	members []*member
 	rng     *rand.Rand
+	budget  slowBudget // how long the scan waits for slow peers
 
 	st     *store.Store         // nil without Config.DataDir
 	mem    *memCache            // without a store: what was verified lately
@@ -219,7 +220,7 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 		c.Close()
 		return nil, err
 	}
-	var wg sync.WaitGroup
+	var dial []*member
 	seen := map[string]string{} // the node's address: the address given for it
 	for _, addr := range cfg.Peers {
 		if slices.ContainsFunc(c.members, func(m *member) bool { return m.addr == addr }) {
@@ -247,13 +248,17 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 			c.notes = append(c.notes, fmt.Sprintf("peer %s is banned until %s (%s), but the ban rests on no proof: it is used, as it was given",
 				addr, b.Until.UTC().Format(time.RFC3339), b.Reason))
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c.dialMember(ctx, m)
-		}()
+		dial = append(dial, m)
 	}
-	wg.Wait()
+	// All at once; one whose handshake lags the first's beyond its
+	// budget is dropped as too slow (see slowBudget).
+	c.budget.reset()
+	c.eachPeer(ctx, dial, func(ctx context.Context, m *member) error {
+		c.dialMember(ctx, m)
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return m.err
+	})
 	if err := ctx.Err(); err != nil {
 		c.Close()
 		return nil, err

@@ -63,9 +63,12 @@
 //
 // A peer slow to answer is compared while it answers within a grace after
 // the first peer (twenty times the first answer's time, a quarter of the
-// timeout, or a second, whichever is longest), then dropped for a minute
-// with a warning; bulk downloads go to the fastest peers, and a batch held
-// too long is asked of a free peer too.
+// timeout, or a second, whichever is longest) and while what it has kept
+// the scan waiting in all stays within its budget: twice the scan's own
+// time, a second at least (handshakes included); then it is dropped for a
+// minute with a warning naming its answer time, and a result that then
+// rests on fewer peers says so. Bulk downloads go to the fastest peers,
+// and a batch held too long is asked of a free peer too.
 //
 // # Scans, rescans and the service
 //

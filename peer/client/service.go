@@ -203,6 +203,7 @@ func (c *Client) verifyFilterHeaders(ctx context.Context, from, to int32) error 
 		return c.noPeers("getcfheaders")
 	}
 	c.startPass()
+	c.budget.reset()
 	_, _, err := c.filterHeaders(ctx, ms, from, to)
 	var f *failure
 	if errors.As(err, &f) {

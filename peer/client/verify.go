@@ -58,11 +58,11 @@ func (f *failure) Error() string { return f.err.Error() }
 func (f *failure) Unwrap() error { return f.err }
 
 // eachPeer runs fn for every member at once and returns the first
-// failure, if any. Once one member has answered, the others have a grace
-// (see grace): a member still silent then is too slow to wait for (its
+// failure, if any. Once one member has answered, each other has a grace
+// (see grace), within what is left of its budget for the scan (see
+// slowBudget): a member still silent then is too slow to wait for (its
 // request is cancelled, and it is dropped from the client for slowPause,
-// with a warning, so it is not compared). Being slow buys no trust, and
-// costs a scan one grace at most.
+// with a warning, so it is not compared). Being slow buys no trust.
 func (c *Client) eachPeer(ctx context.Context, ms []*member, fn func(ctx context.Context, m *member) error) error {
 	type result struct {
 		i   int
@@ -77,32 +77,73 @@ func (c *Client) eachPeer(ctx context.Context, ms []*member, fn func(ctx context
 		go func() { results <- result{i, fn(mctx, m)} }()
 	}
 	errs := make([]error, len(ms))
-	answered := make([]bool, len(ms))
-	var grace <-chan time.Time
-	var first time.Duration
-	cut := false
+	answered, cut := make([]bool, len(ms)), make([]bool, len(ms))
+	var first time.Duration // the first answer's time, once it came
+	allow := make([]time.Duration, len(ms))
+	var timer *time.Timer
+	var wake <-chan time.Time
+	// due returns when member i is cut if it has not answered.
+	due := func(i int) time.Duration { return first + max(0, min(c.grace(first), allow[i])) }
+	// rearm sets the timer to the next member due.
+	rearm := func() {
+		next := time.Duration(-1)
+		for i := range ms {
+			if !answered[i] && !cut[i] && (next < 0 || due(i) < next) {
+				next = due(i)
+			}
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+		wake = nil
+		if next >= 0 {
+			timer = time.NewTimer(next - time.Since(start))
+			wake = timer.C
+		}
+	}
 	for n := 0; n < len(ms); {
 		select {
 		case r := <-results:
 			n++
 			answered[r.i], errs[r.i] = true, r.err
-			if grace == nil && !cut && r.err == nil {
-				first = time.Since(start)
-				grace = time.After(c.grace(first))
+			if cut[r.i] || r.err != nil && first == 0 {
+				continue
 			}
-		case <-grace:
-			grace, cut = nil, true
+			took := time.Since(start)
+			if first == 0 {
+				// What each may lag is measured now: the waiting to come
+				// does not add to the scan's own time.
+				first = max(took, 1)
+				for i, m := range ms {
+					allow[i] = c.budget.left(m)
+				}
+			}
+			if r.err == nil {
+				c.budget.answered(ms[r.i], took, took-first)
+			}
+			rearm()
+		case <-wake:
+			now := time.Since(start)
 			for i := range ms {
-				if !answered[i] {
+				if !answered[i] && !cut[i] && due(i) <= now {
+					cut[i] = true
+					c.budget.answered(ms[i], now, now-first)
 					cancels[i]()
 				}
 			}
+			rearm()
 		}
+	}
+	if timer != nil {
+		timer.Stop()
+	}
+	if first > 0 {
+		c.budget.round(first, time.Since(start)-first)
 	}
 	for i, m := range ms {
 		cancels[i]()
-		if cut && ctx.Err() == nil && errors.Is(errs[i], context.Canceled) {
-			c.dropSlow(m, first)
+		if cut[i] && ctx.Err() == nil && errors.Is(errs[i], context.Canceled) {
+			c.dropSlow(m)
 			errs[i] = nil
 		}
 	}
@@ -117,8 +158,8 @@ func (c *Client) eachPeer(ctx context.Context, ms []*member, fn func(ctx context
 // The grace of eachPeer is graceFactor times the first answer's time, a
 // quarter of the timeout, or minGrace, whichever is longest: long enough
 // for an honest node under load, short against one that holds every answer
-// until just before the timeout. slowPause is how long a peer dropped as
-// too slow is left alone.
+// until just before the timeout (and a peer's budget bounds it further).
+// slowPause is how long a peer dropped as too slow is left alone.
 const (
 	minGrace    = time.Second
 	graceFactor = 20
@@ -131,14 +172,18 @@ func (c *Client) grace(first time.Duration) time.Duration {
 	return max(minGrace, graceFactor*first, c.timeout()/4)
 }
 
-// dropSlow drops a peer that did not answer within the grace after the
-// first peer answered in first.
-func (c *Client) dropSlow(m *member, first time.Duration) {
-	c.dropPeer(m, fmt.Errorf("peer %s: too slow: no answer within %v of the first peer's (in %v); not compared", m.addr,
-		c.grace(first).Round(time.Millisecond), first.Round(time.Millisecond)))
+// dropSlow drops a peer cut off as too slow by eachPeer, for slowPause,
+// saying how slow it was (a peer whose handshake was cut is named so
+// too).
+func (c *Client) dropSlow(m *member) {
+	err := fmt.Errorf("peer %s: too slow: %s; left out for %v", m.addr, c.budget.describe(m), slowPause)
 	c.mu.Lock()
+	if !m.banned && m.p == nil {
+		m.err, m.reason = err, err.Error() // its dial was cut
+	}
 	m.nextDial = time.Now().Add(slowPause)
 	c.mu.Unlock()
+	c.dropPeer(m, err)
 }
 
 // Filter headers are verified by height, segment by segment between the
