@@ -161,10 +161,13 @@ type member struct {
 	// fresh: connected again since its last header sync.
 	fresh bool
 	// The service's redials: dialing while one runs, the failures in a
-	// row, and when the next may start.
-	dialing  bool
-	failures int
-	nextDial time.Time
+	// row (dials that failed, connections that did not last), when the
+	// next may start, and when the connection was made (see
+	// stableConnection).
+	dialing     bool
+	failures    int
+	nextDial    time.Time
+	connectedAt time.Time
 }
 
 // isLive reports whether the member is connected and neither banned nor
@@ -326,7 +329,7 @@ func (c *Client) dialMember(ctx context.Context, m *member) {
 	if m.p != nil {
 		m.before += m.p.BytesReceived()
 	}
-	m.p, m.err, m.reason, m.failures, m.tip = p, nil, "", 0, -1
+	m.p, m.err, m.reason, m.failures, m.tip, m.connectedAt = p, nil, "", 0, -1, time.Now()
 	if c.book != nil {
 		c.book.connected(m.addr, p.Services())
 		c.book.good(m.addr)
@@ -502,7 +505,7 @@ func (c *Client) redial(ctx context.Context, m *member) error {
 		return nil
 	}
 	m.before += old.BytesReceived()
-	m.p = p
+	m.p, m.connectedAt = p, time.Now()
 	return nil
 }
 
@@ -654,6 +657,7 @@ func (c *Client) dropPeer(m *member, err error) {
 	}
 	if m.p != nil {
 		m.p.Close()
+		m.connectionGone(time.Now())
 	}
 }
 

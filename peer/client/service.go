@@ -289,6 +289,11 @@ func (c *Client) manage(ctx context.Context) {
 		case <-tick.C:
 		}
 		now := time.Now()
+		type flood struct {
+			m   *member
+			err error
+		}
+		var floods []flood
 		c.mu.Lock()
 		c.pruneLocked()
 		for _, m := range c.members {
@@ -299,8 +304,10 @@ func (c *Client) manage(ctx context.Context) {
 				select {
 				case <-m.p.Done():
 					// Gone without a request noticing.
-					m.err, m.reason = m.p.Err(), "disconnected: "+errString(m.p.Err())
-					m.nextDial = now
+					if err := c.ended(m, now); err != nil {
+						floods = append(floods, flood{m, err})
+						continue
+					}
 				default:
 					continue
 				}
@@ -329,6 +336,9 @@ func (c *Client) manage(ctx context.Context) {
 			}()
 		}
 		c.mu.Unlock()
+		for _, f := range floods {
+			c.ban(f.m, f.err)
+		}
 	}
 }
 
@@ -398,7 +408,7 @@ func (c *Client) redialMember(ctx context.Context, m *member) {
 	m.dialing = false
 	if err != nil {
 		m.failures++
-		m.nextDial = time.Now().Add(min(redialMax, redialMin<<min(m.failures-1, 6)))
+		m.nextDial = time.Now().Add(redialBackoff(m.failures))
 		m.reason = "unreachable: " + err.Error()
 		if m.err == nil {
 			m.err = err
@@ -408,7 +418,9 @@ func (c *Client) redialMember(ctx context.Context, m *member) {
 	if m.p != nil {
 		m.before += m.p.BytesReceived()
 	}
-	m.p, m.err, m.reason, m.failures, m.tip, m.fresh = p, nil, "", 0, -1, true
+	// The failures in a row are cleared only once the connection lasts
+	// (see stableConnection).
+	m.p, m.err, m.reason, m.tip, m.fresh, m.connectedAt = p, nil, "", -1, true, time.Now()
 	c.logf("service: %s is back", m.addr)
 	select {
 	case c.wakeSync <- struct{}{}:

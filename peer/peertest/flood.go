@@ -34,6 +34,9 @@ const (
 	// consumes (the messages a Liar decodes, notfound and pong) for
 	// Flood.Delay.
 	SlowAnswers
+	// HangUp floods nothing: it closes each connection Flood.Delay after
+	// the client's verack, as a node that drops its peers at once.
+	HangUp
 )
 
 // Flood says how a Flooder floods.
@@ -46,7 +49,8 @@ type Flood struct {
 	// Interval between flood messages; zero floods as fast as the
 	// client reads.
 	Interval time.Duration
-	// Delay is how long SlowAnswers holds each answer.
+	// Delay is how long SlowAnswers holds each answer, and how long
+	// HangUp keeps a connection.
 	Delay time.Duration
 }
 
@@ -61,6 +65,7 @@ type Flooder struct {
 	flood Flood
 	frame []byte // the flood message, encoded once
 	sent  atomic.Int64
+	conns atomic.Int64
 }
 
 // NewFlooder starts a flooding proxy on 127.0.0.1 in front of the node at
@@ -68,7 +73,7 @@ type Flooder struct {
 func NewFlooder(t testing.TB, target string, btcnet wire.BitcoinNet, f Flood) *Flooder {
 	t.Helper()
 	fl := &Flooder{node: target, net: btcnet, flood: f}
-	if f.Kind != SlowAnswers {
+	if f.Kind != SlowAnswers && f.Kind != HangUp {
 		fl.frame = floodFrame(btcnet, f)
 	}
 	fl.Addr = fl.srv.start(t, fl.serve)
@@ -77,6 +82,9 @@ func NewFlooder(t testing.TB, target string, btcnet wire.BitcoinNet, f Flood) *F
 
 // Sent returns how many flood messages reached clients' connections.
 func (f *Flooder) Sent() int64 { return f.sent.Load() }
+
+// Connections returns how many connections clients made to the Flooder.
+func (f *Flooder) Connections() int64 { return f.conns.Load() }
 
 // floodFrame encodes the message the flood repeats.
 func floodFrame(btcnet wire.BitcoinNet, f Flood) []byte {
@@ -149,6 +157,7 @@ func rawFrame(btcnet wire.BitcoinNet, cmd string, payload []byte) []byte {
 
 // serve connects a client to the node and floods it.
 func (f *Flooder) serve(client net.Conn) {
+	f.conns.Add(1)
 	node, err := net.Dial("tcp", f.node)
 	if err != nil || !f.srv.track(node) {
 		client.Close()
@@ -230,12 +239,20 @@ func (c *floodConn) write(frame []byte) bool {
 // flood sends the flood message once the handshake is done, until the
 // client is gone or the test ends.
 func (c *floodConn) flood() {
-	if c.f.frame == nil {
+	if c.f.frame == nil && c.f.flood.Kind != HangUp {
 		return
 	}
 	select {
 	case <-c.ready:
 	case <-c.f.srv.stop:
+		return
+	}
+	if c.f.flood.Kind == HangUp {
+		select {
+		case <-time.After(c.f.flood.Delay):
+			c.close()
+		case <-c.f.srv.stop:
+		}
 		return
 	}
 	for {
