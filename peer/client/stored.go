@@ -1,0 +1,93 @@
+package client
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/spvfilter/spvfilter/peer/store"
+)
+
+// StoredPeers is what a data directory keeps about peers: its address
+// book and the bans in force.
+type StoredPeers struct {
+	Known []KnownAddress
+	Bans  []store.Ban
+	// Notes say what was wrong with the files, and what became of them.
+	Notes []string
+}
+
+// ReadStoredPeers reads the address book and the bans kept in the data
+// directory dataDir for params' network, without connecting to any peer,
+// after lifting the bans of unban (host:port addresses), if any. The
+// store is opened for it, so a client using the directory at the same
+// time makes it fail (store.ErrLocked); a directory that does not hold
+// the network yet is reported as holding nothing, and is not created.
+func ReadStoredPeers(dataDir string, params *chaincfg.Params, unban ...string) (*StoredPeers, error) {
+	dir := filepath.Join(dataDir, params.Name)
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		out := &StoredPeers{Notes: []string{fmt.Sprintf("%s holds no state of %s yet", dataDir, params.Name)}}
+		if len(unban) > 0 {
+			out.Notes = append(out.Notes, fmt.Sprintf("no ban to lift for %v", unban))
+		}
+		return out, nil
+	}
+	st, err := store.Open(dataDir, params)
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	defer st.Close()
+	for _, addr := range unban {
+		if err := st.Unban(addr); err != nil {
+			return nil, fmt.Errorf("client: unban %s: %w", addr, err)
+		}
+	}
+	out := &StoredPeers{Bans: st.Bans(), Notes: st.Recovered()}
+	known, notes, err := readBook(params, st.AddrBookDir())
+	if err != nil {
+		return nil, fmt.Errorf("client: address book: %w", err)
+	}
+	out.Notes = append(out.Notes, notes...)
+	for _, k := range known {
+		out.Known = append(out.Known, KnownAddress(k))
+	}
+	return out, nil
+}
+
+// readBook reads the address book of params' network kept in dir as it
+// is on disk, without starting it (nothing is written); a file that cannot
+// be read is named in a note and listed as empty.
+func readBook(params *chaincfg.Params, dir string) ([]knownAddress, []string, error) {
+	if isLocalNetwork(params) {
+		path := filepath.Join(dir, localPeersFile)
+		lf, err := readLocalFile(path, params.Name)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil, nil, nil
+		case errors.Is(err, errDamaged):
+			return nil, []string{fmt.Sprintf("address book %s is damaged (%v)", path, err)}, nil
+		case err != nil:
+			return nil, nil, err
+		}
+		slices.SortFunc(lf.Addresses, func(x, y knownAddress) int { return strings.Compare(x.Addr, y.Addr) })
+		return lf.Addresses, nil, nil
+	}
+	path := filepath.Join(dir, peersFile)
+	sp, err := readPeersFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil, nil
+	case errors.Is(err, errDamaged):
+		return nil, []string{fmt.Sprintf("address book %s is damaged (%v)", path, err)}, nil
+	case err != nil:
+		return nil, nil, err
+	}
+	ks := sp.known()
+	slices.SortFunc(ks, func(x, y knownAddress) int { return strings.Compare(x.Addr, y.Addr) })
+	return ks, nil, nil
+}
