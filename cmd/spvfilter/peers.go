@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -14,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/spvfilter/spvfilter/peer"
 	"github.com/spvfilter/spvfilter/peer/client"
+	"github.com/spvfilter/spvfilter/peer/store"
 )
 
 // peersFlags holds the flags of "peers".
@@ -22,23 +24,34 @@ type peersFlags struct {
 	network string
 	datadir string
 	timeout time.Duration
+	unban   []string
 }
 
 func newPeersCommand(a *app) *cobra.Command {
 	var f peersFlags
 	cmd := &cobra.Command{
-		Use:   "peers [--network NET] [--datadir DIR] [--peer HOST:PORT... | --connect HOST:PORT...]",
-		Short: "Connect as a light client and list the peers, the address book and the bans",
+		Use:   "peers [--network NET] [--datadir DIR] [--peer HOST:PORT... | --connect HOST:PORT...] [--unban HOST:PORT...]",
+		Short: "List the peers, the address book and the bans, connecting as a light client or not",
 		Long: `peers connects to the network as scan does: to the --peer nodes and to peers
 found in the address book of --datadir, in the network's DNS seeds and in
 what peers gossip (eight in all, spread over network groups), or to the
 --connect nodes alone. It lists the peers it reached (their user agent,
 services and tip), the addresses the book knows, and the bans in force
-(peers caught lying or flooding are banned for a day, kept in --datadir).
+(peers proven to lie, flood or break the protocol are banned for a day,
+kept in --datadir; a ban says whether it rests on such a proof).
 
-Exit status: 0 done, 2 bad input, 1 failure (no peer reached).`,
+With --datadir and no --peer or --connect it connects to nobody: it lists
+the address book and the bans kept in the directory as they are.
+
+--unban lifts a node's ban in the data directory first (repeatable); a
+node you give with --peer or --connect is used anyway when its ban rests
+on no proof, and named in a warning when it does.
+
+Exit status: 0 done, 2 bad input, 1 failure (no peer reached, the data
+directory in use by another process).`,
 		Example: `  spvfilter peers --network testnet4 --json
-  spvfilter peers --network regtest --connect 127.0.0.1:18444 --datadir ./state`,
+  spvfilter peers --network regtest --connect 127.0.0.1:18444 --datadir ./state
+  spvfilter peers --network regtest --datadir ./state --unban 127.0.0.1:18445`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runPeers(a, &f, cmd.Flags()) },
 	}
@@ -47,16 +60,21 @@ Exit status: 0 done, 2 bad input, 1 failure (no peer reached).`,
 	fl.StringVar(&f.network, "network", "mainnet", networkNames())
 	fl.StringVar(&f.datadir, "datadir", "", "directory of the chain state, address book and bans (default: as scan's)")
 	fl.DurationVar(&f.timeout, "timeout", peer.DefaultTimeout, "longest wait for a node's handshake")
+	fl.StringArrayVar(&f.unban, "unban", nil, "a node's HOST:PORT whose ban to lift in the data directory (repeatable)")
 	return cmd
 }
 
 // peersJSON is the output of peers --json.
 type peersOutput struct {
-	Network  string         `json:"network"`
-	Peers    []scanPeerJSON `json:"peers"`
-	Known    []knownJSON    `json:"known"`
-	Bans     []banJSON      `json:"bans"`
-	Warnings []string       `json:"warnings"`
+	Network string         `json:"network"`
+	Peers   []scanPeerJSON `json:"peers"`
+	// Connected is false when the data directory was read without
+	// connecting to any peer.
+	Connected bool        `json:"connected"`
+	Known     []knownJSON `json:"known"`
+	Bans      []banJSON   `json:"bans"`
+	Unbanned  []string    `json:"unbanned"`
+	Warnings  []string    `json:"warnings"`
 }
 
 // knownJSON is an address of the book.
@@ -76,10 +94,14 @@ type banJSON struct {
 	Reason string `json:"reason"`
 	Since  string `json:"since"`
 	Until  string `json:"until"`
+	// Proof: the ban rests on a proof the client checked itself.
+	Proof bool `json:"proof"`
 }
 
-// runPeers connects to the flags' network and prints the peers, the
-// address book and the bans; fl says whether --datadir was given.
+// runPeers prints the peers, the address book and the bans: connecting
+// to the flags' network, or, with --datadir and no peer given, reading
+// the data directory alone; fl says whether --datadir was given. The bans
+// of --unban are lifted first.
 func runPeers(a *app, f *peersFlags, fl *pflag.FlagSet) error {
 	params, err := lookupNetwork(f.network)
 	if err != nil {
@@ -88,16 +110,44 @@ func runPeers(a *app, f *peersFlags, fl *pflag.FlagSet) error {
 	if f.timeout <= 0 {
 		return badInput("--timeout %v: must be positive", f.timeout)
 	}
+	for _, addr := range f.unban {
+		if host, port, err := net.SplitHostPort(addr); err != nil || host == "" || port == "" {
+			return badInput("--unban %q: want HOST:PORT", addr)
+		}
+	}
+	datadir := f.datadir
+	if !fl.Changed("datadir") {
+		datadir = defaultDataDir(params)
+	}
+	offline := fl.Changed("datadir") && datadir != "" && len(f.peers) == 0 && len(f.connect) == 0
+	if len(f.unban) > 0 && datadir == "" {
+		return badInput("--unban needs a data directory: give --datadir (%s keeps none by default)", params.Name)
+	}
+	out := peersOutput{Network: params.Name, Peers: []scanPeerJSON{}, Known: []knownJSON{}, Bans: []banJSON{},
+		Unbanned: append([]string{}, f.unban...), Warnings: []string{}}
+	if offline {
+		stored, err := client.ReadStoredPeers(datadir, params, f.unban...)
+		if err != nil {
+			return nodeFailure(err, params, datadir)
+		}
+		out.Warnings = append(out.Warnings, stored.Notes...)
+		out.addKnown(stored.Known)
+		out.addBans(stored.Bans)
+		return a.printPeers(&out)
+	}
 	cfg, err := f.peerFlags.config(params, wire.SFNodeCF|wire.SFNodeWitness)
 	if err != nil {
 		return err
 	}
-	cfg.Timeout, cfg.DataDir = f.timeout, f.datadir
-	if !fl.Changed("datadir") {
-		cfg.DataDir = defaultDataDir(params)
-	}
+	cfg.Timeout, cfg.DataDir = f.timeout, datadir
 	if err := makeDataDir(cfg.DataDir); err != nil {
 		return err
+	}
+	if len(f.unban) > 0 {
+		// Before connecting, so that the node is used if given.
+		if _, err := client.ReadStoredPeers(cfg.DataDir, params, f.unban...); err != nil {
+			return nodeFailure(err, params, cfg.DataDir)
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -112,23 +162,49 @@ func runPeers(a *app, f *peersFlags, fl *pflag.FlagSet) error {
 	if _, err := c.SyncHeaders(ctx); err != nil {
 		return nodeFailure(err, params, cfg.DataDir)
 	}
-	out := peersOutput{Network: params.Name, Peers: peersJSON(c.Peers()), Known: []knownJSON{}, Bans: []banJSON{}, Warnings: []string{}}
+	out.Connected, out.Peers = true, peersJSON(c.Peers())
+	for _, p := range out.Peers {
+		if p.Banned {
+			out.Warnings = append(out.Warnings, fmt.Sprintf("peer %s is banned: %s", p.Address, p.Reason))
+		}
+	}
 	known, err := c.KnownAddresses()
 	if err != nil {
 		out.Warnings = append(out.Warnings, err.Error())
 	}
+	out.addKnown(known)
+	out.addBans(c.Bans())
+	return a.printPeers(&out)
+}
+
+// addKnown lists the addresses of the book.
+func (out *peersOutput) addKnown(known []client.KnownAddress) {
 	for _, k := range known {
 		out.Known = append(out.Known, knownJSON{Address: k.Addr, Services: k.Services.String(), LastSeen: stamp(k.LastSeen),
 			LastAttempt: stamp(k.LastAttempt), LastSuccess: stamp(k.LastSuccess), Attempts: k.Attempts, Tried: k.Tried})
 	}
-	for _, b := range c.Bans() {
-		out.Bans = append(out.Bans, banJSON{Host: b.Host, Reason: b.Reason, Since: stamp(b.Since), Until: stamp(b.Until)})
+}
+
+// addBans lists the bans in force.
+func (out *peersOutput) addBans(bans []store.Ban) {
+	for _, b := range bans {
+		out.Bans = append(out.Bans, banJSON{Host: b.Host, Reason: b.Reason, Since: stamp(b.Since), Until: stamp(b.Until), Proof: b.Proof})
 	}
+}
+
+// printPeers prints what peers found, as JSON or as text.
+func (a *app) printPeers(out *peersOutput) error {
 	a.warn(out.Warnings)
 	if a.json {
 		return a.printJSON(out)
 	}
 	w := a.stdout
+	for _, addr := range out.Unbanned {
+		fmt.Fprintf(w, "unbanned %s\n", addr)
+	}
+	if !out.Connected {
+		fmt.Fprintf(w, "not connected: the address book and bans as the data directory keeps them\n")
+	}
 	for _, p := range out.Peers {
 		state := p.tipText()
 		switch {
@@ -141,7 +217,11 @@ func runPeers(a *app, f *peersFlags, fl *pflag.FlagSet) error {
 	}
 	fmt.Fprintf(w, "%d known address(es)\n", len(out.Known))
 	for _, b := range out.Bans {
-		fmt.Fprintf(w, "banned %s until %s: %s\n", b.Host, b.Until, b.Reason)
+		proof := "no proof"
+		if b.Proof {
+			proof = "proof"
+		}
+		fmt.Fprintf(w, "banned %s until %s (%s): %s\n", b.Host, b.Until, proof, b.Reason)
 	}
 	return nil
 }

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer/peertest"
+)
+
+// peersResult is the output of peers --json.
+type peersResult struct {
+	Connected bool `json:"connected"`
+	Peers     []struct {
+		Address string `json:"address"`
+		Banned  bool   `json:"banned"`
+	} `json:"peers"`
+	Known []struct {
+		Address string `json:"address"`
+	} `json:"known"`
+	Bans []struct {
+		Host   string `json:"host"`
+		Reason string `json:"reason"`
+		Proof  bool   `json:"proof"`
+	} `json:"bans"`
+	Unbanned []string `json:"unbanned"`
+	Warnings []string `json:"warnings"`
+}
+
+// TestPeersWithoutConnecting: peers --datadir with no peer given lists the
+// address book and the bans kept in the directory without connecting to
+// anyone; --unban lifts a ban, with or without connecting, and a node
+// given whose ban rests on a proof is named in a warning.
+func TestPeersWithoutConnecting(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 101)
+	alice := peertest.NewKey("alice")
+	pay := node.SpendCoinbase(t, wire.NewTxOut(10_000_000, alice.PkScript()))
+	node.Confirm(t, pay) // 102
+	node.Generate(t, 3)
+	liar := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, peertest.ForgeFilter(t, node, 102, peertest.EmptyFilter))
+	honest := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil)
+	dir := t.TempDir()
+	if _, stderr, status := runCLI(t, "", "scan", "--network", "regtest", "--datadir", dir, "--peer", liar.Addr, "--peer", honest.Addr,
+		"--watch", alice.Address(node.Params).EncodeAddress()); status != exitOK {
+		t.Fatalf("scan: status %d, stderr %q", status, stderr)
+	}
+	peers := func(args ...string) peersResult {
+		t.Helper()
+		stdout, stderr, status := runCLI(t, "", append([]string{"peers", "--json", "--network", "regtest", "--datadir", dir}, args...)...)
+		var out peersResult
+		if status != exitOK || json.Unmarshal([]byte(stdout), &out) != nil {
+			t.Fatalf("peers %q: status %d, stdout %q, stderr %q", args, status, stdout, stderr)
+		}
+		return out
+	}
+	before := len(liar.Commands()) + len(honest.Commands())
+	out := peers()
+	if out.Connected || len(out.Peers) != 0 || len(liar.Commands())+len(honest.Commands()) != before {
+		t.Errorf("peers --datadir connected: %+v", out)
+	}
+	if len(out.Bans) != 1 || out.Bans[0].Host != liar.Addr || !out.Bans[0].Proof || !strings.Contains(out.Bans[0].Reason, "proves it false") {
+		t.Errorf("bans %+v, want the liar's, with its proof", out.Bans)
+	}
+	if len(out.Known) != 2 {
+		t.Errorf("known %+v, want both nodes the scan connected to", out.Known)
+	}
+	// Given with --peer while banned with a proof: not used, named.
+	stdout, stderr, _ := runCLI(t, "", "peers", "--network", "regtest", "--datadir", dir, "--connect", honest.Addr, "--connect", liar.Addr)
+	if !strings.Contains(stderr, liar.Addr) || !strings.Contains(stderr, "banned until") || !strings.Contains(stdout, "peer "+liar.Addr) {
+		t.Errorf("a given node banned with a proof: stdout %q, stderr %q", stdout, stderr)
+	}
+	out = peers("--unban", liar.Addr)
+	if len(out.Bans) != 0 || len(out.Unbanned) != 1 || out.Connected {
+		t.Errorf("after --unban: %+v", out)
+	}
+	if out := peers(); len(out.Bans) != 0 {
+		t.Errorf("the ban is back: %+v", out.Bans)
+	}
+	for _, args := range [][]string{
+		{"peers", "--network", "regtest", "--unban", "nonsense"},
+		{"peers", "--network", "regtest", "--connect", honest.Addr, "--unban", liar.Addr}, // regtest keeps no data directory by default
+	} {
+		if _, stderr, status := runCLI(t, "", args...); status != exitBadInput || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%q: status %d, stderr %q", args, status, stderr)
+		}
+	}
+}
