@@ -161,7 +161,7 @@ func (c *Client) syncAnnouncers(ctx context.Context) error {
 		return nil
 	}
 	c.opMu.Lock()
-	_, err := c.syncPeers(ctx, ms)
+	up, err := c.syncPeers(ctx, ms)
 	c.opMu.Unlock()
 	for _, m := range ms {
 		c.mu.Lock()
@@ -171,9 +171,10 @@ func (c *Client) syncAnnouncers(ctx context.Context) error {
 				missing++
 			}
 		}
-		if missing < len(m.announced) || m.branch != nil {
-			// It served some, or serves a branch of its own: only a run
-			// of blocks never served counts.
+		if missing < len(m.announced) || m.branch != nil || up.Reorganized() {
+			// It served some, or serves a branch of its own, or the
+			// chain changed branch (what it announced may be on the
+			// branch it left): only a run of blocks never served counts.
 			m.undelivered, missing = 0, 0
 		}
 		m.announced, m.undelivered = nil, m.undelivered+missing
