@@ -235,19 +235,7 @@ func TestScanDamagedCache(t *testing.T) {
 // data directory, with its reason, in a later peers run; --peer and
 // --connect are exclusive, and regtest, with no DNS seeds, needs one.
 func TestPeersCommand(t *testing.T) {
-	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
-	node.Generate(t, 101)
-	alice := peertest.NewKey("alice")
-	pay := node.SpendCoinbase(t, wire.NewTxOut(10_000_000, alice.PkScript()))
-	node.Confirm(t, pay) // 102
-	node.Generate(t, 3)
-	liar := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, peertest.ForgeFilter(t, node, 102, peertest.EmptyFilter))
-	honest := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil)
-	dir := t.TempDir()
-	if _, stderr, status := runCLI(t, "", "scan", "--network", "regtest", "--datadir", dir, "--connect", liar.Addr, "--connect", honest.Addr,
-		"--watch", alice.Address(node.Params).EncodeAddress()); status != exitOK {
-		t.Fatalf("scan: status %d, stderr %q", status, stderr)
-	}
+	dir, liar, honest, alice := liarBannedDir(t, "--connect")
 	stdout, stderr, status := runCLI(t, "", "peers", "--json", "--network", "regtest", "--datadir", dir, "--connect", honest.Addr, "--connect", liar.Addr)
 	var out struct {
 		Peers []struct {
@@ -272,7 +260,7 @@ func TestPeersCommand(t *testing.T) {
 	for _, args := range [][]string{
 		{"peers", "--network", "regtest"},
 		{"peers", "--network", "regtest", "--peer", honest.Addr, "--connect", honest.Addr},
-		{"scan", "--network", "regtest", "--watch", alice.Address(node.Params).EncodeAddress()},
+		{"scan", "--network", "regtest", "--watch", alice},
 		{"peers", "--network", "regtest", "--connect", honest.Addr, "--proxy", "http://127.0.0.1:1"},
 	} {
 		if _, stderr, status := runCLI(t, "", args...); status != exitBadInput || strings.Count(stderr, "\n") != 1 {

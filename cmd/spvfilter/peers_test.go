@@ -28,24 +28,32 @@ type peersResult struct {
 	Warnings []string `json:"warnings"`
 }
 
+// liarBannedDir returns a data directory in which a scan banned a liar:
+// on a chain paying alice at 102, the liar hides it, an honest peer does
+// not, both given with flag (--peer or --connect); and alice's address.
+func liarBannedDir(t *testing.T, flag string) (dir string, liar, honest *peertest.Liar, alice string) {
+	t.Helper()
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 101)
+	key := peertest.NewKey("alice")
+	node.Confirm(t, node.SpendCoinbase(t, wire.NewTxOut(10_000_000, key.PkScript()))) // 102
+	node.Generate(t, 3)
+	liar = peertest.NewLiar(t, node.P2PAddr, node.Params.Net, peertest.ForgeFilter(t, node, 102, peertest.EmptyFilter))
+	honest = peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil)
+	dir, alice = t.TempDir(), key.Address(node.Params).EncodeAddress()
+	if _, stderr, status := runCLI(t, "", "scan", "--network", "regtest", "--datadir", dir, flag, liar.Addr, flag, honest.Addr,
+		"--watch", alice); status != exitOK {
+		t.Fatalf("scan: status %d, stderr %q", status, stderr)
+	}
+	return dir, liar, honest, alice
+}
+
 // TestPeersWithoutConnecting: peers --datadir with no peer given lists the
 // address book and the bans kept in the directory without connecting to
 // anyone; --unban lifts a ban, with or without connecting, and a node
 // given whose ban rests on a proof is named in a warning.
 func TestPeersWithoutConnecting(t *testing.T) {
-	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
-	node.Generate(t, 101)
-	alice := peertest.NewKey("alice")
-	pay := node.SpendCoinbase(t, wire.NewTxOut(10_000_000, alice.PkScript()))
-	node.Confirm(t, pay) // 102
-	node.Generate(t, 3)
-	liar := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, peertest.ForgeFilter(t, node, 102, peertest.EmptyFilter))
-	honest := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil)
-	dir := t.TempDir()
-	if _, stderr, status := runCLI(t, "", "scan", "--network", "regtest", "--datadir", dir, "--peer", liar.Addr, "--peer", honest.Addr,
-		"--watch", alice.Address(node.Params).EncodeAddress()); status != exitOK {
-		t.Fatalf("scan: status %d, stderr %q", status, stderr)
-	}
+	dir, liar, honest, _ := liarBannedDir(t, "--peer")
 	peers := func(args ...string) peersResult {
 		t.Helper()
 		stdout, stderr, status := runCLI(t, "", append([]string{"peers", "--json", "--network", "regtest", "--datadir", dir}, args...)...)

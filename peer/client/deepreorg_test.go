@@ -59,6 +59,18 @@ func (r *deepChain) reorganize(t *testing.T) (*wire.MsgTx, int32) {
 	return pay, newTip
 }
 
+// disconnectedHeights returns the heights of the blocks the events
+// report disconnected, in their order.
+func disconnectedHeights(events []Event) []int32 {
+	var out []int32
+	for _, e := range events {
+		if e.Kind == EventDisconnected {
+			out = append(out, e.Height)
+		}
+	}
+	return out
+}
+
 // finalMatches returns the matches a following rescan's events leave
 // standing: those whose block was not disconnected after them.
 func finalMatches(events []Event) map[chainhash.Hash]int32 {
@@ -132,12 +144,7 @@ func TestFollowDeepReorg(t *testing.T) {
 			}
 			events := log.snapshot()
 			checkOrder(t, events)
-			var disc []int32
-			for _, e := range events {
-				if e.Kind == EventDisconnected {
-					disc = append(disc, e.Height)
-				}
-			}
+			disc := disconnectedHeights(events)
 			want := make([]int32, 0, depth)
 			for h := r.tip; h > r.fork; h-- {
 				want = append(want, h)

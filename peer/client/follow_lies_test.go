@@ -145,12 +145,7 @@ func TestFollowRolledBackNode(t *testing.T) {
 	}
 	events := log.snapshot()
 	checkOrder(t, events)
-	var disc []int32
-	for _, e := range events {
-		if e.Kind == EventDisconnected {
-			disc = append(disc, e.Height)
-		}
-	}
+	disc := disconnectedHeights(events)
 	if !slices.Equal(disc, []int32{110, 109, 108, 107, 106, 105}) {
 		t.Errorf("disconnected %v, want 110 down to 105", disc)
 	}

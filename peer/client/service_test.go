@@ -204,16 +204,7 @@ func TestClientThroughProxy(t *testing.T) {
 	const onion = "2gzyxa5ihm7nsggfxnu52rck2vv4rvmdlkiu3zzui5du4xyclen53wid.onion:18444"
 	proxy := peertest.NewSOCKSProxy(t, peertest.SOCKSConfig{Names: map[string]string{onion: fx.node.P2PAddr}})
 	ctx := context.Background()
-	c, err := Connect(ctx, Config{Peers: []string{onion}, Params: fx.node.Params, Proxy: "socks5://" + proxy.Addr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	res, err := c.ScanBIP157(ctx, ScanRequest{Watch: items(fx.watch), To: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkMatches(t, res, fx.want)
+	timedScan(t, Config{Peers: []string{onion}, Params: fx.node.Params, Proxy: "socks5://" + proxy.Addr})
 	if reqs := proxy.Requests(); len(reqs) == 0 || !slices.Contains(reqs, onion) {
 		t.Errorf("the proxy saw %q, want the onion name", reqs)
 	}
@@ -221,7 +212,7 @@ func TestClientThroughProxy(t *testing.T) {
 		t.Errorf("an onion peer without a proxy: %v", err)
 	}
 	refusing := peertest.NewSOCKSProxy(t, peertest.SOCKSConfig{Refuse: peertest.SOCKSConnectionRefused})
-	_, err = Connect(ctx, Config{Peers: []string{fx.node.P2PAddr}, Params: fx.node.Params, Proxy: "socks5://" + refusing.Addr})
+	_, err := Connect(ctx, Config{Peers: []string{fx.node.P2PAddr}, Params: fx.node.Params, Proxy: "socks5://" + refusing.Addr})
 	if err == nil || !strings.Contains(err.Error(), refusing.Addr) || len(refusing.Requests()) == 0 {
 		t.Errorf("a refusing proxy: %v (requests %q)", err, refusing.Requests())
 	}

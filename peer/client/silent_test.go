@@ -8,6 +8,25 @@ import (
 	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 
+// timedScan connects with cfg, scans the fixture's chain whole, checks
+// what it found and returns how long it all took, and the result.
+func timedScan(t *testing.T, cfg Config) (time.Duration, *ScanResult) {
+	t.Helper()
+	start := time.Now()
+	ctx := context.Background()
+	c, err := Connect(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	res, err := c.ScanBIP157(ctx, ScanRequest{Watch: items(fx.watch), To: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkMatches(t, res, fx.want)
+	return time.Since(start), res
+}
+
 // TestSilentBookAddressesBounded: the address book holds 32 addresses
 // that accept a connection and never answer (gossiped by one peer, or a
 // hand-edited book). A scan with one honest peer given dials them in
@@ -20,19 +39,7 @@ func TestSilentBookAddressesBounded(t *testing.T) {
 	honest := honestPeers(t, 1)[0]
 	measure := func(dir string) (time.Duration, *ScanResult) {
 		t.Helper()
-		start := time.Now()
-		ctx := context.Background()
-		c, err := Connect(ctx, Config{Peers: []string{honest}, Params: fx.node.Params, DataDir: dir, Timeout: timeout})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		res, err := c.ScanBIP157(ctx, ScanRequest{Watch: items(fx.watch), To: -1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkMatches(t, res, fx.want)
-		return time.Since(start), res
+		return timedScan(t, Config{Peers: []string{honest}, Params: fx.node.Params, DataDir: dir, Timeout: timeout})
 	}
 	measure(t.TempDir()) // warm the node's caches
 	clean, _ := measure(t.TempDir())

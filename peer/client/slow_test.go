@@ -1,7 +1,6 @@
 package client
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -23,19 +22,7 @@ func TestSlowPeerWithinBudget(t *testing.T) {
 	honest := honestPeers(t, 1)[0]
 	measure := func(peers ...string) (time.Duration, *ScanResult) {
 		t.Helper()
-		start := time.Now()
-		ctx := context.Background()
-		c, err := Connect(ctx, Config{Peers: peers, Params: fx.node.Params, ConnectOnly: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		res, err := c.ScanBIP157(ctx, ScanRequest{Watch: items(fx.watch), To: -1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkMatches(t, res, fx.want)
-		return time.Since(start), res
+		return timedScan(t, Config{Peers: peers, Params: fx.node.Params, ConnectOnly: true})
 	}
 	measure(honest) // warm the node's caches
 	clean, _ := measure(honest, honestPeers(t, 1)[0])

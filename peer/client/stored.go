@@ -60,25 +60,24 @@ func ReadStoredPeers(dataDir string, params *chaincfg.Params, unban ...string) (
 }
 
 // readBook reads the address book of params' network kept in dir as it
-// is on disk, without starting it (nothing is written); a file that cannot
-// be read is named in a note and listed as empty.
+// is on disk, without starting it (nothing is written), by address; a file
+// that cannot be read is named in a note and listed as empty.
 func readBook(params *chaincfg.Params, dir string) ([]knownAddress, []string, error) {
-	if isLocalNetwork(params) {
-		path := filepath.Join(dir, localPeersFile)
-		lf, err := readLocalFile(path, params.Name)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			return nil, nil, nil
-		case errors.Is(err, errDamaged):
-			return nil, []string{fmt.Sprintf("address book %s is damaged (%v)", path, err)}, nil
-		case err != nil:
-			return nil, nil, err
-		}
-		slices.SortFunc(lf.Addresses, func(x, y knownAddress) int { return strings.Compare(x.Addr, y.Addr) })
-		return lf.Addresses, nil, nil
-	}
+	var ks []knownAddress
 	path := filepath.Join(dir, peersFile)
-	sp, err := readPeersFile(path)
+	var err error
+	if isLocalNetwork(params) {
+		path = filepath.Join(dir, localPeersFile)
+		var lf *localFile
+		if lf, err = readLocalFile(path, params.Name); err == nil {
+			ks = lf.Addresses
+		}
+	} else {
+		var sp *savedPeers
+		if sp, err = readPeersFile(path); err == nil {
+			ks = sp.known()
+		}
+	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, nil, nil
@@ -87,7 +86,6 @@ func readBook(params *chaincfg.Params, dir string) ([]knownAddress, []string, er
 	case err != nil:
 		return nil, nil, err
 	}
-	ks := sp.known()
 	slices.SortFunc(ks, func(x, y knownAddress) int { return strings.Compare(x.Addr, y.Addr) })
 	return ks, nil, nil
 }
