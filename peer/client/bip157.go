@@ -160,7 +160,7 @@ func (c *Client) scanBIP157(ctx context.Context, req ScanRequest, wl *watchList)
 	// Where the peers (or the store and the peers) disagree and the block
 	// cannot decide, the block is scanned whole: what it holds is found
 	// whichever side is right.
-	res.Conflicts = append(c.conflictsIn(from, to), c.storeConflictsIn(from, to)...)
+	res.Conflicts = append(c.conflictsIn(from, to), c.takeStoreConflicts(from, to)...)
 	forced := map[int32]bool{}
 	for _, k := range res.Conflicts {
 		if !slices.Contains(matched, k.Height) {
@@ -256,7 +256,7 @@ func (c *Client) fetchBlocks(ctx context.Context, heights []int32) ([]*wire.MsgB
 
 // startScan forgets what an earlier scan found.
 func (c *Client) startScan() {
-	c.scanNotes, c.storeConflicts = nil, nil
+	c.scanNotes = nil
 	c.budget.reset()
 	c.startPass()
 }

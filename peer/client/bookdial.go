@@ -106,5 +106,5 @@ func (d *bookDial) warning() string {
 		return ""
 	}
 	return fmt.Sprintf("discovery: %d address(es) from the address book, DNS seeds or gossip tried, %d connected, %d did not answer within the %v connect deadline (%v spent)",
-		d.tried, d.connected, d.silent, min(connectDeadline, d.c.timeout()), d.took.Round(time.Millisecond))
+		d.tried, d.connected, d.silent, d.c.connectDeadline(), d.took.Round(time.Millisecond))
 }

@@ -111,7 +111,8 @@ type Client struct {
 	// What the current scan found about its peers, for its warnings:
 	scanNotes []string // what may make the result less than it looks
 	// storeConflicts are the differences with the stored filter headers
-	// that the blocks could not decide (see settleStored).
+	// that the blocks could not decide (see settleStored), until a scan
+	// of their heights reports them (guarded by opMu).
 	storeConflicts []Conflict
 	oneVoice       []OnePeer        // heights only one peer could speak for
 	disconnected   []chainhash.Hash // blocks that left the chain since the last result

@@ -149,15 +149,23 @@ func (c *Client) conflictsIn(from, to int32) []Conflict {
 	return out
 }
 
-// storeConflictsIn returns the conflicts of this scan with the stored
-// filter headers at heights from..to.
-func (c *Client) storeConflictsIn(from, to int32) []Conflict {
-	var out []Conflict
+// takeStoreConflicts returns, and forgets, the differences with the
+// stored filter headers at heights from..to that their blocks could not
+// decide (found by a scan or by the service's verification): a scan
+// scans those blocks whole once. Called with opMu held.
+func (c *Client) takeStoreConflicts(from, to int32) []Conflict {
+	var out, kept []Conflict
 	for _, k := range c.storeConflicts {
-		if from <= k.Height && k.Height <= to && k.BlockHash == c.chain.Hash(k.Height) {
+		switch {
+		case k.BlockHash != c.chain.Hash(k.Height):
+			// Gone with a reorganization.
+		case from <= k.Height && k.Height <= to:
 			out = append(out, k)
+		default:
+			kept = append(kept, k)
 		}
 	}
+	c.storeConflicts = kept
 	return out
 }
 
