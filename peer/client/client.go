@@ -249,7 +249,7 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 				m.err = errors.New(m.reason)
 				continue
 			}
-			c.notes = append(c.notes, fmt.Sprintf("peer %s is banned until %s (%s), but the ban rests on no proof: it is used, as it was given",
+			c.news = append(c.news, fmt.Sprintf("peer %s is banned until %s (%s), but the ban rests on no proof: it is used, as it was given",
 				addr, b.Until.UTC().Format(time.RFC3339), b.Reason))
 		}
 		dial = append(dial, m)
