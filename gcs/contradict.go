@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/btcsuite/btcd/blockchain"
 	"github.com/btcsuite/btcd/btcec/v2"
 	"github.com/btcsuite/btcd/btcec/v2/ecdsa"
 	"github.com/btcsuite/btcd/btcec/v2/schnorr"
 	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcd/wire"
 )
@@ -18,13 +20,16 @@ import (
 type InputType uint8
 
 // The kinds of inputs, by what their signature script and witness show.
+// Only the P2SH-wrapped witness programs fix the script they spend by
+// consensus (Certain); the others name it only if the output they spend
+// was of a standard type (Reveals), or not at all.
 const (
 	// InputHidden: an empty signature script and witness, which anyone
 	// could give (an anchor, an output anyone can spend).
 	InputHidden InputType = iota
 	// InputNonStandard: a signature script that is not push-only, or a
-	// witness beside a signature script that is not one push of a
-	// witness program.
+	// witness beside a signature script that is not exactly one
+	// canonical push of a witness program (which consensus refuses).
 	InputNonStandard
 	// InputSignature: a push-only signature script ending in a
 	// signature: a P2PK or bare multisig spend, whose keys it does not
@@ -78,8 +83,17 @@ func (t InputType) String() string {
 }
 
 // Reveals reports whether inputs of this type show the script they spend
-// (among a few), so that a block can decide whether a filter holds it.
+// (among a few) if the output they spend was of a standard type: the
+// block then favours a filter that holds it, but proves nothing unless
+// the type is also Certain (see CheckBasic).
 func (t InputType) Reveals() bool { return t >= InputP2PKH && t < NumInputTypes }
+
+// Certain reports whether consensus fixes the script inputs of this type
+// spend: P2SH of the witness program their signature script pushes (see
+// CheckBasic). A filter that leaves it out is proven false.
+func (t InputType) Certain() bool {
+	return t == InputP2SHP2WPKH || t == InputP2SHP2WSH || t == InputP2SHWitness
+}
 
 // ContradictionKind says how a block proves a filter false.
 type ContradictionKind uint8
@@ -90,15 +104,16 @@ const (
 	Undecodable ContradictionKind = iota + 1
 	// MissingOutput: an output script is not in the filter.
 	MissingOutput
-	// MissingSpent: none of the scripts an input may spend is in the
-	// filter.
+	// MissingSpent: the script an input spends, which consensus fixes
+	// (P2SH around a witness program), is not in the filter.
 	MissingSpent
 	// TooFew, TooMany: the filter's N is outside what the block allows.
 	TooFew
 	TooMany
 )
 
-// A Contradiction is a block's proof that a basic filter is false.
+// A Contradiction is a block's proof that a basic filter is false, by
+// consensus rules alone (see CheckBasic).
 type Contradiction struct {
 	Kind ContradictionKind
 	// Tx and Index locate the output (MissingOutput) or input
@@ -107,8 +122,8 @@ type Contradiction struct {
 	Tx, Index int
 	// Input is what the input shows (MissingSpent).
 	Input InputType
-	// Scripts are the output script left out, or the scripts one of
-	// which the input spends, none of them in the filter.
+	// Scripts holds the output script left out, or the script the input
+	// spends.
 	Scripts [][]byte
 	// N is the filter's count; Min and Max the counts the block allows
 	// (TooFew, TooMany).
@@ -125,12 +140,8 @@ func (c *Contradiction) Error() string {
 	case MissingOutput:
 		return fmt.Sprintf("gcs: filter leaves out output script %x (transaction %d, output %d)", c.Scripts[0], c.Tx, c.Index)
 	case MissingSpent:
-		hexes := make([]string, len(c.Scripts))
-		for i, s := range c.Scripts {
-			hexes[i] = hex.EncodeToString(s)
-		}
-		return fmt.Sprintf("gcs: filter leaves out the script input %d of transaction %d spends, a %s spend: it holds none of %s",
-			c.Index, c.Tx, c.Input, strings.Join(hexes, ", "))
+		return fmt.Sprintf("gcs: filter leaves out %x, the script input %d of transaction %d spends (a %s spend, which consensus allows of no other script)",
+			c.Scripts[0], c.Index, c.Tx, c.Input)
 	case TooFew:
 		return fmt.Sprintf("gcs: filter holds %d items where the block gives at least %d", c.N, c.Min)
 	case TooMany:
@@ -142,18 +153,57 @@ func (c *Contradiction) Error() string {
 // Unwrap returns why the filter does not decode (Undecodable), else nil.
 func (c *Contradiction) Unwrap() error { return c.Err }
 
+// A StandardMiss is an input whose shape names the scripts it spends if
+// the output it spends was of a standard type, none of which the filter
+// holds. It is evidence against the filter, never a proof: the output may
+// have been of no standard type (see CheckBasic).
+type StandardMiss struct {
+	// Tx and Index locate the input: the transaction's index in the
+	// block and the input's in the transaction.
+	Tx, Index int
+	// Input is what the input shows.
+	Input InputType
+	// Scripts are the scripts one of which the input spends if the
+	// output it spends was standard.
+	Scripts [][]byte
+}
+
+func (m StandardMiss) String() string {
+	hexes := make([]string, len(m.Scripts))
+	for i, s := range m.Scripts {
+		hexes[i] = hex.EncodeToString(s)
+	}
+	return fmt.Sprintf("input %d of transaction %d, a %s spend, spends one of %s if the output it spends was standard, and the filter holds none",
+		m.Index, m.Tx, m.Input, strings.Join(hexes, ", "))
+}
+
+// MaxStandardMisses bounds BasicCheck.IfStandard.
+const MaxStandardMisses = 16
+
 // BasicCheck is what a block says about a basic filter.
 type BasicCheck struct {
-	// Contradiction, if not nil, proves the filter false: the first
-	// output, then input, then count that the filter cannot hold.
+	// Contradiction, if not nil, proves the filter false by consensus
+	// alone: the first output, then input, then count that the filter
+	// cannot hold.
 	Contradiction *Contradiction
+	// IfStandard, when there is no Contradiction, lists the inputs (the
+	// first MaxStandardMisses, in block order) whose shape names the
+	// scripts they spend if the outputs they spend were standard, none of
+	// which the filter holds. Between two filters neither of which is
+	// contradicted, the block favours one without such inputs if the
+	// spent outputs were standard: evidence, never a proof.
+	IfStandard []StandardMiss
+	// NoProof, if not nil, is why the block proves nothing of the filter
+	// (ErrUncommittedBlock, ErrAmbiguousBlock): its transactions are not
+	// certainly the ones its header commits to.
+	NoProof error
 	// Inputs counts the block's inputs (the coinbase's left out) by
 	// what they show of the scripts they spend.
 	Inputs [NumInputTypes]int
 }
 
 // Undecided returns how many inputs show nothing of the script they
-// spend: a filter may hold anything for them.
+// spend, even if the output they spend was standard.
 func (c *BasicCheck) Undecided() int {
 	n := 0
 	for t, k := range c.Inputs {
@@ -165,7 +215,8 @@ func (c *BasicCheck) Undecided() int {
 }
 
 // CheckBasicBytes is CheckBasic of a filter as carried in cfilter messages
-// (DecodeBasic); one that does not decode is contradicted (Undecodable).
+// (DecodeBasic); one that does not decode is contradicted (Undecodable),
+// whatever the block.
 func CheckBasicBytes(block *wire.MsgBlock, nbytes []byte) BasicCheck {
 	f, err := DecodeBasic(nbytes)
 	if err != nil {
@@ -175,24 +226,52 @@ func CheckBasicBytes(block *wire.MsgBlock, nbytes []byte) BasicCheck {
 }
 
 // CheckBasic says whether block proves f false as its BIP 158 basic
-// filter, from the block alone. A filter it does not contradict may still
-// be false in what the undecided inputs spend.
+// filter, from the block alone and by consensus rules alone; and, apart
+// from any proof, which inputs f does not fit if the outputs they spend
+// were of standard types.
 //
 // BuildBasic needs the scripts of the outputs a block's inputs spend,
-// which the block does not carry; CheckBasic asks the other question: does
-// the block alone prove a filter false? It does when the filter leaves out
-// an output script (non-empty, not OP_RETURN), leaves out the script an
-// input shows it spends, or holds a count of items the block cannot give.
+// which the block does not carry. What consensus forces of the filter
+// without them, and so all CheckBasic calls a Contradiction:
 //
-// An input shows the script it spends only in part: it carries a
-// signature script and a witness, and several output scripts may accept
-// the same ones. So an input stands for the set of scripts it could spend
-// (its candidates), and a filter that holds one of them is not
-// contradicted by it. The set holds the true script whatever the spent
-// output was, as long as it was of a standard type (P2PK, P2PKH, P2SH,
-// bare multisig, P2WPKH, P2WSH, P2TR) and segwit's rules (BIP 141) apply
-// to the block; for each such type every spend consensus accepts is
-// accounted for, however unusual:
+//   - every output script (non-empty, not starting with OP_RETURN) is in
+//     the filter (MissingOutput);
+//   - an input whose witness is not empty and whose signature script is
+//     exactly one canonical push of a witness program R spends P2SH of R:
+//     BIP 141 refuses a witness beside any output but a native witness
+//     program, which needs an empty signature script, and P2SH around a
+//     witness program, which needs exactly that push (btcd's
+//     txscript.NewEngine checks the same). The filter holds that script
+//     (MissingSpent);
+//   - the filter holds each distinct script once, so its N is at least
+//     the number of distinct output scripts and such P2SH scripts
+//     (TooFew), and at most that plus one for every other input (TooMany)
+//     but those that spend an output of the block itself: a
+//     transaction's outputs follow from its txid, so the script such an
+//     input spends is one of the block's outputs, already counted (or
+//     empty, and not held). The coinbase spends nothing, and its outputs
+//     cannot be spent in their own block (maturity): a spend of its txid
+//     is not read as one;
+//   - the filter decodes (Undecodable, CheckBasicBytes).
+//
+// Nothing else an input shows is forced. A legacy signature script is
+// accepted by many output scripts: any bare script that succeeds on the
+// stack it leaves (OP_TRUE, OP_DROP OP_TRUE, a hash puzzle), and P2SH of
+// its last push whenever that push runs to true as a redeem script. A
+// native witness spends a witness program, but versions 2 to 16, and
+// version 1 programs of another length than 32 (P2A), are spent by any
+// witness. So a P2PKH-, P2SH-, P2WPKH-, P2WSH- or P2TR-shaped input names
+// the script it spends only if the output it spends was of a standard
+// type. That is no proof: spends of other outputs are valid by
+// consensus; btcd relays them on regtest, simnet and testnet, Bitcoin
+// Core with -acceptnonstdtxn, and a miner may mine them on any network.
+// Were a shape a proof, one such spend mined would make its block
+// "prove" every honest filter of it false, for ever.
+//
+// That evidence is IfStandard. An input stands for the set of scripts it
+// could spend if the spent output was standard (its candidates): for each
+// standard type, every spend of it that consensus accepts is accounted
+// for, however unusual:
 //
 //   - a push-only signature script whose last push L is not a signature
 //     (a signature starts with 0x30, the DER sequence tag): P2SH of L (L is
@@ -200,9 +279,6 @@ func CheckBasicBytes(block *wire.MsgBlock, nbytes []byte) BasicCheck {
 //     bare multisig outputs need a signature last and are ruled out. A
 //     P2SH redeem script shaped as a public key is never taken for one,
 //     nor an uncompressed key for a compressed one: L is hashed as it is.
-//   - a signature script that is exactly one push of a witness program R,
-//     with a witness: P2SH of R and nothing else (a native witness program
-//     needs an empty signature script, any other output no witness).
 //   - an empty signature script and a witness: a witness program. The
 //     last item W gives P2WSH of SHA-256(W); two items give P2WPKH of
 //     HASH160(W) too; a last item (the annex aside, BIP 341) shaped as a
@@ -211,45 +287,41 @@ func CheckBasicBytes(block *wire.MsgBlock, nbytes []byte) BasicCheck {
 //     unknown leaf version included. With one item left, a P2TR key-path
 //     spend is possible, whose output key no input carries.
 //
-// Outputs of other scripts exist, and their spends can take any of these
-// shapes: an empty or OP_TRUE script anyone can spend with OP_1, a hash
-// puzzle, a witness version not yet defined (anyone can spend it with any
-// witness). Taking such a spend for a standard one would prove an honest
-// filter false, so before a filter that holds none of an input's
-// candidates is called contradicted, each candidate must pass as a spend
-// the input really makes, by the rules nodes relay by (stricter than
-// consensus: a spend they would refuse is no evidence; a high-S signature
-// is still a signature, though):
+// A candidate counts only if the input passes as a spend of it that
+// nodes relay (stricter than consensus; a high-S signature is still a
+// signature, though): for P2PKH and P2SH, the input run by btcd's script
+// engine against it succeeds (the legacy signature hash needs nothing
+// but the transaction); for P2WPKH, the witness is a strict DER signature
+// with a known hash type and a compressed public key (its signature hash
+// needs the spent amount, which the block does not carry); for P2WSH, the
+// witness script parses and is of a standard size; for P2TR, the control
+// block parses and the output key's parity is the one it states. An input
+// is listed when the filter holds none of its candidates and one passes.
 //
-//   - a P2PKH or P2SH candidate of a signature script: the input, run by
-//     btcd's script engine against it (the legacy signature hash needs
-//     nothing but the transaction), succeeds: its signatures verify, a
-//     redeem script runs to true;
-//   - a P2WPKH candidate: the witness is a strict DER signature with a
-//     known hash type and a compressed public key (its signature hash
-//     needs the spent amount, which the block does not carry);
-//   - a P2WSH candidate: the witness script parses and is of a standard
-//     size;
-//   - a P2TR candidate: the control block parses and the output key's
-//     parity is the one it states;
-//   - a P2SH candidate around a witness program needs nothing more.
-//
-// An input none of whose candidates passes is undecided. What stays
-// undecided is thus what the input does not carry (a key-path spend, a
-// lone signature of P2PK or bare multisig, an empty spend, a signature
-// script that is not push-only) and the spends of non-standard outputs.
-// One case remains: a miner that takes transactions nodes do not relay
-// could mine a spend of an undefined witness version, or of a
-// non-standard output deliberately signed as a standard one, that passes
-// as a standard spend; an honest filter of that block would be proven
-// false.
-//
-// The count bounds: the filter holds each distinct script once, so its N
-// is at least the number of distinct output scripts and P2SH-wrapped
-// witness programs (whose script is certain), and at most that plus one
-// for every other input.
+// A block proves nothing at all (NoProof) unless its transactions are
+// certainly the ones its header commits to: their merkle root is the
+// header's, no transaction appears twice (the CVE-2012-2459 mutation),
+// the witness commitment holds (BIP 141; without one, no witness: a
+// witness added by whoever served the block would make an input that
+// pushes a witness program seem to spend P2SH of it), and none is 64
+// bytes long without its witness: such a transaction cannot be
+// told from an inner node of the merkle tree (CVE-2017-12842), so a peer
+// could serve, under the header, a block where one stands for a subtree.
+// A block with one, even an honest one, is no evidence either.
 func CheckBasic(block *wire.MsgBlock, f *Filter) BasicCheck {
 	var c BasicCheck
+	for i, tx := range block.Transactions {
+		if i > 0 {
+			for _, in := range tx.TxIn {
+				c.Inputs[spentBy(in).typ]++
+			}
+		}
+	}
+	txids, err := committed(block)
+	if err != nil {
+		c.NoProof = err
+		return c
+	}
 	hash := block.BlockHash()
 	key := BasicKey(&hash)
 	// certain holds the distinct scripts the filter must hold; the
@@ -270,29 +342,30 @@ func CheckBasic(block *wire.MsgBlock, f *Filter) BasicCheck {
 			}
 		}
 	}
-	others := 0
-	for i, tx := range block.Transactions {
-		if i == 0 {
-			continue // the coinbase spends nothing
-		}
-		for j, in := range tx.TxIn {
-			sp := spentBy(in)
-			c.Inputs[sp.typ]++
-			if sp.typ.wrapped() {
-				certain[string(sp.cands[0].script)] = struct{}{}
-			} else {
-				others++
-			}
-			if c.Contradiction != nil || !sp.typ.Reveals() || sp.heldBy(f, key) {
-				continue
-			}
-			if proven := sp.passing(tx, j); len(proven) > 0 {
-				c.Contradiction = &Contradiction{Kind: MissingSpent, Tx: i, Index: j, Input: sp.typ, Scripts: proven}
-			}
-		}
-	}
 	if c.Contradiction != nil {
 		return c
+	}
+	others := 0
+	for i, tx := range block.Transactions[1:] {
+		i++
+		for j, in := range tx.TxIn {
+			if inBlock(block, txids, in.PreviousOutPoint) {
+				continue // an output of the block, already counted
+			}
+			sp := spentBy(in)
+			if !sp.typ.Certain() {
+				others++
+				c.evidence(&sp, f, key, tx, i, j)
+				continue
+			}
+			s := sp.cands[0].script
+			certain[string(s)] = struct{}{}
+			if !f.Match(key, s) {
+				c.Contradiction = &Contradiction{Kind: MissingSpent, Tx: i, Index: j, Input: sp.typ, Scripts: [][]byte{s}}
+				c.IfStandard = nil
+				return c
+			}
+		}
 	}
 	n, lo, hi := f.N(), len(certain), len(certain)+others
 	switch {
@@ -301,19 +374,75 @@ func CheckBasic(block *wire.MsgBlock, f *Filter) BasicCheck {
 	case int(n) > hi:
 		c.Contradiction = &Contradiction{Kind: TooMany, N: n, Min: lo, Max: hi}
 	}
+	if c.Contradiction != nil {
+		c.IfStandard = nil
+	}
 	return c
 }
 
-// wrapped reports whether t is P2SH around a witness program, whose
-// spent script is certain.
-func (t InputType) wrapped() bool {
-	return t == InputP2SHP2WPKH || t == InputP2SHP2WSH || t == InputP2SHWitness
+// evidence adds input j of tx, the block's i-th transaction, to
+// c.IfStandard if it names scripts it spends if the output it spends was
+// standard, and f holds none of them.
+func (c *BasicCheck) evidence(sp *spend, f *Filter, key [16]byte, tx *wire.MsgTx, i, j int) {
+	if len(c.IfStandard) >= MaxStandardMisses || !sp.typ.Reveals() || sp.heldBy(f, key) {
+		return
+	}
+	if named := sp.passing(tx, j); len(named) > 0 {
+		c.IfStandard = append(c.IfStandard, StandardMiss{Tx: i, Index: j, Input: sp.typ, Scripts: named})
+	}
+}
+
+// committed checks that block's transactions are the ones its header
+// commits to (see CheckBasic) and returns the index of each by txid.
+func committed(block *wire.MsgBlock) (map[chainhash.Hash]int, error) {
+	if len(block.Transactions) == 0 {
+		return nil, fmt.Errorf("%w: it has no transactions", ErrUncommittedBlock)
+	}
+	blk := btcutil.NewBlock(block)
+	txs := blk.Transactions()
+	txids := make(map[chainhash.Hash]int, len(txs))
+	for i, tx := range txs {
+		if _, dup := txids[*tx.Hash()]; dup {
+			return nil, fmt.Errorf("%w: transaction %v appears twice (CVE-2012-2459)", ErrUncommittedBlock, tx.Hash())
+		}
+		txids[*tx.Hash()] = i
+	}
+	if root := blockchain.CalcMerkleRoot(txs, false); root != block.Header.MerkleRoot {
+		return nil, fmt.Errorf("%w: its transactions hash to merkle root %v, its header says %v", ErrUncommittedBlock, root, block.Header.MerkleRoot)
+	}
+	if err := blockchain.ValidateWitnessCommitment(blk); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUncommittedBlock, err)
+	}
+	for i, tx := range block.Transactions {
+		if tx.SerializeSizeStripped() == 64 {
+			return nil, fmt.Errorf("%w: transaction %d (%v)", ErrAmbiguousBlock, i, txs[i].Hash())
+		}
+	}
+	return txids, nil
+}
+
+// inBlock reports whether op is an output of one of the block's
+// transactions but the coinbase, whose script the block then shows (not
+// one starting with OP_RETURN, which no valid block spends).
+func inBlock(block *wire.MsgBlock, txids map[chainhash.Hash]int, op wire.OutPoint) bool {
+	i, ok := txids[op.Hash]
+	if !ok || i == 0 {
+		return false
+	}
+	outs := block.Transactions[i].TxOut
+	if op.Index >= uint32(len(outs)) {
+		return false
+	}
+	s := outs[op.Index].PkScript
+	return len(s) == 0 || s[0] != opReturn
 }
 
 // SpentScripts returns what input index of tx (not a coinbase) shows of
 // the output script it spends: its type and, for a type that Reveals,
-// the candidates that pass as spends it really makes, as CheckBasic
-// takes them (none, if it spends a non-standard output).
+// the scripts it may spend as CheckBasic reads them: for a Certain type,
+// the one script consensus allows; for the others, the candidates that
+// pass as spends it really makes if the output it spends was standard
+// (none, if it spends a non-standard output).
 func SpentScripts(tx *wire.MsgTx, index int) (InputType, [][]byte) {
 	sp := spentBy(tx.TxIn[index])
 	if !sp.typ.Reveals() {
@@ -445,9 +574,9 @@ func spentBy(in *wire.TxIn) spend {
 	last := items[len(items)-1]
 	if len(in.Witness) > 0 {
 		// Only P2SH around a witness program takes a signature script
-		// and a witness, and its signature script is one push of the
-		// program (BIP 141).
-		if len(items) != 1 || !txscript.IsWitnessProgram(last) {
+		// and a witness, and its signature script is exactly one
+		// canonical push of the program (BIP 141).
+		if s := in.SignatureScript; int(s[0]) != len(s)-1 || !txscript.IsWitnessProgram(s[1:]) {
 			return spend{typ: InputNonStandard}
 		}
 		typ := InputP2SHWitness

@@ -45,10 +45,17 @@
 // whose hash is already checked against a filter header, may stop at the
 // first match or once the values pass the watch list.
 //
-// What a block alone proves about its basic filter (an output script
-// left out, none of the scripts an input shows it may spend, a count the
-// block cannot give) is decided by CheckBasic, whose documentation states
-// the rule, the spends it reads and what stays undecided.
+// What a block alone proves about its basic filter is decided by
+// CheckBasic, by consensus rules alone: an output script left out, the
+// script a P2SH-wrapped witness input spends left out (BIP 141 allows no
+// other), a count the block cannot give, bytes that do not decode. What
+// other inputs show of the scripts they spend (P2PKH, P2SH, native segwit
+// and P2TR shapes) holds only if the outputs they spend were of standard
+// types, which consensus does not require: it is reported apart, as
+// evidence, never as a proof. A block whose transactions are not
+// certainly those its header commits to (a 64-byte transaction among
+// them, CVE-2017-12842) proves nothing. CheckBasic's documentation states
+// the rule, the spends it reads and why.
 //
 // Filter values are immutable and safe for concurrent reads. Match and
 // MatchAny do not allocate; a Matcher matches a fixed watch list against

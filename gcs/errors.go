@@ -30,3 +30,16 @@ var (
 	// necessary.
 	ErrNonCanonicalN = errors.New("gcs: non-canonical CompactSize for N")
 )
+
+// Why a block proves nothing of its filter (BasicCheck.NoProof).
+var (
+	// ErrUncommittedBlock reports a block whose transactions are not
+	// those its header commits to: another merkle root, a transaction
+	// twice, a witness commitment that does not hold.
+	ErrUncommittedBlock = errors.New("gcs: the block's transactions are not those its header commits to")
+
+	// ErrAmbiguousBlock reports a block holding a transaction 64 bytes
+	// long without its witness, which its merkle tree cannot tell from an
+	// inner node (CVE-2017-12842).
+	ErrAmbiguousBlock = errors.New("gcs: the block holds a 64-byte transaction, which its merkle tree cannot tell from an inner node (CVE-2017-12842)")
+)
