@@ -11,7 +11,7 @@ import (
 )
 
 // Conflict is a disagreement about the filter of a block that the block
-// cannot decide: every side's filter holds what the block shows. Nobody is
+// cannot decide: no side's filter does consensus contradict. Nobody is
 // banned for it (being in a majority buys no trust); the block is
 // downloaded and scanned whole, so that what it holds is found whichever
 // side is right, and the peers of every side are still asked.
@@ -22,8 +22,9 @@ type Conflict struct {
 	// directory is named as a side when its stored filter headers are
 	// disputed).
 	Sides [][]string
-	// Undecided says what the filters may differ in: the inputs of the
-	// block that show nothing of the scripts they spend, by kind.
+	// Undecided says why the block cannot decide: what consensus leaves
+	// open of the scripts its inputs spend and, if the outputs they spend
+	// were standard, which side it favours (evidence, not proof).
 	Undecided string
 }
 
@@ -48,19 +49,50 @@ type conflict struct {
 // it fail the verification with a *ConflictError.
 const maxConflicts = 64
 
-// undecidedOf describes the inputs of a block that show nothing of the
-// scripts they spend.
-func undecidedOf(check gcs.BasicCheck) string {
-	var parts []string
-	for t, n := range check.Inputs {
-		if n > 0 && !gcs.InputType(t).Reveals() {
-			parts = append(parts, fmt.Sprintf("%s %d", gcs.InputType(t), n))
+// undecidedOf says why the block cannot decide between the sides, given
+// the checks of their filters (nil where a side's was not checked): what
+// consensus leaves open of what its inputs spend and, if the outputs they
+// spend were standard, which side the block favours: evidence, no proof.
+func undecidedOf(sides [][]string, checks []*gcs.BasicCheck) string {
+	var checked *gcs.BasicCheck
+	var fit, unfit []string
+	var miss gcs.StandardMiss
+	for i, k := range checks {
+		switch {
+		case k == nil:
+			continue
+		case k.NoProof != nil:
+			return fmt.Sprintf("the block proves nothing: %v", k.NoProof)
+		case len(k.IfStandard) == 0:
+			fit = append(fit, strings.Join(sides[i], ", "))
+		default:
+			unfit = append(unfit, strings.Join(sides[i], ", "))
+			miss = k.IfStandard[0]
+		}
+		checked = k
+	}
+	if checked == nil {
+		return "no side's filter was checked"
+	}
+	var open []string
+	for t, n := range checked.Inputs {
+		if n > 0 && !gcs.InputType(t).Certain() {
+			open = append(open, fmt.Sprintf("%s %d", gcs.InputType(t), n))
 		}
 	}
-	if len(parts) == 0 {
-		return "every input shows what it spends, yet more than one filter holds all of it: a false positive, or spends of non-standard outputs"
+	why := "consensus does not fix the scripts its inputs spend (" + strings.Join(open, ", ") + ")"
+	if len(open) == 0 {
+		why = "every filter holds all the block fixes by consensus: a false positive hides what they differ in"
 	}
-	return "its inputs that show nothing of the scripts they spend: " + strings.Join(parts, ", ")
+	if len(unfit) == 0 {
+		return why
+	}
+	favours := ""
+	if len(fit) > 0 {
+		favours = " the block favours " + strings.Join(fit, " and ") + ":"
+	}
+	return fmt.Sprintf("%s; if the outputs they spend were standard,%s the filter of %s leaves out what input %d of transaction %d, a %s spend, would then spend; but consensus does not require that they were, so it is no proof",
+		why, favours, strings.Join(unfit, " and "), miss.Index, miss.Tx, miss.Input)
 }
 
 // noteConflict records that the block at height h cannot decide between

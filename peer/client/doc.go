@@ -33,21 +33,24 @@
 //
 // Each disagreement is settled at the first height the sides dispute. The
 // block is downloaded and each side's filter checked against it by
-// gcs.CheckBasic: its output scripts, the scripts its inputs show they
-// spend (P2PKH, P2SH, P2SH-wrapped and native segwit, P2TR script paths),
-// the count of items. A filter the block proves false bans its peers, with
-// the proof in the ban. What the block cannot decide (the scripts P2PK,
-// bare multisig and P2TR key-path spends spend, which no input shows) is
-// a Conflict: nobody is banned for it, however many peers agree (a
-// majority buys no trust); the result names the sides; the block is
-// scanned whole, so what it holds is found whichever side is right; and
-// the peers of every side are still asked: each states its own filter
-// headers from the segment where their checkpoints part, compared height
-// by height, so a later lie is caught as any other. A peer that does not
-// back its side (it hangs up, or serves nothing) is dropped, and banned
-// the second time. Beyond 64 undecided blocks the verification fails with
-// a *ConflictError; GetCFilter of a block in conflict does too, having no
-// one filter to return.
+// gcs.CheckBasic, by consensus rules alone: its output scripts, the scripts
+// its P2SH-wrapped segwit inputs spend (BIP 141 allows no other), the count
+// of items. A filter the block proves false bans its peers, with the proof
+// in the ban. What the block cannot decide is a Conflict: what other inputs
+// show of the scripts they spend (P2PKH, P2SH, native segwit, P2TR script
+// paths) holds only if the outputs they spend were of standard types, which
+// consensus does not require (OP_DROP OP_TRUE spent with OP_1 pushed looks
+// like a P2SH spend), so the conflict says which side the block favours if
+// they were; P2PK, bare multisig and P2TR key-path spends show nothing.
+// Nobody is banned for a conflict, however many peers agree (a majority
+// buys no trust); the result names the sides; the block is scanned whole,
+// so what it holds is found whichever side is right; and the peers of every
+// side are still asked: each states its own filter headers from the segment
+// where their checkpoints part, compared height by height, so a later lie
+// is caught as any other. A peer that does not back its side (it hangs up,
+// or serves nothing) is dropped, and banned the second time. Beyond 64
+// undecided blocks the verification fails with a *ConflictError; GetCFilter
+// of a block in conflict does too, having no one filter to return.
 //
 // With a store (Config.DataDir), the stored filter headers are one more
 // witness: compared wherever a peer holds those heights and settled by

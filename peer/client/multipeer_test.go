@@ -94,14 +94,19 @@ func TestOnePeerIsOnlyAsGoodAsThePeer(t *testing.T) {
 	}
 }
 
-// TestOutputsOnlyLiarProvenByBlock: a peer whose filter of the block
-// with alice's spend leaves out the script the spend spends (and so hides
-// the spend), a lie only the spend's input shows: its public key gives the
-// P2PKH script. Against one honest peer or two, the block proves the
-// filter false: the liar is banned with the proof and the spend found.
-// (Before the block decided what inputs show, one honest peer against it
-// failed the scan, and two outvoted it.)
-func TestOutputsOnlyLiarProvenByBlock(t *testing.T) {
+// TestOutputsOnlyLiarIsAConflict: a peer whose filter of the block with
+// alice's spend leaves out the script the spend spends (and so hides the
+// spend), a lie only the spend's input shows, and only if the output it
+// spends was standard: its public key gives the P2PKH script, but an
+// output of no standard type could take the same spend. Against one
+// honest peer or two, nobody is banned: the result names the conflict,
+// its warning saying the block favours the honest side if the output
+// was standard, and the block is scanned whole, so the spend is found.
+// (Before the block was read, one honest peer against the liar failed the
+// scan and two outvoted it; then, for a while, the block "proved" it
+// false, which an honest filter of a spend of a non-standard output
+// shaped as P2PKH would have been too.)
+func TestOutputsOnlyLiarIsAConflict(t *testing.T) {
 	needFixture(t)
 	h := fx.height[fx.spendAlice.TxHash()]
 	liar := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, peertest.ForgeFilter(t, fx.node, h, peertest.OutputsOnly))
@@ -113,13 +118,14 @@ func TestOutputsOnlyLiarProvenByBlock(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkMatches(t, res, fx.want)
-			if st := status(t, res, liar.Addr); !st.Banned || !strings.Contains(st.Reason, fmt.Sprintf("(height %d): the block proves it false", h)) {
-				t.Errorf("liar: %+v", st)
-			}
-			for _, a := range honest {
+			for _, a := range append([]string{liar.Addr}, honest...) {
 				if st := status(t, res, a); st.Banned {
-					t.Errorf("honest peer banned: %+v", st)
+					t.Errorf("%s banned on no proof: %+v", a, st)
 				}
+			}
+			if len(res.Conflicts) != 1 || res.Conflicts[0].Height != h ||
+				!hasWarning(res.Warnings, append([]string{"cannot decide", "if the outputs they spend were standard, the block favours ", "the filter of " + liar.Addr + " leaves out"}, honest...)...) {
+				t.Errorf("conflicts %+v, warnings %q: want the conflict at %d, favouring the honest side if the output was standard", res.Conflicts, res.Warnings, h)
 			}
 		})
 	}
@@ -152,8 +158,10 @@ func TestFiltersFromEveryPeer(t *testing.T) {
 
 // TestSeveralLiesSettledBlockByBlock: two liars at different heights, an
 // empty filter at 102 (an output proves it false) and a filter of the
-// outputs alone at 108 (alice's spend proves it false). Each is banned at
-// its own height, the height named, and the scan finds everything.
+// outputs alone at 108 (alice's spend shows it false only if the output
+// it spends was standard). The first is banned at its height, the height
+// named; the second is a conflict at its height, nobody banned for it;
+// the scan finds everything.
 func TestSeveralLiesSettledBlockByBlock(t *testing.T) {
 	needFixture(t)
 	hFund, hSpend := fx.height[fx.fundAlice.TxHash()], fx.height[fx.spendAlice.TxHash()]
@@ -165,10 +173,11 @@ func TestSeveralLiesSettledBlockByBlock(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkMatches(t, res, fx.want)
-	for addr, h := range map[string]int32{e: hFund, o: hSpend} {
-		if st := status(t, res, addr); !st.Banned || !strings.Contains(st.Reason, fmt.Sprintf("(height %d): the block proves it false", h)) {
-			t.Errorf("the liar at %d: %+v", h, st)
-		}
+	if st := status(t, res, e); !st.Banned || !strings.Contains(st.Reason, fmt.Sprintf("(height %d): the block proves it false", hFund)) {
+		t.Errorf("the liar at %d: %+v", hFund, st)
+	}
+	if st := status(t, res, o); st.Banned || len(res.Conflicts) != 1 || res.Conflicts[0].Height != hSpend {
+		t.Errorf("the liar at %d: %+v; conflicts %+v, want one at %d", hSpend, st, res.Conflicts, hSpend)
 	}
 	if st := status(t, res, honest); st.Banned || st.Reason != "" {
 		t.Errorf("the honest peer: %+v", st)

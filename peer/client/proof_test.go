@@ -103,7 +103,10 @@ func newSpends(n *peertest.Node) (*spends, error) {
 	return s, err
 }
 
-// reveals reports whether a spend of the kind shows the script it spends.
+// reveals reports whether a spend of the kind shows the script it spends
+// if the output was standard; proven, whether consensus fixes it (P2SH
+// around a witness program), so that the block proves a filter without
+// it false.
 func reveals(k peertest.ScriptKind) bool {
 	switch k {
 	case peertest.P2PK, peertest.BareMultisig, peertest.P2TRKeyPath:
@@ -112,24 +115,29 @@ func reveals(k peertest.ScriptKind) bool {
 	return true
 }
 
+func proven(k peertest.ScriptKind) bool { return k == peertest.P2SHP2WPKH || k == peertest.P2SHP2WSH }
+
 // TestDisputesDecidedByProof: two or three colluders serve, with a
 // coherent chain of filter headers, a filter of the block of one spend
 // that leaves out the script it spends (hiding the spend), against one
-// honest peer; for each standard output type. Where the spend shows the
-// script (P2PKH with a compressed or uncompressed key, P2SH, P2SH-P2WPKH,
-// P2SH-P2WSH, P2WPKH, P2WSH, P2TR script path) the block proves their
-// filter false: every colluder is banned with the proof, the honest peer
-// untouched, the spend found. Where it does not (P2PK, bare multisig,
-// P2TR key path) nobody is banned, however many colluders: the result
+// honest peer; for each standard output type. Where consensus fixes the
+// script (P2SH-P2WPKH, P2SH-P2WSH: the witness beside one push of a
+// witness program) the block proves their filter false: every colluder
+// is banned with the proof, the honest peer untouched, the spend found.
+// Everywhere else nobody is banned, however many colluders: the result
 // reports the conflict, naming both sides, and scanned the block whole,
-// so the spend is found too. The share decided by proof is logged.
+// so the spend is found too. Where the spend shows the script if the
+// output was standard (P2PKH with a compressed or uncompressed key, P2SH,
+// P2WPKH, P2WSH, P2TR script path), the warning says the block favours
+// the honest peer if so: evidence, no proof, since a spend of another
+// output can take the same shape. The shares are logged.
 func TestDisputesDecidedByProof(t *testing.T) {
 	s := needSpends(t)
 	var watch []WatchItem
 	for _, sc := range s.script {
 		watch = append(watch, ScriptItem(sc))
 	}
-	decided := 0
+	var decided, favoured, undecided []string
 	for k := range peertest.NumScriptKinds {
 		for _, colluders := range []int{2, 3} {
 			t.Run(fmt.Sprintf("%v/%d colluders", k, colluders), func(t *testing.T) {
@@ -151,7 +159,7 @@ func TestDisputesDecidedByProof(t *testing.T) {
 				if st := status(t, res, honest); st.Banned || st.Reason != "" {
 					t.Errorf("the honest peer: %+v", st)
 				}
-				if reveals(k) {
+				if proven(k) {
 					for _, l := range liars {
 						if st := status(t, res, l); !st.Banned || !strings.Contains(st.Reason, "proves it false") {
 							t.Errorf("colluder %s: %+v, want banned with the proof", l, st)
@@ -161,24 +169,36 @@ func TestDisputesDecidedByProof(t *testing.T) {
 						t.Errorf("conflicts %v where the block decides", res.Conflicts)
 					}
 					if colluders == 2 {
-						decided++
+						decided = append(decided, k.String())
 					}
 					return
 				}
 				for _, l := range liars {
 					if st := status(t, res, l); st.Banned {
-						t.Errorf("colluder %s banned on what no block decides: %+v", l, st)
+						t.Errorf("colluder %s banned on what consensus does not decide: %+v", l, st)
 					}
 				}
 				if len(res.Conflicts) != 1 || res.Conflicts[0].Height != s.height[k] || len(res.Conflicts[0].Sides) != 2 ||
 					!slices.Contains(slices.Concat(res.Conflicts[0].Sides...), honest) || !hasWarning(res.Warnings, "cannot decide", honest) {
 					t.Errorf("conflicts %+v, warnings %q: want the conflict at %d naming both sides", res.Conflicts, res.Warnings, s.height[k])
 				}
+				favours := hasWarning(res.Warnings, "cannot decide", "if the outputs they spend were standard, the block favours "+honest+":", "no proof")
+				if favours != reveals(k) {
+					t.Errorf("warnings %q: favouring the honest peer if the spent outputs were standard: %v, want %v", res.Warnings, favours, reveals(k))
+				}
+				switch {
+				case colluders != 2:
+				case reveals(k):
+					favoured = append(favoured, k.String())
+				default:
+					undecided = append(undecided, k.String())
+				}
 			})
 		}
 	}
-	t.Logf("disputes decided by the block's proof: %d of %d standard output types (undecided: P2PK, bare multisig, P2TR key path, which show nothing of the script they spend)",
-		decided, peertest.NumScriptKinds)
+	t.Logf("of %d standard output types, disputes decided by the block's proof: %d (%s); favoured by the block if the spent output was standard, no proof: %d (%s); undecided: %d (%s)",
+		peertest.NumScriptKinds, len(decided), strings.Join(decided, ", "), len(favoured), strings.Join(favoured, ", "),
+		len(undecided), strings.Join(undecided, ", "))
 }
 
 // TestConflictKeepsAskingEverySide: colluders lie where no block decides
@@ -187,8 +207,9 @@ func TestDisputesDecidedByProof(t *testing.T) {
 // sides are still asked: each states its own filter headers from there,
 // compared height by height across both checkpoints. A second lie no
 // block decides, past the second checkpoint, is a second conflict; a lie
-// the block decides, between them, bans the colluders with the proof.
-// Every spend is found, and the honest peer is never banned.
+// the block decides (an empty filter of the block of the P2WPKH spend),
+// between them, bans the colluders with the proof. Every spend is found,
+// and the honest peer is never banned.
 func TestConflictKeepsAskingEverySide(t *testing.T) {
 	s := needSpends(t)
 	var watch []WatchItem
@@ -199,19 +220,29 @@ func TestConflictKeepsAskingEverySide(t *testing.T) {
 	for _, tt := range []struct {
 		name      string
 		second    int32  // the second lie's height
-		drop      []byte // the script it leaves out
+		drop      []byte // the script it leaves out; nil: all (an empty filter)
 		conflicts []int32
 		banned    bool
 	}{
 		{"a second conflict", s.lateKeyPathHeight, s.script[peertest.P2TRKeyPath], []int32{keyPath, s.lateKeyPathHeight}, false},
-		{"a proof after a conflict", s.lateWPKHHeight, s.script[peertest.P2WPKH], []int32{keyPath}, true},
+		{"a proof after a conflict", s.lateWPKHHeight, nil, []int32{keyPath}, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dropped := [][]byte{s.script[peertest.P2TRKeyPath], tt.drop}
+			leaveOut := peertest.LeaveOut(t, s.node, func(p []byte) bool {
+				return slices.ContainsFunc(dropped, func(d []byte) bool { return string(d) == string(p) })
+			})
+			second, err := s.node.RPC().GetBlockHash(int64(tt.second))
+			if err != nil {
+				t.Fatal(err)
+			}
 			lie := peertest.Forge(t, s.node, keyPath, func(h int32, _ *wire.MsgBlock) bool { return h == keyPath || h == tt.second },
-				peertest.LeaveOut(t, s.node, func(p []byte) bool {
-					return slices.ContainsFunc(dropped, func(d []byte) bool { return string(d) == string(p) })
-				}))
+				func(b *wire.MsgBlock) []byte {
+					if tt.drop == nil && b.BlockHash() == *second {
+						return peertest.EmptyFilter(b)
+					}
+					return leaveOut(b)
+				})
 			liars := []string{
 				peertest.NewLiar(t, s.node.P2PAddr, s.node.Params.Net, lie).Addr,
 				peertest.NewLiar(t, s.node.P2PAddr, s.node.Params.Net, lie).Addr,

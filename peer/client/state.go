@@ -211,13 +211,16 @@ func (c *Client) settleStored(ctx context.Context, h int32, hash chainhash.Hash,
 	}
 	stored, ok, err := c.st.Filter(blockHash)
 	why := ""
+	var storedCheck *gcs.BasicCheck
 	switch {
 	case err != nil:
 		why = fmt.Sprintf("the stored filter cannot be read (%v)", err)
 	case ok && c.st.CheckFilter(h, stored) != nil:
 		why = "the cached filter does not match them"
 	case ok:
-		if proof := gcs.CheckBasicBytes(block, stored).Contradiction; proof != nil {
+		sc := gcs.CheckBasicBytes(block, stored)
+		storedCheck = &sc
+		if proof := sc.Contradiction; proof != nil {
 			why = fmt.Sprintf("the block proves the stored filter false: %v", proof)
 		}
 	}
@@ -231,8 +234,9 @@ func (c *Client) settleStored(ctx context.Context, h int32, hash chainhash.Hash,
 		return false, nil
 	}
 	c.blocks.put(blockHash, block)
+	sides := [][]string{{"the filter headers stored in " + c.st.Dir()}, addrs(witnesses)}
 	c.storeConflicts = append(c.storeConflicts, Conflict{Height: h, BlockHash: blockHash,
-		Sides: [][]string{{"the filter headers stored in " + c.st.Dir()}, addrs(witnesses)}, Undecided: undecidedOf(check)})
+		Sides: sides, Undecided: undecidedOf(sides, []*gcs.BasicCheck{storedCheck, &check})})
 	c.scanNotes = append(c.scanNotes, fmt.Sprintf(
 		"the filter headers stored in %s from height %d (block %v) differ from those of %s, and the block decides neither: the stored ones were dropped from there and verified again with the peers, and the block scanned whole",
 		c.st.Dir(), h, blockHash, strings.Join(addrs(witnesses), ", ")))

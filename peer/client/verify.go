@@ -823,7 +823,8 @@ func (c *Client) settleAt(ctx context.Context, h int32, groups []group) error {
 		return err
 	}
 	var standing []group
-	var check gcs.BasicCheck
+	var sides [][]string
+	var checks []*gcs.BasicCheck
 	for _, g := range groups {
 		data, err := c.evidence(ctx, h, g)
 		if err != nil {
@@ -832,7 +833,7 @@ func (c *Client) settleAt(ctx context.Context, h int32, groups []group) error {
 		if data == nil {
 			continue // nobody in the group would serve its filter
 		}
-		check = gcs.CheckBasicBytes(block, data)
+		check := gcs.CheckBasicBytes(block, data)
 		if proof := check.Contradiction; proof != nil {
 			for _, m := range g.members {
 				c.ban(m, peerErr(m, "getcfilters", fmt.Errorf("%w: filter for block %v (height %d): the block proves it false: %v",
@@ -841,11 +842,12 @@ func (c *Client) settleAt(ctx context.Context, h int32, groups []group) error {
 			continue
 		}
 		standing = append(standing, g)
+		sides, checks = append(sides, addrs(g.members)), append(checks, &check)
 	}
 	if len(standing) <= 1 {
 		return nil
 	}
-	return c.noteConflict(h, block, standing, undecidedOf(check))
+	return c.noteConflict(h, block, standing, undecidedOf(sides, checks))
 }
 
 // disputedBlock returns the block at height h for a dispute: the one kept
