@@ -70,15 +70,18 @@ warnings.
 
   --mode bip157  fetches the BIP 157 filter-header checkpoints and headers
                  from every peer and compares them: where peers disagree,
-                 the disputed block is downloaded and decides from its
-                 outputs and what its inputs show they spend; a peer whose
-                 filter the block proves false is banned, with the proof.
-                 What the block cannot decide is a conflict: named in the
-                 warnings and in --json's conflicts, nobody banned, the
-                 block scanned whole, every side still asked. Filters are
-                 downloaded from all peers in parallel, each checked
-                 against the agreed headers; matching blocks come from a
-                 random peer.
+                 the disputed block is downloaded and decides by consensus
+                 rules alone (its outputs, the scripts P2SH-wrapped segwit
+                 inputs spend, the count); a peer whose filter the block
+                 proves false is banned, with the proof. What the block
+                 cannot decide is a conflict (what other inputs show of
+                 the scripts they spend holds only if those outputs were
+                 standard: it says which side the block then favours):
+                 named in the warnings and in --json's conflicts, nobody
+                 banned, the block scanned whole, every side still asked.
+                 Filters are downloaded from all peers in parallel, each
+                 checked against the agreed headers; matching blocks come
+                 from a random peer.
   --mode bip37   loads a BIP 37 Bloom filter (random tweak, --flags update
                  rule) into one node, fetches filtered blocks, verifies
                  every merkle proof, checks every transaction locally
