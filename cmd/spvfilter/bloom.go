@@ -508,17 +508,13 @@ func runBloomTx(a *app, f *bloomTxFlags) error {
 	if err != nil {
 		return err
 	}
-	r := bytes.NewReader(raw)
-	var tx wire.MsgTx
-	if err := tx.Deserialize(r); err != nil {
-		return badInputWords("--tx: not a serialized transaction", err)
-	}
-	if r.Len() != 0 {
-		return badInput("--tx: %d bytes after the end of the transaction", r.Len())
+	tx, err := decodeTx("--tx", raw)
+	if err != nil {
+		return err
 	}
 	before := filter.Bits()
 	warnings := fillWarnings(filter)
-	relevant := filter.MatchTxAndUpdate(&tx)
+	relevant := filter.MatchTxAndUpdate(tx)
 	payload, err := filter.MarshalBinary()
 	if err != nil {
 		return fmt.Errorf("encoding the filter: %w", err)

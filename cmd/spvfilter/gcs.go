@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -47,11 +49,26 @@ func (a *app) readGCSFilter(arg string) (*gcs.Filter, error) {
 		return nil, err
 	}
 	f, err := gcs.DecodeBasic(raw)
+	if m := gcsShortStream.FindStringSubmatch(fmt.Sprint(err)); m != nil && errors.Is(err, gcs.ErrNTooLarge) {
+		// A count that fits but finds too few bits after it: a filter
+		// cut short (or a wrong count), not a count too large.
+		return nil, usageError{&restated{fmt.Sprintf("--filter: the data end too early: the filter counts N=%s items, which take at least %s bits, and %s bits follow the count (a truncated filter, or a wrong count)", m[1], m[2], m[3]), err}}
+	}
+	if m := gcsHugeN.FindStringSubmatch(fmt.Sprint(err)); m != nil && errors.Is(err, gcs.ErrNTooLarge) {
+		return nil, usageError{&restated{fmt.Sprintf("--filter: the filter counts N=%s items, more than a filter holds (fewer than 2^32)", m[1]), err}}
+	}
 	if err != nil {
 		return nil, badInputWords("--filter", err)
 	}
 	return f, nil
 }
+
+// gcsHugeN matches gcs's error for a count of 2^32 or more.
+var gcsHugeN = regexp.MustCompile(`N too large: (\d+)$`)
+
+// gcsShortStream matches gcs's error for a count its stream is too short
+// for.
+var gcsShortStream = regexp.MustCompile(`N=(\d+) needs at least (\d+) bits, the stream has (\d+)`)
 
 // readGCSHash decodes a 32-byte hash given in display byte order.
 func (a *app) readGCSHash(what, arg string) (chainhash.Hash, error) {

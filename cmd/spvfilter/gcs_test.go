@@ -168,7 +168,7 @@ func TestGCSBadInput(t *testing.T) {
 	}{
 		{"filter with extra byte", []string{"gcs", "inspect", "--filter", "0174a17000"}, "trailing data"},
 		{"filter with bad padding", []string{"gcs", "inspect", "--filter", "0174a171"}, "padding"},
-		{"filter N too large", []string{"gcs", "inspect", "--filter", "ff0000000001000000"}, "N too large"},
+		{"filter N too large", []string{"gcs", "inspect", "--filter", "ff0000000001000000"}, "more than a filter holds"},
 		{"filter truncated", []string{"gcs", "header", "--filter", "02ff", "--prev-header", hash}, "--filter"},
 		{"filter not hex", []string{"gcs", "inspect", "--filter", "zz"}, "invalid hex"},
 		{"missing filter", []string{"gcs", "inspect"}, "--filter is required"},

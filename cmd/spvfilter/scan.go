@@ -12,8 +12,11 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/btcutil/bech32"
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/txscript"
@@ -244,7 +247,7 @@ func watchScript(what, v string, params *chaincfg.Params) ([]byte, error) {
 		return nil, badInput("%s: %s is %s address, not a %s one", what, v, networksPhrase(others), params.Name)
 	}
 	if err != nil && looksLikeAddress(v) {
-		return nil, badInput("%s: %s is not a valid address: %v (a typo?)", what, v, err)
+		return nil, usageError{&restated{fmt.Sprintf("%s: %s is not a valid address: %s", what, v, addressProblem(v, err)), err}}
 	}
 	return decodeHex(what+" (not an address of "+params.Name+", read as a hex output script)", v)
 }
@@ -284,6 +287,42 @@ func looksLikeAddress(v string) bool {
 		return false
 	}
 	return strings.Trim(v, "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz") == ""
+}
+
+// bech32Charset are the characters of bech32's data part.
+const bech32Charset = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
+
+// addressProblem says why v, which has an address's form, is none: err is
+// btcutil's answer. A checksum that does not match is said without the
+// checksum that would (pasting it in would hide the typo).
+func addressProblem(v string, err error) string {
+	const typo = "a character is wrong, missing or swapped (a typo?)"
+	for _, n := range knownNetworks {
+		hrp := n.params.Bech32HRPSegwit + "1"
+		if len(v) < len(hrp) || !strings.EqualFold(v[:len(hrp)], hrp) {
+			continue
+		}
+		rest := v[len(hrp):]
+		if i := strings.IndexFunc(rest, func(r rune) bool { return !strings.ContainsRune(bech32Charset, unicode.ToLower(r)) }); i >= 0 {
+			r, _ := utf8.DecodeRuneInString(rest[i:])
+			return fmt.Sprintf("%q at character %d is not one of bech32's (which leaves out 1, b, i and o after the %s prefix): a typo?", r, utf8.RuneCountInString(v[:len(hrp)+i])+1, hrp)
+		}
+		_, _, derr := bech32.DecodeNoLimit(v)
+		var sum bech32.ErrInvalidChecksum
+		switch {
+		case errors.As(derr, &sum):
+			return "its bech32 checksum does not match: " + typo
+		case errors.As(derr, new(bech32.ErrMixedCase)):
+			return "it mixes upper and lower case"
+		case derr != nil:
+			return derr.Error()
+		}
+		return err.Error()
+	}
+	if errors.Is(err, btcutil.ErrChecksumMismatch) {
+		return "its base58 checksum does not match: " + typo
+	}
+	return err.Error() + " (a typo?)"
 }
 
 // isHexDigits reports whether s holds hex digits only.

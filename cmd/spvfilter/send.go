@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -104,20 +103,16 @@ func runSend(a *app, f *sendFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	raw, err := a.readHexArg("transaction", args[0])
+	raw, err := a.readHexArg("TX_HEX", args[0])
 	if err != nil {
 		return err
 	}
-	var tx wire.MsgTx
-	r := bytes.NewReader(raw)
-	if err := tx.Deserialize(r); err != nil {
-		return badInputWords(fmt.Sprintf("transaction: %d bytes are not a whole transaction", len(raw)), err)
-	}
-	if r.Len() != 0 {
-		return badInput("transaction: %d bytes after the end of the transaction", r.Len())
+	tx, err := decodeTx("TX_HEX", raw)
+	if err != nil {
+		return err
 	}
 	if len(tx.TxIn) == 0 || len(tx.TxOut) == 0 {
-		return badInput("transaction: %d inputs and %d outputs: not a transaction a node relays", len(tx.TxIn), len(tx.TxOut))
+		return badInput("TX_HEX: %d inputs and %d outputs: not a transaction a node relays", len(tx.TxIn), len(tx.TxOut))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -127,7 +122,7 @@ func runSend(a *app, f *sendFlags, args []string) error {
 		return nodeFailure(err, params, "")
 	}
 	defer c.Close()
-	res, err := c.SendTransaction(ctx, &tx)
+	res, err := c.SendTransaction(ctx, tx)
 	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
 		return errors.New("send interrupted")
 	}
