@@ -720,8 +720,8 @@ func newRowFiles(t *testing.T) rowFiles {
 	report := runOK(t, "privacy", "analyze", "--capture", f.capture, "--universe", filepath.Join(sim, "universe.txt"), "--json")
 	for name, text := range map[string]string{
 		f.report: report, f.empty: "", f.object: `{"a": 1}` + "\n", f.garbage: "garbage\n", f.file: "a file\n",
-		f.badTime: `{"time":"x","client":"127.0.0.1:5","command":"filterload","filterload":"` + corePayload + `"}` + "\n",
-		f.badHex:  `{"time":"2024-01-01T00:00:00Z","client":"127.0.0.1:5","command":"filterload","filterload":"zz"}` + "\n",
+		f.badTime:   `{"time":"x","client":"127.0.0.1:5","command":"filterload","filterload":"` + corePayload + `"}` + "\n",
+		f.badHex:    `{"time":"2024-01-01T00:00:00Z","client":"127.0.0.1:5","command":"filterload","filterload":"zz"}` + "\n",
 		f.truncated: report[:len(report)/2],
 	} {
 		if err := os.WriteFile(name, []byte(text), 0o600); err != nil {
@@ -930,5 +930,21 @@ func reviewRows(in rowFiles) []contractRow {
 			status: exitBadInput, stderr: []string{"is not a valid address: its bech32 checksum does not match: a character is wrong"}, notInErr: []string{"ygt080", "expected"}},
 		{name: "a character bech32 has not", args: []string{"scan", "--connect", node, "--network", "regtest", "--watch", "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt081"},
 			status: exitBadInput, stderr: []string{"'1' at character 44 is not one of bech32's"}, notInErr: []string{"unknown format"}},
+		{name: "a capture line that is no JSON", args: []string{"privacy", "analyze", "--capture", in.garbage, "--universe", in.garbage},
+			status: exitBadInput, stderr: []string{"capture line 1: not JSON: 'g' at byte 1 cannot be there"}, notInErr: []string{"invalid character", "looking for"}},
+		{name: "a capture given as the labels", args: []string{"privacy", "evaluate", "--labels", in.capture, "--report", in.report},
+			status: exitBadInput, stderr: []string{"--labels " + in.capture + ": a capture of privacy capture (JSON lines), not what --labels takes"}, notInErr: []string{"unknown field"}},
+		{name: "the labels given to analyze as a capture", args: []string{"privacy", "analyze", "--capture", in.labels, "--universe", in.garbage},
+			status: exitBadInput, stderr: []string{"--capture " + in.labels + ": the labels of privacy simulate, not what --capture takes: give it to privacy evaluate --labels"}, notInErr: []string{"too early"}},
+		{name: "the labels given to fetches as a capture", args: []string{"privacy", "fetches", "--capture", in.labels, "--index", in.index},
+			status: exitBadInput, stderr: []string{"the labels of privacy simulate, not what --capture takes"}, notInErr: []string{"too early"}},
+		{name: "a report given to fetches as a capture", args: []string{"privacy", "fetches", "--capture", in.report, "--index", in.index},
+			status: exitBadInput, stderr: []string{"a report of privacy analyze or fetches, not what --capture takes: give it to privacy evaluate --report"}},
+		{name: "a report cut short", args: []string{"privacy", "evaluate", "--labels", in.labels, "--report", in.truncated},
+			status: exitBadInput, stderr: []string{"--report " + in.truncated + ": not JSON: the data end too early"}, notInErr: []string{"not a JSON object"}},
+		{name: "capture does not append to the labels", args: []string{"privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", node, "--network", "regtest", "--out", in.labels},
+			status: exitBadInput, stderr: []string{"--out " + in.labels + ": holds the labels of privacy simulate, not capture records"}},
+		{name: "capture does not append to a text", args: []string{"privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", node, "--network", "regtest", "--out", in.garbage},
+			status: exitBadInput, stderr: []string{"holds something other than capture records"}},
 	}
 }

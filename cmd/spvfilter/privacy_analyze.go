@@ -223,14 +223,9 @@ func accumulate(groups [][]*bip37.Filter, r io.Reader, opts attack.AnalyzeOption
 
 // selectSessions reads the capture and keeps the sessions --client names.
 func selectSessions(f *analyzeFlags) ([]*capture.Session, error) {
-	file, err := openInputFile("--capture", f.capture)
+	records, err := readCapture(f.capture)
 	if err != nil {
 		return nil, err
-	}
-	records, err := capture.Read(file)
-	file.Close()
-	if err != nil {
-		return nil, badInputWords("--capture "+f.capture, err)
 	}
 	all, err := capture.Sessions(records)
 	if err != nil {

@@ -114,6 +114,9 @@ func runCapture(ctx context.Context, a *app, f *captureFlags) error {
 	if err := checkOutputFile("--out", f.out); err != nil {
 		return err
 	}
+	if err := checkCaptureOut(f.out); err != nil {
+		return err
+	}
 	// A relay in front of a node that does not answer would accept
 	// clients and record nothing: check it first, before creating --out.
 	if err := capture.CheckUpstream(ctx, f.upstream, params.Net, f.handshake); err != nil {

@@ -142,15 +142,20 @@ func badJSONFile(what string, b []byte, err error) error {
 	}
 	var top map[string]json.RawMessage
 	isObject := json.Unmarshal(b, &top) == nil
-	_, hasClients := top["clients"]
-	_, hasWallets := top["wallets"]
+	kind := kindOf(b)
+	flag, path, _ := strings.Cut(what, " ")
 	switch {
 	case len(bytes.TrimSpace(b)) == 0:
 		return usageError{&restated{what + ": empty: " + want, err}}
-	case isObject && want == wantLabels && hasClients:
+	case want == wantLabels && kind == kindReport:
 		return usageError{&restated{what + ": a report of privacy analyze or fetches, not the labels: give it to --report, and the labels.json of privacy simulate to --labels", err}}
-	case isObject && want == wantReport && hasWallets:
+	case want == wantReport && kind == kindLabels:
 		return usageError{&restated{what + ": the labels of privacy simulate, not a report: give it to --labels, and the JSON of privacy analyze --capture or privacy fetches to --report", err}}
+	case kind == kindCapture:
+		return otherKind(flag, path, kind, err)
+	case !json.Valid(b):
+		var v any
+		return usageError{&restated{what + ": " + words(json.Unmarshal(b, &v)) + "; " + want, err}}
 	case !isObject || want == wantLabels:
 		return usageError{&restated{what + ": " + words(err) + "; " + want, err}}
 	}

@@ -100,14 +100,9 @@ func runFetches(a *app, f *fetchesFlags) error {
 	case f.show < 0:
 		return badInput("--show %d: must be at least 0", f.show)
 	}
-	cf, err := openInputFile("--capture", f.capture)
+	records, err := readCapture(f.capture)
 	if err != nil {
 		return err
-	}
-	records, err := capture.Read(cf)
-	cf.Close()
-	if err != nil {
-		return badInputWords("--capture "+f.capture, err)
 	}
 	all, err := capture.FetchSessions(records)
 	if err != nil {

@@ -100,7 +100,7 @@ func goWords(err error) []replacement {
 		var text string
 		switch e := e.(type) {
 		case *json.SyntaxError:
-			text = fmt.Sprintf("not JSON (%s, at byte %d)", e.Error(), e.Offset)
+			text = jsonSyntax(e)
 		case *json.UnmarshalTypeError:
 			text = fmt.Sprintf("field %q holds a JSON %s where %s is wanted", e.Field, e.Value, jsonKind(e.Type))
 		case *time.ParseError:
@@ -128,6 +128,21 @@ func goWords(err error) []replacement {
 		}
 	})
 	return out
+}
+
+// jsonBadChar finds the character encoding/json found out of place.
+var jsonBadChar = regexp.MustCompile(`^invalid character ('(?:[^'\\]|\\.)*'|"[^"]*")`)
+
+// jsonSyntax says where and why a text is not JSON, without Go's
+// grammar words ("in literal null (expecting 'u')").
+func jsonSyntax(e *json.SyntaxError) string {
+	if m := jsonBadChar.FindStringSubmatch(e.Error()); m != nil {
+		return fmt.Sprintf("not JSON: %s at byte %d cannot be there", m[1], e.Offset)
+	}
+	if e.Error() == "unexpected end of JSON input" {
+		return fmt.Sprintf("not JSON: the data end too early, after byte %d", e.Offset)
+	}
+	return fmt.Sprintf("not JSON (at byte %d)", e.Offset)
 }
 
 // walkErrors calls fn on err and every error it wraps, depth first.

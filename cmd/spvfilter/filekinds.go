@@ -1,0 +1,139 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+
+	"github.com/spvfilter/spvfilter/privacy/capture"
+	"github.com/spvfilter/spvfilter/privacy/simulate"
+)
+
+// fileKind is what a file the privacy commands read or write holds, told
+// from its first bytes: the commands name it when a file of one kind is
+// given where another is wanted.
+type fileKind int
+
+const (
+	kindUnknown fileKind = iota
+	kindCapture          // the JSON lines of privacy capture
+	kindLabels           // the labels.json of privacy simulate
+	kindReport           // the JSON of privacy analyze or fetches
+)
+
+// kindWords says what a file of each kind is and which flag takes it.
+var kindWords = map[fileKind]struct{ what, give string }{
+	kindCapture: {"a capture of privacy capture (JSON lines)", "give it to privacy analyze --capture or privacy fetches --capture"},
+	kindLabels:  {"the labels of privacy simulate", "give it to privacy evaluate --labels"},
+	kindReport:  {"a report of privacy analyze or fetches", "give it to privacy evaluate --report"},
+}
+
+// maxKindBytes bounds what is read of a file to tell its kind.
+const maxKindBytes = 1 << 20
+
+// kindOf tells the kind of the document b begins: a JSON object whose
+// format is the labels' or that lists clients (a report), or a first line
+// that is a capture record.
+func kindOf(b []byte) fileKind {
+	var top struct {
+		Format  string          `json:"format"`
+		Wallets json.RawMessage `json:"wallets"`
+		Clients json.RawMessage `json:"clients"`
+	}
+	first, _, _ := bytes.Cut(bytes.TrimSpace(b), []byte("\n"))
+	if _, err := capture.Read(bytes.NewReader(first)); err == nil && len(bytes.TrimSpace(first)) > 0 {
+		return kindCapture
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if dec.Decode(&top) != nil {
+		// A document cut short by maxKindBytes: its opening keys tell.
+		head := b[:min(len(b), 4096)]
+		switch {
+		case labelsOpening.Match(head):
+			return kindLabels
+		case reportOpening.Match(head):
+			return kindReport
+		}
+		return kindUnknown
+	}
+	switch {
+	case top.Format == simulate.LabelsFormat || top.Wallets != nil:
+		return kindLabels
+	case top.Clients != nil:
+		return kindReport
+	}
+	return kindUnknown
+}
+
+// labelsOpening and reportOpening find the keys that open the labels and
+// a report.
+var (
+	labelsOpening = regexp.MustCompile(`^\s*\{\s*"format"\s*:\s*"` + regexp.QuoteMeta(simulate.LabelsFormat) + `"`)
+	reportOpening = regexp.MustCompile(`"clients"\s*:\s*\[`)
+)
+
+// fileKindOf tells the kind of the file at path, kindUnknown when it
+// cannot be read.
+func fileKindOf(path string) fileKind {
+	f, err := os.Open(path)
+	if err != nil {
+		return kindUnknown
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(io.LimitReader(bufio.NewReader(f), maxKindBytes))
+	return kindOf(b)
+}
+
+// otherKind is the error of a file given with flag that holds a document
+// of kind k, where a file of another kind was wanted.
+func otherKind(flag, path string, k fileKind, cause error) error {
+	w := kindWords[k]
+	return usageError{&restated{fmt.Sprintf("%s %s: %s, not what %s takes: %s", flag, path, w.what, flag, w.give), cause}}
+}
+
+// readCapture reads the capture records of the --capture file path; a file
+// of another kind (the labels, a report) is named as what it is.
+func readCapture(path string) ([]capture.Record, error) {
+	file, err := openInputFile("--capture", path)
+	if err != nil {
+		return nil, err
+	}
+	records, err := capture.Read(file)
+	file.Close()
+	if err != nil {
+		if k := fileKindOf(path); k == kindLabels || k == kindReport {
+			return nil, otherKind("--capture", path, k, err)
+		}
+		return nil, badInputWords("--capture "+path, err)
+	}
+	return records, nil
+}
+
+// checkCaptureOut refuses an --out file that capture would append its
+// records to but that holds something else (the labels, a report, any
+// text that is no capture record): the file would be of no kind after.
+func checkCaptureOut(path string) error {
+	if path == "" || path == "-" {
+		return nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil // a new file, or one checkOutputFile has refused
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(io.LimitReader(f, maxKindBytes))
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil
+	}
+	switch k := kindOf(b); k {
+	case kindCapture:
+		return nil
+	case kindLabels, kindReport:
+		return badInput("--out %s: holds %s, not capture records: capture appends to a file of its own records only (give a new file)", path, kindWords[k].what)
+	}
+	return badInput("--out %s: holds something other than capture records: capture appends to a file of its own records only (give a new file)", path)
+}
