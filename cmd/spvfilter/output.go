@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
+	"strings"
 	"sync"
 )
 
@@ -49,11 +51,33 @@ func (a *app) logWriter() io.Writer {
 		return &lineWriter{w: a.stderr, format: func(line string) string {
 			b, _ := json.Marshal(struct {
 				Log string `json:"log"`
-			}{line})
+			}{logWords(line)})
 			return string(b)
 		}}
 	}
-	return &lineWriter{w: a.stderr, format: func(line string) string { return "spvfilter: " + line }}
+	return &lineWriter{w: a.stderr, format: func(line string) string { return "spvfilter: " + logWords(line) }}
+}
+
+// logSocket matches the socket operation Go's net errors begin with
+// ("read tcp 127.0.0.1:5->127.0.0.1:6: read: ").
+var logSocket = regexp.MustCompile(`(read|write) tcp \S+->\S+: (read: |write: )?`)
+
+// logWords says a library's log line in the tool's words: a connection
+// that ended, was reset or closed, rather than Go's EOF and socket
+// errors.
+func logWords(line string) string {
+	line = logSocket.ReplaceAllString(line, "")
+	for _, r := range []replacement{
+		{": closed: EOF", ": closed: the client or the node hung up"},
+		{": closed: connection reset by peer", ": closed: the connection was reset"},
+		{": closed: broken pipe", ": closed: the other side had hung up"},
+		{": closed: use of closed network connection", ": closed"},
+	} {
+		if strings.HasSuffix(line, r.old) {
+			return strings.TrimSuffix(line, r.old) + r.new
+		}
+	}
+	return line
 }
 
 func (l *lineWriter) Write(b []byte) (int, error) {

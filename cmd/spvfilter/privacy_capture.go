@@ -67,8 +67,10 @@ keeps serving the others. A client must send its version message within
 slot is taken, a new client takes the slot of the oldest client that has not
 yet sent its version, so silent connections cannot lock real clients out.
 It runs until interrupted (Ctrl-C) or for --duration, then prints what it
-recorded (with --json and --out -, the statistics go to standard error, so
-standard output holds only the capture lines).`,
+recorded on standard output, as text or with --json as an object (with
+--out -, on standard error, so that standard output holds only the capture
+lines). An --out file that holds anything but capture records (the labels
+of privacy simulate, a report) is refused.`,
 		Example: `  spvfilter privacy capture --listen 127.0.0.1:18555 --upstream 127.0.0.1:18444 --network regtest --out capture.jsonl
   spvfilter privacy analyze --capture capture.jsonl --universe universe.txt`,
 		Args: noArgs,
@@ -138,7 +140,7 @@ func runCapture(ctx context.Context, a *app, f *captureFlags) error {
 	if err != nil {
 		// The address was checked with the flags: what fails now is the
 		// machine (a port in use, a permission), not the input.
-		return fmt.Errorf("--listen %s: %w", f.listen, err)
+		return &restated{fmt.Sprintf("--listen %s: %s", f.listen, listenProblem(err)), err}
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -155,9 +157,33 @@ func runCapture(ctx context.Context, a *app, f *captureFlags) error {
 	if a.json {
 		return printStats(a, f.out == "-", newCaptureStatsJSON(st))
 	}
-	fmt.Fprintf(a.stderr, "spvfilter: %d client(s), %d record(s) written, %d connection(s) closed for bad messages, %d without a version in time, %d idle, %d evicted\n",
-		st.Clients, st.Records, st.Rejected, st.HandshakeTimeouts, st.IdleTimeouts, st.Evicted)
-	return nil
+	// The statistics are the result, on standard output, unless the
+	// records go there (--out -).
+	w, prefix := a.stdout, ""
+	if f.out == "-" {
+		w, prefix = a.stderr, "spvfilter: "
+	}
+	_, err = fmt.Fprintf(w, "%s%d client(s), %d record(s) written, %d connection(s) closed for bad messages, %d without a version in time, %d idle, %d evicted\n",
+		prefix, st.Clients, st.Records, st.Rejected, st.HandshakeTimeouts, st.IdleTimeouts, st.Evicted)
+	return err
+}
+
+// listenProblem says why the relay cannot listen on an address that is
+// well formed.
+func listenProblem(err error) string {
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		return "the address is in use: another program listens there (give another port)"
+	case errors.Is(err, syscall.EACCES):
+		return "permission denied (a port below 1024 needs privileges)"
+	case errors.Is(err, syscall.EADDRNOTAVAIL):
+		return "no interface of this machine has that address"
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Err != nil {
+		return words(oe.Err)
+	}
+	return words(err)
 }
 
 // captureStatsJSON is capture.RelayStats under the CLI's JSON keys: a

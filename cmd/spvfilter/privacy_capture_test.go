@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -148,8 +149,9 @@ func TestPrivacyCaptureContract(t *testing.T) {
 		// btcd's own port is in use.
 		stdout, stderr, status := runCLI(t, "", "privacy", "capture", "--listen", node.P2PAddr, "--upstream", node.P2PAddr,
 			"--network", "regtest", "--out", out, "--duration", "2s")
-		if status != exitFailure || stdout != "" || !strings.Contains(stderr, "--listen "+node.P2PAddr) || strings.Count(stderr, "\n") != 1 {
-			t.Fatalf("status %d, stdout %q, stderr %q: want 1 naming --listen", status, stdout, stderr)
+		if status != exitFailure || stdout != "" || !strings.Contains(stderr, "--listen "+node.P2PAddr+": the address is in use: another program listens there") ||
+			strings.Contains(stderr, "bind:") || strings.Contains(stderr, "relay:") || strings.Count(stderr, "\n") != 1 {
+			t.Fatalf("status %d, stdout %q, stderr %q: want 1 naming --listen, in use", status, stdout, stderr)
 		}
 	})
 	t.Run("json on standard error", func(t *testing.T) {
@@ -179,8 +181,10 @@ func TestPrivacyCaptureContract(t *testing.T) {
 }
 
 // TestPrivacyCaptureLogLines: what the relay logs on standard error (a
-// client connected, then closed) reads as the tool's: "spvfilter: "
-// before every line, or with --json one JSON object per line.
+// client connected, sent its version, then hung up) reads as the tool's:
+// "spvfilter: " before every line, or with --json one JSON object per
+// line, without Go's EOF; the statistics, the result, are on standard
+// output.
 func TestPrivacyCaptureLogLines(t *testing.T) {
 	up := startVersionAnswerer(t)
 	for _, jsonMode := range []bool{false, true} {
@@ -195,10 +199,10 @@ func TestPrivacyCaptureLogLines(t *testing.T) {
 		if jsonMode {
 			args = append(args, "--json")
 		}
-		done := make(chan string, 1)
+		done := make(chan [2]string, 1)
 		go func() {
-			_, stderr, _ := runCLI(t, "", args...)
-			done <- stderr
+			stdout, stderr, _ := runCLI(t, "", args...)
+			done <- [2]string{stdout, stderr}
 		}()
 		var c net.Conn
 		for range 100 {
@@ -210,10 +214,23 @@ func TestPrivacyCaptureLogLines(t *testing.T) {
 		if err != nil {
 			t.Fatalf("relay not listening: %v", err)
 		}
-		stderr := <-done
+		v := wire.NewMsgVersion(wire.NewNetAddressIPPort(net.IPv4zero, 0, 0), wire.NewNetAddressIPPort(net.IPv4zero, 0, 0), 1, 0)
+		if err := wire.WriteMessage(c, v, wire.ProtocolVersion, wire.TestNet); err != nil {
+			t.Fatal(err)
+		}
+		// Hang up: no more to send, and what the relay sends is read
+		// to its end, so that the relay sees an end and not a reset.
+		c.(*net.TCPConn).CloseWrite()
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		io.Copy(io.Discard, c)
 		c.Close()
-		if !strings.Contains(stderr, "closed") {
-			t.Fatalf("json %t: no log line of the client: %q", jsonMode, stderr)
+		res := <-done
+		stdout, stderr := res[0], res[1]
+		if !strings.Contains(stderr, "closed: the client or the node hung up") || strings.Contains(stderr, "EOF") {
+			t.Fatalf("json %t: no log line of the client hanging up, in the tool's words: %q", jsonMode, stderr)
+		}
+		if !strings.Contains(stdout, "client") || strings.Contains(stderr, "client(s)") || strings.Contains(stderr, "client_count") {
+			t.Errorf("json %t: the statistics are not on standard output alone: stdout %q, stderr %q", jsonMode, stdout, stderr)
 		}
 		for _, line := range strings.Split(strings.TrimSuffix(stderr, "\n"), "\n") {
 			if jsonMode && !strings.HasPrefix(line, "{") || !jsonMode && !strings.HasPrefix(line, "spvfilter: ") {
