@@ -946,5 +946,9 @@ func reviewRows(in rowFiles) []contractRow {
 			status: exitBadInput, stderr: []string{"--out " + in.labels + ": holds the labels of privacy simulate, not capture records"}},
 		{name: "capture does not append to a text", args: []string{"privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", node, "--network", "regtest", "--out", in.garbage},
 			status: exitBadInput, stderr: []string{"holds something other than capture records"}},
+		{name: "simulate without a directory", args: []string{"privacy", "simulate", "--out", ""},
+			status: exitBadInput, stderr: []string{`--out "": give the directory to write the files into`}},
+		{name: "simulate checks its options before --out", args: []string{"privacy", "simulate", "--payers", "0", "--out", in.sim},
+			status: exitBadInput, stderr: []string{"--payers 0: "}, notInErr: []string{"--force"}},
 	}
 }

@@ -246,11 +246,18 @@ func removeStale(dir string, files simulate.Files) error {
 // runSimulate writes the simulation of the flags (fl, for naming them in
 // errors) into --out.
 func runSimulate(a *app, f *simulateFlags, fl *pflag.FlagSet) error {
-	if st, err := os.Stat(f.out); err == nil && !st.IsDir() {
-		return badInput("--out %s: a file, not a directory", f.out)
-	}
 	if err := f.checkSessions(); err != nil {
 		return err
+	}
+	// The options first: --force is no answer to a wrong --payers.
+	if err := f.o.Validate(); errors.Is(err, simulate.ErrBadOptions) {
+		return simulateFields.badParams(err, fl)
+	}
+	if f.out == "" {
+		return badInput(`--out "": give the directory to write the files into`)
+	}
+	if st, err := os.Stat(f.out); err == nil && !st.IsDir() {
+		return badInput("--out %s: a file, not a directory", f.out)
 	}
 	if err := f.checkOut(); err != nil {
 		return err
