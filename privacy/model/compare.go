@@ -85,6 +85,13 @@ func Compare(p CompareParams) (*Comparison, error) {
 		return nil, badField("blocks", p.Blocks, "must be at least 1")
 	case p.WalletBlocks > p.Blocks:
 		return nil, badField("wallet_blocks", p.WalletBlocks, "more than the %d blocks scanned", p.Blocks)
+	case uint64(p.Appearances) > p.Blocks:
+		return nil, badField("appearances", p.Appearances, "more than the %d blocks scanned", p.Blocks)
+	case p.Appearances > 0 && p.WalletBlocks < uint64(p.Appearances):
+		// Each of the wallet's scripts appears in k blocks: a wallet of
+		// fewer blocks (none: a wallet without transactions) has no
+		// script the block-download attack could find.
+		return nil, badField("wallet_blocks", p.WalletBlocks, "fewer than the %d blocks each of the wallet's scripts appears in (appearances)", p.Appearances)
 	}
 	w := uint64(p.Model.Addresses) * uint64(p.WatchPerAddress)
 	nb := float64(p.ElementsPerBlock)

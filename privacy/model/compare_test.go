@@ -33,3 +33,34 @@ func TestCompare(t *testing.T) {
 		t.Errorf("bad blocks: %v", err)
 	}
 }
+
+// TestCompareImpossible: parameters that describe no wallet are refused,
+// naming the field, rather than given figures: a wallet in fewer blocks
+// than each of its scripts appears in (none at all among them), a script
+// in more blocks than are scanned.
+func TestCompareImpossible(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		set   func(p *CompareParams)
+		field string
+	}{
+		{"no wallet block", func(p *CompareParams) { p.Blocks, p.WalletBlocks = 100, 0 }, "wallet_blocks"},
+		{"fewer wallet blocks than appearances", func(p *CompareParams) { p.WalletBlocks, p.Appearances = 1, 2 }, "wallet_blocks"},
+		{"appearances beyond the blocks", func(p *CompareParams) { p.Appearances = 100000 }, "appearances"},
+		{"one block, two appearances", func(p *CompareParams) { p.Blocks, p.WalletBlocks = 1, 1 }, "appearances"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := DefaultCompareParams()
+			tc.set(&p)
+			var fe *FieldError
+			if _, err := Compare(p); !errors.As(err, &fe) || fe.Field != tc.field {
+				t.Fatalf("err %v, want a field error of %s", err, tc.field)
+			}
+		})
+	}
+	p := DefaultCompareParams()
+	p.Blocks, p.WalletBlocks, p.Appearances = 1, 1, 1
+	if r, err := Compare(p); err != nil || r.Fetches.ChancePerCandidate != 1 {
+		t.Fatalf("one block that holds the wallet: %+v, %v", r, err)
+	}
+}
