@@ -118,6 +118,9 @@ func parseSweepItem(item string) ([]float64, error) {
 		if v > end+slack {
 			break
 		}
+		// 0.1 + 2·0.1 is 0.30000000000000004 in binary: the value the
+		// user's decimal steps name is kept, to 15 significant digits.
+		v, _ = strconv.ParseFloat(strconv.FormatFloat(v, 'g', 15, 64), 64)
 		if len(out) >= maxSweepPoints {
 			return nil, fmt.Errorf("more than %d values", maxSweepPoints)
 		}

@@ -2,6 +2,7 @@ package model
 
 import (
 	"errors"
+	"slices"
 	"testing"
 )
 
@@ -15,7 +16,7 @@ func TestParseSweep(t *testing.T) {
 		{"addresses=10..40:10", "addresses", []float64{10, 20, 30, 40}},
 		{"addresses=1,3,5..6", "addresses", []float64{1, 3, 5, 6}},
 		{"fprate=0.0001,0.001", "fprate", []float64{0.0001, 0.001}},
-		{"fprate=0.1..0.3:0.1", "fprate", []float64{0.1, 0.2, 0.30000000000000004}},
+		{"fprate=0.1..0.3:0.1", "fprate", []float64{0.1, 0.2, 0.3}},
 		{"fprate=0.00001..0.1:x10", "fprate", []float64{0.00001, 0.0001, 0.001, 0.01, 0.1}},
 		{"universe=1000..4000:x2", "universe-size", []float64{1000, 2000, 4000}},
 		{"filters=1..3", "filters", []float64{1, 2, 3}},
@@ -41,6 +42,25 @@ func TestParseSweep(t *testing.T) {
 		"addresses=a..b", "fprate=NaN"} {
 		if _, err := ParseSweep(bad); !errors.Is(err, ErrBadSweep) {
 			t.Errorf("%q: error %v, want ErrBadSweep", bad, err)
+		}
+	}
+}
+
+// TestParseSweepDecimalSteps: the values of a decimal step are the
+// decimals it names, exactly (0.3, not 0.30000000000000004), so that
+// tables, warnings and JSON show them as given.
+func TestParseSweepDecimalSteps(t *testing.T) {
+	for spec, want := range map[string][]float64{
+		"fprate=0.1..0.9:0.1":     {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9},
+		"fprate=0.00001..0.1:x10": {0.00001, 0.0001, 0.001, 0.01, 0.1},
+		"addresses=1..10:3":       {1, 4, 7, 10},
+	} {
+		s, err := ParseSweep(spec)
+		if err != nil {
+			t.Fatalf("%q: %v", spec, err)
+		}
+		if !slices.Equal(s.Values, want) {
+			t.Errorf("%q: %v, want %v", spec, s.Values, want)
 		}
 	}
 }
