@@ -51,7 +51,7 @@ F/P blocks, and a wallet script only when all k of its blocks came to it.
 	fl.Uint32Var(&f.p.WatchPerAddress, "watch-per-address", f.p.WatchPerAddress, "BIP 158 items watched per address (its output script)")
 	fl.Uint32Var(&f.p.ElementsPerBlock, "elements-per-block", f.p.ElementsPerBlock, "distinct items in a block's basic filter")
 	fl.Uint64Var(&f.p.Blocks, "blocks", f.p.Blocks, "blocks scanned H (52560: a year)")
-	fl.Uint64Var(&f.p.WalletBlocks, "wallet-blocks", 0, "blocks R with a wallet transaction (default: one per address)")
+	fl.Uint64Var(&f.p.WalletBlocks, "wallet-blocks", 0, "blocks R with a wallet transaction, at least --appearances (default: one per address, at least --appearances, at most --blocks)")
 	fl.Uint32Var(&f.p.Appearances, "appearances", f.p.Appearances, "blocks each script appears in (a receive and its spend: 2)")
 	fl.Float64Var(&f.p.Decoys, "decoys", f.p.Decoys, "random blocks the BIP 157 client fetches per real one")
 	fl.Uint32Var(&f.p.Peers, "peers", f.p.Peers, "peers the BIP 157 client spreads its block downloads over at random")
@@ -62,7 +62,9 @@ F/P blocks, and a wallet script only when all k of its blocks came to it.
 // --wallet-blocks was given.
 func runCompare(a *app, f *compareFlags, fl *pflag.FlagSet) error {
 	if !fl.Changed("wallet-blocks") {
-		f.p.WalletBlocks = uint64(f.p.Model.Addresses)
+		// One block per address, and at least the blocks each of the
+		// wallet's scripts appears in, within the blocks scanned.
+		f.p.WalletBlocks = min(f.p.Blocks, max(uint64(f.p.Model.Addresses), uint64(f.p.Appearances)))
 	}
 	if err := checkModelFlags(&f.p.Model); err != nil {
 		return err

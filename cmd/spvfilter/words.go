@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"maps"
+	"math"
 	"os"
 	"reflect"
 	"regexp"
@@ -205,15 +206,69 @@ type fieldFlags map[string]string
 func (ff fieldFlags) badParams(err error, fl *pflag.FlagSet) error {
 	var fe *model.FieldError
 	if errors.As(err, &fe) {
+		if msg := ff.jointBlame(fe, fl); msg != "" {
+			return usageError{&restated{msg, err}}
+		}
 		if name, ok := ff[fe.Field]; ok {
 			what := "--" + name
 			if f := fl.Lookup(name); f != nil && f.Value.Type() != "bool" {
 				what += " " + f.Value.String()
 			}
-			return usageError{&restated{what + ": " + fe.Msg, err}}
+			msg := fe.Msg
+			for field, flag := range ff {
+				// A field the message names by its key, named by its flag.
+				msg = strings.ReplaceAll(msg, "("+field+")", "(--"+flag+")")
+			}
+			return usageError{&restated{what + ": " + msg, err}}
 		}
 	}
 	return usageError{&restated{words(err), err}}
+}
+
+// flagAndValue is "--name value", as an error names a flag.
+func flagAndValue(fl *pflag.FlagSet, name string) string {
+	if f := fl.Lookup(name); f != nil && f.Value.Type() != "bool" {
+		return "--" + name + " " + f.Value.String()
+	}
+	return "--" + name
+}
+
+// jointBlame restates the error of a library rule over several fields,
+// which names the field it checks, so that it names the flag the user
+// gave when the field's own flag kept its default: "--addresses
+// 4294967295: more than the --universe-size 10000000 candidates", not
+// the default --universe-size. It returns "" for other errors.
+func (ff fieldFlags) jointBlame(fe *model.FieldError, fl *pflag.FlagSet) string {
+	given := func(field string) (string, bool) {
+		name, ok := ff[field]
+		return name, ok && fl.Lookup(name) != nil && fl.Changed(name)
+	}
+	switch {
+	case fe.Field == "universe_size" && strings.HasPrefix(fe.Msg, "smaller than the wallet's"):
+		if _, ok := given("universe_size"); ok {
+			return ""
+		}
+		if addr, ok := given("addresses"); ok {
+			return fmt.Sprintf("%s: more than the %s candidates the node tests, which include the wallet's addresses (give a larger --universe-size)",
+				flagAndValue(fl, addr), flagAndValue(fl, ff["universe_size"]))
+		}
+	case fe.Field == "addresses" && strings.HasSuffix(fe.Msg, " elements do not fit a filter"):
+		n, _, _ := strings.Cut(fe.Msg, " ")
+		for _, field := range []string{"extra_elements", "elements_per_address", "addresses"} {
+			if name, ok := given(field); ok {
+				return fmt.Sprintf("%s: the filter would be sized for %s elements (addresses times elements per address, plus extra elements), more than the %d a filter counts",
+					flagAndValue(fl, name), n, uint32(math.MaxUint32))
+			}
+		}
+	case fe.Field == "appearances" && strings.HasPrefix(fe.Msg, "more than the"):
+		if _, ok := given("appearances"); ok {
+			return ""
+		}
+		if blocks, ok := given("blocks"); ok {
+			return fmt.Sprintf("%s: fewer than the %s blocks each script appears in", flagAndValue(fl, blocks), flagAndValue(fl, ff["appearances"]))
+		}
+	}
+	return ""
 }
 
 // modelFields are the flags of the model's parameters, in the commands
