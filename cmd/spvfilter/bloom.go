@@ -256,6 +256,7 @@ arguments are hex, @FILE (one element per line) or - (one per line).`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runBloomNew(a, &f, args) },
 	}
 	c.Flags().Uint32Var(&f.elements, "elements", 0, "number of elements the filter is sized for")
+	wantValues(c.Flags(), "want a whole number from 1 to 4294967295", "elements")
 	c.Flags().Float64Var(&f.fpRate, "fprate", 0, "false-positive rate, between 0 and 1")
 	c.Flags().Uint32Var(&f.tweak, "tweak", 0, "tweak added to the hash seeds")
 	c.Flags().StringVar(&f.flagsName, "flags", "none", "update flags: none, all or p2pubkey-only")

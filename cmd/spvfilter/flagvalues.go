@@ -80,7 +80,7 @@ func flagError(c *cobra.Command, err error) error {
 	cause := iv.Unwrap()
 	// A number or duration flag fails only to parse, unless it was
 	// given twice.
-	if want := flagValueWant(f.Value.Type()); want != "" && !errors.Is(cause, errGivenTwice) {
+	if want := flagWant(f); want != "" && !errors.Is(cause, errGivenTwice) {
 		return usageError{&restated{fmt.Sprintf("--%s %q: %s", f.Name, iv.GetValue(), want), err}}
 	}
 	return badInputWords(fmt.Sprintf("--%s %q", f.Name, iv.GetValue()), cause)
@@ -174,6 +174,29 @@ func checkFlagRules(c *cobra.Command) error {
 	}
 	return nil
 }
+
+// wantAnnotation holds, on a flag whose command accepts fewer values than
+// its type parses (a height is no negative int32, --elements no 0), what
+// the flag wants, as its parse error says it.
+const wantAnnotation = "spvfilter_want"
+
+// wantValues says what the flags names of fl want, for their parse errors.
+func wantValues(fl *pflag.FlagSet, want string, names ...string) {
+	for _, name := range names {
+		_ = fl.SetAnnotation(name, wantAnnotation, []string{want})
+	}
+}
+
+// flagWant says what f accepts: its own words, or its type's.
+func flagWant(f *pflag.Flag) string {
+	if w := f.Annotations[wantAnnotation]; len(w) == 1 {
+		return w[0]
+	}
+	return flagValueWant(f.Value.Type())
+}
+
+// wantHeight is what a block-height flag accepts.
+const wantHeight = "want a height, a whole number from 0 to 2147483647"
 
 // flagValueWant describes the values a flag of a pflag type accepts.
 func flagValueWant(typ string) string {

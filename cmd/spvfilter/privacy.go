@@ -145,6 +145,7 @@ func addModelFlags(fl *pflag.FlagSet, p *model.Params) {
 	fl.Uint32Var(&p.ElementsPerAddress, "elements-per-address", p.ElementsPerAddress, "filter elements inserted per address (bitcoinj: key and key hash)")
 	fl.Uint32Var(&p.ExtraElements, "extra-elements", p.ExtraElements, "elements added to the sizing count only (bitcoinj: 100)")
 	fl.Uint32Var(&p.Filters, "filters", p.Filters, "filters B from the same wallet, with different tweaks")
+	wantValues(fl, "want a whole number from 1 to 4294967295", "addresses", "elements-per-address")
 	fl.BoolVar(&p.PairTest, "pair-test", false, "require both the key and its hash to match (addresses whose key is on chain)")
 }
 

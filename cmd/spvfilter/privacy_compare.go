@@ -55,6 +55,8 @@ F/P blocks, and a wallet script only when all k of its blocks came to it.
 	fl.Uint32Var(&f.p.Appearances, "appearances", f.p.Appearances, "blocks each script appears in (a receive and its spend: 2)")
 	fl.Float64Var(&f.p.Decoys, "decoys", f.p.Decoys, "random blocks the BIP 157 client fetches per real one")
 	fl.Uint32Var(&f.p.Peers, "peers", f.p.Peers, "peers the BIP 157 client spreads its block downloads over at random")
+	wantValues(fl, "want a whole number from 1 to 4294967295", "watch-per-address", "elements-per-block", "appearances", "peers")
+	wantValues(fl, "want a whole number, at least 1", "blocks")
 	return c
 }
 

@@ -68,6 +68,7 @@ beside FILE and merged, so memory stays bounded on any chain.`,
 	fl.StringVar(&f.network, "network", "mainnet", "mainnet, testnet3, regtest, signet or simnet")
 	fl.Int32Var(&f.from, "from", 0, "first block height")
 	fl.Int32Var(&f.to, "to", 0, "last block height (default: the tip)")
+	wantValues(fl, wantHeight, "from", "to")
 	fl.StringVar(&f.out, "out", "", "universe file to write (- for standard output; --json statistics then go to standard error)")
 	fl.StringVar(&f.index, "index", "", "also write the appearance index of the range to this file (for \"privacy fetches\")")
 	fl.IntVar(&f.indexMemory, "index-memory", universe.DefaultIndexMemory, "with --index: bytes of appearances held before a sorted run is spilled to disk")
@@ -101,12 +102,12 @@ type universeStatsJSON struct {
 // whatever the node holds.
 func (f *universeFlags) check() error {
 	if f.from < 0 {
-		return badInput("--from %d: want a height, at least 0", f.from)
+		return badInput("--from %d: %s", f.from, wantHeight)
 	}
 	if !f.toGiven {
 		f.to = -1 // the tip, once known
 	} else if f.to < 0 {
-		return badInput("--to %d: want a height, at least 0", f.to)
+		return badInput("--to %d: %s", f.to, wantHeight)
 	}
 	if f.toGiven && f.to < f.from {
 		return badInput("--to %d is below --from %d", f.to, f.from)

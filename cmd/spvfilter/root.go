@@ -330,21 +330,35 @@ func (v checkedValue) Set(s string) error {
 	return v.Value.Set(s)
 }
 
-// refuseUnknownSubcommand makes a command below the root that only groups
-// subcommands print its help when called alone and refuse anything else as
-// bad input (cobra would print the help and succeed; for the root, cobra
-// itself refuses unknown commands, with suggestions).
+// refuseUnknownSubcommand makes a command that only groups subcommands,
+// the root included, print its help when called alone and refuse anything
+// else as bad input, with the command meant when the name is close to one
+// (cobra would print the help and succeed, and for the root say its
+// suggestions over several lines).
 func refuseUnknownSubcommand(c *cobra.Command) {
-	if !c.HasParent() || !c.HasSubCommands() || c.Run != nil || c.RunE != nil {
+	if !c.HasSubCommands() || c.Run != nil || c.RunE != nil {
 		return
 	}
 	c.Args = cobra.ArbitraryArgs
 	c.RunE = func(cmd *cobra.Command, args []string) error {
 		if len(args) > 0 {
-			return badInput("unknown command %q for %q", args[0], cmd.CommandPath())
+			return unknownCommand(cmd, args[0])
 		}
 		return cmd.Help()
 	}
+}
+
+// unknownCommand is the error of arg given to c as a command it does not
+// have, with the commands meant when arg is close to their names.
+func unknownCommand(c *cobra.Command, arg string) error {
+	msg := fmt.Sprintf("unknown command %q for %q", arg, c.CommandPath())
+	if c.SuggestionsMinimumDistance <= 0 {
+		c.SuggestionsMinimumDistance = 2
+	}
+	if near := c.SuggestionsFor(arg); len(near) > 0 {
+		msg += fmt.Sprintf(" (did you mean %s?)", strings.Join(near, " or "))
+	}
+	return badInput("%s; see %s --help", msg, c.CommandPath())
 }
 
 // refuseUnknownShell makes "completion SHELL" with an unknown shell bad
@@ -535,7 +549,7 @@ func oneLine(s string) string {
 // command that groups subcommands, an argument is an unknown command.
 func noArgs(cmd *cobra.Command, args []string) error {
 	if len(args) > 0 && cmd.HasSubCommands() {
-		return badInput("unknown command %q for %q", args[0], cmd.CommandPath())
+		return unknownCommand(cmd, args[0])
 	}
 	if len(args) > 0 {
 		return badInput("unexpected argument %q: %s takes no arguments", args[0], cmd.CommandPath())

@@ -127,6 +127,7 @@ Exit status: 0 done (warnings, if any, on standard error and in --json),
 	f.StringArrayVar(&fl.watch, "watch", nil, "an address, hex output script or TXID:VOUT[:SCRIPT] outpoint to watch (repeatable)")
 	f.Int32Var(&fl.from, "from", 0, "first block height to scan")
 	f.Int32Var(&fl.to, "to", 0, "last block height to scan (default the chain tip)")
+	wantValues(f, wantHeight, "from", "to")
 	f.DurationVar(&fl.timeout, "timeout", peer.DefaultTimeout, "longest wait for the whole answer to any one request")
 	f.Float64Var(&fl.fpRate, "fprate", 0.0001, "BIP 37 filter false-positive rate")
 	f.Uint32Var(&fl.tweak, "tweak", 0, "BIP 37 filter tweak, for tests (default a random one for every filter)")
@@ -575,12 +576,12 @@ func (a *app) planScan(flags *pflag.FlagSet, fl *scanFlags) (*scanPlan, error) {
 // checkRange checks --from, --to, --timeout and --follow into plan.
 func (fl *scanFlags) checkRange(flags *pflag.FlagSet, plan *scanPlan) error {
 	if fl.from < 0 {
-		return badInput("--from %d: want a height, at least 0", fl.from)
+		return badInput("--from %d: %s", fl.from, wantHeight)
 	}
 	if !flags.Changed("to") {
 		plan.to = -1 // the tip, once known
 	} else if fl.to < 0 {
-		return badInput("--to %d: want a height, at least 0", fl.to)
+		return badInput("--to %d: %s", fl.to, wantHeight)
 	}
 	if plan.to >= 0 && plan.to < fl.from {
 		return badInput("--to %d is below --from %d", plan.to, fl.from)
