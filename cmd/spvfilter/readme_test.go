@@ -62,7 +62,18 @@ func TestReadmeRegtestRecipe(t *testing.T) {
 			t.Errorf(".gitignore does not ignore %s, where the recipe writes", dir)
 		}
 	}
-	script := strings.NewReplacer("18444", freeLoopbackPort(t), "18334", freeLoopbackPort(t)).Replace(recipe)
+	// The node started again, as the recipe starts it: its chain is gone,
+	// as the README says.
+	if !strings.Contains(string(readme), "btcd deletes a regtest chain when it starts again") {
+		t.Error("the README does not say that btcd deletes a regtest chain when it starts again")
+	}
+	count, _, ok := strings.Cut(lineWith(t, recipe, "until bin/btcctl"), " >/dev/null")
+	if !ok {
+		t.Fatal("the recipe's wait for the node has no >/dev/null")
+	}
+	again := "wait || true\n" + lineWith(t, recipe, "bin/btcd ") + "\n" + lineWith(t, recipe, "until bin/btcctl") + "\n" +
+		`echo "height after a restart: $(` + strings.TrimPrefix(count, "until ") + `)"` + "\nkill $!\n"
+	script := strings.NewReplacer("18444", freeLoopbackPort(t), "18334", freeLoopbackPort(t)).Replace(recipe + again)
 
 	dir := t.TempDir()
 	entries, err := os.ReadDir(root)
@@ -103,6 +114,9 @@ func TestReadmeRegtestRecipe(t *testing.T) {
 	if !strings.Contains(stdout.String(), "transactions found: 5") || !strings.Contains(stdout.String(), "scanned 6 blocks (0..5)") {
 		t.Errorf("the scan did not find the 5 coinbase transactions:\n%s\n%s", stdout.String(), stderr.String())
 	}
+	if !strings.Contains(stdout.String(), "height after a restart: 0\n") {
+		t.Errorf("the node started again kept its chain, which the README says it deletes:\n%s", stdout.String())
+	}
 	after, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -112,6 +126,18 @@ func TestReadmeRegtestRecipe(t *testing.T) {
 			t.Errorf("the recipe left %s in the clone", e.Name())
 		}
 	}
+}
+
+// lineWith returns the line of script that begins with prefix.
+func lineWith(t *testing.T, script, prefix string) string {
+	t.Helper()
+	for _, line := range strings.Split(script, "\n") {
+		if strings.HasPrefix(line, prefix) {
+			return line
+		}
+	}
+	t.Fatalf("the recipe has no line beginning with %q:\n%s", prefix, script)
+	return ""
 }
 
 // shellBlockAfter returns the first ```sh block after the line that holds
