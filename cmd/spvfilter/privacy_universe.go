@@ -161,17 +161,20 @@ func runUniverse(ctx context.Context, a *app, f *universeFlags, fl *pflag.FlagSe
 	if to < 0 {
 		to = chain.Height()
 	}
+	// Heights the node's chain does not reach: what the node holds
+	// decides, so a failure (1), not bad input.
 	if to > chain.Height() {
-		return badInput("--to %d is above the node's chain tip %d", to, chain.Height())
+		return fmt.Errorf("--to %d is above the node's chain tip %d", to, chain.Height())
 	}
 	if f.from > to {
-		return badInput("--from %d is above the node's chain tip %d", f.from, to)
+		return fmt.Errorf("--from %d is above the node's chain tip %d", f.from, to)
 	}
 	var w io.Writer = a.stdout
 	if f.out != "-" {
 		file, err := os.Create(f.out)
 		if err != nil {
-			return badInputWords("--out", err)
+			// Checked before connecting: what fails now is the machine.
+			return failureWords("--out", err)
 		}
 		defer file.Close()
 		w = file

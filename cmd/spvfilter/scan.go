@@ -108,7 +108,9 @@ object per line for every event ({"event": "match"|"connected"|
 until SIGINT or SIGTERM, which end it with exit 0 and a summary line.
 
 Exit status: 0 done (warnings, if any, on standard error and in --json),
-2 bad input, 1 failure (no usable peer, peers in conflict over more than 64 blocks).`,
+2 bad input, 1 failure (no usable peer, peers in conflict over more than 64
+blocks, --from or --to above the nodes' tip, a chain saved in --datadir that
+the nodes do not extend, as a regtest node restarted does not).`,
 		Example: `  spvfilter scan --connect 127.0.0.1:18444 --connect 127.0.0.1:18445 --network regtest --mode bip157 \
       --watch bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080
   spvfilter scan --connect 127.0.0.1:18444 --network regtest --mode bip37 --flags p2pubkey-only \
@@ -667,17 +669,23 @@ func (a *app) executeScan(ctx context.Context, plan *scanPlan) (*client.ScanResu
 	if err := a.checkServices(c, plan.mode); err != nil {
 		return nil, err
 	}
+	saved := c.Chain().Height() // the chain loaded from --datadir, if any
 	_, err = c.SyncHeaders(ctx)
 	headersDone()
 	if err != nil {
 		return nil, err
 	}
+	if err := savedChainNotExtended(c, cfg.DataDir, saved, cfg.Params); err != nil {
+		return nil, err
+	}
 	tip := c.Chain().Height()
+	// Heights the nodes' chain does not reach: what the nodes hold
+	// decides, so a failure (1), not bad input.
 	if plan.to > tip {
-		return nil, badInput("--to %d is above the nodes' chain tip %d", plan.to, tip)
+		return nil, fmt.Errorf("--to %d is above the nodes' chain tip %d", plan.to, tip)
 	}
 	if plan.from > tip {
-		return nil, badInput("--from %d is above the nodes' chain tip %d", plan.from, tip)
+		return nil, fmt.Errorf("--from %d is above the nodes' chain tip %d", plan.from, tip)
 	}
 	if plan.follow {
 		return nil, a.follow(ctx, c, plan.items, plan.from, plan.warnings)
@@ -693,6 +701,37 @@ func (a *app) executeScan(ctx context.Context, plan *scanPlan) (*client.ScanResu
 		return c.ScanBIP37(ctx, req, plan.bip37)
 	}
 	return c.ScanBIP157(ctx, req)
+}
+
+// savedChainNotExtended fails a scan whose chain, loaded from the data
+// directory up to height saved, no peer in use extends: each is on a
+// branch of its own, with less work, that leaves the saved chain below
+// its tip (a regtest node restarted, which mines a new chain). The scan
+// could only reach where they leave it, and would say so in words that
+// hide the cause.
+func savedChainNotExtended(c *client.Client, datadir string, saved int32, params *chaincfg.Params) error {
+	if datadir == "" || saved <= 0 {
+		return nil
+	}
+	var forks []string
+	for _, p := range c.Peers() {
+		switch {
+		case p.Banned || p.Reason != "":
+			continue // not in use
+		case p.Branch == nil:
+			return nil // on the saved chain, at its tip or behind
+		}
+		forks = append(forks, fmt.Sprintf("peer %s leaves it after height %d for a chain of its own to height %d", p.Address, p.Branch.Fork, p.Branch.Height))
+	}
+	if len(forks) == 0 {
+		return nil
+	}
+	what := "give nodes of that chain, or another --datadir (or remove " + datadir + " to start afresh)"
+	if params.Name == chaincfg.RegressionNetParams.Name {
+		what = "a regtest node restarted deletes its chain and mines a new one: give another --datadir, or remove " + datadir + " to start afresh"
+	}
+	return fmt.Errorf("--datadir %s: the nodes' chain does not extend the chain saved there (tip %d, more work than theirs): %s; %s",
+		datadir, c.Chain().Height(), strings.Join(forks, "; "), what)
 }
 
 // newScanJSON shapes a scan's result for --json and the text output.

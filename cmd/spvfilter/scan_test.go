@@ -307,7 +307,6 @@ func TestScanCommand(t *testing.T) {
 		{"mainnet address on regtest", []string{"--network", "regtest", "--watch", "1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2"}, "--watch 1"},
 		{"not hex", []string{"--network", "regtest", "--watch", "zz"}, "--watch 1"},
 		{"reversed range", []string{"--network", "regtest", "--watch", aliceAddr, "--from", "5", "--to", "4"}, "--to"},
-		{"above the tip", []string{"--network", "regtest", "--watch", aliceAddr, "--to", "5000"}, "chain tip 108"},
 		{"script without pushes in bip37", []string{"--network", "regtest", "--mode", "bip37", "--watch", "51"}, "no data push"},
 		{"second script without pushes in bip37", []string{"--network", "regtest", "--mode", "bip37", "--watch", aliceAddr, "--watch", "6a"}, "--watch 2: script 6a has no data push"},
 	}
