@@ -88,8 +88,9 @@ func (a *app) follow(ctx context.Context, c *client.Client, items []watchItem, f
 		return err
 	}
 	runErr := r.Run(ctx)
-	sum := followSummary{Event: "summary", Next: r.Height(), Matches: found, Peers: peersJSON(c.Peers()),
-		Warnings: orEmpty(append(warnings, byFlag(r.Warnings(), items)...))}
+	params := c.Chain().Params()
+	sum := followSummary{Event: "summary", Next: r.Height(), Matches: found, Peers: peersJSON(c.Peers(), params),
+		Warnings: orEmpty(append(warnings, byFlag(r.Warnings(), items, params)...))}
 	a.warn(sum.Warnings)
 	if err := enc.Encode(sum); err != nil && writeErr == nil {
 		writeErr = err

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"regexp"
 	"strings"
 	"syscall"
 
@@ -43,7 +44,53 @@ func nodeFailure(err error, params *chaincfg.Params, datadir string) error {
 		}
 	}
 	msg = strings.Replace(msg, "client: connect: "+client.ErrNoPeers.Error(), "no node could be reached", 1)
-	return &restated{say(msg, err), err}
+	return &restated{say(peerWords(msg, params, false), err), err}
+}
+
+// Failures to reach a peer as package peer prints them, which the client
+// passes on as text in a peer's reason and its warnings: a dial that
+// failed, and an answer to the version message that is no message of the
+// network (a service that is no node, a node of another network).
+var (
+	dialText      = regexp.MustCompile(`peer (\S+): connect: peer disconnected: dial tcp(?: \S+)?: (.+?)(\.)?$`)
+	handshakeText = regexp.MustCompile(`peer (\S+): version handshake: protocol violation: undecodable message: .*$`)
+	lookupText    = regexp.MustCompile(`lookup (\S+?)(?: on \S+)?: no such host$`)
+)
+
+// peerWords says, in text that ends with a failure to reach a peer, the
+// failure in the tool's words, as unreachable says it for an error. When
+// named, the text names the peer already ("peer X was not used: ...",
+// its reason): the peer is not named twice.
+func peerWords(text string, params *chaincfg.Params, named bool) string {
+	name := func(addr string) string {
+		if named {
+			return ""
+		}
+		return "peer " + addr + ": "
+	}
+	if m := handshakeText.FindStringSubmatchIndex(text); m != nil {
+		addr := text[m[2]:m[3]]
+		return text[:m[0]] + fmt.Sprintf("%sit answers with what is no %s message: no %s node listens there (another service, or a node of another network?)",
+			name(addr), params.Name, params.Name)
+	}
+	m := dialText.FindStringSubmatchIndex(text)
+	if m == nil {
+		return text
+	}
+	addr, cause := text[m[2]:m[3]], text[m[4]:m[5]]
+	hint := fmt.Sprintf("is a %s node listening on %s?", params.Name, addr)
+	switch {
+	case strings.HasSuffix(cause, "connection refused"):
+		cause = "connection refused: nothing listens there"
+	case lookupText.MatchString(cause):
+		cause = "host " + lookupText.FindStringSubmatch(cause)[1] + " not found"
+		hint = "is the host name right?"
+	case strings.HasSuffix(cause, "i/o timeout"):
+		cause = "no answer in time"
+	case strings.HasSuffix(cause, "no route to host"), strings.HasSuffix(cause, "network is unreachable"):
+		cause = "no route to the host"
+	}
+	return text[:m[0]] + fmt.Sprintf("%s%s (%s)", name(addr), cause, hint)
 }
 
 // unreachable says why a node could not be reached, or "" when the

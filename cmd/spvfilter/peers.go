@@ -162,7 +162,7 @@ func runPeers(a *app, f *peersFlags, fl *pflag.FlagSet) error {
 	if _, err := c.SyncHeaders(ctx); err != nil {
 		return nodeFailure(err, params, cfg.DataDir)
 	}
-	out.Connected, out.Peers = true, peersJSON(c.Peers())
+	out.Connected, out.Peers = true, peersJSON(c.Peers(), params)
 	for _, p := range out.Peers {
 		if p.Banned {
 			out.Warnings = append(out.Warnings, fmt.Sprintf("peer %s is banned: %s", p.Address, p.Reason))
@@ -213,7 +213,7 @@ func (a *app) printPeers(out *peersOutput) error {
 		case p.Reason != "":
 			state = p.Reason
 		}
-		fmt.Fprintf(w, "peer %s (%s): %s\n", p.Address, p.UserAgent, state)
+		fmt.Fprintf(w, "%s: %s\n", p.named(), state)
 	}
 	fmt.Fprintf(w, "%d known address(es)\n", len(out.Known))
 	for _, b := range out.Bans {

@@ -1,16 +1,24 @@
 package main
 
 import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"net"
 	"strings"
 	"testing"
+
+	"github.com/btcsuite/btcd/wire"
 
 	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 
 // TestReviewNodes runs, against real btcd nodes on loopback, what a
 // newcomer's review met: a data directory whose chain a restarted regtest
-// node does not extend, and heights above the tip. Each is said in the
-// tool's words, with the exit status the contract gives it.
+// node does not extend, heights above the tip, a peer that never
+// connected beside one that works, and a listener that is no node. Each
+// is said in the tool's words, with the exit status the contract gives
+// it.
 func TestReviewNodes(t *testing.T) {
 	a := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
 	a.Generate(t, 101)
@@ -18,6 +26,15 @@ func TestReviewNodes(t *testing.T) {
 	// (btcd deletes its regtest chain at every start) and mining anew.
 	b := peertest.StartBtcd(t, peertest.WithMiningKey(peertest.NewKey("restarted")))
 	b.Generate(t, 10)
+	notANode := startHTTPListener(t)
+	const refused = "127.0.0.1:1"
+	tx := a.BuildCoinbaseSpend(t, wire.NewTxOut(1_000_000, peertest.NewKey("alice").PkScript()))
+	var buf bytes.Buffer
+	if err := tx.Serialize(&buf); err != nil {
+		t.Fatal(err)
+	}
+	txHex := hex.EncodeToString(buf.Bytes())
+	goWords := []string{"dial tcp", "ReadMessage", "peer disconnected", "protocol violation", "()"}
 
 	t.Run("a saved chain the node does not extend", func(t *testing.T) {
 		dir := t.TempDir()
@@ -46,4 +63,81 @@ func TestReviewNodes(t *testing.T) {
 			}
 		}
 	})
+	t.Run("a peer never reached beside one that works", func(t *testing.T) {
+		want := "connection refused: nothing listens there (is a regtest node listening on " + refused + "?)"
+		stdout, stderr, status := runCLI(t, "", "scan", "--connect", refused, "--connect", a.P2PAddr, "--network", "regtest", "--watch", "51", "--to", "2", "--json")
+		var out struct {
+			Peers []struct {
+				Address string  `json:"address"`
+				Reason  *string `json:"reason"`
+			} `json:"peers"`
+			Warnings []string `json:"warnings"`
+		}
+		if status != exitOK || json.Unmarshal([]byte(stdout), &out) != nil || len(out.Peers) != 2 {
+			t.Fatalf("scan: status %d, stdout %q, stderr %q", status, stdout, stderr)
+		}
+		if r := out.Peers[0].Reason; r == nil || *r != "unreachable: "+want {
+			t.Errorf("reason %v, want %q", r, "unreachable: "+want)
+		}
+		if !strings.Contains(stderr, "warning: peer "+refused+" was not used: unreachable: "+want) {
+			t.Errorf("stderr %q lacks the warning in the tool's words", stderr)
+		}
+		for _, args := range [][]string{
+			{"scan", "--connect", refused, "--connect", a.P2PAddr, "--network", "regtest", "--watch", "51", "--to", "2"},
+			{"peers", "--connect", refused, "--connect", a.P2PAddr, "--network", "regtest"},
+		} {
+			stdout, stderr, status := runCLI(t, "", args...)
+			if status != exitOK || !strings.Contains(stdout, "peer "+refused+": ") || !strings.Contains(stdout, want) {
+				t.Errorf("%s: status %d, stdout %q, stderr %q", args[0], status, stdout, stderr)
+			}
+			for _, w := range goWords {
+				if strings.Contains(stdout+stderr, w) {
+					t.Errorf("%s: %q in stdout %q, stderr %q", args[0], w, stdout, stderr)
+				}
+			}
+		}
+	})
+	t.Run("a listener that is no node", func(t *testing.T) {
+		for _, args := range [][]string{
+			{"scan", "--connect", notANode, "--network", "regtest", "--watch", "51"},
+			{"send", "--connect", notANode, "--network", "regtest", txHex},
+			{"privacy", "universe", "--peer", notANode, "--network", "regtest", "--out", "-"},
+		} {
+			_, stderr, status := runCLI(t, "", args...)
+			if status != exitFailure || !strings.Contains(stderr, "peer "+notANode+": it answers with what is no regtest message: no regtest node listens there") {
+				t.Errorf("%s: status %d, stderr %q", args[0], status, stderr)
+			}
+			for _, w := range goWords {
+				if strings.Contains(stderr, w) {
+					t.Errorf("%s: %q in stderr %q", args[0], w, stderr)
+				}
+			}
+		}
+	})
+}
+
+// startHTTPListener listens on loopback and answers every connection as an
+// HTTP server would, whatever it is sent: a service that is no node.
+func startHTTPListener(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				c.Read(make([]byte, 1024))
+				c.Write([]byte(strings.Repeat("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n", 3)))
+				c.Read(make([]byte, 1024))
+			}()
+		}
+	}()
+	return l.Addr().String()
 }

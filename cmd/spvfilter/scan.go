@@ -152,11 +152,13 @@ type watchItem struct {
 // watchItemIndex finds the client's 0-based "watch item N" in its words.
 var watchItemIndex = regexp.MustCompile(`watch item (\d+)`)
 
-// byFlag rewrites the client's "watch item N" (0-based, in the order it
-// was given the items) in warnings as the --watch item the user gave.
-func byFlag(warnings []string, items []watchItem) []string {
+// byFlag rewrites the client's warnings in the tool's words: its "watch
+// item N" (0-based, in the order it was given the items) as the --watch
+// item the user gave, a peer it could not reach as unreachable says it.
+func byFlag(warnings []string, items []watchItem, params *chaincfg.Params) []string {
 	out := make([]string, len(warnings))
 	for i, w := range warnings {
+		w = peerWords(w, params, true)
 		out[i] = watchItemIndex.ReplaceAllStringFunc(w, func(m string) string {
 			n, err := strconv.Atoi(watchItemIndex.FindStringSubmatch(m)[1])
 			if err != nil || n >= len(items) {
@@ -356,6 +358,14 @@ type scanPeerJSON struct {
 	Branch *branchJSON `json:"branch"`
 }
 
+// named names the peer with its user agent, when it said one.
+func (p *scanPeerJSON) named() string {
+	if p.UserAgent == "" {
+		return "peer " + p.Address
+	}
+	return fmt.Sprintf("peer %s (%s)", p.Address, p.UserAgent)
+}
+
 // tipText says where the peer's chain ends: "tip H", or that it is not
 // known.
 func (p *scanPeerJSON) tipText() string {
@@ -388,11 +398,12 @@ type conflictJSON struct {
 	Undecided string     `json:"undecided"`
 }
 
-// peersJSON describes the client's peers in --json output.
-func peersJSON(ps []client.PeerStatus) []scanPeerJSON {
+// peersJSON describes the client's peers of params' network in --json
+// output, why a peer is not used in the tool's words.
+func peersJSON(ps []client.PeerStatus, params *chaincfg.Params) []scanPeerJSON {
 	out := []scanPeerJSON{}
 	for _, p := range ps {
-		j := scanPeerJSON{Address: p.Address, UserAgent: p.UserAgent, Banned: p.Banned, Reason: p.Reason, Compared: p.Compared}
+		j := scanPeerJSON{Address: p.Address, UserAgent: p.UserAgent, Banned: p.Banned, Reason: peerWords(p.Reason, params, true), Compared: p.Compared}
 		if p.Tip >= 0 {
 			tip := p.Tip
 			j.Tip = &tip
@@ -751,8 +762,8 @@ func newScanJSON(plan *scanPlan, res *client.ScanResult, took time.Duration) sca
 		Seconds:              took.Seconds(),
 		OnePeerHeights:       []onePeerJSON{},
 		Conflicts:            []conflictJSON{},
-		Peers:                peersJSON(res.Peers),
-		Warnings:             orEmpty(append(append([]string(nil), plan.warnings...), byFlag(res.Warnings, plan.items)...)),
+		Peers:                peersJSON(res.Peers, plan.client.Params),
+		Warnings:             orEmpty(append(append([]string(nil), plan.warnings...), byFlag(res.Warnings, plan.items, plan.client.Params)...)),
 	}
 	if res.FilteringPeer != "" {
 		out.Peer = res.FilteringPeer
@@ -836,7 +847,7 @@ func (a *app) printScan(out *scanJSON) error {
 		case out.Mode == "bip157" && !p.Compared:
 			state = fmt.Sprintf("not compared with another peer (%s)", p.tipText())
 		}
-		fmt.Fprintf(w, "peer %s (%s): %s\n", p.Address, p.UserAgent, state)
+		fmt.Fprintf(w, "%s: %s\n", p.named(), state)
 	}
 	if out.Mode == "bip157" {
 		fmt.Fprintf(w, "filters received: %d, blocks fetched: %d, false-positive blocks: %d\n",
