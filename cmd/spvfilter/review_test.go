@@ -16,9 +16,9 @@ import (
 // TestReviewNodes runs, against real btcd nodes on loopback, what a
 // newcomer's review met: a data directory whose chain a restarted regtest
 // node does not extend, heights above the tip, a peer that never
-// connected beside one that works, and a listener that is no node. Each
-// is said in the tool's words, with the exit status the contract gives
-// it.
+// connected beside one that works, a listener that is no node, and a
+// transaction sent twice to one peer. Each is said in the tool's words,
+// with the exit status the contract gives it.
 func TestReviewNodes(t *testing.T) {
 	a := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
 	a.Generate(t, 101)
@@ -111,6 +111,21 @@ func TestReviewNodes(t *testing.T) {
 				if strings.Contains(stderr, w) {
 					t.Errorf("%s: %q in stderr %q", args[0], w, stderr)
 				}
+			}
+		}
+	})
+	t.Run("a transaction sent twice to one peer rests on it", func(t *testing.T) {
+		for i := range 2 {
+			stdout, stderr, status := runCLI(t, "", "send", "--connect", a.P2PAddr, "--network", "regtest", "--timeout", "5s", "--json", txHex)
+			var out struct {
+				Propagated bool     `json:"propagated"`
+				Warnings   []string `json:"warnings"`
+			}
+			if status != exitOK || json.Unmarshal([]byte(stdout), &out) != nil {
+				t.Fatalf("send %d: status %d, stdout %q, stderr %q", i+1, status, stdout, stderr)
+			}
+			if out.Propagated || !strings.Contains(strings.Join(out.Warnings, "\n"), a.P2PAddr) {
+				t.Errorf("send %d: propagated %t, warnings %q: want false and a warning that it rests on %s", i+1, out.Propagated, out.Warnings, a.P2PAddr)
 			}
 		}
 	})

@@ -37,7 +37,9 @@ random order (announces it, serves it when asked, then looks for it in
 that peer's mempool) and asks the peers it was not given to whether they
 hold it, for up to --timeout; the first that does proves it propagated
 ("propagated": true), and the other peers are given it at once. Peers that
-hold it already count as seeing it, so sending twice is harmless.
+hold it already count as seeing it, so sending twice is harmless; but when
+one peer alone holds it, its word is all there is: a warning says so and
+"propagated" is false.
 When no peer has taken it after two seconds, the last 144 blocks are
 searched by their compact filters: a transaction already mined is reported
 with its block ("mined").
@@ -130,6 +132,15 @@ func runSend(a *app, f *sendFlags, args []string) error {
 		return nodeFailure(err, params, "")
 	}
 	warnings := slices.Clone(res.Warnings)
+	// A peer that held the transaction before this send (an earlier
+	// send gave it to it) counts for the client as having seen it; with
+	// no other peer holding it, its word is all there is.
+	propagated := res.Propagated()
+	if holders := slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(res.Accepted), res.Seen...)))); res.Mined == nil && len(holders) == 1 && len(res.Seen) > 0 {
+		propagated = false
+		warnings = append(warnings, fmt.Sprintf("acceptance of %v rests on one peer, %s: it says it holds the transaction (it had it before this send, from an earlier one or the network) and no other peer says so; a peer that echoes transactions back would look the same (give several peers)",
+			res.Txid, holders[0]))
+	}
 	for _, p := range c.Peers() {
 		if e, ok := res.Failed[p.Address]; ok {
 			warnings = append(warnings, fmt.Sprintf("peer %s did not take the transaction: %v", p.Address, e))
@@ -146,7 +157,7 @@ func runSend(a *app, f *sendFlags, args []string) error {
 		_, err := fmt.Fprintln(a.stdout, res.Txid)
 		return err
 	}
-	out := sendJSON{Txid: res.Txid.String(), Propagated: res.Propagated(), Peers: []sendPeerJSON{}, Warnings: orEmpty(warnings)}
+	out := sendJSON{Txid: res.Txid.String(), Propagated: propagated, Peers: []sendPeerJSON{}, Warnings: orEmpty(warnings)}
 	if m := res.Mined; m != nil {
 		out.Mined = &minedJSON{Height: m.Height, BlockHash: m.BlockHash.String()}
 	}
