@@ -131,6 +131,30 @@ func TestReviewNodes(t *testing.T) {
 	})
 }
 
+// TestReviewResendRejected: a transaction the node rejected, sent again,
+// is not asked for again (btcd remembers what it rejected): the error says
+// that, not that the peer stalled.
+func TestReviewResendRejected(t *testing.T) {
+	a := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	a.Generate(t, 101)
+	bad := a.BuildCoinbaseSpend(t, wire.NewTxOut(1_000_000, peertest.NewKey("alice").PkScript()))
+	bad.TxOut[0].Value = 100_000_000_000 // more than the coinbase holds
+	var buf bytes.Buffer
+	if err := bad.Serialize(&buf); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"send", "--connect", a.P2PAddr, "--network", "regtest", "--timeout", "3s", hex.EncodeToString(buf.Bytes())}
+	_, stderr, status := runCLI(t, "", args...)
+	if status != exitFailure || !strings.Contains(stderr, "peer "+a.P2PAddr+" rejected it as invalid: total value of all transaction inputs") {
+		t.Fatalf("first send: status %d, stderr %q", status, stderr)
+	}
+	_, stderr, status = runCLI(t, "", args...)
+	if status != exitFailure || !strings.Contains(stderr, "peer "+a.P2PAddr+" did not ask for it and does not hold it: a node does not ask again for a transaction it has rejected") ||
+		strings.Contains(stderr, "stalled") || strings.Contains(stderr, "neither requested") {
+		t.Fatalf("second send: status %d, stderr %q", status, stderr)
+	}
+}
+
 // startHTTPListener listens on loopback and answers every connection as an
 // HTTP server would, whatever it is sent: a service that is no node.
 func startHTTPListener(t *testing.T) string {

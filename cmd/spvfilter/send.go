@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -61,6 +62,29 @@ send does not rebroadcast: run it again until the transaction is mined.`,
 	fl.StringVar(&f.network, "network", "mainnet", networkNames())
 	fl.DurationVar(&f.timeout, "timeout", peer.DefaultTimeout, "longest wait for each node to ask for the transaction and to hold it")
 	return cmd
+}
+
+// sendWords says in the tool's words why each peer did not take the
+// transaction: a rejection with the node's reason, and a node that never
+// asked for it, which a node does for a transaction it rejected before.
+// The cause stays wrapped.
+func sendWords(err error) error {
+	msg := err.Error()
+	walkErrors(err, func(e error) {
+		var pe *peer.PeerError
+		if !errors.As(e, &pe) || pe != e {
+			return
+		}
+		var re *peer.RejectError
+		switch {
+		case errors.As(pe.Err, &re):
+			msg = strings.Replace(msg, pe.Error(), fmt.Sprintf("peer %s rejected it as %v: %s", pe.Peer, re.Kind, re.Reason), 1)
+		case errors.Is(pe.Err, peer.ErrStalled) && pe.Op == "inv tx":
+			msg = strings.Replace(msg, pe.Error(), fmt.Sprintf("peer %s did not ask for it and does not hold it: a node does not ask again for a transaction it has rejected (was it sent before, and refused? the node's log says why)", pe.Peer), 1)
+		}
+	})
+	msg = strings.Replace(msg, "client: no peer took transaction ", "no peer took transaction ", 1)
+	return &restated{msg, err}
 }
 
 // sendPeerJSON is one peer's answer in --json output.
@@ -129,7 +153,7 @@ func runSend(a *app, f *sendFlags, args []string) error {
 		return errors.New("send interrupted")
 	}
 	if err != nil {
-		return nodeFailure(err, params, "")
+		return nodeFailure(sendWords(err), params, "")
 	}
 	warnings := slices.Clone(res.Warnings)
 	// A peer that held the transaction before this send (an earlier
@@ -143,7 +167,7 @@ func runSend(a *app, f *sendFlags, args []string) error {
 	}
 	for _, p := range c.Peers() {
 		if e, ok := res.Failed[p.Address]; ok {
-			warnings = append(warnings, fmt.Sprintf("peer %s did not take the transaction: %v", p.Address, e))
+			warnings = append(warnings, sendWords(e).Error())
 		} else if p.Reason != "" {
 			warnings = append(warnings, fmt.Sprintf("peer %s: %s", p.Address, p.Reason))
 		}
@@ -165,7 +189,7 @@ func runSend(a *app, f *sendFlags, args []string) error {
 		j := sendPeerJSON{Address: p.Address, Given: slices.Contains(res.Given, p.Address),
 			Accepted: slices.Contains(res.Accepted, p.Address), Seen: slices.Contains(res.Seen, p.Address)}
 		if e, ok := res.Failed[p.Address]; ok {
-			j.Error = e.Error()
+			j.Error = sendWords(e).Error()
 		} else if p.Reason != "" {
 			j.Error = p.Reason
 		}
