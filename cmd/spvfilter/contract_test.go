@@ -282,7 +282,7 @@ var retiredKeys = map[string]string{
 	"bytes":      `"serialized_bytes"`,
 	"size_bytes": `"filter_bytes"`,
 	"pf":         `"false_positive_rate", the rate at the filter's fill, as bloom and gcs name it`,
-	"pf_approx":  `"false_positive_rate_approx"`,
+	"pf_approx":  `"approx_false_positive_rate"`,
 	// The keys renamed when the CLI's JSON was made one vocabulary.
 	"block_fp_rate":               `"block_false_positive_rate"`,
 	"fetched_blocks":              `"blocks_fetched" (a count) or "expected_blocks_fetched" (compare)`,

@@ -32,7 +32,7 @@ func TestDemoSizing(t *testing.T) {
 			} `json:"options"`
 			Model struct {
 				FilterBytes uint32 `json:"filter_bytes"`
-				HashFuncs   uint32 `json:"hash_funcs"`
+				HashFuncs   uint32 `json:"hash_function_count"`
 				Params      struct {
 					Sizing string `json:"sizing"`
 				} `json:"params"`

@@ -18,12 +18,12 @@ type adviceRowOut struct {
 	FPRateMin                float64 `json:"fp_rate_min"`
 	FPRateMax                float64 `json:"fp_rate_max"`
 	FilterBytes              uint32  `json:"filter_bytes"`
-	HashFuncs                uint32  `json:"hash_funcs"`
+	HashFuncs                uint32  `json:"hash_function_count"`
 	PH1Exact                 float64 `json:"p_h_1_exact"`
 	PHAllExact               float64 `json:"p_h_all_exact"`
 	PH1OverFills             float64 `json:"p_h_1_over_fills"`
 	PHAllOverFills           float64 `json:"p_h_all_over_fills"`
-	FalsePositiveTxsPerBlock float64 `json:"false_positive_txs_per_block"`
+	FalsePositiveTxsPerBlock float64 `json:"expected_false_positive_transactions_per_block"`
 	CoreLargest              bool    `json:"core_largest"`
 	BloomNew                 string  `json:"bloom_new"`
 }
@@ -126,8 +126,8 @@ func TestPrivacyModelTargetAgreesWithModel(t *testing.T) {
 					t.Fatalf("command %q for rate %s", row.BloomNew, row.FPRateText)
 				}
 				m := modelAt(t, tc.wallet, row.FPRate, row.Filters)
-				if uint32(m["filter_bytes"].(float64)) != row.FilterBytes || uint32(m["hash_funcs"].(float64)) != row.HashFuncs {
-					t.Fatalf("rate %v: model builds %v bytes k=%v, advice %d, %d", row.FPRate, m["filter_bytes"], m["hash_funcs"], row.FilterBytes, row.HashFuncs)
+				if uint32(m["filter_bytes"].(float64)) != row.FilterBytes || uint32(m["hash_function_count"].(float64)) != row.HashFuncs {
+					t.Fatalf("rate %v: model builds %v bytes k=%v, advice %d, %d", row.FPRate, m["filter_bytes"], m["hash_function_count"], row.FilterBytes, row.HashFuncs)
 				}
 				if got := m[tc.key].(float64) < tc.x; got != tc.reachable {
 					t.Fatalf("rate %v: model %s = %v against target %v", row.FPRate, tc.key, m[tc.key], tc.x)

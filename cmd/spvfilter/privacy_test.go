@@ -34,7 +34,7 @@ func TestPrivacyModelCommand(t *testing.T) {
 	}
 	var m map[string]any
 	decodeJSON(t, stdout, &m)
-	for _, k := range []string{"filter_bits", "hash_funcs", "element_count", "false_positive_rate", "expected_false_positives", "p_h_1", "p_h_all"} {
+	for _, k := range []string{"filter_bits", "hash_function_count", "element_count", "false_positive_rate", "expected_false_positives", "p_h_1", "p_h_all"} {
 		if _, ok := m[k]; !ok {
 			t.Errorf("JSON lacks %q", k)
 		}

@@ -58,7 +58,7 @@ type Sizing struct {
 	FPRateMin   float64 `json:"fp_rate_min"`
 	FPRateMax   float64 `json:"fp_rate_max"`
 	FilterBytes uint32  `json:"filter_bytes"`
-	HashFuncs   uint32  `json:"hash_funcs"`
+	HashFuncs   uint32  `json:"hash_function_count"`
 	// Pf is the false-positive rate per element at the wallet's actual
 	// fill, as in the model.
 	Pf float64 `json:"false_positive_rate"`
@@ -74,7 +74,7 @@ type Sizing struct {
 	PHAllOverFills float64 `json:"p_h_all_over_fills"`
 	// FalsePositiveTxsPerBlock is BlockTxs·(1-(1-pf)^TxElements): the
 	// transactions of a block that match the filter by chance.
-	FalsePositiveTxsPerBlock float64 `json:"false_positive_txs_per_block"`
+	FalsePositiveTxsPerBlock float64 `json:"expected_false_positive_transactions_per_block"`
 }
 
 // AdviceRow is the advice for one number of intersected filters.

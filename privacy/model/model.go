@@ -86,7 +86,7 @@ type Step struct {
 	// PfCandidate is the probability that a candidate outside the wallet
 	// survives every filter so far: Pf, or Pf^2 with the pair test, to
 	// the power of the number of filters.
-	PfCandidate float64 `json:"pf_candidate"`
+	PfCandidate float64 `json:"candidate_false_positive_rate"`
 	// ExpectedFalsePositives is S = (UniverseSize - Addresses) * PfCandidate.
 	ExpectedFalsePositives float64 `json:"expected_false_positives"`
 	// PH1 is N/(N+S): the probability that one matching address picked
@@ -116,12 +116,12 @@ type Result struct {
 	Elements       uint64 `json:"element_count"`
 	FilterBytes    uint32 `json:"filter_bytes"`
 	FilterBits     uint64 `json:"filter_bits"`
-	HashFuncs      uint32 `json:"hash_funcs"`
+	HashFuncs      uint32 `json:"hash_function_count"`
 	// Pf is the probability that one element not in the filter matches,
 	// at the actual fill: (1-(1-1/m)^(k*n))^k.
 	Pf float64 `json:"false_positive_rate"`
 	// PfApprox is the usual approximation (1-e^(-k*n/m))^k.
-	PfApprox float64 `json:"false_positive_rate_approx"`
+	PfApprox float64 `json:"approx_false_positive_rate"`
 	// Step holds the figures after all the filters, the last of Steps; its
 	// fields appear at the top level of the JSON object.
 	Step

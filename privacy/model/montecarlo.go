@@ -32,12 +32,12 @@ type MonteCarloResult struct {
 	Trials             int     `json:"trial_count"`
 	CandidatesPerTrial uint64  `json:"candidates_per_trial"`
 	FalsePositivesSeen uint64  `json:"false_positives_seen"`
-	MeasuredPf         float64 `json:"measured_pf_candidate"`
-	ModelPf            float64 `json:"model_pf_candidate"`
+	MeasuredPf         float64 `json:"measured_candidate_false_positive_rate"`
+	ModelPf            float64 `json:"expected_candidate_false_positive_rate"`
 	// MeanFalsePositives is the mean over trials of the false positives
 	// found, scaled to the UniverseSize-Addresses outside candidates.
-	MeanFalsePositives  float64 `json:"mean_false_positives"`
-	ModelFalsePositives float64 `json:"model_false_positives"`
+	MeanFalsePositives  float64 `json:"measured_false_positives"`
+	ModelFalsePositives float64 `json:"expected_false_positives"`
 	// CILow and CIHigh bound the 99% confidence interval of the mean: its
 	// standard error is the larger of the between-trial one and the
 	// Poisson one of the pooled count (so a run with few hits still gets a
@@ -47,7 +47,7 @@ type MonteCarloResult struct {
 	Agrees bool    `json:"agrees"`
 	// MeasuredPH1 is the mean over trials of N/(N+S_trial).
 	MeasuredPH1 float64 `json:"measured_p_h_1"`
-	ModelPH1    float64 `json:"model_p_h_1"`
+	ModelPH1    float64 `json:"expected_p_h_1"`
 	// WalletMissed counts wallet elements a filter failed to match: a
 	// Bloom filter has no false negatives, so it must be 0.
 	WalletMissed int `json:"wallet_missed"`
