@@ -40,7 +40,7 @@ func TestDemoSizing(t *testing.T) {
 			Analysis struct {
 				Filters []struct {
 					FilterBytes uint32 `json:"filter_bytes"`
-					HashFuncs   uint32 `json:"hash_funcs"`
+					HashFuncs   uint32 `json:"hash_function_count"`
 				} `json:"filter_reports"`
 			} `json:"analysis"`
 		}

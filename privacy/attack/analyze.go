@@ -49,7 +49,7 @@ type FilterReport struct {
 	// Number is the filter's place among those analyzed, from 1.
 	Number    int     `json:"filter_number"`
 	SizeBytes int     `json:"filter_bytes"`
-	HashFuncs uint32  `json:"hash_funcs"`
+	HashFuncs uint32  `json:"hash_function_count"`
 	Tweak     uint32  `json:"tweak"`
 	Flags     uint8   `json:"flags"`
 	BitsSet   uint64  `json:"bits_set"`

@@ -125,7 +125,7 @@ type FetchReport struct {
 	// Transactions is true when the index records the transactions of
 	// the appearances in the scanned range (version 2, written with
 	// them), which co-location needs.
-	Transactions     bool         `json:"transactions_recorded"`
+	Transactions     bool         `json:"has_transactions"`
 	ByAppearances    []FetchClass `json:"by_appearances"`
 	Matched          []FetchMatch `json:"matched"`
 	Groups           []FetchGroup `json:"groups"`
