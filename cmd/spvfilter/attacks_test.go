@@ -177,7 +177,7 @@ func TestBIP37NamesTheFilteringPeer(t *testing.T) {
 		}
 		stdout, stderr, status := runCLI(t, "", args...)
 		var out struct {
-			Peer     string   `json:"peer"`
+			Peer     string   `json:"filtering_peer"`
 			Warnings []string `json:"warnings"`
 		}
 		if status != exitOK || json.Unmarshal([]byte(stdout), &out) != nil {

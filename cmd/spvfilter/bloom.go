@@ -74,7 +74,7 @@ func addSizingFlag(c *cobra.Command, rule *model.SizingRule) {
 // filterJSON is a filter as the bloom commands print it with --json.
 type filterJSON struct {
 	FilterLoad string         `json:"filterload"`
-	Stats      bloomStatsJSON `json:"stats"`
+	Stats      bloomStatsJSON `json:"bloom_filter"`
 	Warnings   []string       `json:"warnings"`
 }
 
@@ -84,7 +84,7 @@ type filterJSON struct {
 type bloomStatsJSON struct {
 	FilterBits          uint32               `json:"filter_bits"`
 	FilterBytes         uint32               `json:"filter_bytes"`
-	HashFuncs           uint32               `json:"hash_funcs"`
+	HashFuncs           uint32               `json:"hash_function_count"`
 	Tweak               uint32               `json:"tweak"`
 	Flags               wire.BloomUpdateType `json:"flags"`
 	FlagsName           string               `json:"flags_name"`
@@ -237,7 +237,7 @@ python-bitcoinlib's CBloomFilter) instead: the same bytes, but a hash-function
 count divided in floating point, one more than Core's at many sizes (16
 instead of 15 for 632 elements at 0.00001), and at least 1 byte and 1 hash
 function. With --json it prints an object with the payload
-(filterload), the filter's statistics (stats) and warnings.
+(filterload), the filter's statistics (bloom_filter) and warnings.
 
 A filter that would match everything is refused (exit status 2) unless
 --allow-degenerate is given: 0 bytes (too few elements for the rate) or 0

@@ -48,9 +48,9 @@ func TestBloomNewJSON(t *testing.T) {
 		Payload string `json:"filterload"`
 		Stats   struct {
 			SizeBytes uint32 `json:"filter_bytes"`
-			HashFuncs uint32 `json:"hash_funcs"`
+			HashFuncs uint32 `json:"hash_function_count"`
 			FlagsName string `json:"flags_name"`
-		}
+		} `json:"bloom_filter"`
 		Warnings []string `json:"warnings"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
@@ -96,8 +96,8 @@ func TestBloomNewSizing(t *testing.T) {
 		var out struct {
 			Stats struct {
 				FilterBytes uint32 `json:"filter_bytes"`
-				HashFuncs   uint32 `json:"hash_funcs"`
-			} `json:"stats"`
+				HashFuncs   uint32 `json:"hash_function_count"`
+			} `json:"bloom_filter"`
 		}
 		if err := json.Unmarshal([]byte(stdout), &out); err != nil || out.Stats.FilterBytes != tc.bytes || out.Stats.HashFuncs != tc.hashFuncs {
 			t.Errorf("%+v: %+v (%v)", tc, out.Stats, err)
@@ -266,8 +266,8 @@ func TestBloomNewRefusesDegenerate(t *testing.T) {
 		FilterLoad string `json:"filterload"`
 		Stats      struct {
 			FilterBytes uint32 `json:"filter_bytes"`
-			HashFuncs   uint32 `json:"hash_funcs"`
-		}
+			HashFuncs   uint32 `json:"hash_function_count"`
+		} `json:"bloom_filter"`
 		Warnings []string
 	}
 	decodeJSON(t, stdout, &out)

@@ -4,14 +4,18 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/btcsuite/btcd/wire"
+	"github.com/spf13/pflag"
 
 	"github.com/spvfilter/spvfilter/peer/store"
 )
@@ -308,9 +312,24 @@ var retiredKeys = map[string]string{
 	"elements":                    `"element_count"`,
 	"sizing_elements":             `"sizing_element_count"`,
 	"trials":                      `"trial_count"`,
-	"attempts":                    `"attempt_count"`,
+	"attempts":                    `"failed_attempt_count"`,
 	"hashes":                      `"hash_count"`,
 	"files":                       `the "*_file" keys, at the top level`,
+	// The keys renamed after a newcomer's review of the vocabulary.
+	"hash_funcs":                   `"hash_function_count"`,
+	"n":                            `"item_count"`,
+	"stats":                        `"bloom_filter", an object named in the singular by what it is`,
+	"false_positive_rate_approx":   `"approx_false_positive_rate"`,
+	"pf_candidate":                 `"candidate_false_positive_rate"`,
+	"measured_pf_candidate":        `"measured_candidate_false_positive_rate"`,
+	"model_pf_candidate":           `"expected_candidate_false_positive_rate"`,
+	"mean_false_positives":         `"measured_false_positives"`,
+	"model_false_positives":        `"expected_false_positives"`,
+	"model_p_h_1":                  `"expected_p_h_1"`,
+	"false_positive_txs_per_block": `"expected_false_positive_transactions_per_block"`,
+	"transactions_recorded":        `"has_transactions"`,
+	"attempt_count":                `"failed_attempt_count", the failed attempts since the last success`,
+	"tried":                        `"served", an address that served the client well once`,
 }
 
 // pluralAllowed says whether key, whose value is no list and whose
@@ -321,21 +340,82 @@ var retiredKeys = map[string]string{
 // options, which keep their flags' names.
 func pluralAllowed(parent, key string) bool {
 	switch {
-	case parent == "params" || parent == "model_params" || parent == "options":
+	case echoes(parent):
 		return true
-	case key == "params" || key == "model_params" || key == "options" || key == "stats":
+	case echoes(key):
 		return true // a record of named values
 	case key == "seconds" || strings.HasSuffix(key, "_bytes") || strings.HasSuffix(key, "_bits"):
 		return true
 	case doneCount.MatchString(key):
 		return true
-	case regexp.MustCompile(`^(expected|estimated|mean|model|measured|p|probability)_`).MatchString(key):
+	case regexp.MustCompile(`^(expected|estimated|measured|p|probability)_`).MatchString(key):
 		return true
-	case strings.Contains(key, "_per_"), key == "hash_funcs", key == "flags", key == "services":
-		return true // a rate; the names of the fields of BIP 37's and the version message
+	case strings.Contains(key, "_per_"), key == "flags":
+		return true // a rate; the name of the field of BIP 37's filterload
 	}
 	return false
 }
+
+// echoes reports whether key is an object that echoes the flags a result
+// was computed with.
+func echoes(key string) bool {
+	return key == "params" || key == "model_params" || key == "options"
+}
+
+// echoesFlag reports whether key, in an object that echoes the flags of a
+// command, is the name of one of them (flags, with - written _): the
+// flag's own, or with its unit (timing_seconds for --timing) or as a
+// count (peer_count for --peers, whose name is a list of peers elsewhere;
+// watched_counts for the list --watched); fp_rate is --fprate, the
+// contract's name for the rate a filter is sized for.
+func echoesFlag(key string, flags map[string]bool) bool {
+	if key == "fp_rate" {
+		return flags["fprate"]
+	}
+	for f := range flags {
+		switch key {
+		case f, f + "_count", f + "_counts", f + "_seconds", strings.TrimSuffix(f, "s") + "_count":
+			return true
+		}
+	}
+	return false
+}
+
+// checkEcho checks that the objects at the top of a command's document
+// that echo its flags (params, options, and model_params within them)
+// name each flag as the command does.
+func (v *vocabulary) checkEcho(where string, doc any) {
+	v.t.Helper()
+	top, _ := doc.(map[string]any)
+	for key, value := range top {
+		echo, ok := value.(map[string]any)
+		if !echoes(key) || !ok {
+			continue
+		}
+		for k, val := range echo {
+			if inner, ok := val.(map[string]any); ok && echoes(k) {
+				v.checkEcho(where, map[string]any{k: inner})
+				continue
+			}
+			if !echoesFlag(k, v.flags) {
+				v.t.Errorf("%s: %s.%s echoes no flag of the command: the flags a result echoes keep their names", where, key, k)
+			}
+		}
+	}
+}
+
+// letterKeys are the one-letter keys the vocabulary keeps: the
+// parameters BIP 158 names P and M, the j of the papers' P_h(j), and the
+// two sessions of a pair.
+var letterKeys = map[string]bool{"p": true, "m": true, "j": true, "a": true, "b": true}
+
+// abbreviations are words the vocabulary spells out (hash_function_count,
+// transactions, false_positive_rate).
+var abbreviations = map[string]bool{"funcs": true, "txs": true, "stats": true, "pf": true, "num": true, "cnt": true}
+
+// btcdConstant finds a name of btcd's constants (SFNodeNetwork) in a
+// value: the services are shown by their BIP names (NODE_NETWORK).
+var btcdConstant = regexp.MustCompile(`\bSF[A-Z][A-Za-z0-9]+`)
 
 // doneCount matches the name of a count of what a command did: its noun
 // in the plural, then what was done to them.
@@ -354,6 +434,13 @@ func isPlural(key string) bool {
 type vocabulary struct {
 	t     *testing.T
 	types map[string]map[string]string // key -> JSON type -> a command showing it
+	// flags are the flags of the command whose document is checked, with
+	// - written _, as the flags it echoes are named; nil when not known.
+	flags map[string]bool
+	// real is set for a document a command printed (not one encoded from
+	// its output type, whose strings are left empty): an empty string is
+	// then an undefined value that should be null.
+	real bool
 }
 
 // add checks one command's document and notes its keys' types.
@@ -374,17 +461,70 @@ func (v *vocabulary) add(where string, doc any, top bool) {
 			v.types[key][typ] = where
 		}
 		n, isNumber := value.(float64)
+		str, isString := value.(string)
 		switch {
 		case typ != "array" && typ != "bool" && isPlural(key) && !pluralAllowed(parent, key):
 			v.t.Errorf("%s: %s.%s is a %s with a plural name: plural names are for lists (a count is <noun>_count)", where, parent, key, typ)
+		case typ == "bool" && slices.ContainsFunc(strings.Split(key, "_"), isPlural) && !strings.HasPrefix(key, "has_"):
+			v.t.Errorf("%s: %s.%s is a yes or no with a plural name: name it as a predicate (has_<nouns>, an adjective)", where, parent, key)
 		case strings.HasSuffix(key, "_count") && (!isNumber || n != math.Trunc(n)):
 			v.t.Errorf("%s: %s.%s = %v: a count is a whole number (an expected one is expected_<nouns>)", where, parent, key, value)
-		case strings.Contains(key, "fp_rate") && key != "fp_rate" && !strings.HasPrefix(key, "fp_rate_"):
-			v.t.Errorf("%s: %s: a false-positive rate is false_positive_rate (fp_rate is the rate asked for)", where, key)
+		case strings.Contains(key, "fp_rate") && key != "fp_rate" && !strings.HasPrefix(key, "fp_rate_"),
+			strings.Contains(key, "false_positive_rate") && !strings.HasSuffix(key, "false_positive_rate"):
+			v.t.Errorf("%s: %s: a false-positive rate is false_positive_rate, qualified before it (block_false_positive_rate); fp_rate is the rate asked for", where, key)
+		case !echoes(parent) && abbreviated(key):
+			v.t.Errorf("%s: %s.%s: a word of the key is an abbreviation the vocabulary spells out", where, parent, key)
+		case len(key) == 1 && !letterKeys[key]:
+			v.t.Errorf("%s: %s.%s: a key is a word, not a formula's letter (item_count, not n)", where, parent, key)
+		case isString && btcdConstant.MatchString(str):
+			v.t.Errorf("%s: %s.%s = %q: btcd's constant names, where the BIPs' are the vocabulary", where, parent, key, str)
+		case isString && str == "" && v.real:
+			v.t.Errorf("%s: %s.%s = \"\": an undefined value is null", where, parent, key)
 		case isNumber && n == -1:
 			v.t.Errorf("%s: %s.%s = -1: an undefined value is null", where, parent, key)
 		}
 	})
+	if v.flags != nil {
+		v.checkEcho(where, doc)
+	}
+	// A thing named in the singular beside the list of its kind (peer
+	// beside peers) says one of several where there are more.
+	walkObjects(doc, func(obj map[string]any) {
+		for key, value := range obj {
+			if _, isString := value.(string); !isString {
+				continue
+			}
+			if _, list := obj[key+"s"].([]any); list {
+				v.t.Errorf("%s: %q, one string, beside the list %q: name what it is of the list (filtering_peer)", where, key, key+"s")
+			}
+		}
+	})
+}
+
+// abbreviated reports whether a word of key is one the vocabulary spells
+// out.
+func abbreviated(key string) bool {
+	for _, w := range strings.Split(key, "_") {
+		if abbreviations[w] {
+			return true
+		}
+	}
+	return false
+}
+
+// walkObjects calls fn on every object of a decoded JSON document.
+func walkObjects(doc any, fn func(map[string]any)) {
+	switch d := doc.(type) {
+	case map[string]any:
+		fn(d)
+		for _, v := range d {
+			walkObjects(v, fn)
+		}
+	case []any:
+		for _, v := range d {
+			walkObjects(v, fn)
+		}
+	}
 }
 
 // TestJSONKeysOneType runs every command and mode with --json (and encodes
@@ -452,7 +592,9 @@ func TestJSONKeysOneType(t *testing.T) {
 		if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
 			t.Fatalf("%v: %v", args, err)
 		}
+		voc.flags, voc.real = commandFlags(t, args), true
 		voc.add(strings.Join(args[:min(3, len(args))], " "), doc, true)
+		voc.flags, voc.real = nil, false
 		return stdout
 	}
 	for _, args := range runs {
@@ -477,16 +619,18 @@ func TestJSONKeysOneType(t *testing.T) {
 	runJSON([]string{"privacy", "fetches", "--capture", at("fetch-capture.jsonl"), "--index", at("chain.idx"), "--client", "127.1.0.1"})
 	// The outputs of the commands that need a node, from their types,
 	// every list and pointer filled.
-	tip, one := int32(5), true
+	tip, one, text := int32(5), true, "x"
+	peer := scanPeerJSON{Tip: &tip, Branch: &branchJSON{}, UserAgent: &text, Reason: &text}
 	for where, value := range map[string]any{
-		"scan": scanJSON{Matches: []scanMatchJSON{{Watch: []string{"51"}}}, Peers: []scanPeerJSON{{Tip: &tip, Branch: &branchJSON{}}},
-			OnePeerHeights: []onePeerJSON{{}}, Disconnected: []string{}, SpendOnlyBlocks: []int32{}, Warnings: []string{}},
+		"scan": scanJSON{FilteringPeer: &text, Matches: []scanMatchJSON{{Watch: []string{"51"}}}, Peers: []scanPeerJSON{peer},
+			OnePeerHeights: []onePeerJSON{{}}, Conflicts: []conflictJSON{{Sides: [][]string{{text}}}}, Disconnected: []string{}, SpendOnlyBlocks: []int32{}, Warnings: []string{}},
 		"scan --follow event":   followEvent{Watch: []string{"51"}, FalsePositive: &one},
-		"scan --follow summary": followSummary{Peers: []scanPeerJSON{{Tip: &tip}}, Warnings: []string{}},
-		"peers":                 peersOutput{Peers: []scanPeerJSON{{Tip: &tip}}, Known: []knownJSON{{}}, Bans: []banJSON{{}}, Warnings: []string{}},
-		"send":                  sendJSON{Mined: &minedJSON{}, Peers: []sendPeerJSON{{}}, Warnings: []string{}},
-		"privacy universe":      universeStatsJSON{Warnings: []string{}},
-		"privacy capture":       captureStatsJSON{Warnings: []string{}},
+		"scan --follow summary": followSummary{Peers: []scanPeerJSON{peer}, Warnings: []string{}},
+		"peers": peersOutput{Peers: []scanPeerJSON{peer}, Unbanned: []string{}, Bans: []banJSON{{}}, Warnings: []string{},
+			Known: []knownJSON{{Services: serviceNames(wire.SFNodeNetwork | wire.SFNodeCF | 1<<20), LastSeen: &text, LastAttempt: &text, LastSuccess: &text}}},
+		"send":             sendJSON{Mined: &minedJSON{}, Peers: []sendPeerJSON{{Error: &text}}, Warnings: []string{}},
+		"privacy universe": universeStatsJSON{Warnings: []string{}},
+		"privacy capture":  captureStatsJSON{Warnings: []string{}},
 	} {
 		b, err := json.Marshal(value)
 		if err != nil {
@@ -509,6 +653,21 @@ func TestJSONKeysOneType(t *testing.T) {
 			t.Errorf("retired key %q printed by %v: use %s", key, byType, instead)
 		}
 	}
+}
+
+// commandFlags returns the flags of the command args runs, with - written
+// _, as the flags a result echoes are named.
+func commandFlags(t *testing.T, args []string) map[string]bool {
+	t.Helper()
+	cmd, _, err := newRootCommand(&app{stdout: io.Discard, stderr: io.Discard}).Find(args)
+	if err != nil {
+		t.Fatalf("%v: %v", args, err)
+	}
+	flags := map[string]bool{}
+	visit := func(f *pflag.Flag) { flags[strings.ReplaceAll(f.Name, "-", "_")] = true }
+	cmd.Flags().VisitAll(visit)
+	cmd.InheritedFlags().VisitAll(visit)
+	return flags
 }
 
 // walkJSONIn calls fn with every object key of a decoded JSON document,

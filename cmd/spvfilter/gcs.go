@@ -87,7 +87,7 @@ func (a *app) readGCSHash(what, arg string) (chainhash.Hash, error) {
 
 type gcsBuildJSON struct {
 	BlockHash  string   `json:"block_hash"`
-	N          uint32   `json:"n"`
+	N          uint32   `json:"item_count"`
 	Filter     string   `json:"filter"`
 	FilterHash string   `json:"filter_hash"`
 	Header     string   `json:"header,omitempty"`
@@ -353,7 +353,7 @@ func runGCSHeader(a *app, f *gcsHeaderFlags) error {
 // gcsInspectJSON is gcs.Stats under the CLI's JSON keys: the serialized
 // size is serialized_bytes (bytes alone would not say of what).
 type gcsInspectJSON struct {
-	N                 uint32        `json:"n"`
+	N                 uint32        `json:"item_count"`
 	P                 uint8         `json:"p"`
 	M                 uint64        `json:"m"`
 	SerializedBytes   int           `json:"serialized_bytes"`

@@ -82,7 +82,7 @@ func TestGCSVectorsEndToEnd(t *testing.T) {
 		}
 		var got struct {
 			BlockHash  string `json:"block_hash"`
-			N          uint32 `json:"n"`
+			N          uint32 `json:"item_count"`
 			Filter     string `json:"filter"`
 			FilterHash string `json:"filter_hash"`
 			Header     string `json:"header"`
@@ -101,7 +101,7 @@ func TestGCSVectorsEndToEnd(t *testing.T) {
 
 		stdout, _, status = runCLI(t, "", "gcs", "inspect", "--filter", v.Filter, "--json")
 		var insp struct {
-			N          uint32  `json:"n"`
+			N          uint32  `json:"item_count"`
 			Bytes      int     `json:"serialized_bytes"`
 			FP         float64 `json:"false_positive_rate"`
 			FilterHash string  `json:"filter_hash"`

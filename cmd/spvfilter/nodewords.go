@@ -6,10 +6,12 @@ import (
 	"net"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/btcsuite/btcd/wire"
 
 	"github.com/spvfilter/spvfilter/peer"
 	"github.com/spvfilter/spvfilter/peer/client"
@@ -55,6 +57,7 @@ var (
 	dialText      = regexp.MustCompile(`peer (\S+): connect: peer disconnected: dial tcp(?: \S+)?: (.+?)(\.)?$`)
 	handshakeText = regexp.MustCompile(`peer (\S+): version handshake: protocol violation: undecodable message: .*$`)
 	lookupText    = regexp.MustCompile(`lookup (\S+?)(?: on \S+)?: no such host$`)
+	servicesBtcd  = regexp.MustCompile(`\(services ((?:SF[A-Za-z0-9]+|0x[0-9a-f]+)(?:\|(?:SF[A-Za-z0-9]+|0x[0-9a-f]+))*)\)`)
 )
 
 // peerWords says, in text that ends with a failure to reach a peer, the
@@ -62,6 +65,9 @@ var (
 // named, the text names the peer already ("peer X was not used: ...",
 // its reason): the peer is not named twice.
 func peerWords(text string, params *chaincfg.Params, named bool) string {
+	text = servicesBtcd.ReplaceAllStringFunc(text, func(m string) string {
+		return "(services " + servicesText(servicesBtcd.FindStringSubmatch(m)[1]) + ")"
+	})
 	name := func(addr string) string {
 		if named {
 			return ""
@@ -131,4 +137,69 @@ func dialReason(oe *net.OpError) string {
 		return oe.Err.Error()
 	}
 	return oe.Error()
+}
+
+// serviceBits are the service flags by the names the BIPs and Bitcoin Core
+// give them, the one vocabulary the tool shows them in, in bit order.
+var serviceBits = []struct {
+	flag wire.ServiceFlag
+	name string
+}{
+	{wire.SFNodeNetwork, "NODE_NETWORK"},
+	{wire.SFNodeGetUTXO, "NODE_GETUTXO"},
+	{wire.SFNodeBloom, "NODE_BLOOM"},
+	{wire.SFNodeWitness, "NODE_WITNESS"},
+	{wire.SFNodeXthin, "NODE_XTHIN"},
+	{wire.SFNodeCF, "NODE_COMPACT_FILTERS"},
+	{wire.SFNodeNetworkLimited, "NODE_NETWORK_LIMITED"},
+}
+
+// serviceNames lists the services of f by their BIP names, an unnamed bit
+// as "bit N".
+func serviceNames(f wire.ServiceFlag) []string {
+	out := []string{}
+	for _, s := range serviceBits {
+		if f&s.flag != 0 {
+			out = append(out, s.name)
+			f &^= s.flag
+		}
+	}
+	for bit := 0; f != 0; bit++ {
+		if f&(1<<bit) != 0 {
+			out = append(out, fmt.Sprintf("bit %d", bit))
+			f &^= 1 << bit
+		}
+	}
+	return out
+}
+
+// servicesText says in BIP names the services btcd's ServiceFlag.String
+// wrote (SFNodeNetwork|SFNodeBloom|0x20).
+func servicesText(btcd string) string {
+	var f wire.ServiceFlag
+	var rest []string
+	for _, part := range strings.Split(btcd, "|") {
+		if part == "" {
+			continue
+		}
+		known := false
+		for _, s := range serviceBits {
+			if part == s.flag.String() {
+				f |= s.flag
+				known = true
+			}
+		}
+		if v, err := strconv.ParseUint(strings.TrimPrefix(part, "0x"), 16, 64); !known && strings.HasPrefix(part, "0x") && err == nil {
+			f |= wire.ServiceFlag(v)
+			known = true
+		}
+		if !known {
+			rest = append(rest, part)
+		}
+	}
+	names := append(serviceNames(f), rest...)
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
 }

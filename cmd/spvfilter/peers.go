@@ -79,13 +79,18 @@ type peersOutput struct {
 
 // knownJSON is an address of the book.
 type knownJSON struct {
-	Address     string `json:"address"`
-	Services    string `json:"services"`
-	LastSeen    string `json:"last_seen,omitempty"`
-	LastAttempt string `json:"last_attempt,omitempty"`
-	LastSuccess string `json:"last_success,omitempty"`
-	Attempts    int    `json:"attempt_count"`
-	Tried       bool   `json:"tried"`
+	Address string `json:"address"`
+	// Services are the services it advertised, by their BIP names.
+	Services []string `json:"services"`
+	// The times of the book, null when it holds none.
+	LastSeen    *string `json:"last_seen"`
+	LastAttempt *string `json:"last_attempt"`
+	LastSuccess *string `json:"last_success"`
+	// FailedAttempts counts the failed attempts since the last success.
+	FailedAttempts int `json:"failed_attempt_count"`
+	// Served: the address served the client well once (the book's tried
+	// addresses).
+	Served bool `json:"served"`
 }
 
 // banJSON is a ban in force.
@@ -165,7 +170,7 @@ func runPeers(a *app, f *peersFlags, fl *pflag.FlagSet) error {
 	out.Connected, out.Peers = true, peersJSON(c.Peers(), params)
 	for _, p := range out.Peers {
 		if p.Banned {
-			out.Warnings = append(out.Warnings, fmt.Sprintf("peer %s is banned: %s", p.Address, p.Reason))
+			out.Warnings = append(out.Warnings, fmt.Sprintf("peer %s is banned: %s", p.Address, p.why()))
 		}
 	}
 	known, err := c.KnownAddresses()
@@ -180,8 +185,8 @@ func runPeers(a *app, f *peersFlags, fl *pflag.FlagSet) error {
 // addKnown lists the addresses of the book.
 func (out *peersOutput) addKnown(known []client.KnownAddress) {
 	for _, k := range known {
-		out.Known = append(out.Known, knownJSON{Address: k.Addr, Services: k.Services.String(), LastSeen: stamp(k.LastSeen),
-			LastAttempt: stamp(k.LastAttempt), LastSuccess: stamp(k.LastSuccess), Attempts: k.Attempts, Tried: k.Tried})
+		out.Known = append(out.Known, knownJSON{Address: k.Addr, Services: serviceNames(k.Services), LastSeen: orNull(stamp(k.LastSeen)),
+			LastAttempt: orNull(stamp(k.LastAttempt)), LastSuccess: orNull(stamp(k.LastSuccess)), FailedAttempts: k.Attempts, Served: k.Tried})
 	}
 }
 
@@ -209,9 +214,9 @@ func (a *app) printPeers(out *peersOutput) error {
 		state := p.tipText()
 		switch {
 		case p.Banned:
-			state = "banned: " + p.Reason
-		case p.Reason != "":
-			state = p.Reason
+			state = "banned: " + p.why()
+		case p.why() != "":
+			state = p.why()
 		}
 		fmt.Fprintf(w, "%s: %s\n", p.named(), state)
 	}

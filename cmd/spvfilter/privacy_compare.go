@@ -48,6 +48,7 @@ F/P blocks, and a wallet script only when all k of its blocks came to it.
 	}
 	fl := c.Flags()
 	addModelFlags(fl, &f.p.Model)
+	addSizingFlag(c, &f.p.Model.Sizing)
 	fl.Uint32Var(&f.p.WatchPerAddress, "watch-per-address", f.p.WatchPerAddress, "BIP 158 items watched per address (its output script)")
 	fl.Uint32Var(&f.p.ElementsPerBlock, "elements-per-block", f.p.ElementsPerBlock, "distinct items in a block's basic filter")
 	fl.Uint64Var(&f.p.Blocks, "blocks", f.p.Blocks, "blocks scanned H (52560: a year)")

@@ -80,10 +80,18 @@ scanned it fetched it.`,
 
 // fetchesOutput is the JSON of privacy fetches.
 type fetchesOutput struct {
-	Index        fetchesIndex          `json:"index"`
-	Clients      []*attack.FetchReport `json:"clients"`
-	Intersection *attack.FetchReport   `json:"intersection,omitempty"`
-	Warnings     []string              `json:"warnings"`
+	Index   fetchesIndex          `json:"index"`
+	Clients []*attack.FetchReport `json:"clients"`
+	// Intersection is null without --intersect.
+	Intersection *intersectionJSON `json:"intersection"`
+	Warnings     []string          `json:"warnings"`
+}
+
+// intersectionJSON is the report of the sessions joined by --intersect:
+// as a session's, but of no one client (null).
+type intersectionJSON struct {
+	*attack.FetchReport
+	Client *string `json:"client"`
 }
 
 type fetchesIndex struct {
@@ -144,7 +152,7 @@ func runFetches(a *app, f *fetchesFlags) error {
 	hd := ir.Header()
 	out := fetchesOutput{Index: fetchesIndex{Network: hd.Network, From: hd.First, To: hd.Last(), Version: hd.Version}, Clients: reps, Warnings: []string{}}
 	if f.intersect {
-		out.Clients, out.Intersection = reps[:len(reps)-1], reps[len(reps)-1]
+		out.Clients, out.Intersection = reps[:len(reps)-1], &intersectionJSON{FetchReport: reps[len(reps)-1]}
 	}
 	out.Warnings = foldSessionWarnings(reps, f.intersect)
 	a.warn(out.Warnings)
@@ -189,7 +197,7 @@ func printFetches(w io.Writer, out *fetchesOutput, show int) {
 	}
 	if r := out.Intersection; r != nil {
 		fmt.Fprintf(w, "\nintersection of %d session(s), taken as one client's: %s\n", len(out.Clients), r.Session)
-		printFetchReport(w, r, show)
+		printFetchReport(w, r.FetchReport, show)
 	}
 }
 

@@ -72,8 +72,8 @@ func bloomNewFilter(t *testing.T, command string) (bytes, hashFuncs uint32) {
 	var f struct {
 		Stats struct {
 			FilterBytes uint32 `json:"filter_bytes"`
-			HashFuncs   uint32 `json:"hash_funcs"`
-		} `json:"stats"`
+			HashFuncs   uint32 `json:"hash_function_count"`
+		} `json:"bloom_filter"`
 	}
 	decodeJSON(t, stdout, &f)
 	return f.Stats.FilterBytes, f.Stats.HashFuncs

@@ -63,6 +63,26 @@ func TestReviewNodes(t *testing.T) {
 			}
 		}
 	})
+	// The documents of the commands that need a node, as they print
+	// them, in the one vocabulary (TestJSONKeysOneType checks them from
+	// their types, with every string filled).
+	voc := &vocabulary{t: t, types: map[string]map[string]string{}, real: true}
+	vocab := func(args []string, stdout string) {
+		t.Helper()
+		var doc any
+		if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+			t.Fatalf("%v: %v: %q", args, err, stdout)
+		}
+		voc.flags = commandFlags(t, args)
+		voc.add(args[0], doc, true)
+	}
+	defer func() {
+		for key, byType := range voc.types {
+			if len(byType) > 1 {
+				t.Errorf("key %q has several JSON types: %v", key, byType)
+			}
+		}
+	}()
 	t.Run("a peer never reached beside one that works", func(t *testing.T) {
 		want := "connection refused: nothing listens there (is a regtest node listening on " + refused + "?)"
 		stdout, stderr, status := runCLI(t, "", "scan", "--connect", refused, "--connect", a.P2PAddr, "--network", "regtest", "--watch", "51", "--to", "2", "--json")
@@ -76,12 +96,18 @@ func TestReviewNodes(t *testing.T) {
 		if status != exitOK || json.Unmarshal([]byte(stdout), &out) != nil || len(out.Peers) != 2 {
 			t.Fatalf("scan: status %d, stdout %q, stderr %q", status, stdout, stderr)
 		}
+		vocab([]string{"scan"}, stdout)
 		if r := out.Peers[0].Reason; r == nil || *r != "unreachable: "+want {
 			t.Errorf("reason %v, want %q", r, "unreachable: "+want)
 		}
 		if !strings.Contains(stderr, "warning: peer "+refused+" was not used: unreachable: "+want) {
 			t.Errorf("stderr %q lacks the warning in the tool's words", stderr)
 		}
+		stdout, stderr, status = runCLI(t, "", "peers", "--connect", refused, "--connect", a.P2PAddr, "--network", "regtest", "--json")
+		if status != exitOK {
+			t.Fatalf("peers: status %d, stderr %q", status, stderr)
+		}
+		vocab([]string{"peers"}, stdout)
 		for _, args := range [][]string{
 			{"scan", "--connect", refused, "--connect", a.P2PAddr, "--network", "regtest", "--watch", "51", "--to", "2"},
 			{"peers", "--connect", refused, "--connect", a.P2PAddr, "--network", "regtest"},
@@ -124,6 +150,7 @@ func TestReviewNodes(t *testing.T) {
 			if status != exitOK || json.Unmarshal([]byte(stdout), &out) != nil {
 				t.Fatalf("send %d: status %d, stdout %q, stderr %q", i+1, status, stdout, stderr)
 			}
+			vocab([]string{"send"}, stdout)
 			if out.Propagated || !strings.Contains(strings.Join(out.Warnings, "\n"), a.P2PAddr) {
 				t.Errorf("send %d: propagated %t, warnings %q: want false and a warning that it rests on %s", i+1, out.Propagated, out.Warnings, a.P2PAddr)
 			}

@@ -346,10 +346,13 @@ type scanMatchJSON struct {
 
 // scanPeerJSON is one peer of the scan in --json output.
 type scanPeerJSON struct {
-	Address   string `json:"address"`
-	UserAgent string `json:"user_agent"`
-	Banned    bool   `json:"banned"`
-	Reason    string `json:"reason"`
+	Address string `json:"address"`
+	// UserAgent is null for a peer never reached.
+	UserAgent *string `json:"user_agent"`
+	Banned    bool    `json:"banned"`
+	// Reason says why the peer is banned or not used, null for a peer
+	// in use.
+	Reason *string `json:"reason"`
 	// Compared: the peer's answers were compared with another peer's.
 	Compared bool `json:"compared"`
 	// Tip is the height of the peer's best block, null when not known.
@@ -360,10 +363,26 @@ type scanPeerJSON struct {
 
 // named names the peer with its user agent, when it said one.
 func (p *scanPeerJSON) named() string {
-	if p.UserAgent == "" {
+	if p.UserAgent == nil {
 		return "peer " + p.Address
 	}
-	return fmt.Sprintf("peer %s (%s)", p.Address, p.UserAgent)
+	return fmt.Sprintf("peer %s (%s)", p.Address, *p.UserAgent)
+}
+
+// why is the peer's reason, "" for a peer in use.
+func (p *scanPeerJSON) why() string {
+	if p.Reason == nil {
+		return ""
+	}
+	return *p.Reason
+}
+
+// orNull is s, or nil (null in JSON) when s is empty.
+func orNull(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 // tipText says where the peer's chain ends: "tip H", or that it is not
@@ -403,7 +422,7 @@ type conflictJSON struct {
 func peersJSON(ps []client.PeerStatus, params *chaincfg.Params) []scanPeerJSON {
 	out := []scanPeerJSON{}
 	for _, p := range ps {
-		j := scanPeerJSON{Address: p.Address, UserAgent: p.UserAgent, Banned: p.Banned, Reason: peerWords(p.Reason, params, true), Compared: p.Compared}
+		j := scanPeerJSON{Address: p.Address, UserAgent: orNull(p.UserAgent), Banned: p.Banned, Reason: orNull(peerWords(p.Reason, params, true)), Compared: p.Compared}
 		if p.Tip >= 0 {
 			tip := p.Tip
 			j.Tip = &tip
@@ -417,7 +436,9 @@ func peersJSON(ps []client.PeerStatus, params *chaincfg.Params) []scanPeerJSON {
 }
 
 type scanJSON struct {
-	Peer                 string          `json:"peer"`
+	// FilteringPeer is the peer that filtered the blocks with the BIP 37
+	// filter, null in bip157 mode (peers lists every peer).
+	FilteringPeer        *string         `json:"filtering_peer"`
 	Network              string          `json:"network"`
 	Mode                 string          `json:"mode"`
 	From                 int32           `json:"from"`
@@ -444,7 +465,6 @@ type scanJSON struct {
 // the client's configuration, the watch list and the BIP 37 settings.
 type scanPlan struct {
 	mode, network string
-	peer          string // the first peer given, for the result
 	client        client.Config
 	items         []watchItem
 	// reversed are, in bip157 mode, the outpoints of items given with a
@@ -541,7 +561,7 @@ func (a *app) planScan(flags *pflag.FlagSet, fl *scanFlags) (*scanPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	plan := &scanPlan{mode: fl.mode, network: fl.network, peer: fl.peerFlags.first(), from: fl.from, to: fl.to, follow: fl.follow}
+	plan := &scanPlan{mode: fl.mode, network: fl.network, from: fl.from, to: fl.to, follow: fl.follow}
 	if err := fl.checkRange(flags, plan); err != nil {
 		return nil, err
 	}
@@ -748,7 +768,7 @@ func savedChainNotExtended(c *client.Client, datadir string, saved int32, params
 // newScanJSON shapes a scan's result for --json and the text output.
 func newScanJSON(plan *scanPlan, res *client.ScanResult, took time.Duration) scanJSON {
 	out := scanJSON{
-		Peer: plan.peer, Network: plan.network, Mode: plan.mode, From: res.From, To: res.To,
+		FilteringPeer: orNull(res.FilteringPeer), Network: plan.network, Mode: plan.mode, From: res.From, To: res.To,
 		Matches:              []scanMatchJSON{},
 		BlocksScanned:        res.BlocksScanned,
 		FiltersReceived:      res.FiltersReceived,
@@ -764,11 +784,6 @@ func newScanJSON(plan *scanPlan, res *client.ScanResult, took time.Duration) sca
 		Conflicts:            []conflictJSON{},
 		Peers:                peersJSON(res.Peers, plan.client.Params),
 		Warnings:             orEmpty(append(append([]string(nil), plan.warnings...), byFlag(res.Warnings, plan.items, plan.client.Params)...)),
-	}
-	if res.FilteringPeer != "" {
-		out.Peer = res.FilteringPeer
-	} else if len(res.Peers) > 0 {
-		out.Peer = res.Peers[0].Address
 	}
 	for _, o := range res.OnePeer {
 		out.OnePeerHeights = append(out.OnePeerHeights, onePeerJSON{From: o.From, To: o.To, Peer: o.Peer})
@@ -820,7 +835,7 @@ func (a *app) checkServices(c *client.Client, mode string) error {
 	}
 	var seen []string
 	for _, p := range c.Peers() {
-		seen = append(seen, p.Address+" ("+p.Services+")")
+		seen = append(seen, p.Address+" ("+servicesText(p.Services)+")")
 	}
 	return fmt.Errorf("%w: %s not advertised by %s", peer.ErrMissingService, name, strings.Join(seen, ", "))
 }
@@ -841,9 +856,9 @@ func (a *app) printScan(out *scanJSON) error {
 		state := fmt.Sprintf("used (%s)", p.tipText())
 		switch {
 		case p.Banned:
-			state = "banned: " + p.Reason
-		case p.Reason != "":
-			state = "not used: " + p.Reason
+			state = "banned: " + p.why()
+		case p.why() != "":
+			state = "not used: " + p.why()
 		case out.Mode == "bip157" && !p.Compared:
 			state = fmt.Sprintf("not compared with another peer (%s)", p.tipText())
 		}

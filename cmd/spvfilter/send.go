@@ -95,8 +95,10 @@ type sendPeerJSON struct {
 	// Accepted: the peer says it holds the transaction.
 	Accepted bool `json:"accepted"`
 	// Seen: the peer held it without being given it.
-	Seen  bool   `json:"seen"`
-	Error string `json:"error,omitempty"`
+	Seen bool `json:"seen"`
+	// Error says why the peer did not take the transaction, null when it
+	// did.
+	Error *string `json:"error"`
 }
 
 // sendJSON is the output of send --json.
@@ -189,9 +191,9 @@ func runSend(a *app, f *sendFlags, args []string) error {
 		j := sendPeerJSON{Address: p.Address, Given: slices.Contains(res.Given, p.Address),
 			Accepted: slices.Contains(res.Accepted, p.Address), Seen: slices.Contains(res.Seen, p.Address)}
 		if e, ok := res.Failed[p.Address]; ok {
-			j.Error = sendWords(e).Error()
+			j.Error = orNull(sendWords(e).Error())
 		} else if p.Reason != "" {
-			j.Error = p.Reason
+			j.Error = orNull(peerWords(p.Reason, params, true))
 		}
 		out.Peers = append(out.Peers, j)
 	}
