@@ -860,6 +860,9 @@ type rowFiles struct {
 	badTime, badHex              string
 	// truncated is a report cut short.
 	truncated string
+	// bip37Fetches is a capture of a BIP 37 client that loaded a filter
+	// and asked for filtered blocks.
+	bip37Fetches string
 }
 
 func newRowFiles(t *testing.T) rowFiles {
@@ -874,7 +877,7 @@ func newRowFiles(t *testing.T) rowFiles {
 		index: filepath.Join(sim, "chain.idx"),
 		empty: filepath.Join(dir, "empty.txt"), object: filepath.Join(dir, "object.json"), garbage: filepath.Join(dir, "garbage.txt"),
 		file: filepath.Join(dir, "file.txt"), badTime: filepath.Join(dir, "bad-time.jsonl"), badHex: filepath.Join(dir, "bad-hex.jsonl"),
-		truncated: filepath.Join(dir, "truncated.json"),
+		truncated: filepath.Join(dir, "truncated.json"), bip37Fetches: filepath.Join(dir, "bip37-fetches.jsonl"),
 	}
 	report := runOK(t, "privacy", "analyze", "--capture", f.capture, "--universe", filepath.Join(sim, "universe.txt"), "--json")
 	for name, text := range map[string]string{
@@ -882,6 +885,8 @@ func newRowFiles(t *testing.T) rowFiles {
 		f.badTime:   `{"time":"x","client":"127.0.0.1:5","command":"filterload","filterload":"` + corePayload + `"}` + "\n",
 		f.badHex:    `{"time":"2024-01-01T00:00:00Z","client":"127.0.0.1:5","command":"filterload","filterload":"zz"}` + "\n",
 		f.truncated: report[:len(report)/2],
+		f.bip37Fetches: `{"time":"2024-01-01T00:00:00Z","client":"127.0.0.1:5","session":"s-1","command":"filterload","filterload":"` + corePayload + `"}` + "\n" +
+			`{"time":"2024-01-01T00:00:01Z","client":"127.0.0.1:5","session":"s-1","command":"getdata","blocks":[{"hash":"` + strings.Repeat("11", 32) + `","type":"filtered_block"}]}` + "\n",
 	} {
 		if err := os.WriteFile(name, []byte(text), 0o600); err != nil {
 			t.Fatal(err)
@@ -1131,6 +1136,8 @@ func reviewRows(in rowFiles) []contractRow {
 			status: exitBadInput, stderr: []string{`--elements "-1": want a whole number from 1 to 4294967295`}},
 		{name: "a height out of int32 said as a height", args: []string{"scan", "--connect", node, "--network", "regtest", "--watch", "51", "--from", "2147483648"},
 			status: exitBadInput, stderr: []string{`--from "2147483648": want a height, a whole number from 0 to 2147483647`}, notInErr: []string{"-2147483648"}},
+		{name: "fetches names the downloads of BIP 37 clients as such", args: []string{"privacy", "fetches", "--capture", in.bip37Fetches, "--index", in.index},
+			status: exitBadInput, stderr: []string{"--capture " + in.bip37Fetches + ": its 1 session(s) with downloads are BIP 37 clients", "give the capture to privacy analyze --capture"}, notInErr: []string{"reveal nothing"}},
 		{name: "simulate checks its options before --out", args: []string{"privacy", "simulate", "--payers", "0", "--out", in.sim},
 			status: exitBadInput, stderr: []string{"--payers 0: "}, notInErr: []string{"--force"}},
 	}

@@ -59,7 +59,9 @@ _high), the estimated number of the wallet's groups, and a verdict in
 plain words. --client HOST, HOST:PORT or SESSION keeps those sessions
 only; --intersect also joins them as one client's: its scanned range is
 the union of theirs, and a block counts as fetched when every session that
-scanned it fetched it.`,
+scanned it fetched it. The sessions of BIP 37 clients (a filter loaded,
+blocks asked for without a BIP 157 filter range) are left out, with a
+warning: their filters say what they watch (privacy analyze --capture).`,
 		Example: `  spvfilter privacy fetches --capture capture.jsonl --index universe.idx
   spvfilter privacy fetches --capture capture.jsonl --index universe.idx --client 127.0.0.1 --json
   spvfilter privacy fetches --capture capture.jsonl --index universe.idx --client 127.0.0.1 --intersect`,
@@ -126,6 +128,11 @@ func runFetches(a *app, f *fetchesFlags) error {
 	if len(sessions) == 0 {
 		return noSessions(f.capture, f.client, records, "block request or filter range", filterCommands, "BIP 37 filters: give it to privacy analyze --capture")
 	}
+	sessions, bip37 := withoutBIP37(sessions, records)
+	if len(sessions) == 0 {
+		return badInput("--capture %s: its %d session(s) with downloads are BIP 37 clients: they loaded a filter (filterload) and asked for blocks without a BIP 157 filter range; a BIP 37 client's filter, not its downloads, says what it watches: give the capture to privacy analyze --capture",
+			f.capture, len(bip37))
+	}
 	xf, err := openInputFile("--index", f.index)
 	if err != nil {
 		return err
@@ -155,12 +162,52 @@ func runFetches(a *app, f *fetchesFlags) error {
 		out.Clients, out.Intersection = reps[:len(reps)-1], &intersectionJSON{FetchReport: reps[len(reps)-1]}
 	}
 	out.Warnings = foldSessionWarnings(reps, f.intersect)
+	if len(bip37) > 0 {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("%d session(s) left out, BIP 37 clients (a filter loaded, blocks asked for without a BIP 157 filter range), whose filters privacy analyze --capture reads: %s",
+			len(bip37), strings.Join(bip37[:min(len(bip37), 5)], ", ")+moreOf(len(bip37), 5)))
+	}
 	a.warn(out.Warnings)
 	if a.json {
 		return a.printJSON(out)
 	}
 	printFetches(a.stdout, &out, f.show)
 	return nil
+}
+
+// withoutBIP37 leaves out of sessions those of BIP 37 clients: a session
+// that loaded a filter (filterload) and asked for blocks without a BIP 157
+// filter range. Such a client asks for every block, filtered: its
+// downloads are not what the block-download attack reads. It returns the
+// sessions kept and the ids of those left out.
+func withoutBIP37(sessions []*capture.FetchSession, records []capture.Record) ([]*capture.FetchSession, []string) {
+	loaded := map[string]bool{}
+	for _, r := range records {
+		if r.Command == wire.CmdFilterLoad {
+			key := r.Session
+			if key == "" {
+				key = r.Client
+			}
+			loaded[key] = true
+		}
+	}
+	var kept []*capture.FetchSession
+	var left []string
+	for _, s := range sessions {
+		if loaded[s.ID] && len(s.Ranges) == 0 {
+			left = append(left, s.ID)
+			continue
+		}
+		kept = append(kept, s)
+	}
+	return kept, left
+}
+
+// moreOf says how many of n items beyond the first shown are not shown.
+func moreOf(n, shown int) string {
+	if n <= shown {
+		return ""
+	}
+	return fmt.Sprintf(" and %d more", n-shown)
 }
 
 // fetchCommands and filterCommands are the commands of the records that
