@@ -46,8 +46,9 @@ would test, one per line, each once, in the format "privacy analyze" reads:
   scripts     non-standard output scripts and redeem/witness scripts, tested
               by their data pushes
 
-With --out - the lines go to standard output and the --json statistics to
-standard error.
+The statistics (as text, or with --json an object) go to standard output,
+or with --out - to standard error, the lines then going to standard
+output. A warning says that the result rests on the one node given.
 
 --index FILE also writes the appearance index that "privacy fetches" reads:
 for every output script of the range, named as its universe line names it
@@ -184,7 +185,8 @@ func runUniverse(ctx context.Context, a *app, f *universeFlags, fl *pflag.FlagSe
 	var indexFile *os.File
 	if f.index != "" {
 		if indexFile, err = os.Create(f.index); err != nil {
-			return badInputWords("--index", err)
+			// Checked before connecting: what fails now is the machine.
+			return failureWords("--index", err)
 		}
 		defer indexFile.Close()
 		ix = universe.NewIndexWriter(filepath.Dir(f.index), f.indexMemory)
@@ -212,19 +214,27 @@ func runUniverse(ctx context.Context, a *app, f *universeFlags, fl *pflag.FlagSe
 		}
 	}
 	st := uw.Stats()
+	// One node gave the chain and its blocks: nothing it sent was
+	// compared with another node's.
+	warnings := []string{fmt.Sprintf("the universe rests on one peer, %s: its blocks match the headers it sent, but no other peer confirmed that chain (a node can serve a chain of its own)", f.peer)}
+	a.warn(warnings)
 	if a.json {
 		return printStats(a, f.out == "-", universeStatsJSON{
 			BlockCount: st.Blocks, AddressCount: st.Addresses, PubKeyCount: st.PubKeys, ScriptCount: st.Scripts,
 			LinesWritten: st.Lines, AddressLinesListed: st.Listed, SpendsIndexed: st.SpendsIndexed, SpendsUnattributed: st.SpendsUnattributed,
-			From: f.from, To: to, UniverseFile: f.out, IndexFile: f.index, Warnings: []string{}})
+			From: f.from, To: to, UniverseFile: f.out, IndexFile: f.index, Warnings: warnings})
 	}
-	if f.out != "-" {
-		fmt.Fprintf(a.stdout, "%d blocks (%d..%d): %d addresses, %d public keys (pairs; %d address lines taken over by a key's), %d scripts: %d lines written to %s\n",
-			st.Blocks, f.from, to, st.Addresses, st.PubKeys, st.Listed, st.Scripts, st.Lines, f.out)
+	// The statistics on standard output, or on standard error when the
+	// candidates go there (--out -).
+	w, prefix := a.stdout, ""
+	if f.out == "-" {
+		w, prefix = a.stderr, "spvfilter: "
 	}
-	if f.index != "" && f.out != "-" {
-		fmt.Fprintf(a.stdout, "appearance index written to %s (%d spends attributed to their script, %d not: taproot key-path or P2PK)\n",
-			f.index, st.SpendsIndexed, st.SpendsUnattributed)
+	fmt.Fprintf(w, "%s%d blocks (%d..%d): %d addresses, %d public keys (pairs; %d address lines taken over by a key's), %d scripts: %d lines written to %s\n",
+		prefix, st.Blocks, f.from, to, st.Addresses, st.PubKeys, st.Listed, st.Scripts, st.Lines, f.out)
+	if f.index != "" {
+		fmt.Fprintf(w, "%sappearance index written to %s (%d spends attributed to their script, %d not: taproot key-path or P2PK)\n",
+			prefix, f.index, st.SpendsIndexed, st.SpendsUnattributed)
 	}
 	return nil
 }
