@@ -152,13 +152,20 @@ type watchItem struct {
 // watchItemIndex finds the client's 0-based "watch item N" in its words.
 var watchItemIndex = regexp.MustCompile(`watch item (\d+)`)
 
+// onePeerText matches the client's warning that heights rest on one peer.
+var onePeerText = regexp.MustCompile(`^heights (\d+)\.\.(\d+) rest on one peer: (\S+) \(no other peer's chain reaches them\)$`)
+
 // byFlag rewrites the client's warnings in the tool's words: its "watch
 // item N" (0-based, in the order it was given the items) as the --watch
-// item the user gave, a peer it could not reach as unreachable says it.
+// item the user gave, a peer it could not reach as unreachable says it,
+// and heights that rest on one peer as what was true when they were
+// checked (a peer that caught up since, listed at their height, did not
+// check them).
 func byFlag(warnings []string, items []watchItem, params *chaincfg.Params) []string {
 	out := make([]string, len(warnings))
 	for i, w := range warnings {
 		w = peerWords(w, params, true)
+		w = onePeerText.ReplaceAllString(w, "heights $1..$2 rest on one peer, $3: no other peer's chain reached them when they were checked (a peer that reached them later did not check them)")
 		out[i] = watchItemIndex.ReplaceAllStringFunc(w, func(m string) string {
 			n, err := strconv.Atoi(watchItemIndex.FindStringSubmatch(m)[1])
 			if err != nil || n >= len(items) {

@@ -17,6 +17,7 @@ import (
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/wire"
 
+	"github.com/spvfilter/spvfilter/peer/client"
 	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 
@@ -385,8 +386,10 @@ func TestScanTimeoutIsHonest(t *testing.T) {
 
 // TestWarningsNameTheWatchFlag: the client's warnings count watch items
 // from 0 in the order it was given them; the user reads the --watch item
-// they gave, counted from 1, with the file line it came from, and a peer
-// that could not be reached as a single peer's failure says it.
+// they gave, counted from 1, with the file line it came from, a peer
+// that could not be reached as a single peer's failure says it, and
+// heights that rested on one peer as true when they were checked, not of
+// the peers listed at the end (a peer that caught up since).
 func TestWarningsNameTheWatchFlag(t *testing.T) {
 	items := []watchItem{{given: "51", where: "--watch 1"}, {given: "bcrt1q...", where: "--watch 2 (@w.txt line 3)"}}
 	got := byFlag([]string{
@@ -395,6 +398,7 @@ func TestWarningsNameTheWatchFlag(t *testing.T) {
 		"watch item 7 is not one of the user's",
 		"peer 127.0.0.1:1 was not used: unreachable: peer 127.0.0.1:1: connect: peer disconnected: dial tcp 127.0.0.1:1: connect: connection refused",
 		"peer 127.0.0.1:2 was not used: unreachable: peer 127.0.0.1:2: version handshake: protocol violation: undecodable message: ReadMessage: message payload is too large - header indicates 1902465568 bytes, but max message payload is 33554432 bytes.",
+		client.OnePeer{From: 503, To: 503, Peer: "127.0.0.1:3"}.String(),
 	}, items, &chaincfg.RegressionNetParams)
 	want := []string{
 		"BIP 37 cannot see spends of outputs paying --watch 2 (@w.txt line 3) funded before height 5",
@@ -402,6 +406,7 @@ func TestWarningsNameTheWatchFlag(t *testing.T) {
 		"watch item 7 is not one of the user's",
 		"peer 127.0.0.1:1 was not used: unreachable: connection refused: nothing listens there (is a regtest node listening on 127.0.0.1:1?)",
 		"peer 127.0.0.1:2 was not used: unreachable: it answers with what is no regtest message: no regtest node listens there (another service, or a node of another network?)",
+		"heights 503..503 rest on one peer, 127.0.0.1:3: no other peer's chain reached them when they were checked (a peer that reached them later did not check them)",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
