@@ -317,7 +317,7 @@ updated payload as one line of hex; with --json, the payload (filterload),
 the statistics and warnings. Elements are hex, @FILE (one element per line)
 or - (one per line). A filter filled far beyond one half, or one that
 matches everything, carries a warning. Elements longer than 520 bytes are
-accepted here but a node rejects them in a filteradd message.`,
+accepted here, with a warning: a node rejects them in a filteradd message.`,
 		Example: `  spvfilter bloom add --filter 03614e9b050000000000000001 b5a2c786d9ef4658287ced5914b37a1b4aa32eee
   spvfilter bloom add --filter @filter.hex @pubkeys.txt --json`,
 		Args: elementArgs,
@@ -334,10 +334,15 @@ func runBloomAdd(a *app, f *bloomFilterFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	for _, e := range elems {
+	var warnings []string
+	for i, e := range elems {
 		filter.Add(e)
+		if err := bip37.ValidateFilterAdd(e); err != nil {
+			warnings = append(warnings, fmt.Sprintf("element %d is %d bytes: added here, but a node refuses a filteradd element of more than %d bytes (and drops the client that sends one)",
+				i+1, len(e), bip37.MaxFilterAddDataSize))
+		}
 	}
-	return a.printFilter(filter, fillWarnings(filter))
+	return a.printFilter(filter, append(warnings, fillWarnings(filter)...))
 }
 
 func newBloomMatchCommand(a *app) *cobra.Command {

@@ -1138,6 +1138,12 @@ func reviewRows(in rowFiles) []contractRow {
 			status: exitBadInput, stderr: []string{`--from "2147483648": want a height, a whole number from 0 to 2147483647`}, notInErr: []string{"-2147483648"}},
 		{name: "fetches names the downloads of BIP 37 clients as such", args: []string{"privacy", "fetches", "--capture", in.bip37Fetches, "--index", in.index},
 			status: exitBadInput, stderr: []string{"--capture " + in.bip37Fetches + ": its 1 session(s) with downloads are BIP 37 clients", "give the capture to privacy analyze --capture"}, notInErr: []string{"reveal nothing"}},
+		{name: "bloom add warns of an element too large for a filteradd", args: []string{"bloom", "add", "--filter", corePayload, strings.Repeat("aa", 600)},
+			status: exitOK, stderr: []string{"warning: element 1 is 600 bytes: added here, but a node refuses a filteradd element of more than 520 bytes"}},
+		{name: "scan refuses an OP_RETURN script in bip157", args: []string{"scan", "--connect", node, "--network", "regtest", "--watch", "6a"},
+			status: exitBadInput, stderr: []string{"--watch 1: script 6a begins with OP_RETURN: BIP 158 filters leave such outputs out"}},
+		{name: "scan refuses a BIP 37 filter that matches everything, as bloom new does", args: []string{"scan", "--connect", node, "--network", "regtest", "--mode", "bip37", "--fprate", "0.9", "--watch", "0014751e76e8199196d454941c45d1b3a323f1433bd6"},
+			status: exitBadInput, stderr: []string{"--fprate 0.9: the BIP 37 filter of the watch list would match everything"}, notInErr: []string{"matches everything: no hash functions: the filter"}},
 		{name: "simulate checks its options before --out", args: []string{"privacy", "simulate", "--payers", "0", "--out", in.sim},
 			status: exitBadInput, stderr: []string{"--payers 0: "}, notInErr: []string{"--force"}},
 	}

@@ -123,6 +123,17 @@ func TestReviewNodes(t *testing.T) {
 			}
 		}
 	})
+	t.Run("scan warns of a script no output can usefully pay and of a rate beyond 50 hash functions", func(t *testing.T) {
+		_, stderr, status := runCLI(t, "", "scan", "--connect", a.P2PAddr, "--network", "regtest", "--to", "2", "--watch", strings.Repeat("51", 11000))
+		if status != exitOK || !strings.Contains(stderr, "warning: --watch 1: a script of 11000 bytes, more than the 10000 a script can have to be spent") {
+			t.Errorf("long script: status %d, stderr %q", status, stderr)
+		}
+		_, stderr, status = runCLI(t, "", "scan", "--connect", a.P2PAddr, "--network", "regtest", "--to", "2", "--mode", "bip37", "--fprate", "1e-300",
+			"--watch", peertest.NewKey("alice").Address(a.Params).EncodeAddress())
+		if status != exitOK || !strings.Contains(stderr, "warning: --fprate 1e-300: the rate needs about 997 hash functions and a filter has at most 50") {
+			t.Errorf("--fprate 1e-300: status %d, stderr %q", status, stderr)
+		}
+	})
 	t.Run("a universe from one peer rests on it", func(t *testing.T) {
 		stdout, stderr, status := runCLI(t, "", "privacy", "universe", "--peer", a.P2PAddr, "--network", "regtest", "--to", "3", "--out", "-")
 		if status != exitOK || !strings.Contains(stdout, "# candidates of regtest blocks 0..3") ||

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/signal"
 	"regexp"
@@ -26,6 +27,7 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
+	"github.com/spvfilter/spvfilter/bip37"
 	"github.com/spvfilter/spvfilter/peer"
 	"github.com/spvfilter/spvfilter/peer/client"
 	"github.com/spvfilter/spvfilter/peer/store"
@@ -590,6 +592,11 @@ func (a *app) planScan(flags *pflag.FlagSet, fl *scanFlags) (*scanPlan, error) {
 	if plan.items, err = a.parseWatch(fl.watch, params); err != nil {
 		return nil, err
 	}
+	w, err := checkWatchScripts(plan.items, fl.mode)
+	if err != nil {
+		return nil, err
+	}
+	plan.warnings = append(plan.warnings, w...)
 	plan.addReversed()
 	if flags.Changed("tweak") {
 		plan.warnings = append(plan.warnings, "--tweak fixes the BIP 37 filter's tweak: filters of different sessions can be linked by it")
@@ -668,6 +675,27 @@ func (fl *scanFlags) bip37Options(flags *pflag.FlagSet) (client.BIP37Options, er
 	return opt, nil
 }
 
+// checkWatchScripts refuses a watched script no scan of the mode can find
+// (an OP_RETURN output, which BIP 158 filters leave out) and warns of one
+// no output can usefully pay (longer than a script that can be spent).
+func checkWatchScripts(items []watchItem, mode string) ([]string, error) {
+	var warnings []string
+	for _, it := range items {
+		s := it.item.Script
+		if it.item.IsOutPoint || len(s) == 0 {
+			continue
+		}
+		if s[0] == txscript.OP_RETURN && mode == "bip157" {
+			return nil, badInput("%s: script %x begins with OP_RETURN: BIP 158 filters leave such outputs out, so no bip157 scan finds it (--mode bip37 matches its data pushes)", it.where, s[:min(len(s), 40)])
+		}
+		if len(s) > txscript.MaxScriptSize {
+			warnings = append(warnings, fmt.Sprintf("%s: a script of %d bytes, more than the %d a script can have to be spent: an output paying it is unspendable and not relayed by nodes (is it an output script?)",
+				it.where, len(s), txscript.MaxScriptSize))
+		}
+	}
+	return warnings, nil
+}
+
 // checkBIP37Watch builds the BIP 37 filter of the watch list once, before
 // connecting: a script without data pushes cannot be put in a Bloom
 // filter (bad input, naming the item), and a filter that matches
@@ -684,13 +712,24 @@ func checkBIP37Watch(watch []client.WatchItem, opt client.BIP37Options) ([]strin
 		return nil, badInputWords("--watch", err)
 	}
 	st := f.Stats()
-	if st.HashFuncs == 0 || st.SizeBytes == 0 || st.BitsSet == st.SizeBits {
-		return []string{"the BIP 37 filter matches everything: " + st.Warning}, nil
+	if st.HashFuncs == 0 || st.SizeBytes == 0 {
+		// As bloom new refuses it: a filter that matches everything.
+		return nil, badInput("--fprate %v: the BIP 37 filter of the watch list would match everything (%d byte(s), %d hash function(s): Core's sizing gives a hash function only for rates up to about %.2f); give a lower --fprate",
+			opt.FPRate, st.SizeBytes, st.HashFuncs, math.Exp(-2*math.Ln2*math.Ln2))
+	}
+	var warnings []string
+	if st.BitsSet == st.SizeBits {
+		warnings = append(warnings, fmt.Sprintf("--fprate %v: the BIP 37 filter of the watch list has every bit set and matches everything", opt.FPRate))
 	}
 	if opt.FPRate >= 0.1 {
-		return []string{fmt.Sprintf("--fprate %g: the filter matches about %.0f%% of all transactions; the node downloads them all to you", opt.FPRate, 100*opt.FPRate)}, nil
+		warnings = append(warnings, fmt.Sprintf("--fprate %g: the filter matches about %.0f%% of all transactions; the node downloads them all to you", opt.FPRate, 100*opt.FPRate))
 	}
-	return nil, nil
+	// Core's sizing gives log2(1/rate) hash functions, at most 50.
+	if need := -math.Log2(opt.FPRate); need >= bip37.MaxHashFuncs+1 {
+		warnings = append(warnings, fmt.Sprintf("--fprate %v: the rate needs about %.0f hash functions and a filter has at most %d; the filter's false-positive rate is about %.3g with the watch list in, not %v",
+			opt.FPRate, need, bip37.MaxHashFuncs, st.FalsePositiveRate, opt.FPRate))
+	}
+	return warnings, nil
 }
 
 // executeScan connects, syncs the headers and scans, or with --follow

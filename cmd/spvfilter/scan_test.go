@@ -267,10 +267,8 @@ func TestScanCommand(t *testing.T) {
 			fprate string
 			want   []string
 		}{
-			// Sized as Core sizes it, a filter at 0.5 has no hash
-			// function: it matches everything.
-			{"0.5", []string{"matches everything", "funded before height 104", "rests on one peer"}},
-			{"0.2", []string{"matches about 20%"}},
+			// A filter at 0.5 has no hash function: refused below.
+			{"0.2", []string{"matches about 20%", "funded before height 104", "rests on one peer"}},
 		} {
 			out, _ := scanJSON(t, "--peer", node.P2PAddr, "--mode", "bip37", "--fprate", tt.fprate, "--from", "104", "--watch", aliceAddr)
 			joined := strings.Join(out.Warnings, "\n")
@@ -308,6 +306,7 @@ func TestScanCommand(t *testing.T) {
 		{"mainnet address on regtest", []string{"--network", "regtest", "--watch", "1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2"}, "--watch 1"},
 		{"not hex", []string{"--network", "regtest", "--watch", "zz"}, "--watch 1"},
 		{"reversed range", []string{"--network", "regtest", "--watch", aliceAddr, "--from", "5", "--to", "4"}, "--to"},
+		{"bip37 filter that matches everything", []string{"--network", "regtest", "--mode", "bip37", "--fprate", "0.5", "--watch", aliceAddr}, "--fprate 0.5: the BIP 37 filter of the watch list would match everything"},
 		{"script without pushes in bip37", []string{"--network", "regtest", "--mode", "bip37", "--watch", "51"}, "no data push"},
 		{"second script without pushes in bip37", []string{"--network", "regtest", "--mode", "bip37", "--watch", aliceAddr, "--watch", "6a"}, "--watch 2: script 6a has no data push"},
 	}
