@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/spvfilter/spvfilter/privacy/capture"
@@ -112,6 +114,7 @@ func linkReport(acc *Accumulator, ids []string, threshold float64, w *warnings) 
 	if err != nil {
 		return nil, err
 	}
+	l.Warnings = sessionsByID(l.Warnings, ids)
 	w.add("link: ", l.Warnings)
 	lr := &LinkReport{Linkage: l, Pairs: []LinkPair{}, Groups: []JoinedReport{}}
 	for _, p := range l.Pairs {
@@ -156,4 +159,30 @@ func (c *CaptureReport) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(c)
+}
+
+// sessionNumbers finds sessions the linker names by their 1-based
+// numbers: a session, or a group of them joined by +.
+var sessionNumbers = regexp.MustCompile(`\b(session|group) (\d+(?:\+\d+)*)\b`)
+
+// sessionsByID names in the linker's warnings the sessions it numbers
+// from 1 ("session 93", "group 8+12") by their ids, as the rest of the
+// report names them.
+func sessionsByID(warnings, ids []string) []string {
+	out := make([]string, len(warnings))
+	for i, w := range warnings {
+		out[i] = sessionNumbers.ReplaceAllStringFunc(w, func(m string) string {
+			sm := sessionNumbers.FindStringSubmatch(m)
+			var names []string
+			for _, num := range strings.Split(sm[2], "+") {
+				n, err := strconv.Atoi(num)
+				if err != nil || n < 1 || n > len(ids) {
+					return m
+				}
+				names = append(names, ids[n-1])
+			}
+			return sm[1] + " " + strings.Join(names, "+")
+		})
+	}
+	return out
 }
