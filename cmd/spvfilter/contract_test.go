@@ -1144,6 +1144,12 @@ func reviewRows(in rowFiles) []contractRow {
 			status: exitBadInput, stderr: []string{"--watch 1: script 6a begins with OP_RETURN: BIP 158 filters leave such outputs out"}},
 		{name: "scan refuses a BIP 37 filter that matches everything, as bloom new does", args: []string{"scan", "--connect", node, "--network", "regtest", "--mode", "bip37", "--fprate", "0.9", "--watch", "0014751e76e8199196d454941c45d1b3a323f1433bd6"},
 			status: exitBadInput, stderr: []string{"--fprate 0.9: the BIP 37 filter of the watch list would match everything"}, notInErr: []string{"matches everything: no hash functions: the filter"}},
+		{name: "--link-threshold without --link", args: []string{"privacy", "analyze", "--capture", in.capture, "--universe", in.garbage, "--link-threshold", "0.9"},
+			status: exitBadInput, stderr: []string{"--link-threshold 0.9 needs --link"}},
+		{name: "link warnings name sessions by their ids", args: []string{"privacy", "analyze", "--capture", in.capture, "--universe", filepath.Join(in.sim, "universe.txt"), "--link"},
+			status: exitOK, stderr: []string{"warning: link: session sim7-"}, notInErr: []string{"link: session 2:", "link: session 12:"}},
+		{name: "a data directory that reads as @FILE", args: []string{"scan", "--connect", node, "--network", "regtest", "--watch", "51", "--datadir", "@st"},
+			status: exitBadInput, stderr: []string{`--datadir "@st": a path to write to, not @FILE (for a name that begins with @, write ./@st)`}},
 		{name: "simulate checks its options before --out", args: []string{"privacy", "simulate", "--payers", "0", "--out", in.sim},
 			status: exitBadInput, stderr: []string{"--payers 0: "}, notInErr: []string{"--force"}},
 	}

@@ -28,9 +28,11 @@ type analyzeFlags struct {
 	intersect     bool
 	link          bool
 	linkThreshold float64
-	workers       int
-	maxMatches    int
-	show          int
+	// linkThresholdGiven: --link-threshold was given.
+	linkThresholdGiven bool
+	workers            int
+	maxMatches         int
+	show               int
 }
 
 func newPrivacyAnalyzeCommand(a *app) *cobra.Command {
@@ -98,7 +100,10 @@ standard error and in the JSON "warnings".`,
   spvfilter privacy analyze --capture capture.jsonl --universe universe.txt --link
   spvfilter privacy analyze --capture capture.jsonl --client 127.0.0.1 --intersect --universe universe.txt`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runAnalyze(a, &f) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f.linkThresholdGiven = cmd.Flags().Changed("link-threshold")
+			return runAnalyze(a, &f)
+		},
 	}
 	fl := c.Flags()
 	fl.StringArrayVar(&f.filters, "filter", nil, "filterload payload in hex (repeatable)")
@@ -133,6 +138,8 @@ func runAnalyze(a *app, f *analyzeFlags) error {
 		return badInput("--intersect, --link and --client need --capture (--filter filters are always intersected)")
 	case !(f.linkThreshold >= 0.5 && f.linkThreshold < 1):
 		return badInput("--link-threshold %v: want a probability in [0.5, 1)", f.linkThreshold)
+	case f.linkThresholdGiven && !f.link:
+		return badInput("--link-threshold %v needs --link: without it no session is linked", f.linkThreshold)
 	}
 	opts := attack.AnalyzeOptions{PairTest: f.pairTest, Workers: f.workers, MaxMatches: f.maxMatches, Strict: f.strict}
 	if f.capture != "" {

@@ -255,6 +255,11 @@ var sharedFlagChecks = map[string]func(string) error{
 	"connect":  func(s string) error { return checkHostPort(s, false) },
 	"upstream": func(s string) error { return checkHostPort(s, false) },
 	"listen":   func(s string) error { return checkHostPort(s, true) },
+	// The flags that name what a command writes take a path, not the
+	// @FILE of a flag that reads: "@st" would be a directory named so.
+	"datadir": notAtFile,
+	"out":     notAtFile,
+	"plot":    notAtFile,
 	"network": func(s string) error {
 		if _, err := lookupNetwork(s); err != nil {
 			_, want, _ := strings.Cut(err.Error(), ": ")
@@ -262,6 +267,14 @@ var sharedFlagChecks = map[string]func(string) error{
 		}
 		return nil
 	},
+}
+
+// notAtFile refuses, as a path to write to, a value that reads as @FILE.
+func notAtFile(s string) error {
+	if strings.HasPrefix(s, "@") {
+		return fmt.Errorf("a path to write to, not @FILE (for a name that begins with @, write ./%s)", s)
+	}
+	return nil
 }
 
 // checkSharedFlag wraps the value of a shared flag with its check, and
