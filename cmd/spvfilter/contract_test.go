@@ -823,7 +823,7 @@ func TestContractRows(t *testing.T) {
 	rows = append(rows, libraryRows(in)...)
 	rows = append(rows, nodeRows(in, node)...)
 	rows = append(rows, contractBreakRows(in)...)
-	rows = append(rows, reviewRows(in)...)
+	rows = append(rows, reviewRows(in, blockHex)...)
 	for _, r := range rows {
 		t.Run(r.name, func(t *testing.T) {
 			stdout, stderr, status := runCLI(t, "", r.args...)
@@ -1075,9 +1075,11 @@ func mustHex(t *testing.T, s string) []byte {
 // reviewRows: what a newcomer's review of the tool found still said in
 // the libraries' or Go's words, blaming the wrong cause or flag, or
 // accepted without a word.
-func reviewRows(in rowFiles) []contractRow {
+func reviewRows(in rowFiles, blockHex string) []contractRow {
 	const node = "127.0.0.1:1"
 	return []contractRow{
+		{name: "a header not asked for is null", args: []string{"gcs", "build", "--block", blockHex, "--no-prevouts", "--json"},
+			status: exitOK, stdout: []string{`"header": null`}},
 		{name: "a transaction that ends after its segwit marker", args: []string{"bloom", "tx", "--filter", corePayload, "--tx", "0100000000"},
 			status: exitBadInput, stderr: []string{"--tx: 5 bytes are not a whole transaction: the data end after the segwit marker 00"}, notInErr: []string{"empty", "no data at all"}},
 		{name: "send names its argument TX_HEX", args: []string{"send", "--connect", node, "--network", "regtest", "0100000000"},

@@ -86,12 +86,13 @@ func (a *app) readGCSHash(what, arg string) (chainhash.Hash, error) {
 }
 
 type gcsBuildJSON struct {
-	BlockHash  string   `json:"block_hash"`
-	N          uint32   `json:"item_count"`
-	Filter     string   `json:"filter"`
-	FilterHash string   `json:"filter_hash"`
-	Header     string   `json:"header,omitempty"`
-	Warnings   []string `json:"warnings"`
+	BlockHash  string `json:"block_hash"`
+	N          uint32 `json:"item_count"`
+	Filter     string `json:"filter"`
+	FilterHash string `json:"filter_hash"`
+	// Header is null without --prev-header.
+	Header   *string  `json:"header"`
+	Warnings []string `json:"warnings"`
 }
 
 // spentInputs counts the inputs of a block's transactions after the
@@ -203,7 +204,7 @@ func runGCSBuild(a *app, f *gcsBuildFlags, fl *pflag.FlagSet) error {
 		if err != nil {
 			return err
 		}
-		out.Header = filter.Header(&prevHeader).String()
+		out.Header = orNull(filter.Header(&prevHeader).String())
 	}
 	a.warn(warnings)
 	if a.json {
