@@ -19,6 +19,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/runtime/graphx"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/wire"
 
@@ -33,8 +34,24 @@ func TestMain(m *testing.M) {
 	log.SetupLogging("warn", "text") // not the runner's plan of every run
 	// On a worker of a portable runner, Init runs the worker and exits.
 	beam.Init()
+	os.Exit(runTests(m))
+}
+
+// runTests runs the tests with a temporary directory of their own, removed
+// afterwards with what prism's runs leave in it.
+func runTests(m *testing.M) int {
+	restore, err := ScratchTempDir()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() {
+		if err := restore(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
+	}()
 	if code, done := isolate(); done {
-		os.Exit(code)
+		return code
 	}
 	// The runner of beamx.Run, which the example calls.
 	if prismSkip != "" {
@@ -42,7 +59,7 @@ func TestMain(m *testing.M) {
 	} else {
 		_ = flag.Set("runner", "prism")
 	}
-	os.Exit(m.Run())
+	return m.Run()
 }
 
 // runOn runs the pipeline of cfg on r and returns the report it wrote.
@@ -378,5 +395,55 @@ func TestDoFnsSurviveEncoding(t *testing.T) {
 		if !found[name] {
 			t.Errorf("no %s step decoded with its configuration", name)
 		}
+	}
+}
+
+// TestScratchTempDirTakesWhatRunsLeave: a pipeline run on prism leaves a
+// file in the temporary directory (the loopback placeholder), and
+// ScratchTempDir's restore takes it away with its directory, TMPDIR as
+// before.
+func TestScratchTempDirTakesWhatRunsLeave(t *testing.T) {
+	if prismSkip != "" {
+		t.Skip(prismSkip)
+	}
+	data := t.TempDir()
+	s := writeSynth(t, data, synthSpec{wallets: 1, sessionsPerWallet: 1, addresses: 5, fpRate: 0.01, randomLines: 10, files: 1, seed: 16})
+	cfg := Config{Capture: s.capture, Universe: s.glob, Output: filepath.Join(data, "report.json")}
+	outer := filepath.Join(data, "tmp")
+	if err := os.Mkdir(outer, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run := func() []os.DirEntry {
+		runOn(t, runner{name: "prism", execute: prism.Execute}, cfg)
+		entries, err := os.ReadDir(outer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return entries
+	}
+	t.Setenv("TMPDIR", outer)
+	if left := run(); len(left) == 0 {
+		t.Fatal("a run on prism left nothing in TMPDIR: the case this test guards is gone")
+	} else {
+		for _, e := range left {
+			_ = os.RemoveAll(filepath.Join(outer, e.Name()))
+		}
+	}
+	restore, err := ScratchTempDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if os.TempDir() == outer {
+		t.Fatal("ScratchTempDir left TMPDIR as it was")
+	}
+	run()
+	if err := restore(); err != nil {
+		t.Fatal(err)
+	}
+	if got := os.Getenv("TMPDIR"); got != outer {
+		t.Fatalf("TMPDIR after restore = %q, want %q", got, outer)
+	}
+	if left, _ := os.ReadDir(outer); len(left) != 0 {
+		t.Fatalf("left in TMPDIR after restore: %s", left[0].Name())
 	}
 }

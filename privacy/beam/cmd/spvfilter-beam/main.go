@@ -60,6 +60,16 @@ func main() {
 
 func run(cfg privacybeam.Config) int {
 	ctx := context.Background()
+	restore, err := privacybeam.ScratchTempDir()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "spvfilter-beam: %v\n", err)
+		return 1
+	}
+	defer func() {
+		if err := restore(); err != nil {
+			fmt.Fprintf(os.Stderr, "spvfilter-beam: %v\n", err)
+		}
+	}()
 	p, s := beam.NewPipelineWithRoot()
 	plan, err := privacybeam.Build(ctx, s, cfg)
 	if err != nil {
