@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 )
@@ -365,10 +366,37 @@ func (e *evaluator) finish() {
 	e.s.Targets = targets(e.s)
 }
 
+// The targets the attacks are held to (see targets).
+const (
+	// TargetRight is the least share right of the claims given P >=
+	// ConfidentP, and TargetWilsonLow the least lower end of its 95%
+	// Wilson interval: the share must be established, not only observed.
+	TargetRight     = 0.95
+	TargetWilsonLow = 0.93
+	// TargetBinSlack is how far a bin's fraction right may lie from its
+	// mean probability when the mean lies outside the bin's Wilson
+	// interval.
+	TargetBinSlack = 0.05
+	// TargetCoverageSlack is how far an interval's coverage may lie from
+	// its nominal level, either way.
+	TargetCoverageSlack = 0.03
+	// SureLinkP is the probability above which no link may be wrong.
+	SureLinkP = 0.99
+)
+
 // targets measures the report against the targets the attacks are held
-// to: of the candidates given P >= 0.95 at least 95% right; links of
-// precision 0.99 and recall 0.95, none wrong given P > 0.95; intervals
-// covering the truth at their nominal rate, within 3 points.
+// to, for every kind of claim it makes (candidates, groups of candidates,
+// links): of the claims given P >= 0.95 at least 95% right, the lower end
+// of that share's Wilson interval at least 0.93; every bin of probability
+// right as often as it says (its mean probability inside the bin's
+// Wilson interval, or within 0.05 of its fraction right); no wrong link
+// given P > 0.99; every interval on an estimate covering the truth at its
+// nominal rate within 3 points either way (an interval that always covers
+// is wider than it says); every interval on a probability consistent
+// with the fraction right in each bin. Precision and recall measure the
+// attack's power, not whether its probabilities hold, and are not
+// targets. A target with nothing to measure (no claim given P >= 0.95)
+// has no value and is neither met nor missed.
 func targets(s *Score) []Target {
 	out := []Target{}
 	add := func(name, want string, v *float64, met func(float64) bool) {
@@ -380,22 +408,68 @@ func targets(s *Score) []Target {
 		out = append(out, t)
 	}
 	atLeast := func(x float64) func(float64) bool { return func(v float64) bool { return v >= x } }
-	add("candidates given P >= 0.95: fraction right", ">= 0.95", s.Candidates.Confident.FractionRight, atLeast(0.95))
+	none := func(v float64) bool { return v == 0 }
+	claims := func(what string, c *ClaimScore) {
+		add(what+" given P >= 0.95: fraction right", fmt.Sprintf(">= %g", TargetRight), c.Confident.FractionRight, atLeast(TargetRight))
+		add(what+" given P >= 0.95: Wilson lower bound", fmt.Sprintf(">= %g", TargetWilsonLow), c.Confident.WilsonLow, atLeast(TargetWilsonLow))
+		off := float64(offBins(c.Calibration))
+		add(what+": bins not right as often as they say", "0", &off, none)
+	}
+	claims("candidates", s.Candidates)
 	if s.CandidateGroups != nil {
-		add("candidate groups given P >= 0.95: fraction right", ">= 0.95", s.CandidateGroups.Confident.FractionRight, atLeast(0.95))
+		claims("candidate groups", s.CandidateGroups)
 	}
 	if l := s.Links; l != nil {
-		add("links: precision", ">= 0.99", l.Precision, atLeast(0.99))
-		add("links: recall", ">= 0.95", l.Recall, atLeast(0.95))
-		wrong := float64(l.WrongAboveConfident)
-		add("links: wrong links given P > 0.95", "0", &wrong, func(v float64) bool { return v == 0 })
+		claims("links", l.ClaimScore)
+		wrong := float64(l.WrongAboveSure)
+		add(fmt.Sprintf("links: wrong links given P > %g", SureLinkP), "0", &wrong, none)
 	}
 	for _, iv := range s.Intervals {
 		if iv.Coverage != nil {
 			nominal := iv.Nominal
-			add(fmt.Sprintf("intervals (%s, %s): coverage", iv.Where, iv.Field), fmt.Sprintf("%.2f ± 0.03", nominal), iv.Coverage,
-				func(v float64) bool { return v >= nominal-0.03 && v <= nominal+0.03 })
+			add(fmt.Sprintf("intervals (%s, %s): coverage", iv.Where, iv.Field), fmt.Sprintf("%.2f ± %g", nominal, TargetCoverageSlack), iv.Coverage,
+				func(v float64) bool {
+					return v >= nominal-TargetCoverageSlack-1e-12 && v <= nominal+TargetCoverageSlack+1e-12
+				})
+			continue
+		}
+		if iv.Calibration != nil {
+			n := 0
+			for _, b := range iv.Calibration {
+				if b.Consistent != nil && !*b.Consistent {
+					n++
+				}
+			}
+			v := float64(n)
+			add(fmt.Sprintf("intervals (%s, %s): bins whose fraction right lies outside the mean interval", iv.Where, iv.Field), "0", &v, none)
 		}
 	}
 	return out
+}
+
+// offBins counts the bins of claims that are not right as often as they
+// say: the mean probability outside the bin's Wilson interval and more
+// than TargetBinSlack from its fraction right.
+func offBins(bins []Bin) int {
+	n := 0
+	for _, b := range bins {
+		if b.Count == 0 {
+			continue
+		}
+		m, f := *b.MeanProbability, *b.FractionRight
+		if (m < *b.WilsonLow || m > *b.WilsonHigh) && math.Abs(m-f) > TargetBinSlack {
+			n++
+		}
+	}
+	return n
+}
+
+// TargetsMet reports whether every target that could be measured is met.
+func (s *Score) TargetsMet() bool {
+	for _, t := range s.Targets {
+		if t.Met != nil && !*t.Met {
+			return false
+		}
+	}
+	return true
 }

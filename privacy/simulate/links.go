@@ -62,6 +62,9 @@ func (e *evaluator) links(links object) {
 		if !right && *prob > ConfidentP {
 			ls.WrongAboveConfident++
 		}
+		if !right && *prob > SureLinkP {
+			ls.WrongAboveSure++
+		}
 		if linked && !right {
 			e.mistake(Mistake{Kind: "link", Where: "links", Sessions: []string{a, b}, Probability: *prob})
 		}

@@ -223,11 +223,13 @@ type WalletScore struct {
 
 // LinkScore scores session links: a pair is right when both sessions are
 // of one wallet. Pairs the report does not list count as not linked.
-// WrongAboveConfident counts the wrong pairs given P > ConfidentP.
+// WrongAboveConfident counts the wrong pairs given P > ConfidentP,
+// WrongAboveSure those given P > SureLinkP.
 type LinkScore struct {
 	*ClaimScore
 	PairCount           int `json:"pair_count"`
 	WrongAboveConfident int `json:"wrong_above_confident"`
+	WrongAboveSure      int `json:"wrong_above_sure"`
 }
 
 // GroupScore scores the groups of linked sessions: a group is pure when
