@@ -22,6 +22,7 @@ type evaluateFlags struct {
 	labels, report string
 	threshold      float64
 	show           int
+	requireTargets bool
 }
 
 func newPrivacyEvaluateCommand(a *app) *cobra.Command {
@@ -65,10 +66,18 @@ and the coverage is set against its level (0.95 unless the report gives
 is set against the mean interval. What the report does not give, and
 fields that are not scored, are listed under "absent".
 
-The targets the attacks are held to are checked last: of the candidates
-given P >= 0.95 at least 95% right; links of precision >= 0.99 and recall
->= 0.95, none wrong given P > 0.95; intervals covering the truth at their
-level within 3 points.`,
+The targets the attacks are held to are checked last, for candidates,
+groups of candidates and links alike: of the claims given P >= 0.95 at
+least 95% right, and the lower end of that share's Wilson interval at
+least 0.93; every bin right as often as it says (its mean probability
+inside the bin's Wilson interval, or within 0.05 of its fraction right);
+no wrong link given P > 0.99; intervals on an estimate covering the truth
+at their level within 3 points either way; intervals on probabilities
+consistent with the fraction right in every bin. Precision and recall are
+printed but are not targets: they measure how much an attack finds, not
+whether its probabilities hold. A target with nothing to measure says
+n/a. With --require-targets the exit status is 1 when a target is not met
+(after the report is printed), for CI; 0 otherwise.`,
 		Example: `  spvfilter privacy simulate --out sim
   spvfilter privacy analyze --capture sim/capture.jsonl --universe sim/universe.txt --link --json > report.json
   spvfilter privacy evaluate --labels sim/labels.json --report report.json
@@ -82,6 +91,7 @@ level within 3 points.`,
 	fl.StringVar(&f.report, "report", "", "JSON of \"privacy analyze --capture\" or \"privacy fetches\" (- for standard input) (required)")
 	fl.Float64Var(&f.threshold, "threshold", simulate.ConfidentP, "probability from which a candidate is attributed to its session, in (0, 1]")
 	fl.IntVar(&f.show, "show", 10, "mistakes printed of each kind in the text report")
+	fl.BoolVar(&f.requireTargets, "require-targets", false, "exit with status 1 when a target is not met")
 	_ = c.MarkFlagRequired("labels")
 	_ = c.MarkFlagRequired("report")
 	return c
@@ -122,10 +132,29 @@ func runEvaluate(a *app, f *evaluateFlags) error {
 	}
 	a.warn(score.Warnings)
 	if a.json {
-		return a.printJSON(score)
+		err = a.printJSON(score)
+	} else {
+		printScore(a.stdout, score, f.show)
 	}
-	printScore(a.stdout, score, f.show)
-	return nil
+	if err == nil && f.requireTargets && !score.TargetsMet() {
+		err = missedTargets(score)
+	}
+	return err
+}
+
+// missedTargets is the error of --require-targets: nil when every target
+// that could be measured is met, else one naming those that are not.
+func missedTargets(s *simulate.Score) error {
+	var missed []string
+	for _, t := range s.Targets {
+		if t.Met != nil && !*t.Met {
+			missed = append(missed, fmt.Sprintf("%s: %s (want %s)", t.Name, fmtRatio(t.Value), t.Want))
+		}
+	}
+	if len(missed) == 0 {
+		return nil
+	}
+	return fmt.Errorf("--require-targets: %d of %d targets not met: %s", len(missed), len(s.Targets), strings.Join(missed, "; "))
 }
 
 // badJSONFile is the error of a file given with what that is not the
@@ -198,7 +227,8 @@ func printScore(w io.Writer, s *simulate.Score, show int) {
 	}
 	printClaims(w, "candidates", what, s.Candidates)
 	if l := s.Links; l != nil {
-		fmt.Fprintf(w, "\nlinks: %d pairs of sessions, %d of one wallet; %d wrong link(s) given P > %g\n", l.PairCount, l.TruthCount, l.WrongAboveConfident, simulate.ConfidentP)
+		fmt.Fprintf(w, "\nlinks: %d pairs of sessions, %d of one wallet; %d wrong link(s) given P > %g, %d given P > %g\n",
+			l.PairCount, l.TruthCount, l.WrongAboveConfident, simulate.ConfidentP, l.WrongAboveSure, simulate.SureLinkP)
 		printClaims(w, "link pairs", "the pairs the report lists, right when both sessions are of one wallet", l.ClaimScore)
 	}
 	if g := s.Groups; g != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -134,6 +135,53 @@ func TestPrivacySimulateAnalyzeEvaluate(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("text report lacks %q:\n%s", want, text)
 		}
+	}
+}
+
+// TestPrivacyEvaluateRequireTargets: with --require-targets, evaluate
+// prints its report and exits with status 1 when a target is not met,
+// naming it; a report whose targets have nothing to measure exits 0.
+func TestPrivacyEvaluateRequireTargets(t *testing.T) {
+	dir := t.TempDir()
+	var sum simulateOutput
+	decodeJSON(t, runOK(t, append(smallSimulation("102", dir), "--json")...), &sum)
+	l := readLabels(t, sum.Files.Labels)
+	report := filepath.Join(dir, "report.json")
+	// Every candidate of a wallet's session claimed at 0.999 as its
+	// wallet's, and one of no wallet too: a wrong claim among too few to
+	// establish 95% right.
+	w := l.Wallets[0]
+	var matched []string
+	for _, a := range w.Addresses {
+		matched = append(matched, fmt.Sprintf(`{"candidate": %q, "probability": 0.999}`, a))
+	}
+	matched = append(matched, `{"candidate": "1BoatSLRHtKNngkdXEeobR76b53LETtpyT", "probability": 0.999}`)
+	var session string
+	for _, s := range l.Sessions {
+		if s.Wallet == w.ID {
+			session = s.ID
+		}
+	}
+	doc := fmt.Sprintf(`{"clients": [{"session": %q, "matched": [%s]}]}`, session, strings.Join(matched, ","))
+	if err := os.WriteFile(report, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, status := runCLI(t, "", "privacy", "evaluate", "--labels", sum.Files.Labels, "--report", report, "--require-targets")
+	if status != exitFailure || !strings.Contains(stdout, "NOT MET") ||
+		!strings.Contains(stderr, "--require-targets") || !strings.Contains(stderr, "candidates given P >= 0.95: Wilson lower bound") {
+		t.Errorf("status %d, stderr %q, stdout:\n%s", status, stderr, stdout)
+	}
+	// Without the flag, the same report exits 0.
+	if _, stderr, status := runCLI(t, "", "privacy", "evaluate", "--labels", sum.Files.Labels, "--report", report); status != exitOK {
+		t.Errorf("without --require-targets: status %d: %s", status, stderr)
+	}
+	// Nothing claimed: every target is n/a, none missed.
+	doc = fmt.Sprintf(`{"clients": [{"session": %q, "matched": []}]}`, session)
+	if err := os.WriteFile(report, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if stdout, stderr, status := runCLI(t, "", "privacy", "evaluate", "--labels", sum.Files.Labels, "--report", report, "--require-targets"); status != exitOK {
+		t.Errorf("nothing claimed: status %d: %s\n%s", status, stderr, stdout)
 	}
 }
 
