@@ -43,6 +43,20 @@ func (v floatRangeValue) Set(s string) error {
 	return nil
 }
 
+// regimeValue is the --regime flag.
+type regimeValue struct{ r *simulate.Regime }
+
+func (v regimeValue) String() string { return string(*v.r) }
+func (v regimeValue) Type() string   { return "regime" }
+func (v regimeValue) Set(s string) error {
+	r, err := simulate.ParseRegime(s)
+	if err != nil {
+		return err
+	}
+	*v.r = r
+	return nil
+}
+
 type simulateFlags struct {
 	o     simulate.Options
 	out   string
@@ -59,19 +73,31 @@ them, so that what "privacy analyze" and "privacy fetches" answer can be
 scored ("privacy evaluate"). The same flags give the same files, byte for
 byte.
 
+The chain. --blocks blocks, each of a coinbase, --txs-per-block
+transactions of its own (each spending one or two earlier outputs, showing
+the key that spends them, and paying two new scripts, some paid again) and
+the wallets' transactions. The universe and the appearance index are what
+package universe extracts from these blocks, as "privacy universe" does
+from a real chain: every address paid, every public key a spend shows (as
+the pair of its address), and per script the blocks and transactions it
+appears in. So candidates sit together in transactions and blocks as they
+do on a real chain.
+
 The BIP 37 side. --wallets wallets, each of --addresses addresses (drawn
 log-uniformly: as many wallets of 5 to 50 as of 50 to 500), with real
 secp256k1 keys and P2PKH or P2WPKH addresses, a false-positive rate drawn
-log-uniformly from --fprate, and --sessions sessions (connections). A
-session loads a filter sized by --sizing (core: Bitcoin Core's integer
-hash count; bitcoinj: the floating-point one of bitcoinj and
-python-bitcoinlib, often one hash function more) for the addresses it
-knows: the last session of a wallet all of them, earlier ones at least
-half. Each address inserts --elements-per-address elements (2: the key and
-its hash, as bitcoinj; 1: the hash) and the filter is sized for
---extra-elements more (0 by default, so that the filter has the rate drawn;
-bitcoinj adds 100, which leaves the filters of small wallets far emptier
-and their addresses far more exposed). A share --filteradd-fraction of sessions send their
+log-uniformly from --fprate, and --sessions sessions (connections). Each
+address is paid on the chain at a random height after the wallet's birth,
+and half the coins are spent later. A session loads a filter sized by
+--sizing (core: Bitcoin Core's integer hash count; bitcoinj: the
+floating-point one of bitcoinj and python-bitcoinlib, often one hash
+function more) for the addresses its wallet had used by then: the last
+session of a wallet all of them, earlier ones at least half. Each address
+inserts --elements-per-address elements (2: the key and its hash, as
+bitcoinj; 1: the hash) and the filter is sized for --extra-elements more
+(0 by default, so that the filter has the rate drawn; bitcoinj adds 100,
+which leaves the filters of small wallets far emptier and their addresses
+far more exposed). A share --filteradd-fraction of sessions send their
 newest addresses by filteradd after the filterload. A share --pay-fraction
 of wallets paid another wallet: their filters also hold 1 to 3 of the
 payee's addresses, so the two wallets share matches without being one.
@@ -79,21 +105,26 @@ payee's addresses, so the two wallets share matches without being one.
 send, in turn, a 0-byte filter and one with every bit set (both match
 everything) and a 2-byte one (matches about half). Sessions come in a
 random order, each from its own client address, so nothing but the
-filters tells who sent them. The universe holds every wallet's addresses
-among --other-candidates random ones.
+filters tells who sent them.
 
-The BIP 157 side (--blocks 0 leaves it out). A chain of --blocks blocks of
---txs-per-block transactions, each spending earlier outputs and paying
-new scripts (some paid again). --fetch-wallets wallets are born in the
-first quarter of the chain and receive --payments payments from --payers
-payers; a payer spends the change of its previous payment, so its change
-scripts sit in the same transactions as the payments (and in several of
-the wallet's blocks): the scripts the block-download attack cannot tell
-from the wallet's. The wallet spends half of what it receives (paying
-someone, keeping change). Each of its --fetch-sessions sessions rescans
-from the birthday (getcfheaders, getcfilters) and fetches the wallet's
-blocks, the blocks whose BIP 158 filter matches by chance and --decoys
-random blocks; --fetch-noise sessions fetch random blocks only.
+The BIP 157 side (--fetch-wallets 0 --fetch-noise 0 leaves it out).
+--fetch-wallets wallets are born in the first quarter of the chain and
+receive --payments payments from --payers payers; a payer spends the
+change of its previous payment, so its change scripts sit in the same
+transactions as the payments (and in several of the wallet's blocks): the
+scripts the block-download attack cannot tell from the wallet's. The
+wallet spends half of what it receives (paying someone, keeping change).
+Each of its --fetch-sessions sessions asks for every filter header from
+the genesis block (getcfheaders, as a fresh client does), rescans the
+filters from the birthday (getcfilters) and fetches the wallet's blocks,
+the blocks whose BIP 158 filter matches by chance and --decoys random
+blocks; --fetch-noise sessions fetch random blocks only.
+
+Regimes. The standard regime (the default) shares the attacks'
+assumptions; each other --regime breaks one, and sets its own defaults of
+the flags above (flags given still win):
+
+` + regimeHelp() + `
 
 Files written into --out (created if needed):
 
@@ -102,23 +133,23 @@ Files written into --out (created if needed):
   chain.idx             appearance index, for fetches --index
   fetch-capture.jsonl   getcfheaders/getcfilters/getdata records, for fetches --capture
   labels.json           the truth: wallets and their addresses, payments,
-                        and per session its wallet (or its kind), how many
-                        of the wallet's first addresses it loaded and added,
-                        its rate and filter; per BIP 157 session its
-                        wallet, scanned range, and the heights it fetched
-                        as the wallet's, as decoys and by chance
+                        and per session its wallet(s) (or its kind), the
+                        candidates its filters hold, its rate and filter;
+                        per BIP 157 session its wallet(s), scanned range,
+                        the scripts it can reveal and the heights it
+                        fetched as the wallet's, as decoys and by chance
 
 An --out that holds any of them, from an earlier simulation, is refused
 unless --force, which replaces them and removes those this simulation
-does not write (chain.idx and fetch-capture.jsonl with --blocks 0).
+does not write (chain.idx and fetch-capture.jsonl without a BIP 157 side).
 
-A wallet session's filters hold the first loaded+added addresses of its
-wallet and the addresses of the payments it made; a candidate is right for
-a session when its wallet owns or watches it.`,
+A candidate is right for a session when one of its wallets owns or
+watches it.`,
 		Example: `  spvfilter privacy simulate --out sim
   spvfilter privacy analyze --capture sim/capture.jsonl --universe sim/universe.txt --link --json > report.json
   spvfilter privacy evaluate --labels sim/labels.json --report report.json
-  spvfilter privacy simulate --seed 7 --wallets 10 --sessions 2..3 --fprate 0.0001 --sizing bitcoinj --blocks 0 --out small`,
+  spvfilter privacy simulate --regime payments --seed 7 --out payments
+  spvfilter privacy simulate --seed 7 --wallets 10 --sessions 2..3 --fprate 0.0001 --sizing bitcoinj --fetch-wallets 0 --fetch-noise 0 --out small`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runSimulate(a, &f, cmd.Flags()) },
 	}
@@ -127,23 +158,56 @@ a session when its wallet owns or watches it.`,
 	return c
 }
 
+// regimeHelp describes every regime for simulate's help.
+func regimeHelp() string {
+	var b strings.Builder
+	for i, r := range simulate.Regimes() {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "  %s: %s.\n    Breaks: %s.\n", r.Regime, r.Does, r.Breaks)
+	}
+	return strings.TrimRight(wrapIndented(b.String(), 76), "\n")
+}
+
+// wrapIndented wraps each line to width, continuing it at its own indent.
+func wrapIndented(s string, width int) string {
+	var out strings.Builder
+	for _, line := range strings.Split(s, "\n") {
+		indent := line[:len(line)-len(strings.TrimLeft(line, " "))]
+		cur := indent
+		for _, w := range strings.Fields(line) {
+			if len(cur) > len(indent) && len(cur)+1+len(w) > width {
+				out.WriteString(cur + "\n")
+				cur = indent + "  "
+			}
+			if len(cur) > len(indent) && strings.TrimSpace(cur) != "" {
+				cur += " "
+			}
+			cur += w
+		}
+		out.WriteString(cur + "\n")
+	}
+	return out.String()
+}
+
 func addSimulateFlags(fl *pflag.FlagSet, f *simulateFlags) {
 	o := &f.o
 	fl.Uint64Var(&o.Seed, "seed", o.Seed, "the seed: the same flags and seed give the same files")
+	fl.Var(regimeValue{&o.Regime}, "regime", "how the wallets behave: standard, payments, reuse, lookahead, change, clustered, heavy-tail, shrink, shared-client or mixed")
 	fl.IntVar(&o.Wallets, "wallets", o.Wallets, "BIP 37 wallets")
 	fl.Var(intRangeValue{&o.Sessions}, "sessions", "sessions per wallet, N or MIN..MAX (uniform)")
-	fl.Var(intRangeValue{&o.Addresses}, "addresses", "addresses per wallet, N or MIN..MAX (log-uniform)")
+	fl.Var(intRangeValue{&o.Addresses}, "addresses", "addresses per wallet, N or MIN..MAX (log-uniform; Pareto in heavy-tail and mixed)")
 	fl.Var(floatRangeValue{&o.FPRate}, "fprate", "false-positive rate per wallet, X or MIN..MAX (log-uniform)")
 	fl.Var(sizingValue{&o.Sizing}, "sizing", "filter sizing: core (Bitcoin Core) or bitcoinj (bitcoinj, python-bitcoinlib: floating-point hash-function count)")
 	fl.IntVar(&o.ElementsPerAddress, "elements-per-address", o.ElementsPerAddress, "elements inserted per address: 2 (key and hash, bitcoinj) or 1 (hash)")
 	fl.IntVar(&o.ExtraElements, "extra-elements", o.ExtraElements, "elements added to the count a filter is sized for (bitcoinj: 100)")
-	fl.Float64Var(&o.PayFraction, "pay-fraction", o.PayFraction, "share of wallets that paid another (their filters hold 1 to 3 of the payee's addresses)")
+	fl.Float64Var(&o.PayFraction, "pay-fraction", o.PayFraction, "share of wallets that paid another (their filters hold some of the payee's addresses)")
 	fl.Float64Var(&o.FilterAddFraction, "filteradd-fraction", o.FilterAddFraction, "share of wallet sessions that send their newest addresses by filteradd")
 	fl.IntVar(&o.Noise, "noise", o.Noise, "sessions of no wallet of the universe")
 	fl.IntVar(&o.Degenerate, "degenerate", o.Degenerate, "sessions with an empty, a full or a 2-byte filter, in turn")
-	fl.IntVar(&o.UniverseSize, "other-candidates", o.UniverseSize, "universe candidates besides the wallets' addresses")
-	fl.IntVar(&o.Fetch.Blocks, "blocks", o.Fetch.Blocks, "blocks of the chain of the BIP 157 side (0: none)")
-	fl.IntVar(&o.Fetch.TxsPerBlock, "txs-per-block", o.Fetch.TxsPerBlock, "transactions per block besides the coinbase and the wallets'")
+	fl.IntVar(&o.Chain.Blocks, "blocks", o.Chain.Blocks, "blocks of the chain (at least 10)")
+	fl.IntVar(&o.Chain.TxsPerBlock, "txs-per-block", o.Chain.TxsPerBlock, "transactions per block besides the coinbase and the wallets'")
 	fl.IntVar(&o.Fetch.Wallets, "fetch-wallets", o.Fetch.Wallets, "BIP 157 wallets")
 	fl.Var(intRangeValue{&o.Fetch.Sessions}, "fetch-sessions", "BIP 157 sessions per wallet, N or MIN..MAX")
 	fl.Var(intRangeValue{&o.Fetch.Payments}, "payments", "payments each BIP 157 wallet receives, N or MIN..MAX")
@@ -152,6 +216,28 @@ func addSimulateFlags(fl *pflag.FlagSet, f *simulateFlags) {
 	fl.IntVar(&o.Fetch.Noise, "fetch-noise", o.Fetch.Noise, "BIP 157 sessions of no wallet (random downloads)")
 	fl.StringVar(&f.out, "out", "", "directory to write the files into (created if needed)")
 	fl.BoolVar(&f.force, "force", false, "replace the files of an earlier simulation in --out, and remove those this one does not write")
+}
+
+// regimeOptions are the options of the flags: the regime's defaults, with
+// every flag given on the command line set again over them.
+func regimeOptions(f *simulateFlags, fl *pflag.FlagSet) (simulate.Options, error) {
+	base, err := simulate.RegimeOptions(f.o.Regime)
+	if err != nil {
+		return simulate.Options{}, usageError{err}
+	}
+	g := simulateFlags{o: base}
+	again := pflag.NewFlagSet("regime", pflag.ContinueOnError)
+	addSimulateFlags(again, &g)
+	var setErr error
+	fl.Visit(func(fl *pflag.Flag) {
+		if setErr == nil && again.Lookup(fl.Name) != nil {
+			setErr = again.Set(fl.Name, fl.Value.String())
+		}
+	})
+	if setErr != nil {
+		return simulate.Options{}, usageError{setErr}
+	}
+	return g.o, nil
 }
 
 // simulateOutput is the JSON of privacy simulate.
@@ -191,11 +277,8 @@ type simulateFetchSummary struct {
 // too, without a flag to name).
 func (f *simulateFlags) checkSessions() error {
 	o := f.o
-	switch {
-	case o.Wallets+o.Noise+o.Degenerate == 0 && o.Fetch.Blocks == 0:
-		return badInput("--wallets, --noise, --degenerate and --blocks are all 0: nothing to simulate")
-	case o.Fetch.Blocks > 0 && o.Fetch.Wallets+o.Fetch.Noise == 0:
-		return badInput("--fetch-wallets and --fetch-noise are 0: the chain of --blocks %d has no BIP 157 session (give one, or --blocks 0)", o.Fetch.Blocks)
+	if o.Wallets+o.Noise+o.Degenerate+o.Fetch.Wallets+o.Fetch.Noise == 0 {
+		return badInput("--wallets, --noise, --degenerate, --fetch-wallets and --fetch-noise are all 0: nothing to simulate")
 	}
 	return nil
 }
@@ -246,6 +329,11 @@ func removeStale(dir string, files simulate.Files) error {
 // runSimulate writes the simulation of the flags (fl, for naming them in
 // errors) into --out.
 func runSimulate(a *app, f *simulateFlags, fl *pflag.FlagSet) error {
+	o, err := regimeOptions(f, fl)
+	if err != nil {
+		return err
+	}
+	f.o = o
 	if err := f.checkSessions(); err != nil {
 		return err
 	}
@@ -265,7 +353,7 @@ func runSimulate(a *app, f *simulateFlags, fl *pflag.FlagSet) error {
 	if err := makeDir("--out", f.out); err != nil {
 		return err
 	}
-	sc, err := simulate.Generate(f.o)
+	sc, err := simulate.Generate(o)
 	if errors.Is(err, simulate.ErrBadOptions) {
 		return simulateFields.badParams(err, fl)
 	}

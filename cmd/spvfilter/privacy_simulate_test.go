@@ -18,8 +18,8 @@ import (
 // second: every kind of session, payments, filteradd, and a short chain.
 func smallSimulation(seed, dir string) []string {
 	return []string{"privacy", "simulate", "--seed", seed, "--wallets", "6", "--addresses", "5..40", "--fprate", "1e-4..1e-2",
-		"--pay-fraction", "0.5", "--filteradd-fraction", "0.5", "--noise", "2", "--other-candidates", "3000",
-		"--blocks", "150", "--txs-per-block", "3", "--fetch-wallets", "2", "--out", dir}
+		"--pay-fraction", "0.5", "--filteradd-fraction", "0.5", "--noise", "2",
+		"--blocks", "150", "--txs-per-block", "10", "--fetch-wallets", "2", "--out", dir}
 }
 
 // runOK runs a command line that must succeed and returns its output.
@@ -89,23 +89,14 @@ func TestPrivacySimulateAnalyzeEvaluate(t *testing.T) {
 		t.Fatal(err)
 	}
 	matched := matchedBySession(t, out)
-	wallets := map[string]simulate.Wallet{}
-	for _, w := range l.Wallets {
-		wallets[w.ID] = w
-	}
-	watched := map[string][]string{}
-	for _, p := range l.Payments {
-		watched[p.Payer] = append(watched[p.Payer], p.Addresses...)
-	}
 	truth, perWallet := 0, map[string]int{}
 	for _, s := range l.Sessions {
 		if s.Kind != simulate.KindWallet {
 			continue
 		}
 		perWallet[s.Wallet]++
-		held := append(append([]string{}, wallets[s.Wallet].Addresses[:s.Loaded+s.Added]...), watched[s.Wallet]...)
-		truth += len(held)
-		for _, a := range held {
+		truth += len(s.Holds)
+		for _, a := range s.Holds {
 			if !matched[s.ID][a] {
 				t.Fatalf("session %s of %s: %s, which its filter holds, is not matched", s.ID, s.Wallet, a)
 			}
@@ -194,13 +185,9 @@ func TestPrivacySimulateFetchesEvaluate(t *testing.T) {
 	l := readLabels(t, filepath.Join(dir, simulate.LabelsFile))
 	out := runOK(t, "privacy", "fetches", "--capture", filepath.Join(dir, simulate.FetchCaptureFile), "--index", filepath.Join(dir, simulate.IndexFile), "--json")
 	matched := matchedBySession(t, out)
-	scripts := map[string][]string{}
-	for _, w := range l.Fetch.Wallets {
-		scripts[w.ID] = w.Scripts
-	}
 	truth := 0
 	for _, s := range l.Fetch.Sessions {
-		for _, sc := range scripts[s.Wallet] {
+		for _, sc := range s.Scripts {
 			truth++
 			if !matched[s.ID][sc] {
 				t.Fatalf("session %s of %s: its script %s is not matched", s.ID, s.Wallet, sc)
@@ -219,6 +206,24 @@ func TestPrivacySimulateFetchesEvaluate(t *testing.T) {
 	decodeJSON(t, stdout, &score)
 	if score.ReportKind != "fetches" || len(score.Sessions) != len(l.Fetch.Sessions) || score.Candidates.TruthCount != truth {
 		t.Fatalf("kind %q, %d sessions, truth %d (want %d)", score.ReportKind, len(score.Sessions), score.Candidates.TruthCount, truth)
+	}
+}
+
+// TestPrivacySimulateRegime: --regime sets the regime's defaults, and the
+// flags given still win over them.
+func TestPrivacySimulateRegime(t *testing.T) {
+	dir := t.TempDir()
+	runOK(t, "privacy", "simulate", "--regime", "payments", "--seed", "5", "--wallets", "6", "--addresses", "5..40",
+		"--blocks", "100", "--txs-per-block", "5", "--fetch-wallets", "1", "--out", dir)
+	l := readLabels(t, filepath.Join(dir, simulate.LabelsFile))
+	o := l.Options
+	if o.Regime != simulate.RegimePayments || o.PayFraction != 0.6 || o.Addresses != (simulate.IntRange{Min: 5, Max: 40}) || o.Wallets != 6 {
+		t.Errorf("options %+v: want the payments regime's pay fraction 0.6 and the flags' wallets and addresses", o)
+	}
+	for _, w := range l.Wallets {
+		if n := len(w.Addresses); n < 5 || n > 40 {
+			t.Errorf("wallet %s of %d addresses, outside --addresses 5..40", w.ID, n)
+		}
 	}
 }
 
@@ -245,7 +250,8 @@ func TestPrivacySimulateBadInput(t *testing.T) {
 	os.WriteFile(file, []byte("x"), 0o600)
 	os.WriteFile(notJSON, []byte("{"), 0o600)
 	labelsDir := filepath.Join(dir, "sim")
-	runOK(t, "privacy", "simulate", "--wallets", "2", "--addresses", "3", "--other-candidates", "10", "--blocks", "0", "--noise", "0", "--degenerate", "0", "--out", labelsDir)
+	runOK(t, "privacy", "simulate", "--wallets", "2", "--addresses", "3", "--blocks", "20", "--txs-per-block", "2", "--fetch-wallets", "0", "--fetch-noise", "0",
+		"--noise", "0", "--degenerate", "0", "--out", labelsDir)
 	labels := filepath.Join(labelsDir, simulate.LabelsFile)
 	other := filepath.Join(dir, "other.json")
 	os.WriteFile(other, []byte(`{"clients":[{"session":"elsewhere-1","matched":[]}]}`), 0o600)
@@ -261,6 +267,7 @@ func TestPrivacySimulateBadInput(t *testing.T) {
 		{"privacy", "simulate", "--out", dir, "--elements-per-address", "3"},
 		{"privacy", "simulate", "--out", dir, "--pay-fraction", "1.5"},
 		{"privacy", "simulate", "--out", dir, "--blocks", "5"},
+		{"privacy", "simulate", "--out", dir, "--regime", "sometimes"},
 		{"privacy", "simulate", "--out", dir, "extra"},
 		{"privacy", "evaluate", "--report", other},
 		{"privacy", "evaluate", "--labels", labels},
@@ -350,11 +357,12 @@ func TestPrivacySimulateHelp(t *testing.T) {
 func TestPrivacySimulateForce(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "sim")
 	runOK(t, smallSimulation("7", dir)...)
-	_, stderr, status := runCLI(t, "", "privacy", "simulate", "--seed", "8", "--wallets", "3", "--blocks", "0", "--out", dir)
+	noChain := []string{"privacy", "simulate", "--seed", "8", "--wallets", "3", "--blocks", "20", "--fetch-wallets", "0", "--fetch-noise", "0", "--out", dir}
+	_, stderr, status := runCLI(t, "", noChain...)
 	if status != exitBadInput || !strings.Contains(stderr, "--force") {
 		t.Fatalf("without --force: status %d, %q", status, stderr)
 	}
-	runOK(t, "privacy", "simulate", "--seed", "8", "--wallets", "3", "--blocks", "0", "--out", dir, "--force")
+	runOK(t, append(noChain, "--force")...)
 	for _, name := range []string{"chain.idx", "fetch-capture.jsonl"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("%s of the earlier simulation left in --out: %v", name, err)

@@ -304,8 +304,8 @@ var simulateFields = fieldFlags{
 	"wallet_count": "wallets", "sessions_per_wallet": "sessions", "addresses_per_wallet": "addresses",
 	"fp_rate_range": "fprate", "sizing": "sizing", "elements_per_address": "elements-per-address",
 	"extra_elements": "extra-elements", "pay_fraction": "pay-fraction", "filteradd_fraction": "filteradd-fraction",
-	"noise_session_count": "noise", "degenerate_session_count": "degenerate", "other_candidate_count": "other-candidates",
-	"fetch.block_count": "blocks", "fetch.txs_per_block": "txs-per-block", "fetch.wallet_count": "fetch-wallets",
+	"noise_session_count": "noise", "degenerate_session_count": "degenerate", "regime": "regime",
+	"chain.block_count": "blocks", "chain.txs_per_block": "txs-per-block", "fetch.wallet_count": "fetch-wallets",
 	"fetch.sessions_per_wallet": "fetch-sessions", "fetch.payments_per_wallet": "payments",
 	"fetch.payers_per_wallet": "payers", "fetch.decoys_per_session": "decoys", "fetch.noise_session_count": "fetch-noise",
 }

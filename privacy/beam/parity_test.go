@@ -54,17 +54,17 @@ type parityCapture struct {
 // bitcoinj's sizing), and a synthetic capture whose wallets' sessions
 // share a host and whose universe marks key-address pairs.
 var parityCaptures = []parityCapture{
-	{"simulated", func(t testing.TB, dir string) *synth { return writeSimulated(t, dir, 41, 4000, 4, nil) }, "127.0.0.6"},
+	{"simulated", func(t testing.TB, dir string) *synth { return writeSimulated(t, dir, 41, 4000, 4, nil) }, "127.0.0.2"},
 	{"simulated, bitcoinj sizing and filteradd", func(t testing.TB, dir string) *synth {
 		return writeSimulated(t, dir, 42, 3000, 2, func(o *simulate.Options) {
 			o.Sizing, o.ExtraElements, o.FilterAddFraction = model.SizingBitcoinj, 100, 0.5
 		})
-	}, "sim42-2"},
+	}, "sim42-3"},
 	{"simulated, 16 wallets of up to 120 addresses", func(t testing.TB, dir string) *synth {
 		return writeSimulated(t, dir, 44, 6000, 5, func(o *simulate.Options) {
 			o.Wallets, o.Addresses.Max, o.Noise, o.Degenerate = 16, 120, 3, 3
 		})
-	}, "127.0.0.1"},
+	}, "127.0.0.3"},
 	{"synthetic, marked pairs", func(t testing.TB, dir string) *synth {
 		return writeSynth(t, dir, synthSpec{wallets: 6, sessionsPerWallet: 2, addresses: 20, fpRate: 0.005, randomLines: 2000, files: 3, seed: 8, marked: true})
 	}, "127.0.0.2"},

@@ -242,12 +242,14 @@ func singleMachine(t testing.TB, s *synth, cfg Config) ([]byte, []*attack.Report
 // writeSimulated writes the capture and universe of package simulate's
 // labelled ground truth for seed (a few wallets of 5 to 60 addresses, 1 to
 // 4 sessions each, payments between them, filteradd, noise and degenerate
-// sessions, among others random candidates; change adjusts the options),
-// the universe split over files files.
+// sessions, on a chain of about others other candidates; change adjusts
+// the options), the universe split over files files.
 func writeSimulated(t testing.TB, dir string, seed uint64, others, files int, change func(*simulate.Options)) *synth {
 	t.Helper()
 	o := simulate.DefaultOptions()
-	o.Seed, o.Wallets, o.Addresses, o.UniverseSize, o.Fetch.Blocks = seed, 10, simulate.IntRange{Min: 5, Max: 60}, others, 0
+	o.Seed, o.Wallets, o.Addresses = seed, 10, simulate.IntRange{Min: 5, Max: 60}
+	o.Chain = simulate.ChainOptions{Blocks: max(10, others/40), TxsPerBlock: 20}
+	o.Fetch.Wallets, o.Fetch.Noise = 0, 0
 	o.PayFraction, o.Noise = 0.3, 2
 	if change != nil {
 		change(&o)

@@ -4,6 +4,23 @@
 // a seed, and the precision, recall and calibration of what "privacy
 // analyze" and "privacy fetches" answer about them.
 //
+// # The chain
+//
+// Every wallet transacts on one simulated chain of Options.Chain.Blocks
+// blocks. Each block has a coinbase and Options.Chain.TxsPerBlock
+// transactions of its own, each spending one or two earlier outputs and
+// paying two new scripts (5% of them a script paid before), then the
+// wallets' transactions of that height. Inputs spend earlier unspent
+// outputs and show the key that spends them (in the input script for
+// P2PKH, in the witness for P2WPKH), as a real chain's do, so that the
+// universe and the appearance index are what package universe's Writer
+// and IndexWriter extract from the blocks, the code "privacy universe"
+// runs on a real chain: every address paid, every key a spend shows (as
+// its address's pair), and per script the blocks and transactions it
+// appears in. Candidates therefore sit together in transactions and
+// blocks, and a wallet's spent addresses are tested by their key and its
+// hash, as on a real chain.
+//
 // # The BIP 37 side
 //
 // Generate draws Options.Wallets wallets. Wallet i has a number of
@@ -11,20 +28,25 @@
 // keys (private key j is SHA-256 of the seed, i and j), P2PKH or P2WPKH
 // addresses (one type per wallet), a false-positive rate drawn
 // log-uniformly from Options.FPRate, and a number of sessions drawn
-// uniformly from Options.Sessions. A share Options.PayFraction of the
-// wallets paid another wallet: 1 to 3 of the payee's addresses, which the
-// payer's filters then hold too (it watches its payment), so that two
-// wallets share matches without being one.
+// uniformly from Options.Sessions. It is born in the first half of the
+// chain; each of its addresses is first paid at a random height after
+// that (a background output spent, the payer's change beside it), and
+// each coin it receives is spent later with probability one half. A
+// share Options.PayFraction of the wallets paid another wallet: 1 to 3 of
+// the payee's addresses, which the payer's filters then hold too (it
+// watches its payment), so that two wallets share matches without being
+// one.
 //
-// A wallet's sessions know a growing prefix of its addresses: the last
-// all of them, each earlier one at least half (drawn, then sorted). A
-// session's filterload holds, per address, Options.ElementsPerAddress
-// elements (the public key and its HASH160, as bitcoinj inserts them, or
-// the hash alone) and the hashes of the addresses its wallet watches. It
-// is sized for those elements plus Options.ExtraElements at the wallet's
-// rate, by Bitcoin Core's rules or bitcoinj's (model.SizingRule), with a random
-// tweak. A share Options.FilterAddFraction of the sessions send their
-// newest addresses (up to a fifth) by filteradd after the filterload.
+// A wallet's sessions are sent at heights where it had used a growing
+// prefix of its addresses: the last at the tip (all of them), each earlier
+// one where it had used at least half. A session's filterload holds, per
+// address used by then, Options.ElementsPerAddress elements (the public
+// key and its HASH160, as bitcoinj inserts them, or the hash alone) and
+// the hashes of the addresses its wallet watches. It is sized for those
+// elements plus Options.ExtraElements at the wallet's rate, by Bitcoin
+// Core's rules or bitcoinj's (model.SizingRule), with a random tweak. A
+// share Options.FilterAddFraction of the sessions send their newest
+// addresses (up to a fifth) by filteradd after the filterload.
 //
 // Options.Noise sessions load a filter of the same kind holding random
 // elements that no candidate has; Options.Degenerate sessions send, in
@@ -32,42 +54,74 @@
 // everything) and one of 2 bytes with 8 random elements (about half). All
 // sessions are shuffled, named in their order in the capture and given
 // client addresses of their own, so that only the filters tell who sent
-// them. The universe holds every wallet's addresses at random lines among
-// Options.UniverseSize random P2PKH and P2WPKH addresses.
+// them.
 //
-// A wallet session's filters hold the wallet's first Loaded+Added
-// addresses and the addresses it watches: those are the candidates it is
-// bound to match, and the truth for its recall and for the estimate of its
-// wallet. A candidate listed for a session is right when the session's
-// wallet owns or watches it; noise and degenerate sessions have no wallet.
+// A wallet session's label lists the candidates its filters hold (Holds):
+// the truth for its recall and for the estimate of its wallet. A
+// candidate listed for a session is right when one of the session's
+// wallets owns or watches it; noise and degenerate sessions have no
+// wallet.
 //
 // # The BIP 157 side
 //
-// A chain of FetchOptions.Blocks blocks: each has a coinbase and
-// FetchOptions.TxsPerBlock transactions, each spending one or two unspent
-// outputs of the chain and making two outputs, a new script or now and
-// then (5%) one seen before. FetchOptions.Wallets wallets are born in the
-// first quarter of the chain and receive a number of payments from
-// FetchOptions.Payments at random heights after their birthday, each from
-// one of FetchOptions.Payers payers. A payment spends the payer's change
-// of its previous payment (its first, an output of the chain), pays the
-// wallet a new script (or, one time in five, one it has) and makes the
-// payer's new change: the payer's change scripts sit in the same
-// transactions as the payments to the wallet, and one that is spent by the
-// next payment appears only in the wallet's blocks. Half the payments are
-// spent later by the wallet, which pays someone new and keeps a new
-// change script; half the payers' last change outputs are spent later.
+// Options.Fetch.Wallets wallets are born in the first quarter of the chain
+// and receive a number of payments from FetchOptions.Payments at random
+// heights after their birthday, each from one of FetchOptions.Payers
+// payers. A payment spends the payer's change of its previous payment
+// (its first, a background output), pays the wallet a new script (or, one
+// time in five, one it has) and makes the payer's new change: the payer's
+// change scripts sit in the same transactions as the payments to the
+// wallet, and one that is spent by the next payment appears only in the
+// wallet's blocks. Half the payments are spent later by the wallet, which
+// pays someone new and keeps a new change script; half the payers' last
+// change outputs are spent later.
 //
-// Each wallet has sessions (FetchOptions.Sessions) that rescan from its
-// birthday to the tip: filter headers and filters in ranges of 2,000 and
-// 1,000 blocks (getcfheaders, getcfilters), then the blocks to fetch in
-// getdata messages of 16: the blocks holding any of the wallet's scripts,
-// the blocks whose BIP 158 filter matches by chance (each with probability
-// 1-(1-1/M)^W for W scripts and M = 784,931) and FetchOptions.Decoys
-// random blocks. FetchOptions.Noise sessions fetch random blocks for no
-// wallet. A script listed for a session is right when it is the session's
-// wallet's, and every one of the wallet's scripts is the truth for its
-// recall.
+// Each wallet has sessions (FetchOptions.Sessions). A session asks for
+// every filter header from the genesis block (getcfheaders, as a fresh
+// client does whatever it scans) and for the filters from the wallet's
+// birthday to the tip (getcfilters), in batches of 2,000 and 1,000 blocks,
+// then for the blocks to fetch in getdata messages of 16: the blocks
+// holding any of the wallet's scripts, the blocks whose BIP 158 filter
+// matches by chance (each with probability 1-(1-1/M)^W for W scripts and
+// M = 784,931) and FetchOptions.Decoys random blocks.
+// FetchOptions.Noise sessions fetch random blocks for no wallet. A script
+// listed for a session is right when it is one of its wallets'; the
+// wallet's scripts that appear in the range it scanned (its label's
+// Scripts) are the truth for its recall.
+//
+// # Regimes
+//
+// The standard regime above draws from the attacks' own assumptions:
+// candidates the filter attack tests one by one at random, payments of 1
+// to 3 addresses (the 1/S² prior linking gives shared addresses), sessions
+// that hold at least half their wallet's addresses and only grow,
+// log-uniform wallet sizes, and the payer-change pattern the block
+// download attack's grouping rule was written for. So scoring an attack
+// on it measures the attack against itself. Each other Regime (see
+// Regimes for what it does and what it breaks) changes one behaviour,
+// with its defaults from RegimeOptions:
+//
+//   - payments: wallets of 3 to 100 addresses, over half paying 1 to 3
+//     others 1 to 20 addresses each, a payee of 6 or fewer in all of
+//     them; BIP 157 payments of several scripts at once (3 in 10);
+//   - reuse: half the payments to a wallet pay an address it used; payers
+//     send their change back to one script;
+//   - lookahead: filters hold the next 100 keys beyond those used, used
+//     later (and so in the universe) or never;
+//   - change: wallets spend 9 coins in 10 and keep change on internal
+//     addresses, which their later filters hold;
+//   - clustered: outputs spent at a mean age of 3 blocks, 4% of the
+//     transactions batched payouts of 20 to 100 outputs, 20 busy scripts
+//     paid by a tenth of the outputs; wallets paid in bursts;
+//   - heavy-tail: wallet sizes by a Pareto law of index 1 (P(X > x) ~ 1/x)
+//     from 1 to 20,000, 1 to 8 sessions; BIP 157 payments 1 to 200, by the
+//     same law;
+//   - shrink: a session holds a random part (30 to 100%, one draw per
+//     session) of what its wallet used; BIP 157 sessions after the first
+//     rescan from a random later height;
+//   - shared-client: wallets two or three to a client address, a third of
+//     their sessions holding (or fetching for) all of them at once;
+//   - mixed: all of these.
 //
 // # Scoring
 //
@@ -86,7 +140,7 @@
 // Intervals are found by their field names wherever a report puts them
 // (see the Score's Intervals): an interval on the estimated wallet covers
 // the truth (the candidates the session's filters hold, those all of a
-// group's sessions' filters hold, or the wallet's scripts) or not, as
+// group's sessions' filters hold, or the wallet's scripts in range) or not, as
 // does one on a fetches report's estimated wallet groups (of the groups
 // its matches form, those of two or more appearances that hold a script
 // of the wallet), and the share that cover is set against the interval's

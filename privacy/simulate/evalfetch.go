@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -19,9 +20,18 @@ func (e *evaluator) fetches(doc object) error {
 		if fs == nil {
 			return sessionCase{}, false
 		}
-		sc := sessionCase{id: id, wallet: fs.Wallet, kind: fs.Kind, truth: map[string]bool{}, fields: knownFetch}
-		if wt := e.t.fetchWallets[fs.Wallet]; wt != nil {
-			sc.truth, sc.owns = wt.scripts, func(s string) bool { return wt.scripts[s] }
+		sc := sessionCase{id: id, wallet: e.sessionWallet(id), kind: fs.Kind, truth: map[string]bool{}, fields: knownFetch}
+		var ws []*fetchWalletTruth
+		for _, w := range walletsOf(fs.Wallet, fs.Wallets) {
+			ws = append(ws, e.t.fetchWallets[w])
+		}
+		for _, s := range fs.Scripts {
+			sc.truth[s] = true
+		}
+		if len(ws) > 0 {
+			sc.owns = func(s string) bool {
+				return slices.ContainsFunc(ws, func(w *fetchWalletTruth) bool { return w.scripts[s] })
+			}
 		}
 		sc.counts = func(c object) map[string]int { return walletGroups(c, sc.truth) }
 		return sc, true

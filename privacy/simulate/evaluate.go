@@ -202,11 +202,8 @@ func (e *evaluator) analyze(doc object) error {
 		if s == nil {
 			return sessionCase{}, false
 		}
-		sc := sessionCase{id: id, wallet: s.Wallet, kind: s.Kind, truth: e.l.sessionTruth(s), fields: knownSession}
-		if wt := e.t.wallets[s.Wallet]; wt != nil {
-			sc.owns = wt.owns
-		}
-		return sc, true
+		return sessionCase{id: id, wallet: e.sessionWallet(id), kind: s.Kind, truth: e.l.sessionTruth(s), fields: knownSession,
+			owns: e.t.sessionOwns(s.Wallet, s.Wallets)}, true
 	})
 	if err != nil {
 		return err

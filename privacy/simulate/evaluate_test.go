@@ -27,16 +27,17 @@ func handLabels(t testing.TB) *Labels {
 		},
 		Payments: []Payment{{Payer: "A", Payee: "B", Addresses: []string{"b1"}}},
 		Sessions: []Session{
-			{ID: "s1", Kind: KindWallet, Wallet: "A", Loaded: 3, Added: 1},
-			{ID: "s2", Kind: KindWallet, Wallet: "A", Loaded: 2},
-			{ID: "s3", Kind: KindWallet, Wallet: "B", Loaded: 3},
-			{ID: "s4", Kind: KindWallet, Wallet: "C", Loaded: 2},
+			{ID: "s1", Kind: KindWallet, Wallet: "A", Loaded: 3, Added: 1, Holds: []string{"a1", "a2", "a3", "a4", "b1"}},
+			{ID: "s2", Kind: KindWallet, Wallet: "A", Loaded: 2, Holds: []string{"a1", "a2", "b1"}},
+			{ID: "s3", Kind: KindWallet, Wallet: "B", Loaded: 3, Holds: []string{"b1", "b2", "b3"}},
+			{ID: "s4", Kind: KindWallet, Wallet: "C", Loaded: 2, Holds: []string{"c1", "c2"}},
 			{ID: "n1", Kind: KindNoise},
 		},
 		Fetch: &FetchLabels{Network: "mainnet", BlockCount: 100, CandidateCount: 50,
 			Wallets: []FetchWallet{{ID: "F1", Birth: 10, Scripts: []string{"f1a", "f1b"}, PayerChange: []string{"pc1"}, Payees: []string{"py1"}}},
 			Sessions: []FetchSession{
-				{ID: "fs1", Kind: KindWallet, Wallet: "F1", ScannedFrom: 10, ScannedTo: 99, WalletHeights: []int32{20, 30}, DecoyHeights: []int32{50}},
+				{ID: "fs1", Kind: KindWallet, Wallet: "F1", ScannedFrom: 10, ScannedTo: 99, Scripts: []string{"f1a", "f1b"},
+					WalletHeights: []int32{20, 30}, DecoyHeights: []int32{50}},
 				{ID: "fs2", Kind: KindNoise, ScannedFrom: 40, ScannedTo: 99, DecoyHeights: []int32{60}},
 			}},
 	}
@@ -490,7 +491,7 @@ func TestLabelsRefused(t *testing.T) {
 		change func(*Labels)
 	}{
 		{"format", func(l *Labels) { l.Format = "other" }},
-		{"version", func(l *Labels) { l.Version = 2 }},
+		{"version", func(l *Labels) { l.Version = 1 }},
 		{"wallet twice", func(l *Labels) { l.Wallets[1].ID = "A" }},
 		{"address owned twice", func(l *Labels) { l.Wallets[1].Addresses[0] = "a1" }},
 		{"small universe", func(l *Labels) { l.UniverseSize = 3 }},
@@ -498,7 +499,12 @@ func TestLabelsRefused(t *testing.T) {
 		{"payment of another's address", func(l *Labels) { l.Payments[0].Addresses = []string{"c1"} }},
 		{"session twice", func(l *Labels) { l.Sessions[1].ID = "s1" }},
 		{"unknown wallet", func(l *Labels) { l.Sessions[0].Wallet = "Z" }},
-		{"too many loaded", func(l *Labels) { l.Sessions[0].Added = 2 }},
+		{"negative loaded", func(l *Labels) { l.Sessions[0].Added = -2 }},
+		{"holds another's", func(l *Labels) { l.Sessions[3].Holds = append(l.Sessions[3].Holds, "a1") }},
+		{"wallets without its wallet", func(l *Labels) { l.Sessions[3].Wallets = []string{"A", "C"} }},
+		{"wallets repeated", func(l *Labels) { l.Sessions[3].Wallets = []string{"C", "C"} }},
+		{"noise holds", func(l *Labels) { l.Sessions[4].Holds = []string{"a1"} }},
+		{"fetch script of another", func(l *Labels) { l.Fetch.Sessions[0].Scripts = []string{"pc1"} }},
 		{"noise with a wallet", func(l *Labels) { l.Sessions[4].Wallet = "A" }},
 		{"unknown kind", func(l *Labels) { l.Sessions[4].Kind = "ghost" }},
 		{"fetch height outside", func(l *Labels) { l.Fetch.Sessions[0].DecoyHeights = []int32{5} }},
@@ -524,7 +530,7 @@ func TestLabelsRefused(t *testing.T) {
 			t.Errorf("%s: %v", tt.name, err)
 		}
 	}
-	for _, text := range []string{"", "{}", `{"format":"spvfilter-simulate-labels","version":1,"extra":1}`, `{"format":"spvfilter-simulate-labels","version":1} {}`} {
+	for _, text := range []string{"", "{}", `{"format":"spvfilter-simulate-labels","version":2,"extra":1}`, `{"format":"spvfilter-simulate-labels","version":2} {}`} {
 		if _, err := DecodeLabels([]byte(text)); !errors.Is(err, ErrBadLabels) {
 			t.Errorf("%q: %v", text, err)
 		}

@@ -18,7 +18,9 @@ func Example() {
 	o.Seed = 3
 	o.Wallets, o.Addresses, o.Sessions = 4, simulate.IntRange{Min: 20, Max: 40}, simulate.IntRange{Min: 2, Max: 2}
 	o.FPRate = simulate.FloatRange{Min: 1e-5, Max: 1e-5}
-	o.PayFraction, o.Noise, o.Degenerate, o.UniverseSize, o.Fetch.Blocks = 0, 1, 0, 5000, 0
+	o.PayFraction, o.Noise, o.Degenerate = 0, 1, 0
+	o.Chain = simulate.ChainOptions{Blocks: 100, TxsPerBlock: 20}
+	o.Fetch.Wallets, o.Fetch.Noise = 0, 0
 	sc, err := simulate.Generate(o)
 	if err != nil {
 		log.Fatal(err)
@@ -79,5 +81,5 @@ func Example() {
 	fmt.Printf("%d sessions; the wallets' filters hold %d candidates; %d attributed with P >= 0.95, %d of them right\n",
 		len(score.Sessions), c.TruthCount, c.AttributedCount, c.RightCount)
 	// Output:
-	// 9 sessions; the wallets' filters hold 198 candidates; 199 attributed with P >= 0.95, 198 of them right
+	// 9 sessions; the wallets' filters hold 220 candidates; 216 attributed with P >= 0.95, 214 of them right
 }

@@ -11,7 +11,7 @@ import (
 // written and read again, and can score a report.
 func FuzzDecodeLabels(f *testing.F) {
 	o := smallOptions(5)
-	o.Wallets, o.Addresses, o.UniverseSize, o.Fetch.Blocks = 3, IntRange{2, 4}, 10, 20
+	o.Wallets, o.Addresses, o.Chain = 3, IntRange{2, 4}, ChainOptions{Blocks: 20, TxsPerBlock: 2}
 	s, err := Generate(o)
 	if err != nil {
 		f.Fatal(err)
@@ -21,13 +21,13 @@ func FuzzDecodeLabels(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(b.Bytes())
-	f.Add([]byte(`{"format":"spvfilter-simulate-labels","version":1,"universe_size":2,"wallets":[{"wallet":"A","addresses":["a","b"]}],` +
-		`"sessions":[{"session":"s","kind":"wallet","wallet":"A","loaded_count":1,"added_count":1}],"payments":[]}`))
-	f.Add([]byte(`{"format":"spvfilter-simulate-labels","version":1,"wallets":[{"wallet":"A","addresses":["a"]},{"wallet":"B","addresses":["b"]}],` +
+	f.Add([]byte(`{"format":"spvfilter-simulate-labels","version":2,"universe_size":2,"wallets":[{"wallet":"A","addresses":["a","b"]}],` +
+		`"sessions":[{"session":"s","kind":"wallet","wallet":"A","holds":["a","b"],"loaded_count":1,"added_count":1}],"payments":[]}`))
+	f.Add([]byte(`{"format":"spvfilter-simulate-labels","version":2,"wallets":[{"wallet":"A","addresses":["a"]},{"wallet":"B","addresses":["b"]}],` +
 		`"payments":[{"payer":"A","payee":"B","addresses":["b"]}],"universe_size":2}`))
-	f.Add([]byte(`{"format":"spvfilter-simulate-labels","version":1,"fetch":{"block_count":5,"first_height":2147483647}}`))
-	f.Add([]byte(`{"format":"spvfilter-simulate-labels","version":1,"sessions":[{"session":"s","kind":"wallet","loaded_count":-1}]}`))
-	f.Add([]byte(`{"format":"spvfilter-simulate-labels","version":1,"fetch":{"block_count":10,"sessions":[{"session":"x","kind":"noise","scanned_from":3,"scanned_to":2}]}}`))
+	f.Add([]byte(`{"format":"spvfilter-simulate-labels","version":2,"fetch":{"block_count":5,"first_height":2147483647}}`))
+	f.Add([]byte(`{"format":"spvfilter-simulate-labels","version":2,"sessions":[{"session":"s","kind":"wallet","loaded_count":-1}]}`))
+	f.Add([]byte(`{"format":"spvfilter-simulate-labels","version":2,"fetch":{"block_count":10,"sessions":[{"session":"x","kind":"noise","scanned_from":3,"scanned_to":2}]}}`))
 	f.Add([]byte(`[]`))
 	f.Add([]byte(`{"format":1}`))
 	f.Fuzz(func(t *testing.T, data []byte) {

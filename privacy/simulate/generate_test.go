@@ -31,9 +31,7 @@ func smallOptions(seed uint64) Options {
 	o.PayFraction = 0.5
 	o.FilterAddFraction = 0.5
 	o.Noise = 3
-	o.UniverseSize = 4000
-	o.Fetch.Blocks = 300
-	o.Fetch.TxsPerBlock = 4
+	o.Chain = ChainOptions{Blocks: 300, TxsPerBlock: 8}
 	o.Fetch.Wallets = 3
 	return o
 }
@@ -122,6 +120,9 @@ func TestLabelsAgreeWithUniverseAndCapture(t *testing.T) {
 	}
 }
 
+// universeCandidates returns the universe's candidates by the name the
+// analysis reports them by: a key line marked as an address's pair by the
+// address it takes over (the first listed), or else its pair address.
 func universeCandidates(t *testing.T, text []byte) map[string]bool {
 	t.Helper()
 	out := map[string]bool{}
@@ -132,7 +133,15 @@ func universeCandidates(t *testing.T, text []byte) map[string]bool {
 		if err != nil {
 			t.Fatalf("universe line %q: %v", sc.Text(), err)
 		}
-		if c != nil {
+		switch {
+		case c == nil:
+		case len(c.Listed) > 0:
+			if !out[string(c.Listed[0])] {
+				t.Fatalf("universe line %q takes over %s, not written before", sc.Text(), c.Listed[0])
+			}
+		case c.PairAddress != nil:
+			out[string(c.PairAddress)] = true
+		default:
 			out[string(c.Text)] = true
 		}
 	}
@@ -205,7 +214,7 @@ func addressHash(t *testing.T, a string) []byte {
 func TestNoiseMatchesOnlyChance(t *testing.T) {
 	o := smallOptions(31)
 	o.Noise = 6
-	o.Fetch.Blocks = 0
+	o.Fetch.Wallets, o.Fetch.Noise = 0, 0
 	_, f := generate(t, o)
 	l, err := DecodeLabels(f.labels)
 	if err != nil {
@@ -275,6 +284,13 @@ func TestChainAgreesWithLabels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkChain(t, l, f)
+}
+
+// checkChain checks the index and the BIP 157 capture against the
+// labels.
+func checkChain(t *testing.T, l *Labels, f files) {
+	t.Helper()
 	ir, err := universe.NewIndexReader(bytes.NewReader(f.index))
 	if err != nil {
 		t.Fatal(err)
@@ -310,22 +326,18 @@ func TestChainAgreesWithLabels(t *testing.T) {
 	if len(heights) != x.CandidateCount || len(ir.Header().Hashes) != x.BlockCount {
 		t.Fatalf("index of %d candidates and %d blocks, labels %d and %d", len(heights), len(ir.Header().Hashes), x.CandidateCount, x.BlockCount)
 	}
-	walletBlocks := map[string][]int32{}
+	scriptsOf := map[string][]string{}
 	for _, w := range x.Wallets {
-		set := map[int32]bool{}
+		scriptsOf[w.ID] = w.Scripts
 		walletTxs := map[[2]int64]bool{}
 		for _, s := range w.Scripts {
 			if heights[s] == nil {
 				t.Fatalf("wallet %s: script %s not in the index", w.ID, s)
 			}
-			for _, h := range heights[s] {
-				set[h] = true
-			}
 			for tx := range txs[s] {
 				walletTxs[tx] = true
 			}
 		}
-		walletBlocks[w.ID] = sortedHeights(set)
 		// A payer's change is made in the transaction that pays the
 		// wallet: the fetch attack groups them by it.
 		for _, s := range w.PayerChange {
@@ -337,6 +349,26 @@ func TestChainAgreesWithLabels(t *testing.T) {
 				t.Fatalf("wallet %s: payer change %s shares no transaction with it", w.ID, s)
 			}
 		}
+	}
+	// The blocks and scripts of a session's wallets in the range it
+	// scanned.
+	inRange := func(lab *FetchSession) ([]int32, []string) {
+		set := map[int32]bool{}
+		var scripts []string
+		for _, w := range walletsOf(lab.Wallet, lab.Wallets) {
+			for _, s := range scriptsOf[w] {
+				in := false
+				for _, h := range heights[s] {
+					if h >= lab.ScannedFrom && h <= lab.ScannedTo {
+						set[h], in = true, true
+					}
+				}
+				if in {
+					scripts = append(scripts, s)
+				}
+			}
+		}
+		return sortedHeights(set), scripts
 	}
 	recs, err := capture.Read(bytes.NewReader(f.fetchCapture))
 	if err != nil {
@@ -354,8 +386,8 @@ func TestChainAgreesWithLabels(t *testing.T) {
 		if lab == nil {
 			t.Fatalf("session %s not labelled", s.ID)
 		}
-		if lab.Kind == KindWallet && !slices.Equal(lab.WalletHeights, walletBlocks[lab.Wallet]) {
-			t.Fatalf("session %s: wallet heights %v, the index says %v", s.ID, lab.WalletHeights, walletBlocks[lab.Wallet])
+		if hs, scripts := inRange(lab); lab.Kind == KindWallet && (!slices.Equal(lab.WalletHeights, hs) || !slices.Equal(lab.Scripts, scripts)) {
+			t.Fatalf("session %s: wallet heights %v and scripts %v, the index says %v and %v", s.ID, lab.WalletHeights, lab.Scripts, hs, scripts)
 		}
 		var got []int32
 		for _, h := range s.Blocks {
@@ -373,9 +405,23 @@ func TestChainAgreesWithLabels(t *testing.T) {
 		if lab.Kind == KindWallet && len(lab.DecoyHeights) != l.Options.Fetch.Decoys {
 			t.Fatalf("session %s: %d decoys, want %d", s.ID, len(lab.DecoyHeights), l.Options.Fetch.Decoys)
 		}
-		first, last := s.Ranges[0], s.Ranges[len(s.Ranges)-1]
+		// Filter headers from the genesis block, filters over the range
+		// the labels say it scanned.
+		var headers, filters []capture.FilterRange
+		for _, r := range s.Ranges {
+			if r.Command == capture.CmdGetCFHeaders {
+				headers = append(headers, r)
+			} else {
+				filters = append(filters, r)
+			}
+		}
+		tip := ir.Header().Hashes[len(ir.Header().Hashes)-1]
+		if headers[0].StartHeight != 0 || headers[len(headers)-1].StopHash != tip {
+			t.Fatalf("session %s: filter headers from %d to %s, want 0 to the tip", s.ID, headers[0].StartHeight, headers[len(headers)-1].StopHash)
+		}
+		first, last := filters[0], filters[len(filters)-1]
 		if int32(first.StartHeight) != lab.ScannedFrom || last.StopHash != ir.Header().Hashes[lab.ScannedTo] {
-			t.Fatalf("session %s: ranges from %d to %s, labels %d..%d", s.ID, first.StartHeight, last.StopHash, lab.ScannedFrom, lab.ScannedTo)
+			t.Fatalf("session %s: filters from %d to %s, labels %d..%d", s.ID, first.StartHeight, last.StopHash, lab.ScannedFrom, lab.ScannedTo)
 		}
 	}
 }
@@ -430,11 +476,12 @@ func TestBadOptions(t *testing.T) {
 		{"sizing", func(o *Options) { o.Sizing = "python" }, "sizing", "want core or bitcoinj"},
 		{"elements", func(o *Options) { o.ElementsPerAddress = 3 }, "elements_per_address", "want 1 or 2"},
 		{"pay alone", func(o *Options) { o.Wallets = 1 }, "pay_fraction", "two wallets"},
-		{"nothing", func(o *Options) { o.Wallets, o.Noise, o.Degenerate, o.Fetch.Blocks = 0, 0, 0, 0 }, "", "nothing to simulate"},
+		{"nothing", func(o *Options) { o.Wallets, o.Noise, o.Degenerate, o.Fetch.Wallets, o.Fetch.Noise = 0, 0, 0, 0, 0 }, "", "nothing to simulate"},
 		{"too many addresses", func(o *Options) { o.Wallets, o.Addresses = 10_000, IntRange{1, 100_000} }, "wallet_count", "addresses"},
-		{"decoys", func(o *Options) { o.Fetch.Blocks, o.Fetch.Decoys = 20, 10 }, "fetch.decoys_per_session", "half the blocks"},
-		{"chain without sessions", func(o *Options) { o.Fetch.Wallets, o.Fetch.Noise = 0, 0 }, "", "BIP 157 session"},
-		{"chain too long", func(o *Options) { o.Fetch.Blocks, o.Fetch.TxsPerBlock = 1_000_000, 1000 }, "fetch.block_count", "transactions"},
+		{"decoys", func(o *Options) { o.Chain.Blocks, o.Fetch.Decoys = 20, 10 }, "fetch.decoys_per_session", "half the blocks"},
+		{"chain too short", func(o *Options) { o.Chain.Blocks = 0 }, "chain.block_count", "not in 10.."},
+		{"chain too long", func(o *Options) { o.Chain.Blocks, o.Chain.TxsPerBlock = 1_000_000, 1000 }, "chain.block_count", "transactions"},
+		{"regime", func(o *Options) { o.Regime = "sometimes" }, "regime", "want one of standard"},
 		{"too many sessions", func(o *Options) { o.Wallets, o.Addresses, o.Sessions = 10_000, IntRange{1, 10}, IntRange{1, 64} }, "wallet_count", "sessions"},
 		{"too many fetch sessions", func(o *Options) { o.Fetch.Wallets, o.Fetch.Sessions = 1000, IntRange{1, 64} }, "fetch.wallet_count", "fetch wallets"},
 	}

@@ -16,7 +16,7 @@ var ErrBadLabels = errors.New("privacy: bad labels")
 // LabelsFormat and LabelsVersion open every labels file.
 const (
 	LabelsFormat  = "spvfilter-simulate-labels"
-	LabelsVersion = 1
+	LabelsVersion = 2
 )
 
 // maxLabelsBytes bounds a labels file: the largest simulation's addresses
@@ -46,10 +46,10 @@ const (
 // Labels are the ground truth of a simulation: who sent each session and
 // what its filters hold. Session IDs are those of the capture's records.
 //
-// The candidates a wallet session's filters hold are the first
-// Loaded+Added addresses of its wallet and the addresses its wallet
-// watches: those of the payments it made (Payment.Addresses). A candidate
-// is the wallet's when its wallet owns or watches it.
+// The candidates a wallet session's filters hold are listed in its Holds:
+// addresses of its wallet and the addresses its wallet watches (those of
+// the payments it made, Payment.Addresses). A candidate is a session's
+// wallet's when one of its wallets owns or watches it.
 type Labels struct {
 	Format  string  `json:"format"`
 	Version int     `json:"version"`
@@ -75,8 +75,8 @@ type Files struct {
 	FetchCapture string `json:"fetch_capture_file,omitempty"`
 }
 
-// Wallet is a BIP 37 wallet: its addresses in the order it uses them,
-// every one of them in the universe.
+// Wallet is a BIP 37 wallet: its addresses in the order they first
+// appear on the chain, every one of them in the universe.
 type Wallet struct {
 	ID        string   `json:"wallet"`
 	FPRate    float64  `json:"fp_rate"`
@@ -96,12 +96,22 @@ type Session struct {
 	ID     string      `json:"session"`
 	Client string      `json:"client"`
 	Kind   SessionKind `json:"kind"`
-	// Wallet is the sending wallet, empty for every kind but KindWallet.
-	Wallet string `json:"wallet,omitempty"`
-	// Loaded is how many of the wallet's first addresses the filterload
-	// holds, Added how many of the next ones filteradd sent afterwards.
-	Loaded int `json:"loaded_count"`
-	Added  int `json:"added_count"`
+	// Wallet is the sending wallet, empty for every kind but KindWallet;
+	// Wallets, when the session's filter is of several wallets at once
+	// (the shared-client regime), names them all, Wallet first.
+	Wallet  string   `json:"wallet,omitempty"`
+	Wallets []string `json:"wallets,omitempty"`
+	// Holds lists the universe's candidates the session's filters hold:
+	// its wallets' addresses (those its filterload holds, then those
+	// filteradd sent) and the payees' addresses they watch. Loaded counts
+	// the wallets' keys the filterload holds (lookahead keys that never
+	// reach the chain included), Added those filteradd sent afterwards.
+	Holds  []string `json:"holds"`
+	Loaded int      `json:"loaded_count"`
+	Added  int      `json:"added_count"`
+	// Height is the chain's height when the session was sent: its
+	// wallets' addresses used by then are what it knows.
+	Height int32 `json:"height"`
 	// FPRate and SizedFor are what the filter was sized for, Elements
 	// what was inserted (filteradd included); FilterBytes and HashFuncs
 	// the filter's size and hash functions.
@@ -137,12 +147,20 @@ type FetchWallet struct {
 // FetchSession is one BIP 157 connection: the range it scanned and why it
 // fetched each block.
 type FetchSession struct {
-	ID          string      `json:"session"`
-	Client      string      `json:"client"`
-	Kind        SessionKind `json:"kind"`
-	Wallet      string      `json:"wallet,omitempty"`
-	ScannedFrom int32       `json:"scanned_from"`
-	ScannedTo   int32       `json:"scanned_to"`
+	ID     string      `json:"session"`
+	Client string      `json:"client"`
+	Kind   SessionKind `json:"kind"`
+	// Wallet is the wallet it scans for; Wallets, when it scans for
+	// several at once (the shared-client regime), names them all, Wallet
+	// first.
+	Wallet  string   `json:"wallet,omitempty"`
+	Wallets []string `json:"wallets,omitempty"`
+	// ScannedFrom..ScannedTo is the range of the filters it matched
+	// (getcfilters); Scripts lists its wallets' scripts that appear
+	// there, those its downloads can reveal.
+	ScannedFrom int32    `json:"scanned_from"`
+	ScannedTo   int32    `json:"scanned_to"`
+	Scripts     []string `json:"scripts"`
 	// WalletHeights are the blocks holding the wallet's scripts,
 	// DecoyHeights those fetched on purpose, FalsePositiveHeights those
 	// whose BIP 158 filter matched by chance.
@@ -218,6 +236,18 @@ type fetchWalletTruth struct {
 	scripts map[string]bool
 }
 
+// walletsOf names a session's wallets: Wallets when it names several,
+// else Wallet (none for a session of no wallet).
+func walletsOf(wallet string, wallets []string) []string {
+	switch {
+	case len(wallets) > 0:
+		return wallets
+	case wallet != "":
+		return []string{wallet}
+	}
+	return nil
+}
+
 // owns reports whether the candidate is the wallet's: owned or watched.
 func (wt *walletTruth) owns(c string) bool {
 	_, own := wt.rank[c]
@@ -281,15 +311,27 @@ func (t *truth) addSession(s *Session) error {
 	}
 	switch s.Kind {
 	case KindWallet:
-		w := t.wallets[s.Wallet]
-		if w == nil {
-			return fmt.Errorf("%w: session %s: unknown wallet %q", ErrBadLabels, s.ID, s.Wallet)
+		if len(s.Wallets) > 0 && s.Wallets[0] != s.Wallet {
+			return fmt.Errorf("%w: session %s: wallets %v do not start with its wallet %q", ErrBadLabels, s.ID, s.Wallets, s.Wallet)
 		}
-		if s.Loaded < 0 || s.Added < 0 || s.Loaded+s.Added > len(w.w.Addresses) {
-			return fmt.Errorf("%w: session %s: %d loaded and %d added of the %d addresses of %s", ErrBadLabels, s.ID, s.Loaded, s.Added, len(w.w.Addresses), s.Wallet)
+		var ws []*walletTruth
+		for _, id := range walletsOf(s.Wallet, s.Wallets) {
+			w := t.wallets[id]
+			if w == nil || slices.Contains(ws, w) {
+				return fmt.Errorf("%w: session %s: unknown or repeated wallet %q", ErrBadLabels, s.ID, id)
+			}
+			ws = append(ws, w)
+		}
+		if len(ws) == 0 || s.Loaded < 0 || s.Added < 0 {
+			return fmt.Errorf("%w: session %s: no wallet, or %d loaded and %d added", ErrBadLabels, s.ID, s.Loaded, s.Added)
+		}
+		for _, a := range s.Holds {
+			if !slices.ContainsFunc(ws, func(w *walletTruth) bool { return w.owns(a) }) {
+				return fmt.Errorf("%w: session %s: it holds %q, of none of its wallets", ErrBadLabels, s.ID, a)
+			}
 		}
 	case KindNoise, KindEmpty, KindFull, KindTiny:
-		if s.Wallet != "" || s.Loaded != 0 || s.Added != 0 {
+		if s.Wallet != "" || len(s.Wallets) > 0 || len(s.Holds) > 0 || s.Loaded != 0 || s.Added != 0 {
 			return fmt.Errorf("%w: session %s of kind %s names a wallet or its addresses", ErrBadLabels, s.ID, s.Kind)
 		}
 	default:
@@ -339,14 +381,30 @@ func (t *truth) addFetch(f *FetchLabels) error {
 			return fmt.Errorf("%w: fetch session ID %q empty or repeated", ErrBadLabels, s.ID)
 		}
 		switch {
-		case s.Kind == KindWallet && t.fetchWallets[s.Wallet] == nil:
-			return fmt.Errorf("%w: fetch session %s: unknown wallet %q", ErrBadLabels, s.ID, s.Wallet)
-		case s.Kind == KindNoise && s.Wallet != "":
-			return fmt.Errorf("%w: fetch session %s: noise with a wallet", ErrBadLabels, s.ID)
+		case s.Kind == KindWallet && len(s.Wallets) > 0 && s.Wallets[0] != s.Wallet:
+			return fmt.Errorf("%w: fetch session %s: wallets %v do not start with its wallet %q", ErrBadLabels, s.ID, s.Wallets, s.Wallet)
+		case s.Kind == KindNoise && (s.Wallet != "" || len(s.Wallets) > 0 || len(s.Scripts) > 0):
+			return fmt.Errorf("%w: fetch session %s: noise with a wallet or scripts", ErrBadLabels, s.ID)
 		case s.Kind != KindWallet && s.Kind != KindNoise:
 			return fmt.Errorf("%w: fetch session %s: kind %q, want wallet or noise", ErrBadLabels, s.ID, s.Kind)
 		case s.ScannedFrom < f.FirstHeight || s.ScannedTo > last || s.ScannedFrom > s.ScannedTo:
 			return fmt.Errorf("%w: fetch session %s: scanned %d..%d outside the chain %d..%d", ErrBadLabels, s.ID, s.ScannedFrom, s.ScannedTo, f.FirstHeight, last)
+		}
+		var ws []*fetchWalletTruth
+		for _, id := range walletsOf(s.Wallet, s.Wallets) {
+			w := t.fetchWallets[id]
+			if w == nil || slices.Contains(ws, w) {
+				return fmt.Errorf("%w: fetch session %s: unknown or repeated wallet %q", ErrBadLabels, s.ID, id)
+			}
+			ws = append(ws, w)
+		}
+		if s.Kind == KindWallet && len(ws) == 0 {
+			return fmt.Errorf("%w: fetch session %s: no wallet", ErrBadLabels, s.ID)
+		}
+		for _, sc := range s.Scripts {
+			if !slices.ContainsFunc(ws, func(w *fetchWalletTruth) bool { return w.scripts[sc] }) {
+				return fmt.Errorf("%w: fetch session %s: script %q of none of its wallets", ErrBadLabels, s.ID, sc)
+			}
 		}
 		for _, h := range slices.Concat(s.WalletHeights, s.DecoyHeights, s.FalsePositiveHeights) {
 			if h < s.ScannedFrom || h > s.ScannedTo {
@@ -358,20 +416,30 @@ func (t *truth) addFetch(f *FetchLabels) error {
 	return nil
 }
 
-// sessionTruth returns the candidates a wallet session's filters hold:
-// the wallet's first Loaded+Added addresses and those it watches (none
-// for other kinds).
+// sessionTruth returns the candidates a wallet session's filters hold
+// (none for other kinds).
 func (l *Labels) sessionTruth(s *Session) map[string]bool {
 	out := map[string]bool{}
-	w := l.truth.wallets[s.Wallet]
-	if s.Kind != KindWallet || w == nil {
+	if s.Kind != KindWallet {
 		return out
 	}
-	for _, a := range w.w.Addresses[:s.Loaded+s.Added] {
-		out[a] = true
-	}
-	for a := range w.watched {
+	for _, a := range s.Holds {
 		out[a] = true
 	}
 	return out
+}
+
+// sessionOwns returns whether a candidate is one of a session's wallets'
+// (nil for a session of no wallet).
+func (t *truth) sessionOwns(wallet string, wallets []string) func(string) bool {
+	var ws []*walletTruth
+	for _, id := range walletsOf(wallet, wallets) {
+		if w := t.wallets[id]; w != nil {
+			ws = append(ws, w)
+		}
+	}
+	if len(ws) == 0 {
+		return nil
+	}
+	return func(c string) bool { return slices.ContainsFunc(ws, func(w *walletTruth) bool { return w.owns(c) }) }
 }

@@ -4,17 +4,29 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 )
 
-// sessionWallet returns the wallet of a labelled session ("" for none).
-func (e *evaluator) sessionWallet(id string) string {
+// sessionWallets returns the wallets of a labelled session (none for a
+// session of no wallet).
+func (e *evaluator) sessionWallets(id string) []string {
 	if s := e.t.sessions[id]; s != nil {
-		return s.Wallet
+		return walletsOf(s.Wallet, s.Wallets)
 	}
 	if s := e.t.fetchSessions[id]; s != nil {
-		return s.Wallet
+		return walletsOf(s.Wallet, s.Wallets)
 	}
-	return ""
+	return nil
+}
+
+// sessionWallet names a session's wallets, joined by "+" ("" for none).
+func (e *evaluator) sessionWallet(id string) string { return strings.Join(e.sessionWallets(id), "+") }
+
+// shareWallet reports whether two sessions are of one wallet: whether
+// they share one.
+func (e *evaluator) shareWallet(a, b string) bool {
+	wb := e.sessionWallets(b)
+	return slices.ContainsFunc(e.sessionWallets(a), func(w string) bool { return slices.Contains(wb, w) })
 }
 
 // links scores the pairs and the groups of analyze --link.
@@ -42,8 +54,7 @@ func (e *evaluator) links(links object) {
 		}
 		listed[key] = true
 		prob := p.num("probability")
-		wa := e.sessionWallet(a)
-		right := wa != "" && wa == e.sessionWallet(b)
+		right := e.shareWallet(a, b)
 		ivs, used := findIntervals(p)
 		e.probIntervals("links", ivs, prob, right)
 		e.noteUnscored("link pairs", unknownKeys(p, knownPair, used))
@@ -81,23 +92,32 @@ func (e *evaluator) links(links object) {
 	e.linkGroups(links.objects("groups"))
 }
 
-// walletSessions counts the report's sessions of each wallet.
-func (e *evaluator) walletSessions() map[string]int {
-	per := map[string]int{}
+// walletSessions lists the report's sessions of each wallet.
+func (e *evaluator) walletSessions() map[string][]string {
+	per := map[string][]string{}
 	for _, id := range e.known {
-		if w := e.sessionWallet(id); w != "" {
-			per[w]++
+		for _, w := range e.sessionWallets(id) {
+			per[w] = append(per[w], id)
 		}
 	}
 	return per
 }
 
-// truePairs counts the pairs of the report's sessions that are of one
+// truePairs counts the pairs of the report's sessions that share a
 // wallet.
 func (e *evaluator) truePairs() int {
+	pairs := map[[2]string]bool{}
 	n := 0
-	for _, k := range e.walletSessions() {
-		n += k * (k - 1) / 2
+	for _, ids := range e.walletSessions() {
+		for i, a := range ids {
+			for _, b := range ids[i+1:] {
+				k := [2]string{min(a, b), max(a, b)}
+				if !pairs[k] {
+					pairs[k] = true
+					n++
+				}
+			}
+		}
 	}
 	return n
 }
@@ -106,8 +126,8 @@ func (e *evaluator) truePairs() int {
 func (e *evaluator) linkGroups(groups []object) {
 	gs := &GroupScore{Groups: []GroupReport{}, Candidates: newClaimScore()}
 	per := e.walletSessions()
-	for _, k := range per {
-		if k > 1 {
+	for _, ids := range per {
+		if len(ids) > 1 {
 			gs.LinkableWalletCount++
 		}
 	}
@@ -117,7 +137,7 @@ func (e *evaluator) linkGroups(groups []object) {
 		gs.GroupCount++
 		if gr.Pure {
 			gs.PureCount++
-			if len(gr.Sessions) == per[gr.Majority] {
+			if len(gr.Sessions) == len(per[gr.Majority]) {
 				gs.ExactCount++
 			}
 		}
@@ -129,7 +149,7 @@ func (e *evaluator) linkGroups(groups []object) {
 				}
 				pairs[key] = true
 				gs.PairCount++
-				if w := e.sessionWallet(a); w != "" && w == e.sessionWallet(b) {
+				if e.shareWallet(a, b) {
 					gs.PairRight++
 				}
 			}
@@ -155,9 +175,8 @@ func (e *evaluator) group(where string, g object) (GroupReport, *ClaimScore) {
 	count := map[string]int{}
 	var truth map[string]bool
 	for i, id := range gr.Sessions {
-		w := e.sessionWallet(id)
-		gr.SessionWallets = append(gr.SessionWallets, w)
-		if w != "" {
+		gr.SessionWallets = append(gr.SessionWallets, e.sessionWallet(id))
+		for _, w := range e.sessionWallets(id) {
 			count[w]++
 		}
 		st := map[string]bool{}

@@ -71,14 +71,17 @@ func ParseFloatRange(s string) (FloatRange, error) {
 }
 
 // Options describe a simulation. The zero value of a field is not a
-// default: start from DefaultOptions.
+// default: start from DefaultOptions, or RegimeOptions.
 type Options struct {
 	// Seed makes the simulation: the same options give the same files,
 	// byte for byte.
 	Seed uint64 `json:"seed"`
+	// Regime is how the wallets behave (see Regime).
+	Regime Regime `json:"regime"`
 	// Wallets is the number of BIP 37 wallets; each has Addresses
-	// addresses (log-uniform), a false-positive rate FPRate (log-uniform)
-	// and Sessions sessions (uniform).
+	// addresses (log-uniform; Pareto in the heavy-tail regime), a
+	// false-positive rate FPRate (log-uniform) and Sessions sessions
+	// (uniform).
 	Wallets   int        `json:"wallet_count"`
 	Sessions  IntRange   `json:"sessions_per_wallet"`
 	Addresses IntRange   `json:"addresses_per_wallet"`
@@ -91,7 +94,7 @@ type Options struct {
 	ElementsPerAddress int `json:"elements_per_address"`
 	ExtraElements      int `json:"extra_elements"`
 	// PayFraction is the share of wallets that paid another wallet: the
-	// payer's filters also hold 1 to 3 of the payee's addresses.
+	// payer's filters also hold some of the payee's addresses.
 	PayFraction float64 `json:"pay_fraction"`
 	// FilterAddFraction is the share of wallet sessions that send some of
 	// their addresses by filteradd after the filterload.
@@ -101,21 +104,24 @@ type Options struct {
 	// set, or one of 2 bytes (in turn).
 	Noise      int `json:"noise_session_count"`
 	Degenerate int `json:"degenerate_session_count"`
-	// UniverseSize counts the universe's other candidates, besides the
-	// wallets' addresses.
-	UniverseSize int `json:"other_candidate_count"`
-	// Fetch describes the chain of the block-download attack; Blocks 0
-	// leaves it out.
+	// Chain is the chain every wallet transacts on, whose candidates are
+	// the universe.
+	Chain ChainOptions `json:"chain"`
+	// Fetch describes the BIP 157 clients; no wallet and no noise session
+	// leaves them out.
 	Fetch FetchOptions `json:"fetch"`
 }
 
-// FetchOptions describe the chain and the BIP 157 clients of a
-// simulation.
-type FetchOptions struct {
-	// Blocks is the chain's length, TxsPerBlock its transactions besides
-	// the wallets' and the coinbase.
+// ChainOptions describe the simulated chain: Blocks blocks, each of a
+// coinbase, TxsPerBlock transactions of its own (each spending one or two
+// earlier outputs and paying two) and the wallets' transactions.
+type ChainOptions struct {
 	Blocks      int `json:"block_count"`
 	TxsPerBlock int `json:"txs_per_block"`
+}
+
+// FetchOptions describe the BIP 157 clients of a simulation.
+type FetchOptions struct {
 	// Wallets is the number of BIP 157 wallets, each with Sessions
 	// sessions that rescan from its birthday, Payments payments received
 	// from Payers payers, and Decoys blocks fetched on purpose per session.
@@ -128,17 +134,18 @@ type FetchOptions struct {
 	Noise int `json:"noise_session_count"`
 }
 
-// DefaultOptions are the defaults of "spvfilter privacy simulate": 50
-// wallets of 5 to 500 addresses, 1 to 4 sessions each, rates from 1e-5 to
-// 1e-2, a key and its hash per address with Core's sizing and no extra
-// elements (so that a filter's fill is the one its rate gives; bitcoinj
-// sizes for 100 more, which leaves a small wallet's filter nearly empty),
-// a fifth of the wallets paying another, 8 noise and 3 degenerate
-// sessions, 100,000 other candidates; a chain of 1,000 blocks with 20
-// BIP 157 wallets.
+// DefaultOptions are the defaults of "spvfilter privacy simulate", the
+// standard regime: 50 wallets of 5 to 500 addresses, 1 to 4 sessions each,
+// rates from 1e-5 to 1e-2, a key and its hash per address with Core's
+// sizing and no extra elements (so that a filter's fill is the one its
+// rate gives; bitcoinj sizes for 100 more, which leaves a small wallet's
+// filter nearly empty), a fifth of the wallets paying another, 8 noise and
+// 3 degenerate sessions; a chain of 1,000 blocks of 50 transactions
+// (about 100,000 candidates); 20 BIP 157 wallets.
 func DefaultOptions() Options {
 	return Options{
 		Seed:               1,
+		Regime:             RegimeStandard,
 		Wallets:            50,
 		Sessions:           IntRange{1, 4},
 		Addresses:          IntRange{5, 500},
@@ -150,16 +157,14 @@ func DefaultOptions() Options {
 		FilterAddFraction:  0.2,
 		Noise:              8,
 		Degenerate:         3,
-		UniverseSize:       100_000,
+		Chain:              ChainOptions{Blocks: 1000, TxsPerBlock: 50},
 		Fetch: FetchOptions{
-			Blocks:      1000,
-			TxsPerBlock: 10,
-			Wallets:     20,
-			Sessions:    IntRange{1, 2},
-			Payments:    IntRange{3, 8},
-			Payers:      IntRange{1, 3},
-			Decoys:      3,
-			Noise:       1,
+			Wallets:  20,
+			Sessions: IntRange{1, 2},
+			Payments: IntRange{3, 8},
+			Payers:   IntRange{1, 3},
+			Decoys:   3,
+			Noise:    1,
 		},
 	}
 }
@@ -170,13 +175,15 @@ const (
 	maxWallets      = 10_000
 	maxSessions     = 64
 	maxAddresses    = 100_000
-	maxUniverse     = 10_000_000
 	maxSpecial      = 10_000
 	maxBlocks       = 1_000_000
 	maxTxsPerBlock  = 1_000
 	maxFetchWallets = 1_000
 	maxPayments     = 1_000
 	maxDecoys       = 1_000
+	// maxChainTxs bounds the chain's own transactions, and so its
+	// candidates.
+	maxChainTxs = 2_000_000
 	// maxTotalAddresses bounds all wallets' addresses together, and
 	// maxTotalSessions the sessions of either side.
 	maxTotalAddresses = 5_000_000
@@ -184,6 +191,9 @@ const (
 )
 
 func (o *Options) validate() error {
+	if _, err := ParseRegime(string(o.Regime)); err != nil {
+		return err
+	}
 	checks := []optionCheck{
 		{o.Wallets >= 0 && o.Wallets <= maxWallets, "wallet_count", o.Wallets, fmt.Sprintf("not in 0..%d", maxWallets)},
 		{o.Sessions.Min >= 1 && o.Sessions.Max <= maxSessions && o.Sessions.Min <= o.Sessions.Max, "sessions_per_wallet", o.Sessions, fmt.Sprintf("not within 1..%d", maxSessions)},
@@ -197,31 +207,30 @@ func (o *Options) validate() error {
 		{o.FilterAddFraction >= 0 && o.FilterAddFraction <= 1, "filteradd_fraction", o.FilterAddFraction, "not in [0, 1]"},
 		{o.Noise >= 0 && o.Noise <= maxSpecial, "noise_session_count", o.Noise, fmt.Sprintf("not in 0..%d", maxSpecial)},
 		{o.Degenerate >= 0 && o.Degenerate <= maxSpecial, "degenerate_session_count", o.Degenerate, fmt.Sprintf("not in 0..%d", maxSpecial)},
-		{o.UniverseSize >= 0 && o.UniverseSize <= maxUniverse, "other_candidate_count", o.UniverseSize, fmt.Sprintf("not in 0..%d", maxUniverse)},
-		{o.Wallets+o.Noise+o.Degenerate > 0 || o.Fetch.Blocks > 0, "", nil, "nothing to simulate: no wallet, no noise or degenerate session and no chain"},
+		{o.Chain.Blocks >= 10 && o.Chain.Blocks <= maxBlocks, "chain.block_count", o.Chain.Blocks, fmt.Sprintf("not in 10..%d", maxBlocks)},
+		{o.Chain.TxsPerBlock >= 1 && o.Chain.TxsPerBlock <= maxTxsPerBlock, "chain.txs_per_block", o.Chain.TxsPerBlock, fmt.Sprintf("not in 1..%d", maxTxsPerBlock)},
+		{int64(o.Chain.Blocks)*int64(o.Chain.TxsPerBlock) <= maxChainTxs, "chain.block_count", o.Chain.Blocks, fmt.Sprintf("blocks of %d transactions: more than %d in all", o.Chain.TxsPerBlock, maxChainTxs)},
+		{o.Wallets+o.Noise+o.Degenerate+o.Fetch.Wallets+o.Fetch.Noise > 0, "", nil, "nothing to simulate: no wallet and no noise or degenerate session on either side"},
 		{o.Wallets == 0 || o.Wallets > 1 || o.PayFraction == 0, "pay_fraction", o.PayFraction, "a wallet can only pay another: it needs two wallets"},
 		{o.Wallets*o.Sessions.Max+o.Noise+o.Degenerate <= maxTotalSessions, "wallet_count", o.Wallets, fmt.Sprintf("wallets of up to %d sessions, %d noise and %d degenerate: more than %d sessions", o.Sessions.Max, o.Noise, o.Degenerate, maxTotalSessions)},
 	}
 	if err := firstFailed(checks); err != nil {
 		return err
 	}
-	return o.Fetch.validate()
+	return o.Fetch.validate(o.Chain.Blocks)
 }
 
-func (f *FetchOptions) validate() error {
-	if f.Blocks == 0 {
+func (f *FetchOptions) validate(blocks int) error {
+	if f.Wallets == 0 && f.Noise == 0 {
 		return nil
 	}
 	return firstFailed([]optionCheck{
-		{f.Blocks >= 10 && f.Blocks <= maxBlocks, "fetch.block_count", f.Blocks, fmt.Sprintf("not in 10..%d (or 0: no chain)", maxBlocks)},
-		{f.TxsPerBlock >= 1 && f.TxsPerBlock <= maxTxsPerBlock, "fetch.txs_per_block", f.TxsPerBlock, fmt.Sprintf("not in 1..%d", maxTxsPerBlock)},
 		{f.Wallets >= 0 && f.Wallets <= maxFetchWallets, "fetch.wallet_count", f.Wallets, fmt.Sprintf("not in 0..%d", maxFetchWallets)},
 		{f.Sessions.Min >= 1 && f.Sessions.Max <= maxSessions && f.Sessions.Min <= f.Sessions.Max, "fetch.sessions_per_wallet", f.Sessions, fmt.Sprintf("not within 1..%d", maxSessions)},
 		{f.Payments.Min >= 1 && f.Payments.Max <= maxPayments && f.Payments.Min <= f.Payments.Max, "fetch.payments_per_wallet", f.Payments, fmt.Sprintf("not within 1..%d", maxPayments)},
 		{f.Payers.Min >= 1 && f.Payers.Max <= maxPayments && f.Payers.Min <= f.Payers.Max, "fetch.payers_per_wallet", f.Payers, fmt.Sprintf("not within 1..%d", maxPayments)},
-		{f.Decoys >= 0 && f.Decoys <= maxDecoys && f.Decoys < f.Blocks/2, "fetch.decoys_per_session", f.Decoys, fmt.Sprintf("not in 0..%d and below half the blocks", maxDecoys)},
+		{f.Decoys >= 0 && f.Decoys <= maxDecoys && f.Decoys < blocks/2, "fetch.decoys_per_session", f.Decoys, fmt.Sprintf("not in 0..%d and below half the blocks", maxDecoys)},
 		{f.Noise >= 0 && f.Noise <= maxSpecial, "fetch.noise_session_count", f.Noise, fmt.Sprintf("not in 0..%d", maxSpecial)},
-		{f.Wallets+f.Noise > 0, "", nil, "a chain without a BIP 157 session: give fetch wallets or noise sessions"},
 		{f.Wallets*f.Sessions.Max+f.Noise <= maxTotalSessions, "fetch.wallet_count", f.Wallets, fmt.Sprintf("fetch wallets of up to %d sessions and %d noise sessions: more than %d", f.Sessions.Max, f.Noise, maxTotalSessions)},
 	})
 }

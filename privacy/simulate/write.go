@@ -2,15 +2,21 @@ package simulate
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
+	"github.com/btcsuite/btcd/wire"
+
+	"github.com/spvfilter/spvfilter/bip37"
 	"github.com/spvfilter/spvfilter/privacy/capture"
+	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
 // The names of a simulation's files in its directory.
@@ -27,7 +33,7 @@ var captureEpoch = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func (s *Scenario) files() Files {
 	f := Files{Universe: UniverseFile, Capture: CaptureFile, Labels: LabelsFile}
-	if s.chain != nil {
+	if s.fetch != nil {
 		f.Index, f.FetchCapture = IndexFile, FetchCaptureFile
 	}
 	return f
@@ -53,7 +59,7 @@ func (s *Scenario) WriteDir(dir string) (Files, error) {
 		{FetchCaptureFile, &out.FetchCapture, s.WriteFetchCapture},
 	}
 	for _, w := range writers {
-		if s.chain == nil && (w.name == IndexFile || w.name == FetchCaptureFile) {
+		if s.fetch == nil && (w.name == IndexFile || w.name == FetchCaptureFile) {
 			continue
 		}
 		*w.path = filepath.Join(dir, w.name)
@@ -89,25 +95,42 @@ func writeFile(path string, write func(io.Writer) error) error {
 	return nil
 }
 
-// WriteUniverse writes the universe: one address a line, the wallets'
-// among random P2PKH and P2WPKH addresses, in the format package universe
-// reads.
+// WriteUniverse writes the universe: the candidates package universe's
+// writer extracts from the chain's blocks, as "privacy universe" does.
 func (s *Scenario) WriteUniverse(w io.Writer) error {
-	bw := bufio.NewWriterSize(w, 256<<10)
-	fmt.Fprintf(bw, "# simulated universe: %d candidates (spvfilter privacy simulate, seed %d)\n", s.Labels.UniverseSize, s.opts.Seed)
-	rng := newRand(s.opts.Seed, streamUniverse+0x100)
-	var h [24]byte
-	for i := range s.Labels.UniverseSize {
-		a := s.positions[i]
-		if a == "" {
-			fillRandom(rng, h[:])
-			a = addressOf(h[:20], h[20]&1 == 1)
-		}
-		if _, err := bw.WriteString(a + "\n"); err != nil {
-			return fmt.Errorf("universe: %w", err)
-		}
+	if _, err := w.Write(s.universe); err != nil {
+		return fmt.Errorf("universe: %w", err)
 	}
-	return bw.Flush()
+	return nil
+}
+
+// WriteIndex writes the chain's appearance index (package universe's
+// format, as "privacy universe --index" writes it from the same blocks:
+// every appearance with the position of its transaction in the block,
+// index version 2). Without a BIP 157 side it writes nothing.
+func (s *Scenario) WriteIndex(w io.Writer) error {
+	if s.fetch == nil {
+		return nil
+	}
+	if _, err := w.Write(s.index); err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	return nil
+}
+
+// indexCandidates counts the candidates of the chain's index.
+func (s *Scenario) indexCandidates() int {
+	ir, err := universe.NewIndexReader(bytes.NewReader(s.index))
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for {
+		if _, err := ir.Next(); err != nil {
+			return n
+		}
+		n++
+	}
 }
 
 // WriteCapture writes the BIP 37 capture: every session's filterload and
@@ -124,11 +147,90 @@ func (s *Scenario) WriteCapture(w io.Writer) error {
 		if err := enc.Encode(rec); err != nil {
 			return fmt.Errorf("capture: %w", err)
 		}
-		for j, e := range s.addedElements(sp) {
+		for j, e := range sp.added {
 			rec := capture.Record{Time: t.Add(time.Duration(j+1) * time.Second), Client: sp.label.Client, Session: sp.label.ID,
 				Command: capture.CmdFilterAdd, Data: hex.EncodeToString(e)}
 			if err := enc.Encode(rec); err != nil {
 				return fmt.Errorf("capture: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// filter builds the session's filterload, before any filteradd.
+func (s *Scenario) filter(sp *sessionSpec) *bip37.Filter {
+	var f *bip37.Filter
+	var err error
+	switch sp.label.Kind {
+	case KindEmpty:
+		f, err = bip37.NewFilterFromParams(nil, 0, sp.tweak, wire.BloomUpdateNone)
+	case KindFull:
+		f, err = bip37.NewFilterFromParams([]byte{0xff}, 3, sp.tweak, wire.BloomUpdateNone)
+	case KindTiny:
+		f, err = bip37.NewFilterFromParams(make([]byte, 2), 1, sp.tweak, wire.BloomUpdateNone)
+	default:
+		size, k := s.opts.Sizing.Size(uint32(sp.label.SizedFor), sp.label.FPRate)
+		f, err = bip37.NewFilterFromParams(make([]byte, size), k, sp.tweak, wire.BloomUpdateP2PubkeyOnly)
+	}
+	if err != nil {
+		panic(err) // sizes and hash counts are within the limits by construction
+	}
+	elems := sp.loaded
+	if sp.label.Kind != KindWallet {
+		elems = randomElements(sp.randSeed, sp.randElems, s.opts.ElementsPerAddress)
+	}
+	for _, e := range elems {
+		f.Add(e)
+	}
+	return f
+}
+
+// WriteFetchCapture writes the BIP 157 capture: per session, the filter
+// headers from the genesis block (a client syncs them all, whatever it
+// scans), the filters of its scanned range (getcfheaders, getcfilters),
+// then the blocks it fetched (getdata), as "privacy capture" records
+// them. Without a BIP 157 side it writes nothing.
+func (s *Scenario) WriteFetchCapture(w io.Writer) error {
+	if s.fetch == nil {
+		return nil
+	}
+	enc := json.NewEncoder(w)
+	basic := uint8(0)
+	hashes := s.chain.hashes
+	tip := int32(len(hashes) - 1)
+	for i, fs := range s.fetch.sessions {
+		t := captureEpoch.Add(time.Duration(i) * time.Minute)
+		rec := func(r capture.Record) error {
+			r.Time, r.Client, r.Session = t, fs.Client, fs.ID
+			if err := enc.Encode(r); err != nil {
+				return fmt.Errorf("fetch capture: %w", err)
+			}
+			return nil
+		}
+		for _, batch := range []struct {
+			cmd      string
+			size     int32
+			from, to int32
+		}{{capture.CmdGetCFHeaders, cfHeadersBatch, 0, tip}, {capture.CmdGetCFilters, cfiltersBatch, fs.ScannedFrom, fs.ScannedTo}} {
+			for from := batch.from; from <= batch.to; from += batch.size {
+				start := uint32(from)
+				stop := min(from+batch.size-1, batch.to)
+				if err := rec(capture.Record{Command: batch.cmd, FilterType: &basic, StartHeight: &start,
+					StopHash: hashes[stop].String()}); err != nil {
+					return err
+				}
+			}
+		}
+		fetched := slices.Concat(fs.WalletHeights, fs.DecoyHeights, fs.FalsePositiveHeights)
+		slices.Sort(fetched)
+		for part := range slices.Chunk(fetched, getDataBatch) {
+			var blocks []capture.BlockRequest
+			for _, h := range part {
+				blocks = append(blocks, capture.BlockRequest{Hash: hashes[h].String(), Type: "witness_block"})
+			}
+			if err := rec(capture.Record{Command: capture.CmdGetData, Blocks: blocks}); err != nil {
+				return err
 			}
 		}
 	}
