@@ -71,24 +71,23 @@
 //
 //   - one wallet of N candidates: s = N + Poisson(μ), and each session's
 //     own matches a or b are chance, Poisson(F-μ), or (with probability
-//     0.1) chance plus what the wallet gained between the sessions, a part
-//     log-uniform up to the shared one (a wallet that grew);
+//     g, the growth) chance plus what the wallet gained or lost between
+//     the sessions, a part of at least one candidate, ln(1+part) uniform
+//     up to ln(2+2N) (a wallet that grew, or one whose sessions hold
+//     different parts of it);
 //   - two wallets that share nothing: s is Poisson of mean μ plus each
 //     wallet's candidates matching the other's filters by chance,
 //     λ = μ + N_x·r_y(1) + N_y·r_x(1) for N the sessions' own estimates
 //     (a negative binomial widened by those estimates' variance), and a,
 //     b each chance plus a wallet of any size;
-//   - two wallets that share a few addresses (a payment between them): s
-//     is S + Poisson(λ), S ≥ 1 of prior density 1/S², and each wallet
-//     holds at least one candidate more, a and b each chance plus a
-//     wallet of at least one candidate.
-//
-// So a pair sharing far more than chance gives is one wallet's whatever
-// the sessions' own estimates (a wallet behind dense filters may be
-// estimated at zero and still share 21 candidates where chance gives
-// 0.08), while a pair whose shared set is a small part of what each
-// exposes alone (an 8-address wallet and a 397-address one sharing 3) is
-// two wallets that paid each other, however far the 3 lie above chance.
+//   - two wallets, one of which paid the other k of its addresses, which
+//     its filters then hold: s = k + the count of the last hypothesis, k
+//     of a prior estimated from the capture (ln k normal, its mean and
+//     deviation fitted), every k the counts allow weighed; the payer's own
+//     matches chance plus a wallet of at least one candidate, the payee's
+//     chance alone (a payee every address of which its payer watches, with
+//     probability w) or chance plus at least one candidate, either session
+//     the payer.
 //
 // A wallet's size N is none with probability e, else ln(1+N) normal of
 // mean m and deviation d (cut to the universe): e, m and d are estimated
@@ -96,38 +95,40 @@
 // session's m ~ Poisson(F+N)), from a broad start counted as one more
 // session, and shown in Linkage.WalletSizes.
 //
-// Testing every pair of n sessions is corrected by the prior, not by a
-// threshold on the evidence: the prior probability p that two given
-// sessions are one wallet is the share of the n(n-1)/2 pairs that are,
-// about the number of other sessions of a wallet over n-1, so the evidence
-// a link needs grows with the number of pairs compared, as a Bonferroni
-// threshold would, and the posterior stays a probability: of the pairs
-// given P, a share P are one wallet's when the model holds, so the wrong
-// links among those above a threshold t are at most a share 1-t (a
-// Bayesian false discovery rate). p is estimated from every pair: each
-// step sets it to the expected number of pairs of one wallet at the
-// previous p over the number of pairs (with a start of 1/(n-1) counted as
-// n pairs), until it settles. The prior of shared addresses is set to p
-// too (a payment of a few addresses is lost among the chance matches of
-// all but the sparsest filters, so the capture cannot tell how common
-// payments are; the matches alone decide between the two), and two
-// wallets that share nothing take the rest. The posterior's 95% interval
-// is its value at the ends of p's: the expected number of pairs of one
-// wallet taken as a Poisson count, Garwood's exact interval, over the
-// pairs. A prior given in LinkOptions is held, and the intervals are then
-// single points. Pairs that share no match are weighed from each
-// session's terms computed once, and gathered by their likelihood ratios
-// for the estimate.
+// The priors are estimated from every pair of the capture by expectation
+// maximization: the prior of one wallet and that of a payment (each step
+// sets each to the expected number of pairs under it over the pairs,
+// with a start of 1/(n-1) each counted as n pairs), the growth g (a Beta
+// prior of mean 0.1 counted as ten sessions) and the law of payment sizes
+// (a start of ln k ~ N(0.5, 0.7²) counted as one payment). So the
+// evidence a link needs grows with the number of pairs compared, as a
+// Bonferroni threshold would, and the posterior stays a probability: of
+// the pairs given P, a share P are one wallet's when the model holds (a
+// Bayesian false discovery rate). The share w of whole payees is not
+// fitted: a payee every address of which its payer watches and one wallet
+// whose later session gained addresses both make one session's matches
+// hold the other's, and the capture cannot tell how often each happens,
+// so w is held at one half. The probabilities' 95% intervals carry the
+// model's uncertainty: their 2.5% and 97.5% points over the fits on 24
+// resamplings of the pairs (each pair counted a Poisson number of times,
+// from a fixed seed) and over the fits holding w at 0.2 and at 0.8. A
+// pair with P near 0.5 whose interval is wide is one the capture cannot
+// decide. Priors given in LinkOptions are held, the other parameters
+// fitted, and the intervals are then single points. Pairs that share no
+// match are weighed from each session's terms computed once, and gathered
+// by their likelihood ratios for the fit.
 //
 // A wallet of a few candidates behind dense filters shows in no pair (its
 // candidates are lost among the chance matches two sessions share) but in
 // three, whose chance matches together are far fewer. Every three sessions
 // whose joint matches lie above chance (at most 1 in 1,000 by chance) are
 // weighed as a pair is, over their joint matches, with the prior of one
-// wallet squared (a third session joining two) and that of shared
-// addresses cubed (a payment between each two); a pair whose triangle is
-// more probable takes the triangle's probability, and SessionLink.Third
-// names the third session.
+// wallet squared (a third session joining two) and that of a payment
+// cubed (a payment between each two); a pair whose triangle is more
+// probable takes the triangle's probability, and SessionLink.Third names
+// the third session, but only if the pair's own matches are more likely
+// under one wallet than under either other hypothesis: three sessions may
+// not create a link their pairs do not support.
 //
 // Linked sessions form groups by complete linkage: pairs are taken from
 // the most probable down, and two groups are joined only when every pair

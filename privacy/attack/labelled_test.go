@@ -209,17 +209,21 @@ func (lc *labelledCapture) scoreLinks(l *Linkage) linkScore {
 	sc.priorCovered = truePrior >= l.PriorLow && truePrior <= l.PriorHigh
 	for _, p := range l.Pairs {
 		sc.intervals++
-		if at := atPrior(p, l.Prior, truePrior); at >= p.ProbabilityLow-1e-9 && at <= p.ProbabilityHigh+1e-9 {
+		if at := atPrior(p, l, truePrior); at >= p.ProbabilityLow-1e-9 && at <= p.ProbabilityHigh+1e-9 {
 			sc.covered++
 		}
 	}
 	return sc
 }
 
-// atPrior is a link's probability at another prior: the posterior's odds
-// against two wallets that share nothing scale with the priors' odds.
-func atPrior(p SessionLink, prior, other float64) float64 {
-	from, to := tied(prior), tied(other)
+// atPrior is a link's probability at another prior of one wallet, the
+// payment prior held: the posterior's odds against two wallets that share
+// nothing scale with the priors' odds.
+func atPrior(p SessionLink, l *Linkage, other float64) float64 {
+	priors := func(same float64) linkParams {
+		return linkParams{priors: [hypotheses]float64{sameWallet: same, otherWallets: 1 - same - l.PaymentPrior, sharedAddress: l.PaymentPrior}}
+	}
+	from, to := priors(l.Prior), priors(other)
 	if p.Third >= 0 {
 		from, to = trianglePrior(from), trianglePrior(to)
 	}
@@ -227,8 +231,8 @@ func atPrior(p SessionLink, prior, other float64) float64 {
 	if rest <= 0 {
 		return p.Probability / (p.Probability + p.ProbabilityShared)
 	}
-	ks := (to[sameWallet] / to[otherWallets]) / (from[sameWallet] / from[otherWallets])
-	kp := (to[sharedAddress] / to[otherWallets]) / (from[sharedAddress] / from[otherWallets])
+	ks := (to.priors[sameWallet] / to.priors[otherWallets]) / (from.priors[sameWallet] / from.priors[otherWallets])
+	kp := (to.priors[sharedAddress] / to.priors[otherWallets]) / (from.priors[sharedAddress] / from.priors[otherWallets])
 	return ks * p.Probability / (ks*p.Probability + kp*p.ProbabilityShared + rest)
 }
 

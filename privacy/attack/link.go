@@ -3,6 +3,7 @@ package attack
 import (
 	"errors"
 	"fmt"
+	"math"
 )
 
 // ErrBadLink reports sessions or options that Link or Intersect cannot use.
@@ -24,10 +25,11 @@ type LinkOptions struct {
 	Threshold float64
 	// Prior is the probability, before looking at the matches, that two
 	// given sessions share a wallet, and also that they are of two wallets
-	// that share addresses; it must lie in (0, 0.5). 0 estimates it from
-	// every pair of the capture (see the package documentation); a prior
-	// given here is held, and the probabilities' intervals are then
-	// single points.
+	// one of which paid the other; it must lie in (0, 0.5). 0 estimates
+	// both from every pair of the capture (see the package
+	// documentation); priors given here are held (the other parameters
+	// are still fitted), and the probabilities' intervals are then single
+	// points.
 	Prior float64
 }
 
@@ -49,10 +51,11 @@ type SessionLink struct {
 	// average.
 	ExpectedIfSameWallet float64 `json:"expected_if_same_wallet"`
 	// Probability is the posterior probability that the sessions share a
-	// wallet, and ProbabilityLow..ProbabilityHigh its 95% interval (over
-	// the interval of the estimated priors). ProbabilityShared is that of
-	// different wallets that share a few addresses (a payment between
-	// them). See the package documentation.
+	// wallet, and ProbabilityLow..ProbabilityHigh its 95% interval (its
+	// spread over the parameters fitted on resampled pairs).
+	// ProbabilityShared is that of different wallets one of which paid
+	// the other (its filters hold some of the other's addresses). See the
+	// package documentation.
 	Probability       float64 `json:"probability"`
 	ProbabilityLow    float64 `json:"probability_low"`
 	ProbabilityHigh   float64 `json:"probability_high"`
@@ -71,13 +74,25 @@ type SessionLink struct {
 
 // Linkage is the result of Accumulator.Link.
 type Linkage struct {
-	// Prior is the prior probability that two sessions share a wallet
-	// (the same as that of two wallets sharing addresses), and
-	// PriorLow..PriorHigh its 95% interval: estimated from every pair, or
-	// LinkOptions.Prior as given.
-	Prior     float64 `json:"prior"`
-	PriorLow  float64 `json:"prior_low"`
-	PriorHigh float64 `json:"prior_high"`
+	// Prior is the prior probability that two sessions share a wallet,
+	// and PriorLow..PriorHigh its 95% interval: estimated from every pair,
+	// or LinkOptions.Prior as given. PaymentPrior is that of two wallets
+	// one of which paid the other, with its interval.
+	Prior            float64 `json:"prior"`
+	PriorLow         float64 `json:"prior_low"`
+	PriorHigh        float64 `json:"prior_high"`
+	PaymentPrior     float64 `json:"payment_prior"`
+	PaymentPriorLow  float64 `json:"payment_prior_low"`
+	PaymentPriorHigh float64 `json:"payment_prior_high"`
+	// PaymentSizes is the estimated distribution of the number of
+	// addresses a payment shares (the payee's addresses its payer's
+	// filters hold), by classes of sizes; Growth is the estimated
+	// probability that a session of a wallet holds candidates another of
+	// its sessions does not, WholePayee that a payee's every address is
+	// one its payer watches.
+	PaymentSizes []PaymentSizes `json:"payment_sizes"`
+	Growth       float64        `json:"growth"`
+	WholePayee   float64        `json:"whole_payee"`
 	// WalletSizes is the prior on a wallet's number of candidates in the
 	// universe, estimated from the sessions' own matches.
 	WalletSizes SizePrior `json:"wallet_size_prior"`
@@ -95,6 +110,14 @@ type Linkage struct {
 	// (a warning says so).
 	Groups   [][]int  `json:"groups"`
 	Warnings []string `json:"warnings"`
+}
+
+// PaymentSizes is a class of payments: those that share from MinAddresses
+// to MaxAddresses addresses, and their estimated share of all payments.
+type PaymentSizes struct {
+	MinAddresses int     `json:"min_addresses"`
+	MaxAddresses int     `json:"max_addresses"`
+	Share        float64 `json:"share"`
 }
 
 // SizePrior is the prior on the number N of a wallet's candidates in the
@@ -152,8 +175,19 @@ func (a *Accumulator) Link(groups []int, opts LinkOptions) (*Linkage, error) {
 	lk.weigh(l.PairsCompared <= maxListedLinks)
 	l.PairsListedShared = l.PairsCompared > maxListedLinks
 	fit := lk.fitPriors(opts.Prior)
-	l.Prior, l.PriorLow, l.PriorHigh = fit.priors[sameWallet], fit.low[sameWallet], fit.high[sameWallet]
+	l.Prior, l.PriorLow, l.PriorHigh = fit.spread(func(q *linkParams) float64 { return q.priors[sameWallet] })
+	l.PaymentPrior, l.PaymentPriorLow, l.PaymentPriorHigh = fit.spread(func(q *linkParams) float64 { return q.priors[sharedAddress] })
+	l.Growth, l.WholePayee = fit.est.growth, fit.est.whole
+	l.PaymentSizes = []PaymentSizes{}
+	for j, share := range fit.est.payment {
+		if lo, hi := binRange(j); share >= 1e-4 {
+			l.PaymentSizes = append(l.PaymentSizes, PaymentSizes{MinAddresses: int(lo), MaxAddresses: int(hi) - 1, Share: share})
+		}
+	}
 	l.WalletSizes = lk.prior.public()
+	if w := paymentsWarning(&fit.est); w != "" {
+		lk.warnings = append(lk.warnings, w)
+	}
 	l.Pairs = lk.links(&fit)
 	lk.triangles(&fit, l.Pairs, l.Threshold)
 	l.Groups = lk.group(l.Pairs, l.Threshold)
@@ -162,6 +196,20 @@ func (a *Accumulator) Link(groups []int, opts LinkOptions) (*Linkage, error) {
 		l.Warnings = append(l.Warnings, fmt.Sprintf("a pair of sessions that share no match has probability %.3g of one wallet, above the threshold, but is not listed", top))
 	}
 	return l, nil
+}
+
+// paymentsWarning says when the capture resembles one whose wallets pay
+// each other several addresses, on which linking is over-confident: the
+// fitted prior of a payment above that of one wallet, and payments of 4
+// addresses or more at the median.
+func paymentsWarning(q *linkParams) string {
+	median := math.Exp(q.payLog)
+	if q.priors[sharedAddress] <= q.priors[sameWallet] || median < 4 {
+		return ""
+	}
+	return fmt.Sprintf("the capture looks like one whose wallets pay each other several addresses (a payment between two sessions' wallets estimated %.2g times as likely as one wallet, payments of %.0f addresses at the median): "+
+		"a payer watching a payee's addresses then looks like one wallet whose sessions differ, and links given P >= 0.95 were wrong more often than they say on simulated captures of that kind (privacy simulate --regime payments); weigh the links' intervals",
+		q.priors[sharedAddress]/q.priors[sameWallet], median)
 }
 
 // Intersect runs the intersection attack over the sessions members

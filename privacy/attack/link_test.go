@@ -233,10 +233,13 @@ func TestLinkEvidence(t *testing.T) {
 		minP, maxP float64
 	}{
 		// 21 shared where 0.078 are expected, each session's own
-		// estimate of its wallet zero: the old rule gave the prior.
-		{"21 shared against 0.078, own estimates 0", session(270, 280), session(265, 280), 21, 0.078, 0.99, 1},
+		// estimate of its wallet zero: the old rule gave the prior. A
+		// payer watching every address of a payee explains them too,
+		// less well at the starting priors (payments of 16 to 31
+		// addresses rare).
+		{"21 shared against 0.078, own estimates 0", session(270, 280), session(265, 280), 21, 0.078, 0.9, 1},
 		// 39 shared against 0.33 (p = 4e-66): the old rule gave 0.0079.
-		{"39 shared against 0.33", session(600, 560), session(590, 580), 39, 0.33, 0.99, 1},
+		{"39 shared against 0.33", session(600, 560), session(590, 580), 39, 0.33, 0.9, 1},
 		// An 8-address wallet and a 397-address one sharing 3, at low
 		// rates: a payment, not one wallet.
 		{"8 and 397 addresses sharing 3", session(8+2, 2), session(397+3, 3), 3, 6e-6, 0, 0.05},
@@ -250,9 +253,10 @@ func TestLinkEvidence(t *testing.T) {
 		{"chance only", session(1000, 1000), session(2000, 2000), 2, 2, 0, 0.1},
 	} {
 		ev := prior.evidence(tc.x, tc.y, tc.shared, tc.both)
-		post := ev.posterior(tied(0.01))
+		q := startParams(0.01)
+		post := q.posterior(&ev)
 		if p := post[sameWallet]; p < tc.minP || p > tc.maxP {
-			t.Errorf("%s: P(one wallet) %.4g, want %g..%g (shared addresses %.4g, likelihoods %v)", tc.name, p, tc.minP, tc.maxP, post[sharedAddress], ev.logLikes)
+			t.Errorf("%s: P(one wallet) %.4g, want %g..%g (shared addresses %.4g, likelihoods %v)", tc.name, p, tc.minP, tc.maxP, post[sharedAddress], q.logLikes(&ev))
 		}
 	}
 }
@@ -308,5 +312,23 @@ func TestLinkGroupsComplete(t *testing.T) {
 	lk.sessions = lk.sessions[:3]
 	if groups := lk.group(chain, 0.5); !reflect.DeepEqual(groups, [][]int{{0, 1}}) || chain[2].Linked {
 		t.Errorf("chain 0-1-2: groups %v, links %+v; want {0, 1} alone", groups, chain)
+	}
+}
+
+// TestPaymentsWarning: a capture whose payments are estimated more common
+// than one wallet's pairs, and of several addresses, is warned of; one of
+// rare payments of an address or two is not.
+func TestPaymentsWarning(t *testing.T) {
+	q := startParams(0.01)
+	if w := paymentsWarning(&q); w != "" {
+		t.Errorf("starting priors warned: %s", w)
+	}
+	q.priors[sharedAddress], q.priors[otherWallets] = 0.05, 0.94
+	if w := paymentsWarning(&q); w != "" {
+		t.Errorf("common payments of an address or two warned: %s", w)
+	}
+	q.setPayment(math.Log(8), 0.8)
+	if w := paymentsWarning(&q); !strings.Contains(w, "payments of 8 addresses at the median") {
+		t.Errorf("payments of 8 addresses, 5 times as likely: %q", w)
 	}
 }

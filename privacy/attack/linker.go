@@ -29,7 +29,7 @@ type linker struct {
 // newLinker gathers what the sessions (the accumulator's groups) need.
 func (a *Accumulator) newLinker(groups []int, u *universeCounts) *linker {
 	lk := &linker{acc: a, u: u, shared: map[[2]int]uint64{}, index: map[int]int{},
-		mix: mixture{binned: map[[2]int32]float64{}}, pairAt: map[[2]int]int{}}
+		mix: mixture{binned: map[int32]float64{}}, pairAt: map[[2]int]int{}}
 	for cls, n := range u.classes {
 		if n > 0 {
 			lk.classes = append(lk.classes, cls)
@@ -45,7 +45,6 @@ func (a *Accumulator) newLinker(groups []int, u *universeCounts) *linker {
 	for i := range lk.sessions {
 		s := &lk.sessions[i]
 		s.logAny = lk.prior.anySize(s.matched, s.chance)
-		s.logSome = lk.prior.someSize(s.matched, s.chance, 1)
 	}
 	return lk
 }
@@ -143,36 +142,39 @@ func (lk *linker) weighPair(x, y int, all bool) {
 	lk.mix.addBinned(&ev)
 }
 
-// fitPriors estimates the prior from every pair, starting from one other
-// session of a session's wallet among the rest, with the weight of as
-// many pairs as there are sessions; fixed > 0 holds it.
-func (lk *linker) fitPriors(fixed float64) priorFit {
+// fitPriors estimates the parameters from every pair, starting from one
+// other session of a session's wallet among the rest (and as many pairs
+// of wallets that paid each other), with the weight of as many pairs as
+// there are sessions; fixed > 0 holds the priors.
+func (lk *linker) fitPriors(fixed float64) linkFit {
 	n := float64(len(lk.sessions))
-	start := 1.0 / 3
+	p := 1.0 / 3
 	if n > 4 {
-		start = 1 / (n - 1)
+		p = 1 / (n - 1)
 	}
+	start := startParams(p)
 	if fixed == 0 && len(lk.mix.pairs) == 0 && len(lk.mix.binned) == 0 {
-		return priorFit{priors: tied(start), low: tied(start), high: tied(start)}
+		return linkFit{est: start}
 	}
-	return lk.mix.fit(start, n, fixed)
+	return lk.mix.fitAll(start, n, fixed)
 }
 
 // links lists the pairs weighed one by one, and those with a blind
 // session at the prior, in order of their sessions.
-func (lk *linker) links(fit *priorFit) []SessionLink {
+func (lk *linker) links(fit *linkFit) []SessionLink {
 	out := make([]SessionLink, 0, len(lk.mix.pairs)+len(lk.blind))
 	for i := range lk.mix.pairs {
 		ev := &lk.mix.pairs[i]
 		sl := SessionLink{A: lk.sessions[ev.x].group, B: lk.sessions[ev.y].group, Shared: ev.shared,
 			ExpectedByChance: ev.chance, ExpectedIfSameWallet: ev.ifSame, Third: -1}
 		sl.Probability, sl.ProbabilityLow, sl.ProbabilityHigh = fit.interval(ev)
-		sl.ProbabilityShared = ev.posterior(fit.priors)[sharedAddress]
+		sl.ProbabilityShared = fit.est.posterior(ev)[sharedAddress]
 		out = append(out, sl)
 	}
-	for _, p := range lk.blind {
-		out = append(out, SessionLink{A: lk.sessions[p[0]].group, B: lk.sessions[p[1]].group, Third: -1, Probability: fit.priors[sameWallet],
-			ProbabilityLow: fit.low[sameWallet], ProbabilityHigh: fit.high[sameWallet], ProbabilityShared: fit.priors[sharedAddress]})
+	p, lo, hi := fit.spread(func(q *linkParams) float64 { return q.priors[sameWallet] })
+	for _, b := range lk.blind {
+		out = append(out, SessionLink{A: lk.sessions[b[0]].group, B: lk.sessions[b[1]].group, Third: -1, Probability: p,
+			ProbabilityLow: lo, ProbabilityHigh: hi, ProbabilityShared: fit.est.priors[sharedAddress]})
 	}
 	slices.SortFunc(out, func(p, q SessionLink) int {
 		if p.A != q.A {
@@ -185,11 +187,10 @@ func (lk *linker) links(fit *priorFit) []SessionLink {
 
 // unlistedMax is the highest probability of one wallet among the pairs
 // gathered by their likelihood ratios (0 without any).
-func (lk *linker) unlistedMax(fit *priorFit) float64 {
+func (lk *linker) unlistedMax(fit *linkFit) float64 {
 	top := 0.0
 	for k := range lk.mix.binned {
-		ev := pairEvidence{logLikes: [hypotheses]float64{float64(k[0]) / 100, 0, float64(k[1]) / 100}}
-		top = math.Max(top, ev.posterior(fit.priors)[sameWallet])
+		top = math.Max(top, posteriorOf(fit.est.priors, binnedEvidence(k))[sameWallet])
 	}
 	return top
 }

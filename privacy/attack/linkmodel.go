@@ -2,6 +2,7 @@ package attack
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 )
 
@@ -10,24 +11,42 @@ import (
 const (
 	sameWallet    = iota // one wallet
 	otherWallets         // two wallets that share nothing
-	sharedAddress        // two wallets that share a few addresses
+	sharedAddress        // two wallets, one paying some of the other's addresses
 	hypotheses
 )
 
 const (
-	// growthPrior is the prior probability that one session of a wallet
-	// holds candidates the other does not (the wallet grew between them);
-	// the grown part is then log-uniform up to the shared part's size.
-	growthPrior = 0.1
-	// e2At1 is the exponential integral E2(1) (Abramowitz and Stegun,
-	// table 5.1): the integral of the payment prior against a count of
-	// zero.
-	e2At1 = 0.14849550677592205
 	// minSizeDeviation bounds the fitted deviation of log wallet sizes
 	// from below, so that a capture of a few sessions of one size does
 	// not make every other size impossible.
 	minSizeDeviation = 0.3
+	// paymentBins are the classes of the number k of addresses a payment
+	// shares: bin j holds k in [2^j, 2^(j+1)).
+	paymentBins = 17
+	// bootstrapFits is the number of fits on resampled pairs whose spread
+	// gives the probabilities' intervals.
+	bootstrapFits = 24
+	// emRounds bounds the steps of a fit.
+	emRounds = 400
 )
+
+// Pseudo-counts of the fit's priors (see mixture.fit): the growth as a
+// Beta prior; the payment sizes as one payment of log size startPayLog,
+// and their deviation at least minPayDeviation.
+const (
+	growthPseudoYes, growthPseudoNo = 1.0, 9.0
+	paymentPseudo                   = 1.0
+	startPayLog, startPayDeviation  = 0.5, 0.7
+	minPayDeviation                 = 0.35
+)
+
+// wholeShares are the shares of whole payees (a payee every address of
+// which its payer watches) Link weighs: the capture cannot tell a whole
+// payee from one wallet whose later session gained addresses (both make
+// one session's matches hold the other's), so the share is not fitted but
+// held at one half, and the spread of the probabilities over the other
+// two gives their intervals (with that of the fits on resampled pairs).
+var wholeShares = [3]float64{0.5, 0.2, 0.8}
 
 // linkSession is what Link needs of one session.
 type linkSession struct {
@@ -42,9 +61,8 @@ type linkSession struct {
 	truncated bool // its match list is cut short
 	lines     []int
 	// What a pair that shares no match needs of the session, computed
-	// once: the log likelihood of m for a wallet of any size, and for one
-	// of at least one candidate.
-	logAny, logSome float64
+	// once: the log likelihood of m for a wallet of any size.
+	logAny float64
 }
 
 // sizePrior is the prior on the number N of a wallet's candidates in the
@@ -97,27 +115,16 @@ func (p *sizePrior) anySizeZero(base float64) float64 {
 	return logAddExp(math.Log(p.empty)-base, math.Log1p(-p.empty)+p.zero-base)
 }
 
-// grown is the log likelihood of a count k of mean base plus what a
-// wallet of shared candidates may have gained: nothing with probability
-// 1-growthPrior, else a part log-uniform up to shared.
-func grown(k, base, shared float64) float64 {
-	none := logPoisson(k, base)
+// grownPart is the log likelihood of a count k of mean base plus what a
+// wallet of shared candidates gained (or lost) between two sessions: a
+// part g of at least one candidate, log(1+g) uniform up to twice the
+// shared part.
+func grownPart(k, base, shared float64) float64 {
 	if shared < 1 {
-		return none
+		return math.Inf(-1)
 	}
-	span := math.Log1p(shared)
-	some, _, _ := poissonIntegral(k, base-1, yWeight{offset: -math.Log(span)}, 0, span)
-	return logAddExp(math.Log1p(-growthPrior)+none, math.Log(growthPrior)+some)
-}
-
-// payment is the log likelihood of a shared count k of mean base plus the
-// addresses two wallets share, at least one, their number S of prior
-// density 1/S² (a payment shares one or a few).
-func payment(k, base float64) float64 {
-	if k == 0 {
-		return -base + math.Log(e2At1)
-	}
-	l, _, _ := poissonIntegral(k, base, yWeight{decay: 1}, 0, 40)
+	y0, y1 := math.Ln2, math.Log(2+2*shared)
+	l, _, _ := poissonIntegral(k, base-1, yWeight{offset: -math.Log(y1 - y0)}, y0, y1)
 	return l
 }
 
@@ -162,15 +169,64 @@ func fitSizes(sessions []linkSession, size uint64) *sizePrior {
 	return p
 }
 
+// memberTerms are the log likelihoods of one session's own matches (those
+// the others of a pair or triangle do not share), only of them, of mean
+// chance: chance alone (own), chance plus a part of at least one
+// candidate of the size prior (some), chance plus what one wallet gained
+// or lost between sessions (grown), chance plus a wallet of any size
+// (any).
+type memberTerms struct {
+	own, some, grown, anyWallet float64
+}
+
 // pairEvidence is what the matches of two sessions (or three, for a
-// triangle) say about the hypotheses.
+// triangle) say about the hypotheses, as terms whose mixture the fitted
+// parameters weigh (see linkParams.logLikes).
 type pairEvidence struct {
-	x, y     int // indexes among the linked sessions
-	shared   uint64
-	both     float64 // expected shared matches of no session's wallet
-	chance   float64 // expected shared matches if the wallets differ
-	ifSame   float64 // expected shared matches if one wallet
-	logLikes [hypotheses]float64
+	x, y    int // indexes among the linked sessions
+	shared  uint64
+	both    float64 // expected shared matches of no session's wallet
+	chance  float64 // expected shared matches if the wallets differ
+	ifSame  float64 // expected shared matches if one wallet
+	members []memberTerms
+	// The shared matches under each hypothesis: one wallet of any size
+	// (same), chance and the wallets matching each other's filters by
+	// chance (other), and a payment of k shared addresses, k averaged
+	// over each bin of sizes (pay).
+	same, other float64
+	pay         [paymentBins]float64
+	// directed is true for a pair: one session is the payer (its own
+	// matches a wallet of at least one candidate), the other the payee
+	// (its own matches maybe none: a payee all of whose addresses its
+	// payer watches).
+	directed bool
+}
+
+// binRange is the sizes of payment bin j: [2^j, 2^(j+1)).
+func binRange(j int) (lo, hi float64) { return math.Ldexp(1, j), math.Ldexp(1, j+1) }
+
+// paymentTerms is, per bin of payment sizes k, the log of the mean over
+// the bin's k (log-uniform within it) of P(shared = k + X) for X a count
+// of mean lambda and the given variance (a negative binomial when the
+// wallets' own estimates widen it).
+func paymentTerms(shared, lambda, variance float64) [paymentBins]float64 {
+	var out [paymentBins]float64
+	width := 12*math.Sqrt(variance+1) + 20
+	for j := range out {
+		lo, hi := binRange(j)
+		out[j] = math.Inf(-1)
+		from := math.Max(lo, math.Floor(shared-lambda-width))
+		to := math.Min(hi-1, shared)
+		if from > to {
+			continue
+		}
+		total := math.Log(hi / lo)
+		for k := from; k <= to; k++ {
+			w := math.Log(math.Log((k+1)/k) / total)
+			out[j] = logAddExp(out[j], w+logNegBinomial(shared-k, lambda, variance))
+		}
+	}
+	return out
 }
 
 // evidence weighs the shared matches of sessions sx and sy, sharing
@@ -182,54 +238,142 @@ func (p *sizePrior) evidence(sx, sy *linkSession, shared uint64, both float64) p
 	spread := sy.rho*sy.rho*sx.chance + sx.rho*sx.rho*sy.chance
 	if shared == 0 {
 		// The sessions' own terms were computed once, at their own chance
-		// (both is at most a few here).
-		ev := pairEvidence{both: both, chance: both + cross}
+		// (both is at most a few here). A payment shares at least one
+		// address, so it cannot share none.
+		ev := pairEvidence{both: both, chance: both + cross, directed: true}
 		ev.ifSame = both + (sx.exposed+sy.exposed)/2
-		onlyX, onlyY := sx.matched, sy.matched
-		chanceX, chanceY := math.Max(sx.chance-both, 0), math.Max(sy.chance-both, 0)
-		ev.logLikes[sameWallet] = p.anySizeZero(both) + logPoisson(onlyX, chanceX) + logPoisson(onlyY, chanceY)
-		ev.logLikes[otherWallets] = logNegBinomial(0, ev.chance, ev.chance+spread) + sx.logAny + sy.logAny
-		ev.logLikes[sharedAddress] = payment(0, ev.chance) + 2*math.Log1p(-p.empty) + sx.logSome + sy.logSome
+		ev.same = p.anySizeZero(both)
+		ev.other = logNegBinomial(0, ev.chance, ev.chance+spread)
+		for i := range ev.pay {
+			ev.pay[i] = math.Inf(-1)
+		}
+		for _, m := range []*linkSession{sx, sy} {
+			chance := math.Max(m.chance-both, 0)
+			ev.members = append(ev.members, memberTerms{own: logPoisson(m.matched, chance), some: math.Inf(-1),
+				grown: math.Inf(-1), anyWallet: m.logAny})
+		}
 		return ev
 	}
-	return p.weigh([]*linkSession{sx, sy}, shared, both, cross, spread)
+	ev := p.weigh([]*linkSession{sx, sy}, shared, both, cross, spread)
+	ev.directed = true
+	return ev
 }
 
 // weigh weighs the candidates that every one of members matches, shared
 // of them, of which chance alone (every member's filters matching a
 // candidate of no member's wallet) gives both, and the members' wallets
 // matching the others' filters by chance cross more (with variance
-// spread, from the estimates it rests on). The hypotheses (see the
-// package documentation): one wallet, whose candidates are all shared
-// and each member's other matches chance (or what the wallet gained);
-// other wallets, sharing by chance, each member's other matches a
-// wallet's of any size; wallets that share a few addresses, each holding
-// more than those.
+// spread, from the estimates it rests on). See the package documentation
+// for the hypotheses.
 func (p *sizePrior) weigh(members []*linkSession, shared uint64, both, cross, spread float64) pairEvidence {
 	s := float64(shared)
 	ev := pairEvidence{shared: shared, both: both, chance: both + cross}
 	common := math.Max(s-both, 0)
-	ev.logLikes[sameWallet] = p.anySize(s, both)
-	ev.logLikes[otherWallets] = logNegBinomial(s, ev.chance, ev.chance+spread)
-	ev.logLikes[sharedAddress] = payment(s, ev.chance)
+	ev.same = p.anySize(s, both)
+	ev.other = logNegBinomial(s, ev.chance, ev.chance+spread)
+	ev.pay = paymentTerms(s, ev.chance, ev.chance+spread)
 	for _, m := range members {
 		only, chance := math.Max(m.matched-s, 0), math.Max(m.chance-both, 0)
 		ev.ifSame += m.exposed / float64(len(members))
-		ev.logLikes[sameWallet] += grown(only, chance, common)
-		ev.logLikes[otherWallets] += p.anySize(only, chance)
-		ev.logLikes[sharedAddress] += math.Log1p(-p.empty) + p.someSize(only, chance, 1)
+		ev.members = append(ev.members, memberTerms{own: logPoisson(only, chance), some: p.someSize(only, chance, 1),
+			grown: grownPart(only, chance, common), anyWallet: p.anySize(only, chance)})
 	}
 	ev.ifSame += both
 	return ev
 }
 
+// linkParams are the priors Link fits on a capture: of the hypotheses
+// (for a pair of sessions), of a wallet's sessions differing (one holding
+// candidates the other does not: growth), and of the number of addresses
+// a payment shares (payment, by bins of sizes); and the share of whole
+// payees (a payee all of whose candidates its payer watches), held (see
+// wholeShares).
+type linkParams struct {
+	priors  [hypotheses]float64
+	growth  float64
+	whole   float64
+	payment [paymentBins]float64
+	// payLog and payDeviation are the mean and deviation of ln k, for k
+	// the addresses a payment shares: payment is that log-normal law's
+	// mass on each bin.
+	payLog, payDeviation float64
+}
+
+// setPayment sets the payment sizes' law: ln k normal of mean mu and
+// deviation sigma, cut to k ≥ 1, its mass taken on each bin.
+func (q *linkParams) setPayment(mu, sigma float64) {
+	q.payLog, q.payDeviation = mu, sigma
+	cdf := func(x float64) float64 { return math.Erfc(-(x-mu)/(sigma*math.Sqrt2)) / 2 }
+	var sum float64
+	for j := range q.payment {
+		lo, hi := binRange(j)
+		q.payment[j] = math.Max(cdf(math.Log(hi))-cdf(math.Log(lo)), 1e-300)
+		sum += q.payment[j]
+	}
+	for j := range q.payment {
+		q.payment[j] /= sum
+	}
+}
+
+// mix is log((1-w)·e^a + w·e^b).
+func mix(w, a, b float64) float64 {
+	return logAddExp(math.Log1p(-w)+a, math.Log(w)+b)
+}
+
+// logLikes is the log likelihood of the evidence under each hypothesis
+// at the parameters: one wallet, its sessions each holding what the
+// wallet gained or lost with probability growth; other wallets, each
+// session's own matches a wallet of any size; a payment of a size drawn
+// from the payment prior, the payer's own matches a wallet of at least
+// one candidate, the payee's none with probability whole (for three
+// sessions, each session's own matches none with probability whole).
+func (q *linkParams) logLikes(ev *pairEvidence) [hypotheses]float64 {
+	var out [hypotheses]float64
+	out[sameWallet] = ev.same
+	out[otherWallets] = ev.other
+	pay := math.Inf(-1)
+	for j, l := range ev.pay {
+		pay = logAddExp(pay, math.Log(q.payment[j])+l)
+	}
+	payee := func(m memberTerms) float64 { return mix(q.whole, m.some, m.own) }
+	for _, m := range ev.members {
+		out[sameWallet] += q.grew(m)
+		out[otherWallets] += m.anyWallet
+	}
+	if ev.directed {
+		a, b := ev.members[0], ev.members[1]
+		out[sharedAddress] = pay + logAddExp(a.some+payee(b), b.some+payee(a)) - math.Ln2
+	} else {
+		out[sharedAddress] = pay
+		for _, m := range ev.members {
+			out[sharedAddress] += payee(m)
+		}
+	}
+	return out
+}
+
+// grew is the log likelihood of a member's own matches under one wallet:
+// chance, or with probability growth chance and what the wallet gained or
+// lost; a wallet with no shared candidate has nothing to grow from.
+func (q *linkParams) grew(m memberTerms) float64 {
+	if math.IsInf(m.grown, -1) {
+		return m.own
+	}
+	return mix(q.growth, m.own, m.grown)
+}
+
 // posterior is the probability of each hypothesis given the evidence
-// and the priors.
-func (ev *pairEvidence) posterior(priors [hypotheses]float64) [hypotheses]float64 {
+// and the parameters.
+func (q *linkParams) posterior(ev *pairEvidence) [hypotheses]float64 {
+	return posteriorOf(q.priors, q.logLikes(ev))
+}
+
+// posteriorOf weighs log likelihoods by priors.
+func posteriorOf(priors, logLikes [hypotheses]float64) [hypotheses]float64 {
 	var logs [hypotheses]float64
 	top := math.Inf(-1)
 	for h := range logs {
-		logs[h] = math.Log(priors[h]) + ev.logLikes[h]
+		logs[h] = math.Log(priors[h]) + logLikes[h]
 		top = math.Max(top, logs[h])
 	}
 	var out [hypotheses]float64
@@ -247,103 +391,220 @@ func (ev *pairEvidence) posterior(priors [hypotheses]float64) [hypotheses]float6
 	return out
 }
 
-// priorFit is the estimate of the hypotheses' priors from every pair of a
-// capture, with its interval.
-type priorFit struct {
-	priors, low, high [hypotheses]float64
+// startParams are the parameters a fit starts from, and its pseudo-counts
+// lean to: one wallet and a payment each with probability p, growth one
+// in ten, payment sizes of prior 1/k², and whole payees at the share held.
+func startParams(p float64) linkParams {
+	q := linkParams{priors: [hypotheses]float64{sameWallet: p, otherWallets: 1 - 2*p, sharedAddress: p}, growth: 0.1, whole: wholeShares[0]}
+	q.setPayment(startPayLog, startPayDeviation)
+	return q
 }
 
-// tied is the priors when one wallet and shared addresses each have
-// probability p: the capture alone cannot tell how common payments are
-// (a payment of a few addresses is lost in the chance matches of all but
-// the sparsest filters), so the matches alone decide between the two.
-func tied(p float64) [hypotheses]float64 {
-	return [hypotheses]float64{sameWallet: p, otherWallets: 1 - 2*p, sharedAddress: p}
-}
-
-// mixture is the pairs' evidence gathered for fitting the priors: the
-// pairs that share matches one by one, those that share none by their log
-// likelihood ratios rounded to a hundredth (their number is quadratic in
-// the sessions, their ratios few).
+// mixture is the pairs' evidence gathered for fitting the parameters: the
+// pairs that share matches one by one, those that share none by their
+// log likelihood ratio of one wallet against other wallets rounded to a
+// hundredth (their number is quadratic in the sessions, their ratios
+// few; a payment cannot share none).
 type mixture struct {
 	pairs  []pairEvidence
-	binned map[[2]int32]float64 // (same, shared address) - other, in hundredths: count
+	binned map[int32]float64 // (same - other), in hundredths: count
+	keys   []int32           // binned's keys, in order
 }
 
 func (m *mixture) addBinned(ev *pairEvidence) {
-	d := ev.logLikes[otherWallets]
-	key := [2]int32{binRatio(ev.logLikes[sameWallet] - d), binRatio(ev.logLikes[sharedAddress] - d)}
+	q := startParams(0.25) // the terms of a pair that shares nothing depend on no parameter
+	l := q.logLikes(ev)
+	key := int32(math.Round(math.Max(-2e7, math.Min(2e7, 100*(l[sameWallet]-l[otherWallets])))))
+	if _, ok := m.binned[key]; !ok {
+		m.keys = append(m.keys, key)
+	}
 	m.binned[key]++
 }
 
-func binRatio(r float64) int32 {
-	return int32(math.Round(math.Max(-2e7, math.Min(2e7, 100*r))))
+// binnedEvidence is the evidence of the binned pairs of one key.
+func binnedEvidence(key int32) [hypotheses]float64 {
+	return [hypotheses]float64{sameWallet: float64(key) / 100, otherWallets: 0, sharedAddress: math.Inf(-1)}
 }
 
-// fit estimates the tied prior p: each step sets it to the expected share
-// of the pairs that are one wallet's at the previous p, with the
-// pseudo-counts of as many pairs as weight at start, until it settles;
-// fixed > 0 holds it there. Its interval takes the expected count of
-// pairs of one wallet as a Poisson count (Garwood's interval).
-func (m *mixture) fit(start, weight, fixed float64) priorFit {
+// linkFit is the parameters fitted on a capture, and those fitted on
+// resampled pairs, whose spread gives the intervals.
+type linkFit struct {
+	est  linkParams
+	boot []linkParams
+}
+
+// fit estimates the parameters by expectation maximization from init,
+// each step setting each to its expected share over the pairs at the
+// previous parameters, with the pseudo-counts of start: the hypotheses'
+// priors weigh as many pairs as weight at start, the others as the
+// constants above. weights (nil: one each) count each listed pair, binned
+// (nil: the mixture's) the binned pairs. fixed > 0 holds the priors of one
+// wallet and payment at it.
+func (m *mixture) fit(init, start linkParams, weight, fixed float64, weights []float64, binned map[int32]float64) linkParams {
+	if binned == nil {
+		binned = m.binned
+	}
+	cur := init
 	if fixed > 0 {
-		return priorFit{priors: tied(fixed), low: tied(fixed), high: tied(fixed)}
+		cur.priors = [hypotheses]float64{sameWallet: fixed, otherWallets: 1 - 2*fixed, sharedAddress: fixed}
 	}
-	pairs := float64(len(m.pairs))
-	for _, n := range m.binned {
-		pairs += n
-	}
-	cur := start
-	var same float64
-	for range 500 {
-		same = m.expectedCounts(tied(cur))[sameWallet]
-		next := (same + weight*start) / (pairs + weight)
-		moved := math.Abs(next-cur) / cur
+	for range emRounds {
+		var hyp [hypotheses]float64
+		var grew, sides float64
+		var pay [paymentBins]float64
+		for i := range m.pairs {
+			w := 1.0
+			if weights != nil {
+				w = weights[i]
+			}
+			if w == 0 {
+				continue
+			}
+			cur.expect(&m.pairs[i], w, &hyp, &grew, &sides, &pay)
+		}
+		for _, k := range m.keys {
+			post := posteriorOf(cur.priors, binnedEvidence(k))
+			for h := range hyp {
+				hyp[h] += binned[k] * post[h]
+			}
+		}
+		next := cur
+		var total float64
+		for h := range hyp {
+			total += hyp[h] + weight*start.priors[h]
+		}
+		if fixed == 0 {
+			for h := range hyp {
+				next.priors[h] = (hyp[h] + weight*start.priors[h]) / total
+			}
+		}
+		next.growth = (grew + growthPseudoYes) / (sides + growthPseudoYes + growthPseudoNo)
+		next.setPayment(paymentMoments(pay, start))
+		moved := math.Abs(next.growth-cur.growth) + math.Abs(next.payLog-cur.payLog) + math.Abs(next.payDeviation-cur.payDeviation)
+		for h := range hyp {
+			moved += math.Abs(next.priors[h]-cur.priors[h]) / cur.priors[h]
+		}
 		cur = next
 		if moved < 1e-7 {
 			break
 		}
 	}
-	lo, hi := garwood(same)
-	return priorFit{priors: tied(cur), low: tied((lo + weight*start) / (pairs + weight)),
-		high: tied(math.Min((hi+weight*start)/(pairs+weight), 0.49))}
+	return cur
 }
 
-// expectedCounts is the expected number of pairs under each hypothesis.
-func (m *mixture) expectedCounts(priors [hypotheses]float64) [hypotheses]float64 {
-	var counts [hypotheses]float64
-	for i := range m.pairs {
-		post := m.pairs[i].posterior(priors)
-		for h := range counts {
-			counts[h] += post[h]
-		}
+// paymentMoments are the mean and deviation of ln k over the payments'
+// expected counts per bin (ln k uniform within a bin) and the pseudo-count
+// of start's.
+func paymentMoments(pay [paymentBins]float64, start linkParams) (mu, sigma float64) {
+	n := paymentPseudo
+	s1 := paymentPseudo * start.payLog
+	s2 := paymentPseudo * (start.payDeviation*start.payDeviation + start.payLog*start.payLog)
+	for j, c := range pay {
+		lo, hi := binRange(j)
+		a, b := math.Log(lo), math.Log(hi)
+		m := (a + b) / 2
+		n += c
+		s1 += c * m
+		s2 += c * (m*m + (b-a)*(b-a)/12)
 	}
-	keys := make([][2]int32, 0, len(m.binned))
-	for k := range m.binned {
-		keys = append(keys, k)
-	}
-	// A fixed order, so that the sums are the same from run to run.
-	slices.SortFunc(keys, func(a, b [2]int32) int {
-		if a[0] != b[0] {
-			return int(a[0] - b[0])
-		}
-		return int(a[1] - b[1])
-	})
-	for _, k := range keys {
-		ev := pairEvidence{logLikes: [hypotheses]float64{float64(k[0]) / 100, 0, float64(k[1]) / 100}}
-		post := ev.posterior(priors)
-		for h := range counts {
-			counts[h] += m.binned[k] * post[h]
-		}
-	}
-	return counts
+	mu = s1 / n
+	return mu, math.Max(math.Sqrt(math.Max(s2/n-mu*mu, 0)), minPayDeviation)
 }
 
-// interval is the probability of one wallet at the ends of the prior's
-// interval (it grows with the prior).
-func (f *priorFit) interval(ev *pairEvidence) (p, lo, hi float64) {
-	p = ev.posterior(f.priors)[sameWallet]
-	lo = ev.posterior(f.low)[sameWallet]
-	hi = ev.posterior(f.high)[sameWallet]
+// expect adds one pair's expected counts, of weight w, at the
+// parameters: of each hypothesis, of the sessions that grew among one
+// wallet's, and of each bin of payment sizes.
+func (q *linkParams) expect(ev *pairEvidence, w float64, hyp *[hypotheses]float64, grew, sides *float64, pay *[paymentBins]float64) {
+	post := posteriorOf(q.priors, q.logLikes(ev))
+	for h := range hyp {
+		hyp[h] += w * post[h]
+	}
+	for _, m := range ev.members {
+		if !math.IsInf(m.grown, -1) {
+			*grew += w * post[sameWallet] * math.Exp(math.Log(q.growth)+m.grown-q.grew(m))
+			*sides += w * post[sameWallet]
+		}
+	}
+	if post[sharedAddress] == 0 {
+		return
+	}
+	total := math.Inf(-1)
+	for j, l := range ev.pay {
+		total = logAddExp(total, math.Log(q.payment[j])+l)
+	}
+	for j, l := range ev.pay {
+		pay[j] += w * post[sharedAddress] * math.Exp(math.Log(q.payment[j])+l-total)
+	}
+}
+
+// fitAll fits the parameters on the pairs at each of wholeShares, and
+// again on bootstrapFits resamplings of the pairs (each pair, and each
+// binned pair, counted a Poisson number of times of mean one, from a
+// fixed seed so that a capture always gives the same answer); fixed > 0
+// holds the priors and fits once.
+func (m *mixture) fitAll(start linkParams, weight, fixed float64) linkFit {
+	start.whole = wholeShares[0]
+	f := linkFit{est: m.fit(start, start, weight, fixed, nil, nil)}
+	if fixed > 0 {
+		return f
+	}
+	for _, whole := range wholeShares[1:] {
+		q := start
+		q.whole = whole
+		f.boot = append(f.boot, m.fit(q, q, weight, 0, nil, nil))
+	}
+	rng := rand.New(rand.NewPCG(0x11c4, uint64(len(m.pairs))))
+	weights := make([]float64, len(m.pairs))
+	for range bootstrapFits {
+		for i := range weights {
+			weights[i] = float64(poissonDraw(rng, 1))
+		}
+		binned := make(map[int32]float64, len(m.binned))
+		for _, k := range m.keys {
+			binned[k] = float64(poissonDraw(rng, m.binned[k]))
+		}
+		f.boot = append(f.boot, m.fit(f.est, start, weight, 0, weights, binned))
+	}
+	return f
+}
+
+// poissonDraw draws a Poisson count of mean lambda: by inversion for a
+// small mean, else by the normal approximation rounded.
+func poissonDraw(rng *rand.Rand, lambda float64) int {
+	if lambda > 50 {
+		return max(0, int(math.Round(lambda+math.Sqrt(lambda)*rng.NormFloat64())))
+	}
+	limit, p, k := math.Exp(-lambda), rng.Float64(), 0
+	for p > limit {
+		p *= rng.Float64()
+		k++
+	}
+	return k
+}
+
+// interval is the probability of one wallet at the fitted parameters and
+// its 95% interval: the 2.5% and 97.5% points of its values at the
+// parameters fitted on resampled pairs (or the point, when the priors are
+// held).
+func (f *linkFit) interval(ev *pairEvidence) (p, lo, hi float64) {
+	return f.spread(func(q *linkParams) float64 { return q.posterior(ev)[sameWallet] })
+}
+
+// spread is value at the fitted parameters and the 2.5% and 97.5% points
+// of its values at the bootstrap fits, the fitted one among them.
+func (f *linkFit) spread(value func(q *linkParams) float64) (p, lo, hi float64) {
+	p = value(&f.est)
+	if len(f.boot) == 0 {
+		return p, p, p
+	}
+	vs := make([]float64, 0, len(f.boot)+1)
+	vs = append(vs, p)
+	for i := range f.boot {
+		vs = append(vs, value(&f.boot[i]))
+	}
+	slices.Sort(vs)
+	n := float64(len(vs) - 1)
+	lo = vs[int(math.Floor(0.025*n))]
+	hi = vs[int(math.Ceil(0.975*n))]
 	return p, math.Min(lo, p), math.Max(hi, p)
 }

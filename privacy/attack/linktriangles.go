@@ -47,16 +47,21 @@ func (lk *linker) countTriangles(byLine map[int][]int) {
 // shows in three, whose chance matches together are far fewer. The
 // hypotheses are those of a pair, over the candidates all three match,
 // with the prior of one wallet squared (a third session joining two) and
-// that of shared addresses cubed (three wallets holding the same few
-// addresses take a payment between each two). A pair whose triangle makes
-// it more probable takes the triangle's probability, and Third names the
-// third session.
-func (lk *linker) triangles(fit *priorFit, pairs []SessionLink, threshold float64) {
+// that of a payment cubed (three wallets holding the same addresses take
+// a payment between each two). A pair whose triangle makes it more
+// probable takes the triangle's probability, and Third names the third
+// session, but only when the pair's own matches support one wallet (more
+// likely under it than under either other hypothesis): three sessions may
+// not create a link their pairs do not support.
+func (lk *linker) triangles(fit *linkFit, pairs []SessionLink, threshold float64) {
 	at := map[[2]int]int{} // by indexes among sessions
 	for i := range pairs {
 		at[[2]int{lk.index[pairs[i].A], lk.index[pairs[i].B]}] = i
 	}
-	priors, low, high := trianglePrior(fit.priors), trianglePrior(fit.low), trianglePrior(fit.high)
+	tri := linkFit{est: trianglePrior(fit.est)}
+	for _, q := range fit.boot {
+		tri.boot = append(tri.boot, trianglePrior(q))
+	}
 	trios := make([][3]int, 0, len(lk.trios))
 	for t := range lk.trios {
 		trios = append(trios, t)
@@ -78,25 +83,36 @@ func (lk *linker) triangles(fit *priorFit, pairs []SessionLink, threshold float6
 		if !ok {
 			continue
 		}
-		p := ev.posterior(priors)[sameWallet]
+		p, lo, hi := tri.interval(&ev)
 		for k, side := range sides {
-			if p <= side.Probability {
+			if p <= side.Probability || !lk.supported(side, &fit.est) {
 				continue
 			}
-			side.Probability = p
-			side.ProbabilityLow = math.Min(ev.posterior(low)[sameWallet], p)
-			side.ProbabilityHigh = math.Max(ev.posterior(high)[sameWallet], p)
-			side.ProbabilityShared = ev.posterior(priors)[sharedAddress]
+			side.Probability, side.ProbabilityLow, side.ProbabilityHigh = p, lo, hi
+			side.ProbabilityShared = tri.est.posterior(&ev)[sharedAddress]
 			side.Third = lk.sessions[trio[2-k]].group
 		}
 	}
 }
 
-// trianglePrior is the priors of three sessions from those of two.
-func trianglePrior(p [hypotheses]float64) [hypotheses]float64 {
+// supported reports whether a pair's own matches are more likely under
+// one wallet than under either other hypothesis.
+func (lk *linker) supported(side *SessionLink, q *linkParams) bool {
+	ev := lk.pairOf(side.A, side.B)
+	if ev == nil {
+		return false
+	}
+	l := q.logLikes(ev)
+	return l[sameWallet] > l[otherWallets] && l[sameWallet] > l[sharedAddress]
+}
+
+// trianglePrior is the parameters of three sessions from those of two.
+func trianglePrior(q linkParams) linkParams {
+	p := q.priors
 	same := p[sameWallet] * p[sameWallet]
 	shared := same * p[sharedAddress]
-	return [hypotheses]float64{sameWallet: same, otherWallets: 1 - same - shared, sharedAddress: shared}
+	q.priors = [hypotheses]float64{sameWallet: same, otherWallets: 1 - same - shared, sharedAddress: shared}
+	return q
 }
 
 // triangle weighs the joint candidates the three sessions all match; ok

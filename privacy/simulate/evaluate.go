@@ -35,7 +35,8 @@ var (
 		"p_h_1", "p_h_all", "confident_count", "confident", "matched", "matched_truncated", "summary", "universe", "warnings", "sessions", "groups"}
 	knownMatch = []string{"line", "candidate", "kind", "pubkey", "pair_tested", "probability",
 		"appearance_count", "appearances", "heights", "chance_probability", "chance_probability_approx"}
-	knownLinks = []string{"prior", "threshold", "pairs_compared", "pairs_listed_shared_only", "pairs", "groups", "warnings"}
+	knownLinks = []string{"prior", "threshold", "pairs_compared", "pairs_listed_shared_only", "pairs", "groups", "warnings",
+		"payment_prior", "payment_sizes", "growth", "whole_payee", "wallet_size_prior", "wallet_sizes"}
 	knownPair  = []string{"a", "b", "shared", "expected_by_chance", "expected_if_same_wallet", "probability", "linked"}
 	knownFetch = []string{"session", "client", "user_agent", "scanned_from", "scanned_to", "blocks_scanned", "scanned_blocks",
 		"blocks_fetched", "fetched_blocks", "fetched_heights", "unknown_blocks_fetched", "fetched_unknown", "fetched_fraction",
