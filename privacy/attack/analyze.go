@@ -76,10 +76,12 @@ type IntersectionStep struct {
 	ExpectedFalsePositives float64 `json:"expected_false_positives"`
 	// EstimatedWallet is max(Matched - ExpectedFalsePositives, 0), and
 	// EstimatedWalletLow..EstimatedWalletHigh its 95% interval (see the
-	// package documentation).
-	EstimatedWallet     float64 `json:"estimated_wallet"`
-	EstimatedWalletLow  float64 `json:"estimated_wallet_low"`
-	EstimatedWalletHigh float64 `json:"estimated_wallet_high"`
+	// package documentation), which covers the true size with
+	// probability EstimatedWalletLevel (at least 0.95: counts are whole).
+	EstimatedWallet      float64 `json:"estimated_wallet"`
+	EstimatedWalletLow   float64 `json:"estimated_wallet_low"`
+	EstimatedWalletHigh  float64 `json:"estimated_wallet_high"`
+	EstimatedWalletLevel float64 `json:"estimated_wallet_level"`
 }
 
 // MatchedCandidate is a candidate that matched every filter.
@@ -125,10 +127,12 @@ type Report struct {
 	ExpectedFalsePositives float64 `json:"expected_false_positives"`
 	// EstimatedWallet is the number of matches estimated to be the
 	// wallet's, max(MatchedCount - ExpectedFalsePositives, 0), and
-	// EstimatedWalletLow..EstimatedWalletHigh its 95% interval.
-	EstimatedWallet     float64 `json:"estimated_wallet"`
-	EstimatedWalletLow  float64 `json:"estimated_wallet_low"`
-	EstimatedWalletHigh float64 `json:"estimated_wallet_high"`
+	// EstimatedWalletLow..EstimatedWalletHigh its 95% interval, which
+	// covers the true number with probability EstimatedWalletLevel.
+	EstimatedWallet      float64 `json:"estimated_wallet"`
+	EstimatedWalletLow   float64 `json:"estimated_wallet_low"`
+	EstimatedWalletHigh  float64 `json:"estimated_wallet_high"`
+	EstimatedWalletLevel float64 `json:"estimated_wallet_level"`
 	// PH1 and PHAll are the model's P_h(1) and P_h(N) for the estimated
 	// N = EstimatedWallet wallet candidates among the matches:
 	// N/(N+S) and 1/C(N+S, N).
@@ -210,6 +214,7 @@ func intersectionStep(filters int, matched uint64, joint *jointRates, classes []
 		}
 	}
 	st.EstimatedWallet, st.EstimatedWalletLow, st.EstimatedWalletHigh = walletEstimate(float64(st.Matched), st.ExpectedFalsePositives)
+	st.EstimatedWalletLevel = rangeLevel(st.ExpectedFalsePositives)
 	return st
 }
 
@@ -221,6 +226,7 @@ func (r *Report) finish(joint *jointRates) {
 	r.MatchedCount = last.Matched
 	r.ExpectedFalsePositives = last.ExpectedFalsePositives
 	r.EstimatedWallet, r.EstimatedWalletLow, r.EstimatedWalletHigh = last.EstimatedWallet, last.EstimatedWalletLow, last.EstimatedWalletHigh
+	r.EstimatedWalletLevel = last.EstimatedWalletLevel
 	r.PH1, r.PHAll, r.Confident = 0, 0, 0
 	if r.EstimatedWallet > 0 {
 		r.PH1 = r.EstimatedWallet / (r.EstimatedWallet + r.ExpectedFalsePositives)

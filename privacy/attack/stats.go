@@ -204,6 +204,15 @@ func garwood(k float64) (lo, hi float64) {
 	return lo, gammaQuantile(1-tail, k+1)
 }
 
+// rangeLevel is the probability that a Poisson count of mean lambda lies
+// in its central range (poissonRange): the coverage of walletRange's
+// interval, at least the package's level, more when the mean is small
+// (no range of whole counts holds exactly 95%).
+func rangeLevel(lambda float64) float64 {
+	lo, hi := poissonRange(lambda)
+	return poissonCDF(hi, lambda) - poissonCDF(lo-1, lambda)
+}
+
 // walletRange is the interval for a wallet's size n in matched = n + X,
 // X a Poisson count of known mean chance: n lies in
 // [matched - hi, matched - lo] for [lo, hi] the central range of X,

@@ -58,7 +58,9 @@ func findIntervals(o object) ([]interval, map[string]bool) {
 			}
 			iv := interval{quantity: base, key: k, low: *lo, high: *hi, level: defaultLevel}
 			if lv := o.num(base + "_level"); lv != nil {
-				iv.level = asShare(*lv)
+				if l := asShare(*lv); l > 0 && l <= 1 {
+					iv.level = l // a level of 0 states none
+				}
 				used[base+"_level"] = true
 			}
 			out = append(out, iv)
@@ -135,9 +137,10 @@ var walletQuantities = []string{"", "estimated_wallet", "estimated_wallet_size",
 
 // intervalTally gathers the intervals of one place and quantity.
 type intervalTally struct {
-	score  IntervalScore
-	binary bool
-	bins   []IntervalBin
+	score    IntervalScore
+	binary   bool
+	bins     []IntervalBin
+	sumLevel float64
 }
 
 func (e *evaluator) tally(where string, iv interval, binary bool) *intervalTally {
@@ -174,6 +177,7 @@ func (e *evaluator) countIntervals(where string, ivs []interval, truth int, othe
 		}
 		tl := e.tally(where, iv, false)
 		tl.score.IntervalCount++
+		tl.sumLevel += iv.level
 		if iv.low <= float64(t) && float64(t) <= iv.high {
 			tl.score.CoveredCount++
 		}
@@ -211,6 +215,9 @@ func (e *evaluator) probIntervals(where string, ivs []interval, p *float64, righ
 func (t *intervalTally) finish() {
 	if !t.binary {
 		t.score.Coverage = ratio(t.score.CoveredCount, t.score.IntervalCount)
+		if t.score.IntervalCount > 0 {
+			t.score.Nominal = t.sumLevel / float64(t.score.IntervalCount)
+		}
 		return
 	}
 	for i := range t.bins {
@@ -218,7 +225,8 @@ func (t *intervalTally) finish() {
 		b.finish()
 		if b.Count > 0 {
 			lo, hi := b.sumLow/float64(b.Count), b.sumHigh/float64(b.Count)
-			ok := *b.WilsonLow <= hi && lo <= *b.WilsonHigh
+			f := *b.FractionRight
+			ok := *b.WilsonLow <= hi && lo <= *b.WilsonHigh || f >= lo-TargetBinSlack && f <= hi+TargetBinSlack
 			b.MeanLow, b.MeanHigh, b.Consistent = &lo, &hi, &ok
 		}
 	}

@@ -265,7 +265,9 @@ type GroupReport struct {
 
 // IntervalScore scores the intervals found at one place of the report on
 // one quantity. For a count (the estimated wallet), Coverage is the share
-// of intervals that hold the truth, against their Nominal level. For a
+// of intervals that hold the truth, against their Nominal level: the mean
+// of the levels the intervals state (an X_level field beside X_low and
+// X_high, or an interval object's level), 0.95 where they state none. For a
 // probability, whose truth is a yes or no, Calibration bins the claims by
 // probability and sets the fraction right (with its Wilson interval)
 // beside the mean of the intervals' bounds.
@@ -283,7 +285,8 @@ type IntervalScore struct {
 // IntervalBin is a bin of probability intervals: the fraction right among
 // its claims, with its Wilson interval, is consistent with the intervals
 // when the two ranges [WilsonLow, WilsonHigh] and [MeanLow, MeanHigh]
-// overlap.
+// overlap, or the fraction right lies within TargetBinSlack of the mean
+// interval.
 type IntervalBin struct {
 	Bin
 	MeanLow    *float64 `json:"mean_low"`
