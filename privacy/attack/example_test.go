@@ -136,6 +136,6 @@ func ExampleAnalyzeFetches() {
 	fmt.Printf("group 1 %v: probability %.2f that one is the wallet's\n", g.Members, g.Probability)
 	// Output:
 	// wallet: 3 appearances, group 1, probability 0.99
-	// change: 2 appearances, group 1, probability 0.01
+	// change: 2 appearances, group 1, probability 0.50
 	// group 1 [wallet change]: probability 1.00 that one is the wallet's
 }

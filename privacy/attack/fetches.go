@@ -43,6 +43,11 @@ type FetchMatch struct {
 	Probability     float64 `json:"probability"`
 	ProbabilityLow  float64 `json:"probability_low"`
 	ProbabilityHigh float64 `json:"probability_high"`
+	// AmbiguousWith names the members of its group with as many
+	// appearances as it has: the downloads give the same evidence for
+	// each, so one of them (not each) is the wallet's with the group's
+	// probability.
+	AmbiguousWith []string `json:"ambiguous_with,omitempty"`
 }
 
 // FetchGroup is matches that downloads cannot tell apart: the same blocks,
@@ -53,8 +58,11 @@ type FetchGroup struct {
 	// first; Appearances is its k.
 	Members     []string `json:"members"`
 	Appearances uint64   `json:"appearance_count"`
-	// Reason says why they are one group.
-	Reason string `json:"reason"`
+	// Reason says why they are one group. Ambiguous is true when two or
+	// more members have the most appearances: the downloads give the same
+	// evidence for each.
+	Reason    string `json:"reason"`
+	Ambiguous bool   `json:"ambiguous,omitempty"`
 	// Probability is the chance that one of them is the wallet's, and
 	// ProbabilityLow..ProbabilityHigh its 95% interval.
 	Probability     float64 `json:"probability"`
@@ -67,9 +75,15 @@ type FetchGroup struct {
 type FetchClass struct {
 	Appearances uint64 `json:"appearance_count"`
 	// Candidates is n_k, and ExpectedByChance n_k·C(B-k, F-k)/C(B, F),
-	// the matches chance gives them.
-	Candidates       uint64  `json:"candidate_count"`
-	ExpectedByChance float64 `json:"expected_by_chance"`
+	// the matches chance gives them if their blocks were placed at
+	// random. ExpectedByShifts is what the fetched set shifted along the
+	// scanned blocks matches on average, and ExpectedGroupsByShifts the
+	// groups those matches form: the null the probabilities use (see the
+	// package documentation).
+	Candidates             uint64  `json:"candidate_count"`
+	ExpectedByChance       float64 `json:"expected_by_chance"`
+	ExpectedByShifts       float64 `json:"expected_by_shifts"`
+	ExpectedGroupsByShifts float64 `json:"expected_groups_by_shifts"`
 	// Matched counts the matches, Groups the groups they form (a match
 	// alone is a group of one) whose most-appearing member has k
 	// appearances, and CoLocated the matches that appear only in the
@@ -86,8 +100,10 @@ type FetchReport struct {
 	Client    string `json:"client"`
 	UserAgent string `json:"user_agent,omitempty"`
 	// ScannedFrom..ScannedTo bounds the scanned range (the union of the
-	// session's filter ranges and fetched blocks, within the index), nil
-	// when nothing was scanned; ScannedBlocks is B, the blocks in it.
+	// session's filter ranges, getcfilters, and fetched blocks, within the
+	// index: filter headers, getcfheaders, are synced from the genesis
+	// block whatever a client scans, and do not count), nil when nothing
+	// was scanned; ScannedBlocks is B, the blocks in it.
 	ScannedFrom   *int32 `json:"scanned_from"`
 	ScannedTo     *int32 `json:"scanned_to"`
 	ScannedBlocks uint64 `json:"blocks_scanned"`
@@ -118,6 +134,13 @@ type FetchReport struct {
 	EstimatedWalletGroups     float64 `json:"estimated_wallet_groups"`
 	EstimatedWalletGroupsLow  float64 `json:"estimated_wallet_groups_low"`
 	EstimatedWalletGroupsHigh float64 `json:"estimated_wallet_groups_high"`
+	// EstimatedWalletSingles is the number of the matches of one
+	// appearance that are the wallet's, estimated as those matches less
+	// what the fetched set shifted along the scanned blocks carries, with
+	// its 95% interval.
+	EstimatedWalletSingles     float64 `json:"estimated_wallet_singles"`
+	EstimatedWalletSinglesLow  float64 `json:"estimated_wallet_singles_low"`
+	EstimatedWalletSinglesHigh float64 `json:"estimated_wallet_singles_high"`
 	// Confident counts the matches the wallet's with probability >= 0.95,
 	// ConfidentGroups the groups of two or more one of whose members is.
 	Confident       int `json:"confident_count"`
@@ -134,12 +157,12 @@ type FetchReport struct {
 	Warnings         []string     `json:"warnings"`
 
 	first   int32
-	fetched []uint64 // bit set over the index's heights
-	scanned []uint64
-	single  []uint64  // the scanned blocks that hold a candidate of one appearance
+	fetched []uint64  // bit set over the index's heights
+	scanned []uint64  // the same
 	chances []float64 // by k, grown on demand
 	byK     map[uint64]*kCount
 	max     int
+	null    *shiftNull
 }
 
 type kCount struct{ candidates, matched uint64 }
@@ -153,29 +176,110 @@ type FetchOptions struct {
 	// client's: its scanned range is the union of theirs, and a block
 	// counts as fetched when every session that scanned it fetched it.
 	Intersect bool
+	// Shifts is the number of shifts of the fetched set along the
+	// scanned blocks that make the null (0: DefaultShifts; negative:
+	// none, the blocks placed at random instead).
+	Shifts int
 }
+
+// DefaultShifts is the number of shifts of the fetched set that make the
+// null of the block-download attack.
+const DefaultShifts = 32
 
 // ErrNoFetches reports a capture without a block request or filter range.
 var ErrNoFetches = errors.New("privacy: the capture holds no block request or filter range")
 
-// AnalyzeFetches runs the block-download attack on every session in one
-// pass over the index: the candidates whose every appearance in the
-// session's scanned range lies in a block the session fetched, grouped
-// when downloads cannot tell them apart, and ranked by the probability
-// that chance explains them (see the package documentation).
+// HeightRange is the blocks From..To, both included.
+type HeightRange struct {
+	From int32 `json:"from"`
+	To   int32 `json:"to"`
+}
+
+// FetchView is what a node saw of one client's BIP 157 scan: the blocks
+// whose filters it asked for (getcfilters) and the blocks it fetched, by
+// height in the index's chain. It is what AnalyzeFetchViews needs, from a
+// capture (AnalyzeFetches) or from a client's own record of what it asked
+// one peer for.
+type FetchView struct {
+	ID, Client, UserAgent string
+	// Scanned are the ranges of blocks whose filters were asked for;
+	// none means every block of the index (with a warning).
+	Scanned []HeightRange
+	// Fetched are the heights of the blocks fetched.
+	Fetched []int32
+	// Unknown counts blocks requested that are not in the index's chain,
+	// RangesOutside filter ranges that reach outside it, and HeadersOnly
+	// is true when filter headers were asked for but no filter (the
+	// scanned range is then unknown).
+	Unknown, RangesOutside int
+	HeadersOnly            bool
+}
+
+// AnalyzeFetches runs the block-download attack on every session of a
+// capture in one pass over the index: the candidates whose every
+// appearance in the session's scanned range lies in a block the session
+// fetched, grouped when downloads cannot tell them apart, and ranked by
+// the probability that chance explains them (see the package
+// documentation). The scanned range is the session's getcfilters ranges;
+// its getcfheaders ranges, which a client syncs from the genesis block
+// whatever it scans, do not count.
 func AnalyzeFetches(sessions []*capture.FetchSession, ir *universe.IndexReader, opt FetchOptions) ([]*FetchReport, error) {
-	if len(sessions) == 0 {
+	views := make([]FetchView, len(sessions))
+	for i, s := range sessions {
+		views[i] = viewOf(s, ir)
+	}
+	return AnalyzeFetchViews(views, ir, opt)
+}
+
+// viewOf turns a captured session into heights of the index's chain.
+func viewOf(s *capture.FetchSession, ir *universe.IndexReader) FetchView {
+	hd := ir.Header()
+	v := FetchView{ID: s.ID, Client: s.Client, UserAgent: s.UserAgent}
+	for _, h := range s.Blocks {
+		if height, ok := ir.Height(h); ok {
+			v.Fetched = append(v.Fetched, height)
+		} else {
+			v.Unknown++
+		}
+	}
+	headers := false
+	for _, fr := range s.Ranges {
+		if fr.Command != capture.CmdGetCFilters {
+			headers = true
+			continue
+		}
+		stop, ok := ir.Height(fr.StopHash)
+		if !ok {
+			v.RangesOutside++
+			continue
+		}
+		if int64(fr.StartHeight) < int64(hd.First) {
+			v.RangesOutside++
+		}
+		v.Scanned = append(v.Scanned, HeightRange{From: max32(int32(min(fr.StartHeight, 1<<31-1)), hd.First), To: stop})
+	}
+	v.HeadersOnly = headers && len(v.Scanned) == 0 && v.RangesOutside == 0
+	return v
+}
+
+// AnalyzeFetchViews runs the block-download attack on what a node saw of
+// each client, in one pass over the index (see AnalyzeFetches).
+func AnalyzeFetchViews(views []FetchView, ir *universe.IndexReader, opt FetchOptions) ([]*FetchReport, error) {
+	if len(views) == 0 {
 		return nil, ErrNoFetches
 	}
 	if opt.MaxMatches <= 0 {
 		opt.MaxMatches = DefaultMaxFetchMatches
 	}
-	reports := make([]*FetchReport, len(sessions), len(sessions)+1)
-	for i, s := range sessions {
-		reports[i] = newFetchReport(s, ir, opt.MaxMatches)
+	if opt.Shifts == 0 {
+		opt.Shifts = DefaultShifts
+	}
+	reports := make([]*FetchReport, len(views), len(views)+1)
+	for i := range views {
+		reports[i] = newFetchReport(&views[i], ir.Header(), opt)
 	}
 	if opt.Intersect {
-		reports = append(reports, joinFetchReports(reports, opt.MaxMatches))
+		reports = append(reports, joinFetchReports(reports, opt))
 	}
 	for {
 		e, err := ir.Next()
@@ -207,51 +311,55 @@ func bitCount(s []uint64) uint64 {
 	return uint64(n)
 }
 
-// newFetchReport is the report of a session, its scanned and fetched
-// blocks set from its filter ranges and block requests.
-func newFetchReport(s *capture.FetchSession, ir *universe.IndexReader, max int) *FetchReport {
-	hd := ir.Header()
+// newFetchReport is the report of a view, its scanned and fetched blocks
+// set from its filter ranges and fetched blocks.
+func newFetchReport(v *FetchView, hd *universe.IndexHeader, opt FetchOptions) *FetchReport {
 	nb := len(hd.Hashes)
-	r := emptyFetchReport(hd.First, nb, max)
-	r.Session, r.Client, r.UserAgent = s.ID, s.Client, s.UserAgent
-	for _, h := range s.Blocks {
-		height, ok := ir.Height(h)
-		if !ok {
+	r := emptyFetchReport(hd.First, nb, opt.MaxMatches)
+	r.Session, r.Client, r.UserAgent = v.ID, v.Client, v.UserAgent
+	r.FetchedUnknown = v.Unknown
+	in := func(h int32) bool { return h >= hd.First && h <= hd.Last() }
+	for _, h := range v.Fetched {
+		if !in(h) {
 			r.FetchedUnknown++
 			continue
 		}
-		bitSet(r.fetched, int(height-hd.First))
-		bitSet(r.scanned, int(height-hd.First))
+		bitSet(r.fetched, int(h-hd.First))
+		bitSet(r.scanned, int(h-hd.First))
 	}
-	rangesOutside := 0
-	for _, fr := range s.Ranges {
-		stop, ok := ir.Height(fr.StopHash)
-		if !ok {
-			rangesOutside++
-			continue
+	outside := v.RangesOutside
+	for _, sr := range v.Scanned {
+		from, to := max32(sr.From, hd.First), min(sr.To, hd.Last())
+		if from != sr.From || to != sr.To {
+			outside++
 		}
-		start := max32(int32(min(fr.StartHeight, 1<<31-1)), hd.First)
-		if int64(fr.StartHeight) < int64(hd.First) {
-			rangesOutside++
-		}
-		for h := start; h <= stop; h++ {
+		for h := from; h <= to; h++ {
 			bitSet(r.scanned, int(h-hd.First))
 		}
 	}
-	if len(s.Ranges) == 0 {
-		for h := range nb {
-			bitSet(r.scanned, h)
-		}
-		r.warn(fmt.Sprintf("no getcfilters or getcfheaders range recorded: the scanned range is taken to be every block of the index (%d..%d)", hd.First, hd.Last()))
+	switch {
+	case v.HeadersOnly:
+		setAll(r.scanned, nb)
+		r.warn(fmt.Sprintf("only filter headers (getcfheaders) recorded, no filter range (getcfilters): headers are synced from the genesis block whatever a client scans, so the scanned range is unknown and taken to be every block of the index (%d..%d): f is understated and the probabilities overstated", hd.First, hd.Last()))
+	case len(v.Scanned) == 0 && outside == 0:
+		setAll(r.scanned, nb)
+		r.warn(fmt.Sprintf("no getcfilters range recorded: the scanned range is taken to be every block of the index (%d..%d)", hd.First, hd.Last()))
 	}
-	if rangesOutside > 0 {
-		r.warn(fmt.Sprintf("%d filter range(s) reach outside the index's blocks %d..%d (or end at a block it does not hold): only the part inside is counted", rangesOutside, hd.First, hd.Last()))
+	if outside > 0 {
+		r.warn(fmt.Sprintf("%d filter range(s) reach outside the index's blocks %d..%d (or end at a block it does not hold): only the part inside is counted", outside, hd.First, hd.Last()))
 	}
 	if r.FetchedUnknown > 0 {
 		r.warn(fmt.Sprintf("%d requested block(s) are not in the index's chain (another chain, a stale block, or outside %d..%d): left out", r.FetchedUnknown, hd.First, hd.Last()))
 	}
-	r.measure()
+	r.measure(opt.Shifts)
 	return r
+}
+
+// setAll sets the first n bits.
+func setAll(s []uint64, n int) {
+	for i := range n {
+		bitSet(s, i)
+	}
 }
 
 // emptyFetchReport is a report over nb blocks from first, none scanned
@@ -260,12 +368,12 @@ func emptyFetchReport(first int32, nb int, max int) *FetchReport {
 	words := (nb + 63) / 64
 	return &FetchReport{Warnings: []string{}, FetchedHeights: []int32{}, Matched: []FetchMatch{}, Groups: []FetchGroup{},
 		ByAppearances: []FetchClass{}, first: first, fetched: make([]uint64, words), scanned: make([]uint64, words),
-		single: make([]uint64, words), byK: map[uint64]*kCount{}, max: max}
+		byK: map[uint64]*kCount{}, max: max}
 }
 
 // measure fills the scanned range, the fetched heights, B, F and f from
-// the bit sets.
-func (r *FetchReport) measure() {
+// the bit sets, and sets up the null of shifts of the fetched set.
+func (r *FetchReport) measure(shifts int) {
 	nb := len(r.scanned) * 64
 	r.ScannedFrom, r.ScannedTo = nil, nil
 	r.FetchedHeights = r.FetchedHeights[:0]
@@ -286,15 +394,16 @@ func (r *FetchReport) measure() {
 	if r.ScannedBlocks > 0 {
 		r.FetchedFraction = float64(r.FetchedBlocks) / float64(r.ScannedBlocks)
 	}
+	r.null = newShiftNull(r.scanned, r.fetched, nb, shifts)
 }
 
 // joinFetchReports is the report of the sessions of reports taken as one
 // client's: it scanned every block one of them scanned, and fetched a
 // block when every one of them that scanned it fetched it (the
 // intersection: a candidate must match each session).
-func joinFetchReports(reports []*FetchReport, max int) *FetchReport {
+func joinFetchReports(reports []*FetchReport, opt FetchOptions) *FetchReport {
 	n := len(reports[0].scanned)
-	j := emptyFetchReport(reports[0].first, 64*n, max)
+	j := emptyFetchReport(reports[0].first, 64*n, opt.MaxMatches)
 	j.Client = reports[0].Client
 	missed := make([]uint64, n) // scanned by a session that did not fetch it
 	var ids []string
@@ -313,7 +422,7 @@ func joinFetchReports(reports []*FetchReport, max int) *FetchReport {
 		j.fetched[w] &^= missed[w]
 	}
 	j.Session = strings.Join(ids, "+")
-	j.measure()
+	j.measure(opt.Shifts)
 	return j
 }
 
@@ -341,14 +450,12 @@ func (r *FetchReport) chance(k uint64) float64 {
 func (r *FetchReport) test(e *universe.IndexEntry) {
 	var k uint64
 	all := true
-	last := -1
 	for _, h := range e.Heights {
 		i := int(h - r.first)
 		if !bitGet(r.scanned, i) {
 			continue
 		}
 		k++
-		last = i
 		if all && !bitGet(r.fetched, i) {
 			all = false
 		}
@@ -356,9 +463,7 @@ func (r *FetchReport) test(e *universe.IndexEntry) {
 	if k == 0 {
 		return
 	}
-	if k == 1 {
-		bitSet(r.single, last)
-	}
+	r.null.test(r, e, k)
 	if !r.Transactions && slices.ContainsFunc(e.Txs, func(txs []uint32) bool { return len(txs) > 0 }) {
 		r.Transactions = true
 	}
@@ -379,7 +484,18 @@ func (r *FetchReport) test(e *universe.IndexEntry) {
 	if r.FetchedBlocks == r.ScannedBlocks {
 		return // every block fetched: a match says nothing, and all match
 	}
-	m := FetchMatch{Candidate: e.Candidate, Appearances: k, ChanceProbability: p, ChanceProbabilityApprox: math.Pow(r.FetchedFraction, float64(k))}
+	m := r.matchOf(e, k)
+	m.ChanceProbability, m.ChanceProbabilityApprox = p, math.Pow(r.FetchedFraction, float64(k))
+	r.Matched = append(r.Matched, m)
+	if len(r.Matched) >= 2*r.max {
+		r.trim()
+	}
+}
+
+// matchOf is the entry's appearances in the scanned range, as a match of
+// k appearances.
+func (r *FetchReport) matchOf(e *universe.IndexEntry, k uint64) FetchMatch {
+	m := FetchMatch{Candidate: e.Candidate, Appearances: k}
 	for i, h := range e.Heights {
 		if bitGet(r.scanned, int(h-r.first)) {
 			m.Heights = append(m.Heights, h)
@@ -388,22 +504,13 @@ func (r *FetchReport) test(e *universe.IndexEntry) {
 			}
 		}
 	}
-	r.Matched = append(r.Matched, m)
-	if len(r.Matched) >= 2*r.max {
-		r.trim()
-	}
+	return m
 }
 
-// trim keeps the r.max matches least explained by chance.
+// trim keeps the r.max matches least explained by chance: those of most
+// appearances.
 func (r *FetchReport) trim() {
-	slices.SortStableFunc(r.Matched, func(a, b FetchMatch) int {
-		switch {
-		case a.Appearances != b.Appearances:
-			return int(int64(b.Appearances) - int64(a.Appearances)) // more appearances: less chance
-		default:
-			return strings.Compare(a.Candidate, b.Candidate)
-		}
-	})
+	sortMatches(r.Matched)
 	if len(r.Matched) > r.max {
 		r.Matched = r.Matched[:r.max]
 		r.MatchedTruncated = true

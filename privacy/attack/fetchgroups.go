@@ -2,6 +2,7 @@ package attack
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 )
@@ -10,6 +11,13 @@ import (
 // another's transactions (a transaction with thousands of matched
 // outputs would otherwise cost their square).
 const maxCoverWork = 10_000_000
+
+// maxTxMatches is the most matches a transaction may hold for them to
+// ride in each other: a payment and its change, or a spend, its payee and
+// change, hold two or three; a batched payout of dozens of outputs whose
+// block was fetched matches all its outputs seen once, which says nothing
+// of who is whose.
+const maxTxMatches = 4
 
 // matchGroups is the partition of a report's listed matches into the
 // groups downloads cannot tell apart, by union-find.
@@ -39,25 +47,26 @@ func (g *matchGroups) union(a, b int) {
 	}
 }
 
-// groupMatches groups the matches: each match that appears only in
-// transactions of other matches with the one of them of most appearances
-// (two of the same transactions join each other), then the groups whose
-// most appearing members appear in the same blocks. A group's first
-// member (its root, in union-find) is its most appearing one: the list
-// runs from most appearances to fewest, and a union keeps the smaller
-// index.
-func (r *FetchReport) groupMatches() *matchGroups {
-	n := len(r.Matched)
+// groupMatchesOf groups matches listed from most appearances to fewest:
+// each match that appears only in transactions of other matches with the
+// one of most appearances in each, when the transactions are known; then
+// the groups whose
+// most appearing members appear in the same two or more blocks (every
+// script seen once in a fetched block matches: those are not grouped by
+// block). A group's first member (its root, in union-find) is its most
+// appearing one: a union keeps the smaller index.
+func groupMatchesOf(matched []FetchMatch, transactions bool) *matchGroups {
+	n := len(matched)
 	g := &matchGroups{parent: make([]int, n), riding: make([]bool, n), rides: make([]bool, n)}
 	for i := range g.parent {
 		g.parent[i] = i
 	}
-	if r.Transactions {
-		g.coLocate(r.Matched)
+	if transactions {
+		g.coLocate(matched)
 	}
 	byBlocks := map[string]int{}
-	for i, m := range r.Matched {
-		if g.find(i) != i {
+	for i, m := range matched {
+		if g.find(i) != i || m.Appearances < 2 {
 			continue
 		}
 		key := fmt.Sprint(m.Heights)
@@ -75,9 +84,11 @@ func (r *FetchReport) groupMatches() *matchGroups {
 	return g
 }
 
-// coLocate joins each match to the match of most appearances (the first
-// listed: the list runs from most to fewest) among those in every
-// transaction of its.
+// coLocate joins each match all of whose transactions hold another
+// match (and at most maxTxMatches) to the match of most appearances (the
+// first listed: the list runs from most to fewest) in each of them: a
+// payer's change beside two payments to the wallet joins both, and the
+// wallet's script beside its payer's change joins it.
 func (g *matchGroups) coLocate(matched []FetchMatch) {
 	inTx := map[uint64][]int{}
 	for i := range matched {
@@ -86,21 +97,30 @@ func (g *matchGroups) coLocate(matched []FetchMatch) {
 		}
 	}
 	work := 0
+	var covers []int
 	for i := range matched {
 		keys := txKeys(&matched[i])
 		if len(keys) == 0 {
 			continue
 		}
-		cover := -1
-		for _, j := range inTx[keys[0]] {
-			work += len(keys)
-			if j != i && inAll(j, keys[1:], inTx) {
-				cover = j
+		covers = covers[:0]
+		for _, k := range keys {
+			cover := -1
+			for _, j := range inTx[k] {
+				work++
+				if j != i && len(inTx[k]) <= maxTxMatches {
+					cover = j
+					break
+				}
+			}
+			if cover < 0 {
+				covers = covers[:0]
 				break
 			}
+			covers = append(covers, cover)
 		}
-		if cover >= 0 {
-			g.union(i, cover)
+		for _, j := range covers {
+			g.union(i, j)
 			g.riding[i] = true
 		}
 		if work > maxCoverWork {
@@ -108,16 +128,6 @@ func (g *matchGroups) coLocate(matched []FetchMatch) {
 			return
 		}
 	}
-}
-
-// inAll reports whether match j is in every transaction of keys.
-func inAll(j int, keys []uint64, inTx map[uint64][]int) bool {
-	for _, k := range keys {
-		if !slices.Contains(inTx[k], j) {
-			return false
-		}
-	}
-	return true
 }
 
 // txKeys names the transactions of a match, height and position; none
@@ -148,7 +158,8 @@ type fetchUnit struct {
 // (see the package documentation), and writes the verdict.
 func (r *FetchReport) finish() {
 	r.trim()
-	g := r.groupMatches()
+	g := groupMatchesOf(r.Matched, r.Transactions)
+	r.null.finish(r.Transactions)
 	units := map[int]*fetchUnit{}
 	var order []int
 	for i := range r.Matched {
@@ -167,21 +178,23 @@ func (r *FetchReport) finish() {
 		}
 	}
 	classes := r.classes(units, g)
+	single := r.singles(classes[1], g)
+	byClass := func(k uint64) fetchProbability {
+		if k < 2 {
+			return single
+		}
+		return r.groupProbability(classes[k])
+	}
 	for _, root := range order {
 		u := units[root]
-		c := classes[u.k]
-		p, lo, hi := 0.0, 0.0, 0.0
-		if c.Groups > 0 && r.FetchedBlocks < r.ScannedBlocks {
-			n, nlo, nhi := walletEstimate(float64(c.Groups), c.chanceGroups)
-			p, lo, hi = n/float64(c.Groups), nlo/float64(c.Groups), nhi/float64(c.Groups)
-		}
-		r.share(u, p, lo, hi)
+		p := byClass(u.k)
+		r.share(u, p, g, byClass)
 		if len(u.members) > 1 {
-			r.Groups = append(r.Groups, r.groupOf(u, g.rides[root], p, lo, hi))
+			r.Groups = append(r.Groups, r.groupOf(u, g.rides[root], p))
 			for _, i := range u.members {
 				r.Matched[i].Group = len(r.Groups)
 			}
-			if p >= 0.95 {
+			if p.p >= 0.95 {
 				r.ConfidentGroups++
 			}
 		}
@@ -192,30 +205,36 @@ func (r *FetchReport) finish() {
 		}
 	}
 	r.estimate(classes)
-	r.warnings(g)
+	r.warnings(g, classes)
 	r.Verdict = r.verdict()
 }
 
-// fetchClass is a FetchClass with the chance expectation of its groups.
+// fetchClass is a FetchClass with the chance expectation of its groups
+// and its variance.
 type fetchClass struct {
 	FetchClass
-	chanceGroups float64
+	chanceGroups, chanceVar float64
 }
 
 // classes counts, per k, the candidates, matches, groups and co-located
-// matches, and what chance gives: n_k·p_k candidates, as many groups
-// (each candidate a group of one: an upper bound), but for k = 1 the
-// scanned blocks that hold a candidate of one appearance times p_1 (all
-// the candidates seen once in a fetched block match, one group per
-// block). Matches beyond the listed ones count as groups of one.
+// matches, and what chance gives: the groups the shifted fetched sets
+// form (the null), or without it n_k·p_k groups for candidates placed at
+// random (each a group of one: an upper bound). Matches beyond the listed
+// ones count as groups of one.
 func (r *FetchReport) classes(units map[int]*fetchUnit, g *matchGroups) map[uint64]*fetchClass {
 	out := map[uint64]*fetchClass{}
 	for k, c := range r.byK {
 		fc := &fetchClass{FetchClass: FetchClass{Appearances: k, Candidates: c.candidates, Matched: c.matched}}
 		fc.ExpectedByChance = float64(c.candidates) * r.chance(k)
-		fc.chanceGroups = fc.ExpectedByChance
-		if k == 1 {
-			fc.chanceGroups = float64(bitCount(r.single)) * r.chance(1)
+		fc.chanceGroups, fc.chanceVar = fc.ExpectedByChance, fc.ExpectedByChance
+		if r.null != nil {
+			fc.ExpectedByShifts = r.null.matched(k)
+			fc.ExpectedGroupsByShifts = r.null.groups[k]
+			fc.chanceGroups, fc.chanceVar = r.null.groups[k], r.null.groupVar[k]
+			if k == 1 {
+				fc.chanceGroups, fc.chanceVar = r.null.singleMoments()
+				fc.ExpectedGroupsByShifts = fc.chanceGroups
+			}
 		}
 		out[k] = fc
 	}
@@ -243,68 +262,200 @@ func (r *FetchReport) classes(units map[int]*fetchUnit, g *matchGroups) map[uint
 	return out
 }
 
-// share gives a group's members their part of its probability: a member
-// of fewer appearances than the group's most appearing one holds its own
-// blocks only, so it is the wallet's (and the other not) only if the
-// other's further blocks were fetched by chance; its part is weighed by
-// that chance, p_k(most)/p_k(its own).
-func (r *FetchReport) share(u *fetchUnit, p, lo, hi float64) {
-	top := r.chance(u.k)
-	weights := make([]float64, len(u.members))
-	var sum float64
-	for j, i := range u.members {
-		own := r.chance(r.Matched[i].Appearances)
-		weights[j] = 1
-		if own > 0 && r.Matched[i].Appearances < u.k {
-			weights[j] = top / own
-		}
-		sum += weights[j]
+// fetchProbability is a probability and its 95% interval.
+type fetchProbability struct{ p, lo, hi float64 }
+
+// groupProbability is the probability that a group of the class holds a
+// wallet's script: the share of the class's groups that chance does not
+// explain, with the interval of that share for chance a count of the
+// null's mean and variance.
+func (r *FetchReport) groupProbability(c *fetchClass) fetchProbability {
+	if c == nil || c.Groups == 0 || r.FetchedBlocks >= r.ScannedBlocks {
+		return fetchProbability{}
 	}
-	for j, i := range u.members {
+	n, lo, hi := walletShare(float64(c.Groups), c.chanceGroups, c.chanceVar)
+	return fetchProbability{n, lo, hi}
+}
+
+// walletShare is the share of observed items that chance, a count of
+// mean m and variance v, does not explain, and its 95% interval.
+func walletShare(observed, m, v float64) (p, lo, hi float64) {
+	if observed <= 0 {
+		return 0, 0, 0
+	}
+	xlo, xhi := chanceRange(m, v)
+	p = math.Max(observed-m, 0) / observed
+	lo = math.Max(observed-xhi, 0) / observed
+	hi = math.Min(math.Max(observed-xlo, 0), observed) / observed
+	return p, math.Min(lo, p), math.Max(hi, p)
+}
+
+// singles is the probability that a match of one appearance, not riding
+// in another's transactions, is the wallet's: every script that appears
+// once in a fetched block matches, so a fetched block's singles are not
+// random candidates; the wallet's are those the fetched blocks carry
+// beyond what the shifted sets' blocks carry.
+func (r *FetchReport) singles(c *fetchClass, g *matchGroups) fetchProbability {
+	if c == nil || c.Matched == 0 || r.FetchedBlocks >= r.ScannedBlocks {
+		return fetchProbability{}
+	}
+	alone := float64(c.Matched) - float64(c.CoLocated)
+	if alone <= 0 {
+		return fetchProbability{}
+	}
+	p, lo, hi := walletShare(alone, c.chanceGroups, c.chanceVar)
+	return fetchProbability{p, lo, hi}
+}
+
+// Members of a group of several matches: the share of them taken to be
+// the wallet's, and the range of that share the intervals carry. A
+// payment to the wallet shows its script and the payer's change, a spend
+// of the wallet's its coin, its change and the payee: about half the
+// scripts of a wallet's transactions are its own (measured from 0.43 on
+// neutrino's captures to 0.67 on the simulated regimes).
+const (
+	memberShare                     = 0.5
+	memberShareLow, memberShareHigh = 0.25, 0.75
+)
+
+// share gives a group's members their probability. A match alone has its
+// group's. In a group of several:
+//
+//   - a member with more appearances than any other is the wallet's with
+//     the group's probability, less what the others would take if one of
+//     them were the wallet's and its further blocks fetched by chance: its
+//     part is 1/(1+Σ p_k(its)/p_k(other's)) of the group's;
+//   - a member with an appearance in a transaction of no other match
+//     carries evidence of its own: it has the probability of its class;
+//   - the others, all of whose appearances lie in other matches'
+//     transactions (a payer's change or a payee rides in the same
+//     transactions as the wallet's scripts), carry none: each is the
+//     wallet's with the group's probability times memberShare, its
+//     interval the group's times memberShareLow and memberShareHigh.
+//
+// Members of as many appearances as the most appearing one are ambiguous
+// with each other: the downloads give the same evidence for each.
+func (r *FetchReport) share(u *fetchUnit, p fetchProbability, g *matchGroups, own func(k uint64) fetchProbability) {
+	var tied []string
+	for _, i := range u.members {
+		if m := &r.Matched[i]; m.Appearances == u.k {
+			tied = append(tied, m.Candidate)
+		}
+	}
+	top := r.chance(u.k)
+	for _, i := range u.members {
 		m := &r.Matched[i]
-		w := weights[j] / sum
-		m.Probability, m.ProbabilityLow, m.ProbabilityHigh = p*w, lo*w, hi*w
+		switch {
+		case len(u.members) == 1:
+			m.Probability, m.ProbabilityLow, m.ProbabilityHigh = p.p, p.lo, p.hi
+		case len(tied) == 1 && m.Appearances == u.k:
+			sum := 1.0
+			for _, j := range u.members {
+				if o := r.chance(r.Matched[j].Appearances); j != i && o > 0 {
+					sum += top / o
+				}
+			}
+			m.Probability, m.ProbabilityLow, m.ProbabilityHigh = p.p/sum, p.lo/sum, p.hi/sum
+		case !g.riding[i]:
+			q := own(m.Appearances)
+			m.Probability, m.ProbabilityLow, m.ProbabilityHigh = q.p, q.lo, q.hi
+		default:
+			m.Probability, m.ProbabilityLow, m.ProbabilityHigh = p.p*memberShare, p.lo*memberShareLow, p.hi*memberShareHigh
+		}
+		if len(tied) > 1 && m.Appearances == u.k {
+			for _, c := range tied {
+				if c != m.Candidate {
+					m.AmbiguousWith = append(m.AmbiguousWith, c)
+				}
+			}
+		}
 	}
 }
 
 // groupOf describes a group of two or more matches.
-func (r *FetchReport) groupOf(u *fetchUnit, rides bool, p, lo, hi float64) FetchGroup {
-	fg := FetchGroup{Appearances: u.k, Probability: p, ProbabilityLow: lo, ProbabilityHigh: hi}
+func (r *FetchReport) groupOf(u *fetchUnit, rides bool, p fetchProbability) FetchGroup {
+	fg := FetchGroup{Appearances: u.k, Probability: p.p, ProbabilityLow: p.lo, ProbabilityHigh: p.hi}
+	tied := 0
 	for _, i := range u.members {
 		fg.Members = append(fg.Members, r.Matched[i].Candidate)
+		if r.Matched[i].Appearances == u.k {
+			tied++
+		}
 	}
+	fg.Ambiguous = tied > 1
 	why := "they appear in the same blocks"
 	if rides {
 		why = "some appear only in transactions of another (a payer's change beside a payment, the outputs of one transaction)"
 	}
-	fg.Reason = fmt.Sprintf("%s: downloads cannot tell them apart, so the probability is that one of these %d scripts is the wallet's, each holding a share", why, len(u.members))
+	fg.Reason = fmt.Sprintf("%s: downloads cannot tell them apart, so the probability is that one of these %d scripts is the wallet's; one that appears only in the others' transactions is taken to be with half of it", why, len(u.members))
+	if fg.Ambiguous {
+		fg.Reason += fmt.Sprintf("; %d of them appear as often as each other, in the same blocks' transactions: an ambiguous set, one of which (not each) is the wallet's", tied)
+	}
 	return fg
 }
 
-// estimate sets the wallet's estimated groups of two or more appearances.
+// estimate sets the wallet's estimated groups of two or more appearances
+// and its estimated matches of one.
 func (r *FetchReport) estimate(classes map[uint64]*fetchClass) {
-	var groups, chance float64
+	if r.FetchedBlocks >= r.ScannedBlocks {
+		return
+	}
+	var groups, chance, variance float64
 	for k, c := range classes {
 		if k >= 2 {
 			groups += float64(c.Groups)
 			chance += c.chanceGroups
+			variance += c.chanceVar
 		}
 	}
-	if r.FetchedBlocks < r.ScannedBlocks {
-		r.EstimatedWalletGroups, r.EstimatedWalletGroupsLow, r.EstimatedWalletGroupsHigh = walletEstimate(groups, chance)
+	r.EstimatedWalletGroups, r.EstimatedWalletGroupsLow, r.EstimatedWalletGroupsHigh = walletCount(groups, chance, variance)
+	if c := classes[1]; c != nil {
+		r.EstimatedWalletSingles, r.EstimatedWalletSinglesLow, r.EstimatedWalletSinglesHigh = walletCount(float64(c.Matched), c.chanceGroups, c.chanceVar)
 	}
 }
 
+// walletCount is the number of observed items that chance, a count of
+// mean m and variance v, does not explain, and its 95% interval.
+func walletCount(observed, m, v float64) (n, lo, hi float64) {
+	p, plo, phi := walletShare(observed, m, v)
+	return p * observed, plo * observed, phi * observed
+}
+
 // warnings adds the report's warnings about its matches.
-func (r *FetchReport) warnings(g *matchGroups) {
+func (r *FetchReport) warnings(g *matchGroups, classes map[uint64]*fetchClass) {
 	if !r.Transactions && r.UniverseSize > 0 {
 		r.warn("the index records no transactions (version 1, or written without them): scripts that appear only in the wallet's transactions (a payer's change) cannot be told from the wallet's, and take probabilities of their own; \"privacy universe --index\" writes an index that records them")
 	}
-	if n := r.byK[1]; n != nil && n.matched > 0 && r.FetchedBlocks < r.ScannedBlocks {
-		r.warn(fmt.Sprintf("%d match(es) appear in a single block: every script that appears once in a fetched block matches, the other outputs of the wallet's own transactions too, so chance does not explain them; they are grouped by block", n.matched))
+	if c := classes[1]; c != nil && c.Matched > 0 && r.FetchedBlocks < r.ScannedBlocks {
+		r.warn(fmt.Sprintf("%d match(es) appear in a single block: every script that appears once in a fetched block matches, the wallet's among them; about %.0f are the wallet's (what the fetched blocks carry beyond what blocks of the shifted sets carry), so each has probability %.3g", c.Matched, r.EstimatedWalletSingles, r.EstimatedWalletSingles/float64(c.Matched)))
 	}
 	if r.CoLocated > 0 {
 		r.warn(fmt.Sprintf("%d match(es) appear only in transactions of another match (a payer's change beside a payment to the wallet): they are grouped with it, and their probability is their share of the group's", r.CoLocated))
+	}
+	ambiguous := 0
+	for _, fg := range r.Groups {
+		if fg.Ambiguous {
+			ambiguous++
+		}
+	}
+	if ambiguous > 0 {
+		r.warn(fmt.Sprintf("%d group(s) hold scripts of the same evidence (as many appearances, in the same transactions: a payer's change reused as often as the wallet's script): one of each set, not each, is the wallet's with the group's probability", ambiguous))
+	}
+	var shifted, random float64
+	for k, c := range classes {
+		if k >= 2 {
+			shifted += c.ExpectedByShifts
+			random += c.ExpectedByChance
+		}
+	}
+	if r.null != nil && shifted > 2*random+3 {
+		r.warn(fmt.Sprintf("the chain's scripts cluster: the fetched set shifted along the scanned blocks matches %.3g scripts of two or more appearances where blocks placed at random give %.3g; the probabilities rest on the shifts", shifted, random))
+	}
+	if r.null == nil && r.FetchedBlocks > 0 && r.FetchedBlocks < r.ScannedBlocks {
+		r.warn("too few scanned blocks to shift the fetched set along them: the probabilities take the scripts' blocks as placed at random, which a clustered chain (outputs spent in the next blocks) breaks")
+	}
+	if r.null != nil && r.null.over {
+		r.warn(fmt.Sprintf("a shifted fetched set matched more than %d scripts of two or more appearances: the rest count as groups of their own", maxNullMatches))
 	}
 	if g.partial {
 		r.warn(fmt.Sprintf("more than %d steps spent on the matches' transactions: some matches riding in another's transactions may be left ungrouped", maxCoverWork))

@@ -1,0 +1,251 @@
+package attack
+
+import (
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/spvfilter/spvfilter/privacy/universe"
+)
+
+// maxNullMatches bounds the matches of two or more appearances a shift of
+// the null keeps to group; beyond it they are counted only.
+const maxNullMatches = 20_000
+
+// Shifts of the null: by at least minShift scanned blocks (past a burst
+// of the wallet's own blocks) and by steps of shiftStep, both ways.
+const (
+	minShift  = 8
+	shiftStep = 4
+)
+
+// shiftNull is what the fetched set matches when shifted along the
+// scanned blocks: the null of the block-download attack (see the package
+// documentation). A shift keeps the fetched blocks' spacing and the
+// chain's own clustering (outputs spent in the next blocks, scripts paid
+// in bursts) but not their alignment with the wallet's transactions, so
+// what a shifted set matches is what chance gives a set of its shape.
+// Shifts are short, a few dozen blocks either way, and reflected at the
+// ends of the range, so that a shifted block is of the same era as the
+// one it stands for (a chain's recent blocks hold more outputs not yet
+// spent, seen once, than its older ones).
+type shiftNull struct {
+	rank    []int32  // per block of the index: its rank among the scanned ones, -1 if not scanned
+	n       int      // scanned blocks
+	fetched []uint64 // bit set over ranks
+	shifts  []int
+	// singles counts, per shift, the matches of one appearance; byK the
+	// matches of each number of appearances; multi keeps those of two or
+	// more, to be grouped.
+	singles []float64
+	byK     []map[uint64]float64
+	multi   [][]FetchMatch
+	over    bool // a shift matched more than maxNullMatches
+	ranks   []int32
+	// groups is, after finish, the mean number of groups per number of
+	// appearances of their most appearing member, and groupVar its
+	// variance over the shifts.
+	groups, groupVar map[uint64]float64
+}
+
+// newShiftNull sets up the null of the fetched set over the scanned set
+// of nb blocks: shifts spread evenly over the scanned blocks, at most
+// shifts of them (nil when there are none to make: negative shifts, a
+// range of one block, nothing fetched or everything).
+func newShiftNull(scanned, fetched []uint64, nb, shifts int) *shiftNull {
+	z := &shiftNull{rank: make([]int32, nb)}
+	for i := range nb {
+		z.rank[i] = -1
+		if bitGet(scanned, i) {
+			z.rank[i] = int32(z.n)
+			z.n++
+		}
+	}
+	z.fetched = make([]uint64, (z.n+63)/64)
+	f := 0
+	for i := range nb {
+		if z.rank[i] >= 0 && bitGet(fetched, i) {
+			bitSet(z.fetched, int(z.rank[i]))
+			f++
+		}
+	}
+	if shifts <= 0 || z.n < 3 || f == 0 || f == z.n {
+		return nil
+	}
+	half := (shifts + 1) / 2
+	step, from := float64(shiftStep), float64(minShift)
+	if reach := from + step*float64(half-1); reach > float64(z.n-1)/2 {
+		// A short range: shifts spread over half of it.
+		from = math.Max(1, float64(z.n-1)/2/float64(half))
+		step = from
+	}
+	for i := range half {
+		d := int(math.Round(from + step*float64(i)))
+		for _, s := range []int{d, -d} {
+			if d > 0 && d < z.n && !slices.Contains(z.shifts, s) && len(z.shifts) < shifts {
+				z.shifts = append(z.shifts, s)
+			}
+		}
+	}
+	z.singles = make([]float64, len(z.shifts))
+	z.byK = make([]map[uint64]float64, len(z.shifts))
+	for i := range z.byK {
+		z.byK[i] = map[uint64]float64{}
+	}
+	z.multi = make([][]FetchMatch, len(z.shifts))
+	return z
+}
+
+// test counts the entry, of k appearances in the scanned range, against
+// every shift of the fetched set.
+func (z *shiftNull) test(r *FetchReport, e *universe.IndexEntry, k uint64) {
+	if z == nil {
+		return
+	}
+	z.ranks = z.ranks[:0]
+	for _, h := range e.Heights {
+		if q := z.rank[h-r.first]; q >= 0 {
+			z.ranks = append(z.ranks, q)
+		}
+	}
+	for j, s := range z.shifts {
+		all := true
+		for _, q := range z.ranks {
+			if !bitGet(z.fetched, mirror(int(q)+s, z.n)) {
+				all = false
+				break
+			}
+		}
+		if !all {
+			continue
+		}
+		z.byK[j][k]++
+		switch {
+		case k == 1:
+			z.singles[j]++
+		case len(z.multi[j]) < maxNullMatches:
+			z.multi[j] = append(z.multi[j], r.matchOf(e, k))
+		default:
+			z.over = true
+		}
+	}
+}
+
+// finish groups each shift's matches as the report's are grouped and
+// counts the groups by the appearances of their most appearing member.
+func (z *shiftNull) finish(transactions bool) {
+	if z == nil {
+		return
+	}
+	z.groups, z.groupVar = map[uint64]float64{}, map[uint64]float64{}
+	per := make([]map[uint64]float64, len(z.shifts))
+	for j, ms := range z.multi {
+		sortMatches(ms)
+		g := groupMatchesOf(ms, transactions)
+		per[j] = map[uint64]float64{}
+		for i := range ms {
+			if g.find(i) == i {
+				per[j][ms[i].Appearances]++
+			}
+		}
+		// Matches beyond those kept count as groups of their own.
+		for k, c := range z.byK[j] {
+			if k >= 2 {
+				kept := 0.0
+				for i := range ms {
+					if ms[i].Appearances == k {
+						kept++
+					}
+				}
+				per[j][k] += c - kept
+			}
+		}
+		z.multi[j] = nil
+	}
+	keys := map[uint64]bool{}
+	for _, m := range per {
+		for k := range m {
+			keys[k] = true
+		}
+	}
+	for k := range keys {
+		var s1, s2 float64
+		for _, m := range per {
+			s1 += m[k]
+			s2 += m[k] * m[k]
+		}
+		n := float64(len(per))
+		z.groups[k] = s1 / n
+		z.groupVar[k] = math.Max(s2/n-(s1/n)*(s1/n), 0)
+	}
+}
+
+// mirror maps a rank shifted past either end of 0..n-1 back inside, as
+// in a mirror.
+func mirror(q, n int) int {
+	period := 2 * (n - 1)
+	q %= period
+	if q < 0 {
+		q += period
+	}
+	if q >= n {
+		q = period - q
+	}
+	return q
+}
+
+// matched is the mean number of matches of k appearances over the shifts.
+func (z *shiftNull) matched(k uint64) float64 {
+	var s float64
+	for _, m := range z.byK {
+		s += m[k]
+	}
+	return s / float64(len(z.byK))
+}
+
+// singleMoments are the mean and variance over the shifts of the matches
+// of one appearance.
+func (z *shiftNull) singleMoments() (mean, variance float64) {
+	var s1, s2 float64
+	for _, c := range z.singles {
+		s1 += c
+		s2 += c * c
+	}
+	n := float64(len(z.singles))
+	mean = s1 / n
+	return mean, math.Max(s2/n-mean*mean, 0)
+}
+
+// sortMatches orders matches from most appearances to fewest, then by
+// candidate: the order grouping relies on.
+func sortMatches(ms []FetchMatch) {
+	slices.SortStableFunc(ms, func(a, b FetchMatch) int {
+		if a.Appearances != b.Appearances {
+			return int(int64(b.Appearances) - int64(a.Appearances))
+		}
+		return strings.Compare(a.Candidate, b.Candidate)
+	})
+}
+
+// chanceRange is the central 95% range of a count of mean m and variance
+// v (a negative binomial when v exceeds m, else Poisson): the chance
+// matches a fetched set of the null's shape carries.
+func chanceRange(m, v float64) (lo, hi float64) {
+	if v <= m {
+		return poissonRange(m)
+	}
+	tail := (1 - level) / 2
+	var cdf float64
+	lo = -1
+	limit := m + 20*math.Sqrt(v) + 20
+	for x := 0.0; x <= limit; x++ {
+		cdf += math.Exp(logNegBinomial(x, m, v))
+		if lo < 0 && cdf > tail {
+			lo = x
+		}
+		if cdf >= 1-tail {
+			return math.Max(lo, 0), x
+		}
+	}
+	return math.Max(lo, 0), limit
+}
