@@ -6,6 +6,11 @@ import (
 	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 
-// TestNestedModules runs the tests of privacy/beam, a module of its own so
-// that the Apache Beam SDK stays out of spvfilter's dependencies.
-func TestNestedModules(t *testing.T) { peertest.RunNestedModuleTests(t, "beam") }
+// TestNestedModules runs the tests of privacy/beam and
+// privacy/neutrinocapture, modules of their own so that the Apache Beam
+// SDK and lightninglabs/neutrino stay out of spvfilter's dependencies.
+func TestNestedModules(t *testing.T) {
+	for _, dir := range []string{"beam", "neutrinocapture"} {
+		t.Run(dir, func(t *testing.T) { peertest.RunNestedModuleTests(t, dir) })
+	}
+}

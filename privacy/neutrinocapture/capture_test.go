@@ -1,0 +1,501 @@
+package neutrinocapture
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/btcsuite/btcd/rpcclient"
+	"github.com/btcsuite/btcd/wire"
+	"github.com/btcsuite/btcwallet/walletdb"
+	_ "github.com/btcsuite/btcwallet/walletdb/bdb" // the "bdb" driver, as neutrino's own tests use
+	"github.com/lightninglabs/neutrino"
+	"github.com/lightninglabs/neutrino/headerfs"
+
+	"github.com/spvfilter/spvfilter/peer/peertest"
+	"github.com/spvfilter/spvfilter/privacy/attack"
+	"github.com/spvfilter/spvfilter/privacy/capture"
+	"github.com/spvfilter/spvfilter/privacy/simulate"
+	"github.com/spvfilter/spvfilter/privacy/universe"
+)
+
+// Shape of the test's chain.
+const (
+	rounds     = 300 // blocks mined after the coinbases mature
+	noisePer   = 4   // background payments per block
+	wallets    = 6
+	sessions   = 2 // neutrino sessions per wallet: from its birthday, and later
+	later      = 80
+	payments   = 8 // payments each wallet receives, the last two to addresses it was paid on before
+	payeeValue = 1_000_000
+)
+
+// scripted is a wallet whose keys the test knows.
+type scripted struct {
+	id      string
+	birth   int32
+	receive []*peertest.Key // one per payment
+	change  []*peertest.Key // the change of its spends
+	payers  [2]*peertest.Key
+	// addresses of its scripts, of its payers' change and of its payees
+	scripts, payerChange, payees []string
+}
+
+// chainBuilder mines the test's chain on a btcd and records every
+// script's heights.
+type chainBuilder struct {
+	t       *testing.T
+	node    *peertest.Node
+	params  *chaincfg.Params
+	keys    int
+	pending []peertest.Output // background outputs not yet spent
+	heights map[string][]int32
+}
+
+func (c *chainBuilder) fresh(tag string) *peertest.Key {
+	c.keys++
+	return peertest.NewKey(fmt.Sprintf("neutrinocapture %s %d", tag, c.keys))
+}
+
+func (c *chainBuilder) addr(k *peertest.Key) string { return k.Address(c.params).EncodeAddress() }
+
+func (c *chainBuilder) seen(k *peertest.Key, h int32) {
+	a := c.addr(k)
+	if hs := c.heights[a]; len(hs) == 0 || hs[len(hs)-1] != h {
+		c.heights[a] = append(hs, h)
+	}
+}
+
+func (c *chainBuilder) height() int32 {
+	n, err := c.node.RPC().GetBlockCount()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return int32(n)
+}
+
+// event is what a wallet does in a round: be paid by a payer, or spend
+// what it was paid in an earlier round.
+type event struct {
+	w       *scripted
+	payment int
+	spend   bool
+}
+
+// build mines the chain: every block holds background payments (from
+// coinbases, some spending earlier background outputs) and the wallets'
+// payments and spends of that round.
+func (c *chainBuilder) build(ws []*scripted, plan map[int][]event) {
+	received := map[*scripted][]peertest.Output{}
+	payerCoin := map[*peertest.Key]*peertest.Output{}
+	for round := range rounds {
+		h := c.height() + 1
+		var txs []*wire.MsgTx
+		var outs []*wire.TxOut
+		var keys []*peertest.Key
+		for range noisePer {
+			k := c.fresh("noise")
+			keys = append(keys, k)
+			outs = append(outs, wire.NewTxOut(payeeValue, k.PkScript()))
+		}
+		noise := c.node.SpendCoinbase(c.t, outs...)
+		txs = append(txs, noise)
+		for i, k := range keys {
+			c.seen(k, h)
+			c.pending = append(c.pending, peertest.OutputOf(noise, uint32(i), k))
+		}
+		if len(c.pending) > 40 {
+			in := c.pending[round*7%len(c.pending)]
+			c.pending = slices.DeleteFunc(c.pending, func(o peertest.Output) bool { return o.OutPoint == in.OutPoint })
+			to := c.fresh("noise")
+			txs = append(txs, c.node.Spend(c.t, []peertest.Output{in}, wire.NewTxOut(in.Value-peertest.Fee, to.PkScript())))
+			c.seen(in.Key, h)
+			c.seen(to, h)
+		}
+		for _, e := range plan[round] {
+			w := e.w
+			if e.spend {
+				in := received[w][0]
+				received[w] = received[w][1:]
+				payee, change := c.fresh("payee"), w.change[len(w.payees)]
+				tx := c.node.Spend(c.t, []peertest.Output{in}, wire.NewTxOut(payeeValue, payee.PkScript()),
+					wire.NewTxOut(in.Value-payeeValue-peertest.Fee, change.PkScript()))
+				txs = append(txs, tx)
+				w.payees = append(w.payees, c.addr(payee))
+				c.seen(in.Key, h)
+				c.seen(payee, h)
+				c.seen(change, h)
+				continue
+			}
+			payer := w.payers[e.payment%2]
+			to, newChange := w.receive[e.payment], c.fresh("payer change")
+			var tx *wire.MsgTx
+			if prev := payerCoin[payer]; prev != nil {
+				tx = c.node.Spend(c.t, []peertest.Output{*prev}, wire.NewTxOut(2*payeeValue, to.PkScript()),
+					wire.NewTxOut(prev.Value-2*payeeValue-peertest.Fee, newChange.PkScript()))
+				c.seen(prev.Key, h)
+			} else {
+				tx = c.node.SpendCoinbase(c.t, wire.NewTxOut(2*payeeValue, to.PkScript()), wire.NewTxOut(40*payeeValue, newChange.PkScript()))
+			}
+			txs = append(txs, tx)
+			o := peertest.OutputOf(tx, 1, newChange)
+			payerCoin[payer] = &o
+			received[w] = append(received[w], peertest.OutputOf(tx, 0, to))
+			w.payerChange = append(w.payerChange, c.addr(newChange))
+			c.seen(to, h)
+			c.seen(newChange, h)
+		}
+		c.node.Confirm(c.t, txs...)
+		if got := c.height(); got != h {
+			c.t.Fatalf("round %d mined height %d, want %d", round, got, h)
+		}
+	}
+}
+
+// TestNeutrinoCapture drives real neutrino clients of scripted wallets
+// through the capture relay, runs the block-download attack on the
+// capture and scores it against the truth the test knows: every script
+// claimed the wallet's with probability 0.95 or more must be, and the
+// score is logged in the form of the tables of privacy/README.md.
+func TestNeutrinoCapture(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	miner := peertest.NewKey("neutrinocapture miner")
+	node := peertest.StartBtcd(t, peertest.WithMiningKey(miner))
+	node.Generate(t, 150)
+	c := &chainBuilder{t: t, node: node, params: node.Params, heights: map[string][]int32{}}
+	start := c.height() + 1
+	var ws []*scripted
+	plan := map[int][]event{}
+	for i := range wallets {
+		w := &scripted{id: fmt.Sprintf("n%d", i+1), birth: start + int32(10*i)}
+		w.payers = [2]*peertest.Key{c.fresh("payer"), c.fresh("payer")}
+		for j := range payments {
+			key := peertest.NewKey(fmt.Sprintf("neutrinocapture wallet %d receive %d", i, j))
+			if j >= payments-2 {
+				key = w.receive[2*(j-payments+2)+1] // paid again
+			}
+			w.receive = append(w.receive, key)
+			w.change = append(w.change, peertest.NewKey(fmt.Sprintf("neutrinocapture wallet %d change %d", i, j)))
+			round := 10*i + 5 + 33*j + i*3
+			plan[round] = append(plan[round], event{w: w, payment: j})
+			if j%2 == 0 { // spends half of what it receives, later
+				plan[round+7+i] = append(plan[round+7+i], event{w: w, spend: true})
+			}
+		}
+		ws = append(ws, w)
+	}
+	c.build(ws, plan)
+	tip := c.height()
+	for _, w := range ws {
+		for _, k := range slices.Concat(w.receive, w.change[:len(w.payees)]) {
+			if a := c.addr(k); !slices.Contains(w.scripts, a) {
+				w.scripts = append(w.scripts, a)
+			}
+		}
+	}
+
+	// The relay, and neutrino sessions through it.
+	var out bytes.Buffer
+	relay, err := capture.NewRelay(capture.RelayConfig{Listen: "127.0.0.1:0", Upstream: node.P2PAddr, Net: node.Params.Net, Out: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rctx, stopRelay := context.WithCancel(ctx)
+	served := make(chan error, 1)
+	go func() { served <- relay.Serve(rctx) }()
+	byClient := map[string]sessionOf{}
+	for _, w := range ws {
+		var watch []btcutil.Address
+		for _, a := range w.scripts {
+			addr, err := btcutil.DecodeAddress(a, node.Params)
+			if err != nil {
+				t.Fatal(err)
+			}
+			watch = append(watch, addr)
+		}
+		for k := range sessions {
+			local := rescan(ctx, t, relay.Addr().String(), node.Params, watch, w.birth+int32(k*later), tip)
+			byClient[local] = sessionOf{w, w.birth + int32(k*later)}
+		}
+	}
+	stopRelay()
+	<-served
+
+	// What the node saw, the index and the labels.
+	recs, err := capture.Read(bytes.NewReader(out.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fetchSessions, err := capture.FetchSessions(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	index, hashes := indexChain(t, node.RPC(), tip)
+	labels := &simulate.Labels{Format: simulate.LabelsFormat, Version: simulate.LabelsVersion, Wallets: []simulate.Wallet{},
+		Payments: []simulate.Payment{}, Sessions: []simulate.Session{}, Fetch: &simulate.FetchLabels{Network: node.Params.Name,
+			BlockCount: int(tip) + 1, Wallets: []simulate.FetchWallet{}, Sessions: []simulate.FetchSession{}}}
+	for _, w := range ws {
+		labels.Fetch.Wallets = append(labels.Fetch.Wallets, simulate.FetchWallet{ID: w.id, Birth: w.birth, Scripts: w.scripts,
+			PayerChange: w.payerChange, Payees: w.payees})
+	}
+	for _, s := range fetchSessions {
+		so, ok := byClient[s.Client]
+		if !ok {
+			t.Fatalf("session %s of client %s, which no wallet's neutrino used", s.ID, s.Client)
+		}
+		labels.Fetch.Sessions = append(labels.Fetch.Sessions, sessionLabel(t, s, so, c.heights, hashes, tip))
+	}
+	if len(fetchSessions) != wallets*sessions {
+		t.Fatalf("%d sessions captured, want %d", len(fetchSessions), wallets*sessions)
+	}
+	ir, err := universe.NewIndexReader(bytes.NewReader(index))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reps, err := attack.AnalyzeFetches(fetchSessions, ir, attack.FetchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range reps {
+		// Neutrino asks for filter headers from the genesis block and
+		// filters from the birthday: only the latter are the scan.
+		so := byClient[r.Client]
+		if r.ScannedFrom != so.from || r.ScannedTo != tip {
+			t.Errorf("session %s: scanned %d..%d, want the rescan's %d..%d", r.Session, r.ScannedFrom, r.ScannedTo, so.from, tip)
+		}
+		t.Logf("session %s (%s): B = %d, F = %d, %d matches, %d confident, %d groups; %s", r.Session, so.w.id, r.ScannedBlocks, r.FetchedBlocks,
+			r.MatchedCount, r.Confident, len(r.Groups), r.Verdict)
+	}
+	doc, err := json.Marshal(map[string]any{"index": map[string]any{"network": node.Params.Name}, "clients": reps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dir := os.Getenv("SPVFILTER_NEUTRINO_CAPTURE_DIR"); dir != "" {
+		writeFiles(t, dir, out.Bytes(), index, labels, doc)
+	}
+	score, err := simulate.Evaluate(labels, doc, simulate.EvalOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logScore(t, score)
+	for _, m := range score.Mistakes {
+		if m.Probability >= simulate.ConfidentP {
+			t.Errorf("wrong at P %.4f: %s %s of %v (really %s)", m.Probability, m.Kind, m.Candidate, m.Wallets, m.Owner)
+		}
+	}
+	if score.Candidates.Confident.Count+score.CandidateGroups.Confident.Count == 0 {
+		t.Error("nothing claimed with P >= 0.95: the wallets' blocks were not found")
+	}
+}
+
+// rescan runs one neutrino session: a ChainService with a fresh database
+// connected only to addr, synced, then a Rescan of watch from the block
+// below from to the block at to. It returns the local address of its
+// connection (the capture names the session by it).
+func rescan(ctx context.Context, t *testing.T, addr string, params *chaincfg.Params, watch []btcutil.Address, from, to int32) string {
+	t.Helper()
+	dir := t.TempDir()
+	db, err := walletdb.Create("bdb", filepath.Join(dir, "neutrino.db"), true, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	local := make(chan string, 1)
+	cs, err := neutrino.NewChainService(neutrino.Config{DataDir: dir, Database: db, ChainParams: *params, ConnectPeers: []string{addr},
+		Dialer: func(a net.Addr) (net.Conn, error) {
+			c, err := (&net.Dialer{}).DialContext(ctx, a.Network(), a.String())
+			if err == nil {
+				select {
+				case local <- c.LocalAddr().String():
+				default:
+				}
+			}
+			return c, err
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Stop()
+	if err := waitSynced(ctx, cs, to); err != nil {
+		t.Fatal(err)
+	}
+	stamp := func(h int32) *headerfs.BlockStamp {
+		hash, err := cs.GetBlockHash(int64(h))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &headerfs.BlockStamp{Height: h, Hash: *hash}
+	}
+	quit := make(chan struct{})
+	r := neutrino.NewRescan(&neutrino.RescanChainSource{ChainService: cs}, neutrino.StartBlock(stamp(from-1)), neutrino.EndBlock(stamp(to)),
+		neutrino.WatchAddrs(watch...), neutrino.QuitChan(quit), neutrino.NotificationHandlers(rpcclient.NotificationHandlers{}))
+	errc := r.Start()
+	select {
+	case err = <-errc:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	close(quit)
+	r.WaitForShutdown()
+	if err != nil {
+		t.Fatalf("neutrino rescan: %v", err)
+	}
+	return <-local
+}
+
+// waitSynced waits until the service has block and filter headers up to
+// the tip.
+func waitSynced(ctx context.Context, cs *neutrino.ChainService, tip int32) error {
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if best, err := cs.BestBlock(); err == nil && best.Height >= tip && cs.IsCurrent() {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("neutrino: waiting for the header sync: %w", ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// indexChain writes the appearance index of blocks 0..tip with package
+// universe's writers, from the node's blocks, and returns it with the
+// blocks' hashes.
+func indexChain(t *testing.T, rpc *rpcclient.Client, tip int32) ([]byte, map[string]int32) {
+	t.Helper()
+	ix := universe.NewIndexWriter(t.TempDir(), 0)
+	defer ix.Close()
+	uw := universe.NewWriter(&bytes.Buffer{}, &chaincfg.RegressionNetParams)
+	uw.SetIndex(ix)
+	hd := &universe.IndexHeader{Network: chaincfg.RegressionNetParams.Name}
+	hashes := map[string]int32{}
+	for h := range tip + 1 {
+		hash, err := rpc.GetBlockHash(int64(h))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := rpc.GetBlock(hash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := uw.AddBlock(h, b); err != nil {
+			t.Fatal(err)
+		}
+		hd.Hashes = append(hd.Hashes, *hash)
+		hashes[hash.String()] = h
+	}
+	var buf bytes.Buffer
+	if _, err := ix.WriteTo(&buf, hd); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes(), hashes
+}
+
+// sessionOf is a neutrino session: its wallet and where its rescan began.
+type sessionOf struct {
+	w    *scripted
+	from int32
+}
+
+// sessionLabel labels a captured session: its scan, the blocks of its
+// wallet's scripts there and the others it fetched (its filters' false
+// positives: neutrino fetches no decoy).
+func sessionLabel(t *testing.T, s *capture.FetchSession, so sessionOf, heights map[string][]int32, hashes map[string]int32, tip int32) simulate.FetchSession {
+	t.Helper()
+	w := so.w
+	own := map[int32]bool{}
+	fs := simulate.FetchSession{ID: s.ID, Client: s.Client, Kind: simulate.KindWallet, Wallet: w.id, ScannedFrom: so.from, ScannedTo: tip,
+		Scripts: []string{}, DecoyHeights: []int32{}, FalsePositiveHeights: []int32{}}
+	for _, a := range w.scripts {
+		in := false
+		for _, h := range heights[a] {
+			if h >= so.from {
+				own[h], in = true, true
+			}
+		}
+		if in {
+			fs.Scripts = append(fs.Scripts, a)
+		}
+	}
+	for h := range own {
+		fs.WalletHeights = append(fs.WalletHeights, h)
+	}
+	slices.Sort(fs.WalletHeights)
+	for _, b := range s.Blocks {
+		h, ok := hashes[b.String()]
+		if !ok {
+			t.Fatalf("session %s fetched block %s, not of the chain", s.ID, b)
+		}
+		if !own[h] && h >= so.from {
+			fs.FalsePositiveHeights = append(fs.FalsePositiveHeights, h)
+		}
+	}
+	slices.Sort(fs.FalsePositiveHeights)
+	return fs
+}
+
+// logScore logs the score's claims and targets.
+func logScore(t *testing.T, s *simulate.Score) {
+	t.Helper()
+	parts := []struct {
+		name string
+		c    *simulate.ClaimScore
+	}{{"scripts", s.Candidates}, {"groups", s.CandidateGroups}}
+	for _, p := range parts {
+		if p.c == nil {
+			continue
+		}
+		var b strings.Builder
+		for _, bin := range append(slices.Clone(p.c.Calibration), p.c.Confident) {
+			if bin.Count > 0 {
+				fmt.Fprintf(&b, " [%g: %d of %d, mean P %.3f]", bin.PLow, bin.Right, bin.Count, *bin.MeanProbability)
+			}
+		}
+		t.Logf("%s: %d listed, %d attributed, %d right;%s", p.name, p.c.ClaimCount, p.c.AttributedCount, p.c.RightCount, b.String())
+	}
+	for _, tg := range s.Targets {
+		met := "n/a"
+		if tg.Met != nil {
+			met = map[bool]string{true: "met", false: "NOT MET"}[*tg.Met]
+		}
+		v := "-"
+		if tg.Value != nil {
+			v = fmt.Sprintf("%.4g", *tg.Value)
+		}
+		t.Logf("  %-7s %s: %s (want %s)", met, tg.Name, v, tg.Want)
+	}
+}
+
+// writeFiles keeps the capture, index, labels and report for "privacy
+// fetches" and "privacy evaluate" to be run on by hand.
+func writeFiles(t *testing.T, dir string, capt, index []byte, labels *simulate.Labels, report []byte) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var lb bytes.Buffer
+	if err := labels.Write(&lb); err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string][]byte{"fetch-capture.jsonl": capt, "chain.idx": index, "labels.json": lb.Bytes(), "fetches.json": report} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

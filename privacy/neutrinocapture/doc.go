@@ -1,0 +1,21 @@
+// Package neutrinocapture scores the block-download attack of package
+// attack on a real BIP 157 client: lightninglabs/neutrino v0.16.0, the
+// backend of lnd and btcwallet. It is a module of its own, so that
+// neutrino and its dependencies stay out of spvfilter's go.mod.
+//
+// Its test builds a regtest chain on a real btcd, transaction by
+// transaction: background payments in every block (some spent later),
+// and scripted wallets whose keys it knows, paid by payers that send
+// their change to a new address each time and spend it in their next
+// payment, and spending what they receive to payees while keeping
+// change. Each wallet's sessions are neutrino ChainServices with fresh
+// databases, connected only to a privacy/capture relay in front of btcd,
+// rescanning from the wallet's birthday (neutrino's Rescan, watching the
+// wallet's addresses). The relay's capture, the appearance index of the
+// chain (written by package universe from the node's blocks, as "privacy
+// universe --index" does) and labels made from the known keys are then
+// what "privacy fetches" and "privacy evaluate" read, and the score is
+// held to the targets of package simulate:
+//
+//	go test -run TestNeutrinoCapture -v
+package neutrinocapture
