@@ -37,29 +37,41 @@ which the client fetched, is the wallet's unless chance explains it.
 The capture (written by "privacy capture") holds, per session, the blocks
 requested (getdata) and the filter ranges (getcfilters, getcfheaders); the
 index (written by "privacy universe --index") holds, for every script, the
-heights of the blocks it appears in, and the chain's block hashes, which
-turn the requested hashes into heights. For each session:
+heights of the blocks it appears in and the transactions there, and the
+chain's block hashes, which turn the requested hashes into heights. For
+each session:
 
-  B  the blocks of the scanned range (its filter ranges and fetched blocks)
+  B  the blocks of the scanned range: its getcfilters ranges and fetched
+     blocks (a client syncs filter headers, getcfheaders, from the genesis
+     block whatever it scans: they do not count)
   F  the blocks fetched in it, f = F/B
   k  a candidate's appearances in the range
 
-a candidate all of whose k blocks were fetched matches; chance explains it
-with probability C(B-k, F-k)/C(B, F) (the fetched set drawn at random;
-about f^k). Matches that downloads cannot tell apart form a group: those
-of the same blocks, and a match all of whose appearances lie in
-transactions of another (a payer's change beside a payment to the wallet;
-the index records transactions since its version 2). The report ranks the
-matches by chance, gives the expected number of matches by chance (its sum
-over the candidates) and per k the matches riding in another's
-transactions, the probability that each group holds the wallet's script
-(one less the share of chance among the groups with the same k) and each
-match's share of it, with 95% intervals (JSON keys ending in _low and
-_high), the estimated number of the wallet's groups, and a verdict in
-plain words. --client HOST, HOST:PORT or SESSION keeps those sessions
-only; --intersect also joins them as one client's: its scanned range is
-the union of theirs, and a block counts as fetched when every session that
-scanned it fetched it. The sessions of BIP 37 clients (a filter loaded,
+a candidate all of whose k blocks were fetched matches. Chance is what the
+fetched set, shifted by 8 to 68 scanned blocks either way (reflected at
+the ends of the range), matches on average: a shift keeps the chain's
+clustering (outputs spent in the next blocks) and era but not the
+alignment with the wallet's transactions. Blocks placed at random, C(B-k,
+F-k)/C(B, F) per candidate (about f^k), are shown beside it. Matches that
+downloads cannot tell apart form a group: those of the same two or more
+blocks, and a match all of whose appearances lie in transactions of other
+matches (a payer's change beside a payment to the wallet, the payee of the
+wallet's spend), joined to each. A group holds the wallet's script with one
+less the share of chance among the groups of its k; a member appearing in
+more blocks than the others keeps most of that, one riding in the others'
+transactions is the wallet's with half of it (downloads cannot tell a
+payer's change from the wallet's own change), and members of as many
+appearances as the top one are ambiguous with each other (named in
+ambiguous_with: one of them, not each, is the wallet's). Every script seen
+once in a fetched block matches, so a match of one appearance is the
+wallet's with the share the fetched blocks carry beyond what their
+neighbours, the nearest blocks not fetched, carry. Probabilities come with
+95% intervals (JSON keys ending in _low and _high); the report also gives
+the estimated number of the wallet's groups and of its matches of one
+appearance, and a verdict in plain words. --client HOST, HOST:PORT or
+SESSION keeps those sessions only; --intersect also joins them as one
+client's: its scanned range is the union of theirs, and a block counts as
+fetched when every session that scanned it fetched it. The sessions of BIP 37 clients (a filter loaded,
 blocks asked for without a BIP 157 filter range) are left out, with a
 warning: their filters say what they watch (privacy analyze --capture).`,
 		Example: `  spvfilter privacy fetches --capture capture.jsonl --index universe.idx
@@ -263,9 +275,9 @@ func printFetchReport(w io.Writer, r *attack.FetchReport, show int) {
 		r.UniverseSize, r.MatchedCount, r.ExpectedFalsePositives, r.CoLocated)
 	if len(r.ByAppearances) > 0 {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "  k\tcandidates\texpected by chance\tmatched\tgroups\tco-located\t")
+		fmt.Fprintln(tw, "  k\tcandidates\tby chance (random)\tby chance (shifts)\tmatched\tgroups\tco-located\t")
 		for _, c := range r.ByAppearances {
-			fmt.Fprintf(tw, "  %d\t%d\t%.4g\t%d\t%d\t%d\t\n", c.Appearances, c.Candidates, c.ExpectedByChance, c.Matched, c.Groups, c.CoLocated)
+			fmt.Fprintf(tw, "  %d\t%d\t%.4g\t%.4g\t%d\t%d\t%d\t\n", c.Appearances, c.Candidates, c.ExpectedByChance, c.ExpectedByShifts, c.Matched, c.Groups, c.CoLocated)
 		}
 		tw.Flush()
 	}
@@ -280,6 +292,9 @@ func printFetchReport(w io.Writer, r *attack.FetchReport, show int) {
 			group := ""
 			if m.Group > 0 {
 				group = fmt.Sprint(m.Group)
+			}
+			if len(m.AmbiguousWith) > 0 {
+				group += " (ambiguous)"
 			}
 			fmt.Fprintf(tw, "  %s\t%d\t%.3g\t%.3g\t%s\t%.4f\t%.4f-%.4f\n", m.Candidate, m.Appearances, m.ChanceProbability, m.ChanceProbabilityApprox,
 				group, m.Probability, m.ProbabilityLow, m.ProbabilityHigh)

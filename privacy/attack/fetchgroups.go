@@ -294,7 +294,7 @@ func walletShare(observed, m, v float64) (p, lo, hi float64) {
 // in another's transactions, is the wallet's: every script that appears
 // once in a fetched block matches, so a fetched block's singles are not
 // random candidates; the wallet's are those the fetched blocks carry
-// beyond what the shifted sets' blocks carry.
+// beyond what their neighbours, the nearest blocks not fetched, carry.
 func (r *FetchReport) singles(c *fetchClass, g *matchGroups) fetchProbability {
 	if c == nil || c.Matched == 0 || r.FetchedBlocks >= r.ScannedBlocks {
 		return fetchProbability{}
@@ -427,7 +427,7 @@ func (r *FetchReport) warnings(g *matchGroups, classes map[uint64]*fetchClass) {
 		r.warn("the index records no transactions (version 1, or written without them): scripts that appear only in the wallet's transactions (a payer's change) cannot be told from the wallet's, and take probabilities of their own; \"privacy universe --index\" writes an index that records them")
 	}
 	if c := classes[1]; c != nil && c.Matched > 0 && r.FetchedBlocks < r.ScannedBlocks {
-		r.warn(fmt.Sprintf("%d match(es) appear in a single block: every script that appears once in a fetched block matches, the wallet's among them; about %.0f are the wallet's (what the fetched blocks carry beyond what blocks of the shifted sets carry), so each has probability %.3g", c.Matched, r.EstimatedWalletSingles, r.EstimatedWalletSingles/float64(c.Matched)))
+		r.warn(fmt.Sprintf("%d match(es) appear in a single block: every script that appears once in a fetched block matches, the wallet's among them, so each has the share of them that the fetched blocks carry beyond what their neighbours carry (estimated_wallet_singles)", c.Matched))
 	}
 	if r.CoLocated > 0 {
 		r.warn(fmt.Sprintf("%d match(es) appear only in transactions of another match (a payer's change beside a payment to the wallet): they are grouped with it, and their probability is their share of the group's", r.CoLocated))
@@ -449,7 +449,7 @@ func (r *FetchReport) warnings(g *matchGroups, classes map[uint64]*fetchClass) {
 		}
 	}
 	if r.null != nil && shifted > 2*random+3 {
-		r.warn(fmt.Sprintf("the chain's scripts cluster: the fetched set shifted along the scanned blocks matches %.3g scripts of two or more appearances where blocks placed at random give %.3g; the probabilities rest on the shifts", shifted, random))
+		r.warn("the chain's scripts cluster: the fetched set shifted along the scanned blocks matches far more scripts of two or more appearances than blocks placed at random give (expected_by_shifts against expected_by_chance, by appearances); the probabilities rest on the shifts")
 	}
 	if r.null == nil && r.FetchedBlocks > 0 && r.FetchedBlocks < r.ScannedBlocks {
 		r.warn("too few scanned blocks to shift the fetched set along them: the probabilities take the scripts' blocks as placed at random, which a clustered chain (outputs spent in the next blocks) breaks")

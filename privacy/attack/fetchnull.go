@@ -13,10 +13,14 @@ import (
 const maxNullMatches = 20_000
 
 // Shifts of the null: by at least minShift scanned blocks (past a burst
-// of the wallet's own blocks) and by steps of shiftStep, both ways.
+// of the wallet's own blocks) and by steps of shiftStep, both ways. And
+// the neighbours a fetched block's scripts of one appearance are set
+// against: the nearest scanned blocks not fetched, up to neighbours on
+// each side.
 const (
-	minShift  = 8
-	shiftStep = 4
+	minShift   = 8
+	shiftStep  = 4
+	neighbours = 8
 )
 
 // shiftNull is what the fetched set matches when shifted along the
@@ -39,9 +43,14 @@ type shiftNull struct {
 	// more, to be grouped.
 	singles []float64
 	byK     []map[uint64]float64
-	multi   [][]FetchMatch
-	over    bool // a shift matched more than maxNullMatches
-	ranks   []int32
+	// near lists, per fetched block (by its offset in the index), the
+	// offsets of its neighbours; ones counts the candidates of one
+	// appearance in each block of interest (fetched or a neighbour).
+	near  map[int32][]int32
+	ones  map[int32]float64
+	multi [][]FetchMatch
+	over  bool // a shift matched more than maxNullMatches
+	ranks []int32
 	// groups is, after finish, the mean number of groups per number of
 	// appearances of their most appearing member, and groupVar its
 	// variance over the shifts.
@@ -87,6 +96,7 @@ func newShiftNull(scanned, fetched []uint64, nb, shifts int) *shiftNull {
 			}
 		}
 	}
+	z.findNeighbours(nb)
 	z.singles = make([]float64, len(z.shifts))
 	z.byK = make([]map[uint64]float64, len(z.shifts))
 	for i := range z.byK {
@@ -96,8 +106,41 @@ func newShiftNull(scanned, fetched []uint64, nb, shifts int) *shiftNull {
 	return z
 }
 
+// findNeighbours lists, for every fetched block, the nearest scanned
+// blocks not fetched, up to neighbours on each side.
+func (z *shiftNull) findNeighbours(nb int) {
+	offset := make([]int32, z.n) // rank -> offset
+	for i := range nb {
+		if q := z.rank[i]; q >= 0 {
+			offset[q] = int32(i)
+		}
+	}
+	z.near, z.ones = map[int32][]int32{}, map[int32]float64{}
+	for q := range z.n {
+		if !bitGet(z.fetched, q) {
+			continue
+		}
+		var near []int32
+		for _, step := range []int{-1, 1} {
+			found := 0
+			for p := q + step; p >= 0 && p < z.n && found < neighbours; p += step {
+				if !bitGet(z.fetched, p) {
+					near = append(near, offset[p])
+					found++
+				}
+			}
+		}
+		z.near[offset[q]] = near
+		z.ones[offset[q]] = 0
+		for _, o := range near {
+			z.ones[o] = 0
+		}
+	}
+}
+
 // test counts the entry, of k appearances in the scanned range, against
-// every shift of the fetched set.
+// every shift of the fetched set, and a candidate of one appearance in
+// the blocks of interest.
 func (z *shiftNull) test(r *FetchReport, e *universe.IndexEntry, k uint64) {
 	if z == nil {
 		return
@@ -106,6 +149,11 @@ func (z *shiftNull) test(r *FetchReport, e *universe.IndexEntry, k uint64) {
 	for _, h := range e.Heights {
 		if q := z.rank[h-r.first]; q >= 0 {
 			z.ranks = append(z.ranks, q)
+			if k == 1 {
+				if _, ok := z.ones[h-r.first]; ok {
+					z.ones[h-r.first]++
+				}
+			}
 		}
 	}
 	for j, s := range z.shifts {
@@ -203,17 +251,28 @@ func (z *shiftNull) matched(k uint64) float64 {
 	return s / float64(len(z.byK))
 }
 
-// singleMoments are the mean and variance over the shifts of the matches
-// of one appearance.
+// singleMoments are the mean and variance of the candidates of one
+// appearance that the fetched blocks would carry were they not the
+// wallet's: per fetched block, the mean and variance of what its
+// neighbours carry, summed (a block's count is one draw from its
+// neighbours' spread).
 func (z *shiftNull) singleMoments() (mean, variance float64) {
-	var s1, s2 float64
-	for _, c := range z.singles {
-		s1 += c
-		s2 += c * c
+	for _, near := range z.near {
+		if len(near) == 0 {
+			continue
+		}
+		var s1, s2 float64
+		for _, o := range near {
+			c := z.ones[o]
+			s1 += c
+			s2 += c * c
+		}
+		n := float64(len(near))
+		m := s1 / n
+		mean += m
+		variance += math.Max(s2/n-m*m, m)
 	}
-	n := float64(len(z.singles))
-	mean = s1 / n
-	return mean, math.Max(s2/n-mean*mean, 0)
+	return mean, variance
 }
 
 // sortMatches orders matches from most appearances to fewest, then by

@@ -115,8 +115,8 @@ type Linkage struct {
 // PaymentSizes is a class of payments: those that share from MinAddresses
 // to MaxAddresses addresses, and their estimated share of all payments.
 type PaymentSizes struct {
-	MinAddresses int     `json:"min_addresses"`
-	MaxAddresses int     `json:"max_addresses"`
+	MinAddresses int     `json:"min_address_count"`
+	MaxAddresses int     `json:"max_address_count"`
 	Share        float64 `json:"share"`
 }
 
