@@ -185,19 +185,19 @@
 // estimated number of the wallet's groups of two or more appearances, and
 // its interval, come the same way from their totals.
 //
-// Members. A member with more appearances than any other keeps the group's
-// probability less what the others would take if one of them were the
-// wallet's and its further blocks fetched by chance (a part 1/(1+Σ
-// p_k(top)/p_k(other)) of it); a member with an appearance in a
-// transaction of no other match carries evidence of its own and has its
-// class's probability; a member all of whose appearances lie in the
-// others' transactions carries none (a payer's change or a payee rides in
-// the wallet's transactions as the wallet's own change does) and is the
-// wallet's with half the group's probability, its interval a quarter to
-// three quarters of the group's. Members of as many appearances as the
-// top one are ambiguous with each other (FetchMatch.AmbiguousWith,
-// FetchGroup.Ambiguous): one of them, not each, is the wallet's with the
-// group's probability.
+// Members. A member with an appearance in a transaction of no other match
+// carries evidence of its own and has its class's probability; a member
+// all of whose appearances lie in the others' transactions carries none:
+// a payer's change (reused or not) or a payee rides in the wallet's
+// transactions as the wallet's own scripts do, and may appear in more of
+// its blocks than any of them. It is the wallet's with half the group's
+// probability, its interval a quarter to three quarters of the group's
+// (of the scripts a wallet's transactions show, about half are its own:
+// its script and the payer's change in a payment to it; its coin, its
+// change and the payee in its spend). Members of as many appearances as
+// the most appearing one are ambiguous with each other
+// (FetchMatch.AmbiguousWith, FetchGroup.Ambiguous): one of them, not
+// each, is the wallet's with the group's probability.
 //
 // Matches of one appearance. Every script seen once in a fetched block
 // matches, the wallet's and the block's other outputs alike, so they are

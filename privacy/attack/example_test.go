@@ -135,7 +135,7 @@ func ExampleAnalyzeFetches() {
 	g := reports[0].Groups[0]
 	fmt.Printf("group 1 %v: probability %.2f that one is the wallet's\n", g.Members, g.Probability)
 	// Output:
-	// wallet: 3 appearances, group 1, probability 0.99
+	// wallet: 3 appearances, group 1, probability 1.00
 	// change: 2 appearances, group 1, probability 0.50
 	// group 1 [wallet change]: probability 1.00 that one is the wallet's
 }

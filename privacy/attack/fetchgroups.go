@@ -319,22 +319,16 @@ const (
 )
 
 // share gives a group's members their probability. A match alone has its
-// group's. In a group of several:
-//
-//   - a member with more appearances than any other is the wallet's with
-//     the group's probability, less what the others would take if one of
-//     them were the wallet's and its further blocks fetched by chance: its
-//     part is 1/(1+Σ p_k(its)/p_k(other's)) of the group's;
-//   - a member with an appearance in a transaction of no other match
-//     carries evidence of its own: it has the probability of its class;
-//   - the others, all of whose appearances lie in other matches'
-//     transactions (a payer's change or a payee rides in the same
-//     transactions as the wallet's scripts), carry none: each is the
-//     wallet's with the group's probability times memberShare, its
-//     interval the group's times memberShareLow and memberShareHigh.
-//
-// Members of as many appearances as the most appearing one are ambiguous
-// with each other: the downloads give the same evidence for each.
+// group's. In a group of several, a member with an appearance in a
+// transaction of no other match carries evidence of its own and has the
+// probability of its class; a member all of whose appearances lie in
+// other matches' transactions carries none (a payer's change, reused or
+// not, or a payee rides in the wallet's transactions as the wallet's own
+// scripts do, and may appear in more of its blocks than any of them): it
+// is the wallet's with the group's probability times memberShare, its
+// interval the group's times memberShareLow and memberShareHigh. Members
+// of as many appearances as the most appearing one are ambiguous with
+// each other: the downloads give the same evidence for each.
 func (r *FetchReport) share(u *fetchUnit, p fetchProbability, g *matchGroups, own func(k uint64) fetchProbability) {
 	var tied []string
 	for _, i := range u.members {
@@ -342,20 +336,11 @@ func (r *FetchReport) share(u *fetchUnit, p fetchProbability, g *matchGroups, ow
 			tied = append(tied, m.Candidate)
 		}
 	}
-	top := r.chance(u.k)
 	for _, i := range u.members {
 		m := &r.Matched[i]
 		switch {
 		case len(u.members) == 1:
 			m.Probability, m.ProbabilityLow, m.ProbabilityHigh = p.p, p.lo, p.hi
-		case len(tied) == 1 && m.Appearances == u.k:
-			sum := 1.0
-			for _, j := range u.members {
-				if o := r.chance(r.Matched[j].Appearances); j != i && o > 0 {
-					sum += top / o
-				}
-			}
-			m.Probability, m.ProbabilityLow, m.ProbabilityHigh = p.p/sum, p.lo/sum, p.hi/sum
 		case !g.riding[i]:
 			q := own(m.Appearances)
 			m.Probability, m.ProbabilityLow, m.ProbabilityHigh = q.p, q.lo, q.hi
