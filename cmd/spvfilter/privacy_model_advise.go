@@ -134,7 +134,7 @@ func printAdvice(w io.Writer, r *model.Advice) {
 		m.Addresses, m.ElementsPerAddress, inserted, r.SizingElements, m.ExtraElements)
 	fmt.Fprintf(tw, "sizing\tas %s sizes filters (--sizing %s)\n", who, m.Sizing)
 	fmt.Fprintf(tw, "attacker\ttests %d addresses (wallet included), %s\n", m.UniverseSize, test)
-	fmt.Fprintf(tw, "target\t%s, the confidence averaged over the binomial number of false positives, at the filter's expected fill and over real fills\n", targetText(p))
+	fmt.Fprintf(tw, "target\t%s, the confidence averaged over the binomial number of false positives, at the filter's expected fill, over real fills and for 95%% of real filters\n", targetText(p))
 	fmt.Fprintf(tw, "block\t%d transactions, %d elements tested each\n", p.BlockTxs, p.TxElements)
 	fmt.Fprintf(tw, "search\tall %d distinct filters (bytes, hash functions) %s builds for this element count at some rate\n", r.SizingsSearched, who)
 	tw.Flush()
@@ -144,15 +144,15 @@ func printAdvice(w io.Writer, r *model.Advice) {
 	}
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "filters\tfp rate\tbytes\tk\tpf\tE[P_h(1)]\tE[P_h(N)]\tover fills: E[P_h(1)]\tE[P_h(N)]\tfp txs/block\t")
+	fmt.Fprintln(tw, "filters\tfp rate\tbytes\tk\tpf\tE[P_h(1)]\tE[P_h(N)]\tover fills: E[P_h(1)]\tE[P_h(N)]\t95% of filters: E[P_h(1)]\tE[P_h(N)]\tfp txs/block\t")
 	for _, row := range r.Rows {
 		label := fmt.Sprint(row.Filters)
 		if !row.Reachable {
 			label += " (unreachable)"
 		}
 		s := row.Sizing
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t\n", label, rateArg(row), s.FilterBytes, s.HashFuncs,
-			s.Pf, s.PH1Exact, s.PHAllExact, s.PH1OverFills, s.PHAllOverFills, s.FalsePositiveTxsPerBlock)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t\n", label, rateArg(row), s.FilterBytes, s.HashFuncs,
+			s.Pf, s.PH1Exact, s.PHAllExact, s.PH1OverFills, s.PHAllOverFills, s.PH1MostFills, s.PHAllMostFills, s.FalsePositiveTxsPerBlock)
 	}
 	tw.Flush()
 	for _, row := range r.Rows {

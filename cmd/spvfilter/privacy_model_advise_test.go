@@ -191,7 +191,7 @@ func TestPrivacyModelTargetText(t *testing.T) {
 		t.Fatalf("status %d: %s", status, stderr)
 	}
 	for _, want := range []string{"fp rate", "E[P_h(N)] < 0.5", "2000 transactions, 5 elements", "With 1 filter(s)", "With 3 filter(s)",
-		"false-positive transactions per block of 2000", "spvfilter bloom new --elements 140 --fprate 0.000874 --sizing core", "256 bytes with 9 hash functions"} {
+		"false-positive transactions per block of 2000", "spvfilter bloom new --elements 140 --fprate 0.00106 --sizing core", "249 bytes with 9 hash functions", "95% of filters"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("text lacks %q:\n%s", want, stdout)
 		}

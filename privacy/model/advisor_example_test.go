@@ -29,8 +29,8 @@ func ExampleAdvise() {
 		}
 	}
 	// Output:
-	// core, 1 filter(s): rate 0.000874 (any of [0.0008624, 0.0008864]), 256 bytes, 9 hash functions, E[P_h(N)] = 0.496, 0.00199 false-positive txs per block
+	// core, 1 filter(s): rate 0.00106 (any of [0.001045, 0.001074]), 249 bytes, 9 hash functions, E[P_h(N)] = 0.415, 0.0025 false-positive txs per block
 	// core, 3 filter(s): rate 0.0905 (any of [0.08928, 0.09176]), 87 bytes, 2 hash functions, E[P_h(N)] = 0.000, 304 false-positive txs per block
-	// bitcoinj, 1 filter(s): rate 0.000976 (any of [0.0009625, 0.0009893]), 252 bytes, 9 hash functions, E[P_h(N)] = 0.450, 0.00226 false-positive txs per block
-	// bitcoinj, 3 filter(s): rate 0.0956 (any of [0.09432, 0.09694]), 85 bytes, 3 hash functions, E[P_h(N)] = 0.484, 113 false-positive txs per block
+	// bitcoinj, 1 filter(s): rate 0.00106 (any of [0.001045, 0.001074]), 249 bytes, 9 hash functions, E[P_h(N)] = 0.415, 0.0025 false-positive txs per block
+	// bitcoinj, 3 filter(s): rate 0.101 (any of [0.09964, 0.1024]), 83 bytes, 3 hash functions, E[P_h(N)] = 0.413, 120 false-positive txs per block
 }

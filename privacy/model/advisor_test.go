@@ -40,14 +40,16 @@ func meetsTarget(p AdviceParams, st Step) bool {
 	return (p.TargetPH1 == 0 || st.PH1Exact < p.TargetPH1) && (p.TargetPHAll == 0 || st.PHAllExact < p.TargetPHAll)
 }
 
-// meetsBoth reports whether the model's confidence at rate and its
-// average over real fills both meet the targets.
+// meetsBoth reports whether the model's confidence at rate, its average
+// over real fills and what 95% of real fills stay below all meet the
+// targets.
 func meetsBoth(t *testing.T, p AdviceParams, rate float64, b uint32) bool {
 	r, st := exactConfidence(t, p.Model, rate, b)
 	if !meetsTarget(p, st) {
 		return false
 	}
-	return p.meets(p.confidenceOverFills(filterSizing{bytes: r.FilterBytes, hashFuncs: r.HashFuncs, pf: r.Pf}, b))
+	fs := filterSizing{bytes: r.FilterBytes, hashFuncs: r.HashFuncs, pf: r.Pf}
+	return p.meets(p.confidenceOverFills(fs, b)) && p.meets(p.confidenceForMostFills(fs, b))
 }
 
 // checkAdvice verifies every row of a against the model: the advised
@@ -81,7 +83,8 @@ func checkAdvice(t *testing.T, p AdviceParams, a *Advice) {
 		if !relClose(row.FalsePositiveTxsPerBlock, want, 1e-9) {
 			t.Fatalf("%+v: %v false-positive transactions per block, want %v", p, row.FalsePositiveTxsPerBlock, want)
 		}
-		if meetsBoth(t, p, row.FPRate, row.Filters) != row.Reachable || (meetsTarget(p, st) && p.meets(row.PH1OverFills, row.PHAllOverFills)) != row.Reachable {
+		if meetsBoth(t, p, row.FPRate, row.Filters) != row.Reachable ||
+			(meetsTarget(p, st) && p.meets(row.PH1OverFills, row.PHAllOverFills) && p.meets(row.PH1MostFills, row.PHAllMostFills)) != row.Reachable {
 			t.Fatalf("%+v B=%d: reachable %v but the model's confidence %v %v, over fills %v %v",
 				p, row.Filters, row.Reachable, st.PH1Exact, st.PHAllExact, row.PH1OverFills, row.PHAllOverFills)
 		}

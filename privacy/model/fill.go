@@ -60,3 +60,19 @@ func (p AdviceParams) confidenceOverFills(s filterSizing, b uint32) (ph1, phAll 
 	}
 	return ph1 / mass, phAll / mass
 }
+
+// marginZ is the standard normal's 5% quantile, negated: 95% of real
+// filters have a rate above exp(mean - marginZ·sd) of ln q's law.
+const marginZ = 1.6448536269514722
+
+// confidenceForMostFills is E[P_h(1)] and E[P_h(N)] over the binomial
+// number of false positives for the filters of sizing s whose rate is
+// the 5% quantile of real fills' (ln q normal, as in confidenceOverFills):
+// the confidence falls as the rate grows, so that 95% of real filters
+// built of s give the attacker less.
+func (p AdviceParams) confidenceForMostFills(s filterSizing, b uint32) (ph1, phAll float64) {
+	m := p.Model
+	inserted := uint64(m.Addresses) * uint64(m.ElementsPerAddress)
+	mean, sd := logRateOverFills(s.bytes, s.hashFuncs, inserted, b, m.PairTest)
+	return expectedPH(float64(m.Addresses), float64(m.UniverseSize-uint64(m.Addresses)), math.Min(math.Exp(mean-marginZ*sd), 1))
+}
