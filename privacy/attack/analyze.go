@@ -70,6 +70,9 @@ type FilterReport struct {
 // IntersectionStep is the attack after intersecting the first Filters
 // filters: a candidate must match every one of them (filters of one
 // hashing count as one; see the package documentation).
+// ExpectedFalsePositives counts the candidates that match them all by
+// chance; in an intersection of sessions (Accumulator.Intersect), also
+// those only some of the sessions hold that the others match by chance.
 type IntersectionStep struct {
 	Filters                int     `json:"filter_count"`
 	Matched                uint64  `json:"matched_count"`
@@ -216,6 +219,17 @@ func intersectionStep(filters int, matched uint64, joint *jointRates, classes []
 	st.EstimatedWallet, st.EstimatedWalletLow, st.EstimatedWalletHigh = walletEstimate(float64(st.Matched), st.ExpectedFalsePositives)
 	st.EstimatedWalletLevel = rangeLevel(st.ExpectedFalsePositives)
 	return st
+}
+
+// addChance adds x to the step's expected false positives, and estimates
+// the wallet again.
+func (st *IntersectionStep) addChance(x float64) {
+	if x <= 0 {
+		return
+	}
+	st.ExpectedFalsePositives += x
+	st.EstimatedWallet, st.EstimatedWalletLow, st.EstimatedWalletHigh = walletEstimate(float64(st.Matched), st.ExpectedFalsePositives)
+	st.EstimatedWalletLevel = rangeLevel(st.ExpectedFalsePositives)
 }
 
 // finish fills the totals, the probabilities of the matches, the warnings

@@ -77,9 +77,12 @@
 //     different parts of it);
 //   - two wallets that share nothing: s is Poisson of mean μ plus each
 //     wallet's candidates matching the other's filters by chance,
-//     λ = μ + N_x·r_y(1) + N_y·r_x(1) for N the sessions' own estimates
-//     (a negative binomial widened by those estimates' variance), and a,
-//     b each chance plus a wallet of any size;
+//     λ = μ + Σ_c N_x(c)·r_y(c) + N_y(c)·r_x(c) for N(c) a session's
+//     matches of class c less their chance count (a wallet whose spends
+//     show its keys has candidates of two elements, which a filter
+//     matches about twice as often as one), a negative binomial widened by
+//     those estimates' variance, and a, b each chance plus a wallet of any
+//     size;
 //   - two wallets, one of which paid the other k of its addresses, which
 //     its filters then hold: s = k + the count of the last hypothesis, k
 //     of a prior estimated from the capture (ln k normal, its mean and
@@ -116,7 +119,10 @@
 // decide. Priors given in LinkOptions are held, the other parameters
 // fitted, and the intervals are then single points. Pairs that share no
 // match are weighed from each session's terms computed once, and gathered
-// by their likelihood ratios for the fit.
+// by their likelihood ratios for the fit. A session whose filters match
+// every candidate, or whose match list was cut at AnalyzeOptions.MaxMatches
+// (its shared matches would be undercounted, below what chance gives), is
+// linked to nothing: its pairs keep the prior, and a warning says so.
 //
 // A wallet of a few candidates behind dense filters shows in no pair (its
 // candidates are lost among the chance matches two sessions share) but in
@@ -142,7 +148,10 @@
 // mixes wallets, and the session whose removal keeps the most is taken
 // out, until the rest is consistent. Accumulator.Intersect intersects the
 // sessions of a group from their reports, without reading the universe
-// again.
+// again; its chance count adds, to the candidates no session holds, those
+// only some hold that the others' filters match by chance (a wallet that
+// grew: its earlier filter matches the later addresses at its rate),
+// estimated from the matches only some sessions list.
 //
 // # The block-download attack
 //

@@ -3,7 +3,9 @@ package attack
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 )
 
 // ErrBadLink reports sessions or options that Link or Intersect cannot use.
@@ -218,6 +220,16 @@ func paymentsWarning(q *linkParams) string {
 // matches are those every member's report lists. The steps add one session
 // at a time. A member whose match list was truncated makes the counts lower
 // bounds, which a warning says.
+//
+// What the members share is what they all hold, and chance adds to it
+// the candidates that match all their filters without all of them
+// holding them: those none holds (the joint rate) and those only some
+// hold, which the others match by chance (a wallet whose earlier session
+// held fewer addresses: its later sessions' addresses match the earlier
+// filter at its rate). The latter are estimated from the matches only
+// some members list: a candidate the members m list, which the others'
+// filters all match with probability p, stood 1 in 1-p of being left out,
+// so if they hold it it stands for p/(1-p) joint matches of that kind.
 func (a *Accumulator) Intersect(members []int) (*Report, error) {
 	if len(members) == 0 {
 		return nil, fmt.Errorf("%w: no session to intersect", ErrBadLink)
@@ -236,25 +248,39 @@ func (a *Accumulator) Intersect(members []int) (*Report, error) {
 	var joint *jointRates
 	var kept map[int]MatchedCandidate
 	var truncated []int
+	var own []*jointRates // each member's filters' rates
+	listed := map[int]*listedBy{}
 	for step, m := range members {
 		rep := a.report(m, u)
 		if rep.MatchedTruncated {
 			truncated = append(truncated, m+1)
 		}
+		var mine *jointRates
 		for i, f := range a.set.filters[m] {
 			joint = joint.with(f)
+			mine = mine.with(f)
 			fr := rep.Filters[i]
 			fr.Number = len(r.Filters) + 1
 			r.Filters = append(r.Filters, fr)
 		}
+		own = append(own, mine)
 		next := make(map[int]MatchedCandidate, len(rep.Matched))
 		for _, mc := range rep.Matched {
 			if _, ok := kept[mc.Line]; ok || step == 0 {
 				next[mc.Line] = mc
 			}
+			l := listed[mc.Line]
+			if l == nil {
+				l = &listedBy{class: mc.class}
+				listed[mc.Line] = l
+			}
+			l.members = append(l.members, step)
+			l.held = max(l.held, mc.Probability)
 		}
 		kept = next
-		r.Intersection = append(r.Intersection, intersectionStep(len(r.Filters), uint64(len(kept)), joint, u.classes))
+		st := intersectionStep(len(r.Filters), uint64(len(kept)), joint, u.classes)
+		st.addChance(partialChance(listed, own))
+		r.Intersection = append(r.Intersection, st)
 	}
 	r.Matched = make([]MatchedCandidate, 0, len(kept))
 	for _, mc := range kept {
@@ -265,4 +291,38 @@ func (a *Accumulator) Intersect(members []int) (*Report, error) {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("the match lists of sessions %v were truncated: the joint matches are a lower bound", truncated))
 	}
 	return r, nil
+}
+
+// listedBy is a candidate some members of an intersection list: its
+// class, and the members (by step) that list it.
+type listedBy struct {
+	class   int
+	members []int
+	held    float64 // the highest probability a listing member gives it
+}
+
+// partialChance is the number of joint matches expected from candidates
+// only some of the members hold, the others matching them by chance (see
+// Intersect): over the candidates some but not all members list, p/(1-p)
+// for p the chance that the others' filters all match them, weighed by
+// the probability that a member holds them (one that none holds is in
+// the joint rate's count already).
+func partialChance(listed map[int]*listedBy, own []*jointRates) float64 {
+	var sum float64
+	for _, line := range slices.Sorted(maps.Keys(listed)) {
+		l := listed[line]
+		if len(l.members) == len(own) {
+			continue
+		}
+		p := 1.0
+		for i, o := range own {
+			if !slices.Contains(l.members, i) {
+				p *= o.classRate(l.class)
+			}
+		}
+		if p < 1 {
+			sum += l.held * p / (1 - p)
+		}
+	}
+	return sum
 }

@@ -21,7 +21,7 @@ type linker struct {
 	mix     mixture
 	pairAt  map[[2]int]int    // pair of indexes -> index in mix.pairs
 	trios   map[[3]int]uint64 // three indexes -> candidates all three match
-	blind   [][2]int          // pairs with a session whose filters match everything
+	blind   [][2]int          // pairs with an unlinkable session
 	// warnings of the linking, and of the grouping.
 	warnings []string
 }
@@ -64,8 +64,17 @@ func (lk *linker) session(g int) linkSession {
 	for i, cls := range lk.classes {
 		s.rates[i] = joint.classRate(cls)
 	}
+	if !s.truncated {
+		s.exposedBy = make([]float64, len(lk.classes))
+	}
 	for _, m := range r.Matched {
 		s.lines = append(s.lines, m.Line)
+		if i := slices.Index(lk.classes, m.class); i >= 0 && s.exposedBy != nil {
+			s.exposedBy[i]++
+		}
+	}
+	for i := range s.exposedBy {
+		s.exposedBy[i] = math.Max(s.exposedBy[i]-lk.counts[i]*s.rates[i], 0)
 	}
 	slices.Sort(s.lines)
 	return s
@@ -94,11 +103,8 @@ func (lk *linker) weigh(all bool) {
 	byLine := map[int][]int{}
 	for i := range lk.sessions {
 		s := &lk.sessions[i]
-		if s.blind {
+		if s.unlinkable() {
 			continue
-		}
-		if s.truncated {
-			lk.warnings = append(lk.warnings, fmt.Sprintf("session %d: its match list is truncated, so its shared matches are undercounted", s.group+1))
 		}
 		for _, line := range s.lines {
 			byLine[line] = append(byLine[line], i)
@@ -113,8 +119,13 @@ func (lk *linker) weigh(all bool) {
 	}
 	lk.countTriangles(byLine)
 	for x := range lk.sessions {
-		if lk.sessions[x].blind {
-			lk.warnings = append(lk.warnings, fmt.Sprintf("session %d: its filters match every candidate, so nothing links it to another; its pairs keep the prior", lk.sessions[x].group+1))
+		switch s := &lk.sessions[x]; {
+		case s.blind:
+			lk.warnings = append(lk.warnings, fmt.Sprintf("session %d: its filters match every candidate, so nothing links it to another; its pairs keep the prior", s.group+1))
+		case s.truncated:
+			// Its shared matches would be undercounted, and chance would
+			// then seem to give more than they share.
+			lk.warnings = append(lk.warnings, fmt.Sprintf("session %d: its match list is truncated (--max-matches), so nothing links it to another; its pairs keep the prior", s.group+1))
 		}
 		for y := x + 1; y < len(lk.sessions); y++ {
 			lk.weighPair(x, y, all)
@@ -125,7 +136,7 @@ func (lk *linker) weigh(all bool) {
 // weighPair weighs the evidence of one pair of sessions.
 func (lk *linker) weighPair(x, y int, all bool) {
 	sx, sy := &lk.sessions[x], &lk.sessions[y]
-	if sx.blind || sy.blind {
+	if sx.unlinkable() || sy.unlinkable() {
 		if all {
 			lk.blind = append(lk.blind, [2]int{x, y})
 		}
@@ -159,7 +170,7 @@ func (lk *linker) fitPriors(fixed float64) linkFit {
 	return lk.mix.fitAll(start, n, fixed)
 }
 
-// links lists the pairs weighed one by one, and those with a blind
+// links lists the pairs weighed one by one, and those with an unlinkable
 // session at the prior, in order of their sessions.
 func (lk *linker) links(fit *linkFit) []SessionLink {
 	out := make([]SessionLink, 0, len(lk.mix.pairs)+len(lk.blind))

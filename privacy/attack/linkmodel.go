@@ -50,20 +50,52 @@ var wholeShares = [3]float64{0.5, 0.2, 0.8}
 
 // linkSession is what Link needs of one session.
 type linkSession struct {
-	group     int     // the accumulator's group
-	matched   float64 // m: candidates matching every filter
-	chance    float64 // F: of them expected by chance
-	exposed   float64 // max(m-F, 0): the session's own estimate of its wallet
-	rho       float64 // chance that a one-element candidate matches
-	rates     []float64
+	group   int     // the accumulator's group
+	matched float64 // m: candidates matching every filter
+	chance  float64 // F: of them expected by chance
+	exposed float64 // max(m-F, 0): the session's own estimate of its wallet
+	rho     float64 // chance that a one-element candidate matches
+	rates   []float64
+	// exposedBy is exposed by the linker's classes: the session's matches
+	// of each less those chance gives it (nil when its match list is
+	// truncated, and then exposed is taken as of one-element candidates).
+	exposedBy []float64
 	keys      []hashingKey
 	blind     bool // its filters match everything: nothing to link by
-	truncated bool // its match list is cut short
+	truncated bool // its match list is cut short: nothing to link by either
 	lines     []int
 	// What a pair that shares no match needs of the session, computed
 	// once: the log likelihood of m for a wallet of any size.
 	logAny float64
 }
+
+// exposedMatching is the number of s's exposed candidates expected to
+// match the filters of every one of others by chance, by class: a wallet
+// whose keys its transactions show has candidates of two elements, which
+// a filter matches about twice as often as the universe's one-element
+// bulk.
+func (s *linkSession) exposedMatching(others ...*linkSession) float64 {
+	if s.exposedBy == nil {
+		e := s.exposed
+		for _, o := range others {
+			e *= o.rho
+		}
+		return e
+	}
+	var sum float64
+	for i, e := range s.exposedBy {
+		for _, o := range others {
+			e *= o.rates[i]
+		}
+		sum += e
+	}
+	return sum
+}
+
+// unlinkable reports whether the session's pairs keep the prior: its
+// filters match everything, or its match list is cut short (its shared
+// matches would be undercounted).
+func (s *linkSession) unlinkable() bool { return s.blind || s.truncated }
 
 // sizePrior is the prior on the number N of a wallet's candidates in the
 // universe: none with probability empty, else y = ln(1+N) normal of mean
@@ -234,7 +266,7 @@ func paymentTerms(shared, lambda, variance float64) [paymentBins]float64 {
 // matching a candidate of neither wallet) gives both: each wallet's own
 // candidates may also match the other's filters by chance.
 func (p *sizePrior) evidence(sx, sy *linkSession, shared uint64, both float64) pairEvidence {
-	cross := sx.exposed*sy.rho + sy.exposed*sx.rho
+	cross := sx.exposedMatching(sy) + sy.exposedMatching(sx)
 	spread := sy.rho*sy.rho*sx.chance + sx.rho*sx.rho*sy.chance
 	if shared == 0 {
 		// The sessions' own terms were computed once, at their own chance

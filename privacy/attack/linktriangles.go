@@ -129,7 +129,7 @@ func (lk *linker) triangle(trio [3]int, joint uint64) (pairEvidence, bool) {
 	for k, m := range members {
 		// The other two, and the pair they make.
 		a, b := members[(k+1)%3], members[(k+2)%3]
-		cross += m.exposed * a.rho * b.rho
+		cross += m.exposedMatching(a, b)
 		spread += a.rho * a.rho * b.rho * b.rho * m.chance
 		if ev := lk.pairOf(a.group, b.group); ev != nil {
 			// Two of them one wallet, the third's filters matching it
