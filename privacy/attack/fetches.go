@@ -128,19 +128,23 @@ type FetchReport struct {
 	// more appearances that hold a wallet's script, estimated as those
 	// groups less the ones chance gives, and
 	// EstimatedWalletGroupsLow..EstimatedWalletGroupsHigh its 95%
-	// interval. It is not the wallet's size: scripts seen once are left
+	// interval, which covers the truth with probability
+	// EstimatedWalletGroupsLevel (at least 0.95: the chance count is
+	// whole). It is not the wallet's size: scripts seen once are left
 	// out (every script of a fetched block that appears once matches),
 	// and a group may hold more than one of the wallet's scripts.
-	EstimatedWalletGroups     float64 `json:"estimated_wallet_groups"`
-	EstimatedWalletGroupsLow  float64 `json:"estimated_wallet_groups_low"`
-	EstimatedWalletGroupsHigh float64 `json:"estimated_wallet_groups_high"`
+	EstimatedWalletGroups      float64 `json:"estimated_wallet_groups"`
+	EstimatedWalletGroupsLow   float64 `json:"estimated_wallet_groups_low"`
+	EstimatedWalletGroupsHigh  float64 `json:"estimated_wallet_groups_high"`
+	EstimatedWalletGroupsLevel float64 `json:"estimated_wallet_groups_level"`
 	// EstimatedWalletSingles is the number of the matches of one
 	// appearance that are the wallet's, estimated as those matches less
 	// what the fetched set shifted along the scanned blocks carries, with
-	// its 95% interval.
-	EstimatedWalletSingles     float64 `json:"estimated_wallet_singles"`
-	EstimatedWalletSinglesLow  float64 `json:"estimated_wallet_singles_low"`
-	EstimatedWalletSinglesHigh float64 `json:"estimated_wallet_singles_high"`
+	// its 95% interval, of coverage EstimatedWalletSinglesLevel.
+	EstimatedWalletSingles      float64 `json:"estimated_wallet_singles"`
+	EstimatedWalletSinglesLow   float64 `json:"estimated_wallet_singles_low"`
+	EstimatedWalletSinglesHigh  float64 `json:"estimated_wallet_singles_high"`
+	EstimatedWalletSinglesLevel float64 `json:"estimated_wallet_singles_level"`
 	// Confident counts the matches the wallet's with probability >= 0.95,
 	// ConfidentGroups the groups of two or more one of whose members is.
 	Confident       int `json:"confident_count"`

@@ -394,8 +394,10 @@ func (r *FetchReport) estimate(classes map[uint64]*fetchClass) {
 		}
 	}
 	r.EstimatedWalletGroups, r.EstimatedWalletGroupsLow, r.EstimatedWalletGroupsHigh = walletCount(groups, chance, variance)
+	r.EstimatedWalletGroupsLevel = chanceLevel(chance, variance)
 	if c := classes[1]; c != nil {
 		r.EstimatedWalletSingles, r.EstimatedWalletSinglesLow, r.EstimatedWalletSinglesHigh = walletCount(float64(c.Matched), c.chanceGroups, c.chanceVar)
+		r.EstimatedWalletSinglesLevel = chanceLevel(c.chanceGroups, c.chanceVar)
 	}
 }
 

@@ -308,3 +308,19 @@ func chanceRange(m, v float64) (lo, hi float64) {
 	}
 	return math.Max(lo, 0), limit
 }
+
+// chanceLevel is the probability that a chance count of mean m and
+// variance v lies in chanceRange(m, v): the coverage of the intervals
+// made from it, at least the package's level, more when the mean is small
+// (no range of whole counts holds exactly 95%).
+func chanceLevel(m, v float64) float64 {
+	if v <= m {
+		return rangeLevel(m)
+	}
+	lo, hi := chanceRange(m, v)
+	var mass float64
+	for x := lo; x <= hi; x++ {
+		mass += math.Exp(logNegBinomial(x, m, v))
+	}
+	return math.Min(mass, 1)
+}
