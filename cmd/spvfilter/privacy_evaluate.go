@@ -48,8 +48,9 @@ are of one wallet; a pair is linked as the report links it. Precision and
 recall as above, recall over every pair of the report's sessions that is
 of one wallet (pairs the report does not list count as not linked). A
 group is pure when all its sessions are of one wallet, exact when it also
-holds all of that wallet's sessions; a group's candidates are scored
-against the wallet most of its sessions are of. For fetches, groups of
+holds all of that wallet's sessions; a group's candidates are right when
+a wallet all its sessions are of owns them (sessions of a client several
+wallets share are of each), else the one most are of. For fetches, groups of
 scripts claimed to hold one of the wallet's are right when they do.
 
 Calibration. Every claim (candidate, pair, group) falls in a bin of its
@@ -235,7 +236,7 @@ func printScore(w io.Writer, s *simulate.Score, show int) {
 		fmt.Fprintf(w, "\nlink groups: %d, %d pure (one wallet), %d exact (all its sessions), of %d wallets with 2 or more sessions\n",
 			g.GroupCount, g.PureCount, g.ExactCount, g.LinkableWalletCount)
 		fmt.Fprintf(w, "  pairs inside groups: %d, %d right: precision %s, recall %s\n", g.PairCount, g.PairRight, fmtRatio(g.PairPrecision), fmtRatio(g.PairRecall))
-		printClaims(w, "group candidates", "each group's joint matches, against the wallet most of its sessions are of", g.Candidates)
+		printClaims(w, "group candidates", "each group's joint matches, against the wallets all its sessions are of", g.Candidates)
 	}
 	if g := s.Intersection; g != nil {
 		fmt.Fprintf(w, "\nintersection of %d sessions (wallets %s): majority %s, pure %v; estimated wallet %s against %d held by all\n",

@@ -164,9 +164,9 @@ func (e *evaluator) linkGroups(groups []object) {
 }
 
 // group scores a report over several sessions (a linked group, or the
-// --intersect report) against the wallet most of them are of: its
-// candidates are right when that wallet's, and its estimate is set
-// against the candidates every member's filters hold.
+// --intersect report): its candidates are right when a wallet every
+// session is of owns them (else the wallet most of them are of), and its
+// estimate is set against the candidates every member's filters hold.
 func (e *evaluator) group(where string, g object) (GroupReport, *ClaimScore) {
 	gr := GroupReport{Sessions: g.strs("sessions"), SessionWallets: []string{}, EstimatedWallet: g.num("estimated_wallet")}
 	if gr.Sessions == nil {
@@ -196,9 +196,20 @@ func (e *evaluator) group(where string, g object) (GroupReport, *ClaimScore) {
 	}
 	gr.Pure = gr.Majority != "" && count[gr.Majority] == len(gr.Sessions)
 	gr.WalletCandidates = len(truth)
-	var owns func(string) bool
-	if wt := e.t.wallets[gr.Majority]; wt != nil {
-		owns = wt.owns
+	// A match is right when a wallet common to all the group's sessions
+	// owns it (sessions of a client several wallets share hold each of
+	// them), else the majority's wallet.
+	var owners []*walletTruth
+	for _, w := range slices.Sorted(maps.Keys(count)) {
+		if wt := e.t.wallets[w]; wt != nil && count[w] == len(gr.Sessions) {
+			owners = append(owners, wt)
+		}
+	}
+	if wt := e.t.wallets[gr.Majority]; wt != nil && len(owners) == 0 {
+		owners = append(owners, wt)
+	}
+	owns := func(c string) bool {
+		return slices.ContainsFunc(owners, func(wt *walletTruth) bool { return wt.owns(c) })
 	}
 	cs := e.claims(claimContext{where + " matches", gr.Sessions}, g.objects("matched"), owns, truth)
 	cs.finish()

@@ -236,7 +236,7 @@ type LinkScore struct {
 // all its sessions are of one wallet, exact when it is pure and holds all
 // of that wallet's sessions in the report. The pairs inside groups are
 // scored as links (PairPrecision, PairRecall), and each group's candidates
-// against the wallet most of its sessions are of.
+// against the wallets all its sessions are of (else the one most are of).
 type GroupScore struct {
 	GroupCount          int           `json:"group_count"`
 	PureCount           int           `json:"pure_count"`
