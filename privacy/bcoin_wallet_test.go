@@ -110,7 +110,8 @@ func runBcoinWallet(t *testing.T, ctx context.Context, nodeBin, dir, script, mod
 // SPV filter for 20,000 elements at 0.001 whatever the wallet holds, so
 // its filter matches next to nothing by chance: the attack names every
 // paid address. It runs whenever node and npm are on PATH (see
-// TestRelayWithBcoin), and is skipped, saying why, otherwise.
+// TestRelayWithBcoin), and is skipped, saying why, otherwise. With
+// SPVFILTER_BCOIN_CAPTURE_DIR set it keeps the labels and the report there.
 func TestBcoinWalletCaptureScored(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts btcd and bcoin nodes")
@@ -278,6 +279,17 @@ func TestBcoinWalletCaptureScored(t *testing.T) {
 	l, err := simulate.DecodeLabels(lb.Bytes())
 	if err != nil {
 		t.Fatal(err)
+	}
+	if dir := os.Getenv("SPVFILTER_BCOIN_CAPTURE_DIR"); dir != "" {
+		// Kept for "privacy evaluate" by hand.
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for name, b := range map[string][]byte{"labels.json": lb.Bytes(), "analyze.json": doc.Bytes()} {
+			if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	score, err := simulate.Evaluate(l, doc.Bytes(), simulate.EvalOptions{})
 	if err != nil {

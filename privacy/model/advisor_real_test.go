@@ -193,8 +193,9 @@ func TestAdviceHoldsOnRealFilters(t *testing.T) {
 						t.Errorf("%+v B=%d: at half the rate, %v, measured %.4f ± %.4f against the target %v",
 							p, row.Filters, printed/2, gotHalf, seHalf, target)
 					}
-					t.Logf("%s N=%d U=%g pair=%v B=%d target %v: rate %s, %d bytes, k=%d: measured %.4f ± %.4f (model %.4f, over fills %.4f, 95%% of filters below %.4f); %d of 300 real filters below the target; half the rate %.4f ± %.4f",
-						rule, s.addresses, float64(s.universe), s.pair, row.Filters, target, row.FPRateText, row.FilterBytes, row.HashFuncs,
+					kind := map[bool]string{false: "P_h(1)", true: "P_h(N)"}[p.TargetPHAll != 0]
+					t.Logf("%s N=%d U=%g pair=%v B=%d target %s < %v: rate %s, %d bytes, k=%d: measured %.4f ± %.4f (model %.4f, over fills %.4f, 95%% of filters below %.4f); %d of 300 real filters below the target; half the rate %.4f ± %.4f",
+						rule, s.addresses, float64(s.universe), s.pair, row.Filters, kind, target, row.FPRateText, row.FilterBytes, row.HashFuncs,
 						got, se, pick(p, row.PH1Exact, row.PHAllExact), want, pick(p, row.PH1MostFills, row.PHAllMostFills), below,
 						pick(p, half.ph1, half.phAll), pick(p, half.se1, half.seAll))
 				}
