@@ -536,3 +536,35 @@ func TestLabelsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestLabelsKeys: a session's filter is labelled with the CLI's names
+// (hash_function_count, element_count), and labels of version 1, which
+// said hash_funcs and elements, are refused naming their version and what
+// to do, not as an unknown field.
+func TestLabelsKeys(t *testing.T) {
+	var b bytes.Buffer
+	if err := handLabels(t).Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{`"hash_function_count"`, `"element_count"`} {
+		if !bytes.Contains(b.Bytes(), []byte(key)) {
+			t.Errorf("labels without %s", key)
+		}
+	}
+	for _, key := range []string{`"hash_funcs"`, `"elements"`} {
+		if bytes.Contains(b.Bytes(), []byte(key)) {
+			t.Errorf("labels with %s", key)
+		}
+	}
+	old := bytes.Replace(b.Bytes(), []byte(`"version": 2`), []byte(`"version": 1`), 1)
+	old = bytes.ReplaceAll(old, []byte(`"hash_function_count"`), []byte(`"hash_funcs"`))
+	_, err := DecodeLabels(old)
+	if !errors.Is(err, ErrBadLabels) || !strings.Contains(err.Error(), "labels of version 1") || !strings.Contains(err.Error(), "privacy simulate again") {
+		t.Errorf("labels of version 1: %v", err)
+	}
+	// The current version with the old name is a field it does not know.
+	cur := bytes.ReplaceAll(b.Bytes(), []byte(`"hash_function_count"`), []byte(`"hash_funcs"`))
+	if _, err := DecodeLabels(cur); !errors.Is(err, ErrBadLabels) || !strings.Contains(err.Error(), "hash_funcs") {
+		t.Errorf("version 2 with hash_funcs: %v", err)
+	}
+}

@@ -114,12 +114,13 @@ type Session struct {
 	Height int32 `json:"height"`
 	// FPRate and SizedFor are what the filter was sized for, Elements
 	// what was inserted (filteradd included); FilterBytes and HashFuncs
-	// the filter's size and hash functions.
+	// the filter's size and hash functions (named as the CLI's JSON
+	// names them; labels of version 1 said elements and hash_funcs).
 	FPRate      float64 `json:"fp_rate"`
 	SizedFor    int     `json:"sized_for"`
-	Elements    int     `json:"elements"`
+	Elements    int     `json:"element_count"`
 	FilterBytes int     `json:"filter_bytes"`
-	HashFuncs   int     `json:"hash_funcs"`
+	HashFuncs   int     `json:"hash_function_count"`
 }
 
 // FetchLabels label the chain and the BIP 157 sessions of the
@@ -185,8 +186,18 @@ func ReadLabels(r io.Reader) (*Labels, error) {
 	return DecodeLabels(b)
 }
 
-// DecodeLabels is ReadLabels on the file's bytes.
+// DecodeLabels is ReadLabels on the file's bytes. Labels of an earlier
+// version are refused, saying so, before their fields are read: their
+// sessions lack what the filters hold and name fields differently
+// (hash_funcs, elements).
 func DecodeLabels(b []byte) (*Labels, error) {
+	var head struct {
+		Format  string `json:"format"`
+		Version int    `json:"version"`
+	}
+	if json.Unmarshal(b, &head) == nil && head.Format == LabelsFormat && head.Version != LabelsVersion {
+		return nil, fmt.Errorf("%w: labels of version %d, this program reads version %d: run privacy simulate again to write them", ErrBadLabels, head.Version, LabelsVersion)
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	var l Labels
