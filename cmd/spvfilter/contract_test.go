@@ -863,6 +863,9 @@ type rowFiles struct {
 	// bip37Fetches is a capture of a BIP 37 client that loaded a filter
 	// and asked for filtered blocks.
 	bip37Fetches string
+	// damagedIndex is the simulation's index with one byte of a block
+	// hash changed.
+	damagedIndex string
 }
 
 func newRowFiles(t *testing.T) rowFiles {
@@ -878,6 +881,15 @@ func newRowFiles(t *testing.T) rowFiles {
 		empty: filepath.Join(dir, "empty.txt"), object: filepath.Join(dir, "object.json"), garbage: filepath.Join(dir, "garbage.txt"),
 		file: filepath.Join(dir, "file.txt"), badTime: filepath.Join(dir, "bad-time.jsonl"), badHex: filepath.Join(dir, "bad-hex.jsonl"),
 		truncated: filepath.Join(dir, "truncated.json"), bip37Fetches: filepath.Join(dir, "bip37-fetches.jsonl"),
+		damagedIndex: filepath.Join(dir, "damaged.idx"),
+	}
+	idx, err := os.ReadFile(f.index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx[30] ^= 1 // in the first block's hash (after the magic, "regtest" and two counts)
+	if err := os.WriteFile(f.damagedIndex, idx, 0o600); err != nil {
+		t.Fatal(err)
 	}
 	report := runOK(t, "privacy", "analyze", "--capture", f.capture, "--universe", filepath.Join(sim, "universe.txt"), "--json")
 	for name, text := range map[string]string{
@@ -968,6 +980,7 @@ func libraryRows(in rowFiles) []contractRow {
 		{name: "capture empty", args: []string{"privacy", "fetches", "--capture", in.empty, "--index", in.index}, stderr: []string{"--capture " + in.empty + ": no record at all"}},
 		{name: "client unknown", args: []string{"privacy", "fetches", "--capture", in.fetchCapture, "--index", in.index, "--client", "nobody"}, stderr: []string{"--client nobody: no block request or filter range recorded from it", "whose clients are 127."}},
 		{name: "index of another kind", args: []string{"privacy", "fetches", "--capture", in.fetchCapture, "--index", in.garbage}, stderr: []string{"--index " + in.garbage + ": not an appearance index"}},
+		{name: "index damaged", args: []string{"privacy", "fetches", "--capture", in.fetchCapture, "--index", in.damagedIndex}, stderr: []string{"--index " + in.damagedIndex + ": a damaged appearance index: checksum", "the file is damaged"}},
 		{name: "universe line", args: []string{"privacy", "analyze", "--filter", corePayload, "--universe", in.garbage, "--strict"}, stderr: []string{"--universe " + in.garbage + `: universe line 1: "garbage" is neither an address nor hex`}},
 		{name: "universe a directory", args: []string{"privacy", "analyze", "--filter", corePayload, "--universe", in.dir}, stderr: []string{"--universe " + in.dir + ": a directory, not a file"}},
 		{name: "transaction that ends early", args: []string{"bloom", "tx", "--filter", corePayload, "--tx", "00"}, stderr: []string{"--tx: 1 byte is not a whole transaction: the data end too early, after byte 1"}},

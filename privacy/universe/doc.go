@@ -27,6 +27,7 @@
 // spends (what a block's BIP 158 basic filter holds), and the
 // transactions it appears in there: the appearance index, sorted in
 // bounded memory by spilling runs to disk and merging them, whose format
-// IndexWriter.WriteTo gives and IndexReader reads (version 2; version 1,
-// without the transactions, is still read).
+// IndexWriter.WriteTo gives and IndexReader reads (version 3, which a
+// checksum closes; version 2, without it, and version 1, also without the
+// transactions, are still read).
 package universe

@@ -7,6 +7,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash"
+	"hash/crc32"
 	"io"
 	"os"
 	"slices"
@@ -18,10 +20,14 @@ import (
 var ErrBadIndex = errors.New("privacy: bad appearance index")
 
 // IndexVersion is the version of the appearance index IndexWriter
-// writes: 2 records, with each block a candidate appears in, the
-// transactions it appears in there. IndexReader also reads version 1,
-// which records the blocks only.
-const IndexVersion = 2
+// writes: 3 ends with a checksum of the whole file, and records, as 2
+// does, with each block a candidate appears in, the transactions it
+// appears in there. IndexReader also reads versions 2 and 1 (1 records
+// the blocks only), which have no checksum.
+const IndexVersion = 3
+
+// indexChecksum is the CRC-32C table of the index's checksum (version 3).
+var indexChecksum = crc32.MakeTable(crc32.Castagnoli)
 
 // indexMagic opens an appearance index file, its last byte the version.
 var indexMagic = [7]byte{'S', 'P', 'V', 'F', 'I', 'D', 'X'}
@@ -184,7 +190,7 @@ func (h *IndexHeader) Last() int32 { return h.First + int32(len(h.Hashes)) - 1 }
 // increasing byte order of the candidates, then an end marker. Every
 // number is an unsigned LEB128 varint (encoding/binary's Uvarint):
 //
-//	magic       8 bytes "SPVFIDX" and the version, 0x02
+//	magic       8 bytes "SPVFIDX" and the version, 0x03
 //	network     varint length, the name's bytes
 //	first       varint: the height of the first block covered
 //	blocks      varint B, then B block hashes of 32 bytes (wire byte
@@ -200,10 +206,13 @@ func (h *IndexHeader) Last() int32 { return h.First + int32(len(h.Hashes)) - 1 }
 //	                first one's position in the block (0 the coinbase),
 //	                each next one's minus the one before (at least 1)
 //	end         varint 0 (a length of zero), varint: the number of entries
+//	checksum    4 bytes, little-endian: the CRC-32C (Castagnoli) of every
+//	            byte before it, from the magic on
 //
-// Version 1 is the same without the transactions: each block of an entry
-// is its height's varint alone. A reader needs memory for the header's
-// hashes and one entry at a time.
+// Version 2 is the same without the checksum (a damaged file can then
+// read as another index), version 1 also without the transactions: each
+// block of an entry is its height's varint alone. A reader needs memory
+// for the header's hashes and one entry at a time.
 func (w *IndexWriter) WriteTo(out io.Writer, h *IndexHeader) (int64, error) {
 	if w.err != nil {
 		return 0, w.err
@@ -243,7 +252,9 @@ func (w *IndexWriter) WriteTo(out io.Writer, h *IndexHeader) (int64, error) {
 		files = append(files, f)
 		sources = append(sources, &runSource{r: bufio.NewReader(f)})
 	}
-	cw := &countingWriter{w: bufio.NewWriter(out)}
+	bw := bufio.NewWriter(out)
+	sum := crc32.New(indexChecksum)
+	cw := &countingWriter{w: io.MultiWriter(bw, sum)}
 	cw.Write(append(indexMagic[:], IndexVersion))
 	putUvarint(cw, uint64(len(h.Network)))
 	cw.Write([]byte(h.Network))
@@ -256,10 +267,12 @@ func (w *IndexWriter) WriteTo(out io.Writer, h *IndexHeader) (int64, error) {
 	if err := writeEntries(cw, newMerger(sources), uint32(h.First), &last); err != nil {
 		return cw.n, err
 	}
+	cw.w = bw // the checksum is of what precedes it
+	cw.Write(binary.LittleEndian.AppendUint32(nil, sum.Sum32()))
 	if cw.err != nil {
 		return cw.n, fmt.Errorf("index: writing: %w", cw.err)
 	}
-	return cw.n, cw.w.(*bufio.Writer).Flush()
+	return cw.n, bw.Flush()
 }
 
 // mergeRunsToFile merges run files into one run file.
@@ -534,7 +547,7 @@ func writeEntries(w io.Writer, src entrySource, first uint32, last *uint32) erro
 // heights lie in first..last. It returns io.EOF at a clean end of input
 // and ErrBadIndex for anything malformed; it allocates only for bytes that
 // are present.
-func readEntry(r *bufio.Reader, first, last uint32, version int) (string, []blockApps, error) {
+func readEntry(r byteReader, first, last uint32, version int) (string, []blockApps, error) {
 	n, err := binary.ReadUvarint(r)
 	if err == io.EOF {
 		return "", nil, io.EOF
@@ -585,7 +598,7 @@ func readEntry(r *bufio.Reader, first, last uint32, version int) (string, []bloc
 }
 
 // readTxs reads the transactions of one block of an entry.
-func readTxs(r *bufio.Reader) ([]uint32, error) {
+func readTxs(r byteReader) ([]uint32, error) {
 	t, err := binary.ReadUvarint(r)
 	if err != nil {
 		return nil, fmt.Errorf("transaction count: %v", noEOF(err))
@@ -613,6 +626,50 @@ func readTxs(r *bufio.Reader) ([]uint32, error) {
 
 var errEndMarker = errors.New("end marker")
 
+// byteReader is what the entries are read from.
+type byteReader interface {
+	io.Reader
+	io.ByteReader
+}
+
+// summingReader passes on the bytes read from r, adding them to a
+// checksum; single bytes are gathered in pending first, so that a byte
+// costs no call of the hash.
+type summingReader struct {
+	r       *bufio.Reader
+	sum     hash.Hash32
+	pending []byte
+}
+
+func (s *summingReader) Read(p []byte) (int, error) {
+	s.flush()
+	n, err := s.r.Read(p)
+	s.sum.Write(p[:n])
+	return n, err
+}
+
+func (s *summingReader) ReadByte() (byte, error) {
+	b, err := s.r.ReadByte()
+	if err == nil {
+		if len(s.pending) == cap(s.pending) {
+			s.flush()
+		}
+		s.pending = append(s.pending, b)
+	}
+	return b, err
+}
+
+func (s *summingReader) flush() {
+	s.sum.Write(s.pending)
+	s.pending = s.pending[:0]
+}
+
+// Sum32 is the checksum of every byte read.
+func (s *summingReader) Sum32() uint32 {
+	s.flush()
+	return s.sum.Sum32()
+}
+
 func noEOF(err error) error {
 	if err == io.EOF {
 		return io.ErrUnexpectedEOF
@@ -622,7 +679,7 @@ func noEOF(err error) error {
 
 // IndexReader reads an appearance index one entry at a time.
 type IndexReader struct {
-	r       *bufio.Reader
+	r       *summingReader
 	header  IndexHeader
 	height  map[chainhash.Hash]int32
 	prev    string
@@ -630,9 +687,11 @@ type IndexReader struct {
 	done    bool
 }
 
-// NewIndexReader reads the index's header.
+// NewIndexReader reads the index's header. From version 3 on, the
+// index's checksum is checked after its last entry (Next): an index
+// damaged anywhere, its header included, is ErrBadIndex then.
 func NewIndexReader(r io.Reader) (*IndexReader, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
+	br := &summingReader{r: bufio.NewReaderSize(r, 64<<10), sum: crc32.New(indexChecksum), pending: make([]byte, 0, 4096)}
 	var magic [8]byte
 	if _, err := io.ReadFull(br, magic[:]); err != nil || [7]byte(magic[:7]) != indexMagic {
 		return nil, fmt.Errorf("%w: not an appearance index (no %q header)", ErrBadIndex, indexMagic[:])
@@ -692,7 +751,17 @@ func (ir *IndexReader) Next() (*IndexEntry, error) {
 		if err != nil || n != ir.entries {
 			return nil, fmt.Errorf("%w: end marker counts %d entries, read %d", ErrBadIndex, n, ir.entries)
 		}
-		if _, err := ir.r.ReadByte(); err != io.EOF {
+		if ir.header.Version >= 3 {
+			want := ir.r.Sum32()
+			var got [4]byte
+			if _, err := io.ReadFull(ir.r.r, got[:]); err != nil {
+				return nil, fmt.Errorf("%w: truncated: no checksum after the end marker", ErrBadIndex)
+			}
+			if binary.LittleEndian.Uint32(got[:]) != want {
+				return nil, fmt.Errorf("%w: checksum %08x, the data give %08x: the file is damaged", ErrBadIndex, binary.LittleEndian.Uint32(got[:]), want)
+			}
+		}
+		if _, err := ir.r.r.ReadByte(); err != io.EOF {
 			return nil, fmt.Errorf("%w: data after the end marker", ErrBadIndex)
 		}
 		ir.done = true

@@ -119,17 +119,19 @@ func TestIndexRoundTrip(t *testing.T) {
 func TestIndexRejects(t *testing.T) {
 	good := buildIndex(t, 0, 4, map[string][]int32{"a": {0, 2}, "b": {3}}, 0)
 	cases := map[string][]byte{
-		"empty":       nil,
-		"magic":       append([]byte("SPVFIDY\x02"), good[8:]...),
-		"version":     append([]byte("SPVFIDX\x03"), good[8:]...),
-		"truncated":   good[:len(good)-3],
-		"no end":      good[:len(good)-2],
-		"extra bytes": append(slices.Clone(good), 0),
-		"hashes cut":  good[:40],
+		"empty":        nil,
+		"magic":        append([]byte("SPVFIDY\x03"), good[8:]...),
+		"version":      append([]byte("SPVFIDX\x04"), good[8:]...),
+		"truncated":    good[:len(good)-7],
+		"no end":       good[:len(good)-6],
+		"no checksum":  good[:len(good)-4],
+		"checksum cut": good[:len(good)-1],
+		"extra bytes":  append(slices.Clone(good), 0),
+		"hashes cut":   good[:40],
 	}
 	// An entry count that lies, and candidates out of order.
 	lie := slices.Clone(good)
-	lie[len(lie)-1] = 3
+	lie[len(lie)-5] = 3
 	cases["end count"] = lie
 	swapped := bytes.Replace(slices.Clone(good), []byte{1, 'a'}, []byte{1, 'c'}, 1)
 	cases["order"] = swapped
@@ -143,6 +145,27 @@ func TestIndexRejects(t *testing.T) {
 				t.Fatalf("read to %v, want ErrBadIndex", err)
 			}
 		})
+	}
+}
+
+// TestIndexDamaged: an index with any one byte changed, in its header,
+// its entries or its checksum, is ErrBadIndex by the time its last entry
+// is read, never read as another index (a block hash or a height changed
+// reads cleanly without the checksum) nor a crash.
+func TestIndexDamaged(t *testing.T) {
+	good := buildIndex(t, 7, 5, map[string][]int32{"a": {7, 9}, "bb": {8, 9, 11}, "c": {11}}, 0)
+	for i := range good {
+		for _, flip := range []byte{0x01, 0x80, 0xff} {
+			data := slices.Clone(good)
+			data[i] ^= flip
+			ir, err := NewIndexReader(bytes.NewReader(data))
+			for err == nil {
+				_, err = ir.Next()
+			}
+			if !errors.Is(err, ErrBadIndex) {
+				t.Fatalf("byte %d of %d xor %#x: read to %v, want ErrBadIndex", i, len(good), flip, err)
+			}
+		}
 	}
 }
 
