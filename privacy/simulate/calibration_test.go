@@ -24,6 +24,7 @@ type regimeRun struct {
 	analyze, fetches *simulate.Score
 	analyzeWarnings  []string
 	fetchWarnings    []string
+	fetchReports     []*attack.FetchReport
 }
 
 // runRegime simulates regime r from seed (smaller than the command's
@@ -109,6 +110,7 @@ func runRegime(t *testing.T, r simulate.Regime, seed uint64) regimeRun {
 	if err != nil {
 		t.Fatal(err)
 	}
+	run.fetchReports = reps
 	for _, r := range reps {
 		run.fetchWarnings = append(run.fetchWarnings, r.Warnings...)
 	}
@@ -120,14 +122,6 @@ func runRegime(t *testing.T, r simulate.Regime, seed uint64) regimeRun {
 		t.Fatal(err)
 	}
 	return run
-}
-
-// confident is a bin's claims and those right, as text.
-func confident(c *simulate.ClaimScore) string {
-	if c == nil {
-		return "-"
-	}
-	return fmt.Sprintf("%d of %d", c.Confident.Right, c.Confident.Count)
 }
 
 // below95 reports whether a bin's claims are right measurably less often
@@ -142,44 +136,130 @@ const (
 	clusteredWarning = "the chain's scripts cluster"
 )
 
+// claimKind is one kind of claim a regime's run is scored on.
+type claimKind struct {
+	name  string
+	score func(*regimeRun) *simulate.ClaimScore
+	// warning, when not empty, is what the report must say where the
+	// claims given P >= 0.95 are measurably below 95% right, and
+	// warnings the report's warnings.
+	warning  string
+	warnings func(*regimeRun) []string
+}
+
+var claimKinds = []claimKind{
+	{name: "analyze: candidates", score: func(r *regimeRun) *simulate.ClaimScore { return r.analyze.Candidates }},
+	{name: "analyze: links", score: func(r *regimeRun) *simulate.ClaimScore { return r.analyze.Links.ClaimScore },
+		warning: paymentsWarning, warnings: func(r *regimeRun) []string { return r.analyzeWarnings }},
+	{name: "fetches: scripts", score: func(r *regimeRun) *simulate.ClaimScore { return r.fetches.Candidates }},
+	{name: "fetches: groups", score: func(r *regimeRun) *simulate.ClaimScore { return r.fetches.CandidateGroups }},
+}
+
+// unwarnedShortfalls are the regimes and kinds whose claims given P >=
+// 0.95 are measurably below 95% right on the calibration seeds, with no
+// warning of the attack to say so (privacy/README.md, "Scores of the
+// attacks", states them as targets not met): the block-download attack
+// names a payer's change reused in every payment, or a reused script of
+// no wallet, as the wallet's. A shortfall anywhere else fails the test.
+var unwarnedShortfalls = map[string]bool{
+	"reuse fetches: scripts":  true,
+	"reuse fetches: groups":   true,
+	"change fetches: scripts": true,
+	"mixed fetches: scripts":  true,
+}
+
+// binCell is a bin as a table's cell: said (the mean probability) against
+// observed, its Wilson interval and its count.
+func binCell(b simulate.Bin) string {
+	if b.Count == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f / %.3f [%.2f, %.2f] n=%d", *b.MeanProbability, *b.FractionRight, *b.WilsonLow, *b.WilsonHigh, b.Count)
+}
+
+// calibrationTable is a regime's scores as the Markdown table of
+// privacy/README.md: per kind of claim, said against observed in each
+// bin, and the claims given P >= 0.95.
+func calibrationTable(r simulate.Regime, run *regimeRun) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n**%s**\n\n| claims | [0, 0.5) | [0.5, 0.8) | [0.8, 0.95) | [0.95, 0.99) | [0.99, 1] | P ≥ 0.95: right, Wilson low |\n|---|---|---|---|---|---|---|\n", r)
+	for _, k := range claimKinds {
+		c := k.score(run)
+		if c == nil {
+			continue
+		}
+		fmt.Fprintf(&b, "| %s |", k.name)
+		for _, bin := range c.Calibration {
+			fmt.Fprintf(&b, " %s |", binCell(bin))
+		}
+		if cb := c.Confident; cb.Count > 0 {
+			fmt.Fprintf(&b, " %d of %d (%.3f), %.3f |\n", cb.Right, cb.Count, *cb.FractionRight, *cb.WilsonLow)
+		} else {
+			b.WriteString(" none |\n")
+		}
+	}
+	var cover []string
+	for _, s := range []*simulate.Score{run.analyze, run.fetches} {
+		for _, tg := range s.Targets {
+			if strings.Contains(tg.Name, "coverage") && tg.Value != nil {
+				cover = append(cover, fmt.Sprintf("%s %s %.3f (want %s)", s.ReportKind, strings.TrimPrefix(tg.Name, "intervals "), *tg.Value, tg.Want))
+			}
+		}
+	}
+	fmt.Fprintf(&b, "\nWrong links above 0.99: %d. Interval coverage: %s.\n", run.analyze.Links.WrongAboveSure, strings.Join(cover, "; "))
+	return b.String()
+}
+
 // TestCalibrationRegimes scores both attacks on every regime of package
-// simulate, on seeds no test tunes on, and holds them to what they claim
-// where the targets are met on the command's defaults (privacy/README.md,
-// "Scores of the attacks"): no link given P > 0.99 is wrong in any regime;
-// the filter attack's candidates and the links given P >= 0.95 are not
-// measurably below 95% right (the upper end of their Wilson interval
-// reaches it), links excepted where the report warns that wallets pay
-// each other several addresses, as it must in the payments regime, where
-// linking is over-confident; and so are, over all regimes, the
-// block-download attack's groups given P >= 0.95. The clustered chain
-// must be warned of. Every target not met is logged.
+// simulate, on seeds no test tunes on, against the targets (evaluate's)
+// and logs every target not met and each regime's table of
+// privacy/README.md, "Scores of the attacks" (go test
+// ./privacy/simulate -run TestCalibrationRegimes -v). It holds the
+// attacks to what they claim: no link given P > 0.99 is wrong in any
+// regime; in every regime, of every kind of claim, those given P >= 0.95
+// are not measurably below 95% right (the upper end of their Wilson
+// interval reaches it), unless the report warns of what the regime
+// breaks (links: wallets that pay each other several addresses, which the
+// payments regime must be warned of) or the shortfall is one stated as a
+// target not met (unwarnedShortfalls, which must still fall short: a
+// fixed attack must leave that list); the block-download attack's groups
+// given P >= 0.95 over all regimes are not measurably below 95% right;
+// and the clustered chain is warned of. The issue's stricter targets
+// (Wilson lower bound >= 0.93, every bin right as often as it says,
+// coverage within 3 points) are logged as NOT MET where they are not:
+// on captures of this size most kinds have too few claims for 0.93.
 func TestCalibrationRegimes(t *testing.T) {
 	var groupsRight, groupsCount int
+	var tables strings.Builder
+	short := map[string]bool{}
 	for i, ri := range simulate.Regimes() {
 		r := ri.Regime
 		run := runRegime(t, r, calibrationSeed+uint64(i))
 		a, f := run.analyze, run.fetches
-		l := a.Links
-		t.Logf("%s: candidates given P >= 0.95: %s right; links: %s right, %d wrong above 0.99; fetch groups: %s right, scripts: %s right",
-			r, confident(a.Candidates), confident(l.ClaimScore), l.WrongAboveSure, confident(f.CandidateGroups), confident(f.Candidates))
+		tables.WriteString(calibrationTable(r, &run))
 		for _, s := range []*simulate.Score{a, f} {
 			for _, tg := range s.Targets {
 				if tg.Met != nil && !*tg.Met {
-					t.Logf("  %s NOT MET: %s: %.4g (want %s)", s.ReportKind, tg.Name, *tg.Value, tg.Want)
+					t.Logf("%s: %s NOT MET: %s: %.4g (want %s)", r, s.ReportKind, tg.Name, *tg.Value, tg.Want)
 				}
 			}
 		}
-		paying := strings.Contains(strings.Join(run.analyzeWarnings, "\n"), paymentsWarning)
-		if l.WrongAboveSure > 0 {
-			t.Errorf("%s: %d links of two wallets given P > 0.99", r, l.WrongAboveSure)
+		if n := a.Links.WrongAboveSure; n > 0 {
+			t.Errorf("%s: %d links of two wallets given P > 0.99", r, n)
 		}
-		if below95(a.Candidates.Confident) {
-			t.Errorf("%s: candidates given P >= 0.95: %d of %d right", r, a.Candidates.Confident.Right, a.Candidates.Confident.Count)
+		for _, k := range claimKinds {
+			c := k.score(&run)
+			if c == nil || !below95(c.Confident) {
+				continue
+			}
+			key := string(r) + " " + k.name
+			short[key] = true
+			warned := k.warning != "" && strings.Contains(strings.Join(k.warnings(&run), "\n"), k.warning)
+			if !warned && !unwarnedShortfalls[key] {
+				t.Errorf("%s: given P >= 0.95: %d of %d right, and no warning says so", key, c.Confident.Right, c.Confident.Count)
+			}
 		}
-		if below95(l.Confident) && !paying {
-			t.Errorf("%s: links given P >= 0.95: %d of %d right, and no warning of payments", r, l.Confident.Right, l.Confident.Count)
-		}
-		if r == simulate.RegimePayments && !paying {
+		if r == simulate.RegimePayments && !strings.Contains(strings.Join(run.analyzeWarnings, "\n"), paymentsWarning) {
 			t.Errorf("%s: no warning that the wallets pay each other several addresses; warnings %q", r, run.analyzeWarnings)
 		}
 		if r == simulate.RegimeClustered && !strings.Contains(strings.Join(run.fetchWarnings, "\n"), clusteredWarning) {
@@ -190,6 +270,12 @@ func TestCalibrationRegimes(t *testing.T) {
 			groupsCount += g.Confident.Count
 		}
 	}
+	for key := range unwarnedShortfalls {
+		if !short[key] {
+			t.Errorf("%s: no longer below 95%% right given P >= 0.95: take it out of unwarnedShortfalls and privacy/README.md's targets not met", key)
+		}
+	}
+	t.Logf("the tables of privacy/README.md:\n%s", tables.String())
 	t.Logf("fetch groups given P >= 0.95 over every regime: %d of %d right", groupsRight, groupsCount)
 	if _, high := simulate.Wilson(groupsRight, groupsCount); groupsCount == 0 || high < simulate.TargetRight {
 		t.Errorf("fetch groups given P >= 0.95: %d of %d right over the regimes", groupsRight, groupsCount)
