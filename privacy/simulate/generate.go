@@ -602,9 +602,7 @@ func (s *Scenario) walletSession(rng *rand.Rand, members []*walletSim, h int32) 
 			}
 			held = append(held, u.key)
 		}
-		for _, k := range m.keys[used:min(len(m.keys), used+s.spec.lookahead)] {
-			held = append(held, k)
-		}
+		held = append(held, m.keys[used:min(len(m.keys), used+s.spec.lookahead)]...)
 	}
 	if len(held) == 0 && len(members[0].uses) > 0 {
 		held = append(held, members[0].uses[0].key)
