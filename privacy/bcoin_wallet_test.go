@@ -116,15 +116,7 @@ func TestBcoinWalletCaptureScored(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts btcd and bcoin nodes")
 	}
-	nodeBin, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("skipped: node is not on PATH (the test runs bcoin, a JavaScript light client)")
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil && os.Getenv("SPVFILTER_BCOIN_DIR") == "" {
-		t.Skip("skipped: npm is not on PATH (needed once to install bcoin " + bcoinVersion + ")")
-	}
-	dir := bcoinDir(t, npm)
+	nodeBin, dir := bcoinInstalled(t)
 	script := filepath.Join(t.TempDir(), "wallet.js")
 	if err := os.WriteFile(script, []byte(bcoinWallet), 0o644); err != nil {
 		t.Fatal(err)

@@ -132,13 +132,10 @@ func lockFile(t *testing.T, name string) (unlock func()) {
 	}
 }
 
-// TestRelayWithBcoin proves the relay with a real third-party light client,
-// bcoin's SPV node. It runs whenever node and npm are on PATH, installing
-// bcoin from npm on first use (see bcoinDir), and is skipped otherwise.
-func TestRelayWithBcoin(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts btcd and a bcoin node")
-	}
+// bcoinInstalled returns the node binary and bcoin's directory (see
+// bcoinDir), and skips the test, saying why, without node or npm.
+func bcoinInstalled(t *testing.T) (nodeBin, dir string) {
+	t.Helper()
 	nodeBin, err := exec.LookPath("node")
 	if err != nil {
 		t.Skip("skipped: node is not on PATH (the test runs bcoin, a JavaScript light client)")
@@ -147,7 +144,17 @@ func TestRelayWithBcoin(t *testing.T) {
 	if err != nil && os.Getenv("SPVFILTER_BCOIN_DIR") == "" {
 		t.Skip("skipped: npm is not on PATH (needed once to install bcoin " + bcoinVersion + ")")
 	}
-	dir := bcoinDir(t, npm)
+	return nodeBin, bcoinDir(t, npm)
+}
+
+// TestRelayWithBcoin proves the relay with a real third-party light client,
+// bcoin's SPV node. It runs whenever node and npm are on PATH, installing
+// bcoin from npm on first use (see bcoinDir), and is skipped otherwise.
+func TestRelayWithBcoin(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts btcd and a bcoin node")
+	}
+	nodeBin, dir := bcoinInstalled(t)
 	alice := peertest.NewKey("privacy-bcoin-alice")
 	btcd := peertest.StartBtcd(t, peertest.WithMiningKey(alice))
 	btcd.Generate(t, 5)

@@ -429,13 +429,7 @@ func TestFetchesSingles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &capture.FetchSession{ID: "s", Client: "c", Blocks: fetched,
-		Ranges: []capture.FilterRange{{Command: capture.CmdGetCFilters, StartHeight: 0, StopHash: blockHash(999)}}}
-	reps, err := AnalyzeFetches([]*capture.FetchSession{s}, ir, FetchOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := reps[0]
+	r := analyzeWhole(t, ir, fetched)
 	var max float64
 	singles := 0
 	for _, m := range r.Matched {
@@ -450,6 +444,19 @@ func TestFetchesSingles(t *testing.T) {
 		t.Errorf("%d singles at most %.3g; the wallet's estimated %.3g (%.3g-%.3g), want 10 inside, each below 0.1",
 			singles, max, r.EstimatedWalletSingles, r.EstimatedWalletSinglesLow, r.EstimatedWalletSinglesHigh)
 	}
+}
+
+// analyzeWhole runs the block-download attack on one session that scanned
+// blocks 0..999 and fetched those given.
+func analyzeWhole(t *testing.T, ir *universe.IndexReader, fetched []chainhash.Hash) *FetchReport {
+	t.Helper()
+	s := &capture.FetchSession{ID: "s", Client: "c", Blocks: fetched,
+		Ranges: []capture.FilterRange{{Command: capture.CmdGetCFilters, StartHeight: 0, StopHash: blockHash(999)}}}
+	reps, err := AnalyzeFetches([]*capture.FetchSession{s}, ir, FetchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reps[0]
 }
 
 // TestFetchesAmbiguousPair: a payer sends its change back to one address,
@@ -482,13 +489,7 @@ func TestFetchesAmbiguousPair(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &capture.FetchSession{ID: "s", Client: "c", Blocks: fetched,
-		Ranges: []capture.FilterRange{{Command: capture.CmdGetCFilters, StartHeight: 0, StopHash: blockHash(999)}}}
-	reps, err := AnalyzeFetches([]*capture.FetchSession{s}, ir, FetchOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := reps[0]
+	r := analyzeWhole(t, ir, fetched)
 	got := map[string]FetchMatch{}
 	for _, m := range r.Matched {
 		got[m.Candidate] = m

@@ -100,24 +100,32 @@ func TestLabelsAgreeWithUniverseAndCapture(t *testing.T) {
 			o := smallOptions(21)
 			o.Sizing = sizing
 			_, f := generate(t, o)
-			l, err := DecodeLabels(f.labels)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cands := universeCandidates(t, f.universe)
-			if len(cands) != l.UniverseSize {
-				t.Fatalf("universe of %d candidates, labels say %d", len(cands), l.UniverseSize)
-			}
-			for _, w := range l.Wallets {
-				for _, a := range w.Addresses {
-					if !cands[a] {
-						t.Fatalf("wallet %s: %s not in the universe", w.ID, a)
-					}
-				}
-			}
+			l := labelsOfUniverse(t, f)
 			checkCapture(t, l, f.capture, sizing)
 		})
 	}
+}
+
+// labelsOfUniverse decodes the labels of f and checks that the universe
+// holds as many candidates as they say, every wallet's address among them.
+func labelsOfUniverse(t *testing.T, f files) *Labels {
+	t.Helper()
+	l, err := DecodeLabels(f.labels)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cands := universeCandidates(t, f.universe)
+	if len(cands) != l.UniverseSize {
+		t.Fatalf("universe of %d candidates, labels say %d", len(cands), l.UniverseSize)
+	}
+	for _, w := range l.Wallets {
+		for _, a := range w.Addresses {
+			if !cands[a] {
+				t.Fatalf("wallet %s: %s not in the universe", w.ID, a)
+			}
+		}
+	}
+	return l
 }
 
 // universeCandidates returns the universe's candidates by the name the

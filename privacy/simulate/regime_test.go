@@ -43,21 +43,7 @@ func TestRegimesAgreeWithLabels(t *testing.T) {
 	for _, ri := range Regimes() {
 		t.Run(string(ri.Regime), func(t *testing.T) {
 			_, f := generate(t, regimeOptions(t, ri.Regime, 61))
-			l, err := DecodeLabels(f.labels)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cands := universeCandidates(t, f.universe)
-			if len(cands) != l.UniverseSize {
-				t.Fatalf("universe of %d candidates, labels say %d", len(cands), l.UniverseSize)
-			}
-			for _, w := range l.Wallets {
-				for _, a := range w.Addresses {
-					if !cands[a] {
-						t.Fatalf("wallet %s: %s not in the universe", w.ID, a)
-					}
-				}
-			}
+			l := labelsOfUniverse(t, f)
 			checkCapture(t, l, f.capture, model.SizingCore)
 			checkChain(t, l, f)
 		})
