@@ -332,3 +332,56 @@ func TestPaymentsWarning(t *testing.T) {
 		t.Errorf("payments of 8 addresses, 5 times as likely: %q", w)
 	}
 }
+
+// TestLinkTruncatedSession: a session whose match list was cut at
+// AnalyzeOptions.MaxMatches would seem to share fewer matches than
+// chance gives, which reads as two wallets: it is linked to nothing, its
+// pairs keep the prior, and a warning names it; sessions listed whole
+// are still linked.
+func TestLinkTruncatedSession(t *testing.T) {
+	sc := newSyntheticCapture(11, 12, 20_000, 0.002)
+	_, whole := accumulate(t, sc.groups, sc.universe, AnalyzeOptions{})
+	counts := make([]int, len(whole))
+	for i, r := range whole {
+		counts[i] = int(r.MatchedCount)
+	}
+	slices.Sort(counts)
+	limit := counts[len(counts)/2]
+	acc, reps := accumulate(t, sc.groups, sc.universe, AnalyzeOptions{MaxMatches: limit})
+	l, err := acc.Link(nil, LinkOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := map[int]bool{}
+	for i, r := range reps {
+		if r.MatchedTruncated {
+			cut[i] = true
+		}
+	}
+	if len(cut) == 0 || len(cut) == len(reps) {
+		t.Fatalf("%d of %d sessions truncated at %d matches: want some", len(cut), len(reps), limit)
+	}
+	warned := 0
+	for _, w := range l.Warnings {
+		if strings.Contains(w, "its match list is truncated") && strings.Contains(w, "nothing links it") {
+			warned++
+		}
+	}
+	if warned != len(cut) {
+		t.Errorf("%d warnings of a truncated session, want %d: %q", warned, len(cut), l.Warnings)
+	}
+	linked := 0
+	for _, p := range l.Pairs {
+		switch {
+		case cut[p.A] || cut[p.B]:
+			if p.Probability != l.Prior {
+				t.Errorf("pair %d-%d, one truncated: P = %g, want the prior %g", p.A+1, p.B+1, p.Probability, l.Prior)
+			}
+		case sc.wallet[p.A] == sc.wallet[p.B] && p.Probability > 0.95:
+			linked++
+		}
+	}
+	if linked == 0 {
+		t.Errorf("no pair of one wallet's whole sessions linked")
+	}
+}
