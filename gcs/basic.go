@@ -18,6 +18,13 @@ const (
 // leaves such outputs out so that a filter could be committed to in one.
 const opReturn = 0x6a
 
+// BasicOutput reports whether a block's basic filter holds the script of
+// an output paying pkScript: every output script but empty ones and those
+// starting with OP_RETURN (BIP 158).
+func BasicOutput(pkScript []byte) bool {
+	return len(pkScript) > 0 && pkScript[0] != opReturn
+}
+
 // BasicKey returns the SipHash key of a block's basic filter: the first 16
 // bytes of the block hash in internal (not display) byte order.
 func BasicKey(blockHash *chainhash.Hash) [16]byte {
@@ -37,10 +44,9 @@ func BuildBasic(block *wire.MsgBlock, prevOutScripts [][]byte) (*Filter, error) 
 	elems := sc.elems[:0]
 	for _, tx := range block.Transactions {
 		for _, out := range tx.TxOut {
-			if len(out.PkScript) == 0 || out.PkScript[0] == opReturn {
-				continue
+			if BasicOutput(out.PkScript) {
+				elems = append(elems, out.PkScript)
 			}
-			elems = append(elems, out.PkScript)
 		}
 	}
 	for _, s := range prevOutScripts {

@@ -330,7 +330,7 @@ func CheckBasic(block *wire.MsgBlock, f *Filter) BasicCheck {
 	for i, tx := range block.Transactions {
 		for j, out := range tx.TxOut {
 			s := out.PkScript
-			if len(s) == 0 || s[0] == opReturn {
+			if !BasicOutput(s) {
 				continue
 			}
 			if _, ok := certain[string(s)]; ok {

@@ -652,3 +652,25 @@ func TestConcurrentReads(t *testing.T) {
 		}
 	}
 }
+
+// TestBasicOutput pins the output rule of the basic filter (BIP 158):
+// every output script but empty ones and those starting with OP_RETURN.
+func TestBasicOutput(t *testing.T) {
+	for _, tt := range []struct {
+		script []byte
+		want   bool
+	}{
+		{nil, false},
+		{[]byte{}, false},
+		{[]byte{0x6a}, false},
+		{[]byte{0x6a, 0x04, 1, 2, 3, 4}, false},
+		{[]byte{0x00}, true},       // OP_0: anyone can pay to it
+		{[]byte{0x51}, true},       // OP_TRUE
+		{[]byte{0x00, 0x6a}, true}, // OP_RETURN later in the script is no mark
+		{append([]byte{0x76, 0xa9, 20}, append(make([]byte, 20), 0x88, 0xac)...), true},
+	} {
+		if got := BasicOutput(tt.script); got != tt.want {
+			t.Errorf("BasicOutput(%x) = %v, want %v", tt.script, got, tt.want)
+		}
+	}
+}
