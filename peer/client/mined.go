@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
-	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcd/wire"
 )
 
@@ -26,12 +25,7 @@ func (c *Client) SendUntilMined(ctx context.Context, tx *wire.MsgTx, interval ti
 	if interval <= 0 {
 		interval = time.Minute
 	}
-	var watch []WatchItem
-	for _, out := range tx.TxOut {
-		if len(out.PkScript) > 0 && out.PkScript[0] != txscript.OP_RETURN {
-			watch = append(watch, ScriptItem(out.PkScript))
-		}
-	}
+	watch := findable(tx)
 	if len(watch) == 0 {
 		return nil, errors.New("client: a transaction with only OP_RETURN outputs cannot be found in compact filters")
 	}

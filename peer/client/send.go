@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
-	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/peer"
 )
@@ -285,12 +284,7 @@ func (s *sending) finish(ctx context.Context, ms []*member) (*SendResult, error)
 // findMined searches the chain's last MinedSearchDepth blocks for tx by
 // the scripts its outputs pay, and returns where it is, or nil.
 func (c *Client) findMined(ctx context.Context, tx *wire.MsgTx) *Confirmation {
-	var watch []WatchItem
-	for _, out := range tx.TxOut {
-		if len(out.PkScript) > 0 && out.PkScript[0] != txscript.OP_RETURN {
-			watch = append(watch, ScriptItem(out.PkScript))
-		}
-	}
+	watch := findable(tx)
 	if len(watch) == 0 {
 		return nil
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/gcs"
 )
 
 // WatchItem is one thing a wallet watches: an output script, whose
@@ -45,6 +46,18 @@ func Scripts(items []WatchItem) [][]byte {
 		if len(it.Script) > 0 && !seen[string(it.Script)] {
 			seen[string(it.Script)] = true
 			out = append(out, it.Script)
+		}
+	}
+	return out
+}
+
+// findable returns the outputs of tx a basic filter holds (see
+// gcs.BasicOutput), as watch items: what finds the block that mines tx.
+func findable(tx *wire.MsgTx) []WatchItem {
+	var out []WatchItem
+	for _, o := range tx.TxOut {
+		if gcs.BasicOutput(o.PkScript) {
+			out = append(out, ScriptItem(o.PkScript))
 		}
 	}
 	return out
