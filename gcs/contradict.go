@@ -451,6 +451,29 @@ func SpentScripts(tx *wire.MsgTx, index int) (InputType, [][]byte) {
 	return sp.typ, sp.passing(tx, index)
 }
 
+// SpendCandidates returns what input in shows of the output script it
+// spends by its shape alone: its type and, for a type that Reveals, the
+// scripts it may spend (the P2TR output its control block commits to
+// included), not checked as spends the input really makes: SpentScripts
+// keeps those that pass. It is cheap where SpentScripts runs the
+// input's scripts: a caller looking for given scripts asks it first.
+func SpendCandidates(in *wire.TxIn) (InputType, [][]byte) {
+	sp := spentBy(in)
+	if !sp.typ.Reveals() {
+		return sp.typ, nil
+	}
+	out := make([][]byte, 0, len(sp.cands)+1)
+	for _, c := range sp.cands {
+		out = append(out, c.script)
+	}
+	if sp.control != nil {
+		if t, ok := tapScript(sp.leaf, sp.control); ok {
+			out = append(out, t)
+		}
+	}
+	return sp.typ, out
+}
+
 // candKind is the output type of a candidate.
 type candKind uint8
 

@@ -274,6 +274,31 @@ func TestSpentScriptsEveryType(t *testing.T) {
 	}
 }
 
+// TestSpendCandidates: an input's candidates by its shape alone are of
+// the type SpentScripts gives, and hold every candidate that passes (the
+// spent script among them), so that a caller looking for given scripts
+// may ask SpendCandidates first and SpentScripts only on a hit.
+func TestSpendCandidates(t *testing.T) {
+	for _, c := range everySpend(t) {
+		typ, shaped := SpendCandidates(c.tx.TxIn[0])
+		ptyp, passing := SpentScripts(c.tx, 0)
+		if typ != ptyp {
+			t.Errorf("%s: type %v by shape, %v by SpentScripts", c.name, typ, ptyp)
+		}
+		for _, p := range passing {
+			if !slices.ContainsFunc(shaped, func(s []byte) bool { return bytes.Equal(s, p) }) {
+				t.Errorf("%s: %x passes but is not among the candidates by shape %x", c.name, p, shaped)
+			}
+		}
+		if typ.Reveals() && !slices.ContainsFunc(shaped, func(s []byte) bool { return bytes.Equal(s, c.prev) }) {
+			t.Errorf("%s: spends %x, not among the candidates by shape %x", c.name, c.prev, shaped)
+		}
+		if !typ.Reveals() && len(shaped) > 0 {
+			t.Errorf("%s: %v reveals nothing, yet has candidates %x", c.name, typ, shaped)
+		}
+	}
+}
+
 // spendBlock returns a block of a coinbase and the cases' transactions,
 // committed to by its header (commitBlock), and the scripts they spend in
 // the order of their inputs.
