@@ -8,6 +8,7 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/gcs"
 	"github.com/spvfilter/spvfilter/peer"
 )
 
@@ -40,10 +41,12 @@ const maxAttempts = 8
 // stalled or disconnected is dropped, and the scan goes on with the others.
 //
 // A spend is found when it spends an output found earlier in the scan or a
-// watched outpoint, or reveals the key or script of a watched P2PKH,
-// P2WPKH, P2SH or P2WSH output; a block whose filter matched only through
-// an output it spends that the block does not reveal (P2TR, P2PK) is
-// listed in SpendOnlyBlocks, never counted as a false positive.
+// watched outpoint, or shows the key or script of a watched P2PKH,
+// P2WPKH, P2SH or P2WSH output, or the leaf script and control block of
+// a P2TR script-path spend; a block whose filter matched only through an
+// output it spends without showing its script (a P2TR key-path, P2PK or
+// bare multisig spend) is listed in SpendOnlyBlocks, never counted as a
+// false positive.
 func (c *Client) ScanBIP157(ctx context.Context, req ScanRequest) (*ScanResult, error) {
 	wl := newWatchList(req.Watch)
 	return c.scan(ctx, req, "bip157", wire.SFNodeCF, func(ctx context.Context, req ScanRequest) (*ScanResult, error) {
@@ -219,7 +222,7 @@ func (c *Client) scanBIP157(ctx context.Context, req ScanRequest, wl *watchList)
 func spendsUnrevealed(b *wire.MsgBlock) bool {
 	for _, tx := range b.Transactions[1:] {
 		for _, in := range tx.TxIn {
-			if len(spentScripts(in)) == 0 {
+			if typ, _ := gcs.SpendCandidates(in); !typ.Reveals() {
 				return true
 			}
 		}

@@ -278,3 +278,36 @@ func TestConflictKeepsAskingEverySide(t *testing.T) {
 		})
 	}
 }
+
+// TestSpendOfEveryTypeAttributed: a scan that starts after the payments,
+// watching every script of the owner and no outpoint, finds each spend
+// whose input shows the script it spends (a P2TR script-path spend
+// included: its leaf script and control block commit to the output key),
+// attributed to that script alone; the spends that show nothing (P2PK,
+// bare multisig, P2TR key path) are not attributed, and their blocks are
+// named as spend-only.
+func TestSpendOfEveryTypeAttributed(t *testing.T) {
+	s := needSpends(t)
+	var watch []WatchItem
+	for _, sc := range s.script {
+		watch = append(watch, ScriptItem(sc))
+	}
+	c := connectTo(t, s.node, 0, s.node.P2PAddr)
+	from := s.height[0]
+	res, err := c.ScanBIP157(context.Background(), ScanRequest{Watch: watch, From: from, To: s.height[peertest.NumScriptKinds-1]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := found(res)
+	for k := range peertest.NumScriptKinds {
+		items, ok := got[s.spend[k].TxHash()]
+		switch {
+		case reveals(k) && (!ok || !slices.Equal(items, []int{int(k)})):
+			t.Errorf("the %v spend at height %d: items %v (found %v), want [%d]", k, s.height[k], items, ok, k)
+		case !reveals(k) && ok:
+			t.Errorf("the %v spend at height %d shows no script, yet is attributed to %v", k, s.height[k], items)
+		case !reveals(k) && !slices.Contains(res.SpendOnlyBlocks, s.height[k]):
+			t.Errorf("the %v spend's block %d is not named spend-only: %v", k, s.height[k], res.SpendOnlyBlocks)
+		}
+	}
+}

@@ -41,8 +41,8 @@ type ScanResult struct {
 	FalsePositiveBlocks int
 	// SpendOnlyBlocks lists the heights of BIP 157 blocks whose filter
 	// matched a watched script that no output of the block pays: an input
-	// spends it without revealing it (P2TR, P2PK), so only a watched
-	// outpoint can name the transaction.
+	// spends it without showing it (P2TR key path, P2PK, bare multisig),
+	// so only a watched outpoint can name the transaction.
 	SpendOnlyBlocks []int32
 	// FilteringPeer is the peer that filtered the blocks of a BIP 37
 	// scan (the result rests on it).

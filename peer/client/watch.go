@@ -2,9 +2,7 @@ package client
 
 import (
 	"bytes"
-	"crypto/sha256"
 
-	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcd/wire"
@@ -101,9 +99,13 @@ func add(items []int, is []int) []int {
 // involve returns the watch items tx pays to or spends from, and records
 // its outputs paying to watched scripts. A spend is recognized by its
 // outpoint (an output found earlier, or a watched outpoint), or, for an
-// output funded before the scan, by the script its input proves it spends
-// (see spentScripts): a spend is attributed only to a watched script of
-// the very type the input spends.
+// output funded before the scan, by the script its input shows it spends
+// (gcs.SpendCandidates: the key of a P2PKH or P2WPKH spend, the redeem or
+// witness script of a P2SH or P2WSH spend, the leaf script and control
+// block of a P2TR script-path spend): a spend is attributed only to a
+// watched script of the very type the input spends. P2PK, bare multisig
+// and P2TR key-path spends show no script: only a watched outpoint finds
+// them.
 func (w *watchList) involve(tx *wire.MsgTx) []int {
 	var items []int
 	for _, in := range tx.TxIn {
@@ -111,7 +113,11 @@ func (w *watchList) involve(tx *wire.MsgTx) []int {
 			items = add(items, is)
 			continue
 		}
-		for _, s := range spentScripts(in) {
+		if len(w.byScript) == 0 || in.PreviousOutPoint.Index == wire.MaxPrevOutIndex && in.PreviousOutPoint.Hash == (chainhash.Hash{}) {
+			continue // a coinbase spends nothing
+		}
+		_, cands := gcs.SpendCandidates(in)
+		for _, s := range cands {
 			items = add(items, w.byScript[string(s)])
 		}
 	}
@@ -134,83 +140,6 @@ func (w *watchList) pays(tx *wire.MsgTx) bool {
 		}
 	}
 	return false
-}
-
-// spentScripts returns the output scripts an input provably spends, from
-// what it reveals: the key of a P2PKH or P2WPKH spend, the redeem script
-// of a P2SH spend (nested segwit included), the witness script of a P2WSH
-// spend. The witness is needed for segwit spends. P2PK spends (a lone
-// signature) and P2TR spends (a signature, or a taproot control block
-// last) reveal no script and return nothing.
-func spentScripts(in *wire.TxIn) [][]byte {
-	pushes, err := txscript.PushedData(in.SignatureScript)
-	if err != nil {
-		return nil
-	}
-	if len(pushes) > 0 {
-		last := pushes[len(pushes)-1]
-		switch {
-		case len(in.Witness) == 0 && isPubKey(last):
-			return [][]byte{payToPubKeyHash(btcutil.Hash160(last))}
-		case len(pushes) == 1 && len(in.Witness) == 0 && isSignature(last):
-			return nil // P2PK
-		}
-		return [][]byte{payToScriptHash(btcutil.Hash160(last))}
-	}
-	n := len(in.Witness)
-	if n == 0 || len(in.SignatureScript) != 0 {
-		return nil
-	}
-	last := in.Witness[n-1]
-	switch {
-	case n == 2 && len(last) == 33 && isPubKey(last):
-		return [][]byte{payToWitness(btcutil.Hash160(last))}
-	case n == 1 && (len(last) == 64 || len(last) == 65):
-		return nil // P2TR key path
-	case n >= 2 && len(last) > 0 && last[0] == 0x50:
-		return nil // P2TR with an annex (BIP 341)
-	case n >= 2 && isControlBlock(last):
-		return nil // P2TR script path
-	}
-	s := sha256.Sum256(last)
-	return [][]byte{payToWitness(s[:])}
-}
-
-// isSignature reports whether b looks like a DER signature with its
-// sighash byte.
-func isSignature(b []byte) bool {
-	return len(b) >= 9 && len(b) <= 73 && b[0] == 0x30 && int(b[1]) == len(b)-3
-}
-
-// isControlBlock reports whether b looks like a taproot control block: a
-// leaf version byte, the internal key, and 32-byte path elements.
-func isControlBlock(b []byte) bool {
-	return len(b) >= 33 && (len(b)-33)%32 == 0 && len(b) <= 33+128*32 && txscript.TapscriptLeafVersion(b[0]&0xfe) == txscript.BaseLeafVersion
-}
-
-// isPubKey reports whether b looks like a serialized public key.
-func isPubKey(b []byte) bool {
-	switch len(b) {
-	case 33:
-		return b[0] == 0x02 || b[0] == 0x03
-	case 65:
-		return b[0] == 0x04
-	}
-	return false
-}
-
-func payToPubKeyHash(h []byte) []byte {
-	return append(append([]byte{txscript.OP_DUP, txscript.OP_HASH160, 20}, h...), txscript.OP_EQUALVERIFY, txscript.OP_CHECKSIG)
-}
-
-func payToScriptHash(h []byte) []byte {
-	return append(append([]byte{txscript.OP_HASH160, 20}, h...), txscript.OP_EQUAL)
-}
-
-// payToWitness returns the version 0 witness program of a 20-byte key hash
-// or a 32-byte script hash.
-func payToWitness(h []byte) []byte {
-	return append([]byte{txscript.OP_0, byte(len(h))}, h...)
 }
 
 func containsInt(s []int, v int) bool {
