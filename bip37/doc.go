@@ -7,7 +7,9 @@
 // flags, as carried by the filterload message. Hash function i is
 // MurmurHash3 (x86_32) with seed i*0xFBA4C795 + tweak, reduced modulo the
 // number of bits. NewFilter sizes a filter with Core's CBloomFilter
-// arithmetic (OptimalSize), which differs from btcutil's for many inputs.
+// arithmetic (OptimalSize), which differs from btcutil's for many inputs;
+// Sizing names that rule and bitcoinj's (Sizing.Size, Sizing.NewFilter),
+// and FalsePositiveRate and Capacity are the formula both size by.
 //
 // MatchTxAndUpdate is Core's CBloomFilter::IsRelevantAndUpdate: it matches
 // a transaction on its txid, the data pushes of its output scripts, the
