@@ -252,7 +252,7 @@ func Advise(p AdviceParams) (*Advice, error) {
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
-	p.Model.Sizing = p.Model.Sizing.orCore()
+	p.Model.Sizing = p.Model.Sizing.OrCore()
 	m := p.Model
 	// The rate is the advisor's answer, not an input.
 	p.Model.FPRate = 0

@@ -148,7 +148,7 @@ func (p Params) validate() error {
 	case p.Filters > 1000:
 		return badField("filters", p.Filters, "at most 1000")
 	}
-	if err := p.Sizing.check(); err != nil {
+	if err := checkSizing(p.Sizing); err != nil {
 		return err
 	}
 	n := uint64(p.Addresses)*uint64(p.ElementsPerAddress) + uint64(p.ExtraElements)
@@ -166,7 +166,7 @@ func Evaluate(p Params) (*Result, error) {
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
-	p.Sizing = p.Sizing.orCore()
+	p.Sizing = p.Sizing.OrCore()
 	r := &Result{Params: p}
 	r.Elements = uint64(p.Addresses) * uint64(p.ElementsPerAddress)
 	r.SizingElements = r.Elements + uint64(p.ExtraElements)
@@ -228,19 +228,6 @@ func (r *Result) warnings() []string {
 			r.ExpectedFalsePositives, r.PH1, r.PHAll, r.PH1Exact, r.PHAllExact))
 	}
 	return w
-}
-
-// falsePositiveRate is the probability that an element not in a filter of
-// bits bits and k hash functions holding n elements matches it, for hash
-// values uniform and independent: (1-(1-1/m)^(k*n))^k. A filter of zero
-// bits matches everything, as in Bitcoin Core.
-func falsePositiveRate(bits uint64, k uint32, n uint64) float64 {
-	if bits == 0 {
-		return 1
-	}
-	// 1-(1-1/m)^(kn) = -expm1(kn*log1p(-1/m)), accurate for large m.
-	fill := -math.Expm1(float64(k) * float64(n) * math.Log1p(-1/float64(bits)))
-	return math.Pow(fill, float64(k))
 }
 
 // falsePositiveRateApprox is the common approximation (1-e^(-k*n/m))^k.
