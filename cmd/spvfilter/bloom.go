@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/spvfilter/spvfilter/bip37"
-	"github.com/spvfilter/spvfilter/privacy/model"
 )
 
 func newBloomCommand(a *app) *cobra.Command {
@@ -43,17 +42,17 @@ with Bitcoin Core's exact sizing, hashing and matching rules.
 // sizingValue is the --sizing flag: the rule that sizes a filter, core
 // (Bitcoin Core, the default) or bitcoinj (bitcoinj and
 // python-bitcoinlib: a floating-point hash-function count).
-type sizingValue struct{ rule *model.SizingRule }
+type sizingValue struct{ rule *bip37.Sizing }
 
 func (v sizingValue) String() string {
 	if *v.rule == "" {
-		return string(model.SizingCore)
+		return string(bip37.SizingCore)
 	}
 	return string(*v.rule)
 }
 
 func (v sizingValue) Set(s string) error {
-	r, err := model.ParseSizingRule(s)
+	r, err := bip37.ParseSizing(s)
 	if err != nil {
 		return &restated{"want core or bitcoinj", err}
 	}
@@ -64,10 +63,10 @@ func (v sizingValue) Set(s string) error {
 func (v sizingValue) Type() string { return "core|bitcoinj" }
 
 // addSizingFlag defines --sizing on c, with completion of its values.
-func addSizingFlag(c *cobra.Command, rule *model.SizingRule) {
+func addSizingFlag(c *cobra.Command, rule *bip37.Sizing) {
 	c.Flags().Var(sizingValue{rule}, "sizing", "sizing rule of the filter: core (Bitcoin Core) or bitcoinj (bitcoinj, python-bitcoinlib: floating-point hash-function count)")
 	_ = c.RegisterFlagCompletionFunc("sizing", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-		return []string{string(model.SizingCore), string(model.SizingBitcoinj)}, cobra.ShellCompDirectiveNoFileComp
+		return []string{string(bip37.SizingCore), string(bip37.SizingBitcoinj)}, cobra.ShellCompDirectiveNoFileComp
 	})
 }
 
@@ -167,9 +166,9 @@ func (a *app) readFilter(arg string) (*bip37.Filter, error) {
 //
 // By bitcoinj's rule a filter has at least 1 byte and 1 hash function:
 // where Core's would match everything, bitcoinj's gets a warning instead.
-func bloomDesign(elements uint32, fpRate float64, rule model.SizingRule) (degenerate string, warnings []string) {
-	if rule == model.SizingBitcoinj {
-		if core, _ := bloomDesign(elements, fpRate, model.SizingCore); core != "" {
+func bloomDesign(elements uint32, fpRate float64, rule bip37.Sizing) (degenerate string, warnings []string) {
+	if rule == bip37.SizingBitcoinj {
+		if core, _ := bloomDesign(elements, fpRate, bip37.SizingCore); core != "" {
 			b, k := rule.Size(elements, fpRate)
 			warnings = append(warnings, fmt.Sprintf("bitcoinj's floor of 1 byte and 1 hash function gives %d byte(s) and %d hash function(s) where Core's rule "+
 				"would not build a working filter: %s", b, k, core))
@@ -177,14 +176,12 @@ func bloomDesign(elements uint32, fpRate float64, rule model.SizingRule) (degene
 	}
 	size, k := rule.Size(elements, fpRate)
 	const maxBits = bip37.MaxFilterSize * 8
-	ln2Sq := math.Ln2 * math.Ln2
-	// Elements that fill maxBits at fpRate, by Core's formula
-	// bits = -n*ln(p)/ln(2)^2.
-	atRate := math.Floor(maxBits * ln2Sq / -math.Log(fpRate))
+	// Elements that fill maxBits at fpRate.
+	atRate := math.Floor(bip37.Capacity(maxBits, fpRate))
 	prefix := fmt.Sprintf("--elements %d at --fprate %v", elements, fpRate)
 	switch {
 	case size == 0:
-		first := math.Ceil(8 * ln2Sq / -math.Log(fpRate))
+		first := math.Ceil(bip37.Capacity(8, fpRate))
 		return fmt.Sprintf("%s gives a 0-byte filter, which matches everything (as nodes treat it): at that rate a filter needs about %.0f elements for its first byte; give more elements or a lower rate", prefix, first), nil
 	case k == 0 && float64(elements) > atRate:
 		// Core gives k = (bytes*8/elements, an integer division)*ln 2,
@@ -193,11 +190,11 @@ func bloomDesign(elements uint32, fpRate float64, rule model.SizingRule) (degene
 			prefix, bip37.MaxFilterSize, atRate, maxBits/2), nil
 	case k == 0:
 		return fmt.Sprintf("%s gives 0 hash functions, a filter that matches everything: Core's sizing leaves fewer than 2 bits per element at that rate, and gives one hash function only for rates up to about %.2f (less for few elements); give a lower rate",
-			prefix, math.Exp(-2*ln2Sq)), nil
+			prefix, math.Exp(-2*math.Ln2*math.Ln2)), nil
 	}
-	m, n, kf := float64(size)*8, float64(elements), float64(k)
-	// (1-(1-1/m)^(k*n))^k: the false-positive rate once elements are in.
-	rate := math.Pow(-math.Expm1(kf*n*math.Log1p(-1/m)), kf)
+	m, n := float64(size)*8, float64(elements)
+	// The false-positive rate once elements are in.
+	rate := bip37.FalsePositiveRate(uint64(size)*8, k, uint64(elements))
 	switch {
 	case float64(elements) > atRate && rate > fpRate:
 		warnings = append(warnings, fmt.Sprintf("%s: at most %d bytes means at most about %.0f elements at that rate; this filter's false-positive rate will be about %.3g once %d elements are in",
@@ -221,11 +218,11 @@ type bloomNewFlags struct {
 	tweak           uint32
 	flagsName       string
 	allowDegenerate bool
-	sizing          model.SizingRule
+	sizing          bip37.Sizing
 }
 
 func newBloomNewCommand(a *app) *cobra.Command {
-	f := bloomNewFlags{sizing: model.SizingCore}
+	f := bloomNewFlags{sizing: bip37.SizingCore}
 	c := &cobra.Command{
 		Use:   "new --elements N --fprate P [--sizing core|bitcoinj] [--tweak T] [--flags none|all|p2pubkey-only] [ELEMENT_HEX ...]",
 		Short: "Create a filter sized as Bitcoin Core sizes it, optionally with elements",
