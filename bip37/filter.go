@@ -313,6 +313,14 @@ func outPointBytes(buf *[chainhash.HashSize + 4]byte, hash *chainhash.Hash, inde
 	return buf[:]
 }
 
+// OutPointBytes serializes an outpoint as a filter holds it: the txid in
+// internal byte order, then the output index, little-endian (what
+// AddOutPoint inserts, and what a filteradd of the outpoint carries).
+func OutPointBytes(op *wire.OutPoint) []byte {
+	var buf [chainhash.HashSize + 4]byte
+	return outPointBytes(&buf, &op.Hash, op.Index)
+}
+
 // AddOutPoint inserts the serialized outpoint (txid || index LE).
 func (f *Filter) AddOutPoint(op *wire.OutPoint) {
 	var buf [chainhash.HashSize + 4]byte

@@ -1,6 +1,10 @@
 package bip37
 
-import "encoding/binary"
+import (
+	"bytes"
+	"encoding/binary"
+	"slices"
+)
 
 // Script opcodes used by the parser and the output-type checks.
 const (
@@ -16,6 +20,26 @@ const (
 
 // maxPubKeysPerMultisig is Core's MAX_PUBKEYS_PER_MULTISIG.
 const maxPubKeysPerMultisig = 20
+
+// ScriptElements returns the data pushes of an output script by which a
+// node matches the output (MatchTxAndUpdate): its non-empty pushes up to
+// the first malformed one, each once, in order. A filter that holds one of
+// them matches every output paying the script; a script without any
+// cannot be watched with a filter.
+func ScriptElements(script []byte) [][]byte {
+	var out [][]byte
+	for pc := 0; pc < len(script); {
+		_, data, next, ok := nextOp(script, pc)
+		if !ok {
+			break
+		}
+		pc = next
+		if len(data) > 0 && !slices.ContainsFunc(out, func(e []byte) bool { return bytes.Equal(e, data) }) {
+			out = append(out, data)
+		}
+	}
+	return out
+}
 
 // nextOp decodes the operation at script[pc:] the way Core's GetScriptOp
 // does. It returns the opcode, the pushed data (nil for non-push opcodes;
