@@ -67,7 +67,7 @@ func Backed(params *chaincfg.Params, st Store) (*Chain, error) {
 // difficulty period and one).
 func backed(params *chaincfg.Params, st Store, window int) (*Chain, error) {
 	c := &Chain{params: params, store: st, window: max(window, int(contextDepth(params))+1)}
-	checkpoints := checkpointMap(params)
+	checkpoints, pc := checkpointMap(params), NewPowCheck(params)
 	tip := st.Height()
 	if tip < 0 {
 		return nil, fmt.Errorf("%w: the store holds no headers, not even the %s genesis block", ErrBadHeader, params.Name)
@@ -84,7 +84,7 @@ func backed(params *chaincfg.Params, st Store, window int) (*Chain, error) {
 				if hash != params.GenesisBlock.Header.BlockHash() {
 					return nil, fmt.Errorf("%w: the first header is not the %s genesis block", ErrBadHeader, params.Name)
 				}
-			} else if err := checkLoaded(params, &c.span, h, &hash, height, checkpoints); err != nil {
+			} else if err := checkLoaded(params, pc, &c.span, h, &hash, height, checkpoints); err != nil {
 				if terr := st.Truncate(height - 1); terr != nil {
 					return nil, fmt.Errorf("%w: cutting the header at %d that fails (%v): %w", ErrStorage, height, err, terr)
 				}

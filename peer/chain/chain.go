@@ -379,13 +379,14 @@ func (c *Chain) appendChecked(headers []*wire.BlockHeader) (int, error) {
 // pushes each that passes onto s, stopping at the first that fails; it
 // returns how many passed.
 func checkOnto(params *chaincfg.Params, s *span, headers []*wire.BlockHeader, now func() time.Time) (int, error) {
+	pc := NewPowCheck(params)
 	for i, h := range headers {
 		height := s.tip() + 1
 		if h.PrevBlock != s.hashAt(height-1) {
 			return i, fmt.Errorf("%w: header at height %d does not link to its parent", ErrBadHeader, height)
 		}
 		hash := h.BlockHash()
-		if err := checkHeader(params, s, h, &hash, height, now()); err != nil {
+		if err := checkHeader(params, pc, s, h, &hash, height, now()); err != nil {
 			return i, fmt.Errorf("%w: header %v at height %d: %v", ErrBadHeader, hash, height, err)
 		}
 		s.push(h, hash)

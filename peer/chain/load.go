@@ -3,7 +3,6 @@ package chain
 import (
 	"fmt"
 
-	"github.com/btcsuite/btcd/blockchain"
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
@@ -33,12 +32,12 @@ func Load(params *chaincfg.Params, headers []wire.BlockHeader) (*Chain, error) {
 	}
 	c.hashes[0] = headers[0].BlockHash()
 	c.index[c.hashes[0]] = 0
-	checkpoints := checkpointMap(params)
+	checkpoints, pc := checkpointMap(params), NewPowCheck(params)
 	for i := 1; i < len(headers); i++ {
 		h := &headers[i]
 		height := int32(i)
 		hash := h.BlockHash()
-		if err := checkLoaded(params, &c.span, h, &hash, height, checkpoints); err != nil {
+		if err := checkLoaded(params, pc, &c.span, h, &hash, height, checkpoints); err != nil {
 			return c, fmt.Errorf("%w: header %v at height %d: %v", ErrBadHeader, hash, height, err)
 		}
 		// As push does, without copying the header onto itself.
@@ -60,19 +59,12 @@ func checkpointMap(params *chaincfg.Params) map[int32]chainhash.Hash {
 
 // checkLoaded makes Load's checks of h, whose hash is hash, as the header
 // at height on top of s.
-func checkLoaded(params *chaincfg.Params, s *span, h *wire.BlockHeader, hash *chainhash.Hash, height int32, checkpoints map[int32]chainhash.Hash) error {
+func checkLoaded(params *chaincfg.Params, pc *PowCheck, s *span, h *wire.BlockHeader, hash *chainhash.Hash, height int32, checkpoints map[int32]chainhash.Hash) error {
 	if parent := s.hashAt(height - 1); h.PrevBlock != parent {
 		return fmt.Errorf("does not link to its parent %v", parent)
 	}
-	target := blockchain.CompactToBig(h.Bits)
-	if target.Sign() <= 0 || target.Cmp(params.PowLimit) > 0 {
-		return fmt.Errorf("target %08x outside the network's range", h.Bits)
-	}
-	if blockchain.HashToBig(hash).Cmp(target) > 0 {
-		return fmt.Errorf("hash above its target %08x (no proof of work)", h.Bits)
-	}
-	if want := requiredBits(params, s, height, h.Timestamp); h.Bits != want {
-		return fmt.Errorf("difficulty bits %08x, network rules require %08x", h.Bits, want)
+	if err := checkWork(params, pc, s, h, hash, height); err != nil {
+		return err
 	}
 	if cp, ok := checkpoints[height]; ok && cp != *hash {
 		return fmt.Errorf("does not match the network's checkpoint %v", cp)

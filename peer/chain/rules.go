@@ -5,7 +5,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/btcsuite/btcd/blockchain"
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
@@ -22,16 +21,9 @@ import (
 // network's BIP 34, 66 and 65 heights allow, and match the network's
 // checkpoints. These are the checks btcd's blockchain package makes of a
 // header (checkBlockHeaderSanity and CheckBlockHeaderContext).
-func checkHeader(params *chaincfg.Params, s *span, h *wire.BlockHeader, hash *chainhash.Hash, height int32, now time.Time) error {
-	target := blockchain.CompactToBig(h.Bits)
-	if target.Sign() <= 0 || target.Cmp(params.PowLimit) > 0 {
-		return fmt.Errorf("target %08x outside the network's range", h.Bits)
-	}
-	if blockchain.HashToBig(hash).Cmp(target) > 0 {
-		return fmt.Errorf("hash above its target %08x (no proof of work)", h.Bits)
-	}
-	if want := requiredBits(params, s, height, h.Timestamp); h.Bits != want {
-		return fmt.Errorf("difficulty bits %08x, network rules require %08x", h.Bits, want)
+func checkHeader(params *chaincfg.Params, pc *PowCheck, s *span, h *wire.BlockHeader, hash *chainhash.Hash, height int32, now time.Time) error {
+	if err := checkWork(params, pc, s, h, hash, height); err != nil {
+		return err
 	}
 	if mtp := medianTime(s, height-1); !h.Timestamp.After(mtp) {
 		return fmt.Errorf("timestamp %v not after the median time past %v", h.Timestamp, mtp)
@@ -87,7 +79,7 @@ func contextDepth(params *chaincfg.Params) int32 {
 
 func (c *Chain) checkHeader(h *wire.BlockHeader, height int32) error {
 	hash := h.BlockHash()
-	return checkHeader(c.params, &c.span, h, &hash, height, c.now())
+	return checkHeader(c.params, NewPowCheck(c.params), &c.span, h, &hash, height, c.now())
 }
 
 func (c *Chain) medianTime(height int32) time.Time { return medianTime(&c.span, height) }

@@ -5,13 +5,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"math/big"
 	"time"
 
-	"github.com/btcsuite/btcd/blockchain"
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer/chain"
 )
 
 // HeaderSize is the size of a block header record: the header as it is
@@ -50,40 +49,6 @@ func decodeHeader(rec []byte) wire.BlockHeader {
 	return h
 }
 
-// powChecker checks a header's hash against the target its own bits
-// encode, remembering the last target: bits change once per difficulty
-// period, so the check allocates almost never.
-type powChecker struct {
-	limit  *big.Int
-	bits   uint32
-	target [32]byte // big endian
-	valid  bool     // target holds bits' target
-}
-
-// check returns nil when hash (in chainhash's little-endian order) is at
-// most the target of bits, and that target is positive and within the
-// network's limit.
-func (p *powChecker) check(hash *chainhash.Hash, bits uint32) error {
-	if !p.valid || p.bits != bits {
-		t := blockchain.CompactToBig(bits)
-		if t.Sign() <= 0 || t.Cmp(p.limit) > 0 {
-			return fmt.Errorf("target %08x outside the network's range", bits)
-		}
-		p.bits, p.valid = bits, true
-		t.FillBytes(p.target[:])
-	}
-	for i := 0; i < 32; i++ {
-		hb, tb := hash[31-i], p.target[i]
-		if hb != tb {
-			if hb > tb {
-				return fmt.Errorf("hash %v above its target %08x", hash, bits)
-			}
-			return nil
-		}
-	}
-	return nil
-}
-
 // cachedHeader is one slot of the header cache.
 type cachedHeader struct {
 	height int32 // -1 when empty
@@ -96,7 +61,7 @@ type cachedHeader struct {
 type headerLog struct {
 	log     *recordLog
 	params  *chaincfg.Params
-	pow     powChecker
+	pow     *chain.PowCheck
 	prefix  []uint32 // first four bytes of the hash of each height
 	tipHash chainhash.Hash
 	cache   []cachedHeader
@@ -109,7 +74,7 @@ type headerLog struct {
 func openHeaderLog(path string, params *chaincfg.Params, sync bool, sizeHint int64) (*headerLog, error, error) {
 	hl := &headerLog{
 		params: params,
-		pow:    powChecker{limit: params.PowLimit},
+		pow:    chain.NewPowCheck(params),
 		prefix: make([]uint32, 0, sizeHint/HeaderSize+1),
 		cache:  make([]cachedHeader, headerCacheSlots),
 	}
@@ -129,7 +94,7 @@ func openHeaderLog(path string, params *chaincfg.Params, sync bool, sizeHint int
 		}
 		hash := chainhash.DoubleHashH(rec)
 		if i > 0 {
-			if err := hl.pow.check(&hash, binary.LittleEndian.Uint32(rec[72:])); err != nil {
+			if err := hl.pow.Check(&hash, binary.LittleEndian.Uint32(rec[72:])); err != nil {
 				return fmt.Errorf("%w: height %d: %v", ErrBadHeader, i, err)
 			}
 		}
@@ -209,7 +174,7 @@ func (hl *headerLog) append(headers []wire.BlockHeader) error {
 			if h.PrevBlock != prev {
 				return fmt.Errorf("%w: header %v at height %d does not link to %v", ErrBadHeader, hashes[i], height, prev)
 			}
-			if err := hl.pow.check(&hashes[i], h.Bits); err != nil {
+			if err := hl.pow.Check(&hashes[i], h.Bits); err != nil {
 				return fmt.Errorf("%w: header at height %d: %v", ErrBadHeader, height, err)
 			}
 		}
