@@ -12,6 +12,7 @@ import (
 
 	"github.com/btcsuite/btcd/addrmgr"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer/internal/diskfile"
 )
 
 // AddrBookFile is the address book btcd's address manager (addrmgr)
@@ -70,7 +71,7 @@ func checkAddrBook(path string, now func() time.Time) string {
 		return ""
 	}
 	note := fmt.Sprintf("%s: %v", AddrBookFile, err)
-	aside, serr := setAside(path, now())
+	aside, serr := diskfile.SetAside(path, now())
 	if serr != nil {
 		return note + fmt.Sprintf("; it could not be set aside (%v), and the address manager will delete it", serr)
 	}

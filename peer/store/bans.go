@@ -10,11 +10,12 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/spvfilter/spvfilter/peer/internal/diskfile"
 )
 
 // BansFile is the ban list's file in the store's directory.
@@ -146,7 +147,7 @@ func loadBans(path string, sync bool, now func() time.Time) (*banList, string) {
 			return l, ""
 		}
 		note := fmt.Sprintf("%s: %d ban(s) dropped (%s), %d kept", BansFile, len(dropped), strings.Join(dropped[:min(len(dropped), 3)], "; "), len(bans))
-		aside, serr := setAside(path, now())
+		aside, serr := diskfile.SetAside(path, now())
 		if serr == nil {
 			note += "; the file as it was is set aside as " + aside
 			serr = l.save()
@@ -157,7 +158,7 @@ func loadBans(path string, sync bool, now func() time.Time) (*banList, string) {
 		return l, note
 	}
 	note := fmt.Sprintf("%s: %v", BansFile, err)
-	if aside, serr := setAside(path, now()); serr != nil {
+	if aside, serr := diskfile.SetAside(path, now()); serr != nil {
 		note += fmt.Sprintf("; it could not be set aside (%v), and will be replaced at the next ban", serr)
 	} else {
 		note += ": set aside as " + aside
@@ -326,33 +327,7 @@ func (l *banList) save() error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(l.path, append(b, '\n'), l.sync)
-}
-
-// writeAtomic writes b to path through a temporary file renamed into
-// place, so that the file is whole, old or new, after a crash; with sync,
-// the new one is on stable storage when it returns.
-func writeAtomic(path string, b []byte, sync bool) error {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if err == nil && sync {
-		err = f.Sync()
-	}
-	if err = errors.Join(err, f.Close()); err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if sync {
-		return syncDir(filepath.Dir(path))
-	}
-	return nil
+	return diskfile.WriteAtomic(l.path, append(b, '\n'), l.sync)
 }
 
 // Ban bans host for d from now (DefaultBanDuration

@@ -14,6 +14,8 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/spvfilter/spvfilter/peer/internal/diskfile"
 )
 
 // Bucket and key names of the filter cache database.
@@ -109,7 +111,7 @@ type filterCache struct {
 var filterCacheName = FiltersDir + "/" + filterCacheFile
 
 // openFilterCache opens or creates the cache database at path. A file
-// that fails checkBolt or that bbolt cannot open is set aside (setAside)
+// that fails checkBolt or that bbolt cannot open is set aside (diskfile.SetAside)
 // and a new cache started: it is only a cache. If no cache can be
 // opened, the cache is off for this run. Either way the notes say so.
 func openFilterCache(path string, limit int64, noSync bool, now func() time.Time) *filterCache {
@@ -129,7 +131,7 @@ func openFilterCache(path string, limit int64, noSync bool, now func() time.Time
 			fc.notef("%s: the filter cache is off for this run: %v", filterCacheName, err)
 			return fc
 		}
-		aside, serr := setAside(path, now())
+		aside, serr := diskfile.SetAside(path, now())
 		if serr != nil {
 			fc.notef("%s: %v; it could not be set aside (%v): the filter cache is off for this run", filterCacheName, err, serr)
 			return fc
@@ -344,7 +346,7 @@ func (fc *filterCache) failed(db *bolt.DB, err error) error {
 	}
 	fc.db, fc.dead = nil, db
 	note := fmt.Sprintf("%s: damaged while in use (%v)", filterCacheName, err)
-	if aside, serr := setAside(fc.path, fc.now()); serr != nil {
+	if aside, serr := diskfile.SetAside(fc.path, fc.now()); serr != nil {
 		note += fmt.Sprintf(" and could not be set aside (%v)", serr)
 	} else {
 		note += ": set aside as " + aside

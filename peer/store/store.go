@@ -14,6 +14,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/peer/chain"
+	"github.com/spvfilter/spvfilter/peer/internal/diskfile"
 )
 
 // File names inside a store's directory.
@@ -178,7 +179,7 @@ func (s *Store) open(opts Options) error {
 	}
 	if sync {
 		// Files created just now must survive a power failure too.
-		if err := syncDir(dir); err != nil {
+		if err := diskfile.SyncDir(dir); err != nil {
 			return storeErr(err)
 		}
 	}
@@ -199,21 +200,10 @@ func checkMeta(dir string, params *chaincfg.Params) error {
 	case !errors.Is(err, os.ErrNotExist):
 		return storeErr(err)
 	}
-	if err := writeAtomic(path, want, true); err != nil {
+	if err := diskfile.WriteAtomic(path, want, true); err != nil {
 		return storeErr(err)
 	}
 	return nil
-}
-
-// syncDir flushes a directory's entries, so that files created in it
-// survive a power failure.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	return errors.Join(err, d.Close())
 }
 
 func (s *Store) note(format string, args ...any) {

@@ -1,4 +1,4 @@
-package store
+package diskfile
 
 import (
 	"os"
@@ -32,7 +32,7 @@ func TestSetAside(t *testing.T) {
 		} else if err := os.WriteFile(path, []byte{byte(i)}, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		aside, err := setAside(path, st.at)
+		aside, err := SetAside(path, st.at)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,7 +51,7 @@ func TestSetAside(t *testing.T) {
 			t.Fatalf("step %d: directory holds %q, want %q", i, names, st.want)
 		}
 	}
-	if _, err := setAside(path, at); err == nil {
+	if _, err := SetAside(path, at); err == nil {
 		t.Fatal("set aside a file that is not there")
 	}
 }

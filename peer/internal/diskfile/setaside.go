@@ -1,4 +1,4 @@
-package store
+package diskfile
 
 import (
 	"cmp"
@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// keepDamaged is how many damaged copies of a file setAside keeps: the
+// keepDamaged is how many damaged copies of a file SetAside keeps: the
 // one it sets aside and the one before.
 const keepDamaged = 2
 
@@ -19,11 +19,11 @@ const keepDamaged = 2
 // set aside.
 const damagedSuffix = ".damaged-"
 
-// setAside renames the damaged file (or whatever else is there) at path
+// SetAside renames the damaged file (or whatever else is there) at path
 // to path.damaged-<unix time>, so that a new one can be started and the
 // old one looked at, and removes all but the newest keepDamaged such
 // copies. It returns the new name's base.
-func setAside(path string, now time.Time) (string, error) {
+func SetAside(path string, now time.Time) (string, error) {
 	aside := path + damagedSuffix + strconv.FormatInt(now.Unix(), 10)
 	for n := 1; ; n++ {
 		if _, err := os.Lstat(aside); os.IsNotExist(err) {

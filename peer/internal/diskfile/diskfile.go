@@ -1,0 +1,84 @@
+// Package diskfile writes files whole or not at all, reads them within a
+// bound, and sets damaged ones aside: what the chain state, the ban list
+// and the address book share on disk.
+package diskfile
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// WriteAtomic writes data to path through a temporary file (path.tmp)
+// renamed into place, so that the file is whole, old or new, after a
+// crash; with sync, the new one is on stable storage when it returns.
+// Writers of one path must not run at once.
+func WriteAtomic(path string, data []byte, sync bool) error {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil && sync {
+		err = f.Sync()
+	}
+	if err = errors.Join(err, f.Close()); err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if sync {
+		return SyncDir(filepath.Dir(path))
+	}
+	return nil
+}
+
+// SyncDir flushes a directory's entries, so that files created in it
+// survive a power failure.
+func SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	return errors.Join(err, d.Close())
+}
+
+// ErrTooLarge: a file larger than the bound it is read within.
+var ErrTooLarge = errors.New("larger than its bound")
+
+// ErrNotRegular: something other than a regular file where one belongs
+// (a directory, a device, a pipe that would block the reader).
+var ErrNotRegular = errors.New("not a regular file")
+
+// ReadLimited reads the regular file at path whole if it holds at most
+// limit bytes; a larger one is an error wrapping ErrTooLarge, read no
+// further than limit+1 bytes, and anything but a regular file one
+// wrapping ErrNotRegular. A missing file is the os error (fs.ErrNotExist).
+func ReadLimited(path string, limit int64) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%w but %v", ErrNotRegular, fi.Mode().Type())
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%w: more than %d bytes", ErrTooLarge, limit)
+	}
+	return data, nil
+}
