@@ -40,10 +40,10 @@ func NewWatchFilter(watch []WatchItem, fpRate float64, tweak uint32, flags wire.
 	var elems [][]byte
 	for i, it := range watch {
 		if it.IsOutPoint {
-			elems = append(elems, outPointBytes(&it.OutPoint))
+			elems = append(elems, bip37.OutPointBytes(&it.OutPoint))
 			continue
 		}
-		e := watchElements(it.Script)
+		e := bip37.ScriptElements(it.Script)
 		if len(e) == 0 {
 			return nil, fmt.Errorf("client: watch item %d (script %x) has no data push a BIP 37 filter can match", i, it.Script)
 		}
@@ -322,7 +322,7 @@ func (s *bip37Scan) addFound(ctx context.Context, tx *wire.MsgTx) (added bool, e
 			continue
 		}
 		s.local.AddOutPoint(&op)
-		if err := s.c.conn(s.m).AddToFilter(ctx, outPointBytes(&op)); err != nil {
+		if err := s.c.conn(s.m).AddToFilter(ctx, bip37.OutPointBytes(&op)); err != nil {
 			return false, &failure{m: s.m, err: err}
 		}
 		added = true

@@ -1,10 +1,7 @@
 package client
 
 import (
-	"bytes"
-
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
-	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/gcs"
 )
@@ -149,40 +146,4 @@ func containsInt(s []int, v int) bool {
 		}
 	}
 	return false
-}
-
-// watchElements returns the data pushes of a script: what a BIP 37 filter
-// must hold for a node to match outputs paying to it.
-func watchElements(script []byte) [][]byte {
-	pushes, err := txscript.PushedData(script)
-	if err != nil {
-		return nil
-	}
-	var out [][]byte
-	for _, p := range pushes {
-		if len(p) > 0 && !containsBytes(out, p) {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-func containsBytes(s [][]byte, v []byte) bool {
-	for _, x := range s {
-		if bytes.Equal(x, v) {
-			return true
-		}
-	}
-	return false
-}
-
-// outPointBytes serializes an outpoint as BIP 37 filters hold it.
-func outPointBytes(op *wire.OutPoint) []byte {
-	b := make([]byte, chainhash.HashSize+4)
-	copy(b, op.Hash[:])
-	b[32] = byte(op.Index)
-	b[33] = byte(op.Index >> 8)
-	b[34] = byte(op.Index >> 16)
-	b[35] = byte(op.Index >> 24)
-	return b
 }
