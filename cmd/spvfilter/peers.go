@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/spvfilter/spvfilter/peer"
+	"github.com/spvfilter/spvfilter/peer/addrbook"
 	"github.com/spvfilter/spvfilter/peer/client"
 	"github.com/spvfilter/spvfilter/peer/store"
 )
@@ -183,7 +184,7 @@ func runPeers(a *app, f *peersFlags, fl *pflag.FlagSet) error {
 }
 
 // addKnown lists the addresses of the book.
-func (out *peersOutput) addKnown(known []client.KnownAddress) {
+func (out *peersOutput) addKnown(known []addrbook.Known) {
 	for _, k := range known {
 		out.Known = append(out.Known, knownJSON{Address: k.Addr, Services: serviceNames(k.Services), LastSeen: orNull(stamp(k.LastSeen)),
 			LastAttempt: orNull(stamp(k.LastAttempt)), LastSuccess: orNull(stamp(k.LastSuccess)), FailedAttempts: k.Attempts, Served: k.Tried})

@@ -62,7 +62,7 @@ var kindSentinels = []error{
 
 // packagePrefix matches the name of a package that begins an error's
 // text or one of its parts ("privacy: ", "gcs: ").
-var packagePrefix = regexp.MustCompile(`(^|: |; |\()(privacy|gcs|bip37|peer|client|store|chain|capture|universe|attack|model|simulate|plot|lab): `)
+var packagePrefix = regexp.MustCompile(`(^|: |; |\()(privacy|gcs|bip37|peer|client|addrbook|pool|notify|store|chain|capture|universe|attack|model|simulate|plot|lab): `)
 
 // words says err in the tool's words: without the libraries' package
 // prefixes and kinds, and with what Go's packages say (a JSON syntax

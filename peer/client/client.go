@@ -18,6 +18,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/peer"
+	"github.com/spvfilter/spvfilter/peer/addrbook"
 	"github.com/spvfilter/spvfilter/peer/chain"
 	"github.com/spvfilter/spvfilter/peer/store"
 )
@@ -68,7 +69,7 @@ type Config struct {
 	Services wire.ServiceFlag
 	// Resolver looks up the DNS seeds; nil means the system's resolver,
 	// or none with a Proxy.
-	Resolver Resolver
+	Resolver addrbook.Resolver
 }
 
 // DefaultTargetPeers is how many peers a client keeps by default.
@@ -91,7 +92,7 @@ type Client struct {
 	mem    *memCache            // without a store: what was verified lately
 	bans   map[string]store.Ban // without a store: the bans, by address
 	dial   peer.DialFunc        // through Config.Proxy; nil for direct connections
-	book   *addressBook         // where peers are found; nil with ConnectOnly
+	book   *addrbook.Book       // where peers are found; nil with ConnectOnly
 	blocks blockCache           // the last blocks GetBlock returned
 	notes  []string             // warnings for every result (a repaired store)
 	news   []string             // warnings for the next result only, under mu
@@ -313,7 +314,7 @@ func (c *Client) nodeKey(ctx context.Context, addr string) string {
 // dialMember connects to a member and records the outcome.
 func (c *Client) dialMember(ctx context.Context, m *member) {
 	if c.book != nil {
-		c.book.attempt(m.addr)
+		c.book.Attempt(m.addr)
 	}
 	p, err := peer.Dial(ctx, c.peerConfig(m.addr))
 	if err == nil && !m.permanent && p.Services()&c.cfg.Services != c.cfg.Services {
@@ -332,8 +333,8 @@ func (c *Client) dialMember(ctx context.Context, m *member) {
 	}
 	m.p, m.err, m.reason, m.failures, m.tip, m.connectedAt = p, nil, "", 0, -1, time.Now()
 	if c.book != nil {
-		c.book.connected(m.addr, p.Services())
-		c.book.good(m.addr)
+		c.book.Connected(m.addr, p.Services())
+		c.book.Good(m.addr)
 	}
 }
 
@@ -342,7 +343,7 @@ func (c *Client) dialMember(ctx context.Context, m *member) {
 func (c *Client) Close() error {
 	c.stopService()
 	if c.book != nil {
-		if err := c.book.close(); err != nil {
+		if err := c.book.Close(); err != nil {
 			c.logf("saving the address book: %v", err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer/addrbook"
 	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 
@@ -19,11 +20,22 @@ import (
 // as if a peer had gossiped them.
 func seedBook(t *testing.T, node *peertest.Node, dir string, addrs ...string) {
 	t.Helper()
-	book, _ := openBook(t, node.Params, filepath.Join(dir, node.Params.Name), nil)
-	if n := book.add(nas(t, wire.SFNodeNetwork|wire.SFNodeWitness|wire.SFNodeCF, addrs...), "gossip"); n != len(addrs) {
+	book, _, err := addrbook.Open(node.Params, filepath.Join(dir, node.Params.Name), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nas []*wire.NetAddressV2
+	for _, a := range addrs {
+		na, err := addrbook.ParseAddr(a, wire.SFNodeNetwork|wire.SFNodeWitness|wire.SFNodeCF, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		nas = append(nas, na)
+	}
+	if n := book.Add(nas, "gossip"); n != len(addrs) {
 		t.Fatalf("the book took %d of %d addresses", n, len(addrs))
 	}
-	if err := book.close(); err != nil {
+	if err := book.Close(); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"time"
 
 	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer/addrbook"
 )
 
 // openBook opens the address book (in the data directory's network
@@ -20,7 +20,7 @@ func (c *Client) openBook() error {
 	if c.st != nil {
 		dir = c.st.AddrBookDir()
 	}
-	book, notes, err := openAddressBook(c.cfg.Params, dir, time.Now)
+	book, notes, err := addrbook.Open(c.cfg.Params, dir, time.Now)
 	if err != nil {
 		return fmt.Errorf("client: address book: %w", err)
 	}
@@ -34,7 +34,7 @@ func (c *Client) openBook() error {
 // learn takes addresses a peer gossiped into the address book.
 func (c *Client) learn(addrs []*wire.NetAddressV2, src string) {
 	if c.book != nil {
-		c.book.add(addrs, src)
+		c.book.Add(addrs, src)
 	}
 }
 
@@ -74,12 +74,12 @@ func (c *Client) candidates(n int, skip map[string]bool) []*member {
 	}
 	var out []*member
 	for len(out) < n {
-		addr, ok := c.book.pick(c.cfg.Services, inUse, func(a string) bool {
+		addr, ok := c.book.Pick(c.cfg.Services, inUse, func(a string) bool {
 			if known[a] || skip[a] {
 				return true
 			}
 			_, banned := c.bannedLocked(a)
-			return banned || c.dial == nil && isOnion(a)
+			return banned || c.dial == nil && addrbook.IsOnion(a)
 		})
 		if !ok {
 			break
@@ -113,51 +113,23 @@ func (c *Client) seed(ctx context.Context) []error {
 		if c.dial != nil {
 			return []error{errors.New("client: the DNS seeds are not asked behind a proxy (their lookup would leave it): give peers, or a Resolver")}
 		}
-		resolve = systemResolver
+		resolve = addrbook.SystemResolver
 	}
-	addrs, errs := seedAddresses(ctx, c.cfg.Params, c.cfg.Services, resolve)
-	c.book.add(addrs, "dns seeds")
+	addrs, errs := addrbook.Seed(ctx, c.cfg.Params, c.cfg.Services, resolve)
+	c.book.Add(addrs, "dns seeds")
 	return errs
-}
-
-// isOnion reports whether addr is a .onion host:port.
-func isOnion(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	return err == nil && len(host) > 6 && host[len(host)-6:] == ".onion"
-}
-
-// systemResolver looks host up with the system's resolver.
-func systemResolver(ctx context.Context, host string) ([]net.IP, error) {
-	return net.DefaultResolver.LookupIP(ctx, "ip", host)
-}
-
-// KnownAddress is an address in the client's address book.
-type KnownAddress struct {
-	Addr     string
-	Services wire.ServiceFlag
-	LastSeen time.Time
-	// LastAttempt and LastSuccess are when it was last dialled, and last
-	// connected (zero if never).
-	LastAttempt, LastSuccess time.Time
-	Attempts                 int
-	// Tried: connected once at least.
-	Tried bool
 }
 
 // KnownAddresses lists the address book (nil with ConnectOnly). On the
 // public networks it is the book as last saved (at open, every ten
 // minutes, at Close).
-func (c *Client) KnownAddresses() ([]KnownAddress, error) {
+func (c *Client) KnownAddresses() ([]addrbook.Known, error) {
 	if c.book == nil {
 		return nil, nil
 	}
-	ks, err := c.book.known()
+	ks, err := c.book.Known()
 	if err != nil {
-		return nil, fmt.Errorf("client: address book: %w", err)
+		return nil, fmt.Errorf("client: %w", err)
 	}
-	out := make([]KnownAddress, len(ks))
-	for i, k := range ks {
-		out[i] = KnownAddress(k)
-	}
-	return out, nil
+	return ks, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/gcs"
+	"github.com/spvfilter/spvfilter/peer/addrbook"
 	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 
@@ -354,13 +355,13 @@ func TestServiceDiscoversGossipedPeer(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	c.Close()
-	book, _, err := openAddressBook(a.Params, filepath.Join(dir, a.Params.Name), time.Now)
+	book, _, err := addrbook.Open(a.Params, filepath.Join(dir, a.Params.Name), time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer book.close()
-	ks, _ := book.known()
-	if !slices.ContainsFunc(ks, func(k knownAddress) bool { return k.Addr == b.P2PAddr && k.Tried }) {
+	defer book.Close()
+	ks, _ := book.Known()
+	if !slices.ContainsFunc(ks, func(k addrbook.Known) bool { return k.Addr == b.P2PAddr && k.Tried }) {
 		t.Errorf("the next life's book: %+v", ks)
 	}
 }

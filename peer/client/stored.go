@@ -6,17 +6,16 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 
 	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/spvfilter/spvfilter/peer/addrbook"
 	"github.com/spvfilter/spvfilter/peer/store"
 )
 
 // StoredPeers is what a data directory keeps about peers: its address
 // book and the bans in force.
 type StoredPeers struct {
-	Known []KnownAddress
+	Known []addrbook.Known
 	Bans  []store.Ban
 	// Notes say what was wrong with the files, and what became of them.
 	Notes []string
@@ -48,44 +47,10 @@ func ReadStoredPeers(dataDir string, params *chaincfg.Params, unban ...string) (
 		}
 	}
 	out := &StoredPeers{Bans: st.Bans(), Notes: st.Recovered()}
-	known, notes, err := readBook(params, st.AddrBookDir())
+	known, notes, err := addrbook.Read(params, st.AddrBookDir())
 	if err != nil {
-		return nil, fmt.Errorf("client: address book: %w", err)
+		return nil, fmt.Errorf("client: %w", err)
 	}
-	out.Notes = append(out.Notes, notes...)
-	for _, k := range known {
-		out.Known = append(out.Known, KnownAddress(k))
-	}
+	out.Known, out.Notes = known, append(out.Notes, notes...)
 	return out, nil
-}
-
-// readBook reads the address book of params' network kept in dir as it
-// is on disk, without starting it (nothing is written), by address; a file
-// that cannot be read is named in a note and listed as empty.
-func readBook(params *chaincfg.Params, dir string) ([]knownAddress, []string, error) {
-	var ks []knownAddress
-	path := filepath.Join(dir, peersFile)
-	var err error
-	if isLocalNetwork(params) {
-		path = filepath.Join(dir, localPeersFile)
-		var lf *localFile
-		if lf, err = readLocalFile(path, params.Name); err == nil {
-			ks = lf.Addresses
-		}
-	} else {
-		var sp *savedPeers
-		if sp, err = readPeersFile(path); err == nil {
-			ks = sp.known()
-		}
-	}
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, nil, nil
-	case errors.Is(err, errDamaged):
-		return nil, []string{fmt.Sprintf("address book %s is damaged (%v)", path, err)}, nil
-	case err != nil:
-		return nil, nil, err
-	}
-	slices.SortFunc(ks, func(x, y knownAddress) int { return strings.Compare(x.Addr, y.Addr) })
-	return ks, nil, nil
 }

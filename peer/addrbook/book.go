@@ -1,4 +1,4 @@
-package client
+package addrbook
 
 import (
 	"encoding/base32"
@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"net"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,7 +55,7 @@ const (
 	rankFailed          = 16 // per failed attempt since the last success, up to three
 )
 
-// addressBook remembers the addresses of nodes the client may dial: what
+// Book remembers the addresses of nodes the client may dial: what
 // peers gossip (addr, addrv2) and what DNS seeds answer, with what the
 // client learnt dialling them. It is safe for concurrent use.
 //
@@ -94,7 +96,7 @@ const (
 // previous file is kept as peers.json.prev until the new one is written
 // and read back, and restored by the next open if the save did not
 // finish.
-type addressBook struct {
+type Book struct {
 	params *chaincfg.Params
 	now    func() time.Time
 	public bool // btcd's address manager, not the local list
@@ -105,16 +107,16 @@ type addressBook struct {
 	sources []string // the keys of quotas, oldest first
 }
 
-// addrStore is where an addressBook keeps its addresses: btcd's address
+// addrStore is where a Book keeps its addresses: btcd's address
 // manager (publicStore) or a bounded list (localStore). Addresses reach
-// add already checked.
+// Add already checked.
 type addrStore interface {
 	add(addrs []*wire.NetAddressV2, src *wire.NetAddressV2)
 	candidates() []candidate
 	attempt(hostport string, now time.Time)
 	connected(hostport string, services wire.ServiceFlag, now time.Time)
 	good(hostport string, now time.Time)
-	known() ([]knownAddress, error)
+	known() ([]Known, error)
 	close() error
 }
 
@@ -128,8 +130,8 @@ type candidate struct {
 	attempts int
 }
 
-// knownAddress is what the book knows of an address, for listings.
-type knownAddress struct {
+// Known is what the book knows of an address, for listings.
+type Known struct {
 	Addr        string           `json:"addr"` // host:port
 	Services    wire.ServiceFlag `json:"services"`
 	LastSeen    time.Time        `json:"last_seen,omitzero"` // as gossiped, or when connected
@@ -151,16 +153,16 @@ func isLocalNetwork(params *chaincfg.Params) bool {
 	return params.Net == wire.TestNet || params.Net == wire.SimNet
 }
 
-// openAddressBook opens the address book of the network in dir, the
+// Open opens the address book of the network in dir, the
 // network's own directory of the data directory; dir "" keeps it in
 // memory. now is the clock (time.Now if nil). The notes say what was
 // wrong with the files found and what became of them; an error means the
 // directory or a file in it could not be read or written.
-func openAddressBook(params *chaincfg.Params, dir string, now func() time.Time) (*addressBook, []string, error) {
+func Open(params *chaincfg.Params, dir string, now func() time.Time) (*Book, []string, error) {
 	if now == nil {
 		now = time.Now
 	}
-	b := &addressBook{params: params, now: now, public: !isLocalNetwork(params), quotas: make(map[string]*quota)}
+	b := &Book{params: params, now: now, public: !isLocalNetwork(params), quotas: make(map[string]*quota)}
 	var notes []string
 	var err error
 	if b.public {
@@ -174,10 +176,42 @@ func openAddressBook(params *chaincfg.Params, dir string, now func() time.Time) 
 	return b, notes, nil
 }
 
-// add adds addresses src gossiped (src is the peer's host:port) or a DNS
+// Read reads the address book of params' network kept in dir (the
+// network's directory of a data directory) as it is on disk, without
+// opening it (nothing is written), by address; a file that cannot be
+// decoded is named in a note and listed as empty.
+func Read(params *chaincfg.Params, dir string) ([]Known, []string, error) {
+	var ks []Known
+	path := filepath.Join(dir, peersFile)
+	var err error
+	if isLocalNetwork(params) {
+		path = filepath.Join(dir, localPeersFile)
+		var lf *localFile
+		if lf, err = readLocalFile(path, params.Name); err == nil {
+			ks = lf.Addresses
+		}
+	} else {
+		var sp *savedPeers
+		if sp, err = readPeersFile(path); err == nil {
+			ks = sp.known()
+		}
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil, nil
+	case errors.Is(err, errDamaged):
+		return nil, []string{fmt.Sprintf("address book %s is damaged (%v)", path, err)}, nil
+	case err != nil:
+		return nil, nil, err
+	}
+	slices.SortFunc(ks, func(x, y Known) int { return strings.Compare(x.Addr, y.Addr) })
+	return ks, nil, nil
+}
+
+// Add adds addresses src gossiped (src is the peer's host:port) or a DNS
 // seed answered (src is the seed's name), within src's quota, and returns
 // how many it took; those the book cannot use are dropped.
-func (b *addressBook) add(addrs []*wire.NetAddressV2, src string) int {
+func (b *Book) Add(addrs []*wire.NetAddressV2, src string) int {
 	now := b.now()
 	ok := make([]*wire.NetAddressV2, 0, min(len(addrs), sourceBurst))
 	for _, na := range addrs {
@@ -197,7 +231,7 @@ func (b *addressBook) add(addrs []*wire.NetAddressV2, src string) int {
 	if len(ok) == 0 {
 		return 0
 	}
-	srcNA, err := parseAddr(src, 0, now)
+	srcNA, err := ParseAddr(src, 0, now)
 	if err != nil {
 		// A seed's name: btcd's server takes the first address of a
 		// seed's answer for its source.
@@ -210,7 +244,7 @@ func (b *addressBook) add(addrs []*wire.NetAddressV2, src string) int {
 // usable reports whether the book can keep na: a host of a known kind
 // that is not unspecified, Tor v2 or broadcast, and a port; on public
 // networks only what btcd's address manager keeps.
-func (b *addressBook) usable(na *wire.NetAddressV2) bool {
+func (b *Book) usable(na *wire.NetAddressV2) bool {
 	if na == nil || na.Addr == nil || na.Port == 0 {
 		return false
 	}
@@ -226,7 +260,7 @@ func (b *addressBook) usable(na *wire.NetAddressV2) bool {
 
 // allow takes up to n addresses of src's quota and returns how many src
 // may add.
-func (b *addressBook) allow(src string, n int, now time.Time) int {
+func (b *Book) allow(src string, n int, now time.Time) int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	q := b.quotas[src]
@@ -248,7 +282,7 @@ func (b *addressBook) allow(src string, n int, now time.Time) int {
 	return k
 }
 
-// pick returns an address to dial: one that advertises every service in
+// Pick returns an address to dial: one that advertises every service in
 // need (or, after those, one whose services are unknown), is not in use
 // (inUse: the host:port of the peers connected or being dialled) and for
 // which skip (banned, say; nil for none) is false. On public networks it
@@ -262,7 +296,7 @@ func (b *addressBook) allow(src string, n int, now time.Time) int {
 // On public networks the candidates are drawn at random by btcd's address
 // manager (which favours addresses not tried lately and without failed
 // attempts); ok is false when none fits.
-func (b *addressBook) pick(need wire.ServiceFlag, inUse []string, skip func(hostport string) bool) (hostport string, ok bool) {
+func (b *Book) Pick(need wire.ServiceFlag, inUse []string, skip func(hostport string) bool) (hostport string, ok bool) {
 	busy := make(map[string]bool, len(inUse))
 	groups := make(map[string]bool, len(inUse))
 	for _, a := range inUse {
@@ -288,7 +322,7 @@ func (b *addressBook) pick(need wire.ServiceFlag, inUse []string, skip func(host
 
 // rank orders pick's candidates, lowest first; fits is false for one pick
 // must not return.
-func (b *addressBook) rank(c candidate, need wire.ServiceFlag, groups map[string]bool, now time.Time) (r int, fits bool) {
+func (b *Book) rank(c candidate, need wire.ServiceFlag, groups map[string]bool, now time.Time) (r int, fits bool) {
 	switch {
 	case c.services&need == need:
 	case c.services == 0:
@@ -312,35 +346,35 @@ func (b *addressBook) rank(c candidate, need wire.ServiceFlag, groups map[string
 	return r, true
 }
 
-// attempt records that the client is dialling hostport.
-func (b *addressBook) attempt(hostport string) { b.store.attempt(hostport, b.now()) }
+// Attempt records that the client is dialling hostport.
+func (b *Book) Attempt(hostport string) { b.store.attempt(hostport, b.now()) }
 
-// connected records a completed handshake with hostport and the services
+// Connected records a completed handshake with hostport and the services
 // it advertised, which replace those gossiped; an address the book did
 // not know (a peer given by the user) is added.
-func (b *addressBook) connected(hostport string, services wire.ServiceFlag) {
+func (b *Book) Connected(hostport string, services wire.ServiceFlag) {
 	b.store.connected(hostport, services, b.now())
 }
 
-// good records that hostport served the client: it moves to the tried
+// Good records that hostport served the client: it moves to the tried
 // addresses, and its failed attempts are forgotten.
-func (b *addressBook) good(hostport string) { b.store.good(hostport, b.now()) }
+func (b *Book) Good(hostport string) { b.store.good(hostport, b.now()) }
 
-// known lists the addresses of the book, by address. On public networks
+// Known lists the addresses of the book, by address. On public networks
 // it reads them from peers.json, since btcd's address manager lists
 // nothing: the book as last saved (when opened, every ten minutes, at
 // close); a book kept in memory lists nothing there.
-func (b *addressBook) known() ([]knownAddress, error) {
+func (b *Book) Known() ([]Known, error) {
 	ks, err := b.store.known()
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(ks, func(x, y knownAddress) int { return strings.Compare(x.Addr, y.Addr) })
+	slices.SortFunc(ks, func(x, y Known) int { return strings.Compare(x.Addr, y.Addr) })
 	return ks, nil
 }
 
-// close saves the book. It is safe to call more than once.
-func (b *addressBook) close() error { return b.store.close() }
+// Close saves the book. It is safe to call more than once.
+func (b *Book) Close() error { return b.store.close() }
 
 // groupKey returns the network group of hostport: for a publicly routable
 // address btcd's addrmgr.GroupKey (the /16 of IPv4, the /32 of IPv6, /36
@@ -349,7 +383,7 @@ func (b *addressBook) close() error { return b.store.close() }
 // IPv4 loopback address, "10.1.0.0"), where btcd puts all in one
 // "unroutable" or "local" group; for a host name "host:" and the name.
 func groupKey(hostport string) string {
-	na, err := parseAddr(hostport, 0, time.Time{})
+	na, err := ParseAddr(hostport, 0, time.Time{})
 	if err != nil {
 		host, _, err := net.SplitHostPort(hostport)
 		if err != nil {
@@ -367,9 +401,15 @@ func groupKey(hostport string) string {
 	return ip.Mask(net.CIDRMask(32, 128)).String()
 }
 
-// parseAddr parses a host:port whose host is an IP address or a Tor
+// IsOnion reports whether hostport is a .onion host:port.
+func IsOnion(hostport string) bool {
+	host, _, err := net.SplitHostPort(hostport)
+	return err == nil && len(host) > 6 && host[len(host)-6:] == ".onion"
+}
+
+// ParseAddr parses a host:port whose host is an IP address or a Tor
 // onion address into a network address with services and timestamp ts.
-func parseAddr(hostport string, services wire.ServiceFlag, ts time.Time) (*wire.NetAddressV2, error) {
+func ParseAddr(hostport string, services wire.ServiceFlag, ts time.Time) (*wire.NetAddressV2, error) {
 	host, portStr, err := net.SplitHostPort(hostport)
 	if err != nil {
 		return nil, err

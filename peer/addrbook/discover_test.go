@@ -1,4 +1,4 @@
-package client
+package addrbook
 
 import (
 	"context"
@@ -56,10 +56,10 @@ func TestDiscover(t *testing.T) {
 			t.Fatalf("a gossiped %v; want 6 of the 30 onion addresses, neither b's nor the private one", keys(got))
 		}
 		book, _ := openBook(t, a.Params, t.TempDir(), nil)
-		if n := book.add(got, a.P2PAddr); n != len(got) {
+		if n := book.Add(got, a.P2PAddr); n != len(got) {
 			t.Errorf("the book took %d of %d", n, len(got))
 		}
-		if p, ok := book.pick(wire.SFNodeNetwork, []string{a.P2PAddr}, nil); !ok || !slices.Contains(keys(got), p) {
+		if p, ok := book.Pick(wire.SFNodeNetwork, []string{a.P2PAddr}, nil); !ok || !slices.Contains(keys(got), p) {
 			t.Errorf("picked %q, %v; want one of %v", p, ok, keys(got))
 		}
 	})
@@ -70,7 +70,7 @@ func TestDiscover(t *testing.T) {
 		proxy := peertest.NewLiar(t, a.P2PAddr, a.Params.Net, nil)
 		taken := make(chan int, 1)
 		p, err := peer.Dial(ctx, peer.Config{Addr: proxy.Addr, Params: a.Params, Timeout: 30 * time.Second,
-			OnAddresses: func(addrs []*wire.NetAddressV2) { taken <- book.add(addrs, proxy.Addr) }})
+			OnAddresses: func(addrs []*wire.NetAddressV2) { taken <- book.Add(addrs, proxy.Addr) }})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -89,11 +89,11 @@ func TestDiscover(t *testing.T) {
 			t.Fatal("the gossip never reached the book")
 		}
 		addr := dialPicked(ctx, t, book, need, []string{proxy.Addr}, b.P2PAddr)
-		if err := book.close(); err != nil {
+		if err := book.Close(); err != nil {
 			t.Fatal(err)
 		}
 		again, _ := openBook(t, a.Params, dir, nil)
-		ks, _ := again.known()
+		ks, _ := again.Known()
 		if len(ks) != 1 || ks[0].Addr != addr || !ks[0].Tried || ks[0].Services&need != need {
 			t.Errorf("the next life knows %+v; want %s, tried, with its services", ks, addr)
 		}
@@ -103,12 +103,12 @@ func TestDiscover(t *testing.T) {
 		_, port, _ := net.SplitHostPort(b.P2PAddr)
 		params := withSeeds(b.Params, port, chaincfg.DNSSeed{Host: "seed.regtest.example", HasFiltering: true})
 		dns := &fakeDNS{answers: map[string][]net.IP{fmt.Sprintf("x%x.seed.regtest.example", uint64(need)): ips("127.0.0.1")}}
-		addrs, errs := seedAddresses(ctx, params, need, dns.resolve)
+		addrs, errs := Seed(ctx, params, need, dns.resolve)
 		if len(addrs) != 1 || errs != nil {
 			t.Fatalf("seed: %v, %v", keys(addrs), errs)
 		}
 		book, _ := openBook(t, params, "", nil)
-		if n := book.add(addrs, "seed.regtest.example"); n != 1 {
+		if n := book.Add(addrs, "seed.regtest.example"); n != 1 {
 			t.Fatalf("the book took %d of 1", n)
 		}
 		dialPicked(ctx, t, book, need, nil, b.P2PAddr)
@@ -117,13 +117,13 @@ func TestDiscover(t *testing.T) {
 
 // dialPicked picks an address from book, checks it is want, dials it and
 // records the connection in the book; it returns the address.
-func dialPicked(ctx context.Context, t *testing.T, book *addressBook, need wire.ServiceFlag, inUse []string, want string) string {
+func dialPicked(ctx context.Context, t *testing.T, book *Book, need wire.ServiceFlag, inUse []string, want string) string {
 	t.Helper()
-	addr, ok := book.pick(need, inUse, nil)
+	addr, ok := book.Pick(need, inUse, nil)
 	if !ok || addr != want {
 		t.Fatalf("picked %q, %v; want %s", addr, ok, want)
 	}
-	book.attempt(addr)
+	book.Attempt(addr)
 	p, err := peer.Dial(ctx, peer.Config{Addr: addr, Params: book.params, Timeout: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -132,8 +132,8 @@ func dialPicked(ctx context.Context, t *testing.T, book *addressBook, need wire.
 	if p.Services()&need != need {
 		t.Fatalf("%s offers %v, want %v", addr, p.Services(), need)
 	}
-	book.connected(addr, p.Services())
-	book.good(addr)
+	book.Connected(addr, p.Services())
+	book.Good(addr)
 	return addr
 }
 

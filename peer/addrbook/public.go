@@ -1,4 +1,4 @@
-package client
+package addrbook
 
 import (
 	"errors"
@@ -60,7 +60,7 @@ func openPublicStore(dir string) (*publicStore, []string, error) {
 		return s, nil, nil
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, nil, fmt.Errorf("client: address book: %w", err)
+		return nil, nil, fmt.Errorf("addrbook: %w", err)
 	}
 	s.path = filepath.Join(dir, peersFile)
 	notes, saved, err := recoverPeersFile(s.path)
@@ -101,21 +101,21 @@ func recoverPeersFile(path string) (notes []string, saved *savedPeers, err error
 		case err == nil:
 			if name == prev {
 				if err := os.Rename(prev, path); err != nil {
-					return notes, nil, fmt.Errorf("client: address book: %w", err)
+					return notes, nil, fmt.Errorf("addrbook: %w", err)
 				}
 				notes = append(notes, fmt.Sprintf("address book %s: restored from %s, kept by a save that did not finish", path, prev))
 			} else if err := os.Remove(prev); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return notes, nil, fmt.Errorf("client: address book: %w", err)
+				return notes, nil, fmt.Errorf("addrbook: %w", err)
 			}
 			return notes, sp, nil
 		case errors.Is(err, fs.ErrNotExist):
 		case errors.Is(err, errDamaged):
 			if err := os.Rename(name, name+damagedSuffix); err != nil {
-				return notes, nil, fmt.Errorf("client: address book: %w", err)
+				return notes, nil, fmt.Errorf("addrbook: %w", err)
 			}
 			notes = append(notes, fmt.Sprintf("address book %s is damaged (%v): moved to %s", name, err, name+damagedSuffix))
 		default:
-			return notes, nil, fmt.Errorf("client: address book: %w", err)
+			return notes, nil, fmt.Errorf("addrbook: %w", err)
 		}
 	}
 	if len(notes) > 0 {
@@ -184,7 +184,7 @@ func (sp *savedPeers) check() error {
 				a.Addr, a.Attempts, maxFailedAttempts)
 		}
 		for _, hp := range []string{a.Src, a.Addr} {
-			na, err := parseAddr(hp, 0, time.Time{})
+			na, err := ParseAddr(hp, 0, time.Time{})
 			if err != nil {
 				return fmt.Errorf("address %q: %w", hp, err)
 			}
@@ -223,16 +223,16 @@ func (sp *savedPeers) check() error {
 }
 
 // known lists a saved book.
-func (sp *savedPeers) known() []knownAddress {
+func (sp *savedPeers) known() []Known {
 	tried := make(map[string]bool)
 	for _, b := range sp.TriedBuckets {
 		for _, k := range b {
 			tried[k] = true
 		}
 	}
-	out := make([]knownAddress, 0, len(sp.Addresses))
+	out := make([]Known, 0, len(sp.Addresses))
 	for _, a := range sp.Addresses {
-		out = append(out, knownAddress{
+		out = append(out, Known{
 			Addr: a.Addr, Services: a.Services, Attempts: a.Attempts, Tried: tried[a.Addr],
 			LastSeen: unixTime(a.TimeStamp), LastAttempt: unixTime(a.LastAttempt), LastSuccess: unixTime(a.LastSuccess),
 		})
@@ -269,7 +269,7 @@ func (s *publicStore) candidates() []candidate {
 // attempt counts an attempt unless the address has maxFailedAttempts already,
 // or the store counts maxTracked addresses and not this one.
 func (s *publicStore) attempt(hostport string, _ time.Time) {
-	na, err := parseAddr(hostport, 0, time.Time{})
+	na, err := ParseAddr(hostport, 0, time.Time{})
 	if err != nil {
 		return
 	}
@@ -285,7 +285,7 @@ func (s *publicStore) attempt(hostport string, _ time.Time) {
 }
 
 func (s *publicStore) connected(hostport string, services wire.ServiceFlag, now time.Time) {
-	na, err := parseAddr(hostport, services, now)
+	na, err := ParseAddr(hostport, services, now)
 	if err != nil || !addrmgr.IsRoutable(na) {
 		return
 	}
@@ -295,7 +295,7 @@ func (s *publicStore) connected(hostport string, services wire.ServiceFlag, now 
 }
 
 func (s *publicStore) good(hostport string, _ time.Time) {
-	na, err := parseAddr(hostport, 0, time.Time{})
+	na, err := ParseAddr(hostport, 0, time.Time{})
 	if err != nil {
 		return
 	}
@@ -305,7 +305,7 @@ func (s *publicStore) good(hostport string, _ time.Time) {
 	s.am.Good(na)
 }
 
-func (s *publicStore) known() ([]knownAddress, error) {
+func (s *publicStore) known() ([]Known, error) {
 	if s.path == "" {
 		return nil, nil
 	}
@@ -314,7 +314,7 @@ func (s *publicStore) known() ([]knownAddress, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("client: address book %s: %w", s.path, err)
+		return nil, fmt.Errorf("addrbook: address book %s: %w", s.path, err)
 	}
 	return sp.known(), nil
 }
@@ -336,11 +336,11 @@ func (s *publicStore) close() error {
 		if kept {
 			os.Rename(prev, s.path)
 		}
-		return fmt.Errorf("client: saving the address book %s (btcd's address manager writes it and reports nothing): %w", s.path, err)
+		return fmt.Errorf("addrbook: saving the address book %s (btcd's address manager writes it and reports nothing): %w", s.path, err)
 	}
 	if kept {
 		if err := os.Remove(prev); err != nil {
-			return fmt.Errorf("client: address book: %w", err)
+			return fmt.Errorf("addrbook: %w", err)
 		}
 	}
 	return nil

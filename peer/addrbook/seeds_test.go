@@ -1,4 +1,4 @@
-package client
+package addrbook
 
 import (
 	"context"
@@ -121,7 +121,7 @@ func TestSeedAddresses(t *testing.T) {
 			if tc.dns == nil {
 				tc.dns = &fakeDNS{}
 			}
-			addrs, errs := seedAddresses(context.Background(), params, need, tc.dns.resolve)
+			addrs, errs := Seed(context.Background(), params, need, tc.dns.resolve)
 			if tc.want != nil || tc.wantN == 0 {
 				var got []want
 				for _, a := range addrs {
@@ -162,7 +162,7 @@ func TestSeedAddresses(t *testing.T) {
 func TestSeedAddressesNoSeeds(t *testing.T) {
 	for _, params := range []*chaincfg.Params{&chaincfg.RegressionNetParams, &chaincfg.SimNetParams} {
 		called := false
-		addrs, errs := seedAddresses(context.Background(), params, 0, func(context.Context, string) ([]net.IP, error) {
+		addrs, errs := Seed(context.Background(), params, 0, func(context.Context, string) ([]net.IP, error) {
 			called = true
 			return nil, nil
 		})
@@ -175,7 +175,7 @@ func TestSeedAddressesNoSeeds(t *testing.T) {
 func TestSeedAddressesMainnetNames(t *testing.T) {
 	// chaincfg's mainnet seeds, asked for compact filters and witness.
 	var dns fakeDNS
-	seedAddresses(context.Background(), &chaincfg.MainNetParams, wire.SFNodeCF|wire.SFNodeWitness, dns.resolve)
+	Seed(context.Background(), &chaincfg.MainNetParams, wire.SFNodeCF|wire.SFNodeWitness, dns.resolve)
 	var want []string
 	for _, s := range chaincfg.MainNetParams.DNSSeeds {
 		if s.HasFiltering {
@@ -219,13 +219,13 @@ func TestSeedAddressesConcurrentAndTimely(t *testing.T) {
 	var addrs []*wire.NetAddressV2
 	var errs []error
 	go func() {
-		addrs, errs = seedAddresses(ctx, params, 0, resolve)
+		addrs, errs = Seed(ctx, params, 0, resolve)
 		close(done)
 	}()
 	select {
 	case <-done:
 	case <-time.After(30 * time.Second):
-		t.Fatal("seedAddresses did not return after its context ended")
+		t.Fatal("Seed did not return after its context ended")
 	}
 	var se *SeedError
 	if len(addrs) != 1 || len(errs) != 1 || !errors.As(errs[0], &se) || se.Seed != "stuck.example" || !errors.Is(errs[0], context.DeadlineExceeded) {

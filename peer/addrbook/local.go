@@ -1,4 +1,4 @@
-package client
+package addrbook
 
 import (
 	"encoding/json"
@@ -33,26 +33,26 @@ type localStore struct {
 	network string
 
 	mu     sync.Mutex
-	addrs  map[string]*knownAddress // by host:port
+	addrs  map[string]*Known // by host:port
 	closed bool
 }
 
 // localFile is peers-local.json.
 type localFile struct {
-	Version   int            `json:"version"`
-	Network   string         `json:"network"`
-	Addresses []knownAddress `json:"addresses"`
+	Version   int     `json:"version"`
+	Network   string  `json:"network"`
+	Addresses []Known `json:"addresses"`
 }
 
 // openLocalStore loads dir's peers-local.json, or starts in memory
 // without dir.
 func openLocalStore(params *chaincfg.Params, dir string) (*localStore, []string, error) {
-	s := &localStore{network: params.Name, addrs: make(map[string]*knownAddress)}
+	s := &localStore{network: params.Name, addrs: make(map[string]*Known)}
 	if dir == "" {
 		return s, nil, nil
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, nil, fmt.Errorf("client: address book: %w", err)
+		return nil, nil, fmt.Errorf("addrbook: %w", err)
 	}
 	s.path = filepath.Join(dir, localPeersFile)
 	notes, err := s.load()
@@ -72,11 +72,11 @@ func (s *localStore) load() ([]string, error) {
 		return nil, nil
 	case errors.Is(err, errDamaged):
 		if err := os.Rename(s.path, s.path+damagedSuffix); err != nil {
-			return nil, fmt.Errorf("client: address book: %w", err)
+			return nil, fmt.Errorf("addrbook: %w", err)
 		}
 		return []string{fmt.Sprintf("address book %s is damaged (%v): moved to %s; the book starts empty", s.path, err, s.path+damagedSuffix)}, nil
 	case err != nil:
-		return nil, fmt.Errorf("client: address book: %w", err)
+		return nil, fmt.Errorf("addrbook: %w", err)
 	}
 	dropped := 0
 	for _, k := range lf.Addresses {
@@ -132,7 +132,7 @@ func (s *localStore) add(addrs []*wire.NetAddressV2, _ *wire.NetAddressV2) {
 			continue
 		}
 		if s.makeRoom() {
-			s.addrs[key] = &knownAddress{Addr: key, Services: na.Services, LastSeen: na.Timestamp}
+			s.addrs[key] = &Known{Addr: key, Services: na.Services, LastSeen: na.Timestamp}
 		}
 	}
 }
@@ -144,7 +144,7 @@ func (s *localStore) makeRoom() bool {
 	if len(s.addrs) < maxLocalAddresses {
 		return true
 	}
-	var oldest *knownAddress
+	var oldest *Known
 	for _, k := range s.addrs {
 		if !k.Tried && (oldest == nil || k.LastSeen.Before(oldest.LastSeen)) {
 			oldest = k
@@ -184,7 +184,7 @@ func (s *localStore) connected(hostport string, services wire.ServiceFlag, now t
 		if !validHostPort(hostport) || !s.makeRoom() {
 			return
 		}
-		k = &knownAddress{Addr: hostport}
+		k = &Known{Addr: hostport}
 		s.addrs[hostport] = k
 	}
 	k.Services, k.LastSeen = services, now
@@ -198,10 +198,10 @@ func (s *localStore) good(hostport string, now time.Time) {
 	}
 }
 
-func (s *localStore) known() ([]knownAddress, error) {
+func (s *localStore) known() ([]Known, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]knownAddress, 0, len(s.addrs))
+	out := make([]Known, 0, len(s.addrs))
 	for _, k := range s.addrs {
 		out = append(out, *k)
 	}
@@ -216,16 +216,16 @@ func (s *localStore) close() error {
 		return nil
 	}
 	s.closed = true
-	lf := localFile{Version: localFileVersion, Network: s.network, Addresses: make([]knownAddress, 0, len(s.addrs))}
+	lf := localFile{Version: localFileVersion, Network: s.network, Addresses: make([]Known, 0, len(s.addrs))}
 	for _, key := range slices.Sorted(maps.Keys(s.addrs)) {
 		lf.Addresses = append(lf.Addresses, *s.addrs[key])
 	}
 	data, err := json.MarshalIndent(&lf, "", "\t")
 	if err != nil {
-		return fmt.Errorf("client: saving the address book: %w", err)
+		return fmt.Errorf("addrbook: saving the address book: %w", err)
 	}
 	if err := writeFileAtomic(s.path, data); err != nil {
-		return fmt.Errorf("client: saving the address book: %w", err)
+		return fmt.Errorf("addrbook: saving the address book: %w", err)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package client
+package addrbook
 
 import (
 	"context"
@@ -26,6 +26,11 @@ import (
 // must reach the network only through a proxy gives a resolver that asks
 // through it, or none.
 type Resolver func(ctx context.Context, host string) ([]net.IP, error)
+
+// SystemResolver looks host up with the system's resolver.
+func SystemResolver(ctx context.Context, host string) ([]net.IP, error) {
+	return net.DefaultResolver.LookupIP(ctx, "ip", host)
+}
 
 // ErrNoDNSSeeds: the network has no DNS seeds (regtest, simnet); its
 // peers must be given.
@@ -55,7 +60,7 @@ const (
 	maxSeedAddresses = 256
 )
 
-// seedAddresses asks the DNS seeds of params (chaincfg's DNSSeeds) for
+// Seed asks the DNS seeds of params (chaincfg's DNSSeeds) for
 // nodes on the network's default port, all at once, within seedTimeout
 // or ctx's deadline, whichever is sooner. A seed that filters by service
 // bits is asked for nodes offering need through the name
@@ -70,13 +75,13 @@ const (
 // and one *SeedError for each seed that failed or answered nothing
 // usable (ErrEmptySeed). On a network without DNS seeds it returns one
 // error wrapping ErrNoDNSSeeds.
-func seedAddresses(ctx context.Context, params *chaincfg.Params, need wire.ServiceFlag, resolve Resolver) ([]*wire.NetAddressV2, []error) {
+func Seed(ctx context.Context, params *chaincfg.Params, need wire.ServiceFlag, resolve Resolver) ([]*wire.NetAddressV2, []error) {
 	if len(params.DNSSeeds) == 0 {
-		return nil, []error{fmt.Errorf("client: %s: %w", params.Name, ErrNoDNSSeeds)}
+		return nil, []error{fmt.Errorf("addrbook: %s: %w", params.Name, ErrNoDNSSeeds)}
 	}
 	port, err := strconv.ParseUint(params.DefaultPort, 10, 16)
 	if err != nil {
-		return nil, []error{fmt.Errorf("client: %s: default port %q: %w", params.Name, params.DefaultPort, err)}
+		return nil, []error{fmt.Errorf("addrbook: %s: default port %q: %w", params.Name, params.DefaultPort, err)}
 	}
 	ctx, cancel := context.WithTimeout(ctx, seedTimeout)
 	defer cancel()
@@ -181,6 +186,6 @@ func seedNode(host string, port uint16) (*wire.NetAddressV2, bool) {
 	if _, _, err := net.SplitHostPort(host); err != nil {
 		hostport = net.JoinHostPort(host, strconv.Itoa(int(port)))
 	}
-	na, err := parseAddr(hostport, 0, time.Time{})
+	na, err := ParseAddr(hostport, 0, time.Time{})
 	return na, err == nil
 }

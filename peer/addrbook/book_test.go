@@ -1,4 +1,4 @@
-package client
+package addrbook
 
 import (
 	"bytes"
@@ -46,7 +46,7 @@ func onionNA(i int, s wire.ServiceFlag) *wire.NetAddressV2 {
 // na returns the network address of hostport, seen now.
 func na(t testing.TB, hostport string, services wire.ServiceFlag) *wire.NetAddressV2 {
 	t.Helper()
-	a, err := parseAddr(hostport, services, time.Now())
+	a, err := ParseAddr(hostport, services, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,22 +64,22 @@ func nas(t testing.TB, services wire.ServiceFlag, hostports ...string) []*wire.N
 }
 
 // openBook opens a book the test closes at its end.
-func openBook(t testing.TB, params *chaincfg.Params, dir string, now func() time.Time) (*addressBook, []string) {
+func openBook(t testing.TB, params *chaincfg.Params, dir string, now func() time.Time) (*Book, []string) {
 	t.Helper()
-	b, notes, err := openAddressBook(params, dir, now)
+	b, notes, err := Open(params, dir, now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { b.close() })
+	t.Cleanup(func() { b.Close() })
 	return b, notes
 }
 
 // pickAll picks from b until nothing is left, skipping what it picked,
 // and returns the addresses in the order picked.
-func pickAll(b *addressBook, need wire.ServiceFlag, inUse []string) []string {
+func pickAll(b *Book, need wire.ServiceFlag, inUse []string) []string {
 	var got []string
 	for range 1000 {
-		a, ok := b.pick(need, inUse, func(hp string) bool { return slices.Contains(got, hp) })
+		a, ok := b.Pick(need, inUse, func(hp string) bool { return slices.Contains(got, hp) })
 		if !ok {
 			break
 		}
@@ -158,7 +158,7 @@ func TestAddrBookAddFilters(t *testing.T) {
 				if kind.name == "local" {
 					want = tc.local
 				}
-				n := b.add([]*wire.NetAddressV2{tc.addr}, "1.1.1.1:8333")
+				n := b.Add([]*wire.NetAddressV2{tc.addr}, "1.1.1.1:8333")
 				got := pickAll(b, 0, nil)
 				if (n == 1) != want || len(got) != n {
 					t.Fatalf("add took %d, pick found %v; want taken %v", n, got, want)
@@ -178,10 +178,10 @@ func TestAddrBookPickServices(t *testing.T) {
 		t.Run(kind.name, func(t *testing.T) {
 			b, _ := openBook(t, kind.params, "", nil)
 			h := func(i int) string { return fmt.Sprintf(hosts[kind.name], i) }
-			b.add(nas(t, need|wire.SFNodeNetwork, h(1), h(2)), "1.1.1.1:8333")
-			b.add(nas(t, wire.SFNodeBloom|wire.SFNodeWitness, h(3)), "1.1.1.1:8333")
-			b.add(nas(t, wire.SFNodeCF, h(4)), "1.1.1.1:8333")
-			b.add(nas(t, 0, h(5)), "seed.example") // a seed without filtering
+			b.Add(nas(t, need|wire.SFNodeNetwork, h(1), h(2)), "1.1.1.1:8333")
+			b.Add(nas(t, wire.SFNodeBloom|wire.SFNodeWitness, h(3)), "1.1.1.1:8333")
+			b.Add(nas(t, wire.SFNodeCF, h(4)), "1.1.1.1:8333")
+			b.Add(nas(t, 0, h(5)), "seed.example") // a seed without filtering
 			got := pickAll(b, need, nil)
 			if len(got) != 3 || !slices.Equal(sorted(got[:2]), []string{h(1), h(2)}) || got[2] != h(5) {
 				t.Errorf("picked %v: want %s and %s (in any order), then %s of unknown services", got, h(1), h(2), h(5))
@@ -217,9 +217,9 @@ func TestAddrBookPickGroups(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			b, _ := openBook(t, tc.params, "", nil)
-			b.add(nas(t, wire.SFNodeNetwork, tc.addrs...), "1.1.1.1:8333")
+			b.Add(nas(t, wire.SFNodeNetwork, tc.addrs...), "1.1.1.1:8333")
 			for range 20 {
-				got, ok := b.pick(wire.SFNodeNetwork, tc.inUse, nil)
+				got, ok := b.Pick(wire.SFNodeNetwork, tc.inUse, nil)
 				if !ok && tc.want == nil {
 					continue
 				}
@@ -234,7 +234,7 @@ func TestAddrBookPickGroups(t *testing.T) {
 func TestAddrBookPickLater(t *testing.T) {
 	t.Run("public: off the default port", func(t *testing.T) {
 		b, _ := openBook(t, &chaincfg.MainNetParams, "", nil)
-		b.add(nas(t, 0, "1.2.3.4:9999", "5.6.7.8:8333"), "1.1.1.1:8333")
+		b.Add(nas(t, 0, "1.2.3.4:9999", "5.6.7.8:8333"), "1.1.1.1:8333")
 		if got := pickAll(b, 0, nil); !slices.Equal(got, []string{"5.6.7.8:8333", "1.2.3.4:9999"}) {
 			t.Errorf("picked %v, want the default port first", got)
 		}
@@ -242,14 +242,14 @@ func TestAddrBookPickLater(t *testing.T) {
 	t.Run("local: attempted lately", func(t *testing.T) {
 		c := newClock()
 		b, _ := openBook(t, &chaincfg.RegressionNetParams, "", c.now)
-		b.add(nas(t, 0, "127.0.0.1:1", "127.0.0.1:2"), "127.0.0.1:3")
-		b.attempt("127.0.0.1:1")
+		b.Add(nas(t, 0, "127.0.0.1:1", "127.0.0.1:2"), "127.0.0.1:3")
+		b.Attempt("127.0.0.1:1")
 		if got := pickAll(b, 0, nil); !slices.Equal(got, []string{"127.0.0.1:2", "127.0.0.1:1"}) {
 			t.Errorf("picked %v, want the address attempted now last", got)
 		}
 		c.advance(recentAttempt + time.Second)
-		b.attempt("127.0.0.1:2")
-		if got, _ := b.pick(0, nil, nil); got != "127.0.0.1:1" {
+		b.Attempt("127.0.0.1:2")
+		if got, _ := b.Pick(0, nil, nil); got != "127.0.0.1:1" {
 			t.Errorf("picked %s, want 127.0.0.1:1, attempted more than ten minutes ago", got)
 		}
 	})
@@ -270,12 +270,12 @@ func TestAddrBookTimestamps(t *testing.T) {
 	for i, tc := range tests {
 		a := na(t, fmt.Sprintf("127.0.0.1:%d", i+1), 0)
 		a.Timestamp = tc.ts
-		b.add([]*wire.NetAddressV2{a}, "127.0.0.1:9")
+		b.Add([]*wire.NetAddressV2{a}, "127.0.0.1:9")
 		if !a.Timestamp.Equal(tc.ts) {
 			t.Errorf("add changed the caller's address")
 		}
 	}
-	ks, _ := b.known()
+	ks, _ := b.Known()
 	for i, tc := range tests {
 		if !ks[i].LastSeen.Equal(tc.want) {
 			t.Errorf("gossiped time %v: kept as %v, want %v", tc.ts, ks[i].LastSeen, tc.want)
@@ -293,31 +293,31 @@ func TestAddrBookPersisted(t *testing.T) {
 		t.Run(kind.name, func(t *testing.T) {
 			dir := t.TempDir()
 			h := hosts[kind.name]
-			b, notes, err := openAddressBook(kind.params, dir, nil)
+			b, notes, err := Open(kind.params, dir, nil)
 			if err != nil || notes != nil {
 				t.Fatalf("open: %v, notes %q", err, notes)
 			}
-			b.add(nas(t, wire.SFNodeNetwork, h[0], h[1], h[4]), "1.1.1.1:8333")
-			b.attempt(h[0])
-			b.good(h[0])
-			b.attempt(h[1])
-			b.connected(h[3], wire.SFNodeCF) // given by the user
-			b.connected(h[2], wire.SFNodeWitness)
-			if err := b.close(); err != nil {
+			b.Add(nas(t, wire.SFNodeNetwork, h[0], h[1], h[4]), "1.1.1.1:8333")
+			b.Attempt(h[0])
+			b.Good(h[0])
+			b.Attempt(h[1])
+			b.Connected(h[3], wire.SFNodeCF) // given by the user
+			b.Connected(h[2], wire.SFNodeWitness)
+			if err := b.Close(); err != nil {
 				t.Fatal(err)
 			}
-			if err := b.close(); err != nil {
+			if err := b.Close(); err != nil {
 				t.Errorf("second close: %v", err)
 			}
 			b2, notes := openBook(t, kind.params, dir, nil)
 			if notes != nil {
 				t.Errorf("notes %q", notes)
 			}
-			ks, err := b2.known()
+			ks, err := b2.Known()
 			if err != nil {
 				t.Fatal(err)
 			}
-			byAddr := make(map[string]knownAddress)
+			byAddr := make(map[string]Known)
 			for _, k := range ks {
 				byAddr[k.Addr] = k
 			}
@@ -358,13 +358,13 @@ func TestAddrBookPersisted(t *testing.T) {
 func savedBook(t testing.TB, params *chaincfg.Params, file string) []byte {
 	t.Helper()
 	dir := t.TempDir()
-	b, _, err := openAddressBook(params, dir, nil)
+	b, _, err := Open(params, dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.add([]*wire.NetAddressV2{onionNA(1, 1), onionNA(2, 1), onionNA(3, 1)}, "1.1.1.1:8333")
-	b.good(onion(2) + ":8333")
-	if err := b.close(); err != nil {
+	b.Add([]*wire.NetAddressV2{onionNA(1, 1), onionNA(2, 1), onionNA(3, 1)}, "1.1.1.1:8333")
+	b.Good(onion(2) + ":8333")
+	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(filepath.Join(dir, file))
@@ -445,8 +445,8 @@ func TestAddrBookDamaged(t *testing.T) {
 				t.Errorf("picked %v from an empty book", got)
 			}
 			// The book works and saves a file the next life reads.
-			b.add([]*wire.NetAddressV2{onionNA(9, 0)}, "1.1.1.1:8333")
-			if err := b.close(); err != nil {
+			b.Add([]*wire.NetAddressV2{onionNA(9, 0)}, "1.1.1.1:8333")
+			if err := b.Close(); err != nil {
 				t.Fatal(err)
 			}
 			b2, notes := openBook(t, tc.params, dir, nil)
@@ -461,17 +461,17 @@ func TestAddrBookLocalEntriesDropped(t *testing.T) {
 	dir := t.TempDir()
 	lf := localFile{Version: localFileVersion, Network: "regtest"}
 	for _, a := range []string{"127.0.0.1:1", "no port", "127.0.0.1:0", ":5", "127.0.0.1:1"} {
-		lf.Addresses = append(lf.Addresses, knownAddress{Addr: a})
+		lf.Addresses = append(lf.Addresses, Known{Addr: a})
 	}
 	for i := range maxLocalAddresses {
-		lf.Addresses = append(lf.Addresses, knownAddress{Addr: fmt.Sprintf("10.0.%d.%d:1", i/256, i%256)})
+		lf.Addresses = append(lf.Addresses, Known{Addr: fmt.Sprintf("10.0.%d.%d:1", i/256, i%256)})
 	}
 	data, _ := json.Marshal(&lf)
 	if err := os.WriteFile(filepath.Join(dir, localPeersFile), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	b, notes := openBook(t, &chaincfg.RegressionNetParams, dir, nil)
-	ks, _ := b.known()
+	ks, _ := b.Known()
 	if len(ks) != maxLocalAddresses || len(notes) != 1 || !strings.Contains(notes[0], "5 of its 1005 addresses dropped") {
 		t.Errorf("kept %d addresses, notes %q; want %d and 5 dropped", len(ks), notes, maxLocalAddresses)
 	}
@@ -538,13 +538,13 @@ func TestAddrBookAttemptsCapped(t *testing.T) {
 	dir := t.TempDir()
 	b, _ := openBook(t, &chaincfg.MainNetParams, dir, nil)
 	a := onion(1) + ":8333"
-	b.add([]*wire.NetAddressV2{onionNA(1, 0)}, "1.1.1.1:8333")
+	b.Add([]*wire.NetAddressV2{onionNA(1, 0)}, "1.1.1.1:8333")
 	for range 2000 {
-		b.attempt(a)
+		b.Attempt(a)
 	}
 	picked := make(chan string, 1)
 	go func() {
-		p, _ := b.pick(0, nil, nil)
+		p, _ := b.Pick(0, nil, nil)
 		picked <- p
 	}()
 	select {
@@ -555,23 +555,23 @@ func TestAddrBookAttemptsCapped(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("pick never returned")
 	}
-	if err := b.close(); err != nil {
+	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
 	b2, notes := openBook(t, &chaincfg.MainNetParams, dir, nil)
-	ks, _ := b2.known()
+	ks, _ := b2.Known()
 	if notes != nil || len(ks) != 1 || ks[0].Attempts != maxFailedAttempts {
 		t.Fatalf("next life: notes %q, known %+v; want %d attempts", notes, ks, maxFailedAttempts)
 	}
 	// Counted from the file on: still capped, and forgotten on success.
-	b2.attempt(a)
-	b2.good(a)
-	b2.attempt(a)
-	if err := b2.close(); err != nil {
+	b2.Attempt(a)
+	b2.Good(a)
+	b2.Attempt(a)
+	if err := b2.Close(); err != nil {
 		t.Fatal(err)
 	}
 	b3, _ := openBook(t, &chaincfg.MainNetParams, dir, nil)
-	if ks, _ := b3.known(); len(ks) != 1 || ks[0].Attempts != 1 || !ks[0].Tried {
+	if ks, _ := b3.Known(); len(ks) != 1 || ks[0].Attempts != 1 || !ks[0].Tried {
 		t.Errorf("known %+v, want one attempt after the success", ks)
 	}
 }
@@ -581,11 +581,11 @@ func TestAddrBookSaveFails(t *testing.T) {
 		t.Run(kind.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "book")
 			b, _ := openBook(t, kind.params, dir, nil)
-			b.add([]*wire.NetAddressV2{onionNA(1, 0)}, "1.1.1.1:8333")
+			b.Add([]*wire.NetAddressV2{onionNA(1, 0)}, "1.1.1.1:8333")
 			if err := os.RemoveAll(dir); err != nil {
 				t.Fatal(err)
 			}
-			err := b.close()
+			err := b.Close()
 			if err == nil || !strings.Contains(err.Error(), "saving the address book") {
 				t.Errorf("close = %v, want an error saving the book", err)
 			}
@@ -617,7 +617,7 @@ func TestAddrBookBounds(t *testing.T) {
 		}
 		for i, s := range steps {
 			c.advance(s.wait)
-			if got := b.add(many(i*2000, s.n), s.src); got != s.want {
+			if got := b.Add(many(i*2000, s.n), s.src); got != s.want {
 				t.Errorf("step %d: %s added %d of %d, want %d", i, s.src, got, s.n, s.want)
 			}
 		}
@@ -625,7 +625,7 @@ func TestAddrBookBounds(t *testing.T) {
 	t.Run("sources remembered", func(t *testing.T) {
 		b, _ := openBook(t, &chaincfg.RegressionNetParams, "", nil)
 		for i := range 3 * maxSources {
-			b.add(nas(t, 0, "127.0.0.1:1"), fmt.Sprintf("127.0.0.1:%d", i+1))
+			b.Add(nas(t, 0, "127.0.0.1:1"), fmt.Sprintf("127.0.0.1:%d", i+1))
 		}
 		if len(b.quotas) != maxSources || len(b.sources) != maxSources {
 			t.Errorf("%d quotas, %d sources kept; want %d", len(b.quotas), len(b.sources), maxSources)
@@ -633,19 +633,19 @@ func TestAddrBookBounds(t *testing.T) {
 	})
 	t.Run("local total", func(t *testing.T) {
 		b, _ := openBook(t, &chaincfg.RegressionNetParams, "", nil)
-		b.add(nas(t, 0, "127.0.0.1:1"), "127.0.0.1:9")
-		b.good("127.0.0.1:1")
+		b.Add(nas(t, 0, "127.0.0.1:1"), "127.0.0.1:9")
+		b.Good("127.0.0.1:1")
 		for src := range 5 {
 			addrs := make([]*wire.NetAddressV2, 1000)
 			for i := range addrs {
 				addrs[i] = na(t, fmt.Sprintf("10.%d.%d.%d:1", src, i/256, i%256), 0)
 			}
-			b.add(addrs, fmt.Sprintf("127.0.0.2:%d", src))
+			b.Add(addrs, fmt.Sprintf("127.0.0.2:%d", src))
 		}
-		ks, _ := b.known()
-		if len(ks) != maxLocalAddresses || !slices.ContainsFunc(ks, func(k knownAddress) bool { return k.Addr == "127.0.0.1:1" }) {
+		ks, _ := b.Known()
+		if len(ks) != maxLocalAddresses || !slices.ContainsFunc(ks, func(k Known) bool { return k.Addr == "127.0.0.1:1" }) {
 			t.Errorf("%d addresses kept (the used one kept: %v), want %d", len(ks),
-				slices.ContainsFunc(ks, func(k knownAddress) bool { return k.Addr == "127.0.0.1:1" }), maxLocalAddresses)
+				slices.ContainsFunc(ks, func(k Known) bool { return k.Addr == "127.0.0.1:1" }), maxLocalAddresses)
 		}
 	})
 	t.Run("public: one source group", func(t *testing.T) {
@@ -656,7 +656,7 @@ func TestAddrBookBounds(t *testing.T) {
 		offered := 0
 		for src := range 10 {
 			c.advance(24 * time.Hour)
-			offered += b.add(publicAddrs(src, sourceBurst), fmt.Sprintf("1.1.1.%d:8333", src))
+			offered += b.Add(publicAddrs(src, sourceBurst), fmt.Sprintf("1.1.1.%d:8333", src))
 		}
 		const bound = 64 * 65
 		if n := b.store.(*publicStore).am.NumAddresses(); n > bound || n < bound/2 {
@@ -685,7 +685,7 @@ func publicAddrs(seed, n int) []*wire.NetAddressV2 {
 func BenchmarkAddrBookFull(b *testing.B) {
 	for range b.N {
 		dir := b.TempDir()
-		book, _, err := openAddressBook(&chaincfg.MainNetParams, dir, nil)
+		book, _, err := Open(&chaincfg.MainNetParams, dir, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -693,13 +693,13 @@ func BenchmarkAddrBookFull(b *testing.B) {
 		runtime.GC()
 		runtime.ReadMemStats(&before)
 		for src := range 200 {
-			book.add(publicAddrs(src, sourceBurst), fmt.Sprintf("%d.%d.1.1:8333", 1+src/200, src%200))
+			book.Add(publicAddrs(src, sourceBurst), fmt.Sprintf("%d.%d.1.1:8333", 1+src/200, src%200))
 		}
 		runtime.GC()
 		runtime.ReadMemStats(&after)
 		b.ReportMetric(float64(book.store.(*publicStore).am.NumAddresses()), "addresses")
 		b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/1e6, "heap-MB")
-		if err := book.close(); err != nil {
+		if err := book.Close(); err != nil {
 			b.Fatal(err)
 		}
 		st, err := os.Stat(filepath.Join(dir, peersFile))
@@ -729,7 +729,7 @@ func FuzzAddrBookFile(f *testing.F) {
 		if err := os.WriteFile(filepath.Join(dir, kind.file), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		b, notes, err := openAddressBook(kind.params, dir, nil)
+		b, notes, err := Open(kind.params, dir, nil)
 		if err != nil {
 			t.Fatalf("open: %v", err)
 		}
@@ -738,17 +738,17 @@ func FuzzAddrBookFile(f *testing.F) {
 				t.Fatalf("a file the book's check passed, btcd's address manager refused: %s", n)
 			}
 		}
-		if _, err := b.known(); err != nil {
+		if _, err := b.Known(); err != nil {
 			t.Fatalf("known: %v", err)
 		}
-		b.pick(0, nil, nil)
-		if err := b.close(); err != nil {
+		b.Pick(0, nil, nil)
+		if err := b.Close(); err != nil {
 			t.Fatalf("close: %v", err)
 		}
-		b, notes, err = openAddressBook(kind.params, dir, nil)
+		b, notes, err = Open(kind.params, dir, nil)
 		if err != nil || notes != nil {
 			t.Fatalf("reopening what was saved: %v, notes %q", err, notes)
 		}
-		b.close()
+		b.Close()
 	})
 }
