@@ -5,11 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"math/rand/v2"
 	"net"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -20,6 +18,7 @@ import (
 	"github.com/btcsuite/btcd/addrmgr"
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer/internal/diskfile"
 )
 
 // The bounds of the address book.
@@ -35,9 +34,6 @@ const (
 	maxSources = 256
 	// maxLocalAddresses caps the book on regtest and simnet.
 	maxLocalAddresses = 1000
-	// maxBookFile caps the size of a book file read from disk; a full
-	// btcd address manager saves about 15 MB.
-	maxBookFile = 64 << 20
 	// recentAttempt: an address dialled this recently is picked only
 	// when nothing else fits.
 	recentAttempt = 10 * time.Minute
@@ -85,13 +81,11 @@ const (
 // addresses at once and then one every sourceRefill, for the life of the
 // book, which bounds what one peer's flood can push out.
 //
-// A book file that cannot be decoded is moved aside (name.damaged) and
-// named in a note, and the book starts without it; btcd's address
-// manager would delete it without a word, so peers.json is checked before
-// the manager reads it, by the manager's rules and one more: no address
-// with more than maxFailedAttempts failed attempts, which the book never
-// lets the manager count (past about 1,830 its GetAddress can search
-// forever). The manager writes peers.json in place, every ten minutes
+// A book file that cannot be decoded is set aside (name.damaged-<unix
+// time>, the last two kept) and named in a note, and the book starts
+// without it; btcd's address manager would delete it without a word, so
+// peers.json is checked before the manager reads it (CheckPeersFile). The
+// manager writes peers.json in place, every ten minutes
 // too, so a crash while it writes leaves a damaged file; at close the
 // previous file is kept as peers.json.prev until the new one is written
 // and read back, and restored by the next open if the save did not
@@ -166,9 +160,9 @@ func Open(params *chaincfg.Params, dir string, now func() time.Time) (*Book, []s
 	var notes []string
 	var err error
 	if b.public {
-		b.store, notes, err = openPublicStore(dir)
+		b.store, notes, err = openPublicStore(dir, now())
 	} else {
-		b.store, notes, err = openLocalStore(params, dir)
+		b.store, notes, err = openLocalStore(params, dir, now())
 	}
 	if err != nil {
 		return nil, nil, err
@@ -182,10 +176,10 @@ func Open(params *chaincfg.Params, dir string, now func() time.Time) (*Book, []s
 // decoded is named in a note and listed as empty.
 func Read(params *chaincfg.Params, dir string) ([]Known, []string, error) {
 	var ks []Known
-	path := filepath.Join(dir, peersFile)
+	path := filepath.Join(dir, PeersFile)
 	var err error
 	if isLocalNetwork(params) {
-		path = filepath.Join(dir, localPeersFile)
+		path = filepath.Join(dir, LocalPeersFile)
 		var lf *localFile
 		if lf, err = readLocalFile(path, params.Name); err == nil {
 			ks = lf.Addresses
@@ -453,19 +447,15 @@ func onionKey(host string) ([]byte, error) {
 }
 
 // readBookFile decodes the JSON file name, of at most limit bytes, into
-// v; a file that is larger or cannot be decoded is errDamaged.
-func readBookFile(name string, limit int, v any) error {
-	f, err := os.Open(name)
-	if err != nil {
+// v; a file that is larger, not a regular file, or cannot be decoded is
+// errDamaged.
+func readBookFile(name string, limit int64, v any) error {
+	data, err := diskfile.ReadLimited(name, limit)
+	switch {
+	case errors.Is(err, diskfile.ErrTooLarge), errors.Is(err, diskfile.ErrNotRegular):
+		return fmt.Errorf("%w: %w", errDamaged, err)
+	case err != nil:
 		return err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
-	if err != nil {
-		return err
-	}
-	if len(data) > limit {
-		return fmt.Errorf("%w: larger than %d bytes", errDamaged, limit)
 	}
 	if err := json.Unmarshal(data, v); err != nil {
 		return fmt.Errorf("%w: %w", errDamaged, err)

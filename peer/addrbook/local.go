@@ -21,7 +21,7 @@ import (
 
 // The file of the address book on regtest and simnet.
 const (
-	localPeersFile   = "peers-local.json"
+	LocalPeersFile   = "peers-local.json"
 	localFileVersion = 1
 	maxLocalFile     = 1 << 20 // a full book takes about 200 kB
 )
@@ -46,7 +46,7 @@ type localFile struct {
 
 // openLocalStore loads dir's peers-local.json, or starts in memory
 // without dir.
-func openLocalStore(params *chaincfg.Params, dir string) (*localStore, []string, error) {
+func openLocalStore(params *chaincfg.Params, dir string, now time.Time) (*localStore, []string, error) {
 	s := &localStore{network: params.Name, addrs: make(map[string]*Known)}
 	if dir == "" {
 		return s, nil, nil
@@ -54,8 +54,8 @@ func openLocalStore(params *chaincfg.Params, dir string) (*localStore, []string,
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, nil, fmt.Errorf("addrbook: %w", err)
 	}
-	s.path = filepath.Join(dir, localPeersFile)
-	notes, err := s.load()
+	s.path = filepath.Join(dir, LocalPeersFile)
+	notes, err := s.load(now)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -65,16 +65,17 @@ func openLocalStore(params *chaincfg.Params, dir string) (*localStore, []string,
 // load reads the book's file; one that cannot be decoded is moved aside,
 // and entries that are not host:port, repeated or beyond the limit are
 // dropped, with a note.
-func (s *localStore) load() ([]string, error) {
+func (s *localStore) load(now time.Time) ([]string, error) {
 	lf, err := readLocalFile(s.path, s.network)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, nil
 	case errors.Is(err, errDamaged):
-		if err := os.Rename(s.path, s.path+damagedSuffix); err != nil {
-			return nil, fmt.Errorf("addrbook: %w", err)
+		note, err := setAside(s.path, err, now)
+		if err != nil {
+			return nil, err
 		}
-		return []string{fmt.Sprintf("address book %s is damaged (%v): moved to %s; the book starts empty", s.path, err, s.path+damagedSuffix)}, nil
+		return []string{note + "; the book starts empty"}, nil
 	case err != nil:
 		return nil, fmt.Errorf("addrbook: %w", err)
 	}

@@ -14,16 +14,6 @@ import (
 	"github.com/btcsuite/btcd/wire"
 )
 
-// The files of the address book on public networks.
-const (
-	peersFile     = "peers.json" // btcd's address manager's, in its format
-	prevSuffix    = ".prev"      // the previous peers.json during a save
-	damagedSuffix = ".damaged"   // a book file that could not be read
-)
-
-// errDamaged: a book file that cannot be decoded.
-var errDamaged = errors.New("damaged")
-
 // Failed attempts kept by btcd's address manager.
 const (
 	// maxFailedAttempts caps the failed attempts of an address the manager
@@ -53,7 +43,7 @@ type publicStore struct {
 
 // openPublicStore starts btcd's address manager on dir's peers.json, or
 // in memory without dir.
-func openPublicStore(dir string) (*publicStore, []string, error) {
+func openPublicStore(dir string, now time.Time) (*publicStore, []string, error) {
 	s := &publicStore{am: addrmgr.New(dir, refuseLookup), tries: make(map[string]int)}
 	if dir == "" {
 		// Never started: it neither reads nor writes a file.
@@ -62,8 +52,8 @@ func openPublicStore(dir string) (*publicStore, []string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, nil, fmt.Errorf("addrbook: %w", err)
 	}
-	s.path = filepath.Join(dir, peersFile)
-	notes, saved, err := recoverPeersFile(s.path)
+	s.path = filepath.Join(dir, PeersFile)
+	notes, saved, err := recoverPeersFile(s.path, now)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -88,165 +78,6 @@ func openPublicStore(dir string) (*publicStore, []string, error) {
 // hosts, and nothing else makes it resolve one.
 func refuseLookup(host string) ([]net.IP, error) {
 	return nil, fmt.Errorf("address book: %q is not an address", host)
-}
-
-// recoverPeersFile finds the book to load at path: path itself, or the
-// copy a save interrupted left at path.prev. A file that cannot be
-// decoded is moved aside. It returns the book path now holds, if any.
-func recoverPeersFile(path string) (notes []string, saved *savedPeers, err error) {
-	prev := path + prevSuffix
-	for _, name := range []string{path, prev} {
-		sp, err := readPeersFile(name)
-		switch {
-		case err == nil:
-			if name == prev {
-				if err := os.Rename(prev, path); err != nil {
-					return notes, nil, fmt.Errorf("addrbook: %w", err)
-				}
-				notes = append(notes, fmt.Sprintf("address book %s: restored from %s, kept by a save that did not finish", path, prev))
-			} else if err := os.Remove(prev); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return notes, nil, fmt.Errorf("addrbook: %w", err)
-			}
-			return notes, sp, nil
-		case errors.Is(err, fs.ErrNotExist):
-		case errors.Is(err, errDamaged):
-			if err := os.Rename(name, name+damagedSuffix); err != nil {
-				return notes, nil, fmt.Errorf("addrbook: %w", err)
-			}
-			notes = append(notes, fmt.Sprintf("address book %s is damaged (%v): moved to %s", name, err, name+damagedSuffix))
-		default:
-			return notes, nil, fmt.Errorf("addrbook: %w", err)
-		}
-	}
-	if len(notes) > 0 {
-		notes = append(notes, fmt.Sprintf("address book %s: starts empty", path))
-	}
-	return notes, nil, nil
-}
-
-// savedPeers is peers.json as btcd's address manager writes it (version
-// 2), read with the same types, so that what decodes here decodes there.
-type savedPeers struct {
-	Version   int
-	Key       [32]byte
-	Addresses []*struct {
-		Addr        string
-		Src         string
-		Attempts    int
-		TimeStamp   int64
-		LastAttempt int64
-		LastSuccess int64
-		Services    wire.ServiceFlag
-		SrcServices wire.ServiceFlag
-	}
-	NewBuckets   [1024][]string
-	TriedBuckets [64][]string
-}
-
-// readPeersFile reads and checks a peers.json; what cannot be decoded or
-// breaks the rules the address manager relies on is errDamaged.
-func readPeersFile(name string) (*savedPeers, error) {
-	var sp savedPeers
-	if err := readBookFile(name, maxBookFile, &sp); err != nil {
-		return nil, err
-	}
-	if err := sp.check(); err != nil {
-		return nil, fmt.Errorf("%w: %w", errDamaged, err)
-	}
-	return &sp, nil
-}
-
-// checkPeersFile checks a peers.json without keeping it.
-func checkPeersFile(name string) error {
-	_, err := readPeersFile(name)
-	return err
-}
-
-// check applies the rules btcd's address manager checks when it loads a
-// book, and those it assumes: a known version; addresses and sources
-// that are IP or onion addresses with a port, addresses written as the
-// manager writes them; at most maxFailedAttempts failed attempts; every address of a bucket
-// listed, at most once in a bucket and once among the tried; every
-// address in a new bucket or among the tried, never both. (An address
-// twice in a bucket would be counted twice and leave the manager
-// searching forever for an address it counts but does not hold.)
-func (sp *savedPeers) check() error {
-	if sp.Version < 1 || sp.Version > 2 {
-		return fmt.Errorf("unknown version %d", sp.Version)
-	}
-	refs := make(map[string]int, len(sp.Addresses))
-	for _, a := range sp.Addresses {
-		if a == nil {
-			return errors.New("a null address")
-		}
-		if a.Attempts < 0 || a.Attempts > maxFailedAttempts {
-			return fmt.Errorf("address %q: %d failed attempts, not 0 to %d (btcd's address manager could search forever for an address to pick)",
-				a.Addr, a.Attempts, maxFailedAttempts)
-		}
-		for _, hp := range []string{a.Src, a.Addr} {
-			na, err := ParseAddr(hp, 0, time.Time{})
-			if err != nil {
-				return fmt.Errorf("address %q: %w", hp, err)
-			}
-			// The manager files an address under this form.
-			if hp == a.Addr && addrmgr.NetAddressKey(na) != hp {
-				return fmt.Errorf("address %q not written as %q", hp, addrmgr.NetAddressKey(na))
-			}
-		}
-		refs[a.Addr] = 0
-	}
-	tried := make(map[string]bool)
-	for _, b := range sp.NewBuckets {
-		inBucket := make(map[string]bool, len(b))
-		for _, k := range b {
-			if _, ok := refs[k]; !ok || inBucket[k] {
-				return fmt.Errorf("new bucket entry %q: unlisted or repeated", k)
-			}
-			inBucket[k] = true
-			refs[k]++
-		}
-	}
-	for _, b := range sp.TriedBuckets {
-		for _, k := range b {
-			if _, ok := refs[k]; !ok || tried[k] {
-				return fmt.Errorf("tried bucket entry %q: unlisted or repeated", k)
-			}
-			tried[k] = true
-		}
-	}
-	for k, n := range refs {
-		if (n == 0) == !tried[k] {
-			return fmt.Errorf("address %q: in %d new buckets, tried %v", k, n, tried[k])
-		}
-	}
-	return nil
-}
-
-// known lists a saved book.
-func (sp *savedPeers) known() []Known {
-	tried := make(map[string]bool)
-	for _, b := range sp.TriedBuckets {
-		for _, k := range b {
-			tried[k] = true
-		}
-	}
-	out := make([]Known, 0, len(sp.Addresses))
-	for _, a := range sp.Addresses {
-		out = append(out, Known{
-			Addr: a.Addr, Services: a.Services, Attempts: a.Attempts, Tried: tried[a.Addr],
-			LastSeen: unixTime(a.TimeStamp), LastAttempt: unixTime(a.LastAttempt), LastSuccess: unixTime(a.LastSuccess),
-		})
-	}
-	return out
-}
-
-// unixTime is the time of a saved Unix time; the manager saves a time
-// never set as the zero time's.
-func unixTime(sec int64) time.Time {
-	if t := time.Unix(sec, 0); !t.IsZero() {
-		return t
-	}
-	return time.Time{}
 }
 
 func (s *publicStore) add(addrs []*wire.NetAddressV2, src *wire.NetAddressV2) {
@@ -332,7 +163,7 @@ func (s *publicStore) close() error {
 	prev := s.path + prevSuffix
 	kept := os.Rename(s.path, prev) == nil
 	s.am.Stop()
-	if err := checkPeersFile(s.path); err != nil {
+	if err := checkPeersPath(s.path); err != nil {
 		if kept {
 			os.Rename(prev, s.path)
 		}

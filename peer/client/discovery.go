@@ -18,7 +18,7 @@ func (c *Client) openBook() error {
 	}
 	dir := ""
 	if c.st != nil {
-		dir = c.st.AddrBookDir()
+		dir = c.st.Dir()
 	}
 	book, notes, err := addrbook.Open(c.cfg.Params, dir, time.Now)
 	if err != nil {

@@ -47,7 +47,7 @@ func ReadStoredPeers(dataDir string, params *chaincfg.Params, unban ...string) (
 		}
 	}
 	out := &StoredPeers{Bans: st.Bans(), Notes: st.Recovered()}
-	known, notes, err := addrbook.Read(params, st.AddrBookDir())
+	known, notes, err := addrbook.Read(params, st.Dir())
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)
 	}

@@ -8,7 +8,8 @@
 //	filters/cache.db        verified basic filters by block hash (bbolt)
 //	filters/cache.db.clean  the cache file's stamp, written when it closed cleanly
 //	bans.json               banned hosts, each with a reason, a start and an end
-//	peers.json              btcd's address manager's address book (AddrBookDir)
+//	peers.json              the address book (kept by package addrbook: btcd's
+//	                        address manager's, or peers-local.json on regtest)
 //	meta                    the store's format and network, checked on open
 //	LOCK                    held with flock while a Store is open
 //	*.damaged-<unix time>   a file found damaged and set aside (two kept per file)
@@ -76,9 +77,8 @@
 // the call returns ErrFilterCacheDamaged, the file is set aside and the
 // cache is off until the store is opened again.
 //
-// bans.json and peers.json are checked when the store opens: a file that
-// fails (damaged, of another version, of absurd sizes, naming an address
-// the address manager would look up) is set aside with a note in
+// bans.json is checked when the store opens: a file that fails (damaged,
+// of another version, of absurd sizes) is set aside with a note in
 // Recovered, never read in part nor taken silently for an empty list. In
 // a bans.json that decodes, each ban is checked on its own: one that
 // fails is dropped with a note saying why, the others kept (the file as

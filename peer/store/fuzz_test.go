@@ -5,14 +5,12 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/btcsuite/btcd/addrmgr"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	bolt "go.etcd.io/bbolt"
 )
@@ -343,53 +341,6 @@ func FuzzDecodeBans(f *testing.F) {
 			if back[i].Host != bans[i].Host || back[i].Reason != bans[i].Reason || !back[i].Since.Equal(bans[i].Since) || !back[i].Until.Equal(bans[i].Until) || back[i].Proof != bans[i].Proof {
 				t.Fatalf("written back %+v, was %+v", back[i], bans[i])
 			}
-		}
-	})
-}
-
-// FuzzAddrBook checks address books as Open does; one that passes must
-// load whole into a real address manager, which must not delete it.
-func FuzzAddrBook(f *testing.F) {
-	dir := f.TempDir()
-	am := addrmgr.New(dir, loopbackLookup)
-	am.Start()
-	for i := 0; i < 6; i++ {
-		am.AddAddress(onion(i), onion(100))
-	}
-	am.Good(onion(0))
-	if err := am.Stop(); err != nil {
-		f.Fatal(err)
-	}
-	sound := mustRead(f, filepath.Join(dir, AddrBookFile))
-	f.Add(sound)
-	f.Add(sound[:len(sound)/2])
-	f.Add(bytes.Replace(sound, []byte(`"Version":2`), []byte(`"Version":3`), 1))
-	f.Add(bytes.Replace(sound, []byte(".onion:8333"), []byte(".example:8333"), 1))
-	f.Add([]byte(`{"Version":2,"Addresses":[],"NewBuckets":[],"TriedBuckets":[]}`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		if checkAddrBookData(data) != nil {
-			return
-		}
-		var book addrBook
-		if err := json.Unmarshal(data, &book); err != nil {
-			t.Fatalf("passed the checks, does not decode: %v", err)
-		}
-		dir := t.TempDir()
-		path := filepath.Join(dir, AddrBookFile)
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		am := addrmgr.New(dir, func(host string) ([]net.IP, error) {
-			t.Fatalf("the address manager looked up %q", host)
-			return nil, nil
-		})
-		am.Start()
-		defer am.Stop()
-		if _, err := os.Stat(path); err != nil {
-			t.Fatalf("the address manager deleted an address book that passed the checks: %v", err)
-		}
-		if n := am.NumAddresses(); n != len(book.Addresses) {
-			t.Fatalf("the address manager loaded %d of %d addresses", n, len(book.Addresses))
 		}
 	})
 }

@@ -77,9 +77,8 @@ type HeaderSource interface {
 }
 
 // Store keeps a network's verified block headers, basic filter headers
-// and filters, and the hosts its client banned, in a directory, and
-// checks the address book kept beside them (AddrBookDir). Its methods
-// are safe for concurrent use.
+// and filters, and the hosts its client banned, in a directory. Its
+// methods are safe for concurrent use.
 type Store struct {
 	dir    string
 	params *chaincfg.Params
@@ -109,9 +108,9 @@ func Open(dataDir string, params *chaincfg.Params) (*Store, error) {
 // takes an exclusive lock on the store (ErrLocked if another has it),
 // checks every stored record against its checksum, each block header's
 // link to its parent and its proof of work, and cuts each file after the
-// last record that passes; it checks the filter cache, the ban list and
-// the address book, and sets aside one that fails (none fails Open: see
-// the package documentation). Recovered says what was cut or set aside.
+// last record that passes; it checks the filter cache and the ban list,
+// and sets aside one that fails (none fails Open: see the package
+// documentation). Recovered says what was cut or set aside.
 func OpenWith(dataDir string, params *chaincfg.Params, opts Options) (*Store, error) {
 	return openAt(dataDir, params, opts, time.Now)
 }
@@ -171,9 +170,6 @@ func (s *Store) open(opts Options) error {
 	if s.bans, note = loadBans(filepath.Join(dir, BansFile), sync, s.now); note != "" {
 		s.note("%s", note)
 	}
-	if note := checkAddrBook(filepath.Join(dir, AddrBookFile), s.now); note != "" {
-		s.note("%s", note)
-	}
 	if opts.FilterCacheBytes > 0 {
 		s.filters = openFilterCache(filepath.Join(dir, FiltersDir, filterCacheFile), opts.FilterCacheBytes, opts.NoSync, s.now)
 	}
@@ -216,8 +212,8 @@ func (s *Store) Dir() string { return s.dir }
 
 // Recovered lists what the store found damaged and dropped since it was
 // opened: records cut when it opened, filter cache entries that no longer
-// matched their hash, files set aside (a filter cache, a ban list or an
-// address book that failed its checks) and a filter cache turned off.
+// matched their hash, files set aside (a filter cache or a ban list that
+// failed its checks) and a filter cache turned off.
 // Each is one line, fit for a warning.
 func (s *Store) Recovered() []string {
 	s.mu.Lock()
