@@ -16,7 +16,7 @@ import (
 	"github.com/spvfilter/spvfilter/peer"
 	"github.com/spvfilter/spvfilter/peer/addrbook"
 	"github.com/spvfilter/spvfilter/peer/client"
-	"github.com/spvfilter/spvfilter/peer/store"
+	"github.com/spvfilter/spvfilter/peer/pool"
 )
 
 // peersFlags holds the flags of "peers".
@@ -192,7 +192,7 @@ func (out *peersOutput) addKnown(known []addrbook.Known) {
 }
 
 // addBans lists the bans in force.
-func (out *peersOutput) addBans(bans []store.Ban) {
+func (out *peersOutput) addBans(bans []pool.Ban) {
 	for _, b := range bans {
 		out.Bans = append(out.Bans, banJSON{Host: b.Host, Reason: b.Reason, Since: stamp(b.Since), Until: stamp(b.Until), Proof: b.Proof})
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/spvfilter/spvfilter/peer"
 	"github.com/spvfilter/spvfilter/peer/addrbook"
 	"github.com/spvfilter/spvfilter/peer/chain"
+	"github.com/spvfilter/spvfilter/peer/pool"
 	"github.com/spvfilter/spvfilter/peer/store"
 )
 
@@ -88,14 +89,14 @@ type Client struct {
 	rng     *rand.Rand
 	budget  slowBudget // how long the scan waits for slow peers
 
-	st     *store.Store         // nil without Config.DataDir
-	mem    *memCache            // without a store: what was verified lately
-	bans   map[string]store.Ban // without a store: the bans, by address
-	dial   peer.DialFunc        // through Config.Proxy; nil for direct connections
-	book   *addrbook.Book       // where peers are found; nil with ConnectOnly
-	blocks blockCache           // the last blocks GetBlock returned
-	notes  []string             // warnings for every result (a repaired store)
-	news   []string             // warnings for the next result only, under mu
+	st     *store.Store   // nil without Config.DataDir
+	mem    *memCache      // without a store: what was verified lately
+	bans   *pool.BanList  // in the data directory, or in memory
+	dial   peer.DialFunc  // through Config.Proxy; nil for direct connections
+	book   *addrbook.Book // where peers are found; nil with ConnectOnly
+	blocks blockCache     // the last blocks GetBlock returned
+	notes  []string       // warnings for every result (a repaired store)
+	news   []string       // warnings for the next result only, under mu
 	// The service (Start): its stop, the end of its goroutines, wake-ups
 	// of its header sync and the notification of a moved tip.
 	svcMu   sync.Mutex
@@ -221,6 +222,7 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 	if err := c.openStore(); err != nil {
 		return nil, err
 	}
+	c.openBans()
 	if err := c.openBook(); err != nil {
 		c.Close()
 		return nil, err
@@ -353,6 +355,9 @@ func (c *Client) Close() error {
 		if m.p != nil {
 			m.p.Close()
 		}
+	}
+	if c.bans != nil {
+		c.bans.Close()
 	}
 	if c.st != nil {
 		err := c.st.Close()
@@ -513,7 +518,7 @@ func (c *Client) redial(ctx context.Context, m *member) error {
 
 // ban marks a peer caught lying (or flooding), which err proves; it is
 // disconnected and never asked again, and with a store the ban is kept
-// for store.DefaultBanDuration, across restarts, as resting on a proof.
+// for pool.DefaultBanDuration, across restarts, as resting on a proof.
 func (c *Client) ban(m *member, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -530,28 +535,18 @@ func (c *Client) ban(m *member, err error) {
 	c.keepBan(m.addr, m.reason, true)
 }
 
-// keepBan records a ban, with proof or not, in the store, or in memory
-// without one. Called with mu held.
+// keepBan records a ban, with proof or not. Called with mu held.
 func (c *Client) keepBan(addr, reason string, proof bool) {
-	if c.st != nil {
-		keep := c.st.Ban
-		if proof {
-			keep = c.st.BanWithProof
-		}
-		if err := keep(addr, reason, store.DefaultBanDuration); err != nil {
-			c.logf("keeping the ban of %s: %v", addr, err)
-		}
-		return
+	keep := c.bans.Ban
+	if proof {
+		keep = c.bans.BanWithProof
 	}
-	if c.bans == nil {
-		c.bans = map[string]store.Ban{}
+	if err := keep(addr, reason, pool.DefaultBanDuration); err != nil {
+		c.logf("keeping the ban of %s: %v", addr, err)
 	}
-	now := time.Now()
-	old, ok := c.bans[addr]
-	c.bans[addr] = store.Ban{Host: addr, Reason: reason, Since: now, Until: now.Add(store.DefaultBanDuration), Proof: proof || ok && old.Proof}
 }
 
-// BanPeer bans the peer at addr (host:port) for store.DefaultBanDuration,
+// BanPeer bans the peer at addr (host:port) for pool.DefaultBanDuration,
 // kept in the data directory if there is one: a connected peer is
 // disconnected, and no ban is dialled (but a peer of Config.Peers, which
 // a ban resting on no proof, as this one, does not keep out of a later
@@ -583,42 +578,16 @@ func (c *Client) IsBanned(addr string) (reason string, banned bool) {
 }
 
 // banOf returns the ban of the peer at addr, if it is banned.
-func (c *Client) banOf(addr string) (store.Ban, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.banLocked(addr)
-}
-
-// bannedLocked is IsBanned with mu held.
-func (c *Client) bannedLocked(addr string) (string, bool) {
-	b, ok := c.banLocked(addr)
-	return b.Reason, ok
-}
-
-// banLocked is banOf with mu held.
-func (c *Client) banLocked(addr string) (store.Ban, bool) {
-	if c.st != nil {
-		return c.st.Banned(addr)
-	}
-	b, ok := c.bans[addr]
-	if ok && time.Now().After(b.Until) {
-		delete(c.bans, addr)
-		return store.Ban{}, false
-	}
-	return b, ok
-}
+func (c *Client) banOf(addr string) (pool.Ban, bool) { return c.bans.Banned(addr) }
 
 // Unban lifts the ban of the peer at addr; a peer of the client is used
 // again (the service redials it).
 func (c *Client) Unban(addr string) error {
+	if err := c.bans.Unban(addr); err != nil {
+		return fmt.Errorf("client: %w", err)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.st != nil {
-		if err := c.st.Unban(addr); err != nil {
-			return fmt.Errorf("client: %w", err)
-		}
-	}
-	delete(c.bans, addr)
 	for _, m := range c.members {
 		if m.addr == addr && m.banned {
 			m.banned, m.reason = false, "unbanned"
@@ -630,20 +599,7 @@ func (c *Client) Unban(addr string) error {
 
 // Bans lists the bans in force (kept in the data directory, if there is
 // one).
-func (c *Client) Bans() []store.Ban {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.st != nil {
-		return c.st.Bans()
-	}
-	var out []store.Ban
-	for addr := range c.bans {
-		if _, ok := c.bannedLocked(addr); ok {
-			out = append(out, c.bans[addr])
-		}
-	}
-	return out
-}
+func (c *Client) Bans() []pool.Ban { return c.bans.Bans() }
 
 // dropPeer stops using a peer that stalled, disconnected or cannot serve
 // the scan, without calling it a liar.

@@ -78,7 +78,7 @@ func (c *Client) candidates(n int, skip map[string]bool) []*member {
 			if known[a] || skip[a] {
 				return true
 			}
-			_, banned := c.bannedLocked(a)
+			_, banned := c.banOf(a)
 			return banned || c.dial == nil && addrbook.IsOnion(a)
 		})
 		if !ok {

@@ -10,6 +10,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/gcs"
 	"github.com/spvfilter/spvfilter/peer"
+	"github.com/spvfilter/spvfilter/peer/pool"
 	"github.com/spvfilter/spvfilter/peer/store"
 )
 
@@ -39,6 +40,21 @@ func (c *Client) openStore() error {
 	c.takeStoreNotes()
 	c.logf("chain state %s: %d headers, filter headers to %d", st.Dir(), ch.Height(), st.FilterHeaderTip())
 	return nil
+}
+
+// openBans opens the ban list of the data directory, or one in memory
+// without a DataDir; what was wrong with its file goes to the warnings of
+// every result.
+func (c *Client) openBans() {
+	dir := ""
+	if c.st != nil {
+		dir = c.st.Dir()
+	}
+	var notes []string
+	c.bans, notes = pool.OpenBanList(dir)
+	for _, n := range notes {
+		c.notes = append(c.notes, "chain state: "+n)
+	}
 }
 
 // takeStoreNotes adds what the store repaired or set aside (at open, or

@@ -9,6 +9,7 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/spvfilter/spvfilter/peer/addrbook"
+	"github.com/spvfilter/spvfilter/peer/pool"
 	"github.com/spvfilter/spvfilter/peer/store"
 )
 
@@ -16,7 +17,7 @@ import (
 // book and the bans in force.
 type StoredPeers struct {
 	Known []addrbook.Known
-	Bans  []store.Ban
+	Bans  []pool.Ban
 	// Notes say what was wrong with the files, and what became of them.
 	Notes []string
 }
@@ -41,12 +42,14 @@ func ReadStoredPeers(dataDir string, params *chaincfg.Params, unban ...string) (
 		return nil, fmt.Errorf("client: %w", err)
 	}
 	defer st.Close()
+	bans, notes := pool.OpenBanList(st.Dir())
+	defer bans.Close()
 	for _, addr := range unban {
-		if err := st.Unban(addr); err != nil {
+		if err := bans.Unban(addr); err != nil {
 			return nil, fmt.Errorf("client: unban %s: %w", addr, err)
 		}
 	}
-	out := &StoredPeers{Bans: st.Bans(), Notes: st.Recovered()}
+	out := &StoredPeers{Bans: bans.Bans(), Notes: append(st.Recovered(), notes...)}
 	known, notes, err := addrbook.Read(params, st.Dir())
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)

@@ -7,7 +7,7 @@
 //	filterheaders.bin.sum   one CRC-32C per filter header record
 //	filters/cache.db        verified basic filters by block hash (bbolt)
 //	filters/cache.db.clean  the cache file's stamp, written when it closed cleanly
-//	bans.json               banned hosts, each with a reason, a start and an end
+//	bans.json               banned hosts (kept by package pool)
 //	peers.json              the address book (kept by package addrbook: btcd's
 //	                        address manager's, or peers-local.json on regtest)
 //	meta                    the store's format and network, checked on open
@@ -77,14 +77,8 @@
 // the call returns ErrFilterCacheDamaged, the file is set aside and the
 // cache is off until the store is opened again.
 //
-// bans.json is checked when the store opens: a file that fails (damaged,
-// of another version, of absurd sizes) is set aside with a note in
-// Recovered, never read in part nor taken silently for an empty list. In
-// a bans.json that decodes, each ban is checked on its own: one that
-// fails is dropped with a note saying why, the others kept (the file as
-// it was is set aside, the kept bans written). A ban says whether it
-// rests on a proof the client checked (Ban.Proof). bans.json is written
-// whole through a temporary file renamed into place.
+// The ban list and the address book share the directory, and its lock:
+// packages pool and addrbook keep them, while the store is open.
 //
 // # Memory
 //

@@ -114,34 +114,3 @@ func ExampleStore_Chain() {
 	// connected 3 <nil> stored tip 3
 	// resumed at 3 <nil> true
 }
-
-func ExampleStore_Ban() {
-	dataDir, err := os.MkdirTemp("", "store-example")
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer os.RemoveAll(dataDir)
-	st, err := store.Open(dataDir, &chaincfg.RegressionNetParams)
-	if err != nil {
-		log.Fatal(err)
-	}
-	// A peer that lied is banned by host: its port does not matter, nor
-	// how its address is written.
-	if err := st.Ban("[::ffff:192.0.2.1]:8333", "served a filter that fails its header", store.DefaultBanDuration); err != nil {
-		log.Fatal(err)
-	}
-	if err := st.Close(); err != nil {
-		log.Fatal(err)
-	}
-
-	// The ban outlives the process.
-	st, err = store.Open(dataDir, &chaincfg.RegressionNetParams)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer st.Close()
-	b, banned := st.Banned("192.0.2.1:8334")
-	fmt.Println(banned, b.Host, b.Reason, b.Until.Sub(b.Since))
-	// Output:
-	// true 192.0.2.1 served a filter that fails its header 24h0m0s
-}

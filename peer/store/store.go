@@ -77,17 +77,13 @@ type HeaderSource interface {
 }
 
 // Store keeps a network's verified block headers, basic filter headers
-// and filters, and the hosts its client banned, in a directory. Its
-// methods are safe for concurrent use.
+// and filters in a directory. Its methods are safe for concurrent use.
 type Store struct {
 	dir    string
 	params *chaincfg.Params
 	lock   *os.File
 
 	now func() time.Time
-
-	banMu sync.Mutex // guards bans; taken before mu
-	bans  *banList
 
 	mu            sync.Mutex // guards all below but filters, which guards itself
 	headers       *headerLog
@@ -108,9 +104,8 @@ func Open(dataDir string, params *chaincfg.Params) (*Store, error) {
 // takes an exclusive lock on the store (ErrLocked if another has it),
 // checks every stored record against its checksum, each block header's
 // link to its parent and its proof of work, and cuts each file after the
-// last record that passes; it checks the filter cache and the ban list,
-// and sets aside one that fails (none fails Open: see the package
-// documentation). Recovered says what was cut or set aside.
+// last record that passes; it checks the filter cache, and sets it aside
+// if it fails (none fails Open: see the package documentation). Recovered says what was cut or set aside.
 func OpenWith(dataDir string, params *chaincfg.Params, opts Options) (*Store, error) {
 	return openAt(dataDir, params, opts, time.Now)
 }
@@ -166,10 +161,6 @@ func (s *Store) open(opts Options) error {
 			return storeErr(err)
 		}
 	}
-	var note string
-	if s.bans, note = loadBans(filepath.Join(dir, BansFile), sync, s.now); note != "" {
-		s.note("%s", note)
-	}
 	if opts.FilterCacheBytes > 0 {
 		s.filters = openFilterCache(filepath.Join(dir, FiltersDir, filterCacheFile), opts.FilterCacheBytes, opts.NoSync, s.now)
 	}
@@ -212,8 +203,8 @@ func (s *Store) Dir() string { return s.dir }
 
 // Recovered lists what the store found damaged and dropped since it was
 // opened: records cut when it opened, filter cache entries that no longer
-// matched their hash, files set aside (a filter cache or a ban list that
-// failed its checks) and a filter cache turned off.
+// matched their hash, a filter cache set aside because it failed its
+// checks, and a filter cache turned off.
 // Each is one line, fit for a warning.
 func (s *Store) Recovered() []string {
 	s.mu.Lock()
@@ -227,8 +218,6 @@ func (s *Store) Recovered() []string {
 // Close flushes and closes the files and releases the lock. Closing twice
 // is harmless.
 func (s *Store) Close() error {
-	s.banMu.Lock()
-	defer s.banMu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {

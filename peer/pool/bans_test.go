@@ -1,4 +1,4 @@
-package store
+package pool
 
 import (
 	"errors"
@@ -16,13 +16,28 @@ type testClock struct{ t time.Time }
 func (c *testClock) now() time.Time          { return c.t }
 func (c *testClock) advance(d time.Duration) { c.t = c.t.Add(d) }
 func newTestClock() *testClock               { return &testClock{time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)} }
-func openClock(t testing.TB, dir string, c *testClock) *Store {
+
+// testBans is a ban list of a network's directory and what its opening
+// noted.
+type testBans struct {
+	*BanList
+	dir   string
+	notes []string
+}
+
+func (b *testBans) Recovered() []string { return b.notes }
+func (b *testBans) Dir() string         { return b.dir }
+
+// openClock opens the ban list of dir's regtest directory, as a store of
+// dir kept it.
+func openClock(t testing.TB, dir string, c *testClock) *testBans {
 	t.Helper()
-	s, err := openAt(dir, regtest, Options{NoSync: true}, c.now)
-	if err != nil {
+	dir = filepath.Join(dir, "regtest")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	return s
+	l, notes := openBanList(dir, false, c.now)
+	return &testBans{l, dir, notes}
 }
 
 func TestNormalizeHost(t *testing.T) {
@@ -90,7 +105,7 @@ func TestBans(t *testing.T) {
 			t.Fatalf("%s: %v", st.name, err)
 		}
 	}
-	checkBans := func(s *Store, want map[string]time.Time) {
+	checkBans := func(s *testBans, want map[string]time.Time) {
 		t.Helper()
 		got := s.Bans()
 		if len(got) != len(want) {
@@ -190,7 +205,7 @@ func TestBansCap(t *testing.T) {
 	clock := newTestClock()
 	s := openClock(t, t.TempDir(), clock)
 	defer s.Close()
-	s.bans.max = 5
+	s.max = 5
 	for i := 0; i < 8; i++ {
 		if err := s.Ban(fmt.Sprintf("127.0.0.%d", i), "", time.Hour); err != nil {
 			t.Fatal(err)

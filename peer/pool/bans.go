@@ -1,4 +1,4 @@
-package store
+package pool
 
 import (
 	"bytes"
@@ -10,25 +10,28 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
 	"github.com/spvfilter/spvfilter/peer/internal/diskfile"
 )
 
-// BansFile is the ban list's file in the store's directory.
+// BansFile is the ban list's file in a network's directory of a data
+// directory.
 const BansFile = "bans.json"
 
-// DefaultBanDuration is how long a ban lasts when Ban is given no
+// DefaultBanDuration is how long a ban lasts when it is given no
 // duration: a day, as Bitcoin Core's -bantime default.
 const DefaultBanDuration = 24 * time.Hour
 
-// MaxBans caps the bans a store keeps: Ban drops the oldest beyond it.
+// MaxBans caps the bans a list keeps: a ban drops the oldest beyond it.
 const MaxBans = 10000
 
-// MaxBanReason caps a ban's reason, in bytes; Ban cuts longer ones.
+// MaxBanReason caps a ban's reason, in bytes; longer ones are cut.
 const MaxBanReason = 256
 
 // bansVersion is the version of the ban list's format written; version
@@ -42,9 +45,12 @@ const maxBansFileSize = MaxBans * (maxHostLen + 6*MaxBanReason + 128)
 // maxHostLen is the longest host name (RFC 1035: 253 characters).
 const maxHostLen = 253
 
-// ErrBadHost is returned by Ban and Unban for a host that is neither an
-// IP address nor a host name.
-var ErrBadHost = errors.New("store: not an IP address or host name")
+// ErrBadHost is returned by a ban or an unban of a host that is neither
+// an IP address nor a host name.
+var ErrBadHost = errors.New("pool: not an IP address or host name")
+
+// ErrClosed: a ban list, or a pool, used after Close.
+var ErrClosed = errors.New("pool: closed")
 
 // Ban is a host a client refuses to connect to until a time, and why.
 type Ban struct {
@@ -121,22 +127,50 @@ func isHostName(h string) bool {
 	return true
 }
 
-// banList is a store's bans in memory, by host, and the file that keeps
-// them.
-type banList struct {
-	path string
-	sync bool
-	now  func() time.Time
-	max  int // MaxBans; lower in tests
-	bans map[string]Ban
+// BanList is the hosts banned, by host, kept in memory and, in a
+// directory, in BansFile: written whole through a temporary file renamed
+// into place at every change, and checked when it is opened (a file that
+// fails is set aside, never read in part nor taken silently for an empty
+// list; in a file that decodes, each ban is checked on its own, one that
+// fails dropped with a note saying why and the others kept). Its methods
+// are safe for concurrent use.
+type BanList struct {
+	mu     sync.Mutex
+	path   string // "" in memory
+	sync   bool
+	now    func() time.Time
+	max    int // MaxBans; lower in tests
+	bans   map[string]Ban
+	closed bool
+}
+
+// OpenBanList opens the ban list kept in dir (a network's directory of a
+// data directory, which its owner locks: package store does), or one in
+// memory for dir "". The notes say what was wrong with the file and what
+// became of it; opening never fails, as no ban is better than a refusal
+// to start.
+func OpenBanList(dir string) (*BanList, []string) {
+	return openBanList(dir, true, time.Now)
+}
+
+// openBanList is OpenBanList with a clock, and writes synced or not.
+func openBanList(dir string, sync bool, now func() time.Time) (*BanList, []string) {
+	if dir == "" {
+		return &BanList{now: now, max: MaxBans, bans: map[string]Ban{}}, nil
+	}
+	l, note := loadBans(filepath.Join(dir, BansFile), sync, now)
+	if note != "" {
+		return l, []string{note}
+	}
+	return l, nil
 }
 
 // loadBans reads the ban list at path. A file that cannot be read or
 // decoded is set aside, and no ban is loaded; a ban that fails its checks
 // is dropped and the others kept (the file as it was is set aside, and
 // the kept bans written). The second result says what happened.
-func loadBans(path string, sync bool, now func() time.Time) (*banList, string) {
-	l := &banList{path: path, sync: sync, now: now, max: MaxBans, bans: map[string]Ban{}}
+func loadBans(path string, sync bool, now func() time.Time) (*BanList, string) {
+	l := &BanList{path: path, sync: sync, now: now, max: MaxBans, bans: map[string]Ban{}}
 	bans, dropped, err := readBans(path)
 	if err == nil {
 		for _, b := range bans {
@@ -169,20 +203,12 @@ func loadBans(path string, sync bool, now func() time.Time) (*banList, string) {
 // readBans reads and checks the ban list at path (see decodeBans); a
 // missing file holds none.
 func readBans(path string) (bans []Ban, dropped []string, err error) {
-	f, err := os.Open(path)
+	b, err := diskfile.ReadLimited(path, maxBansFileSize)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil, nil
 	}
 	if err != nil {
 		return nil, nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxBansFileSize+1))
-	if err != nil {
-		return nil, nil, err
-	}
-	if len(b) > maxBansFileSize {
-		return nil, nil, fmt.Errorf("larger than %d bytes", maxBansFileSize)
 	}
 	return decodeBans(b)
 }
@@ -250,7 +276,7 @@ func decodeBan(raw json.RawMessage, version int) (Ban, error) {
 }
 
 // prune drops the bans that have ended.
-func (l *banList) prune() {
+func (l *BanList) prune() {
 	now := l.now()
 	for h, b := range l.bans {
 		if !now.Before(b.Until) {
@@ -260,7 +286,7 @@ func (l *banList) prune() {
 }
 
 // list returns the bans, by host.
-func (l *banList) list() []Ban {
+func (l *BanList) list() []Ban {
 	out := make([]Ban, 0, len(l.bans))
 	for _, b := range l.bans {
 		out = append(out, b)
@@ -270,7 +296,7 @@ func (l *banList) list() []Ban {
 }
 
 // add bans host, making room beyond MaxBans; a ban with proof stays one.
-func (l *banList) add(host, reason string, d time.Duration, proof bool) {
+func (l *BanList) add(host, reason string, d time.Duration, proof bool) {
 	now := l.now().UTC().Round(0) // as it reads back from the file
 	b, ok := l.bans[host]
 	if !ok || !now.Before(b.Until) {
@@ -289,7 +315,7 @@ func (l *banList) add(host, reason string, d time.Duration, proof bool) {
 }
 
 // oldest returns the host banned first.
-func (l *banList) oldest() string {
+func (l *BanList) oldest() string {
 	var first Ban
 	for _, b := range l.bans {
 		if first.Host == "" || b.Since.Before(first.Since) || b.Since.Equal(first.Since) && b.Host < first.Host {
@@ -320,9 +346,13 @@ func cutReason(r string) string {
 	return r
 }
 
-// save writes the ban list in force, whole or not at all.
-func (l *banList) save() error {
+// save writes the ban list in force, whole or not at all (a list in
+// memory only prunes).
+func (l *BanList) save() error {
 	l.prune()
+	if l.path == "" {
+		return nil
+	}
 	b, err := json.MarshalIndent(bansJSON{Version: bansVersion, Bans: l.list()}, "", "\t")
 	if err != nil {
 		return err
@@ -330,26 +360,26 @@ func (l *banList) save() error {
 	return diskfile.WriteAtomic(l.path, append(b, '\n'), l.sync)
 }
 
-// Ban bans host for d from now (DefaultBanDuration
-// if d is not positive), for reason (cut to MaxBanReason bytes), and
-// writes the ban list. A host banned already stays banned until the
-// later of its two ends, with the new reason. With MaxBans hosts banned,
-// the ban that began first is dropped. host is an IP address or a host
-// name, with or without a port, which is ignored but for a loopback
-// address: bans are by host (see Ban.Host), and the nodes of this machine
-// by port. The error wraps ErrBadHost for a host that is not one. The ban
-// rests on no proof (see BanWithProof).
-func (s *Store) Ban(host, reason string, d time.Duration) error {
-	return s.ban(host, reason, d, false)
+// Ban bans host for d from now (DefaultBanDuration if d is not
+// positive), for reason (cut to MaxBanReason bytes), and writes the ban
+// list. A host banned already stays banned until the later of its two
+// ends, with the new reason. With MaxBans hosts banned, the ban that began
+// first is dropped. host is an IP address or a host name, with or without
+// a port, which is ignored but for a loopback address: bans are by host
+// (see Ban.Host), and the nodes of this machine by port. The error wraps
+// ErrBadHost for a host that is not one. The ban rests on no proof (see
+// BanWithProof).
+func (l *BanList) Ban(host, reason string, d time.Duration) error {
+	return l.ban(host, reason, d, false)
 }
 
 // BanWithProof is Ban for a ban that rests on evidence the client checked
 // itself (see Ban.Proof).
-func (s *Store) BanWithProof(host, reason string, d time.Duration) error {
-	return s.ban(host, reason, d, true)
+func (l *BanList) BanWithProof(host, reason string, d time.Duration) error {
+	return l.ban(host, reason, d, true)
 }
 
-func (s *Store) ban(host, reason string, d time.Duration, proof bool) error {
+func (l *BanList) ban(host, reason string, d time.Duration, proof bool) error {
 	h, err := normalizeHost(host)
 	if err != nil {
 		return err
@@ -357,61 +387,70 @@ func (s *Store) ban(host, reason string, d time.Duration, proof bool) error {
 	if d <= 0 {
 		d = DefaultBanDuration
 	}
-	s.banMu.Lock()
-	defer s.banMu.Unlock()
-	if s.isClosed() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
 		return ErrClosed
 	}
-	s.bans.add(h, reason, d, proof)
-	if err := s.bans.save(); err != nil {
-		return fmt.Errorf("store: saving %s: %w", BansFile, err)
+	l.add(h, reason, d, proof)
+	if err := l.save(); err != nil {
+		return fmt.Errorf("pool: saving %s: %w", BansFile, err)
 	}
 	return nil
 }
 
-// Banned reports whether host is banned now, and its
-// ban. A ban that has ended is no ban, and is dropped (from the file at
-// the next write).
-func (s *Store) Banned(host string) (Ban, bool) {
+// Banned reports whether host is banned now, and its ban. A ban that has
+// ended is no ban, and is dropped (from the file at the next write).
+func (l *BanList) Banned(host string) (Ban, bool) {
 	h, err := normalizeHost(host)
 	if err != nil {
 		return Ban{}, false
 	}
-	s.banMu.Lock()
-	defer s.banMu.Unlock()
-	b, ok := s.bans.bans[h]
-	if ok && !s.bans.now().Before(b.Until) {
-		delete(s.bans.bans, h)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b, ok := l.bans[h]
+	if ok && !l.now().Before(b.Until) {
+		delete(l.bans, h)
 		return Ban{}, false
 	}
 	return b, ok
 }
 
 // Unban lifts host's ban, if there is one, and writes the ban list.
-func (s *Store) Unban(host string) error {
+func (l *BanList) Unban(host string) error {
 	h, err := normalizeHost(host)
 	if err != nil {
 		return err
 	}
-	s.banMu.Lock()
-	defer s.banMu.Unlock()
-	if s.isClosed() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
 		return ErrClosed
 	}
-	if _, ok := s.bans.bans[h]; !ok {
+	if _, ok := l.bans[h]; !ok {
 		return nil
 	}
-	delete(s.bans.bans, h)
-	if err := s.bans.save(); err != nil {
-		return fmt.Errorf("store: saving %s: %w", BansFile, err)
+	delete(l.bans, h)
+	if err := l.save(); err != nil {
+		return fmt.Errorf("pool: saving %s: %w", BansFile, err)
 	}
 	return nil
 }
 
 // Bans returns the bans in force, by host.
-func (s *Store) Bans() []Ban {
-	s.banMu.Lock()
-	defer s.banMu.Unlock()
-	s.bans.prune()
-	return s.bans.list()
+func (l *BanList) Bans() []Ban {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.prune()
+	return l.list()
+}
+
+// Close ends the list's use: a later Ban or Unban fails with ErrClosed
+// (the directory may be someone else's by then). It is safe to call
+// twice.
+func (l *BanList) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.closed = true
+	return nil
 }
