@@ -91,6 +91,7 @@ type Peer struct {
 	cause    atomic.Pointer[error] // why we ended the connection (flooding, a failed write)
 	readErr  atomic.Pointer[error] // why the read loop ended
 	received atomic.Uint64
+	sent     atomic.Uint64
 
 	req     atomic.Pointer[request] // the request in flight
 	opMu    sync.Mutex              // one request at a time
@@ -282,6 +283,9 @@ func (p *Peer) ProtocolVersion() uint32 { return p.pver.Load() }
 
 // BytesReceived returns the bytes read from the node so far.
 func (p *Peer) BytesReceived() uint64 { return p.received.Load() }
+
+// BytesSent returns the bytes written to the node so far.
+func (p *Peer) BytesSent() uint64 { return p.sent.Load() }
 
 // Done is closed when the connection is gone.
 func (p *Peer) Done() <-chan struct{} { return p.done }

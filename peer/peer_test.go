@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/btcsuite/btcd/btcjson"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/bip37"
@@ -483,4 +484,34 @@ func TestBroadcast(t *testing.T) {
 	bad.TxOut[0].Value--
 	err = p2.Broadcast(ctx, bad)
 	checkPeerError(t, err, fx.node.P2PAddr, ErrRejected)
+}
+
+// TestBytesCounted: what the peer counts as sent and received is what the
+// node counts as received and sent on the same connection (btcd's
+// getpeerinfo), once both are idle.
+func TestBytesCounted(t *testing.T) {
+	needFixture(t)
+	p := dial(t, fx.node.P2PAddr, 0)
+	syncHeaders(t, p)
+	local := p.conn.LocalAddr().String()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		infos, err := fx.node.RPC().GetPeerInfo()
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := slices.IndexFunc(infos, func(pi btcjson.GetPeerInfoResult) bool { return pi.Addr == local })
+		if i < 0 {
+			t.Fatalf("the node lists no peer at %s", local)
+		}
+		sent, received := p.BytesSent(), p.BytesReceived()
+		if infos[i].BytesRecv == sent && infos[i].BytesSent == received && sent > 0 {
+			t.Logf("%d bytes sent, %d received, as the node counts them", sent, received)
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sent %d, received %d; the node received %d, sent %d", sent, received, infos[i].BytesRecv, infos[i].BytesSent)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }

@@ -135,7 +135,8 @@ func (p *Peer) writeLoop() {
 func (p *Peer) writeMsg(msg wire.Message, deadline time.Time) error {
 	p.logf("send %s", msg.Command())
 	p.conn.SetWriteDeadline(deadline)
-	_, err := wire.WriteMessageWithEncodingN(p.conn, msg, p.pver.Load(), p.cfg.Params.Net, wire.WitnessEncoding)
+	n, err := wire.WriteMessageWithEncodingN(p.conn, msg, p.pver.Load(), p.cfg.Params.Net, wire.WitnessEncoding)
+	p.sent.Add(uint64(n))
 	if err == nil || errors.Is(err, net.ErrClosed) {
 		return err
 	}
