@@ -10,6 +10,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/gcs"
 	"github.com/spvfilter/spvfilter/peer"
+	"github.com/spvfilter/spvfilter/peer/pool"
 )
 
 // ScanRequest says what a scan looks for and where.
@@ -49,19 +50,19 @@ const maxAttempts = 8
 // false positive.
 func (c *Client) ScanBIP157(ctx context.Context, req ScanRequest) (*ScanResult, error) {
 	wl := newWatchList(req.Watch)
-	return c.scan(ctx, req, "bip157", wire.SFNodeCF, func(ctx context.Context, req ScanRequest) (*ScanResult, error) {
-		return c.scanBIP157(ctx, req, wl)
+	return c.scan(ctx, req, "bip157", wire.SFNodeCF, func(ctx context.Context, log *scanLog, req ScanRequest) (*ScanResult, error) {
+		return c.scanBIP157(ctx, log, req, wl)
 	})
 }
 
 // scan runs pass until it succeeds, checking for a reorganization after
 // every failure before blaming the peer, as ScanBIP157 describes.
 func (c *Client) scan(ctx context.Context, req ScanRequest, mode string, service wire.ServiceFlag,
-	pass func(context.Context, ScanRequest) (*ScanResult, error)) (*ScanResult, error) {
+	pass func(context.Context, *scanLog, ScanRequest) (*ScanResult, error)) (*ScanResult, error) {
 	c.opMu.Lock()
 	defer c.opMu.Unlock()
-	startBytes := c.bytesReceived()
-	c.startScan()
+	startBytes := c.pool.BytesReceived()
+	log := newScanLog()
 	want := req
 	// With the service running, the chain and the peers' tips are kept
 	// current by it, and a reorganization during the scan is seen by the
@@ -70,20 +71,20 @@ func (c *Client) scan(ctx context.Context, req ScanRequest, mode string, service
 	withService := c.started()
 	for attempt := 0; ; attempt++ {
 		if !withService || attempt > 0 {
-			if _, err := c.syncHeaders(ctx); err != nil {
+			if _, err := c.syncHeaders(ctx, log); err != nil {
 				return nil, err
 			}
 		}
-		req, err := c.scanRange(want, service)
+		req, err := c.scanRange(log, want, service)
 		if err != nil {
 			return nil, err
 		}
-		res, err := pass(ctx, req)
+		res, err := pass(ctx, log, req)
 		if err == nil {
 			// Blocks scanned may have left the chain meanwhile: a node
 			// still serves a block it disconnected.
 			if !withService {
-				up, err := c.syncHeaders(ctx)
+				up, err := c.syncHeaders(ctx, log)
 				if err != nil {
 					return nil, err
 				}
@@ -92,7 +93,7 @@ func (c *Client) scan(ctx context.Context, req ScanRequest, mode string, service
 					continue
 				}
 			}
-			res.BytesReceived = c.bytesReceived() - startBytes
+			res.BytesReceived = c.pool.BytesReceived() - startBytes
 			// The headers of the blocks scanned, as the chain held them:
 			// it may change as soon as the scan returns.
 			if req.withHeaders {
@@ -100,7 +101,7 @@ func (c *Client) scan(ctx context.Context, req ScanRequest, mode string, service
 					return nil, fmt.Errorf("client: the chain state: %w", err)
 				}
 			}
-			c.finish(res, mode)
+			c.finish(res, log, mode)
 			return res, nil
 		}
 		if ctx.Err() != nil {
@@ -111,7 +112,7 @@ func (c *Client) scan(ctx context.Context, req ScanRequest, mode string, service
 			// dropped: scan up to what those left hold.
 			continue
 		}
-		var f *failure
+		var f *pool.Failure
 		if !errors.As(err, &f) {
 			return nil, err
 		}
@@ -121,35 +122,35 @@ func (c *Client) scan(ctx context.Context, req ScanRequest, mode string, service
 		// A reorganization explains stalls, notfound and changed filter
 		// headers from an honest node: check before blaming, on a new
 		// connection if the failed request dropped the old one.
-		if !isLie(f.err) {
-			if err := c.redial(ctx, f.m); err != nil {
-				c.logf("redialing %s: %v", f.m.addr, err)
+		if !isLie(f.Err) {
+			if err := c.pool.Redial(ctx, f.Member); err != nil {
+				c.logf("redialing %s: %v", f.Member.Addr(), err)
 			}
 		}
-		up, serr := c.syncHeaders(ctx)
+		up, serr := c.syncHeaders(ctx, log)
 		if serr == nil && up.Reorganized() && up.Fork < req.To && attempt < maxAttempts {
 			c.logf("chain reorganized at height %d during the scan: starting again", up.Fork)
 			continue
 		}
-		c.blame(f.m, f.err)
-		if attempt >= maxAttempts || len(c.serving(service)) == 0 {
-			return nil, f.err
+		c.blame(f.Member, f.Err)
+		if attempt >= maxAttempts || len(c.pool.Serving(service)) == 0 {
+			return nil, f.Err
 		}
 	}
 }
 
 // scanBIP157 runs one pass of the scan over the current chain.
 // wl carries the outpoints found before, by earlier passes or scans.
-func (c *Client) scanBIP157(ctx context.Context, req ScanRequest, wl *watchList) (*ScanResult, error) {
+func (c *Client) scanBIP157(ctx context.Context, log *scanLog, req ScanRequest, wl *watchList) (*ScanResult, error) {
 	from, to := req.From, req.To
 	// btcd v0.24.2 crashes on cfilter requests when it runs without
 	// them: peers without the service are never asked.
-	ms := c.serving(wire.SFNodeCF)
+	ms := c.pool.Serving(wire.SFNodeCF)
 	if len(ms) == 0 {
 		return nil, fmt.Errorf("client: %w: no peer offers compact filters (NODE_COMPACT_FILTERS)", ErrNoPeers)
 	}
-	c.startPass()
-	headers, ms, err := c.filterHeaders(ctx, ms, from, to)
+	log.startPass()
+	headers, ms, err := c.filterHeaders(ctx, log, ms, from, to)
 	if err != nil {
 		return nil, err
 	}
@@ -241,52 +242,34 @@ func (c *Client) fetchBlocks(ctx context.Context, heights []int32) ([]*wire.MsgB
 		if len(ms) == 0 {
 			return nil, c.noPeers("getdata block")
 		}
-		m := c.pickFast(ms)
+		m := c.pool.PickFast(ms)
 		hashes := make([]chainhash.Hash, len(batch))
 		for i, h := range batch {
 			hashes[i] = c.chain.Hash(h)
 		}
-		err := c.conn(m).GetBlocks(ctx, hashes, func(_ int, b *wire.MsgBlock) error {
+		err := c.pool.Conn(m).GetBlocks(ctx, hashes, func(_ int, b *wire.MsgBlock) error {
 			out = append(out, b)
 			return nil
 		})
 		if err != nil {
-			return nil, &failure{m: m, err: err}
+			return nil, &pool.Failure{Member: m, Err: err}
 		}
 	}
 	return out, nil
 }
 
-// startScan forgets what an earlier scan found.
-func (c *Client) startScan() {
-	c.scanNotes = nil
-	c.budget.reset()
-	c.startPass()
-}
-
-// startPass forgets which peers an earlier pass of the scan compared (a
-// pass is started again after a reorganization or a failed peer).
-func (c *Client) startPass() {
-	c.oneVoice = nil
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, m := range c.members {
-		m.compared = false
-	}
-}
-
 // scanRange resolves req's range on the chain as it is now: a negative To
 // becomes the highest height a live peer offering service holds, and an
 // explicit To must be held by one.
-func (c *Client) scanRange(req ScanRequest, service wire.ServiceFlag) (ScanRequest, error) {
-	if len(c.serving(service)) == 0 {
+func (c *Client) scanRange(log *scanLog, req ScanRequest, service wire.ServiceFlag) (ScanRequest, error) {
+	if len(c.pool.Serving(service)) == 0 {
 		return req, fmt.Errorf("client: %w: no peer offers %s", ErrNoPeers, serviceName(service))
 	}
 	best := c.bestHeld(service)
 	if req.To < 0 {
 		req.To = best
 		if best < c.chain.Height() {
-			c.scanNotes = append(c.scanNotes, fmt.Sprintf("the chain's tip %d is held by no connected peer (it came from the data directory or a peer no longer used): scanned to %d",
+			log.note(fmt.Sprintf("the chain's tip %d is held by no connected peer (it came from the data directory or a peer no longer used): scanned to %d",
 				c.chain.Height(), best))
 		}
 	}
@@ -314,25 +297,24 @@ func serviceName(service wire.ServiceFlag) string {
 // service holds, or -1.
 func (c *Client) bestHeld(service wire.ServiceFlag) int32 {
 	best := int32(-1)
-	for _, m := range c.serving(service) {
+	for _, m := range c.pool.Serving(service) {
 		best = max(best, c.reachOf(m, c.chain.Height()))
 	}
 	return best
 }
 
 // finish fills in what every scan result says about its peers and the
-// chain.
-func (c *Client) finish(res *ScanResult, mode string) {
+// chain. Called with opMu held.
+func (c *Client) finish(res *ScanResult, log *scanLog, mode string) {
 	c.takeStoreNotes()
 	res.Warnings = append(res.Warnings, c.notes...)
-	res.Warnings = append(res.Warnings, c.scanNotes...)
-	c.mu.Lock()
+	res.Warnings = append(res.Warnings, log.notes...)
 	res.Disconnected = append([]chainhash.Hash{}, c.disconnected...)
 	res.Warnings = append(res.Warnings, c.forks...)
-	res.Warnings = append(res.Warnings, c.news...)
-	c.disconnected, c.forks, c.news = nil, nil, nil
-	c.mu.Unlock()
-	res.Peers = c.Peers()
+	res.Warnings = append(res.Warnings, c.pool.TakeNotes()...)
+	c.disconnected, c.forks = nil, nil
+	c.views.setCompared(log.compared)
+	res.Peers = c.peerStatus(func(m *pool.Member) bool { return log.compared[m] })
 	compared := 0
 	for _, st := range res.Peers {
 		if st.Compared {
@@ -346,7 +328,7 @@ func (c *Client) finish(res *ScanResult, mode string) {
 		// peer's whole result rests on it.
 		// (within the range: a verification may have compared heights
 		// below it again).
-		for _, o := range c.oneVoice {
+		for _, o := range log.oneVoice {
 			o.From, o.To = max(o.From, res.From), min(o.To, res.To)
 			if o.From <= o.To {
 				res.OnePeer = append(res.OnePeer, o)
@@ -394,10 +376,10 @@ func (c *Client) FetchBlocks(ctx context.Context, from, to int32, fn func(height
 		}
 		blocks, err := c.fetchBlocks(ctx, heights)
 		if err != nil {
-			var f *failure
+			var f *pool.Failure
 			if errors.As(err, &f) {
-				c.blame(f.m, f.err)
-				return f.err
+				c.blame(f.Member, f.Err)
+				return f.Err
 			}
 			return err
 		}

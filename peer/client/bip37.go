@@ -9,6 +9,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/bip37"
 	"github.com/spvfilter/spvfilter/peer"
+	"github.com/spvfilter/spvfilter/peer/pool"
 )
 
 // WatchFilterHeadroom is how many matched outpoints per watch item
@@ -97,7 +98,7 @@ func (c *Client) ScanBIP37(ctx context.Context, req ScanRequest, opt BIP37Option
 	if _, err := NewWatchFilter(req.Watch, opt.FPRate, 0, opt.Flags); err != nil {
 		return nil, err
 	}
-	return c.scan(ctx, req, "bip37", wire.SFNodeBloom, func(ctx context.Context, req ScanRequest) (*ScanResult, error) {
+	return c.scan(ctx, req, "bip37", wire.SFNodeBloom, func(ctx context.Context, _ *scanLog, req ScanRequest) (*ScanResult, error) {
 		return c.scanBIP37(ctx, req, opt)
 	})
 }
@@ -111,7 +112,7 @@ type filteredBatch struct {
 // bip37Scan is the state of one BIP 37 pass.
 type bip37Scan struct {
 	c      *Client
-	m      *member
+	m      *pool.Member
 	opt    BIP37Options
 	wl     *watchList
 	local  *bip37.Filter // our copy of the node's filter
@@ -130,7 +131,7 @@ func (c *Client) scanBIP37(ctx context.Context, req ScanRequest, opt BIP37Option
 	if len(ms) == 0 {
 		return nil, fmt.Errorf("client: %w: no peer offers BIP 37 filtering (NODE_BLOOM) up to height %d", ErrNoPeers, req.To)
 	}
-	s := &bip37Scan{c: c, m: c.pick(ms), opt: opt, wl: newWatchList(req.Watch),
+	s := &bip37Scan{c: c, m: c.pool.Pick(ms), opt: opt, wl: newWatchList(req.Watch),
 		res: &ScanResult{From: req.From, To: req.To, Matches: []Match{}, BlocksScanned: int(req.To-req.From) + 1}}
 	if err := s.load(ctx, req.Watch); err != nil {
 		return nil, err
@@ -150,7 +151,7 @@ func (c *Client) scanBIP37(ctx context.Context, req ScanRequest, opt BIP37Option
 			hashes = append(hashes, c.chain.Hash(h))
 		}
 		go func() {
-			blocks, err := s.c.conn(s.m).GetFilteredBlocks(ctx, hashes)
+			blocks, err := s.c.pool.Conn(s.m).GetFilteredBlocks(ctx, hashes)
 			ch <- filteredBatch{blocks: blocks, err: err}
 		}()
 		return ch
@@ -159,7 +160,7 @@ func (c *Client) scanBIP37(ctx context.Context, req ScanRequest, opt BIP37Option
 	for start := req.From; start <= req.To; {
 		b := <-inflight
 		if b.err != nil {
-			return nil, &failure{m: s.m, err: b.err}
+			return nil, &pool.Failure{Member: s.m, Err: b.err}
 		}
 		stop := start + int32(len(b.blocks)) - 1
 		inflight = fetch(stop + 1)
@@ -188,7 +189,7 @@ func (c *Client) scanBIP37(ctx context.Context, req ScanRequest, opt BIP37Option
 		if next != stop+1 {
 			// What is in flight was filtered with the old filter.
 			if d := <-inflight; d.err != nil {
-				return nil, &failure{m: s.m, err: d.err}
+				return nil, &pool.Failure{Member: s.m, Err: d.err}
 			}
 			inflight = fetch(next)
 		}
@@ -197,9 +198,9 @@ func (c *Client) scanBIP37(ctx context.Context, req ScanRequest, opt BIP37Option
 		}
 		start = next
 	}
-	s.res.FilteringPeer = s.m.addr
+	s.res.FilteringPeer = s.m.Addr()
 	s.res.Warnings = append(s.res.Warnings, fmt.Sprintf(
-		"the bip37 result rests on one peer, %s, which filtered every block: it could leave a match out of a valid proof undetectably, and nothing it sent was cross-checked with another peer", s.m.addr))
+		"the bip37 result rests on one peer, %s, which filtered every block: it could leave a match out of a valid proof undetectably, and nothing it sent was cross-checked with another peer", s.m.Addr()))
 	if req.From > 0 {
 		for i, it := range req.Watch {
 			if !it.IsOutPoint {
@@ -230,10 +231,10 @@ func (s *bip37Scan) load(ctx context.Context, watch []WatchItem) error {
 	if s.local != nil {
 		s.res.FilterReloads++
 		s.c.logf("filter of %s matched %d false positives in %d transactions (target rate %g): loading a fresh one",
-			s.m.addr, s.fps, s.txs, s.opt.FPRate)
+			s.m.Addr(), s.fps, s.txs, s.opt.FPRate)
 	}
-	if err := s.c.conn(s.m).LoadFilter(ctx, f); err != nil {
-		return &failure{m: s.m, err: err}
+	if err := s.c.pool.Conn(s.m).LoadFilter(ctx, f); err != nil {
+		return &pool.Failure{Member: s.m, Err: err}
 	}
 	s.local, s.txs, s.fps, s.reload = f, 0, 0, false
 	return nil
@@ -292,7 +293,7 @@ func (s *bip37Scan) mayReload() bool {
 		s.warned = true
 		s.res.Warnings = append(s.res.Warnings, fmt.Sprintf(
 			"node %s matched %d of %d transactions against a target rate of %g after %d fresh filter(s): a node that forces reloads learns more with every filter, so no more were loaded (the matches are checked locally and the false positives marked)",
-			s.m.addr, s.allFPs+s.relevantSoFar(), s.allTxs, s.opt.FPRate, s.res.FilterReloads))
+			s.m.Addr(), s.allFPs+s.relevantSoFar(), s.allTxs, s.opt.FPRate, s.res.FilterReloads))
 	}
 	return false
 }
@@ -322,8 +323,8 @@ func (s *bip37Scan) addFound(ctx context.Context, tx *wire.MsgTx) (added bool, e
 			continue
 		}
 		s.local.AddOutPoint(&op)
-		if err := s.c.conn(s.m).AddToFilter(ctx, bip37.OutPointBytes(&op)); err != nil {
-			return false, &failure{m: s.m, err: err}
+		if err := s.c.pool.Conn(s.m).AddToFilter(ctx, bip37.OutPointBytes(&op)); err != nil {
+			return false, &pool.Failure{Member: s.m, Err: err}
 		}
 		added = true
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/gcs"
 	"github.com/spvfilter/spvfilter/peer"
+	"github.com/spvfilter/spvfilter/peer/pool"
 )
 
 // filterBatch is one getcfilters request of the scan.
@@ -33,9 +34,9 @@ type filterDownload struct {
 	// slow holds the peers whose answers take far longer than the
 	// fastest peer's (see slowPeers): they get only the batches no
 	// other peer can serve.
-	slow map[*member]bool
+	slow map[*pool.Member]bool
 	// reach holds each peer's reach in the range.
-	reach map[*member]int32
+	reach map[*pool.Member]int32
 	// undecided holds, by height, the filter hashes the blocks of
 	// conflicts in the range could not decide between (see Conflict):
 	// any of them is taken, and none is kept in the cache.
@@ -55,7 +56,7 @@ type filterDownload struct {
 // the other request is cancelled.
 type flight struct {
 	b       filterBatch
-	m       *member
+	m       *pool.Member
 	start   time.Time
 	cancel  context.CancelFunc
 	settled bool // the batch is done, by this flight or another
@@ -72,12 +73,12 @@ const (
 // matchFilters downloads the filters from..to as filterDownload describes
 // and returns the heights whose filter matches a script, sorted, and how
 // many filters were downloaded.
-func (c *Client) matchFilters(ctx context.Context, ms []*member, scripts [][]byte, headers []chainhash.Hash,
+func (c *Client) matchFilters(ctx context.Context, ms []*pool.Member, scripts [][]byte, headers []chainhash.Hash,
 	from, to int32, progress func(done, total int)) ([]int32, int, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	d := &filterDownload{c: c, from: from, to: to, headers: headers, base: gcs.NewMatcher(scripts), progress: progress, cancel: cancel,
-		slow: c.slowPeers(ms), reach: map[*member]int32{}}
+		slow: c.pool.Slow(ms), reach: map[*pool.Member]int32{}}
 	for _, m := range ms {
 		d.reach[m] = c.reachOf(m, to)
 	}
@@ -155,7 +156,7 @@ func (d *filterDownload) keep(b filterBatch, blocks []chainhash.Hash, datas [][]
 
 // take hands out the first pending batch m can serve; a slow peer gets
 // only those no other peer of the download can.
-func (d *filterDownload) take(m *member) (filterBatch, bool) {
+func (d *filterDownload) take(m *pool.Member) (filterBatch, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.err != nil {
@@ -185,18 +186,17 @@ func (d *filterDownload) take(m *member) (filterBatch, bool) {
 
 // onlyFor reports whether a pending batch is one only m, of the peers
 // still live, can serve.
-func (d *filterDownload) onlyFor(m *member) bool {
+func (d *filterDownload) onlyFor(m *pool.Member) bool {
 	d.mu.Lock()
 	pending := slices.Clone(d.pending)
 	d.mu.Unlock()
-	d.c.mu.Lock()
-	defer d.c.mu.Unlock()
+	live := d.c.pool.Live()
 	return slices.ContainsFunc(pending, func(b filterBatch) bool {
 		if b.stop > d.reach[m] {
 			return false
 		}
 		for o, r := range d.reach {
-			if o != m && r >= b.stop && o.isLive() {
+			if o != m && r >= b.stop && slices.Contains(live, o) {
 				return false
 			}
 		}
@@ -216,18 +216,18 @@ func (d *filterDownload) finish(b filterBatch, hits []int32) {
 }
 
 // fail records the first failure and stops the other peers.
-func (d *filterDownload) fail(m *member, err error) {
+func (d *filterDownload) fail(m *pool.Member, err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.err == nil {
-		d.err = &failure{m: m, err: err}
+		d.err = &pool.Failure{Member: m, Err: err}
 	}
 	d.cancel()
 }
 
 // work gets batches from m until none is left that m can serve: pending
 // ones first, then those another peer has held too long.
-func (d *filterDownload) work(ctx context.Context, m *member) {
+func (d *filterDownload) work(ctx context.Context, m *pool.Member) {
 	matcher := d.base.Clone()
 	blocks := make([]chainhash.Hash, 0, wire.MaxGetCFiltersReqRange)
 	var own time.Duration // m's last batch time
@@ -252,14 +252,11 @@ func (d *filterDownload) work(ctx context.Context, m *member) {
 			// and its connection dropped with it. m dials again when a
 			// batch only it can serve is left (unless it was banned or
 			// dropped meanwhile).
-			d.c.mu.Lock()
-			live := m.isLive()
-			d.c.mu.Unlock()
-			if !live || !d.onlyFor(m) {
+			if !d.c.pool.IsLive(m) || !d.onlyFor(m) {
 				return
 			}
-			if err := d.c.redial(ctx, m); err != nil {
-				d.c.logf("%s: dialling again after a batch another peer served first: %v", m.addr, err)
+			if err := d.c.pool.Redial(ctx, m); err != nil {
+				d.c.logf("%s: dialling again after a batch another peer served first: %v", m.Addr(), err)
 				return
 			}
 			continue
@@ -279,7 +276,7 @@ func (d *filterDownload) work(ctx context.Context, m *member) {
 // next returns m's next flight: a pending batch it can serve, or one
 // another peer has held too long (see stealAfter), waiting while such a
 // batch may still come; nil when m has nothing left to do.
-func (d *filterDownload) next(ctx context.Context, m *member, own time.Duration) *flight {
+func (d *filterDownload) next(ctx context.Context, m *pool.Member, own time.Duration) *flight {
 	for {
 		if b, ok := d.take(m); ok {
 			return d.fly(b, m)
@@ -297,7 +294,7 @@ func (d *filterDownload) next(ctx context.Context, m *member, own time.Duration)
 }
 
 // fly records m's flight of b.
-func (d *filterDownload) fly(b filterBatch, m *member) *flight {
+func (d *filterDownload) fly(b filterBatch, m *pool.Member) *flight {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	f := &flight{b: b, m: m, start: time.Now()}
@@ -308,7 +305,7 @@ func (d *filterDownload) fly(b filterBatch, m *member) *flight {
 // steal returns a flight of a batch m can serve that another peer has
 // held longer than stealAfter and stealFactor times m's own batch time,
 // and reports whether one may still qualify (so m should wait).
-func (d *filterDownload) steal(m *member, own time.Duration) (*flight, bool) {
+func (d *filterDownload) steal(m *pool.Member, own time.Duration) (*flight, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.err != nil || d.slow[m] {
@@ -326,14 +323,14 @@ func (d *filterDownload) steal(m *member, own time.Duration) (*flight, bool) {
 		}
 		g := &flight{b: f.b, m: m, start: time.Now()}
 		d.flights = append(d.flights, g)
-		d.c.logf("%s has held filters %d..%d for %v: asking %s too", f.m.addr, f.b.start, f.b.stop, time.Since(f.start).Round(time.Millisecond), m.addr)
+		d.c.logf("%s has held filters %d..%d for %v: asking %s too", f.m.Addr(), f.b.start, f.b.stop, time.Since(f.start).Round(time.Millisecond), m.Addr())
 		return g, false
 	}
 	return nil, wait
 }
 
 // flying reports whether m already has a flight of b. Called with mu held.
-func (d *filterDownload) flying(b filterBatch, m *member) bool {
+func (d *filterDownload) flying(b filterBatch, m *pool.Member) bool {
 	return slices.ContainsFunc(d.flights, func(f *flight) bool { return f.b == b && f.m == m })
 }
 
@@ -357,8 +354,8 @@ func (d *filterDownload) settle(f *flight) bool {
 }
 
 // batch gets the filters of one batch from m, checks and matches them.
-func (d *filterDownload) batch(ctx context.Context, m *member, matcher *gcs.Matcher, b filterBatch, blocks []chainhash.Hash) (hits []int32, datas [][]byte, err error) {
-	err = d.c.conn(m).GetCFilters(ctx, b.start, blocks, func(i int, data []byte) error {
+func (d *filterDownload) batch(ctx context.Context, m *pool.Member, matcher *gcs.Matcher, b filterBatch, blocks []chainhash.Hash) (hits []int32, datas [][]byte, err error) {
+	err = d.c.pool.Conn(m).GetCFilters(ctx, b.start, blocks, func(i int, data []byte) error {
 		h := b.start + int32(i)
 		if err := d.check(h, data); err != nil {
 			return peerErr(m, "getcfilters", err)
@@ -393,21 +390,21 @@ const (
 // slowPeers returns the peers of ms whose answers, by their latency so
 // far, take over slowFactor times the fastest peer's and at least
 // slowFloor.
-func (c *Client) slowPeers(ms []*member) map[*member]bool {
-	lat := make(map[*member]time.Duration, len(ms))
+func (c *Client) slowPeers(ms []*pool.Member) map[*pool.Member]bool {
+	lat := make(map[*pool.Member]time.Duration, len(ms))
 	fastest := time.Duration(0)
 	for _, m := range ms {
-		l := c.conn(m).Latency()
+		l := c.pool.Conn(m).Latency()
 		lat[m] = l
 		if l > 0 && (fastest == 0 || l < fastest) {
 			fastest = l
 		}
 	}
-	slow := map[*member]bool{}
+	slow := map[*pool.Member]bool{}
 	for _, m := range ms {
 		if fastest > 0 && lat[m] > slowFactor*fastest && lat[m] >= slowFloor {
 			slow[m] = true
-			c.logf("%s answers in %v against %v for the fastest peer: bulk downloads go to faster peers", m.addr, lat[m], fastest)
+			c.logf("%s answers in %v against %v for the fastest peer: bulk downloads go to faster peers", m.Addr(), lat[m], fastest)
 		}
 	}
 	return slow
@@ -415,10 +412,10 @@ func (c *Client) slowPeers(ms []*member) map[*member]bool {
 
 // fastest returns the peer of ms with the lowest latency so far (the
 // first of those not measured yet).
-func (c *Client) fastest(ms []*member) *member {
+func (c *Client) fastest(ms []*pool.Member) *pool.Member {
 	best, bestLat := ms[0], time.Duration(-1)
 	for _, m := range ms {
-		l := c.conn(m).Latency()
+		l := c.pool.Conn(m).Latency()
 		if bestLat < 0 || l < bestLat {
 			best, bestLat = m, l
 		}
@@ -428,10 +425,10 @@ func (c *Client) fastest(ms []*member) *member {
 
 // pickFast returns a peer among ms chosen at random, leaving out the slow
 // ones (see slowPeers) unless all are.
-func (c *Client) pickFast(ms []*member) *member {
-	slow := c.slowPeers(ms)
-	if fast := slices.DeleteFunc(slices.Clone(ms), func(m *member) bool { return slow[m] }); len(fast) > 0 {
+func (c *Client) pickFast(ms []*pool.Member) *pool.Member {
+	slow := c.pool.Slow(ms)
+	if fast := slices.DeleteFunc(slices.Clone(ms), func(m *pool.Member) bool { return slow[m] }); len(fast) > 0 {
 		ms = fast
 	}
-	return c.pick(ms)
+	return c.pool.Pick(ms)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer/pool"
 )
 
 // TestOnePeerHeightsStayApartWhenOneLeft: a height only a liar one block
@@ -24,8 +25,7 @@ func TestOnePeerHeightsStayApartWhenOneLeft(t *testing.T) {
 	ctx := context.Background()
 
 	c.opMu.Lock()
-	c.startPass()
-	if _, _, err := c.filterHeaders(ctx, c.serving(wire.SFNodeCF), 111, 111); err != nil {
+	if _, _, err := c.filterHeaders(ctx, newScanLog(), c.pool.Serving(wire.SFNodeCF), 111, 111); err != nil {
 		c.opMu.Unlock()
 		t.Fatal(err)
 	}
@@ -42,18 +42,18 @@ func TestOnePeerHeightsStayApartWhenOneLeft(t *testing.T) {
 	if _, err := c.SyncHeaders(ctx); err != nil {
 		t.Fatal(err)
 	}
-	var hm *member
-	for _, m := range c.serving(wire.SFNodeCF) {
-		if m.addr == node.P2PAddr {
+	var hm *pool.Member
+	for _, m := range c.pool.Serving(wire.SFNodeCF) {
+		if m.Addr() == node.P2PAddr {
 			hm = m
 		}
 	}
 	// The honest node's connection is lost (a timeout, a restart).
-	c.dropPeer(hm, errors.New("test: connection lost"))
+	c.pool.Drop(hm, errors.New("test: connection lost"))
 	if err := c.verifyFilterHeaders(ctx, 112, 112); err != nil {
 		t.Fatal(err)
 	}
-	c.redialMember(ctx, hm)
+	c.pool.Reconnect(ctx, hm)
 	c.opMu.Lock()
 	t.Logf("after liar alone: lonely %+v verifiedTo %d", c.lonely, c.verifiedTo)
 	laundered := !c.lonelyAt(111) && len(c.knownPrefix(111, 111)) == 1

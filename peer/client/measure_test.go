@@ -104,7 +104,7 @@ func TestMeasureScan(t *testing.T) {
 		})
 	}
 	run("full blocks", func(c *Client) (*ScanResult, error) {
-		before := c.bytesReceived()
+		before := c.pool.BytesReceived()
 		res := &ScanResult{BlocksScanned: int(c.Chain().Height()) + 1}
 		var heights []int32
 		for h := int32(0); h <= c.Chain().Height(); h++ {
@@ -112,7 +112,7 @@ func TestMeasureScan(t *testing.T) {
 		}
 		blocks, err := c.fetchBlocks(ctx, heights)
 		res.BlocksFetched = len(blocks)
-		res.BytesReceived = c.bytesReceived() - before
+		res.BytesReceived = c.pool.BytesReceived() - before
 		return res, err
 	})
 }

@@ -71,16 +71,13 @@ func (c *Client) SendUntilMined(ctx context.Context, tx *wire.MsgTx, interval ti
 // for its unmined transactions (at each new block, say); SendTransaction
 // is for the first time.
 func (c *Client) Announce(ctx context.Context, tx *wire.MsgTx) {
-	c.mu.Lock()
-	ms := c.live()
-	c.mu.Unlock()
-	for _, m := range ms {
-		if err := c.redial(ctx, m); err != nil {
-			c.logf("redialing %s: %v", m.addr, err)
+	for _, m := range c.pool.Live() {
+		if err := c.pool.Redial(ctx, m); err != nil {
+			c.logf("redialing %s: %v", m.Addr(), err)
 			continue
 		}
-		if err := c.conn(m).Reannounce(ctx, tx); err != nil {
-			c.logf("announcing %v again to %s: %v", tx.TxHash(), m.addr, err)
+		if err := c.pool.Conn(m).Reannounce(ctx, tx); err != nil {
+			c.logf("announcing %v again to %s: %v", tx.TxHash(), m.Addr(), err)
 		}
 	}
 }

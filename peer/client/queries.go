@@ -11,6 +11,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/gcs"
 	"github.com/spvfilter/spvfilter/peer"
+	"github.com/spvfilter/spvfilter/peer/pool"
 )
 
 // The queries a wallet makes of the chain. Each may be called from any
@@ -74,9 +75,9 @@ func (c *Client) GetBlock(ctx context.Context, hash chainhash.Hash) (*wire.MsgBl
 		if len(ms) == 0 {
 			break
 		}
-		m := c.pickFast(ms)
+		m := c.pool.PickFast(ms)
 		var block *wire.MsgBlock
-		err := c.conn(m).GetBlocks(ctx, []chainhash.Hash{hash}, func(_ int, b *wire.MsgBlock) error {
+		err := c.pool.Conn(m).GetBlocks(ctx, []chainhash.Hash{hash}, func(_ int, b *wire.MsgBlock) error {
 			block = b
 			return nil
 		})
@@ -93,7 +94,7 @@ func (c *Client) GetBlock(ctx context.Context, hash chainhash.Hash) (*wire.MsgBl
 	if len(errs) == 0 {
 		return nil, fmt.Errorf("client: block %v (height %d): %w", hash, height, c.noPeers("getdata block"))
 	}
-	return nil, fmt.Errorf("client: block %v (height %d): %w", hash, height, joinErrors(errs))
+	return nil, fmt.Errorf("client: block %v (height %d): %w", hash, height, pool.Errors(errs))
 }
 
 // maxTries is how many peers a query asks before it gives up.
@@ -134,9 +135,9 @@ func (c *Client) GetCFilter(ctx context.Context, hash chainhash.Hash) ([]byte, e
 		if len(ms) == 0 {
 			break
 		}
-		m := c.pickFast(ms)
+		m := c.pool.PickFast(ms)
 		var data []byte
-		err := c.conn(m).GetCFilters(ctx, height, []chainhash.Hash{hash}, func(_ int, d []byte) error {
+		err := c.pool.Conn(m).GetCFilters(ctx, height, []chainhash.Hash{hash}, func(_ int, d []byte) error {
 			if err := check(d); err != nil {
 				return peerErr(m, "getcfilters", err)
 			}
@@ -156,7 +157,7 @@ func (c *Client) GetCFilter(ctx context.Context, hash chainhash.Hash) ([]byte, e
 	if len(errs) == 0 {
 		return nil, fmt.Errorf("client: filter of block %v (height %d): %w", hash, height, c.noPeers("getcfilters"))
 	}
-	return nil, fmt.Errorf("client: filter of block %v (height %d): %w", hash, height, joinErrors(errs))
+	return nil, fmt.Errorf("client: filter of block %v (height %d): %w", hash, height, pool.Errors(errs))
 }
 
 // agreedFilterHeader returns the verified filter headers of height-1 and
@@ -172,17 +173,17 @@ func (c *Client) agreedFilterHeader(ctx context.Context, height int32) (prev, he
 			return prev, header, nil
 		}
 	}
-	c.startPass()
-	ms := c.serving(wire.SFNodeCF)
+	log := newScanLog()
+	ms := c.pool.Serving(wire.SFNodeCF)
 	if len(ms) == 0 {
 		return prev, header, fmt.Errorf("client: %w: no peer offers %s", ErrNoPeers, serviceName(wire.SFNodeCF))
 	}
-	hs, _, err := c.filterHeaders(ctx, ms, height, height)
+	hs, _, err := c.filterHeaders(ctx, log, ms, height, height)
 	if err != nil {
-		var f *failure
+		var f *pool.Failure
 		if errors.As(err, &f) {
-			c.blame(f.m, f.err)
-			err = f.err
+			c.blame(f.Member, f.Err)
+			err = f.Err
 		}
 		return prev, header, err
 	}
@@ -190,7 +191,7 @@ func (c *Client) agreedFilterHeader(ctx context.Context, height int32) (prev, he
 		return prev, header, &ConflictError{Height: height, BlockHash: ks[0].BlockHash, Sides: ks[0].Sides,
 			Why: "the filter asked for is one of theirs (" + ks[0].Undecided + ")"}
 	}
-	for _, o := range c.oneVoice {
+	for _, o := range log.oneVoice {
 		if o.From <= height && height <= o.To {
 			return prev, header, &OnePeerError{Height: height, Peer: o.Peer}
 		}

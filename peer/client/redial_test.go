@@ -140,19 +140,18 @@ func TestBannedDuringRedialStaysDisconnected(t *testing.T) {
 	err := <-done
 	t.Logf("scan: %v; connections to the banned peer: %d", err, n.Load())
 	time.Sleep(200 * time.Millisecond)
-	c.mu.Lock()
 	var open bool
-	for _, m := range c.members {
-		if m.addr == addr && m.p != nil {
+	for _, m := range c.pool.Members() {
+		if p := c.pool.Conn(m); m.Addr() == addr && p != nil {
 			select {
-			case <-m.p.Done():
+			case <-p.Done():
 			default:
 				open = true
 			}
-			t.Logf("member banned=%v err=%v connection open=%v", m.banned, m.err, open)
+			st := c.pool.Status(m)
+			t.Logf("member banned=%v err=%v connection open=%v", st.Banned, st.Reason, open)
 		}
 	}
-	c.mu.Unlock()
 	if open {
 		t.Errorf("a peer banned during the scan holds a live connection after it (redialled by the download)")
 	}

@@ -309,7 +309,7 @@ func (r *Rescan) Run(ctx context.Context) error {
 // interval, then it syncs the headers of every peer itself. It returns an
 // error only when ctx ends.
 func (r *Rescan) wait(ctx context.Context) error {
-	moved := r.c.tipChanged()
+	moved := r.c.tip.changed()
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
@@ -425,8 +425,8 @@ func (r *Rescan) step(ctx context.Context, to int32) error {
 	req := ScanRequest{Watch: r.items, From: r.next, To: to, withHeaders: true}
 	wl := r.wl
 	r.mu.Unlock()
-	res, err := r.c.scan(ctx, req, "bip157", wire.SFNodeCF, func(ctx context.Context, req ScanRequest) (*ScanResult, error) {
-		return r.c.scanBIP157(ctx, req, wl)
+	res, err := r.c.scan(ctx, req, "bip157", wire.SFNodeCF, func(ctx context.Context, log *scanLog, req ScanRequest) (*ScanResult, error) {
+		return r.c.scanBIP157(ctx, log, req, wl)
 	})
 	if err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/peer"
+	"github.com/spvfilter/spvfilter/peer/pool"
 )
 
 // SendResult says what became of a transaction sent to the peers.
@@ -62,22 +63,18 @@ const MinedSearchDepth = 144
 // It fails, naming every peer, only when no peer took the transaction and
 // it is not in the chain.
 func (c *Client) SendTransaction(ctx context.Context, tx *wire.MsgTx) (*SendResult, error) {
-	c.mu.Lock()
-	ms := c.live()
-	c.mu.Unlock()
+	ms := c.pool.Live()
 	for _, m := range ms {
 		// A connection dropped by an abandoned request is replaced.
-		if err := c.redial(ctx, m); err != nil {
-			c.dropPeer(m, err)
+		if err := c.pool.Redial(ctx, m); err != nil {
+			c.pool.Drop(m, err)
 		}
 	}
-	ms = c.keepLive(ms)
+	ms = c.pool.Keep(ms)
 	if len(ms) == 0 {
 		return nil, c.noPeers("send")
 	}
-	c.mu.Lock()
-	c.rng.Shuffle(len(ms), func(i, j int) { ms[i], ms[j] = ms[j], ms[i] })
-	c.mu.Unlock()
+	c.pool.Shuffle(ms)
 	s := &sending{c: c, tx: tx, res: &SendResult{Txid: tx.TxHash(), Failed: map[string]error{}}}
 	sendCtx, cancelSend := context.WithCancel(ctx)
 	defer cancelSend()
@@ -149,13 +146,13 @@ type sending struct {
 
 // send gives the transaction to one peer at a time until a peer it was
 // not given to holds it.
-func (s *sending) send(ctx context.Context, ms []*member) {
+func (s *sending) send(ctx context.Context, ms []*pool.Member) {
 	txid := s.tx.TxHash()
 	held := s.holding(ctx, ms, txid)
 	s.mu.Lock()
 	s.res.Seen, s.res.Accepted = addrs(held), addrs(held)
 	s.mu.Unlock()
-	rest := slices.DeleteFunc(slices.Clone(ms), func(m *member) bool { return slices.Contains(held, m) })
+	rest := slices.DeleteFunc(slices.Clone(ms), func(m *pool.Member) bool { return slices.Contains(held, m) })
 	for len(held) == 0 && len(rest) > 0 && ctx.Err() == nil {
 		m := rest[0]
 		rest = rest[1:]
@@ -169,7 +166,7 @@ func (s *sending) send(ctx context.Context, ms []*member) {
 		s.res.Seen = append(s.res.Seen, addrs(held)...)
 		s.res.Accepted = append(s.res.Accepted, addrs(held)...)
 		s.mu.Unlock()
-		rest = slices.DeleteFunc(rest, func(m *member) bool { return slices.Contains(held, m) })
+		rest = slices.DeleteFunc(rest, func(m *pool.Member) bool { return slices.Contains(held, m) })
 	}
 	// It propagated: the others get it at once.
 	var wg sync.WaitGroup
@@ -185,32 +182,32 @@ func (s *sending) send(ctx context.Context, ms []*member) {
 
 // give broadcasts the transaction to m, records the outcome, and reports
 // whether m took it.
-func (s *sending) give(ctx context.Context, m *member) bool {
-	err := s.c.conn(m).Broadcast(ctx, s.tx)
+func (s *sending) give(ctx context.Context, m *pool.Member) bool {
+	err := s.c.pool.Conn(m).Broadcast(ctx, s.tx)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.res.Given = append(s.res.Given, m.addr)
+	s.res.Given = append(s.res.Given, m.Addr())
 	if err != nil {
-		s.res.Failed[m.addr] = err
+		s.res.Failed[m.Addr()] = err
 		return false
 	}
-	s.res.Accepted = append(s.res.Accepted, m.addr)
+	s.res.Accepted = append(s.res.Accepted, m.Addr())
 	return true
 }
 
 // holding returns the peers of ms that hold txid now.
-func (s *sending) holding(ctx context.Context, ms []*member, txid chainhash.Hash) []*member {
+func (s *sending) holding(ctx context.Context, ms []*pool.Member, txid chainhash.Hash) []*pool.Member {
 	has := make([]bool, len(ms))
 	var wg sync.WaitGroup
 	for i, m := range ms {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			has[i], _ = s.c.conn(m).HasTx(ctx, txid)
+			has[i], _ = s.c.pool.Conn(m).HasTx(ctx, txid)
 		}()
 	}
 	wg.Wait()
-	var out []*member
+	var out []*pool.Member
 	for i, m := range ms {
 		if has[i] {
 			out = append(out, m)
@@ -225,7 +222,7 @@ const sendPoll = 250 * time.Millisecond
 
 // waitHeld asks the peers of ms whether they hold txid until one does or
 // the timeout passes.
-func (s *sending) waitHeld(ctx context.Context, ms []*member, txid chainhash.Hash) []*member {
+func (s *sending) waitHeld(ctx context.Context, ms []*pool.Member, txid chainhash.Hash) []*pool.Member {
 	deadline := time.Now().Add(s.c.timeout())
 	for {
 		if held := s.holding(ctx, ms, txid); len(held) > 0 || time.Now().After(deadline) {
@@ -241,7 +238,7 @@ func (s *sending) waitHeld(ctx context.Context, ms []*member, txid chainhash.Has
 
 // finish fills in the warnings, or fails when no peer took the
 // transaction.
-func (s *sending) finish(ctx context.Context, ms []*member) (*SendResult, error) {
+func (s *sending) finish(ctx context.Context, ms []*pool.Member) (*SendResult, error) {
 	res := s.res
 	slices.Sort(res.Accepted)
 	res.Accepted = slices.Compact(res.Accepted)
@@ -252,21 +249,21 @@ func (s *sending) finish(ctx context.Context, ms []*member) (*SendResult, error)
 		}
 		var errs []error
 		for _, m := range ms {
-			if err, ok := res.Failed[m.addr]; ok {
+			if err, ok := res.Failed[m.Addr()]; ok {
 				errs = append(errs, err)
 			}
 		}
 		if len(errs) == 0 {
 			return res, s.c.noPeers("send")
 		}
-		return res, fmt.Errorf("client: no peer took transaction %v: %w", res.Txid, joinErrors(errs))
+		return res, fmt.Errorf("client: no peer took transaction %v: %w", res.Txid, pool.Errors(errs))
 	}
 	for _, m := range ms {
 		var re *peer.RejectError
-		if errors.As(res.Failed[m.addr], &re) && re.Kind == peer.RejectInvalid && len(res.Accepted) > 0 {
+		if errors.As(res.Failed[m.Addr()], &re) && re.Kind == peer.RejectInvalid && len(res.Accepted) > 0 {
 			res.Warnings = append(res.Warnings, fmt.Sprintf(
 				"peer %s rejected %v as invalid (%s) while %s say they hold it: one side is not telling the truth",
-				m.addr, res.Txid, re.Reason, strings.Join(res.Accepted, ", ")))
+				m.Addr(), res.Txid, re.Reason, strings.Join(res.Accepted, ", ")))
 		}
 	}
 	if len(res.Seen) == 0 {
@@ -290,7 +287,8 @@ func (c *Client) findMined(ctx context.Context, tx *wire.MsgTx) *Confirmation {
 	}
 	c.opMu.Lock()
 	defer c.opMu.Unlock()
-	if _, err := c.syncHeaders(ctx); err != nil {
+	log := newScanLog()
+	if _, err := c.syncHeaders(ctx, log); err != nil {
 		return nil
 	}
 	to := c.bestHeld(wire.SFNodeCF)
@@ -298,10 +296,9 @@ func (c *Client) findMined(ctx context.Context, tx *wire.MsgTx) *Confirmation {
 		return nil
 	}
 	req := ScanRequest{Watch: watch, From: max(0, to-MinedSearchDepth+1), To: to}
-	c.startScan()
-	res, err := c.scanBIP157(ctx, req, newWatchList(watch))
+	res, err := c.scanBIP157(ctx, log, req, newWatchList(watch))
 	if err != nil {
-		var f *failure
+		var f *pool.Failure
 		if errors.As(err, &f) {
 			c.logf("looking for %v in the chain: %v", tx.TxHash(), err)
 		}

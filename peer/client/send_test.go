@@ -140,7 +140,7 @@ func TestSendUntilMinedWhileRedialling(t *testing.T) {
 		n := 0
 		for ; n < 10; n++ {
 			time.Sleep(20 * time.Millisecond)
-			c.conn(c.members[0]).Close()
+			c.pool.Conn(c.pool.Members()[0]).Close()
 		}
 		dropped <- n
 		if _, err := node.GenerateErr(1); err != nil {

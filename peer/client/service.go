@@ -7,9 +7,30 @@ import (
 	"sync"
 	"time"
 
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/peer"
+	"github.com/spvfilter/spvfilter/peer/pool"
 )
+
+// service is what Start runs: its stop, the end of its goroutines, and
+// the wake-ups of its header sync.
+type service struct {
+	mu   sync.Mutex
+	stop context.CancelFunc // nil while it does not run
+	done chan struct{}
+	wake chan struct{} // a peer announced a block, or is back
+}
+
+func (s *service) init() { s.wake = make(chan struct{}, 1) }
+
+// wakeUp wakes the service's header sync, if it sleeps.
+func (s *service) wakeUp() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
 
 // Start makes the client a service that runs until ctx ends or Close is
 // called, so that a wallet can leave it unattended:
@@ -21,24 +42,24 @@ import (
 //     block it sees), as scans verify them;
 //   - it redials peers whose connection ended, permanent ones (Config.Peers)
 //     for as long as it runs, with a backoff from half a second up to a
-//     minute, and never a banned one;
+//     minute, and never a banned one, and keeps Config.TargetPeers peers;
 //   - it tells following rescans of every new block at once (no polling).
 //
 // Scans, rescans, sends and queries run as before, from any goroutine.
 func (c *Client) Start(ctx context.Context) error {
-	c.svcMu.Lock()
-	defer c.svcMu.Unlock()
-	if c.svcStop != nil {
+	c.svc.mu.Lock()
+	defer c.svc.mu.Unlock()
+	if c.svc.stop != nil {
 		return errors.New("client: already started")
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	c.svcStop = cancel
-	c.svcDone = make(chan struct{})
+	c.svc.stop = cancel
+	c.svc.done = make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		c.manage(ctx)
+		c.pool.Run(ctx)
 	}()
 	go func() {
 		defer wg.Done()
@@ -46,16 +67,16 @@ func (c *Client) Start(ctx context.Context) error {
 	}()
 	go func() {
 		wg.Wait()
-		close(c.svcDone)
+		close(c.svc.done)
 	}()
 	return nil
 }
 
 // stopService ends what Start started and waits for it.
 func (c *Client) stopService() {
-	c.svcMu.Lock()
-	stop, done := c.svcStop, c.svcDone
-	c.svcMu.Unlock()
+	c.svc.mu.Lock()
+	stop, done := c.svc.stop, c.svc.done
+	c.svc.mu.Unlock()
 	if stop != nil {
 		stop()
 		<-done
@@ -64,9 +85,9 @@ func (c *Client) stopService() {
 
 // started reports whether the service runs.
 func (c *Client) started() bool {
-	c.svcMu.Lock()
-	defer c.svcMu.Unlock()
-	return c.svcStop != nil
+	c.svc.mu.Lock()
+	defer c.svc.mu.Unlock()
+	return c.svc.stop != nil
 }
 
 // SyncInterval is how often a started client asks its peers for headers
@@ -98,9 +119,9 @@ func (c *Client) follow(ctx context.Context) {
 		if err != nil && ctx.Err() == nil {
 			c.logf("service: syncing headers: %v", err)
 		}
-		c.notifyTip()
+		c.tip.notify()
 		best := c.bestHeld(wire.SFNodeCF)
-		if now := (verifyFailure{best: best, peers: len(c.serving(wire.SFNodeCF))}); best >= 0 && best != verifiedTo &&
+		if now := (verifyFailure{best: best, peers: len(c.pool.Serving(wire.SFNodeCF))}); best >= 0 && best != verifiedTo &&
 			(now.best != failed.best || now.peers != failed.peers || time.Since(failed.at) > retryInterval) {
 			if err := c.verifyFilterHeaders(ctx, verifiedTo+1, best); err != nil {
 				if ctx.Err() == nil {
@@ -114,7 +135,7 @@ func (c *Client) follow(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-c.wakeSync:
+		case <-c.svc.wake:
 			all = false
 		case <-tick.C:
 			all = true
@@ -148,40 +169,20 @@ const maxUndelivered = 20
 // chain's branch for a longer one, block by block, announces each new
 // block before its branch weighs more.
 func (c *Client) syncAnnouncers(ctx context.Context) error {
-	c.mu.Lock()
-	var ms []*member
-	for _, m := range c.members {
-		if (len(m.announced) > 0 || m.fresh) && m.isLive() {
-			m.fresh = false
-			ms = append(ms, m)
-		}
-	}
-	c.mu.Unlock()
+	ms := c.views.toSync(c.pool.Live())
 	if len(ms) == 0 {
 		return nil
 	}
 	c.opMu.Lock()
-	up, err := c.syncPeers(ctx, ms)
+	up, err := c.syncPeers(ctx, newScanLog(), ms)
 	c.opMu.Unlock()
+	has := func(hash chainhash.Hash) bool {
+		_, ok := c.chain.HeightOf(hash)
+		return ok
+	}
 	for _, m := range ms {
-		c.mu.Lock()
-		missing := 0
-		for _, hash := range m.announced {
-			if _, ok := c.chain.HeightOf(hash); !ok && (m.branch == nil || m.branch.Hash != hash) {
-				missing++
-			}
-		}
-		if missing < len(m.announced) || m.branch != nil || up.Reorganized() {
-			// It served some, or serves a branch of its own, or the
-			// chain changed branch (what it announced may be on the
-			// branch it left): only a run of blocks never served counts.
-			m.undelivered, missing = 0, 0
-		}
-		m.announced, m.undelivered = nil, m.undelivered+missing
-		undelivered := m.undelivered
-		c.mu.Unlock()
-		if undelivered >= maxUndelivered {
-			c.ban(m, peerErr(m, "inv", fmt.Errorf("%w: announced %d blocks it did not serve", peer.ErrProtocol, undelivered)))
+		if undelivered := c.views.charge(m, has, up.Reorganized()); undelivered >= maxUndelivered {
+			c.pool.Ban(m, peerErr(m, "inv", fmt.Errorf("%w: announced %d blocks it did not serve", peer.ErrProtocol, undelivered)))
 		}
 	}
 	return err
@@ -199,240 +200,43 @@ func (c *Client) verifyFilterHeaders(ctx context.Context, from, to int32) error 
 	if from > to {
 		return nil
 	}
-	ms := c.serving(wire.SFNodeCF)
+	ms := c.pool.Serving(wire.SFNodeCF)
 	if len(ms) == 0 {
 		return c.noPeers("getcfheaders")
 	}
-	c.startPass()
-	c.budget.reset()
-	_, _, err := c.filterHeaders(ctx, ms, from, to)
-	var f *failure
+	_, _, err := c.filterHeaders(ctx, newScanLog(), ms, from, to)
+	var f *pool.Failure
 	if errors.As(err, &f) {
-		c.blame(f.m, f.err)
+		c.blame(f.Member, f.Err)
 	}
 	return err
 }
 
 // announced takes in a peer's announcement: blocks of the chain raise the
 // peer's tip; a block the chain lacks wakes the header sync.
-func (c *Client) announced(addr string, a peer.Announcement) {
+func (c *Client) announced(m *pool.Member, a peer.Announcement) {
 	unknown := false
-	c.mu.Lock()
 	for _, hash := range a.Blocks {
-		h, ok := c.chain.HeightOf(hash)
-		for _, m := range c.members {
-			switch {
-			case m.addr != addr:
-			case ok && m.tip < h:
-				m.tip = h
-			case !ok && len(m.announced) < maxAnnounced:
-				m.announced = append(m.announced, hash)
-				unknown = true
-			}
+		if h, ok := c.chain.HeightOf(hash); ok {
+			c.views.raise(m, h)
+		} else if c.views.announce(m, hash) {
+			unknown = true
 		}
 	}
-	c.mu.Unlock()
 	if unknown {
-		select {
-		case c.wakeSync <- struct{}{}:
-		default:
-		}
+		c.svc.wakeUp()
 	}
-	c.notifyTip()
+	c.tip.notify()
+}
+
+// redialled takes in that m, whose connection had ended, is connected
+// again: what was known of its chain is stale, and its header sync is
+// woken.
+func (c *Client) redialled(m *pool.Member) {
+	c.views.reset(m)
+	c.svc.wakeUp()
 }
 
 // maxAnnounced bounds the unknown blocks a peer's announcements are
 // remembered for until its next header sync.
 const maxAnnounced = 16
-
-// notifyTip tells whoever waits on tipChanged that the chain or a peer's
-// tip may have moved.
-func (c *Client) notifyTip() {
-	c.tipMu.Lock()
-	defer c.tipMu.Unlock()
-	if c.tipCh != nil {
-		close(c.tipCh)
-	}
-	c.tipCh = make(chan struct{})
-}
-
-// tipChanged returns a channel closed at the next notifyTip.
-func (c *Client) tipChanged() <-chan struct{} {
-	c.tipMu.Lock()
-	defer c.tipMu.Unlock()
-	if c.tipCh == nil {
-		c.tipCh = make(chan struct{})
-	}
-	return c.tipCh
-}
-
-// Backoff of redials: the first after half a second, doubling to a
-// minute.
-const (
-	redialMin = 500 * time.Millisecond
-	redialMax = time.Minute
-)
-
-// managerInterval is how often the service looks after its peers.
-const managerInterval = 250 * time.Millisecond
-
-// manage looks after the peers: it notices connections that ended and
-// redials them with backoff.
-func (c *Client) manage(ctx context.Context) {
-	tick := time.NewTicker(managerInterval)
-	defer tick.Stop()
-	var dials sync.WaitGroup
-	defer dials.Wait()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		now := time.Now()
-		type flood struct {
-			m   *member
-			err error
-		}
-		var floods []flood
-		c.mu.Lock()
-		c.pruneLocked()
-		for _, m := range c.members {
-			if m.banned || m.dialing || m.alias != "" {
-				continue
-			}
-			if m.isLive() {
-				select {
-				case <-m.p.Done():
-					// Gone without a request noticing.
-					if err := c.ended(m, now); err != nil {
-						floods = append(floods, flood{m, err})
-						continue
-					}
-				default:
-					continue
-				}
-			}
-			if now.Before(m.nextDial) {
-				continue
-			}
-			m.dialing = true
-			dials.Add(1)
-			go func() {
-				defer dials.Done()
-				c.redialMember(ctx, m)
-			}()
-		}
-		want := c.cfg.TargetPeers - c.outboundLocked()
-		discovering := c.discovering
-		if want > 0 && c.book != nil && !discovering && now.After(c.nextDiscovery) {
-			c.discovering, c.nextDiscovery = true, now.Add(discoverInterval)
-			dials.Add(1)
-			go func() {
-				defer dials.Done()
-				c.discover(ctx, want)
-				c.mu.Lock()
-				c.discovering = false
-				c.mu.Unlock()
-			}()
-		}
-		c.mu.Unlock()
-		for _, f := range floods {
-			c.ban(f.m, f.err)
-		}
-	}
-}
-
-// discoverInterval is how often the service looks for more peers while it
-// has fewer than it wants.
-const discoverInterval = 5 * time.Second
-
-// maxFailures is how many redials in a row a peer found by discovery gets
-// before it is forgotten (peers of Config.Peers are redialled for ever).
-const maxFailures = 3
-
-// outboundLocked counts the peers connected or being dialled. Called with
-// mu held.
-func (c *Client) outboundLocked() int {
-	n := 0
-	for _, m := range c.members {
-		if m.isLive() || m.dialing {
-			n++
-		}
-	}
-	return n
-}
-
-// pruneLocked forgets the peers found by discovery that failed too often.
-// Called with mu held.
-func (c *Client) pruneLocked() {
-	kept := c.members[:0]
-	for _, m := range c.members {
-		if !m.permanent && !m.banned && !m.dialing && !m.isLive() && m.failures >= maxFailures {
-			continue
-		}
-		kept = append(kept, m)
-	}
-	c.members = kept
-}
-
-// revive redials, at once, the peers of Config.Peers whose connection
-// ended and whose backoff has passed.
-func (c *Client) revive(ctx context.Context) {
-	now := time.Now()
-	var ms []*member
-	c.mu.Lock()
-	for _, m := range c.members {
-		if m.permanent && !m.banned && m.alias == "" && !m.dialing && !m.isLive() && !now.Before(m.nextDial) {
-			m.dialing = true
-			ms = append(ms, m)
-		}
-	}
-	c.mu.Unlock()
-	var wg sync.WaitGroup
-	for _, m := range ms {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c.redialMember(ctx, m)
-		}()
-	}
-	wg.Wait()
-}
-
-// redialMember dials a member whose connection ended; on success it is
-// live again, on failure its next try waits twice as long.
-func (c *Client) redialMember(ctx context.Context, m *member) {
-	p, err := peer.Dial(ctx, c.peerConfig(m.addr))
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	m.dialing = false
-	if err != nil {
-		m.failures++
-		m.nextDial = time.Now().Add(redialBackoff(m.failures))
-		m.reason = "unreachable: " + err.Error()
-		if m.err == nil {
-			m.err = err
-		}
-		return
-	}
-	if m.p != nil {
-		m.before += m.p.BytesReceived()
-	}
-	// The failures in a row are cleared only once the connection lasts
-	// (see stableConnection).
-	m.p, m.err, m.reason, m.tip, m.fresh, m.connectedAt = p, nil, "", -1, true, time.Now()
-	c.logf("service: %s is back", m.addr)
-	select {
-	case c.wakeSync <- struct{}{}:
-	default:
-	}
-}
-
-// errString is err's message, or "" for nil.
-func errString(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
-}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/spvfilter/spvfilter/peer/peertest"
+	"github.com/spvfilter/spvfilter/peer/pool"
 )
 
 // timedScan connects with cfg, scans the fixture's chain whole, checks
@@ -45,13 +46,13 @@ func TestSilentBookAddressesBounded(t *testing.T) {
 	clean, _ := measure(t.TempDir())
 	dir := t.TempDir()
 	seedBook(t, fx.node, dir, peertest.NewSilent(t, 32)...)
-	limit := 2*clean + connectDeadline
+	limit := 2*clean + pool.ConnectDeadline
 	for run := 1; run <= 2; run++ {
 		took, res := measure(dir)
 		t.Logf("run %d: %v with 32 silent addresses in the book, against %v clean (limit %v); warnings %q",
 			run, took.Round(time.Millisecond), clean.Round(time.Millisecond), limit.Round(time.Millisecond), res.Warnings)
 		if took > limit {
-			t.Errorf("run %d: %v, over twice the clean scan's %v and one connect deadline (%v)", run, took, clean, connectDeadline)
+			t.Errorf("run %d: %v, over twice the clean scan's %v and one connect deadline (%v)", run, took, clean, pool.ConnectDeadline)
 		}
 		if !hasWarning(res.Warnings, "did not answer within the", "connect deadline") {
 			t.Errorf("run %d: warnings %q do not say what the silent addresses cost", run, res.Warnings)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/spvfilter/spvfilter/peer/peertest"
+	"github.com/spvfilter/spvfilter/peer/pool"
 )
 
 // TestSlowPeerWithinBudget: beside a fast honest peer, a peer that holds
@@ -31,8 +32,8 @@ func TestSlowPeerWithinBudget(t *testing.T) {
 	st := status(t, res, slow.Addr)
 	t.Logf("scan: %v beside a peer %v late on every answer, against %v with two fast peers (%.1fx); the slow peer: %q; warnings %q",
 		took.Round(time.Millisecond), delay, clean.Round(time.Millisecond), float64(took)/float64(clean), st.Reason, res.Warnings)
-	if took > 3*clean+budgetFloor {
-		t.Errorf("the scan took %v, over three times the clean scan's %v and the budget's floor %v", took, clean, budgetFloor)
+	if took > 3*clean+pool.BudgetFloor {
+		t.Errorf("the scan took %v, over three times the clean scan's %v and the budget's floor %v", took, clean, pool.BudgetFloor)
 	}
 	if !hasWarning(res.Warnings, slow.Addr, "too slow") || !hasWarning(res.Warnings, "one peer") {
 		t.Errorf("warnings %q: want the slow peer named and the result said to rest on one peer", res.Warnings)

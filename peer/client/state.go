@@ -42,21 +42,6 @@ func (c *Client) openStore() error {
 	return nil
 }
 
-// openBans opens the ban list of the data directory, or one in memory
-// without a DataDir; what was wrong with its file goes to the warnings of
-// every result.
-func (c *Client) openBans() {
-	dir := ""
-	if c.st != nil {
-		dir = c.st.Dir()
-	}
-	var notes []string
-	c.bans, notes = pool.OpenBanList(dir)
-	for _, n := range notes {
-		c.notes = append(c.notes, "chain state: "+n)
-	}
-}
-
 // takeStoreNotes adds what the store repaired or set aside (at open, or
 // since: a filter cache damaged while open) to the warnings of every
 // result.
@@ -120,7 +105,7 @@ func (v *verification) checkStored(ctx context.Context, start int32, headers, ha
 	}
 	for i := range stored {
 		if stored[i] != headers[i] {
-			return c.settleStored(ctx, start+int32(i), hashes[i], v.ms)
+			return c.settleStored(ctx, v.log, start+int32(i), hashes[i], v.ms)
 		}
 	}
 	return false, nil
@@ -148,14 +133,14 @@ func (v *verification) checkStoredCheckpoints(ctx context.Context, agreed []chai
 		if len(ms) == 0 {
 			return nil
 		}
-		m := c.pick(ms)
+		m := c.pool.Pick(ms)
 		hashes, err := c.segment(ctx, m, start, h, prev)
 		if err == nil && chainHeaders(prev, hashes) != agreed[i] {
 			err = peerErr(m, "getcfheaders", fmt.Errorf("%w: filter headers %d..%d do not reach the checkpoint it sent itself",
 				peer.ErrBadFilterHeader, start, h))
 		}
 		if err != nil {
-			return &failure{m: m, err: err}
+			return &pool.Failure{Member: m, Err: err}
 		}
 		headers := make([]chainhash.Hash, len(hashes))
 		running := prev
@@ -189,9 +174,9 @@ func (v *verification) checkStoredCheckpoints(ctx context.Context, agreed []chai
 // the scan downloads block h and scans it whole, so that it finds what
 // the block holds whichever side was right. Being stored buys the store's
 // side no trust, nor does being several buy the peers'.
-func (c *Client) settleStored(ctx context.Context, h int32, hash chainhash.Hash, ms []*member) (banned bool, err error) {
+func (c *Client) settleStored(ctx context.Context, log *scanLog, h int32, hash chainhash.Hash, ms []*pool.Member) (banned bool, err error) {
 	blockHash := c.chain.Hash(h)
-	var witnesses []*member
+	var witnesses []*pool.Member
 	for _, m := range ms {
 		if c.reachOf(m, h) >= h {
 			witnesses = append(witnesses, m)
@@ -204,9 +189,9 @@ func (c *Client) settleStored(ctx context.Context, h int32, hash chainhash.Hash,
 	if err != nil {
 		return false, err
 	}
-	rep := c.pick(witnesses)
+	rep := c.pool.Pick(witnesses)
 	var data []byte
-	err = c.conn(rep).GetCFilters(ctx, h, []chainhash.Hash{blockHash}, func(_ int, d []byte) error {
+	err = c.pool.Conn(rep).GetCFilters(ctx, h, []chainhash.Hash{blockHash}, func(_ int, d []byte) error {
 		data = d
 		return nil
 	})
@@ -215,12 +200,12 @@ func (c *Client) settleStored(ctx context.Context, h int32, hash chainhash.Hash,
 			peer.ErrBadFilter, blockHash, h))
 	}
 	if err != nil {
-		return false, &failure{m: rep, err: err}
+		return false, &pool.Failure{Member: rep, Err: err}
 	}
 	check := gcs.CheckBasicBytes(block, data)
 	if proof := check.Contradiction; proof != nil {
 		for _, m := range witnesses {
-			c.ban(m, peerErr(m, "getcfilters", fmt.Errorf("%w: filter for block %v (height %d): the block proves it false: %v (the filter headers in %s hold another)",
+			c.pool.Ban(m, peerErr(m, "getcfilters", fmt.Errorf("%w: filter for block %v (height %d): the block proves it false: %v (the filter headers in %s hold another)",
 				peer.ErrBadFilter, blockHash, h, proof, c.st.Dir())))
 		}
 		return true, nil
@@ -244,7 +229,7 @@ func (c *Client) settleStored(ctx context.Context, h int32, hash chainhash.Hash,
 		return false, fmt.Errorf("client: %w", err)
 	}
 	if why != "" {
-		c.scanNotes = append(c.scanNotes, fmt.Sprintf(
+		log.note(fmt.Sprintf(
 			"the filter headers stored in %s differ from those of %s from height %d (block %v): %s; they were dropped from there and verified again with the peers",
 			c.st.Dir(), strings.Join(addrs(witnesses), ", "), h, blockHash, why))
 		return false, nil
@@ -253,7 +238,7 @@ func (c *Client) settleStored(ctx context.Context, h int32, hash chainhash.Hash,
 	sides := [][]string{{"the filter headers stored in " + c.st.Dir()}, addrs(witnesses)}
 	c.storeConflicts = append(c.storeConflicts, Conflict{Height: h, BlockHash: blockHash,
 		Sides: sides, Undecided: undecidedOf(sides, []*gcs.BasicCheck{storedCheck, &check})})
-	c.scanNotes = append(c.scanNotes, fmt.Sprintf(
+	log.note(fmt.Sprintf(
 		"the filter headers stored in %s from height %d (block %v) differ from those of %s, and the block decides neither: the stored ones were dropped from there and verified again with the peers, and the block scanned whole",
 		c.st.Dir(), h, blockHash, strings.Join(addrs(witnesses), ", ")))
 	return false, nil
@@ -262,7 +247,7 @@ func (c *Client) settleStored(ctx context.Context, h int32, hash chainhash.Hash,
 // dropUndecidedStored drops the stored filter headers from the lowest
 // conflict's height on: they rest on a filter the block there could not
 // decide. They are verified again, with the peers of every side.
-func (c *Client) dropUndecidedStored() error {
+func (c *Client) dropUndecidedStored(log *scanLog) error {
 	u := c.firstConflict(0)
 	if u < 0 || c.st.FilterHeaderTip() < u {
 		return nil
@@ -270,7 +255,7 @@ func (c *Client) dropUndecidedStored() error {
 	if err := c.st.TruncateFilterHeaders(u - 1); err != nil {
 		return fmt.Errorf("client: %w", err)
 	}
-	c.scanNotes = append(c.scanNotes, fmt.Sprintf(
+	log.note(fmt.Sprintf(
 		"the filter headers stored in %s from height %d on rest on a filter the block there cannot decide (the conflict at that height): dropped, and verified again with the peers",
 		c.st.Dir(), u))
 	return nil

@@ -2,19 +2,19 @@ package client
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/gcs"
 	"github.com/spvfilter/spvfilter/peer"
 	"github.com/spvfilter/spvfilter/peer/chain"
+	"github.com/spvfilter/spvfilter/peer/pool"
 )
 
 // ConflictError is a disagreement between peers about a block's filter
@@ -47,155 +47,17 @@ func (e *ConflictError) Error() string {
 	return msg
 }
 
-// failure is a request that failed at one peer. The scan decides, after
-// checking for a reorganization, whether to blame the peer.
-type failure struct {
-	m   *member
-	err error
-}
-
-func (f *failure) Error() string { return f.err.Error() }
-func (f *failure) Unwrap() error { return f.err }
-
-// eachPeer runs fn for every member at once and returns the first
-// failure, if any. Once one member has answered, each other has a grace
-// (see grace), within what is left of its budget for the scan (see
-// slowBudget): a member still silent then is too slow to wait for (its
-// request is cancelled, and it is dropped from the client for slowPause,
-// with a warning, so it is not compared). Being slow buys no trust.
-func (c *Client) eachPeer(ctx context.Context, ms []*member, fn func(ctx context.Context, m *member) error) error {
-	type result struct {
-		i   int
-		err error
-	}
-	results := make(chan result, len(ms))
-	cancels := make([]context.CancelFunc, len(ms))
-	start := time.Now()
-	for i, m := range ms {
-		mctx, cancel := context.WithCancel(ctx)
-		cancels[i] = cancel
-		go func() { results <- result{i, fn(mctx, m)} }()
-	}
-	errs := make([]error, len(ms))
-	answered, cut := make([]bool, len(ms)), make([]bool, len(ms))
-	var first time.Duration // the first answer's time, once it came
-	allow := make([]time.Duration, len(ms))
-	var timer *time.Timer
-	var wake <-chan time.Time
-	// due returns when member i is cut if it has not answered.
-	due := func(i int) time.Duration { return first + max(0, min(c.grace(first), allow[i])) }
-	// rearm sets the timer to the next member due.
-	rearm := func() {
-		next := time.Duration(-1)
-		for i := range ms {
-			if !answered[i] && !cut[i] && (next < 0 || due(i) < next) {
-				next = due(i)
-			}
-		}
-		if timer != nil {
-			timer.Stop()
-		}
-		wake = nil
-		if next >= 0 {
-			timer = time.NewTimer(next - time.Since(start))
-			wake = timer.C
-		}
-	}
-	for n := 0; n < len(ms); {
-		select {
-		case r := <-results:
-			n++
-			answered[r.i], errs[r.i] = true, r.err
-			if cut[r.i] || r.err != nil && first == 0 {
-				continue
-			}
-			took := time.Since(start)
-			if first == 0 {
-				// What each may lag is measured now: the waiting to come
-				// does not add to the scan's own time.
-				first = max(took, 1)
-				for i, m := range ms {
-					allow[i] = c.budget.left(m)
-				}
-			}
-			if r.err == nil {
-				c.budget.answered(ms[r.i], took, took-first)
-			}
-			rearm()
-		case <-wake:
-			now := time.Since(start)
-			for i := range ms {
-				if !answered[i] && !cut[i] && due(i) <= now {
-					cut[i] = true
-					c.budget.answered(ms[i], now, now-first)
-					cancels[i]()
-				}
-			}
-			rearm()
-		}
-	}
-	if timer != nil {
-		timer.Stop()
-	}
-	if first > 0 {
-		c.budget.round(first, time.Since(start)-first)
-	}
-	for i, m := range ms {
-		cancels[i]()
-		if cut[i] && ctx.Err() == nil && errors.Is(errs[i], context.Canceled) {
-			c.dropSlow(m)
-			errs[i] = nil
-		}
-	}
-	for i, err := range errs {
-		if err != nil {
-			return &failure{m: ms[i], err: err}
-		}
-	}
-	return nil
-}
-
-// The grace of eachPeer is graceFactor times the first answer's time, a
-// quarter of the timeout, or minGrace, whichever is longest: long enough
-// for an honest node under load, short against one that holds every answer
-// until just before the timeout (and a peer's budget bounds it further).
-// slowPause is how long a peer dropped as too slow is left alone.
-const (
-	minGrace    = time.Second
-	graceFactor = 20
-	slowPause   = time.Minute
-)
-
-// grace returns how long peers may answer after the first, which took
-// first.
-func (c *Client) grace(first time.Duration) time.Duration {
-	return max(minGrace, graceFactor*first, c.timeout()/4)
-}
-
-// dropSlow drops a peer cut off as too slow by eachPeer, for slowPause,
-// saying how slow it was (a peer whose handshake was cut is named so
-// too).
-func (c *Client) dropSlow(m *member) {
-	err := fmt.Errorf("peer %s: too slow: %s; left out for %v", m.addr, c.budget.describe(m), slowPause)
-	c.mu.Lock()
-	if !m.banned && m.p == nil {
-		m.err, m.reason = err, err.Error() // its dial was cut
-	}
-	m.nextDial = time.Now().Add(slowPause)
-	c.mu.Unlock()
-	c.dropPeer(m, err)
-}
-
 // Filter headers are verified by height, segment by segment between the
 // checkpoints, as the package documentation describes.
 
 // verification is one verification of the filter headers of a range.
 type verification struct {
 	c        *Client
-	all      []*member                    // the peers that took part
-	ms       []*member                    // the peers taking part, live ones only after each step
-	reach    map[*member]int32            // the highest height of the range each can speak for
-	cps      map[*member][]chainhash.Hash // each peer's checkpoints up to its reach
+	log      *scanLog                          // the operation's
+	all      []*pool.Member                    // the peers that took part
+	ms       []*pool.Member                    // the peers taking part, live ones only after each step
+	reach    map[*pool.Member]int32            // the highest height of the range each can speak for
+	cps      map[*pool.Member][]chainhash.Hash // each peer's checkpoints up to its reach
 	from, to int32
 	// asked is the lowest height whose filter header the peers were
 	// asked for: below from when a segment is asked again from a height
@@ -208,13 +70,13 @@ type verification struct {
 	// own filter header before them (own), and they are compared height
 	// by height.
 	cpLimit int
-	own     map[*member]chainhash.Hash
+	own     map[*pool.Member]chainhash.Hash
 }
 
 // prevOf returns m's own filter header before the segment being
 // verified: prev, unless the peers' chains of filter headers differ there
 // by an undecided filter below it.
-func (v *verification) prevOf(m *member, prev chainhash.Hash) chainhash.Hash {
+func (v *verification) prevOf(m *pool.Member, prev chainhash.Hash) chainhash.Hash {
 	if p, ok := v.own[m]; ok {
 		return p
 	}
@@ -249,8 +111,8 @@ func segmentFirst(j int) int32 {
 // one unbroken chain from the genesis block, and what the store holds is
 // checked too (see storedSegment). It returns the peers still taking
 // part.
-func (c *Client) filterHeaders(ctx context.Context, ms []*member, from, to int32) ([]chainhash.Hash, []*member, error) {
-	v := &verification{c: c, from: from, to: to, asked: from, reach: map[*member]int32{}, cps: map[*member][]chainhash.Hash{},
+func (c *Client) filterHeaders(ctx context.Context, log *scanLog, ms []*pool.Member, from, to int32) ([]chainhash.Hash, []*pool.Member, error) {
+	v := &verification{c: c, log: log, from: from, to: to, asked: from, reach: map[*pool.Member]int32{}, cps: map[*pool.Member][]chainhash.Hash{},
 		cpLimit: math.MaxInt}
 	for _, m := range ms {
 		if r := c.reachOf(m, to); r >= 0 {
@@ -271,7 +133,7 @@ func (c *Client) filterHeaders(ctx context.Context, ms []*member, from, to int32
 		if err := v.checkStoredCheckpoints(ctx, agreed); err != nil {
 			return nil, v.ms, err
 		}
-		if err := c.dropUndecidedStored(); err != nil {
+		if err := c.dropUndecidedStored(v.log); err != nil {
 			return nil, v.ms, err
 		}
 		start = min(from, c.st.FilterHeaderTip()+1)
@@ -304,7 +166,7 @@ func (c *Client) filterHeaders(ctx context.Context, ms []*member, from, to int32
 	}
 	if c.st != nil {
 		// headers[i] is the filter header of height start-1+i.
-		if err := c.dropUndecidedStored(); err != nil {
+		if err := c.dropUndecidedStored(v.log); err != nil {
 			return nil, v.ms, err
 		}
 		if tip := c.st.FilterHeaderTip(); tip < kept {
@@ -327,7 +189,7 @@ func (c *Client) filterHeaders(ctx context.Context, ms []*member, from, to int32
 // topTwo returns the peer of the highest reach among those taking part,
 // and the second-highest reach (-1 with fewer than two peers): the heights
 // above it rest on that peer alone.
-func (v *verification) topTwo() (top *member, second int32) {
+func (v *verification) topTwo() (top *pool.Member, second int32) {
 	second = -1
 	for _, m := range v.ms {
 		switch r := v.reach[m]; {
@@ -354,17 +216,15 @@ func (v *verification) topTwo() (top *member, second int32) {
 func (c *Client) noteVerified(v *verification, start, to int32, headers []chainhash.Hash) {
 	c.verifiedTo = max(c.verifiedTo, to)
 	top, second := v.topTwo()
-	c.mu.Lock()
-	several := len(c.members) > 1
-	c.mu.Unlock()
+	several := len(c.pool.Members()) > 1
 	switch {
 	case len(v.ms) >= 2:
 		c.lonely = trimLonely(c.lonely, start, min(to, second))
 		if from, upto := max(second+1, start), min(to, v.reach[top]); from <= upto {
-			c.lonely = addLonely(c.lonely, OnePeer{From: from, To: upto, Peer: top.addr})
+			c.lonely = addLonely(c.lonely, OnePeer{From: from, To: upto, Peer: top.Addr()})
 		}
 	case top != nil && several:
-		c.lonely = addLonely(c.lonely, OnePeer{From: start, To: to, Peer: top.addr})
+		c.lonely = addLonely(c.lonely, OnePeer{From: start, To: to, Peer: top.Addr()})
 	}
 	if c.st != nil {
 		return
@@ -501,12 +361,12 @@ func (v *verification) checkpoints(ctx context.Context) ([]chainhash.Hash, error
 	c := v.c
 	const interval = wire.CFCheckptInterval
 	var mu sync.Mutex
-	err := c.eachPeer(ctx, v.ms, func(ctx context.Context, m *member) error {
+	err := c.pool.Each(ctx, v.log.budget, v.ms, func(ctx context.Context, m *pool.Member) error {
 		n := v.reach[m] / interval
 		if n == 0 {
 			return nil
 		}
-		cp, err := c.conn(m).GetCFCheckpt(ctx, c.chain.Hash(v.reach[m]), int(n))
+		cp, err := c.pool.Conn(m).GetCFCheckpt(ctx, c.chain.Hash(v.reach[m]), int(n))
 		mu.Lock()
 		v.cps[m] = cp
 		mu.Unlock()
@@ -520,7 +380,7 @@ func (v *verification) checkpoints(ctx context.Context) ([]chainhash.Hash, error
 	for _, m := range v.ms {
 		for i, h := range v.cps[m] {
 			if err := chain.CheckFilterHeader(c.cfg.Params, int32(i+1)*interval, h); err != nil {
-				c.ban(m, peerErr(m, "getcfcheckpt", fmt.Errorf("%w: %v", peer.ErrBadFilterHeader, err)))
+				c.pool.Ban(m, peerErr(m, "getcfcheckpt", fmt.Errorf("%w: %v", peer.ErrBadFilterHeader, err)))
 				break
 			}
 		}
@@ -554,8 +414,8 @@ func (v *verification) checkpoints(ctx context.Context) ([]chainhash.Hash, error
 }
 
 // covering returns the peers that stated checkpoint i.
-func (v *verification) covering(i int) []*member {
-	var out []*member
+func (v *verification) covering(i int) []*pool.Member {
+	var out []*pool.Member
 	for _, m := range v.ms {
 		if len(v.cps[m]) > i {
 			out = append(out, m)
@@ -566,13 +426,13 @@ func (v *verification) covering(i int) []*member {
 
 // checkpointSplit returns the lowest checkpoint index the peers stating it
 // disagree on, with the peers grouped by the checkpoint they state, or -1.
-func (v *verification) checkpointSplit() (int, [][]*member) {
+func (v *verification) checkpointSplit() (int, [][]*pool.Member) {
 	for i := 0; i < v.cpLimit; i++ {
 		ms := v.covering(i)
 		if len(ms) == 0 {
 			return -1, nil
 		}
-		sides := sidesOf(ms, func(m *member) chainhash.Hash { return v.cps[m][i] })
+		sides := sidesOf(ms, func(m *pool.Member) chainhash.Hash { return v.cps[m][i] })
 		if len(sides) > 1 {
 			return i, sides
 		}
@@ -586,7 +446,7 @@ func (v *verification) checkpointSplit() (int, [][]*member) {
 // is settled. Sides that differ only by filters their blocks could not
 // decide between are left apart: the checkpoints from i on are not
 // compared (cpLimit), and each peer states its own filter hashes.
-func (v *verification) settleCheckpoint(ctx context.Context, i int, sides [][]*member) error {
+func (v *verification) settleCheckpoint(ctx context.Context, i int, sides [][]*pool.Member) error {
 	c := v.c
 	start := int32(0)
 	var prev chainhash.Hash
@@ -603,7 +463,7 @@ func (v *verification) settleCheckpoint(ctx context.Context, i int, sides [][]*m
 				peer.ErrBadFilterHeader, start, end))
 		}
 		if err != nil {
-			return &failure{m: rep, err: err}
+			return &pool.Failure{Member: rep, Err: err}
 		}
 		claims[s] = claim{members: side, hashes: got}
 	}
@@ -621,15 +481,15 @@ func (v *verification) settleCheckpoint(ctx context.Context, i int, sides [][]*m
 // claim is what a group of peers that agree states about a segment: the
 // filter hashes from its start.
 type claim struct {
-	members []*member
+	members []*pool.Member
 	hashes  []chainhash.Hash
 }
 
 // group is the peers that state one filter hash at a disputed height, with
 // the one asked for the filter.
 type group struct {
-	members []*member
-	rep     *member
+	members []*pool.Member
+	rep     *pool.Member
 	hash    chainhash.Hash
 }
 
@@ -673,7 +533,7 @@ func (v *verification) segment(ctx context.Context, j int, agreed []chainhash.Ha
 		if len(v.ms) == 0 {
 			return nil, c.noPeers("getcfheaders")
 		}
-		var full, partial []*member
+		var full, partial []*pool.Member
 		for _, m := range v.ms {
 			switch {
 			case end%wire.CFCheckptInterval == 0 && j < len(agreed) && len(v.cps[m]) > j:
@@ -688,20 +548,20 @@ func (v *verification) segment(ctx context.Context, j int, agreed []chainhash.Ha
 		if len(full) >= 2 {
 			// Bound by a checkpoint they agree on: one is enough, the
 			// fastest.
-			m := c.fastest(full)
+			m := c.pool.Fastest(full)
 			got, err := c.segment(ctx, m, start, end, prev)
 			if err == nil && chainHeaders(prev, got) != agreed[j] {
 				err = peerErr(m, "getcfheaders", fmt.Errorf("%w: filter headers %d..%d do not reach the checkpoint it sent itself",
 					peer.ErrBadFilterHeader, start, end))
 			}
 			if err != nil {
-				return nil, &failure{m: m, err: err}
+				return nil, &pool.Failure{Member: m, Err: err}
 			}
-			claims = append(claims, claim{members: append([]*member{m}, slices.DeleteFunc(full, func(o *member) bool { return o == m })...), hashes: got})
+			claims = append(claims, claim{members: append([]*pool.Member{m}, slices.DeleteFunc(full, func(o *pool.Member) bool { return o == m })...), hashes: got})
 		} else {
 			partial = append(partial, full...)
 		}
-		err := c.eachPeer(ctx, partial, func(ctx context.Context, m *member) error {
+		err := c.pool.Each(ctx, v.log.budget, partial, func(ctx context.Context, m *pool.Member) error {
 			own := prev
 			if open {
 				own = v.prevOf(m, prev)
@@ -716,7 +576,7 @@ func (v *verification) segment(ctx context.Context, j int, agreed []chainhash.Ha
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			claims = append(claims, claim{members: []*member{m}, hashes: got})
+			claims = append(claims, claim{members: []*pool.Member{m}, hashes: got})
 			return nil
 		})
 		if err != nil {
@@ -741,7 +601,7 @@ func (v *verification) segment(ctx context.Context, j int, agreed []chainhash.Ha
 // of the segment start..end its claim states in full, from prev.
 func (v *verification) followOwn(start, end int32, prev chainhash.Hash, claims []claim) {
 	if v.own == nil {
-		v.own = map[*member]chainhash.Hash{}
+		v.own = map[*pool.Member]chainhash.Hash{}
 	}
 	for _, cl := range claims {
 		if start+int32(len(cl.hashes))-1 < end {
@@ -769,7 +629,7 @@ func (v *verification) agreedHashes(start, end int32, claims []claim) ([]chainha
 }
 
 // keepLive drops the peers no longer live from the verification.
-func (v *verification) keepLive() { v.ms = v.c.keepLive(v.ms) }
+func (v *verification) keepLive() { v.ms = v.c.pool.Keep(v.ms) }
 
 // noteVoices records, for the scan's result, which peers' answers were
 // compared with another's (both spoke for a height of from..to, whether
@@ -777,26 +637,28 @@ func (v *verification) keepLive() { v.ms = v.c.keepLive(v.ms) }
 // one of the peers left could speak for: those above the second-highest
 // reach.
 func (c *Client) noteVoices(v *verification, from, to int32) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	if v.log.compared == nil {
+		v.log.compared = map[*pool.Member]bool{}
+	}
 	for _, m := range v.all {
 		for _, o := range v.all {
 			if o != m && min(v.reach[m], v.reach[o]) >= from {
-				m.compared = true
+				v.log.compared[m] = true
 			}
 		}
 	}
+	c.views.setCompared(maps.Clone(v.log.compared))
 	top, second := v.topTwo()
 	if len(v.ms) < 2 || second >= to {
 		return
 	}
-	c.oneVoice = append(c.oneVoice, OnePeer{From: max(second+1, from), To: v.reach[top], Peer: top.addr})
+	v.log.oneVoice = append(v.log.oneVoice, OnePeer{From: max(second+1, from), To: v.reach[top], Peer: top.Addr()})
 }
 
 // segment gets the filter hashes start..end from m and checks that they
 // continue from prev.
-func (c *Client) segment(ctx context.Context, m *member, start, end int32, prev chainhash.Hash) ([]chainhash.Hash, error) {
-	gotPrev, hashes, err := c.conn(m).GetCFHeaders(ctx, start, c.chain.Hash(end), int(end-start)+1)
+func (c *Client) segment(ctx context.Context, m *pool.Member, start, end int32, prev chainhash.Hash) ([]chainhash.Hash, error) {
+	gotPrev, hashes, err := c.pool.Conn(m).GetCFHeaders(ctx, start, c.chain.Hash(end), int(end-start)+1)
 	if err != nil {
 		return nil, err
 	}
@@ -836,7 +698,7 @@ func (c *Client) settleAt(ctx context.Context, h int32, groups []group) error {
 		check := gcs.CheckBasicBytes(block, data)
 		if proof := check.Contradiction; proof != nil {
 			for _, m := range g.members {
-				c.ban(m, peerErr(m, "getcfilters", fmt.Errorf("%w: filter for block %v (height %d): the block proves it false: %v",
+				c.pool.Ban(m, peerErr(m, "getcfilters", fmt.Errorf("%w: filter for block %v (height %d): the block proves it false: %v",
 					peer.ErrBadFilter, hash, h, proof)))
 			}
 			continue
@@ -868,9 +730,9 @@ func (c *Client) disputedBlock(ctx context.Context, h int32) (*wire.MsgBlock, er
 // ctx is an error.
 func (c *Client) evidence(ctx context.Context, h int32, g group) ([]byte, error) {
 	hash := c.chain.Hash(h)
-	for _, m := range append([]*member{g.rep}, slices.DeleteFunc(slices.Clone(g.members), func(o *member) bool { return o == g.rep })...) {
+	for _, m := range append([]*pool.Member{g.rep}, slices.DeleteFunc(slices.Clone(g.members), func(o *pool.Member) bool { return o == g.rep })...) {
 		var data []byte
-		err := c.conn(m).GetCFilters(ctx, h, []chainhash.Hash{hash}, func(_ int, d []byte) error {
+		err := c.pool.Conn(m).GetCFilters(ctx, h, []chainhash.Hash{hash}, func(_ int, d []byte) error {
 			data = d
 			return nil
 		})
@@ -885,15 +747,15 @@ func (c *Client) evidence(ctx context.Context, h int32, g group) ([]byte, error)
 			return nil, ctx.Err()
 		}
 		if c.chain.Err() != nil {
-			return nil, &failure{m: m, err: err}
+			return nil, &pool.Failure{Member: m, Err: err}
 		}
 		// A stall may be an honest node's whose chain changed (the scan
 		// checks for a reorganization before it blames anyone): the
 		// second time, it is not.
-		if !isLie(err) && c.strike(m) < maxDisputeStrikes {
-			return nil, &failure{m: m, err: err}
+		if !isLie(err) && c.views.strike(m) < maxDisputeStrikes {
+			return nil, &pool.Failure{Member: m, Err: err}
 		}
-		c.ban(m, peerErr(m, "getcfilters", fmt.Errorf("%w: did not serve the filter of block %v (height %d) it stated, during a dispute about it: %v",
+		c.pool.Ban(m, peerErr(m, "getcfilters", fmt.Errorf("%w: did not serve the filter of block %v (height %d) it stated, during a dispute about it: %v",
 			peer.ErrBadFilter, hash, h, err)))
 	}
 	return nil, nil
@@ -903,20 +765,11 @@ func (c *Client) evidence(ctx context.Context, h int32, g group) ([]byte, error)
 // it stated during a dispute before it is banned for it.
 const maxDisputeStrikes = 2
 
-// strike counts one more failure of m to back its word in a dispute and
-// returns the count.
-func (c *Client) strike(m *member) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	m.strikes++
-	return m.strikes
-}
-
 // addrs returns the addresses of ms.
-func addrs(ms []*member) []string {
+func addrs(ms []*pool.Member) []string {
 	out := make([]string, len(ms))
 	for i, m := range ms {
-		out[i] = m.addr
+		out[i] = m.Addr()
 	}
 	return out
 }
@@ -929,29 +782,16 @@ func (c *Client) fetchBlock(ctx context.Context, height int32) (*wire.MsgBlock, 
 	if len(ms) == 0 {
 		return nil, c.noPeers("getdata block")
 	}
-	m := c.pickFast(ms)
+	m := c.pool.PickFast(ms)
 	var block *wire.MsgBlock
-	err := c.conn(m).GetBlocks(ctx, []chainhash.Hash{hash}, func(_ int, b *wire.MsgBlock) error {
+	err := c.pool.Conn(m).GetBlocks(ctx, []chainhash.Hash{hash}, func(_ int, b *wire.MsgBlock) error {
 		block = b
 		return nil
 	})
 	if err != nil {
-		return nil, &failure{m: m, err: err}
+		return nil, &pool.Failure{Member: m, Err: err}
 	}
 	return block, nil
-}
-
-// keepLive returns the members of ms still live.
-func (c *Client) keepLive(ms []*member) []*member {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var out []*member
-	for _, m := range ms {
-		if m.isLive() {
-			out = append(out, m)
-		}
-	}
-	return out
 }
 
 // chainHeaders returns the filter header reached from prev through the
@@ -964,8 +804,8 @@ func chainHeaders(prev chainhash.Hash, hashes []chainhash.Hash) chainhash.Hash {
 }
 
 // sidesOf groups members by the hash key gives each, in first-seen order.
-func sidesOf(ms []*member, key func(*member) chainhash.Hash) [][]*member {
-	var sides [][]*member
+func sidesOf(ms []*pool.Member, key func(*pool.Member) chainhash.Hash) [][]*pool.Member {
+	var sides [][]*pool.Member
 	pos := map[chainhash.Hash]int{}
 	for _, m := range ms {
 		h := key(m)
@@ -981,6 +821,6 @@ func sidesOf(ms []*member, key func(*member) chainhash.Hash) [][]*member {
 }
 
 // peerErr names m as the peer that did what err says during op.
-func peerErr(m *member, op string, err error) error {
-	return &peer.PeerError{Peer: m.addr, Op: op, Err: err}
+func peerErr(m *pool.Member, op string, err error) error {
+	return &peer.PeerError{Peer: m.Addr(), Op: op, Err: err}
 }

@@ -1,0 +1,76 @@
+package client
+
+import (
+	"fmt"
+
+	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer/addrbook"
+	"github.com/spvfilter/spvfilter/peer/pool"
+)
+
+// Peers returns the state of every peer: those of Config.Peers first, in
+// their order, then those found.
+func (c *Client) Peers() []PeerStatus { return c.peerStatus(c.views.wasCompared) }
+
+// peerStatus returns the state of every peer, compared saying which the
+// result's verification compared.
+func (c *Client) peerStatus(compared func(*pool.Member) bool) []PeerStatus {
+	ms := c.pool.Members()
+	out := make([]PeerStatus, 0, len(ms))
+	for _, m := range ms {
+		st := c.pool.Status(m)
+		out = append(out, PeerStatus{Address: st.Addr, UserAgent: st.UserAgent, Services: st.Services, Banned: st.Banned, Reason: st.Reason,
+			Compared: compared(m), Tip: c.views.tip(m), Branch: c.views.branch(m)})
+	}
+	return out
+}
+
+// BytesReceived adds up the bytes read from every peer so far.
+func (c *Client) BytesReceived() uint64 { return c.pool.BytesReceived() }
+
+// Serves reports whether some live peer advertises every service in
+// flags.
+func (c *Client) Serves(flags wire.ServiceFlag) bool { return len(c.pool.Serving(flags)) > 0 }
+
+// BanPeer bans the peer at addr (host:port) for pool.DefaultBanDuration,
+// kept in the data directory if there is one: a connected peer is
+// disconnected, and no ban is dialled (but a peer of Config.Peers, which
+// a ban resting on no proof, as this one, does not keep out of a later
+// client). Peers the client catches lying or flooding are banned the same
+// way, with the proof.
+func (c *Client) BanPeer(addr, reason string) error {
+	if err := c.pool.BanAddr(addr, reason); err != nil {
+		return fmt.Errorf("client: %w", err)
+	}
+	return nil
+}
+
+// IsBanned reports whether the peer at addr is banned, and why.
+func (c *Client) IsBanned(addr string) (reason string, banned bool) {
+	b, ok := c.pool.IsBanned(addr)
+	return b.Reason, ok
+}
+
+// Unban lifts the ban of the peer at addr; a peer of the client is used
+// again (the service redials it).
+func (c *Client) Unban(addr string) error {
+	if err := c.pool.Unban(addr); err != nil {
+		return fmt.Errorf("client: %w", err)
+	}
+	return nil
+}
+
+// Bans lists the bans in force (kept in the data directory, if there is
+// one).
+func (c *Client) Bans() []pool.Ban { return c.pool.Bans() }
+
+// KnownAddresses lists the address book (nil with ConnectOnly). On the
+// public networks it is the book as last saved (at open, every ten
+// minutes, at Close).
+func (c *Client) KnownAddresses() ([]addrbook.Known, error) {
+	ks, err := c.pool.Known()
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	return ks, nil
+}

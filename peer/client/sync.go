@@ -1,0 +1,139 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/spvfilter/spvfilter/peer"
+	"github.com/spvfilter/spvfilter/peer/chain"
+	"github.com/spvfilter/spvfilter/peer/pool"
+)
+
+// SyncHeaders downloads the headers of every live peer into the chain:
+// the branch with the most work wins. It learns where each peer's best
+// chain stands (see peer.Peer.SyncHeaders): a peer that is behind, or
+// rolled back to a lower branch, holds the chain up to its tip and is
+// asked only about the heights it holds; one on its own branch with less
+// work holds it up to the fork. A peer that sends invalid headers is
+// banned; one that stalls is no longer used. It returns how the chain
+// changed; it fails only when no peer is left.
+func (c *Client) SyncHeaders(ctx context.Context) (chain.Update, error) {
+	c.opMu.Lock()
+	defer c.opMu.Unlock()
+	return c.syncHeaders(ctx, newScanLog())
+}
+
+// syncHeaders is SyncHeaders within an operation whose log is log, with
+// opMu held.
+func (c *Client) syncHeaders(ctx context.Context, log *scanLog) (chain.Update, error) {
+	if !c.started() {
+		// Without the service, each sync tries the peers that went away
+		// again (with the service's backoff).
+		c.pool.Revive(ctx)
+	}
+	return c.syncPeers(ctx, log, nil)
+}
+
+// syncPeers syncs the headers of the live peers of ms (of every live peer
+// for nil), as SyncHeaders describes. Called with opMu held: one header
+// sync at a time.
+func (c *Client) syncPeers(ctx context.Context, log *scanLog, ms []*pool.Member) (chain.Update, error) {
+	c.views.keep(c.pool.Members())
+	total := chain.Update{Fork: c.chain.Height()}
+	// Every peer at once. A peer's tip is measured against the chain as
+	// it was when its sync ran: while other peers' headers change the
+	// chain, every peer is asked again, until a round changes nothing
+	// (at most syncRounds).
+	for round := 0; round < syncRounds; round++ {
+		_, before := c.chain.Tip()
+		members := c.pool.Live()
+		if ms != nil {
+			members = slices.DeleteFunc(members, func(m *pool.Member) bool { return !slices.Contains(ms, m) })
+		}
+		results := make([]peer.HeadersResult, len(members))
+		errs := make([]error, len(members))
+		c.pool.Each(ctx, log.budget, members, func(ctx context.Context, m *pool.Member) error {
+			i := slices.Index(members, m)
+			// A connection dropped by an abandoned request (a cancelled
+			// context) is replaced; the peer did nothing wrong.
+			if errs[i] = c.pool.Redial(ctx, m); errs[i] != nil {
+				results[i].Tip = -1
+				return errs[i]
+			}
+			results[i], errs[i] = c.pool.Conn(m).SyncHeaders(ctx, c.chain)
+			return errs[i]
+		})
+		if err := ctx.Err(); err != nil {
+			// Abandoned, not failed: nobody to blame.
+			return total, err
+		}
+		for i, m := range members {
+			if errors.Is(errs[i], context.Canceled) {
+				continue // too slow to wait for: Each dropped it
+			}
+			if err := c.recordSync(m, results[i], errs[i], &total); err != nil {
+				return total, err
+			}
+		}
+		if _, after := c.chain.Tip(); after == before {
+			break
+		}
+	}
+	c.synced = true
+	if err := c.chain.Err(); err != nil {
+		return total, fmt.Errorf("client: the chain state: %w", err)
+	}
+	if len(c.pool.Serving(0)) == 0 {
+		return total, c.noPeers("getheaders")
+	}
+	return total, nil
+}
+
+// syncRounds bounds the rounds of one header sync.
+const syncRounds = 3
+
+// recordSync takes in what one peer's header sync showed: how the chain
+// changed, the peer's tip and branch, and what it did wrong. Only a
+// failure of the chain's own store is returned. Called with opMu held.
+func (c *Client) recordSync(m *pool.Member, res peer.HeadersResult, err error, total *chain.Update) error {
+	up := res.Update
+	if up.Fork < total.Fork {
+		total.Fork = up.Fork
+	}
+	total.Disconnected = append(total.Disconnected, up.Disconnected...)
+	total.Connected += up.Connected
+	if up.Reorganized() {
+		// Tips learnt before are on the old branch, and so are the
+		// filter headers verified above the fork.
+		c.views.clampTips(up.Fork)
+		c.mem.dropAbove(up.Fork)
+		c.verifiedTo = min(c.verifiedTo, up.Fork)
+		c.dropConflictsAbove(up.Fork)
+		// Before the first sync ends, only the blocks of a chain resumed
+		// from the store count: the rest came and went with that sync.
+		gone := up.Disconnected
+		if !c.synced {
+			gone = gone[:max(0, min(len(gone), int(c.resumed-up.Fork)))]
+		}
+		if len(gone) > 0 {
+			c.disconnected = append(c.disconnected, gone...)
+			c.forks = append(c.forks, fmt.Sprintf("the chain was reorganized: %d block(s) above height %d left it for a branch with more work",
+				len(gone), up.Fork))
+		}
+	}
+	if err == nil || res.Tip >= 0 {
+		// What the peer showed now replaces what it showed before: a
+		// peer may roll back.
+		c.views.synced(m, res)
+	}
+	switch {
+	case err == nil:
+	case errors.Is(err, chain.ErrStorage):
+		return fmt.Errorf("client: the chain state: %w", err)
+	default:
+		c.blame(m, err)
+	}
+	return nil
+}

@@ -1,0 +1,209 @@
+package client
+
+import (
+	"sync"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/spvfilter/spvfilter/peer"
+	"github.com/spvfilter/spvfilter/peer/pool"
+)
+
+// view is what the client knows of one member's chain and conduct: what
+// needs the chain or a verdict, which the pool does not keep.
+type view struct {
+	tip    int32   // the highest height of the chain it is known to hold, or -1
+	branch *Branch // its own branch, when it forks off the chain with less work
+	// announced holds the blocks it announced that the chain lacks,
+	// until its next header sync; undelivered counts those it then did
+	// not serve, in a row.
+	announced   []chainhash.Hash
+	undelivered int
+	// fresh: connected again since its last header sync.
+	fresh bool
+	// strikes counts the times it failed to serve what it stated during
+	// a dispute.
+	strikes int
+}
+
+// peerViews are the views of the pool's members, created as they are
+// first needed and dropped with their member (keep). Its methods are safe
+// for concurrent use; its lock is a leaf: held while calling nothing
+// else.
+type peerViews struct {
+	mu sync.Mutex
+	m  map[*pool.Member]*view
+	// compared holds the members whose answers the last verification
+	// compared with another's (PeerStatus.Compared).
+	compared map[*pool.Member]bool
+}
+
+// get returns m's view. Called with mu held.
+func (pv *peerViews) get(m *pool.Member) *view {
+	v := pv.m[m]
+	if v == nil {
+		if pv.m == nil {
+			pv.m = map[*pool.Member]*view{}
+		}
+		v = &view{tip: -1}
+		pv.m[m] = v
+	}
+	return v
+}
+
+// tip returns the highest height m is known to hold, or -1.
+func (pv *peerViews) tip(m *pool.Member) int32 {
+	pv.mu.Lock()
+	defer pv.mu.Unlock()
+	if v := pv.m[m]; v != nil {
+		return v.tip
+	}
+	return -1
+}
+
+// branch returns a copy of m's own branch, if it is on one.
+func (pv *peerViews) branch(m *pool.Member) *Branch {
+	pv.mu.Lock()
+	defer pv.mu.Unlock()
+	if v := pv.m[m]; v != nil && v.branch != nil {
+		b := *v.branch
+		return &b
+	}
+	return nil
+}
+
+// synced takes in what m's header sync showed of its chain: it replaces
+// what it showed before (a peer may roll back).
+func (pv *peerViews) synced(m *pool.Member, res peer.HeadersResult) {
+	pv.mu.Lock()
+	defer pv.mu.Unlock()
+	v := pv.get(m)
+	v.tip, v.branch = res.Tip, nil
+	if b := res.Branch; b != nil {
+		v.branch = &Branch{Fork: b.Fork, Height: b.Height, Hash: b.Hash}
+	}
+}
+
+// clampTips lowers every tip above fork to it: what was learnt above it
+// was of the branch the chain left.
+func (pv *peerViews) clampTips(fork int32) {
+	pv.mu.Lock()
+	defer pv.mu.Unlock()
+	for _, v := range pv.m {
+		v.tip = min(v.tip, fork)
+	}
+}
+
+// raise takes in that m holds the chain up to h (it announced that
+// block).
+func (pv *peerViews) raise(m *pool.Member, h int32) {
+	pv.mu.Lock()
+	defer pv.mu.Unlock()
+	if v := pv.get(m); v.tip < h {
+		v.tip = h
+	}
+}
+
+// announce remembers a block m announced that the chain lacks, up to
+// maxAnnounced until its next header sync; it reports whether it did.
+func (pv *peerViews) announce(m *pool.Member, hash chainhash.Hash) bool {
+	pv.mu.Lock()
+	defer pv.mu.Unlock()
+	v := pv.get(m)
+	if len(v.announced) >= maxAnnounced {
+		return false
+	}
+	v.announced = append(v.announced, hash)
+	return true
+}
+
+// reset forgets what was known of m's chain: it was connected again.
+func (pv *peerViews) reset(m *pool.Member) {
+	pv.mu.Lock()
+	defer pv.mu.Unlock()
+	v := pv.get(m)
+	v.tip, v.fresh = -1, true
+}
+
+// toSync returns the members of live that announced blocks the chain
+// lacks or were connected again since their last header sync, and marks
+// the latter as no longer fresh.
+func (pv *peerViews) toSync(live []*pool.Member) []*pool.Member {
+	pv.mu.Lock()
+	defer pv.mu.Unlock()
+	var out []*pool.Member
+	for _, m := range live {
+		if v := pv.m[m]; v != nil && (len(v.announced) > 0 || v.fresh) {
+			v.fresh = false
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// charge counts, of the blocks m announced before its header sync, those
+// the chain still lacks (has reports whether it holds one), unless m
+// served some, is on a branch of its own, or the sync changed the
+// chain's branch (what it announced may be on the branch it left): only
+// a run of blocks never served counts. It forgets them and returns the
+// run's length so far.
+func (pv *peerViews) charge(m *pool.Member, has func(chainhash.Hash) bool, reorganized bool) int {
+	pv.mu.Lock()
+	defer pv.mu.Unlock()
+	v := pv.get(m)
+	missing := 0
+	for _, hash := range v.announced {
+		if !has(hash) && (v.branch == nil || v.branch.Hash != hash) {
+			missing++
+		}
+	}
+	if missing < len(v.announced) || v.branch != nil || reorganized {
+		v.undelivered, missing = 0, 0
+	}
+	v.announced, v.undelivered = nil, v.undelivered+missing
+	return v.undelivered
+}
+
+// strike counts one more failure of m to back its word in a dispute and
+// returns the count.
+func (pv *peerViews) strike(m *pool.Member) int {
+	pv.mu.Lock()
+	defer pv.mu.Unlock()
+	v := pv.get(m)
+	v.strikes++
+	return v.strikes
+}
+
+// setCompared records the members the last verification compared.
+func (pv *peerViews) setCompared(compared map[*pool.Member]bool) {
+	pv.mu.Lock()
+	defer pv.mu.Unlock()
+	pv.compared = compared
+}
+
+// wasCompared reports whether the last verification compared m.
+func (pv *peerViews) wasCompared(m *pool.Member) bool {
+	pv.mu.Lock()
+	defer pv.mu.Unlock()
+	return pv.compared[m]
+}
+
+// keep drops the views of the members not in members (gone from the
+// pool), so that the views stay as many as the members.
+func (pv *peerViews) keep(members []*pool.Member) {
+	in := make(map[*pool.Member]bool, len(members))
+	for _, m := range members {
+		in[m] = true
+	}
+	pv.mu.Lock()
+	defer pv.mu.Unlock()
+	for m := range pv.m {
+		if !in[m] {
+			delete(pv.m, m)
+		}
+	}
+	for m := range pv.compared {
+		if !in[m] {
+			delete(pv.compared, m)
+		}
+	}
+}

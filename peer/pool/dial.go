@@ -1,0 +1,218 @@
+package pool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer"
+)
+
+// Redials of an address are rate-limited whatever its member does: a
+// dial that fails, and a connection that ends before stableConnection
+// (the node hung up, stalled, or was dropped), count as a failure, and
+// the next dial waits redialBackoff of the failures in a row, from
+// redialMin doubling to redialMax. A connection that lasts
+// stableConnection clears them. A connection ended by a flood is no
+// failure but a proof: its member is banned, named, and never dialled
+// again while banned.
+const (
+	redialMin        = 500 * time.Millisecond
+	redialMax        = time.Minute
+	stableConnection = time.Minute
+)
+
+// redialBackoff returns how long the next dial of an address waits after
+// failures in a row.
+func redialBackoff(failures int) time.Duration {
+	if failures <= 0 {
+		return 0
+	}
+	return min(redialMax, redialMin<<min(failures-1, 7))
+}
+
+// connectionGone records, with the pool's mu held, that m's connection
+// ended at now, and when m may be dialled again (see stableConnection).
+func (m *Member) connectionGone(now time.Time) {
+	if now.Sub(m.connectedAt) < stableConnection {
+		m.failures++
+	} else {
+		m.failures = 0
+	}
+	m.nextDial = later(m.nextDial, now.Add(redialBackoff(m.failures)))
+}
+
+// peerConfig is the configuration of m's connection.
+func (p *Pool) peerConfig(m *Member) peer.Config {
+	cfg := peer.Config{Addr: m.addr, Params: p.cfg.Params, Timeout: p.cfg.Timeout, Log: p.cfg.Log, Dial: p.cfg.Dial,
+		OnAddresses: func(addrs []*wire.NetAddressV2) { p.learn(addrs, m.addr) },
+		OnHeaders:   p.cfg.OnHeaders}
+	if on := p.cfg.OnAnnounce; on != nil {
+		cfg.OnAnnounce = func(a peer.Announcement) { on(m, a) }
+	}
+	return cfg
+}
+
+// dial connects to a member for the first time and records the outcome:
+// a member found by discovery that lacks the services wanted is not kept.
+func (p *Pool) dial(ctx context.Context, m *Member) {
+	if p.book != nil {
+		p.book.Attempt(m.addr)
+	}
+	c, err := peer.Dial(ctx, p.peerConfig(m))
+	if err == nil && !m.permanent && c.Services()&p.cfg.Services != p.cfg.Services {
+		c.Close()
+		err = fmt.Errorf("peer %s: %w: services %v, needed %v", m.addr, peer.ErrMissingService, c.Services(), p.cfg.Services)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	m.dialing = false
+	if err != nil {
+		m.reason, m.err = "unreachable: "+err.Error(), err
+		return
+	}
+	m.retire()
+	m.p, m.err, m.reason, m.failures, m.connectedAt = c, nil, "", 0, time.Now()
+	if p.book != nil {
+		p.book.Connected(m.addr, c.Services())
+		p.book.Good(m.addr)
+	}
+}
+
+// Redial replaces m's connection when a request that was abandoned (a
+// cancelled context) ended it; the member did nothing wrong, and what is
+// known of its chain stands. A live connection is kept. A connection
+// ended by a flood is not replaced: its error is returned.
+func (p *Pool) Redial(ctx context.Context, m *Member) error {
+	old := p.Conn(m)
+	if old == nil {
+		return fmt.Errorf("peer %s: not connected", m.addr)
+	}
+	select {
+	case <-old.Done():
+	default:
+		return nil
+	}
+	if err := old.Err(); errors.Is(err, peer.ErrFlooding) {
+		// Dropped for flooding: not to be dialled again.
+		return err
+	}
+	c, err := peer.Dial(ctx, p.peerConfig(m))
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if m.banned || m.err != nil {
+		c.Close()
+		return fmt.Errorf("peer %s: banned or dropped while it was dialled again: %s", m.addr, m.reason)
+	}
+	if m.p != old {
+		// Redialled meanwhile by another request.
+		c.Close()
+		return nil
+	}
+	m.retire()
+	m.p, m.connectedAt = c, time.Now()
+	return nil
+}
+
+// Reconnect dials m, whose connection ended or who was dropped, now,
+// whatever its backoff; on success it is live again (Config.OnRedial is
+// told first), on failure its next try waits twice as long. A banned
+// member, or one being dialled, is left alone.
+func (p *Pool) Reconnect(ctx context.Context, m *Member) {
+	p.mu.Lock()
+	if m.banned || m.dialing || m.alias != "" || m.isLive() {
+		p.mu.Unlock()
+		return
+	}
+	m.dialing = true
+	p.mu.Unlock()
+	p.redial(ctx, m)
+}
+
+// redial dials a member whose connection ended (its dialing set); on
+// success it is live again, on failure its next try waits twice as long.
+func (p *Pool) redial(ctx context.Context, m *Member) {
+	c, err := peer.Dial(ctx, p.peerConfig(m))
+	if err == nil && p.cfg.OnRedial != nil {
+		// Before the connection is used: what was known of the node's
+		// chain is stale.
+		p.cfg.OnRedial(m)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	m.dialing = false
+	if err != nil {
+		m.failures++
+		m.nextDial = time.Now().Add(redialBackoff(m.failures))
+		m.reason = "unreachable: " + err.Error()
+		if m.err == nil {
+			m.err = err
+		}
+		return
+	}
+	if m.banned {
+		// Banned while it was dialled.
+		c.Close()
+		return
+	}
+	m.retire()
+	// The failures in a row are cleared only once the connection lasts
+	// (see stableConnection).
+	m.p, m.err, m.reason, m.connectedAt = c, nil, "", time.Now()
+	p.logf("service: %s is back", m.addr)
+}
+
+// ended takes in, with mu held, that Run found m's connection ended
+// without a request noticing: a flood is returned, for the caller to ban
+// m with it once mu is released; otherwise m is no longer live and its
+// next dial waits (connectionGone).
+func (p *Pool) ended(m *Member, now time.Time) error {
+	err := m.p.Err()
+	if errors.Is(err, peer.ErrFlooding) {
+		return err
+	}
+	m.err, m.reason = err, "disconnected: "+errString(err)
+	m.connectionGone(now)
+	return nil
+}
+
+// errString is err's message, or "" for nil.
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// nodeKey returns what tells nodes apart for addr: its IP address (a host
+// name looked up, unless connections go through Config.Dial, which
+// resolves them itself) and its port as a number.
+func (p *Pool) nodeKey(ctx context.Context, addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if n, err := strconv.ParseUint(port, 10, 16); err == nil {
+		port = strconv.FormatUint(n, 10)
+	}
+	if ip, err := netip.ParseAddr(host); err == nil {
+		return net.JoinHostPort(ip.Unmap().String(), port)
+	}
+	if p.cfg.Dial == nil {
+		if ips, err := net.DefaultResolver.LookupHost(ctx, host); err == nil && len(ips) > 0 {
+			if ip, err := netip.ParseAddr(ips[0]); err == nil {
+				return net.JoinHostPort(ip.Unmap().String(), port)
+			}
+		}
+	}
+	return net.JoinHostPort(strings.ToLower(host), port)
+}

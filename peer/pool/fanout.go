@@ -1,0 +1,200 @@
+package pool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Each runs fn for every member of ms at once and returns the first
+// failure, a *Failure, if any. Once one member has answered, each other
+// has a grace (see Grace), within what is left of its budget b for the
+// operation (see Budget): a member still silent then is too slow to wait
+// for (its request is cancelled, and it is dropped for slowPause, with a
+// warning, so it is not compared). Being slow buys no trust.
+func (p *Pool) Each(ctx context.Context, b *Budget, ms []*Member, fn func(ctx context.Context, m *Member) error) error {
+	type result struct {
+		i   int
+		err error
+	}
+	results := make(chan result, len(ms))
+	cancels := make([]context.CancelFunc, len(ms))
+	start := time.Now()
+	for i, m := range ms {
+		mctx, cancel := context.WithCancel(ctx)
+		cancels[i] = cancel
+		go func() { results <- result{i, fn(mctx, m)} }()
+	}
+	errs := make([]error, len(ms))
+	answered, cut := make([]bool, len(ms)), make([]bool, len(ms))
+	var first time.Duration // the first answer's time, once it came
+	allow := make([]time.Duration, len(ms))
+	var timer *time.Timer
+	var wake <-chan time.Time
+	// due returns when member i is cut if it has not answered.
+	due := func(i int) time.Duration { return first + max(0, min(p.Grace(first), allow[i])) }
+	// rearm sets the timer to the next member due.
+	rearm := func() {
+		next := time.Duration(-1)
+		for i := range ms {
+			if !answered[i] && !cut[i] && (next < 0 || due(i) < next) {
+				next = due(i)
+			}
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+		wake = nil
+		if next >= 0 {
+			timer = time.NewTimer(next - time.Since(start))
+			wake = timer.C
+		}
+	}
+	for n := 0; n < len(ms); {
+		select {
+		case r := <-results:
+			n++
+			answered[r.i], errs[r.i] = true, r.err
+			if cut[r.i] || r.err != nil && first == 0 {
+				continue
+			}
+			took := time.Since(start)
+			if first == 0 {
+				// What each may lag is measured now: the waiting to come
+				// does not add to the operation's own time.
+				first = max(took, 1)
+				for i, m := range ms {
+					allow[i] = b.left(m)
+				}
+			}
+			if r.err == nil {
+				b.answered(ms[r.i], took, took-first)
+			}
+			rearm()
+		case <-wake:
+			now := time.Since(start)
+			for i := range ms {
+				if !answered[i] && !cut[i] && due(i) <= now {
+					cut[i] = true
+					b.answered(ms[i], now, now-first)
+					cancels[i]()
+				}
+			}
+			rearm()
+		}
+	}
+	if timer != nil {
+		timer.Stop()
+	}
+	if first > 0 {
+		b.round(first, time.Since(start)-first)
+	}
+	for i, m := range ms {
+		cancels[i]()
+		if cut[i] && ctx.Err() == nil && errors.Is(errs[i], context.Canceled) {
+			p.dropSlow(b, m)
+			errs[i] = nil
+		}
+	}
+	for i, err := range errs {
+		if err != nil {
+			return &Failure{Member: ms[i], Err: err}
+		}
+	}
+	return nil
+}
+
+// The grace of Each is graceFactor times the first answer's time, a
+// quarter of the timeout, or minGrace, whichever is longest: long enough
+// for an honest node under load, short against one that holds every answer
+// until just before the timeout (and a member's budget bounds it further).
+// slowPause is how long a member dropped as too slow is left alone.
+const (
+	minGrace    = time.Second
+	graceFactor = 20
+	slowPause   = time.Minute
+)
+
+// Grace returns how long members may answer after the first, which took
+// first.
+func (p *Pool) Grace(first time.Duration) time.Duration {
+	return max(minGrace, graceFactor*first, p.cfg.Timeout/4)
+}
+
+// dropSlow drops a member cut off as too slow by Each, for slowPause,
+// saying how slow it was (a member whose handshake was cut is named so
+// too).
+func (p *Pool) dropSlow(b *Budget, m *Member) {
+	err := fmt.Errorf("peer %s: too slow: %s; left out for %v", m.addr, b.describe(m), slowPause)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !m.banned && m.p == nil {
+		m.err, m.reason = err, err.Error() // its dial was cut
+	}
+	m.nextDial = time.Now().Add(slowPause)
+	p.dropLocked(m, err)
+}
+
+// slowFactor is how many times slower than the fastest member a member's
+// answers must be, and slowFloor how slow at least, for it to be ranked
+// down: it is still asked to compare (its word counts as any other's), but
+// bulk downloads go to the faster members.
+const (
+	slowFactor = 4
+	slowFloor  = 50 * time.Millisecond
+)
+
+// Slow returns the members of ms whose answers, by their latency so far,
+// take over slowFactor times the fastest member's and at least slowFloor.
+func (p *Pool) Slow(ms []*Member) map[*Member]bool {
+	lat := make(map[*Member]time.Duration, len(ms))
+	fastest := time.Duration(0)
+	for _, m := range ms {
+		l := p.latency(m)
+		lat[m] = l
+		if l > 0 && (fastest == 0 || l < fastest) {
+			fastest = l
+		}
+	}
+	slow := map[*Member]bool{}
+	for _, m := range ms {
+		if fastest > 0 && lat[m] > slowFactor*fastest && lat[m] >= slowFloor {
+			slow[m] = true
+			p.logf("%s answers in %v against %v for the fastest peer: bulk downloads go to faster peers", m.addr, lat[m], fastest)
+		}
+	}
+	return slow
+}
+
+// latency returns m's answer time so far (0 unmeasured or unconnected).
+func (p *Pool) latency(m *Member) time.Duration {
+	if c := p.Conn(m); c != nil {
+		return c.Latency()
+	}
+	return 0
+}
+
+// Fastest returns the member of ms with the lowest latency so far (the
+// first of those not measured yet).
+func (p *Pool) Fastest(ms []*Member) *Member {
+	best, bestLat := ms[0], time.Duration(-1)
+	for _, m := range ms {
+		l := p.latency(m)
+		if bestLat < 0 || l < bestLat {
+			best, bestLat = m, l
+		}
+	}
+	return best
+}
+
+// PickFast returns a member of ms chosen at random, leaving out the slow
+// ones (see Slow) unless all are.
+func (p *Pool) PickFast(ms []*Member) *Member {
+	slow := p.Slow(ms)
+	if fast := slices.DeleteFunc(slices.Clone(ms), func(m *Member) bool { return slow[m] }); len(fast) > 0 {
+		ms = fast
+	}
+	return p.Pick(ms)
+}

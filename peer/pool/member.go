@@ -1,0 +1,76 @@
+package pool
+
+import (
+	"time"
+
+	"github.com/spvfilter/spvfilter/peer"
+)
+
+// Member is one node of the pool, connected or not. Its address and
+// whether it is the user's never change; the rest is the pool's, read
+// through the pool's methods (Status, Conn).
+type Member struct {
+	addr string
+	// permanent: from Config.Peers, kept and redialled for as long as
+	// the pool runs; others were found and are replaced when they go.
+	permanent bool
+
+	// The rest is guarded by the pool's mu; p changes only when the
+	// member is dialled again, so requests read it through Pool.Conn.
+	p      *peer.Peer // nil when not connected
+	banned bool
+	reason string
+	err    error // why it was banned or dropped
+	// alias, if set, is the address under which the same node is a
+	// member already: this one is never dialled.
+	alias string
+	// received and sent count the bytes of its earlier connections.
+	received, sent uint64
+	// Redials: dialing while one runs, the failures in a row (dials that
+	// failed, connections that did not last), when the next may start,
+	// and when the connection was made (see stableConnection).
+	dialing     bool
+	failures    int
+	nextDial    time.Time
+	connectedAt time.Time
+}
+
+// Addr is the member's host:port, as given or found.
+func (m *Member) Addr() string { return m.addr }
+
+// Permanent reports whether the member is one of Config.Peers.
+func (m *Member) Permanent() bool { return m.permanent }
+
+// isLive reports whether the member is connected and neither banned nor
+// dropped. Called with the pool's mu held.
+func (m *Member) isLive() bool { return m.p != nil && !m.banned && m.err == nil }
+
+// retire keeps the byte counts of m's connection before it is replaced.
+// Called with the pool's mu held.
+func (m *Member) retire() {
+	if m.p != nil {
+		m.received += m.p.BytesReceived()
+		m.sent += m.p.BytesSent()
+	}
+}
+
+// Status is what the pool knows of a member.
+type Status struct {
+	Addr      string
+	UserAgent string
+	// Services are the services the member advertised, as btcd names
+	// them.
+	Services string
+	// Connected: it has a connection (possibly ended, until the pool
+	// notices).
+	Connected bool
+	// Live: connected, neither banned nor dropped: requests go to it.
+	Live bool
+	// Banned: refused, with a proof or by hand (Reason says which).
+	Banned bool
+	// Reason says why a member is banned or not used (stalled,
+	// disconnected, unreachable), empty for one in use.
+	Reason string
+	// BytesReceived and BytesSent count every byte of its connections.
+	BytesReceived, BytesSent uint64
+}

@@ -1,0 +1,194 @@
+package pool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Connect dials the members of Config.Peers at once, then, unless
+// ConnectOnly, discovers others up to Config.Target. One node given under
+// two spellings is one member; a member given and banned with a proof is
+// not dialled, and one banned without proof is, with a warning (the
+// user's peers are the user's). It returns why members could not be
+// found; whether any is live, Live says. A member whose handshake lags
+// the first's beyond its budget is dropped as too slow (see Budget).
+func (p *Pool) Connect(ctx context.Context) []error {
+	dial := p.admit(ctx)
+	p.Each(ctx, NewBudget(), dial, func(ctx context.Context, m *Member) error {
+		p.dial(ctx, m)
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return m.err
+	})
+	if ctx.Err() != nil || p.cfg.ConnectOnly {
+		return nil
+	}
+	return p.discover(ctx, p.cfg.Target-len(p.Serving(0)))
+}
+
+// admit returns the members of Config.Peers to dial: not a second
+// spelling of another, and not banned with a proof.
+func (p *Pool) admit(ctx context.Context) []*Member {
+	var dial []*Member
+	seen := map[string]string{} // the node's address: the address given for it
+	for _, m := range p.Members() {
+		if !m.permanent {
+			continue
+		}
+		// One node under two spellings is one member, not two that agree.
+		key := p.nodeKey(ctx, m.addr)
+		b, banned := p.bans.Banned(m.addr)
+		p.mu.Lock()
+		switch {
+		case seen[key] != "":
+			m.reason = fmt.Sprintf("the same node as %s: not used twice", seen[key])
+			m.err, m.alias = errors.New(m.reason), seen[key]
+		case banned && b.Proof:
+			seen[key] = m.addr
+			m.banned, m.reason = true, fmt.Sprintf("given, but banned until %s for what it was caught doing: %s; not used until the ban ends or Unban lifts it",
+				b.Until.UTC().Format(time.RFC3339), b.Reason)
+			m.err = errors.New(m.reason)
+		default:
+			seen[key] = m.addr
+			if banned {
+				p.note("peer %s is banned until %s (%s), but the ban rests on no proof: it is used, as it was given",
+					m.addr, b.Until.UTC().Format(time.RFC3339), b.Reason)
+			}
+			dial = append(dial, m)
+		}
+		p.mu.Unlock()
+	}
+	return dial
+}
+
+// managerInterval is how often Run looks after the members.
+const managerInterval = 250 * time.Millisecond
+
+// maxFailures is how many redials in a row a member found by discovery
+// gets before it is forgotten (those of Config.Peers are redialled for
+// ever).
+const maxFailures = 3
+
+// Run looks after the members until ctx ends: it notices connections
+// that ended and redials them with their backoff (a flood bans its
+// member, named, instead), forgets members found by discovery that
+// failed too often, and discovers others while fewer than Config.Target
+// are connected. It returns once every dial it started has ended.
+func (p *Pool) Run(ctx context.Context) {
+	tick := time.NewTicker(managerInterval)
+	defer tick.Stop()
+	var dials sync.WaitGroup
+	defer dials.Wait()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		for _, f := range p.tend(ctx, &dials) {
+			p.Ban(f.Member, f.Err)
+		}
+	}
+}
+
+// tend is one look of Run after the members: it starts the redials and
+// discovery due, and returns the members whose connection a flood ended,
+// to be banned with it once mu is released.
+func (p *Pool) tend(ctx context.Context, dials *sync.WaitGroup) (floods []*Failure) {
+	now := time.Now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.pruneLocked()
+	for _, m := range p.members {
+		if m.banned || m.dialing || m.alias != "" {
+			continue
+		}
+		if m.isLive() {
+			select {
+			case <-m.p.Done():
+				// Gone without a request noticing.
+				if err := p.ended(m, now); err != nil {
+					floods = append(floods, &Failure{Member: m, Err: err})
+					continue
+				}
+			default:
+				continue
+			}
+		}
+		if now.Before(m.nextDial) {
+			continue
+		}
+		m.dialing = true
+		dials.Add(1)
+		go func() {
+			defer dials.Done()
+			p.redial(ctx, m)
+		}()
+	}
+	want := p.cfg.Target - p.outboundLocked()
+	if want > 0 && p.book != nil && !p.discovering && now.After(p.nextDiscovery) {
+		p.discovering, p.nextDiscovery = true, now.Add(discoverInterval)
+		dials.Add(1)
+		go func() {
+			defer dials.Done()
+			p.discover(ctx, want)
+			p.mu.Lock()
+			p.discovering = false
+			p.mu.Unlock()
+		}()
+	}
+	return floods
+}
+
+// outboundLocked counts the members connected or being dialled. Called
+// with mu held.
+func (p *Pool) outboundLocked() int {
+	n := 0
+	for _, m := range p.members {
+		if m.isLive() || m.dialing {
+			n++
+		}
+	}
+	return n
+}
+
+// pruneLocked forgets the members found by discovery that failed too
+// often. Called with mu held.
+func (p *Pool) pruneLocked() {
+	kept := p.members[:0]
+	for _, m := range p.members {
+		if !m.permanent && !m.banned && !m.dialing && !m.isLive() && m.failures >= maxFailures {
+			continue
+		}
+		kept = append(kept, m)
+	}
+	clear(p.members[len(kept):])
+	p.members = kept
+}
+
+// Revive redials, at once, the members of Config.Peers whose connection
+// ended and whose backoff has passed, and returns when they are done.
+func (p *Pool) Revive(ctx context.Context) {
+	now := time.Now()
+	var ms []*Member
+	p.mu.Lock()
+	for _, m := range p.members {
+		if m.permanent && !m.banned && m.alias == "" && !m.dialing && !m.isLive() && !now.Before(m.nextDial) {
+			m.dialing = true
+			ms = append(ms, m)
+		}
+	}
+	p.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, m := range ms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p.redial(ctx, m)
+		}()
+	}
+	wg.Wait()
+}
