@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
@@ -25,6 +23,9 @@ const (
 	localFileVersion = 1
 	maxLocalFile     = 1 << 20 // a full book takes about 200 kB
 )
+
+// maxLocalAddresses caps the book on regtest and simnet.
+const maxLocalAddresses = 1000
 
 // localStore is the address book of regtest and simnet: at most
 // maxLocalAddresses addresses in memory, saved whole.
@@ -108,16 +109,6 @@ func readLocalFile(name, network string) (*localFile, error) {
 		return nil, fmt.Errorf("%w: a book of %q, not %q", errDamaged, lf.Network, network)
 	}
 	return &lf, nil
-}
-
-// validHostPort reports whether s is a host and a port other than 0.
-func validHostPort(s string) bool {
-	host, port, err := net.SplitHostPort(s)
-	if err != nil || host == "" {
-		return false
-	}
-	n, err := strconv.ParseUint(port, 10, 16)
-	return err == nil && n != 0
 }
 
 func (s *localStore) add(addrs []*wire.NetAddressV2, _ *wire.NetAddressV2) {

@@ -23,9 +23,13 @@ const (
 	prevSuffix = ".prev" // the previous peers.json during a save
 )
 
-// errDamaged: a book file that cannot be decoded, or breaks the rules
-// the book relies on.
-var errDamaged = errors.New("damaged")
+// maxFailedAttempts caps the failed attempts of an address btcd's address
+// manager counts. It weighs an address by 1.5 to the minus its attempts,
+// which underflows to zero past about 1,830 attempts: GetAddress then
+// searches forever (holding the manager's lock) when every address of
+// the table it draws from is such an address. Thirty already weighs an
+// address at five in a million.
+const maxFailedAttempts = 30
 
 // The shape of btcd's address book, as btcd v0.24.2 writes it: its
 // newest format version, the number and size of its buckets of new and

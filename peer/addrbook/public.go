@@ -14,18 +14,14 @@ import (
 	"github.com/btcsuite/btcd/wire"
 )
 
-// Failed attempts kept by btcd's address manager.
+// The bounds of btcd's address manager as the book uses it.
 const (
-	// maxFailedAttempts caps the failed attempts of an address the manager
-	// counts. It weighs an address by 1.5 to the minus its attempts,
-	// which underflows to zero past about 1,830 attempts: GetAddress then
-	// searches forever (holding the manager's lock) when every address
-	// of the table it draws from is such an address. Thirty already
-	// weighs an address at five in a million.
-	maxFailedAttempts = 30
 	// maxTracked caps the addresses whose attempts the store counts
 	// beyond those of the file it loaded.
 	maxTracked = 1 << 16
+	// pickDraws is how many addresses Pick draws from btcd's address
+	// manager, as btcd's own connection manager does.
+	pickDraws = 100
 )
 
 // publicStore is an address book kept by btcd's address manager.
