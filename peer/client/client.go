@@ -1,13 +1,10 @@
 package client
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -109,97 +106,6 @@ type Client struct {
 	tip            tipSignal // the notification of a moved tip
 }
 
-// Branch is a peer's chain where it leaves the client's: the peer holds
-// the client's chain up to Fork, then blocks of its own up to Height.
-type Branch struct {
-	Fork   int32
-	Height int32
-	Hash   chainhash.Hash
-}
-
-// ErrNoPeers: no peer is left to ask; the error wraps what happened to
-// each.
-var ErrNoPeers = pool.ErrNoPeers
-
-// Connect dials every peer in cfg.Peers at once. Peers that cannot be
-// reached are recorded in Peers; it fails only when none can.
-func Connect(ctx context.Context, cfg Config) (*Client, error) {
-	if cfg.Params == nil {
-		return nil, errors.New("client: Config.Params is nil")
-	}
-	if len(cfg.Peers) == 0 && cfg.ConnectOnly {
-		return nil, errors.New("client: ConnectOnly without peers")
-	}
-	if cfg.Services == 0 {
-		cfg.Services = wire.SFNodeCF | wire.SFNodeWitness
-	}
-	if cfg.TargetPeers <= 0 {
-		cfg.TargetPeers = DefaultTargetPeers
-	}
-	c := &Client{cfg: cfg, chain: chain.New(cfg.Params), mem: newMemCache(cfg.FilterCacheBytes), resumed: -1, verifiedTo: -1}
-	c.svc.init()
-	var dial peer.DialFunc
-	if cfg.Proxy != "" {
-		var err error
-		if dial, err = peer.SOCKS5(cfg.Proxy); err != nil {
-			return nil, fmt.Errorf("client: proxy: %w", err)
-		}
-	} else {
-		for _, addr := range cfg.Peers {
-			if host, _, err := net.SplitHostPort(addr); err == nil && strings.HasSuffix(host, ".onion") {
-				return nil, fmt.Errorf("client: peer %s: an onion address needs a proxy (Config.Proxy, such as Tor's socks5://127.0.0.1:9050)", addr)
-			}
-		}
-	}
-	if err := c.openStore(); err != nil {
-		return nil, err
-	}
-	dir := ""
-	if c.st != nil {
-		dir = c.st.Dir()
-	}
-	p, notes, err := pool.New(pool.Config{Params: cfg.Params, Peers: cfg.Peers, ConnectOnly: cfg.ConnectOnly, Target: cfg.TargetPeers,
-		Services: cfg.Services, Timeout: cfg.Timeout, Dial: dial, Resolver: cfg.Resolver, Dir: dir, Log: cfg.Log,
-		OnHeaders: cfg.OnHeaders, OnAnnounce: c.announced, OnRedial: c.redialled})
-	if err != nil {
-		c.Close()
-		return nil, fmt.Errorf("client: %w", err)
-	}
-	c.pool = p
-	for _, n := range notes {
-		c.notes = append(c.notes, "chain state: "+n)
-	}
-	found := c.pool.Connect(ctx)
-	if err := ctx.Err(); err != nil {
-		c.Close()
-		return nil, err
-	}
-	if len(c.pool.Live()) == 0 {
-		err := c.noPeers("connect")
-		if len(found) > 0 {
-			err = fmt.Errorf("%w; finding peers: %w", err, pool.Errors(found))
-		}
-		c.Close()
-		return nil, err
-	}
-	return c, nil
-}
-
-// Close stops the service (see Start), disconnects from every peer and
-// closes the chain state.
-func (c *Client) Close() error {
-	c.stopService()
-	if c.pool != nil {
-		c.pool.Close()
-	}
-	if c.st != nil {
-		err := c.st.Close()
-		c.st = nil
-		return err
-	}
-	return nil
-}
-
 // Chain returns the client's verified header chain. It changes during
 // SyncHeaders and scans; read it between them.
 func (c *Client) Chain() *chain.Chain { return c.chain }
@@ -257,13 +163,16 @@ func (c *Client) blame(m *pool.Member, err error) bool {
 	return false
 }
 
-// isLie reports whether a request's error proves the peer sent false data.
-func isLie(err error) bool {
-	for _, e := range []error{peer.ErrBadFilter, peer.ErrBadFilterHeader, peer.ErrBadBlock, peer.ErrBadProof,
-		peer.ErrBadHeaders, peer.ErrMissingTransactions, peer.ErrProtocol} {
-		if errors.Is(err, e) {
-			return true
+// takeStoreNotes adds what the store repaired or set aside (at open, or
+// since: a filter cache damaged while open) to the warnings of every
+// result.
+func (c *Client) takeStoreNotes() {
+	if c.st == nil {
+		return
+	}
+	for _, r := range c.st.Recovered() {
+		if note := "chain state: " + r; !slices.Contains(c.notes, note) {
+			c.notes = append(c.notes, note)
 		}
 	}
-	return false
 }

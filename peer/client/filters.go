@@ -14,11 +14,6 @@ import (
 	"github.com/spvfilter/spvfilter/peer/pool"
 )
 
-// filterBatch is one getcfilters request of the scan.
-type filterBatch struct {
-	start, stop int32
-}
-
 // filterDownload gets a scan's filters from..to: batches the cache holds
 // whole are matched from it, the others go to whichever peer is free and
 // holds them, and every filter is checked against its agreed filter

@@ -6,15 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 )
-
-// Confirmation is where a transaction was mined.
-type Confirmation struct {
-	Height    int32
-	BlockHash chainhash.Hash
-}
 
 // SendUntilMined sends tx (SendTransaction) and then follows the chain,
 // announcing it again every interval (one minute when zero), until it is

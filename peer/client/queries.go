@@ -18,16 +18,6 @@ import (
 // goroutine, while scans and rescans run; header lookups are the chain's
 // own (Chain), which is safe for concurrent use too.
 
-// ErrUnknownBlock: a block hash that is not in the client's chain.
-var ErrUnknownBlock = errors.New("block not in the chain")
-
-// Stamp names a block of the chain.
-type Stamp struct {
-	Height int32
-	Hash   chainhash.Hash
-	Header wire.BlockHeader
-}
-
 // BestBlock returns the highest block of the chain that a connected peer
 // holds: the end of what a scan can verify now. Without such a peer it is
 // the chain's tip.
@@ -199,39 +189,6 @@ func (c *Client) agreedFilterHeader(ctx context.Context, height int32) (prev, he
 	return hs[0], hs[1], nil
 }
 
-// keptFilterHeader returns the filter headers of height-1 and height from
-// the store or, without one, from memory.
-func (c *Client) keptFilterHeader(height int32) (prev, header chainhash.Hash, ok bool) {
-	if c.st != nil {
-		if c.st.FilterHeaderTip() < height {
-			return prev, header, false
-		}
-		hs, err := c.st.FilterHeaders(max(height-1, 0), height)
-		if err != nil {
-			return prev, header, false
-		}
-		if height == 0 {
-			return chainhash.Hash{}, hs[0], true
-		}
-		return hs[0], hs[1], true
-	}
-	p, okPrev := c.mem.header(height - 1)
-	h, ok := c.mem.header(height)
-	return p, h, ok && (okPrev || height == 0)
-}
-
-// OnePeerError: the filter header of a block that only one of the
-// client's peers holds, which nothing could be compared with; asking again
-// once another peer has the block gives a verified answer.
-type OnePeerError struct {
-	Height int32
-	Peer   string
-}
-
-func (e *OnePeerError) Error() string {
-	return fmt.Sprintf("client: the filter header of height %d rests on one peer, %s: no other peer holds the block yet", e.Height, e.Peer)
-}
-
 // UtxoRequest asks about one output.
 type UtxoRequest struct {
 	// OutPoint is the output asked about.
@@ -303,38 +260,4 @@ func (c *Client) GetUtxo(ctx context.Context, req UtxoRequest) (*UtxoReport, err
 		}
 	}
 	return rep, nil
-}
-
-// blockCache keeps the last blocks GetBlock returned.
-type blockCache struct {
-	mu     sync.Mutex
-	blocks map[chainhash.Hash]*wire.MsgBlock
-	order  []chainhash.Hash
-}
-
-// blockCacheSize is how many blocks GetBlock keeps.
-const blockCacheSize = 8
-
-func (bc *blockCache) get(hash chainhash.Hash) (*wire.MsgBlock, bool) {
-	bc.mu.Lock()
-	defer bc.mu.Unlock()
-	b, ok := bc.blocks[hash]
-	return b, ok
-}
-
-func (bc *blockCache) put(hash chainhash.Hash, b *wire.MsgBlock) {
-	bc.mu.Lock()
-	defer bc.mu.Unlock()
-	if bc.blocks == nil {
-		bc.blocks = map[chainhash.Hash]*wire.MsgBlock{}
-	}
-	if _, ok := bc.blocks[hash]; ok {
-		return
-	}
-	bc.blocks[hash] = b
-	bc.order = append(bc.order, hash)
-	if len(bc.order) > blockCacheSize {
-		delete(bc.blocks, bc.order[0])
-		bc.order = bc.order[1:]
-	}
 }

@@ -12,53 +12,6 @@ import (
 	"github.com/btcsuite/btcd/wire"
 )
 
-// EventKind says what an Event reports.
-type EventKind int
-
-const (
-	// EventMatch: a transaction of the watch list, in a block about to
-	// be reported connected.
-	EventMatch EventKind = iota
-	// EventConnected: a block was scanned; blocks come in height order.
-	EventConnected
-	// EventDisconnected: a block reported connected left the chain (a
-	// reorganization); what matched in it no longer holds. Disconnections
-	// come from the highest block down, before the new blocks.
-	EventDisconnected
-	// EventTip: the rescan has reached the peers' tip.
-	EventTip
-)
-
-func (k EventKind) String() string {
-	switch k {
-	case EventMatch:
-		return "match"
-	case EventConnected:
-		return "connected"
-	case EventDisconnected:
-		return "disconnected"
-	case EventTip:
-		return "tip"
-	}
-	return fmt.Sprintf("EventKind(%d)", int(k))
-}
-
-// Event is one thing a rescan reports, as it happens.
-type Event struct {
-	Kind      EventKind
-	Height    int32
-	BlockHash chainhash.Hash
-	// Header is the block's header (for EventDisconnected, of the block
-	// that left the chain).
-	Header wire.BlockHeader
-	// Match is the transaction found, for EventMatch.
-	Match *Match
-	// OnePeer, for EventConnected, names the peer the block's filter
-	// rests on when no other peer's chain reached it (with two or more
-	// peers; a single peer's rescan says so in Warnings).
-	OnePeer string
-}
-
 // RescanOptions say what a rescan watches and how far it goes.
 type RescanOptions struct {
 	// Watch is the initial watch list; Match.WatchItems index into it
@@ -117,9 +70,6 @@ type Rescan struct {
 // the deepest reorganization it reports block by block.
 const maxReorgDepth = 2016
 
-// ErrReorgTooDeep: a reorganization below the blocks a rescan remembers.
-var ErrReorgTooDeep = errors.New("reorganization deeper than the rescan remembers")
-
 // NewRescan prepares a rescan; Run starts it.
 func (c *Client) NewRescan(opt RescanOptions) *Rescan {
 	if opt.PollInterval <= 0 {
@@ -162,9 +112,6 @@ func (r *Rescan) UpdateWait(ctx context.Context, add []WatchItem, rewind int32) 
 		return ctx.Err()
 	}
 }
-
-// ErrRescanEnded: an update of a rescan whose Run has returned.
-var ErrRescanEnded = errors.New("client: the rescan has ended")
 
 // update queues an update and returns the channel closed when it is
 // applied.

@@ -111,3 +111,40 @@ type OnePeer struct {
 func (o OnePeer) String() string {
 	return fmt.Sprintf("heights %d..%d rest on one peer: %s (no other peer's chain reaches them)", o.From, o.To, o.Peer)
 }
+
+// Branch is a peer's chain where it leaves the client's: the peer holds
+// the client's chain up to Fork, then blocks of its own up to Height.
+type Branch struct {
+	Fork   int32
+	Height int32
+	Hash   chainhash.Hash
+}
+
+// ScanRequest says what a scan looks for and where.
+type ScanRequest struct {
+	// Watch is the watch list; Match.WatchItems index into it.
+	Watch []WatchItem
+	// From and To bound the heights scanned, inclusive. A negative To
+	// means the highest height a connected peer holds (which may be below
+	// the chain's tip: see ScanResult.To).
+	From, To int32
+	// Progress, if not nil, is called as blocks are done.
+	Progress func(done, total int)
+
+	// withHeaders keeps the headers of the blocks scanned in the result
+	// (for a rescan, which reports them after the scan returns).
+	withHeaders bool
+}
+
+// Confirmation is where a transaction was mined.
+type Confirmation struct {
+	Height    int32
+	BlockHash chainhash.Hash
+}
+
+// Stamp names a block of the chain.
+type Stamp struct {
+	Height int32
+	Hash   chainhash.Hash
+	Header wire.BlockHeader
+}

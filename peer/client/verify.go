@@ -6,7 +6,6 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -16,36 +15,6 @@ import (
 	"github.com/spvfilter/spvfilter/peer/chain"
 	"github.com/spvfilter/spvfilter/peer/pool"
 )
-
-// ConflictError is a disagreement between peers about a block's filter
-// that the block cannot decide, where an answer needs one filter: the
-// filter itself (GetCFilter), or a verification beyond maxConflicts such
-// disagreements. The client cannot know which peer tells the truth, and
-// says so instead of choosing. (A scan goes on past a Conflict.)
-type ConflictError struct {
-	Height    int32
-	BlockHash chainhash.Hash
-	// Sides lists, for each filter the peers served, the peers that
-	// served it (the data directory is named as one side when its stored
-	// filter headers are disputed).
-	Sides [][]string
-	// Why says why one filter was needed, if it was not for the filter
-	// itself.
-	Why string
-}
-
-func (e *ConflictError) Error() string {
-	var sides []string
-	for _, s := range e.Sides {
-		sides = append(sides, strings.Join(s, ", "))
-	}
-	msg := fmt.Sprintf("client: peers disagree on the filter of block %v (height %d), which the block cannot decide: %s",
-		e.BlockHash, e.Height, strings.Join(sides, " against "))
-	if e.Why != "" {
-		msg += ": " + e.Why
-	}
-	return msg
-}
 
 // Filter headers are verified by height, segment by segment between the
 // checkpoints, as the package documentation describes.
@@ -203,113 +172,6 @@ func (v *verification) topTwo() (top *pool.Member, second int32) {
 		}
 	}
 	return top, second
-}
-
-// noteVerified records that the filter headers start..to (headers holds
-// those of start-1..to) were verified with the peers of v in this life.
-// The heights at least two of them stated are verified: they are no
-// longer lonely, and are kept in memory. The heights above the
-// second-highest reach, or all of them when one peer was left of
-// several, rest on one peer: they are lonely, kept apart and asked again
-// once another peer holds them. A client that only ever had one peer
-// keeps what it verified, as there is no other to ask.
-func (c *Client) noteVerified(v *verification, start, to int32, headers []chainhash.Hash) {
-	c.verifiedTo = max(c.verifiedTo, to)
-	top, second := v.topTwo()
-	several := len(c.pool.Members()) > 1
-	switch {
-	case len(v.ms) >= 2:
-		c.lonely = trimLonely(c.lonely, start, min(to, second))
-		if from, upto := max(second+1, start), min(to, v.reach[top]); from <= upto {
-			c.lonely = addLonely(c.lonely, OnePeer{From: from, To: upto, Peer: top.Addr()})
-		}
-	case top != nil && several:
-		c.lonely = addLonely(c.lonely, OnePeer{From: start, To: to, Peer: top.Addr()})
-	}
-	if c.st != nil {
-		return
-	}
-	for i, h := range headers {
-		if height := start - 1 + int32(i); height >= 0 && !c.lonelyAt(height) {
-			c.mem.putHeaders(height, []chainhash.Hash{h})
-		}
-	}
-}
-
-// addLonely adds o to the lonely ranges, joined to a range of the same
-// peer it overlaps or touches, so that the list stays as long as the
-// gaps between them, not the verifications.
-func addLonely(lonely []OnePeer, o OnePeer) []OnePeer {
-	for i := range lonely {
-		if p := &lonely[i]; p.Peer == o.Peer && o.From <= p.To+1 && p.From <= o.To+1 {
-			p.From, p.To = min(p.From, o.From), max(p.To, o.To)
-			return lonely
-		}
-	}
-	return append(lonely, o)
-}
-
-// trimLonely removes the heights from..to from the lonely ranges, keeping
-// the parts of each outside them.
-func trimLonely(lonely []OnePeer, from, to int32) []OnePeer {
-	if from > to {
-		return lonely
-	}
-	var out []OnePeer
-	for _, o := range lonely {
-		if o.To < from || o.From > to {
-			out = append(out, o)
-			continue
-		}
-		if o.From < from {
-			out = append(out, OnePeer{From: o.From, To: from - 1, Peer: o.Peer})
-		}
-		if o.To > to {
-			out = append(out, OnePeer{From: to + 1, To: o.To, Peer: o.Peer})
-		}
-	}
-	return out
-}
-
-// knownPrefix returns the filter headers of start, start+1, ... up to end
-// that this life verified with several peers already (below verifiedTo,
-// and below the first height only one of several peers stated), as kept
-// in the store or in memory; none if it cannot read them.
-func (c *Client) knownPrefix(start, end int32) []chainhash.Hash {
-	last := min(end, c.verifiedTo)
-	for _, o := range c.lonely {
-		if o.To >= start && o.From <= last {
-			last = min(last, o.From-1)
-		}
-	}
-	if last < start {
-		return nil
-	}
-	if c.st != nil {
-		if c.st.FilterHeaderTip() < last {
-			return nil
-		}
-		hs, err := c.st.FilterHeaders(start, last)
-		if err != nil {
-			return nil
-		}
-		return hs
-	}
-	out := make([]chainhash.Hash, 0, last-start+1)
-	for h := start; h <= last; h++ {
-		fh, ok := c.mem.header(h)
-		if !ok {
-			return nil
-		}
-		out = append(out, fh)
-	}
-	return out
-}
-
-// lonelyAt reports whether the filter header of height was last verified
-// with only one of several peers.
-func (c *Client) lonelyAt(height int32) bool {
-	return slices.ContainsFunc(c.lonely, func(o OnePeer) bool { return o.From <= height && height <= o.To })
 }
 
 // segmentHeaders returns the agreed filter headers of segment j, from its
@@ -483,14 +345,6 @@ func (v *verification) settleCheckpoint(ctx context.Context, i int, sides [][]*p
 type claim struct {
 	members []*pool.Member
 	hashes  []chainhash.Hash
-}
-
-// group is the peers that state one filter hash at a disputed height, with
-// the one asked for the filter.
-type group struct {
-	members []*pool.Member
-	rep     *pool.Member
-	hash    chainhash.Hash
 }
 
 // firstSplit returns the first height, from start, at which the claims
@@ -669,131 +523,6 @@ func (c *Client) segment(ctx context.Context, m *pool.Member, start, end int32, 
 	return hashes, nil
 }
 
-// settleAt decides a disagreement at height h between groups of peers
-// that agree below it: each group's representative serves its filter of
-// the block, which must hash to the group's filter hash, and the block
-// checks it (gcs.CheckBasic). Peers whose filter the block proves false
-// are banned, with the proof. What the block cannot decide is a Conflict:
-// nobody is banned, however many peers take a side; the conflict is
-// recorded, so that the block is scanned whole and the sides are passed
-// over at h (firstSplit) and still asked above it.
-func (c *Client) settleAt(ctx context.Context, h int32, groups []group) error {
-	hash := c.chain.Hash(h)
-	c.logf("peers disagree on the filter of block %v (height %d): checking it against the block", hash, h)
-	block, err := c.disputedBlock(ctx, h)
-	if err != nil {
-		return err
-	}
-	var standing []group
-	var sides [][]string
-	var checks []*gcs.BasicCheck
-	for _, g := range groups {
-		data, err := c.evidence(ctx, h, g)
-		if err != nil {
-			return err
-		}
-		if data == nil {
-			continue // nobody in the group would serve its filter
-		}
-		check := gcs.CheckBasicBytes(block, data)
-		if proof := check.Contradiction; proof != nil {
-			for _, m := range g.members {
-				c.pool.Ban(m, peerErr(m, "getcfilters", fmt.Errorf("%w: filter for block %v (height %d): the block proves it false: %v",
-					peer.ErrBadFilter, hash, h, proof)))
-			}
-			continue
-		}
-		standing = append(standing, g)
-		sides, checks = append(sides, addrs(g.members)), append(checks, &check)
-	}
-	if len(standing) <= 1 {
-		return nil
-	}
-	return c.noteConflict(h, block, standing, undecidedOf(sides, checks))
-}
-
-// disputedBlock returns the block at height h for a dispute: the one kept
-// since an earlier dispute, or downloaded from a peer that has it.
-func (c *Client) disputedBlock(ctx context.Context, h int32) (*wire.MsgBlock, error) {
-	if b, ok := c.blocks.get(c.chain.Hash(h)); ok {
-		return b, nil
-	}
-	return c.fetchBlock(ctx, h)
-}
-
-// evidence gets a group's filter of the block at height h, which must
-// hash to the filter hash the group states: from its representative, or
-// from the next member when one fails. A member that cannot serve the
-// filter it stated, during a dispute about it, is banned: an honest node
-// always can, and a liar that hangs up must not have the dispute replayed
-// for ever. It returns nil when no member served it; a request ended by
-// ctx is an error.
-func (c *Client) evidence(ctx context.Context, h int32, g group) ([]byte, error) {
-	hash := c.chain.Hash(h)
-	for _, m := range append([]*pool.Member{g.rep}, slices.DeleteFunc(slices.Clone(g.members), func(o *pool.Member) bool { return o == g.rep })...) {
-		var data []byte
-		err := c.pool.Conn(m).GetCFilters(ctx, h, []chainhash.Hash{hash}, func(_ int, d []byte) error {
-			data = d
-			return nil
-		})
-		if err == nil && chainhash.DoubleHashH(data) != g.hash {
-			err = peerErr(m, "getcfilters", fmt.Errorf("%w: filter for block %v (height %d) does not hash to the filter header it sent itself",
-				peer.ErrBadFilter, hash, h))
-		}
-		if err == nil {
-			return data, nil
-		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		if c.chain.Err() != nil {
-			return nil, &pool.Failure{Member: m, Err: err}
-		}
-		// A stall may be an honest node's whose chain changed (the scan
-		// checks for a reorganization before it blames anyone): the
-		// second time, it is not.
-		if !isLie(err) && c.views.strike(m) < maxDisputeStrikes {
-			return nil, &pool.Failure{Member: m, Err: err}
-		}
-		c.pool.Ban(m, peerErr(m, "getcfilters", fmt.Errorf("%w: did not serve the filter of block %v (height %d) it stated, during a dispute about it: %v",
-			peer.ErrBadFilter, hash, h, err)))
-	}
-	return nil, nil
-}
-
-// maxDisputeStrikes is how many times a peer may fail to serve the filter
-// it stated during a dispute before it is banned for it.
-const maxDisputeStrikes = 2
-
-// addrs returns the addresses of ms.
-func addrs(ms []*pool.Member) []string {
-	out := make([]string, len(ms))
-	for i, m := range ms {
-		out[i] = m.Addr()
-	}
-	return out
-}
-
-// fetchBlock downloads one block of the chain from a random peer that has
-// it.
-func (c *Client) fetchBlock(ctx context.Context, height int32) (*wire.MsgBlock, error) {
-	hash := c.chain.Hash(height)
-	ms := c.reaching(wire.SFNodeWitness, height)
-	if len(ms) == 0 {
-		return nil, c.noPeers("getdata block")
-	}
-	m := c.pool.PickFast(ms)
-	var block *wire.MsgBlock
-	err := c.pool.Conn(m).GetBlocks(ctx, []chainhash.Hash{hash}, func(_ int, b *wire.MsgBlock) error {
-		block = b
-		return nil
-	})
-	if err != nil {
-		return nil, &pool.Failure{Member: m, Err: err}
-	}
-	return block, nil
-}
-
 // chainHeaders returns the filter header reached from prev through the
 // filter hashes.
 func chainHeaders(prev chainhash.Hash, hashes []chainhash.Hash) chainhash.Hash {
@@ -818,9 +547,4 @@ func sidesOf(ms []*pool.Member, key func(*pool.Member) chainhash.Hash) [][]*pool
 		sides[i] = append(sides[i], m)
 	}
 	return sides
-}
-
-// peerErr names m as the peer that did what err says during op.
-func peerErr(m *pool.Member, op string, err error) error {
-	return &peer.PeerError{Peer: m.Addr(), Op: op, Err: err}
 }

@@ -1,0 +1,91 @@
+package client
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/spvfilter/spvfilter/peer"
+	"github.com/spvfilter/spvfilter/peer/pool"
+)
+
+// ConflictError is a disagreement between peers about a block's filter
+// that the block cannot decide, where an answer needs one filter: the
+// filter itself (GetCFilter), or a verification beyond maxConflicts such
+// disagreements. The client cannot know which peer tells the truth, and
+// says so instead of choosing. (A scan goes on past a Conflict.)
+type ConflictError struct {
+	Height    int32
+	BlockHash chainhash.Hash
+	// Sides lists, for each filter the peers served, the peers that
+	// served it (the data directory is named as one side when its stored
+	// filter headers are disputed).
+	Sides [][]string
+	// Why says why one filter was needed, if it was not for the filter
+	// itself.
+	Why string
+}
+
+func (e *ConflictError) Error() string {
+	var sides []string
+	for _, s := range e.Sides {
+		sides = append(sides, strings.Join(s, ", "))
+	}
+	msg := fmt.Sprintf("client: peers disagree on the filter of block %v (height %d), which the block cannot decide: %s",
+		e.BlockHash, e.Height, strings.Join(sides, " against "))
+	if e.Why != "" {
+		msg += ": " + e.Why
+	}
+	return msg
+}
+
+// addrs returns the addresses of ms.
+func addrs(ms []*pool.Member) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.Addr()
+	}
+	return out
+}
+
+// peerErr names m as the peer that did what err says during op.
+func peerErr(m *pool.Member, op string, err error) error {
+	return &peer.PeerError{Peer: m.Addr(), Op: op, Err: err}
+}
+
+// ErrUnknownBlock: a block hash that is not in the client's chain.
+var ErrUnknownBlock = errors.New("block not in the chain")
+
+// OnePeerError: the filter header of a block that only one of the
+// client's peers holds, which nothing could be compared with; asking again
+// once another peer has the block gives a verified answer.
+type OnePeerError struct {
+	Height int32
+	Peer   string
+}
+
+func (e *OnePeerError) Error() string {
+	return fmt.Sprintf("client: the filter header of height %d rests on one peer, %s: no other peer holds the block yet", e.Height, e.Peer)
+}
+
+// ErrReorgTooDeep: a reorganization below the blocks a rescan remembers.
+var ErrReorgTooDeep = errors.New("reorganization deeper than the rescan remembers")
+
+// ErrRescanEnded: an update of a rescan whose Run has returned.
+var ErrRescanEnded = errors.New("client: the rescan has ended")
+
+// ErrNoPeers: no peer is left to ask; the error wraps what happened to
+// each.
+var ErrNoPeers = pool.ErrNoPeers
+
+// isLie reports whether a request's error proves the peer sent false data.
+func isLie(err error) bool {
+	for _, e := range []error{peer.ErrBadFilter, peer.ErrBadFilterHeader, peer.ErrBadBlock, peer.ErrBadProof,
+		peer.ErrBadHeaders, peer.ErrMissingTransactions, peer.ErrProtocol} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}

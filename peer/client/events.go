@@ -1,0 +1,55 @@
+package client
+
+import (
+	"fmt"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+)
+
+// EventKind says what an Event reports.
+type EventKind int
+
+const (
+	// EventMatch: a transaction of the watch list, in a block about to
+	// be reported connected.
+	EventMatch EventKind = iota
+	// EventConnected: a block was scanned; blocks come in height order.
+	EventConnected
+	// EventDisconnected: a block reported connected left the chain (a
+	// reorganization); what matched in it no longer holds. Disconnections
+	// come from the highest block down, before the new blocks.
+	EventDisconnected
+	// EventTip: the rescan has reached the peers' tip.
+	EventTip
+)
+
+func (k EventKind) String() string {
+	switch k {
+	case EventMatch:
+		return "match"
+	case EventConnected:
+		return "connected"
+	case EventDisconnected:
+		return "disconnected"
+	case EventTip:
+		return "tip"
+	}
+	return fmt.Sprintf("EventKind(%d)", int(k))
+}
+
+// Event is one thing a rescan reports, as it happens.
+type Event struct {
+	Kind      EventKind
+	Height    int32
+	BlockHash chainhash.Hash
+	// Header is the block's header (for EventDisconnected, of the block
+	// that left the chain).
+	Header wire.BlockHeader
+	// Match is the transaction found, for EventMatch.
+	Match *Match
+	// OnePeer, for EventConnected, names the peer the block's filter
+	// rests on when no other peer's chain reached it (with two or more
+	// peers; a single peer's rescan says so in Warnings).
+	OnePeer string
+}

@@ -1,0 +1,135 @@
+package client
+
+import (
+	"slices"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+)
+
+// noteVerified records that the filter headers start..to (headers holds
+// those of start-1..to) were verified with the peers of v in this life.
+// The heights at least two of them stated are verified: they are no
+// longer lonely, and are kept in memory. The heights above the
+// second-highest reach, or all of them when one peer was left of
+// several, rest on one peer: they are lonely, kept apart and asked again
+// once another peer holds them. A client that only ever had one peer
+// keeps what it verified, as there is no other to ask.
+func (c *Client) noteVerified(v *verification, start, to int32, headers []chainhash.Hash) {
+	c.verifiedTo = max(c.verifiedTo, to)
+	top, second := v.topTwo()
+	several := len(c.pool.Members()) > 1
+	switch {
+	case len(v.ms) >= 2:
+		c.lonely = trimLonely(c.lonely, start, min(to, second))
+		if from, upto := max(second+1, start), min(to, v.reach[top]); from <= upto {
+			c.lonely = addLonely(c.lonely, OnePeer{From: from, To: upto, Peer: top.Addr()})
+		}
+	case top != nil && several:
+		c.lonely = addLonely(c.lonely, OnePeer{From: start, To: to, Peer: top.Addr()})
+	}
+	if c.st != nil {
+		return
+	}
+	for i, h := range headers {
+		if height := start - 1 + int32(i); height >= 0 && !c.lonelyAt(height) {
+			c.mem.putHeaders(height, []chainhash.Hash{h})
+		}
+	}
+}
+
+// addLonely adds o to the lonely ranges, joined to a range of the same
+// peer it overlaps or touches, so that the list stays as long as the
+// gaps between them, not the verifications.
+func addLonely(lonely []OnePeer, o OnePeer) []OnePeer {
+	for i := range lonely {
+		if p := &lonely[i]; p.Peer == o.Peer && o.From <= p.To+1 && p.From <= o.To+1 {
+			p.From, p.To = min(p.From, o.From), max(p.To, o.To)
+			return lonely
+		}
+	}
+	return append(lonely, o)
+}
+
+// trimLonely removes the heights from..to from the lonely ranges, keeping
+// the parts of each outside them.
+func trimLonely(lonely []OnePeer, from, to int32) []OnePeer {
+	if from > to {
+		return lonely
+	}
+	var out []OnePeer
+	for _, o := range lonely {
+		if o.To < from || o.From > to {
+			out = append(out, o)
+			continue
+		}
+		if o.From < from {
+			out = append(out, OnePeer{From: o.From, To: from - 1, Peer: o.Peer})
+		}
+		if o.To > to {
+			out = append(out, OnePeer{From: to + 1, To: o.To, Peer: o.Peer})
+		}
+	}
+	return out
+}
+
+// knownPrefix returns the filter headers of start, start+1, ... up to end
+// that this life verified with several peers already (below verifiedTo,
+// and below the first height only one of several peers stated), as kept
+// in the store or in memory; none if it cannot read them.
+func (c *Client) knownPrefix(start, end int32) []chainhash.Hash {
+	last := min(end, c.verifiedTo)
+	for _, o := range c.lonely {
+		if o.To >= start && o.From <= last {
+			last = min(last, o.From-1)
+		}
+	}
+	if last < start {
+		return nil
+	}
+	if c.st != nil {
+		if c.st.FilterHeaderTip() < last {
+			return nil
+		}
+		hs, err := c.st.FilterHeaders(start, last)
+		if err != nil {
+			return nil
+		}
+		return hs
+	}
+	out := make([]chainhash.Hash, 0, last-start+1)
+	for h := start; h <= last; h++ {
+		fh, ok := c.mem.header(h)
+		if !ok {
+			return nil
+		}
+		out = append(out, fh)
+	}
+	return out
+}
+
+// lonelyAt reports whether the filter header of height was last verified
+// with only one of several peers.
+func (c *Client) lonelyAt(height int32) bool {
+	return slices.ContainsFunc(c.lonely, func(o OnePeer) bool { return o.From <= height && height <= o.To })
+}
+
+// keptFilterHeader returns the filter headers of height-1 and height from
+// the store or, without one, from memory.
+func (c *Client) keptFilterHeader(height int32) (prev, header chainhash.Hash, ok bool) {
+	if c.st != nil {
+		if c.st.FilterHeaderTip() < height {
+			return prev, header, false
+		}
+		hs, err := c.st.FilterHeaders(max(height-1, 0), height)
+		if err != nil {
+			return prev, header, false
+		}
+		if height == 0 {
+			return chainhash.Hash{}, hs[0], true
+		}
+		return hs[0], hs[1], true
+	}
+	p, okPrev := c.mem.header(height - 1)
+	h, ok := c.mem.header(height)
+	return p, h, ok && (okPrev || height == 0)
+}
