@@ -34,7 +34,7 @@ func (c *Client) scanBIP157(ctx context.Context, log *scanLog, req ScanRequest, 
 	// Where the peers (or the store and the peers) disagree and the block
 	// cannot decide, the block is scanned whole: what it holds is found
 	// whichever side is right.
-	res.Conflicts = append(c.conflictsIn(from, to), c.takeStoreConflicts(from, to)...)
+	res.Conflicts = append(c.conflicts.in(from, to, c.chain.Hash), c.conflicts.takeStored(from, to, c.chain.Hash)...)
 	forced := map[int32]bool{}
 	for _, k := range res.Conflicts {
 		if !slices.Contains(matched, k.Height) {

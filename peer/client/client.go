@@ -1,6 +1,7 @@
 package client
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -97,13 +98,10 @@ type Client struct {
 	verifiedTo int32
 	lonely     []OnePeer
 	// conflicts are the disagreements about filters their blocks could
-	// not decide, by height; storeConflicts the differences with the
-	// stored filter headers that the blocks could not decide (see
-	// settleStored), until a scan of their heights reports them.
-	conflicts      map[int32]*conflict
-	storeConflicts []Conflict
-	svc            service   // Start's goroutines
-	tip            tipSignal // the notification of a moved tip
+	// not decide.
+	conflicts conflicts
+	svc       service   // Start's goroutines
+	tip       tipSignal // the notification of a moved tip
 }
 
 // Chain returns the client's verified header chain. It changes during
@@ -175,4 +173,40 @@ func (c *Client) takeStoreNotes() {
 			c.notes = append(c.notes, note)
 		}
 	}
+}
+
+// bestHeld returns the highest height of the chain a live peer offering
+// service holds, or -1.
+func (c *Client) bestHeld(service wire.ServiceFlag) int32 {
+	best := int32(-1)
+	for _, m := range c.pool.Serving(service) {
+		best = max(best, c.reachOf(m, c.chain.Height()))
+	}
+	return best
+}
+
+// service is what Start runs: its stop, the end of its goroutines, and
+// the wake-ups of its header sync.
+type service struct {
+	mu   sync.Mutex
+	stop context.CancelFunc // nil while it does not run
+	done chan struct{}
+	wake chan struct{} // a peer announced a block, or is back
+}
+
+func (s *service) init() { s.wake = make(chan struct{}, 1) }
+
+// wakeUp wakes the service's header sync, if it sleeps.
+func (s *service) wakeUp() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// started reports whether the service runs.
+func (c *Client) started() bool {
+	c.svc.mu.Lock()
+	defer c.svc.mu.Unlock()
+	return c.svc.stop != nil
 }

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
-	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/gcs"
 )
 
@@ -95,72 +94,86 @@ func undecidedOf(sides [][]string, checks []*gcs.BasicCheck) string {
 		why, favours, strings.Join(unfit, " and "), miss.Index, miss.Tx, miss.Input)
 }
 
-// noteConflict records that the block at height h cannot decide between
-// the groups' filters. Called with opMu held.
-func (c *Client) noteConflict(h int32, block *wire.MsgBlock, groups []group, undecided string) error {
-	hash := block.BlockHash()
-	var sides [][]string
-	var hashes []chainhash.Hash
-	for _, g := range groups {
-		sides = append(sides, addrs(g.members))
-		hashes = append(hashes, g.hash)
-	}
-	if old, ok := c.conflicts[h]; ok && old.BlockHash == hash {
+// conflicts are the disagreements about filters that their blocks could
+// not decide, by height (at most maxConflicts), and the differences with
+// the stored filter headers that the blocks could not decide (see
+// settleStored), until a scan of their heights reports them. A conflict
+// counts only while its block is the chain's at its height: hashAt gives
+// the chain's block hash of a height.
+type conflicts struct {
+	by     map[int32]*conflict
+	stored []Conflict
+}
+
+// add records that the block hash at height h cannot decide between the
+// filters of hashes, each stated by one side of sides; a side new to a
+// known conflict joins it. It reports whether the conflict is new, and
+// fails with a *ConflictError beyond maxConflicts.
+func (k *conflicts) add(h int32, hash chainhash.Hash, sides [][]string, hashes []chainhash.Hash, undecided string) (bool, error) {
+	if old, ok := k.by[h]; ok && old.BlockHash == hash {
 		for i, fh := range hashes {
 			if !slices.Contains(old.hashes, fh) {
 				old.hashes = append(old.hashes, fh)
 				old.Sides = append(old.Sides, sides[i])
 			}
 		}
-		return nil
+		return false, nil
 	}
-	if len(c.conflicts) >= maxConflicts {
-		return &ConflictError{Height: h, BlockHash: hash, Sides: sides,
+	if len(k.by) >= maxConflicts {
+		return false, &ConflictError{Height: h, BlockHash: hash, Sides: sides,
 			Why: fmt.Sprintf("the peers disagree on the filters of more than %d blocks their blocks cannot decide", maxConflicts)}
 	}
-	if c.conflicts == nil {
-		c.conflicts = map[int32]*conflict{}
+	if k.by == nil {
+		k.by = map[int32]*conflict{}
 	}
-	c.conflicts[h] = &conflict{Conflict: Conflict{Height: h, BlockHash: hash, Sides: sides, Undecided: undecided}, hashes: hashes}
-	c.blocks.put(hash, block)
-	// What was verified from h on rests on one side's filter: it is
-	// verified again, with every side.
-	c.verifiedTo = min(c.verifiedTo, h-1)
-	c.mem.dropAbove(h - 1)
-	c.logf("%v", c.conflicts[h].Conflict)
-	return nil
+	k.by[h] = &conflict{Conflict: Conflict{Height: h, BlockHash: hash, Sides: sides, Undecided: undecided}, hashes: hashes}
+	return true, nil
 }
 
-// settled reports whether the groups at height h differ only by filters
-// the block there could not decide between. Called with opMu held.
-func (c *Client) settled(h int32, gs []group) bool {
-	k, ok := c.conflicts[h]
-	if !ok || k.BlockHash != c.chain.Hash(h) {
+// at returns the conflict at height h, if its block is hash.
+func (k *conflicts) at(h int32, hash chainhash.Hash) (*conflict, bool) {
+	c, ok := k.by[h]
+	if !ok || c.BlockHash != hash {
+		return nil, false
+	}
+	return c, true
+}
+
+// settled reports whether the filter hashes stated at height h, whose
+// block is hash, differ only by filters the block could not decide
+// between.
+func (k *conflicts) settled(h int32, hash chainhash.Hash, stated []chainhash.Hash) bool {
+	c, ok := k.at(h, hash)
+	if !ok {
 		return false
 	}
-	for _, g := range gs {
-		if !slices.Contains(k.hashes, g.hash) {
+	for _, fh := range stated {
+		if !slices.Contains(c.hashes, fh) {
 			return false
 		}
 	}
 	return true
 }
 
-// undecidedAt returns the filter hashes the block at height h could not
-// decide between, if peers disagree there. Called with opMu held.
-func (c *Client) undecidedAt(h int32) ([]chainhash.Hash, bool) {
-	k, ok := c.conflicts[h]
-	if !ok || k.BlockHash != c.chain.Hash(h) {
-		return nil, false
+// undecided returns, by height, the filter hashes the blocks of the
+// conflicts of from..to could not decide between.
+func (k *conflicts) undecided(from, to int32, hashAt func(int32) chainhash.Hash) map[int32][]chainhash.Hash {
+	var out map[int32][]chainhash.Hash
+	for h := range k.by {
+		if c, ok := k.at(h, hashAt(h)); ok && from <= h && h <= to {
+			if out == nil {
+				out = map[int32][]chainhash.Hash{}
+			}
+			out[h] = c.hashes
+		}
 	}
-	return k.hashes, true
+	return out
 }
 
-// firstConflict returns the lowest height of a conflict at or above from,
-// or -1. Called with opMu held.
-func (c *Client) firstConflict(from int32) int32 {
+// first returns the lowest height of a conflict at or above from, or -1.
+func (k *conflicts) first(from int32) int32 {
 	first := int32(-1)
-	for h := range c.conflicts {
+	for h := range k.by {
 		if h >= from && (first < 0 || h < first) {
 			first = h
 		}
@@ -168,45 +181,48 @@ func (c *Client) firstConflict(from int32) int32 {
 	return first
 }
 
-// conflictsIn returns the conflicts of heights from..to, lowest first.
-// Called with opMu held.
-func (c *Client) conflictsIn(from, to int32) []Conflict {
+// in returns the conflicts of heights from..to, lowest first.
+func (k *conflicts) in(from, to int32, hashAt func(int32) chainhash.Hash) []Conflict {
 	var out []Conflict
-	for h, k := range c.conflicts {
-		if from <= h && h <= to && k.BlockHash == c.chain.Hash(h) {
-			out = append(out, k.Conflict)
+	for h, c := range k.by {
+		if from <= h && h <= to && c.BlockHash == hashAt(h) {
+			out = append(out, c.Conflict)
 		}
 	}
 	slices.SortFunc(out, func(a, b Conflict) int { return int(a.Height - b.Height) })
 	return out
 }
 
-// takeStoreConflicts returns, and forgets, the differences with the
-// stored filter headers at heights from..to that their blocks could not
-// decide (found by a scan or by the service's verification): a scan
-// scans those blocks whole once. Called with opMu held.
-func (c *Client) takeStoreConflicts(from, to int32) []Conflict {
+// addStored records a difference with the stored filter headers that its
+// block could not decide.
+func (k *conflicts) addStored(c Conflict) { k.stored = append(k.stored, c) }
+
+// takeStored returns, and forgets, the differences with the stored
+// filter headers at heights from..to that their blocks could not decide
+// (found by a scan or by the service's verification): a scan scans those
+// blocks whole once.
+func (k *conflicts) takeStored(from, to int32, hashAt func(int32) chainhash.Hash) []Conflict {
 	var out, kept []Conflict
-	for _, k := range c.storeConflicts {
+	for _, c := range k.stored {
 		switch {
-		case k.BlockHash != c.chain.Hash(k.Height):
+		case c.BlockHash != hashAt(c.Height):
 			// Gone with a reorganization.
-		case from <= k.Height && k.Height <= to:
-			out = append(out, k)
+		case from <= c.Height && c.Height <= to:
+			out = append(out, c)
 		default:
-			kept = append(kept, k)
+			kept = append(kept, c)
 		}
 	}
-	c.storeConflicts = kept
+	k.stored = kept
 	return out
 }
 
-// dropConflictsAbove forgets the conflicts above height, whose blocks
-// left the chain. Called with mu held.
-func (c *Client) dropConflictsAbove(height int32) {
-	for h := range c.conflicts {
+// dropAbove forgets the conflicts above height, whose blocks left the
+// chain.
+func (k *conflicts) dropAbove(height int32) {
+	for h := range k.by {
 		if h > height {
-			delete(c.conflicts, h)
+			delete(k.by, h)
 		}
 	}
 }

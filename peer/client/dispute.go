@@ -63,6 +63,40 @@ func (c *Client) settleAt(ctx context.Context, h int32, groups []group) error {
 	return c.noteConflict(h, block, standing, undecidedOf(sides, checks))
 }
 
+// noteConflict records that the block at height h cannot decide between
+// the groups' filters. Called with opMu held.
+func (c *Client) noteConflict(h int32, block *wire.MsgBlock, groups []group, undecided string) error {
+	hash := block.BlockHash()
+	var sides [][]string
+	var hashes []chainhash.Hash
+	for _, g := range groups {
+		sides = append(sides, addrs(g.members))
+		hashes = append(hashes, g.hash)
+	}
+	added, err := c.conflicts.add(h, hash, sides, hashes, undecided)
+	if !added || err != nil {
+		return err
+	}
+	c.blocks.put(hash, block)
+	// What was verified from h on rests on one side's filter: it is
+	// verified again, with every side.
+	c.verifiedTo = min(c.verifiedTo, h-1)
+	c.mem.dropAbove(h - 1)
+	k, _ := c.conflicts.at(h, hash)
+	c.logf("%v", k.Conflict)
+	return nil
+}
+
+// settled reports whether the groups at height h differ only by filters
+// the block there could not decide between. Called with opMu held.
+func (c *Client) settled(h int32, gs []group) bool {
+	stated := make([]chainhash.Hash, len(gs))
+	for i, g := range gs {
+		stated[i] = g.hash
+	}
+	return c.conflicts.settled(h, c.chain.Hash(h), stated)
+}
+
 // disputedBlock returns the block at height h for a dispute: the one kept
 // since an earlier dispute, or downloaded from a peer that has it.
 func (c *Client) disputedBlock(ctx context.Context, h int32) (*wire.MsgBlock, error) {

@@ -77,14 +77,7 @@ func (c *Client) matchFilters(ctx context.Context, ms []*pool.Member, scripts []
 	for _, m := range ms {
 		d.reach[m] = c.reachOf(m, to)
 	}
-	for h := range c.conflicts {
-		if alts, ok := c.undecidedAt(h); ok && from <= h && h <= to {
-			if d.undecided == nil {
-				d.undecided = map[int32][]chainhash.Hash{}
-			}
-			d.undecided[h] = alts
-		}
-	}
+	d.undecided = c.conflicts.undecided(from, to, c.chain.Hash)
 	for start := from; start <= to; start += wire.MaxGetCFiltersReqRange {
 		b := filterBatch{start, min(to, start+wire.MaxGetCFiltersReqRange-1)}
 		if hits, ok := c.cachedBatch(b, d.base, d.check); ok {

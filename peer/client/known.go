@@ -6,26 +6,36 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 )
 
+// peerReaches says how far the peers left at the end of a verification
+// reached: how many they are, the one of the highest reach and its reach,
+// and the second-highest reach (-1 with fewer than two peers).
+type peerReaches struct {
+	peers    int
+	top      string // "" with none
+	topReach int32
+	second   int32
+}
+
 // noteVerified records that the filter headers start..to (headers holds
-// those of start-1..to) were verified with the peers of v in this life.
+// those of start-1..to) were verified with the peers r describes, in this
+// life.
 // The heights at least two of them stated are verified: they are no
 // longer lonely, and are kept in memory. The heights above the
 // second-highest reach, or all of them when one peer was left of
 // several, rest on one peer: they are lonely, kept apart and asked again
 // once another peer holds them. A client that only ever had one peer
 // keeps what it verified, as there is no other to ask.
-func (c *Client) noteVerified(v *verification, start, to int32, headers []chainhash.Hash) {
+func (c *Client) noteVerified(r peerReaches, start, to int32, headers []chainhash.Hash) {
 	c.verifiedTo = max(c.verifiedTo, to)
-	top, second := v.topTwo()
 	several := len(c.pool.Members()) > 1
 	switch {
-	case len(v.ms) >= 2:
-		c.lonely = trimLonely(c.lonely, start, min(to, second))
-		if from, upto := max(second+1, start), min(to, v.reach[top]); from <= upto {
-			c.lonely = addLonely(c.lonely, OnePeer{From: from, To: upto, Peer: top.Addr()})
+	case r.peers >= 2:
+		c.lonely = trimLonely(c.lonely, start, min(to, r.second))
+		if from, upto := max(r.second+1, start), min(to, r.topReach); from <= upto {
+			c.lonely = addLonely(c.lonely, OnePeer{From: from, To: upto, Peer: r.top})
 		}
-	case top != nil && several:
-		c.lonely = addLonely(c.lonely, OnePeer{From: start, To: to, Peer: top.Addr()})
+	case r.top != "" && several:
+		c.lonely = addLonely(c.lonely, OnePeer{From: start, To: to, Peer: r.top})
 	}
 	if c.st != nil {
 		return

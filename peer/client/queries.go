@@ -177,7 +177,7 @@ func (c *Client) agreedFilterHeader(ctx context.Context, height int32) (prev, he
 		}
 		return prev, header, err
 	}
-	if ks := c.conflictsIn(height, height); len(ks) > 0 {
+	if ks := c.conflicts.in(height, height, c.chain.Hash); len(ks) > 0 {
 		return prev, header, &ConflictError{Height: height, BlockHash: ks[0].BlockHash, Sides: ks[0].Sides,
 			Why: "the filter asked for is one of theirs (" + ks[0].Undecided + ")"}
 	}

@@ -155,16 +155,6 @@ func serviceName(service wire.ServiceFlag) string {
 	return service.String()
 }
 
-// bestHeld returns the highest height of the chain a live peer offering
-// service holds, or -1.
-func (c *Client) bestHeld(service wire.ServiceFlag) int32 {
-	best := int32(-1)
-	for _, m := range c.pool.Serving(service) {
-		best = max(best, c.reachOf(m, c.chain.Height()))
-	}
-	return best
-}
-
 // finish fills in what every scan result says about its peers and the
 // chain. Called with opMu held.
 func (c *Client) finish(res *ScanResult, log *scanLog, mode string) {

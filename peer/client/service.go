@@ -13,25 +13,6 @@ import (
 	"github.com/spvfilter/spvfilter/peer/pool"
 )
 
-// service is what Start runs: its stop, the end of its goroutines, and
-// the wake-ups of its header sync.
-type service struct {
-	mu   sync.Mutex
-	stop context.CancelFunc // nil while it does not run
-	done chan struct{}
-	wake chan struct{} // a peer announced a block, or is back
-}
-
-func (s *service) init() { s.wake = make(chan struct{}, 1) }
-
-// wakeUp wakes the service's header sync, if it sleeps.
-func (s *service) wakeUp() {
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
-}
-
 // Start makes the client a service that runs until ctx ends or Close is
 // called, so that a wallet can leave it unattended:
 //
@@ -81,13 +62,6 @@ func (c *Client) stopService() {
 		stop()
 		<-done
 	}
-}
-
-// started reports whether the service runs.
-func (c *Client) started() bool {
-	c.svc.mu.Lock()
-	defer c.svc.mu.Unlock()
-	return c.svc.stop != nil
 }
 
 // SyncInterval is how often a started client asks its peers for headers
@@ -236,7 +210,3 @@ func (c *Client) redialled(m *pool.Member) {
 	c.views.reset(m)
 	c.svc.wakeUp()
 }
-
-// maxAnnounced bounds the unknown blocks a peer's announcements are
-// remembered for until its next header sync.
-const maxAnnounced = 16

@@ -16,14 +16,15 @@ import (
 // ending at checkpoint j, if the store holds them all, they lead from the
 // agreed checkpoint before it to the agreed one at its end, and no peer's
 // chain ends inside the segment: such a peer must be compared height by
-// height, since the checkpoint at the end may rest on the others alone.
-func (v *verification) storedSegment(j int, start, end int32, prev chainhash.Hash, agreed []chainhash.Hash) ([]chainhash.Hash, bool) {
-	st := v.c.st
+// height, since the checkpoint at the end may rest on the others alone
+// (reach holds the reach of each peer taking part).
+func (c *Client) storedSegment(j int, start, end int32, prev chainhash.Hash, agreed []chainhash.Hash, reach []int32) ([]chainhash.Hash, bool) {
+	st := c.st
 	if st == nil || end%wire.CFCheckptInterval != 0 || j >= len(agreed) || st.FilterHeaderTip() < end {
 		return nil, false
 	}
-	for _, m := range v.ms {
-		if r := v.reach[m]; r >= start && r < end {
+	for _, r := range reach {
+		if r >= start && r < end {
 			return nil, false
 		}
 	}
@@ -42,14 +43,14 @@ func (v *verification) storedSegment(j int, start, end int32, prev chainhash.Has
 
 // checkStored compares the filter headers start..start+len(headers)-1 the
 // peers agree on (of the filter hashes given) with those the store holds,
-// and settles the first difference. It reports whether peers were banned.
-func (v *verification) checkStored(ctx context.Context, start int32, headers, hashes []chainhash.Hash) (banned bool, err error) {
-	c := v.c
+// and settles the first difference with the peers ms. It reports whether
+// peers were banned.
+func (c *Client) checkStored(ctx context.Context, log *scanLog, ms []*pool.Member, start int32, headers, hashes []chainhash.Hash) (banned bool, err error) {
 	if c.st == nil {
 		return false, nil
 	}
 	end := min(start+int32(len(headers))-1, c.st.FilterHeaderTip())
-	if u := c.firstConflict(0); u >= 0 {
+	if u := c.conflicts.first(0); u >= 0 {
 		end = min(end, u-1) // dropped (dropUndecidedStored)
 	}
 	if end < start {
@@ -61,61 +62,10 @@ func (v *verification) checkStored(ctx context.Context, start int32, headers, ha
 	}
 	for i := range stored {
 		if stored[i] != headers[i] {
-			return c.settleStored(ctx, v.log, start+int32(i), hashes[i], v.ms)
+			return c.settleStored(ctx, log, start+int32(i), hashes[i], ms)
 		}
 	}
 	return false, nil
-}
-
-// checkStoredCheckpoints compares the stored filter headers at the agreed
-// checkpoints with them; at the first that differs, the segment before it
-// is stated by a peer and compared height by height (checkStored).
-func (v *verification) checkStoredCheckpoints(ctx context.Context, agreed []chainhash.Hash) error {
-	c := v.c
-	for i := 0; i < len(agreed); i++ {
-		h := int32(i+1) * wire.CFCheckptInterval
-		if c.st.FilterHeaderTip() < h {
-			return nil
-		}
-		stored, err := c.st.FilterHeaders(h, h)
-		if err != nil {
-			return fmt.Errorf("client: reading the stored filter headers: %w", err)
-		}
-		if stored[0] == agreed[i] {
-			continue
-		}
-		start, prev := segmentStart(i, agreed)
-		ms := v.covering(i)
-		if len(ms) == 0 {
-			return nil
-		}
-		m := c.pool.Pick(ms)
-		hashes, err := c.segment(ctx, m, start, h, prev)
-		if err == nil && chainHeaders(prev, hashes) != agreed[i] {
-			err = peerErr(m, "getcfheaders", fmt.Errorf("%w: filter headers %d..%d do not reach the checkpoint it sent itself",
-				peer.ErrBadFilterHeader, start, h))
-		}
-		if err != nil {
-			return &pool.Failure{Member: m, Err: err}
-		}
-		headers := make([]chainhash.Hash, len(hashes))
-		running := prev
-		for k := range hashes {
-			running = gcs.MakeHeader(&hashes[k], &running)
-			headers[k] = running
-		}
-		if _, err := v.checkStored(ctx, start, headers, hashes); err != nil {
-			return err
-		}
-		v.keepLive()
-		if len(v.ms) == 0 {
-			return c.noPeers("getcfheaders")
-		}
-		// The stored headers were dropped from the difference on, or
-		// the peers that differ were banned: look again.
-		i--
-	}
-	return nil
 }
 
 // settleStored settles a difference at height h between the stored filter
@@ -192,7 +142,7 @@ func (c *Client) settleStored(ctx context.Context, log *scanLog, h int32, hash c
 	}
 	c.blocks.put(blockHash, block)
 	sides := [][]string{{"the filter headers stored in " + c.st.Dir()}, addrs(witnesses)}
-	c.storeConflicts = append(c.storeConflicts, Conflict{Height: h, BlockHash: blockHash,
+	c.conflicts.addStored(Conflict{Height: h, BlockHash: blockHash,
 		Sides: sides, Undecided: undecidedOf(sides, []*gcs.BasicCheck{storedCheck, &check})})
 	log.note(fmt.Sprintf(
 		"the filter headers stored in %s from height %d (block %v) differ from those of %s, and the block decides neither: the stored ones were dropped from there and verified again with the peers, and the block scanned whole",
@@ -204,7 +154,7 @@ func (c *Client) settleStored(ctx context.Context, log *scanLog, h int32, hash c
 // conflict's height on: they rest on a filter the block there could not
 // decide. They are verified again, with the peers of every side.
 func (c *Client) dropUndecidedStored(log *scanLog) error {
-	u := c.firstConflict(0)
+	u := c.conflicts.first(0)
 	if u < 0 || c.st.FilterHeaderTip() < u {
 		return nil
 	}

@@ -130,7 +130,7 @@ func (c *Client) filterHeaders(ctx context.Context, log *scanLog, ms []*pool.Mem
 	// verified: it is verified again (the conflict is remembered, so its
 	// block is not asked for again).
 	kept := to
-	if u := c.firstConflict(0); u >= 0 {
+	if u := c.conflicts.first(0); u >= 0 {
 		kept = min(to, u-1)
 	}
 	if c.st != nil {
@@ -150,9 +150,19 @@ func (c *Client) filterHeaders(ctx context.Context, log *scanLog, ms []*pool.Mem
 	lo := max(min(start, v.asked), first)
 	c.noteVoices(v, from, to)
 	if lo <= kept {
-		c.noteVerified(v, lo, kept, full[lo-first:kept-first+2])
+		c.noteVerified(v.summary(), lo, kept, full[lo-first:kept-first+2])
 	}
 	return headers[from-start:], v.ms, nil
+}
+
+// summary says how far the peers still taking part reached.
+func (v *verification) summary() peerReaches {
+	top, second := v.topTwo()
+	r := peerReaches{peers: len(v.ms), second: second}
+	if top != nil {
+		r.top, r.topReach = top.Addr(), v.reach[top]
+	}
+	return r
 }
 
 // topTwo returns the peer of the highest reach among those taking part,
@@ -181,7 +191,7 @@ func (v *verification) topTwo() (top *pool.Member, second int32) {
 func (v *verification) segmentHeaders(ctx context.Context, j int, agreed []chainhash.Hash, prev chainhash.Hash) ([]chainhash.Hash, error) {
 	start := segmentFirst(j)
 	end := min(int32(j+1)*wire.CFCheckptInterval, v.to)
-	if hs, ok := v.storedSegment(j, start, end, prev, agreed); ok {
+	if hs, ok := v.c.storedSegment(j, start, end, prev, agreed, v.liveReaches()); ok {
 		return hs, nil
 	}
 	// What this life verified already with several peers is not asked
@@ -206,7 +216,7 @@ func (v *verification) segmentHeaders(ctx context.Context, j int, agreed []chain
 			running = gcs.MakeHeader(&hashes[i], &running)
 			headers[i] = running
 		}
-		banned, err := v.checkStored(ctx, from, headers, hashes)
+		banned, err := v.c.checkStored(ctx, v.log, v.ms, from, headers, hashes)
 		if err != nil || !banned {
 			return append(known, headers...), err
 		}
@@ -333,7 +343,7 @@ func (v *verification) settleCheckpoint(ctx context.Context, i int, sides [][]*p
 	if h >= 0 {
 		return c.settleAt(ctx, h, groups)
 	}
-	if u := c.firstConflict(start); u < 0 || u > end {
+	if u := c.conflicts.first(start); u < 0 || u > end {
 		return fmt.Errorf("client: checkpoints at height %d differ although the filter hashes before them agree", end)
 	}
 	v.cpLimit = i
@@ -482,6 +492,15 @@ func (v *verification) agreedHashes(start, end int32, claims []claim) ([]chainha
 	return out, nil
 }
 
+// liveReaches returns the reach of each peer still taking part.
+func (v *verification) liveReaches() []int32 {
+	out := make([]int32, len(v.ms))
+	for i, m := range v.ms {
+		out[i] = v.reach[m]
+	}
+	return out
+}
+
 // keepLive drops the peers no longer live from the verification.
 func (v *verification) keepLive() { v.ms = v.c.pool.Keep(v.ms) }
 
@@ -547,4 +566,55 @@ func sidesOf(ms []*pool.Member, key func(*pool.Member) chainhash.Hash) [][]*pool
 		sides[i] = append(sides[i], m)
 	}
 	return sides
+}
+
+// checkStoredCheckpoints compares the stored filter headers at the agreed
+// checkpoints with them; at the first that differs, the segment before it
+// is stated by a peer and compared height by height (checkStored).
+func (v *verification) checkStoredCheckpoints(ctx context.Context, agreed []chainhash.Hash) error {
+	c := v.c
+	for i := 0; i < len(agreed); i++ {
+		h := int32(i+1) * wire.CFCheckptInterval
+		if c.st.FilterHeaderTip() < h {
+			return nil
+		}
+		stored, err := c.st.FilterHeaders(h, h)
+		if err != nil {
+			return fmt.Errorf("client: reading the stored filter headers: %w", err)
+		}
+		if stored[0] == agreed[i] {
+			continue
+		}
+		start, prev := segmentStart(i, agreed)
+		ms := v.covering(i)
+		if len(ms) == 0 {
+			return nil
+		}
+		m := c.pool.Pick(ms)
+		hashes, err := c.segment(ctx, m, start, h, prev)
+		if err == nil && chainHeaders(prev, hashes) != agreed[i] {
+			err = peerErr(m, "getcfheaders", fmt.Errorf("%w: filter headers %d..%d do not reach the checkpoint it sent itself",
+				peer.ErrBadFilterHeader, start, h))
+		}
+		if err != nil {
+			return &pool.Failure{Member: m, Err: err}
+		}
+		headers := make([]chainhash.Hash, len(hashes))
+		running := prev
+		for k := range hashes {
+			running = gcs.MakeHeader(&hashes[k], &running)
+			headers[k] = running
+		}
+		if _, err := c.checkStored(ctx, v.log, v.ms, start, headers, hashes); err != nil {
+			return err
+		}
+		v.keepLive()
+		if len(v.ms) == 0 {
+			return c.noPeers("getcfheaders")
+		}
+		// The stored headers were dropped from the difference on, or
+		// the peers that differ were banned: look again.
+		i--
+	}
+	return nil
 }

@@ -207,3 +207,7 @@ func (pv *peerViews) keep(members []*pool.Member) {
 		}
 	}
 }
+
+// maxAnnounced bounds the unknown blocks a peer's announcements are
+// remembered for until its next header sync.
+const maxAnnounced = 16
