@@ -102,6 +102,10 @@ var _ chain.Interface = (*Backend)(nil)
 // is to be called once, before the backend is given to the wallet
 // (Wallet.SynchronizeRPC).
 func (b *Backend) Start() error {
+	best, err := b.bestBlock()
+	if err != nil {
+		return err
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.stopped {
@@ -111,7 +115,6 @@ func (b *Backend) Start() error {
 		return nil
 	}
 	b.started = true
-	best := b.c.BestBlock()
 	b.stamp = waddrmgr.BlockStamp{Height: best.Height, Hash: best.Hash, Timestamp: best.Header.Timestamp}
 	b.queue <- chain.ClientConnected{} // the queue is empty: this never blocks
 	b.wg.Add(1)
@@ -197,8 +200,23 @@ func (b *Backend) logf(format string, args ...any) {
 // GetBestBlock returns the highest block of the client's verified chain
 // that a connected peer holds.
 func (b *Backend) GetBestBlock() (*chainhash.Hash, int32, error) {
-	best := b.c.BestBlock()
+	best, err := b.bestBlock()
+	if err != nil {
+		return nil, 0, err
+	}
 	return &best.Hash, best.Height, nil
+}
+
+// bestBlock returns the client's best block, once it is synced with its
+// peers (within the call's timeout).
+func (b *Backend) bestBlock() (client.Stamp, error) {
+	ctx, cancel := b.callContext()
+	defer cancel()
+	best, err := b.c.BestBlock(ctx)
+	if err != nil {
+		return client.Stamp{}, fmt.Errorf("btcwallet: %w", err)
+	}
+	return best, nil
 }
 
 // GetBlockHash returns the hash of the block at height in the client's

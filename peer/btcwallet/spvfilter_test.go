@@ -99,8 +99,8 @@ func waitClient(ctx context.Context, c *client.Client, n int) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("spvfilter: not synced (%d of %d peers, best block %d, current %v; peers %+v): %w",
-				live, n, c.BestBlock().Height, c.IsCurrent(), c.Peers(), ctx.Err())
+			return fmt.Errorf("spvfilter: not synced (%d of %d peers, tip %d, current %v; peers %+v): %w",
+				live, n, c.Chain().Height(), c.IsCurrent(), c.Peers(), ctx.Err())
 		case <-tick.C:
 		}
 	}

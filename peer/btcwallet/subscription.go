@@ -50,7 +50,10 @@ func (b *Backend) NotifyReceived(addrs []btcutil.Address) error {
 		s.add(items)
 		return nil
 	}
-	best := b.c.BestBlock()
+	best, err := b.bestBlock()
+	if err != nil {
+		return err
+	}
 	return b.subscribe(items, best.Height, best.Hash, false)
 }
 
@@ -62,7 +65,10 @@ func (b *Backend) NotifyBlocks() error {
 	if b.current() != nil {
 		return nil
 	}
-	best := b.c.BestBlock()
+	best, err := b.bestBlock()
+	if err != nil {
+		return err
+	}
 	return b.subscribe(nil, best.Height, best.Hash, false)
 }
 

@@ -104,10 +104,15 @@
 // # Queries and broadcast
 //
 // BestBlock, IsCurrent, GetBlock (checked against its header), GetCFilter
-// (checked against the verified filter headers; a header only one peer
-// stated returns a *OnePeerError) and GetUtxo (the outpoint's spend, found
-// through the filters) answer what a wallet asks. The client, its chain and
-// its queries are safe for concurrent use, a following rescan included.
+// and FilterHeader (checked against the verified filter headers; a header
+// only one peer stated returns a *OnePeerError) and GetUtxo (the
+// outpoint's creation and spend, found through the filters) answer what a
+// wallet asks. Called before the client is synced with its peers (right
+// after Connect or Start), they wait until a header sync has ended with
+// every live peer, within their context, or fail with a *SyncWaitError
+// naming the peers waited on; a peer's own claim of its height counts for
+// nothing. The client, its chain and its queries are safe for concurrent
+// use, a following rescan included.
 //
 // SendTransaction gives a transaction, witness included, to one peer at a
 // time and counts it propagated only once a peer it was not given to holds

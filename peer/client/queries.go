@@ -16,18 +16,25 @@ import (
 
 // The queries a wallet makes of the chain. Each may be called from any
 // goroutine, while scans and rescans run; header lookups are the chain's
-// own (Chain), which is safe for concurrent use too.
+// own (Chain), which is safe for concurrent use too. BestBlock, GetBlock,
+// GetCFilter, FilterHeader and GetUtxo called before the client is synced
+// with its peers (right after Connect or Start, a peer connected again)
+// wait for it, within their context, and fail with a *SyncWaitError
+// saying what they waited for.
 
 // BestBlock returns the highest block of the chain that a connected peer
 // holds: the end of what a scan can verify now. Without such a peer it is
-// the chain's tip.
-func (c *Client) BestBlock() Stamp {
+// the chain's tip. It waits for the client to sync (see awaitSynced).
+func (c *Client) BestBlock(ctx context.Context) (Stamp, error) {
+	if err := c.awaitSynced(ctx, "the best block", 0); err != nil {
+		return Stamp{}, err
+	}
 	h := c.bestHeld(0)
 	if h < 0 {
 		h = c.chain.Height()
 	}
 	hdr := c.chain.Header(h)
-	return Stamp{Height: h, Hash: hdr.BlockHash(), Header: hdr}
+	return Stamp{Height: h, Hash: hdr.BlockHash(), Header: hdr}, nil
 }
 
 // currentAge is how old the chain's tip may be for the client to count as
@@ -52,6 +59,9 @@ func (c *Client) IsCurrent() bool {
 // if that one fails (a peer that sends a false block is banned); the last
 // few blocks are kept.
 func (c *Client) GetBlock(ctx context.Context, hash chainhash.Hash) (*wire.MsgBlock, error) {
+	if err := c.awaitSynced(ctx, fmt.Sprintf("block %v", hash), wire.SFNodeWitness); err != nil {
+		return nil, err
+	}
 	height, ok := c.chain.HeightOf(hash)
 	if !ok {
 		return nil, fmt.Errorf("client: block %v: %w", hash, ErrUnknownBlock)
@@ -97,6 +107,9 @@ const maxTries = 3
 // the block). Filters already verified are taken from the store's cache
 // or, without a store, from memory.
 func (c *Client) GetCFilter(ctx context.Context, hash chainhash.Hash) ([]byte, error) {
+	if err := c.awaitSynced(ctx, fmt.Sprintf("the filter of block %v", hash), wire.SFNodeCF); err != nil {
+		return nil, err
+	}
 	height, ok := c.chain.HeightOf(hash)
 	if !ok {
 		return nil, fmt.Errorf("client: filter of block %v: %w", hash, ErrUnknownBlock)
@@ -148,6 +161,22 @@ func (c *Client) GetCFilter(ctx context.Context, hash chainhash.Hash) ([]byte, e
 		return nil, fmt.Errorf("client: filter of block %v (height %d): %w", hash, height, c.noPeers("getcfilters"))
 	}
 	return nil, fmt.Errorf("client: filter of block %v (height %d): %w", hash, height, pool.Errors(errs))
+}
+
+// FilterHeader returns the basic filter header of the block of the chain
+// at height, verified as a scan verifies them (compared across every peer
+// that holds the block, disputes settled by the block): a header only
+// one of several peers could state is an *OnePeerError, one resting on a
+// filter in conflict a *ConflictError. It waits for the client to sync.
+func (c *Client) FilterHeader(ctx context.Context, height int32) (chainhash.Hash, error) {
+	if err := c.awaitSynced(ctx, fmt.Sprintf("the filter header of height %d", height), wire.SFNodeCF); err != nil {
+		return chainhash.Hash{}, err
+	}
+	if err := c.chain.CheckRange(height, height); err != nil {
+		return chainhash.Hash{}, fmt.Errorf("client: %w", err)
+	}
+	_, header, err := c.agreedFilterHeader(ctx, height)
+	return header, err
 }
 
 // agreedFilterHeader returns the verified filter headers of height-1 and
@@ -232,6 +261,9 @@ func (r *UtxoReport) Unspent() bool { return r.Output != nil && r.SpentBy == nil
 func (c *Client) GetUtxo(ctx context.Context, req UtxoRequest) (*UtxoReport, error) {
 	if len(req.Script) == 0 {
 		return nil, errors.New("client: GetUtxo needs the script the output pays: compact filters hold scripts, not outpoints")
+	}
+	if err := c.awaitSynced(ctx, fmt.Sprintf("output %v", req.OutPoint), wire.SFNodeCF); err != nil {
+		return nil, err
 	}
 	// The script finds the block that creates the output, the outpoint
 	// the one that spends it.

@@ -203,10 +203,10 @@ func (c *Client) announced(m *pool.Member, a peer.Announcement) {
 	c.tip.notify()
 }
 
-// redialled takes in that m, whose connection had ended, is connected
-// again: what was known of its chain is stale, and its header sync is
-// woken.
-func (c *Client) redialled(m *pool.Member) {
+// connected takes in that m is connected, for the first time or again:
+// what was known of its chain is stale, and the service's header sync is
+// woken for it.
+func (c *Client) connected(m *pool.Member) {
 	c.views.reset(m)
 	c.svc.wakeUp()
 }

@@ -119,7 +119,13 @@ func TestQueriesWhileFollowing(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for ctx.Err() == nil {
-				best := c.BestBlock()
+				best, err := c.BestBlock(ctx)
+				if err != nil {
+					if ctx.Err() == nil {
+						errs <- err
+					}
+					return
+				}
 				if best.Height < 110 || best.Header.BlockHash() != best.Hash {
 					errs <- errorf("best block %+v", best)
 					return

@@ -18,8 +18,9 @@ type view struct {
 	// not serve, in a row.
 	announced   []chainhash.Hash
 	undelivered int
-	// fresh: connected again since its last header sync.
-	fresh bool
+	// fresh: connected (again) since its last header sync; synced: a
+	// header sync with it has ended since it connected.
+	fresh, synced bool
 	// strikes counts the times it failed to serve what it stated during
 	// a dispute.
 	strikes int
@@ -77,7 +78,7 @@ func (pv *peerViews) synced(m *pool.Member, res peer.HeadersResult) {
 	pv.mu.Lock()
 	defer pv.mu.Unlock()
 	v := pv.get(m)
-	v.tip, v.branch = res.Tip, nil
+	v.tip, v.branch, v.synced, v.fresh = res.Tip, nil, true, false
 	if b := res.Branch; b != nil {
 		v.branch = &Branch{Fork: b.Fork, Height: b.Height, Hash: b.Hash}
 	}
@@ -116,12 +117,26 @@ func (pv *peerViews) announce(m *pool.Member, hash chainhash.Hash) bool {
 	return true
 }
 
-// reset forgets what was known of m's chain: it was connected again.
+// reset forgets what was known of m's chain: it was connected (again).
 func (pv *peerViews) reset(m *pool.Member) {
 	pv.mu.Lock()
 	defer pv.mu.Unlock()
 	v := pv.get(m)
-	v.tip, v.fresh = -1, true
+	v.tip, v.fresh, v.synced = -1, true, false
+}
+
+// unsynced returns the members of ms no header sync has ended with since
+// they connected.
+func (pv *peerViews) unsynced(ms []*pool.Member) []*pool.Member {
+	pv.mu.Lock()
+	defer pv.mu.Unlock()
+	var out []*pool.Member
+	for _, m := range ms {
+		if v := pv.m[m]; v == nil || !v.synced {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // toSync returns the members of live that announced blocks the chain

@@ -70,6 +70,9 @@ func (p *Pool) dial(ctx context.Context, m *Member) {
 		c.Close()
 		err = fmt.Errorf("peer %s: %w: services %v, needed %v", m.addr, peer.ErrMissingService, c.Services(), p.cfg.Services)
 	}
+	if err == nil && p.cfg.OnConnect != nil {
+		p.cfg.OnConnect(m)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	m.dialing = false
@@ -124,7 +127,7 @@ func (p *Pool) Redial(ctx context.Context, m *Member) error {
 }
 
 // Reconnect dials m, whose connection ended or who was dropped, now,
-// whatever its backoff; on success it is live again (Config.OnRedial is
+// whatever its backoff; on success it is live again (Config.OnConnect is
 // told first), on failure its next try waits twice as long. A banned
 // member, or one being dialled, is left alone.
 func (p *Pool) Reconnect(ctx context.Context, m *Member) {
@@ -142,10 +145,10 @@ func (p *Pool) Reconnect(ctx context.Context, m *Member) {
 // success it is live again, on failure its next try waits twice as long.
 func (p *Pool) redial(ctx context.Context, m *Member) {
 	c, err := peer.Dial(ctx, p.peerConfig(m))
-	if err == nil && p.cfg.OnRedial != nil {
+	if err == nil && p.cfg.OnConnect != nil {
 		// Before the connection is used: what was known of the node's
 		// chain is stale.
-		p.cfg.OnRedial(m)
+		p.cfg.OnConnect(m)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -53,11 +53,11 @@ type Config struct {
 	// OnAnnounce, if set, receives what a member announces (see
 	// peer.Config.OnAnnounce).
 	OnAnnounce func(*Member, peer.Announcement)
-	// OnRedial, if set, is told that a member whose connection had ended
-	// is connected again, before the connection is used: what is known
-	// of the node's chain is stale. It is called without the pool's
-	// lock and must not call the pool.
-	OnRedial func(*Member)
+	// OnConnect, if set, is told that a member is connected, for the
+	// first time or again after its connection ended, before the
+	// connection is used: what was known of the node's chain is stale.
+	// It is called without the pool's lock and must not call the pool.
+	OnConnect func(*Member)
 }
 
 // DefaultTarget is how many members a pool keeps by default.
