@@ -22,6 +22,9 @@ type FilteredBlock struct {
 	// the merkle block.
 	Total uint32
 	Txs   []*wire.MsgTx
+	// Indexes are the positions of Txs in the block, as the merkle
+	// block proves them.
+	Indexes []uint32
 }
 
 // GetFilteredBlocks asks for the filtered blocks with the given hashes (at
@@ -68,6 +71,7 @@ func (p *Peer) GetFilteredBlocks(ctx context.Context, hashes []chainhash.Hash) (
 	var (
 		pending map[chainhash.Hash]int // txid -> position in want
 		want    []chainhash.Hash
+		at      []uint32 // the positions of want in the block
 		got     []*wire.MsgTx
 		header  wire.BlockHeader
 		total   uint32
@@ -84,8 +88,8 @@ func (p *Peer) GetFilteredBlocks(ctx context.Context, hashes []chainhash.Hash) (
 					ErrMissingTransactions, hashes[len(blocks)], len(want), want[i])
 			}
 		}
-		blocks = append(blocks, FilteredBlock{Header: header, Total: total, Txs: got})
-		want, got, pending = nil, nil, nil
+		blocks = append(blocks, FilteredBlock{Header: header, Total: total, Txs: got, Indexes: at})
+		want, at, got, pending = nil, nil, nil, nil
 		return nil
 	}
 	// Unsolicited transactions (or duplicates) and other pongs are
@@ -128,10 +132,11 @@ func (p *Peer) GetFilteredBlocks(ctx context.Context, hashes []chainhash.Hash) (
 			}
 			header, total = m.Header, m.Transactions
 			want = make([]chainhash.Hash, len(matches))
+			at = make([]uint32, len(matches))
 			got = make([]*wire.MsgTx, len(matches))
 			pending = make(map[chainhash.Hash]int, len(matches))
 			for j, mm := range matches {
-				want[j] = mm.Txid
+				want[j], at[j] = mm.Txid, mm.Index
 				pending[mm.Txid] = j
 			}
 		case *wire.MsgTx:

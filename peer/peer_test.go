@@ -241,6 +241,25 @@ func TestFilterMessages(t *testing.T) {
 	}
 }
 
+// TestFilteredBlockIndexes: a filtered block gives the position of each
+// matched transaction in its block, as its merkle block proves it.
+func TestFilteredBlockIndexes(t *testing.T) {
+	needFixture(t)
+	p := dial(t, fx.node.P2PAddr, 0)
+	c := syncHeaders(t, p)
+	ctx := context.Background()
+	f := bip37.NewFilter(10, 0.001, 0, wire.BloomUpdateNone)
+	f.Add(fx.alice.PkScript()[3:23])
+	if err := p.LoadFilter(ctx, f); err != nil {
+		t.Fatal(err)
+	}
+	blocks, err := p.GetFilteredBlocks(ctx, []chainhash.Hash{c.Hash(101), c.Hash(102)})
+	if err != nil || len(blocks) != 2 || len(blocks[0].Indexes) != 0 || len(blocks[1].Txs) != 1 ||
+		blocks[1].Txs[0].TxHash() != fx.pay.TxHash() || !slices.Equal(blocks[1].Indexes, []uint32{1}) {
+		t.Fatalf("filtered blocks %+v, %v: want the payment at position 1 of block 102", blocks, err)
+	}
+}
+
 func TestConfigLog(t *testing.T) {
 	needFixture(t)
 	var log strings.Builder
