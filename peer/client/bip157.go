@@ -51,11 +51,11 @@ func (c *Client) scanBIP157(ctx context.Context, log *scanLog, req ScanRequest, 
 		h := matched[i]
 		res.BlocksFetched++
 		found, pays := false, false
-		for _, tx := range b.Transactions {
-			if items := wl.involve(tx); len(items) > 0 {
+		for i, tx := range b.Transactions {
+			if items, spends := wl.match(tx); len(items) > 0 {
 				found = true
 				res.Matches = append(res.Matches, Match{
-					Txid: tx.TxHash(), Tx: tx, Height: h, BlockHash: c.chain.Hash(h), WatchItems: items,
+					Txid: tx.TxHash(), Tx: tx, Height: h, BlockHash: c.chain.Hash(h), TxIndex: i, WatchItems: items, Spends: spends,
 				})
 			}
 			pays = pays || wl.pays(tx)

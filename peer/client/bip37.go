@@ -246,11 +246,11 @@ func (s *bip37Scan) load(ctx context.Context, watch []WatchItem) error {
 func (s *bip37Scan) block(ctx context.Context, h int32, fb peer.FilteredBlock) (again bool, err error) {
 	var matches []Match
 	relevant, added := 0, false
-	for _, tx := range fb.Txs {
+	for i, tx := range fb.Txs {
 		// Mirror the node's update rules on our copy.
 		s.local.MatchTxAndUpdate(tx)
-		m := Match{Txid: tx.TxHash(), Tx: tx, Height: h, BlockHash: fb.Header.BlockHash()}
-		m.WatchItems = s.wl.involve(tx)
+		m := Match{Txid: tx.TxHash(), Tx: tx, Height: h, BlockHash: fb.Header.BlockHash(), TxIndex: int(fb.Indexes[i])}
+		m.WatchItems, m.Spends = s.wl.match(tx)
 		m.FalsePositive = len(m.WatchItems) == 0
 		a, err := s.addFound(ctx, tx)
 		if err != nil {

@@ -228,6 +228,9 @@ type UtxoRequest struct {
 	Script []byte
 	// From is the first height searched: at or below the output's block.
 	From int32
+	// To is the last height searched; zero or negative means the highest
+	// block a peer holds (height 0 spends nothing, so zero is no end).
+	To int32
 	// Progress, if not nil, is called with the height reached.
 	Progress func(height int32)
 }
@@ -254,8 +257,8 @@ type UtxoReport struct {
 // Unspent reports whether the output was found and is not spent up to To.
 func (r *UtxoReport) Unspent() bool { return r.Output != nil && r.SpentBy == nil }
 
-// GetUtxo searches the blocks from req.From to the highest block a peer
-// holds for the output and its spend, with compact filters (a BIP 157
+// GetUtxo searches the blocks from req.From to req.To (the highest block
+// a peer holds by default) for the output and its spend, with compact filters (a BIP 157
 // scan for the output's script and the outpoint), and reports where it
 // was created and whether and where it was spent.
 func (c *Client) GetUtxo(ctx context.Context, req UtxoRequest) (*UtxoReport, error) {
@@ -268,6 +271,9 @@ func (c *Client) GetUtxo(ctx context.Context, req UtxoRequest) (*UtxoReport, err
 	// The script finds the block that creates the output, the outpoint
 	// the one that spends it.
 	sr := ScanRequest{Watch: []WatchItem{ScriptItem(req.Script), OutPointItem(req.OutPoint, req.Script)}, From: req.From, To: -1}
+	if req.To > 0 {
+		sr.To = req.To
+	}
 	if req.Progress != nil {
 		var mu sync.Mutex
 		sr.Progress = func(done, _ int) {

@@ -13,12 +13,30 @@ type Match struct {
 	Tx        *wire.MsgTx
 	Height    int32
 	BlockHash chainhash.Hash
+	// TxIndex is the transaction's position in its block.
+	TxIndex int
 	// WatchItems are the indexes, into the watch list, of the items the
 	// transaction pays to or spends from.
 	WatchItems []int
+	// Spends are its inputs that spend a watched output: an outpoint
+	// watched or found earlier, or an output of a watched script the
+	// input shows it spends.
+	Spends []Spend
 	// FalsePositive marks a transaction the node sent because the BIP 37
 	// filter matched it, but which involves no watch item.
 	FalsePositive bool
+}
+
+// Spend is an input of a matched transaction that spends a watched
+// output.
+type Spend struct {
+	// Input is the input's position in the transaction.
+	Input int
+	// OutPoint is the output it spends.
+	OutPoint wire.OutPoint
+	// Items are the indexes, into the watch list, of the items of that
+	// output.
+	Items []int
 }
 
 // ScanResult is what a scan found, what it cost, and what it rests on.

@@ -1,6 +1,8 @@
 package client
 
 import (
+	"slices"
+
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/gcs"
@@ -104,18 +106,26 @@ func add(items []int, is []int) []int {
 // and P2TR key-path spends show no script: only a watched outpoint finds
 // them.
 func (w *watchList) involve(tx *wire.MsgTx) []int {
-	var items []int
-	for _, in := range tx.TxIn {
-		if is, ok := w.found[in.PreviousOutPoint]; ok {
+	items, _ := w.match(tx)
+	return items
+}
+
+// match is involve, and also says which inputs spend watched outputs.
+func (w *watchList) match(tx *wire.MsgTx) (items []int, spends []Spend) {
+	for j, in := range tx.TxIn {
+		var is []int
+		if found, ok := w.found[in.PreviousOutPoint]; ok {
+			is = found
+		} else if len(w.byScript) > 0 && (in.PreviousOutPoint.Index != wire.MaxPrevOutIndex || in.PreviousOutPoint.Hash != chainhash.Hash{}) {
+			// (A coinbase spends nothing.)
+			_, cands := gcs.SpendCandidates(in)
+			for _, s := range cands {
+				is = add(is, w.byScript[string(s)])
+			}
+		}
+		if len(is) > 0 {
 			items = add(items, is)
-			continue
-		}
-		if len(w.byScript) == 0 || in.PreviousOutPoint.Index == wire.MaxPrevOutIndex && in.PreviousOutPoint.Hash == (chainhash.Hash{}) {
-			continue // a coinbase spends nothing
-		}
-		_, cands := gcs.SpendCandidates(in)
-		for _, s := range cands {
-			items = add(items, w.byScript[string(s)])
+			spends = append(spends, Spend{Input: j, OutPoint: in.PreviousOutPoint, Items: slices.Clone(is)})
 		}
 	}
 	txid := tx.TxHash()
@@ -126,7 +136,7 @@ func (w *watchList) involve(tx *wire.MsgTx) []int {
 			w.found[op] = add(w.found[op], is)
 		}
 	}
-	return items
+	return items, spends
 }
 
 // pays reports whether tx has an output paying to a watched script.
