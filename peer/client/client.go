@@ -100,6 +100,7 @@ type Client struct {
 	// conflicts are the disagreements about filters their blocks could
 	// not decide.
 	conflicts conflicts
+	departed  departed  // the blocks that left the chain lately
 	svc       service   // Start's goroutines
 	tip       tipSignal // the notification of a moved tip
 }

@@ -53,3 +53,7 @@ type Event struct {
 	// peers; a single peer's rescan says so in Warnings).
 	OnePeer string
 }
+
+// maxReorgDepth is how many connected blocks a rescan remembers, and so
+// the deepest reorganization it reports block by block.
+const maxReorgDepth = 2016

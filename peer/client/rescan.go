@@ -66,10 +66,6 @@ type Rescan struct {
 	warnings []string
 }
 
-// maxReorgDepth is how many connected blocks a rescan remembers, and so
-// the deepest reorganization it reports block by block.
-const maxReorgDepth = 2016
-
 // NewRescan prepares a rescan; Run starts it.
 func (c *Client) NewRescan(opt RescanOptions) *Rescan {
 	if opt.PollInterval <= 0 {
@@ -251,26 +247,15 @@ func (r *Rescan) Run(ctx context.Context) error {
 	}
 }
 
-// wait waits for the chain or a peer's tip to move: with the service
-// running (Client.Start), for its notification; otherwise for the poll
-// interval, then it syncs the headers of every peer itself. It returns an
-// error only when ctx ends.
+// wait waits for the chain or a peer's tip to move (see waitMoved); a
+// failed header sync is kept as a warning. It returns an error only when
+// ctx ends.
 func (r *Rescan) wait(ctx context.Context) error {
-	moved := r.c.tip.changed()
-	select {
-	case <-ctx.Done():
+	err := r.c.waitMoved(ctx, r.opt.PollInterval)
+	if ctx.Err() != nil {
 		return ctx.Err()
-	case <-moved:
-		return nil
-	case <-time.After(r.opt.PollInterval):
 	}
-	if r.c.started() {
-		return nil
-	}
-	if _, err := r.c.SyncHeaders(ctx); err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
+	if err != nil {
 		r.addWarnings([]string{fmt.Sprintf("syncing headers: %v", err)})
 	}
 	return nil

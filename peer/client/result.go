@@ -27,18 +27,6 @@ type Match struct {
 	FalsePositive bool
 }
 
-// Spend is an input of a matched transaction that spends a watched
-// output.
-type Spend struct {
-	// Input is the input's position in the transaction.
-	Input int
-	// OutPoint is the output it spends.
-	OutPoint wire.OutPoint
-	// Items are the indexes, into the watch list, of the items of that
-	// output.
-	Items []int
-}
-
 // ScanResult is what a scan found, what it cost, and what it rests on.
 type ScanResult struct {
 	// From and To are the heights scanned (To resolved from a negative

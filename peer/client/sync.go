@@ -117,6 +117,7 @@ func (c *Client) recordSync(m *pool.Member, res peer.HeadersResult, err error, t
 		if !c.synced {
 			gone = gone[:max(0, min(len(gone), int(c.resumed-up.Fork)))]
 		}
+		c.departed.add(up.Disconnected, up.Fork)
 		if len(gone) > 0 {
 			c.disconnected = append(c.disconnected, gone...)
 			c.forks = append(c.forks, fmt.Sprintf("the chain was reorganized: %d block(s) above height %d left it for a branch with more work",

@@ -157,3 +157,15 @@ func containsInt(s []int, v int) bool {
 	}
 	return false
 }
+
+// Spend is an input of a matched transaction that spends a watched
+// output.
+type Spend struct {
+	// Input is the input's position in the transaction.
+	Input int
+	// OutPoint is the output it spends.
+	OutPoint wire.OutPoint
+	// Items are the indexes, into the watch list, of the items of that
+	// output.
+	Items []int
+}
