@@ -1,0 +1,54 @@
+// Package notify tells of confirmations, spends and blocks over a light
+// client (peer/client), with the semantics of lnd's chain notifier
+// (chainntnfs.ChainNotifier), so that a Lightning node can run on the
+// client.
+//
+// # Registrations
+//
+// RegisterConfirmations tells when a transaction (by txid and an output
+// script it pays, or by the script alone) has reached numConfs
+// confirmations: Updates says how many are left at each block, Confirmed
+// carries the block, the transaction and its position once they are
+// reached. If that block leaves the chain, NegativeConf carries the depth
+// of the reorganization and the registration waits again; the
+// confirmation in another block (or the same one, back on the chain) is
+// told again. Done says the block is ReorgSafety deep: the registration
+// is over.
+//
+// RegisterSpend tells when an outpoint (or any output paying a script)
+// is spent in a block: Spend carries the spending transaction, the input
+// that spends, the block and its height; Reorg says that block left the
+// chain, and the spend is then told again where it is mined anew; Done
+// says the spend is ReorgSafety deep.
+//
+// RegisterBlockEpochs tells of every block connected to the chain: from
+// the caller's best block on (the blocks it missed first, from the fork
+// if its best block left the chain), or from the tip.
+//
+// A height hint is the lowest height the event can be at: what happened
+// at or above it before the registration is found (a BIP 157 scan of the
+// range, GetUtxo for an outpoint's spend), what happens later as it comes.
+// Every notification is sent at most once per chain: a block that leaves
+// the chain and comes back is a new chain.
+//
+// # How
+//
+// One following rescan of the client (client.Rescan) runs from ReorgSafety
+// blocks below the tip, so that every block a notification may still rest
+// on is one it reported; a registration adds its script or outpoint to
+// the rescan's watch list (UpdateWait) and scans the history below what
+// the rescan scans from then on. The rescan's events drive each
+// registration's state; what the history finds joins it, a block found
+// twice counting once. Everything rests on the client's verification: a
+// peer that lies about a filter is caught and banned as in any scan, and
+// a block whose filter rests on one peer is named in the notification
+// (OnePeer).
+//
+// # Bounds
+//
+// Each registration delivers its notifications in order from a goroutine
+// of its own, so the rescan never waits for a reader; at most
+// maxPending notifications wait for a reader (updates of confirmations
+// left coalesce to the newest first), beyond which the registration is
+// cancelled with a log line. Registrations are bounded by the caller.
+package notify
