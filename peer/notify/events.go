@@ -28,11 +28,12 @@ type ConfirmationEvent struct {
 	// Updates receives, at each block, how many confirmations are left
 	// (a reader that lags gets the newest).
 	Updates <-chan uint32
-	// NegativeConf receives the depth of a reorganization that took the
-	// confirmed transaction's block out of the chain.
+	// NegativeConf receives the depth of the reorganization when it
+	// takes the confirmed transaction's block out of the chain: the
+	// blocks disconnected so far, that one included, as lnd counts.
 	NegativeConf <-chan int32
 	// Done receives once the confirmation is ReorgSafety deep: the
-	// registration is over.
+	// registration is over, and its channels are closed.
 	Done <-chan struct{}
 	// Cancel ends the registration and closes its channels.
 	Cancel func()
@@ -61,7 +62,7 @@ type SpendEvent struct {
 	// Reorg receives when the spend's block left the chain.
 	Reorg <-chan struct{}
 	// Done receives once the spend is ReorgSafety deep: the
-	// registration is over.
+	// registration is over, and its channels are closed.
 	Done <-chan struct{}
 	// Cancel ends the registration and closes its channels.
 	Cancel func()
@@ -75,8 +76,8 @@ type BlockEpoch struct {
 }
 
 // BlockEpochEvent is the notifications of a block epoch registration. Its
-// channel is closed by Cancel and Notifier.Stop, and when its reader lags
-// maxPendingEpochs blocks behind.
+// channel is closed by Cancel and Notifier.Stop; a reader that lags only
+// delays its own epochs (nothing queues).
 type BlockEpochEvent struct {
 	Epochs <-chan BlockEpoch
 	// Cancel ends the registration and closes its channel.

@@ -4,11 +4,7 @@ import "sync"
 
 // maxPending bounds the notifications of one registration waiting for
 // its reader; a reader further behind has its registration cancelled.
-// For block epochs it is maxPendingEpochs.
-const (
-	maxPending       = 64
-	maxPendingEpochs = 4096
-)
+const maxPending = 64
 
 // letter is one notification: it delivers itself, waiting for its reader
 // until quit is closed (it reports false then).
@@ -99,6 +95,26 @@ func send[T any](ch chan T, v T) letter {
 		case <-quit:
 			return false
 		}
+	}
+}
+
+// offering returns a letter offering v on ch (see offer): it never waits
+// for the reader, and keeps its place in the order.
+func offering[T any](ch chan T, v T) letter {
+	return func(<-chan struct{}) bool {
+		offer(ch, v)
+		return true
+	}
+}
+
+// finishing returns the last letter of a registration: it offers the
+// done signal, then ends the registration (cancel, from a goroutine of its
+// own since cancel waits for the mailbox) so that its channels close.
+func finishing(done chan struct{}, cancel func()) letter {
+	return func(<-chan struct{}) bool {
+		offer(done, struct{}{})
+		go cancel()
+		return true
 	}
 }
 

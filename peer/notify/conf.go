@@ -1,0 +1,151 @@
+package notify
+
+import (
+	"bytes"
+	"sync"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer/client"
+)
+
+// RegisterConfirmations tells when the transaction txid (nil: any
+// transaction), paying pkScript, has numConfs confirmations, searching
+// from heightHint: what was mined from there before the call is found by
+// a scan of those blocks. numConfs must be in 1..ReorgSafety.
+func (n *Notifier) RegisterConfirmations(txid *chainhash.Hash, pkScript []byte, numConfs, heightHint uint32) (*ConfirmationEvent, error) {
+	if numConfs < 1 || numConfs > n.opt.ReorgSafety {
+		return nil, ErrNumConfs
+	}
+	if len(pkScript) == 0 {
+		return nil, ErrNoScript
+	}
+	n.regMu.Lock()
+	defer n.regMu.Unlock()
+	r := &confReg{n: n, script: bytes.Clone(pkScript), numConfs: numConfs, box: newMailbox(maxPending),
+		confirmed: make(chan Confirmation, 1), updates: make(chan uint32, 1), negative: make(chan int32, 1), done: make(chan struct{}, 1)}
+	if txid != nil {
+		id := *txid
+		r.txid = &id
+	}
+	n.mu.Lock()
+	if !n.running {
+		n.mu.Unlock()
+		r.cancel()
+		return nil, ErrStopped
+	}
+	n.confs[r] = true
+	n.mu.Unlock()
+	err := n.watch(client.ScriptItem(pkScript), heightHint, func(m client.Match, tip int32) {
+		if n.confs[r] {
+			r.seen(m, "")
+			r.advance(tip)
+		}
+	})
+	if err != nil {
+		r.cancel()
+		return nil, err
+	}
+	return &ConfirmationEvent{Confirmed: r.confirmed, Updates: r.updates, NegativeConf: r.negative, Done: r.done, Cancel: r.cancel}, nil
+}
+
+// confReg is a confirmation registration. Its fields but the channels are
+// guarded by the notifier's mu.
+type confReg struct {
+	n        *Notifier
+	txid     *chainhash.Hash
+	script   []byte
+	numConfs uint32
+
+	found *Confirmation // the block the transaction is in, on the chain
+	sent  bool          // Confirmed was sent for found
+
+	box       *mailbox
+	confirmed chan Confirmation
+	updates   chan uint32
+	negative  chan int32
+	done      chan struct{}
+	once      sync.Once
+}
+
+// matches reports whether tx is the registration's: txid if it has one,
+// and an output paying the script.
+func (r *confReg) matches(tx *wire.MsgTx) bool {
+	if r.txid != nil && tx.TxHash() != *r.txid {
+		return false
+	}
+	for _, out := range tx.TxOut {
+		if bytes.Equal(out.PkScript, r.script) {
+			return true
+		}
+	}
+	return false
+}
+
+// seen takes a match of a block on the chain; the first block found is
+// kept until it leaves the chain, so the same block counts once.
+func (r *confReg) seen(m client.Match, onePeer string) {
+	if r.found != nil || !r.matches(m.Tx) {
+		return
+	}
+	r.found = &Confirmation{BlockHash: m.BlockHash, Height: uint32(m.Height), TxIndex: uint32(m.TxIndex), Tx: m.Tx, OnePeer: onePeer}
+	r.sent = false
+}
+
+// advance tells what the tip at height tip means: confirmations left,
+// the confirmation, or that the block is deep enough to be final.
+func (r *confReg) advance(tip int32) {
+	if r.found == nil {
+		return
+	}
+	confs := uint32(tip-int32(r.found.Height)) + 1
+	if !r.sent {
+		if confs < r.numConfs {
+			r.post(offering(r.updates, r.numConfs-confs), false)
+			return
+		}
+		r.post(offering(r.updates, 0), false)
+		r.post(send(r.confirmed, *r.found), false)
+		r.sent = true
+	}
+	if confs > r.n.opt.ReorgSafety {
+		r.post(finishing(r.done, r.cancel), true)
+		delete(r.n.confs, r)
+	}
+}
+
+// disconnected takes a block that left the chain, depth blocks into the
+// reorganization.
+func (r *confReg) disconnected(hash chainhash.Hash, depth int32) {
+	if r.found == nil || r.found.BlockHash != hash {
+		return
+	}
+	if r.sent {
+		r.post(send(r.negative, depth), false)
+	}
+	r.found, r.sent = nil, false
+}
+
+// post queues a notification; a reader too far behind has its
+// registration cancelled.
+func (r *confReg) post(l letter, last bool) {
+	if !r.box.put(l, last) {
+		r.n.logf("notify: a confirmation registration's reader is %d notifications behind: cancelled", maxPending)
+		delete(r.n.confs, r)
+		go r.cancel()
+	}
+}
+
+// cancel ends the registration and closes its channels.
+func (r *confReg) cancel() {
+	r.once.Do(func() {
+		r.n.mu.Lock()
+		delete(r.n.confs, r)
+		r.n.mu.Unlock()
+		r.box.stop()
+		close(r.confirmed)
+		close(r.updates)
+		close(r.negative)
+		close(r.done)
+	})
+}
