@@ -1,0 +1,72 @@
+package notify_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/spvfilter/spvfilter/peer/notify"
+	"github.com/spvfilter/spvfilter/peer/peertest"
+)
+
+// nextEpoch returns the next epoch of ev, failing after a minute.
+func nextEpoch(t *testing.T, ev *notify.BlockEpochEvent) notify.BlockEpoch {
+	t.Helper()
+	select {
+	case e, ok := <-ev.Epochs:
+		if !ok {
+			t.Fatal("epochs closed")
+		}
+		return e
+	case <-time.After(time.Minute):
+		t.Fatal("no epoch within a minute")
+	}
+	return notify.BlockEpoch{}
+}
+
+// TestNotifierBlockEpochs: from the tip (nil), the tip at once, then each
+// new block in order; from a best block that left the chain, the new
+// blocks from the fork; Cancel closes the channel.
+func TestNotifierBlockEpochs(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 110)
+	_, n := start(t, node)
+	ev, err := n.RegisterBlockEpochs(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := nextEpoch(t, ev); e.Height != 110 || e.Hash != hashAt(t, node, 110) || e.Header.BlockHash() != e.Hash {
+		t.Fatalf("first epoch %+v, want the tip 110", e)
+	}
+	node.Generate(t, 2)
+	for h := int32(111); h <= 112; h++ {
+		if e := nextEpoch(t, ev); e.Height != h || e.Hash != hashAt(t, node, h) {
+			t.Fatalf("epoch %+v, want height %d", e, h)
+		}
+	}
+	stale := notify.BlockEpoch{Height: 112, Hash: hashAt(t, node, 112)}
+	invalidate(t, node, 112)
+	node.Generate(t, 2) // 112', 113'
+	for h := int32(112); h <= 113; h++ {
+		if e := nextEpoch(t, ev); e.Height != h || e.Hash != hashAt(t, node, h) {
+			t.Fatalf("after the reorganization, epoch %+v, want height %d of the new chain", e, h)
+		}
+	}
+	from, err := n.RegisterBlockEpochs(&stale)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for h := int32(112); h <= 113; h++ {
+		if e := nextEpoch(t, from); e.Height != h || e.Hash != hashAt(t, node, h) {
+			t.Fatalf("from a stale best block, epoch %+v, want height %d of the new chain", e, h)
+		}
+	}
+	ev.Cancel()
+	select {
+	case _, ok := <-ev.Epochs:
+		if ok {
+			t.Error("an epoch after Cancel")
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("Cancel did not close the channel")
+	}
+}
