@@ -49,6 +49,11 @@ type Config struct {
 	// without it, and the DNS seeds are not asked (their lookup would
 	// leave the proxy) unless Resolver is set.
 	Proxy string
+	// Dialer, if set, makes every connection (Tor stream isolation, a
+	// transport of the caller's): nothing is dialled around it, .onion
+	// addresses may be given, and the DNS seeds are asked only through
+	// Resolver. It cannot be set together with Proxy.
+	Dialer peer.DialFunc
 	// ConnectOnly uses Peers alone, as bitcoind's -connect: no DNS seeds
 	// and no addresses learnt from peers. Otherwise the client keeps
 	// TargetPeers outbound peers, Peers among them, found in its address

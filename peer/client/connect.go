@@ -59,13 +59,17 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 	}
 	c := &Client{cfg: cfg, chain: chain.New(cfg.Params), mem: newMemCache(cfg.FilterCacheBytes), resumed: -1, verifiedTo: -1}
 	c.svc.init()
-	var dial peer.DialFunc
-	if cfg.Proxy != "" {
+	dial := cfg.Dialer
+	switch {
+	case cfg.Proxy != "" && cfg.Dialer != nil:
+		return nil, errors.New("client: Config.Proxy and Config.Dialer together: one makes every connection")
+	case cfg.Dialer != nil:
+	case cfg.Proxy != "":
 		var err error
 		if dial, err = peer.SOCKS5(cfg.Proxy); err != nil {
 			return nil, fmt.Errorf("client: proxy: %w", err)
 		}
-	} else {
+	default:
 		for _, addr := range cfg.Peers {
 			if host, _, err := net.SplitHostPort(addr); err == nil && strings.HasSuffix(host, ".onion") {
 				return nil, fmt.Errorf("client: peer %s: an onion address needs a proxy (Config.Proxy, such as Tor's socks5://127.0.0.1:9050)", addr)

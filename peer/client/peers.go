@@ -1,6 +1,7 @@
 package client
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -26,9 +27,43 @@ func (c *Client) peerStatus(compared func(*pool.Member) bool) []PeerStatus {
 	for _, m := range ms {
 		st := c.pool.Status(m)
 		out = append(out, PeerStatus{Address: st.Addr, UserAgent: st.UserAgent, Services: st.Services, Banned: st.Banned, Reason: st.Reason,
-			Compared: compared(m), Tip: c.views.tip(m), Branch: c.views.branch(m)})
+			Compared: compared(m), Tip: c.views.tip(m), Branch: c.views.branch(m), BytesReceived: st.BytesReceived, BytesSent: st.BytesSent})
 	}
 	return out
+}
+
+// AddPeer connects to the node at addr (host:port) now and keeps it:
+// permanent, for as long as the client runs, redialled when it goes, as
+// Config.Peers; otherwise as a peer found, replaced when it goes. A node
+// banned with a proof is refused. It returns the dial's error (the peer
+// is kept and redialled either way). What the node holds is learnt at
+// the next header sync (at once with the service, Start).
+func (c *Client) AddPeer(ctx context.Context, addr string, permanent bool) error {
+	if err := c.pool.Add(ctx, addr, permanent); err != nil {
+		return fmt.Errorf("client: %w", err)
+	}
+	return nil
+}
+
+// RemovePeer disconnects the peer at addr and forgets it: it is not used
+// or dialled again (unless added again). Its bytes still count in
+// BytesReceived.
+func (c *Client) RemovePeer(addr string) error {
+	if err := c.pool.Remove(addr); err != nil {
+		return fmt.Errorf("client: %w", err)
+	}
+	c.views.keep(c.pool.Members())
+	return nil
+}
+
+// DisconnectPeer ends the connection to the peer at addr; it stays a
+// peer, redialled after its backoff (see Start) as any peer whose
+// connection ended.
+func (c *Client) DisconnectPeer(addr string) error {
+	if err := c.pool.Disconnect(addr); err != nil {
+		return fmt.Errorf("client: %w", err)
+	}
+	return nil
 }
 
 // BytesReceived adds up the bytes read from every peer so far.

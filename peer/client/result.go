@@ -106,6 +106,9 @@ type PeerStatus struct {
 	// Branch, if not nil, is where the peer's chain leaves the client's
 	// (a branch with less work than the client's).
 	Branch *Branch
+	// BytesReceived and BytesSent count every byte of the peer's
+	// connections, across redials.
+	BytesReceived, BytesSent uint64
 }
 
 // OnePeer is a range of heights only one peer could speak for.

@@ -80,6 +80,10 @@ func (p *Pool) dial(ctx context.Context, m *Member) {
 		m.reason, m.err = "unreachable: "+err.Error(), err
 		return
 	}
+	if m.removed {
+		c.Close()
+		return
+	}
 	m.retire()
 	m.p, m.err, m.reason, m.failures, m.connectedAt = c, nil, "", 0, time.Now()
 	if p.book != nil {
@@ -112,7 +116,7 @@ func (p *Pool) Redial(ctx context.Context, m *Member) error {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if m.banned || m.err != nil {
+	if m.banned || m.err != nil || m.removed {
 		c.Close()
 		return fmt.Errorf("peer %s: banned or dropped while it was dialled again: %s", m.addr, m.reason)
 	}
@@ -162,8 +166,8 @@ func (p *Pool) redial(ctx context.Context, m *Member) {
 		}
 		return
 	}
-	if m.banned {
-		// Banned while it was dialled.
+	if m.banned || m.removed {
+		// Banned or removed while it was dialled.
 		c.Close()
 		return
 	}

@@ -24,6 +24,9 @@ type Member struct {
 	// alias, if set, is the address under which the same node is a
 	// member already: this one is never dialled.
 	alias string
+	// removed: Remove forgot it; a dial that ends later closes its
+	// connection.
+	removed bool
 	// received and sent count the bytes of its earlier connections.
 	received, sent uint64
 	// Redials: dialing while one runs, the failures in a row (dials that

@@ -77,6 +77,8 @@ type Pool struct {
 	members []*Member
 	rng     *rand.Rand
 	notes   []string // warnings for the next result (TakeNotes)
+	// goneReceived and goneSent count the bytes of removed members.
+	goneReceived, goneSent uint64
 	// Discovery by Run: one at a time, and not again before
 	// nextDiscovery.
 	discovering   bool
@@ -228,7 +230,7 @@ func (p *Pool) Status(m *Member) Status {
 func (p *Pool) BytesReceived() uint64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var n uint64
+	n := p.goneReceived
 	for _, m := range p.members {
 		n += m.received
 		if m.p != nil {
@@ -242,7 +244,7 @@ func (p *Pool) BytesReceived() uint64 {
 func (p *Pool) BytesSent() uint64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var n uint64
+	n := p.goneSent
 	for _, m := range p.members {
 		n += m.sent
 		if m.p != nil {
