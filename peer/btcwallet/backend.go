@@ -76,6 +76,8 @@ type Backend struct {
 	stamp   waddrmgr.BlockStamp // the last BlockConnected the wallet took
 	recent  *recentHeaders      // headers of the blocks reported connected
 	order   disconnectionOrder  // how a reorganization is announced
+
+	unmined *unmined // the wallet's transactions sent again at each block
 }
 
 // New returns a backend over c, a client that runs as a service
@@ -91,7 +93,7 @@ func New(c *client.Client, cfg Config) *Backend {
 	return &Backend{
 		c: c, cfg: cfg, params: c.Chain().Params(), ctx: ctx, cancel: cancel,
 		queue: make(chan interface{}, cfg.QueueSize), out: make(chan interface{}),
-		recent: newRecentHeaders(recentDepth), order: lowestFirst,
+		recent: newRecentHeaders(recentDepth), order: lowestFirst, unmined: newUnmined(),
 	}
 }
 
@@ -117,8 +119,9 @@ func (b *Backend) Start() error {
 	b.started = true
 	b.stamp = waddrmgr.BlockStamp{Height: best.Height, Hash: best.Hash, Timestamp: best.Header.Timestamp}
 	b.queue <- chain.ClientConnected{} // the queue is empty: this never blocks
-	b.wg.Add(1)
+	b.wg.Add(2)
 	go b.relay()
+	go b.rebroadcast()
 	return nil
 }
 

@@ -124,10 +124,14 @@
 // filters hold scripts). It resumes, after a failure of the client's
 // rescan (no peer left, say), from the last block reported that is still
 // in the chain, with backoff, reporting the blocks above it disconnected.
-// NotifyReceived adds scripts from the rescan's next step on and returns
-// without waiting: btcwallet calls it inside a database transaction
+// NotifyReceived adds scripts to the running rescan and returns once the
+// rescan has them: a step under way when it is called ends first, so that
+// every block not yet scanned is scanned with them. It never waits for
+// the wallet: btcwallet calls it inside a database transaction
 // (SendOutputs, for the change address), while the wallet's own
-// notification handler may be waiting for that database.
+// notification handler may be waiting for that database; a rescan waiting
+// for the wallet to take a notification takes the scripts before its
+// next step, and NotifyReceived returns then.
 //
 // SendRawTransaction succeeds once a peer holds the transaction
 // (Client.SendTransaction); a transaction already in the last 144 blocks is
@@ -137,7 +141,10 @@
 // wallet takes as success; chain.ErrMempoolConflict, chain.ErrInsufficientFee
 // and the rest of btcd's reasons, as btcwallet maps btcd's RPC errors),
 // and a failure without a reject (peers that stalled or left) wraps
-// chain.ErrUndefined. On the errors it does not take as success the
+// chain.ErrUndefined. A transaction sent is sent again at each new block
+// (at most 1,000 kept), so that a peer that lost it or connected since
+// gets it, until a block holds it or a peer refuses it for a reason other
+// than holding it already. On the errors it does not take as success the
 // wallet deletes the transaction from its store, as it does when a btcd
 // or bitcoind backend cannot be reached; if the transaction reached the network all the same,
 // the rescan finds it in its block. TestMempoolAccept returns

@@ -15,7 +15,9 @@ import (
 )
 
 // SendRawTransaction sends tx to the peers (Client.SendTransaction) and
-// returns its hash once a peer holds it. A transaction already in the
+// returns its hash once a peer holds it. It is then sent again at each
+// new block until a block holds it or a peer refuses it (for a reason
+// other than holding it already). A transaction already in the
 // chain is chain.ErrTxAlreadyConfirmed; when no peer took it, the error is
 // a refusal's, mapped by MapRPCErr, or the failure of every peer wrapped
 // in chain.ErrUndefined. allowHighFees is ignored: peers have no such
@@ -37,6 +39,9 @@ func (b *Backend) SendRawTransaction(tx *wire.MsgTx, _ bool) (*chainhash.Hash, e
 	}
 	for _, w := range res.Warnings {
 		b.logf("sending %v: %s", txid, w)
+	}
+	if old, dropped := b.unmined.keep(tx); dropped {
+		b.logf("more than %d transactions unmined: %v is no longer sent again", maxUnmined, old)
 	}
 	return &txid, nil
 }

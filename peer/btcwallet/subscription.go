@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/btcsuite/btcd/btcutil"
@@ -35,10 +36,16 @@ func (b *Backend) Rescan(startHash *chainhash.Hash, addrs []btcutil.Address, out
 	return b.subscribe(items, height, *startHash, true)
 }
 
-// NotifyReceived adds addrs to the running rescan, for the blocks it has
-// not scanned yet; without one, it starts one following the chain from
-// the best block. It does not wait for the rescan (see the package
-// documentation).
+// NotifyReceived adds addrs to the running rescan and returns once the
+// rescan watches them: every block it has not scanned yet is scanned
+// with them (a step under way when it is called ends first). Without a
+// rescan, it starts one following the chain from the best block. It
+// never waits for the wallet: btcwallet calls it inside a database
+// transaction (SendOutputs, for the change address) while its own
+// notification handler may be waiting for that database, so a rescan
+// that waits for the wallet to take a notification (a full queue) has
+// the addresses before its next step, which is enough. It waits at most
+// Config.Timeout.
 func (b *Backend) NotifyReceived(addrs []btcutil.Address) error {
 	items, err := watchItems(addrs, nil)
 	if err != nil {
@@ -47,7 +54,11 @@ func (b *Backend) NotifyReceived(addrs []btcutil.Address) error {
 	b.subMu.Lock()
 	defer b.subMu.Unlock()
 	if s := b.current(); s != nil {
-		s.add(items)
+		ctx, cancel := b.callContext()
+		defer cancel()
+		if err := s.addWait(ctx, items); err != nil {
+			return fmt.Errorf("btcwallet: watching %d address(es): %w", len(addrs), err)
+		}
 		return nil
 	}
 	best, err := b.bestBlock()
@@ -181,6 +192,10 @@ type subscription struct {
 	mu    sync.Mutex
 	items []client.WatchItem
 	r     *client.Rescan
+	// waitingForWallet: the rescan waits for the wallet to take a
+	// notification (the queue is full); it applies updates before its
+	// next step.
+	waitingForWallet atomic.Bool
 
 	// Owned by the goroutine that runs the rescan.
 	matches  []*wtxmgr.TxRecord // relevant transactions of the block about to be connected
@@ -203,14 +218,42 @@ func (s *subscription) stop() {
 	<-s.done
 }
 
-// add watches items from the rescan's next step on.
-func (s *subscription) add(items []client.WatchItem) {
+// addWait watches items from the rescan's next step on, and returns once
+// the rescan has them, or waits for the wallet (see NotifyReceived), or
+// has ended (the next one, resumed, starts with them).
+func (s *subscription) addWait(ctx context.Context, items []client.WatchItem) error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.items = append(s.items, items...)
-	if s.r != nil {
-		s.r.Update(items, -1)
+	r := s.r
+	s.mu.Unlock()
+	if r == nil {
+		return nil // not started yet: it starts with them
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				if s.waitingForWallet.Load() {
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	err := r.UpdateWait(ctx, items, -1)
+	switch {
+	case err == nil, errors.Is(err, client.ErrRescanEnded), s.waitingForWallet.Load():
+		return nil
+	case s.ctx.Err() != nil:
+		return ErrStopped
+	}
+	return err
 }
 
 // run runs the client's rescan until the subscription ends, and resumes
@@ -305,6 +348,13 @@ func (s *subscription) send(n interface{}) {
 	}
 	select {
 	case s.b.queue <- n:
+		return
+	default:
+	}
+	s.waitingForWallet.Store(true)
+	defer s.waitingForWallet.Store(false)
+	select {
+	case s.b.queue <- n:
 	case <-s.ctx.Done():
 	}
 }
@@ -325,6 +375,7 @@ func (s *subscription) onEvent(e client.Event) {
 	}
 	switch e.Kind {
 	case client.EventMatch:
+		s.b.unmined.forget(e.Match.Txid)
 		if s.known(e) {
 			return
 		}
@@ -343,6 +394,7 @@ func (s *subscription) onEvent(e client.Event) {
 		s.matches = nil
 		s.send(chain.BlockConnected(meta))
 		s.remember(e)
+		s.b.unmined.newBlock()
 		if s.finish && !s.finished && (s.progress < 0 || e.Height-s.progress >= progressEvery) {
 			s.progress = e.Height
 			s.send(&chain.RescanProgress{Hash: e.BlockHash, Height: e.Height, Time: e.Header.Timestamp})

@@ -1,0 +1,135 @@
+package btcwallet
+
+import (
+	"errors"
+	"slices"
+	"sync"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer"
+)
+
+// maxUnmined bounds the transactions the backend sends again; beyond it,
+// the oldest is no longer sent (the wallet's own rebroadcast still
+// covers it when it restarts).
+const maxUnmined = 1000
+
+// unmined is the wallet's transactions sent and not yet seen in a block:
+// at each new block they are sent again (Client.SendTransaction), so
+// that a peer that lost or never had one gets it, until a block holds it
+// or a peer refuses it for a reason other than having it already. It is
+// safe for concurrent use.
+type unmined struct {
+	mu    sync.Mutex
+	txs   map[chainhash.Hash]*wire.MsgTx
+	order []chainhash.Hash // oldest first
+	block chan struct{}    // a new block: send them again
+}
+
+func newUnmined() *unmined {
+	return &unmined{txs: map[chainhash.Hash]*wire.MsgTx{}, block: make(chan struct{}, 1)}
+}
+
+// keep adds tx, dropping the oldest beyond maxUnmined; it returns the
+// transaction dropped, if one was.
+func (u *unmined) keep(tx *wire.MsgTx) (chainhash.Hash, bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	id := tx.TxHash()
+	if _, ok := u.txs[id]; ok {
+		return chainhash.Hash{}, false
+	}
+	u.txs[id] = tx
+	u.order = append(u.order, id)
+	if len(u.order) <= maxUnmined {
+		return chainhash.Hash{}, false
+	}
+	old := u.order[0]
+	u.order = slices.Delete(u.order, 0, 1)
+	delete(u.txs, old)
+	return old, true
+}
+
+// forget drops txid (mined, or refused); it reports whether it was kept.
+// A nil set keeps nothing (a backend not made by New).
+func (u *unmined) forget(txid chainhash.Hash) bool {
+	if u == nil {
+		return false
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if _, ok := u.txs[txid]; !ok {
+		return false
+	}
+	delete(u.txs, txid)
+	u.order = slices.DeleteFunc(u.order, func(h chainhash.Hash) bool { return h == txid })
+	return true
+}
+
+// list returns the transactions kept, oldest first.
+func (u *unmined) list() []*wire.MsgTx {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	out := make([]*wire.MsgTx, 0, len(u.order))
+	for _, id := range u.order {
+		out = append(out, u.txs[id])
+	}
+	return out
+}
+
+// newBlock signals a new block without waiting.
+func (u *unmined) newBlock() {
+	if u == nil {
+		return
+	}
+	select {
+	case u.block <- struct{}{}:
+	default:
+	}
+}
+
+// rebroadcast sends the unmined transactions again at each new block,
+// until the backend stops.
+func (b *Backend) rebroadcast() {
+	defer b.wg.Done()
+	for {
+		select {
+		case <-b.ctx.Done():
+			return
+		case <-b.unmined.block:
+		}
+		for _, tx := range b.unmined.list() {
+			if b.ctx.Err() != nil {
+				return
+			}
+			b.sendAgain(tx)
+		}
+	}
+}
+
+// sendAgain sends tx again; a transaction found in a block, or refused
+// by a peer for a reason other than holding it already, is dropped.
+func (b *Backend) sendAgain(tx *wire.MsgTx) {
+	ctx, cancel := b.callContext()
+	defer cancel()
+	txid := tx.TxHash()
+	res, err := b.c.SendTransaction(ctx, tx)
+	if res != nil && res.Mined != nil {
+		b.unmined.forget(txid)
+		return
+	}
+	if res != nil {
+		for addr, ferr := range res.Failed {
+			var rej *peer.RejectError
+			if errors.As(ferr, &rej) && rej.Kind != peer.RejectAlreadyInMempool && rej.Kind != peer.RejectAlreadyConfirmed {
+				b.unmined.forget(txid)
+				b.logf("transaction %v is no longer sent again: %s refused it: %v", txid, addr, rej)
+				return
+			}
+		}
+	}
+	if err != nil && b.ctx.Err() == nil {
+		b.logf("sending %v again at a new block: %v", txid, err)
+	}
+}
