@@ -9,50 +9,29 @@ import (
 	"github.com/spvfilter/spvfilter/peer/client"
 )
 
-// RegisterConfirmations tells when the transaction txid (nil: any
-// transaction), paying pkScript, has numConfs confirmations, searching
-// from heightHint: what was mined from there before the call is found by
-// a scan of those blocks. numConfs must be in 1..ReorgSafety.
-func (n *Notifier) RegisterConfirmations(txid *chainhash.Hash, pkScript []byte, numConfs, heightHint uint32) (*ConfirmationEvent, error) {
-	if numConfs < 1 || numConfs > n.opt.ReorgSafety {
-		return nil, ErrNumConfs
-	}
-	if len(pkScript) == 0 {
-		return nil, ErrNoScript
-	}
-	n.regMu.Lock()
-	defer n.regMu.Unlock()
-	r := &confReg{n: n, script: bytes.Clone(pkScript), numConfs: numConfs, box: newMailbox(maxPending),
+// newConfReg returns a confirmation registration (see
+// Notifier.RegisterConfirmations), its mailbox running.
+func newConfReg(txid *chainhash.Hash, pkScript []byte, numConfs, safety uint32, drop func(*confReg), logf func(string, ...any)) *confReg {
+	r := &confReg{safety: safety, drop: drop, logf: logf, script: bytes.Clone(pkScript), numConfs: numConfs, box: newMailbox(maxPending),
 		confirmed: make(chan Confirmation, 1), updates: make(chan uint32, 1), negative: make(chan int32, 1), done: make(chan struct{}, 1)}
 	if txid != nil {
 		id := *txid
 		r.txid = &id
 	}
-	n.mu.Lock()
-	if !n.running {
-		n.mu.Unlock()
-		r.cancel()
-		return nil, ErrStopped
-	}
-	n.confs[r] = true
-	n.mu.Unlock()
-	err := n.watch(client.ScriptItem(pkScript), heightHint, func(m client.Match, tip int32) {
-		if n.confs[r] {
-			r.seen(m, "")
-			r.advance(tip)
-		}
-	})
-	if err != nil {
-		r.cancel()
-		return nil, err
-	}
-	return &ConfirmationEvent{Confirmed: r.confirmed, Updates: r.updates, NegativeConf: r.negative, Done: r.done, Cancel: r.cancel}, nil
+	return r
+}
+
+// event returns the registration's channels for its caller.
+func (r *confReg) event() *ConfirmationEvent {
+	return &ConfirmationEvent{Confirmed: r.confirmed, Updates: r.updates, NegativeConf: r.negative, Done: r.done, Cancel: r.cancel}
 }
 
 // confReg is a confirmation registration. Its fields but the channels are
 // guarded by the notifier's mu.
 type confReg struct {
-	n        *Notifier
+	safety   uint32               // ReorgSafety
+	drop     func(*confReg)       // removes it from the notifier
+	logf     func(string, ...any) // the notifier's log
 	txid     *chainhash.Hash
 	script   []byte
 	numConfs uint32
@@ -93,25 +72,27 @@ func (r *confReg) seen(m client.Match, onePeer string) {
 }
 
 // advance tells what the tip at height tip means: confirmations left,
-// the confirmation, or that the block is deep enough to be final.
-func (r *confReg) advance(tip int32) {
+// the confirmation, or that the block is deep enough to be final; it
+// reports whether the registration is over.
+func (r *confReg) advance(tip int32) (over bool) {
 	if r.found == nil {
-		return
+		return false
 	}
 	confs := uint32(tip-int32(r.found.Height)) + 1
 	if !r.sent {
 		if confs < r.numConfs {
 			r.post(offering(r.updates, r.numConfs-confs), false)
-			return
+			return false
 		}
 		r.post(offering(r.updates, 0), false)
 		r.post(send(r.confirmed, *r.found), false)
 		r.sent = true
 	}
-	if confs > r.n.opt.ReorgSafety {
-		r.post(finishing(r.done, r.cancel), true)
-		delete(r.n.confs, r)
+	if confs <= r.safety {
+		return false
 	}
+	r.post(finishing(r.done, r.cancel), true)
+	return true
 }
 
 // disconnected takes a block that left the chain, depth blocks into the
@@ -130,8 +111,7 @@ func (r *confReg) disconnected(hash chainhash.Hash, depth int32) {
 // registration cancelled.
 func (r *confReg) post(l letter, last bool) {
 	if !r.box.put(l, last) {
-		r.n.logf("notify: a confirmation registration's reader is %d notifications behind: cancelled", maxPending)
-		delete(r.n.confs, r)
+		r.logf("notify: a confirmation registration's reader is %d notifications behind: cancelled", maxPending)
 		go r.cancel()
 	}
 }
@@ -139,9 +119,7 @@ func (r *confReg) post(l letter, last bool) {
 // cancel ends the registration and closes its channels.
 func (r *confReg) cancel() {
 	r.once.Do(func() {
-		r.n.mu.Lock()
-		delete(r.n.confs, r)
-		r.n.mu.Unlock()
+		r.drop(r)
 		r.box.stop()
 		close(r.confirmed)
 		close(r.updates)

@@ -10,52 +10,30 @@ import (
 	"github.com/spvfilter/spvfilter/peer/client"
 )
 
-// RegisterSpend tells when outpoint (nil: any output paying pkScript) is
-// spent in a block, searching from heightHint: a spend mined from there
-// before the call is found by a scan of those blocks. pkScript is the
-// script of the output: compact filters find the spending block by it.
-// A spend of a script alone is found when the input shows the script it
-// spends (see client.Match.Spends).
-func (n *Notifier) RegisterSpend(outpoint *wire.OutPoint, pkScript []byte, heightHint uint32) (*SpendEvent, error) {
-	if len(pkScript) == 0 {
-		return nil, ErrNoScript
-	}
-	n.regMu.Lock()
-	defer n.regMu.Unlock()
-	r := &spendReg{n: n, script: bytes.Clone(pkScript), box: newMailbox(maxPending),
+// newSpendReg returns a spend registration (see Notifier.RegisterSpend),
+// its mailbox running; idx is its item's index in the rescan's watch
+// list.
+func newSpendReg(op *wire.OutPoint, pkScript []byte, idx int, safety uint32, drop func(*spendReg), logf func(string, ...any)) *spendReg {
+	r := &spendReg{safety: safety, drop: drop, logf: logf, script: bytes.Clone(pkScript), idx: idx, box: newMailbox(maxPending),
 		spend: make(chan SpendDetail, 1), reorg: make(chan struct{}, 1), done: make(chan struct{}, 1)}
-	item := client.ScriptItem(pkScript)
-	if outpoint != nil {
-		op := *outpoint
-		r.op = &op
-		item = client.OutPointItem(op, pkScript)
+	if op != nil {
+		o := *op
+		r.op = &o
 	}
-	n.mu.Lock()
-	if !n.running {
-		n.mu.Unlock()
-		r.cancel()
-		return nil, ErrStopped
-	}
-	r.idx = n.items
-	n.spends[r] = true
-	n.mu.Unlock()
-	err := n.watch(item, heightHint, func(m client.Match, tip int32) {
-		if n.spends[r] {
-			r.seen(m, 0, "") // the history's watch list is the item alone
-			r.advance(tip)
-		}
-	})
-	if err != nil {
-		r.cancel()
-		return nil, err
-	}
-	return &SpendEvent{Spend: r.spend, Reorg: r.reorg, Done: r.done, Cancel: r.cancel}, nil
+	return r
+}
+
+// event returns the registration's channels for its caller.
+func (r *spendReg) event() *SpendEvent {
+	return &SpendEvent{Spend: r.spend, Reorg: r.reorg, Done: r.done, Cancel: r.cancel}
 }
 
 // spendReg is a spend registration. Its fields but the channels are
 // guarded by the notifier's mu.
 type spendReg struct {
-	n      *Notifier
+	safety uint32               // ReorgSafety
+	drop   func(*spendReg)      // removes it from the notifier
+	logf   func(string, ...any) // the notifier's log
 	op     *wire.OutPoint
 	script []byte
 	idx    int // the item's index in the rescan's watch list
@@ -104,12 +82,14 @@ func (r *spendReg) seen(m client.Match, idx int, onePeer string) {
 	r.post(send(r.spend, *r.found), false)
 }
 
-// advance ends the registration once the spend is final at tip.
-func (r *spendReg) advance(tip int32) {
-	if r.found != nil && uint32(tip-r.found.Height)+1 > r.n.opt.ReorgSafety {
-		r.post(finishing(r.done, r.cancel), true)
-		delete(r.n.spends, r)
+// advance ends the registration once the spend is final at tip; it
+// reports whether the registration is over.
+func (r *spendReg) advance(tip int32) (over bool) {
+	if r.found == nil || uint32(tip-r.found.Height)+1 <= r.safety {
+		return false
 	}
+	r.post(finishing(r.done, r.cancel), true)
+	return true
 }
 
 // disconnected takes a block that left the chain.
@@ -124,8 +104,7 @@ func (r *spendReg) disconnected(hash chainhash.Hash) {
 // registration cancelled.
 func (r *spendReg) post(l letter, last bool) {
 	if !r.box.put(l, last) {
-		r.n.logf("notify: a spend registration's reader is %d notifications behind: cancelled", maxPending)
-		delete(r.n.spends, r)
+		r.logf("notify: a spend registration's reader is %d notifications behind: cancelled", maxPending)
 		go r.cancel()
 	}
 }
@@ -133,9 +112,7 @@ func (r *spendReg) post(l letter, last bool) {
 // cancel ends the registration and closes its channels.
 func (r *spendReg) cancel() {
 	r.once.Do(func() {
-		r.n.mu.Lock()
-		delete(r.n.spends, r)
-		r.n.mu.Unlock()
+		r.drop(r)
 		r.box.stop()
 		close(r.spend)
 		close(r.reorg)

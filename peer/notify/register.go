@@ -1,0 +1,114 @@
+package notify
+
+import (
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer/client"
+)
+
+// RegisterConfirmations tells when the transaction txid (nil: any
+// transaction), paying pkScript, has numConfs confirmations, searching
+// from heightHint: what was mined from there before the call is found by
+// a scan of those blocks. numConfs must be in 1..ReorgSafety.
+func (n *Notifier) RegisterConfirmations(txid *chainhash.Hash, pkScript []byte, numConfs, heightHint uint32) (*ConfirmationEvent, error) {
+	if numConfs < 1 || numConfs > n.opt.ReorgSafety {
+		return nil, ErrNumConfs
+	}
+	if len(pkScript) == 0 {
+		return nil, ErrNoScript
+	}
+	n.regMu.Lock()
+	defer n.regMu.Unlock()
+	r := newConfReg(txid, pkScript, numConfs, n.opt.ReorgSafety, n.dropConf, n.logf)
+	n.mu.Lock()
+	if !n.running {
+		n.mu.Unlock()
+		r.cancel()
+		return nil, ErrStopped
+	}
+	n.confs[r] = true
+	n.mu.Unlock()
+	err := n.watch(client.ScriptItem(pkScript), heightHint, func(m client.Match, tip int32) {
+		if n.confs[r] {
+			r.seen(m, "")
+			if r.advance(tip) {
+				delete(n.confs, r)
+			}
+		}
+	})
+	if err != nil {
+		r.cancel()
+		return nil, err
+	}
+	return r.event(), nil
+}
+
+// RegisterSpend tells when outpoint (nil: any output paying pkScript) is
+// spent in a block, searching from heightHint: a spend mined from there
+// before the call is found by a scan of those blocks. pkScript is the
+// script of the output: compact filters find the spending block by it.
+// A spend of a script alone is found when the input shows the script it
+// spends (see client.Match.Spends).
+func (n *Notifier) RegisterSpend(outpoint *wire.OutPoint, pkScript []byte, heightHint uint32) (*SpendEvent, error) {
+	if len(pkScript) == 0 {
+		return nil, ErrNoScript
+	}
+	n.regMu.Lock()
+	defer n.regMu.Unlock()
+	item := client.ScriptItem(pkScript)
+	if outpoint != nil {
+		item = client.OutPointItem(*outpoint, pkScript)
+	}
+	n.mu.Lock()
+	r := newSpendReg(outpoint, pkScript, n.items, n.opt.ReorgSafety, n.dropSpend, n.logf)
+	if !n.running {
+		n.mu.Unlock()
+		r.cancel()
+		return nil, ErrStopped
+	}
+	n.spends[r] = true
+	n.mu.Unlock()
+	err := n.watch(item, heightHint, func(m client.Match, tip int32) {
+		if n.spends[r] {
+			r.seen(m, 0, "") // the history's watch list is the item alone
+			if r.advance(tip) {
+				delete(n.spends, r)
+			}
+		}
+	})
+	if err != nil {
+		r.cancel()
+		return nil, err
+	}
+	return r.event(), nil
+}
+
+// RegisterBlockEpochs tells of every block connected to the chain after
+// best: the blocks since best first (from the fork, if best left the
+// chain), then each new one. A nil best starts with the tip. It is built
+// on client.SubscribeBlocks: a reader that lags only delays its own
+// epochs.
+func (n *Notifier) RegisterBlockEpochs(best *BlockEpoch) (*BlockEpochEvent, error) {
+	n.mu.Lock()
+	ctx, running := n.ctx, n.running
+	n.mu.Unlock()
+	if !running {
+		return nil, ErrStopped
+	}
+	var from *client.Stamp
+	if best != nil {
+		from = &client.Stamp{Height: best.Height, Hash: best.Hash, Header: best.Header}
+	} else if h := n.c.Chain().Height(); h > 0 {
+		from = &client.Stamp{Height: h - 1, Hash: n.c.Chain().Hash(h - 1)}
+	}
+	sub, err := n.c.SubscribeBlocks(ctx, from)
+	if err != nil {
+		return nil, err
+	}
+	r := &epochReg{drop: n.dropEpoch, logf: n.logf, sub: sub, epochs: make(chan BlockEpoch), quit: make(chan struct{}), ended: make(chan struct{})}
+	n.mu.Lock()
+	n.epochs[r] = true
+	n.mu.Unlock()
+	go r.run()
+	return &BlockEpochEvent{Epochs: r.epochs, Cancel: r.cancel}, nil
+}
