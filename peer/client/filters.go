@@ -27,7 +27,7 @@ type filterDownload struct {
 	cancel   context.CancelFunc
 
 	// slow holds the peers whose answers take far longer than the
-	// fastest peer's (see slowPeers): they get only the batches no
+	// fastest peer's (see pool.Slow): they get only the batches no
 	// other peer can serve.
 	slow map[*pool.Member]bool
 	// reach holds each peer's reach in the range.
@@ -364,59 +364,4 @@ func (d *filterDownload) batch(ctx context.Context, m *pool.Member, matcher *gcs
 		return nil
 	})
 	return hits, datas, err
-}
-
-// slowFactor is how many times slower than the fastest peer a peer's
-// answers must be, and slowFloor how slow at least, for it to be ranked
-// down: it is still asked to compare its filter headers (its word counts
-// as any other's), but bulk downloads go to the faster peers.
-const (
-	slowFactor = 4
-	slowFloor  = 50 * time.Millisecond
-)
-
-// slowPeers returns the peers of ms whose answers, by their latency so
-// far, take over slowFactor times the fastest peer's and at least
-// slowFloor.
-func (c *Client) slowPeers(ms []*pool.Member) map[*pool.Member]bool {
-	lat := make(map[*pool.Member]time.Duration, len(ms))
-	fastest := time.Duration(0)
-	for _, m := range ms {
-		l := c.pool.Conn(m).Latency()
-		lat[m] = l
-		if l > 0 && (fastest == 0 || l < fastest) {
-			fastest = l
-		}
-	}
-	slow := map[*pool.Member]bool{}
-	for _, m := range ms {
-		if fastest > 0 && lat[m] > slowFactor*fastest && lat[m] >= slowFloor {
-			slow[m] = true
-			c.logf("%s answers in %v against %v for the fastest peer: bulk downloads go to faster peers", m.Addr(), lat[m], fastest)
-		}
-	}
-	return slow
-}
-
-// fastest returns the peer of ms with the lowest latency so far (the
-// first of those not measured yet).
-func (c *Client) fastest(ms []*pool.Member) *pool.Member {
-	best, bestLat := ms[0], time.Duration(-1)
-	for _, m := range ms {
-		l := c.pool.Conn(m).Latency()
-		if bestLat < 0 || l < bestLat {
-			best, bestLat = m, l
-		}
-	}
-	return best
-}
-
-// pickFast returns a peer among ms chosen at random, leaving out the slow
-// ones (see slowPeers) unless all are.
-func (c *Client) pickFast(ms []*pool.Member) *pool.Member {
-	slow := c.pool.Slow(ms)
-	if fast := slices.DeleteFunc(slices.Clone(ms), func(m *pool.Member) bool { return slow[m] }); len(fast) > 0 {
-		ms = fast
-	}
-	return c.pool.Pick(ms)
 }
