@@ -67,11 +67,10 @@ func (p *Pool) memberErr(m *Member) error {
 func (p *Pool) Remove(addr string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	i := slices.IndexFunc(p.members, func(m *Member) bool { return m.addr == addr })
-	if i < 0 {
-		return fmt.Errorf("peer %s: %w", addr, ErrNotMember)
+	i, m, err := p.memberLocked(addr)
+	if err != nil {
+		return err
 	}
-	m := p.members[i]
 	m.removed = true
 	if m.p != nil {
 		m.p.Close()
@@ -90,14 +89,23 @@ func (p *Pool) Remove(addr string) error {
 func (p *Pool) Disconnect(addr string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	i := slices.IndexFunc(p.members, func(m *Member) bool { return m.addr == addr })
-	if i < 0 {
-		return fmt.Errorf("peer %s: %w", addr, ErrNotMember)
+	_, m, err := p.memberLocked(addr)
+	if err != nil {
+		return err
 	}
-	m := p.members[i]
 	if m.p == nil {
 		return fmt.Errorf("peer %s: not connected", addr)
 	}
 	m.p.Close()
 	return nil
+}
+
+// memberLocked returns the member at addr and its index, or
+// ErrNotMember. Called with mu held.
+func (p *Pool) memberLocked(addr string) (int, *Member, error) {
+	i := slices.IndexFunc(p.members, func(m *Member) bool { return m.addr == addr })
+	if i < 0 {
+		return -1, nil, fmt.Errorf("peer %s: %w", addr, ErrNotMember)
+	}
+	return i, p.members[i], nil
 }

@@ -228,30 +228,29 @@ func (p *Pool) Status(m *Member) Status {
 
 // BytesReceived adds up the bytes read from every member so far.
 func (p *Pool) BytesReceived() uint64 {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	n := p.goneReceived
-	for _, m := range p.members {
-		n += m.received
-		if m.p != nil {
-			n += m.p.BytesReceived()
-		}
-	}
-	return n
+	received, _ := p.bytes()
+	return received
 }
 
 // BytesSent adds up the bytes written to every member so far.
 func (p *Pool) BytesSent() uint64 {
+	_, sent := p.bytes()
+	return sent
+}
+
+// bytes adds up the bytes read from and written to every member so far,
+// those removed included.
+func (p *Pool) bytes() (received, sent uint64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	n := p.goneSent
+	received, sent = p.goneReceived, p.goneSent
 	for _, m := range p.members {
-		n += m.sent
+		received, sent = received+m.received, sent+m.sent
 		if m.p != nil {
-			n += m.p.BytesSent()
+			received, sent = received+m.p.BytesReceived(), sent+m.p.BytesSent()
 		}
 	}
-	return n
+	return received, sent
 }
 
 // Failed returns the errors of the members dropped, banned or not
