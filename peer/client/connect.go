@@ -71,8 +71,8 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 		}
 	default:
 		for _, addr := range cfg.Peers {
-			if host, _, err := net.SplitHostPort(addr); err == nil && strings.HasSuffix(host, ".onion") {
-				return nil, fmt.Errorf("client: peer %s: an onion address needs a proxy (Config.Proxy, such as Tor's socks5://127.0.0.1:9050)", addr)
+			if err := onionWithoutProxy(addr); err != nil {
+				return nil, err
 			}
 		}
 	}
@@ -121,6 +121,15 @@ func (c *Client) Close() error {
 		err := c.st.Close()
 		c.st = nil
 		return err
+	}
+	return nil
+}
+
+// onionWithoutProxy refuses an onion address for a client that dials
+// without a proxy or a dialer: it would be looked up in the DNS.
+func onionWithoutProxy(addr string) error {
+	if host, _, err := net.SplitHostPort(addr); err == nil && strings.HasSuffix(host, ".onion") {
+		return fmt.Errorf("client: peer %s: an onion address needs a proxy (Config.Proxy, such as Tor's socks5://127.0.0.1:9050) or Config.Dialer", addr)
 	}
 	return nil
 }

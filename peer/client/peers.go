@@ -35,10 +35,16 @@ func (c *Client) peerStatus(compared func(*pool.Member) bool) []PeerStatus {
 // AddPeer connects to the node at addr (host:port) now and keeps it:
 // permanent, for as long as the client runs, redialled when it goes, as
 // Config.Peers; otherwise as a peer found, replaced when it goes. A node
-// banned with a proof is refused. It returns the dial's error (the peer
+// banned with a proof is refused, and so is an onion address without
+// Config.Proxy or Config.Dialer. It returns the dial's error (the peer
 // is kept and redialled either way). What the node holds is learnt at
 // the next header sync (at once with the service, Start).
 func (c *Client) AddPeer(ctx context.Context, addr string, permanent bool) error {
+	if c.cfg.Proxy == "" && c.cfg.Dialer == nil {
+		if err := onionWithoutProxy(addr); err != nil {
+			return err
+		}
+	}
 	if err := c.pool.Add(ctx, addr, permanent); err != nil {
 		return fmt.Errorf("client: %w", err)
 	}

@@ -69,6 +69,14 @@ func TestPeersAtRuntime(t *testing.T) {
 	if n := dials.Load(); n != 1 {
 		t.Errorf("%d dials through the Dialer after Connect, want 1", n)
 	}
+	plain, err := Connect(ctx, Config{Peers: []string{node.P2PAddr}, Params: node.Params, Timeout: 5 * time.Second, ConnectOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := plain.AddPeer(ctx, "expyuzz4wqqyqhjn.onion:8333", true); err == nil || !strings.Contains(err.Error(), "onion") {
+		t.Errorf("an onion address without a proxy or a dialer: %v", err)
+	}
+	plain.Close()
 	if err := c.AddPeer(ctx, second.Addr, true); err != nil {
 		t.Fatal(err)
 	}
