@@ -229,15 +229,18 @@ func (n *Notifier) watch(item client.WatchItem, hint uint32, found func(m client
 	if !running {
 		return ErrStopped
 	}
-	if err := r.UpdateWait(ctx, []client.WatchItem{item}, -1); err != nil {
+	err := r.UpdateWait(ctx, []client.WatchItem{item}, -1)
+	// The item is queued even when the wait fails: the indexes of the
+	// items after it count it.
+	n.mu.Lock()
+	n.items++
+	n.mu.Unlock()
+	if err != nil {
 		if errors.Is(err, client.ErrRescanEnded) || ctx.Err() != nil {
 			return ErrStopped
 		}
 		return fmt.Errorf("notify: %w", err)
 	}
-	n.mu.Lock()
-	n.items++
-	n.mu.Unlock()
 	to := r.Height() - 1
 	if int32(hint) > to {
 		return nil
