@@ -49,10 +49,26 @@ type conflict struct {
 const maxConflicts = 64
 
 // undecidedOf says why the block cannot decide between the sides, given
-// the checks of their filters (nil where a side's was not checked): what
-// consensus leaves open of what its inputs spend and, if the outputs they
-// spend were standard, which side the block favours: evidence, no proof.
+// the checks of their filters (nil where a side did not serve its
+// filter): the sides that did not, what consensus leaves open of what its
+// inputs spend and, if the outputs they spend were standard, which side
+// the block favours: evidence, no proof.
 func undecidedOf(sides [][]string, checks []*gcs.BasicCheck) string {
+	var unserved []string
+	for i, k := range checks {
+		if k == nil {
+			unserved = append(unserved, strings.Join(sides[i], ", "))
+		}
+	}
+	why := checkedUndecided(sides, checks)
+	if len(unserved) == 0 {
+		return why
+	}
+	return fmt.Sprintf("%s did not serve the filter it stated, which proves nothing (its connection may have failed); %s", strings.Join(unserved, " and "), why)
+}
+
+// checkedUndecided is undecidedOf for the sides whose filter was checked.
+func checkedUndecided(sides [][]string, checks []*gcs.BasicCheck) string {
 	var checked *gcs.BasicCheck
 	var fit, unfit []string
 	var miss gcs.StandardMiss
@@ -71,7 +87,7 @@ func undecidedOf(sides [][]string, checks []*gcs.BasicCheck) string {
 		checked = k
 	}
 	if checked == nil {
-		return "no side's filter was checked"
+		return "no side's filter could be checked"
 	}
 	var open []string
 	for t, n := range checked.Inputs {

@@ -44,7 +44,12 @@ func (c *Client) settleAt(ctx context.Context, h int32, groups []group) error {
 			return err
 		}
 		if data == nil {
-			continue // nobody in the group would serve its filter
+			// Nobody in the group served its filter: the side still
+			// stands (a dropped connection is no proof), and what it
+			// holds is unknown, so the block is scanned whole.
+			standing = append(standing, g)
+			sides, checks = append(sides, addrs(g.members)), append(checks, nil)
+			continue
 		}
 		check := gcs.CheckBasicBytes(block, data)
 		if proof := check.Contradiction; proof != nil {
@@ -108,11 +113,14 @@ func (c *Client) disputedBlock(ctx context.Context, h int32) (*wire.MsgBlock, er
 
 // evidence gets a group's filter of the block at height h, which must
 // hash to the filter hash the group states: from its representative, or
-// from the next member when one fails. A member that cannot serve the
-// filter it stated, during a dispute about it, is banned: an honest node
-// always can, and a liar that hangs up must not have the dispute replayed
-// for ever. It returns nil when no member served it; a request ended by
-// ctx is an error.
+// from the next member when one fails. A member that serves a filter
+// hashing to another is banned, with its own two answers as the proof. A
+// member that fails to serve (a dropped connection, a stall) proves
+// nothing: it is struck, and at maxDisputeStrikes in a row banned without
+// proof (kept out of this client's life and, unless the user gave it, of
+// later runs for the ban's time), so that a liar hanging up cannot have
+// the dispute replayed for ever. It returns nil when no member served
+// it; a request ended by ctx is an error.
 func (c *Client) evidence(ctx context.Context, h int32, g group) ([]byte, error) {
 	hash := c.chain.Hash(h)
 	for _, m := range append([]*pool.Member{g.rep}, slices.DeleteFunc(slices.Clone(g.members), func(o *pool.Member) bool { return o == g.rep })...) {
@@ -126,6 +134,7 @@ func (c *Client) evidence(ctx context.Context, h int32, g group) ([]byte, error)
 				peer.ErrBadFilter, hash, h))
 		}
 		if err == nil {
+			c.views.strike(m, false)
 			return data, nil
 		}
 		if ctx.Err() != nil {
@@ -134,18 +143,21 @@ func (c *Client) evidence(ctx context.Context, h int32, g group) ([]byte, error)
 		if c.chain.Err() != nil {
 			return nil, &pool.Failure{Member: m, Err: err}
 		}
-		// A stall may be an honest node's whose chain changed (the scan
-		// checks for a reorganization before it blames anyone): the
-		// second time, it is not.
-		if !isLie(err) && c.views.strike(m) < maxDisputeStrikes {
-			return nil, &pool.Failure{Member: m, Err: err}
+		if isLie(err) {
+			c.pool.Ban(m, err)
+			continue
 		}
-		c.pool.Ban(m, peerErr(m, "getcfilters", fmt.Errorf("%w: did not serve the filter of block %v (height %d) it stated, during a dispute about it: %v",
-			peer.ErrBadFilter, hash, h, err)))
+		why := peerErr(m, "getcfilters", fmt.Errorf("did not serve the filter of block %v (height %d) it stated, during a dispute about it: %w", hash, h, err))
+		if c.views.strike(m, true) < maxDisputeStrikes {
+			c.logf("%v", why)
+			continue
+		}
+		c.pool.BanWithoutProof(m, fmt.Errorf("%w, %d times in a row", why, maxDisputeStrikes))
 	}
 	return nil, nil
 }
 
-// maxDisputeStrikes is how many times a peer may fail to serve the filter
-// it stated during a dispute before it is banned for it.
+// maxDisputeStrikes is how many times in a row a peer may fail to serve
+// the filter it stated during a dispute before it is banned, without
+// proof, for it.
 const maxDisputeStrikes = 2

@@ -47,8 +47,11 @@
 // so what it holds is found whichever side is right; and the peers of every
 // side are still asked: each states its own filter headers from the segment
 // where their checkpoints part, compared height by height, so a later lie
-// is caught as any other. A peer that does not back its side (it hangs up,
-// or serves nothing) is dropped, and banned the second time. Beyond 64
+// is caught as any other. A side none of whose peers serves the filter it
+// stated (a connection dropped, a stall) still stands: that proves
+// nothing, so the block is a conflict, scanned whole, rather than won by
+// the side that served; a peer failing so twice in a row is banned
+// without proof. Beyond 64
 // undecided blocks the verification fails with a *ConflictError; GetCFilter
 // of a block in conflict does too, having no one filter to return.
 //

@@ -129,16 +129,17 @@ func TestServiceConflictNotReplayedPerAnnouncement(t *testing.T) {
 	}
 }
 
-// TestLiarHangingUpOnDisputeIsBanned: a liar hides a payment behind an
-// empty filter (which the block proves false), hangs up when asked for
+// TestLiarHangingUpOnDisputeIsNotReplayed: a liar hides a payment behind
+// an empty filter (which the block proves false), hangs up when asked for
 // that filter (which only a dispute does) and passes on none of its
 // node's announcements. Block 111, the payment, is mined before the
 // service starts, so the service's first header sync finds it on both
 // peers and its verification meets the lie: a dispute, which the liar
-// hangs up on. The liar is dropped and redialled, but the dispute is not
-// replayed each time it comes back: at most three disputes in four
-// seconds, or the liar banned. The figures are logged.
-func TestLiarHangingUpOnDisputeIsBanned(t *testing.T) {
+// hangs up on. Hanging up proves nothing, so the side stands and the
+// block is a conflict; the dispute is not replayed each time the liar
+// comes back: at most three disputes in four seconds, or the liar banned.
+// The figures are logged.
+func TestLiarHangingUpOnDisputeIsNotReplayed(t *testing.T) {
 	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
 	node.Generate(t, 110)
 	alice := peertest.NewKey("alice")

@@ -21,8 +21,8 @@ type view struct {
 	// fresh: connected (again) since its last header sync; synced: a
 	// header sync with it has ended since it connected.
 	fresh, synced bool
-	// strikes counts the times it failed to serve what it stated during
-	// a dispute.
+	// strikes counts the times in a row it failed to serve what it
+	// stated during a dispute.
 	strikes int
 }
 
@@ -178,12 +178,17 @@ func (pv *peerViews) charge(m *pool.Member, has func(chainhash.Hash) bool, reorg
 	return v.undelivered
 }
 
-// strike counts one more failure of m to back its word in a dispute and
-// returns the count.
-func (pv *peerViews) strike(m *pool.Member) int {
+// strike counts one more failure of m to back its word in a dispute, or
+// ends its run of failures when it served (failed false), and returns
+// the count.
+func (pv *peerViews) strike(m *pool.Member, failed bool) int {
 	pv.mu.Lock()
 	defer pv.mu.Unlock()
 	v := pv.get(m)
+	if !failed {
+		v.strikes = 0
+		return 0
+	}
 	v.strikes++
 	return v.strikes
 }

@@ -300,18 +300,27 @@ func (p *Pool) Shuffle(ms []*Member) {
 // Ban disconnects m, which proof proves a liar (or a flooder), never asks
 // it again and keeps a ban of its host for DefaultBanDuration, as resting
 // on a proof (in the data directory, across restarts, with a Dir).
-func (p *Pool) Ban(m *Member, proof error) {
+func (p *Pool) Ban(m *Member, proof error) { p.ban(m, proof, true) }
+
+// BanWithoutProof bans m for err, which shows it misbehaved but proves no
+// lie (it failed to serve what it stated): disconnected and never asked
+// again in this life, and kept as a ban without proof, which does not
+// keep a peer the user gave out of a later run.
+func (p *Pool) BanWithoutProof(m *Member, err error) { p.ban(m, err, false) }
+
+// ban bans m for err, with proof or not.
+func (p *Pool) ban(m *Member, err error, proof bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if m.banned {
 		return
 	}
-	m.banned, m.err, m.reason = true, proof, proof.Error()
-	p.logf("banned %s: %v", m.addr, proof)
+	m.banned, m.err, m.reason = true, err, err.Error()
+	p.logf("banned %s: %v", m.addr, err)
 	if m.p != nil {
 		m.p.Close()
 	}
-	p.keepBan(m.addr, m.reason, true)
+	p.keepBan(m.addr, m.reason, proof)
 }
 
 // keepBan records a ban, with proof or not. Called with mu held.
