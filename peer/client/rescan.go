@@ -56,6 +56,9 @@ type Rescan struct {
 	// replaced; ended is closed when Run returns.
 	applied chan struct{}
 	ended   chan struct{}
+	// wake holds one token when an update is queued, so that a waiting
+	// rescan applies it at once instead of at its next poll.
+	wake    chan struct{}
 	endOnce sync.Once
 
 	wl       *watchList
@@ -76,13 +79,14 @@ func (c *Client) NewRescan(opt RescanOptions) *Rescan {
 	}
 	items := slices.Clone(opt.Watch)
 	return &Rescan{c: c, opt: opt, items: items, wl: newWatchList(items), next: opt.From, base: opt.From, rewind: -1,
-		applied: make(chan struct{}), ended: make(chan struct{})}
+		applied: make(chan struct{}), ended: make(chan struct{}), wake: make(chan struct{}, 1)}
 }
 
 // Update adds watch items to a running rescan and, if rewind is not
 // negative, makes it scan again from that height (to find the history of
 // the new items): the blocks from there are reported disconnected, then
-// connected again. It takes effect between two steps of the scan and
+// connected again. It takes effect between two steps of the scan, and a
+// following rescan waiting for new blocks wakes for it at once; it
 // returns at once, so an OnEvent callback may call it; UpdateWait waits.
 func (r *Rescan) Update(add []WatchItem, rewind int32) {
 	r.update(add, rewind)
@@ -117,6 +121,10 @@ func (r *Rescan) update(add []WatchItem, rewind int32) <-chan struct{} {
 	r.pending = append(r.pending, add...)
 	if rewind >= 0 && (r.rewind < 0 || rewind < r.rewind) {
 		r.rewind = rewind
+	}
+	select {
+	case r.wake <- struct{}{}:
+	default: // a wake-up is pending already: it applies this update too
 	}
 	return r.applied
 }
@@ -247,11 +255,11 @@ func (r *Rescan) Run(ctx context.Context) error {
 	}
 }
 
-// wait waits for the chain or a peer's tip to move (see waitMoved); a
-// failed header sync is kept as a warning. It returns an error only when
-// ctx ends.
+// wait waits for the chain or a peer's tip to move (see waitMoved), or
+// for an update; a failed header sync is kept as a warning. It returns an
+// error only when ctx ends.
 func (r *Rescan) wait(ctx context.Context) error {
-	err := r.c.waitMoved(ctx, r.opt.PollInterval)
+	err := r.c.waitMoved(ctx, r.opt.PollInterval, r.wake)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}

@@ -13,16 +13,21 @@ import (
 
 // waitMoved waits for the chain or a peer's tip to move: with the
 // service running (Start), for its notification; otherwise for poll, then
-// it syncs the headers of every peer itself. It returns ctx's error when
-// ctx ends, and a failed header sync's.
-func (c *Client) waitMoved(ctx context.Context, poll time.Duration) error {
+// it syncs the headers of every peer itself. A receive on wake (nil for
+// none) ends the wait at once, without a sync. It returns ctx's error
+// when ctx ends, and a failed header sync's.
+func (c *Client) waitMoved(ctx context.Context, poll time.Duration, wake <-chan struct{}) error {
 	moved := c.tip.changed()
+	timer := time.NewTimer(poll)
+	defer timer.Stop()
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-moved:
 		return nil
-	case <-time.After(poll):
+	case <-wake:
+		return nil
+	case <-timer.C:
 	}
 	if c.started() {
 		return nil
@@ -144,7 +149,7 @@ func (s *BlockSubscription) follow(ctx context.Context) error {
 			}
 			continue
 		}
-		if err := s.c.waitMoved(ctx, subscribePoll); ctx.Err() != nil {
+		if err := s.c.waitMoved(ctx, subscribePoll, nil); ctx.Err() != nil {
 			return ctx.Err()
 		} else if err != nil && !errors.Is(err, ErrNoPeers) {
 			s.c.logf("block subscription: syncing headers: %v", err)
