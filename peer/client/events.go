@@ -12,7 +12,8 @@ type EventKind int
 
 const (
 	// EventMatch: a transaction of the watch list, in a block about to
-	// be reported connected.
+	// be reported connected (or, before EventRechecked, in one reported
+	// already).
 	EventMatch EventKind = iota
 	// EventConnected: a block was scanned; blocks come in height order.
 	EventConnected
@@ -22,6 +23,13 @@ const (
 	EventDisconnected
 	// EventTip: the rescan has reached the peers' tip.
 	EventTip
+	// EventRechecked: a block reported connected resting on one peer
+	// (OnePeer) was scanned again once another peer held it, with their
+	// words compared; the EventMatch events of its height just before it
+	// are the transactions the first scan missed (a liar's filter may
+	// leave them out), and only those. It stays connected. OnePeer names
+	// the peer it rests on still, if any.
+	EventRechecked
 )
 
 func (k EventKind) String() string {
@@ -34,6 +42,8 @@ func (k EventKind) String() string {
 		return "disconnected"
 	case EventTip:
 		return "tip"
+	case EventRechecked:
+		return "rechecked"
 	}
 	return fmt.Sprintf("EventKind(%d)", int(k))
 }
@@ -48,9 +58,9 @@ type Event struct {
 	Header wire.BlockHeader
 	// Match is the transaction found, for EventMatch.
 	Match *Match
-	// OnePeer, for EventConnected, names the peer the block's filter
-	// rests on when no other peer's chain reached it (with two or more
-	// peers; a single peer's rescan says so in Warnings).
+	// OnePeer, for EventConnected and EventRechecked, names the peer the
+	// block's filter rests on when no other peer's chain reached it (with
+	// two or more peers; a single peer's rescan says so in Warnings).
 	OnePeer string
 }
 

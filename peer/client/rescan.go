@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -65,7 +66,11 @@ type Rescan struct {
 	next     int32              // the next height to scan
 	emitted  []chainhash.Hash   // hashes of the blocks reported connected, from base
 	headers  []wire.BlockHeader // and their headers
+	reported []reportedBlock    // and what was reported of them
 	base     int32              // height of emitted[0]
+	// unsure are the heights reported resting on one peer, to scan again
+	// once another holds them (see recheck.go).
+	unsure   []OnePeer
 	warnings []string
 }
 
@@ -195,6 +200,12 @@ func (r *Rescan) Run(ctx context.Context) error {
 		if err := r.reportReorg(); err != nil {
 			return err
 		}
+		if err := r.recheck(ctx); err != nil {
+			if r.opt.Follow && ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
 		tip := r.c.bestHeld(wire.SFNodeCF)
 		if r.opt.Follow && tip < r.next-1 {
 			// The peers hold less than was reported (they are away or
@@ -312,11 +323,12 @@ func (r *Rescan) disconnected(h int32) Event {
 // trimEmitted forgets the connected blocks at and above next, which will
 // be scanned and reported again. Called with mu held.
 func (r *Rescan) trimEmitted() {
+	r.unsure = trimLonely(r.unsure, r.next, math.MaxInt32)
 	if r.next < r.base {
-		r.base, r.emitted, r.headers = r.next, nil, nil
+		r.base, r.emitted, r.headers, r.reported = r.next, nil, nil, nil
 		return
 	}
-	r.emitted, r.headers = r.emitted[:r.next-r.base], r.headers[:r.next-r.base]
+	r.emitted, r.headers, r.reported = r.emitted[:r.next-r.base], r.headers[:r.next-r.base], r.reported[:r.next-r.base]
 }
 
 // reportReorg compares the blocks reported connected with the chain and
@@ -389,6 +401,7 @@ func (r *Rescan) step(ctx context.Context, to int32) error {
 		// since is found by the next reportReorg.
 		hdr := res.headers[h-req.From]
 		hash := hdr.BlockHash()
+		first := i
 		for ; i < len(res.Matches) && res.Matches[i].Height == h; i++ {
 			r.emit(Event{Kind: EventMatch, Height: h, BlockHash: hash, Header: hdr, Match: &res.Matches[i]})
 		}
@@ -399,16 +412,31 @@ func (r *Rescan) step(ctx context.Context, to int32) error {
 			}
 		}
 		r.emit(e)
-		r.mu.Lock()
-		r.emitted, r.headers = append(r.emitted, hash), append(r.headers, hdr)
-		if over := len(r.emitted) - maxReorgDepth; over > 0 {
-			r.emitted, r.headers = r.emitted[over:], r.headers[over:]
-			r.base += int32(over)
-		}
-		r.next = h + 1
-		r.mu.Unlock()
+		r.connected(e, len(req.Watch), res.Matches[first:i])
 	}
 	return nil
+}
+
+// connected records the block e reported connected, scanned with items
+// watch items, and its matches.
+func (r *Rescan) connected(e Event, items int, ms []Match) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.emitted, r.headers = append(r.emitted, e.BlockHash), append(r.headers, e.Header)
+	r.noteReported(e.Height, items, ms)
+	if e.OnePeer != "" {
+		r.unsure = addLonely(r.unsure, OnePeer{From: e.Height, To: e.Height, Peer: e.OnePeer})
+	}
+	if over := len(r.emitted) - maxReorgDepth; over > 0 {
+		r.emitted, r.headers, r.reported = r.emitted[over:], r.headers[over:], r.reported[over:]
+		r.base += int32(over)
+		if slices.ContainsFunc(r.unsure, func(o OnePeer) bool { return o.From < r.base }) {
+			r.unsure = trimLonely(r.unsure, math.MinInt32, r.base-1)
+			r.warnings = append(r.warnings, fmt.Sprintf(
+				"blocks below height %d rested on one peer and no other held them within %d blocks: they were not scanned again", r.base, maxReorgDepth))
+		}
+	}
+	r.next = e.Height + 1
 }
 
 // heightAt returns the first height whose block may hold a transaction of
