@@ -99,9 +99,12 @@ type Client struct {
 	synced       bool  // a header sync has ended
 	// verifiedTo is the highest filter header verified with the peers in
 	// this life (every one below it too, through the checkpoints), and
-	// lonely the heights among them only one of several peers stated.
+	// lonely the heights among them only one of several peers stated;
+	// alone those the only peer the client had stated, which stand until
+	// another peer holds them.
 	verifiedTo int32
 	lonely     []OnePeer
+	alone      []OnePeer
 	// conflicts are the disagreements about filters their blocks could
 	// not decide.
 	conflicts conflicts

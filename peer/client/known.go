@@ -4,6 +4,8 @@ import (
 	"slices"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer/pool"
 )
 
 // peerReaches says how far the peers left at the end of a verification
@@ -23,19 +25,24 @@ type peerReaches struct {
 // longer lonely, and are kept in memory. The heights above the
 // second-highest reach, or all of them when one peer was left of
 // several, rest on one peer: they are lonely, kept apart and asked again
-// once another peer holds them. A client that only ever had one peer
-// keeps what it verified, as there is no other to ask.
+// once another peer holds them. A client that only had one peer keeps
+// what it verified, as there is no other to ask, until another peer
+// holds those heights: then they are asked again too (the one peer may
+// have lied while it was alone).
 func (c *Client) noteVerified(r peerReaches, start, to int32, headers []chainhash.Hash) {
 	c.verifiedTo = max(c.verifiedTo, to)
 	several := len(c.pool.Members()) > 1
 	switch {
 	case r.peers >= 2:
 		c.lonely = trimLonely(c.lonely, start, min(to, r.second))
+		c.alone = trimLonely(c.alone, start, min(to, r.second))
 		if from, upto := max(r.second+1, start), min(to, r.topReach); from <= upto {
 			c.lonely = addLonely(c.lonely, OnePeer{From: from, To: upto, Peer: r.top})
 		}
 	case r.top != "" && several:
 		c.lonely = addLonely(c.lonely, OnePeer{From: start, To: to, Peer: r.top})
+	case r.top != "":
+		c.alone = addLonely(c.alone, OnePeer{From: start, To: to, Peer: r.top})
 	}
 	if c.st != nil {
 		return
@@ -93,6 +100,11 @@ func (c *Client) knownPrefix(start, end int32) []chainhash.Hash {
 			last = min(last, o.From-1)
 		}
 	}
+	for _, o := range c.alone {
+		if o.To >= start && o.From <= last && c.contested(o, max(start, o.From)) {
+			last = min(last, max(start, o.From)-1)
+		}
+	}
 	if last < start {
 		return nil
 	}
@@ -120,7 +132,15 @@ func (c *Client) knownPrefix(start, end int32) []chainhash.Hash {
 // lonelyAt reports whether the filter header of height was last verified
 // with only one of several peers.
 func (c *Client) lonelyAt(height int32) bool {
-	return slices.ContainsFunc(c.lonely, func(o OnePeer) bool { return o.From <= height && height <= o.To })
+	in := func(o OnePeer) bool { return o.From <= height && height <= o.To }
+	return slices.ContainsFunc(c.lonely, in) ||
+		slices.ContainsFunc(c.alone, func(o OnePeer) bool { return in(o) && c.contested(o, height) })
+}
+
+// contested reports whether a live peer offering compact filters other
+// than the one the heights of o rested on alone holds height.
+func (c *Client) contested(o OnePeer, height int32) bool {
+	return slices.ContainsFunc(c.reaching(wire.SFNodeCF, height), func(m *pool.Member) bool { return m.Addr() != o.Peer })
 }
 
 // keptFilterHeader returns the filter headers of height-1 and height from

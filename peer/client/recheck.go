@@ -7,13 +7,13 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
-	"github.com/spvfilter/spvfilter/peer/pool"
 )
 
 // A following rescan reports a block only one peer holds once the others
 // had the timeout to get it, naming that peer (Event.OnePeer): a liar
 // first to hold a block can serve a filter that leaves out a watched
-// transaction. Such heights stay unsure. Once a live peer other than the
+// transaction. Such heights stay unsure, as do those scanned while a
+// single peer was live (it may have been alone until others connected). Once a live peer other than the
 // one they rested on holds them (whether that one was banned, went away
 // or is still there), the rescan scans again from the lowest of them up
 // to what it reported, with every peer's word compared, and reports what
@@ -22,6 +22,24 @@ import (
 // anew. Nothing is reported disconnected, as the chain did not change;
 // what was reported is not reported twice. The remedy asks nothing of the
 // peer that was alone: another's holding the block is enough.
+
+// restedOnOne reports whether a scan's result rests on a single peer
+// whole: no peer's word was compared with another's and no heights are
+// named OnePeer (the only live peer, which a scan with one peer names in
+// Warnings alone). It returns the only live peer offering compact
+// filters now, "" if none is.
+func (c *Client) restedOnOne(res *ScanResult) (string, bool) {
+	if len(res.OnePeer) > 0 || slices.ContainsFunc(res.Peers, func(st PeerStatus) bool { return st.Compared }) {
+		return "", false
+	}
+	switch ms := c.pool.Serving(wire.SFNodeCF); len(ms) {
+	case 0:
+		return "", true
+	case 1:
+		return ms[0].Addr(), true
+	}
+	return "", false
+}
 
 // txItem is a watch item reported for a transaction.
 type txItem struct {
@@ -74,18 +92,12 @@ func (r *Rescan) missed(h int32, ms []Match) []Match {
 	return out
 }
 
-// heldByOther reports whether a live peer offering compact filters other
-// than addr holds the chain up to height.
-func (c *Client) heldByOther(height int32, addr string) bool {
-	return slices.ContainsFunc(c.reaching(wire.SFNodeCF, height), func(m *pool.Member) bool { return m.Addr() != addr })
-}
-
 // recheckFrom returns the lowest unsure height another peer than the one
 // it rested on now holds, or -1. Called with mu held.
 func (r *Rescan) recheckFrom() int32 {
 	from := int32(-1)
 	for _, o := range r.unsure {
-		if (from < 0 || o.From < from) && r.c.heldByOther(o.From, o.Peer) {
+		if (from < 0 || o.From < from) && r.c.contested(o, o.From) {
 			from = o.From
 		}
 	}
@@ -146,6 +158,9 @@ func (r *Rescan) rechecked(req ScanRequest, res *ScanResult) []Event {
 	r.unsure = trimLonely(r.unsure, req.From, req.To)
 	for _, o := range res.OnePeer {
 		r.unsure = addLonely(r.unsure, o)
+	}
+	if alone, byOne := r.c.restedOnOne(res); byOne {
+		r.unsure = addLonely(r.unsure, OnePeer{From: req.From, To: req.To, Peer: alone})
 	}
 	var events []Event
 	i := 0

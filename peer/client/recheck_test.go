@@ -19,21 +19,25 @@ import (
 // then, once (EventMatch before EventRechecked for 113), whether the liar
 // is still there to be banned with the block's proof or went away first;
 // nothing is reported disconnected. An honest peer alone costs nothing
-// reported twice.
+// reported twice. The same when the liar was the client's only peer
+// until it went away and the honest one was added: the filter headers
+// the liar alone stated are asked again, and the honest peer, which
+// disagrees with them, is not banned for it.
 func TestRescanRechecksLonelyBlock(t *testing.T) {
 	for _, tc := range []struct {
-		name       string
-		lies, gone bool
+		name             string
+		lies, gone, only bool
 	}{
-		{"honest ahead (control)", false, false},
-		{"liar ahead, banned", true, false},
-		{"liar ahead, gone before", true, true},
+		{"honest ahead (control)", false, false, false},
+		{"liar ahead, banned", true, false, false},
+		{"liar ahead, gone before", true, true, false},
+		{"liar the only peer, gone before", true, true, true},
 	} {
-		t.Run(tc.name, func(t *testing.T) { lonelyBlock(t, tc.lies, tc.gone) })
+		t.Run(tc.name, func(t *testing.T) { lonelyBlock(t, tc.lies, tc.gone, tc.only) })
 	}
 }
 
-func lonelyBlock(t *testing.T, lies, gone bool) {
+func lonelyBlock(t *testing.T, lies, gone, only bool) {
 	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
 	node.Generate(t, 110)
 	alice, carol := peertest.NewKey("alice"), peertest.NewKey("carol")
@@ -52,7 +56,11 @@ func lonelyBlock(t *testing.T, lies, gone bool) {
 		}
 		return lie(m)
 	})
-	c := connectTo(t, node, 5*time.Second, node.P2PAddr, liar.Addr)
+	peers := []string{node.P2PAddr, liar.Addr}
+	if only {
+		peers = peers[1:]
+	}
+	c := connectTo(t, node, 5*time.Second, peers...)
 	startService(t, c)
 	log := newEventLog()
 	op := wire.OutPoint{Hash: payAlice.TxHash()}
@@ -79,7 +87,7 @@ func lonelyBlock(t *testing.T, lies, gone bool) {
 	log.waitFor(t, "113 connected on one peer", func(es []Event) bool {
 		return slices.ContainsFunc(es, func(e Event) bool { return e.Kind == EventConnected && e.Height == 113 })
 	})
-	if e := connectedAt(log.snapshot(), 113); e.OnePeer != liar.Addr {
+	if e := connectedAt(log.snapshot(), 113); e.OnePeer != liar.Addr && !only {
 		t.Fatalf("premise: block 113 connected naming %q, want the peer alone with it %s", e.OnePeer, liar.Addr)
 	}
 	if got := matched(log.snapshot(), spend.TxHash()); len(got) != 0 == lies {
@@ -93,6 +101,11 @@ func lonelyBlock(t *testing.T, lies, gone bool) {
 	}
 	node.CopyBlocks(t, ahead, 113) // the honest node holds the same block
 	node.Generate(t, 2)            // 114, 115
+	if only {
+		if err := c.AddPeer(ctx, node.P2PAddr, true); err != nil {
+			t.Fatal(err)
+		}
+	}
 	log.waitFor(t, "115 connected and 113 rechecked", func(es []Event) bool {
 		return slices.ContainsFunc(es, func(e Event) bool { return e.Kind == EventConnected && e.Height == 115 }) &&
 			slices.ContainsFunc(es, func(e Event) bool { return e.Kind == EventRechecked && e.Height == 113 })

@@ -395,6 +395,7 @@ func (r *Rescan) step(ctx context.Context, to int32) error {
 	if from != req.From {
 		return nil // scan again from the fork
 	}
+	alone, byOne := r.c.restedOnOne(res)
 	i := 0
 	for h := req.From; h <= req.To; h++ {
 		// What was scanned, not what the chain holds by now: a change
@@ -412,28 +413,36 @@ func (r *Rescan) step(ctx context.Context, to int32) error {
 			}
 		}
 		r.emit(e)
-		r.connected(e, len(req.Watch), res.Matches[first:i])
+		switch {
+		case e.OnePeer != "":
+			r.connected(e, len(req.Watch), res.Matches[first:i], &OnePeer{From: h, To: h, Peer: e.OnePeer})
+		case byOne:
+			r.connected(e, len(req.Watch), res.Matches[first:i], &OnePeer{From: h, To: h, Peer: alone})
+		default:
+			r.connected(e, len(req.Watch), res.Matches[first:i], nil)
+		}
 	}
 	return nil
 }
 
 // connected records the block e reported connected, scanned with items
-// watch items, and its matches.
-func (r *Rescan) connected(e Event, items int, ms []Match) {
+// watch items, its matches, and the peer it rested on alone, if any.
+func (r *Rescan) connected(e Event, items int, ms []Match, unsure *OnePeer) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.emitted, r.headers = append(r.emitted, e.BlockHash), append(r.headers, e.Header)
 	r.noteReported(e.Height, items, ms)
-	if e.OnePeer != "" {
-		r.unsure = addLonely(r.unsure, OnePeer{From: e.Height, To: e.Height, Peer: e.OnePeer})
+	if unsure != nil {
+		r.unsure = addLonely(r.unsure, *unsure)
 	}
 	if over := len(r.emitted) - maxReorgDepth; over > 0 {
 		r.emitted, r.headers, r.reported = r.emitted[over:], r.headers[over:], r.reported[over:]
 		r.base += int32(over)
 		if slices.ContainsFunc(r.unsure, func(o OnePeer) bool { return o.From < r.base }) {
 			r.unsure = trimLonely(r.unsure, math.MinInt32, r.base-1)
-			r.warnings = append(r.warnings, fmt.Sprintf(
-				"blocks below height %d rested on one peer and no other held them within %d blocks: they were not scanned again", r.base, maxReorgDepth))
+			if w := fmt.Sprintf("blocks rested on one peer and no other held them within %d blocks: they were not scanned again", maxReorgDepth); !slices.Contains(r.warnings, w) {
+				r.warnings = append(r.warnings, w)
+			}
 		}
 	}
 	r.next = e.Height + 1
