@@ -61,6 +61,10 @@ type Rescan struct {
 	// rescan applies it at once instead of at its next poll.
 	wake    chan struct{}
 	endOnce sync.Once
+	// pollAt is when the wait under way polls the peers: an update's
+	// wake-up does not put it off, so updates in a row do not starve
+	// the header syncs of a client without the service.
+	pollAt time.Time
 
 	wl       *watchList
 	next     int32              // the next height to scan
@@ -270,7 +274,13 @@ func (r *Rescan) Run(ctx context.Context) error {
 // for an update; a failed header sync is kept as a warning. It returns an
 // error only when ctx ends.
 func (r *Rescan) wait(ctx context.Context) error {
-	err := r.c.waitMoved(ctx, r.opt.PollInterval, r.wake)
+	if r.pollAt.IsZero() {
+		r.pollAt = time.Now().Add(r.opt.PollInterval)
+	}
+	err := r.c.waitMoved(ctx, time.Until(r.pollAt), r.wake)
+	if !time.Now().Before(r.pollAt) {
+		r.pollAt = time.Time{}
+	}
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}

@@ -69,3 +69,50 @@ func TestUpdateWaitWakesIdleRescan(t *testing.T) {
 		})
 	}
 }
+
+// TestUpdatesInARowKeepPolling: updates every 50 ms to a following rescan
+// of a client without the service (which syncs the headers itself every
+// PollInterval) do not put its header syncs off: a new block is still
+// reported within a few poll intervals.
+func TestUpdatesInARowKeepPolling(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 110)
+	c := connectTo(t, node, 5*time.Second)
+	log := newEventLog()
+	r := c.NewRescan(RescanOptions{From: 105, Follow: true, OnEvent: log.add})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run after cancel: %v", err)
+		}
+	}()
+	log.waitFor(t, "the tip", func(es []Event) bool {
+		return slices.ContainsFunc(es, func(e Event) bool { return e.Kind == EventTip && e.Height == 110 })
+	})
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(50 * time.Millisecond):
+				r.Update([]WatchItem{ScriptItem(peertest.NewKey(string(rune('a' + i%26))).PkScript())}, -1)
+			}
+		}
+	}()
+	node.Generate(t, 1)
+	begin := time.Now()
+	deadline := time.After(5 * time.Second)
+	for !slices.ContainsFunc(log.snapshot(), func(e Event) bool { return e.Kind == EventConnected && e.Height == 111 }) {
+		select {
+		case <-deadline:
+			t.Fatalf("block 111 not reported %v after it was mined, with updates every 50 ms (PollInterval 1s)", time.Since(begin))
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	t.Logf("block 111 reported %v after it was mined, with updates every 50 ms", time.Since(begin))
+}
