@@ -66,15 +66,7 @@ func lonelyBlock(t *testing.T, lies, gone, only bool) {
 	op := wire.OutPoint{Hash: payAlice.TxHash()}
 	r := c.NewRescan(RescanOptions{Watch: []WatchItem{OutPointItem(op, alice.PkScript())}, From: 111, Follow: true,
 		PollInterval: 100 * time.Millisecond, OnEvent: log.add})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run after cancel: %v", err)
-		}
-	}()
+	following(t, r)
 	log.waitFor(t, "tip at 112", func(es []Event) bool {
 		return slices.ContainsFunc(es, func(e Event) bool { return e.Kind == EventTip && e.Height == 112 })
 	})
@@ -102,7 +94,7 @@ func lonelyBlock(t *testing.T, lies, gone, only bool) {
 	node.CopyBlocks(t, ahead, 113) // the honest node holds the same block
 	node.Generate(t, 2)            // 114, 115
 	if only {
-		if err := c.AddPeer(ctx, node.P2PAddr, true); err != nil {
+		if err := c.AddPeer(context.Background(), node.P2PAddr, true); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -25,15 +25,7 @@ func TestUpdateWaitWakesIdleRescan(t *testing.T) {
 			}
 			log := newEventLog()
 			r := c.NewRescan(RescanOptions{From: 105, Follow: true, OnEvent: log.add})
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan error, 1)
-			go func() { done <- r.Run(ctx) }()
-			defer func() {
-				cancel()
-				if err := <-done; err != nil {
-					t.Errorf("Run after cancel: %v", err)
-				}
-			}()
+			following(t, r)
 			_, tip, err := node.RPC().GetBestBlock()
 			if err != nil {
 				t.Fatal(err)
@@ -49,7 +41,7 @@ func TestUpdateWaitWakesIdleRescan(t *testing.T) {
 			for i := range updates {
 				keys[i] = peertest.NewKey(string(rune('a' + i)))
 				one := time.Now()
-				if err := r.UpdateWait(ctx, []WatchItem{ScriptItem(keys[i].PkScript())}, -1); err != nil {
+				if err := r.UpdateWait(context.Background(), []WatchItem{ScriptItem(keys[i].PkScript())}, -1); err != nil {
 					t.Fatal(err)
 				}
 				slowest = max(slowest, time.Since(one))
@@ -80,15 +72,7 @@ func TestUpdatesInARowKeepPolling(t *testing.T) {
 	c := connectTo(t, node, 5*time.Second)
 	log := newEventLog()
 	r := c.NewRescan(RescanOptions{From: 105, Follow: true, OnEvent: log.add})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run after cancel: %v", err)
-		}
-	}()
+	following(t, r)
 	log.waitFor(t, "the tip", func(es []Event) bool {
 		return slices.ContainsFunc(es, func(e Event) bool { return e.Kind == EventTip && e.Height == 110 })
 	})
@@ -115,4 +99,18 @@ func TestUpdatesInARowKeepPolling(t *testing.T) {
 		}
 	}
 	t.Logf("block 111 reported %v after it was mined, with updates every 50 ms", time.Since(begin))
+}
+
+// following runs r until the test ends, when it must end without an
+// error.
+func following(t *testing.T, r *Rescan) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run after cancel: %v", err)
+		}
+	})
 }
