@@ -11,7 +11,12 @@
 // What rests on one peer is said: ScanResult.OnePeer and Event.OnePeer name
 // the heights only one peer's chain reached and that peer, and a client of
 // a single peer says so in every result's Warnings. Being ahead, fast or
-// first buys a peer nothing. BIP 37 results rest on the node that filtered
+// first buys a peer nothing: what a following rescan reported resting on
+// one peer (named, or the only one live) it scans again once another peer
+// holds those blocks, whether the first was banned, went away or is still
+// there, and reports the matches it missed (EventMatch, then
+// EventRechecked), nothing twice and nothing disconnected; the filter
+// headers a client's only peer stated are asked again then too. BIP 37 results rest on the node that filtered
 // (its Bloom filter also tells that node which scripts are watched).
 //
 // # Verifying filter headers

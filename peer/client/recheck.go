@@ -9,19 +9,9 @@ import (
 	"github.com/btcsuite/btcd/wire"
 )
 
-// A following rescan reports a block only one peer holds once the others
-// had the timeout to get it, naming that peer (Event.OnePeer): a liar
-// first to hold a block can serve a filter that leaves out a watched
-// transaction. Such heights stay unsure, as do those scanned while a
-// single peer was live (it may have been alone until others connected). Once a live peer other than the
-// one they rested on holds them (whether that one was banned, went away
-// or is still there), the rescan scans again from the lowest of them up
-// to what it reported, with every peer's word compared, and reports what
-// it missed: the matches not reported before (EventMatch), then
-// EventRechecked for each block scanned again that was unsure or matched
-// anew. Nothing is reported disconnected, as the chain did not change;
-// what was reported is not reported twice. The remedy asks nothing of the
-// peer that was alone: another's holding the block is enough.
+// A following rescan scans again what it reported resting on one peer
+// once another peer holds it: see the package documentation (The
+// guarantee).
 
 // restedOnOne reports whether a scan's result rests on a single peer
 // whole: no peer's word was compared with another's and no heights are
@@ -105,13 +95,14 @@ func (r *Rescan) recheckFrom() int32 {
 }
 
 // recheck scans again, from the lowest unsure height another peer holds
-// now up to the last block reported, and reports what the first scan
+// now up to the last block reported that a peer holds, and reports what the first scan
 // missed. A failed scan is kept as a warning and tried again later; it
 // returns an error only when ctx ends or the chain changed deeper than
 // the rescan remembers.
 func (r *Rescan) recheck(ctx context.Context) error {
 	r.mu.Lock()
-	from, to := r.recheckFrom(), r.next-1
+	// Up to what the peers hold: a liar may have been alone higher up.
+	from, to := r.recheckFrom(), min(r.next-1, r.c.bestHeld(wire.SFNodeCF))
 	req := ScanRequest{Watch: r.items, From: from, To: to, withHeaders: true}
 	wl := r.wl
 	r.mu.Unlock()
