@@ -18,7 +18,8 @@ const maxUnmined = 1000
 // unmined is the wallet's transactions sent and not yet seen in a block:
 // at each new block they are sent again (Client.SendTransaction), so
 // that a peer that lost or never had one gets it, until a block holds it
-// or a peer refuses it for a reason other than having it already. It is
+// or a peer refuses it for a reason other than having it already and no
+// other peer accepted or holds it. It is
 // safe for concurrent use.
 type unmined struct {
 	mu    sync.Mutex
@@ -108,8 +109,10 @@ func (b *Backend) rebroadcast() {
 	}
 }
 
-// sendAgain sends tx again; a transaction found in a block, or refused
-// by a peer for a reason other than holding it already, is dropped.
+// sendAgain sends tx again; a transaction found in a block is dropped,
+// and so is one refused by a peer for a reason other than holding it
+// already, unless another peer accepted or holds it: one peer's reject
+// may be forged, so it alone never stops the rebroadcast (it is logged).
 func (b *Backend) sendAgain(tx *wire.MsgTx) {
 	ctx, cancel := b.callContext()
 	defer cancel()
@@ -120,13 +123,19 @@ func (b *Backend) sendAgain(tx *wire.MsgTx) {
 		return
 	}
 	if res != nil {
+		held := len(res.Accepted) > 0 || len(res.Seen) > 0
 		for addr, ferr := range res.Failed {
 			var rej *peer.RejectError
-			if errors.As(ferr, &rej) && rej.Kind != peer.RejectAlreadyInMempool && rej.Kind != peer.RejectAlreadyConfirmed {
-				b.unmined.forget(txid)
-				b.logf("transaction %v is no longer sent again: %s refused it: %v", txid, addr, rej)
-				return
+			if !errors.As(ferr, &rej) || rej.Kind == peer.RejectAlreadyInMempool || rej.Kind == peer.RejectAlreadyConfirmed {
+				continue
 			}
+			if held {
+				b.logf("transaction %v is sent again: %s refused it (%v), but another peer holds it", txid, addr, rej)
+				continue
+			}
+			b.unmined.forget(txid)
+			b.logf("transaction %v is no longer sent again: %s refused it: %v", txid, addr, rej)
+			return
 		}
 	}
 	if err != nil && b.ctx.Err() == nil {
