@@ -36,6 +36,8 @@ type confReg struct {
 	script   []byte
 	numConfs uint32
 
+	stopHistory func() // ends its history scan
+
 	found *Confirmation // the block the transaction is in, on the chain
 	sent  bool          // Confirmed was sent for found
 

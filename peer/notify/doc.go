@@ -34,15 +34,25 @@
 // # How
 //
 // One following rescan of the client (client.Rescan) runs from ReorgSafety
-// blocks below the tip, so that every block a notification may still rest
-// on is one it reported; a registration adds its script or outpoint to
-// the rescan's watch list (UpdateWait) and scans the history below what
-// the rescan scans from then on. The rescan's events drive each
+// blocks below the peers' tip (Start waits for the client's headers), so
+// that every block a notification may still rest on is one it reported; a
+// registration adds its script or outpoint to the rescan's watch list
+// (Update) and returns at once; a worker then scans the history below
+// what the rescan scans from then on. A step of the rescan that fails (a
+// peer that stalls, none left) is followed, after a backoff doubling up
+// to ten seconds, by a new rescan from the last block reported with the
+// same watch list (the blocks reported that left the chain meanwhile told
+// disconnected first); Err says why until a block is reported again, and
+// only Stop ends the registrations. The rescan's events drive each
 // registration's state; what the history finds joins it, a block found
 // twice counting once. Everything rests on the client's verification: a
 // peer that lies about a filter is caught and banned as in any scan, and
-// a block whose filter rests on one peer is named in the notification
-// (OnePeer).
+// a block whose filter rests on one peer (the only one in use, or the only
+// one whose chain holds it) names it in the notification (OnePeer),
+// found by the rescan or by a history scan.
+//
+// lnd asks for a script alone with a zero txid or the zero outpoint: both
+// mean nil here.
 //
 // # Bounds
 //
@@ -50,5 +60,7 @@
 // of its own, so the rescan never waits for a reader; at most
 // maxPending notifications wait for a reader (updates of confirmations
 // left coalesce to the newest first), beyond which the registration is
-// cancelled with a log line. Registrations are bounded by the caller.
+// cancelled with a log line. At most four history scans run at once, the
+// others queued; a registration's ends with it. Registrations are
+// bounded by the caller.
 package notify

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -26,6 +27,15 @@ var (
 	ErrNoScript = errors.New("notify: an output script is needed")
 )
 
+// The notifier's bounds: a failed step of following the chain is retried
+// after minRetry, the wait doubling up to maxRetry; at most
+// maxHistoryWorkers history scans run at once.
+const (
+	minRetry          = 500 * time.Millisecond
+	maxRetry          = 10 * time.Second
+	maxHistoryWorkers = 4
+)
+
 // Options say how a notifier runs.
 type Options struct {
 	// ReorgSafety is the depth after which a notification is final:
@@ -37,7 +47,8 @@ type Options struct {
 	// means one second.
 	PollInterval time.Duration
 	// Log, if not nil, receives a line for each registration cancelled
-	// because its reader lagged too far behind.
+	// because its reader lagged too far behind, each failed step of
+	// following the chain and each failed history scan (both retried).
 	Log io.Writer
 }
 
@@ -47,22 +58,28 @@ type Notifier struct {
 	c   *client.Client
 	opt Options
 
-	regMu sync.Mutex // one registration at a time: watch list indexes
-
 	mu      sync.Mutex
-	r       *client.Rescan
+	r       *client.Rescan // the rescan following the chain
 	ctx     context.Context
 	cancel  context.CancelFunc
-	ended   chan struct{} // closed when the rescan's Run returns
-	runErr  error
+	ended   chan struct{} // closed when the notifier stops following the chain
+	started bool
 	running bool
+	lastErr error // the last failed step, until a block is reported again
 	view    view
-	items   int            // watch items added to the rescan
+	items   []client.WatchItem // the rescan's watch list, in order
+	applied struct {           // the items a rescan is known to have applied
+		r     *client.Rescan
+		items int // the first items
+	}
 	pending []client.Match // the matches of the block about to be connected
 	depth   int32          // blocks disconnected by the reorganization under way
 	confs   map[*confReg]bool
 	spends  map[*spendReg]bool
 	epochs  map[*epochReg]bool
+	jobs    []*historyJob // history scans waiting for a worker
+	workers int           // history workers running
+	wg      sync.WaitGroup
 }
 
 // New prepares a notifier over c, which may be started (client.Start) or
@@ -74,42 +91,109 @@ func New(c *client.Client, opt Options) *Notifier {
 	return &Notifier{c: c, opt: opt, confs: map[*confReg]bool{}, spends: map[*spendReg]bool{}, epochs: map[*epochReg]bool{}}
 }
 
-// Start follows the chain from ReorgSafety blocks below the tip, with a
-// rescan of the client, until Stop or ctx ends. It returns once the
-// rescan runs: a registration made then finds what happened before it
-// from its height hint.
+// Start follows the chain from ReorgSafety blocks below the peers' tip,
+// with a rescan of the client, until Stop or ctx ends. It first waits for
+// the client's headers to be synced (client.BestBlock), so that a
+// notifier started with the client does not scan from genesis; it
+// returns once the rescan runs: a registration made then finds what
+// happened before it from its height hint.
 func (n *Notifier) Start(ctx context.Context) error {
 	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.running || n.ended != nil {
+	if n.started {
+		n.mu.Unlock()
 		return errors.New("notify: started already")
 	}
-	from := max(0, n.c.Chain().Height()-int32(n.opt.ReorgSafety))
+	n.started = true
+	n.mu.Unlock()
+	best, err := n.c.BestBlock(ctx)
+	if err != nil {
+		n.mu.Lock()
+		n.started = false
+		n.mu.Unlock()
+		return fmt.Errorf("notify: the best block to start from: %w", err)
+	}
+	from := max(0, best.Height-int32(n.opt.ReorgSafety))
+	n.mu.Lock()
+	defer n.mu.Unlock()
 	n.ctx, n.cancel = context.WithCancel(ctx)
 	n.view = view{base: from}
-	n.r = n.c.NewRescan(client.RescanOptions{From: from, Follow: true, PollInterval: n.opt.PollInterval, OnEvent: n.onEvent})
+	n.r = n.newRescanLocked(from)
 	n.ended = make(chan struct{})
 	n.running = true
 	go n.run(n.ctx)
 	return nil
 }
 
-// run runs the rescan; when it ends, every registration is cancelled.
+// newRescanLocked returns a following rescan from height from, watching
+// every item so far (in their order: spend registrations know their
+// items by index). Called with mu held.
+func (n *Notifier) newRescanLocked(from int32) *client.Rescan {
+	return n.c.NewRescan(client.RescanOptions{Watch: slices.Clone(n.items), From: from, Follow: true,
+		PollInterval: n.opt.PollInterval, OnEvent: n.onEvent})
+}
+
+// run follows the chain until ctx ends: a rescan that fails is followed,
+// after a bounded backoff, by a new one from the last block reported, so
+// that registrations outlive a peer that stalls; when ctx ends, every
+// registration is cancelled.
 func (n *Notifier) run(ctx context.Context) {
-	err := n.r.Run(ctx)
-	n.mu.Lock()
-	n.runErr, n.running = err, false
-	n.mu.Unlock()
-	if err != nil {
-		n.logf("notify: the chain is no longer followed: %v", err)
+	defer close(n.ended)
+	wait := minRetry
+	for {
+		n.mu.Lock()
+		r := n.r
+		n.mu.Unlock()
+		err := r.Run(ctx)
+		if ctx.Err() != nil {
+			break
+		}
+		if err == nil {
+			err = errors.New("the rescan ended")
+		}
+		n.mu.Lock()
+		if n.lastErr == nil {
+			wait = minRetry // it had recovered since the last failure
+		}
+		n.lastErr = fmt.Errorf("notify: following the chain from height %d: %w", r.Height(), err)
+		n.mu.Unlock()
+		n.logf("%v (again in %v)", err, wait)
+		select {
+		case <-ctx.Done():
+		case <-time.After(wait):
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wait = min(2*wait, maxRetry)
+		n.mu.Lock()
+		n.r = n.newRescanLocked(n.resumeLocked())
+		n.mu.Unlock()
 	}
+	n.mu.Lock()
+	n.running = false
+	n.mu.Unlock()
 	n.cancelAll()
-	close(n.ended)
+}
+
+// resumeLocked returns the height a new rescan resumes from: above the
+// last block reported that the client's chain still holds. The blocks
+// reported above it left the chain while no rescan ran: they are told
+// disconnected first. Called with mu held.
+func (n *Notifier) resumeLocked() int32 {
+	for h := n.view.tip(); h >= n.view.base; h-- {
+		hash := n.view.hashes[h-n.view.base]
+		if n.c.Chain().Hash(h) == hash {
+			break
+		}
+		n.handleLocked(client.Event{Kind: client.EventDisconnected, Height: h, BlockHash: hash})
+	}
+	n.pending = nil
+	return n.view.tip() + 1
 }
 
 // Stop cancels every registration (their channels are closed) and stops
-// following the chain. It returns the error that ended the rescan, if
-// one did before.
+// following the chain. It returns the error of the last failed step of
+// following the chain if no block was reported since.
 func (n *Notifier) Stop() error {
 	n.mu.Lock()
 	cancel, ended := n.cancel, n.ended
@@ -119,17 +203,20 @@ func (n *Notifier) Stop() error {
 	}
 	cancel()
 	<-ended
+	n.wg.Wait()
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.runErr
+	return n.lastErr
 }
 
-// Err returns why the notifier stopped following the chain, nil while it
-// runs or after Stop.
+// Err returns the error of the last failed step of following the chain
+// (a stalled or missing peer) while no block was reported since: the
+// notifier retries from the last block reported, with a bounded backoff,
+// and its registrations stay; nil while it follows.
 func (n *Notifier) Err() error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.runErr
+	return n.lastErr
 }
 
 // cancelAll cancels every registration.
@@ -152,17 +239,23 @@ func (n *Notifier) cancelAll() {
 }
 
 // dropConf, dropSpend and dropEpoch forget a registration cancelled or
-// over.
+// over, and end its history scan.
 func (n *Notifier) dropConf(r *confReg) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	delete(n.confs, r)
+	if r.stopHistory != nil {
+		r.stopHistory()
+	}
 }
 
 func (n *Notifier) dropSpend(r *spendReg) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	delete(n.spends, r)
+	if r.stopHistory != nil {
+		r.stopHistory()
+	}
 }
 
 func (n *Notifier) dropEpoch(r *epochReg) {
@@ -179,13 +272,22 @@ func (n *Notifier) logf(format string, args ...any) {
 
 // onEvent takes the rescan's events, in order, from its goroutine.
 func (n *Notifier) onEvent(e client.Event) {
+	if e.Kind == client.EventConnected && e.OnePeer == "" {
+		e.OnePeer = soleUsable(n.c.Peers())
+	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	n.handleLocked(e)
+}
+
+// handleLocked takes an event of the chain. Called with mu held.
+func (n *Notifier) handleLocked(e client.Event) {
 	switch e.Kind {
 	case client.EventMatch:
 		n.pending = append(n.pending, *e.Match)
 	case client.EventConnected:
 		n.depth = 0
+		n.lastErr = nil
 		n.view.connect(e.Height, e.BlockHash, int32(n.opt.ReorgSafety))
 		matches := n.pending
 		n.pending = nil
@@ -219,45 +321,19 @@ func (n *Notifier) onEvent(e client.Event) {
 	}
 }
 
-// watch adds item to the rescan and scans the history below what the
-// rescan scans with it, from hint, giving each match on the chain to
-// found. Called with regMu held.
-func (n *Notifier) watch(item client.WatchItem, hint uint32, found func(m client.Match, tip int32)) error {
-	n.mu.Lock()
-	r, ctx, running := n.r, n.ctx, n.running
-	n.mu.Unlock()
-	if !running {
-		return ErrStopped
-	}
-	err := r.UpdateWait(ctx, []client.WatchItem{item}, -1)
-	// The item is queued even when the wait fails: the indexes of the
-	// items after it count it.
-	n.mu.Lock()
-	n.items++
-	n.mu.Unlock()
-	if err != nil {
-		if errors.Is(err, client.ErrRescanEnded) || ctx.Err() != nil {
-			return ErrStopped
+// soleUsable names the peer a result rests on when it is the only one
+// in use (neither banned nor set aside): empty if there are several, or
+// none.
+func soleUsable(peers []client.PeerStatus) string {
+	sole := ""
+	for _, p := range peers {
+		if p.Banned || p.Reason != "" {
+			continue
 		}
-		return fmt.Errorf("notify: %w", err)
-	}
-	to := r.Height() - 1
-	if int32(hint) > to {
-		return nil
-	}
-	res, err := n.c.ScanBIP157(ctx, client.ScanRequest{Watch: []client.WatchItem{item}, From: int32(hint), To: to})
-	if err != nil {
-		if ctx.Err() != nil {
-			return ErrStopped
+		if sole != "" {
+			return ""
 		}
-		return fmt.Errorf("notify: the history from height %d: %w", hint, err)
+		sole = p.Address
 	}
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	for _, m := range res.Matches {
-		if !m.FalsePositive && n.view.holds(n.c, m.Height, m.BlockHash) {
-			found(m, n.view.tip())
-		}
-	}
-	return nil
+	return sole
 }

@@ -1,15 +1,18 @@
 package notify
 
 import (
+	"context"
+
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/peer/client"
 )
 
-// RegisterConfirmations tells when the transaction txid (nil: any
-// transaction), paying pkScript, has numConfs confirmations, searching
-// from heightHint: what was mined from there before the call is found by
-// a scan of those blocks. numConfs must be in 1..ReorgSafety.
+// RegisterConfirmations tells when the transaction txid (nil or the zero
+// hash: any transaction), paying pkScript, has numConfs confirmations,
+// searching from heightHint: what was mined from there before the call is
+// found by a scan of those blocks, run apart (the call returns at once).
+// numConfs must be in 1..ReorgSafety.
 func (n *Notifier) RegisterConfirmations(txid *chainhash.Hash, pkScript []byte, numConfs, heightHint uint32) (*ConfirmationEvent, error) {
 	if numConfs < 1 || numConfs > n.opt.ReorgSafety {
 		return nil, ErrNumConfs
@@ -17,20 +20,15 @@ func (n *Notifier) RegisterConfirmations(txid *chainhash.Hash, pkScript []byte, 
 	if len(pkScript) == 0 {
 		return nil, ErrNoScript
 	}
-	n.regMu.Lock()
-	defer n.regMu.Unlock()
-	r := newConfReg(txid, pkScript, numConfs, n.opt.ReorgSafety, n.dropConf, n.logf)
-	n.mu.Lock()
-	if !n.running {
-		n.mu.Unlock()
-		r.cancel()
-		return nil, ErrStopped
+	if txid != nil && *txid == (chainhash.Hash{}) {
+		txid = nil // lnd asks for a script alone with the zero hash
 	}
-	n.confs[r] = true
-	n.mu.Unlock()
-	err := n.watch(client.ScriptItem(pkScript), heightHint, func(m client.Match, tip int32) {
+	r := newConfReg(txid, pkScript, numConfs, n.opt.ReorgSafety, n.dropConf, n.logf)
+	err := n.watch(client.ScriptItem(pkScript), heightHint, func(_ int, stop context.CancelFunc) {
+		n.confs[r], r.stopHistory = true, stop
+	}, func(m client.Match, onePeer string, tip int32) {
 		if n.confs[r] {
-			r.seen(m, "")
+			r.seen(m, onePeer)
 			if r.advance(tip) {
 				delete(n.confs, r)
 			}
@@ -43,34 +41,30 @@ func (n *Notifier) RegisterConfirmations(txid *chainhash.Hash, pkScript []byte, 
 	return r.event(), nil
 }
 
-// RegisterSpend tells when outpoint (nil: any output paying pkScript) is
-// spent in a block, searching from heightHint: a spend mined from there
-// before the call is found by a scan of those blocks. pkScript is the
-// script of the output: compact filters find the spending block by it.
-// A spend of a script alone is found when the input shows the script it
-// spends (see client.Match.Spends).
+// RegisterSpend tells when outpoint (nil or the zero outpoint: any output
+// paying pkScript) is spent in a block, searching from heightHint: a
+// spend mined from there before the call is found by a scan of those
+// blocks, run apart (the call returns at once). pkScript is the script of
+// the output: compact filters find the spending block by it. A spend of
+// a script alone is found when the input shows the script it spends (see
+// client.Match.Spends).
 func (n *Notifier) RegisterSpend(outpoint *wire.OutPoint, pkScript []byte, heightHint uint32) (*SpendEvent, error) {
 	if len(pkScript) == 0 {
 		return nil, ErrNoScript
 	}
-	n.regMu.Lock()
-	defer n.regMu.Unlock()
+	if outpoint != nil && *outpoint == (wire.OutPoint{}) {
+		outpoint = nil // lnd asks for a script alone with the zero outpoint
+	}
 	item := client.ScriptItem(pkScript)
 	if outpoint != nil {
 		item = client.OutPointItem(*outpoint, pkScript)
 	}
-	n.mu.Lock()
-	r := newSpendReg(outpoint, pkScript, n.items, n.opt.ReorgSafety, n.dropSpend, n.logf)
-	if !n.running {
-		n.mu.Unlock()
-		r.cancel()
-		return nil, ErrStopped
-	}
-	n.spends[r] = true
-	n.mu.Unlock()
-	err := n.watch(item, heightHint, func(m client.Match, tip int32) {
+	r := newSpendReg(outpoint, pkScript, n.opt.ReorgSafety, n.dropSpend, n.logf)
+	err := n.watch(item, heightHint, func(idx int, stop context.CancelFunc) {
+		n.spends[r], r.idx, r.stopHistory = true, idx, stop
+	}, func(m client.Match, onePeer string, tip int32) {
 		if n.spends[r] {
-			r.seen(m, 0, "") // the history's watch list is the item alone
+			r.seen(m, 0, onePeer) // the history's watch list is the item alone
 			if r.advance(tip) {
 				delete(n.spends, r)
 			}

@@ -11,10 +11,9 @@ import (
 )
 
 // newSpendReg returns a spend registration (see Notifier.RegisterSpend),
-// its mailbox running; idx is its item's index in the rescan's watch
-// list.
-func newSpendReg(op *wire.OutPoint, pkScript []byte, idx int, safety uint32, drop func(*spendReg), logf func(string, ...any)) *spendReg {
-	r := &spendReg{safety: safety, drop: drop, logf: logf, script: bytes.Clone(pkScript), idx: idx, box: newMailbox(maxPending),
+// its mailbox running.
+func newSpendReg(op *wire.OutPoint, pkScript []byte, safety uint32, drop func(*spendReg), logf func(string, ...any)) *spendReg {
+	r := &spendReg{safety: safety, drop: drop, logf: logf, script: bytes.Clone(pkScript), box: newMailbox(maxPending),
 		spend: make(chan SpendDetail, 1), reorg: make(chan struct{}, 1), done: make(chan struct{}, 1)}
 	if op != nil {
 		o := *op
@@ -37,6 +36,8 @@ type spendReg struct {
 	op     *wire.OutPoint
 	script []byte
 	idx    int // the item's index in the rescan's watch list
+
+	stopHistory func() // ends its history scan
 
 	found *SpendDetail // the spend, in a block on the chain
 

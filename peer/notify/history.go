@@ -1,0 +1,146 @@
+package notify
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/spvfilter/spvfilter/peer/client"
+)
+
+// historyJob is the history scan of one registration: the blocks from its
+// height hint up to where the rescan watches its item.
+type historyJob struct {
+	ctx   context.Context // ended by the registration's end and by Stop
+	r     *client.Rescan  // the rescan the item was added to
+	idx   int             // the item's index in its watch list
+	item  client.WatchItem
+	hint  uint32
+	found func(m client.Match, onePeer string, tip int32) // called with mu held
+}
+
+// watch adds item to the rescan's watch list and queues the scan of the
+// history below what the rescan scans with it, from hint: each match on
+// the chain is given to found. register is called with mu held, with the
+// item's index in the watch list and the function that ends its history
+// scan, before any event can reach the registration. watch returns at
+// once: the history is scanned by a worker.
+func (n *Notifier) watch(item client.WatchItem, hint uint32, register func(idx int, stop context.CancelFunc),
+	found func(m client.Match, onePeer string, tip int32)) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if !n.running {
+		return ErrStopped
+	}
+	// Appended and queued under mu, so that the rescan's watch list and
+	// n.items keep one order (a new rescan after a failure takes
+	// n.items).
+	idx := len(n.items)
+	n.items = append(n.items, item)
+	n.r.Update([]client.WatchItem{item}, -1)
+	ctx, stop := context.WithCancel(n.ctx)
+	register(idx, stop)
+	n.jobs = append(n.jobs, &historyJob{ctx: ctx, r: n.r, idx: idx, item: item, hint: hint, found: found})
+	if n.workers < maxHistoryWorkers {
+		n.workers++
+		n.wg.Add(1)
+		go n.historyWorker()
+	}
+	return nil
+}
+
+// historyWorker scans the queued histories until none is left.
+func (n *Notifier) historyWorker() {
+	defer n.wg.Done()
+	for {
+		n.mu.Lock()
+		if len(n.jobs) == 0 {
+			n.workers--
+			n.mu.Unlock()
+			return
+		}
+		j := n.jobs[0]
+		n.jobs[0] = nil
+		n.jobs = n.jobs[1:]
+		n.mu.Unlock()
+		n.history(j)
+	}
+}
+
+// history scans j's history once the rescan has its item: what the rescan
+// scans from then on holds it, what is below is scanned here (a block
+// found by both counts once). A failed scan is retried, with a bounded
+// backoff, until it succeeds or the registration ends.
+func (n *Notifier) history(j *historyJob) {
+	if err := n.awaitApplied(j); err != nil {
+		return // the registration or the notifier ended
+	}
+	to := j.r.Height() - 1
+	if int32(j.hint) > to {
+		return
+	}
+	for wait := minRetry; ; wait = min(2*wait, maxRetry) {
+		res, err := n.c.ScanBIP157(j.ctx, client.ScanRequest{Watch: []client.WatchItem{j.item}, From: int32(j.hint), To: to})
+		if err == nil {
+			n.deliver(j, res)
+			return
+		}
+		if j.ctx.Err() != nil {
+			return
+		}
+		n.logf("notify: the history from height %d: %v (again in %v)", j.hint, err, wait)
+		select {
+		case <-j.ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+	}
+}
+
+// awaitApplied returns once j's rescan has its item: what it scans from
+// then on holds it. The item was queued before: the next update the
+// rescan applies holds it, and every item queued before the wait, so
+// one wait serves the registrations made together. A rescan that ended
+// without it is followed by one whose watch list holds it from where this
+// one stopped.
+func (n *Notifier) awaitApplied(j *historyJob) error {
+	n.mu.Lock()
+	if n.applied.r == j.r && j.idx < n.applied.items {
+		n.mu.Unlock()
+		return nil
+	}
+	queued := len(n.items)
+	n.mu.Unlock()
+	if err := j.r.UpdateWait(j.ctx, nil, -1); err != nil && !errors.Is(err, client.ErrRescanEnded) {
+		return err
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.applied.r != j.r || n.applied.items < queued {
+		n.applied.r, n.applied.items = j.r, queued
+	}
+	return nil
+}
+
+// deliver gives the matches of a history scan on the chain to its
+// registration, each naming the peer it rests on if only one.
+func (n *Notifier) deliver(j *historyJob, res *client.ScanResult) {
+	sole := soleUsable(res.Peers)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if j.ctx.Err() != nil {
+		return
+	}
+	for _, m := range res.Matches {
+		if m.FalsePositive || !n.view.holds(n.c, m.Height, m.BlockHash) {
+			continue
+		}
+		one := sole
+		for _, o := range res.OnePeer {
+			if o.From <= m.Height && m.Height <= o.To {
+				one = o.Peer
+			}
+		}
+		j.found(m, one, n.view.tip())
+	}
+}
