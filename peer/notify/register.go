@@ -2,6 +2,7 @@ package notify
 
 import (
 	"context"
+	"errors"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
@@ -79,7 +80,9 @@ func (n *Notifier) RegisterSpend(outpoint *wire.OutPoint, pkScript []byte, heigh
 
 // RegisterBlockEpochs tells of every block connected to the chain after
 // best: the blocks since best first (from the fork, if best left the
-// chain), then each new one. A nil best starts with the tip. It is built
+// chain: for a block the client never had, the fork is its parent, named
+// by its header, if the chain holds it, or else the tip, with a log
+// line), then each new one. A nil best starts with the tip. It is built
 // on client.SubscribeBlocks: a reader that lags only delays its own
 // epochs.
 func (n *Notifier) RegisterBlockEpochs(best *BlockEpoch) (*BlockEpochEvent, error) {
@@ -96,6 +99,11 @@ func (n *Notifier) RegisterBlockEpochs(best *BlockEpoch) (*BlockEpochEvent, erro
 		from = &client.Stamp{Height: h - 1, Hash: n.c.Chain().Hash(h - 1)}
 	}
 	sub, err := n.c.SubscribeBlocks(ctx, from)
+	if best != nil && errors.Is(err, client.ErrUnknownBlock) {
+		// best left the chain before the client knew it (the caller's
+		// best block of an earlier run): start after the fork.
+		sub, err = n.c.SubscribeBlocks(ctx, n.forkOf(best))
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -105,4 +113,22 @@ func (n *Notifier) RegisterBlockEpochs(best *BlockEpoch) (*BlockEpochEvent, erro
 	n.mu.Unlock()
 	go r.run()
 	return &BlockEpochEvent{Epochs: r.epochs, Cancel: r.cancel}, nil
+}
+
+// forkOf returns the block to tell epochs after for best, a block the
+// client's chain never held: its parent, if the chain holds it, or else
+// the tip's parent (with a log line: the blocks from the fork to the tip
+// are not told).
+func (n *Notifier) forkOf(best *BlockEpoch) *client.Stamp {
+	chain := n.c.Chain()
+	if h := best.Height - 1; h >= 0 && h <= chain.Height() && chain.Hash(h) == best.Header.PrevBlock {
+		return &client.Stamp{Height: h, Hash: best.Header.PrevBlock, Header: chain.Header(h)}
+	}
+	tip := chain.Height()
+	n.logf("notify: block epochs: the best block %v (height %d) left the chain before the client knew it, and its parent is not on the chain: they start from the tip %d, the blocks between the fork and the tip are not told",
+		best.Hash, best.Height, tip)
+	if tip == 0 {
+		return nil
+	}
+	return &client.Stamp{Height: tip - 1, Hash: chain.Hash(tip - 1), Header: chain.Header(tip - 1)}
 }
