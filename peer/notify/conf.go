@@ -35,6 +35,7 @@ type confReg struct {
 	txid     *chainhash.Hash
 	script   []byte
 	numConfs uint32
+	idx      int // the item's index in the rescan's watch list
 
 	stopHistory func() // ends its history scan
 

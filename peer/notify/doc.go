@@ -61,6 +61,9 @@
 // maxPending notifications wait for a reader (updates of confirmations
 // left coalesce to the newest first), beyond which the registration is
 // cancelled with a log line. At most four history scans run at once, the
-// others queued; a registration's ends with it. Registrations are
-// bounded by the caller.
+// others queued; a registration's ends with it. The items of
+// registrations over leave the rescan's watch list once they are more than
+// 64 and than the live ones (a new rescan from the last block reported
+// takes the live ones): the list is bounded by the live registrations,
+// which are bounded by the caller.
 package notify

@@ -77,8 +77,9 @@ type Notifier struct {
 	confs   map[*confReg]bool
 	spends  map[*spendReg]bool
 	epochs  map[*epochReg]bool
-	jobs    []*historyJob // history scans waiting for a worker
-	workers int           // history workers running
+	compact context.CancelFunc // ends the rescan, to drop the items of registrations over
+	jobs    []*historyJob      // history scans waiting for a worker
+	workers int                // history workers running
 	wg      sync.WaitGroup
 }
 
@@ -125,10 +126,24 @@ func (n *Notifier) Start(ctx context.Context) error {
 }
 
 // newRescanLocked returns a following rescan from height from, watching
-// every item so far (in their order: spend registrations know their
-// items by index). Called with mu held.
+// the items of the live registrations (each spend registration told its
+// item's new index: it reads its spends by it). Called with mu held.
 func (n *Notifier) newRescanLocked(from int32) *client.Rescan {
-	return n.c.NewRescan(client.RescanOptions{Watch: slices.Clone(n.items), From: from, Follow: true,
+	var idxs []*int // the registrations' indexes of their items
+	for r := range n.confs {
+		idxs = append(idxs, &r.idx)
+	}
+	for r := range n.spends {
+		idxs = append(idxs, &r.idx)
+	}
+	slices.SortFunc(idxs, func(a, b *int) int { return *a - *b })
+	items := make([]client.WatchItem, 0, len(idxs))
+	for _, idx := range idxs {
+		items = append(items, n.items[*idx])
+		*idx = len(items) - 1
+	}
+	n.items = items
+	return n.c.NewRescan(client.RescanOptions{Watch: slices.Clone(items), From: from, Follow: true,
 		PollInterval: n.opt.PollInterval, OnEvent: n.onEvent})
 }
 
@@ -140,12 +155,22 @@ func (n *Notifier) run(ctx context.Context) {
 	defer close(n.ended)
 	wait := minRetry
 	for {
+		rctx, rcancel := context.WithCancel(ctx)
 		n.mu.Lock()
 		r := n.r
+		n.compact = rcancel
 		n.mu.Unlock()
-		err := r.Run(ctx)
+		err := r.Run(rctx)
+		rcancel()
 		if ctx.Err() != nil {
 			break
+		}
+		if rctx.Err() != nil {
+			// Ended to drop the items of registrations over.
+			n.mu.Lock()
+			n.r = n.newRescanLocked(n.resumeLocked())
+			n.mu.Unlock()
+			continue
 		}
 		if err == nil {
 			err = errors.New("the rescan ended")
@@ -173,6 +198,21 @@ func (n *Notifier) run(ctx context.Context) {
 	n.running = false
 	n.mu.Unlock()
 	n.cancelAll()
+}
+
+// maxDead is how many items of registrations over the watch list may keep
+// before a new rescan drops them (when they outnumber the live ones too).
+const maxDead = 64
+
+// dropped counts an item of a registration over, and ends the rescan
+// (run follows it with one without the items of registrations over) once
+// they are more than maxDead and than the live ones. Called with mu held.
+func (n *Notifier) droppedLocked() {
+	live := len(n.confs) + len(n.spends)
+	if dead := len(n.items) - live; dead > maxDead && dead > live && n.compact != nil {
+		n.compact()
+		n.compact = nil
+	}
 }
 
 // resumeLocked returns the height a new rescan resumes from: above the
@@ -247,6 +287,7 @@ func (n *Notifier) dropConf(r *confReg) {
 	if r.stopHistory != nil {
 		r.stopHistory()
 	}
+	n.droppedLocked()
 }
 
 func (n *Notifier) dropSpend(r *spendReg) {
@@ -256,6 +297,7 @@ func (n *Notifier) dropSpend(r *spendReg) {
 	if r.stopHistory != nil {
 		r.stopHistory()
 	}
+	n.droppedLocked()
 }
 
 func (n *Notifier) dropEpoch(r *epochReg) {

@@ -25,8 +25,8 @@ func (n *Notifier) RegisterConfirmations(txid *chainhash.Hash, pkScript []byte, 
 		txid = nil // lnd asks for a script alone with the zero hash
 	}
 	r := newConfReg(txid, pkScript, numConfs, n.opt.ReorgSafety, n.dropConf, n.logf)
-	err := n.watch(client.ScriptItem(pkScript), heightHint, func(_ int, stop context.CancelFunc) {
-		n.confs[r], r.stopHistory = true, stop
+	err := n.watch(client.ScriptItem(pkScript), heightHint, func(idx int, stop context.CancelFunc) {
+		n.confs[r], r.idx, r.stopHistory = true, idx, stop
 	}, func(m client.Match, onePeer string, tip int32) {
 		if n.confs[r] {
 			r.seen(m, onePeer)
