@@ -314,7 +314,7 @@ func (n *Notifier) logf(format string, args ...any) {
 
 // onEvent takes the rescan's events, in order, from its goroutine.
 func (n *Notifier) onEvent(e client.Event) {
-	if e.Kind == client.EventConnected && e.OnePeer == "" {
+	if (e.Kind == client.EventConnected || e.Kind == client.EventRechecked) && e.OnePeer == "" {
 		e.OnePeer = soleUsable(n.c.Peers())
 	}
 	n.mu.Lock()
@@ -331,25 +331,12 @@ func (n *Notifier) handleLocked(e client.Event) {
 		n.depth = 0
 		n.lastErr = nil
 		n.view.connect(e.Height, e.BlockHash, int32(n.opt.ReorgSafety))
-		matches := n.pending
-		n.pending = nil
-		tip := n.view.tip()
-		for r := range n.confs {
-			for _, m := range matches {
-				r.seen(m, e.OnePeer)
-			}
-			if r.advance(tip) {
-				delete(n.confs, r)
-			}
-		}
-		for r := range n.spends {
-			for _, m := range matches {
-				r.seen(m, r.idx, e.OnePeer)
-			}
-			if r.advance(tip) {
-				delete(n.spends, r)
-			}
-		}
+		n.applyLocked(e.OnePeer)
+	case client.EventRechecked:
+		// A block told already, scanned again once another peer held
+		// it: the matches before this event are what its first scan
+		// missed (a liar's filter left them out).
+		n.applyLocked(e.OnePeer)
 	case client.EventDisconnected:
 		n.pending = nil
 		n.depth++
@@ -359,6 +346,31 @@ func (n *Notifier) handleLocked(e client.Event) {
 		}
 		for r := range n.spends {
 			r.disconnected(e.BlockHash)
+		}
+	}
+}
+
+// applyLocked tells the registrations the pending matches, which rest on
+// onePeer if it is set, and advances them to the tip. Called with mu
+// held.
+func (n *Notifier) applyLocked(onePeer string) {
+	matches := n.pending
+	n.pending = nil
+	tip := n.view.tip()
+	for r := range n.confs {
+		for _, m := range matches {
+			r.seen(m, onePeer)
+		}
+		if r.advance(tip) {
+			delete(n.confs, r)
+		}
+	}
+	for r := range n.spends {
+		for _, m := range matches {
+			r.seen(m, r.idx, onePeer)
+		}
+		if r.advance(tip) {
+			delete(n.spends, r)
 		}
 	}
 }
