@@ -32,7 +32,7 @@ func timedScan(t *testing.T, cfg Config) (time.Duration, *ScanResult) {
 // that accept a connection and never answer (gossiped by one peer, or a
 // hand-edited book). A scan with one honest peer given dials them in
 // parallel under one connect deadline, so it costs at most twice a clean
-// scan plus that deadline, run after run, and its result says how many
+// scan plus that deadline (and an allowance for scheduling), run after run, and its result says how many
 // were tried and what they cost. The figures are logged.
 func TestSilentBookAddressesBounded(t *testing.T) {
 	needFixture(t)
@@ -46,13 +46,18 @@ func TestSilentBookAddressesBounded(t *testing.T) {
 	clean, _ := measure(t.TempDir())
 	dir := t.TempDir()
 	seedBook(t, fx.node, dir, peertest.NewSilent(t, 32)...)
-	limit := 2*clean + pool.ConnectDeadline
+	// The clean scan of this short chain takes tens of milliseconds, so
+	// the dials' and the handshakes' own scheduling on a loaded machine
+	// gets an allowance beside the deadline (runs measured 5.01–5.12 s
+	// against a clean 46 ms on two busy cores).
+	const scheduling = 250 * time.Millisecond
+	limit := 2*clean + pool.ConnectDeadline + scheduling
 	for run := 1; run <= 2; run++ {
 		took, res := measure(dir)
 		t.Logf("run %d: %v with 32 silent addresses in the book, against %v clean (limit %v); warnings %q",
 			run, took.Round(time.Millisecond), clean.Round(time.Millisecond), limit.Round(time.Millisecond), res.Warnings)
 		if took > limit {
-			t.Errorf("run %d: %v, over twice the clean scan's %v and one connect deadline (%v)", run, took, clean, pool.ConnectDeadline)
+			t.Errorf("run %d: %v, over twice the clean scan's %v, one connect deadline (%v) and %v of scheduling", run, took, clean, pool.ConnectDeadline, scheduling)
 		}
 		if !hasWarning(res.Warnings, "did not answer within the", "connect deadline") {
 			t.Errorf("run %d: warnings %q do not say what the silent addresses cost", run, res.Warnings)
