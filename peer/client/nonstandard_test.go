@@ -47,24 +47,7 @@ func TestNonStandardSpendBansNobody(t *testing.T) {
 	at := int32(b.Height)
 	n.Generate(t, 3)
 	fake := append(append([]byte{txscript.OP_HASH160, txscript.OP_DATA_20}, btcutil.Hash160([]byte{txscript.OP_TRUE})...), txscript.OP_EQUAL)
-	liar := peertest.NewLiar(t, n.P2PAddr, n.Params.Net, peertest.ForgeFilter(t, n, at, func(b *wire.MsgBlock) []byte {
-		prevs, err := n.PrevOutScripts(b)
-		if err != nil {
-			t.Error(err)
-			return nil
-		}
-		for i, p := range prevs {
-			if bytes.Equal(p, odd) {
-				prevs[i] = fake
-			}
-		}
-		f, err := gcs.BuildBasic(b, prevs)
-		if err != nil {
-			t.Error(err)
-			return nil
-		}
-		return f.NBytes()
-	})).Addr
+	liar := peertest.NewLiar(t, n.P2PAddr, n.Params.Net, spentInstead(t, n, at, odd, fake)).Addr
 	honest := peertest.NewLiar(t, n.P2PAddr, n.Params.Net, nil).Addr
 	dir, ctx := t.TempDir(), context.Background()
 	c, err := Connect(ctx, Config{Peers: []string{honest, liar}, Params: n.Params, DataDir: dir, ConnectOnly: true})
@@ -114,4 +97,29 @@ func TestNonStandardSpendBansNobody(t *testing.T) {
 	if strings.Contains(strings.Join(res.Warnings, "\n"), liar) {
 		t.Errorf("the next run names the liar: %q", res.Warnings)
 	}
+}
+
+// spentInstead is a liar's filter of block at: built as BIP 158 builds it
+// but with the script spent replaced, wherever an input of the block
+// spends it, by instead (so the block shows the lie only as far as
+// consensus fixes what its inputs spend). The node needs --txindex.
+func spentInstead(t *testing.T, n *peertest.Node, at int32, spent, instead []byte) peertest.LieFunc {
+	return peertest.ForgeFilter(t, n, at, func(b *wire.MsgBlock) []byte {
+		prevs, err := n.PrevOutScripts(b)
+		if err != nil {
+			t.Error(err)
+			return nil
+		}
+		for i, p := range prevs {
+			if bytes.Equal(p, spent) {
+				prevs[i] = instead
+			}
+		}
+		f, err := gcs.BuildBasic(b, prevs)
+		if err != nil {
+			t.Error(err)
+			return nil
+		}
+		return f.NBytes()
+	})
 }

@@ -1,7 +1,6 @@
 package client
 
 import (
-	"bytes"
 	"context"
 	"slices"
 	"sync"
@@ -9,7 +8,6 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
-	"github.com/spvfilter/spvfilter/gcs"
 	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 
@@ -33,24 +31,7 @@ func TestSideUnservedInDisputeIsConflict(t *testing.T) {
 	hash := n.Confirm(t, spend) // 112
 	const at = 112
 	n.Generate(t, 3)
-	liar := peertest.NewLiar(t, n.P2PAddr, n.Params.Net, peertest.ForgeFilter(t, n, at, func(b *wire.MsgBlock) []byte {
-		prevs, err := n.PrevOutScripts(b)
-		if err != nil {
-			t.Error(err)
-			return nil
-		}
-		for i, p := range prevs {
-			if bytes.Equal(p, alice.PkScript()) {
-				prevs[i] = bob.PkScript()
-			}
-		}
-		f, err := gcs.BuildBasic(b, prevs)
-		if err != nil {
-			t.Error(err)
-			return nil
-		}
-		return f.NBytes()
-	})).Addr
+	liar := peertest.NewLiar(t, n.P2PAddr, n.Params.Net, spentInstead(t, n, at, alice.PkScript(), bob.PkScript())).Addr
 	drop := &dropOnce{block: *hash}
 	honest := peertest.NewLiar(t, n.P2PAddr, n.Params.Net, drop.lie).Addr
 	ctx := context.Background()
