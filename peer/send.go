@@ -85,17 +85,38 @@ func (p *Peer) announce(ctx context.Context, tx *wire.MsgTx, wait time.Duration)
 	}
 	timer := time.NewTimer(min(wait, time.Until(deadline)))
 	defer timer.Stop()
-	select {
-	case <-o.requested:
-		return true, nil
-	case <-timer.C:
-		return false, nil
-	case <-p.done:
-		return false, p.disconnected(op)
-	case <-ctx.Done():
-		return false, ctx.Err()
+	// A node may drop an inv that comes right after the handshake: btcd
+	// registers a new peer with its sync manager asynchronously and drops
+	// an inv from a peer it does not know yet ("Received inv message from
+	// unknown peer"). The inv is sent again, at growing intervals, while
+	// the node has not asked; a node that has the transaction, or rejected
+	// it, does not ask again, so the repeats cost it nothing.
+	again := firstReannounce
+	repeat := time.NewTimer(again)
+	defer repeat.Stop()
+	for {
+		select {
+		case <-o.requested:
+			return true, nil
+		case <-timer.C:
+			return false, nil
+		case <-repeat.C:
+			if err := p.write(ctx, op, inv, deadline); err != nil {
+				return false, err
+			}
+			again *= 2
+			repeat.Reset(again)
+		case <-p.done:
+			return false, p.disconnected(op)
+		case <-ctx.Done():
+			return false, ctx.Err()
+		}
 	}
 }
+
+// firstReannounce is how long announce waits for the node to ask before
+// it sends the inv again; each later wait is twice the one before.
+const firstReannounce = 250 * time.Millisecond
 
 // HasTx asks the node for the transaction txid (getdata): a node answers
 // with it while it is in its mempool, and with notfound otherwise (btcd
