@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/spvfilter/spvfilter/peer/internal/diskfile"
@@ -272,6 +273,7 @@ func decodeBan(raw json.RawMessage, version int) (Ban, error) {
 	case version == 1 && b.Proof:
 		return Ban{}, errors.New("a proof in a list of version 1")
 	}
+	b.Reason = cutReason(b.Reason) // a file written by hand, or by another program
 	return b, nil
 }
 
@@ -333,9 +335,16 @@ func later(a, b time.Time) time.Time {
 }
 
 // cutReason cuts a reason to MaxBanReason bytes, at a character's
-// boundary, and makes it valid UTF-8.
+// boundary, makes it valid UTF-8 and replaces its control characters
+// (a reason may quote what a peer sent, and it is printed to terminals)
+// with U+FFFD.
 func cutReason(r string) string {
-	r = strings.ToValidUTF8(r, "\uFFFD")
+	r = strings.Map(func(c rune) rune {
+		if unicode.IsControl(c) {
+			return '\uFFFD'
+		}
+		return c
+	}, strings.ToValidUTF8(r, "\uFFFD"))
 	if len(r) <= MaxBanReason {
 		return r
 	}

@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 )
 
 // testClock is a clock the test moves.
@@ -390,5 +392,41 @@ func TestBanProof(t *testing.T) {
 	defer s.Close()
 	if b, ok := s.Banned("127.0.0.4:1"); !ok || b.Proof || len(s.Recovered()) != 0 {
 		t.Errorf("a ban of version 1: %+v, notes %q", b, s.Recovered())
+	}
+}
+
+// TestBanReasonsHaveNoControlCharacters: a reason holding terminal escape
+// sequences and line breaks (a reason may quote what a peer sent), given
+// to Ban or found in a bans.json written by hand, comes back with its
+// control characters replaced, so that printing the bans cannot drive the
+// user's terminal.
+func TestBanReasonsHaveNoControlCharacters(t *testing.T) {
+	clock := newTestClock()
+	dir := t.TempDir()
+	const reason = "rejected: \x1b[2J\x1b[31mfake\x1b[0m\nbanned 127.0.0.9\r\x07"
+	s := openClock(t, dir, clock)
+	if err := s.Ban("127.0.0.2:18444", reason, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(s.Dir(), BansFile)
+	s.Close()
+	data, err := json.Marshal(map[string]any{"version": 2, "bans": []map[string]any{{
+		"host": "127.0.0.3:18444", "reason": reason, "proof": false,
+		"since": clock.t.Add(-time.Minute).Format(time.RFC3339), "until": clock.t.Add(time.Hour).Format(time.RFC3339)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s = openClock(t, dir, clock)
+	if b, ok := s.Banned("127.0.0.2:18444"); !ok || strings.IndexFunc(b.Reason, unicode.IsControl) >= 0 || !strings.Contains(b.Reason, "fake") {
+		t.Errorf("a reason given to Ban: %q", b.Reason)
+	}
+	s.Close()
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s = openClock(t, dir, clock)
+	defer s.Close()
+	if b, ok := s.Banned("127.0.0.3:18444"); !ok || strings.IndexFunc(b.Reason, unicode.IsControl) >= 0 || !strings.Contains(b.Reason, "fake") {
+		t.Errorf("a reason read from the file: %q (banned %v, notes %q)", b.Reason, ok, s.Recovered())
 	}
 }
