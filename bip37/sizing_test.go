@@ -20,6 +20,7 @@ func TestSizing(t *testing.T) {
 	}{
 		{SizingCore, 3, 0.01, 3, 5}, {SizingBitcoinj, 3, 0.01, 3, 5},
 		{SizingCore, 632, 0.00001, 1893, 15}, {SizingBitcoinj, 632, 0.00001, 1893, 16},
+		{SizingCore, 2100, 0.1, 1258, 2}, {SizingBitcoinj, 2100, 0.1, 1258, 3},
 		{SizingCore, 1, 0.5, 0, 0}, {SizingBitcoinj, 1, 0.5, 1, 5},
 		{SizingCore, 150000, 0.001, 36000, 0}, {SizingBitcoinj, 150000, 0.001, 36000, 1},
 		{"", 632, 0.00001, 1893, 15},
