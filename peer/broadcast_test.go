@@ -3,25 +3,13 @@ package peer
 import (
 	"context"
 	"errors"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/peer/peertest"
 )
-
-// inMempool reports whether the node's mempool holds txid.
-func inMempool(t *testing.T, txid chainhash.Hash) bool {
-	t.Helper()
-	pool, err := fx.node.RPC().GetRawMempool()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return slices.ContainsFunc(pool, func(h *chainhash.Hash) bool { return *h == txid })
-}
 
 // TestWitnessBroadcast: spends of P2WPKH and P2TR outputs reach the
 // node's mempool with their witness and are mined. A client that does not
@@ -66,8 +54,8 @@ func TestWitnessBroadcast(t *testing.T) {
 			err = p.Broadcast(context.Background(), spend)
 			elapsed := time.Since(start)
 			if tt.kind == 0 {
-				if err != nil || !inMempool(t, spend.TxHash()) {
-					t.Fatalf("broadcast: %v; in the mempool: %t", err, inMempool(t, spend.TxHash()))
+				if err != nil || !fx.node.InMempool(t, spend.TxHash()) {
+					t.Fatalf("broadcast: %v; in the mempool: %t", err, fx.node.InMempool(t, spend.TxHash()))
 				}
 				mined = append(mined, spend)
 				return
@@ -78,8 +66,8 @@ func TestWitnessBroadcast(t *testing.T) {
 				t.Fatalf("error %v: want a RejectError of kind %v for %v", err, tt.kind, spend.TxHash())
 			}
 			t.Logf("%v after %v", err, elapsed.Round(time.Millisecond))
-			if elapsed > timeout/2 || inMempool(t, spend.TxHash()) {
-				t.Fatalf("rejected after %v (timeout %v); in the mempool: %t", elapsed, timeout, inMempool(t, spend.TxHash()))
+			if elapsed > timeout/2 || fx.node.InMempool(t, spend.TxHash()) {
+				t.Fatalf("rejected after %v (timeout %v); in the mempool: %t", elapsed, timeout, fx.node.InMempool(t, spend.TxHash()))
 			}
 		})
 	}

@@ -488,9 +488,8 @@ func TestBroadcast(t *testing.T) {
 	if err := p.Broadcast(ctx, tx); err != nil {
 		t.Fatal(err)
 	}
-	pool, err := fx.node.RPC().GetRawMempool()
-	if err != nil || !slices.ContainsFunc(pool, func(h *chainhash.Hash) bool { return *h == tx.TxHash() }) {
-		t.Fatalf("mempool %v lacks %v: %v", pool, tx.TxHash(), err)
+	if !fx.node.InMempool(t, tx.TxHash()) {
+		t.Fatalf("the mempool lacks %v", tx.TxHash())
 	}
 	// Again, on a new connection: the node has it and does not ask.
 	p2 := dial(t, fx.node.P2PAddr, 2*time.Second)
@@ -501,7 +500,7 @@ func TestBroadcast(t *testing.T) {
 	// A double spend of the same coinbase: requested, never accepted.
 	bad := tx.Copy()
 	bad.TxOut[0].Value--
-	err = p2.Broadcast(ctx, bad)
+	err := p2.Broadcast(ctx, bad)
 	checkPeerError(t, err, fx.node.P2PAddr, ErrRejected)
 }
 

@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
-	"slices"
 	"strings"
 	"testing"
 
-	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/spvfilter/spvfilter/peer/peertest"
@@ -29,9 +27,8 @@ func TestSendCommand(t *testing.T) {
 	if status != exitOK || strings.TrimSpace(stdout) != tx.TxHash().String() {
 		t.Fatalf("status %d, stdout %q, stderr %q", status, stdout, stderr)
 	}
-	pool, err := node.RPC().GetRawMempool()
-	if err != nil || !slices.ContainsFunc(pool, func(h *chainhash.Hash) bool { return *h == tx.TxHash() }) {
-		t.Fatalf("the transaction is not in the node's mempool %v: %v", pool, err)
+	if !node.InMempool(t, tx.TxHash()) {
+		t.Fatalf("the transaction is not in the node's mempool")
 	}
 	// Twice, from standard input, to two peers: harmless, both hold it.
 	stdout, stderr, status = runCLI(t, txHex+"\n", "send", "--json", "--peer", node.P2PAddr, "--peer", honest.Addr, "--network", "regtest", "-")

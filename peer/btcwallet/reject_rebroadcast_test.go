@@ -27,7 +27,7 @@ func TestForgedRejectKeepsRebroadcast(t *testing.T) {
 	if _, err := b.SendRawTransaction(tx, false); err != nil {
 		t.Fatal(err)
 	}
-	if !inMempool(t, a, tx.TxHash()) || len(b.unmined.list()) != 1 {
+	if !a.InMempool(t, tx.TxHash()) || len(b.unmined.list()) != 1 {
 		t.Fatal("premise: the honest node holds the transaction and the backend keeps it")
 	}
 	other.Generate(t, 1) // 111, without it

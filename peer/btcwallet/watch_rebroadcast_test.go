@@ -10,7 +10,6 @@ import (
 
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg"
-	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/btcsuite/btcwallet/chain"
@@ -145,16 +144,6 @@ func TestNotifyReceivedWaits(t *testing.T) {
 	})
 }
 
-// inMempool reports whether node's mempool holds txid.
-func inMempool(t *testing.T, node *peertest.Node, txid chainhash.Hash) bool {
-	t.Helper()
-	pool, err := node.RPC().GetRawMempool()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return slices.ContainsFunc(pool, func(h *chainhash.Hash) bool { return *h == txid })
-}
-
 // TestUnminedSentAgain: a transaction the wallet sent to one node reaches
 // a node added later, which never had it, at the next block; once a block
 // holds it, it is no longer sent.
@@ -171,7 +160,7 @@ func TestUnminedSentAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	txid := tx.TxHash()
-	if inMempool(t, bNode, txid) {
+	if bNode.InMempool(t, txid) {
 		t.Fatal("the second node has the transaction before it is a peer")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
@@ -181,7 +170,7 @@ func TestUnminedSentAgain(t *testing.T) {
 	}
 	bNode.Generate(t, 1) // 111, on the second node only
 	waitFor(t, "the transaction sent again to the second node", waitLimit, func() (bool, string) {
-		return inMempool(t, bNode, txid), "not in its mempool"
+		return bNode.InMempool(t, txid), "not in its mempool"
 	})
 	bNode.Confirm(t, tx) // 112
 	waitFor(t, "the block holding it", waitLimit, func() (bool, string) {

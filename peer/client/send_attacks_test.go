@@ -35,7 +35,7 @@ func TestRejectBesideCollusionIsWarned(t *testing.T) {
 		t.Logf("send failed: %v", err)
 		return
 	}
-	if !inMempool(t, node, first.TxHash()) || inMempool(t, node, double.TxHash()) {
+	if !node.InMempool(t, first.TxHash()) || node.InMempool(t, double.TxHash()) {
 		t.Fatal("the honest node took the double spend")
 	}
 	var rej *peer.RejectError
@@ -67,8 +67,8 @@ func TestForgedRejectDoesNotStopSend(t *testing.T) {
 		var rej *peer.RejectError
 		// Seen through the rejecter is true: the node behind it holds the
 		// transaction. Accepted after being given it would be false.
-		if !inMempool(t, node, tx.TxHash()) || slices.Contains(res.Given, rejecter) && slices.Contains(res.Accepted, rejecter) {
-			t.Errorf("result %+v; in the honest mempool: %v", res, inMempool(t, node, tx.TxHash()))
+		if !node.InMempool(t, tx.TxHash()) || slices.Contains(res.Given, rejecter) && slices.Contains(res.Accepted, rejecter) {
+			t.Errorf("result %+v; in the honest mempool: %v", res, node.InMempool(t, tx.TxHash()))
 		}
 		if err, ok := res.Failed[rejecter]; ok && (!errors.As(err, &rej) || rej.Reason != "bad-txns-forged") {
 			t.Errorf("the forged reject reported as %v", err)

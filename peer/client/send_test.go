@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/peer/peertest"
 )
@@ -45,16 +44,6 @@ func TestSendUntilMined(t *testing.T) {
 	}
 }
 
-// inMempool reports whether the node holds txid in its mempool.
-func inMempool(t *testing.T, node *peertest.Node, txid chainhash.Hash) bool {
-	t.Helper()
-	pool, err := node.RPC().GetRawMempool()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return slices.ContainsFunc(pool, func(h *chainhash.Hash) bool { return *h == txid })
-}
-
 // TestSendEcho: a peer that takes the transaction and serves it back
 // without relaying it is believed by nobody: alone, it leaves acceptance
 // unconfirmed (a warning); among honest peers, acceptance is confirmed by
@@ -70,7 +59,7 @@ func TestSendEcho(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !echo.Held(tx.TxHash()) || inMempool(t, node, tx.TxHash()) {
+		if !echo.Held(tx.TxHash()) || node.InMempool(t, tx.TxHash()) {
 			t.Fatal("the echo did not take the transaction, or passed it on")
 		}
 		if res.Propagated() || len(res.Seen) != 0 || !slices.Equal(res.Accepted, []string{echo.Addr}) ||
@@ -87,7 +76,7 @@ func TestSendEcho(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !res.Propagated() || !inMempool(t, node, tx.TxHash()) || len(res.Warnings) != 0 {
+		if !res.Propagated() || !node.InMempool(t, tx.TxHash()) || len(res.Warnings) != 0 {
 			t.Errorf("result %+v: want propagation seen and the transaction in the node's mempool", res)
 		}
 		// What was seen was seen before it was given: the first peer

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/btcsuite/btcd/btcec/v2"
@@ -248,6 +249,16 @@ func OutputOf(tx *wire.MsgTx, index uint32, key *Key) Output {
 		o.PkScript = s
 	}
 	return o
+}
+
+// InMempool reports whether the node's mempool holds txid.
+func (n *Node) InMempool(t testing.TB, txid chainhash.Hash) bool {
+	t.Helper()
+	pool, err := n.rpc.GetRawMempool()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return slices.ContainsFunc(pool, func(h *chainhash.Hash) bool { return *h == txid })
 }
 
 // Confirm mines one block and checks that it holds every given
