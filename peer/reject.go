@@ -65,6 +65,12 @@ func (k RejectKind) String() string {
 	return "other"
 }
 
+// Held reports whether the kind says the node holds the transaction
+// already, in its mempool or its chain: a reject that is no refusal.
+func (k RejectKind) Held() bool {
+	return k == RejectAlreadyInMempool || k == RejectAlreadyConfirmed
+}
+
 // RejectError is a node's reject message for something we sent. It
 // wraps ErrRejected.
 type RejectError struct {

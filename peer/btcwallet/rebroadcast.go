@@ -126,7 +126,7 @@ func (b *Backend) sendAgain(tx *wire.MsgTx) {
 		held := len(res.Accepted) > 0 || len(res.Seen) > 0
 		for addr, ferr := range res.Failed {
 			var rej *peer.RejectError
-			if !errors.As(ferr, &rej) || rej.Kind == peer.RejectAlreadyInMempool || rej.Kind == peer.RejectAlreadyConfirmed {
+			if !errors.As(ferr, &rej) || rej.Kind.Held() {
 				continue
 			}
 			if held {

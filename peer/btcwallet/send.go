@@ -65,7 +65,7 @@ func sendFailure(res *client.SendResult, err error) error {
 		if !errors.As(res.Failed[a], &rej) {
 			continue
 		}
-		if rej.Kind == peer.RejectAlreadyInMempool || rej.Kind == peer.RejectAlreadyConfirmed {
+		if rej.Kind.Held() {
 			return fmt.Errorf("%w: %w", res.Failed[a], err)
 		}
 		if first == nil {

@@ -5,7 +5,6 @@ import (
 	"sync"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
-	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/peer/client"
 )
 
@@ -50,13 +49,13 @@ type confReg struct {
 	once      sync.Once
 }
 
-// matches reports whether tx is the registration's: txid if it has one,
-// and an output paying the script.
-func (r *confReg) matches(tx *wire.MsgTx) bool {
-	if r.txid != nil && tx.TxHash() != *r.txid {
+// matches reports whether m's transaction is the registration's: txid
+// if it has one, and an output paying the script.
+func (r *confReg) matches(m client.Match) bool {
+	if r.txid != nil && m.Txid != *r.txid {
 		return false
 	}
-	for _, out := range tx.TxOut {
+	for _, out := range m.Tx.TxOut {
 		if bytes.Equal(out.PkScript, r.script) {
 			return true
 		}
@@ -67,7 +66,7 @@ func (r *confReg) matches(tx *wire.MsgTx) bool {
 // seen takes a match of a block on the chain; the first block found is
 // kept until it leaves the chain, so the same block counts once.
 func (r *confReg) seen(m client.Match, onePeer string) {
-	if r.found != nil || !r.matches(m.Tx) {
+	if r.found != nil || !r.matches(m) {
 		return
 	}
 	r.found = &Confirmation{BlockHash: m.BlockHash, Height: uint32(m.Height), TxIndex: uint32(m.TxIndex), Tx: m.Tx, OnePeer: onePeer}

@@ -216,9 +216,15 @@ func intersectionStep(filters int, matched uint64, joint *jointRates, classes []
 			st.ExpectedFalsePositives += float64(n) * joint.classRate(cls)
 		}
 	}
+	st.estimate()
+	return st
+}
+
+// estimate estimates the wallet from the step's matches and expected
+// false positives.
+func (st *IntersectionStep) estimate() {
 	st.EstimatedWallet, st.EstimatedWalletLow, st.EstimatedWalletHigh = walletEstimate(float64(st.Matched), st.ExpectedFalsePositives)
 	st.EstimatedWalletLevel = rangeLevel(st.ExpectedFalsePositives)
-	return st
 }
 
 // addChance adds x to the step's expected false positives, and estimates
@@ -228,8 +234,7 @@ func (st *IntersectionStep) addChance(x float64) {
 		return
 	}
 	st.ExpectedFalsePositives += x
-	st.EstimatedWallet, st.EstimatedWalletLow, st.EstimatedWalletHigh = walletEstimate(float64(st.Matched), st.ExpectedFalsePositives)
-	st.EstimatedWalletLevel = rangeLevel(st.ExpectedFalsePositives)
+	st.estimate()
 }
 
 // finish fills the totals, the probabilities of the matches, the warnings

@@ -178,7 +178,7 @@ func (r *FetchReport) finish() {
 		}
 	}
 	classes := r.classes(units, g)
-	single := r.singles(classes[1], g)
+	single := r.singles(classes[1])
 	byClass := func(k uint64) fetchProbability {
 		if k < 2 {
 			return single
@@ -295,7 +295,7 @@ func walletShare(observed, m, v float64) (p, lo, hi float64) {
 // once in a fetched block matches, so a fetched block's singles are not
 // random candidates; the wallet's are those the fetched blocks carry
 // beyond what their neighbours, the nearest blocks not fetched, carry.
-func (r *FetchReport) singles(c *fetchClass, g *matchGroups) fetchProbability {
+func (r *FetchReport) singles(c *fetchClass) fetchProbability {
 	if c == nil || c.Matched == 0 || r.FetchedBlocks >= r.ScannedBlocks {
 		return fetchProbability{}
 	}
