@@ -15,6 +15,8 @@ import (
 	"github.com/btcsuite/btcd/addrmgr"
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/wire"
+
+	"github.com/spvfilter/spvfilter/peer/internal/diskfile"
 )
 
 // The file of the address book on regtest and simnet.
@@ -216,32 +218,8 @@ func (s *localStore) close() error {
 	if err != nil {
 		return fmt.Errorf("addrbook: saving the address book: %w", err)
 	}
-	if err := writeFileAtomic(s.path, data); err != nil {
+	if err := diskfile.WriteAtomic(s.path, data, true); err != nil {
 		return fmt.Errorf("addrbook: saving the address book: %w", err)
 	}
 	return nil
-}
-
-// writeFileAtomic replaces the file at path with data whole or not at all.
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // after the rename, a no-op
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if err := errors.Join(err, tmp.Close()); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	d, err := os.Open(filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	return errors.Join(d.Sync(), d.Close())
 }

@@ -4,11 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"strings"
 
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/peer"
+	"github.com/spvfilter/spvfilter/peer/addrbook"
 	"github.com/spvfilter/spvfilter/peer/chain"
 	"github.com/spvfilter/spvfilter/peer/pool"
 	"github.com/spvfilter/spvfilter/peer/store"
@@ -128,7 +127,7 @@ func (c *Client) Close() error {
 // onionWithoutProxy refuses an onion address for a client that dials
 // without a proxy or a dialer: it would be looked up in the DNS.
 func onionWithoutProxy(addr string) error {
-	if host, _, err := net.SplitHostPort(addr); err == nil && strings.HasSuffix(host, ".onion") {
+	if addrbook.IsOnion(addr) {
 		return fmt.Errorf("client: peer %s: an onion address needs a proxy (Config.Proxy, such as Tor's socks5://127.0.0.1:9050) or Config.Dialer", addr)
 	}
 	return nil
