@@ -75,10 +75,7 @@ func (p *Pool) Remove(addr string) error {
 	if m.p != nil {
 		m.p.Close()
 	}
-	m.retire()
-	p.goneReceived += m.received
-	p.goneSent += m.sent
-	m.received, m.sent, m.p = 0, 0, nil
+	p.forgetLocked(m)
 	p.members = slices.Delete(p.members, i, i+1)
 	return nil
 }
@@ -98,6 +95,15 @@ func (p *Pool) Disconnect(addr string) error {
 	}
 	m.p.Close()
 	return nil
+}
+
+// forgetLocked keeps the byte counts of m, which leaves the pool, in the
+// pool's totals. Called with mu held.
+func (p *Pool) forgetLocked(m *Member) {
+	m.retire()
+	p.goneReceived += m.received
+	p.goneSent += m.sent
+	m.received, m.sent, m.p = 0, 0, nil
 }
 
 // memberLocked returns the member at addr and its index, or

@@ -161,6 +161,7 @@ func (p *Pool) pruneLocked() {
 	kept := p.members[:0]
 	for _, m := range p.members {
 		if !m.permanent && !m.banned && !m.dialing && !m.isLive() && m.failures >= maxFailures {
+			p.forgetLocked(m)
 			continue
 		}
 		kept = append(kept, m)
