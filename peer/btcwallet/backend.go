@@ -104,8 +104,14 @@ var _ chain.Interface = (*Backend)(nil)
 // is to be called once, before the backend is given to the wallet
 // (Wallet.SynchronizeRPC).
 func (b *Backend) Start() error {
+	if b.isStopped() {
+		return ErrStopped
+	}
 	best, err := b.bestBlock()
 	if err != nil {
+		if b.isStopped() {
+			return ErrStopped // Stop ended the wait
+		}
 		return err
 	}
 	b.mu.Lock()
@@ -177,6 +183,13 @@ func (b *Backend) Notifications() <-chan interface{} { return b.out }
 
 // BackEnd returns Name.
 func (b *Backend) BackEnd() string { return Name }
+
+// isStopped reports whether Stop was called.
+func (b *Backend) isStopped() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.stopped
+}
 
 // running returns ErrStopped unless the backend runs.
 func (b *Backend) running() error {

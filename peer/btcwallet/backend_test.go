@@ -1,6 +1,7 @@
 package btcwallet
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -195,5 +196,29 @@ func checkSends(t *testing.T, b *Backend, net *testNet) {
 	net.waitSame(t)
 	if _, err := b.SendRawTransaction(tx, false); !errors.Is(err, chain.ErrTxAlreadyConfirmed) {
 		t.Errorf("SendRawTransaction of a mined transaction: %v, want chain.ErrTxAlreadyConfirmed", err)
+	}
+}
+
+// TestStartAfterStop: Start on a stopped backend says so at once, even
+// when its client has not synced (it would otherwise wait for the best
+// block first and return that wait's error).
+func TestStartAfterStop(t *testing.T) {
+	node := peertest.StartBtcd(t)
+	node.Generate(t, 3)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c, err := client.Connect(ctx, client.Config{Peers: []string{node.P2PAddr}, Params: node.Params, Timeout: 5 * time.Second, ConnectOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	b := New(c, Config{Log: testLog()}) // the client is not started: it never syncs
+	b.Stop()
+	began := time.Now()
+	if err := b.Start(); !errors.Is(err, ErrStopped) {
+		t.Errorf("Start after Stop: %v, want ErrStopped", err)
+	}
+	if took := time.Since(began); took > time.Second {
+		t.Errorf("Start after Stop took %v", took)
 	}
 }

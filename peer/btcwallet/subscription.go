@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/btcsuite/btcd/btcutil"
@@ -192,10 +191,10 @@ type subscription struct {
 	mu    sync.Mutex
 	items []client.WatchItem
 	r     *client.Rescan
-	// waitingForWallet: the rescan waits for the wallet to take a
-	// notification (the queue is full); it applies updates before its
-	// next step.
-	waitingForWallet atomic.Bool
+	// blocked is closed while the rescan waits for the wallet to take a
+	// notification (the queue is full), and replaced by an open one when
+	// it goes on; the rescan applies updates before its next step.
+	blocked chan struct{}
 
 	// Owned by the goroutine that runs the rescan.
 	matches  []*wtxmgr.TxRecord // relevant transactions of the block about to be connected
@@ -209,7 +208,7 @@ type subscription struct {
 func newSubscription(b *Backend, items []client.WatchItem, height int32, hash chainhash.Hash, finish bool) *subscription {
 	ctx, cancel := context.WithCancel(b.ctx)
 	return &subscription{b: b, ctx: ctx, cancel: cancel, done: make(chan struct{}), finish: finish, from: height,
-		items: items, reported: []chainhash.Hash{hash}, base: height, progress: -1}
+		items: items, blocked: make(chan struct{}), reported: []chainhash.Hash{hash}, base: height, progress: -1}
 }
 
 // stop ends the subscription and waits for its goroutine.
@@ -224,7 +223,7 @@ func (s *subscription) stop() {
 func (s *subscription) addWait(ctx context.Context, items []client.WatchItem) error {
 	s.mu.Lock()
 	s.items = append(s.items, items...)
-	r := s.r
+	r, blocked := s.r, s.blocked
 	s.mu.Unlock()
 	if r == nil {
 		return nil // not started yet: it starts with them
@@ -232,23 +231,15 @@ func (s *subscription) addWait(ctx context.Context, items []client.WatchItem) er
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
-		tick := time.NewTicker(10 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-				if s.waitingForWallet.Load() {
-					cancel()
-					return
-				}
-			}
+		select {
+		case <-ctx.Done():
+		case <-blocked:
+			cancel()
 		}
 	}()
 	err := r.UpdateWait(ctx, items, -1)
 	switch {
-	case err == nil, errors.Is(err, client.ErrRescanEnded), s.waitingForWallet.Load():
+	case err == nil, errors.Is(err, client.ErrRescanEnded), isClosed(blocked):
 		return nil
 	case s.ctx.Err() != nil:
 		return ErrStopped
@@ -351,8 +342,14 @@ func (s *subscription) send(n interface{}) {
 		return
 	default:
 	}
-	s.waitingForWallet.Store(true)
-	defer s.waitingForWallet.Store(false)
+	s.mu.Lock()
+	close(s.blocked)
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.blocked = make(chan struct{})
+		s.mu.Unlock()
+	}()
 	select {
 	case s.b.queue <- n:
 	case <-s.ctx.Done():
@@ -520,4 +517,14 @@ func (r *recentHeaders) header(hash chainhash.Hash) (wire.BlockHeader, bool) {
 	defer r.mu.Unlock()
 	hdr, ok := r.byHash[hash]
 	return hdr, ok
+}
+
+// isClosed reports whether ch is closed.
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }

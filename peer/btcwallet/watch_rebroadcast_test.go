@@ -177,3 +177,56 @@ func TestUnminedSentAgain(t *testing.T) {
 		return k.has(connectedAt(112)) && len(b.unmined.list()) == 0, "still unmined"
 	})
 }
+
+// TestNotifyReceivedWalletBusy: NotifyReceived called while the rescan
+// waits for a wallet that does not take its notifications returns at once
+// (the rescan takes the address before its next step) instead of waiting
+// for the call's timeout.
+func TestNotifyReceivedWalletBusy(t *testing.T) {
+	node := peertest.StartBtcd(t)
+	node.Generate(t, 40)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c, err := client.Connect(ctx, client.Config{Peers: []string{node.P2PAddr}, Params: node.Params, Timeout: 5 * time.Second, ConnectOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	b := New(c, Config{Log: testLog(), QueueSize: 2, Timeout: 20 * time.Second})
+	defer func() {
+		b.Stop()
+		for range b.Notifications() {
+		}
+		b.WaitForShutdown()
+	}()
+	if err := b.Start(); err != nil {
+		t.Fatal(err)
+	}
+	genesis := node.Params.GenesisHash
+	if err := b.Rescan(genesis, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the rescan waiting for the wallet", waitLimit, func() (bool, string) {
+		s := b.current()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return isClosed(s.blocked), "not waiting"
+	})
+	began := time.Now()
+	if err := b.NotifyReceived([]btcutil.Address{addressOf(t, peertest.NewKey("alice").PkScript(), node.Params)}); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(began); took > 2*time.Second {
+		t.Errorf("NotifyReceived took %v while the wallet was busy", took)
+	}
+	s := b.current()
+	s.mu.Lock()
+	n := len(s.items)
+	s.mu.Unlock()
+	if n != 1 {
+		t.Errorf("the rescan watches %d item(s), want the new address", n)
+	}
+}
