@@ -1,7 +1,6 @@
 package btcwallet
 
 import (
-	"context"
 	"errors"
 	"testing"
 	"time"
@@ -205,13 +204,7 @@ func checkSends(t *testing.T, b *Backend, net *testNet) {
 func TestStartAfterStop(t *testing.T) {
 	node := peertest.StartBtcd(t)
 	node.Generate(t, 3)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	c, err := client.Connect(ctx, client.Config{Peers: []string{node.P2PAddr}, Params: node.Params, Timeout: 5 * time.Second, ConnectOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := connectClient(t, node.Params, node.P2PAddr)
 	b := New(c, Config{Log: testLog()}) // the client is not started: it never syncs
 	b.Stop()
 	began := time.Now()

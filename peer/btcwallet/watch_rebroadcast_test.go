@@ -34,15 +34,7 @@ func (k *taken) has(cond func(interface{}) bool) bool {
 // the test ends.
 func startBackendOn(t *testing.T, params *chaincfg.Params, addrs ...string) (*client.Client, *Backend, *taken) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	c, err := client.Connect(ctx, client.Config{Peers: addrs, Params: params, Timeout: 5 * time.Second, ConnectOnly: true})
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	c := startedClient(t, params, addrs...)
 	b := New(c, Config{Log: testLog()})
 	if err := b.Start(); err != nil {
 		t.Fatal(err)
@@ -61,10 +53,35 @@ func startBackendOn(t *testing.T, params *chaincfg.Params, addrs ...string) (*cl
 		b.Stop()
 		b.WaitForShutdown()
 		<-done
+	})
+	return c, b, k
+}
+
+// connectClient connects a client to addrs (ConnectOnly), closed when the
+// test ends; it is not started.
+func connectClient(t *testing.T, params *chaincfg.Params, addrs ...string) *client.Client {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	c, err := client.Connect(ctx, client.Config{Peers: addrs, Params: params, Timeout: 5 * time.Second, ConnectOnly: true})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
 		cancel()
 		c.Close()
 	})
-	return c, b, k
+	return c
+}
+
+// startedClient connects a client to addrs and starts it.
+func startedClient(t *testing.T, params *chaincfg.Params, addrs ...string) *client.Client {
+	t.Helper()
+	c := connectClient(t, params, addrs...)
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // connectedAt picks BlockConnected at height.
@@ -185,16 +202,7 @@ func TestUnminedSentAgain(t *testing.T) {
 func TestNotifyReceivedWalletBusy(t *testing.T) {
 	node := peertest.StartBtcd(t)
 	node.Generate(t, 40)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	c, err := client.Connect(ctx, client.Config{Peers: []string{node.P2PAddr}, Params: node.Params, Timeout: 5 * time.Second, ConnectOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	c := startedClient(t, node.Params, node.P2PAddr)
 	b := New(c, Config{Log: testLog(), QueueSize: 2, Timeout: 20 * time.Second})
 	defer func() {
 		b.Stop()
