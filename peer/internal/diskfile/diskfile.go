@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -16,8 +17,19 @@ import (
 // crash; with sync, the new one is on stable storage when it returns.
 // Writers of one path must not run at once.
 func WriteAtomic(path string, data []byte, sync bool) error {
+	return WriteAtomicMode(path, data, sync, 0o666)
+}
+
+// WriteAtomicMode is WriteAtomic with the new file's permission bits
+// (before the umask): 0o600 for a file only its owner may read. A
+// temporary file left by a crash is removed first, so that it cannot
+// lend the new file its own permissions.
+func WriteAtomicMode(path string, data []byte, sync bool, perm os.FileMode) error {
 	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
+	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
 		return err
 	}

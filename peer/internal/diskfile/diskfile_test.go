@@ -31,6 +31,25 @@ func TestWriteAtomic(t *testing.T) {
 	}
 }
 
+// TestWriteAtomicMode: the file gets the permissions asked for, even
+// over a temporary file a crash left with others.
+func TestWriteAtomicMode(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(path+".tmp", []byte("left by a crash"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteAtomicMode(path, []byte("x"), true, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if perm := fi.Mode().Perm(); perm != 0o600 {
+		t.Fatalf("permissions %v, want 0600", perm)
+	}
+}
+
 // TestReadLimited: a file within the bound is read whole; one beyond it,
 // a directory and a missing file are errors callers can tell apart.
 func TestReadLimited(t *testing.T) {

@@ -1,0 +1,346 @@
+package cover
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/btcsuite/btcd/chaincfg"
+
+	"github.com/spvfilter/spvfilter/peer/internal/diskfile"
+)
+
+// FileName is the cover file's name in a network's data directory; the
+// good file before the last save is FileName + ".prev".
+const FileName = "covers.dat"
+
+// Profile is what a peer watching downloads sees of a script over the
+// scanned range, as the cover was drawn to match a wallet's script.
+type Profile struct {
+	Class uint8  // appearances in the range, 1..MaxClass (MaxClass or more)
+	Type  uint8  // script type, as the draw numbers them (0..MaxType)
+	First int32  // height of the script's first appearance
+	Drawn int32  // height of the tip when it was drawn
+	Group uint64 // scripts drawn together (a chain of change) share it
+}
+
+// Cover is a cover script, in use or in reserve, and its profile.
+type Cover struct {
+	Script  []byte // an output script a basic filter holds
+	Profile Profile
+}
+
+// Set is the cover file's contents in memory. Its methods may be called
+// from several goroutines at once.
+type Set struct {
+	path  string
+	mu    sync.Mutex
+	c     *contents
+	size  int            // bytes of the file c encodes to
+	disk  []byte         // the good file at path, if any: the next save's .prev
+	index map[string]int // scripts by where they are (see where)
+}
+
+// Options say how Open treats a missing or damaged file.
+type Options struct {
+	// Existing: the store beside the file already holds a chain, so a
+	// missing file was deleted, which is damage, not a first run.
+	Existing bool
+	// New accepts a new, empty set in place of a damaged or deleted
+	// file that covers.dat.prev cannot replace (the note warns that
+	// earlier sessions' covers are gone).
+	New bool
+}
+
+// ErrDamaged is wrapped by every *DamagedError.
+var ErrDamaged = errors.New("cover file damaged")
+
+// ErrFull: the set already holds MaxCovers covers, MaxReserve scripts in
+// reserve, or MaxFileSize bytes.
+var ErrFull = errors.New("cover file full")
+
+// ErrDuplicate: the script is a cover or in the reserve already.
+var ErrDuplicate = errors.New("script already in the cover file")
+
+// DamagedError: the cover file at Path is damaged or was deleted, and no
+// good copy replaces it. SetAside names where the damaged file was moved
+// (empty if it was missing). It wraps ErrDamaged and the cause.
+type DamagedError struct {
+	Path     string
+	SetAside string
+	Err      error
+}
+
+func (e *DamagedError) Error() string {
+	msg := fmt.Sprintf("cover file %s: %v", e.Path, e.Err)
+	if e.SetAside != "" {
+		msg += "; set aside as " + e.SetAside
+	}
+	return msg + ": a new set would let anyone holding earlier sessions strip the covers; accept one only knowing that"
+}
+
+// Unwrap returns ErrDamaged and the cause.
+func (e *DamagedError) Unwrap() []error { return []error{ErrDamaged, e.Err} }
+
+// Open opens the cover set of params' network in dir (the network's
+// data directory, DataDir/<network>) with no Options: a missing file is
+// a first run, a new set with a random seed, written by the first Save.
+// The notes say what was recovered from, if anything.
+func Open(dir string, params *chaincfg.Params) (*Set, []string, error) {
+	return OpenWith(dir, params, Options{})
+}
+
+// OpenWith is Open with opts. A damaged file, or a missing one with
+// opts.Existing or beside a covers.dat.prev (Save never removes the
+// file: it was deleted), is replaced by covers.dat.prev if that is good (a note
+// says so), else by a new set if opts.New (a note says so), else it is
+// an error wrapping a *DamagedError; the damaged file is set aside in
+// every case.
+func OpenWith(dir string, params *chaincfg.Params, opts Options) (*Set, []string, error) {
+	path := filepath.Join(dir, FileName)
+	s, damage, err := load(path, params.Name)
+	if err != nil || damage == nil && s != nil {
+		return s, nil, err
+	}
+	missing := errors.Is(damage, fs.ErrNotExist)
+	aside := ""
+	if !missing {
+		if aside, err = diskfile.SetAside(path, time.Now()); err != nil {
+			return nil, nil, fmt.Errorf("cover: setting aside %s: %w", path, err)
+		}
+	}
+	what := fmt.Sprintf("cover file %s: %v", path, damage)
+	if aside != "" {
+		what += "; set aside as " + aside
+	}
+	if prev, _, _ := load(path+".prev", params.Name); prev != nil {
+		// covers.dat.prev holds it already, and covers.dat will.
+		prev.path, prev.disk = path, nil
+		return prev, []string{fmt.Sprintf("%s; using %s.prev, the file before the last save, with %d covers: covers drawn after it are lost, and sessions that fetched them can tell the others apart",
+			what, FileName, len(prev.c.covers))}, nil
+	}
+	if missing && !opts.Existing {
+		s, err := newSet(path, params.Name)
+		return s, nil, err
+	}
+	if opts.New {
+		s, err := newSet(path, params.Name)
+		return s, []string{what + "; a new cover set started: anyone holding earlier sessions can strip the covers they fetched"}, err
+	}
+	return nil, nil, &DamagedError{Path: path, SetAside: aside, Err: damage}
+}
+
+// load reads the file at path. It returns the set, or what made the file
+// damaged (fs.ErrNotExist if it is missing), or another error.
+func load(path, network string) (s *Set, damage, err error) {
+	data, err := diskfile.ReadLimited(path, MaxFileSize)
+	switch {
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, diskfile.ErrTooLarge), errors.Is(err, diskfile.ErrNotRegular):
+		return nil, err, nil
+	case err != nil:
+		return nil, nil, fmt.Errorf("cover: %w", err)
+	}
+	c, err := decode(data, network)
+	if err != nil {
+		return nil, err, nil
+	}
+	return &Set{path: path, c: c, size: len(data), disk: data}, nil, nil
+}
+
+// newSet is an empty set of network with a random seed.
+func newSet(path, network string) (*Set, error) {
+	c := &contents{network: network, chance: map[int]uint64{}}
+	if _, err := rand.Read(c.seed[:]); err != nil {
+		return nil, fmt.Errorf("cover: %w", err)
+	}
+	return &Set{path: path, c: c, size: len(c.encode())}, nil
+}
+
+// Path is the cover file's path.
+func (s *Set) Path() string { return s.path }
+
+// Seed is the set's random seed, which keys its draws.
+func (s *Set) Seed() [32]byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.c.seed
+}
+
+// Covers returns the covers in use, in the order they were added.
+func (s *Set) Covers() []Cover {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return cloneCovers(s.c.covers)
+}
+
+// Reserve returns the scripts profiled and not yet in use.
+func (s *Set) Reserve() []Cover {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return cloneCovers(s.c.reserve)
+}
+
+// Scripts returns the covers' scripts, for a filter matcher.
+func (s *Set) Scripts() [][]byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([][]byte, len(s.c.covers))
+	for i, c := range s.c.covers {
+		out[i] = bytes.Clone(c.Script)
+	}
+	return out
+}
+
+// Chance returns the chance groups per class at the last scan.
+func (s *Set) Chance() map[int]float64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[int]float64, len(s.c.chance))
+	for k, v := range s.c.chance {
+		out[k] = float64(v) / 1000
+	}
+	return out
+}
+
+// SetChance replaces the chance groups per class (1..MaxClass, counts
+// of zero or more, kept to a thousandth).
+func (s *Set) SetChance(chance map[int]float64) error {
+	row := make(map[int]uint64, len(chance))
+	for k, v := range chance {
+		if k < 1 || k > MaxClass || !(v >= 0 && v*1000 < math.MaxInt64/2) {
+			return fmt.Errorf("cover: chance groups %v of class %d", v, k)
+		}
+		row[k] = uint64(math.Round(v * 1000))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := s.c.chance
+	s.c.chance = row
+	if size := len(s.c.encode()); size > MaxFileSize {
+		s.c.chance = old
+		return ErrFull
+	}
+	s.size = len(s.c.encode())
+	return nil
+}
+
+// Add puts c in use, taking it from the reserve if it is there. Covers
+// are never removed: a cover dropped is one an attacker intersecting
+// sessions sees go.
+func (s *Set) Add(c Cover) error {
+	return s.add(c, true)
+}
+
+// AddReserve keeps c in reserve, for a later Add.
+func (s *Set) AddReserve(c Cover) error {
+	return s.add(c, false)
+}
+
+func (s *Set) add(c Cover, use bool) error {
+	if err := c.check(); err != nil {
+		return fmt.Errorf("cover: %w", err)
+	}
+	c.Script = bytes.Clone(c.Script)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	where := s.where()
+	fromReserve := where[string(c.Script)] == inReserve
+	switch {
+	case where[string(c.Script)] == inUse, fromReserve && !use:
+		return fmt.Errorf("cover: %x: %w", c.Script, ErrDuplicate)
+	case use && len(s.c.covers) >= MaxCovers, !use && len(s.c.reserve) >= MaxReserve:
+		return ErrFull
+	}
+	covers, reserve := len(s.c.covers), len(s.c.reserve)
+	i := -1
+	size := s.size - countsSize(covers, reserve) + c.entrySize()
+	if fromReserve {
+		i = slices.IndexFunc(s.c.reserve, func(e Cover) bool { return bytes.Equal(e.Script, c.Script) })
+		size -= s.c.reserve[i].entrySize()
+		reserve--
+	}
+	if use {
+		covers++
+	} else {
+		reserve++
+	}
+	if size += countsSize(covers, reserve); size > MaxFileSize {
+		return ErrFull
+	}
+	if i >= 0 {
+		s.c.reserve = slices.Delete(s.c.reserve, i, i+1)
+	}
+	if use {
+		s.c.covers = append(s.c.covers, c)
+		where[string(c.Script)] = inUse
+	} else {
+		s.c.reserve = append(s.c.reserve, c)
+		where[string(c.Script)] = inReserve
+	}
+	s.size = size
+	return nil
+}
+
+// Where a script is in the set.
+const (
+	_ = iota // nowhere
+	inUse
+	inReserve
+)
+
+// where returns the set's scripts by where they are, made on first use.
+func (s *Set) where() map[string]int {
+	if s.index == nil {
+		s.index = map[string]int{}
+		for _, c := range s.c.covers {
+			s.index[string(c.Script)] = inUse
+		}
+		for _, c := range s.c.reserve {
+			s.index[string(c.Script)] = inReserve
+		}
+	}
+	return s.index
+}
+
+// countsSize is the bytes of the two lists' counts in the file.
+func countsSize(covers, reserve int) int {
+	return len(binary.AppendUvarint(binary.AppendUvarint(nil, uint64(covers)), uint64(reserve)))
+}
+
+// Save writes the set to its file, whole or not at all, after keeping the
+// good file before it as covers.dat.prev. A set unchanged since it was
+// read or saved is not written again.
+func (s *Set) Save() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	data := s.c.encode()
+	if s.disk != nil && bytes.Equal(data, s.disk) {
+		return nil
+	}
+	if s.disk != nil {
+		if err := diskfile.WriteAtomicMode(s.path+".prev", s.disk, true, 0o600); err != nil {
+			return fmt.Errorf("cover: %w", err)
+		}
+	}
+	if err := diskfile.WriteAtomicMode(s.path, data, true, 0o600); err != nil {
+		return fmt.Errorf("cover: %w", err)
+	}
+	s.disk = data
+	return nil
+}
+
+func cloneCovers(cs []Cover) []Cover {
+	out := make([]Cover, len(cs))
+	for i, c := range cs {
+		out[i] = Cover{Script: bytes.Clone(c.Script), Profile: c.Profile}
+	}
+	return out
+}

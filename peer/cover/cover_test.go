@@ -1,0 +1,419 @@
+package cover
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/btcsuite/btcd/chaincfg"
+
+	"github.com/spvfilter/spvfilter/peer/internal/diskfile"
+)
+
+var params = &chaincfg.RegressionNetParams
+
+// p2wpkh is a distinct P2WPKH script for each i.
+func p2wpkh(i int) []byte {
+	s := append([]byte{0x00, 0x14}, make([]byte, 20)...)
+	binary.BigEndian.PutUint64(s[2:], uint64(i)+1)
+	return s
+}
+
+func entry(i int) Cover {
+	return Cover{Script: p2wpkh(i), Profile: Profile{Class: uint8(1 + i%MaxClass), Type: 2, First: int32(100 + i), Drawn: int32(500 + i), Group: uint64(i / 3)}}
+}
+
+// filled is a saved set in a new directory: n covers, r in reserve and a
+// chance row.
+func filled(t testing.TB, n, r int) (*Set, string) {
+	t.Helper()
+	dir := t.TempDir()
+	s, notes, err := Open(dir, params)
+	if err != nil || len(notes) != 0 {
+		t.Fatalf("first open: %v, notes %q", err, notes)
+	}
+	for i := range n + r {
+		add := s.Add
+		if i >= n {
+			add = s.AddReserve
+		}
+		if err := add(entry(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.SetChance(map[int]float64{2: 1.5, 3: 0.25}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Save(); err != nil {
+		t.Fatal(err)
+	}
+	return s, dir
+}
+
+// same fails unless a and b hold the same set.
+func same(t *testing.T, a, b *Set) {
+	t.Helper()
+	if a.Seed() != b.Seed() || !slices.EqualFunc(a.Covers(), b.Covers(), eqCover) ||
+		!slices.EqualFunc(a.Reserve(), b.Reserve(), eqCover) || fmt.Sprint(a.Chance()) != fmt.Sprint(b.Chance()) {
+		t.Fatalf("sets differ:\n%v %v %v\n%v %v %v", a.Covers(), a.Reserve(), a.Chance(), b.Covers(), b.Reserve(), b.Chance())
+	}
+}
+
+func eqCover(a, b Cover) bool { return bytes.Equal(a.Script, b.Script) && a.Profile == b.Profile }
+
+// TestSaveReopen: a saved set reads back the same, seed included, from a
+// file only its owner may read; it grows across saves, the file before
+// each save is kept as .prev, and an unchanged set is not written again.
+func TestSaveReopen(t *testing.T) {
+	s, dir := filled(t, 5, 3)
+	got, notes, err := OpenWith(dir, params, Options{Existing: true})
+	if err != nil || len(notes) != 0 {
+		t.Fatalf("reopen: %v, notes %q", err, notes)
+	}
+	same(t, s, got)
+	fi, err := os.Stat(got.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Fatalf("file mode %v, want 0600", fi.Mode().Perm())
+	}
+	first, _ := os.ReadFile(got.Path())
+	if err := got.Add(entry(6)); err != nil { // from the reserve into use
+		t.Fatal(err)
+	}
+	if n, r := len(got.Covers()), len(got.Reserve()); n != 6 || r != 2 {
+		t.Fatalf("after promoting a reserve script: %d covers, %d in reserve", n, r)
+	}
+	if err := got.Save(); err != nil {
+		t.Fatal(err)
+	}
+	if prev, _ := os.ReadFile(got.Path() + ".prev"); !bytes.Equal(prev, first) {
+		t.Fatal("covers.dat.prev is not the file before the save")
+	}
+	again, _, err := Open(dir, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same(t, got, again)
+	before, _ := os.Stat(again.Path())
+	if err := os.Remove(again.Path() + ".prev"); err != nil {
+		t.Fatal(err)
+	}
+	if err := again.Save(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(again.Path() + ".prev"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal("an unchanged set was written again")
+	}
+	if after, _ := os.Stat(again.Path()); !os.SameFile(before, after) {
+		t.Fatal("an unchanged set replaced its file")
+	}
+}
+
+// TestAddRules: no script twice, no script a basic filter lacks, no
+// profile out of range.
+func TestAddRules(t *testing.T) {
+	s, _ := filled(t, 2, 2)
+	bad := []struct {
+		name string
+		c    Cover
+		add  func(Cover) error
+		want error
+	}{
+		{"a cover again", entry(0), s.Add, ErrDuplicate},
+		{"a cover to the reserve", entry(1), s.AddReserve, ErrDuplicate},
+		{"a reserve script to the reserve", entry(2), s.AddReserve, ErrDuplicate},
+		{"OP_RETURN", Cover{Script: []byte{0x6a, 1, 2}, Profile: Profile{Class: 1}}, s.Add, nil},
+		{"empty script", Cover{Profile: Profile{Class: 1}}, s.Add, nil},
+		{"class 0", Cover{Script: p2wpkh(90), Profile: Profile{}}, s.Add, nil},
+		{"class 9", Cover{Script: p2wpkh(90), Profile: Profile{Class: MaxClass + 1}}, s.AddReserve, nil},
+		{"type 16", Cover{Script: p2wpkh(90), Profile: Profile{Class: 1, Type: MaxType + 1}}, s.Add, nil},
+		{"negative height", Cover{Script: p2wpkh(90), Profile: Profile{Class: 1, First: -1}}, s.Add, nil},
+	}
+	for _, tc := range bad {
+		err := tc.add(tc.c)
+		if err == nil || tc.want != nil && !errors.Is(err, tc.want) {
+			t.Errorf("%s: %v, want an error%v", tc.name, err, map[bool]string{true: " wrapping " + fmt.Sprint(tc.want)}[tc.want != nil])
+		}
+	}
+	if n, r := len(s.Covers()), len(s.Reserve()); n != 2 || r != 2 {
+		t.Fatalf("refused additions changed the set: %d covers, %d in reserve", n, r)
+	}
+	if err := s.SetChance(map[int]float64{0: 1}); err == nil {
+		t.Error("chance of class 0 accepted")
+	}
+	if err := s.SetChance(map[int]float64{1: -1}); err == nil {
+		t.Error("negative chance accepted")
+	}
+}
+
+// good is a saved file's bytes with the offsets where its fields begin.
+func good(t testing.TB) ([]byte, map[string]int) {
+	t.Helper()
+	s, _ := filled(t, 2, 1)
+	data, err := os.ReadFile(s.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	net := len(magic)
+	seed := net + 1 + len(params.Name)
+	chance := seed + 32
+	covers := chance + 1 + 2*3
+	return data, map[string]int{"magic": 0, "network": net, "seed": seed, "chance": chance, "covers": covers,
+		"cover script": covers + 2, "reserve": len(data) - 4 - entry(2).entrySize() - 1, "checksum": len(data) - 4}
+}
+
+// resum replaces the checksum of a file (its last 4 bytes).
+func resum(data []byte) []byte {
+	body := data[:len(data)-4]
+	return binary.LittleEndian.AppendUint32(slices.Clone(body), crc32.Checksum(body, castagnoli))
+}
+
+// damagedFiles are files Open must find damaged, by name.
+func damagedFiles(t testing.TB) map[string][]byte {
+	data, at := good(t)
+	cases := map[string][]byte{
+		"empty":            {},
+		"bad magic":        append([]byte("SPVFXXX\x01"), data[8:]...),
+		"version 2":        resum(append([]byte("SPVFCOV\x02"), data[8:]...)),
+		"checksum flipped": append(slices.Clone(data[:len(data)-1]), data[len(data)-1]^1),
+		"a byte flipped":   append(append(slices.Clone(data[:40]), data[40]^0x10), data[41:]...),
+		"trailing byte":    resum(append(slices.Clone(data[:len(data)-4]), 0, 0, 0, 0, 0)),
+	}
+	for field, off := range at {
+		cases["cut in "+field] = slices.Clone(data[:off+1])
+		cases["cut in "+field+", checksum right"] = resum(append(slices.Clone(data[:off+1]), 0, 0, 0, 0))
+	}
+	other := slices.Clone(data)
+	copy(other[at["network"]+1:], "regtesx")
+	cases["another network"] = resum(other)
+	bigCount := func(field string, count uint64) []byte {
+		b := slices.Clone(data[:at[field]])
+		b = binary.AppendUvarint(b, count)
+		return resum(append(append(b, data[at[field]+1:len(data)-4]...), 0, 0, 0, 0))
+	}
+	cases["covers beyond MaxCovers"] = bigCount("covers", MaxCovers+1)
+	cases["reserve beyond MaxReserve"] = bigCount("reserve", MaxReserve+1)
+	cases["covers beyond the bytes left"] = bigCount("covers", 1000)
+	cases["chance beyond MaxClass"] = bigCount("chance", MaxClass+1)
+	opReturn := slices.Clone(data)
+	opReturn[at["cover script"]] = 0x6a
+	cases["OP_RETURN script"] = resum(opReturn)
+	twice := slices.Clone(data)
+	copy(twice[at["reserve"]+2:], p2wpkh(0)) // the reserve's script made cover 0's
+	cases["a script twice"] = resum(twice)
+	long := slices.Clone(data)
+	long[at["covers"]+1] |= 0x80 // a length not in its shortest form
+	long = slices.Insert(long, at["covers"]+2, 0x00)
+	cases["varint too long"] = resum(long)
+	return cases
+}
+
+// TestOpenDamaged: each damaged file is set aside and, with no good
+// .prev, Open fails with a *DamagedError naming it (Options.New starts a
+// new set instead); with a good .prev, that is used and a note says so. A
+// missing file is a first run unless Options.Existing says the store
+// holds a chain.
+func TestOpenDamaged(t *testing.T) {
+	for name, data := range damagedFiles(t) {
+		t.Run(name, func(t *testing.T) {
+			for _, withPrev := range []bool{false, true} {
+				dir := t.TempDir()
+				var prev *Set
+				if withPrev {
+					prev, dir = filled(t, 3, 1)
+					if err := prev.Add(entry(40)); err != nil {
+						t.Fatal(err)
+					}
+					if err := prev.Save(); err != nil { // covers.dat.prev: the 3 covers
+						t.Fatal(err)
+					}
+				}
+				path := filepath.Join(dir, FileName)
+				if err := os.WriteFile(path, data, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				s, notes, err := Open(dir, params)
+				aside, _ := filepath.Glob(path + ".damaged-*")
+				if len(aside) != 1 {
+					t.Fatalf("prev %v: set aside as %q", withPrev, aside)
+				}
+				if withPrev {
+					if err != nil || len(notes) != 1 || !strings.Contains(notes[0], "covers.dat.prev") || len(s.Covers()) != 3 {
+						t.Fatalf("with a good .prev: %v, notes %q", err, notes)
+					}
+					if err := s.Save(); err != nil {
+						t.Fatal(err)
+					}
+					if again, _, err := Open(dir, params); err != nil || len(again.Covers()) != 3 {
+						t.Fatalf("reopened after recovery: %v", err)
+					}
+					continue
+				}
+				var de *DamagedError
+				if !errors.As(err, &de) || !errors.Is(err, ErrDamaged) || de.Path != path || de.SetAside != filepath.Base(aside[0]) ||
+					!strings.Contains(err.Error(), path) {
+					t.Fatalf("no DamagedError naming the file: %v", err)
+				}
+				if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+					t.Fatal("the damaged file is still in place")
+				}
+				if _, _, err := OpenWith(dir, params, Options{Existing: true}); !errors.As(err, &de) {
+					t.Fatalf("reopened after the damage: %v", err)
+				}
+				s, notes, err = OpenWith(dir, params, Options{Existing: true, New: true})
+				if err != nil || len(s.Covers()) != 0 || len(notes) != 1 {
+					t.Fatalf("a new set accepted: %v, notes %q", err, notes)
+				}
+			}
+		})
+	}
+	t.Run("missing", func(t *testing.T) {
+		dir := t.TempDir()
+		s, notes, err := Open(dir, params)
+		if err != nil || len(notes) != 0 || len(s.Covers()) != 0 {
+			t.Fatalf("first run: %v, notes %q", err, notes)
+		}
+		var de *DamagedError
+		if _, _, err := OpenWith(dir, params, Options{Existing: true}); !errors.As(err, &de) || !errors.Is(err, fs.ErrNotExist) || de.SetAside != "" {
+			t.Fatalf("deleted beside a chain: %v", err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, FileName)); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatal("Open wrote a file")
+		}
+	})
+	t.Run("deleted beside .prev", func(t *testing.T) {
+		s, dir := filled(t, 2, 0)
+		if err := s.Add(entry(9)); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Save(); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Remove(s.Path()); err != nil {
+			t.Fatal(err)
+		}
+		got, notes, err := Open(dir, params)
+		if err != nil || len(notes) != 1 || len(got.Covers()) != 2 {
+			t.Fatalf("deleted, .prev kept: %v, notes %q", err, notes)
+		}
+	})
+	t.Run("a directory", func(t *testing.T) {
+		dir := t.TempDir()
+		if err := os.Mkdir(filepath.Join(dir, FileName), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := Open(dir, params); !errors.Is(err, ErrDamaged) {
+			t.Fatalf("a directory: %v", err)
+		}
+	})
+	t.Run("seeds differ", func(t *testing.T) {
+		a, _ := filled(t, 0, 0)
+		b, _ := filled(t, 0, 0)
+		if a.Seed() == b.Seed() || a.Seed() == [32]byte{} {
+			t.Fatal("two data directories share a seed")
+		}
+	})
+}
+
+// TestCoverFileBounded: what a file's counts size is bounded by the file
+// (a few bytes claiming thousands of covers allocate no more than the
+// bytes could hold), a file beyond MaxFileSize is damage, read no
+// further, and a set stops growing, with ErrFull, at its bounds, which
+// keep it within MaxFileSize.
+func TestCoverFileBounded(t *testing.T) {
+	data, at := good(t)
+	claims := map[string][]byte{}
+	for _, count := range []uint64{MaxCovers, 1 << 40} {
+		b := binary.AppendUvarint(slices.Clone(data[:at["covers"]]), count)
+		claims[fmt.Sprintf("%d covers", count)] = resum(append(b, 0, 0, 0, 0))
+	}
+	b := binary.AppendUvarint(slices.Clone(data[:at["covers"]]), 1)
+	b = binary.AppendUvarint(b, MaxScript)
+	claims["a script of MaxScript bytes"] = resum(append(b, 0x51, 0, 0, 0, 0))
+	for name, file := range claims {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		_, err := decode(file, params.Name)
+		runtime.ReadMemStats(&after)
+		if err == nil {
+			t.Fatalf("%s: decoded", name)
+		}
+		if got := after.TotalAlloc - before.TotalAlloc; got > 16<<10 {
+			t.Errorf("%s: a file of %d bytes allocated %d bytes", name, len(file), got)
+		}
+	}
+
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, FileName), make([]byte, MaxFileSize+1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Open(dir, params); !errors.Is(err, ErrDamaged) || !errors.Is(err, diskfile.ErrTooLarge) {
+		t.Fatalf("a file beyond MaxFileSize: %v", err)
+	}
+
+	s, _, err := Open(t.TempDir(), params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := func(i int) Cover {
+		c := entry(i)
+		c.Script = append(bytes.Repeat([]byte{0x51}, MaxScript-8), c.Script[2:10]...)
+		return c
+	}
+	n := 0
+	for ; n < MaxFileSize/MaxScript+10; n++ {
+		if err := s.Add(big(n)); errors.Is(err, ErrFull) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n == 0 || n > MaxFileSize/MaxScript {
+		t.Fatalf("%d covers of %d bytes added", n, MaxScript)
+	}
+	if err := s.Save(); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(s.Path()); fi.Size() > MaxFileSize {
+		t.Fatalf("a file of %d bytes", fi.Size())
+	}
+	if _, _, err := OpenWith(filepath.Dir(s.Path()), params, Options{Existing: true}); err != nil {
+		t.Fatalf("a full file read back: %v", err)
+	}
+
+	s, _, err = Open(t.TempDir(), params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range MaxCovers {
+		if err := s.Add(entry(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Add(entry(MaxCovers)); !errors.Is(err, ErrFull) {
+		t.Fatalf("cover %d: %v", MaxCovers+1, err)
+	}
+	for i := range MaxReserve {
+		if err := s.AddReserve(entry(MaxCovers + 1 + i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.AddReserve(entry(MaxCovers + MaxReserve + 1)); !errors.Is(err, ErrFull) {
+		t.Fatalf("reserve script %d: %v", MaxReserve+1, err)
+	}
+	if len(s.c.encode()) != s.size {
+		t.Fatalf("size kept as %d, encodes to %d", s.size, len(s.c.encode()))
+	}
+}

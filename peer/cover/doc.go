@@ -1,0 +1,54 @@
+// Package cover keeps a light client's cover scripts: scripts of other
+// people that the chain carries, whose blocks the client fetches beside
+// its wallet's so that a peer watching the downloads cannot tell which
+// matched scripts are the wallet's. The set must be the same in every
+// session and only ever grow: covers drawn anew each run, or dropped,
+// are told apart from the wallet by intersecting two sessions. So the
+// set lives in one file per data directory, DataDir/<network>/covers.dat,
+// beside the chain store and under its lock (open a Set only while the
+// store of its directory is open), written with the permission bits 0600
+// (whoever reads it can subtract the covers).
+//
+// # Format
+//
+// Varints are unsigned LEB128 (encoding/binary's Uvarint), at most
+// their shortest form's length.
+//
+//	magic     8 bytes: "SPVFCOV" and the version, 0x01
+//	network   varint length (1..64), then the network's name
+//	seed      32 bytes, random when the file was first made: keys every
+//	          draw of covers, so that draws are repeatable per data
+//	          directory and unknown to anyone else
+//	chance    varint K (0..MaxClass), then K pairs of varints: a class k
+//	          (1..MaxClass, increasing) and the chance groups of class k
+//	          the client counted at its last scan, times 1000
+//	covers    varint C (0..MaxCovers), then C entries (below)
+//	reserve   varint R (0..MaxReserve), then R entries: scripts profiled
+//	          and not yet in use
+//	checksum  4 bytes, little endian: the CRC-32C (Castagnoli) of every
+//	          byte before it, from the magic on
+//
+// An entry is a varint length L (1..MaxScript) and L bytes of an output
+// script that a BIP 158 basic filter holds (not empty, no OP_RETURN);
+// then its profile: a byte class (1..MaxClass, MaxClass meaning that
+// many appearances or more), a byte script type (0..MaxType), and
+// varints: the height of its first appearance, the height it was drawn
+// at (both below 2^31) and its group (the scripts drawn together,
+// such as a chain of change). No script appears twice in a file.
+//
+// A file is read whole within MaxFileSize bytes and checked before use:
+// magic and version, checksum, every count and length against its bound
+// and against the bytes left, each field's range, and the network. A
+// file that fails is damaged. Open then uses covers.dat.prev, the good
+// file before the last save, if it is good, saying that the covers drawn
+// since are lost; otherwise it sets the damaged file aside (as
+// covers.dat.damaged-<unix time>) and fails with a *DamagedError, since
+// drawing a new set in silence would break the target against anyone
+// who kept earlier sessions. Options.New accepts a new set instead, and
+// Options.Existing makes a missing file damage (the store beside it holds
+// a chain, so the file was deleted) rather than a first run.
+//
+// Save writes the file whole or not at all: the good file before it to
+// covers.dat.prev, then the new one, each to a temporary file renamed
+// into place and synced, with the directory.
+package cover
