@@ -6,6 +6,9 @@
 //
 // A test starts a node with StartBtcd, which stops it when the test ends;
 // a TestMain that shares one node among tests uses Start and Node.Stop.
+// BuildLabelledChain mines a chain of wallets whose keys the test knows,
+// the ground truth that measurements of what a client reveals score
+// against.
 package peertest
 
 import (

@@ -16,7 +16,6 @@ import (
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/rpcclient"
-	"github.com/btcsuite/btcd/wire"
 	"github.com/btcsuite/btcwallet/walletdb"
 	_ "github.com/btcsuite/btcwallet/walletdb/bdb" // the "bdb" driver, as neutrino's own tests use
 	"github.com/lightninglabs/neutrino"
@@ -31,136 +30,13 @@ import (
 
 // Shape of the test's chain.
 const (
-	rounds     = 300 // blocks mined after the coinbases mature
-	noisePer   = 4   // background payments per block
-	wallets    = 6
-	sessions   = 2 // neutrino sessions per wallet: from its birthday, and later
-	later      = 80
-	payments   = 8 // payments each wallet receives, the last two to addresses it was paid on before
-	payeeValue = 1_000_000
+	rounds   = 300 // blocks mined after the coinbases mature
+	noisePer = 4   // background payments per block
+	wallets  = 6
+	sessions = 2 // neutrino sessions per wallet: from its birthday, and later
+	later    = 80
+	payments = 8 // payments each wallet receives, the last two to addresses it was paid on before
 )
-
-// scripted is a wallet whose keys the test knows.
-type scripted struct {
-	id      string
-	birth   int32
-	receive []*peertest.Key // one per payment
-	change  []*peertest.Key // the change of its spends
-	payers  [2]*peertest.Key
-	// addresses of its scripts, of its payers' change and of its payees
-	scripts, payerChange, payees []string
-}
-
-// chainBuilder mines the test's chain on a btcd and records every
-// script's heights.
-type chainBuilder struct {
-	t       *testing.T
-	node    *peertest.Node
-	params  *chaincfg.Params
-	keys    int
-	pending []peertest.Output // background outputs not yet spent
-	heights map[string][]int32
-}
-
-func (c *chainBuilder) fresh(tag string) *peertest.Key {
-	c.keys++
-	return peertest.NewKey(fmt.Sprintf("neutrinocapture %s %d", tag, c.keys))
-}
-
-func (c *chainBuilder) addr(k *peertest.Key) string { return k.Address(c.params).EncodeAddress() }
-
-func (c *chainBuilder) seen(k *peertest.Key, h int32) {
-	a := c.addr(k)
-	if hs := c.heights[a]; len(hs) == 0 || hs[len(hs)-1] != h {
-		c.heights[a] = append(hs, h)
-	}
-}
-
-func (c *chainBuilder) height() int32 {
-	n, err := c.node.RPC().GetBlockCount()
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	return int32(n)
-}
-
-// event is what a wallet does in a round: be paid by a payer, or spend
-// what it was paid in an earlier round.
-type event struct {
-	w       *scripted
-	payment int
-	spend   bool
-}
-
-// build mines the chain: every block holds background payments (from
-// coinbases, some spending earlier background outputs) and the wallets'
-// payments and spends of that round.
-func (c *chainBuilder) build(ws []*scripted, plan map[int][]event) {
-	received := map[*scripted][]peertest.Output{}
-	payerCoin := map[*peertest.Key]*peertest.Output{}
-	for round := range rounds {
-		h := c.height() + 1
-		var txs []*wire.MsgTx
-		var outs []*wire.TxOut
-		var keys []*peertest.Key
-		for range noisePer {
-			k := c.fresh("noise")
-			keys = append(keys, k)
-			outs = append(outs, wire.NewTxOut(payeeValue, k.PkScript()))
-		}
-		noise := c.node.SpendCoinbase(c.t, outs...)
-		txs = append(txs, noise)
-		for i, k := range keys {
-			c.seen(k, h)
-			c.pending = append(c.pending, peertest.OutputOf(noise, uint32(i), k))
-		}
-		if len(c.pending) > 40 {
-			in := c.pending[round*7%len(c.pending)]
-			c.pending = slices.DeleteFunc(c.pending, func(o peertest.Output) bool { return o.OutPoint == in.OutPoint })
-			to := c.fresh("noise")
-			txs = append(txs, c.node.Spend(c.t, []peertest.Output{in}, wire.NewTxOut(in.Value-peertest.Fee, to.PkScript())))
-			c.seen(in.Key, h)
-			c.seen(to, h)
-		}
-		for _, e := range plan[round] {
-			w := e.w
-			if e.spend {
-				in := received[w][0]
-				received[w] = received[w][1:]
-				payee, change := c.fresh("payee"), w.change[len(w.payees)]
-				tx := c.node.Spend(c.t, []peertest.Output{in}, wire.NewTxOut(payeeValue, payee.PkScript()),
-					wire.NewTxOut(in.Value-payeeValue-peertest.Fee, change.PkScript()))
-				txs = append(txs, tx)
-				w.payees = append(w.payees, c.addr(payee))
-				c.seen(in.Key, h)
-				c.seen(payee, h)
-				c.seen(change, h)
-				continue
-			}
-			payer := w.payers[e.payment%2]
-			to, newChange := w.receive[e.payment], c.fresh("payer change")
-			var tx *wire.MsgTx
-			if prev := payerCoin[payer]; prev != nil {
-				tx = c.node.Spend(c.t, []peertest.Output{*prev}, wire.NewTxOut(2*payeeValue, to.PkScript()),
-					wire.NewTxOut(prev.Value-2*payeeValue-peertest.Fee, newChange.PkScript()))
-				c.seen(prev.Key, h)
-			} else {
-				tx = c.node.SpendCoinbase(c.t, wire.NewTxOut(2*payeeValue, to.PkScript()), wire.NewTxOut(40*payeeValue, newChange.PkScript()))
-			}
-			txs = append(txs, tx)
-			o := peertest.OutputOf(tx, 1, newChange)
-			payerCoin[payer] = &o
-			received[w] = append(received[w], peertest.OutputOf(tx, 0, to))
-			w.payerChange = append(w.payerChange, c.addr(newChange))
-			c.seen(to, h)
-			c.seen(newChange, h)
-		}
-		c.node.Confirm(c.t, txs...)
-		if got := c.height(); got != h {
-			c.t.Fatalf("round %d mined height %d, want %d", round, got, h)
-		}
-	}
-}
 
 // TestNeutrinoCapture drives real neutrino clients of scripted wallets
 // through the capture relay, runs the block-download attack on the
@@ -173,37 +49,32 @@ func TestNeutrinoCapture(t *testing.T) {
 	miner := peertest.NewKey("neutrinocapture miner")
 	node := peertest.StartBtcd(t, peertest.WithMiningKey(miner))
 	node.Generate(t, 150)
-	c := &chainBuilder{t: t, node: node, params: node.Params, heights: map[string][]int32{}}
-	start := c.height() + 1
-	var ws []*scripted
-	plan := map[int][]event{}
+	start := int32(151)
+	var ws []*peertest.LabelledWallet
+	plan := map[int][]peertest.WalletEvent{}
 	for i := range wallets {
-		w := &scripted{id: fmt.Sprintf("n%d", i+1), birth: start + int32(10*i)}
-		w.payers = [2]*peertest.Key{c.fresh("payer"), c.fresh("payer")}
+		w := &peertest.LabelledWallet{ID: fmt.Sprintf("n%d", i+1), Birth: start + int32(10*i)}
+		w.Payers = [2]*peertest.Key{peertest.NewKey(fmt.Sprintf("neutrinocapture wallet %d payer 0", i)), peertest.NewKey(fmt.Sprintf("neutrinocapture wallet %d payer 1", i))}
 		for j := range payments {
 			key := peertest.NewKey(fmt.Sprintf("neutrinocapture wallet %d receive %d", i, j))
 			if j >= payments-2 {
-				key = w.receive[2*(j-payments+2)+1] // paid again
+				key = w.Receive[2*(j-payments+2)+1] // paid again
 			}
-			w.receive = append(w.receive, key)
-			w.change = append(w.change, peertest.NewKey(fmt.Sprintf("neutrinocapture wallet %d change %d", i, j)))
+			w.Receive = append(w.Receive, key)
+			w.Change = append(w.Change, peertest.NewKey(fmt.Sprintf("neutrinocapture wallet %d change %d", i, j)))
 			round := 10*i + 5 + 33*j + i*3
-			plan[round] = append(plan[round], event{w: w, payment: j})
+			plan[round] = append(plan[round], peertest.WalletEvent{Wallet: w, Payment: j})
 			if j%2 == 0 { // spends half of what it receives, later
-				plan[round+7+i] = append(plan[round+7+i], event{w: w, spend: true})
+				plan[round+7+i] = append(plan[round+7+i], peertest.WalletEvent{Wallet: w, Spend: true})
 			}
 		}
 		ws = append(ws, w)
 	}
-	c.build(ws, plan)
-	tip := c.height()
-	for _, w := range ws {
-		for _, k := range slices.Concat(w.receive, w.change[:len(w.payees)]) {
-			if a := c.addr(k); !slices.Contains(w.scripts, a) {
-				w.scripts = append(w.scripts, a)
-			}
-		}
+	chain := peertest.BuildLabelledChain(t, node, peertest.LabelledChainSpec{Tag: "neutrinocapture", Rounds: rounds, NoisePer: noisePer, Wallets: ws, Events: plan})
+	if chain.Start != start {
+		t.Fatalf("the chain's rounds start at height %d, want %d", chain.Start, start)
 	}
+	tip := chain.Tip
 
 	// The relay, and neutrino sessions through it.
 	var out bytes.Buffer
@@ -217,7 +88,7 @@ func TestNeutrinoCapture(t *testing.T) {
 	byClient := map[string]sessionOf{}
 	for _, w := range ws {
 		var watch []btcutil.Address
-		for _, a := range w.scripts {
+		for _, a := range w.Scripts {
 			addr, err := btcutil.DecodeAddress(a, node.Params)
 			if err != nil {
 				t.Fatal(err)
@@ -225,8 +96,8 @@ func TestNeutrinoCapture(t *testing.T) {
 			watch = append(watch, addr)
 		}
 		for k := range sessions {
-			local := rescan(ctx, t, relay.Addr().String(), node.Params, watch, w.birth+int32(k*later), tip)
-			byClient[local] = sessionOf{w, w.birth + int32(k*later)}
+			local := rescan(ctx, t, relay.Addr().String(), node.Params, watch, w.Birth+int32(k*later), tip)
+			byClient[local] = sessionOf{w, w.Birth + int32(k*later)}
 		}
 	}
 	stopRelay()
@@ -246,15 +117,15 @@ func TestNeutrinoCapture(t *testing.T) {
 		Payments: []simulate.Payment{}, Sessions: []simulate.Session{}, Fetch: &simulate.FetchLabels{Network: node.Params.Name,
 			BlockCount: int(tip) + 1, Wallets: []simulate.FetchWallet{}, Sessions: []simulate.FetchSession{}}}
 	for _, w := range ws {
-		labels.Fetch.Wallets = append(labels.Fetch.Wallets, simulate.FetchWallet{ID: w.id, Birth: w.birth, Scripts: w.scripts,
-			PayerChange: w.payerChange, Payees: w.payees})
+		labels.Fetch.Wallets = append(labels.Fetch.Wallets, simulate.FetchWallet{ID: w.ID, Birth: w.Birth, Scripts: w.Scripts,
+			PayerChange: w.PayerChange, Payees: w.Payees})
 	}
 	for _, s := range fetchSessions {
 		so, ok := byClient[s.Client]
 		if !ok {
 			t.Fatalf("session %s of client %s, which no wallet's neutrino used", s.ID, s.Client)
 		}
-		labels.Fetch.Sessions = append(labels.Fetch.Sessions, sessionLabel(t, s, so, c.heights, hashes, tip))
+		labels.Fetch.Sessions = append(labels.Fetch.Sessions, sessionLabel(t, s, so, chain.Heights, hashes, tip))
 	}
 	if len(fetchSessions) != wallets*sessions {
 		t.Fatalf("%d sessions captured, want %d", len(fetchSessions), wallets*sessions)
@@ -274,7 +145,7 @@ func TestNeutrinoCapture(t *testing.T) {
 		if r.ScannedFrom == nil || *r.ScannedFrom != so.from || *r.ScannedTo != tip {
 			t.Errorf("session %s: scanned %v..%v, want the rescan's %d..%d", r.Session, r.ScannedFrom, r.ScannedTo, so.from, tip)
 		}
-		t.Logf("session %s (%s): B = %d, F = %d, %d matches, %d confident, %d groups; %s", r.Session, so.w.id, r.ScannedBlocks, r.FetchedBlocks,
+		t.Logf("session %s (%s): B = %d, F = %d, %d matches, %d confident, %d groups; %s", r.Session, so.w.ID, r.ScannedBlocks, r.FetchedBlocks,
 			r.MatchedCount, r.Confident, len(r.Groups), r.Verdict)
 	}
 	doc, err := json.Marshal(map[string]any{"index": map[string]any{"network": node.Params.Name}, "clients": reps})
@@ -409,7 +280,7 @@ func indexChain(t *testing.T, rpc *rpcclient.Client, tip int32) ([]byte, map[str
 
 // sessionOf is a neutrino session: its wallet and where its rescan began.
 type sessionOf struct {
-	w    *scripted
+	w    *peertest.LabelledWallet
 	from int32
 }
 
@@ -420,9 +291,9 @@ func sessionLabel(t *testing.T, s *capture.FetchSession, so sessionOf, heights m
 	t.Helper()
 	w := so.w
 	own := map[int32]bool{}
-	fs := simulate.FetchSession{ID: s.ID, Client: s.Client, Kind: simulate.KindWallet, Wallet: w.id, ScannedFrom: so.from, ScannedTo: tip,
+	fs := simulate.FetchSession{ID: s.ID, Client: s.Client, Kind: simulate.KindWallet, Wallet: w.ID, ScannedFrom: so.from, ScannedTo: tip,
 		Scripts: []string{}, DecoyHeights: []int32{}, FalsePositiveHeights: []int32{}}
-	for _, a := range w.scripts {
+	for _, a := range w.Scripts {
 		in := false
 		for _, h := range heights[a] {
 			if h >= so.from {

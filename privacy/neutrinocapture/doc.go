@@ -4,7 +4,8 @@
 // neutrino and its dependencies stay out of spvfilter's go.mod.
 //
 // Its test builds a regtest chain on a real btcd, transaction by
-// transaction: background payments in every block (some spent later),
+// transaction (peertest.BuildLabelledChain, which main-module tests use
+// too): background payments in every block (some spent later),
 // and scripted wallets whose keys it knows, paid by payers that send
 // their change to a new address each time and spend it in their next
 // payment, and spending what they receive to payees while keeping
