@@ -87,14 +87,7 @@ func TestNeutrinoCapture(t *testing.T) {
 	go func() { served <- relay.Serve(rctx) }()
 	byClient := map[string]sessionOf{}
 	for _, w := range ws {
-		var watch []btcutil.Address
-		for _, a := range w.Scripts {
-			addr, err := btcutil.DecodeAddress(a, node.Params)
-			if err != nil {
-				t.Fatal(err)
-			}
-			watch = append(watch, addr)
-		}
+		watch := walletAddrs(t, node.Params, w)
 		for k := range sessions {
 			local := rescan(ctx, t, relay.Addr().String(), node.Params, watch, w.Birth+int32(k*later), tip)
 			byClient[local] = sessionOf{w, w.Birth + int32(k*later)}
