@@ -77,42 +77,20 @@ func TestNeutrinoCapture(t *testing.T) {
 	tip := chain.Tip
 
 	// The relay, and neutrino sessions through it.
-	var out bytes.Buffer
-	relay, err := capture.NewRelay(capture.RelayConfig{Listen: "127.0.0.1:0", Upstream: node.P2PAddr, Net: node.Params.Net, Out: &out})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rctx, stopRelay := context.WithCancel(ctx)
-	served := make(chan error, 1)
-	go func() { served <- relay.Serve(rctx) }()
 	byClient := map[string]sessionOf{}
-	for _, w := range ws {
-		watch := walletAddrs(t, node.Params, w)
-		for k := range sessions {
-			local := rescan(ctx, t, relay.Addr().String(), node.Params, watch, w.Birth+int32(k*later), tip)
-			byClient[local] = sessionOf{w, w.Birth + int32(k*later)}
+	raw, fetchSessions := throughRelay(ctx, t, node, func(addr string) {
+		for _, w := range ws {
+			watch := walletAddrs(t, node.Params, w)
+			for k := range sessions {
+				local := rescan(ctx, t, addr, node.Params, watch, w.Birth+int32(k*later), tip)
+				byClient[local] = sessionOf{w, w.Birth + int32(k*later)}
+			}
 		}
-	}
-	stopRelay()
-	<-served
+	})
 
 	// What the node saw, the index and the labels.
-	recs, err := capture.Read(bytes.NewReader(out.Bytes()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fetchSessions, err := capture.FetchSessions(recs)
-	if err != nil {
-		t.Fatal(err)
-	}
 	index, hashes := indexChain(t, node.RPC(), tip)
-	labels := &simulate.Labels{Format: simulate.LabelsFormat, Version: simulate.LabelsVersion, Wallets: []simulate.Wallet{},
-		Payments: []simulate.Payment{}, Sessions: []simulate.Session{}, Fetch: &simulate.FetchLabels{Network: node.Params.Name,
-			BlockCount: int(tip) + 1, Wallets: []simulate.FetchWallet{}, Sessions: []simulate.FetchSession{}}}
-	for _, w := range ws {
-		labels.Fetch.Wallets = append(labels.Fetch.Wallets, simulate.FetchWallet{ID: w.ID, Birth: w.Birth, Scripts: w.Scripts,
-			PayerChange: w.PayerChange, Payees: w.Payees})
-	}
+	labels := fetchLabels(node.Params.Name, tip, ws)
 	for _, s := range fetchSessions {
 		so, ok := byClient[s.Client]
 		if !ok {
@@ -123,14 +101,7 @@ func TestNeutrinoCapture(t *testing.T) {
 	if len(fetchSessions) != wallets*sessions {
 		t.Fatalf("%d sessions captured, want %d", len(fetchSessions), wallets*sessions)
 	}
-	ir, err := universe.NewIndexReader(bytes.NewReader(index))
-	if err != nil {
-		t.Fatal(err)
-	}
-	reps, err := attack.AnalyzeFetches(fetchSessions, ir, attack.FetchOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	reps := analyze(t, fetchSessions, index)
 	for _, r := range reps {
 		// Neutrino asks for filter headers from the genesis block and
 		// filters from the birthday: only the latter are the scan.
@@ -141,16 +112,9 @@ func TestNeutrinoCapture(t *testing.T) {
 		t.Logf("session %s (%s): B = %d, F = %d, %d matches, %d confident, %d groups; %s", r.Session, so.w.ID, r.ScannedBlocks, r.FetchedBlocks,
 			r.MatchedCount, r.Confident, len(r.Groups), r.Verdict)
 	}
-	doc, err := json.Marshal(map[string]any{"index": map[string]any{"network": node.Params.Name}, "clients": reps})
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc, score := evaluate(t, node.Params.Name, labels, reps)
 	if dir := os.Getenv("SPVFILTER_NEUTRINO_CAPTURE_DIR"); dir != "" {
-		writeFiles(t, dir, out.Bytes(), index, labels, doc)
-	}
-	score, err := simulate.Evaluate(labels, doc, simulate.EvalOptions{})
-	if err != nil {
-		t.Fatal(err)
+		writeFiles(t, dir, raw, index, labels, doc)
 	}
 	logScore(t, score)
 	for _, m := range score.Mistakes {
@@ -161,6 +125,77 @@ func TestNeutrinoCapture(t *testing.T) {
 	if score.Candidates.Confident.Count+score.CandidateGroups.Confident.Count == 0 {
 		t.Error("nothing claimed with P >= 0.95: the wallets' blocks were not found")
 	}
+}
+
+// throughRelay runs run with the address of a privacy/capture relay in
+// front of node, and returns the relay's capture and the fetch sessions
+// in it, as "privacy fetches" reads them.
+func throughRelay(ctx context.Context, t *testing.T, node *peertest.Node, run func(addr string)) ([]byte, []*capture.FetchSession) {
+	t.Helper()
+	var out bytes.Buffer
+	relay, err := capture.NewRelay(capture.RelayConfig{Listen: "127.0.0.1:0", Upstream: node.P2PAddr, Net: node.Params.Net, Out: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rctx, stopRelay := context.WithCancel(ctx)
+	served := make(chan error, 1)
+	go func() { served <- relay.Serve(rctx) }()
+	run(relay.Addr().String())
+	stopRelay()
+	<-served
+	recs, err := capture.Read(bytes.NewReader(out.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessions, err := capture.FetchSessions(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes(), sessions
+}
+
+// fetchLabels are the labels of ws on a chain up to tip, without
+// sessions yet.
+func fetchLabels(network string, tip int32, ws []*peertest.LabelledWallet) *simulate.Labels {
+	l := &simulate.Labels{Format: simulate.LabelsFormat, Version: simulate.LabelsVersion, Wallets: []simulate.Wallet{},
+		Payments: []simulate.Payment{}, Sessions: []simulate.Session{}, Fetch: &simulate.FetchLabels{Network: network,
+			BlockCount: int(tip) + 1, Wallets: []simulate.FetchWallet{}, Sessions: []simulate.FetchSession{}}}
+	for _, w := range ws {
+		l.Fetch.Wallets = append(l.Fetch.Wallets, simulate.FetchWallet{ID: w.ID, Birth: w.Birth, Scripts: w.Scripts,
+			PayerChange: w.PayerChange, Payees: w.Payees})
+	}
+	return l
+}
+
+// analyze runs the block-download attack ("privacy fetches") on the
+// sessions with the chain's index.
+func analyze(t *testing.T, sessions []*capture.FetchSession, index []byte) []*attack.FetchReport {
+	t.Helper()
+	ir, err := universe.NewIndexReader(bytes.NewReader(index))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reps, err := attack.AnalyzeFetches(sessions, ir, attack.FetchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reps
+}
+
+// evaluate scores the reports against the labels, as "privacy
+// evaluate" does the report "privacy fetches --json" writes, and returns
+// that report too.
+func evaluate(t *testing.T, network string, labels *simulate.Labels, reps []*attack.FetchReport) ([]byte, *simulate.Score) {
+	t.Helper()
+	doc, err := json.Marshal(map[string]any{"index": map[string]any{"network": network}, "clients": reps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	score, err := simulate.Evaluate(labels, doc, simulate.EvalOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc, score
 }
 
 // rescan runs one neutrino session: a ChainService with a fresh database

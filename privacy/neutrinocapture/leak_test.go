@@ -1,9 +1,7 @@
 package neutrinocapture
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -16,10 +14,7 @@ import (
 
 	"github.com/spvfilter/spvfilter/peer/client"
 	"github.com/spvfilter/spvfilter/peer/peertest"
-	"github.com/spvfilter/spvfilter/privacy/attack"
-	"github.com/spvfilter/spvfilter/privacy/capture"
 	"github.com/spvfilter/spvfilter/privacy/simulate"
-	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
 // leakScan is one client's scan of the labelled wallet, through a relay
@@ -118,51 +113,18 @@ func measureLeak(ctx context.Context, t *testing.T, sc leakScan, node *peertest.
 	index []byte, hashes map[string]int32) leakRow {
 	t.Helper()
 	w, tip := chain.Wallets[0], chain.Tip
-	var out bytes.Buffer
-	relay, err := capture.NewRelay(capture.RelayConfig{Listen: "127.0.0.1:0", Upstream: node.P2PAddr, Net: node.Params.Net, Out: &out})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rctx, stopRelay := context.WithCancel(ctx)
-	served := make(chan error, 1)
-	go func() { served <- relay.Serve(rctx) }()
-	began := time.Now()
-	sc.scan(ctx, t, relay.Addr().String(), node.Params, w, tip)
-	took := time.Since(began)
-	stopRelay()
-	<-served
-
-	recs, err := capture.Read(bytes.NewReader(out.Bytes()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sessions, err := capture.FetchSessions(recs)
-	if err != nil {
-		t.Fatalf("%s: %v", sc.name, err)
-	}
-	ir, err := universe.NewIndexReader(bytes.NewReader(index))
-	if err != nil {
-		t.Fatal(err)
-	}
-	reps, err := attack.AnalyzeFetches(sessions, ir, attack.FetchOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	labels := &simulate.Labels{Format: simulate.LabelsFormat, Version: simulate.LabelsVersion, Wallets: []simulate.Wallet{},
-		Payments: []simulate.Payment{}, Sessions: []simulate.Session{}, Fetch: &simulate.FetchLabels{Network: node.Params.Name,
-			BlockCount: int(tip) + 1, Wallets: []simulate.FetchWallet{{ID: w.ID, Birth: w.Birth, Scripts: w.Scripts,
-				PayerChange: w.PayerChange, Payees: w.Payees}}, Sessions: []simulate.FetchSession{}}}
+	var took time.Duration
+	_, sessions := throughRelay(ctx, t, node, func(addr string) {
+		began := time.Now()
+		sc.scan(ctx, t, addr, node.Params, w, tip)
+		took = time.Since(began)
+	})
+	reps := analyze(t, sessions, index)
+	labels := fetchLabels(node.Params.Name, tip, chain.Wallets)
 	for _, s := range sessions {
 		labels.Fetch.Sessions = append(labels.Fetch.Sessions, sessionLabel(t, s, sessionOf{w, w.Birth}, chain.Heights, hashes, tip))
 	}
-	doc, err := json.Marshal(map[string]any{"index": map[string]any{"network": node.Params.Name}, "clients": reps})
-	if err != nil {
-		t.Fatal(err)
-	}
-	score, err := simulate.Evaluate(labels, doc, simulate.EvalOptions{})
-	if err != nil {
-		t.Fatalf("%s: %v", sc.name, err)
-	}
+	_, score := evaluate(t, node.Params.Name, labels, reps)
 	row := leakRow{name: sc.name, sessions: len(reps)}
 	for _, m := range score.Mistakes {
 		if m.Probability >= simulate.ConfidentP {
