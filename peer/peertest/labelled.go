@@ -10,17 +10,17 @@ import (
 	"github.com/btcsuite/btcd/wire"
 )
 
-// LabelledWallet is a wallet whose keys a test knows: it is paid by two
-// payers that send their change to a new address each time and spend it
-// in their next payment, and it spends what it received (the oldest
-// first) to a new payee, keeping change. BuildLabelledChain fills the
-// addresses.
+// LabelledWallet is a wallet whose keys a test knows: it is paid by
+// payers in turn, each of which sends its change to a new address each
+// time and spends it in its next payment, and it spends what it received
+// (the oldest first) to a new payee, keeping change. BuildLabelledChain
+// fills the addresses.
 type LabelledWallet struct {
 	ID      string
 	Birth   int32  // the first height its scans start from
 	Receive []*Key // one per payment; a key given twice is an address paid again
 	Change  []*Key // one per spend, in order
-	Payers  [2]*Key
+	Payers  []*Key // payment j is paid by Payers[j%len(Payers)]
 
 	// Scripts are the addresses of its own scripts that the chain
 	// holds (receive keys, change of its spends), PayerChange those of
@@ -29,7 +29,7 @@ type LabelledWallet struct {
 }
 
 // WalletEvent is what a wallet does in a round: be paid its payment
-// Payment (to Receive[Payment], by Payers[Payment%2]), or spend.
+// Payment (to Receive[Payment]), or spend.
 type WalletEvent struct {
 	Wallet  *LabelledWallet
 	Payment int
@@ -133,7 +133,7 @@ func (b *labelledBuilder) build() {
 				b.seen(change, h)
 				continue
 			}
-			payer := w.Payers[e.Payment%2]
+			payer := w.Payers[e.Payment%len(w.Payers)]
 			to, newChange := w.Receive[e.Payment], b.fresh("payer change")
 			var tx *wire.MsgTx
 			if prev := payerCoin[payer]; prev != nil {
@@ -275,16 +275,16 @@ const matureBlocks = 150
 // yet: matureBlocks blocks to mine first, then rounds up to Blocks, four
 // background payments a block, and one wallet (birth: the first round)
 // whose scripts are half receive keys and half the change of its spends;
-// it is paid WalletBlocks − Scripts/2 times, to its receive keys in
-// turn, and spends the oldest it holds after each payment that keeps the
+// it is paid WalletBlocks − Scripts/2 times, each by a payer of its own
+// (so that payers' change does not chain its payments together), to its
+// receive keys in turn, and spends the oldest it holds after each payment that keeps the
 // spends level with the payments, in evenly spaced rounds. Scripts must
 // be at least 2 and WalletBlocks at least Scripts.
 func (s WalletChain) Spec(tag string) (mature int, spec LabelledChainSpec) {
 	spends := s.Scripts / 2
 	receive := s.Scripts - spends
 	payments := s.WalletBlocks - spends
-	w := &LabelledWallet{ID: tag, Birth: matureBlocks + 1,
-		Payers: [2]*Key{NewKey(tag + " payer 0"), NewKey(tag + " payer 1")}}
+	w := &LabelledWallet{ID: tag, Birth: matureBlocks + 1}
 	for i := range receive {
 		w.Receive = append(w.Receive, NewKey(fmt.Sprintf("%s wallet receive %d", tag, i)))
 	}
@@ -293,6 +293,7 @@ func (s WalletChain) Spec(tag string) (mature int, spec LabelledChainSpec) {
 	}
 	var order []WalletEvent
 	for j := range payments {
+		w.Payers = append(w.Payers, NewKey(fmt.Sprintf("%s payer %d", tag, j)))
 		if j >= receive {
 			w.Receive = append(w.Receive, w.Receive[j%receive])
 		}

@@ -54,7 +54,7 @@ func TestNeutrinoCapture(t *testing.T) {
 	plan := map[int][]peertest.WalletEvent{}
 	for i := range wallets {
 		w := &peertest.LabelledWallet{ID: fmt.Sprintf("n%d", i+1), Birth: start + int32(10*i)}
-		w.Payers = [2]*peertest.Key{peertest.NewKey(fmt.Sprintf("neutrinocapture wallet %d payer 0", i)), peertest.NewKey(fmt.Sprintf("neutrinocapture wallet %d payer 1", i))}
+		w.Payers = []*peertest.Key{peertest.NewKey(fmt.Sprintf("neutrinocapture wallet %d payer 0", i)), peertest.NewKey(fmt.Sprintf("neutrinocapture wallet %d payer 1", i))}
 		for j := range payments {
 			key := peertest.NewKey(fmt.Sprintf("neutrinocapture wallet %d receive %d", i, j))
 			if j >= payments-2 {
