@@ -84,7 +84,7 @@ func (e *DamagedError) Error() string {
 	if e.SetAside != "" {
 		msg += "; set aside as " + e.SetAside
 	}
-	return msg + ": a new set would let anyone holding earlier sessions strip the covers; accept one only knowing that"
+	return msg + ": a new cover set would let anyone who kept earlier sessions strip the covers they fetched"
 }
 
 // Unwrap returns ErrDamaged and the cause.
@@ -100,10 +100,9 @@ func Open(dir string, params *chaincfg.Params) (*Set, []string, error) {
 
 // OpenWith is Open with opts. A damaged file, or a missing one with
 // opts.Existing or beside a covers.dat.prev (Save never removes the
-// file: it was deleted), is replaced by covers.dat.prev if that is good (a note
-// says so), else by a new set if opts.New (a note says so), else it is
-// an error wrapping a *DamagedError; the damaged file is set aside in
-// every case.
+// file: it was deleted), is replaced by covers.dat.prev if that is good,
+// else by a new set if opts.New, a note saying which, else it is an error
+// wrapping a *DamagedError; the damaged file is set aside in every case.
 func OpenWith(dir string, params *chaincfg.Params, opts Options) (*Set, []string, error) {
 	path := filepath.Join(dir, FileName)
 	s, damage, err := load(path, params.Name)
