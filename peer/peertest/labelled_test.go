@@ -11,7 +11,7 @@ import (
 // change, and acts in WalletBlocks distinct rounds of the chain, never
 // spending more than it was paid.
 func TestWalletChainSpec(t *testing.T) {
-	for _, shape := range []WalletChain{ShortWalletChain, IssueWalletChain, {Blocks: 170, WalletBlocks: 6, Scripts: 4}} {
+	for _, shape := range []WalletChain{ShortWalletChain, LongWalletChain, {Blocks: 170, WalletBlocks: 6, Scripts: 4}} {
 		mature, spec := shape.Spec("spec")
 		if mature+spec.Rounds != shape.Blocks {
 			t.Errorf("%+v: %d blocks mined", shape, mature+spec.Rounds)

@@ -20,15 +20,15 @@
 //
 //	go test -run TestNeutrinoCapture -v
 //
-// TestLeakAgainstCapture measures what issue 24's clients reveal: one
+// TestLeakAgainstCapture measures what a client's downloads reveal: one
 // labelled wallet (peertest.WalletChain) scanned from its birth by the
 // neutrino client and by spvfilter's, each through a relay of its own,
 // and the attack and evaluation run on each capture. A client that
 // fetches exactly its wallet's blocks must have the wallet's scripts of
-// two or more appearances attributed at P >= 0.95; the table it logs is
-// the one the closing figures quote. The default chain has 450 blocks;
-// the issue's, 2,000 blocks with the wallet's 20 scripts in 40, is run by
-// hand:
+// two or more appearances attributed at P >= 0.95 (see wantP for the
+// short chain), and the table it logs is the one privacy/README.md
+// quotes. The default chain has 450 blocks; the long one, 2,000 blocks
+// with the wallet's 20 scripts in 40, is run by hand:
 //
-//	SPVFILTER_WALLET_CHAIN=issue go test -run TestLeakAgainstCapture -v -timeout 60m
+//	SPVFILTER_WALLET_CHAIN=long go test -run TestLeakAgainstCapture -v -timeout 60m
 package neutrinocapture

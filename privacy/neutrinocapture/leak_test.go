@@ -54,21 +54,21 @@ type ownScript struct {
 }
 
 // wantP is the probability at which the attack must attribute an
-// unprotected client's script of k appearances: 0.95 on the issue's
+// unprotected client's script of k appearances: 0.95 on the long
 // chain, where the wallet's blocks are 2% of those scanned. On the
 // default suite's shorter chain they are 8%, so chance explains part of
 // the class k = 2 (its groups come out near 0.64): there scripts seen
 // three times or more must reach 0.95, and those seen twice 0.5.
 func wantP(shape peertest.WalletChain, k int) float64 {
-	if shape == peertest.IssueWalletChain || k >= 3 {
+	if shape == peertest.LongWalletChain || k >= 3 {
 		return simulate.ConfidentP
 	}
 	return 0.5
 }
 
-// TestLeakAgainstCapture is issue 24's measurement on a real btcd: a
+// TestLeakAgainstCapture measures the leak of downloads on a real btcd: a
 // labelled wallet (peertest.WalletChainFromEnv: 20 scripts in 24 blocks
-// of 450 by default, in 40 of 2,000 with SPVFILTER_WALLET_CHAIN=issue)
+// of 450 by default, in 40 of 2,000 with SPVFILTER_WALLET_CHAIN=long)
 // is scanned from its birth by each client through its own
 // privacy/capture relay, and "privacy fetches" (attack.AnalyzeFetches)
 // and "privacy evaluate" (simulate.Evaluate, against the labels) run on
@@ -80,7 +80,7 @@ func wantP(shape peertest.WalletChain, k int) float64 {
 // close. The table is logged:
 //
 //	go test -run TestLeakAgainstCapture -v
-//	SPVFILTER_WALLET_CHAIN=issue go test -run TestLeakAgainstCapture -v -timeout 60m
+//	SPVFILTER_WALLET_CHAIN=long go test -run TestLeakAgainstCapture -v -timeout 60m
 func TestLeakAgainstCapture(t *testing.T) {
 	shape := peertest.WalletChainFromEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
