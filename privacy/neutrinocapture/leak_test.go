@@ -14,6 +14,7 @@ import (
 
 	"github.com/spvfilter/spvfilter/peer/client"
 	"github.com/spvfilter/spvfilter/peer/peertest"
+	"github.com/spvfilter/spvfilter/privacy/attack"
 	"github.com/spvfilter/spvfilter/privacy/simulate"
 )
 
@@ -169,8 +170,18 @@ func measureLeak(ctx context.Context, t *testing.T, sc leakScan, node *peertest.
 	if g := score.CandidateGroups; g != nil {
 		row.groupsClaimed, row.right = g.Confident.Count, g.Confident.Right
 	}
-	// The wallet's scripts of two or more appearances from its birth,
-	// and the highest probability any session gives each.
+	row.attribute(t, reps, chain)
+	t.Logf("%s: scanned in %v; %d sessions; %d of the wallet's %d scripts of k >= 2 at P >= 0.95",
+		sc.name, took.Round(time.Millisecond), len(reps), row.attributed, row.multi)
+	logScore(t, score)
+	return row
+}
+
+// attribute counts what the reports say of the wallet's scripts of two
+// or more appearances from its birth, each at the highest probability
+// a session's match or group gives it, and of its groups.
+func (row *leakRow) attribute(t *testing.T, reps []*attack.FetchReport, chain *peertest.LabelledChain) {
+	w := chain.Wallets[0]
 	best, alone := map[string]float64{}, map[string]bool{}
 	for _, r := range reps {
 		row.scanned, row.fetched, row.matched = max(row.scanned, r.ScannedBlocks), row.fetched+r.FetchedBlocks, row.matched+r.MatchedCount
@@ -186,7 +197,8 @@ func measureLeak(ctx context.Context, t *testing.T, sc leakScan, node *peertest.
 				if g.Probability >= simulate.ConfidentP {
 					row.groupsAttributed++
 				}
-				t.Logf("%s: a group of k = %d, %d members, %d of them the wallet's, at P %.3f (%s)", sc.name, g.Appearances, len(g.Members), own, g.Probability, g.Reason)
+				t.Logf("%s: a group of k = %d, %d members, %d of them the wallet's, at P %.3f (%s)",
+					row.name, g.Appearances, len(g.Members), own, g.Probability, g.Reason)
 			}
 		}
 		for _, m := range r.Matched {
@@ -224,10 +236,6 @@ func measureLeak(ctx context.Context, t *testing.T, sc leakScan, node *peertest.
 			row.attributedLikely++
 		}
 	}
-	t.Logf("%s: scanned in %v; %d sessions; %d of the wallet's %d scripts of k >= 2 at P >= 0.95",
-		sc.name, took.Round(time.Millisecond), len(reps), row.attributed, row.multi)
-	logScore(t, score)
-	return row
 }
 
 // neutrinoScan is a neutrino Rescan of the wallet's addresses.
