@@ -3,6 +3,8 @@ package neutrinocapture
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -22,6 +24,7 @@ import (
 // at addr, from the wallet's birth to the tip.
 type leakScan struct {
 	name string
+	dir  string // its files' directory under SPVFILTER_LEAK_CAPTURE_DIR
 	scan func(ctx context.Context, t *testing.T, addr string, params *chaincfg.Params, w *peertest.LabelledWallet, tip int32)
 	// check holds the attack's conclusions to what the client promises.
 	check func(t *testing.T, shape peertest.WalletChain, row leakRow)
@@ -77,7 +80,9 @@ func wantP(shape peertest.WalletChain, k int) float64 {
 // 90% of the wallet's scripts of two or more appearances attributed, in a
 // match or a group, at P >= 0.95 (wantP: on the short chain, those seen
 // twice at 0.5), and no claim at 0.95 wrong: the leak covers exist to
-// close. The table is logged:
+// close. The table is logged, and with SPVFILTER_LEAK_CAPTURE_DIR=DIR
+// each scan's capture, index, labels and report are kept in DIR/<scan>
+// for "privacy fetches" and "privacy evaluate" to be run by hand:
 //
 //	go test -run TestLeakAgainstCapture -v
 //	SPVFILTER_WALLET_CHAIN=long go test -run TestLeakAgainstCapture -v -timeout 60m
@@ -96,8 +101,8 @@ func TestLeakAgainstCapture(t *testing.T) {
 		chain.Tip+1, len(w.Scripts), shape.WalletBlocks, w.Birth, time.Since(began).Round(time.Second))
 
 	scans := []leakScan{
-		{name: "neutrino v0.16.0", scan: neutrinoScan, check: attributed},
-		{name: "spvfilter, no protection", scan: spvfilterScan, check: attributed},
+		{name: "neutrino v0.16.0", dir: "neutrino", scan: neutrinoScan, check: attributed},
+		{name: "spvfilter, no protection", dir: "spvfilter", scan: spvfilterScan, check: attributed},
 		// The protected scan, spvfilter with --privacy-target 0.5
 		// (Config.PrivacyTarget), is the row to add here once the
 		// client fetches covers, with its own check: no watched script
@@ -149,7 +154,7 @@ func measureLeak(ctx context.Context, t *testing.T, sc leakScan, node *peertest.
 	t.Helper()
 	w, tip := chain.Wallets[0], chain.Tip
 	var took time.Duration
-	_, sessions := throughRelay(ctx, t, node, func(addr string) {
+	raw, sessions := throughRelay(ctx, t, node, func(addr string) {
 		began := time.Now()
 		sc.scan(ctx, t, addr, node.Params, w, tip)
 		took = time.Since(began)
@@ -159,7 +164,10 @@ func measureLeak(ctx context.Context, t *testing.T, sc leakScan, node *peertest.
 	for _, s := range sessions {
 		labels.Fetch.Sessions = append(labels.Fetch.Sessions, sessionLabel(t, s, sessionOf{w, w.Birth}, chain.Heights, hashes, tip))
 	}
-	_, score := evaluate(t, node.Params.Name, labels, reps)
+	doc, score := evaluate(t, node.Params.Name, labels, reps)
+	if dir := os.Getenv("SPVFILTER_LEAK_CAPTURE_DIR"); dir != "" {
+		writeFiles(t, filepath.Join(dir, sc.dir), raw, index, labels, doc)
+	}
 	row := leakRow{name: sc.name, sessions: len(reps)}
 	for _, m := range score.Mistakes {
 		if m.Probability >= simulate.ConfidentP {
