@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/btcsuite/btcd/txscript"
+	"github.com/btcsuite/btcd/wire"
 )
 
 // TestWalletChainSpec: each shape's wallet has its scripts, half of them
@@ -87,5 +88,38 @@ func TestBuildLabelledChain(t *testing.T) {
 		if !pays {
 			t.Errorf("block %d pays none of the wallet's scripts", h)
 		}
+	}
+}
+
+// TestFundFromBank: once no coinbase can pay a round, the bank pays it,
+// its change funding the next round; the outputs asked for keep their
+// indexes.
+func TestFundFromBank(t *testing.T) {
+	n := StartBtcd(t)
+	n.Generate(t, 101)
+	bank := NewKey("bank test")
+	fill := n.SpendCoinbase(t, wire.NewTxOut(3*payeeValue+2*Fee, bank.PkScript()))
+	n.Confirm(t, fill)
+	n.mu.Lock()
+	for h := range int64(200) { // every coinbase spent
+		n.spent[h] = true
+	}
+	n.mu.Unlock()
+	payee := NewKey("bank test payee")
+	if _, err := n.SpendCoinbaseErr(wire.NewTxOut(payeeValue, payee.PkScript())); err == nil {
+		t.Fatal("a coinbase was left to spend")
+	}
+	b := &labelledBuilder{t: t, node: n, bank: []Output{OutputOf(fill, 0, bank)}}
+	prev := fill.TxHash()
+	for round := range 2 {
+		tx := b.fund(wire.NewTxOut(payeeValue, payee.PkScript()))
+		if tx.TxIn[0].PreviousOutPoint.Hash != prev || string(tx.TxOut[0].PkScript) != string(payee.PkScript()) {
+			t.Fatalf("round %d: not paid from the bank's last output to the payee first", round)
+		}
+		n.Confirm(t, tx)
+		prev = tx.TxHash()
+	}
+	if got := b.bank[0].Value; got != payeeValue {
+		t.Fatalf("the bank holds %d after two rounds, want %d", got, payeeValue)
 	}
 }
