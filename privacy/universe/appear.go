@@ -61,4 +61,3 @@ func Appearances(b *wire.MsgBlock, params *chaincfg.Params, fn func(Appearance))
 func ScriptCandidate(pk []byte, params *chaincfg.Params) string {
 	return scriptCandidate(pk, params)
 }
-
