@@ -504,3 +504,41 @@ func TestFetchesAmbiguousPair(t *testing.T) {
 		t.Errorf("group %+v; wallet ambiguous with %v, change with %v; warnings %q", g, w.AmbiguousWith, c.AmbiguousWith, r.Warnings)
 	}
 }
+
+// TestFetchReportDeterministic: one capture analyzed again gives the same
+// bytes. The chance counts summed over the classes and over the fetched
+// blocks' neighbours were summed in a map's order, so that their last
+// digits, and the JSON, changed from run to run.
+func TestFetchReportDeterministic(t *testing.T) {
+	apps := map[string][]int32{}
+	rng := rand.New(rand.NewPCG(31, 32))
+	var fetched []chainhash.Hash
+	for h := range int32(1000) {
+		for i := range 5 + rng.IntN(40) {
+			apps[fmt.Sprintf("once-%d-%d", h, i)] = []int32{h}
+		}
+		for k := range 2 + rng.IntN(5) {
+			apps[fmt.Sprintf("more-%d-%d", h, k)] = []int32{h, h + 1 + int32(rng.IntN(9)), int32(rng.IntN(1000))}
+		}
+		if rng.IntN(7) == 0 {
+			fetched = append(fetched, blockHash(h))
+		}
+	}
+	data := buildIndex(t, 0, 1000, apps, 0)
+	var first []byte
+	for run := range 12 {
+		ir, err := universe.NewIndexReader(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(analyzeWhole(t, ir, fetched))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run == 0 {
+			first = b
+		} else if !bytes.Equal(b, first) {
+			t.Fatalf("run %d: %d bytes of JSON differ from run 0's %d", run, len(b), len(first))
+		}
+	}
+}

@@ -1,7 +1,9 @@
 package attack
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -386,8 +388,8 @@ func (r *FetchReport) estimate(classes map[uint64]*fetchClass) {
 		return
 	}
 	var groups, chance, variance float64
-	for k, c := range classes {
-		if k >= 2 {
+	for _, k := range sortedKeys(classes) {
+		if c := classes[k]; k >= 2 {
 			groups += float64(c.Groups)
 			chance += c.chanceGroups
 			variance += c.chanceVar
@@ -399,6 +401,13 @@ func (r *FetchReport) estimate(classes map[uint64]*fetchClass) {
 		r.EstimatedWalletSingles, r.EstimatedWalletSinglesLow, r.EstimatedWalletSinglesHigh = walletCount(float64(c.Matched), c.chanceGroups, c.chanceVar)
 		r.EstimatedWalletSinglesLevel = chanceLevel(c.chanceGroups, c.chanceVar)
 	}
+}
+
+// sortedKeys are the keys of m in increasing order: sums of floating
+// point numbers over a map are summed in this order, so that a report is
+// the same bytes every run.
+func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
+	return slices.Sorted(maps.Keys(m))
 }
 
 // walletCount is the number of observed items that chance, a count of
@@ -429,8 +438,8 @@ func (r *FetchReport) warnings(g *matchGroups, classes map[uint64]*fetchClass) {
 		r.warn(fmt.Sprintf("%d group(s) hold scripts of the same evidence (as many appearances, in the same transactions: a payer's change reused as often as the wallet's script): one of each set, not each, is the wallet's with the group's probability", ambiguous))
 	}
 	var shifted, random float64
-	for k, c := range classes {
-		if k >= 2 {
+	for _, k := range sortedKeys(classes) {
+		if c := classes[k]; k >= 2 {
 			shifted += c.ExpectedByShifts
 			random += c.ExpectedByChance
 		}

@@ -257,7 +257,8 @@ func (z *shiftNull) matched(k uint64) float64 {
 // neighbours carry, summed (a block's count is one draw from its
 // neighbours' spread).
 func (z *shiftNull) singleMoments() (mean, variance float64) {
-	for _, near := range z.near {
+	for _, o := range sortedKeys(z.near) {
+		near := z.near[o]
 		if len(near) == 0 {
 			continue
 		}
