@@ -341,29 +341,6 @@ func TestAnalyzeFetchesIntersect(t *testing.T) {
 	}
 }
 
-// TestFetchReportNothingScanned: a report of a session that scanned
-// nothing has no scanned range: null in JSON, not -1.
-func TestFetchReportNothingScanned(t *testing.T) {
-	r := emptyFetchReport(100, 64, DefaultMaxFetchMatches)
-	r.measure(0)
-	if r.ScannedFrom != nil || r.ScannedTo != nil {
-		t.Fatalf("scanned %v..%v", r.ScannedFrom, r.ScannedTo)
-	}
-	b, err := json.Marshal(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Contains(b, []byte(`"scanned_from":null,"scanned_to":null`)) {
-		t.Fatalf("JSON %s", b)
-	}
-	bitSet(r.scanned, 3)
-	bitSet(r.scanned, 9)
-	r.measure(0)
-	if r.ScannedFrom == nil || *r.ScannedFrom != 103 || *r.ScannedTo != 109 || r.ScannedBlocks != 2 {
-		t.Fatalf("scanned %v..%v, %d blocks", r.ScannedFrom, r.ScannedTo, r.ScannedBlocks)
-	}
-}
-
 // TestFetchesScanIsFilterRanges: a client syncs filter headers
 // (getcfheaders) from the genesis block whatever it scans; only its filter
 // ranges (getcfilters) are what it scanned, so a session that asked for

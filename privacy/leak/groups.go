@@ -1,4 +1,4 @@
-package attack
+package leak
 
 import (
 	"cmp"
@@ -57,7 +57,7 @@ func (g *matchGroups) union(a, b int) {
 // script seen once in a fetched block matches: those are not grouped by
 // block). A group's first member (its root, in union-find) is its most
 // appearing one: a union keeps the smaller index.
-func groupMatchesOf(matched []FetchMatch, transactions bool) *matchGroups {
+func groupMatchesOf(matched []Match, transactions bool) *matchGroups {
 	n := len(matched)
 	g := &matchGroups{parent: make([]int, n), riding: make([]bool, n), rides: make([]bool, n)}
 	for i := range g.parent {
@@ -91,7 +91,7 @@ func groupMatchesOf(matched []FetchMatch, transactions bool) *matchGroups {
 // first listed: the list runs from most to fewest) in each of them: a
 // payer's change beside two payments to the wallet joins both, and the
 // wallet's script beside its payer's change joins it.
-func (g *matchGroups) coLocate(matched []FetchMatch) {
+func (g *matchGroups) coLocate(matched []Match) {
 	inTx := map[uint64][]int{}
 	for i := range matched {
 		for _, tx := range txKeys(&matched[i]) {
@@ -134,7 +134,7 @@ func (g *matchGroups) coLocate(matched []FetchMatch) {
 
 // txKeys names the transactions of a match, height and position; none
 // when a block of it has no transaction recorded.
-func txKeys(m *FetchMatch) []uint64 {
+func txKeys(m *Match) []uint64 {
 	if len(m.Transactions) != len(m.Heights) {
 		return nil
 	}
@@ -150,25 +150,25 @@ func txKeys(m *FetchMatch) []uint64 {
 	return keys
 }
 
-// fetchUnit is a group of matches and what its probability rests on.
-type fetchUnit struct {
+// unit is a group of matches and what its probability rests on.
+type unit struct {
 	members []int // indexes into Matched, the most appearing first
 	k       uint64
 }
 
 // finish groups the matches, gives each group and match its probability
 // (see the package documentation), and writes the verdict.
-func (r *FetchReport) finish() {
+func (r *Report) finish() {
 	r.trim()
 	g := groupMatchesOf(r.Matched, r.Transactions)
 	r.null.finish(r.Transactions)
-	units := map[int]*fetchUnit{}
+	units := map[int]*unit{}
 	var order []int
 	for i := range r.Matched {
 		root := g.find(i)
 		u := units[root]
 		if u == nil {
-			u = &fetchUnit{}
+			u = &unit{}
 			units[root] = u
 			order = append(order, root)
 		}
@@ -181,7 +181,7 @@ func (r *FetchReport) finish() {
 	}
 	classes := r.classes(units, g)
 	single := r.singles(classes[1])
-	byClass := func(k uint64) fetchProbability {
+	byClass := func(k uint64) prob {
 		if k < 2 {
 			return single
 		}
@@ -211,10 +211,10 @@ func (r *FetchReport) finish() {
 	r.Verdict = r.verdict()
 }
 
-// fetchClass is a FetchClass with the chance expectation of its groups
+// classCount is a Class with the chance expectation of its groups
 // and its variance.
-type fetchClass struct {
-	FetchClass
+type classCount struct {
+	Class
 	chanceGroups, chanceVar float64
 }
 
@@ -223,10 +223,10 @@ type fetchClass struct {
 // form (the null), or without it n_k·p_k groups for candidates placed at
 // random (each a group of one: an upper bound). Matches beyond the listed
 // ones count as groups of one.
-func (r *FetchReport) classes(units map[int]*fetchUnit, g *matchGroups) map[uint64]*fetchClass {
-	out := map[uint64]*fetchClass{}
+func (r *Report) classes(units map[int]*unit, g *matchGroups) map[uint64]*classCount {
+	out := map[uint64]*classCount{}
 	for k, c := range r.byK {
-		fc := &fetchClass{FetchClass: FetchClass{Appearances: k, Candidates: c.candidates, Matched: c.matched}}
+		fc := &classCount{Class: Class{Appearances: k, Candidates: c.candidates, Matched: c.matched}}
 		fc.ExpectedByChance = float64(c.candidates) * r.chance(k)
 		fc.chanceGroups, fc.chanceVar = fc.ExpectedByChance, fc.ExpectedByChance
 		if r.null != nil {
@@ -259,24 +259,24 @@ func (r *FetchReport) classes(units map[int]*fetchUnit, g *matchGroups) map[uint
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		r.ByAppearances = append(r.ByAppearances, out[k].FetchClass)
+		r.ByAppearances = append(r.ByAppearances, out[k].Class)
 	}
 	return out
 }
 
-// fetchProbability is a probability and its 95% interval.
-type fetchProbability struct{ p, lo, hi float64 }
+// prob is a probability and its 95% interval.
+type prob struct{ p, lo, hi float64 }
 
 // groupProbability is the probability that a group of the class holds a
 // wallet's script: the share of the class's groups that chance does not
 // explain, with the interval of that share for chance a count of the
 // null's mean and variance.
-func (r *FetchReport) groupProbability(c *fetchClass) fetchProbability {
+func (r *Report) groupProbability(c *classCount) prob {
 	if c == nil || c.Groups == 0 || r.FetchedBlocks >= r.ScannedBlocks {
-		return fetchProbability{}
+		return prob{}
 	}
 	n, lo, hi := walletShare(float64(c.Groups), c.chanceGroups, c.chanceVar)
-	return fetchProbability{n, lo, hi}
+	return prob{n, lo, hi}
 }
 
 // walletShare is the share of observed items that chance, a count of
@@ -297,16 +297,16 @@ func walletShare(observed, m, v float64) (p, lo, hi float64) {
 // once in a fetched block matches, so a fetched block's singles are not
 // random candidates; the wallet's are those the fetched blocks carry
 // beyond what their neighbours, the nearest blocks not fetched, carry.
-func (r *FetchReport) singles(c *fetchClass) fetchProbability {
+func (r *Report) singles(c *classCount) prob {
 	if c == nil || c.Matched == 0 || r.FetchedBlocks >= r.ScannedBlocks {
-		return fetchProbability{}
+		return prob{}
 	}
 	alone := float64(c.Matched) - float64(c.CoLocated)
 	if alone <= 0 {
-		return fetchProbability{}
+		return prob{}
 	}
 	p, lo, hi := walletShare(alone, c.chanceGroups, c.chanceVar)
-	return fetchProbability{p, lo, hi}
+	return prob{p, lo, hi}
 }
 
 // Members of a group of several matches: the share of them taken to be
@@ -331,7 +331,7 @@ const (
 // interval the group's times memberShareLow and memberShareHigh. Members
 // of as many appearances as the most appearing one are ambiguous with
 // each other: the downloads give the same evidence for each.
-func (r *FetchReport) share(u *fetchUnit, p fetchProbability, g *matchGroups, own func(k uint64) fetchProbability) {
+func (r *Report) share(u *unit, p prob, g *matchGroups, own func(k uint64) prob) {
 	var tied []string
 	for _, i := range u.members {
 		if m := &r.Matched[i]; m.Appearances == u.k {
@@ -360,8 +360,8 @@ func (r *FetchReport) share(u *fetchUnit, p fetchProbability, g *matchGroups, ow
 }
 
 // groupOf describes a group of two or more matches.
-func (r *FetchReport) groupOf(u *fetchUnit, rides bool, p fetchProbability) FetchGroup {
-	fg := FetchGroup{Appearances: u.k, Probability: p.p, ProbabilityLow: p.lo, ProbabilityHigh: p.hi}
+func (r *Report) groupOf(u *unit, rides bool, p prob) Group {
+	fg := Group{Appearances: u.k, Probability: p.p, ProbabilityLow: p.lo, ProbabilityHigh: p.hi}
 	tied := 0
 	for _, i := range u.members {
 		fg.Members = append(fg.Members, r.Matched[i].Candidate)
@@ -383,7 +383,7 @@ func (r *FetchReport) groupOf(u *fetchUnit, rides bool, p fetchProbability) Fetc
 
 // estimate sets the wallet's estimated groups of two or more appearances
 // and its estimated matches of one.
-func (r *FetchReport) estimate(classes map[uint64]*fetchClass) {
+func (r *Report) estimate(classes map[uint64]*classCount) {
 	if r.FetchedBlocks >= r.ScannedBlocks {
 		return
 	}
@@ -418,7 +418,7 @@ func walletCount(observed, m, v float64) (n, lo, hi float64) {
 }
 
 // warnings adds the report's warnings about its matches.
-func (r *FetchReport) warnings(g *matchGroups, classes map[uint64]*fetchClass) {
+func (r *Report) warnings(g *matchGroups, classes map[uint64]*classCount) {
 	if !r.Transactions && r.UniverseSize > 0 {
 		r.warn("the index records no transactions (version 1, or written without them): scripts that appear only in the wallet's transactions (a payer's change) cannot be told from the wallet's, and take probabilities of their own; \"privacy universe --index\" writes an index that records them")
 	}
@@ -462,7 +462,7 @@ func (r *FetchReport) warnings(g *matchGroups, classes map[uint64]*fetchClass) {
 }
 
 // verdict is the report's verdict in plain words.
-func (r *FetchReport) verdict() string {
+func (r *Report) verdict() string {
 	switch {
 	case r.ScannedBlocks == 0:
 		return "the session scanned no block of the index: nothing to say"
