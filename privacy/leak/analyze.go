@@ -198,11 +198,20 @@ type HeightRange struct {
 	To   int32 `json:"to"`
 }
 
+// Source yields the entries of an appearance index in increasing order
+// of their candidates, as *universe.IndexReader does, and is read once.
+// Compute's partial index, built from the blocks a client fetched and
+// the filters it holds, is another.
+type Source interface {
+	Header() *universe.IndexHeader
+	Next() (*universe.IndexEntry, error)
+}
+
 // View is what a node saw of one client's BIP 157 scan: the blocks
 // whose filters it asked for (getcfilters) and the blocks it fetched, by
 // height in the index's chain. It is what Analyze needs, from a
-// capture (privacy/attack.AnalyzeFetches) or from a client's own record of what it asked
-// one peer for.
+// capture (privacy/attack.AnalyzeFetches) or from a client's own
+// record of what it asked one peer for.
 type View struct {
 	ID, Client, UserAgent string
 	// Scanned are the ranges of blocks whose filters were asked for;
@@ -224,7 +233,7 @@ type View struct {
 // fetched, grouped when downloads cannot tell them apart, and ranked by
 // the probability that chance explains them (see the package
 // documentation).
-func Analyze(views []View, ir *universe.IndexReader, opt Options) ([]*Report, error) {
+func Analyze(views []View, src Source, opt Options) ([]*Report, error) {
 	if len(views) == 0 {
 		return nil, ErrNoFetches
 	}
@@ -236,13 +245,13 @@ func Analyze(views []View, ir *universe.IndexReader, opt Options) ([]*Report, er
 	}
 	reports := make([]*Report, len(views), len(views)+1)
 	for i := range views {
-		reports[i] = newReport(&views[i], ir.Header(), opt)
+		reports[i] = newReport(&views[i], src.Header(), opt)
 	}
 	if opt.Intersect {
 		reports = append(reports, joinReports(reports, opt))
 	}
 	for {
-		e, err := ir.Next()
+		e, err := src.Next()
 		if err == io.EOF {
 			break
 		}
