@@ -83,6 +83,10 @@ type Class struct {
 	ExpectedByChance       float64 `json:"expected_by_chance"`
 	ExpectedByShifts       float64 `json:"expected_by_shifts"`
 	ExpectedGroupsByShifts float64 `json:"expected_groups_by_shifts"`
+	// LabelledChanceGroups is, when the client labels its own candidates
+	// (Options.Own), the chance count the probabilities use instead of the
+	// shifts: the class's groups that hold no own candidate.
+	LabelledChanceGroups float64 `json:"labelled_chance_groups,omitempty"`
 	// Matched counts the matches, Groups the groups they form (a match
 	// alone is a group of one) whose most-appearing member has k
 	// appearances, and CoLocated the matches that appear only in the
@@ -166,6 +170,7 @@ type Report struct {
 	byK     map[uint64]*kCount
 	max     int
 	null    *shiftNull
+	label   *labelling
 }
 
 type kCount struct{ candidates, matched uint64 }
@@ -183,6 +188,22 @@ type Options struct {
 	// scanned blocks that make the null (0: DefaultShifts; negative:
 	// none, the blocks placed at random instead).
 	Shifts int
+	// Own, when set, labels the candidates that are the client's own (its
+	// watched scripts and its covers): the chance count of each class is
+	// then its groups that hold no own candidate (a labelled null), not
+	// the shifts of the fetched set, which need blocks around the fetched
+	// ones that a client never downloaded. The probabilities are still
+	// the attacker's: the share of a class's groups chance does not
+	// explain. Cover, when set with Own, marks the own candidates that
+	// are covers: each probability is then multiplied by the share of the
+	// class's own groups that hold a watched script, which gives the
+	// wallet's realized share of the class.
+	Own, Cover func(candidate string) bool
+	// Singles, per view ID, estimates the chance matches of one
+	// appearance that a partial index leaves out (a client samples them):
+	// its Low joins both the observed and the chance singles, so that the
+	// probability of a match of one appearance stays an upper estimate.
+	Singles map[string]Estimate
 }
 
 // DefaultShifts is the number of shifts of the fetched set that make the
@@ -242,6 +263,9 @@ func Analyze(views []View, src Source, opt Options) ([]*Report, error) {
 	}
 	if opt.Shifts == 0 {
 		opt.Shifts = DefaultShifts
+	}
+	if opt.Own != nil {
+		opt.Shifts = -1 // a labelled null needs no shifts
 	}
 	reports := make([]*Report, len(views), len(views)+1)
 	for i := range views {
@@ -321,6 +345,7 @@ func newReport(v *View, hd *universe.IndexHeader, opt Options) *Report {
 		r.warn(fmt.Sprintf("%d requested block(s) are not in the index's chain (another chain, a stale block, or outside %d..%d): left out", r.FetchedUnknown, hd.First, hd.Last()))
 	}
 	r.measure(opt.Shifts)
+	r.label = labellingOf(opt, r.Session)
 	return r
 }
 
@@ -392,6 +417,7 @@ func joinReports(reports []*Report, opt Options) *Report {
 	}
 	j.Session = strings.Join(ids, "+")
 	j.measure(opt.Shifts)
+	j.label = labellingOf(opt, j.Session)
 	return j
 }
 

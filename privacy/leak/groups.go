@@ -216,6 +216,10 @@ func (r *Report) finish() {
 type classCount struct {
 	Class
 	chanceGroups, chanceVar float64
+	// extraSingles are chance matches of one appearance left out of a
+	// partial index (labelling.apply), and coverShare the share of the
+	// class's own groups that hold a watched script (1 without covers).
+	extraSingles, coverShare float64
 }
 
 // classes counts, per k, the candidates, matches, groups and co-located
@@ -226,7 +230,7 @@ type classCount struct {
 func (r *Report) classes(units map[int]*unit, g *matchGroups) map[uint64]*classCount {
 	out := map[uint64]*classCount{}
 	for k, c := range r.byK {
-		fc := &classCount{Class: Class{Appearances: k, Candidates: c.candidates, Matched: c.matched}}
+		fc := &classCount{Class: Class{Appearances: k, Candidates: c.candidates, Matched: c.matched}, coverShare: 1}
 		fc.ExpectedByChance = float64(c.candidates) * r.chance(k)
 		fc.chanceGroups, fc.chanceVar = fc.ExpectedByChance, fc.ExpectedByChance
 		if r.null != nil {
@@ -253,6 +257,9 @@ func (r *Report) classes(units map[int]*unit, g *matchGroups) map[uint64]*classC
 	for k, c := range out {
 		c.Groups += c.Matched - listed[k]
 	}
+	if r.label != nil {
+		r.label.apply(r, out, units, g)
+	}
 	keys := make([]uint64, 0, len(out))
 	for k := range out {
 		keys = append(keys, k)
@@ -276,7 +283,7 @@ func (r *Report) groupProbability(c *classCount) prob {
 		return prob{}
 	}
 	n, lo, hi := walletShare(float64(c.Groups), c.chanceGroups, c.chanceVar)
-	return prob{n, lo, hi}
+	return prob{n * c.coverShare, lo * c.coverShare, hi * c.coverShare}
 }
 
 // walletShare is the share of observed items that chance, a count of
@@ -301,12 +308,12 @@ func (r *Report) singles(c *classCount) prob {
 	if c == nil || c.Matched == 0 || r.FetchedBlocks >= r.ScannedBlocks {
 		return prob{}
 	}
-	alone := float64(c.Matched) - float64(c.CoLocated)
+	alone := float64(c.Matched) - float64(c.CoLocated) + c.extraSingles
 	if alone <= 0 {
 		return prob{}
 	}
 	p, lo, hi := walletShare(alone, c.chanceGroups, c.chanceVar)
-	return prob{p, lo, hi}
+	return prob{p * c.coverShare, lo * c.coverShare, hi * c.coverShare}
 }
 
 // Members of a group of several matches: the share of them taken to be
@@ -398,7 +405,7 @@ func (r *Report) estimate(classes map[uint64]*classCount) {
 	r.EstimatedWalletGroups, r.EstimatedWalletGroupsLow, r.EstimatedWalletGroupsHigh = walletCount(groups, chance, variance)
 	r.EstimatedWalletGroupsLevel = chanceLevel(chance, variance)
 	if c := classes[1]; c != nil {
-		r.EstimatedWalletSingles, r.EstimatedWalletSinglesLow, r.EstimatedWalletSinglesHigh = walletCount(float64(c.Matched), c.chanceGroups, c.chanceVar)
+		r.EstimatedWalletSingles, r.EstimatedWalletSinglesLow, r.EstimatedWalletSinglesHigh = walletCount(float64(c.Matched)+c.extraSingles, c.chanceGroups, c.chanceVar)
 		r.EstimatedWalletSinglesLevel = chanceLevel(c.chanceGroups, c.chanceVar)
 	}
 }
@@ -447,7 +454,7 @@ func (r *Report) warnings(g *matchGroups, classes map[uint64]*classCount) {
 	if r.null != nil && shifted > 2*random+3 {
 		r.warn("the chain's scripts cluster: the fetched set shifted along the scanned blocks matches far more scripts of two or more appearances than blocks placed at random give (expected_by_shifts against expected_by_chance, by appearances); the probabilities rest on the shifts")
 	}
-	if r.null == nil && r.FetchedBlocks > 0 && r.FetchedBlocks < r.ScannedBlocks {
+	if r.null == nil && r.label == nil && r.FetchedBlocks > 0 && r.FetchedBlocks < r.ScannedBlocks {
 		r.warn("too few scanned blocks to shift the fetched set along them: the probabilities take the scripts' blocks as placed at random, which a clustered chain (outputs spent in the next blocks) breaks")
 	}
 	if r.null != nil && r.null.over {
