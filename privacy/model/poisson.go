@@ -178,3 +178,23 @@ func PoissonRangeLevel(lambda float64) float64 {
 	lo, hi := PoissonRange(lambda)
 	return PoissonCDF(hi, lambda) - PoissonCDF(lo-1, lambda)
 }
+
+// wilsonZ is the normal quantile of a two-sided 95% interval.
+const wilsonZ = 1.959963984540054
+
+// Wilson returns the 95% Wilson score interval of a proportion of k
+// successes in n trials (0 and 1 for n = 0): the interval of every calibration
+// figure, and of the shares a client estimates from a sample (privacy/leak).
+func Wilson(k, n int) (low, high float64) {
+	if n <= 0 {
+		return 0, 1
+	}
+	nf := float64(n)
+	p := float64(k) / nf
+	z2 := wilsonZ * wilsonZ
+	den := 1 + z2/nf
+	center := (p + z2/(2*nf)) / den
+	half := wilsonZ / den * math.Sqrt(p*(1-p)/nf+z2/(4*nf*nf))
+	return max(0, center-half), min(1, center+half)
+}
+
