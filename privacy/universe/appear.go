@@ -27,10 +27,21 @@ type Appearance struct {
 // spends. It returns the inputs whose spent script the input does not
 // show (a taproot key-path or P2PK spend), which the index misses.
 func Appearances(b *wire.MsgBlock, params *chaincfg.Params, fn func(Appearance)) (unattributed int) {
+	return ScriptAppearances(b, params, func(a Appearance) {
+		a.Candidate = ScriptCandidate(a.Script, params)
+		fn(a)
+	})
+}
+
+// ScriptAppearances is Appearances without naming the candidates
+// (Appearance.Candidate is empty): each script stands for one candidate,
+// and naming it (ScriptCandidate) costs more than finding it, so that a
+// caller that needs only to tell candidates apart can key them by script.
+func ScriptAppearances(b *wire.MsgBlock, params *chaincfg.Params, fn func(Appearance)) (unattributed int) {
 	for pos, tx := range b.Transactions {
 		for _, out := range tx.TxOut {
-			if c := ScriptCandidate(out.PkScript, params); c != "" {
-				fn(Appearance{Candidate: c, Script: out.PkScript, Tx: pos})
+			if len(out.PkScript) > 0 && txscript.GetScriptClass(out.PkScript) != txscript.NullDataTy {
+				fn(Appearance{Script: out.PkScript, Tx: pos})
 			}
 		}
 		if isCoinBase(tx) {
@@ -47,7 +58,7 @@ func Appearances(b *wire.MsgBlock, params *chaincfg.Params, fn func(Appearance))
 				unattributed++
 				continue
 			}
-			fn(Appearance{Candidate: a.EncodeAddress(), Script: pk, Tx: pos, Spent: true})
+			fn(Appearance{Script: pk, Tx: pos, Spent: true})
 		}
 	}
 	return unattributed
