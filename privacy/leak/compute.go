@@ -47,9 +47,11 @@ type FilterSource interface {
 // Limits bound Compute's work.
 type Limits struct {
 	// MaxQueries bounds the candidates seen in two or more fetched blocks
-	// or beside an own script that are tested against the held filters
-	// (0: DefaultMaxQueries); those of fewest fetched appearances beyond
-	// it are left untested, and the report is conservative.
+	// (with those of their transactions) that are tested against the held
+	// filters (0: DefaultMaxQueries); those of fewest fetched appearances
+	// beyond it are left untested, and the report is conservative. The
+	// own scripts and the candidates of their transactions are always
+	// tested.
 	MaxQueries int
 	// MaxSingles bounds the sample of candidates seen once in the fetched
 	// blocks from which the chance matches of one appearance are
@@ -142,13 +144,15 @@ const collusionID = "*collusion"
 // client's knowledge of its own scripts (Options.Own), on a partial
 // index built from the fetched blocks and the held filters:
 //
-//   - every candidate of the fetched blocks is named as the index names
-//     it (universe.Appearances);
-//   - those seen in two or more fetched blocks or in a transaction of an
-//     own script (at most MaxQueries, the most appearing first), a sample
-//     of MaxSingles of those seen once, and the own scripts are tested
-//     against every held filter of a scanned height not fetched
-//     (gcs.Filter.MatchEach), which gives their other appearances;
+//   - every candidate of the fetched blocks is found as the index finds
+//     it (universe.ScriptAppearances);
+//   - the own scripts and the candidates of their transactions, those
+//     seen in two or more fetched blocks with the candidates of their
+//     transactions (at most MaxQueries, the most appearing first), and a
+//     sample of MaxSingles of the others with the candidates of their
+//     transactions are tested against every held filter of a scanned
+//     height not fetched (gcs.Filter.MatchEach), which gives their other
+//     appearances;
 //   - the chance matches of one appearance are estimated from the
 //     sample, at the lower end of their 95% interval (Options.Singles).
 //

@@ -24,7 +24,7 @@ const maxSiblings = 16
 
 // candidate is one candidate of the fetched blocks.
 type candidate struct {
-	name    string
+	name    string // its script
 	script  []byte
 	heights []int32    // fetched heights it appears in, increasing
 	txs     [][]uint32 // its transactions there
@@ -62,12 +62,11 @@ func newPartial(in Input, views []View, lim Limits) (*partial, error) {
 		watchItems: map[string][]int{}, singles: map[string]Estimate{}}
 	p.bounds(views)
 	for i, s := range in.Watched {
-		c := universe.ScriptCandidate(s, in.Params)
-		p.own[c] = true
-		p.watchItems[c] = append(p.watchItems[c], i)
+		p.own[string(s)] = true
+		p.watchItems[string(s)] = append(p.watchItems[string(s)], i)
 	}
 	for _, s := range in.Covers {
-		p.own[universe.ScriptCandidate(s, in.Params)] = true
+		p.own[string(s)] = true
 	}
 	if err := p.name(in); err != nil {
 		return nil, err
@@ -118,7 +117,9 @@ func (p *partial) bounds(views []View) {
 	}
 }
 
-// name names the candidates of every fetched block.
+// name finds the candidates of every fetched block, each named by its
+// script (one script is one candidate of the index: naming it as the
+// index does, by its address, would cost more than the rest).
 func (p *partial) name(in Input) error {
 	for i, f := range p.fetched {
 		if !f {
@@ -133,11 +134,12 @@ func (p *partial) name(in Input) error {
 		if !ok || b == nil {
 			return fmt.Errorf("%w: height %d", ErrMissingBlock, h)
 		}
-		universe.Appearances(b, in.Params, func(a universe.Appearance) {
-			c := p.byName[a.Candidate]
+		universe.ScriptAppearances(b, in.Params, func(a universe.Appearance) {
+			c := p.byName[string(a.Script)]
 			if c == nil {
-				c = &candidate{name: a.Candidate, script: a.Script, own: p.own[a.Candidate], query: -1}
-				p.byName[a.Candidate] = c
+				name := string(a.Script)
+				c = &candidate{name: name, script: a.Script, own: p.own[name], query: -1}
+				p.byName[name] = c
 			}
 			last := len(c.heights) - 1
 			if last < 0 || c.heights[last] != h {
@@ -157,28 +159,24 @@ func (p *partial) name(in Input) error {
 
 func txKey(h int32, tx int) uint64 { return uint64(uint32(h))<<32 | uint64(uint32(tx)) }
 
-// choose picks the queries: the own candidates; those in two or more
-// fetched blocks or in a transaction of an own one, the most appearing
-// first, each with the candidates of its transactions (whether a match
-// rides in another's transaction depends on them), at most MaxQueries in
-// all; and a sample of MaxSingles of the others, with the candidates of
-// their transactions.
+// choose picks the queries: the own candidates and those of their
+// transactions, always; those in two or more fetched blocks, the most
+// appearing first, each with the candidates of its transactions (whether
+// a match rides in another's transaction depends on them), at most
+// MaxQueries; and a sample of MaxSingles of the others, with the
+// candidates of their transactions.
 func (p *partial) choose(lim Limits, seed uint64) {
-	beside := map[*candidate]bool{}
-	for _, cs := range p.byTx {
-		if slices.ContainsFunc(cs, func(c *candidate) bool { return c.own }) {
-			for _, c := range cs {
-				beside[c] = true
-			}
-		}
-	}
 	var many []*candidate
 	for _, c := range p.byName {
 		switch {
 		case c.own:
-			p.ask(c)
-			c.entry = true
-		case len(c.heights) >= 2 || beside[c]:
+			// Own candidates and their transactions' are always tested:
+			// they decide the own groups.
+			for _, d := range p.txMates(c) {
+				p.ask(d)
+				d.entry = true
+			}
+		case len(c.heights) >= 2:
 			many = append(many, c)
 		}
 	}
@@ -196,7 +194,7 @@ func (p *partial) choose(lim Limits, seed uint64) {
 		tx := p.txMates(c)
 		if len(tx) > budget {
 			p.truncated = len(many) - i
-			p.warnings = append(p.warnings, fmt.Sprintf("%d candidates seen in two or more fetched blocks or beside an own script were left untested (more than %d queries): they are taken to match nothing", p.truncated, lim.MaxQueries))
+			p.warnings = append(p.warnings, fmt.Sprintf("%d candidates seen in two or more fetched blocks were left untested (more than %d queries): they are taken to match nothing, which only raises the probabilities", p.truncated, lim.MaxQueries))
 			break
 		}
 		for _, d := range tx {
@@ -207,7 +205,7 @@ func (p *partial) choose(lim Limits, seed uint64) {
 	}
 	var singles []*candidate
 	for _, c := range p.byName {
-		if !c.entry && len(c.heights) == 1 && !beside[c] {
+		if !c.entry && len(c.heights) == 1 {
 			c.single = true
 			singles = append(singles, c)
 		}
