@@ -32,7 +32,6 @@ type candidate struct {
 	query   int     // its index among the queries, -1 when untested
 	extra   []int32 // heights scanned, not fetched, whose filter holds it
 	entry   bool    // in the partial index (not a sampled single)
-	single  bool    // seen once, in no transaction of an own candidate
 	bigTx   bool    // a sampled single in a transaction of too many candidates
 }
 
@@ -50,7 +49,8 @@ type partial struct {
 	queries     []*candidate
 	entries     []*candidate
 	sample      []*candidate
-	truncated   int // candidates beyond MaxQueries
+	pool        []*candidate // every single the sample is drawn from
+	truncated   int          // candidates beyond MaxQueries
 	rep         []int32
 	singles     map[string]Estimate
 	warnings    []string
@@ -206,11 +206,11 @@ func (p *partial) choose(lim Limits, seed uint64) {
 	var singles []*candidate
 	for _, c := range p.byName {
 		if !c.entry && len(c.heights) == 1 {
-			c.single = true
 			singles = append(singles, c)
 		}
 	}
 	slices.SortFunc(singles, func(a, b *candidate) int { return cmp.Compare(a.name, b.name) })
+	p.pool = slices.Clone(singles)
 	if len(singles) > lim.MaxSingles {
 		rng := rand.New(rand.NewPCG(seed, 0x6c65616b))
 		rng.Shuffle(len(singles), func(i, j int) { singles[i], singles[j] = singles[j], singles[i] })
@@ -455,8 +455,8 @@ func (p *partial) estimateSingles(v *View) {
 	s := newViewSet(v)
 	_, untested := p.firstUntested(v)
 	all := 0 // singles of the fetched blocks whose block the view fetched
-	for _, c := range p.byName {
-		if c.single && s.fetched[c.heights[0]] {
+	for _, c := range p.pool {
+		if s.fetched[c.heights[0]] {
 			all++
 		}
 	}
