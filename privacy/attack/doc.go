@@ -155,72 +155,7 @@
 //
 // # The block-download attack
 //
-// A BIP 157 client downloads the blocks whose filters match its scripts.
-// A session scanned the blocks of its getcfilters ranges (a client syncs
-// filter headers, getcfheaders, from the genesis block whatever it scans:
-// they are not its scan) and fetched F of those B blocks. A script that
-// appears in k of the scanned blocks matches when all k were fetched; the
-// wallet's scripts always are. AnalyzeFetches (or AnalyzeFetchViews, from
-// heights) tests every script of an appearance index (package universe)
-// against every session's downloads in one pass.
-//
-// Chance. Were the fetched set drawn at random, another script would
-// match with probability p_k = C(B-k, F-k)/C(B, F) (model.ChanceAllFetched;
-// about f^k for f = F/B), and those chances summed are the expected false
-// positives the report gives. But a chain is not random: outputs are
-// spent in the next blocks, scripts are paid in bursts, and a wallet's
-// fetched blocks are neighbours too, so that a script created and spent
-// in two fetched neighbours matches far more often than p_k says. The
-// null is therefore the fetched set shifted along the scanned blocks (32
-// shifts of 8 to 68 blocks either way, reflected at the ends of the
-// range): a shift keeps the set's spacing, the chain's clustering and its
-// era (recent blocks hold more outputs not yet spent), but not the
-// alignment with the wallet's transactions. What a shifted set matches,
-// grouped as the report's matches are, is what chance gives.
-//
-// Groups. Downloads cannot tell some matches apart, and those form a
-// group: a match all of whose appearances lie in transactions holding
-// other matches (at most four: a batched payout of dozens of outputs says
-// nothing of who is whose) joins the match of most appearances in each of
-// them: a payer's change beside two payments to the wallet joins both,
-// the payee of the wallet's spend joins its coin (the index records each
-// appearance's transaction since its version 2); and matches of two or
-// more appearances in the same blocks join each other. A group's k is
-// that of its most appearing member. Of the G_k groups of a given k, the
-// null gives c_k on average with variance v_k over the shifts: a group
-// holds the wallet's script with probability max(G_k-c_k, 0)/G_k, and its
-// 95% interval is the same with the central range of a count of mean c_k
-// and variance v_k (negative binomial, or Poisson when v_k ≤ c_k). The
-// estimated number of the wallet's groups of two or more appearances, and
-// its interval, come the same way from their totals.
-//
-// Members. A member with an appearance in a transaction of no other match
-// carries evidence of its own and has its class's probability; a member
-// all of whose appearances lie in the others' transactions carries none:
-// a payer's change (reused or not) or a payee rides in the wallet's
-// transactions as the wallet's own scripts do, and may appear in more of
-// its blocks than any of them. It is the wallet's with half the group's
-// probability, its interval a quarter to three quarters of the group's
-// (of the scripts a wallet's transactions show, about half are its own:
-// its script and the payer's change in a payment to it; its coin, its
-// change and the payee in its spend). Members of as many appearances as
-// the most appearing one are ambiguous with each other
-// (FetchMatch.AmbiguousWith, FetchGroup.Ambiguous): one of them, not
-// each, is the wallet's with the group's probability.
-//
-// Matches of one appearance. Every script seen once in a fetched block
-// matches, the wallet's and the block's other outputs alike, so they are
-// not random candidates. Per fetched block, its neighbours (the nearest
-// scanned blocks not fetched, eight on each side) say how many scripts
-// of one appearance a block of its era carries, their mean and variance;
-// summed over the fetched blocks, that is what chance gives, and a match
-// of one appearance that rides in no other's transactions is the wallet's
-// with the share of them the fetched blocks carry beyond it, with the
-// interval of that share (EstimatedWalletSingles counts them).
-//
-// Several sessions of one client are intersected (FetchOptions.Intersect)
-// as one session that scanned every block one of them scanned, and
-// fetched a block when every one of them that scanned it fetched it: a
-// script must match each session, and a script seen once in each of two
-// ranges is seen twice in the join.
+// The block-download attack on a BIP 157 client is package leak's
+// (privacy/leak documents its method); AnalyzeFetches runs it on a
+// capture's sessions, and the Fetch names here are leak's.
 package attack

@@ -1,174 +1,30 @@
 package attack
 
-import "math"
+import (
+	"math"
+
+	"github.com/spvfilter/spvfilter/privacy/model"
+)
 
 // This file holds the few special functions the attacks need (see the
-// package documentation for where each is used): the Poisson distribution
-// in log space, its quantiles, the regularized incomplete gamma function,
-// and integrals of Poisson likelihoods over the priors of wallet sizes.
+// package documentation for where each is used): integrals of Poisson
+// likelihoods over the priors of wallet sizes, and wallet ranges; the
+// Poisson distribution itself is privacy/model's.
+
+// The Poisson functions the attacks share live in privacy/model.
+var (
+	logPoisson      = model.LogPoisson
+	logNegBinomial  = model.LogNegBinomial
+	regGammaP       = model.RegGammaP
+	poissonCDF      = model.PoissonCDF
+	poissonQuantile = model.PoissonQuantile
+	normalQuantile  = model.NormalQuantile
+	poissonRange    = model.PoissonRange
+	rangeLevel      = model.PoissonRangeLevel
+)
 
 // level is the confidence of every interval the package gives.
-const level = 0.95
-
-// logPoisson is the log probability of k events at mean lambda.
-func logPoisson(k, lambda float64) float64 {
-	switch {
-	case lambda <= 0 && k == 0:
-		return 0
-	case lambda <= 0:
-		return math.Inf(-1)
-	case k == 0:
-		return -lambda
-	}
-	lg, _ := math.Lgamma(k + 1)
-	return k*math.Log(lambda) - lambda - lg
-}
-
-// logNegBinomial is the log probability of k events for a Poisson count
-// whose mean is itself uncertain, with mean m and variance v ≥ m (a
-// gamma-distributed mean): the Poisson when v is m.
-func logNegBinomial(k, m, v float64) float64 {
-	if m <= 0 || v <= m*(1+1e-9) {
-		return logPoisson(k, m)
-	}
-	r := m * m / (v - m) // the gamma's shape
-	a, _ := math.Lgamma(k + r)
-	b, _ := math.Lgamma(r)
-	c, _ := math.Lgamma(k + 1)
-	return a - b - c + r*math.Log(r/(r+m)) + k*math.Log(m/(r+m))
-}
-
-// regGammaP is the regularized lower incomplete gamma function P(a, x),
-// the probability that a gamma variable of shape a and scale 1 is at most
-// x: by its power series below a+1, by its continued fraction above
-// (Abramowitz and Stegun 6.5.29 and 6.5.31).
-func regGammaP(a, x float64) float64 {
-	switch {
-	case x <= 0:
-		return 0
-	case math.IsInf(x, 1):
-		return 1
-	case x < a+1:
-		return gammaSeries(a, x)
-	}
-	return 1 - gammaFraction(a, x)
-}
-
-// gammaSeries is P(a, x) by its series, for x < a+1.
-func gammaSeries(a, x float64) float64 {
-	lg, _ := math.Lgamma(a)
-	term := 1 / a
-	sum := term
-	for n := 1.0; n < 100_000; n++ {
-		term *= x / (a + n)
-		sum += term
-		if term < sum*1e-16 {
-			break
-		}
-	}
-	return math.Min(1, sum*math.Exp(-x+a*math.Log(x)-lg))
-}
-
-// gammaFraction is Q(a, x) = 1 - P(a, x) by its continued fraction, for
-// x ≥ a+1, evaluated by the modified Lentz method.
-func gammaFraction(a, x float64) float64 {
-	const tiny = 1e-300
-	lg, _ := math.Lgamma(a)
-	b := x + 1 - a
-	c := 1 / tiny
-	d := 1 / b
-	h := d
-	for i := 1.0; i < 100_000; i++ {
-		an := -i * (i - a)
-		b += 2
-		d = an*d + b
-		if math.Abs(d) < tiny {
-			d = tiny
-		}
-		c = b + an/c
-		if math.Abs(c) < tiny {
-			c = tiny
-		}
-		d = 1 / d
-		del := d * c
-		h *= del
-		if math.Abs(del-1) < 1e-16 {
-			break
-		}
-	}
-	return math.Min(1, math.Exp(-x+a*math.Log(x)-lg)*h)
-}
-
-// poissonCDF is the probability that a Poisson count of mean lambda is
-// at most k.
-func poissonCDF(k, lambda float64) float64 {
-	if k < 0 {
-		return 0
-	}
-	if lambda <= 0 {
-		return 1
-	}
-	return 1 - regGammaP(math.Floor(k)+1, lambda)
-}
-
-// poissonQuantile is the smallest count q with P(X ≤ q) ≥ p for a Poisson
-// X of mean lambda.
-func poissonQuantile(p, lambda float64) float64 {
-	if lambda <= 0 || p <= 0 {
-		return 0
-	}
-	if lambda > 1e5 {
-		// The normal approximation with its skew term (Cornish–Fisher):
-		// within a count of the quantile at this mean (a deviation of
-		// 316 counts), where the series would need thousands of terms.
-		z := normalQuantile(p)
-		return math.Max(0, math.Round(lambda+z*math.Sqrt(lambda)+(z*z-1)/6))
-	}
-	// Bisection between counts far enough out in both tails.
-	sd := math.Sqrt(lambda)
-	lo := math.Max(0, math.Floor(lambda-10*sd-10)) // P(X ≤ lo) < p, or lo is 0
-	hi := math.Ceil(lambda + 10*sd + 10)
-	for poissonCDF(hi, lambda) < p {
-		hi += hi
-	}
-	if poissonCDF(lo, lambda) >= p {
-		return lo
-	}
-	for hi-lo > 1 {
-		mid := math.Floor((lo + hi) / 2)
-		if poissonCDF(mid, lambda) >= p {
-			hi = mid
-		} else {
-			lo = mid
-		}
-	}
-	return hi
-}
-
-// normalQuantile is the standard normal's quantile at p, by bisection on
-// its distribution function.
-func normalQuantile(p float64) float64 {
-	lo, hi := -40.0, 40.0
-	for range 100 {
-		mid := (lo + hi) / 2
-		if math.Erfc(-mid/math.Sqrt2)/2 < p {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return (lo + hi) / 2
-}
-
-// poissonRange is the central interval of a Poisson count of mean
-// lambda at the package's level: each tail outside it holds at most
-// (1-level)/2.
-func poissonRange(lambda float64) (lo, hi float64) {
-	tail := (1 - level) / 2
-	// The quantile at tail is the largest lo with P(X < lo) < tail, the
-	// one at 1-tail the smallest hi with P(X > hi) ≤ tail.
-	return poissonQuantile(tail, lambda), poissonQuantile(1-tail, lambda)
-}
+const level = model.Level
 
 // gammaQuantile is x with P(a, x) = p, by bisection.
 func gammaQuantile(p, a float64) float64 {
@@ -202,15 +58,6 @@ func garwood(k float64) (lo, hi float64) {
 		lo = gammaQuantile(tail, k)
 	}
 	return lo, gammaQuantile(1-tail, k+1)
-}
-
-// rangeLevel is the probability that a Poisson count of mean lambda lies
-// in its central range (poissonRange): the coverage of walletRange's
-// interval, at least the package's level, more when the mean is small
-// (no range of whole counts holds exactly 95%).
-func rangeLevel(lambda float64) float64 {
-	lo, hi := poissonRange(lambda)
-	return poissonCDF(hi, lambda) - poissonCDF(lo-1, lambda)
 }
 
 // walletRange is the interval for a wallet's size n in matched = n + X,

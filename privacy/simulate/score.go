@@ -1,8 +1,6 @@
 package simulate
 
-import (
-	"math"
-)
+import "github.com/spvfilter/spvfilter/privacy/model"
 
 // bins are the probability ranges calibration is measured in: a claim of
 // probability p falls in the bin with low <= p < high (the last bin holds
@@ -14,8 +12,6 @@ var bins = [][2]float64{{0, 0.5}, {0.5, 0.8}, {0.8, 0.95}, {0.95, 0.99}, {0.99, 
 // calibration target (of the claims given P >= 0.95, at least 95% right).
 const ConfidentP = 0.95
 
-// wilsonZ is the normal quantile of a two-sided 95% interval.
-const wilsonZ = 1.959963984540054
 
 // Bin is the calibration of the claims whose probability lies in
 // [PLow, PHigh): how many there are, how many are right, the fraction
@@ -56,19 +52,8 @@ func (b *Bin) finish() {
 }
 
 // Wilson returns the 95% Wilson score interval of a proportion of k
-// successes in n trials (0 and 1 for n = 0).
-func Wilson(k, n int) (low, high float64) {
-	if n <= 0 {
-		return 0, 1
-	}
-	nf := float64(n)
-	p := float64(k) / nf
-	z2 := wilsonZ * wilsonZ
-	den := 1 + z2/nf
-	center := (p + z2/(2*nf)) / den
-	half := wilsonZ / den * math.Sqrt(p*(1-p)/nf+z2/(4*nf*nf))
-	return max(0, center-half), min(1, center+half)
-}
+// successes in n trials (0 and 1 for n = 0): model.Wilson.
+func Wilson(k, n int) (low, high float64) { return model.Wilson(k, n) }
 
 // ratio returns a/b, or nil for b = 0.
 func ratio(a, b int) *float64 {

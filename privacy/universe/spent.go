@@ -37,21 +37,21 @@ func scriptCandidate(pk []byte, params *chaincfg.Params) string {
 	return hex.EncodeToString(pk)
 }
 
-// spentScriptCandidate names the output script an input spends, as far as
-// the input shows it: a P2PKH (signature and key), P2SH (a redeem script
-// as the last push), P2WPKH (witness of signature and key) or P2WSH
+// spentAddress is the address of the output script an input spends, as
+// far as the input shows it: a P2PKH (signature and key), P2SH (a redeem
+// script as the last push), P2WPKH (witness of signature and key) or P2WSH
 // (witness script last) script. A taproot or P2PK spend, which does not
-// reveal the script, gives "".
-func spentScriptCandidate(in *wire.TxIn, params *chaincfg.Params) string {
-	addr := func(a btcutil.Address, err error) string {
+// reveal the script, gives nil.
+func spentAddress(in *wire.TxIn, params *chaincfg.Params) btcutil.Address {
+	addr := func(a btcutil.Address, err error) btcutil.Address {
 		if err != nil {
-			return ""
+			return nil
 		}
-		return a.EncodeAddress()
+		return a
 	}
 	if len(in.SignatureScript) > 0 {
 		if !txscript.IsPushOnlyScript(in.SignatureScript) {
-			return ""
+			return nil
 		}
 		var pushes [][]byte
 		tok := txscript.MakeScriptTokenizer(0, in.SignatureScript)
@@ -59,7 +59,7 @@ func spentScriptCandidate(in *wire.TxIn, params *chaincfg.Params) string {
 			pushes = append(pushes, tok.Data())
 		}
 		if tok.Err() != nil || len(pushes) == 0 {
-			return ""
+			return nil
 		}
 		last := pushes[len(pushes)-1]
 		switch {
@@ -68,11 +68,11 @@ func spentScriptCandidate(in *wire.TxIn, params *chaincfg.Params) string {
 		case len(last) > 1 && !isPubKey(last) && txscript.GetScriptClass(last) != txscript.NonStandardTy:
 			return addr(btcutil.NewAddressScriptHash(last, params))
 		}
-		return ""
+		return nil
 	}
 	w := in.Witness
 	if len(w) > 1 && len(w[len(w)-1]) > 0 && w[len(w)-1][0] == txscript.TaprootAnnexTag {
-		return "" // an annex: taproot
+		return nil // an annex: taproot
 	}
 	switch {
 	case len(w) == 2 && isPubKey(w[1]) && len(w[1]) == 33:
@@ -81,7 +81,7 @@ func spentScriptCandidate(in *wire.TxIn, params *chaincfg.Params) string {
 		h := sha256.Sum256(w[len(w)-1])
 		return addr(btcutil.NewAddressWitnessScriptHash(h[:], params))
 	}
-	return ""
+	return nil
 }
 
 // isControlBlock reports whether b has the form of a taproot control block:

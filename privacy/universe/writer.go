@@ -159,27 +159,22 @@ func (u *Writer) script(s []byte, height int32) {
 // AddBlock writes the candidates of one block.
 func (u *Writer) AddBlock(height int32, b *wire.MsgBlock) error {
 	u.stats.Blocks++
-	for pos, tx := range b.Transactions {
+	if u.index != nil {
+		u.stats.SpendsUnattributed += Appearances(b, u.params, func(a Appearance) {
+			u.index.AddTx(a.Candidate, height, a.Tx)
+			if a.Spent {
+				u.stats.SpendsIndexed++
+			}
+		})
+	}
+	for _, tx := range b.Transactions {
 		for _, out := range tx.TxOut {
 			u.output(out.PkScript, height)
-			if u.index != nil {
-				if c := scriptCandidate(out.PkScript, u.params); c != "" {
-					u.index.AddTx(c, height, pos)
-				}
-			}
 		}
 		if isCoinBase(tx) {
 			continue
 		}
 		for _, in := range tx.TxIn {
-			if u.index != nil {
-				if c := spentScriptCandidate(in, u.params); c != "" {
-					u.index.AddTx(c, height, pos)
-					u.stats.SpendsIndexed++
-				} else {
-					u.stats.SpendsUnattributed++
-				}
-			}
 			tok := txscript.MakeScriptTokenizer(0, in.SignatureScript)
 			var last []byte
 			for tok.Next() {

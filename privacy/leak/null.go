@@ -1,10 +1,11 @@
-package attack
+package leak
 
 import (
 	"math"
 	"slices"
 	"strings"
 
+	"github.com/spvfilter/spvfilter/privacy/model"
 	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
@@ -48,7 +49,7 @@ type shiftNull struct {
 	// appearance in each block of interest (fetched or a neighbour).
 	near  map[int32][]int32
 	ones  map[int32]float64
-	multi [][]FetchMatch
+	multi [][]Match
 	over  bool // a shift matched more than maxNullMatches
 	ranks []int32
 	// groups is, after finish, the mean number of groups per number of
@@ -102,7 +103,7 @@ func newShiftNull(scanned, fetched []uint64, nb, shifts int) *shiftNull {
 	for i := range z.byK {
 		z.byK[i] = map[uint64]float64{}
 	}
-	z.multi = make([][]FetchMatch, len(z.shifts))
+	z.multi = make([][]Match, len(z.shifts))
 	return z
 }
 
@@ -141,7 +142,7 @@ func (z *shiftNull) findNeighbours(nb int) {
 // test counts the entry, of k appearances in the scanned range, against
 // every shift of the fetched set, and a candidate of one appearance in
 // the blocks of interest.
-func (z *shiftNull) test(r *FetchReport, e *universe.IndexEntry, k uint64) {
+func (z *shiftNull) test(r *Report, e *universe.IndexEntry, k uint64) {
 	if z == nil {
 		return
 	}
@@ -257,7 +258,8 @@ func (z *shiftNull) matched(k uint64) float64 {
 // neighbours carry, summed (a block's count is one draw from its
 // neighbours' spread).
 func (z *shiftNull) singleMoments() (mean, variance float64) {
-	for _, near := range z.near {
+	for _, o := range sortedKeys(z.near) {
+		near := z.near[o]
 		if len(near) == 0 {
 			continue
 		}
@@ -277,8 +279,8 @@ func (z *shiftNull) singleMoments() (mean, variance float64) {
 
 // sortMatches orders matches from most appearances to fewest, then by
 // candidate: the order grouping relies on.
-func sortMatches(ms []FetchMatch) {
-	slices.SortStableFunc(ms, func(a, b FetchMatch) int {
+func sortMatches(ms []Match) {
+	slices.SortStableFunc(ms, func(a, b Match) int {
 		if a.Appearances != b.Appearances {
 			return int(int64(b.Appearances) - int64(a.Appearances))
 		}
@@ -291,14 +293,14 @@ func sortMatches(ms []FetchMatch) {
 // matches a fetched set of the null's shape carries.
 func chanceRange(m, v float64) (lo, hi float64) {
 	if v <= m {
-		return poissonRange(m)
+		return model.PoissonRange(m)
 	}
-	tail := (1 - level) / 2
+	tail := (1 - model.Level) / 2
 	var cdf float64
 	lo = -1
 	limit := m + 20*math.Sqrt(v) + 20
 	for x := 0.0; x <= limit; x++ {
-		cdf += math.Exp(logNegBinomial(x, m, v))
+		cdf += math.Exp(model.LogNegBinomial(x, m, v))
 		if lo < 0 && cdf > tail {
 			lo = x
 		}
@@ -315,12 +317,12 @@ func chanceRange(m, v float64) (lo, hi float64) {
 // (no range of whole counts holds exactly 95%).
 func chanceLevel(m, v float64) float64 {
 	if v <= m {
-		return rangeLevel(m)
+		return model.PoissonRangeLevel(m)
 	}
 	lo, hi := chanceRange(m, v)
 	var mass float64
 	for x := lo; x <= hi; x++ {
-		mass += math.Exp(logNegBinomial(x, m, v))
+		mass += math.Exp(model.LogNegBinomial(x, m, v))
 	}
 	return math.Min(mass, 1)
 }

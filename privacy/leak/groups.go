@@ -1,7 +1,9 @@
-package attack
+package leak
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -55,7 +57,7 @@ func (g *matchGroups) union(a, b int) {
 // script seen once in a fetched block matches: those are not grouped by
 // block). A group's first member (its root, in union-find) is its most
 // appearing one: a union keeps the smaller index.
-func groupMatchesOf(matched []FetchMatch, transactions bool) *matchGroups {
+func groupMatchesOf(matched []Match, transactions bool) *matchGroups {
 	n := len(matched)
 	g := &matchGroups{parent: make([]int, n), riding: make([]bool, n), rides: make([]bool, n)}
 	for i := range g.parent {
@@ -89,7 +91,7 @@ func groupMatchesOf(matched []FetchMatch, transactions bool) *matchGroups {
 // first listed: the list runs from most to fewest) in each of them: a
 // payer's change beside two payments to the wallet joins both, and the
 // wallet's script beside its payer's change joins it.
-func (g *matchGroups) coLocate(matched []FetchMatch) {
+func (g *matchGroups) coLocate(matched []Match) {
 	inTx := map[uint64][]int{}
 	for i := range matched {
 		for _, tx := range txKeys(&matched[i]) {
@@ -132,7 +134,7 @@ func (g *matchGroups) coLocate(matched []FetchMatch) {
 
 // txKeys names the transactions of a match, height and position; none
 // when a block of it has no transaction recorded.
-func txKeys(m *FetchMatch) []uint64 {
+func txKeys(m *Match) []uint64 {
 	if len(m.Transactions) != len(m.Heights) {
 		return nil
 	}
@@ -148,25 +150,25 @@ func txKeys(m *FetchMatch) []uint64 {
 	return keys
 }
 
-// fetchUnit is a group of matches and what its probability rests on.
-type fetchUnit struct {
+// unit is a group of matches and what its probability rests on.
+type unit struct {
 	members []int // indexes into Matched, the most appearing first
 	k       uint64
 }
 
 // finish groups the matches, gives each group and match its probability
 // (see the package documentation), and writes the verdict.
-func (r *FetchReport) finish() {
+func (r *Report) finish() {
 	r.trim()
 	g := groupMatchesOf(r.Matched, r.Transactions)
 	r.null.finish(r.Transactions)
-	units := map[int]*fetchUnit{}
+	units := map[int]*unit{}
 	var order []int
 	for i := range r.Matched {
 		root := g.find(i)
 		u := units[root]
 		if u == nil {
-			u = &fetchUnit{}
+			u = &unit{}
 			units[root] = u
 			order = append(order, root)
 		}
@@ -179,7 +181,7 @@ func (r *FetchReport) finish() {
 	}
 	classes := r.classes(units, g)
 	single := r.singles(classes[1])
-	byClass := func(k uint64) fetchProbability {
+	byClass := func(k uint64) prob {
 		if k < 2 {
 			return single
 		}
@@ -209,11 +211,15 @@ func (r *FetchReport) finish() {
 	r.Verdict = r.verdict()
 }
 
-// fetchClass is a FetchClass with the chance expectation of its groups
+// classCount is a Class with the chance expectation of its groups
 // and its variance.
-type fetchClass struct {
-	FetchClass
+type classCount struct {
+	Class
 	chanceGroups, chanceVar float64
+	// extraSingles are chance matches of one appearance left out of a
+	// partial index (labelling.apply), and coverShare the share of the
+	// class's own groups that hold a watched script (1 without covers).
+	extraSingles, coverShare float64
 }
 
 // classes counts, per k, the candidates, matches, groups and co-located
@@ -221,10 +227,10 @@ type fetchClass struct {
 // form (the null), or without it n_k·p_k groups for candidates placed at
 // random (each a group of one: an upper bound). Matches beyond the listed
 // ones count as groups of one.
-func (r *FetchReport) classes(units map[int]*fetchUnit, g *matchGroups) map[uint64]*fetchClass {
-	out := map[uint64]*fetchClass{}
+func (r *Report) classes(units map[int]*unit, g *matchGroups) map[uint64]*classCount {
+	out := map[uint64]*classCount{}
 	for k, c := range r.byK {
-		fc := &fetchClass{FetchClass: FetchClass{Appearances: k, Candidates: c.candidates, Matched: c.matched}}
+		fc := &classCount{Class: Class{Appearances: k, Candidates: c.candidates, Matched: c.matched}, coverShare: 1}
 		fc.ExpectedByChance = float64(c.candidates) * r.chance(k)
 		fc.chanceGroups, fc.chanceVar = fc.ExpectedByChance, fc.ExpectedByChance
 		if r.null != nil {
@@ -251,30 +257,33 @@ func (r *FetchReport) classes(units map[int]*fetchUnit, g *matchGroups) map[uint
 	for k, c := range out {
 		c.Groups += c.Matched - listed[k]
 	}
+	if r.label != nil {
+		r.label.apply(r, out, units, g)
+	}
 	keys := make([]uint64, 0, len(out))
 	for k := range out {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		r.ByAppearances = append(r.ByAppearances, out[k].FetchClass)
+		r.ByAppearances = append(r.ByAppearances, out[k].Class)
 	}
 	return out
 }
 
-// fetchProbability is a probability and its 95% interval.
-type fetchProbability struct{ p, lo, hi float64 }
+// prob is a probability and its 95% interval.
+type prob struct{ p, lo, hi float64 }
 
 // groupProbability is the probability that a group of the class holds a
 // wallet's script: the share of the class's groups that chance does not
 // explain, with the interval of that share for chance a count of the
 // null's mean and variance.
-func (r *FetchReport) groupProbability(c *fetchClass) fetchProbability {
+func (r *Report) groupProbability(c *classCount) prob {
 	if c == nil || c.Groups == 0 || r.FetchedBlocks >= r.ScannedBlocks {
-		return fetchProbability{}
+		return prob{}
 	}
 	n, lo, hi := walletShare(float64(c.Groups), c.chanceGroups, c.chanceVar)
-	return fetchProbability{n, lo, hi}
+	return prob{n * c.coverShare, lo * c.coverShare, hi * c.coverShare}
 }
 
 // walletShare is the share of observed items that chance, a count of
@@ -295,16 +304,16 @@ func walletShare(observed, m, v float64) (p, lo, hi float64) {
 // once in a fetched block matches, so a fetched block's singles are not
 // random candidates; the wallet's are those the fetched blocks carry
 // beyond what their neighbours, the nearest blocks not fetched, carry.
-func (r *FetchReport) singles(c *fetchClass) fetchProbability {
+func (r *Report) singles(c *classCount) prob {
 	if c == nil || c.Matched == 0 || r.FetchedBlocks >= r.ScannedBlocks {
-		return fetchProbability{}
+		return prob{}
 	}
-	alone := float64(c.Matched) - float64(c.CoLocated)
+	alone := float64(c.Matched) - float64(c.CoLocated) + c.extraSingles
 	if alone <= 0 {
-		return fetchProbability{}
+		return prob{}
 	}
 	p, lo, hi := walletShare(alone, c.chanceGroups, c.chanceVar)
-	return fetchProbability{p, lo, hi}
+	return prob{p * c.coverShare, lo * c.coverShare, hi * c.coverShare}
 }
 
 // Members of a group of several matches: the share of them taken to be
@@ -329,7 +338,7 @@ const (
 // interval the group's times memberShareLow and memberShareHigh. Members
 // of as many appearances as the most appearing one are ambiguous with
 // each other: the downloads give the same evidence for each.
-func (r *FetchReport) share(u *fetchUnit, p fetchProbability, g *matchGroups, own func(k uint64) fetchProbability) {
+func (r *Report) share(u *unit, p prob, g *matchGroups, own func(k uint64) prob) {
 	var tied []string
 	for _, i := range u.members {
 		if m := &r.Matched[i]; m.Appearances == u.k {
@@ -358,8 +367,8 @@ func (r *FetchReport) share(u *fetchUnit, p fetchProbability, g *matchGroups, ow
 }
 
 // groupOf describes a group of two or more matches.
-func (r *FetchReport) groupOf(u *fetchUnit, rides bool, p fetchProbability) FetchGroup {
-	fg := FetchGroup{Appearances: u.k, Probability: p.p, ProbabilityLow: p.lo, ProbabilityHigh: p.hi}
+func (r *Report) groupOf(u *unit, rides bool, p prob) Group {
+	fg := Group{Appearances: u.k, Probability: p.p, ProbabilityLow: p.lo, ProbabilityHigh: p.hi}
 	tied := 0
 	for _, i := range u.members {
 		fg.Members = append(fg.Members, r.Matched[i].Candidate)
@@ -381,13 +390,13 @@ func (r *FetchReport) groupOf(u *fetchUnit, rides bool, p fetchProbability) Fetc
 
 // estimate sets the wallet's estimated groups of two or more appearances
 // and its estimated matches of one.
-func (r *FetchReport) estimate(classes map[uint64]*fetchClass) {
+func (r *Report) estimate(classes map[uint64]*classCount) {
 	if r.FetchedBlocks >= r.ScannedBlocks {
 		return
 	}
 	var groups, chance, variance float64
-	for k, c := range classes {
-		if k >= 2 {
+	for _, k := range sortedKeys(classes) {
+		if c := classes[k]; k >= 2 {
 			groups += float64(c.Groups)
 			chance += c.chanceGroups
 			variance += c.chanceVar
@@ -396,9 +405,16 @@ func (r *FetchReport) estimate(classes map[uint64]*fetchClass) {
 	r.EstimatedWalletGroups, r.EstimatedWalletGroupsLow, r.EstimatedWalletGroupsHigh = walletCount(groups, chance, variance)
 	r.EstimatedWalletGroupsLevel = chanceLevel(chance, variance)
 	if c := classes[1]; c != nil {
-		r.EstimatedWalletSingles, r.EstimatedWalletSinglesLow, r.EstimatedWalletSinglesHigh = walletCount(float64(c.Matched), c.chanceGroups, c.chanceVar)
+		r.EstimatedWalletSingles, r.EstimatedWalletSinglesLow, r.EstimatedWalletSinglesHigh = walletCount(float64(c.Matched)+c.extraSingles, c.chanceGroups, c.chanceVar)
 		r.EstimatedWalletSinglesLevel = chanceLevel(c.chanceGroups, c.chanceVar)
 	}
+}
+
+// sortedKeys are the keys of m in increasing order: sums of floating
+// point numbers over a map are summed in this order, so that a report is
+// the same bytes every run.
+func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
+	return slices.Sorted(maps.Keys(m))
 }
 
 // walletCount is the number of observed items that chance, a count of
@@ -409,7 +425,7 @@ func walletCount(observed, m, v float64) (n, lo, hi float64) {
 }
 
 // warnings adds the report's warnings about its matches.
-func (r *FetchReport) warnings(g *matchGroups, classes map[uint64]*fetchClass) {
+func (r *Report) warnings(g *matchGroups, classes map[uint64]*classCount) {
 	if !r.Transactions && r.UniverseSize > 0 {
 		r.warn("the index records no transactions (version 1, or written without them): scripts that appear only in the wallet's transactions (a payer's change) cannot be told from the wallet's, and take probabilities of their own; \"privacy universe --index\" writes an index that records them")
 	}
@@ -429,8 +445,8 @@ func (r *FetchReport) warnings(g *matchGroups, classes map[uint64]*fetchClass) {
 		r.warn(fmt.Sprintf("%d group(s) hold scripts of the same evidence (as many appearances, in the same transactions: a payer's change reused as often as the wallet's script): one of each set, not each, is the wallet's with the group's probability", ambiguous))
 	}
 	var shifted, random float64
-	for k, c := range classes {
-		if k >= 2 {
+	for _, k := range sortedKeys(classes) {
+		if c := classes[k]; k >= 2 {
 			shifted += c.ExpectedByShifts
 			random += c.ExpectedByChance
 		}
@@ -438,7 +454,7 @@ func (r *FetchReport) warnings(g *matchGroups, classes map[uint64]*fetchClass) {
 	if r.null != nil && shifted > 2*random+3 {
 		r.warn("the chain's scripts cluster: the fetched set shifted along the scanned blocks matches far more scripts of two or more appearances than blocks placed at random give (expected_by_shifts against expected_by_chance, by appearances); the probabilities rest on the shifts")
 	}
-	if r.null == nil && r.FetchedBlocks > 0 && r.FetchedBlocks < r.ScannedBlocks {
+	if r.null == nil && r.label == nil && r.FetchedBlocks > 0 && r.FetchedBlocks < r.ScannedBlocks {
 		r.warn("too few scanned blocks to shift the fetched set along them: the probabilities take the scripts' blocks as placed at random, which a clustered chain (outputs spent in the next blocks) breaks")
 	}
 	if r.null != nil && r.null.over {
@@ -453,7 +469,7 @@ func (r *FetchReport) warnings(g *matchGroups, classes map[uint64]*fetchClass) {
 }
 
 // verdict is the report's verdict in plain words.
-func (r *FetchReport) verdict() string {
+func (r *Report) verdict() string {
 	switch {
 	case r.ScannedBlocks == 0:
 		return "the session scanned no block of the index: nothing to say"

@@ -1,0 +1,99 @@
+package leak
+
+import "math"
+
+// Estimate is a count estimated from a sample, with its 95% interval.
+type Estimate struct {
+	Count, Low, High float64
+}
+
+// labelling is what a client knows that an attacker does not: which
+// candidates are its own (its watched scripts and its covers), which of
+// those are covers, and an estimate of the chance matches of one
+// appearance its partial index leaves out.
+type labelling struct {
+	own, cover func(candidate string) bool
+	singles    Estimate
+}
+
+// labellingOf is the labelling the options give a report of session id,
+// nil without Options.Own.
+func labellingOf(opt Options, id string) *labelling {
+	if opt.Own == nil {
+		return nil
+	}
+	return &labelling{own: opt.Own, cover: opt.Cover, singles: opt.Singles[id]}
+}
+
+// apply sets each class's chance count from the labels: the class's
+// groups that hold no own candidate (mean and variance both that count:
+// a Poisson count observed whole). For one appearance, the matches that
+// ride in no other's transactions and are in no group holding an own
+// candidate, plus the lower bound of the estimated chance singles left
+// out of the index, which also join the observed singles. With covers,
+// each class also carries the share of its own groups that hold a
+// watched script (not a cover only).
+func (l *labelling) apply(r *Report, classes map[uint64]*classCount, units map[int]*unit, g *matchGroups) {
+	type tally struct{ own, watched, aloneOwn, aloneWatched float64 }
+	by := map[uint64]*tally{}
+	for _, u := range units {
+		own, watched := false, false
+		for _, i := range u.members {
+			c := r.Matched[i].Candidate
+			if l.own(c) {
+				own = true
+				watched = watched || l.cover == nil || !l.cover(c)
+			}
+		}
+		t := by[u.k]
+		if t == nil {
+			t = &tally{}
+			by[u.k] = t
+		}
+		if own {
+			t.own++
+		}
+		if watched {
+			t.watched++
+		}
+		if u.k != 1 {
+			continue
+		}
+		for _, i := range u.members {
+			if !g.riding[i] {
+				if own {
+					t.aloneOwn++
+				}
+				if watched {
+					t.aloneWatched++
+				}
+			}
+		}
+	}
+	for k, c := range classes {
+		t := by[k]
+		if t == nil {
+			t = &tally{}
+		}
+		if k == 1 {
+			c.extraSingles = math.Max(l.singles.Low, 0)
+			c.chanceGroups = float64(c.Matched-c.CoLocated) - t.aloneOwn + c.extraSingles
+			c.coverShare = share(t.aloneWatched, t.aloneOwn)
+		} else {
+			c.chanceGroups = float64(c.Groups) - t.own
+			c.coverShare = share(t.watched, t.own)
+		}
+		c.chanceGroups = math.Max(c.chanceGroups, 0)
+		c.chanceVar = c.chanceGroups
+		c.LabelledChanceGroups = c.chanceGroups
+		c.ExpectedGroupsByShifts, c.ExpectedByShifts = 0, 0
+	}
+}
+
+// share is watched/own, 1 when nothing is own.
+func share(watched, own float64) float64 {
+	if own == 0 {
+		return 1
+	}
+	return watched / own
+}

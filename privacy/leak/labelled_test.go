@@ -1,0 +1,79 @@
+package leak_test
+
+import (
+	"testing"
+
+	"github.com/spvfilter/spvfilter/privacy/leak"
+	"github.com/spvfilter/spvfilter/privacy/model"
+	"github.com/spvfilter/spvfilter/privacy/simulate"
+)
+
+// ownOf is each session's own candidates by the labels: the scripts of
+// the wallets it scans for.
+func ownOf(sc *simulate.Scenario) map[string]map[string]bool {
+	scripts := map[string][]string{}
+	for _, w := range sc.Labels.Fetch.Wallets {
+		scripts[w.ID] = w.Scripts
+	}
+	own := map[string]map[string]bool{}
+	for _, s := range sc.Labels.Fetch.Sessions {
+		set := map[string]bool{}
+		for _, w := range append([]string{s.Wallet}, s.Wallets...) {
+			for _, c := range scripts[w] {
+				set[c] = true
+			}
+		}
+		own[s.ID] = set
+	}
+	return own
+}
+
+// TestLabelledNullAgreesWithShifts: the labelled null (the groups of a
+// class that hold none of the session's own scripts, which only the
+// client knows) is what the attacker's shift null estimates. On simulated
+// chains of several regimes, the labelled count lies inside the central
+// 95% range of a Poisson count of the shifts' mean (narrower than the
+// shifts' own range when their variance exceeds their mean) in at least
+// 95% of the classes of two or more appearances, with the Wilson
+// interval of that share printed.
+func TestLabelledNullAgreesWithShifts(t *testing.T) {
+	inside, total := 0, 0
+	for i, r := range []simulate.Regime{simulate.RegimeStandard, simulate.RegimeChange, simulate.RegimeClustered, simulate.RegimePayments} {
+		sc, sessions, index := simulatedFetches(t, r, uint64(40+i))
+		own := ownOf(sc)
+		hd := readAll(t, index).hd
+		views := viewsOf(t, sessions, hd)
+		shifted, err := leak.Analyze(views, readAll(t, index), leak.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j, v := range views {
+			set := own[v.ID]
+			labelled, err := leak.Analyze([]leak.View{v}, readAll(t, index), leak.Options{Own: func(c string) bool { return set[c] }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			byK := map[uint64]float64{}
+			for _, c := range labelled[0].ByAppearances {
+				byK[c.Appearances] = c.LabelledChanceGroups
+			}
+			for _, c := range shifted[j].ByAppearances {
+				if c.Appearances < 2 || c.Groups == 0 {
+					continue
+				}
+				lo, hi := model.PoissonRange(c.ExpectedGroupsByShifts)
+				total++
+				if x := byK[c.Appearances]; x >= lo && x <= hi {
+					inside++
+				} else {
+					t.Logf("%s %s k=%d: labelled %g, shifts %.3g (%g..%g), %d groups", r, v.ID, c.Appearances, x, c.ExpectedGroupsByShifts, lo, hi, c.Groups)
+				}
+			}
+		}
+	}
+	lo, hi := simulate.Wilson(inside, total)
+	t.Logf("labelled null inside the shifts' range in %d of %d classes (%.3f, Wilson 95%% %.3f..%.3f)", inside, total, float64(inside)/float64(total), lo, hi)
+	if total < 20 || float64(inside) < 0.95*float64(total) {
+		t.Errorf("labelled null inside the shifts' range in %d of %d classes, want at least 95%% of at least 20", inside, total)
+	}
+}
