@@ -63,14 +63,19 @@ func (p *Peer) GetBlocks(ctx context.Context, hashes []chainhash.Hash, fn func(i
 			return p.fail(op, "%w: notfound for %d of the blocks asked for (first %v)",
 				ErrMissingBlocks, len(m.(*wire.MsgNotFound).InvList), m.(*wire.MsgNotFound).InvList[0].Hash)
 		}
-		if got := block.BlockHash(); got != want {
-			if slices.Contains(hashes[i+1:], got) {
-				return p.fail(op, "%w: block %v left out of the answer", ErrMissingBlocks, want)
-			}
+		got := block.BlockHash()
+		if got != want && slices.Contains(hashes[i+1:], got) {
+			return p.fail(op, "%w: block %v left out of the answer", ErrMissingBlocks, want)
+		}
+		err = CheckBlock(block)
+		if (got != want || err != nil) && !p.intact(block) {
+			return p.fail(op, "%w: block %v does not match its payload checksum (damaged on the way, or sent so)", ErrProtocol, want)
+		}
+		if got != want {
 			return p.fail(op, "%w: sent block %v, asked for %v", ErrBadBlock, got, want)
 		}
-		if err := CheckBlock(block); err != nil {
-			return p.fail(op, "%w: block %v: %v", ErrBadBlock, want, err)
+		if err != nil {
+			return p.fail(op, "%w: block %v: %w", ErrBadBlock, want, err)
 		}
 		if fnErr == nil {
 			fnErr = fn(i, block)

@@ -87,8 +87,12 @@ func (p *Peer) GetCFHeaders(ctx context.Context, start int32, stop chainhash.Has
 // on (getcfilters), one for each hash in blocks (at most 1,000), and calls
 // fn with each filter's position in blocks and its bytes, in order. Each
 // filter must be of the requested type and for the block at its position.
-// An error from fn drops the connection (the rest of the answer would be
-// read by the next request) and is returned as is.
+// fn must check the filter against its filter header: the payload
+// checksum is left to that check (see frame.go). An error from fn drops
+// the connection (the rest of the answer would be read by the next
+// request) and is returned as is, unless the filter does not match the
+// checksum the node gave it: that is reported with ErrProtocol, as
+// damage on the way rather than a lie.
 func (p *Peer) GetCFilters(ctx context.Context, start int32, blocks []chainhash.Hash, fn func(i int, data []byte) error) error {
 	const op = "getcfilters"
 	if len(blocks) == 0 {
@@ -121,6 +125,10 @@ func (p *Peer) GetCFilters(ctx context.Context, start int32, blocks []chainhash.
 				ErrBadFilter, cf.FilterType, cf.BlockHash, want, start+int32(i))
 		}
 		if err := fn(i, cf.Data); err != nil {
+			if !p.intact(cf) {
+				return p.fail(op, "%w: the filter for block %v (height %d) does not match its payload checksum (damaged on the way, or sent so)",
+					ErrProtocol, want, start+int32(i))
+			}
 			p.drop()
 			return err
 		}

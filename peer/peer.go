@@ -81,7 +81,7 @@ type Config struct {
 type Peer struct {
 	cfg    Config
 	conn   net.Conn
-	br     *bufio.Reader // the read loop's
+	frames frameReader // the read loop's
 	remote *wire.MsgVersion
 	pver   atomic.Uint32 // negotiated protocol version
 	addrV2 atomic.Bool   // the node sent sendaddrv2
@@ -119,9 +119,9 @@ func newPeer(cfg Config, conn net.Conn) *Peer {
 	p := &Peer{
 		cfg:  cfg,
 		conn: conn,
-		br:   bufio.NewReaderSize(conn, readBufferSize),
 		done: make(chan struct{}),
 	}
+	p.frames = frameReader{br: bufio.NewReaderSize(conn, readBufferSize), net: cfg.Params.Net}
 	p.w.init()
 	p.pver.Store(wire.ProtocolVersion)
 	if cfg.OnAnnounce != nil || cfg.OnAddresses != nil {
@@ -378,9 +378,10 @@ func (p *Peer) fail(op, format string, args ...any) error {
 // that is not always handled (pings, getdata) and learns whether the
 // request took it; what it does not take is unsolicited.
 type request struct {
-	offer   chan wire.Message // unbuffered: the read loop waits for recv
+	offer   chan delivery // unbuffered: the read loop waits for recv
 	verdict chan bool
 	ended   chan struct{}
+	took    delivery // the last message taken, for intact
 
 	// The request's own goroutine keeps its answer time: a round runs
 	// from its first send to the last message taken before the next.
@@ -424,7 +425,7 @@ func (p *Peer) beginRequest(op string, timed bool) (func(), error) {
 		return nil, p.disconnected(op)
 	default:
 	}
-	r := &request{offer: make(chan wire.Message), verdict: make(chan bool, 1), ended: make(chan struct{})}
+	r := &request{offer: make(chan delivery), verdict: make(chan bool, 1), ended: make(chan struct{})}
 	p.req.Store(r)
 	return func() {
 		p.req.Store(nil)
@@ -468,12 +469,12 @@ func (p *Peer) recv(ctx context.Context, op string, deadline time.Time, want fun
 	defer timer.Stop()
 	for {
 		select {
-		case m := <-r.offer:
-			ok := want == nil || want(m)
+		case d := <-r.offer:
+			ok := want == nil || want(d.msg)
 			r.verdict <- ok
 			if ok {
-				r.last = time.Now()
-				return m, nil
+				r.last, r.took = time.Now(), d
+				return d.msg, nil
 			}
 		case <-p.done:
 			return nil, p.disconnected(op)
@@ -492,9 +493,9 @@ func is[T wire.Message](m wire.Message) bool {
 	return ok
 }
 
-// disconnected names why the connection is gone: flooding or a failed
-// write, an earlier error, closed by the node, or a message that broke
-// the protocol.
+// disconnected names why the connection is gone: flooding, a message
+// that broke the protocol or a failed write, an earlier error, or closed
+// by the node.
 func (p *Peer) disconnected(op string) error {
 	if c := p.cause.Load(); c != nil {
 		return p.errorf(op, "%w", *c)
@@ -503,11 +504,7 @@ func (p *Peer) disconnected(op string) error {
 		return p.errorf(op, "%w: connection dropped after an earlier error", ErrDisconnected)
 	}
 	if e := p.readErr.Load(); e != nil && !errors.Is(*e, io.EOF) && !errors.Is(*e, net.ErrClosed) && !errors.Is(*e, io.ErrUnexpectedEOF) {
-		var me *wire.MessageError
-		if errors.As(*e, &me) {
-			return p.errorf(op, "%w: undecodable message: %v", ErrProtocol, *e)
-		}
-		return p.errorf(op, "%w: %v", ErrDisconnected, *e)
+		return p.errorf(op, "%w: %w", ErrDisconnected, *e)
 	}
 	return p.errorf(op, "%w: connection closed by the node", ErrDisconnected)
 }

@@ -1,8 +1,6 @@
 package peer
 
 import (
-	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"time"
@@ -11,21 +9,12 @@ import (
 	"github.com/btcsuite/btcd/wire"
 )
 
-// payloadLimits are tighter limits than btcd's wire for messages whose
-// wire limit is the 32 MB protocol maximum: the reason of a reject is
-// free text, alert is obsolete, and 1 MB of filter-header checkpoints
-// covers 32 million blocks.
-var payloadLimits = map[string]uint32{
-	wire.CmdReject:    64 << 10,
-	wire.CmdAlert:     4 << 10,
-	wire.CmdCFCheckpt: 1 << 20,
-}
-
 // readLoop reads messages until the connection ends. It answers pings and
 // serves getdata itself, offers every other message to the request in
 // flight, and handles what no request takes as unsolicited, within the
 // node's budgets. Unknown commands are skipped, as the protocol allows;
-// any other decoding failure ends the connection.
+// a frame or payload that breaks the protocol ends the connection with
+// ErrProtocol (see frame.go).
 func (p *Peer) readLoop() {
 	defer p.closeConn()
 	for {
@@ -34,12 +23,13 @@ func (p *Peer) readLoop() {
 			return // what is buffered is not read after a drop
 		default:
 		}
-		msg, cmd, n, err := p.readMessage()
-		p.received.Add(uint64(n))
+		pver := p.pver.Load()
+		f, err := p.frames.next(pver)
+		p.received.Add(uint64(f.size))
 		if errors.Is(err, wire.ErrUnknownMessage) {
-			err = p.budget.charge(kindUnknown, 1, n, time.Now())
+			err = p.budget.charge(kindUnknown, 1, f.size, time.Now())
 			if err != nil {
-				p.closeWith(fmt.Errorf("%w %q", err, cmd))
+				p.closeWith(fmt.Errorf("%w %q", err, f.cmd))
 				return
 			}
 			continue
@@ -52,36 +42,30 @@ func (p *Peer) readLoop() {
 			p.readErr.Store(&err)
 			return
 		}
-		if err := p.dispatch(msg, n); err != nil {
+		msg, err := f.decode(pver)
+		if err != nil {
+			p.closeWith(err)
+			return
+		}
+		if err := p.dispatch(delivery{msg, f.sum, f.checked}, f.size); err != nil {
 			p.closeWith(err)
 			return
 		}
 	}
 }
 
-// readMessage reads the next message, refusing a payload above
-// payloadLimits before reading it. It returns the message's command and
-// size (header included) also when the command is unknown.
-func (p *Peer) readMessage() (wire.Message, string, int, error) {
-	hdr, err := p.br.Peek(wire.MessageHeaderSize)
-	if err != nil {
-		return nil, "", 0, err
-	}
-	cmd := string(bytes.TrimRight(hdr[4:16], "\x00"))
-	size := binary.LittleEndian.Uint32(hdr[16:20])
-	if limit, ok := payloadLimits[cmd]; ok && size > limit {
-		return nil, cmd, 0, fmt.Errorf("%w: %q message of %d bytes, at most %d accepted", ErrProtocol, cmd, size, limit)
-	}
-	n, msg, _, err := wire.ReadMessageWithEncodingN(p.br, p.pver.Load(), p.cfg.Params.Net, wire.WitnessEncoding)
-	if errors.Is(err, wire.ErrUnknownMessage) {
-		n = wire.MessageHeaderSize + int(size) // wire does not count what it skips
-	}
-	return msg, cmd, n, err
+// delivery is a message as the read loop hands it on, with the payload
+// checksum the node gave it and whether it was checked (see intact).
+type delivery struct {
+	msg     wire.Message
+	sum     [4]byte
+	checked bool
 }
 
 // dispatch handles one message of n bytes; an error ends the connection.
-func (p *Peer) dispatch(msg wire.Message, n int) error {
+func (p *Peer) dispatch(d delivery, n int) error {
 	now := time.Now()
+	msg := d.msg
 	switch m := msg.(type) {
 	case *wire.MsgPing:
 		if err := p.budget.charge(kindPing, 1, n, now); err != nil {
@@ -96,21 +80,21 @@ func (p *Peer) dispatch(msg wire.Message, n int) error {
 		p.serveOffers(m)
 		return nil
 	}
-	if p.handOff(msg) {
+	if p.handOff(d) {
 		return nil
 	}
 	return p.unsolicited(msg, n, now)
 }
 
-// handOff offers msg to the request in flight and reports whether it took
+// handOff offers d to the request in flight and reports whether it took
 // it.
-func (p *Peer) handOff(msg wire.Message) bool {
+func (p *Peer) handOff(d delivery) bool {
 	r := p.req.Load()
 	if r == nil {
 		return false
 	}
 	select {
-	case r.offer <- msg:
+	case r.offer <- d:
 		return <-r.verdict
 	case <-r.ended:
 		return false

@@ -1,0 +1,295 @@
+package peer
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"unicode/utf8"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+)
+
+// A node's messages are read in two steps: the frame (the 24-byte header
+// and the payload it announces), then the payload's decoding. The frame
+// is refused before its payload is read when its network, command or
+// length is wrong, so that no allocation follows a claimed length above
+// the command's limit; a payload that does not decode is then a protocol
+// violation naming the command, never taken for a node hanging up.
+//
+// The payload checksum (the first 4 bytes of its double SHA-256) guards
+// against damage on the way, not against a lying node, which computes it
+// as easily as we do. It is checked as the frame is read, except for the
+// payloads that are checked against a commitment anyway before anything
+// uses them: a cfilter (every caller of GetCFilters hashes it into its
+// filter header) and a block (GetBlocks checks it against its header's
+// hash, merkle root and witness commitment before handing it out). Those
+// make most of the bytes of a scan, and hashing them twice was a good
+// part of its cost. Only when such a check fails is the checksum looked
+// at (intact), so that damage on the way is still told from a lie.
+
+// payloadLimits are tighter limits than btcd's wire for messages whose
+// wire limit is the 32 MB protocol maximum: the reason of a reject is
+// free text, alert is obsolete, and 1 MB of filter-header checkpoints
+// covers 32 million blocks.
+var payloadLimits = map[string]uint32{
+	wire.CmdReject:    64 << 10,
+	wire.CmdAlert:     4 << 10,
+	wire.CmdCFCheckpt: 1 << 20,
+}
+
+// checkedLater are the commands whose payload checksum is not checked as
+// the frame is read (see above).
+var checkedLater = map[string]bool{wire.CmdCFilter: true, wire.CmdBlock: true}
+
+// wireFrame is one message as it came off the wire, not yet decoded.
+type wireFrame struct {
+	cmd     string
+	size    int    // on the wire, header included
+	payload []byte // valid until the next frame is read, unless owned
+	owned   bool   // payload was allocated for this frame alone
+	sum     [4]byte
+	checked bool         // sum was checked against payload
+	msg     wire.Message // empty, of the command's type
+}
+
+// frameReader reads a node's frames from the connection's buffer.
+type frameReader struct {
+	br      *bufio.Reader
+	net     wire.BitcoinNet
+	pending int // bytes of the last frame's payload still in br
+}
+
+// next reads the next frame. Its errors are the connection's (a stream
+// ending inside a frame is io.ErrUnexpectedEOF), ErrProtocol (another
+// network, a malformed command, a payload over the command's limit or
+// failing its checksum), or wire.ErrUnknownMessage for a command btcd's
+// wire does not know, whose payload is skipped. The frame's size counts
+// the bytes read, also with an error.
+func (fr *frameReader) next(pver uint32) (wireFrame, error) {
+	if fr.pending > 0 {
+		fr.br.Discard(fr.pending) // peeked: cannot fail
+		fr.pending = 0
+	}
+	var hdr [wire.MessageHeaderSize]byte
+	if _, err := io.ReadFull(fr.br, hdr[:]); err != nil {
+		return wireFrame{}, err
+	}
+	f := wireFrame{cmd: string(bytes.TrimRight(hdr[4:16], "\x00"))}
+	length := binary.LittleEndian.Uint32(hdr[16:20])
+	copy(f.sum[:], hdr[20:24])
+	f.size = wire.MessageHeaderSize
+	if magic := wire.BitcoinNet(binary.LittleEndian.Uint32(hdr[:4])); magic != fr.net {
+		return f, fmt.Errorf("%w: message for network %v, expected %v", ErrProtocol, magic, fr.net)
+	}
+	if !utf8.ValidString(f.cmd) {
+		return f, fmt.Errorf("%w: malformed command %q", ErrProtocol, f.cmd)
+	}
+	f.msg = emptyMessage(f.cmd)
+	limit := uint32(wire.MaxMessagePayload)
+	if f.msg != nil {
+		limit = f.msg.MaxPayloadLength(pver)
+	}
+	if l, ok := payloadLimits[f.cmd]; ok {
+		limit = min(limit, l)
+	}
+	if length > limit {
+		return f, fmt.Errorf("%w: %q message of %d bytes, at most %d accepted", ErrProtocol, f.cmd, length, limit)
+	}
+	if f.msg == nil {
+		n, err := fr.br.Discard(int(length))
+		f.size += n
+		if err != nil {
+			return f, cut(err)
+		}
+		return f, fmt.Errorf("%w %q", wire.ErrUnknownMessage, f.cmd)
+	}
+	if err := fr.readPayload(&f, int(length)); err != nil {
+		return f, err
+	}
+	f.size += int(length)
+	if !checkedLater[f.cmd] {
+		if !sumOK(f.payload, f.sum) {
+			return f, fmt.Errorf("%w: %q payload checksum does not match (damaged on the way, or sent so)", ErrProtocol, f.cmd)
+		}
+		f.checked = true
+	}
+	return f, nil
+}
+
+// readPayload reads f's payload of n bytes: in place in the buffer when
+// it fits there, else into a slice of its own.
+func (fr *frameReader) readPayload(f *wireFrame, n int) error {
+	if n <= fr.br.Size() {
+		p, err := fr.br.Peek(n)
+		if err != nil {
+			return cut(err)
+		}
+		f.payload, fr.pending = p, n
+		return nil
+	}
+	f.payload, f.owned = make([]byte, n), true
+	_, err := io.ReadFull(fr.br, f.payload)
+	return cut(err)
+}
+
+// cut returns err, io.ErrUnexpectedEOF for a stream that ended inside a
+// frame.
+func cut(err error) error {
+	if errors.Is(err, io.EOF) {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// sumOK reports whether payload's checksum is sum.
+func sumOK(payload []byte, sum [4]byte) bool {
+	h := chainhash.DoubleHashH(payload)
+	return [4]byte(h[:4]) == sum
+}
+
+// decode decodes f's payload into its message. A payload that does not
+// decode is a protocol violation naming the command, wrapping the
+// decoder's error; so is one with bytes left over when its checksum is
+// checked later, since intact re-encodes it.
+func (f *wireFrame) decode(pver uint32) (wire.Message, error) {
+	var err error
+	switch m := f.msg.(type) {
+	case *wire.MsgCFilter:
+		err = decodeCFilter(m, f.payload, f.owned, pver)
+	default:
+		r := bytes.NewBuffer(f.payload) // MsgVersion wants a *bytes.Buffer
+		if err = m.BtcDecode(r, pver, wire.WitnessEncoding); err == nil && checkedLater[f.cmd] && r.Len() > 0 {
+			err = fmt.Errorf("%d bytes after the message", r.Len())
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: undecodable %q message: %w", ErrProtocol, f.cmd, err)
+	}
+	return f.msg, nil
+}
+
+// cfilterHead is a cfilter's size before its data's length: the filter
+// type and the block hash.
+const cfilterHead = 1 + chainhash.HashSize
+
+// decodeCFilter decodes a cfilter payload into m, as wire does but with
+// one copy of the filter at most: none when the payload is owned.
+func decodeCFilter(m *wire.MsgCFilter, payload []byte, owned bool, pver uint32) error {
+	if len(payload) < cfilterHead {
+		return io.ErrUnexpectedEOF
+	}
+	m.FilterType = wire.FilterType(payload[0])
+	copy(m.BlockHash[:], payload[1:cfilterHead])
+	r := bytes.NewReader(payload[cfilterHead:])
+	n, err := wire.ReadVarInt(r, pver)
+	if err != nil {
+		return cut(err)
+	}
+	if n > wire.MaxCFilterDataSize {
+		return fmt.Errorf("filter of %d bytes, at most %d", n, wire.MaxCFilterDataSize)
+	}
+	if uint64(r.Len()) != n {
+		if uint64(r.Len()) < n {
+			return io.ErrUnexpectedEOF
+		}
+		return fmt.Errorf("%d bytes after the filter", uint64(r.Len())-n)
+	}
+	data := payload[len(payload)-int(n):]
+	if !owned {
+		data = bytes.Clone(data)
+	}
+	m.Data = data
+	return nil
+}
+
+// intact reports whether msg, taken by the request in flight as the last
+// message, arrived as the node sent it: true when its payload checksum
+// was checked as it was read, else whether its encoding (the payload
+// exactly, since decode refused leftovers and wire refuses non-canonical
+// encodings) has the checksum the node gave it. The request's checks of
+// a payload checked later call it before they call its failure a lie.
+func (p *Peer) intact(msg wire.Message) bool {
+	r := p.req.Load()
+	if r == nil || r.took.msg != msg || r.took.checked {
+		return true
+	}
+	var b bytes.Buffer
+	if err := msg.BtcEncode(&b, p.pver.Load(), wire.WitnessEncoding); err != nil {
+		return false
+	}
+	return sumOK(b.Bytes(), r.took.sum)
+}
+
+// emptyMessage returns an empty message of the command, or nil for a
+// command btcd's wire does not know (its own table is unexported).
+func emptyMessage(cmd string) wire.Message {
+	switch cmd {
+	case wire.CmdVersion:
+		return &wire.MsgVersion{}
+	case wire.CmdVerAck:
+		return &wire.MsgVerAck{}
+	case wire.CmdSendAddrV2:
+		return &wire.MsgSendAddrV2{}
+	case wire.CmdGetAddr:
+		return &wire.MsgGetAddr{}
+	case wire.CmdAddr:
+		return &wire.MsgAddr{}
+	case wire.CmdAddrV2:
+		return &wire.MsgAddrV2{}
+	case wire.CmdGetBlocks:
+		return &wire.MsgGetBlocks{}
+	case wire.CmdBlock:
+		return &wire.MsgBlock{}
+	case wire.CmdInv:
+		return &wire.MsgInv{}
+	case wire.CmdGetData:
+		return &wire.MsgGetData{}
+	case wire.CmdNotFound:
+		return &wire.MsgNotFound{}
+	case wire.CmdTx:
+		return &wire.MsgTx{}
+	case wire.CmdPing:
+		return &wire.MsgPing{}
+	case wire.CmdPong:
+		return &wire.MsgPong{}
+	case wire.CmdGetHeaders:
+		return &wire.MsgGetHeaders{}
+	case wire.CmdHeaders:
+		return &wire.MsgHeaders{}
+	case wire.CmdAlert:
+		return &wire.MsgAlert{}
+	case wire.CmdMemPool:
+		return &wire.MsgMemPool{}
+	case wire.CmdFilterAdd:
+		return &wire.MsgFilterAdd{}
+	case wire.CmdFilterClear:
+		return &wire.MsgFilterClear{}
+	case wire.CmdFilterLoad:
+		return &wire.MsgFilterLoad{}
+	case wire.CmdMerkleBlock:
+		return &wire.MsgMerkleBlock{}
+	case wire.CmdReject:
+		return &wire.MsgReject{}
+	case wire.CmdSendHeaders:
+		return &wire.MsgSendHeaders{}
+	case wire.CmdFeeFilter:
+		return &wire.MsgFeeFilter{}
+	case wire.CmdGetCFilters:
+		return &wire.MsgGetCFilters{}
+	case wire.CmdGetCFHeaders:
+		return &wire.MsgGetCFHeaders{}
+	case wire.CmdGetCFCheckpt:
+		return &wire.MsgGetCFCheckpt{}
+	case wire.CmdCFilter:
+		return &wire.MsgCFilter{}
+	case wire.CmdCFHeaders:
+		return &wire.MsgCFHeaders{}
+	case wire.CmdCFCheckpt:
+		return &wire.MsgCFCheckpt{}
+	}
+	return nil
+}
