@@ -32,7 +32,8 @@ type FilteredBlock struct {
 // merkle block and then its matched transactions, so the pong marks the
 // end of the last block's transactions. Every merkle block must be for the
 // block asked for at its position and prove its matches
-// (bip37.VerifyMerkleBlock), and every matched transaction must follow it.
+// (bip37.VerifyMerkleBlock), and every matched transaction must follow it
+// and not be 64 bytes without its witness (ErrAmbiguousBlock).
 // A node without a loaded filter answers nothing but the pong: that is
 // reported with ErrMissingBlocks.
 func (p *Peer) GetFilteredBlocks(ctx context.Context, hashes []chainhash.Hash) ([]FilteredBlock, error) {
@@ -140,6 +141,11 @@ func (p *Peer) GetFilteredBlocks(ctx context.Context, hashes []chainhash.Hash) (
 				pending[mm.Txid] = j
 			}
 		case *wire.MsgTx:
+			// A proof of a 64-byte transaction may be of an inner
+			// node (CVE-2017-12842).
+			if m.SerializeSizeStripped() == innerNodeSize {
+				return nil, p.fail(op, "%w: matched transaction %v of block %v", ErrAmbiguousBlock, m.TxHash(), hashes[len(blocks)])
+			}
 			got[pending[m.TxHash()]] = m
 		case *wire.MsgNotFound:
 			return nil, p.fail(op, "%w: notfound for %d of the filtered blocks asked for (first %v)",

@@ -20,10 +20,11 @@ const MaxBlocksPerRequest = 16
 // GetBlocks downloads the witness blocks with the given hashes (at most
 // MaxBlocksPerRequest) and calls fn for each in the given order. Every
 // block must hash to the hash asked for, and its transactions must lead
-// to its header's merkle root and witness commitment. A block the node
-// leaves out or answers with notfound is reported with ErrMissingBlocks.
-// An error from fn is returned as is, after the rest of the answer was
-// read.
+// to its header's merkle root and witness commitment (CheckBlock). A
+// block the node leaves out or answers with notfound is reported with
+// ErrMissingBlocks. A block CheckBlock finds ambiguous is not handed to
+// fn: ErrAmbiguousBlock is returned, as an error from fn is, after the
+// rest of the answer was read.
 func (p *Peer) GetBlocks(ctx context.Context, hashes []chainhash.Hash, fn func(i int, b *wire.MsgBlock) error) error {
 	const op = "getdata block"
 	if len(hashes) == 0 {
@@ -50,7 +51,7 @@ func (p *Peer) GetBlocks(ctx context.Context, hashes []chainhash.Hash, fn func(i
 	}
 	// btcd answers a getdata in order; blocks are checked as they come
 	// and handed out in that order.
-	var fnErr error
+	var fnErr error // or the first ambiguous block's
 	for i, want := range hashes {
 		m, err := p.recv(ctx, op, deadline, func(m wire.Message) bool {
 			return is[*wire.MsgBlock](m) || is[*wire.MsgNotFound](m)
@@ -74,8 +75,14 @@ func (p *Peer) GetBlocks(ctx context.Context, hashes []chainhash.Hash, fn func(i
 		if got != want {
 			return p.fail(op, "%w: sent block %v, asked for %v", ErrBadBlock, got, want)
 		}
+		if errors.Is(err, ErrAmbiguousBlock) {
+			if fnErr == nil {
+				fnErr = p.errorf(op, "block %v: %w", want, err)
+			}
+			continue
+		}
 		if err != nil {
-			return p.fail(op, "%w: block %v: %w", ErrBadBlock, want, err)
+			return p.fail(op, "block %v: %w", want, err)
 		}
 		if fnErr == nil {
 			fnErr = fn(i, block)
@@ -86,26 +93,38 @@ func (p *Peer) GetBlocks(ctx context.Context, hashes []chainhash.Hash, fn func(i
 
 // CheckBlock checks that a block's transactions are the ones its header
 // commits to: the merkle root (refusing the CVE-2012-2459 duplication)
-// and the witness commitment.
+// and the witness commitment, failing with ErrBadBlock; and that none is
+// 64 bytes without its witness, failing with ErrAmbiguousBlock, since
+// such a transaction lets the same merkle root stand for other
+// transactions (CVE-2017-12842), as gcs.CheckBasic also holds.
 func CheckBlock(b *wire.MsgBlock) error {
 	if len(b.Transactions) == 0 {
-		return errors.New("no transactions")
+		return fmt.Errorf("%w: no transactions", ErrBadBlock)
 	}
 	seen := make(map[chainhash.Hash]bool, len(b.Transactions))
 	for _, tx := range b.Transactions {
 		id := tx.TxHash()
 		// Duplicates would let a mutated block keep the merkle root.
 		if seen[id] {
-			return fmt.Errorf("transaction %v appears twice", id)
+			return fmt.Errorf("%w: transaction %v appears twice", ErrBadBlock, id)
 		}
 		seen[id] = true
 	}
 	blk := btcutil.NewBlock(b)
 	if root := blockchain.CalcMerkleRoot(blk.Transactions(), false); root != b.Header.MerkleRoot {
-		return fmt.Errorf("transactions hash to merkle root %v, header says %v", root, b.Header.MerkleRoot)
+		return fmt.Errorf("%w: transactions hash to merkle root %v, header says %v", ErrBadBlock, root, b.Header.MerkleRoot)
 	}
 	if err := blockchain.ValidateWitnessCommitment(blk); err != nil {
-		return fmt.Errorf("witness data: %v", err)
+		return fmt.Errorf("%w: witness data: %w", ErrBadBlock, err)
+	}
+	for i, tx := range b.Transactions {
+		if tx.SerializeSizeStripped() == innerNodeSize {
+			return fmt.Errorf("%w: transaction %d (%v)", ErrAmbiguousBlock, i, blk.Transactions()[i].Hash())
+		}
 	}
 	return nil
 }
+
+// innerNodeSize is the size of an inner node of a merkle tree, two
+// hashes: a transaction of that size without its witness is ambiguous.
+const innerNodeSize = 2 * chainhash.HashSize

@@ -25,6 +25,14 @@ var (
 	ErrBadHeaders = errors.New("invalid block headers")
 	// ErrBadBlock: a full block that does not match its verified header.
 	ErrBadBlock = errors.New("invalid block")
+	// ErrAmbiguousBlock: a block, or a merkle block's matched
+	// transaction, holding a transaction of 64 bytes (without its
+	// witness). Such a transaction hashes like an inner node of the
+	// merkle tree, so the tree can be read at more than one depth and
+	// what it proves is not certain (CVE-2017-12842). Honest nodes can
+	// serve such a block (consensus allows the transaction, only policy
+	// refuses it): it is no proof of a lie.
+	ErrAmbiguousBlock = errors.New("block with a 64-byte transaction proves nothing")
 	// ErrMissingTransactions: a merkle block whose matched transactions
 	// did not all follow it.
 	ErrMissingTransactions = errors.New("matched transactions withheld")
