@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/peer"
+	"github.com/spvfilter/spvfilter/peer/addrbook"
 )
 
 // Redials of an address are rate-limited whatever its member does: a
@@ -200,26 +202,69 @@ func errString(err error) string {
 	return err.Error()
 }
 
-// nodeKey returns what tells nodes apart for addr: its IP address (a host
-// name looked up, unless connections go through Config.Dial, which
-// resolves them itself) and its port as a number.
-func (p *Pool) nodeKey(ctx context.Context, addr string) string {
+// nodeKeys returns what tells nodes apart for addr: its IP addresses,
+// each with its port as a number. A host name is looked up through
+// Config.Resolver, else the system's resolver unless connections go
+// through Config.Dial (which resolves them itself, and a lookup here
+// would leave the proxy); a name not looked up is its own key.
+func (p *Pool) nodeKeys(ctx context.Context, addr string) []string {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return addr
+		return []string{addr}
 	}
 	if n, err := strconv.ParseUint(port, 10, 16); err == nil {
 		port = strconv.FormatUint(n, 10)
 	}
+	key := func(ip netip.Addr) string { return net.JoinHostPort(ip.Unmap().WithZone("").String(), port) }
 	if ip, err := netip.ParseAddr(host); err == nil {
-		return net.JoinHostPort(ip.Unmap().String(), port)
+		return []string{key(ip)}
 	}
-	if p.cfg.Dial == nil {
-		if ips, err := net.DefaultResolver.LookupHost(ctx, host); err == nil && len(ips) > 0 {
-			if ip, err := netip.ParseAddr(ips[0]); err == nil {
-				return net.JoinHostPort(ip.Unmap().String(), port)
+	resolve := p.cfg.Resolver
+	if resolve == nil && p.cfg.Dial == nil {
+		resolve = addrbook.SystemResolver
+	}
+	var keys []string
+	if resolve != nil {
+		ips, _ := resolve(ctx, host)
+		for _, ip := range ips {
+			if a, ok := netip.AddrFromSlice(ip); ok {
+				keys = append(keys, key(a))
 			}
 		}
 	}
-	return net.JoinHostPort(strings.ToLower(host), port)
+	if len(keys) == 0 {
+		return []string{net.JoinHostPort(strings.ToLower(host), port)}
+	}
+	return keys
+}
+
+// keysOf returns m's nodeKeys, looked up once.
+func (p *Pool) keysOf(ctx context.Context, m *Member) []string {
+	p.mu.Lock()
+	keys := m.keys
+	p.mu.Unlock()
+	if keys == nil {
+		keys = p.nodeKeys(ctx, m.addr)
+		p.mu.Lock()
+		m.keys = keys
+		p.mu.Unlock()
+	}
+	return keys
+}
+
+// sameNode returns the member that is addr's node under another address
+// (127.0.0.1:8333 and [::ffff:127.0.0.1]:8333, a name and its address),
+// or nil when addr is a member's own address.
+func (p *Pool) sameNode(ctx context.Context, addr string) *Member {
+	members := p.Members()
+	if slices.ContainsFunc(members, func(m *Member) bool { return m.addr == addr && m.alias == "" }) {
+		return nil
+	}
+	keys := p.nodeKeys(ctx, addr)
+	for _, m := range members {
+		if m.addr != addr && slices.ContainsFunc(p.keysOf(ctx, m), func(k string) bool { return slices.Contains(keys, k) }) {
+			return m
+		}
+	}
+	return nil
 }

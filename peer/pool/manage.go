@@ -17,8 +17,14 @@ var ErrNotMember = errors.New("pool: not a member")
 // proof is refused; one banned without proof is used, with a note, as
 // Config.Peers are. An address already a member is dialled again if it
 // is not live (and becomes permanent if asked). It returns the dial's
-// error; the member is kept either way.
+// error; the member is kept either way. An address of a member's node
+// under another spelling (an IPv4-mapped IPv6 address, a host name
+// that resolves to it) is that member.
 func (p *Pool) Add(ctx context.Context, addr string, permanent bool) error {
+	if m := p.sameNode(ctx, addr); m != nil {
+		p.logf("peer %s is the same node as member %s", addr, m.addr)
+		addr = m.addr
+	}
 	if b, banned := p.bans.Banned(addr); banned {
 		if b.Proof {
 			return fmt.Errorf("peer %s: banned until %s for what it was caught doing: %s", addr, b.Until.UTC().Format(time.RFC3339), b.Reason)

@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -39,20 +40,29 @@ func (p *Pool) admit(ctx context.Context) []*Member {
 			continue
 		}
 		// One node under two spellings is one member, not two that agree.
-		key := p.nodeKey(ctx, m.addr)
+		keys := p.keysOf(ctx, m)
+		first := ""
+		for _, k := range keys {
+			if first == "" {
+				first = seen[k]
+			}
+		}
+		for _, k := range keys {
+			if seen[k] == "" {
+				seen[k] = cmp.Or(first, m.addr)
+			}
+		}
 		b, banned := p.bans.Banned(m.addr)
 		p.mu.Lock()
 		switch {
-		case seen[key] != "":
-			m.reason = fmt.Sprintf("the same node as %s: not used twice", seen[key])
-			m.err, m.alias = errors.New(m.reason), seen[key]
+		case first != "":
+			m.reason = fmt.Sprintf("the same node as %s: not used twice", first)
+			m.err, m.alias = errors.New(m.reason), first
 		case banned && b.Proof:
-			seen[key] = m.addr
 			m.banned, m.reason = true, fmt.Sprintf("given, but banned until %s for what it was caught doing: %s; not used until the ban ends or Unban lifts it",
 				b.Until.UTC().Format(time.RFC3339), b.Reason)
 			m.err = errors.New(m.reason)
 		default:
-			seen[key] = m.addr
 			if banned {
 				p.note("peer %s is banned until %s (%s), but the ban rests on no proof: it is used, as it was given",
 					m.addr, b.Until.UTC().Format(time.RFC3339), b.Reason)
