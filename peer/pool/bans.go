@@ -21,27 +21,27 @@ import (
 	"github.com/spvfilter/spvfilter/peer/internal/diskfile"
 )
 
-// BansFile is the ban list's file in a network's directory of a data
+// bansFile is the ban list's file in a network's directory of a data
 // directory.
-const BansFile = "bans.json"
+const bansFile = "bans.json"
 
 // DefaultBanDuration is how long a ban lasts when it is given no
 // duration: a day, as Bitcoin Core's -bantime default.
 const DefaultBanDuration = 24 * time.Hour
 
-// MaxBans caps the bans a list keeps: a ban drops the oldest beyond it.
-const MaxBans = 10000
+// maxBans caps the bans a list keeps: a ban drops the oldest beyond it.
+const maxBans = 10000
 
-// MaxBanReason caps a ban's reason, in bytes; longer ones are cut.
-const MaxBanReason = 256
+// maxBanReason caps a ban's reason, in bytes; longer ones are cut.
+const maxBanReason = 256
 
 // bansVersion is the version of the ban list's format written; version
 // 1 (without Proof) is read too, its bans taken as resting on no proof.
 const bansVersion = 2
 
-// maxBansFileSize bounds what reading the ban list may take: MaxBans bans
+// maxBansFileSize bounds what reading the ban list may take: maxBans bans
 // of the longest host and reason, every byte of the reason escaped.
-const maxBansFileSize = MaxBans * (maxHostLen + 6*MaxBanReason + 128)
+const maxBansFileSize = maxBans * (maxHostLen + 6*maxBanReason + 128)
 
 // maxHostLen is the longest host name (RFC 1035: 253 characters).
 const maxHostLen = 253
@@ -74,8 +74,8 @@ type bansJSON struct {
 	Bans    []Ban `json:"bans"`
 }
 
-// bansFile is the ban list's file as read: each ban decoded on its own.
-type bansFile struct {
+// bansRead is the ban list's file as read: each ban decoded on its own.
+type bansRead struct {
 	Version int               `json:"version"`
 	Bans    []json.RawMessage `json:"bans"`
 }
@@ -129,7 +129,7 @@ func isHostName(h string) bool {
 }
 
 // BanList is the hosts banned, by host, kept in memory and, in a
-// directory, in BansFile: written whole through a temporary file renamed
+// directory, in bans.json: written whole through a temporary file renamed
 // into place at every change, and checked when it is opened (a file that
 // fails is set aside, never read in part nor taken silently for an empty
 // list; in a file that decodes, each ban is checked on its own, one that
@@ -140,7 +140,7 @@ type BanList struct {
 	path   string // "" in memory
 	sync   bool
 	now    func() time.Time
-	max    int // MaxBans; lower in tests
+	max    int // maxBans; lower in tests
 	bans   map[string]Ban
 	closed bool
 }
@@ -157,9 +157,9 @@ func OpenBanList(dir string) (*BanList, []string) {
 // openBanList is OpenBanList with a clock, and writes synced or not.
 func openBanList(dir string, sync bool, now func() time.Time) (*BanList, []string) {
 	if dir == "" {
-		return &BanList{now: now, max: MaxBans, bans: map[string]Ban{}}, nil
+		return &BanList{now: now, max: maxBans, bans: map[string]Ban{}}, nil
 	}
-	l, note := loadBans(filepath.Join(dir, BansFile), sync, now)
+	l, note := loadBans(filepath.Join(dir, bansFile), sync, now)
 	if note != "" {
 		return l, []string{note}
 	}
@@ -171,7 +171,7 @@ func openBanList(dir string, sync bool, now func() time.Time) (*BanList, []strin
 // is dropped and the others kept (the file as it was is set aside, and
 // the kept bans written). The second result says what happened.
 func loadBans(path string, sync bool, now func() time.Time) (*BanList, string) {
-	l := &BanList{path: path, sync: sync, now: now, max: MaxBans, bans: map[string]Ban{}}
+	l := &BanList{path: path, sync: sync, now: now, max: maxBans, bans: map[string]Ban{}}
 	bans, dropped, err := readBans(path)
 	if err == nil {
 		for _, b := range bans {
@@ -181,7 +181,7 @@ func loadBans(path string, sync bool, now func() time.Time) (*BanList, string) {
 		if len(dropped) == 0 {
 			return l, ""
 		}
-		note := fmt.Sprintf("%s: %d ban(s) dropped (%s), %d kept", BansFile, len(dropped), strings.Join(dropped[:min(len(dropped), 3)], "; "), len(bans))
+		note := fmt.Sprintf("%s: %d ban(s) dropped (%s), %d kept", bansFile, len(dropped), strings.Join(dropped[:min(len(dropped), 3)], "; "), len(bans))
 		aside, serr := diskfile.SetAside(path, now())
 		if serr == nil {
 			note += "; the file as it was is set aside as " + aside
@@ -192,7 +192,7 @@ func loadBans(path string, sync bool, now func() time.Time) (*BanList, string) {
 		}
 		return l, note
 	}
-	note := fmt.Sprintf("%s: %v", BansFile, err)
+	note := fmt.Sprintf("%s: %v", bansFile, err)
 	if aside, serr := diskfile.SetAside(path, now()); serr != nil {
 		note += fmt.Sprintf("; it could not be set aside (%v), and will be replaced at the next ban", serr)
 	} else {
@@ -216,16 +216,16 @@ func readBans(path string) (bans []Ban, dropped []string, err error) {
 
 // decodeBans decodes a ban list: a file of a known version, whole, or an
 // error; then each ban on its own, kept if it is of a normalized host not
-// listed before it, a reason of at most MaxBanReason bytes, a start and
+// listed before it, a reason of at most maxBanReason bytes, a start and
 // an end after it, and no field but a ban's, and dropped otherwise (each
-// dropped one says why); at most MaxBans are kept.
+// dropped one says why); at most maxBans are kept.
 func decodeBans(b []byte) (bans []Ban, dropped []string, err error) {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return nil, nil, errors.New("empty")
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	var v bansFile
+	var v bansRead
 	if err := dec.Decode(&v); err != nil {
 		return nil, nil, err
 	}
@@ -235,10 +235,10 @@ func decodeBans(b []byte) (bans []Ban, dropped []string, err error) {
 	if v.Version != 1 && v.Version != bansVersion {
 		return nil, nil, fmt.Errorf("version %d, want 1 or %d", v.Version, bansVersion)
 	}
-	seen := make(map[string]bool, min(len(v.Bans), MaxBans))
+	seen := make(map[string]bool, min(len(v.Bans), maxBans))
 	for i, raw := range v.Bans {
-		if len(bans) == MaxBans {
-			dropped = append(dropped, fmt.Sprintf("bans %d and after: more than %d", i, MaxBans))
+		if len(bans) == maxBans {
+			dropped = append(dropped, fmt.Sprintf("bans %d and after: more than %d", i, maxBans))
 			break
 		}
 		b, err := decodeBan(raw, v.Version)
@@ -266,7 +266,7 @@ func decodeBan(raw json.RawMessage, version int) (Ban, error) {
 	switch h, err := normalizeHost(b.Host); {
 	case err != nil || h != b.Host:
 		return Ban{}, fmt.Errorf("host %q not in normal form", b.Host)
-	case len(b.Reason) > MaxBanReason:
+	case len(b.Reason) > maxBanReason:
 		return Ban{}, fmt.Errorf("a reason of %d bytes", len(b.Reason))
 	case b.Since.IsZero() || !b.Until.After(b.Since):
 		return Ban{}, fmt.Errorf("from %v until %v", b.Since, b.Until)
@@ -297,7 +297,7 @@ func (l *BanList) list() []Ban {
 	return out
 }
 
-// add bans host, making room beyond MaxBans; a ban with proof stays one.
+// add bans host, making room beyond maxBans; a ban with proof stays one.
 func (l *BanList) add(host, reason string, d time.Duration, proof bool) {
 	now := l.now().UTC().Round(0) // as it reads back from the file
 	b, ok := l.bans[host]
@@ -334,7 +334,7 @@ func later(a, b time.Time) time.Time {
 	return b
 }
 
-// cutReason cuts a reason to MaxBanReason bytes, at a character's
+// cutReason cuts a reason to maxBanReason bytes, at a character's
 // boundary, makes it valid UTF-8 and replaces its control characters
 // (a reason may quote what a peer sent, and it is printed to terminals)
 // with U+FFFD.
@@ -345,10 +345,10 @@ func cutReason(r string) string {
 		}
 		return c
 	}, strings.ToValidUTF8(r, "\uFFFD"))
-	if len(r) <= MaxBanReason {
+	if len(r) <= maxBanReason {
 		return r
 	}
-	r = r[:MaxBanReason]
+	r = r[:maxBanReason]
 	for !utf8.ValidString(r) {
 		r = r[:len(r)-1]
 	}
@@ -370,21 +370,21 @@ func (l *BanList) save() error {
 }
 
 // Ban bans host for d from now (DefaultBanDuration if d is not
-// positive), for reason (cut to MaxBanReason bytes), and writes the ban
+// positive), for reason (cut to 256 bytes), and writes the ban
 // list. A host banned already stays banned until the later of its two
-// ends, with the new reason. With MaxBans hosts banned, the ban that began
+// ends, with the new reason. With 10,000 hosts banned, the ban that began
 // first is dropped. host is an IP address or a host name, with or without
 // a port, which is ignored but for a loopback address: bans are by host
 // (see Ban.Host), and the nodes of this machine by port. The error wraps
-// ErrBadHost for a host that is not one. The ban rests on no proof (see
-// BanWithProof).
+// ErrBadHost for a host that is not one. The ban rests on no proof
+// (Pool.Ban makes those that do).
 func (l *BanList) Ban(host, reason string, d time.Duration) error {
 	return l.ban(host, reason, d, false)
 }
 
-// BanWithProof is Ban for a ban that rests on evidence the client checked
+// banWithProof is Ban for a ban that rests on evidence the client checked
 // itself (see Ban.Proof).
-func (l *BanList) BanWithProof(host, reason string, d time.Duration) error {
+func (l *BanList) banWithProof(host, reason string, d time.Duration) error {
 	return l.ban(host, reason, d, true)
 }
 
@@ -403,7 +403,7 @@ func (l *BanList) ban(host, reason string, d time.Duration, proof bool) error {
 	}
 	l.add(h, reason, d, proof)
 	if err := l.save(); err != nil {
-		return fmt.Errorf("pool: saving %s: %w", BansFile, err)
+		return fmt.Errorf("pool: saving %s: %w", bansFile, err)
 	}
 	return nil
 }
@@ -441,7 +441,7 @@ func (l *BanList) Unban(host string) error {
 	}
 	delete(l.bans, h)
 	if err := l.save(); err != nil {
-		return fmt.Errorf("pool: saving %s: %w", BansFile, err)
+		return fmt.Errorf("pool: saving %s: %w", bansFile, err)
 	}
 	return nil
 }

@@ -149,11 +149,11 @@ func TestBans(t *testing.T) {
 	if b, _ := s.Banned("192.0.2.1"); b.Reason != "again" || !b.Until.Equal(start.Add(time.Hour)) || b.Since != start {
 		t.Fatalf("after a shorter second ban: %v", b)
 	}
-	if err := s.Ban("192.0.2.1", strings.Repeat("é", MaxBanReason), 3*time.Hour); err != nil {
+	if err := s.Ban("192.0.2.1", strings.Repeat("é", maxBanReason), 3*time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := s.Banned("192.0.2.1")
-	if !b.Until.Equal(clock.t.Add(3*time.Hour)) || len(b.Reason) > MaxBanReason || !strings.HasPrefix(b.Reason, "éé") || strings.ContainsRune(b.Reason, '\uFFFD') {
+	if !b.Until.Equal(clock.t.Add(3*time.Hour)) || len(b.Reason) > maxBanReason || !strings.HasPrefix(b.Reason, "éé") || strings.ContainsRune(b.Reason, '\uFFFD') {
 		t.Fatalf("after a longer ban with a long reason: %v (%d bytes)", b, len(b.Reason))
 	}
 	want["192.0.2.1"] = clock.t.Add(3 * time.Hour)
@@ -197,7 +197,7 @@ func TestBans(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The file holds the bans in force only.
-	got, dropped, err := readBans(filepath.Join(s.Dir(), BansFile))
+	got, dropped, err := readBans(filepath.Join(s.Dir(), bansFile))
 	if err != nil || len(dropped) != 0 || len(got) != 1 || got[0].Host != "127.0.0.4" {
 		t.Fatalf("file holds %v, %v", got, err)
 	}
@@ -250,7 +250,7 @@ func TestBansDamaged(t *testing.T) {
 	file := func(bans ...string) string {
 		return `{"version":1,"bans":[` + strings.Join(bans, ",") + `]}`
 	}
-	many := make([]string, MaxBans+1)
+	many := make([]string, maxBans+1)
 	for i := range many {
 		many[i] = ban(fmt.Sprintf("h%d.example", i))
 	}
@@ -280,11 +280,11 @@ func TestBansDamaged(t *testing.T) {
 		{"host not normal", file(good, ban("::FFFF:192.0.2.1")), nil, 1, true},
 		{"host bad", file(ban("a b"), good), nil, 1, true},
 		{"host twice", file(ban("192.0.2.1"), ban("192.0.2.1"), good), nil, 2, true},
-		{"reason too long", file(strings.Replace(ban("2001:db8::1"), `"r"`, `"`+strings.Repeat("x", MaxBanReason+1)+`"`, 1), good), nil, 1, true},
+		{"reason too long", file(strings.Replace(ban("2001:db8::1"), `"r"`, `"`+strings.Repeat("x", maxBanReason+1)+`"`, 1), good), nil, 1, true},
 		{"ends before it begins", file(fmt.Sprintf(`{"host":"2001:db8::1","reason":"","since":%q,"until":%q}`, until, since), good), nil, 1, true},
 		{"no start", file(fmt.Sprintf(`{"host":"2001:db8::1","reason":"","until":%q}`, until), good), nil, 1, true},
 		{"bad time", file(`{"host":"2001:db8::1","reason":"","since":"yesterday","until":"tomorrow"}`, good), nil, 1, true},
-		{"too many", file(many...), nil, MaxBans, true},
+		{"too many", file(many...), nil, maxBans, true},
 		{"too large", "", func(t *testing.T, path string) {
 			if err := os.WriteFile(path, []byte(file()), 0o644); err != nil {
 				t.Fatal(err)
@@ -302,7 +302,7 @@ func TestBansDamaged(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			path := filepath.Join(dir, "regtest", BansFile)
+			path := filepath.Join(dir, "regtest", bansFile)
 			openClock(t, dir, clock).Close()
 			if tt.setup != nil {
 				tt.setup(t, path)
@@ -335,7 +335,7 @@ func TestBansDamaged(t *testing.T) {
 				}
 				return
 			}
-			if len(notes) != 1 || len(aside) != 1 || !strings.HasPrefix(notes[0], BansFile+": ") ||
+			if len(notes) != 1 || len(aside) != 1 || !strings.HasPrefix(notes[0], bansFile+": ") ||
 				!strings.Contains(notes[0], "set aside as "+filepath.Base(aside[0])) || len(s.Bans()) != 0 {
 				t.Fatalf("notes %q, set aside %q, bans %v", notes, aside, s.Bans())
 			}
@@ -364,7 +364,7 @@ func TestBanProof(t *testing.T) {
 	clock := newTestClock()
 	dir := t.TempDir()
 	s := openClock(t, dir, clock)
-	if err := s.BanWithProof("127.0.0.2:18444", "served a filter its block proves false", time.Hour); err != nil {
+	if err := s.banWithProof("127.0.0.2:18444", "served a filter its block proves false", time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Ban("127.0.0.2:18444", "by hand", time.Hour); err != nil {
@@ -381,7 +381,7 @@ func TestBanProof(t *testing.T) {
 	if b, ok := s.Banned("127.0.0.3:18444"); !ok || b.Proof {
 		t.Errorf("a ban by hand: %+v", b)
 	}
-	path := filepath.Join(s.Dir(), BansFile)
+	path := filepath.Join(s.Dir(), bansFile)
 	s.Close()
 	v1 := fmt.Sprintf(`{"version":1,"bans":[{"host":"127.0.0.4:1","reason":"outvoted by 2 peers","since":%q,"until":%q}]}`,
 		clock.t.Add(-time.Minute).Format(time.RFC3339), clock.t.Add(time.Hour).Format(time.RFC3339))
@@ -408,7 +408,7 @@ func TestBanReasonsHaveNoControlCharacters(t *testing.T) {
 	if err := s.Ban("127.0.0.2:18444", reason, time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(s.Dir(), BansFile)
+	path := filepath.Join(s.Dir(), bansFile)
 	s.Close()
 	data, err := json.Marshal(map[string]any{"version": 2, "bans": []map[string]any{{
 		"host": "127.0.0.3:18444", "reason": reason, "proof": false,

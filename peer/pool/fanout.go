@@ -10,7 +10,7 @@ import (
 
 // Each runs fn for every member of ms at once and returns the first
 // failure, a *Failure, if any. Once one member has answered, each other
-// has a grace (see Grace), within what is left of its budget b for the
+// has a grace (graceFactor times the first answer's time), within what is left of its budget b for the
 // operation (see Budget): a member still silent then is too slow to wait
 // for (its request is cancelled, and it is dropped for slowPause, with a
 // warning, so it is not compared). Being slow buys no trust.
@@ -34,7 +34,7 @@ func (p *Pool) Each(ctx context.Context, b *Budget, ms []*Member, fn func(ctx co
 	var timer *time.Timer
 	var wake <-chan time.Time
 	// due returns when member i is cut if it has not answered.
-	due := func(i int) time.Duration { return first + max(0, min(p.Grace(first), allow[i])) }
+	due := func(i int) time.Duration { return first + max(0, min(p.grace(first), allow[i])) }
 	// rearm sets the timer to the next member due.
 	rearm := func() {
 		next := time.Duration(-1)
@@ -117,9 +117,9 @@ const (
 	slowPause   = time.Minute
 )
 
-// Grace returns how long members may answer after the first, which took
+// grace returns how long members may answer after the first, which took
 // first.
-func (p *Pool) Grace(first time.Duration) time.Duration {
+func (p *Pool) grace(first time.Duration) time.Duration {
 	return max(minGrace, graceFactor*first, p.cfg.Timeout/4)
 }
 

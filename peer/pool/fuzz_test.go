@@ -32,7 +32,7 @@ func FuzzDecodeBans(f *testing.F) {
 		}
 		seen := map[string]bool{}
 		for _, b := range bans {
-			if h, err := normalizeHost(b.Host); err != nil || h != b.Host || seen[h] || len(b.Reason) > MaxBanReason || !b.Until.After(b.Since) {
+			if h, err := normalizeHost(b.Host); err != nil || h != b.Host || seen[h] || len(b.Reason) > maxBanReason || !b.Until.After(b.Since) {
 				t.Fatalf("accepted ban %+v", b)
 			}
 			seen[b.Host] = true

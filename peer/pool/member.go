@@ -43,9 +43,6 @@ type Member struct {
 // Addr is the member's host:port, as given or found.
 func (m *Member) Addr() string { return m.addr }
 
-// Permanent reports whether the member is one of Config.Peers.
-func (m *Member) Permanent() bool { return m.permanent }
-
 // isLive reports whether the member is connected and neither banned nor
 // dropped. Called with the pool's mu held.
 func (m *Member) isLive() bool { return m.p != nil && !m.banned && m.err == nil }

@@ -327,7 +327,7 @@ func (p *Pool) ban(m *Member, err error, proof bool) {
 func (p *Pool) keepBan(addr, reason string, proof bool) {
 	keep := p.bans.Ban
 	if proof {
-		keep = p.bans.BanWithProof
+		keep = p.bans.banWithProof
 	}
 	if err := keep(addr, reason, DefaultBanDuration); err != nil {
 		p.logf("keeping the ban of %s: %v", addr, err)
