@@ -146,6 +146,12 @@ func FuzzPeerAnswers(f *testing.F) {
 		f.Add(frame(f, seed...), uint8(i))
 	}
 	f.Add([]byte{0xfa, 0xbf, 0xb5, 0xda, 'x'}, uint8(3))
+	// Whole frames whose payloads do not decode, or are damaged.
+	f.Add(rawFrame(wire.CmdCFilter, append(make([]byte, 33), 5, 1, 2)), uint8(3))
+	f.Add(rawFrame(wire.CmdCFCheckpt, insaneCheckpoints()), uint8(1))
+	damaged := frame(f, chaincfg.RegressionNetParams.GenesisBlock)
+	damaged[len(damaged)-1] ^= 1
+	f.Add(damaged, uint8(4))
 	f.Fuzz(func(t *testing.T, stream []byte, which uint8) {
 		const requests = 9
 		var tooMany atomic.Bool
