@@ -13,7 +13,6 @@ import (
 
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/peer"
-	"github.com/spvfilter/spvfilter/peer/addrbook"
 )
 
 // Redials of an address are rate-limited whatever its member does: a
@@ -202,67 +201,38 @@ func errString(err error) string {
 	return err.Error()
 }
 
-// nodeKeys returns what tells nodes apart for addr: its IP addresses,
-// each with its port as a number. A host name is looked up through
-// Config.Resolver, else the system's resolver unless connections go
-// through Config.Dial (which resolves them itself, and a lookup here
-// would leave the proxy); a name not looked up is its own key.
-func (p *Pool) nodeKeys(ctx context.Context, addr string) []string {
+// nodeKey returns what tells nodes apart for addr: an IP address
+// written one way (an IPv4-mapped IPv6 address as IPv4, no zone) with its
+// port as a number; a host name, lower-cased, is its own node. A name is
+// never looked up here: its answer may list the addresses of other nodes
+// (round-robin DNS, or a resolver an attacker answers), which would then
+// go undialled as its aliases, and behind a proxy the lookup would leave
+// it.
+func nodeKey(addr string) string {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return []string{addr}
+		return addr
 	}
 	if n, err := strconv.ParseUint(port, 10, 16); err == nil {
 		port = strconv.FormatUint(n, 10)
 	}
-	key := func(ip netip.Addr) string { return net.JoinHostPort(ip.Unmap().WithZone("").String(), port) }
 	if ip, err := netip.ParseAddr(host); err == nil {
-		return []string{key(ip)}
+		return net.JoinHostPort(ip.Unmap().WithZone("").String(), port)
 	}
-	resolve := p.cfg.Resolver
-	if resolve == nil && p.cfg.Dial == nil {
-		resolve = addrbook.SystemResolver
-	}
-	var keys []string
-	if resolve != nil {
-		ips, _ := resolve(ctx, host)
-		for _, ip := range ips {
-			if a, ok := netip.AddrFromSlice(ip); ok {
-				keys = append(keys, key(a))
-			}
-		}
-	}
-	if len(keys) == 0 {
-		return []string{net.JoinHostPort(strings.ToLower(host), port)}
-	}
-	return keys
+	return net.JoinHostPort(strings.ToLower(host), port)
 }
 
-// keysOf returns m's nodeKeys, looked up once.
-func (p *Pool) keysOf(ctx context.Context, m *Member) []string {
-	p.mu.Lock()
-	keys := m.keys
-	p.mu.Unlock()
-	if keys == nil {
-		keys = p.nodeKeys(ctx, m.addr)
-		p.mu.Lock()
-		m.keys = keys
-		p.mu.Unlock()
-	}
-	return keys
-}
-
-// sameNode returns the member that is addr's node under another address
-// (127.0.0.1:8333 and [::ffff:127.0.0.1]:8333, a name and its address),
-// or nil when addr is a member's own address.
-func (p *Pool) sameNode(ctx context.Context, addr string) *Member {
+// sameNode returns the member that is addr's node written another way
+// (127.0.0.1:8333 and [::ffff:127.0.0.1]:8333, a port with a leading
+// zero, a name in capitals), or nil when addr is a member's own address.
+func (p *Pool) sameNode(addr string) *Member {
 	members := p.Members()
 	if slices.ContainsFunc(members, func(m *Member) bool { return m.addr == addr && m.alias == "" }) {
 		return nil
 	}
-	keys := p.nodeKeys(ctx, addr)
+	key := nodeKey(addr)
 	for _, m := range members {
-		if m.addr != addr && slices.ContainsFunc(p.keysOf(ctx, m), func(k string) bool { return slices.Contains(keys, k) }) {
+		if m.addr != addr && nodeKey(m.addr) == key {
 			return m
 		}
 	}

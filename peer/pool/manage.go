@@ -18,10 +18,11 @@ var ErrNotMember = errors.New("pool: not a member")
 // Config.Peers are. An address already a member is dialled again if it
 // is not live (and becomes permanent if asked). It returns the dial's
 // error; the member is kept either way. An address of a member's node
-// under another spelling (an IPv4-mapped IPv6 address, a host name
-// that resolves to it) is that member.
+// written another way (an IPv4-mapped IPv6 address, a port with a
+// leading zero) is that member; a host name is never taken for an
+// address (see nodeKey).
 func (p *Pool) Add(ctx context.Context, addr string, permanent bool) error {
-	if m := p.sameNode(ctx, addr); m != nil {
+	if m := p.sameNode(addr); m != nil {
 		p.logf("peer %s is the same node as member %s", addr, m.addr)
 		addr = m.addr
 	}

@@ -21,8 +21,6 @@ type Member struct {
 	banned bool
 	reason string
 	err    error // why it was banned or dropped
-	// keys tell its node from others (nodeKeys), once looked up.
-	keys []string
 	// alias, if set, is the address under which the same node is a
 	// member already: this one is never dialled.
 	alias string

@@ -1,7 +1,6 @@
 package pool
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,7 +16,7 @@ import (
 // found; whether any is live, Live says. A member whose handshake lags
 // the first's beyond its budget is dropped as too slow (see Budget).
 func (p *Pool) Connect(ctx context.Context) []error {
-	dial := p.admit(ctx)
+	dial := p.admit()
 	p.Each(ctx, NewBudget(), dial, func(ctx context.Context, m *Member) error {
 		p.dial(ctx, m)
 		p.mu.Lock()
@@ -32,25 +31,18 @@ func (p *Pool) Connect(ctx context.Context) []error {
 
 // admit returns the members of Config.Peers to dial: not a second
 // spelling of another, and not banned with a proof.
-func (p *Pool) admit(ctx context.Context) []*Member {
+func (p *Pool) admit() []*Member {
 	var dial []*Member
 	seen := map[string]string{} // the node's address: the address given for it
 	for _, m := range p.Members() {
 		if !m.permanent {
 			continue
 		}
-		// One node under two spellings is one member, not two that agree.
-		keys := p.keysOf(ctx, m)
-		first := ""
-		for _, k := range keys {
-			if first == "" {
-				first = seen[k]
-			}
-		}
-		for _, k := range keys {
-			if seen[k] == "" {
-				seen[k] = cmp.Or(first, m.addr)
-			}
+		// One node written two ways is one member, not two that agree.
+		key := nodeKey(m.addr)
+		first := seen[key]
+		if first == "" {
+			seen[key] = m.addr
 		}
 		b, banned := p.bans.Banned(m.addr)
 		p.mu.Lock()
