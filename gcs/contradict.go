@@ -303,11 +303,15 @@ func CheckBasicBytes(block *wire.MsgBlock, nbytes []byte) BasicCheck {
 // header's, no transaction appears twice (the CVE-2012-2459 mutation),
 // the witness commitment holds (BIP 141; without one, no witness: a
 // witness added by whoever served the block would make an input that
-// pushes a witness program seem to spend P2SH of it), and none is 64
-// bytes long without its witness: such a transaction cannot be
-// told from an inner node of the merkle tree (CVE-2017-12842), so a peer
-// could serve, under the header, a block where one stands for a subtree.
-// A block with one, even an honest one, is no evidence either.
+// pushes a witness program seem to spend P2SH of it), its first
+// transaction is a coinbase, and that coinbase is not 64 bytes long
+// without its witness. A 64-byte transaction cannot be told from an
+// inner node of the merkle tree (CVE-2017-12842), but every leaf lies at
+// the coinbase's depth: a peer could serve, under the header, a block
+// where a leaf stands for a subtree or a subtree for a leaf only if the
+// coinbase were such a leaf too (or an inner node spelt a coinbase's null
+// outpoint, a preimage no one can find). A block with a 64-byte coinbase,
+// even an honest one, is no evidence.
 func CheckBasic(block *wire.MsgBlock, f *Filter) BasicCheck {
 	var c BasicCheck
 	for i, tx := range block.Transactions {
@@ -398,6 +402,10 @@ func committed(block *wire.MsgBlock) (map[chainhash.Hash]int, error) {
 	if len(block.Transactions) == 0 {
 		return nil, fmt.Errorf("%w: it has no transactions", ErrUncommittedBlock)
 	}
+	coinbase := block.Transactions[0]
+	if !blockchain.IsCoinBaseTx(coinbase) {
+		return nil, fmt.Errorf("%w: its first transaction is not a coinbase", ErrUncommittedBlock)
+	}
 	blk := btcutil.NewBlock(block)
 	txs := blk.Transactions()
 	txids := make(map[chainhash.Hash]int, len(txs))
@@ -413,10 +421,13 @@ func committed(block *wire.MsgBlock) (map[chainhash.Hash]int, error) {
 	if err := blockchain.ValidateWitnessCommitment(blk); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUncommittedBlock, err)
 	}
-	for i, tx := range block.Transactions {
-		if tx.SerializeSizeStripped() == 64 {
-			return nil, fmt.Errorf("%w: transaction %d (%v)", ErrAmbiguousBlock, i, txs[i].Hash())
-		}
+	// Every leaf of the merkle tree lies at the coinbase's depth: a
+	// 64-byte transaction could stand for an inner node, or an inner node
+	// for one, only if the coinbase did too, which a coinbase not 64 bytes
+	// long (or an inner node spelling a coinbase's null outpoint) rules
+	// out.
+	if coinbase.SerializeSizeStripped() == 64 {
+		return nil, fmt.Errorf("%w: its coinbase (%v)", ErrAmbiguousBlock, txs[0].Hash())
 	}
 	return txids, nil
 }

@@ -765,7 +765,9 @@ func TestCheckBasicInBlockSpends(t *testing.T) {
 // transaction twice (CVE-2012-2459, the same merkle root), a witness a
 // peer added to an input its header does not commit to (which would make
 // an input that pushes a witness program "prove" that it spends P2SH of
-// it), and, even committed, a 64-byte transaction (CVE-2017-12842).
+// it), a first transaction that is no coinbase, and, even committed, a
+// coinbase of 64 bytes (CVE-2017-12842). A 64-byte transaction after a
+// coinbase of another size is no ambiguity: the block proves.
 func TestCheckBasicNoProof(t *testing.T) {
 	s := &spender{t: t, value: 100_000}
 	program := payToWitness(make([]byte, 20))
@@ -799,7 +801,20 @@ func TestCheckBasicNoProof(t *testing.T) {
 			b.Transactions[1] = b.Transactions[1].Copy()
 			b.Transactions[1].TxIn[0].Witness = wire.TxWitness{{1}}
 		}, ErrUncommittedBlock},
-		{"a 64-byte transaction", []spendCase{pushes, tiny}, func(*wire.MsgBlock) {}, ErrAmbiguousBlock},
+		{"no coinbase first", []spendCase{pushes}, func(b *wire.MsgBlock) {
+			b.Transactions = b.Transactions[1:]
+			commitBlock(b)
+		}, ErrUncommittedBlock},
+		{"a 64-byte coinbase", []spendCase{pushes}, func(b *wire.MsgBlock) {
+			cb := wire.NewMsgTx(1)
+			cb.AddTxIn(wire.NewTxIn(&wire.OutPoint{Index: wire.MaxPrevOutIndex}, []byte{0x51, 0x51}, nil))
+			cb.AddTxOut(wire.NewTxOut(5000, []byte{txscript.OP_TRUE, txscript.OP_TRUE}))
+			if n := cb.SerializeSizeStripped(); n != 64 {
+				t.Fatalf("the coinbase is %d bytes, not 64", n)
+			}
+			b.Transactions[0] = cb
+			commitBlock(b)
+		}, ErrAmbiguousBlock},
 	} {
 		block, prevs := spendBlock(tt.cases)
 		root := block.Header.MerkleRoot
@@ -817,5 +832,17 @@ func TestCheckBasicNoProof(t *testing.T) {
 				t.Errorf("%s, a filter of %d items: contradicted %v, not fitting %v, no proof %v, want %v", tt.name, f.N(), res.Contradiction, res.IfStandard, res.NoProof, tt.want)
 			}
 		}
+	}
+
+	block, prevs := spendBlock([]spendCase{pushes, tiny})
+	honest, err := BuildBasic(block, prevs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := CheckBasic(block, honest); res.NoProof != nil || res.Contradiction != nil {
+		t.Errorf("a 64-byte transaction after a coinbase, the honest filter: no proof %v, contradicted %v", res.NoProof, res.Contradiction)
+	}
+	if res := CheckBasic(block, empty); res.NoProof != nil || res.Contradiction == nil {
+		t.Errorf("a 64-byte transaction after a coinbase, an empty filter: no proof %v, contradicted %v; want a contradiction", res.NoProof, res.Contradiction)
 	}
 }

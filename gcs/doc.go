@@ -53,8 +53,9 @@
 // and P2TR shapes) holds only if the outputs they spend were of standard
 // types, which consensus does not require: it is reported apart, as
 // evidence, never as a proof. A block whose transactions are not
-// certainly those its header commits to (a 64-byte transaction among
-// them, CVE-2017-12842) proves nothing. CheckBasic's documentation states
+// certainly those its header commits to (a coinbase of 64 bytes,
+// CVE-2017-12842: a 64-byte transaction elsewhere is no ambiguity, since
+// the coinbase fixes the depth of every leaf) proves nothing. CheckBasic's documentation states
 // the rule, the spends it reads and why.
 //
 // Filter values are immutable and safe for concurrent reads. Match and

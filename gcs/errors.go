@@ -38,8 +38,10 @@ var (
 	// twice, a witness commitment that does not hold.
 	ErrUncommittedBlock = errors.New("gcs: the block's transactions are not those its header commits to")
 
-	// ErrAmbiguousBlock reports a block holding a transaction 64 bytes
-	// long without its witness, which its merkle tree cannot tell from an
-	// inner node (CVE-2017-12842).
-	ErrAmbiguousBlock = errors.New("gcs: the block holds a 64-byte transaction, which its merkle tree cannot tell from an inner node (CVE-2017-12842)")
+	// ErrAmbiguousBlock reports a block whose coinbase is 64 bytes long
+	// without its witness, so that its merkle tree cannot tell its leaves
+	// from inner nodes (CVE-2017-12842); with a coinbase of another size,
+	// the leaves' depth is fixed and a 64-byte transaction is no
+	// ambiguity.
+	ErrAmbiguousBlock = errors.New("gcs: the block's coinbase is 64 bytes long, which its merkle tree cannot tell from an inner node (CVE-2017-12842)")
 )
