@@ -22,9 +22,11 @@ const MaxBlocksPerRequest = 16
 // block must hash to the hash asked for, and its transactions must lead
 // to its header's merkle root and witness commitment (CheckBlock). A
 // block the node leaves out or answers with notfound is reported with
-// ErrMissingBlocks. A block CheckBlock finds ambiguous is not handed to
-// fn: ErrAmbiguousBlock is returned, as an error from fn is, after the
-// rest of the answer was read.
+// ErrMissingBlocks. A block that fails these checks and its payload
+// checksum too is reported with ErrDamaged, not as a lie. A block
+// CheckBlock finds ambiguous is not handed to fn: ErrAmbiguousBlock is
+// returned, as an error from fn is, after the rest of the answer was
+// read.
 func (p *Peer) GetBlocks(ctx context.Context, hashes []chainhash.Hash, fn func(i int, b *wire.MsgBlock) error) error {
 	const op = "getdata block"
 	if len(hashes) == 0 {
@@ -70,7 +72,7 @@ func (p *Peer) GetBlocks(ctx context.Context, hashes []chainhash.Hash, fn func(i
 		}
 		err = CheckBlock(block)
 		if (got != want || err != nil) && !p.intact(block) {
-			return p.fail(op, "%w: block %v does not match its payload checksum (damaged on the way, or sent so)", ErrProtocol, want)
+			return p.damaged(op, "block %v", want)
 		}
 		if got != want {
 			return p.fail(op, "%w: sent block %v, asked for %v", ErrBadBlock, got, want)

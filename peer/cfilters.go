@@ -91,8 +91,9 @@ func (p *Peer) GetCFHeaders(ctx context.Context, start int32, stop chainhash.Has
 // checksum is left to that check (see frame.go). An error from fn drops
 // the connection (the rest of the answer would be read by the next
 // request) and is returned as is, unless the filter does not match the
-// checksum the node gave it: that is reported with ErrProtocol, as
-// damage on the way rather than a lie.
+// checksum the node gave it: that is reported with ErrDamaged, as damage
+// on the way rather than a lie; so is a filter for another block or type
+// that fails its checksum.
 func (p *Peer) GetCFilters(ctx context.Context, start int32, blocks []chainhash.Hash, fn func(i int, data []byte) error) error {
 	const op = "getcfilters"
 	if len(blocks) == 0 {
@@ -121,13 +122,15 @@ func (p *Peer) GetCFilters(ctx context.Context, start int32, blocks []chainhash.
 		}
 		cf := m.(*wire.MsgCFilter)
 		if cf.FilterType != wire.GCSFilterRegular || cf.BlockHash != want {
+			if !p.intact(cf) {
+				return p.damaged(op, "the filter for block %v (height %d)", want, start+int32(i))
+			}
 			return p.fail(op, "%w: filter of type %d for block %v, expected type 0 for %v (height %d)",
 				ErrBadFilter, cf.FilterType, cf.BlockHash, want, start+int32(i))
 		}
 		if err := fn(i, cf.Data); err != nil {
 			if !p.intact(cf) {
-				return p.fail(op, "%w: the filter for block %v (height %d) does not match its payload checksum (damaged on the way, or sent so)",
-					ErrProtocol, want, start+int32(i))
+				return p.damaged(op, "the filter for block %v (height %d)", want, start+int32(i))
 			}
 			p.drop()
 			return err

@@ -46,6 +46,12 @@ var (
 	// ErrProtocol: a message that breaks the protocol: undecodable, out
 	// of order, or from a node too old to serve light clients.
 	ErrProtocol = errors.New("protocol violation")
+	// ErrDamaged: a message whose payload does not match the checksum in
+	// its header: bytes changed on the way (or the node sent it so, which
+	// nobody can tell apart). It proves nothing about the node, unlike
+	// ErrProtocol and the errors of false data; the connection is ended,
+	// since the stream can no longer be trusted.
+	ErrDamaged = errors.New("message damaged on the way")
 	// ErrRejected: a transaction the node asked for but did not accept.
 	// When the node said why (a reject message), the error also holds a
 	// *RejectError.

@@ -28,8 +28,11 @@ import (
 // filter header) and a block (GetBlocks checks it against its header's
 // hash, merkle root and witness commitment before handing it out). Those
 // make most of the bytes of a scan, and hashing them twice was a good
-// part of its cost. Only when such a check fails is the checksum looked
-// at (intact), so that damage on the way is still told from a lie.
+// part of its cost. Only when such a check fails, or the payload does not
+// decode, is the checksum looked at (intact), so that damage on the way
+// is still told from a lie. A payload that fails its checksum is
+// ErrDamaged, never ErrProtocol or a lie: it proves nothing about the
+// node.
 
 // payloadLimits are tighter limits than btcd's wire for messages whose
 // wire limit is the 32 MB protocol maximum: the reason of a reject is
@@ -65,10 +68,10 @@ type frameReader struct {
 
 // next reads the next frame. Its errors are the connection's (a stream
 // ending inside a frame is io.ErrUnexpectedEOF), ErrProtocol (another
-// network, a malformed command, a payload over the command's limit or
-// failing its checksum), or wire.ErrUnknownMessage for a command btcd's
-// wire does not know, whose payload is skipped. The frame's size counts
-// the bytes read, also with an error.
+// network, a malformed command, a payload over the command's limit),
+// ErrDamaged (a payload failing its checksum), or wire.ErrUnknownMessage
+// for a command btcd's wire does not know, whose payload is skipped. The
+// frame's size counts the bytes read, also with an error.
 func (fr *frameReader) next(pver uint32) (wireFrame, error) {
 	if fr.pending > 0 {
 		fr.br.Discard(fr.pending) // peeked: cannot fail
@@ -113,7 +116,7 @@ func (fr *frameReader) next(pver uint32) (wireFrame, error) {
 	f.size += int(length)
 	if !checkedLater[f.cmd] {
 		if !sumOK(f.payload, f.sum) {
-			return f, fmt.Errorf("%w: %q payload checksum does not match (damaged on the way, or sent so)", ErrProtocol, f.cmd)
+			return f, errDamaged(f.cmd)
 		}
 		f.checked = true
 	}
@@ -145,6 +148,12 @@ func cut(err error) error {
 	return err
 }
 
+// errDamaged is the error of a cmd message whose payload does not match
+// its checksum.
+func errDamaged(cmd string) error {
+	return fmt.Errorf("%w: %q payload does not match its checksum", ErrDamaged, cmd)
+}
+
 // sumOK reports whether payload's checksum is sum.
 func sumOK(payload []byte, sum [4]byte) bool {
 	h := chainhash.DoubleHashH(payload)
@@ -154,7 +163,9 @@ func sumOK(payload []byte, sum [4]byte) bool {
 // decode decodes f's payload into its message. A payload that does not
 // decode is a protocol violation naming the command, wrapping the
 // decoder's error; so is one with bytes left over when its checksum is
-// checked later, since intact re-encodes it.
+// checked later, since intact re-encodes it. When the checksum of such a
+// payload was left for later, it is checked first: one that does not
+// match is ErrDamaged.
 func (f *wireFrame) decode(pver uint32) (wire.Message, error) {
 	var err error
 	switch m := f.msg.(type) {
@@ -167,6 +178,9 @@ func (f *wireFrame) decode(pver uint32) (wire.Message, error) {
 		}
 	}
 	if err != nil {
+		if checkedLater[f.cmd] && !sumOK(f.payload, f.sum) {
+			return nil, errDamaged(f.cmd)
+		}
 		return nil, fmt.Errorf("%w: undecodable %q message: %w", ErrProtocol, f.cmd, err)
 	}
 	return f.msg, nil

@@ -204,7 +204,7 @@ func FuzzPeerAnswers(f *testing.F) {
 		case 8:
 			<-p.Done()
 			err = p.Err()
-			if !errors.Is(err, ErrDisconnected) && !errors.Is(err, ErrProtocol) && !errors.Is(err, ErrFlooding) {
+			if !errors.Is(err, ErrDisconnected) && !errors.Is(err, ErrProtocol) && !errors.Is(err, ErrDamaged) && !errors.Is(err, ErrFlooding) {
 				t.Fatalf("connection ended with %v", err)
 			}
 		}

@@ -374,6 +374,12 @@ func (p *Peer) fail(op, format string, args ...any) error {
 	return err
 }
 
+// damaged fails op with ErrDamaged: what the format and args name does
+// not match its payload checksum.
+func (p *Peer) damaged(op, format string, args ...any) error {
+	return p.fail(op, "%w: %s does not match its payload checksum", ErrDamaged, fmt.Sprintf(format, args...))
+}
+
 // request is the request in flight. The read loop offers it every message
 // that is not always handled (pings, getdata) and learns whether the
 // request took it; what it does not take is unsolicited.

@@ -14,7 +14,7 @@ import (
 // flight, and handles what no request takes as unsolicited, within the
 // node's budgets. Unknown commands are skipped, as the protocol allows;
 // a frame or payload that breaks the protocol ends the connection with
-// ErrProtocol (see frame.go).
+// ErrProtocol, one damaged on the way with ErrDamaged (see frame.go).
 func (p *Peer) readLoop() {
 	defer p.closeConn()
 	for {
@@ -34,7 +34,7 @@ func (p *Peer) readLoop() {
 			}
 			continue
 		}
-		if errors.Is(err, ErrProtocol) {
+		if errors.Is(err, ErrProtocol) || errors.Is(err, ErrDamaged) {
 			p.closeWith(err)
 			return
 		}
