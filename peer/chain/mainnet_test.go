@@ -19,7 +19,7 @@ import (
 // that btcd v0.24.2 ships as test data (blockchain/testdata/
 // blk_0_to_14131.dat, read from the module cache): records of the network
 // magic, a little-endian length and the serialised block.
-func mainnetHeaders(t *testing.T) []*wire.BlockHeader {
+func mainnetHeaders(t testing.TB) []*wire.BlockHeader {
 	t.Helper()
 	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/btcsuite/btcd").Output()
 	if err != nil {

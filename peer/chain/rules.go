@@ -2,7 +2,6 @@ package chain
 
 import (
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg"
@@ -55,13 +54,22 @@ const medianTimeBlocks = 11
 
 // medianTime returns the median timestamp of the eleven blocks of s ending
 // at height (fewer near the genesis block).
+//
+// Every header's check computes one, so it allocates nothing: the
+// timestamps are sorted as they are read, by insertion into an array.
 func medianTime(s *span, height int32) time.Time {
-	ts := make([]int64, 0, medianTimeBlocks)
-	for h := height; h >= 0 && h > height-medianTimeBlocks; h-- {
-		ts = append(ts, s.at(h).Timestamp.Unix())
+	var ts [medianTimeBlocks]int64
+	n := 0
+	for h := height; h >= 0 && n < medianTimeBlocks; h-- {
+		t := s.at(h).Timestamp.Unix()
+		i := n
+		for ; i > 0 && ts[i-1] > t; i-- {
+			ts[i] = ts[i-1]
+		}
+		ts[i] = t
+		n++
 	}
-	sort.Slice(ts, func(i, j int) bool { return ts[i] < ts[j] })
-	return time.Unix(ts[len(ts)/2], 0)
+	return time.Unix(ts[n/2], 0)
 }
 
 // contextDepth is how far below a new header the rules read its
