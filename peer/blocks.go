@@ -94,14 +94,19 @@ func (p *Peer) GetBlocks(ctx context.Context, hashes []chainhash.Hash, fn func(i
 }
 
 // CheckBlock checks that a block's transactions are the ones its header
-// commits to: the merkle root (refusing the CVE-2012-2459 duplication)
-// and the witness commitment, failing with ErrBadBlock; and that none is
-// 64 bytes without its witness, failing with ErrAmbiguousBlock, since
-// such a transaction lets the same merkle root stand for other
-// transactions (CVE-2017-12842), as gcs.CheckBasic also holds.
+// commits to: the first is a coinbase, the merkle root (refusing the
+// CVE-2012-2459 duplication) and the witness commitment, failing with
+// ErrBadBlock; and that the coinbase is not 64 bytes without its witness,
+// failing with ErrAmbiguousBlock: every leaf of the merkle tree lies at
+// the coinbase's depth, so a 64-byte transaction could stand for an inner
+// node (or an inner node for one) only if the coinbase could too
+// (CVE-2017-12842), as gcs.CheckBasic also holds.
 func CheckBlock(b *wire.MsgBlock) error {
 	if len(b.Transactions) == 0 {
 		return fmt.Errorf("%w: no transactions", ErrBadBlock)
+	}
+	if !blockchain.IsCoinBaseTx(b.Transactions[0]) {
+		return fmt.Errorf("%w: the first transaction is not a coinbase", ErrBadBlock)
 	}
 	seen := make(map[chainhash.Hash]bool, len(b.Transactions))
 	for _, tx := range b.Transactions {
@@ -119,14 +124,13 @@ func CheckBlock(b *wire.MsgBlock) error {
 	if err := blockchain.ValidateWitnessCommitment(blk); err != nil {
 		return fmt.Errorf("%w: witness data: %w", ErrBadBlock, err)
 	}
-	for i, tx := range b.Transactions {
-		if tx.SerializeSizeStripped() == innerNodeSize {
-			return fmt.Errorf("%w: transaction %d (%v)", ErrAmbiguousBlock, i, blk.Transactions()[i].Hash())
-		}
+	if b.Transactions[0].SerializeSizeStripped() == innerNodeSize {
+		return fmt.Errorf("%w: its coinbase (%v)", ErrAmbiguousBlock, blk.Transactions()[0].Hash())
 	}
 	return nil
 }
 
 // innerNodeSize is the size of an inner node of a merkle tree, two
-// hashes: a transaction of that size without its witness is ambiguous.
+// hashes: a transaction of that size without its witness can be read as
+// one.
 const innerNodeSize = 2 * chainhash.HashSize

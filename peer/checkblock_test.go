@@ -17,8 +17,19 @@ import (
 // tx64 returns a transaction of 64 bytes without its witness: the size of
 // an inner node of a merkle tree.
 func tx64(t *testing.T) *wire.MsgTx {
+	return tx64Spending(t, wire.OutPoint{Hash: chainhash.Hash{9}})
+}
+
+// coinbase64 returns a coinbase of 64 bytes.
+func coinbase64(t *testing.T) *wire.MsgTx {
+	return tx64Spending(t, wire.OutPoint{Index: wire.MaxPrevOutIndex})
+}
+
+// tx64Spending returns a transaction of 64 bytes spending op.
+func tx64Spending(t *testing.T, op wire.OutPoint) *wire.MsgTx {
+	t.Helper()
 	tx := wire.NewMsgTx(1)
-	tx.AddTxIn(wire.NewTxIn(&wire.OutPoint{Hash: chainhash.Hash{9}}, []byte{1, 2, 3, 4}, nil))
+	tx.AddTxIn(wire.NewTxIn(&op, []byte{1, 2, 3, 4}, nil))
 	tx.AddTxOut(wire.NewTxOut(1000, nil))
 	if n := tx.SerializeSizeStripped(); n != 64 {
 		t.Fatalf("transaction of %d bytes", n)
@@ -29,8 +40,12 @@ func tx64(t *testing.T) *wire.MsgTx {
 // blockOf returns a block of the regtest genesis coinbase and txs, its
 // header committing to them.
 func blockOf(txs ...*wire.MsgTx) *wire.MsgBlock {
+	return blockOfAll(append([]*wire.MsgTx{chaincfg.RegressionNetParams.GenesisBlock.Transactions[0]}, txs...)...)
+}
+
+// blockOfAll returns a block of txs, its header committing to them.
+func blockOfAll(txs ...*wire.MsgTx) *wire.MsgBlock {
 	b := wire.NewMsgBlock(&chaincfg.RegressionNetParams.GenesisBlock.Header)
-	b.AddTransaction(chaincfg.RegressionNetParams.GenesisBlock.Transactions[0])
 	for _, tx := range txs {
 		b.AddTransaction(tx)
 	}
@@ -38,9 +53,10 @@ func blockOf(txs ...*wire.MsgTx) *wire.MsgBlock {
 	return b
 }
 
-// TestCheckBlock: a block is checked against its header's commitments,
-// and one holding a 64-byte transaction proves nothing, as gcs.CheckBasic
-// holds (CVE-2017-12842).
+// TestCheckBlock: a block is checked against its header's commitments and
+// must start with a coinbase; one whose coinbase is 64 bytes proves
+// nothing, as gcs.CheckBasic holds (CVE-2017-12842), while a 64-byte
+// transaction after a coinbase of another size is no ambiguity.
 func TestCheckBlock(t *testing.T) {
 	other := wire.NewMsgTx(1)
 	other.AddTxIn(wire.NewTxIn(&wire.OutPoint{Hash: chainhash.Hash{9}}, []byte{1, 2, 3, 4, 5}, nil))
@@ -53,7 +69,9 @@ func TestCheckBlock(t *testing.T) {
 		want  error
 	}{
 		{"committed", blockOf(other), nil},
-		{"a 64-byte transaction", blockOf(other, tx64(t)), ErrAmbiguousBlock},
+		{"a 64-byte transaction", blockOf(other, tx64(t)), nil},
+		{"a 64-byte coinbase", blockOfAll(coinbase64(t), other), ErrAmbiguousBlock},
+		{"no coinbase first", blockOfAll(other, tx64(t)), ErrBadBlock},
 		{"another merkle root", bad, ErrBadBlock},
 		{"no transactions", wire.NewMsgBlock(&bad.Header), ErrBadBlock},
 	}
@@ -68,11 +86,11 @@ func TestCheckBlock(t *testing.T) {
 }
 
 // TestAmbiguousBlocksNotHandedOut: GetBlocks does not hand out a block
-// holding a 64-byte transaction, and says why without calling it a lie;
+// whose coinbase is 64 bytes, and says why without calling it a lie;
 // GetFilteredBlocks refuses a matched transaction of 64 bytes, which its
 // proof could show as an inner node.
 func TestAmbiguousBlocksNotHandedOut(t *testing.T) {
-	b := blockOf(tx64(t))
+	b := blockOfAll(coinbase64(t), tx64(t))
 	hash := b.BlockHash()
 	p := pipePeer(t, Config{Timeout: 5 * time.Second}, frame(t, b), true)
 	called := false

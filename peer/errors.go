@@ -25,14 +25,16 @@ var (
 	ErrBadHeaders = errors.New("invalid block headers")
 	// ErrBadBlock: a full block that does not match its verified header.
 	ErrBadBlock = errors.New("invalid block")
-	// ErrAmbiguousBlock: a block, or a merkle block's matched
-	// transaction, holding a transaction of 64 bytes (without its
-	// witness). Such a transaction hashes like an inner node of the
-	// merkle tree, so the tree can be read at more than one depth and
-	// what it proves is not certain (CVE-2017-12842). Honest nodes can
-	// serve such a block (consensus allows the transaction, only policy
-	// refuses it): it is no proof of a lie.
-	ErrAmbiguousBlock = errors.New("block with a 64-byte transaction proves nothing")
+	// ErrAmbiguousBlock: a block whose coinbase, or a merkle block whose
+	// matched transaction, is 64 bytes long (without its witness). Such a
+	// transaction hashes like an inner node of the merkle tree, so the
+	// tree can be read at more than one depth and what it proves is not
+	// certain (CVE-2017-12842); in a full block, the coinbase fixes the
+	// depth of every leaf, so only its own size matters, while a merkle
+	// block shows no coinbase. Honest nodes can serve such a block
+	// (consensus allows the transaction, only policy refuses it): it is
+	// no proof of a lie.
+	ErrAmbiguousBlock = errors.New("a 64-byte transaction where the merkle tree cannot tell it from an inner node: the block proves nothing")
 	// ErrMissingTransactions: a merkle block whose matched transactions
 	// did not all follow it.
 	ErrMissingTransactions = errors.New("matched transactions withheld")
