@@ -292,3 +292,85 @@ func TestPrivacyFetchesWarningsFolded(t *testing.T) {
 		t.Fatalf("--intersect of one session: status %d, stderr %q", status, stderr)
 	}
 }
+
+// TestPrivacyFetchesCollude: a client fetched w's three blocks from two
+// nodes, blocks 10 and 90 from one and 50 from the other, each capture in
+// its own file. No node alone sees w matched; --collude joins the two
+// captures (their session ids prefixed cap1: and cap2:) and matches w with
+// its three appearances. --collude with --intersect is refused.
+func TestPrivacyFetchesCollude(t *testing.T) {
+	dir := t.TempDir()
+	hash := func(h int32) chainhash.Hash { return chainhash.DoubleHashH([]byte(fmt.Sprint("b", h))) }
+	ix := universe.NewIndexWriter(dir, 0)
+	defer ix.Close()
+	for _, h := range []int32{10, 50, 90} {
+		ix.AddTx("w", h, 1)
+	}
+	for i := int32(0); i < 400; i++ {
+		ix.AddTx(fmt.Sprintf("noise-%03d", i), i%200, 7)
+		ix.AddTx(fmt.Sprintf("noise-%03d", i), (i*7+3)%200, 8)
+	}
+	index := writeIndexFile(t, dir, ix, 200, hash)
+	ft, start := uint8(0), uint32(0)
+	var captures []string
+	for n, fetched := range [][]int32{{10, 90}, {50}} {
+		recs := []capture.Record{{Client: "127.0.0.1:5", Session: "s", Command: capture.CmdGetCFilters, FilterType: &ft, StartHeight: &start, StopHash: hash(199).String()}}
+		var blocks []capture.BlockRequest
+		for _, h := range fetched {
+			blocks = append(blocks, capture.BlockRequest{Hash: hash(h).String(), Type: "witness_block"})
+		}
+		recs = append(recs, capture.Record{Client: "127.0.0.1:5", Session: "s", Command: capture.CmdGetData, Blocks: blocks})
+		var lines []string
+		for _, rec := range recs {
+			b, _ := json.Marshal(rec)
+			lines = append(lines, string(b))
+		}
+		path := filepath.Join(dir, fmt.Sprintf("node%d.jsonl", n+1))
+		os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+		captures = append(captures, "--capture", path)
+	}
+	args := append([]string{"privacy", "fetches", "--index", index, "--collude", "--json"}, captures...)
+	stdout, stderr, status := runCLI(t, "", args...)
+	if status != exitOK || !strings.Contains(stderr, "--collude joins 2 session(s)") {
+		t.Fatalf("status %d: %s", status, stderr)
+	}
+	type report struct {
+		Session string `json:"session"`
+		Matched []struct {
+			Candidate   string `json:"candidate"`
+			Appearances int    `json:"appearance_count"`
+		} `json:"matched"`
+		Fetched []int32 `json:"fetched_heights"`
+	}
+	var out struct {
+		Clients      []report `json:"clients"`
+		Intersection *report  `json:"intersection"`
+		Collusion    *report  `json:"collusion"`
+	}
+	decodeJSON(t, stdout, &out)
+	if len(out.Clients) != 2 || out.Clients[0].Session != "cap1:s" || out.Clients[1].Session != "cap2:s" || out.Intersection != nil || out.Collusion == nil {
+		t.Fatalf("clients %+v, intersection %+v, collusion %+v", out.Clients, out.Intersection, out.Collusion)
+	}
+	for _, c := range out.Clients {
+		for _, m := range c.Matched {
+			if m.Candidate == "w" {
+				t.Errorf("w matched at one node: %+v", c)
+			}
+		}
+	}
+	found := false
+	for _, m := range out.Collusion.Matched {
+		found = found || m.Candidate == "w" && m.Appearances == 3
+	}
+	if !found || out.Collusion.Session != "cap1:s|cap2:s" || len(out.Collusion.Fetched) != 3 {
+		t.Errorf("collusion %+v: want w matched with 3 appearances over the 3 blocks", out.Collusion)
+	}
+	text, _, status := runCLI(t, "", append([]string{"privacy", "fetches", "--index", index, "--collude"}, captures...)...)
+	if status != exitOK || !strings.Contains(text, "colluding nodes: 2 session(s)") {
+		t.Errorf("text, status %d:\n%s", status, text)
+	}
+	_, stderr, status = runCLI(t, "", append([]string{"privacy", "fetches", "--index", index, "--collude", "--intersect"}, captures...)...)
+	if status != exitBadInput || !strings.Contains(stderr, "--collude and --intersect") {
+		t.Errorf("--collude --intersect: status %d, %s", status, stderr)
+	}
+}

@@ -135,9 +135,6 @@ type ScriptLeak struct {
 // not give.
 var ErrMissingBlock = errors.New("leak: a fetched block is not given")
 
-// collusionID is the collusion's view ID.
-const collusionID = "*collusion"
-
 // Compute is the client's own report of what its downloads reveal: the
 // block-download attack each peer, and all of them colluding, can make
 // on what it was asked (Analyze), with the chance count labelled by the
@@ -183,17 +180,17 @@ func Compute(in Input, lim Limits) (*Leak, error) {
 		}
 		views = append(views, v)
 	}
-	views = append(views, collusionOf(views))
-	p, err := newPartial(in, views, lim)
+	all := append(slices.Clone(views), collusionOf(views))
+	p, err := newPartial(in, all, lim)
 	if err != nil {
 		return nil, err
 	}
-	reps, err := Analyze(views, p.source(), Options{Own: p.isOwn, Singles: p.singles, MaxMatches: len(p.entries) + 1})
+	reps, err := Analyze(views, p.source(), Options{Own: p.isOwn, Singles: p.singles, MaxMatches: len(p.entries) + 1, Collude: true})
 	if err != nil {
 		return nil, fmt.Errorf("leak: %w", err)
 	}
 	for i, r := range reps {
-		pl := p.peerLeak(&views[i], r)
+		pl := p.peerLeak(&all[i], r)
 		if i == len(reps)-1 {
 			pl.Address = nil
 			out.Collusion = pl
@@ -216,19 +213,6 @@ func (l Limits) withDefaults() Limits {
 		l.Workers = DefaultWorkers
 	}
 	return l
-}
-
-// collusionOf joins views as colluding nodes see them: every range any
-// of them scanned, every block any of them was asked for.
-func collusionOf(views []View) View {
-	c := View{ID: collusionID}
-	for _, v := range views {
-		c.Scanned = append(c.Scanned, v.Scanned...)
-		c.Fetched = append(c.Fetched, v.Fetched...)
-	}
-	slices.Sort(c.Fetched)
-	c.Fetched = slices.Compact(c.Fetched)
-	return c
 }
 
 // peerLeak reads a view's report for the watched scripts.
