@@ -108,6 +108,10 @@ type PeerLeak struct {
 	Conservative bool `json:"conservative"`
 	// Scripts are the watched scripts that match at this view.
 	Scripts []ScriptLeak `json:"scripts"`
+	// Bloom is the filter attack on the BIP 37 filters the peer received
+	// (Bloom), null for a BIP 157 scan: Compute leaves it null, and a
+	// client that loaded filters sets it.
+	Bloom *BloomLeak `json:"bloom_filter_attack"`
 }
 
 // ScriptLeak is one watched script as the attack sees it at a view.
