@@ -24,6 +24,7 @@ type fetchesFlags struct {
 	index, client      string
 	maxMatches, show   int
 	intersect, collude bool
+	coverTarget        float64
 }
 
 func newPrivacyFetchesCommand(a *app) *cobra.Command {
@@ -78,7 +79,12 @@ scanned and of what they fetched, so that a script whose blocks were
 fetched from different nodes matches there (spreading downloads over
 peers does not protect against nodes that pool their captures). --capture
 may be given several times, a capture per node: the session ids then
-take a capN: prefix, N the file's place. The sessions of BIP 37 clients (a filter loaded,
+take a capN: prefix, N the file's place. --cover-target P is for captures
+of a client that fetches cover scripts to keep every script's probability
+at most P (spvfilter scan --privacy-target P): it caps each probability
+at P, the posterior of an attacker who knows the target and cannot tell
+the covers from the wallet; the report warns when a session's user agent
+is spvfilter's and no --cover-target is given. The sessions of BIP 37 clients (a filter loaded,
 blocks asked for without a BIP 157 filter range) are left out, with a
 warning: their filters say what they watch (privacy analyze --capture).`,
 		Example: `  spvfilter privacy fetches --capture capture.jsonl --index universe.idx
@@ -96,6 +102,7 @@ warning: their filters say what they watch (privacy analyze --capture).`,
 	fl.IntVar(&f.show, "show", 20, "matches printed per session in the text report")
 	fl.BoolVar(&f.intersect, "intersect", false, "also join the kept sessions as one client's (the intersection of their downloads)")
 	fl.BoolVar(&f.collude, "collude", false, "also join the kept sessions as colluding nodes see one client (the union of their downloads)")
+	fl.Float64Var(&f.coverTarget, "cover-target", 0, "cap every probability at P, in (0, 1): the attack on a client that fetches covers to keep each script at most P (spvfilter --privacy-target P); it under-claims on a client without covers")
 	_ = c.MarkFlagRequired("capture")
 	_ = c.MarkFlagRequired("index")
 	return c
@@ -132,6 +139,9 @@ func runFetches(a *app, f *fetchesFlags) error {
 		return badInput("--max-matches %d: must be at least 1", f.maxMatches)
 	case f.show < 0:
 		return badInput("--show %d: must be at least 0", f.show)
+	}
+	if f.coverTarget != 0 && !(f.coverTarget > 0 && f.coverTarget < 1) {
+		return badInput("--cover-target %g: want a probability in (0, 1), the target the client covers to", f.coverTarget)
 	}
 	if f.collude && f.intersect {
 		return badInput("--collude and --intersect: the colluding nodes' view joins what several nodes saw of one client at once (a union), an intersection joins one client's sessions over time: ask for one")
@@ -174,7 +184,7 @@ func runFetches(a *app, f *fetchesFlags) error {
 		}
 		fmt.Fprintf(a.stderr, "spvfilter: "+how, len(sessions), strings.Join(ids, ", "))
 	}
-	reps, err := attack.AnalyzeFetches(sessions, ir, attack.FetchOptions{MaxMatches: f.maxMatches, Intersect: f.intersect, Collude: f.collude})
+	reps, err := attack.AnalyzeFetches(sessions, ir, attack.FetchOptions{MaxMatches: f.maxMatches, Intersect: f.intersect, Collude: f.collude, CoverTarget: f.coverTarget})
 	if errors.Is(err, universe.ErrBadIndex) {
 		return indexError(f.index, err)
 	}
@@ -197,6 +207,9 @@ func runFetches(a *app, f *fetchesFlags) error {
 		joined = "the collusion"
 	}
 	out.Warnings = foldSessionWarnings(reps, joined)
+	if ua := spvfilterAgents(sessions); ua != "" && f.coverTarget == 0 {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("session(s) %s: the user agent is spvfilter's, a client that may fetch cover scripts (--privacy-target): if it did, these probabilities are overstated; give --cover-target with its target", ua))
+	}
 	if len(bip37) > 0 {
 		out.Warnings = append(out.Warnings, fmt.Sprintf("%d session(s) left out, BIP 37 clients (a filter loaded, blocks asked for without a BIP 157 filter range), whose filters privacy analyze --capture reads: %s",
 			len(bip37), strings.Join(bip37[:min(len(bip37), 5)], ", ")+moreOf(len(bip37), 5)))
@@ -207,6 +220,21 @@ func runFetches(a *app, f *fetchesFlags) error {
 	}
 	printFetches(a.stdout, &out, f.show)
 	return nil
+}
+
+// spvfilterAgents names the sessions whose user agent is spvfilter's, a
+// client that may fetch cover scripts ("" for none).
+func spvfilterAgents(sessions []*capture.FetchSession) string {
+	var ids []string
+	for _, s := range sessions {
+		if strings.Contains(strings.ToLower(s.UserAgent), "spvfilter") {
+			ids = append(ids, s.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return ""
+	}
+	return strings.Join(ids[:min(len(ids), 5)], ", ") + moreOf(len(ids), 5)
 }
 
 // fetchSessionsOf reads a capture's fetch sessions of client (all for

@@ -374,3 +374,74 @@ func TestPrivacyFetchesCollude(t *testing.T) {
 		t.Errorf("--collude --intersect: status %d, %s", status, stderr)
 	}
 }
+
+// TestPrivacyFetchesCoverTarget: --cover-target caps every probability at
+// the target; a session whose user agent is spvfilter's draws a warning
+// without it and none with it; a target outside (0, 1) is bad input.
+func TestPrivacyFetchesCoverTarget(t *testing.T) {
+	dir := t.TempDir()
+	hash := func(h int32) chainhash.Hash { return chainhash.DoubleHashH([]byte(fmt.Sprint("b", h))) }
+	ix := universe.NewIndexWriter(dir, 0)
+	defer ix.Close()
+	for _, h := range []int32{10, 50, 90} {
+		ix.AddTx("w", h, 1)
+	}
+	for i := int32(0); i < 400; i++ {
+		ix.AddTx(fmt.Sprintf("noise-%03d", i), i%200, 7)
+		ix.AddTx(fmt.Sprintf("noise-%03d", i), (i*7+3)%200, 8)
+	}
+	index := writeIndexFile(t, dir, ix, 200, hash)
+	ft, start := uint8(0), uint32(0)
+	var blocks []capture.BlockRequest
+	for _, h := range []int32{10, 50, 90} {
+		blocks = append(blocks, capture.BlockRequest{Hash: hash(h).String(), Type: "witness_block"})
+	}
+	var lines []string
+	for _, rec := range []capture.Record{
+		{Client: "127.0.0.1:5", Session: "s", Command: capture.CmdVersion, UserAgent: "/spvfilter:0.2.0/"},
+		{Client: "127.0.0.1:5", Session: "s", Command: capture.CmdGetCFilters, FilterType: &ft, StartHeight: &start, StopHash: hash(199).String()},
+		{Client: "127.0.0.1:5", Session: "s", Command: capture.CmdGetData, Blocks: blocks},
+	} {
+		b, _ := json.Marshal(rec)
+		lines = append(lines, string(b))
+	}
+	path := filepath.Join(dir, "c.jsonl")
+	os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	probability := func(args ...string) (float64, string) {
+		stdout, stderr, status := runCLI(t, "", append([]string{"privacy", "fetches", "--capture", path, "--index", index, "--json"}, args...)...)
+		if status != exitOK {
+			t.Fatalf("%v: status %d: %s", args, status, stderr)
+		}
+		var out struct {
+			Clients []struct {
+				UserAgent string `json:"user_agent"`
+				Matched   []struct {
+					Candidate   string  `json:"candidate"`
+					Probability float64 `json:"probability"`
+				} `json:"matched"`
+			} `json:"clients"`
+		}
+		decodeJSON(t, stdout, &out)
+		for _, m := range out.Clients[0].Matched {
+			if m.Candidate == "w" {
+				return m.Probability, stderr
+			}
+		}
+		t.Fatalf("%v: w not matched: %s", args, stdout)
+		return 0, ""
+	}
+	p, stderr := probability()
+	if p < 0.9 || !strings.Contains(stderr, "the user agent is spvfilter's") {
+		t.Errorf("without a target: w at %.3f, stderr %q", p, stderr)
+	}
+	p, stderr = probability("--cover-target", "0.5")
+	if p != 0.5 || strings.Contains(stderr, "user agent") {
+		t.Errorf("--cover-target 0.5: w at %.3f, stderr %q", p, stderr)
+	}
+	for _, bad := range []string{"1", "-0.2", "2"} {
+		_, stderr, status := runCLI(t, "", "privacy", "fetches", "--capture", path, "--index", index, "--cover-target", bad)
+		if status != exitBadInput || !strings.Contains(stderr, "--cover-target "+bad+": want a probability in (0, 1)") {
+			t.Errorf("--cover-target %s: status %d, %s", bad, status, stderr)
+		}
+	}
+}

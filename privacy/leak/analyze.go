@@ -171,6 +171,7 @@ type Report struct {
 	max     int
 	null    *shiftNull
 	label   *labelling
+	cap     float64 // Options.CoverTarget, 0 for none
 }
 
 type kCount struct{ candidates, matched uint64 }
@@ -203,6 +204,12 @@ type Options struct {
 	// class's own groups that hold a watched script, which gives the
 	// wallet's realized share of the class.
 	Own, Cover func(candidate string) bool
+	// CoverTarget, in (0, 1), caps every probability and interval at it:
+	// the calibrated posterior of an attacker who knows the client keeps
+	// the wallet's share of every class at most the target with covers it
+	// cannot tell from the wallet (a client of PrivacyTarget t). On a
+	// client without covers it under-claims.
+	CoverTarget float64
 	// Singles, per view ID, estimates the chance matches of one
 	// appearance that a partial index leaves out (a client samples them):
 	// its Low joins both the observed and the chance singles, so that the
@@ -269,6 +276,9 @@ func Analyze(views []View, src Source, opt Options) ([]*Report, error) {
 	}
 	if opt.Intersect && opt.Collude {
 		return nil, ErrColludeIntersect
+	}
+	if opt.CoverTarget != 0 && !(opt.CoverTarget > 0 && opt.CoverTarget < 1) {
+		return nil, fmt.Errorf("privacy: a cover target of %g: want one in (0, 1)", opt.CoverTarget)
 	}
 	if opt.MaxMatches <= 0 {
 		opt.MaxMatches = DefaultMaxMatches
@@ -362,6 +372,7 @@ func newReport(v *View, hd *universe.IndexHeader, opt Options) *Report {
 	}
 	r.measure(opt.Shifts)
 	r.label = labellingOf(opt, r.Session)
+	r.cap = opt.CoverTarget
 	return r
 }
 
@@ -434,6 +445,7 @@ func joinReports(reports []*Report, opt Options) *Report {
 	j.Session = strings.Join(ids, "+")
 	j.measure(opt.Shifts)
 	j.label = labellingOf(opt, j.Session)
+	j.cap = opt.CoverTarget
 	return j
 }
 

@@ -33,6 +33,10 @@ type Input struct {
 	// (ScriptLeak.WatchItem indexes them); Covers are the client's cover
 	// scripts, its own but not the wallet's (nil without covers).
 	Watched, Covers [][]byte
+	// Target is the client's privacy target (0: none): the attack it
+	// reports is then cover-aware (Options.CoverTarget), as privacy
+	// fetches --cover-target gives on a capture of it.
+	Target float64
 	// Seed draws the sample of scripts seen once.
 	Seed uint64
 }
@@ -189,7 +193,7 @@ func Compute(in Input, lim Limits) (*Leak, error) {
 	if err != nil {
 		return nil, err
 	}
-	reps, err := Analyze(views, p.source(), Options{Own: p.isOwn, Singles: p.singles, MaxMatches: len(p.entries) + 1, Collude: true})
+	reps, err := Analyze(views, p.source(), Options{Own: p.isOwn, Singles: p.singles, MaxMatches: len(p.entries) + 1, Collude: true, CoverTarget: in.Target})
 	if err != nil {
 		return nil, fmt.Errorf("leak: %w", err)
 	}
