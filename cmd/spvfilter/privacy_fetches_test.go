@@ -293,14 +293,14 @@ func TestPrivacyFetchesWarningsFolded(t *testing.T) {
 	}
 }
 
-// TestPrivacyFetchesCollude: a client fetched w's three blocks from two
-// nodes, blocks 10 and 90 from one and 50 from the other, each capture in
-// its own file. No node alone sees w matched; --collude joins the two
-// captures (their session ids prefixed cap1: and cap2:) and matches w with
-// its three appearances. --collude with --intersect is refused.
-func TestPrivacyFetchesCollude(t *testing.T) {
-	dir := t.TempDir()
-	hash := func(h int32) chainhash.Hash { return chainhash.DoubleHashH([]byte(fmt.Sprint("b", h))) }
+// threeBlockIndex writes, in a new directory, the index of a 200-block
+// chain where the wallet's w appears in blocks 10, 50 and 90 beside 400
+// scripts of two random blocks each, and returns the directory, the
+// index and the chain's block hashes.
+func threeBlockIndex(t *testing.T) (dir, index string, hash func(int32) chainhash.Hash) {
+	t.Helper()
+	dir = t.TempDir()
+	hash = func(h int32) chainhash.Hash { return chainhash.DoubleHashH([]byte(fmt.Sprint("b", h))) }
 	ix := universe.NewIndexWriter(dir, 0)
 	defer ix.Close()
 	for _, h := range []int32{10, 50, 90} {
@@ -310,7 +310,16 @@ func TestPrivacyFetchesCollude(t *testing.T) {
 		ix.AddTx(fmt.Sprintf("noise-%03d", i), i%200, 7)
 		ix.AddTx(fmt.Sprintf("noise-%03d", i), (i*7+3)%200, 8)
 	}
-	index := writeIndexFile(t, dir, ix, 200, hash)
+	return dir, writeIndexFile(t, dir, ix, 200, hash), hash
+}
+
+// TestPrivacyFetchesCollude: a client fetched w's three blocks from two
+// nodes, blocks 10 and 90 from one and 50 from the other, each capture in
+// its own file. No node alone sees w matched; --collude joins the two
+// captures (their session ids prefixed cap1: and cap2:) and matches w with
+// its three appearances. --collude with --intersect is refused.
+func TestPrivacyFetchesCollude(t *testing.T) {
+	dir, index, hash := threeBlockIndex(t)
 	ft, start := uint8(0), uint32(0)
 	var captures []string
 	for n, fetched := range [][]int32{{10, 90}, {50}} {
@@ -379,18 +388,7 @@ func TestPrivacyFetchesCollude(t *testing.T) {
 // the target; a session whose user agent is spvfilter's draws a warning
 // without it and none with it; a target outside (0, 1) is bad input.
 func TestPrivacyFetchesCoverTarget(t *testing.T) {
-	dir := t.TempDir()
-	hash := func(h int32) chainhash.Hash { return chainhash.DoubleHashH([]byte(fmt.Sprint("b", h))) }
-	ix := universe.NewIndexWriter(dir, 0)
-	defer ix.Close()
-	for _, h := range []int32{10, 50, 90} {
-		ix.AddTx("w", h, 1)
-	}
-	for i := int32(0); i < 400; i++ {
-		ix.AddTx(fmt.Sprintf("noise-%03d", i), i%200, 7)
-		ix.AddTx(fmt.Sprintf("noise-%03d", i), (i*7+3)%200, 8)
-	}
-	index := writeIndexFile(t, dir, ix, 200, hash)
+	dir, index, hash := threeBlockIndex(t)
 	ft, start := uint8(0), uint32(0)
 	var blocks []capture.BlockRequest
 	for _, h := range []int32{10, 50, 90} {
