@@ -2,6 +2,7 @@ package leak_test
 
 import (
 	"bytes"
+	"math"
 	"testing"
 
 	"github.com/spvfilter/spvfilter/privacy/leak"
@@ -70,5 +71,83 @@ func TestCoverTargetCaps(t *testing.T) {
 	}
 	if l.Collusion.Highest == nil || *l.Collusion.Highest > target || *l.Collusion.HighestHigh > target || l.Collusion.Confident != 0 {
 		t.Errorf("Compute with a target: %+v", l.Collusion)
+	}
+}
+
+// TestCoverShare: with the covers labelled (Options.Cover), each class's
+// probabilities are the labelled ones times the share of the class's own
+// groups that hold a watched script (checked on every match alone of two
+// or more appearances), so that they fall where covers share a class.
+func TestCoverShare(t *testing.T) {
+	c := newTestChain(t, chainSpec{blocks: 300, txs: 12, wallet: 10, covers: 10, seed: 12})
+	index := c.index(t)
+	own, cover := map[string]bool{}, map[string]bool{}
+	for _, s := range c.watched {
+		own[universe.ScriptCandidate(s, c.params)] = true
+	}
+	for _, s := range c.covers {
+		name := universe.ScriptCandidate(s, c.params)
+		own[name], cover[name] = true, true
+	}
+	analyze := func(opt leak.Options) *leak.Report {
+		ir, err := universe.NewIndexReader(bytes.NewReader(index))
+		if err != nil {
+			t.Fatal(err)
+		}
+		opt.Own, opt.Collude = func(x string) bool { return own[x] }, true
+		reps, err := leak.Analyze(c.views, ir, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return reps[len(reps)-1]
+	}
+	labelled := analyze(leak.Options{})
+	shared := analyze(leak.Options{Cover: func(x string) bool { return cover[x] }})
+	// The share per class, from the labels: the class's own groups (a
+	// match alone is a group) with a watched script, over its own groups.
+	type tally struct{ watched, own float64 }
+	by := map[uint64]*tally{}
+	count := func(k uint64, members []string) {
+		o, w := false, false
+		for _, x := range members {
+			o = o || own[x]
+			w = w || own[x] && !cover[x]
+		}
+		if by[k] == nil {
+			by[k] = &tally{}
+		}
+		if o {
+			by[k].own++
+		}
+		if w {
+			by[k].watched++
+		}
+	}
+	for _, m := range labelled.Matched {
+		if m.Group == 0 {
+			count(m.Appearances, []string{m.Candidate})
+		}
+	}
+	for _, g := range labelled.Groups {
+		count(g.Appearances, g.Members)
+	}
+	fell, checked := 0, 0
+	for i, m := range labelled.Matched {
+		g := shared.Matched[i]
+		if g.Probability < m.Probability-1e-12 {
+			fell++
+		}
+		if tl := by[m.Appearances]; m.Appearances >= 2 && m.Group == 0 && tl.own > 0 {
+			checked++
+			if want := m.Probability * tl.watched / tl.own; math.Abs(g.Probability-want) > 1e-9 {
+				t.Errorf("%s (k=%d): %.6f with covers labelled, want %.6f × %g/%g", m.Candidate, m.Appearances, g.Probability, m.Probability, tl.watched, tl.own)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Errorf("no match alone of two or more appearances to check")
+	}
+	if fell == 0 {
+		t.Errorf("no probability fell: covers share no class with the wallet here")
 	}
 }
