@@ -20,9 +20,11 @@ import (
 )
 
 type fetchesFlags struct {
-	capture, index, client string
-	maxMatches, show       int
-	intersect              bool
+	captures           []string
+	index, client      string
+	maxMatches, show   int
+	intersect, collude bool
+	coverTarget        float64
 }
 
 func newPrivacyFetchesCommand(a *app) *cobra.Command {
@@ -71,22 +73,36 @@ the estimated number of the wallet's groups and of its matches of one
 appearance, and a verdict in plain words. --client HOST, HOST:PORT or
 SESSION keeps those sessions only; --intersect also joins them as one
 client's: its scanned range is the union of theirs, and a block counts as
-fetched when every session that scanned it fetched it. The sessions of BIP 37 clients (a filter loaded,
+fetched when every session that scanned it fetched it. --collude instead
+joins them as colluding nodes see one client: the union of what they
+scanned and of what they fetched, so that a script whose blocks were
+fetched from different nodes matches there (spreading downloads over
+peers does not protect against nodes that pool their captures). --capture
+may be given several times, a capture per node: the session ids then
+take a capN: prefix, N the file's place. --cover-target P is for captures
+of a client that fetches cover scripts to keep every script's probability
+at most P (spvfilter scan --privacy-target P): it caps each probability
+at P, the posterior of an attacker who knows the target and cannot tell
+the covers from the wallet; the report warns when a session's user agent
+is spvfilter's and no --cover-target is given. The sessions of BIP 37 clients (a filter loaded,
 blocks asked for without a BIP 157 filter range) are left out, with a
 warning: their filters say what they watch (privacy analyze --capture).`,
 		Example: `  spvfilter privacy fetches --capture capture.jsonl --index universe.idx
   spvfilter privacy fetches --capture capture.jsonl --index universe.idx --client 127.0.0.1 --json
-  spvfilter privacy fetches --capture capture.jsonl --index universe.idx --client 127.0.0.1 --intersect`,
+  spvfilter privacy fetches --capture capture.jsonl --index universe.idx --client 127.0.0.1 --intersect
+  spvfilter privacy fetches --capture node1.jsonl --capture node2.jsonl --index universe.idx --collude`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runFetches(a, &f) },
 	}
 	fl := c.Flags()
-	fl.StringVar(&f.capture, "capture", "", "capture file written by \"privacy capture\" (required)")
+	fl.StringArrayVar(&f.captures, "capture", nil, "capture file written by \"privacy capture\" (required; repeat for the captures of several nodes)")
 	fl.StringVar(&f.index, "index", "", "appearance index written by \"privacy universe --index\" (required)")
 	fl.StringVar(&f.client, "client", "", "only the sessions of this client HOST, HOST:PORT or SESSION id")
 	fl.IntVar(&f.maxMatches, "max-matches", attack.DefaultMaxFetchMatches, "most matches listed per session, least explained by chance first (counts cover all)")
 	fl.IntVar(&f.show, "show", 20, "matches printed per session in the text report")
 	fl.BoolVar(&f.intersect, "intersect", false, "also join the kept sessions as one client's (the intersection of their downloads)")
+	fl.BoolVar(&f.collude, "collude", false, "also join the kept sessions as colluding nodes see one client (the union of their downloads)")
+	fl.Float64Var(&f.coverTarget, "cover-target", 0, "cap every probability at P, in (0, 1): the attack on a client that fetches covers to keep each script at most P (spvfilter --privacy-target P); it under-claims on a client without covers")
 	_ = c.MarkFlagRequired("capture")
 	_ = c.MarkFlagRequired("index")
 	return c
@@ -96,8 +112,10 @@ warning: their filters say what they watch (privacy analyze --capture).`,
 type fetchesOutput struct {
 	Index   fetchesIndex          `json:"index"`
 	Clients []*attack.FetchReport `json:"clients"`
-	// Intersection is null without --intersect.
+	// Intersection is null without --intersect, Collusion without
+	// --collude.
 	Intersection *intersectionJSON `json:"intersection"`
+	Collusion    *intersectionJSON `json:"collusion"`
 	Warnings     []string          `json:"warnings"`
 }
 
@@ -122,28 +140,29 @@ func runFetches(a *app, f *fetchesFlags) error {
 	case f.show < 0:
 		return badInput("--show %d: must be at least 0", f.show)
 	}
-	records, err := readCapture(f.capture)
-	if err != nil {
-		return err
+	if f.coverTarget != 0 && !(f.coverTarget > 0 && f.coverTarget < 1) {
+		return badInput("--cover-target %g: want a probability in (0, 1), the target the client covers to", f.coverTarget)
 	}
-	all, err := capture.FetchSessions(records)
-	if err != nil {
-		return badInputWords("--capture "+f.capture, err)
+	if f.collude && f.intersect {
+		return badInput("--collude and --intersect: the colluding nodes' view joins what several nodes saw of one client at once (a union), an intersection joins one client's sessions over time: ask for one")
 	}
 	var sessions []*capture.FetchSession
-	for _, s := range all {
-		host, _, err := net.SplitHostPort(s.Client)
-		if f.client == "" || err == nil && host == f.client || s.Client == f.client || s.ID == f.client {
-			sessions = append(sessions, s)
+	var bip37 []string
+	for n, file := range f.captures {
+		kept, left, err := fetchSessionsOf(file, f.client)
+		if err != nil {
+			return err
 		}
-	}
-	if len(sessions) == 0 {
-		return noSessions(f.capture, f.client, records, "block request or filter range", filterCommands, "BIP 37 filters: give it to privacy analyze --capture")
-	}
-	sessions, bip37 := withoutBIP37(sessions, records)
-	if len(sessions) == 0 {
-		return badInput("--capture %s: its %d session(s) with downloads are BIP 37 clients: they loaded a filter (filterload) and asked for blocks without a BIP 157 filter range; a BIP 37 client's filter, not its downloads, says what it watches: give the capture to privacy analyze --capture",
-			f.capture, len(bip37))
+		if len(f.captures) > 1 {
+			prefix := fmt.Sprintf("cap%d:", n+1)
+			for _, s := range kept {
+				s.ID = prefix + s.ID
+			}
+			for i := range left {
+				left[i] = prefix + left[i]
+			}
+		}
+		sessions, bip37 = append(sessions, kept...), append(bip37, left...)
 	}
 	xf, err := openInputFile("--index", f.index)
 	if err != nil {
@@ -154,14 +173,18 @@ func runFetches(a *app, f *fetchesFlags) error {
 	if err != nil {
 		return indexError(f.index, err)
 	}
-	if f.intersect {
+	if f.intersect || f.collude {
 		ids := make([]string, len(sessions))
 		for i, s := range sessions {
 			ids[i] = s.ID
 		}
-		fmt.Fprintf(a.stderr, "spvfilter: --intersect joins %d session(s) as one client's: %s\n", len(sessions), strings.Join(ids, ", "))
+		how := "--intersect joins %d session(s) as one client's: %s\n"
+		if f.collude {
+			how = "--collude joins %d session(s) as colluding nodes see one client: %s\n"
+		}
+		fmt.Fprintf(a.stderr, "spvfilter: "+how, len(sessions), strings.Join(ids, ", "))
 	}
-	reps, err := attack.AnalyzeFetches(sessions, ir, attack.FetchOptions{MaxMatches: f.maxMatches, Intersect: f.intersect})
+	reps, err := attack.AnalyzeFetches(sessions, ir, attack.FetchOptions{MaxMatches: f.maxMatches, Intersect: f.intersect, Collude: f.collude, CoverTarget: f.coverTarget})
 	if errors.Is(err, universe.ErrBadIndex) {
 		return indexError(f.index, err)
 	}
@@ -170,10 +193,23 @@ func runFetches(a *app, f *fetchesFlags) error {
 	}
 	hd := ir.Header()
 	out := fetchesOutput{Index: fetchesIndex{Network: hd.Network, From: hd.First, To: hd.Last(), Version: hd.Version}, Clients: reps, Warnings: []string{}}
-	if f.intersect {
+	switch {
+	case f.intersect:
 		out.Clients, out.Intersection = reps[:len(reps)-1], &intersectionJSON{FetchReport: reps[len(reps)-1]}
+	case f.collude:
+		out.Clients, out.Collusion = reps[:len(reps)-1], &intersectionJSON{FetchReport: reps[len(reps)-1]}
 	}
-	out.Warnings = foldSessionWarnings(reps, f.intersect)
+	joined := ""
+	switch {
+	case f.intersect:
+		joined = "the intersection"
+	case f.collude:
+		joined = "the collusion"
+	}
+	out.Warnings = foldSessionWarnings(reps, joined)
+	if ua := spvfilterAgents(sessions); ua != "" && f.coverTarget == 0 {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("session(s) %s: the user agent is spvfilter's, a client that may fetch cover scripts (--privacy-target): if it did, these probabilities are overstated; give --cover-target with its target", ua))
+	}
 	if len(bip37) > 0 {
 		out.Warnings = append(out.Warnings, fmt.Sprintf("%d session(s) left out, BIP 37 clients (a filter loaded, blocks asked for without a BIP 157 filter range), whose filters privacy analyze --capture reads: %s",
 			len(bip37), strings.Join(bip37[:min(len(bip37), 5)], ", ")+moreOf(len(bip37), 5)))
@@ -184,6 +220,52 @@ func runFetches(a *app, f *fetchesFlags) error {
 	}
 	printFetches(a.stdout, &out, f.show)
 	return nil
+}
+
+// spvfilterAgents names the sessions whose user agent is spvfilter's, a
+// client that may fetch cover scripts ("" for none).
+func spvfilterAgents(sessions []*capture.FetchSession) string {
+	var ids []string
+	for _, s := range sessions {
+		if strings.Contains(strings.ToLower(s.UserAgent), "spvfilter") {
+			ids = append(ids, s.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return ""
+	}
+	return strings.Join(ids[:min(len(ids), 5)], ", ") + moreOf(len(ids), 5)
+}
+
+// fetchSessionsOf reads a capture's fetch sessions of client (all for
+// ""), and returns those kept and the ids of BIP 37 clients' left out
+// (see withoutBIP37); none kept is bad input that says what the file
+// holds.
+func fetchSessionsOf(file, client string) (kept []*capture.FetchSession, left []string, err error) {
+	records, err := readCapture(file)
+	if err != nil {
+		return nil, nil, err
+	}
+	all, err := capture.FetchSessions(records)
+	if err != nil {
+		return nil, nil, badInputWords("--capture "+file, err)
+	}
+	var sessions []*capture.FetchSession
+	for _, s := range all {
+		host, _, err := net.SplitHostPort(s.Client)
+		if client == "" || err == nil && host == client || s.Client == client || s.ID == client {
+			sessions = append(sessions, s)
+		}
+	}
+	if len(sessions) == 0 {
+		return nil, nil, noSessions(file, client, records, "block request or filter range", filterCommands, "BIP 37 filters: give it to privacy analyze --capture")
+	}
+	kept, left = withoutBIP37(sessions, records)
+	if len(kept) == 0 {
+		return nil, nil, badInput("--capture %s: its %d session(s) with downloads are BIP 37 clients: they loaded a filter (filterload) and asked for blocks without a BIP 157 filter range; a BIP 37 client's filter, not its downloads, says what it watches: give the capture to privacy analyze --capture",
+			file, len(left))
+	}
+	return kept, left, nil
 }
 
 // withoutBIP37 leaves out of sessions those of BIP 37 clients: a session
@@ -258,6 +340,10 @@ func printFetches(w io.Writer, out *fetchesOutput, show int) {
 		fmt.Fprintf(w, "\nintersection of %d session(s), taken as one client's: %s\n", len(out.Clients), r.Session)
 		printFetchReport(w, r.FetchReport, show)
 	}
+	if r := out.Collusion; r != nil {
+		fmt.Fprintf(w, "\ncolluding nodes: %d session(s) joined as one client's, the union of what they saw: %s\n", len(out.Clients), r.Session)
+		printFetchReport(w, r.FetchReport, show)
+	}
 }
 
 // printFetchReport prints one session's (or the intersection's) report.
@@ -323,9 +409,9 @@ var firstCount = regexp.MustCompile(`\d+`)
 // foldSessionWarnings gives the warnings of the reports once each: a
 // warning several sessions share, but for its first number, is said once
 // for all of them with the range of that number (each report keeps its
-// own in its "warnings"). With joined, the last report is the
-// intersection of the others, named so.
-func foldSessionWarnings(reps []*attack.FetchReport, joined bool) []string {
+// own in its "warnings"). With joined, the last report joins the others
+// (the intersection, or the collusion), named so.
+func foldSessionWarnings(reps []*attack.FetchReport, joined string) []string {
 	type fold struct {
 		sessions     []string
 		intersection bool
@@ -346,7 +432,7 @@ func foldSessionWarnings(reps []*attack.FetchReport, joined bool) []string {
 				folds[key] = f
 				order = append(order, key)
 			}
-			if joined && i == len(reps)-1 {
+			if joined != "" && i == len(reps)-1 {
 				f.intersection = true
 			} else {
 				f.sessions = append(f.sessions, fmt.Sprintf("%s (%s)", r.Session, r.Client))
@@ -379,7 +465,7 @@ func foldSessionWarnings(reps []*attack.FetchReport, joined bool) []string {
 			who += ")"
 		}
 		if f.intersection {
-			who = strings.TrimPrefix(who+" and the intersection", " and ")
+			who = strings.TrimPrefix(who+" and "+joined, " and ")
 		}
 		out = append(out, who+": "+text)
 	}

@@ -292,3 +292,154 @@ func TestPrivacyFetchesWarningsFolded(t *testing.T) {
 		t.Fatalf("--intersect of one session: status %d, stderr %q", status, stderr)
 	}
 }
+
+// threeBlockIndex writes, in a new directory, the index of a 200-block
+// chain where the wallet's w appears in blocks 10, 50 and 90 beside 400
+// scripts of two random blocks each, and returns the directory, the
+// index and the chain's block hashes.
+func threeBlockIndex(t *testing.T) (dir, index string, hash func(int32) chainhash.Hash) {
+	t.Helper()
+	dir = t.TempDir()
+	hash = func(h int32) chainhash.Hash { return chainhash.DoubleHashH([]byte(fmt.Sprint("b", h))) }
+	ix := universe.NewIndexWriter(dir, 0)
+	defer ix.Close()
+	for _, h := range []int32{10, 50, 90} {
+		ix.AddTx("w", h, 1)
+	}
+	for i := int32(0); i < 400; i++ {
+		ix.AddTx(fmt.Sprintf("noise-%03d", i), i%200, 7)
+		ix.AddTx(fmt.Sprintf("noise-%03d", i), (i*7+3)%200, 8)
+	}
+	return dir, writeIndexFile(t, dir, ix, 200, hash), hash
+}
+
+// TestPrivacyFetchesCollude: a client fetched w's three blocks from two
+// nodes, blocks 10 and 90 from one and 50 from the other, each capture in
+// its own file. No node alone sees w matched; --collude joins the two
+// captures (their session ids prefixed cap1: and cap2:) and matches w with
+// its three appearances. --collude with --intersect is refused.
+func TestPrivacyFetchesCollude(t *testing.T) {
+	dir, index, hash := threeBlockIndex(t)
+	ft, start := uint8(0), uint32(0)
+	var captures []string
+	for n, fetched := range [][]int32{{10, 90}, {50}} {
+		recs := []capture.Record{{Client: "127.0.0.1:5", Session: "s", Command: capture.CmdGetCFilters, FilterType: &ft, StartHeight: &start, StopHash: hash(199).String()}}
+		var blocks []capture.BlockRequest
+		for _, h := range fetched {
+			blocks = append(blocks, capture.BlockRequest{Hash: hash(h).String(), Type: "witness_block"})
+		}
+		recs = append(recs, capture.Record{Client: "127.0.0.1:5", Session: "s", Command: capture.CmdGetData, Blocks: blocks})
+		var lines []string
+		for _, rec := range recs {
+			b, _ := json.Marshal(rec)
+			lines = append(lines, string(b))
+		}
+		path := filepath.Join(dir, fmt.Sprintf("node%d.jsonl", n+1))
+		os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+		captures = append(captures, "--capture", path)
+	}
+	args := append([]string{"privacy", "fetches", "--index", index, "--collude", "--json"}, captures...)
+	stdout, stderr, status := runCLI(t, "", args...)
+	if status != exitOK || !strings.Contains(stderr, "--collude joins 2 session(s)") {
+		t.Fatalf("status %d: %s", status, stderr)
+	}
+	type report struct {
+		Session string `json:"session"`
+		Matched []struct {
+			Candidate   string `json:"candidate"`
+			Appearances int    `json:"appearance_count"`
+		} `json:"matched"`
+		Fetched []int32 `json:"fetched_heights"`
+	}
+	var out struct {
+		Clients      []report `json:"clients"`
+		Intersection *report  `json:"intersection"`
+		Collusion    *report  `json:"collusion"`
+	}
+	decodeJSON(t, stdout, &out)
+	if len(out.Clients) != 2 || out.Clients[0].Session != "cap1:s" || out.Clients[1].Session != "cap2:s" || out.Intersection != nil || out.Collusion == nil {
+		t.Fatalf("clients %+v, intersection %+v, collusion %+v", out.Clients, out.Intersection, out.Collusion)
+	}
+	for _, c := range out.Clients {
+		for _, m := range c.Matched {
+			if m.Candidate == "w" {
+				t.Errorf("w matched at one node: %+v", c)
+			}
+		}
+	}
+	found := false
+	for _, m := range out.Collusion.Matched {
+		found = found || m.Candidate == "w" && m.Appearances == 3
+	}
+	if !found || out.Collusion.Session != "cap1:s|cap2:s" || len(out.Collusion.Fetched) != 3 {
+		t.Errorf("collusion %+v: want w matched with 3 appearances over the 3 blocks", out.Collusion)
+	}
+	text, _, status := runCLI(t, "", append([]string{"privacy", "fetches", "--index", index, "--collude"}, captures...)...)
+	if status != exitOK || !strings.Contains(text, "colluding nodes: 2 session(s)") {
+		t.Errorf("text, status %d:\n%s", status, text)
+	}
+	_, stderr, status = runCLI(t, "", append([]string{"privacy", "fetches", "--index", index, "--collude", "--intersect"}, captures...)...)
+	if status != exitBadInput || !strings.Contains(stderr, "--collude and --intersect") {
+		t.Errorf("--collude --intersect: status %d, %s", status, stderr)
+	}
+}
+
+// TestPrivacyFetchesCoverTarget: --cover-target caps every probability at
+// the target; a session whose user agent is spvfilter's draws a warning
+// without it and none with it; a target outside (0, 1) is bad input.
+func TestPrivacyFetchesCoverTarget(t *testing.T) {
+	dir, index, hash := threeBlockIndex(t)
+	ft, start := uint8(0), uint32(0)
+	var blocks []capture.BlockRequest
+	for _, h := range []int32{10, 50, 90} {
+		blocks = append(blocks, capture.BlockRequest{Hash: hash(h).String(), Type: "witness_block"})
+	}
+	var lines []string
+	for _, rec := range []capture.Record{
+		{Client: "127.0.0.1:5", Session: "s", Command: capture.CmdVersion, UserAgent: "/spvfilter:0.2.0/"},
+		{Client: "127.0.0.1:5", Session: "s", Command: capture.CmdGetCFilters, FilterType: &ft, StartHeight: &start, StopHash: hash(199).String()},
+		{Client: "127.0.0.1:5", Session: "s", Command: capture.CmdGetData, Blocks: blocks},
+	} {
+		b, _ := json.Marshal(rec)
+		lines = append(lines, string(b))
+	}
+	path := filepath.Join(dir, "c.jsonl")
+	os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	probability := func(args ...string) (float64, string) {
+		stdout, stderr, status := runCLI(t, "", append([]string{"privacy", "fetches", "--capture", path, "--index", index, "--json"}, args...)...)
+		if status != exitOK {
+			t.Fatalf("%v: status %d: %s", args, status, stderr)
+		}
+		var out struct {
+			Clients []struct {
+				UserAgent string `json:"user_agent"`
+				Matched   []struct {
+					Candidate   string  `json:"candidate"`
+					Probability float64 `json:"probability"`
+				} `json:"matched"`
+			} `json:"clients"`
+		}
+		decodeJSON(t, stdout, &out)
+		for _, m := range out.Clients[0].Matched {
+			if m.Candidate == "w" {
+				return m.Probability, stderr
+			}
+		}
+		t.Fatalf("%v: w not matched: %s", args, stdout)
+		return 0, ""
+	}
+	p, stderr := probability()
+	if p < 0.9 || !strings.Contains(stderr, "the user agent is spvfilter's") {
+		t.Errorf("without a target: w at %.3f, stderr %q", p, stderr)
+	}
+	p, stderr = probability("--cover-target", "0.5")
+	if p != 0.5 || strings.Contains(stderr, "user agent") {
+		t.Errorf("--cover-target 0.5: w at %.3f, stderr %q", p, stderr)
+	}
+	for _, bad := range []string{"1", "-0.2", "2"} {
+		_, stderr, status := runCLI(t, "", "privacy", "fetches", "--capture", path, "--index", index, "--cover-target", bad)
+		if status != exitBadInput || !strings.Contains(stderr, "--cover-target "+bad+": want a probability in (0, 1)") {
+			t.Errorf("--cover-target %s: status %d, %s", bad, status, stderr)
+		}
+	}
+}

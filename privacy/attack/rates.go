@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/spvfilter/spvfilter/bip37"
+	"github.com/spvfilter/spvfilter/privacy/model"
 )
 
 // filterRate returns a filter's size in bytes, its bits set, their
@@ -54,7 +55,8 @@ func matchesAll(f *bip37.Filter) bool {
 // jointRates is the chance that an element outside the wallet matches every
 // filter so far: per hashing (size, hash count and tweak), X^k for X the
 // fraction of bits set in all its filters, the hashings taken as
-// independent (see the package documentation).
+// independent (see the package documentation); model.JointFalsePositiveRate
+// is the same of a set of filters at once.
 type jointRates struct {
 	keys  []hashingKey
 	and   [][]byte
@@ -84,16 +86,7 @@ func (j *jointRates) with(f *bip37.Filter) *jointRates {
 			j.and[g][i] &= b[i]
 		}
 	}
-	var set int
-	for _, x := range j.and[g] {
-		set += bits.OnesCount8(x)
-	}
-	m := float64(8 * len(j.and[g]))
-	if m == 0 {
-		j.rates[g] = 1 // an empty filter matches everything
-	} else {
-		j.rates[g] = math.Pow(float64(set)/m, float64(key.k))
-	}
+	j.rates[g] = model.HashingRate(j.and[g], key.k)
 	return j
 }
 

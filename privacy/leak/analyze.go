@@ -171,6 +171,7 @@ type Report struct {
 	max     int
 	null    *shiftNull
 	label   *labelling
+	cap     float64 // Options.CoverTarget, 0 for none
 }
 
 type kCount struct{ candidates, matched uint64 }
@@ -184,6 +185,10 @@ type Options struct {
 	// client's: its scanned range is the union of theirs, and a block
 	// counts as fetched when every session that scanned it fetched it.
 	Intersect bool
+	// Collude adds a last report that joins every view as colluding
+	// nodes see one client: its scanned range is the union of theirs, and
+	// so are its fetched blocks. It cannot go with Intersect.
+	Collude bool
 	// Shifts is the number of shifts of the fetched set along the
 	// scanned blocks that make the null (0: DefaultShifts; negative:
 	// none, the blocks placed at random instead).
@@ -199,6 +204,12 @@ type Options struct {
 	// class's own groups that hold a watched script, which gives the
 	// wallet's realized share of the class.
 	Own, Cover func(candidate string) bool
+	// CoverTarget, in (0, 1), caps every probability and interval at it:
+	// the calibrated posterior of an attacker who knows the client keeps
+	// the wallet's share of every class at most the target with covers it
+	// cannot tell from the wallet (a client of PrivacyTarget t). On a
+	// client without covers it under-claims.
+	CoverTarget float64
 	// Singles, per view ID, estimates the chance matches of one
 	// appearance that a partial index leaves out (a client samples them):
 	// its Low joins both the observed and the chance singles, so that the
@@ -209,6 +220,11 @@ type Options struct {
 // DefaultShifts is the number of shifts of the fetched set that make the
 // null of the block-download attack.
 const DefaultShifts = 32
+
+// ErrColludeIntersect reports Options asking for both Collude and
+// Intersect: colluding nodes join what each saw of one client at once,
+// an intersection joins one client's sessions over time.
+var ErrColludeIntersect = errors.New("privacy: the colluding nodes' view (union) and the intersection of sessions cannot be asked for at once")
 
 // ErrNoFetches reports a capture without a block request or filter range.
 var ErrNoFetches = errors.New("privacy: the capture holds no block request or filter range")
@@ -258,6 +274,12 @@ func Analyze(views []View, src Source, opt Options) ([]*Report, error) {
 	if len(views) == 0 {
 		return nil, ErrNoFetches
 	}
+	if opt.Intersect && opt.Collude {
+		return nil, ErrColludeIntersect
+	}
+	if opt.CoverTarget != 0 && !(opt.CoverTarget > 0 && opt.CoverTarget < 1) {
+		return nil, fmt.Errorf("privacy: a cover target of %g: want one in (0, 1)", opt.CoverTarget)
+	}
 	if opt.MaxMatches <= 0 {
 		opt.MaxMatches = DefaultMaxMatches
 	}
@@ -273,6 +295,10 @@ func Analyze(views []View, src Source, opt Options) ([]*Report, error) {
 	}
 	if opt.Intersect {
 		reports = append(reports, joinReports(reports, opt))
+	}
+	if opt.Collude {
+		c := collusionOf(views)
+		reports = append(reports, newReport(&c, src.Header(), opt))
 	}
 	for {
 		e, err := src.Next()
@@ -346,6 +372,7 @@ func newReport(v *View, hd *universe.IndexHeader, opt Options) *Report {
 	}
 	r.measure(opt.Shifts)
 	r.label = labellingOf(opt, r.Session)
+	r.cap = opt.CoverTarget
 	return r
 }
 
@@ -418,7 +445,33 @@ func joinReports(reports []*Report, opt Options) *Report {
 	j.Session = strings.Join(ids, "+")
 	j.measure(opt.Shifts)
 	j.label = labellingOf(opt, j.Session)
+	j.cap = opt.CoverTarget
 	return j
+}
+
+// collusionOf joins views as colluding nodes see one client: every range
+// any of them scanned, every block any of them was asked for. Its ID joins
+// theirs with "|".
+func collusionOf(views []View) View {
+	c := View{}
+	var ids []string
+	for _, v := range views {
+		ids = append(ids, v.ID)
+		c.Scanned = append(c.Scanned, v.Scanned...)
+		c.Fetched = append(c.Fetched, v.Fetched...)
+		c.Unknown += v.Unknown
+		c.RangesOutside += v.RangesOutside
+		if c.Client == "" {
+			c.Client = v.Client
+		} else if v.Client != c.Client {
+			c.Client = "several"
+		}
+	}
+	c.ID = strings.Join(ids, "|")
+	c.HeadersOnly = len(c.Scanned) == 0 && slices.ContainsFunc(views, func(v View) bool { return v.HeadersOnly })
+	slices.Sort(c.Fetched)
+	c.Fetched = slices.Compact(c.Fetched)
+	return c
 }
 
 func (r *Report) warn(s string) { r.Warnings = append(r.Warnings, s) }

@@ -33,6 +33,10 @@ type Input struct {
 	// (ScriptLeak.WatchItem indexes them); Covers are the client's cover
 	// scripts, its own but not the wallet's (nil without covers).
 	Watched, Covers [][]byte
+	// Target is the client's privacy target (0: none): the attack it
+	// reports is then cover-aware (Options.CoverTarget), as privacy
+	// fetches --cover-target gives on a capture of it.
+	Target float64
 	// Seed draws the sample of scripts seen once.
 	Seed uint64
 }
@@ -108,6 +112,10 @@ type PeerLeak struct {
 	Conservative bool `json:"conservative"`
 	// Scripts are the watched scripts that match at this view.
 	Scripts []ScriptLeak `json:"scripts"`
+	// Bloom is the filter attack on the BIP 37 filters the peer received
+	// (Bloom), null for a BIP 157 scan: Compute leaves it null, and a
+	// client that loaded filters sets it.
+	Bloom *BloomLeak `json:"bloom_filter_attack"`
 }
 
 // ScriptLeak is one watched script as the attack sees it at a view.
@@ -134,9 +142,6 @@ type ScriptLeak struct {
 // ErrMissingBlock reports a fetched height whose block Input.Blocks does
 // not give.
 var ErrMissingBlock = errors.New("leak: a fetched block is not given")
-
-// collusionID is the collusion's view ID.
-const collusionID = "*collusion"
 
 // Compute is the client's own report of what its downloads reveal: the
 // block-download attack each peer, and all of them colluding, can make
@@ -183,17 +188,17 @@ func Compute(in Input, lim Limits) (*Leak, error) {
 		}
 		views = append(views, v)
 	}
-	views = append(views, collusionOf(views))
-	p, err := newPartial(in, views, lim)
+	all := append(slices.Clone(views), collusionOf(views))
+	p, err := newPartial(in, all, lim)
 	if err != nil {
 		return nil, err
 	}
-	reps, err := Analyze(views, p.source(), Options{Own: p.isOwn, Singles: p.singles, MaxMatches: len(p.entries) + 1})
+	reps, err := Analyze(views, p.source(), Options{Own: p.isOwn, Singles: p.singles, MaxMatches: len(p.entries) + 1, Collude: true, CoverTarget: in.Target})
 	if err != nil {
 		return nil, fmt.Errorf("leak: %w", err)
 	}
 	for i, r := range reps {
-		pl := p.peerLeak(&views[i], r)
+		pl := p.peerLeak(&all[i], r)
 		if i == len(reps)-1 {
 			pl.Address = nil
 			out.Collusion = pl
@@ -216,19 +221,6 @@ func (l Limits) withDefaults() Limits {
 		l.Workers = DefaultWorkers
 	}
 	return l
-}
-
-// collusionOf joins views as colluding nodes see them: every range any
-// of them scanned, every block any of them was asked for.
-func collusionOf(views []View) View {
-	c := View{ID: collusionID}
-	for _, v := range views {
-		c.Scanned = append(c.Scanned, v.Scanned...)
-		c.Fetched = append(c.Fetched, v.Fetched...)
-	}
-	slices.Sort(c.Fetched)
-	c.Fetched = slices.Compact(c.Fetched)
-	return c
 }
 
 // peerLeak reads a view's report for the watched scripts.

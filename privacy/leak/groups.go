@@ -182,10 +182,11 @@ func (r *Report) finish() {
 	classes := r.classes(units, g)
 	single := r.singles(classes[1])
 	byClass := func(k uint64) prob {
-		if k < 2 {
-			return single
+		p := single
+		if k >= 2 {
+			p = r.groupProbability(classes[k])
 		}
-		return r.groupProbability(classes[k])
+		return p.capped(r.cap)
 	}
 	for _, root := range order {
 		u := units[root]
@@ -273,6 +274,14 @@ func (r *Report) classes(units map[int]*unit, g *matchGroups) map[uint64]*classC
 
 // prob is a probability and its 95% interval.
 type prob struct{ p, lo, hi float64 }
+
+// capped is p with each figure at most t (Options.CoverTarget; 0: none).
+func (p prob) capped(t float64) prob {
+	if t <= 0 {
+		return p
+	}
+	return prob{min(p.p, t), min(p.lo, t), min(p.hi, t)}
+}
 
 // groupProbability is the probability that a group of the class holds a
 // wallet's script: the share of the class's groups that chance does not

@@ -43,6 +43,7 @@ type partial struct {
 	fetched     []bool // fetched by some view
 	untested    []bool // scanned, not fetched, filter not held
 	byName      map[string]*candidate
+	found       []*candidate            // in the order found: by height, then place in the block
 	byTx        map[uint64][]*candidate // height<<32 | position
 	own         map[string]bool
 	watchItems  map[string][]int
@@ -77,7 +78,7 @@ func newPartial(in Input, views []View, lim Limits) (*partial, error) {
 	for i := range views {
 		p.estimateSingles(&views[i])
 	}
-	for _, c := range p.byName {
+	for _, c := range p.found {
 		if c.entry {
 			p.entries = append(p.entries, c)
 		}
@@ -140,6 +141,7 @@ func (p *partial) name(in Input) error {
 				name := string(a.Script)
 				c = &candidate{name: name, script: a.Script, own: p.own[name], query: -1}
 				p.byName[name] = c
+				p.found = append(p.found, c)
 			}
 			last := len(c.heights) - 1
 			if last < 0 || c.heights[last] != h {
@@ -167,7 +169,7 @@ func txKey(h int32, tx int) uint64 { return uint64(uint32(h))<<32 | uint64(uint3
 // candidates of their transactions.
 func (p *partial) choose(lim Limits, seed uint64) {
 	var many []*candidate
-	for _, c := range p.byName {
+	for _, c := range p.found {
 		switch {
 		case c.own:
 			// Own candidates and their transactions' are always tested:
@@ -204,12 +206,11 @@ func (p *partial) choose(lim Limits, seed uint64) {
 		}
 	}
 	var singles []*candidate
-	for _, c := range p.byName {
+	for _, c := range p.found { // in the order found, so that the sample is the same every run
 		if !c.entry && len(c.heights) == 1 {
 			singles = append(singles, c)
 		}
 	}
-	slices.SortFunc(singles, func(a, b *candidate) int { return cmp.Compare(a.name, b.name) })
 	p.pool = slices.Clone(singles)
 	if len(singles) > lim.MaxSingles {
 		rng := rand.New(rand.NewPCG(seed, 0x6c65616b))

@@ -197,4 +197,3 @@ func Wilson(k, n int) (low, high float64) {
 	half := wilsonZ / den * math.Sqrt(p*(1-p)/nf+z2/(4*nf*nf))
 	return max(0, center-half), min(1, center+half)
 }
-

@@ -12,7 +12,6 @@ var bins = [][2]float64{{0, 0.5}, {0.5, 0.8}, {0.8, 0.95}, {0.95, 0.99}, {0.99, 
 // calibration target (of the claims given P >= 0.95, at least 95% right).
 const ConfidentP = 0.95
 
-
 // Bin is the calibration of the claims whose probability lies in
 // [PLow, PHigh): how many there are, how many are right, the fraction
 // right with its 95% Wilson score interval, and their mean probability,

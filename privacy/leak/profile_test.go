@@ -1,0 +1,107 @@
+package leak_test
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	"github.com/spvfilter/spvfilter/privacy/leak"
+)
+
+// TestNeedDrawProfiles: the covers Need asks for keep the wallet's share
+// of each class at most the target (table cases and random wallets), in
+// the wallet's mixture of profiles; Draw gives exactly those profiles,
+// each candidate once, the same for the same seed, and counts what no
+// candidate could give.
+func TestNeedDrawProfiles(t *testing.T) {
+	a := leak.Profile{Class: 2, Type: leak.TypeP2WPKH, Era: 1}
+	b := leak.Profile{Class: 2, Type: leak.TypeP2PKH, Era: 5, Spent: true}
+	one := leak.Profile{Class: 1, Type: leak.TypeP2WPKH, Era: 9}
+	for _, c := range []struct {
+		name   string
+		wallet []leak.Profile
+		covers []leak.Profile
+		chance map[int]float64
+		target float64
+		want   map[leak.Profile]int
+	}{
+		{"half", []leak.Profile{a, a, b, one}, nil, nil, 0.5, map[leak.Profile]int{a: 2, b: 1, one: 1}},
+		{"covers held", []leak.Profile{a, a, b, one}, []leak.Profile{a, b}, nil, 0.5, map[leak.Profile]int{a: 1, one: 1}},
+		{"chance dilutes", []leak.Profile{a, a, b}, nil, map[int]float64{2: 2.5}, 0.5, map[leak.Profile]int{a: 1}},
+		{"a lax target", []leak.Profile{a, a, b}, nil, nil, 0.9, map[leak.Profile]int{a: 1}},
+		{"a strict target", []leak.Profile{a, b}, nil, nil, 0.2, map[leak.Profile]int{a: 4, b: 4}},
+		{"no target", []leak.Profile{a}, nil, nil, 0, map[leak.Profile]int{}},
+	} {
+		if got := leak.Need(c.wallet, c.covers, c.chance, c.target); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: need %v, want %v", c.name, got, c.want)
+		}
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := range 200 {
+		var wallet, covers []leak.Profile
+		for range 1 + rng.IntN(40) {
+			wallet = append(wallet, leak.Profile{Class: 1 + rng.IntN(leak.MaxProfileClass), Type: leak.ScriptType(rng.IntN(6)), Era: rng.IntN(10), Spent: rng.IntN(2) == 0})
+		}
+		for range rng.IntN(10) {
+			covers = append(covers, wallet[rng.IntN(len(wallet))])
+		}
+		chance := map[int]float64{1 + rng.IntN(8): 3 * rng.Float64()}
+		target := 0.05 + 0.9*rng.Float64()
+		need := leak.Need(wallet, covers, chance, target)
+		w, have := map[int]float64{}, map[int]float64{}
+		inWallet := map[leak.Profile]bool{}
+		for _, p := range wallet {
+			w[p.Class]++
+			inWallet[p] = true
+		}
+		for _, p := range covers {
+			have[p.Class]++
+		}
+		for p, n := range need {
+			have[p.Class] += float64(n)
+			if !inWallet[p] || n <= 0 {
+				t.Fatalf("trial %d: need %d of %+v, not a wallet profile", trial, n, p)
+			}
+		}
+		for k, wk := range w {
+			if share := wk / (wk + have[k] + chance[k]); share > target+1e-9 {
+				t.Fatalf("trial %d: class %d share %.4f above target %.4f (W %g, covers %g, chance %g)", trial, k, share, target, wk, have[k], chance[k])
+			}
+		}
+	}
+
+	// Draw.
+	var pool []leak.Profiled
+	for i := range 30 {
+		p := a
+		if i%3 == 0 {
+			p = b
+		}
+		pool = append(pool, leak.Profiled{Script: []byte(fmt.Sprintf("script-%02d", i)), Profile: p})
+	}
+	need := map[leak.Profile]int{a: 5, b: 12, one: 2}
+	drawn, missing := leak.Draw(pool, need, 7)
+	again, _ := leak.Draw(pool, need, 7)
+	other, _ := leak.Draw(pool, need, 8)
+	got := map[leak.Profile]int{}
+	seen := map[string]bool{}
+	for _, d := range drawn {
+		got[d.Profile]++
+		if seen[string(d.Script)] {
+			t.Errorf("%s drawn twice", d.Script)
+		}
+		seen[string(d.Script)] = true
+	}
+	if !maps.Equal(got, map[leak.Profile]int{a: 5, b: 10}) || !maps.Equal(missing, map[leak.Profile]int{b: 2, one: 2}) {
+		t.Errorf("drawn %v, missing %v", got, missing)
+	}
+	if !reflect.DeepEqual(drawn, again) || reflect.DeepEqual(drawn, other) {
+		t.Errorf("the same seed drew differently, or another seed the same")
+	}
+	m := leak.Match{Appearances: 12, Heights: []int32{150}, CoLocated: true}
+	if p := leak.ProfileOf([]byte{0x00, 0x14, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20}, m, true, 100, 199); p != (leak.Profile{Class: 8, Spent: true, Riding: true, Type: leak.TypeP2WPKH, Era: 5}) {
+		t.Errorf("profile %+v", p)
+	}
+}
