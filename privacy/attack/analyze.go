@@ -227,13 +227,14 @@ func (st *IntersectionStep) estimate() {
 	st.EstimatedWalletLevel = rangeLevel(st.ExpectedFalsePositives)
 }
 
-// addChance adds x to the step's expected false positives, and estimates
-// the wallet again.
+// addChance adds x (which may be negative: a correction) to the step's
+// expected false positives, at least zero, and estimates the wallet
+// again.
 func (st *IntersectionStep) addChance(x float64) {
-	if x <= 0 {
+	if x == 0 {
 		return
 	}
-	st.ExpectedFalsePositives += x
+	st.ExpectedFalsePositives = math.Max(st.ExpectedFalsePositives+x, 0)
 	st.estimate()
 }
 

@@ -150,8 +150,11 @@
 // sessions of a group from their reports, without reading the universe
 // again; its chance count adds, to the candidates no session holds, those
 // only some hold that the others' filters match by chance (a wallet that
-// grew: its earlier filter matches the later addresses at its rate),
-// estimated from the matches only some sessions list.
+// grew: its earlier filter matches the later addresses at its rate): the
+// number held by exactly each set of sessions is solved, class by class,
+// from the numbers each set lists (a candidate held by some is listed by
+// them and by each other session whose filters match it by chance),
+// from the smallest sets up.
 //
 // # The block-download attack
 //

@@ -226,10 +226,8 @@ func paymentsWarning(q *linkParams) string {
 // holding them: those none holds (the joint rate) and those only some
 // hold, which the others match by chance (a wallet whose earlier session
 // held fewer addresses: its later sessions' addresses match the earlier
-// filter at its rate). The latter are estimated from the matches only
-// some members list: a candidate the members m list, which the others'
-// filters all match with probability p, stood 1 in 1-p of being left out,
-// so if they hold it it stands for p/(1-p) joint matches of that kind.
+// filter at its rate). The latter are estimated from the numbers of
+// candidates each set of members lists (see partialChance).
 func (a *Accumulator) Intersect(members []int) (*Report, error) {
 	if len(members) == 0 {
 		return nil, fmt.Errorf("%w: no session to intersect", ErrBadLink)
@@ -275,11 +273,10 @@ func (a *Accumulator) Intersect(members []int) (*Report, error) {
 				listed[mc.Line] = l
 			}
 			l.members = append(l.members, step)
-			l.held = max(l.held, mc.Probability)
 		}
 		kept = next
 		st := intersectionStep(len(r.Filters), uint64(len(kept)), joint, u.classes)
-		st.addChance(partialChance(listed, own))
+		st.addChance(partialChance(listed, own, u.classes))
 		r.Intersection = append(r.Intersection, st)
 	}
 	r.Matched = make([]MatchedCandidate, 0, len(kept))
@@ -298,31 +295,144 @@ func (a *Accumulator) Intersect(members []int) (*Report, error) {
 type listedBy struct {
 	class   int
 	members []int
-	held    float64 // the highest probability a listing member gives it
 }
 
-// partialChance is the number of joint matches expected from candidates
-// only some of the members hold, the others matching them by chance (see
-// Intersect): over the candidates some but not all members list, p/(1-p)
-// for p the chance that the others' filters all match them, weighed by
-// the probability that a member holds them (one that none holds is in
-// the joint rate's count already).
-func partialChance(listed map[int]*listedBy, own []*jointRates) float64 {
-	var sum float64
-	for _, line := range slices.Sorted(maps.Keys(listed)) {
-		l := listed[line]
-		if len(l.members) == len(own) {
-			continue
-		}
-		p := 1.0
-		for i, o := range own {
-			if !slices.Contains(l.members, i) {
-				p *= o.classRate(l.class)
-			}
-		}
-		if p < 1 {
-			sum += l.held * p / (1 - p)
+// memberSet is a set of an intersection's members, by step, as a bitset.
+type memberSet []uint64
+
+func newMemberSet(n int) memberSet { return make(memberSet, (n+63)/64) }
+
+func (m memberSet) add(i int)      { m[i/64] |= 1 << (i % 64) }
+func (m memberSet) has(i int) bool { return m[i/64]&(1<<(i%64)) != 0 }
+func (m memberSet) key() string    { return fmt.Sprint([]uint64(m)) }
+func (m memberSet) within(o memberSet) bool {
+	for i := range m {
+		if m[i]&^o[i] != 0 {
+			return false
 		}
 	}
+	return true
+}
+
+// heldBy is the candidates of one class listed by exactly the members
+// of a set: their count, and the estimated number held by exactly them.
+type heldBy struct {
+	members memberSet
+	size    int
+	listed  float64
+	held    float64
+}
+
+// partialChance corrects the joint rate's count of chance matches for
+// the candidates some members hold (see Intersect): a candidate held by
+// exactly the members T, not all, is a joint match when the others'
+// filters all match it by chance, and the joint rate's count took it as
+// held by none. Class by class, the number H_T held by exactly T is
+// estimated from the numbers n_L listed by exactly L (a candidate held
+// by T is listed by T and by each other member whose filters match it):
+// n_L = Σ_{T ⊆ L} H_T·Π_{i ∈ L\T} r_i·Π_{j ∉ L} (1-r_j), for r a
+// member's rate, solved for H_L from the smallest sets up (a negative
+// solution taken as none), with H_∅ the class's candidates less those
+// held, settled in a few passes. The correction is then Σ_T H_T·Π_{i ∉
+// T} r_i, less (U - H_∅)·Π_i r_i for the held candidates the joint
+// rate's count took as held by none.
+func partialChance(listed map[int]*listedBy, own []*jointRates, classes []uint64) float64 {
+	n := len(own)
+	if n < 2 {
+		return 0
+	}
+	byClass := map[int]map[string]*heldBy{}
+	for _, l := range listed {
+		set := newMemberSet(n)
+		for _, m := range l.members {
+			set.add(m)
+		}
+		k := set.key()
+		sets := byClass[l.class]
+		if sets == nil {
+			sets = map[string]*heldBy{}
+			byClass[l.class] = sets
+		}
+		if sets[k] == nil {
+			sets[k] = &heldBy{members: set, size: len(l.members)}
+		}
+		sets[k].listed++
+	}
+	var sum float64
+	for _, cls := range slices.Sorted(maps.Keys(byClass)) {
+		if cls >= len(classes) {
+			continue
+		}
+		sum += classPartialChance(byClass[cls], own, cls, float64(classes[cls]))
+	}
 	return sum
+}
+
+// classPartialChance is partialChance's correction for the candidates
+// of one class, size of them in the universe, listed by the sets.
+func classPartialChance(byKey map[string]*heldBy, own []*jointRates, cls int, size float64) float64 {
+	n := len(own)
+	r := make([]float64, n)
+	all := 1.0
+	for i, o := range own {
+		r[i] = o.classRate(cls)
+		all *= r[i]
+	}
+	var sets []*heldBy
+	var everyone float64 // listed by every member
+	for _, k := range slices.Sorted(maps.Keys(byKey)) {
+		if h := byKey[k]; h.size < n {
+			sets = append(sets, h)
+		} else {
+			everyone = h.listed
+		}
+	}
+	slices.SortStableFunc(sets, func(a, b *heldBy) int { return a.size - b.size })
+	// product of f(i) over the members in (in) or out of (!in) a set
+	product := func(s memberSet, in bool, f func(i int) float64) float64 {
+		p := 1.0
+		for i := range n {
+			if s.has(i) == in {
+				p *= f(i)
+			}
+		}
+		return p
+	}
+	rate := func(i int) float64 { return r[i] }
+	miss := func(i int) float64 { return 1 - r[i] }
+	none := size
+	for range 3 {
+		var held float64
+		for i, l := range sets {
+			out := product(l.members, false, miss)
+			if out < 1e-12 {
+				l.held = 0
+				continue
+			}
+			expected := none * product(l.members, true, rate) * out
+			for _, t := range sets[:i] {
+				if t.size < l.size && t.members.within(l.members) {
+					expected += t.held * product(l.members, true, func(j int) float64 {
+						if t.members.has(j) {
+							return 1
+						}
+						return r[j]
+					}) * out
+				}
+			}
+			l.held = math.Max(l.listed-expected, 0) / out
+			held += l.held
+		}
+		var joint float64 // of the joint matches, those held by a proper subset or by none
+		for _, l := range sets {
+			joint += l.held * product(l.members, false, rate)
+		}
+		held += math.Max(everyone-joint-none*all, 0)
+		none = math.Max(size-held, 0)
+	}
+	var extra float64
+	for _, l := range sets {
+		extra += l.held * product(l.members, false, rate)
+	}
+	return extra - (size-none)*all
 }

@@ -390,12 +390,16 @@ func TestLinkTruncatedSession(t *testing.T) {
 // addresses than its earlier one. The earlier filter matches some of them
 // by chance, so the intersection holds more than the 30 addresses both
 // sessions hold; its chance count takes them in (estimated from the
-// matches only the later session lists), so that the estimate of what
-// both hold is not pushed up by them and its interval covers it. (Without
-// that count: covered in 11 of 20, the estimate 7.2 too high on average;
-// with it: 20 of 20, 3.0 too low, the count of chance a little high.)
+// numbers of candidates each set of sessions lists), so that the estimate
+// of what both hold is not pushed up by them and its interval covers it.
+// Without that count (on 20 pairs) the interval covered in 11 and the
+// estimate was 7.2 too high. Over 60 pairs: when the count weighed each
+// candidate one session lists by that session's probability for it
+// (which takes part of the earlier session's chance matches as held),
+// 55 covered and 2.3 too low; estimated from the sets of sessions that
+// list them, 56 and 0.45 too low.
 func TestIntersectGrownWallet(t *testing.T) {
-	const held, grew, others, trials = 30, 150, 3000, 20
+	const held, grew, others, trials = 30, 150, 3000, 60
 	covered := 0
 	var bias float64
 	for seed := uint64(1); seed <= trials; seed++ {
@@ -423,7 +427,7 @@ func TestIntersectGrownWallet(t *testing.T) {
 		bias += st.EstimatedWallet - held
 	}
 	t.Logf("%d pairs of sessions: the interval covers the %d held by both in %d; mean error of the estimate %+.2f", trials, held, covered, bias/trials)
-	if covered < trials*8/10 || math.Abs(bias/trials) > 4 {
-		t.Errorf("interval covers the %d held by both in %d of %d, mean error %+.2f: want 80%% and within 4", held, covered, trials, bias/trials)
+	if covered < trials*85/100 || math.Abs(bias/trials) > 1.5 {
+		t.Errorf("interval covers the %d held by both in %d of %d, mean error %+.2f: want 85%% and within 1.5", held, covered, trials, bias/trials)
 	}
 }
