@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -429,5 +430,58 @@ func TestIntersectGrownWallet(t *testing.T) {
 	t.Logf("%d pairs of sessions: the interval covers the %d held by both in %d; mean error of the estimate %+.2f", trials, held, covered, bias/trials)
 	if covered < trials*85/100 || math.Abs(bias/trials) > 1.5 {
 		t.Errorf("interval covers the %d held by both in %d of %d, mean error %+.2f: want 85%% and within 1.5", held, covered, trials, bias/trials)
+	}
+}
+
+// TestLinkChanceByClass: wallets whose spends show their keys have
+// candidates of two elements (an address tested by its key and its
+// hash), which another session's filters match by chance about twice as
+// often as the universe's one-element bulk. Eight wallets of 300 such
+// addresses, one session each at a rate of 0.02, over 20,000 random
+// hashes: the matches two sessions share must be what the chance model
+// expects for wallets that share nothing, and no pair may be linked or
+// said to share a payment. Taking the wallets' candidates at the
+// one-element rate expects 24.2 of the 34.8 a pair shares on average,
+// and then every pair is said to share a payment at P = 1.
+func TestLinkChanceByClass(t *testing.T) {
+	const wallets, keys, random = 8, 300, 20_000
+	rng := rand.New(rand.NewPCG(41, 42))
+	var lines []string
+	var h [20]byte
+	for range random {
+		randomBytes(rng, h[:])
+		lines = append(lines, hex.EncodeToString(h[:]))
+	}
+	var groups [][]*bip37.Filter
+	for w := range wallets {
+		wl := model.NewWallet(uint64(7000+w), keys)
+		for i, a := range wl.Addresses(&chaincfg.MainNetParams) {
+			lines = append(lines, a+" # height 1", fmt.Sprintf("%x # pair %s, listed %s, height 2", wl.PubKeys[i], a, a))
+		}
+		groups = append(groups, []*bip37.Filter{wl.Filter(0.02, 0, rng.Uint32())})
+	}
+	rng.Shuffle(len(lines), func(i, j int) { lines[i], lines[j] = lines[j], lines[i] })
+	acc, _ := accumulate(t, groups, []byte(strings.Join(lines, "\n")+"\n"), AnalyzeOptions{})
+	l, err := acc.Link(nil, LinkOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shared, expected, top, topShared float64
+	for _, p := range l.Pairs {
+		shared += float64(p.Shared)
+		expected += p.ExpectedByChance
+		top = math.Max(top, p.Probability)
+		topShared = math.Max(topShared, p.ProbabilityShared)
+	}
+	n := float64(len(l.Pairs))
+	t.Logf("%d pairs of wallets that share nothing: %.1f shared matches on average, %.1f expected by chance; highest P(one wallet) %.3g, P(payment) %.3g",
+		len(l.Pairs), shared/n, expected/n, top, topShared)
+	// The shared matches are a sum of Poisson counts: their total lies
+	// within four deviations of its expectation.
+	if math.Abs(shared-expected) > 4*math.Sqrt(expected) {
+		t.Errorf("%.0f shared matches over %d pairs, %.1f expected by chance", shared, len(l.Pairs), expected)
+	}
+	if top > 0.5 || topShared > 0.5 {
+		t.Errorf("wallets that share nothing: P(one wallet) up to %.3g, P(payment) up to %.3g; want both at most 0.5", top, topShared)
 	}
 }
