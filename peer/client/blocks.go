@@ -27,7 +27,7 @@ func (c *Client) fetchBlocks(ctx context.Context, heights []int32) ([]*wire.MsgB
 		for i, h := range batch {
 			hashes[i] = c.chain.Hash(h)
 		}
-		err := c.pool.Conn(m).GetBlocks(ctx, hashes, func(_ int, b *wire.MsgBlock) error {
+		err := c.conn(m).GetBlocks(ctx, hashes, func(_ int, b *wire.MsgBlock) error {
 			out = append(out, b)
 			return nil
 		})
@@ -81,7 +81,7 @@ func (c *Client) fetchBlock(ctx context.Context, height int32) (*wire.MsgBlock, 
 	}
 	m := c.pool.PickFast(ms)
 	var block *wire.MsgBlock
-	err := c.pool.Conn(m).GetBlocks(ctx, []chainhash.Hash{hash}, func(_ int, b *wire.MsgBlock) error {
+	err := c.conn(m).GetBlocks(ctx, []chainhash.Hash{hash}, func(_ int, b *wire.MsgBlock) error {
 		block = b
 		return nil
 	})

@@ -108,9 +108,12 @@ type Client struct {
 	// conflicts are the disagreements about filters their blocks could
 	// not decide.
 	conflicts conflicts
-	departed  departed  // the blocks that left the chain lately
-	svc       service   // Start's goroutines
-	tip       tipSignal // the notification of a moved tip
+	departed  departed // the blocks that left the chain lately
+	// ledger records what each peer was asked (ledger.go); it guards
+	// itself.
+	ledger *ledger
+	svc    service   // Start's goroutines
+	tip    tipSignal // the notification of a moved tip
 }
 
 // Chain returns the client's verified header chain. It changes during

@@ -159,6 +159,11 @@ func serviceName(service wire.ServiceFlag) string {
 // chain. Called with opMu held.
 func (c *Client) finish(res *ScanResult, log *scanLog, mode string) {
 	c.takeStoreNotes()
+	if c.st != nil {
+		if err := c.ledger.save(c.st.Dir(), c.cfg.Params.Name, false); err != nil {
+			log.note(err.Error())
+		}
+	}
 	res.Warnings = append(res.Warnings, c.notes...)
 	res.Warnings = append(res.Warnings, log.notes...)
 	res.Disconnected = append([]chainhash.Hash{}, c.disconnected...)

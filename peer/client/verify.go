@@ -546,7 +546,7 @@ func (c *Client) noteVoices(v *verification, from, to int32) {
 // segment gets the filter hashes start..end from m and checks that they
 // continue from prev.
 func (c *Client) segment(ctx context.Context, m *pool.Member, start, end int32, prev chainhash.Hash) ([]chainhash.Hash, error) {
-	gotPrev, hashes, err := c.pool.Conn(m).GetCFHeaders(ctx, start, c.chain.Hash(end), int(end-start)+1)
+	gotPrev, hashes, err := c.conn(m).GetCFHeaders(ctx, start, c.chain.Hash(end), int(end-start)+1)
 	if err != nil {
 		return nil, err
 	}
