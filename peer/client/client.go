@@ -49,6 +49,15 @@ type Config struct {
 	// without it, and the DNS seeds are not asked (their lookup would
 	// leave the proxy) unless Resolver is set.
 	Proxy string
+	// FetchSpread is the largest share of a scan's block downloads one
+	// peer may be asked for. Zero spreads them evenly over the live peers
+	// holding them (1/n each, or as evenly as the peers' chains allow,
+	// with a warning); 1 lets one peer serve all. With 0 < FetchSpread <
+	// 1, a scan that cannot keep it fails with *SpreadError before asking
+	// for any block. A peer that saw every block a wallet fetched can
+	// tell its scripts by them; spreading is no protection against peers
+	// that collude.
+	FetchSpread float64
 	// Dialer, if set, makes every connection (Tor stream isolation, a
 	// transport of the caller's): nothing is dialled around it, .onion
 	// addresses may be given, and the DNS seeds are asked only through

@@ -61,6 +61,9 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 	if len(cfg.Peers) == 0 && cfg.ConnectOnly {
 		return nil, errors.New("client: ConnectOnly without peers")
 	}
+	if err := checkFetchSpread(cfg.FetchSpread); err != nil {
+		return nil, err
+	}
 	if cfg.Services == 0 {
 		cfg.Services = wire.SFNodeCF | wire.SFNodeWitness
 	}
