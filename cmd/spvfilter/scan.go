@@ -46,6 +46,7 @@ type scanFlags struct {
 	filterCache   int64
 	follow        bool
 	maxReloads    int
+	isolate       bool
 }
 
 // bloomFlags maps the --flags names to BIP 37 update rules.
@@ -139,6 +140,7 @@ the nodes do not extend, as a regtest node restarted does not).`,
 	f.StringVar(&fl.datadir, "datadir", "", "directory for the chain state, resumed by the next scan ('' for none; default: a directory per network under the user cache directory for mainnet, testnet3, testnet4 and signet, none for regtest and simnet)")
 	f.Int64Var(&fl.filterCache, "filter-cache", store.DefaultFilterCacheBytes, "bytes of verified filters kept in --datadir (0 for none)")
 	f.IntVar(&fl.maxReloads, "max-reloads", client.DefaultMaxReloads, "most fresh BIP 37 filters loaded in place of one the node makes match far beyond its rate (each tells the node more)")
+	f.BoolVar(&fl.isolate, "isolate", false, "bip157: fetch each block over a connection of its own through --proxy, with fresh SOCKS5 credentials, which Tor isolates on a circuit of its own: a node sees each block asked by a stranger (needs --proxy)")
 	f.BoolVar(&fl.follow, "follow", false, "after the tip, keep following new blocks (bip157), printing one JSON object per line for every event, until interrupted")
 	_ = cmd.MarkFlagRequired("watch")
 	return cmd
@@ -570,6 +572,13 @@ func (a *app) planScan(flags *pflag.FlagSet, fl *scanFlags) (*scanPlan, error) {
 	if err != nil {
 		return nil, err
 	}
+	switch {
+	case fl.isolate && fl.mode == "bip37":
+		return nil, badInput("--isolate with --mode bip37: a BIP 37 scan asks its one filtering peer for every block; --isolate is for --mode bip157")
+	case fl.isolate && fl.proxy == "":
+		return nil, badInput("--isolate without --proxy: a connection of its own per block made without a proxy comes from your own address; give --proxy, such as Tor's socks5://127.0.0.1:9050")
+	}
+	ccfg.Isolate = fl.isolate
 	plan := &scanPlan{mode: fl.mode, network: fl.network, from: fl.from, to: fl.to, follow: fl.follow}
 	if err := fl.checkRange(flags, plan); err != nil {
 		return nil, err

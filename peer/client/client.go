@@ -58,8 +58,16 @@ type Config struct {
 	// tell its scripts by them; spreading is no protection against peers
 	// that collude.
 	FetchSpread float64
+	// Isolate fetches each block over a connection of its own, made
+	// through Proxy with fresh SOCKS5 credentials (peer.WithIsolation),
+	// or through Dialer, which reads them with peer.Isolation: Tor then
+	// gives each its own circuit, and a node sees each block asked by a
+	// stranger (though it may link them by their timing). It needs Proxy
+	// or Dialer: without, Connect fails with ErrIsolateWithoutProxy.
+	Isolate bool
 	// Dialer, if set, makes every connection (Tor stream isolation, a
-	// transport of the caller's): nothing is dialled around it, .onion
+	// transport of the caller's; see peer.Isolation for Isolate's
+	// credentials): nothing is dialled around it, .onion
 	// addresses may be given, and the DNS seeds are asked only through
 	// Resolver. It cannot be set together with Proxy.
 	Dialer peer.DialFunc

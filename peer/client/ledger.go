@@ -248,8 +248,12 @@ type askingConn struct {
 }
 
 // conn returns m's connection for requests the ledger records.
-func (c *Client) conn(m *pool.Member) askingConn {
-	return askingConn{Peer: c.pool.Conn(m), l: c.ledger, chain: c.chain, addr: m.Addr()}
+func (c *Client) conn(m *pool.Member) askingConn { return c.connOver(c.pool.Conn(m), m) }
+
+// connOver returns p, a connection to m's node, for requests the ledger
+// records under m's address.
+func (c *Client) connOver(p *peer.Peer, m *pool.Member) askingConn {
+	return askingConn{Peer: p, l: c.ledger, chain: c.chain, addr: m.Addr()}
 }
 
 // GetBlocks records the blocks, then asks for them.

@@ -2,6 +2,8 @@ package client
 
 import (
 	"context"
+	crand "crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -21,7 +23,14 @@ import (
 // privacy/attack), one that saw a share of them far less. The heights go
 // in a shuffled order, each to the peer holding it with the fewest
 // blocks so far, below the cap; every peer then asks for its heights in
-// requests of peer.MaxBlocksPerRequest, all peers at once.
+// requests of peer.MaxBlocksPerRequest, all peers at once. With
+// Config.Isolate, each block is asked over a connection of its own
+// (pool.DialOnce) with fresh proxy credentials (peer.WithIsolation), at
+// most isolatedAtOnce at a time; the ledger records it under its node's
+// address, as if the node linked the connections.
+
+// isolatedAtOnce bounds the connections of their own open at once.
+const isolatedAtOnce = 4
 
 // fetchPlan is which peer is asked for which block.
 type fetchPlan struct {
@@ -121,40 +130,65 @@ func (c *Client) planFetches(log *scanLog, heights []int32) (*fetchPlan, error) 
 // first failure (a *pool.Failure, which cancels the other requests) those
 // that arrived.
 func (c *Client) fetchPlanned(ctx context.Context, p *fetchPlan) (map[int32]*wire.MsgBlock, error) {
-	byPeer := map[*pool.Member][]int32{}
-	for _, h := range p.order {
-		byPeer[p.to[h]] = append(byPeer[p.to[h]], h)
-	}
 	fetching, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var (
-		mu    sync.Mutex
-		out   = make(map[int32]*wire.MsgBlock, len(p.order))
-		first error
-		wg    sync.WaitGroup
-	)
-	for m, heights := range byPeer {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			err := c.fetchFrom(fetching, m, heights, func(h int32, b *wire.MsgBlock) {
-				mu.Lock()
-				out[h] = b
-				mu.Unlock()
-			})
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil && first == nil {
-				first = &pool.Failure{Member: m, Err: err}
-				cancel()
-			}
-		}()
+	r := &fetchRun{out: make(map[int32]*wire.MsgBlock, len(p.order)), cancel: cancel}
+	var wg sync.WaitGroup
+	if c.cfg.Isolate {
+		slots := make(chan struct{}, isolatedAtOnce)
+		for _, h := range p.order {
+			m := p.to[h]
+			slots <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer func() { <-slots; wg.Done() }()
+				r.failed(m, c.fetchIsolated(fetching, m, h, r.got))
+			}()
+		}
+	} else {
+		byPeer := map[*pool.Member][]int32{}
+		for _, h := range p.order {
+			byPeer[p.to[h]] = append(byPeer[p.to[h]], h)
+		}
+		for m, heights := range byPeer {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r.failed(m, c.fetchFrom(fetching, m, heights, r.got))
+			}()
+		}
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
-		return out, err
+		return r.out, err
 	}
-	return out, first
+	return r.out, r.first
+}
+
+// fetchRun is what the requests of one fetchPlanned share.
+type fetchRun struct {
+	mu     sync.Mutex
+	out    map[int32]*wire.MsgBlock
+	first  error // the first failure, a *pool.Failure
+	cancel context.CancelFunc
+}
+
+// got keeps the block at height h.
+func (r *fetchRun) got(h int32, b *wire.MsgBlock) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.out[h] = b
+}
+
+// failed takes in how m's requests ended: the first failure cancels the
+// others.
+func (r *fetchRun) failed(m *pool.Member, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err != nil && r.first == nil {
+		r.first = &pool.Failure{Member: m, Err: err}
+		r.cancel()
+	}
 }
 
 // fetchFrom asks m for the blocks at heights, in requests of
@@ -174,4 +208,21 @@ func (c *Client) fetchFrom(ctx context.Context, m *pool.Member, heights []int32,
 		}
 	}
 	return nil
+}
+
+// fetchIsolated asks m for the block at height over a connection of its
+// own, with fresh proxy credentials, and passes it to got.
+func (c *Client) fetchIsolated(ctx context.Context, m *pool.Member, height int32, got func(int32, *wire.MsgBlock)) error {
+	if ctx.Err() != nil {
+		return nil // another request failed: nothing more is asked
+	}
+	var key [16]byte
+	crand.Read(key[:])
+	ctx = peer.WithIsolation(ctx, hex.EncodeToString(key[:]))
+	return c.pool.DialOnce(ctx, m, func(p *peer.Peer) error {
+		return c.connOver(p, m).GetBlocks(ctx, []chainhash.Hash{c.chain.Hash(height)}, func(_ int, b *wire.MsgBlock) error {
+			got(height, b)
+			return nil
+		})
+	})
 }
