@@ -12,10 +12,11 @@ import (
 )
 
 // fetchBlocks downloads the blocks at heights, spread over the peers
-// that hold them (see planFetches), and returns them in the order of
-// heights. The blocks of an earlier pass of the operation (log) are not
-// asked for again.
-func (c *Client) fetchBlocks(ctx context.Context, log *scanLog, heights []int32) ([]*wire.MsgBlock, error) {
+// that hold them (see planFetches; own says which watched scripts each
+// block holds, where known), and returns them in the order of heights.
+// The blocks of an earlier pass of the operation (log) are not asked for
+// again.
+func (c *Client) fetchBlocks(ctx context.Context, log *scanLog, heights []int32, own map[int32][]int) ([]*wire.MsgBlock, error) {
 	var want []int32
 	for _, h := range heights {
 		if log.held[c.chain.Hash(h)] == nil {
@@ -23,7 +24,7 @@ func (c *Client) fetchBlocks(ctx context.Context, log *scanLog, heights []int32)
 		}
 	}
 	if len(want) > 0 {
-		p, err := c.planFetches(log, want)
+		p, err := c.planFetches(log, want, own)
 		if err != nil {
 			return nil, err
 		}
@@ -59,7 +60,7 @@ func (c *Client) FetchBlocks(ctx context.Context, from, to int32, fn func(height
 		for h := start; h <= min(to, start+window-1); h++ {
 			heights = append(heights, h)
 		}
-		blocks, err := c.fetchBlocks(ctx, newScanLog(), heights)
+		blocks, err := c.fetchBlocks(ctx, newScanLog(), heights, nil)
 		if err != nil {
 			var f *pool.Failure
 			if errors.As(err, &f) {

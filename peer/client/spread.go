@@ -12,6 +12,7 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/gcs"
 	"github.com/spvfilter/spvfilter/peer"
 	"github.com/spvfilter/spvfilter/peer/pool"
 )
@@ -21,9 +22,13 @@ import (
 // peer that saw every block a wallet fetched can attribute its scripts
 // by which blocks they are (the block-download attack, package
 // privacy/attack), one that saw a share of them far less. The heights go
-// in a shuffled order, each to the peer holding it with the fewest
-// blocks so far, below the cap; every peer then asks for its heights in
-// requests of peer.MaxBlocksPerRequest, all peers at once. With
+// in a shuffled order, each to a peer holding it, below the cap, that
+// has seen the fewest of the watched scripts that block's filter holds,
+// then the fewest blocks, then at random: a script of several blocks
+// then shows in several peers' downloads, none of which holds it whole,
+// where a share by count alone would give a script of two blocks to one
+// peer one time in n. Every peer then asks for its heights in requests
+// of peer.MaxBlocksPerRequest, all peers at once. With
 // Config.Isolate, each block is asked over a connection of its own
 // (pool.DialOnce) with fresh proxy credentials (peer.WithIsolation), at
 // most isolatedAtOnce at a time; the ledger records it under its node's
@@ -38,6 +43,82 @@ type fetchPlan struct {
 	to    map[int32]*pool.Member
 	load  map[*pool.Member]int
 	cap   int
+	// seen are the watched scripts (indexes) of the blocks each peer is
+	// asked for.
+	seen map[*pool.Member]map[int]bool
+}
+
+// pick returns the member of ms that p should ask for a block holding
+// the watched scripts own (see the comment at the top of this file).
+func (p *fetchPlan) pick(ms []*pool.Member, own []int) *pool.Member {
+	var best *pool.Member
+	bestShared, ties := 0, 0
+	for _, m := range ms {
+		if p.load[m] >= p.cap && best != nil {
+			continue
+		}
+		shared := 0
+		for _, i := range own {
+			if p.seen[m][i] {
+				shared++
+			}
+		}
+		switch {
+		case best == nil, p.load[best] >= p.cap && p.load[m] < p.cap,
+			shared < bestShared, shared == bestShared && p.load[m] < p.load[best]:
+			best, bestShared, ties = m, shared, 1
+		case shared == bestShared && p.load[m] == p.load[best]:
+			// Reservoir sampling: each of the tied members alike.
+			if ties++; rand.IntN(ties) == 0 {
+				best = m
+			}
+		}
+	}
+	return best
+}
+
+// assign records that m is asked for height h, whose block holds own.
+func (p *fetchPlan) assign(h int32, m *pool.Member, own []int) {
+	p.to[h] = m
+	p.load[m]++
+	if p.seen[m] == nil {
+		p.seen[m] = map[int]bool{}
+	}
+	for _, i := range own {
+		p.seen[m][i] = true
+	}
+}
+
+// maxScriptQueries bounds the filter queries scriptsAt makes (heights
+// times scripts): beyond, the rest of the heights are spread by count.
+const maxScriptQueries = 1 << 20
+
+// scriptsAt returns, for each height whose verified filter is still in
+// the cache, the indexes of the scripts the filter holds (or a false
+// positive says so: that only spreads more), within maxScriptQueries.
+func (c *Client) scriptsAt(heights []int32, scripts [][]byte) map[int32][]int {
+	out := map[int32][]int{}
+	for i, h := range heights {
+		if (i+1)*len(scripts) > maxScriptQueries {
+			break
+		}
+		hash := c.chain.Hash(h)
+		data, ok := c.cachedFilter(hash)
+		if !ok {
+			continue
+		}
+		f, err := gcs.DecodeBasic(data)
+		if err != nil {
+			continue
+		}
+		key := gcs.BasicKey(&hash)
+		for i, s := range scripts {
+			if f.Match(key, s) {
+				out[h] = append(out[h], i)
+			}
+		}
+	}
+	return out
 }
 
 // SpreadError is a fetch that cannot keep Config.FetchSpread: the peers
@@ -69,8 +150,9 @@ func checkFetchSpread(s float64) error {
 // unless all are. With an explicit share that cannot be kept it fails
 // with *SpreadError; by default it spreads as evenly as the peers allow,
 // with a note when one peer was asked for everything.
-func (c *Client) planFetches(log *scanLog, heights []int32) (*fetchPlan, error) {
-	p := &fetchPlan{order: slices.Clone(heights), to: make(map[int32]*pool.Member, len(heights)), load: map[*pool.Member]int{}}
+func (c *Client) planFetches(log *scanLog, heights []int32, own map[int32][]int) (*fetchPlan, error) {
+	p := &fetchPlan{order: slices.Clone(heights), to: make(map[int32]*pool.Member, len(heights)), load: map[*pool.Member]int{},
+		seen: map[*pool.Member]map[int]bool{}}
 	rand.Shuffle(len(p.order), func(i, j int) { p.order[i], p.order[j] = p.order[j], p.order[i] })
 	holders := map[int32][]*pool.Member{}
 	all := map[*pool.Member]bool{}
@@ -96,20 +178,14 @@ func (c *Client) planFetches(log *scanLog, heights []int32) (*fetchPlan, error) 
 	}
 	over := false
 	for _, h := range p.order {
-		var best *pool.Member
-		for _, m := range holders[h] {
-			if best == nil || p.load[m] < p.load[best] {
-				best = m
-			}
-		}
+		best := p.pick(holders[h], own[h])
 		if p.load[best] >= p.cap {
 			if share > 0 {
 				return nil, &SpreadError{Share: share, Peers: n, Heights: total, Cap: p.cap}
 			}
 			over = true
 		}
-		p.to[h] = best
-		p.load[best]++
+		p.assign(h, best, own[h])
 	}
 	switch {
 	case n == 1 && total > 1 && share < 1:

@@ -202,3 +202,38 @@ func TestFetchSpreadRetry(t *testing.T) {
 		t.Errorf("the honest peers were asked for %d distinct blocks, the scan fetched %d", len(served), res.BlocksFetched)
 	}
 }
+
+// TestFetchSpreadScripts: the two blocks of alice (paid, spent) and the
+// two of carol go to different peers, scan after scan (each plan is
+// shuffled anew), so that no peer sees both blocks of a script: a share
+// by count alone gives a pair to one peer about one plan in three.
+func TestFetchSpreadScripts(t *testing.T) {
+	rs := threeRelays(t, nil)
+	pairs := map[string][2]int32{
+		"alice": {fx.height[fx.fundAlice.TxHash()], fx.height[fx.spendAlice.TxHash()]},
+		"carol": {fx.height[fx.fundCarol.TxHash()], fx.height[fx.spendCarol.TxHash()]},
+	}
+	before := make([]int, len(rs))
+	for run := range 6 {
+		c := connectSpread(t, Config{Timeout: 10 * time.Second}, rs)
+		if _, err := scan(t, c, "bip157", 100, fx.tip); err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range rs {
+			asked := blocksAsked(r)
+			heights := map[int32]bool{}
+			for _, h := range asked[before[i]:] {
+				if height, ok := c.chain.HeightOf(h); ok {
+					heights[height] = true
+				}
+			}
+			before[i] = len(asked)
+			for who, p := range pairs {
+				if heights[p[0]] && heights[p[1]] {
+					t.Errorf("scan %d: %s was asked for both blocks of %s (%d and %d)", run, r.Addr, who, p[0], p[1])
+				}
+			}
+		}
+		c.Close()
+	}
+}
