@@ -60,22 +60,12 @@ func relayAddrs(rs []*peertest.Liar) []string {
 	return out
 }
 
-// connectSpread returns a client of the relays with cfg's FetchSpread
-// and Timeout, its headers synced.
+// connectSpread returns a client of the relays with cfg's FetchSpread,
+// Timeout and proxy, its headers synced.
 func connectSpread(t *testing.T, cfg Config, rs []*peertest.Liar) *Client {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
 	cfg.Peers, cfg.Params = relayAddrs(rs), fx.node.Params
-	c, err := Connect(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	if _, err := c.SyncHeaders(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return connectWith(t, cfg)
 }
 
 // TestFetchSpreadShare: three real nodes, each behind a relay; the
