@@ -198,6 +198,14 @@ func (l *ledger) loaded(addr string, f *bip37.Filter, add []byte) {
 	e.loaded = append(e.loaded, msg)
 }
 
+// wasAsked reports whether addr was asked for the block hash.
+func (l *ledger) wasAsked(addr string, hash chainhash.Hash) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e := l.byAddr[addr]
+	return e != nil && e.seen[hash]
+}
+
 // ledgerView is what one peer address was asked, with the blocks re-read
 // as heights of the chain as it is now.
 type ledgerView struct {

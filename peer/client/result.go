@@ -5,6 +5,7 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/privacy/leak"
 )
 
 // Match is a transaction found by a scan.
@@ -77,6 +78,13 @@ type ScanResult struct {
 	OnePeer []OnePeer
 	// Peers describes every peer of the client after the scan.
 	Peers []PeerStatus
+	// Leak is what the peers could conclude about the watch list from
+	// everything the client asked them since it connected (and, with a
+	// data directory, in earlier runs): the block-download attack per
+	// peer and all of them colluding (see leak.go). A BIP 157 scan's
+	// only; nil in BIP 37 mode, in rescans' steps, or when it could not
+	// be computed (a warning says why).
+	Leak *leak.Leak
 	// Warnings are what may make the result incomplete or less
 	// trustworthy than it looks, such as resting on one unverified peer.
 	Warnings []string
@@ -140,6 +148,8 @@ type ScanRequest struct {
 	// Progress, if not nil, is called as blocks are done.
 	Progress func(done, total int)
 
+	// leak computes the result's Leak.
+	leak bool
 	// withHeaders keeps the headers of the blocks scanned in the result
 	// (for a rescan, which reports them after the scan returns).
 	withHeaders bool

@@ -31,6 +31,7 @@ const maxAttempts = 8
 // false positive.
 func (c *Client) ScanBIP157(ctx context.Context, req ScanRequest) (*ScanResult, error) {
 	wl := newWatchList(req.Watch)
+	req.leak = true
 	return c.scan(ctx, req, "bip157", wire.SFNodeCF, func(ctx context.Context, log *scanLog, req ScanRequest) (*ScanResult, error) {
 		return c.scanBIP157(ctx, log, req, wl)
 	})
@@ -72,6 +73,11 @@ func (c *Client) scan(ctx context.Context, req ScanRequest, mode string, service
 				if up.Reorganized() && up.Fork < req.To && attempt < maxAttempts {
 					c.logf("chain reorganized at height %d during the scan: starting again", up.Fork)
 					continue
+				}
+			}
+			if req.leak {
+				if res.Leak, err = c.leakOf(ctx, log, req.Watch); err != nil {
+					log.note(fmt.Sprintf("%v: %v", errNoLeak, err))
 				}
 			}
 			res.BytesReceived = c.pool.BytesReceived() - startBytes
