@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/spvfilter/spvfilter/peer/store"
+	"github.com/spvfilter/spvfilter/privacy/leak"
 )
 
 // badInputCase is a command line that must be refused as bad input.
@@ -621,9 +622,13 @@ func TestJSONKeysOneType(t *testing.T) {
 	// every list and pointer filled.
 	tip, one, text := int32(5), true, "x"
 	peer := scanPeerJSON{Tip: &tip, Branch: &branchJSON{}, UserAgent: &text, Reason: &text}
+	p, group := 0.5, 1
+	peerLeak := leak.PeerLeak{Address: &text, FetchedHeights: []int32{1}, Highest: &p, HighestHigh: &p,
+		Scripts: []leak.ScriptLeak{{Group: &group}}}
 	for where, value := range map[string]any{
 		"scan": scanJSON{FilteringPeer: &text, Matches: []scanMatchJSON{{Watch: []string{"51"}}}, Peers: []scanPeerJSON{peer},
-			OnePeerHeights: []onePeerJSON{{}}, Conflicts: []conflictJSON{{Sides: [][]string{{text}}}}, Disconnected: []string{}, SpendOnlyBlocks: []int32{}, Warnings: []string{}},
+			OnePeerHeights: []onePeerJSON{{}}, Conflicts: []conflictJSON{{Sides: [][]string{{text}}}}, Disconnected: []string{}, SpendOnlyBlocks: []int32{}, Warnings: []string{},
+			Leak: &leak.Leak{Peers: []leak.PeerLeak{peerLeak}, Collusion: peerLeak, Warnings: []string{}}},
 		"scan --follow event":   followEvent{Watch: []string{"51"}, FalsePositive: &one},
 		"scan --follow summary": followSummary{Peers: []scanPeerJSON{peer}, Warnings: []string{}},
 		"peers": peersOutput{Peers: []scanPeerJSON{peer}, Unbanned: []string{}, Bans: []banJSON{{}}, Warnings: []string{},

@@ -31,6 +31,7 @@ import (
 	"github.com/spvfilter/spvfilter/peer"
 	"github.com/spvfilter/spvfilter/peer/client"
 	"github.com/spvfilter/spvfilter/peer/store"
+	"github.com/spvfilter/spvfilter/privacy/leak"
 )
 
 type scanFlags struct {
@@ -469,7 +470,11 @@ type scanJSON struct {
 	OnePeerHeights       []onePeerJSON   `json:"one_peer_heights"`
 	Conflicts            []conflictJSON  `json:"conflicts"`
 	Peers                []scanPeerJSON  `json:"peers"`
-	Warnings             []string        `json:"warnings"`
+	// Leak is what the peers could conclude about the watch list from
+	// what the client asked them (bip157; null in bip37 mode or when it
+	// could not be computed, a warning saying why).
+	Leak     *leak.Leak `json:"leak"`
+	Warnings []string   `json:"warnings"`
 }
 
 // scanPlan is a scan as the command line asks for it, every flag checked:
@@ -838,6 +843,7 @@ func newScanJSON(plan *scanPlan, res *client.ScanResult, took time.Duration) sca
 		OnePeerHeights:       []onePeerJSON{},
 		Conflicts:            []conflictJSON{},
 		Peers:                peersJSON(res.Peers, plan.client.Params),
+		Leak:                 res.Leak,
 		Warnings:             orEmpty(append(append([]string(nil), plan.warnings...), byFlag(res.Warnings, plan.items, plan.client.Params)...)),
 	}
 	for _, o := range res.OnePeer {
@@ -932,8 +938,45 @@ func (a *app) printScan(out *scanJSON) error {
 	if len(out.Conflicts) > 0 {
 		fmt.Fprintf(w, "blocks whose filter the peers disagree on, which the block cannot decide, scanned whole: %d\n", len(out.Conflicts))
 	}
-	_, err := fmt.Fprintf(w, "bytes received: %d, transactions found: %d\n", out.BytesReceived, found)
+	if _, err := fmt.Fprintf(w, "bytes received: %d, transactions found: %d\n", out.BytesReceived, found); err != nil || out.Leak == nil {
+		return err
+	}
+	_, err := fmt.Fprintln(w, leakLine(out.Leak))
 	return err
+}
+
+// leakLine says in one line what the peers could conclude about the
+// watch list: all of them together, then the single peer that could
+// conclude the most.
+func leakLine(l *leak.Leak) string {
+	atMost := func(p leak.PeerLeak) string {
+		if p.Conservative {
+			return "at most "
+		}
+		return ""
+	}
+	highest := "none matched"
+	if h := l.Collusion.Highest; h != nil {
+		highest = fmt.Sprintf("highest %.2f", *h)
+	}
+	col := l.Collusion
+	line := fmt.Sprintf("leak: the peers together, seeing every block fetched, would attribute %s%d of your %d scripts at >= 0.95 (%d at >= 0.5, %s)",
+		atMost(col), col.Confident, l.WatchedScripts, col.Likely, highest)
+	var top *leak.PeerLeak
+	for i := range l.Peers {
+		p := &l.Peers[i]
+		if top == nil || p.Confident > top.Confident || p.Confident == top.Confident && p.BlocksFetched > top.BlocksFetched {
+			top = p
+		}
+	}
+	if top == nil || top.Address == nil {
+		return line
+	}
+	if len(l.Peers) == 1 {
+		return line + fmt.Sprintf("; one peer, %s, saw all %d blocks", *top.Address, top.BlocksFetched)
+	}
+	return line + fmt.Sprintf("; no single peer more than %s%d (%s saw %d of %d blocks)",
+		atMost(*top), top.Confident, *top.Address, top.BlocksFetched, col.BlocksFetched)
 }
 
 // progressBar returns a progress callback drawing on standard error when
