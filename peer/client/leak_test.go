@@ -71,3 +71,32 @@ func TestScanLeak(t *testing.T) {
 		t.Errorf("%d blocks of the first run asked again, want %d", again, len(p.FetchedHeights))
 	}
 }
+
+// TestRescanLeak: after a rescan, Leak reports the blocks its peer was
+// asked for, each asked once more of that peer to name what it holds.
+func TestRescanLeak(t *testing.T) {
+	needFixture(t)
+	relay := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, nil)
+	c := connectTo(t, fx.node, 10*time.Second, relay.Addr)
+	r := c.NewRescan(RescanOptions{Watch: items(fx.watch), From: 100, To: fx.tip})
+	ctx := context.Background()
+	start := time.Now()
+	if err := r.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	scanned := time.Since(start)
+	asked := blocksAsked(relay)
+	start = time.Now()
+	l, err := r.Leak(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the rescan of %d blocks took %v, its leak report %v (%d blocks asked again)", fx.tip-99, scanned.Round(time.Millisecond),
+		time.Since(start).Round(time.Millisecond), len(asked))
+	if len(l.Peers) != 1 || int(l.Peers[0].BlocksFetched) != len(asked) || len(asked) == 0 || l.Peers[0].Likely == 0 {
+		t.Fatalf("leak peers %+v; the relay was asked for %d blocks", l.Peers, len(asked))
+	}
+	if again := len(blocksAsked(relay)) - len(asked); again != len(asked) {
+		t.Errorf("%d blocks asked again for the report, want %d", again, len(asked))
+	}
+}

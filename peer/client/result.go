@@ -82,8 +82,9 @@ type ScanResult struct {
 	// everything the client asked them since it connected (and, with a
 	// data directory, in earlier runs): the block-download attack per
 	// peer and all of them colluding (see leak.go). A BIP 157 scan's
-	// only; nil in BIP 37 mode, in rescans' steps, or when it could not
-	// be computed (a warning says why).
+	// only; nil in BIP 37 mode, in rescans' steps (Rescan.Leak computes
+	// it on demand), or when it could not be computed (a warning says
+	// why).
 	Leak *leak.Leak
 	// Warnings are what may make the result incomplete or less
 	// trustworthy than it looks, such as resting on one unverified peer.
