@@ -787,7 +787,7 @@ func (a *app) executeScan(ctx context.Context, plan *scanPlan) (*client.ScanResu
 	}
 	progress, finish := a.progressBar(int(last-plan.from) + 1)
 	defer finish()
-	req := client.ScanRequest{Watch: plan.watchReversed(), From: plan.from, To: plan.to, Progress: progress}
+	req := client.ScanRequest{Watch: plan.watchReversed(), From: plan.from, To: plan.to, Progress: progress, Leak: plan.mode == "bip157"}
 	if plan.mode == "bip37" {
 		return c.ScanBIP37(ctx, req, plan.bip37)
 	}

@@ -31,7 +31,7 @@ func TestScanLeak(t *testing.T) {
 		if _, err := c.SyncHeaders(ctx); err != nil {
 			t.Fatal(err)
 		}
-		res, err := c.ScanBIP157(ctx, ScanRequest{Watch: items(fx.watch), From: from, To: to})
+		res, err := c.ScanBIP157(ctx, ScanRequest{Watch: items(fx.watch), From: from, To: to, Leak: true})
 		if err != nil {
 			t.Fatal(err)
 		}

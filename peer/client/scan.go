@@ -31,7 +31,6 @@ const maxAttempts = 8
 // false positive.
 func (c *Client) ScanBIP157(ctx context.Context, req ScanRequest) (*ScanResult, error) {
 	wl := newWatchList(req.Watch)
-	req.leak = true
 	return c.scan(ctx, req, "bip157", wire.SFNodeCF, func(ctx context.Context, log *scanLog, req ScanRequest) (*ScanResult, error) {
 		return c.scanBIP157(ctx, log, req, wl)
 	})
@@ -75,7 +74,7 @@ func (c *Client) scan(ctx context.Context, req ScanRequest, mode string, service
 					continue
 				}
 			}
-			if req.leak {
+			if req.Leak && mode == "bip157" {
 				if res.Leak, err = c.leakOf(ctx, log, req.Watch); err != nil {
 					log.note(fmt.Sprintf("%v: %v", errNoLeak, err))
 				}
