@@ -42,16 +42,31 @@ func SOCKS5(proxyURL string) (DialFunc, error) {
 		pass, _ := u.User.Password()
 		auth = &proxy.Auth{User: u.User.Username(), Password: pass}
 	}
-	d, err := proxy.SOCKS5("tcp", u.Host, auth, proxyConnector{})
-	if err != nil {
-		return nil, fmt.Errorf("peer: proxy %s: %w", u.Redacted(), err)
+	dialer := func(auth *proxy.Auth) (proxy.ContextDialer, error) {
+		d, err := proxy.SOCKS5("tcp", u.Host, auth, proxyConnector{})
+		if err != nil {
+			return nil, fmt.Errorf("peer: proxy %s: %w", u.Redacted(), err)
+		}
+		cd, ok := d.(proxy.ContextDialer)
+		if !ok {
+			return nil, fmt.Errorf("peer: proxy %s: dialer without context", u.Redacted())
+		}
+		return cd, nil
 	}
-	cd, ok := d.(proxy.ContextDialer)
-	if !ok {
-		return nil, fmt.Errorf("peer: proxy %s: dialer without context", u.Redacted())
+	shared, err := dialer(auth)
+	if err != nil {
+		return nil, err
 	}
 	name := "SOCKS5 proxy " + u.Host
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		cd := shared
+		if key, ok := Isolation(ctx); ok {
+			// x/net/proxy takes the credentials when the dialer is made:
+			// one per isolated dial (cheap: nothing is connected).
+			if cd, err = dialer(&proxy.Auth{User: key, Password: key}); err != nil {
+				return nil, err
+			}
+		}
 		conn, err := cd.DialContext(ctx, network, addr)
 		if err == nil {
 			return conn, nil
@@ -70,6 +85,26 @@ func SOCKS5(proxyURL string) (DialFunc, error) {
 		}
 		return nil, fmt.Errorf("%s did not connect to %s: %w", name, addr, err)
 	}, nil
+}
+
+// isolationKey is the context key of WithIsolation.
+type isolationKey struct{}
+
+// WithIsolation returns a context whose connection made through a SOCKS5
+// DialFunc (see SOCKS5) gives the proxy key as its user name and
+// password, in place of the proxy URL's: Tor, with IsolateSOCKSAuth (its
+// default), puts streams of different credentials on different
+// circuits, so a connection of a fresh key shares no circuit with any
+// other. A caller's own DialFunc reads the key with Isolation. Keys are
+// at most 255 bytes (RFC 1929).
+func WithIsolation(ctx context.Context, key string) context.Context {
+	return context.WithValue(ctx, isolationKey{}, key)
+}
+
+// Isolation returns the key WithIsolation put in ctx, if any.
+func Isolation(ctx context.Context) (string, bool) {
+	key, ok := ctx.Value(isolationKey{}).(string)
+	return key, ok
 }
 
 // proxyConnector connects to the proxy itself, marking its failures.

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/spvfilter/spvfilter/peer/store"
+	"github.com/spvfilter/spvfilter/privacy/leak"
 )
 
 // badInputCase is a command line that must be refused as bad input.
@@ -621,9 +622,13 @@ func TestJSONKeysOneType(t *testing.T) {
 	// every list and pointer filled.
 	tip, one, text := int32(5), true, "x"
 	peer := scanPeerJSON{Tip: &tip, Branch: &branchJSON{}, UserAgent: &text, Reason: &text}
+	p, group := 0.5, 1
+	peerLeak := leak.PeerLeak{Address: &text, FetchedHeights: []int32{1}, Highest: &p, HighestHigh: &p,
+		Scripts: []leak.ScriptLeak{{Group: &group}}}
 	for where, value := range map[string]any{
 		"scan": scanJSON{FilteringPeer: &text, Matches: []scanMatchJSON{{Watch: []string{"51"}}}, Peers: []scanPeerJSON{peer},
-			OnePeerHeights: []onePeerJSON{{}}, Conflicts: []conflictJSON{{Sides: [][]string{{text}}}}, Disconnected: []string{}, SpendOnlyBlocks: []int32{}, Warnings: []string{}},
+			OnePeerHeights: []onePeerJSON{{}}, Conflicts: []conflictJSON{{Sides: [][]string{{text}}}}, Disconnected: []string{}, SpendOnlyBlocks: []int32{}, Warnings: []string{},
+			Leak: &leak.Leak{Peers: []leak.PeerLeak{peerLeak}, Collusion: peerLeak, Warnings: []string{}}},
 		"scan --follow event":   followEvent{Watch: []string{"51"}, FalsePositive: &one},
 		"scan --follow summary": followSummary{Peers: []scanPeerJSON{peer}, Warnings: []string{}},
 		"peers": peersOutput{Peers: []scanPeerJSON{peer}, Unbanned: []string{}, Bans: []banJSON{{}}, Warnings: []string{},
@@ -998,6 +1003,8 @@ func libraryRows(in rowFiles) []contractRow {
 		{name: "merkleblock build with a filter and txids", args: []string{"merkleblock", "build", "--block", "00", "--filter", corePayload, "--txid", strings.Repeat("00", 32)}, stderr: []string{"--filter and --txid: give one or the other, not both"}},
 		{name: "an empty watch item", args: []string{"scan", "--connect", "127.0.0.1:1", "--network", "regtest", "--watch", ""}, stderr: []string{"--watch 1: empty: give an address"}, notInErr: []string{"empty hex"}},
 		{name: "testnet is no network", args: []string{"scan", "--connect", "127.0.0.1:1", "--network", "testnet", "--watch", "51"}, stderr: []string{"(testnet is testnet3 or testnet4)"}},
+		{name: "--isolate without a proxy", args: []string{"scan", "--connect", "127.0.0.1:1", "--network", "regtest", "--watch", "51", "--isolate"}, stderr: []string{"--isolate without --proxy: ", "give --proxy"}},
+		{name: "--isolate in BIP 37", args: []string{"scan", "--connect", "127.0.0.1:1", "--network", "regtest", "--watch", "51", "--mode", "bip37", "--isolate", "--proxy", "socks5://127.0.0.1:9050"}, stderr: []string{"--isolate with --mode bip37: "}},
 		{name: "a negative height", args: []string{"scan", "--connect", "127.0.0.1:1", "--network", "regtest", "--from", "-1", "--watch", "51"}, stderr: []string{"--from -1: want a height, a whole number from 0 to 2147483647"}},
 		{name: "an index file that is a directory", args: []string{"privacy", "universe", "--peer", "127.0.0.1:1", "--network", "regtest", "--out", "-", "--index", in.dir}, stderr: []string{"--index " + in.dir + ": a directory, not a file"}},
 		{name: "a typo in an address", args: []string{"scan", "--connect", "127.0.0.1:1", "--network", "regtest", "--watch", "tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsy"},

@@ -31,6 +31,7 @@ import (
 	"github.com/spvfilter/spvfilter/peer"
 	"github.com/spvfilter/spvfilter/peer/client"
 	"github.com/spvfilter/spvfilter/peer/store"
+	"github.com/spvfilter/spvfilter/privacy/leak"
 )
 
 type scanFlags struct {
@@ -46,6 +47,7 @@ type scanFlags struct {
 	filterCache   int64
 	follow        bool
 	maxReloads    int
+	isolate       bool
 }
 
 // bloomFlags maps the --flags names to BIP 37 update rules.
@@ -139,6 +141,7 @@ the nodes do not extend, as a regtest node restarted does not).`,
 	f.StringVar(&fl.datadir, "datadir", "", "directory for the chain state, resumed by the next scan ('' for none; default: a directory per network under the user cache directory for mainnet, testnet3, testnet4 and signet, none for regtest and simnet)")
 	f.Int64Var(&fl.filterCache, "filter-cache", store.DefaultFilterCacheBytes, "bytes of verified filters kept in --datadir (0 for none)")
 	f.IntVar(&fl.maxReloads, "max-reloads", client.DefaultMaxReloads, "most fresh BIP 37 filters loaded in place of one the node makes match far beyond its rate (each tells the node more)")
+	f.BoolVar(&fl.isolate, "isolate", false, "bip157: fetch each block over a connection of its own through --proxy, with fresh SOCKS5 credentials, which Tor isolates on a circuit of its own: a node sees each block asked by a stranger (needs --proxy)")
 	f.BoolVar(&fl.follow, "follow", false, "after the tip, keep following new blocks (bip157), printing one JSON object per line for every event, until interrupted")
 	_ = cmd.MarkFlagRequired("watch")
 	return cmd
@@ -467,7 +470,11 @@ type scanJSON struct {
 	OnePeerHeights       []onePeerJSON   `json:"one_peer_heights"`
 	Conflicts            []conflictJSON  `json:"conflicts"`
 	Peers                []scanPeerJSON  `json:"peers"`
-	Warnings             []string        `json:"warnings"`
+	// Leak is what the peers could conclude about the watch list from
+	// what the client asked them (bip157; null in bip37 mode or when it
+	// could not be computed, a warning saying why).
+	Leak     *leak.Leak `json:"leak"`
+	Warnings []string   `json:"warnings"`
 }
 
 // scanPlan is a scan as the command line asks for it, every flag checked:
@@ -570,6 +577,13 @@ func (a *app) planScan(flags *pflag.FlagSet, fl *scanFlags) (*scanPlan, error) {
 	if err != nil {
 		return nil, err
 	}
+	switch {
+	case fl.isolate && fl.mode == "bip37":
+		return nil, badInput("--isolate with --mode bip37: a BIP 37 scan asks its one filtering peer for every block; --isolate is for --mode bip157")
+	case fl.isolate && fl.proxy == "":
+		return nil, badInput("--isolate without --proxy: a connection of its own per block made without a proxy comes from your own address; give --proxy, such as Tor's socks5://127.0.0.1:9050")
+	}
+	ccfg.Isolate = fl.isolate
 	plan := &scanPlan{mode: fl.mode, network: fl.network, from: fl.from, to: fl.to, follow: fl.follow}
 	if err := fl.checkRange(flags, plan); err != nil {
 		return nil, err
@@ -773,7 +787,7 @@ func (a *app) executeScan(ctx context.Context, plan *scanPlan) (*client.ScanResu
 	}
 	progress, finish := a.progressBar(int(last-plan.from) + 1)
 	defer finish()
-	req := client.ScanRequest{Watch: plan.watchReversed(), From: plan.from, To: plan.to, Progress: progress}
+	req := client.ScanRequest{Watch: plan.watchReversed(), From: plan.from, To: plan.to, Progress: progress, Leak: plan.mode == "bip157"}
 	if plan.mode == "bip37" {
 		return c.ScanBIP37(ctx, req, plan.bip37)
 	}
@@ -829,6 +843,7 @@ func newScanJSON(plan *scanPlan, res *client.ScanResult, took time.Duration) sca
 		OnePeerHeights:       []onePeerJSON{},
 		Conflicts:            []conflictJSON{},
 		Peers:                peersJSON(res.Peers, plan.client.Params),
+		Leak:                 res.Leak,
 		Warnings:             orEmpty(append(append([]string(nil), plan.warnings...), byFlag(res.Warnings, plan.items, plan.client.Params)...)),
 	}
 	for _, o := range res.OnePeer {
@@ -923,8 +938,45 @@ func (a *app) printScan(out *scanJSON) error {
 	if len(out.Conflicts) > 0 {
 		fmt.Fprintf(w, "blocks whose filter the peers disagree on, which the block cannot decide, scanned whole: %d\n", len(out.Conflicts))
 	}
-	_, err := fmt.Fprintf(w, "bytes received: %d, transactions found: %d\n", out.BytesReceived, found)
+	if _, err := fmt.Fprintf(w, "bytes received: %d, transactions found: %d\n", out.BytesReceived, found); err != nil || out.Leak == nil {
+		return err
+	}
+	_, err := fmt.Fprintln(w, leakLine(out.Leak))
 	return err
+}
+
+// leakLine says in one line what the peers could conclude about the
+// watch list: all of them together, then the single peer that could
+// conclude the most.
+func leakLine(l *leak.Leak) string {
+	atMost := func(p leak.PeerLeak) string {
+		if p.Conservative {
+			return "at most "
+		}
+		return ""
+	}
+	highest := "none matched"
+	if h := l.Collusion.Highest; h != nil {
+		highest = fmt.Sprintf("highest %.2f", *h)
+	}
+	col := l.Collusion
+	line := fmt.Sprintf("leak: the peers together, seeing every block fetched, would attribute %s%d of your %d scripts at >= 0.95 (%d at >= 0.5, %s)",
+		atMost(col), col.Confident, l.WatchedScripts, col.Likely, highest)
+	var top *leak.PeerLeak
+	for i := range l.Peers {
+		p := &l.Peers[i]
+		if top == nil || p.Confident > top.Confident || p.Confident == top.Confident && p.BlocksFetched > top.BlocksFetched {
+			top = p
+		}
+	}
+	if top == nil || top.Address == nil {
+		return line
+	}
+	if len(l.Peers) == 1 {
+		return line + fmt.Sprintf("; one peer, %s, saw all %d blocks", *top.Address, top.BlocksFetched)
+	}
+	return line + fmt.Sprintf("; no single peer more than %s%d (%s saw %d of %d blocks)",
+		atMost(*top), top.Confident, *top.Address, top.BlocksFetched, col.BlocksFetched)
 }
 
 // progressBar returns a progress callback drawing on standard error when

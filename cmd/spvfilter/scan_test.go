@@ -45,8 +45,19 @@ type scanOutput struct {
 	MerkleBlocksReceived int    `json:"merkleblocks_received"`
 	BlocksFetched        int    `json:"blocks_fetched"`
 	BytesReceived        uint64 `json:"bytes_received"`
-	From                 int32  `json:"from"`
-	To                   int32  `json:"to"`
+	Leak                 *struct {
+		WatchedScripts int `json:"watched_script_count"`
+		Peers          []struct {
+			Address       string `json:"address"`
+			BlocksFetched int    `json:"blocks_fetched"`
+		} `json:"peers"`
+		Collusion struct {
+			Address       *string `json:"address"`
+			BlocksFetched int     `json:"blocks_fetched"`
+		} `json:"collusion"`
+	} `json:"leak"`
+	From int32 `json:"from"`
+	To   int32 `json:"to"`
 }
 
 func TestScanCommand(t *testing.T) {
@@ -141,6 +152,14 @@ func TestScanCommand(t *testing.T) {
 			if out.BlocksScanned != int(out.To-out.From)+1 || out.BytesReceived == 0 {
 				t.Errorf("summary: %+v", out)
 			}
+			bip157 := slices.Contains(tt.args, "bip157")
+			switch l := out.Leak; {
+			case !bip157 && l != nil:
+				t.Errorf("a bip37 scan with a leak object")
+			case bip157 && (l == nil || len(l.Peers) != 1 || l.Peers[0].Address != node.P2PAddr || l.Collusion.Address != nil ||
+				l.Peers[0].BlocksFetched != out.BlocksFetched || l.WatchedScripts == 0):
+				t.Errorf("leak %+v, want the one peer's, which saw the %d blocks fetched", l, out.BlocksFetched)
+			}
 		})
 	}
 
@@ -150,7 +169,8 @@ func TestScanCommand(t *testing.T) {
 		if status != exitOK {
 			t.Fatalf("status %d: %s", status, stderr)
 		}
-		for _, s := range []string{spend.TxHash().String() + "  height 106", "watch " + aliceAddr, "scanned 109 blocks (0..108)", "filters received: 109", "bytes received: "} {
+		for _, s := range []string{spend.TxHash().String() + "  height 106", "watch " + aliceAddr, "scanned 109 blocks (0..108)", "filters received: 109", "bytes received: ",
+			"leak: the peers together, seeing every block fetched, would attribute ", " of your 1 scripts at >= 0.95", "; one peer, " + node.P2PAddr + ", saw all "} {
 			if !strings.Contains(stdout, s) {
 				t.Errorf("output lacks %q:\n%s", s, stdout)
 			}

@@ -43,7 +43,7 @@ func (c *Client) scanBIP157(ctx context.Context, log *scanLog, req ScanRequest, 
 		}
 	}
 	slices.Sort(matched)
-	blocks, err := c.fetchBlocks(ctx, matched)
+	blocks, err := c.fetchBlocks(ctx, log, matched, c.scriptsAt(matched, scripts))
 	if err != nil {
 		return nil, err
 	}

@@ -151,7 +151,7 @@ func (c *Client) scanBIP37(ctx context.Context, req ScanRequest, opt BIP37Option
 			hashes = append(hashes, c.chain.Hash(h))
 		}
 		go func() {
-			blocks, err := s.c.pool.Conn(s.m).GetFilteredBlocks(ctx, hashes)
+			blocks, err := s.c.conn(s.m).GetFilteredBlocks(ctx, hashes)
 			ch <- filteredBatch{blocks: blocks, err: err}
 		}()
 		return ch
@@ -233,7 +233,7 @@ func (s *bip37Scan) load(ctx context.Context, watch []WatchItem) error {
 		s.c.logf("filter of %s matched %d false positives in %d transactions (target rate %g): loading a fresh one",
 			s.m.Addr(), s.fps, s.txs, s.opt.FPRate)
 	}
-	if err := s.c.pool.Conn(s.m).LoadFilter(ctx, f); err != nil {
+	if err := s.c.conn(s.m).LoadFilter(ctx, f); err != nil {
 		return &pool.Failure{Member: s.m, Err: err}
 	}
 	s.local, s.txs, s.fps, s.reload = f, 0, 0, false
@@ -323,7 +323,7 @@ func (s *bip37Scan) addFound(ctx context.Context, tx *wire.MsgTx) (added bool, e
 			continue
 		}
 		s.local.AddOutPoint(&op)
-		if err := s.c.pool.Conn(s.m).AddToFilter(ctx, bip37.OutPointBytes(&op)); err != nil {
+		if err := s.c.conn(s.m).AddToFilter(ctx, bip37.OutPointBytes(&op)); err != nil {
 			return false, &pool.Failure{Member: s.m, Err: err}
 		}
 		added = true

@@ -49,8 +49,25 @@ type Config struct {
 	// without it, and the DNS seeds are not asked (their lookup would
 	// leave the proxy) unless Resolver is set.
 	Proxy string
+	// FetchSpread is the largest share of a scan's block downloads one
+	// peer may be asked for. Zero spreads them evenly over the live peers
+	// holding them (1/n each, or as evenly as the peers' chains allow,
+	// with a warning); 1 lets one peer serve all. With 0 < FetchSpread <
+	// 1, a scan that cannot keep it fails with *SpreadError before asking
+	// for any block. A peer that saw every block a wallet fetched can
+	// tell its scripts by them; spreading is no protection against peers
+	// that collude.
+	FetchSpread float64
+	// Isolate fetches each block over a connection of its own, made
+	// through Proxy with fresh SOCKS5 credentials (peer.WithIsolation),
+	// or through Dialer, which reads them with peer.Isolation: Tor then
+	// gives each its own circuit, and a node sees each block asked by a
+	// stranger (though it may link them by their timing). It needs Proxy
+	// or Dialer: without, Connect fails with ErrIsolateWithoutProxy.
+	Isolate bool
 	// Dialer, if set, makes every connection (Tor stream isolation, a
-	// transport of the caller's): nothing is dialled around it, .onion
+	// transport of the caller's; see peer.Isolation for Isolate's
+	// credentials): nothing is dialled around it, .onion
 	// addresses may be given, and the DNS seeds are asked only through
 	// Resolver. It cannot be set together with Proxy.
 	Dialer peer.DialFunc
@@ -108,9 +125,12 @@ type Client struct {
 	// conflicts are the disagreements about filters their blocks could
 	// not decide.
 	conflicts conflicts
-	departed  departed  // the blocks that left the chain lately
-	svc       service   // Start's goroutines
-	tip       tipSignal // the notification of a moved tip
+	departed  departed // the blocks that left the chain lately
+	// ledger records what each peer was asked (ledger.go); it guards
+	// itself.
+	ledger *ledger
+	svc    service   // Start's goroutines
+	tip    tipSignal // the notification of a moved tip
 }
 
 // Chain returns the client's verified header chain. It changes during

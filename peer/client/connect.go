@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/peer"
@@ -36,6 +37,16 @@ func (c *Client) openStore() error {
 		return fmt.Errorf("client: resuming the chain from %s: %w", st.Dir(), err)
 	}
 	c.st, c.chain, c.resumed = st, ch, ch.Height()
+	l, note, err := openLedger(st.Dir(), c.cfg.Params.Name, time.Now())
+	if err != nil {
+		st.Close()
+		c.st = nil
+		return err
+	}
+	c.ledger = l
+	if note != "" {
+		c.notes = append(c.notes, note)
+	}
 	c.takeStoreNotes()
 	c.logf("chain state %s: %d headers, filter headers to %d", st.Dir(), ch.Height(), st.FilterHeaderTip())
 	return nil
@@ -50,13 +61,20 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 	if len(cfg.Peers) == 0 && cfg.ConnectOnly {
 		return nil, errors.New("client: ConnectOnly without peers")
 	}
+	if err := checkFetchSpread(cfg.FetchSpread); err != nil {
+		return nil, err
+	}
+	if cfg.Isolate && cfg.Proxy == "" && cfg.Dialer == nil {
+		return nil, ErrIsolateWithoutProxy
+	}
 	if cfg.Services == 0 {
 		cfg.Services = wire.SFNodeCF | wire.SFNodeWitness
 	}
 	if cfg.TargetPeers <= 0 {
 		cfg.TargetPeers = DefaultTargetPeers
 	}
-	c := &Client{cfg: cfg, chain: chain.New(cfg.Params), mem: newMemCache(cfg.FilterCacheBytes), resumed: -1, verifiedTo: -1}
+	c := &Client{cfg: cfg, chain: chain.New(cfg.Params), mem: newMemCache(cfg.FilterCacheBytes), resumed: -1, verifiedTo: -1,
+		ledger: &ledger{}}
 	c.svc.init()
 	dial := cfg.Dialer
 	switch {
@@ -117,7 +135,7 @@ func (c *Client) Close() error {
 		c.pool.Close()
 	}
 	if c.st != nil {
-		err := c.st.Close()
+		err := errors.Join(c.ledger.save(c.st.Dir(), c.cfg.Params.Name, true), c.st.Close())
 		c.st = nil
 		return err
 	}

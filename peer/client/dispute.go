@@ -125,7 +125,7 @@ func (c *Client) evidence(ctx context.Context, h int32, g group) ([]byte, error)
 	hash := c.chain.Hash(h)
 	for _, m := range append([]*pool.Member{g.rep}, slices.DeleteFunc(slices.Clone(g.members), func(o *pool.Member) bool { return o == g.rep })...) {
 		var data []byte
-		err := c.pool.Conn(m).GetCFilters(ctx, h, []chainhash.Hash{hash}, func(_ int, d []byte) error {
+		err := c.conn(m).GetCFilters(ctx, h, []chainhash.Hash{hash}, func(_ int, d []byte) error {
 			data = d
 			return nil
 		})

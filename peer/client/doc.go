@@ -69,8 +69,10 @@
 // a Conflict and its block scanned whole. Filter headers that rest on a
 // filter in conflict are not stored. The filters are then downloaded from
 // all peers in parallel, each checked against the verified headers (a
-// cached filter too), and matching blocks from a peer chosen at random,
-// each checked against its header.
+// cached filter too), and matching blocks spread over the peers that hold
+// them, no peer asked for more than its share (Config.FetchSpread, see
+// spread.go), each checked against its header. What each peer was asked
+// is kept in a ledger (ledger.go), across runs with a data directory.
 //
 // A peer slow to answer is compared while it answers within a grace after
 // the first peer (twenty times the first answer's time, a quarter of the

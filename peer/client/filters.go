@@ -343,7 +343,7 @@ func (d *filterDownload) settle(f *flight) bool {
 
 // batch gets the filters of one batch from m, checks and matches them.
 func (d *filterDownload) batch(ctx context.Context, m *pool.Member, matcher *gcs.Matcher, b filterBatch, blocks []chainhash.Hash) (hits []int32, datas [][]byte, err error) {
-	err = d.c.pool.Conn(m).GetCFilters(ctx, b.start, blocks, func(i int, data []byte) error {
+	err = d.c.conn(m).GetCFilters(ctx, b.start, blocks, func(i int, data []byte) error {
 		h := b.start + int32(i)
 		if err := d.check(h, data); err != nil {
 			return peerErr(m, "getcfilters", err)

@@ -64,4 +64,5 @@ func stopNodes(code int) {
 	behindShared.Stop(code)
 	aheadShared.Stop(code)
 	spendsShared.Stop(code)
+	twinShared.Stop(code)
 }

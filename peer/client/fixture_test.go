@@ -158,9 +158,16 @@ func connectTo(t *testing.T, node *peertest.Node, timeout time.Duration, addrs .
 	if len(addrs) == 0 {
 		addrs = []string{node.P2PAddr}
 	}
+	return connectWith(t, Config{Peers: addrs, Params: node.Params, Timeout: timeout})
+}
+
+// connectWith returns a client of cfg with its headers synced; it is
+// closed when the test ends.
+func connectWith(t *testing.T, cfg Config) *Client {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	c, err := Connect(ctx, Config{Peers: addrs, Params: node.Params, Timeout: timeout})
+	c, err := Connect(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

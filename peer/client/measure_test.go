@@ -110,7 +110,7 @@ func TestMeasureScan(t *testing.T) {
 		for h := int32(0); h <= c.Chain().Height(); h++ {
 			heights = append(heights, h)
 		}
-		blocks, err := c.fetchBlocks(ctx, heights)
+		blocks, err := c.fetchBlocks(ctx, newScanLog(), heights, nil)
 		res.BlocksFetched = len(blocks)
 		res.BytesReceived = c.pool.BytesReceived() - before
 		return res, err

@@ -77,7 +77,7 @@ func (c *Client) GetBlock(ctx context.Context, hash chainhash.Hash) (*wire.MsgBl
 		}
 		m := c.pool.PickFast(ms)
 		var block *wire.MsgBlock
-		err := c.pool.Conn(m).GetBlocks(ctx, []chainhash.Hash{hash}, func(_ int, b *wire.MsgBlock) error {
+		err := c.conn(m).GetBlocks(ctx, []chainhash.Hash{hash}, func(_ int, b *wire.MsgBlock) error {
 			block = b
 			return nil
 		})
@@ -140,7 +140,7 @@ func (c *Client) GetCFilter(ctx context.Context, hash chainhash.Hash) ([]byte, e
 		}
 		m := c.pool.PickFast(ms)
 		var data []byte
-		err := c.pool.Conn(m).GetCFilters(ctx, height, []chainhash.Hash{hash}, func(_ int, d []byte) error {
+		err := c.conn(m).GetCFilters(ctx, height, []chainhash.Hash{hash}, func(_ int, d []byte) error {
 			if err := check(d); err != nil {
 				return peerErr(m, "getcfilters", err)
 			}

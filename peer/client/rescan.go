@@ -11,6 +11,7 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/privacy/leak"
 )
 
 // RescanOptions say what a rescan watches and how far it goes.
@@ -152,6 +153,24 @@ func (r *Rescan) Warnings() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.warnings)
+}
+
+// Leak computes what the peers could conclude about the rescan's watch
+// list (its items applied so far) from everything the client asked them,
+// as ScanResult.Leak does: the blocks it needs are asked again of a live
+// peer that was asked for them before, which learns nothing new. It waits
+// for the client's operation in progress (a step of the rescan).
+func (r *Rescan) Leak(ctx context.Context) (*leak.Leak, error) {
+	r.mu.Lock()
+	items := slices.Clone(r.items)
+	r.mu.Unlock()
+	r.c.opMu.Lock()
+	defer r.c.opMu.Unlock()
+	l, err := r.c.leakOf(ctx, newScanLog(), items)
+	if err != nil {
+		return nil, fmt.Errorf("client: %w: %w", errNoLeak, err)
+	}
+	return l, nil
 }
 
 // event returns an event about the chain's block at height h.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/privacy/leak"
 )
 
 // Match is a transaction found by a scan.
@@ -77,6 +78,14 @@ type ScanResult struct {
 	OnePeer []OnePeer
 	// Peers describes every peer of the client after the scan.
 	Peers []PeerStatus
+	// Leak is what the peers could conclude about the watch list from
+	// everything the client asked them since it connected (and, with a
+	// data directory, in earlier runs): the block-download attack per
+	// peer and all of them colluding (see leak.go). A BIP 157 scan's
+	// that asked for it (ScanRequest.Leak); nil in BIP 37 mode, in
+	// rescans' steps (Rescan.Leak computes it on demand), or when it
+	// could not be computed (a warning says why).
+	Leak *leak.Leak
 	// Warnings are what may make the result incomplete or less
 	// trustworthy than it looks, such as resting on one unverified peer.
 	Warnings []string
@@ -139,7 +148,12 @@ type ScanRequest struct {
 	From, To int32
 	// Progress, if not nil, is called as blocks are done.
 	Progress func(done, total int)
-
+	// Leak asks a BIP 157 scan for ScanResult.Leak. It costs one test of
+	// every verified filter the cache holds in the ranges the peers were
+	// asked for against the scripts of the fetched blocks (leak.Compute):
+	// on a 2,000-block chain of 500 scripts a block, 100 watched scripts,
+	// about 11 s against the scan's 0.4 s.
+	Leak bool
 	// withHeaders keeps the headers of the blocks scanned in the result
 	// (for a rescan, which reports them after the scan returns).
 	withHeaders bool

@@ -74,6 +74,11 @@ func (c *Client) scan(ctx context.Context, req ScanRequest, mode string, service
 					continue
 				}
 			}
+			if req.Leak && mode == "bip157" {
+				if res.Leak, err = c.leakOf(ctx, log, req.Watch); err != nil {
+					log.note(fmt.Sprintf("%v: %v", errNoLeak, err))
+				}
+			}
 			res.BytesReceived = c.pool.BytesReceived() - startBytes
 			// The headers of the blocks scanned, as the chain held them:
 			// it may change as soon as the scan returns.
@@ -159,6 +164,11 @@ func serviceName(service wire.ServiceFlag) string {
 // chain. Called with opMu held.
 func (c *Client) finish(res *ScanResult, log *scanLog, mode string) {
 	c.takeStoreNotes()
+	if c.st != nil {
+		if err := c.ledger.save(c.st.Dir(), c.cfg.Params.Name, false); err != nil {
+			log.note(err.Error())
+		}
+	}
 	res.Warnings = append(res.Warnings, c.notes...)
 	res.Warnings = append(res.Warnings, log.notes...)
 	res.Disconnected = append([]chainhash.Hash{}, c.disconnected...)

@@ -1,6 +1,10 @@
 package client
 
-import "github.com/spvfilter/spvfilter/peer/pool"
+import (
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer/pool"
+)
 
 // scanLog is what one operation (a scan, a verification, a header sync)
 // learns about its peers, for its result: it lives on the operation, not
@@ -15,6 +19,17 @@ type scanLog struct {
 	// the peers whose answers were compared with another's.
 	oneVoice []OnePeer
 	compared map[*pool.Member]bool
+	// held are the blocks fetched by the operation's passes, so that a
+	// pass after a failure asks only for the rest.
+	held map[chainhash.Hash]*wire.MsgBlock
+}
+
+// hold keeps a block fetched for the operation's later passes.
+func (l *scanLog) hold(hash chainhash.Hash, b *wire.MsgBlock) {
+	if l.held == nil {
+		l.held = map[chainhash.Hash]*wire.MsgBlock{}
+	}
+	l.held[hash] = b
 }
 
 // newScanLog starts the log of an operation.

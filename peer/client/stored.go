@@ -97,7 +97,7 @@ func (c *Client) settleStored(ctx context.Context, log *scanLog, h int32, hash c
 	}
 	rep := c.pool.Pick(witnesses)
 	var data []byte
-	err = c.pool.Conn(rep).GetCFilters(ctx, h, []chainhash.Hash{blockHash}, func(_ int, d []byte) error {
+	err = c.conn(rep).GetCFilters(ctx, h, []chainhash.Hash{blockHash}, func(_ int, d []byte) error {
 		data = d
 		return nil
 	})

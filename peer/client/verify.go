@@ -93,6 +93,12 @@ func (c *Client) filterHeaders(ctx context.Context, log *scanLog, ms []*pool.Mem
 	if len(v.ms) == 0 {
 		return nil, ms, fmt.Errorf("client: %w: no peer offers compact filters for heights %d..%d", ErrNoPeers, from, to)
 	}
+	if full, first, start, ok, err := v.aboveKnown(ctx); ok || err != nil {
+		if err != nil {
+			return nil, v.ms, err
+		}
+		return v.conclude(full, first, start)
+	}
 	agreed, err := v.checkpoints(ctx)
 	if err != nil {
 		return nil, v.ms, err
@@ -125,6 +131,15 @@ func (c *Client) filterHeaders(ctx context.Context, log *scanLog, ms []*pool.Mem
 		}
 		full = append(full, hs...)
 	}
+	return v.conclude(full, first, start)
+}
+
+// conclude stores and records what the verification verified: full holds
+// the filter headers of first-1..to, start is the first height that the
+// store or this life did not hold verified already. It returns the
+// headers of from-1..to and the peers still taking part.
+func (v *verification) conclude(full []chainhash.Hash, first, start int32) ([]chainhash.Hash, []*pool.Member, error) {
+	c, from, to := v.c, v.from, v.to
 	headers := full[start-first:]
 	// What rests on an undecided filter is neither stored nor kept as
 	// verified: it is verified again (the conflict is remembered, so its
@@ -531,7 +546,7 @@ func (c *Client) noteVoices(v *verification, from, to int32) {
 // segment gets the filter hashes start..end from m and checks that they
 // continue from prev.
 func (c *Client) segment(ctx context.Context, m *pool.Member, start, end int32, prev chainhash.Hash) ([]chainhash.Hash, error) {
-	gotPrev, hashes, err := c.pool.Conn(m).GetCFHeaders(ctx, start, c.chain.Hash(end), int(end-start)+1)
+	gotPrev, hashes, err := c.conn(m).GetCFHeaders(ctx, start, c.chain.Hash(end), int(end-start)+1)
 	if err != nil {
 		return nil, err
 	}

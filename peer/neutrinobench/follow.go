@@ -78,9 +78,11 @@ type followReport struct {
 	// PeakHeap; PeakRSS is the growth over RSSAtReady).
 	Cost       Cost
 	RSSAtReady uint64
-	// OwnReceived is the bytes the follower counted itself, for the
-	// followers that count them (neutrino, through its dialer).
-	OwnReceived uint64
+	// OwnReceived is the bytes the follower counted itself (spvfilter's
+	// client, neutrino through its dialer), at the end and at Ready: the
+	// nodes count only their live connections, so a connection closed
+	// while following takes its bytes out of their count.
+	OwnReceived, OwnReceivedAtReady uint64
 	// Notes are the follower's warnings and the state of its peers at
 	// the end.
 	Notes []string
@@ -254,7 +256,7 @@ func followSpvfilter(ctx context.Context, req followRequest, params *chaincfg.Pa
 			}
 			return notes
 		},
-		received: func() uint64 { return 0 },
+		received: c.BytesReceived,
 		stop: func() {
 			cancel()
 			ran.Wait()

@@ -29,7 +29,8 @@ type Liar struct {
 	sees map[string]bool // commands decoded besides liarDecodes
 
 	mu      sync.Mutex
-	sent    []string // commands the client sent, in order
+	sent    []string       // commands the client sent, in order
+	asked   []wire.Message // its requests of askedDecodes, in order
 	conns   []net.Conn
 	stopped bool // the test ended
 	wg      sync.WaitGroup
@@ -40,6 +41,12 @@ type Liar struct {
 var liarDecodes = map[string]bool{
 	wire.CmdHeaders: true, wire.CmdCFCheckpt: true, wire.CmdCFHeaders: true, wire.CmdCFilter: true,
 	wire.CmdMerkleBlock: true, wire.CmdTx: true, wire.CmdBlock: true, wire.CmdVersion: true,
+}
+
+// askedDecodes are the client's commands the proxy decodes for Requests:
+// those that tell a node what the client looks at.
+var askedDecodes = map[string]bool{
+	wire.CmdGetData: true, wire.CmdGetCFilters: true, wire.CmdGetCFHeaders: true, wire.CmdFilterLoad: true, wire.CmdFilterAdd: true,
 }
 
 // LieFunc sees each message of the node that a client consumes (version,
@@ -180,8 +187,15 @@ func (l *Liar) pipe(dst, src net.Conn, fromClient bool) {
 			return
 		}
 		if fromClient {
+			var asked wire.Message
+			if askedDecodes[cmd] {
+				_, asked, _, _ = wire.ReadMessageWithEncodingN(bytes.NewReader(frame), wire.ProtocolVersion, l.net, wire.WitnessEncoding)
+			}
 			l.mu.Lock()
 			l.sent = append(l.sent, cmd)
+			if asked != nil {
+				l.asked = append(l.asked, asked)
+			}
 			l.mu.Unlock()
 		}
 		if fromClient || l.lie == nil || !liarDecodes[cmd] && !l.sees[cmd] {
@@ -226,6 +240,15 @@ func (l *Liar) Commands() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return append([]string(nil), l.sent...)
+}
+
+// Requests returns the client's requests so far that tell a node what it
+// looks at (getdata, getcfilters, getcfheaders, filterload, filteradd),
+// decoded, in the order sent: what a relay capturing the client records.
+func (l *Liar) Requests() []wire.Message {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]wire.Message(nil), l.asked...)
 }
 
 // Announce returns a Liar behaviour that rewrites the height the node

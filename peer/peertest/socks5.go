@@ -30,6 +30,10 @@ type SOCKSConfig struct {
 	Refuse byte
 	// User and Password, if User is set, are required (RFC 1929).
 	User, Password string
+	// AnyUser accepts every user name and password a client gives, or
+	// none, as Tor does (it isolates circuits by them): Users records
+	// them.
+	AnyUser bool
 }
 
 // SOCKSProxy is a minimal SOCKS5 proxy on 127.0.0.1 for tests: CONNECT
@@ -42,6 +46,7 @@ type SOCKSProxy struct {
 
 	mu       sync.Mutex
 	requests []string
+	users    []string // the user name of each CONNECT, "" without one
 }
 
 // NewSOCKSProxy starts a proxy; it stops when the test ends.
@@ -63,9 +68,18 @@ func (s *SOCKSProxy) Requests() []string {
 	return append([]string(nil), s.requests...)
 }
 
+// Users returns the user name each CONNECT so far authenticated with,
+// "" for none, in the order of Requests.
+func (s *SOCKSProxy) Users() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.users...)
+}
+
 // handle serves one client: greeting, authentication, CONNECT, relay.
 func (s *SOCKSProxy) handle(c net.Conn) {
-	if err := s.authenticate(c); err != nil {
+	user, err := s.authenticate(c)
+	if err != nil {
 		return
 	}
 	target, err := readConnect(c)
@@ -74,6 +88,7 @@ func (s *SOCKSProxy) handle(c net.Conn) {
 	}
 	s.mu.Lock()
 	s.requests = append(s.requests, target)
+	s.users = append(s.users, user)
 	s.mu.Unlock()
 	if s.cfg.Refuse != 0 {
 		reply(c, s.cfg.Refuse)
@@ -108,38 +123,39 @@ func (s *SOCKSProxy) handle(c net.Conn) {
 	<-done
 }
 
-// authenticate reads the client's methods and, when a user is required,
-// checks its user name and password.
-func (s *SOCKSProxy) authenticate(c net.Conn) error {
+// authenticate reads the client's methods and, when a user is required
+// or offered to an AnyUser proxy, checks its user name and password; it
+// returns the user name.
+func (s *SOCKSProxy) authenticate(c net.Conn) (string, error) {
 	var hdr [2]byte
 	if _, err := io.ReadFull(c, hdr[:]); err != nil || hdr[0] != 5 {
-		return errors.New("not SOCKS5")
+		return "", errors.New("not SOCKS5")
 	}
 	methods := make([]byte, hdr[1])
 	if _, err := io.ReadFull(c, methods); err != nil {
-		return err
+		return "", err
 	}
 	want := byte(0x00)
-	if s.cfg.User != "" {
+	if s.cfg.User != "" || s.cfg.AnyUser && slices.Contains(methods, 0x02) {
 		want = 0x02
 	}
 	if !slices.Contains(methods, want) {
 		c.Write([]byte{5, 0xff})
-		return errors.New("no acceptable method")
+		return "", errors.New("no acceptable method")
 	}
 	if _, err := c.Write([]byte{5, want}); err != nil || want == 0 {
-		return err
+		return "", err
 	}
 	user, pass, err := readUserPass(c)
 	if err != nil {
-		return err
+		return "", err
 	}
-	if user != s.cfg.User || pass != s.cfg.Password {
+	if !s.cfg.AnyUser && (user != s.cfg.User || pass != s.cfg.Password) {
 		c.Write([]byte{1, 1})
-		return errors.New("bad credentials")
+		return "", errors.New("bad credentials")
 	}
 	_, err = c.Write([]byte{1, 0})
-	return err
+	return user, err
 }
 
 // readUserPass reads an RFC 1929 request.

@@ -238,3 +238,28 @@ func (p *Pool) sameNode(addr string) *Member {
 	}
 	return nil
 }
+
+// DialOnce makes a connection of its own to m's address, beside m's
+// connection, which it leaves alone, runs fn on it and closes it: one
+// request over a connection nothing else uses (with peer.WithIsolation in
+// ctx, over its own proxy circuit). Its bytes count in m's. A banned or
+// removed member is not dialled.
+func (p *Pool) DialOnce(ctx context.Context, m *Member, fn func(*peer.Peer) error) error {
+	p.mu.Lock()
+	banned, removed := m.banned, m.removed
+	p.mu.Unlock()
+	if banned || removed {
+		return fmt.Errorf("peer %s: banned or dropped: not dialled", m.addr)
+	}
+	c, err := peer.Dial(ctx, p.peerConfig(m))
+	if err != nil {
+		return err
+	}
+	err = fn(c)
+	c.Close()
+	p.mu.Lock()
+	m.received += c.BytesReceived()
+	m.sent += c.BytesSent()
+	p.mu.Unlock()
+	return err
+}
