@@ -127,3 +127,16 @@ func (proxyConnector) DialContext(ctx context.Context, network, addr string) (ne
 	}
 	return conn, nil
 }
+
+// RemoteAddr returns the address the connection reached, an IP address
+// and port as the operating system saw it, or "" when it went through
+// Config.Dial (a proxy: the address would be the proxy's).
+func (p *Peer) RemoteAddr() string {
+	if p.cfg.Dial != nil {
+		return ""
+	}
+	if tcp, ok := p.conn.RemoteAddr().(*net.TCPAddr); ok {
+		return tcp.String()
+	}
+	return ""
+}

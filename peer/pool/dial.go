@@ -85,6 +85,12 @@ func (p *Pool) dial(ctx context.Context, m *Member) {
 		c.Close()
 		return
 	}
+	if o := p.reachedLocked(m, c); o != nil {
+		c.Close()
+		m.reason = fmt.Sprintf("the same node as %s (both reach %s): not used twice", o.addr, c.RemoteAddr())
+		m.err, m.alias = errors.New(m.reason), o.addr
+		return
+	}
 	m.retire()
 	m.p, m.err, m.reason, m.failures, m.connectedAt = c, nil, "", 0, time.Now()
 	if p.book != nil {
@@ -220,6 +226,23 @@ func nodeKey(addr string) string {
 		return net.JoinHostPort(ip.Unmap().WithZone("").String(), port)
 	}
 	return net.JoinHostPort(strings.ToLower(host), port)
+}
+
+// reachedLocked returns the live member other than m whose connection
+// reached the node c reached (two names, or a name and an address, of one
+// node), or nil; with mu held. Through Config.Dial nothing can be told.
+func (p *Pool) reachedLocked(m *Member, c *peer.Peer) *Member {
+	at := c.RemoteAddr()
+	if at == "" {
+		return nil
+	}
+	key := nodeKey(at)
+	for _, o := range p.members {
+		if o != m && o.p != nil && o.isLive() && o.p.RemoteAddr() != "" && nodeKey(o.p.RemoteAddr()) == key {
+			return o
+		}
+	}
+	return nil
 }
 
 // sameNode returns the member that is addr's node written another way

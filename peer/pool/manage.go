@@ -20,7 +20,8 @@ var ErrNotMember = errors.New("pool: not a member")
 // error; the member is kept either way. An address of a member's node
 // written another way (an IPv4-mapped IPv6 address, a port with a
 // leading zero) is that member; a host name is never taken for an
-// address (see nodeKey).
+// address (see nodeKey), but once dialled, a member whose connection
+// reached a live member's node is that node's alias, not a second peer.
 func (p *Pool) Add(ctx context.Context, addr string, permanent bool) error {
 	if m := p.sameNode(addr); m != nil {
 		p.logf("peer %s is the same node as member %s", addr, m.addr)
