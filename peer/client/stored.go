@@ -97,14 +97,16 @@ func (c *Client) settleStored(ctx context.Context, log *scanLog, h int32, hash c
 	}
 	rep := c.pool.Pick(witnesses)
 	var data []byte
+	// Checked inside fn, where a filter damaged on the way is told from a
+	// lie (peer.ErrDamaged).
 	err = c.conn(rep).GetCFilters(ctx, h, []chainhash.Hash{blockHash}, func(_ int, d []byte) error {
+		if chainhash.DoubleHashH(d) != hash {
+			return peerErr(rep, "getcfilters", fmt.Errorf("%w: filter for block %v (height %d) does not hash to the filter header it sent itself",
+				peer.ErrBadFilter, blockHash, h))
+		}
 		data = d
 		return nil
 	})
-	if err == nil && chainhash.DoubleHashH(data) != hash {
-		err = peerErr(rep, "getcfilters", fmt.Errorf("%w: filter for block %v (height %d) does not hash to the filter header it sent itself",
-			peer.ErrBadFilter, blockHash, h))
-	}
 	if err != nil {
 		return false, &pool.Failure{Member: rep, Err: err}
 	}
