@@ -2,18 +2,15 @@ package peer
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
-	"io"
-	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/peer/chain"
+	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 
 // TestDamagedChecksum: a message whose payload fails the checksum its
@@ -81,13 +78,13 @@ func TestDamageOnTheWay(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := newFlipRelay(t, fx.node.P2PAddr, tt.cmd, tt.at)
-			p := dial(t, r.addr, 10*time.Second)
+			r := peertest.NewDamager(t, fx.node.P2PAddr, tt.cmd, tt.at)
+			p := dial(t, r.Addr, 10*time.Second)
 			err := tt.get(p)
-			if !r.flipped() {
+			if !r.Damaged() {
 				t.Fatalf("no %q message passed the relay (error %v)", tt.cmd, err)
 			}
-			checkPeerError(t, err, r.addr, ErrDamaged)
+			checkPeerError(t, err, r.Addr, ErrDamaged)
 			for _, lie := range []error{ErrProtocol, ErrBadFilter, ErrBadFilterHeader, ErrBadBlock, ErrBadProof, ErrBadHeaders, ErrMissingTransactions} {
 				if errors.Is(err, lie) {
 					t.Fatalf("damage on the way reported as %v: %v", lie, err)
@@ -96,102 +93,4 @@ func TestDamageOnTheWay(t *testing.T) {
 			<-p.Done()
 		})
 	}
-}
-
-// flipRelay is a loopback relay to a node that flips one byte of the
-// payload of the first message of a command it passes to the client.
-type flipRelay struct {
-	addr string
-	cmd  string
-	at   int
-
-	mu   sync.Mutex
-	done bool
-}
-
-func newFlipRelay(t *testing.T, target, cmd string, at int) *flipRelay {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &flipRelay{addr: ln.Addr().String(), cmd: cmd, at: at}
-	var wg sync.WaitGroup
-	var conns []net.Conn
-	var mu sync.Mutex
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			client, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			node, err := net.Dial("tcp", target)
-			if err != nil {
-				client.Close()
-				continue
-			}
-			mu.Lock()
-			conns = append(conns, client, node)
-			mu.Unlock()
-			wg.Add(2)
-			go func() {
-				defer wg.Done()
-				io.Copy(node, client)
-				node.Close()
-			}()
-			go func() {
-				defer wg.Done()
-				r.pipe(client, node)
-				client.Close()
-			}()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	return r
-}
-
-// pipe copies the node's frames to the client, flipping a byte of the
-// first of r.cmd.
-func (r *flipRelay) pipe(client, node net.Conn) {
-	hdr := make([]byte, wire.MessageHeaderSize)
-	for {
-		if _, err := io.ReadFull(node, hdr); err != nil {
-			return
-		}
-		payload := make([]byte, binary.LittleEndian.Uint32(hdr[16:20]))
-		if _, err := io.ReadFull(node, payload); err != nil {
-			return
-		}
-		cmd := strings.TrimRight(string(hdr[4:16]), "\x00")
-		r.mu.Lock()
-		if cmd == r.cmd && !r.done && len(payload) > 0 {
-			i := r.at
-			if i < 0 {
-				i += len(payload)
-			}
-			payload[min(max(i, 0), len(payload)-1)] ^= 0x10
-			r.done = true
-		}
-		r.mu.Unlock()
-		if _, err := client.Write(append(hdr, payload...)); err != nil {
-			return
-		}
-	}
-}
-
-// flipped reports whether the relay has flipped its byte.
-func (r *flipRelay) flipped() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.done
 }

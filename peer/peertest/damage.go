@@ -1,0 +1,92 @@
+package peertest
+
+import (
+	"encoding/binary"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/btcsuite/btcd/wire"
+)
+
+// Damager is a relay on 127.0.0.1 to a node that changes one byte of the
+// payload of the first message of a command it passes from the node to
+// the client, leaving the checksum the node computed: bytes damaged on
+// the way, which the node did not send.
+type Damager struct {
+	// Addr is the relay's address.
+	Addr string
+	cmd  string
+	at   int
+
+	mu   sync.Mutex
+	done bool
+}
+
+// NewDamager starts a relay to target that flips a bit of the byte at
+// offset at of the first cmd message's payload (a negative offset counts
+// from the end); every other byte passes unchanged. It stops when the
+// test ends.
+func NewDamager(t testing.TB, target, cmd string, at int) *Damager {
+	t.Helper()
+	d := &Damager{cmd: cmd, at: at}
+	var s server
+	d.Addr = s.start(t, func(client net.Conn) {
+		node, err := net.Dial("tcp", target)
+		if err != nil {
+			return
+		}
+		if !s.track(node) {
+			return
+		}
+		s.run(func() {
+			io.Copy(node, client)
+			node.Close()
+		})
+		d.pipe(client, node)
+		client.Close()
+	})
+	return d
+}
+
+// Damaged reports whether the relay has changed its byte.
+func (d *Damager) Damaged() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.done
+}
+
+// pipe copies the node's messages to the client, damaging the first of
+// d.cmd.
+func (d *Damager) pipe(client, node net.Conn) {
+	hdr := make([]byte, wire.MessageHeaderSize)
+	for {
+		if _, err := io.ReadFull(node, hdr); err != nil {
+			return
+		}
+		n := binary.LittleEndian.Uint32(hdr[16:20])
+		if n > wire.MaxMessagePayload {
+			return
+		}
+		payload := make([]byte, n)
+		if _, err := io.ReadFull(node, payload); err != nil {
+			return
+		}
+		cmd := strings.TrimRight(string(hdr[4:16]), "\x00")
+		d.mu.Lock()
+		if cmd == d.cmd && !d.done && len(payload) > 0 {
+			i := d.at
+			if i < 0 {
+				i += len(payload)
+			}
+			payload[min(max(i, 0), len(payload)-1)] ^= 0x10
+			d.done = true
+		}
+		d.mu.Unlock()
+		if _, err := client.Write(append(hdr, payload...)); err != nil {
+			return
+		}
+	}
+}
