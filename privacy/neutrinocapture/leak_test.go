@@ -17,6 +17,8 @@ import (
 	"github.com/spvfilter/spvfilter/peer/client"
 	"github.com/spvfilter/spvfilter/peer/peertest"
 	"github.com/spvfilter/spvfilter/privacy/attack"
+	"github.com/spvfilter/spvfilter/privacy/capture"
+	"github.com/spvfilter/spvfilter/privacy/leak"
 	"github.com/spvfilter/spvfilter/privacy/simulate"
 )
 
@@ -25,7 +27,11 @@ import (
 type leakScan struct {
 	name string
 	dir  string // its files' directory under SPVFILTER_LEAK_CAPTURE_DIR
-	scan func(ctx context.Context, t *testing.T, addr string, params *chaincfg.Params, w *peertest.LabelledWallet, tip int32)
+	// relays is the number of relays (peers) the scan is given, 1 if 0.
+	relays int
+	// scan runs the client connected to the relays at addrs, and returns
+	// its own leak report (nil: the client makes none).
+	scan func(ctx context.Context, t *testing.T, addrs []string, params *chaincfg.Params, w *peertest.LabelledWallet, tip int32) *leak.Leak
 	// check holds the attack's conclusions to what the client promises.
 	check func(t *testing.T, shape peertest.WalletChain, row leakRow)
 }
@@ -48,6 +54,9 @@ type leakRow struct {
 	// own are the wallet's scripts of two or more appearances: k, and
 	// the highest P of a match or group holding it.
 	own []ownScript
+	// agree are the client's leak report beside the attack on the
+	// capture, per peer and colluding (none when it makes no report).
+	agree []agreeRow
 }
 
 // ownScript is one of the wallet's scripts as the attack saw it.
@@ -80,9 +89,16 @@ func wantP(shape peertest.WalletChain, k int) float64 {
 // 90% of the wallet's scripts of two or more appearances attributed, in a
 // match or a group, at P >= 0.95 (wantP: on the short chain, those seen
 // twice at 0.5), and no claim at 0.95 wrong: the leak covers exist to
-// close. The table is logged, and with SPVFILTER_LEAK_CAPTURE_DIR=DIR
-// each scan's capture, index, labels and report are kept in DIR/<scan>
-// for "privacy fetches" and "privacy evaluate" to be run by hand:
+// close. spvfilter's scan is also run with two peers, each behind a
+// relay of its own, its fetches spread over both; that row is the
+// attack on both captures joined (colluding nodes). Each spvfilter scan
+// asks for its own leak report (ScanRequest.Leak), which must not say
+// less than the attack on its capture, per peer and colluding (see
+// agreement). Both tables are logged, and with
+// SPVFILTER_LEAK_CAPTURE_DIR=DIR each scan's capture (with two relays,
+// the second in fetch-capture-2.jsonl), index, labels and report are
+// kept in DIR/<scan> for "privacy fetches" and "privacy evaluate" to be
+// run by hand:
 //
 //	go test -run TestLeakAgainstCapture -v
 //	SPVFILTER_WALLET_CHAIN=long go test -run TestLeakAgainstCapture -v -timeout 60m
@@ -103,15 +119,21 @@ func TestLeakAgainstCapture(t *testing.T) {
 	scans := []leakScan{
 		{name: "neutrino v0.16.0", dir: "neutrino", scan: neutrinoScan, check: attributed},
 		{name: "spvfilter, no protection", dir: "spvfilter", scan: spvfilterScan, check: attributed},
+		// Two peers, fetches spread over both: each saw about half the
+		// wallet's blocks, colluding they saw them all, and the row is
+		// theirs.
+		{name: "spvfilter, two peers colluding", dir: "spvfilter-2", relays: 2, scan: spvfilterScan, check: attributed},
 		// The protected scan, spvfilter with --privacy-target 0.5
 		// (Config.PrivacyTarget), is the row to add here once the
 		// client fetches covers, with its own check: no watched script
 		// above 0.5 under the cover-aware attack.
 	}
 	var rows []leakRow
+	var agree []agreeRow
 	for _, sc := range scans {
 		row := measureLeak(ctx, t, sc, node, chain, index, hashes)
 		rows = append(rows, row)
+		agree = append(agree, row.agree...)
 		sc.check(t, shape, row)
 	}
 	var b strings.Builder
@@ -122,6 +144,7 @@ func TestLeakAgainstCapture(t *testing.T) {
 			r.matched, r.multi, r.attributed, r.alone, r.attributedLikely, r.highest, r.walletGroups, r.groupsAttributed, r.groupsClaimed, r.right)
 	}
 	t.Log(b.String())
+	t.Log(agreeTable(agree))
 }
 
 // attributed is the check of a client that fetches exactly its wallet's
@@ -154,11 +177,16 @@ func measureLeak(ctx context.Context, t *testing.T, sc leakScan, node *peertest.
 	t.Helper()
 	w, tip := chain.Wallets[0], chain.Tip
 	var took time.Duration
-	raw, sessions := throughRelay(ctx, t, node, func(addr string) {
+	var report *leak.Leak
+	relays := throughRelays(ctx, t, node, max(sc.relays, 1), func(addrs []string) {
 		began := time.Now()
-		sc.scan(ctx, t, addr, node.Params, w, tip)
+		report = sc.scan(ctx, t, addrs, node.Params, w, tip)
 		took = time.Since(began)
 	})
+	var sessions []*capture.FetchSession
+	for _, rc := range relays {
+		sessions = append(sessions, rc.sessions...)
+	}
 	reps := analyze(t, sessions, index)
 	labels := fetchLabels(node.Params.Name, tip, chain.Wallets)
 	for _, s := range sessions {
@@ -166,9 +194,24 @@ func measureLeak(ctx context.Context, t *testing.T, sc leakScan, node *peertest.
 	}
 	doc, score := evaluate(t, node.Params.Name, labels, reps)
 	if dir := os.Getenv("SPVFILTER_LEAK_CAPTURE_DIR"); dir != "" {
-		writeFiles(t, filepath.Join(dir, sc.dir), raw, index, labels, doc)
+		writeFiles(t, filepath.Join(dir, sc.dir), relays[0].raw, index, labels, doc)
+		for i, rc := range relays[1:] {
+			if err := os.WriteFile(filepath.Join(dir, sc.dir, fmt.Sprintf("fetch-capture-%d.jsonl", i+2)), rc.raw, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	row := leakRow{name: sc.name, sessions: len(reps)}
+	if report != nil {
+		var short []string
+		row.agree, short = agreement(t, sc.name, report, relays, index, w.Scripts)
+		for _, s := range short {
+			t.Errorf("%s: the client's leak report disagrees with the attack on its capture: %s", sc.name, s)
+		}
+		for _, warn := range report.Warnings {
+			t.Logf("%s: the leak report warns: %s", sc.name, warn)
+		}
+	}
 	for _, m := range score.Mistakes {
 		if m.Probability >= simulate.ConfidentP {
 			row.wrong++
@@ -178,7 +221,11 @@ func measureLeak(ctx context.Context, t *testing.T, sc leakScan, node *peertest.
 	if g := score.CandidateGroups; g != nil {
 		row.groupsClaimed, row.right = g.Confident.Count, g.Confident.Right
 	}
-	row.attribute(t, reps, chain)
+	if len(relays) > 1 {
+		row.attribute(t, []*attack.FetchReport{colluding(t, sessions, index)}, chain)
+	} else {
+		row.attribute(t, reps, chain)
+	}
 	t.Logf("%s: scanned in %v; %d sessions; %d of the wallet's %d scripts of k >= 2 at P >= 0.95",
 		sc.name, took.Round(time.Millisecond), len(reps), row.attributed, row.multi)
 	logScore(t, score)
@@ -247,15 +294,17 @@ func (row *leakRow) attribute(t *testing.T, reps []*attack.FetchReport, chain *p
 }
 
 // neutrinoScan is a neutrino Rescan of the wallet's addresses.
-func neutrinoScan(ctx context.Context, t *testing.T, addr string, params *chaincfg.Params, w *peertest.LabelledWallet, tip int32) {
-	rescan(ctx, t, addr, params, walletAddrs(t, params, w), w.Birth, tip)
+func neutrinoScan(ctx context.Context, t *testing.T, addrs []string, params *chaincfg.Params, w *peertest.LabelledWallet, tip int32) *leak.Leak {
+	rescan(ctx, t, addrs[0], params, walletAddrs(t, params, w), w.Birth, tip)
+	return nil
 }
 
 // spvfilterScan is spvfilter's BIP 157 scan of the wallet's scripts with
-// the client's defaults, connected to addr only.
-func spvfilterScan(ctx context.Context, t *testing.T, addr string, params *chaincfg.Params, w *peertest.LabelledWallet, tip int32) {
+// the client's defaults (fetches spread evenly over the peers),
+// connected to addrs only, asking for its leak report.
+func spvfilterScan(ctx context.Context, t *testing.T, addrs []string, params *chaincfg.Params, w *peertest.LabelledWallet, tip int32) *leak.Leak {
 	t.Helper()
-	c, err := client.Connect(ctx, client.Config{Peers: []string{addr}, Params: params, ConnectOnly: true, Timeout: 30 * time.Second})
+	c, err := client.Connect(ctx, client.Config{Peers: addrs, Params: params, ConnectOnly: true, Timeout: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,13 +320,17 @@ func spvfilterScan(ctx context.Context, t *testing.T, addr string, params *chain
 		}
 		watch = append(watch, client.ScriptItem(script))
 	}
-	res, err := c.ScanBIP157(ctx, client.ScanRequest{Watch: watch, From: w.Birth, To: tip})
+	res, err := c.ScanBIP157(ctx, client.ScanRequest{Watch: watch, From: w.Birth, To: tip, Leak: true})
 	if err != nil {
 		t.Fatalf("spvfilter scan: %v", err)
 	}
 	if len(res.Matches) == 0 {
 		t.Fatal("spvfilter scan: no match")
 	}
+	if res.Leak == nil {
+		t.Fatalf("spvfilter scan: no leak report (%q)", res.Warnings)
+	}
+	return res.Leak
 }
 
 // walletAddrs decodes the wallet's addresses.
