@@ -23,12 +23,14 @@ import (
 // colluding, the watched scripts the attack attributes at P >= 0.95 and
 // at P >= 0.5 and its highest posterior of a watched script. Compute
 // documents its report as conservative: what it could not test is taken
-// to appear where it was not seen, which only raises the probabilities,
-// and its null is the labelled one (the class's groups that hold no own
-// script) rather than the attacker's shifts of the fetched set. So the
-// client may say more than the attacker concludes, never less: each
-// count of the report at least the attack's, its highest posterior at
-// least the attack's less agreeSlack. How much more it says is logged.
+// to appear where it was not seen, which only raises the probabilities.
+// Its null differs too: the labelled one (a class's groups that hold no
+// own script), where the attacker on a capture has the shifts of the
+// fetched set. The report may therefore say more than the attacker
+// concludes, never less: each count of the report at least the
+// attack's, its highest posterior at least the attack's less
+// agreeSlack. How much more it says is logged, script by script. The
+// blocks it says each peer was asked for must be those the relay saw.
 
 // agreeSlack is how far below the attack's highest posterior the
 // client's may lie: the rounding of two computations of one share.
@@ -302,6 +304,36 @@ func TestUnderReportCaught(t *testing.T) {
 	}
 }
 
+// TestBlocksMismatchCaught shows the check of the ledger against the
+// capture can fail: a report that leaves out a fetched block, or says a
+// peer scanned fewer blocks than its relay saw, is named; a wider
+// scanned range is allowed only for the peers colluding.
+func TestBlocksMismatchCaught(t *testing.T) {
+	att := &attack.FetchReport{ScannedBlocks: 300, FetchedHeights: []int32{153, 165}}
+	cases := []struct {
+		name    string
+		scanned uint64
+		fetched []int32
+		wider   bool
+		short   int
+	}{
+		{"the same", 300, []int32{153, 165}, false, 0},
+		{"a block left out", 300, []int32{153}, false, 1},
+		{"fewer scanned", 299, []int32{153, 165}, true, 1},
+		{"more scanned, one peer", 451, []int32{153, 165}, false, 1},
+		{"more scanned, colluding", 451, []int32{153, 165}, true, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			pl := &leak.PeerLeak{BlocksScanned: c.scanned, FetchedHeights: c.fetched}
+			if got := sameBlocks("peer 1", pl, att, c.wider); len(got) != c.short {
+				t.Errorf("%d mismatches %q, want %d", len(got), got, c.short)
+			}
+		})
+	}
+}
+
+// fmtp prints a height that may be absent.
 func fmtp(p *int32) any {
 	if p == nil {
 		return nil

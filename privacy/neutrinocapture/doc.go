@@ -30,8 +30,9 @@
 // quotes. spvfilter's scans, with one peer and with two, ask for the
 // client's own leak report, which is held to the attack on their
 // capture: per peer and colluding, never fewer watched scripts at
-// P >= 0.95 or at P >= 0.5, nor a lower highest posterior. The default chain has 450 blocks; the long one, 2,000 blocks
-// with the wallet's 20 scripts in 40, is run by hand:
+// P >= 0.95 or at P >= 0.5, nor a lower highest posterior. The default
+// chain has 450 blocks; the long one, 2,000 blocks with the wallet's 20
+// scripts in 40, is run by hand:
 //
 //	SPVFILTER_WALLET_CHAIN=long go test -run TestLeakAgainstCapture -v -timeout 60m
 package neutrinocapture
