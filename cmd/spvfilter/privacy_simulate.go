@@ -194,7 +194,7 @@ func wrapIndented(s string, width int) string {
 func addSimulateFlags(fl *pflag.FlagSet, f *simulateFlags) {
 	o := &f.o
 	fl.Uint64Var(&o.Seed, "seed", o.Seed, "the seed: the same flags and seed give the same files")
-	fl.Var(regimeValue{&o.Regime}, "regime", "how the wallets behave: standard, payments, reuse, lookahead, change, clustered, heavy-tail, shrink, shared-client or mixed")
+	fl.Var(regimeValue{&o.Regime}, "regime", "how the wallets behave: standard, payments, reuse, lookahead, change, clustered, heavy-tail, shrink, shared-client, mixed or covered")
 	fl.IntVar(&o.Wallets, "wallets", o.Wallets, "BIP 37 wallets")
 	fl.Var(intRangeValue{&o.Sessions}, "sessions", "sessions per wallet, N or MIN..MAX (uniform)")
 	fl.Var(intRangeValue{&o.Addresses}, "addresses", "addresses per wallet, N or MIN..MAX (log-uniform; Pareto in heavy-tail and mixed)")
@@ -214,6 +214,7 @@ func addSimulateFlags(fl *pflag.FlagSet, f *simulateFlags) {
 	fl.Var(intRangeValue{&o.Fetch.Payers}, "payers", "payers of each BIP 157 wallet, N or MIN..MAX")
 	fl.IntVar(&o.Fetch.Decoys, "decoys", o.Fetch.Decoys, "random blocks each BIP 157 session fetches on purpose")
 	fl.IntVar(&o.Fetch.Noise, "fetch-noise", o.Fetch.Noise, "BIP 157 sessions of no wallet (random downloads)")
+	fl.Float64Var(&o.Fetch.CoverTarget, "cover-target", o.Fetch.CoverTarget, "covered regime: the target in (0, 1) its clients draw covers to (attack the capture with privacy fetches --cover-target of the same value)")
 	fl.StringVar(&f.out, "out", "", "directory to write the files into (created if needed)")
 	fl.BoolVar(&f.force, "force", false, "replace the files of an earlier simulation in --out, and remove those this one does not write")
 }
@@ -270,6 +271,11 @@ type simulateFetchSummary struct {
 	FetchedBlockCount  int `json:"blocks_fetched"`
 	DecoyBlockCount    int `json:"decoy_block_count"`
 	FalsePositiveCount int `json:"false_positive_block_count"`
+	// The covered regime: the covers drawn, those the chain could not
+	// give, and the blocks fetched for covers alone.
+	CoverCount        int `json:"cover_count,omitempty"`
+	CoverMissingCount int `json:"cover_missing_count,omitempty"`
+	CoverBlockCount   int `json:"cover_block_count,omitempty"`
 }
 
 // checkSessions refuses, naming their flags, options that leave a side
@@ -412,18 +418,25 @@ func summarize(f *simulateFlags, l *simulate.Labels, files simulate.Files) simul
 		for _, w := range x.Wallets {
 			fs.ScriptCount += len(w.Scripts)
 			fs.PayerChangeCount += len(w.PayerChange)
+			fs.CoverCount += len(w.Covers)
+			fs.CoverMissingCount += w.CoversMissing
 		}
 		for _, s := range x.Sessions {
 			if s.Kind == simulate.KindNoise {
 				fs.NoiseSessionCount++
 			}
-			fs.FetchedBlockCount += len(s.WalletHeights) + len(s.DecoyHeights) + len(s.FalsePositiveHeights)
+			fs.FetchedBlockCount += len(s.WalletHeights) + len(s.DecoyHeights) + len(s.FalsePositiveHeights) + len(s.CoverHeights)
 			fs.DecoyBlockCount += len(s.DecoyHeights)
+			fs.CoverBlockCount += len(s.CoverHeights)
 			fs.FalsePositiveCount += len(s.FalsePositiveHeights)
 		}
 		out.Fetch = fs
+		cover := ""
+		if l.Options.Regime == simulate.RegimeCovered {
+			cover = fmt.Sprintf(" --cover-target %g", l.Options.Fetch.CoverTarget)
+		}
 		out.Commands = append(out.Commands,
-			fmt.Sprintf("spvfilter privacy fetches --capture %s --index %s --json > fetches.json", files.FetchCapture, files.Index),
+			fmt.Sprintf("spvfilter privacy fetches --capture %s --index %s%s --json > fetches.json", files.FetchCapture, files.Index, cover),
 			fmt.Sprintf("spvfilter privacy evaluate --labels %s --report fetches.json", files.Labels))
 	}
 	return out
@@ -439,6 +452,9 @@ func printSimulate(w io.Writer, out *simulateOutput) {
 			out.Files.Index, fs.BlockCount, fs.CandidateCount, fs.ScriptCount, fs.WalletCount, fs.PayerChangeCount)
 		fmt.Fprintf(w, "  %s: %d sessions (%d noise), %d blocks fetched: %d decoys, %d by a filter's chance match\n",
 			out.Files.FetchCapture, fs.SessionCount, fs.NoiseSessionCount, fs.FetchedBlockCount, fs.DecoyBlockCount, fs.FalsePositiveCount)
+		if fs.CoverCount > 0 {
+			fmt.Fprintf(w, "  covers: %d scripts of others, each with an output beside it (%d the chain could not give), %d blocks fetched for them alone\n", fs.CoverCount, fs.CoverMissingCount, fs.CoverBlockCount)
+		}
 	}
 	fmt.Fprintf(w, "  %s: the truth\n\nnext:\n", out.Files.Labels)
 	for _, c := range out.Commands {

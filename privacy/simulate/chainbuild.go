@@ -57,6 +57,11 @@ type script struct {
 	// recorded only for the scripts the labels need.
 	heights []int32
 	track   bool
+	// spends are the blocks an input spends it in, recorded as heights
+	// are (the covered regime's profiles need them), and born the
+	// transaction that first pays it, from 1 (0: not recorded).
+	spends []int32
+	born   int
 }
 
 // coin is an unspent output.
@@ -75,8 +80,14 @@ type blockSink func(h int32, b *wire.MsgBlock) error
 type chainBuilder struct {
 	rng       *rand.Rand
 	clustered bool
-	txs       int // background transactions per block
-	scripts   []script
+	// trackAll records every script's heights, spends and first
+	// transaction, and txOuts the scripts each transaction pays (the
+	// covered regime draws covers from the background by their profiles,
+	// with their transactions' other outputs).
+	trackAll bool
+	txOuts   [][]uint32
+	txs      int // background transactions per block
+	scripts  []script
 	// pool holds the background's unspent outputs, the newest last;
 	// others every background script, busy the busy ones.
 	pool   []coin
@@ -132,8 +143,17 @@ func (b *chainBuilder) tracked(id uint32) uint32 {
 // made.
 func (b *chainBuilder) appear(id uint32) {
 	s := &b.scripts[id]
-	if s.track && (len(s.heights) == 0 || s.heights[len(s.heights)-1] != b.h) {
+	if (s.track || b.trackAll) && (len(s.heights) == 0 || s.heights[len(s.heights)-1] != b.h) {
 		s.heights = append(s.heights, b.h)
+	}
+}
+
+// spend records that an input of the block being made spends a
+// script's output (when its heights are recorded).
+func (b *chainBuilder) spend(id uint32) {
+	s := &b.scripts[id]
+	if (s.track || b.trackAll) && (len(s.spends) == 0 || s.spends[len(s.spends)-1] != b.h) {
+		s.spends = append(s.spends, b.h)
 	}
 }
 
@@ -152,10 +172,19 @@ func (b *chainBuilder) tx(ins []coin, outs []uint32) []coin {
 		}
 		tx.AddTxIn(in)
 		b.appear(c.script)
+		b.spend(c.script)
 	}
 	for _, id := range outs {
 		tx.AddTxOut(wire.NewTxOut(outputValue, b.scripts[id].pk))
 		b.appear(id)
+	}
+	if b.trackAll {
+		b.txOuts = append(b.txOuts, outs)
+		for _, id := range outs {
+			if b.scripts[id].born == 0 {
+				b.scripts[id].born = len(b.txOuts)
+			}
+		}
 	}
 	b.block = append(b.block, tx)
 	hash := tx.TxHash()

@@ -121,7 +121,27 @@
 //     rescan from a random later height;
 //   - shared-client: wallets two or three to a client address, a third of
 //     their sessions holding (or fetching for) all of them at once;
-//   - mixed: all of these.
+//   - mixed: all of these (not covered);
+//   - covered: BIP 157 clients fetch, beside their wallet's blocks, the
+//     blocks of cover scripts of others (FetchOptions.CoverTarget, 0.5
+//     by default). Each wallet's covers are drawn once, for all its
+//     sessions, as the client draws them: leak.Need sizes them per class
+//     so that the wallet holds at most the target's share of each class's
+//     groups, and leak.Draw draws them from the chain's scripts of no
+//     wallet, payer or payee whose appearances lie in the wallet's range
+//     and in none of its blocks, to the wallet's profiles (class, spent,
+//     type, era; a short profile gives up its era, then its type, then
+//     spent, never its class; FetchWallet.CoversMissing counts what is
+//     still short). Each cover comes with a mate, an output of the
+//     transaction that paid it that appears nowhere else, which the
+//     attack groups with it as it groups a payer's change with a payment
+//     (FetchWallet.CoverMates). It breaks "the client fetches only its
+//     own blocks";
+//     an attack told the target ("privacy fetches --cover-target")
+//     assumes covers it cannot tell from the wallet's scripts, which this
+//     regime grants for the features of a profile. A wallet's payments
+//     chain through its payers' change into large groups, which covers
+//     drawn by profile do not copy (TestCoverDistinguisher measures it).
 //
 // # Scoring
 //

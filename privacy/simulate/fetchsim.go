@@ -52,6 +52,8 @@ type fetchWalletSim struct {
 	payerScript []uint32
 	payees      []uint32
 	payerChange []uint32
+	// covers are its client's cover scripts (the covered regime).
+	covers []uint32
 }
 
 // fetchSessionSim is a session and the wallets it scans for.
@@ -232,6 +234,16 @@ func (f *fetchSim) makeLabels() {
 		for _, id := range w.payees {
 			w.label.Payees = append(w.label.Payees, b.scripts[id].name)
 		}
+		if f.s.spec.covered {
+			w.covers, w.label.CoversMissing = f.drawCovers(w, w.label.Birth, tip, o.CoverTarget, f.rng.Uint64())
+			for i, id := range w.covers {
+				if i%2 == 0 {
+					w.label.Covers = append(w.label.Covers, b.scripts[id].name)
+				} else {
+					w.label.CoverMates = append(w.label.CoverMates, b.scripts[id].name)
+				}
+			}
+		}
 		for k := range uniformInt(f.rng, o.Sessions) {
 			from := w.label.Birth
 			if f.s.spec.shrink && k > 0 {
@@ -292,7 +304,7 @@ func (f *fetchSim) walletSession(members []*fetchWalletSim, from, to int32) *fet
 		if len(members) > 1 {
 			s.Wallets = append(s.Wallets, m.label.ID)
 		}
-		watched += len(m.scripts) + f.s.spec.lookahead
+		watched += len(m.scripts) + len(m.covers) + f.s.spec.lookahead
 		for _, id := range m.scripts {
 			in := false
 			for _, h := range b.scripts[id].heights {
@@ -308,6 +320,10 @@ func (f *fetchSim) walletSession(members []*fetchWalletSim, from, to int32) *fet
 	s.WalletHeights = sortedHeights(own)
 	pfp := -math.Expm1(float64(watched) * math.Log1p(-1.0/bip158M))
 	taken := heightSet(s.WalletHeights)
+	for _, m := range members {
+		s.CoverHeights = append(s.CoverHeights, f.coverHeights(m.covers, from, to, taken)...)
+	}
+	slices.Sort(s.CoverHeights)
 	s.FalsePositiveHeights = f.chanceHeights(from, to, pfp, taken)
 	s.DecoyHeights = f.randomHeights(from, to, f.opts.Decoys, taken)
 	return s

@@ -370,6 +370,7 @@ func (s *Scenario) buildChain(onBlock blockSink) error {
 		}
 	}
 	b := newChainBuilder(newRand(s.opts.Seed, streamChain), s.opts.Chain.TxsPerBlock, s.spec.clustered, sink)
+	b.trackAll = s.spec.covered
 	s.chain = b
 	for h := range int32(s.opts.Chain.Blocks) {
 		b.startBlock(h)

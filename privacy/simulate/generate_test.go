@@ -358,6 +358,56 @@ func checkChain(t *testing.T, l *Labels, f files) {
 			}
 		}
 	}
+	// A cover and its mate share the transaction that pays them, the
+	// mate appears only there, and neither is a wallet's or in a block of
+	// the wallet's.
+	coversOf := map[string][]string{}
+	for _, w := range x.Wallets {
+		if len(w.CoverMates) != len(w.Covers) {
+			t.Fatalf("wallet %s: %d covers, %d mates", w.ID, len(w.Covers), len(w.CoverMates))
+		}
+		own := map[int32]bool{}
+		for _, s := range w.Scripts {
+			for _, h := range heights[s] {
+				own[h] = true
+			}
+		}
+		for i, c := range w.Covers {
+			m := w.CoverMates[i]
+			shared := false
+			for tx := range txs[m] {
+				shared = shared || txs[c][tx]
+			}
+			if !shared || len(heights[m]) != 1 {
+				t.Fatalf("wallet %s: cover %s and mate %s: mate in %v, sharing a transaction %v", w.ID, c, m, heights[m], shared)
+			}
+			for _, h := range heights[c] {
+				if own[h] {
+					t.Fatalf("wallet %s: cover %s in the wallet's block %d", w.ID, c, h)
+				}
+			}
+		}
+		coversOf[w.ID] = slices.Concat(w.Covers, w.CoverMates)
+	}
+	// The blocks of a session's covers in the range it scanned, beside
+	// its wallets'.
+	coverBlocks := func(lab *FetchSession) []int32 {
+		own := map[int32]bool{}
+		for _, h := range lab.WalletHeights {
+			own[h] = true
+		}
+		set := map[int32]bool{}
+		for _, w := range walletsOf(lab.Wallet, lab.Wallets) {
+			for _, s := range coversOf[w] {
+				for _, h := range heights[s] {
+					if h >= lab.ScannedFrom && h <= lab.ScannedTo && !own[h] {
+						set[h] = true
+					}
+				}
+			}
+		}
+		return sortedHeights(set)
+	}
 	// The blocks and scripts of a session's wallets in the range it
 	// scanned.
 	inRange := func(lab *FetchSession) ([]int32, []string) {
@@ -406,9 +456,12 @@ func checkChain(t *testing.T, l *Labels, f files) {
 			got = append(got, height)
 		}
 		slices.Sort(got)
-		want := slices.Sorted(slices.Values(slices.Concat(lab.WalletHeights, lab.DecoyHeights, lab.FalsePositiveHeights)))
+		want := slices.Sorted(slices.Values(slices.Concat(lab.WalletHeights, lab.DecoyHeights, lab.FalsePositiveHeights, lab.CoverHeights)))
 		if !slices.Equal(got, want) {
 			t.Fatalf("session %s fetched %v, labels %v", s.ID, got, want)
+		}
+		if hs := coverBlocks(lab); !slices.Equal(lab.CoverHeights, hs) {
+			t.Fatalf("session %s: cover heights %v, the index says %v", s.ID, lab.CoverHeights, hs)
 		}
 		if lab.Kind == KindWallet && len(lab.DecoyHeights) != l.Options.Fetch.Decoys {
 			t.Fatalf("session %s: %d decoys, want %d", s.ID, len(lab.DecoyHeights), l.Options.Fetch.Decoys)

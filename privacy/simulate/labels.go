@@ -143,6 +143,15 @@ type FetchWallet struct {
 	Scripts     []string `json:"scripts"`
 	PayerChange []string `json:"payer_change"`
 	Payees      []string `json:"payees"`
+	// Covers are the scripts of others its client fetches the blocks of
+	// to hide its own (the covered regime), drawn to its scripts'
+	// profiles; CoverMates, one per cover, an output beside it that
+	// appears only there (the attack groups the two, as it groups a
+	// payer's change with a payment); CoversMissing the covers its
+	// profiles needed that the chain could not give.
+	Covers        []string `json:"covers,omitempty"`
+	CoverMates    []string `json:"cover_mates,omitempty"`
+	CoversMissing int      `json:"covers_missing,omitempty"`
 }
 
 // FetchSession is one BIP 157 connection: the range it scanned and why it
@@ -168,6 +177,9 @@ type FetchSession struct {
 	WalletHeights        []int32 `json:"wallet_heights"`
 	DecoyHeights         []int32 `json:"decoy_heights"`
 	FalsePositiveHeights []int32 `json:"false_positive_heights"`
+	// CoverHeights are the blocks fetched for its wallets' covers alone
+	// (the covered regime).
+	CoverHeights []int32 `json:"cover_heights,omitempty"`
 }
 
 // ReadLabels reads and checks a labels file (see Labels): exactly one JSON
@@ -417,7 +429,7 @@ func (t *truth) addFetch(f *FetchLabels) error {
 				return fmt.Errorf("%w: fetch session %s: script %q of none of its wallets", ErrBadLabels, s.ID, sc)
 			}
 		}
-		for _, h := range slices.Concat(s.WalletHeights, s.DecoyHeights, s.FalsePositiveHeights) {
+		for _, h := range slices.Concat(s.WalletHeights, s.DecoyHeights, s.FalsePositiveHeights, s.CoverHeights) {
 			if h < s.ScannedFrom || h > s.ScannedTo {
 				return fmt.Errorf("%w: fetch session %s: height %d outside its scan %d..%d", ErrBadLabels, s.ID, h, s.ScannedFrom, s.ScannedTo)
 			}

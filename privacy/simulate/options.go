@@ -132,6 +132,9 @@ type FetchOptions struct {
 	Decoys   int      `json:"decoys_per_session"`
 	// Noise sessions fetch random blocks for no wallet.
 	Noise int `json:"noise_session_count"`
+	// CoverTarget is the target the covered regime's clients draw covers
+	// to (see RegimeCovered), in (0, 1); other regimes ignore it.
+	CoverTarget float64 `json:"cover_target,omitempty"`
 }
 
 // DefaultOptions are the defaults of "spvfilter privacy simulate", the
@@ -216,6 +219,9 @@ func (o *Options) validate() error {
 	}
 	if err := firstFailed(checks); err != nil {
 		return err
+	}
+	if o.Regime == RegimeCovered && o.Fetch.Wallets > 0 && !(o.Fetch.CoverTarget > 0 && o.Fetch.CoverTarget < 1) {
+		return &model.FieldError{Kind: ErrBadOptions, Field: "fetch.cover_target", Value: fmt.Sprint(o.Fetch.CoverTarget), Msg: "the covered regime needs a target in (0, 1)"}
 	}
 	return o.Fetch.validate(o.Chain.Blocks)
 }

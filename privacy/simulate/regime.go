@@ -26,7 +26,12 @@ const (
 	RegimeShrink       Regime = "shrink"
 	RegimeSharedClient Regime = "shared-client"
 	RegimeMixed        Regime = "mixed"
+	RegimeCovered      Regime = "covered"
 )
+
+// DefaultCoverTarget is the covered regime's target when its options name
+// none.
+const DefaultCoverTarget = 0.5
 
 // RegimeInfo describes a regime: what its wallets do, and which
 // assumption of the attacks it breaks.
@@ -68,8 +73,11 @@ var regimes = []RegimeInfo{
 		"wallets behind one client address, two or three to a client: their sessions come from one address, and a third of them load one filter (or fetch the blocks) of all the client's wallets at once",
 		"one session, one wallet: a session of two wallets shares addresses with each of them"},
 	{RegimeMixed,
-		"all of the above at once (the sizes of heavy-tail)",
+		"all of the above at once (the sizes of heavy-tail, not covered)",
 		"all of the above"},
+	{RegimeCovered,
+		"BIP 157 clients fetch, beside their own blocks, the blocks of cover scripts of others drawn to the wallet's profiles (appearances, spent, type, era) with leak.Need and leak.Draw so that no class holds more than the target's share of wallet scripts (fetch.cover_target, 0.5 unless set), each with an output beside it that the attack groups with it; one cover set per wallet for all its sessions",
+		"\"the client fetches only its own blocks\": an attack told the target (fetches --cover-target) assumes covers it cannot tell from the wallet's scripts, so it is tested on covers drawn as the client draws them"},
 }
 
 // Regimes lists every regime with what it does and what it breaks.
@@ -106,6 +114,7 @@ type regimeSpec struct {
 	sharedClient  bool    // wallets share client addresses and sessions
 	batchPayments bool    // BIP 157 payments of several scripts in one transaction
 	heavyPayments bool    // BIP 157 payments per wallet heavy-tailed
+	covered       bool    // BIP 157 clients fetch covers' blocks too
 }
 
 // spec returns what regime r changes.
@@ -130,6 +139,7 @@ func (r Regime) spec() regimeSpec {
 	}
 	s.shrink = r == RegimeShrink || all
 	s.sharedClient = r == RegimeSharedClient || all
+	s.covered = r == RegimeCovered
 	return s
 }
 
@@ -150,6 +160,8 @@ func RegimeOptions(r Regime) (Options, error) {
 	case RegimeMixed:
 		o.Addresses, o.Sessions, o.PayFraction = IntRange{1, 20_000}, IntRange{1, 8}, 0.6
 		o.Fetch.Payments = IntRange{1, 200}
+	case RegimeCovered:
+		o.Fetch.CoverTarget = DefaultCoverTarget
 	}
 	return o, nil
 }

@@ -222,7 +222,7 @@ func (s *Scenario) WriteFetchCapture(w io.Writer) error {
 				}
 			}
 		}
-		fetched := slices.Concat(fs.WalletHeights, fs.DecoyHeights, fs.FalsePositiveHeights)
+		fetched := slices.Concat(fs.WalletHeights, fs.DecoyHeights, fs.FalsePositiveHeights, fs.CoverHeights)
 		slices.Sort(fetched)
 		for part := range slices.Chunk(fetched, getDataBatch) {
 			var blocks []capture.BlockRequest
