@@ -30,6 +30,13 @@ func fetchScenario(t *testing.T, r simulate.Regime, seed uint64, target float64)
 	if r == simulate.RegimeCovered {
 		o.Fetch.CoverTarget = target
 	}
+	return generateFetch(t, o)
+}
+
+// generateFetch simulates o and writes its fetch capture and appearance
+// index.
+func generateFetch(t *testing.T, o simulate.Options) (*simulate.Scenario, *bytes.Buffer, *bytes.Buffer) {
+	t.Helper()
 	sc, err := simulate.Generate(o)
 	if err != nil {
 		t.Fatal(err)

@@ -235,16 +235,12 @@ func (f *fetchSim) makeLabels() {
 			w.label.Payees = append(w.label.Payees, b.scripts[id].name)
 		}
 		if f.s.spec.covered {
-			w.covers, w.label.CoversMissing = f.drawCovers(w, w.label.Birth, tip, o.CoverTarget, f.rng.Uint64())
-			for i, id := range w.covers {
-				if i%2 == 0 {
-					w.label.Covers = append(w.label.Covers, b.scripts[id].name)
-				} else {
-					w.label.CoverMates = append(w.label.CoverMates, b.scripts[id].name)
-				}
-			}
+			f.newCovers(w, tip)
 		}
 		for k := range uniformInt(f.rng, o.Sessions) {
+			if f.s.spec.covered && o.FreshCovers && k > 0 {
+				f.newCovers(w, tip)
+			}
 			from := w.label.Birth
 			if f.s.spec.shrink && k > 0 {
 				from += int32(f.rng.IntN(int(tip-from) + 1))
@@ -277,6 +273,23 @@ func (f *fetchSim) makeLabels() {
 		}
 		s.Client = fmt.Sprintf("%s:%d", host, 10000+f.rng.IntN(50000))
 		f.labels.Sessions = append(f.labels.Sessions, s.FetchSession)
+	}
+}
+
+// newCovers draws wallet w's covers over its birth..tip and adds them to
+// its label.
+func (f *fetchSim) newCovers(w *fetchWalletSim, tip int32) {
+	b := f.s.chain
+	covers, missing := f.drawCovers(w, w.label.Birth, tip, f.opts.CoverTarget, f.rng.Uint64())
+	w.covers = covers
+	w.label.CoversMissing += missing
+	for i, id := range covers {
+		name := b.scripts[id].name
+		if i%2 == 0 {
+			w.label.Covers = append(w.label.Covers, name)
+		} else {
+			w.label.CoverMates = append(w.label.CoverMates, name)
+		}
 	}
 }
 

@@ -135,6 +135,11 @@ type FetchOptions struct {
 	// CoverTarget is the target the covered regime's clients draw covers
 	// to (see RegimeCovered), in (0, 1); other regimes ignore it.
 	CoverTarget float64 `json:"cover_target,omitempty"`
+	// FreshCovers, in the covered regime, draws a new cover set for each
+	// session, as a client that lost its cover file would: the negative
+	// control of intersecting sessions, which strips such covers. Its
+	// labels list every set's covers (a cover may be listed twice).
+	FreshCovers bool `json:"fresh_covers,omitempty"`
 }
 
 // DefaultOptions are the defaults of "spvfilter privacy simulate", the
