@@ -268,6 +268,7 @@ func TestPrivacySimulateBadInput(t *testing.T) {
 		{"privacy", "simulate", "--out", dir, "--pay-fraction", "1.5"},
 		{"privacy", "simulate", "--out", dir, "--blocks", "5"},
 		{"privacy", "simulate", "--out", dir, "--regime", "sometimes"},
+		{"privacy", "simulate", "--out", dir, "--regime", "covered", "--cover-target", "1"},
 		{"privacy", "simulate", "--out", dir, "extra"},
 		{"privacy", "evaluate", "--report", other},
 		{"privacy", "evaluate", "--labels", labels},

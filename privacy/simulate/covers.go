@@ -7,8 +7,8 @@ import (
 )
 
 // The covered regime: a client fetches, beside its wallet's blocks, the
-// blocks of cover scripts of others drawn as peer/cover's client draws
-// them (leak.Need sizes them per class, leak.Draw draws them to the
+// blocks of cover scripts of others drawn by the rule a covering client
+// follows (leak.Need sizes them per class, leak.Draw draws them to the
 // wallet's profiles), one set per wallet for all its sessions, so that
 // intersecting its sessions keeps them.
 
