@@ -274,8 +274,9 @@ func (cs *coverScan) profileOf(script []byte, heights []int32) leak.Profile {
 // plan profiles the wallet, the covers and the probes on the filters of
 // the range, draws the covers the target needs (leak.Need, leak.Draw,
 // dropping a profile's era, then its type, where no candidate has it),
-// and returns the heights to fetch: matched (the filter pass's, the
-// wallet's and the covers') and the new covers', within MaxCoverBlocks.
+// and returns the heights to fetch: the wallet's of matched (the filter
+// pass's), the seed pass's, and the covers' (those in use first, then
+// the new ones) within MaxCoverBlocks.
 func (cs *coverScan) plan(matched []int32, forced map[int32]bool) ([]int32, error) {
 	cs.profile()
 	nw, nc := len(cs.wallet), len(cs.covers)
@@ -293,8 +294,10 @@ func (cs *coverScan) plan(matched []int32, forced map[int32]bool) ([]int32, erro
 	}
 	for _, h := range matched {
 		m := cs.hits[h]
-		if m == nil || forced[h] || slices.Contains(m[:nw], true) {
-			cs.walletAt[h] = true // unknown filters count as the wallet's
+		// Unknown filters, and matches of neither (the matcher's false
+		// positives), count as the wallet's.
+		if m == nil || forced[h] || slices.Contains(m[:nw], true) || !slices.Contains(m[nw:nw+nc], true) {
+			cs.walletAt[h] = true
 		}
 	}
 	var coverProfiles []leak.Profile
@@ -352,7 +355,12 @@ func (cs *coverScan) plan(matched []int32, forced map[int32]bool) ([]int32, erro
 		bound = DefaultCoverBlocksFactor * len(cs.walletAt)
 	}
 	fetch := map[int32]bool{}
-	for _, h := range slices.Concat(matched, cs.seed) {
+	// The wallet's blocks and the seed pass's, then each cover's in turn
+	// within the bound.
+	for h := range cs.walletAt {
+		fetch[h] = true
+	}
+	for _, h := range cs.seed {
 		fetch[h] = true
 	}
 	extra := 0

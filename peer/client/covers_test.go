@@ -327,3 +327,23 @@ func TestCoverBootstrapNotMet(t *testing.T) {
 		t.Errorf("the file holds %d covers, the scan reports %d", len(got), k.Covers)
 	}
 }
+
+// TestMaxCoverBlocks: a bound on the cover blocks below what the covers
+// need stops them loudly: the target is reported not met, naming the
+// bound, and no cover block beyond the seed pass is fetched.
+func TestMaxCoverBlocks(t *testing.T) {
+	f := needCovers(t)
+	dir := t.TempDir()
+	relays := relaysTo(t, f, 2)
+	if _, err := (coverRun{dir: dir, target: 0.5}).scan(t, f, relays); err != nil {
+		t.Fatal(err)
+	}
+	res, err := coverRun{dir: dir, target: 0.5, cfg: func(c *Config) { c.MaxCoverBlocks = 2 }}.scan(t, f, relays)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := res.Cover
+	if k.Met || !strings.Contains(k.Why, "MaxCoverBlocks (2) reached") || k.CoverBlocks > 2 {
+		t.Fatalf("a bound of 2 cover blocks: %+v", k)
+	}
+}
