@@ -48,6 +48,9 @@ type scanFlags struct {
 	follow        bool
 	maxReloads    int
 	isolate       bool
+	privacyTarget float64
+	newCovers     bool
+	maxCoverBlock int
 }
 
 // bloomFlags maps the --flags names to BIP 37 update rules.
@@ -142,6 +145,9 @@ the nodes do not extend, as a regtest node restarted does not).`,
 	f.Int64Var(&fl.filterCache, "filter-cache", store.DefaultFilterCacheBytes, "bytes of verified filters kept in --datadir (0 for none)")
 	f.IntVar(&fl.maxReloads, "max-reloads", client.DefaultMaxReloads, "most fresh BIP 37 filters loaded in place of one the node makes match far beyond its rate (each tells the node more)")
 	f.BoolVar(&fl.isolate, "isolate", false, "bip157: fetch each block over a connection of its own through --proxy, with fresh SOCKS5 credentials, which Tor isolates on a circuit of its own: a node sees each block asked by a stranger (needs --proxy)")
+	f.Float64Var(&fl.privacyTarget, "privacy-target", 0, "bip157: fetch the blocks of cover scripts (kept in --datadir, the same every session) with the wallet's, so that a peer watching the downloads, or all of them together, gives no watched script a probability above P (in (0, 1); 0 for none; the first covered scan of a wallet bootstraps its covers and reports the target not met)")
+	f.BoolVar(&fl.newCovers, "new-covers", false, "with --privacy-target: start a new cover set in place of a damaged or deleted cover file (anyone holding earlier sessions can then strip the covers they fetched)")
+	f.IntVar(&fl.maxCoverBlock, "max-cover-blocks", 0, "with --privacy-target: most blocks a scan fetches only for covers (0: 4 times the wallet's; -1: no bound); beyond it the target is reported not met")
 	f.BoolVar(&fl.follow, "follow", false, "after the tip, keep following new blocks (bip157), printing one JSON object per line for every event, until interrupted")
 	_ = cmd.MarkFlagRequired("watch")
 	return cmd
@@ -473,8 +479,11 @@ type scanJSON struct {
 	// Leak is what the peers could conclude about the watch list from
 	// what the client asked them (bip157; null in bip37 mode or when it
 	// could not be computed, a warning saying why).
-	Leak     *leak.Leak `json:"leak"`
-	Warnings []string   `json:"warnings"`
+	Leak *leak.Leak `json:"leak"`
+	// Cover is what the covers of --privacy-target cost, and whether the
+	// target was met (null without it).
+	Cover    *client.CoverCost `json:"cover"`
+	Warnings []string          `json:"warnings"`
 }
 
 // scanPlan is a scan as the command line asks for it, every flag checked:
@@ -584,6 +593,10 @@ func (a *app) planScan(flags *pflag.FlagSet, fl *scanFlags) (*scanPlan, error) {
 		return nil, badInput("--isolate without --proxy: a connection of its own per block made without a proxy comes from your own address; give --proxy, such as Tor's socks5://127.0.0.1:9050")
 	}
 	ccfg.Isolate = fl.isolate
+	if err := fl.checkCovers(flags); err != nil {
+		return nil, err
+	}
+	ccfg.PrivacyTarget, ccfg.NewCovers, ccfg.MaxCoverBlocks = fl.privacyTarget, fl.newCovers, fl.maxCoverBlock
 	plan := &scanPlan{mode: fl.mode, network: fl.network, from: fl.from, to: fl.to, follow: fl.follow}
 	if err := fl.checkRange(flags, plan); err != nil {
 		return nil, err
@@ -622,6 +635,9 @@ func (a *app) planScan(flags *pflag.FlagSet, fl *scanFlags) (*scanPlan, error) {
 		}
 		plan.warnings = append(plan.warnings, w...)
 	}
+	if fl.privacyTarget != 0 && datadir == "" {
+		return nil, badInput("--privacy-target without a data directory: covers must be the same every session (drawn anew, an intersection of sessions strips them); give --datadir")
+	}
 	if err := makeDataDir(datadir); err != nil {
 		return nil, err
 	}
@@ -632,6 +648,23 @@ func (a *app) planScan(flags *pflag.FlagSet, fl *scanFlags) (*scanPlan, error) {
 	ccfg.Timeout, ccfg.DataDir, ccfg.FilterCacheBytes = fl.timeout, datadir, cacheBytes
 	plan.client = ccfg
 	return plan, nil
+}
+
+// checkCovers checks --privacy-target, --new-covers and
+// --max-cover-blocks.
+func (fl *scanFlags) checkCovers(flags *pflag.FlagSet) error {
+	t := fl.privacyTarget
+	switch {
+	case t != 0 && !(t > 0 && t < 1):
+		return badInput("--privacy-target %g: want a probability in (0, 1), such as 0.5, or 0 for none", t)
+	case t != 0 && fl.mode == "bip37":
+		return badInput("--privacy-target with --mode bip37: covers are fetched blocks, which a BIP 37 scan does not fetch; use --fprate to size its filter")
+	case t == 0 && (flags.Changed("new-covers") || flags.Changed("max-cover-blocks")):
+		return badInput("--new-covers and --max-cover-blocks are for --privacy-target")
+	case fl.maxCoverBlock < -1:
+		return badInput("--max-cover-blocks %d: want a number of blocks, 0 for the default or -1 for no bound", fl.maxCoverBlock)
+	}
+	return nil
 }
 
 // checkRange checks --from, --to, --timeout and --follow into plan.
@@ -844,6 +877,7 @@ func newScanJSON(plan *scanPlan, res *client.ScanResult, took time.Duration) sca
 		Conflicts:            []conflictJSON{},
 		Peers:                peersJSON(res.Peers, plan.client.Params),
 		Leak:                 res.Leak,
+		Cover:                res.Cover,
 		Warnings:             orEmpty(append(append([]string(nil), plan.warnings...), byFlag(res.Warnings, plan.items, plan.client.Params)...)),
 	}
 	for _, o := range res.OnePeer {
@@ -938,8 +972,16 @@ func (a *app) printScan(out *scanJSON) error {
 	if len(out.Conflicts) > 0 {
 		fmt.Fprintf(w, "blocks whose filter the peers disagree on, which the block cannot decide, scanned whole: %d\n", len(out.Conflicts))
 	}
-	if _, err := fmt.Fprintf(w, "bytes received: %d, transactions found: %d\n", out.BytesReceived, found); err != nil || out.Leak == nil {
+	if _, err := fmt.Fprintf(w, "bytes received: %d, transactions found: %d\n", out.BytesReceived, found); err != nil {
 		return err
+	}
+	if out.Cover != nil {
+		if _, err := fmt.Fprintln(w, out.Cover); err != nil {
+			return err
+		}
+	}
+	if out.Leak == nil {
+		return nil
 	}
 	_, err := fmt.Fprintln(w, leakLine(out.Leak))
 	return err

@@ -431,3 +431,63 @@ func TestWarningsNameTheWatchFlag(t *testing.T) {
 		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestScanPrivacyTarget: scan --privacy-target keeps its covers in
+// --datadir and reports their cost in --json's cover object and in a
+// text line; the wallet's matches are those of a scan without it, and
+// the first covered scan says the target is not met, and why.
+func TestScanPrivacyTarget(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 101)
+	alice := peertest.NewKey("alice")
+	for range 3 {
+		node.Confirm(t, node.SpendCoinbase(t, wire.NewTxOut(10_000_000, alice.PkScript()), wire.NewTxOut(5_000_000, peertest.NewKey("other").PkScript())))
+		node.Generate(t, 2)
+	}
+	type coverOut struct {
+		Cover *struct {
+			Target       float64 `json:"target"`
+			Covers       int     `json:"cover_count"`
+			WalletBlocks int     `json:"wallet_blocks_fetched"`
+			CoverBlocks  int     `json:"cover_blocks_fetched"`
+			Met          bool    `json:"met"`
+			Why          string  `json:"why"`
+		} `json:"cover"`
+		Matches []struct {
+			Txid string `json:"txid"`
+		} `json:"matches"`
+	}
+	dir := t.TempDir()
+	scan := func(extra ...string) coverOut {
+		t.Helper()
+		args := append([]string{"scan", "--json", "--peer", node.P2PAddr, "--network", "regtest", "--watch", alice.Address(node.Params).EncodeAddress()}, extra...)
+		stdout, stderr, status := runCLI(t, "", args...)
+		if status != exitOK {
+			t.Fatalf("status %d: %s", status, stderr)
+		}
+		var out coverOut
+		if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	plain := scan()
+	if plain.Cover != nil || len(plain.Matches) != 3 {
+		t.Fatalf("without a target: cover %+v, %d matches", plain.Cover, len(plain.Matches))
+	}
+	covered := scan("--privacy-target", "0.5", "--datadir", dir)
+	k := covered.Cover
+	if k == nil || k.Target != 0.5 || k.Met || !strings.Contains(k.Why, "bootstrapped") || k.WalletBlocks != 3 {
+		t.Fatalf("the first covered scan's cover: %+v", k)
+	}
+	if !slices.Equal(covered.Matches, plain.Matches) {
+		t.Errorf("covered matches %v, want %v", covered.Matches, plain.Matches)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "regtest", "covers.dat")); err != nil {
+		t.Errorf("no cover file: %v", err)
+	}
+	stdout, stderr, status := runCLI(t, "", "scan", "--peer", node.P2PAddr, "--network", "regtest", "--watch", alice.Address(node.Params).EncodeAddress(), "--privacy-target", "0.5", "--datadir", dir)
+	if status != exitOK || !strings.Contains(stdout, "covers for privacy target 0.5: ") {
+		t.Errorf("status %d, text %q (%s): want the cover line", status, stdout, stderr)
+	}
+}

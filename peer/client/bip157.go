@@ -26,7 +26,16 @@ func (c *Client) scanBIP157(ctx context.Context, log *scanLog, req ScanRequest, 
 	}
 	res := &ScanResult{From: from, To: to, Matches: []Match{}, BlocksScanned: int(to-from) + 1}
 	scripts := Scripts(req.Watch)
-	matched, received, err := c.matchFilters(ctx, ms, scripts, headers, from, to, req.Progress)
+	var cs *coverScan
+	matching := scripts
+	if c.cfg.PrivacyTarget > 0 {
+		// The seed pass, if any, goes before the filter pass.
+		if cs, err = c.startCovers(ctx, log, scripts, from, to); err != nil {
+			return nil, err
+		}
+		matching = slices.Concat(scripts, cs.covers)
+	}
+	matched, received, err := c.matchFilters(ctx, ms, matching, headers, from, to, req.Progress)
 	if err != nil {
 		return nil, err
 	}
@@ -43,9 +52,23 @@ func (c *Client) scanBIP157(ctx context.Context, log *scanLog, req ScanRequest, 
 		}
 	}
 	slices.Sort(matched)
-	blocks, err := c.fetchBlocks(ctx, log, matched, c.scriptsAt(matched, scripts))
+	planned := scripts
+	if cs != nil {
+		// The covers' blocks join the wallet's in one plan, which spreads
+		// a cover's blocks over the peers as it spreads a watched
+		// script's.
+		if matched, err = cs.plan(matched, forced); err != nil {
+			return nil, err
+		}
+		planned = slices.Concat(scripts, cs.set.Scripts())
+	}
+	blocks, err := c.fetchBlocks(ctx, log, matched, c.scriptsAt(matched, planned))
 	if err != nil {
 		return nil, err
+	}
+	if cs != nil {
+		res.Cover = cs.finish(matched, blocks)
+		res.Warnings = append(res.Warnings, cs.warnings...)
 	}
 	for i, b := range blocks {
 		h := matched[i]
@@ -62,6 +85,8 @@ func (c *Client) scanBIP157(ctx context.Context, log *scanLog, req ScanRequest, 
 		}
 		switch {
 		case found, forced[h]:
+		case cs != nil && !cs.walletAt[h]:
+			// Fetched for a cover: its matches are not the wallet's.
 		case len(scripts) > 0 && !pays && spendsUnrevealed(b):
 			// The filter holds a watched script no output pays: an input
 			// spends it without revealing it.

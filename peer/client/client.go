@@ -15,6 +15,7 @@ import (
 	"github.com/spvfilter/spvfilter/peer"
 	"github.com/spvfilter/spvfilter/peer/addrbook"
 	"github.com/spvfilter/spvfilter/peer/chain"
+	"github.com/spvfilter/spvfilter/peer/cover"
 	"github.com/spvfilter/spvfilter/peer/pool"
 	"github.com/spvfilter/spvfilter/peer/store"
 )
@@ -88,6 +89,23 @@ type Config struct {
 	// Resolver looks up the DNS seeds; nil means the system's resolver,
 	// or none with a Proxy.
 	Resolver addrbook.Resolver
+	// PrivacyTarget, in (0, 1), has BIP 157 scans fetch the blocks of
+	// cover scripts with the wallet's so that the block-download attack
+	// gives no watched script a posterior above it, per peer and for all
+	// peers together (see covers.go and ScanResult.Cover); zero means no
+	// covers. It needs DataDir, which keeps the covers across sessions:
+	// without, Connect fails with ErrCoversNeedDataDir.
+	PrivacyTarget float64
+	// NewCovers accepts a new cover set in place of a damaged or deleted
+	// cover file that no good earlier copy replaces (a scan otherwise
+	// fails with *cover.DamagedError): anyone holding earlier sessions
+	// can then strip the covers they fetched.
+	NewCovers bool
+	// MaxCoverBlocks bounds the blocks a scan fetches only for covers;
+	// zero means DefaultCoverBlocksFactor times the wallet's blocks, a
+	// negative value none. Beyond it the remaining covers' blocks are not
+	// fetched and ScanResult.Cover says the target was not met.
+	MaxCoverBlocks int
 }
 
 // DefaultTargetPeers is how many peers a client keeps by default.
@@ -129,6 +147,9 @@ type Client struct {
 	// ledger records what each peer was asked (ledger.go); it guards
 	// itself.
 	ledger *ledger
+	// covers is the cover set of a client with a PrivacyTarget, opened
+	// by its first scan (covers.go); guarded by opMu.
+	covers *cover.Set
 	svc    service   // Start's goroutines
 	tip    tipSignal // the notification of a moved tip
 }

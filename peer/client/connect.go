@@ -64,6 +64,9 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 	if err := checkFetchSpread(cfg.FetchSpread); err != nil {
 		return nil, err
 	}
+	if err := checkPrivacyTarget(cfg); err != nil {
+		return nil, err
+	}
 	if cfg.Isolate && cfg.Proxy == "" && cfg.Dialer == nil {
 		return nil, ErrIsolateWithoutProxy
 	}

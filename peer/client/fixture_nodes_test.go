@@ -65,4 +65,5 @@ func stopNodes(code int) {
 	aheadShared.Stop(code)
 	spendsShared.Stop(code)
 	twinShared.Stop(code)
+	coversShared.Stop(code)
 }

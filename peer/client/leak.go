@@ -32,7 +32,11 @@ const leakSeed = 1
 // watch items; each script's WatchItem is the index of the first item
 // that watches it, as Match.WatchItems counts. It returns the reason
 // when it cannot.
-func (c *Client) leakOf(ctx context.Context, log *scanLog, items []WatchItem) (*leak.Leak, error) {
+//
+// With covers (Config.PrivacyTarget), they are the client's own but not
+// the wallet's (leak.Input.Covers), and when covers held the target in
+// the scan (met), the attack is the cover-aware one (leak.Input.Target).
+func (c *Client) leakOf(ctx context.Context, log *scanLog, items []WatchItem, met bool) (*leak.Leak, error) {
 	var watched [][]byte
 	var itemOf []int
 	seen := map[string]bool{}
@@ -65,12 +69,19 @@ func (c *Client) leakOf(ctx context.Context, log *scanLog, items []WatchItem) (*
 	if err != nil {
 		return nil, err
 	}
-	l, err := leak.Compute(leak.Input{Params: c.cfg.Params, Views: views, Tip: c.chain.Height(), Watched: watched, Seed: leakSeed,
+	in := leak.Input{Params: c.cfg.Params, Views: views, Tip: c.chain.Height(), Watched: watched, Seed: leakSeed,
 		Blocks: func(h int32) (*wire.MsgBlock, bool) {
 			b, ok := blocks[h]
 			return b, ok
 		},
-		Filters: cachedFilters{c}}, leak.Limits{})
+		Filters: cachedFilters{c}}
+	if c.covers != nil {
+		in.Covers = c.covers.Scripts()
+		if met {
+			in.Target = c.cfg.PrivacyTarget
+		}
+	}
+	l, err := leak.Compute(in, leak.Limits{})
 	if err != nil {
 		return nil, err
 	}

@@ -166,7 +166,7 @@ func (r *Rescan) Leak(ctx context.Context) (*leak.Leak, error) {
 	r.mu.Unlock()
 	r.c.opMu.Lock()
 	defer r.c.opMu.Unlock()
-	l, err := r.c.leakOf(ctx, newScanLog(), items)
+	l, err := r.c.leakOf(ctx, newScanLog(), items, false)
 	if err != nil {
 		return nil, fmt.Errorf("client: %w: %w", errNoLeak, err)
 	}

@@ -86,6 +86,9 @@ type ScanResult struct {
 	// rescans' steps (Rescan.Leak computes it on demand), or when it
 	// could not be computed (a warning says why).
 	Leak *leak.Leak
+	// Cover is what the covers of a BIP 157 scan with a privacy target
+	// cost and whether they met it (Config.PrivacyTarget); nil without.
+	Cover *CoverCost
 	// Warnings are what may make the result incomplete or less
 	// trustworthy than it looks, such as resting on one unverified peer.
 	Warnings []string

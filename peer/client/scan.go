@@ -75,7 +75,7 @@ func (c *Client) scan(ctx context.Context, req ScanRequest, mode string, service
 				}
 			}
 			if req.Leak && mode == "bip157" {
-				if res.Leak, err = c.leakOf(ctx, log, req.Watch); err != nil {
+				if res.Leak, err = c.leakOf(ctx, log, req.Watch, res.Cover != nil && res.Cover.Met); err != nil {
 					log.note(fmt.Sprintf("%v: %v", errNoLeak, err))
 				}
 			}

@@ -1,0 +1,494 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+
+	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/gcs"
+	"github.com/spvfilter/spvfilter/peer/cover"
+	"github.com/spvfilter/spvfilter/privacy/leak"
+)
+
+// Covers to a privacy target (Config.PrivacyTarget t). A peer that sees
+// which blocks a client fetches attributes the scripts of a wallet by
+// the blocks they tie together (the block-download attack, package
+// privacy/leak). The client keeps cover scripts in DataDir/<network>/
+// covers.dat (package peer/cover): scripts the chain itself carries,
+// drawn with the profiles of the wallet's own (leak.Need, leak.Draw:
+// per class of appearances, W_k/(W_k + C_k) <= t), matched in the same
+// filter pass as the watch list and fetched with its blocks in one
+// shuffled, spread plan, so that no peer, nor all of them together, can
+// tell the wallet's groups from the covers'. The same covers are used
+// every session and never removed (an intersection of sessions would
+// strip covers that change); new ones are drawn as the wallet grows.
+//
+// Candidates come from blocks that hold no watched script: the reserve,
+// filled from the cover blocks each scan fetches, and, when there is
+// none (a first run, a restored wallet), a seed pass of random blocks
+// fetched before the filter pass. A peer that saw the seed pass can tell
+// the covers drawn from it, so that scan reports the target not met.
+// A cover's matches are never the wallet's: the watch list does not hold
+// covers, and ScanResult.Cover counts their blocks and bytes apart.
+
+// ErrCoversNeedDataDir: a privacy target without Config.DataDir. Covers
+// drawn anew each run would be stripped by intersecting two sessions.
+var ErrCoversNeedDataDir = errors.New("client: a privacy target needs a data directory (Config.DataDir) to keep its covers across sessions: covers drawn anew each run are stripped by intersecting two sessions")
+
+// ErrPrivacyTarget: a privacy target outside [0, 1).
+var ErrPrivacyTarget = errors.New("client: a privacy target must be in (0, 1), or 0 for none")
+
+// CoverCost is what the covers of a scan cost and whether they met the
+// target (Config.PrivacyTarget).
+type CoverCost struct {
+	// Target is the privacy target the covers were sized for.
+	Target float64 `json:"target"`
+	// Covers counts the covers in use after the scan, Drawn those of
+	// them drawn by this scan, Reserve the candidates kept for later.
+	Covers  int `json:"cover_count"`
+	Drawn   int `json:"drawn_count"`
+	Reserve int `json:"reserve_count"`
+	// WalletBlocks and WalletBytes are the blocks fetched for the watch
+	// list (or that a cover and the watch list share) and their size;
+	// CoverBlocks and CoverBytes those fetched only for covers or the
+	// seed pass: the price of the target over a scan without it.
+	WalletBlocks int    `json:"wallet_blocks_fetched"`
+	WalletBytes  uint64 `json:"wallet_bytes_received"`
+	CoverBlocks  int    `json:"cover_blocks_fetched"`
+	CoverBytes   uint64 `json:"cover_bytes_received"`
+	// SeedBlocks counts the random blocks of the seed pass (among
+	// CoverBlocks).
+	SeedBlocks int `json:"seed_blocks_fetched"`
+	// Met is true when every class of the wallet's scripts has covers
+	// enough for the target in this scan's fetches; Why says why not.
+	Met bool   `json:"met"`
+	Why string `json:"why,omitempty"`
+}
+
+// String is the cost in one line.
+func (k *CoverCost) String() string {
+	pct := func(a, b uint64) string {
+		if b == 0 {
+			return "n/a"
+		}
+		return fmt.Sprintf("%.0f%%", 100*float64(a)/float64(b))
+	}
+	s := fmt.Sprintf("covers for privacy target %g: %d covers (%d new); %d cover blocks (%s of the wallet's %d), %d bytes (%s of the wallet's %d)",
+		k.Target, k.Covers, k.Drawn, k.CoverBlocks, pct(uint64(k.CoverBlocks), uint64(k.WalletBlocks)), k.WalletBlocks,
+		k.CoverBytes, pct(k.CoverBytes, k.WalletBytes), k.WalletBytes)
+	if k.Met {
+		return s + "; target met"
+	}
+	return s + "; target NOT met: " + k.Why
+}
+
+// checkPrivacyTarget checks a Config's target against its data directory.
+func checkPrivacyTarget(cfg Config) error {
+	t := cfg.PrivacyTarget
+	if t == 0 {
+		return nil
+	}
+	if !(t > 0 && t < 1) {
+		return fmt.Errorf("%w: %g", ErrPrivacyTarget, t)
+	}
+	if cfg.DataDir == "" {
+		return ErrCoversNeedDataDir
+	}
+	return nil
+}
+
+// coverSet opens the cover file on first use. Called with opMu held.
+func (c *Client) coverSet() (*cover.Set, error) {
+	if c.covers != nil {
+		return c.covers, nil
+	}
+	if c.st == nil {
+		return nil, ErrCoversNeedDataDir
+	}
+	// A missing file beside one set aside as damaged was not a first
+	// run: a refused scan set it aside.
+	aside, _ := filepath.Glob(filepath.Join(c.st.Dir(), cover.FileName+".damaged-*"))
+	s, notes, err := cover.OpenWith(c.st.Dir(), c.cfg.Params, cover.Options{Existing: len(aside) > 0, New: c.cfg.NewCovers})
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	c.notes = append(c.notes, notes...)
+	c.covers = s
+	return s, nil
+}
+
+// Bounds of a scan's cover work.
+const (
+	maxProbes      = 512 // candidates profiled in one scan
+	maxNewReserve  = 256 // candidates a scan adds to the reserve
+	minSeedBlocks  = 8   // blocks of a seed pass, at least
+	coverHotFactor = 2   // a cover of more appearances than this × the wallet's largest class (or 16) is hot
+)
+
+// coverScan is one scan pass's covers.
+type coverScan struct {
+	c        *Client
+	target   float64
+	set      *cover.Set
+	from, to int32
+	wallet   [][]byte // the watch list's scripts
+	covers   [][]byte // in use at the start of the scan
+	probes   [][]byte // candidates: the reserve, and the seed pass's
+	seed     []int32  // heights of the seed pass
+	// hits holds, per height of the range whose filter is held, which of
+	// wallet, covers and probes (in that order) it matches.
+	hits      map[int32][]bool
+	walletAt  map[int32]bool // heights fetched for the watch list
+	drawn     int
+	why       []string // why the target is not met
+	warnings  []string
+	spare     [][]byte // candidates profiled and not drawn
+	explore   int      // random blocks to fetch for candidates
+	bootstrap bool
+}
+
+// startCovers opens the cover set and, when it holds nothing to draw
+// from, runs the seed pass: random heights of the range fetched through
+// the spread plan before the filter pass, whose candidates are profiled
+// in it.
+func (c *Client) startCovers(ctx context.Context, log *scanLog, wallet [][]byte, from, to int32) (*coverScan, error) {
+	set, err := c.coverSet()
+	if err != nil {
+		return nil, err
+	}
+	cs := &coverScan{c: c, target: c.cfg.PrivacyTarget, set: set, from: from, to: to, wallet: wallet, covers: set.Scripts()}
+	for _, r := range set.Reserve() {
+		if len(cs.probes) < maxProbes {
+			cs.probes = append(cs.probes, r.Script)
+		}
+	}
+	if len(set.Covers()) > 0 || len(set.Reserve()) > 0 || len(wallet) == 0 {
+		return cs, nil
+	}
+	cs.bootstrap = true
+	cs.why = append(cs.why, "covers were bootstrapped in this scan from a seed pass of random blocks a peer saw fetched first: the target holds from the next scan")
+	w := float64(len(wallet))
+	n := min(int(to-from)+1, max(minSeedBlocks, int(math.Ceil(w*(1-cs.target)/cs.target/2))))
+	perm := rand.Perm(int(to-from) + 1)[:n]
+	for _, i := range perm {
+		cs.seed = append(cs.seed, from+int32(i))
+	}
+	slices.Sort(cs.seed)
+	blocks, err := c.fetchBlocks(ctx, log, cs.seed, nil)
+	if err != nil {
+		return nil, fmt.Errorf("client: the covers' seed pass: %w", err)
+	}
+	cs.probes = append(cs.probes, cs.candidates(blocks, maxProbes-len(cs.probes))...)
+	return cs, nil
+}
+
+// candidates returns up to n scripts of blocks fit to be covers: of a
+// standard type, paid by a transaction that pays no watched script, not
+// a cover or candidate already.
+func (cs *coverScan) candidates(blocks []*wire.MsgBlock, n int) [][]byte {
+	known := map[string]bool{}
+	for _, s := range slices.Concat(cs.wallet, cs.covers, cs.probes) {
+		known[string(s)] = true
+	}
+	for _, r := range cs.set.Reserve() {
+		known[string(r.Script)] = true
+	}
+	var out [][]byte
+	for _, b := range blocks {
+		for _, tx := range b.Transactions[1:] {
+			if slices.ContainsFunc(tx.TxOut, func(o *wire.TxOut) bool { return cs.isWallet(o.PkScript) }) {
+				continue
+			}
+			// The scripts it pays, and those its inputs show they spend
+			// (a false one matches no filter and is never drawn).
+			scripts := make([][]byte, 0, len(tx.TxOut)+len(tx.TxIn))
+			for _, o := range tx.TxOut {
+				scripts = append(scripts, o.PkScript)
+			}
+			for _, in := range tx.TxIn {
+				_, spent := gcs.SpendCandidates(in)
+				scripts = append(scripts, spent...)
+			}
+			for _, s := range scripts {
+				if len(out) >= n {
+					return out
+				}
+				if leak.TypeOf(s) == leak.TypeOther || known[string(s)] || cs.isWallet(s) {
+					continue
+				}
+				known[string(s)] = true
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// isWallet reports whether s is a watched script.
+func (cs *coverScan) isWallet(s []byte) bool {
+	return slices.ContainsFunc(cs.wallet, func(w []byte) bool { return string(w) == string(s) })
+}
+
+// profile tests every held filter of the range against the wallet's
+// scripts, the covers and the probes (gcs.Filter.MatchEach), which gives
+// each its appearances.
+func (cs *coverScan) profile() {
+	elems := slices.Concat(cs.wallet, cs.covers, cs.probes)
+	cs.hits = map[int32][]bool{}
+	for h := cs.from; h <= cs.to; h++ {
+		hash := cs.c.chain.Hash(h)
+		data, ok := cs.c.cachedFilter(hash)
+		if !ok {
+			continue
+		}
+		f, err := gcs.FromNBytes(gcs.BasicP, gcs.BasicM, data)
+		if err != nil {
+			continue
+		}
+		cs.hits[h] = f.MatchEach(gcs.BasicKey(&hash), elems, nil)
+	}
+}
+
+// heightsOf returns the heights whose held filter matches element i of
+// profile's elements.
+func (cs *coverScan) heightsOf(i int) []int32 {
+	var out []int32
+	for h := cs.from; h <= cs.to; h++ {
+		if m := cs.hits[h]; m != nil && m[i] {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// profileOf is the profile of a script of those heights.
+func (cs *coverScan) profileOf(script []byte, heights []int32) leak.Profile {
+	return leak.ProfileOf(script, leak.Match{Appearances: uint64(len(heights)), Heights: heights}, false, cs.from, cs.to)
+}
+
+// plan profiles the wallet, the covers and the probes on the filters of
+// the range, draws the covers the target needs (leak.Need, leak.Draw,
+// dropping a profile's era, then its type, where no candidate has it),
+// and returns the heights to fetch: the wallet's of matched (the filter
+// pass's), the seed pass's, and the covers' (those in use first, then
+// the new ones) within MaxCoverBlocks.
+func (cs *coverScan) plan(matched []int32, forced map[int32]bool) ([]int32, error) {
+	cs.profile()
+	nw, nc := len(cs.wallet), len(cs.covers)
+	cs.walletAt = map[int32]bool{}
+	var walletProfiles []leak.Profile
+	largest := 0
+	for i, s := range cs.wallet {
+		hs := cs.heightsOf(i)
+		if len(hs) == 0 {
+			continue
+		}
+		p := cs.profileOf(s, hs)
+		walletProfiles = append(walletProfiles, p)
+		largest = max(largest, p.Class)
+	}
+	for _, h := range matched {
+		m := cs.hits[h]
+		// Unknown filters, and matches of neither (the matcher's false
+		// positives), count as the wallet's.
+		if m == nil || forced[h] || slices.Contains(m[:nw], true) || !slices.Contains(m[nw:nw+nc], true) {
+			cs.walletAt[h] = true
+		}
+	}
+	var coverProfiles []leak.Profile
+	coverHeights := make([][]int32, 0, nc)
+	for i, s := range cs.covers {
+		hs := cs.heightsOf(nw + i)
+		coverHeights = append(coverHeights, hs)
+		if len(hs) > 0 {
+			coverProfiles = append(coverProfiles, cs.profileOf(s, hs))
+		}
+		if hot := max(coverHotFactor*largest, 16); len(hs) > hot {
+			cs.warnings = append(cs.warnings, fmt.Sprintf("cover %x turned hot: it appears in %d blocks of the range, each fetched every scan (kept: dropping a cover marks it to anyone intersecting sessions)", s, len(hs)))
+		}
+	}
+	need := leak.Need(walletProfiles, coverProfiles, cs.set.Chance(), cs.target)
+	var cands []leak.Profiled
+	probeHeights := map[string][]int32{}
+	for i, s := range cs.probes {
+		hs := cs.heightsOf(nw + nc + i)
+		if len(hs) == 0 || len(hs) > max(coverHotFactor*largest, 16) {
+			continue // a hot script's blocks would cost more than it hides
+		}
+		probeHeights[string(s)] = hs
+		cands = append(cands, leak.Profiled{Script: s, Profile: cs.profileOf(s, hs)})
+	}
+	drawn := cs.draw(cands, need)
+	for _, c := range cands {
+		if !slices.ContainsFunc(drawn, func(d leak.Profiled) bool { return string(d.Script) == string(c.Script) }) {
+			cs.spare = append(cs.spare, c.Script)
+		}
+	}
+	// The covers in use first, then the new ones: a bound keeps the old
+	// covers' blocks, which earlier sessions fetched.
+	for _, d := range drawn {
+		hs := probeHeights[string(d.Script)]
+		coverHeights = append(coverHeights, hs)
+		if err := cs.set.Add(cover.Cover{Script: d.Script, Profile: cover.Profile{
+			Class: uint8(d.Profile.Class), Type: uint8(d.Profile.Type), First: hs[0], Drawn: cs.to, Group: uint64(len(cs.set.Covers()) + 1)}}); err != nil {
+			cs.why = append(cs.why, fmt.Sprintf("a cover could not be added: %v", err))
+			break
+		}
+		cs.drawn++
+		coverProfiles = append(coverProfiles, d.Profile)
+	}
+	if short := leak.Need(walletProfiles, coverProfiles, cs.set.Chance(), cs.target); len(short) > 0 {
+		n := 0
+		for _, k := range short {
+			n += k
+		}
+		cs.why = append(cs.why, fmt.Sprintf("%d covers short of the target: no candidate of their profile yet (the reserve grows from the cover blocks each scan fetches, and %d random blocks fetched with them to find more)", n, max(minSeedBlocks, 4*n)))
+		cs.explore = max(minSeedBlocks, 4*n)
+	}
+	bound := cs.c.cfg.MaxCoverBlocks
+	if bound == 0 {
+		bound = DefaultCoverBlocksFactor * len(cs.walletAt)
+	}
+	fetch := map[int32]bool{}
+	// The wallet's blocks and the seed pass's, then each cover's in turn
+	// within the bound.
+	for h := range cs.walletAt {
+		fetch[h] = true
+	}
+	for _, h := range cs.seed {
+		fetch[h] = true
+	}
+	extra := 0
+	for _, h := range cs.seed {
+		if !cs.walletAt[h] {
+			extra++
+		}
+	}
+	for i, hs := range coverHeights {
+		var add []int32
+		for _, h := range hs {
+			if !fetch[h] {
+				add = append(add, h)
+			}
+		}
+		if bound >= 0 && extra+len(add) > bound {
+			cs.why = append(cs.why, fmt.Sprintf("MaxCoverBlocks (%d) reached: the blocks of %d covers were not fetched", bound, len(coverHeights)-i))
+			break
+		}
+		extra += len(add)
+		for _, h := range add {
+			fetch[h] = true
+		}
+	}
+	// Random blocks, in the same plan, whose scripts fill the reserve
+	// for the next scan: a peer sees them as blocks no group explains.
+	for _, i := range rand.Perm(int(cs.to-cs.from) + 1) {
+		if cs.explore == 0 || bound >= 0 && extra >= bound {
+			break
+		}
+		if h := cs.from + int32(i); !fetch[h] {
+			fetch[h] = true
+			cs.explore--
+			extra++
+		}
+	}
+	out := make([]int32, 0, len(fetch))
+	for h := range fetch {
+		out = append(out, h)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// draw draws the covers of need from cands, first by whole profile, then
+// without the era, then by class alone, where none has it.
+func (cs *coverScan) draw(cands []leak.Profiled, need map[leak.Profile]int) []leak.Profiled {
+	seed := cs.set.Seed()
+	s := uint64(seed[0]) | uint64(seed[1])<<8 | uint64(seed[2])<<16 | uint64(seed[3])<<24 | uint64(seed[4])<<32 | uint64(seed[5])<<40
+	var out []leak.Profiled
+	used := map[string]bool{}
+	coarse := []func(leak.Profile) leak.Profile{
+		func(p leak.Profile) leak.Profile { return p },
+		func(p leak.Profile) leak.Profile { p.Era = 0; return p },
+		func(p leak.Profile) leak.Profile { return leak.Profile{Class: p.Class} },
+	}
+	for _, f := range coarse {
+		if len(need) == 0 {
+			break
+		}
+		var pool []leak.Profiled
+		byScript := map[string]leak.Profiled{}
+		for _, c := range cands {
+			if !used[string(c.Script)] {
+				pool = append(pool, leak.Profiled{Script: c.Script, Profile: f(c.Profile)})
+				byScript[string(c.Script)] = c
+			}
+		}
+		n := map[leak.Profile]int{}
+		for p, k := range need {
+			n[f(p)] += k
+		}
+		got, missing := leak.Draw(pool, n, s)
+		for _, g := range got {
+			used[string(g.Script)] = true
+			out = append(out, byScript[string(g.Script)])
+		}
+		// What is still missing, at the coarser level's keys.
+		need = missing
+	}
+	return out
+}
+
+// DefaultCoverBlocksFactor bounds a scan's cover blocks at this many
+// times its wallet blocks when Config.MaxCoverBlocks is zero.
+const DefaultCoverBlocksFactor = 4
+
+// finish counts the scan's cost, adds candidates of its cover blocks to
+// the reserve and saves the set.
+func (cs *coverScan) finish(heights []int32, blocks []*wire.MsgBlock) *CoverCost {
+	k := &CoverCost{Target: cs.target, Drawn: cs.drawn, SeedBlocks: len(cs.seed)}
+	var coverBlocks []*wire.MsgBlock
+	for i, b := range blocks {
+		size := uint64(b.SerializeSize())
+		if cs.walletAt[heights[i]] {
+			k.WalletBlocks++
+			k.WalletBytes += size
+			continue
+		}
+		k.CoverBlocks++
+		k.CoverBytes += size
+		coverBlocks = append(coverBlocks, b)
+	}
+	inReserve := map[string]bool{}
+	for _, r := range cs.set.Reserve() {
+		inReserve[string(r.Script)] = true
+	}
+	var spare [][]byte
+	for _, s := range cs.spare {
+		if !inReserve[string(s)] && len(spare) < maxNewReserve {
+			spare = append(spare, s)
+		}
+	}
+	for _, s := range append(spare, cs.candidates(coverBlocks, maxNewReserve-len(spare))...) {
+		if err := cs.set.AddReserve(cover.Cover{Script: s, Profile: cover.Profile{Class: 1, Type: uint8(leak.TypeOf(s)), Drawn: cs.to}}); errors.Is(err, cover.ErrFull) {
+			break
+		}
+	}
+	if err := cs.set.Save(); err != nil {
+		cs.why = append(cs.why, fmt.Sprintf("the cover file could not be saved: %v", err))
+	}
+	k.Covers, k.Reserve = len(cs.set.Covers()), len(cs.set.Reserve())
+	k.Met = len(cs.why) == 0
+	if !k.Met {
+		k.Why = cs.why[0]
+		for _, w := range cs.why[1:] {
+			k.Why += "; " + w
+		}
+	}
+	return k
+}

@@ -1,0 +1,352 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/txscript"
+	"github.com/spvfilter/spvfilter/peer/cover"
+	"github.com/spvfilter/spvfilter/peer/peertest"
+)
+
+// coversFixture is a labelled wallet's chain (peertest.ShortWalletChain)
+// on a node of its own, built by the first test that needs it.
+type coversFixture struct {
+	node  *peertest.Node
+	chain *peertest.LabelledChain
+	shape peertest.WalletChain
+	watch []WatchItem
+}
+
+var (
+	coversShared = peertest.NewShared(func(n *peertest.Node) (*peertest.Node, error) { return n, nil },
+		peertest.WithMiningKey(peertest.NewKey("covers miner")))
+	coversOnce sync.Once
+	coversFx   *coversFixture
+)
+
+// maxSessionsToTarget bounds the sessions TestPrivacyTargetMet waits
+// for the reserve to hold covers of every profile the wallet has.
+const maxSessionsToTarget = 12
+
+// otherWallets is how many wallets beside the watched one the chain holds.
+const otherWallets = 3
+
+// needCovers returns the labelled chain, mined on first use.
+func needCovers(t *testing.T) *coversFixture {
+	t.Helper()
+	node := coversShared.Get(t)
+	coversOnce.Do(func() {
+		shape := peertest.ShortWalletChain
+		mature, spec := shape.Spec("covers")
+		// Other users' wallets, smaller, acting in blocks of
+		// their own: without them the short chain holds no script of
+		// three appearances but the wallet's, and no cover could match
+		// those (a real chain holds many).
+		for o := 1; o <= otherWallets; o++ {
+			_, other := peertest.WalletChain{Blocks: shape.Blocks, WalletBlocks: 12, Scripts: 8}.Spec(fmt.Sprintf("covers other %d", o))
+			spec.Wallets = append(spec.Wallets, other.Wallets...)
+			for r, es := range other.Events {
+				spec.Events[r+2*o] = append(spec.Events[r+2*o], es...)
+			}
+		}
+		node.Generate(t, mature)
+		chain := peertest.BuildLabelledChain(t, node, spec)
+		f := &coversFixture{node: node, chain: chain, shape: shape}
+		for _, a := range chain.Wallets[0].Scripts {
+			addr, err := btcutil.DecodeAddress(a, node.Params)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := txscript.PayToAddrScript(addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.watch = append(f.watch, ScriptItem(s))
+		}
+		coversFx = f
+	})
+	if coversFx == nil {
+		t.Fatal("the labelled chain was not built")
+	}
+	return coversFx
+}
+
+// coverRun is one session of a covered client: relays to the fixture's
+// node (peers of their own in the ledger), a scan from the wallet's birth.
+type coverRun struct {
+	dir    string
+	target float64
+	to     int32 // 0: the tip
+	leak   bool
+	cfg    func(*Config)
+}
+
+func (r coverRun) scan(t *testing.T, f *coversFixture, relays []*peertest.Liar) (*ScanResult, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var addrs []string
+	for _, l := range relays {
+		addrs = append(addrs, l.Addr)
+	}
+	cfg := Config{Peers: addrs, ConnectOnly: true, Params: f.node.Params, DataDir: r.dir, Timeout: 20 * time.Second, PrivacyTarget: r.target}
+	if r.cfg != nil {
+		r.cfg(&cfg)
+	}
+	c, err := Connect(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	if _, err := c.SyncHeaders(ctx); err != nil {
+		t.Fatal(err)
+	}
+	to := r.to
+	if to == 0 {
+		to = f.chain.Tip
+	}
+	return c.ScanBIP157(ctx, ScanRequest{Watch: f.watch, From: f.chain.Wallets[0].Birth, To: to, Leak: r.leak})
+}
+
+func relaysTo(t *testing.T, f *coversFixture, n int) []*peertest.Liar {
+	var out []*peertest.Liar
+	for range n {
+		out = append(out, peertest.NewLiar(t, f.node.P2PAddr, f.node.Params.Net, nil))
+	}
+	return out
+}
+
+// coversOf reads the cover file of a data directory.
+func coversOf(t *testing.T, f *coversFixture, dir string) []cover.Cover {
+	t.Helper()
+	s, _, err := cover.Open(filepath.Join(dir, f.node.Params.Name), f.node.Params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Covers()
+}
+
+func txids(ms []Match) []string {
+	var out []string
+	for _, m := range ms {
+		out = append(out, m.Txid.String())
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestPrivacyTargetMet: on the labelled chain through two relays, a
+// scan without a target lets the client's own leak report attribute the
+// wallet's scripts above 0.5; with PrivacyTarget 0.5, the first session
+// bootstraps its covers, and a later one, once the reserve holds
+// candidates of every profile of the wallet (the chain's scripts of
+// three appearances are few: 2 to 7 sessions in 20 runs), meets the
+// target with no cover of its profile missing: its leak
+// report gives no watched script above 0.5 at either peer or both
+// colluding, every cover and seed block is counted apart from the
+// wallet's, and it returns exactly the wallet's matches of the
+// unprotected scan.
+func TestPrivacyTargetMet(t *testing.T) {
+	f := needCovers(t)
+	const target = 0.5
+	began := time.Now()
+	plain, err := coverRun{dir: t.TempDir(), leak: true}.scan(t, f, relaysTo(t, f, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plainTime := time.Since(began)
+	if plain.Cover != nil {
+		t.Fatalf("a scan without a target reports covers: %+v", plain.Cover)
+	}
+	if h := plain.Leak.Collusion.Highest; h == nil || *h <= target {
+		t.Fatalf("without covers the wallet is attributed at %v: the test cannot tell covers from none", h)
+	}
+	dir := t.TempDir()
+	relays := relaysTo(t, f, 2) // the same peers every session
+	began = time.Now()
+	first, err := coverRun{dir: dir, target: target}.scan(t, f, relays)
+	if err != nil {
+		t.Fatal(err)
+	}
+	firstTime := time.Since(began)
+	if first.Cover == nil || first.Cover.Met {
+		t.Fatalf("the first covered session (a seed pass) reports %+v", first.Cover)
+	}
+	var res *ScanResult
+	var secondTime time.Duration
+	session := 2
+	for ; session <= maxSessionsToTarget; session++ {
+		began = time.Now()
+		res, err = coverRun{dir: dir, target: target, leak: true}.scan(t, f, relays)
+		if err != nil {
+			t.Fatal(err)
+		}
+		secondTime = time.Since(began)
+		t.Logf("session %d: %s", session, res.Cover)
+		if res.Cover != nil && res.Cover.Met {
+			break
+		}
+	}
+	k := res.Cover
+	if k == nil || !k.Met {
+		t.Fatalf("%d covered sessions did not meet the target: %+v (warnings %q)", maxSessionsToTarget, k, res.Warnings)
+	}
+	t.Logf("without target: %d blocks fetched, %d bytes received, %v (with the leak report); colluding peers attribute %d scripts at >= 0.95, highest %.3f",
+		plain.BlocksFetched, plain.BytesReceived, plainTime.Round(time.Millisecond), plain.Leak.Collusion.Confident, *plain.Leak.Collusion.Highest)
+	t.Logf("first covered session: %d blocks, %d bytes, %v: %s", first.BlocksFetched, first.BytesReceived, firstTime.Round(time.Millisecond), first.Cover)
+	t.Logf("covered session %d, the first to meet the target: %d blocks, %d bytes, %v (with the leak report): %s", session, res.BlocksFetched, res.BytesReceived, secondTime.Round(time.Millisecond), k)
+	if k.CoverBlocks == 0 || k.WalletBlocks+k.CoverBlocks != res.BlocksFetched {
+		t.Errorf("%d wallet and %d cover blocks of %d fetched", k.WalletBlocks, k.CoverBlocks, res.BlocksFetched)
+	}
+	if k.WalletBlocks != plain.BlocksFetched {
+		t.Errorf("%d wallet blocks, the scan without covers fetched %d", k.WalletBlocks, plain.BlocksFetched)
+	}
+	if got, want := txids(res.Matches), txids(plain.Matches); !slices.Equal(got, want) {
+		t.Errorf("covered matches %v, want the wallet's %v", got, want)
+	}
+	if res.FalsePositiveBlocks != plain.FalsePositiveBlocks {
+		t.Errorf("%d false positive blocks, %d without covers: cover blocks counted as the wallet's", res.FalsePositiveBlocks, plain.FalsePositiveBlocks)
+	}
+	l := res.Leak
+	if l == nil || len(l.Peers) != 2 {
+		t.Fatalf("leak report %+v, want one per relay", l)
+	}
+	for _, p := range append(slices.Clone(l.Peers), l.Collusion) {
+		if p.Highest != nil && *p.Highest > target+1e-9 {
+			t.Errorf("a peer (%v) attributes a watched script at %.3f, above the target", p.Address, *p.Highest)
+		}
+	}
+}
+
+// TestCoversSurviveRestart: a session over the first half of the
+// wallet's life draws covers; a later session over all of it, the
+// wallet grown, keeps every one of them in order and adds more.
+func TestCoversSurviveRestart(t *testing.T) {
+	f := needCovers(t)
+	dir := t.TempDir()
+	mid := f.chain.Wallets[0].Birth + (f.chain.Tip-f.chain.Wallets[0].Birth)/3
+	if _, err := (coverRun{dir: dir, target: 0.5, to: mid}).scan(t, f, relaysTo(t, f, 2)); err != nil {
+		t.Fatal(err)
+	}
+	before := coversOf(t, f, dir)
+	if len(before) == 0 {
+		t.Fatal("no covers drawn")
+	}
+	res, err := coverRun{dir: dir, target: 0.5}.scan(t, f, relaysTo(t, f, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := coversOf(t, f, dir)
+	t.Logf("covers: %d after the first session, %d after the second (%s)", len(before), len(after), res.Cover)
+	if len(after) <= len(before) {
+		t.Fatalf("%d covers after the wallet grew, %d before", len(after), len(before))
+	}
+	for i, c := range before {
+		if string(after[i].Script) != string(c.Script) {
+			t.Fatalf("cover %d changed across sessions", i)
+		}
+	}
+	if res.Cover.Drawn != len(after)-len(before) {
+		t.Errorf("%d drawn, the file grew by %d", res.Cover.Drawn, len(after)-len(before))
+	}
+}
+
+// TestCoverDamagedRefuses: a damaged cover file with no good earlier
+// copy fails the scan with *cover.DamagedError before any cover is drawn
+// anew; NewCovers accepts a new set, with a warning. A target without a
+// data directory, or out of range, is refused at Connect.
+func TestCoverDamagedRefuses(t *testing.T) {
+	f := needCovers(t)
+	ctx := context.Background()
+	if _, err := Connect(ctx, Config{Peers: []string{f.node.P2PAddr}, Params: f.node.Params, PrivacyTarget: 0.5}); !errors.Is(err, ErrCoversNeedDataDir) {
+		t.Errorf("a target without a data directory: %v", err)
+	}
+	for _, bad := range []float64{-0.1, 1, 1.5} {
+		if _, err := Connect(ctx, Config{Peers: []string{f.node.P2PAddr}, Params: f.node.Params, DataDir: t.TempDir(), PrivacyTarget: bad}); !errors.Is(err, ErrPrivacyTarget) {
+			t.Errorf("target %g: %v", bad, err)
+		}
+	}
+	dir := t.TempDir()
+	if _, err := (coverRun{dir: dir, target: 0.5}).scan(t, f, relaysTo(t, f, 1)); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, f.node.Params.Name, cover.FileName)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)/2] ^= 0xff
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(path + ".prev")
+	_, err = coverRun{dir: dir, target: 0.5}.scan(t, f, relaysTo(t, f, 1))
+	var d *cover.DamagedError
+	if !errors.As(err, &d) || d.SetAside == "" {
+		t.Fatalf("a damaged cover file: %v", err)
+	}
+	// Set aside, the file is missing: still no first run.
+	if _, err = (coverRun{dir: dir, target: 0.5}).scan(t, f, relaysTo(t, f, 1)); !errors.As(err, &d) {
+		t.Fatalf("a cover file set aside, scanned again: %v", err)
+	}
+	res, err := coverRun{dir: dir, target: 0.5, cfg: func(c *Config) { c.NewCovers = true }}.scan(t, f, relaysTo(t, f, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "new cover set") }) {
+		t.Errorf("a new cover set without a warning: %q", res.Warnings)
+	}
+}
+
+// TestCoverBootstrapNotMet: the first covered session of a wallet (a
+// restored one: its history is on the chain) has no covers to fetch
+// yet: it fetches a seed pass, draws covers from it, fetches their
+// blocks with the wallet's, and reports the target not met, saying why.
+func TestCoverBootstrapNotMet(t *testing.T) {
+	f := needCovers(t)
+	dir := t.TempDir()
+	res, err := coverRun{dir: dir, target: 0.5}.scan(t, f, relaysTo(t, f, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := res.Cover
+	if k == nil || k.Met || !strings.Contains(k.Why, "bootstrapped") {
+		t.Fatalf("cover cost %+v, want the target not met for the bootstrap", k)
+	}
+	if k.SeedBlocks < minSeedBlocks || k.Drawn == 0 || k.Drawn != k.Covers || k.CoverBlocks < k.SeedBlocks/2 {
+		t.Errorf("seed pass of %d blocks, %d covers drawn of %d, %d cover blocks", k.SeedBlocks, k.Drawn, k.Covers, k.CoverBlocks)
+	}
+	if got := coversOf(t, f, dir); len(got) != k.Covers {
+		t.Errorf("the file holds %d covers, the scan reports %d", len(got), k.Covers)
+	}
+}
+
+// TestMaxCoverBlocks: a bound on the cover blocks below what the covers
+// need stops them loudly: the target is reported not met, naming the
+// bound, and no cover block beyond the seed pass is fetched.
+func TestMaxCoverBlocks(t *testing.T) {
+	f := needCovers(t)
+	dir := t.TempDir()
+	relays := relaysTo(t, f, 2)
+	if _, err := (coverRun{dir: dir, target: 0.5}).scan(t, f, relays); err != nil {
+		t.Fatal(err)
+	}
+	res, err := coverRun{dir: dir, target: 0.5, cfg: func(c *Config) { c.MaxCoverBlocks = 2 }}.scan(t, f, relays)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := res.Cover
+	if k.Met || !strings.Contains(k.Why, "MaxCoverBlocks (2) reached") || k.CoverBlocks > 2 {
+		t.Fatalf("a bound of 2 cover blocks: %+v", k)
+	}
+}
