@@ -55,7 +55,7 @@ func nodeFailure(err error, params *chaincfg.Params, datadir string) error {
 // network (a service that is no node, a node of another network).
 var (
 	dialText      = regexp.MustCompile(`peer (\S+): connect: peer disconnected: dial tcp(?: \S+)?: (.+?)(\.)?$`)
-	handshakeText = regexp.MustCompile(`peer (\S+): version handshake: protocol violation: (?:undecodable message|message for network) .*$`)
+	handshakeText = regexp.MustCompile(`peer (\S+): version handshake: protocol violation: (?:undecodable message|message for network)\b.*$`)
 	lookupText    = regexp.MustCompile(`lookup (\S+?)(?: on \S+)?: no such host$`)
 	servicesBtcd  = regexp.MustCompile(`\(services ((?:SF[A-Za-z0-9]+|0x[0-9a-f]+)(?:\|(?:SF[A-Za-z0-9]+|0x[0-9a-f]+))*)\)`)
 )
