@@ -170,6 +170,23 @@ func TestComputeConservative(t *testing.T) {
 	}
 }
 
+// TestComputeConservativeWithoutQueries: a view whose filters are not all
+// held is conservative even when nothing is left to test against them (no
+// block fetched, so no candidate), since a scan with a filter missing
+// rests on it whatever the candidates.
+func TestComputeConservativeWithoutQueries(t *testing.T) {
+	c := newTestChain(t, chainSpec{blocks: 60, txs: 5, wallet: 4, seed: 4})
+	in := c.input(func(h int32) bool { return h%2 == 0 })
+	in.Views = []leak.View{{ID: "127.0.0.1:1", Scanned: []leak.HeightRange{{From: 0, To: c.tip}}}}
+	got, err := leak.Compute(in, leak.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Peers) != 1 || !got.Peers[0].Conservative || !got.Collusion.Conservative || len(got.Warnings) == 0 {
+		t.Errorf("half the filters missing, nothing fetched: peers %+v, collusion conservative %v, warnings %q", got.Peers, got.Collusion.Conservative, got.Warnings)
+	}
+}
+
 // TestComputeSampledSingles: with the singles sampled, their chance count
 // enters at the lower end of its 95% interval, so that a watched script's
 // probability falls below the exact one's (every single counted) in at

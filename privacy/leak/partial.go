@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 
@@ -69,11 +70,11 @@ func newPartial(in Input, views []View, lim Limits) (*partial, error) {
 	for _, s := range in.Covers {
 		p.own[string(s)] = true
 	}
-	if err := p.name(in); err != nil {
+	if err := p.name(in, lim.Workers); err != nil {
 		return nil, err
 	}
 	p.choose(lim, in.Seed)
-	p.test(in.Filters, lim.Workers)
+	p.test(in.Filters, views, lim.Workers)
 	p.representatives(views)
 	for i := range views {
 		p.estimateSingles(&views[i])
@@ -120,8 +121,12 @@ func (p *partial) bounds(views []View) {
 
 // name finds the candidates of every fetched block, each named by its
 // script (one script is one candidate of the index: naming it as the
-// index does, by its address, would cost more than the rest).
-func (p *partial) name(in Input) error {
+// index does, by its address, would cost more than the rest). The blocks'
+// appearances are found on workers goroutines (the spends' scripts are
+// hashed), then joined in the order of the blocks.
+func (p *partial) name(in Input, workers int) error {
+	var heights []int32
+	var blocks []*wire.MsgBlock
 	for i, f := range p.fetched {
 		if !f {
 			continue
@@ -135,28 +140,79 @@ func (p *partial) name(in Input) error {
 		if !ok || b == nil {
 			return fmt.Errorf("%w: height %d", ErrMissingBlock, h)
 		}
-		universe.ScriptAppearances(b, in.Params, func(a universe.Appearance) {
-			c := p.byName[string(a.Script)]
-			if c == nil {
-				name := string(a.Script)
-				c = &candidate{name: name, script: a.Script, own: p.own[name], query: -1}
-				p.byName[name] = c
-				p.found = append(p.found, c)
-			}
-			last := len(c.heights) - 1
-			if last < 0 || c.heights[last] != h {
-				c.heights = append(c.heights, h)
-				c.txs = append(c.txs, nil)
-				last++
-			}
-			if t := c.txs[last]; len(t) == 0 || t[len(t)-1] != uint32(a.Tx) {
-				c.txs[last] = append(t, uint32(a.Tx))
-				key := txKey(h, a.Tx)
-				p.byTx[key] = append(p.byTx[key], c)
-			}
-		})
+		heights, blocks = append(heights, h), append(blocks, b)
+	}
+	apps := appearancesOf(blocks, in.Params, workers)
+	n := 0
+	for _, a := range apps {
+		n += len(a)
+	}
+	p.byName = make(map[string]*candidate, n)
+	p.byTx = make(map[uint64][]*candidate, n/2)
+	p.found = make([]*candidate, 0, n)
+	for i, h := range heights {
+		for _, a := range apps[i] {
+			p.add(h, a)
+		}
+	}
+	for s := range p.own {
+		if c := p.byName[s]; c != nil {
+			c.own = true
+		}
 	}
 	return nil
+}
+
+// appearancesOf lists the appearances of each block, on workers
+// goroutines.
+func appearancesOf(blocks []*wire.MsgBlock, params *chaincfg.Params, workers int) [][]universe.Appearance {
+	out := make([][]universe.Appearance, len(blocks))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(workers, len(blocks)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				b := blocks[i]
+				n := 0
+				for _, tx := range b.Transactions {
+					n += len(tx.TxIn) + len(tx.TxOut)
+				}
+				a := make([]universe.Appearance, 0, n)
+				universe.ScriptAppearances(b, params, func(x universe.Appearance) { a = append(a, x) })
+				out[i] = a
+			}
+		}()
+	}
+	for i := range blocks {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return out
+}
+
+// add records an appearance at fetched height h.
+func (p *partial) add(h int32, a universe.Appearance) {
+	c := p.byName[string(a.Script)]
+	if c == nil {
+		name := string(a.Script)
+		c = &candidate{name: name, script: a.Script, query: -1}
+		p.byName[name] = c
+		p.found = append(p.found, c)
+	}
+	last := len(c.heights) - 1
+	if last < 0 || c.heights[last] != h {
+		c.heights = append(c.heights, h)
+		c.txs = append(c.txs, nil)
+		last++
+	}
+	if t := c.txs[last]; len(t) == 0 || t[len(t)-1] != uint32(a.Tx) {
+		c.txs[last] = append(t, uint32(a.Tx))
+		key := txKey(h, a.Tx)
+		p.byTx[key] = append(p.byTx[key], c)
+	}
 }
 
 func txKey(h int32, tx int) uint64 { return uint64(uint32(h))<<32 | uint64(uint32(tx)) }
@@ -264,20 +320,24 @@ func (p *partial) ask(c *candidate) {
 	}
 }
 
-// test tests every query against each held filter of a height scanned
+// test tests the queries against each held filter of a height scanned
 // and not fetched, on workers goroutines; a height whose filter is not
-// held (or does not decode) is untested.
-func (p *partial) test(fs FilterSource, workers int) {
+// held (or does not decode) is untested. A query stops being tested once
+// it matches at no view (a kill, see liveness): further appearances
+// cannot make it match, and the report reads nothing else of a candidate
+// that matches nowhere; every held filter is still read and decoded, to
+// know which are untested. The heights nearest the fetched ones go first,
+// since a candidate's appearances cluster in time, in rounds that grow
+// from 8 heights, the queries still alive taken again after each.
+func (p *partial) test(fs FilterSource, views []View, workers int) {
 	var heights []int32
 	for i := range p.scanned {
 		if p.scanned[i] && !p.fetched[i] {
 			heights = append(heights, p.first+int32(i))
 		}
 	}
-	scripts := make([][]byte, len(p.queries))
-	for i, c := range p.queries {
-		scripts[i] = c.script
-	}
+	p.nearestFirst(heights)
+	lv := p.newLiveness(views)
 	type hit struct {
 		h int32
 		q int
@@ -286,64 +346,178 @@ func (p *partial) test(fs FilterSource, workers int) {
 		mu   sync.Mutex
 		hits []hit
 		bad  int
-		wg   sync.WaitGroup
 	)
-	next := make(chan int32)
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var dst []bool
-			var mine []hit
-			var missing []int32
-			for h := range next {
-				var nbytes []byte
-				var key [16]byte
-				ok := fs != nil
-				if ok {
-					nbytes, key, ok = fs.Filter(h)
-				}
-				var f *gcs.Filter
-				if ok {
-					var err error
-					if f, err = gcs.DecodeBasic(nbytes); err != nil {
-						ok = false
-						mu.Lock()
-						bad++
-						mu.Unlock()
+	var alive []int
+	var scripts [][]byte
+	for done, round := 0, 8; done < len(heights); done, round = done+round, 2*round {
+		alive, scripts = alive[:0], scripts[:0]
+		for q, c := range p.queries {
+			if lv.alive(q) {
+				alive = append(alive, q)
+				scripts = append(scripts, c.script)
+			}
+		}
+		var wg sync.WaitGroup
+		next := make(chan int32)
+		var found []hit
+		for range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var dst []bool
+				var mine []hit
+				var missing []int32
+				nbad := 0
+				for h := range next {
+					var nbytes []byte
+					var key [16]byte
+					ok := fs != nil
+					if ok {
+						nbytes, key, ok = fs.Filter(h)
+					}
+					var f *gcs.Filter
+					if ok {
+						var err error
+						if f, err = gcs.DecodeBasic(nbytes); err != nil {
+							ok = false
+							nbad++
+						}
+					}
+					if !ok {
+						missing = append(missing, h)
+						continue
+					}
+					dst = f.MatchEach(key, scripts, dst)
+					for i, m := range dst {
+						if m {
+							mine = append(mine, hit{h, alive[i]})
+						}
 					}
 				}
-				if !ok {
-					missing = append(missing, h)
-					continue
+				mu.Lock()
+				found = append(found, mine...)
+				bad += nbad
+				for _, h := range missing {
+					p.untested[h-p.first] = true
 				}
-				dst = f.MatchEach(key, scripts, dst)
-				for q, m := range dst {
-					if m {
-						mine = append(mine, hit{h, q})
-					}
-				}
-			}
-			mu.Lock()
-			hits = append(hits, mine...)
-			for _, h := range missing {
-				p.untested[h-p.first] = true
-			}
-			mu.Unlock()
-		}()
+				mu.Unlock()
+			}()
+		}
+		for _, h := range heights[done:min(done+round, len(heights))] {
+			next <- h
+		}
+		close(next)
+		wg.Wait()
+		for _, x := range found {
+			lv.kill(x.q, x.h)
+		}
+		hits = append(hits, found...)
 	}
-	for _, h := range heights {
-		next <- h
-	}
-	close(next)
-	wg.Wait()
-	slices.SortFunc(hits, func(a, b hit) int { return cmp.Compare(a.h, b.h) })
+	slices.SortFunc(hits, func(a, b hit) int {
+		if d := cmp.Compare(a.h, b.h); d != 0 {
+			return d
+		}
+		return cmp.Compare(a.q, b.q)
+	})
 	for _, x := range hits {
 		c := p.queries[x.q]
 		c.extra = append(c.extra, x.h)
 	}
 	if bad > 0 {
 		p.warnings = append(p.warnings, fmt.Sprintf("%d held filter(s) did not decode: their blocks are untested", bad))
+	}
+}
+
+// nearestFirst orders heights by their distance to the nearest fetched
+// height, then by height.
+func (p *partial) nearestFirst(heights []int32) {
+	n := len(p.fetched)
+	dist := make([]int32, n)
+	last := int32(-1 << 30)
+	for i := range n {
+		if p.fetched[i] {
+			last = int32(i)
+		}
+		dist[i] = int32(i) - last
+	}
+	last = 1 << 30
+	for i := n - 1; i >= 0; i-- {
+		if p.fetched[i] {
+			last = int32(i)
+		}
+		dist[i] = min(dist[i], last-int32(i))
+	}
+	slices.SortFunc(heights, func(a, b int32) int {
+		if d := cmp.Compare(dist[a-p.first], dist[b-p.first]); d != 0 {
+			return d
+		}
+		return cmp.Compare(a, b)
+	})
+}
+
+// liveness tracks, per query and view, whether the query can still match
+// at the view, as matches decides: it cannot once one of its appearances
+// the view scanned is one the view did not fetch, or when the view
+// scanned none of its fetched appearances. The client's own scripts are
+// always alive (they are few, and decide the own groups).
+type liveness struct {
+	p      *partial
+	scans  [][]bool // by view, then height - first
+	dead   []bool   // by query*views + view
+	live   []int    // by query, the views where it is alive
+	nviews int
+}
+
+func (p *partial) newLiveness(views []View) *liveness {
+	lv := &liveness{p: p, nviews: len(views), dead: make([]bool, len(p.queries)*len(views)), live: make([]int, len(p.queries))}
+	n := len(p.scanned)
+	for i := range views {
+		s := newViewSet(&views[i])
+		sc := make([]bool, n)
+		for h := range n {
+			sc[h] = s.scans(p.first + int32(h))
+		}
+		lv.scans = append(lv.scans, sc)
+		for q, c := range p.queries {
+			if c.own || p.matchesFetched(c, s) {
+				lv.live[q]++
+			} else {
+				lv.dead[q*len(views)+i] = true
+			}
+		}
+	}
+	return lv
+}
+
+// matchesFetched reports whether c can match at the view by its fetched
+// appearances: each of those the view scanned it fetched, and it scanned
+// one.
+func (p *partial) matchesFetched(c *candidate, s *viewSet) bool {
+	k := 0
+	for _, h := range c.heights {
+		if s.scans(h) {
+			if !s.fetched[h] {
+				return false
+			}
+			k++
+		}
+	}
+	return k > 0
+}
+
+func (lv *liveness) alive(q int) bool { return lv.live[q] > 0 }
+
+// kill records that query q appears at height h, scanned and not
+// fetched.
+func (lv *liveness) kill(q int, h int32) {
+	if lv.p.queries[q].own {
+		return
+	}
+	for v := range lv.nviews {
+		if i := q*lv.nviews + v; !lv.dead[i] && lv.scans[v][h-lv.p.first] {
+			lv.dead[i] = true
+			lv.live[q]--
+		}
 	}
 }
 
