@@ -1,8 +1,10 @@
 package leak
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"math/rand/v2"
 	"slices"
@@ -25,7 +27,7 @@ const maxSiblings = 16
 
 // candidate is one candidate of the fetched blocks.
 type candidate struct {
-	name    string // its script
+	name    string // its script, set when it is an entry
 	script  []byte
 	heights []int32    // fetched heights it appears in, increasing
 	txs     [][]uint32 // its transactions there
@@ -34,18 +36,23 @@ type candidate struct {
 	extra   []int32 // heights scanned, not fetched, whose filter holds it
 	entry   bool    // in the partial index (not a sampled single)
 	bigTx   bool    // a sampled single in a transaction of too many candidates
+	// The first appearance's storage, so that a candidate seen once
+	// costs no allocation of its own.
+	firstHeight [1]int32
+	firstTxs    [1][]uint32
+	firstTx     [1]uint32
 }
 
 // partial is the partial index Compute builds, and what it learned
 // building it.
 type partial struct {
 	first, last int32
-	scanned     []bool // by height - first: scanned by some view
-	fetched     []bool // fetched by some view
-	untested    []bool // scanned, not fetched, filter not held
-	byName      map[string]*candidate
-	found       []*candidate            // in the order found: by height, then place in the block
-	byTx        map[uint64][]*candidate // height<<32 | position
+	scanned     []bool           // by height - first: scanned by some view
+	fetched     []bool           // fetched by some view
+	untested    []bool           // scanned, not fetched, filter not held
+	seed        maphash.Seed     // shards the candidates
+	found       []*candidate     // in the order found: by height, then place in the block
+	byTx        [][][]*candidate // by height - first, then position: the candidates of a fetched transaction
 	own         map[string]bool
 	watchItems  map[string][]int
 	queries     []*candidate
@@ -60,7 +67,7 @@ type partial struct {
 
 // newPartial builds the partial index of the views' fetched blocks.
 func newPartial(in Input, views []View, lim Limits) (*partial, error) {
-	p := &partial{byName: map[string]*candidate{}, byTx: map[uint64][]*candidate{}, own: map[string]bool{},
+	p := &partial{own: map[string]bool{},
 		watchItems: map[string][]int{}, singles: map[string]Estimate{}}
 	p.bounds(views)
 	for i, s := range in.Watched {
@@ -81,6 +88,7 @@ func newPartial(in Input, views []View, lim Limits) (*partial, error) {
 	}
 	for _, c := range p.found {
 		if c.entry {
+			c.name = string(c.script)
 			p.entries = append(p.entries, c)
 		}
 	}
@@ -142,31 +150,39 @@ func (p *partial) name(in Input, workers int) error {
 		}
 		heights, blocks = append(heights, h), append(blocks, b)
 	}
-	apps := appearancesOf(blocks, in.Params, workers)
-	n := 0
-	for _, a := range apps {
-		n += len(a)
-	}
-	p.byName = make(map[string]*candidate, n)
-	p.byTx = make(map[uint64][]*candidate, n/2)
-	p.found = make([]*candidate, 0, n)
+	p.seed = maphash.MakeSeed()
+	apps := appearancesOf(blocks, in.Params, workers, p.seed)
+	shards := p.shard(apps, workers)
+	p.found = mergeFound(shards)
+	p.byTx = make([][][]*candidate, len(p.fetched))
 	for i, h := range heights {
-		for _, a := range apps[i] {
-			p.add(h, a)
+		p.byTx[h-p.first] = make([][]*candidate, len(blocks[i].Transactions))
+		for j, a := range apps[i] {
+			sh := shards[a.shard]
+			p.add(h, a.tx, &sh.slab[sh.ref[i][j]])
 		}
 	}
 	for s := range p.own {
-		if c := p.byName[s]; c != nil {
-			c.own = true
+		sh := shards[shardOf(p.seed, []byte(s), len(shards))]
+		if k, ok := sh.byScript[s]; ok {
+			sh.slab[k].own = true
 		}
 	}
 	return nil
 }
 
+// blockApp is one appearance of a fetched block, and the shard of its
+// script.
+type blockApp struct {
+	script []byte
+	tx     uint32
+	shard  uint32
+}
+
 // appearancesOf lists the appearances of each block, on workers
-// goroutines.
-func appearancesOf(blocks []*wire.MsgBlock, params *chaincfg.Params, workers int) [][]universe.Appearance {
-	out := make([][]universe.Appearance, len(blocks))
+// goroutines, each with its script's shard of n.
+func appearancesOf(blocks []*wire.MsgBlock, params *chaincfg.Params, workers int, seed maphash.Seed) [][]blockApp {
+	out := make([][]blockApp, len(blocks))
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range min(workers, len(blocks)) {
@@ -179,8 +195,10 @@ func appearancesOf(blocks []*wire.MsgBlock, params *chaincfg.Params, workers int
 				for _, tx := range b.Transactions {
 					n += len(tx.TxIn) + len(tx.TxOut)
 				}
-				a := make([]universe.Appearance, 0, n)
-				universe.ScriptAppearances(b, params, func(x universe.Appearance) { a = append(a, x) })
+				a := make([]blockApp, 0, n)
+				universe.ScriptAppearances(b, params, func(x universe.Appearance) {
+					a = append(a, blockApp{script: x.Script, tx: uint32(x.Tx), shard: shardOf(seed, x.Script, workers)})
+				})
 				out[i] = a
 			}
 		}()
@@ -193,29 +211,103 @@ func appearancesOf(blocks []*wire.MsgBlock, params *chaincfg.Params, workers int
 	return out
 }
 
-// add records an appearance at fetched height h.
-func (p *partial) add(h int32, a universe.Appearance) {
-	c := p.byName[string(a.Script)]
-	if c == nil {
-		name := string(a.Script)
-		c = &candidate{name: name, script: a.Script, query: -1}
-		p.byName[name] = c
-		p.found = append(p.found, c)
+func shardOf(seed maphash.Seed, script []byte, n int) uint32 {
+	return uint32(maphash.Bytes(seed, script) % uint64(n))
+}
+
+// shard holds the candidates whose scripts fall in one shard: each
+// shard's are found on a goroutine of their own.
+type shard struct {
+	byScript map[string]int32
+	slab     []candidate
+	firstAt  []int     // by candidate, the number of its first appearance among all
+	ref      [][]int32 // by block and appearance, its candidate in slab (when of this shard)
+}
+
+// shard finds the candidates of the appearances, one shard per worker.
+func (p *partial) shard(apps [][]blockApp, workers int) []*shard {
+	shards := make([]*shard, workers)
+	var wg sync.WaitGroup
+	size := make([]int, workers) // appearances per shard: at most its candidates
+	for _, block := range apps {
+		for _, a := range block {
+			size[a.shard]++
+		}
 	}
+	for s := range shards {
+		sh := &shard{byScript: make(map[string]int32, size[s]), slab: make([]candidate, 0, size[s]), firstAt: make([]int, 0, size[s]), ref: make([][]int32, len(apps))}
+		shards[s] = sh
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			at := 0
+			for i, block := range apps {
+				sh.ref[i] = make([]int32, len(block))
+				for j, a := range block {
+					if a.shard != uint32(s) {
+						continue
+					}
+					k, ok := sh.byScript[string(a.script)]
+					if !ok {
+						k = int32(len(sh.slab))
+						sh.byScript[string(a.script)] = k
+						sh.slab = append(sh.slab, candidate{script: a.script, query: -1})
+						sh.firstAt = append(sh.firstAt, at+j)
+					}
+					sh.ref[i][j] = k
+				}
+				at += len(block)
+			}
+		}()
+	}
+	wg.Wait()
+	return shards
+}
+
+// mergeFound lists the shards' candidates in the order found.
+func mergeFound(shards []*shard) []*candidate {
+	n := 0
+	for _, sh := range shards {
+		n += len(sh.slab)
+	}
+	out := make([]*candidate, 0, n)
+	next := make([]int, len(shards))
+	for len(out) < n {
+		best := -1
+		for s, sh := range shards {
+			if next[s] < len(sh.slab) && (best < 0 || sh.firstAt[next[s]] < shards[best].firstAt[next[best]]) {
+				best = s
+			}
+		}
+		c := &shards[best].slab[next[best]]
+		c.heights, c.txs = c.firstHeight[:0], c.firstTxs[:0]
+		out = append(out, c)
+		next[best]++
+	}
+	return out
+}
+
+// add records an appearance of c in transaction tx at fetched height h.
+func (p *partial) add(h int32, tx uint32, c *candidate) {
 	last := len(c.heights) - 1
 	if last < 0 || c.heights[last] != h {
 		c.heights = append(c.heights, h)
 		c.txs = append(c.txs, nil)
 		last++
+		if last == 0 {
+			c.txs[0] = c.firstTx[:0]
+		}
 	}
-	if t := c.txs[last]; len(t) == 0 || t[len(t)-1] != uint32(a.Tx) {
-		c.txs[last] = append(t, uint32(a.Tx))
-		key := txKey(h, a.Tx)
-		p.byTx[key] = append(p.byTx[key], c)
+	if t := c.txs[last]; len(t) == 0 || t[len(t)-1] != tx {
+		c.txs[last] = append(t, tx)
+		t := &p.byTx[h-p.first][tx]
+		*t = append(*t, c)
 	}
 }
 
-func txKey(h int32, tx int) uint64 { return uint64(uint32(h))<<32 | uint64(uint32(tx)) }
+// txCands are the candidates of the fetched transaction at position tx
+// of height h.
+func (p *partial) txCands(h int32, tx uint32) []*candidate { return p.byTx[h-p.first][tx] }
 
 // choose picks the queries: the own candidates and those of their
 // transactions, always; those in two or more fetched blocks, the most
@@ -242,7 +334,7 @@ func (p *partial) choose(lim Limits, seed uint64) {
 		if d := cmp.Compare(len(b.heights), len(a.heights)); d != 0 {
 			return d
 		}
-		return cmp.Compare(a.name, b.name)
+		return bytes.Compare(a.script, b.script)
 	})
 	budget := lim.MaxQueries
 	for i, c := range many {
@@ -278,7 +370,7 @@ func (p *partial) choose(lim Limits, seed uint64) {
 		p.ask(c)
 		for i, h := range c.heights {
 			for _, tx := range c.txs[i] {
-				sib := p.byTx[txKey(h, int(tx))]
+				sib := p.txCands(h, tx)
 				if len(sib) > maxSiblings {
 					c.bigTx = true
 					continue
@@ -300,7 +392,7 @@ func (p *partial) txMates(c *candidate) []*candidate {
 		d := out[i]
 		for j, h := range d.heights {
 			for _, tx := range d.txs[j] {
-				for _, e := range p.byTx[txKey(h, int(tx))] {
+				for _, e := range p.txCands(h, tx) {
 					if !seen[e] && !e.entry {
 						seen[e] = true
 						out = append(out, e)
@@ -665,7 +757,7 @@ func (p *partial) rides(c *candidate, s *viewSet, untested bool) bool {
 	for i, h := range c.heights {
 		for _, tx := range c.txs[i] {
 			others, all := 0, 0
-			for _, d := range p.byTx[txKey(h, int(tx))] {
+			for _, d := range p.txCands(h, tx) {
 				if p.matches(d, s, untested) {
 					all++
 					if d != c {
