@@ -40,7 +40,7 @@ func Appearances(b *wire.MsgBlock, params *chaincfg.Params, fn func(Appearance))
 func ScriptAppearances(b *wire.MsgBlock, params *chaincfg.Params, fn func(Appearance)) (unattributed int) {
 	for pos, tx := range b.Transactions {
 		for _, out := range tx.TxOut {
-			if len(out.PkScript) > 0 && txscript.GetScriptClass(out.PkScript) != txscript.NullDataTy {
+			if len(out.PkScript) > 0 && !isNullData(out.PkScript) {
 				fn(Appearance{Script: out.PkScript, Tx: pos})
 			}
 		}
@@ -71,4 +71,11 @@ func ScriptAppearances(b *wire.MsgBlock, params *chaincfg.Params, fn func(Appear
 // give "".
 func ScriptCandidate(pk []byte, params *chaincfg.Params) string {
 	return scriptCandidate(pk, params)
+}
+
+// isNullData reports whether an output script is an OP_RETURN one, as
+// txscript classes it: only a script that begins with OP_RETURN can be,
+// so that the others, nearly all, are not classed.
+func isNullData(pk []byte) bool {
+	return pk[0] == txscript.OP_RETURN && txscript.GetScriptClass(pk) == txscript.NullDataTy
 }
