@@ -157,7 +157,8 @@ var ErrMissingBlock = errors.New("leak: a fetched block is not given")
 //     sample of MaxSingles of the others with the candidates of their
 //     transactions are tested against every held filter of a scanned
 //     height not fetched (gcs.Filter.MatchEach), which gives their other
-//     appearances;
+//     appearances, until one shows they can match at no view (nothing
+//     else of them is read);
 //   - the chance matches of one appearance are estimated from the
 //     sample, at the lower end of their 95% interval (Options.Singles).
 //
@@ -170,7 +171,8 @@ var ErrMissingBlock = errors.New("leak: a fetched block is not given")
 //
 // Its cost is one decode and one MatchEach of each held filter of a
 // scanned height not fetched, plus naming the fetched blocks'
-// appearances once; its memory is the partial index.
+// appearances once (hashing the scripts their inputs spend), both on
+// Limits.Workers; its memory is the partial index.
 func Compute(in Input, lim Limits) (*Leak, error) {
 	if in.Params == nil {
 		return nil, errors.New("leak: Compute needs the chain's parameters")
