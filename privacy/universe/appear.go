@@ -38,6 +38,7 @@ func Appearances(b *wire.MsgBlock, params *chaincfg.Params, fn func(Appearance))
 // and naming it (ScriptCandidate) costs more than finding it, so that a
 // caller that needs only to tell candidates apart can key them by script.
 func ScriptAppearances(b *wire.MsgBlock, params *chaincfg.Params, fn func(Appearance)) (unattributed int) {
+	var sp spender
 	for pos, tx := range b.Transactions {
 		for _, out := range tx.TxOut {
 			if len(out.PkScript) > 0 && !isNullData(out.PkScript) {
@@ -48,13 +49,8 @@ func ScriptAppearances(b *wire.MsgBlock, params *chaincfg.Params, fn func(Appear
 			continue
 		}
 		for _, in := range tx.TxIn {
-			a := spentAddress(in, params)
-			if a == nil {
-				unattributed++
-				continue
-			}
-			pk, err := txscript.PayToAddrScript(a)
-			if err != nil {
+			pk := sp.spentScript(in)
+			if pk == nil {
 				unattributed++
 				continue
 			}

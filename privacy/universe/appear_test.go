@@ -2,6 +2,7 @@ package universe_test
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"slices"
@@ -141,5 +142,62 @@ func TestAppearancesAsWriter(t *testing.T) {
 		if !slices.Equal(got[c], ps) {
 			t.Errorf("%s: index %v, Appearances %v", c, got[c], ps)
 		}
+	}
+}
+
+// TestSpentScriptsAsAddresses checks that the script Appearances gives
+// for each kind of spend it reads is the one the spent output's address
+// pays to (txscript.PayToAddrScript), P2WSH included, and that a spend
+// showing no script gives none.
+func TestSpentScriptsAsAddresses(t *testing.T) {
+	params := &chaincfg.MainNetParams
+	k := model.NewWallet(3, 7).PubKeys
+	redeem, _ := txscript.NewScriptBuilder().AddOp(txscript.OP_1).AddData(k[0]).AddData(k[1]).AddOp(txscript.OP_2).AddOp(txscript.OP_CHECKMULTISIG).Script()
+	sha := sha256.Sum256(redeem)
+	p2pkh, _ := btcutil.NewAddressPubKeyHash(btcutil.Hash160(k[2]), params)
+	p2sh, _ := btcutil.NewAddressScriptHash(redeem, params)
+	p2wpkh, _ := btcutil.NewAddressWitnessPubKeyHash(btcutil.Hash160(k[2]), params)
+	p2wsh, _ := btcutil.NewAddressWitnessScriptHash(sha[:], params)
+	sigScript, _ := txscript.NewScriptBuilder().AddData(make([]byte, 71)).AddData(k[2]).Script()
+	p2shSig, _ := txscript.NewScriptBuilder().AddOp(txscript.OP_0).AddData(make([]byte, 71)).AddData(redeem).Script()
+	for _, tc := range []struct {
+		name string
+		in   wire.TxIn
+		addr btcutil.Address // nil: no script shown
+	}{
+		{"p2pkh", wire.TxIn{SignatureScript: sigScript}, p2pkh},
+		{"p2sh", wire.TxIn{SignatureScript: p2shSig}, p2sh},
+		{"p2wpkh", wire.TxIn{Witness: wire.TxWitness{make([]byte, 71), k[2]}}, p2wpkh},
+		{"p2wsh", wire.TxIn{Witness: wire.TxWitness{nil, make([]byte, 71), make([]byte, 71), redeem}}, p2wsh},
+		{"key path", wire.TxIn{Witness: wire.TxWitness{make([]byte, 64)}}, nil},
+		{"not push only", wire.TxIn{SignatureScript: []byte{txscript.OP_DUP}}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cb := wire.NewMsgTx(1)
+			cb.AddTxIn(&wire.TxIn{PreviousOutPoint: wire.OutPoint{Index: wire.MaxPrevOutIndex}, SignatureScript: []byte{1, 2}})
+			tx := wire.NewMsgTx(2)
+			in := tc.in
+			tx.AddTxIn(&in)
+			b := &wire.MsgBlock{Transactions: []*wire.MsgTx{cb, tx}}
+			var spends [][]byte
+			unattributed := universe.ScriptAppearances(b, params, func(a universe.Appearance) {
+				if a.Spent {
+					spends = append(spends, a.Script)
+				}
+			})
+			if tc.addr == nil {
+				if len(spends) != 0 || unattributed != 1 {
+					t.Errorf("spends %x, unattributed %d: want none and 1", spends, unattributed)
+				}
+				return
+			}
+			want, err := txscript.PayToAddrScript(tc.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(spends) != 1 || !bytes.Equal(spends[0], want) || unattributed != 0 {
+				t.Errorf("spends %x (unattributed %d), want %x", spends, unattributed, want)
+			}
+		})
 	}
 }

@@ -37,36 +37,39 @@ func scriptCandidate(pk []byte, params *chaincfg.Params) string {
 	return hex.EncodeToString(pk)
 }
 
-// spentAddress is the address of the output script an input spends, as
-// far as the input shows it: a P2PKH (signature and key), P2SH (a redeem
-// script as the last push), P2WPKH (witness of signature and key) or P2WSH
-// (witness script last) script. A taproot or P2PK spend, which does not
-// reveal the script, gives nil.
-func spentAddress(in *wire.TxIn, params *chaincfg.Params) btcutil.Address {
-	addr := func(a btcutil.Address, err error) btcutil.Address {
-		if err != nil {
-			return nil
-		}
-		return a
-	}
+// spender rebuilds the output scripts inputs spend (spentScript), cut
+// from one arena for a block's inputs.
+type spender struct {
+	arena []byte // the scripts are cut from it; a full arena is left to them
+	sum   [32]byte
+}
+
+// spentScript is the output script an input spends, as far as the input
+// shows it: a P2PKH (signature and key), P2SH (a redeem script as the
+// last push), P2WPKH (witness of signature and key) or P2WSH (witness
+// script last) script. A taproot or P2PK spend, which does not reveal the
+// script, gives nil. The script is the one the spent output's address
+// pays to (txscript.PayToAddrScript), and stays valid.
+func (s *spender) spentScript(in *wire.TxIn) []byte {
 	if len(in.SignatureScript) > 0 {
 		if !txscript.IsPushOnlyScript(in.SignatureScript) {
 			return nil
 		}
-		var pushes [][]byte
+		var last []byte
+		n := 0
 		tok := txscript.MakeScriptTokenizer(0, in.SignatureScript)
 		for tok.Next() {
-			pushes = append(pushes, tok.Data())
+			last = tok.Data()
+			n++
 		}
-		if tok.Err() != nil || len(pushes) == 0 {
+		if tok.Err() != nil || n == 0 {
 			return nil
 		}
-		last := pushes[len(pushes)-1]
 		switch {
-		case len(pushes) == 2 && isPubKey(last) && len(in.Witness) == 0:
-			return addr(btcutil.NewAddressPubKeyHash(btcutil.Hash160(last), params))
+		case n == 2 && isPubKey(last) && len(in.Witness) == 0:
+			return s.script([]byte{txscript.OP_DUP, txscript.OP_HASH160, txscript.OP_DATA_20}, btcutil.Hash160(last), []byte{txscript.OP_EQUALVERIFY, txscript.OP_CHECKSIG})
 		case len(last) > 1 && !isPubKey(last) && txscript.GetScriptClass(last) != txscript.NonStandardTy:
-			return addr(btcutil.NewAddressScriptHash(last, params))
+			return s.script([]byte{txscript.OP_HASH160, txscript.OP_DATA_20}, btcutil.Hash160(last), []byte{txscript.OP_EQUAL})
 		}
 		return nil
 	}
@@ -76,12 +79,23 @@ func spentAddress(in *wire.TxIn, params *chaincfg.Params) btcutil.Address {
 	}
 	switch {
 	case len(w) == 2 && isPubKey(w[1]) && len(w[1]) == 33:
-		return addr(btcutil.NewAddressWitnessPubKeyHash(btcutil.Hash160(w[1]), params))
+		return s.script([]byte{txscript.OP_0, txscript.OP_DATA_20}, btcutil.Hash160(w[1]), nil)
 	case len(w) >= 2 && !isControlBlock(w[len(w)-1]):
-		h := sha256.Sum256(w[len(w)-1])
-		return addr(btcutil.NewAddressWitnessScriptHash(h[:], params))
+		s.sum = sha256.Sum256(w[len(w)-1])
+		return s.script([]byte{txscript.OP_0, txscript.OP_DATA_32}, s.sum[:], nil)
 	}
 	return nil
+}
+
+// script is head, h and tail joined, cut from the arena.
+func (s *spender) script(head, h, tail []byte) []byte {
+	n := len(head) + len(h) + len(tail)
+	if cap(s.arena)-len(s.arena) < n {
+		s.arena = make([]byte, 0, 64*n)
+	}
+	start := len(s.arena)
+	s.arena = append(append(append(s.arena, head...), h...), tail...)
+	return s.arena[start:len(s.arena):len(s.arena)]
 }
 
 // isControlBlock reports whether b has the form of a taproot control block:
