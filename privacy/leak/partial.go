@@ -693,24 +693,15 @@ func (p *partial) matches(c *candidate, s *viewSet, untested bool) bool {
 	if c.query < 0 && !c.own {
 		return true // untested beyond MaxQueries: taken to match (conservative for riding)
 	}
-	if untested && !c.own {
+	if untested && !c.own || !p.matchesFetched(c, s) {
 		return false
-	}
-	k := 0
-	for _, h := range c.heights {
-		if s.scans(h) {
-			if !s.fetched[h] {
-				return false
-			}
-			k++
-		}
 	}
 	for _, h := range c.extra {
 		if s.scans(h) {
 			return false
 		}
 	}
-	return k > 0
+	return true
 }
 
 // estimateSingles estimates, for a view, the chance matches of one
