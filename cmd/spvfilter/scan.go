@@ -989,25 +989,18 @@ func (a *app) printScan(out *scanJSON) error {
 
 // leakLine says in one line what the peers could conclude about the
 // watch list: all of them together, then the single peer that could
-// conclude the most.
+// conclude the most. Scripts the attack cannot tell from others (a
+// payer's change beside a payment) are counted apart: the peers know
+// that one of a group's scripts is the wallet's.
 func leakLine(l *leak.Leak) string {
-	atMost := func(p leak.PeerLeak) string {
-		if p.Conservative {
-			return "at most "
-		}
-		return ""
-	}
-	highest := "none matched"
-	if h := l.Collusion.Highest; h != nil {
-		highest = fmt.Sprintf("highest %.2f", *h)
-	}
 	col := l.Collusion
-	line := fmt.Sprintf("leak: the peers together, seeing every block fetched, would attribute %s%d of your %d scripts at >= 0.95 (%d at >= 0.5, %s)",
-		atMost(col), col.Confident, l.WatchedScripts, col.Likely, highest)
+	line := fmt.Sprintf("leak: the peers together, seeing every block fetched, would attribute %s%d of your %d scripts at >= 0.95 (%d at >= 0.5, %s)%s",
+		atMost(col), col.Confident, l.WatchedScripts, col.Likely, highestText(col), groupText(col))
 	var top *leak.PeerLeak
 	for i := range l.Peers {
 		p := &l.Peers[i]
-		if top == nil || p.Confident > top.Confident || p.Confident == top.Confident && p.BlocksFetched > top.BlocksFetched {
+		if top == nil || p.GroupConfident > top.GroupConfident ||
+			p.GroupConfident == top.GroupConfident && (p.Confident > top.Confident || p.Confident == top.Confident && p.BlocksFetched > top.BlocksFetched) {
 			top = p
 		}
 	}
@@ -1017,8 +1010,33 @@ func leakLine(l *leak.Leak) string {
 	if len(l.Peers) == 1 {
 		return line + fmt.Sprintf("; one peer, %s, saw all %d blocks", *top.Address, top.BlocksFetched)
 	}
-	return line + fmt.Sprintf("; no single peer more than %s%d (%s saw %d of %d blocks)",
-		atMost(*top), top.Confident, *top.Address, top.BlocksFetched, col.BlocksFetched)
+	return line + fmt.Sprintf("; no single peer more than %s%d, %d in groups (%s saw %d of %d blocks)",
+		atMost(*top), top.Confident, top.GroupConfident, *top.Address, top.BlocksFetched, col.BlocksFetched)
+}
+
+// atMost is "at most " for a view whose figures are upper bounds.
+func atMost(p leak.PeerLeak) string {
+	if p.Conservative {
+		return "at most "
+	}
+	return ""
+}
+
+// highestText names a view's highest posterior.
+func highestText(p leak.PeerLeak) string {
+	if p.Highest == nil {
+		return "none matched"
+	}
+	return fmt.Sprintf("highest %.2f", *p.Highest)
+}
+
+// groupText says what groups reveal beyond the scripts attributed alone.
+func groupText(p leak.PeerLeak) string {
+	if p.GroupConfident <= p.Confident {
+		return ""
+	}
+	return fmt.Sprintf(", and at >= 0.95 %s%d of them each among at most %d scripts one of which is yours",
+		atMost(p), p.GroupConfident, p.LargestConfidentGroup)
 }
 
 // progressBar returns a progress callback drawing on standard error when

@@ -100,6 +100,13 @@ type PeerLeak struct {
 	// >= 0.95, Likely those at >= 0.5.
 	Confident int `json:"confident_count"`
 	Likely    int `json:"likely_count"`
+	// GroupConfident counts the watched scripts whose group (or the
+	// script alone) it attributes at >= 0.95, GroupLikely at >= 0.5, and
+	// LargestConfidentGroup is the size of the largest such group at
+	// >= 0.95 (0: none): it knows one of those scripts is the wallet's.
+	GroupConfident        int `json:"group_confident_count"`
+	GroupLikely           int `json:"group_likely_count"`
+	LargestConfidentGroup int `json:"largest_confident_group"`
 	// Highest is the highest probability of a watched script, and
 	// HighestHigh the highest upper end of their intervals (null when no
 	// watched script matched).
@@ -137,6 +144,13 @@ type ScriptLeak struct {
 	Group     *int `json:"group"`
 	CoLocated bool `json:"co_located"`
 	Ambiguous bool `json:"ambiguous"`
+	// GroupProbability is the attack's that its group holds a script of
+	// the wallet's (Probability when it is alone), and GroupSize the
+	// group's members (1 alone): at a high GroupProbability the peer
+	// knows that one of GroupSize scripts is the wallet's, even when
+	// Probability, the script's share, is low.
+	GroupProbability float64 `json:"group_probability"`
+	GroupSize        int     `json:"group_size"`
 }
 
 // ErrMissingBlock reports a fetched height whose block Input.Blocks does
@@ -238,9 +252,14 @@ func (p *partial) peerLeak(v *View, r *Report) PeerLeak {
 			s := ScriptLeak{WatchItem: w, Appearances: m.Appearances, Probability: m.Probability,
 				ProbabilityLow: m.ProbabilityLow, ProbabilityHigh: m.ProbabilityHigh,
 				CoLocated: m.CoLocated, Ambiguous: len(m.AmbiguousWith) > 0}
+			s.GroupProbability, s.GroupSize = m.Probability, 1
 			if m.Group > 0 {
 				g := m.Group
 				s.Group = &g
+				if m.Group <= len(r.Groups) {
+					grp := r.Groups[m.Group-1]
+					s.GroupProbability, s.GroupSize = grp.Probability, len(grp.Members)
+				}
 			}
 			pl.Scripts = append(pl.Scripts, s)
 		}
@@ -252,6 +271,13 @@ func (p *partial) peerLeak(v *View, r *Report) PeerLeak {
 		}
 		if s.Probability >= 0.5 {
 			pl.Likely++
+		}
+		if s.GroupProbability >= 0.95 {
+			pl.GroupConfident++
+			pl.LargestConfidentGroup = max(pl.LargestConfidentGroup, s.GroupSize)
+		}
+		if s.GroupProbability >= 0.5 {
+			pl.GroupLikely++
 		}
 		if pl.Highest == nil || s.Probability > *pl.Highest {
 			h := s.Probability

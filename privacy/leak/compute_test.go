@@ -89,7 +89,7 @@ func TestComputeEqualsAnalyzeOnFullIndex(t *testing.T) {
 				t.Fatal(err)
 			}
 			views := append(slices.Clone(got.Peers), got.Collusion)
-			matched := 0
+			matched, grouped := 0, 0
 			for i, pl := range views {
 				want := c.watchedOf(full[i])
 				if pl.Conservative {
@@ -109,9 +109,22 @@ func TestComputeEqualsAnalyzeOnFullIndex(t *testing.T) {
 						t.Errorf("view %d script %d: Compute k=%d %.6f (%.6f..%.6f), full index k=%d %.6f (%.6f..%.6f)", i, s.WatchItem,
 							s.Appearances, s.Probability, s.ProbabilityLow, s.ProbabilityHigh, m.Appearances, m.Probability, m.ProbabilityLow, m.ProbabilityHigh)
 					}
+					wantGroup, wantSize := m.Probability, 1
+					if m.Group > 0 {
+						g := full[i].Groups[m.Group-1]
+						wantGroup, wantSize = g.Probability, len(g.Members)
+						grouped++
+					}
+					if !near(s.GroupProbability, wantGroup) || s.GroupSize != wantSize {
+						t.Errorf("view %d script %d: group %.6f of %d, full index %.6f of %d", i, s.WatchItem, s.GroupProbability, s.GroupSize, wantGroup, wantSize)
+					}
+				}
+				if pl.GroupConfident < pl.Confident || pl.GroupLikely < pl.Likely {
+					t.Errorf("view %d: %d/%d in groups at 0.95/0.5, fewer than alone %d/%d", i, pl.GroupConfident, pl.GroupLikely, pl.Confident, pl.Likely)
 				}
 			}
-			t.Logf("%d watched scripts matched over %d views; colluding: %d at >= 0.95, %d at >= 0.5", matched, len(views), got.Collusion.Confident, got.Collusion.Likely)
+			t.Logf("%d watched scripts matched over %d views, %d in groups; colluding: %d at >= 0.95 (%d in groups), %d at >= 0.5 (%d)", matched, len(views), grouped,
+				got.Collusion.Confident, got.Collusion.GroupConfident, got.Collusion.Likely, got.Collusion.GroupLikely)
 			if matched < len(c.watched) || got.Collusion.Likely == 0 {
 				t.Fatalf("only %d matches, %d likely colluding: the chain does not exercise Compute", matched, got.Collusion.Likely)
 			}
