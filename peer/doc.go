@@ -38,8 +38,9 @@
 // addrv2) to Config.OnAddresses, rejects to Broadcast, and the rest is
 // dropped. Nothing is queued for later, so a connection holds at most
 // one decoded message beside its request's answer. Messages are refused
-// above btcd's size limits, and above tighter ones where btcd allows the
-// 32 MB maximum (reject 64 kB, alert 4 kB, cfcheckpt 1 MB).
+// from their header (an *OversizeError) above btcd's size limits, above
+// Core's 4,000,000 bytes for every command, unknown ones too, and above
+// tighter limits for some (reject 64 kB, alert 4 kB, cfcheckpt 1 MB).
 //
 // One goroutine writes. Requests queue their messages (at most 8 wait)
 // and wait for them to be written within their deadline. A pong, and the

@@ -64,6 +64,23 @@ var (
 	ErrFlooding = errors.New("flooding")
 )
 
+// OversizeError is a message whose header claims a longer payload than
+// its command allows (for every command, at most Core's 4,000,000-byte
+// MAX_PROTOCOL_MESSAGE_LENGTH), refused before any byte of its payload
+// is read. It wraps ErrProtocol; test with errors.As.
+type OversizeError struct {
+	Command string // as the header names it, unknown ones too
+	Length  uint32 // the payload length the header claims
+	Limit   uint32 // the command's limit
+}
+
+func (e *OversizeError) Error() string {
+	return fmt.Sprintf("%v: %q message of %d bytes, at most %d accepted", ErrProtocol, e.Command, e.Length, e.Limit)
+}
+
+// Unwrap returns ErrProtocol.
+func (e *OversizeError) Unwrap() error { return ErrProtocol }
+
 // PeerError reports what a peer did wrong during an operation.
 type PeerError struct {
 	Peer string // the peer's address

@@ -34,7 +34,15 @@ import (
 // ErrDamaged, never ErrProtocol or a lie: it proves nothing about the
 // node.
 
-// payloadLimits are tighter limits than btcd's wire for messages whose
+// maxPayload is the largest payload of any command, known or not: Core's
+// MAX_PROTOCOL_MESSAGE_LENGTH (4,000,000 bytes, net.h), which is also
+// btcd's largest block. btcd's wire allows 32 MB for commands it does
+// not bound more tightly, but no node sends more than Core reads, and an
+// unknown command of more could only end as ErrFlooding after its bytes
+// were read (the unsolicited byte budget holds 4 MB).
+const maxPayload = 4_000_000
+
+// payloadLimits are tighter limits than maxPayload for messages whose
 // wire limit is the 32 MB protocol maximum: the reason of a reject is
 // free text, alert is obsolete, and 1 MB of filter-header checkpoints
 // covers 32 million blocks.
@@ -68,7 +76,7 @@ type frameReader struct {
 
 // next reads the next frame. Its errors are the connection's (a stream
 // ending inside a frame is io.ErrUnexpectedEOF), ErrProtocol (another
-// network, a malformed command, a payload over the command's limit),
+// network, a malformed command, an *OversizeError),
 // ErrDamaged (a payload failing its checksum), or wire.ErrUnknownMessage
 // for a command btcd's wire does not know, whose payload is skipped. The
 // frame's size counts the bytes read, also with an error.
@@ -92,15 +100,15 @@ func (fr *frameReader) next(pver uint32) (wireFrame, error) {
 		return f, fmt.Errorf("%w: malformed command %q", ErrProtocol, f.cmd)
 	}
 	f.msg = emptyMessage(f.cmd)
-	limit := uint32(wire.MaxMessagePayload)
+	limit := uint32(maxPayload)
 	if f.msg != nil {
-		limit = f.msg.MaxPayloadLength(pver)
+		limit = min(limit, f.msg.MaxPayloadLength(pver))
 	}
 	if l, ok := payloadLimits[f.cmd]; ok {
 		limit = min(limit, l)
 	}
 	if length > limit {
-		return f, fmt.Errorf("%w: %q message of %d bytes, at most %d accepted", ErrProtocol, f.cmd, length, limit)
+		return f, &OversizeError{Command: f.cmd, Length: length, Limit: limit}
 	}
 	if f.msg == nil {
 		n, err := fr.br.Discard(int(length))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -85,17 +86,54 @@ func TestRequestSeesUndecodableAnswer(t *testing.T) {
 	}
 }
 
-// TestUnknownCommandOverLimit: an unknown command is skipped, but not one
-// claiming more than the protocol's largest payload, which is refused
-// before it is read.
-func TestUnknownCommandOverLimit(t *testing.T) {
-	f := rawFrame("junk", nil)
-	f[16], f[17], f[18], f[19] = 0, 0, 0, 3 // 48 MiB
-	p := pipePeer(t, Config{}, f, false)
-	<-p.Done()
-	checkPeerError(t, p.Err(), p.Addr(), ErrProtocol)
-	if !strings.Contains(p.Err().Error(), `"junk"`) {
-		t.Fatalf("error %q does not name the command", p.Err())
+// TestOversizedFrames: a message whose header claims more than its
+// command allows, and an unknown command claiming more than Core's
+// 4,000,000-byte message limit, is refused from its header with an
+// *OversizeError naming the command and length, before any byte of its
+// payload is read; an unknown command within the limit is skipped.
+func TestOversizedFrames(t *testing.T) {
+	huge := rawFrame("junk", nil)
+	huge[16], huge[17], huge[18], huge[19] = 0, 0, 0, 3 // 48 MiB, never sent
+	tests := []struct {
+		name   string
+		stream []byte
+		want   *OversizeError // nil: skipped, then the node hangs up
+	}{
+		{"unknown of 48 MiB", huge, &OversizeError{"junk", 3 << 24, maxPayload}},
+		{"unknown of 5,000,000 bytes", rawFrame("junk", make([]byte, 5_000_000)), &OversizeError{"junk", 5_000_000, maxPayload}},
+		{"unknown of 4,000,001 bytes", rawFrame("junk", make([]byte, maxPayload+1)), &OversizeError{"junk", maxPayload + 1, maxPayload}},
+		{"block of 4,000,001 bytes", rawFrame(wire.CmdBlock, make([]byte, maxPayload+1)), &OversizeError{"block", maxPayload + 1, maxPayload}},
+		{"cfcheckpt of 1 MiB and 1 byte", rawFrame(wire.CmdCFCheckpt, make([]byte, 1<<20+1)), &OversizeError{"cfcheckpt", 1<<20 + 1, 1 << 20}},
+		{"unknown of 3,999,000 bytes", rawFrame("junk", make([]byte, 3_999_000)), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := pipePeer(t, Config{}, tt.stream, false)
+			select {
+			case <-p.Done():
+			case <-time.After(10 * time.Second):
+				t.Fatal("the connection did not end")
+			}
+			err := p.Err()
+			if tt.want == nil {
+				checkPeerError(t, err, p.Addr(), ErrDisconnected)
+				if got := p.BytesReceived(); got != uint64(len(tt.stream)) {
+					t.Fatalf("%d bytes read, want the %d sent", got, len(tt.stream))
+				}
+				return
+			}
+			checkPeerError(t, err, p.Addr(), ErrProtocol)
+			var oe *OversizeError
+			if !errors.As(err, &oe) || *oe != *tt.want {
+				t.Fatalf("error %q, want %+v", err, tt.want)
+			}
+			if !strings.Contains(err.Error(), fmt.Sprintf("%q message of %d bytes", tt.want.Command, tt.want.Length)) {
+				t.Fatalf("error %q does not name the command and length", err)
+			}
+			if got := p.BytesReceived(); got != wire.MessageHeaderSize {
+				t.Fatalf("%d bytes read, want the header's %d alone", got, wire.MessageHeaderSize)
+			}
+		})
 	}
 }
 
