@@ -1,13 +1,16 @@
 package peer
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg"
@@ -205,4 +208,108 @@ func flipLast(b []byte) []byte {
 	b = bytes.Clone(b)
 	b[len(b)-1] ^= 1
 	return b
+}
+
+// TestPayloadGrowsAsItArrives: a frame's claimed length is the node's
+// word, so a payload larger than the read buffer is read into pieces,
+// each allocated when the bytes before it came, never more than
+// payloadStep ahead of them; the pieces decode to the block that was
+// sent, and their checksum is the payload's.
+func TestPayloadGrowsAsItArrives(t *testing.T) {
+	const slack = 256 << 10 // the test's own allocations
+	pr, pw := io.Pipe()
+	defer pr.Close()
+	fr := frameReader{br: bufio.NewReaderSize(pr, readBufferSize), net: chaincfg.RegressionNetParams.Net}
+	blk := benchBlock(8000)
+	whole := frame(t, blk)
+	size := len(whole) - wire.MessageHeaderSize
+	if size <= 3*payloadStep || size > maxPayload {
+		t.Fatalf("a block of %d bytes", size)
+	}
+	type result struct {
+		f   wireFrame
+		err error
+	}
+	done := make(chan result, 1)
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	go func() {
+		f, err := fr.next(wire.ProtocolVersion)
+		done <- result{f, err}
+	}()
+	// A pipe's write returns when the reader took every byte: after the
+	// second, the reader has sized its buffer and waits for more.
+	pw.Write(whole[:wire.MessageHeaderSize])
+	sent := wire.MessageHeaderSize + 100
+	pw.Write(whole[wire.MessageHeaderSize:sent])
+	runtime.ReadMemStats(&after)
+	got := after.TotalAlloc - before.TotalAlloc
+	t.Logf("%d bytes allocated when 100 bytes of a %d-byte payload came", got, size)
+	if got > payloadStep+slack {
+		t.Fatalf("%d bytes allocated when 100 bytes of a %d-byte payload came, want at most %d", got, size, payloadStep+slack)
+	}
+	// Halfway and more, what is held (after a collection) is what came
+	// and one step.
+	for _, upTo := range []int{size / 2, size * 3 / 4} {
+		pw.Write(whole[sent : wire.MessageHeaderSize+upTo])
+		sent = wire.MessageHeaderSize + upTo
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		held := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+		t.Logf("%d bytes held when %d payload bytes came", held, upTo)
+		if held > int64(upTo+payloadStep+slack) {
+			t.Fatalf("%d bytes held when %d bytes came, want at most %d", held, upTo, upTo+payloadStep+slack)
+		}
+	}
+	go pw.Write(whole[sent:])
+	r := <-done
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if r.f.size != len(whole) || len(r.f.more) != 3 {
+		t.Fatalf("frame of %d bytes in %d pieces, want %d in 4", r.f.size, 1+len(r.f.more), len(whole))
+	}
+	if !r.f.sumOK() {
+		t.Fatal("the pieces do not match the payload's checksum")
+	}
+	m, err := r.f.decode(wire.ProtocolVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	m.BtcEncode(&b, wire.ProtocolVersion, wire.WitnessEncoding)
+	if !bytes.Equal(b.Bytes(), whole[wire.MessageHeaderSize:]) {
+		t.Fatal("the pieces decode to another block")
+	}
+	last := r.f.more[2]
+	last[len(last)-1] ^= 1
+	if r.f.sumOK() {
+		t.Fatal("a damaged last piece matches the checksum")
+	}
+}
+
+// TestPiecesReader: a payload read in pieces reads as the bytes joined,
+// whatever the sizes of the reads.
+func TestPiecesReader(t *testing.T) {
+	for _, sizes := range [][]int{{5}, {1, 1}, {3, 7, 2}, {1 << 10, 1, 300}} {
+		var f wireFrame
+		var want []byte
+		for i, n := range sizes {
+			piece := bytes.Repeat([]byte{byte(i + 1)}, n)
+			want = append(want, piece...)
+			if i == 0 {
+				f.payload = piece
+			} else {
+				f.more = append(f.more, piece)
+			}
+		}
+		r := f.reader()
+		if r.Len() != len(want) {
+			t.Fatalf("pieces %v: Len %d, want %d", sizes, r.Len(), len(want))
+		}
+		if err := iotest.TestReader(r, want); err != nil {
+			t.Fatalf("pieces %v: %v", sizes, err)
+		}
+	}
 }
