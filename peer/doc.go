@@ -22,7 +22,10 @@
 //   - GetAddr asks for the addresses of other nodes.
 //
 // Config.Timeout bounds the handshake and the whole answer to each request,
-// however the node paces it; nothing else cuts a request short. A node that
+// however the node paces it; nothing else cuts a request short. It also
+// bounds how long any message may take to come whole once its header
+// came, so that a node cannot hold a buffer of ours by holding back a
+// payload; between messages, a connection may idle. A node that
 // lies, stalls, floods or disconnects is reported with a *PeerError naming
 // it and wrapping one of the sentinel errors. A request ended by its
 // context, a timeout or a lie drops the connection, since a late answer

@@ -41,7 +41,8 @@ var (
 	// ErrMissingBlocks: requested blocks (or merkle blocks) that never
 	// came, or were answered with notfound.
 	ErrMissingBlocks = errors.New("requested blocks withheld")
-	// ErrStalled: no answer within Config.Timeout.
+	// ErrStalled: no answer within Config.Timeout, or a message not whole
+	// within it after its header came.
 	ErrStalled = errors.New("peer stalled")
 	// ErrDisconnected: the connection closed.
 	ErrDisconnected = errors.New("peer disconnected")

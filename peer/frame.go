@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"time"
 	"unicode/utf8"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -76,10 +78,15 @@ type frameReader struct {
 	br      *bufio.Reader
 	net     wire.BitcoinNet
 	pending int // bytes of the last frame's payload still in br
+	// conn, when set, is the connection under br, whose read deadline
+	// bounds a frame whose header came to timeout (see bound).
+	conn    interface{ SetReadDeadline(time.Time) error }
+	timeout time.Duration
 }
 
 // next reads the next frame. Its errors are the connection's (a stream
-// ending inside a frame is io.ErrUnexpectedEOF), ErrProtocol (another
+// ending inside a frame is io.ErrUnexpectedEOF), ErrStalled (a payload
+// not whole within the timeout after its header), ErrProtocol (another
 // network, a malformed command, an *OversizeError),
 // ErrDamaged (a payload failing its checksum), or wire.ErrUnknownMessage
 // for a command btcd's wire does not know, whose payload is skipped. The
@@ -114,16 +121,19 @@ func (fr *frameReader) next(pver uint32) (wireFrame, error) {
 	if length > limit {
 		return f, &OversizeError{Command: f.cmd, Length: length, Limit: limit}
 	}
+	if fr.bound(int(length)) {
+		defer fr.conn.SetReadDeadline(time.Time{})
+	}
 	if f.msg == nil {
 		n, err := fr.br.Discard(int(length))
 		f.size += n
 		if err != nil {
-			return f, cut(err)
+			return f, fr.late(f.cmd, length, err)
 		}
 		return f, fmt.Errorf("%w %q", wire.ErrUnknownMessage, f.cmd)
 	}
 	if err := fr.readPayload(&f, int(length)); err != nil {
-		return f, err
+		return f, fr.late(f.cmd, length, err)
 	}
 	f.size += int(length)
 	if !checkedLater[f.cmd] {
@@ -133,6 +143,29 @@ func (fr *frameReader) next(pver uint32) (wireFrame, error) {
 		f.checked = true
 	}
 	return f, nil
+}
+
+// bound sets the connection's read deadline for a payload of n bytes
+// not all buffered yet, and reports whether it did. An idle connection
+// is normal, but a node that sent a frame's header and then holds back
+// its payload holds our buffer for it (and, with a request in flight,
+// the request) for nothing: the rest must come within timeout.
+func (fr *frameReader) bound(n int) bool {
+	if fr.conn == nil || fr.timeout <= 0 || fr.br.Buffered() >= n {
+		return false
+	}
+	fr.conn.SetReadDeadline(time.Now().Add(fr.timeout))
+	return true
+}
+
+// late returns the error of a payload of the cmd message of n bytes
+// whose reading failed with err: ErrStalled when it did not come within
+// the frame's timeout.
+func (fr *frameReader) late(cmd string, n uint32, err error) error {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return fmt.Errorf("%w: %q message of %d bytes not whole %v after its header", ErrStalled, cmd, n, fr.timeout)
+	}
+	return cut(err)
 }
 
 // payloadStep bounds how far a payload's buffer is allocated ahead of

@@ -313,3 +313,47 @@ func TestPiecesReader(t *testing.T) {
 		}
 	}
 }
+
+// TestStartedFrameMustComplete: a connection may idle between messages,
+// but a node that sends a message's header and then holds back its
+// payload is cut off with ErrStalled naming the message after
+// Config.Timeout, with or without a request, and does not hold our
+// buffer for it; a message whose payload comes in parts within the
+// timeout is read, and the idle connection after it lives on.
+func TestStartedFrameMustComplete(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	t.Run("held back", func(t *testing.T) {
+		client, node := socketPair(t)
+		defer node.Close()
+		p := startPeer(t, Config{Timeout: timeout}, client)
+		whole := rawFrame(wire.CmdBlock, make([]byte, 2_000_000))
+		node.Write(whole[:wire.MessageHeaderSize+100])
+		select {
+		case <-p.Done():
+		case <-time.After(10 * timeout):
+			t.Fatal("the connection outlived a payload held back")
+		}
+		err := p.Err()
+		checkPeerError(t, err, p.Addr(), ErrStalled)
+		if !strings.Contains(err.Error(), `"block" message of 2000000 bytes`) {
+			t.Fatalf("error %q does not name the message", err)
+		}
+	})
+	t.Run("in parts, then idle", func(t *testing.T) {
+		client, node := socketPair(t)
+		defer node.Close()
+		p := startPeer(t, Config{Timeout: timeout}, client)
+		whole := rawFrame("junk", make([]byte, 200_000))
+		node.Write(whole[:len(whole)/2])
+		time.Sleep(timeout / 3)
+		node.Write(whole[len(whole)/2:])
+		select {
+		case <-p.Done():
+			t.Fatalf("a message whole within the timeout, or the idle after it, ended the connection: %v", p.Err())
+		case <-time.After(3 * timeout):
+		}
+		if got := p.BytesReceived(); got != uint64(len(whole)) {
+			t.Fatalf("%d bytes read, want %d", got, len(whole))
+		}
+	})
+}
