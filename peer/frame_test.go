@@ -44,12 +44,7 @@ func TestUndecodablePayloads(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := pipePeer(t, Config{}, tt.stream, false)
-			select {
-			case <-p.Done():
-			case <-time.After(10 * time.Second):
-				t.Fatal("the connection did not end")
-			}
+			p := playToEnd(t, Config{}, tt.stream)
 			err := p.Err()
 			checkPeerError(t, err, p.Addr(), ErrProtocol)
 			if tt.want != nil && !errors.Is(err, tt.want) {
@@ -111,12 +106,7 @@ func TestOversizedFrames(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := pipePeer(t, Config{}, tt.stream, false)
-			select {
-			case <-p.Done():
-			case <-time.After(10 * time.Second):
-				t.Fatal("the connection did not end")
-			}
+			p := playToEnd(t, Config{}, tt.stream)
 			err := p.Err()
 			if tt.want == nil {
 				checkPeerError(t, err, p.Addr(), ErrDisconnected)
@@ -138,6 +128,19 @@ func TestOversizedFrames(t *testing.T) {
 			}
 		})
 	}
+}
+
+// playToEnd plays stream to a peer with cfg and no request in flight,
+// and returns it when the connection ended.
+func playToEnd(t *testing.T, cfg Config, stream []byte) *Peer {
+	t.Helper()
+	p := pipePeer(t, cfg, stream, false)
+	select {
+	case <-p.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the connection did not end")
+	}
+	return p
 }
 
 // insaneCheckpoints is the payload of a cfcheckpt claiming 100,001
