@@ -22,7 +22,10 @@
 //   - GetAddr asks for the addresses of other nodes.
 //
 // Config.Timeout bounds the handshake and the whole answer to each request,
-// however the node paces it; nothing else cuts a request short. A node that
+// however the node paces it; nothing else cuts a request short. It also
+// bounds how long any message may take to come whole once its header
+// came, so that a node cannot hold a buffer of ours by holding back a
+// payload; between messages, a connection may idle. A node that
 // lies, stalls, floods or disconnects is reported with a *PeerError naming
 // it and wrapping one of the sentinel errors. A request ended by its
 // context, a timeout or a lie drops the connection, since a late answer
@@ -38,8 +41,9 @@
 // addrv2) to Config.OnAddresses, rejects to Broadcast, and the rest is
 // dropped. Nothing is queued for later, so a connection holds at most
 // one decoded message beside its request's answer. Messages are refused
-// above btcd's size limits, and above tighter ones where btcd allows the
-// 32 MB maximum (reject 64 kB, alert 4 kB, cfcheckpt 1 MB).
+// from their header (an *OversizeError) above btcd's size limits, above
+// Core's 4,000,000 bytes for every command, unknown ones too, and above
+// tighter limits for some (reject 64 kB, alert 4 kB, cfcheckpt 1 MB).
 //
 // One goroutine writes. Requests queue their messages (at most 8 wait)
 // and wait for them to be written within their deadline. A pong, and the

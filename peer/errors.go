@@ -41,7 +41,8 @@ var (
 	// ErrMissingBlocks: requested blocks (or merkle blocks) that never
 	// came, or were answered with notfound.
 	ErrMissingBlocks = errors.New("requested blocks withheld")
-	// ErrStalled: no answer within Config.Timeout.
+	// ErrStalled: no answer within Config.Timeout, or a message not whole
+	// within it after its header came.
 	ErrStalled = errors.New("peer stalled")
 	// ErrDisconnected: the connection closed.
 	ErrDisconnected = errors.New("peer disconnected")
@@ -63,6 +64,23 @@ var (
 	// names the kind of message and the rate.
 	ErrFlooding = errors.New("flooding")
 )
+
+// OversizeError is a message whose header claims a longer payload than
+// its command allows (for every command, at most Core's 4,000,000-byte
+// MAX_PROTOCOL_MESSAGE_LENGTH), refused before any byte of its payload
+// is read. It wraps ErrProtocol; test with errors.As.
+type OversizeError struct {
+	Command string // as the header names it, unknown ones too
+	Length  uint32 // the payload length the header claims
+	Limit   uint32 // the command's limit
+}
+
+func (e *OversizeError) Error() string {
+	return fmt.Sprintf("%v: %q message of %d bytes, at most %d accepted", ErrProtocol, e.Command, e.Length, e.Limit)
+}
+
+// Unwrap returns ErrProtocol.
+func (e *OversizeError) Unwrap() error { return ErrProtocol }
 
 // PeerError reports what a peer did wrong during an operation.
 type PeerError struct {

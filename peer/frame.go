@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"time"
 	"unicode/utf8"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -17,8 +19,11 @@ import (
 // and the payload it announces), then the payload's decoding. The frame
 // is refused before its payload is read when its network, command or
 // length is wrong, so that no allocation follows a claimed length above
-// the command's limit; a payload that does not decode is then a protocol
-// violation naming the command, never taken for a node hanging up.
+// the command's limit, and a payload within it is allocated as its bytes
+// come, in pieces of 1 MiB at most, so that a node cannot make us hold
+// more than a piece beyond what it sent. A payload that does not decode
+// is then a protocol violation naming the command, never taken for a
+// node hanging up.
 //
 // The payload checksum (the first 4 bytes of its double SHA-256) guards
 // against damage on the way, not against a lying node, which computes it
@@ -34,7 +39,15 @@ import (
 // ErrDamaged, never ErrProtocol or a lie: it proves nothing about the
 // node.
 
-// payloadLimits are tighter limits than btcd's wire for messages whose
+// maxPayload is the largest payload of any command, known or not: Core's
+// MAX_PROTOCOL_MESSAGE_LENGTH (4,000,000 bytes, net.h), which is also
+// btcd's largest block. btcd's wire allows 32 MB for commands it does
+// not bound more tightly, but no node sends more than Core reads, and an
+// unknown command of more could only end as ErrFlooding after its bytes
+// were read (the unsolicited byte budget holds 4 MB).
+const maxPayload = 4_000_000
+
+// payloadLimits are tighter limits than maxPayload for messages whose
 // wire limit is the 32 MB protocol maximum: the reason of a reject is
 // free text, alert is obsolete, and 1 MB of filter-header checkpoints
 // covers 32 million blocks.
@@ -51,9 +64,10 @@ var checkedLater = map[string]bool{wire.CmdCFilter: true, wire.CmdBlock: true}
 // wireFrame is one message as it came off the wire, not yet decoded.
 type wireFrame struct {
 	cmd     string
-	size    int    // on the wire, header included
-	payload []byte // valid until the next frame is read, unless owned
-	owned   bool   // payload was allocated for this frame alone
+	size    int      // on the wire, header included
+	payload []byte   // or its first piece; valid until the next frame is read, unless owned
+	more    [][]byte // the payload's further pieces (see readPayload)
+	owned   bool     // payload was allocated for this frame alone
 	sum     [4]byte
 	checked bool         // sum was checked against payload
 	msg     wire.Message // empty, of the command's type
@@ -64,11 +78,16 @@ type frameReader struct {
 	br      *bufio.Reader
 	net     wire.BitcoinNet
 	pending int // bytes of the last frame's payload still in br
+	// conn, when set, is the connection under br, whose read deadline
+	// bounds a frame whose header came to timeout (see bound).
+	conn    interface{ SetReadDeadline(time.Time) error }
+	timeout time.Duration
 }
 
 // next reads the next frame. Its errors are the connection's (a stream
-// ending inside a frame is io.ErrUnexpectedEOF), ErrProtocol (another
-// network, a malformed command, a payload over the command's limit),
+// ending inside a frame is io.ErrUnexpectedEOF), ErrStalled (a payload
+// not whole within the timeout after its header), ErrProtocol (another
+// network, a malformed command, an *OversizeError),
 // ErrDamaged (a payload failing its checksum), or wire.ErrUnknownMessage
 // for a command btcd's wire does not know, whose payload is skipped. The
 // frame's size counts the bytes read, also with an error.
@@ -92,30 +111,33 @@ func (fr *frameReader) next(pver uint32) (wireFrame, error) {
 		return f, fmt.Errorf("%w: malformed command %q", ErrProtocol, f.cmd)
 	}
 	f.msg = emptyMessage(f.cmd)
-	limit := uint32(wire.MaxMessagePayload)
+	limit := uint32(maxPayload)
 	if f.msg != nil {
-		limit = f.msg.MaxPayloadLength(pver)
+		limit = min(limit, f.msg.MaxPayloadLength(pver))
 	}
 	if l, ok := payloadLimits[f.cmd]; ok {
 		limit = min(limit, l)
 	}
 	if length > limit {
-		return f, fmt.Errorf("%w: %q message of %d bytes, at most %d accepted", ErrProtocol, f.cmd, length, limit)
+		return f, &OversizeError{Command: f.cmd, Length: length, Limit: limit}
+	}
+	if fr.bound(int(length)) {
+		defer fr.conn.SetReadDeadline(time.Time{})
 	}
 	if f.msg == nil {
 		n, err := fr.br.Discard(int(length))
 		f.size += n
 		if err != nil {
-			return f, cut(err)
+			return f, fr.late(f.cmd, length, err)
 		}
 		return f, fmt.Errorf("%w %q", wire.ErrUnknownMessage, f.cmd)
 	}
 	if err := fr.readPayload(&f, int(length)); err != nil {
-		return f, err
+		return f, fr.late(f.cmd, length, err)
 	}
 	f.size += int(length)
 	if !checkedLater[f.cmd] {
-		if !sumOK(f.payload, f.sum) {
+		if !f.sumOK() {
 			return f, errDamaged(f.cmd)
 		}
 		f.checked = true
@@ -123,8 +145,39 @@ func (fr *frameReader) next(pver uint32) (wireFrame, error) {
 	return f, nil
 }
 
+// bound sets the connection's read deadline for a payload of n bytes
+// not all buffered yet, and reports whether it did. An idle connection
+// is normal, but a node that sent a frame's header and then holds back
+// its payload holds our buffer for it (and, with a request in flight,
+// the request) for nothing: the rest must come within timeout.
+func (fr *frameReader) bound(n int) bool {
+	if fr.conn == nil || fr.timeout <= 0 || fr.br.Buffered() >= n {
+		return false
+	}
+	fr.conn.SetReadDeadline(time.Now().Add(fr.timeout))
+	return true
+}
+
+// late returns the error of a payload of the cmd message of n bytes
+// whose reading failed with err: ErrStalled when it did not come within
+// the frame's timeout.
+func (fr *frameReader) late(cmd string, n uint32, err error) error {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return fmt.Errorf("%w: %q message of %d bytes not whole %v after its header", ErrStalled, cmd, n, fr.timeout)
+	}
+	return cut(err)
+}
+
+// payloadStep bounds how far a payload's buffer is allocated ahead of
+// the bytes that came: its claimed length is the node's word, and a node
+// that sends a block's header and then goes quiet should not hold 4 MB
+// of ours for nothing.
+const payloadStep = 1 << 20
+
 // readPayload reads f's payload of n bytes: in place in the buffer when
-// it fits there, else into a slice of its own.
+// it fits there, else into slices of its own, of payloadStep bytes at
+// most, each allocated when the bytes before it came. Pieces are not
+// copied together: they are decoded in turn.
 func (fr *frameReader) readPayload(f *wireFrame, n int) error {
 	if n <= fr.br.Size() {
 		p, err := fr.br.Peek(n)
@@ -134,9 +187,20 @@ func (fr *frameReader) readPayload(f *wireFrame, n int) error {
 		f.payload, fr.pending = p, n
 		return nil
 	}
-	f.payload, f.owned = make([]byte, n), true
-	_, err := io.ReadFull(fr.br, f.payload)
-	return cut(err)
+	f.owned = true
+	for left := n; left > 0; {
+		piece := make([]byte, min(left, payloadStep))
+		if _, err := io.ReadFull(fr.br, piece); err != nil {
+			return cut(err)
+		}
+		if f.payload == nil {
+			f.payload = piece
+		} else {
+			f.more = append(f.more, piece)
+		}
+		left -= len(piece)
+	}
+	return nil
 }
 
 // cut returns err, io.ErrUnexpectedEOF for a stream that ended inside a
@@ -154,6 +218,79 @@ func errDamaged(cmd string) error {
 	return fmt.Errorf("%w: %q payload does not match its checksum", ErrDamaged, cmd)
 }
 
+// sumOK reports whether f's payload has the checksum its header gave.
+func (f *wireFrame) sumOK() bool {
+	if f.more == nil {
+		return sumOK(f.payload, f.sum)
+	}
+	h := chainhash.DoubleHashRaw(func(w io.Writer) error {
+		w.Write(f.payload)
+		for _, p := range f.more {
+			w.Write(p)
+		}
+		return nil
+	})
+	return [4]byte(h[:4]) == f.sum
+}
+
+// payloadReader reads a payload and tells how much of it is left.
+type payloadReader interface {
+	io.Reader
+	Len() int
+}
+
+// reader returns a reader of f's payload: a *bytes.Buffer when it is in
+// one piece (as MsgVersion's decoder wants), else a *piecesReader.
+func (f *wireFrame) reader() payloadReader {
+	if f.more == nil {
+		return bytes.NewBuffer(f.payload)
+	}
+	return &piecesReader{cur: f.payload, rest: f.more}
+}
+
+// piecesReader reads the pieces of a payload in turn. It moves an
+// offset, not a slice, within a piece, as bytes.Buffer does: a read
+// writes no pointer, so pays no write barrier while the collector runs.
+type piecesReader struct {
+	cur  []byte   // the piece being read
+	off  int      // how much of it was read
+	rest [][]byte // the pieces after it
+}
+
+// Read reads the next bytes of the payload, io.EOF at its end.
+func (r *piecesReader) Read(b []byte) (int, error) {
+	if len(b) <= len(r.cur)-r.off { // most reads: a field of a transaction
+		n := copy(b, r.cur[r.off:])
+		r.off += n
+		return n, nil
+	}
+	n := 0
+	for n < len(b) {
+		if r.off == len(r.cur) {
+			if len(r.rest) == 0 {
+				break
+			}
+			r.cur, r.off, r.rest = r.rest[0], 0, r.rest[1:]
+		}
+		c := copy(b[n:], r.cur[r.off:])
+		r.off += c
+		n += c
+	}
+	if n == 0 && len(b) > 0 {
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+// Len returns how many bytes of the payload are left.
+func (r *piecesReader) Len() int {
+	n := len(r.cur) - r.off
+	for _, p := range r.rest {
+		n += len(p)
+	}
+	return n
+}
+
 // sumOK reports whether payload's checksum is sum.
 func sumOK(payload []byte, sum [4]byte) bool {
 	h := chainhash.DoubleHashH(payload)
@@ -169,16 +306,16 @@ func sumOK(payload []byte, sum [4]byte) bool {
 func (f *wireFrame) decode(pver uint32) (wire.Message, error) {
 	var err error
 	switch m := f.msg.(type) {
-	case *wire.MsgCFilter:
+	case *wire.MsgCFilter: // one piece: its limit is below payloadStep
 		err = decodeCFilter(m, f.payload, f.owned, pver)
 	default:
-		r := bytes.NewBuffer(f.payload) // MsgVersion wants a *bytes.Buffer
+		r := f.reader()
 		if err = m.BtcDecode(r, pver, wire.WitnessEncoding); err == nil && checkedLater[f.cmd] && r.Len() > 0 {
 			err = fmt.Errorf("%d bytes after the message", r.Len())
 		}
 	}
 	if err != nil {
-		if checkedLater[f.cmd] && !sumOK(f.payload, f.sum) {
+		if checkedLater[f.cmd] && !f.sumOK() {
 			return nil, errDamaged(f.cmd)
 		}
 		return nil, fmt.Errorf("%w: undecodable %q message: %w", ErrProtocol, f.cmd, err)

@@ -1,12 +1,16 @@
 package peer
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg"
@@ -40,12 +44,7 @@ func TestUndecodablePayloads(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := pipePeer(t, Config{}, tt.stream, false)
-			select {
-			case <-p.Done():
-			case <-time.After(10 * time.Second):
-				t.Fatal("the connection did not end")
-			}
+			p := playToEnd(t, Config{}, tt.stream)
 			err := p.Err()
 			checkPeerError(t, err, p.Addr(), ErrProtocol)
 			if tt.want != nil && !errors.Is(err, tt.want) {
@@ -85,18 +84,63 @@ func TestRequestSeesUndecodableAnswer(t *testing.T) {
 	}
 }
 
-// TestUnknownCommandOverLimit: an unknown command is skipped, but not one
-// claiming more than the protocol's largest payload, which is refused
-// before it is read.
-func TestUnknownCommandOverLimit(t *testing.T) {
-	f := rawFrame("junk", nil)
-	f[16], f[17], f[18], f[19] = 0, 0, 0, 3 // 48 MiB
-	p := pipePeer(t, Config{}, f, false)
-	<-p.Done()
-	checkPeerError(t, p.Err(), p.Addr(), ErrProtocol)
-	if !strings.Contains(p.Err().Error(), `"junk"`) {
-		t.Fatalf("error %q does not name the command", p.Err())
+// TestOversizedFrames: a message whose header claims more than its
+// command allows, and an unknown command claiming more than Core's
+// 4,000,000-byte message limit, is refused from its header with an
+// *OversizeError naming the command and length, before any byte of its
+// payload is read; an unknown command within the limit is skipped.
+func TestOversizedFrames(t *testing.T) {
+	huge := rawFrame("junk", nil)
+	huge[16], huge[17], huge[18], huge[19] = 0, 0, 0, 3 // 48 MiB, never sent
+	tests := []struct {
+		name   string
+		stream []byte
+		want   *OversizeError // nil: skipped, then the node hangs up
+	}{
+		{"unknown of 48 MiB", huge, &OversizeError{"junk", 3 << 24, maxPayload}},
+		{"unknown of 5,000,000 bytes", rawFrame("junk", make([]byte, 5_000_000)), &OversizeError{"junk", 5_000_000, maxPayload}},
+		{"unknown of 4,000,001 bytes", rawFrame("junk", make([]byte, maxPayload+1)), &OversizeError{"junk", maxPayload + 1, maxPayload}},
+		{"block of 4,000,001 bytes", rawFrame(wire.CmdBlock, make([]byte, maxPayload+1)), &OversizeError{"block", maxPayload + 1, maxPayload}},
+		{"cfcheckpt of 1 MiB and 1 byte", rawFrame(wire.CmdCFCheckpt, make([]byte, 1<<20+1)), &OversizeError{"cfcheckpt", 1<<20 + 1, 1 << 20}},
+		{"unknown of 3,999,000 bytes", rawFrame("junk", make([]byte, 3_999_000)), nil},
 	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := playToEnd(t, Config{}, tt.stream)
+			err := p.Err()
+			if tt.want == nil {
+				checkPeerError(t, err, p.Addr(), ErrDisconnected)
+				if got := p.BytesReceived(); got != uint64(len(tt.stream)) {
+					t.Fatalf("%d bytes read, want the %d sent", got, len(tt.stream))
+				}
+				return
+			}
+			checkPeerError(t, err, p.Addr(), ErrProtocol)
+			var oe *OversizeError
+			if !errors.As(err, &oe) || *oe != *tt.want {
+				t.Fatalf("error %q, want %+v", err, tt.want)
+			}
+			if !strings.Contains(err.Error(), fmt.Sprintf("%q message of %d bytes", tt.want.Command, tt.want.Length)) {
+				t.Fatalf("error %q does not name the command and length", err)
+			}
+			if got := p.BytesReceived(); got != wire.MessageHeaderSize {
+				t.Fatalf("%d bytes read, want the header's %d alone", got, wire.MessageHeaderSize)
+			}
+		})
+	}
+}
+
+// playToEnd plays stream to a peer with cfg and no request in flight,
+// and returns it when the connection ended.
+func playToEnd(t *testing.T, cfg Config, stream []byte) *Peer {
+	t.Helper()
+	p := pipePeer(t, cfg, stream, false)
+	select {
+	case <-p.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the connection did not end")
+	}
+	return p
 }
 
 // insaneCheckpoints is the payload of a cfcheckpt claiming 100,001
@@ -167,4 +211,152 @@ func flipLast(b []byte) []byte {
 	b = bytes.Clone(b)
 	b[len(b)-1] ^= 1
 	return b
+}
+
+// TestPayloadGrowsAsItArrives: a frame's claimed length is the node's
+// word, so a payload larger than the read buffer is read into pieces,
+// each allocated when the bytes before it came, never more than
+// payloadStep ahead of them; the pieces decode to the block that was
+// sent, and their checksum is the payload's.
+func TestPayloadGrowsAsItArrives(t *testing.T) {
+	const slack = 256 << 10 // the test's own allocations
+	pr, pw := io.Pipe()
+	defer pr.Close()
+	fr := frameReader{br: bufio.NewReaderSize(pr, readBufferSize), net: chaincfg.RegressionNetParams.Net}
+	blk := benchBlock(8000)
+	whole := frame(t, blk)
+	size := len(whole) - wire.MessageHeaderSize
+	if size <= 3*payloadStep || size > maxPayload {
+		t.Fatalf("a block of %d bytes", size)
+	}
+	type result struct {
+		f   wireFrame
+		err error
+	}
+	done := make(chan result, 1)
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	go func() {
+		f, err := fr.next(wire.ProtocolVersion)
+		done <- result{f, err}
+	}()
+	// A pipe's write returns when the reader took every byte: after the
+	// second, the reader has sized its buffer and waits for more.
+	pw.Write(whole[:wire.MessageHeaderSize])
+	sent := wire.MessageHeaderSize + 100
+	pw.Write(whole[wire.MessageHeaderSize:sent])
+	runtime.ReadMemStats(&after)
+	got := after.TotalAlloc - before.TotalAlloc
+	t.Logf("%d bytes allocated when 100 bytes of a %d-byte payload came", got, size)
+	if got > payloadStep+slack {
+		t.Fatalf("%d bytes allocated when 100 bytes of a %d-byte payload came, want at most %d", got, size, payloadStep+slack)
+	}
+	// Halfway and more, what is held (after a collection) is what came
+	// and one step.
+	for _, upTo := range []int{size / 2, size * 3 / 4} {
+		pw.Write(whole[sent : wire.MessageHeaderSize+upTo])
+		sent = wire.MessageHeaderSize + upTo
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		held := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+		t.Logf("%d bytes held when %d payload bytes came", held, upTo)
+		if held > int64(upTo+payloadStep+slack) {
+			t.Fatalf("%d bytes held when %d bytes came, want at most %d", held, upTo, upTo+payloadStep+slack)
+		}
+	}
+	go pw.Write(whole[sent:])
+	r := <-done
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if r.f.size != len(whole) || len(r.f.more) != 3 {
+		t.Fatalf("frame of %d bytes in %d pieces, want %d in 4", r.f.size, 1+len(r.f.more), len(whole))
+	}
+	if !r.f.sumOK() {
+		t.Fatal("the pieces do not match the payload's checksum")
+	}
+	m, err := r.f.decode(wire.ProtocolVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	m.BtcEncode(&b, wire.ProtocolVersion, wire.WitnessEncoding)
+	if !bytes.Equal(b.Bytes(), whole[wire.MessageHeaderSize:]) {
+		t.Fatal("the pieces decode to another block")
+	}
+	last := r.f.more[2]
+	last[len(last)-1] ^= 1
+	if r.f.sumOK() {
+		t.Fatal("a damaged last piece matches the checksum")
+	}
+}
+
+// TestPiecesReader: a payload read in pieces reads as the bytes joined,
+// whatever the sizes of the reads.
+func TestPiecesReader(t *testing.T) {
+	for _, sizes := range [][]int{{5}, {1, 1}, {3, 7, 2}, {1 << 10, 1, 300}} {
+		var f wireFrame
+		var want []byte
+		for i, n := range sizes {
+			piece := bytes.Repeat([]byte{byte(i + 1)}, n)
+			want = append(want, piece...)
+			if i == 0 {
+				f.payload = piece
+			} else {
+				f.more = append(f.more, piece)
+			}
+		}
+		r := f.reader()
+		if r.Len() != len(want) {
+			t.Fatalf("pieces %v: Len %d, want %d", sizes, r.Len(), len(want))
+		}
+		if err := iotest.TestReader(r, want); err != nil {
+			t.Fatalf("pieces %v: %v", sizes, err)
+		}
+	}
+}
+
+// TestStartedFrameMustComplete: a connection may idle between messages,
+// but a node that sends a message's header and then holds back its
+// payload is cut off with ErrStalled naming the message after
+// Config.Timeout, with or without a request, and does not hold our
+// buffer for it; a message whose payload comes in parts within the
+// timeout is read, and the idle connection after it lives on.
+func TestStartedFrameMustComplete(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	t.Run("held back", func(t *testing.T) {
+		client, node := socketPair(t)
+		defer node.Close()
+		p := startPeer(t, Config{Timeout: timeout}, client)
+		whole := rawFrame(wire.CmdBlock, make([]byte, 2_000_000))
+		node.Write(whole[:wire.MessageHeaderSize+100])
+		select {
+		case <-p.Done():
+		case <-time.After(10 * timeout):
+			t.Fatal("the connection outlived a payload held back")
+		}
+		err := p.Err()
+		checkPeerError(t, err, p.Addr(), ErrStalled)
+		if !strings.Contains(err.Error(), `"block" message of 2000000 bytes`) {
+			t.Fatalf("error %q does not name the message", err)
+		}
+	})
+	t.Run("in parts, then idle", func(t *testing.T) {
+		client, node := socketPair(t)
+		defer node.Close()
+		p := startPeer(t, Config{Timeout: timeout}, client)
+		whole := rawFrame("junk", make([]byte, 200_000))
+		node.Write(whole[:len(whole)/2])
+		time.Sleep(timeout / 3)
+		node.Write(whole[len(whole)/2:])
+		select {
+		case <-p.Done():
+			t.Fatalf("a message whole within the timeout, or the idle after it, ended the connection: %v", p.Err())
+		case <-time.After(3 * timeout):
+		}
+		if got := p.BytesReceived(); got != uint64(len(whole)) {
+			t.Fatalf("%d bytes read, want %d", got, len(whole))
+		}
+	})
 }

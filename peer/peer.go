@@ -43,6 +43,10 @@ type Config struct {
 	// Timeout bounds the handshake and the whole answer to each request
 	// (all 1,000 filters of a getcfilters, say), however the node paces
 	// it; zero means DefaultTimeout. Nothing else cuts a request short.
+	// It also bounds how long a message may take to come whole once its
+	// header came, with or without a request (ErrStalled ends the
+	// connection), so that a node cannot hold our buffer for a payload
+	// it holds back.
 	Timeout time.Duration
 	// Log, if set, receives one line per request and notable event.
 	Log io.Writer
@@ -121,7 +125,7 @@ func newPeer(cfg Config, conn net.Conn) *Peer {
 		conn: conn,
 		done: make(chan struct{}),
 	}
-	p.frames = frameReader{br: bufio.NewReaderSize(conn, readBufferSize), net: cfg.Params.Net}
+	p.frames = frameReader{br: bufio.NewReaderSize(conn, readBufferSize), net: cfg.Params.Net, conn: conn, timeout: cfg.Timeout}
 	p.w.init()
 	p.pver.Store(wire.ProtocolVersion)
 	if cfg.OnAnnounce != nil || cfg.OnAddresses != nil {

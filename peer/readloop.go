@@ -14,7 +14,9 @@ import (
 // flight, and handles what no request takes as unsolicited, within the
 // node's budgets. Unknown commands are skipped, as the protocol allows;
 // a frame or payload that breaks the protocol ends the connection with
-// ErrProtocol, one damaged on the way with ErrDamaged (see frame.go).
+// ErrProtocol, one damaged on the way with ErrDamaged, one whose payload
+// does not follow its header within Config.Timeout with ErrStalled (see
+// frame.go).
 func (p *Peer) readLoop() {
 	defer p.closeConn()
 	for {
@@ -34,7 +36,7 @@ func (p *Peer) readLoop() {
 			}
 			continue
 		}
-		if errors.Is(err, ErrProtocol) || errors.Is(err, ErrDamaged) {
+		if errors.Is(err, ErrProtocol) || errors.Is(err, ErrDamaged) || errors.Is(err, ErrStalled) {
 			p.closeWith(err)
 			return
 		}

@@ -67,17 +67,12 @@ func TestUnsolicitedBudgets(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var mu sync.Mutex
 			var got Announcement
-			p := pipePeer(t, Config{OnAnnounce: func(a Announcement) {
+			p := playToEnd(t, Config{OnAnnounce: func(a Announcement) {
 				mu.Lock()
 				got.Blocks = append(got.Blocks, a.Blocks...)
 				got.Txs = append(got.Txs, a.Txs...)
 				mu.Unlock()
-			}}, tt.stream, false)
-			select {
-			case <-p.Done():
-			case <-time.After(10 * time.Second):
-				t.Fatal("the connection did not end")
-			}
+			}}, tt.stream)
 			err := p.Err()
 			checkPeerError(t, err, p.Addr(), tt.want)
 			if !strings.Contains(err.Error(), tt.says) {
