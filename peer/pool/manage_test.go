@@ -18,25 +18,13 @@ import (
 // compare it (TestNameCannotSwallowOtherNodes).
 func TestAddSecondSpelling(t *testing.T) {
 	var asked []string
-	p, _, err := New(Config{
-		Params:      &chaincfg.RegressionNetParams,
-		Peers:       []string{"127.0.0.1:18444"},
-		ConnectOnly: true,
-		Dial: func(context.Context, string, string) (net.Conn, error) {
-			return nil, errors.New("no network in this test")
-		},
-		Resolver: func(_ context.Context, host string) ([]net.IP, error) {
-			asked = append(asked, host)
-			if host == "localhost" {
-				return []net.IP{net.IPv4(127, 0, 0, 1)}, nil
-			}
-			return nil, errors.New("unknown host")
-		},
+	p := offlinePool(t, []string{"127.0.0.1:18444"}, func(_ context.Context, host string) ([]net.IP, error) {
+		asked = append(asked, host)
+		if host == "localhost" {
+			return []net.IP{net.IPv4(127, 0, 0, 1)}, nil
+		}
+		return nil, errors.New("unknown host")
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
 	ctx := context.Background()
 	for _, addr := range []string{"[::ffff:127.0.0.1]:18444", "127.0.0.1:018444"} {
 		p.Add(ctx, addr, false)
@@ -70,24 +58,12 @@ func addrs(ms []*Member) []string {
 // must not become aliases of it and go undialled, or one DNS answer
 // removes every other peer the user gave (an eclipse).
 func TestNameCannotSwallowOtherNodes(t *testing.T) {
-	p, _, err := New(Config{
-		Params:      &chaincfg.RegressionNetParams,
-		Peers:       []string{"evil.test:18444"},
-		ConnectOnly: true,
-		Dial: func(context.Context, string, string) (net.Conn, error) {
-			return nil, errors.New("no network in this test")
-		},
-		Resolver: func(_ context.Context, host string) ([]net.IP, error) {
-			if host == "evil.test" {
-				return []net.IP{net.IPv4(127, 0, 0, 1), net.IPv4(127, 0, 0, 2), net.IPv4(127, 0, 0, 3)}, nil
-			}
-			return nil, errors.New("unknown host")
-		},
+	p := offlinePool(t, []string{"evil.test:18444"}, func(_ context.Context, host string) ([]net.IP, error) {
+		if host == "evil.test" {
+			return []net.IP{net.IPv4(127, 0, 0, 1), net.IPv4(127, 0, 0, 2), net.IPv4(127, 0, 0, 3)}, nil
+		}
+		return nil, errors.New("unknown host")
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
 	ctx := context.Background()
 	honest := []string{"127.0.0.1:18444", "127.0.0.2:18444", "127.0.0.3:18444"}
 	for _, a := range honest {
@@ -111,22 +87,10 @@ func TestNameCannotSwallowOtherNodes(t *testing.T) {
 // Resolver to compare them with other members.
 func TestNamesBehindDialNotLookedUp(t *testing.T) {
 	var asked []string
-	p, _, err := New(Config{
-		Params:      &chaincfg.RegressionNetParams,
-		Peers:       []string{"127.0.0.1:18444"},
-		ConnectOnly: true,
-		Dial: func(context.Context, string, string) (net.Conn, error) {
-			return nil, errors.New("no network in this test")
-		},
-		Resolver: func(_ context.Context, host string) ([]net.IP, error) {
-			asked = append(asked, host)
-			return nil, errors.New("unknown host")
-		},
+	p := offlinePool(t, []string{"127.0.0.1:18444"}, func(_ context.Context, host string) ([]net.IP, error) {
+		asked = append(asked, host)
+		return nil, errors.New("unknown host")
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
 	p.Add(context.Background(), "expyuzz4wqqyqhjn.onion:18444", false)
 	p.Add(context.Background(), "mynode.example:18444", false)
 	if len(asked) > 0 {
@@ -138,26 +102,14 @@ func TestNamesBehindDialNotLookedUp(t *testing.T) {
 // whose resolver lists the addresses of honest nodes must not make
 // those nodes banned when they are added.
 func TestBanOfNameDoesNotSpreadToOtherNodes(t *testing.T) {
-	p, _, err := New(Config{
-		Params:      &chaincfg.RegressionNetParams,
-		Peers:       []string{"evil.test:18444"},
-		ConnectOnly: true,
-		Dial: func(context.Context, string, string) (net.Conn, error) {
-			return nil, errors.New("no network in this test")
-		},
-		Resolver: func(_ context.Context, host string) ([]net.IP, error) {
-			if host == "evil.test" {
-				return []net.IP{net.IPv4(127, 0, 0, 1), net.IPv4(127, 0, 0, 2)}, nil
-			}
-			return nil, errors.New("unknown host")
-		},
+	p := offlinePool(t, []string{"evil.test:18444"}, func(_ context.Context, host string) ([]net.IP, error) {
+		if host == "evil.test" {
+			return []net.IP{net.IPv4(127, 0, 0, 1), net.IPv4(127, 0, 0, 2)}, nil
+		}
+		return nil, errors.New("unknown host")
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
 	p.Ban(p.Members()[0], errors.New("caught lying"))
-	err = p.Add(context.Background(), "127.0.0.2:18444", false)
+	err := p.Add(context.Background(), "127.0.0.2:18444", false)
 	if err != nil && strings.Contains(err.Error(), "banned") {
 		t.Fatalf("an honest node refused for the ban of a name that listed it: %v", err)
 	}
@@ -168,23 +120,32 @@ func TestBanOfNameDoesNotSpreadToOtherNodes(t *testing.T) {
 // address is not taken for a second spelling of the name (an answer
 // listing the user's other peers would leave only the name dialled).
 func TestGivenNameNotAnAlias(t *testing.T) {
-	p, _, err := New(Config{
-		Params:      &chaincfg.RegressionNetParams,
-		Peers:       []string{"evil.test:18444", "127.0.0.1:18444", "[::ffff:127.0.0.1]:18444"},
-		ConnectOnly: true,
-		Dial: func(context.Context, string, string) (net.Conn, error) {
-			return nil, errors.New("no network in this test")
-		},
-		Resolver: func(_ context.Context, host string) ([]net.IP, error) {
-			return []net.IP{net.IPv4(127, 0, 0, 1)}, nil
-		},
+	p := offlinePool(t, []string{"evil.test:18444", "127.0.0.1:18444", "[::ffff:127.0.0.1]:18444"}, func(_ context.Context, host string) ([]net.IP, error) {
+		return []net.IP{net.IPv4(127, 0, 0, 1)}, nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
 	got := addrs(p.admit())
 	if want := []string{"evil.test:18444", "127.0.0.1:18444"}; !slices.Equal(got, want) {
 		t.Errorf("dialled %v, want %v (the mapped spelling of 127.0.0.1 once)", got, want)
 	}
+}
+
+// offlinePool returns a pool of the peers given, ConnectOnly, whose
+// dials all fail (no network) and whose names resolve by resolve; it is
+// closed when the test ends.
+func offlinePool(t *testing.T, peers []string, resolve func(context.Context, string) ([]net.IP, error)) *Pool {
+	t.Helper()
+	p, _, err := New(Config{
+		Params:      &chaincfg.RegressionNetParams,
+		Peers:       peers,
+		ConnectOnly: true,
+		Dial: func(context.Context, string, string) (net.Conn, error) {
+			return nil, errors.New("no network in this test")
+		},
+		Resolver: resolve,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
 }
