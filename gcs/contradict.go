@@ -396,6 +396,16 @@ func (c *BasicCheck) evidence(sp *spend, f *Filter, key [16]byte, tx *wire.MsgTx
 	}
 }
 
+// CheckCommitted checks that block's transactions are certainly the ones
+// its header commits to, the rule CheckBasic applies first (see its
+// documentation): the error wraps ErrUncommittedBlock, or
+// ErrAmbiguousBlock for a block whose 64-byte coinbase leaves the depth of
+// its leaves open.
+func CheckCommitted(block *wire.MsgBlock) error {
+	_, err := committed(block)
+	return err
+}
+
 // committed checks that block's transactions are the ones its header
 // commits to (see CheckBasic) and returns the index of each by txid.
 func committed(block *wire.MsgBlock) (map[chainhash.Hash]int, error) {

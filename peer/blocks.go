@@ -6,10 +6,9 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/btcsuite/btcd/blockchain"
-	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/gcs"
 )
 
 // MaxBlocksPerRequest is how many full blocks one GetBlocks asks for:
@@ -94,40 +93,19 @@ func (p *Peer) GetBlocks(ctx context.Context, hashes []chainhash.Hash, fn func(i
 }
 
 // CheckBlock checks that a block's transactions are the ones its header
-// commits to: the first is a coinbase, the merkle root (refusing the
-// CVE-2012-2459 duplication) and the witness commitment, failing with
-// ErrBadBlock; and that the coinbase is not 64 bytes without its witness,
-// failing with ErrAmbiguousBlock: every leaf of the merkle tree lies at
-// the coinbase's depth, so a 64-byte transaction could stand for an inner
-// node (or an inner node for one) only if the coinbase could too
-// (CVE-2017-12842), as gcs.CheckBasic also holds.
+// commits to, by gcs.CheckCommitted's rule (a coinbase first, the merkle
+// root without the CVE-2012-2459 duplication, the witness commitment),
+// failing with ErrBadBlock; a block whose coinbase is 64 bytes fails with
+// ErrAmbiguousBlock, no proof of a lie (CVE-2017-12842).
 func CheckBlock(b *wire.MsgBlock) error {
-	if len(b.Transactions) == 0 {
-		return fmt.Errorf("%w: no transactions", ErrBadBlock)
+	err := gcs.CheckCommitted(b)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, gcs.ErrAmbiguousBlock):
+		return fmt.Errorf("%w: %w", ErrAmbiguousBlock, err)
 	}
-	if !blockchain.IsCoinBaseTx(b.Transactions[0]) {
-		return fmt.Errorf("%w: the first transaction is not a coinbase", ErrBadBlock)
-	}
-	seen := make(map[chainhash.Hash]bool, len(b.Transactions))
-	for _, tx := range b.Transactions {
-		id := tx.TxHash()
-		// Duplicates would let a mutated block keep the merkle root.
-		if seen[id] {
-			return fmt.Errorf("%w: transaction %v appears twice", ErrBadBlock, id)
-		}
-		seen[id] = true
-	}
-	blk := btcutil.NewBlock(b)
-	if root := blockchain.CalcMerkleRoot(blk.Transactions(), false); root != b.Header.MerkleRoot {
-		return fmt.Errorf("%w: transactions hash to merkle root %v, header says %v", ErrBadBlock, root, b.Header.MerkleRoot)
-	}
-	if err := blockchain.ValidateWitnessCommitment(blk); err != nil {
-		return fmt.Errorf("%w: witness data: %w", ErrBadBlock, err)
-	}
-	if b.Transactions[0].SerializeSizeStripped() == innerNodeSize {
-		return fmt.Errorf("%w: its coinbase (%v)", ErrAmbiguousBlock, blk.Transactions()[0].Hash())
-	}
-	return nil
+	return fmt.Errorf("%w: %w", ErrBadBlock, err)
 }
 
 // innerNodeSize is the size of an inner node of a merkle tree, two
