@@ -191,8 +191,12 @@ func (c *Client) startCovers(ctx context.Context, log *scanLog, wallet [][]byte,
 // standard type, paid by a transaction that pays no watched script, not
 // a cover or candidate already.
 func (cs *coverScan) candidates(blocks []*wire.MsgBlock, n int) [][]byte {
+	wallet := make(map[string]bool, len(cs.wallet))
+	for _, s := range cs.wallet {
+		wallet[string(s)] = true
+	}
 	known := map[string]bool{}
-	for _, s := range slices.Concat(cs.wallet, cs.covers, cs.probes) {
+	for _, s := range slices.Concat(cs.covers, cs.probes) {
 		known[string(s)] = true
 	}
 	for _, r := range cs.set.Reserve() {
@@ -201,7 +205,7 @@ func (cs *coverScan) candidates(blocks []*wire.MsgBlock, n int) [][]byte {
 	var out [][]byte
 	for _, b := range blocks {
 		for _, tx := range b.Transactions[1:] {
-			if slices.ContainsFunc(tx.TxOut, func(o *wire.TxOut) bool { return cs.isWallet(o.PkScript) }) {
+			if slices.ContainsFunc(tx.TxOut, func(o *wire.TxOut) bool { return wallet[string(o.PkScript)] }) {
 				continue
 			}
 			// The scripts it pays, and those its inputs show they spend
@@ -218,7 +222,7 @@ func (cs *coverScan) candidates(blocks []*wire.MsgBlock, n int) [][]byte {
 				if len(out) >= n {
 					return out
 				}
-				if leak.TypeOf(s) == leak.TypeOther || known[string(s)] || cs.isWallet(s) {
+				if leak.TypeOf(s) == leak.TypeOther || known[string(s)] || wallet[string(s)] {
 					continue
 				}
 				known[string(s)] = true
@@ -227,11 +231,6 @@ func (cs *coverScan) candidates(blocks []*wire.MsgBlock, n int) [][]byte {
 		}
 	}
 	return out
-}
-
-// isWallet reports whether s is a watched script.
-func (cs *coverScan) isWallet(s []byte) bool {
-	return slices.ContainsFunc(cs.wallet, func(w []byte) bool { return string(w) == string(s) })
 }
 
 // profile tests every held filter of the range against the wallet's
