@@ -43,12 +43,28 @@ func TypeOf(script []byte) ScriptType {
 // appearances is of this class.
 const MaxProfileClass = 8
 
+// MaxProfileChain is the longest chain a profile names: a chain of more
+// scripts is of this length.
+const MaxProfileChain = 32
+
 // Profile is what the block-download attack sees of a matched script in
 // the scanned range: its class k (appearances, 1..MaxProfileClass),
 // whether an input spends it there, whether it rides in other matches'
-// transactions, its type, and its era (the decile of the scanned range
-// of its first appearance, 0..9). Covers are drawn to the wallet's
-// profiles, so that an attacker conditioning on any of these sees the
+// transactions, its type, its era (the decile of the scanned range of
+// its first appearance, 0..9), and the chain it belongs to.
+//
+// A wallet's scripts come in chains: a payment to it is made beside the
+// payer's change, which the next payment spends; its own spend pays its
+// change beside the payee. The attack ties such scripts into one group
+// (package doc, Groups), so a cover drawn alone, however like a wallet's
+// script, sits in a group of its own and the size of its group tells it
+// apart. Group names the chain of a script within one list of profiles
+// (the scripts sharing transactions, directly or through outputs that
+// are neither's, such as a payer's change); 0 is a script alone. Chain
+// is the chain's length, the number of scripts of the list with its
+// Group (1 alone, at most MaxProfileChain): Shapes sets it. Covers are
+// drawn as whole chains of the wallet's chains' shapes, so that an
+// attacker conditioning on any of these, group size included, sees the
 // same mixture of wallet and covers.
 type Profile struct {
 	Class  int
@@ -56,39 +72,112 @@ type Profile struct {
 	Riding bool
 	Type   ScriptType
 	Era    int
+	Chain  int
+	Group  int
+	// ChainSpent is, in a shape (Shape), how many of the chain's
+	// scripts are spent in the range; 0 in a script's own profile.
+	ChainSpent int
 }
 
 // ProfileOf is the profile of a script matched as m in a view that
-// scanned first..last; spent says whether an input spends it there.
+// scanned first..last; spent says whether an input spends it there. It
+// is a script alone (Group 0, Chain 1) until its caller names its chain.
 func ProfileOf(script []byte, m Match, spent bool, first, last int32) Profile {
-	p := Profile{Class: int(min(m.Appearances, MaxProfileClass)), Spent: spent, Riding: m.CoLocated, Type: TypeOf(script)}
+	p := Profile{Class: int(min(m.Appearances, MaxProfileClass)), Spent: spent, Riding: m.CoLocated, Type: TypeOf(script), Chain: 1}
 	if len(m.Heights) > 0 && last > first {
 		p.Era = min(int(10*float64(m.Heights[0]-first)/float64(last-first+1)), 9)
 	}
 	return p
 }
 
-// Need is how many more covers of each profile keep the wallet's share of
-// every class at most target in the view the profiles come from (the
-// collusion, which sees most): for the W_k groups of the wallet of class
-// k (one profile per group, its most appearing member's), the C_k covers
-// already of that class and the chance groups chance[k] (the labelled
-// null of the last scan; 0 when unknown, which over-provisions), class k
-// needs C_k + need_k = max(0, ⌈W_k/t - W_k - chance[k]⌉) covers, so that
-// W_k/(W_k + C_k + chance[k]) ≤ t. need_k is spread over the class's
-// wallet profiles in proportion to them (largest remainders), so that the
-// covers copy the wallet's mixture. A target outside (0, 1) needs none.
+// Shape is the shape of a chain: the profile of its head (its member of
+// most appearances; of those, the first by profile order, so that a
+// chain's shape does not depend on its order), with Chain its length
+// (capped at MaxProfileChain), ChainSpent how many of its members are
+// spent (what sets their appearances: a script paid and spent appears
+// twice, one only paid once), and Group 0.
+func Shape(chain []Profile) Profile {
+	head, spent := chain[0], 0
+	for _, p := range chain {
+		if p.Class > head.Class || p.Class == head.Class && compareProfiles(p, head) < 0 {
+			head = p
+		}
+		if p.Spent {
+			spent++
+		}
+	}
+	head.Chain, head.Group, head.ChainSpent = min(len(chain), MaxProfileChain), 0, min(spent, MaxProfileChain)
+	return head
+}
+
+// Chains splits ps into chains: the profiles of one nonzero Group
+// together, in order of their first member, and each of Group 0 alone.
+func Chains(ps []Profile) [][]Profile {
+	var out [][]Profile
+	at := map[int]int{}
+	for _, p := range ps {
+		if p.Group == 0 {
+			out = append(out, []Profile{p})
+			continue
+		}
+		i, ok := at[p.Group]
+		if !ok {
+			i = len(out)
+			at[p.Group] = i
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], p)
+	}
+	return out
+}
+
+// Shapes is the shape of each chain of ps (Chains), and ps with each
+// profile's Chain set to its chain's length.
+func Shapes(ps []Profile) (shapes, set []Profile) {
+	size := map[int]int{}
+	for _, p := range ps {
+		size[p.Group]++
+	}
+	set = make([]Profile, len(ps))
+	for i, p := range ps {
+		p.Chain = 1
+		if p.Group != 0 {
+			p.Chain = min(size[p.Group], MaxProfileChain)
+		}
+		set[i] = p
+	}
+	for _, c := range Chains(ps) {
+		shapes = append(shapes, Shape(c))
+	}
+	return shapes, set
+}
+
+// Need is how many more cover chains of each shape keep the wallet's
+// share of every class's groups at most target in the view the profiles
+// come from (the collusion, which sees most). The attack's unit is the
+// group, so Need counts chains, not scripts: for the W_k chains of the
+// wallet whose head is of class k (Chains and Shape of wallet), the C_k
+// cover chains already of that class (of covers) and the chance groups
+// chance[k] (the labelled null of the last scan; 0 when unknown, which
+// over-provisions), class k needs C_k + need_k = max(0, ⌈W_k/t - W_k -
+// chance[k]⌉) chains, so that W_k/(W_k + C_k + chance[k]) ≤ t. need_k is
+// spread over the class's wallet shapes in proportion to them (largest
+// remainders), so that the covers copy the wallet's mixture of shapes,
+// chain length included. The keys are shapes (Shape). A target outside
+// (0, 1) needs none.
 func Need(wallet, covers []Profile, chance map[int]float64, target float64) map[Profile]int {
 	out := map[Profile]int{}
 	if !(target > 0 && target < 1) {
 		return out
 	}
 	byClass := map[int][]Profile{}
-	for _, p := range wallet {
+	walletShapes, _ := Shapes(wallet)
+	for _, p := range walletShapes {
 		byClass[p.Class] = append(byClass[p.Class], p)
 	}
 	have := map[int]int{}
-	for _, p := range covers {
+	coverShapes, _ := Shapes(covers)
+	for _, p := range coverShapes {
 		have[p.Class]++
 	}
 	for _, k := range sortedKeys(byClass) {
@@ -145,7 +234,8 @@ func spread(out, count map[Profile]int, total, n int) {
 
 func compareProfiles(a, b Profile) int {
 	return cmp.Or(cmp.Compare(a.Class, b.Class), cmp.Compare(boolInt(a.Spent), boolInt(b.Spent)),
-		cmp.Compare(boolInt(a.Riding), boolInt(b.Riding)), cmp.Compare(a.Type, b.Type), cmp.Compare(a.Era, b.Era))
+		cmp.Compare(boolInt(a.Riding), boolInt(b.Riding)), cmp.Compare(a.Type, b.Type), cmp.Compare(a.Era, b.Era),
+		cmp.Compare(a.Chain, b.Chain), cmp.Compare(a.ChainSpent, b.ChainSpent), cmp.Compare(a.Group, b.Group))
 }
 
 func boolInt(b bool) int {
@@ -155,22 +245,49 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// Profiled is a candidate cover: a script and its profile.
+// Profiled is a candidate cover: a script and its profile, whose Group
+// names the candidate chain it belongs to (0: a candidate alone).
 type Profiled struct {
 	Script  []byte
 	Profile Profile
 }
 
-// Draw draws, for each profile of need, that many candidates of exactly
-// that profile, uniformly with a generator seeded by seed (the same
-// candidates and seed draw the same covers), each candidate at most once.
-// missing counts, per profile, the covers no candidate could give.
+// Draw draws, for each shape of need (Need's keys), that many candidate
+// chains of exactly that shape (Chains and Shape of their members'
+// profiles), uniformly with a generator seeded by seed (the same
+// candidates and seed draw the same covers), and returns every member
+// of each chain drawn, chain after chain. A script is drawn at most
+// once: a chain sharing a script with one drawn before is passed over.
+// missing counts, per shape, the chains no candidate could give.
 func Draw(candidates []Profiled, need map[Profile]int, seed uint64) (drawn []Profiled, missing map[Profile]int) {
 	missing = map[Profile]int{}
-	byProfile := map[Profile][]Profiled{}
+	type chain struct {
+		members []Profiled
+		shape   Profile
+	}
+	byShape := map[Profile][]chain{}
+	at := map[int]int{} // a group's chain, by its index in chains
+	var chains [][]Profiled
 	for _, c := range candidates {
-		if need[c.Profile] > 0 {
-			byProfile[c.Profile] = append(byProfile[c.Profile], c)
+		if c.Profile.Group == 0 {
+			chains = append(chains, []Profiled{c})
+			continue
+		}
+		i, ok := at[c.Profile.Group]
+		if !ok {
+			i = len(chains)
+			at[c.Profile.Group] = i
+			chains = append(chains, nil)
+		}
+		chains[i] = append(chains[i], c)
+	}
+	for _, ms := range chains {
+		ps := make([]Profile, len(ms))
+		for i, m := range ms {
+			ps[i] = m.Profile
+		}
+		if sh := Shape(ps); need[sh] > 0 {
+			byShape[sh] = append(byShape[sh], chain{ms, sh})
 		}
 	}
 	keys := make([]Profile, 0, len(need))
@@ -179,17 +296,25 @@ func Draw(candidates []Profiled, need map[Profile]int, seed uint64) (drawn []Pro
 	}
 	slices.SortFunc(keys, compareProfiles)
 	rng := rand.New(rand.NewPCG(seed, 0x636f766572))
+	used := map[string]bool{}
 	for _, p := range keys {
-		pool := byProfile[p]
-		slices.SortFunc(pool, func(a, b Profiled) int { return slices.Compare(a.Script, b.Script) })
-		n := need[p]
-		for i := 0; i < n && i < len(pool); i++ {
+		pool := byShape[p]
+		slices.SortFunc(pool, func(a, b chain) int { return slices.Compare(a.members[0].Script, b.members[0].Script) })
+		n, got := need[p], 0
+		for i := 0; got < n && i < len(pool); i++ {
 			j := i + rng.IntN(len(pool)-i)
 			pool[i], pool[j] = pool[j], pool[i]
-			drawn = append(drawn, pool[i])
+			if slices.ContainsFunc(pool[i].members, func(m Profiled) bool { return used[string(m.Script)] }) {
+				continue
+			}
+			for _, m := range pool[i].members {
+				used[string(m.Script)] = true
+			}
+			drawn = append(drawn, pool[i].members...)
+			got++
 		}
-		if n > len(pool) {
-			missing[p] = n - len(pool)
+		if n > got {
+			missing[p] = n - got
 		}
 	}
 	return drawn, missing
