@@ -453,7 +453,7 @@ func printSimulate(w io.Writer, out *simulateOutput) {
 		fmt.Fprintf(w, "  %s: %d sessions (%d noise), %d blocks fetched: %d decoys, %d by a filter's chance match\n",
 			out.Files.FetchCapture, fs.SessionCount, fs.NoiseSessionCount, fs.FetchedBlockCount, fs.DecoyBlockCount, fs.FalsePositiveCount)
 		if fs.CoverCount > 0 {
-			fmt.Fprintf(w, "  covers: %d scripts of others, each with an output beside it (%d the chain could not give), %d blocks fetched for them alone\n", fs.CoverCount, fs.CoverMissingCount, fs.CoverBlockCount)
+			fmt.Fprintf(w, "  covers: %d scripts of others, drawn as chains like the wallet's (%d chains the chain could not give), %d blocks fetched for them alone\n", fs.CoverCount, fs.CoverMissingCount, fs.CoverBlockCount)
 		}
 	}
 	fmt.Fprintf(w, "  %s: the truth\n\nnext:\n", out.Files.Labels)

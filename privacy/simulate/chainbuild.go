@@ -81,12 +81,15 @@ type chainBuilder struct {
 	rng       *rand.Rand
 	clustered bool
 	// trackAll records every script's heights, spends and first
-	// transaction, and txOuts the scripts each transaction pays (the
-	// covered regime draws covers from the background by their profiles,
-	// with their transactions' other outputs).
+	// transaction, and in txs every transaction: its block, the scripts
+	// it spends and pays, and which transaction spends each output (the
+	// covered regime draws covers from the background as chains of
+	// transactions, each spending an output of the one before, as a
+	// wallet's payments chain through its payers' change).
 	trackAll bool
-	txOuts   [][]uint32
-	txs      int // background transactions per block
+	txs      []txRecord
+	outAt    map[wire.OutPoint][2]int // an output's transaction and index in txs
+	perBlock int                      // background transactions per block
 	scripts  []script
 	// pool holds the background's unspent outputs, the newest last;
 	// others every background script, busy the busy ones.
@@ -102,7 +105,7 @@ type chainBuilder struct {
 }
 
 func newChainBuilder(rng *rand.Rand, txsPerBlock int, clustered bool, sink blockSink) *chainBuilder {
-	b := &chainBuilder{rng: rng, txs: txsPerBlock, clustered: clustered, sink: sink}
+	b := &chainBuilder{rng: rng, perBlock: txsPerBlock, clustered: clustered, sink: sink}
 	if clustered {
 		for range busyScripts {
 			b.busy = append(b.busy, b.fakeScript())
@@ -178,21 +181,49 @@ func (b *chainBuilder) tx(ins []coin, outs []uint32) []coin {
 		tx.AddTxOut(wire.NewTxOut(outputValue, b.scripts[id].pk))
 		b.appear(id)
 	}
-	if b.trackAll {
-		b.txOuts = append(b.txOuts, outs)
-		for _, id := range outs {
-			if b.scripts[id].born == 0 {
-				b.scripts[id].born = len(b.txOuts)
-			}
-		}
-	}
 	b.block = append(b.block, tx)
 	hash := tx.TxHash()
+	if b.trackAll {
+		b.record(ins, outs, hash)
+	}
 	coins := make([]coin, len(outs))
 	for i, id := range outs {
 		coins[i] = coin{op: wire.OutPoint{Hash: hash, Index: uint32(i)}, script: id}
 	}
 	return coins
+}
+
+// txRecord is a transaction as the covered regime's draw sees it.
+type txRecord struct {
+	h    int32
+	ins  []uint32 // the scripts it spends
+	outs []uint32 // the scripts it pays
+	// spentBy holds, per output, the transaction that spends it, from
+	// 1 (0: unspent).
+	spentBy []int
+}
+
+// record adds a transaction of hash spending ins and paying outs to
+// txs.
+func (b *chainBuilder) record(ins []coin, outs []uint32, hash chainhash.Hash) {
+	if b.outAt == nil {
+		b.outAt = map[wire.OutPoint][2]int{}
+	}
+	r := txRecord{h: b.h, outs: outs, spentBy: make([]int, len(outs))}
+	for _, c := range ins {
+		r.ins = append(r.ins, c.script)
+		if at, ok := b.outAt[c.op]; ok {
+			b.txs[at[0]].spentBy[at[1]] = len(b.txs) + 1
+			delete(b.outAt, c.op)
+		}
+	}
+	b.txs = append(b.txs, r)
+	for i, id := range outs {
+		if b.scripts[id].born == 0 {
+			b.scripts[id].born = len(b.txs)
+		}
+		b.outAt[wire.OutPoint{Hash: hash, Index: uint32(i)}] = [2]int{len(b.txs) - 1, i}
+	}
 }
 
 // coinbase pays a new background script at the block's start.
@@ -217,7 +248,7 @@ func (b *chainBuilder) takeCoin() (coin, bool) {
 	}
 	i := b.rng.IntN(len(b.pool))
 	if b.clustered {
-		perBlock := float64(2*b.txs + 1)
+		perBlock := float64(2*b.perBlock + 1)
 		back := int(math.Floor(-math.Log1p(-b.rng.Float64()) * clusterAge * perBlock))
 		i = max(0, len(b.pool)-1-back)
 	}
@@ -254,7 +285,7 @@ func (b *chainBuilder) payOthers(ins []coin, n int) {
 // background adds the block's own transactions: each spends one or two
 // outputs and pays two (in a clustered chain, now and then a batch).
 func (b *chainBuilder) background() {
-	for range b.txs {
+	for range b.perBlock {
 		var ins []coin
 		for range 1 + b.rng.IntN(2) {
 			if c, ok := b.takeCoin(); ok {

@@ -1,6 +1,9 @@
 package simulate
 
 import (
+	"cmp"
+	"maps"
+	"math/rand/v2"
 	"slices"
 
 	"github.com/spvfilter/spvfilter/privacy/leak"
@@ -13,15 +16,20 @@ import (
 // intersecting its sessions keeps them.
 
 // relaxations are the profile fields a short draw gives up, in turn, to
-// fill what the exact profile could not: first the era, then the type,
-// then whether it is spent. The class is never given up: it is what the
-// target is kept in.
+// fill what the exact shape could not: first the era, then the type,
+// then whether it is spent. The class and the chain's length are never
+// given up: the target is kept per class of groups, and the length is
+// what a group's size shows.
 var relaxations = []func(leak.Profile) leak.Profile{
 	func(p leak.Profile) leak.Profile { return p },
 	func(p leak.Profile) leak.Profile { p.Era = 0; return p },
 	func(p leak.Profile) leak.Profile { p.Era, p.Type = 0, 0; return p },
 	func(p leak.Profile) leak.Profile { p.Era, p.Type, p.Spent = 0, 0, false; return p },
 }
+
+// maxWalks bounds the candidate chains found per length (and count of
+// spent scripts) a wallet's draw needs.
+const maxWalks = 4000
 
 // profileIn is the profile of chain script id seen in from..to, and
 // whether it appears there at all. Riding (in other matches'
@@ -42,58 +50,223 @@ func (f *fetchSim) profileIn(id uint32, from, to int32) (leak.Profile, bool) {
 	return leak.ProfileOf(sc.pk, leak.Match{Appearances: uint64(len(in)), Heights: in}, spent, from, to), true
 }
 
-// drawCovers draws wallet w's covers over from..to to target t, as
-// groups that look like the wallet's: the wallet's scripts' profiles set
-// the need (a group each), and a cover group is a host, a chain script of
-// no wallet, payer or payee (untracked) all of whose appearances lie in
-// from..to and in no block of the wallet's, of at most
-// leak.MaxProfileClass appearances, drawn by its profile, with a mate: an
-// output of the transaction that first paid the host that appears only
-// there, as a payer's change beside a payment to the wallet does (the
-// attack groups it with the host). A host with no mate is no candidate.
-// It returns the covers, each host followed by its mate, and how many
-// groups the chain could not give.
-func (f *fetchSim) drawCovers(w *fetchWalletSim, from, to int32, t float64, seed uint64) ([]uint32, int) {
+// walletChains is the profiles of wallet w's scripts seen in from..to,
+// each with its chain (Group): the scripts that share a transaction of
+// from..to, directly or through its payers' change and its payees, as
+// the client knows its own transactions.
+func (f *fetchSim) walletChains(w *fetchWalletSim, from, to int32) (ids []uint32, profiles []leak.Profile) {
 	b := f.s.chain
-	own := map[int32]bool{}
-	var wallet []leak.Profile
-	for _, id := range w.scripts {
-		if p, ok := f.profileIn(id, from, to); ok {
-			wallet = append(wallet, p)
-		}
-		for _, h := range b.scripts[id].heights {
-			own[h] = true
-		}
+	node := map[uint32]bool{}
+	for _, id := range slices.Concat(w.scripts, w.payerChange, w.payees) {
+		node[id] = true
 	}
-	eligible := func(sc *script) bool {
-		n := len(sc.heights)
-		return !sc.track && n > 0 && n <= leak.MaxProfileClass && sc.heights[0] >= from && sc.heights[n-1] <= to &&
-			!slices.ContainsFunc(sc.heights, func(h int32) bool { return own[h] })
+	parent := map[uint32]uint32{}
+	var find func(uint32) uint32
+	find = func(x uint32) uint32 {
+		p, ok := parent[x]
+		if !ok || p == x {
+			return x
+		}
+		r := find(p)
+		parent[x] = r
+		return r
 	}
-	var cands []leak.Profiled
-	ids := map[string][2]uint32{} // host's script: host and mate
-	for id := range b.scripts {
-		sc := &b.scripts[id]
-		if sc.born == 0 || !eligible(sc) {
+	for i := range b.txs {
+		r := &b.txs[i]
+		if r.h < from || r.h > to {
 			continue
 		}
-		mate := -1
-		for _, m := range b.txOuts[sc.born-1] {
-			ms := &b.scripts[m]
-			if int(m) != id && ms.born == sc.born && eligible(ms) && len(ms.heights) == 1 && ms.heights[0] == sc.heights[0] {
-				mate = int(m)
-				break
+		first, any := uint32(0), false
+		for _, id := range slices.Concat(r.ins, r.outs) {
+			if !node[id] {
+				continue
+			}
+			if !any {
+				first, any = find(id), true
+				continue
+			}
+			if x := find(id); x != first {
+				parent[x] = first
 			}
 		}
-		if mate < 0 {
+	}
+	group := map[uint32]int{}
+	for _, id := range w.scripts {
+		p, ok := f.profileIn(id, from, to)
+		if !ok {
 			continue
 		}
-		p, _ := f.profileIn(uint32(id), from, to)
-		cands = append(cands, leak.Profiled{Script: sc.pk, Profile: p})
-		ids[string(sc.pk)] = [2]uint32{uint32(id), uint32(mate)}
+		root := find(id)
+		if group[root] == 0 {
+			group[root] = len(group) + 1
+		}
+		p.Group = group[root]
+		ids = append(ids, id)
+		profiles = append(profiles, p)
 	}
+	_, profiles = leak.Shapes(profiles)
+	return ids, profiles
+}
+
+// coverWalk finds cover chains on the background's transactions.
+type coverWalk struct {
+	f        *fetchSim
+	from, to int32
+	own      map[int32]bool // the wallet's blocks
+}
+
+// eligible reports whether chain script id may be a cover: of no
+// wallet, payer or payee (untracked), all of its appearances in from..to
+// and in no block of the wallet's, at most leak.MaxProfileClass of them.
+func (c *coverWalk) eligible(id uint32) bool {
+	sc := &c.f.s.chain.scripts[id]
+	n := len(sc.heights)
+	return !sc.track && n > 0 && n <= leak.MaxProfileClass && sc.heights[0] >= c.from && sc.heights[n-1] <= c.to &&
+		!slices.ContainsFunc(sc.heights, func(h int32) bool { return c.own[h] })
+}
+
+// usable reports whether transaction t (from 1) lies in from..to and in
+// no block of the wallet's.
+func (c *coverWalk) usable(t int) bool {
+	if t == 0 {
+		return false
+	}
+	h := c.f.s.chain.txs[t-1].h
+	return h >= c.from && h <= c.to && !c.own[h]
+}
+
+// walk is a chain of n covers, m of them spent in from..to where the
+// transactions allow (the caller keeps those of the shape it needs), that
+// starts at transaction start (from 1), as a wallet's payments chain:
+// each transaction pays a cover (as a payment pays the wallet) beside a
+// link output (as the payer's change) that the next transaction spends;
+// where the cover is spent in from..to, an output of the transaction
+// spending it that appears nowhere else is a cover too (as the wallet's
+// change beside the payee of its spend). It returns the covers and
+// links, or false when the background holds no such chain from start.
+func (c *coverWalk) walk(start, n, m int, rng *rand.Rand) (covers, links []uint32, ok bool) {
+	b := c.f.s.chain
+	in := map[uint32]bool{}
+	take := func(ids []uint32, want func(int) bool) (uint32, int, bool) {
+		for _, i := range rng.Perm(len(ids)) {
+			if id := ids[i]; !in[id] && want(i) {
+				return id, i, true
+			}
+		}
+		return 0, 0, false
+	}
+	spent := 0
+	for t := start; len(covers) < n; {
+		if !c.usable(t) {
+			return nil, nil, false
+		}
+		r := &b.txs[t-1]
+		// A spent cover and its change take two of the chain's places;
+		// the spent ones still owed are placed among the steps left.
+		owe, left := m-spent, n-len(covers)
+		wantSpent := owe > 0 && (2*owe >= left || rng.IntN(left-owe) < owe)
+		kind := func(spent bool) func(int) bool {
+			return func(i int) bool { return c.eligible(r.outs[i]) && c.usable(r.spentBy[i]) == spent }
+		}
+		// The other kind where this transaction has none of the one
+		// wanted: the chain's shape then says what it holds.
+		cv, ci, found := take(r.outs, kind(wantSpent))
+		if !found {
+			wantSpent = !wantSpent
+			if cv, ci, found = take(r.outs, kind(wantSpent)); !found {
+				return nil, nil, false
+			}
+		}
+		in[cv] = true
+		covers = append(covers, cv)
+		if wantSpent {
+			spent++
+			if len(covers) < n {
+				sr := &b.txs[r.spentBy[ci]-1]
+				id, _, ok := take(sr.outs, func(i int) bool {
+					return c.eligible(sr.outs[i]) && len(b.scripts[sr.outs[i]].heights) == 1
+				})
+				if !ok {
+					return nil, nil, false
+				}
+				in[id] = true
+				covers = append(covers, id)
+			}
+		}
+		if len(covers) == n {
+			// The last transaction's other output, where it appears
+			// nowhere else, rides with it as the last payer's change.
+			if lk, _, ok := take(r.outs, func(i int) bool {
+				return c.eligible(r.outs[i]) && len(b.scripts[r.outs[i]].heights) == 1
+			}); ok {
+				links = append(links, lk)
+			}
+			break
+		}
+		// A link appears in its two transactions alone, so that the
+		// attack matches it and ties the covers on either side.
+		lk, li, found := take(r.outs, func(i int) bool {
+			s := r.spentBy[i]
+			return c.eligible(r.outs[i]) && c.usable(s) && len(b.scripts[r.outs[i]].heights) == min(2, int(b.txs[s-1].h-r.h)+1)
+		})
+		if !found {
+			return nil, nil, false
+		}
+		in[lk] = true
+		links = append(links, lk)
+		t = r.spentBy[li]
+	}
+	return covers, links, true
+}
+
+// drawCovers draws wallet w's covers over from..to to target t as whole
+// chains shaped like the wallet's: the wallet's chains (walletChains)
+// set the need (leak.Need, a chain each), and the candidates are chains
+// of the background's transactions (coverWalk.walk) of the lengths
+// needed, whose transactions lie in from..to and in no block of the
+// wallet's, drawn by shape (leak.Draw; a short shape gives up what
+// relaxations name). It returns the covers, the links of their chains
+// (outputs the attack groups with them, as a payer's change), and how
+// many chains the chain could not give.
+func (f *fetchSim) drawCovers(w *fetchWalletSim, from, to int32, t float64, seed uint64) (covers, links []uint32, short int) {
+	b := f.s.chain
+	cw := &coverWalk{f: f, from: from, to: to, own: map[int32]bool{}}
+	for _, id := range w.scripts {
+		for _, h := range b.scripts[id].heights {
+			cw.own[h] = true
+		}
+	}
+	_, wallet := f.walletChains(w, from, to)
 	need := leak.Need(wallet, nil, nil, t)
-	var covers []uint32
+	lengths := map[[2]int]bool{}
+	for p := range need {
+		lengths[[2]int{p.Chain, p.ChainSpent}] = true
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x77616c6b))
+	var cands []leak.Profiled
+	linksOf := map[int][]uint32{}
+	ids := map[string]uint32{}
+	for _, nm := range slices.SortedFunc(maps.Keys(lengths), func(a, b [2]int) int { return cmp.Or(a[0]-b[0], a[1]-b[1]) }) {
+		found := 0
+		for _, i := range rng.Perm(len(b.txs)) {
+			if found == maxWalks {
+				break
+			}
+			cs, ls, ok := cw.walk(i+1, nm[0], nm[1], rng)
+			if !ok {
+				continue
+			}
+			found++
+			g := len(linksOf) + 1
+			linksOf[g] = ls
+			for _, id := range cs {
+				p, _ := f.profileIn(id, from, to)
+				p.Group = g
+				cands = append(cands, leak.Profiled{Script: b.scripts[id].pk, Profile: p})
+				ids[string(b.scripts[id].pk)] = id
+			}
+		}
+	}
 	taken := map[uint32]bool{}
 	for i, relax := range relaxations {
 		relaxed := map[leak.Profile]int{}
@@ -102,33 +275,58 @@ func (f *fetchSim) drawCovers(w *fetchWalletSim, from, to int32, t float64, seed
 		}
 		var pool []leak.Profiled
 		for _, c := range cands {
-			hm := ids[string(c.Script)]
-			if !taken[hm[0]] && !taken[hm[1]] {
-				pool = append(pool, leak.Profiled{Script: c.Script, Profile: relax(c.Profile)})
+			if !taken[ids[string(c.Script)]] && !slices.ContainsFunc(linksOf[c.Profile.Group], func(id uint32) bool { return taken[id] }) {
+				p := relax(c.Profile)
+				p.Group = c.Profile.Group
+				pool = append(pool, leak.Profiled{Script: c.Script, Profile: p})
 			}
 		}
 		drawn, missing := leak.Draw(pool, relaxed, seed+uint64(i))
-		for _, d := range drawn {
-			hm := ids[string(d.Script)]
-			if taken[hm[0]] || taken[hm[1]] {
-				// one pair's mate is another's host: the later is
-				// short, counted with what the chain could not give
-				missing[d.Profile]++
+		// Draw keeps scripts apart within a round; a chain whose
+		// script is another's link is passed over with what the
+		// chain could not give.
+		for _, ch := range chainsOf(drawn) {
+			clash := slices.ContainsFunc(linksOf[ch[0].Profile.Group], func(id uint32) bool { return taken[id] }) ||
+				slices.ContainsFunc(ch, func(d leak.Profiled) bool { return taken[ids[string(d.Script)]] })
+			ps := make([]leak.Profile, len(ch))
+			for j, d := range ch {
+				ps[j] = d.Profile
+			}
+			if clash {
+				missing[leak.Shape(ps)]++
 				continue
 			}
-			taken[hm[0]], taken[hm[1]] = true, true
-			covers = append(covers, hm[0], hm[1])
+			for _, d := range ch {
+				id := ids[string(d.Script)]
+				taken[id] = true
+				covers = append(covers, id)
+			}
+			for _, id := range linksOf[ch[0].Profile.Group] {
+				taken[id] = true
+				links = append(links, id)
+			}
 		}
 		need = missing
 		if len(need) == 0 {
 			break
 		}
 	}
-	short := 0
 	for _, n := range need {
 		short += n
 	}
-	return covers, short
+	return covers, links, short
+}
+
+// chainsOf splits what leak.Draw drew into its chains, in order.
+func chainsOf(drawn []leak.Profiled) [][]leak.Profiled {
+	var out [][]leak.Profiled
+	for i, d := range drawn {
+		if i == 0 || d.Profile.Group != drawn[i-1].Profile.Group {
+			out = append(out, nil)
+		}
+		out[len(out)-1] = append(out[len(out)-1], d)
+	}
+	return out
 }
 
 // coverHeights are the blocks of from..to that covers appear in and no

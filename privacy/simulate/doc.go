@@ -125,23 +125,26 @@
 //   - covered: BIP 157 clients fetch, beside their wallet's blocks, the
 //     blocks of cover scripts of others (FetchOptions.CoverTarget, 0.5
 //     by default). Each wallet's covers are drawn once, for all its
-//     sessions, as the client draws them: leak.Need sizes them per class
-//     so that the wallet holds at most the target's share of each class's
-//     groups, and leak.Draw draws them from the chain's scripts of no
-//     wallet, payer or payee whose appearances lie in the wallet's range
-//     and in none of its blocks, to the wallet's profiles (class, spent,
-//     type, era; a short profile gives up its era, then its type, then
-//     spent, never its class; FetchWallet.CoversMissing counts what is
-//     still short). Each cover comes with a mate, an output of the
-//     transaction that paid it that appears nowhere else, which the
-//     attack groups with it as it groups a payer's change with a payment
-//     (FetchWallet.CoverMates). It breaks "the client fetches only its
-//     own blocks";
+//     sessions, as the client draws them: as whole chains shaped like
+//     the wallet's. The wallet's scripts form chains (those sharing a
+//     transaction, directly or through its payers' change and payees);
+//     leak.Need sizes the covers per class of chains so that the wallet
+//     holds at most the target's share of each class's groups, and
+//     leak.Draw draws chains of the wallet's chains' shapes (the head's
+//     class, spent, type and era, the chain's length and how many of it
+//     are spent; a short shape gives up its era, then its type, then
+//     spent, never its class or length; FetchWallet.CoversMissing counts
+//     the chains still short). A cover chain is a walk on the chain's
+//     transactions of no wallet's block: each pays a cover beside a link
+//     (FetchWallet.CoverMates) that the next one spends, as a payer's
+//     change, and where a cover is spent, the spend's new output is a
+//     cover too, as the wallet's change. It breaks "the client fetches
+//     only its own blocks";
 //     an attack told the target ("privacy fetches --cover-target")
 //     assumes covers it cannot tell from the wallet's scripts, which this
-//     regime grants for the features of a profile. A wallet's payments
-//     chain through its payers' change into large groups, which covers
-//     drawn by profile do not copy (TestCoverDistinguisher measures it).
+//     regime grants for the features of a chain's shape; what is left
+//     (a wallet chained through scripts paid again and again finds no
+//     chain of its shape) TestCoverDistinguisher measures.
 //
 // # Scoring
 //

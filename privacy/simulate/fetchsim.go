@@ -280,16 +280,14 @@ func (f *fetchSim) makeLabels() {
 // its label.
 func (f *fetchSim) newCovers(w *fetchWalletSim, tip int32) {
 	b := f.s.chain
-	covers, missing := f.drawCovers(w, w.label.Birth, tip, f.opts.CoverTarget, f.rng.Uint64())
+	covers, links, missing := f.drawCovers(w, w.label.Birth, tip, f.opts.CoverTarget, f.rng.Uint64())
 	w.covers = covers
 	w.label.CoversMissing += missing
-	for i, id := range covers {
-		name := b.scripts[id].name
-		if i%2 == 0 {
-			w.label.Covers = append(w.label.Covers, name)
-		} else {
-			w.label.CoverMates = append(w.label.CoverMates, name)
-		}
+	for _, id := range covers {
+		w.label.Covers = append(w.label.Covers, b.scripts[id].name)
+	}
+	for _, id := range links {
+		w.label.CoverMates = append(w.label.CoverMates, b.scripts[id].name)
 	}
 }
 

@@ -144,11 +144,12 @@ type FetchWallet struct {
 	PayerChange []string `json:"payer_change"`
 	Payees      []string `json:"payees"`
 	// Covers are the scripts of others its client fetches the blocks of
-	// to hide its own (the covered regime), drawn to its scripts'
-	// profiles; CoverMates, one per cover, an output beside it that
-	// appears only there (the attack groups the two, as it groups a
-	// payer's change with a payment); CoversMissing the covers its
-	// profiles needed that the chain could not give.
+	// to hide its own (the covered regime), drawn as chains of its
+	// chains' shapes; CoverMates the links of those chains, outputs
+	// beside a cover that the next transaction of the chain spends (the
+	// attack ties the chain through them, as it ties a wallet's payments
+	// through its payers' change); CoversMissing the chains its shapes
+	// needed that the chain could not give.
 	Covers        []string `json:"covers,omitempty"`
 	CoverMates    []string `json:"cover_mates,omitempty"`
 	CoversMissing int      `json:"covers_missing,omitempty"`

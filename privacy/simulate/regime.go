@@ -76,7 +76,7 @@ var regimes = []RegimeInfo{
 		"all of the above at once (the sizes of heavy-tail, not covered)",
 		"all of the above"},
 	{RegimeCovered,
-		"BIP 157 clients fetch, beside their own blocks, the blocks of cover scripts of others drawn to the wallet's profiles (appearances, spent, type, era) with leak.Need and leak.Draw so that no class holds more than the target's share of wallet scripts (fetch.cover_target, 0.5 unless set), each with an output beside it that the attack groups with it; one cover set per wallet for all its sessions",
+		"BIP 157 clients fetch, beside their own blocks, the blocks of cover scripts of others drawn as whole chains shaped like the wallet's (length, appearances, spent, type, era) with leak.Need and leak.Draw so that no class holds more than the target's share of the wallet's groups (fetch.cover_target, 0.5 unless set), each chain tied by outputs the next transaction spends, as a payer's change; one cover set per wallet for all its sessions",
 		"\"the client fetches only its own blocks\": an attack told the target (fetches --cover-target) assumes covers it cannot tell from the wallet's scripts, so it is tested on covers drawn as the client draws them"},
 }
 
