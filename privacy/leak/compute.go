@@ -119,6 +119,12 @@ type PeerLeak struct {
 	Conservative bool `json:"conservative"`
 	// Scripts are the watched scripts that match at this view.
 	Scripts []ScriptLeak `json:"scripts"`
+	// ChanceGroups is, per class k (1..MaxProfileClass, the last class
+	// holding every larger one), the groups of the view that hold none
+	// of the client's own scripts (Class.LabelledChanceGroups): what
+	// chance gives, which dilutes the wallet's groups as covers do
+	// (Need's chance).
+	ChanceGroups map[int]float64 `json:"chance_groups_by_class"`
 	// Bloom is the filter attack on the BIP 37 filters the peer received
 	// (Bloom), null for a BIP 157 scan: Compute leaves it null, and a
 	// client that loaded filters sets it.
@@ -244,6 +250,12 @@ func (p *partial) peerLeak(v *View, r *Report) PeerLeak {
 	id := v.ID
 	pl := PeerLeak{Address: &id, BlocksScanned: r.ScannedBlocks, FetchedHeights: r.FetchedHeights,
 		FetchedFraction: r.FetchedFraction, Conservative: p.conservative(v), Scripts: []ScriptLeak{}}
+	pl.ChanceGroups = map[int]float64{}
+	for _, c := range r.ByAppearances {
+		if c.LabelledChanceGroups > 0 {
+			pl.ChanceGroups[int(min(c.Appearances, MaxProfileClass))] += c.LabelledChanceGroups
+		}
+	}
 	fetched := slices.Clone(v.Fetched)
 	slices.Sort(fetched)
 	pl.BlocksFetched = uint64(len(slices.Compact(fetched)))

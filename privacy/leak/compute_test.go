@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"slices"
@@ -75,7 +76,9 @@ func (c *testChain) watchedOf(r *leak.Report) map[int]leak.Match {
 // BIP 158 false positive (1 in 784,931 per query and held filter): an
 // appearance the chain does not hold, which makes the candidate match
 // nowhere and may leave a script of its transaction riding in no other
-// match; the chains here (about 2 million tests each) have none.
+// match; the chains here (about 2 million tests each) have none. Its
+// chance groups by class (what Need takes as chance) are the full
+// index's labelled ones.
 func TestComputeEqualsAnalyzeOnFullIndex(t *testing.T) {
 	for _, spec := range []chainSpec{
 		{blocks: 300, txs: 12, wallet: 8, seed: 1},
@@ -118,6 +121,15 @@ func TestComputeEqualsAnalyzeOnFullIndex(t *testing.T) {
 					if !near(s.GroupProbability, wantGroup) || s.GroupSize != wantSize {
 						t.Errorf("view %d script %d: group %.6f of %d, full index %.6f of %d", i, s.WatchItem, s.GroupProbability, s.GroupSize, wantGroup, wantSize)
 					}
+				}
+				chance := map[int]float64{}
+				for _, k := range full[i].ByAppearances {
+					if k.LabelledChanceGroups > 0 {
+						chance[int(min(k.Appearances, leak.MaxProfileClass))] += k.LabelledChanceGroups
+					}
+				}
+				if len(chance) == 0 || !maps.EqualFunc(chance, pl.ChanceGroups, near) {
+					t.Errorf("view %d: chance groups by class %v, the full index's labelled ones %v", i, pl.ChanceGroups, chance)
 				}
 				if pl.GroupConfident < pl.Confident || pl.GroupLikely < pl.Likely {
 					t.Errorf("view %d: %d/%d in groups at 0.95/0.5, fewer than alone %d/%d", i, pl.GroupConfident, pl.GroupLikely, pl.Confident, pl.Likely)
