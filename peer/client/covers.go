@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/gcs"
 	"github.com/spvfilter/spvfilter/peer/cover"
@@ -20,13 +21,25 @@ import (
 // the blocks they tie together (the block-download attack, package
 // privacy/leak). The client keeps cover scripts in DataDir/<network>/
 // covers.dat (package peer/cover): scripts the chain itself carries,
-// drawn with the profiles of the wallet's own (leak.Need, leak.Draw:
-// per class of appearances, W_k/(W_k + C_k) <= t), matched in the same
+// drawn as whole chains shaped like the wallet's own (leak.Need,
+// leak.Draw: per class of groups, W_k/(W_k + C_k + chance_k) <= t, the
+// chance groups of the last scan's leak report kept in the file), matched in the same
 // filter pass as the watch list and fetched with its blocks in one
 // shuffled, spread plan, so that no peer, nor all of them together, can
 // tell the wallet's groups from the covers'. The same covers are used
 // every session and never removed (an intersection of sessions would
 // strip covers that change); new ones are drawn as the wallet grows.
+//
+// A wallet's scripts come in chains, which the attack sees as groups
+// (leak.Profile): the client knows its chains, before it fetches, by
+// the blocks its scripts share (the filters say so), and a candidate
+// chain is the scripts of one fetched transaction and of those that
+// spend one another's outputs among the blocks it was found in (a
+// payment and the payer's change spent by the next). A chain rides
+// where each of its scripts' blocks holds another of it. A shape no
+// chain has gives up the era, then the type and riding, then spent;
+// failing that, a cover is drawn alone for the chain, with a warning:
+// its group size can tell it apart.
 //
 // Candidates come from blocks that hold no watched script: the reserve,
 // filled from the cover blocks each scan fetches, and, when there is
@@ -136,10 +149,12 @@ type coverScan struct {
 	target   float64
 	set      *cover.Set
 	from, to int32
-	wallet   [][]byte // the watch list's scripts
-	covers   [][]byte // in use at the start of the scan
-	probes   [][]byte // candidates: the reserve, and the seed pass's
-	seed     []int32  // heights of the seed pass
+	wallet   [][]byte      // the watch list's scripts
+	covers   [][]byte      // in use at the start of the scan
+	probes   []cover.Cover // candidates: the reserve, and the seed pass's (Group: their chain)
+	// nextGroup is the group of the next candidate chain found.
+	nextGroup uint64
+	seed      []int32 // heights of the seed pass
 	// hits holds, per height of the range whose filter is held, which of
 	// wallet, covers and probes (in that order) it matches.
 	hits      map[int32][]bool
@@ -147,8 +162,8 @@ type coverScan struct {
 	drawn     int
 	why       []string // why the target is not met
 	warnings  []string
-	spare     [][]byte // candidates profiled and not drawn
-	explore   int      // random blocks to fetch for candidates
+	spare     []cover.Cover // candidates profiled and not drawn
+	explore   int           // random blocks to fetch for candidates
 	bootstrap bool
 }
 
@@ -162,9 +177,12 @@ func (c *Client) startCovers(ctx context.Context, log *scanLog, wallet [][]byte,
 		return nil, err
 	}
 	cs := &coverScan{c: c, target: c.cfg.PrivacyTarget, set: set, from: from, to: to, wallet: wallet, covers: set.Scripts()}
+	for _, c := range slices.Concat(set.Covers(), set.Reserve()) {
+		cs.nextGroup = max(cs.nextGroup, c.Profile.Group+1)
+	}
 	for _, r := range set.Reserve() {
 		if len(cs.probes) < maxProbes {
-			cs.probes = append(cs.probes, r.Script)
+			cs.probes = append(cs.probes, r)
 		}
 	}
 	if len(set.Covers()) > 0 || len(set.Reserve()) > 0 || len(wallet) == 0 {
@@ -189,55 +207,117 @@ func (c *Client) startCovers(ctx context.Context, log *scanLog, wallet [][]byte,
 
 // candidates returns up to n scripts of blocks fit to be covers: of a
 // standard type, paid by a transaction that pays no watched script, not
-// a cover or candidate already.
-func (cs *coverScan) candidates(blocks []*wire.MsgBlock, n int) [][]byte {
+// a cover or candidate already; in chains (Profile.Group, new groups):
+// the scripts of a transaction, joined with those of the transactions
+// among blocks whose outputs it spends.
+func (cs *coverScan) candidates(blocks []*wire.MsgBlock, n int) []cover.Cover {
 	wallet := make(map[string]bool, len(cs.wallet))
 	for _, s := range cs.wallet {
 		wallet[string(s)] = true
 	}
 	known := map[string]bool{}
-	for _, s := range slices.Concat(cs.covers, cs.probes) {
+	for _, s := range cs.covers {
 		known[string(s)] = true
 	}
-	for _, r := range cs.set.Reserve() {
-		known[string(r.Script)] = true
+	for _, c := range slices.Concat(cs.probes, cs.set.Reserve()) {
+		known[string(c.Script)] = true
 	}
-	var out [][]byte
+	var txs []*wire.MsgTx
 	for _, b := range blocks {
 		for _, tx := range b.Transactions[1:] {
-			if slices.ContainsFunc(tx.TxOut, func(o *wire.TxOut) bool { return wallet[string(o.PkScript)] }) {
+			if !slices.ContainsFunc(tx.TxOut, func(o *wire.TxOut) bool { return wallet[string(o.PkScript)] }) {
+				txs = append(txs, tx)
+			}
+		}
+	}
+	chain := txChains(txs)
+	group := map[int]uint64{}
+	var out []cover.Cover
+	for i, tx := range txs {
+		// The scripts it pays, and those its inputs show they spend
+		// (a false one matches no filter and is never drawn).
+		scripts := make([][]byte, 0, len(tx.TxOut)+len(tx.TxIn))
+		for _, o := range tx.TxOut {
+			scripts = append(scripts, o.PkScript)
+		}
+		for _, in := range tx.TxIn {
+			_, spent := gcs.SpendCandidates(in)
+			scripts = append(scripts, spent...)
+		}
+		for _, s := range scripts {
+			if len(out) >= n {
+				return out
+			}
+			if leak.TypeOf(s) == leak.TypeOther || known[string(s)] || wallet[string(s)] {
 				continue
 			}
-			// The scripts it pays, and those its inputs show they spend
-			// (a false one matches no filter and is never drawn).
-			scripts := make([][]byte, 0, len(tx.TxOut)+len(tx.TxIn))
-			for _, o := range tx.TxOut {
-				scripts = append(scripts, o.PkScript)
+			known[string(s)] = true
+			g, ok := group[chain[i]]
+			if !ok {
+				g = cs.nextGroup
+				cs.nextGroup++
+				group[chain[i]] = g
 			}
-			for _, in := range tx.TxIn {
-				_, spent := gcs.SpendCandidates(in)
-				scripts = append(scripts, spent...)
-			}
-			for _, s := range scripts {
-				if len(out) >= n {
-					return out
-				}
-				if leak.TypeOf(s) == leak.TypeOther || known[string(s)] || wallet[string(s)] {
-					continue
-				}
-				known[string(s)] = true
-				out = append(out, s)
-			}
+			out = append(out, cover.Cover{Script: s, Profile: cover.Profile{Class: 1, Type: uint8(leak.TypeOf(s)), Drawn: cs.to, Group: g}})
 		}
 	}
 	return out
 }
 
+// txChains numbers the chains of txs: a transaction and those of txs
+// whose outputs it spends, or that spend its outputs, are one chain.
+func txChains(txs []*wire.MsgTx) []int {
+	u := newUnions(len(txs))
+	at := make(map[chainhash.Hash]int, len(txs))
+	for i, tx := range txs {
+		at[tx.TxHash()] = i
+	}
+	for i, tx := range txs {
+		for _, in := range tx.TxIn {
+			if j, ok := at[in.PreviousOutPoint.Hash]; ok {
+				u.join(i, j)
+			}
+		}
+	}
+	out := make([]int, len(txs))
+	for i := range out {
+		out[i] = u.find(i)
+	}
+	return out
+}
+
+// unions is a union-find of 0..n-1: each element's parent, a root its
+// own.
+type unions []int
+
+func newUnions(n int) unions {
+	u := make(unions, n)
+	for i := range u {
+		u[i] = i
+	}
+	return u
+}
+
+// find is x's root.
+func (u unions) find(x int) int {
+	for u[x] != x {
+		u[x] = u[u[x]]
+		x = u[x]
+	}
+	return x
+}
+
+// join puts a and b in one set.
+func (u unions) join(a, b int) { u[u.find(a)] = u.find(b) }
+
 // profile tests every held filter of the range against the wallet's
 // scripts, the covers and the probes (gcs.Filter.MatchEach), which gives
 // each its appearances.
 func (cs *coverScan) profile() {
-	elems := slices.Concat(cs.wallet, cs.covers, cs.probes)
+	elems := slices.Concat(cs.wallet, cs.covers)
+	for _, p := range cs.probes {
+		elems = append(elems, p.Script)
+	}
 	cs.hits = map[int32][]bool{}
 	for h := cs.from; h <= cs.to; h++ {
 		hash := cs.c.chain.Hash(h)
@@ -265,32 +345,87 @@ func (cs *coverScan) heightsOf(i int) []int32 {
 	return out
 }
 
-// profileOf is the profile of a script of those heights.
-func (cs *coverScan) profileOf(script []byte, heights []int32) leak.Profile {
-	return leak.ProfileOf(script, leak.Match{Appearances: uint64(len(heights)), Heights: heights}, false, cs.from, cs.to)
+// member is a script profiled on the range's filters: its heights and
+// its chain (0: alone).
+type member struct {
+	script  []byte
+	heights []int32
+	group   uint64
+}
+
+// profiles are the profiles of ms, each with its chain (leak.Profile's
+// Group and Chain) and riding where each of its heights holds another
+// member of its chain. Spent is left false for every script alike: the
+// filters do not say whether an input spends a script.
+func (cs *coverScan) profiles(ms []member) []leak.Profile {
+	at := map[uint64]map[int32]int{} // per chain, members per height
+	for _, m := range ms {
+		if m.group == 0 {
+			continue
+		}
+		if at[m.group] == nil {
+			at[m.group] = map[int32]int{}
+		}
+		for _, h := range m.heights {
+			at[m.group][h]++
+		}
+	}
+	ids := map[uint64]int{}
+	out := make([]leak.Profile, len(ms))
+	for i, m := range ms {
+		p := leak.ProfileOf(m.script, leak.Match{Appearances: uint64(len(m.heights)), Heights: m.heights}, false, cs.from, cs.to)
+		if m.group != 0 {
+			if ids[m.group] == 0 {
+				ids[m.group] = len(ids) + 1
+			}
+			p.Group = ids[m.group]
+			p.Riding = !slices.ContainsFunc(m.heights, func(h int32) bool { return at[m.group][h] < 2 })
+		}
+		out[i] = p
+	}
+	_, out = leak.Shapes(out)
+	return out
+}
+
+// walletChains gives each of ms, the wallet's scripts, the chain of
+// the scripts it shares a block with, directly or through others.
+func walletChains(ms []member) {
+	u := newUnions(len(ms))
+	first := map[int32]int{}
+	for i, m := range ms {
+		for _, h := range m.heights {
+			if j, ok := first[h]; ok {
+				u.join(i, j)
+			} else {
+				first[h] = i
+			}
+		}
+	}
+	for i := range ms {
+		ms[i].group = uint64(u.find(i)) + 1
+	}
 }
 
 // plan profiles the wallet, the covers and the probes on the filters of
-// the range, draws the covers the target needs (leak.Need, leak.Draw,
-// dropping a profile's era, then its type, where no candidate has it),
-// and returns the heights to fetch: the wallet's of matched (the filter
+// the range, draws the cover chains the target needs (leak.Need,
+// leak.Draw, relaxing a shape where no candidate chain has it), and
+// returns the heights to fetch: the wallet's of matched (the filter
 // pass's), the seed pass's, and the covers' (those in use first, then
 // the new ones) within MaxCoverBlocks.
 func (cs *coverScan) plan(matched []int32, forced map[int32]bool) ([]int32, error) {
 	cs.profile()
 	nw, nc := len(cs.wallet), len(cs.covers)
 	cs.walletAt = map[int32]bool{}
-	var walletProfiles []leak.Profile
+	var wallet []member
 	largest := 0
 	for i, s := range cs.wallet {
-		hs := cs.heightsOf(i)
-		if len(hs) == 0 {
-			continue
+		if hs := cs.heightsOf(i); len(hs) > 0 {
+			wallet = append(wallet, member{script: s, heights: hs})
+			largest = max(largest, min(len(hs), leak.MaxProfileClass))
 		}
-		p := cs.profileOf(s, hs)
-		walletProfiles = append(walletProfiles, p)
-		largest = max(largest, p.Class)
 	}
+	walletChains(wallet)
+	walletProfiles := cs.profiles(wallet)
 	for _, h := range matched {
 		m := cs.hits[h]
 		// Unknown filters, and matches of neither (the matcher's false
@@ -299,63 +434,88 @@ func (cs *coverScan) plan(matched []int32, forced map[int32]bool) ([]int32, erro
 			cs.walletAt[h] = true
 		}
 	}
-	var coverProfiles []leak.Profile
+	hot := max(coverHotFactor*largest, 16)
+	var inUse []member
 	coverHeights := make([][]int32, 0, nc)
-	for i, s := range cs.covers {
+	for i, c := range cs.set.Covers() {
 		hs := cs.heightsOf(nw + i)
 		coverHeights = append(coverHeights, hs)
 		if len(hs) > 0 {
-			coverProfiles = append(coverProfiles, cs.profileOf(s, hs))
+			inUse = append(inUse, member{script: c.Script, heights: hs, group: c.Profile.Group})
 		}
-		if hot := max(coverHotFactor*largest, 16); len(hs) > hot {
-			cs.warnings = append(cs.warnings, fmt.Sprintf("cover %x turned hot: it appears in %d blocks of the range, each fetched every scan (kept: dropping a cover marks it to anyone intersecting sessions)", s, len(hs)))
+		if len(hs) > hot {
+			cs.warnings = append(cs.warnings, fmt.Sprintf("cover %x turned hot: it appears in %d blocks of the range, each fetched every scan (kept: dropping a cover marks it to anyone intersecting sessions)", c.Script, len(hs)))
 		}
 	}
+	coverProfiles := cs.profiles(inUse)
 	need := leak.Need(walletProfiles, coverProfiles, cs.set.Chance(), cs.target)
-	var cands []leak.Profiled
+	var probes []member
 	probeHeights := map[string][]int32{}
-	for i, s := range cs.probes {
+	byScript := map[string]cover.Cover{}
+	for i, c := range cs.probes {
 		hs := cs.heightsOf(nw + nc + i)
-		if len(hs) == 0 || len(hs) > max(coverHotFactor*largest, 16) {
+		if len(hs) == 0 || len(hs) > hot {
 			continue // a hot script's blocks would cost more than it hides
 		}
-		probeHeights[string(s)] = hs
-		cands = append(cands, leak.Profiled{Script: s, Profile: cs.profileOf(s, hs)})
+		probeHeights[string(c.Script)] = hs
+		byScript[string(c.Script)] = c
+		probes = append(probes, member{script: c.Script, heights: hs, group: c.Profile.Group})
 	}
-	drawn := cs.draw(cands, need)
+	var cands []leak.Profiled
+	for i, p := range cs.profiles(probes) {
+		cands = append(cands, leak.Profiled{Script: probes[i].script, Profile: p})
+	}
+	drawn, alone := cs.draw(cands, need)
+	isDrawn := map[string]bool{}
+	for _, d := range drawn {
+		isDrawn[string(d.Script)] = true
+	}
 	for _, c := range cands {
-		if !slices.ContainsFunc(drawn, func(d leak.Profiled) bool { return string(d.Script) == string(c.Script) }) {
-			cs.spare = append(cs.spare, c.Script)
+		if !isDrawn[string(c.Script)] {
+			cs.spare = append(cs.spare, byScript[string(c.Script)])
 		}
 	}
 	// The covers in use first, then the new ones: a bound keeps the old
 	// covers' blocks, which earlier sessions fetched.
+	var added []member
 	for _, d := range drawn {
 		hs := probeHeights[string(d.Script)]
 		coverHeights = append(coverHeights, hs)
+		g := byScript[string(d.Script)].Profile.Group
+		if alone[string(d.Script)] {
+			g = cs.nextGroup
+			cs.nextGroup++
+		}
 		if err := cs.set.Add(cover.Cover{Script: d.Script, Profile: cover.Profile{
-			Class: uint8(d.Profile.Class), Type: uint8(d.Profile.Type), First: hs[0], Drawn: cs.to, Group: uint64(len(cs.set.Covers()) + 1)}}); err != nil {
+			Class: uint8(d.Profile.Class), Type: uint8(leak.TypeOf(d.Script)), First: hs[0], Drawn: cs.to, Group: g}}); err != nil {
 			cs.why = append(cs.why, fmt.Sprintf("a cover could not be added: %v", err))
 			break
 		}
 		cs.drawn++
-		coverProfiles = append(coverProfiles, d.Profile)
+		added = append(added, member{script: d.Script, heights: hs, group: g})
 	}
-	if short := leak.Need(walletProfiles, coverProfiles, cs.set.Chance(), cs.target); len(short) > 0 {
+	if len(alone) > 0 {
+		cs.warnings = append(cs.warnings, fmt.Sprintf("%d covers drawn alone: no candidate chain had the length of the wallet's chain they stand for, so the size of their groups can tell them from the wallet's (the reserve grows from the cover blocks each scan fetches)", len(alone)))
+	}
+	if short := leak.Need(walletProfiles, cs.profiles(slices.Concat(inUse, added)), cs.set.Chance(), cs.target); len(short) > 0 {
 		n := 0
 		for _, k := range short {
 			n += k
 		}
-		cs.why = append(cs.why, fmt.Sprintf("%d covers short of the target: no candidate of their profile yet (the reserve grows from the cover blocks each scan fetches, and %d random blocks fetched with them to find more)", n, max(minSeedBlocks, 4*n)))
+		cs.why = append(cs.why, fmt.Sprintf("%d cover chains short of the target: no candidate of their class yet (the reserve grows from the cover blocks each scan fetches, and %d random blocks fetched with them to find more)", n, max(minSeedBlocks, 4*n)))
 		cs.explore = max(minSeedBlocks, 4*n)
 	}
+	return cs.heights(coverHeights), nil
+}
+
+// heights is the plan: the wallet's blocks and the seed pass's, then
+// each cover's in turn within the bound, then random blocks to explore.
+func (cs *coverScan) heights(coverHeights [][]int32) []int32 {
 	bound := cs.c.cfg.MaxCoverBlocks
 	if bound == 0 {
 		bound = DefaultCoverBlocksFactor * len(cs.walletAt)
 	}
 	fetch := map[int32]bool{}
-	// The wallet's blocks and the seed pass's, then each cover's in turn
-	// within the bound.
 	for h := range cs.walletAt {
 		fetch[h] = true
 	}
@@ -401,32 +561,49 @@ func (cs *coverScan) plan(matched []int32, forced map[int32]bool) ([]int32, erro
 		out = append(out, h)
 	}
 	slices.Sort(out)
-	return out, nil
+	return out
 }
 
-// draw draws the covers of need from cands, first by whole profile, then
-// without the era, then by class alone, where none has it.
-func (cs *coverScan) draw(cands []leak.Profiled, need map[leak.Profile]int) []leak.Profiled {
+// relaxations are what a shape gives up, in turn, where no candidate
+// chain has it: the era, then the type and riding, then spent. The
+// class and the chain's length are kept.
+var relaxations = []func(leak.Profile) leak.Profile{
+	func(p leak.Profile) leak.Profile { return p },
+	func(p leak.Profile) leak.Profile { p.Era = 0; return p },
+	func(p leak.Profile) leak.Profile { p.Era, p.Type, p.Riding = 0, 0, false; return p },
+	func(p leak.Profile) leak.Profile {
+		p.Era, p.Type, p.Riding, p.Spent, p.ChainSpent = 0, 0, false, false, 0
+		return p
+	},
+}
+
+// draw draws the chains of need from cands, relaxing the shapes
+// (relaxations) where none has them; a chain still missing is stood for
+// by one candidate of its class drawn alone, as a group of one: alone
+// names those.
+func (cs *coverScan) draw(cands []leak.Profiled, need map[leak.Profile]int) (out []leak.Profiled, alone map[string]bool) {
 	seed := cs.set.Seed()
 	s := uint64(seed[0]) | uint64(seed[1])<<8 | uint64(seed[2])<<16 | uint64(seed[3])<<24 | uint64(seed[4])<<32 | uint64(seed[5])<<40
-	var out []leak.Profiled
 	used := map[string]bool{}
-	coarse := []func(leak.Profile) leak.Profile{
-		func(p leak.Profile) leak.Profile { return p },
-		func(p leak.Profile) leak.Profile { p.Era = 0; return p },
-		func(p leak.Profile) leak.Profile { return leak.Profile{Class: p.Class} },
+	byScript := map[string]leak.Profiled{}
+	for _, c := range cands {
+		byScript[string(c.Script)] = c
 	}
-	for _, f := range coarse {
+	pick := func(f func(leak.Profile) leak.Profile, single bool) {
 		if len(need) == 0 {
-			break
+			return
 		}
 		var pool []leak.Profiled
-		byScript := map[string]leak.Profiled{}
 		for _, c := range cands {
-			if !used[string(c.Script)] {
-				pool = append(pool, leak.Profiled{Script: c.Script, Profile: f(c.Profile)})
-				byScript[string(c.Script)] = c
+			if used[string(c.Script)] {
+				continue
 			}
+			p := f(c.Profile)
+			p.Group = c.Profile.Group
+			if single {
+				p.Group, p.Chain = 0, 1
+			}
+			pool = append(pool, leak.Profiled{Script: c.Script, Profile: p})
 		}
 		n := map[leak.Profile]int{}
 		for p, k := range need {
@@ -436,11 +613,18 @@ func (cs *coverScan) draw(cands []leak.Profiled, need map[leak.Profile]int) []le
 		for _, g := range got {
 			used[string(g.Script)] = true
 			out = append(out, byScript[string(g.Script)])
+			if single {
+				alone[string(g.Script)] = true
+			}
 		}
-		// What is still missing, at the coarser level's keys.
 		need = missing
 	}
-	return out
+	alone = map[string]bool{}
+	for _, f := range relaxations {
+		pick(f, false)
+	}
+	pick(func(p leak.Profile) leak.Profile { return leak.Profile{Class: p.Class, Chain: 1} }, true)
+	return out, alone
 }
 
 // DefaultCoverBlocksFactor bounds a scan's cover blocks at this many
@@ -467,14 +651,15 @@ func (cs *coverScan) finish(heights []int32, blocks []*wire.MsgBlock) *CoverCost
 	for _, r := range cs.set.Reserve() {
 		inReserve[string(r.Script)] = true
 	}
-	var spare [][]byte
-	for _, s := range cs.spare {
-		if !inReserve[string(s)] && len(spare) < maxNewReserve {
-			spare = append(spare, s)
+	var spare []cover.Cover
+	for _, c := range cs.spare {
+		if !inReserve[string(c.Script)] && len(spare) < maxNewReserve {
+			spare = append(spare, c)
 		}
 	}
-	for _, s := range append(spare, cs.candidates(coverBlocks, maxNewReserve-len(spare))...) {
-		if err := cs.set.AddReserve(cover.Cover{Script: s, Profile: cover.Profile{Class: 1, Type: uint8(leak.TypeOf(s)), Drawn: cs.to}}); errors.Is(err, cover.ErrFull) {
+	for _, c := range append(spare, cs.candidates(coverBlocks, maxNewReserve-len(spare))...) {
+		c.Profile.Class = 1
+		if err := cs.set.AddReserve(c); errors.Is(err, cover.ErrFull) {
 			break
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/btcsuite/btcd/txscript"
 	"github.com/spvfilter/spvfilter/peer/cover"
 	"github.com/spvfilter/spvfilter/peer/peertest"
+	"github.com/spvfilter/spvfilter/privacy/leak"
 )
 
 // coversFixture is a labelled wallet's chain (peertest.ShortWalletChain)
@@ -89,6 +90,9 @@ type coverRun struct {
 	to     int32 // 0: the tip
 	leak   bool
 	cfg    func(*Config)
+	// after, if set, sees the client and the result before the client
+	// closes.
+	after func(*Client, *ScanResult)
 }
 
 func (r coverRun) scan(t *testing.T, f *coversFixture, relays []*peertest.Liar) (*ScanResult, error) {
@@ -115,7 +119,11 @@ func (r coverRun) scan(t *testing.T, f *coversFixture, relays []*peertest.Liar) 
 	if to == 0 {
 		to = f.chain.Tip
 	}
-	return c.ScanBIP157(ctx, ScanRequest{Watch: f.watch, From: f.chain.Wallets[0].Birth, To: to, Leak: r.leak})
+	res, err := c.ScanBIP157(ctx, ScanRequest{Watch: f.watch, From: f.chain.Wallets[0].Birth, To: to, Leak: r.leak})
+	if err == nil && r.after != nil {
+		r.after(c, res)
+	}
+	return res, err
 }
 
 func relaysTo(t *testing.T, f *coversFixture, n int) []*peertest.Liar {
@@ -349,4 +357,83 @@ func TestMaxCoverBlocks(t *testing.T) {
 	if k.Met || !strings.Contains(k.Why, "MaxCoverBlocks (2) reached") || k.CoverBlocks > 2 {
 		t.Fatalf("a bound of 2 cover blocks: %+v", k)
 	}
+}
+
+// TestCoverChainsLikeWallet: once covered sessions meet the target, the
+// attack on the client's own record (leak.Compute, all peers colluding)
+// puts the covers in groups the size of the wallet's: the wallet's
+// scripts' group sizes against the covers' (the same computation with
+// the covers watched), by the AUC of group size. The short chain's wallet sits in groups of two, so that the
+// test guards against covers alone, not against chains of the wrong
+// length (privacy/simulate's TestCoverDistinguisher measures those).
+func TestCoverChainsLikeWallet(t *testing.T) {
+	f := needCovers(t)
+	dir := t.TempDir()
+	relays := relaysTo(t, f, 2)
+	var wallet, covers []float64
+	var k *CoverCost
+	for session := 1; session <= maxSessionsToTarget && (k == nil || !k.Met); session++ {
+		_, err := coverRun{dir: dir, target: 0.5, leak: true, after: func(c *Client, res *ScanResult) {
+			k = res.Cover
+			if !k.Met {
+				return
+			}
+			wallet = groupSizes(res.Leak)
+			var items []WatchItem
+			for _, s := range c.covers.Scripts() {
+				items = append(items, ScriptItem(s))
+			}
+			l, err := c.leakOf(context.Background(), newScanLog(), items, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			covers = groupSizes(l)
+		}}.scan(t, f, relays)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if k == nil || !k.Met {
+		t.Fatalf("the target was not met: %+v", k)
+	}
+	a := aucOf(wallet, covers)
+	t.Logf("group sizes colluding: wallet %v, covers %v: AUC %.3f (%s)", wallet, covers, a, k)
+	if len(wallet) == 0 || len(covers) == 0 {
+		t.Fatal("no group sizes to compare")
+	}
+	if folded := max(a, 1-a); folded > maxGroupSizeAUC {
+		t.Errorf("group size tells covers from the wallet's scripts: AUC %.3f, folded above %g", a, maxGroupSizeAUC)
+	}
+}
+
+// maxGroupSizeAUC bounds TestCoverChainsLikeWallet's folded AUC: about
+// 20 scripts a side leave an interval of about ±0.18 around an AUC of
+// 0.5.
+const maxGroupSizeAUC = 0.7
+
+// groupSizes are the group sizes of the watched scripts of l's
+// collusion.
+func groupSizes(l *leak.Leak) []float64 {
+	var out []float64
+	for _, s := range l.Collusion.Scripts {
+		out = append(out, float64(s.GroupSize))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// aucOf is the chance that a value of a is above one of b, ties half.
+func aucOf(a, b []float64) float64 {
+	var sum float64
+	for _, x := range a {
+		for _, y := range b {
+			switch {
+			case x > y:
+				sum++
+			case x == y:
+				sum += 0.5
+			}
+		}
+	}
+	return sum / float64(len(a)*len(b))
 }

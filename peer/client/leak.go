@@ -35,7 +35,9 @@ const leakSeed = 1
 //
 // With covers (Config.PrivacyTarget), they are the client's own but not
 // the wallet's (leak.Input.Covers), and when covers held the target in
-// the scan (met), the attack is the cover-aware one (leak.Input.Target).
+// the scan (met), the attack is the cover-aware one (leak.Input.Target);
+// the chance groups per class the collusion shows are kept in the cover
+// file (cover.Set.SetChance), for leak.Need at the next scan.
 func (c *Client) leakOf(ctx context.Context, log *scanLog, items []WatchItem, met bool) (*leak.Leak, error) {
 	var watched [][]byte
 	var itemOf []int
@@ -88,6 +90,17 @@ func (c *Client) leakOf(ctx context.Context, log *scanLog, items []WatchItem, me
 	for _, p := range append([]*leak.PeerLeak{&l.Collusion}, ptrs(l.Peers)...) {
 		for i := range p.Scripts {
 			p.Scripts[i].WatchItem = itemOf[p.Scripts[i].WatchItem]
+		}
+	}
+	if c.covers != nil {
+		// What chance gives per class dilutes the wallet's groups as
+		// covers do: the next scan's covers are sized with it.
+		err := c.covers.SetChance(l.Collusion.ChanceGroups)
+		if err == nil {
+			err = c.covers.Save()
+		}
+		if err != nil {
+			l.Warnings = append(l.Warnings, fmt.Sprintf("the chance groups were not kept in the cover file (%v): the next scan sizes its covers without them, which only adds covers", err))
 		}
 	}
 	for _, addr := range incomplete {

@@ -29,7 +29,7 @@ type Profile struct {
 	Type  uint8  // script type, as the draw numbers them (0..MaxType)
 	First int32  // height of the script's first appearance
 	Drawn int32  // height of the tip when it was drawn
-	Group uint64 // scripts drawn together (a chain of change) share it
+	Group uint64 // a cover chain's scripts, or a candidate chain's, share it (0: alone)
 }
 
 // Cover is a cover script, in use or in reserve, and its profile.

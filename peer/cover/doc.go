@@ -33,8 +33,15 @@
 // then its profile: a byte class (1..MaxClass, MaxClass meaning that
 // many appearances or more), a byte script type (0..MaxType), and
 // varints: the height of its first appearance, the height it was drawn
-// at (both below 2^31) and its group (the scripts drawn together,
-// such as a chain of change). No script appears twice in a file.
+// at (both below 2^31) and its group: for a cover, the chain it was
+// drawn with (a cover chain is drawn whole, shaped like a chain of the
+// wallet's, since the block-download attack sees a chain as one group),
+// for a script in reserve, the candidate chain it was found in (the
+// scripts of a transaction and of those spending one another's outputs
+// among the blocks it came from); 0 and a group of one script alike
+// mean a script alone (files written before covers were drawn in
+// chains hold such groups, and read as covers drawn alone). No script
+// appears twice in a file.
 //
 // A file is read whole within MaxFileSize bytes and checked before use:
 // magic and version, checksum, every count and length against its bound
