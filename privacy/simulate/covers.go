@@ -16,13 +16,13 @@ import (
 // intersecting its sessions keeps them.
 
 // relaxations are the profile fields a short draw gives up, in turn, to
-// fill what the exact shape could not: first the era, then the type,
+// fill what the exact shape could not: first the type, then the era,
 // then whether it is spent. The class and the chain's length are never
 // given up: the target is kept per class of groups, and the length is
 // what a group's size shows.
 var relaxations = []func(leak.Profile) leak.Profile{
 	func(p leak.Profile) leak.Profile { return p },
-	func(p leak.Profile) leak.Profile { p.Era = 0; return p },
+	func(p leak.Profile) leak.Profile { p.Type = 0; return p },
 	func(p leak.Profile) leak.Profile { p.Era, p.Type = 0, 0; return p },
 	func(p leak.Profile) leak.Profile { p.Era, p.Type, p.Spent = 0, 0, false; return p },
 }
@@ -267,55 +267,79 @@ func (f *fetchSim) drawCovers(w *fetchWalletSim, from, to int32, t float64, seed
 			}
 		}
 	}
-	taken := map[uint32]bool{}
+	d := &chainDraw{cands: cands, ids: ids, linksOf: linksOf, taken: map[uint32]bool{}}
 	for i, relax := range relaxations {
-		relaxed := map[leak.Profile]int{}
-		for p, n := range need {
-			relaxed[relax(p)] += n
-		}
-		var pool []leak.Profiled
-		for _, c := range cands {
-			if !taken[ids[string(c.Script)]] && !slices.ContainsFunc(linksOf[c.Profile.Group], func(id uint32) bool { return taken[id] }) {
-				p := relax(c.Profile)
-				p.Group = c.Profile.Group
-				pool = append(pool, leak.Profiled{Script: c.Script, Profile: p})
-			}
-		}
-		drawn, missing := leak.Draw(pool, relaxed, seed+uint64(i))
-		// Draw keeps scripts apart within a round; a chain whose
-		// script is another's link is passed over with what the
-		// chain could not give.
-		for _, ch := range chainsOf(drawn) {
-			clash := slices.ContainsFunc(linksOf[ch[0].Profile.Group], func(id uint32) bool { return taken[id] }) ||
-				slices.ContainsFunc(ch, func(d leak.Profiled) bool { return taken[ids[string(d.Script)]] })
-			ps := make([]leak.Profile, len(ch))
-			for j, d := range ch {
-				ps[j] = d.Profile
-			}
-			if clash {
-				missing[leak.Shape(ps)]++
-				continue
-			}
-			for _, d := range ch {
-				id := ids[string(d.Script)]
-				taken[id] = true
-				covers = append(covers, id)
-			}
-			for _, id := range linksOf[ch[0].Profile.Group] {
-				taken[id] = true
-				links = append(links, id)
-			}
-		}
-		need = missing
 		if len(need) == 0 {
 			break
 		}
+		need = d.round(need, relax, seed+uint64(i))
 	}
 	for _, n := range need {
 		short += n
 	}
-	return covers, links, short
+	// A chain of a class no candidate chain has (a wallet paid again
+	// and again) is still stood for by a chain of its length, so that
+	// the wallet's largest groups do not stand alone; it counts short,
+	// as its class keeps no more than the covers it has.
+	d.round(need, func(p leak.Profile) leak.Profile { return leak.Profile{Chain: p.Chain} }, seed+uint64(len(relaxations)))
+	return d.covers, d.links, short
 }
+
+// chainDraw is a wallet's draw of cover chains over rounds of relaxed
+// shapes: the candidates, their scripts' ids and their chains' links,
+// and what was drawn.
+type chainDraw struct {
+	cands   []leak.Profiled
+	ids     map[string]uint32
+	linksOf map[int][]uint32
+	taken   map[uint32]bool
+	covers  []uint32
+	links   []uint32
+}
+
+// round draws need, relaxed by relax, from the candidate chains of which
+// no script or link is taken, and returns what it could not give.
+func (d *chainDraw) round(need map[leak.Profile]int, relax func(leak.Profile) leak.Profile, seed uint64) map[leak.Profile]int {
+	relaxed := map[leak.Profile]int{}
+	for p, n := range need {
+		relaxed[relax(p)] += n
+	}
+	var pool []leak.Profiled
+	for _, c := range d.cands {
+		if !d.taken[d.ids[string(c.Script)]] && !slices.ContainsFunc(d.linksOf[c.Profile.Group], d.isTaken) {
+			p := relax(c.Profile)
+			p.Group = c.Profile.Group
+			pool = append(pool, leak.Profiled{Script: c.Script, Profile: p})
+		}
+	}
+	drawn, missing := leak.Draw(pool, relaxed, seed)
+	// Draw keeps scripts apart within a round; a chain whose script is
+	// another's link is passed over with what the chain could not give.
+	for _, ch := range chainsOf(drawn) {
+		ps := make([]leak.Profile, len(ch))
+		clash := slices.ContainsFunc(d.linksOf[ch[0].Profile.Group], d.isTaken)
+		for j, c := range ch {
+			ps[j] = c.Profile
+			clash = clash || d.taken[d.ids[string(c.Script)]]
+		}
+		if clash {
+			missing[leak.Shape(ps)]++
+			continue
+		}
+		for _, c := range ch {
+			id := d.ids[string(c.Script)]
+			d.taken[id] = true
+			d.covers = append(d.covers, id)
+		}
+		for _, id := range d.linksOf[ch[0].Profile.Group] {
+			d.taken[id] = true
+			d.links = append(d.links, id)
+		}
+	}
+	return missing
+}
+
+func (d *chainDraw) isTaken(id uint32) bool { return d.taken[id] }
 
 // chainsOf splits what leak.Draw drew into its chains, in order.
 func chainsOf(drawn []leak.Profiled) [][]leak.Profiled {

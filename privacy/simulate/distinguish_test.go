@@ -60,22 +60,14 @@ var features = []feature{
 
 // knownDistinguishers are the features that tell the covered regime's
 // covers from the wallet's scripts on its seed, stated as targets not
-// met. Group size: covers are drawn as chains shaped like the wallet's
-// (leak.Shape: the head's profile, the chain's length and how many of
-// it are spent), which brings its AUC from 0.98 (covers drawn singly)
-// to about 0.57, but a wallet whose chain is headed by a script paid
-// again and again (class 5 or 6) finds no chain of its shape and goes
-// uncovered, and those are its largest groups. Riding: the wallet's
-// scripts sit in other matches' transactions when spent, a cover's
-// spend less often. Era: short shapes give up the era first (covers.go's
-// relaxations). Each must still tell them apart: a fixed draw must leave
-// this list.
-var knownDistinguishers = map[string]bool{"riding": true, "group size": true, "era": true}
-
-// groupSizeBound is the most the folded AUC of group size may reach at
-// the upper end of its interval: covers drawn singly reached 0.992
-// (AUC 0.983), chains of the wallet's length alone 0.75.
-const groupSizeBound = 0.65
+// met. Riding: the wallet's scripts sit in other matches' transactions
+// when spent, a cover chain's a little less often. Era: a chain's shape
+// holds its head's era alone, and a cover chain, walked forward from its
+// first transaction, lies later in the range than a wallet's payments,
+// spread from its birth. Each must still tell them apart: a fixed draw
+// must leave this list. Group size is not in it: covers drawn singly
+// left it at an AUC of 0.983 [0.972, 0.992], so the check below can fail.
+var knownDistinguishers = map[string]bool{"riding": true, "era": true}
 
 // auc is the area under the ROC curve of x telling a (positives) from b:
 // the chance that a random positive scores above a random negative, ties
@@ -183,14 +175,14 @@ func distinguish(t *testing.T, sc *simulate.Scenario, reps []*attack.FetchReport
 // TestCoverDistinguisher measures how well the simple features of a
 // matched script (appearances, era, type, span, riding, the size of its
 // group) tell the wallet's scripts from the covers the covered regime
-// draws to their profiles, on its sessions, by the AUC of each feature
+// draws as chains of their chains' shapes, on its sessions, by the AUC of each feature
 // with a bootstrap 95% interval (go test ./privacy/simulate -run
 // TestCoverDistinguisher -v prints the table). The target, for each
 // feature drawn by profile: an interval (AUC folded about 0.5) that
 // reaches 0.5 and ends at most at 0.6. The features of
-// knownDistinguishers must still miss it, so the measure can fail; and
-// group size, which covers drawn singly left at an AUC of 0.98, must end
-// its interval at most at groupSizeBound.
+// knownDistinguishers must still miss it, so the measure can fail (and
+// group size, not among them, failed it at an AUC of 0.98 when covers
+// were drawn singly).
 func TestCoverDistinguisher(t *testing.T) {
 	sc, fcapt, index := fetchScenario(t, simulate.RegimeCovered, coveredSeed, 0.5)
 	_, reps := attackFetches(t, sc, fcapt, index, attack.FetchOptions{CoverTarget: 0.5, MaxMatches: 1 << 20})
@@ -198,9 +190,6 @@ func TestCoverDistinguisher(t *testing.T) {
 	t.Logf("wallet scripts against covers, %d and %d matches:\n%s", nw, nc, table)
 	if nw < 30 || nc < 30 {
 		t.Fatalf("too few matches to measure: %d of the wallet, %d covers", nw, nc)
-	}
-	if iv := folded["group size"]; iv[1] > groupSizeBound {
-		t.Errorf("group size tells covers from the wallet's scripts: folded AUC in [%.3f, %.3f], above the bound %g: are covers drawn as chains of the wallet's shapes?", iv[0], iv[1], groupSizeBound)
 	}
 	for _, f := range features {
 		iv := folded[f.name]

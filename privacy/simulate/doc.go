@@ -132,9 +132,10 @@
 //     holds at most the target's share of each class's groups, and
 //     leak.Draw draws chains of the wallet's chains' shapes (the head's
 //     class, spent, type and era, the chain's length and how many of it
-//     are spent; a short shape gives up its era, then its type, then
+//     are spent; a short shape gives up its type, then its era, then
 //     spent, never its class or length; FetchWallet.CoversMissing counts
-//     the chains still short). A cover chain is a walk on the chain's
+//     the chains still short, each stood for by a chain of its length
+//     of another class). A cover chain is a walk on the chain's
 //     transactions of no wallet's block: each pays a cover beside a link
 //     (FetchWallet.CoverMates) that the next one spends, as a payer's
 //     change, and where a cover is spent, the spend's new output is a
@@ -143,8 +144,8 @@
 //     an attack told the target ("privacy fetches --cover-target")
 //     assumes covers it cannot tell from the wallet's scripts, which this
 //     regime grants for the features of a chain's shape; what is left
-//     (a wallet chained through scripts paid again and again finds no
-//     chain of its shape) TestCoverDistinguisher measures.
+//     (the era of a chain's members beyond its head, riding)
+//     TestCoverDistinguisher measures.
 //
 // # Scoring
 //
