@@ -218,14 +218,15 @@ func throughRelays(ctx context.Context, t *testing.T, node *peertest.Node, n int
 }
 
 // colluding runs the attack on sessions as one view, the union of what
-// they saw ("privacy fetches --collude"): the last report.
-func colluding(t *testing.T, sessions []*capture.FetchSession, index []byte) *attack.FetchReport {
+// they saw ("privacy fetches --collude", with --cover-target target when
+// it is not 0): the last report.
+func colluding(t *testing.T, sessions []*capture.FetchSession, index []byte, target float64) *attack.FetchReport {
 	t.Helper()
 	ir, err := universe.NewIndexReader(bytes.NewReader(index))
 	if err != nil {
 		t.Fatal(err)
 	}
-	reps, err := attack.AnalyzeFetches(sessions, ir, attack.FetchOptions{Collude: true})
+	reps, err := attack.AnalyzeFetches(sessions, ir, attack.FetchOptions{Collude: true, CoverTarget: target})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,8 +236,10 @@ func colluding(t *testing.T, sessions []*capture.FetchSession, index []byte) *at
 // agreement compares the client's report l of a scan with the attack on
 // the relays' captures, per relay (each relay's sessions joined: one
 // peer address) and all colluding, and returns the rows and every way
-// the report falls short or its blocks differ from the capture's.
-func agreement(t *testing.T, scan string, l *leak.Leak, relays []relayCapture, index []byte, watched []string) ([]agreeRow, []string) {
+// the report falls short or its blocks differ from the capture's. With
+// a target (a covered client's report is the cover-aware attack), the
+// attack is told it too.
+func agreement(t *testing.T, scan string, l *leak.Leak, relays []relayCapture, index []byte, watched []string, target float64) ([]agreeRow, []string) {
 	t.Helper()
 	var rows []agreeRow
 	var short []string
@@ -260,14 +263,14 @@ func agreement(t *testing.T, scan string, l *leak.Leak, relays []relayCapture, i
 			short = append(short, fmt.Sprintf("%s: the relay at %s saw a scan the report does not list", view, rc.addr))
 			continue
 		}
-		r := colluding(t, rc.sessions, index)
+		r := colluding(t, rc.sessions, index, target)
 		t.Logf("%s: %s at %s: the report says B = %d, F = %d (%v); the capture B = %d, F = %d (%v) from %v to %v",
 			scan, view, rc.addr, pl.BlocksScanned, pl.BlocksFetched, pl.FetchedHeights, r.ScannedBlocks, r.FetchedBlocks, r.FetchedHeights, fmtp(r.ScannedFrom), fmtp(r.ScannedTo))
 		short = append(short, sameBlocks(view, pl, r, false)...)
 		rows = append(rows, agreeRow{scan, view, reportFigures(pl), attackFigures(r, watched)})
 	}
 	if len(all) > 0 {
-		r := colluding(t, all, index)
+		r := colluding(t, all, index, target)
 		short = append(short, sameBlocks("colluding", &l.Collusion, r, true)...)
 		if l.Collusion.BlocksScanned != r.ScannedBlocks {
 			t.Logf("%s, colluding: the report says B = %d, the attack on the captures %d", scan, l.Collusion.BlocksScanned, r.ScannedBlocks)

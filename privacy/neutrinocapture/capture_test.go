@@ -101,7 +101,7 @@ func TestNeutrinoCapture(t *testing.T) {
 	if len(fetchSessions) != wallets*sessions {
 		t.Fatalf("%d sessions captured, want %d", len(fetchSessions), wallets*sessions)
 	}
-	reps := analyze(t, fetchSessions, index)
+	reps := analyze(t, fetchSessions, index, 0)
 	for _, r := range reps {
 		// Neutrino asks for filter headers from the genesis block and
 		// filters from the birthday: only the latter are the scan.
@@ -167,15 +167,16 @@ func fetchLabels(network string, tip int32, ws []*peertest.LabelledWallet) *simu
 	return l
 }
 
-// analyze runs the block-download attack ("privacy fetches") on the
-// sessions with the chain's index.
-func analyze(t *testing.T, sessions []*capture.FetchSession, index []byte) []*attack.FetchReport {
+// analyze runs the block-download attack ("privacy fetches", with
+// --cover-target target when it is not 0) on the sessions with the
+// chain's index.
+func analyze(t *testing.T, sessions []*capture.FetchSession, index []byte, target float64) []*attack.FetchReport {
 	t.Helper()
 	ir, err := universe.NewIndexReader(bytes.NewReader(index))
 	if err != nil {
 		t.Fatal(err)
 	}
-	reps, err := attack.AnalyzeFetches(sessions, ir, attack.FetchOptions{})
+	reps, err := attack.AnalyzeFetches(sessions, ir, attack.FetchOptions{CoverTarget: target})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,13 @@
 // quotes. spvfilter's scans, with one peer and with two, ask for the
 // client's own leak report, which is held to the attack on their
 // capture: per peer and colluding, never fewer watched scripts at
-// P >= 0.95 or at P >= 0.5, nor a lower highest posterior. The default
+// P >= 0.95 or at P >= 0.5, nor a lower highest posterior. On a second
+// chain, the same wallet beside other users' wallets, spvfilter scans
+// without protection and with --privacy-target 0.5 (covers drawn as
+// chains of the other users' scripts, session after session until they
+// meet the target): the attack told the target gives no watched script
+// above it at either peer or both colluding, and the client's report
+// agrees. The default
 // chain has 450 blocks; the long one, 2,000 blocks with the wallet's 20
 // scripts in 40, is run by hand:
 //

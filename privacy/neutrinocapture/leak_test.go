@@ -29,6 +29,10 @@ type leakScan struct {
 	dir  string // its files' directory under SPVFILTER_LEAK_CAPTURE_DIR
 	// relays is the number of relays (peers) the scan is given, 1 if 0.
 	relays int
+	// target is the privacy target the client covers to (0: none): the
+	// attack on its capture is then told it ("privacy fetches
+	// --cover-target"), as the client's own report is.
+	target float64
 	// scan runs the client connected to the relays at addrs, and returns
 	// its own leak report (nil: the client makes none).
 	scan func(ctx context.Context, t *testing.T, addrs []string, params *chaincfg.Params, w *peertest.LabelledWallet, tip int32) *leak.Leak
@@ -94,7 +98,15 @@ func wantP(shape peertest.WalletChain, k int) float64 {
 // attack on both captures joined (colluding nodes). Each spvfilter scan
 // asks for its own leak report (ScanRequest.Leak), which must not say
 // less than the attack on its capture, per peer and colluding (see
-// agreement). Both tables are logged, and with
+// agreement). The same wallet is then scanned on a chain with other
+// users' wallets (of whose scripts covers are drawn): without
+// protection, where the attack must give a script of the wallet's more
+// than 0.5 (exposed), and with --privacy-target 0.5 over two peers,
+// session after session over one data directory until the client says
+// its covers met the target, where the attack told the target must give
+// no watched script nor group above 0.5 at either peer or both
+// colluding, and the client's report of that session must agree with
+// it (protected). Both tables are logged, and with
 // SPVFILTER_LEAK_CAPTURE_DIR=DIR each scan's capture (with two relays,
 // the second in fetch-capture-2.jsonl), index, labels and report are
 // kept in DIR/<scan> for "privacy fetches" and "privacy evaluate" to be
@@ -106,35 +118,41 @@ func TestLeakAgainstCapture(t *testing.T) {
 	shape := peertest.WalletChainFromEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	node := peertest.StartBtcd(t, peertest.WithMiningKey(peertest.NewKey("leak miner")))
-	mature, spec := shape.Spec("leak")
-	node.Generate(t, mature)
-	began := time.Now()
-	chain := peertest.BuildLabelledChain(t, node, spec)
-	w := chain.Wallets[0]
-	index, hashes := indexChain(t, node.RPC(), chain.Tip)
-	t.Logf("chain: %d blocks, the wallet's %d scripts in %d blocks from %d, built and indexed in %v",
-		chain.Tip+1, len(w.Scripts), shape.WalletBlocks, w.Birth, time.Since(began).Round(time.Second))
-
-	scans := []leakScan{
-		{name: "neutrino v0.16.0", dir: "neutrino", scan: neutrinoScan, check: attributed},
-		{name: "spvfilter, no protection", dir: "spvfilter", scan: spvfilterScan, check: attributed},
-		// Two peers, fetches spread over both: each saw about half the
-		// wallet's blocks, colluding they saw them all, and the row is
-		// theirs.
-		{name: "spvfilter, two peers colluding", dir: "spvfilter-2", relays: 2, scan: spvfilterScan, check: attributed},
-		// The protected scan, spvfilter with --privacy-target 0.5
-		// (Config.PrivacyTarget), is the row to add here once the
-		// client fetches covers, with its own check: no watched script
-		// above 0.5 under the cover-aware attack.
-	}
 	var rows []leakRow
 	var agree []agreeRow
-	for _, sc := range scans {
-		row := measureLeak(ctx, t, sc, node, chain, index, hashes)
-		rows = append(rows, row)
-		agree = append(agree, row.agree...)
-		sc.check(t, shape, row)
+	for _, on := range []struct {
+		others int
+		scans  []leakScan
+	}{
+		{0, []leakScan{
+			{name: "neutrino v0.16.0", dir: "neutrino", scan: neutrinoScan, check: attributed},
+			{name: "spvfilter, no protection", dir: "spvfilter", scan: spvfilterScan, check: attributed},
+			// Two peers, fetches spread over both: each saw about half
+			// the wallet's blocks, colluding they saw them all, and the
+			// row is theirs.
+			{name: "spvfilter, two peers colluding", dir: "spvfilter-2", relays: 2, scan: spvfilterScan, check: attributed},
+		}},
+		// The same wallet on a chain with other users' wallets, of
+		// whose scripts a covering client draws its cover chains (a
+		// chain of one wallet holds too few like its own; a real chain
+		// holds many): without protection, then with --privacy-target
+		// 0.5 (Config.PrivacyTarget), two peers, sessions over one data
+		// directory until its covers meet the target, where the attack
+		// told the target must give no watched script above it, at
+		// either peer or both colluding.
+		{otherWallets, []leakScan{
+			{name: "spvfilter, no protection, other users", dir: "spvfilter-others", relays: 2, scan: spvfilterScan, check: exposed},
+			{name: "spvfilter, --privacy-target 0.5, other users", dir: "spvfilter-covered", relays: 2, target: protectedTarget,
+				scan: protectedScan(protectedTarget), check: protected},
+		}},
+	} {
+		node, chain, index, hashes := leakChain(t, shape, on.others)
+		for _, sc := range on.scans {
+			row := measureLeak(ctx, t, sc, node, chain, index, hashes)
+			rows = append(rows, row)
+			agree = append(agree, row.agree...)
+			sc.check(t, shape, row)
+		}
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n| scan | sessions | B | F | matches | wallet scripts k>=2 | in a match or group at P>=0.95 | alone at P>=0.95 | at P>=0.5 | highest P | wallet groups k>=2 | at P>=0.95 | claims at P>=0.95 (right) |\n")
@@ -145,6 +163,41 @@ func TestLeakAgainstCapture(t *testing.T) {
 	}
 	t.Log(b.String())
 	t.Log(agreeTable(agree))
+}
+
+// leakChain mines the labelled wallet of shape, with others other
+// users' wallets (smaller, in blocks of their own), on a btcd of its own,
+// and indexes it.
+func leakChain(t *testing.T, shape peertest.WalletChain, others int) (*peertest.Node, *peertest.LabelledChain, []byte, map[string]int32) {
+	t.Helper()
+	node := peertest.StartBtcd(t, peertest.WithMiningKey(peertest.NewKey("leak miner")))
+	mature, spec := shape.Spec("leak")
+	for o := 1; o <= others; o++ {
+		_, other := peertest.WalletChain{Blocks: shape.Blocks, WalletBlocks: 12, Scripts: 8}.Spec(fmt.Sprintf("leak other %d", o))
+		spec.Wallets = append(spec.Wallets, other.Wallets...)
+		for r, es := range other.Events {
+			spec.Events[r+2*o] = append(spec.Events[r+2*o], es...)
+		}
+	}
+	node.Generate(t, mature)
+	began := time.Now()
+	chain := peertest.BuildLabelledChain(t, node, spec)
+	w := chain.Wallets[0]
+	index, hashes := indexChain(t, node.RPC(), chain.Tip)
+	t.Logf("chain: %d blocks, the wallet's %d scripts in %d blocks from %d, %d other wallets, built and indexed in %v",
+		chain.Tip+1, len(w.Scripts), shape.WalletBlocks, w.Birth, others, time.Since(began).Round(time.Second))
+	return node, chain, index, hashes
+}
+
+// exposed is the check of the scan the protected one is measured
+// against: without covers, the attack gives a script of the wallet's
+// more than the protected scan's target, so that the protected row's
+// check can fail.
+func exposed(t *testing.T, _ peertest.WalletChain, row leakRow) {
+	t.Helper()
+	if row.highest <= protectedTarget {
+		t.Errorf("%s: without covers the attack gives the wallet's scripts at most %.3f: the protected scan's target %g would hold without covers", row.name, row.highest, protectedTarget)
+	}
 }
 
 // attributed is the check of a client that fetches exactly its wallet's
@@ -187,7 +240,7 @@ func measureLeak(ctx context.Context, t *testing.T, sc leakScan, node *peertest.
 	for _, rc := range relays {
 		sessions = append(sessions, rc.sessions...)
 	}
-	reps := analyze(t, sessions, index)
+	reps := analyze(t, sessions, index, sc.target)
 	labels := fetchLabels(node.Params.Name, tip, chain.Wallets)
 	for _, s := range sessions {
 		labels.Fetch.Sessions = append(labels.Fetch.Sessions, sessionLabel(t, s, sessionOf{w, w.Birth}, chain.Heights, hashes, tip))
@@ -204,7 +257,7 @@ func measureLeak(ctx context.Context, t *testing.T, sc leakScan, node *peertest.
 	row := leakRow{name: sc.name, sessions: len(reps)}
 	if report != nil {
 		var short []string
-		row.agree, short = agreement(t, sc.name, report, relays, index, w.Scripts)
+		row.agree, short = agreement(t, sc.name, report, relays, index, w.Scripts, sc.target)
 		for _, s := range short {
 			t.Errorf("%s: the client's leak report disagrees with the attack on its capture: %s", sc.name, s)
 		}
@@ -222,12 +275,19 @@ func measureLeak(ctx context.Context, t *testing.T, sc leakScan, node *peertest.
 		row.groupsClaimed, row.right = g.Confident.Count, g.Confident.Right
 	}
 	if len(relays) > 1 {
-		row.attribute(t, []*attack.FetchReport{colluding(t, sessions, index)}, chain)
+		row.attribute(t, []*attack.FetchReport{colluding(t, sessions, index, sc.target)}, chain)
 	} else {
 		row.attribute(t, reps, chain)
 	}
 	t.Logf("%s: scanned in %v; %d sessions; %d of the wallet's %d scripts of k >= 2 at P >= 0.95",
 		sc.name, took.Round(time.Millisecond), len(reps), row.attributed, row.multi)
+	if sc.target > 0 {
+		// What an attacker not told the target concludes, colluding.
+		plain := leakRow{name: sc.name + ", attack not told the target"}
+		plain.attribute(t, []*attack.FetchReport{colluding(t, sessions, index, 0)}, chain)
+		t.Logf("%s: of the wallet's %d scripts of k >= 2, %d in a match or group at P >= 0.95, %d at P >= 0.5, highest %.3f",
+			plain.name, plain.multi, plain.attributed, plain.attributedLikely, plain.highest)
+	}
 	logScore(t, score)
 	return row
 }
@@ -293,6 +353,61 @@ func (row *leakRow) attribute(t *testing.T, reps []*attack.FetchReport, chain *p
 	}
 }
 
+// otherWallets is how many wallets beside the labelled one the chain
+// holds.
+const otherWallets = 3
+
+// protectedTarget is the protected scan's privacy target.
+const protectedTarget = 0.5
+
+// maxProtectedSessions bounds the sessions a protected scan runs until
+// its covers meet the target: the first bootstraps them from a seed
+// pass, and the reserve grows from each session's cover blocks.
+const maxProtectedSessions = 12
+
+// protected is the check of the protected scan: its report is that of
+// a session whose covers met the target, and the attack told the
+// target gives no watched script, nor its group, above it at any view
+// (each peer, and both colluding), and makes no claim at 0.95.
+func protected(t *testing.T, _ peertest.WalletChain, row leakRow) {
+	t.Helper()
+	if len(row.agree) == 0 {
+		t.Fatalf("%s: no view to check", row.name)
+	}
+	for _, a := range row.agree {
+		if a.attack.highest > protectedTarget+1e-9 || a.attack.groupHighest > protectedTarget+1e-9 {
+			t.Errorf("%s, %s: the attack told the target gives a watched script %.3f, a group %.3f: above %g",
+				row.name, a.view, a.attack.highest, a.attack.groupHighest, protectedTarget)
+		}
+	}
+	if row.groupsClaimed > 0 || row.wrong > 0 {
+		t.Errorf("%s: %d groups claimed at P >= 0.95, %d claims wrong", row.name, row.groupsClaimed, row.wrong)
+	}
+}
+
+// protectedScan is spvfilter's BIP 157 scan with PrivacyTarget target
+// over one data directory, session after session (each a new client,
+// as a wallet reopened) until one's covers meet the target, asking
+// each for its leak report; it returns that session's report, which
+// covers every session (the ledger in the data directory keeps what
+// each peer was asked).
+func protectedScan(target float64) func(ctx context.Context, t *testing.T, addrs []string, params *chaincfg.Params, w *peertest.LabelledWallet, tip int32) *leak.Leak {
+	return func(ctx context.Context, t *testing.T, addrs []string, params *chaincfg.Params, w *peertest.LabelledWallet, tip int32) *leak.Leak {
+		t.Helper()
+		dir := t.TempDir()
+		for session := 1; session <= maxProtectedSessions; session++ {
+			res := spvfilterSession(ctx, t, client.Config{Peers: addrs, Params: params, ConnectOnly: true, Timeout: 30 * time.Second,
+				DataDir: dir, PrivacyTarget: target}, w, tip)
+			t.Logf("protected session %d: %d blocks, %d bytes: %s", session, res.BlocksFetched, res.BytesReceived, res.Cover)
+			if res.Cover != nil && res.Cover.Met {
+				return res.Leak
+			}
+		}
+		t.Fatalf("%d sessions did not meet the privacy target %g", maxProtectedSessions, target)
+		return nil
+	}
+}
+
 // neutrinoScan is a neutrino Rescan of the wallet's addresses.
 func neutrinoScan(ctx context.Context, t *testing.T, addrs []string, params *chaincfg.Params, w *peertest.LabelledWallet, tip int32) *leak.Leak {
 	rescan(ctx, t, addrs[0], params, walletAddrs(t, params, w), w.Birth, tip)
@@ -304,7 +419,15 @@ func neutrinoScan(ctx context.Context, t *testing.T, addrs []string, params *cha
 // connected to addrs only, asking for its leak report.
 func spvfilterScan(ctx context.Context, t *testing.T, addrs []string, params *chaincfg.Params, w *peertest.LabelledWallet, tip int32) *leak.Leak {
 	t.Helper()
-	c, err := client.Connect(ctx, client.Config{Peers: addrs, Params: params, ConnectOnly: true, Timeout: 30 * time.Second})
+	return spvfilterSession(ctx, t, client.Config{Peers: addrs, Params: params, ConnectOnly: true, Timeout: 30 * time.Second}, w, tip).Leak
+}
+
+// spvfilterSession is one client of cfg scanning the wallet's scripts
+// from its birth to tip with its leak report.
+func spvfilterSession(ctx context.Context, t *testing.T, cfg client.Config, w *peertest.LabelledWallet, tip int32) *client.ScanResult {
+	t.Helper()
+	params := cfg.Params
+	c, err := client.Connect(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -330,7 +453,7 @@ func spvfilterScan(ctx context.Context, t *testing.T, addrs []string, params *ch
 	if res.Leak == nil {
 		t.Fatalf("spvfilter scan: no leak report (%q)", res.Warnings)
 	}
-	return res.Leak
+	return res
 }
 
 // walletAddrs decodes the wallet's addresses.
