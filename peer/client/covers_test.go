@@ -46,40 +46,45 @@ const otherWallets = 3
 func needCovers(t *testing.T) *coversFixture {
 	t.Helper()
 	node := coversShared.Get(t)
-	coversOnce.Do(func() {
-		shape := peertest.ShortWalletChain
-		mature, spec := shape.Spec("covers")
-		// Other users' wallets, smaller, acting in blocks of
-		// their own: without them the short chain holds no script of
-		// three appearances but the wallet's, and no cover could match
-		// those (a real chain holds many).
-		for o := 1; o <= otherWallets; o++ {
-			_, other := peertest.WalletChain{Blocks: shape.Blocks, WalletBlocks: 12, Scripts: 8}.Spec(fmt.Sprintf("covers other %d", o))
-			spec.Wallets = append(spec.Wallets, other.Wallets...)
-			for r, es := range other.Events {
-				spec.Events[r+2*o] = append(spec.Events[r+2*o], es...)
-			}
-		}
-		node.Generate(t, mature)
-		chain := peertest.BuildLabelledChain(t, node, spec)
-		f := &coversFixture{node: node, chain: chain, shape: shape}
-		for _, a := range chain.Wallets[0].Scripts {
-			addr, err := btcutil.DecodeAddress(a, node.Params)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s, err := txscript.PayToAddrScript(addr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			f.watch = append(f.watch, ScriptItem(s))
-		}
-		coversFx = f
-	})
+	coversOnce.Do(func() { coversFx = buildCovers(t, node, peertest.ShortWalletChain, "covers", 0) })
 	if coversFx == nil {
 		t.Fatal("the labelled chain was not built")
 	}
 	return coversFx
+}
+
+// buildCovers mines on node a labelled chain of shape, with
+// otherWallets other users' wallets, smaller, acting in blocks of their
+// own: without them a short chain holds no script of three appearances
+// but the wallet's, and no cover could match those (a real chain holds
+// many). premine blocks more are mined first, whose coinbases fund a
+// wallet of many payments (the wallet's scans then start before them).
+func buildCovers(t *testing.T, node *peertest.Node, shape peertest.WalletChain, tag string, premine int) *coversFixture {
+	t.Helper()
+	mature, spec := shape.Spec(tag)
+	mature += premine
+	for o := 1; o <= otherWallets; o++ {
+		_, other := peertest.WalletChain{Blocks: shape.Blocks, WalletBlocks: 12, Scripts: 8}.Spec(fmt.Sprintf("%s other %d", tag, o))
+		spec.Wallets = append(spec.Wallets, other.Wallets...)
+		for r, es := range other.Events {
+			spec.Events[r+2*o] = append(spec.Events[r+2*o], es...)
+		}
+	}
+	node.Generate(t, mature)
+	chain := peertest.BuildLabelledChain(t, node, spec)
+	f := &coversFixture{node: node, chain: chain, shape: shape}
+	for _, a := range chain.Wallets[0].Scripts {
+		addr, err := btcutil.DecodeAddress(a, node.Params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := txscript.PayToAddrScript(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.watch = append(f.watch, ScriptItem(s))
+	}
+	return f
 }
 
 // coverRun is one session of a covered client: relays to the fixture's
@@ -436,4 +441,72 @@ func aucOf(a, b []float64) float64 {
 		}
 	}
 	return sum / float64(len(a)*len(b))
+}
+
+// TestCoverSweep measures what covers cost: for wallets of 5, 20 and
+// 100 scripts (each on a chain of its own, with other users' wallets)
+// and privacy targets 0.9, 0.7, 0.5 and 0.3, sessions over one data
+// directory through two relays until the covers meet the target (at
+// most maxSessionsToTarget), and the session that met it: blocks and
+// bytes fetched and wall time, beside a scan without a target (its
+// second session, as the covered one measured is a later one: headers
+// and filters held). It is a
+// measurement for the README, run by hand (it mines three chains and
+// runs up to 144 sessions):
+//
+//	SPVFILTER_COVER_SWEEP=1 go test ./peer/client -run TestCoverSweep -v -timeout 60m
+func TestCoverSweep(t *testing.T) {
+	if os.Getenv("SPVFILTER_COVER_SWEEP") == "" {
+		t.Skip("a measurement run by hand: SPVFILTER_COVER_SWEEP=1")
+	}
+	var b strings.Builder
+	b.WriteString("\n| wallet scripts | target | sessions to meet it | blocks | bytes | wall time | blocks, bytes, time × no target |\n|---|---|---|---|---|---|---|\n")
+	for _, sw := range []struct {
+		shape   peertest.WalletChain
+		premine int
+	}{{peertest.WalletChain{Blocks: 450, WalletBlocks: 6, Scripts: 5}, 0}, {peertest.ShortWalletChain, 0}, {peertest.WalletChain{Blocks: 700, WalletBlocks: 110, Scripts: 100}, 300}} {
+		shape := sw.shape
+		node := peertest.StartBtcd(t, peertest.WithMiningKey(peertest.NewKey("sweep miner")))
+		f := buildCovers(t, node, shape, fmt.Sprintf("sweep %d", shape.Scripts), sw.premine)
+		// The scan without a target, its second session over one data
+		// directory: the headers and filters are then held, as they
+		// are in the covered sessions measured.
+		plainDir, plainRelays := t.TempDir(), relaysTo(t, f, 2)
+		var plain *ScanResult
+		var plainTime time.Duration
+		for range 2 {
+			began := time.Now()
+			var err error
+			if plain, err = (coverRun{dir: plainDir}).scan(t, f, plainRelays); err != nil {
+				t.Fatal(err)
+			}
+			plainTime = time.Since(began)
+		}
+		fmt.Fprintf(&b, "| %d | none | - | %d | %d | %v | 1, 1, 1 |\n", shape.Scripts, plain.BlocksFetched, plain.BytesReceived, plainTime.Round(time.Millisecond))
+		for _, target := range []float64{0.9, 0.7, 0.5, 0.3} {
+			dir, relays := t.TempDir(), relaysTo(t, f, 2)
+			var res *ScanResult
+			var took time.Duration
+			var err error
+			session := 1
+			for ; session <= maxSessionsToTarget; session++ {
+				began := time.Now()
+				if res, err = (coverRun{dir: dir, target: target}).scan(t, f, relays); err != nil {
+					t.Fatal(err)
+				}
+				took = time.Since(began)
+				if res.Cover.Met {
+					break
+				}
+			}
+			met := fmt.Sprint(session)
+			if !res.Cover.Met {
+				met = fmt.Sprintf("not met in %d (%s)", maxSessionsToTarget, res.Cover.Why)
+			}
+			fmt.Fprintf(&b, "| %d | %g | %s | %d | %d | %v | %.2f, %.2f, %.2f |\n", shape.Scripts, target, met, res.BlocksFetched, res.BytesReceived, took.Round(time.Millisecond),
+				float64(res.BlocksFetched)/float64(plain.BlocksFetched), float64(res.BytesReceived)/float64(plain.BytesReceived), took.Seconds()/plainTime.Seconds())
+			t.Logf("%d scripts, target %g: %s", shape.Scripts, target, res.Cover)
+		}
+	}
+	t.Log(b.String())
 }
