@@ -22,11 +22,11 @@ import (
 // privacy/leak). The client keeps cover scripts in DataDir/<network>/
 // covers.dat (package peer/cover): scripts the chain itself carries,
 // drawn as whole chains shaped like the wallet's own (leak.Need,
-// leak.Draw: per class of groups, W_k/(W_k + C_k + chance_k) <= t, the
-// chance groups of the last scan's leak report kept in the file), matched in the same
-// filter pass as the watch list and fetched with its blocks in one
-// shuffled, spread plan, so that no peer, nor all of them together, can
-// tell the wallet's groups from the covers'. The same covers are used
+// leak.Draw: per class of groups, W_k/(W_k + C_k + chance_k) <= t, with
+// chance_k the chance groups of the last scan's leak report, kept in the
+// file), matched in the same filter pass as the watch list and fetched
+// with its blocks in one shuffled, spread plan, so that no peer, nor all
+// of them together, can tell the wallet's groups from the covers'. The same covers are used
 // every session and never removed (an intersection of sessions would
 // strip covers that change); new ones are drawn as the wallet grows.
 //
@@ -36,10 +36,12 @@ import (
 // chain is the scripts of one fetched transaction and of those that
 // spend one another's outputs among the blocks it was found in (a
 // payment and the payer's change spent by the next). A chain rides
-// where each of its scripts' blocks holds another of it. A shape no
-// chain has gives up the era, then the type and riding, then spent;
-// failing that, a cover is drawn alone for the chain, with a warning:
-// its group size can tell it apart.
+// where each of its scripts' blocks holds another of it. Whether an
+// input spends a script the filters do not say, so spent is left false
+// for wallet and candidates alike. A shape no chain has gives up the
+// era, then the type and riding, then spent; failing that, a cover is
+// drawn alone for the chain, with a warning: its group size can tell it
+// apart.
 //
 // Candidates come from blocks that hold no watched script: the reserve,
 // filled from the cover blocks each scan fetches, and, when there is
@@ -77,8 +79,9 @@ type CoverCost struct {
 	// SeedBlocks counts the random blocks of the seed pass (among
 	// CoverBlocks).
 	SeedBlocks int `json:"seed_blocks_fetched"`
-	// Met is true when every class of the wallet's scripts has covers
-	// enough for the target in this scan's fetches; Why says why not.
+	// Met is true when every class of the wallet's chains has cover
+	// chains enough for the target in this scan's fetches; Why says why
+	// not.
 	Met bool   `json:"met"`
 	Why string `json:"why,omitempty"`
 }
