@@ -183,11 +183,7 @@ func (c *Client) startCovers(ctx context.Context, log *scanLog, wallet [][]byte,
 	for _, c := range slices.Concat(set.Covers(), set.Reserve()) {
 		cs.nextGroup = max(cs.nextGroup, c.Profile.Group+1)
 	}
-	for _, r := range set.Reserve() {
-		if len(cs.probes) < maxProbes {
-			cs.probes = append(cs.probes, r)
-		}
-	}
+	cs.probes = sampleChains(set.Reserve(), maxProbes)
 	if len(set.Covers()) > 0 || len(set.Reserve()) > 0 || len(wallet) == 0 {
 		return cs, nil
 	}
@@ -206,6 +202,31 @@ func (c *Client) startCovers(ctx context.Context, log *scanLog, wallet [][]byte,
 	}
 	cs.probes = append(cs.probes, cs.candidates(blocks, maxProbes-len(cs.probes))...)
 	return cs, nil
+}
+
+// sampleChains returns whole candidate chains of reserve (by Group; a
+// script of group 0 alone), in random order, up to n scripts: every
+// chain of the reserve has its chance at each scan, not only the first
+// n scripts ever found.
+func sampleChains(reserve []cover.Cover, n int) []cover.Cover {
+	var chains [][]cover.Cover
+	at := map[uint64]int{}
+	for _, r := range reserve {
+		i, ok := at[r.Profile.Group]
+		if !ok || r.Profile.Group == 0 {
+			i = len(chains)
+			at[r.Profile.Group] = i
+			chains = append(chains, nil)
+		}
+		chains[i] = append(chains[i], r)
+	}
+	var out []cover.Cover
+	for _, i := range rand.Perm(len(chains)) {
+		if len(out)+len(chains[i]) <= n {
+			out = append(out, chains[i]...)
+		}
+	}
+	return out
 }
 
 // candidates returns up to n scripts of blocks fit to be covers: of a
