@@ -166,14 +166,21 @@ func TestLeakAgainstCapture(t *testing.T) {
 }
 
 // leakChain mines the labelled wallet of shape, with others other
-// users' wallets (smaller, in blocks of their own), on a btcd of its own,
-// and indexes it.
+// users' wallets (smaller, in blocks of their own), on a btcd of its
+// own, and indexes it.
 func leakChain(t *testing.T, shape peertest.WalletChain, others int) (*peertest.Node, *peertest.LabelledChain, []byte, map[string]int32) {
 	t.Helper()
 	node := peertest.StartBtcd(t, peertest.WithMiningKey(peertest.NewKey("leak miner")))
 	mature, spec := shape.Spec("leak")
 	for o := 1; o <= others; o++ {
-		_, other := peertest.WalletChain{Blocks: shape.Blocks, WalletBlocks: 12, Scripts: 8}.Spec(fmt.Sprintf("leak other %d", o))
+		// Of 8 scripts, the last paid more often, so that their
+		// scripts reach the classes of the labelled wallet's on either
+		// chain (3 on the short one, 4 on the long).
+		blocks := 12
+		if o == others {
+			blocks = 16
+		}
+		_, other := peertest.WalletChain{Blocks: shape.Blocks, WalletBlocks: blocks, Scripts: 8}.Spec(fmt.Sprintf("leak other %d", o))
 		spec.Wallets = append(spec.Wallets, other.Wallets...)
 		for r, es := range other.Events {
 			spec.Events[r+2*o] = append(spec.Events[r+2*o], es...)
@@ -363,7 +370,7 @@ const protectedTarget = 0.5
 // maxProtectedSessions bounds the sessions a protected scan runs until
 // its covers meet the target: the first bootstraps them from a seed
 // pass, and the reserve grows from each session's cover blocks.
-const maxProtectedSessions = 12
+const maxProtectedSessions = 20
 
 // protected is the check of the protected scan: its report is that of
 // a session whose covers met the target, and the attack told the
