@@ -92,12 +92,15 @@ func ProfileOf(script []byte, m Match, spent bool, first, last int32) Profile {
 
 // Shape is the shape of a chain: the profile of its head (its member of
 // most appearances; of those, the first by profile order, so that a
-// chain's shape does not depend on its order), with Chain its length
-// (capped at MaxProfileChain), ChainSpent how many of its members are
-// spent (what sets their appearances: a script paid and spent appears
-// twice, one only paid once), and Group 0.
+// chain's shape does not depend on its order), with Era the chain's
+// first era (its earliest member's: a chain's members spread from it
+// over the range, and the head's era alone let covers start later than
+// the wallet's chains), Chain its length (capped at MaxProfileChain),
+// ChainSpent how many of its members are spent (what sets their
+// appearances: a script paid and spent appears twice, one only paid
+// once), and Group 0.
 func Shape(chain []Profile) Profile {
-	head, spent := chain[0], 0
+	head, spent, era := chain[0], 0, chain[0].Era
 	for _, p := range chain {
 		if p.Class > head.Class || p.Class == head.Class && compareProfiles(p, head) < 0 {
 			head = p
@@ -105,8 +108,10 @@ func Shape(chain []Profile) Profile {
 		if p.Spent {
 			spent++
 		}
+		era = min(era, p.Era)
 	}
 	head.Chain, head.Group, head.ChainSpent = min(len(chain), MaxProfileChain), 0, min(spent, MaxProfileChain)
+	head.Era = era
 	return head
 }
 

@@ -109,7 +109,9 @@ func TestNeedDrawProfiles(t *testing.T) {
 	}
 }
 
-// TestNeedDrawChains: Need counts the wallet's chains, not its scripts
+// TestNeedDrawChains: a chain's shape is its head's profile at the
+// chain's first era, with its length and spent members; Need counts the
+// wallet's chains, not its scripts
 // (a chain of five scripts is one group to the attack), keyed by each
 // chain's shape (its head's profile and its length); Draw gives whole
 // chains of exactly those shapes, never a chain sharing a script with
@@ -138,6 +140,12 @@ func TestNeedDrawChains(t *testing.T) {
 	need := leak.Need(wallet, nil, nil, 0.5)
 	if want := map[leak.Profile]int{shape5: 1, shape3: 1, single: 1}; !maps.Equal(need, want) {
 		t.Fatalf("need %v, want %v", need, want)
+	}
+	// A shape is its head's profile (most appearances) at the chain's
+	// first era, with the chain's length and spent members.
+	if sh := leak.Shape([]leak.Profile{{Class: 2, Era: 5, Spent: true}, {Class: 3, Era: 7, Type: leak.TypeP2TR}, {Class: 1, Era: 2}}); sh !=
+		(leak.Profile{Class: 3, Era: 2, Type: leak.TypeP2TR, Chain: 3, ChainSpent: 1}) {
+		t.Errorf("shape %+v", sh)
 	}
 	shapes, set := leak.Shapes(wallet)
 	if len(shapes) != 3 || set[0].Chain != 5 || set[5].Chain != 3 || set[8].Chain != 1 {

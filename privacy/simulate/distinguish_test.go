@@ -61,10 +61,10 @@ var features = []feature{
 // knownDistinguishers are the features that tell the covered regime's
 // covers from the wallet's scripts on its seed, stated as targets not
 // met. Riding: the wallet's scripts sit in other matches' transactions
-// when spent, a cover chain's a little less often. Era: a chain's shape
-// holds its head's era alone, and a cover chain, walked forward from its
-// first transaction, lies later in the range than a wallet's payments,
-// spread from its birth. Each must still tell them apart: a fixed draw
+// when spent, a cover chain's a little less often. Era: a cover chain
+// starts in the era the wallet's chain starts in (leak.Shape), but
+// walked forward along its transactions its members lie a little later
+// in the range than a wallet's payments, spread from its birth. Each must still tell them apart: a fixed draw
 // must leave this list. Group size is not in it: covers drawn singly
 // left it at an AUC of 0.983 [0.972, 0.992], so the check below can fail.
 var knownDistinguishers = map[string]bool{"riding": true, "era": true}
