@@ -510,3 +510,42 @@ func TestCoverSweep(t *testing.T) {
 	}
 	t.Log(b.String())
 }
+
+// TestSampleChains: the candidates a scan profiles are whole chains of
+// the reserve, at most n scripts, and not always its first n: over
+// scans, chains found last are sampled too (the first 512 scripts alone
+// once left later finds never drawn).
+func TestSampleChains(t *testing.T) {
+	var reserve []cover.Cover
+	for g := range 40 {
+		for m := range 1 + g%3 {
+			s := []byte{0x00, 0x14, byte(g), byte(m), 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21}
+			reserve = append(reserve, cover.Cover{Script: s, Profile: cover.Profile{Class: 1, Group: uint64(g%35) + 1}})
+		}
+	}
+	const n = 20
+	sizes := map[uint64]int{}
+	for _, r := range reserve {
+		sizes[r.Profile.Group]++
+	}
+	late := false
+	for range 50 {
+		got := sampleChains(reserve, n)
+		if len(got) > n || len(got) < n-3 {
+			t.Fatalf("%d scripts sampled, want at most %d and chains enough to come near", len(got), n)
+		}
+		in := map[uint64]int{}
+		for _, c := range got {
+			in[c.Profile.Group]++
+			late = late || c.Script[2] >= 35
+		}
+		for g, k := range in {
+			if k != sizes[g] {
+				t.Fatalf("chain %d sampled with %d of its %d scripts", g, k, sizes[g])
+			}
+		}
+	}
+	if !late {
+		t.Error("the chains found last were never sampled")
+	}
+}
