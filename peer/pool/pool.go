@@ -140,9 +140,6 @@ func (p *Pool) Close() error {
 	return err
 }
 
-// Timeout is how long a handshake or a request may take.
-func (p *Pool) Timeout() time.Duration { return p.cfg.Timeout }
-
 // Members lists every member: those of Config.Peers first, in their
 // order, then those found.
 func (p *Pool) Members() []*Member {
@@ -151,14 +148,8 @@ func (p *Pool) Members() []*Member {
 	return slices.Clone(p.members)
 }
 
-// Live lists the members connected and neither banned nor dropped.
-func (p *Pool) Live() []*Member {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.liveLocked()
-}
-
-// liveLocked is Live with mu held.
+// liveLocked lists the members connected and neither banned nor
+// dropped, with mu held.
 func (p *Pool) liveLocked() []*Member {
 	var out []*Member
 	for _, m := range p.members {
@@ -169,7 +160,8 @@ func (p *Pool) liveLocked() []*Member {
 	return out
 }
 
-// Serving lists the live members that advertise every service of s.
+// Serving lists the live members (connected, neither banned nor
+// dropped) that advertise every service of s: every live member for 0.
 func (p *Pool) Serving(s wire.ServiceFlag) []*Member {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -193,13 +185,6 @@ func (p *Pool) Keep(ms []*Member) []*Member {
 		}
 	}
 	return out
-}
-
-// IsLive reports whether m is connected and neither banned nor dropped.
-func (p *Pool) IsLive(m *Member) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return m.isLive()
 }
 
 // Conn returns m's current connection (nil if it has none).
@@ -230,12 +215,6 @@ func (p *Pool) Status(m *Member) Status {
 func (p *Pool) BytesReceived() uint64 {
 	received, _ := p.bytes()
 	return received
-}
-
-// BytesSent adds up the bytes written to every member so far.
-func (p *Pool) BytesSent() uint64 {
-	_, sent := p.bytes()
-	return sent
 }
 
 // bytes adds up the bytes read from and written to every member so far,
