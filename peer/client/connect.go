@@ -119,7 +119,7 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 		c.Close()
 		return nil, err
 	}
-	if len(c.pool.Live()) == 0 {
+	if len(c.pool.Serving(0)) == 0 {
 		err := c.noPeers("connect")
 		if len(found) > 0 {
 			err = fmt.Errorf("%w; finding peers: %w", err, pool.Errors(found))

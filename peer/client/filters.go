@@ -178,7 +178,7 @@ func (d *filterDownload) onlyFor(m *pool.Member) bool {
 	d.mu.Lock()
 	pending := slices.Clone(d.pending)
 	d.mu.Unlock()
-	live := d.c.pool.Live()
+	live := d.c.pool.Serving(0)
 	return slices.ContainsFunc(pending, func(b filterBatch) bool {
 		if b.stop > d.reach[m] {
 			return false
@@ -240,7 +240,7 @@ func (d *filterDownload) work(ctx context.Context, m *pool.Member) {
 			// and its connection dropped with it. m dials again when a
 			// batch only it can serve is left (unless it was banned or
 			// dropped meanwhile).
-			if !d.c.pool.IsLive(m) || !d.onlyFor(m) {
+			if !d.c.pool.Status(m).Live || !d.onlyFor(m) {
 				return
 			}
 			if err := d.c.pool.Redial(ctx, m); err != nil {

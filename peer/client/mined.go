@@ -64,7 +64,7 @@ func (c *Client) SendUntilMined(ctx context.Context, tx *wire.MsgTx, interval ti
 // for its unmined transactions (at each new block, say); SendTransaction
 // is for the first time.
 func (c *Client) Announce(ctx context.Context, tx *wire.MsgTx) {
-	for _, m := range c.pool.Live() {
+	for _, m := range c.pool.Serving(0) {
 		if err := c.pool.Redial(ctx, m); err != nil {
 			c.logf("redialing %s: %v", m.Addr(), err)
 			continue

@@ -63,7 +63,7 @@ const MinedSearchDepth = 144
 // It fails, naming every peer, only when no peer took the transaction and
 // it is not in the chain.
 func (c *Client) SendTransaction(ctx context.Context, tx *wire.MsgTx) (*SendResult, error) {
-	ms := c.pool.Live()
+	ms := c.pool.Serving(0)
 	for _, m := range ms {
 		// A connection dropped by an abandoned request is replaced.
 		if err := c.pool.Redial(ctx, m); err != nil {

@@ -143,7 +143,7 @@ const maxUndelivered = 20
 // chain's branch for a longer one, block by block, announces each new
 // block before its branch weighs more.
 func (c *Client) syncAnnouncers(ctx context.Context) error {
-	ms := c.views.toSync(c.pool.Live())
+	ms := c.views.toSync(c.pool.Serving(0))
 	if len(ms) == 0 {
 		return nil
 	}

@@ -48,7 +48,7 @@ func (c *Client) syncPeers(ctx context.Context, log *scanLog, ms []*pool.Member)
 	// (at most syncRounds).
 	for round := 0; round < syncRounds; round++ {
 		_, before := c.chain.Tip()
-		members := c.pool.Live()
+		members := c.pool.Serving(0)
 		if ms != nil {
 			members = slices.DeleteFunc(members, func(m *pool.Member) bool { return !slices.Contains(ms, m) })
 		}

@@ -46,13 +46,13 @@ func (c *Client) awaitSynced(ctx context.Context, what string, need wire.Service
 	for {
 		moved := c.tip.changed()
 		serving := c.pool.Serving(need)
-		pending := c.views.unsynced(c.pool.Live())
+		pending := c.views.unsynced(c.pool.Serving(0))
 		switch {
 		case len(serving) > 0 && len(pending) == 0:
 			return nil
 		case ctx.Err() != nil:
 			return &SyncWaitError{What: what, Pending: addrs(pending), Err: ctx.Err()}
-		case len(serving) == 0 && (synced || len(c.pool.Live()) > 0 && len(pending) == 0):
+		case len(serving) == 0 && (synced || len(c.pool.Serving(0)) > 0 && len(pending) == 0):
 			return &SyncWaitError{What: what, Err: fmt.Errorf("%w: no peer offers %s", ErrNoPeers, serviceName(need))}
 		case !c.started():
 			if _, err := c.SyncHeaders(ctx); err != nil && !errors.Is(err, ErrNoPeers) && ctx.Err() == nil {
