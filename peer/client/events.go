@@ -59,8 +59,8 @@ type Event struct {
 	// Match is the transaction found, for EventMatch.
 	Match *Match
 	// OnePeer, for EventConnected and EventRechecked, names the peer the
-	// block's filter rests on when no other peer's chain reached it (with
-	// two or more peers; a single peer's rescan says so in Warnings).
+	// block's filter rests on when no other peer's chain reached it, or
+	// when it was the only peer serving filters (no word was compared).
 	OnePeer string
 }
 

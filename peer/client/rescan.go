@@ -441,13 +441,13 @@ func (r *Rescan) step(ctx context.Context, to int32) error {
 				e.OnePeer = o.Peer
 			}
 		}
+		if byOne {
+			e.OnePeer = alone
+		}
 		r.emit(e)
-		switch {
-		case e.OnePeer != "":
+		if e.OnePeer != "" || byOne {
 			r.connected(e, len(req.Watch), res.Matches[first:i], &OnePeer{From: h, To: h, Peer: e.OnePeer})
-		case byOne:
-			r.connected(e, len(req.Watch), res.Matches[first:i], &OnePeer{From: h, To: h, Peer: alone})
-		default:
+		} else {
 			r.connected(e, len(req.Watch), res.Matches[first:i], nil)
 		}
 	}
