@@ -144,3 +144,20 @@ func (n *Notifier) deliver(j *historyJob, res *client.ScanResult) {
 		j.found(m, one, n.view.tip())
 	}
 }
+
+// soleUsable names the peer a result rests on when it is the only one
+// in use (neither banned nor set aside): empty if there are several, or
+// none.
+func soleUsable(peers []client.PeerStatus) string {
+	sole := ""
+	for _, p := range peers {
+		if p.Banned || p.Reason != "" {
+			continue
+		}
+		if sole != "" {
+			return ""
+		}
+		sole = p.Address
+	}
+	return sole
+}

@@ -314,9 +314,6 @@ func (n *Notifier) logf(format string, args ...any) {
 
 // onEvent takes the rescan's events, in order, from its goroutine.
 func (n *Notifier) onEvent(e client.Event) {
-	if (e.Kind == client.EventConnected || e.Kind == client.EventRechecked) && e.OnePeer == "" {
-		e.OnePeer = soleUsable(n.c.Peers())
-	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.handleLocked(e)
@@ -373,21 +370,4 @@ func (n *Notifier) applyLocked(onePeer string) {
 			delete(n.spends, r)
 		}
 	}
-}
-
-// soleUsable names the peer a result rests on when it is the only one
-// in use (neither banned nor set aside): empty if there are several, or
-// none.
-func soleUsable(peers []client.PeerStatus) string {
-	sole := ""
-	for _, p := range peers {
-		if p.Banned || p.Reason != "" {
-			continue
-		}
-		if sole != "" {
-			return ""
-		}
-		sole = p.Address
-	}
-	return sole
 }
