@@ -2,6 +2,7 @@ package notify
 
 import (
 	"bytes"
+	"fmt"
 	"sync"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -10,27 +11,35 @@ import (
 
 // newConfReg returns a confirmation registration (see
 // Notifier.RegisterConfirmations), its mailbox running.
-func newConfReg(txid *chainhash.Hash, pkScript []byte, numConfs, safety uint32, drop func(*confReg), logf func(string, ...any)) *confReg {
-	r := &confReg{safety: safety, drop: drop, logf: logf, script: bytes.Clone(pkScript), numConfs: numConfs, box: newMailbox(maxPending),
+func newConfReg(txid *chainhash.Hash, pkScript []byte, numConfs, safety uint32, drop func(*confReg), d delivery) *confReg {
+	r := &confReg{safety: safety, drop: drop, script: bytes.Clone(pkScript), numConfs: numConfs,
 		confirmed: make(chan Confirmation, 1), updates: make(chan uint32, 1), negative: make(chan int32, 1), done: make(chan struct{}, 1)}
 	if txid != nil {
 		id := *txid
 		r.txid = &id
 	}
+	r.box = newMailbox(r.name(), maxPending, d, r.cancel)
 	return r
+}
+
+// name says what the registration watches, for its stalls.
+func (r *confReg) name() string {
+	if r.txid == nil {
+		return fmt.Sprintf("confirmation of any transaction paying %x", r.script)
+	}
+	return fmt.Sprintf("confirmation of %v paying %x", r.txid, r.script)
 }
 
 // event returns the registration's channels for its caller.
 func (r *confReg) event() *ConfirmationEvent {
-	return &ConfirmationEvent{Confirmed: r.confirmed, Updates: r.updates, NegativeConf: r.negative, Done: r.done, Cancel: r.cancel}
+	return &ConfirmationEvent{Confirmed: r.confirmed, Updates: r.updates, NegativeConf: r.negative, Done: r.done, Cancel: r.cancel, Err: r.box.err}
 }
 
 // confReg is a confirmation registration. Its fields but the channels are
 // guarded by the notifier's mu.
 type confReg struct {
-	safety   uint32               // ReorgSafety
-	drop     func(*confReg)       // removes it from the notifier
-	logf     func(string, ...any) // the notifier's log
+	safety   uint32         // ReorgSafety
+	drop     func(*confReg) // removes it from the notifier
 	txid     *chainhash.Hash
 	script   []byte
 	numConfs uint32
@@ -109,14 +118,9 @@ func (r *confReg) disconnected(hash chainhash.Hash, depth int32) {
 	r.found, r.sent = nil, false
 }
 
-// post queues a notification; a reader too far behind has its
-// registration cancelled.
-func (r *confReg) post(l letter, last bool) {
-	if !r.box.put(l, last) {
-		r.logf("notify: a confirmation registration's reader is %d notifications behind: cancelled", maxPending)
-		go r.cancel()
-	}
-}
+// post queues a notification; a reader too far behind stalls the
+// registration (see mailbox).
+func (r *confReg) post(l letter, last bool) { r.box.put(l, last) }
 
 // cancel ends the registration and closes its channels.
 func (r *confReg) cancel() {

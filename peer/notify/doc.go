@@ -59,8 +59,13 @@
 // Each registration delivers its notifications in order from a goroutine
 // of its own, so the rescan never waits for a reader; at most
 // maxPending notifications wait for a reader (updates of confirmations
-// left coalesce to the newest first), beyond which the registration is
-// cancelled with a log line. At most four history scans run at once, the
+// left coalesce to the newest first), and none longer than
+// Options.MaxReaderWait, beyond which the registration is cancelled with a
+// log line, and its event's Err returns a *StallError naming it and since
+// when its reader held it up. Stalls lists what is held up under way:
+// readers, history scans (what each waits for, or its last failure), and
+// the rescan when it fails or has not reported blocks the client's chain
+// holds. At most four history scans run at once, the
 // others queued; a registration's ends with it. The items of
 // registrations over leave the rescan's watch list once they are more than
 // 64 and than the live ones (a new rescan from the last block reported

@@ -37,6 +37,11 @@ type ConfirmationEvent struct {
 	Done <-chan struct{}
 	// Cancel ends the registration and closes its channels.
 	Cancel func()
+	// Err returns, once the channels are closed, why the registration
+	// ended before Done or Cancel: a *StallError when its reader let a
+	// notification wait Options.MaxReaderWait, or maxPending of them
+	// pile up. It returns nil otherwise.
+	Err func() error
 }
 
 // SpendDetail is the spend of a spend registration's output.
@@ -66,6 +71,8 @@ type SpendEvent struct {
 	Done <-chan struct{}
 	// Cancel ends the registration and closes its channels.
 	Cancel func()
+	// Err, as in ConfirmationEvent.
+	Err func() error
 }
 
 // BlockEpoch is a block connected to the chain.

@@ -7,3 +7,11 @@ func WatchedItems(n *Notifier) int {
 	defer n.mu.Unlock()
 	return len(n.items)
 }
+
+// RescanHeight returns the next height n's rescan scans.
+func RescanHeight(n *Notifier) int32 {
+	n.mu.Lock()
+	r := n.r
+	n.mu.Unlock()
+	return r.Height()
+}

@@ -17,6 +17,12 @@ type historyJob struct {
 	item  client.WatchItem
 	hint  uint32
 	found func(m client.Match, onePeer string, tip int32) // called with mu held
+	// name is the registration's, since when the scan was queued and
+	// err what it waits for or its last failure (guarded by the
+	// notifier's mu), for Stalls.
+	name  string
+	since time.Time
+	err   error
 }
 
 // watch adds item to the rescan's watch list and queues the scan of the
@@ -25,7 +31,7 @@ type historyJob struct {
 // item's index in the watch list and the function that ends its history
 // scan, before any event can reach the registration. watch returns at
 // once: the history is scanned by a worker.
-func (n *Notifier) watch(item client.WatchItem, hint uint32, register func(idx int, stop context.CancelFunc),
+func (n *Notifier) watch(name string, item client.WatchItem, hint uint32, register func(idx int, stop context.CancelFunc),
 	found func(m client.Match, onePeer string, tip int32)) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -40,7 +46,7 @@ func (n *Notifier) watch(item client.WatchItem, hint uint32, register func(idx i
 	n.r.Update([]client.WatchItem{item}, -1)
 	ctx, stop := context.WithCancel(n.ctx)
 	register(idx, stop)
-	n.jobs = append(n.jobs, &historyJob{ctx: ctx, r: n.r, idx: idx, item: item, hint: hint, found: found})
+	n.jobs = append(n.jobs, &historyJob{ctx: ctx, r: n.r, idx: idx, item: item, hint: hint, found: found, name: name, since: time.Now()})
 	if n.workers < maxHistoryWorkers {
 		n.workers++
 		n.wg.Add(1)
@@ -62,8 +68,12 @@ func (n *Notifier) historyWorker() {
 		j := n.jobs[0]
 		n.jobs[0] = nil
 		n.jobs = n.jobs[1:]
+		n.scanning[j], j.err = true, errHistoryAwaiting
 		n.mu.Unlock()
 		n.history(j)
+		n.mu.Lock()
+		delete(n.scanning, j)
+		n.mu.Unlock()
 	}
 }
 
@@ -79,6 +89,9 @@ func (n *Notifier) history(j *historyJob) {
 	if int32(j.hint) > to {
 		return
 	}
+	n.mu.Lock()
+	j.err = errHistoryScanning
+	n.mu.Unlock()
 	for wait := minRetry; ; wait = min(2*wait, maxRetry) {
 		res, err := n.c.ScanBIP157(j.ctx, client.ScanRequest{Watch: []client.WatchItem{j.item}, From: int32(j.hint), To: to})
 		if err == nil {
@@ -88,7 +101,10 @@ func (n *Notifier) history(j *historyJob) {
 		if j.ctx.Err() != nil {
 			return
 		}
-		n.logf("notify: the history from height %d: %v (again in %v)", j.hint, err, wait)
+		n.mu.Lock()
+		j.err = err
+		n.mu.Unlock()
+		n.logf("notify: %s: the history from height %d: %v (again in %v)", j.name, j.hint, err, wait)
 		select {
 		case <-j.ctx.Done():
 			return

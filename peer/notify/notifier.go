@@ -46,6 +46,11 @@ type Options struct {
 	// when the client runs without its service (client.Start); zero
 	// means one second.
 	PollInterval time.Duration
+	// MaxReaderWait bounds how long a notification waits for its
+	// registration's reader: a reader that lets one wait longer has its
+	// registration cancelled (see StallError). Zero means
+	// DefaultMaxReaderWait.
+	MaxReaderWait time.Duration
 	// Log, if not nil, receives a line for each registration cancelled
 	// because its reader lagged too far behind, each failed step of
 	// following the chain and each failed history scan (both retried).
@@ -66,9 +71,13 @@ type Notifier struct {
 	started bool
 	running bool
 	lastErr error // the last failed step, until a block is reported again
-	view    view
-	items   []client.WatchItem // the rescan's watch list, in order
-	applied struct {           // the items a rescan is known to have applied
+	// failingSince is when the steps began to fail, while lastErr is
+	// set; behindSince when the client's chain was first seen holding a
+	// block the rescan had not reported, while it is so (see watchChain).
+	failingSince, behindSince time.Time
+	view                      view
+	items                     []client.WatchItem // the rescan's watch list, in order
+	applied                   struct {           // the items a rescan is known to have applied
 		r     *client.Rescan
 		items int // the first items
 	}
@@ -79,8 +88,10 @@ type Notifier struct {
 	epochs  map[*epochReg]bool
 	compact context.CancelFunc // ends the rescan, to drop the items of registrations over
 	jobs    []*historyJob      // history scans waiting for a worker
-	workers int                // history workers running
-	wg      sync.WaitGroup
+	// scanning are the history scans a worker runs.
+	scanning map[*historyJob]bool
+	workers  int // history workers running
+	wg       sync.WaitGroup
 }
 
 // New prepares a notifier over c, which may be started (client.Start) or
@@ -89,7 +100,8 @@ func New(c *client.Client, opt Options) *Notifier {
 	if opt.ReorgSafety == 0 {
 		opt.ReorgSafety = DefaultReorgSafety
 	}
-	return &Notifier{c: c, opt: opt, confs: map[*confReg]bool{}, spends: map[*spendReg]bool{}, epochs: map[*epochReg]bool{}}
+	return &Notifier{c: c, opt: opt, confs: map[*confReg]bool{}, spends: map[*spendReg]bool{}, epochs: map[*epochReg]bool{},
+		scanning: map[*historyJob]bool{}}
 }
 
 // Start follows the chain from ReorgSafety blocks below the peers' tip,
@@ -122,6 +134,8 @@ func (n *Notifier) Start(ctx context.Context) error {
 	n.ended = make(chan struct{})
 	n.running = true
 	go n.run(n.ctx)
+	n.wg.Add(1)
+	go n.watchChain(n.ctx)
 	return nil
 }
 
@@ -178,6 +192,7 @@ func (n *Notifier) run(ctx context.Context) {
 		n.mu.Lock()
 		if n.lastErr == nil {
 			wait = minRetry // it had recovered since the last failure
+			n.failingSince = time.Now()
 		}
 		n.lastErr = fmt.Errorf("notify: following the chain from height %d: %w", r.Height(), err)
 		n.mu.Unlock()
@@ -305,6 +320,9 @@ func (n *Notifier) dropEpoch(r *epochReg) {
 	defer n.mu.Unlock()
 	delete(n.epochs, r)
 }
+
+// delivery is how the registrations' notifications reach their readers.
+func (n *Notifier) delivery() delivery { return delivery{maxWait: n.opt.MaxReaderWait, logf: n.logf} }
 
 func (n *Notifier) logf(format string, args ...any) {
 	if n.opt.Log != nil {

@@ -18,7 +18,7 @@ import (
 func TestRecheckedMatchToldAtOnce(t *testing.T) {
 	n := New(nil, Options{ReorgSafety: 6})
 	op := wire.OutPoint{Hash: chainhash.Hash{1}, Index: 0}
-	r := newSpendReg(&op, []byte{0x51}, 6, func(*spendReg) {}, t.Logf)
+	r := newSpendReg(&op, []byte{0x51}, 6, func(*spendReg) {}, delivery{logf: t.Logf})
 	defer r.cancel()
 	n.spends[r] = true
 	a, b := chainhash.Hash{0xa}, chainhash.Hash{0xb}

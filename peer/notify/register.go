@@ -24,8 +24,8 @@ func (n *Notifier) RegisterConfirmations(txid *chainhash.Hash, pkScript []byte, 
 	if txid != nil && *txid == (chainhash.Hash{}) {
 		txid = nil // lnd asks for a script alone with the zero hash
 	}
-	r := newConfReg(txid, pkScript, numConfs, n.opt.ReorgSafety, n.dropConf, n.logf)
-	err := n.watch(client.ScriptItem(pkScript), heightHint, func(idx int, stop context.CancelFunc) {
+	r := newConfReg(txid, pkScript, numConfs, n.opt.ReorgSafety, n.dropConf, n.delivery())
+	err := n.watch(r.name(), client.ScriptItem(pkScript), heightHint, func(idx int, stop context.CancelFunc) {
 		n.confs[r], r.idx, r.stopHistory = true, idx, stop
 	}, func(m client.Match, onePeer string, tip int32) {
 		if n.confs[r] {
@@ -60,8 +60,8 @@ func (n *Notifier) RegisterSpend(outpoint *wire.OutPoint, pkScript []byte, heigh
 	if outpoint != nil {
 		item = client.OutPointItem(*outpoint, pkScript)
 	}
-	r := newSpendReg(outpoint, pkScript, n.opt.ReorgSafety, n.dropSpend, n.logf)
-	err := n.watch(item, heightHint, func(idx int, stop context.CancelFunc) {
+	r := newSpendReg(outpoint, pkScript, n.opt.ReorgSafety, n.dropSpend, n.delivery())
+	err := n.watch(r.name(), item, heightHint, func(idx int, stop context.CancelFunc) {
 		n.spends[r], r.idx, r.stopHistory = true, idx, stop
 	}, func(m client.Match, onePeer string, tip int32) {
 		if n.spends[r] {

@@ -2,6 +2,7 @@ package notify
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 	"sync"
 
@@ -12,27 +13,35 @@ import (
 
 // newSpendReg returns a spend registration (see Notifier.RegisterSpend),
 // its mailbox running.
-func newSpendReg(op *wire.OutPoint, pkScript []byte, safety uint32, drop func(*spendReg), logf func(string, ...any)) *spendReg {
-	r := &spendReg{safety: safety, drop: drop, logf: logf, script: bytes.Clone(pkScript), box: newMailbox(maxPending),
+func newSpendReg(op *wire.OutPoint, pkScript []byte, safety uint32, drop func(*spendReg), d delivery) *spendReg {
+	r := &spendReg{safety: safety, drop: drop, script: bytes.Clone(pkScript),
 		spend: make(chan SpendDetail, 1), reorg: make(chan struct{}, 1), done: make(chan struct{}, 1)}
 	if op != nil {
 		o := *op
 		r.op = &o
 	}
+	r.box = newMailbox(r.name(), maxPending, d, r.cancel)
 	return r
+}
+
+// name says what the registration watches, for its stalls.
+func (r *spendReg) name() string {
+	if r.op == nil {
+		return fmt.Sprintf("spend of any output paying %x", r.script)
+	}
+	return fmt.Sprintf("spend of %v paying %x", r.op, r.script)
 }
 
 // event returns the registration's channels for its caller.
 func (r *spendReg) event() *SpendEvent {
-	return &SpendEvent{Spend: r.spend, Reorg: r.reorg, Done: r.done, Cancel: r.cancel}
+	return &SpendEvent{Spend: r.spend, Reorg: r.reorg, Done: r.done, Cancel: r.cancel, Err: r.box.err}
 }
 
 // spendReg is a spend registration. Its fields but the channels are
 // guarded by the notifier's mu.
 type spendReg struct {
-	safety uint32               // ReorgSafety
-	drop   func(*spendReg)      // removes it from the notifier
-	logf   func(string, ...any) // the notifier's log
+	safety uint32          // ReorgSafety
+	drop   func(*spendReg) // removes it from the notifier
 	op     *wire.OutPoint
 	script []byte
 	idx    int // the item's index in the rescan's watch list
@@ -101,14 +110,9 @@ func (r *spendReg) disconnected(hash chainhash.Hash) {
 	}
 }
 
-// post queues a notification; a reader too far behind has its
-// registration cancelled.
-func (r *spendReg) post(l letter, last bool) {
-	if !r.box.put(l, last) {
-		r.logf("notify: a spend registration's reader is %d notifications behind: cancelled", maxPending)
-		go r.cancel()
-	}
-}
+// post queues a notification; a reader too far behind stalls the
+// registration (see mailbox).
+func (r *spendReg) post(l letter, last bool) { r.box.put(l, last) }
 
 // cancel ends the registration and closes its channels.
 func (r *spendReg) cancel() {
