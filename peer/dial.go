@@ -57,7 +57,6 @@ func SOCKS5(proxyURL string) (DialFunc, error) {
 	if err != nil {
 		return nil, err
 	}
-	name := "SOCKS5 proxy " + u.Host
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		cd := shared
 		if key, ok := Isolation(ctx); ok {
@@ -73,7 +72,7 @@ func SOCKS5(proxyURL string) (DialFunc, error) {
 		}
 		var unreachable *proxyUnreachable
 		if errors.As(err, &unreachable) {
-			return nil, fmt.Errorf("%s unreachable: %w", name, unreachable.err)
+			return nil, &ProxyError{Proxy: u.Host, Err: unreachable.err}
 		}
 		var oe *net.OpError
 		if errors.As(err, &oe) && oe.Err != nil {
@@ -83,7 +82,7 @@ func SOCKS5(proxyURL string) (DialFunc, error) {
 		if reply, ok := strings.CutPrefix(err.Error(), "unknown error "); ok {
 			err = fmt.Errorf("it replied %q", reply)
 		}
-		return nil, fmt.Errorf("%s did not connect to %s: %w", name, addr, err)
+		return nil, fmt.Errorf("SOCKS5 proxy %s did not connect to %s: %w", u.Host, addr, err)
 	}, nil
 }
 

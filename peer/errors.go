@@ -3,6 +3,8 @@ package peer
 import (
 	"errors"
 	"fmt"
+
+	"github.com/btcsuite/btcd/wire"
 )
 
 // Sentinel errors, wrapped in a *PeerError; test with errors.Is.
@@ -81,6 +83,44 @@ func (e *OversizeError) Error() string {
 
 // Unwrap returns ErrProtocol.
 func (e *OversizeError) Unwrap() error { return ErrProtocol }
+
+// NetworkError is a message for another network than the connection's
+// (its header's magic): a node of another network, or a service that is
+// no Bitcoin node answering in its own protocol. It wraps ErrProtocol;
+// test with errors.As.
+type NetworkError struct {
+	Got  wire.BitcoinNet // the magic the message carried
+	Want wire.BitcoinNet // the connection's network's
+}
+
+func (e *NetworkError) Error() string {
+	return fmt.Sprintf("%v: message for network %v, expected %v", ErrProtocol, e.Got, e.Want)
+}
+
+// Unwrap returns ErrProtocol.
+func (e *NetworkError) Unwrap() error { return ErrProtocol }
+
+// ProxyError is a connection through the SOCKS5 proxy of SOCKS5 that
+// failed because the proxy itself could not be reached: nothing reached
+// the node, and nothing was tried without the proxy. Test with errors.As.
+type ProxyError struct {
+	Proxy string // the proxy's host:port
+	Err   error  // why it could not be reached
+}
+
+func (e *ProxyError) Error() string {
+	return fmt.Sprintf("SOCKS5 proxy %s unreachable: %v", e.Proxy, e.Err)
+}
+
+// Unwrap returns why the proxy could not be reached.
+func (e *ProxyError) Unwrap() error { return e.Err }
+
+// The operations of a *PeerError that no request names: the connection
+// (the dial, through Config.Dial if set) and the version handshake.
+const (
+	OpConnect   = "connect"
+	OpHandshake = "version handshake"
+)
 
 // PeerError reports what a peer did wrong during an operation.
 type PeerError struct {

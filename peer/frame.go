@@ -105,7 +105,7 @@ func (fr *frameReader) next(pver uint32) (wireFrame, error) {
 	copy(f.sum[:], hdr[20:24])
 	f.size = wire.MessageHeaderSize
 	if magic := wire.BitcoinNet(binary.LittleEndian.Uint32(hdr[:4])); magic != fr.net {
-		return f, fmt.Errorf("%w: message for network %v, expected %v", ErrProtocol, magic, fr.net)
+		return f, &NetworkError{Got: magic, Want: fr.net}
 	}
 	if !utf8.ValidString(f.cmd) {
 		return f, fmt.Errorf("%w: malformed command %q", ErrProtocol, f.cmd)

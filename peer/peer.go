@@ -163,7 +163,7 @@ func Dial(ctx context.Context, cfg Config) (*Peer, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, &PeerError{Peer: cfg.Addr, Op: "connect", Err: fmt.Errorf("%w: %w", ErrDisconnected, err)}
+		return nil, &PeerError{Peer: cfg.Addr, Op: OpConnect, Err: fmt.Errorf("%w: %w", ErrDisconnected, err)}
 	}
 	p := newPeer(cfg, conn)
 	if err := p.handshake(ctx, deadline); err != nil {
@@ -179,7 +179,7 @@ func Dial(ctx context.Context, cfg Config) (*Peer, error) {
 // addrv2 support (BIP 155) to a node that speaks it, acknowledges its
 // version and waits for its verack.
 func (p *Peer) handshake(ctx context.Context, deadline time.Time) error {
-	const op = "version handshake"
+	const op = OpHandshake
 	end, err := p.beginRequest(op, false)
 	if err != nil {
 		return err

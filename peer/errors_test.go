@@ -1,0 +1,80 @@
+package peer
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/btcsuite/btcd/wire"
+)
+
+// answeringListener accepts connections on 127.0.0.1 and writes answer
+// on each, whatever it is sent.
+func answeringListener(t *testing.T, answer []byte) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Write(answer)
+			time.AfterFunc(5*time.Second, func() { c.Close() })
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// TestHandshakeErrorsTyped: the failures a caller tells the user about
+// in its own words are typed, with what it needs to say them: a service
+// that is no node of the network (its answer's magic, the network
+// wanted, in a *NetworkError of the handshake), and a proxy that cannot
+// be reached (its address, in a *ProxyError of the connection).
+func TestHandshakeErrorsTyped(t *testing.T) {
+	params := &chaincfg.RegressionNetParams
+	t.Run("a service that is no node", func(t *testing.T) {
+		addr := answeringListener(t, []byte("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n"))
+		_, err := Dial(context.Background(), Config{Addr: addr, Params: params, Timeout: 5 * time.Second})
+		var ne *NetworkError
+		var pe *PeerError
+		if !errors.As(err, &ne) || !errors.As(err, &pe) || !errors.Is(err, ErrProtocol) {
+			t.Fatalf("dialing an HTTP server: %v, want a *PeerError wrapping a *NetworkError", err)
+		}
+		if got := wire.BitcoinNet(binary.LittleEndian.Uint32([]byte("HTTP"))); ne.Got != got || ne.Want != params.Net || pe.Op != OpHandshake || pe.Peer != addr {
+			t.Errorf("error %v: Got %v Want %v Op %q Peer %q, want %v, %v, %q, %s", err, ne.Got, ne.Want, pe.Op, pe.Peer, got, params.Net, OpHandshake, addr)
+		}
+	})
+	t.Run("a node of another network", func(t *testing.T) {
+		var hdr [wire.MessageHeaderSize]byte
+		binary.LittleEndian.PutUint32(hdr[:4], uint32(wire.TestNet3))
+		copy(hdr[4:], "version")
+		addr := answeringListener(t, hdr[:])
+		_, err := Dial(context.Background(), Config{Addr: addr, Params: params, Timeout: 5 * time.Second})
+		var ne *NetworkError
+		if !errors.As(err, &ne) || ne.Got != wire.TestNet3 || ne.Want != params.Net {
+			t.Fatalf("a testnet3 answer: %v, want a *NetworkError naming testnet3 and regtest", err)
+		}
+	})
+	t.Run("a proxy that is down", func(t *testing.T) {
+		down := closedPort(t)
+		dial, err := SOCKS5("socks5://" + down)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Dial(context.Background(), Config{Addr: "127.0.0.1:1", Params: params, Timeout: 5 * time.Second, Dial: dial})
+		var px *ProxyError
+		var pe *PeerError
+		if !errors.As(err, &px) || px.Proxy != down || px.Err == nil || !errors.As(err, &pe) || pe.Op != OpConnect || !errors.Is(err, ErrDisconnected) {
+			t.Fatalf("dialing through a proxy that is down: %v, want a *PeerError of %q wrapping a *ProxyError naming %s", err, OpConnect, down)
+		}
+	})
+}
