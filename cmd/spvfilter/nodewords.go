@@ -33,9 +33,8 @@ func nodeFailure(err error, params *chaincfg.Params, datadir string) error {
 	}
 	msg := err.Error()
 	walkErrors(err, func(e error) {
-		var pe *peer.PeerError
-		if errors.As(e, &pe) && pe == e && pe.Op == "connect" {
-			if why := unreachable(pe, params); why != "" {
+		if pe, ok := e.(*peer.PeerError); ok {
+			if why := peerFailure(pe, params); why != "" {
 				msg = strings.Replace(msg, pe.Error(), why, 1)
 			}
 		}
@@ -99,6 +98,34 @@ func peerWords(text string, params *chaincfg.Params, named bool) string {
 	return text[:m[0]] + fmt.Sprintf("%s%s (%s)", name(addr), cause, hint)
 }
 
+// peerFailure says, in the tool's words, why a node could not be reached
+// or is no node of params' network, or "" for another failure.
+func peerFailure(pe *peer.PeerError, params *chaincfg.Params) string {
+	switch pe.Op {
+	case peer.OpConnect:
+		return unreachable(pe, params)
+	case peer.OpHandshake:
+		var ne *peer.NetworkError
+		if errors.As(pe, &ne) {
+			return fmt.Sprintf("peer %s: %s", pe.Peer, otherNetwork(ne, params))
+		}
+	}
+	return ""
+}
+
+// otherNetwork says that a node answers with messages of another network
+// than params': one the tool knows by name, or none.
+func otherNetwork(ne *peer.NetworkError, params *chaincfg.Params) string {
+	for _, other := range []*chaincfg.Params{&chaincfg.MainNetParams, &chaincfg.TestNet3Params, &chaincfg.RegressionNetParams, &chaincfg.SimNetParams, &chaincfg.SigNetParams} {
+		if other.Net == ne.Got && other.Net != params.Net {
+			return fmt.Sprintf("it answers with what is no %s message: it is a %s node, no %s node listens there (is --network %s right?)",
+				params.Name, other.Name, params.Name, params.Name)
+		}
+	}
+	return fmt.Sprintf("it answers with what is no %s message: no %s node listens there (another service, or a node of another network?)",
+		params.Name, params.Name)
+}
+
 // unreachable says why a node could not be reached, or "" when the
 // connection was made and failed later.
 func unreachable(pe *peer.PeerError, params *chaincfg.Params) string {
@@ -107,8 +134,9 @@ func unreachable(pe *peer.PeerError, params *chaincfg.Params) string {
 		return ""
 	}
 	reason := dialReason(oe)
-	if strings.Contains(pe.Error(), "SOCKS5 proxy ") && strings.Contains(pe.Error(), " unreachable: ") {
-		return fmt.Sprintf("peer %s: the --proxy is unreachable: %s (is the proxy, such as Tor, running?)", pe.Peer, reason)
+	var px *peer.ProxyError
+	if errors.As(pe, &px) {
+		return fmt.Sprintf("peer %s: the --proxy is unreachable: %s (is the proxy at %s, such as Tor, running?)", pe.Peer, reason, px.Proxy)
 	}
 	hint := fmt.Sprintf("is a %s node listening on %s?", params.Name, pe.Peer)
 	var dns *net.DNSError
