@@ -46,7 +46,9 @@ func (m *Member) connectionGone(now time.Time) {
 	} else {
 		m.failures = 0
 	}
-	m.nextDial = later(m.nextDial, now.Add(redialBackoff(m.failures)))
+	if next := now.Add(redialBackoff(m.failures)); next.After(m.nextDial) {
+		m.nextDial = next
+	}
 }
 
 // peerConfig is the configuration of m's connection.

@@ -14,6 +14,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/peer"
 	"github.com/spvfilter/spvfilter/peer/addrbook"
+	"github.com/spvfilter/spvfilter/peer/banlist"
 )
 
 // Config says which nodes a pool keeps and how.
@@ -71,7 +72,7 @@ const DefaultTarget = 8
 type Pool struct {
 	cfg  Config
 	book *addrbook.Book // nil with ConnectOnly
-	bans *BanList
+	bans *banlist.List
 
 	mu      sync.Mutex
 	members []*Member
@@ -100,7 +101,7 @@ func New(cfg Config) (*Pool, []string, error) {
 	}
 	p := &Pool{cfg: cfg, rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}
 	var notes []string
-	p.bans, notes = OpenBanList(cfg.Dir)
+	p.bans, notes = banlist.Open(cfg.Dir)
 	if !cfg.ConnectOnly {
 		book, bookNotes, err := addrbook.Open(cfg.Params, cfg.Dir, time.Now)
 		if err != nil {
@@ -277,7 +278,7 @@ func (p *Pool) Shuffle(ms []*Member) {
 }
 
 // Ban disconnects m, which proof proves a liar (or a flooder), never asks
-// it again and keeps a ban of its host for DefaultBanDuration, as resting
+// it again and keeps a ban of its host for banlist.DefaultDuration, as resting
 // on a proof (in the data directory, across restarts, with a Dir).
 func (p *Pool) Ban(m *Member, proof error) { p.ban(m, proof, true) }
 
@@ -306,14 +307,14 @@ func (p *Pool) ban(m *Member, err error, proof bool) {
 func (p *Pool) keepBan(addr, reason string, proof bool) {
 	keep := p.bans.Ban
 	if proof {
-		keep = p.bans.banWithProof
+		keep = p.bans.BanWithProof
 	}
-	if err := keep(addr, reason, DefaultBanDuration); err != nil {
+	if err := keep(addr, reason, banlist.DefaultDuration); err != nil {
 		p.logf("keeping the ban of %s: %v", addr, err)
 	}
 }
 
-// BanAddr bans the node at addr (host:port) for DefaultBanDuration, by
+// BanAddr bans the node at addr (host:port) for banlist.DefaultDuration, by
 // hand: a member at addr is disconnected, and no ban is dialled (but a
 // member of Config.Peers, which a ban resting on no proof, as this one,
 // does not keep out of a later pool).
@@ -337,7 +338,7 @@ func (p *Pool) BanAddr(addr, reason string) error {
 }
 
 // IsBanned returns the ban of the node at addr, if it is banned.
-func (p *Pool) IsBanned(addr string) (Ban, bool) { return p.bans.Banned(addr) }
+func (p *Pool) IsBanned(addr string) (banlist.Ban, bool) { return p.bans.Banned(addr) }
 
 // Unban lifts the ban of the node at addr; a member at addr is used
 // again (Run and Revive redial it).
@@ -357,7 +358,7 @@ func (p *Pool) Unban(addr string) error {
 }
 
 // Bans lists the bans in force.
-func (p *Pool) Bans() []Ban { return p.bans.Bans() }
+func (p *Pool) Bans() []banlist.Ban { return p.bans.Bans() }
 
 // Drop stops using m, which stalled, disconnected or cannot serve what
 // is asked, without calling it a liar; it is redialled after its

@@ -1,4 +1,8 @@
-package pool
+// Package banlist keeps the hosts a light client refuses to connect to
+// (Ban), with why and until when, in memory or in a network's directory
+// of a data directory (bans.json), checked ban by ban when it is read.
+// Package pool keeps one for its members.
+package banlist
 
 import (
 	"bytes"
@@ -25,9 +29,9 @@ import (
 // directory.
 const bansFile = "bans.json"
 
-// DefaultBanDuration is how long a ban lasts when it is given no
+// DefaultDuration is how long a ban lasts when it is given no
 // duration: a day, as Bitcoin Core's -bantime default.
-const DefaultBanDuration = 24 * time.Hour
+const DefaultDuration = 24 * time.Hour
 
 // maxBans caps the bans a list keeps: a ban drops the oldest beyond it.
 const maxBans = 10000
@@ -48,10 +52,10 @@ const maxHostLen = 253
 
 // ErrBadHost is returned by a ban or an unban of a host that is neither
 // an IP address nor a host name.
-var ErrBadHost = errors.New("pool: not an IP address or host name")
+var ErrBadHost = errors.New("banlist: not an IP address or host name")
 
-// ErrClosed: a ban list, or a pool, used after Close.
-var ErrClosed = errors.New("pool: closed")
+// ErrClosed: a ban list used after Close.
+var ErrClosed = errors.New("banlist: closed")
 
 // Ban is a host a client refuses to connect to until a time, and why.
 type Ban struct {
@@ -128,14 +132,14 @@ func isHostName(h string) bool {
 	return true
 }
 
-// BanList is the hosts banned, by host, kept in memory and, in a
+// List is the hosts banned, by host, kept in memory and, in a
 // directory, in bans.json: written whole through a temporary file renamed
 // into place at every change, and checked when it is opened (a file that
 // fails is set aside, never read in part nor taken silently for an empty
 // list; in a file that decodes, each ban is checked on its own, one that
 // fails dropped with a note saying why and the others kept). Its methods
 // are safe for concurrent use.
-type BanList struct {
+type List struct {
 	mu     sync.Mutex
 	path   string // "" in memory
 	sync   bool
@@ -145,19 +149,19 @@ type BanList struct {
 	closed bool
 }
 
-// OpenBanList opens the ban list kept in dir (a network's directory of a
+// Open opens the ban list kept in dir (a network's directory of a
 // data directory, which its owner locks: package store does), or one in
 // memory for dir "". The notes say what was wrong with the file and what
 // became of it; opening never fails, as no ban is better than a refusal
 // to start.
-func OpenBanList(dir string) (*BanList, []string) {
-	return openBanList(dir, true, time.Now)
+func Open(dir string) (*List, []string) {
+	return openList(dir, true, time.Now)
 }
 
-// openBanList is OpenBanList with a clock, and writes synced or not.
-func openBanList(dir string, sync bool, now func() time.Time) (*BanList, []string) {
+// openList is Open with a clock, and writes synced or not.
+func openList(dir string, sync bool, now func() time.Time) (*List, []string) {
 	if dir == "" {
-		return &BanList{now: now, max: maxBans, bans: map[string]Ban{}}, nil
+		return &List{now: now, max: maxBans, bans: map[string]Ban{}}, nil
 	}
 	l, note := loadBans(filepath.Join(dir, bansFile), sync, now)
 	if note != "" {
@@ -170,8 +174,8 @@ func openBanList(dir string, sync bool, now func() time.Time) (*BanList, []strin
 // decoded is set aside, and no ban is loaded; a ban that fails its checks
 // is dropped and the others kept (the file as it was is set aside, and
 // the kept bans written). The second result says what happened.
-func loadBans(path string, sync bool, now func() time.Time) (*BanList, string) {
-	l := &BanList{path: path, sync: sync, now: now, max: maxBans, bans: map[string]Ban{}}
+func loadBans(path string, sync bool, now func() time.Time) (*List, string) {
+	l := &List{path: path, sync: sync, now: now, max: maxBans, bans: map[string]Ban{}}
 	bans, dropped, err := readBans(path)
 	if err == nil {
 		for _, b := range bans {
@@ -278,7 +282,7 @@ func decodeBan(raw json.RawMessage, version int) (Ban, error) {
 }
 
 // prune drops the bans that have ended.
-func (l *BanList) prune() {
+func (l *List) prune() {
 	now := l.now()
 	for h, b := range l.bans {
 		if !now.Before(b.Until) {
@@ -288,7 +292,7 @@ func (l *BanList) prune() {
 }
 
 // list returns the bans, by host.
-func (l *BanList) list() []Ban {
+func (l *List) list() []Ban {
 	out := make([]Ban, 0, len(l.bans))
 	for _, b := range l.bans {
 		out = append(out, b)
@@ -298,7 +302,7 @@ func (l *BanList) list() []Ban {
 }
 
 // add bans host, making room beyond maxBans; a ban with proof stays one.
-func (l *BanList) add(host, reason string, d time.Duration, proof bool) {
+func (l *List) add(host, reason string, d time.Duration, proof bool) {
 	now := l.now().UTC().Round(0) // as it reads back from the file
 	b, ok := l.bans[host]
 	if !ok || !now.Before(b.Until) {
@@ -317,7 +321,7 @@ func (l *BanList) add(host, reason string, d time.Duration, proof bool) {
 }
 
 // oldest returns the host banned first.
-func (l *BanList) oldest() string {
+func (l *List) oldest() string {
 	var first Ban
 	for _, b := range l.bans {
 		if first.Host == "" || b.Since.Before(first.Since) || b.Since.Equal(first.Since) && b.Host < first.Host {
@@ -357,7 +361,7 @@ func cutReason(r string) string {
 
 // save writes the ban list in force, whole or not at all (a list in
 // memory only prunes).
-func (l *BanList) save() error {
+func (l *List) save() error {
 	l.prune()
 	if l.path == "" {
 		return nil
@@ -369,7 +373,7 @@ func (l *BanList) save() error {
 	return diskfile.WriteAtomic(l.path, append(b, '\n'), l.sync)
 }
 
-// Ban bans host for d from now (DefaultBanDuration if d is not
+// Ban bans host for d from now (DefaultDuration if d is not
 // positive), for reason (cut to 256 bytes), and writes the ban
 // list. A host banned already stays banned until the later of its two
 // ends, with the new reason. With 10,000 hosts banned, the ban that began
@@ -377,24 +381,24 @@ func (l *BanList) save() error {
 // a port, which is ignored but for a loopback address: bans are by host
 // (see Ban.Host), and the nodes of this machine by port. The error wraps
 // ErrBadHost for a host that is not one. The ban rests on no proof
-// (Pool.Ban makes those that do).
-func (l *BanList) Ban(host, reason string, d time.Duration) error {
+// (BanWithProof makes those that do).
+func (l *List) Ban(host, reason string, d time.Duration) error {
 	return l.ban(host, reason, d, false)
 }
 
-// banWithProof is Ban for a ban that rests on evidence the client checked
+// BanWithProof is Ban for a ban that rests on evidence the client checked
 // itself (see Ban.Proof).
-func (l *BanList) banWithProof(host, reason string, d time.Duration) error {
+func (l *List) BanWithProof(host, reason string, d time.Duration) error {
 	return l.ban(host, reason, d, true)
 }
 
-func (l *BanList) ban(host, reason string, d time.Duration, proof bool) error {
+func (l *List) ban(host, reason string, d time.Duration, proof bool) error {
 	h, err := normalizeHost(host)
 	if err != nil {
 		return err
 	}
 	if d <= 0 {
-		d = DefaultBanDuration
+		d = DefaultDuration
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -403,14 +407,14 @@ func (l *BanList) ban(host, reason string, d time.Duration, proof bool) error {
 	}
 	l.add(h, reason, d, proof)
 	if err := l.save(); err != nil {
-		return fmt.Errorf("pool: saving %s: %w", bansFile, err)
+		return fmt.Errorf("banlist: saving %s: %w", bansFile, err)
 	}
 	return nil
 }
 
 // Banned reports whether host is banned now, and its ban. A ban that has
 // ended is no ban, and is dropped (from the file at the next write).
-func (l *BanList) Banned(host string) (Ban, bool) {
+func (l *List) Banned(host string) (Ban, bool) {
 	h, err := normalizeHost(host)
 	if err != nil {
 		return Ban{}, false
@@ -426,7 +430,7 @@ func (l *BanList) Banned(host string) (Ban, bool) {
 }
 
 // Unban lifts host's ban, if there is one, and writes the ban list.
-func (l *BanList) Unban(host string) error {
+func (l *List) Unban(host string) error {
 	h, err := normalizeHost(host)
 	if err != nil {
 		return err
@@ -441,13 +445,13 @@ func (l *BanList) Unban(host string) error {
 	}
 	delete(l.bans, h)
 	if err := l.save(); err != nil {
-		return fmt.Errorf("pool: saving %s: %w", bansFile, err)
+		return fmt.Errorf("banlist: saving %s: %w", bansFile, err)
 	}
 	return nil
 }
 
 // Bans returns the bans in force, by host.
-func (l *BanList) Bans() []Ban {
+func (l *List) Bans() []Ban {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.prune()
@@ -457,7 +461,7 @@ func (l *BanList) Bans() []Ban {
 // Close ends the list's use: a later Ban or Unban fails with ErrClosed
 // (the directory may be someone else's by then). It is safe to call
 // twice.
-func (l *BanList) Close() error {
+func (l *List) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.closed = true

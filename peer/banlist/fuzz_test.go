@@ -1,4 +1,4 @@
-package pool
+package banlist
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package pool_test
+package banlist_test
 
 import (
 	"fmt"
@@ -6,10 +6,10 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/spvfilter/spvfilter/peer/pool"
+	"github.com/spvfilter/spvfilter/peer/banlist"
 )
 
-func ExampleBanList() {
+func ExampleList() {
 	dataDir, err := os.MkdirTemp("", "bans-example")
 	if err != nil {
 		log.Fatal(err)
@@ -19,16 +19,16 @@ func ExampleBanList() {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		log.Fatal(err)
 	}
-	bans, _ := pool.OpenBanList(dir)
+	bans, _ := banlist.Open(dir)
 	// A peer that lied is banned by host: its port does not matter, nor
 	// how its address is written.
-	if err := bans.Ban("[::ffff:192.0.2.1]:8333", "served a filter that fails its header", pool.DefaultBanDuration); err != nil {
+	if err := bans.Ban("[::ffff:192.0.2.1]:8333", "served a filter that fails its header", banlist.DefaultDuration); err != nil {
 		log.Fatal(err)
 	}
 	bans.Close()
 
 	// The ban outlives the process.
-	bans, _ = pool.OpenBanList(dir)
+	bans, _ = banlist.Open(dir)
 	defer bans.Close()
 	b, banned := bans.Banned("192.0.2.1:8334")
 	fmt.Println(banned, b.Host, b.Reason, b.Until.Sub(b.Since))

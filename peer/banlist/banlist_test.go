@@ -1,4 +1,4 @@
-package pool
+package banlist
 
 import (
 	"encoding/json"
@@ -22,7 +22,7 @@ func newTestClock() *testClock               { return &testClock{time.Date(2030,
 // testBans is a ban list of a network's directory and what its opening
 // noted.
 type testBans struct {
-	*BanList
+	*List
 	dir   string
 	notes []string
 }
@@ -38,7 +38,7 @@ func openClock(t testing.TB, dir string, c *testClock) *testBans {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	l, notes := openBanList(dir, false, c.now)
+	l, notes := openList(dir, false, c.now)
 	return &testBans{l, dir, notes}
 }
 
@@ -125,7 +125,7 @@ func TestBans(t *testing.T) {
 	want := map[string]time.Time{
 		"192.0.2.1":    start.Add(time.Hour),
 		"2001:db8::1":  start.Add(2 * time.Hour),
-		"node.example": start.Add(DefaultBanDuration),
+		"node.example": start.Add(DefaultDuration),
 	}
 	checkBans(s, want)
 	// Any form of a banned host is banned.
@@ -189,7 +189,7 @@ func TestBans(t *testing.T) {
 	}
 	checkBans(s, want)
 	s.Close()
-	clock.advance(DefaultBanDuration)
+	clock.advance(DefaultDuration)
 	s = openClock(t, dir, clock)
 	defer s.Close()
 	checkBans(s, nil)
@@ -364,7 +364,7 @@ func TestBanProof(t *testing.T) {
 	clock := newTestClock()
 	dir := t.TempDir()
 	s := openClock(t, dir, clock)
-	if err := s.banWithProof("127.0.0.2:18444", "served a filter its block proves false", time.Hour); err != nil {
+	if err := s.BanWithProof("127.0.0.2:18444", "served a filter its block proves false", time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Ban("127.0.0.2:18444", "by hand", time.Hour); err != nil {
