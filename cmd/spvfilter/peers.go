@@ -15,8 +15,8 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/spvfilter/spvfilter/peer"
 	"github.com/spvfilter/spvfilter/peer/addrbook"
+	"github.com/spvfilter/spvfilter/peer/banlist"
 	"github.com/spvfilter/spvfilter/peer/client"
-	"github.com/spvfilter/spvfilter/peer/pool"
 )
 
 // peersFlags holds the flags of "peers".
@@ -192,7 +192,7 @@ func (out *peersOutput) addKnown(known []addrbook.Known) {
 }
 
 // addBans lists the bans in force.
-func (out *peersOutput) addBans(bans []pool.Ban) {
+func (out *peersOutput) addBans(bans []banlist.Ban) {
 	for _, b := range bans {
 		out.Bans = append(out.Bans, banJSON{Host: b.Host, Reason: b.Reason, Since: stamp(b.Since), Until: stamp(b.Until), Proof: b.Proof})
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/peer/addrbook"
+	"github.com/spvfilter/spvfilter/peer/banlist"
 	"github.com/spvfilter/spvfilter/peer/pool"
 	"github.com/spvfilter/spvfilter/peer/store"
 )
@@ -79,7 +80,7 @@ func (c *Client) BytesReceived() uint64 { return c.pool.BytesReceived() }
 // flags.
 func (c *Client) Serves(flags wire.ServiceFlag) bool { return len(c.pool.Serving(flags)) > 0 }
 
-// BanPeer bans the peer at addr (host:port) for pool.DefaultBanDuration,
+// BanPeer bans the peer at addr (host:port) for banlist.DefaultDuration,
 // kept in the data directory if there is one: a connected peer is
 // disconnected, and no ban is dialled (but a peer of Config.Peers, which
 // a ban resting on no proof, as this one, does not keep out of a later
@@ -109,7 +110,7 @@ func (c *Client) Unban(addr string) error {
 
 // Bans lists the bans in force (kept in the data directory, if there is
 // one).
-func (c *Client) Bans() []pool.Ban { return c.pool.Bans() }
+func (c *Client) Bans() []banlist.Ban { return c.pool.Bans() }
 
 // KnownAddresses lists the address book (nil with ConnectOnly). On the
 // public networks it is the book as last saved (at open, every ten
@@ -126,7 +127,7 @@ func (c *Client) KnownAddresses() ([]addrbook.Known, error) {
 // book and the bans in force.
 type StoredPeers struct {
 	Known []addrbook.Known
-	Bans  []pool.Ban
+	Bans  []banlist.Ban
 	// Notes say what was wrong with the files, and what became of them.
 	Notes []string
 }
@@ -151,7 +152,7 @@ func ReadStoredPeers(dataDir string, params *chaincfg.Params, unban ...string) (
 		return nil, fmt.Errorf("client: %w", err)
 	}
 	defer st.Close()
-	bans, notes := pool.OpenBanList(st.Dir())
+	bans, notes := banlist.Open(st.Dir())
 	defer bans.Close()
 	for _, addr := range unban {
 		if err := bans.Unban(addr); err != nil {
