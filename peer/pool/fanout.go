@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"time"
 )
@@ -267,5 +268,5 @@ func (p *Pool) PickFast(ms []*Member) *Member {
 	if fast := slices.DeleteFunc(slices.Clone(ms), func(m *Member) bool { return slow[m] }); len(fast) > 0 {
 		ms = fast
 	}
-	return p.Pick(ms)
+	return ms[rand.IntN(len(ms))]
 }

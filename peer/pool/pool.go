@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"slices"
 	"sync"
@@ -76,7 +75,6 @@ type Pool struct {
 
 	mu      sync.Mutex
 	members []*Member
-	rng     *rand.Rand
 	notes   []string // warnings for the next result (TakeNotes)
 	// goneReceived and goneSent count the bytes of removed members.
 	goneReceived, goneSent uint64
@@ -99,7 +97,7 @@ func New(cfg Config) (*Pool, []string, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = peer.DefaultTimeout
 	}
-	p := &Pool{cfg: cfg, rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}
+	p := &Pool{cfg: cfg}
 	var notes []string
 	p.bans, notes = banlist.Open(cfg.Dir)
 	if !cfg.ConnectOnly {
@@ -261,20 +259,6 @@ func (p *Pool) TakeNotes() []string {
 // note leaves a warning for the next result. Called with mu held.
 func (p *Pool) note(format string, args ...any) {
 	p.notes = append(p.notes, fmt.Sprintf(format, args...))
-}
-
-// Pick returns a member of ms chosen at random.
-func (p *Pool) Pick(ms []*Member) *Member {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return ms[p.rng.IntN(len(ms))]
-}
-
-// Shuffle orders ms at random.
-func (p *Pool) Shuffle(ms []*Member) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.rng.Shuffle(len(ms), func(i, j int) { ms[i], ms[j] = ms[j], ms[i] })
 }
 
 // Ban disconnects m, which proof proves a liar (or a flooder), never asks
