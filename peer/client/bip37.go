@@ -131,7 +131,7 @@ func (c *Client) scanBIP37(ctx context.Context, req ScanRequest, opt BIP37Option
 	if len(ms) == 0 {
 		return nil, fmt.Errorf("client: %w: no peer offers BIP 37 filtering (NODE_BLOOM) up to height %d", ErrNoPeers, req.To)
 	}
-	s := &bip37Scan{c: c, m: c.pool.Pick(ms), opt: opt, wl: newWatchList(req.Watch),
+	s := &bip37Scan{c: c, m: ms[rand.IntN(len(ms))], opt: opt, wl: newWatchList(req.Watch),
 		res: &ScanResult{From: req.From, To: req.To, Matches: []Match{}, BlocksScanned: int(req.To-req.From) + 1}}
 	if err := s.load(ctx, req.Watch); err != nil {
 		return nil, err

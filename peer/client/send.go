@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -74,7 +75,7 @@ func (c *Client) SendTransaction(ctx context.Context, tx *wire.MsgTx) (*SendResu
 	if len(ms) == 0 {
 		return nil, c.noPeers("send")
 	}
-	c.pool.Shuffle(ms)
+	rand.Shuffle(len(ms), func(i, j int) { ms[i], ms[j] = ms[j], ms[i] })
 	s := &sending{c: c, tx: tx, res: &SendResult{Txid: tx.TxHash(), Failed: map[string]error{}}}
 	sendCtx, cancelSend := context.WithCancel(ctx)
 	defer cancelSend()

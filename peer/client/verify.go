@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"sync"
 
@@ -605,7 +606,7 @@ func (v *verification) checkStoredCheckpoints(ctx context.Context, agreed []chai
 		if len(ms) == 0 {
 			return nil
 		}
-		m := c.pool.Pick(ms)
+		m := ms[rand.IntN(len(ms))]
 		hashes, err := c.segment(ctx, m, start, h, prev)
 		if err == nil && chainHeaders(prev, hashes) != agreed[i] {
 			err = peerErr(m, "getcfheaders", fmt.Errorf("%w: filter headers %d..%d do not reach the checkpoint it sent itself",
