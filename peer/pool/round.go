@@ -1,0 +1,160 @@
+package pool
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// round is one call of Each: the members asked, which have answered and
+// how, and which were cut off as too slow.
+type round struct {
+	p       *Pool
+	b       *Budget
+	ms      []*Member
+	start   time.Time
+	cancels []context.CancelFunc
+	// first is the first answer's time, once it came; allow, from then,
+	// what each member may still lag (its budget left).
+	first    time.Duration
+	allow    []time.Duration
+	errs     []error
+	answered []bool
+	cut      []bool
+	timer    *time.Timer // at the next member due, if any
+}
+
+// answer is the outcome of the request to ms[i].
+type answer struct {
+	i   int
+	err error
+}
+
+// ask sends fn to every member at once, each under a context of its own
+// (cancelled when it is cut off); the answers come on the channel.
+func (r *round) ask(ctx context.Context, fn func(ctx context.Context, m *Member) error) <-chan answer {
+	answers := make(chan answer, len(r.ms))
+	r.cancels = make([]context.CancelFunc, len(r.ms))
+	for i, m := range r.ms {
+		mctx, cancel := context.WithCancel(ctx)
+		r.cancels[i] = cancel
+		go func() { answers <- answer{i, fn(mctx, m)} }()
+	}
+	return answers
+}
+
+// collect waits for every answer, cutting off each member still silent
+// when it is due.
+func (r *round) collect(answers <-chan answer) {
+	defer r.stopTimer()
+	for n := 0; n < len(r.ms); {
+		select {
+		case a := <-answers:
+			n++
+			r.take(a)
+		case <-r.wake():
+			r.cutDue()
+		}
+		r.rearm()
+	}
+}
+
+// take records an answer. The first success fixes the round's first
+// answer time and what each member may lag from then on: the waiting to
+// come does not add to the operation's own time.
+func (r *round) take(a answer) {
+	r.answered[a.i], r.errs[a.i] = true, a.err
+	if r.cut[a.i] || a.err != nil && r.first == 0 {
+		return
+	}
+	took := time.Since(r.start)
+	if r.first == 0 {
+		r.first = max(took, 1)
+		for i, m := range r.ms {
+			r.allow[i] = r.b.left(m)
+		}
+	}
+	if a.err == nil {
+		r.b.answered(r.ms[a.i], took, took-r.first)
+	}
+}
+
+// waiting reports whether member i has neither answered nor been cut off.
+func (r *round) waiting(i int) bool { return !r.answered[i] && !r.cut[i] }
+
+// due returns when member i is cut off if it has not answered, from the
+// round's start.
+func (r *round) due(i int) time.Duration {
+	return r.first + max(0, min(r.p.grace(r.first), r.allow[i]))
+}
+
+// cutDue cuts off the members due by now: their lag counts in their
+// budget, and their requests are cancelled.
+func (r *round) cutDue() {
+	now := time.Since(r.start)
+	for i := range r.ms {
+		if r.waiting(i) && r.due(i) <= now {
+			r.cut[i] = true
+			r.b.answered(r.ms[i], now, now-r.first)
+			r.cancels[i]()
+		}
+	}
+}
+
+// rearm sets the timer to the next member due, once a first answer came.
+func (r *round) rearm() {
+	r.stopTimer()
+	if r.first == 0 {
+		return
+	}
+	next := time.Duration(-1)
+	for i := range r.ms {
+		if r.waiting(i) && (next < 0 || r.due(i) < next) {
+			next = r.due(i)
+		}
+	}
+	if next >= 0 {
+		r.timer = time.NewTimer(next - time.Since(r.start))
+	}
+}
+
+// wake returns the timer's channel, nil (never ready) without a timer.
+func (r *round) wake() <-chan time.Time {
+	if r.timer == nil {
+		return nil
+	}
+	return r.timer.C
+}
+
+func (r *round) stopTimer() {
+	if r.timer != nil {
+		r.timer.Stop()
+		r.timer = nil
+	}
+}
+
+// end records the round in the budget, releases the requests' contexts,
+// and drops the members cut off as too slow (their cancelled requests
+// are no failures), unless the caller's context ended.
+func (r *round) end(ctx context.Context) {
+	if r.first > 0 {
+		r.b.round(r.first, time.Since(r.start)-r.first)
+	}
+	for i, m := range r.ms {
+		r.cancels[i]()
+		if r.cut[i] && ctx.Err() == nil && errors.Is(r.errs[i], context.Canceled) {
+			r.p.dropSlow(r.b, m)
+			r.errs[i] = nil
+		}
+	}
+}
+
+// failure returns the first member's failure, in the order of ms, or nil.
+func (r *round) failure() error {
+	for i, err := range r.errs {
+		if err != nil {
+			return &Failure{Member: r.ms[i], Err: err}
+		}
+	}
+	return nil
+}
