@@ -4,35 +4,13 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"net"
 	"testing"
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer/peertest"
 )
-
-// answeringListener accepts connections on 127.0.0.1 and writes answer
-// on each, whatever it is sent.
-func answeringListener(t *testing.T, answer []byte) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Write(answer)
-			time.AfterFunc(5*time.Second, func() { c.Close() })
-		}
-	}()
-	return ln.Addr().String()
-}
 
 // TestHandshakeErrorsTyped: the failures a caller tells the user about
 // in its own words are typed, with what it needs to say them: a service
@@ -42,7 +20,7 @@ func answeringListener(t *testing.T, answer []byte) string {
 func TestHandshakeErrorsTyped(t *testing.T) {
 	params := &chaincfg.RegressionNetParams
 	t.Run("a service that is no node", func(t *testing.T) {
-		addr := answeringListener(t, []byte("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n"))
+		addr := peertest.NewAnswering(t, []byte("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n"))
 		_, err := Dial(context.Background(), Config{Addr: addr, Params: params, Timeout: 5 * time.Second})
 		var ne *NetworkError
 		var pe *PeerError
@@ -57,7 +35,7 @@ func TestHandshakeErrorsTyped(t *testing.T) {
 		var hdr [wire.MessageHeaderSize]byte
 		binary.LittleEndian.PutUint32(hdr[:4], uint32(wire.TestNet3))
 		copy(hdr[4:], "version")
-		addr := answeringListener(t, hdr[:])
+		addr := peertest.NewAnswering(t, hdr[:])
 		_, err := Dial(context.Background(), Config{Addr: addr, Params: params, Timeout: 5 * time.Second})
 		var ne *NetworkError
 		if !errors.As(err, &ne) || ne.Got != wire.TestNet3 || ne.Want != params.Net {

@@ -12,28 +12,8 @@ import (
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/spvfilter/spvfilter/peer/client"
+	"github.com/spvfilter/spvfilter/peer/peertest"
 )
-
-// answering listens on 127.0.0.1 and writes answer on each connection.
-func answering(t *testing.T, answer []byte) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Write(answer)
-			time.AfterFunc(5*time.Second, func() { c.Close() })
-		}
-	}()
-	return ln.Addr().String()
-}
 
 // freePort returns a loopback address nothing listens on.
 func freePort(t *testing.T) string {
@@ -57,7 +37,7 @@ func TestNodeFailureWords(t *testing.T) {
 	var testnet [wire.MessageHeaderSize]byte
 	binary.LittleEndian.PutUint32(testnet[:4], uint32(wire.TestNet3))
 	copy(testnet[4:], "version")
-	refused, http, other, proxy := freePort(t), answering(t, []byte("HTTP/1.1 400 Bad Request\r\n\r\n")), answering(t, testnet[:]), freePort(t)
+	refused, http, other, proxy := freePort(t), peertest.NewAnswering(t, []byte("HTTP/1.1 400 Bad Request\r\n\r\n")), peertest.NewAnswering(t, testnet[:]), freePort(t)
 	tests := []struct {
 		name, peer, proxy string
 		want              string
