@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/binary"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -15,18 +14,6 @@ import (
 	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 
-// freePort returns a loopback address nothing listens on.
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
 // TestNodeFailureWords: the client's failures to reach a node, told
 // from the peer package's typed errors, in the tool's words, naming the
 // flag to check: a port nothing listens on, a service that is no node, a
@@ -37,7 +24,8 @@ func TestNodeFailureWords(t *testing.T) {
 	var testnet [wire.MessageHeaderSize]byte
 	binary.LittleEndian.PutUint32(testnet[:4], uint32(wire.TestNet3))
 	copy(testnet[4:], "version")
-	refused, http, other, proxy := freePort(t), peertest.NewAnswering(t, []byte("HTTP/1.1 400 Bad Request\r\n\r\n")), peertest.NewAnswering(t, testnet[:]), freePort(t)
+	const refused, proxy = "127.0.0.1:1", "127.0.0.1:1" // nothing listens on port 1
+	http, other := peertest.NewAnswering(t, []byte("HTTP/1.1 400 Bad Request\r\n\r\n")), peertest.NewAnswering(t, testnet[:])
 	tests := []struct {
 		name, peer, proxy string
 		want              string
