@@ -71,6 +71,10 @@ type Status struct {
 	// Reason says why a member is banned or not used (stalled,
 	// disconnected, unreachable), empty for one in use.
 	Reason string
+	// Err is the error Reason says, nil for a member in use: errors.Is
+	// and errors.As find the peer package's (a *peer.PeerError, a
+	// *peer.NetworkError, a *peer.ProxyError).
+	Err error
 	// BytesReceived and BytesSent count every byte of its connections.
 	BytesReceived, BytesSent uint64
 }

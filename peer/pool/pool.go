@@ -197,7 +197,7 @@ func (p *Pool) Conn(m *Member) *peer.Peer {
 func (p *Pool) Status(m *Member) Status {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	st := Status{Addr: m.addr, Banned: m.banned, Reason: m.reason, Connected: m.p != nil, Live: m.isLive(),
+	st := Status{Addr: m.addr, Banned: m.banned, Reason: m.reason, Err: m.err, Connected: m.p != nil, Live: m.isLive(),
 		BytesReceived: m.received, BytesSent: m.sent}
 	if m.p == nil && st.Reason == "" {
 		st.Reason = "connecting"
