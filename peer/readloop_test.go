@@ -152,10 +152,14 @@ func TestRequestGetsOnlyItsAnswer(t *testing.T) {
 		t.Fatalf("checkpoints %v, %v", got, err)
 	}
 	<-p.Done()
-	mu.Lock()
-	defer mu.Unlock()
-	if txs != 10 {
-		t.Fatalf("%d transactions announced, want 10", txs)
+	// OnAnnounce runs from a goroutine of its own, once more after the
+	// connection ends: wait for it.
+	count := func() int { mu.Lock(); defer mu.Unlock(); return txs }
+	for deadline := time.Now().Add(5 * time.Second); count() < 10 && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n := count(); n != 10 {
+		t.Fatalf("%d transactions announced, want 10", n)
 	}
 }
 
