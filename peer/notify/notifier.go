@@ -169,42 +169,21 @@ func (n *Notifier) run(ctx context.Context) {
 	defer close(n.ended)
 	wait := minRetry
 	for {
-		rctx, rcancel := context.WithCancel(ctx)
-		n.mu.Lock()
-		r := n.r
-		n.compact = rcancel
-		n.mu.Unlock()
-		err := r.Run(rctx)
-		rcancel()
+		r, compacted, err := n.runRescan(ctx)
 		if ctx.Err() != nil {
 			break
 		}
-		if rctx.Err() != nil {
-			// Ended to drop the items of registrations over.
-			n.mu.Lock()
-			n.r = n.newRescanLocked(n.resumeLocked())
-			n.mu.Unlock()
-			continue
+		if !compacted {
+			wait = n.failed(r, err, wait)
+			select {
+			case <-ctx.Done():
+			case <-time.After(wait):
+			}
+			if ctx.Err() != nil {
+				break
+			}
+			wait = min(2*wait, maxRetry)
 		}
-		if err == nil {
-			err = errors.New("the rescan ended")
-		}
-		n.mu.Lock()
-		if n.lastErr == nil {
-			wait = minRetry // it had recovered since the last failure
-			n.failingSince = time.Now()
-		}
-		n.lastErr = fmt.Errorf("notify: following the chain from height %d: %w", r.Height(), err)
-		n.mu.Unlock()
-		n.logf("%v (again in %v)", err, wait)
-		select {
-		case <-ctx.Done():
-		case <-time.After(wait):
-		}
-		if ctx.Err() != nil {
-			break
-		}
-		wait = min(2*wait, maxRetry)
 		n.mu.Lock()
 		n.r = n.newRescanLocked(n.resumeLocked())
 		n.mu.Unlock()
@@ -213,6 +192,38 @@ func (n *Notifier) run(ctx context.Context) {
 	n.running = false
 	n.mu.Unlock()
 	n.cancelAll()
+}
+
+// runRescan runs the current rescan until it ends: with its error, or
+// compacted when droppedLocked ended it to drop the items of
+// registrations over.
+func (n *Notifier) runRescan(ctx context.Context) (r *client.Rescan, compacted bool, err error) {
+	rctx, rcancel := context.WithCancel(ctx)
+	defer rcancel()
+	n.mu.Lock()
+	r = n.r
+	n.compact = rcancel
+	n.mu.Unlock()
+	err = r.Run(rctx)
+	return r, ctx.Err() == nil && rctx.Err() != nil, err
+}
+
+// failed records that rescan r ended with err (nil: it ended without
+// one) and returns how long to wait before the next: minRetry if it had
+// recovered since the last failure, wait otherwise.
+func (n *Notifier) failed(r *client.Rescan, err error, wait time.Duration) time.Duration {
+	if err == nil {
+		err = errors.New("the rescan ended")
+	}
+	n.mu.Lock()
+	if n.lastErr == nil {
+		wait = minRetry // it had recovered since the last failure
+		n.failingSince = time.Now()
+	}
+	n.lastErr = fmt.Errorf("notify: following the chain from height %d: %w", r.Height(), err)
+	n.mu.Unlock()
+	n.logf("%v (again in %v)", err, wait)
+	return wait
 }
 
 // maxDead is how many items of registrations over the watch list may keep
