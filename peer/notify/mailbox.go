@@ -150,11 +150,12 @@ func (b *mailbox) stalledLocked() {
 	if b.stall != nil {
 		return
 	}
+	now := time.Now()
 	since := b.since
 	if since.IsZero() {
-		since = time.Now()
+		since = now
 	}
-	b.stall = &StallError{Registration: b.name, Kind: StallReader, Since: since, Pending: len(b.queue) + 1}
+	b.stall = &StallError{Registration: b.name, Kind: StallReader, Since: since, At: now, Pending: len(b.queue) + 1}
 	b.d.logf("%v: cancelled", b.stall)
 	go b.onStall()
 }

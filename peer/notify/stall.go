@@ -61,8 +61,10 @@ type StallError struct {
 	Kind         StallKind
 	// Since is when the notification began to wait for the reader
 	// (StallReader), when the history scan was queued (StallHistory),
-	// or when the rescan began to fail (StallChain).
-	Since time.Time
+	// or when the rescan began to fail or fell behind the client's chain
+	// (StallChain); At is when the stall was seen (listed, or its
+	// registration cancelled).
+	Since, At time.Time
 	// Pending is how many notifications waited for the reader.
 	Pending int
 	// Err is what the history scan waits for, or its last failure
@@ -71,7 +73,7 @@ type StallError struct {
 }
 
 func (e *StallError) Error() string {
-	held := time.Since(e.Since).Round(time.Millisecond)
+	held := e.At.Sub(e.Since).Round(time.Millisecond)
 	since := e.Since.UTC().Format("15:04:05.000")
 	switch e.Kind {
 	case StallReader:
@@ -98,8 +100,10 @@ func (n *Notifier) Stalls(d time.Duration) []*StallError {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	var out []*StallError
+	now := time.Now()
 	add := func(e *StallError) {
-		if e != nil && time.Since(e.Since) > d {
+		if e != nil && now.Sub(e.Since) > d {
+			e.At = now
 			out = append(out, e)
 		}
 	}

@@ -76,7 +76,7 @@ func TestReaderStallVisibleThenBounded(t *testing.T) {
 		t.Fatalf("the registration of a reader that does not read is still open after %v (MaxReaderWait %v)", 10*maxWait, maxWait)
 	}
 	var se *StallError
-	if err := ev.Err(); !errors.As(err, &se) || se.Kind != StallReader || se.Pending != 1 || !strings.Contains(err.Error(), txid.String()) {
+	if err := ev.Err(); !errors.As(err, &se) || se.Kind != StallReader || se.Pending != 1 || !strings.Contains(err.Error(), txid.String()) || se.At.Sub(se.Since) < maxWait {
 		t.Errorf("Err after the stall: %v, want a *StallError of the reader naming %v", err, txid)
 	}
 	if s := n.Stalls(0); len(s) != 0 {
