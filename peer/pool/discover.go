@@ -42,6 +42,10 @@ type bookDial struct {
 	tried, connected, silent int
 	took                     time.Duration
 	problems                 []error
+	// seen are the addresses dialled, each once; seeded, whether the
+	// DNS seeds were asked.
+	seen   map[string]bool
+	seeded bool
 }
 
 // connectDeadline returns the deadline of a connection to an address
@@ -55,55 +59,74 @@ func (d *bookDial) run(ctx context.Context) {
 	dctx, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()
 	done := make(chan *Member)
-	inflight, seeded := 0, false
-	tried := map[string]bool{} // each address once
 	// A dial started with less than a quarter of the deadline left would
 	// rarely finish its handshake.
 	last := start.Add(deadline - deadline/4)
-	for {
-		for d.connected < d.want && inflight < min(maxDialsAtOnce, 2*(d.want-d.connected)) && time.Now().Before(last) {
-			cands := d.p.candidates(1, tried)
-			if len(cands) == 0 && !seeded {
-				seeded = true
-				d.problems = append(d.problems, d.p.seed(dctx)...)
-				cands = d.p.candidates(1, tried)
-			}
-			if len(cands) == 0 {
-				break
-			}
-			m := cands[0]
-			tried[m.addr] = true
-			inflight++
-			d.tried++
-			go func() {
-				d.p.dial(dctx, m)
-				done <- m
-			}()
+	for inflight := d.dialMore(dctx, done, 0, last); inflight > 0; inflight = d.dialMore(dctx, done, inflight-1, last) {
+		if d.settle(ctx, <-done, deadline) {
+			cancel() // the others are not needed
 		}
-		if inflight == 0 {
-			break
-		}
-		m := <-done
-		inflight--
-		d.p.mu.Lock()
-		live, err := m.isLive(), m.err
-		d.p.mu.Unlock()
-		if live {
-			if d.connected++; d.connected >= d.want {
-				cancel() // the others are not needed
-			}
-			continue
-		}
-		if (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, peer.ErrStalled)) && ctx.Err() == nil {
-			d.silent++
-			err = fmt.Errorf("peer %s: no handshake within the connect deadline of %v", m.addr, deadline)
-		}
-		if !errors.Is(err, context.Canceled) {
-			d.problems = append(d.problems, err)
-		}
-		d.p.forget(m)
 	}
 	d.took = time.Since(start)
+}
+
+// dialMore starts dials, each reporting its member on done once it ends,
+// while members are wanted, fewer than allowed are in flight, last has
+// not passed and the book (or, once, the DNS seeds) has an address not
+// tried yet. It returns how many dials are in flight.
+func (d *bookDial) dialMore(ctx context.Context, done chan<- *Member, inflight int, last time.Time) int {
+	for d.connected < d.want && inflight < min(maxDialsAtOnce, 2*(d.want-d.connected)) && time.Now().Before(last) {
+		m := d.next(ctx)
+		if m == nil {
+			break
+		}
+		inflight++
+		d.tried++
+		go func() {
+			d.p.dial(ctx, m)
+			done <- m
+		}()
+	}
+	return inflight
+}
+
+// next returns a member to dial at an address not tried yet, asking the
+// DNS seeds once when the book has none; nil if there is none.
+func (d *bookDial) next(ctx context.Context) *Member {
+	cands := d.p.candidates(1, d.seen)
+	if len(cands) == 0 && !d.seeded {
+		d.seeded = true
+		d.problems = append(d.problems, d.p.seed(ctx)...)
+		cands = d.p.candidates(1, d.seen)
+	}
+	if len(cands) == 0 {
+		return nil
+	}
+	d.seen[cands[0].addr] = true
+	return cands[0]
+}
+
+// settle takes in a dial that ended: a member connected counts (it
+// reports whether enough are), one that failed is forgotten, its error
+// kept (a dial that did not answer by the deadline named so, one
+// cancelled as no longer needed left out).
+func (d *bookDial) settle(ctx context.Context, m *Member, deadline time.Duration) (enough bool) {
+	d.p.mu.Lock()
+	live, err := m.isLive(), m.err
+	d.p.mu.Unlock()
+	if live {
+		d.connected++
+		return d.connected >= d.want
+	}
+	if (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, peer.ErrStalled)) && ctx.Err() == nil {
+		d.silent++
+		err = fmt.Errorf("peer %s: no handshake within the connect deadline of %v", m.addr, deadline)
+	}
+	if !errors.Is(err, context.Canceled) {
+		d.problems = append(d.problems, err)
+	}
+	d.p.forget(m)
+	return false
 }
 
 // warning says what the discovery cost, if addresses failed it.
@@ -130,7 +153,7 @@ func (p *Pool) discover(ctx context.Context, want int) []error {
 	if p.book == nil || want <= 0 {
 		return nil
 	}
-	d := &bookDial{p: p, want: want}
+	d := &bookDial{p: p, want: want, seen: map[string]bool{}}
 	d.run(ctx)
 	if w := d.warning(); w != "" {
 		p.mu.Lock()
