@@ -105,44 +105,60 @@ func (p *Pool) tend(ctx context.Context, dials *sync.WaitGroup) (floods []*Failu
 	defer p.mu.Unlock()
 	p.pruneLocked()
 	for _, m := range p.members {
-		if m.banned || m.dialing || m.alias != "" {
-			continue
+		if f := p.tendLocked(ctx, dials, m, now); f != nil {
+			floods = append(floods, f)
 		}
-		if m.isLive() {
-			select {
-			case <-m.p.Done():
-				// Gone without a request noticing.
-				if err := p.ended(m, now); err != nil {
-					floods = append(floods, &Failure{Member: m, Err: err})
-					continue
-				}
-			default:
-				continue
-			}
-		}
-		if now.Before(m.nextDial) {
-			continue
-		}
-		m.dialing = true
-		dials.Add(1)
-		go func() {
-			defer dials.Done()
-			p.redial(ctx, m)
-		}()
 	}
-	want := p.cfg.Target - p.outboundLocked()
-	if want > 0 && p.book != nil && !p.discovering && now.After(p.nextDiscovery) {
-		p.discovering, p.nextDiscovery = true, now.Add(discoverInterval)
-		dials.Add(1)
-		go func() {
-			defer dials.Done()
-			p.discover(ctx, want)
-			p.mu.Lock()
-			p.discovering = false
-			p.mu.Unlock()
-		}()
-	}
+	p.discoverDueLocked(ctx, dials, now)
 	return floods
+}
+
+// tendLocked redials m if its connection ended, without a request
+// noticing, and its backoff has passed; a connection a flood ended is
+// returned instead. Called with mu held.
+func (p *Pool) tendLocked(ctx context.Context, dials *sync.WaitGroup, m *Member, now time.Time) *Failure {
+	if m.banned || m.dialing || m.alias != "" {
+		return nil
+	}
+	if m.isLive() {
+		select {
+		case <-m.p.Done():
+			if err := p.ended(m, now); err != nil {
+				return &Failure{Member: m, Err: err}
+			}
+		default:
+			return nil
+		}
+	}
+	if now.Before(m.nextDial) {
+		return nil
+	}
+	m.dialing = true
+	dials.Add(1)
+	go func() {
+		defer dials.Done()
+		p.redial(ctx, m)
+	}()
+	return nil
+}
+
+// discoverDueLocked starts a discovery when fewer members than the
+// target are connected or dialled, none runs and discoverInterval has
+// passed since the last. Called with mu held.
+func (p *Pool) discoverDueLocked(ctx context.Context, dials *sync.WaitGroup, now time.Time) {
+	want := p.cfg.Target - p.outboundLocked()
+	if want <= 0 || p.book == nil || p.discovering || !now.After(p.nextDiscovery) {
+		return
+	}
+	p.discovering, p.nextDiscovery = true, now.Add(discoverInterval)
+	dials.Add(1)
+	go func() {
+		defer dials.Done()
+		p.discover(ctx, want)
+		p.mu.Lock()
+		p.discovering = false
+		p.mu.Unlock()
+	}()
 }
 
 // outboundLocked counts the members connected or being dialled. Called
