@@ -69,15 +69,7 @@ func TestNotifierSurvivesStall(t *testing.T) {
 	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
 	node.Generate(t, 110)
 	var stall atomic.Bool
-	proxy := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
-		switch m.(type) {
-		case *wire.MsgCFilter, *wire.MsgCFHeaders:
-			if stall.Load() {
-				return nil, false
-			}
-		}
-		return []wire.Message{m}, false
-	})
+	proxy := filterStaller(t, node, &stall)
 	_, n := start(t, node, proxy.Addr)
 	bob := peertest.NewKey("bob")
 	payBob := node.BuildCoinbaseSpend(t, wire.NewTxOut(20_000_000, bob.PkScript()))
@@ -300,4 +292,19 @@ func TestRegistrationLatency(t *testing.T) {
 		}
 		t.Logf("%d registrations and the history of %d: %v", regs, len(past), time.Since(begin))
 	}
+}
+
+// filterStaller is a relay to node that withholds its compact filters,
+// filter headers and filter checkpoints while stall is set: a node under
+// load, or a liar.
+func filterStaller(t *testing.T, node *peertest.Node, stall *atomic.Bool) *peertest.Liar {
+	return peertest.NewLiar(t, node.P2PAddr, node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
+		switch m.(type) {
+		case *wire.MsgCFilter, *wire.MsgCFHeaders, *wire.MsgCFCheckpt:
+			if stall.Load() {
+				return nil, false
+			}
+		}
+		return []wire.Message{m}, false
+	})
 }

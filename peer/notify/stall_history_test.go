@@ -27,15 +27,7 @@ func TestHistoryStallVisible(t *testing.T) {
 	node.Confirm(t, pay) // 111
 	node.Generate(t, 2)  // 112, 113
 	var stall atomic.Bool
-	proxy := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
-		switch m.(type) {
-		case *wire.MsgCFilter, *wire.MsgCFHeaders, *wire.MsgCFCheckpt:
-			if stall.Load() {
-				return nil, false
-			}
-		}
-		return []wire.Message{m}, false
-	})
+	proxy := filterStaller(t, node, &stall)
 	_, n := start(t, node, proxy.Addr)
 	for notify.RescanHeight(n) <= 113 {
 		time.Sleep(50 * time.Millisecond) // the rescan catches up from 113-reorgSafety
