@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -94,11 +95,16 @@ func scanOnce(cl client, addrs []string, params *chaincfg.Params, pids []int, wa
 	pause, resume func()) (Cost, *ScanStats, error) {
 	pause()
 	defer resume()
+	stopProfile, err := startScanProfile(cl.name)
+	if err != nil {
+		return Cost{}, nil, err
+	}
 	m := startMeter(pids)
 	resume()
 	st, err := cl.scan(context.Background(), addrs, params, watch, 1, -1)
 	pause()
 	cost := m.stop()
+	stopProfile()
 	if err != nil {
 		return cost, nil, err
 	}
@@ -107,6 +113,35 @@ func scanOnce(cl client, addrs []string, params *chaincfg.Params, pids []int, wa
 		return cost, nil, fmt.Errorf("%s: missing %v, unexpected %v", cl.name, missing, extra)
 	}
 	return cost, st, nil
+}
+
+// scanProfileEnv names a directory that receives a CPU profile of each
+// measured scan, name-N.pprof; go tool pprof merges those given together.
+const scanProfileEnv = "SPVFILTER_BENCH_PROFILE"
+
+// scanProfiles counts the profiles written by client name.
+var scanProfiles = map[string]int{}
+
+// startScanProfile starts a CPU profile of a scan by the client name when
+// scanProfileEnv asks for one, and returns what ends it.
+func startScanProfile(name string) (stop func(), err error) {
+	dir := os.Getenv(scanProfileEnv)
+	if dir == "" {
+		return func() {}, nil
+	}
+	scanProfiles[name]++
+	f, err := os.Create(filepath.Join(dir, fmt.Sprintf("%s-%d.pprof", name, scanProfiles[name])))
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 func TestMain(m *testing.M) {

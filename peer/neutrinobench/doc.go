@@ -15,7 +15,9 @@
 //	SPVFILTER_BENCH_BLOCKS=20000 go test -run '^$' -bench Scan -benchtime 1x -count 3 -timeout 60m
 //	SPVFILTER_BENCH_BLOCKS=20000 SPVFILTER_BENCH_ROUNDS=5 go test -run TestCompare -v -timeout 60m
 //
-// SPVFILTER_BENCH_PEERS sets the number of nodes serving the chain.
+// SPVFILTER_BENCH_PEERS sets the number of nodes serving the chain;
+// SPVFILTER_BENCH_PROFILE names a directory that receives a CPU profile
+// of each measured scan (client-N.pprof, the scan alone).
 //
 // The follow benchmark runs the two as a wallet leaves them running:
 // spvfilter's client as a service (Client.Start) with a following rescan,
