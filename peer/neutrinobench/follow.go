@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"sync"
 	"time"
@@ -83,6 +84,9 @@ type followReport struct {
 	// nodes count only their live connections, so a connection closed
 	// while following takes its bytes out of their count.
 	OwnReceived, OwnReceivedAtReady uint64
+	// ByCommand and ByCommandAtReady are the follower's own count by
+	// message command (see msgCounter), at the end and at Ready.
+	ByCommand, ByCommandAtReady map[string]uint64
 	// Notes are the follower's warnings and the state of its peers at
 	// the end.
 	Notes []string
@@ -162,6 +166,9 @@ type following struct {
 	// received returns the bytes the follower counted itself (zero when
 	// it does not count them).
 	received func() uint64
+	// byCommand returns those bytes by the command of their message
+	// (see msgCounter).
+	byCommand func() map[string]uint64
 	// stop ends the follower and releases what it holds.
 	stop func()
 }
@@ -194,7 +201,17 @@ func followSpvfilter(ctx context.Context, req followRequest, params *chaincfg.Pa
 		return nil, err
 	}
 	var logw io.WriteCloser
-	cfg := spv.Config{Peers: req.Addrs, Params: params, DataDir: dir}
+	// Every connection is counted by message too (spvfilter's own count,
+	// BytesReceived, is the figure).
+	msgs := newMsgCounter()
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return msgs.conn(c), nil
+	}
+	cfg := spv.Config{Peers: req.Addrs, Params: params, DataDir: dir, Dialer: dial}
 	if req.ProfileDir != "" {
 		if logw, err = os.Create(profilePath(req, "log")); err != nil {
 			os.RemoveAll(dir)
@@ -256,7 +273,8 @@ func followSpvfilter(ctx context.Context, req followRequest, params *chaincfg.Pa
 			}
 			return notes
 		},
-		received: c.BytesReceived,
+		received:  c.BytesReceived,
+		byCommand: msgs.ByCommand,
 		stop: func() {
 			cancel()
 			ran.Wait()
@@ -323,9 +341,10 @@ func followNeutrino(ctx context.Context, req followRequest, params *chaincfg.Par
 		}
 	}()
 	return &following{
-		errc:     errc,
-		notes:    func() []string { return nil },
-		received: s.received.Load,
+		errc:      errc,
+		notes:     func() []string { return nil },
+		received:  s.received.Total,
+		byCommand: s.received.ByCommand,
 		stop: func() {
 			close(quit)
 			rescan.WaitForShutdown()

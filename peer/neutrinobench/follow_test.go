@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -85,7 +86,7 @@ func TestFollow(t *testing.T) {
 	if results[1].rep.OwnReceived == 0 {
 		t.Errorf("neutrino counted no bytes received")
 	}
-	t.Log("\n" + followTable([]followRound{{round: 1, mr: mr, results: results}}))
+	t.Log("\n" + followTable([]followRound{{round: 1, mr: mr, results: results}}) + "\n" + commandTable([]followRound{{round: 1, mr: mr, results: results}}))
 }
 
 // TestFollowBenchmark is the long measurement; see the comment at the
@@ -137,7 +138,7 @@ func TestFollowBenchmark(t *testing.T) {
 			t.Logf("round %d, %s: done", r+1, strings.Join(s, " and "))
 		}
 	}
-	t.Log("\n" + followTable(all))
+	t.Log("\n" + followTable(all) + "\n" + commandTable(all))
 }
 
 // followEnv is the nodes and the miner the sessions of a test share.
@@ -563,7 +564,7 @@ func runFollower(req followRequest) (followReport, func()) {
 	}
 	stopProfile := startProfile(req)
 	m := startMeterEvery(nil, followHeapSampling)
-	atReady := f.received()
+	atReady, byCommandAtReady := f.received(), f.byCommand()
 	fmt.Println(readyLine)
 	var ferr error
 	select {
@@ -580,6 +581,7 @@ func runFollower(req followRequest) (followReport, func()) {
 	}
 	rep.Cost, rep.RSSAtReady = cost, m.rss0
 	rep.OwnReceived, rep.OwnReceivedAtReady = f.received(), atReady
+	rep.ByCommand, rep.ByCommandAtReady = f.byCommand(), byCommandAtReady
 	rep.Notes = f.notes()
 	return rep, stop
 }
@@ -749,4 +751,44 @@ func medianOf(v []float64) float64 {
 		return (s[n/2-1] + s[n/2]) / 2
 	}
 	return s[len(s)/2]
+}
+
+// commandTable prints what each follower received while following, per
+// block mined, by message command: medians over the rounds, and the
+// difference spvfilter − neutrino of the medians.
+func commandTable(rounds []followRound) string {
+	perBlock := make(map[string]map[string][]float64) // follower, command
+	cmds := map[string]bool{}
+	for _, r := range rounds {
+		blocks := float64(r.mr.Final - r.mr.Start)
+		for _, res := range r.results {
+			name := res.rep.Follower
+			if perBlock[name] == nil {
+				perBlock[name] = make(map[string][]float64)
+			}
+			for cmd, n := range res.rep.ByCommand {
+				cmds[cmd] = true
+				perBlock[name][cmd] = append(perBlock[name][cmd], float64(n-res.rep.ByCommandAtReady[cmd])/blocks)
+			}
+		}
+	}
+	names := []string{"spvfilter", "neutrino"}
+	sorted := slices.Sorted(maps.Keys(cmds))
+	var b strings.Builder
+	fmt.Fprintf(&b, "bytes received while following, per block mined, by message (medians over %d round(s))\n\n", len(rounds))
+	fmt.Fprintln(&b, "| message | spvfilter | neutrino | spvfilter − neutrino |")
+	fmt.Fprintln(&b, "|---|---|---|---|")
+	var sum [2]float64
+	for _, cmd := range sorted {
+		var med [2]float64
+		for i, n := range names {
+			if v := perBlock[n][cmd]; len(v) > 0 {
+				med[i] = medianOf(v)
+			}
+			sum[i] += med[i]
+		}
+		fmt.Fprintf(&b, "| %s | %.1f | %.1f | %+.1f |\n", cmd, med[0], med[1], med[0]-med[1])
+	}
+	fmt.Fprintf(&b, "| all | %.1f | %.1f | %+.1f |\n", sum[0], sum[1], sum[0]-sum[1])
+	return b.String()
 }

@@ -6,7 +6,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 	"time"
 
 	"github.com/btcsuite/btcd/btcutil"
@@ -54,7 +53,7 @@ func (st *ScanStats) Release() {
 type neutrinoSession struct {
 	cs       *neutrino.ChainService
 	tip      int32
-	received *atomic.Uint64
+	received *msgCounter
 	release  func()
 }
 
@@ -64,7 +63,7 @@ type neutrinoSession struct {
 // up to the height its peers announced.
 func startNeutrino(ctx context.Context, addrs []string, params *chaincfg.Params) (_ *neutrinoSession, err error) {
 	var undo []func()
-	s := &neutrinoSession{received: new(atomic.Uint64)}
+	s := &neutrinoSession{received: newMsgCounter()}
 	s.release = func() {
 		for i := len(undo) - 1; i >= 0; i-- {
 			undo[i]()
@@ -95,7 +94,7 @@ func startNeutrino(ctx context.Context, addrs []string, params *chaincfg.Params)
 			if err != nil {
 				return nil, err
 			}
-			return &countingConn{Conn: c, n: s.received}, nil
+			return s.received.conn(c), nil
 		},
 	})
 	if err != nil {
@@ -128,7 +127,7 @@ func runNeutrino(ctx context.Context, addrs []string, params *chaincfg.Params, f
 		s.release()
 		return nil, err
 	}
-	st.BytesReceived = s.received.Load()
+	st.BytesReceived = s.received.Total()
 	return st, nil
 }
 
@@ -265,18 +264,6 @@ func waitNeutrinoSynced(ctx context.Context, cs *neutrino.ChainService, peers in
 		case <-tick.C:
 		}
 	}
-}
-
-// countingConn counts the bytes read from a connection.
-type countingConn struct {
-	net.Conn
-	n *atomic.Uint64
-}
-
-func (c *countingConn) Read(b []byte) (int, error) {
-	n, err := c.Conn.Read(b)
-	c.n.Add(uint64(n))
-	return n, err
 }
 
 // outputWatch finds the transactions that pay to a watched script or spend

@@ -1,0 +1,96 @@
+package neutrinobench
+
+import (
+	"bytes"
+	"encoding/binary"
+	"maps"
+	"net"
+	"sync"
+	"sync/atomic"
+)
+
+// msgCounter counts the bytes a client reads from its connections, in
+// all and by the command of the message each byte belongs to (its
+// 24-byte frame header included), so that two clients' traffic can be
+// compared message type by message type.
+type msgCounter struct {
+	total atomic.Uint64
+
+	mu sync.Mutex
+	by map[string]uint64
+}
+
+func newMsgCounter() *msgCounter { return &msgCounter{by: make(map[string]uint64)} }
+
+// maxCommands bounds the commands counted apart; the bytes of any other
+// are counted as "other".
+const maxCommands = 64
+
+// Total returns the bytes read so far.
+func (m *msgCounter) Total() uint64 { return m.total.Load() }
+
+// ByCommand returns a copy of the bytes read so far by command.
+func (m *msgCounter) ByCommand() map[string]uint64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return maps.Clone(m.by)
+}
+
+func (m *msgCounter) add(cmd string, n int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.by[cmd]; !ok && len(m.by) >= maxCommands {
+		cmd = "other"
+	}
+	m.by[cmd] += uint64(n)
+}
+
+// conn returns c with its reads counted by m.
+func (m *msgCounter) conn(c net.Conn) net.Conn { return &msgConn{Conn: c, m: m} }
+
+// frameHeader is the size of a message's header: magic, command, length,
+// checksum.
+const frameHeader = 24
+
+// msgConn is a connection whose reads its counter counts; it follows the
+// frames of the stream to tell which message each byte read belongs to.
+type msgConn struct {
+	net.Conn
+	m    *msgCounter
+	hdr  [frameHeader]byte
+	got  int    // bytes of the current frame's header read
+	left uint32 // bytes of the current frame's payload still to read
+	cmd  string // the current frame's command
+}
+
+func (c *msgConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	c.m.total.Add(uint64(n))
+	c.count(b[:n])
+	return n, err
+}
+
+// count attributes the bytes b, read next, to their messages.
+func (c *msgConn) count(b []byte) {
+	for len(b) > 0 {
+		if c.got < frameHeader {
+			k := copy(c.hdr[c.got:], b)
+			c.got += k
+			b = b[k:]
+			if c.got < frameHeader {
+				return
+			}
+			c.cmd = string(bytes.TrimRight(c.hdr[4:16], "\x00"))
+			c.left = binary.LittleEndian.Uint32(c.hdr[16:20])
+			c.m.add(c.cmd, frameHeader)
+		} else {
+			k := int(min(uint32(len(b)), c.left))
+			c.m.add(c.cmd, k)
+			c.left -= uint32(k)
+			b = b[k:]
+		}
+		if c.left == 0 {
+			c.got = 0
+		}
+	}
+}
