@@ -152,6 +152,9 @@ type Client struct {
 	covers *cover.Set
 	svc    service   // Start's goroutines
 	tip    tipSignal // the notification of a moved tip
+	// pickLead, if set, picks the lead of a header sync round (see
+	// leadGate) instead of pool.PickFast: for tests.
+	pickLead func([]*pool.Member) *pool.Member
 }
 
 // Chain returns the client's verified header chain. It changes during

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/spvfilter/spvfilter/peer"
 	"github.com/spvfilter/spvfilter/peer/chain"
@@ -12,7 +13,9 @@ import (
 )
 
 // SyncHeaders downloads the headers of every live peer into the chain:
-// the branch with the most work wins. It learns where each peer's best
+// the branch with the most work wins. The chain comes from one peer, the
+// others send what follows the tip it reached (see leadGate). It learns
+// where each peer's best
 // chain stands (see peer.Peer.SyncHeaders): a peer that is behind, or
 // rolled back to a lower branch, holds the chain up to its tip and is
 // asked only about the heights it holds; one on its own branch with less
@@ -54,8 +57,14 @@ func (c *Client) syncPeers(ctx context.Context, log *scanLog, ms []*pool.Member)
 		}
 		results := make([]peer.HeadersResult, len(members))
 		errs := make([]error, len(members))
+		gate := c.newLeadGate(members)
 		c.pool.Each(ctx, log.budget, members, func(ctx context.Context, m *pool.Member) error {
 			i := slices.Index(members, m)
+			if m == gate.lead {
+				defer gate.release()
+			} else {
+				gate.wait(ctx)
+			}
 			// A connection dropped by an abandoned request (a cancelled
 			// context) is replaced; the peer did nothing wrong.
 			if errs[i] = c.pool.Redial(ctx, m); errs[i] != nil {
@@ -93,6 +102,72 @@ func (c *Client) syncPeers(ctx context.Context, log *scanLog, ms []*pool.Member)
 
 // syncRounds bounds the rounds of one header sync.
 const syncRounds = 3
+
+// A header sync downloads the chain from one peer, the lead, and asks the
+// others only once the lead is done, from the tip it reached: each is
+// still sent a locator and answers with the headers after the last block
+// it shares with the chain, so a peer whose chain differs shows its
+// branch, and the branch with the most work wins, as when all download at
+// once; a peer whose chain agrees sends one header. So the cost of a sync
+// does not grow with the peers, and the lead gains nothing by leading
+// (being first buys no trust: it is picked at random among the peers not
+// ranked slow). A lead that stalls or drips its headers costs the sync
+// little: the others start once the chain has not grown for leadStall, and
+// at the latest after leadHeadStart (a quarter of the timeout, as the
+// grace of pool.Each), and then download what the lead has not.
+const (
+	leadStall = time.Second
+	leadPoll  = 50 * time.Millisecond
+)
+
+// leadGate holds the peers of a header sync round other than the lead
+// until the lead is done (see above).
+type leadGate struct {
+	lead      *pool.Member
+	chain     *chain.Chain
+	start     time.Time
+	headStart time.Duration
+	done      chan struct{}
+}
+
+// newLeadGate picks the lead of a round among members.
+func (c *Client) newLeadGate(members []*pool.Member) *leadGate {
+	g := &leadGate{chain: c.chain, start: time.Now(), headStart: max(leadStall, c.timeout()/4), done: make(chan struct{})}
+	switch {
+	case len(members) == 0:
+	case c.pickLead != nil:
+		g.lead = c.pickLead(members)
+	default:
+		g.lead = c.pool.PickFast(members)
+	}
+	return g
+}
+
+// release lets the others go: the lead is done.
+func (g *leadGate) release() { close(g.done) }
+
+// wait returns once the lead is done, has stalled (the chain has not
+// grown for leadStall) or has had its head start, or ctx ends.
+func (g *leadGate) wait(ctx context.Context) {
+	tick := time.NewTicker(leadPoll)
+	defer tick.Stop()
+	height, moved := g.chain.Height(), time.Now()
+	for {
+		select {
+		case <-g.done:
+			return
+		case <-ctx.Done():
+			return
+		case now := <-tick.C:
+			if h := g.chain.Height(); h != height {
+				height, moved = h, now
+			}
+			if now.Sub(moved) >= leadStall || now.Sub(g.start) >= g.headStart {
+				return
+			}
+		}
+	}
+}
 
 // recordSync takes in what one peer's header sync showed: how the chain
 // changed, the peer's tip and branch, and what it did wrong. Only a

@@ -1,0 +1,138 @@
+package client
+
+import (
+	"context"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer/peertest"
+	"github.com/spvfilter/spvfilter/peer/pool"
+)
+
+// headerCounter is a relay's lie that forwards everything and counts the
+// headers the node sends.
+type headerCounter struct{ n atomic.Int64 }
+
+func (h *headerCounter) lie(m wire.Message) ([]wire.Message, bool) {
+	if hs, ok := m.(*wire.MsgHeaders); ok {
+		h.n.Add(int64(len(hs.Headers)))
+	}
+	return []wire.Message{m}, false
+}
+
+// leadIs returns a lead picker that picks the member at addr.
+func leadIs(addr string) func([]*pool.Member) *pool.Member {
+	return func(ms []*pool.Member) *pool.Member {
+		if i := slices.IndexFunc(ms, func(m *pool.Member) bool { return m.Addr() == addr }); i >= 0 {
+			return ms[i]
+		}
+		return ms[0]
+	}
+}
+
+// TestHeadersFromOneLead: three honest nodes (one a block ahead) serve a
+// chain of over a thousand blocks. The header sync takes the chain from
+// one of them; the others send only what follows the tip it reached (one
+// header each, or the one block more), yet each is measured at its own
+// tip, so the chain rests on all three.
+func TestHeadersFromOneLead(t *testing.T) {
+	needFixture(t)
+	nodes := []*peertest.Node{fx.node, twinShared.Get(t), needAhead(t).node}
+	counts := make([]*headerCounter, len(nodes))
+	addrs := make([]string, len(nodes))
+	for i, n := range nodes {
+		counts[i] = &headerCounter{}
+		addrs[i] = peertest.NewLiar(t, n.P2PAddr, n.Params.Net, counts[i].lie).Addr
+	}
+	c := connectWith(t, Config{Peers: addrs, Params: fx.node.Params, Timeout: 10 * time.Second})
+	top := fx.tip + 1
+	if h := c.Chain().Height(); h != top {
+		t.Fatalf("chain at %d, want %d", h, top)
+	}
+	var total int64
+	for i := range nodes {
+		total += counts[i].n.Load()
+	}
+	// The lead sends every header; each other peer a few (one a round,
+	// and a header sync takes two rounds when the first changed the
+	// chain); when every peer downloads the chain, three times it.
+	if limit := int64(top) * 3 / 2; total > limit {
+		t.Errorf("the peers sent %d headers for a chain of %d (at most %d)", total, top, limit)
+	}
+	t.Logf("the peers sent %d headers for a chain of %d", total, top)
+	tips := map[string]int32{addrs[0]: fx.tip, addrs[1]: fx.tip, addrs[2]: top}
+	for _, st := range c.Peers() {
+		if st.Tip != tips[st.Address] || st.Banned || st.Reason != "" {
+			t.Errorf("peer %s: tip %d, want %d; banned %v, %q", st.Address, st.Tip, tips[st.Address], st.Banned, st.Reason)
+		}
+	}
+}
+
+// TestStalledLeadCostsLittle: the lead of the header sync never answers
+// getheaders. The other peer starts once the chain has not grown for
+// leadStall, not after the lead's head start or its timeout; the chain
+// is the honest peer's, and the lead is left out as too slow, not
+// banned.
+func TestStalledLeadCostsLittle(t *testing.T) {
+	needFixture(t)
+	staller := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
+		if _, ok := m.(*wire.MsgHeaders); ok {
+			return nil, false
+		}
+		return []wire.Message{m}, false
+	})
+	honest := twinShared.Get(t)
+	c := connectUnsynced(t, fx.node, 30*time.Second, staller.Addr, honest.P2PAddr)
+	c.pickLead = leadIs(staller.Addr)
+	start := time.Now()
+	if _, err := c.SyncHeaders(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	if h := c.Chain().Height(); h != fx.tip {
+		t.Fatalf("chain at %d, want %d", h, fx.tip)
+	}
+	// leadStall, then the grace pool.Each gives the lead after the
+	// honest answer (within the budget: twice the sync's own time, a
+	// second at least); the lead's head start is 7.5 s, its timeout 30 s.
+	if limit := leadStall + 4*time.Second; took > limit {
+		t.Errorf("the sync took %v with a stalled lead (at most %v)", took, limit)
+	}
+	for _, st := range c.Peers() {
+		if st.Address == staller.Addr && (st.Banned || st.Reason == "") {
+			t.Errorf("the stalled lead: banned %v, reason %q; want left out as too slow, not banned", st.Banned, st.Reason)
+		}
+	}
+}
+
+// TestLeadOnLesserBranch: whichever peer leads the header sync, the chain
+// is the one with the most work, and the peer on a branch of its own is
+// measured so: leading buys nothing.
+func TestLeadOnLesserBranch(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 110)
+	other := peertest.CopyChain(t, node, peertest.WithArgs("--nobanning"))
+	best := node.Generate(t, 3)       // 111..113: the chain with the most work
+	branch := other.Generate(t, 2)[1] // 111', 112': a branch with less
+	for _, lead := range []string{node.P2PAddr, other.P2PAddr} {
+		c := connectUnsynced(t, node, 5*time.Second, node.P2PAddr, other.P2PAddr)
+		c.pickLead = leadIs(lead)
+		if _, err := c.SyncHeaders(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if h, hash := c.Chain().Height(), c.Chain().Hash(113); h != 113 || hash != *best[2] {
+			t.Errorf("lead %s: chain at %d (%v), want 113 (%v)", lead, h, hash, best[2])
+		}
+		for _, st := range c.Peers() {
+			if st.Banned || st.Reason != "" {
+				t.Errorf("lead %s: peer %s blamed: %+v", lead, st.Address, st)
+			}
+			if st.Address == other.P2PAddr && (st.Branch == nil || *st.Branch != (Branch{Fork: 110, Height: 112, Hash: *branch}) || st.Tip != 110) {
+				t.Errorf("lead %s: the peer on a branch: %+v (branch %+v)", lead, st, st.Branch)
+			}
+		}
+	}
+}
