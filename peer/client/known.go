@@ -47,10 +47,22 @@ func (c *Client) noteVerified(r peerReaches, start, to int32, headers []chainhas
 	if c.st != nil {
 		return
 	}
-	for i, h := range headers {
-		if height := start - 1 + int32(i); height >= 0 && !c.lonelyAt(height) {
-			c.mem.putHeaders(height, []chainhash.Hash{h})
+	// Kept in runs of heights that do not rest on one peer, the peers
+	// serving filters looked up once.
+	lonely := c.lonelyCheck()
+	run := -1 // the index in headers where the current run began
+	for i := range headers {
+		height := start - 1 + int32(i)
+		switch keep := height >= 0 && !lonely.at(height); {
+		case keep && run < 0:
+			run = i
+		case !keep && run >= 0:
+			c.mem.putHeaders(start-1+int32(run), headers[run:i])
+			run = -1
 		}
+	}
+	if run >= 0 {
+		c.mem.putHeaders(start-1+int32(run), headers[run:])
 	}
 }
 
@@ -131,16 +143,36 @@ func (c *Client) knownPrefix(start, end int32) []chainhash.Hash {
 
 // lonelyAt reports whether the filter header of height was last verified
 // with only one of several peers.
-func (c *Client) lonelyAt(height int32) bool {
+func (c *Client) lonelyAt(height int32) bool { return c.lonelyCheck().at(height) }
+
+// lonelyCheck is lonelyAt for many heights, with the peers serving
+// filters looked up once.
+type lonelyCheck struct {
+	c       *Client
+	serving []*pool.Member
+}
+
+func (c *Client) lonelyCheck() lonelyCheck {
+	return lonelyCheck{c: c, serving: c.pool.Serving(wire.SFNodeCF)}
+}
+
+// at is lonelyAt.
+func (l lonelyCheck) at(height int32) bool {
 	in := func(o OnePeer) bool { return o.From <= height && height <= o.To }
-	return slices.ContainsFunc(c.lonely, in) ||
-		slices.ContainsFunc(c.alone, func(o OnePeer) bool { return in(o) && c.contested(o, height) })
+	return slices.ContainsFunc(l.c.lonely, in) ||
+		slices.ContainsFunc(l.c.alone, func(o OnePeer) bool { return in(o) && l.c.contestedAmong(l.serving, o, height) })
 }
 
 // contested reports whether a live peer offering compact filters other
 // than the one the heights of o rested on alone holds height.
 func (c *Client) contested(o OnePeer, height int32) bool {
-	return slices.ContainsFunc(c.reaching(wire.SFNodeCF, height), func(m *pool.Member) bool { return m.Addr() != o.Peer })
+	return c.contestedAmong(c.pool.Serving(wire.SFNodeCF), o, height)
+}
+
+// contestedAmong is contested with serving the live peers offering
+// compact filters.
+func (c *Client) contestedAmong(serving []*pool.Member, o OnePeer, height int32) bool {
+	return slices.ContainsFunc(serving, func(m *pool.Member) bool { return m.Addr() != o.Peer && c.views.tip(m) >= height })
 }
 
 // keptFilterHeader returns the filter headers of height-1 and height from
