@@ -13,14 +13,24 @@ import (
 )
 
 // headerCounter is a relay's lie that forwards everything and counts the
-// headers the node sends.
-type headerCounter struct{ n atomic.Int64 }
+// headers messages the node sends, the headers in them and the filter
+// hashes of its cfheaders.
+type headerCounter struct{ msgs, n, filterHashes atomic.Int64 }
 
 func (h *headerCounter) lie(m wire.Message) ([]wire.Message, bool) {
-	if hs, ok := m.(*wire.MsgHeaders); ok {
-		h.n.Add(int64(len(hs.Headers)))
+	switch msg := m.(type) {
+	case *wire.MsgHeaders:
+		h.msgs.Add(1)
+		h.n.Add(int64(len(msg.Headers)))
+	case *wire.MsgCFHeaders:
+		h.filterHashes.Add(int64(len(msg.FilterHashes)))
 	}
 	return []wire.Message{m}, false
+}
+
+// reset returns the counts and sets them to zero.
+func (h *headerCounter) reset() (msgs, n, filterHashes int64) {
+	return h.msgs.Swap(0), h.n.Swap(0), h.filterHashes.Swap(0)
 }
 
 // leadIs returns a lead picker that picks the member at addr.
@@ -135,4 +145,68 @@ func TestLeadOnLesserBranch(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestAnnouncedBlockCostsOneHeaders: a service follows the tip through
+// four peers, each announcing every new block at about the same time. A
+// block costs one headers message or two, not one a peer: the peers whose
+// announced blocks the chain holds after one's headers are not asked for
+// them. Every peer is still compared on the new filter headers: asked for
+// them up to the last block but one at least (a peer whose announcement
+// of a block comes after that block was compared is asked from the next
+// block on, whose previous filter header commits to it).
+func TestAnnouncedBlockCostsOneHeaders(t *testing.T) {
+	needFixture(t)
+	node := peertest.CopyChain(t, fx.node, peertest.WithArgs("--nobanning"))
+	counts := make([]*headerCounter, 4)
+	relays := make([]*peertest.Liar, len(counts))
+	addrs := make([]string, len(counts))
+	for i := range counts {
+		counts[i] = &headerCounter{}
+		relays[i] = peertest.NewLiar(t, node.P2PAddr, node.Params.Net, counts[i].lie)
+		addrs[i] = relays[i].Addr
+	}
+	c := connectTo(t, node, 5*time.Second, addrs...)
+	startService(t, c)
+	log, stop := follow(t, c, fx.tip-5, peertest.NewKey("alice").PkScript())
+	log.waitFor(t, "the tip", tipAt(fx.tip))
+	time.Sleep(time.Second) // the service's first sync and verification end
+	for _, h := range counts {
+		h.reset()
+	}
+	const blocks = 6
+	for i := int32(1); i <= blocks; i++ {
+		node.Generate(t, 1)
+		log.waitFor(t, "the new block", tipAt(fx.tip+i))
+	}
+	time.Sleep(500 * time.Millisecond) // the last block's comparison ends
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	var msgs int64
+	for i, h := range counts {
+		m, n, fh := h.reset()
+		msgs += m
+		t.Logf("peer %d: %d headers messages of %d headers, %d filter hashes for %d new blocks", i, m, n, fh, blocks)
+		if top := comparedTo(c, relays[i]); top < fx.tip+blocks-1 {
+			t.Errorf("peer %d was asked for filter headers up to height %d, want %d at least", i, top, fx.tip+blocks-1)
+		}
+	}
+	if limit := int64(2 * blocks); msgs > limit {
+		t.Errorf("the peers sent %d headers messages for %d new blocks, want at most %d", msgs, blocks, limit)
+	}
+}
+
+// comparedTo returns the highest height whose filter header the client
+// asked of the relay r (-1 for none).
+func comparedTo(c *Client, r *peertest.Liar) int32 {
+	top := int32(-1)
+	for _, m := range r.Requests() {
+		if req, ok := m.(*wire.MsgGetCFHeaders); ok {
+			if h, ok := c.Chain().HeightOf(req.StopHash); ok {
+				top = max(top, h)
+			}
+		}
+	}
+	return top
 }

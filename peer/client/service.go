@@ -148,18 +148,48 @@ func (c *Client) syncAnnouncers(ctx context.Context) error {
 		return nil
 	}
 	c.opMu.Lock()
-	up, err := c.syncPeers(ctx, newScanLog(), ms)
+	reorganized, err := c.syncAnnounced(ctx, ms)
 	c.opMu.Unlock()
 	has := func(hash chainhash.Hash) bool {
 		_, ok := c.chain.HeightOf(hash)
 		return ok
 	}
 	for _, m := range ms {
-		if undelivered := c.views.charge(m, has, up.Reorganized()); undelivered >= maxUndelivered {
+		if undelivered := c.views.charge(m, has, reorganized); undelivered >= maxUndelivered {
 			c.pool.Ban(m, peerErr(m, "inv", fmt.Errorf("%w: announced %d blocks it did not serve", peer.ErrProtocol, undelivered)))
 		}
 	}
 	return err
+}
+
+// syncAnnounced syncs the headers of one of ms, picked as a header sync's
+// lead is (see leadGate), then of the others but those whose every
+// announced block the chain then holds: those are taken in as an
+// announcement of a block the chain holds is (peerViews.heard), without a
+// getheaders, so that a block announced by every peer at once costs one
+// headers message, not one a peer. Being first buys the lead nothing:
+// the others' tips rest on their own announcements, as ever, and every
+// peer that holds a new block is asked for its filter header. It reports
+// whether a sync reorganized the chain. Called with opMu held.
+func (c *Client) syncAnnounced(ctx context.Context, ms []*pool.Member) (reorganized bool, err error) {
+	log := newScanLog()
+	lead := c.leadOf(ms)
+	up, err := c.syncPeers(ctx, log, []*pool.Member{lead})
+	if err != nil {
+		return up.Reorganized(), err
+	}
+	reorganized = up.Reorganized()
+	var rest []*pool.Member
+	for _, m := range ms {
+		if m != lead && !c.views.heard(m, c.chain.HeightOf) {
+			rest = append(rest, m)
+		}
+	}
+	if len(rest) == 0 {
+		return reorganized, err
+	}
+	up, err = c.syncPeers(ctx, log, rest)
+	return reorganized || up.Reorganized(), err
 }
 
 // verifyFilterHeaders verifies the filter headers from..to (from the

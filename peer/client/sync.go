@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/spvfilter/spvfilter/peer"
 	"github.com/spvfilter/spvfilter/peer/chain"
 	"github.com/spvfilter/spvfilter/peer/pool"
@@ -45,48 +46,28 @@ func (c *Client) syncHeaders(ctx context.Context, log *scanLog) (chain.Update, e
 func (c *Client) syncPeers(ctx context.Context, log *scanLog, ms []*pool.Member) (chain.Update, error) {
 	c.views.keep(c.pool.Members())
 	total := chain.Update{Fork: c.chain.Height()}
-	// Every peer at once. A peer's tip is measured against the chain as
-	// it was when its sync ran: while other peers' headers change the
-	// chain, every peer is asked again, until a round changes nothing
-	// (at most syncRounds).
+	// A peer's tip is measured against the chain as it was when its sync
+	// ran: while other peers' headers change the chain, every peer is
+	// asked again, until a round changes nothing (at most syncRounds).
 	for round := 0; round < syncRounds; round++ {
-		_, before := c.chain.Tip()
 		members := c.pool.Serving(0)
 		if ms != nil {
 			members = slices.DeleteFunc(members, func(m *pool.Member) bool { return !slices.Contains(ms, m) })
 		}
-		results := make([]peer.HeadersResult, len(members))
-		errs := make([]error, len(members))
-		gate := c.newLeadGate(members)
-		c.pool.Each(ctx, log.budget, members, func(ctx context.Context, m *pool.Member) error {
-			i := slices.Index(members, m)
-			if m == gate.lead {
-				defer gate.release()
-			} else {
-				gate.wait(ctx)
-			}
-			// A connection dropped by an abandoned request (a cancelled
-			// context) is replaced; the peer did nothing wrong.
-			if errs[i] = c.pool.Redial(ctx, m); errs[i] != nil {
-				results[i].Tip = -1
-				return errs[i]
-			}
-			results[i], errs[i] = c.pool.Conn(m).SyncHeaders(ctx, c.chain)
-			return errs[i]
-		})
+		r := c.syncRound(ctx, log, members)
 		if err := ctx.Err(); err != nil {
 			// Abandoned, not failed: nobody to blame.
 			return total, err
 		}
 		for i, m := range members {
-			if errors.Is(errs[i], context.Canceled) {
+			if errors.Is(r.errs[i], context.Canceled) {
 				continue // too slow to wait for: Each dropped it
 			}
-			if err := c.recordSync(m, results[i], errs[i], &total); err != nil {
+			if err := c.recordSync(m, r.results[i], r.errs[i], &total); err != nil {
 				return total, err
 			}
 		}
-		if _, after := c.chain.Tip(); after == before {
+		if r.current(c.chain) {
 			break
 		}
 	}
@@ -98,6 +79,64 @@ func (c *Client) syncPeers(ctx context.Context, log *scanLog, ms []*pool.Member)
 		return total, c.noPeers("getheaders")
 	}
 	return total, nil
+}
+
+// syncRound is one round of a header sync: what each member's sync
+// showed, and the chain's tip before the round and as each member's sync
+// began.
+type syncRound struct {
+	before  chainhash.Hash
+	began   []chainhash.Hash
+	results []peer.HeadersResult
+	errs    []error
+}
+
+// syncRound syncs the headers of members, the lead first (see leadGate).
+func (c *Client) syncRound(ctx context.Context, log *scanLog, members []*pool.Member) *syncRound {
+	r := &syncRound{began: make([]chainhash.Hash, len(members)), results: make([]peer.HeadersResult, len(members)),
+		errs: make([]error, len(members))}
+	_, r.before = c.chain.Tip()
+	gate := c.newLeadGate(members)
+	c.pool.Each(ctx, log.budget, members, func(ctx context.Context, m *pool.Member) error {
+		i := slices.Index(members, m)
+		if m == gate.lead {
+			defer gate.release()
+		} else {
+			gate.wait(ctx)
+		}
+		// A connection dropped by an abandoned request (a cancelled
+		// context) is replaced; the peer did nothing wrong.
+		if r.errs[i] = c.pool.Redial(ctx, m); r.errs[i] != nil {
+			r.results[i].Tip = -1
+			return r.errs[i]
+		}
+		_, r.began[i] = c.chain.Tip()
+		r.results[i], r.errs[i] = c.pool.Conn(m).SyncHeaders(ctx, c.chain)
+		return r.errs[i]
+	})
+	return r
+}
+
+// current reports whether every member's sync of the round measured its
+// tip against the chain as the round left it: the round changed nothing,
+// or one member alone changed the chain and every other one's sync began
+// after it had (the lead's and those it held back, see leadGate). Then
+// another round would tell nothing new.
+func (r *syncRound) current(ch *chain.Chain) bool {
+	_, after := ch.Tip()
+	if after == r.before {
+		return true
+	}
+	changers := 0
+	for i, res := range r.results {
+		switch {
+		case res.Update.Connected > 0 || len(res.Update.Disconnected) > 0:
+			changers++
+		case r.errs[i] == nil && r.began[i] != after:
+			return false
+		}
+	}
+	return changers <= 1
 }
 
 // syncRounds bounds the rounds of one header sync.
@@ -132,15 +171,20 @@ type leadGate struct {
 
 // newLeadGate picks the lead of a round among members.
 func (c *Client) newLeadGate(members []*pool.Member) *leadGate {
-	g := &leadGate{chain: c.chain, start: time.Now(), headStart: max(leadStall, c.timeout()/4), done: make(chan struct{})}
+	return &leadGate{lead: c.leadOf(members), chain: c.chain, start: time.Now(), headStart: max(leadStall, c.timeout()/4),
+		done: make(chan struct{})}
+}
+
+// leadOf picks a lead among members (nil for none): at random among
+// those not ranked slow (pool.PickFast).
+func (c *Client) leadOf(members []*pool.Member) *pool.Member {
 	switch {
 	case len(members) == 0:
+		return nil
 	case c.pickLead != nil:
-		g.lead = c.pickLead(members)
-	default:
-		g.lead = c.pool.PickFast(members)
+		return c.pickLead(members)
 	}
-	return g
+	return c.pool.PickFast(members)
 }
 
 // release lets the others go: the lead is done.

@@ -104,6 +104,31 @@ func (pv *peerViews) raise(m *pool.Member, h int32) {
 	}
 }
 
+// heard takes in, for a member whose header sync has ended since it
+// connected and that is on no branch of its own, that the chain now holds
+// every block it announced (heightOf finds them): its tip is raised to
+// the highest, as an announcement of a block the chain holds raises it,
+// and the announcements are forgotten. It reports whether that was so;
+// otherwise m's view is unchanged.
+func (pv *peerViews) heard(m *pool.Member, heightOf func(chainhash.Hash) (int32, bool)) bool {
+	pv.mu.Lock()
+	defer pv.mu.Unlock()
+	v := pv.get(m)
+	if !v.synced || v.branch != nil || len(v.announced) == 0 {
+		return false
+	}
+	top := v.tip
+	for _, hash := range v.announced {
+		h, ok := heightOf(hash)
+		if !ok {
+			return false
+		}
+		top = max(top, h)
+	}
+	v.tip, v.announced, v.undelivered = top, nil, 0
+	return true
+}
+
 // announce remembers a block m announced that the chain lacks, up to
 // maxAnnounced until its next header sync; it reports whether it did.
 func (pv *peerViews) announce(m *pool.Member, hash chainhash.Hash) bool {
