@@ -28,8 +28,9 @@
 // those payments; each follower must report every block, in order, and
 // exactly those transactions. It reports, for each, the CPU time, the
 // peak resident set size, the bytes the nodes sent it (their
-// getpeerinfo), the wall time and each block's delay from its mining to
-// its report, over rounds that start the two in turns:
+// getpeerinfo) and those it counted itself, by message command too (per
+// block mined, beside the other's), the wall time and each block's delay
+// from its mining to its report, over rounds that start the two in turns:
 //
 //	SPVFILTER_LONG=1 go test -run TestFollowBenchmark -v -timeout 120m
 package neutrinobench
