@@ -181,7 +181,7 @@ func (c *Client) syncAnnounced(ctx context.Context, ms []*pool.Member) (reorgani
 	reorganized = up.Reorganized()
 	var rest []*pool.Member
 	for _, m := range ms {
-		if m != lead && !c.views.heard(m, c.chain.HeightOf) {
+		if m != lead && !c.heardAll(m) {
 			rest = append(rest, m)
 		}
 	}
@@ -190,6 +190,24 @@ func (c *Client) syncAnnounced(ctx context.Context, ms []*pool.Member) (reorgani
 	}
 	up, err = c.syncPeers(ctx, log, rest)
 	return reorganized || up.Reorganized(), err
+}
+
+// heardAll reports whether the chain holds every block m announced, and
+// takes them in (see peerViews.heard) if so.
+func (c *Client) heardAll(m *pool.Member) bool {
+	hashes, ok := c.views.pending(m)
+	if !ok {
+		return false
+	}
+	top := int32(-1)
+	for _, hash := range hashes {
+		h, ok := c.chain.HeightOf(hash)
+		if !ok {
+			return false
+		}
+		top = max(top, h)
+	}
+	return c.views.heard(m, hashes, top)
 }
 
 // verifyFilterHeaders verifies the filter headers from..to (from the

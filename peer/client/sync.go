@@ -81,10 +81,10 @@ func (c *Client) syncPeers(ctx context.Context, log *scanLog, ms []*pool.Member)
 	return total, nil
 }
 
-// syncRound is one round of a header sync: what each member's sync
+// headersRound is one round of a header sync: what each member's sync
 // showed, and the chain's tip before the round and as each member's sync
 // began.
-type syncRound struct {
+type headersRound struct {
 	before  chainhash.Hash
 	began   []chainhash.Hash
 	results []peer.HeadersResult
@@ -92,8 +92,8 @@ type syncRound struct {
 }
 
 // syncRound syncs the headers of members, the lead first (see leadGate).
-func (c *Client) syncRound(ctx context.Context, log *scanLog, members []*pool.Member) *syncRound {
-	r := &syncRound{began: make([]chainhash.Hash, len(members)), results: make([]peer.HeadersResult, len(members)),
+func (c *Client) syncRound(ctx context.Context, log *scanLog, members []*pool.Member) *headersRound {
+	r := &headersRound{began: make([]chainhash.Hash, len(members)), results: make([]peer.HeadersResult, len(members)),
 		errs: make([]error, len(members))}
 	_, r.before = c.chain.Tip()
 	gate := c.newLeadGate(members)
@@ -122,7 +122,7 @@ func (c *Client) syncRound(ctx context.Context, log *scanLog, members []*pool.Me
 // or one member alone changed the chain and every other one's sync began
 // after it had (the lead's and those it held back, see leadGate). Then
 // another round would tell nothing new.
-func (r *syncRound) current(ch *chain.Chain) bool {
+func (r *headersRound) current(ch *chain.Chain) bool {
 	_, after := ch.Tip()
 	if after == r.before {
 		return true
@@ -152,7 +152,7 @@ const syncRounds = 3
 // (being first buys no trust: it is picked at random among the peers not
 // ranked slow). A lead that stalls or drips its headers costs the sync
 // little: the others start once the chain has not grown for leadStall, and
-// at the latest after leadHeadStart (a quarter of the timeout, as the
+// at the latest after a head start of a quarter of the timeout (as the
 // grace of pool.Each), and then download what the lead has not.
 const (
 	leadStall = time.Second

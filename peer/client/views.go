@@ -1,6 +1,7 @@
 package client
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -104,29 +105,32 @@ func (pv *peerViews) raise(m *pool.Member, h int32) {
 	}
 }
 
-// heard takes in, for a member whose header sync has ended since it
-// connected and that is on no branch of its own, that the chain now holds
-// every block it announced (heightOf finds them): its tip is raised to
-// the highest, as an announcement of a block the chain holds raises it,
-// and the announcements are forgotten. It reports whether that was so;
-// otherwise m's view is unchanged.
-func (pv *peerViews) heard(m *pool.Member, heightOf func(chainhash.Hash) (int32, bool)) bool {
+// pending returns the blocks m announced that the chain lacked, if it
+// is a member whose header sync has ended since it connected and that is
+// on no branch of its own (see Client.syncAnnounced).
+func (pv *peerViews) pending(m *pool.Member) ([]chainhash.Hash, bool) {
 	pv.mu.Lock()
 	defer pv.mu.Unlock()
 	v := pv.get(m)
 	if !v.synced || v.branch != nil || len(v.announced) == 0 {
-		return false
+		return nil, false
 	}
-	top := v.tip
-	for _, hash := range v.announced {
-		h, ok := heightOf(hash)
-		if !ok {
-			return false
-		}
-		top = max(top, h)
+	return slices.Clone(v.announced), true
+}
+
+// heard takes in that the chain holds heard, the blocks pending returned
+// for m, the highest at height top: m's tip is raised to it, as an
+// announcement of a block the chain holds raises it, and they are
+// forgotten. It reports whether m announced nothing else meanwhile.
+func (pv *peerViews) heard(m *pool.Member, heard []chainhash.Hash, top int32) bool {
+	pv.mu.Lock()
+	defer pv.mu.Unlock()
+	v := pv.get(m)
+	if len(v.announced) < len(heard) || !slices.Equal(v.announced[:len(heard)], heard) {
+		return false // its view was reset or synced meanwhile
 	}
-	v.tip, v.announced, v.undelivered = top, nil, 0
-	return true
+	v.tip, v.announced, v.undelivered = max(v.tip, top), v.announced[len(heard):], 0
+	return len(v.announced) == 0
 }
 
 // announce remembers a block m announced that the chain lacks, up to
