@@ -75,6 +75,7 @@ type Backend struct {
 	sub     *subscription       // the running rescan, nil if none
 	stamp   waddrmgr.BlockStamp // the last BlockConnected the wallet took
 	recent  *recentHeaders      // headers of the blocks reported connected
+	looked  lookups             // the last answers of GetBlockHash
 	order   disconnectionOrder  // how a reorganization is announced
 
 	unmined *unmined // the wallet's transactions sent again at each block
@@ -245,6 +246,7 @@ func (b *Backend) GetBlockHash(height int64) (*chainhash.Hash, error) {
 	if err != nil {
 		return nil, fmt.Errorf("btcwallet: block at height %d: %w", height, err)
 	}
+	b.looked.add(hs[0], int32(height))
 	return &hs[0], nil
 }
 
@@ -253,6 +255,11 @@ func (b *Backend) GetBlockHash(height int64) (*chainhash.Hash, error) {
 // reported connected that a reorganization has since disconnected.
 func (b *Backend) GetBlockHeader(hash *chainhash.Hash) (*wire.BlockHeader, error) {
 	ch := b.c.Chain()
+	if h, ok := b.looked.height(*hash); ok {
+		if hdr := ch.Header(h); hdr.BlockHash() == *hash {
+			return &hdr, nil
+		}
+	}
 	if h, ok := ch.HeightOf(*hash); ok {
 		if hdr := ch.Header(h); hdr.BlockHash() == *hash {
 			return &hdr, nil
