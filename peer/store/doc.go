@@ -50,11 +50,15 @@
 // insert, the evictions it causes, its place in the eviction order and
 // the cache's size change together) with its own crash safety, where a
 // hand-written index would have to solve that again; each transaction is
-// synced, so a scan's filters are best put with one PutFilters call. Each
-// entry also records its filter's double-SHA-256 hash, checked on every
-// read, and an entry that fails is dropped and listed in Recovered.
-// Entries are evicted oldest first, by insertion: a read does not refresh
-// an entry, so reads never write. The bbolt file does not shrink when
+// synced, so a scan's filters are best put with one PutFilters call.
+// Entries are kept by their insertion sequence, with an index by block
+// hash beside them: a scan's new filters are appended at the end of the
+// tree, where keyed by block hash they landed all over it and each batch
+// rewrote most of its pages. Each entry also records its block's hash and
+// a CRC-32C of the two, checked on every read, and an entry that fails is
+// dropped and listed in Recovered. Entries are evicted oldest first, by
+// insertion: a read does not refresh an entry, so reads never write. A
+// cache of the earlier layout (entries by block hash) is emptied on open. The bbolt file does not shrink when
 // filters are evicted (bbolt reuses the freed pages).
 //
 // A damaged cache file must not crash the process, and bbolt reads the

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -18,53 +19,65 @@ import (
 	"github.com/spvfilter/spvfilter/peer/internal/diskfile"
 )
 
-// Bucket and key names of the filter cache database.
+// Bucket and key names of the filter cache database. Entries are keyed by
+// their insertion sequence, so that a batch of new filters is appended at
+// the end of their tree (pages written once, full) instead of spread over
+// it by block hash, which rewrote most of its pages at every batch; the
+// index, small, finds an entry by block hash.
 var (
-	filtersBucket = []byte("filters") // block hash -> entry
-	orderBucket   = []byte("order")   // insertion sequence (8 bytes, big endian) -> block hash
+	entriesBucket = []byte("entries") // insertion sequence (8 bytes, big endian) -> entry
+	indexBucket   = []byte("index")   // block hash -> insertion sequence
 	metaBucket    = []byte("meta")
 	sizeKey       = []byte("size") // logical bytes held, 8 bytes big endian
+
+	// The buckets of the earlier layout, by block hash, dropped on open.
+	oldBuckets = [][]byte{[]byte("filters"), []byte("order")}
 )
 
-// entryHeaderSize is the size of an entry's fixed part: its insertion
-// sequence (8 bytes, big endian) and the filter's hash (32 bytes).
-const entryHeaderSize = 8 + chainhash.HashSize
+// entryHeaderSize is the size of an entry's fixed part: the block's hash
+// (32 bytes) and a CRC-32C (Castagnoli, 4 bytes, big endian) of the block
+// hash and the filter.
+const entryHeaderSize = chainhash.HashSize + 4
 
 // entryOverhead is what an entry costs besides its filter bytes: its key,
-// its fixed part and its line in the order bucket.
-const entryOverhead = chainhash.HashSize + entryHeaderSize + 8 + chainhash.HashSize
+// its fixed part and its line in the index.
+const entryOverhead = 8 + entryHeaderSize + chainhash.HashSize + 8
 
 // errBadEntry is the reason a cache entry that does not decode or whose
-// filter no longer hashes to the recorded hash is dropped.
+// checksum no longer matches is dropped.
 var errBadEntry = errors.New("corrupt filter cache entry")
 
 // cacheEntry is one decoded filter cache value.
 type cacheEntry struct {
-	seq        uint64
-	filterHash chainhash.Hash
-	filter     []byte // aliases the encoded value
+	block  chainhash.Hash
+	filter []byte // aliases the encoded value
 }
 
-// encodeEntry returns the stored form of a filter inserted as seq.
-func encodeEntry(seq uint64, filter []byte) []byte {
+// entrySum is the checksum of an entry: of the block hash, then the
+// filter.
+func entrySum(block *chainhash.Hash, filter []byte) uint32 {
+	return crc32.Update(crc32.Checksum(block[:], castagnoli), castagnoli, filter)
+}
+
+// encodeEntry returns the stored form of the filter of block.
+func encodeEntry(block chainhash.Hash, filter []byte) []byte {
 	v := make([]byte, entryHeaderSize+len(filter))
-	binary.BigEndian.PutUint64(v, seq)
-	h := chainhash.DoubleHashH(filter)
-	copy(v[8:], h[:])
+	copy(v, block[:])
+	binary.BigEndian.PutUint32(v[chainhash.HashSize:], entrySum(&block, filter))
 	copy(v[entryHeaderSize:], filter)
 	return v
 }
 
-// decodeEntry decodes a stored filter cache value and checks that its
-// filter still hashes to the hash recorded with it.
+// decodeEntry decodes a stored filter cache value and checks its
+// checksum.
 func decodeEntry(v []byte) (cacheEntry, error) {
 	if len(v) < entryHeaderSize {
 		return cacheEntry{}, fmt.Errorf("%w: %d bytes, at least %d expected", errBadEntry, len(v), entryHeaderSize)
 	}
-	e := cacheEntry{seq: binary.BigEndian.Uint64(v), filter: v[entryHeaderSize:]}
-	copy(e.filterHash[:], v[8:entryHeaderSize])
-	if got := chainhash.DoubleHashH(e.filter); got != e.filterHash {
-		return cacheEntry{}, fmt.Errorf("%w: filter hashes to %v, recorded %v", errBadEntry, got, e.filterHash)
+	e := cacheEntry{filter: v[entryHeaderSize:]}
+	copy(e.block[:], v)
+	if got, want := entrySum(&e.block, e.filter), binary.BigEndian.Uint32(v[chainhash.HashSize:]); got != want {
+		return cacheEntry{}, fmt.Errorf("%w: checksum %08x, recorded %08x", errBadEntry, got, want)
 	}
 	return e, nil
 }
@@ -150,7 +163,7 @@ func openBolt(path string, limit int64, noSync bool) (*bolt.DB, bool, error) {
 	}
 	var db *bolt.DB
 	err := guard(func() (err error) {
-		db, err = bolt.Open(path, 0o644, &bolt.Options{Timeout: time.Second, NoSync: noSync})
+		db, err = bolt.Open(path, 0o644, &bolt.Options{Timeout: time.Second, NoSync: noSync, InitialMmapSize: mmapSize(limit)})
 		return err
 	})
 	if err != nil {
@@ -158,7 +171,10 @@ func openBolt(path string, limit int64, noSync bool) (*bolt.DB, bool, error) {
 	}
 	err = guard(func() error {
 		return db.Update(func(tx *bolt.Tx) error {
-			for _, name := range [][]byte{filtersBucket, orderBucket, metaBucket} {
+			if err := dropOldLayout(tx); err != nil {
+				return err
+			}
+			for _, name := range [][]byte{entriesBucket, indexBucket, metaBucket} {
 				if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 					return fmt.Errorf("bucket %s: %w", name, err)
 				}
@@ -171,6 +187,16 @@ func openBolt(path string, limit int64, noSync bool) (*bolt.DB, bool, error) {
 		return nil, deep, err
 	}
 	return db, deep, nil
+}
+
+// mmapSize is the size of the address space bbolt maps for a cache of
+// the limit from the start: the file it grows to (the limit, with bbolt's
+// pages, branches and free pages around it), so that a filling cache is
+// not mapped again at each doubling of its file, which copies the
+// transaction's new entries out of the map each time. Only what is read
+// is resident.
+func mmapSize(limit int64) int {
+	return int(min(limit+limit/2, 1<<30))
 }
 
 // checkFile runs checkBolt on the file at path; a missing file is fine.
@@ -371,17 +397,45 @@ func setCacheSize(tx *bolt.Tx, n int64) error {
 	return tx.Bucket(metaBucket).Put(sizeKey, v[:])
 }
 
+// dropOldLayout deletes the buckets of the earlier layout, if any, and
+// the size they made up.
+func dropOldLayout(tx *bolt.Tx) error {
+	found := false
+	for _, name := range oldBuckets {
+		if tx.Bucket(name) == nil {
+			continue
+		}
+		found = true
+		if err := tx.DeleteBucket(name); err != nil {
+			return fmt.Errorf("bucket %s: %w", name, err)
+		}
+	}
+	if meta := tx.Bucket(metaBucket); found && meta != nil {
+		return meta.Delete(sizeKey)
+	}
+	return nil
+}
+
+// entryCost is the logical size of a stored entry of v.
+func entryCost(v []byte) int64 { return int64(max(len(v)-entryHeaderSize, 0)) + entryOverhead }
+
+// seqKey is the key of insertion sequence seq.
+func seqKey(seq uint64) []byte { return binary.BigEndian.AppendUint64(nil, seq) }
+
 // evict deletes the oldest entries until the size is at most limit.
 func evict(tx *bolt.Tx, limit int64) error {
 	size := cacheSize(tx)
-	filters, order := tx.Bucket(filtersBucket), tx.Bucket(orderBucket)
-	c := order.Cursor()
-	k, blockHash := c.First()
-	for ; k != nil && size > limit; k, blockHash = c.First() {
-		if v := filters.Get(blockHash); v != nil {
-			size -= int64(max(len(v)-entryHeaderSize, 0)) + entryOverhead
-			if err := filters.Delete(blockHash); err != nil {
-				return err
+	entries, index := tx.Bucket(entriesBucket), tx.Bucket(indexBucket)
+	c := entries.Cursor()
+	k, v := c.First()
+	for ; k != nil && size > limit; k, v = c.First() {
+		size -= entryCost(v)
+		if len(v) >= chainhash.HashSize {
+			// The block's line in the index, if it still leads here.
+			if bytes.Equal(index.Get(v[:chainhash.HashSize]), k) {
+				if err := index.Delete(v[:chainhash.HashSize]); err != nil {
+					return err
+				}
 			}
 		}
 		if err := c.Delete(); err != nil {
@@ -400,23 +454,24 @@ func evict(tx *bolt.Tx, limit int64) error {
 // limit, and evicts the oldest entries to stay within the limit.
 func (fc *filterCache) put(blockHashes []chainhash.Hash, filters [][]byte) error {
 	return fc.update(func(tx *bolt.Tx) error {
-		bucket, order := tx.Bucket(filtersBucket), tx.Bucket(orderBucket)
+		entries, index := tx.Bucket(entriesBucket), tx.Bucket(indexBucket)
+		// Keys only grow: fill each page.
+		entries.FillPercent = 1
 		size := cacheSize(tx)
 		for i, blockHash := range blockHashes {
 			cost := int64(len(filters[i])) + entryOverhead
-			if cost > fc.limit || bucket.Get(blockHash[:]) != nil {
+			if cost > fc.limit || index.Get(blockHash[:]) != nil {
 				continue
 			}
-			seq, err := order.NextSequence()
+			seq, err := entries.NextSequence()
 			if err != nil {
 				return err
 			}
-			var k [8]byte
-			binary.BigEndian.PutUint64(k[:], seq)
-			if err := order.Put(k[:], blockHash[:]); err != nil {
+			k := seqKey(seq)
+			if err := entries.Put(k, encodeEntry(blockHash, filters[i])); err != nil {
 				return err
 			}
-			if err := bucket.Put(blockHash[:], encodeEntry(seq, filters[i])); err != nil {
+			if err := index.Put(blockHash[:], k); err != nil {
 				return err
 			}
 			size += cost
@@ -429,21 +484,30 @@ func (fc *filterCache) put(blockHashes []chainhash.Hash, filters [][]byte) error
 }
 
 // get returns a copy of the cached filter of the block, or nil. An entry
-// that is damaged is deleted, noted and reported as absent.
+// that is damaged, or that is not the block's, is deleted, noted and
+// reported as absent.
 func (fc *filterCache) get(blockHash chainhash.Hash) ([]byte, error) {
 	var filter []byte
 	var bad error
 	err := fc.view(func(tx *bolt.Tx) error {
-		v := tx.Bucket(filtersBucket).Get(blockHash[:])
+		k := tx.Bucket(indexBucket).Get(blockHash[:])
+		if k == nil {
+			return nil
+		}
+		v := tx.Bucket(entriesBucket).Get(k)
 		if v == nil {
+			bad = fmt.Errorf("%w: the index leads to entry %x, which is missing", errBadEntry, k)
 			return nil
 		}
 		e, err := decodeEntry(v)
-		if err != nil {
+		switch {
+		case err != nil:
 			bad = err
-			return nil
+		case e.block != blockHash:
+			bad = fmt.Errorf("%w: the index leads to the entry of block %v", errBadEntry, e.block)
+		default:
+			filter = bytes.Clone(e.filter)
 		}
-		filter = bytes.Clone(e.filter)
 		return nil
 	})
 	if err != nil || bad == nil {
@@ -456,21 +520,20 @@ func (fc *filterCache) get(blockHash chainhash.Hash) ([]byte, error) {
 // drop deletes the entry of a block.
 func (fc *filterCache) drop(blockHash chainhash.Hash) error {
 	return fc.update(func(tx *bolt.Tx) error {
-		filters, order := tx.Bucket(filtersBucket), tx.Bucket(orderBucket)
-		v := filters.Get(blockHash[:])
-		if v == nil {
+		entries, index := tx.Bucket(entriesBucket), tx.Bucket(indexBucket)
+		k := index.Get(blockHash[:])
+		if k == nil {
 			return nil
 		}
-		size := cacheSize(tx) - (int64(max(len(v)-entryHeaderSize, 0)) + entryOverhead)
-		if len(v) >= 8 {
-			if err := order.Delete(v[:8]); err != nil {
+		if v := entries.Get(k); v != nil {
+			if err := setCacheSize(tx, cacheSize(tx)-entryCost(v)); err != nil {
+				return err
+			}
+			if err := entries.Delete(k); err != nil {
 				return err
 			}
 		}
-		if err := filters.Delete(blockHash[:]); err != nil {
-			return err
-		}
-		return setCacheSize(tx, size)
+		return index.Delete(blockHash[:])
 	})
 }
 
@@ -479,7 +542,7 @@ func (fc *filterCache) drop(blockHash chainhash.Hash) error {
 func (fc *filterCache) size() (bytes int64, filters int, err error) {
 	err = fc.view(func(tx *bolt.Tx) error {
 		bytes = cacheSize(tx)
-		filters = tx.Bucket(filtersBucket).Stats().KeyN
+		filters = tx.Bucket(indexBucket).Stats().KeyN
 		return nil
 	})
 	return bytes, filters, err

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -98,11 +99,12 @@ func TestFilterCacheDropsDamagedEntry(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(filtersBucket)
-		k := blockHash(1)
-		v := bytes.Clone(b.Get(k[:]))
+		b := tx.Bucket(entriesBucket)
+		h := blockHash(1)
+		k := tx.Bucket(indexBucket).Get(h[:])
+		v := bytes.Clone(b.Get(k))
 		v[len(v)-1] ^= 1
-		return b.Put(k[:], v)
+		return b.Put(k, v)
 	})
 	db.Close()
 	if err != nil {
@@ -136,17 +138,21 @@ func TestFilterCacheDropsDamagedEntry(t *testing.T) {
 }
 
 func TestDecodeEntry(t *testing.T) {
-	good := encodeEntry(7, fakeFilter(3))
+	block := blockHash(7)
+	good := encodeEntry(block, fakeFilter(3))
+	flip := func(i int) []byte { v := bytes.Clone(good); v[i] ^= 4; return v }
 	tests := []struct {
 		name  string
 		value []byte
 		ok    bool
 	}{
 		{"whole", good, true},
-		{"empty filter", encodeEntry(1, nil), true},
+		{"empty filter", encodeEntry(block, nil), true},
 		{"short", good[:entryHeaderSize-1], false},
 		{"filter cut", good[:len(good)-1], false},
-		{"hash flipped", func() []byte { v := bytes.Clone(good); v[9] ^= 4; return v }(), false},
+		{"block flipped", flip(9), false},
+		{"checksum flipped", flip(chainhash.HashSize + 1), false},
+		{"filter flipped", flip(entryHeaderSize + 2), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -157,8 +163,8 @@ func TestDecodeEntry(t *testing.T) {
 			if err != nil && !errors.Is(err, errBadEntry) {
 				t.Fatalf("error %v does not wrap errBadEntry", err)
 			}
-			if tt.ok && e.seq != 7 && len(e.filter) > 0 {
-				t.Fatalf("seq %d, want 7", e.seq)
+			if tt.ok && e.block != block {
+				t.Fatalf("block %v, want %v", e.block, block)
 			}
 		})
 	}
@@ -188,4 +194,74 @@ func TestPutFiltersBatch(t *testing.T) {
 	if size, count, _ := s.FilterCacheSize(); size != 10*filterCost || count != 10 {
 		t.Fatalf("cache holds %d bytes in %d filters after a batch over the cap", size, count)
 	}
+}
+
+// TestFilterCacheOldLayout: a cache file of the earlier layout (filters by
+// block hash, their eviction order, the size in meta) is emptied on open,
+// its buckets dropped, and the cache works in the new layout.
+func TestFilterCacheOldLayout(t *testing.T) {
+	dir := t.TempDir()
+	s := openTest(t, dir, Options{NoSync: true}) // makes the directory
+	s.Close()
+	path := cachePath(dir)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	db, err := bolt.Open(path, 0o644, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		filters, err := tx.CreateBucket([]byte("filters"))
+		if err != nil {
+			return err
+		}
+		order, err := tx.CreateBucket([]byte("order"))
+		if err != nil {
+			return err
+		}
+		meta, err := tx.CreateBucket(metaBucket)
+		if err != nil {
+			return err
+		}
+		h := blockHash(1)
+		if err := filters.Put(h[:], append(make([]byte, 40), fakeFilter(1)...)); err != nil {
+			return err
+		}
+		if err := order.Put([]byte{0, 0, 0, 0, 0, 0, 0, 1}, h[:]); err != nil {
+			return err
+		}
+		return meta.Put(sizeKey, []byte{0, 0, 0, 0, 0, 0, 1, 0})
+	})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s = openTest(t, dir, Options{FilterCacheBytes: 1 << 20, NoSync: true})
+	if size, n, err := s.FilterCacheSize(); size != 0 || n != 0 || err != nil {
+		t.Errorf("the old cache counts %d bytes, %d filters (%v) in the new layout", size, n, err)
+	}
+	if _, ok, _ := s.Filter(blockHash(1)); ok {
+		t.Error("a filter of the old layout was found")
+	}
+	if err := s.PutFilter(blockHash(2), fakeFilter(2)); err != nil {
+		t.Fatal(err)
+	}
+	if f, ok, _ := s.Filter(blockHash(2)); !ok || !bytes.Equal(f, fakeFilter(2)) {
+		t.Error("the cache does not keep filters after dropping the old layout")
+	}
+	s.Close()
+	db, err = bolt.Open(path, 0o644, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	_ = db.View(func(tx *bolt.Tx) error {
+		for _, name := range oldBuckets {
+			if tx.Bucket(name) != nil {
+				t.Errorf("bucket %s of the old layout kept", name)
+			}
+		}
+		return nil
+	})
 }

@@ -476,7 +476,7 @@ func cacheError(err error) error {
 }
 
 // Filter returns the cached basic filter of the block, if any. An entry
-// whose filter no longer hashes to the hash recorded with it is deleted,
+// that fails its checksum, or that the index leads to wrongly, is deleted,
 // reported as absent and listed in Recovered. Check the filter against
 // the block's filter header (CheckFilter) before trusting it for a scan:
 // the cache knows blocks by hash only. If the cache's file turns out
