@@ -104,7 +104,7 @@ func locate(t testing.TB, b []byte, branched bool) boltPages {
 	for i := 0; i < int(native.Uint16(root[10:])); i++ {
 		e := root[boltPageHeaderSize+i*boltElementSize:]
 		k := e[native.Uint32(e[4:]):][:native.Uint32(e[8:])]
-		if string(k) == string(entriesBucket) {
+		if string(k) == string(chunksBucket) {
 			filtersRoot = native.Uint64(e[native.Uint32(e[4:])+native.Uint32(e[8:]):])
 		}
 	}

@@ -51,14 +51,19 @@
 // the cache's size change together) with its own crash safety, where a
 // hand-written index would have to solve that again; each transaction is
 // synced, so a scan's filters are best put with one PutFilters call.
-// Entries are kept by their insertion sequence, with an index by block
-// hash beside them: a scan's new filters are appended at the end of the
-// tree, where keyed by block hash they landed all over it and each batch
-// rewrote most of its pages. Each entry also records its block's hash and
-// a CRC-32C of the two, checked on every read, and an entry that fails is
-// dropped and listed in Recovered. Entries are evicted oldest first, by
-// insertion: a read does not refresh an entry, so reads never write. A
-// cache of the earlier layout (entries by block hash) is emptied on open. The bbolt file does not shrink when
+// The filters of one call are kept together, in chunks of up to 4 MiB
+// keyed by their insertion sequence, with an index by block hash beside
+// them: a scan's new filters are appended at the end of the tree in one
+// write, where keyed by block hash, one value each, they landed all over
+// it and each batch rewrote most of its pages. The index lines of new
+// chunks are kept in memory (up to 65,536) and written in one transaction
+// when that many have gathered, before a filter is dropped and on Close;
+// after a crash, Open finds them again in the chunks written since. Each
+// filter's record also holds its block's hash and a CRC-32C of the two,
+// checked on every read, and a record that fails is dropped and listed in
+// Recovered. Chunks are evicted oldest first, by insertion: a read does
+// not refresh a filter, so reads never write. A cache of an earlier layout
+// (filters by block hash) is emptied on open. The bbolt file does not shrink when
 // filters are evicted (bbolt reuses the freed pages).
 //
 // A damaged cache file must not crash the process, and bbolt reads the

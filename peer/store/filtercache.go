@@ -5,10 +5,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
@@ -19,68 +20,34 @@ import (
 	"github.com/spvfilter/spvfilter/peer/internal/diskfile"
 )
 
-// Bucket and key names of the filter cache database. Entries are keyed by
-// their insertion sequence, so that a batch of new filters is appended at
-// the end of their tree (pages written once, full) instead of spread over
-// it by block hash, which rewrote most of its pages at every batch; the
-// index, small, finds an entry by block hash.
+// Bucket and key names of the filter cache database. Filters are kept in
+// chunks (filterchunk.go) keyed by their insertion sequence, so that a
+// scan's new filters are appended at the end of the tree, instead of
+// spread over it by block hash, which rewrote most of its pages at every
+// batch; the index finds a filter by block hash.
 var (
-	entriesBucket = []byte("entries") // insertion sequence (8 bytes, big endian) -> entry
-	indexBucket   = []byte("index")   // block hash -> insertion sequence
-	metaBucket    = []byte("meta")
-	sizeKey       = []byte("size") // logical bytes held, 8 bytes big endian
+	chunksBucket = []byte("chunks") // insertion sequence (8 bytes, big endian) -> chunk
+	indexBucket  = []byte("blocks") // block hash -> loc
+	metaBucket   = []byte("meta")
+	sizeKey      = []byte("size") // logical bytes held, 8 bytes big endian
+	// indexedKey holds the sequence of the last chunk whose records the
+	// index holds (8 bytes, big endian): those of later chunks are
+	// indexed in memory (filterCache.pending) until the index is written.
+	indexedKey = []byte("indexed")
 
-	// The buckets of the earlier layout, by block hash, dropped on open.
-	oldBuckets = [][]byte{[]byte("filters"), []byte("order")}
+	// The buckets of earlier layouts, dropped on open.
+	oldBuckets = [][]byte{[]byte("filters"), []byte("order"), []byte("entries"), []byte("index")}
 )
 
-// entryHeaderSize is the size of an entry's fixed part: the block's hash
-// (32 bytes) and a CRC-32C (Castagnoli, 4 bytes, big endian) of the block
-// hash and the filter.
-const entryHeaderSize = chainhash.HashSize + 4
+// entryOverhead is what a filter costs besides its bytes: its record's
+// fixed part and its line in the index.
+const entryOverhead = recordHeaderSize + chainhash.HashSize + locSize
 
-// entryOverhead is what an entry costs besides its filter bytes: its key,
-// its fixed part and its line in the index.
-const entryOverhead = 8 + entryHeaderSize + chainhash.HashSize + 8
-
-// errBadEntry is the reason a cache entry that does not decode or whose
-// checksum no longer matches is dropped.
-var errBadEntry = errors.New("corrupt filter cache entry")
-
-// cacheEntry is one decoded filter cache value.
-type cacheEntry struct {
-	block  chainhash.Hash
-	filter []byte // aliases the encoded value
-}
-
-// entrySum is the checksum of an entry: of the block hash, then the
-// filter.
-func entrySum(block *chainhash.Hash, filter []byte) uint32 {
-	return crc32.Update(crc32.Checksum(block[:], castagnoli), castagnoli, filter)
-}
-
-// encodeEntry returns the stored form of the filter of block.
-func encodeEntry(block chainhash.Hash, filter []byte) []byte {
-	v := make([]byte, entryHeaderSize+len(filter))
-	copy(v, block[:])
-	binary.BigEndian.PutUint32(v[chainhash.HashSize:], entrySum(&block, filter))
-	copy(v[entryHeaderSize:], filter)
-	return v
-}
-
-// decodeEntry decodes a stored filter cache value and checks its
-// checksum.
-func decodeEntry(v []byte) (cacheEntry, error) {
-	if len(v) < entryHeaderSize {
-		return cacheEntry{}, fmt.Errorf("%w: %d bytes, at least %d expected", errBadEntry, len(v), entryHeaderSize)
-	}
-	e := cacheEntry{filter: v[entryHeaderSize:]}
-	copy(e.block[:], v)
-	if got, want := entrySum(&e.block, e.filter), binary.BigEndian.Uint32(v[chainhash.HashSize:]); got != want {
-		return cacheEntry{}, fmt.Errorf("%w: checksum %08x, recorded %08x", errBadEntry, got, want)
-	}
-	return e, nil
-}
+// pendingMax is how many records the index may hold in memory before it
+// is written: about 5 MB. Writing it costs about a rewrite of its pages,
+// however few records are new, so it is written seldom: when this many
+// have gathered, before a record is dropped, and when the cache closes.
+const pendingMax = 1 << 16
 
 // ErrFilterCacheDamaged is returned by Filter, PutFilters and
 // FilterCacheSize when the filter cache's file turns out damaged while the
@@ -94,8 +61,9 @@ var ErrFilterCacheDamaged = errors.New("store: filter cache damaged")
 var errFault = errors.New("bbolt failed on the file")
 
 // filterCache keeps verified filters by block hash in a bbolt database,
-// evicting the oldest inserted first once the logical size (filter bytes
-// plus entryOverhead per entry) passes the limit.
+// in chunks (filterchunk.go), evicting the oldest chunk first once the
+// logical size (filter bytes plus entryOverhead per filter) passes the
+// limit.
 //
 // bbolt reads the file through a memory map, so a damaged file would
 // fault (SIGBUS, SIGSEGV) or panic inside bbolt. openFilterCache checks
@@ -110,6 +78,10 @@ type filterCache struct {
 
 	// txMu is held around every transaction and Close: see run.
 	txMu sync.Mutex
+
+	// pending locates the records of the chunks after the indexed one
+	// (indexedKey); guarded by txMu, changed only inside transactions.
+	pending map[chainhash.Hash]loc
 
 	mu     sync.Mutex
 	db     *bolt.DB // nil while off or closed
@@ -134,7 +106,7 @@ func openFilterCache(path string, limit int64, noSync bool, now func() time.Time
 		return fc
 	}
 	for attempt := 0; ; attempt++ {
-		db, deep, err := openBolt(path, limit, noSync)
+		db, deep, err := fc.openBolt(noSync)
 		fc.deep = deep
 		switch {
 		case err == nil:
@@ -153,17 +125,17 @@ func openFilterCache(path string, limit int64, noSync bool, now func() time.Time
 	}
 }
 
-// openBolt checks the file at path, if there is one, opens it with bbolt
-// and makes it a filter cache of the limit. It reports whether it checked
-// the file in depth.
-func openBolt(path string, limit int64, noSync bool) (*bolt.DB, bool, error) {
-	deep := !closedCleanly(path)
-	if err := checkFile(path, deep); err != nil {
+// openBolt checks the cache's file, if there is one, opens it with bbolt,
+// makes it a filter cache of the limit and reads the records the index
+// does not hold yet. It reports whether it checked the file in depth.
+func (fc *filterCache) openBolt(noSync bool) (*bolt.DB, bool, error) {
+	deep := !closedCleanly(fc.path)
+	if err := checkFile(fc.path, deep); err != nil {
 		return nil, deep, err
 	}
 	var db *bolt.DB
 	err := guard(func() (err error) {
-		db, err = bolt.Open(path, 0o644, &bolt.Options{Timeout: time.Second, NoSync: noSync, InitialMmapSize: mmapSize(limit)})
+		db, err = bolt.Open(fc.path, 0o644, &bolt.Options{Timeout: time.Second, NoSync: noSync, InitialMmapSize: mmapSize(fc.limit)})
 		return err
 	})
 	if err != nil {
@@ -174,12 +146,13 @@ func openBolt(path string, limit int64, noSync bool) (*bolt.DB, bool, error) {
 			if err := dropOldLayout(tx); err != nil {
 				return err
 			}
-			for _, name := range [][]byte{entriesBucket, indexBucket, metaBucket} {
+			for _, name := range [][]byte{chunksBucket, indexBucket, metaBucket} {
 				if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 					return fmt.Errorf("bucket %s: %w", name, err)
 				}
 			}
-			return evict(tx, limit)
+			fc.loadPending(tx)
+			return fc.evict(tx, fc.limit)
 		})
 	})
 	if err != nil {
@@ -346,7 +319,7 @@ func (fc *filterCache) run(writable bool, fn func(*bolt.Tx) error) error {
 	if db == nil {
 		return err
 	}
-	return fc.failed(db, guard(func() error {
+	err = guard(func() error {
 		tx, err := db.Begin(writable)
 		if err != nil {
 			return err
@@ -356,7 +329,17 @@ func (fc *filterCache) run(writable bool, fn func(*bolt.Tx) error) error {
 			return err
 		}
 		return tx.Commit()
-	}))
+	})
+	if err != nil && writable && !errors.Is(err, errFault) {
+		// What the transaction changed in pending is undone with it.
+		_ = guard(func() error {
+			return db.View(func(tx *bolt.Tx) error {
+				fc.loadPending(tx)
+				return nil
+			})
+		})
+	}
+	return fc.failed(db, err)
 }
 
 // failed returns err, after turning the cache off if err is a fault.
@@ -397,8 +380,8 @@ func setCacheSize(tx *bolt.Tx, n int64) error {
 	return tx.Bucket(metaBucket).Put(sizeKey, v[:])
 }
 
-// dropOldLayout deletes the buckets of the earlier layout, if any, and
-// the size they made up.
+// dropOldLayout deletes the buckets of earlier layouts, if any, and the
+// size they made up.
 func dropOldLayout(tx *bolt.Tx) error {
 	found := false
 	for _, name := range oldBuckets {
@@ -416,26 +399,90 @@ func dropOldLayout(tx *bolt.Tx) error {
 	return nil
 }
 
-// entryCost is the logical size of a stored entry of v.
-func entryCost(v []byte) int64 { return int64(max(len(v)-entryHeaderSize, 0)) + entryOverhead }
+// indexed returns the sequence of the last chunk the index holds.
+func indexed(tx *bolt.Tx) uint64 {
+	v := tx.Bucket(metaBucket).Get(indexedKey)
+	if len(v) != 8 {
+		return 0
+	}
+	return binary.BigEndian.Uint64(v)
+}
 
-// seqKey is the key of insertion sequence seq.
-func seqKey(seq uint64) []byte { return binary.BigEndian.AppendUint64(nil, seq) }
+// loadPending locates in memory the records of the chunks after the
+// indexed one: written, but not indexed when the cache was last closed
+// (a crash). A chunk's records after one that does not parse are lost.
+func (fc *filterCache) loadPending(tx *bolt.Tx) {
+	fc.pending = map[chainhash.Hash]loc{}
+	c := tx.Bucket(chunksBucket).Cursor()
+	for k, v := c.Seek(seqKey(indexed(tx) + 1)); k != nil; k, v = c.Next() {
+		if len(k) != 8 {
+			continue
+		}
+		seq := binary.BigEndian.Uint64(k)
+		for off := uint32(0); int(off) < len(v); {
+			e, next, err := parseRecord(v, off)
+			if err != nil {
+				break
+			}
+			fc.pending[e.block] = loc{seq, off}
+			off = next
+		}
+	}
+}
 
-// evict deletes the oldest entries until the size is at most limit.
-func evict(tx *bolt.Tx, limit int64) error {
+// find locates the record of block.
+func (fc *filterCache) find(tx *bolt.Tx, block chainhash.Hash) (loc, bool) {
+	if l, ok := fc.pending[block]; ok {
+		return l, true
+	}
+	return decodeLoc(tx.Bucket(indexBucket).Get(block[:]))
+}
+
+// unindex forgets where the record of block is.
+func (fc *filterCache) unindex(tx *bolt.Tx, block chainhash.Hash) error {
+	if _, ok := fc.pending[block]; ok {
+		delete(fc.pending, block)
+		return nil
+	}
+	return tx.Bucket(indexBucket).Delete(block[:])
+}
+
+// writeIndex writes the records located in memory into the index, in
+// the index's order: bbolt inserts each key into a slice of its page's
+// keys, so that keys in no order cost a copy of the slice each.
+func (fc *filterCache) writeIndex(tx *bolt.Tx) error {
+	index := tx.Bucket(indexBucket)
+	blocks := slices.SortedFunc(maps.Keys(fc.pending), func(a, b chainhash.Hash) int { return bytes.Compare(a[:], b[:]) })
+	for _, block := range blocks {
+		if err := index.Put(block[:], fc.pending[block].encode()); err != nil {
+			return err
+		}
+	}
+	fc.pending = map[chainhash.Hash]loc{}
+	return tx.Bucket(metaBucket).Put(indexedKey, seqKey(tx.Bucket(chunksBucket).Sequence()))
+}
+
+// evict deletes the oldest chunks until the size is at most limit,
+// counting off the records of each that the index still locates there.
+func (fc *filterCache) evict(tx *bolt.Tx, limit int64) error {
 	size := cacheSize(tx)
-	entries, index := tx.Bucket(entriesBucket), tx.Bucket(indexBucket)
-	c := entries.Cursor()
+	c := tx.Bucket(chunksBucket).Cursor()
 	k, v := c.First()
 	for ; k != nil && size > limit; k, v = c.First() {
-		size -= entryCost(v)
-		if len(v) >= chainhash.HashSize {
-			// The block's line in the index, if it still leads here.
-			if bytes.Equal(index.Get(v[:chainhash.HashSize]), k) {
-				if err := index.Delete(v[:chainhash.HashSize]); err != nil {
-					return err
+		if len(k) == 8 {
+			seq := binary.BigEndian.Uint64(k)
+			for off := uint32(0); int(off) < len(v); {
+				e, next, err := parseRecord(v, off)
+				if err != nil {
+					break // the rest of a damaged chunk: its index lines find nothing
 				}
+				if l, ok := fc.find(tx, e.block); ok && l == (loc{seq, off}) {
+					size -= int64(len(e.filter)) + entryOverhead
+					if err := fc.unindex(tx, e.block); err != nil {
+						return err
+					}
+				}
+				off = next
 			}
 		}
 		if err := c.Delete(); err != nil {
@@ -450,61 +497,84 @@ func evict(tx *bolt.Tx, limit int64) error {
 }
 
 // put stores filters[i] as the filter of blockHashes[i], in one
-// transaction, skipping those already there or alone larger than the
-// limit, and evicts the oldest entries to stay within the limit.
+// transaction, in chunks of up to chunkMax bytes, skipping those already
+// there or alone larger than the limit, and evicts the oldest chunks to
+// stay within the limit.
 func (fc *filterCache) put(blockHashes []chainhash.Hash, filters [][]byte) error {
 	return fc.update(func(tx *bolt.Tx) error {
-		entries, index := tx.Bucket(entriesBucket), tx.Bucket(indexBucket)
+		chunks := tx.Bucket(chunksBucket)
 		// Keys only grow: fill each page.
-		entries.FillPercent = 1
+		chunks.FillPercent = 1
 		size := cacheSize(tx)
-		for i, blockHash := range blockHashes {
+		var chunk []byte
+		var seq uint64
+		store := func() error {
+			if len(chunk) == 0 {
+				return nil
+			}
+			err := chunks.Put(seqKey(seq), chunk)
+			chunk = nil
+			return err
+		}
+		for i, block := range blockHashes {
 			cost := int64(len(filters[i])) + entryOverhead
-			if cost > fc.limit || index.Get(blockHash[:]) != nil {
+			if _, ok := fc.find(tx, block); ok || cost > fc.limit {
 				continue
 			}
-			seq, err := entries.NextSequence()
-			if err != nil {
-				return err
+			if len(chunk) > 0 && int64(len(chunk)+recordHeaderSize+len(filters[i])) > chunkMax(fc.limit) {
+				if err := store(); err != nil {
+					return err
+				}
 			}
-			k := seqKey(seq)
-			if err := entries.Put(k, encodeEntry(blockHash, filters[i])); err != nil {
-				return err
+			if len(chunk) == 0 {
+				var err error
+				if seq, err = chunks.NextSequence(); err != nil {
+					return err
+				}
+				chunk = make([]byte, 0, chunkSize(filters[i:], chunkMax(fc.limit)))
 			}
-			if err := index.Put(blockHash[:], k); err != nil {
-				return err
-			}
+			fc.pending[block] = loc{seq, uint32(len(chunk))}
+			chunk = appendRecord(chunk, &block, filters[i])
 			size += cost
+		}
+		if err := store(); err != nil {
+			return err
 		}
 		if err := setCacheSize(tx, size); err != nil {
 			return err
 		}
-		return evict(tx, fc.limit)
+		if err := fc.evict(tx, fc.limit); err != nil {
+			return err
+		}
+		if len(fc.pending) >= pendingMax {
+			return fc.writeIndex(tx)
+		}
+		return nil
 	})
 }
 
-// get returns a copy of the cached filter of the block, or nil. An entry
-// that is damaged, or that is not the block's, is deleted, noted and
+// get returns a copy of the cached filter of the block, or nil. A record
+// that is damaged, or that is not the block's, is dropped, noted and
 // reported as absent.
 func (fc *filterCache) get(blockHash chainhash.Hash) ([]byte, error) {
 	var filter []byte
 	var bad error
 	err := fc.view(func(tx *bolt.Tx) error {
-		k := tx.Bucket(indexBucket).Get(blockHash[:])
-		if k == nil {
+		l, ok := fc.find(tx, blockHash)
+		if !ok {
 			return nil
 		}
-		v := tx.Bucket(entriesBucket).Get(k)
-		if v == nil {
-			bad = fmt.Errorf("%w: the index leads to entry %x, which is missing", errBadEntry, k)
+		chunk := tx.Bucket(chunksBucket).Get(seqKey(l.seq))
+		if chunk == nil {
+			bad = fmt.Errorf("%w: the index locates it in chunk %d, which is missing", errBadEntry, l.seq)
 			return nil
 		}
-		e, err := decodeEntry(v)
+		e, err := decodeRecord(chunk, l.off)
 		switch {
 		case err != nil:
 			bad = err
 		case e.block != blockHash:
-			bad = fmt.Errorf("%w: the index leads to the entry of block %v", errBadEntry, e.block)
+			bad = fmt.Errorf("%w: the index locates the record of block %v", errBadEntry, e.block)
 		default:
 			filter = bytes.Clone(e.filter)
 		}
@@ -517,23 +587,28 @@ func (fc *filterCache) get(blockHash chainhash.Hash) ([]byte, error) {
 	return nil, fc.drop(blockHash)
 }
 
-// drop deletes the entry of a block.
+// drop forgets the filter of a block. Its record stays in its chunk until
+// the chunk is evicted, so the index is written first: the records it
+// does not hold are found again on open.
 func (fc *filterCache) drop(blockHash chainhash.Hash) error {
 	return fc.update(func(tx *bolt.Tx) error {
-		entries, index := tx.Bucket(entriesBucket), tx.Bucket(indexBucket)
-		k := index.Get(blockHash[:])
-		if k == nil {
+		l, ok := fc.find(tx, blockHash)
+		if !ok {
 			return nil
 		}
-		if v := entries.Get(k); v != nil {
-			if err := setCacheSize(tx, cacheSize(tx)-entryCost(v)); err != nil {
-				return err
-			}
-			if err := entries.Delete(k); err != nil {
+		if len(fc.pending) > 0 {
+			if err := fc.writeIndex(tx); err != nil {
 				return err
 			}
 		}
-		return index.Delete(blockHash[:])
+		if chunk := tx.Bucket(chunksBucket).Get(seqKey(l.seq)); chunk != nil {
+			if e, _, err := parseRecord(chunk, l.off); err == nil {
+				if err := setCacheSize(tx, cacheSize(tx)-int64(len(e.filter))-entryOverhead); err != nil {
+					return err
+				}
+			}
+		}
+		return tx.Bucket(indexBucket).Delete(blockHash[:])
 	})
 }
 
@@ -542,7 +617,7 @@ func (fc *filterCache) drop(blockHash chainhash.Hash) error {
 func (fc *filterCache) size() (bytes int64, filters int, err error) {
 	err = fc.view(func(tx *bolt.Tx) error {
 		bytes = cacheSize(tx)
-		filters = tx.Bucket(indexBucket).Stats().KeyN
+		filters = tx.Bucket(indexBucket).Stats().KeyN + len(fc.pending)
 		return nil
 	})
 	return bytes, filters, err
@@ -562,6 +637,10 @@ func (fc *filterCache) close() error {
 	}
 	if db == nil {
 		return nil
+	}
+	if len(fc.pending) > 0 {
+		// If it fails, the next open finds them in their chunks.
+		_ = guard(func() error { return db.Update(fc.writeIndex) })
 	}
 	if err := guard(db.Close); err != nil {
 		return err

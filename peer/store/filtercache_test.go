@@ -99,12 +99,19 @@ func TestFilterCacheDropsDamagedEntry(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(entriesBucket)
+		b := tx.Bucket(chunksBucket)
 		h := blockHash(1)
-		k := tx.Bucket(indexBucket).Get(h[:])
-		v := bytes.Clone(b.Get(k))
-		v[len(v)-1] ^= 1
-		return b.Put(k, v)
+		l, ok := decodeLoc(tx.Bucket(indexBucket).Get(h[:]))
+		if !ok {
+			return errors.New("filter 1 not in the index")
+		}
+		v := bytes.Clone(b.Get(seqKey(l.seq)))
+		_, end, err := parseRecord(v, l.off)
+		if err != nil {
+			return err
+		}
+		v[end-1] ^= 1
+		return b.Put(seqKey(l.seq), v)
 	})
 	db.Close()
 	if err != nil {
@@ -137,28 +144,29 @@ func TestFilterCacheDropsDamagedEntry(t *testing.T) {
 	}
 }
 
-func TestDecodeEntry(t *testing.T) {
+func TestDecodeRecord(t *testing.T) {
 	block := blockHash(7)
-	good := encodeEntry(block, fakeFilter(3))
+	good := appendRecord(nil, &block, fakeFilter(3))
 	flip := func(i int) []byte { v := bytes.Clone(good); v[i] ^= 4; return v }
 	tests := []struct {
 		name  string
-		value []byte
+		chunk []byte
 		ok    bool
 	}{
 		{"whole", good, true},
-		{"empty filter", encodeEntry(block, nil), true},
-		{"short", good[:entryHeaderSize-1], false},
+		{"empty filter", appendRecord(nil, &block, nil), true},
+		{"short", good[:recordHeaderSize-1], false},
 		{"filter cut", good[:len(good)-1], false},
+		{"length grown", flip(3), false},
 		{"block flipped", flip(9), false},
-		{"checksum flipped", flip(chainhash.HashSize + 1), false},
-		{"filter flipped", flip(entryHeaderSize + 2), false},
+		{"checksum flipped", flip(4 + chainhash.HashSize + 1), false},
+		{"filter flipped", flip(recordHeaderSize + 2), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e, err := decodeEntry(tt.value)
+			e, err := decodeRecord(tt.chunk, 0)
 			if tt.ok != (err == nil) {
-				t.Fatalf("decodeEntry: %v, want ok %v", err, tt.ok)
+				t.Fatalf("decodeRecord: %v, want ok %v", err, tt.ok)
 			}
 			if err != nil && !errors.Is(err, errBadEntry) {
 				t.Fatalf("error %v does not wrap errBadEntry", err)
@@ -167,6 +175,15 @@ func TestDecodeEntry(t *testing.T) {
 				t.Fatalf("block %v, want %v", e.block, block)
 			}
 		})
+	}
+	// The second record of a chunk, and an offset past its end.
+	other := blockHash(8)
+	chunk := appendRecord(bytes.Clone(good), &other, fakeFilter(4))
+	if e, err := decodeRecord(chunk, uint32(len(good))); err != nil || e.block != other || !bytes.Equal(e.filter, fakeFilter(4)) {
+		t.Errorf("second record: %v, %v", e.block, err)
+	}
+	if _, err := decodeRecord(chunk, uint32(len(chunk))+5); !errors.Is(err, errBadEntry) {
+		t.Errorf("offset past the chunk: %v", err)
 	}
 }
 
