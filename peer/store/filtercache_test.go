@@ -282,3 +282,43 @@ func TestFilterCacheOldLayout(t *testing.T) {
 		return nil
 	})
 }
+
+// TestFilterCacheIndexAfterCrash: the index lines of new chunks are kept
+// in memory until the cache closes; a copy of the file taken before that
+// (as a crash leaves it) still finds every filter, by its chunk, and a
+// filter dropped before the copy stays dropped.
+func TestFilterCacheIndexAfterCrash(t *testing.T) {
+	opts := Options{FilterCacheBytes: 1 << 20, NoSync: true}
+	dir, crashed := t.TempDir(), t.TempDir()
+	openTest(t, crashed, opts).Close() // the directory of the copy
+	s := openTest(t, dir, opts)
+	defer s.Close()
+	hs, fs := filterBatch(0, 20, fakeFilter)
+	if err := s.PutFilters(hs[:10], fs[:10]); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DropFilter(hs[3]); err != nil { // writes the index
+		t.Fatal(err)
+	}
+	if err := s.PutFilters(hs[10:], fs[10:]); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(cachePath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cachePath(crashed), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := openTest(t, crashed, opts)
+	defer c.Close()
+	for i := range hs {
+		f, ok, err := c.Filter(hs[i])
+		if want := i != 3; ok != want || err != nil || ok && !bytes.Equal(f, fs[i]) {
+			t.Errorf("filter %d after the crash: found %v (%v), want found %v", i, ok, err, want)
+		}
+	}
+	if size, n, err := c.FilterCacheSize(); n != 19 || size != 19*(int64(len(fs[0]))+entryOverhead) || err != nil {
+		t.Errorf("after the crash: %d filters, %d bytes (%v)", n, size, err)
+	}
+}
