@@ -26,7 +26,8 @@ import (
 // spread over it by block hash, which rewrote most of its pages at every
 // batch; the index finds a filter by block hash.
 var (
-	chunksBucket = []byte("chunks") // insertion sequence (8 bytes, big endian) -> chunk
+	chunksBucket = []byte("chunks") // insertion sequence (8 bytes, big endian) -> bucket: chunkKey -> chunk
+	chunkKey     = []byte("c")
 	indexBucket  = []byte("blocks") // block hash -> loc
 	metaBucket   = []byte("meta")
 	sizeKey      = []byte("size") // logical bytes held, 8 bytes big endian
@@ -413,12 +414,13 @@ func indexed(tx *bolt.Tx) uint64 {
 // (a crash). A chunk's records after one that does not parse are lost.
 func (fc *filterCache) loadPending(tx *bolt.Tx) {
 	fc.pending = map[chainhash.Hash]loc{}
-	c := tx.Bucket(chunksBucket).Cursor()
-	for k, v := c.Seek(seqKey(indexed(tx) + 1)); k != nil; k, v = c.Next() {
+	chunks := tx.Bucket(chunksBucket)
+	c := chunks.Cursor()
+	for k, _ := c.Seek(seqKey(indexed(tx) + 1)); k != nil; k, _ = c.Next() {
 		if len(k) != 8 {
 			continue
 		}
-		seq := binary.BigEndian.Uint64(k)
+		seq, v := binary.BigEndian.Uint64(k), chunkOf(chunks, k)
 		for off := uint32(0); int(off) < len(v); {
 			e, next, err := parseRecord(v, off)
 			if err != nil {
@@ -462,14 +464,36 @@ func (fc *filterCache) writeIndex(tx *bolt.Tx) error {
 	return tx.Bucket(metaBucket).Put(indexedKey, seqKey(tx.Bucket(chunksBucket).Sequence()))
 }
 
+// chunkOf returns the chunk of key k in chunks, nil if there is none.
+// Each chunk is the one value of a bucket of its own: bbolt keeps at least
+// two keys on a page and rewrites a page whenever a key is added to it, so
+// chunks side by side in one bucket were written again with each of the
+// next few; a bucket's page is written once.
+func chunkOf(chunks *bolt.Bucket, k []byte) []byte {
+	b := chunks.Bucket(k)
+	if b == nil {
+		return nil
+	}
+	return b.Get(chunkKey)
+}
+
+// deleteChunk deletes the chunk at c, of key k, whatever its form.
+func deleteChunk(chunks *bolt.Bucket, c *bolt.Cursor, k []byte) error {
+	if chunks.Bucket(k) != nil {
+		return chunks.DeleteBucket(k)
+	}
+	return c.Delete()
+}
+
 // evict deletes the oldest chunks until the size is at most limit,
 // counting off the records of each that the index still locates there.
 func (fc *filterCache) evict(tx *bolt.Tx, limit int64) error {
 	size := cacheSize(tx)
-	c := tx.Bucket(chunksBucket).Cursor()
-	k, v := c.First()
-	for ; k != nil && size > limit; k, v = c.First() {
-		if len(k) == 8 {
+	chunks := tx.Bucket(chunksBucket)
+	c := chunks.Cursor()
+	k, _ := c.First()
+	for ; k != nil && size > limit; k, _ = c.First() {
+		if v := chunkOf(chunks, k); len(k) == 8 {
 			seq := binary.BigEndian.Uint64(k)
 			for off := uint32(0); int(off) < len(v); {
 				e, next, err := parseRecord(v, off)
@@ -485,7 +509,7 @@ func (fc *filterCache) evict(tx *bolt.Tx, limit int64) error {
 				off = next
 			}
 		}
-		if err := c.Delete(); err != nil {
+		if err := deleteChunk(chunks, c, k); err != nil {
 			return err
 		}
 	}
@@ -512,7 +536,10 @@ func (fc *filterCache) put(blockHashes []chainhash.Hash, filters [][]byte) error
 			if len(chunk) == 0 {
 				return nil
 			}
-			err := chunks.Put(seqKey(seq), chunk)
+			b, err := chunks.CreateBucket(seqKey(seq))
+			if err == nil {
+				err = b.Put(chunkKey, chunk)
+			}
 			chunk = nil
 			return err
 		}
@@ -564,7 +591,7 @@ func (fc *filterCache) get(blockHash chainhash.Hash) ([]byte, error) {
 		if !ok {
 			return nil
 		}
-		chunk := tx.Bucket(chunksBucket).Get(seqKey(l.seq))
+		chunk := chunkOf(tx.Bucket(chunksBucket), seqKey(l.seq))
 		if chunk == nil {
 			bad = fmt.Errorf("%w: the index locates it in chunk %d, which is missing", errBadEntry, l.seq)
 			return nil
@@ -601,7 +628,7 @@ func (fc *filterCache) drop(blockHash chainhash.Hash) error {
 				return err
 			}
 		}
-		if chunk := tx.Bucket(chunksBucket).Get(seqKey(l.seq)); chunk != nil {
+		if chunk := chunkOf(tx.Bucket(chunksBucket), seqKey(l.seq)); chunk != nil {
 			if e, _, err := parseRecord(chunk, l.off); err == nil {
 				if err := setCacheSize(tx, cacheSize(tx)-int64(len(e.filter))-entryOverhead); err != nil {
 					return err

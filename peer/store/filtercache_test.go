@@ -99,19 +99,19 @@ func TestFilterCacheDropsDamagedEntry(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(chunksBucket)
 		h := blockHash(1)
 		l, ok := decodeLoc(tx.Bucket(indexBucket).Get(h[:]))
 		if !ok {
 			return errors.New("filter 1 not in the index")
 		}
-		v := bytes.Clone(b.Get(seqKey(l.seq)))
+		b := tx.Bucket(chunksBucket).Bucket(seqKey(l.seq))
+		v := bytes.Clone(b.Get(chunkKey))
 		_, end, err := parseRecord(v, l.off)
 		if err != nil {
 			return err
 		}
 		v[end-1] ^= 1
-		return b.Put(seqKey(l.seq), v)
+		return b.Put(chunkKey, v)
 	})
 	db.Close()
 	if err != nil {
