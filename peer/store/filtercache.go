@@ -100,14 +100,14 @@ var filterCacheName = FiltersDir + "/" + filterCacheFile
 // that fails checkBolt or that bbolt cannot open is set aside (diskfile.SetAside)
 // and a new cache started: it is only a cache. If no cache can be
 // opened, the cache is off for this run. Either way the notes say so.
-func openFilterCache(path string, limit int64, noSync bool, now func() time.Time) *filterCache {
+func openFilterCache(path string, limit int64, now func() time.Time) *filterCache {
 	fc := &filterCache{path: path, limit: limit, now: now}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		fc.notef("%s: the filter cache is off for this run: %v", filterCacheName, err)
 		return fc
 	}
 	for attempt := 0; ; attempt++ {
-		db, deep, err := fc.openBolt(noSync)
+		db, deep, err := fc.openBolt()
 		fc.deep = deep
 		switch {
 		case err == nil:
@@ -129,14 +129,22 @@ func openFilterCache(path string, limit int64, noSync bool, now func() time.Time
 // openBolt checks the cache's file, if there is one, opens it with bbolt,
 // makes it a filter cache of the limit and reads the records the index
 // does not hold yet. It reports whether it checked the file in depth.
-func (fc *filterCache) openBolt(noSync bool) (*bolt.DB, bool, error) {
+//
+// The cache's writes are not synced: what a crash of the system loses or
+// leaves out of order is a cache's loss, and a file it leaves unsound is
+// found so on the next open (it did not close cleanly: checked in depth)
+// and set aside, while a record that is sound in form but not in content
+// fails its checksum and is dropped, and a filter read from the cache is
+// checked against its filter header before a scan uses it. Syncing each
+// transaction cost more CPU than the rest of keeping a scan's filters.
+func (fc *filterCache) openBolt() (*bolt.DB, bool, error) {
 	deep := !closedCleanly(fc.path)
 	if err := checkFile(fc.path, deep); err != nil {
 		return nil, deep, err
 	}
 	var db *bolt.DB
 	err := guard(func() (err error) {
-		db, err = bolt.Open(fc.path, 0o644, &bolt.Options{Timeout: time.Second, NoSync: noSync, InitialMmapSize: mmapSize(fc.limit)})
+		db, err = bolt.Open(fc.path, 0o644, &bolt.Options{Timeout: time.Second, NoSync: true, InitialMmapSize: mmapSize(fc.limit)})
 		return err
 	})
 	if err != nil {

@@ -9,9 +9,9 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 )
 
-// A chunk is one value of the filter cache's chunks bucket: the filters
-// one PutFilters call keeps (up to chunkMax bytes), one record after
-// another, each
+// A chunk is the filters one PutFilters call keeps (up to chunkMax
+// bytes), the one value of a bucket of its own in the filter cache's
+// chunks bucket (chunkOf), one record after another, each
 //
 //	the filter's length   4 bytes, big endian
 //	the block's hash      32 bytes
