@@ -9,9 +9,9 @@
 // hands it to the wallet (Wallet.SynchronizeRPC); see the Example. One
 // client may serve several backends; a backend serves one life of a
 // wallet, from Start to Stop, and leaves the client running. A wallet
-// reads most filters once: a client without a filter cache
-// (client.Config.FilterCacheBytes below zero) restores a wallet with a
-// third of the memory (the README's benchmark).
+// reads most filters once: the client's filter cache costs a restore
+// about a tenth more CPU and memory (the README's benchmark), and
+// client.Config.FilterCacheBytes below zero turns it off.
 //
 // # How btcwallet drives a backend
 //
