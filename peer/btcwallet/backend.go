@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sync"
 	"time"
 
@@ -75,6 +76,7 @@ type Backend struct {
 	sub     *subscription       // the running rescan, nil if none
 	stamp   waddrmgr.BlockStamp // the last BlockConnected the wallet took
 	recent  *recentHeaders      // headers of the blocks reported connected
+	window  headerWindow        // the headers GetBlockHash read last
 	order   disconnectionOrder  // how a reorganization is announced
 
 	unmined *unmined // the wallet's transactions sent again at each block
@@ -238,14 +240,14 @@ func (b *Backend) bestBlock() (client.Stamp, error) {
 // GetBlockHash returns the hash of the block at height in the client's
 // verified chain.
 func (b *Backend) GetBlockHash(height int64) (*chainhash.Hash, error) {
-	if height < 0 || height > int64(b.c.Chain().Height()) {
+	if height < 0 || height > math.MaxInt32 {
 		return nil, fmt.Errorf("btcwallet: no block at height %d: %w", height, client.ErrUnknownBlock)
 	}
-	hs, err := b.c.Chain().Hashes(int32(height), int32(height))
+	hash, err := b.window.hash(b.c.Chain(), int32(height))
 	if err != nil {
-		return nil, fmt.Errorf("btcwallet: block at height %d: %w", height, err)
+		return nil, err
 	}
-	return &hs[0], nil
+	return &hash, nil
 }
 
 // GetBlockHeader returns the header of the block with the given hash: a
@@ -253,6 +255,9 @@ func (b *Backend) GetBlockHash(height int64) (*chainhash.Hash, error) {
 // reported connected that a reorganization has since disconnected.
 func (b *Backend) GetBlockHeader(hash *chainhash.Hash) (*wire.BlockHeader, error) {
 	ch := b.c.Chain()
+	if hdr, ok := b.window.header(ch, *hash); ok {
+		return &hdr, nil
+	}
 	if h, ok := ch.HeightOf(*hash); ok {
 		if hdr := ch.Header(h); hdr.BlockHash() == *hash {
 			return &hdr, nil

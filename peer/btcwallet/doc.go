@@ -9,9 +9,9 @@
 // hands it to the wallet (Wallet.SynchronizeRPC); see the Example. One
 // client may serve several backends; a backend serves one life of a
 // wallet, from Start to Stop, and leaves the client running. A wallet
-// reads most filters once: a client without a filter cache
-// (client.Config.FilterCacheBytes below zero) restores a wallet with a
-// third of the memory (the README's benchmark).
+// reads most filters once: the client's filter cache costs a restore
+// about a tenth more CPU and memory (the README's benchmark), and
+// client.Config.FilterCacheBytes below zero turns it off.
 //
 // # How btcwallet drives a backend
 //
@@ -143,9 +143,9 @@
 // and a failure without a reject (peers that stalled or left) wraps
 // chain.ErrUndefined. A transaction sent is sent again at each new block
 // (at most 1,000 kept), so that a peer that lost it or connected since
-// gets it, until a block holds it or a peer refuses it for a reason other
-// than holding it already. On the errors it does not take as success the
-// wallet deletes the transaction from its store, as it does when a btcd
+// gets it, until a block holds it or another spend of one of its inputs,
+// or a peer refuses it for a reason other than holding it already. On
+// the errors it does not take as success the wallet deletes the transaction from its store, as it does when a btcd
 // or bitcoind backend cannot be reached; if the transaction reached the network all the same,
 // the rescan finds it in its block. TestMempoolAccept returns
 // chain.ErrUnimplemented, as btcwallet's neutrino backend does: the

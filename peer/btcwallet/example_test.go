@@ -23,8 +23,6 @@ func Example() {
 		Peers:   []string{"127.0.0.1:18444", "127.0.0.1:18445", "127.0.0.1:18446"},
 		Params:  params,
 		DataDir: "spvfilter",
-		// A wallet reads most filters once: no cache of them.
-		FilterCacheBytes: -1,
 	})
 	if err != nil {
 		log.Fatal(err)

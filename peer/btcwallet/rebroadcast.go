@@ -18,18 +18,21 @@ const maxUnmined = 1000
 // unmined is the wallet's transactions sent and not yet seen in a block:
 // at each new block they are sent again (Client.SendTransaction), so
 // that a peer that lost or never had one gets it, until a block holds it
-// or a peer refuses it for a reason other than having it already and no
-// other peer accepted or holds it. It is
-// safe for concurrent use.
+// or another spend of one of its inputs (it can never be mined then: a
+// node keeps it as an orphan, without a reject), or a peer refuses it for
+// a reason other than having it already and no other peer accepted or
+// holds it. It is safe for concurrent use.
 type unmined struct {
 	mu    sync.Mutex
 	txs   map[chainhash.Hash]*wire.MsgTx
-	order []chainhash.Hash // oldest first
-	block chan struct{}    // a new block: send them again
+	order []chainhash.Hash                 // oldest first
+	spent map[wire.OutPoint]chainhash.Hash // the outputs they spend
+	block chan struct{}                    // a new block: send them again
 }
 
 func newUnmined() *unmined {
-	return &unmined{txs: map[chainhash.Hash]*wire.MsgTx{}, block: make(chan struct{}, 1)}
+	return &unmined{txs: map[chainhash.Hash]*wire.MsgTx{}, spent: map[wire.OutPoint]chainhash.Hash{},
+		block: make(chan struct{}, 1)}
 }
 
 // keep adds tx, dropping the oldest beyond maxUnmined; it returns the
@@ -43,13 +46,27 @@ func (u *unmined) keep(tx *wire.MsgTx) (chainhash.Hash, bool) {
 	}
 	u.txs[id] = tx
 	u.order = append(u.order, id)
+	for _, in := range tx.TxIn {
+		u.spent[in.PreviousOutPoint] = id
+	}
 	if len(u.order) <= maxUnmined {
 		return chainhash.Hash{}, false
 	}
 	old := u.order[0]
-	u.order = slices.Delete(u.order, 0, 1)
-	delete(u.txs, old)
+	u.drop(old)
 	return old, true
+}
+
+// drop forgets the kept txid. Called with mu held.
+func (u *unmined) drop(txid chainhash.Hash) {
+	tx := u.txs[txid]
+	delete(u.txs, txid)
+	u.order = slices.DeleteFunc(u.order, func(h chainhash.Hash) bool { return h == txid })
+	for _, in := range tx.TxIn {
+		if u.spent[in.PreviousOutPoint] == txid {
+			delete(u.spent, in.PreviousOutPoint)
+		}
+	}
 }
 
 // forget drops txid (mined, or refused); it reports whether it was kept.
@@ -63,9 +80,30 @@ func (u *unmined) forget(txid chainhash.Hash) bool {
 	if _, ok := u.txs[txid]; !ok {
 		return false
 	}
-	delete(u.txs, txid)
-	u.order = slices.DeleteFunc(u.order, func(h chainhash.Hash) bool { return h == txid })
+	u.drop(txid)
 	return true
+}
+
+// forgetConflicts drops the kept transactions other than tx that spend an
+// output tx spends (tx is in a block: they can never be mined) and
+// returns their ids. A nil set keeps nothing.
+func (u *unmined) forgetConflicts(tx *wire.MsgTx) []chainhash.Hash {
+	if u == nil {
+		return nil
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	id := tx.TxHash()
+	var gone []chainhash.Hash
+	for _, in := range tx.TxIn {
+		other, ok := u.spent[in.PreviousOutPoint]
+		if !ok || other == id {
+			continue
+		}
+		u.drop(other)
+		gone = append(gone, other)
+	}
+	return gone
 }
 
 // list returns the transactions kept, oldest first.
@@ -87,6 +125,15 @@ func (u *unmined) newBlock() {
 	select {
 	case u.block <- struct{}{}:
 	default:
+	}
+}
+
+// mined drops from the rebroadcast tx, found in the block at height, and
+// the transactions that spend an output it spends.
+func (b *Backend) mined(tx *wire.MsgTx, txid chainhash.Hash, height int32) {
+	b.unmined.forget(txid)
+	for _, other := range b.unmined.forgetConflicts(tx) {
+		b.logf("transaction %v is no longer sent again: transaction %v of block %d spends an output it spends", other, txid, height)
 	}
 }
 

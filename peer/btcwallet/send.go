@@ -16,8 +16,9 @@ import (
 
 // SendRawTransaction sends tx to the peers (Client.SendTransaction) and
 // returns its hash once a peer holds it. It is then sent again at each
-// new block until a block holds it or a peer refuses it (for a reason
-// other than holding it already). A transaction already in the
+// new block until a block holds it or another spend of one of its
+// inputs, or a peer refuses it (for a reason other than holding it
+// already). A transaction already in the
 // chain is chain.ErrTxAlreadyConfirmed; when no peer took it, the error is
 // a refusal's, mapped by MapRPCErr, or the failure of every peer wrapped
 // in chain.ErrUndefined. allowHighFees is ignored: peers have no such

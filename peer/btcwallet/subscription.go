@@ -372,7 +372,7 @@ func (s *subscription) onEvent(e client.Event) {
 	}
 	switch e.Kind {
 	case client.EventMatch:
-		s.b.unmined.forget(e.Match.Txid)
+		s.b.mined(e.Match.Tx, e.Match.Txid, e.Height)
 		if s.known(e) {
 			return
 		}

@@ -85,7 +85,7 @@ type boltPages struct {
 	meta     int    // the meta page in use
 	freelist uint64 // its freelist page
 	branches []uint64
-	leaves   []uint64 // of the filters bucket
+	leaves   []uint64 // of the chunks bucket, or the index's
 }
 
 func locate(t testing.TB, b []byte, branched bool) boltPages {
@@ -98,34 +98,46 @@ func locate(t testing.TB, b []byte, branched bool) boltPages {
 	}
 	l.freelist = native.Uint64(meta(l.meta)[32:])
 	page := func(id uint64) []byte { return b[int(id)*ps:] }
-	// The root bucket is one leaf holding the three buckets.
+	// The root bucket is one leaf holding the three buckets. The tree
+	// located is the chunks bucket's or, if that has no branch page (a
+	// few large chunks), the index's.
 	root := page(native.Uint64(meta(l.meta)[16:]))
-	var filtersRoot uint64
-	for i := 0; i < int(native.Uint16(root[10:])); i++ {
-		e := root[boltPageHeaderSize+i*boltElementSize:]
-		k := e[native.Uint32(e[4:]):][:native.Uint32(e[8:])]
-		if string(k) == string(filtersBucket) {
-			filtersRoot = native.Uint64(e[native.Uint32(e[4:])+native.Uint32(e[8:]):])
+	rootOf := func(name []byte) uint64 {
+		for i := 0; i < int(native.Uint16(root[10:])); i++ {
+			e := root[boltPageHeaderSize+i*boltElementSize:]
+			k := e[native.Uint32(e[4:]):][:native.Uint32(e[8:])]
+			if string(k) == string(name) {
+				return native.Uint64(e[native.Uint32(e[4:])+native.Uint32(e[8:]):])
+			}
 		}
+		return 0
 	}
+	var tree boltPages
 	var walk func(id uint64)
 	walk = func(id uint64) {
 		p := page(id)
 		switch native.Uint16(p[8:]) {
 		case boltBranchPage:
-			l.branches = append(l.branches, id)
+			tree.branches = append(tree.branches, id)
 			for i := 0; i < int(native.Uint16(p[10:])); i++ {
 				walk(native.Uint64(p[boltPageHeaderSize+i*boltElementSize+8:]))
 			}
 		case boltLeafPage:
-			l.leaves = append(l.leaves, id)
+			tree.leaves = append(tree.leaves, id)
 		}
 	}
-	if filtersRoot != 0 {
-		walk(filtersRoot) // else inline
+	for _, name := range [][]byte{chunksBucket, indexBucket} {
+		tree = boltPages{}
+		if id := rootOf(name); id != 0 {
+			walk(id) // else inline
+		}
+		if len(tree.branches) > 0 && len(tree.leaves) >= 2 {
+			break
+		}
 	}
+	l.branches, l.leaves = tree.branches, tree.leaves
 	if branched && (len(l.branches) == 0 || len(l.leaves) < 2) {
-		t.Fatalf("unexpected layout: filters bucket at page %d, %d branches, %d leaves", filtersRoot, len(l.branches), len(l.leaves))
+		t.Fatalf("unexpected layout: neither the chunks nor the index bucket is branched (%d branches, %d leaves)", len(l.branches), len(l.leaves))
 	}
 	return l
 }

@@ -49,13 +49,26 @@
 // is a bbolt database, which gives atomic multi-record updates (an
 // insert, the evictions it causes, its place in the eviction order and
 // the cache's size change together) with its own crash safety, where a
-// hand-written index would have to solve that again; each transaction is
-// synced, so a scan's filters are best put with one PutFilters call. Each
-// entry also records its filter's double-SHA-256 hash, checked on every
-// read, and an entry that fails is dropped and listed in Recovered.
-// Entries are evicted oldest first, by insertion: a read does not refresh
-// an entry, so reads never write. The bbolt file does not shrink when
-// filters are evicted (bbolt reuses the freed pages).
+// hand-written index would have to solve that again; a scan's filters
+// are best put with one PutFilters call. Its transactions are not synced:
+// what a crash of the system loses is a cache's loss, a file left unsound
+// fails the checks of the next open (below) and is set aside, and a
+// record sound in form but not in content fails its checksum.
+// The filters of one call are kept together, in chunks of up to 4 MiB
+// (each the one value of a bucket of its own, so that it is written once)
+// keyed by their insertion sequence, with an index by block hash beside
+// them: a scan's new filters are appended at the end of the tree in one
+// write, where keyed by block hash, one value each, they landed all over
+// it and each batch rewrote most of its pages. The index lines of new
+// chunks are kept in memory (up to 65,536) and written in one transaction
+// when that many have gathered, before a filter is dropped and on Close;
+// after a crash, Open finds them again in the chunks written since. Each
+// filter's record also holds its block's hash and a CRC-32C of the two,
+// checked on every read, and a record that fails is dropped and listed in
+// Recovered. Chunks are evicted oldest first, by insertion: a read does
+// not refresh a filter, so reads never write. A cache of an earlier
+// layout (filters by block hash) is emptied on open. The bbolt file does
+// not shrink when filters are evicted (bbolt reuses the freed pages).
 //
 // A damaged cache file must not crash the process, and bbolt reads the
 // file through a memory map, where a truncated file faults (SIGBUS), a
@@ -82,8 +95,9 @@
 //
 // # Memory
 //
-// In memory a Store keeps four bytes of each block's hash (for HeightOf)
-// and a fixed cache of 4096 headers (about 0.5 MB). Chain returns the
+// In memory a Store keeps four bytes of each block's hash (for HeightOf),
+// a fixed cache of 4096 headers (about 0.5 MB) and the filter cache's
+// index lines not written yet (up to 65,536, about 5 MB). Chain returns the
 // header chain backed by the store (chain.Backed), which keeps only its
 // last 2,100 to 4,200 headers in memory and writes every header it
 // accepts to the store: the two need about 6 bytes a header on a

@@ -5,9 +5,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
@@ -18,56 +20,35 @@ import (
 	"github.com/spvfilter/spvfilter/peer/internal/diskfile"
 )
 
-// Bucket and key names of the filter cache database.
+// Bucket and key names of the filter cache database. Filters are kept in
+// chunks (filterchunk.go) keyed by their insertion sequence, so that a
+// scan's new filters are appended at the end of the tree, instead of
+// spread over it by block hash, which rewrote most of its pages at every
+// batch; the index finds a filter by block hash.
 var (
-	filtersBucket = []byte("filters") // block hash -> entry
-	orderBucket   = []byte("order")   // insertion sequence (8 bytes, big endian) -> block hash
-	metaBucket    = []byte("meta")
-	sizeKey       = []byte("size") // logical bytes held, 8 bytes big endian
+	chunksBucket = []byte("chunks") // insertion sequence (8 bytes, big endian) -> bucket: chunkKey -> chunk
+	chunkKey     = []byte("c")
+	indexBucket  = []byte("blocks") // block hash -> loc
+	metaBucket   = []byte("meta")
+	sizeKey      = []byte("size") // logical bytes held, 8 bytes big endian
+	// indexedKey holds the sequence of the last chunk whose records the
+	// index holds (8 bytes, big endian): those of later chunks are
+	// indexed in memory (filterCache.pending) until the index is written.
+	indexedKey = []byte("indexed")
+
+	// The buckets of earlier layouts, dropped on open.
+	oldBuckets = [][]byte{[]byte("filters"), []byte("order"), []byte("entries"), []byte("index")}
 )
 
-// entryHeaderSize is the size of an entry's fixed part: its insertion
-// sequence (8 bytes, big endian) and the filter's hash (32 bytes).
-const entryHeaderSize = 8 + chainhash.HashSize
+// entryOverhead is what a filter costs besides its bytes: its record's
+// fixed part and its line in the index.
+const entryOverhead = recordHeaderSize + chainhash.HashSize + locSize
 
-// entryOverhead is what an entry costs besides its filter bytes: its key,
-// its fixed part and its line in the order bucket.
-const entryOverhead = chainhash.HashSize + entryHeaderSize + 8 + chainhash.HashSize
-
-// errBadEntry is the reason a cache entry that does not decode or whose
-// filter no longer hashes to the recorded hash is dropped.
-var errBadEntry = errors.New("corrupt filter cache entry")
-
-// cacheEntry is one decoded filter cache value.
-type cacheEntry struct {
-	seq        uint64
-	filterHash chainhash.Hash
-	filter     []byte // aliases the encoded value
-}
-
-// encodeEntry returns the stored form of a filter inserted as seq.
-func encodeEntry(seq uint64, filter []byte) []byte {
-	v := make([]byte, entryHeaderSize+len(filter))
-	binary.BigEndian.PutUint64(v, seq)
-	h := chainhash.DoubleHashH(filter)
-	copy(v[8:], h[:])
-	copy(v[entryHeaderSize:], filter)
-	return v
-}
-
-// decodeEntry decodes a stored filter cache value and checks that its
-// filter still hashes to the hash recorded with it.
-func decodeEntry(v []byte) (cacheEntry, error) {
-	if len(v) < entryHeaderSize {
-		return cacheEntry{}, fmt.Errorf("%w: %d bytes, at least %d expected", errBadEntry, len(v), entryHeaderSize)
-	}
-	e := cacheEntry{seq: binary.BigEndian.Uint64(v), filter: v[entryHeaderSize:]}
-	copy(e.filterHash[:], v[8:entryHeaderSize])
-	if got := chainhash.DoubleHashH(e.filter); got != e.filterHash {
-		return cacheEntry{}, fmt.Errorf("%w: filter hashes to %v, recorded %v", errBadEntry, got, e.filterHash)
-	}
-	return e, nil
-}
+// pendingMax is how many records the index may hold in memory before it
+// is written: about 5 MB. Writing it costs about a rewrite of its pages,
+// however few records are new, so it is written seldom: when this many
+// have gathered, before a record is dropped, and when the cache closes.
+const pendingMax = 1 << 16
 
 // ErrFilterCacheDamaged is returned by Filter, PutFilters and
 // FilterCacheSize when the filter cache's file turns out damaged while the
@@ -81,8 +62,9 @@ var ErrFilterCacheDamaged = errors.New("store: filter cache damaged")
 var errFault = errors.New("bbolt failed on the file")
 
 // filterCache keeps verified filters by block hash in a bbolt database,
-// evicting the oldest inserted first once the logical size (filter bytes
-// plus entryOverhead per entry) passes the limit.
+// in chunks (filterchunk.go), evicting the oldest chunk first once the
+// logical size (filter bytes plus entryOverhead per filter) passes the
+// limit.
 //
 // bbolt reads the file through a memory map, so a damaged file would
 // fault (SIGBUS, SIGSEGV) or panic inside bbolt. openFilterCache checks
@@ -97,6 +79,10 @@ type filterCache struct {
 
 	// txMu is held around every transaction and Close: see run.
 	txMu sync.Mutex
+
+	// pending locates the records of the chunks after the indexed one
+	// (indexedKey); guarded by txMu, changed only inside transactions.
+	pending map[chainhash.Hash]loc
 
 	mu     sync.Mutex
 	db     *bolt.DB // nil while off or closed
@@ -114,14 +100,14 @@ var filterCacheName = FiltersDir + "/" + filterCacheFile
 // that fails checkBolt or that bbolt cannot open is set aside (diskfile.SetAside)
 // and a new cache started: it is only a cache. If no cache can be
 // opened, the cache is off for this run. Either way the notes say so.
-func openFilterCache(path string, limit int64, noSync bool, now func() time.Time) *filterCache {
+func openFilterCache(path string, limit int64, now func() time.Time) *filterCache {
 	fc := &filterCache{path: path, limit: limit, now: now}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		fc.notef("%s: the filter cache is off for this run: %v", filterCacheName, err)
 		return fc
 	}
 	for attempt := 0; ; attempt++ {
-		db, deep, err := openBolt(path, limit, noSync)
+		db, deep, err := fc.openBolt()
 		fc.deep = deep
 		switch {
 		case err == nil:
@@ -140,17 +126,25 @@ func openFilterCache(path string, limit int64, noSync bool, now func() time.Time
 	}
 }
 
-// openBolt checks the file at path, if there is one, opens it with bbolt
-// and makes it a filter cache of the limit. It reports whether it checked
-// the file in depth.
-func openBolt(path string, limit int64, noSync bool) (*bolt.DB, bool, error) {
-	deep := !closedCleanly(path)
-	if err := checkFile(path, deep); err != nil {
+// openBolt checks the cache's file, if there is one, opens it with bbolt,
+// makes it a filter cache of the limit and reads the records the index
+// does not hold yet. It reports whether it checked the file in depth.
+//
+// The cache's writes are not synced: what a crash of the system loses or
+// leaves out of order is a cache's loss, and a file it leaves unsound is
+// found so on the next open (it did not close cleanly: checked in depth)
+// and set aside, while a record that is sound in form but not in content
+// fails its checksum and is dropped, and a filter read from the cache is
+// checked against its filter header before a scan uses it. Syncing each
+// transaction cost more CPU than the rest of keeping a scan's filters.
+func (fc *filterCache) openBolt() (*bolt.DB, bool, error) {
+	deep := !closedCleanly(fc.path)
+	if err := checkFile(fc.path, deep); err != nil {
 		return nil, deep, err
 	}
 	var db *bolt.DB
 	err := guard(func() (err error) {
-		db, err = bolt.Open(path, 0o644, &bolt.Options{Timeout: time.Second, NoSync: noSync})
+		db, err = bolt.Open(fc.path, 0o644, &bolt.Options{Timeout: time.Second, NoSync: true, InitialMmapSize: mmapSize(fc.limit)})
 		return err
 	})
 	if err != nil {
@@ -158,12 +152,16 @@ func openBolt(path string, limit int64, noSync bool) (*bolt.DB, bool, error) {
 	}
 	err = guard(func() error {
 		return db.Update(func(tx *bolt.Tx) error {
-			for _, name := range [][]byte{filtersBucket, orderBucket, metaBucket} {
+			if err := dropOldLayout(tx); err != nil {
+				return err
+			}
+			for _, name := range [][]byte{chunksBucket, indexBucket, metaBucket} {
 				if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 					return fmt.Errorf("bucket %s: %w", name, err)
 				}
 			}
-			return evict(tx, limit)
+			fc.loadPending(tx)
+			return fc.evict(tx, fc.limit)
 		})
 	})
 	if err != nil {
@@ -171,6 +169,16 @@ func openBolt(path string, limit int64, noSync bool) (*bolt.DB, bool, error) {
 		return nil, deep, err
 	}
 	return db, deep, nil
+}
+
+// mmapSize is the size of the address space bbolt maps for a cache of
+// the limit from the start: the file it grows to (the limit, with bbolt's
+// pages, branches and free pages around it), so that a filling cache is
+// not mapped again at each doubling of its file, which copies the
+// transaction's new entries out of the map each time. Only what is read
+// is resident.
+func mmapSize(limit int64) int {
+	return int(min(limit+limit/2, 1<<30))
 }
 
 // checkFile runs checkBolt on the file at path; a missing file is fine.
@@ -320,7 +328,7 @@ func (fc *filterCache) run(writable bool, fn func(*bolt.Tx) error) error {
 	if db == nil {
 		return err
 	}
-	return fc.failed(db, guard(func() error {
+	err = guard(func() error {
 		tx, err := db.Begin(writable)
 		if err != nil {
 			return err
@@ -330,7 +338,17 @@ func (fc *filterCache) run(writable bool, fn func(*bolt.Tx) error) error {
 			return err
 		}
 		return tx.Commit()
-	}))
+	})
+	if err != nil && writable && !errors.Is(err, errFault) {
+		// What the transaction changed in pending is undone with it.
+		_ = guard(func() error {
+			return db.View(func(tx *bolt.Tx) error {
+				fc.loadPending(tx)
+				return nil
+			})
+		})
+	}
+	return fc.failed(db, err)
 }
 
 // failed returns err, after turning the cache off if err is a fault.
@@ -371,20 +389,135 @@ func setCacheSize(tx *bolt.Tx, n int64) error {
 	return tx.Bucket(metaBucket).Put(sizeKey, v[:])
 }
 
-// evict deletes the oldest entries until the size is at most limit.
-func evict(tx *bolt.Tx, limit int64) error {
+// dropOldLayout deletes the buckets of earlier layouts, if any, and the
+// size they made up.
+func dropOldLayout(tx *bolt.Tx) error {
+	found := false
+	for _, name := range oldBuckets {
+		if tx.Bucket(name) == nil {
+			continue
+		}
+		found = true
+		if err := tx.DeleteBucket(name); err != nil {
+			return fmt.Errorf("bucket %s: %w", name, err)
+		}
+	}
+	if meta := tx.Bucket(metaBucket); found && meta != nil {
+		return meta.Delete(sizeKey)
+	}
+	return nil
+}
+
+// indexed returns the sequence of the last chunk the index holds.
+func indexed(tx *bolt.Tx) uint64 {
+	v := tx.Bucket(metaBucket).Get(indexedKey)
+	if len(v) != 8 {
+		return 0
+	}
+	return binary.BigEndian.Uint64(v)
+}
+
+// loadPending locates in memory the records of the chunks after the
+// indexed one: written, but not indexed when the cache was last closed
+// (a crash). A chunk's records after one that does not parse are lost.
+func (fc *filterCache) loadPending(tx *bolt.Tx) {
+	fc.pending = map[chainhash.Hash]loc{}
+	chunks := tx.Bucket(chunksBucket)
+	c := chunks.Cursor()
+	for k, _ := c.Seek(seqKey(indexed(tx) + 1)); k != nil; k, _ = c.Next() {
+		if len(k) != 8 {
+			continue
+		}
+		seq, v := binary.BigEndian.Uint64(k), chunkOf(chunks, k)
+		for off := uint32(0); int(off) < len(v); {
+			e, next, err := parseRecord(v, off)
+			if err != nil {
+				break
+			}
+			fc.pending[e.block] = loc{seq, off}
+			off = next
+		}
+	}
+}
+
+// find locates the record of block.
+func (fc *filterCache) find(tx *bolt.Tx, block chainhash.Hash) (loc, bool) {
+	if l, ok := fc.pending[block]; ok {
+		return l, true
+	}
+	return decodeLoc(tx.Bucket(indexBucket).Get(block[:]))
+}
+
+// unindex forgets where the record of block is.
+func (fc *filterCache) unindex(tx *bolt.Tx, block chainhash.Hash) error {
+	if _, ok := fc.pending[block]; ok {
+		delete(fc.pending, block)
+		return nil
+	}
+	return tx.Bucket(indexBucket).Delete(block[:])
+}
+
+// writeIndex writes the records located in memory into the index, in
+// the index's order: bbolt inserts each key into a slice of its page's
+// keys, so that keys in no order cost a copy of the slice each.
+func (fc *filterCache) writeIndex(tx *bolt.Tx) error {
+	index := tx.Bucket(indexBucket)
+	blocks := slices.SortedFunc(maps.Keys(fc.pending), func(a, b chainhash.Hash) int { return bytes.Compare(a[:], b[:]) })
+	for _, block := range blocks {
+		if err := index.Put(block[:], fc.pending[block].encode()); err != nil {
+			return err
+		}
+	}
+	fc.pending = map[chainhash.Hash]loc{}
+	return tx.Bucket(metaBucket).Put(indexedKey, seqKey(tx.Bucket(chunksBucket).Sequence()))
+}
+
+// chunkOf returns the chunk of key k in chunks, nil if there is none.
+// Each chunk is the one value of a bucket of its own: bbolt keeps at least
+// two keys on a page and rewrites a page whenever a key is added to it, so
+// chunks side by side in one bucket were written again with each of the
+// next few; a bucket's page is written once.
+func chunkOf(chunks *bolt.Bucket, k []byte) []byte {
+	b := chunks.Bucket(k)
+	if b == nil {
+		return nil
+	}
+	return b.Get(chunkKey)
+}
+
+// deleteChunk deletes the chunk at c, of key k, whatever its form.
+func deleteChunk(chunks *bolt.Bucket, c *bolt.Cursor, k []byte) error {
+	if chunks.Bucket(k) != nil {
+		return chunks.DeleteBucket(k)
+	}
+	return c.Delete()
+}
+
+// evict deletes the oldest chunks until the size is at most limit,
+// counting off the records of each that the index still locates there.
+func (fc *filterCache) evict(tx *bolt.Tx, limit int64) error {
 	size := cacheSize(tx)
-	filters, order := tx.Bucket(filtersBucket), tx.Bucket(orderBucket)
-	c := order.Cursor()
-	k, blockHash := c.First()
-	for ; k != nil && size > limit; k, blockHash = c.First() {
-		if v := filters.Get(blockHash); v != nil {
-			size -= int64(max(len(v)-entryHeaderSize, 0)) + entryOverhead
-			if err := filters.Delete(blockHash); err != nil {
-				return err
+	chunks := tx.Bucket(chunksBucket)
+	c := chunks.Cursor()
+	k, _ := c.First()
+	for ; k != nil && size > limit; k, _ = c.First() {
+		if v := chunkOf(chunks, k); len(k) == 8 {
+			seq := binary.BigEndian.Uint64(k)
+			for off := uint32(0); int(off) < len(v); {
+				e, next, err := parseRecord(v, off)
+				if err != nil {
+					break // the rest of a damaged chunk: its index lines find nothing
+				}
+				if l, ok := fc.find(tx, e.block); ok && l == (loc{seq, off}) {
+					size -= int64(len(e.filter)) + entryOverhead
+					if err := fc.unindex(tx, e.block); err != nil {
+						return err
+					}
+				}
+				off = next
 			}
 		}
-		if err := c.Delete(); err != nil {
+		if err := deleteChunk(chunks, c, k); err != nil {
 			return err
 		}
 	}
@@ -396,54 +529,90 @@ func evict(tx *bolt.Tx, limit int64) error {
 }
 
 // put stores filters[i] as the filter of blockHashes[i], in one
-// transaction, skipping those already there or alone larger than the
-// limit, and evicts the oldest entries to stay within the limit.
+// transaction, in chunks of up to chunkMax bytes, skipping those already
+// there or alone larger than the limit, and evicts the oldest chunks to
+// stay within the limit.
 func (fc *filterCache) put(blockHashes []chainhash.Hash, filters [][]byte) error {
 	return fc.update(func(tx *bolt.Tx) error {
-		bucket, order := tx.Bucket(filtersBucket), tx.Bucket(orderBucket)
+		chunks := tx.Bucket(chunksBucket)
+		// Keys only grow: fill each page.
+		chunks.FillPercent = 1
 		size := cacheSize(tx)
-		for i, blockHash := range blockHashes {
+		var chunk []byte
+		var seq uint64
+		store := func() error {
+			if len(chunk) == 0 {
+				return nil
+			}
+			b, err := chunks.CreateBucket(seqKey(seq))
+			if err == nil {
+				err = b.Put(chunkKey, chunk)
+			}
+			chunk = nil
+			return err
+		}
+		for i, block := range blockHashes {
 			cost := int64(len(filters[i])) + entryOverhead
-			if cost > fc.limit || bucket.Get(blockHash[:]) != nil {
+			if _, ok := fc.find(tx, block); ok || cost > fc.limit {
 				continue
 			}
-			seq, err := order.NextSequence()
-			if err != nil {
-				return err
+			if len(chunk) > 0 && int64(len(chunk)+recordHeaderSize+len(filters[i])) > chunkMax(fc.limit) {
+				if err := store(); err != nil {
+					return err
+				}
 			}
-			var k [8]byte
-			binary.BigEndian.PutUint64(k[:], seq)
-			if err := order.Put(k[:], blockHash[:]); err != nil {
-				return err
+			if len(chunk) == 0 {
+				var err error
+				if seq, err = chunks.NextSequence(); err != nil {
+					return err
+				}
+				chunk = make([]byte, 0, chunkSize(filters[i:], chunkMax(fc.limit)))
 			}
-			if err := bucket.Put(blockHash[:], encodeEntry(seq, filters[i])); err != nil {
-				return err
-			}
+			fc.pending[block] = loc{seq, uint32(len(chunk))}
+			chunk = appendRecord(chunk, &block, filters[i])
 			size += cost
+		}
+		if err := store(); err != nil {
+			return err
 		}
 		if err := setCacheSize(tx, size); err != nil {
 			return err
 		}
-		return evict(tx, fc.limit)
+		if err := fc.evict(tx, fc.limit); err != nil {
+			return err
+		}
+		if len(fc.pending) >= pendingMax {
+			return fc.writeIndex(tx)
+		}
+		return nil
 	})
 }
 
-// get returns a copy of the cached filter of the block, or nil. An entry
-// that is damaged is deleted, noted and reported as absent.
+// get returns a copy of the cached filter of the block, or nil. A record
+// that is damaged, or that is not the block's, is dropped, noted and
+// reported as absent.
 func (fc *filterCache) get(blockHash chainhash.Hash) ([]byte, error) {
 	var filter []byte
 	var bad error
 	err := fc.view(func(tx *bolt.Tx) error {
-		v := tx.Bucket(filtersBucket).Get(blockHash[:])
-		if v == nil {
+		l, ok := fc.find(tx, blockHash)
+		if !ok {
 			return nil
 		}
-		e, err := decodeEntry(v)
-		if err != nil {
+		chunk := chunkOf(tx.Bucket(chunksBucket), seqKey(l.seq))
+		if chunk == nil {
+			bad = fmt.Errorf("%w: the index locates it in chunk %d, which is missing", errBadEntry, l.seq)
+			return nil
+		}
+		e, err := decodeRecord(chunk, l.off)
+		switch {
+		case err != nil:
 			bad = err
-			return nil
+		case e.block != blockHash:
+			bad = fmt.Errorf("%w: the index locates the record of block %v", errBadEntry, e.block)
+		default:
+			filter = bytes.Clone(e.filter)
 		}
-		filter = bytes.Clone(e.filter)
 		return nil
 	})
 	if err != nil || bad == nil {
@@ -453,24 +622,28 @@ func (fc *filterCache) get(blockHash chainhash.Hash) ([]byte, error) {
 	return nil, fc.drop(blockHash)
 }
 
-// drop deletes the entry of a block.
+// drop forgets the filter of a block. Its record stays in its chunk until
+// the chunk is evicted, so the index is written first: the records it
+// does not hold are found again on open.
 func (fc *filterCache) drop(blockHash chainhash.Hash) error {
 	return fc.update(func(tx *bolt.Tx) error {
-		filters, order := tx.Bucket(filtersBucket), tx.Bucket(orderBucket)
-		v := filters.Get(blockHash[:])
-		if v == nil {
+		l, ok := fc.find(tx, blockHash)
+		if !ok {
 			return nil
 		}
-		size := cacheSize(tx) - (int64(max(len(v)-entryHeaderSize, 0)) + entryOverhead)
-		if len(v) >= 8 {
-			if err := order.Delete(v[:8]); err != nil {
+		if len(fc.pending) > 0 {
+			if err := fc.writeIndex(tx); err != nil {
 				return err
 			}
 		}
-		if err := filters.Delete(blockHash[:]); err != nil {
-			return err
+		if chunk := chunkOf(tx.Bucket(chunksBucket), seqKey(l.seq)); chunk != nil {
+			if e, _, err := parseRecord(chunk, l.off); err == nil {
+				if err := setCacheSize(tx, cacheSize(tx)-int64(len(e.filter))-entryOverhead); err != nil {
+					return err
+				}
+			}
 		}
-		return setCacheSize(tx, size)
+		return tx.Bucket(indexBucket).Delete(blockHash[:])
 	})
 }
 
@@ -479,7 +652,7 @@ func (fc *filterCache) drop(blockHash chainhash.Hash) error {
 func (fc *filterCache) size() (bytes int64, filters int, err error) {
 	err = fc.view(func(tx *bolt.Tx) error {
 		bytes = cacheSize(tx)
-		filters = tx.Bucket(filtersBucket).Stats().KeyN
+		filters = tx.Bucket(indexBucket).Stats().KeyN + len(fc.pending)
 		return nil
 	})
 	return bytes, filters, err
@@ -499,6 +672,10 @@ func (fc *filterCache) close() error {
 	}
 	if db == nil {
 		return nil
+	}
+	if len(fc.pending) > 0 {
+		// If it fails, the next open finds them in their chunks.
+		_ = guard(func() error { return db.Update(fc.writeIndex) })
 	}
 	if err := guard(db.Close); err != nil {
 		return err

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -98,11 +99,19 @@ func TestFilterCacheDropsDamagedEntry(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(filtersBucket)
-		k := blockHash(1)
-		v := bytes.Clone(b.Get(k[:]))
-		v[len(v)-1] ^= 1
-		return b.Put(k[:], v)
+		h := blockHash(1)
+		l, ok := decodeLoc(tx.Bucket(indexBucket).Get(h[:]))
+		if !ok {
+			return errors.New("filter 1 not in the index")
+		}
+		b := tx.Bucket(chunksBucket).Bucket(seqKey(l.seq))
+		v := bytes.Clone(b.Get(chunkKey))
+		_, end, err := parseRecord(v, l.off)
+		if err != nil {
+			return err
+		}
+		v[end-1] ^= 1
+		return b.Put(chunkKey, v)
 	})
 	db.Close()
 	if err != nil {
@@ -135,32 +144,46 @@ func TestFilterCacheDropsDamagedEntry(t *testing.T) {
 	}
 }
 
-func TestDecodeEntry(t *testing.T) {
-	good := encodeEntry(7, fakeFilter(3))
+func TestDecodeRecord(t *testing.T) {
+	block := blockHash(7)
+	good := appendRecord(nil, &block, fakeFilter(3))
+	flip := func(i int) []byte { v := bytes.Clone(good); v[i] ^= 4; return v }
 	tests := []struct {
 		name  string
-		value []byte
+		chunk []byte
 		ok    bool
 	}{
 		{"whole", good, true},
-		{"empty filter", encodeEntry(1, nil), true},
-		{"short", good[:entryHeaderSize-1], false},
+		{"empty filter", appendRecord(nil, &block, nil), true},
+		{"short", good[:recordHeaderSize-1], false},
 		{"filter cut", good[:len(good)-1], false},
-		{"hash flipped", func() []byte { v := bytes.Clone(good); v[9] ^= 4; return v }(), false},
+		{"length grown", flip(3), false},
+		{"block flipped", flip(9), false},
+		{"checksum flipped", flip(4 + chainhash.HashSize + 1), false},
+		{"filter flipped", flip(recordHeaderSize + 2), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e, err := decodeEntry(tt.value)
+			e, err := decodeRecord(tt.chunk, 0)
 			if tt.ok != (err == nil) {
-				t.Fatalf("decodeEntry: %v, want ok %v", err, tt.ok)
+				t.Fatalf("decodeRecord: %v, want ok %v", err, tt.ok)
 			}
 			if err != nil && !errors.Is(err, errBadEntry) {
 				t.Fatalf("error %v does not wrap errBadEntry", err)
 			}
-			if tt.ok && e.seq != 7 && len(e.filter) > 0 {
-				t.Fatalf("seq %d, want 7", e.seq)
+			if tt.ok && e.block != block {
+				t.Fatalf("block %v, want %v", e.block, block)
 			}
 		})
+	}
+	// The second record of a chunk, and an offset past its end.
+	other := blockHash(8)
+	chunk := appendRecord(bytes.Clone(good), &other, fakeFilter(4))
+	if e, err := decodeRecord(chunk, uint32(len(good))); err != nil || e.block != other || !bytes.Equal(e.filter, fakeFilter(4)) {
+		t.Errorf("second record: %v, %v", e.block, err)
+	}
+	if _, err := decodeRecord(chunk, uint32(len(chunk))+5); !errors.Is(err, errBadEntry) {
+		t.Errorf("offset past the chunk: %v", err)
 	}
 }
 
@@ -187,5 +210,115 @@ func TestPutFiltersBatch(t *testing.T) {
 	}
 	if size, count, _ := s.FilterCacheSize(); size != 10*filterCost || count != 10 {
 		t.Fatalf("cache holds %d bytes in %d filters after a batch over the cap", size, count)
+	}
+}
+
+// TestFilterCacheOldLayout: a cache file of the earlier layout (filters by
+// block hash, their eviction order, the size in meta) is emptied on open,
+// its buckets dropped, and the cache works in the new layout.
+func TestFilterCacheOldLayout(t *testing.T) {
+	dir := t.TempDir()
+	s := openTest(t, dir, Options{NoSync: true}) // makes the directory
+	s.Close()
+	path := cachePath(dir)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	db, err := bolt.Open(path, 0o644, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		filters, err := tx.CreateBucket([]byte("filters"))
+		if err != nil {
+			return err
+		}
+		order, err := tx.CreateBucket([]byte("order"))
+		if err != nil {
+			return err
+		}
+		meta, err := tx.CreateBucket(metaBucket)
+		if err != nil {
+			return err
+		}
+		h := blockHash(1)
+		if err := filters.Put(h[:], append(make([]byte, 40), fakeFilter(1)...)); err != nil {
+			return err
+		}
+		if err := order.Put([]byte{0, 0, 0, 0, 0, 0, 0, 1}, h[:]); err != nil {
+			return err
+		}
+		return meta.Put(sizeKey, []byte{0, 0, 0, 0, 0, 0, 1, 0})
+	})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s = openTest(t, dir, Options{FilterCacheBytes: 1 << 20, NoSync: true})
+	if size, n, err := s.FilterCacheSize(); size != 0 || n != 0 || err != nil {
+		t.Errorf("the old cache counts %d bytes, %d filters (%v) in the new layout", size, n, err)
+	}
+	if _, ok, _ := s.Filter(blockHash(1)); ok {
+		t.Error("a filter of the old layout was found")
+	}
+	if err := s.PutFilter(blockHash(2), fakeFilter(2)); err != nil {
+		t.Fatal(err)
+	}
+	if f, ok, _ := s.Filter(blockHash(2)); !ok || !bytes.Equal(f, fakeFilter(2)) {
+		t.Error("the cache does not keep filters after dropping the old layout")
+	}
+	s.Close()
+	db, err = bolt.Open(path, 0o644, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	_ = db.View(func(tx *bolt.Tx) error {
+		for _, name := range oldBuckets {
+			if tx.Bucket(name) != nil {
+				t.Errorf("bucket %s of the old layout kept", name)
+			}
+		}
+		return nil
+	})
+}
+
+// TestFilterCacheIndexAfterCrash: the index lines of new chunks are kept
+// in memory until the cache closes; a copy of the file taken before that
+// (as a crash leaves it) still finds every filter, by its chunk, and a
+// filter dropped before the copy stays dropped.
+func TestFilterCacheIndexAfterCrash(t *testing.T) {
+	opts := Options{FilterCacheBytes: 1 << 20, NoSync: true}
+	dir, crashed := t.TempDir(), t.TempDir()
+	openTest(t, crashed, opts).Close() // the directory of the copy
+	s := openTest(t, dir, opts)
+	defer s.Close()
+	hs, fs := filterBatch(0, 20, fakeFilter)
+	if err := s.PutFilters(hs[:10], fs[:10]); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DropFilter(hs[3]); err != nil { // writes the index
+		t.Fatal(err)
+	}
+	if err := s.PutFilters(hs[10:], fs[10:]); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(cachePath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cachePath(crashed), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := openTest(t, crashed, opts)
+	defer c.Close()
+	for i := range hs {
+		f, ok, err := c.Filter(hs[i])
+		if want := i != 3; ok != want || err != nil || ok && !bytes.Equal(f, fs[i]) {
+			t.Errorf("filter %d after the crash: found %v (%v), want found %v", i, ok, err, want)
+		}
+	}
+	if size, n, err := c.FilterCacheSize(); n != 19 || size != 19*(int64(len(fs[0]))+entryOverhead) || err != nil {
+		t.Errorf("after the crash: %d filters, %d bytes (%v)", n, size, err)
 	}
 }

@@ -69,21 +69,28 @@ func FuzzScanRecords(f *testing.F) {
 	})
 }
 
-func FuzzDecodeEntry(f *testing.F) {
-	f.Add(encodeEntry(1, fakeFilter(1)))
-	f.Add(encodeEntry(0, nil))
+// FuzzDecodeRecord reads the fuzzer's bytes as a chunk, record after
+// record: what is accepted must be the encoding of what it decodes to.
+func FuzzDecodeRecord(f *testing.F) {
+	one, zero := blockHash(1), chainhash.Hash{}
+	f.Add(appendRecord(nil, &one, fakeFilter(1)))
+	f.Add(appendRecord(appendRecord(nil, &zero, nil), &one, fakeFilter(2)))
 	f.Add([]byte{1, 2, 3})
-	f.Add(encodeEntry(5, make([]byte, 1000))[:500])
+	f.Add(appendRecord(nil, &one, make([]byte, 1000))[:500])
 	f.Fuzz(func(t *testing.T, v []byte) {
-		e, err := decodeEntry(v)
-		if err != nil {
-			if !errors.Is(err, errBadEntry) {
-				t.Fatalf("error %v does not wrap errBadEntry", err)
+		for off := uint32(0); int(off) < len(v); {
+			e, err := decodeRecord(v, off)
+			if err != nil {
+				if !errors.Is(err, errBadEntry) {
+					t.Fatalf("error %v does not wrap errBadEntry", err)
+				}
+				return
 			}
-			return
-		}
-		if chainhash.DoubleHashH(e.filter) != e.filterHash || !bytes.Equal(encodeEntry(e.seq, e.filter), v) {
-			t.Fatal("accepted entry does not encode back to itself")
+			_, next, err := parseRecord(v, off)
+			if err != nil || !bytes.Equal(appendRecord(nil, &e.block, e.filter), v[off:next]) {
+				t.Fatalf("accepted record at %d does not encode back to itself (%v)", off, err)
+			}
+			off = next
 		}
 	})
 }

@@ -50,7 +50,7 @@ var (
 // write; Open uses DefaultOptions.
 type Options struct {
 	// FilterCacheBytes caps the filter cache: the filter bytes plus a
-	// fixed overhead of about 100 bytes per filter. Zero keeps no
+	// fixed overhead of 84 bytes per filter. Zero keeps no
 	// filters (and leaves an existing cache on disk untouched).
 	FilterCacheBytes int64
 	// NoSync skips fsync: for tests, benchmarks and disposable chains. A
@@ -61,7 +61,8 @@ type Options struct {
 	// may be lost while the block headers that replaced the
 	// disconnected ones are kept, so filter headers may then belong to
 	// blocks no longer in the chain. With syncing on, every truncation is
-	// on disk before anything is written above it.
+	// on disk before anything is written above it. The filter cache is
+	// never synced (see the package documentation).
 	NoSync bool
 }
 
@@ -162,7 +163,7 @@ func (s *Store) open(opts Options) error {
 		}
 	}
 	if opts.FilterCacheBytes > 0 {
-		s.filters = openFilterCache(filepath.Join(dir, FiltersDir, filterCacheFile), opts.FilterCacheBytes, opts.NoSync, s.now)
+		s.filters = openFilterCache(filepath.Join(dir, FiltersDir, filterCacheFile), opts.FilterCacheBytes, s.now)
 	}
 	if sync {
 		// Files created just now must survive a power failure too.
@@ -476,7 +477,7 @@ func cacheError(err error) error {
 }
 
 // Filter returns the cached basic filter of the block, if any. An entry
-// whose filter no longer hashes to the hash recorded with it is deleted,
+// that fails its checksum, or that the index leads to wrongly, is deleted,
 // reported as absent and listed in Recovered. Check the filter against
 // the block's filter header (CheckFilter) before trusting it for a scan:
 // the cache knows blocks by hash only. If the cache's file turns out
