@@ -160,13 +160,18 @@ type coverScan struct {
 	seed      []int32 // heights of the seed pass
 	// hits holds, per height of the range whose filter is held, which of
 	// wallet, covers and probes (in that order) it matches.
-	hits      map[int32][]bool
-	walletAt  map[int32]bool // heights fetched for the watch list
-	drawn     int
-	why       []string // why the target is not met
-	warnings  []string
-	spare     []cover.Cover // candidates profiled and not drawn
-	explore   int           // random blocks to fetch for candidates
+	hits     map[int32][]bool
+	at       [][]int32      // per element, the heights it matches, increasing
+	walletAt map[int32]bool // heights fetched for the watch list
+	drawn    int
+	why      []string // why the target is not met
+	warnings []string
+	spare    []cover.Cover // candidates profiled and not drawn
+	explore  int           // random blocks to fetch for candidates
+	// near are the heights of candidates profiled above class 1 and not
+	// drawn: blocks the other transactions of their owners' chains are
+	// in, which explore fetches before random ones.
+	near      []int32
 	bootstrap bool
 }
 
@@ -207,7 +212,10 @@ func (c *Client) startCovers(ctx context.Context, log *scanLog, wallet [][]byte,
 // sampleChains returns whole candidate chains of reserve (by Group; a
 // script of group 0 alone), in random order, up to n scripts: every
 // chain of the reserve has its chance at each scan, not only the first
-// n scripts ever found.
+// n scripts ever found. Chains an earlier scan profiled above class 1
+// (cover.Set.Reclass) go first, within half of n: they are the rare
+// ones a wallet's chains of several appearances need, and a uniform
+// sample of a large reserve leaves them out as often as not.
 func sampleChains(reserve []cover.Cover, n int) []cover.Cover {
 	var chains [][]cover.Cover
 	at := map[uint64]int{}
@@ -220,9 +228,19 @@ func sampleChains(reserve []cover.Cover, n int) []cover.Cover {
 		}
 		chains[i] = append(chains[i], r)
 	}
+	rare := func(ch []cover.Cover) bool {
+		return slices.ContainsFunc(ch, func(c cover.Cover) bool { return c.Profile.Class > 1 })
+	}
 	var out []cover.Cover
-	for _, i := range rand.Perm(len(chains)) {
-		if len(out)+len(chains[i]) <= n {
+	taken := make([]bool, len(chains))
+	order := rand.Perm(len(chains))
+	for _, i := range order {
+		if rare(chains[i]) && len(out)+len(chains[i]) <= n/2 {
+			out, taken[i] = append(out, chains[i]...), true
+		}
+	}
+	for _, i := range order {
+		if !taken[i] && len(out)+len(chains[i]) <= n {
 			out = append(out, chains[i]...)
 		}
 	}
@@ -343,6 +361,7 @@ func (cs *coverScan) profile() {
 		elems = append(elems, p.Script)
 	}
 	cs.hits = map[int32][]bool{}
+	cs.at = make([][]int32, len(elems))
 	for h := cs.from; h <= cs.to; h++ {
 		hash := cs.c.chain.Hash(h)
 		data, ok := cs.c.cachedFilter(hash)
@@ -353,21 +372,19 @@ func (cs *coverScan) profile() {
 		if err != nil {
 			continue
 		}
-		cs.hits[h] = f.MatchEach(gcs.BasicKey(&hash), elems, nil)
+		m := f.MatchEach(gcs.BasicKey(&hash), elems, nil)
+		cs.hits[h] = m
+		for i, ok := range m {
+			if ok {
+				cs.at[i] = append(cs.at[i], h)
+			}
+		}
 	}
 }
 
 // heightsOf returns the heights whose held filter matches element i of
 // profile's elements.
-func (cs *coverScan) heightsOf(i int) []int32 {
-	var out []int32
-	for h := cs.from; h <= cs.to; h++ {
-		if m := cs.hits[h]; m != nil && m[i] {
-			out = append(out, h)
-		}
-	}
-	return out
-}
+func (cs *coverScan) heightsOf(i int) []int32 { return cs.at[i] }
 
 // member is a script profiled on the range's filters: its heights and
 // its chain (0: alone).
@@ -496,7 +513,9 @@ func (cs *coverScan) plan(matched []int32, forced map[int32]bool) ([]int32, erro
 	}
 	for _, c := range cands {
 		if !isDrawn[string(c.Script)] {
-			cs.spare = append(cs.spare, byScript[string(c.Script)])
+			sp := byScript[string(c.Script)]
+			sp.Profile.Class = uint8(c.Profile.Class)
+			cs.spare = append(cs.spare, sp)
 		}
 	}
 	// The covers in use first, then the new ones: a bound keeps the old
@@ -526,8 +545,14 @@ func (cs *coverScan) plan(matched []int32, forced map[int32]bool) ([]int32, erro
 		for _, k := range short {
 			n += k
 		}
-		cs.why = append(cs.why, fmt.Sprintf("%d cover chains short of the target: no candidate of their class yet (the reserve grows from the cover blocks each scan fetches, and %d random blocks fetched with them to find more)", n, max(minSeedBlocks, 4*n)))
 		cs.explore = max(minSeedBlocks, 4*n)
+		cs.why = append(cs.why, fmt.Sprintf("%d cover chains short of the target: no candidate of their class yet (the reserve grows from the blocks each scan fetches, and %d blocks more are fetched to find more: those of candidates of several appearances, then random ones)", n, cs.explore))
+		for _, c := range cs.spare {
+			if c.Profile.Class > 1 {
+				cs.near = append(cs.near, probeHeights[string(c.Script)]...)
+			}
+		}
+		rand.Shuffle(len(cs.near), func(i, j int) { cs.near[i], cs.near[j] = cs.near[j], cs.near[i] })
 	}
 	return cs.heights(coverHeights), nil
 }
@@ -568,23 +593,40 @@ func (cs *coverScan) heights(coverHeights [][]int32) []int32 {
 			fetch[h] = true
 		}
 	}
-	// Random blocks, in the same plan, whose scripts fill the reserve
-	// for the next scan: a peer sees them as blocks no group explains.
-	for _, i := range rand.Perm(int(cs.to-cs.from) + 1) {
-		if cs.explore == 0 || bound >= 0 && extra >= bound {
-			break
+	// Blocks to explore, in the same plan, whose scripts fill the
+	// reserve for the next scan: half of them near candidates of
+	// several appearances (their owners' other transactions), then
+	// random ones. A peer sees them as blocks no group explains.
+	near := cs.explore / 2
+	explore := func(hs []int32, n int) {
+		for _, h := range hs {
+			if n == 0 || cs.explore == 0 || bound >= 0 && extra >= bound {
+				return
+			}
+			if !fetch[h] {
+				fetch[h] = true
+				n, cs.explore, extra = n-1, cs.explore-1, extra+1
+			}
 		}
-		if h := cs.from + int32(i); !fetch[h] {
-			fetch[h] = true
-			cs.explore--
-			extra++
-		}
+	}
+	explore(cs.near, near)
+	if cs.explore > 0 {
+		explore(cs.randomHeights(), cs.explore)
 	}
 	out := make([]int32, 0, len(fetch))
 	for h := range fetch {
 		out = append(out, h)
 	}
 	slices.Sort(out)
+	return out
+}
+
+// randomHeights is the range's heights in random order.
+func (cs *coverScan) randomHeights() []int32 {
+	out := make([]int32, 0, int(cs.to-cs.from)+1)
+	for _, i := range rand.Perm(int(cs.to-cs.from) + 1) {
+		out = append(out, cs.from+int32(i))
+	}
 	return out
 }
 
@@ -659,7 +701,6 @@ const DefaultCoverBlocksFactor = 4
 // the reserve and saves the set.
 func (cs *coverScan) finish(heights []int32, blocks []*wire.MsgBlock) *CoverCost {
 	k := &CoverCost{Target: cs.target, Drawn: cs.drawn, SeedBlocks: len(cs.seed)}
-	var coverBlocks []*wire.MsgBlock
 	for i, b := range blocks {
 		size := uint64(b.SerializeSize())
 		if cs.walletAt[heights[i]] {
@@ -669,7 +710,6 @@ func (cs *coverScan) finish(heights []int32, blocks []*wire.MsgBlock) *CoverCost
 		}
 		k.CoverBlocks++
 		k.CoverBytes += size
-		coverBlocks = append(coverBlocks, b)
 	}
 	inReserve := map[string]bool{}
 	for _, r := range cs.set.Reserve() {
@@ -677,12 +717,18 @@ func (cs *coverScan) finish(heights []int32, blocks []*wire.MsgBlock) *CoverCost
 	}
 	var spare []cover.Cover
 	for _, c := range cs.spare {
-		if !inReserve[string(c.Script)] && len(spare) < maxNewReserve {
+		if inReserve[string(c.Script)] {
+			// Its class as profiled now, for the next scan's sample.
+			if _, err := cs.set.Reclass(c.Script, c.Profile.Class); err != nil {
+				cs.why = append(cs.why, fmt.Sprintf("a candidate's class could not be kept: %v", err))
+			}
+		} else if len(spare) < maxNewReserve {
 			spare = append(spare, c)
 		}
 	}
-	for _, c := range append(spare, cs.candidates(coverBlocks, maxNewReserve-len(spare))...) {
-		c.Profile.Class = 1
+	// Candidates come from every block fetched: the wallet's blocks
+	// hold other people's transactions too, at no cost.
+	for _, c := range append(spare, cs.candidates(blocks, maxNewReserve-len(spare))...) {
 		if err := cs.set.AddReserve(c); errors.Is(err, cover.ErrFull) {
 			break
 		}

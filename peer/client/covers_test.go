@@ -549,3 +549,40 @@ func TestSampleChains(t *testing.T) {
 		t.Error("the chains found last were never sampled")
 	}
 }
+
+// TestSampleChainsRareFirst: chains a scan profiled above class 1 are
+// sampled every scan, however large the reserve (a uniform sample of
+// 512 of a reserve of 1,300 once left the wallet's class-3 chains a
+// cover short for sessions on end), within half the sample.
+func TestSampleChainsRareFirst(t *testing.T) {
+	var reserve []cover.Cover
+	for g := range 400 {
+		class := uint8(1)
+		if g%50 == 7 {
+			class = 3
+		}
+		for m := range 2 {
+			s := []byte{0x00, 0x14, byte(g >> 8), byte(g), byte(m), 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21}
+			reserve = append(reserve, cover.Cover{Script: s, Profile: cover.Profile{Class: class, Group: uint64(g) + 1}})
+		}
+	}
+	for range 20 {
+		got := sampleChains(reserve, 64)
+		rare := 0
+		for _, c := range got {
+			if c.Profile.Class > 1 {
+				rare++
+			}
+		}
+		if rare != 16 || len(got) != 64 {
+			t.Fatalf("%d scripts sampled, %d of the 16 of rare chains; want 64 and all 16", len(got), rare)
+		}
+	}
+	many := slices.Clone(reserve)
+	for i := range many {
+		many[i].Profile.Class = 2
+	}
+	if got := sampleChains(many, 64); len(got) != 64 {
+		t.Fatalf("a reserve of rare chains only: %d sampled, want 64", len(got))
+	}
+}

@@ -238,6 +238,23 @@ func (s *Set) Add(c Cover) error {
 	return s.add(c, true)
 }
 
+// Reclass sets the class of a script in reserve, as a scan profiled it,
+// so that a later scan profiles the rare classes first; a script not in
+// reserve is left alone (false).
+func (s *Set) Reclass(script []byte, class uint8) (bool, error) {
+	if class < 1 || class > MaxClass {
+		return false, fmt.Errorf("cover: class %d outside 1..%d", class, MaxClass)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.where()[string(script)] != inReserve {
+		return false, nil
+	}
+	i := slices.IndexFunc(s.c.reserve, func(e Cover) bool { return bytes.Equal(e.Script, script) })
+	s.c.reserve[i].Profile.Class = class // a byte: the file's size is the same
+	return true, nil
+}
+
 // AddReserve keeps c in reserve, for a later Add.
 func (s *Set) AddReserve(c Cover) error {
 	return s.add(c, false)

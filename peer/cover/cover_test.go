@@ -417,3 +417,45 @@ func TestCoverFileBounded(t *testing.T) {
 		t.Fatalf("size kept as %d, encodes to %d", s.size, len(s.c.encode()))
 	}
 }
+
+// TestReclass: a script in reserve takes the class a scan profiled,
+// which a save keeps; a cover, a script not in the set and a class out
+// of range are left alone.
+func TestReclass(t *testing.T) {
+	s, dir := filled(t, 2, 2)
+	cases := []struct {
+		name   string
+		script []byte
+		class  uint8
+		ok     bool
+		err    bool
+	}{
+		{"in reserve", p2wpkh(2), 5, true, false},
+		{"a cover", p2wpkh(0), 5, false, false},
+		{"not in the set", p2wpkh(90), 5, false, false},
+		{"class 0", p2wpkh(3), 0, false, true},
+		{"class beyond MaxClass", p2wpkh(3), MaxClass + 1, false, true},
+	}
+	for _, tc := range cases {
+		ok, err := s.Reclass(tc.script, tc.class)
+		if ok != tc.ok || (err != nil) != tc.err {
+			t.Errorf("%s: %v, %v; want %v and an error %v", tc.name, ok, err, tc.ok, tc.err)
+		}
+	}
+	if err := s.Save(); err != nil {
+		t.Fatal(err)
+	}
+	again, _, err := Open(dir, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []uint8{5, entry(3).Profile.Class}
+	for i, r := range again.Reserve() {
+		if r.Profile.Class != want[i] {
+			t.Errorf("reserve %d of class %d after a save, want %d", i, r.Profile.Class, want[i])
+		}
+	}
+	if c := again.Covers()[0].Profile.Class; c != entry(0).Profile.Class {
+		t.Errorf("a cover reclassed: class %d", c)
+	}
+}
