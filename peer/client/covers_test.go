@@ -158,9 +158,19 @@ func txids(ms []Match) []string {
 	return out
 }
 
+// highestGroup is the highest probability a view gives a watched
+// script's group (the script's own when it is alone).
+func highestGroup(p *leak.PeerLeak) float64 {
+	h := 0.0
+	for _, s := range p.Scripts {
+		h = max(h, s.GroupProbability)
+	}
+	return h
+}
+
 // TestPrivacyTargetMet: on the labelled chain through two relays, a
 // scan without a target lets the client's own leak report attribute the
-// wallet's scripts above 0.5; with PrivacyTarget 0.5, the first session
+// wallet's groups above 0.5; with PrivacyTarget 0.5, the first session
 // bootstraps its covers, and a later one, once the reserve holds
 // candidates of every profile of the wallet (the chain's scripts of
 // three appearances are few: 2 to 7 sessions in 20 runs), meets the
@@ -181,8 +191,11 @@ func TestPrivacyTargetMet(t *testing.T) {
 	if plain.Cover != nil {
 		t.Fatalf("a scan without a target reports covers: %+v", plain.Cover)
 	}
-	if h := plain.Leak.Collusion.Highest; h == nil || *h <= target {
-		t.Fatalf("without covers the wallet is attributed at %v: the test cannot tell covers from none", h)
+	// The wallet's scripts share their groups (a payment and its
+	// change), so a script alone may stay below the target where its
+	// group does not: the group is what covers must hide.
+	if g := highestGroup(&plain.Leak.Collusion); g <= target {
+		t.Fatalf("without covers the wallet's groups are attributed at %.3f at most: the test cannot tell covers from none", g)
 	}
 	dir := t.TempDir()
 	relays := relaysTo(t, f, 2) // the same peers every session
@@ -214,8 +227,8 @@ func TestPrivacyTargetMet(t *testing.T) {
 	if k == nil || !k.Met {
 		t.Fatalf("%d covered sessions did not meet the target: %+v (warnings %q)", maxSessionsToTarget, k, res.Warnings)
 	}
-	t.Logf("without target: %d blocks fetched, %d bytes received, %v (with the leak report); colluding peers attribute %d scripts at >= 0.95, highest %.3f",
-		plain.BlocksFetched, plain.BytesReceived, plainTime.Round(time.Millisecond), plain.Leak.Collusion.Confident, *plain.Leak.Collusion.Highest)
+	t.Logf("without target: %d blocks fetched, %d bytes received, %v (with the leak report); colluding peers attribute %d scripts at >= 0.95, highest %.3f, highest group %.3f",
+		plain.BlocksFetched, plain.BytesReceived, plainTime.Round(time.Millisecond), plain.Leak.Collusion.Confident, *plain.Leak.Collusion.Highest, highestGroup(&plain.Leak.Collusion))
 	t.Logf("first covered session: %d blocks, %d bytes, %v: %s", first.BlocksFetched, first.BytesReceived, firstTime.Round(time.Millisecond), first.Cover)
 	t.Logf("covered session %d, the first to meet the target: %d blocks, %d bytes, %v (with the leak report): %s", session, res.BlocksFetched, res.BytesReceived, secondTime.Round(time.Millisecond), k)
 	if k.CoverBlocks == 0 || k.WalletBlocks+k.CoverBlocks != res.BlocksFetched {
