@@ -210,12 +210,12 @@ func Compute(in Input, lim Limits) (*Leak, error) {
 		}
 		views = append(views, v)
 	}
-	all := append(slices.Clone(views), collusionOf(views))
+	all := append(slices.Clone(views), colluding(in.Views, in.Tip))
 	p, err := newPartial(in, all, lim)
 	if err != nil {
 		return nil, err
 	}
-	reps, err := Analyze(views, p.source(), Options{Own: p.isOwn, Singles: p.singles, MaxMatches: len(p.entries) + 1, Collude: true, CoverTarget: in.Target})
+	reps, err := Analyze(all, p.source(), Options{Own: p.isOwn, Singles: p.singles, MaxMatches: len(p.entries) + 1, CoverTarget: in.Target})
 	if err != nil {
 		return nil, fmt.Errorf("leak: %w", err)
 	}
@@ -230,6 +230,22 @@ func Compute(in Input, lim Limits) (*Leak, error) {
 	}
 	out.Warnings = append(out.Warnings, p.warnings...)
 	return out, nil
+}
+
+// colluding is the view of all views colluding as the attack joins them
+// (collusionOf): their filter ranges and fetched blocks, a view without
+// a range adding its fetched blocks only; 0..tip when none has a range.
+// Filling each view's missing range with 0..tip first, as a view alone
+// is taken, would stretch the collusion over blocks no peer was asked
+// the filters of, whose filters the client does not hold: every other
+// candidate would then be taken to appear there and match nothing, and
+// the report would over-state far above the attack.
+func colluding(views []View, tip int32) View {
+	c := collusionOf(views)
+	if len(c.Scanned) == 0 {
+		c.Scanned = []HeightRange{{From: 0, To: tip}}
+	}
+	return c
 }
 
 func (l Limits) withDefaults() Limits {

@@ -324,3 +324,66 @@ func BenchmarkCompute(b *testing.B) {
 		b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N)/float64(len(c.blocks)), "cpu-ns/block")
 	})
 }
+
+// TestComputeCollusionAsAttack: a peer asked for blocks and never for
+// filters beside one asked for the filters of half the chain, the
+// client holding the filters of that half only. The collusion is the
+// attack's (Analyze with Collude on the full index): the filter range
+// and every fetched block, not the whole chain the filterless peer is
+// taken to have scanned alone; so it rests on nothing untested and
+// gives each watched script no less than the attack and within 0.05 of
+// it, where taking the whole chain made every other candidate match
+// nothing and over-stated far above the attack. The filterless peer
+// alone stays conservative, never below the attack.
+func TestComputeCollusionAsAttack(t *testing.T) {
+	c := newTestChain(t, chainSpec{blocks: 300, txs: 12, wallet: 8, seed: 1})
+	c.views = []leak.View{c.views[0], {ID: c.views[2].ID, Fetched: slices.Concat(c.views[1].Fetched, c.views[2].Fetched)}}
+	half := c.views[0].Scanned[0].To
+	got, err := leak.Compute(c.input(func(h int32) bool { return h <= half }), leak.Limits{MaxQueries: 1 << 20, MaxSingles: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ir, err := universe.NewIndexReader(bytes.NewReader(c.index(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := map[string]bool{}
+	for _, s := range append(slices.Clone(c.watched), c.covers...) {
+		own[universe.ScriptCandidate(s, c.params)] = true
+	}
+	full, err := leak.Analyze(c.views, ir, leak.Options{Own: func(x string) bool { return own[x] }, Collude: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	views := append(slices.Clone(got.Peers), got.Collusion)
+	if got.Collusion.Conservative {
+		t.Error("the collusion rests on untested blocks: it was stretched over the filterless peer's assumed range")
+	}
+	if b, want := got.Collusion.BlocksScanned, full[2].ScannedBlocks; b != want {
+		t.Errorf("the collusion scanned %d blocks, the attack's %d", b, want)
+	}
+	for i, pl := range views {
+		want := c.watchedOf(full[i])
+		byItem := map[int]leak.ScriptLeak{}
+		for _, s := range pl.Scripts {
+			byItem[s.WatchItem] = s
+		}
+		for w, m := range want {
+			s, ok := byItem[w]
+			switch {
+			case !ok:
+				t.Errorf("view %d: watched script %d matched by the attack, not listed", i, w)
+			case s.Probability < m.Probability-1e-12:
+				t.Errorf("view %d script %d: %.6f below the attack's %.6f", i, w, s.Probability, m.Probability)
+			case i == 2:
+				t.Logf("colluding script %d: %.4f, the attack's %.4f", w, s.Probability, m.Probability)
+				if s.Probability > m.Probability+0.05 {
+					t.Errorf("colluding script %d: %.4f, far above the attack's %.4f", w, s.Probability, m.Probability)
+				}
+			}
+		}
+	}
+	if len(got.Collusion.Scripts) == 0 {
+		t.Fatal("no watched script matched colluding: the chain does not exercise the collusion")
+	}
+}
