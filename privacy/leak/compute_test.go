@@ -38,6 +38,12 @@ func (c *testChain) fullViews() []leak.View {
 // analyzeFull is the attack with the client's labels on the chain's full
 // index: what Compute must give without a filter missing.
 func (c *testChain) analyzeFull(t testing.TB) []*leak.Report {
+	return c.analyzeViews(t, c.fullViews(), false)
+}
+
+// analyzeViews is the attack with the client's labels on the chain's
+// full index of views, and their collusion last when collude is set.
+func (c *testChain) analyzeViews(t testing.TB, views []leak.View, collude bool) []*leak.Report {
 	t.Helper()
 	ir, err := universe.NewIndexReader(bytes.NewReader(c.index(t)))
 	if err != nil {
@@ -47,7 +53,7 @@ func (c *testChain) analyzeFull(t testing.TB) []*leak.Report {
 	for _, s := range append(slices.Clone(c.watched), c.covers...) {
 		own[universe.ScriptCandidate(s, c.params)] = true
 	}
-	reps, err := leak.Analyze(c.fullViews(), ir, leak.Options{Own: func(x string) bool { return own[x] }})
+	reps, err := leak.Analyze(views, ir, leak.Options{Own: func(x string) bool { return own[x] }, Collude: collude})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -343,18 +349,7 @@ func TestComputeCollusionAsAttack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ir, err := universe.NewIndexReader(bytes.NewReader(c.index(t)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	own := map[string]bool{}
-	for _, s := range append(slices.Clone(c.watched), c.covers...) {
-		own[universe.ScriptCandidate(s, c.params)] = true
-	}
-	full, err := leak.Analyze(c.views, ir, leak.Options{Own: func(x string) bool { return own[x] }, Collude: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	full := c.analyzeViews(t, c.views, true)
 	views := append(slices.Clone(got.Peers), got.Collusion)
 	if got.Collusion.Conservative {
 		t.Error("the collusion rests on untested blocks: it was stretched over the filterless peer's assumed range")
