@@ -144,6 +144,7 @@ const (
 	maxNewReserve  = 256 // candidates a scan adds to the reserve
 	minSeedBlocks  = 8   // blocks of a seed pass, at least
 	coverHotFactor = 2   // a cover of more appearances than this × the wallet's largest class (or 16) is hot
+	exploreFactor  = 4   // blocks explored per cover chain short, within MaxCoverBlocks
 )
 
 // coverScan is one scan pass's covers.
@@ -159,9 +160,8 @@ type coverScan struct {
 	nextGroup uint64
 	seed      []int32 // heights of the seed pass
 	// hits holds, per height of the range whose filter is held, which of
-	// wallet, covers and probes (in that order) it matches.
+	// wallet and covers (in that order) it matches.
 	hits     map[int32][]bool
-	at       [][]int32      // per element, the heights it matches, increasing
 	walletAt map[int32]bool // heights fetched for the watch list
 	drawn    int
 	why      []string // why the target is not met
@@ -352,16 +352,15 @@ func (u unions) find(x int) int {
 // join puts a and b in one set.
 func (u unions) join(a, b int) { u[u.find(a)] = u.find(b) }
 
-// profile tests every held filter of the range against the wallet's
-// scripts, the covers and the probes (gcs.Filter.MatchEach), which gives
-// each its appearances.
-func (cs *coverScan) profile() {
-	elems := slices.Concat(cs.wallet, cs.covers)
-	for _, p := range cs.probes {
-		elems = append(elems, p.Script)
+// profile tests every held filter of the range against elems
+// (gcs.Filter.MatchEach), which gives each its heights (at), and which
+// of them each held filter matches (hits).
+func (cs *coverScan) profile(elems [][]byte) (at [][]int32, hits map[int32][]bool) {
+	hits = map[int32][]bool{}
+	at = make([][]int32, len(elems))
+	if len(elems) == 0 {
+		return at, hits
 	}
-	cs.hits = map[int32][]bool{}
-	cs.at = make([][]int32, len(elems))
 	for h := cs.from; h <= cs.to; h++ {
 		hash := cs.c.chain.Hash(h)
 		data, ok := cs.c.cachedFilter(hash)
@@ -373,18 +372,15 @@ func (cs *coverScan) profile() {
 			continue
 		}
 		m := f.MatchEach(gcs.BasicKey(&hash), elems, nil)
-		cs.hits[h] = m
+		hits[h] = m
 		for i, ok := range m {
 			if ok {
-				cs.at[i] = append(cs.at[i], h)
+				at[i] = append(at[i], h)
 			}
 		}
 	}
+	return at, hits
 }
-
-// heightsOf returns the heights whose held filter matches element i of
-// profile's elements.
-func (cs *coverScan) heightsOf(i int) []int32 { return cs.at[i] }
 
 // member is a script profiled on the range's filters: its heights and
 // its chain (0: alone).
@@ -454,13 +450,14 @@ func walletChains(ms []member) {
 // pass's), the seed pass's, and the covers' (those in use first, then
 // the new ones) within MaxCoverBlocks.
 func (cs *coverScan) plan(matched []int32, forced map[int32]bool) ([]int32, error) {
-	cs.profile()
+	var at [][]int32
+	at, cs.hits = cs.profile(slices.Concat(cs.wallet, cs.covers))
 	nw, nc := len(cs.wallet), len(cs.covers)
 	cs.walletAt = map[int32]bool{}
 	var wallet []member
 	largest := 0
 	for i, s := range cs.wallet {
-		if hs := cs.heightsOf(i); len(hs) > 0 {
+		if hs := at[i]; len(hs) > 0 {
 			wallet = append(wallet, member{script: s, heights: hs})
 			largest = max(largest, min(len(hs), leak.MaxProfileClass))
 		}
@@ -479,7 +476,7 @@ func (cs *coverScan) plan(matched []int32, forced map[int32]bool) ([]int32, erro
 	var inUse []member
 	coverHeights := make([][]int32, 0, nc)
 	for i, c := range cs.set.Covers() {
-		hs := cs.heightsOf(nw + i)
+		hs := at[nw+i]
 		coverHeights = append(coverHeights, hs)
 		if len(hs) > 0 {
 			inUse = append(inUse, member{script: c.Script, heights: hs, group: c.Profile.Group})
@@ -490,11 +487,21 @@ func (cs *coverScan) plan(matched []int32, forced map[int32]bool) ([]int32, erro
 	}
 	coverProfiles := cs.profiles(inUse)
 	need := leak.Need(walletProfiles, coverProfiles, cs.set.Chance(), cs.target)
+	// The candidates are profiled only when covers are short: once
+	// they meet the target, planning costs the wallet's and the
+	// covers' tests alone.
+	var probeScripts [][]byte
+	if len(need) > 0 {
+		for _, c := range cs.probes {
+			probeScripts = append(probeScripts, c.Script)
+		}
+	}
+	probeAt, _ := cs.profile(probeScripts)
 	var probes []member
 	probeHeights := map[string][]int32{}
 	byScript := map[string]cover.Cover{}
-	for i, c := range cs.probes {
-		hs := cs.heightsOf(nw + nc + i)
+	for i, c := range cs.probes[:len(probeScripts)] {
+		hs := probeAt[i]
 		if len(hs) == 0 || len(hs) > hot {
 			continue // a hot script's blocks would cost more than it hides
 		}
@@ -545,7 +552,7 @@ func (cs *coverScan) plan(matched []int32, forced map[int32]bool) ([]int32, erro
 		for _, k := range short {
 			n += k
 		}
-		cs.explore = max(minSeedBlocks, 4*n)
+		cs.explore = max(minSeedBlocks, exploreFactor*n)
 		cs.why = append(cs.why, fmt.Sprintf("%d cover chains short of the target: no candidate of their class yet (the reserve grows from the blocks each scan fetches, and %d blocks more are fetched to find more: those of candidates of several appearances, then random ones)", n, cs.explore))
 		for _, c := range cs.spare {
 			if c.Profile.Class > 1 {
