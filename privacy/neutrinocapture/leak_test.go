@@ -174,15 +174,21 @@ func leakChain(t *testing.T, shape peertest.WalletChain, others int) (*peertest.
 	mature, spec := shape.Spec("leak")
 	for o := 1; o <= others; o++ {
 		// Of 8 scripts, the last paid more often, so that their
-		// scripts reach the classes of the labelled wallet's on either
-		// chain (3 on the short one, 4 on the long).
-		blocks := 12
-		if o == others {
-			blocks = 16
+		// scripts reach the class of the labelled wallet's on the short
+		// chain (3). On the long one the labelled wallet's scripts are
+		// paid three times (class 4), which such wallets reach once:
+		// there the last is shaped like the labelled one (a real chain
+		// holds many), whose chains give covers of its classes.
+		other := peertest.WalletChain{Blocks: shape.Blocks, WalletBlocks: 12, Scripts: 8}
+		switch {
+		case o == others && shape == peertest.LongWalletChain:
+			other.WalletBlocks, other.Scripts = shape.WalletBlocks, shape.Scripts
+		case o == others:
+			other.WalletBlocks = 16
 		}
-		_, other := peertest.WalletChain{Blocks: shape.Blocks, WalletBlocks: blocks, Scripts: 8}.Spec(fmt.Sprintf("leak other %d", o))
-		spec.Wallets = append(spec.Wallets, other.Wallets...)
-		for r, es := range other.Events {
+		_, otherSpec := other.Spec(fmt.Sprintf("leak other %d", o))
+		spec.Wallets = append(spec.Wallets, otherSpec.Wallets...)
+		for r, es := range otherSpec.Events {
 			spec.Events[r+2*o] = append(spec.Events[r+2*o], es...)
 		}
 	}
