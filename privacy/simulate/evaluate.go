@@ -391,7 +391,10 @@ const (
 // given P > 0.99; every interval on an estimate covering the truth at its
 // nominal rate within 3 points either way (an interval that always covers
 // is wider than it says); every interval on a probability consistent
-// with the fraction right in each bin. Precision and recall measure the
+// with the fraction right in each bin. How often each interval on a
+// probability holds its bin's fraction right (IntervalScore.Holding) is
+// measured, not a target: a report's point intervals hold a rate only by
+// luck, and a bin's rate is itself uncertain. Precision and recall measure the
 // attack's power, not whether its probabilities hold, and are not
 // targets. A target with nothing to measure (no claim given P >= 0.95)
 // has no value and is neither met nor missed.
@@ -424,11 +427,7 @@ func targets(s *Score) []Target {
 	}
 	for _, iv := range s.Intervals {
 		if iv.Coverage != nil {
-			nominal := iv.Nominal
-			add(fmt.Sprintf("intervals (%s, %s): coverage", iv.Where, iv.Field), fmt.Sprintf("%.2f ± %g", nominal, TargetCoverageSlack), iv.Coverage,
-				func(v float64) bool {
-					return v >= nominal-TargetCoverageSlack-1e-12 && v <= nominal+TargetCoverageSlack+1e-12
-				})
+			add(fmt.Sprintf("intervals (%s, %s): coverage", iv.Where, iv.Field), fmt.Sprintf("%.2f ± %g", iv.Nominal, TargetCoverageSlack), iv.Coverage, nearNominal(iv.Nominal))
 			continue
 		}
 		if iv.Calibration != nil {
@@ -443,6 +442,15 @@ func targets(s *Score) []Target {
 		}
 	}
 	return out
+}
+
+// nearNominal is met by a coverage within TargetCoverageSlack of the
+// nominal level, either way (an interval that always covers is wider than
+// it says).
+func nearNominal(nominal float64) func(float64) bool {
+	return func(v float64) bool {
+		return v >= nominal-TargetCoverageSlack-1e-12 && v <= nominal+TargetCoverageSlack+1e-12
+	}
 }
 
 // offBins counts the bins of claims that are not right as often as they

@@ -568,3 +568,40 @@ func TestLabelsKeys(t *testing.T) {
 		t.Errorf("version 2 with hash_funcs: %v", err)
 	}
 }
+
+// TestEvaluateLinkIntervalsHold: the intervals on link probabilities are
+// scored by how many hold the fraction right of their bin. In [0.5, 0.8)
+// one pair of four is right (s1-s2): the rate 0.25 lies in [0.2, 0.6] and
+// [0.1, 0.3], not in [0.4, 0.9] nor [0.55, 0.65]; in [0, 0.5) the one
+// wrong pair's [0, 0.2] holds 0. So 3 of 5 hold.
+func TestEvaluateLinkIntervalsHold(t *testing.T) {
+	l := handLabels(t)
+	pair := func(a, b string, p, lo, hi float64) map[string]any {
+		return withFields(pairJSON(a, b, p, p >= 0.5), map[string]any{"probability_low": lo, "probability_high": hi})
+	}
+	var clients []any
+	for _, id := range []string{"s1", "s2", "s3", "s4", "n1"} {
+		clients = append(clients, sessionJSON(id, 1, nil, nil))
+	}
+	s := evaluate(t, l, map[string]any{"clients": clients, "links": map[string]any{"threshold": 0.5, "pairs": []any{
+		pair("s1", "s2", 0.6, 0.4, 0.9), pair("s1", "s3", 0.6, 0.55, 0.65),
+		pair("s3", "s4", 0.7, 0.2, 0.6), pair("s2", "s4", 0.7, 0.1, 0.3), pair("s2", "s3", 0.1, 0, 0.2)}}})
+	var iv *IntervalScore
+	for i := range s.Intervals {
+		if x := &s.Intervals[i]; x.Where == "links" && x.Field == "probability_low" {
+			iv = x
+		}
+	}
+	if iv == nil {
+		t.Fatalf("no link probability intervals: %+v", s.Intervals)
+	}
+	if iv.HoldingCount != 3 || iv.Holding == nil || *iv.Holding != 0.6 || iv.Nominal != 0.95 {
+		t.Errorf("holding %d (%v), nominal %v; want 3 (0.6), 0.95", iv.HoldingCount, iv.Holding, iv.Nominal)
+	}
+	if b := iv.Calibration[1]; b.Count != 4 || b.HoldingCount != 2 || *b.Holding != 0.5 {
+		t.Errorf("bin [0.5, 0.8): %d claims, %d hold; want 4, 2", b.Count, b.HoldingCount)
+	}
+	if b := iv.Calibration[0]; b.Count != 1 || b.HoldingCount != 1 || *b.Holding != 1 {
+		t.Errorf("bin [0, 0.5): %d claims, %d hold; want 1, 1", b.Count, b.HoldingCount)
+	}
+}

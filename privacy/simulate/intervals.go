@@ -196,6 +196,7 @@ func (e *evaluator) probIntervals(where string, ivs []interval, p *float64, righ
 		iv.quantity = "probability"
 		t := e.tally(where, iv, true)
 		t.score.IntervalCount++
+		t.sumLevel += iv.level
 		at := (iv.low + iv.high) / 2
 		if p != nil {
 			at = *p
@@ -206,6 +207,7 @@ func (e *evaluator) probIntervals(where string, ivs []interval, p *float64, righ
 				b.add(at, right)
 				b.sumLow += iv.low
 				b.sumHigh += iv.high
+				b.bounds = append(b.bounds, [2]float64{iv.low, iv.high})
 				break
 			}
 		}
@@ -213,11 +215,11 @@ func (e *evaluator) probIntervals(where string, ivs []interval, p *float64, righ
 }
 
 func (t *intervalTally) finish() {
+	if t.score.IntervalCount > 0 {
+		t.score.Nominal = t.sumLevel / float64(t.score.IntervalCount)
+	}
 	if !t.binary {
 		t.score.Coverage = ratio(t.score.CoveredCount, t.score.IntervalCount)
-		if t.score.IntervalCount > 0 {
-			t.score.Nominal = t.sumLevel / float64(t.score.IntervalCount)
-		}
 		return
 	}
 	for i := range t.bins {
@@ -228,7 +230,23 @@ func (t *intervalTally) finish() {
 			f := *b.FractionRight
 			ok := *b.WilsonLow <= hi && lo <= *b.WilsonHigh || f >= lo-TargetBinSlack && f <= hi+TargetBinSlack
 			b.MeanLow, b.MeanHigh, b.Consistent = &lo, &hi, &ok
+			b.HoldingCount = holding(b.bounds, f)
+			b.Holding = ratio(b.HoldingCount, b.Count)
+			t.score.HoldingCount += b.HoldingCount
 		}
+		b.bounds = nil
 	}
 	t.score.Calibration = t.bins
+	t.score.Holding = ratio(t.score.HoldingCount, t.score.IntervalCount)
+}
+
+// holding counts the intervals that hold the rate f.
+func holding(bounds [][2]float64, f float64) int {
+	n := 0
+	for _, lh := range bounds {
+		if lh[0]-1e-12 <= f && f <= lh[1]+1e-12 {
+			n++
+		}
+	}
+	return n
 }

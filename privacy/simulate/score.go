@@ -254,7 +254,11 @@ type GroupReport struct {
 // X_high, or an interval object's level), 0.95 where they state none. For a
 // probability, whose truth is a yes or no, Calibration bins the claims by
 // probability and sets the fraction right (with its Wilson interval)
-// beside the mean of the intervals' bounds.
+// beside the mean of the intervals' bounds, and HoldingCount (Holding, its
+// share of IntervalCount) counts the claims whose interval holds the
+// fraction right of their bin: an interval on a probability that states
+// 95% should hold the rate at which such claims are right 95% of the
+// time, neither always (wider than it says) nor far less (too narrow).
 type IntervalScore struct {
 	Where         string        `json:"where"`
 	Quantity      string        `json:"quantity"`
@@ -264,20 +268,26 @@ type IntervalScore struct {
 	Coverage      *float64      `json:"coverage"`
 	Nominal       float64       `json:"nominal"`
 	Calibration   []IntervalBin `json:"calibration,omitempty"`
+	HoldingCount  int           `json:"holding_count,omitempty"`
+	Holding       *float64      `json:"holding,omitempty"`
 }
 
 // IntervalBin is a bin of probability intervals: the fraction right among
 // its claims, with its Wilson interval, is consistent with the intervals
 // when the two ranges [WilsonLow, WilsonHigh] and [MeanLow, MeanHigh]
 // overlap, or the fraction right lies within TargetBinSlack of the mean
-// interval.
+// interval. HoldingCount counts the claims whose own interval holds the
+// bin's fraction right, and Holding is their share of the bin's claims.
 type IntervalBin struct {
 	Bin
-	MeanLow    *float64 `json:"mean_low"`
-	MeanHigh   *float64 `json:"mean_high"`
-	Consistent *bool    `json:"consistent"`
+	MeanLow      *float64 `json:"mean_low"`
+	MeanHigh     *float64 `json:"mean_high"`
+	Consistent   *bool    `json:"consistent"`
+	HoldingCount int      `json:"holding_count"`
+	Holding      *float64 `json:"holding"`
 
 	sumLow, sumHigh float64
+	bounds          [][2]float64 // each claim's interval
 }
 
 // Target is one of the targets the attacks are held to, measured on
