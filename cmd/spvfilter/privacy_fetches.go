@@ -83,8 +83,13 @@ take a capN: prefix, N the file's place. --cover-target P is for captures
 of a client that fetches cover scripts to keep every script's probability
 at most P (spvfilter scan --privacy-target P): it caps each probability
 at P, the posterior of an attacker who knows the target and cannot tell
-the covers from the wallet; the report warns when a session's user agent
-is spvfilter's and no --cover-target is given. The sessions of BIP 37 clients (a filter loaded,
+the covers from the wallet. Without --cover-target, a session that names
+scripts or groups at 0.95 or more is warned that covers cannot be ruled
+out: the downloads do not tell them from the wallet's, whatever the user
+agent. A script that appears, in at least half its blocks, in transactions
+paying more than four matched scripts at once (a batched payment, where a
+payer's change reused across batches has the same evidence) has three
+quarters of its class's probability (batched in --json). The sessions of BIP 37 clients (a filter loaded,
 blocks asked for without a BIP 157 filter range) are left out, with a
 warning: their filters say what they watch (privacy analyze --capture).`,
 		Example: `  spvfilter privacy fetches --capture capture.jsonl --index universe.idx
@@ -207,9 +212,6 @@ func runFetches(a *app, f *fetchesFlags) error {
 		joined = "the collusion"
 	}
 	out.Warnings = foldSessionWarnings(reps, joined)
-	if ua := spvfilterAgents(sessions); ua != "" && f.coverTarget == 0 {
-		out.Warnings = append(out.Warnings, fmt.Sprintf("session(s) %s: the user agent is spvfilter's, a client that may fetch cover scripts (--privacy-target): if it did, these probabilities are overstated; give --cover-target with its target", ua))
-	}
 	if len(bip37) > 0 {
 		out.Warnings = append(out.Warnings, fmt.Sprintf("%d session(s) left out, BIP 37 clients (a filter loaded, blocks asked for without a BIP 157 filter range), whose filters privacy analyze --capture reads: %s",
 			len(bip37), strings.Join(bip37[:min(len(bip37), 5)], ", ")+moreOf(len(bip37), 5)))
@@ -220,21 +222,6 @@ func runFetches(a *app, f *fetchesFlags) error {
 	}
 	printFetches(a.stdout, &out, f.show)
 	return nil
-}
-
-// spvfilterAgents names the sessions whose user agent is spvfilter's, a
-// client that may fetch cover scripts ("" for none).
-func spvfilterAgents(sessions []*capture.FetchSession) string {
-	var ids []string
-	for _, s := range sessions {
-		if strings.Contains(strings.ToLower(s.UserAgent), "spvfilter") {
-			ids = append(ids, s.ID)
-		}
-	}
-	if len(ids) == 0 {
-		return ""
-	}
-	return strings.Join(ids[:min(len(ids), 5)], ", ") + moreOf(len(ids), 5)
 }
 
 // fetchSessionsOf reads a capture's fetch sessions of client (all for

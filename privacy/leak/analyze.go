@@ -36,6 +36,12 @@ type Match struct {
 	// when every appearance of it lies in a transaction of another match.
 	Group     int  `json:"group,omitempty"`
 	CoLocated bool `json:"co_located,omitempty"`
+	// Batched is true when at least half its blocks hold it in a
+	// transaction paying more than four matched scripts (a batched
+	// payment), where a payer's change reused across batches has the
+	// same evidence: its probability is then three quarters of what its
+	// class gives.
+	Batched bool `json:"batched,omitempty"`
 	// Probability is the chance that the candidate is the wallet's, and
 	// ProbabilityLow..ProbabilityHigh its 95% interval: its group's share
 	// (see the package documentation).

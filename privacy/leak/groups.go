@@ -30,7 +30,12 @@ type matchGroups struct {
 	riding []bool
 	// rides[i] is true when match i's group holds a match riding in
 	// another's transactions (else its members share their blocks only).
-	rides   []bool
+	rides []bool
+	// batched[i] is true when at least half the blocks of match i hold
+	// it in a transaction of more than maxTxMatches matches: a batch
+	// paying several matched scripts, where the wallet's scripts cannot be
+	// told from a payer's change reused across such batches.
+	batched []bool
 	partial bool // the work bound was reached
 }
 
@@ -59,7 +64,7 @@ func (g *matchGroups) union(a, b int) {
 // appearing one: a union keeps the smaller index.
 func groupMatchesOf(matched []Match, transactions bool) *matchGroups {
 	n := len(matched)
-	g := &matchGroups{parent: make([]int, n), riding: make([]bool, n), rides: make([]bool, n)}
+	g := &matchGroups{parent: make([]int, n), riding: make([]bool, n), rides: make([]bool, n), batched: make([]bool, n)}
 	for i := range g.parent {
 		g.parent[i] = i
 	}
@@ -105,6 +110,7 @@ func (g *matchGroups) coLocate(matched []Match) {
 		if len(keys) == 0 {
 			continue
 		}
+		g.batched[i] = inBatches(&matched[i], inTx)
 		covers = covers[:0]
 		for _, k := range keys {
 			cover := -1
@@ -130,6 +136,21 @@ func (g *matchGroups) coLocate(matched []Match) {
 			return
 		}
 	}
+}
+
+// inBatches reports whether at least half the blocks of m hold it in a
+// transaction of more than maxTxMatches matches.
+func inBatches(m *Match, inTx map[uint64][]int) bool {
+	batched := 0
+	for i, txs := range m.Transactions {
+		for _, tx := range txs {
+			if len(inTx[uint64(uint32(m.Heights[i]))<<32|uint64(tx)]) > maxTxMatches {
+				batched++
+				break
+			}
+		}
+	}
+	return 2*batched >= len(m.Heights)
 }
 
 // txKeys names the transactions of a match, height and position; none
@@ -365,6 +386,10 @@ func (r *Report) share(u *unit, p prob, g *matchGroups, own func(k uint64) prob)
 		default:
 			m.Probability, m.ProbabilityLow, m.ProbabilityHigh = p.p*memberShare, p.lo*memberShareLow, p.hi*memberShareHigh
 		}
+		if g.batched[i] && !g.riding[i] {
+			m.Probability, m.ProbabilityLow = m.Probability*memberShareHigh, m.ProbabilityLow*memberShareLow
+			m.Batched = true
+		}
 		if len(tied) > 1 && m.Appearances == u.k {
 			for _, c := range tied {
 				if c != m.Candidate {
@@ -433,6 +458,13 @@ func walletCount(observed, m, v float64) (n, lo, hi float64) {
 	return p * observed, plo * observed, phi * observed
 }
 
+// CoversNotRuledOut is the warning of a report that names scripts or
+// groups at 0.95 or more without Options.CoverTarget: nothing in the
+// downloads tells the blocks of covers drawn to the wallet's profile from
+// its own, whatever client sent them, so their presence cannot be ruled
+// out.
+const CoversNotRuledOut = "covers cannot be ruled out: nothing in the downloads tells the blocks of cover scripts a client fetches to hide its own (drawn to its scripts' profile, as spvfilter's --privacy-target does, whatever the user agent says) from the wallet's; if this client fetches covers, the probabilities of 0.95 and more are overstated: give --cover-target with its target"
+
 // warnings adds the report's warnings about its matches.
 func (r *Report) warnings(g *matchGroups, classes map[uint64]*classCount) {
 	if !r.Transactions && r.UniverseSize > 0 {
@@ -440,6 +472,9 @@ func (r *Report) warnings(g *matchGroups, classes map[uint64]*classCount) {
 	}
 	if c := classes[1]; c != nil && c.Matched > 0 && r.FetchedBlocks < r.ScannedBlocks {
 		r.warn(fmt.Sprintf("%d match(es) appear in a single block: every script that appears once in a fetched block matches, the wallet's among them, so each has the share of them that the fetched blocks carry beyond what their neighbours carry (estimated_wallet_singles)", c.Matched))
+	}
+	if n := countBatched(r.Matched); n > 0 {
+		r.warn(fmt.Sprintf("%d match(es) appear, in at least half their blocks, in transactions paying more than %d matched scripts at once (batched payments): downloads cannot tell the wallet's scripts there from a payer's change reused across the batches, so each has three quarters of its class's probability (batched)", n, maxTxMatches))
 	}
 	if r.CoLocated > 0 {
 		r.warn(fmt.Sprintf("%d match(es) appear only in transactions of another match (a payer's change beside a payment to the wallet): they are grouped with it, and their probability is their share of the group's", r.CoLocated))
@@ -469,12 +504,26 @@ func (r *Report) warnings(g *matchGroups, classes map[uint64]*classCount) {
 	if r.null != nil && r.null.over {
 		r.warn(fmt.Sprintf("a shifted fetched set matched more than %d scripts of two or more appearances: the rest count as groups of their own", maxNullMatches))
 	}
+	if r.label == nil && r.cap == 0 && (r.Confident > 0 || r.ConfidentGroups > 0) {
+		r.warn(CoversNotRuledOut)
+	}
 	if g.partial {
 		r.warn(fmt.Sprintf("more than %d steps spent on the matches' transactions: some matches riding in another's transactions may be left ungrouped", maxCoverWork))
 	}
 	if r.MatchedTruncated {
 		r.warn(fmt.Sprintf("%d matches, only the %d least explained by chance are listed and grouped", r.MatchedCount, len(r.Matched)))
 	}
+}
+
+// countBatched counts the matches marked Batched.
+func countBatched(ms []Match) int {
+	n := 0
+	for i := range ms {
+		if ms[i].Batched {
+			n++
+		}
+	}
+	return n
 }
 
 // verdict is the report's verdict in plain words.
