@@ -89,7 +89,11 @@ out: the downloads do not tell them from the wallet's, whatever the user
 agent. A script that appears, in at least half its blocks, in transactions
 paying more than four matched scripts at once (a batched payment, where a
 payer's change reused across batches has the same evidence) has three
-quarters of its class's probability (batched in --json). The sessions of BIP 37 clients (a filter loaded,
+quarters of its class's probability (batched in --json); a group or script
+of two or more appearances all of whose blocks are blocks of another group
+of as many appearances or more, in transactions of its own, is explained by
+the downloads of that group whatever its owner (another wallet's address
+reused in the wallet's blocks) and has half its class's (nested). The sessions of BIP 37 clients (a filter loaded,
 blocks asked for without a BIP 157 filter range) are left out, with a
 warning: their filters say what they watch (privacy analyze --capture).`,
 		Example: `  spvfilter privacy fetches --capture capture.jsonl --index universe.idx

@@ -14,6 +14,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 
 	"github.com/spvfilter/spvfilter/privacy/capture"
+	"github.com/spvfilter/spvfilter/privacy/leak"
 	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
@@ -110,7 +111,8 @@ func TestAnalyzeFetchesSynthetic(t *testing.T) {
 	if r.ScannedBlocks != nblocks || r.FetchedBlocks != 50 || r.FetchedUnknown != 1 || r.UniverseSize != uint64(len(apps)) {
 		t.Fatalf("B=%d F=%d unknown=%d universe=%d", r.ScannedBlocks, r.FetchedBlocks, r.FetchedUnknown, r.UniverseSize)
 	}
-	if len(r.Warnings) != 2 || !strings.Contains(r.Warnings[0], "not in the index's chain") || !strings.Contains(r.Warnings[1], "appear in a single block") {
+	if len(r.Warnings) != 3 || !strings.Contains(r.Warnings[0], "not in the index's chain") || !strings.Contains(r.Warnings[1], "appear in a single block") ||
+		r.Warnings[2] != leak.CoversNotRuledOut {
 		t.Errorf("warnings %q", r.Warnings)
 	}
 	// Every wallet script matches; the spurious ones are what chance gives.

@@ -36,12 +36,17 @@ type Match struct {
 	// when every appearance of it lies in a transaction of another match.
 	Group     int  `json:"group,omitempty"`
 	CoLocated bool `json:"co_located,omitempty"`
-	// Batched is true when at least half its blocks hold it in a
-	// transaction paying more than four matched scripts (a batched
-	// payment), where a payer's change reused across batches has the
-	// same evidence: its probability is then three quarters of what its
-	// class gives.
+	// Batched is true when it appears in two or more blocks, at least half
+	// of which hold it in a transaction paying more than four matched
+	// scripts (a batched payment), where a payer's change reused across
+	// batches has the same evidence: its probability is then three
+	// quarters of what its class gives.
 	Batched bool `json:"batched,omitempty"`
+	// Nested is true when it is alone, of two or more appearances, and
+	// every block of it is a block of a group of as many appearances or
+	// more: those downloads explain it, and its probability is half its
+	// class's.
+	Nested bool `json:"nested,omitempty"`
 	// Probability is the chance that the candidate is the wallet's, and
 	// ProbabilityLow..ProbabilityHigh its 95% interval: its group's share
 	// (see the package documentation).
@@ -68,6 +73,11 @@ type Group struct {
 	// evidence for each.
 	Reason    string `json:"reason"`
 	Ambiguous bool   `json:"ambiguous,omitempty"`
+	// Nested is true when every block of its most appearing member is a
+	// block of another group of as many appearances or more: the
+	// downloads of those blocks explain it whatever its owner, and its
+	// probability is half its class's.
+	Nested bool `json:"nested,omitempty"`
 	// Probability is the chance that one of them is the wallet's, and
 	// ProbabilityLow..ProbabilityHigh its 95% interval.
 	Probability     float64 `json:"probability"`

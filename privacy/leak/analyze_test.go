@@ -3,7 +3,12 @@ package leak
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
 	"testing"
+
+	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
 // TestReportNothingScanned: a report of a session that scanned
@@ -26,5 +31,91 @@ func TestReportNothingScanned(t *testing.T) {
 	r.measure(0)
 	if r.ScannedFrom == nil || *r.ScannedFrom != 103 || *r.ScannedTo != 109 || r.ScannedBlocks != 2 {
 		t.Fatalf("scanned %v..%v, %d blocks", r.ScannedFrom, r.ScannedTo, r.ScannedBlocks)
+	}
+}
+
+// evidenceReport is the report of a scan of blocks 0..199 that fetched
+// 10, 20, 30, 40, 100 and 120, with chance placing scripts at random (no
+// shifts), over entries and 400 scripts of two appearances elsewhere.
+func evidenceReport(entries []universe.IndexEntry) *Report {
+	r := emptyReport(0, 200, DefaultMaxMatches)
+	setAll(r.scanned, 200)
+	for _, h := range []int{10, 20, 30, 40, 100, 120} {
+		bitSet(r.fetched, h)
+	}
+	r.measure(-1)
+	for i := range 400 {
+		h := int32(i % 190)
+		r.test(&universe.IndexEntry{Candidate: fmt.Sprintf("bg%04d", i), Heights: []int32{h, h + 7}, Txs: [][]uint32{{50}, {51}}})
+	}
+	for i := range entries {
+		r.test(&entries[i])
+	}
+	r.finish()
+	return r
+}
+
+// TestNestedAndBatched: the wallet's script w appears in 10, 20, 30 and
+// 40 with its payer's change beside it; x appears in 10, 20 and 30 in
+// transactions of its own, so the downloads of w's blocks explain it
+// whatever its owner (nested: half its class's probability), while y, in
+// 40 and 100, is not within one group's blocks and keeps its class's; b
+// sits in 100 in a transaction paying five other matches (a batch) and
+// alone in 120: three quarters of its class's. Each is warned of.
+func TestNestedAndBatched(t *testing.T) {
+	tx := func(ts ...uint32) [][]uint32 {
+		out := make([][]uint32, len(ts))
+		for i, x := range ts {
+			out[i] = []uint32{x}
+		}
+		return out
+	}
+	entries := []universe.IndexEntry{
+		{Candidate: "w", Heights: []int32{10, 20, 30, 40}, Txs: tx(1, 1, 1, 1)},
+		{Candidate: "pc", Heights: []int32{10, 20, 30}, Txs: tx(1, 1, 1)},
+		{Candidate: "x", Heights: []int32{10, 20, 30}, Txs: tx(5, 5, 5)},
+		{Candidate: "y", Heights: []int32{40, 100}, Txs: tx(8, 8)},
+		{Candidate: "b", Heights: []int32{100, 120}, Txs: tx(7, 3)},
+	}
+	for i := range 5 {
+		entries = append(entries, universe.IndexEntry{Candidate: fmt.Sprintf("batch%d", i), Heights: []int32{100}, Txs: tx(7)})
+	}
+	r := evidenceReport(entries)
+	got := map[string]Match{}
+	for _, m := range r.Matched {
+		got[m.Candidate] = m
+	}
+	class := func(k uint64) float64 {
+		for _, c := range r.ByAppearances {
+			if c.Appearances == k {
+				return math.Max(float64(c.Groups)-c.ExpectedByChance, 0) / float64(c.Groups)
+			}
+		}
+		return -1
+	}
+	w, x, y, b := got["w"], got["x"], got["y"], got["b"]
+	if w.Probability < 0.99 || w.Nested || w.Batched {
+		t.Errorf("w: %+v", w)
+	}
+	if p := class(3); !x.Nested || x.Group != 0 || math.Abs(x.Probability-p*memberShare) > 1e-9 || p < 0.99 {
+		t.Errorf("x: nested %v, P %.4f, class 3 gives %.4f", x.Nested, x.Probability, p)
+	}
+	if p := class(2); p < 0.5 || y.Nested || y.Batched || math.Abs(y.Probability-p) > 1e-9 {
+		t.Errorf("y: nested %v batched %v, P %.4f, class 2 gives %.4f", y.Nested, y.Batched, y.Probability, p)
+	}
+	if p := class(2); p < 0.5 || !b.Batched || b.Nested || math.Abs(b.Probability-p*memberShareHigh) > 1e-9 {
+		t.Errorf("b: batched %v, P %.4f, class 2 gives %.4f", b.Batched, b.Probability, p)
+	}
+	warnings := strings.Join(r.Warnings, "\n")
+	for _, want := range []string{"1 group(s) or match(es) of two or more appearances appear only in blocks of another group", "1 match(es) appear, in at least half their blocks, in transactions paying more than 4", CoversNotRuledOut} {
+		if !strings.Contains(warnings, want) {
+			t.Errorf("no warning %q in:\n%s", want, warnings)
+		}
+	}
+	// Without x and the batch, nothing is nested or batched, and no
+	// warning says so.
+	r = evidenceReport(entries[:2])
+	if strings.Contains(strings.Join(r.Warnings, "\n"), "(nested)") || strings.Contains(strings.Join(r.Warnings, "\n"), "(batched)") {
+		t.Errorf("warnings without nested or batched scripts: %q", r.Warnings)
 	}
 }

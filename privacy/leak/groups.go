@@ -31,8 +31,9 @@ type matchGroups struct {
 	// rides[i] is true when match i's group holds a match riding in
 	// another's transactions (else its members share their blocks only).
 	rides []bool
-	// batched[i] is true when at least half the blocks of match i hold
-	// it in a transaction of more than maxTxMatches matches: a batch
+	// batched[i] is true when match i has two or more appearances and at
+	// least half its blocks hold it in a transaction of more than
+	// maxTxMatches matches: a batch
 	// paying several matched scripts, where the wallet's scripts cannot be
 	// told from a payer's change reused across such batches.
 	batched []bool
@@ -110,7 +111,7 @@ func (g *matchGroups) coLocate(matched []Match) {
 		if len(keys) == 0 {
 			continue
 		}
-		g.batched[i] = inBatches(&matched[i], inTx)
+		g.batched[i] = matched[i].Appearances >= 2 && inBatches(&matched[i], inTx)
 		covers = covers[:0]
 		for _, k := range keys {
 			cover := -1
@@ -209,12 +210,18 @@ func (r *Report) finish() {
 		}
 		return p.capped(r.cap)
 	}
+	nested := r.nestedUnits(units, order, byClass)
 	for _, root := range order {
 		u := units[root]
-		p := byClass(u.k)
-		r.share(u, p, g, byClass)
+		p, own := byClass(u.k), byClass
+		if nested[root] {
+			p, own = p.halved(), func(k uint64) prob { return byClass(k).halved() }
+			r.Matched[root].Nested = len(u.members) == 1
+		}
+		r.share(u, p, g, own)
 		if len(u.members) > 1 {
 			r.Groups = append(r.Groups, r.groupOf(u, g.rides[root], p))
+			r.Groups[len(r.Groups)-1].Nested = nested[root]
 			for _, i := range u.members {
 				r.Matched[i].Group = len(r.Groups)
 			}
@@ -231,6 +238,72 @@ func (r *Report) finish() {
 	r.estimate(classes)
 	r.warnings(g, classes)
 	r.Verdict = r.verdict()
+}
+
+// maxNestWork bounds the steps spent finding the units nested in
+// another's blocks.
+const maxNestWork = 10_000_000
+
+// nestedUnits marks, by root, the units of two or more appearances whose
+// most appearing member appears only in blocks of another unit of at
+// least as many appearances, one the wallet's more likely than not: the
+// client fetched those blocks for the other unit, so they explain this
+// one whatever its owner (another wallet's reused address paid in the
+// wallet's blocks, in transactions of its own), and its appearances are
+// no evidence of their own.
+func (r *Report) nestedUnits(units map[int]*unit, order []int, byClass func(uint64) prob) map[int]bool {
+	blocks := map[int]map[int32]bool{}
+	var hosts []int
+	for _, root := range order {
+		u := units[root]
+		if u.k < 2 || byClass(u.k).p < 0.5 {
+			continue
+		}
+		set := map[int32]bool{}
+		for _, i := range u.members {
+			for _, h := range r.Matched[i].Heights {
+				set[h] = true
+			}
+		}
+		blocks[root] = set
+		hosts = append(hosts, root)
+	}
+	nested := map[int]bool{}
+	work := 0
+	for _, root := range order {
+		u := units[root]
+		if u.k < 2 {
+			continue
+		}
+		for _, host := range hosts {
+			work += int(u.k)
+			if host != root && units[host].k >= u.k && allIn(r.Matched[root].Heights, blocks[host]) {
+				nested[root] = true
+				break
+			}
+		}
+		if work > maxNestWork {
+			break
+		}
+	}
+	return nested
+}
+
+// allIn reports whether every height is in set.
+func allIn(heights []int32, set map[int32]bool) bool {
+	for _, h := range heights {
+		if !set[h] {
+			return false
+		}
+	}
+	return true
+}
+
+// halved is p with its figure halved, its interval from a quarter of its
+// low end to three quarters of its high end: the share of a group's a
+// member that carries no evidence of its own is given (see share).
+func (p prob) halved() prob {
+	return prob{p.p * memberShare, p.lo * memberShareLow, p.hi * memberShareHigh}
 }
 
 // classCount is a Class with the chance expectation of its groups
@@ -384,7 +457,8 @@ func (r *Report) share(u *unit, p prob, g *matchGroups, own func(k uint64) prob)
 			q := own(m.Appearances)
 			m.Probability, m.ProbabilityLow, m.ProbabilityHigh = q.p, q.lo, q.hi
 		default:
-			m.Probability, m.ProbabilityLow, m.ProbabilityHigh = p.p*memberShare, p.lo*memberShareLow, p.hi*memberShareHigh
+			h := p.halved()
+			m.Probability, m.ProbabilityLow, m.ProbabilityHigh = h.p, h.lo, h.hi
 		}
 		if g.batched[i] && !g.riding[i] {
 			m.Probability, m.ProbabilityLow = m.Probability*memberShareHigh, m.ProbabilityLow*memberShareLow
@@ -473,6 +547,9 @@ func (r *Report) warnings(g *matchGroups, classes map[uint64]*classCount) {
 	if c := classes[1]; c != nil && c.Matched > 0 && r.FetchedBlocks < r.ScannedBlocks {
 		r.warn(fmt.Sprintf("%d match(es) appear in a single block: every script that appears once in a fetched block matches, the wallet's among them, so each has the share of them that the fetched blocks carry beyond what their neighbours carry (estimated_wallet_singles)", c.Matched))
 	}
+	if n := countNested(r); n > 0 {
+		r.warn(fmt.Sprintf("%d group(s) or match(es) of two or more appearances appear only in blocks of another group of as many appearances or more, in transactions of their own: the downloads of that group's blocks explain them whatever their owner (another wallet's address reused in the wallet's blocks), so each has half its class's probability (nested)", n))
+	}
 	if n := countBatched(r.Matched); n > 0 {
 		r.warn(fmt.Sprintf("%d match(es) appear, in at least half their blocks, in transactions paying more than %d matched scripts at once (batched payments): downloads cannot tell the wallet's scripts there from a payer's change reused across the batches, so each has three quarters of its class's probability (batched)", n, maxTxMatches))
 	}
@@ -513,6 +590,23 @@ func (r *Report) warnings(g *matchGroups, classes map[uint64]*classCount) {
 	if r.MatchedTruncated {
 		r.warn(fmt.Sprintf("%d matches, only the %d least explained by chance are listed and grouped", r.MatchedCount, len(r.Matched)))
 	}
+}
+
+// countNested counts the groups marked Nested and the matches alone
+// marked so.
+func countNested(r *Report) int {
+	n := 0
+	for _, g := range r.Groups {
+		if g.Nested {
+			n++
+		}
+	}
+	for i := range r.Matched {
+		if r.Matched[i].Nested && r.Matched[i].Group == 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // countBatched counts the matches marked Batched.

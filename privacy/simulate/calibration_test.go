@@ -216,8 +216,26 @@ func calibrationTable(r simulate.Regime, run *regimeRun) string {
 			}
 		}
 	}
-	fmt.Fprintf(&b, "\nWrong links above 0.99: %d. Interval coverage: %s.\n", run.analyze.Links.WrongAboveSure, strings.Join(cover, "; "))
+	fmt.Fprintf(&b, "\nWrong links above 0.99: %d. Interval coverage: %s. %s\n", run.analyze.Links.WrongAboveSure, strings.Join(cover, "; "), linkHolding(run.analyze))
 	return b.String()
+}
+
+// linkHolding says how many link probability intervals hold their bin's
+// fraction right, in all and by bin.
+func linkHolding(s *simulate.Score) string {
+	for _, iv := range s.Intervals {
+		if iv.Where != "links" || iv.Holding == nil {
+			continue
+		}
+		var by []string
+		for _, b := range iv.Calibration {
+			if b.Count > 0 {
+				by = append(by, fmt.Sprintf("[%g, %g) %d of %d", b.PLow, b.PHigh, b.HoldingCount, b.Count))
+			}
+		}
+		return fmt.Sprintf("Link intervals holding their bin's fraction right: %d of %d (%.3f; nominal %.2f): %s.", iv.HoldingCount, iv.IntervalCount, *iv.Holding, iv.Nominal, strings.Join(by, ", "))
+	}
+	return "No link intervals."
 }
 
 // TestCalibrationRegimes scores both attacks on every regime of package
