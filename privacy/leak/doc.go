@@ -61,6 +61,20 @@
 // (Match.AmbiguousWith, Group.Ambiguous): one of them, not
 // each, is the wallet's with the group's probability.
 //
+// Batched and nested. A match of two or more appearances that does not
+// ride but sits, in at least half its blocks, in a transaction of more
+// than four matches (a batch paying several matched scripts, which is
+// why it is not taken to ride) has the evidence of a payer's change
+// reused across such batches: three quarters of the probability it would
+// have (Match.Batched). A group, or a match alone, of two or more
+// appearances whose most appearing member appears only in blocks of
+// another group of as many appearances or more, one the wallet's more
+// likely than not, is explained by the downloads of that group whatever
+// its owner (another wallet's address reused in the wallet's blocks, in
+// transactions of its own): it has half its class's probability and its
+// interval a quarter to three quarters of it (Group.Nested,
+// Match.Nested). Both are warned of.
+//
 // Matches of one appearance. Every script seen once in a fetched block
 // matches, the wallet's and the block's other outputs alike, so they are
 // not random candidates. Per fetched block, its neighbours (the nearest
