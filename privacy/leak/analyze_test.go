@@ -107,7 +107,7 @@ func TestNestedAndBatched(t *testing.T) {
 		t.Errorf("b: batched %v, P %.4f, class 2 gives %.4f", b.Batched, b.Probability, p)
 	}
 	warnings := strings.Join(r.Warnings, "\n")
-	for _, want := range []string{"1 group(s) or match(es) of two or more appearances appear only in blocks of another group", "1 match(es) appear, in at least half their blocks, in transactions paying more than 4", CoversNotRuledOut} {
+	for _, want := range []string{"1 group(s) or match(es) of two or more appearances appear only in blocks of another group", "1 match(es) of two or more appearances sit in transactions paying more than 4 matched scripts at once (batched payments)", CoversNotRuledOut} {
 		if !strings.Contains(warnings, want) {
 			t.Errorf("no warning %q in:\n%s", want, warnings)
 		}

@@ -37,6 +37,9 @@ type matchGroups struct {
 	// paying several matched scripts, where the wallet's scripts cannot be
 	// told from a payer's change reused across such batches.
 	batched []bool
+	// inBatch counts the matches of two or more appearances with an
+	// appearance in a transaction of more than maxTxMatches matches.
+	inBatch int
 	partial bool // the work bound was reached
 }
 
@@ -111,7 +114,13 @@ func (g *matchGroups) coLocate(matched []Match) {
 		if len(keys) == 0 {
 			continue
 		}
-		g.batched[i] = matched[i].Appearances >= 2 && inBatches(&matched[i], inTx)
+		if matched[i].Appearances >= 2 {
+			some, most := inBatches(&matched[i], inTx)
+			g.batched[i] = most
+			if some {
+				g.inBatch++
+			}
+		}
 		covers = covers[:0]
 		for _, k := range keys {
 			cover := -1
@@ -139,9 +148,10 @@ func (g *matchGroups) coLocate(matched []Match) {
 	}
 }
 
-// inBatches reports whether at least half the blocks of m hold it in a
-// transaction of more than maxTxMatches matches.
-func inBatches(m *Match, inTx map[uint64][]int) bool {
+// inBatches reports whether a block of m holds it in a transaction of
+// more than maxTxMatches matches (some), and whether at least half its
+// blocks do (most).
+func inBatches(m *Match, inTx map[uint64][]int) (some, most bool) {
 	batched := 0
 	for i, txs := range m.Transactions {
 		for _, tx := range txs {
@@ -151,7 +161,7 @@ func inBatches(m *Match, inTx map[uint64][]int) bool {
 			}
 		}
 	}
-	return 2*batched >= len(m.Heights)
+	return batched > 0, 2*batched >= len(m.Heights)
 }
 
 // txKeys names the transactions of a match, height and position; none
@@ -550,8 +560,8 @@ func (r *Report) warnings(g *matchGroups, classes map[uint64]*classCount) {
 	if n := countNested(r); n > 0 {
 		r.warn(fmt.Sprintf("%d group(s) or match(es) of two or more appearances appear only in blocks of another group of as many appearances or more, in transactions of their own: the downloads of that group's blocks explain them whatever their owner (another wallet's address reused in the wallet's blocks), so each has half its class's probability (nested)", n))
 	}
-	if n := countBatched(r.Matched); n > 0 {
-		r.warn(fmt.Sprintf("%d match(es) appear, in at least half their blocks, in transactions paying more than %d matched scripts at once (batched payments): downloads cannot tell the wallet's scripts there from a payer's change reused across the batches, so each has three quarters of its class's probability (batched)", n, maxTxMatches))
+	if g.inBatch > 0 {
+		r.warn(fmt.Sprintf("%d match(es) of two or more appearances sit in transactions paying more than %d matched scripts at once (batched payments): downloads cannot tell the wallet's scripts there from a payer's change reused across such payments, so on downloads like these the scripts given 0.95 or more are right less often than they say, and their groups are the claim to read; the %d in batches in at least half their blocks have three quarters of their class's probability (batched)", g.inBatch, maxTxMatches, countBatched(r.Matched)))
 	}
 	if r.CoLocated > 0 {
 		r.warn(fmt.Sprintf("%d match(es) appear only in transactions of another match (a payer's change beside a payment to the wallet): they are grouped with it, and their probability is their share of the group's", r.CoLocated))
