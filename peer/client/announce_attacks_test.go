@@ -1,6 +1,7 @@
 package client
 
 import (
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -63,4 +64,46 @@ func TestAnnouncedBlockNotHeldRestsOnOnePeer(t *testing.T) {
 		t.Logf("peer %s: tip %d, reason %q", st.Address, st.Tip, st.Reason)
 	}
 	t.Logf("events: %q", log.summary())
+}
+
+// TestWithholdingAnnouncerCostsLittle: two peers announce each new block;
+// the one whose headers the service syncs first (the lead, see
+// Client.syncAnnounced) withholds them: it never answers getheaders. The
+// block is still reported within seconds, from the other announcer, not
+// after the withholder's timeout; the withholder is left out as too
+// slow, not banned (withholding proves no lie).
+func TestWithholdingAnnouncerCostsLittle(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 110)
+	var withhold atomic.Bool
+	withholder := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
+		if _, ok := m.(*wire.MsgHeaders); ok && withhold.Load() {
+			return nil, false
+		}
+		return []wire.Message{m}, false
+	})
+	honest := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil)
+	const timeout = 20 * time.Second
+	c := connectTo(t, node, timeout, withholder.Addr, honest.Addr)
+	c.pickLead = leadIs(withholder.Addr)
+	startService(t, c)
+	log, stop := follow(t, c, 100, peertest.NewKey("alice").PkScript())
+	log.waitFor(t, "the tip at 110", tipAt(110))
+	withhold.Store(true)
+	start := time.Now()
+	node.Generate(t, 1)
+	log.waitForWithin(t, "block 111", tipAt(111), timeout)
+	took := time.Since(start)
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if limit := timeout / 4; took > limit {
+		t.Errorf("block 111 reported %v after it was mined, with a withholding lead (at most %v; its timeout %v)", took, limit, timeout)
+	}
+	t.Logf("block 111 reported %v after it was mined", took)
+	for _, st := range c.Peers() {
+		if st.Banned {
+			t.Errorf("peer %s banned: %s", st.Address, st.Reason)
+		}
+	}
 }
