@@ -1,6 +1,9 @@
 package client
 
 import (
+	"context"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -105,5 +108,38 @@ func TestWithholdingAnnouncerCostsLittle(t *testing.T) {
 		if st.Banned {
 			t.Errorf("peer %s banned: %s", st.Address, st.Reason)
 		}
+	}
+}
+
+// TestSilentFilterHeaderPeerNotCompared: of two peers holding the chain,
+// one never answers getcfheaders. The scan's filter headers rest on the
+// other alone: the silent peer is not marked compared, and the result
+// says it rests on one peer.
+func TestSilentFilterHeaderPeerNotCompared(t *testing.T) {
+	needFixture(t)
+	silent := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
+		if _, ok := m.(*wire.MsgCFHeaders); ok {
+			return nil, false
+		}
+		return []wire.Message{m}, false
+	})
+	honest := honestPeers(t, 1)[0]
+	c := connect(t, 5*time.Second, silent.Addr, honest)
+	res, err := c.ScanBIP157(context.Background(), ScanRequest{Watch: items(fx.watch), To: fx.tip})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkMatches(t, res, fx.want)
+	for _, st := range res.Peers {
+		if st.Address == silent.Addr && st.Compared {
+			t.Errorf("the peer that stated no filter header is marked compared: %+v", st)
+		}
+	}
+	onOne := slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "rests on one peer") })
+	for _, o := range res.OnePeer {
+		onOne = onOne || o.Peer == honest && o.From <= fx.tip && fx.tip <= o.To
+	}
+	if !onOne {
+		t.Errorf("the result rests on %s alone but does not say so: OnePeer %+v, warnings %q", honest, res.OnePeer, res.Warnings)
 	}
 }
