@@ -15,8 +15,9 @@ import (
 // pointing past the chunk's end, at another block's sound record, into a
 // chunk that is missing or with a length of its own, and the chunk cut in
 // the middle of a record. Filter 1 is then absent, never another's filter
-// nor an error; the filters the damage spared are found; filter 1 can be
-// cached again, and the recorded size never goes below what is held.
+// nor an error, and the damage is noted and no longer counted; the
+// filters the damage spared are found; filter 1 can be cached again, and
+// the recorded size never goes below what is held.
 func TestFilterCacheIndexDamage(t *testing.T) {
 	const n = 4
 	tests := []struct {
@@ -93,6 +94,12 @@ func TestFilterCacheIndexDamage(t *testing.T) {
 					t.Fatalf("filter %d, spared by the damage, lost", i)
 				}
 			}
+			if notes := s.Recovered(); len(notes) == 0 {
+				t.Errorf("the damage left no note")
+			}
+			if _, count, err := s.FilterCacheSize(); err != nil || count > n-1 {
+				t.Errorf("%d filters counted after the damage was found, %v; at most %d are held", count, err, n-1)
+			}
 			if err := s.PutFilter(hs[1], fs[1]); err != nil {
 				t.Fatal(err)
 			}
@@ -109,7 +116,7 @@ func TestFilterCacheIndexDamage(t *testing.T) {
 			if err != nil || size < held {
 				t.Fatalf("size %d (%d filters), %v; the filters found take %d", size, count, err, held)
 			}
-			t.Logf("notes %q; size %d, %d filters", s.Recovered(), size, count)
+			t.Logf("size %d, %d filters", size, count)
 		})
 	}
 }
