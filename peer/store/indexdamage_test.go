@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -90,7 +91,7 @@ func TestFilterCacheIndexDamage(t *testing.T) {
 					t.Fatalf("filter %d: another filter returned: %x", i, f)
 				case i == 1 && ok:
 					t.Fatalf("filter 1 found after its damage")
-				case i != 1 && !ok && containsInt(tt.spared, i):
+				case i != 1 && !ok && slices.Contains(tt.spared, i):
 					t.Fatalf("filter %d, spared by the damage, lost", i)
 				}
 			}
@@ -119,13 +120,4 @@ func TestFilterCacheIndexDamage(t *testing.T) {
 			t.Logf("size %d, %d filters", size, count)
 		})
 	}
-}
-
-func containsInt(s []int, v int) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
