@@ -524,13 +524,16 @@ func (v *verification) keepLive() { v.ms = v.c.pool.Keep(v.ms) }
 // compared with another's (both spoke for a height of from..to, whether
 // or not one was banned for it), and the heights of from..to that only
 // one of the peers left could speak for: those above the second-highest
-// reach.
+// reach. A peer that left the verification unbanned (too slow, gone)
+// spoke for nothing: its reach is only what it claimed (an announcement
+// raises it), so heights only it and one other claimed rest on the other.
 func (c *Client) noteVoices(v *verification, from, to int32) {
 	if v.log.compared == nil {
 		v.log.compared = map[*pool.Member]bool{}
 	}
-	for _, m := range v.all {
-		for _, o := range v.all {
+	speakers, silent := v.speakers()
+	for _, m := range speakers {
+		for _, o := range speakers {
 			if o != m && min(v.reach[m], v.reach[o]) >= from {
 				v.log.compared[m] = true
 			}
@@ -538,10 +541,25 @@ func (c *Client) noteVoices(v *verification, from, to int32) {
 	}
 	c.views.setCompared(maps.Clone(v.log.compared))
 	top, second := v.topTwo()
-	if len(v.ms) < 2 || second >= to {
+	if top == nil || len(v.ms) < 2 && !silent || second >= to {
 		return
 	}
 	v.log.oneVoice = append(v.log.oneVoice, OnePeer{From: max(second+1, from), To: v.reach[top], Peer: top.Addr()})
+}
+
+// speakers returns the peers whose words the verification weighed: those
+// still taking part and those banned for what they said. It reports
+// whether any other peer left it (too slow or gone, unbanned).
+func (v *verification) speakers() (out []*pool.Member, silent bool) {
+	for _, m := range v.all {
+		switch {
+		case slices.Contains(v.ms, m) || v.c.pool.Status(m).Banned:
+			out = append(out, m)
+		default:
+			silent = true
+		}
+	}
+	return out, silent
 }
 
 // segment gets the filter hashes start..end from m and checks that they

@@ -3,8 +3,11 @@ package notify
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"time"
 
+	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/peer/client"
 )
 
@@ -162,12 +165,13 @@ func (n *Notifier) deliver(j *historyJob, res *client.ScanResult) {
 }
 
 // soleUsable names the peer a result rests on when it is the only one
-// in use (neither banned nor set aside): empty if there are several, or
-// none.
+// in use (neither banned nor set aside) that serves compact filters: a
+// peer that serves none spoke for no filter. Empty if there are several,
+// or none.
 func soleUsable(peers []client.PeerStatus) string {
 	sole := ""
 	for _, p := range peers {
-		if p.Banned || p.Reason != "" {
+		if p.Banned || p.Reason != "" || !servesFilters(p) {
 			continue
 		}
 		if sole != "" {
@@ -176,4 +180,9 @@ func soleUsable(peers []client.PeerStatus) string {
 		sole = p.Address
 	}
 	return sole
+}
+
+// servesFilters reports whether the peer advertised compact filters.
+func servesFilters(p client.PeerStatus) bool {
+	return slices.Contains(strings.Split(p.Services, "|"), wire.SFNodeCF.String())
 }

@@ -597,6 +597,9 @@ func (fc *filterCache) get(blockHash chainhash.Hash) ([]byte, error) {
 	err := fc.view(func(tx *bolt.Tx) error {
 		l, ok := fc.find(tx, blockHash)
 		if !ok {
+			if v := tx.Bucket(indexBucket).Get(blockHash[:]); v != nil {
+				bad = fmt.Errorf("%w: its index line is %d bytes long, not %d", errBadEntry, len(v), locSize)
+			}
 			return nil
 		}
 		chunk := chunkOf(tx.Bucket(chunksBucket), seqKey(l.seq))
@@ -624,12 +627,13 @@ func (fc *filterCache) get(blockHash chainhash.Hash) ([]byte, error) {
 
 // drop forgets the filter of a block. Its record stays in its chunk until
 // the chunk is evicted, so the index is written first: the records it
-// does not hold are found again on open.
+// does not hold are found again on open. An index line that locates
+// nothing (damaged) is deleted.
 func (fc *filterCache) drop(blockHash chainhash.Hash) error {
 	return fc.update(func(tx *bolt.Tx) error {
 		l, ok := fc.find(tx, blockHash)
 		if !ok {
-			return nil
+			return tx.Bucket(indexBucket).Delete(blockHash[:])
 		}
 		if len(fc.pending) > 0 {
 			if err := fc.writeIndex(tx); err != nil {

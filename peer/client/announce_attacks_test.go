@@ -1,0 +1,145 @@
+package client
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer/peertest"
+)
+
+// TestAnnouncedBlockNotHeldRestsOnOnePeer: a peer whose node stays a
+// block behind announces the honest peer's new blocks, which the chain
+// then holds, once together with the honest peer's announcement (taken
+// in without a getheaders, see Client.syncAnnounced) and once after the
+// block was reported (a late announcement). Its tip is raised on its word,
+// but it holds neither block and cannot state their filter headers: each
+// block is reported resting on the honest peer, no recheck reports it
+// confirmed by a second peer, and nobody is banned (not serving a block
+// announced is no proof of a lie).
+func TestAnnouncedBlockNotHeldRestsOnOnePeer(t *testing.T) {
+	honest := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	honest.Generate(t, 110)
+	behind := peertest.CopyChain(t, honest, peertest.WithArgs("--nobanning"))
+	claimer := peertest.NewLiar(t, behind.P2PAddr, behind.Params.Net, nil)
+	c := connectTo(t, honest, 5*time.Second, honest.P2PAddr, claimer.Addr)
+	startService(t, c)
+	log, stop := follow(t, c, 100, peertest.NewKey("alice").PkScript())
+	log.waitFor(t, "the tip at 110", tipAt(110))
+	announce := func(hash *chainhash.Hash) {
+		t.Helper()
+		inv := wire.NewMsgInv()
+		if err := inv.AddInvVect(wire.NewInvVect(wire.InvTypeBlock, hash)); err != nil {
+			t.Fatal(err)
+		}
+		if err := claimer.Inject(inv); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Together with the honest peer's announcement.
+	announce(honest.Generate(t, 1)[0])
+	log.waitFor(t, "block 111", tipAt(111))
+	// Late: after the block was reported.
+	late := honest.Generate(t, 1)[0]
+	log.waitFor(t, "block 112", tipAt(112))
+	announce(late)
+	time.Sleep(3 * time.Second) // the comparisons and rechecks end
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range log.snapshot() {
+		if e.Height <= 110 || e.Kind != EventConnected && e.Kind != EventRechecked {
+			continue
+		}
+		if e.OnePeer != honest.P2PAddr {
+			t.Errorf("%v event of block %d: OnePeer %q, want %s (the claimer does not hold it)", e.Kind, e.Height, e.OnePeer, honest.P2PAddr)
+		}
+	}
+	for _, st := range c.Peers() {
+		if st.Banned {
+			t.Errorf("peer %s banned: %s", st.Address, st.Reason)
+		}
+		t.Logf("peer %s: tip %d, reason %q", st.Address, st.Tip, st.Reason)
+	}
+	t.Logf("events: %q", log.summary())
+}
+
+// TestWithholdingAnnouncerCostsLittle: two peers announce each new block;
+// the one whose headers the service syncs first (the lead, see
+// Client.syncAnnounced) withholds them: it never answers getheaders. The
+// block is still reported within seconds, from the other announcer, not
+// after the withholder's timeout; the withholder is left out as too
+// slow, not banned (withholding proves no lie).
+func TestWithholdingAnnouncerCostsLittle(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 110)
+	var withhold atomic.Bool
+	withholder := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
+		if _, ok := m.(*wire.MsgHeaders); ok && withhold.Load() {
+			return nil, false
+		}
+		return []wire.Message{m}, false
+	})
+	honest := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil)
+	const timeout = 20 * time.Second
+	c := connectTo(t, node, timeout, withholder.Addr, honest.Addr)
+	c.pickLead = leadIs(withholder.Addr)
+	startService(t, c)
+	log, stop := follow(t, c, 100, peertest.NewKey("alice").PkScript())
+	log.waitFor(t, "the tip at 110", tipAt(110))
+	withhold.Store(true)
+	start := time.Now()
+	node.Generate(t, 1)
+	log.waitForWithin(t, "block 111", tipAt(111), timeout)
+	took := time.Since(start)
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if limit := timeout / 4; took > limit {
+		t.Errorf("block 111 reported %v after it was mined, with a withholding lead (at most %v; its timeout %v)", took, limit, timeout)
+	}
+	t.Logf("block 111 reported %v after it was mined", took)
+	for _, st := range c.Peers() {
+		if st.Banned {
+			t.Errorf("peer %s banned: %s", st.Address, st.Reason)
+		}
+	}
+}
+
+// TestSilentFilterHeaderPeerNotCompared: of two peers holding the chain,
+// one never answers getcfheaders. The scan's filter headers rest on the
+// other alone: the silent peer is not marked compared, and the result
+// says it rests on one peer.
+func TestSilentFilterHeaderPeerNotCompared(t *testing.T) {
+	needFixture(t)
+	silent := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
+		if _, ok := m.(*wire.MsgCFHeaders); ok {
+			return nil, false
+		}
+		return []wire.Message{m}, false
+	})
+	honest := honestPeers(t, 1)[0]
+	c := connect(t, 5*time.Second, silent.Addr, honest)
+	res, err := c.ScanBIP157(context.Background(), ScanRequest{Watch: items(fx.watch), To: fx.tip})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkMatches(t, res, fx.want)
+	for _, st := range res.Peers {
+		if st.Address == silent.Addr && st.Compared {
+			t.Errorf("the peer that stated no filter header is marked compared: %+v", st)
+		}
+	}
+	onOne := slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "rests on one peer") })
+	for _, o := range res.OnePeer {
+		onOne = onOne || o.Peer == honest && o.From <= fx.tip && fx.tip <= o.To
+	}
+	if !onOne {
+		t.Errorf("the result rests on %s alone but does not say so: OnePeer %+v, warnings %q", honest, res.OnePeer, res.Warnings)
+	}
+}
