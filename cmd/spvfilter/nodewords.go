@@ -18,13 +18,53 @@ import (
 	"github.com/spvfilter/spvfilter/peer/store"
 )
 
-// nodeFailure says, in the tool's words, why the nodes of params failed a
-// command: a node that could not be reached is named with the reason
-// (refused, not found, no answer) and what to check; the data directory
-// another process holds is named as --datadir; on a network without DNS
-// seeds, the search for more peers, which could not succeed, is left
-// out. The cause stays wrapped. nil stays nil.
+// nodeFlags names, for each node address a command was given, the flag
+// it came from (--peer, --connect); a node found through the DNS seeds
+// or learnt from another is in none.
+type nodeFlags map[string]string
+
+// name names the node at addr as the user gave it, "--connect addr", or
+// as "peer addr" when no flag gave it.
+func (nf nodeFlags) name(addr string) string {
+	if flag, ok := nf[addr]; ok {
+		return flag + " " + addr
+	}
+	return "peer " + addr
+}
+
+// named says, in text that names nodes as "peer addr", the flag each
+// given node came from.
+func (nf nodeFlags) named(text string) string {
+	for addr := range nf {
+		for _, tail := range []string{": ", " was not used: "} {
+			text = strings.ReplaceAll(text, "peer "+addr+tail, nf.name(addr)+tail)
+		}
+	}
+	return text
+}
+
+// namedAll is named for each of texts.
+func (nf nodeFlags) namedAll(texts []string) []string {
+	out := make([]string, len(texts))
+	for i, t := range texts {
+		out[i] = nf.named(t)
+	}
+	return out
+}
+
+// nodeFailure is nodeFailureFrom for nodes given by no flag it knows.
 func nodeFailure(err error, params *chaincfg.Params, datadir string) error {
+	return nodeFailureFrom(err, params, datadir, nil)
+}
+
+// nodeFailureFrom says, in the tool's words, why the nodes of params
+// failed a command: a node that could not be reached is named by the
+// flag that gave it (from), with the reason (refused, not found, no
+// answer) and what to check; the data directory another process holds
+// is named as --datadir; on a network without DNS seeds, the search for
+// more peers, which could not succeed, is left out. The cause stays
+// wrapped. nil stays nil.
+func nodeFailureFrom(err error, params *chaincfg.Params, datadir string, from nodeFlags) error {
 	if err == nil {
 		return nil
 	}
@@ -45,7 +85,7 @@ func nodeFailure(err error, params *chaincfg.Params, datadir string) error {
 		}
 	}
 	msg = strings.Replace(msg, "client: connect: "+client.ErrNoPeers.Error(), "no node could be reached", 1)
-	return &restated{say(peerWords(msg, params, false), err), err}
+	return &restated{say(from.named(peerWords(msg, params, false)), err), err}
 }
 
 // Failures to reach a peer as package peer prints them, which the client

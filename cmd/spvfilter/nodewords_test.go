@@ -16,7 +16,8 @@ import (
 
 // TestNodeFailureWords: the client's failures to reach a node, told
 // from the peer package's typed errors, in the tool's words, naming the
-// flag to check: a port nothing listens on, a service that is no node, a
+// flag the node came from (--peer, --connect; "peer" for a node no flag
+// gave) and the flag to check: a port nothing listens on, a service that is no node, a
 // node of another network (named, with --network), a --proxy that cannot
 // be reached (with its address). No Go or library words are left.
 func TestNodeFailureWords(t *testing.T) {
@@ -27,13 +28,15 @@ func TestNodeFailureWords(t *testing.T) {
 	const refused, proxy = "127.0.0.1:1", "127.0.0.1:1" // nothing listens on port 1
 	http, other := peertest.NewAnswering(t, []byte("HTTP/1.1 400 Bad Request\r\n\r\n")), peertest.NewAnswering(t, testnet[:])
 	tests := []struct {
-		name, peer, proxy string
-		want              string
+		name, peer, proxy, flag string
+		want                    string
 	}{
-		{"nothing listens", refused, "", "peer " + refused + ": connection refused: nothing listens there (is a regtest node listening on " + refused + "?)"},
-		{"a service that is no node", http, "", "peer " + http + ": it answers with what is no regtest message: no regtest node listens there (another service, or a node of another network?)"},
-		{"a node of another network", other, "", "peer " + other + ": it answers with what is no regtest message: it is a testnet3 node, no regtest node listens there (is --network regtest right?)"},
-		{"a proxy that is down", refused, "socks5://" + proxy, "peer " + refused + ": the --proxy is unreachable: connection refused: nothing listens there (is the proxy at " + proxy + ", such as Tor, running?)"},
+		{"nothing listens", refused, "", "--connect", "--connect " + refused + ": connection refused: nothing listens there (is a regtest node listening on " + refused + "?)"},
+		{"nothing listens on a --peer", refused, "", "--peer", "--peer " + refused + ": connection refused: nothing listens there (is a regtest node listening on " + refused + "?)"},
+		{"a node no flag gave", refused, "", "", "peer " + refused + ": connection refused: nothing listens there (is a regtest node listening on " + refused + "?)"},
+		{"a service that is no node", http, "", "--connect", "--connect " + http + ": it answers with what is no regtest message: no regtest node listens there (another service, or a node of another network?)"},
+		{"a node of another network", other, "", "--peer", "--peer " + other + ": it answers with what is no regtest message: it is a testnet3 node, no regtest node listens there (is --network regtest right?)"},
+		{"a proxy that is down", refused, "socks5://" + proxy, "--connect", "--connect " + refused + ": the --proxy is unreachable: connection refused: nothing listens there (is the proxy at " + proxy + ", such as Tor, running?)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -44,7 +47,11 @@ func TestNodeFailureWords(t *testing.T) {
 				c.Close()
 				t.Fatal("connected")
 			}
-			got := nodeFailure(err, params, "").Error()
+			from := nodeFlags{}
+			if tt.flag != "" {
+				from[tt.peer] = tt.flag
+			}
+			got := nodeFailureFrom(err, params, "", from).Error()
 			if !strings.Contains(got, tt.want) {
 				t.Errorf("%v\nin the tool's words: %q\nwant it to hold %q", err, got, tt.want)
 			}

@@ -135,6 +135,18 @@ func makeDir(flag, dir string) error {
 	return failureWords(flag+" "+dir+": cannot be created", err)
 }
 
+// nodes names the flag each node given came from.
+func (pf *peerFlags) nodes() nodeFlags {
+	nf := nodeFlags{}
+	for _, p := range pf.peers {
+		nf[p] = "--peer"
+	}
+	for _, p := range pf.connect {
+		nf[p] = "--connect"
+	}
+	return nf
+}
+
 // first names the first peer given, or says that they were found.
 func (pf *peerFlags) first() string {
 	switch {

@@ -134,7 +134,7 @@ func runPeers(a *app, f *peersFlags, fl *pflag.FlagSet) error {
 	if offline {
 		stored, err := client.ReadStoredPeers(datadir, params, f.unban...)
 		if err != nil {
-			return nodeFailure(err, params, datadir)
+			return nodeFailureFrom(err, params, datadir, f.nodes())
 		}
 		out.Warnings = append(out.Warnings, stored.Notes...)
 		out.addKnown(stored.Known)
@@ -152,7 +152,7 @@ func runPeers(a *app, f *peersFlags, fl *pflag.FlagSet) error {
 	if len(f.unban) > 0 {
 		// Before connecting, so that the node is used if given.
 		if _, err := client.ReadStoredPeers(cfg.DataDir, params, f.unban...); err != nil {
-			return nodeFailure(err, params, cfg.DataDir)
+			return nodeFailureFrom(err, params, cfg.DataDir, f.nodes())
 		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -162,11 +162,11 @@ func runPeers(a *app, f *peersFlags, fl *pflag.FlagSet) error {
 		return errors.New("peers interrupted")
 	}
 	if err != nil {
-		return nodeFailure(err, params, cfg.DataDir)
+		return nodeFailureFrom(err, params, cfg.DataDir, f.nodes())
 	}
 	defer c.Close()
 	if _, err := c.SyncHeaders(ctx); err != nil {
-		return nodeFailure(err, params, cfg.DataDir)
+		return nodeFailureFrom(err, params, cfg.DataDir, f.nodes())
 	}
 	out.Connected, out.Peers = true, peersJSON(c.Peers(), params)
 	for _, p := range out.Peers {

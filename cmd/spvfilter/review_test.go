@@ -100,7 +100,7 @@ func TestReviewNodes(t *testing.T) {
 		if r := out.Peers[0].Reason; r == nil || *r != "unreachable: "+want {
 			t.Errorf("reason %v, want %q", r, "unreachable: "+want)
 		}
-		if !strings.Contains(stderr, "warning: peer "+refused+" was not used: unreachable: "+want) {
+		if !strings.Contains(stderr, "warning: --connect "+refused+" was not used: unreachable: "+want) {
 			t.Errorf("stderr %q lacks the warning in the tool's words", stderr)
 		}
 		stdout, stderr, status = runCLI(t, "", "peers", "--connect", refused, "--connect", a.P2PAddr, "--network", "regtest", "--json")
@@ -142,13 +142,18 @@ func TestReviewNodes(t *testing.T) {
 		}
 	})
 	t.Run("a listener that is no node", func(t *testing.T) {
-		for _, args := range [][]string{
-			{"scan", "--connect", notANode, "--network", "regtest", "--watch", "51"},
-			{"send", "--connect", notANode, "--network", "regtest", txHex},
-			{"privacy", "universe", "--peer", notANode, "--network", "regtest", "--out", "-"},
+		for _, tt := range []struct {
+			args []string
+			name string // how the node is named: by its flag
+		}{
+			{[]string{"scan", "--connect", notANode, "--network", "regtest", "--watch", "51"}, "--connect " + notANode},
+			{[]string{"send", "--connect", notANode, "--network", "regtest", txHex}, "--connect " + notANode},
+			{[]string{"peers", "--peer", notANode, "--network", "regtest"}, "--peer " + notANode},
+			{[]string{"privacy", "universe", "--peer", notANode, "--network", "regtest", "--out", "-"}, "peer " + notANode},
 		} {
+			args := tt.args
 			_, stderr, status := runCLI(t, "", args...)
-			if status != exitFailure || !strings.Contains(stderr, "peer "+notANode+": it answers with what is no regtest message: no regtest node listens there") {
+			if status != exitFailure || !strings.Contains(stderr, tt.name+": it answers with what is no regtest message: no regtest node listens there") {
 				t.Errorf("%s: status %d, stderr %q", args[0], status, stderr)
 			}
 			for _, w := range goWords {

@@ -491,7 +491,9 @@ type scanJSON struct {
 type scanPlan struct {
 	mode, network string
 	client        client.Config
-	items         []watchItem
+	// nodes names the flag each node given came from.
+	nodes nodeFlags
+	items []watchItem
 	// reversed are, in bip157 mode, the outpoints of items given with a
 	// script, byte-reversed, watched too so that a txid given in the
 	// wrong byte order is named: the client matches filters locally, so
@@ -547,7 +549,7 @@ func (a *app) runScan(cmd *cobra.Command, fl *scanFlags) error {
 	defer stop()
 	start := time.Now()
 	res, err := a.executeScan(ctx, plan)
-	err = nodeFailure(err, plan.client.Params, plan.client.DataDir)
+	err = nodeFailureFrom(err, plan.client.Params, plan.client.DataDir, plan.nodes)
 	if err != nil {
 		// An interrupt ends the scan with "interrupted", not with the
 		// bare context error.
@@ -646,7 +648,7 @@ func (a *app) planScan(flags *pflag.FlagSet, fl *scanFlags) (*scanPlan, error) {
 		cacheBytes = -1 // none
 	}
 	ccfg.Timeout, ccfg.DataDir, ccfg.FilterCacheBytes = fl.timeout, datadir, cacheBytes
-	plan.client = ccfg
+	plan.client, plan.nodes = ccfg, fl.peerFlags.nodes()
 	return plan, nil
 }
 
@@ -878,7 +880,7 @@ func newScanJSON(plan *scanPlan, res *client.ScanResult, took time.Duration) sca
 		Peers:                peersJSON(res.Peers, plan.client.Params),
 		Leak:                 res.Leak,
 		Cover:                res.Cover,
-		Warnings:             orEmpty(append(append([]string(nil), plan.warnings...), byFlag(res.Warnings, plan.items, plan.client.Params)...)),
+		Warnings:             orEmpty(append(append([]string(nil), plan.warnings...), plan.nodes.namedAll(byFlag(res.Warnings, plan.items, plan.client.Params))...)),
 	}
 	for _, o := range res.OnePeer {
 		out.OnePeerHeights = append(out.OnePeerHeights, onePeerJSON{From: o.From, To: o.To, Peer: o.Peer})

@@ -147,7 +147,7 @@ func runSend(a *app, f *sendFlags, args []string) error {
 	ccfg.Timeout = f.timeout
 	c, err := client.Connect(ctx, ccfg)
 	if err != nil {
-		return nodeFailure(err, params, "")
+		return nodeFailureFrom(err, params, "", f.nodes())
 	}
 	defer c.Close()
 	res, err := c.SendTransaction(ctx, tx)
@@ -155,7 +155,7 @@ func runSend(a *app, f *sendFlags, args []string) error {
 		return errors.New("send interrupted")
 	}
 	if err != nil {
-		return nodeFailure(sendWords(err), params, "")
+		return nodeFailureFrom(sendWords(err), params, "", f.nodes())
 	}
 	warnings := slices.Clone(res.Warnings)
 	// A peer that held the transaction before this send (an earlier
@@ -174,7 +174,7 @@ func runSend(a *app, f *sendFlags, args []string) error {
 			warnings = append(warnings, fmt.Sprintf("peer %s: %s", p.Address, p.Reason))
 		}
 	}
-	a.warn(warnings)
+	a.warn(f.nodes().namedAll(warnings))
 	if !a.json {
 		if m := res.Mined; m != nil {
 			_, err := fmt.Fprintf(a.stdout, "%s  already mined at height %d in block %s\n", res.Txid, m.Height, m.BlockHash)
