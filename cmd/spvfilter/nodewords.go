@@ -96,6 +96,8 @@ var (
 	dialText      = regexp.MustCompile(`peer (\S+): connect: peer disconnected: dial tcp(?: \S+)?: (.+?)(\.)?$`)
 	handshakeText = regexp.MustCompile(`peer (\S+): version handshake: protocol violation: (?:undecodable message|message for network)\b.*$`)
 	lookupText    = regexp.MustCompile(`lookup (\S+?)(?: on \S+)?: no such host$`)
+	withinText    = regexp.MustCompile(`within (\S+)$`)
+	proxyText     = regexp.MustCompile(`SOCKS5 proxy (\S+) did not connect to (\S+): (.+)$`)
 	servicesBtcd  = regexp.MustCompile(`\(services ((?:SF[A-Za-z0-9]+|0x[0-9a-f]+)(?:\|(?:SF[A-Za-z0-9]+|0x[0-9a-f]+))*)\)`)
 )
 
@@ -146,8 +148,19 @@ func peerFailure(pe *peer.PeerError, params *chaincfg.Params) string {
 		return unreachable(pe, params)
 	case peer.OpHandshake:
 		var ne *peer.NetworkError
-		if errors.As(pe, &ne) {
+		switch {
+		case errors.As(pe, &ne):
 			return fmt.Sprintf("peer %s: %s", pe.Peer, otherNetwork(ne, params))
+		case errors.Is(pe, peer.ErrStalled):
+			within := "in time"
+			if m := withinText.FindStringSubmatch(pe.Error()); m != nil {
+				within = "within " + m[1]
+			}
+			return fmt.Sprintf("peer %s: no answer to the version message %s: no %s node answers there (another service, such as a node's RPC port? %s nodes listen on port %s by default)",
+				pe.Peer, within, params.Name, params.Name, params.DefaultPort)
+		case errors.Is(pe, peer.ErrDisconnected):
+			return fmt.Sprintf("peer %s: it hung up on the version message: a node of another network does, as does one that bans this address (is --network %s right?)",
+				pe.Peer, params.Name)
 		}
 	}
 	return ""
@@ -169,6 +182,13 @@ func otherNetwork(ne *peer.NetworkError, params *chaincfg.Params) string {
 // unreachable says why a node could not be reached, or "" when the
 // connection was made and failed later.
 func unreachable(pe *peer.PeerError, params *chaincfg.Params) string {
+	if m := proxyText.FindStringSubmatch(pe.Error()); m != nil {
+		reason := m[3]
+		if strings.HasSuffix(reason, "i/o timeout") {
+			reason = "no answer in time"
+		}
+		return fmt.Sprintf("peer %s: the --proxy at %s did not connect to it: %s (is %s a socks5:// proxy, such as Tor? can it reach %s?)", pe.Peer, m[1], reason, m[1], m[2])
+	}
 	var oe *net.OpError
 	if !errors.Is(pe, peer.ErrDisconnected) || !errors.As(pe, &oe) || oe.Op != "dial" {
 		return ""

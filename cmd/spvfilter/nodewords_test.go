@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/binary"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -27,6 +28,7 @@ func TestNodeFailureWords(t *testing.T) {
 	copy(testnet[4:], "version")
 	const refused, proxy = "127.0.0.1:1", "127.0.0.1:1" // nothing listens on port 1
 	http, other := peertest.NewAnswering(t, []byte("HTTP/1.1 400 Bad Request\r\n\r\n")), peertest.NewAnswering(t, testnet[:])
+	silent, closer := peertest.NewAnswering(t, nil), newCloser(t) // an RPC port, a node that drops another network's version
 	tests := []struct {
 		name, peer, proxy, flag string
 		want                    string
@@ -36,13 +38,16 @@ func TestNodeFailureWords(t *testing.T) {
 		{"a node no flag gave", refused, "", "", "peer " + refused + ": connection refused: nothing listens there (is a regtest node listening on " + refused + "?)"},
 		{"a service that is no node", http, "", "--connect", "--connect " + http + ": it answers with what is no regtest message: no regtest node listens there (another service, or a node of another network?)"},
 		{"a node of another network", other, "", "--peer", "--peer " + other + ": it answers with what is no regtest message: it is a testnet3 node, no regtest node listens there (is --network regtest right?)"},
+		{"a service that does not answer", silent, "", "--connect", "--connect " + silent + ": no answer to the version message within 2s: no regtest node answers there (another service, such as a node's RPC port? regtest nodes listen on port 18444 by default)"},
+		{"a node that hangs up", closer, "", "--peer", "--peer " + closer + ": it hung up on the version message: a node of another network does, as does one that bans this address (is --network regtest right?)"},
+		{"a proxy that is no proxy", refused, "socks5://" + silent, "--connect", "--connect " + refused + ": the --proxy at " + silent + " did not connect to it: no answer in time (is " + silent + " a socks5:// proxy, such as Tor? can it reach " + refused + "?)"},
 		{"a proxy that is down", refused, "socks5://" + proxy, "--connect", "--connect " + refused + ": the --proxy is unreachable: connection refused: nothing listens there (is the proxy at " + proxy + ", such as Tor, running?)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			c, err := client.Connect(ctx, client.Config{Peers: []string{tt.peer}, ConnectOnly: true, Params: params, Timeout: 5 * time.Second, Proxy: tt.proxy})
+			c, err := client.Connect(ctx, client.Config{Peers: []string{tt.peer}, ConnectOnly: true, Params: params, Timeout: 2 * time.Second, Proxy: tt.proxy})
 			if err == nil {
 				c.Close()
 				t.Fatal("connected")
@@ -55,11 +60,33 @@ func TestNodeFailureWords(t *testing.T) {
 			if !strings.Contains(got, tt.want) {
 				t.Errorf("%v\nin the tool's words: %q\nwant it to hold %q", err, got, tt.want)
 			}
-			for _, w := range []string{"dial tcp", "peer disconnected", "client:", "protocol violation", "version handshake", "message for network", "SOCKS5"} {
+			for _, w := range []string{"dial tcp", "peer disconnected", "peer stalled", "i/o timeout", "read tcp", "is the node on", "client:", "protocol violation", "version handshake", "message for network", "SOCKS5"} {
 				if strings.Contains(got, w) {
 					t.Errorf("%q in %q", w, got)
 				}
 			}
 		})
 	}
+}
+
+// newCloser starts a listener on 127.0.0.1 that closes every connection
+// at once, as btcd does to a version message of another network; it
+// stops when the test ends and returns its address.
+func newCloser(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	return l.Addr().String()
 }
