@@ -14,6 +14,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/spvfilter/spvfilter/peer"
+	"github.com/spvfilter/spvfilter/peer/addrbook"
 	"github.com/spvfilter/spvfilter/peer/client"
 	"github.com/spvfilter/spvfilter/peer/store"
 )
@@ -77,6 +78,9 @@ func nodeFailureFrom(err error, params *chaincfg.Params, datadir string, from no
 			if why := peerFailure(pe, params); why != "" {
 				msg = strings.Replace(msg, pe.Error(), why, 1)
 			}
+		}
+		if se, ok := e.(*addrbook.SeedError); ok {
+			msg = strings.Replace(msg, se.Error(), seedFailure(se), 1)
 		}
 	})
 	if len(params.DNSSeeds) == 0 {
@@ -164,6 +168,21 @@ func peerFailure(pe *peer.PeerError, params *chaincfg.Params) string {
 		}
 	}
 	return ""
+}
+
+// seedFailure says why a DNS seed gave no peers, without the resolver's
+// address Go names.
+func seedFailure(se *addrbook.SeedError) string {
+	var dns *net.DNSError
+	switch {
+	case errors.As(se, &dns) && dns.IsNotFound:
+		return fmt.Sprintf("DNS seed %s not found", se.Seed)
+	case errors.As(se, &dns) && dns.IsTimeout:
+		return fmt.Sprintf("DNS seed %s: no answer in time", se.Seed)
+	case errors.As(se, &dns):
+		return fmt.Sprintf("DNS seed %s: cannot be looked up: %s", se.Seed, dns.Err)
+	}
+	return se.Error()
 }
 
 // otherNetwork says that a node answers with messages of another network

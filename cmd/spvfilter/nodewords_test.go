@@ -3,14 +3,20 @@ package main
 import (
 	"context"
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"net"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/wire"
 
+	"github.com/spvfilter/spvfilter/peer"
+	"github.com/spvfilter/spvfilter/peer/addrbook"
 	"github.com/spvfilter/spvfilter/peer/client"
 	"github.com/spvfilter/spvfilter/peer/peertest"
 )
@@ -89,4 +95,43 @@ func newCloser(t *testing.T) string {
 		}
 	}()
 	return l.Addr().String()
+}
+
+// TestSeedFailureWords: a DNS seed that cannot be looked up is named
+// without the resolver's address, after the failure of the --peer given.
+func TestSeedFailureWords(t *testing.T) {
+	params := &chaincfg.TestNet3Params
+	const node = "127.0.0.1:1"
+	given := &peer.PeerError{Peer: node, Op: peer.OpConnect, Err: fmt.Errorf("%w: %w", peer.ErrDisconnected,
+		&net.OpError{Op: "dial", Net: "tcp", Err: &os.SyscallError{Syscall: "connect", Err: syscall.ECONNREFUSED}})}
+	seed := func(name string, dns *net.DNSError) error {
+		return &addrbook.SeedError{Seed: name, Err: dns}
+	}
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"not found", seed("x49.seed.example", &net.DNSError{Err: "no such host", Name: "x49.seed.example", Server: "10.0.0.53:53", IsNotFound: true}),
+			"DNS seed x49.seed.example not found"},
+		{"no answer", seed("x49.seed.example", &net.DNSError{Err: "i/o timeout", Name: "x49.seed.example", Server: "10.0.0.53:53", IsTimeout: true}),
+			"DNS seed x49.seed.example: no answer in time"},
+		{"refused", seed("x49.seed.example", &net.DNSError{Err: "server misbehaving", Name: "x49.seed.example", Server: "10.0.0.53:53"}),
+			"DNS seed x49.seed.example: cannot be looked up: server misbehaving"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := fmt.Errorf("client: connect: %w; finding peers: %w", given, errors.Join(tt.err))
+			got := nodeFailureFrom(err, params, "", nodeFlags{node: "--peer"}).Error()
+			want := "--peer " + node + ": connection refused: nothing listens there (is a testnet3 node listening on " + node + "?); finding peers: " + tt.want
+			if !strings.HasSuffix(got, want) {
+				t.Errorf("%v\nin the tool's words: %q\nwant it to hold %q", err, got, want)
+			}
+			for _, w := range []string{"lookup", "10.0.0.53", "dial tcp"} {
+				if strings.Contains(got, w) {
+					t.Errorf("%q in %q", w, got)
+				}
+			}
+		})
+	}
 }
