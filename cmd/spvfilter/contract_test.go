@@ -1037,6 +1037,8 @@ func nodeRows(in rowFiles, node string) []contractRow {
 			status: exitFailure, stderr: []string{"spvfilter: --connect " + node + ": connection refused"}, notInErr: goWords},
 		{name: "peers from a node that refuses", args: []string{"peers", "--peer", node, "--network", "regtest"},
 			status: exitFailure, stderr: []string{"spvfilter: --peer " + node + ": connection refused: nothing listens there"}, notInErr: goWords},
+		{name: "lab from a node that refuses", args: []string{"lab", "--connect", node, "--network", "regtest"},
+			status: exitFailure, stderr: []string{"spvfilter: --connect " + node + ": connection refused: nothing listens there"}, notInErr: goWords},
 		{name: "universe from its node alone", args: []string{"privacy", "universe", "--peer", node, "--network", "regtest", "--out", "-"},
 			status: exitFailure, stderr: []string{"peer " + node + ": connection refused"}, notInErr: goWords},
 		{name: "an upstream that refuses", args: []string{"privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", node, "--network", "regtest", "--out", "-"},

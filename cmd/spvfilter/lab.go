@@ -244,11 +244,11 @@ func (a *app) fetchLabBlocks(f *labFlags) ([]lab.Block, string, []string, error)
 	defer stop()
 	c, err := client.Connect(ctx, cfg)
 	if err != nil {
-		return nil, "", nil, labInterrupted(ctx, err)
+		return nil, "", nil, labInterrupted(ctx, nodeFailureFrom(err, params, "", f.nodes()))
 	}
 	defer c.Close()
 	if _, err := c.SyncHeaders(ctx); err != nil {
-		return nil, "", nil, labInterrupted(ctx, err)
+		return nil, "", nil, labInterrupted(ctx, nodeFailureFrom(err, params, "", f.nodes()))
 	}
 	tip := c.Chain().Height()
 	to := f.to
@@ -271,7 +271,7 @@ func (a *app) fetchLabBlocks(f *labFlags) ([]lab.Block, string, []string, error)
 	})
 	done()
 	if err != nil {
-		return nil, "", nil, labInterrupted(ctx, err)
+		return nil, "", nil, labInterrupted(ctx, nodeFailureFrom(err, params, "", f.nodes()))
 	}
 	var warnings []string
 	unknown, untracked := chain.Unknown()
