@@ -95,11 +95,14 @@ func nodeFailureFrom(err error, params *chaincfg.Params, datadir string, from no
 // Failures to reach a peer as package peer prints them, which the client
 // passes on as text in a peer's reason and its warnings: a dial that
 // failed, and an answer to the version message that is no message of the
-// network (a service that is no node, a node of another network).
+// network (a service that is no node, a node of another network), and
+// no answer to it or a hang-up.
 var (
 	dialText      = regexp.MustCompile(`peer (\S+): connect: peer disconnected: dial tcp(?: \S+)?: (.+?)(\.)?$`)
 	handshakeText = regexp.MustCompile(`peer (\S+): version handshake: protocol violation: (?:undecodable message|message for network)\b.*$`)
 	lookupText    = regexp.MustCompile(`lookup (\S+?)(?: on \S+)?: no such host$`)
+	silentText    = regexp.MustCompile(`peer (\S+): version handshake: peer stalled: .*within (\S+)$`)
+	hungUpText    = regexp.MustCompile(`peer (\S+): version handshake: peer disconnected: connection closed during the handshake \(is the node on \S+\?\)$`)
 	withinText    = regexp.MustCompile(`within (\S+)$`)
 	proxyText     = regexp.MustCompile(`SOCKS5 proxy (\S+) did not connect to (\S+): (.+)$`)
 	servicesBtcd  = regexp.MustCompile(`\(services ((?:SF[A-Za-z0-9]+|0x[0-9a-f]+)(?:\|(?:SF[A-Za-z0-9]+|0x[0-9a-f]+))*)\)`)
@@ -123,6 +126,12 @@ func peerWords(text string, params *chaincfg.Params, named bool) string {
 		addr := text[m[2]:m[3]]
 		return text[:m[0]] + fmt.Sprintf("%sit answers with what is no %s message: no %s node listens there (another service, or a node of another network?)",
 			name(addr), params.Name, params.Name)
+	}
+	if m := silentText.FindStringSubmatchIndex(text); m != nil {
+		return text[:m[0]] + name(text[m[2]:m[3]]) + silentWords(params, text[m[4]:m[5]])
+	}
+	if m := hungUpText.FindStringSubmatchIndex(text); m != nil {
+		return text[:m[0]] + name(text[m[2]:m[3]]) + hungUpWords(params)
 	}
 	m := dialText.FindStringSubmatchIndex(text)
 	if m == nil {
@@ -156,15 +165,13 @@ func peerFailure(pe *peer.PeerError, params *chaincfg.Params) string {
 		case errors.As(pe, &ne):
 			return fmt.Sprintf("peer %s: %s", pe.Peer, otherNetwork(ne, params))
 		case errors.Is(pe, peer.ErrStalled):
-			within := "in time"
+			within := ""
 			if m := withinText.FindStringSubmatch(pe.Error()); m != nil {
-				within = "within " + m[1]
+				within = m[1]
 			}
-			return fmt.Sprintf("peer %s: no answer to the version message %s: no %s node answers there (another service, such as a node's RPC port? %s nodes listen on port %s by default)",
-				pe.Peer, within, params.Name, params.Name, params.DefaultPort)
+			return fmt.Sprintf("peer %s: %s", pe.Peer, silentWords(params, within))
 		case errors.Is(pe, peer.ErrDisconnected):
-			return fmt.Sprintf("peer %s: it hung up on the version message: a node of another network does, as does one that bans this address (is --network %s right?)",
-				pe.Peer, params.Name)
+			return fmt.Sprintf("peer %s: %s", pe.Peer, hungUpWords(params))
 		}
 	}
 	return ""
@@ -183,6 +190,23 @@ func seedFailure(se *addrbook.SeedError) string {
 		return fmt.Sprintf("DNS seed %s: cannot be looked up: %s", se.Seed, dns.Err)
 	}
 	return se.Error()
+}
+
+// silentWords says that a node gave no answer to the version message
+// within the time given ("" when unknown).
+func silentWords(params *chaincfg.Params, within string) string {
+	when := "in time"
+	if within != "" {
+		when = "within " + within
+	}
+	return fmt.Sprintf("no answer to the version message %s: no %s node answers there (another service, such as a node's RPC port? %s nodes listen on port %s by default)",
+		when, params.Name, params.Name, params.DefaultPort)
+}
+
+// hungUpWords says that a node closed the connection on the version
+// message.
+func hungUpWords(params *chaincfg.Params) string {
+	return fmt.Sprintf("it hung up on the version message: a node of another network does, as does one that bans this address (is --network %s right?)", params.Name)
 }
 
 // otherNetwork says that a node answers with messages of another network
