@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -104,6 +105,24 @@ func checkProxy(raw string) error {
 // makeDataDir creates the --datadir dir if needed (see makeDir).
 func makeDataDir(dir string) error { return makeDir("--datadir", dir) }
 
+// checkDir refuses, as bad input, a file in the place of the directory
+// dir a flag names, or in the place of a directory above it; it creates
+// nothing.
+func checkDir(flag, dir string) error {
+	st, err := os.Stat(dir)
+	switch {
+	case err == nil && !st.IsDir():
+		return badInput("%s %s: a file, not a directory", flag, dir)
+	case errors.Is(err, syscall.ENOTDIR):
+		for below, above := dir, filepath.Dir(dir); above != below; below, above = above, filepath.Dir(above) {
+			if st, err := os.Stat(above); err == nil && !st.IsDir() {
+				return badInput("%s %s: %s is a file, not a directory", flag, dir, above)
+			}
+		}
+	}
+	return nil
+}
+
 // makeDir creates the directory dir a flag names, if needed; a file in its
 // place, or in the place of a directory above it, or a directory that may
 // not be created, is bad input.
@@ -111,8 +130,8 @@ func makeDir(flag, dir string) error {
 	if dir == "" {
 		return nil
 	}
-	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
-		return badInput("%s %s: a file, not a directory", flag, dir)
+	if err := checkDir(flag, dir); err != nil {
+		return err
 	}
 	err := os.MkdirAll(dir, 0o755)
 	var pe *os.PathError

@@ -132,6 +132,9 @@ func runPeers(a *app, f *peersFlags, fl *pflag.FlagSet) error {
 	out := peersOutput{Network: params.Name, Peers: []scanPeerJSON{}, Known: []knownJSON{}, Bans: []banJSON{},
 		Unbanned: append([]string{}, f.unban...), Warnings: []string{}}
 	if offline {
+		if err := checkDir("--datadir", datadir); err != nil {
+			return err
+		}
 		stored, err := client.ReadStoredPeers(datadir, params, f.unban...)
 		if err != nil {
 			return nodeFailureFrom(err, params, datadir, f.nodes())
