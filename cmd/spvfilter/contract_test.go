@@ -1063,6 +1063,10 @@ func nodeRows(in rowFiles, node string) []contractRow {
 			status: exitBadInput, stderr: []string{"--connect: give the node to use (HOST:PORT): regtest has no DNS seeds"}},
 		{name: "an onion address without a proxy refused before connecting", args: []string{"scan", "--connect", "abcdefghijklmnop.onion:8333", "--network", "regtest", "--watch", "51"},
 			status: exitBadInput, stderr: []string{"--connect abcdefghijklmnop.onion:8333: an onion address needs --proxy"}, notInErr: []string{"Config.Proxy", "client:"}},
+		{name: "a node's URL", args: []string{"scan", "--connect", "http://127.0.0.1:18444", "--network", "regtest", "--watch", "51"},
+			status: exitBadInput, stderr: []string{`--connect "http://127.0.0.1:18444": a URL (http://): give the address alone; want HOST:PORT`}, notInErr: []string{"too many colons in address"}},
+		{name: "an IPv6 address without brackets", args: []string{"peers", "--peer", "::1:18444", "--network", "regtest"},
+			status: exitBadInput, stderr: []string{`--peer "::1:18444": too many colons: an IPv6 address goes in brackets; want HOST:PORT, such as 127.0.0.1:8333 or [::1]:8333`}},
 		{name: "--connect checked as --peer is", args: []string{"scan", "--connect", "127.0.0.1", "--network", "regtest", "--watch", "51"},
 			status: exitBadInput, stderr: []string{`--connect "127.0.0.1": missing port in address; want HOST:PORT`}},
 	}

@@ -289,9 +289,15 @@ func checkHostPort(addr string, listen bool) error {
 	bad := func(why string) error {
 		return fmt.Errorf("%s; want HOST:PORT, such as 127.0.0.1:8333 or [::1]:8333", why)
 	}
+	if scheme, _, ok := strings.Cut(addr, "://"); ok {
+		return bad(fmt.Sprintf("a URL (%s://): give the address alone", scheme))
+	}
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		var ae *net.AddrError
+		if errors.As(err, &ae) && ae.Err == "too many colons in address" {
+			return bad("too many colons: an IPv6 address goes in brackets")
+		}
 		if errors.As(err, &ae) {
 			return bad(ae.Err)
 		}
