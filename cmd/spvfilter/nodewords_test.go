@@ -80,21 +80,7 @@ func TestNodeFailureWords(t *testing.T) {
 // stops when the test ends and returns its address.
 func newCloser(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	return l.Addr().String()
+	return listenLoopback(t, func(c net.Conn) { c.Close() })
 }
 
 // TestSeedFailureWords: a DNS seed that cannot be looked up is named

@@ -209,6 +209,19 @@ func TestReviewResendRejected(t *testing.T) {
 // HTTP server would, whatever it is sent: a service that is no node.
 func startHTTPListener(t *testing.T) string {
 	t.Helper()
+	return listenLoopback(t, func(c net.Conn) {
+		defer c.Close()
+		c.Read(make([]byte, 1024))
+		c.Write([]byte(strings.Repeat("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n", 3)))
+		c.Read(make([]byte, 1024))
+	})
+}
+
+// listenLoopback starts a listener on 127.0.0.1 that serves each
+// connection in a goroutine of its own; it stops when the test ends and
+// returns its address.
+func listenLoopback(t *testing.T, serve func(net.Conn)) string {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -220,12 +233,7 @@ func startHTTPListener(t *testing.T) string {
 			if err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				c.Read(make([]byte, 1024))
-				c.Write([]byte(strings.Repeat("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n", 3)))
-				c.Read(make([]byte, 1024))
-			}()
+			go serve(c)
 		}
 	}()
 	return l.Addr().String()
