@@ -53,11 +53,6 @@ func (nf nodeFlags) namedAll(texts []string) []string {
 	return out
 }
 
-// nodeFailure is nodeFailureFrom for nodes given by no flag it knows.
-func nodeFailure(err error, params *chaincfg.Params, datadir string) error {
-	return nodeFailureFrom(err, params, datadir, nil)
-}
-
 // nodeFailureFrom says, in the tool's words, why the nodes of params
 // failed a command: a node that could not be reached is named by the
 // flag that gave it (from), with the reason (refused, not found, no

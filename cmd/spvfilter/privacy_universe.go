@@ -151,11 +151,11 @@ func runUniverse(ctx context.Context, a *app, f *universeFlags, fl *pflag.FlagSe
 	// found through the DNS seeds.
 	c, err := client.Connect(ctx, client.Config{Peers: []string{f.peer}, ConnectOnly: true, Params: params, Timeout: f.timeout})
 	if err != nil {
-		return nodeFailure(err, params, "")
+		return nodeFailureFrom(err, params, "", nodeFlags{f.peer: "--peer"})
 	}
 	defer c.Close()
 	if _, err := c.SyncHeaders(ctx); err != nil {
-		return nodeFailure(err, params, "")
+		return nodeFailureFrom(err, params, "", nodeFlags{f.peer: "--peer"})
 	}
 	chain := c.Chain()
 	to := f.to
@@ -196,7 +196,7 @@ func runUniverse(ctx context.Context, a *app, f *universeFlags, fl *pflag.FlagSe
 	uw.Comment(fmt.Sprintf("candidates of %s blocks %d..%d from %s, one per line", params.Name, f.from, to, f.peer))
 	err = c.FetchBlocks(ctx, f.from, to, func(h int32, b *wire.MsgBlock) error { return uw.AddBlock(h, b) })
 	if err != nil {
-		return nodeFailure(err, params, "")
+		return nodeFailureFrom(err, params, "", nodeFlags{f.peer: "--peer"})
 	}
 	if err := uw.Flush(); err != nil {
 		return fmt.Errorf("--out %s: %w", f.out, err)

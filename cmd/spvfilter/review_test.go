@@ -149,7 +149,7 @@ func TestReviewNodes(t *testing.T) {
 			{[]string{"scan", "--connect", notANode, "--network", "regtest", "--watch", "51"}, "--connect " + notANode},
 			{[]string{"send", "--connect", notANode, "--network", "regtest", txHex}, "--connect " + notANode},
 			{[]string{"peers", "--peer", notANode, "--network", "regtest"}, "--peer " + notANode},
-			{[]string{"privacy", "universe", "--peer", notANode, "--network", "regtest", "--out", "-"}, "peer " + notANode},
+			{[]string{"privacy", "universe", "--peer", notANode, "--network", "regtest", "--out", "-"}, "--peer " + notANode},
 		} {
 			args := tt.args
 			_, stderr, status := runCLI(t, "", args...)
