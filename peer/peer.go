@@ -86,6 +86,7 @@ type Peer struct {
 	cfg    Config
 	conn   net.Conn
 	frames frameReader // the read loop's
+	held   heldWant    // the read loop's
 	remote *wire.MsgVersion
 	pver   atomic.Uint32 // negotiated protocol version
 	addrV2 atomic.Bool   // the node sent sendaddrv2
@@ -385,13 +386,15 @@ func (p *Peer) damaged(op, format string, args ...any) error {
 }
 
 // request is the request in flight. The read loop offers it every message
-// that is not always handled (pings, getdata) and learns whether the
-// request took it; what it does not take is unsolicited.
+// that is not always handled (pings, getdata): while the request waits in
+// recv, which hands the read loop its want, the read loop runs want on
+// each message itself and passes on the first taken, so that a message
+// costs one hand-off; what is not taken is unsolicited.
 type request struct {
-	offer   chan delivery // unbuffered: the read loop waits for recv
-	verdict chan bool
-	ended   chan struct{}
-	took    delivery // the last message taken, for intact
+	wants chan func(wire.Message) bool // recv's filter, one at a time
+	offer chan delivery                // the message taken, to the waiting recv
+	ended chan struct{}
+	took  delivery // the last message taken, for intact
 
 	// The request's own goroutine keeps its answer time: a round runs
 	// from its first send to the last message taken before the next.
@@ -435,7 +438,7 @@ func (p *Peer) beginRequest(op string, timed bool) (func(), error) {
 		return nil, p.disconnected(op)
 	default:
 	}
-	r := &request{offer: make(chan delivery), verdict: make(chan bool, 1), ended: make(chan struct{})}
+	r := &request{wants: make(chan func(wire.Message) bool, 1), offer: make(chan delivery, 1), ended: make(chan struct{})}
 	p.req.Store(r)
 	return func() {
 		p.req.Store(nil)
@@ -462,9 +465,10 @@ func (p *Peer) send(ctx context.Context, op string, msg wire.Message, deadline t
 func (p *Peer) deadline() time.Time { return time.Now().Add(p.cfg.Timeout) }
 
 // recv returns the next message for which want (if not nil) is true,
-// waiting until deadline. It runs want on each message the read loop
-// offers the request in flight; the others are unsolicited, charged to
-// the node's budgets, and do not move the deadline, so a node sending
+// waiting until deadline. The read loop runs want on each message while
+// recv waits (so want may read what the request's goroutine writes
+// between calls); the messages it refuses are unsolicited, charged to the
+// node's budgets, and do not move the deadline, so a node sending
 // unrequested or trickling messages cannot hold a request open.
 func (p *Peer) recv(ctx context.Context, op string, deadline time.Time, want func(wire.Message) bool) (wire.Message, error) {
 	r := p.req.Load()
@@ -475,27 +479,42 @@ func (p *Peer) recv(ctx context.Context, op string, deadline time.Time, want fun
 		p.drop()
 		return nil, err
 	}
+	if want == nil {
+		want = anyMessage
+	}
+	r.wants <- want // empty: the previous recv's was taken, or withdrawn
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
-	for {
-		select {
-		case d := <-r.offer:
-			ok := want == nil || want(d.msg)
-			r.verdict <- ok
-			if ok {
-				r.last, r.took = time.Now(), d
-				return d.msg, nil
-			}
-		case <-p.done:
-			return nil, p.disconnected(op)
-		case <-ctx.Done():
-			p.drop()
-			return nil, ctx.Err()
-		case <-timer.C:
-			return nil, p.fail(op, "%w: no complete answer within %v", ErrStalled, p.cfg.Timeout)
-		}
+	select {
+	case d := <-r.offer:
+		r.last, r.took = time.Now(), d
+		return d.msg, nil
+	case <-p.done:
+		r.withdraw()
+		return nil, p.disconnected(op)
+	case <-ctx.Done():
+		p.drop()
+		r.withdraw()
+		return nil, ctx.Err()
+	case <-timer.C:
+		err := p.fail(op, "%w: no complete answer within %v", ErrStalled, p.cfg.Timeout)
+		r.withdraw()
+		return nil, err
 	}
 }
+
+// withdraw takes back the want of a recv that gave up, unless the read
+// loop holds it already; the connection is gone by then, so the read
+// loop offers nothing more.
+func (r *request) withdraw() {
+	select {
+	case <-r.wants:
+	default:
+	}
+}
+
+// anyMessage is the filter of a recv taking any message.
+func anyMessage(wire.Message) bool { return true }
 
 // is returns a recv filter accepting the messages of type T.
 func is[T wire.Message](m wire.Message) bool {

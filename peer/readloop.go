@@ -89,20 +89,42 @@ func (p *Peer) dispatch(d delivery, n int) error {
 }
 
 // handOff offers d to the request in flight and reports whether it took
-// it.
+// it. It waits for the request to wait in recv, runs recv's want on d,
+// and passes d on when it is wanted; a want that refused d is kept for
+// the next message, since its recv still waits.
 func (p *Peer) handOff(d delivery) bool {
 	r := p.req.Load()
 	if r == nil {
 		return false
 	}
-	select {
-	case r.offer <- d:
-		return <-r.verdict
-	case <-r.ended:
-		return false
-	case <-p.done:
-		return true // nobody is left to tell
+	if p.held.r != r {
+		p.held = heldWant{r: r}
 	}
+	if p.held.want == nil {
+		select {
+		case p.held.want = <-r.wants:
+		case <-r.ended:
+			return false
+		case <-p.done:
+			return true // nobody is left to tell
+		}
+	}
+	if !p.held.want(d.msg) {
+		return false
+	}
+	p.held.want = nil
+	select {
+	case r.offer <- d: // buffered, and empty unless its recv gave up
+	case <-p.done: // it gave up: the connection is gone
+	}
+	return true
+}
+
+// heldWant is the read loop's: the want of a recv of the request r that
+// waits for a message, taken by the read loop and not yet satisfied.
+type heldWant struct {
+	r    *request
+	want func(wire.Message) bool
 }
 
 // unsolicited charges a message no request took to the node's budgets
