@@ -116,7 +116,11 @@ func (p *Peer) GetCFilters(ctx context.Context, start int32, blocks []chainhash.
 		return err
 	}
 	for i, want := range blocks {
-		m, err := p.recv(ctx, op, deadline, is[*wire.MsgCFilter])
+		n := 0 // the read loop takes them all, ahead of fn
+		if i == 0 {
+			n = len(blocks)
+		}
+		m, err := p.recvEach(ctx, op, deadline, is[*wire.MsgCFilter], n)
 		if err != nil {
 			return err
 		}

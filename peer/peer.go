@@ -386,15 +386,20 @@ func (p *Peer) damaged(op, format string, args ...any) error {
 }
 
 // request is the request in flight. The read loop offers it every message
-// that is not always handled (pings, getdata): while the request waits in
-// recv, which hands the read loop its want, the read loop runs want on
-// each message itself and passes on the first taken, so that a message
-// costs one hand-off; what is not taken is unsolicited.
+// that is not always handled (pings, getdata): once the request told it
+// what it wants (expect), the read loop runs want on each message itself
+// and passes on those taken, so that a message costs one hand-off at
+// most; what is not taken is unsolicited.
 type request struct {
-	wants chan func(wire.Message) bool // recv's filter, one at a time
-	offer chan delivery                // the message taken, to the waiting recv
+	wants chan wanted   // what the request waits for, one at a time
+	offer chan delivery // the messages taken, to the request
 	ended chan struct{}
 	took  delivery // the last message taken, for intact
+
+	// timer fires at timerAt, the deadline of the request's recv calls
+	// (one for all its messages, as a rule).
+	timer   *time.Timer
+	timerAt time.Time
 
 	// The request's own goroutine keeps its answer time: a round runs
 	// from its first send to the last message taken before the next.
@@ -438,11 +443,14 @@ func (p *Peer) beginRequest(op string, timed bool) (func(), error) {
 		return nil, p.disconnected(op)
 	default:
 	}
-	r := &request{wants: make(chan func(wire.Message) bool, 1), offer: make(chan delivery, 1), ended: make(chan struct{})}
+	r := &request{wants: make(chan wanted, 1), offer: make(chan delivery, maxAhead), ended: make(chan struct{})}
 	p.req.Store(r)
 	return func() {
 		p.req.Store(nil)
 		close(r.ended)
+		if r.timer != nil {
+			r.timer.Stop()
+		}
 		if d, ok := r.answerTime(); ok && timed {
 			p.observe(d)
 		}
@@ -464,6 +472,18 @@ func (p *Peer) send(ctx context.Context, op string, msg wire.Message, deadline t
 // deadline returns the time by which a request's whole answer is due.
 func (p *Peer) deadline() time.Time { return time.Now().Add(p.cfg.Timeout) }
 
+// wanted is what a request waits for: the next n messages for which want
+// is true.
+type wanted struct {
+	want func(wire.Message) bool
+	n    int
+}
+
+// maxAhead is how many messages the read loop takes ahead of a request
+// that expects several (see expect): at most 8 filters of 256 KiB, 2 MiB,
+// beyond the read loop's buffer, less than one block.
+const maxAhead = 8
+
 // recv returns the next message for which want (if not nil) is true,
 // waiting until deadline. The read loop runs want on each message while
 // recv waits (so want may read what the request's goroutine writes
@@ -471,6 +491,19 @@ func (p *Peer) deadline() time.Time { return time.Now().Add(p.cfg.Timeout) }
 // node's budgets, and do not move the deadline, so a node sending
 // unrequested or trickling messages cannot hold a request open.
 func (p *Peer) recv(ctx context.Context, op string, deadline time.Time, want func(wire.Message) bool) (wire.Message, error) {
+	if want == nil {
+		want = anyMessage
+	}
+	return p.recvEach(ctx, op, deadline, want, 1)
+}
+
+// recvEach is recv when n > 0, else the next of the messages a former
+// call expected: it tells the read loop to take the next n messages for
+// which want is true, up to maxAhead of them before the request takes
+// them, and returns the first. The read loop runs want on messages the
+// request did not take yet, so a want for more than one message must read
+// nothing the request writes.
+func (p *Peer) recvEach(ctx context.Context, op string, deadline time.Time, want func(wire.Message) bool, n int) (wire.Message, error) {
 	r := p.req.Load()
 	if r == nil {
 		return nil, p.errorf(op, "peer: no request in flight")
@@ -479,31 +512,48 @@ func (p *Peer) recv(ctx context.Context, op string, deadline time.Time, want fun
 		p.drop()
 		return nil, err
 	}
-	if want == nil {
-		want = anyMessage
+	if n > 0 {
+		r.wants <- wanted{want, n} // empty: the last was taken, or withdrawn
 	}
-	r.wants <- want // empty: the previous recv's was taken, or withdrawn
-	timer := time.NewTimer(time.Until(deadline))
-	defer timer.Stop()
+	timer := r.until(deadline)
 	select {
 	case d := <-r.offer:
 		r.last, r.took = time.Now(), d
 		return d.msg, nil
 	case <-p.done:
+		select {
+		case d := <-r.offer: // taken before the read loop ended
+			r.last, r.took = time.Now(), d
+			return d.msg, nil
+		default:
+		}
 		r.withdraw()
 		return nil, p.disconnected(op)
 	case <-ctx.Done():
 		p.drop()
 		r.withdraw()
 		return nil, ctx.Err()
-	case <-timer.C:
+	case <-timer:
 		err := p.fail(op, "%w: no complete answer within %v", ErrStalled, p.cfg.Timeout)
 		r.withdraw()
 		return nil, err
 	}
 }
 
-// withdraw takes back the want of a recv that gave up, unless the read
+// until returns a timer firing at deadline: the request's, reset only
+// when the deadline differs from the last recv's.
+func (r *request) until(deadline time.Time) <-chan time.Time {
+	switch {
+	case r.timer == nil:
+		r.timer = time.NewTimer(time.Until(deadline))
+	case !deadline.Equal(r.timerAt):
+		r.timer.Reset(time.Until(deadline))
+	}
+	r.timerAt = deadline
+	return r.timer.C
+}
+
+// withdraw takes back what a recv that gave up wanted, unless the read
 // loop holds it already; the connection is gone by then, so the read
 // loop offers nothing more.
 func (r *request) withdraw() {

@@ -89,9 +89,9 @@ func (p *Peer) dispatch(d delivery, n int) error {
 }
 
 // handOff offers d to the request in flight and reports whether it took
-// it. It waits for the request to wait in recv, runs recv's want on d,
-// and passes d on when it is wanted; a want that refused d is kept for
-// the next message, since its recv still waits.
+// it. It waits until the request says what it wants (see recvEach), runs
+// want on d, and passes d on when it is wanted; a want is kept until it
+// took the messages it was for.
 func (p *Peer) handOff(d delivery) bool {
 	r := p.req.Load()
 	if r == nil {
@@ -100,9 +100,9 @@ func (p *Peer) handOff(d delivery) bool {
 	if p.held.r != r {
 		p.held = heldWant{r: r}
 	}
-	if p.held.want == nil {
+	if p.held.n == 0 {
 		select {
-		case p.held.want = <-r.wants:
+		case p.held.wanted = <-r.wants:
 		case <-r.ended:
 			return false
 		case <-p.done:
@@ -112,19 +112,21 @@ func (p *Peer) handOff(d delivery) bool {
 	if !p.held.want(d.msg) {
 		return false
 	}
-	p.held.want = nil
+	p.held.n--
 	select {
-	case r.offer <- d: // buffered, and empty unless its recv gave up
-	case <-p.done: // it gave up: the connection is gone
+	case r.offer <- d: // waits while maxAhead are not taken yet
+		return true
+	case <-r.ended: // it gave up
+		return false
+	case <-p.done:
+		return true
 	}
-	return true
 }
 
-// heldWant is the read loop's: the want of a recv of the request r that
-// waits for a message, taken by the read loop and not yet satisfied.
+// heldWant is the read loop's: what the request r still wants.
 type heldWant struct {
-	r    *request
-	want func(wire.Message) bool
+	r *request
+	wanted
 }
 
 // unsolicited charges a message no request took to the node's budgets

@@ -201,3 +201,77 @@ func TestBucket(t *testing.T) {
 		t.Fatalf("bytes named %q", s)
 	}
 }
+
+// TestFiltersTakenAhead plays a getcfilters answer to a request whose
+// callback is slow, so that the read loop takes filters ahead of it: the
+// request gets each filter once and in order, an unwanted message among
+// them stays unsolicited, and a callback's error ends the request at
+// once with the read loop still ahead.
+func TestFiltersTakenAhead(t *testing.T) {
+	const n = 3 * maxAhead
+	blocks := make([]chainhash.Hash, n)
+	var stream []wire.Message
+	for i := range blocks {
+		blocks[i] = chainhash.Hash{byte(i), 1}
+		stream = append(stream, wire.NewMsgCFilter(wire.GCSFilterRegular, &blocks[i], []byte{byte(i)}))
+		if i == 2 {
+			stream = append(stream, invOf(1))
+		}
+	}
+	stop := errors.New("stop")
+	tests := []struct {
+		name    string
+		failAt  int // the callback's error, or -1
+		wantErr error
+	}{
+		{"all", -1, nil},
+		{"error at the first", 0, stop},
+		{"error in the middle", n / 2, stop},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var mu sync.Mutex
+			announced := 0
+			p := pipePeer(t, Config{OnAnnounce: func(a Announcement) { mu.Lock(); announced += len(a.Txs); mu.Unlock() }},
+				frame(t, stream...), true)
+			var got []int
+			err := p.GetCFilters(context.Background(), 0, blocks, func(i int, data []byte) error {
+				time.Sleep(time.Millisecond) // the read loop runs ahead
+				if len(data) != 1 || int(data[0]) != i {
+					t.Errorf("filter %d is %x", i, data)
+				}
+				got = append(got, i)
+				if i == tt.failAt {
+					return stop
+				}
+				return nil
+			})
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("error %v, want %v", err, tt.wantErr)
+			}
+			want := n
+			if tt.failAt >= 0 {
+				want = tt.failAt + 1
+			}
+			if len(got) != want || got[len(got)-1] != want-1 {
+				t.Fatalf("filters %v, want 0 to %d", got, want-1)
+			}
+			if tt.failAt >= 0 {
+				select {
+				case <-p.Done():
+				case <-time.After(5 * time.Second):
+					t.Fatal("connection still open after the callback's error")
+				}
+				return
+			}
+			p.Close()
+			count := func() int { mu.Lock(); defer mu.Unlock(); return announced }
+			for deadline := time.Now().Add(5 * time.Second); count() < 1 && time.Now().Before(deadline); {
+				time.Sleep(5 * time.Millisecond)
+			}
+			if c := count(); c != 1 {
+				t.Fatalf("%d transactions announced among the filters, want 1", c)
+			}
+		})
+	}
+}
