@@ -792,7 +792,7 @@ func TestContractRows(t *testing.T) {
 		{name: "universe range checked before connecting", args: []string{"privacy", "universe", "--peer", node, "--from", "10", "--to", "5", "--out", "-"},
 			status: exitBadInput, stderr: []string{"--to 5 is below --from 10"}, notInErr: []string{"outside", "connect"}},
 		{name: "a failure names its object, not the command", args: []string{"privacy", "universe", "--peer", node, "--network", "regtest", "--out", "-"},
-			status: exitFailure, stderr: []string{"spvfilter: peer " + node}, notInErr: []string{"universe:"}},
+			status: exitFailure, stderr: []string{"spvfilter: --peer " + node}, notInErr: []string{"universe:"}},
 		{name: "an upstream failure names its flag", args: []string{"privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", node, "--network", "regtest", "--out", "-"},
 			status: exitFailure, stderr: []string{"spvfilter: --upstream " + node + ": ", "is a regtest node running at " + node}, notInErr: []string{"capture:"}},
 		{name: "universe refuses to replace its output", args: []string{"privacy", "universe", "--peer", node, "--out", universe},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -129,6 +130,10 @@ type verifyFailure struct {
 // tried again with the same block and peers.
 const retryInterval = time.Minute
 
+// announceLeadWait is how long the lead of an announced block's sync has
+// to answer (one headers message) before every peer is asked instead.
+const announceLeadWait = 2 * leadStall
+
 // maxUndelivered is how many blocks in a row a peer may announce and then
 // not serve before it is banned for it (a block of a short fork the chain
 // did not take counts too, so it is far above what an honest node does).
@@ -174,7 +179,22 @@ func (c *Client) syncAnnouncers(ctx context.Context) error {
 func (c *Client) syncAnnounced(ctx context.Context, ms []*pool.Member) (reorganized bool, err error) {
 	log := newScanLog()
 	lead := c.leadOf(ms)
-	up, err := c.syncPeers(ctx, log, []*pool.Member{lead})
+	leadCtx, cancel := context.WithTimeout(ctx, announceLeadWait)
+	up, err := c.syncPeers(leadCtx, log, []*pool.Member{lead})
+	abandoned := ctx.Err() == nil && errors.Is(leadCtx.Err(), context.DeadlineExceeded)
+	cancel()
+	if abandoned {
+		// The lead withholds or is slow: it is abandoned, not blamed, and
+		// every other peer is asked, as a periodic sync asks them, so the
+		// new block waits neither for the lead's timeout nor for its turn
+		// to lead again.
+		others := slices.DeleteFunc(c.pool.Serving(0), func(m *pool.Member) bool { return m == lead })
+		if len(others) == 0 {
+			return up.Reorganized(), nil
+		}
+		all, err := c.syncPeers(ctx, log, others)
+		return up.Reorganized() || all.Reorganized(), err
+	}
 	if err != nil {
 		return up.Reorganized(), err
 	}
