@@ -1,7 +1,6 @@
 package client
 
 import (
-	"context"
 	"slices"
 	"testing"
 	"time"
@@ -18,21 +17,13 @@ func TestEventNamesSinglePeer(t *testing.T) {
 	node.Generate(t, 110)
 	alice := peertest.NewKey("alice")
 	c := connectTo(t, node, 5*time.Second)
-	log := newEventLog()
-	r := c.NewRescan(RescanOptions{Watch: []WatchItem{ScriptItem(alice.PkScript())}, From: 100, Follow: true,
-		PollInterval: 100 * time.Millisecond, BatchBlocks: 7, OnEvent: log.add})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx) }()
-	log.waitFor(t, "tip at 110", func(es []Event) bool {
-		return slices.ContainsFunc(es, func(e Event) bool { return e.Kind == EventTip && e.Height == 110 })
-	})
+	log, stop := follow(t, c, 100, alice.PkScript())
+	log.waitFor(t, "tip at 110", tipAt(110))
 	node.Generate(t, 2)
 	log.waitFor(t, "block 112", func(es []Event) bool {
 		return slices.ContainsFunc(es, func(e Event) bool { return e.Kind == EventConnected && e.Height == 112 })
 	})
-	cancel()
-	if err := <-done; err != nil {
+	if err := stop(); err != nil {
 		t.Fatalf("Run after cancel: %v", err)
 	}
 	connected := 0
