@@ -28,6 +28,8 @@ import (
 type labFlags struct {
 	peerFlags
 	vectors  string
+	blocks   string
+	save     string
 	network  string
 	from, to int32
 	timeout  time.Duration
@@ -46,7 +48,7 @@ func newLabCommand(a *app) *cobra.Command {
 	f := labFlags{probes: lab.DefaultProbes, watched: lab.DefaultWatched, wallets: lab.DefaultWallets,
 		pMin: lab.DefaultPMin, pMax: lab.DefaultPMax, timing: lab.DefaultOptions().Timing, seed: 1}
 	c := &cobra.Command{
-		Use:   "lab (--vectors FILE | --peer HOST:PORT... | --connect HOST:PORT...) [--plot FILE]",
+		Use:   "lab (--vectors FILE | --blocks FILE | --peer HOST:PORT... | --connect HOST:PORT...) [--plot FILE]",
 		Short: "Compare BIP 158's filter with Bloom, binary fuse and xor filters on a chain's blocks",
 		Long: `lab builds, for every block of a chain, the set of scripts its BIP 158 basic
 filter holds, and from it one filter per block in each design:
@@ -77,22 +79,36 @@ size (.svg or .png).
 
 The blocks come from a file of BIP 158's test vectors (--vectors, the
 format of bip-0158/testnet-19.json; each row's block, merkle root and
-filter are checked) or from nodes (--peer/--connect, blocks --from..--to,
-each checked against the header chain). From nodes, the scripts the
-inputs spend are those of outputs created from --from on: start at 0 for
-complete sets (the count of inputs whose script stayed unknown is a
-warning). Times are the fastest of passes lasting --timing in all.
+filter are checked), from nodes (--peer/--connect, blocks --from..--to,
+each checked against the header chain), or from a block file that
+--save-blocks wrote (--blocks). From nodes, the scripts the inputs spend
+are those of outputs created from --from on: start at 0 for complete
+sets (the count of inputs whose script stayed unknown is a warning).
+Times are the fastest of passes lasting --timing in all.
+
+--save-blocks FILE writes the blocks downloaded from nodes to FILE, so
+that the lab (--blocks FILE) and the cuckoo filter's lab (gcs/lab/cuckoo,
+cuckoolab --blocks FILE) run on them without a node. Its format (package
+gcs/lab, ReadBlockFile): the line "spvfilter blocks 1", the network's
+magic and the first block's height (4 bytes each, little-endian), then
+each block as its length (4 bytes) and its serialization with witness
+data; reading checks that each block follows the one before and its
+transactions give its merkle root.
 
 Exit status: 0 done, 2 bad input, 1 failure (a node, a design that loses
 a member).`,
 		Example: `  spvfilter lab --vectors testvectors/bip158/testnet-19.json --plot lab.svg
   spvfilter lab --connect 127.0.0.1:18444 --network regtest --probes 1000000 --json
-  spvfilter lab --peer 127.0.0.1:8333 --network mainnet --from 800000 --to 800009 --wallets 100,1000`,
+  spvfilter lab --peer 127.0.0.1:8333 --network mainnet --from 800000 --to 800009 --wallets 100,1000
+  spvfilter lab --connect 127.0.0.1:18444 --network regtest --save-blocks regtest.blocks
+  spvfilter lab --blocks regtest.blocks --probes 0`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runLab(a, &f, cmd.Flags()) },
 	}
 	fl := c.Flags()
 	fl.StringVar(&f.vectors, "vectors", "", "file of BIP 158 test vectors whose blocks to use (@FILE too)")
+	fl.StringVar(&f.blocks, "blocks", "", "block file (written by --save-blocks) whose blocks to use (@FILE too)")
+	fl.StringVar(&f.save, "save-blocks", "", "with nodes: write the blocks downloaded to this block file (replaced if it exists)")
 	f.peerFlags.register(fl)
 	fl.StringVar(&f.network, "network", "mainnet", networkNames())
 	fl.Int32Var(&f.from, "from", 0, "with nodes: first block height")
@@ -120,20 +136,30 @@ const maxLabWatched = 10_000_000
 func (f *labFlags) check(fl *pflag.FlagSet) error {
 	f.toGiven = fl.Changed("to")
 	nodes := len(f.peers) > 0 || len(f.connect) > 0
-	switch {
-	case f.vectors == "" && !nodes:
-		return badInput("--vectors, --peer or --connect: give the blocks, a file of BIP 158's test vectors or the nodes to download them from")
-	case f.vectors != "" && len(f.peers) > 0:
-		return badInput("--vectors and --peer: give one source of blocks, not both")
-	case f.vectors != "" && len(f.connect) > 0:
-		return badInput("--vectors and --connect: give one source of blocks, not both")
+	if f.vectors == "" && f.blocks == "" && !nodes {
+		return badInput("--vectors, --blocks, --peer or --connect: give the blocks, a file of BIP 158's test vectors, a block file or the nodes to download them from")
 	}
-	if f.vectors != "" {
-		for _, name := range []string{"from", "to", "timeout", "proxy", "network"} {
+	var given []string
+	for _, src := range []struct {
+		flag string
+		set  bool
+	}{{"--vectors", f.vectors != ""}, {"--blocks", f.blocks != ""}, {"--peer", len(f.peers) > 0}, {"--connect", len(f.connect) > 0}} {
+		if src.set {
+			given = append(given, src.flag)
+		}
+	}
+	if len(given) > 1 {
+		return badInput("%s and %s: give one source of blocks, not both", given[0], given[1])
+	}
+	if !nodes {
+		for _, name := range []string{"from", "to", "timeout", "proxy", "network", "save-blocks"} {
 			if fl.Changed(name) {
-				return badInput("--%s: only with nodes (--peer or --connect), not with --vectors", name)
+				return badInput("--%s: only with nodes (--peer or --connect), not with %s", name, given[0])
 			}
 		}
+	}
+	if err := checkOutputFile("--save-blocks", f.save); err != nil {
+		return err
 	}
 	switch {
 	case f.from < 0:
@@ -190,6 +216,11 @@ func runLab(a *app, f *labFlags, fl *pflag.FlagSet) error {
 			return badInputWords("--vectors "+strings.TrimPrefix(f.vectors, "@"), err)
 		}
 		source = "BIP 158 test vectors (" + strings.TrimPrefix(f.vectors, "@") + ")"
+	} else if f.blocks != "" {
+		var err error
+		if blocks, source, warnings, err = readLabBlocks(f.blocks); err != nil {
+			return err
+		}
 	} else {
 		var err error
 		if blocks, source, warnings, err = a.fetchLabBlocks(f); err != nil {
@@ -262,10 +293,22 @@ func (a *app) fetchLabBlocks(f *labFlags) ([]lab.Block, string, []string, error)
 		return nil, "", nil, badInput("--from %d is above the nodes' chain tip %d", f.from, tip)
 	}
 	chain := lab.NewChain(0)
+	var saver *blockSaver
+	if f.save != "" {
+		if saver, err = newBlockSaver(f.save, params.Net); err != nil {
+			return nil, "", nil, err
+		}
+		defer saver.abort()
+	}
 	progress, done := a.bar("downloading blocks", int(to-f.from+1))
 	err = c.FetchBlocks(ctx, f.from, to, func(h int32, b *wire.MsgBlock) error {
 		if progress != nil {
 			progress(int(h-f.from+1), int(to-f.from+1))
+		}
+		if saver != nil {
+			if err := saver.add(h, b); err != nil {
+				return err
+			}
 		}
 		return chain.Add(h, b)
 	})
@@ -273,14 +316,12 @@ func (a *app) fetchLabBlocks(f *labFlags) ([]lab.Block, string, []string, error)
 	if err != nil {
 		return nil, "", nil, labInterrupted(ctx, nodeFailureFrom(err, params, "", f.nodes()))
 	}
-	var warnings []string
-	unknown, untracked := chain.Unknown()
-	if unknown > 0 {
-		warnings = append(warnings, fmt.Sprintf("%d inputs spend outputs created before --from %d (or not tracked): their scripts are missing from the sets", unknown, f.from))
+	if saver != nil {
+		if err := saver.commit(); err != nil {
+			return nil, "", nil, err
+		}
 	}
-	if untracked > 0 {
-		warnings = append(warnings, fmt.Sprintf("%d outputs were not tracked beyond %d unspent ones: their later spends count as unknown", untracked, lab.DefaultMaxTracked))
-	}
+	warnings := chainWarnings(chain, fmt.Sprintf("--from %d", f.from))
 	if addrs := servingPeers(c.Peers()); len(addrs) == 1 {
 		warnings = append(warnings, "the blocks come from one peer, "+addrs[0]+" (each checked against the header chain it served)")
 	}
@@ -322,6 +363,7 @@ type labJSON struct {
 	P19To          *float64         `json:"p19_cheapest_to"`
 	Options        labOptionsJSON   `json:"options"`
 	Plot           string           `json:"plot,omitempty"`
+	SavedBlocks    string           `json:"saved_blocks,omitempty"`
 	Warnings       []string         `json:"warnings"`
 }
 
@@ -422,7 +464,7 @@ func labOutput(rep *lab.Report, source string, f *labFlags, warnings []string) l
 		MeanBlockBytes: float64(rep.BlockBytes) / float64(rep.Blocks),
 		Designs:        []labDesignJSON{}, Missing: []labMissingJSON{}, PSweep: []labSweepJSON{}, ClientCosts: []labCostJSON{},
 		P19From: finite(rep.BasicOptimalFrom), P19To: finite(rep.BasicOptimalTo),
-		Plot: f.plot, Warnings: orEmpty(warnings),
+		Plot: f.plot, SavedBlocks: f.save, Warnings: orEmpty(warnings),
 		Options: labOptionsJSON{ProbeCount: f.probes, WatchedCounts: f.watched, TimingSeconds: f.timing.Seconds(),
 			PMin: int(f.pMin), PMax: int(f.pMax), WalletSizes: f.wallets, Seed: f.seed},
 	}
@@ -529,6 +571,9 @@ func printLab(w io.Writer, rep *lab.Report, source string, f *labFlags) error {
 	}
 	if f.plot != "" {
 		fmt.Fprintf(w, "Plot written to %s.\n", f.plot)
+	}
+	if f.save != "" {
+		fmt.Fprintf(w, "Blocks written to %s.\n", f.save)
 	}
 	return nil
 }

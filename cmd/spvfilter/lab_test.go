@@ -1,16 +1,19 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/spvfilter/spvfilter/gcs"
@@ -123,12 +126,25 @@ func TestLabBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := []string{"--vectors", labVectors}
+	cut := filepath.Join(dir, "cut.blocks")
+	file := writeLabBlockFile(t, chaincfg.RegressionNetParams.GenesisBlock)
+	if err := os.WriteFile(cut, file[:len(file)-10], 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		args []string
 		want string
 	}{
-		{"no source", nil, "--vectors, --peer or --connect: give the blocks"},
+		{"no source", nil, "--vectors, --blocks, --peer or --connect: give the blocks"},
+		{"vectors and blocks", append(v, "--blocks", cut), "--vectors and --blocks: give one source"},
+		{"blocks and peer", []string{"--blocks", cut, "--peer", "127.0.0.1:1"}, "--blocks and --peer: give one source"},
+		{"--save-blocks with vectors", append(v, "--save-blocks", filepath.Join(dir, "b")), "--save-blocks: only with nodes (--peer or --connect), not with --vectors"},
+		{"--from with blocks", []string{"--blocks", cut, "--from", "3"}, "--from: only with nodes (--peer or --connect), not with --blocks"},
+		{"save-blocks directory", []string{"--connect", "127.0.0.1:1", "--network", "regtest", "--save-blocks", dir}, "--save-blocks " + dir + ": a directory"},
+		{"missing block file", []string{"--blocks", filepath.Join(dir, "none")}, "--blocks " + filepath.Join(dir, "none") + ": "},
+		{"block file cut", []string{"--blocks", cut}, "--blocks " + cut + ": block 1 (height 0) at byte 27: block of 285 bytes: the data end too early"},
+		{"not a block file", []string{"--blocks", notJSON}, "--blocks " + notJSON + ": does not start with"},
 		{"two sources", append(v, "--connect", "127.0.0.1:1"), "--vectors and --connect"},
 		{"--from with vectors", append(v, "--from", "3"), "--from: only with nodes"},
 		{"negative probes", append(v, "--probes", "-1"), "--probes -1"},
@@ -152,6 +168,32 @@ func TestLabBadInput(t *testing.T) {
 				t.Errorf("status %d, stdout %q, stderr %q; want 2 and %q", status, stdout, stderr, tt.want)
 			}
 		})
+	}
+}
+
+// writeLabBlockFile returns a block file of regtest blocks from height 0.
+func writeLabBlockFile(t *testing.T, blocks ...*wire.MsgBlock) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w := lab.NewBlockFileWriter(&buf, wire.TestNet)
+	for i, b := range blocks {
+		if err := w.Add(int32(i), b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return buf.Bytes()
+}
+
+// TestLabBlockFile runs the lab on a block file of regtest's genesis
+// block: its one output script is the one element.
+func TestLabBlockFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "genesis.blocks")
+	if err := os.WriteFile(file, writeLabBlockFile(t, chaincfg.RegressionNetParams.GenesisBlock), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, status := runCLI(t, "", "lab", "--blocks", "@"+file, "--probes", "0", "--timing", "0")
+	if status != exitOK || !strings.HasPrefix(stdout, "regtest blocks 0..0 from "+file+": 1 blocks, 1 elements") {
+		t.Errorf("status %d: %.200s %s", status, stdout, stderr)
 	}
 }
 
@@ -239,7 +281,8 @@ func TestLabRegtestChain(t *testing.T) {
 	}
 	// No probes: the chain's block hashes, so its filters, change from
 	// run to run, and a 99.9% interval is missed one run in a thousand.
-	doc := runLabJSON(t, "--connect", node.P2PAddr, "--network", "regtest", "--probes", "0", "--timing", "0", "--watched", "1")
+	saved := filepath.Join(t.TempDir(), "regtest.blocks")
+	doc := runLabJSON(t, "--connect", node.P2PAddr, "--network", "regtest", "--probes", "0", "--timing", "0", "--watched", "1", "--save-blocks", saved)
 	if doc.BlockCount != int(tip)+1 {
 		t.Fatalf("%d blocks, want %d", doc.BlockCount, tip+1)
 	}
@@ -271,14 +314,35 @@ func TestLabRegtestChain(t *testing.T) {
 	if len(doc.Warnings) != 1 || !strings.Contains(doc.Warnings[0], "one peer") {
 		t.Errorf("warnings %v, want the one-peer warning alone", doc.Warnings)
 	}
+	// The blocks saved give the same sets, without a node.
+	again := runLabJSON(t, "--blocks", saved, "--probes", "0", "--timing", "0", "--watched", "1")
+	if again.BlockCount != doc.BlockCount || again.ElementCount != doc.ElementCount || len(again.Warnings) != 0 ||
+		!reflect.DeepEqual(labSizes(again), labSizes(doc)) {
+		t.Errorf("from the saved blocks: %d blocks, %d elements, sizes %v, warnings %v; from the node: %d, %d, %v",
+			again.BlockCount, again.ElementCount, labSizes(again), again.Warnings, doc.BlockCount, doc.ElementCount, labSizes(doc))
+	}
 	// From a later height the spends of earlier outputs are unknown.
-	later := runLabJSON(t, "--connect", node.P2PAddr, "--network", "regtest", "--from", fmt.Sprint(tip-2), "--probes", "0", "--timing", "0")
+	later := runLabJSON(t, "--connect", node.P2PAddr, "--network", "regtest", "--from", fmt.Sprint(tip-2), "--probes", "0", "--timing", "0", "--save-blocks", saved)
 	if later.BlockCount != 3 || len(later.Warnings) != 2 || !strings.Contains(later.Warnings[0], "created before --from") {
 		t.Errorf("from %d: %d blocks, warnings %v", tip-2, later.BlockCount, later.Warnings)
+	}
+	laterAgain := runLabJSON(t, "--blocks", saved, "--probes", "0", "--timing", "0")
+	if laterAgain.BlockCount != 3 || laterAgain.ElementCount != later.ElementCount || len(laterAgain.Warnings) != 1 ||
+		!strings.Contains(laterAgain.Warnings[0], "created before the file's first block") {
+		t.Errorf("from the saved blocks from %d: %d blocks, %d elements, warnings %v", tip-2, laterAgain.BlockCount, laterAgain.ElementCount, laterAgain.Warnings)
 	}
 	if out != "" {
 		writeLabFigures(t, node, first, out)
 	}
+}
+
+// labSizes lists the serialized bytes of each design.
+func labSizes(doc labDoc) []int {
+	var sizes []int
+	for _, d := range doc.Designs {
+		sizes = append(sizes, d.SerializedBytes)
+	}
+	return sizes
 }
 
 // writeLabFigures runs the full lab on the node's chain from the fan-out
@@ -286,7 +350,8 @@ func TestLabRegtestChain(t *testing.T) {
 // its plot into dir.
 func writeLabFigures(t *testing.T, node *peertest.Node, first int32, dir string) {
 	plot := filepath.Join(dir, "regtest.png")
-	stdout, stderr, status := runCLI(t, "", "lab", "--connect", node.P2PAddr, "--network", "regtest", "--from", fmt.Sprint(first), "--plot", plot)
+	blocks := filepath.Join(t.TempDir(), "regtest.blocks")
+	stdout, stderr, status := runCLI(t, "", "lab", "--connect", node.P2PAddr, "--network", "regtest", "--from", fmt.Sprint(first), "--plot", plot, "--save-blocks", blocks)
 	if status != exitOK {
 		t.Fatalf("lab: status %d: %s", status, stderr)
 	}
@@ -295,7 +360,7 @@ func writeLabFigures(t *testing.T, node *peertest.Node, first int32, dir string)
 	}
 	t.Logf("lab on the regtest chain:\n%s", stdout)
 	// The cuckoo filter, from its module, on the same blocks.
-	cmd := exec.Command("go", "run", "./cmd/cuckoolab", "--connect", node.P2PAddr, "--network", "regtest", "--from", fmt.Sprint(first))
+	cmd := exec.Command("go", "run", "./cmd/cuckoolab", "--blocks", blocks)
 	cmd.Dir = filepath.Join("..", "..", "gcs", "lab", "cuckoo")
 	cuckoo, err := cmd.CombinedOutput()
 	if err != nil {

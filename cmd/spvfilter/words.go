@@ -57,7 +57,7 @@ var kindSentinels = []error{
 	model.ErrBadParams, model.ErrBadSweep, plot.ErrCannotDraw,
 	universe.ErrBadCandidate, universe.ErrBadIndex, capture.ErrBadRecord,
 	simulate.ErrBadLabels, simulate.ErrBadReport, simulate.ErrBadOptions,
-	lab.ErrBadVectors, lab.ErrPlot,
+	lab.ErrBadVectors, lab.ErrBadBlockFile, lab.ErrPlot,
 }
 
 // packagePrefix matches the name of a package that begins an error's

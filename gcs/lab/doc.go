@@ -72,4 +72,24 @@
 // and N elements, so the optimum moves up one P for each doubling of W.
 // The blocks a wallet's own scripts make it download are the same in
 // every design and are left out.
+//
+// # Block files
+//
+// A block file holds consecutive blocks of one chain, so that the lab can
+// be run again, or by another program (the cuckoo filter's module), on
+// the blocks a node served without asking the node again
+// (BlockFileWriter, ReadBlockFile). Its format, integers little-endian:
+//
+//	"spvfilter blocks 1\n"   19 bytes: the format and its version
+//	network                   4 bytes: the chain's wire.BitcoinNet
+//	first height              4 bytes: the height of the first block
+//	then, for each block:
+//	  length                  4 bytes: at most wire.MaxBlockPayload
+//	  block                   the block's wire serialization, witness
+//	                          data included (BIP 144): length bytes
+//
+// Each block follows the one before: its height is one more and its
+// header names the previous block's hash. Reading checks that, that each
+// block decodes to exactly its length, and that its transactions give its
+// header's merkle root (witness data is not checked).
 package lab

@@ -3,7 +3,9 @@
 // gcs/lab), from the library github.com/seiflotfy/cuckoofilter: buckets of
 // four 8-bit fingerprints, two candidate buckets per element. It is a
 // module of its own so that the library stays out of spvfilter's
-// dependencies; the command cmd/cuckoolab runs the lab with it.
+// dependencies; the command cmd/cuckoolab runs the lab with it, on BIP
+// 158's test vectors or on a block file of a node's blocks (gcs/lab's
+// ReadBlockFile) that "spvfilter lab --save-blocks" writes.
 //
 // A block's filter is built with room for its elements at a load of at
 // most 95% (the library rounds the slots up to a power of two) and

@@ -1,38 +1,36 @@
 // Command cuckoolab runs spvfilter's filter-design lab (package gcs/lab)
 // with the cuckoo filter: on the blocks of a file of BIP 158's test
-// vectors, or on a node's blocks. It measures the cuckoo filter, and the
-// GCS and the Bloom filter at the rate its filters reach, as "spvfilter
-// lab" measures the other designs, and prints what a client pays per
-// block with each.
+// vectors, or on a block file (gcs/lab's ReadBlockFile) holding a node's
+// blocks, as "spvfilter lab --save-blocks" writes it. It measures the
+// cuckoo filter, and the GCS and the Bloom filter at the rate its filters
+// reach, as "spvfilter lab" measures the other designs, and prints what a
+// client pays per block with each.
 //
 //	go run ./cmd/cuckoolab --vectors ../../../testvectors/bip158/testnet-19.json
-//	go run ./cmd/cuckoolab --connect 127.0.0.1:18444 --network regtest --from 433
+//	spvfilter lab --connect 127.0.0.1:18444 --network regtest --from 433 --save-blocks regtest.blocks
+//	go run ./cmd/cuckoolab --blocks regtest.blocks
+//
+// The command talks to no node itself (the filter packages import none of
+// spvfilter's peer packages): --connect, --network and --from, which once
+// did, are refused with the two commands above.
 package main
 
 import (
-	"context"
+	"bufio"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
+	"slices"
 	"text/tabwriter"
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg"
-	"github.com/btcsuite/btcd/wire"
 
 	"github.com/spvfilter/spvfilter/gcs/lab"
 	"github.com/spvfilter/spvfilter/gcs/lab/cuckoo"
-	"github.com/spvfilter/spvfilter/peer/client"
 )
-
-var networks = map[string]*chaincfg.Params{
-	"mainnet": &chaincfg.MainNetParams, "testnet3": &chaincfg.TestNet3Params, "signet": &chaincfg.SigNetParams,
-	"simnet": &chaincfg.SimNetParams, "regtest": &chaincfg.RegressionNetParams,
-}
 
 // errUsage marks bad input: exit status 2.
 var errUsage = errors.New("usage")
@@ -53,16 +51,26 @@ func main() {
 func run(args []string, w io.Writer) error {
 	fs := flag.NewFlagSet("cuckoolab", flag.ContinueOnError)
 	vectors := fs.String("vectors", "", "file of BIP 158 test vectors whose blocks to use")
-	connect := fs.String("connect", "", "a node's HOST:PORT whose blocks to use")
-	network := fs.String("network", "regtest", "the node's network: mainnet, testnet3, signet, simnet or regtest")
-	from := fs.Int("from", 0, "with --connect: first block height")
+	blockFile := fs.String("blocks", "", "block file whose blocks to use, as \"spvfilter lab --save-blocks FILE\" writes a node's blocks")
 	probes := fs.Int("probes", lab.DefaultProbes, "random elements per design whose matches measure the false-positive rate")
 	timing := fs.Duration("timing", 200*time.Millisecond, "least time spent timing each build and each watch list")
+	for _, name := range nodeFlags {
+		fs.String(name, "", "refused: "+saveBlocks)
+	}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if (*vectors == "") == (*connect == "") || fs.NArg() > 0 || *probes < 0 || *from < 0 {
-		return fmt.Errorf("%w: give --vectors FILE or --connect HOST:PORT (and --from >= 0, --probes >= 0)", errUsage)
+	var refused error
+	fs.Visit(func(f *flag.Flag) {
+		if slices.Contains(nodeFlags, f.Name) && refused == nil {
+			refused = fmt.Errorf("%w: --%s: cuckoolab connects to no node: %s", errUsage, f.Name, saveBlocks)
+		}
+	})
+	if refused != nil {
+		return refused
+	}
+	if (*vectors == "") == (*blockFile == "") || fs.NArg() > 0 || *probes < 0 {
+		return fmt.Errorf("%w: give --vectors FILE or --blocks FILE (and --probes >= 0)", errUsage)
 	}
 	var blocks []lab.Block
 	var err error
@@ -70,12 +78,7 @@ func run(args []string, w io.Writer) error {
 	if *vectors != "" {
 		blocks, err = readVectors(*vectors)
 	} else {
-		params, ok := networks[*network]
-		if !ok {
-			return fmt.Errorf("%w: --network %q", errUsage, *network)
-		}
-		source = fmt.Sprintf("%s blocks from %d of %s", params.Name, *from, *connect)
-		blocks, err = fetchBlocks(*connect, params, int32(*from))
+		blocks, source, err = readBlocks(*blockFile)
 	}
 	if err != nil {
 		return err
@@ -106,26 +109,40 @@ func readVectors(file string) ([]lab.Block, error) {
 	return lab.ReadVectors(f)
 }
 
-// fetchBlocks downloads the node's blocks from height from to the tip.
-func fetchBlocks(addr string, params *chaincfg.Params, from int32) ([]lab.Block, error) {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	c, err := client.Connect(ctx, client.Config{Peers: []string{addr}, ConnectOnly: true, Params: params, Services: wire.SFNodeNetwork})
+// nodeFlags are the flags with which cuckoolab once downloaded a node's
+// blocks itself; each is refused with the way to do it now.
+var nodeFlags = []string{"connect", "network", "from"}
+
+// saveBlocks says how to run the lab on a node's blocks.
+const saveBlocks = `write the node's blocks with "spvfilter lab --connect HOST:PORT --network NET --from HEIGHT --save-blocks FILE", then give --blocks FILE`
+
+// readBlocks reads the blocks of a block file and names their source.
+func readBlocks(file string) ([]lab.Block, string, error) {
+	f, err := os.Open(file)
 	if err != nil {
-		return nil, err
+		return nil, "", fmt.Errorf("%w: --blocks: %w", errUsage, err)
 	}
-	defer c.Close()
-	if _, err := c.SyncHeaders(ctx); err != nil {
-		return nil, err
-	}
+	defer f.Close()
 	chain := lab.NewChain(0)
-	if err := c.FetchBlocks(ctx, from, c.Chain().Height(), chain.Add); err != nil {
-		return nil, err
+	info, err := lab.ReadBlockFile(bufio.NewReader(f), chain.Add)
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: --blocks %s: %w", errUsage, file, err)
 	}
 	if unknown, _ := chain.Unknown(); unknown > 0 {
-		fmt.Fprintf(os.Stderr, "cuckoolab: warning: %d inputs spend outputs created before --from %d: their scripts are missing\n", unknown, from)
+		fmt.Fprintf(os.Stderr, "cuckoolab: warning: %d inputs spend outputs created before the file's first block: their scripts are missing\n", unknown)
 	}
-	return chain.Blocks(), nil
+	return chain.Blocks(), fmt.Sprintf("%s blocks %d..%d from %s", network(info), info.First, info.Last(), file), nil
+}
+
+// network names the network of a block file.
+func network(info lab.BlockFileInfo) string {
+	for _, p := range []*chaincfg.Params{&chaincfg.MainNetParams, &chaincfg.TestNet3Params, &chaincfg.SigNetParams,
+		&chaincfg.SimNetParams, &chaincfg.RegressionNetParams} {
+		if p.Net == info.Net {
+			return p.Name
+		}
+	}
+	return fmt.Sprintf("network %#08x", uint32(info.Net))
 }
 
 func print(w io.Writer, rep *lab.Report, source string) error {

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/btcsuite/btcd/wire"
+
+	"github.com/spvfilter/spvfilter/gcs/lab"
+)
+
+// readLabBlocks reads the blocks of a block file (--blocks) and returns
+// them, the source's name and the warnings their sets leave.
+func readLabBlocks(path string) ([]lab.Block, string, []string, error) {
+	file, err := openInputFile("--blocks", path)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	defer file.Close()
+	name := strings.TrimPrefix(path, "@")
+	chain := lab.NewChain(0)
+	info, err := lab.ReadBlockFile(bufio.NewReader(file), chain.Add)
+	if err != nil {
+		return nil, "", nil, badInputWords("--blocks "+name, err)
+	}
+	source := fmt.Sprintf("%s blocks %d..%d from %s", networkOf(info.Net), info.First, info.Last(), name)
+	return chain.Blocks(), source, chainWarnings(chain, "the file's first block"), nil
+}
+
+// networkOf names a network by its wire magic.
+func networkOf(net wire.BitcoinNet) string {
+	for _, n := range knownNetworks {
+		if n.params.Net == net {
+			return n.params.Name
+		}
+	}
+	return fmt.Sprintf("network %#08x", uint32(net))
+}
+
+// chainWarnings are the warnings a chain's sets leave: inputs spending
+// outputs created before its first block (before), outputs not tracked.
+func chainWarnings(chain *lab.Chain, before string) []string {
+	var warnings []string
+	unknown, untracked := chain.Unknown()
+	if unknown > 0 {
+		warnings = append(warnings, fmt.Sprintf("%d inputs spend outputs created before %s (or not tracked): their scripts are missing from the sets", unknown, before))
+	}
+	if untracked > 0 {
+		warnings = append(warnings, fmt.Sprintf("%d outputs were not tracked beyond %d unspent ones: their later spends count as unknown", untracked, lab.DefaultMaxTracked))
+	}
+	return warnings
+}
+
+// blockSaver writes the downloaded blocks to --save-blocks: into a
+// temporary file beside it, renamed to it once every block is written,
+// so that a download that fails leaves no file cut short.
+type blockSaver struct {
+	path string
+	tmp  *os.File
+	buf  *bufio.Writer
+	w    *lab.BlockFileWriter
+}
+
+// newBlockSaver starts a block file of network net at path.
+func newBlockSaver(path string, net wire.BitcoinNet) (*blockSaver, error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return nil, failureWords("--save-blocks "+path, err)
+	}
+	buf := bufio.NewWriterSize(tmp, 1<<20)
+	return &blockSaver{path: path, tmp: tmp, buf: buf, w: lab.NewBlockFileWriter(buf, net)}, nil
+}
+
+// add writes the block at height.
+func (s *blockSaver) add(height int32, block *wire.MsgBlock) error {
+	if err := s.w.Add(height, block); err != nil {
+		return failureWords("--save-blocks "+s.path, err)
+	}
+	return nil
+}
+
+// commit finishes the file and puts it at its path.
+func (s *blockSaver) commit() error {
+	err := s.buf.Flush()
+	if err == nil {
+		err = s.tmp.Chmod(0o644) // as a file the tool creates directly
+	}
+	if err == nil {
+		err = s.tmp.Sync()
+	}
+	if cerr := s.tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(s.tmp.Name(), s.path)
+	}
+	if err != nil {
+		os.Remove(s.tmp.Name())
+		return failureWords("--save-blocks "+s.path, err)
+	}
+	return nil
+}
+
+// abort removes the unfinished file.
+func (s *blockSaver) abort() {
+	s.tmp.Close()
+	os.Remove(s.tmp.Name())
+}
