@@ -21,7 +21,8 @@ type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
 // included, are passed to the proxy to resolve: nothing is looked up
 // locally. A connection the proxy cannot make fails; nothing is then
 // tried without it. Errors name the proxy (without the password) and
-// what it refused.
+// what it refused: a failure at the proxy, whether it could not be
+// reached or did not connect, is a *ProxyError.
 func SOCKS5(proxyURL string) (DialFunc, error) {
 	u, err := url.Parse(proxyURL)
 	if err != nil {
@@ -82,7 +83,7 @@ func SOCKS5(proxyURL string) (DialFunc, error) {
 		if reply, ok := strings.CutPrefix(err.Error(), "unknown error "); ok {
 			err = fmt.Errorf("it replied %q", reply)
 		}
-		return nil, fmt.Errorf("SOCKS5 proxy %s did not connect to %s: %w", u.Host, addr, err)
+		return nil, &ProxyError{Proxy: u.Host, Target: addr, Err: err}
 	}, nil
 }
 

@@ -101,18 +101,25 @@ func (e *NetworkError) Error() string {
 func (e *NetworkError) Unwrap() error { return ErrProtocol }
 
 // ProxyError is a connection through the SOCKS5 proxy of SOCKS5 that
-// failed because the proxy itself could not be reached: nothing reached
-// the node, and nothing was tried without the proxy. Test with errors.As.
+// failed at the proxy: the proxy itself could not be reached (Target
+// empty), or it was reached and did not connect to Target (it refused,
+// wanted other credentials, could not reach Target, or did not answer
+// as a SOCKS5 proxy in time). Either way nothing reached the node, and
+// nothing was tried without the proxy. Test with errors.As.
 type ProxyError struct {
-	Proxy string // the proxy's host:port
-	Err   error  // why it could not be reached
+	Proxy  string // the proxy's host:port
+	Target string // the address the proxy did not connect to; "" when the proxy was not reached
+	Err    error  // why: the proxy's reply, or the failure to reach it
 }
 
 func (e *ProxyError) Error() string {
+	if e.Target != "" {
+		return fmt.Sprintf("SOCKS5 proxy %s did not connect to %s: %v", e.Proxy, e.Target, e.Err)
+	}
 	return fmt.Sprintf("SOCKS5 proxy %s unreachable: %v", e.Proxy, e.Err)
 }
 
-// Unwrap returns why the proxy could not be reached.
+// Unwrap returns why the connection failed at the proxy.
 func (e *ProxyError) Unwrap() error { return e.Err }
 
 // The operations of a *PeerError that no request names: the connection

@@ -2,11 +2,14 @@ package peer
 
 import (
 	"context"
+	"errors"
 	"net"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/btcsuite/btcd/chaincfg"
 
 	"github.com/spvfilter/spvfilter/peer/chain"
 	"github.com/spvfilter/spvfilter/peer/peertest"
@@ -104,5 +107,39 @@ func TestSOCKS5URL(t *testing.T) {
 		if _, err := SOCKS5(bad); err == nil || strings.Contains(err.Error(), "pw@") {
 			t.Errorf("SOCKS5(%q): %v", bad, err)
 		}
+	}
+}
+
+// TestSOCKS5FailureTyped: a SOCKS5 proxy that is reached but does not
+// connect (it refuses, or does not know the name) fails the dial with a
+// *ProxyError of the connection naming the proxy and the address it was
+// asked for, as one that cannot be reached does with no address.
+func TestSOCKS5FailureTyped(t *testing.T) {
+	refusing := peertest.NewSOCKSProxy(t, peertest.SOCKSConfig{Refuse: peertest.SOCKSConnectionRefused})
+	unknown := peertest.NewSOCKSProxy(t, peertest.SOCKSConfig{})
+	down := closedPort(t)
+	tests := []struct {
+		name, proxy, addr, target, says string
+	}{
+		{"a refusing proxy", refusing.Addr, "127.0.0.1:1", "127.0.0.1:1", `did not connect to 127.0.0.1:1: it replied "connection refused"`},
+		{"a name the proxy does not know", unknown.Addr, "nowhere.invalid:1", "nowhere.invalid:1", `it replied "host unreachable"`},
+		{"a proxy that is down", down, "127.0.0.1:1", "", "unreachable"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dial, err := SOCKS5("socks5://" + tt.proxy)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = Dial(context.Background(), Config{Addr: tt.addr, Params: &chaincfg.RegressionNetParams, Timeout: 5 * time.Second, Dial: dial})
+			var px *ProxyError
+			var pe *PeerError
+			if !errors.As(err, &px) || !errors.As(err, &pe) || pe.Op != OpConnect || !errors.Is(err, ErrDisconnected) {
+				t.Fatalf("error %v, want a *PeerError of %q wrapping a *ProxyError", err, OpConnect)
+			}
+			if px.Proxy != tt.proxy || px.Target != tt.target || px.Err == nil || !strings.Contains(px.Error(), tt.says) {
+				t.Errorf("%#v (%v), want proxy %s, target %q, saying %q", px, px, tt.proxy, tt.target, tt.says)
+			}
+		})
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -99,7 +100,6 @@ var (
 	silentText    = regexp.MustCompile(`peer (\S+): version handshake: peer stalled: .*within (\S+)$`)
 	hungUpText    = regexp.MustCompile(`peer (\S+): version handshake: peer disconnected: connection closed during the handshake \(is the node on \S+\?\)$`)
 	withinText    = regexp.MustCompile(`within (\S+)$`)
-	proxyText     = regexp.MustCompile(`SOCKS5 proxy (\S+) did not connect to (\S+): (.+)$`)
 	servicesBtcd  = regexp.MustCompile(`\(services ((?:SF[A-Za-z0-9]+|0x[0-9a-f]+)(?:\|(?:SF[A-Za-z0-9]+|0x[0-9a-f]+))*)\)`)
 )
 
@@ -220,20 +220,17 @@ func otherNetwork(ne *peer.NetworkError, params *chaincfg.Params) string {
 // unreachable says why a node could not be reached, or "" when the
 // connection was made and failed later.
 func unreachable(pe *peer.PeerError, params *chaincfg.Params) string {
-	if m := proxyText.FindStringSubmatch(pe.Error()); m != nil {
-		reason := m[3]
-		if strings.HasSuffix(reason, "i/o timeout") {
-			reason = "no answer in time"
-		}
-		return fmt.Sprintf("peer %s: the --proxy at %s did not connect to it: %s (is %s a socks5:// proxy, such as Tor? can it reach %s?)", pe.Peer, m[1], reason, m[1], m[2])
+	var px *peer.ProxyError
+	if errors.As(pe, &px) && px.Target != "" {
+		return fmt.Sprintf("peer %s: the --proxy at %s did not connect to it: %s (is %s a socks5:// proxy, such as Tor? can it reach %s?)",
+			pe.Peer, px.Proxy, proxyReason(px.Err), px.Proxy, px.Target)
 	}
 	var oe *net.OpError
 	if !errors.Is(pe, peer.ErrDisconnected) || !errors.As(pe, &oe) || oe.Op != "dial" {
 		return ""
 	}
 	reason := dialReason(oe)
-	var px *peer.ProxyError
-	if errors.As(pe, &px) {
+	if px != nil {
 		return fmt.Sprintf("peer %s: the --proxy is unreachable: %s (is the proxy at %s, such as Tor, running?)", pe.Peer, reason, px.Proxy)
 	}
 	hint := fmt.Sprintf("is a %s node listening on %s?", params.Name, pe.Peer)
@@ -242,6 +239,16 @@ func unreachable(pe *peer.PeerError, params *chaincfg.Params) string {
 		hint = "is the host name right?"
 	}
 	return fmt.Sprintf("peer %s: %s (%s)", pe.Peer, reason, hint)
+}
+
+// proxyReason says why a SOCKS5 proxy that was reached did not connect:
+// its reply, or no answer in time.
+func proxyReason(err error) string {
+	var ne net.Error
+	if errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
+		return "no answer in time"
+	}
+	return err.Error()
 }
 
 // dialReason says why a connection could not be opened.

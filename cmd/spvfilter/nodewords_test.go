@@ -26,7 +26,8 @@ import (
 // flag the node came from (--peer, --connect; "peer" for a node no flag
 // gave) and the flag to check: a port nothing listens on, a service that is no node, a
 // node of another network (named, with --network), a --proxy that cannot
-// be reached (with its address). No Go or library words are left.
+// be reached (with its address), a --proxy that does not connect (with
+// its reply). No Go or library words are left.
 func TestNodeFailureWords(t *testing.T) {
 	params := &chaincfg.RegressionNetParams
 	var testnet [wire.MessageHeaderSize]byte
@@ -35,6 +36,7 @@ func TestNodeFailureWords(t *testing.T) {
 	const refused, proxy = "127.0.0.1:1", "127.0.0.1:1" // nothing listens on port 1
 	http, other := peertest.NewAnswering(t, []byte("HTTP/1.1 400 Bad Request\r\n\r\n")), peertest.NewAnswering(t, testnet[:])
 	silent, closer := peertest.NewAnswering(t, nil), newCloser(t) // an RPC port, a node that drops another network's version
+	refusing := peertest.NewSOCKSProxy(t, peertest.SOCKSConfig{Refuse: peertest.SOCKSConnectionRefused}).Addr
 	tests := []struct {
 		name, peer, proxy, flag string
 		want                    string
@@ -47,6 +49,7 @@ func TestNodeFailureWords(t *testing.T) {
 		{"a service that does not answer", silent, "", "--connect", "--connect " + silent + ": no answer to the version message within 2s: no regtest node answers there (another service, such as a node's RPC port? regtest nodes listen on port 18444 by default)"},
 		{"a node that hangs up", closer, "", "--peer", "--peer " + closer + ": it hung up on the version message: a node of another network does, as does one that bans this address (is --network regtest right?)"},
 		{"a proxy that is no proxy", refused, "socks5://" + silent, "--connect", "--connect " + refused + ": the --proxy at " + silent + " did not connect to it: no answer in time (is " + silent + " a socks5:// proxy, such as Tor? can it reach " + refused + "?)"},
+		{"a proxy that refuses", refused, "socks5://" + refusing, "--peer", "--peer " + refused + ": the --proxy at " + refusing + ` did not connect to it: it replied "connection refused" (is ` + refusing + " a socks5:// proxy, such as Tor? can it reach " + refused + "?)"},
 		{"a proxy that is down", refused, "socks5://" + proxy, "--connect", "--connect " + refused + ": the --proxy is unreachable: connection refused: nothing listens there (is the proxy at " + proxy + ", such as Tor, running?)"},
 	}
 	for _, tt := range tests {
