@@ -67,7 +67,7 @@ func (p *Peer) SyncHeaders(ctx context.Context, c *chain.Chain) (HeadersResult, 
 		if len(headers) == 0 {
 			if first {
 				// The node's tip is a block of the locator below c's.
-				res.Tip, err = p.findTip(ctx, op, c)
+				res.Tip, err = p.findTip(ctx, op, c, &res.Update)
 			}
 			return res, err
 		}
@@ -215,8 +215,9 @@ func (p *Peer) followBranch(ctx context.Context, op string, c *chain.Chain, firs
 // A binary search over the locator's heights asks, for a height L, for the
 // headers after L-1 up to L (hashStop): a node whose best chain holds L
 // answers with exactly that header. Anything else it answers (a branch of
-// its own) is added to c as SyncHeaders would.
-func (p *Peer) findTip(ctx context.Context, op string, c *chain.Chain) (int32, error) {
+// its own, or blocks it mined meanwhile) is added to c as SyncHeaders
+// would, and how c changed is merged into up.
+func (p *Peer) findTip(ctx context.Context, op string, c *chain.Chain, up *chain.Update) (int32, error) {
 	var heights []int32 // the locator's heights, lowest first
 	for _, h := range c.LocatorAt(max(c.Height()-1, 0)) {
 		height, _ := c.HeightOf(*h)
@@ -240,8 +241,7 @@ func (p *Peer) findTip(ctx context.Context, op string, c *chain.Chain) (int32, e
 			continue
 		}
 		if len(headers) > 0 {
-			var res HeadersResult
-			if _, err := p.extend(op, c, headers, &res); err != nil && !errors.Is(err, chain.ErrLessWork) {
+			if _, err := p.extendFound(op, c, headers, up); err != nil && !errors.Is(err, chain.ErrLessWork) {
 				return -1, err
 			}
 		}
@@ -253,8 +253,7 @@ func (p *Peer) findTip(ctx context.Context, op string, c *chain.Chain) (int32, e
 	if err != nil || len(headers) == 0 {
 		return heights[lo], err
 	}
-	var res HeadersResult
-	last, err := p.extend(op, c, headers, &res)
+	last, err := p.extendFound(op, c, headers, up)
 	if errors.Is(err, chain.ErrLessWork) {
 		return heights[lo], nil
 	}
@@ -262,6 +261,15 @@ func (p *Peer) findTip(ctx context.Context, op string, c *chain.Chain) (int32, e
 		return heights[lo], err
 	}
 	return last, nil
+}
+
+// extendFound is extend for the headers findTip is sent: how c changed is
+// merged into up; the tip and branch extend records are not the sync's.
+func (p *Peer) extendFound(op string, c *chain.Chain, headers []*wire.BlockHeader, up *chain.Update) (int32, error) {
+	res := HeadersResult{Update: chain.Update{Fork: c.Height()}}
+	last, err := p.extend(op, c, headers, &res)
+	merge(up, res.Update)
+	return last, err
 }
 
 func hashPtr(h chainhash.Hash) *chainhash.Hash { return &h }

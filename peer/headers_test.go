@@ -2,6 +2,7 @@ package peer
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -148,4 +149,46 @@ func nodeHash(t *testing.T, node *peertest.Node, h int32) chainhash.Hash {
 		t.Fatal(err)
 	}
 	return *hash
+}
+
+// TestSyncHeadersReorgInFindTip: a node that answers the first getheaders
+// with nothing (its tip below the chain's: it rolled back) and then, as
+// the binary search for its tip asks again, with a branch of more work
+// (it mined meanwhile) reorganizes the chain in that search; the sync's
+// Update says so, fork and all, as a reorganization in the first
+// getheaders would, so that what the caller verified above the fork is
+// dropped.
+func TestSyncHeadersReorgInFindTip(t *testing.T) {
+	a := peertest.StartBtcd(t)
+	a.Generate(t, 110)
+	b := peertest.CopyChain(t, a)
+	a.Generate(t, 3) // 111..113
+	b.Generate(t, 4) // 111'..114'
+	c := syncHeadersFrom(t, a)
+	var answers atomic.Int32
+	l := peertest.NewLiar(t, b.P2PAddr, b.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
+		if h, ok := m.(*wire.MsgHeaders); ok && answers.Add(1) == 1 {
+			h.Headers = nil // rolled back to 110, not mined yet
+		}
+		return []wire.Message{m}, false
+	})
+	p, err := Dial(context.Background(), Config{Addr: l.Addr, Params: b.Params})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	res, err := p.SyncHeaders(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Height() != 114 || c.Hash(114) != nodeHash(t, b, 114) {
+		t.Fatalf("chain height %d: the node's branch was not adopted", c.Height())
+	}
+	if up := res.Update; !up.Reorganized() || up.Fork != 110 || up.Connected != 4 || len(up.Disconnected) != 3 {
+		t.Errorf("update: fork %d, %d connected, %d disconnected; the chain went from 113 to the node's 114 over a fork at 110",
+			up.Fork, up.Connected, len(up.Disconnected))
+	}
+	if answers.Load() < 2 {
+		t.Errorf("%d headers answers: the binary search did not run", answers.Load())
+	}
 }
