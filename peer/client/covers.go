@@ -44,7 +44,9 @@ import (
 // apart.
 //
 // Candidates come from blocks that hold no watched script: the reserve,
-// filled from the cover blocks each scan fetches, and, when there is
+// filled from the blocks each scan fetches (profiled on the held
+// filters at the scan's end, so that the rare chains of several
+// appearances are kept whatever block they came from), and, when there is
 // none (a first run, a restored wallet), a seed pass of random blocks
 // fetched before the filter pass. A peer that saw the seed pass can tell
 // the covers drawn from it, so that scan reports the target not met.
@@ -140,11 +142,14 @@ func (c *Client) coverSet() (*cover.Set, error) {
 
 // Bounds of a scan's cover work.
 const (
-	maxProbes      = 512 // candidates profiled in one scan
-	maxNewReserve  = 256 // candidates a scan adds to the reserve
-	minSeedBlocks  = 8   // blocks of a seed pass, at least
-	coverHotFactor = 2   // a cover of more appearances than this × the wallet's largest class (or 16) is hot
-	exploreFactor  = 4   // blocks explored per cover chain short, within MaxCoverBlocks
+	maxProbes     = 512 // candidates profiled in one scan
+	maxNewReserve = 256 // candidates of one appearance a scan adds to the reserve
+	// maxFreshCandidates bounds the candidates of a scan's blocks
+	// profiled at its end.
+	maxFreshCandidates = 4096
+	minSeedBlocks      = 8 // blocks of a seed pass, at least
+	coverHotFactor     = 2 // a cover of more appearances than this × the wallet's largest class (or 16) is hot
+	exploreFactor      = 4 // blocks explored per cover chain short, within MaxCoverBlocks
 )
 
 // coverScan is one scan pass's covers.
@@ -172,6 +177,7 @@ type coverScan struct {
 	// drawn: blocks the other transactions of their owners' chains are
 	// in, which explore fetches before random ones.
 	near      []int32
+	hot       int // appearances above which a script is hot
 	bootstrap bool
 }
 
@@ -185,6 +191,7 @@ func (c *Client) startCovers(ctx context.Context, log *scanLog, wallet [][]byte,
 		return nil, err
 	}
 	cs := &coverScan{c: c, target: c.cfg.PrivacyTarget, set: set, from: from, to: to, wallet: wallet, covers: set.Scripts()}
+	cs.nextGroup = 1 // 0 is a script alone
 	for _, c := range slices.Concat(set.Covers(), set.Reserve()) {
 		cs.nextGroup = max(cs.nextGroup, c.Profile.Group+1)
 	}
@@ -473,6 +480,7 @@ func (cs *coverScan) plan(matched []int32, forced map[int32]bool) ([]int32, erro
 		}
 	}
 	hot := max(coverHotFactor*largest, 16)
+	cs.hot = hot
 	var inUse []member
 	coverHeights := make([][]int32, 0, nc)
 	for i, c := range cs.set.Covers() {
@@ -552,6 +560,9 @@ func (cs *coverScan) plan(matched []int32, forced map[int32]bool) ([]int32, erro
 		for _, k := range short {
 			n += k
 		}
+		// Exploring more finds rare chains sooner, but the blocks
+		// explored join the covers' owners' other transactions to
+		// them, in larger groups than the wallet's (privacy/README.md).
 		cs.explore = max(minSeedBlocks, exploreFactor*n)
 		cs.why = append(cs.why, fmt.Sprintf("%d cover chains short of the target: no candidate of their class yet (the reserve grows from the blocks each scan fetches, and %d blocks more are fetched to find more: those of candidates of several appearances, then random ones)", n, cs.explore))
 		for _, c := range cs.spare {
@@ -700,6 +711,48 @@ func (cs *coverScan) draw(cands []leak.Profiled, need map[leak.Profile]int) (out
 	return out, alone
 }
 
+// fresh returns the candidates of the scan's blocks to keep in reserve:
+// up to maxFreshCandidates are profiled on the held filters, those that
+// match none (a spend candidate no output had) or are hot dropped, and
+// the chains holding a script of several appearances are kept whole,
+// the rest sampled up to n scripts. Candidates are taken in the blocks'
+// order, so that a cap on the unprofiled ones would keep those of the
+// first few blocks and drop the rare chains of every block after them.
+func (cs *coverScan) fresh(blocks []*wire.MsgBlock, n int) []cover.Cover {
+	cands := cs.candidates(blocks, maxFreshCandidates)
+	scripts := make([][]byte, len(cands))
+	for i, c := range cands {
+		scripts[i] = c.Script
+	}
+	at, _ := cs.profile(scripts)
+	hot := cs.hot
+	if hot == 0 {
+		hot = 16 // no plan: the wallet's classes are unknown
+	}
+	rare := map[uint64]bool{}
+	var kept []cover.Cover
+	for i, c := range cands {
+		k := len(at[i])
+		if k == 0 || k > hot {
+			continue
+		}
+		c.Profile.Class = uint8(min(k, cover.MaxClass))
+		if k > 1 {
+			rare[c.Profile.Group] = true
+		}
+		kept = append(kept, c)
+	}
+	var out, common []cover.Cover
+	for _, c := range kept {
+		if rare[c.Profile.Group] {
+			out = append(out, c)
+		} else {
+			common = append(common, c)
+		}
+	}
+	return append(out, sampleChains(common, n)...)
+}
+
 // DefaultCoverBlocksFactor bounds a scan's cover blocks at this many
 // times its wallet blocks when Config.MaxCoverBlocks is zero.
 const DefaultCoverBlocksFactor = 4
@@ -735,7 +788,7 @@ func (cs *coverScan) finish(heights []int32, blocks []*wire.MsgBlock) *CoverCost
 	}
 	// Candidates come from every block fetched: the wallet's blocks
 	// hold other people's transactions too, at no cost.
-	for _, c := range append(spare, cs.candidates(blocks, maxNewReserve-len(spare))...) {
+	for _, c := range append(spare, cs.fresh(blocks, maxNewReserve-len(spare))...) {
 		if err := cs.set.AddReserve(c); errors.Is(err, cover.ErrFull) {
 			break
 		}
