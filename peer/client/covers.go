@@ -712,12 +712,10 @@ func (cs *coverScan) draw(cands []leak.Profiled, need map[leak.Profile]int) (out
 }
 
 // fresh returns the candidates of the scan's blocks to keep in reserve:
-// up to maxFreshCandidates are profiled on the held filters, those that
-// match none (a spend candidate no output had) or are hot dropped, and
-// the chains holding a script of several appearances are kept whole,
-// the rest sampled up to n scripts. Candidates are taken in the blocks'
-// order, so that a cap on the unprofiled ones would keep those of the
-// first few blocks and drop the rare chains of every block after them.
+// up to maxFreshCandidates of them profiled on the held filters, kept
+// as keepProfiled says. Candidates are taken in the blocks' order, so
+// that a cap on unprofiled ones would keep those of the first few
+// blocks and drop the rare chains of every block after them.
 func (cs *coverScan) fresh(blocks []*wire.MsgBlock, n int) []cover.Cover {
 	cands := cs.candidates(blocks, maxFreshCandidates)
 	scripts := make([][]byte, len(cands))
@@ -729,6 +727,16 @@ func (cs *coverScan) fresh(blocks []*wire.MsgBlock, n int) []cover.Cover {
 	if hot == 0 {
 		hot = 16 // no plan: the wallet's classes are unknown
 	}
+	return keepProfiled(cands, at, hot, n)
+}
+
+// keepProfiled returns of cands, whose heights on the held filters are
+// at, those to keep in reserve, each with its class: none that matches
+// no filter (a spend candidate no output had) or more than hot; the
+// chains (Group) holding a script of two or more appearances whole,
+// whatever their number, as the rare ones a wallet's chains of several
+// appearances need; of the others, whole chains sampled up to n scripts.
+func keepProfiled(cands []cover.Cover, at [][]int32, hot, n int) []cover.Cover {
 	rare := map[uint64]bool{}
 	var kept []cover.Cover
 	for i, c := range cands {
@@ -737,14 +745,14 @@ func (cs *coverScan) fresh(blocks []*wire.MsgBlock, n int) []cover.Cover {
 			continue
 		}
 		c.Profile.Class = uint8(min(k, cover.MaxClass))
-		if k > 1 {
+		if k > 1 && c.Profile.Group != 0 {
 			rare[c.Profile.Group] = true
 		}
 		kept = append(kept, c)
 	}
 	var out, common []cover.Cover
 	for _, c := range kept {
-		if rare[c.Profile.Group] {
+		if rare[c.Profile.Group] || c.Profile.Group == 0 && c.Profile.Class > 1 {
 			out = append(out, c)
 		} else {
 			common = append(common, c)

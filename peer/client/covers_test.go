@@ -620,3 +620,54 @@ func TestSampleChainsRareFirst(t *testing.T) {
 		t.Fatalf("a reserve of rare chains only: %d sampled, want 64", len(got))
 	}
 }
+
+// TestKeepProfiled: of a scan's candidates, those of rare chains are
+// kept whole wherever they come in the list, past any cap on the
+// common ones; scripts matching no filter or hot are dropped, and each
+// kept script carries its class.
+func TestKeepProfiled(t *testing.T) {
+	var cands []cover.Cover
+	var at [][]int32
+	script := func(g, m int) []byte {
+		return []byte{0x00, 0x14, byte(g >> 8), byte(g), byte(m), 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21}
+	}
+	for g := range 300 {
+		for m := range 2 {
+			hs := []int32{int32(g)}
+			switch {
+			case g == 290 && m == 0: // a rare chain, last in the list
+				hs = []int32{10, 20, 30}
+			case g == 5 && m == 1: // a spend candidate no output had
+				hs = nil
+			case g == 6 && m == 0: // hot
+				hs = make([]int32, 40)
+			}
+			cands = append(cands, cover.Cover{Script: script(g, m), Profile: cover.Profile{Class: 1, Group: uint64(g) + 1}})
+			at = append(at, hs)
+		}
+	}
+	got := keepProfiled(cands, at, 16, 64)
+	class := map[string]uint8{}
+	for _, c := range got {
+		class[string(c.Script)] = c.Profile.Class
+	}
+	for _, tc := range []struct {
+		name  string
+		g, m  int
+		kept  bool
+		class uint8
+	}{
+		{"rare chain's head", 290, 0, true, 3},
+		{"rare chain's other script", 290, 1, true, 1},
+		{"no filter match", 5, 1, false, 0},
+		{"hot", 6, 0, false, 0},
+	} {
+		c, ok := class[string(script(tc.g, tc.m))]
+		if ok != tc.kept || ok && c != tc.class {
+			t.Errorf("%s: kept %v class %d, want kept %v class %d", tc.name, ok, c, tc.kept, tc.class)
+		}
+	}
+	if common := len(got) - 2; common > 64 {
+		t.Errorf("%d common candidates kept, want at most 64", common)
+	}
+}
