@@ -32,6 +32,16 @@ type Profile struct {
 	Group uint64 // a cover chain's scripts, or a candidate chain's, share it (0: alone)
 }
 
+// Explore is where a client's search for cover candidates stands,
+// kept across sessions: Short counts its scans in a row whose covers
+// fell short of the target, and Swept is how far its sweep of the
+// range's blocks has gone (a client's own measure of the blocks it
+// explored, so that later sessions explore others).
+type Explore struct {
+	Short int
+	Swept uint64
+}
+
 // Cover is a cover script, in use or in reserve, and its profile.
 type Cover struct {
 	Script  []byte // an output script a basic filter holds
@@ -196,6 +206,31 @@ func (s *Set) Scripts() [][]byte {
 		out[i] = bytes.Clone(c.Script)
 	}
 	return out
+}
+
+// Explore returns the exploration state.
+func (s *Set) Explore() Explore {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.c.explore
+}
+
+// SetExplore replaces the exploration state (Short at most 65,536).
+func (s *Set) SetExplore(e Explore) error {
+	if e.Short < 0 || e.Short > maxShort {
+		return fmt.Errorf("cover: %d scans short", e.Short)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := s.c.explore
+	s.c.explore = e
+	size := len(s.c.encode())
+	if size > MaxFileSize {
+		s.c.explore = old
+		return ErrFull
+	}
+	s.size = size
+	return nil
 }
 
 // Chance returns the chance groups per class at the last scan.

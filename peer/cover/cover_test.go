@@ -32,6 +32,9 @@ func entry(i int) Cover {
 	return Cover{Script: p2wpkh(i), Profile: Profile{Class: uint8(1 + i%MaxClass), Type: 2, First: int32(100 + i), Drawn: int32(500 + i), Group: uint64(i / 3)}}
 }
 
+// fileExplore is the exploration state filled saves.
+var fileExplore = Explore{Short: 3, Swept: 1 << 40}
+
 // filled is a saved set in a new directory: n covers, r in reserve and a
 // chance row.
 func filled(t testing.TB, n, r int) (*Set, string) {
@@ -49,6 +52,9 @@ func filled(t testing.TB, n, r int) (*Set, string) {
 		if err := add(entry(i)); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if err := s.SetExplore(fileExplore); err != nil {
+		t.Fatal(err)
 	}
 	if err := s.SetChance(map[int]float64{2: 1.5, 3: 0.25}); err != nil {
 		t.Fatal(err)
@@ -169,8 +175,9 @@ func good(t testing.TB) ([]byte, map[string]int) {
 	seed := net + 1 + len(params.Name)
 	chance := seed + 32
 	covers := chance + 1 + 2*3
+	explore := len(data) - 4 - len(binary.AppendUvarint(binary.AppendUvarint(nil, uint64(fileExplore.Short)), fileExplore.Swept))
 	return data, map[string]int{"magic": 0, "network": net, "seed": seed, "chance": chance, "covers": covers,
-		"cover script": covers + 2, "reserve": len(data) - 4 - entry(2).entrySize() - 1, "checksum": len(data) - 4}
+		"cover script": covers + 2, "reserve": explore - entry(2).entrySize() - 1, "explore": explore, "checksum": len(data) - 4}
 }
 
 // resum replaces the checksum of a file (its last 4 bytes).
@@ -185,7 +192,7 @@ func damagedFiles(t testing.TB) map[string][]byte {
 	cases := map[string][]byte{
 		"empty":            {},
 		"bad magic":        append([]byte("SPVFXXX\x01"), data[8:]...),
-		"version 2":        resum(append([]byte("SPVFCOV\x02"), data[8:]...)),
+		"version 3":        resum(append([]byte("SPVFCOV\x03"), data[8:]...)),
 		"checksum flipped": append(slices.Clone(data[:len(data)-1]), data[len(data)-1]^1),
 		"a byte flipped":   append(append(slices.Clone(data[:40]), data[40]^0x10), data[41:]...),
 		"trailing byte":    resum(append(slices.Clone(data[:len(data)-4]), 0, 0, 0, 0, 0)),
@@ -206,6 +213,7 @@ func damagedFiles(t testing.TB) map[string][]byte {
 	cases["reserve beyond MaxReserve"] = bigCount("reserve", MaxReserve+1)
 	cases["covers beyond the bytes left"] = bigCount("covers", 1000)
 	cases["chance beyond MaxClass"] = bigCount("chance", MaxClass+1)
+	cases["scans short beyond the bound"] = bigCount("explore", maxShort+1)
 	opReturn := slices.Clone(data)
 	opReturn[at["cover script"]] = 0x6a
 	cases["OP_RETURN script"] = resum(opReturn)
@@ -457,5 +465,36 @@ func TestReclass(t *testing.T) {
 	}
 	if c := again.Covers()[0].Profile.Class; c != entry(0).Profile.Class {
 		t.Errorf("a cover reclassed: class %d", c)
+	}
+}
+
+// TestExploreKept: the exploration state survives a save and an open,
+// a file of version 1 (before it was kept) reads with none, and a state
+// out of bounds is refused.
+func TestExploreKept(t *testing.T) {
+	s, dir := filled(t, 2, 1)
+	again, _, err := Open(dir, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := again.Explore(); got != fileExplore {
+		t.Errorf("explore state %+v after open, want %+v", got, fileExplore)
+	}
+	if err := s.SetExplore(Explore{Short: -1}); err == nil {
+		t.Error("a negative count of scans short accepted")
+	}
+	data, at := good(t)
+	v1 := append([]byte("SPVFCOV\x01"), data[8:at["explore"]]...)
+	v1 = resum(append(v1, 0, 0, 0, 0))
+	dir = t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, FileName), v1, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	old, notes, err := Open(dir, params)
+	if err != nil || len(notes) > 0 {
+		t.Fatalf("a version 1 file: %v, notes %q", err, notes)
+	}
+	if got := old.Explore(); got != (Explore{}) || len(old.Covers()) != 2 || len(old.Reserve()) != 1 {
+		t.Errorf("a version 1 file read as %d covers, %d in reserve, explore %+v; want 2, 1 and none", len(old.Covers()), len(old.Reserve()), got)
 	}
 }

@@ -14,7 +14,9 @@
 // Varints are unsigned LEB128 (encoding/binary's Uvarint), at most
 // their shortest form's length.
 //
-//	magic     8 bytes: "SPVFCOV" and the version, 0x01
+//	magic     8 bytes: "SPVFCOV" and the version, 0x02 (0x01 is read
+//	          too: a file of before the exploration state, read with
+//	          none)
 //	network   varint length (1..64), then the network's name
 //	seed      32 bytes, random when the file was first made: keys every
 //	          draw of covers, so that draws are repeatable per data
@@ -25,6 +27,10 @@
 //	covers    varint C (0..MaxCovers), then C entries (below)
 //	reserve   varint R (0..MaxReserve), then R entries: scripts profiled
 //	          and not yet in use
+//	explore   (version 2) varints: the client's scans in a row whose
+//	          covers fell short of the target (0..65536), and how far
+//	          its sweep of the range's blocks for candidates has gone
+//	          (Explore)
 //	checksum  4 bytes, little endian: the CRC-32C (Castagnoli) of every
 //	          byte before it, from the magic on
 //

@@ -22,8 +22,13 @@ const (
 	maxNetwork  = 64            // bytes of the network's name
 )
 
-// version is the format's version, the magic's last byte.
-const version = 0x01
+// version is the format's version, the magic's last byte; files of
+// version 1, without the exploration state, are read too.
+const (
+	version  = 0x02
+	version1 = 0x01
+	maxShort = 1 << 16 // scans short in a row, kept
+)
 
 var magic = [8]byte{'S', 'P', 'V', 'F', 'C', 'O', 'V', version}
 
@@ -40,6 +45,7 @@ type contents struct {
 	chance  map[int]uint64 // class → chance groups × 1000
 	covers  []Cover
 	reserve []Cover
+	explore Explore
 }
 
 // encode writes c in the file's format.
@@ -61,6 +67,8 @@ func (c *contents) encode() []byte {
 			b = e.append(b)
 		}
 	}
+	b = binary.AppendUvarint(b, uint64(c.explore.Short))
+	b = binary.AppendUvarint(b, c.explore.Swept)
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
 }
 
@@ -152,8 +160,9 @@ func decode(data []byte, network string) (*contents, error) {
 	if !bytes.Equal(data[:len(magic)-1], magic[:len(magic)-1]) {
 		return nil, fmt.Errorf("%w: bad magic %q", errFormat, data[:len(magic)])
 	}
-	if v := data[len(magic)-1]; v != version {
-		return nil, fmt.Errorf("%w: version %d, want %d", errFormat, v, version)
+	v := data[len(magic)-1]
+	if v != version && v != version1 {
+		return nil, fmt.Errorf("%w: version %d, want %d or %d", errFormat, v, version1, version)
 	}
 	body := data[:len(data)-4]
 	if got, want := crc32.Checksum(body, castagnoli), binary.LittleEndian.Uint32(data[len(body):]); got != want {
@@ -184,6 +193,11 @@ func decode(data []byte, network string) (*contents, error) {
 	c.covers = d.entries(MaxCovers, seen)
 	d.field = "reserve"
 	c.reserve = d.entries(MaxReserve, seen)
+	if v == version {
+		d.field = "explore"
+		c.explore.Short = int(d.varint(maxShort))
+		c.explore.Swept = d.varint(math.MaxUint64)
+	}
 	if d.err == nil && d.off != len(body) {
 		d.field = "end"
 		d.fail("%d bytes after the reserve", len(body)-d.off)
