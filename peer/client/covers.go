@@ -1,7 +1,10 @@
 package client
 
 import (
+	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -149,7 +152,8 @@ const (
 	maxFreshCandidates = 4096
 	minSeedBlocks      = 8 // blocks of a seed pass, at least
 	coverHotFactor     = 2 // a cover of more appearances than this × the wallet's largest class (or 16) is hot
-	exploreFactor      = 4 // blocks explored per cover chain short, within MaxCoverBlocks
+	exploreFactor      = 4 // blocks explored per cover chain short at first, within MaxCoverBlocks
+	maxEscalation      = 8 // doublings of the blocks explored, at most
 )
 
 // coverScan is one scan pass's covers.
@@ -178,6 +182,11 @@ type coverScan struct {
 	// in, which explore fetches before random ones.
 	near      []int32
 	hot       int // appearances above which a script is hot
+	nearCount int // blocks explored near candidates, at most
+	// short is true when the covers fell short of the target; swept is
+	// the sweep's place the scan's exploring reached (nil: none).
+	short     bool
+	swept     *uint64
 	bootstrap bool
 }
 
@@ -556,14 +565,22 @@ func (cs *coverScan) plan(matched []int32, forced map[int32]bool) ([]int32, erro
 		cs.warnings = append(cs.warnings, fmt.Sprintf("%d covers drawn alone: no candidate chain had the length of the wallet's chain they stand for, so the size of their groups can tell them from the wallet's (the reserve grows from the cover blocks each scan fetches)", len(alone)))
 	}
 	if short := leak.Need(walletProfiles, cs.profiles(slices.Concat(inUse, added)), cs.set.Chance(), cs.target); len(short) > 0 {
+		cs.short = true
 		n := 0
 		for _, k := range short {
 			n += k
 		}
 		// Exploring more finds rare chains sooner, but the blocks
 		// explored join the covers' owners' other transactions to
-		// them, in larger groups than the wallet's (privacy/README.md).
-		cs.explore = max(minSeedBlocks, exploreFactor*n)
+		// them, in larger groups than the wallet's (privacy/README.md):
+		// a scan explores little at first, and twice as much for each
+		// scan before it in a row that fell short, within its bound.
+		base := max(minSeedBlocks, exploreFactor*n)
+		cs.nearCount = base / 2
+		cs.explore = base << min(cs.set.Explore().Short, maxEscalation)
+		if limit := DefaultCoverBlocksFactor * max(len(cs.walletAt), minSeedBlocks); cs.explore > limit {
+			cs.explore = max(base, limit)
+		}
 		cs.why = append(cs.why, fmt.Sprintf("%d cover chains short of the target: no candidate of their class yet (the reserve grows from the blocks each scan fetches, and %d blocks more are fetched to find more: those of candidates of several appearances, then random ones)", n, cs.explore))
 		for _, c := range cs.spare {
 			if c.Profile.Class > 1 {
@@ -612,24 +629,28 @@ func (cs *coverScan) heights(coverHeights [][]int32) []int32 {
 		}
 	}
 	// Blocks to explore, in the same plan, whose scripts fill the
-	// reserve for the next scan: half of them near candidates of
-	// several appearances (their owners' other transactions), then
-	// random ones. A peer sees them as blocks no group explains.
-	near := cs.explore / 2
-	explore := func(hs []int32, n int) {
-		for _, h := range hs {
+	// reserve for the next scan: a few near candidates of several
+	// appearances (their owners' other transactions), then the next
+	// of the sweep. A peer sees them as blocks no group explains.
+	explore := func(hs []int32, n int) int {
+		for i, h := range hs {
 			if n == 0 || cs.explore == 0 || bound >= 0 && extra >= bound {
-				return
+				return i
 			}
 			if !fetch[h] {
 				fetch[h] = true
 				n, cs.explore, extra = n-1, cs.explore-1, extra+1
 			}
 		}
+		return len(hs)
 	}
-	explore(cs.near, near)
+	explore(cs.near, cs.nearCount)
 	if cs.explore > 0 {
-		explore(cs.randomHeights(), cs.explore)
+		order, priority := cs.sweep()
+		if i := explore(order, cs.explore); i > 0 {
+			p := priority[i-1]
+			cs.swept = &p
+		}
 	}
 	out := make([]int32, 0, len(fetch))
 	for h := range fetch {
@@ -639,13 +660,40 @@ func (cs *coverScan) heights(coverHeights [][]int32) []int32 {
 	return out
 }
 
-// randomHeights is the range's heights in random order.
-func (cs *coverScan) randomHeights() []int32 {
-	out := make([]int32, 0, int(cs.to-cs.from)+1)
-	for _, i := range rand.Perm(int(cs.to-cs.from) + 1) {
-		out = append(out, cs.from+int32(i))
+// sweep is the range's heights in the order the set's sweep explores
+// them, and each one's place in it: a height's place is a hash of the
+// set's seed and the height, random to anyone else and the same every
+// session, and the order starts after the place the last scan reached
+// (cover.Explore.Swept) and wraps around, so that sessions explore
+// blocks no session before them explored until the range is swept. A
+// block mined since takes its place wherever it falls.
+func (cs *coverScan) sweep() (order []int32, place []uint64) {
+	seed := cs.set.Seed()
+	type spot struct {
+		h int32
+		p uint64
 	}
-	return out
+	spots := make([]spot, 0, int(cs.to-cs.from)+1)
+	var buf [36]byte
+	copy(buf[:], seed[:])
+	for h := cs.from; h <= cs.to; h++ {
+		binary.BigEndian.PutUint32(buf[32:], uint32(h))
+		sum := sha256.Sum256(buf[:])
+		spots = append(spots, spot{h, binary.BigEndian.Uint64(sum[:8])})
+	}
+	slices.SortFunc(spots, func(a, b spot) int { return cmp.Compare(a.p, b.p) })
+	swept := cs.set.Explore().Swept
+	start, _ := slices.BinarySearchFunc(spots, swept, func(s spot, p uint64) int {
+		if s.p <= p {
+			return -1
+		}
+		return 1
+	})
+	order, place = make([]int32, 0, len(spots)), make([]uint64, 0, len(spots))
+	for _, s := range slices.Concat(spots[start:], spots[:start]) {
+		order, place = append(order, s.h), append(place, s.p)
+	}
+	return order, place
 }
 
 // relaxations are what a shape gives up, in turn, where no candidate
@@ -800,6 +848,17 @@ func (cs *coverScan) finish(heights []int32, blocks []*wire.MsgBlock) *CoverCost
 		if err := cs.set.AddReserve(c); errors.Is(err, cover.ErrFull) {
 			break
 		}
+	}
+	e := cs.set.Explore()
+	e.Short = 0
+	if cs.short {
+		e.Short = min(cs.set.Explore().Short+1, maxEscalation)
+	}
+	if cs.swept != nil {
+		e.Swept = *cs.swept
+	}
+	if err := cs.set.SetExplore(e); err != nil {
+		cs.why = append(cs.why, fmt.Sprintf("the exploration state could not be kept: %v", err))
 	}
 	if err := cs.set.Save(); err != nil {
 		cs.why = append(cs.why, fmt.Sprintf("the cover file could not be saved: %v", err))

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/txscript"
 	"github.com/spvfilter/spvfilter/peer/cover"
 	"github.com/spvfilter/spvfilter/peer/peertest"
@@ -669,5 +670,38 @@ func TestKeepProfiled(t *testing.T) {
 	}
 	if common := len(got) - 2; common > 64 {
 		t.Errorf("%d common candidates kept, want at most 64", common)
+	}
+}
+
+// TestSweepResumes: the sweep of a range visits each height once, in an
+// order the set's seed keys, and a scan resumes where the last one
+// stopped (cover.Explore.Swept), wrapping around: sessions explore
+// blocks no session before them explored until the range is swept.
+func TestSweepResumes(t *testing.T) {
+	set, _, err := cover.Open(t.TempDir(), &chaincfg.RegressionNetParams)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := &coverScan{set: set, from: 100, to: 299}
+	order, place := cs.sweep()
+	if len(order) != 200 || !slices.IsSorted(place) {
+		t.Fatalf("%d heights in the sweep, places sorted %v; want 200, sorted", len(order), slices.IsSorted(place))
+	}
+	if slices.IsSorted(order) {
+		t.Fatal("the sweep runs in height order")
+	}
+	seen := map[int32]bool{}
+	for _, h := range order {
+		if h < 100 || h > 299 || seen[h] {
+			t.Fatalf("height %d out of the range or twice", h)
+		}
+		seen[h] = true
+	}
+	if err := set.SetExplore(cover.Explore{Swept: place[69]}); err != nil {
+		t.Fatal(err)
+	}
+	next, _ := cs.sweep()
+	if !slices.Equal(next, slices.Concat(order[70:], order[:70])) {
+		t.Errorf("the next sweep starts at %v, want the 71st height of the last, %d", next[:3], order[70])
 	}
 }
