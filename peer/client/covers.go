@@ -165,6 +165,8 @@ type coverScan struct {
 	wallet   [][]byte      // the watch list's scripts
 	covers   [][]byte      // in use at the start of the scan
 	probes   []cover.Cover // candidates: the reserve, and the seed pass's (Group: their chain)
+	// seedProbes are the seed pass's candidates, among probes.
+	seedProbes []cover.Cover
 	// nextGroup is the group of the next candidate chain found.
 	nextGroup uint64
 	seed      []int32 // heights of the seed pass
@@ -204,7 +206,7 @@ func (c *Client) startCovers(ctx context.Context, log *scanLog, wallet [][]byte,
 	for _, c := range slices.Concat(set.Covers(), set.Reserve()) {
 		cs.nextGroup = max(cs.nextGroup, c.Profile.Group+1)
 	}
-	cs.probes = sampleChains(set.Reserve(), maxProbes)
+	cs.probes = sampleChains(set.Reserve(), maxProbes, nil)
 	if len(set.Covers()) > 0 || len(set.Reserve()) > 0 || len(wallet) == 0 {
 		return cs, nil
 	}
@@ -221,18 +223,21 @@ func (c *Client) startCovers(ctx context.Context, log *scanLog, wallet [][]byte,
 	if err != nil {
 		return nil, fmt.Errorf("client: the covers' seed pass: %w", err)
 	}
-	cs.probes = append(cs.probes, cs.candidates(blocks, maxProbes-len(cs.probes))...)
+	cs.seedProbes = cs.candidates(blocks, maxProbes-len(cs.probes))
+	cs.probes = append(cs.probes, cs.seedProbes...)
 	return cs, nil
 }
 
 // sampleChains returns whole candidate chains of reserve (by Group; a
 // script of group 0 alone), in random order, up to n scripts: every
 // chain of the reserve has its chance at each scan, not only the first
-// n scripts ever found. Chains an earlier scan profiled above class 1
-// (cover.Set.Reclass) go first, within half of n: they are the rare
-// ones a wallet's chains of several appearances need, and a uniform
-// sample of a large reserve leaves them out as often as not.
-func sampleChains(reserve []cover.Cover, n int) []cover.Cover {
+// n scripts ever found. Chains holding a script of a class in want (as
+// last profiled) go first, within n: the classes the covers are short
+// of. Then those profiled above class 1 (cover.Set.Reclass), within
+// half of n: they are the rare ones a wallet's chains of several
+// appearances need, and a uniform sample of a large reserve leaves them
+// out as often as not.
+func sampleChains(reserve []cover.Cover, n int, want map[uint8]bool) []cover.Cover {
 	var chains [][]cover.Cover
 	at := map[uint64]int{}
 	for _, r := range reserve {
@@ -251,7 +256,13 @@ func sampleChains(reserve []cover.Cover, n int) []cover.Cover {
 	taken := make([]bool, len(chains))
 	order := rand.Perm(len(chains))
 	for _, i := range order {
-		if rare(chains[i]) && len(out)+len(chains[i]) <= n/2 {
+		wanted := slices.ContainsFunc(chains[i], func(c cover.Cover) bool { return want[c.Profile.Class] })
+		if wanted && len(out)+len(chains[i]) <= n {
+			out, taken[i] = append(out, chains[i]...), true
+		}
+	}
+	for _, i := range order {
+		if !taken[i] && rare(chains[i]) && len(out)+len(chains[i]) <= n/2 {
 			out, taken[i] = append(out, chains[i]...), true
 		}
 	}
@@ -509,6 +520,14 @@ func (cs *coverScan) plan(matched []int32, forced map[int32]bool) ([]int32, erro
 	// covers' tests alone.
 	var probeScripts [][]byte
 	if len(need) > 0 {
+		// The reserve sampled again, the chains of the classes short
+		// first: a reserve of many rare chains of other classes would
+		// leave them out as often as not.
+		want := map[uint8]bool{}
+		for p := range need {
+			want[uint8(min(p.Class, cover.MaxClass))] = true
+		}
+		cs.probes = append(sampleChains(cs.set.Reserve(), maxProbes-len(cs.seedProbes), want), cs.seedProbes...)
 		for _, c := range cs.probes {
 			probeScripts = append(probeScripts, c.Script)
 		}
@@ -806,7 +825,7 @@ func keepProfiled(cands []cover.Cover, at [][]int32, hot, n int) []cover.Cover {
 			common = append(common, c)
 		}
 	}
-	return append(out, sampleChains(common, n)...)
+	return append(out, sampleChains(common, n, nil)...)
 }
 
 // DefaultCoverBlocksFactor bounds a scan's cover blocks at this many

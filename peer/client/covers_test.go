@@ -565,7 +565,7 @@ func TestSampleChains(t *testing.T) {
 	}
 	late := false
 	for range 50 {
-		got := sampleChains(reserve, n)
+		got := sampleChains(reserve, n, nil)
 		if len(got) > n || len(got) < n-3 {
 			t.Fatalf("%d scripts sampled, want at most %d and chains enough to come near", len(got), n)
 		}
@@ -602,7 +602,7 @@ func TestSampleChainsRareFirst(t *testing.T) {
 		}
 	}
 	for range 20 {
-		got := sampleChains(reserve, 64)
+		got := sampleChains(reserve, 64, nil)
 		rare := 0
 		for _, c := range got {
 			if c.Profile.Class > 1 {
@@ -613,11 +613,30 @@ func TestSampleChainsRareFirst(t *testing.T) {
 			t.Fatalf("%d scripts sampled, %d of the 16 of rare chains; want 64 and all 16", len(got), rare)
 		}
 	}
+	// Wanted: the four chains made class 4 (8 scripts) first, whole,
+	// before the rare ones of class 3.
+	for i := range reserve {
+		if reserve[i].Profile.Group%100 == 7 {
+			reserve[i].Profile.Class = 4
+		}
+	}
+	for range 20 {
+		got := sampleChains(reserve, 16, map[uint8]bool{4: true})
+		n4 := 0
+		for _, c := range got {
+			if c.Profile.Class == 4 {
+				n4++
+			}
+		}
+		if n4 != 8 {
+			t.Fatalf("%d scripts of the wanted class 4 sampled, want all 8", n4)
+		}
+	}
 	many := slices.Clone(reserve)
 	for i := range many {
 		many[i].Profile.Class = 2
 	}
-	if got := sampleChains(many, 64); len(got) != 64 {
+	if got := sampleChains(many, 64, nil); len(got) != 64 {
 		t.Fatalf("a reserve of rare chains only: %d sampled, want 64", len(got))
 	}
 }
