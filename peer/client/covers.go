@@ -53,6 +53,15 @@ import (
 // none (a first run, a restored wallet), a seed pass of random blocks
 // fetched before the filter pass. A peer that saw the seed pass can tell
 // the covers drawn from it, so that scan reports the target not met.
+// A scan whose covers fall short explores blocks for more: a few near
+// candidates of several appearances, then the next blocks of a sweep of
+// the range keyed by the set's seed, resumed where the last scan
+// stopped; twice as many for each scan before it in a row that fell
+// short, within its bound (cover.Explore keeps both), since a rare
+// class may hide in a few blocks of thousands while exploring early
+// and much makes the covers' groups larger than the wallet's. While
+// short, the reserve is sampled with the chains of the short classes
+// first.
 // A cover's matches are never the wallet's: the watch list does not hold
 // covers, and ScanResult.Cover counts their blocks and bytes apart.
 
