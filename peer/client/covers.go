@@ -609,7 +609,7 @@ func (cs *coverScan) plan(matched []int32, forced map[int32]bool) ([]int32, erro
 		if limit := DefaultCoverBlocksFactor * max(len(cs.walletAt), minSeedBlocks); cs.explore > limit {
 			cs.explore = max(base, limit)
 		}
-		cs.why = append(cs.why, fmt.Sprintf("%d cover chains short of the target: no candidate of their class yet (the reserve grows from the blocks each scan fetches, and %d blocks more are fetched to find more: those of candidates of several appearances, then random ones)", n, cs.explore))
+		cs.why = append(cs.why, fmt.Sprintf("%d cover chains short of the target: no candidate of their class yet (the reserve grows from the blocks each scan fetches, and %d blocks more are fetched to find more: a few of candidates of several appearances, then the next of a sweep of the range, twice as many after each scan short)", n, cs.explore))
 		for _, c := range cs.spare {
 			if c.Profile.Class > 1 {
 				cs.near = append(cs.near, probeHeights[string(c.Script)]...)
