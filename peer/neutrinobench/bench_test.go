@@ -46,6 +46,40 @@ var benchEnv struct {
 	nodes []*peertest.Node
 	pids  []int // of the nodes, when they can be found
 	err   error
+	// external is set when the nodes are another process's (see
+	// benchNodesEnv): they are left running.
+	external bool
+}
+
+// benchNodesEnv names the comma-separated addresses of nodes serving the
+// benchmark chain already, started by TestServe in another process, so
+// that runs of different builds share them and skip the chain's replay:
+//
+//	SPVFILTER_BENCH_SERVE=30m SPVFILTER_BENCH_BLOCKS=20000 go test -run TestServe -v &
+//	SPVFILTER_BENCH_NODES=127.0.0.1:PORT SPVFILTER_BENCH_BLOCKS=20000 go test -run '^$' -bench Scan
+const benchNodesEnv = "SPVFILTER_BENCH_NODES"
+
+// servedNodes returns the nodes at the comma-separated addrs, serving
+// the benchmark chain on regtest.
+func servedNodes(addrs string) []*peertest.Node {
+	var nodes []*peertest.Node
+	for _, a := range strings.Split(addrs, ",") {
+		nodes = append(nodes, &peertest.Node{P2PAddr: strings.TrimSpace(a), Params: &chaincfg.RegressionNetParams})
+	}
+	return nodes
+}
+
+// TestServe starts the benchmark's nodes and keeps them serving for
+// SPVFILTER_BENCH_SERVE (a duration), printing their addresses for
+// benchNodesEnv. It runs only when SPVFILTER_BENCH_SERVE is set.
+func TestServe(t *testing.T) {
+	d, err := time.ParseDuration(os.Getenv("SPVFILTER_BENCH_SERVE"))
+	if err != nil {
+		t.Skip("measurement: set SPVFILTER_BENCH_SERVE to how long the nodes serve")
+	}
+	_, nodes, _ := benchNodes(t)
+	fmt.Printf("%s=%s\n", benchNodesEnv, strings.Join(Addrs(nodes), ","))
+	time.Sleep(d)
 }
 
 func benchNodes(tb testing.TB) (*Chain, []*peertest.Node, []int) {
@@ -59,11 +93,13 @@ func benchNodes(tb testing.TB) (*Chain, []*peertest.Node, []int) {
 		if benchEnv.chain, benchEnv.err = CachedChain(spec); benchEnv.err != nil {
 			return
 		}
-		if benchEnv.nodes, benchEnv.err = StartNodes(benchEnv.chain, peers); benchEnv.err != nil {
+		if addrs := os.Getenv(benchNodesEnv); addrs != "" {
+			benchEnv.nodes, benchEnv.external = servedNodes(addrs), true
+		} else if benchEnv.nodes, benchEnv.err = StartNodes(benchEnv.chain, peers); benchEnv.err != nil {
 			return
 		}
 		for _, n := range benchEnv.nodes {
-			if pid, ok := pidWithArg("--datadir=" + filepath.Join(n.DataDir, "data")); ok {
+			if pid, ok := pidWithArg("--listen=" + n.P2PAddr); ok {
 				benchEnv.pids = append(benchEnv.pids, pid)
 			}
 		}
@@ -146,8 +182,10 @@ func startScanProfile(name string) (stop func(), err error) {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	for _, n := range benchEnv.nodes {
-		n.Stop()
+	if !benchEnv.external {
+		for _, n := range benchEnv.nodes {
+			n.Stop()
+		}
 	}
 	os.Exit(code)
 }
