@@ -2,6 +2,7 @@ package peer
 
 import (
 	"context"
+	"sync"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
@@ -94,6 +95,11 @@ func (p *Peer) GetCFHeaders(ctx context.Context, start int32, stop chainhash.Has
 // checksum the node gave it: that is reported with ErrDamaged, as damage
 // on the way rather than a lie; so is a filter for another block or type
 // that fails its checksum.
+//
+// fn runs on the connection's read loop as each filter is read, so that
+// the filters of an answer cost no hand-off between goroutines and none
+// is read ahead of fn: it must not block, nor call p. It never runs
+// after GetCFilters returned.
 func (p *Peer) GetCFilters(ctx context.Context, start int32, blocks []chainhash.Hash, fn func(i int, data []byte) error) error {
 	const op = "getcfilters"
 	if len(blocks) == 0 {
@@ -115,32 +121,70 @@ func (p *Peer) GetCFilters(ctx context.Context, start int32, blocks []chainhash.
 	if err := p.send(ctx, op, wire.NewMsgGetCFilters(wire.GCSFilterRegular, uint32(start), &stop), deadline); err != nil {
 		return err
 	}
-	for i, want := range blocks {
-		n := 0 // the read loop takes them all, ahead of fn
-		if i == 0 {
-			n = len(blocks)
+	run := &filterRun{blocks: blocks, fn: fn}
+	m, err := p.await(ctx, op, deadline, wanted{is[*wire.MsgCFilter], len(blocks), run.take})
+	run.stop()
+	if err != nil {
+		return err
+	}
+	cf, i := m.(*wire.MsgCFilter), run.next
+	switch {
+	case run.wrong:
+		if !p.intact(cf) {
+			return p.damaged(op, "the filter for block %v (height %d)", blocks[i], start+int32(i))
 		}
-		m, err := p.recvEach(ctx, op, deadline, is[*wire.MsgCFilter], n)
-		if err != nil {
-			return err
+		return p.fail(op, "%w: filter of type %d for block %v, expected type 0 for %v (height %d)",
+			ErrBadFilter, cf.FilterType, cf.BlockHash, blocks[i], start+int32(i))
+	case run.err != nil:
+		if !p.intact(cf) {
+			return p.damaged(op, "the filter for block %v (height %d)", blocks[i], start+int32(i))
 		}
-		cf := m.(*wire.MsgCFilter)
-		if cf.FilterType != wire.GCSFilterRegular || cf.BlockHash != want {
-			if !p.intact(cf) {
-				return p.damaged(op, "the filter for block %v (height %d)", want, start+int32(i))
-			}
-			return p.fail(op, "%w: filter of type %d for block %v, expected type 0 for %v (height %d)",
-				ErrBadFilter, cf.FilterType, cf.BlockHash, want, start+int32(i))
-		}
-		if err := fn(i, cf.Data); err != nil {
-			if !p.intact(cf) {
-				return p.damaged(op, "the filter for block %v (height %d)", want, start+int32(i))
-			}
-			p.drop()
-			return err
-		}
+		p.drop()
+		return run.err
 	}
 	return nil
+}
+
+// filterRun is a getcfilters answer as the read loop takes it: each
+// filter is checked to be for the block at its position and handed to
+// fn there, until one fails or the last was taken.
+type filterRun struct {
+	blocks []chainhash.Hash
+	fn     func(i int, data []byte) error
+
+	mu      sync.Mutex // held while fn runs
+	next    int        // the position of the filter taken next, or of the one that failed
+	wrong   bool       // the filter at next is for another block or type
+	err     error      // fn's, on the filter at next
+	stopped bool       // take calls fn no more
+}
+
+// take is the request's take (see wanted): it runs on the read loop.
+func (f *filterRun) take(d delivery) (done bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.stopped {
+		return true
+	}
+	cf := d.msg.(*wire.MsgCFilter)
+	if cf.FilterType != wire.GCSFilterRegular || cf.BlockHash != f.blocks[f.next] {
+		f.wrong, f.stopped = true, true
+		return true
+	}
+	if f.err = f.fn(f.next, cf.Data); f.err != nil {
+		f.stopped = true
+		return true
+	}
+	f.next++
+	f.stopped = f.next == len(f.blocks)
+	return f.stopped
+}
+
+// stop returns once fn is not running, and makes sure it runs no more.
+func (f *filterRun) stop() {
+	f.mu.Lock()
+	f.stopped = true
+	f.mu.Unlock()
 }
 
 // needCF refuses compact-filter requests to a node without the service:

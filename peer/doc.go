@@ -39,11 +39,11 @@
 // it runs itself, so that a message taken costs one hand-off; everything
 // else is unsolicited and handled at once: announcements (inv, headers)
 // go to Config.OnAnnounce, addresses (addr, addrv2) to
-// Config.OnAddresses, rejects to Broadcast, and the rest is dropped.
-// Nothing is queued for later but the filters of a getcfilters, of which
-// the read loop takes up to 8 (2 MiB at most) ahead of the request, so a
-// connection holds at most one decoded message, or those filters, beside
-// its request's answer. Messages are refused from their header (an
+// Config.OnAddresses, rejects to Broadcast, and the rest is dropped. The
+// filters of a getcfilters are checked and handed to GetCFilters' callback
+// by the read loop itself, as each is read, so that they cost no hand-off
+// at all. Nothing is queued for later: a connection holds at most one
+// decoded message beside its request's answer. Messages are refused from their header (an
 // *OversizeError) above btcd's size limits, above Core's 4,000,000 bytes
 // for every command, unknown ones too, and above tighter limits for some
 // (reject 64 kB, alert 4 kB, cfcheckpt 1 MB).

@@ -387,12 +387,12 @@ func (p *Peer) damaged(op, format string, args ...any) error {
 
 // request is the request in flight. The read loop offers it every message
 // that is not always handled (pings, getdata): once the request told it
-// what it wants (expect), the read loop runs want on each message itself
-// and passes on those taken, so that a message costs one hand-off at
+// what it wants (await), the read loop runs want on each message itself
+// and passes on the one taken, so that an answer costs one hand-off at
 // most; what is not taken is unsolicited.
 type request struct {
 	wants chan wanted   // what the request waits for, one at a time
-	offer chan delivery // the messages taken, to the request
+	offer chan delivery // the message taken, to the request
 	ended chan struct{}
 	took  delivery // the last message taken, for intact
 
@@ -443,7 +443,7 @@ func (p *Peer) beginRequest(op string, timed bool) (func(), error) {
 		return nil, p.disconnected(op)
 	default:
 	}
-	r := &request{wants: make(chan wanted, 1), offer: make(chan delivery, maxAhead), ended: make(chan struct{})}
+	r := &request{wants: make(chan wanted, 1), offer: make(chan delivery, 1), ended: make(chan struct{})}
 	p.req.Store(r)
 	return func() {
 		p.req.Store(nil)
@@ -473,16 +473,17 @@ func (p *Peer) send(ctx context.Context, op string, msg wire.Message, deadline t
 func (p *Peer) deadline() time.Time { return time.Now().Add(p.cfg.Timeout) }
 
 // wanted is what a request waits for: the next n messages for which want
-// is true.
+// is true. Without take, n is 1 and that message is passed on. With
+// take, the read loop runs take on each of them instead, on its own
+// goroutine, until take reports that the request is done with them (or
+// n were taken): only the message that ended it is passed on, so that an
+// answer of many messages costs one hand-off and nothing is read ahead of
+// the request.
 type wanted struct {
 	want func(wire.Message) bool
 	n    int
+	take func(delivery) (done bool)
 }
-
-// maxAhead is how many messages the read loop takes ahead of a request
-// that expects several (see expect): at most 8 filters of 256 KiB, 2 MiB,
-// beyond the read loop's buffer, less than one block.
-const maxAhead = 8
 
 // recv returns the next message for which want (if not nil) is true,
 // waiting until deadline. The read loop runs want on each message while
@@ -494,16 +495,14 @@ func (p *Peer) recv(ctx context.Context, op string, deadline time.Time, want fun
 	if want == nil {
 		want = anyMessage
 	}
-	return p.recvEach(ctx, op, deadline, want, 1)
+	return p.await(ctx, op, deadline, wanted{want: want, n: 1})
 }
 
-// recvEach is recv when n > 0, else the next of the messages a former
-// call expected: it tells the read loop to take the next n messages for
-// which want is true, up to maxAhead of them before the request takes
-// them, and returns the first. The read loop runs want on messages the
-// request did not take yet, so a want for more than one message must read
-// nothing the request writes.
-func (p *Peer) recvEach(ctx context.Context, op string, deadline time.Time, want func(wire.Message) bool, n int) (wire.Message, error) {
+// await tells the read loop what the request wants and returns the
+// message passed on (see wanted), waiting until deadline as recv does.
+// When it fails, a take may still be running: its caller must make sure
+// that take does nothing more before it returns.
+func (p *Peer) await(ctx context.Context, op string, deadline time.Time, w wanted) (wire.Message, error) {
 	r := p.req.Load()
 	if r == nil {
 		return nil, p.errorf(op, "peer: no request in flight")
@@ -512,9 +511,7 @@ func (p *Peer) recvEach(ctx context.Context, op string, deadline time.Time, want
 		p.drop()
 		return nil, err
 	}
-	if n > 0 {
-		r.wants <- wanted{want, n} // empty: the last was taken, or withdrawn
-	}
+	r.wants <- w // empty: the last was taken, or withdrawn
 	timer := r.until(deadline)
 	select {
 	case d := <-r.offer:

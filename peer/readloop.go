@@ -89,9 +89,9 @@ func (p *Peer) dispatch(d delivery, n int) error {
 }
 
 // handOff offers d to the request in flight and reports whether it took
-// it. It waits until the request says what it wants (see recvEach), runs
-// want on d, and passes d on when it is wanted; a want is kept until it
-// took the messages it was for.
+// it. It waits until the request says what it wants (see await), runs
+// want on d, and, when d is wanted, runs take on it or passes it on (see
+// wanted); a want is kept until it took the messages it was for.
 func (p *Peer) handOff(d delivery) bool {
 	r := p.req.Load()
 	if r == nil {
@@ -113,8 +113,14 @@ func (p *Peer) handOff(d delivery) bool {
 		return false
 	}
 	p.held.n--
+	if p.held.take != nil {
+		if !p.held.take(d) && p.held.n > 0 {
+			return true
+		}
+		p.held.n = 0
+	}
 	select {
-	case r.offer <- d: // waits while maxAhead are not taken yet
+	case r.offer <- d: // room for the one message passed on
 		return true
 	case <-r.ended: // it gave up
 		return false

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -202,13 +205,12 @@ func TestBucket(t *testing.T) {
 	}
 }
 
-// TestFiltersTakenAhead plays a getcfilters answer to a request whose
-// callback is slow, so that the read loop takes filters ahead of it: the
-// request gets each filter once and in order, an unwanted message among
-// them stays unsolicited, and a callback's error ends the request at
-// once with the read loop still ahead.
-func TestFiltersTakenAhead(t *testing.T) {
-	const n = 3 * maxAhead
+// TestFiltersTakenInReadLoop plays a getcfilters answer: the request
+// gets each filter once and in order, an unwanted message among them stays unsolicited, a callback's
+// error ends the request at once and drops the connection, and a filter
+// for another block among them is caught and named by its height.
+func TestFiltersTakenInReadLoop(t *testing.T) {
+	const n = 24
 	blocks := make([]chainhash.Hash, n)
 	var stream []wire.Message
 	for i := range blocks {
@@ -222,21 +224,31 @@ func TestFiltersTakenAhead(t *testing.T) {
 	tests := []struct {
 		name    string
 		failAt  int // the callback's error, or -1
+		wrongAt int // a filter for another block, or -1
 		wantErr error
 	}{
-		{"all", -1, nil},
-		{"error at the first", 0, stop},
-		{"error in the middle", n / 2, stop},
+		{"all", -1, -1, nil},
+		{"error at the first", 0, -1, stop},
+		{"error in the middle", n / 2, -1, stop},
+		{"wrong block in the middle", -1, n / 2, ErrBadFilter},
+		{"wrong block last", -1, n - 1, ErrBadFilter},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var mu sync.Mutex
 			announced := 0
+			msgs := slices.Clone(stream)
+			if tt.wrongAt >= 0 {
+				other := chainhash.Hash{byte(tt.wrongAt), 2}
+				msgs[slices.IndexFunc(msgs, func(m wire.Message) bool {
+					cf, ok := m.(*wire.MsgCFilter)
+					return ok && cf.BlockHash == blocks[tt.wrongAt]
+				})] = wire.NewMsgCFilter(wire.GCSFilterRegular, &other, []byte{byte(tt.wrongAt)})
+			}
 			p := pipePeer(t, Config{OnAnnounce: func(a Announcement) { mu.Lock(); announced += len(a.Txs); mu.Unlock() }},
-				frame(t, stream...), true)
+				frame(t, msgs...), true)
 			var got []int
-			err := p.GetCFilters(context.Background(), 0, blocks, func(i int, data []byte) error {
-				time.Sleep(time.Millisecond) // the read loop runs ahead
+			err := p.GetCFilters(context.Background(), 100, blocks, func(i int, data []byte) error {
 				if len(data) != 1 || int(data[0]) != i {
 					t.Errorf("filter %d is %x", i, data)
 				}
@@ -250,13 +262,19 @@ func TestFiltersTakenAhead(t *testing.T) {
 				t.Fatalf("error %v, want %v", err, tt.wantErr)
 			}
 			want := n
-			if tt.failAt >= 0 {
+			switch {
+			case tt.failAt >= 0:
 				want = tt.failAt + 1
+			case tt.wrongAt >= 0:
+				want = tt.wrongAt
+				if name := fmt.Sprintf("(height %d)", 100+tt.wrongAt); !strings.Contains(err.Error(), name) {
+					t.Fatalf("error %q does not name %s", err, name)
+				}
 			}
-			if len(got) != want || got[len(got)-1] != want-1 {
+			if len(got) != want || (want > 0 && got[len(got)-1] != want-1) {
 				t.Fatalf("filters %v, want 0 to %d", got, want-1)
 			}
-			if tt.failAt >= 0 {
+			if err != nil {
 				select {
 				case <-p.Done():
 				case <-time.After(5 * time.Second):
@@ -273,5 +291,51 @@ func TestFiltersTakenAhead(t *testing.T) {
 				t.Fatalf("%d transactions announced among the filters, want 1", c)
 			}
 		})
+	}
+}
+
+// TestFilterCallbackBounds plays a getcfilters answer with an
+// announcement after its sixth filter, and cancels the request while the
+// callback holds that filter: the read loop reads nothing past the filter
+// the callback holds (the announcement is not handled yet), and the
+// callback, running on the read loop, never runs after GetCFilters
+// returned.
+func TestFilterCallbackBounds(t *testing.T) {
+	const n, at = 24, 5
+	blocks := make([]chainhash.Hash, n)
+	var stream []wire.Message
+	for i := range blocks {
+		blocks[i] = chainhash.Hash{byte(i), 1}
+		stream = append(stream, wire.NewMsgCFilter(wire.GCSFilterRegular, &blocks[i], []byte{byte(i)}))
+		if i == at {
+			stream = append(stream, invOf(1))
+		}
+	}
+	var announced, returned atomic.Bool
+	p := pipePeer(t, Config{OnAnnounce: func(Announcement) { announced.Store(true) }}, frame(t, stream...), true)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var got []int
+	err := p.GetCFilters(ctx, 0, blocks, func(i int, data []byte) error {
+		if returned.Load() {
+			t.Errorf("callback for filter %d after GetCFilters returned", i)
+		}
+		got = append(got, i)
+		if i == at {
+			cancel()
+			time.Sleep(100 * time.Millisecond) // GetCFilters sees the context's end meanwhile
+			if announced.Load() {
+				t.Errorf("the announcement after filter %d was read while the callback held it", i)
+			}
+		}
+		return nil
+	})
+	returned.Store(true)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v, want %v", err, context.Canceled)
+	}
+	time.Sleep(50 * time.Millisecond) // a callback after the return would show
+	if len(got) != at+1 || got[at] != at {
+		t.Fatalf("filters %v, want 0 to %d", got, at)
 	}
 }

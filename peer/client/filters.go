@@ -341,8 +341,10 @@ func (d *filterDownload) settle(f *flight) bool {
 	return true
 }
 
-// batch gets the filters of one batch from m, checks and matches them.
+// batch gets the filters of one batch from m, checks and matches them
+// (on m's read loop, as each is read: see peer.Peer.GetCFilters).
 func (d *filterDownload) batch(ctx context.Context, m *pool.Member, matcher *gcs.Matcher, b filterBatch, blocks []chainhash.Hash) (hits []int32, datas [][]byte, err error) {
+	datas = make([][]byte, 0, len(blocks))
 	err = d.c.conn(m).GetCFilters(ctx, b.start, blocks, func(i int, data []byte) error {
 		h := b.start + int32(i)
 		if err := d.check(h, data); err != nil {
