@@ -79,9 +79,11 @@ type frameReader struct {
 	net     wire.BitcoinNet
 	pending int // bytes of the last frame's payload still in br
 	// conn, when set, is the connection under br, whose read deadline
-	// bounds a frame whose header came to timeout (see bound).
+	// bounds a frame whose header came to timeout (see bound); until is
+	// the deadline set on it, zero when none.
 	conn    interface{ SetReadDeadline(time.Time) error }
 	timeout time.Duration
+	until   time.Time
 }
 
 // next reads the next frame. Its errors are the connection's (a stream
@@ -96,8 +98,8 @@ func (fr *frameReader) next(pver uint32) (wireFrame, error) {
 		fr.br.Discard(fr.pending) // peeked: cannot fail
 		fr.pending = 0
 	}
-	var hdr [wire.MessageHeaderSize]byte
-	if _, err := io.ReadFull(fr.br, hdr[:]); err != nil {
+	hdr, err := fr.header()
+	if err != nil {
 		return wireFrame{}, err
 	}
 	f := wireFrame{cmd: string(bytes.TrimRight(hdr[4:16], "\x00"))}
@@ -121,9 +123,7 @@ func (fr *frameReader) next(pver uint32) (wireFrame, error) {
 	if length > limit {
 		return f, &OversizeError{Command: f.cmd, Length: length, Limit: limit}
 	}
-	if fr.bound(int(length)) {
-		defer fr.conn.SetReadDeadline(time.Time{})
-	}
+	fr.bound(int(length))
 	if f.msg == nil {
 		n, err := fr.br.Discard(int(length))
 		f.size += n
@@ -145,17 +145,50 @@ func (fr *frameReader) next(pver uint32) (wireFrame, error) {
 	return f, nil
 }
 
-// bound sets the connection's read deadline for a payload of n bytes
-// not all buffered yet, and reports whether it did. An idle connection
-// is normal, but a node that sent a frame's header and then holds back
-// its payload holds our buffer for it (and, with a request in flight,
-// the request) for nothing: the rest must come within timeout.
-func (fr *frameReader) bound(n int) bool {
-	if fr.conn == nil || fr.timeout <= 0 || fr.br.Buffered() >= n {
-		return false
+// header reads the next frame's header. A deadline bound left that
+// passes before a header is whole is no stall (an idle connection is
+// normal): it is cleared and the read goes on.
+func (fr *frameReader) header() (hdr [wire.MessageHeaderSize]byte, err error) {
+	for {
+		b, err := fr.br.Peek(len(hdr))
+		if err == nil {
+			copy(hdr[:], b)
+			fr.br.Discard(len(hdr)) // peeked: cannot fail
+			return hdr, nil
+		}
+		if errors.Is(err, io.EOF) && len(b) > 0 {
+			return hdr, io.ErrUnexpectedEOF
+		}
+		if !errors.Is(err, os.ErrDeadlineExceeded) || fr.until.IsZero() {
+			return hdr, err
+		}
+		fr.conn.SetReadDeadline(time.Time{})
+		fr.until = time.Time{}
 	}
-	fr.conn.SetReadDeadline(time.Now().Add(fr.timeout))
-	return true
+}
+
+// boundSlack is how much later than timeout after its header a payload
+// may be cut, at most, as a fraction of timeout: the deadline bound sets
+// serves the payloads that follow within the slack, so that a node
+// streaming messages costs no timer change for each of them.
+const boundSlack = 4
+
+// bound makes sure the connection's read deadline is at least timeout
+// away, and at most timeout plus a boundSlack-th of it, when a payload of
+// n bytes is not all buffered yet. An idle connection is normal, but a
+// node that sent a frame's header and then holds back its payload holds
+// our buffer for it (and, with a request in flight, the request) for
+// nothing: the rest must come within that time.
+func (fr *frameReader) bound(n int) {
+	if fr.conn == nil || fr.timeout <= 0 || fr.br.Buffered() >= n {
+		return
+	}
+	now := time.Now()
+	if !fr.until.IsZero() && fr.until.Sub(now) >= fr.timeout {
+		return
+	}
+	fr.until = now.Add(fr.timeout + fr.timeout/boundSlack)
+	fr.conn.SetReadDeadline(fr.until)
 }
 
 // late returns the error of a payload of the cmd message of n bytes

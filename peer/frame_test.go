@@ -320,7 +320,8 @@ func TestPiecesReader(t *testing.T) {
 // TestStartedFrameMustComplete: a connection may idle between messages,
 // but a node that sends a message's header and then holds back its
 // payload is cut off with ErrStalled naming the message after
-// Config.Timeout, with or without a request, and does not hold our
+// Config.Timeout (never before, also when a deadline set for an earlier
+// payload still runs), with or without a request, and does not hold our
 // buffer for it; a message whose payload comes in parts within the
 // timeout is read, and the idle connection after it lives on.
 func TestStartedFrameMustComplete(t *testing.T) {
@@ -341,6 +342,30 @@ func TestStartedFrameMustComplete(t *testing.T) {
 		if !strings.Contains(err.Error(), `"block" message of 2000000 bytes`) {
 			t.Fatalf("error %q does not name the message", err)
 		}
+	})
+	t.Run("held back after one in parts", func(t *testing.T) {
+		// The deadline the first payload set serves the second: not one
+		// moment of the timeout is taken from it.
+		client, node := socketPair(t)
+		defer node.Close()
+		p := startPeer(t, Config{Timeout: timeout}, client)
+		first := rawFrame("junk", make([]byte, 200_000))
+		node.Write(first[:len(first)/2])
+		time.Sleep(timeout / 8)
+		node.Write(first[len(first)/2:])
+		time.Sleep(timeout / 8)
+		second := rawFrame(wire.CmdBlock, make([]byte, 2_000_000))
+		node.Write(second[:wire.MessageHeaderSize+100])
+		start := time.Now()
+		select {
+		case <-p.Done():
+		case <-time.After(10 * timeout):
+			t.Fatal("the connection outlived a payload held back")
+		}
+		if took := time.Since(start); took < timeout {
+			t.Fatalf("cut %v after the header, before the timeout of %v", took, timeout)
+		}
+		checkPeerError(t, p.Err(), p.Addr(), ErrStalled)
 	})
 	t.Run("in parts, then idle", func(t *testing.T) {
 		client, node := socketPair(t)

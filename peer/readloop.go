@@ -15,7 +15,8 @@ import (
 // node's budgets. Unknown commands are skipped, as the protocol allows;
 // a frame or payload that breaks the protocol ends the connection with
 // ErrProtocol, one damaged on the way with ErrDamaged, one whose payload
-// does not follow its header within Config.Timeout with ErrStalled (see
+// does not follow its header within Config.Timeout (a quarter more at
+// most) with ErrStalled (see
 // frame.go).
 func (p *Peer) readLoop() {
 	defer p.closeConn()
