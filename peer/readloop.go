@@ -16,8 +16,8 @@ import (
 // a frame or payload that breaks the protocol ends the connection with
 // ErrProtocol, one damaged on the way with ErrDamaged, one whose payload
 // does not follow its header within Config.Timeout (a quarter more at
-// most) with ErrStalled (see
-// frame.go).
+// most) with ErrStalled (see frame.go). While a getcfilters answer is
+// on its way, it lets filters gather before it reads (see gatherFor).
 func (p *Peer) readLoop() {
 	defer p.closeConn()
 	for {
@@ -26,6 +26,7 @@ func (p *Peer) readLoop() {
 			return // what is buffered is not read after a drop
 		default:
 		}
+		p.gather()
 		pver := p.pver.Load()
 		f, err := p.frames.next(pver)
 		p.received.Add(uint64(f.size))
@@ -128,6 +129,25 @@ func (p *Peer) handOff(d delivery) bool {
 	case <-p.done:
 		return true
 	}
+}
+
+// gatherFor is how long the read loop waits before it reads, while the
+// answer of a request for many messages (a getcfilters) is on its way and
+// no message header is buffered. A node writes each filter on its own:
+// read as they come, each costs a wake-up of the read loop and a read,
+// often two, one of them finding nothing. In a millisecond a node
+// serving from memory writes a dozen filters or more, taken in one read,
+// and the socket's buffer holds far more; an answer is late by a
+// millisecond at most, its last read's.
+const gatherFor = time.Millisecond
+
+// gather waits gatherFor when the request in flight is taking many
+// messages and what is buffered holds no message header.
+func (p *Peer) gather() {
+	if p.held.take == nil || p.held.n < 2 || p.held.r != p.req.Load() || p.frames.br.Buffered() >= wire.MessageHeaderSize {
+		return
+	}
+	time.Sleep(gatherFor)
 }
 
 // heldWant is the read loop's: what the request r still wants.
