@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"runtime"
 	"strings"
 	"testing"
@@ -346,13 +347,7 @@ func TestStartedFrameMustComplete(t *testing.T) {
 	t.Run("held back after one in parts", func(t *testing.T) {
 		// The deadline the first payload set serves the second: not one
 		// moment of the timeout is taken from it.
-		client, node := socketPair(t)
-		defer node.Close()
-		p := startPeer(t, Config{Timeout: timeout}, client)
-		first := rawFrame("junk", make([]byte, 200_000))
-		node.Write(first[:len(first)/2])
-		time.Sleep(timeout / 8)
-		node.Write(first[len(first)/2:])
+		p, node := junkInParts(t, timeout, timeout/8)
 		time.Sleep(timeout / 8)
 		second := rawFrame(wire.CmdBlock, make([]byte, 2_000_000))
 		node.Write(second[:wire.MessageHeaderSize+100])
@@ -368,20 +363,31 @@ func TestStartedFrameMustComplete(t *testing.T) {
 		checkPeerError(t, p.Err(), p.Addr(), ErrStalled)
 	})
 	t.Run("in parts, then idle", func(t *testing.T) {
-		client, node := socketPair(t)
-		defer node.Close()
-		p := startPeer(t, Config{Timeout: timeout}, client)
-		whole := rawFrame("junk", make([]byte, 200_000))
-		node.Write(whole[:len(whole)/2])
-		time.Sleep(timeout / 3)
-		node.Write(whole[len(whole)/2:])
+		p, _ := junkInParts(t, timeout, timeout/3)
 		select {
 		case <-p.Done():
 			t.Fatalf("a message whole within the timeout, or the idle after it, ended the connection: %v", p.Err())
 		case <-time.After(3 * timeout):
 		}
-		if got := p.BytesReceived(); got != uint64(len(whole)) {
-			t.Fatalf("%d bytes read, want %d", got, len(whole))
+		if got, want := p.BytesReceived(), uint64(wire.MessageHeaderSize+junkSize); got != want {
+			t.Fatalf("%d bytes read, want %d", got, want)
 		}
 	})
+}
+
+// junkSize is the payload of the message junkInParts sends.
+const junkSize = 200_000
+
+// junkInParts starts a peer with the timeout and sends it a message of
+// an unknown command in two halves, pause apart; it returns the peer and
+// the node's end of the connection, closed when the test ends.
+func junkInParts(t *testing.T, timeout, pause time.Duration) (*Peer, *net.UnixConn) {
+	client, node := socketPair(t)
+	t.Cleanup(func() { node.Close() })
+	p := startPeer(t, Config{Timeout: timeout}, client)
+	whole := rawFrame("junk", make([]byte, junkSize))
+	node.Write(whole[:len(whole)/2])
+	time.Sleep(pause)
+	node.Write(whole[len(whole)/2:])
+	return p, node
 }
