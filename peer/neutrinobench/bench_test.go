@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -70,16 +72,22 @@ func servedNodes(addrs string) []*peertest.Node {
 }
 
 // TestServe starts the benchmark's nodes and keeps them serving for
-// SPVFILTER_BENCH_SERVE (a duration), printing their addresses for
-// benchNodesEnv. It runs only when SPVFILTER_BENCH_SERVE is set.
+// SPVFILTER_BENCH_SERVE (a duration) or until interrupted (SIGINT,
+// SIGTERM), printing their addresses for benchNodesEnv; TestMain stops
+// them. It runs only when SPVFILTER_BENCH_SERVE is set.
 func TestServe(t *testing.T) {
 	d, err := time.ParseDuration(os.Getenv("SPVFILTER_BENCH_SERVE"))
 	if err != nil {
 		t.Skip("measurement: set SPVFILTER_BENCH_SERVE to how long the nodes serve")
 	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	_, nodes, _ := benchNodes(t)
 	fmt.Printf("%s=%s\n", benchNodesEnv, strings.Join(Addrs(nodes), ","))
-	time.Sleep(d)
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
 }
 
 func benchNodes(tb testing.TB) (*Chain, []*peertest.Node, []int) {

@@ -18,6 +18,13 @@
 // SPVFILTER_BENCH_PEERS sets the number of nodes serving the chain;
 // SPVFILTER_BENCH_PROFILE names a directory that receives a CPU profile
 // of each measured scan (client-N.pprof, the scan alone).
+// SPVFILTER_BENCH_NODES names nodes already serving the chain, which
+// TestServe starts and keeps for SPVFILTER_BENCH_SERVE, so that two
+// builds are compared against the same node without replaying the chain
+// for each:
+//
+//	SPVFILTER_BENCH_BLOCKS=20000 SPVFILTER_BENCH_SERVE=1h go test -run TestServe -v -timeout 2h
+//	SPVFILTER_BENCH_BLOCKS=20000 SPVFILTER_BENCH_NODES=127.0.0.1:PORT go test -run '^$' -bench 'Scan/W1$' -benchtime 1x
 //
 // The follow benchmark runs the two as a wallet leaves them running:
 // spvfilter's client as a service (Client.Start) with a following rescan,
