@@ -3,6 +3,7 @@ package client
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -176,7 +177,11 @@ func TestReorgWhileRescanReports(t *testing.T) {
 	go func() { done <- r.Run(ctx) }()
 	defer func() {
 		cancel()
-		<-done
+		// A rescan that ended before the test cancelled it says why
+		// (after a failed wait, this is the cause).
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("the rescan ended: %v", err)
+		}
 	}()
 	log.waitFor(t, "the tip at 110", tipAt(110))
 	other, stopOther := follow(t, c, 110, peertest.NewKey("bob").PkScript()) // polls every 100 ms
