@@ -110,14 +110,16 @@ each reload, goes to the one filtering peer, which intersects them.
 "privacy model --target-p-h-all" picks the largest filter Core's sizing
 (the client's) builds that keeps E[P_h(N)] below P, also over the fills of
 real filters, for a peer holding every filter the scan may send (1 +
---max-reloads), and the output gives the rate and its cost. For one
-address among 10,000,000 scripts, the default --fprate 0.0001 builds 122
-bytes with 13 hash functions that hold one element (the filter leaves
-room for 50 found outpoints per item): P_h(N) 1. --privacy-target 0.5
-picks rate 0.231 (19 bytes, 1 hash function: E[P_h(N)] 0.33 with 3
-filters) and costs about 173 false-positive transactions per block of
-3,000; with --max-reloads 0, rate 0.055 (38 bytes, 3 functions: 0.11)
-costs about 0.026.
+--max-reloads), or, when cheaper, its rate for one filter raised to 0.1,
+from which the client never reloads (it reloads a filter matching ten
+times its rate). The output gives the rate and its cost. For one address
+among 10,000,000 scripts, the default --fprate 0.0001 builds 122 bytes
+with 13 hash functions holding one element (the filter leaves room for 50
+found outpoints per item): P_h(N) 1. --privacy-target 0.5 picks 0.1 (30
+bytes, 2 hash functions: E[P_h(N)] 0.0014, never reloaded; the advisor's
+rate for 3 filters is 0.231) at about 1.9 false-positive transactions per
+block of 3,000; with --max-reloads 0 it picks 0.055 (38 bytes, 3
+functions: 0.11) at about 0.026.
 
 With one node (--connect, or --peer on regtest and simnet) the result
 rests on that node alone, and says so in its warnings. Every answer is

@@ -79,7 +79,11 @@ type bip37Plan struct {
 	// peer may receive (1 + --max-reloads), which the rate is sized for.
 	target     float64
 	maxFilters uint32
-	advice     *model.AdviceRow
+	// advice is the advisor's row the rate comes from; noReload is true
+	// when the rate is that for one filter, raised to noReloadRate if
+	// below it, so that the peer gets one filter.
+	advice   *model.AdviceRow
+	noReload bool
 }
 
 // bip37LeakFlags are the flags of the BIP 37 leak report and sizing.
@@ -130,32 +134,65 @@ func (fl *scanFlags) planBIP37Rate(flags *pflag.FlagSet, watch []client.WatchIte
 	return p, p.advise()
 }
 
-// advise asks the advisor for the rate that meets the target.
+// noReloadRate is the smallest rate whose filters the client never
+// reloads: it reloads a filter that matches more than ReloadFactor times
+// its rate of the transactions, which a rate of 1/ReloadFactor or more
+// cannot, however the node marks them; the peer then gets one filter.
+const noReloadRate = 1.0 / client.ReloadFactor
+
+// advise asks the advisor for the rate that meets the target: the
+// advisor's for every filter the scan may send, or, when cheaper, its
+// rate for one filter raised to noReloadRate, which keeps the scan to one.
 func (p *bip37Plan) advise() error {
-	a, err := model.Advise(model.AdviceParams{Model: p.shape.params(0, p.universe, p.maxFilters), TargetPHAll: p.target})
+	rowB, err := p.adviseFor(p.maxFilters)
+	if err != nil {
+		return err
+	}
+	p.advice, p.rate, p.rateFrom = &rowB, rowRate(rowB), "--privacy-target"
+	if p.maxFilters > 1 {
+		row1, err := p.adviseFor(1)
+		if err != nil {
+			return err
+		}
+		r := max(rowRate(row1), noReloadRate)
+		bytes, k := model.SizingCore.Size(p.shape.sizing, r)
+		if row1.Reachable && bytes > 0 && k > 0 && (!rowB.Reachable || r < p.rate) {
+			p.advice, p.rate, p.noReload = &row1, r, true
+			return nil
+		}
+	}
+	if !rowB.Reachable {
+		return badInput("--privacy-target %v: no filter Core's sizing builds for %d script(s) keeps E[P_h(N)] below it for a peer holding %d filter(s) among %d scripts: the most private, at rate %s, leaves %.3g (raise the target, lower --max-reloads or check --universe-size)",
+			p.target, p.shape.scripts, p.maxFilters, p.universe, rateArg(rowB), rowB.PHAllExact)
+	}
+	return nil
+}
+
+// adviseFor is the advisor's row for a peer holding b filters.
+func (p *bip37Plan) adviseFor(b uint32) (model.AdviceRow, error) {
+	a, err := model.Advise(model.AdviceParams{Model: p.shape.params(0, p.universe, b), TargetPHAll: p.target})
 	if err != nil {
 		var fe *model.FieldError
 		if errors.As(err, &fe) && fe.Field == "universe_size" {
-			return badInput("--universe-size %d: %s", p.universe, fe.Msg)
+			return model.AdviceRow{}, badInput("--universe-size %d: %s", p.universe, fe.Msg)
 		}
-		return badInput("--privacy-target %v: %w", p.target, err)
+		return model.AdviceRow{}, badInput("--privacy-target %v: %w", p.target, err)
 	}
 	if len(a.Rows) == 0 {
-		return badInput("--privacy-target %v: %s", p.target, a.Warnings[0])
+		return model.AdviceRow{}, badInput("--privacy-target %v: %s", p.target, a.Warnings[0])
 	}
-	row := a.Rows[len(a.Rows)-1]
-	if !row.Reachable {
-		return badInput("--privacy-target %v: no filter Core's sizing builds for %d script(s) keeps E[P_h(N)] below it for a peer holding %d filter(s) among %d scripts: the most private, at rate %s, leaves %.3g (raise the target, lower --max-reloads or check --universe-size)",
-			p.target, p.shape.scripts, p.maxFilters, p.universe, rateArg(row), row.PHAllExact)
-	}
-	p.advice = &row
-	p.rate = row.FPRate
+	return a.Rows[len(a.Rows)-1], nil
+}
+
+// rowRate is the rate the advice asks for: its robust decimal, which
+// parses back to FPRate.
+func rowRate(row model.AdviceRow) float64 {
 	if row.FPRateText != "" {
-		// The robust decimal parses back to FPRate.
-		p.rate, _ = strconv.ParseFloat(row.FPRateText, 64)
+		if r, err := strconv.ParseFloat(row.FPRateText, 64); err == nil {
+			return r
+		}
 	}
-	p.rateFrom = "--privacy-target"
-	return nil
+	return row.FPRate
 }
 
 // bip37LeakJSON is the leak object of a bip37 scan: the model's P_h for
@@ -199,12 +236,16 @@ type bip37FilterJSON struct {
 // bip37TargetJSON is what --privacy-target decided and what it costs.
 type bip37TargetJSON struct {
 	Target float64 `json:"target"`
-	// Filters is the filters one peer may receive (1 + --max-reloads),
-	// which the rate is sized for; PHAll is the advisor's E[P_h(N)] with
-	// them, and PHAllMostFills what 95% of real filters stay below.
-	Filters        uint32  `json:"filter_count"`
-	PHAll          float64 `json:"p_h_all_exact"`
-	PHAllMostFills float64 `json:"p_h_all_95th_percentile"`
+	// Filters is the filters one peer may receive, which the rate is
+	// sized for: 1 + --max-reloads, or 1 when ReloadImpossible (a rate
+	// of 1/client.ReloadFactor or more, whose filter the client never
+	// reloads). PHAll is the model's E[P_h(N)] at the rate with them,
+	// and PHAllMostFills what 95% of real filters stay below (the
+	// advisor's, at its rate: a rate raised above it only lowers it).
+	Filters          uint32  `json:"filter_count"`
+	ReloadImpossible bool    `json:"reload_impossible"`
+	PHAll            float64 `json:"p_h_all_exact"`
+	PHAllMostFills   float64 `json:"p_h_all_95th_percentile"`
 	// The cost: false-positive transactions per block of BlockTxs
 	// transactions of TxElements elements each, at the rate chosen and
 	// at --fprate's default, and those the scan received.
@@ -266,12 +307,24 @@ func (p *bip37Plan) bip37Leak(res *client.ScanResult, measuredFPs int) (*bip37Le
 	return out, nil
 }
 
+// sizedFor is the filters one peer may receive, which the rate is sized
+// for.
+func (p *bip37Plan) sizedFor() uint32 {
+	if p.noReload {
+		return 1
+	}
+	return p.maxFilters
+}
+
 // targetCost is the decision of --privacy-target and its cost.
 func (p *bip37Plan) targetCost(measured int) *bip37TargetJSON {
-	t := &bip37TargetJSON{Target: p.target, Filters: p.maxFilters, BlockTxs: model.DefaultBlockTxs, TxElements: model.DefaultTxElements,
+	t := &bip37TargetJSON{Target: p.target, Filters: p.sizedFor(), ReloadImpossible: p.noReload, BlockTxs: model.DefaultBlockTxs, TxElements: model.DefaultTxElements,
 		DefaultRate: defaultScanFPRate, Measured: measured}
+	if r, err := model.Evaluate(p.shape.params(p.rate, p.universe, t.Filters)); err == nil {
+		t.PHAll = r.PHAllExact
+	}
 	if p.advice != nil {
-		t.PHAll, t.PHAllMostFills = p.advice.PHAllExact, p.advice.PHAllMostFills
+		t.PHAllMostFills = p.advice.PHAllMostFills
 	}
 	perBlock := func(rate float64) float64 {
 		r, err := model.Evaluate(p.shape.params(rate, p.universe, 1))
@@ -299,8 +352,12 @@ func bip37LeakLine(l *bip37LeakJSON) string {
 	line := fmt.Sprintf("leak (bip37, the model's P_h): %s holds %d filter(s) (%s); among %d candidate scripts (%s) it names your %d scripts with P_h(N) %.3g, one match is yours with P_h(1) %.3g",
 		who, c.Filters, filter, l.UniverseSize, l.UniverseFrom, l.WatchedScripts, c.PHAllExact, c.PH1Exact)
 	if t := l.Target; t != nil {
-		line += fmt.Sprintf("\nprivacy target %v: rate %v chosen for up to %d filter(s) (E[P_h(N)] %.3g, %.3g for 95%% of filters); cost %.3g false-positive transactions per block of %d against %.3g at --fprate %v; this scan received %d",
-			t.Target, f.FPRate, t.Filters, t.PHAll, t.PHAllMostFills, t.FPTxsPerBlock, t.BlockTxs, t.DefaultFPTxsBlock, t.DefaultRate, t.Measured)
+		reloads := ""
+		if t.ReloadImpossible {
+			reloads = fmt.Sprintf(", at or above %v, so never reloaded", noReloadRate)
+		}
+		line += fmt.Sprintf("\nprivacy target %v: rate %v chosen for up to %d filter(s)%s (E[P_h(N)] %.3g, at most %.3g for 95%% of filters); cost %.3g false-positive transactions per block of %d against %.3g at --fprate %v; this scan received %d",
+			t.Target, f.FPRate, t.Filters, reloads, t.PHAll, t.PHAllMostFills, t.FPTxsPerBlock, t.BlockTxs, t.DefaultFPTxsBlock, t.DefaultRate, t.Measured)
 	}
 	return line
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -133,16 +134,18 @@ func TestBIP37RateDecision(t *testing.T) {
 		filters     uint32
 		universe    uint64
 		universeSrc string
+		noReload    bool
 	}{
-		{"default rate", one, nil, nil, defaultScanFPRate, "--fprate default", 3, 10_000_000, "--universe-size default"},
-		{"--fprate", one, []string{"--fprate", "0.01", "--universe-size", "5000"}, nil, 0.01, "--fprate", 3, 5000, "--universe-size"},
-		{"target, no reloads", one, []string{"--privacy-target", "0.5", "--max-reloads", "0"}, nil, 0, "--privacy-target", 1, 10_000_000, "--universe-size default"},
-		{"target, two reloads", one, []string{"--privacy-target", "0.5"}, nil, 0, "--privacy-target", 3, 10_000_000, "--universe-size default"},
-		{"target, twenty scripts", twenty, []string{"--privacy-target", "0.1", "--universe-size", "100000000", "--max-reloads", "1"}, nil, 0, "--privacy-target", 2, 100_000_000, "--universe-size"},
-		{"both", one, []string{"--fprate", "0.001", "--privacy-target", "0.5"}, []string{"--fprate 0.001", "--privacy-target 0.5"}, 0, "", 0, 0, ""},
-		{"outpoints only", []client.WatchItem{client.OutPointItem(wire.OutPoint{}, nil)}, []string{"--privacy-target", "0.5"}, []string{"--privacy-target 0.5", "outpoints only"}, 0, "", 0, 0, ""},
-		{"universe too small", twenty, []string{"--universe-size", "20"}, []string{"--universe-size 20"}, 0, "", 0, 0, ""},
-		{"unreachable", one, []string{"--privacy-target", "0.2", "--universe-size", "3", "--max-reloads", "0"}, []string{"--privacy-target 0.2", "no filter"}, 0, "", 0, 0, ""},
+		{"default rate", one, nil, nil, defaultScanFPRate, "--fprate default", 3, 10_000_000, "--universe-size default", false},
+		{"--fprate", one, []string{"--fprate", "0.01", "--universe-size", "5000"}, nil, 0.01, "--fprate", 3, 5000, "--universe-size", false},
+		{"target, no reloads", one, []string{"--privacy-target", "0.5", "--max-reloads", "0"}, nil, 0, "--privacy-target", 1, 10_000_000, "--universe-size default", false},
+		{"target, two reloads", one, []string{"--privacy-target", "0.5"}, nil, 0, "--privacy-target", 3, 10_000_000, "--universe-size default", true},
+		{"target, twenty scripts", twenty, []string{"--privacy-target", "0.1", "--universe-size", "100000000", "--max-reloads", "1"}, nil, 0, "--privacy-target", 2, 100_000_000, "--universe-size", true},
+		{"target, twenty scripts, low rate", twenty, []string{"--privacy-target", "0.5", "--universe-size", "1000000000", "--max-reloads", "1"}, nil, 0, "--privacy-target", 2, 1_000_000_000, "--universe-size", false},
+		{"both", one, []string{"--fprate", "0.001", "--privacy-target", "0.5"}, []string{"--fprate 0.001", "--privacy-target 0.5"}, 0, "", 0, 0, "", false},
+		{"outpoints only", []client.WatchItem{client.OutPointItem(wire.OutPoint{}, nil)}, []string{"--privacy-target", "0.5"}, []string{"--privacy-target 0.5", "outpoints only"}, 0, "", 0, 0, "", false},
+		{"universe too small", twenty, []string{"--universe-size", "20"}, []string{"--universe-size 20"}, 0, "", 0, 0, "", false},
+		{"unreachable", one, []string{"--privacy-target", "0.2", "--universe-size", "3", "--max-reloads", "0"}, []string{"--privacy-target 0.2", "no filter"}, 0, "", 0, 0, "", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -170,20 +173,40 @@ func TestBIP37RateDecision(t *testing.T) {
 				}
 				return
 			}
-			if p.advice == nil || p.rate != p.advice.FPRate {
-				t.Fatalf("rate %v, advice %+v: want the advisor's", p.rate, p.advice)
+			if p.advice == nil {
+				t.Fatalf("rate %v: no advice", p.rate)
 			}
-			// The model, at the rate chosen, with every filter the peer
-			// may get, meets the target; the next larger filter the rule
-			// builds (a smaller rate) is more private and also meets
-			// it, but the chosen one is the cheapest: a rate just
-			// below the chosen filter's interval builds a larger one.
-			r, err := model.Evaluate(p.shape.params(p.rate, p.universe, p.maxFilters))
+			// The rate is the advisor's for every filter the peer may
+			// get, or, when cheaper, its rate for one filter raised to
+			// where the client never reloads.
+			rowB, err := p.adviseFor(p.maxFilters)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !(r.PHAllExact < p.target) || r.PHAllExact != p.advice.PHAllExact {
-				t.Errorf("E[P_h(N)] %v at rate %v with %d filters, advice %v: want below %v", r.PHAllExact, p.rate, p.maxFilters, p.advice.PHAllExact, p.target)
+			if p.noReload != tt.noReload {
+				t.Errorf("no reload %v, want %v (rate %v; the advisor's for %d filters %v)", p.noReload, tt.noReload, p.rate, p.maxFilters, rowRate(rowB))
+			}
+			if p.noReload {
+				row1, err := p.adviseFor(1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if p.rate != max(rowRate(row1), noReloadRate) || rowB.Reachable && !(p.rate < rowRate(rowB)) {
+					t.Errorf("rate %v: want max(%v, %v), below %v", p.rate, rowRate(row1), noReloadRate, rowRate(rowB))
+				}
+				// At that rate the reload test can never fire.
+				if !(client.ReloadFactor*p.rate >= 1) {
+					t.Errorf("rate %v: a filter at it can be reloaded", p.rate)
+				}
+			} else if p.rate != rowRate(rowB) || p.rate != p.advice.FPRate {
+				t.Errorf("rate %v, want the advisor's %v", p.rate, p.advice.FPRate)
+			}
+			r, err := model.Evaluate(p.shape.params(p.rate, p.universe, p.sizedFor()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !(r.PHAllExact < p.target) || !p.noReload && r.PHAllExact != p.advice.PHAllExact {
+				t.Errorf("E[P_h(N)] %v at rate %v with %d filters, advice %v: want below %v", r.PHAllExact, p.rate, p.sizedFor(), p.advice.PHAllExact, p.target)
 			}
 			if p.rate <= defaultScanFPRate {
 				t.Errorf("rate %v: want above the default %v, which leaks more", p.rate, defaultScanFPRate)
@@ -284,7 +307,7 @@ func TestBIP37LeakObject(t *testing.T) {
 				return
 			}
 			tg := l.Target
-			if tg == nil || tg.Target != p.target || tg.Measured != tt.fps || tg.Filters != p.maxFilters || tg.DefaultRate != defaultScanFPRate ||
+			if tg == nil || tg.Target != p.target || tg.Measured != tt.fps || tg.Filters != p.sizedFor() || tg.DefaultRate != defaultScanFPRate ||
 				!(tg.FPTxsPerBlock > tg.DefaultFPTxsBlock) || !(tg.PHAll < p.target) {
 				t.Errorf("target %+v", tg)
 			}
@@ -382,5 +405,41 @@ func TestScanBIP37PrivacyTargetBtcd(t *testing.T) {
 		"--privacy-target", "0.5", "--fprate", "0.001", "--watch", addr)
 	if status != exitBadInput || !strings.Contains(stderr, "--fprate") || !strings.Contains(stderr, "--privacy-target") {
 		t.Errorf("--fprate with --privacy-target: status %d, %q", status, stderr)
+	}
+}
+
+// TestBIP37HelpFigures: the figures scan --help quotes for one address
+// among the default universe are the decision's.
+func TestBIP37HelpFigures(t *testing.T) {
+	one := []client.WatchItem{client.ScriptItem(p2pkh("a"))}
+	for _, tt := range []struct {
+		args            []string
+		rate            float64
+		bytes, k        uint32
+		phAll, fpsBlock float64
+	}{
+		{nil, defaultScanFPRate, 122, 13, 1, 0},
+		{[]string{"--privacy-target", "0.5"}, 0.1, 30, 2, 0.0014, 1.9},
+		{[]string{"--privacy-target", "0.5", "--max-reloads", "0"}, 0.055, 38, 3, 0.11, 0.026},
+	} {
+		p, err := planRate(t, one, tt.args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := p.bip37Leak(&client.ScanResult{FilteringPeer: "127.0.0.1:1"}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The help gives two significant digits.
+		same := func(x, y float64) bool { return fmt.Sprintf("%.2g", x) == fmt.Sprintf("%.2g", y) }
+		if p.rate != tt.rate || l.Filter.Bytes != tt.bytes || l.Filter.HashFuncs != tt.k || !same(l.Collusion.PHAllExact, tt.phAll) {
+			t.Errorf("%v: rate %v, %d bytes, %d functions, E[P_h(N)] %v; help says %v, %d, %d, %v", tt.args, p.rate, l.Filter.Bytes, l.Filter.HashFuncs, l.Collusion.PHAllExact, tt.rate, tt.bytes, tt.k, tt.phAll)
+		}
+		if l.Target != nil && !same(l.Target.FPTxsPerBlock, tt.fpsBlock) {
+			t.Errorf("%v: %v false-positive transactions per block, help says %v", tt.args, l.Target.FPTxsPerBlock, tt.fpsBlock)
+		}
+	}
+	if b, k := model.SizingCore.Size(51, 0.231); b != 19 || k != 1 {
+		t.Errorf("rate 0.231 builds %d bytes, %d functions", b, k)
 	}
 }
