@@ -352,12 +352,12 @@ func bip37LeakLine(l *bip37LeakJSON) string {
 	line := fmt.Sprintf("leak (bip37, the model's P_h): %s holds %d filter(s) (%s); among %d candidate scripts (%s) it names your %d scripts with P_h(N) %.3g, one match is yours with P_h(1) %.3g",
 		who, c.Filters, filter, l.UniverseSize, l.UniverseFrom, l.WatchedScripts, c.PHAllExact, c.PH1Exact)
 	if t := l.Target; t != nil {
-		reloads := ""
+		sized := fmt.Sprintf("for up to %d filter(s)", t.Filters)
 		if t.ReloadImpossible {
-			reloads = fmt.Sprintf(", at or above %v, so never reloaded", noReloadRate)
+			sized = fmt.Sprintf("for 1 filter, never reloaded at %v or above", noReloadRate)
 		}
-		line += fmt.Sprintf("\nprivacy target %v: rate %v chosen for up to %d filter(s)%s (E[P_h(N)] %.3g, at most %.3g for 95%% of filters); cost %.3g false-positive transactions per block of %d against %.3g at --fprate %v; this scan received %d",
-			t.Target, f.FPRate, t.Filters, reloads, t.PHAll, t.PHAllMostFills, t.FPTxsPerBlock, t.BlockTxs, t.DefaultFPTxsBlock, t.DefaultRate, t.Measured)
+		line += fmt.Sprintf("\nprivacy target %v: rate %v chosen %s (E[P_h(N)] %.3g, at most %.3g for 95%% of filters); cost %.3g false-positive transactions per block of %d against %.3g at --fprate %v; this scan received %d",
+			t.Target, f.FPRate, sized, t.PHAll, t.PHAllMostFills, t.FPTxsPerBlock, t.BlockTxs, t.DefaultFPTxsBlock, t.DefaultRate, t.Measured)
 	}
 	return line
 }

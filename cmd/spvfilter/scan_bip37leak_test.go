@@ -401,6 +401,7 @@ func TestScanBIP37PrivacyTargetBtcd(t *testing.T) {
 	if status != exitOK || !strings.Contains(text, "leak (bip37, the model's P_h): "+node.P2PAddr+" holds ") || !strings.Contains(text, "privacy target 0.5: rate ") {
 		t.Errorf("status %d, text %q (%s)", status, text, stderr)
 	}
+	t.Logf("text output:\n%s", text)
 	_, stderr, status = runCLI(t, "", "scan", "--network", "regtest", "--peer", node.P2PAddr, "--mode", "bip37",
 		"--privacy-target", "0.5", "--fprate", "0.001", "--watch", addr)
 	if status != exitBadInput || !strings.Contains(stderr, "--fprate") || !strings.Contains(stderr, "--privacy-target") {
