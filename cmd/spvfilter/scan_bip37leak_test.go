@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -442,5 +443,57 @@ func TestBIP37HelpFigures(t *testing.T) {
 	}
 	if b, k := model.SizingCore.Size(51, 0.231); b != 19 || k != 1 {
 		t.Errorf("rate 0.231 builds %d bytes, %d functions", b, k)
+	}
+}
+
+// TestScanBIP37TargetNeverReloaded: against a node whose every coinbase
+// matches the filter (the watch list holds the miner's key hash as a
+// P2WPKH script, which the coinbases pay with P2PKH: a false positive in
+// every block), a --fprate filter is reloaded to the limit and the leak
+// counts the filters the peer got, while the rate --privacy-target picks
+// at 1/ReloadFactor or above keeps the first one: one filterload through
+// the relay, and the leak says one filter.
+func TestScanBIP37TargetNeverReloaded(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 450) // 200 transactions per filter before a reload
+	miner := "0014" + hex.EncodeToString(node.MinerKey.PkScript()[3:23])
+	alice := peertest.NewKey("alice").Address(node.Params).EncodeAddress()
+	type out struct {
+		Reloads int `json:"filter_reload_count"`
+		Leak    struct {
+			Target *struct {
+				ReloadImpossible bool `json:"reload_impossible"`
+			} `json:"privacy_target"`
+			Peers []struct {
+				Filters int `json:"filter_count"`
+			} `json:"peers"`
+		} `json:"leak"`
+	}
+	for _, tt := range []struct {
+		rate    []string
+		reloads int
+	}{
+		{[]string{"--fprate", "0.02"}, client.DefaultMaxReloads},
+		{[]string{"--privacy-target", "0.5"}, 0},
+	} {
+		relay := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil)
+		args := append([]string{"scan", "--json", "--network", "regtest", "--peer", relay.Addr, "--mode", "bip37", "--watch", alice, "--watch", miner}, tt.rate...)
+		stdout, stderr, status := runCLI(t, "", args...)
+		var o out
+		if status != exitOK || json.Unmarshal([]byte(stdout), &o) != nil {
+			t.Fatalf("%v: status %d, %s", tt.rate, status, stderr)
+		}
+		loads := 0
+		for _, cmd := range relay.Commands() {
+			if cmd == wire.CmdFilterLoad {
+				loads++
+			}
+		}
+		if o.Reloads != tt.reloads || loads != tt.reloads+1 || len(o.Leak.Peers) != 1 || o.Leak.Peers[0].Filters != loads {
+			t.Errorf("%v: %d reloads, %d filterloads, leak %+v: want %d reloads and the leak counting every filter", tt.rate, o.Reloads, loads, o.Leak, tt.reloads)
+		}
+		if tt.reloads == 0 && (o.Leak.Target == nil || !o.Leak.Target.ReloadImpossible) {
+			t.Errorf("%v: target %+v, want a rate never reloaded", tt.rate, o.Leak.Target)
+		}
 	}
 }
