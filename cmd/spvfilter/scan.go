@@ -105,7 +105,14 @@ scripts against the filters it received (--universe-size, 10,000,000 by
 default; the wallet's included) names your N watched scripts with
 probability P_h(N), and a matching script is yours with P_h(1): a text
 line, and --json's leak object. Every filter of the scan, the first and
-each reload, goes to the one filtering peer, which intersects them.
+each reload, goes to the one filtering peer, which intersects them. The
+object holds the filter (fp_rate and the flag it came from, filter_bytes,
+hash_function_count, element_count, sizing_element_count and the
+false_positive_rate at its fill), universe_size and universe_from, per
+peer and for all of them together (collusion) the filter_count, the
+expected_false_positives, p_h_1 and p_h_all at that mean and their
+expectations (_exact), and with a target privacy_target: the filters the
+rate is sized for and its cost.
 --privacy-target P sizes the filter in place of --fprate: the advisor of
 "privacy model --target-p-h-all" picks the largest filter Core's sizing
 (the client's) builds that keeps E[P_h(N)] below P, also over the fills of
