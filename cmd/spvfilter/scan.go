@@ -51,6 +51,7 @@ type scanFlags struct {
 	privacyTarget float64
 	newCovers     bool
 	maxCoverBlock int
+	leak          bip37LeakFlags
 }
 
 // bloomFlags maps the --flags names to BIP 37 update rules.
@@ -98,6 +99,35 @@ warnings.
                  (Bloom false positives are shown as such), and reloads a
                  fresh filter when it matches ten times its target rate.
 
+A bip37 scan says what its filters reveal, by the model of "spvfilter
+privacy model" (P_h after Gervais et al., 2014): a node that tests U
+scripts against the filters it received (--universe-size, 10,000,000 by
+default; the wallet's included) names your N watched scripts with
+probability P_h(N), and a matching script is yours with P_h(1): a text
+line, and --json's leak object. Every filter of the scan, the first and
+each reload, goes to the one filtering peer, which intersects them. The
+object holds the filter (fp_rate and the flag it came from, filter_bytes,
+hash_function_count, element_count, sizing_element_count and the
+false_positive_rate at its fill), universe_size and universe_from, per
+peer and for all of them together (collusion) the filter_count, the
+expected_false_positives, p_h_1 and p_h_all at that mean and their
+expectations (_exact), and with a target privacy_target: the filters the
+rate is sized for and its cost.
+--privacy-target P sizes the filter in place of --fprate: the advisor of
+"privacy model --target-p-h-all" picks the largest filter Core's sizing
+(the client's) builds that keeps E[P_h(N)] below P, also over the fills of
+real filters, for a peer holding every filter the scan may send (1 +
+--max-reloads), or, when cheaper, its rate for one filter raised to 0.1,
+from which the client never reloads (it reloads a filter matching ten
+times its rate). The output gives the rate and its cost. For one address
+among 10,000,000 scripts, the default --fprate 0.0001 builds 122 bytes
+with 13 hash functions holding one element (the filter leaves room for 50
+found outpoints per item): P_h(N) 1. --privacy-target 0.5 picks 0.1 (30
+bytes, 2 hash functions: E[P_h(N)] 0.0014, never reloaded; the advisor's
+rate for 3 filters is 0.231) at about 1.9 false-positive transactions per
+block of 3,000; with --max-reloads 0 it picks 0.055 (38 bytes, 3
+functions: 0.11) at about 0.026.
+
 With one node (--connect, or --peer on regtest and simnet) the result
 rests on that node alone, and says so in its warnings. Every answer is
 verified; a node that lies is banned and named, one that stalls longer
@@ -122,6 +152,8 @@ the nodes do not extend, as a regtest node restarted does not).`,
       --watch bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080
   spvfilter scan --connect 127.0.0.1:18444 --network regtest --mode bip37 --flags p2pubkey-only \
       --watch 76a914000000000000000000000000000000000000000088ac --from 100 --to 200 --json
+  spvfilter scan --connect 127.0.0.1:18444 --network regtest --mode bip37 --privacy-target 0.5 \
+      --max-reloads 0 --universe-size 10000000 --watch bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080
   spvfilter scan --connect 127.0.0.1:18444 --network regtest --mode bip157 --from 3000 \
       --watch 1f7f...e3:0:bcrt1p...   # the spend of an output funded before --from`,
 		Args: noArgs,
@@ -138,16 +170,17 @@ the nodes do not extend, as a regtest node restarted does not).`,
 	f.Int32Var(&fl.to, "to", 0, "last block height to scan (default the chain tip)")
 	wantValues(f, wantHeight, "from", "to")
 	f.DurationVar(&fl.timeout, "timeout", peer.DefaultTimeout, "longest wait for the whole answer to any one request")
-	f.Float64Var(&fl.fpRate, "fprate", 0.0001, "BIP 37 filter false-positive rate")
+	f.Float64Var(&fl.fpRate, "fprate", defaultScanFPRate, "BIP 37 filter false-positive rate")
 	f.Uint32Var(&fl.tweak, "tweak", 0, "BIP 37 filter tweak, for tests (default a random one for every filter)")
 	f.StringVar(&fl.flags, "flags", "all", "BIP 37 update rule: none, all or p2pubkey-only")
 	f.StringVar(&fl.datadir, "datadir", "", "directory for the chain state, resumed by the next scan ('' for none; default: a directory per network under the user cache directory for mainnet, testnet3, testnet4 and signet, none for regtest and simnet)")
 	f.Int64Var(&fl.filterCache, "filter-cache", store.DefaultFilterCacheBytes, "bytes of verified filters kept in --datadir (0 for none)")
 	f.IntVar(&fl.maxReloads, "max-reloads", client.DefaultMaxReloads, "most fresh BIP 37 filters loaded in place of one the node makes match far beyond its rate (each tells the node more)")
 	f.BoolVar(&fl.isolate, "isolate", false, "bip157: fetch each block over a connection of its own through --proxy, with fresh SOCKS5 credentials, which Tor isolates on a circuit of its own: a node sees each block asked by a stranger (needs --proxy)")
-	f.Float64Var(&fl.privacyTarget, "privacy-target", 0, "bip157: fetch the blocks of cover scripts (kept in --datadir, the same every session) with the wallet's, so that a peer watching the downloads, or all of them together, gives no watched script a probability above P (in (0, 1); 0 for none; the first covered scan of a wallet bootstraps its covers and reports the target not met)")
+	f.Float64Var(&fl.privacyTarget, "privacy-target", 0, "bip157: fetch the blocks of cover scripts (kept in --datadir, the same every session) with the wallet's, so that a peer watching the downloads, or all of them together, gives no watched script a probability above P (in (0, 1); 0 for none; the first covered scan of a wallet bootstraps its covers and reports the target not met); bip37: size the filter, in place of --fprate, so that the model's E[P_h(N)] stays below P for the filtering peer")
 	f.BoolVar(&fl.newCovers, "new-covers", false, "with --privacy-target: start a new cover set in place of a damaged or deleted cover file (anyone holding earlier sessions can then strip the covers they fetched)")
 	f.IntVar(&fl.maxCoverBlock, "max-cover-blocks", 0, "with --privacy-target: most blocks a scan fetches only for covers (0: 4 times the wallet's; -1: no bound); beyond it the target is reported not met")
+	fl.leak.register(f)
 	f.BoolVar(&fl.follow, "follow", false, "after the tip, keep following new blocks (bip157), printing one JSON object per line for every event, until interrupted")
 	_ = cmd.MarkFlagRequired("watch")
 	return cmd
@@ -477,9 +510,10 @@ type scanJSON struct {
 	Conflicts            []conflictJSON  `json:"conflicts"`
 	Peers                []scanPeerJSON  `json:"peers"`
 	// Leak is what the peers could conclude about the watch list from
-	// what the client asked them (bip157; null in bip37 mode or when it
-	// could not be computed, a warning saying why).
-	Leak *leak.Leak `json:"leak"`
+	// what the client asked them: a *leak.Leak in bip157 mode (null when
+	// it could not be computed, a warning saying why), a *bip37LeakJSON
+	// in bip37 mode.
+	Leak any `json:"leak"`
 	// Cover is what the covers of --privacy-target cost, and whether the
 	// target was met (null without it).
 	Cover    *client.CoverCost `json:"cover"`
@@ -502,8 +536,11 @@ type scanPlan struct {
 	reversed   []client.WatchItem
 	reversedOf []int
 	bip37      client.BIP37Options
-	from, to   int32 // to < 0: the tip, once known
-	follow     bool
+	// bip37Rate is how the BIP 37 filter's rate was chosen (nil in
+	// bip157 mode).
+	bip37Rate *bip37Plan
+	from, to  int32 // to < 0: the tip, once known
+	follow    bool
 	// warnings are those the command line alone gives.
 	warnings []string
 }
@@ -598,7 +635,9 @@ func (a *app) planScan(flags *pflag.FlagSet, fl *scanFlags) (*scanPlan, error) {
 	if err := fl.checkCovers(flags); err != nil {
 		return nil, err
 	}
-	ccfg.PrivacyTarget, ccfg.NewCovers, ccfg.MaxCoverBlocks = fl.privacyTarget, fl.newCovers, fl.maxCoverBlock
+	if fl.mode == "bip157" {
+		ccfg.PrivacyTarget, ccfg.NewCovers, ccfg.MaxCoverBlocks = fl.privacyTarget, fl.newCovers, fl.maxCoverBlock
+	}
 	plan := &scanPlan{mode: fl.mode, network: fl.network, from: fl.from, to: fl.to, follow: fl.follow}
 	if err := fl.checkRange(flags, plan); err != nil {
 		return nil, err
@@ -627,17 +666,21 @@ func (a *app) planScan(flags *pflag.FlagSet, fl *scanFlags) (*scanPlan, error) {
 	}
 	plan.warnings = append(plan.warnings, w...)
 	plan.addReversed()
+	if plan.bip37Rate, err = fl.planBIP37Rate(flags, plan.watch()); err != nil {
+		return nil, err
+	}
 	if flags.Changed("tweak") {
 		plan.warnings = append(plan.warnings, "--tweak fixes the BIP 37 filter's tweak: filters of different sessions can be linked by it")
 	}
 	if fl.mode == "bip37" {
-		w, err := checkBIP37Watch(plan.watch(), plan.bip37)
+		plan.bip37.FPRate = plan.bip37Rate.rate
+		w, err := checkBIP37Watch(plan.watch(), plan.bip37, plan.bip37Rate.rateFrom)
 		if err != nil {
 			return nil, err
 		}
 		plan.warnings = append(plan.warnings, w...)
 	}
-	if fl.privacyTarget != 0 && datadir == "" {
+	if fl.privacyTarget != 0 && fl.mode == "bip157" && datadir == "" {
 		return nil, badInput("--privacy-target without a data directory: covers must be the same every session (drawn anew, an intersection of sessions strips them); give --datadir")
 	}
 	if err := makeDataDir(datadir); err != nil {
@@ -659,8 +702,8 @@ func (fl *scanFlags) checkCovers(flags *pflag.FlagSet) error {
 	switch {
 	case t != 0 && !(t > 0 && t < 1):
 		return badInput("--privacy-target %g: want a probability in (0, 1), such as 0.5, or 0 for none", t)
-	case t != 0 && fl.mode == "bip37":
-		return badInput("--privacy-target with --mode bip37: covers are fetched blocks, which a BIP 37 scan does not fetch; use --fprate to size its filter")
+	case fl.mode == "bip37" && (flags.Changed("new-covers") || flags.Changed("max-cover-blocks")):
+		return badInput("--new-covers and --max-cover-blocks are for --mode bip157: covers are fetched blocks, which a BIP 37 scan does not fetch (its --privacy-target sizes the filter)")
 	case t == 0 && (flags.Changed("new-covers") || flags.Changed("max-cover-blocks")):
 		return badInput("--new-covers and --max-cover-blocks are for --privacy-target")
 	case fl.maxCoverBlock < -1:
@@ -749,7 +792,13 @@ func checkWatchScripts(items []watchItem, mode string) ([]string, error) {
 // connecting: a script without data pushes cannot be put in a Bloom
 // filter (bad input, naming the item), and a filter that matches
 // everything or nearly so is warned of.
-func checkBIP37Watch(watch []client.WatchItem, opt client.BIP37Options) ([]string, error) {
+//
+// from is the flag that set the rate: the warnings name it.
+func checkBIP37Watch(watch []client.WatchItem, opt client.BIP37Options, from string) ([]string, error) {
+	name := "--fprate"
+	if from == "--privacy-target" {
+		name = "--privacy-target's rate"
+	}
 	f, err := client.NewWatchFilter(watch, opt.FPRate, 0, opt.Flags)
 	if err != nil {
 		// Name the item as the other watch errors do.
@@ -768,15 +817,15 @@ func checkBIP37Watch(watch []client.WatchItem, opt client.BIP37Options) ([]strin
 	}
 	var warnings []string
 	if st.BitsSet == st.SizeBits {
-		warnings = append(warnings, fmt.Sprintf("--fprate %v: the BIP 37 filter of the watch list has every bit set and matches everything", opt.FPRate))
+		warnings = append(warnings, fmt.Sprintf("%s %v: the BIP 37 filter of the watch list has every bit set and matches everything", name, opt.FPRate))
 	}
 	if opt.FPRate >= 0.1 {
-		warnings = append(warnings, fmt.Sprintf("--fprate %g: the filter matches about %.0f%% of all transactions; the node downloads them all to you", opt.FPRate, 100*opt.FPRate))
+		warnings = append(warnings, fmt.Sprintf("%s %g: the filter matches about %.0f%% of all transactions; the node downloads them all to you", name, opt.FPRate, 100*opt.FPRate))
 	}
 	// Core's sizing gives log2(1/rate) hash functions, at most 50.
 	if need := -math.Log2(opt.FPRate); need >= bip37.MaxHashFuncs+1 {
-		warnings = append(warnings, fmt.Sprintf("--fprate %v: the rate needs about %.0f hash functions and a filter has at most %d; the filter's false-positive rate is about %.3g with the watch list in, not %v",
-			opt.FPRate, need, bip37.MaxHashFuncs, st.FalsePositiveRate, opt.FPRate))
+		warnings = append(warnings, fmt.Sprintf("%s %v: the rate needs about %.0f hash functions and a filter has at most %d; the filter's false-positive rate is about %.3g with the watch list in, not %v",
+			name, opt.FPRate, need, bip37.MaxHashFuncs, st.FalsePositiveRate, opt.FPRate))
 	}
 	return warnings, nil
 }
@@ -878,7 +927,6 @@ func newScanJSON(plan *scanPlan, res *client.ScanResult, took time.Duration) sca
 		OnePeerHeights:       []onePeerJSON{},
 		Conflicts:            []conflictJSON{},
 		Peers:                peersJSON(res.Peers, plan.client.Params),
-		Leak:                 res.Leak,
 		Cover:                res.Cover,
 		Warnings:             orEmpty(append(append([]string(nil), plan.warnings...), plan.nodes.namedAll(byFlag(res.Warnings, plan.items, plan.client.Params))...)),
 	}
@@ -916,6 +964,17 @@ func newScanJSON(plan *scanPlan, res *client.ScanResult, took time.Duration) sca
 			out.FalsePositiveTxs++
 		}
 		out.Matches = append(out.Matches, j)
+	}
+	switch {
+	case res.Leak != nil:
+		out.Leak = res.Leak
+	case plan.bip37Rate != nil:
+		l, err := plan.bip37Rate.bip37Leak(res, out.FalsePositiveTxs)
+		if err != nil {
+			out.Warnings = append(out.Warnings, err.Error())
+			break
+		}
+		out.Leak = l
 	}
 	return out
 }
@@ -982,10 +1041,16 @@ func (a *app) printScan(out *scanJSON) error {
 			return err
 		}
 	}
-	if out.Leak == nil {
+	var line string
+	switch l := out.Leak.(type) {
+	case *leak.Leak:
+		line = leakLine(l)
+	case *bip37LeakJSON:
+		line = bip37LeakLine(l)
+	default:
 		return nil
 	}
-	_, err := fmt.Fprintln(w, leakLine(out.Leak))
+	_, err := fmt.Fprintln(w, line)
 	return err
 }
 

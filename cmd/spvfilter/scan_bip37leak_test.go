@@ -1,0 +1,499 @@
+package main
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/txscript"
+	"github.com/btcsuite/btcd/wire"
+	"github.com/spf13/pflag"
+
+	"github.com/spvfilter/spvfilter/peer/client"
+	"github.com/spvfilter/spvfilter/peer/peertest"
+	"github.com/spvfilter/spvfilter/privacy/model"
+)
+
+// p2pkh is a P2PKH script of a key hash of name, for watch lists.
+func p2pkh(name string) []byte {
+	s, err := txscript.NewScriptBuilder().AddOp(txscript.OP_DUP).AddOp(txscript.OP_HASH160).
+		AddData(btcutil.Hash160([]byte(name))).AddOp(txscript.OP_EQUALVERIFY).AddOp(txscript.OP_CHECKSIG).Script()
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// TestBIP37ShapeMatchesClientFilter: the model, fed the shape of a watch
+// list, sizes the filter the client builds for it, to the byte and hash
+// function, and counts its elements.
+func TestBIP37ShapeMatchesClientFilter(t *testing.T) {
+	multisig, err := txscript.NewScriptBuilder().AddOp(txscript.OP_1).AddData(make([]byte, 33)).AddData(append(make([]byte, 32), 1)).
+		AddOp(txscript.OP_2).AddOp(txscript.OP_CHECKMULTISIG).Script()
+	if err != nil {
+		t.Fatal(err)
+	}
+	scripts := func(names ...string) []client.WatchItem {
+		var w []client.WatchItem
+		for _, n := range names {
+			w = append(w, client.ScriptItem(p2pkh(n)))
+		}
+		return w
+	}
+	tests := []struct {
+		name         string
+		watch        []client.WatchItem
+		scripts, per uint32
+		inserted     uint64
+		sizing       uint32
+		upperBound   bool // the model inserts fewer than the filter holds
+		rates        []float64
+	}{
+		{"one script", scripts("a"), 1, 1, 1, 51, false, []float64{1e-9, 0.0001, 0.01, 0.3}},
+		{"twenty scripts", scripts("a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "o", "p", "q", "r", "s", "t"), 20, 1, 20, 1020, false, []float64{1e-6, 0.0001, 0.05}},
+		{"a script and an outpoint", append(scripts("a"), client.OutPointItem(wire.OutPoint{Index: 3}, nil)), 1, 1, 2, 102, true, []float64{0.0001, 0.02}},
+		{"bare multisig, two pushes", []client.WatchItem{client.ScriptItem(multisig), client.ScriptItem(p2pkh("a"))}, 2, 1, 3, 103, true, []float64{0.0001}},
+		{"outpoints only", []client.WatchItem{client.OutPointItem(wire.OutPoint{Index: 1}, nil)}, 0, 0, 1, 51, true, []float64{0.0001}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newBIP37Shape(tt.watch)
+			if s.scripts != tt.scripts || s.perScript != tt.per || s.inserted != tt.inserted || s.sizing != tt.sizing {
+				t.Fatalf("shape %+v, want scripts %d per %d inserted %d sizing %d", s, tt.scripts, tt.per, tt.inserted, tt.sizing)
+			}
+			if got := uint64(s.scripts*s.perScript) < s.inserted; got != tt.upperBound {
+				t.Errorf("modelled fewer than inserted: %v, want %v", got, tt.upperBound)
+			}
+			for _, rate := range tt.rates {
+				f, err := client.NewWatchFilter(tt.watch, rate, 7, wire.BloomUpdateAll)
+				if err != nil {
+					t.Fatal(err)
+				}
+				st := f.Stats()
+				bytes, k := model.SizingCore.Size(s.sizing, rate)
+				if bytes != st.SizeBytes || k != st.HashFuncs {
+					t.Errorf("rate %v: model sizes %d bytes %d functions, the client built %d, %d", rate, bytes, k, st.SizeBytes, st.HashFuncs)
+				}
+				// The filter's own estimate of its elements, from its
+				// bits, agrees with the count (a few elements: exact
+				// unless two collide).
+				if math.Abs(st.EstimatedElements-float64(s.inserted)) > 0.5 && st.SizeBits > 64*uint32(s.inserted) {
+					t.Errorf("rate %v: the filter estimates %.2f elements, the shape counts %d", rate, st.EstimatedElements, s.inserted)
+				}
+				if s.scripts == 0 {
+					continue
+				}
+				r, err := model.Evaluate(s.params(rate, 1_000_000, 1))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.FilterBytes != st.SizeBytes || r.HashFuncs != st.HashFuncs {
+					t.Errorf("rate %v: Evaluate sizes %d bytes %d functions, the client %d, %d", rate, r.FilterBytes, r.HashFuncs, st.SizeBytes, st.HashFuncs)
+				}
+			}
+		})
+	}
+}
+
+// planRate runs the BIP 37 rate decision on args, as scan parses them.
+func planRate(t *testing.T, watch []client.WatchItem, args ...string) (*bip37Plan, error) {
+	t.Helper()
+	fl := &scanFlags{mode: "bip37"}
+	fs := pflag.NewFlagSet("scan", pflag.ContinueOnError)
+	fs.StringVar(&fl.mode, "mode", "bip37", "")
+	fs.Float64Var(&fl.fpRate, "fprate", defaultScanFPRate, "")
+	fs.Float64Var(&fl.privacyTarget, "privacy-target", 0, "")
+	fs.IntVar(&fl.maxReloads, "max-reloads", client.DefaultMaxReloads, "")
+	fl.leak.register(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return fl.planBIP37Rate(fs, watch)
+}
+
+// TestBIP37RateDecision: --privacy-target picks the advisor's rate for a
+// peer holding every filter the scan may send, which meets the target in
+// the model; --fprate is taken as given; the wrong combinations are bad
+// input naming their flags.
+func TestBIP37RateDecision(t *testing.T) {
+	one := []client.WatchItem{client.ScriptItem(p2pkh("a"))}
+	var twenty []client.WatchItem
+	for i := range 20 {
+		twenty = append(twenty, client.ScriptItem(p2pkh(string(rune('a'+i)))))
+	}
+	tests := []struct {
+		name        string
+		watch       []client.WatchItem
+		args        []string
+		wantErr     []string // substrings of the error, nil for none
+		rate        float64  // the rate wanted, 0: the advisor's
+		from        string
+		filters     uint32
+		universe    uint64
+		universeSrc string
+		noReload    bool
+	}{
+		{"default rate", one, nil, nil, defaultScanFPRate, "--fprate default", 3, 10_000_000, "--universe-size default", false},
+		{"--fprate", one, []string{"--fprate", "0.01", "--universe-size", "5000"}, nil, 0.01, "--fprate", 3, 5000, "--universe-size", false},
+		{"target, no reloads", one, []string{"--privacy-target", "0.5", "--max-reloads", "0"}, nil, 0, "--privacy-target", 1, 10_000_000, "--universe-size default", false},
+		{"target, two reloads", one, []string{"--privacy-target", "0.5"}, nil, 0, "--privacy-target", 3, 10_000_000, "--universe-size default", true},
+		{"target, twenty scripts", twenty, []string{"--privacy-target", "0.1", "--universe-size", "100000000", "--max-reloads", "1"}, nil, 0, "--privacy-target", 2, 100_000_000, "--universe-size", true},
+		{"target, twenty scripts, low rate", twenty, []string{"--privacy-target", "0.5", "--universe-size", "1000000000", "--max-reloads", "1"}, nil, 0, "--privacy-target", 2, 1_000_000_000, "--universe-size", false},
+		{"both", one, []string{"--fprate", "0.001", "--privacy-target", "0.5"}, []string{"--fprate 0.001", "--privacy-target 0.5"}, 0, "", 0, 0, "", false},
+		{"outpoints only", []client.WatchItem{client.OutPointItem(wire.OutPoint{}, nil)}, []string{"--privacy-target", "0.5"}, []string{"--privacy-target 0.5", "outpoints only"}, 0, "", 0, 0, "", false},
+		{"universe too small", twenty, []string{"--universe-size", "20"}, []string{"--universe-size 20"}, 0, "", 0, 0, "", false},
+		{"unreachable", one, []string{"--privacy-target", "0.2", "--universe-size", "3", "--max-reloads", "0"}, []string{"--privacy-target 0.2", "no filter"}, 0, "", 0, 0, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := planRate(t, tt.watch, tt.args...)
+			if tt.wantErr != nil {
+				if err == nil || !isUsageError(err) {
+					t.Fatalf("error %v, want bad input naming %q", err, tt.wantErr)
+				}
+				for _, s := range tt.wantErr {
+					if !strings.Contains(err.Error(), s) {
+						t.Errorf("error %q lacks %q", err, s)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.rateFrom != tt.from || p.maxFilters != tt.filters || p.universe != tt.universe || p.universeFrom != tt.universeSrc {
+				t.Errorf("plan %+v, want from %q, %d filters, universe %d from %q", p, tt.from, tt.filters, tt.universe, tt.universeSrc)
+			}
+			if tt.rate != 0 {
+				if p.rate != tt.rate || p.advice != nil {
+					t.Errorf("rate %v (advice %v), want %v as given", p.rate, p.advice, tt.rate)
+				}
+				return
+			}
+			if p.advice == nil {
+				t.Fatalf("rate %v: no advice", p.rate)
+			}
+			// The rate is the advisor's for every filter the peer may
+			// get, or, when cheaper, its rate for one filter raised to
+			// where the client never reloads.
+			rowB, err := p.adviseFor(p.maxFilters)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.noReload != tt.noReload {
+				t.Errorf("no reload %v, want %v (rate %v; the advisor's for %d filters %v)", p.noReload, tt.noReload, p.rate, p.maxFilters, rowRate(rowB))
+			}
+			if p.noReload {
+				row1, err := p.adviseFor(1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if p.rate != max(rowRate(row1), noReloadRate) || rowB.Reachable && !(p.rate < rowRate(rowB)) {
+					t.Errorf("rate %v: want max(%v, %v), below %v", p.rate, rowRate(row1), noReloadRate, rowRate(rowB))
+				}
+				// At that rate the reload test can never fire.
+				if !(client.ReloadFactor*p.rate >= 1) {
+					t.Errorf("rate %v: a filter at it can be reloaded", p.rate)
+				}
+			} else if p.rate != rowRate(rowB) || p.rate != p.advice.FPRate {
+				t.Errorf("rate %v, want the advisor's %v", p.rate, p.advice.FPRate)
+			}
+			r, err := model.Evaluate(p.shape.params(p.rate, p.universe, p.sizedFor()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !(r.PHAllExact < p.target) || !p.noReload && r.PHAllExact != p.advice.PHAllExact {
+				t.Errorf("E[P_h(N)] %v at rate %v with %d filters, advice %v: want below %v", r.PHAllExact, p.rate, p.sizedFor(), p.advice.PHAllExact, p.target)
+			}
+			if p.rate <= defaultScanFPRate {
+				t.Errorf("rate %v: want above the default %v, which leaks more", p.rate, defaultScanFPRate)
+			}
+			d, err := model.Evaluate(p.shape.params(defaultScanFPRate, p.universe, p.maxFilters))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.PHAllExact < p.target {
+				t.Errorf("the default rate already meets the target (%v): the test cannot tell the advisor's rate from it", d.PHAllExact)
+			}
+		})
+	}
+	// More filters per peer need a larger rate for the same target.
+	p1, err1 := planRate(t, one, "--privacy-target", "0.5", "--max-reloads", "0")
+	p3, err3 := planRate(t, one, "--privacy-target", "0.5")
+	if err1 != nil || err3 != nil || !(p3.rate > p1.rate) {
+		t.Errorf("rates %v (1 filter), %v (3 filters): want the second larger (%v, %v)", p1.rate, p3.rate, err1, err3)
+	}
+}
+
+// TestBIP37LeakObject: the leak object gives the model's figures for the
+// filters the filtering peer received (the first and each reload), the
+// same for the peers together, the filter as sized, and with a target its
+// cost against the default rate.
+func TestBIP37LeakObject(t *testing.T) {
+	one := []client.WatchItem{client.ScriptItem(p2pkh("a")), client.ScriptItem(p2pkh("b"))}
+	tests := []struct {
+		name    string
+		watch   []client.WatchItem
+		args    []string
+		reloads int
+		fps     int
+	}{
+		{"default rate, no reload", one, nil, 0, 0},
+		{"default rate, two reloads", one, nil, 2, 5},
+		{"target", one, []string{"--privacy-target", "0.5", "--max-reloads", "1"}, 1, 12},
+		{"outpoints only", []client.WatchItem{client.OutPointItem(wire.OutPoint{}, nil)}, nil, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := planRate(t, tt.watch, tt.args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l, err := p.bip37Leak(&client.ScanResult{FilteringPeer: "127.0.0.1:1", FilterReloads: tt.reloads}, tt.fps)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := json.Marshal(l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var doc map[string]any
+			if err := json.Unmarshal(b, &doc); err != nil {
+				t.Fatal(err)
+			}
+			for _, key := range []string{"mode", "watched_script_count", "filter", "universe_size", "universe_from", "privacy_target", "peers", "collusion", "warnings"} {
+				if _, ok := doc[key]; !ok {
+					t.Errorf("no %q in %s", key, b)
+				}
+			}
+			f, err := client.NewWatchFilter(tt.watch, p.rate, 0, wire.BloomUpdateAll)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st := f.Stats(); l.Filter.Bytes != st.SizeBytes || l.Filter.HashFuncs != st.HashFuncs || l.Filter.FPRate != p.rate {
+				t.Errorf("filter %+v, the client builds %d bytes %d functions at %v", l.Filter, st.SizeBytes, st.HashFuncs, p.rate)
+			}
+			line := bip37LeakLine(l)
+			if p.shape.scripts == 0 {
+				if len(l.Peers) != 0 || !strings.Contains(line, "no figure") {
+					t.Errorf("outpoints only: peers %+v, line %q", l.Peers, line)
+				}
+				return
+			}
+			filters := uint32(1 + tt.reloads)
+			r, err := model.Evaluate(p.shape.params(p.rate, p.universe, filters))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(l.Peers) != 1 || *l.Peers[0].Address != "127.0.0.1:1" || l.Collusion.Address != nil {
+				t.Fatalf("peers %+v, collusion %+v: want the filtering peer, and an unnamed collusion", l.Peers, l.Collusion)
+			}
+			for _, v := range []bip37PeerLeakJSON{l.Peers[0], l.Collusion} {
+				if v.Filters != int(filters) || v.PHAllExact != r.PHAllExact || v.PH1Exact != r.PH1Exact || v.PHAll != r.PHAll ||
+					v.ExpectedFalsePositives != r.ExpectedFalsePositives || v.FalsePositiveRate != r.PfCandidate {
+					t.Errorf("view %+v, want the model's with %d filters: %+v", v, filters, r.Step)
+				}
+			}
+			if !strings.Contains(line, "P_h(N) ") || !strings.Contains(line, p.universeFrom) {
+				t.Errorf("line %q", line)
+			}
+			if p.target == 0 {
+				if l.Target != nil {
+					t.Errorf("a target object without a target: %+v", l.Target)
+				}
+				return
+			}
+			tg := l.Target
+			if tg == nil || tg.Target != p.target || tg.Measured != tt.fps || tg.Filters != p.sizedFor() || tg.DefaultRate != defaultScanFPRate ||
+				!(tg.FPTxsPerBlock > tg.DefaultFPTxsBlock) || !(tg.PHAll < p.target) {
+				t.Errorf("target %+v", tg)
+			}
+			if !strings.Contains(line, "privacy target 0.5: rate ") {
+				t.Errorf("line %q lacks the target", line)
+			}
+		})
+	}
+}
+
+// TestScanBIP37PrivacyTargetBtcd: a bip37 scan with --privacy-target 0.5
+// against real btcd loads, through a relay that records it, a filter of
+// the size and hash functions the rate it reports builds (not the default
+// rate's), reports a leak below 0.5, and still finds the wallet's
+// transactions; the text output says the same.
+func TestScanBIP37PrivacyTargetBtcd(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 101)
+	alice := peertest.NewKey("alice")
+	pay := node.SpendCoinbase(t, wire.NewTxOut(10_000_000, alice.PkScript()))
+	node.Confirm(t, pay)
+	node.Generate(t, 2)
+	relay := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil)
+	addr := alice.Address(node.Params).EncodeAddress()
+	stdout, stderr, status := runCLI(t, "", "scan", "--json", "--network", "regtest", "--peer", relay.Addr, "--mode", "bip37",
+		"--privacy-target", "0.5", "--max-reloads", "0", "--universe-size", "1000000", "--watch", addr)
+	if status != exitOK {
+		t.Fatalf("status %d: %s", status, stderr)
+	}
+	var out struct {
+		Matches []struct {
+			Txid          string `json:"txid"`
+			FalsePositive bool   `json:"false_positive"`
+		} `json:"matches"`
+		Leak struct {
+			Mode   string `json:"mode"`
+			Filter struct {
+				FPRate         float64 `json:"fp_rate"`
+				From           string  `json:"fp_rate_from"`
+				Bytes          uint32  `json:"filter_bytes"`
+				HashFuncs      uint32  `json:"hash_function_count"`
+				SizingElements uint32  `json:"sizing_element_count"`
+			} `json:"filter"`
+			Target *struct {
+				Target float64 `json:"target"`
+			} `json:"privacy_target"`
+			Peers []struct {
+				Address    string  `json:"address"`
+				Filters    int     `json:"filter_count"`
+				PHAllExact float64 `json:"p_h_all_exact"`
+			} `json:"peers"`
+			Collusion struct {
+				PHAllExact float64 `json:"p_h_all_exact"`
+			} `json:"collusion"`
+		} `json:"leak"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, m := range out.Matches {
+		found = found || m.Txid == pay.TxHash().String() && !m.FalsePositive
+	}
+	if !found {
+		t.Errorf("matches %+v: want the payment", out.Matches)
+	}
+	l := out.Leak
+	if l.Mode != "bip37" || l.Filter.From != "--privacy-target" || l.Target == nil || l.Target.Target != 0.5 ||
+		len(l.Peers) != 1 || l.Peers[0].Address != relay.Addr || l.Peers[0].Filters != 1 ||
+		!(l.Peers[0].PHAllExact <= 0.5) || !(l.Collusion.PHAllExact <= 0.5) {
+		t.Fatalf("leak %+v", l)
+	}
+	var loads []*wire.MsgFilterLoad
+	for _, m := range relay.Requests() {
+		if fl, ok := m.(*wire.MsgFilterLoad); ok {
+			loads = append(loads, fl)
+		}
+	}
+	if len(loads) != 1 {
+		t.Fatalf("%d filterloads through the relay, want 1", len(loads))
+	}
+	bytes, k := model.SizingCore.Size(l.Filter.SizingElements, l.Filter.FPRate)
+	if got := uint32(len(loads[0].Filter)); got != l.Filter.Bytes || loads[0].HashFuncs != l.Filter.HashFuncs || got != bytes || loads[0].HashFuncs != k {
+		t.Errorf("filterload of %d bytes, %d functions; reported %d, %d; rate %v builds %d, %d", got, loads[0].HashFuncs, l.Filter.Bytes, l.Filter.HashFuncs, l.Filter.FPRate, bytes, k)
+	}
+	if db, dk := model.SizingCore.Size(l.Filter.SizingElements, defaultScanFPRate); db == bytes && dk == k {
+		t.Errorf("the default rate builds the same filter (%d bytes, %d functions): the test cannot tell the rates apart", db, dk)
+	}
+	text, stderr, status := runCLI(t, "", "scan", "--network", "regtest", "--peer", node.P2PAddr, "--mode", "bip37",
+		"--privacy-target", "0.5", "--watch", addr)
+	if status != exitOK || !strings.Contains(text, "leak (bip37, the model's P_h): "+node.P2PAddr+" holds ") || !strings.Contains(text, "privacy target 0.5: rate ") {
+		t.Errorf("status %d, text %q (%s)", status, text, stderr)
+	}
+	t.Logf("text output:\n%s", text)
+	_, stderr, status = runCLI(t, "", "scan", "--network", "regtest", "--peer", node.P2PAddr, "--mode", "bip37",
+		"--privacy-target", "0.5", "--fprate", "0.001", "--watch", addr)
+	if status != exitBadInput || !strings.Contains(stderr, "--fprate") || !strings.Contains(stderr, "--privacy-target") {
+		t.Errorf("--fprate with --privacy-target: status %d, %q", status, stderr)
+	}
+}
+
+// TestBIP37HelpFigures: the figures scan --help quotes for one address
+// among the default universe are the decision's.
+func TestBIP37HelpFigures(t *testing.T) {
+	one := []client.WatchItem{client.ScriptItem(p2pkh("a"))}
+	for _, tt := range []struct {
+		args            []string
+		rate            float64
+		bytes, k        uint32
+		phAll, fpsBlock float64
+	}{
+		{nil, defaultScanFPRate, 122, 13, 1, 0},
+		{[]string{"--privacy-target", "0.5"}, 0.1, 30, 2, 0.0014, 1.9},
+		{[]string{"--privacy-target", "0.5", "--max-reloads", "0"}, 0.055, 38, 3, 0.11, 0.026},
+	} {
+		p, err := planRate(t, one, tt.args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := p.bip37Leak(&client.ScanResult{FilteringPeer: "127.0.0.1:1"}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The help gives two significant digits.
+		same := func(x, y float64) bool { return fmt.Sprintf("%.2g", x) == fmt.Sprintf("%.2g", y) }
+		if p.rate != tt.rate || l.Filter.Bytes != tt.bytes || l.Filter.HashFuncs != tt.k || !same(l.Collusion.PHAllExact, tt.phAll) {
+			t.Errorf("%v: rate %v, %d bytes, %d functions, E[P_h(N)] %v; help says %v, %d, %d, %v", tt.args, p.rate, l.Filter.Bytes, l.Filter.HashFuncs, l.Collusion.PHAllExact, tt.rate, tt.bytes, tt.k, tt.phAll)
+		}
+		if l.Target != nil && !same(l.Target.FPTxsPerBlock, tt.fpsBlock) {
+			t.Errorf("%v: %v false-positive transactions per block, help says %v", tt.args, l.Target.FPTxsPerBlock, tt.fpsBlock)
+		}
+	}
+	if b, k := model.SizingCore.Size(51, 0.231); b != 19 || k != 1 {
+		t.Errorf("rate 0.231 builds %d bytes, %d functions", b, k)
+	}
+}
+
+// TestScanBIP37TargetNeverReloaded: against a node whose every coinbase
+// matches the filter (the watch list holds the miner's key hash as a
+// P2WPKH script, which the coinbases pay with P2PKH: a false positive in
+// every block), a --fprate filter is reloaded to the limit and the leak
+// counts the filters the peer got, while the rate --privacy-target picks
+// at 1/ReloadFactor or above keeps the first one: one filterload through
+// the relay, and the leak says one filter.
+func TestScanBIP37TargetNeverReloaded(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 450) // 200 transactions per filter before a reload
+	miner := "0014" + hex.EncodeToString(node.MinerKey.PkScript()[3:23])
+	alice := peertest.NewKey("alice").Address(node.Params).EncodeAddress()
+	type out struct {
+		Reloads int `json:"filter_reload_count"`
+		Leak    struct {
+			Target *struct {
+				ReloadImpossible bool `json:"reload_impossible"`
+			} `json:"privacy_target"`
+			Peers []struct {
+				Filters int `json:"filter_count"`
+			} `json:"peers"`
+		} `json:"leak"`
+	}
+	for _, tt := range []struct {
+		rate    []string
+		reloads int
+	}{
+		{[]string{"--fprate", "0.02"}, client.DefaultMaxReloads},
+		{[]string{"--privacy-target", "0.5"}, 0},
+	} {
+		relay := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil)
+		args := append([]string{"scan", "--json", "--network", "regtest", "--peer", relay.Addr, "--mode", "bip37", "--watch", alice, "--watch", miner}, tt.rate...)
+		stdout, stderr, status := runCLI(t, "", args...)
+		var o out
+		if status != exitOK || json.Unmarshal([]byte(stdout), &o) != nil {
+			t.Fatalf("%v: status %d, %s", tt.rate, status, stderr)
+		}
+		loads := 0
+		for _, cmd := range relay.Commands() {
+			if cmd == wire.CmdFilterLoad {
+				loads++
+			}
+		}
+		if o.Reloads != tt.reloads || loads != tt.reloads+1 || len(o.Leak.Peers) != 1 || o.Leak.Peers[0].Filters != loads {
+			t.Errorf("%v: %d reloads, %d filterloads, leak %+v: want %d reloads and the leak counting every filter", tt.rate, o.Reloads, loads, o.Leak, tt.reloads)
+		}
+		if tt.reloads == 0 && (o.Leak.Target == nil || !o.Leak.Target.ReloadImpossible) {
+			t.Errorf("%v: target %+v, want a rate never reloaded", tt.rate, o.Leak.Target)
+		}
+	}
+}
