@@ -85,17 +85,3 @@ func offCheckpoint(m *pool.Member, start, end int32, prev chainhash.Hash, hashes
 	return peerErr(m, "getcfheaders", fmt.Errorf("%w: filter headers %d..%d do not reach the checkpoint it sent itself",
 		peer.ErrBadFilterHeader, start, end))
 }
-
-// covering returns the peers of v that stated checkpoint i.
-func (v *verification) covering(i int) []*pool.Member {
-	var out []*pool.Member
-	for _, m := range v.ms {
-		if len(v.cps[m]) > i {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
-// keepLive drops the peers no longer live from the verification.
-func (v *verification) keepLive() { v.ms = v.c.pool.Keep(v.ms) }
