@@ -17,19 +17,19 @@ import (
 // checkpoints: it gets and settles them (checkpoints), checks the store
 // against them, and starts at the segment holding the store's tip, or the
 // segment where the peers' checkpoints part (see cpLimit), if lower.
-func (v *verification) checkpointPlan(ctx context.Context) (plan, error) {
+func (v *verification) checkpointPlan(ctx context.Context) (segmentPlan, error) {
 	c := v.c
 	agreed, err := v.checkpoints(ctx)
 	if err != nil {
-		return plan{}, err
+		return segmentPlan{}, err
 	}
 	start := v.from
 	if c.st != nil {
 		if err := v.checkStoredCheckpoints(ctx, agreed); err != nil {
-			return plan{}, err
+			return segmentPlan{}, err
 		}
 		if err := c.dropUndecidedStored(v.log); err != nil {
-			return plan{}, err
+			return segmentPlan{}, err
 		}
 		start = min(v.from, c.st.FilterHeaderTip()+1)
 	}
@@ -42,7 +42,7 @@ func (v *verification) checkpointPlan(ctx context.Context) (plan, error) {
 	// The segments are asked whole, since a segment may be asked again
 	// below start (see asked).
 	first, prev := segmentStart(segmentOf(start), agreed)
-	return plan{agreed: agreed, first: first, prev: prev, start: start}, nil
+	return segmentPlan{agreed: agreed, first: first, prev: prev, start: start}, nil
 }
 
 // checkpoints gets every peer's checkpoints up to its reach, checks them

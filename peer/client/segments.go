@@ -13,7 +13,7 @@ import (
 
 // segments returns the agreed filter headers of p.first-1..to, segment by
 // segment from the one holding p.first.
-func (v *verification) segments(ctx context.Context, p plan) ([]chainhash.Hash, error) {
+func (v *verification) segments(ctx context.Context, p segmentPlan) ([]chainhash.Hash, error) {
 	full := make([]chainhash.Hash, 1, v.to-p.first+2)
 	full[0] = p.prev
 	for j := segmentOf(p.first); j <= segmentOf(v.to); j++ {

@@ -24,7 +24,7 @@ const tipWindow = 100
 // bound segments whose start is not verified yet, which is not the case
 // here. ok is false when the case does not hold, and the verification is
 // planned from the checkpoints (checkpointPlan).
-func (v *verification) tipPlan() (p plan, ok bool) {
+func (v *verification) tipPlan() (p segmentPlan, ok bool) {
 	c, from, to := v.c, v.from, v.to
 	first := segmentFirst(segmentOf(to))
 	start := from
@@ -32,19 +32,19 @@ func (v *verification) tipPlan() (p plan, ok bool) {
 		start = min(from, c.st.FilterHeaderTip()+1)
 	}
 	if start < first || c.conflicts.first(0) >= 0 {
-		return plan{}, false
+		return segmentPlan{}, false
 	}
 	var prev chainhash.Hash
 	if first > 0 {
 		known := c.knownPrefix(first-1, first-1)
 		if len(known) == 0 {
-			return plan{}, false
+			return segmentPlan{}, false
 		}
 		prev = known[0]
 	}
 	last := first - 1 + int32(len(c.knownPrefix(first, to))) // the highest height verified
 	if last < to && (to-last > tipWindow || to%wire.CFCheckptInterval == 0) {
-		return plan{}, false
+		return segmentPlan{}, false
 	}
-	return plan{first: first, prev: prev, start: start}, true
+	return segmentPlan{first: first, prev: prev, start: start}, true
 }

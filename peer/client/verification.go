@@ -28,8 +28,8 @@ type verification struct {
 	own     map[*pool.Member]chainhash.Hash
 }
 
-// plan is where a verification starts asking segment by segment.
-type plan struct {
+// segmentPlan is where a verification starts asking segment by segment.
+type segmentPlan struct {
 	// agreed are the agreed checkpoints up to the range's end (none near
 	// the tip, see tipPlan).
 	agreed []chainhash.Hash
