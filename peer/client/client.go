@@ -178,6 +178,15 @@ func (c *Client) reaching(service wire.ServiceFlag, height int32) []*pool.Member
 // reachOf returns the highest height up to to that m holds, or -1.
 func (c *Client) reachOf(m *pool.Member, to int32) int32 { return min(c.views.tip(m), to) }
 
+// conn returns m's connection for requests the ledger records.
+func (c *Client) conn(m *pool.Member) askingConn { return c.connOver(c.pool.Conn(m), m) }
+
+// connOver returns p, a connection to m's node, for requests the ledger
+// records under m's address.
+func (c *Client) connOver(p *peer.Peer, m *pool.Member) askingConn {
+	return askingConn{Peer: p, l: c.ledger, chain: c.chain, addr: m.Addr()}
+}
+
 // heldByOne reports whether, of two or more live peers offering compact
 // filters, only one holds the chain up to height.
 func (c *Client) heldByOne(height int32) bool {

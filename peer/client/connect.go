@@ -14,6 +14,11 @@ import (
 	"github.com/spvfilter/spvfilter/peer/store"
 )
 
+// ErrIsolateWithoutProxy is Config.Isolate without Config.Proxy or
+// Config.Dialer: connections of their own made directly all come from
+// the client's address, which isolates nothing.
+var ErrIsolateWithoutProxy = errors.New("client: Config.Isolate needs Config.Proxy or Config.Dialer: without a proxy every connection comes from the client's own address")
+
 // openStore opens the chain state in cfg.DataDir and resumes the chain
 // from it; without a DataDir the client keeps nothing.
 func (c *Client) openStore() error {

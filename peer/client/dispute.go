@@ -12,12 +12,47 @@ import (
 	"github.com/spvfilter/spvfilter/peer/pool"
 )
 
-// group is the peers that state one filter hash at a disputed height, with
+// hashGroup is the peers that state one filter hash at a disputed height, with
 // the one asked for the filter.
-type group struct {
+type hashGroup struct {
 	members []*pool.Member
 	rep     *pool.Member
 	hash    chainhash.Hash
+}
+
+// claim is what a group of peers that agree states about a segment: the
+// filter hashes from its start.
+type claim struct {
+	members []*pool.Member
+	hashes  []chainhash.Hash
+}
+
+// firstSplit returns the first height, from start, at which the claims
+// that reach it state different filter hashes, with the claims grouped by
+// the hash they state there; -1 if they agree wherever they overlap. A
+// height where they differ only as settled says (by filters the block
+// could not decide between) is passed over.
+func firstSplit(start int32, claims []claim, settled func(int32, []hashGroup) bool) (int32, []hashGroup) {
+	for i := 0; ; i++ {
+		var gs []hashGroup
+		for _, cl := range claims {
+			if len(cl.hashes) <= i {
+				continue
+			}
+			j := slices.IndexFunc(gs, func(g hashGroup) bool { return g.hash == cl.hashes[i] })
+			if j < 0 {
+				gs = append(gs, hashGroup{rep: cl.members[0], hash: cl.hashes[i]})
+				j = len(gs) - 1
+			}
+			gs[j].members = append(gs[j].members, cl.members...)
+		}
+		switch h := start + int32(i); {
+		case len(gs) == 0:
+			return -1, nil
+		case len(gs) > 1 && !settled(h, gs):
+			return h, gs
+		}
+	}
 }
 
 // settleAt decides a disagreement at height h between groups of peers
@@ -28,14 +63,14 @@ type group struct {
 // nobody is banned, however many peers take a side; the conflict is
 // recorded, so that the block is scanned whole and the sides are passed
 // over at h (firstSplit) and still asked above it.
-func (c *Client) settleAt(ctx context.Context, h int32, groups []group) error {
+func (c *Client) settleAt(ctx context.Context, h int32, groups []hashGroup) error {
 	hash := c.chain.Hash(h)
 	c.logf("peers disagree on the filter of block %v (height %d): checking it against the block", hash, h)
 	block, err := c.disputedBlock(ctx, h)
 	if err != nil {
 		return err
 	}
-	var standing []group
+	var standing []hashGroup
 	var sides [][]string
 	var checks []*gcs.BasicCheck
 	for _, g := range groups {
@@ -70,7 +105,7 @@ func (c *Client) settleAt(ctx context.Context, h int32, groups []group) error {
 
 // noteConflict records that the block at height h cannot decide between
 // the groups' filters. Called with opMu held.
-func (c *Client) noteConflict(h int32, block *wire.MsgBlock, groups []group, undecided string) error {
+func (c *Client) noteConflict(h int32, block *wire.MsgBlock, groups []hashGroup, undecided string) error {
 	hash := block.BlockHash()
 	var sides [][]string
 	var hashes []chainhash.Hash
@@ -94,7 +129,7 @@ func (c *Client) noteConflict(h int32, block *wire.MsgBlock, groups []group, und
 
 // settled reports whether the groups at height h differ only by filters
 // the block there could not decide between. Called with opMu held.
-func (c *Client) settled(h int32, gs []group) bool {
+func (c *Client) settled(h int32, gs []hashGroup) bool {
 	stated := make([]chainhash.Hash, len(gs))
 	for i, g := range gs {
 		stated[i] = g.hash
@@ -121,7 +156,7 @@ func (c *Client) disputedBlock(ctx context.Context, h int32) (*wire.MsgBlock, er
 // later runs for the ban's time), so that a liar hanging up cannot have
 // the dispute replayed for ever. It returns nil when no member served
 // it; a request ended by ctx is an error.
-func (c *Client) evidence(ctx context.Context, h int32, g group) ([]byte, error) {
+func (c *Client) evidence(ctx context.Context, h int32, g hashGroup) ([]byte, error) {
 	hash := c.chain.Hash(h)
 	for _, m := range append([]*pool.Member{g.rep}, slices.DeleteFunc(slices.Clone(g.members), func(o *pool.Member) bool { return o == g.rep })...) {
 		var data []byte

@@ -72,11 +72,6 @@ func (e *OnePeerError) Error() string {
 // ErrReorgTooDeep: a reorganization below the blocks a rescan remembers.
 var ErrReorgTooDeep = errors.New("reorganization deeper than the rescan remembers")
 
-// ErrIsolateWithoutProxy is Config.Isolate without Config.Proxy or
-// Config.Dialer: connections of their own made directly all come from
-// the client's address, which isolates nothing.
-var ErrIsolateWithoutProxy = errors.New("client: Config.Isolate needs Config.Proxy or Config.Dialer: without a proxy every connection comes from the client's own address")
-
 // ErrRescanEnded: an update of a rescan whose Run has returned.
 var ErrRescanEnded = errors.New("client: the rescan has ended")
 

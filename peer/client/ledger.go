@@ -10,7 +10,6 @@ import (
 	"github.com/spvfilter/spvfilter/bip37"
 	"github.com/spvfilter/spvfilter/peer"
 	"github.com/spvfilter/spvfilter/peer/chain"
-	"github.com/spvfilter/spvfilter/peer/pool"
 )
 
 // The ledger records, per peer address, every request that tells a peer
@@ -253,15 +252,6 @@ type askingConn struct {
 	l     *ledger
 	chain *chain.Chain
 	addr  string
-}
-
-// conn returns m's connection for requests the ledger records.
-func (c *Client) conn(m *pool.Member) askingConn { return c.connOver(c.pool.Conn(m), m) }
-
-// connOver returns p, a connection to m's node, for requests the ledger
-// records under m's address.
-func (c *Client) connOver(p *peer.Peer, m *pool.Member) askingConn {
-	return askingConn{Peer: p, l: c.ledger, chain: c.chain, addr: m.Addr()}
 }
 
 // GetBlocks records the blocks, then asks for them.

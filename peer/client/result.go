@@ -174,3 +174,48 @@ type Stamp struct {
 	Hash   chainhash.Hash
 	Header wire.BlockHeader
 }
+
+// CoverCost is what the covers of a scan cost and whether they met the
+// target (Config.PrivacyTarget).
+type CoverCost struct {
+	// Target is the privacy target the covers were sized for.
+	Target float64 `json:"target"`
+	// Covers counts the covers in use after the scan, Drawn those of
+	// them drawn by this scan, Reserve the candidates kept for later.
+	Covers  int `json:"cover_count"`
+	Drawn   int `json:"drawn_count"`
+	Reserve int `json:"reserve_count"`
+	// WalletBlocks and WalletBytes are the blocks fetched for the watch
+	// list (or that a cover and the watch list share) and their size;
+	// CoverBlocks and CoverBytes those fetched only for covers or the
+	// seed pass: the price of the target over a scan without it.
+	WalletBlocks int    `json:"wallet_blocks_fetched"`
+	WalletBytes  uint64 `json:"wallet_bytes_received"`
+	CoverBlocks  int    `json:"cover_blocks_fetched"`
+	CoverBytes   uint64 `json:"cover_bytes_received"`
+	// SeedBlocks counts the random blocks of the seed pass (among
+	// CoverBlocks).
+	SeedBlocks int `json:"seed_blocks_fetched"`
+	// Met is true when every class of the wallet's chains has cover
+	// chains enough for the target in this scan's fetches; Why says why
+	// not.
+	Met bool   `json:"met"`
+	Why string `json:"why,omitempty"`
+}
+
+// String is the cost in one line.
+func (k *CoverCost) String() string {
+	pct := func(a, b uint64) string {
+		if b == 0 {
+			return "n/a"
+		}
+		return fmt.Sprintf("%.0f%%", 100*float64(a)/float64(b))
+	}
+	s := fmt.Sprintf("covers for privacy target %g: %d covers (%d new); %d cover blocks (%s of the wallet's %d), %d bytes (%s of the wallet's %d)",
+		k.Target, k.Covers, k.Drawn, k.CoverBlocks, pct(uint64(k.CoverBlocks), uint64(k.WalletBlocks)), k.WalletBlocks,
+		k.CoverBytes, pct(k.CoverBytes, k.WalletBytes), k.WalletBytes)
+	if k.Met {
+		return s + "; target met"
+	}
+	return s + "; target NOT met: " + k.Why
+}

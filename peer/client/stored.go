@@ -42,6 +42,47 @@ func (c *Client) storedSegment(j int, start, end int32, prev chainhash.Hash, agr
 	return hs, true
 }
 
+// checkStoredCheckpoints compares the stored filter headers at the agreed
+// checkpoints with them; at the first that differs, the segment before it
+// is stated by a peer and compared height by height (checkStored).
+func (v *verification) checkStoredCheckpoints(ctx context.Context, agreed []chainhash.Hash) error {
+	c := v.c
+	for i := 0; i < len(agreed); i++ {
+		h := int32(i+1) * wire.CFCheckptInterval
+		if c.st.FilterHeaderTip() < h {
+			return nil
+		}
+		stored, err := c.st.FilterHeaders(h, h)
+		if err != nil {
+			return fmt.Errorf("client: reading the stored filter headers: %w", err)
+		}
+		if stored[0] == agreed[i] {
+			continue
+		}
+		start, prev := segmentStart(i, agreed)
+		ms := v.covering(i)
+		if len(ms) == 0 {
+			return nil
+		}
+		m := ms[rand.IntN(len(ms))]
+		hashes, err := c.checkpointSegment(ctx, m, start, h, prev, agreed[i])
+		if err != nil {
+			return &pool.Failure{Member: m, Err: err}
+		}
+		if _, err := c.checkStored(ctx, v.log, v.ms, start, headersFrom(prev, hashes), hashes); err != nil {
+			return err
+		}
+		v.keepLive()
+		if len(v.ms) == 0 {
+			return c.noPeers("getcfheaders")
+		}
+		// The stored headers were dropped from the difference on, or
+		// the peers that differ were banned: look again.
+		i--
+	}
+	return nil
+}
+
 // checkStored compares the filter headers start..start+len(headers)-1 the
 // peers agree on (of the filter hashes given) with those the store holds,
 // and settles the first difference with the peers ms. It reports whether

@@ -1,58 +1,50 @@
 package client
 
 import (
-	"context"
-
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 )
 
 // tipWindow is the most filter headers above those verified already that
 // every peer is asked for directly, without the checkpoints (see
-// aboveKnown): a client following the tip asks for one or a few.
+// tipPlan): a client following the tip asks for one or a few.
 const tipWindow = 100
 
-// aboveKnown verifies the range of v without the peers' checkpoints when
-// they add nothing: the range lies in one checkpoint segment whose
-// filter header before it this life verified already with several
-// peers, and at most tipWindow heights of it, crossing no checkpoint, are
-// not verified yet. That is a client following the tip. The segment is
-// verified as the checkpoints' way does (segmentHeaders): what is
+// tipPlan plans the verification of the range of v without the peers'
+// checkpoints when they add nothing: the range lies in one checkpoint
+// segment whose filter header before it this life verified already with
+// several peers, and at most tipWindow heights of it, crossing no
+// checkpoint, are not verified yet. That is a client following the tip.
+// The segment is then verified as any other (segmentHeaders): what is
 // verified is not asked again, every peer that reaches a new height is
 // asked for the new filter hashes alone, from the verified header before
 // them (a getcfheaders of one for one new block), and the answers are
 // compared height by height, with the store too, and settled as ever:
 // the cross-check and the dispute rules are the same. The checkpoints
 // bound segments whose start is not verified yet, which is not the case
-// here. It returns the filter headers of first-1..to and start, as
-// conclude takes them; ok is false when the case does not hold, and the
-// caller verifies from the checkpoints.
-func (v *verification) aboveKnown(ctx context.Context) (full []chainhash.Hash, first, start int32, ok bool, err error) {
+// here. ok is false when the case does not hold, and the verification is
+// planned from the checkpoints (checkpointPlan).
+func (v *verification) tipPlan() (p segmentPlan, ok bool) {
 	c, from, to := v.c, v.from, v.to
-	j := segmentOf(to)
-	first = segmentFirst(j)
-	start = from
+	first := segmentFirst(segmentOf(to))
+	start := from
 	if c.st != nil {
 		start = min(from, c.st.FilterHeaderTip()+1)
 	}
 	if start < first || c.conflicts.first(0) >= 0 {
-		return nil, 0, 0, false, nil
+		return segmentPlan{}, false
 	}
 	var prev chainhash.Hash
 	if first > 0 {
 		known := c.knownPrefix(first-1, first-1)
 		if len(known) == 0 {
-			return nil, 0, 0, false, nil
+			return segmentPlan{}, false
 		}
 		prev = known[0]
 	}
 	last := first - 1 + int32(len(c.knownPrefix(first, to))) // the highest height verified
 	if last < to && (to-last > tipWindow || to%wire.CFCheckptInterval == 0) {
-		return nil, 0, 0, false, nil
+		return segmentPlan{}, false
 	}
-	hs, err := v.segmentHeaders(ctx, j, nil, prev)
-	if err != nil {
-		return nil, 0, 0, true, err
-	}
-	return append([]chainhash.Hash{prev}, hs...), first, start, true, nil
+	return segmentPlan{first: first, prev: prev, start: start}, true
 }

@@ -58,9 +58,9 @@ func (b *Budget) left(m *Member) time.Duration {
 	return b.budget() - b.lag[m]
 }
 
-// round records a round whose first answer took first, and which then
+// addRound records a round whose first answer took first, and which then
 // waited for the others for waited.
-func (b *Budget) round(first, waited time.Duration) {
+func (b *Budget) addRound(first, waited time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.fast += first

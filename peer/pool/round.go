@@ -138,7 +138,7 @@ func (r *round) stopTimer() {
 // are no failures), unless the caller's context ended.
 func (r *round) end(ctx context.Context) {
 	if r.first > 0 {
-		r.b.round(r.first, time.Since(r.start)-r.first)
+		r.b.addRound(r.first, time.Since(r.start)-r.first)
 	}
 	for i, m := range r.ms {
 		r.cancels[i]()

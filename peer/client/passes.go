@@ -1,0 +1,194 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer/pool"
+)
+
+// maxAttempts bounds the restarts of a scan after a reorganization or a
+// failed peer.
+const maxAttempts = 8
+
+// scan runs pass until it succeeds, checking for a reorganization after
+// every failure before blaming the peer, as ScanBIP157 describes.
+func (c *Client) scan(ctx context.Context, req ScanRequest, mode string, service wire.ServiceFlag,
+	pass func(context.Context, *scanLog, ScanRequest) (*ScanResult, error)) (*ScanResult, error) {
+	c.opMu.Lock()
+	defer c.opMu.Unlock()
+	startBytes := c.pool.BytesReceived()
+	log := newScanLog()
+	want := req
+	// With the service running, the chain and the peers' tips are kept
+	// current by it, and a reorganization during the scan is seen by the
+	// next operation (a rescan reports it): the scan does not sync the
+	// headers itself, but after a failure.
+	withService := c.started()
+	for attempt := 0; ; attempt++ {
+		if !withService || attempt > 0 {
+			if _, err := c.syncHeaders(ctx, log); err != nil {
+				return nil, err
+			}
+		}
+		req, err := c.scanRange(log, want, service)
+		if err != nil {
+			return nil, err
+		}
+		res, err := pass(ctx, log, req)
+		if err == nil {
+			// Blocks scanned may have left the chain meanwhile: a node
+			// still serves a block it disconnected.
+			if !withService {
+				up, err := c.syncHeaders(ctx, log)
+				if err != nil {
+					return nil, err
+				}
+				if up.Reorganized() && up.Fork < req.To && attempt < maxAttempts {
+					c.logf("chain reorganized at height %d during the scan: starting again", up.Fork)
+					continue
+				}
+			}
+			if req.Leak && mode == "bip157" {
+				if res.Leak, err = c.leakOf(ctx, log, req.Watch, res.Cover != nil && res.Cover.Met); err != nil {
+					log.note(fmt.Sprintf("%v: %v", errNoLeak, err))
+				}
+			}
+			res.BytesReceived = c.pool.BytesReceived() - startBytes
+			// The headers of the blocks scanned, as the chain held them:
+			// it may change as soon as the scan returns.
+			if req.withHeaders {
+				if res.headers, err = c.chain.Headers(req.From, req.To); err != nil {
+					return nil, fmt.Errorf("client: the chain state: %w", err)
+				}
+			}
+			c.finish(res, log, mode)
+			return res, nil
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if want.To < 0 && errors.Is(err, ErrNoPeers) && c.bestHeld(service) < req.To && attempt < maxAttempts {
+			// The peers that held the top of the range were banned or
+			// dropped: scan up to what those left hold.
+			continue
+		}
+		var f *pool.Failure
+		if !errors.As(err, &f) {
+			return nil, err
+		}
+		if serr := c.chain.Err(); serr != nil {
+			return nil, fmt.Errorf("client: the chain state: %w", serr)
+		}
+		// A reorganization explains stalls, notfound and changed filter
+		// headers from an honest node: check before blaming, on a new
+		// connection if the failed request dropped the old one.
+		if !isLie(f.Err) {
+			if err := c.pool.Redial(ctx, f.Member); err != nil {
+				c.logf("redialing %s: %v", f.Member.Addr(), err)
+			}
+		}
+		up, serr := c.syncHeaders(ctx, log)
+		if serr == nil && up.Reorganized() && up.Fork < req.To && attempt < maxAttempts {
+			c.logf("chain reorganized at height %d during the scan: starting again", up.Fork)
+			continue
+		}
+		c.blame(f.Member, f.Err)
+		if attempt >= maxAttempts || len(c.pool.Serving(service)) == 0 {
+			return nil, f.Err
+		}
+	}
+}
+
+// scanRange resolves req's range on the chain as it is now: a negative To
+// becomes the highest height a live peer offering service holds, and an
+// explicit To must be held by one.
+func (c *Client) scanRange(log *scanLog, req ScanRequest, service wire.ServiceFlag) (ScanRequest, error) {
+	if len(c.pool.Serving(service)) == 0 {
+		return req, fmt.Errorf("client: %w: no peer offers %s", ErrNoPeers, serviceName(service))
+	}
+	best := c.bestHeld(service)
+	if req.To < 0 {
+		req.To = best
+		if best < c.chain.Height() {
+			log.note(fmt.Sprintf("the chain's tip %d is held by no connected peer (it came from the data directory or a peer no longer used): scanned to %d",
+				c.chain.Height(), best))
+		}
+	}
+	if err := c.chain.CheckRange(req.From, req.To); err != nil {
+		return req, fmt.Errorf("client: %w", err)
+	}
+	if req.To > best {
+		return req, fmt.Errorf("client: %w: no connected peer holds the chain up to height %d (the highest one holds %d)", ErrNoPeers, req.To, best)
+	}
+	return req, nil
+}
+
+// serviceName names the service a scan needs.
+func serviceName(service wire.ServiceFlag) string {
+	switch service {
+	case wire.SFNodeCF:
+		return "compact filters (NODE_COMPACT_FILTERS)"
+	case wire.SFNodeBloom:
+		return "BIP 37 filtering (NODE_BLOOM)"
+	}
+	return service.String()
+}
+
+// finish fills in what every scan result says about its peers and the
+// chain. Called with opMu held.
+func (c *Client) finish(res *ScanResult, log *scanLog, mode string) {
+	c.takeStoreNotes()
+	if c.st != nil {
+		if err := c.ledger.save(c.st.Dir(), c.cfg.Params.Name, false); err != nil {
+			log.note(err.Error())
+		}
+	}
+	res.Warnings = append(res.Warnings, c.notes...)
+	res.Warnings = append(res.Warnings, log.notes...)
+	res.Disconnected = append([]chainhash.Hash{}, c.disconnected...)
+	res.Warnings = append(res.Warnings, c.forks...)
+	res.Warnings = append(res.Warnings, c.pool.TakeNotes()...)
+	c.disconnected, c.forks = nil, nil
+	c.views.setCompared(log.compared)
+	res.Peers = c.peerStatus(func(m *pool.Member) bool { return log.compared[m] })
+	compared := 0
+	for _, st := range res.Peers {
+		if st.Compared {
+			compared++
+		}
+	}
+	// BIP 37 filters at one peer however many there are; its pass says
+	// which.
+	if mode != "bip37" {
+		// Heights only one of several peers held are named; a single
+		// peer's whole result rests on it.
+		// (within the range: a verification may have compared heights
+		// below it again).
+		for _, o := range log.oneVoice {
+			o.From, o.To = max(o.From, res.From), min(o.To, res.To)
+			if o.From <= o.To {
+				res.OnePeer = append(res.OnePeer, o)
+				res.Warnings = append(res.Warnings, o.String())
+			}
+		}
+		if compared <= 1 && len(res.OnePeer) == 0 {
+			res.Warnings = append(res.Warnings, fmt.Sprintf(
+				"the %s result rests on one peer: nothing it said was cross-checked with another peer (give several peers)", mode))
+		}
+	}
+	for _, st := range res.Peers {
+		switch {
+		case st.Banned:
+			res.Warnings = append(res.Warnings, fmt.Sprintf("peer %s was banned: %s", st.Address, st.Reason))
+		case st.Reason != "" && st.Reason != "connecting":
+			res.Warnings = append(res.Warnings, fmt.Sprintf("peer %s was not used: %s", st.Address, st.Reason))
+		case st.Branch != nil:
+			res.Warnings = append(res.Warnings, fmt.Sprintf("peer %s is on another branch: it leaves the chain after height %d for its own tip %v at height %d",
+				st.Address, st.Branch.Fork, st.Branch.Hash, st.Branch.Height))
+		}
+	}
+}

@@ -1,0 +1,186 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer/pool"
+)
+
+// segments returns the agreed filter headers of p.first-1..to, segment by
+// segment from the one holding p.first.
+func (v *verification) segments(ctx context.Context, p segmentPlan) ([]chainhash.Hash, error) {
+	full := make([]chainhash.Hash, 1, v.to-p.first+2)
+	full[0] = p.prev
+	for j := segmentOf(p.first); j <= segmentOf(v.to); j++ {
+		hs, err := v.segmentHeaders(ctx, j, p.agreed, full[len(full)-1])
+		if err != nil {
+			return nil, err
+		}
+		full = append(full, hs...)
+	}
+	return full, nil
+}
+
+// segmentHeaders returns the agreed filter headers of segment j, from its
+// start up to the range's end: from the store when it holds them (see
+// storedSegment), otherwise from the peers (see segment), compared with
+// what the store holds.
+func (v *verification) segmentHeaders(ctx context.Context, j int, agreed []chainhash.Hash, prev chainhash.Hash) ([]chainhash.Hash, error) {
+	start := segmentFirst(j)
+	end := min(int32(j+1)*wire.CFCheckptInterval, v.to)
+	if hs, ok := v.c.storedSegment(j, start, end, prev, agreed, v.liveReaches()); ok {
+		return hs, nil
+	}
+	// What this life verified already with several peers is not asked
+	// again: only the heights above it.
+	known := v.c.knownPrefix(start, end)
+	from := start + int32(len(known))
+	if from > end {
+		return known, nil
+	}
+	if len(known) > 0 {
+		prev = known[len(known)-1]
+	}
+	v.asked = min(v.asked, from)
+	for {
+		hashes, err := v.segment(ctx, j, agreed, from, prev)
+		if err != nil {
+			return nil, err
+		}
+		headers := headersFrom(prev, hashes)
+		banned, err := v.c.checkStored(ctx, v.log, v.ms, from, headers, hashes)
+		if err != nil || !banned {
+			return append(known, headers...), err
+		}
+		// The block proved the peers wrong against the store: those
+		// left state the segment again.
+		v.keepLive()
+	}
+}
+
+// liveReaches returns the reach of each peer still taking part.
+func (v *verification) liveReaches() []int32 {
+	out := make([]int32, len(v.ms))
+	for i, m := range v.ms {
+		out[i] = v.reach[m]
+	}
+	return out
+}
+
+// segment returns the agreed filter hashes of segment j from start (its
+// first height, or one past what this life verified already, with prev
+// the filter header before it) up to the range's end. When at least two
+// peers agree on the checkpoint that ends it, one of them states it;
+// every peer whose reach ends inside it states its part, and all are
+// compared height by height until they agree.
+func (v *verification) segment(ctx context.Context, j int, agreed []chainhash.Hash, start int32, prev chainhash.Hash) ([]chainhash.Hash, error) {
+	c := v.c
+	end := min(int32(j+1)*wire.CFCheckptInterval, v.to)
+	for {
+		if len(v.ms) == 0 {
+			return nil, c.noPeers("getcfheaders")
+		}
+		var full, partial []*pool.Member
+		for _, m := range v.ms {
+			switch {
+			case end%wire.CFCheckptInterval == 0 && j < len(agreed) && len(v.cps[m]) > j:
+				full = append(full, m)
+			case v.reach[m] >= start:
+				partial = append(partial, m)
+			}
+		}
+		var claims []claim
+		var mu sync.Mutex
+		open := j >= v.cpLimit
+		if len(full) >= 2 {
+			// Bound by a checkpoint they agree on: one is enough, the
+			// fastest.
+			m := c.pool.Fastest(full)
+			got, err := c.checkpointSegment(ctx, m, start, end, prev, agreed[j])
+			if err != nil {
+				return nil, &pool.Failure{Member: m, Err: err}
+			}
+			claims = append(claims, claim{members: append([]*pool.Member{m}, slices.DeleteFunc(full, func(o *pool.Member) bool { return o == m })...), hashes: got})
+		} else {
+			partial = append(partial, full...)
+		}
+		err := c.pool.Each(ctx, v.log.budget, partial, func(ctx context.Context, m *pool.Member) error {
+			own := prev
+			if open {
+				own = v.prevOf(m, prev)
+			}
+			got, err := c.cfHeaders(ctx, m, start, min(end, v.reach[m]), own)
+			if err == nil && v.reach[m] >= end && end%wire.CFCheckptInterval == 0 && len(v.cps[m]) > j {
+				err = offCheckpoint(m, start, end, own, got, v.cps[m][j])
+			}
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			claims = append(claims, claim{members: []*pool.Member{m}, hashes: got})
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		v.keepLive() // without the peers too slow to wait for
+		h, groups := firstSplit(start, claims, c.settled)
+		if h < 0 {
+			if open {
+				v.followOwn(start, end, prev, claims)
+			}
+			return agreedHashes(start, end, claims)
+		}
+		if err := c.settleAt(ctx, h, groups); err != nil {
+			return nil, err
+		}
+		v.keepLive()
+	}
+}
+
+// prevOf returns m's own filter header before the segment being
+// verified: prev, unless the peers' chains of filter headers differ there
+// by an undecided filter below it.
+func (v *verification) prevOf(m *pool.Member, prev chainhash.Hash) chainhash.Hash {
+	if p, ok := v.own[m]; ok {
+		return p
+	}
+	return prev
+}
+
+// followOwn moves each peer's own filter header (see cpLimit) to the end
+// of the segment start..end its claim states in full, from prev.
+func (v *verification) followOwn(start, end int32, prev chainhash.Hash, claims []claim) {
+	if v.own == nil {
+		v.own = map[*pool.Member]chainhash.Hash{}
+	}
+	for _, cl := range claims {
+		if start+int32(len(cl.hashes))-1 < end {
+			continue
+		}
+		for _, m := range cl.members {
+			v.own[m] = chainHeaders(v.prevOf(m, prev), cl.hashes)
+		}
+	}
+}
+
+// agreedHashes joins the claims of a segment, which agree wherever they
+// overlap (but where the block could not decide between their filters:
+// the first claim's is taken), into its filter hashes start..end.
+func agreedHashes(start, end int32, claims []claim) ([]chainhash.Hash, error) {
+	out := make([]chainhash.Hash, 0, end-start+1)
+	for i := 0; i < int(end-start)+1; i++ {
+		j := slices.IndexFunc(claims, func(cl claim) bool { return len(cl.hashes) > i })
+		if j < 0 {
+			return nil, fmt.Errorf("client: %w: no peer serves the compact filter headers of heights %d..%d", ErrNoPeers, start+int32(i), end)
+		}
+		out = append(out, claims[j].hashes[i])
+	}
+	return out, nil
+}
