@@ -232,6 +232,9 @@ type pairEvidence struct {
 	// (its own matches maybe none: a payee all of whose addresses its
 	// payer watches).
 	directed bool
+	// sides are, for three sessions, what each two of them share beyond
+	// what all three do (see sideTerms).
+	sides []memberTerms
 }
 
 // binRange is the sizes of payment bin j: [2^j, 2^(j+1)).
@@ -380,8 +383,45 @@ func (q *linkParams) logLikes(ev *pairEvidence) [hypotheses]float64 {
 		for _, m := range ev.members {
 			out[sharedAddress] += payee(m)
 		}
+		same, alt := q.sidesLikes(ev.sides)
+		out[sameWallet] += same
+		out[sharedAddress] += alt
 	}
 	return out
+}
+
+// sidesLikes is the log likelihood of what each two of three sessions
+// share beyond what all three do: under one wallet, chance or what the
+// wallet gained or lost (each side, as a member's own matches); under
+// addresses shared without one wallet, two of the three (any two) one
+// wallet's sessions sharing the rest of that wallet (none with
+// probability whole: a payee all of whose candidates were paid), the
+// other two sides what the third's wallet gained or lost, as under one
+// wallet.
+func (q *linkParams) sidesLikes(sides []memberTerms) (same, alt float64) {
+	if len(sides) == 0 {
+		return 0, 0
+	}
+	alt = math.Inf(-1)
+	for i, s := range sides {
+		same += q.grew(s)
+		l := mix(q.whole, s.some, s.own) - math.Log(float64(len(sides)))
+		for j, o := range sides {
+			if j != i {
+				l += q.grew(o)
+			}
+		}
+		alt = logAddExp(alt, l)
+	}
+	return same, alt
+}
+
+// sideTerms are the terms of what two of three sessions share beyond
+// what all three do, excess of them, chance giving it a mean of chance:
+// chance alone (own), a wallet's candidates of at least one (some), what
+// one wallet of common candidates gained or lost (grown).
+func (p *sizePrior) sideTerms(excess, chance, common float64) memberTerms {
+	return memberTerms{own: logPoisson(excess, chance), some: p.someSize(excess, chance, 1), grown: grownPart(excess, chance, common)}
 }
 
 // grew is the log likelihood of a member's own matches under one wallet:

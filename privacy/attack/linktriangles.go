@@ -45,14 +45,12 @@ func (lk *linker) countTriangles(byLine map[int][]int) {
 // candidates behind filters of many false positives shows in no pair (its
 // candidates are lost among the chance matches two sessions share) but
 // shows in three, whose chance matches together are far fewer. The
-// hypotheses are those of a pair, over the candidates all three match,
-// with the prior of one wallet squared (a third session joining two) and
-// that of a payment cubed (three wallets holding the same addresses take
-// a payment between each two). A pair whose triangle makes it more
-// probable takes the triangle's probability, and Third names the third
-// session, but only when the pair's own matches support one wallet (more
-// likely under it than under either other hypothesis): three sessions may
-// not create a link their pairs do not support.
+// hypotheses are those of a pair, over the candidates all three match
+// (see trianglePrior for their priors). A pair whose triangle makes it
+// more probable takes the triangle's probability, and Third names the
+// third session, but only when the pair's own matches support one wallet
+// (more likely under it than under either other hypothesis): three
+// sessions may not create a link their pairs do not support.
 func (lk *linker) triangles(fit *linkFit, pairs []SessionLink, threshold float64) {
 	at := map[[2]int]int{} // by indexes among sessions
 	for i := range pairs {
@@ -106,11 +104,16 @@ func (lk *linker) supported(side *SessionLink, q *linkParams) bool {
 	return l[sameWallet] > l[otherWallets] && l[sameWallet] > l[sharedAddress]
 }
 
-// trianglePrior is the parameters of three sessions from those of two.
+// trianglePrior is the parameters of three sessions from those of two,
+// for priors s of one wallet and p of a payment: one wallet for all three
+// s² (a third session joining two); three sessions that share addresses
+// without being one wallet's 3sp + 3p² (two of them one wallet's and the
+// third paying it or paid by it, the third any of the three; or a payee
+// and two payers, or a payer and two payees, of the same addresses).
 func trianglePrior(q linkParams) linkParams {
 	p := q.priors
 	same := p[sameWallet] * p[sameWallet]
-	shared := same * p[sharedAddress]
+	shared := 3*p[sameWallet]*p[sharedAddress] + 3*p[sharedAddress]*p[sharedAddress]
 	q.priors = [hypotheses]float64{sameWallet: same, otherWallets: 1 - same - shared, sharedAddress: shared}
 	return q
 }
@@ -141,7 +144,18 @@ func (lk *linker) triangle(trio [3]int, joint uint64) (pairEvidence, bool) {
 	if poissonCDF(float64(joint)-1, both+cross) < 1-triangleTail {
 		return pairEvidence{}, false
 	}
-	return lk.prior.weigh(members, joint, both, cross, spread), true
+	ev := lk.prior.weigh(members, joint, both, cross, spread)
+	for k := range members {
+		a, b := members[(k+1)%3], members[(k+2)%3]
+		side := lk.pairOf(a.group, b.group)
+		if side == nil {
+			return pairEvidence{}, false
+		}
+		excess := math.Max(float64(side.shared)-float64(joint), 0)
+		chance := math.Max(side.chance-(both+cross), 0)
+		ev.sides = append(ev.sides, lk.prior.sideTerms(excess, chance, math.Max(float64(joint)-both, 0)))
+	}
+	return ev, true
 }
 
 // sharesHashing reports whether two of the sessions have filters of one

@@ -29,11 +29,10 @@ type regimeRun struct {
 	fetchReports     []*attack.FetchReport
 }
 
-// runRegime simulates regime r from seed (smaller than the command's
-// defaults: 30 wallets, a chain of 600 blocks of 30 transactions, 12 BIP
-// 157 wallets), runs analyze --link and fetches on the files as the
-// commands do, and scores both against the labels.
-func runRegime(t *testing.T, r simulate.Regime, seed uint64) regimeRun {
+// regimeScenario simulates regime r from seed, smaller than the
+// command's defaults: 30 wallets, a chain of 600 blocks of 30
+// transactions, 12 BIP 157 wallets.
+func regimeScenario(t *testing.T, r simulate.Regime, seed uint64) *simulate.Scenario {
 	t.Helper()
 	o, err := simulate.RegimeOptions(r)
 	if err != nil {
@@ -47,22 +46,20 @@ func runRegime(t *testing.T, r simulate.Regime, seed uint64) regimeRun {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var univ, capt, index, fcapt bytes.Buffer
+	return sc
+}
+
+// analyzeLinks runs analyze --link on a scenario's capture and universe
+// as the command does, and returns the report and its JSON.
+func analyzeLinks(t *testing.T, sc *simulate.Scenario) (*attack.CaptureReport, []byte) {
+	t.Helper()
+	var univ, capt bytes.Buffer
 	if err := sc.WriteUniverse(&univ); err != nil {
 		t.Fatal(err)
 	}
 	if err := sc.WriteCapture(&capt); err != nil {
 		t.Fatal(err)
 	}
-	if err := sc.WriteIndex(&index); err != nil {
-		t.Fatal(err)
-	}
-	if err := sc.WriteFetchCapture(&fcapt); err != nil {
-		t.Fatal(err)
-	}
-	var run regimeRun
-
-	// analyze --capture --link
 	recs, err := capture.Read(&capt)
 	if err != nil {
 		t.Fatal(err)
@@ -90,11 +87,29 @@ func runRegime(t *testing.T, r simulate.Regime, seed uint64) regimeRun {
 	if err := rep.WriteJSON(&doc); err != nil {
 		t.Fatal(err)
 	}
+	return rep, doc.Bytes()
+}
+
+// runRegime simulates regime r from seed (see regimeScenario), runs
+// analyze --link and fetches on the files as the commands do, and scores
+// both against the labels.
+func runRegime(t *testing.T, r simulate.Regime, seed uint64) regimeRun {
+	t.Helper()
+	sc := regimeScenario(t, r, seed)
+	var run regimeRun
+	rep, doc := analyzeLinks(t, sc)
 	run.analyzeWarnings = rep.Warnings
-	if run.analyze, err = simulate.Evaluate(sc.Labels, doc.Bytes(), simulate.EvalOptions{}); err != nil {
+	var err error
+	if run.analyze, err = simulate.Evaluate(sc.Labels, doc, simulate.EvalOptions{}); err != nil {
 		t.Fatal(err)
 	}
-
+	var index, fcapt bytes.Buffer
+	if err := sc.WriteIndex(&index); err != nil {
+		t.Fatal(err)
+	}
+	if err := sc.WriteFetchCapture(&fcapt); err != nil {
+		t.Fatal(err)
+	}
 	run.fetches, run.fetchReports = attackFetches(t, sc, &fcapt, &index, attack.FetchOptions{})
 	for _, r := range run.fetchReports {
 		run.fetchWarnings = append(run.fetchWarnings, r.Warnings...)
