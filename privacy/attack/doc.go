@@ -132,13 +132,17 @@
 // wallet squared (a third session joining two) against three sessions
 // sharing addresses without being one wallet's, 3sp + 3p² for priors s of
 // one wallet and p of a payment (two sessions of one wallet and the third
-// its payer or payee, or a payee and two payers of the same addresses);
-// a pair whose triangle is more probable takes the triangle's
-// probability, and SessionLink.Third names the third session, but only if
-// the pair's own matches are more likely under one wallet than under
-// either other hypothesis: three sessions may not create a link their
-// pairs do not support (a payer's two sessions and its payee share the
-// payment as one wallet's three sessions share the wallet).
+// its payer or payee, or a payee and two payers of the same addresses),
+// and with what each two of them share beyond the three: under one
+// wallet chance, or what it gained or lost; otherwise, for the two that
+// are one wallet's, the rest of that wallet (none with probability w),
+// any of the three pairs being that one. A pair whose triangle is more
+// probable takes the triangle's probability, and SessionLink.Third names
+// the third session, but only if the pair's own matches are more likely
+// under one wallet than under either other hypothesis: three sessions may
+// not create a link their pairs do not support (a payer's two sessions
+// and its payee share the payment as one wallet's three sessions share
+// the wallet).
 //
 // Linked sessions form groups by complete linkage: pairs are taken from
 // the most probable down, and two groups are joined only when every pair
