@@ -201,8 +201,9 @@ func (a *Accumulator) Link(groups []int, opts LinkOptions) (*Linkage, error) {
 }
 
 // paymentsWarning says when the capture resembles one whose wallets pay
-// each other several addresses, on which linking is over-confident: the
-// fitted prior of a payment above that of one wallet, and payments of 4
+// each other several addresses, on which a payer watching a whole payee
+// and one wallet whose sessions differ cannot be told apart: the fitted
+// prior of a payment above that of one wallet, and payments of 4
 // addresses or more at the median.
 func paymentsWarning(q *linkParams) string {
 	median := math.Exp(q.payLog)
@@ -210,7 +211,7 @@ func paymentsWarning(q *linkParams) string {
 		return ""
 	}
 	return fmt.Sprintf("the capture looks like one whose wallets pay each other several addresses (a payment between two sessions' wallets estimated %.2g times as likely as one wallet, payments of %.0f addresses at the median): "+
-		"a payer watching a payee's addresses then looks like one wallet whose sessions differ, and links given P >= 0.95 were wrong more often than they say on simulated captures of that kind (privacy simulate --regime payments); weigh the links' intervals",
+		"a payer watching a payee's addresses then looks like one wallet whose sessions differ, and on simulated captures of that kind (privacy simulate --regime payments) links given P from 0.5 to 0.95 were right more often than they say, many sessions of one wallet given less than 0.95; weigh the links' intervals",
 		q.priors[sharedAddress]/q.priors[sameWallet], median)
 }
 
