@@ -29,8 +29,7 @@ func (c *Client) scanBIP157(ctx context.Context, log *scanLog, req ScanRequest, 
 	var cs *coverScan
 	matching := scripts
 	if c.cfg.PrivacyTarget > 0 {
-		// The seed pass, if any, goes before the filter pass.
-		if cs, err = c.startCovers(ctx, log, scripts, from, to); err != nil {
+		if cs, err = c.startCovers(scripts, from, to); err != nil {
 			return nil, err
 		}
 		matching = slices.Concat(scripts, cs.covers)
@@ -57,7 +56,7 @@ func (c *Client) scanBIP157(ctx context.Context, log *scanLog, req ScanRequest, 
 		// The covers' blocks join the wallet's in one plan, which spreads
 		// a cover's blocks over the peers as it spreads a watched
 		// script's.
-		if matched, err = cs.plan(matched, forced); err != nil {
+		if matched, err = cs.plan(ctx, log, matched, forced); err != nil {
 			return nil, err
 		}
 		planned = slices.Concat(scripts, cs.set.Scripts())

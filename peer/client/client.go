@@ -103,9 +103,15 @@ type Config struct {
 	NewCovers bool
 	// MaxCoverBlocks bounds the blocks a scan fetches only for covers;
 	// zero means DefaultCoverBlocksFactor times the wallet's blocks, a
-	// negative value none. Beyond it the remaining covers' blocks are not
-	// fetched and ScanResult.Cover says the target was not met.
+	// negative value none: the blocks a scan explores to find covers and
+	// those of the covers. Covers still short of the target within it,
+	// the scan fails with *PrivacyTargetError before it fetches any block
+	// of the wallet's, unless AllowShortCovers.
 	MaxCoverBlocks int
+	// AllowShortCovers has a scan whose covers are short of the target
+	// within MaxCoverBlocks fetch the wallet's blocks anyway, with the
+	// covers it has, and say so in ScanResult.Cover (Met false).
+	AllowShortCovers bool
 }
 
 // DefaultTargetPeers is how many peers a client keeps by default.

@@ -48,20 +48,26 @@ import (
 //
 // Candidates come from blocks that hold no watched script: the reserve,
 // filled from the blocks each scan fetches (profiled on the held
-// filters at the scan's end, so that the rare chains of several
-// appearances are kept whatever block they came from), and, when there is
-// none (a first run, a restored wallet), a seed pass of random blocks
-// fetched before the filter pass. A peer that saw the seed pass can tell
-// the covers drawn from it, so that scan reports the target not met.
-// A scan whose covers fall short explores blocks for more: a few near
-// candidates of several appearances, then the next blocks of a sweep of
-// the range keyed by the set's seed, resumed where the last scan
-// stopped; twice as many for each scan before it in a row that fell
-// short, within its bound (cover.Explore keeps both), since a rare
-// class may hide in a few blocks of thousands while exploring early
-// and much makes the covers' groups larger than the wallet's. While
-// short, the reserve is sampled with the chains of the short classes
-// first.
+// filters, so that the rare chains of several appearances are kept
+// whatever block they came from). A scan whose covers fall short of the
+// target explores blocks for more before it fetches any block of the
+// wallet's, in rounds: it draws what the reserve holds, then fetches
+// blocks chosen without the wallet (a few near candidates of several
+// appearances, then the next blocks of a sweep of the range keyed by
+// the set's seed, resumed where the last scan stopped), adds their
+// candidates to the reserve, sampled with the chains of the short
+// classes first, and draws again; each round explores twice as many
+// blocks as the one before (more from the start after scans short in a
+// row, cover.Explore), leaving room within the bound (MaxCoverBlocks)
+// for the blocks of the chains still short, since a rare class may hide
+// in a few blocks of thousands while exploring more than needed makes
+// the covers' groups larger than the wallet's. Covers still short at the
+// bound, the scan stops with *PrivacyTargetError, none of the wallet's
+// blocks fetched, its candidates and sweep kept for the next scan,
+// unless Config.AllowShortCovers. What remains: a peer that tells the
+// blocks explored (fetched first) from the rest can tell the covers
+// found in them, each with a block among the first (a warning says how
+// many); the attack on the set of blocks fetched cannot.
 // A cover's matches are never the wallet's: the watch list does not hold
 // covers, and ScanResult.Cover counts their blocks and bytes apart.
 
@@ -128,12 +134,15 @@ type coverScan struct {
 	from, to int32
 	wallet   [][]byte      // the watch list's scripts
 	covers   [][]byte      // in use at the start of the scan
-	probes   []cover.Cover // candidates: the reserve, and the seed pass's (Group: their chain)
-	// seedProbes are the seed pass's candidates, among probes.
-	seedProbes []cover.Cover
+	probes   []cover.Cover // candidates sampled of the reserve (Group: their chain)
 	// nextGroup is the group of the next candidate chain found.
 	nextGroup uint64
-	seed      []int32 // heights of the seed pass
+	// explored are the heights fetched before the wallet's blocks, only
+	// to find candidates; foundNow the candidates found in them, and
+	// drawnNow how many of those were drawn.
+	explored []int32
+	foundNow map[string]bool
+	drawnNow int
 	// hits holds, per height of the range whose filter is held, which of
 	// wallet and covers (in that order) it matches.
 	hits     map[int32][]bool
@@ -142,25 +151,21 @@ type coverScan struct {
 	why      []string // why the target is not met
 	warnings []string
 	spare    []cover.Cover // candidates profiled and not drawn
-	explore  int           // random blocks to fetch for candidates
 	// near are the heights of candidates profiled above class 1 and not
 	// drawn: blocks the other transactions of their owners' chains are
-	// in, which explore fetches before random ones.
-	near      []int32
-	hot       int // appearances above which a script is hot
-	nearCount int // blocks explored near candidates, at most
-	// short is true when the covers fell short of the target; swept is
-	// the sweep's place the scan's exploring reached (nil: none).
-	short     bool
-	swept     *uint64
-	bootstrap bool
+	// in, which exploring fetches before the sweep's.
+	near []int32
+	hot  int // appearances above which a script is hot
+	// short counts the cover chains short of the target after the
+	// rounds of exploring; swept is the sweep's place they reached
+	// (nil: none).
+	short int
+	swept *uint64
 }
 
-// startCovers opens the cover set and, when it holds nothing to draw
-// from, runs the seed pass: random heights of the range fetched through
-// the spread plan before the filter pass, whose candidates are profiled
-// in it.
-func (c *Client) startCovers(ctx context.Context, log *scanLog, wallet [][]byte, from, to int32) (*coverScan, error) {
+// startCovers opens the cover set and samples the reserve for the
+// scan's candidates.
+func (c *Client) startCovers(wallet [][]byte, from, to int32) (*coverScan, error) {
 	set, err := c.coverSet()
 	if err != nil {
 		return nil, err
@@ -171,24 +176,6 @@ func (c *Client) startCovers(ctx context.Context, log *scanLog, wallet [][]byte,
 		cs.nextGroup = max(cs.nextGroup, c.Profile.Group+1)
 	}
 	cs.probes = sampleChains(set.Reserve(), maxProbes, nil)
-	if len(set.Covers()) > 0 || len(set.Reserve()) > 0 || len(wallet) == 0 {
-		return cs, nil
-	}
-	cs.bootstrap = true
-	cs.why = append(cs.why, "covers were bootstrapped in this scan from a seed pass of random blocks a peer saw fetched first: the target holds from the next scan")
-	w := float64(len(wallet))
-	n := min(int(to-from)+1, max(minSeedBlocks, int(math.Ceil(w*(1-cs.target)/cs.target/2))))
-	perm := rand.Perm(int(to-from) + 1)[:n]
-	for _, i := range perm {
-		cs.seed = append(cs.seed, from+int32(i))
-	}
-	slices.Sort(cs.seed)
-	blocks, err := c.fetchBlocks(ctx, log, cs.seed, nil)
-	if err != nil {
-		return nil, fmt.Errorf("client: the covers' seed pass: %w", err)
-	}
-	cs.seedProbes = cs.candidates(blocks, maxProbes-len(cs.probes))
-	cs.probes = append(cs.probes, cs.seedProbes...)
 	return cs, nil
 }
 
@@ -434,13 +421,16 @@ func walletChains(ms []member) {
 	}
 }
 
-// plan profiles the wallet, the covers and the probes on the filters of
-// the range, draws the cover chains the target needs (leak.Need,
-// leak.Draw, relaxing a shape where no candidate chain has it), and
-// returns the heights to fetch: the wallet's of matched (the filter
-// pass's), the seed pass's, and the covers' (those in use first, then
-// the new ones) within MaxCoverBlocks.
-func (cs *coverScan) plan(matched []int32, forced map[int32]bool) ([]int32, error) {
+// plan profiles the wallet and the covers on the filters of the range
+// and, while covers are short of the target, draws cover chains from
+// the reserve (leak.Need, leak.Draw, relaxing a shape where no
+// candidate chain has it) and explores blocks for more candidates, in
+// rounds, before any block of the wallet is fetched. It returns the
+// heights to fetch: the wallet's of matched (the filter pass's), the
+// blocks explored (held already), and the covers' (those in use first,
+// then the new ones) within the bound. Covers still short, the scan
+// fails with *PrivacyTargetError unless Config.AllowShortCovers.
+func (cs *coverScan) plan(ctx context.Context, log *scanLog, matched []int32, forced map[int32]bool) ([]int32, error) {
 	var at [][]int32
 	at, cs.hits = cs.profile(slices.Concat(cs.wallet, cs.covers))
 	nw, nc := len(cs.wallet), len(cs.covers)
@@ -477,32 +467,112 @@ func (cs *coverScan) plan(matched []int32, forced map[int32]bool) ([]int32, erro
 			cs.warnings = append(cs.warnings, fmt.Sprintf("cover %x turned hot: it appears in %d blocks of the range, each fetched every scan (kept: dropping a cover marks it to anyone intersecting sessions)", c.Script, len(hs)))
 		}
 	}
-	coverProfiles := cs.profiles(inUse)
-	need := leak.Need(walletProfiles, coverProfiles, cs.set.Chance(), cs.target)
-	// The candidates are profiled only when covers are short: once
-	// they meet the target, planning costs the wallet's and the
-	// covers' tests alone.
-	var probeScripts [][]byte
-	if len(need) > 0 {
-		// The reserve sampled again, the chains of the classes short
-		// first: a reserve of many rare chains of other classes would
-		// leave them out as often as not.
-		want := map[uint8]bool{}
-		for p := range need {
-			want[uint8(min(p.Class, cover.MaxClass))] = true
+	bound := cs.bound()
+	covered := slices.Clone(inUse)
+	short := leak.Need(walletProfiles, cs.profiles(covered), cs.set.Chance(), cs.target)
+	// Rounds: draw what the reserve holds, then explore twice as many
+	// blocks as the round before (more still after scans short in a
+	// row), leaving room within the bound for the blocks of the chains
+	// still short, until the covers meet the target.
+	cs.foundNow = map[string]bool{}
+	for round := cs.set.Explore().Short; len(short) > 0; round++ {
+		added := cs.drawRound(short)
+		for _, m := range added {
+			coverHeights = append(coverHeights, m.heights)
 		}
-		cs.probes = append(sampleChains(cs.set.Reserve(), maxProbes-len(cs.seedProbes), want), cs.seedProbes...)
-		for _, c := range cs.probes {
-			probeScripts = append(probeScripts, c.Script)
+		covered = append(covered, added...)
+		short = leak.Need(walletProfiles, cs.profiles(covered), cs.set.Chance(), cs.target)
+		n := 0
+		for _, k := range short {
+			n += k
 		}
+		cs.short = n
+		if n == 0 {
+			break
+		}
+		room := cs.room(bound, coverHeights) - n*max(largest, 1)
+		hs := cs.exploreNext(min(max(minSeedBlocks, exploreFactor*n)<<min(round, maxEscalation), room))
+		if len(hs) == 0 {
+			break
+		}
+		blocks, err := cs.c.fetchBlocks(ctx, log, hs, nil)
+		if err != nil {
+			return nil, fmt.Errorf("client: exploring blocks for covers: %w", err)
+		}
+		cs.explored = append(cs.explored, hs...)
+		// Every candidate of the blocks explored joins the reserve, for
+		// the next round's sample and the next scan's.
+		for _, c := range cs.fresh(blocks, maxNewReserve) {
+			if err := cs.set.AddReserve(c); errors.Is(err, cover.ErrFull) {
+				break
+			}
+			cs.foundNow[string(c.Script)] = true
+		}
+	}
+	if cs.drawnNow > 0 {
+		cs.warnings = append(cs.warnings, fmt.Sprintf("%d covers were found in the %d blocks this scan explored before the wallet's: a peer that tells the blocks fetched before the wallet's from those after can tell these covers, each with a block among the first, from the wallet's scripts, which have one there only by chance (the block-download attack on the blocks fetched, which the target is met against, does not use their order)", cs.drawnNow, len(cs.explored)))
+	}
+	heights, reached := cs.heights(bound, coverHeights)
+	if cs.short > 0 || reached > 0 {
+		e := &PrivacyTargetError{Target: cs.target, Short: cs.short, Unfetched: reached, Explored: len(cs.explored), Bound: bound}
+		if !cs.c.cfg.AllowShortCovers {
+			cs.keep(nil)
+			return nil, e
+		}
+		cs.why = append(cs.why, e.reason())
+	}
+	return heights, nil
+}
+
+// bound is the most blocks the scan fetches only for covers (none:
+// -1).
+func (cs *coverScan) bound() int {
+	if b := cs.c.cfg.MaxCoverBlocks; b != 0 {
+		return b
+	}
+	return DefaultCoverBlocksFactor * max(len(cs.walletAt), minSeedBlocks)
+}
+
+// room is how many blocks more the bound leaves, with the blocks
+// explored and those of coverHeights fetched.
+func (cs *coverScan) room(bound int, coverHeights [][]int32) int {
+	if bound < 0 {
+		return math.MaxInt32
+	}
+	extra := map[int32]bool{}
+	for _, h := range slices.Concat(append(coverHeights, cs.explored)...) {
+		if !cs.walletAt[h] {
+			extra[h] = true
+		}
+	}
+	return bound - len(extra)
+}
+
+// drawRound samples the reserve (the chains of the classes short
+// first), profiles the sample on the held filters and draws the cover
+// chains of short from it, adding them to the set; it returns them.
+// The candidates not drawn are kept in spare, their owners'
+// other blocks in near.
+func (cs *coverScan) drawRound(short map[leak.Profile]int) []member {
+	want := map[uint8]bool{}
+	for p := range short {
+		want[uint8(min(p.Class, cover.MaxClass))] = true
+	}
+	// The reserve sampled again, the chains of the classes short first:
+	// a reserve of many rare chains of other classes would leave them
+	// out as often as not.
+	cs.probes = sampleChains(cs.set.Reserve(), maxProbes, want)
+	probeScripts := make([][]byte, len(cs.probes))
+	for i, c := range cs.probes {
+		probeScripts[i] = c.Script
 	}
 	probeAt, _ := cs.profile(probeScripts)
 	var probes []member
 	probeHeights := map[string][]int32{}
 	byScript := map[string]cover.Cover{}
-	for i, c := range cs.probes[:len(probeScripts)] {
+	for i, c := range cs.probes {
 		hs := probeAt[i]
-		if len(hs) == 0 || len(hs) > hot {
+		if len(hs) == 0 || len(hs) > cs.hot {
 			continue // a hot script's blocks would cost more than it hides
 		}
 		probeHeights[string(c.Script)] = hs
@@ -513,24 +583,26 @@ func (cs *coverScan) plan(matched []int32, forced map[int32]bool) ([]int32, erro
 	for i, p := range cs.profiles(probes) {
 		cands = append(cands, leak.Profiled{Script: probes[i].script, Profile: p})
 	}
-	drawn, alone := cs.draw(cands, need)
+	drawn, alone := cs.draw(cands, short)
 	isDrawn := map[string]bool{}
 	for _, d := range drawn {
 		isDrawn[string(d.Script)] = true
 	}
+	cs.spare, cs.near = cs.spare[:0], cs.near[:0]
 	for _, c := range cands {
 		if !isDrawn[string(c.Script)] {
 			sp := byScript[string(c.Script)]
 			sp.Profile.Class = uint8(c.Profile.Class)
 			cs.spare = append(cs.spare, sp)
+			if sp.Profile.Class > 1 {
+				cs.near = append(cs.near, probeHeights[string(c.Script)]...)
+			}
 		}
 	}
-	// The covers in use first, then the new ones: a bound keeps the old
-	// covers' blocks, which earlier sessions fetched.
+	rand.Shuffle(len(cs.near), func(i, j int) { cs.near[i], cs.near[j] = cs.near[j], cs.near[i] })
 	var added []member
 	for _, d := range drawn {
 		hs := probeHeights[string(d.Script)]
-		coverHeights = append(coverHeights, hs)
 		g := byScript[string(d.Script)].Profile.Group
 		if alone[string(d.Script)] {
 			g = cs.nextGroup
@@ -542,56 +614,68 @@ func (cs *coverScan) plan(matched []int32, forced map[int32]bool) ([]int32, erro
 			break
 		}
 		cs.drawn++
+		if cs.foundNow[string(d.Script)] {
+			cs.drawnNow++
+		}
 		added = append(added, member{script: d.Script, heights: hs, group: g})
 	}
 	if len(alone) > 0 {
-		cs.warnings = append(cs.warnings, fmt.Sprintf("%d covers drawn alone: no candidate chain had the length of the wallet's chain they stand for, so the size of their groups can tell them from the wallet's (the reserve grows from the cover blocks each scan fetches)", len(alone)))
+		cs.warnings = append(cs.warnings, fmt.Sprintf("%d covers drawn alone: no candidate chain had the length of the wallet's chain they stand for, so the size of their groups can tell them from the wallet's (the reserve grows from the blocks each scan fetches)", len(alone)))
 	}
-	if short := leak.Need(walletProfiles, cs.profiles(slices.Concat(inUse, added)), cs.set.Chance(), cs.target); len(short) > 0 {
-		cs.short = true
-		n := 0
-		for _, k := range short {
-			n += k
-		}
-		// Exploring more finds rare chains sooner, but the blocks
-		// explored join the covers' owners' other transactions to
-		// them, in larger groups than the wallet's (privacy/README.md):
-		// a scan explores little at first, and twice as much for each
-		// scan before it in a row that fell short, within its bound.
-		base := max(minSeedBlocks, exploreFactor*n)
-		cs.nearCount = base / 2
-		cs.explore = base << min(cs.set.Explore().Short, maxEscalation)
-		if limit := DefaultCoverBlocksFactor * max(len(cs.walletAt), minSeedBlocks); cs.explore > limit {
-			cs.explore = max(base, limit)
-		}
-		cs.why = append(cs.why, fmt.Sprintf("%d cover chains short of the target: no candidate of their class yet (the reserve grows from the blocks each scan fetches, and %d blocks more are fetched to find more: a few of candidates of several appearances, then the next of a sweep of the range, twice as many after each scan short)", n, cs.explore))
-		for _, c := range cs.spare {
-			if c.Profile.Class > 1 {
-				cs.near = append(cs.near, probeHeights[string(c.Script)]...)
-			}
-		}
-		rand.Shuffle(len(cs.near), func(i, j int) { cs.near[i], cs.near[j] = cs.near[j], cs.near[i] })
-	}
-	return cs.heights(coverHeights), nil
+	return added
 }
 
-// heights is the plan: the wallet's blocks and the seed pass's, then
-// each cover's in turn within the bound, then random blocks to explore.
-func (cs *coverScan) heights(coverHeights [][]int32) []int32 {
-	bound := cs.c.cfg.MaxCoverBlocks
-	if bound == 0 {
-		bound = DefaultCoverBlocksFactor * len(cs.walletAt)
+// exploreNext returns up to n heights to explore, not fetched yet by
+// the scan: a few near candidates of several appearances (their
+// owners' other transactions), then the next of the sweep. They are
+// chosen without the wallet: the sweep is keyed by the set's seed, and
+// a near height is a candidate's.
+func (cs *coverScan) exploreNext(n int) []int32 {
+	if n <= 0 {
+		return nil
 	}
+	taken := map[int32]bool{}
+	for _, h := range cs.explored {
+		taken[h] = true
+	}
+	var out []int32
+	for _, h := range cs.near {
+		if len(out) >= n/2 {
+			break
+		}
+		if !taken[h] {
+			taken[h] = true
+			out = append(out, h)
+		}
+	}
+	order, place := cs.sweep()
+	for i, h := range order {
+		if len(out) >= n {
+			break
+		}
+		if !taken[h] {
+			taken[h] = true
+			out = append(out, h)
+			p := place[i]
+			cs.swept = &p
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// heights is the plan: the wallet's blocks and those explored, then
+// each cover's in turn within the bound; unfetched counts the covers
+// whose blocks the bound left out.
+func (cs *coverScan) heights(bound int, coverHeights [][]int32) (out []int32, unfetched int) {
 	fetch := map[int32]bool{}
 	for h := range cs.walletAt {
 		fetch[h] = true
 	}
-	for _, h := range cs.seed {
-		fetch[h] = true
-	}
 	extra := 0
-	for _, h := range cs.seed {
-		if !cs.walletAt[h] {
+	for _, h := range cs.explored {
+		if !fetch[h] {
+			fetch[h] = true
 			extra++
 		}
 	}
@@ -603,7 +687,7 @@ func (cs *coverScan) heights(coverHeights [][]int32) []int32 {
 			}
 		}
 		if bound >= 0 && extra+len(add) > bound {
-			cs.why = append(cs.why, fmt.Sprintf("MaxCoverBlocks (%d) reached: the blocks of %d covers were not fetched", bound, len(coverHeights)-i))
+			unfetched = len(coverHeights) - i
 			break
 		}
 		extra += len(add)
@@ -611,36 +695,12 @@ func (cs *coverScan) heights(coverHeights [][]int32) []int32 {
 			fetch[h] = true
 		}
 	}
-	// Blocks to explore, in the same plan, whose scripts fill the
-	// reserve for the next scan: a few near candidates of several
-	// appearances (their owners' other transactions), then the next
-	// of the sweep. A peer sees them as blocks no group explains.
-	explore := func(hs []int32, n int) int {
-		for i, h := range hs {
-			if n == 0 || cs.explore == 0 || bound >= 0 && extra >= bound {
-				return i
-			}
-			if !fetch[h] {
-				fetch[h] = true
-				n, cs.explore, extra = n-1, cs.explore-1, extra+1
-			}
-		}
-		return len(hs)
-	}
-	explore(cs.near, cs.nearCount)
-	if cs.explore > 0 {
-		order, priority := cs.sweep()
-		if i := explore(order, cs.explore); i > 0 {
-			p := priority[i-1]
-			cs.swept = &p
-		}
-	}
-	out := make([]int32, 0, len(fetch))
+	out = make([]int32, 0, len(fetch))
 	for h := range fetch {
 		out = append(out, h)
 	}
 	slices.Sort(out)
-	return out
+	return out, unfetched
 }
 
 // sweep is the range's heights in the order the set's sweep explores
@@ -796,10 +856,10 @@ func keepProfiled(cands []cover.Cover, at [][]int32, hot, n int) []cover.Cover {
 // times its wallet blocks when Config.MaxCoverBlocks is zero.
 const DefaultCoverBlocksFactor = 4
 
-// finish counts the scan's cost, adds candidates of its cover blocks to
-// the reserve and saves the set.
+// finish counts the scan's cost, adds candidates of its blocks to the
+// reserve and saves the set.
 func (cs *coverScan) finish(heights []int32, blocks []*wire.MsgBlock) *CoverCost {
-	k := &CoverCost{Target: cs.target, Drawn: cs.drawn, SeedBlocks: len(cs.seed)}
+	k := &CoverCost{Target: cs.target, Drawn: cs.drawn, ExploredBlocks: len(cs.explored)}
 	for i, b := range blocks {
 		size := uint64(b.SerializeSize())
 		if cs.walletAt[heights[i]] {
@@ -810,6 +870,21 @@ func (cs *coverScan) finish(heights []int32, blocks []*wire.MsgBlock) *CoverCost
 		k.CoverBlocks++
 		k.CoverBytes += size
 	}
+	cs.keep(blocks)
+	k.Covers, k.Reserve = len(cs.set.Covers()), len(cs.set.Reserve())
+	k.Met = len(cs.why) == 0
+	if !k.Met {
+		k.Why = cs.why[0]
+		for _, w := range cs.why[1:] {
+			k.Why += "; " + w
+		}
+	}
+	return k
+}
+
+// keep adds the candidates profiled and not drawn, and those of blocks,
+// to the reserve, keeps the exploration state and saves the set.
+func (cs *coverScan) keep(blocks []*wire.MsgBlock) {
 	inReserve := map[string]bool{}
 	for _, r := range cs.set.Reserve() {
 		inReserve[string(r.Script)] = true
@@ -827,14 +902,17 @@ func (cs *coverScan) finish(heights []int32, blocks []*wire.MsgBlock) *CoverCost
 	}
 	// Candidates come from every block fetched: the wallet's blocks
 	// hold other people's transactions too, at no cost.
-	for _, c := range append(spare, cs.fresh(blocks, maxNewReserve-len(spare))...) {
+	if len(blocks) > 0 {
+		spare = append(spare, cs.fresh(blocks, maxNewReserve-len(spare))...)
+	}
+	for _, c := range spare {
 		if err := cs.set.AddReserve(c); errors.Is(err, cover.ErrFull) {
 			break
 		}
 	}
 	e := cs.set.Explore()
 	e.Short = 0
-	if cs.short {
+	if cs.short > 0 {
 		e.Short = min(cs.set.Explore().Short+1, maxEscalation)
 	}
 	if cs.swept != nil {
@@ -846,13 +924,46 @@ func (cs *coverScan) finish(heights []int32, blocks []*wire.MsgBlock) *CoverCost
 	if err := cs.set.Save(); err != nil {
 		cs.why = append(cs.why, fmt.Sprintf("the cover file could not be saved: %v", err))
 	}
-	k.Covers, k.Reserve = len(cs.set.Covers()), len(cs.set.Reserve())
-	k.Met = len(cs.why) == 0
-	if !k.Met {
-		k.Why = cs.why[0]
-		for _, w := range cs.why[1:] {
-			k.Why += "; " + w
-		}
+}
+
+// PrivacyTargetError: a scan's covers stayed short of the privacy
+// target (Config.PrivacyTarget) after exploring blocks for candidates
+// up to the bound (Config.MaxCoverBlocks), and the scan stopped before
+// fetching any block of the wallet's: fetched short of the target, the
+// wallet's groups would be exposed to the peers, and a peer that
+// records every session keeps them. The candidates found are kept and
+// the next scan explores on from where this one stopped; a larger
+// bound goes further in one scan; Config.AllowShortCovers fetches the
+// wallet's blocks short of the target instead.
+type PrivacyTargetError struct {
+	Target float64
+	// Short counts the cover chains short of the target; Unfetched the
+	// covers in use whose blocks the bound left out.
+	Short, Unfetched int
+	// Explored counts the blocks the scan fetched to find candidates;
+	// Bound is the most blocks it fetches only for covers (-1: none).
+	Explored, Bound int
+}
+
+func (e *PrivacyTargetError) Error() string {
+	return fmt.Sprintf("client: privacy target %g not met: %s; none of the wallet's blocks was fetched: scan again to explore on, raise MaxCoverBlocks, or set AllowShortCovers to fetch them short of the target", e.Target, e.reason())
+}
+
+// reason says what fell short.
+func (e *PrivacyTargetError) reason() string {
+	bound := fmt.Sprintf("the bound of %d cover blocks (MaxCoverBlocks)", e.Bound)
+	if e.Bound < 0 {
+		bound = "every block of the range"
 	}
-	return k
+	var s string
+	if e.Short > 0 {
+		s = fmt.Sprintf("%d cover chains short after exploring %d blocks for candidates within %s", e.Short, e.Explored, bound)
+	}
+	if e.Unfetched > 0 {
+		if s != "" {
+			s += ", and "
+		}
+		s += fmt.Sprintf("the blocks of %d covers in use beyond %s", e.Unfetched, bound)
+	}
+	return s
 }

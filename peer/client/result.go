@@ -187,15 +187,16 @@ type CoverCost struct {
 	Reserve int `json:"reserve_count"`
 	// WalletBlocks and WalletBytes are the blocks fetched for the watch
 	// list (or that a cover and the watch list share) and their size;
-	// CoverBlocks and CoverBytes those fetched only for covers or the
-	// seed pass: the price of the target over a scan without it.
+	// CoverBlocks and CoverBytes those fetched only for covers or to
+	// explore for them: the price of the target over a scan without it.
 	WalletBlocks int    `json:"wallet_blocks_fetched"`
 	WalletBytes  uint64 `json:"wallet_bytes_received"`
 	CoverBlocks  int    `json:"cover_blocks_fetched"`
 	CoverBytes   uint64 `json:"cover_bytes_received"`
-	// SeedBlocks counts the random blocks of the seed pass (among
-	// CoverBlocks).
-	SeedBlocks int `json:"seed_blocks_fetched"`
+	// ExploredBlocks counts the blocks fetched, before any of the
+	// wallet's, only to find candidates for covers (among CoverBlocks,
+	// but where one is the wallet's too).
+	ExploredBlocks int `json:"explored_blocks_fetched"`
 	// Met is true when every class of the wallet's chains has cover
 	// chains enough for the target in this scan's fetches; Why says why
 	// not.
