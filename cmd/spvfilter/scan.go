@@ -52,6 +52,7 @@ type scanFlags struct {
 	newCovers     bool
 	maxCoverBlock int
 	leak          bip37LeakFlags
+	allowShort    bool
 }
 
 // bloomFlags maps the --flags names to BIP 37 update rules.
@@ -177,9 +178,10 @@ the nodes do not extend, as a regtest node restarted does not).`,
 	f.Int64Var(&fl.filterCache, "filter-cache", store.DefaultFilterCacheBytes, "bytes of verified filters kept in --datadir (0 for none)")
 	f.IntVar(&fl.maxReloads, "max-reloads", client.DefaultMaxReloads, "most fresh BIP 37 filters loaded in place of one the node makes match far beyond its rate (each tells the node more)")
 	f.BoolVar(&fl.isolate, "isolate", false, "bip157: fetch each block over a connection of its own through --proxy, with fresh SOCKS5 credentials, which Tor isolates on a circuit of its own: a node sees each block asked by a stranger (needs --proxy)")
-	f.Float64Var(&fl.privacyTarget, "privacy-target", 0, "bip157: fetch the blocks of cover scripts (kept in --datadir, the same every session) with the wallet's, so that a peer watching the downloads, or all of them together, gives no watched script a probability above P (in (0, 1); 0 for none; the first covered scan of a wallet bootstraps its covers and reports the target not met); bip37: size the filter, in place of --fprate, so that the model's E[P_h(N)] stays below P for the filtering peer")
+	f.Float64Var(&fl.privacyTarget, "privacy-target", 0, "bip157: fetch the blocks of cover scripts (kept in --datadir, the same every session) with the wallet's, so that a peer watching the downloads, or all of them together, gives no watched script a probability above P (in (0, 1); 0 for none; while the covers are short, a scan first explores blocks for more, within --max-cover-blocks, and fetches none of the wallet's until they meet P); bip37: size the filter, in place of --fprate, so that the model's E[P_h(N)] stays below P for the filtering peer")
 	f.BoolVar(&fl.newCovers, "new-covers", false, "with --privacy-target: start a new cover set in place of a damaged or deleted cover file (anyone holding earlier sessions can then strip the covers they fetched)")
-	f.IntVar(&fl.maxCoverBlock, "max-cover-blocks", 0, "with --privacy-target: most blocks a scan fetches only for covers (0: 4 times the wallet's; -1: no bound); beyond it the target is reported not met")
+	f.IntVar(&fl.maxCoverBlock, "max-cover-blocks", 0, "with --privacy-target: most blocks a scan fetches only for covers, those explored to find them included (0: 4 times the wallet's; -1: no bound); covers still short within it stop the scan before any block of the wallet's is fetched (the next scan explores on), unless --allow-short-covers")
+	f.BoolVar(&fl.allowShort, "allow-short-covers", false, "with --privacy-target: when the covers are short of the target within --max-cover-blocks, fetch the wallet's blocks anyway with the covers found, and report the target not met, instead of stopping before any is fetched (a peer that records the scan keeps what it exposed)")
 	fl.leak.register(f)
 	f.BoolVar(&fl.follow, "follow", false, "after the tip, keep following new blocks (bip157), printing one JSON object per line for every event, until interrupted")
 	_ = cmd.MarkFlagRequired("watch")
@@ -586,7 +588,7 @@ func (a *app) runScan(cmd *cobra.Command, fl *scanFlags) error {
 	defer stop()
 	start := time.Now()
 	res, err := a.executeScan(ctx, plan)
-	err = nodeFailureFrom(err, plan.client.Params, plan.client.DataDir, plan.nodes)
+	err = coverWords(nodeFailureFrom(err, plan.client.Params, plan.client.DataDir, plan.nodes))
 	if err != nil {
 		// An interrupt ends the scan with "interrupted", not with the
 		// bare context error.
@@ -636,7 +638,7 @@ func (a *app) planScan(flags *pflag.FlagSet, fl *scanFlags) (*scanPlan, error) {
 		return nil, err
 	}
 	if fl.mode == "bip157" {
-		ccfg.PrivacyTarget, ccfg.NewCovers, ccfg.MaxCoverBlocks = fl.privacyTarget, fl.newCovers, fl.maxCoverBlock
+		ccfg.PrivacyTarget, ccfg.NewCovers, ccfg.MaxCoverBlocks, ccfg.AllowShortCovers = fl.privacyTarget, fl.newCovers, fl.maxCoverBlock, fl.allowShort
 	}
 	plan := &scanPlan{mode: fl.mode, network: fl.network, from: fl.from, to: fl.to, follow: fl.follow}
 	if err := fl.checkRange(flags, plan); err != nil {
@@ -695,8 +697,8 @@ func (a *app) planScan(flags *pflag.FlagSet, fl *scanFlags) (*scanPlan, error) {
 	return plan, nil
 }
 
-// checkCovers checks --privacy-target, --new-covers and
-// --max-cover-blocks.
+// checkCovers checks --privacy-target, --new-covers,
+// --max-cover-blocks and --allow-short-covers.
 func (fl *scanFlags) checkCovers(flags *pflag.FlagSet) error {
 	t := fl.privacyTarget
 	switch {
@@ -704,8 +706,12 @@ func (fl *scanFlags) checkCovers(flags *pflag.FlagSet) error {
 		return badInput("--privacy-target %g: want a probability in (0, 1), such as 0.5, or 0 for none", t)
 	case fl.mode == "bip37" && (flags.Changed("new-covers") || flags.Changed("max-cover-blocks")):
 		return badInput("--new-covers and --max-cover-blocks are for --mode bip157: covers are fetched blocks, which a BIP 37 scan does not fetch (its --privacy-target sizes the filter)")
+	case fl.mode == "bip37" && flags.Changed("allow-short-covers"):
+		return badInput("--allow-short-covers is for --mode bip157: covers are fetched blocks, which a BIP 37 scan does not fetch (its --privacy-target sizes the filter)")
 	case t == 0 && (flags.Changed("new-covers") || flags.Changed("max-cover-blocks")):
 		return badInput("--new-covers and --max-cover-blocks are for --privacy-target")
+	case t == 0 && flags.Changed("allow-short-covers"):
+		return badInput("--allow-short-covers is for --privacy-target: without covers, nothing stops a scan short of them")
 	case fl.maxCoverBlock < -1:
 		return badInput("--max-cover-blocks %d: want a number of blocks, 0 for the default or -1 for no bound", fl.maxCoverBlock)
 	}

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/spvfilter/spvfilter/peer/client"
+)
+
+// TestCoverWords: a scan's stop short of its privacy target is said
+// with the flags that set the bound and the ways on, the cause still
+// wrapped; any other error is left as it is.
+func TestCoverWords(t *testing.T) {
+	other := errors.New("client: something else")
+	for _, tc := range []struct {
+		name string
+		err  error
+		want []string
+	}{
+		{"short within a bound", fmt.Errorf("scan: %w", &client.PrivacyTargetError{Target: 0.5, Short: 3, Explored: 120, Bound: 160}),
+			[]string{"--privacy-target 0.5 not met: 3 cover chains short after exploring 120 blocks for them within --max-cover-blocks 160;", "none of the wallet's blocks was fetched", "--allow-short-covers"}},
+		{"no bound, covers in use left out", &client.PrivacyTargetError{Target: 0.3, Unfetched: 2, Bound: -1},
+			[]string{"--privacy-target 0.3 not met: the blocks of 2 covers in use beyond the whole range (--max-cover-blocks -1)"}},
+		{"both", &client.PrivacyTargetError{Target: 0.5, Short: 1, Unfetched: 2, Explored: 7, Bound: 9},
+			[]string{"1 cover chains short after exploring 7 blocks for them within --max-cover-blocks 9, and the blocks of 2 covers in use beyond --max-cover-blocks 9;"}},
+		{"another error", other, []string{"client: something else"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := coverWords(tc.err)
+			for _, w := range tc.want {
+				if !strings.Contains(got.Error(), w) {
+					t.Errorf("%q does not say %q", got, w)
+				}
+			}
+			if !errors.Is(got, tc.err) {
+				t.Errorf("%v does not wrap its cause", got)
+			}
+		})
+	}
+	if coverWords(nil) != nil {
+		t.Error("nil worded as an error")
+	}
+}
