@@ -2,10 +2,12 @@ package neutrinocapture
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -374,9 +376,17 @@ const otherWallets = 3
 const protectedTarget = 0.5
 
 // maxProtectedSessions bounds the sessions a protected scan runs until
-// its covers meet the target: the first bootstraps them from a seed
-// pass, and the reserve grows from each session's cover blocks.
+// its covers meet the target: a session short of them within its
+// bound stops before fetching the wallet's blocks, and the next
+// explores on.
 const maxProtectedSessions = 20
+
+// protectedCoverBlocks is the protected scan's MaxCoverBlocks, from
+// SPVFILTER_MAX_COVER_BLOCKS (0, the client's default, unset).
+var protectedCoverBlocks = func() int {
+	n, _ := strconv.Atoi(os.Getenv("SPVFILTER_MAX_COVER_BLOCKS"))
+	return n
+}()
 
 // protected is the check of the protected scan: its report is that of
 // a session whose covers met the target, and the attack told the
@@ -409,8 +419,18 @@ func protectedScan(target float64) func(ctx context.Context, t *testing.T, addrs
 		t.Helper()
 		dir := t.TempDir()
 		for session := 1; session <= maxProtectedSessions; session++ {
-			res := spvfilterSession(ctx, t, client.Config{Peers: addrs, Params: params, ConnectOnly: true, Timeout: 30 * time.Second,
-				DataDir: dir, PrivacyTarget: target}, w, tip)
+			res, err := spvfilterSessionErr(ctx, t, client.Config{Peers: addrs, Params: params, ConnectOnly: true, Timeout: 30 * time.Second,
+				DataDir: dir, PrivacyTarget: target, MaxCoverBlocks: protectedCoverBlocks}, w, tip)
+			var short *client.PrivacyTargetError
+			if errors.As(err, &short) {
+				// Nothing of the wallet's was fetched: the next session
+				// explores on.
+				t.Logf("protected session %d: %v", session, err)
+				continue
+			}
+			if err != nil {
+				t.Fatalf("spvfilter scan: %v", err)
+			}
 			t.Logf("protected session %d: %d blocks, %d bytes: %s", session, res.BlocksFetched, res.BytesReceived, res.Cover)
 			if res.Cover != nil && res.Cover.Met {
 				return res.Leak
@@ -439,6 +459,16 @@ func spvfilterScan(ctx context.Context, t *testing.T, addrs []string, params *ch
 // from its birth to tip with its leak report.
 func spvfilterSession(ctx context.Context, t *testing.T, cfg client.Config, w *peertest.LabelledWallet, tip int32) *client.ScanResult {
 	t.Helper()
+	res, err := spvfilterSessionErr(ctx, t, cfg, w, tip)
+	if err != nil {
+		t.Fatalf("spvfilter scan: %v", err)
+	}
+	return res
+}
+
+// spvfilterSessionErr is spvfilterSession returning the scan's error.
+func spvfilterSessionErr(ctx context.Context, t *testing.T, cfg client.Config, w *peertest.LabelledWallet, tip int32) (*client.ScanResult, error) {
+	t.Helper()
 	params := cfg.Params
 	c, err := client.Connect(ctx, cfg)
 	if err != nil {
@@ -458,7 +488,7 @@ func spvfilterSession(ctx context.Context, t *testing.T, cfg client.Config, w *p
 	}
 	res, err := c.ScanBIP157(ctx, client.ScanRequest{Watch: watch, From: w.Birth, To: tip, Leak: true})
 	if err != nil {
-		t.Fatalf("spvfilter scan: %v", err)
+		return nil, err
 	}
 	if len(res.Matches) == 0 {
 		t.Fatal("spvfilter scan: no match")
@@ -466,7 +496,7 @@ func spvfilterSession(ctx context.Context, t *testing.T, cfg client.Config, w *p
 	if res.Leak == nil {
 		t.Fatalf("spvfilter scan: no leak report (%q)", res.Warnings)
 	}
-	return res
+	return res, nil
 }
 
 // walletAddrs decodes the wallet's addresses.
