@@ -105,7 +105,10 @@ func wantP(shape peertest.WalletChain, k int) float64 {
 // protection, where the attack must give a script of the wallet's more
 // than 0.5 (exposed), and with --privacy-target 0.5 over two peers,
 // session after session over one data directory until the client says
-// its covers met the target, where the attack told the target must give
+// its covers met the target (a session that stops short of them, within
+// its bound on cover blocks, fetches none of the wallet's blocks; the
+// bound is the client's default, or SPVFILTER_MAX_COVER_BLOCKS, -1 for
+// none), where the attack told the target must give
 // no watched script nor group above 0.5 at either peer or both
 // colluding, and the client's report of that session must agree with
 // it (protected). Both tables are logged, and with
@@ -116,6 +119,7 @@ func wantP(shape peertest.WalletChain, k int) float64 {
 //
 //	go test -run TestLeakAgainstCapture -v
 //	SPVFILTER_WALLET_CHAIN=long go test -run TestLeakAgainstCapture -v -timeout 60m
+//	SPVFILTER_MAX_COVER_BLOCKS=-1 SPVFILTER_WALLET_CHAIN=long go test -run TestLeakAgainstCapture -v
 func TestLeakAgainstCapture(t *testing.T) {
 	shape := peertest.WalletChainFromEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
@@ -452,7 +456,9 @@ func neutrinoScan(ctx context.Context, t *testing.T, addrs []string, params *cha
 // connected to addrs only, asking for its leak report.
 func spvfilterScan(ctx context.Context, t *testing.T, addrs []string, params *chaincfg.Params, w *peertest.LabelledWallet, tip int32) *leak.Leak {
 	t.Helper()
-	return spvfilterSession(ctx, t, client.Config{Peers: addrs, Params: params, ConnectOnly: true, Timeout: 30 * time.Second}, w, tip).Leak
+	res := spvfilterSession(ctx, t, client.Config{Peers: addrs, Params: params, ConnectOnly: true, Timeout: 30 * time.Second}, w, tip)
+	t.Logf("unprotected session: %d blocks, %d bytes", res.BlocksFetched, res.BytesReceived)
+	return res.Leak
 }
 
 // spvfilterSession is one client of cfg scanning the wallet's scripts
