@@ -120,7 +120,7 @@ const (
 	// maxFreshCandidates bounds the candidates of a scan's blocks
 	// profiled at its end.
 	maxFreshCandidates = 4096
-	minSeedBlocks      = 8 // blocks of a seed pass, at least
+	minExploreBlocks   = 8 // blocks of a round of exploring, and wallet blocks the default bound counts, at least
 	coverHotFactor     = 2 // a cover of more appearances than this × the wallet's largest class (or 16) is hot
 	exploreFactor      = 4 // blocks explored per cover chain short at first, within MaxCoverBlocks
 	maxEscalation      = 8 // doublings of the blocks explored, at most
@@ -491,7 +491,7 @@ func (cs *coverScan) plan(ctx context.Context, log *scanLog, matched []int32, fo
 			break
 		}
 		room := cs.room(bound, coverHeights) - n*max(largest, 1)
-		hs := cs.exploreNext(min(max(minSeedBlocks, exploreFactor*n)<<min(round, maxEscalation), room))
+		hs := cs.exploreNext(min(max(minExploreBlocks, exploreFactor*n)<<min(round, maxEscalation), room))
 		if len(hs) == 0 {
 			break
 		}
@@ -530,7 +530,7 @@ func (cs *coverScan) bound() int {
 	if b := cs.c.cfg.MaxCoverBlocks; b != 0 {
 		return b
 	}
-	return DefaultCoverBlocksFactor * max(len(cs.walletAt), minSeedBlocks)
+	return DefaultCoverBlocksFactor * max(len(cs.walletAt), minExploreBlocks)
 }
 
 // room is how many blocks more the bound leaves, with the blocks
