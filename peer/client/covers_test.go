@@ -210,6 +210,11 @@ func TestPrivacyTargetMet(t *testing.T) {
 	if k.ExploredBlocks == 0 || k.Drawn == 0 || k.Drawn != k.Covers {
 		t.Errorf("the first session explored %d blocks and drew %d covers of %d", k.ExploredBlocks, k.Drawn, k.Covers)
 	}
+	// The covers found in the blocks explored are named: a peer that
+	// tells those blocks, fetched first, from the rest can tell them.
+	if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "explored before the wallet's") }) {
+		t.Errorf("covers found in the blocks explored first, without a warning: %q", res.Warnings)
+	}
 	t.Logf("without target: %d blocks fetched, %d bytes received, %v (with the leak report); colluding peers attribute %d scripts at >= 0.95, highest %.3f, highest group %.3f",
 		plain.BlocksFetched, plain.BytesReceived, plainTime.Round(time.Millisecond), plain.Leak.Collusion.Confident, *plain.Leak.Collusion.Highest, highestGroup(&plain.Leak.Collusion))
 	t.Logf("first covered session: %d blocks, %d bytes, %v (with the leak report): %s", res.BlocksFetched, res.BytesReceived, firstTime.Round(time.Millisecond), k)

@@ -34,7 +34,9 @@
 // chain, the same wallet beside other users' wallets, spvfilter scans
 // without protection and with --privacy-target 0.5 (covers drawn as
 // chains of the other users' scripts, session after session until they
-// meet the target): the attack told the target gives no watched script
+// meet the target; a session short of them within its bound stops
+// before fetching any of the wallet's blocks): the attack told the
+// target gives no watched script
 // above it at either peer or both colluding, and the client's report
 // agrees. The default
 // chain has 450 blocks; the long one, 2,000 blocks with the wallet's 20
