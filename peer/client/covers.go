@@ -519,7 +519,7 @@ func (cs *coverScan) plan(ctx context.Context, log *scanLog, matched []int32, fo
 			cs.keep(nil)
 			return nil, e
 		}
-		cs.why = append(cs.why, e.reason())
+		cs.why = append(cs.why, "short within MaxCoverBlocks: "+e.Reason())
 	}
 	return heights, nil
 }
@@ -946,14 +946,14 @@ type PrivacyTargetError struct {
 }
 
 func (e *PrivacyTargetError) Error() string {
-	return fmt.Sprintf("client: privacy target %g not met: %s; none of the wallet's blocks was fetched: scan again to explore on, raise MaxCoverBlocks, or set AllowShortCovers to fetch them short of the target", e.Target, e.reason())
+	return fmt.Sprintf("client: privacy target %g not met: %s; none of the wallet's blocks was fetched: scan again to explore on, raise the bound (MaxCoverBlocks), or set AllowShortCovers to fetch them short of the target", e.Target, e.Reason())
 }
 
-// reason says what fell short.
-func (e *PrivacyTargetError) reason() string {
-	bound := fmt.Sprintf("the bound of %d cover blocks (MaxCoverBlocks)", e.Bound)
+// Reason says what fell short, and the bound.
+func (e *PrivacyTargetError) Reason() string {
+	bound := fmt.Sprintf("a bound of %d cover blocks", e.Bound)
 	if e.Bound < 0 {
-		bound = "every block of the range"
+		bound = "no bound"
 	}
 	var s string
 	if e.Short > 0 {
