@@ -852,8 +852,10 @@ func keepProfiled(cands []cover.Cover, at [][]int32, hot, n int) []cover.Cover {
 	return append(out, sampleChains(common, n, nil)...)
 }
 
-// DefaultCoverBlocksFactor bounds a scan's cover blocks at this many
-// times its wallet blocks when Config.MaxCoverBlocks is zero.
+// DefaultCoverBlocksFactor bounds the blocks a scan fetches only for
+// covers, those it explores to find them included, at this many times
+// its wallet blocks (counted as at least minExploreBlocks) when
+// Config.MaxCoverBlocks is zero.
 const DefaultCoverBlocksFactor = 4
 
 // finish counts the scan's cost, adds candidates of its blocks to the
