@@ -28,9 +28,6 @@ func (v *verification) checkpointPlan(ctx context.Context) (segmentPlan, error) 
 		if err := v.checkStoredCheckpoints(ctx, agreed); err != nil {
 			return segmentPlan{}, err
 		}
-		if err := c.dropUndecidedStored(v.log); err != nil {
-			return segmentPlan{}, err
-		}
 		start = min(v.from, c.st.FilterHeaderTip()+1)
 	}
 	if v.cpLimit < math.MaxInt {

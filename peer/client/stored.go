@@ -44,9 +44,16 @@ func (c *Client) storedSegment(j int, start, end int32, prev chainhash.Hash, agr
 
 // checkStoredCheckpoints compares the stored filter headers at the agreed
 // checkpoints with them; at the first that differs, the segment before it
-// is stated by a peer and compared height by height (checkStored).
+// is stated by a peer and compared height by height (checkStored). The
+// stored headers resting on an undecided filter are dropped first
+// (dropUndecidedStored): checkStored compares none from there on, so a
+// checkpoint above the conflict would differ without end. Each round
+// bans peers or drops stored headers, or the comparison fails.
 func (v *verification) checkStoredCheckpoints(ctx context.Context, agreed []chainhash.Hash) error {
 	c := v.c
+	if err := c.dropUndecidedStored(v.log); err != nil {
+		return err
+	}
 	for i := 0; i < len(agreed); i++ {
 		h := int32(i+1) * wire.CFCheckptInterval
 		if c.st.FilterHeaderTip() < h {
@@ -69,8 +76,13 @@ func (v *verification) checkStoredCheckpoints(ctx context.Context, agreed []chai
 		if err != nil {
 			return &pool.Failure{Member: m, Err: err}
 		}
-		if _, err := c.checkStored(ctx, v.log, v.ms, start, headersFrom(prev, hashes), hashes); err != nil {
+		tip := c.st.FilterHeaderTip()
+		banned, err := c.checkStored(ctx, v.log, v.ms, start, headersFrom(prev, hashes), hashes)
+		if err != nil {
 			return err
+		}
+		if !banned && c.st.FilterHeaderTip() == tip {
+			return fmt.Errorf("client: the filter header stored in %s at height %d differs from the peers' checkpoint, but no stored header of the segment below it does", c.st.Dir(), h)
 		}
 		v.keepLive()
 		if len(v.ms) == 0 {
