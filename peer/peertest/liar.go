@@ -27,6 +27,7 @@ type Liar struct {
 	// hangup closes the connection instead.
 	lie  LieFunc
 	sees map[string]bool // commands decoded besides liarDecodes
+	drip *dripSpec       // how the node's bytes are written (Drips), if set
 
 	mu      sync.Mutex
 	sent    []string       // commands the client sent, in order
@@ -180,12 +181,18 @@ func readFrame(r io.Reader) (cmd string, frame []byte, err error) {
 	return string(bytes.TrimRight(hdr[4:16], "\x00")), frame, nil
 }
 
-func (l *Liar) pipe(dst, src net.Conn, fromClient bool) {
+func (l *Liar) pipe(to, src net.Conn, fromClient bool) {
+	var dst net.Conn = to
+	dw := &dripWriter{Conn: to}
+	if !fromClient && l.drip != nil {
+		dw.spec, dst = l.drip, dw
+	}
 	for {
 		cmd, frame, err := readFrame(src)
 		if err != nil {
 			return
 		}
+		dw.start(cmd)
 		if fromClient {
 			var asked wire.Message
 			if askedDecodes[cmd] {
