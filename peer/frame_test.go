@@ -322,7 +322,8 @@ func TestPiecesReader(t *testing.T) {
 // but a node that sends a message's header and then holds back its
 // payload is cut off with ErrStalled naming the message after
 // Config.Timeout (never before, also when a deadline set for an earlier
-// payload still runs), with or without a request, and does not hold our
+// payload still runs; a quarter more at most, also when its bytes trickle
+// in meanwhile), with or without a request, and does not hold our
 // buffer for it; a message whose payload comes in parts within the
 // timeout is read, and the idle connection after it lives on.
 func TestStartedFrameMustComplete(t *testing.T) {
@@ -359,6 +360,35 @@ func TestStartedFrameMustComplete(t *testing.T) {
 		}
 		if took := time.Since(start); took < timeout {
 			t.Fatalf("cut %v after the header, before the timeout of %v", took, timeout)
+		} else if most := timeout + timeout/boundSlack; took > most+timeout {
+			// A deadline moved on by each payload, or by each byte of it,
+			// would hold the connection longer.
+			t.Fatalf("cut %v after the header: the payload's deadline runs %v at most", took, most)
+		}
+		checkPeerError(t, p.Err(), p.Addr(), ErrStalled)
+	})
+	t.Run("trickled", func(t *testing.T) {
+		client, node := socketPair(t)
+		defer node.Close()
+		p := startPeer(t, Config{Timeout: timeout}, client)
+		whole := rawFrame(wire.CmdBlock, make([]byte, 100_000))
+		node.Write(whole[:wire.MessageHeaderSize])
+		start := time.Now()
+		go func() {
+			for _, b := range whole[wire.MessageHeaderSize:] {
+				if _, err := node.Write([]byte{b}); err != nil {
+					return
+				}
+				time.Sleep(timeout / 30)
+			}
+		}()
+		select {
+		case <-p.Done():
+		case <-time.After(10 * timeout):
+			t.Fatal("the connection outlived a payload trickled byte by byte")
+		}
+		if took, most := time.Since(start), timeout+timeout/boundSlack; took < timeout || took > most+timeout {
+			t.Fatalf("cut %v after the header, want %v to %v", took, timeout, most)
 		}
 		checkPeerError(t, p.Err(), p.Addr(), ErrStalled)
 	})
