@@ -211,13 +211,33 @@ func (p *Peer) followBranch(ctx context.Context, op string, c *chain.Chain, firs
 
 // findTip finds the tip of a node that answered a getheaders from the
 // parent of c's tip with nothing: its tip is then the highest block of
-// that locator on its best chain, and every block below that is on it too.
-// A binary search over the locator's heights asks, for a height L, for the
-// headers after L-1 up to L (hashStop): a node whose best chain holds L
-// answers with exactly that header. Anything else it answers (a branch of
-// its own, or blocks it mined meanwhile) is added to c as SyncHeaders
-// would, and how c changed is merged into up.
+// that locator on its best chain, and every block below that is on it too
+// (searchTip). Other peers' syncs may change c meanwhile: a tip found on
+// the chain as it was is one of c only while c still holds the block the
+// node showed there, so the search is run again when c no longer does, at
+// most maxTipSearches times.
 func (p *Peer) findTip(ctx context.Context, op string, c *chain.Chain, up *chain.Update) (int32, error) {
+	for range maxTipSearches {
+		tip, held, err := p.searchTip(ctx, op, c, up)
+		if err != nil || c.Hash(tip) == held {
+			return tip, err
+		}
+		p.logf("headers: the chain changed during the search for the node's tip (%d): searching again", tip)
+	}
+	return -1, p.errorf(op, "peer: the chain changed during each of %d searches for the node's tip", maxTipSearches)
+}
+
+// maxTipSearches bounds the searches of findTip.
+const maxTipSearches = 3
+
+// searchTip is one search of findTip: it returns the tip found and the
+// hash of the node's block there. A binary search over the locator's
+// heights asks, for a height L, for the headers after L-1 up to L
+// (hashStop): a node whose best chain holds L answers with exactly that
+// header. Anything else it answers (a branch of its own, or blocks it
+// mined meanwhile) is added to c as SyncHeaders would, and how c changed
+// is merged into up.
+func (p *Peer) searchTip(ctx context.Context, op string, c *chain.Chain, up *chain.Update) (int32, chainhash.Hash, error) {
 	var heights []int32 // the locator's heights, lowest first
 	for _, h := range c.LocatorAt(max(c.Height()-1, 0)) {
 		height, _ := c.HeightOf(*h)
@@ -227,40 +247,53 @@ func (p *Peer) findTip(ctx context.Context, op string, c *chain.Chain, up *chain
 		heights[i], heights[j] = heights[j], heights[i]
 	}
 	lo, hi := 0, len(heights)-1 // heights[lo] is held (genesis); the tip is in heights[lo..hi]
+	held := c.Hash(heights[lo])
+	// moved reports whether c no longer holds the node's block at
+	// heights[lo]: what the search found is then of another chain, and
+	// headers after that block may not connect to c (findTip searches
+	// again).
+	moved := func() bool { return c.Hash(heights[lo]) != held }
 	for lo < hi {
+		if moved() {
+			return heights[lo], held, nil
+		}
 		mid := (lo + hi + 1) / 2
 		l := heights[mid]
 		want := c.Hash(l)
-		loc := []*chainhash.Hash{hashPtr(c.Hash(l - 1)), hashPtr(c.Hash(heights[lo]))}
+		loc := []*chainhash.Hash{hashPtr(c.Hash(l - 1)), hashPtr(held)}
 		headers, err := p.getHeaders(ctx, op, loc, want)
 		if err != nil {
-			return -1, err
+			return -1, held, err
 		}
 		if len(headers) == 1 && headers[0].BlockHash() == want {
-			lo = mid
+			lo, held = mid, want
 			continue
 		}
 		if len(headers) > 0 {
-			if _, err := p.extendFound(op, c, headers, up); err != nil && !errors.Is(err, chain.ErrLessWork) {
-				return -1, err
+			_, err := p.extendFound(op, c, headers, up)
+			if errors.Is(err, chain.ErrNotConnected) && moved() {
+				return heights[lo], held, nil
+			}
+			if err != nil && !errors.Is(err, chain.ErrLessWork) {
+				return -1, held, err
 			}
 		}
 		hi = mid - 1
 	}
 	// The node holds heights[lo]; whatever it has after it (nothing, for
 	// a node that answered as the protocol says) ends its chain.
-	headers, err := p.getHeaders(ctx, op, []*chainhash.Hash{hashPtr(c.Hash(heights[lo]))}, chainhash.Hash{})
+	headers, err := p.getHeaders(ctx, op, []*chainhash.Hash{hashPtr(held)}, chainhash.Hash{})
 	if err != nil || len(headers) == 0 {
-		return heights[lo], err
+		return heights[lo], held, err
 	}
 	last, err := p.extendFound(op, c, headers, up)
-	if errors.Is(err, chain.ErrLessWork) {
-		return heights[lo], nil
+	if errors.Is(err, chain.ErrLessWork) || errors.Is(err, chain.ErrNotConnected) && moved() {
+		return heights[lo], held, nil
 	}
 	if err != nil || last < 0 {
-		return heights[lo], err
+		return heights[lo], held, err
 	}
-	return last, nil
+	return last, headers[len(headers)-1].BlockHash(), nil
 }
 
 // extendFound is extend for the headers findTip is sent: how c changed is

@@ -2,6 +2,7 @@ package peer
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"testing"
 
@@ -190,5 +191,75 @@ func TestSyncHeadersReorgInFindTip(t *testing.T) {
 	}
 	if answers.Load() < 2 {
 		t.Errorf("%d headers answers: the binary search did not run", answers.Load())
+	}
+}
+
+// TestFindTipChainChangedUnderIt: a node rolled back to 110 answers the
+// first getheaders with nothing, and while the search for its tip runs,
+// colluders' sync on the same chain reorganizes it to a branch of more
+// work from 105. The sync of the honest node succeeds (no lie, its
+// connection kept) and measures its tip at 105, the highest height where
+// it holds the chain's block: a height measured against the chain before
+// the reorganization (up to 110) is not taken for one of the chain after
+// it. The reorganization comes before each answer of the search in
+// turn.
+func TestFindTipChainChangedUnderIt(t *testing.T) {
+	for at := int32(2); at <= 6; at++ {
+		t.Run(fmt.Sprintf("before answer %d", at), func(t *testing.T) { findTipChainChanged(t, at) })
+	}
+}
+
+// findTipChainChanged is TestFindTipChainChangedUnderIt with the
+// reorganization before the node's answer at.
+func findTipChainChanged(t *testing.T, at int32) {
+	a := peertest.StartBtcd(t)
+	a.Generate(t, 105)
+	b := peertest.CopyChain(t, a)
+	a.Generate(t, 5) // 106..110
+	h := peertest.CopyChain(t, a)
+	a.Generate(t, 3)  // 111..113
+	b.Generate(t, 10) // 106'..115'
+	c := syncHeadersFrom(t, a)
+	var branch []*wire.BlockHeader
+	for height := int32(106); height <= 115; height++ {
+		hash := nodeHash(t, b, height)
+		hdr, err := b.RPC().GetBlockHeader(&hash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		branch = append(branch, hdr)
+	}
+	var answers atomic.Int32
+	l := peertest.NewLiar(t, h.P2PAddr, h.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
+		if _, ok := m.(*wire.MsgHeaders); ok && answers.Add(1) == at {
+			// The colluders' sync wins the race here.
+			if _, err := c.Extend(branch); err != nil {
+				t.Errorf("the colluders' branch: %v", err)
+			}
+		}
+		return []wire.Message{m}, false
+	})
+	p, err := Dial(context.Background(), Config{Addr: l.Addr, Params: h.Params})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	res, err := p.SyncHeaders(context.Background(), c)
+	if answers.Load() < at {
+		t.Fatalf("%d headers answers: the search did not run", answers.Load())
+	}
+	if c.Height() != 115 || c.Hash(115) != nodeHash(t, b, 115) {
+		t.Fatalf("chain height %d: the colluders' branch is not the chain", c.Height())
+	}
+	if err != nil {
+		t.Fatalf("the honest node's sync failed: %v", err)
+	}
+	select {
+	case <-p.Done():
+		t.Fatalf("the honest node was dropped: %v", p.Err())
+	default:
+	}
+	if res.Tip != 105 {
+		t.Errorf("tip measured at %d: the node holds the chain's blocks up to 105 only", res.Tip)
 	}
 }
