@@ -132,9 +132,12 @@ func syncHeadersFrom(t *testing.T, node *peertest.Node) *chain.Chain {
 }
 
 // dialNode connects to node.
-func dialNode(t *testing.T, node *peertest.Node) *Peer {
+func dialNode(t *testing.T, node *peertest.Node) *Peer { return dialAt(t, node.P2PAddr, node) }
+
+// dialAt connects to node at addr (a liar in front of it, say).
+func dialAt(t *testing.T, addr string, node *peertest.Node) *Peer {
 	t.Helper()
-	p, err := Dial(context.Background(), Config{Addr: node.P2PAddr, Params: node.Params})
+	p, err := Dial(context.Background(), Config{Addr: addr, Params: node.Params})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,11 +176,7 @@ func TestSyncHeadersReorgInFindTip(t *testing.T) {
 		}
 		return []wire.Message{m}, false
 	})
-	p, err := Dial(context.Background(), Config{Addr: l.Addr, Params: b.Params})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	p := dialAt(t, l.Addr, b)
 	res, err := p.SyncHeaders(context.Background(), c)
 	if err != nil {
 		t.Fatal(err)
@@ -239,11 +238,7 @@ func findTipChainChanged(t *testing.T, at int32) {
 		}
 		return []wire.Message{m}, false
 	})
-	p, err := Dial(context.Background(), Config{Addr: l.Addr, Params: h.Params})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	p := dialAt(t, l.Addr, h)
 	res, err := p.SyncHeaders(context.Background(), c)
 	if answers.Load() < at {
 		t.Fatalf("%d headers answers: the search did not run", answers.Load())
