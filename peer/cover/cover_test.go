@@ -214,6 +214,13 @@ func damagedFiles(t testing.TB) map[string][]byte {
 	cases["covers beyond the bytes left"] = bigCount("covers", 1000)
 	cases["chance beyond MaxClass"] = bigCount("chance", MaxClass+1)
 	cases["scans short beyond the bound"] = bigCount("explore", maxShort+1)
+	// A sweep position is any of 2^64; one of more bytes overflows.
+	wide := binary.AppendUvarint(slices.Clone(data[:at["explore"]]), 0)
+	wide = append(wide, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f)
+	cases["sweep position beyond 64 bits"] = resum(append(wide, 0, 0, 0, 0))
+	huge := binary.AppendUvarint(slices.Clone(data[:at["explore"]]), 0)
+	huge = binary.AppendUvarint(huge, 1<<63)
+	cases["sweep position, then a byte more"] = resum(append(huge, 0, 0, 0, 0, 0))
 	opReturn := slices.Clone(data)
 	opReturn[at["cover script"]] = 0x6a
 	cases["OP_RETURN script"] = resum(opReturn)

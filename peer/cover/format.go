@@ -200,7 +200,7 @@ func decode(data []byte, network string) (*contents, error) {
 	}
 	if d.err == nil && d.off != len(body) {
 		d.field = "end"
-		d.fail("%d bytes after the reserve", len(body)-d.off)
+		d.fail("%d bytes after the last field", len(body)-d.off)
 	}
 	if d.err != nil {
 		return nil, d.err
