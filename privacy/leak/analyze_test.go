@@ -119,3 +119,15 @@ func TestNestedAndBatched(t *testing.T) {
 		t.Errorf("warnings without nested or batched scripts: %q", r.Warnings)
 	}
 }
+
+// TestPoissonMeanLow: the lower end of the exact (Garwood) 95% interval
+// of a Poisson mean, against published values, and 0 for no count.
+func TestPoissonMeanLow(t *testing.T) {
+	for _, c := range []struct{ x, want float64 }{
+		{0, 0}, {1, 0.0253}, {2, 0.2422}, {5, 1.6235}, {10, 4.7954},
+	} {
+		if got := poissonMeanLow(c.x); math.Abs(got-c.want) > 5e-4 {
+			t.Errorf("poissonMeanLow(%g) = %.4f, want %.4f", c.x, got, c.want)
+		}
+	}
+}

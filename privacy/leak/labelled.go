@@ -1,6 +1,10 @@
 package leak
 
-import "math"
+import (
+	"math"
+
+	"github.com/spvfilter/spvfilter/privacy/model"
+)
 
 // Estimate is a count estimated from a sample, with its 95% interval.
 type Estimate struct {
@@ -26,8 +30,14 @@ func labellingOf(opt Options, id string) *labelling {
 }
 
 // apply sets each class's chance count from the labels: the class's
-// groups that hold no own candidate (mean and variance both that count:
-// a Poisson count observed whole). For one appearance, the matches that
+// groups that hold no own candidate (LabelledChanceGroups), a Poisson
+// count observed whole. The attacker's null (the shifts' mean) estimates
+// the mean of that count, and the count lies above it about half the
+// time, which would give the client's scripts lower probabilities than
+// the attacker's; so a class of two or more appearances takes as its
+// chance (mean and variance) the lower end of the 95% interval of the
+// mean the count gives (poissonMeanLow), below which the attacker's
+// mean lies in at most 2.5% of the classes. For one appearance, the matches that
 // ride in no other's transactions and are in no group holding an own
 // candidate, plus the lower bound of the estimated chance singles left
 // out of the index, which also join the observed singles. With covers,
@@ -84,8 +94,11 @@ func (l *labelling) apply(r *Report, classes map[uint64]*classCount, units map[i
 			c.coverShare = share(t.watched, t.own)
 		}
 		c.chanceGroups = math.Max(c.chanceGroups, 0)
-		c.chanceVar = c.chanceGroups
 		c.LabelledChanceGroups = c.chanceGroups
+		if k != 1 {
+			c.chanceGroups = poissonMeanLow(c.chanceGroups)
+		}
+		c.chanceVar = c.chanceGroups
 		c.ExpectedGroupsByShifts, c.ExpectedByShifts = 0, 0
 	}
 }
@@ -96,4 +109,26 @@ func share(watched, own float64) float64 {
 		return 1
 	}
 	return watched / own
+}
+
+// poissonMeanLow is the lower end of the central 95% interval
+// (model.Level) of the mean of a Poisson count observed at x: the mean
+// at which a count of x or more has probability (1-Level)/2, found by
+// bisection on P(X >= x) = P(x, mean), the regularized lower incomplete
+// gamma function (0 for x = 0).
+func poissonMeanLow(x float64) float64 {
+	if x <= 0 {
+		return 0
+	}
+	tail := (1 - model.Level) / 2
+	lo, hi := 0.0, x
+	for range 60 {
+		mid := (lo + hi) / 2
+		if model.RegGammaP(x, mid) < tail {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo
 }
