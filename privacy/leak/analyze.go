@@ -100,8 +100,10 @@ type Class struct {
 	ExpectedByShifts       float64 `json:"expected_by_shifts"`
 	ExpectedGroupsByShifts float64 `json:"expected_groups_by_shifts"`
 	// LabelledChanceGroups is, when the client labels its own candidates
-	// (Options.Own), the chance count the probabilities use instead of the
-	// shifts: the class's groups that hold no own candidate.
+	// (Options.Own), the chance count observed: the class's groups that
+	// hold no own candidate. The probabilities use it instead of the
+	// shifts, for two or more appearances at the lower end of its 95%
+	// interval (see Options.Own).
 	LabelledChanceGroups float64 `json:"labelled_chance_groups,omitempty"`
 	// Matched counts the matches, Groups the groups they form (a match
 	// alone is a group of one) whose most-appearing member has k
@@ -215,10 +217,17 @@ type Options struct {
 	// the shifts of the fetched set, which need blocks around the fetched
 	// ones that a client never downloaded. The probabilities are still
 	// the attacker's: the share of a class's groups chance does not
-	// explain. Cover, when set with Own, marks the own candidates that
-	// are covers: each probability is then multiplied by the share of the
-	// class's own groups that hold a watched script, which gives the
-	// wallet's realized share of the class.
+	// explain. The labelled count is one draw of what the shifts' mean
+	// estimates, above it about half the time, so for two or more
+	// appearances it enters at the lower end of its 95% interval (a
+	// Poisson mean's): a script's probability then falls below the
+	// attacker's only where the shifts' mean lies below that end, in at
+	// most 2.5% of the classes by the model (TestLabelledNotBelowShifts
+	// measures it on simulated chains). Cover, when set with Own, marks
+	// the own candidates that are covers: each probability is then
+	// multiplied by the share of the class's own groups that hold a
+	// watched script, which gives the wallet's realized share of the
+	// class.
 	Own, Cover func(candidate string) bool
 	// CoverTarget, in (0, 1), caps every probability and interval at it:
 	// the calibrated posterior of an attacker who knows the client keeps
