@@ -28,21 +28,25 @@ func ownOf(sc *simulate.Scenario) map[string]map[string]bool {
 	return own
 }
 
-// TestLabelledNullAgreesWithShifts: the labelled null (the groups of a
-// class that hold none of the session's own scripts, which only the
-// client knows) is what the attacker's shift null estimates. On simulated
-// chains of several regimes, the labelled count lies inside the central
-// 95% range of a Poisson count of the shifts' mean (narrower than the
-// shifts' own range when their variance exceeds their mean) in at least
-// 95% of the classes of two or more appearances, with the Wilson
-// interval of that share printed.
-func TestLabelledNullAgreesWithShifts(t *testing.T) {
-	inside, total := 0, 0
+// labelledView is one session of a simulated regime as the attacker
+// (shifted: the shift null) and the client (labelled: Options.Own, its
+// own candidates own) analyze it.
+type labelledView struct {
+	regime            simulate.Regime
+	id                string
+	shifted, labelled *leak.Report
+	own               map[string]bool
+}
+
+// labelledViews analyzes every session of the simulated regimes with
+// the shift null and with the session's labels.
+func labelledViews(t *testing.T) []labelledView {
+	t.Helper()
+	var out []labelledView
 	for i, r := range []simulate.Regime{simulate.RegimeStandard, simulate.RegimeChange, simulate.RegimeClustered, simulate.RegimePayments} {
 		sc, sessions, index := simulatedFetches(t, r, uint64(40+i))
 		own := ownOf(sc)
-		hd := readAll(t, index).hd
-		views := viewsOf(t, sessions, hd)
+		views := viewsOf(t, sessions, readAll(t, index).hd)
 		shifted, err := leak.Analyze(views, readAll(t, index), leak.Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -53,21 +57,37 @@ func TestLabelledNullAgreesWithShifts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			byK := map[uint64]float64{}
-			for _, c := range labelled[0].ByAppearances {
-				byK[c.Appearances] = c.LabelledChanceGroups
+			out = append(out, labelledView{r, v.ID, shifted[j], labelled[0], set})
+		}
+	}
+	return out
+}
+
+// TestLabelledNullAgreesWithShifts: the labelled null (the groups of a
+// class that hold none of the session's own scripts, which only the
+// client knows) is what the attacker's shift null estimates. On simulated
+// chains of several regimes, the labelled count lies inside the central
+// 95% range of a Poisson count of the shifts' mean (narrower than the
+// shifts' own range when their variance exceeds their mean) in at least
+// 95% of the classes of two or more appearances, with the Wilson
+// interval of that share printed.
+func TestLabelledNullAgreesWithShifts(t *testing.T) {
+	inside, total := 0, 0
+	for _, lv := range labelledViews(t) {
+		byK := map[uint64]float64{}
+		for _, c := range lv.labelled.ByAppearances {
+			byK[c.Appearances] = c.LabelledChanceGroups
+		}
+		for _, c := range lv.shifted.ByAppearances {
+			if c.Appearances < 2 || c.Groups == 0 {
+				continue
 			}
-			for _, c := range shifted[j].ByAppearances {
-				if c.Appearances < 2 || c.Groups == 0 {
-					continue
-				}
-				lo, hi := model.PoissonRange(c.ExpectedGroupsByShifts)
-				total++
-				if x := byK[c.Appearances]; x >= lo && x <= hi {
-					inside++
-				} else {
-					t.Logf("%s %s k=%d: labelled %g, shifts %.3g (%g..%g), %d groups", r, v.ID, c.Appearances, x, c.ExpectedGroupsByShifts, lo, hi, c.Groups)
-				}
+			lo, hi := model.PoissonRange(c.ExpectedGroupsByShifts)
+			total++
+			if x := byK[c.Appearances]; x >= lo && x <= hi {
+				inside++
+			} else {
+				t.Logf("%s %s k=%d: labelled %g, shifts %.3g (%g..%g), %d groups", lv.regime, lv.id, c.Appearances, x, c.ExpectedGroupsByShifts, lo, hi, c.Groups)
 			}
 		}
 	}
@@ -90,31 +110,17 @@ func TestLabelledNullAgreesWithShifts(t *testing.T) {
 // over the simulated regimes (the Wilson interval of that share printed).
 func TestLabelledNotBelowShifts(t *testing.T) {
 	below, total := 0, 0
-	for i, r := range []simulate.Regime{simulate.RegimeStandard, simulate.RegimeChange, simulate.RegimeClustered, simulate.RegimePayments} {
-		sc, sessions, index := simulatedFetches(t, r, uint64(40+i))
-		own := ownOf(sc)
-		views := viewsOf(t, sessions, readAll(t, index).hd)
-		shifted, err := leak.Analyze(views, readAll(t, index), leak.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for j, v := range views {
-			set := own[v.ID]
-			labelled, err := leak.Analyze([]leak.View{v}, readAll(t, index), leak.Options{Own: func(c string) bool { return set[c] }})
-			if err != nil {
-				t.Fatal(err)
+	for _, lv := range labelledViews(t) {
+		attack := groupProbabilities(lv.shifted)
+		for c, p := range groupProbabilities(lv.labelled) {
+			a, ok := attack[c]
+			if !lv.own[c] || !ok || a.k < 2 {
+				continue
 			}
-			attack := groupProbabilities(shifted[j])
-			for c, p := range groupProbabilities(labelled[0]) {
-				a, ok := attack[c]
-				if !set[c] || !ok || a.k < 2 {
-					continue
-				}
-				total++
-				if p.p < a.p-1e-9 {
-					below++
-					t.Logf("%s %s %s k=%d: labelled %.4f, shifts %.4f", r, v.ID, c, a.k, p.p, a.p)
-				}
+			total++
+			if p.p < a.p-1e-9 {
+				below++
+				t.Logf("%s %s %s k=%d: labelled %.4f, shifts %.4f", lv.regime, lv.id, c, a.k, p.p, a.p)
 			}
 		}
 	}
