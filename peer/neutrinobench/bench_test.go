@@ -3,7 +3,6 @@ package neutrinobench
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -168,41 +167,6 @@ func checkFound(name string, st *ScanStats, want map[chainhash.Hash]bool) error 
 	return nil
 }
 
-// warmed names the clients that have had their warm-up scan in this
-// process (see warmUp).
-var warmed = map[string]bool{}
-
-// warmUp gives cl, the first time it is measured in the process, one
-// scan of the whole chain that is neither timed nor counted, checked like
-// the measured ones. Every client gets the same one, so that none of the
-// measured scans pays for the process's heap growing from nothing or for
-// what is set up once per process, whichever client runs first.
-func warmUp(cl client, addrs []string, params *chaincfg.Params, watch [][]byte, want map[chainhash.Hash]bool) error {
-	if warmed[cl.name] {
-		return nil
-	}
-	warmed[cl.name] = true
-	st, err := cl.scan(context.Background(), addrs, params, watch, 1, -1)
-	if err != nil {
-		return fmt.Errorf("%s warm-up: %w", cl.name, err)
-	}
-	st.Release()
-	return checkFound(cl.name+" warm-up", st, want)
-}
-
-// scanOrder returns the clients in the order this process measures them,
-// shuffled once per process and printed, so that over several processes
-// no client is always the first or the last measured.
-func scanOrder() []client {
-	order := make([]client, len(clients))
-	names := make([]string, len(clients))
-	for i, j := range rand.Perm(len(clients)) {
-		order[i], names[i] = clients[j], clients[j].name
-	}
-	fmt.Printf("clients measured in the order %s\n", strings.Join(names, ", "))
-	return order
-}
-
 // scanProfileEnv names a directory that receives a CPU profile of each
 // measured scan, name-N.pprof; go tool pprof merges those given together.
 const scanProfileEnv = "SPVFILTER_BENCH_PROFILE"
@@ -256,13 +220,12 @@ func TestMain(m *testing.M) {
 // peak resident set size over any operation of the run; see Cost), and
 // prints a line of ratios neutrino/spvfilter of the medians.
 //
-// The clients are measured alike, in a process of their own or not: the
-// order in which they run is shuffled once per process (and printed), and
-// each client's first run in the process begins with one warm-up scan
-// (warmUp), outside the timer and the figures, so that whichever runs
-// first does not alone pay for the process's heap growing from nothing.
-// A ratio is best taken in each of several processes, each with a count
-// of 2 or more.
+// The clients are measured alike: the order in which they run is
+// shuffled once per process (and printed), and before the first measured
+// scan each client the -bench pattern selects has one warm-up scan
+// (warmUp), outside the timer and the figures, so that the process's heap
+// has grown for all of them before any is measured. A ratio is best taken
+// in each of several processes, each with a count of 2 or more.
 func BenchmarkScan(b *testing.B) {
 	c, nodes, pids := benchNodes(b)
 	addrs, params := Addrs(nodes), nodes[0].Params
@@ -272,8 +235,15 @@ func BenchmarkScan(b *testing.B) {
 		costs := map[string][]Cost{}
 		b.Run(fmt.Sprintf("W%d", w), func(b *testing.B) {
 			for _, cl := range order {
+				if benchSelected(b.Name() + "/" + cl.name) {
+					if err := warmUp(cl, addrs, params, watch, want); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			for _, cl := range order {
 				b.Run(cl.name, func(b *testing.B) {
-					b.StopTimer()
+					b.StopTimer() // a warm-up the pattern's reading missed
 					if err := warmUp(cl, addrs, params, watch, want); err != nil {
 						b.Fatal(err)
 					}
