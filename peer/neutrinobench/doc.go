@@ -12,8 +12,9 @@
 // Rescan, and check that each finds exactly the planted transactions.
 // They treat the clients alike: each process measures them in an order
 // of its own, shuffled and printed, and each client's first scan in the
-// process is a warm-up, neither timed nor counted, so that no client
-// alone pays for the process's heap growing from nothing:
+// process is a warm-up, neither timed nor counted, all of them before the
+// first measured scan, so that no client alone pays for the process's
+// heap growing from nothing:
 //
 //	go test -run '^$' -bench Scan -count 3
 //	SPVFILTER_BENCH_BLOCKS=20000 go test -run '^$' -bench Scan -benchtime 1x -count 3 -timeout 60m
