@@ -9,7 +9,12 @@
 // directory; StartNodes replays them into a real btcd and serves the chain
 // from one or more nodes. The benchmarks scan the whole chain with
 // spvfilter, with neutrino's GetCFilter and GetBlock, and with neutrino's
-// Rescan, and check that each finds exactly the planted transactions:
+// Rescan, and check that each finds exactly the planted transactions.
+// They treat the clients alike: each process measures them in an order
+// of its own, shuffled and printed, and each client's first scan in the
+// process is a warm-up, neither timed nor counted, all of them before the
+// first measured scan, so that no client alone pays for the process's
+// heap growing from nothing:
 //
 //	go test -run '^$' -bench Scan -count 3
 //	SPVFILTER_BENCH_BLOCKS=20000 go test -run '^$' -bench Scan -benchtime 1x -count 3 -timeout 60m
@@ -24,7 +29,7 @@
 // for each:
 //
 //	SPVFILTER_BENCH_BLOCKS=20000 SPVFILTER_BENCH_SERVE=1h go test -run TestServe -v -timeout 2h
-//	SPVFILTER_BENCH_BLOCKS=20000 SPVFILTER_BENCH_NODES=127.0.0.1:PORT go test -run '^$' -bench 'Scan/W1$' -benchtime 1x
+//	SPVFILTER_BENCH_BLOCKS=20000 SPVFILTER_BENCH_NODES=127.0.0.1:PORT go test -run '^$' -bench 'Scan/W1$' -benchtime 1x -count 2
 //
 // The follow benchmark runs the two as a wallet leaves them running:
 // spvfilter's client as a service (Client.Start) with a following rescan,
