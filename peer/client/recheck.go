@@ -1,8 +1,6 @@
 package client
 
 import (
-	"context"
-	"fmt"
 	"slices"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -45,26 +43,40 @@ type reportedBlock struct {
 	pairs []txItem
 }
 
-// noteReported records the matches reported of the block at height h,
-// scanned with items watch items. Called with mu held.
-func (r *Rescan) noteReported(h int32, items int, ms []Match) {
+// rechecks is what a rescan keeps to scan again the blocks it reported
+// resting on one peer, and to report then only what it had not: what it
+// reported of each block it remembers, and the heights that rested on
+// one peer. Its owner holds the blocks' heights and hashes and guards it
+// with its lock.
+type rechecks struct {
+	reported []reportedBlock // what was reported of each block remembered, lowest first
+	unsure   []OnePeer       // the heights reported resting on one peer
+}
+
+// note records the matches reported of the next block, scanned with
+// items watch items, and the peer it rested on alone, if any.
+func (k *rechecks) note(items int, ms []Match, unsure *OnePeer) {
 	b := reportedBlock{items: items}
 	for _, m := range ms {
 		for _, i := range m.WatchItems {
 			b.pairs = append(b.pairs, txItem{m.Txid, i})
 		}
 	}
-	r.reported = append(r.reported, b)
+	k.reported = append(k.reported, b)
+	if unsure != nil {
+		k.unsure = addLonely(k.unsure, *unsure)
+	}
 }
 
-// missed returns the matches of ms at height h not reported before: each
-// with the watch items, of those the block was first scanned with, not
-// reported for it; none for a height not reported. Called with mu held.
-func (r *Rescan) missed(h int32, ms []Match) []Match {
-	if h < r.base || h >= r.base+int32(len(r.reported)) {
+// missed returns the matches of ms in the i-th block remembered not
+// reported before: each with the watch items, of those the block was
+// first scanned with, not reported for it; none for a block not
+// remembered.
+func (k *rechecks) missed(i int, ms []Match) []Match {
+	if i < 0 || i >= len(k.reported) {
 		return nil
 	}
-	b := &r.reported[h-r.base]
+	b := &k.reported[i]
 	var out []Match
 	for _, m := range ms {
 		var items []int
@@ -82,76 +94,31 @@ func (r *Rescan) missed(h int32, ms []Match) []Match {
 	return out
 }
 
-// recheckFrom returns the lowest unsure height another peer than the one
-// it rested on now holds, or -1. Called with mu held.
-func (r *Rescan) recheckFrom() int32 {
+// from returns the lowest unsure height another peer of c than the one
+// it rested on now holds, or -1.
+func (k *rechecks) from(c *Client) int32 {
 	from := int32(-1)
-	for _, o := range r.unsure {
-		if (from < 0 || o.From < from) && r.c.contested(o, o.From) {
+	for _, o := range k.unsure {
+		if (from < 0 || o.From < from) && c.contested(o, o.From) {
 			from = o.From
 		}
 	}
 	return from
 }
 
-// recheck scans again, from the lowest unsure height another peer holds
-// now up to the last block reported that a peer holds, and reports what the first scan
-// missed. A failed scan is kept as a warning and tried again later; it
-// returns an error only when ctx ends or the chain changed deeper than
-// the rescan remembers.
-func (r *Rescan) recheck(ctx context.Context) error {
-	r.mu.Lock()
-	// Up to what the peers hold: a liar may have been alone higher up.
-	from, to := r.recheckFrom(), min(r.next-1, r.c.bestHeld(wire.SFNodeCF))
-	req := ScanRequest{Watch: r.items, From: from, To: to, withHeaders: true}
-	wl := r.wl
-	r.mu.Unlock()
-	if from < 0 || from > to {
-		return nil
-	}
-	res, err := r.c.scan(ctx, req, "bip157", wire.SFNodeCF, func(ctx context.Context, log *scanLog, req ScanRequest) (*ScanResult, error) {
-		return r.c.scanBIP157(ctx, log, req, wl)
-	})
-	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		r.addWarnings([]string{fmt.Sprintf("scanning again heights %d-%d, which rested on one peer: %v", from, to, err)})
-		return nil
-	}
-	if err := r.reportReorg(); err != nil {
-		return err
-	}
-	r.addWarnings(res.Warnings)
-	events := r.rechecked(req, res)
-	for _, e := range events {
-		r.emit(e)
-	}
-	return nil
-}
-
-// rechecked takes in the result of scanning again req's heights: the
-// heights it still rests on one peer for stay unsure, and it returns the
-// events of what the first scan missed. Nothing if the blocks scanned are
-// no longer those reported (the next reportReorg reports the change).
-func (r *Rescan) rechecked(req ScanRequest, res *ScanResult) []Event {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if req.From < r.base || req.To >= r.next {
-		return nil
-	}
-	for h := req.From; h <= req.To; h++ {
-		if res.headers[h-req.From].BlockHash() != r.emitted[h-r.base] {
-			return nil
-		}
-	}
-	was := r.unsure
-	r.unsure = trimLonely(r.unsure, req.From, req.To)
+// take takes in the result of scanning again req's heights, whose first
+// remembered block is at height base: the heights it still rests on one
+// peer of c for stay unsure, and it returns the events of what the first
+// scan missed. The caller checks first that the blocks scanned are those
+// reported.
+func (k *rechecks) take(c *Client, base int32, req ScanRequest, res *ScanResult) []Event {
+	was := k.unsure
+	k.unsure = trimLonely(k.unsure, req.From, req.To)
 	for _, o := range res.OnePeer {
-		r.unsure = addLonely(r.unsure, o)
+		k.unsure = addLonely(k.unsure, o)
 	}
-	if alone, byOne := r.c.restedOnOne(res); byOne {
-		r.unsure = addLonely(r.unsure, OnePeer{From: req.From, To: req.To, Peer: alone})
+	if alone, byOne := c.restedOnOne(res); byOne {
+		k.unsure = addLonely(k.unsure, OnePeer{From: req.From, To: req.To, Peer: alone})
 	}
 	var events []Event
 	i := 0
@@ -159,24 +126,31 @@ func (r *Rescan) rechecked(req ScanRequest, res *ScanResult) []Event {
 		j := i
 		for ; j < len(res.Matches) && res.Matches[j].Height == h; j++ {
 		}
-		missed := r.missed(h, res.Matches[i:j])
+		missed := k.missed(int(h-base), res.Matches[i:j])
 		i = j
 		unsure := slices.ContainsFunc(was, func(o OnePeer) bool { return o.From <= h && h <= o.To })
 		if len(missed) == 0 && !unsure {
 			continue
 		}
-		hdr := res.headers[h-req.From]
-		hash := hdr.BlockHash()
-		for k := range missed {
-			events = append(events, Event{Kind: EventMatch, Height: h, BlockHash: hash, Header: hdr, Match: &missed[k]})
-		}
-		e := Event{Kind: EventRechecked, Height: h, BlockHash: hash, Header: hdr}
-		for _, o := range r.unsure {
-			if o.From <= h && h <= o.To {
-				e.OnePeer = o.Peer
-			}
-		}
-		events = append(events, e)
+		events = append(events, k.recheckedAt(h, res.headers[h-req.From], missed)...)
 	}
 	return events
+}
+
+// recheckedAt returns the events of the block hdr at height h scanned
+// again: the matches missed before, then EventRechecked naming the peer
+// the block still rests on alone, if any.
+func (k *rechecks) recheckedAt(h int32, hdr wire.BlockHeader, missed []Match) []Event {
+	hash := hdr.BlockHash()
+	var events []Event
+	for i := range missed {
+		events = append(events, Event{Kind: EventMatch, Height: h, BlockHash: hash, Header: hdr, Match: &missed[i]})
+	}
+	e := Event{Kind: EventRechecked, Height: h, BlockHash: hash, Header: hdr}
+	for _, o := range k.unsure {
+		if o.From <= h && h <= o.To {
+			e.OnePeer = o.Peer
+		}
+	}
+	return append(events, e)
 }

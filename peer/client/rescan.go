@@ -67,15 +67,14 @@ type Rescan struct {
 	// the header syncs of a client without the service.
 	pollAt time.Time
 
-	wl       *watchList
-	next     int32              // the next height to scan
-	emitted  []chainhash.Hash   // hashes of the blocks reported connected, from base
-	headers  []wire.BlockHeader // and their headers
-	reported []reportedBlock    // and what was reported of them
-	base     int32              // height of emitted[0]
-	// unsure are the heights reported resting on one peer, to scan again
-	// once another holds them (see recheck.go).
-	unsure   []OnePeer
+	wl      *watchList
+	next    int32              // the next height to scan
+	emitted []chainhash.Hash   // hashes of the blocks reported connected, from base
+	headers []wire.BlockHeader // and their headers
+	base    int32              // height of emitted[0]
+	// rc is what was reported of those blocks and which rested on one
+	// peer, to scan them again once another holds them.
+	rc       rechecks
 	warnings []string
 }
 
@@ -352,12 +351,12 @@ func (r *Rescan) disconnected(h int32) Event {
 // trimEmitted forgets the connected blocks at and above next, which will
 // be scanned and reported again. Called with mu held.
 func (r *Rescan) trimEmitted() {
-	r.unsure = trimLonely(r.unsure, r.next, math.MaxInt32)
+	r.rc.unsure = trimLonely(r.rc.unsure, r.next, math.MaxInt32)
 	if r.next < r.base {
-		r.base, r.emitted, r.headers, r.reported = r.next, nil, nil, nil
+		r.base, r.emitted, r.headers, r.rc.reported = r.next, nil, nil, nil
 		return
 	}
-	r.emitted, r.headers, r.reported = r.emitted[:r.next-r.base], r.headers[:r.next-r.base], r.reported[:r.next-r.base]
+	r.emitted, r.headers, r.rc.reported = r.emitted[:r.next-r.base], r.headers[:r.next-r.base], r.rc.reported[:r.next-r.base]
 }
 
 // reportReorg compares the blocks reported connected with the chain and
@@ -406,9 +405,7 @@ func (r *Rescan) step(ctx context.Context, to int32) error {
 	req := ScanRequest{Watch: r.items, From: r.next, To: to, withHeaders: true}
 	wl := r.wl
 	r.mu.Unlock()
-	res, err := r.c.scan(ctx, req, "bip157", wire.SFNodeCF, func(ctx context.Context, log *scanLog, req ScanRequest) (*ScanResult, error) {
-		return r.c.scanBIP157(ctx, log, req, wl)
-	})
+	res, err := r.scan(ctx, req, wl)
 	if err != nil {
 		return err
 	}
@@ -454,21 +451,77 @@ func (r *Rescan) step(ctx context.Context, to int32) error {
 	return nil
 }
 
+// scan scans req's heights over the peers offering compact filters,
+// matching them against wl.
+func (r *Rescan) scan(ctx context.Context, req ScanRequest, wl *watchList) (*ScanResult, error) {
+	return r.c.scan(ctx, req, "bip157", wire.SFNodeCF, func(ctx context.Context, log *scanLog, req ScanRequest) (*ScanResult, error) {
+		return r.c.scanBIP157(ctx, log, req, wl)
+	})
+}
+
+// recheck scans again, from the lowest unsure height another peer holds
+// now up to the last block reported that a peer holds, and reports what
+// the first scan missed (see recheck.go). A failed scan is kept as a
+// warning and tried again later; it returns an error only when ctx ends
+// or the chain changed deeper than the rescan remembers.
+func (r *Rescan) recheck(ctx context.Context) error {
+	r.mu.Lock()
+	// Up to what the peers hold: a liar may have been alone higher up.
+	from, to := r.rc.from(r.c), min(r.next-1, r.c.bestHeld(wire.SFNodeCF))
+	req := ScanRequest{Watch: r.items, From: from, To: to, withHeaders: true}
+	wl := r.wl
+	r.mu.Unlock()
+	if from < 0 || from > to {
+		return nil
+	}
+	res, err := r.scan(ctx, req, wl)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		r.addWarnings([]string{fmt.Sprintf("scanning again heights %d-%d, which rested on one peer: %v", from, to, err)})
+		return nil
+	}
+	if err := r.reportReorg(); err != nil {
+		return err
+	}
+	r.addWarnings(res.Warnings)
+	for _, e := range r.rechecked(req, res) {
+		r.emit(e)
+	}
+	return nil
+}
+
+// rechecked takes in the result of scanning again req's heights and
+// returns the events of what the first scan missed; nothing if the blocks
+// scanned are no longer those reported (the next reportReorg reports the
+// change).
+func (r *Rescan) rechecked(req ScanRequest, res *ScanResult) []Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if req.From < r.base || req.To >= r.next {
+		return nil
+	}
+	for h := req.From; h <= req.To; h++ {
+		if res.headers[h-req.From].BlockHash() != r.emitted[h-r.base] {
+			return nil
+		}
+	}
+	return r.rc.take(r.c, r.base, req, res)
+}
+
 // connected records the block e reported connected, scanned with items
 // watch items, its matches, and the peer it rested on alone, if any.
 func (r *Rescan) connected(e Event, items int, ms []Match, unsure *OnePeer) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.emitted, r.headers = append(r.emitted, e.BlockHash), append(r.headers, e.Header)
-	r.noteReported(e.Height, items, ms)
-	if unsure != nil {
-		r.unsure = addLonely(r.unsure, *unsure)
-	}
+	r.rc.note(items, ms, unsure)
 	if over := len(r.emitted) - maxReorgDepth; over > 0 {
-		r.emitted, r.headers, r.reported = r.emitted[over:], r.headers[over:], r.reported[over:]
+		r.emitted, r.headers, r.rc.reported = r.emitted[over:], r.headers[over:], r.rc.reported[over:]
 		r.base += int32(over)
-		if slices.ContainsFunc(r.unsure, func(o OnePeer) bool { return o.From < r.base }) {
-			r.unsure = trimLonely(r.unsure, math.MinInt32, r.base-1)
+		if slices.ContainsFunc(r.rc.unsure, func(o OnePeer) bool { return o.From < r.base }) {
+			r.rc.unsure = trimLonely(r.rc.unsure, math.MinInt32, r.base-1)
 			if w := fmt.Sprintf("blocks rested on one peer and no other held them within %d blocks: they were not scanned again", maxReorgDepth); !slices.Contains(r.warnings, w) {
 				r.warnings = append(r.warnings, w)
 			}
