@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -74,6 +75,73 @@ func TestAnnouncedBlockNotHeldRestsOnOnePeer(t *testing.T) {
 		t.Logf("peer %s: tip %d, reason %q", st.Address, st.Tip, st.Reason)
 	}
 	t.Logf("events: %q", log.summary())
+}
+
+// TestLateHonestAnnouncerIsCompared: two colluders in front of a node
+// forge the filter of every new block that pays alice and announce each
+// block at once; the honest peer's announcements reach the client
+// lateDelay after theirs (a slower link). The new block's filter headers
+// are verified with the colluders before the honest peer claims the block,
+// yet being first buys them nothing: the honest peer's word on the block
+// is asked once it claims it, and the block proves the colluders false;
+// with the filter headers kept in memory or in a data directory.
+func TestLateHonestAnnouncerIsCompared(t *testing.T) {
+	for _, stored := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stored=%v", stored), func(t *testing.T) { testLateHonestAnnouncer(t, stored) })
+	}
+}
+
+func testLateHonestAnnouncer(t *testing.T, stored bool) {
+	const lateDelay = 300 * time.Millisecond
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 110)
+	alice := peertest.NewKey("alice")
+	var colluders []string
+	for range 2 {
+		lie := peertest.Forge(t, node, 111, paysTo(alice.PkScript()), peertest.EmptyFilter)
+		colluders = append(colluders, peertest.NewLiar(t, node.P2PAddr, node.Params.Net, lie).Addr)
+	}
+	honest := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
+		if _, ok := m.(*wire.MsgInv); ok {
+			time.Sleep(lateDelay)
+		}
+		return []wire.Message{m}, false
+	}, peertest.AlsoSees(wire.CmdInv))
+	cfg := Config{Peers: []string{colluders[0], colluders[1], honest.Addr}, Params: node.Params, Timeout: 5 * time.Second}
+	if stored {
+		cfg.DataDir = t.TempDir()
+	}
+	c := connectWith(t, cfg)
+	startService(t, c)
+	log, stop := follow(t, c, 100, alice.PkScript())
+	log.waitFor(t, "the tip at 110", tipAt(110))
+	pay := node.SpendCoinbase(t, wire.NewTxOut(30_000_000, alice.PkScript()))
+	node.Confirm(t, pay) // 111
+	log.waitFor(t, "block 111", tipAt(111))
+	banned := func() int {
+		n := 0
+		for _, st := range c.Peers() {
+			if slices.Contains(colluders, st.Address) && st.Banned && strings.Contains(st.Reason, "proves it false") {
+				n++
+			}
+		}
+		return n
+	}
+	for end := time.Now().Add(15 * time.Second); banned() < len(colluders) && time.Now().Before(end); {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if top := comparedTo(c, honest); top < 111 {
+		t.Errorf("the honest peer was asked for filter headers up to height %d, want 111", top)
+	}
+	for _, st := range c.Peers() {
+		if slices.Contains(colluders, st.Address) != st.Banned {
+			t.Errorf("peer %s (colluder: %v): banned %v, reason %q", st.Address, slices.Contains(colluders, st.Address), st.Banned, st.Reason)
+		}
+	}
+	t.Logf("payment reported: %v; events: %q", len(matched(log.snapshot(), pay.TxHash())) > 0, log.summary())
 }
 
 // TestWithholdingAnnouncerCostsLittle: two peers announce each new block;

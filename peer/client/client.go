@@ -260,6 +260,7 @@ type service struct {
 	stop context.CancelFunc // nil while it does not run
 	done chan struct{}
 	wake chan struct{} // a peer announced a block, or is back
+	late lateClaims    // blocks peers announced once their filter headers were verified
 }
 
 func (s *service) init() { s.wake = make(chan struct{}, 1) }

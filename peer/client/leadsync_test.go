@@ -153,8 +153,9 @@ func TestLeadOnLesserBranch(t *testing.T) {
 // announced blocks the chain holds after one's headers are not asked for
 // them. Every peer is still compared on the new filter headers: asked for
 // them up to the last block but one at least (a peer whose announcement
-// of a block comes after that block was compared is asked from the next
-// block on, whose previous filter header commits to it).
+// of a block comes after that block was compared is asked for it then,
+// see lateClaims; the last block's may still be under way when the
+// rescan stops).
 func TestAnnouncedBlockCostsOneHeaders(t *testing.T) {
 	needFixture(t)
 	node := peertest.CopyChain(t, fx.node, peertest.WithArgs("--nobanning"))

@@ -95,6 +95,9 @@ func (c *Client) follow(ctx context.Context) {
 			c.logf("service: syncing headers: %v", err)
 		}
 		c.tip.notify()
+		if err := c.verifyLate(ctx); err != nil && ctx.Err() == nil {
+			c.logf("service: verifying filter headers peers claimed late: %v", err)
+		}
 		best := c.bestHeld(wire.SFNodeCF)
 		if now := (verifyFailure{best: best, peers: len(c.pool.Serving(wire.SFNodeCF))}); best >= 0 && best != verifiedTo &&
 			(now.best != failed.best || now.peers != failed.peers || time.Since(failed.at) > retryInterval) {
@@ -242,6 +245,13 @@ func (c *Client) verifyFilterHeaders(ctx context.Context, from, to int32) error 
 	if from > to {
 		return nil
 	}
+	return c.verifyRange(ctx, from, to)
+}
+
+// verifyRange verifies the filter headers from..to with every live peer
+// offering compact filters, and blames the peer a failure names. Called
+// with opMu held.
+func (c *Client) verifyRange(ctx context.Context, from, to int32) error {
 	ms := c.pool.Serving(wire.SFNodeCF)
 	if len(ms) == 0 {
 		return c.noPeers("getcfheaders")
@@ -255,20 +265,52 @@ func (c *Client) verifyFilterHeaders(ctx context.Context, from, to int32) error 
 }
 
 // announced takes in a peer's announcement: blocks of the chain raise the
-// peer's tip; a block the chain lacks wakes the header sync.
+// peer's tip (and are noted as claimed late, see lateClaims); a block the
+// chain lacks wakes the header sync.
 func (c *Client) announced(m *pool.Member, a peer.Announcement) {
-	unknown := false
+	wake := false
 	for _, hash := range a.Blocks {
 		if h, ok := c.chain.HeightOf(hash); ok {
+			if old := c.views.tip(m); old >= 0 && old < h && h-old <= tipWindow {
+				c.svc.late.add(m, old+1)
+				wake = true
+			}
 			c.views.raise(m, h)
 		} else if c.views.announce(m, hash) {
-			unknown = true
+			wake = true
 		}
 	}
-	if unknown {
+	if wake {
 		c.svc.wakeUp()
 	}
 	c.tip.notify()
+}
+
+// verifyLate takes the late claims of the live peers offering compact
+// filters and verifies again, from the lowest height one of them claimed
+// after it was verified up to the highest verified, with every peer that
+// holds them, the late ones too; a difference is settled as ever (and
+// with a store, what it holds is compared too).
+func (c *Client) verifyLate(ctx context.Context) error {
+	late := c.svc.late.take()
+	if len(late) == 0 {
+		return nil
+	}
+	c.opMu.Lock()
+	defer c.opMu.Unlock()
+	serving := c.pool.Serving(wire.SFNodeCF)
+	from, to := int32(-1), c.verifiedTo
+	for m, h := range late {
+		if h <= to && slices.Contains(serving, m) && (from < 0 || h < from) {
+			from = h
+		}
+	}
+	if from < 0 {
+		return nil
+	}
+	c.verifiedTo = from - 1
+	c.mem.dropAbove(from - 1)
+	return c.verifyRange(ctx, from, to)
 }
 
 // connected takes in that m is connected, for the first time or again:
