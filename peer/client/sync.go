@@ -176,7 +176,10 @@ func (c *Client) newLeadGate(members []*pool.Member) *leadGate {
 }
 
 // leadOf picks a lead among members (nil for none): at random among
-// those not ranked slow (pool.PickFast).
+// those not ranked slow (pool.PickFast), and among those whose connection
+// is open if any is: a member whose connection an abandoned request ended
+// is dialled again first (see syncRound), and a lead that starts with a
+// handshake holds the others back for it.
 func (c *Client) leadOf(members []*pool.Member) *pool.Member {
 	switch {
 	case len(members) == 0:
@@ -184,7 +187,25 @@ func (c *Client) leadOf(members []*pool.Member) *pool.Member {
 	case c.pickLead != nil:
 		return c.pickLead(members)
 	}
+	if open := slices.DeleteFunc(slices.Clone(members), c.needsRedial); len(open) > 0 {
+		members = open
+	}
 	return c.pool.PickFast(members)
+}
+
+// needsRedial reports whether m's connection has ended (an abandoned
+// request drops it), so that a request to m starts with dialling it again.
+func (c *Client) needsRedial(m *pool.Member) bool {
+	p := c.pool.Conn(m)
+	if p == nil {
+		return true
+	}
+	select {
+	case <-p.Done():
+		return true
+	default:
+		return false
+	}
 }
 
 // release lets the others go: the lead is done.
