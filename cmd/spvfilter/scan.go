@@ -107,7 +107,7 @@ default; the wallet's included) names your N watched scripts with
 probability P_h(N), and a matching script is yours with P_h(1): a text
 line, and --json's leak object. Every filter of the scan, the first and
 each reload, goes to the one filtering peer, which intersects them. The
-object holds the filter (fp_rate and the flag it came from, filter_bytes,
+object holds the bloom_filter (fp_rate and the flag it came from, filter_bytes,
 hash_function_count, element_count, sizing_element_count and the
 false_positive_rate at its fill), universe_size and universe_from, per
 peer and for all of them together (collusion) the filter_count, the

@@ -201,7 +201,7 @@ type bip37LeakJSON struct {
 	Mode           string `json:"mode"`
 	WatchedScripts uint32 `json:"watched_script_count"`
 	// Filter is the filter loaded, as the client built it.
-	Filter bip37FilterJSON `json:"filter"`
+	Filter bip37FilterJSON `json:"bloom_filter"`
 	// UniverseSize is U, the scripts the model's node tests (the
 	// wallet's included), and UniverseFrom the flag it came from.
 	UniverseSize uint64 `json:"universe_size"`
@@ -249,9 +249,9 @@ type bip37TargetJSON struct {
 	// The cost: false-positive transactions per block of BlockTxs
 	// transactions of TxElements elements each, at the rate chosen and
 	// at --fprate's default, and those the scan received.
-	BlockTxs          uint32  `json:"block_txs"`
-	TxElements        uint32  `json:"tx_elements"`
-	DefaultRate       float64 `json:"default_fp_rate"`
+	BlockTxs          uint32  `json:"block_tx_count"`
+	TxElements        uint32  `json:"tx_element_count"`
+	DefaultRate       float64 `json:"default_false_positive_rate"`
 	FPTxsPerBlock     float64 `json:"expected_false_positive_transactions_per_block"`
 	DefaultFPTxsBlock float64 `json:"default_expected_false_positive_transactions_per_block"`
 	Measured          int     `json:"false_positive_transaction_count"`

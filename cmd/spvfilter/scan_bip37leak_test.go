@@ -265,7 +265,7 @@ func TestBIP37LeakObject(t *testing.T) {
 			if err := json.Unmarshal(b, &doc); err != nil {
 				t.Fatal(err)
 			}
-			for _, key := range []string{"mode", "watched_script_count", "filter", "universe_size", "universe_from", "privacy_target", "peers", "collusion", "warnings"} {
+			for _, key := range []string{"mode", "watched_script_count", "bloom_filter", "universe_size", "universe_from", "privacy_target", "peers", "collusion", "warnings"} {
 				if _, ok := doc[key]; !ok {
 					t.Errorf("no %q in %s", key, b)
 				}
@@ -351,7 +351,7 @@ func TestScanBIP37PrivacyTargetBtcd(t *testing.T) {
 				Bytes          uint32  `json:"filter_bytes"`
 				HashFuncs      uint32  `json:"hash_function_count"`
 				SizingElements uint32  `json:"sizing_element_count"`
-			} `json:"filter"`
+			} `json:"bloom_filter"`
 			Target *struct {
 				Target float64 `json:"target"`
 			} `json:"privacy_target"`
