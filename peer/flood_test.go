@@ -2,6 +2,7 @@ package peer
 
 import (
 	"context"
+	"errors"
 	"runtime"
 	"strings"
 	"sync"
@@ -190,5 +191,37 @@ func TestSlowAnswersShowInLatency(t *testing.T) {
 	t.Logf("latency: direct %v, answers held %v: %v", fast.Latency(), delay, sp.Latency())
 	if sp.Latency() < delay || fast.Latency() >= sp.Latency()/2 || fast.Latency() <= 0 {
 		t.Fatalf("latency direct %v, slow %v (answers held %v)", fast.Latency(), sp.Latency(), delay)
+	}
+}
+
+// TestAbandonedFiltersShowInLatency: a getcfilters whose answer trickles
+// in, abandoned by its caller before the last filter, still shows in
+// Latency: the node had not answered in that time, though none of the
+// answer reached the request (the filters are taken on the read loop).
+func TestAbandonedFiltersShowInLatency(t *testing.T) {
+	needFixture(t)
+	const timeout, delay, wait = 5 * time.Second, 20 * time.Millisecond, 300 * time.Millisecond
+	slow := peertest.NewFlooder(t, fx.node.P2PAddr, fx.node.Params.Net, peertest.Flood{Kind: peertest.SlowAnswers, Delay: delay})
+	fast := dial(t, fx.node.P2PAddr, timeout)
+	sp := dial(t, slow.Addr, timeout)
+	c := syncHeaders(t, fast)
+	n := min(int(fx.tip), 100)
+	blocks := make([]chainhash.Hash, n)
+	for i := range blocks {
+		blocks[i] = c.Hash(int32(i + 1))
+	}
+	if err := fast.GetCFilters(context.Background(), 1, blocks, func(int, []byte) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	taken := 0
+	err := sp.GetCFilters(ctx, 1, blocks, func(int, []byte) error { taken++; return nil })
+	t.Logf("latency: direct %v, trickling answer abandoned after %v (%d of %d filters, %v): %v", fast.Latency(), wait, taken, n, err, sp.Latency())
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("the trickled answer ended with %v, want it abandoned", err)
+	}
+	if sp.Latency() < wait*3/4 || fast.Latency() >= sp.Latency()/2 {
+		t.Fatalf("latency direct %v, abandoned after %v: %v", fast.Latency(), wait, sp.Latency())
 	}
 }

@@ -418,6 +418,17 @@ func (r *request) sent(now time.Time) {
 	r.start, r.last = now, time.Time{}
 }
 
+// abandoned notes that the caller gave up on the round in flight at now:
+// the node had not answered by then, which is its answer time so far, so
+// that a node whose answers trickle in shows in Latency even when none of
+// an answer reached the request (a getcfilters' filters are taken on the
+// read loop) before it was given up.
+func (r *request) abandoned(now time.Time) {
+	if !r.start.IsZero() && r.last.IsZero() {
+		r.last = now
+	}
+}
+
 // answerTime is how long the node took over all rounds; false when it
 // answered nothing.
 func (r *request) answerTime() (time.Duration, bool) {
@@ -529,6 +540,7 @@ func (p *Peer) await(ctx context.Context, op string, deadline time.Time, w wante
 	case <-ctx.Done():
 		p.drop()
 		r.withdraw()
+		r.abandoned(time.Now())
 		return nil, ctx.Err()
 	case <-timer:
 		err := p.fail(op, "%w: no complete answer within %v", ErrStalled, p.cfg.Timeout)
