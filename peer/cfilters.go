@@ -128,21 +128,18 @@ func (p *Peer) GetCFilters(ctx context.Context, start int32, blocks []chainhash.
 		return err
 	}
 	cf, i := m.(*wire.MsgCFilter), run.next
-	switch {
-	case run.wrong:
-		if !p.intact(cf) {
-			return p.damaged(op, "the filter for block %v (height %d)", blocks[i], start+int32(i))
-		}
+	if !run.wrong && run.err == nil {
+		return nil
+	}
+	if !p.intact(cf) {
+		return p.damaged(op, "the filter for block %v (height %d)", blocks[i], start+int32(i))
+	}
+	if run.wrong {
 		return p.fail(op, "%w: filter of type %d for block %v, expected type 0 for %v (height %d)",
 			ErrBadFilter, cf.FilterType, cf.BlockHash, blocks[i], start+int32(i))
-	case run.err != nil:
-		if !p.intact(cf) {
-			return p.damaged(op, "the filter for block %v (height %d)", blocks[i], start+int32(i))
-		}
-		p.drop()
-		return run.err
 	}
-	return nil
+	p.drop()
+	return run.err
 }
 
 // filterRun is a getcfilters answer as the read loop takes it: each

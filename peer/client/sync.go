@@ -197,15 +197,7 @@ func (c *Client) leadOf(members []*pool.Member) *pool.Member {
 // request drops it), so that a request to m starts with dialling it again.
 func (c *Client) needsRedial(m *pool.Member) bool {
 	p := c.pool.Conn(m)
-	if p == nil {
-		return true
-	}
-	select {
-	case <-p.Done():
-		return true
-	default:
-		return false
-	}
+	return p == nil || p.Err() != nil
 }
 
 // release lets the others go: the lead is done.
