@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strconv"
 
 	"github.com/spf13/pflag"
 
@@ -148,13 +147,13 @@ func (p *bip37Plan) advise() error {
 	if err != nil {
 		return err
 	}
-	p.advice, p.rate, p.rateFrom = &rowB, rowRate(rowB), "--privacy-target"
+	p.advice, p.rate, p.rateFrom = &rowB, rowB.FPRate, "--privacy-target"
 	if p.maxFilters > 1 {
 		row1, err := p.adviseFor(1)
 		if err != nil {
 			return err
 		}
-		r := max(rowRate(row1), noReloadRate)
+		r := max(row1.FPRate, noReloadRate)
 		bytes, k := model.SizingCore.Size(p.shape.sizing, r)
 		if row1.Reachable && bytes > 0 && k > 0 && (!rowB.Reachable || r < p.rate) {
 			p.advice, p.rate, p.noReload = &row1, r, true
@@ -182,17 +181,6 @@ func (p *bip37Plan) adviseFor(b uint32) (model.AdviceRow, error) {
 		return model.AdviceRow{}, badInput("--privacy-target %v: %s", p.target, a.Warnings[0])
 	}
 	return a.Rows[len(a.Rows)-1], nil
-}
-
-// rowRate is the rate the advice asks for: its robust decimal, which
-// parses back to FPRate.
-func rowRate(row model.AdviceRow) float64 {
-	if row.FPRateText != "" {
-		if r, err := strconv.ParseFloat(row.FPRateText, 64); err == nil {
-			return r
-		}
-	}
-	return row.FPRate
 }
 
 // bip37LeakJSON is the leak object of a bip37 scan: the model's P_h for
@@ -331,7 +319,7 @@ func (p *bip37Plan) targetCost(measured int) *bip37TargetJSON {
 		if err != nil {
 			return math.NaN()
 		}
-		return float64(t.BlockTxs) * -math.Expm1(float64(t.TxElements)*math.Log1p(-r.Pf))
+		return model.FalsePositiveTxsPerBlock(r.Pf, t.BlockTxs, t.TxElements)
 	}
 	t.FPTxsPerBlock, t.DefaultFPTxsBlock = perBlock(p.rate), perBlock(defaultScanFPRate)
 	return t

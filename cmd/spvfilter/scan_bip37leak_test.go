@@ -185,21 +185,21 @@ func TestBIP37RateDecision(t *testing.T) {
 				t.Fatal(err)
 			}
 			if p.noReload != tt.noReload {
-				t.Errorf("no reload %v, want %v (rate %v; the advisor's for %d filters %v)", p.noReload, tt.noReload, p.rate, p.maxFilters, rowRate(rowB))
+				t.Errorf("no reload %v, want %v (rate %v; the advisor's for %d filters %v)", p.noReload, tt.noReload, p.rate, p.maxFilters, rowB.FPRate)
 			}
 			if p.noReload {
 				row1, err := p.adviseFor(1)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if p.rate != max(rowRate(row1), noReloadRate) || rowB.Reachable && !(p.rate < rowRate(rowB)) {
-					t.Errorf("rate %v: want max(%v, %v), below %v", p.rate, rowRate(row1), noReloadRate, rowRate(rowB))
+				if p.rate != max(row1.FPRate, noReloadRate) || rowB.Reachable && !(p.rate < rowB.FPRate) {
+					t.Errorf("rate %v: want max(%v, %v), below %v", p.rate, row1.FPRate, noReloadRate, rowB.FPRate)
 				}
 				// At that rate the reload test can never fire.
 				if !(client.ReloadFactor*p.rate >= 1) {
 					t.Errorf("rate %v: a filter at it can be reloaded", p.rate)
 				}
-			} else if p.rate != rowRate(rowB) || p.rate != p.advice.FPRate {
+			} else if p.rate != rowB.FPRate || p.rate != p.advice.FPRate {
 				t.Errorf("rate %v, want the advisor's %v", p.rate, p.advice.FPRate)
 			}
 			r, err := model.Evaluate(p.shape.params(p.rate, p.universe, p.sizedFor()))

@@ -7,8 +7,6 @@ import (
 	"io"
 	"math"
 
-	"github.com/btcsuite/btcd/blockchain"
-	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 )
@@ -175,15 +173,8 @@ func (br *blockFileReader) next() (*wire.MsgBlock, error) {
 	if lr.N != 0 {
 		return nil, fmt.Errorf("the block ends %d bytes before its length %d", lr.N, size)
 	}
-	if len(block.Transactions) == 0 {
-		return nil, errors.New("a block without transactions")
-	}
-	txs := make([]*btcutil.Tx, len(block.Transactions))
-	for i, tx := range block.Transactions {
-		txs[i] = btcutil.NewTx(tx)
-	}
-	if got := blockchain.CalcMerkleRoot(txs, false); got != block.Header.MerkleRoot {
-		return nil, fmt.Errorf("block %v: the transactions give merkle root %v, the header says %v", block.BlockHash(), got, block.Header.MerkleRoot)
+	if err := checkMerkleRoot(&block); err != nil {
+		return nil, fmt.Errorf("block %v: %w", block.BlockHash(), err)
 	}
 	return &block, nil
 }

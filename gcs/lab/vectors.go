@@ -108,19 +108,12 @@ func parseVectorRow(row json.RawMessage) (Block, error) {
 	if got := block.BlockHash(); got != *hash {
 		return Block{}, fmt.Errorf("the block hashes to %v, the row says %v", got, hash)
 	}
-	if len(block.Transactions) == 0 {
-		return Block{}, errors.New("a block without transactions")
+	if err := checkMerkleRoot(&block); err != nil {
+		return Block{}, err
 	}
-	txs := make([]*btcutil.Tx, len(block.Transactions))
 	inputs := 0
-	for i, tx := range block.Transactions {
-		txs[i] = btcutil.NewTx(tx)
-		if i > 0 {
-			inputs += len(tx.TxIn)
-		}
-	}
-	if got := blockchain.CalcMerkleRoot(txs, false); got != block.Header.MerkleRoot {
-		return Block{}, fmt.Errorf("the transactions give merkle root %v, the header says %v", got, block.Header.MerkleRoot)
+	for _, tx := range block.Transactions[1:] {
+		inputs += len(tx.TxIn)
 	}
 	if len(prevHex) != inputs {
 		return Block{}, fmt.Errorf("%d previous output scripts for %d inputs", len(prevHex), inputs)
@@ -144,4 +137,20 @@ func parseVectorRow(row json.RawMessage) (Block, error) {
 		return Block{}, fmt.Errorf("the block's scripts give the basic filter %x, the row says %x", got, want)
 	}
 	return b, nil
+}
+
+// checkMerkleRoot checks that block has transactions and that they give
+// the merkle root its header states.
+func checkMerkleRoot(block *wire.MsgBlock) error {
+	if len(block.Transactions) == 0 {
+		return errors.New("a block without transactions")
+	}
+	txs := make([]*btcutil.Tx, len(block.Transactions))
+	for i, tx := range block.Transactions {
+		txs[i] = btcutil.NewTx(tx)
+	}
+	if got := blockchain.CalcMerkleRoot(txs, false); got != block.Header.MerkleRoot {
+		return fmt.Errorf("the transactions give merkle root %v, the header says %v", got, block.Header.MerkleRoot)
+	}
+	return nil
 }

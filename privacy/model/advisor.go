@@ -332,8 +332,15 @@ func (p AdviceParams) sizing(s filterSizing, b uint32) Sizing {
 		FPRate: rate, FPRateText: text, FPRateMin: s.rateLo, FPRateMax: s.rateHi,
 		FilterBytes: s.bytes, HashFuncs: s.hashFuncs, Pf: s.pf,
 		PH1Exact: ph1, PHAllExact: phAll, PH1OverFills: fill1, PHAllOverFills: fillAll, PH1MostFills: most1, PHAllMostFills: mostAll,
-		FalsePositiveTxsPerBlock: float64(p.BlockTxs) * -math.Expm1(float64(p.TxElements)*math.Log1p(-s.pf)),
+		FalsePositiveTxsPerBlock: FalsePositiveTxsPerBlock(s.pf, p.BlockTxs, p.TxElements),
 	}
+}
+
+// FalsePositiveTxsPerBlock is how many of a block's blockTxs
+// transactions, of txElements elements each, a filter matching an
+// element outside it with probability pf matches by chance.
+func FalsePositiveTxsPerBlock(pf float64, blockTxs, txElements uint32) float64 {
+	return float64(blockTxs) * -math.Expm1(float64(txElements)*math.Log1p(-pf))
 }
 
 // adviseFor answers for b filters; sizings run from the largest filter
