@@ -453,8 +453,7 @@ func (cs *coverScan) plan(ctx context.Context, log *scanLog, matched []int32, fo
 			cs.walletAt[h] = true
 		}
 	}
-	hot := max(coverHotFactor*largest, 16)
-	cs.hot = hot
+	cs.hot = max(coverHotFactor*largest, 16)
 	var inUse []member
 	coverHeights := make([][]int32, 0, nc)
 	for i, c := range cs.set.Covers() {
@@ -463,12 +462,12 @@ func (cs *coverScan) plan(ctx context.Context, log *scanLog, matched []int32, fo
 		if len(hs) > 0 {
 			inUse = append(inUse, member{script: c.Script, heights: hs, group: c.Profile.Group})
 		}
-		if len(hs) > hot {
+		if len(hs) > cs.hot {
 			cs.warnings = append(cs.warnings, fmt.Sprintf("cover %x turned hot: it appears in %d blocks of the range, each fetched every scan (kept: dropping a cover marks it to anyone intersecting sessions)", c.Script, len(hs)))
 		}
 	}
 	bound := cs.bound()
-	covered := slices.Clone(inUse)
+	covered := inUse
 	short := leak.Need(walletProfiles, cs.profiles(covered), cs.set.Chance(), cs.target)
 	// Rounds: draw what the reserve holds, then explore twice as many
 	// blocks as the round before (more still after scans short in a
@@ -814,11 +813,7 @@ func (cs *coverScan) fresh(blocks []*wire.MsgBlock, n int) []cover.Cover {
 		scripts[i] = c.Script
 	}
 	at, _ := cs.profile(scripts)
-	hot := cs.hot
-	if hot == 0 {
-		hot = 16 // no plan: the wallet's classes are unknown
-	}
-	return keepProfiled(cands, at, hot, n)
+	return keepProfiled(cands, at, cs.hot, n)
 }
 
 // keepProfiled returns of cands, whose heights on the held filters are
