@@ -15,39 +15,16 @@ import (
 var (
 	logPoisson      = model.LogPoisson
 	logNegBinomial  = model.LogNegBinomial
-	regGammaP       = model.RegGammaP
 	poissonCDF      = model.PoissonCDF
 	poissonQuantile = model.PoissonQuantile
 	normalQuantile  = model.NormalQuantile
 	poissonRange    = model.PoissonRange
+	gammaQuantile   = model.GammaQuantile
 	rangeLevel      = model.PoissonRangeLevel
 )
 
 // level is the confidence of every interval the package gives.
 const level = model.Level
-
-// gammaQuantile is x with P(a, x) = p, by bisection.
-func gammaQuantile(p, a float64) float64 {
-	if a <= 0 || p <= 0 {
-		return 0
-	}
-	lo, hi := 0.0, a+10*math.Sqrt(a)+20
-	for regGammaP(a, hi) < p {
-		hi *= 2
-	}
-	for range 200 {
-		mid := (lo + hi) / 2
-		if regGammaP(a, mid) < p {
-			lo = mid
-		} else {
-			hi = mid
-		}
-		if hi-lo <= 1e-12*hi {
-			break
-		}
-	}
-	return (lo + hi) / 2
-}
 
 // garwood is the exact (Garwood) interval at the package's level for the
 // mean of a Poisson count observed as k (which may be fractional, an

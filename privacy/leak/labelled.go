@@ -113,22 +113,9 @@ func share(watched, own float64) float64 {
 
 // poissonMeanLow is the lower end of the central 95% interval
 // (model.Level) of the mean of a Poisson count observed at x: the mean
-// at which a count of x or more has probability (1-Level)/2, found by
-// bisection on P(X >= x) = P(x, mean), the regularized lower incomplete
-// gamma function (0 for x = 0).
+// at which a count of x or more has probability (1-Level)/2: P(X >= x) =
+// P(x, mean), the regularized lower incomplete gamma function, so the
+// mean is model.GammaQuantile of that probability (0 for x = 0).
 func poissonMeanLow(x float64) float64 {
-	if x <= 0 {
-		return 0
-	}
-	tail := (1 - model.Level) / 2
-	lo, hi := 0.0, x
-	for range 60 {
-		mid := (lo + hi) / 2
-		if model.RegGammaP(x, mid) < tail {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return lo
+	return model.GammaQuantile((1-model.Level)/2, x)
 }

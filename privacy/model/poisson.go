@@ -55,6 +55,31 @@ func RegGammaP(a, x float64) float64 {
 	return 1 - gammaFraction(a, x)
 }
 
+// GammaQuantile is x with P(a, x) = p (RegGammaP), by bisection: the
+// quantile p of a gamma variable of shape a and scale 1, 0 for a or p at
+// most 0.
+func GammaQuantile(p, a float64) float64 {
+	if a <= 0 || p <= 0 {
+		return 0
+	}
+	lo, hi := 0.0, a+10*math.Sqrt(a)+20
+	for RegGammaP(a, hi) < p {
+		hi *= 2
+	}
+	for range 200 {
+		mid := (lo + hi) / 2
+		if RegGammaP(a, mid) < p {
+			lo = mid
+		} else {
+			hi = mid
+		}
+		if hi-lo <= 1e-12*hi {
+			break
+		}
+	}
+	return (lo + hi) / 2
+}
+
 // gammaSeries is P(a, x) by its series, for x < a+1.
 func gammaSeries(a, x float64) float64 {
 	lg, _ := math.Lgamma(a)
