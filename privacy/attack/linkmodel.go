@@ -310,8 +310,9 @@ func (p *sizePrior) weigh(members []*linkSession, shared uint64, both, cross, sp
 	for _, m := range members {
 		only, chance := math.Max(m.matched-s, 0), math.Max(m.chance-both, 0)
 		ev.ifSame += m.exposed / float64(len(members))
-		ev.members = append(ev.members, memberTerms{own: logPoisson(only, chance), some: p.someSize(only, chance, 1),
-			grown: grownPart(only, chance, common), anyWallet: p.anySize(only, chance)})
+		t := p.sideTerms(only, chance, common)
+		t.anyWallet = p.anySize(only, chance)
+		ev.members = append(ev.members, t)
 	}
 	ev.ifSame += both
 	return ev

@@ -155,7 +155,7 @@ func inBatches(m *Match, inTx map[uint64][]int) (some, most bool) {
 	batched := 0
 	for i, txs := range m.Transactions {
 		for _, tx := range txs {
-			if len(inTx[uint64(uint32(m.Heights[i]))<<32|uint64(tx)]) > maxTxMatches {
+			if len(inTx[txKey(m.Heights[i], tx)]) > maxTxMatches {
 				batched++
 				break
 			}
@@ -176,11 +176,14 @@ func txKeys(m *Match) []uint64 {
 			return nil
 		}
 		for _, tx := range txs {
-			keys = append(keys, uint64(uint32(m.Heights[i]))<<32|uint64(tx))
+			keys = append(keys, txKey(m.Heights[i], tx))
 		}
 	}
 	return keys
 }
+
+// txKey names a transaction by its block's height and its position in it.
+func txKey(height int32, tx uint32) uint64 { return uint64(uint32(height))<<32 | uint64(tx) }
 
 // unit is a group of matches and what its probability rests on.
 type unit struct {
