@@ -271,11 +271,15 @@ func (c *Client) announced(m *pool.Member, a peer.Announcement) {
 	wake := false
 	for _, hash := range a.Blocks {
 		if h, ok := c.chain.HeightOf(hash); ok {
-			if old := c.views.tip(m); old >= 0 && old < h && h-old <= tipWindow {
+			// The tip is raised before the claim is noted: a verification
+			// that takes the claim while the height is not verified yet
+			// (and so drops it) then finds m among the peers holding it.
+			old := c.views.tip(m)
+			c.views.raise(m, h)
+			if old >= 0 && old < h && h-old <= tipWindow {
 				c.svc.late.add(m, old+1)
 				wake = true
 			}
-			c.views.raise(m, h)
 		} else if c.views.announce(m, hash) {
 			wake = true
 		}
