@@ -83,8 +83,11 @@ func TestAnnouncedBlockNotHeldRestsOnOnePeer(t *testing.T) {
 // lateDelay after theirs (a slower link). The new block's filter headers
 // are verified with the colluders before the honest peer claims the block,
 // yet being first buys them nothing: the honest peer's word on the block
-// is asked once it claims it, and the block proves the colluders false;
-// with the filter headers kept in memory or in a data directory.
+// is asked once it claims it, the block proves the colluders false, and
+// the rescan, which reported the block on their filter, scans it again
+// and reports the payment their filter hid (once, then the block
+// rechecked); with the filter headers kept in memory or in a data
+// directory.
 func TestLateHonestAnnouncerIsCompared(t *testing.T) {
 	for _, stored := range []bool{false, true} {
 		t.Run(fmt.Sprintf("stored=%v", stored), func(t *testing.T) { testLateHonestAnnouncer(t, stored) })
@@ -130,8 +133,20 @@ func testLateHonestAnnouncer(t *testing.T, stored bool) {
 	for end := time.Now().Add(15 * time.Second); banned() < len(colluders) && time.Now().Before(end); {
 		time.Sleep(100 * time.Millisecond)
 	}
+	// Block 111 was reported on the forged filter; once the proof
+	// replaced its filter header, the rescan scans it again and reports
+	// the payment it missed, then the block rechecked.
+	log.waitFor(t, "block 111 rechecked", func(es []Event) bool {
+		return slices.ContainsFunc(es, func(e Event) bool { return e.Kind == EventRechecked && e.Height == 111 })
+	})
 	if err := stop(); err != nil {
 		t.Fatal(err)
+	}
+	es := log.snapshot()
+	if ms := matched(es, pay.TxHash()); len(ms) != 1 {
+		t.Errorf("the payment hidden by the forged filter was reported %d times, want once; events %q", len(ms), log.summary())
+	} else if i := slices.IndexFunc(es, func(e Event) bool { return e.Kind == EventRechecked && e.Height == 111 }); i < 1 || es[i-1].Kind != EventMatch || es[i-1].Match.Txid != pay.TxHash() {
+		t.Errorf("the payment is not reported just before block 111 rechecked: %q", log.summary())
 	}
 	if top := comparedTo(c, honest); top < 111 {
 		t.Errorf("the honest peer was asked for filter headers up to height %d, want 111", top)
@@ -141,7 +156,7 @@ func testLateHonestAnnouncer(t *testing.T, stored bool) {
 			t.Errorf("peer %s (colluder: %v): banned %v, reason %q", st.Address, slices.Contains(colluders, st.Address), st.Banned, st.Reason)
 		}
 	}
-	t.Logf("payment reported: %v; events: %q", len(matched(log.snapshot(), pay.TxHash())) > 0, log.summary())
+	t.Logf("events: %q", log.summary())
 }
 
 // TestWithholdingAnnouncerCostsLittle: two peers announce each new block;

@@ -25,6 +25,9 @@ func (c *Client) scanBIP157(ctx context.Context, log *scanLog, req ScanRequest, 
 		return nil, err
 	}
 	res := &ScanResult{From: from, To: to, Matches: []Match{}, BlocksScanned: int(to-from) + 1}
+	if req.withHeaders {
+		res.filterHeaders = headers
+	}
 	scripts := Scripts(req.Watch)
 	var cs *coverScan
 	matching := scripts

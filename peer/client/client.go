@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg"
@@ -146,6 +147,10 @@ type Client struct {
 	verifiedTo int32
 	lonely     []OnePeer
 	alone      []OnePeer
+	// revised counts the times filter headers verified were given up to
+	// be verified again (see giveUpVerified); rescans read it without
+	// the operation lock.
+	revised atomic.Uint64
 	// conflicts are the disagreements about filters their blocks could
 	// not decide.
 	conflicts conflicts

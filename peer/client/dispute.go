@@ -120,8 +120,7 @@ func (c *Client) noteConflict(h int32, block *wire.MsgBlock, groups []hashGroup,
 	c.blocks.put(hash, block)
 	// What was verified from h on rests on one side's filter: it is
 	// verified again, with every side.
-	c.verifiedTo = min(c.verifiedTo, h-1)
-	c.mem.dropAbove(h - 1)
+	c.giveUpVerified(h - 1)
 	k, _ := c.conflicts.at(h, hash)
 	c.logf("%v", k.Conflict)
 	return nil

@@ -15,7 +15,9 @@
 // one peer (named, or the only one live) it scans again once another peer
 // holds those blocks, whether the first was banned, went away or is still
 // there, and reports the matches it missed (EventMatch, then
-// EventRechecked), nothing twice and nothing disconnected; the filter
+// EventRechecked), nothing twice and nothing disconnected; so it does for
+// the blocks it reported whose filter headers were verified anew to other
+// values (a slower peer's word proved the first ones false); the filter
 // headers a client's only peer stated are asked again then too. BIP 37 results rest on the node that filtered
 // (its Bloom filter also tells that node which scripts are watched).
 //

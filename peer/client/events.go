@@ -25,10 +25,13 @@ const (
 	EventTip
 	// EventRechecked: a block reported connected resting on one peer
 	// (OnePeer) was scanned again once another peer held it, with their
-	// words compared; the EventMatch events of its height just before it
-	// are the transactions the first scan missed (a liar's filter may
-	// leave them out), and only those. It stays connected. OnePeer names
-	// the peer it rests on still, if any.
+	// words compared, or a block was scanned again because its filter
+	// header was verified anew to another value (a peer's later word
+	// proved the ones it was first verified with false); the EventMatch
+	// events of its height just before it are the transactions the first
+	// scan missed (a liar's filter may leave them out), and only those.
+	// It stays connected. OnePeer names the peer it rests on still, if
+	// any.
 	EventRechecked
 )
 

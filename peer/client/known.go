@@ -18,6 +18,19 @@ type peerReaches struct {
 	second   int32
 }
 
+// giveUpVerified makes the filter headers verified above h unverified
+// (a conflict or a peer's late word asks for them again, or a
+// reorganization replaced their blocks) and forgets those kept in memory.
+// A rescan that reported blocks above h compares the filter headers it
+// scanned them against with those verified anew (see Rescan.revisedFrom).
+func (c *Client) giveUpVerified(h int32) {
+	if h < c.verifiedTo {
+		c.verifiedTo = h
+		c.revised.Add(1)
+	}
+	c.mem.dropAbove(h)
+}
+
 // noteVerified records that the filter headers start..to (headers holds
 // those of start-1..to) were verified with the peers r describes, in this
 // life.

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"math"
 	"slices"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -8,8 +9,9 @@ import (
 )
 
 // A following rescan scans again what it reported resting on one peer
-// once another peer holds it: see the package documentation (The
-// guarantee).
+// once another peer holds it, and what it scanned against filter headers
+// the client has since verified anew to other values: see the package
+// documentation (The guarantee).
 
 // restedOnOne reports whether a scan's result rests on a single peer
 // whole: no peer's word was compared with another's and no heights are
@@ -36,11 +38,13 @@ type txItem struct {
 }
 
 // reportedBlock is what the rescan reported of a block connected: how
-// many watch items it was scanned with, and the items reported for its
+// many watch items it was scanned with, the verified filter header it was
+// scanned against (zero if unknown), and the items reported for its
 // transactions.
 type reportedBlock struct {
-	items int
-	pairs []txItem
+	items  int
+	filter chainhash.Hash
+	pairs  []txItem
 }
 
 // rechecks is what a rescan keeps to scan again the blocks it reported
@@ -51,12 +55,23 @@ type reportedBlock struct {
 type rechecks struct {
 	reported []reportedBlock // what was reported of each block remembered, lowest first
 	unsure   []OnePeer       // the heights reported resting on one peer
+	// revised is the count of the client's filter headers given up
+	// (Client.revised) last seen, and compareFrom the lowest height whose
+	// filter header is still to be compared with the one verified anew
+	// since (noRevision when none is).
+	revised     uint64
+	compareFrom int32
 }
 
+// noRevision is rechecks.compareFrom when no filter header is to be
+// compared.
+const noRevision = math.MaxInt32
+
 // note records the matches reported of the next block, scanned with
-// items watch items, and the peer it rested on alone, if any.
-func (k *rechecks) note(items int, ms []Match, unsure *OnePeer) {
-	b := reportedBlock{items: items}
+// items watch items against the verified filter header filter, and the
+// peer it rested on alone, if any.
+func (k *rechecks) note(items int, filter chainhash.Hash, ms []Match, unsure *OnePeer) {
+	b := reportedBlock{items: items, filter: filter}
 	for _, m := range ms {
 		for _, i := range m.WatchItems {
 			b.pairs = append(b.pairs, txItem{m.Txid, i})
@@ -108,10 +123,19 @@ func (k *rechecks) from(c *Client) int32 {
 
 // take takes in the result of scanning again req's heights, whose first
 // remembered block is at height base: the heights it still rests on one
-// peer of c for stay unsure, and it returns the events of what the first
-// scan missed. The caller checks first that the blocks scanned are those
+// peer of c for stay unsure, the filter headers they were scanned against
+// now are remembered, and it returns the events of what the first scan
+// missed. The caller checks first that the blocks scanned are those
 // reported.
 func (k *rechecks) take(c *Client, base int32, req ScanRequest, res *ScanResult) []Event {
+	for h := req.From; h <= req.To; h++ {
+		if i := int(h - req.From + 1); i < len(res.filterHeaders) {
+			k.reported[h-base].filter = res.filterHeaders[i]
+		}
+	}
+	if req.From <= k.compareFrom && k.compareFrom <= req.To {
+		k.compareFrom = req.To + 1 // scanned against the headers verified now
+	}
 	was := k.unsure
 	k.unsure = trimLonely(k.unsure, req.From, req.To)
 	for _, o := range res.OnePeer {

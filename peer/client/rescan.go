@@ -88,7 +88,8 @@ func (c *Client) NewRescan(opt RescanOptions) *Rescan {
 	}
 	items := slices.Clone(opt.Watch)
 	return &Rescan{c: c, opt: opt, items: items, wl: newWatchList(items), next: opt.From, base: opt.From, rewind: -1,
-		applied: make(chan struct{}), ended: make(chan struct{}), wake: make(chan struct{}, 1)}
+		applied: make(chan struct{}), ended: make(chan struct{}), wake: make(chan struct{}, 1),
+		rc: rechecks{revised: c.revised.Load(), compareFrom: noRevision}}
 }
 
 // Update adds watch items to a running rescan and, if rewind is not
@@ -442,10 +443,14 @@ func (r *Rescan) step(ctx context.Context, to int32) error {
 			e.OnePeer = alone
 		}
 		r.emit(e)
+		var filter chainhash.Hash
+		if j := int(h - req.From + 1); j < len(res.filterHeaders) {
+			filter = res.filterHeaders[j]
+		}
 		if e.OnePeer != "" || byOne {
-			r.connected(e, len(req.Watch), res.Matches[first:i], &OnePeer{From: h, To: h, Peer: e.OnePeer})
+			r.connected(e, len(req.Watch), filter, res.Matches[first:i], &OnePeer{From: h, To: h, Peer: e.OnePeer})
 		} else {
-			r.connected(e, len(req.Watch), res.Matches[first:i], nil)
+			r.connected(e, len(req.Watch), filter, res.Matches[first:i], nil)
 		}
 	}
 	return nil
@@ -460,14 +465,19 @@ func (r *Rescan) scan(ctx context.Context, req ScanRequest, wl *watchList) (*Sca
 }
 
 // recheck scans again, from the lowest unsure height another peer holds
-// now up to the last block reported that a peer holds, and reports what
-// the first scan missed (see recheck.go). A failed scan is kept as a
-// warning and tried again later; it returns an error only when ctx ends
-// or the chain changed deeper than the rescan remembers.
+// now, or the lowest height whose filter header was verified anew to
+// another value, up to the last block reported that a peer holds, and
+// reports what the first scan missed (see recheck.go). A failed scan is
+// kept as a warning and tried again later; it returns an error only when
+// ctx ends or the chain changed deeper than the rescan remembers.
 func (r *Rescan) recheck(ctx context.Context) error {
+	revised := r.revisedFrom()
 	r.mu.Lock()
 	// Up to what the peers hold: a liar may have been alone higher up.
 	from, to := r.rc.from(r.c), min(r.next-1, r.c.bestHeld(wire.SFNodeCF))
+	if revised >= 0 && (from < 0 || revised < from) {
+		from = revised
+	}
 	req := ScanRequest{Watch: r.items, From: from, To: to, withHeaders: true}
 	wl := r.wl
 	r.mu.Unlock()
@@ -479,7 +489,7 @@ func (r *Rescan) recheck(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		r.addWarnings([]string{fmt.Sprintf("scanning again heights %d-%d, which rested on one peer: %v", from, to, err)})
+		r.addWarnings([]string{fmt.Sprintf("scanning again heights %d-%d, which rested on one peer or on filter headers verified anew: %v", from, to, err)})
 		return nil
 	}
 	if err := r.reportReorg(); err != nil {
@@ -511,12 +521,13 @@ func (r *Rescan) rechecked(req ScanRequest, res *ScanResult) []Event {
 }
 
 // connected records the block e reported connected, scanned with items
-// watch items, its matches, and the peer it rested on alone, if any.
-func (r *Rescan) connected(e Event, items int, ms []Match, unsure *OnePeer) {
+// watch items against the verified filter header filter, its matches,
+// and the peer it rested on alone, if any.
+func (r *Rescan) connected(e Event, items int, filter chainhash.Hash, ms []Match, unsure *OnePeer) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.emitted, r.headers = append(r.emitted, e.BlockHash), append(r.headers, e.Header)
-	r.rc.note(items, ms, unsure)
+	r.rc.note(items, filter, ms, unsure)
 	if over := len(r.emitted) - maxReorgDepth; over > 0 {
 		r.emitted, r.headers, r.rc.reported = r.emitted[over:], r.headers[over:], r.rc.reported[over:]
 		r.base += int32(over)
@@ -528,6 +539,59 @@ func (r *Rescan) connected(e Event, items int, ms []Match, unsure *OnePeer) {
 		}
 	}
 	r.next = e.Height + 1
+}
+
+// revisedFrom returns the lowest height reported whose block was scanned
+// against a filter header the client has since given up and verified
+// anew to another value (a peer's late word exposed the peers the first
+// verification rested on), or -1. Nothing is compared until the client
+// gives up filter headers (Client.revised); then each height reported is
+// compared once verified anew.
+func (r *Rescan) revisedFrom() int32 {
+	r.mu.Lock()
+	if n := r.c.revised.Load(); n != r.rc.revised {
+		r.rc.revised, r.rc.compareFrom = n, r.base
+	}
+	seen, from := r.rc.revised, max(r.rc.compareFrom, r.base)
+	var scanned []chainhash.Hash
+	if from != noRevision {
+		for _, b := range r.rc.reported[min(from-r.base, int32(len(r.rc.reported))):] {
+			scanned = append(scanned, b.filter)
+		}
+	}
+	r.mu.Unlock()
+	if from == noRevision {
+		return -1
+	}
+	differs, next := r.c.compareVerified(from, scanned)
+	r.mu.Lock()
+	if r.rc.revised == seen { // else given up again meanwhile: compare all anew
+		r.rc.compareFrom = next
+	}
+	r.mu.Unlock()
+	return differs
+}
+
+// compareVerified compares the filter headers blocks from, from+1, ...
+// were scanned against (zero if unknown) with those verified now. It
+// returns the first height whose filter header differs or is not kept
+// (-1 if none), and the first not compared, as not verified again yet
+// (noRevision if all were).
+func (c *Client) compareVerified(from int32, scanned []chainhash.Hash) (differs, next int32) {
+	c.opMu.Lock()
+	defer c.opMu.Unlock()
+	for i, want := range scanned {
+		h := from + int32(i)
+		if h > c.verifiedTo {
+			return -1, h
+		}
+		// A header verified anew that rests on one peer is not kept (see
+		// noteVerified): the block is scanned again as if it differed.
+		if _, got, ok := c.keptFilterHeader(h); !ok || want != (chainhash.Hash{}) && got != want {
+			return h, h
+		}
+	}
+	return -1, noRevision
 }
 
 // heightAt returns the first height whose block may hold a transaction of

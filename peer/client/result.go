@@ -93,8 +93,11 @@ type ScanResult struct {
 	// trustworthy than it looks, such as resting on one unverified peer.
 	Warnings []string
 
-	// headers are those of the blocks From..To scanned.
-	headers []wire.BlockHeader
+	// headers are those of the blocks From..To scanned, and
+	// filterHeaders the verified filter headers of From-1..To they were
+	// scanned against (ScanRequest.withHeaders).
+	headers       []wire.BlockHeader
+	filterHeaders []chainhash.Hash
 }
 
 // PeerStatus is what the client knows of one peer.

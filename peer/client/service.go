@@ -312,8 +312,7 @@ func (c *Client) verifyLate(ctx context.Context) error {
 	if from < 0 {
 		return nil
 	}
-	c.verifiedTo = from - 1
-	c.mem.dropAbove(from - 1)
+	c.giveUpVerified(from - 1)
 	return c.verifyRange(ctx, from, to)
 }
 

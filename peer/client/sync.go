@@ -240,8 +240,7 @@ func (c *Client) recordSync(m *pool.Member, res peer.HeadersResult, err error, t
 		// Tips learnt before are on the old branch, and so are the
 		// filter headers verified above the fork.
 		c.views.clampTips(up.Fork)
-		c.mem.dropAbove(up.Fork)
-		c.verifiedTo = min(c.verifiedTo, up.Fork)
+		c.giveUpVerified(up.Fork)
 		c.conflicts.dropAbove(up.Fork)
 		// Before the first sync ends, only the blocks of a chain resumed
 		// from the store count: the rest came and went with that sync.
