@@ -198,6 +198,7 @@ type subscription struct {
 
 	// Owned by the goroutine that runs the rescan.
 	matches  []*wtxmgr.TxRecord // relevant transactions of the block about to be connected
+	late     []*wtxmgr.TxRecord // those of a block the wallet has, found when it was scanned again
 	gone     []client.Event     // disconnections not yet passed on
 	reported []chainhash.Hash   // the blocks the wallet has from this rescan, from base
 	base     int32
@@ -301,7 +302,7 @@ func (s *subscription) newRescan(from int32) *client.Rescan {
 // above it disconnected. It fails when no block reported is left (the
 // wallet is then asked to sync again).
 func (s *subscription) resumeFrom() (int32, bool) {
-	s.matches = nil // of a block not reported: scanned again
+	s.matches, s.late = nil, nil // of a block not reported, or not rechecked: scanned again
 	ch := s.b.c.Chain()
 	i := len(s.reported) - 1
 	for ; i >= 0 && ch.Hash(s.base+int32(i)) != s.reported[i]; i-- {
@@ -358,9 +359,11 @@ func (s *subscription) send(n interface{}) {
 
 // onEvent translates one event of the client's rescan: a block's matches
 // and its connection into FilteredBlockConnected and BlockConnected (then
-// RescanProgress while catching up), the tip into RescanFinished once,
-// and a reorganization's disconnections, gathered until the next event,
-// into BlockDisconnected in the order the wallet needs.
+// RescanProgress while catching up), the matches a block the wallet has
+// was found to hold when scanned again (EventRechecked: its first filter
+// hid them) into RelevantTx with the block, the tip into RescanFinished
+// once, and a reorganization's disconnections, gathered until the next
+// event, into BlockDisconnected in the order the wallet needs.
 func (s *subscription) onEvent(e client.Event) {
 	if e.Kind == client.EventDisconnected {
 		s.gone = append(s.gone, e)
@@ -373,17 +376,27 @@ func (s *subscription) onEvent(e client.Event) {
 	switch e.Kind {
 	case client.EventMatch:
 		s.b.mined(e.Match.Tx, e.Match.Txid, e.Height)
-		if s.known(e) {
-			return
-		}
 		rec, err := wtxmgr.NewTxRecordFromMsgTx(e.Match.Tx, e.Header.Timestamp)
 		if err != nil {
 			s.b.logf("transaction %v of block %d: %v", e.Match.Txid, e.Height, err)
 			return
 		}
+		if s.known(e) {
+			// Either the block this rescan starts from, connected again
+			// next (the wallet has its transactions), or one rechecked.
+			s.late = append(s.late, rec)
+			return
+		}
 		s.matches = append(s.matches, rec)
+	case client.EventRechecked:
+		meta := blockMeta(e.Height, e.BlockHash, e.Header.Timestamp)
+		for _, rec := range s.late {
+			s.send(chain.RelevantTx{TxRecord: rec, Block: &meta})
+		}
+		s.late = nil
 	case client.EventConnected:
 		if s.known(e) {
+			s.late = nil
 			return
 		}
 		meta := blockMeta(e.Height, e.BlockHash, e.Header.Timestamp)

@@ -45,6 +45,7 @@ func TestTranslation(t *testing.T) {
 	gone := func(h int32) notification { return notification{kind: kindBlockDisconnected, height: h} }
 	progress := func(h int32) notification { return notification{kind: kindRescanProgress, height: h} }
 	finished := func(h int32) notification { return notification{kind: kindRescanFinished, height: h} }
+	relevant := func(h int32) notification { return notification{kind: kindRelevantTx, height: h, txs: 1} }
 	resync := notification{kind: kindClientConnected}
 
 	tests := []struct {
@@ -68,6 +69,15 @@ func TestTranslation(t *testing.T) {
 	}, {
 		name:   "following",
 		events: slices.Concat(connected(100, 101), []client.Event{ev(client.EventTip, 101, 0)}),
+		want:   []notification{filtered(101, 0), block(101)},
+	}, {
+		name: "a payment found when a block told is scanned again",
+		events: slices.Concat(connected(100, 102), []client.Event{match(101), ev(client.EventRechecked, 101, 0),
+			ev(client.EventRechecked, 102, 0)}),
+		want: []notification{filtered(101, 0), block(101), filtered(102, 0), block(102), relevant(101)},
+	}, {
+		name:   "the start block's payment, which the wallet has",
+		events: slices.Concat([]client.Event{match(100)}, connected(100, 101), []client.Event{ev(client.EventRechecked, 101, 0)}),
 		want:   []notification{filtered(101, 0), block(101)},
 	}, {
 		name:   "progress every 2,000 blocks",
@@ -106,7 +116,7 @@ func TestTranslation(t *testing.T) {
 			if n, ok := missing(got, tc.want); !ok {
 				t.Errorf("no %v in order %v; got %s", n, tc.want, summarize(got))
 			}
-			for _, k := range []string{kindRescanProgress, kindRescanFinished, kindClientConnected, kindBlockDisconnected} {
+			for _, k := range []string{kindRescanProgress, kindRescanFinished, kindClientConnected, kindBlockDisconnected, kindRelevantTx} {
 				if g, w := countKind(got, k), countKind(tc.want, k); g != w {
 					t.Errorf("%d %s, want %d: %s", g, k, w, summarize(got))
 				}
