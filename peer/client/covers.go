@@ -132,9 +132,16 @@ type coverScan struct {
 	target   float64
 	set      *cover.Set
 	from, to int32
-	wallet   [][]byte      // the watch list's scripts
-	covers   [][]byte      // in use at the start of the scan
-	probes   []cover.Cover // candidates sampled of the reserve (Group: their chain)
+	wallet   [][]byte // the watch list's scripts
+	covers   [][]byte // in use at the start of the scan
+	// seen holds the heights on the held filters of each candidate
+	// profiled in the scan, at most hot+1 of them (more: hot): the held
+	// filters of the range do not change during a scan, so a candidate
+	// sampled again in a later round, or found again, is not tested
+	// again.
+	seen map[string][]int32
+	// spots are the range's heights in the sweep's order, made once.
+	spots []sweepSpot
 	// nextGroup is the group of the next candidate chain found.
 	nextGroup uint64
 	// explored are the heights fetched before the wallet's blocks, only
@@ -163,19 +170,17 @@ type coverScan struct {
 	swept *uint64
 }
 
-// startCovers opens the cover set and samples the reserve for the
-// scan's candidates.
+// startCovers opens the cover set for a scan of from..to.
 func (c *Client) startCovers(wallet [][]byte, from, to int32) (*coverScan, error) {
 	set, err := c.coverSet()
 	if err != nil {
 		return nil, err
 	}
-	cs := &coverScan{c: c, target: c.cfg.PrivacyTarget, set: set, from: from, to: to, wallet: wallet, covers: set.Scripts()}
+	cs := &coverScan{c: c, target: c.cfg.PrivacyTarget, set: set, from: from, to: to, wallet: wallet, covers: set.Scripts(), seen: map[string][]int32{}}
 	cs.nextGroup = 1 // 0 is a script alone
 	for _, c := range slices.Concat(set.Covers(), set.Reserve()) {
 		cs.nextGroup = max(cs.nextGroup, c.Profile.Group+1)
 	}
-	cs.probes = sampleChains(set.Reserve(), maxProbes, nil)
 	return cs, nil
 }
 
@@ -236,10 +241,10 @@ func (cs *coverScan) candidates(blocks []*wire.MsgBlock, n int) []cover.Cover {
 		wallet[string(s)] = true
 	}
 	known := map[string]bool{}
-	for _, s := range cs.covers {
+	for _, s := range cs.set.Scripts() {
 		known[string(s)] = true
 	}
-	for _, c := range slices.Concat(cs.probes, cs.set.Reserve()) {
+	for _, c := range cs.set.Reserve() {
 		known[string(c.Script)] = true
 	}
 	var txs []*wire.MsgTx
@@ -332,13 +337,14 @@ func (u unions) join(a, b int) { u[u.find(a)] = u.find(b) }
 
 // profile tests every held filter of the range against elems
 // (gcs.Filter.MatchEach), which gives each its heights (at), and which
-// of them each held filter matches (hits).
-func (cs *coverScan) profile(elems [][]byte) (at [][]int32, hits map[int32][]bool) {
+// of them each held filter matches (hits, if keep).
+func (cs *coverScan) profile(elems [][]byte, keep bool) (at [][]int32, hits map[int32][]bool) {
 	hits = map[int32][]bool{}
 	at = make([][]int32, len(elems))
 	if len(elems) == 0 {
 		return at, hits
 	}
+	var m []bool
 	for h := cs.from; h <= cs.to; h++ {
 		hash := cs.c.chain.Hash(h)
 		data, ok := cs.c.cachedFilter(hash)
@@ -349,8 +355,13 @@ func (cs *coverScan) profile(elems [][]byte) (at [][]int32, hits map[int32][]boo
 		if err != nil {
 			continue
 		}
-		m := f.MatchEach(gcs.BasicKey(&hash), elems, nil)
-		hits[h] = m
+		if keep {
+			m = nil
+		}
+		m = f.MatchEach(gcs.BasicKey(&hash), elems, m)
+		if keep {
+			hits[h] = m
+		}
 		for i, ok := range m {
 			if ok {
 				at[i] = append(at[i], h)
@@ -358,6 +369,36 @@ func (cs *coverScan) profile(elems [][]byte) (at [][]int32, hits map[int32][]boo
 		}
 	}
 	return at, hits
+}
+
+// profileCandidates returns the heights on the held filters of each of
+// scripts, candidates, at most hot+1 of them (more: hot), testing the
+// filters only against those the scan has not profiled yet (seen).
+func (cs *coverScan) profileCandidates(scripts [][]byte) [][]int32 {
+	if cs.seen == nil {
+		cs.seen = map[string][]int32{}
+	}
+	var fresh [][]byte
+	pending := map[string]bool{}
+	for _, s := range scripts {
+		if _, ok := cs.seen[string(s)]; !ok && !pending[string(s)] {
+			pending[string(s)] = true
+			fresh = append(fresh, s)
+		}
+	}
+	at, _ := cs.profile(fresh, false)
+	for i, s := range fresh {
+		hs := at[i]
+		if len(hs) > cs.hot+1 {
+			hs = slices.Clip(hs[:cs.hot+1])
+		}
+		cs.seen[string(s)] = hs
+	}
+	out := make([][]int32, len(scripts))
+	for i, s := range scripts {
+		out[i] = cs.seen[string(s)]
+	}
+	return out
 }
 
 // member is a script profiled on the range's filters: its heights and
@@ -432,7 +473,7 @@ func walletChains(ms []member) {
 // fails with *PrivacyTargetError unless Config.AllowShortCovers.
 func (cs *coverScan) plan(ctx context.Context, log *scanLog, matched []int32, forced map[int32]bool) ([]int32, error) {
 	var at [][]int32
-	at, cs.hits = cs.profile(slices.Concat(cs.wallet, cs.covers))
+	at, cs.hits = cs.profile(slices.Concat(cs.wallet, cs.covers), true)
 	nw, nc := len(cs.wallet), len(cs.covers)
 	cs.walletAt = map[int32]bool{}
 	var wallet []member
@@ -560,16 +601,16 @@ func (cs *coverScan) drawRound(short map[leak.Profile]int) []member {
 	// The reserve sampled again, the chains of the classes short first:
 	// a reserve of many rare chains of other classes would leave them
 	// out as often as not.
-	cs.probes = sampleChains(cs.set.Reserve(), maxProbes, want)
-	probeScripts := make([][]byte, len(cs.probes))
-	for i, c := range cs.probes {
+	sample := sampleChains(cs.set.Reserve(), maxProbes, want)
+	probeScripts := make([][]byte, len(sample))
+	for i, c := range sample {
 		probeScripts[i] = c.Script
 	}
-	probeAt, _ := cs.profile(probeScripts)
+	probeAt := cs.profileCandidates(probeScripts)
 	var probes []member
 	probeHeights := map[string][]int32{}
 	byScript := map[string]cover.Cover{}
-	for i, c := range cs.probes {
+	for i, c := range sample {
 		hs := probeAt[i]
 		if len(hs) == 0 || len(hs) > cs.hot {
 			continue // a hot script's blocks would cost more than it hides
@@ -710,22 +751,9 @@ func (cs *coverScan) heights(bound int, coverHeights [][]int32) (out []int32, un
 // blocks no session before them explored until the range is swept. A
 // block mined since takes its place wherever it falls.
 func (cs *coverScan) sweep() (order []int32, place []uint64) {
-	seed := cs.set.Seed()
-	type spot struct {
-		h int32
-		p uint64
-	}
-	spots := make([]spot, 0, int(cs.to-cs.from)+1)
-	var buf [36]byte
-	copy(buf[:], seed[:])
-	for h := cs.from; h <= cs.to; h++ {
-		binary.BigEndian.PutUint32(buf[32:], uint32(h))
-		sum := sha256.Sum256(buf[:])
-		spots = append(spots, spot{h, binary.BigEndian.Uint64(sum[:8])})
-	}
-	slices.SortFunc(spots, func(a, b spot) int { return cmp.Compare(a.p, b.p) })
+	spots := cs.sweepSpots()
 	swept := cs.set.Explore().Swept
-	start, _ := slices.BinarySearchFunc(spots, swept, func(s spot, p uint64) int {
+	start, _ := slices.BinarySearchFunc(spots, swept, func(s sweepSpot, p uint64) int {
 		if s.p <= p {
 			return -1
 		}
@@ -736,6 +764,33 @@ func (cs *coverScan) sweep() (order []int32, place []uint64) {
 		order, place = append(order, s.h), append(place, s.p)
 	}
 	return order, place
+}
+
+// sweepSpot is a height and its place in the sweep.
+type sweepSpot struct {
+	h int32
+	p uint64
+}
+
+// sweepSpots are the range's heights sorted by their places in the
+// sweep, made on the scan's first round of exploring and kept for the
+// rounds after it.
+func (cs *coverScan) sweepSpots() []sweepSpot {
+	if cs.spots != nil {
+		return cs.spots
+	}
+	seed := cs.set.Seed()
+	spots := make([]sweepSpot, 0, int(cs.to-cs.from)+1)
+	var buf [36]byte
+	copy(buf[:], seed[:])
+	for h := cs.from; h <= cs.to; h++ {
+		binary.BigEndian.PutUint32(buf[32:], uint32(h))
+		sum := sha256.Sum256(buf[:])
+		spots = append(spots, sweepSpot{h, binary.BigEndian.Uint64(sum[:8])})
+	}
+	slices.SortFunc(spots, func(a, b sweepSpot) int { return cmp.Compare(a.p, b.p) })
+	cs.spots = spots
+	return spots
 }
 
 // relaxations are what a shape gives up, in turn, where no candidate
@@ -812,8 +867,7 @@ func (cs *coverScan) fresh(blocks []*wire.MsgBlock, n int) []cover.Cover {
 	for i, c := range cands {
 		scripts[i] = c.Script
 	}
-	at, _ := cs.profile(scripts)
-	return keepProfiled(cands, at, cs.hot, n)
+	return keepProfiled(cands, cs.profileCandidates(scripts), cs.hot, n)
 }
 
 // keepProfiled returns of cands, whose heights on the held filters are
@@ -854,11 +908,20 @@ func keepProfiled(cands []cover.Cover, at [][]int32, hot, n int) []cover.Cover {
 const DefaultCoverBlocksFactor = 4
 
 // finish counts the scan's cost, adds candidates of its blocks to the
-// reserve and saves the set.
+// reserve (of those not explored: the rounds took the candidates of
+// those) and saves the set.
 func (cs *coverScan) finish(heights []int32, blocks []*wire.MsgBlock) *CoverCost {
 	k := &CoverCost{Target: cs.target, Drawn: cs.drawn, ExploredBlocks: len(cs.explored)}
+	explored := make(map[int32]bool, len(cs.explored))
+	for _, h := range cs.explored {
+		explored[h] = true
+	}
+	var unexplored []*wire.MsgBlock
 	for i, b := range blocks {
 		size := uint64(b.SerializeSize())
+		if !explored[heights[i]] {
+			unexplored = append(unexplored, b)
+		}
 		if cs.walletAt[heights[i]] {
 			k.WalletBlocks++
 			k.WalletBytes += size
@@ -867,7 +930,7 @@ func (cs *coverScan) finish(heights []int32, blocks []*wire.MsgBlock) *CoverCost
 		k.CoverBlocks++
 		k.CoverBytes += size
 	}
-	cs.keep(blocks)
+	cs.keep(unexplored)
 	k.Covers, k.Reserve = len(cs.set.Covers()), len(cs.set.Reserve())
 	k.Met = len(cs.why) == 0
 	if !k.Met {

@@ -771,3 +771,27 @@ func TestExploreNext(t *testing.T) {
 		t.Errorf("a round of no blocks explores %v", got)
 	}
 }
+
+// TestProfileCandidatesOnce: a candidate the scan has profiled is not
+// tested against the held filters again (the scan has no client here:
+// a pass over the filters would fail), and a script asked twice in one
+// call is tested once.
+func TestProfileCandidatesOnce(t *testing.T) {
+	a, b := []byte("candidate a"), []byte("candidate b")
+	many := make([]int32, 40)
+	cs := &coverScan{hot: 16, seen: map[string][]int32{string(a): {3, 5}, string(b): nil}}
+	got := cs.profileCandidates([][]byte{a, b, a})
+	if !slices.Equal(got[0], []int32{3, 5}) || got[1] != nil || !slices.Equal(got[2], got[0]) {
+		t.Fatalf("heights %v, want those seen: [3 5], none, [3 5]", got)
+	}
+	cs.seen[string(b)] = many
+	if got := cs.profileCandidates([][]byte{b}); len(got[0]) != 40 {
+		t.Fatalf("%d heights of a seen script, want its 40", len(got[0]))
+	}
+	cs = &coverScan{hot: 2, from: 1, to: 0} // an empty range: no filter to test
+	c := []byte("candidate c")
+	got = cs.profileCandidates([][]byte{c, c})
+	if got[0] != nil || got[1] != nil || len(cs.seen) != 1 {
+		t.Fatalf("heights %v and %d scripts seen, want none and 1", got, len(cs.seen))
+	}
+}
