@@ -48,7 +48,7 @@ const otherWallets = 3
 func needCovers(t *testing.T) *coversFixture {
 	t.Helper()
 	node := coversShared.Get(t)
-	coversOnce.Do(func() { coversFx = buildCovers(t, node, peertest.ShortWalletChain, "covers", 0) })
+	coversOnce.Do(func() { coversFx = buildCovers(t, node, peertest.ShortWalletChain, "covers", 0, 0) })
 	if coversFx == nil {
 		t.Fatal("the labelled chain was not built")
 	}
@@ -61,12 +61,19 @@ func needCovers(t *testing.T) *coversFixture {
 // but the wallet's, and no cover could match those (a real chain holds
 // many). premine blocks more are mined first, whose coinbases fund a
 // wallet of many payments (the wallet's scans then start before them).
-func buildCovers(t *testing.T, node *peertest.Node, shape peertest.WalletChain, tag string, premine int) *coversFixture {
+// The last like of the other wallets are shaped like the watched one
+// (the chains of a large wallet's classes, which three small wallets
+// hold too few of).
+func buildCovers(t *testing.T, node *peertest.Node, shape peertest.WalletChain, tag string, premine, like int) *coversFixture {
 	t.Helper()
 	mature, spec := shape.Spec(tag)
 	mature += premine
 	for o := 1; o <= otherWallets; o++ {
-		_, other := peertest.WalletChain{Blocks: shape.Blocks, WalletBlocks: 12, Scripts: 8}.Spec(fmt.Sprintf("%s other %d", tag, o))
+		otherShape := peertest.WalletChain{Blocks: shape.Blocks, WalletBlocks: 12, Scripts: 8}
+		if o > otherWallets-like {
+			otherShape = shape
+		}
+		_, other := otherShape.Spec(fmt.Sprintf("%s other %d", tag, o))
 		spec.Wallets = append(spec.Wallets, other.Wallets...)
 		for r, es := range other.Events {
 			spec.Events[r+2*o] = append(spec.Events[r+2*o], es...)
@@ -465,15 +472,16 @@ func aucOf(a, b []float64) float64 {
 }
 
 // TestCoverSweep measures what covers cost: for wallets of 5, 20 and
-// 100 scripts (each on a chain of its own, with other users' wallets)
-// and privacy targets 0.9, 0.7, 0.5 and 0.3, sessions over one data
+// 100 scripts (each on a chain of its own, with other users' wallets,
+// and the 100 again beside other wallets of its shape, which hold the
+// chains of its classes that small wallets lack) and privacy targets 0.9, 0.7, 0.5 and 0.3, sessions over one data
 // directory through two relays until the covers meet the target (at
 // most maxSessionsToTarget), and the session that met it: blocks and
 // bytes fetched and wall time, beside a scan without a target in the
 // same place (its first session beside a first, its second beside a
 // later one: headers and filters held). It is a
-// measurement for the README, run by hand (it mines three chains and
-// runs up to 144 sessions):
+// measurement for the README, run by hand (it mines four chains and
+// runs up to 192 sessions):
 //
 //	SPVFILTER_COVER_SWEEP=1 go test ./peer/client -run TestCoverSweep -v -timeout 60m
 func TestCoverSweep(t *testing.T) {
@@ -482,13 +490,26 @@ func TestCoverSweep(t *testing.T) {
 	}
 	var b strings.Builder
 	b.WriteString("\n| wallet scripts | target | sessions to meet it | blocks | bytes | wall time | blocks, bytes, time × no target |\n|---|---|---|---|---|---|---|\n")
+	large := peertest.WalletChain{Blocks: 700, WalletBlocks: 110, Scripts: 100}
 	for _, sw := range []struct {
-		shape   peertest.WalletChain
-		premine int
-	}{{peertest.WalletChain{Blocks: 450, WalletBlocks: 6, Scripts: 5}, 0}, {peertest.ShortWalletChain, 0}, {peertest.WalletChain{Blocks: 700, WalletBlocks: 110, Scripts: 100}, 300}} {
+		shape         peertest.WalletChain
+		premine, like int
+	}{
+		{peertest.WalletChain{Blocks: 450, WalletBlocks: 6, Scripts: 5}, 0, 0},
+		{peertest.ShortWalletChain, 0, 0},
+		{large, 300, 0},
+		// The same large wallet beside three other wallets of its
+		// shape: the supply of chains of its classes.
+		{large, 300, otherWallets},
+	} {
 		shape := sw.shape
 		node := peertest.StartBtcd(t, peertest.WithMiningKey(peertest.NewKey("sweep miner")))
-		f := buildCovers(t, node, shape, fmt.Sprintf("sweep %d", shape.Scripts), sw.premine)
+		f := buildCovers(t, node, shape, fmt.Sprintf("sweep %d", shape.Scripts), sw.premine, sw.like)
+		name := fmt.Sprint(shape.Scripts)
+		if sw.like > 0 {
+			name += fmt.Sprintf(", %d others like it", sw.like)
+		}
+		t.Logf("%s scripts: the wallet's scripts by appearances %v; the other wallets' %v", name, byAppearances(f, f.chain.Wallets[:1]), byAppearances(f, f.chain.Wallets[1:]))
 		// The scan without a target, its first and second sessions over
 		// one data directory: a covered session is set beside the plain
 		// one of its place, the first downloading headers and filters,
@@ -503,7 +524,7 @@ func TestCoverSweep(t *testing.T) {
 				t.Fatal(err)
 			}
 			plainTimes[i] = time.Since(began)
-			fmt.Fprintf(&b, "| %d | none, session %d | - | %d | %d | %v | 1, 1, 1 |\n", shape.Scripts, i+1, plains[i].BlocksFetched, plains[i].BytesReceived, plainTimes[i].Round(time.Millisecond))
+			fmt.Fprintf(&b, "| %s | none, session %d | - | %d | %d | %v | 1, 1, 1 |\n", name, i+1, plains[i].BlocksFetched, plains[i].BytesReceived, plainTimes[i].Round(time.Millisecond))
 		}
 		for _, target := range []float64{0.9, 0.7, 0.5, 0.3} {
 			dir, relays := t.TempDir(), relaysTo(t, f, 2)
@@ -527,17 +548,35 @@ func TestCoverSweep(t *testing.T) {
 				// was fetched, and there is no cost to give.
 				var e *PrivacyTargetError
 				errors.As(err, &e)
-				fmt.Fprintf(&b, "| %d | %g | **not met** in %d (%d chains short, %d blocks explored in the last) | - | - | - | - |\n", shape.Scripts, target, maxSessionsToTarget, e.Short, e.Explored)
+				fmt.Fprintf(&b, "| %s | %g | **not met** in %d (%d chains short, %d blocks explored in the last) | - | - | - | - |\n", name, target, maxSessionsToTarget, e.Short, e.Explored)
 				continue
 			}
 			i := min(session, len(plains)) - 1
 			plain, plainTime := plains[i], plainTimes[i]
-			fmt.Fprintf(&b, "| %d | %g | %d | %d | %d | %v | %.2f, %.2f, %.2f |\n", shape.Scripts, target, session, res.BlocksFetched, res.BytesReceived, took.Round(time.Millisecond),
+			fmt.Fprintf(&b, "| %s | %g | %d | %d | %d | %v | %.2f, %.2f, %.2f |\n", name, target, session, res.BlocksFetched, res.BytesReceived, took.Round(time.Millisecond),
 				float64(res.BlocksFetched)/float64(plain.BlocksFetched), float64(res.BytesReceived)/float64(plain.BytesReceived), took.Seconds()/plainTime.Seconds())
-			t.Logf("%d scripts, target %g: %s", shape.Scripts, target, res.Cover)
+			t.Logf("%s scripts, target %g: %s", name, target, res.Cover)
 		}
 	}
 	t.Log(b.String())
+}
+
+// byAppearances counts the scripts of ws by their appearances from the
+// watched wallet's birth (4: four or more).
+func byAppearances(f *coversFixture, ws []*peertest.LabelledWallet) map[int]int {
+	out := map[int]int{}
+	for _, w := range ws {
+		for _, a := range w.Scripts {
+			k := 0
+			for _, h := range f.chain.Heights[a] {
+				if h >= f.chain.Wallets[0].Birth {
+					k++
+				}
+			}
+			out[min(k, 4)]++
+		}
+	}
+	return out
 }
 
 // TestSampleChains: the candidates a scan profiles are whole chains of
