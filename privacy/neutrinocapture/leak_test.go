@@ -383,9 +383,9 @@ const protectedTarget = 0.5
 // its covers meet the target: a session short of them within its
 // bound stops before fetching the wallet's blocks, and the next
 // explores on. On the 2,000-block chain, with the client's default
-// bound, runs met it at the 12th to 14th session: the cover chains of
-// the wallet's class are those of one other user's wallet, in a few
-// blocks of the 1,850, found a few a session.
+// bound, five runs met it at the 10th to 15th session: the cover
+// chains of the wallet's class are those of one other user's wallet,
+// in a few blocks of the 1,850, found a few a session.
 const maxProtectedSessions = 32
 
 // protectedCoverBlocks is the protected scan's MaxCoverBlocks, from
