@@ -385,8 +385,11 @@ const protectedTarget = 0.5
 // explores on. On the 2,000-block chain, with the client's default
 // bound, five runs met it at the 10th to 15th session: the cover
 // chains of the wallet's class are those of one other user's wallet,
-// in a few blocks of the 1,850, found a few a session.
-const maxProtectedSessions = 32
+// in a few blocks of the 1,850, found a few a session. A session short
+// explores about 125 blocks, at least half of them the sweep's next
+// (it resumes where the last session stopped), so that at most about
+// 30 sessions sweep the range and find every chain it holds.
+const maxProtectedSessions = 40
 
 // protectedCoverBlocks is the protected scan's MaxCoverBlocks, from
 // SPVFILTER_MAX_COVER_BLOCKS (0, the client's default, unset).
