@@ -35,7 +35,9 @@ type FilteredBlock struct {
 // (bip37.VerifyMerkleBlock), and every matched transaction must follow it
 // and not be 64 bytes without its witness (ErrAmbiguousBlock).
 // A node without a loaded filter answers nothing but the pong: that is
-// reported with ErrMissingBlocks.
+// reported with ErrMissingBlocks. With an error of the answer, the blocks
+// that came whole before it are returned too: they are not all that was
+// asked, but the node sent them.
 func (p *Peer) GetFilteredBlocks(ctx context.Context, hashes []chainhash.Hash) ([]FilteredBlock, error) {
 	const op = "getdata filtered block"
 	if len(hashes) == 0 {
@@ -110,26 +112,26 @@ func (p *Peer) GetFilteredBlocks(ctx context.Context, hashes []chainhash.Hash) (
 	for {
 		m, err := p.recv(ctx, op, deadline, accept)
 		if err != nil {
-			return nil, err
+			return blocks, err
 		}
 		switch m := m.(type) {
 		case *wire.MsgMerkleBlock:
 			if err := finish(); err != nil {
-				return nil, err
+				return blocks, err
 			}
 			i := len(blocks)
 			if i >= len(hashes) {
-				return nil, p.fail(op, "%w: unrequested merkle block %v", ErrBadProof, m.Header.BlockHash())
+				return blocks, p.fail(op, "%w: unrequested merkle block %v", ErrBadProof, m.Header.BlockHash())
 			}
 			if got := m.Header.BlockHash(); got != hashes[i] {
 				if later, ok := index[got]; ok && later > i {
-					return nil, p.fail(op, "%w: skipped the merkle block of %v", ErrMissingBlocks, hashes[i])
+					return blocks, p.fail(op, "%w: skipped the merkle block of %v", ErrMissingBlocks, hashes[i])
 				}
-				return nil, p.fail(op, "%w: merkle block for %v, expected %v", ErrBadProof, got, hashes[i])
+				return blocks, p.fail(op, "%w: merkle block for %v, expected %v", ErrBadProof, got, hashes[i])
 			}
 			matches, err := bip37.VerifyMerkleBlock(m)
 			if err != nil {
-				return nil, p.fail(op, "%w: block %v: %v", ErrBadProof, hashes[i], err)
+				return blocks, p.fail(op, "%w: block %v: %v", ErrBadProof, hashes[i], err)
 			}
 			header, total = m.Header, m.Transactions
 			want = make([]chainhash.Hash, len(matches))
@@ -144,18 +146,18 @@ func (p *Peer) GetFilteredBlocks(ctx context.Context, hashes []chainhash.Hash) (
 			// A proof of a 64-byte transaction may be of an inner
 			// node (CVE-2017-12842).
 			if m.SerializeSizeStripped() == innerNodeSize {
-				return nil, p.fail(op, "%w: matched transaction %v of block %v", ErrAmbiguousBlock, m.TxHash(), hashes[len(blocks)])
+				return blocks, p.fail(op, "%w: matched transaction %v of block %v", ErrAmbiguousBlock, m.TxHash(), hashes[len(blocks)])
 			}
 			got[pending[m.TxHash()]] = m
 		case *wire.MsgNotFound:
-			return nil, p.fail(op, "%w: notfound for %d of the filtered blocks asked for (first %v)",
+			return blocks, p.fail(op, "%w: notfound for %d of the filtered blocks asked for (first %v)",
 				ErrMissingBlocks, len(m.InvList), m.InvList[0].Hash)
 		case *wire.MsgPong:
 			if err := finish(); err != nil {
-				return nil, err
+				return blocks, err
 			}
 			if n := len(blocks); n != len(hashes) {
-				return nil, p.fail(op, "%w: answered %d of %d filtered blocks, first missing %v (is a filter loaded?)",
+				return blocks, p.fail(op, "%w: answered %d of %d filtered blocks, first missing %v (is a filter loaded?)",
 					ErrMissingBlocks, n, len(hashes), hashes[n])
 			}
 			return blocks, nil

@@ -805,11 +805,11 @@ func checkBIP37Watch(watch []client.WatchItem, opt client.BIP37Options, from str
 	if from == "--privacy-target" {
 		name = "--privacy-target's rate"
 	}
-	f, err := client.NewWatchFilter(watch, opt.FPRate, 0, opt.Flags)
+	f, err := client.NewWatchFilter(watch, opt.Sizing, opt.FPRate, 0, opt.Flags)
 	if err != nil {
 		// Name the item as the other watch errors do.
 		for i, it := range watch {
-			if _, err := client.NewWatchFilter([]client.WatchItem{it}, opt.FPRate, 0, opt.Flags); err != nil {
+			if _, err := client.NewWatchFilter([]client.WatchItem{it}, opt.Sizing, opt.FPRate, 0, opt.Flags); err != nil {
 				return nil, badInput("--watch %d: script %x has no data push a BIP 37 filter can match (--mode bip157 can watch it)", i+1, it.Script)
 			}
 		}

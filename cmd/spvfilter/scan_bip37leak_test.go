@@ -69,7 +69,7 @@ func TestBIP37ShapeMatchesClientFilter(t *testing.T) {
 				t.Errorf("modelled fewer than inserted: %v, want %v", got, tt.upperBound)
 			}
 			for _, rate := range tt.rates {
-				f, err := client.NewWatchFilter(tt.watch, rate, 7, wire.BloomUpdateAll)
+				f, err := client.NewWatchFilter(tt.watch, model.SizingCore, rate, 7, wire.BloomUpdateAll)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -270,7 +270,7 @@ func TestBIP37LeakObject(t *testing.T) {
 					t.Errorf("no %q in %s", key, b)
 				}
 			}
-			f, err := client.NewWatchFilter(tt.watch, p.rate, 0, wire.BloomUpdateAll)
+			f, err := client.NewWatchFilter(tt.watch, model.SizingCore, p.rate, 0, wire.BloomUpdateAll)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -27,17 +27,29 @@ const minReloadSample = 200
 
 // NewWatchFilter returns a BIP 37 filter for a watch list: it holds every
 // data push of every script (a node matches an output when one of its
-// pushes is in the filter) and every watched outpoint. fpRate is the
-// target false-positive rate, flags the update rule the node applies
-// (wire.BloomUpdateAll adds the outpoints of matched outputs, so the node
-// sends their spends). A script without data pushes cannot be watched with
-// BIP 37 and is an error.
+// pushes is in the filter) and every watched outpoint. sizing is the rule
+// that turns the element count and fpRate, the target false-positive
+// rate, into bytes and hash functions (the zero value is Core's); flags
+// is the update rule the node applies (wire.BloomUpdateAll adds the
+// outpoints of matched outputs, so the node sends their spends). A script
+// without data pushes cannot be watched with BIP 37 and is an error.
 //
 // The filter is sized for its elements plus WatchFilterHeadroom outpoints
 // per watch item: the outpoints the update rules add would otherwise fill
 // a filter sized for the scripts alone, and a full filter matches every
-// transaction.
-func NewWatchFilter(watch []WatchItem, fpRate float64, tweak uint32, flags wire.BloomUpdateType) (*bip37.Filter, error) {
+// transaction. Its false-positive rate when loaded is therefore far below
+// fpRate; privacy/model's advisor counts the headroom when it picks a
+// rate for a privacy target.
+func NewWatchFilter(watch []WatchItem, sizing bip37.Sizing, fpRate float64, tweak uint32, flags wire.BloomUpdateType) (*bip37.Filter, error) {
+	return newWatchFilter(watch, nil, sizing, fpRate, tweak, flags)
+}
+
+// newWatchFilter is NewWatchFilter holding also the outpoints found so
+// far, which take the place of headroom: the filter keeps the size and
+// hash functions of the watch list's own until they outgrow its headroom,
+// so that a reload, holding more elements in the same bits, tells a node
+// no more than the first filter did.
+func newWatchFilter(watch []WatchItem, found []wire.OutPoint, sizing bip37.Sizing, fpRate float64, tweak uint32, flags wire.BloomUpdateType) (*bip37.Filter, error) {
 	var elems [][]byte
 	for i, it := range watch {
 		if it.IsOutPoint {
@@ -50,7 +62,11 @@ func NewWatchFilter(watch []WatchItem, fpRate float64, tweak uint32, flags wire.
 		}
 		elems = append(elems, e...)
 	}
-	f := bip37.NewFilter(uint32(len(elems)+WatchFilterHeadroom*len(watch)), fpRate, tweak, flags)
+	n := max(len(elems)+WatchFilterHeadroom*len(watch), len(elems)+len(found))
+	for i := range found {
+		elems = append(elems, bip37.OutPointBytes(&found[i]))
+	}
+	f := sizing.NewFilter(uint32(n), fpRate, tweak, flags)
 	for _, e := range elems {
 		f.Add(e)
 	}
@@ -63,6 +79,10 @@ type BIP37Options struct {
 	FPRate float64
 	// Flags is the update rule the node applies to the filter.
 	Flags wire.BloomUpdateType
+	// Sizing is the rule that sizes the filter for its elements and
+	// FPRate: Bitcoin Core's (the zero value) or bitcoinj's (see
+	// bip37.Sizing).
+	Sizing bip37.Sizing
 	// Tweak, if not nil, fixes the filter's tweak (for tests); by default
 	// every filter gets a random one, so that filters of different
 	// sessions cannot be linked by their tweak.
@@ -88,19 +108,27 @@ const DefaultMaxReloads = 2
 // found with any update rule. When the filter matches more than
 // ReloadFactor times its target rate (its own false positives fill it), a
 // fresh filter with a new tweak replaces it; ScanResult.FilterReloads
-// counts them.
+// counts them. ScanResult.BIP37Peers lists every peer that received a
+// filter, passes abandoned for a failure or a reorganization included,
+// with what it received.
 //
 // BIP 37 cannot see the spend of an output funded before req.From unless
 // its outpoint is watched or the spend reveals the watched key or script;
 // the result warns when that may be the case. A node can leave a match out
 // of a valid proof: BIP 37 results rest on the one peer that filters.
 func (c *Client) ScanBIP37(ctx context.Context, req ScanRequest, opt BIP37Options) (*ScanResult, error) {
-	if _, err := NewWatchFilter(req.Watch, opt.FPRate, 0, opt.Flags); err != nil {
+	if _, err := NewWatchFilter(req.Watch, opt.Sizing, opt.FPRate, 0, opt.Flags); err != nil {
 		return nil, err
 	}
-	return c.scan(ctx, req, "bip37", wire.SFNodeBloom, func(ctx context.Context, _ *scanLog, req ScanRequest) (*ScanResult, error) {
-		return c.scanBIP37(ctx, req, opt)
+	rec := &bip37Peers{}
+	res, err := c.scan(ctx, req, "bip37", wire.SFNodeBloom, func(ctx context.Context, _ *scanLog, req ScanRequest) (*ScanResult, error) {
+		return c.scanBIP37(ctx, req, opt, rec)
 	})
+	if err != nil {
+		return nil, err
+	}
+	res.BIP37Peers = rec.peers()
+	return res, nil
 }
 
 // filteredBatch is the answer to one filtered-block request.
@@ -113,6 +141,7 @@ type filteredBatch struct {
 type bip37Scan struct {
 	c      *Client
 	m      *pool.Member
+	peer   *BIP37Peer // what m received
 	opt    BIP37Options
 	wl     *watchList
 	local  *bip37.Filter // our copy of the node's filter
@@ -126,13 +155,14 @@ type bip37Scan struct {
 	warned         bool
 }
 
-func (c *Client) scanBIP37(ctx context.Context, req ScanRequest, opt BIP37Options) (*ScanResult, error) {
+func (c *Client) scanBIP37(ctx context.Context, req ScanRequest, opt BIP37Options, rec *bip37Peers) (*ScanResult, error) {
 	ms := c.reaching(wire.SFNodeBloom, req.To)
 	if len(ms) == 0 {
 		return nil, fmt.Errorf("client: %w: no peer offers BIP 37 filtering (NODE_BLOOM) up to height %d", ErrNoPeers, req.To)
 	}
 	s := &bip37Scan{c: c, m: ms[rand.IntN(len(ms))], opt: opt, wl: newWatchList(req.Watch),
 		res: &ScanResult{From: req.From, To: req.To, Matches: []Match{}, BlocksScanned: int(req.To-req.From) + 1}}
+	s.peer = rec.start(s.m.Addr())
 	if err := s.load(ctx, req.Watch); err != nil {
 		return nil, err
 	}
@@ -159,6 +189,7 @@ func (c *Client) scanBIP37(ctx context.Context, req ScanRequest, opt BIP37Option
 	inflight := fetch(req.From)
 	for start := req.From; start <= req.To; {
 		b := <-inflight
+		s.peer.received(b.blocks)
 		if b.err != nil {
 			return nil, &pool.Failure{Member: s.m, Err: b.err}
 		}
@@ -188,7 +219,9 @@ func (c *Client) scanBIP37(ctx context.Context, req ScanRequest, opt BIP37Option
 		}
 		if next != stop+1 {
 			// What is in flight was filtered with the old filter.
-			if d := <-inflight; d.err != nil {
+			d := <-inflight
+			s.peer.received(d.blocks)
+			if d.err != nil {
 				return nil, &pool.Failure{Member: s.m, Err: d.err}
 			}
 			inflight = fetch(next)
@@ -220,11 +253,13 @@ func (s *bip37Scan) load(ctx context.Context, watch []WatchItem) error {
 	if s.opt.Tweak != nil {
 		tweak = *s.opt.Tweak
 	}
-	items := append([]WatchItem(nil), watch...)
-	for op := range s.wl.found {
-		items = append(items, OutPointItem(op, nil))
+	found := make([]wire.OutPoint, 0, len(s.wl.found))
+	for op, is := range s.wl.found {
+		if !watch[is[0]].IsOutPoint { // watched outpoints are in watch
+			found = append(found, op)
+		}
 	}
-	f, err := NewWatchFilter(items, s.opt.FPRate, tweak, s.opt.Flags)
+	f, err := newWatchFilter(watch, found, s.opt.Sizing, s.opt.FPRate, tweak, s.opt.Flags)
 	if err != nil {
 		return err
 	}
@@ -233,6 +268,8 @@ func (s *bip37Scan) load(ctx context.Context, watch []WatchItem) error {
 		s.c.logf("filter of %s matched %d false positives in %d transactions (target rate %g): loading a fresh one",
 			s.m.Addr(), s.fps, s.txs, s.opt.FPRate)
 	}
+	// A filter that may have reached the peer counts as received.
+	s.peer.loaded(f)
 	if err := s.c.conn(s.m).LoadFilter(ctx, f); err != nil {
 		return &pool.Failure{Member: s.m, Err: err}
 	}
@@ -269,6 +306,7 @@ func (s *bip37Scan) block(ctx context.Context, h int32, fb peer.FilteredBlock) (
 	if len(fb.Txs) > 0 && relevant == 0 {
 		s.res.FalsePositiveBlocks++
 	}
+	s.peer.FalsePositiveTxs += len(fb.Txs) - relevant
 	s.txs += int(fb.Total)
 	s.fps += len(fb.Txs) - relevant
 	s.allTxs += int(fb.Total)
@@ -315,7 +353,8 @@ func (s *bip37Scan) relevantSoFar() int {
 func (s *bip37Scan) addFound(ctx context.Context, tx *wire.MsgTx) (added bool, err error) {
 	txid := tx.TxHash()
 	for i, out := range tx.TxOut {
-		if _, ok := s.wl.byScript[string(out.PkScript)]; !ok {
+		items, ok := s.wl.byScript[string(out.PkScript)]
+		if !ok {
 			continue
 		}
 		op := wire.OutPoint{Hash: txid, Index: uint32(i)}
@@ -323,6 +362,7 @@ func (s *bip37Scan) addFound(ctx context.Context, tx *wire.MsgTx) (added bool, e
 			continue
 		}
 		s.local.AddOutPoint(&op)
+		s.peer.added(op, items)
 		if err := s.c.conn(s.m).AddToFilter(ctx, bip37.OutPointBytes(&op)); err != nil {
 			return false, &pool.Failure{Member: s.m, Err: err}
 		}

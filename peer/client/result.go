@@ -57,6 +57,9 @@ type ScanResult struct {
 	// FilterReloads counts the BIP 37 filters replaced by fresh ones
 	// because they matched far more than their false-positive rate.
 	FilterReloads int
+	// BIP37Peers lists every peer that received a filter of a BIP 37
+	// scan, passes abandoned included, with what it received.
+	BIP37Peers []BIP37Peer
 	// BytesReceived counts every byte read from the nodes during the
 	// scan.
 	BytesReceived uint64

@@ -7,6 +7,7 @@ import (
 
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/bip37"
 )
 
 func TestWatchList(t *testing.T) {
@@ -108,14 +109,14 @@ func TestNewWatchFilter(t *testing.T) {
 	pkh[0] = 9
 	p2pkh := append(append([]byte{0x76, 0xa9, 0x14}, pkh...), 0x88, 0xac)
 	op := wire.OutPoint{Hash: [32]byte{1, 2, 3}, Index: 258}
-	f, err := NewWatchFilter([]WatchItem{ScriptItem(p2pkh), OutPointItem(op, nil)}, 0.001, 5, wire.BloomUpdateP2PubkeyOnly)
+	f, err := NewWatchFilter([]WatchItem{ScriptItem(p2pkh), OutPointItem(op, nil)}, bip37.SizingCore, 0.001, 5, wire.BloomUpdateP2PubkeyOnly)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !f.Contains(pkh) || !f.ContainsOutPoint(&op) || f.Flags() != wire.BloomUpdateP2PubkeyOnly || f.Tweak() != 5 {
 		t.Fatalf("filter lacks the key hash or the outpoint, or has flags %v, tweak %d", f.Flags(), f.Tweak())
 	}
-	if _, err := NewWatchFilter(items([][]byte{p2pkh, {0x51}}), 0.001, 0, wire.BloomUpdateAll); err == nil {
+	if _, err := NewWatchFilter(items([][]byte{p2pkh, {0x51}}), bip37.SizingCore, 0.001, 0, wire.BloomUpdateAll); err == nil {
 		t.Fatal("a script without data pushes was accepted")
 	}
 }
