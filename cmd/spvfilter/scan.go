@@ -101,33 +101,46 @@ warnings.
                  fresh filter when it matches ten times its target rate.
 
 A bip37 scan says what its filters reveal, by the model of "spvfilter
-privacy model" (P_h after Gervais et al., 2014): a node that tests U
-scripts against the filters it received (--universe-size, 10,000,000 by
-default; the wallet's included) names your N watched scripts with
-probability P_h(N), and a matching script is yours with P_h(1): a text
-line, and --json's leak object. Every filter of the scan, the first and
-each reload, goes to the one filtering peer, which intersects them. The
-object holds the bloom_filter (fp_rate and the flag it came from, filter_bytes,
-hash_function_count, element_count, sizing_element_count and the
-false_positive_rate at its fill), universe_size and universe_from, per
-peer and for all of them together (collusion) the filter_count, the
-expected_false_positives, p_h_1 and p_h_all at that mean and their
-expectations (_exact), and with a target privacy_target: the filters the
-rate is sized for and its cost.
+privacy model" (P_h after Gervais et al., 2014) applied to the filters as
+sent: a node that tests U scripts against the filters it received
+(--universe-size, 10,000,000 by default; the wallet's included) names
+your N watched scripts with probability P_h(N), and a matching script is
+yours with P_h(1): a text line, and --json's leak object. Every peer that
+received a filter is in it, the one of a pass abandoned for a failure or
+a reorganization too (it keeps what it saw), and the peers together
+(collusion) intersect every filter. The object holds the bloom_filter the
+rate builds for the watch list (fp_rate and the flag it came from, sizing,
+filter_bytes, hash_function_count, element_count, sizing_element_count and
+the false_positive_rate at its fill), universe_size and universe_from, per
+peer and for the collusion the filters received (bytes, hash functions,
+tweak, and the false_positive_rate their bits give), the filter_count,
+their joint false_positive_rate, the expected_false_positives, p_h_1 and
+p_h_all at that mean and their expectations (_exact), the outpoints sent
+in clear (filteradd_outpoint_count, with --flags none or p2pubkey-only)
+and the revealed_script_count they name for certain, the merkle blocks and
+transactions the peer sent (false positives included) and whether its pass
+was abandoned; with a target, privacy_target: the filters the rate is
+sized for, its cost, and whether the filters sent met it.
+--sizing core|bitcoinj sizes the filter as Bitcoin Core or bitcoinj do
+(bitcoinj's floating-point hash-function count gives one more at most
+sizes), for --fprate and --privacy-target alike.
 --privacy-target P sizes the filter in place of --fprate: the advisor of
-"privacy model --target-p-h-all" picks the largest filter Core's sizing
-(the client's) builds that keeps E[P_h(N)] below P, also over the fills of
-real filters, for a peer holding every filter the scan may send (1 +
---max-reloads), or, when cheaper, its rate for one filter raised to 0.1,
-from which the client never reloads (it reloads a filter matching ten
-times its rate). The output gives the rate and its cost. For one address
-among 10,000,000 scripts, the default --fprate 0.0001 builds 122 bytes
-with 13 hash functions holding one element (the filter leaves room for 50
-found outpoints per item): P_h(N) 1. --privacy-target 0.5 picks 0.1 (30
-bytes, 2 hash functions: E[P_h(N)] 0.0014, never reloaded; the advisor's
-rate for 3 filters is 0.231) at about 1.9 false-positive transactions per
-block of 3,000; with --max-reloads 0 it picks 0.055 (38 bytes, 3
-functions: 0.11) at about 0.026.
+"privacy model --target-p-h-all" picks the largest filter the sizing rule
+builds that keeps E[P_h(N)] below P, also over the fills of real filters,
+for a peer holding every filter the scan may send (1 + --max-reloads), or,
+when cheaper, its rate for one filter raised to 0.1, from which the client
+never reloads (it reloads a filter matching ten times its rate). A reload
+keeps the first filter's size while the outpoints found fit its room, so
+it tells the node no more than the first. The output gives the rate and
+its cost. The filter leaves room for 50 found outpoints per watch item, so
+at a fixed --fprate it matches far less than the rate says: for one
+address among 10,000,000 scripts, the default --fprate 0.0001 builds 122
+bytes with 13 hash functions holding one element: P_h(N) 1.
+--privacy-target 0.5 picks 0.1 (30 bytes, 2 hash functions: E[P_h(N)]
+0.0014, never reloaded; the advisor's rate for 3 filters is 0.231) at
+about 1.9 false-positive transactions per block of 3,000; with
+--max-reloads 0 it picks 0.055 (38 bytes, 3 functions: 0.11) at about
+0.026.
 
 With one node (--connect, or --peer on regtest and simnet) the result
 rests on that node alone, and says so in its warnings. Every answer is
@@ -763,7 +776,7 @@ func (fl *scanFlags) bip37Options(flags *pflag.FlagSet) (client.BIP37Options, er
 			}
 		}
 	}
-	opt = client.BIP37Options{FPRate: fl.fpRate, Flags: update, MaxReloads: fl.maxReloads}
+	opt = client.BIP37Options{FPRate: fl.fpRate, Flags: update, Sizing: fl.leak.sizing, MaxReloads: fl.maxReloads}
 	if fl.maxReloads == 0 {
 		opt.MaxReloads = -1 // none
 	}

@@ -55,20 +55,23 @@ func newBIP37Shape(watch []client.WatchItem) bip37Shape {
 	return s
 }
 
-// params are the model's parameters for this filter at rate, held b
-// times by one peer, among universe candidates.
-func (s bip37Shape) params(rate float64, universe uint64, b uint32) model.Params {
+// params are the model's parameters for this filter, sized by rule at
+// rate, held b times by one peer, among universe candidates.
+func (s bip37Shape) params(rule model.SizingRule, rate float64, universe uint64, b uint32) model.Params {
 	modelled := s.scripts * s.perScript
 	return model.Params{
 		Addresses: s.scripts, ElementsPerAddress: s.perScript, ExtraElements: s.sizing - modelled,
-		FPRate: rate, UniverseSize: universe, Filters: b, Sizing: model.SizingCore,
+		FPRate: rate, UniverseSize: universe, Filters: b, Sizing: rule.OrCore(),
 	}
 }
 
 // bip37Plan is how a BIP 37 scan's filter rate was chosen, and what the
 // leak report needs of the watch list.
 type bip37Plan struct {
-	shape    bip37Shape
+	shape bip37Shape
+	// watch is the watch list, sizing the rule that sizes its filter.
+	watch    []client.WatchItem
+	sizing   model.SizingRule
 	rate     float64
 	rateFrom string // the flag that set the rate
 	universe uint64
@@ -88,29 +91,34 @@ type bip37Plan struct {
 // bip37LeakFlags are the flags of the BIP 37 leak report and sizing.
 type bip37LeakFlags struct {
 	universe uint64
+	sizing   bip37.Sizing
 }
 
 func (f *bip37LeakFlags) register(fs *pflag.FlagSet) {
 	fs.Uint64Var(&f.universe, "universe-size", model.DefaultParams().UniverseSize,
 		"bip37: scripts U a node tests against the filter, the wallet's included, for the leak report and --privacy-target (the default is privacy model's, a round figure for mainnet; Gervais et al. used 3.2e7)")
+	fs.Var(sizingValue{&f.sizing}, "sizing",
+		"bip37: sizing rule of the filter, for --fprate and --privacy-target: core (Bitcoin Core) or bitcoinj (bitcoinj, python-bitcoinlib: floating-point hash-function count)")
 }
 
 // planBIP37Rate checks --fprate, --privacy-target, --universe-size and
 // --max-reloads together and picks the filter's rate: --fprate's, or
-// with --privacy-target the advisor's, for Core's sizing (the client's),
-// sized so that a peer holding every filter the scan may send it keeps
+// with --privacy-target the advisor's, for --sizing's rule, sized so that a peer holding every filter the scan may send it keeps
 // E[P_h(N)] below the target.
 func (fl *scanFlags) planBIP37Rate(flags *pflag.FlagSet, watch []client.WatchItem) (*bip37Plan, error) {
 	if fl.mode != "bip37" {
 		if flags.Changed("universe-size") {
 			return nil, badInput("--universe-size needs --mode bip37 (a bip157 scan's leak counts the scripts of the blocks it fetched)")
 		}
+		if flags.Changed("sizing") {
+			return nil, badInput("--sizing needs --mode bip37 (it sizes the Bloom filter)")
+		}
 		return nil, nil
 	}
 	if flags.Changed("fprate") && flags.Changed("privacy-target") {
 		return nil, badInput("--fprate %v and --privacy-target %v: give one: the target chooses the rate", fl.fpRate, fl.privacyTarget)
 	}
-	p := &bip37Plan{shape: newBIP37Shape(watch), rate: fl.fpRate, rateFrom: "--fprate", universe: fl.leak.universe,
+	p := &bip37Plan{shape: newBIP37Shape(watch), watch: watch, sizing: fl.leak.sizing.OrCore(), rate: fl.fpRate, rateFrom: "--fprate", universe: fl.leak.universe,
 		universeFrom: "--universe-size", target: fl.privacyTarget, maxFilters: 1}
 	if !flags.Changed("universe-size") {
 		p.universeFrom = "--universe-size default"
@@ -154,22 +162,22 @@ func (p *bip37Plan) advise() error {
 			return err
 		}
 		r := max(row1.FPRate, noReloadRate)
-		bytes, k := model.SizingCore.Size(p.shape.sizing, r)
+		bytes, k := p.sizing.Size(p.shape.sizing, r)
 		if row1.Reachable && bytes > 0 && k > 0 && (!rowB.Reachable || r < p.rate) {
 			p.advice, p.rate, p.noReload = &row1, r, true
 			return nil
 		}
 	}
 	if !rowB.Reachable {
-		return badInput("--privacy-target %v: no filter Core's sizing builds for %d script(s) keeps E[P_h(N)] below it for a peer holding %d filter(s) among %d scripts: the most private, at rate %s, leaves %.3g (raise the target, lower --max-reloads or check --universe-size)",
-			p.target, p.shape.scripts, p.maxFilters, p.universe, rateArg(rowB), rowB.PHAllExact)
+		return badInput("--privacy-target %v: no filter %s's sizing builds for %d script(s) keeps E[P_h(N)] below it for a peer holding %d filter(s) among %d scripts: the most private, at rate %s, leaves %.3g (raise the target, lower --max-reloads, check --universe-size or try the other --sizing)",
+			p.target, p.sizing.Implementation(), p.shape.scripts, p.maxFilters, p.universe, rateArg(rowB), rowB.PHAllExact)
 	}
 	return nil
 }
 
 // adviseFor is the advisor's row for a peer holding b filters.
 func (p *bip37Plan) adviseFor(b uint32) (model.AdviceRow, error) {
-	a, err := model.Advise(model.AdviceParams{Model: p.shape.params(0, p.universe, b), TargetPHAll: p.target})
+	a, err := model.Advise(model.AdviceParams{Model: p.shape.params(p.sizing, 0, p.universe, b), TargetPHAll: p.target})
 	if err != nil {
 		var fe *model.FieldError
 		if errors.As(err, &fe) && fe.Field == "universe_size" {
@@ -184,11 +192,12 @@ func (p *bip37Plan) adviseFor(b uint32) (model.AdviceRow, error) {
 }
 
 // bip37LeakJSON is the leak object of a bip37 scan: the model's P_h for
-// the filters the peers received.
+// the filters each peer received, as they were sent.
 type bip37LeakJSON struct {
 	Mode           string `json:"mode"`
 	WatchedScripts uint32 `json:"watched_script_count"`
-	// Filter is the filter loaded, as the client built it.
+	// Filter is the filter the rate builds for the watch list, as the
+	// model sizes it.
 	Filter bip37FilterJSON `json:"bloom_filter"`
 	// UniverseSize is U, the scripts the model's node tests (the
 	// wallet's included), and UniverseFrom the flag it came from.
@@ -196,19 +205,23 @@ type bip37LeakJSON struct {
 	UniverseFrom string `json:"universe_from"`
 	// Target is --privacy-target's decision, null without it.
 	Target *bip37TargetJSON `json:"privacy_target"`
-	// Peers holds one entry per peer that received filters; Collusion
-	// is all of them together (their filters intersected).
+	// Peers holds one entry per peer that received filters, passes
+	// abandoned included; Collusion is all of them together (every
+	// filter intersected, every outpoint sent in clear).
 	Peers     []bip37PeerLeakJSON `json:"peers"`
 	Collusion bip37PeerLeakJSON   `json:"collusion"`
 	Warnings  []string            `json:"warnings"`
 }
 
-// bip37FilterJSON is the filter a bip37 scan loads.
+// bip37FilterJSON is the filter a bip37 scan's rate builds for the watch
+// list.
 type bip37FilterJSON struct {
 	FPRate     float64 `json:"fp_rate"`
 	FPRateFrom string  `json:"fp_rate_from"`
-	Bytes      uint32  `json:"filter_bytes"`
-	HashFuncs  uint32  `json:"hash_function_count"`
+	// Sizing is the rule that sizes it, core or bitcoinj.
+	Sizing    string `json:"sizing"`
+	Bytes     uint32 `json:"filter_bytes"`
+	HashFuncs uint32 `json:"hash_function_count"`
 	// Elements is what the filter holds, ModelledElements what the
 	// model inserts (scripts · elements per script), SizingElements the
 	// count it is sized for (elements plus client.WatchFilterHeadroom
@@ -234,6 +247,9 @@ type bip37TargetJSON struct {
 	ReloadImpossible bool    `json:"reload_impossible"`
 	PHAll            float64 `json:"p_h_all_exact"`
 	PHAllMostFills   float64 `json:"p_h_all_95th_percentile"`
+	// Met is whether the filters sent kept E[P_h(N)] below the target
+	// for every peer and for all of them together (the peers' entries).
+	Met bool `json:"met"`
 	// The cost: false-positive transactions per block of BlockTxs
 	// transactions of TxElements elements each, at the rate chosen and
 	// at --fprate's default, and those the scan received.
@@ -245,31 +261,60 @@ type bip37TargetJSON struct {
 	Measured          int     `json:"false_positive_transaction_count"`
 }
 
-// bip37PeerLeakJSON is the model's figures for the filters one peer, or
-// the peers together, received.
+// bip37PeerLeakJSON is what the filters one peer, or the peers together,
+// received reveal: the filter attack on them as sent (privacy/leak's
+// Bloom: the chance another script matches every one of them, from their
+// bits) and what the peer sent back.
 type bip37PeerLeakJSON struct {
 	// Address is the peer's, null for the collusion.
 	Address *string `json:"address"`
 	leak.BloomLeak
 	// PH1Exact and PHAllExact are P_h(1) and P_h(N) averaged over the
-	// binomial number of false positives (the advisor's figures).
+	// binomial number of false positives (the advisor's figures). With
+	// scripts revealed, P_h(N) is that of the others, the revealed ones
+	// being known.
 	PH1Exact   float64 `json:"p_h_1_exact"`
 	PHAllExact float64 `json:"p_h_all_exact"`
+	// Received are the filters received, in order.
+	Received []bip37SentFilterJSON `json:"filters"`
+	// FilterAdds counts the outpoints sent in clear (filteradd), and
+	// RevealedScripts the watched scripts they name: the peer knows
+	// those for certain.
+	FilterAdds      int `json:"filteradd_outpoint_count"`
+	RevealedScripts int `json:"revealed_script_count"`
+	// MerkleBlocks and Txs are what the peer sent: merkle blocks, and
+	// the transactions it sent as matches, false positives included
+	// (FalsePositiveTxs).
+	MerkleBlocks     int `json:"merkle_block_count"`
+	Txs              int `json:"transaction_count"`
+	FalsePositiveTxs int `json:"false_positive_transaction_count"`
+	// Abandoned is true for a peer whose pass did not end the scan (it
+	// failed, or the chain reorganized): it keeps what it received.
+	Abandoned bool `json:"abandoned"`
 }
 
-// bip37Leak is the leak report of a bip37 scan: every filter of the scan
-// went to the filtering peer (the first and each reload, fresh tweaks,
-// the same rate), so it holds 1 + reloads filters, intersected.
+// bip37SentFilterJSON is one filter as a peer received it.
+type bip37SentFilterJSON struct {
+	Bytes     int    `json:"filter_bytes"`
+	HashFuncs uint32 `json:"hash_function_count"`
+	Tweak     uint32 `json:"tweak"`
+	// HashingRate is the chance an element outside it matches, from its
+	// bits (model.HashingRate).
+	HashingRate float64 `json:"false_positive_rate"`
+}
+
+// bip37Leak is the leak report of a bip37 scan: for every peer that
+// received filters (res.BIP37Peers), the filter attack on them as sent,
+// and on all of them together.
 func (p *bip37Plan) bip37Leak(res *client.ScanResult, measuredFPs int) (*bip37LeakJSON, error) {
-	filters := uint32(1 + res.FilterReloads)
-	r, err := model.Evaluate(p.shape.params(p.rate, p.universe, filters))
+	r, err := model.Evaluate(p.shape.params(p.sizing, p.rate, p.universe, 1))
 	if err != nil && p.shape.scripts > 0 {
 		return nil, fmt.Errorf("the bip37 leak: %w", err)
 	}
 	out := &bip37LeakJSON{Mode: "bip37", WatchedScripts: p.shape.scripts, UniverseSize: p.universe, UniverseFrom: p.universeFrom,
 		Peers: []bip37PeerLeakJSON{}, Warnings: []string{}}
-	bytes, k := model.SizingCore.Size(p.shape.sizing, p.rate)
-	out.Filter = bip37FilterJSON{FPRate: p.rate, FPRateFrom: p.rateFrom, Bytes: bytes, HashFuncs: k,
+	bytes, k := p.sizing.Size(p.shape.sizing, p.rate)
+	out.Filter = bip37FilterJSON{FPRate: p.rate, FPRateFrom: p.rateFrom, Sizing: string(p.sizing), Bytes: bytes, HashFuncs: k,
 		Elements: p.shape.inserted, ModelledElements: uint64(p.shape.scripts) * uint64(p.shape.perScript), SizingElements: p.shape.sizing}
 	if p.shape.scripts == 0 {
 		out.Warnings = append(out.Warnings, "the watch list holds outpoints only: the model's P_h speaks of scripts a node tests, so no figure is given")
@@ -280,19 +325,85 @@ func (p *bip37Plan) bip37Leak(res *client.ScanResult, measuredFPs int) (*bip37Le
 		out.Warnings = append(out.Warnings, fmt.Sprintf("the filter holds %d elements and the model %d (outpoints, or scripts of several data pushes): the others make it match more candidates, so the P_h given is an upper bound",
 			out.Filter.Elements, out.Filter.ModelledElements))
 	}
-	view := bip37PeerLeakJSON{BloomLeak: leak.BloomLeak{Filters: int(filters), FalsePositiveRate: r.PfCandidate, UniverseSize: p.universe,
-		ExpectedFalsePositives: r.ExpectedFalsePositives, PH1: r.PH1, PHAll: r.PHAll}, PH1Exact: r.PH1Exact, PHAllExact: r.PHAllExact}
-	out.Collusion = view
-	if res.FilteringPeer != "" {
-		view.Address = orNull(res.FilteringPeer)
-		out.Peers = append(out.Peers, view)
+	all := client.BIP37Peer{}
+	for _, sent := range res.BIP37Peers {
+		out.Peers = append(out.Peers, p.peerLeak(orNull(sent.Address), sent))
+		all.Filters = append(all.Filters, sent.Filters...)
+		all.Added = append(all.Added, sent.Added...)
+		all.AddedItems = append(all.AddedItems, sent.AddedItems...)
+		all.MerkleBlocks += sent.MerkleBlocks
+		all.Txs += sent.Txs
+		all.FalsePositiveTxs += sent.FalsePositiveTxs
 	}
-	out.Warnings = append(out.Warnings, fmt.Sprintf("every filter of the scan went to one peer, %s (%d filter(s): the first and each reload, with fresh tweaks), so the peers together learn what it does; a pass abandoned for a failure or a reorganization loaded a filter into a peer this report cannot name",
-		res.FilteringPeer, filters))
+	out.Collusion = p.peerLeak(nil, all)
+	out.Warnings = append(out.Warnings, p.leakWarnings(out)...)
 	if p.target != 0 {
-		out.Target = p.targetCost(measuredFPs)
+		out.Target = p.targetCost(measuredFPs, out)
+		if !out.Target.Met {
+			out.Warnings = append(out.Warnings, fmt.Sprintf("privacy target %v not met: the filters sent leave E[P_h(N)] %.3g for the peers together (%d filter(s), %d script(s) sent in clear)",
+				p.target, out.Collusion.PHAllExact, out.Collusion.Filters, out.Collusion.RevealedScripts))
+		}
 	}
 	return out, nil
+}
+
+// peerLeak is the filter attack on what one peer (or the peers together)
+// received. The scripts named by outpoints sent in clear are known to
+// it: P_h(N) is then that of the other scripts, 1 when none is left.
+func (p *bip37Plan) peerLeak(addr *string, sent client.BIP37Peer) bip37PeerLeakJSON {
+	n := p.shape.scripts
+	v := bip37PeerLeakJSON{Address: addr, BloomLeak: leak.Bloom(sent.Filters, int(n), p.universe), Received: []bip37SentFilterJSON{},
+		FilterAdds: len(sent.Added), RevealedScripts: p.revealed(sent.AddedItems),
+		MerkleBlocks: sent.MerkleBlocks, Txs: sent.Txs, FalsePositiveTxs: sent.FalsePositiveTxs, Abandoned: sent.Abandoned}
+	for _, f := range sent.Filters {
+		v.Received = append(v.Received, bip37SentFilterJSON{Bytes: f.Size(), HashFuncs: f.HashFuncs(), Tweak: f.Tweak(), HashingRate: model.HashingRate(f.Bits(), f.HashFuncs())})
+	}
+	others := p.universe - uint64(n)
+	v.PH1Exact, v.PHAllExact = model.Confidence(n, others, v.FalsePositiveRate)
+	if hidden := n - uint32(v.RevealedScripts); v.RevealedScripts > 0 {
+		v.PHAll, v.PHAllExact = 1, 1
+		if hidden > 0 {
+			v.PHAll = model.ProbAllReal(float64(hidden), v.ExpectedFalsePositives)
+			_, v.PHAllExact = model.Confidence(hidden, others, v.FalsePositiveRate)
+		}
+	}
+	return v
+}
+
+// revealed counts the watched scripts among the watch items items.
+func (p *bip37Plan) revealed(items []int) int {
+	scripts := map[string]bool{}
+	for _, i := range items {
+		if i >= 0 && i < len(p.watch) && !p.watch[i].IsOutPoint {
+			scripts[string(p.watch[i].Script)] = true
+		}
+	}
+	return len(scripts)
+}
+
+// leakWarnings say who holds what: the peers and their filters, scripts
+// sent in clear, and a filter that matches far less than its rate.
+func (p *bip37Plan) leakWarnings(l *bip37LeakJSON) []string {
+	var w []string
+	switch c := l.Collusion; {
+	case len(l.Peers) > 1:
+		w = append(w, fmt.Sprintf("%d peers received filters (passes abandoned for a failure or a reorganization included): each keeps what it received, and together they intersect %d filter(s)",
+			len(l.Peers), c.Filters))
+	case len(l.Peers) == 1:
+		w = append(w, fmt.Sprintf("every filter of the scan went to one peer, %s (%d filter(s): the first and each reload, with fresh tweaks)", *l.Peers[0].Address, c.Filters))
+	}
+	if c := l.Collusion; c.RevealedScripts > 0 {
+		w = append(w, fmt.Sprintf("%d outpoint(s) of the wallet went out in clear (filteradd, for the --flags update rule): they name %d of your %d scripts to the peer(s) with certainty; --flags all keeps them inside the filter",
+			c.FilterAdds, c.RevealedScripts, l.WatchedScripts))
+	}
+	for _, v := range l.Peers {
+		if len(v.Received) > 0 && v.Received[0].HashingRate < p.rate/10 {
+			w = append(w, fmt.Sprintf("the filter %s received matches an element outside it with probability %.3g, far below the rate %v: it is sized for %d elements (room for %d found outpoints per watch item) and holds %d, so it reveals more than the rate says",
+				*v.Address, v.Received[0].HashingRate, p.rate, p.shape.sizing, client.WatchFilterHeadroom, p.shape.inserted))
+			break
+		}
+	}
+	return w
 }
 
 // sizedFor is the filters one peer may receive, which the rate is sized
@@ -304,18 +415,19 @@ func (p *bip37Plan) sizedFor() uint32 {
 	return p.maxFilters
 }
 
-// targetCost is the decision of --privacy-target and its cost.
-func (p *bip37Plan) targetCost(measured int) *bip37TargetJSON {
-	t := &bip37TargetJSON{Target: p.target, Filters: p.sizedFor(), ReloadImpossible: p.noReload, BlockTxs: model.DefaultBlockTxs, TxElements: model.DefaultTxElements,
+// targetCost is the decision of --privacy-target, its cost, and whether
+// the filters sent met it (l's peers).
+func (p *bip37Plan) targetCost(measured int, l *bip37LeakJSON) *bip37TargetJSON {
+	t := &bip37TargetJSON{Target: p.target, Met: l.Collusion.PHAllExact < p.target, Filters: p.sizedFor(), ReloadImpossible: p.noReload, BlockTxs: model.DefaultBlockTxs, TxElements: model.DefaultTxElements,
 		DefaultRate: defaultScanFPRate, Measured: measured}
-	if r, err := model.Evaluate(p.shape.params(p.rate, p.universe, t.Filters)); err == nil {
+	if r, err := model.Evaluate(p.shape.params(p.sizing, p.rate, p.universe, t.Filters)); err == nil {
 		t.PHAll = r.PHAllExact
 	}
 	if p.advice != nil {
 		t.PHAllMostFills = p.advice.PHAllMostFills
 	}
 	perBlock := func(rate float64) float64 {
-		r, err := model.Evaluate(p.shape.params(rate, p.universe, 1))
+		r, err := model.Evaluate(p.shape.params(p.sizing, rate, p.universe, 1))
 		if err != nil {
 			return math.NaN()
 		}
@@ -333,19 +445,35 @@ func bip37LeakLine(l *bip37LeakJSON) string {
 		return "leak (bip37): no figure, the watch list holds outpoints only (" + filter + ")"
 	}
 	c := l.Collusion
-	who := "the peer"
+	who := fmt.Sprintf("the %d peers together hold", len(l.Peers))
 	if len(l.Peers) == 1 {
-		who = *l.Peers[0].Address
+		who = *l.Peers[0].Address + " holds"
 	}
-	line := fmt.Sprintf("leak (bip37, the model's P_h): %s holds %d filter(s) (%s); among %d candidate scripts (%s) it names your %d scripts with P_h(N) %.3g, one match is yours with P_h(1) %.3g",
-		who, c.Filters, filter, l.UniverseSize, l.UniverseFrom, l.WatchedScripts, c.PHAllExact, c.PH1Exact)
+	line := fmt.Sprintf("leak (bip37, the model's P_h on the filters sent): %s %d filter(s) (%s, %s sizing); among %d candidate scripts (%s) it names your %d scripts with P_h(N) %.3g, one match is yours with P_h(1) %.3g",
+		who, c.Filters, filter, f.Sizing, l.UniverseSize, l.UniverseFrom, l.WatchedScripts, c.PHAllExact, c.PH1Exact)
+	if c.RevealedScripts > 0 {
+		line += fmt.Sprintf("; %d script(s) named for certain by outpoints sent in clear", c.RevealedScripts)
+	}
+	if len(l.Peers) > 1 {
+		for _, v := range l.Peers {
+			state := ""
+			if v.Abandoned {
+				state = ", abandoned"
+			}
+			line += fmt.Sprintf("\n  %s%s: %d filter(s), P_h(N) %.3g, %d transactions sent", *v.Address, state, v.Filters, v.PHAllExact, v.Txs)
+		}
+	}
 	if t := l.Target; t != nil {
 		sized := fmt.Sprintf("for up to %d filter(s)", t.Filters)
 		if t.ReloadImpossible {
 			sized = fmt.Sprintf("for 1 filter, never reloaded at %v or above", noReloadRate)
 		}
-		line += fmt.Sprintf("\nprivacy target %v: rate %v chosen %s (E[P_h(N)] %.3g, at most %.3g for 95%% of filters); cost %.3g false-positive transactions per block of %d against %.3g at --fprate %v; this scan received %d",
-			t.Target, f.FPRate, sized, t.PHAll, t.PHAllMostFills, t.FPTxsPerBlock, t.BlockTxs, t.DefaultFPTxsBlock, t.DefaultRate, t.Measured)
+		met := "met by the filters sent"
+		if !t.Met {
+			met = fmt.Sprintf("NOT met by the filters sent (P_h(N) %.3g)", c.PHAllExact)
+		}
+		line += fmt.Sprintf("\nprivacy target %v, %s: rate %v chosen %s (E[P_h(N)] %.3g, at most %.3g for 95%% of filters); cost %.3g false-positive transactions per block of %d against %.3g at --fprate %v; this scan received %d",
+			t.Target, met, f.FPRate, sized, t.PHAll, t.PHAllMostFills, t.FPTxsPerBlock, t.BlockTxs, t.DefaultFPTxsBlock, t.DefaultRate, t.Measured)
 	}
 	return line
 }

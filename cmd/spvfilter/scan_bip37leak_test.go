@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/btcsuite/btcd/btcutil"
@@ -13,6 +14,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spf13/pflag"
 
+	"github.com/spvfilter/spvfilter/bip37"
 	"github.com/spvfilter/spvfilter/peer/client"
 	"github.com/spvfilter/spvfilter/peer/peertest"
 	"github.com/spvfilter/spvfilter/privacy/model"
@@ -68,15 +70,16 @@ func TestBIP37ShapeMatchesClientFilter(t *testing.T) {
 			if got := uint64(s.scripts*s.perScript) < s.inserted; got != tt.upperBound {
 				t.Errorf("modelled fewer than inserted: %v, want %v", got, tt.upperBound)
 			}
-			for _, rate := range tt.rates {
-				f, err := client.NewWatchFilter(tt.watch, model.SizingCore, rate, 7, wire.BloomUpdateAll)
+			for _, x := range ratesBySizing(tt.rates) {
+				rule, rate := x.rule, x.rate
+				f, err := client.NewWatchFilter(tt.watch, rule, rate, 7, wire.BloomUpdateAll)
 				if err != nil {
 					t.Fatal(err)
 				}
 				st := f.Stats()
-				bytes, k := model.SizingCore.Size(s.sizing, rate)
+				bytes, k := rule.Size(s.sizing, rate)
 				if bytes != st.SizeBytes || k != st.HashFuncs {
-					t.Errorf("rate %v: model sizes %d bytes %d functions, the client built %d, %d", rate, bytes, k, st.SizeBytes, st.HashFuncs)
+					t.Errorf("%s, rate %v: model sizes %d bytes %d functions, the client built %d, %d", rule, rate, bytes, k, st.SizeBytes, st.HashFuncs)
 				}
 				// The filter's own estimate of its elements, from its
 				// bits, agrees with the count (a few elements: exact
@@ -87,7 +90,7 @@ func TestBIP37ShapeMatchesClientFilter(t *testing.T) {
 				if s.scripts == 0 {
 					continue
 				}
-				r, err := model.Evaluate(s.params(rate, 1_000_000, 1))
+				r, err := model.Evaluate(s.params(rule, rate, 1_000_000, 1))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -97,6 +100,23 @@ func TestBIP37ShapeMatchesClientFilter(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sizedRate is a rate under a sizing rule.
+type sizedRate struct {
+	rule model.SizingRule
+	rate float64
+}
+
+// ratesBySizing pairs every rate with every sizing rule.
+func ratesBySizing(rates []float64) []sizedRate {
+	var out []sizedRate
+	for _, rule := range model.SizingRules {
+		for _, r := range rates {
+			out = append(out, sizedRate{rule, r})
+		}
+	}
+	return out
 }
 
 // planRate runs the BIP 37 rate decision on args, as scan parses them.
@@ -202,7 +222,7 @@ func TestBIP37RateDecision(t *testing.T) {
 			} else if p.rate != rowB.FPRate || p.rate != p.advice.FPRate {
 				t.Errorf("rate %v, want the advisor's %v", p.rate, p.advice.FPRate)
 			}
-			r, err := model.Evaluate(p.shape.params(p.rate, p.universe, p.sizedFor()))
+			r, err := model.Evaluate(p.shape.params(p.sizing, p.rate, p.universe, p.sizedFor()))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -212,7 +232,7 @@ func TestBIP37RateDecision(t *testing.T) {
 			if p.rate <= defaultScanFPRate {
 				t.Errorf("rate %v: want above the default %v, which leaks more", p.rate, defaultScanFPRate)
 			}
-			d, err := model.Evaluate(p.shape.params(defaultScanFPRate, p.universe, p.maxFilters))
+			d, err := model.Evaluate(p.shape.params(p.sizing, defaultScanFPRate, p.universe, p.maxFilters))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -229,10 +249,37 @@ func TestBIP37RateDecision(t *testing.T) {
 	}
 }
 
-// TestBIP37LeakObject: the leak object gives the model's figures for the
-// filters the filtering peer received (the first and each reload), the
-// same for the peers together, the filter as sized, and with a target its
-// cost against the default rate.
+// sentFilters are the filters a client sends for watch at the plan's
+// rate: the first and each reload, with tweaks 1, 2, ...
+func sentFilters(t *testing.T, p *bip37Plan, watch []client.WatchItem, n int) []*bip37.Filter {
+	t.Helper()
+	var out []*bip37.Filter
+	for i := range n {
+		f, err := client.NewWatchFilter(watch, p.sizing, p.rate, uint32(i+1), wire.BloomUpdateAll)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// jointRate is the chance an element outside every filter matches them
+// all, from the filters' bit counts (independent hashings).
+func jointRate(filters []*bip37.Filter) float64 {
+	q := 1.0
+	for _, f := range filters {
+		st := f.Stats()
+		q *= math.Pow(float64(st.BitsSet)/float64(st.SizeBits), float64(st.HashFuncs))
+	}
+	return q
+}
+
+// TestBIP37LeakObject: the leak object gives, per peer and for the peers
+// together, the filter attack on the filters as sent (the first and each
+// reload): their joint rate from their bits, the false positives among
+// the universe and P_h; the filter as the rate sizes it; and with a target
+// its cost against the default rate and whether the filters met it.
 func TestBIP37LeakObject(t *testing.T) {
 	one := []client.WatchItem{client.ScriptItem(p2pkh("a")), client.ScriptItem(p2pkh("b"))}
 	tests := []struct {
@@ -244,7 +291,8 @@ func TestBIP37LeakObject(t *testing.T) {
 	}{
 		{"default rate, no reload", one, nil, 0, 0},
 		{"default rate, two reloads", one, nil, 2, 5},
-		{"target", one, []string{"--privacy-target", "0.5", "--max-reloads", "1"}, 1, 12},
+		{"target", one, []string{"--privacy-target", "0.5", "--max-reloads", "1"}, 0, 12},
+		{"target, bitcoinj sizing", one, []string{"--privacy-target", "0.5", "--sizing", "bitcoinj"}, 0, 3},
 		{"outpoints only", []client.WatchItem{client.OutPointItem(wire.OutPoint{}, nil)}, nil, 0, 0},
 	}
 	for _, tt := range tests {
@@ -253,7 +301,9 @@ func TestBIP37LeakObject(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			l, err := p.bip37Leak(&client.ScanResult{FilteringPeer: "127.0.0.1:1", FilterReloads: tt.reloads}, tt.fps)
+			filters := sentFilters(t, p, tt.watch, 1+tt.reloads)
+			sent := client.BIP37Peer{Address: "127.0.0.1:1", Filters: filters, MerkleBlocks: 40, Txs: 9, FalsePositiveTxs: tt.fps}
+			l, err := p.bip37Leak(&client.ScanResult{FilteringPeer: sent.Address, FilterReloads: tt.reloads, BIP37Peers: []client.BIP37Peer{sent}}, tt.fps)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -270,35 +320,37 @@ func TestBIP37LeakObject(t *testing.T) {
 					t.Errorf("no %q in %s", key, b)
 				}
 			}
-			f, err := client.NewWatchFilter(tt.watch, model.SizingCore, p.rate, 0, wire.BloomUpdateAll)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if st := f.Stats(); l.Filter.Bytes != st.SizeBytes || l.Filter.HashFuncs != st.HashFuncs || l.Filter.FPRate != p.rate {
-				t.Errorf("filter %+v, the client builds %d bytes %d functions at %v", l.Filter, st.SizeBytes, st.HashFuncs, p.rate)
+			if st := filters[0].Stats(); l.Filter.Bytes != st.SizeBytes || l.Filter.HashFuncs != st.HashFuncs || l.Filter.FPRate != p.rate || l.Filter.Sizing != string(p.sizing) {
+				t.Errorf("filter %+v, the client builds %d bytes %d functions at %v, %s sizing", l.Filter, st.SizeBytes, st.HashFuncs, p.rate, p.sizing)
 			}
 			line := bip37LeakLine(l)
 			if p.shape.scripts == 0 {
-				if len(l.Peers) != 0 || !strings.Contains(line, "no figure") {
-					t.Errorf("outpoints only: peers %+v, line %q", l.Peers, line)
+				if !strings.Contains(line, "no figure") {
+					t.Errorf("outpoints only: line %q", line)
 				}
 				return
 			}
-			filters := uint32(1 + tt.reloads)
-			r, err := model.Evaluate(p.shape.params(p.rate, p.universe, filters))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(l.Peers) != 1 || *l.Peers[0].Address != "127.0.0.1:1" || l.Collusion.Address != nil {
+			if len(l.Peers) != 1 || *l.Peers[0].Address != sent.Address || l.Collusion.Address != nil {
 				t.Fatalf("peers %+v, collusion %+v: want the filtering peer, and an unnamed collusion", l.Peers, l.Collusion)
 			}
+			n := float64(p.shape.scripts)
+			q := jointRate(filters)
+			s := (float64(p.universe) - n) * q
 			for _, v := range []bip37PeerLeakJSON{l.Peers[0], l.Collusion} {
-				if v.Filters != int(filters) || v.PHAllExact != r.PHAllExact || v.PH1Exact != r.PH1Exact || v.PHAll != r.PHAll ||
-					v.ExpectedFalsePositives != r.ExpectedFalsePositives || v.FalsePositiveRate != r.PfCandidate {
-					t.Errorf("view %+v, want the model's with %d filters: %+v", v, filters, r.Step)
+				if v.Filters != len(filters) || len(v.Received) != len(filters) || !near(v.FalsePositiveRate, q) || !near(v.ExpectedFalsePositives, s) ||
+					!near(v.PHAll, model.ProbAllReal(n, s)) || !near(v.PH1, n/(n+s)) || v.PHAllExact < 0 || v.PHAllExact > 1 {
+					t.Errorf("view %+v, want %d filters, joint rate %v, S %v", v, len(filters), q, s)
+				}
+				if v.Txs != 9 || v.MerkleBlocks != 40 || v.FalsePositiveTxs != tt.fps || v.RevealedScripts != 0 || v.Abandoned {
+					t.Errorf("view %+v: counts not the peer's", v)
 				}
 			}
-			if !strings.Contains(line, "P_h(N) ") || !strings.Contains(line, p.universeFrom) {
+			for i, f := range l.Peers[0].Received {
+				if f.Bytes != filters[i].Size() || f.HashFuncs != filters[i].HashFuncs() || f.Tweak != filters[i].Tweak() || !near(f.HashingRate, jointRate(filters[i:i+1])) {
+					t.Errorf("filter %d: %+v", i, f)
+				}
+			}
+			if !strings.Contains(line, "P_h(N) ") || !strings.Contains(line, p.universeFrom) || !strings.Contains(line, string(p.sizing)+" sizing") {
 				t.Errorf("line %q", line)
 			}
 			if p.target == 0 {
@@ -309,13 +361,89 @@ func TestBIP37LeakObject(t *testing.T) {
 			}
 			tg := l.Target
 			if tg == nil || tg.Target != p.target || tg.Measured != tt.fps || tg.Filters != p.sizedFor() || tg.DefaultRate != defaultScanFPRate ||
-				!(tg.FPTxsPerBlock > tg.DefaultFPTxsBlock) || !(tg.PHAll < p.target) {
+				!(tg.FPTxsPerBlock > tg.DefaultFPTxsBlock) || !(tg.PHAll < p.target) || tg.Met != (l.Collusion.PHAllExact < p.target) {
 				t.Errorf("target %+v", tg)
 			}
-			if !strings.Contains(line, "privacy target 0.5: rate ") {
+			if !strings.Contains(line, "privacy target 0.5, met by the filters sent: rate ") || !tg.Met {
 				t.Errorf("line %q lacks the target", line)
 			}
 		})
+	}
+}
+
+// near reports whether x and y agree to 1e-9, relatively.
+func near(x, y float64) bool {
+	return x == y || math.Abs(x-y) <= 1e-9*math.Max(math.Abs(x), math.Abs(y))
+}
+
+// TestBIP37LeakOfWhatWasSent: the leak speaks of the filters the peers
+// received, not of the one the rate builds: a filter much emptier than
+// the plan's (sized for 20 times the elements) raises P_h; a peer dropped
+// mid-scan appears with its filters, and the peers together intersect
+// every filter; outpoints sent in clear name their scripts for certain,
+// so that P_h(N) is 1 when they name all of them; a target the filters
+// sent miss is reported not met.
+func TestBIP37LeakOfWhatWasSent(t *testing.T) {
+	watch := []client.WatchItem{client.ScriptItem(p2pkh("a")), client.ScriptItem(p2pkh("b"))}
+	p, err := planRate(t, watch, "--privacy-target", "0.5", "--max-reloads", "0", "--universe-size", "1000000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	planned := sentFilters(t, p, watch, 1)[0]
+	// The same elements in a filter sized for 20 times as many.
+	empty := bip37.NewFilter(20*p.shape.sizing, p.rate, 9, wire.BloomUpdateAll)
+	for _, it := range watch {
+		for _, e := range bip37.ScriptElements(it.Script) {
+			empty.Add(e)
+		}
+	}
+	dropped := client.BIP37Peer{Address: "127.0.0.1:1", Filters: []*bip37.Filter{planned}, Abandoned: true, MerkleBlocks: 3}
+	last := client.BIP37Peer{Address: "127.0.0.1:2", Filters: []*bip37.Filter{empty}, MerkleBlocks: 7, Txs: 2}
+	l, err := p.bip37Leak(&client.ScanResult{BIP37Peers: []client.BIP37Peer{dropped, last}}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Peers) != 2 || !l.Peers[0].Abandoned || l.Peers[1].Abandoned || l.Collusion.Filters != 2 {
+		t.Fatalf("peers %+v, collusion %+v", l.Peers, l.Collusion)
+	}
+	model1, err := model.Evaluate(p.shape.params(p.sizing, p.rate, p.universe, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q := jointRate([]*bip37.Filter{empty}); !near(l.Peers[1].FalsePositiveRate, q) || !(q < model1.PfCandidate/100) || !(l.Peers[1].PHAllExact > model1.PHAllExact) {
+		t.Errorf("the emptier filter: rate %v (its bits say %v, the plan's %v), P_h(N) %v against the plan's %v",
+			l.Peers[1].FalsePositiveRate, q, model1.PfCandidate, l.Peers[1].PHAllExact, model1.PHAllExact)
+	}
+	if !near(l.Collusion.FalsePositiveRate, jointRate([]*bip37.Filter{planned, empty})) || l.Collusion.PHAllExact < l.Peers[0].PHAllExact || l.Collusion.PHAllExact < l.Peers[1].PHAllExact {
+		t.Errorf("collusion %+v, peers %+v", l.Collusion, l.Peers)
+	}
+	if l.Target == nil || l.Target.Met != (l.Collusion.PHAllExact < 0.5) {
+		t.Errorf("target %+v with collusion P_h(N) %v", l.Target, l.Collusion.PHAllExact)
+	}
+	line := bip37LeakLine(l)
+	if !strings.Contains(line, "127.0.0.1:1, abandoned: 1 filter(s)") || !strings.Contains(line, "the 2 peers together hold 2 filter(s)") {
+		t.Errorf("line %q", line)
+	}
+	// Outpoints sent in clear.
+	for _, tt := range []struct {
+		items    []int
+		revealed int
+	}{{[]int{1}, 1}, {[]int{0, 1, 1}, 2}} {
+		sent := client.BIP37Peer{Address: "127.0.0.1:3", Filters: []*bip37.Filter{planned}, Added: make([]wire.OutPoint, len(tt.items)), AddedItems: tt.items}
+		l, err := p.bip37Leak(&client.ScanResult{BIP37Peers: []client.BIP37Peer{sent}}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := l.Peers[0]
+		hidden := float64(2 - tt.revealed)
+		want := 1.0
+		if hidden > 0 {
+			want = model.ProbAllReal(hidden, v.ExpectedFalsePositives)
+		}
+		if v.RevealedScripts != tt.revealed || v.FilterAdds != len(tt.items) || !near(v.PHAll, want) || tt.revealed == 2 && v.PHAllExact != 1 ||
+			!strings.Contains(bip37LeakLine(l), "named for certain") || l.Target.Met && v.PHAllExact >= 0.5 {
+			t.Errorf("items %v: view %+v, want %d revealed, P_h(N) %v", tt.items, v, tt.revealed, want)
+		}
 	}
 }
 
@@ -359,6 +487,11 @@ func TestScanBIP37PrivacyTargetBtcd(t *testing.T) {
 				Address    string  `json:"address"`
 				Filters    int     `json:"filter_count"`
 				PHAllExact float64 `json:"p_h_all_exact"`
+				Received   []struct {
+					Bytes     int    `json:"filter_bytes"`
+					HashFuncs uint32 `json:"hash_function_count"`
+					Tweak     uint32 `json:"tweak"`
+				} `json:"filters"`
 			} `json:"peers"`
 			Collusion struct {
 				PHAllExact float64 `json:"p_h_all_exact"`
@@ -391,6 +524,9 @@ func TestScanBIP37PrivacyTargetBtcd(t *testing.T) {
 		t.Fatalf("%d filterloads through the relay, want 1", len(loads))
 	}
 	bytes, k := model.SizingCore.Size(l.Filter.SizingElements, l.Filter.FPRate)
+	if r := l.Peers[0].Received; len(r) != 1 || r[0].Bytes != len(loads[0].Filter) || r[0].HashFuncs != loads[0].HashFuncs || r[0].Tweak != loads[0].Tweak {
+		t.Errorf("the leak's filters %+v, the filterload %d bytes, %d functions, tweak %d", r, len(loads[0].Filter), loads[0].HashFuncs, loads[0].Tweak)
+	}
 	if got := uint32(len(loads[0].Filter)); got != l.Filter.Bytes || loads[0].HashFuncs != l.Filter.HashFuncs || got != bytes || loads[0].HashFuncs != k {
 		t.Errorf("filterload of %d bytes, %d functions; reported %d, %d; rate %v builds %d, %d", got, loads[0].HashFuncs, l.Filter.Bytes, l.Filter.HashFuncs, l.Filter.FPRate, bytes, k)
 	}
@@ -399,7 +535,7 @@ func TestScanBIP37PrivacyTargetBtcd(t *testing.T) {
 	}
 	text, stderr, status := runCLI(t, "", "scan", "--network", "regtest", "--peer", node.P2PAddr, "--mode", "bip37",
 		"--privacy-target", "0.5", "--watch", addr)
-	if status != exitOK || !strings.Contains(text, "leak (bip37, the model's P_h): "+node.P2PAddr+" holds ") || !strings.Contains(text, "privacy target 0.5: rate ") {
+	if status != exitOK || !strings.Contains(text, "leak (bip37, the model's P_h on the filters sent): "+node.P2PAddr+" holds ") || !strings.Contains(text, "privacy target 0.5, met by the filters sent: rate ") {
 		t.Errorf("status %d, text %q (%s)", status, text, stderr)
 	}
 	t.Logf("text output:\n%s", text)
@@ -428,14 +564,21 @@ func TestBIP37HelpFigures(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		l, err := p.bip37Leak(&client.ScanResult{FilteringPeer: "127.0.0.1:1"}, 0)
+		sent := client.BIP37Peer{Address: "127.0.0.1:1", Filters: sentFilters(t, p, one, 1)}
+		l, err := p.bip37Leak(&client.ScanResult{BIP37Peers: []client.BIP37Peer{sent}}, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		// The help gives two significant digits.
 		same := func(x, y float64) bool { return fmt.Sprintf("%.2g", x) == fmt.Sprintf("%.2g", y) }
-		if p.rate != tt.rate || l.Filter.Bytes != tt.bytes || l.Filter.HashFuncs != tt.k || !same(l.Collusion.PHAllExact, tt.phAll) {
-			t.Errorf("%v: rate %v, %d bytes, %d functions, E[P_h(N)] %v; help says %v, %d, %d, %v", tt.args, p.rate, l.Filter.Bytes, l.Filter.HashFuncs, l.Collusion.PHAllExact, tt.rate, tt.bytes, tt.k, tt.phAll)
+		// The model's figure: with a target, the decision's; without,
+		// the filter sent's (1 whatever its tweak).
+		phAll := l.Collusion.PHAllExact
+		if l.Target != nil {
+			phAll = l.Target.PHAll
+		}
+		if p.rate != tt.rate || l.Filter.Bytes != tt.bytes || l.Filter.HashFuncs != tt.k || !same(phAll, tt.phAll) {
+			t.Errorf("%v: rate %v, %d bytes, %d functions, E[P_h(N)] %v; help says %v, %d, %d, %v", tt.args, p.rate, l.Filter.Bytes, l.Filter.HashFuncs, phAll, tt.rate, tt.bytes, tt.k, tt.phAll)
 		}
 		if l.Target != nil && !same(l.Target.FPTxsPerBlock, tt.fpsBlock) {
 			t.Errorf("%v: %v false-positive transactions per block, help says %v", tt.args, l.Target.FPTxsPerBlock, tt.fpsBlock)
@@ -496,4 +639,88 @@ func TestScanBIP37TargetNeverReloaded(t *testing.T) {
 			t.Errorf("%v: target %+v, want a rate never reloaded", tt.rate, o.Leak.Target)
 		}
 	}
+}
+
+// TestScanBIP37DroppedPeerInLeak: of two relays in front of real btcd,
+// the one asked first hangs up mid-scan; the leak object names both peers,
+// the dropped one abandoned with the filter it received (as the relay
+// saw it go through) and the merkle blocks read from it before the cut
+// (some it sent may be lost with the connection), and the peers together
+// hold both filters.
+func TestScanBIP37DroppedPeerInLeak(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 101)
+	alice := peertest.NewKey("alice")
+	pay := node.SpendCoinbase(t, wire.NewTxOut(10_000_000, alice.PkScript()))
+	node.Confirm(t, pay)
+	node.Generate(t, 30)
+	cut := &cutOnce{after: 40}
+	relays := map[string]*peertest.Liar{}
+	var args []string
+	for range 2 {
+		r := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, cut.lie)
+		relays[r.Addr] = r
+		args = append(args, "--peer", r.Addr)
+	}
+	args = append([]string{"scan", "--json", "--network", "regtest", "--mode", "bip37", "--watch", alice.Address(node.Params).EncodeAddress()}, args...)
+	stdout, stderr, status := runCLI(t, "", args...)
+	if status != exitOK {
+		t.Fatalf("status %d: %s", status, stderr)
+	}
+	var out struct {
+		Leak struct {
+			Peers []struct {
+				Address      string `json:"address"`
+				Filters      int    `json:"filter_count"`
+				Abandoned    bool   `json:"abandoned"`
+				MerkleBlocks int    `json:"merkle_block_count"`
+				Txs          int    `json:"transaction_count"`
+				Received     []struct {
+					Tweak uint32 `json:"tweak"`
+				} `json:"filters"`
+			} `json:"peers"`
+			Collusion struct {
+				Filters    int     `json:"filter_count"`
+				PHAllExact float64 `json:"p_h_all_exact"`
+			} `json:"collusion"`
+		} `json:"leak"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	l := out.Leak
+	if len(l.Peers) != 2 || !l.Peers[0].Abandoned || l.Peers[1].Abandoned || l.Collusion.Filters != 2 || l.Peers[0].MerkleBlocks == 0 || l.Peers[0].MerkleBlocks > cut.after || l.Peers[1].Txs == 0 {
+		t.Fatalf("leak %+v: want the dropped peer abandoned, then the one that finished, 2 filters together", l)
+	}
+	for _, p := range l.Peers {
+		var tweaks []uint32
+		for _, m := range relays[p.Address].Requests() {
+			if fl, ok := m.(*wire.MsgFilterLoad); ok {
+				tweaks = append(tweaks, fl.Tweak)
+			}
+		}
+		if len(tweaks) != 1 || len(p.Received) != 1 || p.Received[0].Tweak != tweaks[0] || p.Filters != 1 {
+			t.Errorf("%s: leak filters %+v, filterload tweaks through its relay %v", p.Address, p.Received, tweaks)
+		}
+	}
+}
+
+// cutOnce hangs up the connection of the first relay to forward more
+// than after merkle blocks, once, whichever relay it is.
+type cutOnce struct {
+	after int
+	mu    sync.Mutex
+	seen  int
+}
+
+func (c *cutOnce) lie(m wire.Message) ([]wire.Message, bool) {
+	if _, ok := m.(*wire.MsgMerkleBlock); ok {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.seen++
+		if c.seen == c.after+1 {
+			return nil, true
+		}
+	}
+	return []wire.Message{m}, false
 }

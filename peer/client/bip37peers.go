@@ -24,7 +24,8 @@ type BIP37Peer struct {
 	// MerkleBlocks counts the merkle blocks the peer sent, and Txs the
 	// transactions it sent as matches, false positives and blocks asked
 	// for again included; FalsePositiveTxs are those of Txs that involve
-	// no watch item.
+	// no watch item. A connection that failed mid-answer counts the
+	// blocks read whole before the failure: the peer may have sent more.
 	MerkleBlocks, Txs, FalsePositiveTxs int
 	// Abandoned is set when a pass filtering at the peer did not end the
 	// scan (the peer failed, stalled or lied, or the chain reorganized):

@@ -74,8 +74,8 @@ func filterLoads(l *peertest.Liar) []*wire.MsgFilterLoad {
 
 // checkReceived compares what the result says a peer received with what
 // went through its relay: the same filters, bit for bit, and the merkle
-// blocks and transactions the relay forwarded (a pass cut off mid-block
-// counts the blocks that came whole: the last may be one short).
+// blocks and transactions the relay forwarded (a pass cut off counts
+// those read whole before the cut, which may be fewer).
 func checkReceived(t *testing.T, p BIP37Peer, r *relay) {
 	t.Helper()
 	loads := filterLoads(r.lie)
@@ -90,11 +90,7 @@ func checkReceived(t *testing.T, p BIP37Peer, r *relay) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	short := 0
-	if p.Abandoned {
-		short = 1
-	}
-	if p.MerkleBlocks < r.merkleBlocks-short || p.MerkleBlocks > r.merkleBlocks || p.Txs > r.txs || !p.Abandoned && p.Txs != r.txs {
+	if p.MerkleBlocks > r.merkleBlocks || p.Txs > r.txs || !p.Abandoned && (p.Txs != r.txs || p.MerkleBlocks != r.merkleBlocks) {
 		t.Errorf("%s: recorded %d merkle blocks %d txs, the relay forwarded %d, %d", p.Address, p.MerkleBlocks, p.Txs, r.merkleBlocks, r.txs)
 	}
 }
@@ -133,7 +129,7 @@ func TestBIP37PeersAbandonedPass(t *testing.T) {
 	for _, p := range res.BIP37Peers {
 		checkReceived(t, p, relays[p.Address])
 	}
-	if first.MerkleBlocks < h.after-1 || last.MerkleBlocks == 0 || last.Txs == 0 {
+	if first.MerkleBlocks == 0 || last.MerkleBlocks == 0 || last.Txs == 0 {
 		t.Errorf("first sent %d merkle blocks, last %d with %d txs", first.MerkleBlocks, last.MerkleBlocks, last.Txs)
 	}
 }

@@ -290,6 +290,15 @@ func Advise(p AdviceParams) (*Advice, error) {
 	return a, nil
 }
 
+// Confidence is E[P_h(1)] and E[P_h(N)] for a wallet of addresses
+// addresses when each of others candidates outside it matches what the
+// attacker holds with probability q (the joint rate of real filters,
+// JointFalsePositiveRate, say): P_h averaged over the binomial number of
+// false positives, as Evaluate's p_h_1_exact and p_h_all_exact.
+func Confidence(addresses uint32, others uint64, q float64) (ph1, phAll float64) {
+	return expectedPH(float64(addresses), float64(others), q)
+}
+
 // confidence is E[P_h(1)] and E[P_h(N)] for a filter of per-element rate
 // pf, with b filters.
 func (p AdviceParams) confidence(pf float64, b uint32) (ph1, phAll float64) {
@@ -303,7 +312,7 @@ func (p AdviceParams) confidence(pf float64, b uint32) (ph1, phAll float64) {
 	for range b {
 		q *= perCandidate
 	}
-	return expectedPH(float64(m.Addresses), float64(m.UniverseSize-uint64(m.Addresses)), q)
+	return Confidence(m.Addresses, m.UniverseSize-uint64(m.Addresses), q)
 }
 
 // sizingElements is the element count the filter is sized for.
