@@ -129,9 +129,13 @@ sizes), for --fprate and --privacy-target alike.
 builds that keeps E[P_h(N)] below P, also over the fills of real filters,
 for a peer holding every filter the scan may send (1 + --max-reloads), or,
 when cheaper, its rate for one filter raised to 0.1, from which the client
-never reloads (it reloads a filter matching ten times its rate). A reload
-keeps the first filter's size while the outpoints found fit its room, so
-it tells the node no more than the first. The output gives the rate and
+never reloads (it reloads a filter matching ten times its rate). The
+advisor's filter meets the target for most tweaks, not all: a filter whose
+elements collided in few bits matches less, and is drawn again with
+another tweak until its bits reach the rate the target needs
+(min_filter_false_positive_rate). A reload keeps the first filter's size
+while the outpoints found fit its room, so it tells the node no more than
+the first. The output gives the rate and
 its cost. The filter leaves room for 50 found outpoints per watch item, so
 at a fixed --fprate it matches far less than the rate says: for one
 address among 10,000,000 scripts, the default --fprate 0.0001 builds 122
@@ -689,6 +693,7 @@ func (a *app) planScan(flags *pflag.FlagSet, fl *scanFlags) (*scanPlan, error) {
 	}
 	if fl.mode == "bip37" {
 		plan.bip37.FPRate = plan.bip37Rate.rate
+		plan.bip37.MinFilterRate = plan.bip37Rate.filterFloor()
 		w, err := checkBIP37Watch(plan.watch(), plan.bip37, plan.bip37Rate.rateFrom)
 		if err != nil {
 			return nil, err

@@ -247,6 +247,9 @@ type bip37TargetJSON struct {
 	ReloadImpossible bool    `json:"reload_impossible"`
 	PHAll            float64 `json:"p_h_all_exact"`
 	PHAllMostFills   float64 `json:"p_h_all_95th_percentile"`
+	// MinFilterRate is the least rate each filter's bits must give: a
+	// filter below it is drawn again with another tweak.
+	MinFilterRate float64 `json:"min_filter_false_positive_rate"`
 	// Met is whether the filters sent kept E[P_h(N)] below the target
 	// for every peer and for all of them together (the peers' entries).
 	Met bool `json:"met"`
@@ -406,6 +409,38 @@ func (p *bip37Plan) leakWarnings(l *bip37LeakJSON) []string {
 	return w
 }
 
+// filterFloor is the least rate, from its bits, each filter must match
+// an element outside it at so that a peer holding sizedFor() of them
+// keeps E[P_h(N)] below the target (client.BIP37Options.MinFilterRate):
+// a filter whose elements collided in few bits tells more than the
+// advisor's, which holds for most fills only. 0 without a target, or
+// when no rate meets it.
+func (p *bip37Plan) filterFloor() float64 {
+	if p.target == 0 || p.shape.scripts == 0 {
+		return 0
+	}
+	b := float64(p.sizedFor())
+	others := p.universe - uint64(p.shape.scripts)
+	meets := func(q float64) bool {
+		_, phAll := model.Confidence(p.shape.scripts, others, math.Pow(q, b))
+		return phAll < p.target
+	}
+	if !meets(1) {
+		return 0
+	}
+	// Bisect on log q: P_h falls as q grows.
+	lo, hi := math.Log(math.SmallestNonzeroFloat64), 0.0
+	for range 80 {
+		mid := (lo + hi) / 2
+		if meets(math.Exp(mid)) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return math.Exp(hi)
+}
+
 // sizedFor is the filters one peer may receive, which the rate is sized
 // for.
 func (p *bip37Plan) sizedFor() uint32 {
@@ -418,7 +453,7 @@ func (p *bip37Plan) sizedFor() uint32 {
 // targetCost is the decision of --privacy-target, its cost, and whether
 // the filters sent met it (l's peers).
 func (p *bip37Plan) targetCost(measured int, l *bip37LeakJSON) *bip37TargetJSON {
-	t := &bip37TargetJSON{Target: p.target, Met: l.Collusion.PHAllExact < p.target, Filters: p.sizedFor(), ReloadImpossible: p.noReload, BlockTxs: model.DefaultBlockTxs, TxElements: model.DefaultTxElements,
+	t := &bip37TargetJSON{Target: p.target, Met: l.Collusion.PHAllExact < p.target, MinFilterRate: p.filterFloor(), Filters: p.sizedFor(), ReloadImpossible: p.noReload, BlockTxs: model.DefaultBlockTxs, TxElements: model.DefaultTxElements,
 		DefaultRate: defaultScanFPRate, Measured: measured}
 	if r, err := model.Evaluate(p.shape.params(p.sizing, p.rate, p.universe, t.Filters)); err == nil {
 		t.PHAll = r.PHAllExact

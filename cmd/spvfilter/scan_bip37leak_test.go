@@ -724,3 +724,56 @@ func (c *cutOnce) lie(m wire.Message) ([]wire.Message, bool) {
 	}
 	return []wire.Message{m}, false
 }
+
+// TestBIP37FilterFloor: the floor --privacy-target asks of each filter's
+// rate is where the target is crossed: a peer holding the filters the
+// rate is sized for, each at the floor, stays below the target, and just
+// under the floor it does not; the filters the rate builds mostly reach
+// it, and of those that do none misses the target, while some that do not
+// would have (20 scripts among 1,000,000 at 0.3, where about one filter in
+// twenty misses).
+func TestBIP37FilterFloor(t *testing.T) {
+	var watch []client.WatchItem
+	for i := range 20 {
+		watch = append(watch, client.ScriptItem(p2pkh(fmt.Sprint("s", i))))
+	}
+	p, err := planRate(t, watch, "--privacy-target", "0.3", "--max-reloads", "0", "--universe-size", "1000000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	floor := p.filterFloor()
+	others := p.universe - uint64(p.shape.scripts)
+	b := float64(p.sizedFor())
+	if _, at := model.Confidence(p.shape.scripts, others, math.Pow(floor, b)); !(at < p.target) {
+		t.Errorf("at the floor %v: P_h(N) %v, target %v", floor, at, p.target)
+	}
+	if _, below := model.Confidence(p.shape.scripts, others, math.Pow(floor*0.999, b)); below < p.target {
+		t.Errorf("below the floor %v: P_h(N) %v still meets %v", floor, below, p.target)
+	}
+	const trials = 1000
+	reach, missedAbove, missedBelow := 0, 0, 0
+	for tweak := range uint32(trials) {
+		f, err := client.NewWatchFilter(watch, p.sizing, p.rate, tweak*7919+1, wire.BloomUpdateAll)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := p.bip37Leak(&client.ScanResult{BIP37Peers: []client.BIP37Peer{{Address: "x", Filters: []*bip37.Filter{f}}}}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		above := f.Stats().FalsePositiveRate >= floor
+		switch {
+		case above:
+			reach++
+			if !l.Target.Met {
+				missedAbove++
+			}
+		case !l.Target.Met:
+			missedBelow++
+		}
+	}
+	t.Logf("floor %.3g: %d of %d tweaks reach it; target missed by %d above it, %d below", floor, reach, trials, missedAbove, missedBelow)
+	if reach < trials/2 || missedAbove != 0 || missedBelow == 0 {
+		t.Errorf("%d of %d tweaks reach the floor; target missed by %d above it, %d below", reach, trials, missedAbove, missedBelow)
+	}
+}

@@ -87,6 +87,14 @@ type BIP37Options struct {
 	// every filter gets a random one, so that filters of different
 	// sessions cannot be linked by their tweak.
 	Tweak *uint32
+	// MinFilterRate, if above 0, is the least chance an element outside
+	// a filter may match it, from its bits ((set/bits)^k, as
+	// bip37.Stats gives it): a filter below it, whose elements collided
+	// in few bits and which so tells the node more than its rate says,
+	// is drawn again with another tweak, up to maxTweakDraws times
+	// (privacy/model's advisor sizes for most fills, not all). Not with
+	// a fixed Tweak. A scan that finds none warns and loads the best.
+	MinFilterRate float64
 	// MaxReloads bounds the filters replaced because they matched far
 	// beyond their rate: zero means DefaultMaxReloads, negative none.
 	// Every fresh filter tells the node more about the watch list, and a
@@ -246,20 +254,20 @@ func (c *Client) scanBIP37(ctx context.Context, req ScanRequest, opt BIP37Option
 	return s.res, nil
 }
 
+// maxTweakDraws bounds the tweaks tried for a filter that matches at
+// least BIP37Options.MinFilterRate.
+const maxTweakDraws = 64
+
 // load sends a fresh filter for the watch list and every outpoint found so
 // far, with a new tweak unless one is fixed.
 func (s *bip37Scan) load(ctx context.Context, watch []WatchItem) error {
-	tweak := rand.Uint32()
-	if s.opt.Tweak != nil {
-		tweak = *s.opt.Tweak
-	}
 	found := make([]wire.OutPoint, 0, len(s.wl.found))
 	for op, is := range s.wl.found {
 		if !watch[is[0]].IsOutPoint { // watched outpoints are in watch
 			found = append(found, op)
 		}
 	}
-	f, err := newWatchFilter(watch, found, s.opt.Sizing, s.opt.FPRate, tweak, s.opt.Flags)
+	f, err := s.draw(watch, found)
 	if err != nil {
 		return err
 	}
@@ -275,6 +283,36 @@ func (s *bip37Scan) load(ctx context.Context, watch []WatchItem) error {
 	}
 	s.local, s.txs, s.fps, s.reload = f, 0, 0, false
 	return nil
+}
+
+// draw builds the filter of the watch list and found, with a fresh tweak
+// (the fixed one if set) drawn again while the filter matches less than
+// MinFilterRate; when no draw reaches it, the best is returned and the
+// result warns.
+func (s *bip37Scan) draw(watch []WatchItem, found []wire.OutPoint) (*bip37.Filter, error) {
+	var best *bip37.Filter
+	bestRate := -1.0
+	for range maxTweakDraws {
+		tweak := rand.Uint32()
+		if s.opt.Tweak != nil {
+			tweak = *s.opt.Tweak
+		}
+		f, err := newWatchFilter(watch, found, s.opt.Sizing, s.opt.FPRate, tweak, s.opt.Flags)
+		if err != nil {
+			return nil, err
+		}
+		rate := f.Stats().FalsePositiveRate
+		if s.opt.Tweak != nil || rate >= s.opt.MinFilterRate {
+			return f, nil
+		}
+		if rate > bestRate {
+			best, bestRate = f, rate
+		}
+	}
+	s.res.Warnings = append(s.res.Warnings, fmt.Sprintf(
+		"no filter of %d tweaks matched an element outside it with probability %.3g or more, as asked: loaded into %s the best, at %.3g, which tells it more",
+		maxTweakDraws, s.opt.MinFilterRate, s.m.Addr(), bestRate))
+	return best, nil
 }
 
 // block processes one filtered block. It reports again when outpoints
