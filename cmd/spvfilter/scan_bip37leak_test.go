@@ -453,12 +453,7 @@ func TestBIP37LeakOfWhatWasSent(t *testing.T) {
 // rate's), reports a leak below 0.5, and still finds the wallet's
 // transactions; the text output says the same.
 func TestScanBIP37PrivacyTargetBtcd(t *testing.T) {
-	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
-	node.Generate(t, 101)
-	alice := peertest.NewKey("alice")
-	pay := node.SpendCoinbase(t, wire.NewTxOut(10_000_000, alice.PkScript()))
-	node.Confirm(t, pay)
-	node.Generate(t, 2)
+	node, alice, pay := paidAlice(t, 2)
 	relay := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil)
 	addr := alice.Address(node.Params).EncodeAddress()
 	stdout, stderr, status := runCLI(t, "", "scan", "--json", "--network", "regtest", "--peer", relay.Addr, "--mode", "bip37",
@@ -648,12 +643,7 @@ func TestScanBIP37TargetNeverReloaded(t *testing.T) {
 // (some it sent may be lost with the connection), and the peers together
 // hold both filters.
 func TestScanBIP37DroppedPeerInLeak(t *testing.T) {
-	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
-	node.Generate(t, 101)
-	alice := peertest.NewKey("alice")
-	pay := node.SpendCoinbase(t, wire.NewTxOut(10_000_000, alice.PkScript()))
-	node.Confirm(t, pay)
-	node.Generate(t, 30)
+	node, alice, _ := paidAlice(t, 30)
 	cut := &cutOnce{after: 40}
 	relays := map[string]*peertest.Liar{}
 	var args []string
@@ -776,4 +766,17 @@ func TestBIP37FilterFloor(t *testing.T) {
 	if reach < trials/2 || missedAbove != 0 || missedBelow == 0 {
 		t.Errorf("%d of %d tweaks reach the floor; target missed by %d above it, %d below", reach, trials, missedAbove, missedBelow)
 	}
+}
+
+// paidAlice starts btcd with a chain where alice is paid at height 102,
+// followed by after blocks.
+func paidAlice(t *testing.T, after int) (*peertest.Node, *peertest.Key, *wire.MsgTx) {
+	t.Helper()
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 101)
+	alice := peertest.NewKey("alice")
+	pay := node.SpendCoinbase(t, wire.NewTxOut(10_000_000, alice.PkScript()))
+	node.Confirm(t, pay)
+	node.Generate(t, after)
+	return node, alice, pay
 }

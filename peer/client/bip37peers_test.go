@@ -147,16 +147,7 @@ func TestBIP37ReloadKeepsItsSize(t *testing.T) {
 	needFixture(t)
 	r := &relay{h: &hangupOnce{done: true}}
 	r.lie = peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, r.forward)
-	c := connect(t, 0, r.lie.Addr)
-	// The miner's key hash as a P2WPKH script: every coinbase matches.
-	minerHash := fx.node.MinerKey.PkScript()[3:23]
-	watch := append(items(fx.watch), ScriptItem(append([]byte{0x00, 0x14}, minerHash...)))
-	res, err := c.ScanBIP37(context.Background(), ScanRequest{Watch: watch, To: c.Chain().Height()},
-		BIP37Options{FPRate: 0.02, Flags: wire.BloomUpdateAll})
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkMatches(t, res, fx.want)
+	res := scanForcingReloads(t, connect(t, 0, r.lie.Addr))
 	if res.FilterReloads == 0 || len(res.BIP37Peers) != 1 {
 		t.Fatalf("%d reloads, peers %+v", res.FilterReloads, res.BIP37Peers)
 	}
@@ -229,4 +220,19 @@ func TestBIP37FilterRedrawnToMinRate(t *testing.T) {
 			t.Errorf("min %v: the filter loaded matches at %v; warned %v (%q)", tt.min, fr, warned, res.Warnings)
 		}
 	}
+}
+
+// scanForcingReloads scans the fixture's chain at rate 0.02 watching also
+// the miner's key hash as a P2WPKH script: every coinbase pays it with
+// P2PKH and matches, which forces reloads.
+func scanForcingReloads(t *testing.T, c *Client) *ScanResult {
+	t.Helper()
+	p2wpkh := append([]byte{0x00, 0x14}, fx.node.MinerKey.PkScript()[3:23]...)
+	req := ScanRequest{Watch: append(items(fx.watch), ScriptItem(p2wpkh)), To: c.Chain().Height()}
+	res, err := c.ScanBIP37(context.Background(), req, BIP37Options{FPRate: 0.02, Flags: wire.BloomUpdateAll})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkMatches(t, res, fx.want)
+	return res
 }
