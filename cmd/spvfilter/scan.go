@@ -694,6 +694,9 @@ func (a *app) planScan(flags *pflag.FlagSet, fl *scanFlags) (*scanPlan, error) {
 	if fl.mode == "bip37" {
 		plan.bip37.FPRate = plan.bip37Rate.rate
 		plan.bip37.MinFilterRate = plan.bip37Rate.filterFloor()
+		if plan.bip37Rate.target != 0 && plan.bip37.Flags != wire.BloomUpdateAll {
+			plan.warnings = append(plan.warnings, fmt.Sprintf("--privacy-target with --flags %s: the outputs found that the node's update rule does not add go out in clear (filteradd) and name their scripts to it for certain, which no rate hides; --flags all keeps them inside the filter", fl.flags))
+		}
 		w, err := checkBIP37Watch(plan.watch(), plan.bip37, plan.bip37Rate.rateFrom)
 		if err != nil {
 			return nil, err

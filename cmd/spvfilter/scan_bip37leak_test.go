@@ -780,3 +780,52 @@ func paidAlice(t *testing.T, after int) (*peertest.Node, *peertest.Key, *wire.Ms
 	node.Generate(t, after)
 	return node, alice, pay
 }
+
+// TestScanBIP37OutpointsInClear: with --flags p2pubkey-only the node
+// does not add the outpoint of a P2PKH payment, so the client sends it
+// with filteradd, in clear, through the relay: the scan warns before it
+// starts, and the leak names the script as revealed, P_h(N) 1 for one
+// watched script, the target not met.
+func TestScanBIP37OutpointsInClear(t *testing.T) {
+	node, alice, pay := paidAlice(t, 2)
+	relay := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil)
+	stdout, stderr, status := runCLI(t, "", "scan", "--json", "--network", "regtest", "--peer", relay.Addr, "--mode", "bip37",
+		"--flags", "p2pubkey-only", "--privacy-target", "0.5", "--watch", alice.Address(node.Params).EncodeAddress())
+	if status != exitOK {
+		t.Fatalf("status %d: %s", status, stderr)
+	}
+	var out struct {
+		Leak struct {
+			Target struct {
+				Met bool `json:"met"`
+			} `json:"privacy_target"`
+			Collusion struct {
+				FilterAdds int     `json:"filteradd_outpoint_count"`
+				Revealed   int     `json:"revealed_script_count"`
+				PHAll      float64 `json:"p_h_all_exact"`
+			} `json:"collusion"`
+		} `json:"leak"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	var adds []*wire.MsgFilterAdd
+	for _, m := range relay.Requests() {
+		if a, ok := m.(*wire.MsgFilterAdd); ok {
+			adds = append(adds, a)
+		}
+	}
+	op := wire.OutPoint{Hash: pay.TxHash()}
+	for i, o := range pay.TxOut {
+		if string(o.PkScript) == string(alice.PkScript()) {
+			op.Index = uint32(i)
+		}
+	}
+	if len(adds) != 1 || string(adds[0].Data) != string(bip37.OutPointBytes(&op)) {
+		t.Fatalf("filteradds %v: want alice's outpoint %v", adds, op)
+	}
+	c := out.Leak.Collusion
+	if c.FilterAdds != 1 || c.Revealed != 1 || c.PHAll != 1 || out.Leak.Target.Met || !strings.Contains(stderr, "go out in clear (filteradd)") {
+		t.Errorf("leak %+v; stderr %q", out.Leak, stderr)
+	}
+}
