@@ -120,7 +120,9 @@ in clear (filteradd_outpoint_count, with --flags none or p2pubkey-only)
 and the revealed_script_count they name for certain, the merkle blocks and
 transactions the peer sent (false positives included) and whether its pass
 was abandoned; with a target, privacy_target: the filters the rate is
-sized for, its cost, and whether the filters sent met it.
+sized for, its cost, and whether the filters sent met it. A scan that
+fails or is interrupted after loading filters still warns of what the
+peers keep, in the same line.
 --sizing core|bitcoinj sizes the filter as Bitcoin Core or bitcoinj do
 (bitcoinj's floating-point hash-function count gives one more at most
 sizes), for --fprate and --privacy-target alike.
@@ -605,6 +607,7 @@ func (a *app) runScan(cmd *cobra.Command, fl *scanFlags) error {
 	defer stop()
 	start := time.Now()
 	res, err := a.executeScan(ctx, plan)
+	a.warnFailedBIP37(plan, err)
 	err = coverWords(nodeFailureFrom(err, plan.client.Params, plan.client.DataDir, plan.nodes))
 	if err != nil {
 		// An interrupt ends the scan with "interrupted", not with the

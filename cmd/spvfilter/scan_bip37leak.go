@@ -472,6 +472,20 @@ func (p *bip37Plan) targetCost(measured int, l *bip37LeakJSON) *bip37TargetJSON 
 	return t
 }
 
+// warnFailedBIP37 warns, when a bip37 scan failed or was interrupted
+// after loading filters, of what the peers that received them keep.
+func (a *app) warnFailedBIP37(plan *scanPlan, err error) {
+	var fe *client.BIP37ScanError
+	if plan.bip37Rate == nil || !errors.As(err, &fe) {
+		return
+	}
+	l, lerr := plan.bip37Rate.bip37Leak(&client.ScanResult{BIP37Peers: fe.Peers}, 0)
+	if lerr != nil {
+		return
+	}
+	a.warn([]string{"the scan ended before its result, but the peers keep the filters they received: " + bip37LeakLine(l)})
+}
+
 // bip37LeakLine says in one line what the filters told the peer.
 func bip37LeakLine(l *bip37LeakJSON) string {
 	f := l.Filter

@@ -829,3 +829,28 @@ func TestScanBIP37OutpointsInClear(t *testing.T) {
 		t.Errorf("leak %+v; stderr %q", out.Leak, stderr)
 	}
 }
+
+// TestScanBIP37FailedWarnsLeak: a bip37 scan whose only peer hangs up at
+// every merkle block fails, and still says on standard error what the
+// peer keeps: the leak line naming it, with the filters it received.
+func TestScanBIP37FailedWarnsLeak(t *testing.T) {
+	node, alice, _ := paidAlice(t, 2)
+	cut := func(m wire.Message) ([]wire.Message, bool) {
+		_, isBlock := m.(*wire.MsgMerkleBlock)
+		return []wire.Message{m}, isBlock
+	}
+	relay := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, cut)
+	_, stderr, status := runCLI(t, "", "scan", "--network", "regtest", "--peer", relay.Addr, "--mode", "bip37",
+		"--watch", alice.Address(node.Params).EncodeAddress())
+	loads := 0
+	for _, cmd := range relay.Commands() {
+		if cmd == wire.CmdFilterLoad {
+			loads++
+		}
+	}
+	want := fmt.Sprintf("the peers keep the filters they received: leak (bip37, the model's P_h on the filters sent): %s holds %d filter(s)", relay.Addr, loads)
+	t.Logf("stderr: %s", stderr)
+	if status != exitFailure || loads == 0 || !strings.Contains(stderr, want) {
+		t.Errorf("status %d, %d filterloads, stderr %q: want %q", status, loads, stderr, want)
+	}
+}

@@ -133,7 +133,7 @@ func (c *Client) ScanBIP37(ctx context.Context, req ScanRequest, opt BIP37Option
 		return c.scanBIP37(ctx, req, opt, rec)
 	})
 	if err != nil {
-		return nil, err
+		return nil, rec.failed(err)
 	}
 	res.BIP37Peers = rec.peers()
 	return res, nil

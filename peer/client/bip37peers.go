@@ -1,6 +1,9 @@
 package client
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/bip37"
 	"github.com/spvfilter/spvfilter/peer"
@@ -86,4 +89,33 @@ func (r *bip37Peers) peers() []BIP37Peer {
 		out = append(out, *p)
 	}
 	return out
+}
+
+// BIP37ScanError is a BIP 37 scan that failed, or was cancelled, after
+// loading filters into peers: they keep what they received (Peers, every
+// pass abandoned). It wraps the scan's error.
+type BIP37ScanError struct {
+	Err   error
+	Peers []BIP37Peer
+}
+
+func (e *BIP37ScanError) Error() string {
+	addrs := make([]string, len(e.Peers))
+	for i, p := range e.Peers {
+		addrs[i] = p.Address
+	}
+	return fmt.Sprintf("%v (BIP 37 filters were loaded into %s, which keep them)", e.Err, strings.Join(addrs, ", "))
+}
+
+// Unwrap returns the scan's error.
+func (e *BIP37ScanError) Unwrap() error { return e.Err }
+
+// failed wraps err, the scan's, with what the peers received, if any
+// received a filter.
+func (r *bip37Peers) failed(err error) error {
+	if r.current == nil {
+		return err
+	}
+	r.current.Abandoned = true
+	return &BIP37ScanError{Err: err, Peers: r.peers()}
 }

@@ -3,6 +3,7 @@ package client
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -235,4 +236,32 @@ func scanForcingReloads(t *testing.T, c *Client) *ScanResult {
 	}
 	checkMatches(t, res, fx.want)
 	return res
+}
+
+// TestBIP37ScanErrorNamesPeers: a scan whose only peer hangs up at every
+// merkle block fails with a *BIP37ScanError wrapping the failure and
+// naming the peer, with the filters it received, bit for bit as sent.
+func TestBIP37ScanErrorNamesPeers(t *testing.T) {
+	needFixture(t)
+	cut := func(m wire.Message) ([]wire.Message, bool) {
+		_, isBlock := m.(*wire.MsgMerkleBlock)
+		return []wire.Message{m}, isBlock
+	}
+	l := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, cut)
+	c := connect(t, 0, l.Addr)
+	_, err := c.ScanBIP37(context.Background(), ScanRequest{Watch: items(fx.watch), To: c.Chain().Height()},
+		BIP37Options{FPRate: 0.0001, Flags: wire.BloomUpdateAll})
+	var se *BIP37ScanError
+	if !errors.As(err, &se) || se.Err == nil || !strings.Contains(err.Error(), l.Addr) || len(se.Peers) != 1 || !se.Peers[0].Abandoned {
+		t.Fatalf("error %v (%T): want a BIP37ScanError naming %s, abandoned", err, err, l.Addr)
+	}
+	loads := filterLoads(l)
+	if len(loads) == 0 || len(se.Peers[0].Filters) != len(loads) {
+		t.Fatalf("%d filters recorded, %d filterloads", len(se.Peers[0].Filters), len(loads))
+	}
+	for i, fl := range loads {
+		if !bytes.Equal(se.Peers[0].Filters[i].Bits(), fl.Filter) || se.Peers[0].Filters[i].Tweak() != fl.Tweak {
+			t.Errorf("filter %d differs from the filterload", i)
+		}
+	}
 }
