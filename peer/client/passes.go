@@ -52,12 +52,6 @@ func (c *Client) scan(ctx context.Context, req ScanRequest, mode string, service
 					continue
 				}
 			}
-			if req.Leak && mode == "bip157" {
-				if res.Leak, err = c.leakOf(ctx, log, req.Watch, res.Cover != nil && res.Cover.Met); err != nil {
-					log.note(fmt.Sprintf("%v: %v", errNoLeak, err))
-				}
-			}
-			res.BytesReceived = c.pool.BytesReceived() - startBytes
 			// The headers of the blocks scanned, as the chain held them:
 			// it may change as soon as the scan returns.
 			if req.withHeaders {
@@ -65,6 +59,12 @@ func (c *Client) scan(ctx context.Context, req ScanRequest, mode string, service
 					return nil, fmt.Errorf("client: the chain state: %w", err)
 				}
 			}
+			if req.Leak && mode == "bip157" {
+				if res.Leak, err = c.leakOf(ctx, log, req.Watch, res.Cover != nil && res.Cover.Met); err != nil {
+					log.note(fmt.Sprintf("%v: %v", errNoLeak, err))
+				}
+			}
+			res.BytesReceived = c.pool.BytesReceived() - startBytes
 			c.finish(res, log, mode)
 			return res, nil
 		}
