@@ -28,7 +28,7 @@ func (c *Client) scanBIP157(ctx context.Context, log *scanLog, req ScanRequest, 
 	if req.withHeaders {
 		res.filterHeaders = headers
 	}
-	scripts := Scripts(req.Watch)
+	scripts := wl.scripts
 	var cs *coverScan
 	matching := scripts
 	if c.cfg.PrivacyTarget > 0 {

@@ -64,7 +64,10 @@ func findable(tx *wire.MsgTx) []WatchItem {
 // It remembers the outputs found paying to a watched script, so a later
 // spend of one is recognized by its outpoint.
 type watchList struct {
-	items    []WatchItem
+	items []WatchItem
+	// scripts are the scripts of items, each once (Scripts): what a
+	// filter must match.
+	scripts  [][]byte
 	byScript map[string][]int // script items by script
 	found    map[wire.OutPoint][]int
 }
@@ -72,6 +75,7 @@ type watchList struct {
 func newWatchList(items []WatchItem) *watchList {
 	w := &watchList{
 		items:    items,
+		scripts:  Scripts(items),
 		byScript: make(map[string][]int),
 		found:    make(map[wire.OutPoint][]int),
 	}
