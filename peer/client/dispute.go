@@ -12,49 +12,6 @@ import (
 	"github.com/spvfilter/spvfilter/peer/pool"
 )
 
-// hashGroup is the peers that state one filter hash at a disputed height, with
-// the one asked for the filter.
-type hashGroup struct {
-	members []*pool.Member
-	rep     *pool.Member
-	hash    chainhash.Hash
-}
-
-// claim is what a group of peers that agree states about a segment: the
-// filter hashes from its start.
-type claim struct {
-	members []*pool.Member
-	hashes  []chainhash.Hash
-}
-
-// firstSplit returns the first height, from start, at which the claims
-// that reach it state different filter hashes, with the claims grouped by
-// the hash they state there; -1 if they agree wherever they overlap. A
-// height where they differ only as settled says (by filters the block
-// could not decide between) is passed over.
-func firstSplit(start int32, claims []claim, settled func(int32, []hashGroup) bool) (int32, []hashGroup) {
-	for i := 0; ; i++ {
-		var gs []hashGroup
-		for _, cl := range claims {
-			if len(cl.hashes) <= i {
-				continue
-			}
-			j := slices.IndexFunc(gs, func(g hashGroup) bool { return g.hash == cl.hashes[i] })
-			if j < 0 {
-				gs = append(gs, hashGroup{rep: cl.members[0], hash: cl.hashes[i]})
-				j = len(gs) - 1
-			}
-			gs[j].members = append(gs[j].members, cl.members...)
-		}
-		switch h := start + int32(i); {
-		case len(gs) == 0:
-			return -1, nil
-		case len(gs) > 1 && !settled(h, gs):
-			return h, gs
-		}
-	}
-}
-
 // settleAt decides a disagreement at height h between groups of peers
 // that agree below it: each group's representative serves its filter of
 // the block, which must hash to the group's filter hash, and the block

@@ -8,8 +8,30 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer"
 	"github.com/spvfilter/spvfilter/peer/pool"
 )
+
+// segmentOf returns the checkpoint segment holding height h: segment 0
+// holds 0..1000, segment j > 0 holds j*1000+1..(j+1)*1000.
+func segmentOf(h int32) int { return int(max(h-1, 0) / wire.CFCheckptInterval) }
+
+// segmentFirst returns the first height of checkpoint segment j.
+func segmentFirst(j int) int32 {
+	if j == 0 {
+		return 0
+	}
+	return int32(j)*wire.CFCheckptInterval + 1
+}
+
+// segmentStart returns the first height of checkpoint segment j and the
+// filter header before it, from the agreed checkpoints.
+func segmentStart(j int, checkpoints []chainhash.Hash) (int32, chainhash.Hash) {
+	if j == 0 {
+		return 0, chainhash.Hash{}
+	}
+	return segmentFirst(j), checkpoints[j-1]
+}
 
 // segments returns the agreed filter headers of p.first-1..to, segment by
 // segment from the one holding p.first.
@@ -61,6 +83,35 @@ func (v *verification) segmentHeaders(ctx context.Context, j int, agreed []chain
 		// left state the segment again.
 		v.keepLive()
 	}
+}
+
+// storedSegment returns the stored filter headers start..end of a segment
+// ending at checkpoint j, if the store holds them all, they lead from the
+// agreed checkpoint before it to the agreed one at its end, and no peer's
+// chain ends inside the segment: such a peer must be compared height by
+// height, since the checkpoint at the end may rest on the others alone
+// (reach holds the reach of each peer taking part).
+func (c *Client) storedSegment(j int, start, end int32, prev chainhash.Hash, agreed []chainhash.Hash, reach []int32) ([]chainhash.Hash, bool) {
+	st := c.st
+	if st == nil || end%wire.CFCheckptInterval != 0 || j >= len(agreed) || st.FilterHeaderTip() < end {
+		return nil, false
+	}
+	for _, r := range reach {
+		if r >= start && r < end {
+			return nil, false
+		}
+	}
+	hs, err := st.FilterHeaders(max(start-1, 0), end)
+	if err != nil {
+		return nil, false
+	}
+	if start > 0 && hs[0] != prev || hs[len(hs)-1] != agreed[j] {
+		return nil, false
+	}
+	if start > 0 {
+		hs = hs[1:]
+	}
+	return hs, true
 }
 
 // liveReaches returns the reach of each peer still taking part.
@@ -170,17 +221,37 @@ func (v *verification) followOwn(start, end int32, prev chainhash.Hash, claims [
 	}
 }
 
-// agreedHashes joins the claims of a segment, which agree wherever they
-// overlap (but where the block could not decide between their filters:
-// the first claim's is taken), into its filter hashes start..end.
-func agreedHashes(start, end int32, claims []claim) ([]chainhash.Hash, error) {
-	out := make([]chainhash.Hash, 0, end-start+1)
-	for i := 0; i < int(end-start)+1; i++ {
-		j := slices.IndexFunc(claims, func(cl claim) bool { return len(cl.hashes) > i })
-		if j < 0 {
-			return nil, fmt.Errorf("client: %w: no peer serves the compact filter headers of heights %d..%d", ErrNoPeers, start+int32(i), end)
-		}
-		out = append(out, claims[j].hashes[i])
+// checkpointSegment is cfHeaders for a segment start..end that ends at
+// the checkpoint cp m sent: its filter hashes must lead there.
+func (c *Client) checkpointSegment(ctx context.Context, m *pool.Member, start, end int32, prev, cp chainhash.Hash) ([]chainhash.Hash, error) {
+	hashes, err := c.cfHeaders(ctx, m, start, end, prev)
+	if err != nil {
+		return nil, err
 	}
-	return out, nil
+	return hashes, offCheckpoint(m, start, end, prev, hashes, cp)
+}
+
+// cfHeaders gets the filter hashes start..end from m and checks that they
+// continue from prev.
+func (c *Client) cfHeaders(ctx context.Context, m *pool.Member, start, end int32, prev chainhash.Hash) ([]chainhash.Hash, error) {
+	gotPrev, hashes, err := c.conn(m).GetCFHeaders(ctx, start, c.chain.Hash(end), int(end-start)+1)
+	if err != nil {
+		return nil, err
+	}
+	if gotPrev != prev {
+		return nil, peerErr(m, "getcfheaders", fmt.Errorf("%w: previous filter header %v at height %d, the agreed one is %v",
+			peer.ErrBadFilterHeader, gotPrev, start-1, prev))
+	}
+	return hashes, nil
+}
+
+// offCheckpoint returns the error of m whose filter hashes start..end,
+// from prev, do not lead to the checkpoint cp it sent itself; nil if they
+// do.
+func offCheckpoint(m *pool.Member, start, end int32, prev chainhash.Hash, hashes []chainhash.Hash, cp chainhash.Hash) error {
+	if chainHeaders(prev, hashes) == cp {
+		return nil
+	}
+	return peerErr(m, "getcfheaders", fmt.Errorf("%w: filter headers %d..%d do not reach the checkpoint it sent itself",
+		peer.ErrBadFilterHeader, start, end))
 }

@@ -19,13 +19,16 @@ import (
 //   - tipheaders.go plans a range near the tip without the checkpoints;
 //   - checkpoints.go otherwise gets and settles the peers' checkpoints,
 //     and plans from them;
-//   - segments.go gets the filter headers of each segment planned;
+//   - stored.go checks the store against the agreed checkpoints;
+//   - segments.go gets the filter headers of each segment planned, from
+//     the store or the peers (the getcfheaders request), and holds the
+//     segments' arithmetic;
 //   - conclude.go stores and records what was verified;
-//   - stored.go compares what the store holds with the peers;
-//   - dispute.go settles the first height where the peers differ;
+//   - storeddispute.go compares what the store holds with the peers;
+//   - dispute.go settles, with the block, the first height where the
+//     peers differ, and claims.go finds it;
 //   - verification.go holds the state of one verification, and
-//     cfheaders.go the segments' arithmetic and the getcfheaders request,
-//     which all of them share.
+//     headerchain.go the filter headers a chain of filter hashes reaches.
 
 // filterHeaders returns the verified basic filter headers of the blocks
 // from-1..to (the first is zero for from 0), as the comment above
