@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"github.com/btcsuite/btcd/wire"
-	"github.com/spvfilter/spvfilter/gcs"
 )
 
 // scanBIP157 runs one pass of the scan over the current chain.
@@ -72,39 +71,10 @@ func (c *Client) scanBIP157(ctx context.Context, log *scanLog, req ScanRequest, 
 		res.Cover = cs.finish(matched, blocks)
 		res.Warnings = append(res.Warnings, cs.warnings...)
 	}
-	for i, b := range blocks {
-		h := matched[i]
-		res.BlocksFetched++
-		found, pays := false, false
-		for i, tx := range b.Transactions {
-			if items, spends := wl.match(tx); len(items) > 0 {
-				found = true
-				res.Matches = append(res.Matches, Match{
-					Txid: tx.TxHash(), Tx: tx, Height: h, BlockHash: c.chain.Hash(h), TxIndex: i, WatchItems: items, Spends: spends,
-				})
-			}
-			pays = pays || wl.pays(tx)
-		}
-		switch {
-		case found, forced[h]:
-		case cs != nil && !cs.walletAt[h]:
-			// Fetched for a cover: its matches are not the wallet's.
-		case len(scripts) > 0 && !pays && spendsUnrevealed(b):
-			// The filter holds a watched script no output pays: an input
-			// spends it without revealing it.
-			res.SpendOnlyBlocks = append(res.SpendOnlyBlocks, h)
-		default:
-			res.FalsePositiveBlocks++
-		}
-	}
 	for _, k := range res.Conflicts {
 		res.Warnings = append(res.Warnings, k.String())
 	}
-	if len(res.SpendOnlyBlocks) > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf(
-			"%d block(s) matched a watched script only through an output they spend without revealing its script (P2TR or P2PK), at heights %v: watch the outpoint (TXID:VOUT) to identify the transaction",
-			len(res.SpendOnlyBlocks), res.SpendOnlyBlocks))
-	}
+	res.scanBlocks(wl, matched, blocks, func(h int32) bool { return !forced[h] && (cs == nil || cs.walletAt[h]) }, c.chain.Hash)
 	for i, it := range req.Watch {
 		if it.IsOutPoint && len(it.Script) == 0 {
 			res.Warnings = append(res.Warnings, fmt.Sprintf(
@@ -112,18 +82,4 @@ func (c *Client) scanBIP157(ctx context.Context, log *scanLog, req ScanRequest, 
 		}
 	}
 	return res, nil
-}
-
-// spendsUnrevealed reports whether some input of the block spends without
-// revealing the script it spends (so that a filter may hold a watched
-// script no output pays).
-func spendsUnrevealed(b *wire.MsgBlock) bool {
-	for _, tx := range b.Transactions[1:] {
-		for _, in := range tx.TxIn {
-			if typ, _ := gcs.SpendCandidates(in); !typ.Reveals() {
-				return true
-			}
-		}
-	}
-	return false
 }
