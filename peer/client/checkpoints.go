@@ -33,8 +33,7 @@ func (v *verification) checkpointPlan(ctx context.Context) (segmentPlan, error) 
 	if v.cpLimit < math.MaxInt {
 		// The peers' own filter headers are followed from the segment
 		// where their checkpoints part.
-		first, _ := segmentStart(v.cpLimit, agreed)
-		start = min(start, first)
+		start = min(start, segmentFirst(v.cpLimit))
 	}
 	// The segments are asked whole, since a segment may be asked again
 	// below start (see asked).
@@ -142,11 +141,7 @@ func sidesOf(ms []*pool.Member, key func(*pool.Member) chainhash.Hash) [][]*pool
 // compared (cpLimit), and each peer states its own filter hashes.
 func (v *verification) settleCheckpoint(ctx context.Context, i int, sides [][]*pool.Member) error {
 	c := v.c
-	start := int32(0)
-	var prev chainhash.Hash
-	if i > 0 {
-		start, prev = int32(i)*wire.CFCheckptInterval+1, v.cps[sides[0][0]][i-1]
-	}
+	start, prev := segmentStart(i, v.cps[sides[0][0]])
 	end := int32(i+1) * wire.CFCheckptInterval
 	claims := make([]claim, len(sides))
 	for s, side := range sides {
