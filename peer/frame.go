@@ -145,6 +145,23 @@ func (fr *frameReader) next(pver uint32) (wireFrame, error) {
 	return f, nil
 }
 
+// buffered reports whether the next frame is in the buffer whole, or its
+// header is and the frame is larger than the buffer (it is read in
+// pieces, see readPayload): reading it then waits for no more bytes than
+// can come.
+func (fr *frameReader) buffered() bool {
+	n := fr.br.Buffered() - fr.pending
+	if n < wire.MessageHeaderSize {
+		return false
+	}
+	b, err := fr.br.Peek(fr.pending + wire.MessageHeaderSize) // buffered: no read
+	if err != nil {
+		return false
+	}
+	frame := wire.MessageHeaderSize + int(binary.LittleEndian.Uint32(b[fr.pending+16:]))
+	return n >= frame || frame > fr.br.Size()
+}
+
 // header reads the next frame's header. A deadline bound left that
 // passes before a header is whole is no stall (an idle connection is
 // normal): it is cleared and the read goes on.

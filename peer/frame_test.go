@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -420,4 +421,44 @@ func junkInParts(t *testing.T, timeout, pause time.Duration) (*Peer, *net.UnixCo
 	time.Sleep(pause)
 	node.Write(whole[len(whole)/2:])
 	return p, node
+}
+
+// TestBufferedWhole: the read loop lets a getcfilters answer gather only
+// while the next frame is not in its buffer whole, so a frame whose
+// header came without its payload is waited for, not read alone; a frame
+// larger than the buffer counts once its header is there, and the bytes
+// of the frame last read (peeked, not yet discarded) do not count.
+func TestBufferedWhole(t *testing.T) {
+	cf := frame(t, wire.NewMsgCFilter(wire.GCSFilterRegular, &chainhash.Hash{1}, make([]byte, 1200)))
+	big := frame(t, wire.NewMsgCFilter(wire.GCSFilterRegular, &chainhash.Hash{2}, make([]byte, 3000)))
+	for _, tc := range []struct {
+		name   string
+		stream []byte
+		size   int  // of the buffer
+		read   int  // frames read before asking
+		want   bool // buffered
+	}{
+		{"nothing", nil, 4096, 0, false},
+		{"part of a header", cf[:10], 4096, 0, false},
+		{"a header alone", cf[:wire.MessageHeaderSize], 4096, 0, false},
+		{"all but the last byte", cf[:len(cf)-1], 4096, 0, false},
+		{"a whole frame", cf, 4096, 0, true},
+		{"the frame read is not the next", cf, 4096, 1, false},
+		{"the next after the frame read", append(slices.Clone(cf), cf...), 4096, 1, true},
+		{"the next cut after the frame read", append(slices.Clone(cf), cf[:100]...), 4096, 1, false},
+		{"a header of a frame larger than the buffer", big[:wire.MessageHeaderSize], 2048, 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fr := frameReader{br: bufio.NewReaderSize(bytes.NewReader(tc.stream), tc.size), net: chaincfg.RegressionNetParams.Net}
+			for range tc.read {
+				if _, err := fr.next(wire.ProtocolVersion); err != nil {
+					t.Fatal(err)
+				}
+			}
+			fr.br.Peek(len(tc.stream)) // what came, buffered
+			if got := fr.buffered(); got != tc.want {
+				t.Fatalf("buffered %d of %d bytes (%d pending): %v, want %v", fr.br.Buffered(), len(tc.stream), fr.pending, got, tc.want)
+			}
+		})
+	}
 }

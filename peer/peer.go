@@ -116,8 +116,10 @@ type Peer struct {
 	logMu sync.Mutex
 }
 
-// readBufferSize is the read loop's buffer.
-const readBufferSize = 64 << 10
+// readBufferSize is the read loop's buffer: room for what a node sends
+// in the wait before a read of a getcfilters answer (gatherFor) and more,
+// so that one read takes it all.
+const readBufferSize = 256 << 10
 
 // newPeer starts the loops of a connection.
 func newPeer(cfg Config, conn net.Conn) *Peer {

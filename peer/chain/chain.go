@@ -340,7 +340,7 @@ func (c *Chain) connect(headers []*wire.BlockHeader) (int32, []*wire.BlockHeader
 		if err != nil {
 			return 0, nil, err
 		}
-		if headers[0].BlockHash() != next {
+		if headerHash(headers[0]) != next {
 			break
 		}
 		parent++
@@ -385,7 +385,7 @@ func checkOnto(params *chaincfg.Params, s *span, headers []*wire.BlockHeader, no
 		if h.PrevBlock != s.hashAt(height-1) {
 			return i, fmt.Errorf("%w: header at height %d does not link to its parent", ErrBadHeader, height)
 		}
-		hash := h.BlockHash()
+		hash := headerHash(h)
 		if err := checkHeader(params, pc, s, h, &hash, height, now()); err != nil {
 			return i, fmt.Errorf("%w: header %v at height %d: %v", ErrBadHeader, hash, height, err)
 		}
