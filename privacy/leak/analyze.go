@@ -45,7 +45,10 @@ type Match struct {
 	// Nested is true when it is alone, of two or more appearances, and
 	// every block of it is a block of a group of as many appearances or
 	// more: those downloads explain it, and its probability is half its
-	// class's.
+	// class's; or when every block of its group's most appearing member
+	// is a block of some other group the wallet's more likely than not,
+	// no one of which holds them all (pooled): its probability is then
+	// half its share, its group's stands.
 	Nested bool `json:"nested,omitempty"`
 	// Probability is the chance that the candidate is the wallet's, and
 	// ProbabilityLow..ProbabilityHigh its 95% interval: its group's share
@@ -190,6 +193,8 @@ type Report struct {
 	null    *shiftNull
 	label   *labelling
 	cap     float64 // Options.CoverTarget, 0 for none
+	hosted  int     // units nestHosted, halved
+	pooled  int     // units nestPooled, their members' shares halved
 }
 
 type kCount struct{ candidates, matched uint64 }

@@ -224,17 +224,30 @@ func (r *Report) finish() {
 		return p.capped(r.cap)
 	}
 	nested := r.nestedUnits(units, order, byClass)
+	halved := func(k uint64) prob { return byClass(k).halved() }
 	for _, root := range order {
 		u := units[root]
 		p, own := byClass(u.k), byClass
-		if nested[root] {
-			p, own = p.halved(), func(k uint64) prob { return byClass(k).halved() }
+		shared := p // what its members have their shares of
+		switch {
+		case nested[root] == nestHosted:
+			p, own, shared = p.halved(), halved, p.halved()
 			r.Matched[root].Nested = len(u.members) == 1
+			r.hosted++
+		case nested[root] == nestPooled && r.label == nil:
+			// The other units hold the wallet's scripts, and one of this
+			// unit's members may be among them: the unit keeps p, its
+			// members have half their shares.
+			own, shared = halved, p.halved()
+			r.pooled++
+			for _, i := range u.members {
+				r.Matched[i].Nested = true
+			}
 		}
-		r.share(u, p, g, own)
+		r.share(u, shared, g, own)
 		if len(u.members) > 1 {
 			r.Groups = append(r.Groups, r.groupOf(u, g.rides[root], p))
-			r.Groups[len(r.Groups)-1].Nested = nested[root]
+			r.Groups[len(r.Groups)-1].Nested = nested[root] == nestHosted
 			for _, i := range u.members {
 				r.Matched[i].Group = len(r.Groups)
 			}
@@ -253,18 +266,39 @@ func (r *Report) finish() {
 	r.Verdict = r.verdict()
 }
 
+// nestKind is how a unit's blocks are explained by the downloads of
+// others.
+type nestKind int
+
+const (
+	// nestNone: some block of it is no other unit's.
+	nestNone nestKind = iota
+	// nestHosted: every block of it is a block of one other unit of as
+	// many appearances or more: it and its members have half their
+	// class's probability.
+	nestHosted
+	// nestPooled: every block of it is a block of some other unit, but
+	// no one of them holds them all: its members have half their shares,
+	// the unit keeps its class's probability; a client's own report
+	// (Options.Own) leaves them whole, an upper estimate.
+	nestPooled
+)
+
 // maxNestWork bounds the steps spent finding the units nested in
 // another's blocks.
 const maxNestWork = 10_000_000
 
 // nestedUnits marks, by root, the units of two or more appearances whose
-// most appearing member appears only in blocks of another unit of at
-// least as many appearances, one the wallet's more likely than not: the
-// client fetched those blocks for the other unit, so they explain this
-// one whatever its owner (another wallet's reused address paid in the
-// wallet's blocks, in transactions of its own), and its appearances are
-// no evidence of their own.
-func (r *Report) nestedUnits(units map[int]*unit, order []int, byClass func(uint64) prob) map[int]bool {
+// most appearing member appears only in blocks of other units of two or
+// more appearances, each the wallet's more likely than not: the client
+// fetched those blocks for them, so they explain this one whatever its
+// owner (another wallet's reused address paid in the wallet's blocks, in
+// transactions of its own; a script of the chain paid and spent in the
+// blocks of a client's several wallets), and its appearances are no
+// evidence of their own. It is nestHosted when one such unit of at least
+// as many appearances holds all its blocks, nestPooled when it takes
+// several of them, none nestHosted itself.
+func (r *Report) nestedUnits(units map[int]*unit, order []int, byClass func(uint64) prob) map[int]nestKind {
 	blocks := map[int]map[int32]bool{}
 	var hosts []int
 	for _, root := range order {
@@ -281,7 +315,7 @@ func (r *Report) nestedUnits(units map[int]*unit, order []int, byClass func(uint
 		blocks[root] = set
 		hosts = append(hosts, root)
 	}
-	nested := map[int]bool{}
+	nested := map[int]nestKind{}
 	work := 0
 	for _, root := range order {
 		u := units[root]
@@ -291,7 +325,7 @@ func (r *Report) nestedUnits(units map[int]*unit, order []int, byClass func(uint
 		for _, host := range hosts {
 			work += int(u.k)
 			if host != root && units[host].k >= u.k && allIn(r.Matched[root].Heights, blocks[host]) {
-				nested[root] = true
+				nested[root] = nestHosted
 				break
 			}
 		}
@@ -299,7 +333,38 @@ func (r *Report) nestedUnits(units map[int]*unit, order []int, byClass func(uint
 			break
 		}
 	}
+	// A unit one other explains explains none: pooling the rest, the
+	// wallet's script would be explained by the very scripts its own
+	// downloads explain.
+	hosting := map[int32]int{} // per height, the pooling hosts holding it
+	for _, root := range hosts {
+		if nested[root] != nestHosted {
+			for h := range blocks[root] {
+				hosting[h]++
+			}
+		}
+	}
+	for _, root := range order {
+		if units[root].k >= 2 && nested[root] == nestNone && hostedElsewhere(r.Matched[root].Heights, hosting, blocks[root]) {
+			nested[root] = nestPooled
+		}
+	}
 	return nested
+}
+
+// hostedElsewhere reports whether every height is held by a host other
+// than the one whose blocks are own (nil: the unit is not a host).
+func hostedElsewhere(heights []int32, hosting map[int32]int, own map[int32]bool) bool {
+	for _, h := range heights {
+		n := hosting[h]
+		if own[h] {
+			n--
+		}
+		if n < 1 {
+			return false
+		}
+	}
+	return true
 }
 
 // allIn reports whether every height is in set.
@@ -560,8 +625,11 @@ func (r *Report) warnings(g *matchGroups, classes map[uint64]*classCount) {
 	if c := classes[1]; c != nil && c.Matched > 0 && r.FetchedBlocks < r.ScannedBlocks {
 		r.warn(fmt.Sprintf("%d match(es) appear in a single block: every script that appears once in a fetched block matches, the wallet's among them, so each has the share of them that the fetched blocks carry beyond what their neighbours carry (estimated_wallet_singles)", c.Matched))
 	}
-	if n := countNested(r); n > 0 {
+	if n := r.hosted; n > 0 {
 		r.warn(fmt.Sprintf("%d group(s) or match(es) of two or more appearances appear only in blocks of another group of as many appearances or more, in transactions of their own: the downloads of that group's blocks explain them whatever their owner (another wallet's address reused in the wallet's blocks), so each has half its class's probability (nested)", n))
+	}
+	if r.pooled > 0 {
+		r.warn(fmt.Sprintf("%d group(s) or match(es) of two or more appearances appear only in blocks of other groups the wallet's more likely than not, no one of which holds them all, in transactions of their own: those downloads explain them whatever their owner (one client fetching for several wallets, a script paid and spent in the wallet's neighbouring blocks), so their scripts have half their shares and the group keeps its probability (pooled)", r.pooled))
 	}
 	if g.inBatch > 0 {
 		r.warn(fmt.Sprintf("%d match(es) of two or more appearances sit in transactions paying more than %d matched scripts at once (batched payments): downloads cannot tell the wallet's scripts there from a payer's change reused across such payments, so on downloads like these the scripts given 0.95 or more are right less often than they say, and their groups are the claim to read; the %d in batches in at least half their blocks have three quarters of their class's probability (batched)", g.inBatch, maxTxMatches, countBatched(r.Matched)))
@@ -603,23 +671,6 @@ func (r *Report) warnings(g *matchGroups, classes map[uint64]*classCount) {
 	if r.MatchedTruncated {
 		r.warn(fmt.Sprintf("%d matches, only the %d least explained by chance are listed and grouped", r.MatchedCount, len(r.Matched)))
 	}
-}
-
-// countNested counts the groups marked Nested and the matches alone
-// marked so.
-func countNested(r *Report) int {
-	n := 0
-	for _, g := range r.Groups {
-		if g.Nested {
-			n++
-		}
-	}
-	for i := range r.Matched {
-		if r.Matched[i].Nested && r.Matched[i].Group == 0 {
-			n++
-		}
-	}
-	return n
 }
 
 // countBatched counts the matches marked Batched.
