@@ -1,0 +1,141 @@
+package simulate_test
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+
+	"github.com/spvfilter/spvfilter/privacy/attack"
+	"github.com/spvfilter/spvfilter/privacy/simulate"
+)
+
+// fetchCalibrationSeeds are the seeds TestFetchCalibration scores each
+// regime on: no other test uses them, and no constant or rule of the
+// block-download attack was chosen on them (pooled nesting was chosen on
+// mixed seeds 7701 to 7704). Mixed, whose claims at 0.95 and more are the
+// most and fall shortest, takes four.
+var fetchCalibrationSeeds = map[simulate.Regime][]uint64{
+	simulate.RegimeReuse:  {7901, 7902},
+	simulate.RegimeChange: {7901, 7902},
+	simulate.RegimeMixed:  {7901, 7902, 7903, 7904},
+}
+
+// fetchCalibrationScenario simulates regime r from seed as "privacy
+// simulate --regime r --seed seed --wallets 2 --noise 0 --degenerate 0
+// --blocks 600 --txs-per-block 30 --fetch-wallets 24" does, and returns
+// its fetch capture and appearance index.
+func fetchCalibrationScenario(t *testing.T, r simulate.Regime, seed uint64) (*simulate.Scenario, *bytes.Buffer, *bytes.Buffer) {
+	t.Helper()
+	o, err := simulate.RegimeOptions(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Seed, o.Wallets, o.Noise, o.Degenerate = seed, 2, 0, 0
+	o.Chain = simulate.ChainOptions{Blocks: 600, TxsPerBlock: 30}
+	o.Fetch.Wallets = 24
+	return generateFetch(t, o)
+}
+
+// pooledBins is calibration summed over runs: per bin, the claims, the
+// right ones and their probabilities' sum.
+type pooledBins struct {
+	count, right [6]int // the five bins, then P >= 0.95
+	sumP         [6]float64
+}
+
+func (p *pooledBins) add(c *simulate.ClaimScore) {
+	if c == nil {
+		return
+	}
+	for i, b := range append(c.Calibration[:5:5], c.Confident) {
+		p.count[i] += b.Count
+		p.right[i] += b.Right
+		if b.MeanProbability != nil {
+			p.sumP[i] += *b.MeanProbability * float64(b.Count)
+		}
+	}
+}
+
+// cell is bin i as privacy/README.md's tables give it.
+func (p *pooledBins) cell(i int) string {
+	n, k := p.count[i], p.right[i]
+	if n == 0 {
+		return "-"
+	}
+	lo, hi := simulate.Wilson(k, n)
+	return fmt.Sprintf("%.3f / %.3f [%.2f, %.2f] n=%d", p.sumP[i]/float64(n), float64(k)/float64(n), lo, hi, n)
+}
+
+// overConfident reports whether bin i says measurably more than it
+// gets: its mean probability above the upper end of its fraction
+// right's Wilson interval by more than 0.05.
+func (p *pooledBins) overConfident(i int) bool {
+	n := p.count[i]
+	if n == 0 {
+		return false
+	}
+	_, hi := simulate.Wilson(p.right[i], n)
+	return p.sumP[i]/float64(n) > hi+0.05
+}
+
+// knownOverConfident are the bins, by regime, kind and bin, that say
+// measurably more than they get and are stated as targets not met
+// (privacy/README.md, "Scores of the attacks"): the change regime's
+// groups given P in [0.5, 0.8), about 0.52 said, right about 0.28 of the
+// time. Any other fails TestFetchCalibration.
+var knownOverConfident = map[string]bool{
+	"change groups 1": true,
+}
+
+// TestFetchCalibration scores the block-download attack ("privacy
+// fetches", then "privacy evaluate") on the regimes whose probabilities
+// were over-confident (reuse, change, mixed), each on seeds no test tunes
+// on (fetchCalibrationSeeds; 24 BIP 157 wallets, 600 blocks of 30
+// transactions, fetchCalibrationScenario), and logs each regime's rows of
+// privacy/README.md, "Scores of the attacks" (go test ./privacy/simulate
+// -run TestFetchCalibration -v). Of the scripts and of the groups given
+// P >= 0.95, at least 95% must be right, and in mixed (a client fetching
+// for several wallets, on a clustered chain, where a script of the chain
+// paid and spent in the wallet's blocks took the class's probability:
+// 382 of 407 right on seeds 7701 to 7704 before pooled nesting) the
+// lower end of their Wilson interval must reach 0.93; no bin may say
+// more than the upper end of its Wilson interval and 0.05 beyond.
+func TestFetchCalibration(t *testing.T) {
+	for _, r := range []simulate.Regime{simulate.RegimeReuse, simulate.RegimeChange, simulate.RegimeMixed} {
+		var scripts, groups pooledBins
+		for _, seed := range fetchCalibrationSeeds[r] {
+			sc, fcapt, index := fetchCalibrationScenario(t, r, seed)
+			score, _ := attackFetches(t, sc, fcapt, index, attack.FetchOptions{})
+			scripts.add(score.Candidates)
+			groups.add(score.CandidateGroups)
+		}
+		for _, k := range []struct {
+			name string
+			p    *pooledBins
+		}{{"scripts", &scripts}, {"groups", &groups}} {
+			row := fmt.Sprintf("| fetches: %s |", k.name)
+			for i := range 5 {
+				row += " " + k.p.cell(i) + " |"
+				switch over := k.p.overConfident(i); {
+				case over && knownOverConfident[fmt.Sprintf("%s %s %d", r, k.name, i)]:
+					t.Logf("%s fetches %s: bin %d over-confident, NOT MET (known): %s", r, k.name, i, k.p.cell(i))
+				case over:
+					t.Errorf("%s fetches %s: bin %d over-confident: %s", r, k.name, i, k.p.cell(i))
+				}
+			}
+			n, right := k.p.count[5], k.p.right[5]
+			if n == 0 {
+				t.Logf("%s\n%s none |", r, row)
+				continue
+			}
+			lo, _ := simulate.Wilson(right, n)
+			t.Logf("%s\n%s %d of %d (%.3f), %.3f |", r, row, right, n, float64(right)/float64(n), lo)
+			if float64(right) < simulate.TargetRight*float64(n) {
+				t.Errorf("%s fetches %s given P >= 0.95: %d of %d right", r, k.name, right, n)
+			}
+			if r == simulate.RegimeMixed && lo < 0.93 {
+				t.Errorf("%s fetches %s given P >= 0.95: %d of %d right, Wilson lower %.3f < 0.93", r, k.name, right, n, lo)
+			}
+		}
+	}
+}
