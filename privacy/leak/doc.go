@@ -73,7 +73,14 @@
 // its owner (another wallet's address reused in the wallet's blocks, in
 // transactions of its own): it has half its class's probability and its
 // interval a quarter to three quarters of it (Group.Nested,
-// Match.Nested). Both are warned of.
+// Match.Nested). One whose most appearing member appears only in blocks
+// of other such groups, no one of which holds them all and none itself
+// nested, is pooled: those downloads explain it as well (a script of the
+// chain paid and spent in the blocks of a client's several wallets), but
+// its blocks are the wallet's, so the group keeps its class's probability
+// while each member has half its share (Match.Nested). A client's own
+// report (Options.Own) does not pool, so that it stays an upper estimate.
+// All three are warned of.
 //
 // Matches of one appearance. Every script seen once in a fetched block
 // matches, the wallet's and the block's other outputs alike, so they are
