@@ -20,17 +20,26 @@ const coveredSeed = 4101
 // 30 transactions) and writes its fetch capture and appearance index.
 func fetchScenario(t *testing.T, r simulate.Regime, seed uint64, target float64) (*simulate.Scenario, *bytes.Buffer, *bytes.Buffer) {
 	t.Helper()
-	o, err := simulate.RegimeOptions(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o.Seed, o.Wallets, o.Noise, o.Degenerate = seed, 0, 0, 0
-	o.Chain = simulate.ChainOptions{Blocks: 600, TxsPerBlock: 30}
-	o.Fetch.Wallets = 24
+	o := fetchOptions(t, r, seed, 0)
 	if r == simulate.RegimeCovered {
 		o.Fetch.CoverTarget = target
 	}
 	return generateFetch(t, o)
+}
+
+// fetchOptions are regime r's options from seed with bip37 BIP 37
+// wallets and no noise sessions of theirs, 24 BIP 157 wallets and a chain
+// of 600 blocks of 30 transactions.
+func fetchOptions(t *testing.T, r simulate.Regime, seed uint64, bip37 int) simulate.Options {
+	t.Helper()
+	o, err := simulate.RegimeOptions(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Seed, o.Wallets, o.Noise, o.Degenerate = seed, bip37, 0, 0
+	o.Chain = simulate.ChainOptions{Blocks: 600, TxsPerBlock: 30}
+	o.Fetch.Wallets = 24
+	return o
 }
 
 // generateFetch simulates o and writes its fetch capture and appearance

@@ -26,13 +26,7 @@ var fetchCalibrationSeeds = map[simulate.Regime][]uint64{
 // its fetch capture and appearance index.
 func fetchCalibrationScenario(t *testing.T, r simulate.Regime, seed uint64) (*simulate.Scenario, *bytes.Buffer, *bytes.Buffer) {
 	t.Helper()
-	o, err := simulate.RegimeOptions(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o.Seed, o.Wallets, o.Noise, o.Degenerate = seed, 2, 0, 0
-	o.Chain = simulate.ChainOptions{Blocks: 600, TxsPerBlock: 30}
-	o.Fetch.Wallets = 24
+	o := fetchOptions(t, r, seed, 2)
 	return generateFetch(t, o)
 }
 
