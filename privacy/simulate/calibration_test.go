@@ -234,8 +234,8 @@ func calibrationTable(r simulate.Regime, run *regimeRun) string {
 	return b.String()
 }
 
-// linkHolding says how many link probability intervals hold their bin's
-// fraction right, in all and by bin.
+// linkHolding says how many link probability intervals hold the rate of
+// pairs like theirs, in all and by bin.
 func linkHolding(s *simulate.Score) string {
 	for _, iv := range s.Intervals {
 		if iv.Where != "links" || iv.Holding == nil {
@@ -251,7 +251,7 @@ func linkHolding(s *simulate.Score) string {
 				by = append(by, fmt.Sprintf("[%g, %g%s %d of %d", b.PLow, b.PHigh, end, b.HoldingCount, b.Count))
 			}
 		}
-		return fmt.Sprintf("Link intervals holding their bin's fraction right: %d of %d (%.3f; nominal %.2f): %s.", iv.HoldingCount, iv.IntervalCount, *iv.Holding, iv.Nominal, strings.Join(by, ", "))
+		return fmt.Sprintf("Link intervals holding the rate of pairs like theirs: %d of %d (%.3f; nominal %.2f): %s.", iv.HoldingCount, iv.IntervalCount, *iv.Holding, iv.Nominal, strings.Join(by, ", "))
 	}
 	return "No link intervals."
 }
