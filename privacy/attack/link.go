@@ -54,7 +54,9 @@ type SessionLink struct {
 	ExpectedIfSameWallet float64 `json:"expected_if_same_wallet"`
 	// Probability is the posterior probability that the sessions share a
 	// wallet, and ProbabilityLow..ProbabilityHigh its 95% interval (its
-	// spread over the parameters fitted on resampled pairs).
+	// spread over the parameters fitted on resampled pairs and with the
+	// shares the capture cannot tell held; from 0 for a pair whose session
+	// is linked to nothing, which may be of no wallet).
 	// ProbabilityShared is that of different wallets one of which paid
 	// the other (its filters hold some of the other's addresses). See the
 	// package documentation.
@@ -90,10 +92,12 @@ type Linkage struct {
 	// addresses a payment shares (the payee's addresses its payer's
 	// filters hold), by classes of sizes; Growth is the estimated
 	// probability that a session of a wallet holds candidates another of
-	// its sessions does not, WholePayee that a payee's every address is
+	// its sessions does not, GrowthFar the share of such differences
+	// beyond twice what the sessions share, WholePayee that a payee's every address is
 	// one its payer watches.
 	PaymentSizes []PaymentSizes `json:"payment_sizes"`
 	Growth       float64        `json:"growth"`
+	GrowthFar    float64        `json:"growth_far"`
 	WholePayee   float64        `json:"whole_payee"`
 	// WalletSizes is the prior on a wallet's number of candidates in the
 	// universe, estimated from the sessions' own matches.
@@ -179,7 +183,7 @@ func (a *Accumulator) Link(groups []int, opts LinkOptions) (*Linkage, error) {
 	fit := lk.fitPriors(opts.Prior)
 	l.Prior, l.PriorLow, l.PriorHigh = fit.spread(func(q *linkParams) float64 { return q.priors[sameWallet] })
 	l.PaymentPrior, l.PaymentPriorLow, l.PaymentPriorHigh = fit.spread(func(q *linkParams) float64 { return q.priors[sharedAddress] })
-	l.Growth, l.WholePayee = fit.est.growth, fit.est.whole
+	l.Growth, l.GrowthFar, l.WholePayee = fit.est.growth, fit.est.far, fit.est.whole
 	l.PaymentSizes = []PaymentSizes{}
 	for j, share := range fit.est.payment {
 		if lo, hi := binRange(j); share >= 1e-4 {
