@@ -192,6 +192,35 @@ var unwarnedShortfalls = map[string]bool{
 	"change fetches: scripts": true,
 }
 
+// linkIntervals names the link intervals' shortfall among a run's.
+const linkIntervals = "links: intervals"
+
+// linkIntervalShortfalls are the regimes whose link intervals, on the
+// calibration seeds, hold the rate at which pairs like theirs are right
+// less often than their nominal 95% less 3 points (too narrow), with no
+// warning of the capture to say so (privacy/README.md, "Scores of the
+// attacks", states them as targets not met). A shortfall elsewhere that
+// no warning names fails the test, as does a regime here that no longer
+// falls short. (Intervals that hold more often than nominal plus 3 points
+// are a target not met too, which the test logs: where every group's
+// rate is consistent with its pairs' probabilities, every interval holds
+// it, so the measure reads 1.000.)
+var linkIntervalShortfalls = map[simulate.Regime]bool{
+	simulate.RegimeHeavyTail: true,
+	simulate.RegimeMixed:     true,
+}
+
+// linkIntervalScore is the score of the report's link intervals, nil if
+// it has none.
+func linkIntervalScore(s *simulate.Score) *simulate.IntervalScore {
+	for i, iv := range s.Intervals {
+		if iv.Where == "links" && iv.Holding != nil {
+			return &s.Intervals[i]
+		}
+	}
+	return nil
+}
+
 // binCell is a bin as a table's cell: said (the mean probability) against
 // observed, its Wilson interval and its count.
 func binCell(b simulate.Bin) string {
@@ -299,6 +328,12 @@ func TestCalibrationRegimes(t *testing.T) {
 		if n := a.Links.WrongAboveSure; n > 0 {
 			t.Errorf("%s: %d links of two wallets given P > 0.99", r, n)
 		}
+		if iv := linkIntervalScore(a); iv != nil && *iv.Holding < iv.Nominal-simulate.TargetCoverageSlack {
+			short[string(r)+" "+linkIntervals] = true
+			if !linkIntervalShortfalls[r] && !strings.Contains(strings.Join(run.analyzeWarnings, "\n"), paymentsWarning) {
+				t.Errorf("%s: link intervals hold the rate of pairs like theirs %.3f of the time (nominal %.2f), and no warning says so", r, *iv.Holding, iv.Nominal)
+			}
+		}
 		for _, k := range claimKinds {
 			c := k.score(&run)
 			if c == nil || !below95(c.Confident) {
@@ -332,6 +367,11 @@ func TestCalibrationRegimes(t *testing.T) {
 	for key := range unwarnedShortfalls {
 		if !short[key] {
 			t.Errorf("%s: no longer below 95%% right given P >= 0.95: take it out of unwarnedShortfalls and privacy/README.md's targets not met", key)
+		}
+	}
+	for r := range linkIntervalShortfalls {
+		if !short[string(r)+" "+linkIntervals] {
+			t.Errorf("%s: link intervals now hold the rate of pairs like theirs at their nominal rate: take it out of linkIntervalShortfalls and privacy/README.md's targets not met", r)
 		}
 	}
 	t.Logf("the tables of privacy/README.md:\n%s", tables.String())
