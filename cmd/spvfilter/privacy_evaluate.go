@@ -297,15 +297,15 @@ func printIntervals(w io.Writer, ivs []simulate.IntervalScore) {
 				iv.Where, iv.Quantity, iv.Field, iv.CoveredCount, iv.IntervalCount, fmtRatio(iv.Coverage), iv.Nominal)
 			continue
 		}
-		fmt.Fprintf(w, "  %s, %s (%s): %d intervals on probabilities, %d of them hold their bin's fraction right: %s, nominal %g\n",
+		fmt.Fprintf(w, "  %s, %s (%s): %d intervals on probabilities, %d of them hold the rate of claims like theirs: %s, nominal %g\n",
 			iv.Where, iv.Quantity, iv.Field, iv.IntervalCount, iv.HoldingCount, fmtRatio(iv.Holding), iv.Nominal)
 		for _, b := range iv.Calibration {
 			if b.Count == 0 {
 				continue
 			}
-			fmt.Fprintf(w, "    %s: %d of %d right, %s; mean interval %s: %s; %d of %d intervals hold %s\n", binName(b.Bin), b.Right, b.Count,
+			fmt.Fprintf(w, "    %s: %d of %d right, %s; mean interval %s: %s; %d of %d intervals hold the rate of claims like theirs\n", binName(b.Bin), b.Right, b.Count,
 				fmtInterval(b.WilsonLow, b.WilsonHigh), fmtInterval(b.MeanLow, b.MeanHigh),
-				map[bool]string{true: "consistent", false: "INCONSISTENT"}[*b.Consistent], b.HoldingCount, b.Count, fmtRatio(b.FractionRight))
+				map[bool]string{true: "consistent", false: "INCONSISTENT"}[*b.Consistent], b.HoldingCount, b.Count)
 		}
 	}
 }

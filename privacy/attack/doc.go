@@ -73,8 +73,10 @@
 //     own matches a or b are chance, Poisson(F-μ), or (with probability
 //     g, the growth) chance plus what the wallet gained or lost between
 //     the sessions, a part of at least one candidate, ln(1+part) uniform
-//     up to ln(2+2N) (a wallet that grew, or one whose sessions hold
-//     different parts of it);
+//     up to ln(2+2N) (near: a wallet that grew, or one whose sessions
+//     hold different parts of it) or, with probability f, up to
+//     ln(2+20N) (far: a wallet that kept change addresses, or a session
+//     of several wallets behind one client);
 //   - two wallets that share nothing: s is Poisson of mean μ plus each
 //     wallet's candidates matching the other's filters by chance,
 //     λ = μ + Σ_c N_x(c)·r_y(c) + N_y(c)·r_x(c) for N(c) a session's
@@ -102,7 +104,8 @@
 // maximization: the prior of one wallet and that of a payment (each step
 // sets each to the expected number of pairs under it over the pairs,
 // with a start of 1/(n-1) each counted as n pairs), the growth g (a Beta
-// prior of mean 0.1 counted as ten sessions) and the law of payment sizes
+// prior of mean 0.1 counted as ten sessions), the share f of far growth
+// (a start of one half counted as one session) and the law of payment sizes
 // (a start of ln k ~ N(0.5, 0.7²) counted as one payment). So the
 // evidence a link needs grows with the number of pairs compared, as a
 // Bonferroni threshold would, and the posterior stays a probability: of
@@ -114,7 +117,9 @@
 // so w is held at one half. The probabilities' 95% intervals carry the
 // model's uncertainty: their 2.5% and 97.5% points over the fits on 24
 // resamplings of the pairs (each pair counted a Poisson number of times,
-// from a fixed seed) and over the fits holding w at 0.2 and at 0.8. A
+// from a fixed seed), over the fits holding w at 0.2 and at 0.8, and over
+// those holding f at 0.02 and at 0.98 (how far a wallet's sessions differ
+// is told from a payment no better than w is). A
 // pair with P near 0.5 whose interval is wide is one the capture cannot
 // decide. Priors given in LinkOptions are held, the other parameters
 // fitted, and the intervals are then single points. Pairs that share no

@@ -54,7 +54,9 @@ type SessionLink struct {
 	ExpectedIfSameWallet float64 `json:"expected_if_same_wallet"`
 	// Probability is the posterior probability that the sessions share a
 	// wallet, and ProbabilityLow..ProbabilityHigh its 95% interval (its
-	// spread over the parameters fitted on resampled pairs).
+	// spread over the parameters fitted on resampled pairs and with the
+	// shares the capture cannot tell held; from 0 for a pair whose session
+	// is linked to nothing, which may be of no wallet).
 	// ProbabilityShared is that of different wallets one of which paid
 	// the other (its filters hold some of the other's addresses). See the
 	// package documentation.
@@ -90,10 +92,12 @@ type Linkage struct {
 	// addresses a payment shares (the payee's addresses its payer's
 	// filters hold), by classes of sizes; Growth is the estimated
 	// probability that a session of a wallet holds candidates another of
-	// its sessions does not, WholePayee that a payee's every address is
+	// its sessions does not, GrowthFar the share of such differences
+	// beyond twice what the sessions share, WholePayee that a payee's every address is
 	// one its payer watches.
 	PaymentSizes []PaymentSizes `json:"payment_sizes"`
 	Growth       float64        `json:"growth"`
+	GrowthFar    float64        `json:"growth_far"`
 	WholePayee   float64        `json:"whole_payee"`
 	// WalletSizes is the prior on a wallet's number of candidates in the
 	// universe, estimated from the sessions' own matches.
@@ -179,7 +183,7 @@ func (a *Accumulator) Link(groups []int, opts LinkOptions) (*Linkage, error) {
 	fit := lk.fitPriors(opts.Prior)
 	l.Prior, l.PriorLow, l.PriorHigh = fit.spread(func(q *linkParams) float64 { return q.priors[sameWallet] })
 	l.PaymentPrior, l.PaymentPriorLow, l.PaymentPriorHigh = fit.spread(func(q *linkParams) float64 { return q.priors[sharedAddress] })
-	l.Growth, l.WholePayee = fit.est.growth, fit.est.whole
+	l.Growth, l.GrowthFar, l.WholePayee = fit.est.growth, fit.est.far, fit.est.whole
 	l.PaymentSizes = []PaymentSizes{}
 	for j, share := range fit.est.payment {
 		if lo, hi := binRange(j); share >= 1e-4 {
@@ -187,8 +191,10 @@ func (a *Accumulator) Link(groups []int, opts LinkOptions) (*Linkage, error) {
 		}
 	}
 	l.WalletSizes = lk.prior.public()
-	if w := paymentsWarning(&fit.est); w != "" {
-		lk.warnings = append(lk.warnings, w)
+	for _, w := range []string{paymentsWarning(&fit.est), smallWalletsWarning(lk.prior), severalWalletsWarning(&fit.est)} {
+		if w != "" {
+			lk.warnings = append(lk.warnings, w)
+		}
 	}
 	l.Pairs = lk.links(&fit)
 	lk.triangles(&fit, l.Pairs, l.Threshold)
@@ -213,6 +219,40 @@ func paymentsWarning(q *linkParams) string {
 	return fmt.Sprintf("the capture looks like one whose wallets pay each other several addresses (a payment between two sessions' wallets estimated %.2g times as likely as one wallet, payments of %.0f addresses at the median): "+
 		"a payer watching a payee's addresses then looks like one wallet whose sessions differ, and on simulated captures of that kind (privacy simulate --regime payments) links given P from 0.5 to 0.95 were right more often than they say, many sessions of one wallet given less than 0.95; weigh the links' intervals",
 		q.priors[sharedAddress]/q.priors[sameWallet], median)
+}
+
+// Where a capture resembles those on which the pairs given P below 0.5
+// are of one wallet far more often than said, and no parameter held in
+// the intervals' spread explains it: wallets of a median below
+// smallWallets candidates, or sessions of one wallet that differ in
+// growingShare of the pairs or more while payments seem likelier than one
+// wallet.
+const (
+	smallWallets = 10
+	growingShare = 0.6
+)
+
+// smallWalletsWarning says when the sessions' wallets look small: a
+// wallet of a few candidates shares one or two of them between its
+// sessions, which chance gives other pairs too.
+func smallWalletsWarning(p *sizePrior) string {
+	median := math.Expm1(p.mu)
+	if median >= smallWallets {
+		return ""
+	}
+	return fmt.Sprintf("the sessions' wallets look small (%.0f candidates at the median): sessions of a wallet of a few candidates share one or two of them, as chance makes other sessions do, and on simulated captures of that kind (privacy simulate --regime heavy-tail) pairs given P below 0.5 were of one wallet several times as often as said, beyond their intervals", median)
+}
+
+// severalWalletsWarning says when sessions of one wallet seem to differ
+// in most pairs and payments seem likelier than one wallet: sessions of
+// several wallets behind one client, or wallets that keep change, read
+// as payments.
+func severalWalletsWarning(q *linkParams) string {
+	if q.growth < growingShare || q.priors[sharedAddress] <= q.priors[sameWallet] {
+		return ""
+	}
+	return fmt.Sprintf("sessions of one wallet seem to differ in %.0f%% of their pairs and payments between sessions' wallets seem %.2g times as likely as one wallet: the capture looks like one of sessions of several wallets behind one client, or of wallets that keep change, and on simulated captures of that kind (privacy simulate --regime mixed) pairs given P below 0.5 were of one wallet several times as often as said, beyond their intervals",
+		100*q.growth, q.priors[sharedAddress]/q.priors[sameWallet])
 }
 
 // Intersect runs the intersection attack over the sessions members

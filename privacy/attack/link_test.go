@@ -334,6 +334,33 @@ func TestPaymentsWarning(t *testing.T) {
 	}
 }
 
+// TestPairsUnderstatedWarnings: a capture of small wallets, or one whose
+// sessions of one wallet mostly differ while payments seem likelier than
+// one wallet, is warned of; the starting parameters and a broad size
+// prior are not.
+func TestPairsUnderstatedWarnings(t *testing.T) {
+	p := newSizePrior(100_000)
+	if w := smallWalletsWarning(p); w != "" {
+		t.Errorf("broad size prior warned: %s", w)
+	}
+	p.mu = math.Log1p(5)
+	if w := smallWalletsWarning(p); !strings.Contains(w, "(5 candidates at the median)") {
+		t.Errorf("wallets of 5 candidates: %q", w)
+	}
+	q := startParams(0.01)
+	if w := severalWalletsWarning(&q); w != "" {
+		t.Errorf("starting parameters warned: %s", w)
+	}
+	q.growth = 0.8
+	if w := severalWalletsWarning(&q); w != "" {
+		t.Errorf("growth without payments warned: %s", w)
+	}
+	q.priors[sharedAddress], q.priors[otherWallets] = 0.05, 0.94
+	if w := severalWalletsWarning(&q); !strings.Contains(w, "differ in 80% of their pairs") || !strings.Contains(w, "5 times as likely") {
+		t.Errorf("growth 0.8, payments 5 times as likely: %q", w)
+	}
+}
+
 // TestLinkTruncatedSession: a session whose match list was cut at
 // AnalyzeOptions.MaxMatches would seem to share fewer matches than
 // chance gives, which reads as two wallets: it is linked to nothing, its

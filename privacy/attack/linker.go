@@ -182,10 +182,13 @@ func (lk *linker) links(fit *linkFit) []SessionLink {
 		sl.ProbabilityShared = fit.est.posterior(ev)[sharedAddress]
 		out = append(out, sl)
 	}
-	p, lo, hi := fit.spread(func(q *linkParams) float64 { return q.priors[sameWallet] })
+	// A pair with an unlinkable session keeps the prior, which is that of
+	// two sessions of wallets: its interval reaches down to none, as the
+	// session may be of no wallet at all (its filters tell nothing).
+	p, _, hi := fit.spread(func(q *linkParams) float64 { return q.priors[sameWallet] })
 	for _, b := range lk.blind {
 		out = append(out, SessionLink{A: lk.sessions[b[0]].group, B: lk.sessions[b[1]].group, Third: -1, Probability: p,
-			ProbabilityLow: lo, ProbabilityHigh: hi, ProbabilityShared: fit.est.priors[sharedAddress]})
+			ProbabilityHigh: hi, ProbabilityShared: fit.est.priors[sharedAddress]})
 	}
 	slices.SortFunc(out, func(p, q SessionLink) int {
 		if p.A != q.A {

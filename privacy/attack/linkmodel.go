@@ -35,6 +35,7 @@ const (
 // and their deviation at least minPayDeviation.
 const (
 	growthPseudoYes, growthPseudoNo = 1.0, 9.0
+	farPseudo                       = 1.0
 	paymentPseudo                   = 1.0
 	startPayLog, startPayDeviation  = 0.5, 0.7
 	minPayDeviation                 = 0.35
@@ -47,6 +48,14 @@ const (
 // held at one half, and the spread of the probabilities over the other
 // two gives their intervals (with that of the fits on resampled pairs).
 var wholeShares = [3]float64{0.5, 0.2, 0.8}
+
+// farShares are the shares of far growth (see linkParams.far) held in the
+// fits beside the one that estimates it: the capture tells a wallet that
+// grew far from a payment no better than a whole payee from a grown
+// wallet, so the probabilities' intervals take the spread over a
+// wallet's sessions that never differ by more than twice what they share
+// and one whose differences are all far.
+var farShares = [2]float64{0.02, 0.98}
 
 // linkSession is what Link needs of one session.
 type linkSession struct {
@@ -147,15 +156,25 @@ func (p *sizePrior) anySizeZero(base float64) float64 {
 	return logAddExp(math.Log(p.empty)-base, math.Log1p(-p.empty)+p.zero-base)
 }
 
+// The laws of what a wallet gains or loses between two sessions, as a
+// multiple of what they share (see grownPart): near, up to twice it (a
+// wallet whose earlier session held at least half its addresses); far, up
+// to farGrowth times it (a wallet that kept change addresses, or whose
+// sessions each held a part of it, or a session of several wallets).
+const (
+	nearGrowth = 2
+	farGrowth  = 20
+)
+
 // grownPart is the log likelihood of a count k of mean base plus what a
 // wallet of shared candidates gained (or lost) between two sessions: a
-// part g of at least one candidate, log(1+g) uniform up to twice the
+// part g of at least one candidate, log(1+g) uniform up to span times the
 // shared part.
-func grownPart(k, base, shared float64) float64 {
+func grownPart(k, base, shared, span float64) float64 {
 	if shared < 1 {
 		return math.Inf(-1)
 	}
-	y0, y1 := math.Ln2, math.Log(2+2*shared)
+	y0, y1 := math.Ln2, math.Log(2+span*shared)
 	l, _, _ := poissonIntegral(k, base-1, yWeight{offset: -math.Log(y1 - y0)}, y0, y1)
 	return l
 }
@@ -205,10 +224,10 @@ func fitSizes(sessions []linkSession, size uint64) *sizePrior {
 // the others of a pair or triangle do not share), only of them, of mean
 // chance: chance alone (own), chance plus a part of at least one
 // candidate of the size prior (some), chance plus what one wallet gained
-// or lost between sessions (grown), chance plus a wallet of any size
-// (any).
+// or lost between sessions, up to twice the shared part (grown) or far
+// more (far), chance plus a wallet of any size (any).
 type memberTerms struct {
-	own, some, grown, anyWallet float64
+	own, some, grown, far, anyWallet float64
 }
 
 // pairEvidence is what the matches of two sessions (or three, for a
@@ -285,7 +304,7 @@ func (p *sizePrior) evidence(sx, sy *linkSession, shared uint64, both float64) p
 		for _, m := range []*linkSession{sx, sy} {
 			chance := math.Max(m.chance-both, 0)
 			ev.members = append(ev.members, memberTerms{own: logPoisson(m.matched, chance), some: math.Inf(-1),
-				grown: math.Inf(-1), anyWallet: m.logAny})
+				grown: math.Inf(-1), far: math.Inf(-1), anyWallet: m.logAny})
 		}
 		return ev
 	}
@@ -320,13 +339,18 @@ func (p *sizePrior) weigh(members []*linkSession, shared uint64, both, cross, sp
 
 // linkParams are the priors Link fits on a capture: of the hypotheses
 // (for a pair of sessions), of a wallet's sessions differing (one holding
-// candidates the other does not: growth), and of the number of addresses
+// candidates the other does not: growth) and how far, and of the number of addresses
 // a payment shares (payment, by bins of sizes); and the share of whole
 // payees (a payee all of whose candidates its payer watches), held (see
 // wholeShares).
 type linkParams struct {
-	priors  [hypotheses]float64
-	growth  float64
+	priors [hypotheses]float64
+	growth float64
+	// far is the share of what a wallet gains or loses between sessions
+	// that lies beyond twice what they share (see grownPart); holdFar
+	// keeps it as set instead of fitting it.
+	far     float64
+	holdFar bool
 	whole   float64
 	payment [paymentBins]float64
 	// payLog and payDeviation are the mean and deviation of ln k, for k
@@ -422,18 +446,24 @@ func (q *linkParams) sidesLikes(sides []memberTerms) (same, alt float64) {
 // chance alone (own), a wallet's candidates of at least one (some), what
 // one wallet of common candidates gained or lost (grown).
 func (p *sizePrior) sideTerms(excess, chance, common float64) memberTerms {
-	return memberTerms{own: logPoisson(excess, chance), some: p.someSize(excess, chance, 1), grown: grownPart(excess, chance, common)}
+	return memberTerms{own: logPoisson(excess, chance), some: p.someSize(excess, chance, 1),
+		grown: grownPart(excess, chance, common, nearGrowth), far: grownPart(excess, chance, common, farGrowth)}
 }
 
 // grew is the log likelihood of a member's own matches under one wallet:
 // chance, or with probability growth chance and what the wallet gained or
-// lost; a wallet with no shared candidate has nothing to grow from.
+// lost (far with probability far, else near); a wallet with no shared
+// candidate has nothing to grow from.
 func (q *linkParams) grew(m memberTerms) float64 {
 	if math.IsInf(m.grown, -1) {
 		return m.own
 	}
-	return mix(q.growth, m.own, m.grown)
+	return mix(q.growth, m.own, q.gained(m))
 }
+
+// gained is the log likelihood of a member's own matches under one wallet
+// that gained or lost them.
+func (q *linkParams) gained(m memberTerms) float64 { return mix(q.far, m.grown, m.far) }
 
 // posterior is the probability of each hypothesis given the evidence
 // and the parameters.
@@ -466,9 +496,9 @@ func posteriorOf(priors, logLikes [hypotheses]float64) [hypotheses]float64 {
 
 // startParams are the parameters a fit starts from, and its pseudo-counts
 // lean to: one wallet and a payment each with probability p, growth one
-// in ten, payment sizes of prior 1/k², and whole payees at the share held.
+// in ten, half of it far, payment sizes of prior 1/k², and whole payees at the share held.
 func startParams(p float64) linkParams {
-	q := linkParams{priors: [hypotheses]float64{sameWallet: p, otherWallets: 1 - 2*p, sharedAddress: p}, growth: 0.1, whole: wholeShares[0]}
+	q := linkParams{priors: [hypotheses]float64{sameWallet: p, otherWallets: 1 - 2*p, sharedAddress: p}, growth: 0.1, far: 0.5, whole: wholeShares[0]}
 	q.setPayment(startPayLog, startPayDeviation)
 	return q
 }
@@ -522,9 +552,8 @@ func (m *mixture) fit(init, start linkParams, weight, fixed float64, weights []f
 		cur.priors = [hypotheses]float64{sameWallet: fixed, otherWallets: 1 - 2*fixed, sharedAddress: fixed}
 	}
 	for range emRounds {
-		var hyp [hypotheses]float64
-		var grew, sides float64
-		var pay [paymentBins]float64
+		var c expected
+		hyp := &c.hyp
 		for i := range m.pairs {
 			w := 1.0
 			if weights != nil {
@@ -533,7 +562,7 @@ func (m *mixture) fit(init, start linkParams, weight, fixed float64, weights []f
 			if w == 0 {
 				continue
 			}
-			cur.expect(&m.pairs[i], w, &hyp, &grew, &sides, &pay)
+			cur.expect(&m.pairs[i], w, &c)
 		}
 		for _, k := range m.keys {
 			post := posteriorOf(cur.priors, binnedEvidence(k))
@@ -551,9 +580,12 @@ func (m *mixture) fit(init, start linkParams, weight, fixed float64, weights []f
 				next.priors[h] = (hyp[h] + weight*start.priors[h]) / total
 			}
 		}
-		next.growth = (grew + growthPseudoYes) / (sides + growthPseudoYes + growthPseudoNo)
-		next.setPayment(paymentMoments(pay, start))
-		moved := math.Abs(next.growth-cur.growth) + math.Abs(next.payLog-cur.payLog) + math.Abs(next.payDeviation-cur.payDeviation)
+		next.growth = (c.grew + growthPseudoYes) / (c.sides + growthPseudoYes + growthPseudoNo)
+		if !cur.holdFar {
+			next.far = (c.far + farPseudo*start.far) / (c.grew + farPseudo)
+		}
+		next.setPayment(paymentMoments(c.pay, start))
+		moved := math.Abs(next.growth-cur.growth) + math.Abs(next.far-cur.far) + math.Abs(next.payLog-cur.payLog) + math.Abs(next.payDeviation-cur.payDeviation)
 		for h := range hyp {
 			moved += math.Abs(next.priors[h]-cur.priors[h]) / cur.priors[h]
 		}
@@ -584,18 +616,28 @@ func paymentMoments(pay [paymentBins]float64, start linkParams) (mu, sigma float
 	return mu, math.Max(math.Sqrt(math.Max(s2/n-mu*mu, 0)), minPayDeviation)
 }
 
-// expect adds one pair's expected counts, of weight w, at the
-// parameters: of each hypothesis, of the sessions that grew among one
-// wallet's, and of each bin of payment sizes.
-func (q *linkParams) expect(ev *pairEvidence, w float64, hyp *[hypotheses]float64, grew, sides *float64, pay *[paymentBins]float64) {
+// expected are the counts one step of a fit expects at the parameters:
+// of each hypothesis (hyp), of the sessions among one wallet's that could
+// have grown (sides) and did (grew), far (far), and of each bin of
+// payment sizes (pay).
+type expected struct {
+	hyp              [hypotheses]float64
+	grew, sides, far float64
+	pay              [paymentBins]float64
+}
+
+// expect adds one pair's expected counts, of weight w, at the parameters.
+func (q *linkParams) expect(ev *pairEvidence, w float64, c *expected) {
 	post := posteriorOf(q.priors, q.logLikes(ev))
-	for h := range hyp {
-		hyp[h] += w * post[h]
+	for h := range c.hyp {
+		c.hyp[h] += w * post[h]
 	}
 	for _, m := range ev.members {
 		if !math.IsInf(m.grown, -1) {
-			*grew += w * post[sameWallet] * math.Exp(math.Log(q.growth)+m.grown-q.grew(m))
-			*sides += w * post[sameWallet]
+			g := w * post[sameWallet] * math.Exp(math.Log(q.growth)+q.gained(m)-q.grew(m))
+			c.grew += g
+			c.far += g * math.Exp(math.Log(q.far)+m.far-q.gained(m))
+			c.sides += w * post[sameWallet]
 		}
 	}
 	if post[sharedAddress] == 0 {
@@ -606,7 +648,7 @@ func (q *linkParams) expect(ev *pairEvidence, w float64, hyp *[hypotheses]float6
 		total = logAddExp(total, math.Log(q.payment[j])+l)
 	}
 	for j, l := range ev.pay {
-		pay[j] += w * post[sharedAddress] * math.Exp(math.Log(q.payment[j])+l-total)
+		c.pay[j] += w * post[sharedAddress] * math.Exp(math.Log(q.payment[j])+l-total)
 	}
 }
 
@@ -624,6 +666,11 @@ func (m *mixture) fitAll(start linkParams, weight, fixed float64) linkFit {
 	for _, whole := range wholeShares[1:] {
 		q := start
 		q.whole = whole
+		f.boot = append(f.boot, m.fit(q, q, weight, 0, nil, nil))
+	}
+	for _, far := range farShares {
+		q := start
+		q.far, q.holdFar = far, true
 		f.boot = append(f.boot, m.fit(q, q, weight, 0, nil, nil))
 	}
 	rng := rand.New(rand.NewPCG(0x11c4, uint64(len(m.pairs))))

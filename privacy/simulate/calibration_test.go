@@ -160,6 +160,10 @@ const (
 	paymentsWarning  = "pay each other several addresses"
 	clusteredWarning = "the chain's scripts cluster"
 	batchedWarning   = "(batched payments)"
+	// Linking's warnings of captures on which pairs given P below 0.5 are
+	// of one wallet far more often than said.
+	smallWalletsWarning   = "the sessions' wallets look small"
+	severalWalletsWarning = "sessions of several wallets behind one client"
 )
 
 // claimKind is one kind of claim a regime's run is scored on.
@@ -190,6 +194,40 @@ var claimKinds = []claimKind{
 // (one claim, none right). A shortfall anywhere else fails the test.
 var unwarnedShortfalls = map[string]bool{
 	"change fetches: scripts": true,
+}
+
+// linkIntervals names the link intervals' shortfall among a run's.
+const linkIntervals = "links: intervals"
+
+// linkIntervalShortfalls are the regimes whose link intervals, on the
+// calibration seeds, hold the rate at which pairs like theirs are right
+// less often than their nominal 95% less 3 points (too narrow), with no
+// warning of the capture to say so (privacy/README.md, "Scores of the
+// attacks", states them as targets not met). A shortfall elsewhere that
+// no warning names fails the test, as does a regime here that no longer
+// falls short. (Intervals that hold more often than nominal plus 3 points
+// are a target not met too, which the test logs: where every group's
+// rate is consistent with its pairs' probabilities, every interval holds
+// it, so the measure reads 1.000.)
+var linkIntervalShortfalls = map[simulate.Regime]bool{}
+
+// linkWarned reports whether the warnings say the capture resembles one
+// on which linking's probabilities do not hold: wallets that pay each
+// other several addresses, small wallets, or sessions of several wallets.
+func linkWarned(warnings []string) bool {
+	all := strings.Join(warnings, "\n")
+	return strings.Contains(all, paymentsWarning) || strings.Contains(all, smallWalletsWarning) || strings.Contains(all, severalWalletsWarning)
+}
+
+// linkIntervalScore is the score of the report's link intervals, nil if
+// it has none.
+func linkIntervalScore(s *simulate.Score) *simulate.IntervalScore {
+	for i, iv := range s.Intervals {
+		if iv.Where == "links" && iv.Holding != nil {
+			return &s.Intervals[i]
+		}
+	}
+	return nil
 }
 
 // binCell is a bin as a table's cell: said (the mean probability) against
@@ -234,8 +272,8 @@ func calibrationTable(r simulate.Regime, run *regimeRun) string {
 	return b.String()
 }
 
-// linkHolding says how many link probability intervals hold their bin's
-// fraction right, in all and by bin.
+// linkHolding says how many link probability intervals hold the rate of
+// pairs like theirs, in all and by bin.
 func linkHolding(s *simulate.Score) string {
 	for _, iv := range s.Intervals {
 		if iv.Where != "links" || iv.Holding == nil {
@@ -251,7 +289,7 @@ func linkHolding(s *simulate.Score) string {
 				by = append(by, fmt.Sprintf("[%g, %g%s %d of %d", b.PLow, b.PHigh, end, b.HoldingCount, b.Count))
 			}
 		}
-		return fmt.Sprintf("Link intervals holding their bin's fraction right: %d of %d (%.3f; nominal %.2f): %s.", iv.HoldingCount, iv.IntervalCount, *iv.Holding, iv.Nominal, strings.Join(by, ", "))
+		return fmt.Sprintf("Link intervals holding the rate of pairs like theirs: %d of %d (%.3f; nominal %.2f): %s.", iv.HoldingCount, iv.IntervalCount, *iv.Holding, iv.Nominal, strings.Join(by, ", "))
 	}
 	return "No link intervals."
 }
@@ -271,7 +309,10 @@ func linkHolding(s *simulate.Score) string {
 // be warned of, and the clustered chain's payouts draw too) or the
 // shortfall is one stated as a
 // target not met (unwarnedShortfalls, which must still fall short: a
-// fixed attack must leave that list); the block-download attack's groups
+// fixed attack must leave that list); the link intervals hold the rate of
+// pairs like theirs at least at their nominal rate less 3 points, unless
+// the report warns of what linking cannot tell (linkWarned) or the
+// shortfall is stated (linkIntervalShortfalls); the block-download attack's groups
 // given P >= 0.95 over all regimes are not measurably below 95% right;
 // and the clustered chain is warned of. The issue's stricter targets
 // (Wilson lower bound >= 0.93, every bin right as often as it says,
@@ -298,6 +339,12 @@ func TestCalibrationRegimes(t *testing.T) {
 		}
 		if n := a.Links.WrongAboveSure; n > 0 {
 			t.Errorf("%s: %d links of two wallets given P > 0.99", r, n)
+		}
+		if iv := linkIntervalScore(a); iv != nil && *iv.Holding < iv.Nominal-simulate.TargetCoverageSlack {
+			short[string(r)+" "+linkIntervals] = true
+			if !linkIntervalShortfalls[r] && !linkWarned(run.analyzeWarnings) {
+				t.Errorf("%s: link intervals hold the rate of pairs like theirs %.3f of the time (nominal %.2f), and no warning says so", r, *iv.Holding, iv.Nominal)
+			}
 		}
 		for _, k := range claimKinds {
 			c := k.score(&run)
@@ -332,6 +379,11 @@ func TestCalibrationRegimes(t *testing.T) {
 	for key := range unwarnedShortfalls {
 		if !short[key] {
 			t.Errorf("%s: no longer below 95%% right given P >= 0.95: take it out of unwarnedShortfalls and privacy/README.md's targets not met", key)
+		}
+	}
+	for r := range linkIntervalShortfalls {
+		if !short[string(r)+" "+linkIntervals] {
+			t.Errorf("%s: link intervals now hold the rate of pairs like theirs at their nominal rate: take it out of linkIntervalShortfalls and privacy/README.md's targets not met", r)
 		}
 	}
 	t.Logf("the tables of privacy/README.md:\n%s", tables.String())

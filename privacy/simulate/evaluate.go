@@ -36,7 +36,7 @@ var (
 	knownMatch = []string{"line", "candidate", "kind", "pubkey", "pair_tested", "probability",
 		"appearance_count", "appearances", "heights", "chance_probability", "chance_probability_approx"}
 	knownLinks = []string{"prior", "threshold", "pairs_compared", "pairs_listed_shared_only", "pairs", "groups", "warnings",
-		"payment_prior", "payment_sizes", "growth", "whole_payee", "wallet_size_prior", "wallet_sizes"}
+		"payment_prior", "payment_sizes", "growth", "growth_far", "whole_payee", "wallet_size_prior", "wallet_sizes"}
 	knownPair  = []string{"a", "b", "shared", "expected_by_chance", "expected_if_same_wallet", "probability", "linked"}
 	knownFetch = []string{"session", "client", "user_agent", "scanned_from", "scanned_to", "blocks_scanned", "scanned_blocks",
 		"blocks_fetched", "fetched_blocks", "fetched_heights", "unknown_blocks_fetched", "fetched_unknown", "fetched_fraction",
@@ -391,10 +391,11 @@ const (
 // given P > 0.99; every interval on an estimate covering the truth at its
 // nominal rate within 3 points either way (an interval that always covers
 // is wider than it says); every interval on a probability consistent
-// with the fraction right in each bin. How often each interval on a
-// probability holds its bin's fraction right (IntervalScore.Holding) is
-// measured, not a target: a report's point intervals hold a rate only by
-// luck, and a bin's rate is itself uncertain. Precision and recall measure the
+// with the fraction right in each bin, and, for links, holding the rate
+// at which pairs like its own are right (IntervalScore.Holding) at its
+// nominal rate within 3 points either way (measured for the other
+// probabilities' intervals too, not yet a target). Precision and recall
+// measure the
 // attack's power, not whether its probabilities hold, and are not
 // targets. A target with nothing to measure (no claim given P >= 0.95)
 // has no value and is neither met nor missed.
@@ -439,6 +440,9 @@ func targets(s *Score) []Target {
 			}
 			v := float64(n)
 			add(fmt.Sprintf("intervals (%s, %s): bins whose fraction right lies outside the mean interval", iv.Where, iv.Field), "0", &v, none)
+			if iv.Where == "links" {
+				add(fmt.Sprintf("intervals (%s, %s): holding the rate of claims like theirs", iv.Where, iv.Field), fmt.Sprintf("%.2f ± %g", iv.Nominal, TargetCoverageSlack), iv.Holding, nearNominal(iv.Nominal))
+			}
 		}
 	}
 	return out

@@ -3,6 +3,7 @@ package simulate
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"slices"
 	"strings"
 )
@@ -141,6 +142,14 @@ type intervalTally struct {
 	binary   bool
 	bins     []IntervalBin
 	sumLevel float64
+	claims   []probClaim // of a binary tally: each claim and its interval
+}
+
+// probClaim is a claim with a probability and an interval on it.
+type probClaim struct {
+	p, low, high float64
+	right        bool
+	bin          int // its bin among the tally's
 }
 
 func (e *evaluator) tally(where string, iv interval, binary bool) *intervalTally {
@@ -207,7 +216,7 @@ func (e *evaluator) probIntervals(where string, ivs []interval, p *float64, righ
 				b.add(at, right)
 				b.sumLow += iv.low
 				b.sumHigh += iv.high
-				b.bounds = append(b.bounds, [2]float64{iv.low, iv.high})
+				t.claims = append(t.claims, probClaim{p: at, low: iv.low, high: iv.high, right: right, bin: i})
 				break
 			}
 		}
@@ -222,6 +231,11 @@ func (t *intervalTally) finish() {
 		t.score.Coverage = ratio(t.score.CoveredCount, t.score.IntervalCount)
 		return
 	}
+	for i, c := range holdingClaims(t.claims) {
+		if c {
+			t.bins[t.claims[i].bin].HoldingCount++
+		}
+	}
 	for i := range t.bins {
 		b := &t.bins[i]
 		b.finish()
@@ -230,23 +244,80 @@ func (t *intervalTally) finish() {
 			f := *b.FractionRight
 			ok := *b.WilsonLow <= hi && lo <= *b.WilsonHigh || f >= lo-TargetBinSlack && f <= hi+TargetBinSlack
 			b.MeanLow, b.MeanHigh, b.Consistent = &lo, &hi, &ok
-			b.HoldingCount = holding(b.bounds, f)
 			b.Holding = ratio(b.HoldingCount, b.Count)
 			t.score.HoldingCount += b.HoldingCount
 		}
-		b.bounds = nil
 	}
+	t.claims = nil
 	t.score.Calibration = t.bins
 	t.score.Holding = ratio(t.score.HoldingCount, t.score.IntervalCount)
 }
 
-// holding counts the intervals that hold the rate f.
-func holding(bounds [][2]float64, f float64) int {
-	n := 0
-	for _, lh := range bounds {
-		if lh[0]-1e-12 <= f && f <= lh[1]+1e-12 {
-			n++
+// Local rates: the claims are grouped by the log-odds of their
+// probability, holdingWidth wide, clamped to ±holdingLimit.
+const (
+	holdingWidth = 1.0
+	holdingLimit = 14.0
+)
+
+// holdingClaims reports, for each claim, whether its interval holds the
+// rate at which claims like it are right: the fraction right of the
+// claims whose probabilities' log-odds lie within the same unit (a range
+// of odds e wide), its Wilson interval carried to the claim's own
+// probability by the same shift of log-odds. A claim whose probability is
+// its group's rate holds it with a point interval whenever the group's
+// rate is consistent with its mean probability (95% of groups when the
+// claims are calibrated); a probability off its group's rate needs an
+// interval that reaches it. Unlike the bins of probability (a bin's rate
+// is an average over claims of probabilities far apart, which no claim's
+// interval need hold), the groups are narrow enough that a calibrated
+// claim's rate is close to its group's.
+func holdingClaims(claims []probClaim) []bool {
+	type group struct {
+		n, right int
+		sumP     float64
+	}
+	groups := map[int]*group{}
+	key := func(p float64) int {
+		return int(math.Floor(math.Max(-holdingLimit, math.Min(holdingLimit, logit(p))) / holdingWidth))
+	}
+	for _, c := range claims {
+		g := groups[key(c.p)]
+		if g == nil {
+			g = &group{}
+			groups[key(c.p)] = g
+		}
+		g.n++
+		g.sumP += c.p
+		if c.right {
+			g.right++
 		}
 	}
-	return n
+	out := make([]bool, len(claims))
+	for i, c := range claims {
+		g := groups[key(c.p)]
+		lo, hi := Wilson(g.right, g.n)
+		m := logit(g.sumP / float64(g.n))
+		from, to := shiftOdds(c.p, lo, m), shiftOdds(c.p, hi, m)
+		out[i] = c.low-1e-12 <= to && from <= c.high+1e-12
+	}
+	return out
+}
+
+// shiftOdds is p with its log-odds moved by those of rate less mean (a
+// rate of 0 or 1 gives 0 or 1).
+func shiftOdds(p, rate, mean float64) float64 {
+	switch {
+	case rate <= 0:
+		return 0
+	case rate >= 1:
+		return 1
+	}
+	return 1 / (1 + math.Exp(-(logit(p) + logit(rate) - mean)))
+}
+
+// logit is the log-odds of p, p kept within [1e-12, 1-1e-12].
+func logit(p float64) float64 {
+	p = math.Max(1e-12, math.Min(1-1e-12, p))
+	return math.Log(p / (1 - p))
 }

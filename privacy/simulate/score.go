@@ -255,10 +255,11 @@ type GroupReport struct {
 // probability, whose truth is a yes or no, Calibration bins the claims by
 // probability and sets the fraction right (with its Wilson interval)
 // beside the mean of the intervals' bounds, and HoldingCount (Holding, its
-// share of IntervalCount) counts the claims whose interval holds the
-// fraction right of their bin: an interval on a probability that states
-// 95% should hold the rate at which such claims are right 95% of the
-// time, neither always (wider than it says) nor far less (too narrow).
+// share of IntervalCount) counts the claims whose interval holds the rate
+// at which claims like them are right (those whose probabilities lie
+// within a unit of log-odds; see holdingClaims): an interval on a
+// probability that states 95% should hold that rate 95% of the time,
+// neither always (wider than it says) nor far less (too narrow).
 type IntervalScore struct {
 	Where         string        `json:"where"`
 	Quantity      string        `json:"quantity"`
@@ -276,8 +277,9 @@ type IntervalScore struct {
 // its claims, with its Wilson interval, is consistent with the intervals
 // when the two ranges [WilsonLow, WilsonHigh] and [MeanLow, MeanHigh]
 // overlap, or the fraction right lies within TargetBinSlack of the mean
-// interval. HoldingCount counts the claims whose own interval holds the
-// bin's fraction right, and Holding is their share of the bin's claims.
+// interval. HoldingCount counts the bin's claims whose own interval holds
+// the rate of the claims like them (see IntervalScore), and Holding is
+// their share of the bin's claims.
 type IntervalBin struct {
 	Bin
 	MeanLow      *float64 `json:"mean_low"`
@@ -287,7 +289,6 @@ type IntervalBin struct {
 	Holding      *float64 `json:"holding"`
 
 	sumLow, sumHigh float64
-	bounds          [][2]float64 // each claim's interval
 }
 
 // Target is one of the targets the attacks are held to, measured on
