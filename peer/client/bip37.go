@@ -87,31 +87,80 @@ const fillElementSize = 32
 
 // fillTo adds random elements to f until an element outside it matches,
 // from its bits ((set/bits)^k, as bip37.Stats gives it), with probability
-// rate or more: it sets the fewest bits that reach rate, and stops within
-// one element (k bits) of them. A filter already at rate is left as it
-// is. The elements come in batches of half the count expected to reach
-// the bits, so the bits are counted a few times, not once per element.
+// rate or more: it sets the fewest bits that reach rate, or within a bit or
+// two of them. A filter already at rate is left as it is. Far from the
+// bits wanted, elements come in batches of half the count expected to
+// reach them, so the bits are counted a few times, not once per element;
+// near them, each element added is the one of fillCandidates random ones
+// that comes nearest without passing them, or, if all pass them, passes
+// them least.
 func fillTo(f *bip37.Filter, rate float64) error {
 	m, k := float64(f.Size()*8), float64(f.HashFuncs())
 	if m == 0 || k == 0 || !(rate > 0) {
 		return nil
 	}
-	want := math.Min(m, math.Ceil(m*math.Pow(min(rate, 1), 1/k)))
-	var buf [fillElementSize]byte
+	want := uint32(math.Min(m, math.Ceil(m*math.Pow(min(rate, 1), 1/k))))
 	for {
-		set := float64(f.Stats().BitsSet)
+		set := f.Stats().BitsSet
 		if set >= want {
 			return nil
 		}
 		// An element sets about k·(1-set/m) bits not yet set.
-		n := max(1, int((want-set)/(k*(1-set/m))/2))
-		for range n {
-			if _, err := crand.Read(buf[:]); err != nil {
-				return fmt.Errorf("client: filling the filter with random elements: %w", err)
+		n := int(float64(want-set) / (k * (1 - float64(set)/m)) / 2)
+		if n < 2 {
+			e, err := nearestFill(f, want-set)
+			if err != nil {
+				return err
 			}
-			f.Add(buf[:])
+			f.Add(e)
+			continue
+		}
+		for range n {
+			e, err := fillElement()
+			if err != nil {
+				return err
+			}
+			f.Add(e)
 		}
 	}
+}
+
+// fillCandidates is how many random elements nearestFill weighs.
+const fillCandidates = 32
+
+// nearestFill returns, of fillCandidates random elements, the one that
+// sets the most bits of f not yet set, up to need, or if each sets more,
+// the fewest.
+func nearestFill(f *bip37.Filter, need uint32) ([]byte, error) {
+	before := f.Stats().BitsSet
+	var best []byte
+	bestNew := uint32(0)
+	for range fillCandidates {
+		e, err := fillElement()
+		if err != nil {
+			return nil, err
+		}
+		g := f.Clone()
+		g.Add(e)
+		n := g.Stats().BitsSet - before
+		under, bestUnder := n <= need, bestNew <= need
+		if best == nil || under && (!bestUnder || n > bestNew) || !under && !bestUnder && n < bestNew {
+			best, bestNew = e, n
+		}
+		if n == need {
+			break
+		}
+	}
+	return best, nil
+}
+
+// fillElement is a random element of fillElementSize bytes.
+func fillElement() ([]byte, error) {
+	e := make([]byte, fillElementSize)
+	if _, err := crand.Read(e); err != nil {
+		return nil, fmt.Errorf("client: filling the filter with random elements: %w", err)
+	}
+	return e, nil
 }
 
 // BIP37Options are the filter settings of a BIP 37 scan.
