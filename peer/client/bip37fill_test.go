@@ -117,23 +117,7 @@ func TestBIP37ScanFalsePositivesAtRate(t *testing.T) {
 	}
 	for _, rate := range []float64{0.001, 0.01, 0.05} {
 		for try := 0; ; try++ {
-			r := &relay{h: &hangupOnce{done: true}}
-			r.lie = peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, r.forward)
-			c := connect(t, 0, r.lie.Addr)
-			res, err := c.ScanBIP37(context.Background(), ScanRequest{Watch: items(fx.watch), To: fx.tip},
-				BIP37Options{FPRate: rate, Flags: wire.BloomUpdateAll, MaxReloads: -1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkMatches(t, res, fx.want)
-			loads := filterLoads(r.lie)
-			if len(loads) != 1 {
-				t.Fatalf("%d filterloads", len(loads))
-			}
-			f, err := bip37.NewFilterFromParams(loads[0].Filter, loads[0].HashFuncs, loads[0].Tweak, loads[0].Flags)
-			if err != nil {
-				t.Fatal(err)
-			}
+			res, f := scanOneFilter(t, items(fx.watch), BIP37Options{FPRate: rate, Flags: wire.BloomUpdateAll, MaxReloads: -1})
 			q := f.Stats().FalsePositiveRate
 			if lo, hi := rateInterval(f.Size()*8, f.HashFuncs(), rate); q < rate || q > hi {
 				t.Errorf("rate %v: the filter loaded matches at %.3g from its bits, want within [%v, %.3g] (binomial from %.3g)", rate, q, rate, hi, lo)
@@ -189,4 +173,28 @@ func uniq(es []string) []string {
 		}
 	}
 	return out
+}
+
+// scanOneFilter scans the fixture's chain through a relay with opt,
+// checks that every payment is found, and returns the result and the one
+// filter the relay saw loaded.
+func scanOneFilter(t *testing.T, watch []WatchItem, opt BIP37Options) (*ScanResult, *bip37.Filter) {
+	t.Helper()
+	r := &relay{h: &hangupOnce{done: true}}
+	r.lie = peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, r.forward)
+	c := connect(t, 0, r.lie.Addr)
+	res, err := c.ScanBIP37(context.Background(), ScanRequest{Watch: watch, To: fx.tip}, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkMatches(t, res, fx.want)
+	loads := filterLoads(r.lie)
+	if len(loads) != 1 {
+		t.Fatalf("%d filterloads", len(loads))
+	}
+	f, err := bip37.NewFilterFromParams(loads[0].Filter, loads[0].HashFuncs, loads[0].Tweak, loads[0].Flags)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, f
 }

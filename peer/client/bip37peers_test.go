@@ -175,23 +175,7 @@ func TestBIP37FilterFilledToMinRate(t *testing.T) {
 	needFixture(t)
 	watch := items(fx.watch)
 	const rate, floor = 0.001, 0.02
-	r := &relay{h: &hangupOnce{done: true}}
-	r.lie = peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, r.forward)
-	c := connect(t, 0, r.lie.Addr)
-	res, err := c.ScanBIP37(context.Background(), ScanRequest{Watch: watch, To: c.Chain().Height()},
-		BIP37Options{FPRate: rate, Flags: wire.BloomUpdateAll, MinFilterRate: floor, MaxReloads: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkMatches(t, res, fx.want)
-	loads := filterLoads(r.lie)
-	if len(loads) != 1 {
-		t.Fatalf("%d filterloads", len(loads))
-	}
-	got, err := bip37.NewFilterFromParams(loads[0].Filter, loads[0].HashFuncs, loads[0].Tweak, loads[0].Flags)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, got := scanOneFilter(t, watch, BIP37Options{FPRate: rate, Flags: wire.BloomUpdateAll, MinFilterRate: floor, MaxReloads: -1})
 	bytes, k := bip37.SizingCore.Size(uint32(len(watch)*(1+WatchFilterHeadroom)), rate)
 	if got.Size() != int(bytes) || got.HashFuncs() != k {
 		t.Errorf("filter of %d bytes, %d hash functions; the rate sizes %d, %d", got.Size(), got.HashFuncs(), bytes, k)
