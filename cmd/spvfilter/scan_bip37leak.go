@@ -486,7 +486,7 @@ func (a *app) warnFailedBIP37(plan *scanPlan, err error) {
 // bip37LeakLine says in one line what the filters told the peer.
 func bip37LeakLine(l *bip37LeakJSON) string {
 	f := l.Filter
-	filter := fmt.Sprintf("rate %v from %s: %d bytes, %d hash functions, %d elements", f.FPRate, f.FPRateFrom, f.Bytes, f.HashFuncs, f.Elements)
+	filter := fmt.Sprintf("rate %v from %s: %d bytes, %d hash functions, %d elements of the watch list and random ones to the rate", f.FPRate, f.FPRateFrom, f.Bytes, f.HashFuncs, f.Elements)
 	if l.WatchedScripts == 0 {
 		return "leak (bip37): no figure, the watch list holds outpoints only (" + filter + ")"
 	}
