@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -913,6 +914,38 @@ func TestBIP37LeakAgreesWithModel(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestBIP37NearEmptyWarning: the leak warns of a filter that matches far
+// below its rate (sized for the watch list's room, holding only its
+// elements), and not of the filter the client sends, filled to the rate.
+func TestBIP37NearEmptyWarning(t *testing.T) {
+	watch := []client.WatchItem{client.ScriptItem(p2pkh("a"))}
+	p, err := planRate(t, watch, "--fprate", "0.01")
+	if err != nil {
+		t.Fatal(err)
+	}
+	filled, err := client.NewWatchFilter(watch, p.sizing, p.rate, 1, wire.BloomUpdateAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty := bip37.NewFilter(p.shape.sizing, p.rate, 1, wire.BloomUpdateAll)
+	for _, e := range bip37.ScriptElements(watch[0].Script) {
+		empty.Add(e)
+	}
+	for _, tt := range []struct {
+		f    *bip37.Filter
+		warn bool
+	}{{filled, false}, {empty, true}} {
+		l, err := p.bip37Leak(&client.ScanResult{BIP37Peers: []client.BIP37Peer{{Address: "x", Filters: []*bip37.Filter{tt.f}}}}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		warned := slices.ContainsFunc(l.Warnings, func(w string) bool { return strings.Contains(w, "reveals more than the rate says") })
+		if warned != tt.warn {
+			t.Errorf("filter at %.3g from its bits: warned %v, want %v (%q)", tt.f.Stats().FalsePositiveRate, warned, tt.warn, l.Warnings)
 		}
 	}
 }
