@@ -131,22 +131,21 @@ sizes), for --fprate and --privacy-target alike.
 builds that keeps E[P_h(N)] below P, also over the fills of real filters,
 for a peer holding every filter the scan may send (1 + --max-reloads), or,
 when cheaper, its rate for one filter raised to 0.1, from which the client
-never reloads (it reloads a filter matching ten times its rate). The
-advisor's filter meets the target for most tweaks, not all: a filter whose
-elements collided in few bits matches less, and is drawn again with
-another tweak until its bits reach the rate the target needs
+never reloads (it reloads a filter matching ten times its rate). Each
+filter is filled to at least the rate the target needs
 (min_filter_false_positive_rate). A reload keeps the first filter's size
 while the outpoints found fit its room, so it tells the node no more than
-the first. The output gives the rate and
-its cost. The filter leaves room for 50 found outpoints per watch item, so
-at a fixed --fprate it matches far less than the rate says: for one
-address among 10,000,000 scripts, the default --fprate 0.0001 builds 122
-bytes with 13 hash functions holding one element: P_h(N) 1.
---privacy-target 0.5 picks 0.1 (30 bytes, 2 hash functions: E[P_h(N)]
-0.0014, never reloaded; the advisor's rate for 3 filters is 0.231) at
-about 1.9 false-positive transactions per block of 3,000; with
---max-reloads 0 it picks 0.055 (38 bytes, 3 functions: 0.11) at about
-0.026.
+the first. The output gives the rate and its cost.
+The filter leaves room for 50 found outpoints per watch item and fills
+that room with random elements (never derived from the wallet) to the
+rate, so the filter sent matches, from its bits, what the rate says: for
+one address among 10,000,000 scripts, the default --fprate 0.0001 builds
+122 bytes with 13 hash functions: P_h(N) 0.001 for a peer holding one
+filter. --privacy-target 0.5 picks 0.0057 for a peer holding three
+filters (the first and two reloads: 68 bytes, 6 hash functions, E[P_h(N)]
+0.36) at about 170 false-positive transactions per block of 3,000; with
+--max-reloads 0 it picks 2.54e-07 (201 bytes, 21 functions: 0.35) at
+about 0.0072.
 
 With one node (--connect, or --peer on regtest and simnet) the result
 rests on that node alone, and says so in its warnings. Every answer is
@@ -190,7 +189,7 @@ the nodes do not extend, as a regtest node restarted does not).`,
 	f.Int32Var(&fl.to, "to", 0, "last block height to scan (default the chain tip)")
 	wantValues(f, wantHeight, "from", "to")
 	f.DurationVar(&fl.timeout, "timeout", peer.DefaultTimeout, "longest wait for the whole answer to any one request")
-	f.Float64Var(&fl.fpRate, "fprate", defaultScanFPRate, "BIP 37 filter false-positive rate")
+	f.Float64Var(&fl.fpRate, "fprate", defaultScanFPRate, "bip37: the chance that a script or outpoint outside the watch list matches the filter sent, from its bits (the room left for found outpoints is filled with random elements to it): a node testing U scripts sees about U·rate others match, so the lower the rate, the surer it is of the wallet's")
 	f.Uint32Var(&fl.tweak, "tweak", 0, "BIP 37 filter tweak, for tests (default a random one for every filter)")
 	f.StringVar(&fl.flags, "flags", "all", "BIP 37 update rule: none, all or p2pubkey-only")
 	f.StringVar(&fl.datadir, "datadir", "", "directory for the chain state, resumed by the next scan ('' for none; default: a directory per network under the user cache directory for mainnet, testnet3, testnet4 and signet, none for regtest and simnet)")

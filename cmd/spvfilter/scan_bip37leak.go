@@ -20,15 +20,17 @@ const defaultScanFPRate = 0.0001
 // bip37Shape is what the model needs to know of a watch list's BIP 37
 // filter, counted as client.NewWatchFilter builds it: the scripts a node
 // can test (outpoint items are not scripts), the elements inserted and
-// the element count the filter is sized for.
+// the element count the filter is sized for. The filter's room beyond
+// its elements is filled with random elements to its rate, so it matches
+// as a filter holding as many elements as it is sized for: the model
+// inserts that many.
 type bip37Shape struct {
 	scripts uint32
-	// perScript is the elements the model inserts per script: the data
-	// pushes of the scripts divided by their number, rounded down, at
-	// least 1. The model inserts scripts·perScript elements; the filter
-	// may hold more (outpoints, a script of several pushes), which only
-	// make it match more candidates: the model's P_h is then an upper
-	// bound.
+	// perScript is the elements the model inserts per script: the
+	// sizing count divided by the scripts, rounded down. The model
+	// inserts scripts·perScript elements, at most scripts-1 fewer than
+	// the filled filter holds: its P_h is then at most a hair above the
+	// filter's.
 	perScript uint32
 	inserted  uint64
 	sizing    uint32
@@ -37,20 +39,17 @@ type bip37Shape struct {
 // newBIP37Shape counts the filter's elements of a watch list.
 func newBIP37Shape(watch []client.WatchItem) bip37Shape {
 	var s bip37Shape
-	var pushes uint64
 	for _, it := range watch {
 		if it.IsOutPoint {
 			s.inserted++
 			continue
 		}
 		s.scripts++
-		n := uint64(len(bip37.ScriptElements(it.Script)))
-		pushes += n
-		s.inserted += n
+		s.inserted += uint64(len(bip37.ScriptElements(it.Script)))
 	}
 	s.sizing = uint32(s.inserted) + client.WatchFilterHeadroom*uint32(len(watch))
 	if s.scripts > 0 {
-		s.perScript = max(1, uint32(pushes/uint64(s.scripts)))
+		s.perScript = max(1, s.sizing/s.scripts)
 	}
 	return s
 }
@@ -222,10 +221,12 @@ type bip37FilterJSON struct {
 	Sizing    string `json:"sizing"`
 	Bytes     uint32 `json:"filter_bytes"`
 	HashFuncs uint32 `json:"hash_function_count"`
-	// Elements is what the filter holds, ModelledElements what the
-	// model inserts (scripts · elements per script), SizingElements the
-	// count it is sized for (elements plus client.WatchFilterHeadroom
-	// per watch item).
+	// Elements is what the filter holds of the watch list,
+	// SizingElements the count it is sized for (elements plus
+	// client.WatchFilterHeadroom per watch item), whose room the client
+	// fills with random elements to the rate, and ModelledElements what
+	// the model inserts for them (scripts · sizing count per script,
+	// rounded down).
 	Elements         uint64 `json:"element_count"`
 	ModelledElements uint64 `json:"modelled_element_count"`
 	SizingElements   uint32 `json:"sizing_element_count"`
@@ -324,10 +325,6 @@ func (p *bip37Plan) bip37Leak(res *client.ScanResult, measuredFPs int) (*bip37Le
 		return out, nil
 	}
 	out.Filter.Pf = r.Pf
-	if out.Filter.Elements > out.Filter.ModelledElements {
-		out.Warnings = append(out.Warnings, fmt.Sprintf("the filter holds %d elements and the model %d (outpoints, or scripts of several data pushes): the others make it match more candidates, so the P_h given is an upper bound",
-			out.Filter.Elements, out.Filter.ModelledElements))
-	}
 	all := client.BIP37Peer{}
 	for _, sent := range res.BIP37Peers {
 		out.Peers = append(out.Peers, p.peerLeak(orNull(sent.Address), sent))
@@ -401,7 +398,7 @@ func (p *bip37Plan) leakWarnings(l *bip37LeakJSON) []string {
 	}
 	for _, v := range l.Peers {
 		if len(v.Received) > 0 && v.Received[0].HashingRate < p.rate/10 {
-			w = append(w, fmt.Sprintf("the filter %s received matches an element outside it with probability %.3g, far below the rate %v: it is sized for %d elements (room for %d found outpoints per watch item) and holds %d, so it reveals more than the rate says",
+			w = append(w, fmt.Sprintf("the filter %s received matches an element outside it with probability %.3g, far below the rate %v: it is sized for %d elements (room for %d found outpoints per watch item) and holds far fewer, the watch list's %d and too few random ones, so it reveals more than the rate says",
 				*v.Address, v.Received[0].HashingRate, p.rate, p.shape.sizing, client.WatchFilterHeadroom, p.shape.inserted))
 			break
 		}
@@ -489,7 +486,7 @@ func (a *app) warnFailedBIP37(plan *scanPlan, err error) {
 // bip37LeakLine says in one line what the filters told the peer.
 func bip37LeakLine(l *bip37LeakJSON) string {
 	f := l.Filter
-	filter := fmt.Sprintf("rate %v from %s: %d bytes, %d hash functions, %d elements", f.FPRate, f.FPRateFrom, f.Bytes, f.HashFuncs, f.Elements)
+	filter := fmt.Sprintf("rate %v from %s: %d bytes, %d hash functions, %d elements of the watch list and random ones to the rate", f.FPRate, f.FPRateFrom, f.Bytes, f.HashFuncs, f.Elements)
 	if l.WatchedScripts == 0 {
 		return "leak (bip37): no figure, the watch list holds outpoints only (" + filter + ")"
 	}

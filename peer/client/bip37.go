@@ -2,7 +2,9 @@ package client
 
 import (
 	"context"
+	crand "crypto/rand"
 	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -35,21 +37,24 @@ const minReloadSample = 200
 // without data pushes cannot be watched with BIP 37 and is an error.
 //
 // The filter is sized for its elements plus WatchFilterHeadroom outpoints
-// per watch item: the outpoints the update rules add would otherwise fill
-// a filter sized for the scripts alone, and a full filter matches every
-// transaction. Its false-positive rate when loaded is therefore far below
-// fpRate; privacy/model's advisor counts the headroom when it picks a
-// rate for a privacy target.
+// per watch item, so that the outpoints the update rules add fit: a filter
+// sized for the scripts alone would fill with them, and a full filter
+// matches every transaction. The room the elements leave is then filled
+// with random elements (fillTo), drawn from crypto/rand and never from the
+// wallet, until the filter matches an element outside it, from its bits,
+// with probability fpRate: a filter holding its few elements in room for
+// many would match almost nothing else (1e-25 for one script at 0.0001)
+// and so name the wallet's scripts to the node.
 func NewWatchFilter(watch []WatchItem, sizing bip37.Sizing, fpRate float64, tweak uint32, flags wire.BloomUpdateType) (*bip37.Filter, error) {
-	return newWatchFilter(watch, nil, sizing, fpRate, tweak, flags)
+	return newWatchFilter(watch, nil, sizing, fpRate, fpRate, tweak, flags)
 }
 
 // newWatchFilter is NewWatchFilter holding also the outpoints found so
 // far, which take the place of headroom: the filter keeps the size and
 // hash functions of the watch list's own until they outgrow its headroom,
 // so that a reload, holding more elements in the same bits, tells a node
-// no more than the first filter did.
-func newWatchFilter(watch []WatchItem, found []wire.OutPoint, sizing bip37.Sizing, fpRate float64, tweak uint32, flags wire.BloomUpdateType) (*bip37.Filter, error) {
+// no more than the first filter did. It is filled to fillRate.
+func newWatchFilter(watch []WatchItem, found []wire.OutPoint, sizing bip37.Sizing, fpRate, fillRate float64, tweak uint32, flags wire.BloomUpdateType) (*bip37.Filter, error) {
 	var elems [][]byte
 	for i, it := range watch {
 		if it.IsOutPoint {
@@ -70,7 +75,92 @@ func newWatchFilter(watch []WatchItem, found []wire.OutPoint, sizing bip37.Sizin
 	for _, e := range elems {
 		f.Add(e)
 	}
+	if err := fillTo(f, fillRate); err != nil {
+		return nil, err
+	}
 	return f, nil
+}
+
+// fillElementSize is the length of the random elements fillTo adds, that
+// of a hash.
+const fillElementSize = 32
+
+// fillTo adds random elements to f until an element outside it matches,
+// from its bits ((set/bits)^k, as bip37.Stats gives it), with probability
+// rate or more: it sets the fewest bits that reach rate, or within a bit or
+// two of them. A filter already at rate is left as it is. Far from the
+// bits wanted, elements come in batches of half the count expected to
+// reach them, so the bits are counted a few times, not once per element;
+// near them, each element added is the one of fillCandidates random ones
+// that comes nearest without passing them, or, if all pass them, passes
+// them least.
+func fillTo(f *bip37.Filter, rate float64) error {
+	m, k := float64(f.Size()*8), float64(f.HashFuncs())
+	if m == 0 || k == 0 || !(rate > 0) {
+		return nil
+	}
+	want := uint32(math.Min(m, math.Ceil(m*math.Pow(min(rate, 1), 1/k))))
+	for {
+		set := f.Stats().BitsSet
+		if set >= want {
+			return nil
+		}
+		// An element sets about k·(1-set/m) bits not yet set.
+		n := int(float64(want-set) / (k * (1 - float64(set)/m)) / 2)
+		if n < 2 {
+			e, err := nearestFill(f, want-set)
+			if err != nil {
+				return err
+			}
+			f.Add(e)
+			continue
+		}
+		for range n {
+			e, err := fillElement()
+			if err != nil {
+				return err
+			}
+			f.Add(e)
+		}
+	}
+}
+
+// fillCandidates is how many random elements nearestFill weighs.
+const fillCandidates = 32
+
+// nearestFill returns, of fillCandidates random elements, the one that
+// sets the most bits of f not yet set, up to need, or if each sets more,
+// the fewest.
+func nearestFill(f *bip37.Filter, need uint32) ([]byte, error) {
+	before := f.Stats().BitsSet
+	var best []byte
+	bestNew := uint32(0)
+	for range fillCandidates {
+		e, err := fillElement()
+		if err != nil {
+			return nil, err
+		}
+		g := f.Clone()
+		g.Add(e)
+		n := g.Stats().BitsSet - before
+		under, bestUnder := n <= need, bestNew <= need
+		if best == nil || under && (!bestUnder || n > bestNew) || !under && !bestUnder && n < bestNew {
+			best, bestNew = e, n
+		}
+		if n == need {
+			break
+		}
+	}
+	return best, nil
+}
+
+// fillElement is a random element of fillElementSize bytes.
+func fillElement() ([]byte, error) {
+	e := make([]byte, fillElementSize)
+	if _, err := crand.Read(e); err != nil {
+		return nil, fmt.Errorf("client: filling the filter with random elements: %w", err)
+	}
+	return e, nil
 }
 
 // BIP37Options are the filter settings of a BIP 37 scan.
@@ -89,11 +179,9 @@ type BIP37Options struct {
 	Tweak *uint32
 	// MinFilterRate, if above 0, is the least chance an element outside
 	// a filter may match it, from its bits ((set/bits)^k, as
-	// bip37.Stats gives it): a filter below it, whose elements collided
-	// in few bits and which so tells the node more than its rate says,
-	// is drawn again with another tweak, up to maxTweakDraws times
-	// (privacy/model's advisor sizes for most fills, not all). Not with
-	// a fixed Tweak. A scan that finds none warns and loads the best.
+	// bip37.Stats gives it): the filter, sized for FPRate, is filled
+	// with random elements to the larger of the two, so that every
+	// filter loaded, whatever its tweak, reaches it.
 	MinFilterRate float64
 	// MaxReloads bounds the filters replaced because they matched far
 	// beyond their rate: zero means DefaultMaxReloads, negative none.
@@ -254,10 +342,6 @@ func (c *Client) scanBIP37(ctx context.Context, req ScanRequest, opt BIP37Option
 	return s.res, nil
 }
 
-// maxTweakDraws bounds the tweaks tried for a filter that matches at
-// least BIP37Options.MinFilterRate.
-const maxTweakDraws = 64
-
 // load sends a fresh filter for the watch list and every outpoint found so
 // far, with a new tweak unless one is fixed.
 func (s *bip37Scan) load(ctx context.Context, watch []WatchItem) error {
@@ -286,33 +370,14 @@ func (s *bip37Scan) load(ctx context.Context, watch []WatchItem) error {
 }
 
 // draw builds the filter of the watch list and found, with a fresh tweak
-// (the fixed one if set) drawn again while the filter matches less than
-// MinFilterRate; when no draw reaches it, the best is returned and the
-// result warns.
+// (the fixed one if set), filled to the larger of FPRate and
+// MinFilterRate.
 func (s *bip37Scan) draw(watch []WatchItem, found []wire.OutPoint) (*bip37.Filter, error) {
-	var best *bip37.Filter
-	bestRate := -1.0
-	for range maxTweakDraws {
-		tweak := rand.Uint32()
-		if s.opt.Tweak != nil {
-			tweak = *s.opt.Tweak
-		}
-		f, err := newWatchFilter(watch, found, s.opt.Sizing, s.opt.FPRate, tweak, s.opt.Flags)
-		if err != nil {
-			return nil, err
-		}
-		rate := f.Stats().FalsePositiveRate
-		if s.opt.Tweak != nil || rate >= s.opt.MinFilterRate {
-			return f, nil
-		}
-		if rate > bestRate {
-			best, bestRate = f, rate
-		}
+	tweak := rand.Uint32()
+	if s.opt.Tweak != nil {
+		tweak = *s.opt.Tweak
 	}
-	s.res.Warnings = append(s.res.Warnings, fmt.Sprintf(
-		"no filter of %d tweaks matched an element outside it with probability %.3g or more, as asked: loaded into %s the best, at %.3g, which tells it more",
-		maxTweakDraws, s.opt.MinFilterRate, s.m.Addr(), bestRate))
-	return best, nil
+	return newWatchFilter(watch, found, s.opt.Sizing, s.opt.FPRate, max(s.opt.FPRate, s.opt.MinFilterRate), tweak, s.opt.Flags)
 }
 
 // block processes one filtered block. It reports again when outpoints

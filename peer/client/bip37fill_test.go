@@ -1,0 +1,200 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/bip37"
+	"github.com/spvfilter/spvfilter/peer/peertest"
+)
+
+// rateInterval is the binomial interval, at z = 4, of the rate a filter of
+// bits bits and k hash functions shows from its bits when each bit is set
+// with the probability that gives rate: the range of rates a filter built
+// at rate shows but for noise.
+func rateInterval(bits int, k uint32, rate float64) (lo, hi float64) {
+	if bits == 0 || k == 0 {
+		return 1, 1
+	}
+	d := math.Pow(rate, 1/float64(k))
+	sd := math.Sqrt(d * (1 - d) / float64(bits))
+	return math.Pow(max(0, d-4*sd), float64(k)), math.Pow(min(1, d+4*sd), float64(k))
+}
+
+// The filter sent matches an element outside it, from its bits, at the
+// rate asked: its room for found outpoints is filled with random
+// elements, not left empty (20 scripts at 0.0001 held alone match at
+// about 1e-26), and the watch list is all in it.
+func TestBIP37WatchFilterAtRate(t *testing.T) {
+	var watch []WatchItem
+	for i := range 20 {
+		watch = append(watch, ScriptItem(peertest.NewKey(fmt.Sprint("fill", i)).PkScript()))
+	}
+	for _, rule := range bip37.Sizings {
+		for _, rate := range []float64{1e-4, 1e-3, 1e-2, 1} {
+			for tweak := range uint32(3) {
+				f, err := NewWatchFilter(watch, rule, rate, tweak, wire.BloomUpdateAll)
+				if err != nil {
+					t.Fatal(err)
+				}
+				bytes, k := rule.Size(uint32(20+WatchFilterHeadroom*len(watch)), rate)
+				if f.Size() != int(bytes) || f.HashFuncs() != k {
+					t.Errorf("%s %v: %d bytes, %d hash functions; the rule sizes %d, %d", rule, rate, f.Size(), f.HashFuncs(), bytes, k)
+				}
+				got := f.Stats().FalsePositiveRate
+				lo, hi := rateInterval(f.Size()*8, f.HashFuncs(), rate)
+				if got < rate || got < lo || got > hi {
+					t.Errorf("%s %v tweak %d: the filter matches at %.3g from its bits, want at least %v and within [%.3g, %.3g]", rule, rate, tweak, got, rate, lo, hi)
+				}
+				for i, it := range watch {
+					for _, e := range bip37.ScriptElements(it.Script) {
+						if !f.Contains(e) {
+							t.Errorf("%s %v: script %d is not in the filter", rule, rate, i)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// txElements are the elements a node tests a transaction's match with:
+// its txid, and each input's outpoint and data pushes and each output's
+// data pushes.
+func txElements(tx *wire.MsgTx) []string {
+	id := tx.TxHash()
+	out := []string{string(id[:])}
+	for _, in := range tx.TxIn {
+		out = append(out, string(bip37.OutPointBytes(&in.PreviousOutPoint)))
+		for _, e := range bip37.ScriptElements(in.SignatureScript) {
+			out = append(out, string(e))
+		}
+	}
+	for _, o := range tx.TxOut {
+		for _, e := range bip37.ScriptElements(o.PkScript) {
+			out = append(out, string(e))
+		}
+	}
+	return out
+}
+
+// chainTxs are the transactions of the fixture's blocks 1..to.
+func chainTxs(t *testing.T, to int32) []*wire.MsgTx {
+	t.Helper()
+	var txs []*wire.MsgTx
+	for h := int32(1); h <= to; h++ {
+		hash, err := fx.node.RPC().GetBlockHash(int64(h))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := fx.node.RPC().GetBlock(hash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		txs = append(txs, b.Transactions...)
+	}
+	return txs
+}
+
+// On real btcd, a scan with the filled filter finds every payment, and
+// the node sends false positives as often as the filter's rate says: the
+// count of false-positive transactions is within the Poisson interval of
+// the sum (at 4 standard deviations), over the chain's other transactions, of the chance one of
+// their elements matches at the filter's rate from its bits. Elements
+// several transactions share (the coinbases' payee and extranonce) make
+// all of them match together; a filter holding one is drawn again.
+func TestBIP37ScanFalsePositivesAtRate(t *testing.T) {
+	needFixture(t)
+	txs := chainTxs(t, fx.tip)
+	count := map[string]int{}
+	for _, tx := range txs {
+		for _, e := range uniq(txElements(tx)) {
+			count[e]++
+		}
+	}
+	for _, rate := range []float64{0.001, 0.01, 0.05} {
+		for try := 0; ; try++ {
+			res, f := scanOneFilter(t, items(fx.watch), BIP37Options{FPRate: rate, Flags: wire.BloomUpdateAll, MaxReloads: -1})
+			q := f.Stats().FalsePositiveRate
+			if lo, hi := rateInterval(f.Size()*8, f.HashFuncs(), rate); q < rate || q > hi {
+				t.Errorf("rate %v: the filter loaded matches at %.3g from its bits, want within [%v, %.3g] (binomial from %.3g)", rate, q, rate, hi, lo)
+			}
+			shared := false
+			want, others := 0.0, 0
+			for _, tx := range txs {
+				if _, ok := fx.want[tx.TxHash()]; ok {
+					continue
+				}
+				others++
+				unique := 0
+				for _, e := range uniq(txElements(tx)) {
+					if count[e] > 1 {
+						shared = shared || f.Contains([]byte(e))
+						continue
+					}
+					unique++
+				}
+				want += 1 - math.Pow(1-q, float64(unique))
+			}
+			if shared {
+				if try == 5 {
+					t.Fatalf("rate %v: every filter of 6 holds an element many transactions share", rate)
+				}
+				continue
+			}
+			fps := 0
+			for _, m := range res.Matches {
+				if m.FalsePositive {
+					fps++
+				}
+			}
+			lo, hi := want-4*math.Sqrt(want), want+4*math.Sqrt(want)+1
+			t.Logf("rate %v (from its bits %.3g): %d false-positive transactions of %d others, expected %.1f [%.0f, %.0f]; rate × transactions %.1f",
+				rate, q, fps, others, want, lo, hi, rate*float64(others))
+			if float64(fps) < lo || float64(fps) > hi {
+				t.Errorf("rate %v: %d false-positive transactions, expected %.1f, outside [%.0f, %.0f]", rate, fps, want, lo, hi)
+			}
+			break
+		}
+	}
+}
+
+// uniq is es without repeats.
+func uniq(es []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, e := range es {
+		if !seen[e] {
+			seen[e] = true
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// scanOneFilter scans the fixture's chain through a relay with opt,
+// checks that every payment is found, and returns the result and the one
+// filter the relay saw loaded.
+func scanOneFilter(t *testing.T, watch []WatchItem, opt BIP37Options) (*ScanResult, *bip37.Filter) {
+	t.Helper()
+	r := &relay{h: &hangupOnce{done: true}}
+	r.lie = peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, r.forward)
+	c := connect(t, 0, r.lie.Addr)
+	res, err := c.ScanBIP37(context.Background(), ScanRequest{Watch: watch, To: fx.tip}, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkMatches(t, res, fx.want)
+	loads := filterLoads(r.lie)
+	if len(loads) != 1 {
+		t.Fatalf("%d filterloads", len(loads))
+	}
+	f, err := bip37.NewFilterFromParams(loads[0].Filter, loads[0].HashFuncs, loads[0].Tweak, loads[0].Flags)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, f
+}
