@@ -18,20 +18,26 @@ func TestCoverWords(t *testing.T) {
 		name string
 		err  error
 		want []string
+		not  []string
 	}{
 		{"short within a bound", fmt.Errorf("scan: %w", &client.PrivacyTargetError{Target: 0.5, Short: 3, Explored: 120, Bound: 160}),
-			[]string{"--privacy-target 0.5 not met: 3 cover chains short after exploring 120 blocks for candidates within a bound of 160 cover blocks (--max-cover-blocks 160);", "none of the wallet's blocks was fetched", "--allow-short-covers"}},
+			[]string{"--privacy-target 0.5 not met: 3 cover chains short after exploring 120 blocks for candidates within a bound of 160 cover blocks (--max-cover-blocks 160);", "none of the wallet's blocks was fetched", "--allow-short-covers"}, nil},
 		{"no bound, covers in use left out", &client.PrivacyTargetError{Target: 0.3, Unfetched: 2, Bound: -1},
-			[]string{"--privacy-target 0.3 not met: the blocks of 2 covers in use beyond no bound (--max-cover-blocks -1)"}},
+			[]string{"--privacy-target 0.3 not met: the blocks of 2 covers in use beyond no bound (--max-cover-blocks -1)"}, nil},
 		{"both", &client.PrivacyTargetError{Target: 0.5, Short: 1, Unfetched: 2, Explored: 7, Bound: 9},
-			[]string{"1 cover chains short after exploring 7 blocks for candidates within a bound of 9 cover blocks, and the blocks of 2 covers in use beyond a bound of 9 cover blocks (--max-cover-blocks 9);"}},
-		{"another error", other, []string{"client: something else"}},
+			[]string{"1 cover chain short after exploring 7 blocks for candidates within a bound of 9 cover blocks, and the blocks of 2 covers in use beyond a bound of 9 cover blocks (--max-cover-blocks 9);"}, nil},
+		{"another error", other, []string{"client: something else"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := coverWords(tc.err)
 			for _, w := range tc.want {
 				if !strings.Contains(got.Error(), w) {
 					t.Errorf("%q does not say %q", got, w)
+				}
+			}
+			for _, w := range tc.not {
+				if strings.Contains(got.Error(), w) {
+					t.Errorf("%q says %q", got, w)
 				}
 			}
 			if !errors.Is(got, tc.err) {

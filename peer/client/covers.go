@@ -168,6 +168,9 @@ type coverScan struct {
 	// (nil: none).
 	short int
 	swept *uint64
+	// rangeDone is set once exploring has taken every block of the
+	// range.
+	rangeDone bool
 }
 
 // startCovers opens the cover set for a scan of from..to.
@@ -531,7 +534,9 @@ func (cs *coverScan) plan(ctx context.Context, log *scanLog, matched []int32, fo
 			break
 		}
 		room := cs.room(bound, coverHeights) - n*max(largest, 1)
-		hs := cs.exploreNext(min(max(minExploreBlocks, exploreFactor*n)<<min(round, maxEscalation), room))
+		ask := min(max(minExploreBlocks, exploreFactor*n)<<min(round, maxEscalation), room)
+		hs := cs.exploreNext(ask)
+		cs.rangeDone = cs.rangeDone || (ask > 0 && len(hs) < ask)
 		if len(hs) == 0 {
 			break
 		}
@@ -554,7 +559,7 @@ func (cs *coverScan) plan(ctx context.Context, log *scanLog, matched []int32, fo
 	}
 	heights, reached := cs.heights(bound, coverHeights)
 	if cs.short > 0 || reached > 0 {
-		e := &PrivacyTargetError{Target: cs.target, Short: cs.short, Unfetched: reached, Explored: len(cs.explored), Bound: bound}
+		e := &PrivacyTargetError{Target: cs.target, Short: cs.short, Unfetched: reached, Explored: len(cs.explored), Bound: bound, RangeExplored: cs.rangeDone}
 		if !cs.c.cfg.AllowShortCovers {
 			cs.keep(nil)
 			return nil, e
@@ -1003,10 +1008,26 @@ type PrivacyTargetError struct {
 	// Explored counts the blocks the scan fetched to find candidates;
 	// Bound is the most blocks it fetches only for covers (-1: none).
 	Explored, Bound int
+	// RangeExplored is true when the scan explored every block of its
+	// range: the range holds too few candidates, and neither another
+	// scan nor a larger bound finds more in it.
+	RangeExplored bool
 }
 
 func (e *PrivacyTargetError) Error() string {
-	return fmt.Sprintf("client: privacy target %g not met: %s; none of the wallet's blocks was fetched: scan again to explore on, raise the bound (MaxCoverBlocks), or set AllowShortCovers to fetch them short of the target", e.Target, e.Reason())
+	on := "scan again to explore on, raise the bound (MaxCoverBlocks), or set AllowShortCovers"
+	if e.RangeExplored && e.Unfetched == 0 {
+		on = "scan a wider range, or set AllowShortCovers"
+	}
+	return fmt.Sprintf("client: privacy target %g not met: %s; none of the wallet's blocks was fetched: %s to fetch them short of the target", e.Target, e.Reason(), on)
+}
+
+// nounCount formats n with its noun, plural unless n is 1.
+func nounCount(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // Reason says what fell short, and the bound.
@@ -1016,14 +1037,17 @@ func (e *PrivacyTargetError) Reason() string {
 		bound = "no bound"
 	}
 	var s string
-	if e.Short > 0 {
-		s = fmt.Sprintf("%d cover chains short after exploring %d blocks for candidates within %s", e.Short, e.Explored, bound)
+	switch {
+	case e.Short > 0 && e.RangeExplored:
+		s = fmt.Sprintf("%s short after exploring all %s of the range: it holds too few cover candidates", nounCount(e.Short, "cover chain"), nounCount(e.Explored, "block"))
+	case e.Short > 0:
+		s = fmt.Sprintf("%s short after exploring %s for candidates within %s", nounCount(e.Short, "cover chain"), nounCount(e.Explored, "block"), bound)
 	}
 	if e.Unfetched > 0 {
 		if s != "" {
 			s += ", and "
 		}
-		s += fmt.Sprintf("the blocks of %d covers in use beyond %s", e.Unfetched, bound)
+		s += fmt.Sprintf("the blocks of %s in use beyond %s", nounCount(e.Unfetched, "cover"), bound)
 	}
 	return s
 }
