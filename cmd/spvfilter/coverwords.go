@@ -37,3 +37,24 @@ func coverWords(err error) error {
 	ways = strings.ToUpper(ways[:1]) + ways[1:]
 	return &restated{fmt.Sprintf("--privacy-target %g not met: %s (--max-cover-blocks %d); none of the wallet's blocks was fetched. %s", e.Target, e.Reason(), e.Bound, ways), err}
 }
+
+// coverLine is a scan's cover cost in one line: the covers, then the
+// blocks fetched beyond the wallet's, for covers or to explore for
+// them, with the blocks explored counted apart (the wallet's among
+// them), so that blocks fetched without a cover in use add up.
+func coverLine(k *client.CoverCost) string {
+	pct := func(a, b uint64) string {
+		if b == 0 {
+			return "n/a"
+		}
+		return fmt.Sprintf("%.0f%%", 100*float64(a)/float64(b))
+	}
+	s := fmt.Sprintf("covers for privacy target %g: %s (%d new), %s in reserve; %s beyond the wallet's %d (%s), %s (%s of the wallet's %d), fetched for covers or to explore for them (%s explored, the wallet's among them)",
+		k.Target, plural(k.Covers, "cover"), k.Drawn, plural(k.Reserve, "candidate"),
+		plural(k.CoverBlocks, "block"), k.WalletBlocks, pct(uint64(k.CoverBlocks), uint64(k.WalletBlocks)),
+		plural(k.CoverBytes, "byte"), pct(k.CoverBytes, k.WalletBytes), k.WalletBytes, plural(k.ExploredBlocks, "block"))
+	if k.Met {
+		return s + "; target met"
+	}
+	return s + "; target NOT met: " + k.Why
+}

@@ -163,8 +163,10 @@ object per line for every event ({"event": "match"|"connected"|
 "disconnected"|"tip", ...}, a match with the fields of --json's matches)
 until SIGINT or SIGTERM, which end it with exit 0 and a summary line.
 
-Exit status: 0 done (warnings, if any, on standard error and in --json),
-2 bad input, 1 failure (no usable peer, peers in conflict over more than 64
+Exit status: 0 done (warnings, if any, on standard error and in --json,
+among them a --privacy-target not met with --allow-short-covers), 2 bad
+input, 1 failure (a --privacy-target not met without --allow-short-covers,
+no usable peer, peers in conflict over more than 64
 blocks, --from or --to above the nodes' tip, a chain saved in --datadir that
 the nodes do not extend, as a regtest node restarted does not).`,
 		Example: `  spvfilter scan --connect 127.0.0.1:18444 --connect 127.0.0.1:18445 --network regtest --mode bip157 \
@@ -959,6 +961,9 @@ func newScanJSON(plan *scanPlan, res *client.ScanResult, took time.Duration) sca
 		Cover:                res.Cover,
 		Warnings:             orEmpty(append(append([]string(nil), plan.warnings...), plan.nodes.namedAll(byFlag(res.Warnings, plan.items, plan.client.Params))...)),
 	}
+	if k := res.Cover; k != nil && !k.Met {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("--privacy-target %g not met, the wallet's blocks fetched all the same: %s", k.Target, k.Why))
+	}
 	for _, o := range res.OnePeer {
 		out.OnePeerHeights = append(out.OnePeerHeights, onePeerJSON{From: o.From, To: o.To, Peer: o.Peer})
 	}
@@ -1066,7 +1071,7 @@ func (a *app) printScan(out *scanJSON) error {
 		return err
 	}
 	if out.Cover != nil {
-		if _, err := fmt.Fprintln(w, out.Cover); err != nil {
+		if _, err := fmt.Fprintln(w, coverLine(out.Cover)); err != nil {
 			return err
 		}
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -12,7 +13,8 @@ import (
 // explores the whole range and finds no cover: it says the chain holds
 // too few candidates and points to --allow-short-covers or a wider
 // range, never to scanning again or to raising --max-cover-blocks once
-// the range is explored.
+// the range is explored; with --allow-short-covers it exits 0, says the
+// target missed in the warnings, and its cover line adds up.
 func TestScanCoversTinyChain(t *testing.T) {
 	alice := peertest.NewKey("alice")
 	node := peertest.StartBtcd(t, peertest.WithMiningKey(alice))
@@ -47,4 +49,41 @@ func TestScanCoversTinyChain(t *testing.T) {
 			}
 		})
 	}
+	t.Run("allow short", func(t *testing.T) {
+		stdout, stderr, status := scan("--allow-short-covers")
+		if status != exitOK {
+			t.Fatalf("status %d: %s", status, stderr)
+		}
+		for _, w := range []string{"MaxCoverBlocks", "1 cover chains", "0 covers (0 new); 1 cover blocks"} {
+			if strings.Contains(stdout+stderr, w) {
+				t.Errorf("output says %q: %s%s", w, stdout, stderr)
+			}
+		}
+		if !strings.Contains(stderr, "--privacy-target 0.5 not met") {
+			t.Errorf("stderr does not warn of the target missed: %s", stderr)
+		}
+		if !strings.Contains(stdout, "0 covers (0 new)") || !strings.Contains(stdout, "1 block beyond the wallet's 6") || !strings.Contains(stdout, "7 blocks explored") {
+			t.Errorf("the cover line does not add up: %s", stdout)
+		}
+		stdout, stderr, status = scan("--allow-short-covers", "--json")
+		if status != exitOK {
+			t.Fatalf("status %d: %s", status, stderr)
+		}
+		var out struct {
+			Cover struct {
+				Met bool   `json:"met"`
+				Why string `json:"why"`
+			} `json:"cover"`
+			Warnings []string `json:"warnings"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+			t.Fatal(err)
+		}
+		if out.Cover.Met || strings.Contains(out.Cover.Why, "MaxCoverBlocks") {
+			t.Errorf("cover %+v", out.Cover)
+		}
+		if !strings.Contains(strings.Join(out.Warnings, "\n"), "--privacy-target 0.5 not met") {
+			t.Errorf("warnings %q do not say the target missed", out.Warnings)
+		}
+	})
 }

@@ -564,7 +564,7 @@ func (cs *coverScan) plan(ctx context.Context, log *scanLog, matched []int32, fo
 			cs.keep(nil)
 			return nil, e
 		}
-		cs.why = append(cs.why, "short within MaxCoverBlocks: "+e.Reason())
+		cs.why = append(cs.why, "covers short: "+e.Reason())
 	}
 	return heights, nil
 }

@@ -359,7 +359,7 @@ func TestMaxCoverBlocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	k := res.Cover
-	if k.Met || !strings.Contains(k.Why, "MaxCoverBlocks") || k.CoverBlocks > 2 || k.WalletBlocks == 0 {
+	if k.Met || !strings.Contains(k.Why, "a bound of 2 cover blocks") || strings.Contains(k.Why, "MaxCoverBlocks") || k.CoverBlocks > 2 || k.WalletBlocks == 0 {
 		t.Fatalf("a bound of 2 cover blocks, short covers allowed: %+v", k)
 	}
 }
