@@ -729,18 +729,35 @@ func (fl *scanFlags) checkCovers(flags *pflag.FlagSet) error {
 	switch {
 	case t != 0 && !(t > 0 && t < 1):
 		return badInput("--privacy-target %g: want a probability in (0, 1), such as 0.5, or 0 for none", t)
-	case fl.mode == "bip37" && (flags.Changed("new-covers") || flags.Changed("max-cover-blocks")):
-		return badInput("--new-covers and --max-cover-blocks are for --mode bip157: covers are fetched blocks, which a BIP 37 scan does not fetch (its --privacy-target sizes the filter)")
-	case fl.mode == "bip37" && flags.Changed("allow-short-covers"):
-		return badInput("--allow-short-covers is for --mode bip157: covers are fetched blocks, which a BIP 37 scan does not fetch (its --privacy-target sizes the filter)")
-	case t == 0 && (flags.Changed("new-covers") || flags.Changed("max-cover-blocks")):
-		return badInput("--new-covers and --max-cover-blocks are for --privacy-target")
+	case fl.mode == "bip37" && given(flags, "new-covers", "max-cover-blocks", "allow-short-covers") != "":
+		return badInput("%s for --mode bip157: covers are fetched blocks, which a BIP 37 scan does not fetch (its --privacy-target sizes the filter)", given(flags, "new-covers", "max-cover-blocks", "allow-short-covers"))
+	case t == 0 && given(flags, "new-covers", "max-cover-blocks") != "":
+		return badInput("%s for --privacy-target", given(flags, "new-covers", "max-cover-blocks"))
 	case t == 0 && flags.Changed("allow-short-covers"):
 		return badInput("--allow-short-covers is for --privacy-target: without covers, nothing stops a scan short of them")
 	case fl.maxCoverBlock < -1:
 		return badInput("--max-cover-blocks %d: want a number of blocks, 0 for the default or -1 for no bound", fl.maxCoverBlock)
 	}
 	return nil
+}
+
+// given names those of flags the command line gave, with the verb
+// that agrees: "--a is", "--a and --b are", "--a, --b and --c are";
+// "" for none.
+func given(flags *pflag.FlagSet, names ...string) string {
+	var got []string
+	for _, n := range names {
+		if flags.Changed(n) {
+			got = append(got, "--"+n)
+		}
+	}
+	switch len(got) {
+	case 0:
+		return ""
+	case 1:
+		return got[0] + " is"
+	}
+	return strings.Join(got[:len(got)-1], ", ") + " and " + got[len(got)-1] + " are"
 }
 
 // checkRange checks --from, --to, --timeout and --follow into plan.
