@@ -62,12 +62,15 @@ filter holds, and from it one filter per block in each design:
 
 (the cuckoo filter is measured by the nested module gcs/lab/cuckoo; no Go
 ribbon filter is served: both are named as missing). For each it prints:
-bits per element against the bound log2(1/rate) and the overhead over it;
-the false-positive rate of --probes random elements spread over the
-blocks against the rate the built filters imply, with its 99.9% interval;
+the rate asked and the rate the filters built have (a Bloom filter's is
+not the one asked: whole bytes and hash functions, Core's caps); bits per
+element against the bound log2(1/rate) at the rate built, and the
+overhead over it; the false-positive rate of --probes random elements
+spread over the blocks against the rate built, with its 99.9% interval;
 build time and bytes allocated per element; the time per block to match
 watch lists of --watched scripts as a client would (a gcs.Matcher on the
-serialized filter, prepared elements for Bloom).
+serialized filter, prepared elements for Bloom). Under --json a design's
+fp_rate is the rate asked, expected_false_positive_rate the rate built.
 
 Then what a client pays per block, for each wallet size of --wallets:
 the filter, plus the block whenever the filter matches by a false
@@ -516,12 +519,15 @@ func printLab(w io.Writer, rep *lab.Report, source string, f *labFlags) error {
 	fmt.Fprintf(w, "%d probes per design, spread over the blocks; times are the fastest of passes lasting %v\n\n", f.probes, f.timing)
 	fmt.Fprintln(w, "Size and false positives:")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "design\tparameters\tfp rate\tbits/element\tbound\toverhead\tfalse positives\texpected [99.9% interval]")
+	fmt.Fprintln(tw, "design\tparameters\tfp rate asked\tfp rate built\tbits/element\tbound at rate built\toverhead\tfalse positives\texpected [99.9% interval]")
 	for _, r := range rep.Results {
-		fmt.Fprintf(tw, "%s\t%s\t%.4g\t%s\t%s\t%s\t%s\n", r.Name, r.Params, r.Rate,
+		fmt.Fprintf(tw, "%s\t%s\t%.4g\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.Params, r.Rate, general(r.ExpectedRate, 4),
 			fixed(r.BitsPerElement, 2), fixed(r.BoundBitsPerElement, 2), percent(r.OverheadPercent), falsePositives(r))
 	}
 	tw.Flush()
+	fmt.Fprintln(w, "(rate built: the mean rate of the filters built, which the false positives expected follow; a Bloom filter's")
+	fmt.Fprintln(w, "differs from the rate asked, rounded to whole bytes and hash functions within Core's caps. The bound,")
+	fmt.Fprintln(w, "log2(1/rate) per element, is taken at each filter's rate built.)")
 	fmt.Fprintln(w, "\nTime and memory:")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	head := "design\tparameters\tbuild ns/element\tallocated B/element"
@@ -588,6 +594,14 @@ func falsePositives(r *lab.Result) string {
 		s += " OUTSIDE"
 	}
 	return s
+}
+
+// general prints x with prec significant digits, "-" if undefined.
+func general(x float64, prec int) string {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return "-"
+	}
+	return strconv.FormatFloat(x, 'g', prec, 64)
 }
 
 // fixed prints x with prec decimals, "-" if undefined.

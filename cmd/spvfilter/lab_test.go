@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -28,13 +29,15 @@ type labDoc struct {
 	BlockCount   int `json:"block_count"`
 	ElementCount int `json:"element_count"`
 	Designs      []struct {
-		Name            string   `json:"name"`
-		Params          string   `json:"variant"`
-		SerializedBytes int      `json:"serialized_bytes"`
-		BitsPerElement  *float64 `json:"bits_per_element"`
-		ProbeCount      int      `json:"probe_count"`
-		WithinInterval  *bool    `json:"within_interval"`
-		MatchTimes      []struct {
+		Name                      string   `json:"name"`
+		Params                    string   `json:"variant"`
+		FPRate                    float64  `json:"fp_rate"`
+		ExpectedFalsePositiveRate *float64 `json:"expected_false_positive_rate"`
+		SerializedBytes           int      `json:"serialized_bytes"`
+		BitsPerElement            *float64 `json:"bits_per_element"`
+		ProbeCount                int      `json:"probe_count"`
+		WithinInterval            *bool    `json:"within_interval"`
+		MatchTimes                []struct {
 			WatchedCount int      `json:"watched_count"`
 			NsPerBlock   *float64 `json:"ns_per_block"`
 		} `json:"match_times"`
@@ -105,6 +108,43 @@ func TestLabVectors(t *testing.T) {
 	for _, want := range []string{"10 blocks, 40 elements", "binary fuse 8", "P = 19 is the cheapest P for wallets of", "ribbon filter: no maintained Go implementation"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("the report does not say %q:\n%s", want, stdout)
+		}
+	}
+}
+
+// TestLabBloomRateBuilt: the size table shows beside the rate asked the
+// rate the filters built have, the one the false positives expected and
+// the bound follow: on the vectors a Bloom filter sized by Core's rule at
+// 0.01 has a rate of some 3.4%, which the text prints on its row, and
+// the JSON's expected_false_positive_rate gives.
+func TestLabBloomRateBuilt(t *testing.T) {
+	doc := runLabJSON(t, "--vectors", labVectors, "--probes", "1000", "--timing", "0")
+	built := math.NaN()
+	for _, d := range doc.Designs {
+		if d.Name == "bloom" && d.FPRate == 0.01 && d.ExpectedFalsePositiveRate != nil {
+			built = *d.ExpectedFalsePositiveRate
+		}
+	}
+	if !(built > 0.02 && built < 0.05) {
+		t.Fatalf("the Bloom filter at 0.01 is built at %v, not some 3.4%%", built)
+	}
+	stdout, stderr, status := runCLI(t, "", "lab", "--vectors", labVectors, "--probes", "1000", "--timing", "0")
+	if status != exitOK {
+		t.Fatalf("status %d: %s", status, stderr)
+	}
+	var row string
+	for _, l := range strings.Split(stdout, "\n") {
+		if strings.HasPrefix(l, "bloom") && strings.Contains(l, "Core sizing at 0.01 ") {
+			row = l
+			break // the size table's, before the time table's
+		}
+	}
+	if f := strings.Fields(row); len(f) < 7 || f[5] != "0.01" || f[6] != strconv.FormatFloat(built, 'g', 4, 64) {
+		t.Errorf("the row does not give the rate asked, 0.01, and the rate built, %.4g: %q", built, row)
+	}
+	for _, want := range []string{"fp rate asked", "fp rate built", "bound at rate built"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the table's head does not say %q:\n%s", want, stdout)
 		}
 	}
 }
