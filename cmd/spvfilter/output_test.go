@@ -90,3 +90,33 @@ func TestProgressOnLongRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestProgressSimulateLink: privacy simulate spins while it simulates
+// and while it writes its files, and privacy analyze --link while it
+// links the sessions (on a terminal; here through the app's hook).
+func TestProgressSimulateLink(t *testing.T) {
+	sim := filepath.Join(t.TempDir(), "sim")
+	type bar struct {
+		total    int
+		finished bool
+	}
+	bars := map[string]*bar{}
+	a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard,
+		newBar: func(what string, total int) (func(done, total int), func()) {
+			b := &bar{total: total}
+			bars[what] = b
+			return func(int, int) {}, func() { b.finished = true }
+		}}
+	if status := a.execute(smallSimulation("7", sim)); status != exitOK {
+		t.Fatalf("simulate: status %d", status)
+	}
+	a.running = false
+	if status := a.execute([]string{"privacy", "analyze", "--capture", filepath.Join(sim, "capture.jsonl"), "--universe", filepath.Join(sim, "universe.txt"), "--link", "--json"}); status != exitOK {
+		t.Fatalf("analyze: status %d", status)
+	}
+	for _, what := range []string{"simulating", "writing " + sim, "linking the sessions"} {
+		if b := bars[what]; b == nil || b.total != -1 || !b.finished {
+			t.Errorf("%s: spinner %+v, want one finished", what, b)
+		}
+	}
+}

@@ -282,7 +282,13 @@ func runAnalyzeCapture(a *app, f *analyzeFlags, opts attack.AnalyzeOptions) erro
 	if err != nil {
 		return err
 	}
+	what := "reporting the sessions"
+	if f.link {
+		what = "linking the sessions"
+	}
+	_, done := a.bar(what, -1)
 	out, err := attack.NewCaptureReport(sessions, acc, attack.ReportOptions{Intersect: f.intersect, Link: f.link, LinkThreshold: f.linkThreshold})
+	done()
 	if errors.Is(err, attack.ErrBadLink) {
 		return badInputWords("--link", err)
 	}

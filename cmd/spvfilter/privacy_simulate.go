@@ -359,14 +359,18 @@ func runSimulate(a *app, f *simulateFlags, fl *pflag.FlagSet) error {
 	if err := makeDir("--out", f.out); err != nil {
 		return err
 	}
+	_, done := a.bar("simulating", -1)
 	sc, err := simulate.Generate(o)
+	done()
 	if errors.Is(err, simulate.ErrBadOptions) {
 		return simulateFields.badParams(err, fl)
 	}
 	if err != nil {
 		return err
 	}
+	_, done = a.bar("writing "+f.out, -1)
 	files, err := sc.WriteDir(f.out)
+	done()
 	var pe *os.PathError
 	if errors.As(err, &pe) {
 		where := pe.Path + ": "
