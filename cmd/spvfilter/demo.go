@@ -125,8 +125,8 @@ func (f *demoFlags) check() error {
 func printDemo(w io.Writer, r *privacy.DemoResult, plotFile string, took time.Duration) {
 	o, m, rep := r.Options, r.Model, r.Report
 	fmt.Fprintf(w, "Wallet: %d keys (bitcoinj-like), %d of them used on chain.\n", o.Keys, o.Used)
-	fmt.Fprintf(w, "Filter: %d elements sized for %d at fp rate %g by %s's rule -> %d bytes, %d hash functions; pf at actual fill %.3g.\n",
-		m.Elements, m.SizingElements, o.FPRate, m.Params.Sizing.Implementation(), m.FilterBytes, m.HashFuncs, m.Pf)
+	fmt.Fprintf(w, "Filter: %s sized for %d at fp rate %g by %s's rule -> %s, %s; pf at actual fill %.3g.\n",
+		plural(m.Elements, "element"), m.SizingElements, o.FPRate, m.Params.Sizing.Implementation(), plural(m.FilterBytes, "byte"), plural(m.HashFuncs, "hash function"), m.Pf)
 	fmt.Fprintf(w, "The node received %d filter(s) with different tweaks and tested %d addresses against them.\n\n", o.Filters, rep.UniverseSize)
 	printAnalyze(w, rep, nil, 10)
 	fmt.Fprintf(w, "\nOf the wallet's %d used addresses the attack found %d, %d of them with probability >= 95%%.\n", o.Used, r.UsedFound, r.UsedConfident)

@@ -7,6 +7,7 @@ import (
 	"math"
 	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
@@ -429,10 +430,16 @@ func runGCSInspect(a *app, f *gcsInspectFlags) error {
 	return err
 }
 
-// plural formats a count with its noun: "1 byte", "28 bytes".
-func plural[T ~int | ~uint32 | ~uint64](n T, noun string) string {
+// plural formats a count with its noun: "1 byte", "28 bytes", "1
+// address", "2 addresses" (a noun ending in s, x, ch or sh takes -es).
+func plural[T ~int | ~int32 | ~uint32 | ~uint64](n T, noun string) string {
 	if n == 1 {
 		return fmt.Sprintf("1 %s", noun)
+	}
+	for _, end := range []string{"s", "x", "ch", "sh"} {
+		if strings.HasSuffix(noun, end) {
+			return fmt.Sprintf("%d %ses", n, noun)
+		}
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
 }

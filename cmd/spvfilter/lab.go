@@ -514,8 +514,8 @@ func labOutput(rep *lab.Report, source string, f *labFlags, warnings []string) l
 
 // printLab prints the report as tables.
 func printLab(w io.Writer, rep *lab.Report, source string, f *labFlags) error {
-	fmt.Fprintf(w, "%s: %d blocks, %d elements, %.0f bytes per block on average\n",
-		source, rep.Blocks, rep.Elements, float64(rep.BlockBytes)/float64(rep.Blocks))
+	fmt.Fprintf(w, "%s: %s, %s, %.0f bytes per block on average\n",
+		source, plural(rep.Blocks, "block"), plural(rep.Elements, "element"), float64(rep.BlockBytes)/float64(rep.Blocks))
 	fmt.Fprintf(w, "%d probes per design, spread over the blocks; times are the fastest of passes lasting %v\n\n", f.probes, f.timing)
 	fmt.Fprintln(w, "Size and false positives:")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

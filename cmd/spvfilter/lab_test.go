@@ -232,7 +232,7 @@ func TestLabBlockFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	stdout, stderr, status := runCLI(t, "", "lab", "--blocks", "@"+file, "--probes", "0", "--timing", "0")
-	if status != exitOK || !strings.HasPrefix(stdout, "regtest blocks 0..0 from "+file+": 1 blocks, 1 elements") {
+	if status != exitOK || !strings.HasPrefix(stdout, "regtest blocks 0..0 from "+file+": 1 block, 1 element") {
 		t.Errorf("status %d: %.200s %s", status, stdout, stderr)
 	}
 }

@@ -31,6 +31,10 @@ func TestLeakLine(t *testing.T) {
 			Collusion: leak.PeerLeak{BlocksFetched: 40, Likely: 20, GroupConfident: 20, LargestConfidentGroup: 6, Highest: high(0.5)}},
 			[]string{"would attribute 0 of your 20 scripts at >= 0.95 (20 at >= 0.5, highest 0.50), and at >= 0.95 20 of them each among at most 6 scripts one of which is yours",
 				"; no single peer more than at most 0, 4 in groups (b:2 saw 20 of 40 blocks)"}, nil},
+		{"one script, one block", leak.Leak{WatchedScripts: 1,
+			Peers:     []leak.PeerLeak{{Address: addr("a:1"), BlocksFetched: 1}},
+			Collusion: leak.PeerLeak{BlocksFetched: 1}},
+			[]string{"would attribute 0 of your 1 script at >= 0.95", "saw all 1 block"}, []string{"1 scripts", "1 blocks"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got := leakLine(&tt.l)

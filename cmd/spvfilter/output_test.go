@@ -120,3 +120,29 @@ func TestProgressSimulateLink(t *testing.T) {
 		}
 	}
 }
+
+// TestPlural: a count takes its noun's plural unless it is 1, -es after
+// s, x, ch or sh; and the text of a one-address wallet says so.
+func TestPlural(t *testing.T) {
+	for _, tc := range []struct {
+		n    int
+		noun string
+		want string
+	}{
+		{0, "script", "0 scripts"},
+		{1, "script", "1 script"},
+		{2, "cover chain", "2 cover chains"},
+		{1, "address", "1 address"},
+		{3, "address", "3 addresses"},
+		{2, "match", "2 matches"},
+		{2, "box", "2 boxes"},
+	} {
+		if got := plural(tc.n, tc.noun); got != tc.want {
+			t.Errorf("plural(%d, %q) = %q, want %q", tc.n, tc.noun, got, tc.want)
+		}
+	}
+	stdout := runOK(t, "privacy", "model", "--addresses", "1", "--elements-per-address", "1", "--universe-size", "1000")
+	if !strings.Contains(stdout, "1 address x 1 element = 1 inserted") || strings.Contains(stdout, "1 elements") {
+		t.Errorf("a wallet of one address of one element:\n%s", stdout)
+	}
+}

@@ -363,10 +363,10 @@ func savePlot(file string, s model.Sweep, base model.Params) error {
 func printModel(w io.Writer, r *model.Result) {
 	p := r.Params
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "wallet\t%d addresses x %d elements = %d inserted; sized for %d (extra %d)\n",
-		p.Addresses, p.ElementsPerAddress, r.Elements, r.SizingElements, p.ExtraElements)
-	fmt.Fprintf(tw, "filter\t%d bytes (%d bits), %d hash functions, requested fp rate %g, sized as %s sizes it\n",
-		r.FilterBytes, r.FilterBits, r.HashFuncs, p.FPRate, p.Sizing.Implementation())
+	fmt.Fprintf(tw, "wallet\t%s x %s = %d inserted; sized for %d (extra %d)\n",
+		plural(p.Addresses, "address"), plural(p.ElementsPerAddress, "element"), r.Elements, r.SizingElements, p.ExtraElements)
+	fmt.Fprintf(tw, "filter\t%s (%d bits), %s, requested fp rate %g, sized as %s sizes it\n",
+		plural(r.FilterBytes, "byte"), r.FilterBits, plural(r.HashFuncs, "hash function"), p.FPRate, p.Sizing.Implementation())
 	fmt.Fprintf(tw, "pf at actual fill\t%.4g per element (approximation (1-e^(-kn/m))^k: %.4g)\n", r.Pf, r.PfApprox)
 	test := "hash only"
 	if p.PairTest {

@@ -130,8 +130,8 @@ func printAdvice(w io.Writer, r *model.Advice) {
 	}
 	who := m.Sizing.Implementation()
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "wallet\t%d addresses x %d elements = %d inserted; sized for %d (extra %d)\n",
-		m.Addresses, m.ElementsPerAddress, inserted, r.SizingElements, m.ExtraElements)
+	fmt.Fprintf(tw, "wallet\t%s x %s = %d inserted; sized for %d (extra %d)\n",
+		plural(m.Addresses, "address"), plural(m.ElementsPerAddress, "element"), inserted, r.SizingElements, m.ExtraElements)
 	fmt.Fprintf(tw, "sizing\tas %s sizes filters (--sizing %s)\n", who, m.Sizing)
 	fmt.Fprintf(tw, "attacker\ttests %d addresses (wallet included), %s\n", m.UniverseSize, test)
 	fmt.Fprintf(tw, "target\t%s, the confidence averaged over the binomial number of false positives, at the filter's expected fill, over real fills and for 95%% of real filters\n", targetText(p))

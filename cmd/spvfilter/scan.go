@@ -1059,7 +1059,7 @@ func (a *app) printScan(out *scanJSON) error {
 		found++
 		fmt.Fprintf(w, "%s  height %d  block %s  watch %s\n", m.Txid, m.Height, m.BlockHash, strings.Join(m.Watch, ","))
 	}
-	fmt.Fprintf(w, "scanned %d blocks (%d..%d) with %s in %.1fs\n", out.BlocksScanned, out.From, out.To, out.Mode, out.Seconds)
+	fmt.Fprintf(w, "scanned %s (%d..%d) with %s in %.1fs\n", plural(out.BlocksScanned, "block"), out.From, out.To, out.Mode, out.Seconds)
 	for _, p := range out.Peers {
 		state := fmt.Sprintf("used (%s)", p.tipText())
 		switch {
@@ -1113,8 +1113,8 @@ func (a *app) printScan(out *scanJSON) error {
 // that one of a group's scripts is the wallet's.
 func leakLine(l *leak.Leak) string {
 	col := l.Collusion
-	line := fmt.Sprintf("leak: the peers together, seeing every block fetched, would attribute %s%d of your %d scripts at >= 0.95 (%d at >= 0.5, %s)%s",
-		atMost(col), col.Confident, l.WatchedScripts, col.Likely, highestText(col), groupText(col))
+	line := fmt.Sprintf("leak: the peers together, seeing every block fetched, would attribute %s%d of your %s at >= 0.95 (%d at >= 0.5, %s)%s",
+		atMost(col), col.Confident, plural(l.WatchedScripts, "script"), col.Likely, highestText(col), groupText(col))
 	var top *leak.PeerLeak
 	for i := range l.Peers {
 		p := &l.Peers[i]
@@ -1127,10 +1127,10 @@ func leakLine(l *leak.Leak) string {
 		return line
 	}
 	if len(l.Peers) == 1 {
-		return line + fmt.Sprintf("; one peer, %s, saw all %d blocks", *top.Address, top.BlocksFetched)
+		return line + fmt.Sprintf("; one peer, %s, saw all %s", *top.Address, plural(top.BlocksFetched, "block"))
 	}
-	return line + fmt.Sprintf("; no single peer more than %s%d, %d in groups (%s saw %d of %d blocks)",
-		atMost(*top), top.Confident, top.GroupConfident, *top.Address, top.BlocksFetched, col.BlocksFetched)
+	return line + fmt.Sprintf("; no single peer more than %s%d, %d in groups (%s saw %d of %s)",
+		atMost(*top), top.Confident, top.GroupConfident, *top.Address, top.BlocksFetched, plural(col.BlocksFetched, "block"))
 }
 
 // atMost is "at most " for a view whose figures are upper bounds.
@@ -1154,8 +1154,8 @@ func groupText(p leak.PeerLeak) string {
 	if p.GroupConfident <= p.Confident {
 		return ""
 	}
-	return fmt.Sprintf(", and at >= 0.95 %s%d of them each among at most %d scripts one of which is yours",
-		atMost(p), p.GroupConfident, p.LargestConfidentGroup)
+	return fmt.Sprintf(", and at >= 0.95 %s%d of them each among at most %s one of which is yours",
+		atMost(p), p.GroupConfident, plural(p.LargestConfidentGroup, "script"))
 }
 
 // progressBar returns a progress callback drawing on standard error when

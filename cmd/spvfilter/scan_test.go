@@ -170,7 +170,7 @@ func TestScanCommand(t *testing.T) {
 			t.Fatalf("status %d: %s", status, stderr)
 		}
 		for _, s := range []string{spend.TxHash().String() + "  height 106", "watch " + aliceAddr, "scanned 109 blocks (0..108)", "filters received: 109", "bytes received: ",
-			"leak: the peers together, seeing every block fetched, would attribute ", " of your 1 scripts at >= 0.95", "; one peer, " + node.P2PAddr + ", saw all "} {
+			"leak: the peers together, seeing every block fetched, would attribute ", " of your 1 script at >= 0.95", "; one peer, " + node.P2PAddr + ", saw all "} {
 			if !strings.Contains(stdout, s) {
 				t.Errorf("output lacks %q:\n%s", s, stdout)
 			}
