@@ -121,7 +121,7 @@ input its outpoint, signature and key).`,
   spvfilter privacy model --sweep addresses=5,10,15,20 --universe-size 32000000 --plot-j gervais.svg
   spvfilter privacy model --addresses 50 --fprate 0.01 --universe-size 1000000 --monte-carlo 50
   spvfilter privacy model --addresses 100 --universe-size 1000000000 --target-p-h-all 0.1 --filters 3`,
-		Args: noArgs,
+		Args: modelArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runModel(a, &f, cmd.Flags()) },
 	}
 	fl := c.Flags()

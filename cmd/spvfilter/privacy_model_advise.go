@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/spvfilter/spvfilter/privacy/model"
@@ -208,4 +209,14 @@ func adviceVerdict(r *model.Advice, row model.AdviceRow) string {
 		"(every rate that rounds to it builds the same filter). The client then downloads about %.3g false-positive transactions per block of %d. "+
 		"The filter is built by:",
 		row.Filters, targetText(p), filter, who, rateRange(row), rateArg(row), row.FalsePositiveTxsPerBlock, p.BlockTxs)
+}
+
+// modelArgs refuses every argument of privacy model, and points an
+// "advise" (or "advice") to the flags that advise: the model turns
+// around by a flag, not a subcommand.
+func modelArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 && (args[0] == "advise" || args[0] == "advice") {
+		return badInput("unexpected argument %q: %s advises by a flag, not a subcommand: give --target-p-h-all X or --target-p-h-1 X (0 < X < 1) for the largest filter keeping the leak below X", args[0], cmd.CommandPath())
+	}
+	return noArgs(cmd, args)
 }
