@@ -48,6 +48,25 @@ func TestUserAgentCannotForgeOutputLines(t *testing.T) {
 	}
 }
 
+// recordedBar is a progress bar an app drew through its hook.
+type recordedBar struct {
+	total, done int
+	finished    bool
+}
+
+// barApp returns an app writing nowhere whose progress bars are
+// recorded, by what they describe, in the map returned.
+func barApp() (*app, map[string]*recordedBar) {
+	bars := map[string]*recordedBar{}
+	a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard,
+		newBar: func(what string, total int) (func(done, total int), func()) {
+			b := &recordedBar{total: total}
+			bars[what] = b
+			return func(done, _ int) { b.done = done }, func() { b.finished = true }
+		}}
+	return a, bars
+}
+
 // TestProgressOnLongRuns: analyze draws its progress over the universe
 // file's bytes, and evaluate over the report's and then while it scores
 // (on a terminal; here through the app's hook).
@@ -56,17 +75,7 @@ func TestProgressOnLongRuns(t *testing.T) {
 	sim := filepath.Join(dir, "sim")
 	runOK(t, smallSimulation("7", sim)...)
 	report := filepath.Join(dir, "report.json")
-	type bar struct {
-		total, done int
-		finished    bool
-	}
-	bars := map[string]*bar{}
-	a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard,
-		newBar: func(what string, total int) (func(done, total int), func()) {
-			b := &bar{total: total}
-			bars[what] = b
-			return func(done, _ int) { b.done = done }, func() { b.finished = true }
-		}}
+	a, bars := barApp()
 	var out strings.Builder
 	a.stdout = &out
 	if status := a.execute([]string{"privacy", "analyze", "--capture", filepath.Join(sim, "capture.jsonl"), "--universe", filepath.Join(sim, "universe.txt"), "--json"}); status != exitOK {
@@ -96,17 +105,7 @@ func TestProgressOnLongRuns(t *testing.T) {
 // links the sessions (on a terminal; here through the app's hook).
 func TestProgressSimulateLink(t *testing.T) {
 	sim := filepath.Join(t.TempDir(), "sim")
-	type bar struct {
-		total    int
-		finished bool
-	}
-	bars := map[string]*bar{}
-	a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard,
-		newBar: func(what string, total int) (func(done, total int), func()) {
-			b := &bar{total: total}
-			bars[what] = b
-			return func(int, int) {}, func() { b.finished = true }
-		}}
+	a, bars := barApp()
 	if status := a.execute(smallSimulation("7", sim)); status != exitOK {
 		t.Fatalf("simulate: status %d", status)
 	}
