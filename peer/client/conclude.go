@@ -24,14 +24,11 @@ func (v *verification) conclude(full []chainhash.Hash, first, start int32) ([]ch
 		kept = min(to, u-1)
 	}
 	if c.st != nil {
-		// headers[i] is the filter header of height start-1+i.
 		if err := c.dropUndecidedStored(v.log); err != nil {
 			return nil, v.ms, err
 		}
-		if tip := c.st.FilterHeaderTip(); tip < kept {
-			if err := c.st.AppendFilterHeaders(tip+1, headers[tip+1-(start-1):kept-(start-1)+1]); err != nil {
-				return nil, v.ms, fmt.Errorf("client: storing filter headers: %w", err)
-			}
+		if err := c.storeVerified(full, first, kept); err != nil {
+			return nil, v.ms, err
 		}
 	}
 	// The heights asked of the peers again below start were compared
@@ -43,6 +40,28 @@ func (v *verification) conclude(full []chainhash.Hash, first, start int32) ([]ch
 		c.noteVerified(v.summary(), lo, kept, full[lo-first:kept-first+2])
 	}
 	return headers[from-start:], v.ms, nil
+}
+
+// storeVerified appends to the store the verified filter headers above
+// its tip up to kept; full holds those of first-1 on. The store may have
+// been cut back below first-1 while the verification ran (what it held was
+// found false or undecided): then the headers between are not at hand,
+// nothing is appended, and the next verification starts from the store's
+// tip again (see filterHeaders). So too if the header the store ends with
+// is not the verified one (it changed meanwhile).
+func (c *Client) storeVerified(full []chainhash.Hash, first, kept int32) error {
+	tip := c.st.FilterHeaderTip()
+	if tip >= kept || tip < first-1 {
+		return nil
+	}
+	if hs, err := c.st.FilterHeaders(tip, tip); tip >= 0 && (err != nil || len(hs) != 1 || hs[0] != full[tip-(first-1)]) {
+		c.logf("filter headers verified from %d not stored: the store ends at %d with another header", first, tip)
+		return nil
+	}
+	if err := c.st.AppendFilterHeaders(tip+1, full[tip+1-(first-1):kept-(first-1)+1]); err != nil {
+		return fmt.Errorf("client: storing filter headers: %w", err)
+	}
+	return nil
 }
 
 // noteVoices records, for the scan's result, which peers' answers were

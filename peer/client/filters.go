@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -44,6 +45,9 @@ type filterDownload struct {
 	done     int
 	received int
 	err      error
+	// disputed is the lowest height whose agreed filter header a peer
+	// disputed with its own word (see ownWord), or -1.
+	disputed int32
 }
 
 // flight is one peer's request for a batch. A batch held too long by a
@@ -73,7 +77,7 @@ func (c *Client) matchFilters(ctx context.Context, ms []*pool.Member, scripts []
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	d := &filterDownload{c: c, from: from, to: to, headers: headers, base: gcs.NewMatcher(scripts), progress: progress, cancel: cancel,
-		slow: c.pool.Slow(ms), reach: map[*pool.Member]int32{}}
+		slow: c.pool.Slow(ms), reach: map[*pool.Member]int32{}, disputed: -1}
 	for _, m := range ms {
 		d.reach[m] = c.reachOf(m, to)
 	}
@@ -95,6 +99,9 @@ func (c *Client) matchFilters(ctx context.Context, ms []*pool.Member, scripts []
 		}()
 	}
 	wg.Wait()
+	if d.disputed >= 0 {
+		c.giveUpVerified(d.disputed - 1)
+	}
 	if d.err != nil {
 		return nil, 0, d.err
 	}
@@ -121,8 +128,8 @@ func (d *filterDownload) check(h int32, data []byte) error {
 		return nil
 	}
 	if got, want := gcs.MakeHeader(&fh, &d.headers[h-d.from]), d.headers[h-d.from+1]; got != want {
-		return fmt.Errorf("%w: filter for block %v (height %d) leads to filter header %v, the agreed one is %v",
-			peer.ErrBadFilter, d.c.chain.Hash(h), h, got, want)
+		return &offHeaderError{height: h, hash: fh, msg: fmt.Sprintf("%v: filter for block %v (height %d) leads to filter header %v, the agreed one is %v",
+			peer.ErrBadFilter, d.c.chain.Hash(h), h, got, want)}
 	}
 	return nil
 }
@@ -248,6 +255,9 @@ func (d *filterDownload) work(ctx context.Context, m *pool.Member) {
 				return
 			}
 			continue
+		}
+		if off := (*offHeaderError)(nil); errors.As(err, &off) {
+			err = d.ownWord(ctx, m, off, err)
 		}
 		if err != nil {
 			d.fail(m, err)

@@ -83,6 +83,12 @@ func (c *Client) scan(ctx context.Context, req ScanRequest, mode string, service
 		if serr := c.chain.Err(); serr != nil {
 			return nil, fmt.Errorf("client: the chain state: %w", serr)
 		}
+		if errors.Is(f.Err, errDisputedHeader) && attempt < maxAttempts {
+			// No proof yet: the header is verified again, with f.Member
+			// (see ownWord).
+			c.logf("%v: verifying again", f.Err)
+			continue
+		}
 		// A reorganization explains stalls, notfound and changed filter
 		// headers from an honest node: check before blaming, on a new
 		// connection if the failed request dropped the old one.

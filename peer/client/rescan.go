@@ -553,6 +553,7 @@ func (r *Rescan) revisedFrom() int32 {
 		r.rc.revised, r.rc.compareFrom = n, r.base
 	}
 	seen, from := r.rc.revised, max(r.rc.compareFrom, r.base)
+	unsure := slices.Clone(r.rc.unsure)
 	var scanned []chainhash.Hash
 	if from != noRevision {
 		for _, b := range r.rc.reported[min(from-r.base, int32(len(r.rc.reported))):] {
@@ -563,7 +564,7 @@ func (r *Rescan) revisedFrom() int32 {
 	if from == noRevision {
 		return -1
 	}
-	differs, next := r.c.compareVerified(from, scanned)
+	differs, next := r.c.compareVerified(from, scanned, unsure)
 	r.mu.Lock()
 	if r.rc.revised == seen { // else given up again meanwhile: compare all anew
 		r.rc.compareFrom = next
@@ -574,10 +575,14 @@ func (r *Rescan) revisedFrom() int32 {
 
 // compareVerified compares the filter headers blocks from, from+1, ...
 // were scanned against (zero if unknown) with those verified now. It
-// returns the first height whose filter header differs or is not kept
-// (-1 if none), and the first not compared, as not verified again yet
-// (noRevision if all were).
-func (c *Client) compareVerified(from int32, scanned []chainhash.Hash) (differs, next int32) {
+// returns the first height whose filter header differs (-1 if none), and
+// the first not compared, as not verified again yet (noRevision if all
+// were). A header that rests on one peer is not kept in memory (see
+// noteVerified): a block reported on several peers' word whose header
+// rests on one now was verified anew, and counts as differing; one
+// reported resting on one peer (unsure) is scanned again once another
+// holds it (see rechecks.from), and is not compared.
+func (c *Client) compareVerified(from int32, scanned []chainhash.Hash, unsure []OnePeer) (differs, next int32) {
 	c.opMu.Lock()
 	defer c.opMu.Unlock()
 	for i, want := range scanned {
@@ -585,9 +590,10 @@ func (c *Client) compareVerified(from int32, scanned []chainhash.Hash) (differs,
 		if h > c.verifiedTo {
 			return -1, h
 		}
-		// A header verified anew that rests on one peer is not kept (see
-		// noteVerified): the block is scanned again as if it differed.
-		if _, got, ok := c.keptFilterHeader(h); !ok || want != (chainhash.Hash{}) && got != want {
+		_, got, ok := c.keptFilterHeader(h)
+		switch {
+		case !ok && slices.ContainsFunc(unsure, func(o OnePeer) bool { return o.From <= h && h <= o.To }):
+		case !ok, want != (chainhash.Hash{}) && got != want:
 			return h, h
 		}
 	}

@@ -95,8 +95,9 @@ func (c *Client) follow(ctx context.Context) {
 			c.logf("service: syncing headers: %v", err)
 		}
 		c.tip.notify()
-		if err := c.verifyLate(ctx); err != nil && ctx.Err() == nil {
+		if low, err := c.verifyLate(ctx); err != nil && ctx.Err() == nil {
 			c.logf("service: verifying filter headers peers claimed late: %v", err)
+			verifiedTo = min(verifiedTo, low)
 		}
 		best := c.bestHeld(wire.SFNodeCF)
 		if now := (verifyFailure{best: best, peers: len(c.pool.Serving(wire.SFNodeCF))}); best >= 0 && best != verifiedTo &&
@@ -234,12 +235,15 @@ func (c *Client) heardAll(m *pool.Member) bool {
 }
 
 // verifyFilterHeaders verifies the filter headers from..to (from the
-// store's tip with a store) as a scan does, and keeps them.
+// store's tip at the latest, with a store) as a scan does, and keeps
+// them.
 func (c *Client) verifyFilterHeaders(ctx context.Context, from, to int32) error {
 	c.opMu.Lock()
 	defer c.opMu.Unlock()
 	if c.st != nil {
-		from = c.st.FilterHeaderTip() + 1
+		// From the store's tip on, and below it the heights given up
+		// (see verifyLate): what the store holds there is compared too.
+		from = min(from, c.st.FilterHeaderTip()+1)
 	}
 	from = max(from, 0)
 	if from > to {
@@ -294,11 +298,14 @@ func (c *Client) announced(m *pool.Member, a peer.Announcement) {
 // filters and verifies again, from the lowest height one of them claimed
 // after it was verified up to the highest verified, with every peer that
 // holds them, the late ones too; a difference is settled as ever (and
-// with a store, what it holds is compared too).
-func (c *Client) verifyLate(ctx context.Context) error {
+// with a store, what it holds is compared too). It returns the highest
+// height verified after it: below what was verified before if the
+// verification failed (the peers proven false held the rest), for the
+// service to verify on from there.
+func (c *Client) verifyLate(ctx context.Context) (int32, error) {
 	late := c.svc.late.take()
 	if len(late) == 0 {
-		return nil
+		return 0, nil
 	}
 	c.opMu.Lock()
 	defer c.opMu.Unlock()
@@ -310,10 +317,11 @@ func (c *Client) verifyLate(ctx context.Context) error {
 		}
 	}
 	if from < 0 {
-		return nil
+		return to, nil
 	}
 	c.giveUpVerified(from - 1)
-	return c.verifyRange(ctx, from, to)
+	err := c.verifyRange(ctx, from, to)
+	return c.verifiedTo, err
 }
 
 // connected takes in that m is connected, for the first time or again:
