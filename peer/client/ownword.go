@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/gcs"
 	"github.com/spvfilter/spvfilter/peer"
 	"github.com/spvfilter/spvfilter/peer/pool"
@@ -13,13 +14,17 @@ import (
 
 // A filter that does not lead to the agreed filter header of its height
 // proves its server false only if the server stated that header itself.
-// The header may have been agreed without it: kept from an earlier
-// verification, or stated by faster peers before it announced the block.
-// So the server is asked for its own word on the height first: a filter
-// whose hash it does not state, or which its own stated header rules out,
-// is a lie; a filter that leads to the header it states is a disagreement
-// about the header, which the height's verification, asked again of
-// every peer, settles with the block (see dispute.go).
+// Up to the chain's last checkpoint height it did: every peer's
+// checkpoints were compared, and a filter header a peer states below an
+// agreed checkpoint it stated too is bound by it. Above, near the tip,
+// the header may have been agreed without it: stated by faster peers
+// before it announced the block, and kept since. So there the server is
+// asked for its own word on the height first: a filter whose hash it does
+// not state, or which leads to the agreed header, is a lie; a filter that
+// leads to the header it states is a disagreement about the header,
+// which the verification, asked again of every peer from the height (or
+// from the last checkpoint, if the server's previous header differs too),
+// settles with the block (see dispute.go).
 
 // offHeaderError is a filter of height whose hash leads to another filter
 // header than the agreed one.
@@ -45,6 +50,10 @@ var errDisputedHeader = errors.New("the peer states another filter header than t
 // the agreed header itself; else a disagreement (errDisputedHeader),
 // noting the height to verify again.
 func (d *filterDownload) ownWord(ctx context.Context, m *pool.Member, off *offHeaderError, lie error) error {
+	lastCheckpoint := d.c.chain.Height() / wire.CFCheckptInterval * wire.CFCheckptInterval
+	if off.height <= lastCheckpoint {
+		return lie
+	}
 	// The failed answer dropped the connection.
 	if err := d.c.pool.Redial(ctx, m); err != nil {
 		return peerErr(m, "getcfheaders", err)
@@ -56,9 +65,13 @@ func (d *filterDownload) ownWord(ctx context.Context, m *pool.Member, off *offHe
 	if len(hashes) != 1 || hashes[0] != off.hash || gcs.MakeHeader(&hashes[0], &prev) == d.headers[off.height-d.from+1] {
 		return lie
 	}
+	from := off.height
+	if prev != d.headers[off.height-d.from] {
+		from = lastCheckpoint + 1
+	}
 	d.mu.Lock()
-	if d.disputed < 0 || off.height < d.disputed {
-		d.disputed = off.height
+	if d.disputed < 0 || from < d.disputed {
+		d.disputed = from
 	}
 	d.mu.Unlock()
 	return peerErr(m, "getcfilters", fmt.Errorf("%w: its filter of height %d leads to the filter header it states, %v",

@@ -235,15 +235,12 @@ func (c *Client) heardAll(m *pool.Member) bool {
 }
 
 // verifyFilterHeaders verifies the filter headers from..to (from the
-// store's tip at the latest, with a store) as a scan does, and keeps
-// them.
+// store's tip with a store) as a scan does, and keeps them.
 func (c *Client) verifyFilterHeaders(ctx context.Context, from, to int32) error {
 	c.opMu.Lock()
 	defer c.opMu.Unlock()
 	if c.st != nil {
-		// From the store's tip on, and below it the heights given up
-		// (see verifyLate): what the store holds there is compared too.
-		from = min(from, c.st.FilterHeaderTip()+1)
+		from = c.st.FilterHeaderTip() + 1
 	}
 	from = max(from, 0)
 	if from > to {
@@ -321,6 +318,13 @@ func (c *Client) verifyLate(ctx context.Context) (int32, error) {
 	}
 	c.giveUpVerified(from - 1)
 	err := c.verifyRange(ctx, from, to)
+	if err != nil && c.st != nil && c.st.FilterHeaderTip() > c.verifiedTo {
+		// What the store holds above is no longer verified: it is
+		// verified again from there, not kept on disk as if it were.
+		if terr := c.st.TruncateFilterHeaders(c.verifiedTo); terr != nil {
+			return c.verifiedTo, errors.Join(err, fmt.Errorf("client: %w", terr))
+		}
+	}
 	return c.verifiedTo, err
 }
 
