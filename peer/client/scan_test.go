@@ -78,8 +78,9 @@ func TestScanBothModes(t *testing.T) {
 			}
 			switch mode {
 			case "bip37":
-				if res.MerkleBlocksReceived != res.BlocksScanned || res.FiltersReceived != 0 {
-					t.Errorf("merkle blocks %d, filters %d", res.MerkleBlocksReceived, res.FiltersReceived)
+				// A reload asks the blocks from there again.
+				if res.MerkleBlocksReceived < res.BlocksScanned || res.FilterReloads == 0 && res.MerkleBlocksReceived != res.BlocksScanned || res.FiltersReceived != 0 {
+					t.Errorf("merkle blocks %d for %d blocks after %d reloads, filters %d", res.MerkleBlocksReceived, res.BlocksScanned, res.FilterReloads, res.FiltersReceived)
 				}
 			case "bip157":
 				if res.FiltersReceived != res.BlocksScanned || res.BlocksFetched < 4 || res.BlocksFetched != 4+res.FalsePositiveBlocks {
