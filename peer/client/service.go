@@ -81,6 +81,7 @@ func (c *Client) follow(ctx context.Context) {
 	defer tick.Stop()
 	verifiedTo := c.bestHeld(wire.SFNodeCF)
 	var failed verifyFailure
+	var risen risenTips
 	all := true
 	for {
 		// Under the operation lock, as every change of the chain: a scan
@@ -95,6 +96,7 @@ func (c *Client) follow(ctx context.Context) {
 			c.logf("service: syncing headers: %v", err)
 		}
 		c.tip.notify()
+		risen.note(c.pool.Serving(wire.SFNodeCF), c.views.tip, &c.svc.late)
 		if low, err := c.verifyLate(ctx); err != nil && ctx.Err() == nil {
 			c.logf("service: verifying filter headers peers claimed late: %v", err)
 			verifiedTo = min(verifiedTo, low)
