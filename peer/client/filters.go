@@ -134,6 +134,22 @@ func (d *filterDownload) check(h int32, data []byte) error {
 	return nil
 }
 
+// ownWord asks m's own word on the height whose filter it served off the
+// agreed header (see Client.ownWord), and notes the lowest height a
+// disagreement gives up.
+func (d *filterDownload) ownWord(ctx context.Context, m *pool.Member, off *offHeaderError, lie error) error {
+	i := off.height - d.from
+	from, err := d.c.ownWord(ctx, m, off, [2]chainhash.Hash{d.headers[i], d.headers[i+1]}, lie)
+	if from >= 0 {
+		d.mu.Lock()
+		if d.disputed < 0 || from < d.disputed {
+			d.disputed = from
+		}
+		d.mu.Unlock()
+	}
+	return err
+}
+
 // keep caches the verified filters of batch b, but those of the heights
 // where peers disagree and the block cannot decide.
 func (d *filterDownload) keep(b filterBatch, blocks []chainhash.Hash, datas [][]byte) {

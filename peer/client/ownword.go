@@ -46,34 +46,30 @@ func (e *offHeaderError) Unwrap() error { return peer.ErrBadFilter }
 var errDisputedHeader = errors.New("the peer states another filter header than the agreed one")
 
 // ownWord returns what m's filter off the agreed header proves, given
-// m's own word on its height: lie if m states another filter hash, or
-// the agreed header itself; else a disagreement (errDisputedHeader),
-// noting the height to verify again.
-func (d *filterDownload) ownWord(ctx context.Context, m *pool.Member, off *offHeaderError, lie error) error {
-	lastCheckpoint := d.c.chain.Height() / wire.CFCheckptInterval * wire.CFCheckptInterval
+// m's own word on its height (agreed holds the agreed filter headers of
+// the height and the one before): lie if m states another filter hash,
+// or the agreed header itself; else a disagreement (errDisputedHeader),
+// with the lowest height to verify again.
+func (c *Client) ownWord(ctx context.Context, m *pool.Member, off *offHeaderError, agreed [2]chainhash.Hash, lie error) (int32, error) {
+	lastCheckpoint := c.chain.Height() / wire.CFCheckptInterval * wire.CFCheckptInterval
 	if off.height <= lastCheckpoint {
-		return lie
+		return -1, lie
 	}
 	// The failed answer dropped the connection.
-	if err := d.c.pool.Redial(ctx, m); err != nil {
-		return peerErr(m, "getcfheaders", err)
+	if err := c.pool.Redial(ctx, m); err != nil {
+		return -1, peerErr(m, "getcfheaders", err)
 	}
-	prev, hashes, err := d.c.conn(m).GetCFHeaders(ctx, off.height, d.c.chain.Hash(off.height), 1)
+	prev, hashes, err := c.conn(m).GetCFHeaders(ctx, off.height, c.chain.Hash(off.height), 1)
 	if err != nil {
-		return peerErr(m, "getcfheaders", err)
+		return -1, peerErr(m, "getcfheaders", err)
 	}
-	if len(hashes) != 1 || hashes[0] != off.hash || gcs.MakeHeader(&hashes[0], &prev) == d.headers[off.height-d.from+1] {
-		return lie
+	if len(hashes) != 1 || hashes[0] != off.hash || gcs.MakeHeader(&hashes[0], &prev) == agreed[1] {
+		return -1, lie
 	}
 	from := off.height
-	if prev != d.headers[off.height-d.from] {
+	if prev != agreed[0] {
 		from = lastCheckpoint + 1
 	}
-	d.mu.Lock()
-	if d.disputed < 0 || from < d.disputed {
-		d.disputed = from
-	}
-	d.mu.Unlock()
-	return peerErr(m, "getcfilters", fmt.Errorf("%w: its filter of height %d leads to the filter header it states, %v",
+	return from, peerErr(m, "getcfilters", fmt.Errorf("%w: its filter of height %d leads to the filter header it states, %v",
 		errDisputedHeader, off.height, gcs.MakeHeader(&hashes[0], &prev)))
 }
