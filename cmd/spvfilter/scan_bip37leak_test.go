@@ -577,8 +577,13 @@ func TestBIP37HelpFigures(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The help gives two significant digits, or one for the
-		// filter sent, whose rate is the rate asked within its fill.
-		same := func(x, y float64) bool { return math.Abs(x-y) <= 0.05*y }
+		// filter sent, whose rate is the rate asked within its fill
+		// (random elements: a filter's P_h moves by some percent).
+		tol := 0.05
+		if l.Target == nil {
+			tol = 0.15
+		}
+		same := func(x, y float64) bool { return math.Abs(x-y) <= tol*y }
 		// The model's figure: with a target, the decision's; without,
 		// the filter sent's.
 		phAll := l.Collusion.PHAllExact
