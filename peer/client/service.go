@@ -315,7 +315,7 @@ func (c *Client) verifyLate(ctx context.Context) (int32, error) {
 			from = h
 		}
 	}
-	if from < 0 {
+	if from < 0 || c.lateAgree(ctx, late, serving, from, to) {
 		return to, nil
 	}
 	c.giveUpVerified(from - 1)
@@ -328,6 +328,30 @@ func (c *Client) verifyLate(ctx context.Context) (int32, error) {
 		}
 	}
 	return c.verifiedTo, err
+}
+
+// lateAgree asks each late claimer alone for its filter headers from the
+// height it claimed late up to to, and reports whether every one states
+// the headers verified (known from from-1 on): then the verification
+// stands and nobody else is asked again. Any difference, an answer that
+// failed, or a header not known (it rests on one peer) makes the caller
+// verify again with every peer, which settles it as ever. Called with
+// opMu held.
+func (c *Client) lateAgree(ctx context.Context, late map[*pool.Member]int32, serving []*pool.Member, from, to int32) bool {
+	known := c.knownPrefix(max(from-1, 0), to)
+	if from == 0 || len(known) != int(to-from)+2 {
+		return false
+	}
+	for m, h := range late {
+		if h > to || !slices.Contains(serving, m) {
+			continue
+		}
+		hashes, err := c.cfHeaders(ctx, m, h, to, known[h-from])
+		if err != nil || chainHeaders(known[h-from], hashes) != known[to-from+1] {
+			return false
+		}
+	}
+	return true
 }
 
 // connected takes in that m is connected, for the first time or again:
