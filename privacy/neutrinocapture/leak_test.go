@@ -85,8 +85,8 @@ func wantP(shape peertest.WalletChain, k int) float64 {
 }
 
 // TestLeakAgainstCapture measures the leak of downloads on a real btcd: a
-// labelled wallet (peertest.WalletChainFromEnv: 20 scripts in 40 blocks
-// of 2,000 by default, in 24 of 450 with SPVFILTER_WALLET_CHAIN=short)
+// labelled wallet (peertest.WalletChainFromEnv: 20 scripts in 24 blocks
+// of 450 by default, in 40 of 2,000 with SPVFILTER_WALLET_CHAIN=long)
 // is scanned from its birth by each client through its own
 // privacy/capture relay, and "privacy fetches" (attack.AnalyzeFetches)
 // and "privacy evaluate" (simulate.Evaluate, against the labels) run on
@@ -118,7 +118,7 @@ func wantP(shape peertest.WalletChain, k int) float64 {
 // run by hand:
 //
 //	go test -run TestLeakAgainstCapture -v
-//	SPVFILTER_WALLET_CHAIN=short go test -run TestLeakAgainstCapture -v
+//	SPVFILTER_WALLET_CHAIN=long go test -run TestLeakAgainstCapture -v
 //	SPVFILTER_MAX_COVER_BLOCKS=-1 go test -run TestLeakAgainstCapture -v
 func TestLeakAgainstCapture(t *testing.T) {
 	shape := peertest.WalletChainFromEnv(t)
