@@ -294,9 +294,10 @@ func (c *Client) announced(m *pool.Member, a peer.Announcement) {
 }
 
 // verifyLate takes the late claims of the live peers offering compact
-// filters and verifies again, from the lowest height one of them claimed
-// after it was verified up to the highest verified, with every peer that
-// holds them, the late ones too; a difference is settled as ever (and
+// filters: each late peer alone is asked for its filter headers up to
+// the highest verified (lateAgree); if one differs, the heights from the
+// lowest one of them claimed are verified again with every peer that
+// holds them, the late ones too, and a difference is settled as ever (and
 // with a store, what it holds is compared too). It returns the highest
 // height verified after it: below what was verified before if the
 // verification failed (the peers proven false held the rest), for the
