@@ -136,7 +136,9 @@ func TestSpendTypes(t *testing.T) {
 			var res *ScanResult
 			var err error
 			if tt.mode == "bip37" {
-				res, err = c.ScanBIP37(context.Background(), req, BIP37Options{FPRate: 0.0001, Flags: tt.flags})
+				// The filter matches at its rate (see NewWatchFilter): one
+				// of a billion, so that no false positive is counted.
+				res, err = c.ScanBIP37(context.Background(), req, BIP37Options{FPRate: 1e-9, Flags: tt.flags})
 			} else {
 				res, err = c.ScanBIP157(context.Background(), req)
 			}
