@@ -6,12 +6,13 @@ import (
 	"github.com/spvfilter/spvfilter/peer/pool"
 )
 
-// lateClaims are the heights peers newly claimed by announcing blocks the
-// chain held already. The filter headers of a new block are verified with
-// the peers that hold it then, and what is verified is not asked again: a
-// peer whose announcements always come after the others' (a slower link)
-// would never be asked, and faster peers agreeing on a lie would never
-// meet its word. So the heights a peer claimed late are verified again,
+// lateClaims are the heights peers newly claimed once the chain held them
+// already (see risenTips). The filter headers of a new block are verified
+// with the peers that hold it then, and what is verified is not asked
+// again: a peer whose announcements always come after the others' (a
+// slower link) would never be asked, and faster peers agreeing on a lie
+// would never meet its word. So a late peer's word on the heights it
+// claimed late is asked, and where it differs they are verified again
 // with every peer that holds them (see Client.verifyLate). One height a
 // member, the lowest: bounded by the pool.
 type lateClaims struct {

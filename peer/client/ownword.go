@@ -63,7 +63,11 @@ func (c *Client) ownWord(ctx context.Context, m *pool.Member, off *offHeaderErro
 	if err != nil {
 		return -1, peerErr(m, "getcfheaders", err)
 	}
-	if len(hashes) != 1 || hashes[0] != off.hash || gcs.MakeHeader(&hashes[0], &prev) == agreed[1] {
+	if len(hashes) != 1 || hashes[0] != off.hash {
+		return -1, lie
+	}
+	stated := gcs.MakeHeader(&hashes[0], &prev)
+	if stated == agreed[1] {
 		return -1, lie
 	}
 	from := off.height
@@ -71,5 +75,5 @@ func (c *Client) ownWord(ctx context.Context, m *pool.Member, off *offHeaderErro
 		from = lastCheckpoint + 1
 	}
 	return from, peerErr(m, "getcfilters", fmt.Errorf("%w: its filter of height %d leads to the filter header it states, %v",
-		errDisputedHeader, off.height, gcs.MakeHeader(&hashes[0], &prev)))
+		errDisputedHeader, off.height, stated))
 }

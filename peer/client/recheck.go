@@ -129,9 +129,7 @@ func (k *rechecks) from(c *Client) int32 {
 // reported.
 func (k *rechecks) take(c *Client, base int32, req ScanRequest, res *ScanResult) []Event {
 	for h := req.From; h <= req.To; h++ {
-		if i := int(h - req.From + 1); i < len(res.filterHeaders) {
-			k.reported[h-base].filter = res.filterHeaders[i]
-		}
+		k.reported[h-base].filter = res.filterHeader(h)
 	}
 	if req.From <= k.compareFrom && k.compareFrom <= req.To {
 		k.compareFrom = req.To + 1 // scanned against the headers verified now

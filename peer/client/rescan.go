@@ -443,10 +443,7 @@ func (r *Rescan) step(ctx context.Context, to int32) error {
 			e.OnePeer = alone
 		}
 		r.emit(e)
-		var filter chainhash.Hash
-		if j := int(h - req.From + 1); j < len(res.filterHeaders) {
-			filter = res.filterHeaders[j]
-		}
+		filter := res.filterHeader(h)
 		if e.OnePeer != "" || byOne {
 			r.connected(e, len(req.Watch), filter, res.Matches[first:i], &OnePeer{From: h, To: h, Peer: e.OnePeer})
 		} else {

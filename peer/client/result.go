@@ -103,6 +103,15 @@ type ScanResult struct {
 	filterHeaders []chainhash.Hash
 }
 
+// filterHeader returns the verified filter header the block at height h
+// was scanned against, zero if the result does not keep it.
+func (r *ScanResult) filterHeader(h int32) chainhash.Hash {
+	if i := int(h - r.From + 1); i >= 0 && i < len(r.filterHeaders) {
+		return r.filterHeaders[i]
+	}
+	return chainhash.Hash{}
+}
+
 // PeerStatus is what the client knows of one peer.
 type PeerStatus struct {
 	Address   string

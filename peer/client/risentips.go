@@ -5,7 +5,8 @@ import "github.com/spvfilter/spvfilter/peer/pool"
 // risenTips finds the peers whose tips rose since it last looked, however
 // they rose: an announcement of a block the chain held (see
 // Client.announced) or a header sync that answered one the chain lacked
-// when it came and held by the time that peer's headers were read.
+// when it came and held by the time that peer's headers were read. It is
+// the one place late claims are noted.
 // Either way the heights are claimed late if they were verified without
 // that peer (see lateClaims). It is the service's, used from its
 // goroutine alone.
@@ -24,9 +25,13 @@ func (r *risenTips) note(ms []*pool.Member, tip func(*pool.Member) int32, late *
 	for _, m := range ms {
 		h := tip(m)
 		now[m] = h
-		if old, ok := r.seen[m]; ok && old >= 0 && old < h && h-old <= tipWindow {
+		if old, ok := r.seen[m]; ok && claimsLate(old, h) {
 			late.add(m, old+1)
 		}
 	}
 	r.seen = now
 }
+
+// claimsLate reports whether a peer's tip rising from old to h claims the
+// heights above old: a tip known, and a rise within tipWindow.
+func claimsLate(old, h int32) bool { return old >= 0 && old < h && h-old <= tipWindow }

@@ -268,21 +268,15 @@ func (c *Client) verifyRange(ctx context.Context, from, to int32) error {
 }
 
 // announced takes in a peer's announcement: blocks of the chain raise the
-// peer's tip (and are noted as claimed late, see lateClaims); a block the
-// chain lacks wakes the header sync.
+// peer's tip and wake the service, which notes them as claimed late (see
+// risenTips); a block the chain lacks wakes the header sync.
 func (c *Client) announced(m *pool.Member, a peer.Announcement) {
 	wake := false
 	for _, hash := range a.Blocks {
 		if h, ok := c.chain.HeightOf(hash); ok {
-			// The tip is raised before the claim is noted: a verification
-			// that takes the claim while the height is not verified yet
-			// (and so drops it) then finds m among the peers holding it.
 			old := c.views.tip(m)
 			c.views.raise(m, h)
-			if old >= 0 && old < h && h-old <= tipWindow {
-				c.svc.late.add(m, old+1)
-				wake = true
-			}
+			wake = wake || claimsLate(old, h)
 		} else if c.views.announce(m, hash) {
 			wake = true
 		}
