@@ -45,6 +45,20 @@ func sharedClient(t *testing.T, addrs []string, timeout time.Duration) *client.C
 	return c
 }
 
+// syncedWallet creates a wallet born an hour ago, waits for its first
+// sync to the tip of h's net and checks that its first address pays
+// script; the notifications that follow are filed under "receive".
+func (h *harness) syncedWallet(t *testing.T, script []byte) *walletLife {
+	t.Helper()
+	h.log.setPhase("connect")
+	tip, height := h.net.tip(t)
+	l := h.createWallet(t.TempDir(), time.Now().Add(-time.Hour), 0)
+	h.expectState(h.waitSynced(l, "the first sync", tip, nil), walletState{Tip: height})
+	firstAddress(t, l, script)
+	h.log.setPhase("receive")
+	return l
+}
+
 // firstAddress creates the wallet's first BIP 84 address and checks that
 // it pays script.
 func firstAddress(t *testing.T, l *walletLife, script []byte) {
@@ -95,17 +109,11 @@ func TestLyingPeer(t *testing.T) {
 	c := sharedClient(t, addrs, 0)
 	h := &harness{t: t, addrs: addrs, bc: sharedCase("spvfilter", c, lowestFirst), log: newNotificationLog(), limit: waitLimit, net: net}
 
-	h.log.setPhase("connect")
-	tip, height := net.tip(t)
-	l := h.createWallet(t.TempDir(), time.Now().Add(-time.Hour), 0)
-	h.expectState(h.waitSynced(l, "the first sync", tip, nil), walletState{Tip: height})
-	firstAddress(t, l, script)
-
-	h.log.setPhase("receive")
+	l := h.syncedWallet(t, script)
 	pay := spendGenerated(t, net, 2, wire.NewTxOut(int64(received), script))
 	hash := *net.miner.Confirm(t, pay)
 	net.waitSame(t)
-	tip, height = net.tip(t)
+	tip, height := net.tip(t)
 	st := h.waitSynced(l, "the payment", tip, func(s walletState) bool { return s.Confirmed == received })
 	h.expectState(st, paymentState(pay, hash, height, height))
 

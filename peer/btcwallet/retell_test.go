@@ -52,12 +52,7 @@ func startLateProof(t *testing.T) *lateProof {
 			t.Logf("notifications:\n%v", h.log)
 		}
 	})
-	h.log.setPhase("connect")
-	tip, height := net.tip(t)
-	l := h.createWallet(t.TempDir(), time.Now().Add(-time.Hour), 0)
-	h.expectState(h.waitSynced(l, "the first sync", tip, nil), walletState{Tip: height})
-	firstAddress(t, l, script)
-	h.log.setPhase("receive")
+	l := h.syncedWallet(t, script)
 	return &lateProof{h: h, l: l, c: c, net: net, script: script, colluders: colluders}
 }
 
