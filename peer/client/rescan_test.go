@@ -18,6 +18,8 @@ type eventLog struct {
 	mu     sync.Mutex
 	events []Event
 	signal chan struct{}
+	// ended says how the rescan's Run returned, once it did (see end).
+	ended string
 }
 
 func newEventLog() *eventLog { return &eventLog{signal: make(chan struct{}, 1)} }
@@ -25,6 +27,18 @@ func newEventLog() *eventLog { return &eventLog{signal: make(chan struct{}, 1)} 
 func (l *eventLog) add(e Event) {
 	l.mu.Lock()
 	l.events = append(l.events, e)
+	l.mu.Unlock()
+	select {
+	case l.signal <- struct{}{}:
+	default:
+	}
+}
+
+// end records that the rescan's Run returned err, for a wait that fails
+// to name.
+func (l *eventLog) end(err error) {
+	l.mu.Lock()
+	l.ended = fmt.Sprintf("the rescan ended: %v", err)
 	l.mu.Unlock()
 	select {
 	case l.signal <- struct{}{}:
@@ -59,7 +73,13 @@ func (l *eventLog) waitForWithin(t *testing.T, what string, cond func([]Event) b
 		select {
 		case <-l.signal:
 		case <-deadline:
-			t.Fatalf("no %s within %v; events: %v", what, limit, l.summary())
+			l.mu.Lock()
+			ended := l.ended
+			l.mu.Unlock()
+			if ended == "" {
+				ended = "the rescan runs on"
+			}
+			t.Fatalf("no %s within %v; events: %v; %s", what, limit, l.summary(), ended)
 		}
 	}
 }
