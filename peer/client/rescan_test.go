@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -377,5 +378,42 @@ func TestRescanFollowsSpendTypes(t *testing.T) {
 	}
 	if !slices.Equal(disc, []int32{504, 503}) {
 		t.Errorf("disconnected %v, want 504, 503", disc)
+	}
+}
+
+// TestFollowWaitsForItsPeerBack: a following rescan on a started client
+// with one peer, whose node goes down while it serves the filter of a new
+// block (its connection ends, and dials are refused for two seconds). The
+// scan fails with no peer left; the rescan waits for the service to dial
+// the peer again and reports the block once it is back, rather than
+// ending as if the peer were gone for good.
+func TestFollowWaitsForItsPeerBack(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 110)
+	var armed atomic.Bool
+	down := make(chan struct{}, 1)
+	proxy := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
+		if _, ok := m.(*wire.MsgCFilter); ok && armed.CompareAndSwap(true, false) {
+			down <- struct{}{}
+			time.Sleep(200 * time.Millisecond) // the node goes down with its answer
+			return nil, true
+		}
+		return []wire.Message{m}, false
+	})
+	c := connectTo(t, node, 5*time.Second, proxy.Addr)
+	startService(t, c)
+	log, stop := follow(t, c, 100, peertest.NewKey("alice").PkScript())
+	log.waitFor(t, "the tip at 110", tipAt(110))
+	armed.Store(true)
+	node.Generate(t, 1) // 111
+	select {
+	case <-down:
+		proxy.Pause(t, 2*time.Second)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the filter of block 111 was never asked for")
+	}
+	log.waitFor(t, "block 111 once the peer is back", tipAt(111))
+	if err := stop(); err != nil {
+		t.Fatal(err)
 	}
 }
