@@ -27,7 +27,7 @@ func (v *verification) conclude(full []chainhash.Hash, first, start int32) ([]ch
 		if err := c.dropUndecidedStored(v.log); err != nil {
 			return nil, v.ms, err
 		}
-		if err := c.storeVerified(full, first, kept); err != nil {
+		if err := c.storeVerified(v.log, full, first, kept); err != nil {
 			return nil, v.ms, err
 		}
 	}
@@ -48,14 +48,20 @@ func (v *verification) conclude(full []chainhash.Hash, first, start int32) ([]ch
 // found false or undecided): then the headers between are not at hand,
 // nothing is appended, and the next verification starts from the store's
 // tip again (see filterHeaders). So too if the header the store ends with
-// is not the verified one (it changed meanwhile).
-func (c *Client) storeVerified(full []chainhash.Hash, first, kept int32) error {
+// is not the verified one (it changed meanwhile), which log notes for the
+// result.
+func (c *Client) storeVerified(log *scanLog, full []chainhash.Hash, first, kept int32) error {
 	tip := c.st.FilterHeaderTip()
 	if tip >= kept || tip < first-1 {
 		return nil
 	}
 	if hs, err := c.st.FilterHeaders(tip, tip); tip >= 0 && (err != nil || len(hs) != 1 || hs[0] != full[tip-(first-1)]) {
-		c.logf("filter headers verified from %d not stored: the store ends at %d with another header", first, tip)
+		note := fmt.Sprintf("filter headers verified from height %d not stored: the data directory's store ends at %d with another header (it changed meanwhile); they are verified again from there", first, tip)
+		if err != nil {
+			note = fmt.Sprintf("%s (reading it: %v)", note, err)
+		}
+		c.logf("%s", note)
+		log.note(note)
 		return nil
 	}
 	if err := c.st.AppendFilterHeaders(tip+1, full[tip+1-(first-1):kept-(first-1)+1]); err != nil {

@@ -23,7 +23,11 @@ func follow(t *testing.T, c *Client, from int32, scripts ...[]byte) (*eventLog, 
 	r := c.NewRescan(RescanOptions{Watch: items(scripts), From: from, Follow: true, PollInterval: 100 * time.Millisecond, OnEvent: log.add})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx) }()
+	go func() {
+		err := r.Run(ctx)
+		log.end(err)
+		done <- err
+	}()
 	stopped := false
 	stop := func() error {
 		if stopped {

@@ -200,7 +200,9 @@ func TestGetUtxoNamesOnePeerHeights(t *testing.T) {
 // filter (which the block proves false) with coherent headers and
 // checkpoints. A lie at a height the honest node holds is caught; one
 // above it is caught or named as resting on the liar alone; the honest
-// node is never banned. The rows cover each side of the checkpoint: the
+// node is never banned. An honest node left out (too slow under load)
+// holds nothing for the scan: then the result must name the liar as the
+// one peer it rests on. The rows cover each side of the checkpoint: the
 // lie at the checkpoint or just below it with the honest node below it,
 // at the checkpoint or just above it with the honest node at it, and
 // above it with both past it.
@@ -216,33 +218,71 @@ func TestLiarAtCheckpointBoundary(t *testing.T) {
 	for _, tt := range []struct {
 		name                string
 		honest, liar, lieAt int32
+		slow                bool // the honest node answers headers too late to be waited for
 	}{
-		{"honest 999, liar 1000, lie at 1000", cp - 1, cp, cp},
-		{"honest 999, liar 1000, lie at 999", cp - 1, cp, cp - 1},
-		{"honest 1000, liar 1001, lie at 1000", cp, cp + 1, cp},
-		{"honest 1000, liar 1001, lie at 1001", cp, cp + 1, cp + 1},
-		{"honest 1001, liar 1001, lie at 1001 (checkpoint honest, tail false)", cp + 1, cp + 1, cp + 1},
+		{"honest 999, liar 1000, lie at 1000", cp - 1, cp, cp, false},
+		{"honest 999, liar 1000, lie at 999", cp - 1, cp, cp - 1, false},
+		{"honest 1000, liar 1001, lie at 1000", cp, cp + 1, cp, false},
+		{"honest 1000, liar 1001, lie at 1001", cp, cp + 1, cp + 1, false},
+		{"honest 1001, liar 1001, lie at 1001 (checkpoint honest, tail false)", cp + 1, cp + 1, cp + 1, false},
+		{"honest 999 left out as too slow, liar 1000, lie at 999", cp - 1, cp, cp - 1, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ln := nodeAt(tt.liar)
 			liar := peertest.NewLiar(t, ln.P2PAddr, ln.Params.Net, peertest.ForgeFilter(t, ln, tt.lieAt, peertest.EmptyFilter)).Addr
-			honest := peertest.NewLiar(t, nodeAt(tt.honest).P2PAddr, fx.node.Params.Net, nil).Addr
+			var slow peertest.LieFunc
+			if tt.slow {
+				slow = func(m wire.Message) ([]wire.Message, bool) {
+					if _, ok := m.(*wire.MsgHeaders); ok {
+						time.Sleep(4 * time.Second) // beyond the budget of the scan for it (1 s at least)
+					}
+					return []wire.Message{m}, false
+				}
+			}
+			honest := peertest.NewLiar(t, nodeAt(tt.honest).P2PAddr, fx.node.Params.Net, slow).Addr
 			c := connectTo(t, fx.node, 10*time.Second, liar, honest)
 			res, err := c.ScanBIP157(context.Background(), ScanRequest{Watch: items(fx.watch), To: -1})
 			if err != nil {
 				t.Fatal(err)
 			}
-			st := status(t, res, liar)
+			st, hs := status(t, res, liar), status(t, res, honest)
 			named := slices.ContainsFunc(res.OnePeer, func(o OnePeer) bool { return o.Peer == liar && o.From <= tt.lieAt && tt.lieAt <= o.To })
+			// An honest node left out (too slow under load, say) spoke
+			// for nothing: the whole result rests on the liar, and must
+			// say so, naming it.
+			left := !hs.Banned && hs.Reason != ""
+			if left {
+				t.Logf("the honest node was left out: %s", hs.Reason)
+				named = named || hasWarning(res.Warnings, "rests on one peer, "+liar+":")
+			} else if tt.slow {
+				t.Fatalf("premise: the slow honest node was not left out: %+v", hs)
+			}
 			switch {
-			case tt.lieAt <= tt.honest && !st.Banned:
+			case tt.lieAt <= tt.honest && !st.Banned && !(left && named):
 				t.Errorf("lie at %d, which the honest node holds, not caught: liar %+v, one-peer %+v, warnings %q", tt.lieAt, st, res.OnePeer, res.Warnings)
 			case tt.lieAt > tt.honest && !st.Banned && !named:
 				t.Errorf("lie at %d above the honest tip neither caught nor named: liar %+v, one-peer %+v, warnings %q", tt.lieAt, st, res.OnePeer, res.Warnings)
 			}
-			if hs := status(t, res, honest); hs.Banned {
+			if hs.Banned {
 				t.Errorf("honest node banned: %+v", hs)
 			}
 		})
+	}
+}
+
+// TestOnePeerResultNamesIt: of two peers given, one cannot be reached; the
+// scan's result rests on the other alone, and its warning names that peer,
+// so that a result a liar alone gave says whose word it is.
+func TestOnePeerResultNamesIt(t *testing.T) {
+	node := peertest.StartBtcd(t)
+	node.Generate(t, 10)
+	const nobody = "127.0.0.1:1" // nothing listens on port 1
+	c := connectTo(t, node, 5*time.Second, node.P2PAddr, nobody)
+	res, err := c.ScanBIP157(context.Background(), ScanRequest{Watch: items([][]byte{peertest.NewKey("alice").PkScript()}), To: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hasWarning(res.Warnings, "rests on one peer, "+node.P2PAddr+":") {
+		t.Errorf("warnings %q: none says the result rests on %s", res.Warnings, node.P2PAddr)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
@@ -182,8 +183,13 @@ func (c *Client) finish(res *ScanResult, log *scanLog, mode string) {
 			}
 		}
 		if compared <= 1 && len(res.OnePeer) == 0 {
+			// Named when one peer is in use: a liar's result says whose.
+			one := ""
+			if inUse := slices.DeleteFunc(slices.Clone(res.Peers), func(st PeerStatus) bool { return st.Banned || st.Reason != "" }); len(inUse) == 1 {
+				one = ", " + inUse[0].Address
+			}
 			res.Warnings = append(res.Warnings, fmt.Sprintf(
-				"the %s result rests on one peer: nothing it said was cross-checked with another peer (give several peers)", mode))
+				"the %s result rests on one peer%s: nothing it said was cross-checked with another peer (give several peers)", mode, one))
 		}
 	}
 	for _, st := range res.Peers {

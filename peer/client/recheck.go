@@ -150,8 +150,9 @@ func (k *rechecks) take(c *Client, base int32, req ScanRequest, res *ScanResult)
 		}
 		missed := k.missed(int(h-base), res.Matches[i:j])
 		i = j
-		unsure := slices.ContainsFunc(was, func(o OnePeer) bool { return o.From <= h && h <= o.To })
-		if len(missed) == 0 && !unsure {
+		// A height that rested on one peer and rests on it alone still
+		// was compared with nobody: nothing to report but what it missed.
+		if before := restsOn(was, h); len(missed) == 0 && (before == "" || restsOn(k.unsure, h) == before) {
 			continue
 		}
 		events = append(events, k.recheckedAt(h, res.headers[h-req.From], missed)...)
@@ -168,11 +169,18 @@ func (k *rechecks) recheckedAt(h int32, hdr wire.BlockHeader, missed []Match) []
 	for i := range missed {
 		events = append(events, Event{Kind: EventMatch, Height: h, BlockHash: hash, Header: hdr, Match: &missed[i]})
 	}
-	e := Event{Kind: EventRechecked, Height: h, BlockHash: hash, Header: hdr}
-	for _, o := range k.unsure {
+	e := Event{Kind: EventRechecked, Height: h, BlockHash: hash, Header: hdr, OnePeer: restsOn(k.unsure, h)}
+	return append(events, e)
+}
+
+// restsOn returns the peer that unsure says height h rests on alone, ""
+// if none.
+func restsOn(unsure []OnePeer, h int32) string {
+	peer := ""
+	for _, o := range unsure {
 		if o.From <= h && h <= o.To {
-			e.OnePeer = o.Peer
+			peer = o.Peer
 		}
 	}
-	return append(events, e)
+	return peer
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/peer/peertest"
 )
@@ -139,4 +140,53 @@ func connectedAt(es []Event, h int32) Event {
 		}
 	}
 	return out
+}
+
+// TestRecheckedOnlyWhereCompared: a recheck scans again from the lowest
+// height another peer holds now up to the last one reported; those of its
+// heights that still rest on the same peer alone were compared with
+// nobody, and get no EventRechecked, unless the scan found what the first
+// missed there. Those another peer held now, or that rest on another peer
+// alone now, do.
+func TestRecheckedOnlyWhereCompared(t *testing.T) {
+	const liar, other = "127.0.0.1:1", "127.0.0.1:2"
+	for _, tt := range []struct {
+		name    string
+		after   []OnePeer // what the scan again rests on one peer for
+		matchAt int32     // a match the first scan missed, or -1
+		want    []int32   // the heights rechecked
+	}{
+		{"the top still on the liar alone", []OnePeer{{From: 108, To: 110, Peer: liar}}, -1, []int32{106, 107}},
+		{"all compared", nil, -1, []int32{106, 107, 108, 109, 110}},
+		{"the top on the liar alone, a match missed there", []OnePeer{{From: 108, To: 110, Peer: liar}}, 109, []int32{106, 107, 109}},
+		{"the top on another peer alone now", []OnePeer{{From: 108, To: 110, Peer: other}}, -1, []int32{106, 107, 108, 109, 110}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			const base = int32(100)
+			k := rechecks{reported: make([]reportedBlock, 11), unsure: []OnePeer{{From: 106, To: 110, Peer: liar}}, compareFrom: noRevision}
+			for i := range k.reported {
+				k.reported[i].items = 1
+			}
+			req := ScanRequest{From: 106, To: 110}
+			res := &ScanResult{From: 106, To: 110, OnePeer: tt.after, Peers: []PeerStatus{{Address: other, Compared: true}}}
+			for h := req.From; h <= req.To; h++ {
+				res.headers = append(res.headers, wire.BlockHeader{Nonce: uint32(h)})
+			}
+			if tt.matchAt >= 0 {
+				res.Matches = []Match{{Txid: chainhash.Hash{1}, Height: tt.matchAt, WatchItems: []int{0}}}
+			}
+			var got []int32
+			for _, e := range k.take(&Client{}, base, req, res) {
+				if e.Kind == EventRechecked {
+					got = append(got, e.Height)
+					if want := restsOn(tt.after, e.Height); e.OnePeer != want {
+						t.Errorf("block %d rechecked resting on %q, want %q", e.Height, e.OnePeer, want)
+					}
+				}
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("rechecked %v, want %v", got, tt.want)
+			}
+		})
+	}
 }

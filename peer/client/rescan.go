@@ -11,6 +11,7 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer/pool"
 	"github.com/spvfilter/spvfilter/privacy/leak"
 )
 
@@ -198,8 +199,11 @@ func (r *Rescan) emit(e Event) {
 
 // Run syncs the headers of every peer, then scans until the end (To, or
 // the highest height a peer holds), or until ctx ends when following; a
-// following rescan ended by its context returns nil. Every event is
-// delivered before Run returns; on an error, Height says where to resume.
+// following rescan ended by its context returns nil. A following rescan
+// on a started client (see Start) whose every peer was banned or dropped
+// during a step keeps the error as a warning and waits while a peer not
+// banned may be dialled again. Every event is delivered before Run
+// returns; on an error, Height says where to resume.
 func (r *Rescan) Run(ctx context.Context) error {
 	defer r.endOnce.Do(func() { close(r.ended) })
 	if _, err := r.c.SyncHeaders(ctx); err != nil {
@@ -268,6 +272,15 @@ func (r *Rescan) Run(ctx context.Context) error {
 					// or dropped: go on up to what those left hold.
 					continue
 				}
+				if r.opt.Follow && !errors.Is(err, ErrReorgTooDeep) && r.c.mayComeBack() {
+					// Every peer was banned or dropped on the way: the
+					// service dials those dropped again; wait for them.
+					r.addWarnings([]string{fmt.Sprintf("no peer left to scan from height %d (waiting for a peer dropped to be dialled again): %v", r.next, err)})
+					if err := r.wait(ctx); err != nil {
+						return nil
+					}
+					continue
+				}
 				return err
 			}
 			continue
@@ -287,6 +300,16 @@ func (r *Rescan) Run(ctx context.Context) error {
 			return nil
 		}
 	}
+}
+
+// mayComeBack reports whether no peer offering compact filters is live
+// but one may be again: the service runs, which dials a peer dropped
+// again after its backoff, and one of the pool is not banned.
+func (c *Client) mayComeBack() bool {
+	if !c.started() || c.chain.Err() != nil || len(c.pool.Serving(wire.SFNodeCF)) > 0 {
+		return false
+	}
+	return slices.ContainsFunc(c.pool.Members(), func(m *pool.Member) bool { return !c.pool.Status(m).Banned })
 }
 
 // wait waits for the chain or a peer's tip to move (see waitMoved), or

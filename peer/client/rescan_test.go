@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,6 +19,8 @@ type eventLog struct {
 	mu     sync.Mutex
 	events []Event
 	signal chan struct{}
+	// ended says how the rescan's Run returned, once it did (see end).
+	ended string
 }
 
 func newEventLog() *eventLog { return &eventLog{signal: make(chan struct{}, 1)} }
@@ -25,6 +28,18 @@ func newEventLog() *eventLog { return &eventLog{signal: make(chan struct{}, 1)} 
 func (l *eventLog) add(e Event) {
 	l.mu.Lock()
 	l.events = append(l.events, e)
+	l.mu.Unlock()
+	select {
+	case l.signal <- struct{}{}:
+	default:
+	}
+}
+
+// end records that the rescan's Run returned err, for a wait that fails
+// to name.
+func (l *eventLog) end(err error) {
+	l.mu.Lock()
+	l.ended = fmt.Sprintf("the rescan ended: %v", err)
 	l.mu.Unlock()
 	select {
 	case l.signal <- struct{}{}:
@@ -59,7 +74,13 @@ func (l *eventLog) waitForWithin(t *testing.T, what string, cond func([]Event) b
 		select {
 		case <-l.signal:
 		case <-deadline:
-			t.Fatalf("no %s within %v; events: %v", what, limit, l.summary())
+			l.mu.Lock()
+			ended := l.ended
+			l.mu.Unlock()
+			if ended == "" {
+				ended = "the rescan runs on"
+			}
+			t.Fatalf("no %s within %v; events: %v; %s", what, limit, l.summary(), ended)
 		}
 	}
 }
@@ -357,5 +378,42 @@ func TestRescanFollowsSpendTypes(t *testing.T) {
 	}
 	if !slices.Equal(disc, []int32{504, 503}) {
 		t.Errorf("disconnected %v, want 504, 503", disc)
+	}
+}
+
+// TestFollowWaitsForItsPeerBack: a following rescan on a started client
+// with one peer, whose node goes down while it serves the filter of a new
+// block (its connection ends, and dials are refused for two seconds). The
+// scan fails with no peer left; the rescan waits for the service to dial
+// the peer again and reports the block once it is back, rather than
+// ending as if the peer were gone for good.
+func TestFollowWaitsForItsPeerBack(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 110)
+	var armed atomic.Bool
+	down := make(chan struct{}, 1)
+	proxy := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
+		if _, ok := m.(*wire.MsgCFilter); ok && armed.CompareAndSwap(true, false) {
+			down <- struct{}{}
+			time.Sleep(200 * time.Millisecond) // the node goes down with its answer
+			return nil, true
+		}
+		return []wire.Message{m}, false
+	})
+	c := connectTo(t, node, 5*time.Second, proxy.Addr)
+	startService(t, c)
+	log, stop := follow(t, c, 100, peertest.NewKey("alice").PkScript())
+	log.waitFor(t, "the tip at 110", tipAt(110))
+	armed.Store(true)
+	node.Generate(t, 1) // 111
+	select {
+	case <-down:
+		proxy.Pause(t, 2*time.Second)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the filter of block 111 was never asked for")
+	}
+	log.waitFor(t, "block 111 once the peer is back", tipAt(111))
+	if err := stop(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -19,7 +19,7 @@ import (
 // forge the filter of every block that pays alice (peertest.Forge, its
 // behaviour passed through wrap if not nil) and announce each block at
 // once, and an honest peer whose announcements reach the client
-// lateDelay after theirs (a slower link).
+// lateDelay after theirs (a slower link), or later (holdHonest).
 type lateColluders struct {
 	node      *peertest.Node
 	alice     *peertest.Key
@@ -28,11 +28,53 @@ type lateColluders struct {
 	colluders []string
 	log       *eventLog
 	stop      func() error
+	// The honest peer's announcements held while holding (see
+	// holdHonest).
+	mu      sync.Mutex
+	holding bool
+	held    []wire.Message
 }
 
 // lateDelay is how much later than the colluders' the honest peer's
 // announcements reach the client.
 const lateDelay = 300 * time.Millisecond
+
+// holdHonest holds the honest peer's announcements until release is
+// called (at the latest when the test ends); its link carries everything
+// else meanwhile, and the announcements held go first once released: a
+// link slower than the rescan however loaded the machine, which lateDelay
+// alone is not.
+func (x *lateColluders) holdHonest(t *testing.T) (release func()) {
+	x.mu.Lock()
+	x.holding = true
+	x.mu.Unlock()
+	release = func() {
+		x.mu.Lock()
+		x.holding = false
+		x.mu.Unlock()
+	}
+	t.Cleanup(release)
+	return release
+}
+
+// honestLink is the honest peer's link: its announcements reach the
+// client lateDelay after the colluders', or after holdHonest's release.
+func (x *lateColluders) honestLink(m wire.Message) ([]wire.Message, bool) {
+	_, inv := m.(*wire.MsgInv)
+	x.mu.Lock()
+	if x.holding && inv {
+		x.held = append(x.held, m)
+		x.mu.Unlock()
+		return nil, false
+	}
+	out := append(x.held, m)
+	x.held = nil
+	x.mu.Unlock()
+	if inv || len(out) > 1 {
+		time.Sleep(lateDelay)
+	}
+	return out, false
+}
 
 // startLateColluders starts a lateColluders rescan, with the filter
 // headers kept in memory or in a data directory; the client's log and its
@@ -48,12 +90,7 @@ func startLateColluders(t *testing.T, stored bool, wrap func(peertest.LieFunc) p
 		}
 		x.colluders = append(x.colluders, peertest.NewLiar(t, x.node.P2PAddr, x.node.Params.Net, lie).Addr)
 	}
-	x.honest = peertest.NewLiar(t, x.node.P2PAddr, x.node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
-		if _, ok := m.(*wire.MsgInv); ok {
-			time.Sleep(lateDelay)
-		}
-		return []wire.Message{m}, false
-	}, peertest.AlsoSees(wire.CmdInv))
+	x.honest = peertest.NewLiar(t, x.node.P2PAddr, x.node.Params.Net, x.honestLink, peertest.AlsoSees(wire.CmdInv))
 	cfg := Config{Peers: append(slices.Clone(x.colluders), x.honest.Addr), Params: x.node.Params, Timeout: 5 * time.Second}
 	if stored {
 		cfg.DataDir = t.TempDir()
@@ -336,8 +373,8 @@ func testReorgLonely(t *testing.T, stored bool) {
 
 // TestForgedBlockReorganizedAway: the colluders of
 // TestLateProofOfSeveralForgeries forge the filter of the block that pays
-// alice; once the rescan reported it (without the payment), the node
-// replaces it by a branch two blocks long whose first block pays alice
+// alice; once the rescan reported it (without the payment: the honest
+// peer's announcement of it is held until then), the node replaces it by a branch two blocks long whose first block pays alice
 // again, which they forge too. The payment is reported once, in the new
 // branch's block, which the node holds; no block that left the chain is
 // rechecked, and the event stream keeps its rules; with the filter
@@ -351,9 +388,14 @@ func TestForgedBlockReorganizedAway(t *testing.T) {
 func testForgedReorganized(t *testing.T, stored bool) {
 	x := startLateColluders(t, stored, nil)
 	node, alice, c, log, stop, colluders := x.node, x.alice, x.c, x.log, x.stop, x.colluders
+	release := x.holdHonest(t)
 	pay := node.SpendCoinbase(t, wire.NewTxOut(30_000_000, alice.PkScript()))
 	old := node.Confirm(t, pay) // 111
 	log.waitFor(t, "block 111", tipAt(111))
+	release()
+	if ms := matched(log.snapshot(), pay.TxHash()); len(ms) > 0 {
+		t.Fatalf("the payment reported in block 111 before the honest peer announced it: the colluders' filter was not taken; events %q", log.summary())
+	}
 	if err := node.RPC().InvalidateBlock(old); err != nil {
 		t.Fatal(err)
 	}

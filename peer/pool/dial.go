@@ -94,7 +94,7 @@ func (p *Pool) dial(ctx context.Context, m *Member) {
 		return
 	}
 	m.retire()
-	m.p, m.err, m.reason, m.failures, m.connectedAt = c, nil, "", 0, time.Now()
+	m.p, m.err, m.reason, m.lapsed, m.failures, m.connectedAt = c, nil, "", false, 0, time.Now()
 	if p.book != nil {
 		p.book.Connected(m.addr, c.Services())
 		p.book.Good(m.addr)
@@ -104,7 +104,9 @@ func (p *Pool) dial(ctx context.Context, m *Member) {
 // Redial replaces m's connection when a request that was abandoned (a
 // cancelled context) ended it; the member did nothing wrong, and what is
 // known of its chain stands. A live connection is kept. A connection
-// ended by a flood is not replaced: its error is returned.
+// ended by a flood is not replaced: its error is returned; nor is that of
+// a member banned or dropped meanwhile. Run finding the ended connection
+// first drops nothing: the member is live again (see Member.lapsed).
 func (p *Pool) Redial(ctx context.Context, m *Member) error {
 	old := p.Conn(m)
 	if old == nil {
@@ -125,17 +127,17 @@ func (p *Pool) Redial(ctx context.Context, m *Member) error {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if m.banned || m.err != nil || m.removed {
+	if m.banned || (m.err != nil && !m.lapsed) || m.removed {
 		c.Close()
 		return fmt.Errorf("peer %s: banned or dropped while it was dialled again: %s", m.addr, m.reason)
 	}
 	if m.p != old {
-		// Redialled meanwhile by another request.
+		// Redialled meanwhile by another request, or by Run.
 		c.Close()
 		return nil
 	}
 	m.retire()
-	m.p, m.connectedAt = c, time.Now()
+	m.p, m.err, m.reason, m.lapsed, m.connectedAt = c, nil, "", false, time.Now()
 	return nil
 }
 
@@ -175,15 +177,16 @@ func (p *Pool) redial(ctx context.Context, m *Member) {
 		}
 		return
 	}
-	if m.banned || m.removed {
-		// Banned or removed while it was dialled.
+	if m.banned || m.removed || m.isLive() {
+		// Banned or removed while it was dialled, or dialled again by a
+		// request (Redial), whose connection is in use.
 		c.Close()
 		return
 	}
 	m.retire()
 	// The failures in a row are cleared only once the connection lasts
 	// (see stableConnection).
-	m.p, m.err, m.reason, m.connectedAt = c, nil, "", time.Now()
+	m.p, m.err, m.reason, m.lapsed, m.connectedAt = c, nil, "", false, time.Now()
 	p.logf("service: %s is back", m.addr)
 }
 
@@ -196,7 +199,7 @@ func (p *Pool) ended(m *Member, now time.Time) error {
 	if errors.Is(err, peer.ErrFlooding) {
 		return err
 	}
-	m.err, m.reason = err, "disconnected: "+errString(err)
+	m.err, m.reason, m.lapsed = err, "disconnected: "+errString(err), true
 	m.connectionGone(now)
 	return nil
 }

@@ -21,6 +21,10 @@ type Member struct {
 	banned bool
 	reason string
 	err    error // why it was banned or dropped
+	// lapsed: err says only that the connection ended, as Run found it
+	// (see Pool.ended), not that the member was dropped: a request whose
+	// answer ended it may still dial it again (Redial).
+	lapsed bool
 	// alias, if set, is the address under which the same node is a
 	// member already: this one is never dialled.
 	alias string

@@ -355,14 +355,17 @@ func (p *Pool) Drop(m *Member, err error) {
 
 // dropLocked is Drop with mu held.
 func (p *Pool) dropLocked(m *Member, err error) {
-	if m.banned || m.err != nil {
+	if m.banned || (m.err != nil && !m.lapsed) {
 		return
 	}
-	m.err, m.reason = err, err.Error()
+	counted := m.lapsed // Run counted the connection's end already
+	m.err, m.reason, m.lapsed = err, err.Error(), false
 	p.logf("dropped %s: %v", m.addr, err)
 	if m.p != nil {
 		m.p.Close()
-		m.connectionGone(time.Now())
+		if !counted {
+			m.connectionGone(time.Now())
+		}
 	}
 }
 
