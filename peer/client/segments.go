@@ -127,8 +127,9 @@ func (v *verification) liveReaches() []int32 {
 // first height, or one past what this life verified already, with prev
 // the filter header before it) up to the range's end. When at least two
 // peers agree on the checkpoint that ends it, one of them states it;
-// every peer whose reach ends inside it states its part, and all are
-// compared height by height until they agree.
+// every peer whose reach ends inside it states its part (in full, or its
+// word on its highest, see partialClaims), and all are compared height
+// by height until they agree.
 func (v *verification) segment(ctx context.Context, j int, agreed []chainhash.Hash, start int32, prev chainhash.Hash) ([]chainhash.Hash, error) {
 	c := v.c
 	end := min(int32(j+1)*wire.CFCheckptInterval, v.to)
@@ -146,7 +147,6 @@ func (v *verification) segment(ctx context.Context, j int, agreed []chainhash.Ha
 			}
 		}
 		var claims []claim
-		var mu sync.Mutex
 		open := j >= v.cpLimit
 		if len(full) >= 2 {
 			// Bound by a checkpoint they agree on: one is enough, the
@@ -160,26 +160,11 @@ func (v *verification) segment(ctx context.Context, j int, agreed []chainhash.Ha
 		} else {
 			partial = append(partial, full...)
 		}
-		err := c.pool.Each(ctx, v.log.budget, partial, func(ctx context.Context, m *pool.Member) error {
-			own := prev
-			if open {
-				own = v.prevOf(m, prev)
-			}
-			got, err := c.cfHeaders(ctx, m, start, min(end, v.reach[m]), own)
-			if err == nil && v.reach[m] >= end && end%wire.CFCheckptInterval == 0 && len(v.cps[m]) > j {
-				err = offCheckpoint(m, start, end, own, got, v.cps[m][j])
-			}
-			if err != nil {
-				return err
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			claims = append(claims, claim{members: []*pool.Member{m}, hashes: got})
-			return nil
-		})
+		stated, err := v.partialClaims(ctx, j, partial, start, end, prev, open)
 		if err != nil {
 			return nil, err
 		}
+		claims = append(claims, stated...)
 		v.keepLive() // without the peers too slow to wait for
 		h, groups := firstSplit(start, claims, c.settled)
 		if h < 0 {
@@ -193,6 +178,32 @@ func (v *verification) segment(ctx context.Context, j int, agreed []chainhash.Ha
 		}
 		v.keepLive()
 	}
+}
+
+// stateSegment asks each peer of ms for its filter hashes of segment j
+// from start up to its reach (end at most), from prev or, when open, its
+// own filter header before them, and returns each peer's claim.
+func (v *verification) stateSegment(ctx context.Context, j int, ms []*pool.Member, start, end int32, prev chainhash.Hash, open bool) ([]claim, error) {
+	var claims []claim
+	var mu sync.Mutex
+	err := v.c.pool.Each(ctx, v.log.budget, ms, func(ctx context.Context, m *pool.Member) error {
+		own := prev
+		if open {
+			own = v.prevOf(m, prev)
+		}
+		got, err := v.c.cfHeaders(ctx, m, start, min(end, v.reach[m]), own)
+		if err == nil && v.reach[m] >= end && end%wire.CFCheckptInterval == 0 && len(v.cps[m]) > j {
+			err = offCheckpoint(m, start, end, own, got, v.cps[m][j])
+		}
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		claims = append(claims, claim{members: []*pool.Member{m}, hashes: got})
+		return nil
+	})
+	return claims, err
 }
 
 // prevOf returns m's own filter header before the segment being

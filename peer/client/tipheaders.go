@@ -1,8 +1,13 @@
 package client
 
 import (
+	"context"
+	"slices"
+	"sync"
+
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer/pool"
 )
 
 // tipWindow is the most filter headers above those verified already that
@@ -16,10 +21,11 @@ const tipWindow = 100
 // several peers, and at most tipWindow heights of it, crossing no
 // checkpoint, are not verified yet. That is a client following the tip.
 // The segment is then verified as any other (segmentHeaders): what is
-// verified is not asked again, every peer that reaches a new height is
+// verified is not asked again, one peer that reaches the new heights is
 // asked for the new filter hashes alone, from the verified header before
-// them (a getcfheaders of one for one new block), and the answers are
-// compared height by height, with the store too, and settled as ever:
+// them, and every other for its word on its highest (a getcfheaders of
+// one each, see partialClaims), and the answers are compared height by
+// height, with the store too, and settled as ever:
 // the cross-check and the dispute rules are the same. The checkpoints
 // bound segments whose start is not verified yet, which is not the case
 // here. ok is false when the case does not hold, and the verification is
@@ -47,4 +53,113 @@ func (v *verification) tipPlan() (p segmentPlan, ok bool) {
 		return segmentPlan{}, false
 	}
 	return segmentPlan{first: first, prev: prev, start: start}, true
+}
+
+// partialClaims returns the claims of the peers of ms on segment j from
+// start, each up to its reach (end at most). Where it saves bytes, one
+// peer states the hashes in full and every other gives its word on the
+// filter header at its own reach alone (see tipWords); a word that
+// differs, or a lead that stated nothing, has every peer state its
+// hashes in full, compared and settled as ever (stateSegment).
+func (v *verification) partialClaims(ctx context.Context, j int, ms []*pool.Member, start, end int32, prev chainhash.Hash, open bool) ([]claim, error) {
+	lead, ok := v.wordsLead(j, ms, start, end, open)
+	if !ok {
+		return v.stateSegment(ctx, j, ms, start, end, prev, open)
+	}
+	claims, agreed, err := v.tipWords(ctx, lead, ms, start, end, prev)
+	if err != nil || agreed {
+		return claims, err
+	}
+	rest := slices.DeleteFunc(v.c.pool.Keep(ms), func(m *pool.Member) bool { return len(claims) > 0 && m == lead })
+	if len(rest) == 0 {
+		return claims, nil
+	}
+	more, err := v.stateSegment(ctx, j, rest, start, end, prev, open)
+	return append(claims, more...), err
+}
+
+// wordsLead returns the peer of ms that states segment j in full when
+// the others give their words alone (see tipWords): the fastest of those
+// reaching highest. ok is false where words save nothing or do not
+// apply: fewer than two peers, none reaching past start, peers whose
+// filter headers before the segment may differ (open), or a segment
+// ending at a checkpoint a peer sent, which its own hashes must reach.
+func (v *verification) wordsLead(j int, ms []*pool.Member, start, end int32, open bool) (*pool.Member, bool) {
+	if len(ms) < 2 || open {
+		return nil, false
+	}
+	top := int32(-1)
+	for _, m := range ms {
+		if end%wire.CFCheckptInterval == 0 && len(v.cps[m]) > j {
+			return nil, false
+		}
+		top = max(top, min(end, v.reach[m]))
+	}
+	if top <= start {
+		return nil, false
+	}
+	highest := slices.DeleteFunc(slices.Clone(ms), func(m *pool.Member) bool { return min(end, v.reach[m]) != top })
+	return v.c.pool.Fastest(highest), true
+}
+
+// tipWord is a peer's word on the filter header at one height: the
+// filter hash there and the filter header before it.
+type tipWord struct {
+	m      *pool.Member
+	height int32
+	prev   chainhash.Hash
+	hash   chainhash.Hash
+}
+
+// tipWords asks lead for its filter hashes from start up to its reach
+// (end at most), from prev, and every other peer of ms for its word on
+// the filter header at its own reach alone: a getcfheaders of one hash,
+// whose answer holds the peer's filter header before it too (122 bytes,
+// where the hashes from start cost 32 bytes a height more). A filter
+// header commits to every filter hash below it, so a peer whose word is
+// the header lead's hashes reach there states lead's hashes up to its
+// reach, and its claim is those. agreed is false when a word differs
+// from lead's hashes or lead stated nothing (too slow): the claims are
+// then lead's alone, if any, and the others must state theirs in full.
+func (v *verification) tipWords(ctx context.Context, lead *pool.Member, ms []*pool.Member, start, end int32, prev chainhash.Hash) (claims []claim, agreed bool, err error) {
+	var (
+		mu    sync.Mutex
+		full  []chainhash.Hash
+		words []tipWord
+	)
+	err = v.c.pool.Each(ctx, v.log.budget, ms, func(ctx context.Context, m *pool.Member) error {
+		r := min(end, v.reach[m])
+		if m == lead {
+			got, err := v.c.cfHeaders(ctx, m, start, r, prev)
+			mu.Lock()
+			defer mu.Unlock()
+			full = got
+			return err
+		}
+		before, hashes, err := v.c.conn(m).GetCFHeaders(ctx, r, v.c.chain.Hash(r), 1)
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		words = append(words, tipWord{m: m, height: r, prev: before, hash: hashes[0]})
+		return nil
+	})
+	if err != nil || full == nil {
+		return nil, false, err
+	}
+	claims = []claim{{members: []*pool.Member{lead}, hashes: full}}
+	headers := headersFrom(prev, full)
+	for _, w := range words {
+		i := int(w.height - start)
+		before := prev
+		if i > 0 {
+			before = headers[i-1]
+		}
+		if i >= len(full) || w.prev != before || w.hash != full[i] {
+			return claims, false, nil
+		}
+		claims = append(claims, claim{members: []*pool.Member{w.m}, hashes: full[:i+1]})
+	}
+	return claims, true, nil
 }
