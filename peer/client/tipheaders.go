@@ -2,11 +2,13 @@ package client
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer"
 	"github.com/spvfilter/spvfilter/peer/pool"
 )
 
@@ -60,22 +62,36 @@ func (v *verification) tipPlan() (p segmentPlan, ok bool) {
 // peer states the hashes in full and every other gives its word on the
 // filter header at its own reach alone (see tipWords); a word that
 // differs, or a lead that stated nothing, has every peer state its
-// hashes in full, compared and settled as ever (stateSegment).
+// hashes in full, compared and settled as ever (stateSegment), and a
+// peer whose hashes do not lead to its own word contradicted itself: a
+// failure of that peer.
 func (v *verification) partialClaims(ctx context.Context, j int, ms []*pool.Member, start, end int32, prev chainhash.Hash, open bool) ([]claim, error) {
 	lead, ok := v.wordsLead(j, ms, start, end, open)
 	if !ok {
 		return v.stateSegment(ctx, j, ms, start, end, prev, open)
 	}
-	claims, agreed, err := v.tipWords(ctx, lead, ms, start, end, prev)
-	if err != nil || agreed {
+	claims, differ, err := v.tipWords(ctx, lead, ms, start, end, prev)
+	if err != nil || claims != nil && len(differ) == 0 {
 		return claims, err
 	}
-	rest := slices.DeleteFunc(v.c.pool.Keep(ms), func(m *pool.Member) bool { return len(claims) > 0 && m == lead })
+	rest := slices.DeleteFunc(v.c.pool.Keep(ms), func(m *pool.Member) bool { return claims != nil && m == lead })
 	if len(rest) == 0 {
 		return claims, nil
 	}
 	more, err := v.stateSegment(ctx, j, rest, start, end, prev, open)
-	return append(claims, more...), err
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range differ {
+		for _, cl := range more {
+			if cl.members[0] == w.m && !w.matches(start, prev, cl.hashes) {
+				return nil, &pool.Failure{Member: w.m, Err: peerErr(w.m, "getcfheaders", fmt.Errorf(
+					"%w: its filter hashes from height %d do not lead to its own word on the filter header at height %d",
+					peer.ErrBadFilterHeader, start, w.height))}
+			}
+		}
+	}
+	return append(claims, more...), nil
 }
 
 // wordsLead returns the peer of ms that states segment j in full when
@@ -111,6 +127,13 @@ type tipWord struct {
 	hash   chainhash.Hash
 }
 
+// matches reports whether w is the word the filter hashes from start,
+// from prev, state at w's height.
+func (w tipWord) matches(start int32, prev chainhash.Hash, hashes []chainhash.Hash) bool {
+	i := int(w.height - start)
+	return i < len(hashes) && w.prev == chainHeaders(prev, hashes[:i]) && w.hash == hashes[i]
+}
+
 // tipWords asks lead for its filter hashes from start up to its reach
 // (end at most), from prev, and every other peer of ms for its word on
 // the filter header at its own reach alone: a getcfheaders of one hash,
@@ -118,10 +141,10 @@ type tipWord struct {
 // where the hashes from start cost 32 bytes a height more). A filter
 // header commits to every filter hash below it, so a peer whose word is
 // the header lead's hashes reach there states lead's hashes up to its
-// reach, and its claim is those. agreed is false when a word differs
-// from lead's hashes or lead stated nothing (too slow): the claims are
-// then lead's alone, if any, and the others must state theirs in full.
-func (v *verification) tipWords(ctx context.Context, lead *pool.Member, ms []*pool.Member, start, end int32, prev chainhash.Hash) (claims []claim, agreed bool, err error) {
+// reach, and its claim is those. It returns the claims, lead's first, and
+// the words that differ from lead's hashes; no claims if lead stated
+// nothing (too slow), every word then differing.
+func (v *verification) tipWords(ctx context.Context, lead *pool.Member, ms []*pool.Member, start, end int32, prev chainhash.Hash) (claims []claim, differ []tipWord, err error) {
 	var (
 		mu    sync.Mutex
 		full  []chainhash.Hash
@@ -145,21 +168,22 @@ func (v *verification) tipWords(ctx context.Context, lead *pool.Member, ms []*po
 		words = append(words, tipWord{m: m, height: r, prev: before, hash: hashes[0]})
 		return nil
 	})
-	if err != nil || full == nil {
-		return nil, false, err
+	if err != nil {
+		return nil, nil, err
+	}
+	if full == nil {
+		return nil, words, nil
 	}
 	claims = []claim{{members: []*pool.Member{lead}, hashes: full}}
-	headers := headersFrom(prev, full)
 	for _, w := range words {
-		i := int(w.height - start)
-		before := prev
-		if i > 0 {
-			before = headers[i-1]
+		if !w.matches(start, prev, full) {
+			differ = append(differ, w)
+			continue
 		}
-		if i >= len(full) || w.prev != before || w.hash != full[i] {
-			return claims, false, nil
-		}
-		claims = append(claims, claim{members: []*pool.Member{w.m}, hashes: full[:i+1]})
+		claims = append(claims, claim{members: []*pool.Member{w.m}, hashes: full[:w.height-start+1]})
 	}
-	return claims, true, nil
+	if len(differ) > 0 {
+		return claims[:1], differ, nil
+	}
+	return claims, nil, nil
 }
