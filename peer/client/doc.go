@@ -36,7 +36,13 @@
 // every checkpoint after it. A segment that ends at a checkpoint at least
 // two peers agree on is taken from one of them and checked against it;
 // every peer whose reach ends inside a segment states its part of it,
-// compared height by height.
+// compared height by height. There one peer of those reaching highest
+// states the hashes and every other only its word on the filter header
+// at its own reach (a getcfheaders of one hash, with the header before
+// it), which commits to the hashes below: a following client pays one
+// short answer a peer for each new block. A word that differs has every
+// peer state its part in full, settled as below, and a peer whose hashes
+// do not lead to its own word contradicted itself.
 //
 // Each disagreement is settled at the first height the sides dispute. The
 // block is downloaded and each side's filter checked against it by

@@ -325,9 +325,10 @@ func (c *Client) verifyLate(ctx context.Context) (int32, error) {
 	return c.verifiedTo, err
 }
 
-// lateAgree asks each late claimer alone for its filter headers from the
-// height it claimed late up to to, and reports whether every one states
-// the headers verified (known from from-1 on): then the verification
+// lateAgree asks each late claimer alone for its word on the filter
+// header at to (a getcfheaders of one hash: the header commits to those
+// below it, from the height it claimed late), and reports whether every
+// one states the headers verified (known from from-1 on): then the verification
 // stands and nobody else is asked again. Any difference, an answer that
 // failed, or a header not known (it rests on one peer) makes the caller
 // verify again with every peer, which settles it as ever. Called with
@@ -341,8 +342,10 @@ func (c *Client) lateAgree(ctx context.Context, late map[*pool.Member]int32, ser
 		if h > to || !slices.Contains(serving, m) {
 			continue
 		}
-		hashes, err := c.cfHeaders(ctx, m, h, to, known[h-from])
-		if err != nil || chainHeaders(known[h-from], hashes) != known[to-from+1] {
+		// Its word on the highest alone: a filter header commits to
+		// every filter hash below it.
+		hashes, err := c.cfHeaders(ctx, m, to, to, known[to-from])
+		if err != nil || chainHeaders(known[to-from], hashes) != known[to-from+1] {
 			return false
 		}
 	}

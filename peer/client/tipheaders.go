@@ -16,10 +16,11 @@ const tipWindow = 100
 // several peers, and at most tipWindow heights of it, crossing no
 // checkpoint, are not verified yet. That is a client following the tip.
 // The segment is then verified as any other (segmentHeaders): what is
-// verified is not asked again, every peer that reaches a new height is
+// verified is not asked again, one peer that reaches the new heights is
 // asked for the new filter hashes alone, from the verified header before
-// them (a getcfheaders of one for one new block), and the answers are
-// compared height by height, with the store too, and settled as ever:
+// them, and every other for its word on its highest (a getcfheaders of
+// one each, see partialClaims), and the answers are compared height by
+// height, with the store too, and settled as ever:
 // the cross-check and the dispute rules are the same. The checkpoints
 // bound segments whose start is not verified yet, which is not the case
 // here. ok is false when the case does not hold, and the verification is

@@ -3,6 +3,7 @@ package client
 import (
 	"bytes"
 	"context"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -100,5 +101,112 @@ func TestFollowAsksNewFilterHeaderAlone(t *testing.T) {
 		case hashes > 2*blocks || n > 2*blocks*perBlock:
 			t.Errorf("peer %d sent %d filter hashes in %d bytes for %d new blocks, want at most %d in %d bytes", i, hashes, n, blocks, 2*blocks, 2*blocks*perBlock)
 		}
+	}
+}
+
+// TestNewHeightsAskOneForHashesOthersForWords: three peers, the filter
+// headers verified up to five blocks below the tip; the verification of
+// the last five asks one peer for their five filter hashes and each
+// other peer for its word on the tip's filter header alone, one hash
+// each: 7 hashes in all, where each peer stating the five cost 15.
+func TestNewHeightsAskOneForHashesOthersForWords(t *testing.T) {
+	needFixture(t)
+	tip := fx.tip
+	if tip%wire.CFCheckptInterval < 5 {
+		t.Fatalf("the fixture's tip %d is too close above a checkpoint for this test", tip)
+	}
+	var counts [3]headerBytes
+	addrs := make([]string, len(counts))
+	for i := range counts {
+		addrs[i] = peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, counts[i].lie).Addr
+	}
+	c := connectTo(t, fx.node, 5*time.Second, addrs...)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := c.verifyFilterHeaders(ctx, 0, tip-5); err != nil {
+		t.Fatal(err)
+	}
+	for i := range counts {
+		counts[i].reset()
+	}
+	if err := c.verifyFilterHeaders(ctx, tip-4, tip); err != nil {
+		t.Fatal(err)
+	}
+	var got []int
+	total := 0
+	for i := range counts {
+		n, hashes, headers, checkpoints := counts[i].reset()
+		t.Logf("peer %d: %d cfheaders of %d hashes, %d bytes, %d cfcheckpt", i, headers, hashes, n, checkpoints)
+		if headers != 1 || checkpoints != 0 {
+			t.Errorf("peer %d sent %d cfheaders and %d cfcheckpt, want one cfheaders", i, headers, checkpoints)
+		}
+		got = append(got, hashes)
+		total += hashes
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, []int{1, 1, 5}) {
+		t.Errorf("filter hashes per peer %v, want one peer 5 and the others 1 each (%d in all)", got, total)
+	}
+	for _, p := range c.Peers() {
+		if !p.Compared || p.Banned {
+			t.Errorf("peer %s: compared %v, banned %v: every honest peer's word is compared", p.Address, p.Compared, p.Banned)
+		}
+	}
+}
+
+// TestWordOnTipLieIsCaught: of three peers, one forges the filter hash of
+// the tip's block in its filter-header answers: in every one (whether it
+// is asked for the new hashes or for its word on the tip: its word
+// differs, the peers state their hashes in full, and the block proves it
+// wrong), or, slower than the others so that it gives its word, in its
+// word alone (its hashes then contradict its own word). It is banned and
+// the honest peers are not.
+func TestWordOnTipLieIsCaught(t *testing.T) {
+	needFixture(t)
+	tip := fx.tip
+	tipHash, err := fx.node.RPC().GetBlockHash(int64(tip))
+	if err != nil {
+		t.Fatal(err)
+	}
+	forge := func(words bool) peertest.LieFunc {
+		return func(m wire.Message) ([]wire.Message, bool) {
+			if words {
+				time.Sleep(20 * time.Millisecond)
+			}
+			if ch, ok := m.(*wire.MsgCFHeaders); ok && ch.StopHash == *tipHash && len(ch.FilterHashes) > 0 && (!words || len(ch.FilterHashes) == 1) {
+				ch.FilterHashes[len(ch.FilterHashes)-1][0] ^= 1
+			}
+			return []wire.Message{m}, false
+		}
+	}
+	noLie := func(m wire.Message) ([]wire.Message, bool) { return []wire.Message{m}, false }
+	for _, tt := range []struct {
+		name   string
+		liarAt int
+		words  bool
+	}{{"every answer, first", 0, false}, {"every answer, last", 2, false}, {"its word alone", 1, true}} {
+		t.Run(tt.name, func(t *testing.T) {
+			addrs := make([]string, 3)
+			for i := range addrs {
+				lie := noLie
+				if i == tt.liarAt {
+					lie = forge(tt.words)
+				}
+				addrs[i] = peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, lie).Addr
+			}
+			c := connectTo(t, fx.node, 5*time.Second, addrs...)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if err := c.verifyFilterHeaders(ctx, 0, tip-5); err != nil {
+				t.Fatal(err)
+			}
+			c.verifyFilterHeaders(ctx, tip-4, tip) // fails when the liar is caught
+			for _, p := range c.Peers() {
+				t.Logf("%s: banned %v %s", p.Address, p.Banned, p.Reason)
+				if liar := p.Address == addrs[tt.liarAt]; p.Banned != liar {
+					t.Errorf("peer %s (liar %v): banned %v, %s", p.Address, liar, p.Banned, p.Reason)
+				}
+			}
+		})
 	}
 }
