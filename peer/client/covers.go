@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
@@ -64,7 +65,23 @@ import (
 // the covers' groups larger than the wallet's. Covers still short at the
 // bound, the scan stops with *PrivacyTargetError, none of the wallet's
 // blocks fetched, its candidates and sweep kept for the next scan,
-// unless Config.AllowShortCovers. What remains: a peer that tells the
+// unless Config.AllowShortCovers; once the sweep has given every block
+// of the range to the scans short in a row (cover.Explore.Explored), the
+// error says the range holds too few candidates, and of which classes,
+// rather than to scan again.
+//
+// Profiles are read on the filters, whose false positives (one in
+// M = 784,931 per script and block) raise a script's class above what
+// the attack, reading the blocks fetched, sees: a wallet's script
+// raised to a class no cover chain has would keep the wallet's scans
+// short for good. So every block the client fetches (those explored,
+// and the scan's own) is read for the matches of the wallet's scripts
+// and of the candidates profiled it shows false (blockScripts: neither
+// paid nor named by an input, where no input that shows nothing could
+// spend a script of its type), and the cover set keeps them
+// (cover.Set.Refute), so that every later profile leaves them out.
+//
+// What remains: a peer that tells the
 // blocks explored (fetched first) from the rest can tell the covers
 // found in them, each with a block among the first (a warning says how
 // many); the attack on the set of blocks fetched cannot.
@@ -168,9 +185,24 @@ type coverScan struct {
 	// (nil: none).
 	short int
 	swept *uint64
+	// sweptNow counts the heights the sweep gave the scan.
+	sweptNow int
 	// rangeDone is set once exploring has taken every block of the
-	// range.
+	// range, in this scan or over the scans short in a row before it.
 	rangeDone bool
+	// shortClasses are the classes of the cover chains short.
+	shortClasses []int
+	// hashOf gives the hash of the block at a height (the client's
+	// chain's, unless set).
+	hashOf func(int32) chainhash.Hash
+}
+
+// hash is the hash of the block at height h.
+func (cs *coverScan) hash(h int32) chainhash.Hash {
+	if cs.hashOf != nil {
+		return cs.hashOf(h)
+	}
+	return cs.c.chain.Hash(h)
 }
 
 // startCovers opens the cover set for a scan of from..to.
@@ -340,7 +372,8 @@ func (u unions) join(a, b int) { u[u.find(a)] = u.find(b) }
 
 // profile tests every held filter of the range against elems
 // (gcs.Filter.MatchEach), which gives each its heights (at), and which
-// of them each held filter matches (hits, if keep).
+// of them each held filter matches (hits, if keep), leaving out the
+// matches the cover set keeps as false (cover.Set.Refuted).
 func (cs *coverScan) profile(elems [][]byte, keep bool) (at [][]int32, hits map[int32][]bool) {
 	hits = map[int32][]bool{}
 	at = make([][]int32, len(elems))
@@ -362,6 +395,11 @@ func (cs *coverScan) profile(elems [][]byte, keep bool) (at [][]int32, hits map[
 			m = nil
 		}
 		m = f.MatchEach(gcs.BasicKey(&hash), elems, m)
+		for i, ok := range m {
+			if ok && cs.set.Refuted(cover.MatchKeyOf(hash, elems[i])) {
+				m[i] = false // a false match a block fetched showed
+			}
+		}
 		if keep {
 			hits[h] = m
 		}
@@ -465,6 +503,115 @@ func walletChains(ms []member) {
 	}
 }
 
+// walletProfiles are the profiles of the wallet's scripts matched in
+// the range (at: each one's heights on the held filters), in chains
+// (walletChains), without the matches the cover set keeps as false
+// (cover.Set.Refuted: a block fetched showed the filter's match a false
+// positive, which the attack, reading the blocks, does not count), and
+// the largest class among them.
+func (cs *coverScan) walletProfiles(at [][]int32) (profiles []leak.Profile, largest int) {
+	var wallet []member
+	for i, s := range cs.wallet {
+		hs := slices.DeleteFunc(slices.Clone(at[i]), func(h int32) bool {
+			return cs.set.Refuted(cover.MatchKeyOf(cs.hash(h), s))
+		})
+		if len(hs) > 0 {
+			wallet = append(wallet, member{script: s, heights: hs})
+			largest = max(largest, min(len(hs), leak.MaxProfileClass))
+		}
+	}
+	walletChains(wallet)
+	return cs.profiles(wallet), largest
+}
+
+// refute keeps in the cover set, as false, each match on the filter of
+// a block of blocks (at heights) that the block shows false
+// (blockScripts): of a wallet's script, and of a candidate the scan
+// profiled (seen, whose heights it leaves out); it returns how many of
+// the wallet's it kept. A false positive raises a script's class above
+// what the attack, reading the blocks, sees: a wallet's, to a class no
+// cover may have (the scan would then stay short of covers for good), a
+// candidate's, out of the class it could cover.
+func (cs *coverScan) refute(heights []int32, blocks []*wire.MsgBlock) (wallet int) {
+	for i, h := range heights {
+		if i >= len(blocks) || blocks[i] == nil {
+			continue
+		}
+		held, unsure := blockScripts(blocks[i])
+		absent := func(s []byte) bool { return !held[string(s)] && !unsure[leak.TypeOf(s)] }
+		hash := cs.hash(h)
+		if m := cs.hits[h]; m != nil {
+			for j, s := range cs.wallet {
+				if m[j] && absent(s) && cs.keepFalse(hash, h, s) {
+					wallet++
+				}
+			}
+		}
+		for s, hs := range cs.seen {
+			if slices.Contains(hs, h) && absent([]byte(s)) && cs.keepFalse(hash, h, []byte(s)) {
+				cs.seen[s] = slices.DeleteFunc(slices.Clone(hs), func(x int32) bool { return x == h })
+			}
+		}
+	}
+	return wallet
+}
+
+// keepFalse keeps script's match in the block hash (at h) as false,
+// unless kept already; it reports whether it kept it.
+func (cs *coverScan) keepFalse(hash chainhash.Hash, h int32, script []byte) bool {
+	k := cover.MatchKeyOf(hash, script)
+	if cs.set.Refuted(k) {
+		return false
+	}
+	if err := cs.set.Refute(k); err != nil {
+		cs.warnings = append(cs.warnings, fmt.Sprintf("a false match at height %d was not kept (%v): the next scans count it", h, err))
+		return false
+	}
+	return true
+}
+
+// blockScripts returns the scripts block holds as a basic filter holds
+// them: those its outputs pay and those its inputs show they spend
+// (gcs.SpendCandidates), and the script types an input may spend
+// unseen (unseenTypes): a script of those types the block does not name
+// may still be in its filter.
+func blockScripts(block *wire.MsgBlock) (held map[string]bool, unsure map[leak.ScriptType]bool) {
+	held, unsure = map[string]bool{}, map[leak.ScriptType]bool{}
+	for i, tx := range block.Transactions {
+		for _, o := range tx.TxOut {
+			held[string(o.PkScript)] = true
+		}
+		if i == 0 {
+			continue // a coinbase spends nothing
+		}
+		for _, in := range tx.TxIn {
+			typ, cands := gcs.SpendCandidates(in)
+			for _, t := range unseenTypes[typ] {
+				unsure[t] = true
+			}
+			for _, c := range cands {
+				held[string(c)] = true
+			}
+		}
+	}
+	return held, unsure
+}
+
+// unseenTypes are, per input type that shows nothing of the script it
+// spends (not gcs.InputType.Reveals), the script types consensus lets
+// it spend: an empty input, outputs anyone can spend; one with a
+// signature script not push-only, a legacy P2PKH (push-only is a
+// policy there, a rule only for P2SH); one ending in a signature-shaped
+// push, a P2SH whose redeem script begins with that byte; a witness of
+// one item, a P2TR by its key or a P2WSH whose witness script is the
+// item. A script of another type that an input spends, it names.
+var unseenTypes = map[gcs.InputType][]leak.ScriptType{
+	gcs.InputHidden:      {leak.TypeOther},
+	gcs.InputNonStandard: {leak.TypeOther, leak.TypeP2PKH},
+	gcs.InputSignature:   {leak.TypeOther, leak.TypeP2SH},
+	gcs.InputP2TRKeyPath: {leak.TypeOther, leak.TypeP2TR, leak.TypeP2WSH},
+}
+
 // plan profiles the wallet and the covers on the filters of the range
 // and, while covers are short of the target, draws cover chains from
 // the reserve (leak.Need, leak.Draw, relaxing a shape where no
@@ -479,16 +626,7 @@ func (cs *coverScan) plan(ctx context.Context, log *scanLog, matched []int32, fo
 	at, cs.hits = cs.profile(slices.Concat(cs.wallet, cs.covers), true)
 	nw, nc := len(cs.wallet), len(cs.covers)
 	cs.walletAt = map[int32]bool{}
-	var wallet []member
-	largest := 0
-	for i, s := range cs.wallet {
-		if hs := at[i]; len(hs) > 0 {
-			wallet = append(wallet, member{script: s, heights: hs})
-			largest = max(largest, min(len(hs), leak.MaxProfileClass))
-		}
-	}
-	walletChains(wallet)
-	walletProfiles := cs.profiles(wallet)
+	walletProfiles, largest := cs.walletProfiles(at[:nw])
 	for _, h := range matched {
 		m := cs.hits[h]
 		// Unknown filters, and matches of neither (the matcher's false
@@ -545,6 +683,12 @@ func (cs *coverScan) plan(ctx context.Context, log *scanLog, matched []int32, fo
 			return nil, fmt.Errorf("client: exploring blocks for covers: %w", err)
 		}
 		cs.explored = append(cs.explored, hs...)
+		if cs.refute(hs, blocks) > 0 {
+			// A wallet's match the blocks showed false: its profile is
+			// what the attack sees, without it.
+			walletProfiles, largest = cs.walletProfiles(at[:nw])
+			short = leak.Need(walletProfiles, cs.profiles(covered), cs.set.Chance(), cs.target)
+		}
 		// Every candidate of the blocks explored joins the reserve, for
 		// the next round's sample and the next scan's.
 		for _, c := range cs.fresh(blocks, maxNewReserve) {
@@ -557,9 +701,19 @@ func (cs *coverScan) plan(ctx context.Context, log *scanLog, matched []int32, fo
 	if cs.drawnNow > 0 {
 		cs.warnings = append(cs.warnings, fmt.Sprintf("%d covers were found in the %d blocks this scan explored before the wallet's: a peer that tells the blocks fetched before the wallet's from those after can tell these covers, each with a block among the first, from the wallet's scripts, which have one there only by chance (the block-download attack on the blocks fetched, which the target is met against, does not use their order)", cs.drawnNow, len(cs.explored)))
 	}
+	cs.short = 0
+	for p, k := range short {
+		cs.short += k
+		if !slices.Contains(cs.shortClasses, p.Class) {
+			cs.shortClasses = append(cs.shortClasses, p.Class)
+		}
+	}
+	slices.Sort(cs.shortClasses)
+	cs.rangeDone = cs.rangeDone || cs.short > 0 && cs.lapped()
 	heights, reached := cs.heights(bound, coverHeights)
 	if cs.short > 0 || reached > 0 {
-		e := &PrivacyTargetError{Target: cs.target, Short: cs.short, Unfetched: reached, Explored: len(cs.explored), Bound: bound, RangeExplored: cs.rangeDone}
+		e := &PrivacyTargetError{Target: cs.target, Short: cs.short, ShortClasses: cs.shortClasses, Unfetched: reached, Explored: len(cs.explored),
+			Bound: bound, RangeExplored: cs.rangeDone}
 		if !cs.c.cfg.AllowShortCovers {
 			cs.keep(nil)
 			return nil, e
@@ -567,6 +721,13 @@ func (cs *coverScan) plan(ctx context.Context, log *scanLog, matched []int32, fo
 		cs.why = append(cs.why, "covers short: "+e.Reason())
 	}
 	return heights, nil
+}
+
+// lapped reports whether the sweep has given every block of the range
+// to the scans short in a row, this one included (cover.Explore's
+// Explored): more scans would find nothing new.
+func (cs *coverScan) lapped() bool {
+	return cs.set.Explore().Explored+uint64(cs.sweptNow) >= uint64(cs.to-cs.from+1)
 }
 
 // bound is the most blocks the scan fetches only for covers (none:
@@ -703,6 +864,7 @@ func (cs *coverScan) exploreNext(n int) []int32 {
 			out = append(out, h)
 			p := place[i]
 			cs.swept = &p
+			cs.sweptNow++
 		}
 	}
 	slices.Sort(out)
@@ -935,6 +1097,9 @@ func (cs *coverScan) finish(heights []int32, blocks []*wire.MsgBlock) *CoverCost
 		k.CoverBlocks++
 		k.CoverBytes += size
 	}
+	// The wallet's blocks fetched show its false matches, for the next
+	// scans' profiles.
+	cs.refute(heights, blocks)
 	cs.keep(unexplored)
 	k.Covers, k.Reserve = len(cs.set.Covers()), len(cs.set.Reserve())
 	k.Met = len(cs.why) == 0
@@ -976,9 +1141,10 @@ func (cs *coverScan) keep(blocks []*wire.MsgBlock) {
 		}
 	}
 	e := cs.set.Explore()
-	e.Short = 0
+	e.Short, e.Explored = 0, 0
 	if cs.short > 0 {
 		e.Short = min(cs.set.Explore().Short+1, maxEscalation)
+		e.Explored = min(cs.set.Explore().Explored+uint64(cs.sweptNow), math.MaxUint32)
 	}
 	if cs.swept != nil {
 		e.Swept = *cs.swept
@@ -1005,12 +1171,17 @@ type PrivacyTargetError struct {
 	// Short counts the cover chains short of the target; Unfetched the
 	// covers in use whose blocks the bound left out.
 	Short, Unfetched int
+	// ShortClasses are the classes (appearances in the range, up to
+	// leak.MaxProfileClass) of the wallet's chains whose covers are
+	// short.
+	ShortClasses []int
 	// Explored counts the blocks the scan fetched to find candidates;
 	// Bound is the most blocks it fetches only for covers (-1: none).
 	Explored, Bound int
-	// RangeExplored is true when the scan explored every block of its
-	// range: the range holds too few candidates, and neither another
-	// scan nor a larger bound finds more in it.
+	// RangeExplored is true when the scan, or it and the scans short
+	// in a row before it, explored every block of its range: the range
+	// holds too few candidates, and neither another scan nor a larger
+	// bound finds more in it.
 	RangeExplored bool
 }
 
@@ -1037,11 +1208,19 @@ func (e *PrivacyTargetError) Reason() string {
 		bound = "no bound"
 	}
 	var s string
+	chains := nounCount(e.Short, "cover chain") + " short"
+	if len(e.ShortClasses) > 0 {
+		cls := make([]string, len(e.ShortClasses))
+		for i, k := range e.ShortClasses {
+			cls[i] = fmt.Sprint(k)
+		}
+		chains += " (for the wallet's chains of scripts seen " + strings.Join(cls, ", ") + " times)"
+	}
 	switch {
 	case e.Short > 0 && e.RangeExplored:
-		s = fmt.Sprintf("%s short after exploring all %s of the range: it holds too few cover candidates", nounCount(e.Short, "cover chain"), nounCount(e.Explored, "block"))
+		s = fmt.Sprintf("%s after exploring every block of the range (%s in this scan): it holds too few cover candidates", chains, nounCount(e.Explored, "block"))
 	case e.Short > 0:
-		s = fmt.Sprintf("%s short after exploring %s for candidates within %s", nounCount(e.Short, "cover chain"), nounCount(e.Explored, "block"), bound)
+		s = fmt.Sprintf("%s after exploring %s for candidates within %s", chains, nounCount(e.Explored, "block"), bound)
 	}
 	if e.Unfetched > 0 {
 		if s != "" {

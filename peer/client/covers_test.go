@@ -1,9 +1,11 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/peer/cover"
@@ -832,5 +835,214 @@ func TestProfileCandidatesOnce(t *testing.T) {
 	got = cs.profileCandidates([][]byte{c, c})
 	if got[0] != nil || got[1] != nil || len(cs.seen) != 1 {
 		t.Fatalf("heights %v and %d scripts seen, want none and 1", got, len(cs.seen))
+	}
+}
+
+// p2wpkhSpend is a P2WPKH script of a key-shaped push and an input
+// spending it (a signature-shaped item and the key, as its witness).
+func p2wpkhSpend(i byte) (script []byte, in *wire.TxIn) {
+	key := append([]byte{0x02}, bytesOf(i, 32)...)
+	script = append([]byte{0x00, 0x14}, btcutil.Hash160(key)...)
+	in = wire.NewTxIn(&wire.OutPoint{Index: uint32(i)}, nil, wire.TxWitness{append([]byte{0x30}, bytesOf(i, 70)...), key})
+	return script, in
+}
+
+func bytesOf(b byte, n int) []byte { return slices.Repeat([]byte{b}, n) }
+
+// blockOf is a block of a coinbase and a transaction of ins paying outs.
+func blockOf(ins []*wire.TxIn, outs ...[]byte) *wire.MsgBlock {
+	coinbase := wire.NewMsgTx(2)
+	coinbase.AddTxIn(wire.NewTxIn(&wire.OutPoint{Index: math.MaxUint32}, []byte{1, 2}, nil))
+	coinbase.AddTxOut(wire.NewTxOut(50, bytesOf(0x51, 1)))
+	tx := wire.NewMsgTx(2)
+	for _, in := range ins {
+		tx.AddTxIn(in)
+	}
+	for _, o := range outs {
+		tx.AddTxOut(wire.NewTxOut(1000, o))
+	}
+	return &wire.MsgBlock{Transactions: []*wire.MsgTx{coinbase, tx}}
+}
+
+// TestBlockScripts: a block holds a script it pays or whose spend an
+// input shows; an input that shows nothing of what it spends leaves
+// unsure only the script types it could spend (a P2TR key-path spend:
+// not a P2WPKH, but a P2TR or a P2WSH).
+func TestBlockScripts(t *testing.T) {
+	s, spend := p2wpkhSpend(1)
+	other, otherSpend := p2wpkhSpend(2)
+	keyPath := wire.NewTxIn(&wire.OutPoint{Index: 9}, nil, wire.TxWitness{bytesOf(0x40, 64)})
+	for _, tc := range []struct {
+		name   string
+		block  *wire.MsgBlock
+		held   bool
+		unsure []leak.ScriptType
+	}{
+		{"paid", blockOf([]*wire.TxIn{otherSpend}, s), true, nil},
+		{"spent", blockOf([]*wire.TxIn{spend}, other), true, nil},
+		{"neither", blockOf([]*wire.TxIn{otherSpend}, other), false, nil},
+		{"a key-path spend beside", blockOf([]*wire.TxIn{otherSpend, keyPath}, other), false, []leak.ScriptType{leak.TypeOther, leak.TypeP2WSH, leak.TypeP2TR}},
+	} {
+		held, unsure := blockScripts(tc.block)
+		var types []leak.ScriptType
+		for typ := range unsure {
+			types = append(types, typ)
+		}
+		slices.Sort(types)
+		if held[string(s)] != tc.held || !slices.Equal(types, tc.unsure) {
+			t.Errorf("%s: held %v, unsure of %v; want %v, %v", tc.name, held[string(s)], types, tc.held, tc.unsure)
+		}
+	}
+}
+
+// TestFalseMatchDeadEnd: a filter's false positive for a wallet's
+// script raises its class above what the attack, reading the blocks,
+// sees; no candidate of that class may exist (on the long labelled
+// chain the wallet's 10 chains of class 4 need exactly the 10 that
+// another user's wallet holds), and the scan stayed a cover chain short
+// for good, session after session. Here a wallet of two chains of class
+// 4, one with a false match (class 5), and two candidate chains of
+// class 4: without the false match known the draw is one chain short;
+// once a block fetched shows the match false (refute), the draw meets
+// the target, and the cover set keeps the false match for later scans,
+// whose profiles leave it out too. A block that holds the script
+// refutes nothing.
+func TestFalseMatchDeadEnd(t *testing.T) {
+	dir := t.TempDir()
+	set, _, err := cover.Open(dir, &chaincfg.RegressionNetParams)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w1, _ := p2wpkhSpend(1)
+	w2, _ := p2wpkhSpend(2)
+	const fp = 260
+	at := [][]int32{{110, 150, 190, 230, fp}, {120, 160, 200, 240}}
+	hits := map[int32][]bool{}
+	for i, hs := range at {
+		for _, h := range hs {
+			if hits[h] == nil {
+				hits[h] = make([]bool, 2)
+			}
+			hits[h][i] = true
+		}
+	}
+	hashOf := func(h int32) chainhash.Hash { return chainhash.Hash{byte(h), byte(h >> 8), 0xcc} }
+	scan := func(set *cover.Set) *coverScan {
+		return &coverScan{set: set, from: 100, to: 299, wallet: [][]byte{w1, w2}, hot: 16, target: 0.5, hits: hits, hashOf: hashOf}
+	}
+	c1, _ := p2wpkhSpend(3)
+	c2, _ := p2wpkhSpend(4)
+	cands := []member{{script: c1, heights: []int32{113, 153, 193, 233}}, {script: c2, heights: []int32{123, 163, 203, 243}}}
+	// short draws covers from the candidates for the wallet's profile
+	// and returns the chains still short.
+	short := func(cs *coverScan) int {
+		wallet, _ := cs.walletProfiles(at)
+		var profiled []leak.Profiled
+		for i, p := range cs.profiles(cands) {
+			profiled = append(profiled, leak.Profiled{Script: cands[i].script, Profile: p})
+		}
+		drawn, _ := cs.draw(profiled, leak.Need(wallet, nil, nil, cs.target))
+		var covers []member
+		for _, d := range drawn {
+			covers = append(covers, cands[slices.IndexFunc(cands, func(m member) bool { return bytes.Equal(m.script, d.Script) })])
+		}
+		n := 0
+		for _, k := range leak.Need(wallet, cs.profiles(covers), nil, cs.target) {
+			n += k
+		}
+		return n
+	}
+	cs := scan(set)
+	if n := short(cs); n != 1 {
+		t.Fatalf("with the false match counted: %d cover chains short, want 1 (the dead end)", n)
+	}
+	// Blocks that hold w1 refute nothing.
+	_, spend1 := p2wpkhSpend(1)
+	other, otherSpend := p2wpkhSpend(7)
+	for _, b := range []*wire.MsgBlock{blockOf([]*wire.TxIn{otherSpend}, w1), blockOf([]*wire.TxIn{spend1}, other)} {
+		if n := cs.refute([]int32{fp}, []*wire.MsgBlock{b}); n != 0 {
+			t.Fatalf("a block that holds the script refuted %d matches", n)
+		}
+	}
+	// The block at fp, fetched, holds neither script (a P2TR key-path
+	// spend in it cannot spend a P2WPKH).
+	keyPath := wire.NewTxIn(&wire.OutPoint{Index: 9}, nil, wire.TxWitness{bytesOf(0x40, 64)})
+	if n := cs.refute([]int32{fp, 110}, []*wire.MsgBlock{blockOf([]*wire.TxIn{otherSpend, keyPath}, other), nil}); n != 1 {
+		t.Fatalf("%d false matches kept, want 1", n)
+	}
+	if n := short(cs); n != 0 {
+		t.Fatalf("with the false match known: %d cover chains short, want none", n)
+	}
+	if err := set.Save(); err != nil {
+		t.Fatal(err)
+	}
+	again, _, err := cover.Open(dir, &chaincfg.RegressionNetParams)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := short(scan(again)); n != 0 {
+		t.Fatalf("a later scan: %d cover chains short, want none", n)
+	}
+}
+
+// TestDeadEndSaid: a scan short of covers after the sweep gave every
+// block of the range to the scans short in a row says so (the range
+// holds too few candidates; scanning again explores nothing new), with
+// the classes short; a scan whose covers meet the target starts the
+// count again.
+func TestDeadEndSaid(t *testing.T) {
+	dir := t.TempDir()
+	set, _, err := cover.Open(dir, &chaincfg.RegressionNetParams)
+	if err != nil {
+		t.Fatal(err)
+	}
+	session := func(swept, short int) *coverScan {
+		cs := &coverScan{set: set, from: 100, to: 299, sweptNow: swept, short: short}
+		lapped := cs.lapped()
+		cs.keep(nil)
+		cs.rangeDone = lapped
+		return cs
+	}
+	if cs := session(120, 1); cs.rangeDone {
+		t.Fatal("120 blocks of 200 explored: the range explored")
+	}
+	if got := set.Explore().Explored; got != 120 {
+		t.Fatalf("%d blocks explored kept, want 120", got)
+	}
+	if cs := session(90, 1); !cs.rangeDone {
+		t.Fatal("210 blocks of 200 explored in two scans short in a row: the range not explored")
+	}
+	session(10, 0)
+	if got := set.Explore().Explored; got != 0 {
+		t.Errorf("%d blocks explored kept after a scan that met the target, want 0", got)
+	}
+	e := &PrivacyTargetError{Target: 0.5, Short: 1, ShortClasses: []int{5}, Explored: 90, Bound: 160, RangeExplored: true}
+	for _, want := range []string{"1 cover chain short (for the wallet's chains of scripts seen 5 times) after exploring every block of the range (90 blocks in this scan): it holds too few cover candidates", "scan a wider range"} {
+		if !strings.Contains(e.Error(), want) {
+			t.Errorf("%q does not say %q", e.Error(), want)
+		}
+	}
+}
+
+// TestFalseCandidateMatch: a candidate profiled with a match a block
+// fetched shows false loses it (its class is the attack's), and the
+// cover set keeps it for later scans; the wallet's count is apart.
+func TestFalseCandidateMatch(t *testing.T) {
+	set, _, err := cover.Open(t.TempDir(), &chaincfg.RegressionNetParams)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := p2wpkhSpend(3)
+	other, otherSpend := p2wpkhSpend(7)
+	hashOf := func(h int32) chainhash.Hash { return chainhash.Hash{byte(h), byte(h >> 8), 0xcc} }
+	cs := &coverScan{set: set, from: 100, to: 299, hot: 16, hashOf: hashOf, seen: map[string][]int32{string(c): {123, 163, 203, 243, 270}}}
+	if n := cs.refute([]int32{163}, []*wire.MsgBlock{blockOf([]*wire.TxIn{otherSpend}, c)}); n != 0 || len(cs.seen[string(c)]) != 5 {
+		t.Fatalf("a block paying the candidate: %d wallet matches refuted, heights %v", n, cs.seen[string(c)])
+	}
+	if n := cs.refute([]int32{270}, []*wire.MsgBlock{blockOf([]*wire.TxIn{otherSpend}, other)}); n != 0 {
+		t.Fatalf("%d of the wallet's matches refuted, want none", n)
+	}
+	if got := cs.seen[string(c)]; !slices.Equal(got, []int32{123, 163, 203, 243}) || !set.Refuted(cover.MatchKeyOf(hashOf(270), c)) {
+		t.Errorf("heights %v after the false match, kept %v; want it gone and kept", got, set.Refuted(cover.MatchKeyOf(hashOf(270), c)))
 	}
 }

@@ -3,6 +3,7 @@ package cover
 import (
 	"bytes"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
 
 	"github.com/spvfilter/spvfilter/peer/internal/diskfile"
 )
@@ -34,12 +36,31 @@ type Profile struct {
 
 // Explore is where a client's search for cover candidates stands,
 // kept across sessions: Short counts its scans in a row whose covers
-// fell short of the target, and Swept is how far its sweep of the
-// range's blocks has gone (a client's own measure of the blocks it
-// explored, so that later sessions explore others).
+// fell short of the target, Swept is how far its sweep of the range's
+// blocks has gone (a client's own measure of the blocks it explored, so
+// that later sessions explore others), and Explored counts the blocks
+// the sweep gave those scans short in a row (once it reaches the
+// range's, the range was explored whole and more scans find nothing
+// new).
 type Explore struct {
-	Short int
-	Swept uint64
+	Short    int
+	Swept    uint64
+	Explored uint64
+}
+
+// MatchKey names a filter match of a script in a block, without the
+// script: the first 8 bytes of SHA-256 of the block's hash and the
+// script (MatchKeyOf).
+type MatchKey [8]byte
+
+// MatchKeyOf is the key of script's match in block.
+func MatchKeyOf(block chainhash.Hash, script []byte) MatchKey {
+	h := sha256.New()
+	h.Write(block[:])
+	h.Write(script)
+	var k MatchKey
+	copy(k[:], h.Sum(nil))
+	return k
 }
 
 // Cover is a cover script, in use or in reserve, and its profile.
@@ -74,7 +95,7 @@ type Options struct {
 var ErrDamaged = errors.New("cover file damaged")
 
 // ErrFull: the set already holds MaxCovers covers, MaxReserve scripts in
-// reserve, or MaxFileSize bytes.
+// reserve, MaxRefuted false matches, or MaxFileSize bytes.
 var ErrFull = errors.New("cover file full")
 
 // ErrDuplicate: the script is a cover or in the reserve already.
@@ -215,10 +236,11 @@ func (s *Set) Explore() Explore {
 	return s.c.explore
 }
 
-// SetExplore replaces the exploration state (Short at most 65,536).
+// SetExplore replaces the exploration state (Short at most 65,536,
+// Explored below 2^32).
 func (s *Set) SetExplore(e Explore) error {
-	if e.Short < 0 || e.Short > maxShort {
-		return fmt.Errorf("cover: %d scans short", e.Short)
+	if e.Short < 0 || e.Short > maxShort || e.Explored > math.MaxUint32 {
+		return fmt.Errorf("cover: %d scans short, %d blocks explored", e.Short, e.Explored)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -232,6 +254,38 @@ func (s *Set) SetExplore(e Explore) error {
 	s.size = size
 	return nil
 }
+
+// Refuted reports whether the set holds k as a false match: a filter
+// match of a watched script in a block that, fetched, does not hold it
+// (a false positive of the filter), which profiles leave out.
+func (s *Set) Refuted(k MatchKey) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := slices.BinarySearchFunc(s.c.refuted, k, compareKeys)
+	return ok
+}
+
+// Refute keeps k as a false match (Refuted); ErrFull beyond MaxRefuted.
+func (s *Set) Refute(k MatchKey) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i, ok := slices.BinarySearchFunc(s.c.refuted, k, compareKeys)
+	if ok {
+		return nil
+	}
+	if len(s.c.refuted) >= MaxRefuted {
+		return ErrFull
+	}
+	s.c.refuted = slices.Insert(s.c.refuted, i, k)
+	if size := len(s.c.encode()); size > MaxFileSize {
+		s.c.refuted = slices.Delete(s.c.refuted, i, i+1)
+		return ErrFull
+	}
+	s.size = len(s.c.encode())
+	return nil
+}
+
+func compareKeys(a, b MatchKey) int { return bytes.Compare(a[:], b[:]) }
 
 // Chance returns the chance groups per class at the last scan.
 func (s *Set) Chance() map[int]float64 {

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
 
 	"github.com/spvfilter/spvfilter/peer/internal/diskfile"
 )
@@ -33,7 +34,7 @@ func entry(i int) Cover {
 }
 
 // fileExplore is the exploration state filled saves.
-var fileExplore = Explore{Short: 3, Swept: 1 << 40}
+var fileExplore = Explore{Short: 3, Swept: 1 << 40, Explored: 300}
 
 // filled is a saved set in a new directory: n covers, r in reserve and a
 // chance row.
@@ -59,11 +60,19 @@ func filled(t testing.TB, n, r int) (*Set, string) {
 	if err := s.SetChance(map[int]float64{2: 1.5, 3: 0.25}); err != nil {
 		t.Fatal(err)
 	}
+	for _, k := range fileRefuted {
+		if err := s.Refute(k); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := s.Save(); err != nil {
 		t.Fatal(err)
 	}
 	return s, dir
 }
+
+// fileRefuted are the false matches filled saves.
+var fileRefuted = []MatchKey{MatchKeyOf(chainhash.Hash{1}, p2wpkh(1)), MatchKeyOf(chainhash.Hash{2}, p2wpkh(1))}
 
 // same fails unless a and b hold the same set.
 func same(t *testing.T, a, b *Set) {
@@ -175,7 +184,7 @@ func good(t testing.TB) ([]byte, map[string]int) {
 	seed := net + 1 + len(params.Name)
 	chance := seed + 32
 	covers := chance + 1 + 2*3
-	explore := len(data) - 4 - len(binary.AppendUvarint(binary.AppendUvarint(nil, uint64(fileExplore.Short)), fileExplore.Swept))
+	explore := len(data) - 4 - len(binary.AppendUvarint(binary.AppendUvarint(binary.AppendUvarint(nil, uint64(fileExplore.Short)), fileExplore.Swept), fileExplore.Explored)) - 1 - 8*len(fileRefuted)
 	return data, map[string]int{"magic": 0, "network": net, "seed": seed, "chance": chance, "covers": covers,
 		"cover script": covers + 2, "reserve": explore - entry(2).entrySize() - 1, "explore": explore, "checksum": len(data) - 4}
 }
@@ -192,7 +201,7 @@ func damagedFiles(t testing.TB) map[string][]byte {
 	cases := map[string][]byte{
 		"empty":            {},
 		"bad magic":        append([]byte("SPVFXXX\x01"), data[8:]...),
-		"version 3":        resum(append([]byte("SPVFCOV\x03"), data[8:]...)),
+		"version 4":        resum(append([]byte("SPVFCOV\x04"), data[8:]...)),
 		"checksum flipped": append(slices.Clone(data[:len(data)-1]), data[len(data)-1]^1),
 		"a byte flipped":   append(append(slices.Clone(data[:40]), data[40]^0x10), data[41:]...),
 		"trailing byte":    resum(append(slices.Clone(data[:len(data)-4]), 0, 0, 0, 0, 0)),
@@ -503,5 +512,52 @@ func TestExploreKept(t *testing.T) {
 	}
 	if got := old.Explore(); got != (Explore{}) || len(old.Covers()) != 2 || len(old.Reserve()) != 1 {
 		t.Errorf("a version 1 file read as %d covers, %d in reserve, explore %+v; want 2, 1 and none", len(old.Covers()), len(old.Reserve()), got)
+	}
+	// Version 2: Short and Swept, without the blocks explored and the
+	// false matches.
+	v2 := append([]byte("SPVFCOV\x02"), data[8:at["explore"]]...)
+	v2 = binary.AppendUvarint(binary.AppendUvarint(v2, uint64(fileExplore.Short)), fileExplore.Swept)
+	v2 = resum(append(v2, 0, 0, 0, 0))
+	if err := os.WriteFile(filepath.Join(dir, FileName), v2, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	old, notes, err = Open(dir, params)
+	if err != nil || len(notes) > 0 {
+		t.Fatalf("a version 2 file: %v, notes %q", err, notes)
+	}
+	if got, want := old.Explore(), (Explore{Short: fileExplore.Short, Swept: fileExplore.Swept}); got != want || old.Refuted(fileRefuted[0]) {
+		t.Errorf("a version 2 file read with explore %+v, refuted %v; want %+v and none", got, old.Refuted(fileRefuted[0]), want)
+	}
+}
+
+// TestRefutedKept: false matches survive a save and an open, each
+// found by its key alone; a key kept twice is kept once, and the file
+// refuses keys out of order.
+func TestRefutedKept(t *testing.T) {
+	_, dir := filled(t, 2, 1)
+	again, _, err := Open(dir, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range fileRefuted {
+		if !again.Refuted(k) {
+			t.Errorf("false match %x lost in the save", k)
+		}
+	}
+	if again.Refuted(MatchKeyOf(chainhash.Hash{1}, p2wpkh(2))) {
+		t.Error("a match of another script refuted")
+	}
+	before := len(again.c.encode())
+	if err := again.Refute(fileRefuted[0]); err != nil || len(again.c.encode()) != before {
+		t.Errorf("a key kept twice: %v, %d bytes from %d", err, len(again.c.encode()), before)
+	}
+	data, _ := good(t)
+	end := len(data) - 4 - 16
+	swapped := slices.Concat(data[:end], data[end+8:end+16], data[end:end+8])
+	if bytes.Compare(data[end:end+8], data[end+8:end+16]) >= 0 {
+		t.Fatal("the file's keys are not in order")
+	}
+	if _, err := decode(resum(append(swapped, 0, 0, 0, 0)), params.Name); err == nil {
+		t.Error("keys out of order accepted")
 	}
 }

@@ -14,9 +14,10 @@
 // Varints are unsigned LEB128 (encoding/binary's Uvarint), at most
 // their shortest form's length.
 //
-//	magic     8 bytes: "SPVFCOV" and the version, 0x02 (0x01 is read
-//	          too: a file of before the exploration state, read with
-//	          none)
+//	magic     8 bytes: "SPVFCOV" and the version, 0x03 (0x01 and 0x02
+//	          are read too: files of before the exploration state, read
+//	          with none, and of before the blocks explored in the scans
+//	          short in a row and the false matches, read with none)
 //	network   varint length (1..64), then the network's name
 //	seed      32 bytes, random when the file was first made: keys every
 //	          draw of covers, so that draws are repeatable per data
@@ -29,8 +30,15 @@
 //	          and not yet in use
 //	explore   (version 2) varints: the client's scans in a row whose
 //	          covers fell short of the target (0..65536), and how far
-//	          its sweep of the range's blocks for candidates has gone
-//	          (Explore)
+//	          its sweep of the range's blocks for candidates has gone;
+//	          (version 3) a varint: the blocks the sweep gave the scans
+//	          short in a row (below 2^32) (Explore)
+//	false     (version 3) varint N (0..MaxRefuted), then N keys of 8
+//	          bytes in increasing order, none twice: filter matches of
+//	          the client's watched scripts that the blocks, fetched,
+//	          showed false (BIP 158 false positives), each the first 8
+//	          bytes of SHA-256 of the block's hash and the script
+//	          (MatchKeyOf), so that profiles leave them out
 //	checksum  4 bytes, little endian: the CRC-32C (Castagnoli) of every
 //	          byte before it, from the magic on
 //

@@ -23,11 +23,15 @@ const (
 )
 
 // version is the format's version, the magic's last byte; files of
-// version 1, without the exploration state, are read too.
+// version 1, without the exploration state, and of version 2, without
+// the blocks explored in the scans short in a row and the false
+// matches, are read too.
 const (
-	version  = 0x02
-	version1 = 0x01
-	maxShort = 1 << 16 // scans short in a row, kept
+	version    = 0x03
+	version1   = 0x01
+	version2   = 0x02
+	maxShort   = 1 << 16 // scans short in a row, kept
+	MaxRefuted = 4096    // false matches kept
 )
 
 var magic = [8]byte{'S', 'P', 'V', 'F', 'C', 'O', 'V', version}
@@ -46,6 +50,7 @@ type contents struct {
 	covers  []Cover
 	reserve []Cover
 	explore Explore
+	refuted []MatchKey // sorted, distinct
 }
 
 // encode writes c in the file's format.
@@ -69,6 +74,11 @@ func (c *contents) encode() []byte {
 	}
 	b = binary.AppendUvarint(b, uint64(c.explore.Short))
 	b = binary.AppendUvarint(b, c.explore.Swept)
+	b = binary.AppendUvarint(b, c.explore.Explored)
+	b = binary.AppendUvarint(b, uint64(len(c.refuted)))
+	for _, k := range c.refuted {
+		b = append(b, k[:]...)
+	}
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
 }
 
@@ -161,8 +171,8 @@ func decode(data []byte, network string) (*contents, error) {
 		return nil, fmt.Errorf("%w: bad magic %q", errFormat, data[:len(magic)])
 	}
 	v := data[len(magic)-1]
-	if v != version && v != version1 {
-		return nil, fmt.Errorf("%w: version %d, want %d or %d", errFormat, v, version1, version)
+	if v < version1 || v > version {
+		return nil, fmt.Errorf("%w: version %d, want %d to %d", errFormat, v, version1, version)
 	}
 	body := data[:len(data)-4]
 	if got, want := crc32.Checksum(body, castagnoli), binary.LittleEndian.Uint32(data[len(body):]); got != want {
@@ -193,10 +203,24 @@ func decode(data []byte, network string) (*contents, error) {
 	c.covers = d.entries(MaxCovers, seen)
 	d.field = "reserve"
 	c.reserve = d.entries(MaxReserve, seen)
-	if v == version {
+	if v >= version2 {
 		d.field = "explore"
 		c.explore.Short = int(d.varint(maxShort))
 		c.explore.Swept = d.varint(math.MaxUint64)
+	}
+	if v >= version {
+		c.explore.Explored = d.varint(math.MaxUint32)
+		d.field = "false matches"
+		n := d.count(MaxRefuted, len(MatchKey{}))
+		c.refuted = make([]MatchKey, 0, n)
+		for i := range n {
+			var k MatchKey
+			copy(k[:], d.bytes(len(k)))
+			if d.err == nil && i > 0 && bytes.Compare(k[:], c.refuted[i-1][:]) <= 0 {
+				d.fail("key %x after %x", k, c.refuted[i-1])
+			}
+			c.refuted = append(c.refuted, k)
+		}
 	}
 	if d.err == nil && d.off != len(body) {
 		d.field = "end"

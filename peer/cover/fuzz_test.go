@@ -40,8 +40,8 @@ func FuzzOpen(f *testing.F) {
 				continue
 			}
 			// Every field has one encoding, so a file accepted is the one
-			// its set writes.
-			if got := s.c.encode(); !bytes.Equal(got, file) {
+			// its set writes (in the current version).
+			if got := s.c.encode(); file[len(magic)-1] == version && !bytes.Equal(got, file) {
 				t.Fatalf("read %x, writes back %x", file, got)
 			}
 			if err := s.AddReserve(Cover{Script: []byte{0x51, 0x52}, Profile: Profile{Class: 1}}); err != nil && !errors.Is(err, ErrDuplicate) {

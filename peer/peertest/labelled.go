@@ -252,16 +252,16 @@ var (
 	LongWalletChain  = WalletChain{Blocks: 2000, WalletBlocks: 40, Scripts: 20}
 )
 
-// WalletChainFromEnv is ShortWalletChain, or LongWalletChain when the
-// environment variable SPVFILTER_WALLET_CHAIN is "long"; "short" names
+// WalletChainFromEnv is LongWalletChain, or ShortWalletChain when the
+// environment variable SPVFILTER_WALLET_CHAIN is "short"; "long" names
 // the default, and any other value fails the test.
 func WalletChainFromEnv(t testing.TB) WalletChain {
 	t.Helper()
 	switch v := os.Getenv("SPVFILTER_WALLET_CHAIN"); v {
-	case "", "short":
-		return ShortWalletChain
-	case "long":
+	case "", "long":
 		return LongWalletChain
+	case "short":
+		return ShortWalletChain
 	default:
 		t.Fatalf("SPVFILTER_WALLET_CHAIN=%q: want unset, \"long\" or \"short\"", v)
 		return WalletChain{}

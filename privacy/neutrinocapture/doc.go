@@ -38,10 +38,8 @@
 // before fetching any of the wallet's blocks): the attack told the
 // target gives no watched script
 // above it at either peer or both colluding, and the client's report
-// agrees. The chain has 450 blocks with the wallet's 20 scripts in 24;
-// the long one of 2,000 blocks, the wallet's in 40, is run by hand (its
-// protected scan meets the target in 10 to 15 sessions in most runs, but
-// stayed one cover chain short for 40 sessions in some):
+// agrees. The chain has 2,000 blocks with the wallet's 20 scripts in
+// 40; a short one of 450 blocks, the wallet's in 24, is run by hand:
 //
-//	SPVFILTER_WALLET_CHAIN=long go test -run TestLeakAgainstCapture -v
+//	SPVFILTER_WALLET_CHAIN=short go test -run TestLeakAgainstCapture -v
 package neutrinocapture

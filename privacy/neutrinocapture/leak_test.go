@@ -85,8 +85,8 @@ func wantP(shape peertest.WalletChain, k int) float64 {
 }
 
 // TestLeakAgainstCapture measures the leak of downloads on a real btcd: a
-// labelled wallet (peertest.WalletChainFromEnv: 20 scripts in 24 blocks
-// of 450 by default, in 40 of 2,000 with SPVFILTER_WALLET_CHAIN=long)
+// labelled wallet (peertest.WalletChainFromEnv: 20 scripts in 40 blocks
+// of 2,000 by default, in 24 of 450 with SPVFILTER_WALLET_CHAIN=short)
 // is scanned from its birth by each client through its own
 // privacy/capture relay, and "privacy fetches" (attack.AnalyzeFetches)
 // and "privacy evaluate" (simulate.Evaluate, against the labels) run on
@@ -118,7 +118,7 @@ func wantP(shape peertest.WalletChain, k int) float64 {
 // run by hand:
 //
 //	go test -run TestLeakAgainstCapture -v
-//	SPVFILTER_WALLET_CHAIN=long go test -run TestLeakAgainstCapture -v
+//	SPVFILTER_WALLET_CHAIN=short go test -run TestLeakAgainstCapture -v
 //	SPVFILTER_MAX_COVER_BLOCKS=-1 go test -run TestLeakAgainstCapture -v
 func TestLeakAgainstCapture(t *testing.T) {
 	shape := peertest.WalletChainFromEnv(t)
@@ -383,12 +383,14 @@ const protectedTarget = 0.5
 // its covers meet the target: a session short of them within its
 // bound stops before fetching the wallet's blocks, and the next
 // explores on. On the 2,000-block chain, with the client's default
-// bound, five runs met it at the 10th to 15th session: the cover
-// chains of the wallet's class are those of one other user's wallet,
-// in a few blocks of the 1,850, found a few a session. A session short
-// explores about 125 blocks, at least half of them the sweep's next
-// (it resumes where the last session stopped), so that at most about
-// 30 sessions sweep the range and find every chain it holds.
+// bound, eight runs met it at the 7th to 19th session (median 12): the
+// cover chains of the wallet's class are those of one other user's
+// wallet, in a few blocks of the 1,850, found a few a session. A
+// session short explores about 125 blocks, at least half of them the
+// sweep's next (it resumes where the last session stopped), so that at
+// most about 30 sessions sweep the range and find every chain it holds;
+// a session short after that says the range holds too few candidates
+// (RangeExplored), and the test stops there.
 const maxProtectedSessions = 40
 
 // protectedCoverBlocks is the protected scan's MaxCoverBlocks, from
@@ -434,7 +436,11 @@ func protectedScan(target float64) func(ctx context.Context, t *testing.T, addrs
 			var short *client.PrivacyTargetError
 			if errors.As(err, &short) {
 				// Nothing of the wallet's was fetched: the next session
-				// explores on.
+				// explores on, unless the sessions have explored the
+				// whole range.
+				if short.RangeExplored {
+					t.Fatalf("protected session %d: the covers cannot meet the target on this chain: %v", session, err)
+				}
 				t.Logf("protected session %d: %v", session, err)
 				continue
 			}
