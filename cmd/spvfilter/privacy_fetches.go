@@ -104,8 +104,8 @@ warning: their filters say what they watch (privacy analyze --capture).`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runFetches(a, &f) },
 	}
 	fl := c.Flags()
-	fl.StringArrayVar(&f.captures, "capture", nil, "capture file written by \"privacy capture\" (required; repeat for the captures of several nodes)")
-	fl.StringVar(&f.index, "index", "", "appearance index written by \"privacy universe --index\" (required)")
+	fl.StringArrayVar(&f.captures, "capture", nil, "capture file written by \"privacy capture\"; repeat it for the captures of several nodes")
+	fl.StringVar(&f.index, "index", "", "appearance index written by \"privacy universe --index\"")
 	fl.StringVar(&f.client, "client", "", "only the sessions of this client HOST, HOST:PORT or SESSION id")
 	fl.IntVar(&f.maxMatches, "max-matches", attack.DefaultMaxFetchMatches, "most matches listed per session, least explained by chance first (counts cover all)")
 	fl.IntVar(&f.show, "show", 20, "matches printed per session in the text report")
