@@ -84,9 +84,9 @@ of a client that fetches cover scripts to keep every script's probability
 at most P (spvfilter scan --privacy-target P): it caps each probability
 at P, the posterior of an attacker who knows the target and cannot tell
 the covers from the wallet. Without --cover-target, a session that names
-scripts or groups at 0.95 or more is warned that covers cannot be ruled
+a script or a group at 0.5 or more is warned that covers cannot be ruled
 out: the downloads do not tell them from the wallet's, whatever the user
-agent. A script that appears, in at least half its blocks, in transactions
+agent, and covers to a target below a probability overstate it. A script that appears, in at least half its blocks, in transactions
 paying more than four matched scripts at once (a batched payment, where a
 payer's change reused across batches has the same evidence) has three
 quarters of its class's probability (batched in --json); a group or script

@@ -610,12 +610,31 @@ func walletCount(observed, m, v float64) (n, lo, hi float64) {
 	return p * observed, plo * observed, phi * observed
 }
 
-// CoversNotRuledOut is the warning of a report that names scripts or
-// groups at 0.95 or more without Options.CoverTarget: nothing in the
+// CoversNotRuledOut is the warning of a report that names a script or a
+// group at 0.5 or more without Options.CoverTarget: nothing in the
 // downloads tells the blocks of covers drawn to the wallet's profile from
-// its own, whatever client sent them, so their presence cannot be ruled
-// out.
-const CoversNotRuledOut = "covers cannot be ruled out: nothing in the downloads tells the blocks of cover scripts a client fetches to hide its own (drawn to its scripts' profile, as spvfilter's --privacy-target does, whatever the user agent says) from the wallet's; if this client fetches covers, the probabilities of 0.95 and more are overstated: give --cover-target with its target"
+// its own (they are drawn so that nothing does), whatever client sent
+// them and whatever its user agent, so their presence cannot be ruled
+// out, and a client that fetches covers to a target below what is said
+// is overstated by every such probability, not only those of 0.95 and
+// more.
+const CoversNotRuledOut = "covers cannot be ruled out: nothing in the downloads tells the blocks of cover scripts a client fetches to hide its own (drawn to its scripts' profile, as spvfilter's --privacy-target does, whatever the user agent says) from the wallet's; if this client fetches covers, every probability above its target is overstated (of 0.5 and more here): give --cover-target with its target"
+
+// coversMatter reports whether the report names a script or a group at
+// 0.5 or more: what a client's covers would make overstated.
+func (r *Report) coversMatter() bool {
+	for _, m := range r.Matched {
+		if m.Probability >= 0.5 {
+			return true
+		}
+	}
+	for _, g := range r.Groups {
+		if g.Probability >= 0.5 {
+			return true
+		}
+	}
+	return false
+}
 
 // warnings adds the report's warnings about its matches.
 func (r *Report) warnings(g *matchGroups, classes map[uint64]*classCount) {
@@ -662,7 +681,7 @@ func (r *Report) warnings(g *matchGroups, classes map[uint64]*classCount) {
 	if r.null != nil && r.null.over {
 		r.warn(fmt.Sprintf("a shifted fetched set matched more than %d scripts of two or more appearances: the rest count as groups of their own", maxNullMatches))
 	}
-	if r.label == nil && r.cap == 0 && (r.Confident > 0 || r.ConfidentGroups > 0) {
+	if r.label == nil && r.cap == 0 && r.coversMatter() {
 		r.warn(CoversNotRuledOut)
 	}
 	if g.partial {
