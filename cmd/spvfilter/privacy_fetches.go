@@ -64,7 +64,8 @@ more blocks than the others keeps most of that, one riding in the others'
 transactions is the wallet's with half of it (downloads cannot tell a
 payer's change from the wallet's own change), and members of as many
 appearances as the top one are ambiguous with each other (named in
-ambiguous_with: one of them, not each, is the wallet's). Every script seen
+ambiguous_with: one of them, not each, is the wallet's, so each of n has
+a share 1/n of the group's probability). Every script seen
 once in a fetched block matches, so a match of one appearance is the
 wallet's with the share the fetched blocks carry beyond what their
 neighbours, the nearest blocks not fetched, carry. Probabilities come with
