@@ -75,6 +75,18 @@ func (p *pooledBins) overConfident(i int) bool {
 	return p.sumP[i]/float64(n) > hi+0.05
 }
 
+// underConfident reports whether bin i, from P 0.5 on, says measurably
+// less than it gets: its mean probability below the lower end of its
+// fraction right's Wilson interval by more than 0.05.
+func (p *pooledBins) underConfident(i int) bool {
+	n := p.count[i]
+	if n == 0 || i == 0 {
+		return false
+	}
+	lo, _ := simulate.Wilson(p.right[i], n)
+	return p.sumP[i]/float64(n) < lo-0.05
+}
+
 // knownOverConfident are the bins, by regime, kind and bin, that say
 // measurably more than they get and are stated as targets not met
 // (privacy/README.md, "Scores of the attacks"): none since pooled groups
@@ -110,7 +122,10 @@ func TestFetchCalibrationSharedClient(t *testing.T) {
 // class's probability: 382 of 407 right on seeds 7701 to 7704 before
 // pooled nesting) the lower end of their Wilson interval must reach 0.93;
 // no bin may say more than the upper end of its Wilson interval and 0.05
-// beyond.
+// beyond. A bin from P 0.5 on that says less than the lower end and 0.05
+// below is logged as a target not met (mixed's groups in [0.5, 0.8),
+// where pooled groups of a client's several wallets are more often right
+// than the half of their class's probability they have).
 func fetchCalibration(t *testing.T, r simulate.Regime) {
 	seeds := fetchCalibrationSeeds[r]
 	scores := make([]*simulate.Score, len(seeds))
@@ -143,6 +158,8 @@ func fetchCalibration(t *testing.T, r simulate.Regime) {
 				t.Logf("%s fetches %s: bin %d over-confident, NOT MET (known): %s", r, k.name, i, k.p.cell(i))
 			case over:
 				t.Errorf("%s fetches %s: bin %d over-confident: %s", r, k.name, i, k.p.cell(i))
+			case k.p.underConfident(i):
+				t.Logf("%s fetches %s: bin %d under-confident (right more often than said), NOT MET: %s", r, k.name, i, k.p.cell(i))
 			}
 		}
 		n, right := k.p.count[5], k.p.right[5]
