@@ -64,7 +64,8 @@ more blocks than the others keeps most of that, one riding in the others'
 transactions is the wallet's with half of it (downloads cannot tell a
 payer's change from the wallet's own change), and members of as many
 appearances as the top one are ambiguous with each other (named in
-ambiguous_with: one of them, not each, is the wallet's). Every script seen
+ambiguous_with: one of them, not each, is the wallet's, so each of n has
+a share 1/n of the group's probability). Every script seen
 once in a fetched block matches, so a match of one appearance is the
 wallet's with the share the fetched blocks carry beyond what their
 neighbours, the nearest blocks not fetched, carry. Probabilities come with
@@ -84,9 +85,9 @@ of a client that fetches cover scripts to keep every script's probability
 at most P (spvfilter scan --privacy-target P): it caps each probability
 at P, the posterior of an attacker who knows the target and cannot tell
 the covers from the wallet. Without --cover-target, a session that names
-scripts or groups at 0.95 or more is warned that covers cannot be ruled
+a script or a group at 0.5 or more is warned that covers cannot be ruled
 out: the downloads do not tell them from the wallet's, whatever the user
-agent. A script that appears, in at least half its blocks, in transactions
+agent, and covers to a target below a probability overstate it. A script that appears, in at least half its blocks, in transactions
 paying more than four matched scripts at once (a batched payment, where a
 payer's change reused across batches has the same evidence) has three
 quarters of its class's probability (batched in --json); a group or script
@@ -104,8 +105,8 @@ warning: their filters say what they watch (privacy analyze --capture).`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runFetches(a, &f) },
 	}
 	fl := c.Flags()
-	fl.StringArrayVar(&f.captures, "capture", nil, "capture file written by \"privacy capture\" (required; repeat for the captures of several nodes)")
-	fl.StringVar(&f.index, "index", "", "appearance index written by \"privacy universe --index\" (required)")
+	fl.StringArrayVar(&f.captures, "capture", nil, "capture file written by \"privacy capture\"; repeat it for the captures of several nodes")
+	fl.StringVar(&f.index, "index", "", "appearance index written by \"privacy universe --index\"")
 	fl.StringVar(&f.client, "client", "", "only the sessions of this client HOST, HOST:PORT or SESSION id")
 	fl.IntVar(&f.maxMatches, "max-matches", attack.DefaultMaxFetchMatches, "most matches listed per session, least explained by chance first (counts cover all)")
 	fl.IntVar(&f.show, "show", 20, "matches printed per session in the text report")

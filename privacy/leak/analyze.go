@@ -48,7 +48,7 @@ type Match struct {
 	// class's; or when every block of its group's most appearing member
 	// is a block of some other group the wallet's more likely than not,
 	// no one of which holds them all (pooled): its probability is then
-	// half its share, its group's stands.
+	// half its share, and its group's half its class's.
 	Nested bool `json:"nested,omitempty"`
 	// Probability is the chance that the candidate is the wallet's, and
 	// ProbabilityLow..ProbabilityHigh its 95% interval: its group's share

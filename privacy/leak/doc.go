@@ -59,7 +59,10 @@
 // change and the payee in its spend). Members of as many appearances as
 // the most appearing one are ambiguous with each other
 // (Match.AmbiguousWith, Group.Ambiguous): one of them, not
-// each, is the wallet's with the group's probability.
+// each, is the wallet's with the group's probability, so each of n has
+// at most a share 1/n of it, its interval reaching the group's high end
+// (more than one of them may be the wallet's); a client's own report
+// (Options.Own), an upper estimate, leaves each the whole.
 //
 // Batched and nested. A match of two or more appearances that does not
 // ride but sits, in at least half its blocks, in a transaction of more
@@ -76,9 +79,10 @@
 // Match.Nested). One whose most appearing member appears only in blocks
 // of other such groups, no one of which holds them all and none itself
 // nested, is pooled: those downloads explain it as well (a script of the
-// chain paid and spent in the blocks of a client's several wallets), but
-// its blocks are the wallet's, so the group keeps its class's probability
-// while each member has half its share (Match.Nested). A client's own
+// chain paid and spent in the blocks of a client's several wallets, or of
+// one wallet's neighbouring blocks), whatever its owner, so it has half
+// its class's probability, as a hosted one, and each member half its
+// share (Match.Nested). A client's own
 // report (Options.Own) does not pool, so that it stays an upper estimate.
 // All three are warned of.
 //

@@ -235,10 +235,11 @@ func (r *Report) finish() {
 			r.Matched[root].Nested = len(u.members) == 1
 			r.hosted++
 		case nested[root] == nestPooled && r.label == nil:
-			// The other units hold the wallet's scripts, and one of this
-			// unit's members may be among them: the unit keeps p, its
-			// members have half their shares.
+			// The other units' downloads explain its blocks whatever its
+			// owner, as one host's explain a hosted unit's: it has half
+			// its class's probability, and its members half their shares.
 			own, shared = halved, p.halved()
+			p = shared
 			r.pooled++
 			for _, i := range u.members {
 				r.Matched[i].Nested = true
@@ -278,8 +279,8 @@ const (
 	// class's probability.
 	nestHosted
 	// nestPooled: every block of it is a block of some other unit, but
-	// no one of them holds them all: its members have half their shares,
-	// the unit keeps its class's probability; a client's own report
+	// no one of them holds them all: the unit has half its class's
+	// probability and its members half their shares; a client's own report
 	// (Options.Own) leaves them whole, an upper estimate.
 	nestPooled
 )
@@ -518,7 +519,9 @@ const (
 // is the wallet's with the group's probability times memberShare, its
 // interval the group's times memberShareLow and memberShareHigh. Members
 // of as many appearances as the most appearing one are ambiguous with
-// each other: the downloads give the same evidence for each.
+// each other: the downloads give the same evidence for each, and each of
+// n has at most a share 1/n of the group's probability (ambiguous), but
+// in a client's own report (Options.Own), which stays an upper estimate.
 func (r *Report) share(u *unit, p prob, g *matchGroups, own func(k uint64) prob) {
 	var tied []string
 	for _, i := range u.members {
@@ -543,6 +546,10 @@ func (r *Report) share(u *unit, p prob, g *matchGroups, own func(k uint64) prob)
 			m.Batched = true
 		}
 		if len(tied) > 1 && m.Appearances == u.k {
+			if r.label == nil {
+				a := p.ambiguous(len(tied))
+				m.Probability, m.ProbabilityLow = min(m.Probability, a.p), min(m.ProbabilityLow, a.lo)
+			}
 			for _, c := range tied {
 				if c != m.Candidate {
 					m.AmbiguousWith = append(m.AmbiguousWith, c)
@@ -550,6 +557,17 @@ func (r *Report) share(u *unit, p prob, g *matchGroups, own func(k uint64) prob)
 			}
 		}
 	}
+}
+
+// ambiguous is the probability of each of n members of an ambiguous set
+// in a group of probability p: the downloads give the same evidence for
+// each, so the group's probability is that one of them, not each, is the
+// wallet's (a payer's change reused as often as the wallet's script,
+// paid and spent in the same transactions), and each has a share 1/n of
+// it; its interval reaches p's high end, for the sets of which more than
+// one is the wallet's.
+func (p prob) ambiguous(n int) prob {
+	return prob{p.p / float64(n), p.lo / float64(n), p.hi}
 }
 
 // groupOf describes a group of two or more matches.
@@ -610,12 +628,31 @@ func walletCount(observed, m, v float64) (n, lo, hi float64) {
 	return p * observed, plo * observed, phi * observed
 }
 
-// CoversNotRuledOut is the warning of a report that names scripts or
-// groups at 0.95 or more without Options.CoverTarget: nothing in the
+// CoversNotRuledOut is the warning of a report that names a script or a
+// group at 0.5 or more without Options.CoverTarget: nothing in the
 // downloads tells the blocks of covers drawn to the wallet's profile from
-// its own, whatever client sent them, so their presence cannot be ruled
-// out.
-const CoversNotRuledOut = "covers cannot be ruled out: nothing in the downloads tells the blocks of cover scripts a client fetches to hide its own (drawn to its scripts' profile, as spvfilter's --privacy-target does, whatever the user agent says) from the wallet's; if this client fetches covers, the probabilities of 0.95 and more are overstated: give --cover-target with its target"
+// its own (they are drawn so that nothing does), whatever client sent
+// them and whatever its user agent, so their presence cannot be ruled
+// out, and a client that fetches covers to a target below what is said
+// is overstated by every such probability, not only those of 0.95 and
+// more.
+const CoversNotRuledOut = "covers cannot be ruled out: nothing in the downloads tells the blocks of cover scripts a client fetches to hide its own (drawn to its scripts' profile, as spvfilter's --privacy-target does, whatever the user agent says) from the wallet's; if this client fetches covers, every probability above its target is overstated (of 0.5 and more here): give --cover-target with its target"
+
+// coversMatter reports whether the report names a script or a group at
+// 0.5 or more: what a client's covers would make overstated.
+func (r *Report) coversMatter() bool {
+	for _, m := range r.Matched {
+		if m.Probability >= 0.5 {
+			return true
+		}
+	}
+	for _, g := range r.Groups {
+		if g.Probability >= 0.5 {
+			return true
+		}
+	}
+	return false
+}
 
 // warnings adds the report's warnings about its matches.
 func (r *Report) warnings(g *matchGroups, classes map[uint64]*classCount) {
@@ -629,7 +666,7 @@ func (r *Report) warnings(g *matchGroups, classes map[uint64]*classCount) {
 		r.warn(fmt.Sprintf("%d group(s) or match(es) of two or more appearances appear only in blocks of another group of as many appearances or more, in transactions of their own: the downloads of that group's blocks explain them whatever their owner (another wallet's address reused in the wallet's blocks), so each has half its class's probability (nested)", n))
 	}
 	if r.pooled > 0 {
-		r.warn(fmt.Sprintf("%d group(s) or match(es) of two or more appearances appear only in blocks of other groups the wallet's more likely than not, no one of which holds them all, in transactions of their own: those downloads explain them whatever their owner (one client fetching for several wallets, a script paid and spent in the wallet's neighbouring blocks), so their scripts have half their shares and the group keeps its probability (pooled)", r.pooled))
+		r.warn(fmt.Sprintf("%d group(s) or match(es) of two or more appearances appear only in blocks of other groups the wallet's more likely than not, no one of which holds them all, in transactions of their own: those downloads explain them whatever their owner (one client fetching for several wallets, a script paid and spent in the wallet's neighbouring blocks), so each has half its class's probability and its scripts half their shares (pooled)", r.pooled))
 	}
 	if g.inBatch > 0 {
 		r.warn(fmt.Sprintf("%d match(es) of two or more appearances sit in transactions paying more than %d matched scripts at once (batched payments): downloads cannot tell the wallet's scripts there from a payer's change reused across such payments, so on downloads like these the scripts given 0.95 or more are right less often than they say, and their groups are the claim to read; the %d in batches in at least half their blocks have three quarters of their class's probability (batched)", g.inBatch, maxTxMatches, countBatched(r.Matched)))
@@ -644,7 +681,7 @@ func (r *Report) warnings(g *matchGroups, classes map[uint64]*classCount) {
 		}
 	}
 	if ambiguous > 0 {
-		r.warn(fmt.Sprintf("%d group(s) hold scripts of the same evidence (as many appearances, in the same transactions: a payer's change reused as often as the wallet's script): one of each set, not each, is the wallet's with the group's probability", ambiguous))
+		r.warn(fmt.Sprintf("%d group(s) hold scripts of the same evidence (as many appearances, in the same transactions: a payer's change reused as often as the wallet's script): one of each set, not each, is the wallet's with the group's probability, and each of a set of n has a share 1/n of it", ambiguous))
 	}
 	var shifted, random float64
 	for _, k := range sortedKeys(classes) {
@@ -662,7 +699,7 @@ func (r *Report) warnings(g *matchGroups, classes map[uint64]*classCount) {
 	if r.null != nil && r.null.over {
 		r.warn(fmt.Sprintf("a shifted fetched set matched more than %d scripts of two or more appearances: the rest count as groups of their own", maxNullMatches))
 	}
-	if r.label == nil && r.cap == 0 && (r.Confident > 0 || r.ConfidentGroups > 0) {
+	if r.label == nil && r.cap == 0 && r.coversMatter() {
 		r.warn(CoversNotRuledOut)
 	}
 	if g.partial {

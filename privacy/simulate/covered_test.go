@@ -3,10 +3,12 @@ package simulate_test
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/spvfilter/spvfilter/privacy/attack"
+	"github.com/spvfilter/spvfilter/privacy/leak"
 	"github.com/spvfilter/spvfilter/privacy/simulate"
 )
 
@@ -170,4 +172,61 @@ func TestCoverTargetCalibrated(t *testing.T) {
 	if len(underClaims(control.Candidates))+len(underClaims(control.CandidateGroups)) == 0 {
 		t.Error("negative control: the cap at the target does not under-claim on clients without covers, so the check above cannot fail")
 	}
+}
+
+// TestCoveredCaptureWarned: a covered capture does not mislead silently,
+// whatever its clients' user agent. On the covered regime (clients that
+// say nothing of spvfilter, fetching covers to the target 0.5), the
+// attack not told the target overstates every probability above 0.5, so
+// every session that names a script or a group at 0.5 or more must be
+// warned that covers cannot be ruled out, those below 0.95 included
+// (the warning once needed a claim of 0.95: the sessions whose claims
+// all lie in [0.5, 0.95) were silent); told the target, none is.
+func TestCoveredCaptureWarned(t *testing.T) {
+	sc, fcapt, index := fetchScenario(t, simulate.RegimeCovered, coveredSeed+1, simulate.DefaultCoverTarget)
+	idx, capt := index.Bytes(), fcapt.Bytes()
+	for _, target := range []float64{0, simulate.DefaultCoverTarget} {
+		_, reps := attackFetches(t, sc, bytes.NewBuffer(capt), bytes.NewBuffer(idx), attack.FetchOptions{CoverTarget: target})
+		naming, below, warned := 0, 0, 0
+		for _, r := range reps {
+			if strings.Contains(strings.ToLower(r.UserAgent), "spvfilter") {
+				t.Fatalf("%s: user agent %q: the test needs clients that do not say spvfilter", r.Session, r.UserAgent)
+			}
+			said := slices.Contains(r.Warnings, leak.CoversNotRuledOut)
+			if said {
+				warned++
+			}
+			top := highestClaim(r)
+			if top < 0.5 {
+				continue
+			}
+			naming++
+			if r.Confident == 0 && r.ConfidentGroups == 0 {
+				below++
+			}
+			if target == 0 && !said {
+				t.Errorf("%s: names something at P %.3f on a covered capture, no warning that covers cannot be ruled out", r.Session, top)
+			}
+		}
+		if target > 0 && warned > 0 {
+			t.Errorf("--cover-target %g: %d sessions still warned", target, warned)
+		}
+		if target == 0 && naming == 0 {
+			t.Fatal("no session names anything at P >= 0.5: the test measures nothing")
+		}
+		t.Logf("cover target %g: %d of %d sessions name something at P >= 0.5 (%d of them nothing at 0.95 or more), %d warned", target, naming, len(reps), below, warned)
+	}
+}
+
+// highestClaim is the highest probability a report gives a script or a
+// group.
+func highestClaim(r *attack.FetchReport) float64 {
+	top := 0.0
+	for _, m := range r.Matched {
+		top = max(top, m.Probability)
+	}
+	for _, g := range r.Groups {
+		top = max(top, g.Probability)
+	}
+	return top
 }

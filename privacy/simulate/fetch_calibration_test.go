@@ -18,6 +18,9 @@ var fetchCalibrationSeeds = map[simulate.Regime][]uint64{
 	simulate.RegimeReuse:  {7901, 7902},
 	simulate.RegimeChange: {7901, 7902},
 	simulate.RegimeMixed:  {7901, 7902, 7903, 7904},
+	// Shared-client's tuning seeds were 7701 and 7702 (and 7901 and 7902
+	// were looked at): its own are apart.
+	simulate.RegimeSharedClient: {7911, 7912, 7913, 7914},
 }
 
 // fetchCalibrationScenario simulates regime r from seed as "privacy
@@ -72,64 +75,105 @@ func (p *pooledBins) overConfident(i int) bool {
 	return p.sumP[i]/float64(n) > hi+0.05
 }
 
-// knownOverConfident are the bins, by regime, kind and bin, that say
-// measurably more than they get and are stated as targets not met
-// (privacy/README.md, "Scores of the attacks"): the change regime's
-// groups given P in [0.5, 0.8), about 0.52 said, right about 0.28 of the
-// time. Any other fails TestFetchCalibration.
-var knownOverConfident = map[string]bool{
-	"change groups 1": true,
+// underConfident reports whether bin i, from P 0.5 on, says measurably
+// less than it gets: its mean probability below the lower end of its
+// fraction right's Wilson interval by more than 0.05.
+func (p *pooledBins) underConfident(i int) bool {
+	n := p.count[i]
+	if n == 0 || i == 0 {
+		return false
+	}
+	lo, _ := simulate.Wilson(p.right[i], n)
+	return p.sumP[i]/float64(n) < lo-0.05
 }
 
-// TestFetchCalibration scores the block-download attack ("privacy
-// fetches", then "privacy evaluate") on the regimes whose probabilities
-// were over-confident (reuse, change, mixed), each on seeds no test tunes
-// on (fetchCalibrationSeeds; 24 BIP 157 wallets, 600 blocks of 30
-// transactions, fetchCalibrationScenario), and logs each regime's rows of
-// privacy/README.md, "Scores of the attacks" (go test ./privacy/simulate
-// -run TestFetchCalibration -v). Of the scripts and of the groups given
-// P >= 0.95, at least 95% must be right, and in mixed (a client fetching
-// for several wallets, on a clustered chain, where a script of the chain
-// paid and spent in the wallet's blocks took the class's probability:
-// 382 of 407 right on seeds 7701 to 7704 before pooled nesting) the
-// lower end of their Wilson interval must reach 0.93; no bin may say
-// more than the upper end of its Wilson interval and 0.05 beyond.
-func TestFetchCalibration(t *testing.T) {
-	for _, r := range []simulate.Regime{simulate.RegimeReuse, simulate.RegimeChange, simulate.RegimeMixed} {
-		var scripts, groups pooledBins
-		for _, seed := range fetchCalibrationSeeds[r] {
-			sc, fcapt, index := fetchCalibrationScenario(t, r, seed)
-			score, _ := attackFetches(t, sc, fcapt, index, attack.FetchOptions{})
-			scripts.add(score.Candidates)
-			groups.add(score.CandidateGroups)
+// knownOverConfident are the bins, by regime, kind and bin, that say
+// measurably more than they get and are stated as targets not met
+// (privacy/README.md, "Scores of the attacks"): none since pooled groups
+// have half their class's probability (the change regime's groups given
+// P in [0.5, 0.8) were right 13 of 46 times at 0.519 said, most of them
+// pooled). Any other fails the test of its regime.
+var knownOverConfident = map[string]bool{}
+
+// TestFetchCalibrationReuse, TestFetchCalibrationChange,
+// TestFetchCalibrationMixed and TestFetchCalibrationSharedClient score
+// the block-download attack ("privacy fetches", then "privacy evaluate")
+// on the regimes whose probabilities were over-confident, each on seeds
+// no test tunes on (fetchCalibrationSeeds; 24 BIP 157 wallets, 600
+// blocks of 30 transactions, fetchCalibrationScenario), and log each
+// regime's rows of privacy/README.md, "Scores of the attacks" (go test
+// ./privacy/simulate -run TestFetchCalibration -v). One test per regime,
+// its seeds simulated and attacked in parallel, keeps each within a
+// minute on two cores. See fetchCalibration for what each checks.
+func TestFetchCalibrationReuse(t *testing.T) { fetchCalibration(t, simulate.RegimeReuse) }
+
+func TestFetchCalibrationChange(t *testing.T) { fetchCalibration(t, simulate.RegimeChange) }
+
+func TestFetchCalibrationMixed(t *testing.T) { fetchCalibration(t, simulate.RegimeMixed) }
+
+func TestFetchCalibrationSharedClient(t *testing.T) {
+	fetchCalibration(t, simulate.RegimeSharedClient)
+}
+
+// fetchCalibration checks regime r on its seeds: of the scripts and of
+// the groups given P >= 0.95, at least 95% must be right, and in mixed (a
+// client fetching for several wallets, on a clustered chain, where a
+// script of the chain paid and spent in the wallet's blocks took the
+// class's probability: 382 of 407 right on seeds 7701 to 7704 before
+// pooled nesting) the lower end of their Wilson interval must reach 0.93;
+// no bin may say more than the upper end of its Wilson interval and 0.05
+// beyond. A bin from P 0.5 on that says less than the lower end and 0.05
+// below is logged as a target not met (mixed's groups in [0.5, 0.8),
+// where pooled groups of a client's several wallets are more often right
+// than the half of their class's probability they have).
+func fetchCalibration(t *testing.T, r simulate.Regime) {
+	seeds := fetchCalibrationSeeds[r]
+	scores := make([]*simulate.Score, len(seeds))
+	t.Run("seeds", func(t *testing.T) {
+		for i, seed := range seeds {
+			t.Run(fmt.Sprint(seed), func(t *testing.T) {
+				t.Parallel()
+				sc, fcapt, index := fetchCalibrationScenario(t, r, seed)
+				scores[i], _ = attackFetches(t, sc, fcapt, index, attack.FetchOptions{})
+			})
 		}
-		for _, k := range []struct {
-			name string
-			p    *pooledBins
-		}{{"scripts", &scripts}, {"groups", &groups}} {
-			row := fmt.Sprintf("| fetches: %s |", k.name)
-			for i := range 5 {
-				row += " " + k.p.cell(i) + " |"
-				switch over := k.p.overConfident(i); {
-				case over && knownOverConfident[fmt.Sprintf("%s %s %d", r, k.name, i)]:
-					t.Logf("%s fetches %s: bin %d over-confident, NOT MET (known): %s", r, k.name, i, k.p.cell(i))
-				case over:
-					t.Errorf("%s fetches %s: bin %d over-confident: %s", r, k.name, i, k.p.cell(i))
-				}
+	})
+	if t.Failed() {
+		return
+	}
+	var scripts, groups pooledBins
+	for _, score := range scores {
+		scripts.add(score.Candidates)
+		groups.add(score.CandidateGroups)
+	}
+	for _, k := range []struct {
+		name string
+		p    *pooledBins
+	}{{"scripts", &scripts}, {"groups", &groups}} {
+		row := fmt.Sprintf("| fetches: %s |", k.name)
+		for i := range 5 {
+			row += " " + k.p.cell(i) + " |"
+			switch over := k.p.overConfident(i); {
+			case over && knownOverConfident[fmt.Sprintf("%s %s %d", r, k.name, i)]:
+				t.Logf("%s fetches %s: bin %d over-confident, NOT MET (known): %s", r, k.name, i, k.p.cell(i))
+			case over:
+				t.Errorf("%s fetches %s: bin %d over-confident: %s", r, k.name, i, k.p.cell(i))
+			case k.p.underConfident(i):
+				t.Logf("%s fetches %s: bin %d under-confident (right more often than said), NOT MET: %s", r, k.name, i, k.p.cell(i))
 			}
-			n, right := k.p.count[5], k.p.right[5]
-			if n == 0 {
-				t.Logf("%s\n%s none |", r, row)
-				continue
-			}
-			lo, _ := simulate.Wilson(right, n)
-			t.Logf("%s\n%s %d of %d (%.3f), %.3f |", r, row, right, n, float64(right)/float64(n), lo)
-			if float64(right) < simulate.TargetRight*float64(n) {
-				t.Errorf("%s fetches %s given P >= 0.95: %d of %d right", r, k.name, right, n)
-			}
-			if r == simulate.RegimeMixed && lo < 0.93 {
-				t.Errorf("%s fetches %s given P >= 0.95: %d of %d right, Wilson lower %.3f < 0.93", r, k.name, right, n, lo)
-			}
+		}
+		n, right := k.p.count[5], k.p.right[5]
+		if n == 0 {
+			t.Logf("%s\n%s none |", r, row)
+			continue
+		}
+		lo, _ := simulate.Wilson(right, n)
+		t.Logf("%s\n%s %d of %d (%.3f), %.3f |", r, row, right, n, float64(right)/float64(n), lo)
+		if float64(right) < simulate.TargetRight*float64(n) {
+			t.Errorf("%s fetches %s given P >= 0.95: %d of %d right", r, k.name, right, n)
+		}
+		if r == simulate.RegimeMixed && lo < 0.93 {
+			t.Errorf("%s fetches %s given P >= 0.95: %d of %d right, Wilson lower %.3f < 0.93", r, k.name, right, n, lo)
 		}
 	}
 }
