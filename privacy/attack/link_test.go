@@ -336,8 +336,8 @@ func TestPaymentsWarning(t *testing.T) {
 
 // TestPairsUnderstatedWarnings: a capture of small wallets, or one whose
 // sessions of one wallet mostly differ while payments seem likelier than
-// one wallet, is warned of; the starting parameters and a broad size
-// prior are not.
+// one wallet (grown, or holding another wallet beside it), is warned of;
+// the starting parameters and a broad size prior are not.
 func TestPairsUnderstatedWarnings(t *testing.T) {
 	p := newSizePrior(100_000)
 	if w := smallWalletsWarning(p); w != "" {
@@ -351,7 +351,7 @@ func TestPairsUnderstatedWarnings(t *testing.T) {
 	if w := severalWalletsWarning(&q); w != "" {
 		t.Errorf("starting parameters warned: %s", w)
 	}
-	q.growth = 0.8
+	q.growth, q.several = 0.7, 0.1 // sessions that grew, and that hold another wallet
 	if w := severalWalletsWarning(&q); w != "" {
 		t.Errorf("growth without payments warned: %s", w)
 	}
