@@ -75,8 +75,9 @@
 //     the sessions, a part of at least one candidate, ln(1+part) uniform
 //     up to ln(2+2N) (near: a wallet that grew, or one whose sessions
 //     hold different parts of it) or, with probability f, up to
-//     ln(2+20N) (far: a wallet that kept change addresses, or a session
-//     of several wallets behind one client);
+//     ln(2+20N) (far: a wallet that kept change addresses), or (with
+//     probability v) chance plus another wallet of any size held beside
+//     it (a session of several wallets behind one client);
 //   - two wallets that share nothing: s is Poisson of mean μ plus each
 //     wallet's candidates matching the other's filters by chance,
 //     λ = μ + Σ_c N_x(c)·r_y(c) + N_y(c)·r_x(c) for N(c) a session's
@@ -103,8 +104,9 @@
 // The priors are estimated from every pair of the capture by expectation
 // maximization: the prior of one wallet and that of a payment (each step
 // sets each to the expected number of pairs under it over the pairs,
-// with a start of 1/(n-1) each counted as n pairs), the growth g (a Beta
-// prior of mean 0.1 counted as ten sessions), the share f of far growth
+// with a start of 1/(n-1) each counted as n pairs), the growth g and
+// the share v of sessions of several wallets (a Dirichlet prior of one in
+// eleven each, counted as eleven sessions), the share f of far growth
 // (a start of one half counted as one session) and the law of payment sizes
 // (a start of ln k ~ N(0.5, 0.7²) counted as one payment). So the
 // evidence a link needs grows with the number of pairs compared, as a

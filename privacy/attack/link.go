@@ -244,15 +244,16 @@ func smallWalletsWarning(p *sizePrior) string {
 }
 
 // severalWalletsWarning says when sessions of one wallet seem to differ
-// in most pairs and payments seem likelier than one wallet: sessions of
-// several wallets behind one client, or wallets that keep change, read
-// as payments.
+// in most pairs (grown, or holding another wallet beside it) and payments
+// seem likelier than one wallet: sessions of several wallets behind one
+// client, or wallets that keep change, read as payments.
 func severalWalletsWarning(q *linkParams) string {
-	if q.growth < growingShare || q.priors[sharedAddress] <= q.priors[sameWallet] {
+	differ := q.growth + q.several
+	if differ < growingShare || q.priors[sharedAddress] <= q.priors[sameWallet] {
 		return ""
 	}
 	return fmt.Sprintf("sessions of one wallet seem to differ in %.0f%% of their pairs and payments between sessions' wallets seem %.2g times as likely as one wallet: the capture looks like one of sessions of several wallets behind one client, or of wallets that keep change, and on simulated captures of that kind (privacy simulate --regime mixed) pairs given P below 0.5 were of one wallet several times as often as said, beyond their intervals",
-		100*q.growth, q.priors[sharedAddress]/q.priors[sameWallet])
+		100*differ, q.priors[sharedAddress]/q.priors[sameWallet])
 }
 
 // Intersect runs the intersection attack over the sessions members

@@ -336,8 +336,8 @@ func TestPaymentsWarning(t *testing.T) {
 
 // TestPairsUnderstatedWarnings: a capture of small wallets, or one whose
 // sessions of one wallet mostly differ while payments seem likelier than
-// one wallet, is warned of; the starting parameters and a broad size
-// prior are not.
+// one wallet (grown, or holding another wallet beside it), is warned of;
+// the starting parameters and a broad size prior are not.
 func TestPairsUnderstatedWarnings(t *testing.T) {
 	p := newSizePrior(100_000)
 	if w := smallWalletsWarning(p); w != "" {
@@ -351,7 +351,7 @@ func TestPairsUnderstatedWarnings(t *testing.T) {
 	if w := severalWalletsWarning(&q); w != "" {
 		t.Errorf("starting parameters warned: %s", w)
 	}
-	q.growth = 0.8
+	q.growth, q.several = 0.7, 0.1 // sessions that grew, and that hold another wallet
 	if w := severalWalletsWarning(&q); w != "" {
 		t.Errorf("growth without payments warned: %s", w)
 	}
@@ -510,5 +510,44 @@ func TestLinkChanceByClass(t *testing.T) {
 	}
 	if top > 0.5 || topShared > 0.5 {
 		t.Errorf("wallets that share nothing: P(one wallet) up to %.3g, P(payment) up to %.3g; want both at most 0.5", top, topShared)
+	}
+}
+
+// TestLinkSeveralWallets: a client of two wallets whose session holds
+// both (12 addresses of one and 1,500 of the other) and a session of the
+// first alone share its 12 addresses, and the session of two holds 1,500
+// more: another wallet beside the shared one, not what one wallet gained
+// (which stays within 20 times what the sessions share). At the starting
+// parameters the hypothesis of a session of several wallets makes one
+// wallet far more probable than the model without it (several held at
+// zero) does, and leaves a pair whose session grew by half what they
+// share nearly as it was.
+func TestLinkSeveralWallets(t *testing.T) {
+	const universe = 1_000_000
+	prior := newSizePrior(universe)
+	session := func(matched, chance float64) *linkSession {
+		return &linkSession{matched: matched, chance: chance, exposed: math.Max(matched-chance, 0), rho: chance / universe}
+	}
+	odds := func(ev *pairEvidence, several float64) float64 {
+		q := startParams(0.01)
+		q.several = several
+		post := q.posterior(ev)
+		return post[sameWallet] / (1 - post[sameWallet])
+	}
+	for _, tc := range []struct {
+		name     string
+		x, y     *linkSession
+		shared   uint64
+		min, max float64 // the odds ratio with several wallets against without
+	}{
+		{"a session of two wallets", session(1512+5, 5), session(12+4, 4), 12, 10, math.Inf(1)},
+		{"a wallet that grew by half", session(60+5, 5), session(40+4, 4), 40, 0.5, 2},
+	} {
+		ev := prior.evidence(tc.x, tc.y, tc.shared, 2e-5)
+		with, without := odds(&ev, startSeveral), odds(&ev, 0)
+		t.Logf("%s: odds of one wallet %.4g with sessions of several wallets, %.4g without", tc.name, with, without)
+		if r := with / without; !(r >= tc.min && r <= tc.max) {
+			t.Errorf("%s: odds of one wallet %.4g with sessions of several wallets, %.4g without: ratio %.3g, want %g..%g", tc.name, with, without, r, tc.min, tc.max)
+		}
 	}
 }

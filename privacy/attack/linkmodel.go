@@ -30,11 +30,14 @@ const (
 	emRounds = 400
 )
 
-// Pseudo-counts of the fit's priors (see mixture.fit): the growth as a
-// Beta prior; the payment sizes as one payment of log size startPayLog,
+// Pseudo-counts of the fit's priors (see mixture.fit): the growth and the
+// sessions of several wallets as a Dirichlet prior (a session that
+// neither grew nor holds another wallet counted growthPseudoNo times);
+// the payment sizes as one payment of log size startPayLog,
 // and their deviation at least minPayDeviation.
 const (
 	growthPseudoYes, growthPseudoNo = 1.0, 9.0
+	severalPseudo                   = 1.0
 	farPseudo                       = 1.0
 	paymentPseudo                   = 1.0
 	startPayLog, startPayDeviation  = 0.5, 0.7
@@ -228,6 +231,10 @@ func fitSizes(sessions []linkSession, size uint64) *sizePrior {
 // more (far), chance plus a wallet of any size (any).
 type memberTerms struct {
 	own, some, grown, far, anyWallet float64
+	// shares is true when the sessions share a part of one wallet (at
+	// least one candidate beyond chance) that the member's own matches
+	// may have grown from or sit beside.
+	shares bool
 }
 
 // pairEvidence is what the matches of two sessions (or three, for a
@@ -346,6 +353,11 @@ func (p *sizePrior) weigh(members []*linkSession, shared uint64, both, cross, sp
 type linkParams struct {
 	priors [hypotheses]float64
 	growth float64
+	// several is the share of one wallet's sessions that hold another
+	// wallet's candidates beside it (several wallets behind one client):
+	// the session's own matches are then a wallet of any size, not what
+	// the wallet gained.
+	several float64
 	// far is the share of what a wallet gains or loses between sessions
 	// that lies beyond twice what they share (see grownPart); holdFar
 	// keeps it as set instead of fitting it.
@@ -447,18 +459,24 @@ func (q *linkParams) sidesLikes(sides []memberTerms) (same, alt float64) {
 // one wallet of common candidates gained or lost (grown).
 func (p *sizePrior) sideTerms(excess, chance, common float64) memberTerms {
 	return memberTerms{own: logPoisson(excess, chance), some: p.someSize(excess, chance, 1),
-		grown: grownPart(excess, chance, common, nearGrowth), far: grownPart(excess, chance, common, farGrowth)}
+		grown: grownPart(excess, chance, common, nearGrowth), far: grownPart(excess, chance, common, farGrowth), shares: common >= 1}
 }
 
 // grew is the log likelihood of a member's own matches under one wallet:
 // chance, or with probability growth chance and what the wallet gained or
-// lost (far with probability far, else near); a wallet with no shared
-// candidate has nothing to grow from.
+// lost (far with probability far, else near), or with probability several
+// chance and another wallet's candidates of any size (a session of
+// several wallets); a wallet with no shared candidate has nothing to grow
+// from.
 func (q *linkParams) grew(m memberTerms) float64 {
-	if math.IsInf(m.grown, -1) {
+	if !m.shares {
 		return m.own
 	}
-	return mix(q.growth, m.own, q.gained(m))
+	l := logAddExp(math.Log1p(-q.growth-q.several)+m.own, math.Log(q.growth)+q.gained(m))
+	if q.several > 0 {
+		l = logAddExp(l, math.Log(q.several)+m.some)
+	}
+	return l
 }
 
 // gained is the log likelihood of a member's own matches under one wallet
@@ -498,9 +516,22 @@ func posteriorOf(priors, logLikes [hypotheses]float64) [hypotheses]float64 {
 // lean to: one wallet and a payment each with probability p, growth one
 // in ten, half of it far, payment sizes of prior 1/k², and whole payees at the share held.
 func startParams(p float64) linkParams {
-	q := linkParams{priors: [hypotheses]float64{sameWallet: p, otherWallets: 1 - 2*p, sharedAddress: p}, growth: 0.1, far: 0.5, whole: wholeShares[0]}
+	q := linkParams{priors: [hypotheses]float64{sameWallet: p, otherWallets: 1 - 2*p, sharedAddress: p}, growth: 0.1, several: startSeveral, far: 0.5, whole: wholeShares[0]}
 	q.setPayment(startPayLog, startPayDeviation)
 	return q
+}
+
+// startSeveral is the share of sessions of several wallets a fit starts
+// from (see linkParams.several).
+const startSeveral = 0.05
+
+// severalWeight is 1 when the fit weighs sessions of several wallets,
+// else 0.
+func (q *linkParams) severalWeight() float64 {
+	if q.several > 0 {
+		return 1
+	}
+	return 0
 }
 
 // mixture is the pairs' evidence gathered for fitting the parameters: the
@@ -580,7 +611,11 @@ func (m *mixture) fit(init, start linkParams, weight, fixed float64, weights []f
 				next.priors[h] = (hyp[h] + weight*start.priors[h]) / total
 			}
 		}
-		next.growth = (c.grew + growthPseudoYes) / (c.sides + growthPseudoYes + growthPseudoNo)
+		sides := c.sides + growthPseudoYes + growthPseudoNo + severalPseudo*start.severalWeight()
+		next.growth = (c.grew + growthPseudoYes) / sides
+		if start.several > 0 {
+			next.several = (c.several + severalPseudo) / sides
+		}
 		if !cur.holdFar {
 			next.far = (c.far + farPseudo*start.far) / (c.grew + farPseudo)
 		}
@@ -621,9 +656,9 @@ func paymentMoments(pay [paymentBins]float64, start linkParams) (mu, sigma float
 // have grown (sides) and did (grew), far (far), and of each bin of
 // payment sizes (pay).
 type expected struct {
-	hyp              [hypotheses]float64
-	grew, sides, far float64
-	pay              [paymentBins]float64
+	hyp                       [hypotheses]float64
+	grew, sides, far, several float64
+	pay                       [paymentBins]float64
 }
 
 // expect adds one pair's expected counts, of weight w, at the parameters.
@@ -633,11 +668,21 @@ func (q *linkParams) expect(ev *pairEvidence, w float64, c *expected) {
 		c.hyp[h] += w * post[h]
 	}
 	for _, m := range ev.members {
-		if !math.IsInf(m.grown, -1) {
-			g := w * post[sameWallet] * math.Exp(math.Log(q.growth)+q.gained(m)-q.grew(m))
+		if !m.shares {
+			continue
+		}
+		all := q.grew(m)
+		if math.IsInf(all, -1) {
+			continue
+		}
+		if q.several > 0 {
+			c.several += w * post[sameWallet] * math.Exp(math.Log(q.several)+m.some-all)
+		}
+		c.sides += w * post[sameWallet]
+		if gained := q.gained(m); !math.IsInf(gained, -1) {
+			g := w * post[sameWallet] * math.Exp(math.Log(q.growth)+gained-all)
 			c.grew += g
-			c.far += g * math.Exp(math.Log(q.far)+m.far-q.gained(m))
-			c.sides += w * post[sameWallet]
+			c.far += g * math.Exp(math.Log(q.far)+m.far-gained)
 		}
 	}
 	if post[sharedAddress] == 0 {

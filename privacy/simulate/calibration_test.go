@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -444,5 +447,194 @@ func TestCoversNotRuledOut(t *testing.T) {
 		}
 		t.Logf("cover target %g: %d of %d sessions name something at P >= 0.95, %d warned; groups given P >= 0.95: %d of %d right",
 			target, confident, len(reps), warned, score.CandidateGroups.Confident.Right, score.CandidateGroups.Confident.Count)
+	}
+}
+
+// linkSeeds reads the seeds of SPVFILTER_LINK_SEEDS ("4001-4010"), nil
+// when it is not set.
+func linkSeeds(t *testing.T) []uint64 {
+	v := os.Getenv("SPVFILTER_LINK_SEEDS")
+	if v == "" {
+		return nil
+	}
+	from, to, ok := strings.Cut(v, "-")
+	a, err := strconv.ParseUint(from, 10, 64)
+	if err != nil {
+		t.Fatalf("SPVFILTER_LINK_SEEDS %q: %v", v, err)
+	}
+	b := a
+	if ok {
+		if b, err = strconv.ParseUint(to, 10, 64); err != nil || b < a {
+			t.Fatalf("SPVFILTER_LINK_SEEDS %q: want FROM-TO", v)
+		}
+	}
+	var out []uint64
+	for s := a; s <= b; s++ {
+		out = append(out, s)
+	}
+	return out
+}
+
+// linkTally gathers linking's pairs over captures: the links (pairs
+// linked) and those right, and every pair in its bin of probability.
+type linkTally struct {
+	pairs, linked, linkedRight int
+	confident, confidentRight  int
+	bins                       [5]struct {
+		n, right int
+		sumP     float64
+	}
+	hold, holdN int
+}
+
+// add counts one pair.
+func (l *linkTally) add(p float64, linked, right bool) {
+	l.pairs++
+	if linked {
+		l.linked++
+		if right {
+			l.linkedRight++
+		}
+	}
+	if p >= simulate.ConfidentP {
+		l.confident++
+		if right {
+			l.confidentRight++
+		}
+	}
+	edges := []float64{0.5, 0.8, 0.95, 0.99}
+	i := 0
+	for i < len(edges) && p >= edges[i] {
+		i++
+	}
+	l.bins[i].n++
+	l.bins[i].sumP += p
+	if right {
+		l.bins[i].right++
+	}
+}
+
+// merge adds o's counts.
+func (l *linkTally) merge(o *linkTally) {
+	l.pairs += o.pairs
+	l.linked += o.linked
+	l.linkedRight += o.linkedRight
+	l.confident += o.confident
+	l.confidentRight += o.confidentRight
+	l.hold += o.hold
+	l.holdN += o.holdN
+	for i := range l.bins {
+		l.bins[i].n += o.bins[i].n
+		l.bins[i].right += o.bins[i].right
+		l.bins[i].sumP += o.bins[i].sumP
+	}
+}
+
+// String is the tally as one line: pairs, precision of the links, those
+// given P >= 0.95 right with their Wilson interval, each bin said
+// against observed with its Wilson interval (! when the said lies
+// outside it), and the intervals holding the rate of pairs like theirs.
+func (l *linkTally) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "n=%d linked=%d precision=%.3f", l.pairs, l.linked, float64(l.linkedRight)/math.Max(float64(l.linked), 1))
+	if l.confident > 0 {
+		lo, hi := simulate.Wilson(l.confidentRight, l.confident)
+		fmt.Fprintf(&b, " P>=0.95: %d/%d=%.3f [%.3f, %.3f]", l.confidentRight, l.confident, float64(l.confidentRight)/float64(l.confident), lo, hi)
+	}
+	for _, bin := range l.bins {
+		if bin.n == 0 {
+			b.WriteString(" | -")
+			continue
+		}
+		lo, hi := simulate.Wilson(bin.right, bin.n)
+		m, f := bin.sumP/float64(bin.n), float64(bin.right)/float64(bin.n)
+		mark := " "
+		if (m < lo || m > hi) && math.Abs(m-f) > simulate.TargetBinSlack {
+			mark = "!"
+		}
+		fmt.Fprintf(&b, " | %.3f/%.3f [%.2f,%.2f] n=%d%s", m, f, lo, hi, bin.n, mark)
+	}
+	if l.holdN > 0 {
+		fmt.Fprintf(&b, " | holding %d/%d=%.3f", l.hold, l.holdN, float64(l.hold)/float64(l.holdN))
+	}
+	return b.String()
+}
+
+// linkScenario is regimeScenario without its BIP 157 wallets, which
+// linking does not read.
+func linkScenario(t *testing.T, r simulate.Regime, seed uint64) *simulate.Scenario {
+	t.Helper()
+	o, err := simulate.RegimeOptions(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Seed, o.Wallets = seed, 30
+	o.Addresses.Max = min(o.Addresses.Max, 2000)
+	o.Chain = simulate.ChainOptions{Blocks: 600, TxsPerBlock: 30}
+	o.Fetch.Wallets = 0
+	sc, err := simulate.Generate(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
+
+// TestLinkCalibrationSweep scores linking alone on every regime over the
+// seeds of SPVFILTER_LINK_SEEDS (skipped without it), one capture per
+// regime and seed, and logs per regime the pairs, the precision of the
+// links, those given P >= 0.95 right with their Wilson interval, the
+// bins said against observed and the intervals holding; with
+// SPVFILTER_LINK_DUMP=FILE it writes every pair (regime, seed,
+// probability, interval, right) as tab-separated lines.
+func TestLinkCalibrationSweep(t *testing.T) {
+	seeds := linkSeeds(t)
+	if seeds == nil {
+		t.Skip("set SPVFILTER_LINK_SEEDS=FROM-TO to sweep linking over seeds")
+	}
+	var dump strings.Builder
+	var total linkTally
+	for _, ri := range simulate.Regimes() {
+		r := ri.Regime
+		if r == simulate.RegimeCovered {
+			continue
+		}
+		if only := os.Getenv("SPVFILTER_LINK_REGIMES"); only != "" && !slices.Contains(strings.Split(only, ","), string(r)) {
+			continue
+		}
+		var tally linkTally
+		for _, seed := range seeds {
+			sc := linkScenario(t, r, seed)
+			rep, doc := analyzeLinks(t, sc)
+			l := rep.Links.Linkage
+			t.Logf("%s seed %d: prior %.3g [%.3g, %.3g], payments %.3g, growth %.3g far %.3g, sizes %+v, payment sizes %+v; warnings %q", r, seed, l.Prior, l.PriorLow, l.PriorHigh,
+				l.PaymentPrior, l.Growth, l.GrowthFar, l.WalletSizes, l.PaymentSizes, l.Warnings)
+			s, err := simulate.Evaluate(sc.Labels, doc, simulate.EvalOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if iv := linkIntervalScore(s); iv != nil {
+				tally.hold += iv.HoldingCount
+				tally.holdN += iv.IntervalCount
+			}
+			wallets := map[string][]string{}
+			for _, ls := range sc.Labels.Sessions {
+				wallets[ls.ID] = append([]string{ls.Wallet}, ls.Wallets...)
+			}
+			for _, p := range rep.Links.Pairs {
+				wb := wallets[p.B]
+				right := slices.ContainsFunc(wallets[p.A], func(w string) bool { return w != "" && slices.Contains(wb, w) })
+				tally.add(p.Probability, p.Linked, right)
+				fmt.Fprintf(&dump, "%s\t%d\t%.6f\t%.6f\t%.6f\t%.6f\t%d\t%.4f\t%.4f\t%t\t%t\n", r, seed, p.Probability, p.ProbabilityLow, p.ProbabilityHigh,
+					p.ProbabilityShared, p.Shared, p.ExpectedByChance, p.ExpectedIfSameWallet, right, p.Third != "")
+			}
+		}
+		total.merge(&tally)
+		t.Logf("%-13s %v", r, &tally)
+	}
+	t.Logf("%-13s %v", "all", &total)
+	if path := os.Getenv("SPVFILTER_LINK_DUMP"); path != "" {
+		if err := os.WriteFile(path, []byte(dump.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
