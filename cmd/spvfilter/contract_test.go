@@ -318,6 +318,9 @@ var retiredKeys = map[string]string{
 	"files":                       `the "*_file" keys, at the top level`,
 	// The keys renamed after a newcomer's review of the vocabulary.
 	"hash_funcs":                   `"hash_function_count"`,
+	"merkleblocks_received":        `"merkle_block_count", as each peer's in scan's leak`,
+	"block_txs":                    `"block_tx_count", as scan --privacy-target names it`,
+	"tx_elements":                  `"tx_element_count", as scan --privacy-target names it`,
 	"n":                            `"item_count"`,
 	"stats":                        `"bloom_filter", an object named in the singular by what it is`,
 	"false_positive_rate_approx":   `"approx_false_positive_rate"`,

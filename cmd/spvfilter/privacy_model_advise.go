@@ -53,6 +53,18 @@ type adviceRowJSON struct {
 	BloomNew string `json:"bloom_new"`
 }
 
+// adviceParamsJSON is model.AdviceParams as the command echoes it: the
+// block's figures of --block-txs and --tx-elements are counts, named as
+// counts are everywhere (block_tx_count, tx_element_count, as scan
+// --privacy-target names them too).
+type adviceParamsJSON struct {
+	Model       model.Params `json:"model_params"`
+	TargetPH1   float64      `json:"target_p_h_1"`
+	TargetPHAll float64      `json:"target_p_h_all"`
+	BlockTxs    uint32       `json:"block_tx_count"`
+	TxElements  uint32       `json:"tx_element_count"`
+}
+
 func runAdvice(a *app, f *modelFlags, fl *pflag.FlagSet) error {
 	if err := checkModelFlags(&f.p); err != nil {
 		return err
@@ -89,8 +101,9 @@ func runAdvice(a *app, f *modelFlags, fl *pflag.FlagSet) error {
 		}
 		return a.printJSON(struct {
 			*model.Advice
-			Rows []adviceRowJSON `json:"rows"`
-		}{r, rows})
+			Params adviceParamsJSON `json:"params"`
+			Rows   []adviceRowJSON  `json:"rows"`
+		}{r, adviceParamsJSON(r.Params), rows})
 	}
 	printAdvice(a.stdout, r)
 	return nil

@@ -40,12 +40,12 @@ type scanOutput struct {
 		Height int32      `json:"height"`
 		Sides  [][]string `json:"sides"`
 	} `json:"conflicts"`
-	BlocksScanned        int    `json:"blocks_scanned"`
-	FiltersReceived      int    `json:"filters_received"`
-	MerkleBlocksReceived int    `json:"merkleblocks_received"`
-	BlocksFetched        int    `json:"blocks_fetched"`
-	BytesReceived        uint64 `json:"bytes_received"`
-	Leak                 *struct {
+	BlocksScanned   int    `json:"blocks_scanned"`
+	FiltersReceived int    `json:"filters_received"`
+	MerkleBlocks    int    `json:"merkle_block_count"`
+	BlocksFetched   int    `json:"blocks_fetched"`
+	BytesReceived   uint64 `json:"bytes_received"`
+	Leak            *struct {
 		WatchedScripts int `json:"watched_script_count"`
 		Peers          []struct {
 			Address       string `json:"address"`
