@@ -297,7 +297,7 @@ func printPHj(w io.Writer, r *model.Result, curve []model.PHj) {
 	for _, j := range []uint32{1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000} {
 		keep[j] = true
 	}
-	fmt.Fprintf(w, "\nP_h(j): j matching addresses picked at random are all the wallet's, after %d filter(s)\n", r.Params.Filters)
+	fmt.Fprintf(w, "\nP_h(j): j matching addresses picked at random are all the wallet's, after %s\n", plural(r.Params.Filters, "filter"))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "j\tP_h(j)\tE[P_h(j)]\t")
 	for _, pt := range curve {
@@ -372,7 +372,7 @@ func printModel(w io.Writer, r *model.Result) {
 	if p.PairTest {
 		test = "pair test: key and hash must both match"
 	}
-	fmt.Fprintf(tw, "attacker\ttests %d addresses (wallet included), %d filter(s), %s\n", p.UniverseSize, p.Filters, test)
+	fmt.Fprintf(tw, "attacker\ttests %s (wallet included), %s, %s\n", plural(p.UniverseSize, "address"), plural(p.Filters, "filter"), test)
 	tw.Flush()
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)

@@ -230,8 +230,8 @@ func printScore(w io.Writer, s *simulate.Score, show int) {
 	}
 	printClaims(w, "candidates", what, s.Candidates)
 	if l := s.Links; l != nil {
-		fmt.Fprintf(w, "\nlinks: %d pairs of sessions, %d of one wallet; %d wrong link(s) given P > %g, %d given P > %g\n",
-			l.PairCount, l.TruthCount, l.WrongAboveConfident, simulate.ConfidentP, l.WrongAboveSure, simulate.SureLinkP)
+		fmt.Fprintf(w, "\nlinks: %d pairs of sessions, %d of one wallet; %s given P > %g, %d given P > %g\n",
+			l.PairCount, l.TruthCount, plural(l.WrongAboveConfident, "wrong link"), simulate.ConfidentP, l.WrongAboveSure, simulate.SureLinkP)
 		printClaims(w, "link pairs", "the pairs the report lists, right when both sessions are of one wallet", l.ClaimScore)
 	}
 	if g := s.Groups; g != nil {

@@ -861,8 +861,8 @@ func checkBIP37Watch(watch []client.WatchItem, opt client.BIP37Options, from str
 	st := f.Stats()
 	if st.HashFuncs == 0 || st.SizeBytes == 0 {
 		// As bloom new refuses it: a filter that matches everything.
-		return nil, badInput("--fprate %v: the BIP 37 filter of the watch list would match everything (%d byte(s), %d hash function(s): Core's sizing gives a hash function only for rates up to about %.2f); give a lower --fprate",
-			opt.FPRate, st.SizeBytes, st.HashFuncs, math.Exp(-2*math.Ln2*math.Ln2))
+		return nil, badInput("--fprate %v: the BIP 37 filter of the watch list would match everything (%s, %s: Core's sizing gives a hash function only for rates up to about %.2f); give a lower --fprate",
+			opt.FPRate, plural(st.SizeBytes, "byte"), plural(st.HashFuncs, "hash function"), math.Exp(-2*math.Ln2*math.Ln2))
 	}
 	var warnings []string
 	if st.BitsSet == st.SizeBits {
