@@ -3,6 +3,7 @@ package peer
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/btcsuite/btcd/wire"
 )
@@ -99,6 +100,21 @@ func (e *NetworkError) Error() string {
 
 // Unwrap returns ErrProtocol.
 func (e *NetworkError) Unwrap() error { return ErrProtocol }
+
+// TimeoutError is a request that got no complete answer, or a message
+// that could not be sent, within the connection's timeout
+// (Config.Timeout). It wraps ErrStalled; test with errors.As.
+type TimeoutError struct {
+	What   string        // what did not happen in time, such as "no complete answer"
+	Within time.Duration // the timeout
+}
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("%v: %s within %v", ErrStalled, e.What, e.Within)
+}
+
+// Unwrap returns ErrStalled.
+func (e *TimeoutError) Unwrap() error { return ErrStalled }
 
 // ProxyError is a connection through the SOCKS5 proxy of SOCKS5 that
 // failed at the proxy: the proxy itself could not be reached (Target

@@ -16,7 +16,9 @@ import (
 // in its own words are typed, with what it needs to say them: a service
 // that is no node of the network (its answer's magic, the network
 // wanted, in a *NetworkError of the handshake), and a proxy that cannot
-// be reached (its address, in a *ProxyError of the connection).
+// be reached (its address, in a *ProxyError of the connection), and a
+// service that never answers the version message (the time it was
+// given, in a *TimeoutError of the handshake).
 func TestHandshakeErrorsTyped(t *testing.T) {
 	params := &chaincfg.RegressionNetParams
 	t.Run("a service that is no node", func(t *testing.T) {
@@ -40,6 +42,19 @@ func TestHandshakeErrorsTyped(t *testing.T) {
 		var ne *NetworkError
 		if !errors.As(err, &ne) || ne.Got != wire.TestNet3 || ne.Want != params.Net {
 			t.Fatalf("a testnet3 answer: %v, want a *NetworkError naming testnet3 and regtest", err)
+		}
+	})
+	t.Run("a service that does not answer", func(t *testing.T) {
+		addr := peertest.NewAnswering(t, nil)
+		const within = 1500 * time.Millisecond
+		_, err := Dial(context.Background(), Config{Addr: addr, Params: params, Timeout: within})
+		var te *TimeoutError
+		var pe *PeerError
+		if !errors.As(err, &te) || !errors.As(err, &pe) || !errors.Is(err, ErrStalled) {
+			t.Fatalf("a silent service: %v, want a *PeerError wrapping a *TimeoutError", err)
+		}
+		if te.Within != within || pe.Op != OpHandshake {
+			t.Errorf("error %v: Within %v Op %q, want %v, %q", err, te.Within, pe.Op, within, OpHandshake)
 		}
 	})
 	t.Run("a proxy that is down", func(t *testing.T) {

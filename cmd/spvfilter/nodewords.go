@@ -99,7 +99,6 @@ var (
 	lookupText    = regexp.MustCompile(`lookup (\S+?)(?: on \S+)?: no such host$`)
 	silentText    = regexp.MustCompile(`peer (\S+): version handshake: peer stalled: .*within (\S+)$`)
 	hungUpText    = regexp.MustCompile(`peer (\S+): version handshake: peer disconnected: connection closed during the handshake \(is the node on \S+\?\)$`)
-	withinText    = regexp.MustCompile(`within (\S+)$`)
 	servicesBtcd  = regexp.MustCompile(`\(services ((?:SF[A-Za-z0-9]+|0x[0-9a-f]+)(?:\|(?:SF[A-Za-z0-9]+|0x[0-9a-f]+))*)\)`)
 )
 
@@ -161,8 +160,9 @@ func peerFailure(pe *peer.PeerError, params *chaincfg.Params) string {
 			return fmt.Sprintf("peer %s: %s", pe.Peer, otherNetwork(ne, params))
 		case errors.Is(pe, peer.ErrStalled):
 			within := ""
-			if m := withinText.FindStringSubmatch(pe.Error()); m != nil {
-				within = m[1]
+			var te *peer.TimeoutError
+			if errors.As(pe, &te) {
+				within = te.Within.String()
 			}
 			return fmt.Sprintf("peer %s: %s", pe.Peer, silentWords(params, within))
 		case errors.Is(pe, peer.ErrDisconnected):
