@@ -1074,7 +1074,7 @@ func nodeRows(in rowFiles, node string) []contractRow {
 		{name: "peers with a file for a data directory", args: []string{"peers", "--connect", node, "--network", "regtest", "--datadir", in.file},
 			status: exitBadInput, stderr: []string{"--datadir " + in.file + ": a file, not a directory"}, notInErr: goWords},
 		{name: "no node on regtest", args: []string{"scan", "--network", "regtest", "--watch", "51"},
-			status: exitBadInput, stderr: []string{"--connect: give the node to use (HOST:PORT): regtest has no DNS seeds"}},
+			status: exitBadInput, stderr: []string{"no node given: regtest has no DNS seeds to find nodes with; give a node with --connect HOST:PORT"}, notInErr: []string{"--connect:"}},
 		{name: "an onion address without a proxy refused before connecting", args: []string{"scan", "--connect", "abcdefghijklmnop.onion:8333", "--network", "regtest", "--watch", "51"},
 			status: exitBadInput, stderr: []string{"--connect abcdefghijklmnop.onion:8333: an onion address needs --proxy"}, notInErr: []string{"Config.Proxy", "client:"}},
 		{name: "a node's URL", args: []string{"scan", "--connect", "http://127.0.0.1:18444", "--network", "regtest", "--watch", "51"},

@@ -59,7 +59,9 @@ func (nf nodeFlags) namedAll(texts []string) []string {
 // flag that gave it (from), with the reason (refused, not found, no
 // answer) and what to check; the data directory another process holds
 // is named as --datadir; on a network without DNS seeds, the search for
-// more peers, which could not succeed, is left out. The cause stays
+// more peers, which could not succeed, is left out; when no node was
+// given and the DNS seeds gave none that answered, the text asks whether
+// the machine is online and names --peer. The cause stays
 // wrapped. nil stays nil.
 func nodeFailureFrom(err error, params *chaincfg.Params, datadir string, from nodeFlags) error {
 	if err == nil {
@@ -85,6 +87,11 @@ func nodeFailureFrom(err error, params *chaincfg.Params, datadir string, from no
 		}
 	}
 	msg = strings.Replace(msg, "client: connect: "+client.ErrNoPeers.Error(), "no node could be reached", 1)
+	if len(from) == 0 && len(params.DNSSeeds) > 0 && strings.HasPrefix(msg, "no node could be reached; finding peers: ") {
+		// No node was given and the DNS seeds gave none that answered:
+		// the machine may be offline, or the seeds down.
+		msg += " (is this machine online? a node of your own can be given with --peer HOST:PORT)"
+	}
 	return &restated{say(from.named(peerWords(msg, params, false)), err), err}
 }
 

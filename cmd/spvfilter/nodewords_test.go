@@ -124,3 +124,41 @@ func TestSeedFailureWords(t *testing.T) {
 		})
 	}
 }
+
+// TestNoNodeReachedWords: when no node was given and the DNS seeds gave
+// none, the failure asks whether the machine is online and names the flag
+// that gives a node, once, after the seeds' failures; when a node was
+// given, it is named by its flag and no other flag is.
+func TestNoNodeReachedWords(t *testing.T) {
+	params := &chaincfg.TestNet3Params
+	seeds := errors.Join(&addrbook.SeedError{Seed: "a.seed.example", Err: &net.DNSError{Err: "no such host", Name: "a.seed.example", IsNotFound: true}})
+	given := &peer.PeerError{Peer: "127.0.0.1:1", Op: peer.OpConnect, Err: fmt.Errorf("%w: %w", peer.ErrDisconnected,
+		&net.OpError{Op: "dial", Net: "tcp", Err: &os.SyscallError{Syscall: "connect", Err: syscall.ECONNREFUSED}})}
+	tests := []struct {
+		name  string
+		err   error
+		from  nodeFlags
+		want  string
+		never []string
+	}{
+		{"offline, no node given", fmt.Errorf("client: connect: %w; finding peers: %w", client.ErrNoPeers, seeds), nodeFlags{},
+			"no node could be reached; finding peers: DNS seed a.seed.example not found (is this machine online? a node of your own can be given with --peer HOST:PORT)",
+			[]string{"--connect", "client:"}},
+		{"a node given", fmt.Errorf("client: connect: %w; finding peers: %w", given, seeds), nodeFlags{"127.0.0.1:1": "--connect"},
+			"--connect 127.0.0.1:1: connection refused: nothing listens there (is a testnet3 node listening on 127.0.0.1:1?); finding peers: DNS seed a.seed.example not found",
+			[]string{"--peer", "online"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := nodeFailureFrom(tt.err, params, "", tt.from).Error()
+			if !strings.HasSuffix(got, tt.want) {
+				t.Errorf("in the tool's words: %q\nwant it to end in %q", got, tt.want)
+			}
+			for _, w := range tt.never {
+				if strings.Contains(got, w) {
+					t.Errorf("%q in %q", w, got)
+				}
+			}
+		})
+	}
+}
