@@ -78,7 +78,7 @@ func (a *app) readGCSHash(what, arg string) (chainhash.Hash, error) {
 		return chainhash.Hash{}, err
 	}
 	if len(raw) != chainhash.HashSize {
-		return chainhash.Hash{}, badInput("%s: %d bytes, a hash has %d", what, len(raw), chainhash.HashSize)
+		return chainhash.Hash{}, badInput("%s: %s, a hash has %d", what, plural(len(raw), "byte"), chainhash.HashSize)
 	}
 	slices.Reverse(raw)
 	var h chainhash.Hash
