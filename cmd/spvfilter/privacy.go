@@ -16,10 +16,10 @@ import (
 func newPrivacyCommand(a *app) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "privacy",
-		Short: "Measure what a BIP 37 filter reveals about a wallet, and compare with BIP 158",
+		Short: "Measure what a wallet's BIP 37 filters and BIP 157 block downloads reveal to the nodes",
 		Long: `privacy measures what a node learns from the Bloom filters a BIP 37 light
 client sends it (Gervais et al., ACSAC 2014; Jonas Nick, 2015), and what a
-BIP 157/158 node learns instead.
+BIP 157/158 node learns instead, from the blocks the client downloads.
 
   model     the analytic model for a wallet of N addresses (and Monte Carlo)
   analyze   test a universe of candidate addresses against real filters
