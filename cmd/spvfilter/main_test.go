@@ -303,3 +303,19 @@ func TestJSONRequested(t *testing.T) {
 		t.Fatalf("status %d, %q", status, stderr)
 	}
 }
+
+// TestRootHelpNamesCommands: spvfilter --help, the first page a newcomer
+// reads, names every command that does the tool's work, so that none is
+// found only in cobra's list.
+func TestRootHelpNamesCommands(t *testing.T) {
+	root := newRootCommand(&app{stdout: io.Discard, stderr: io.Discard})
+	for _, c := range root.Commands() {
+		switch c.Name() {
+		case "completion", "help", "version":
+			continue
+		}
+		if !regexp.MustCompile(`\b` + c.Name() + `\b`).MatchString(root.Long) {
+			t.Errorf("spvfilter --help does not name %q", c.Name())
+		}
+	}
+}
