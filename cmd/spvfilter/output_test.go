@@ -207,6 +207,12 @@ func TestTextPlurals(t *testing.T) {
 			"2 bytes, 2 hash functions, 2 elements of the watch list", "the 2 peers together hold 2 filters (", "names your 2 scripts with",
 			"127.0.0.1:1: 1 filter, P_h(N) 0, 1 transaction sent", "127.0.0.1:1: 1 filter, P_h(N) 0, 2 transactions sent",
 			"together they intersect 2 filters", "2 outpoints of the wallet went out in clear (filteradd, for the --flags update rule): they name 2 of your 2 scripts to the peers with"}},
+		{"peers, one address known", text(func(w io.Writer) {
+			(&app{stdout: w, stderr: io.Discard}).printPeers(&peersOutput{Connected: true, Known: []knownJSON{{}}})
+		}), []string{"1 address of peers in the address book"}},
+		{"peers, none known", text(func(w io.Writer) {
+			(&app{stdout: w, stderr: io.Discard}).printPeers(&peersOutput{Connected: true})
+		}), []string{"0 addresses of peers in the address book"}},
 		{"advice", adviceVerdict(advice, row), []string{"With 1 filter, ", "1 byte with 1 hash function", "per block of 1 transaction."}},
 	}
 	for _, tt := range tests {

@@ -1126,7 +1126,10 @@ func leakLine(l *leak.Leak) string {
 	if top == nil || top.Address == nil {
 		return line
 	}
-	if len(l.Peers) == 1 {
+	switch {
+	case col.BlocksFetched == 0:
+		return line + "; no block was fetched"
+	case len(l.Peers) == 1:
 		return line + fmt.Sprintf("; one peer, %s, saw all %s", *top.Address, plural(top.BlocksFetched, "block"))
 	}
 	return line + fmt.Sprintf("; no single peer more than %s%d, %d in groups (%s saw %d of %s)",
