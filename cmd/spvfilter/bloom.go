@@ -198,23 +198,14 @@ func bloomDesign(elements uint32, fpRate float64, rule bip37.Sizing) (degenerate
 	switch {
 	case float64(elements) > atRate && rate > fpRate:
 		warnings = append(warnings, fmt.Sprintf("%s: at most %d bytes means at most about %.0f elements at that rate; this filter's false-positive rate will be about %.3g once %s in",
-			prefix, bip37.MaxFilterSize, atRate, rate, elementsIn(elements)))
+			prefix, bip37.MaxFilterSize, atRate, rate, countVerb(elements, "element", "is", "are")))
 	case k == bip37.MaxHashFuncs && m/n*math.Ln2 >= bip37.MaxHashFuncs+1 && rate > fpRate:
 		// The rate asks for more hash functions than the 50 a filter may
 		// have: the bytes are there, the functions are not.
 		warnings = append(warnings, fmt.Sprintf("%s: the rate needs about %.0f hash functions and a filter has at most %d; this filter's false-positive rate will be about %.3g once %s in, not %v",
-			prefix, m/n*math.Ln2, bip37.MaxHashFuncs, rate, elementsIn(elements), fpRate))
+			prefix, m/n*math.Ln2, bip37.MaxHashFuncs, rate, countVerb(elements, "element", "is", "are"), fpRate))
 	}
 	return "", warnings
-}
-
-// elementsIn says how many elements are in a filter: "1 element is",
-// "2 elements are".
-func elementsIn(n uint32) string {
-	if n == 1 {
-		return "1 element is"
-	}
-	return plural(n, "element") + " are"
 }
 
 // elementArgs requires at least one ELEMENT_HEX argument.

@@ -823,6 +823,8 @@ func TestContractRows(t *testing.T) {
 			status: exitOK, stdout: []string{"p2pubkey-only\n"}},
 		{name: "reversed block hash hinted", args: []string{"gcs", "match", "--filter", v.Filter, "--block-hash", reverseHex(v.BlockHash), "51"},
 			status: exitOK, stderr: []string{"warning: --block-hash", "display byte order"}},
+		{name: "a one-character txid counted in the singular", args: []string{"scan", "--connect", "127.0.0.1:1", "--network", "regtest", "--watch", "a:0"},
+			status: exitBadInput, stderr: []string{"the txid has 1 character, want 64 hex digits"}},
 		{name: "a one-byte block hash counted in the singular", args: []string{"gcs", "match", "--filter", v.Filter, "--block-hash", "00", "51"},
 			status: exitBadInput, stderr: []string{"--block-hash: 1 byte, a hash has 32"}},
 		{name: "a one-byte txid counted in the singular", args: []string{"merkleblock", "build", "--block", blockHex, "--txid", "11"},

@@ -436,6 +436,15 @@ func plural[T ~int | ~int32 | ~int64 | ~uint32 | ~uint64](n T, noun string) stri
 	return fmt.Sprintf("%d %s", n, nounOf(n, noun))
 }
 
+// countVerb is a count with its noun and the verb that agrees with it:
+// "1 input spends", "2 inputs spend".
+func countVerb[T ~int | ~int32 | ~int64 | ~uint32 | ~uint64](n T, noun, one, many string) string {
+	if n == 1 {
+		return plural(n, noun) + " " + one
+	}
+	return plural(n, noun) + " " + many
+}
+
 // nounOf is the noun as n of them are named: "address" for 1, else
 // "addresses".
 func nounOf[T ~int | ~int32 | ~int64 | ~uint32 | ~uint64](n T, noun string) string {

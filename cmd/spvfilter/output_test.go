@@ -13,6 +13,7 @@ import (
 
 	"github.com/spvfilter/spvfilter/bip37"
 	"github.com/spvfilter/spvfilter/peer/peertest"
+	"github.com/spvfilter/spvfilter/privacy/attack"
 	"github.com/spvfilter/spvfilter/privacy/leak"
 	"github.com/spvfilter/spvfilter/privacy/model"
 	"github.com/spvfilter/spvfilter/privacy/universe"
@@ -213,6 +214,9 @@ func TestTextPlurals(t *testing.T) {
 		{"peers, none known", text(func(w io.Writer) {
 			(&app{stdout: w, stderr: io.Discard}).printPeers(&peersOutput{Connected: true})
 		}), []string{"0 addresses of peers in the address book"}},
+		{"analyze's universe, one of each", text(func(w io.Writer) {
+			printUniverse(w, &attack.Report{UniverseSize: 1, Pairs: 1, MergedAddressLines: 1, Universe: &universe.Scan{LinesRead: 1, CandidatesTested: 1}})
+		}), []string{"universe: 1 candidate (1 public key counted as their address, 1 address line merged", "1 candidate tested"}},
 		{"advice", adviceVerdict(advice, row), []string{"With 1 filter, ", "1 byte with 1 hash function", "per block of 1 transaction."}},
 	}
 	for _, tt := range tests {

@@ -363,13 +363,13 @@ func printAnalyze(w io.Writer, r *attack.Report, captured []*capture.Filter, sho
 }
 
 func printUniverse(w io.Writer, r *attack.Report) {
-	fmt.Fprintf(w, "universe: %d candidates", r.UniverseSize)
+	fmt.Fprintf(w, "universe: %s", plural(r.UniverseSize, "candidate"))
 	if r.Pairs > 0 {
-		fmt.Fprintf(w, " (%d public keys counted as their address, %d address lines merged with their key's)", r.Pairs, r.MergedAddressLines)
+		fmt.Fprintf(w, " (%s counted as their address, %s merged with their key's)", plural(r.Pairs, "public key"), plural(r.MergedAddressLines, "address line"))
 	}
 	fmt.Fprintln(w)
 	if u := r.Universe; u != nil {
-		fmt.Fprintf(w, "lines: %d read, %d skipped (not candidates), %d candidates tested\n", u.LinesRead, u.LinesSkipped, u.CandidatesTested)
+		fmt.Fprintf(w, "lines: %d read, %d skipped (not candidates), %s tested\n", u.LinesRead, u.LinesSkipped, plural(u.CandidatesTested, "candidate"))
 		for _, b := range u.BadLines {
 			fmt.Fprintf(w, "  skipped line %d: %s\n", b.Line, b.Reason)
 		}

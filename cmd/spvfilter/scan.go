@@ -291,7 +291,7 @@ func parseOutPoint(v string) (wire.OutPoint, string, error) {
 		return wire.OutPoint{}, "", fmt.Errorf("outpoint %q: want TXID:VOUT or TXID:VOUT:SCRIPT", v)
 	}
 	if len(parts[0]) != 64 {
-		return wire.OutPoint{}, "", fmt.Errorf("outpoint %q: the txid has %d characters, want 64 hex digits", v, len(parts[0]))
+		return wire.OutPoint{}, "", fmt.Errorf("outpoint %q: the txid has %s, want 64 hex digits", v, plural(len(parts[0]), "character"))
 	}
 	h, err := chainhash.NewHashFromStr(parts[0])
 	if err != nil {
