@@ -86,6 +86,7 @@ func nodeFailureFrom(err error, params *chaincfg.Params, datadir string, from no
 			msg = msg[:i]
 		}
 	}
+	msg = seedsNotFound(msg)
 	msg = strings.Replace(msg, "client: connect: "+client.ErrNoPeers.Error(), "no node could be reached", 1)
 	if len(from) == 0 && len(params.DNSSeeds) > 0 && strings.HasPrefix(msg, "no node could be reached; finding peers: ") {
 		// No node was given and the DNS seeds gave none that answered:
@@ -177,6 +178,29 @@ func peerFailure(pe *peer.PeerError, params *chaincfg.Params) string {
 		}
 	}
 	return ""
+}
+
+// seedsNotFound names the DNS seeds that were not found, in text that
+// names each once as seedFailure says it, in one clause: "DNS seeds a
+// and b not found".
+func seedsNotFound(msg string) string {
+	head, tail, ok := strings.Cut(msg, "; finding peers: ")
+	if !ok {
+		return msg
+	}
+	var missing, rest []string
+	for _, part := range strings.Split(tail, "; ") {
+		if seed, found := strings.CutPrefix(part, "DNS seed "); found && strings.HasSuffix(seed, " not found") && !strings.Contains(seed, ":") {
+			missing = append(missing, strings.TrimSuffix(seed, " not found"))
+			continue
+		}
+		rest = append(rest, part)
+	}
+	if len(missing) < 2 {
+		return msg
+	}
+	names := strings.Join(missing[:len(missing)-1], ", ") + " and " + missing[len(missing)-1]
+	return head + "; finding peers: " + strings.Join(append([]string{"DNS seeds " + names + " not found"}, rest...), "; ")
 }
 
 // seedFailure says why a DNS seed gave no peers, without the resolver's

@@ -19,6 +19,7 @@ import (
 	"github.com/spvfilter/spvfilter/peer/addrbook"
 	"github.com/spvfilter/spvfilter/peer/client"
 	"github.com/spvfilter/spvfilter/peer/peertest"
+	"github.com/spvfilter/spvfilter/peer/pool"
 )
 
 // TestNodeFailureWords: the client's failures to reach a node, told
@@ -143,6 +144,12 @@ func TestNoNodeReachedWords(t *testing.T) {
 	}{
 		{"offline, no node given", fmt.Errorf("client: connect: %w; finding peers: %w", client.ErrNoPeers, seeds), nodeFlags{},
 			"no node could be reached; finding peers: DNS seed a.seed.example not found (is this machine online? a node of your own can be given with --peer HOST:PORT)",
+			[]string{"--connect", "client:"}},
+		{"offline, several seeds", fmt.Errorf("client: connect: %w; finding peers: %w", client.ErrNoPeers, pool.Errors{seeds,
+			&addrbook.SeedError{Seed: "b.seed.example", Err: &net.DNSError{Err: "no such host", Name: "b.seed.example", IsNotFound: true}},
+			&addrbook.SeedError{Seed: "c.seed.example", Err: &net.DNSError{Err: "i/o timeout", Name: "c.seed.example", IsTimeout: true}},
+			&addrbook.SeedError{Seed: "d.seed.example", Err: &net.DNSError{Err: "no such host", Name: "d.seed.example", IsNotFound: true}}}), nodeFlags{},
+			"no node could be reached; finding peers: DNS seeds a.seed.example, b.seed.example and d.seed.example not found; DNS seed c.seed.example: no answer in time (is this machine online? a node of your own can be given with --peer HOST:PORT)",
 			[]string{"--connect", "client:"}},
 		{"a node given", fmt.Errorf("client: connect: %w; finding peers: %w", given, seeds), nodeFlags{"127.0.0.1:1": "--connect"},
 			"--connect 127.0.0.1:1: connection refused: nothing listens there (is a testnet3 node listening on 127.0.0.1:1?); finding peers: DNS seed a.seed.example not found",
