@@ -101,6 +101,21 @@ func (e *NetworkError) Error() string {
 // Unwrap returns ErrProtocol.
 func (e *NetworkError) Unwrap() error { return ErrProtocol }
 
+// DecodeError is a message whose payload does not decode as its command
+// says (its checksum matching, so it came as the node sent it). It wraps
+// ErrProtocol and why it does not decode; test with errors.As.
+type DecodeError struct {
+	Command string // as the header names it
+	Err     error  // why the payload does not decode
+}
+
+func (e *DecodeError) Error() string {
+	return fmt.Sprintf("%v: undecodable %q message: %v", ErrProtocol, e.Command, e.Err)
+}
+
+// Unwrap returns ErrProtocol and why the payload does not decode.
+func (e *DecodeError) Unwrap() []error { return []error{ErrProtocol, e.Err} }
+
 // TimeoutError is a request that got no complete answer, or a message
 // that could not be sent, within the connection's timeout
 // (Config.Timeout). It wraps ErrStalled; test with errors.As.

@@ -103,7 +103,8 @@ func nodeFailureFrom(err error, params *chaincfg.Params, datadir string, from no
 // no answer to it or a hang-up.
 var (
 	dialText      = regexp.MustCompile(`peer (\S+): connect: peer disconnected: dial tcp(?: \S+)?: (.+?)(\.)?$`)
-	handshakeText = regexp.MustCompile(`peer (\S+): version handshake: protocol violation: (?:undecodable message|message for network)\b.*$`)
+	handshakeText = regexp.MustCompile(`peer (\S+): version handshake: protocol violation: message for network\b.*$`)
+	undecodable   = regexp.MustCompile(`peer (\S+): version handshake: protocol violation: undecodable (?:"(\S+)" )?message\b.*$`)
 	lookupText    = regexp.MustCompile(`lookup (\S+?)(?: on \S+)?: no such host$`)
 	silentText    = regexp.MustCompile(`peer (\S+): version handshake: peer stalled: .*within (\S+)$`)
 	hungUpText    = regexp.MustCompile(`peer (\S+): version handshake: peer disconnected: connection closed during the handshake \(is the node on \S+\?\)$`)
@@ -128,6 +129,13 @@ func peerWords(text string, params *chaincfg.Params, named bool) string {
 		addr := text[m[2]:m[3]]
 		return text[:m[0]] + fmt.Sprintf("%sit answers with what is no %s message: no %s node listens there (another service, or a node of another network?)",
 			name(addr), params.Name, params.Name)
+	}
+	if m := undecodable.FindStringSubmatchIndex(text); m != nil {
+		command := ""
+		if m[4] >= 0 {
+			command = text[m[4]:m[5]]
+		}
+		return text[:m[0]] + name(text[m[2]:m[3]]) + undecodableWords(params, command)
 	}
 	if m := silentText.FindStringSubmatchIndex(text); m != nil {
 		return text[:m[0]] + name(text[m[2]:m[3]]) + silentWords(params, text[m[4]:m[5]])
@@ -163,9 +171,12 @@ func peerFailure(pe *peer.PeerError, params *chaincfg.Params) string {
 		return unreachable(pe, params)
 	case peer.OpHandshake:
 		var ne *peer.NetworkError
+		var de *peer.DecodeError
 		switch {
 		case errors.As(pe, &ne):
 			return fmt.Sprintf("peer %s: %s", pe.Peer, otherNetwork(ne, params))
+		case errors.As(pe, &de):
+			return fmt.Sprintf("peer %s: %s", pe.Peer, undecodableWords(params, de.Command))
 		case errors.Is(pe, peer.ErrStalled):
 			within := ""
 			var te *peer.TimeoutError
@@ -227,6 +238,17 @@ func silentWords(params *chaincfg.Params, within string) string {
 	}
 	return fmt.Sprintf("no answer to the version message %s: no %s node answers there (another service, such as a node's RPC port? %s nodes listen on port %s by default)",
 		when, params.Name, params.Name, params.DefaultPort)
+}
+
+// undecodableWords says that a node answered the version message with a
+// message, of the command given ("" when unknown), that does not decode.
+func undecodableWords(params *chaincfg.Params, command string) string {
+	what := "a message"
+	if command != "" {
+		what = fmt.Sprintf("a %q message", command)
+	}
+	return fmt.Sprintf("it answers the version message with %s that does not decode: no working %s node listens there (another service, or a node of another network?)",
+		what, params.Name)
 }
 
 // hungUpWords says that a node closed the connection on the version

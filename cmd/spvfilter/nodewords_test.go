@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/spvfilter/spvfilter/peer"
@@ -36,6 +37,7 @@ func TestNodeFailureWords(t *testing.T) {
 	copy(testnet[4:], "version")
 	const refused, proxy = "127.0.0.1:1", "127.0.0.1:1" // nothing listens on port 1
 	http, other := peertest.NewAnswering(t, []byte("HTTP/1.1 400 Bad Request\r\n\r\n")), peertest.NewAnswering(t, testnet[:])
+	garbled := peertest.NewAnswering(t, undecodableVersion(params.Net))
 	silent, closer := peertest.NewAnswering(t, nil), newCloser(t) // an RPC port, a node that drops another network's version
 	refusing := peertest.NewSOCKSProxy(t, peertest.SOCKSConfig{Refuse: peertest.SOCKSConnectionRefused}).Addr
 	tests := []struct {
@@ -48,6 +50,7 @@ func TestNodeFailureWords(t *testing.T) {
 		{"a service that is no node", http, "", "--connect", "--connect " + http + ": it answers with what is no regtest message: no regtest node listens there (another service, or a node of another network?)"},
 		{"a node of another network", other, "", "--peer", "--peer " + other + ": it answers with what is no regtest message: it is a testnet3 node, no regtest node listens there (is --network regtest right?)"},
 		{"a service that does not answer", silent, "", "--connect", "--connect " + silent + ": no answer to the version message within 2s: no regtest node answers there (another service, such as a node's RPC port? regtest nodes listen on port 18444 by default)"},
+		{"a version that does not decode", garbled, "", "--connect", "--connect " + garbled + `: it answers the version message with a "version" message that does not decode: no working regtest node listens there (another service, or a node of another network?)`},
 		{"a node that hangs up", closer, "", "--peer", "--peer " + closer + ": it hung up on the version message: a node of another network does, as does one that bans this address (is --network regtest right?)"},
 		{"a proxy that is no proxy", refused, "socks5://" + silent, "--connect", "--connect " + refused + ": the --proxy at " + silent + " did not connect to it: no answer in time (is " + silent + " a socks5:// proxy, such as Tor? can it reach " + refused + "?)"},
 		{"a proxy that refuses", refused, "socks5://" + refusing, "--peer", "--peer " + refused + ": the --proxy at " + refusing + ` did not connect to it: it replied "connection refused" (is ` + refusing + " a socks5:// proxy, such as Tor? can it reach " + refused + "?)"},
@@ -77,6 +80,18 @@ func TestNodeFailureWords(t *testing.T) {
 			}
 		})
 	}
+}
+
+// undecodableVersion is a version message of network net whose payload,
+// one byte, is whole and matches its checksum but does not decode.
+func undecodableVersion(net wire.BitcoinNet) []byte {
+	payload := []byte{0}
+	msg := make([]byte, wire.MessageHeaderSize, wire.MessageHeaderSize+len(payload))
+	binary.LittleEndian.PutUint32(msg[:4], uint32(net))
+	copy(msg[4:16], "version")
+	binary.LittleEndian.PutUint32(msg[16:20], uint32(len(payload)))
+	copy(msg[20:24], chainhash.DoubleHashB(payload)[:4])
+	return append(msg, payload...)
 }
 
 // newCloser starts a listener on 127.0.0.1 that closes every connection
