@@ -248,10 +248,10 @@ func normalizeFlagName(_ *pflag.FlagSet, name string) pflag.NormalizedName {
 }
 
 // markRequired ends the help line of every required flag with
-// "(required)".
+// "(required)", unless its help says so already ("(required; ...)").
 func markRequired(f *pflag.Flag) {
 	if req := f.Annotations[cobra.BashCompOneRequiredFlag]; len(req) == 1 && req[0] == "true" &&
-		!strings.Contains(f.Usage, "(required)") {
+		!strings.Contains(f.Usage, "(required") {
 		f.Usage += " (required)"
 	}
 }
