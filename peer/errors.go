@@ -3,6 +3,7 @@ package peer
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/btcsuite/btcd/wire"
 )
@@ -99,6 +100,36 @@ func (e *NetworkError) Error() string {
 
 // Unwrap returns ErrProtocol.
 func (e *NetworkError) Unwrap() error { return ErrProtocol }
+
+// DecodeError is a message whose payload does not decode as its command
+// says (its checksum matching, so it came as the node sent it). It wraps
+// ErrProtocol and why it does not decode; test with errors.As.
+type DecodeError struct {
+	Command string // as the header names it
+	Err     error  // why the payload does not decode
+}
+
+func (e *DecodeError) Error() string {
+	return fmt.Sprintf("%v: undecodable %q message: %v", ErrProtocol, e.Command, e.Err)
+}
+
+// Unwrap returns ErrProtocol and why the payload does not decode.
+func (e *DecodeError) Unwrap() []error { return []error{ErrProtocol, e.Err} }
+
+// TimeoutError is a request that got no complete answer, or a message
+// that could not be sent, within the connection's timeout
+// (Config.Timeout). It wraps ErrStalled; test with errors.As.
+type TimeoutError struct {
+	What   string        // what did not happen in time, such as "no complete answer"
+	Within time.Duration // the timeout
+}
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("%v: %s within %v", ErrStalled, e.What, e.Within)
+}
+
+// Unwrap returns ErrStalled.
+func (e *TimeoutError) Unwrap() error { return ErrStalled }
 
 // ProxyError is a connection through the SOCKS5 proxy of SOCKS5 that
 // failed at the proxy: the proxy itself could not be reached (Target

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"io"
 	"testing"
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/peer/peertest"
 )
@@ -16,7 +18,9 @@ import (
 // in its own words are typed, with what it needs to say them: a service
 // that is no node of the network (its answer's magic, the network
 // wanted, in a *NetworkError of the handshake), and a proxy that cannot
-// be reached (its address, in a *ProxyError of the connection).
+// be reached (its address, in a *ProxyError of the connection), and a
+// service that never answers the version message (the time it was
+// given, in a *TimeoutError of the handshake).
 func TestHandshakeErrorsTyped(t *testing.T) {
 	params := &chaincfg.RegressionNetParams
 	t.Run("a service that is no node", func(t *testing.T) {
@@ -40,6 +44,33 @@ func TestHandshakeErrorsTyped(t *testing.T) {
 		var ne *NetworkError
 		if !errors.As(err, &ne) || ne.Got != wire.TestNet3 || ne.Want != params.Net {
 			t.Fatalf("a testnet3 answer: %v, want a *NetworkError naming testnet3 and regtest", err)
+		}
+	})
+	t.Run("a version that does not decode", func(t *testing.T) {
+		payload := []byte{0}
+		var hdr [wire.MessageHeaderSize]byte
+		binary.LittleEndian.PutUint32(hdr[:4], uint32(params.Net))
+		copy(hdr[4:16], "version")
+		binary.LittleEndian.PutUint32(hdr[16:20], uint32(len(payload)))
+		copy(hdr[20:24], chainhash.DoubleHashB(payload)[:4])
+		addr := peertest.NewAnswering(t, append(hdr[:], payload...))
+		_, err := Dial(context.Background(), Config{Addr: addr, Params: params, Timeout: 5 * time.Second})
+		var de *DecodeError
+		if !errors.As(err, &de) || !errors.Is(err, ErrProtocol) || !errors.Is(err, io.ErrUnexpectedEOF) || de.Command != "version" {
+			t.Fatalf("a version of one byte: %v, want a *DecodeError of \"version\" wrapping ErrProtocol and io.ErrUnexpectedEOF", err)
+		}
+	})
+	t.Run("a service that does not answer", func(t *testing.T) {
+		addr := peertest.NewAnswering(t, nil)
+		const within = 1500 * time.Millisecond
+		_, err := Dial(context.Background(), Config{Addr: addr, Params: params, Timeout: within})
+		var te *TimeoutError
+		var pe *PeerError
+		if !errors.As(err, &te) || !errors.As(err, &pe) || !errors.Is(err, ErrStalled) {
+			t.Fatalf("a silent service: %v, want a *PeerError wrapping a *TimeoutError", err)
+		}
+		if te.Within != within || pe.Op != OpHandshake {
+			t.Errorf("error %v: Within %v Op %q, want %v, %q", err, te.Within, pe.Op, within, OpHandshake)
 		}
 	})
 	t.Run("a proxy that is down", func(t *testing.T) {

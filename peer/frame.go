@@ -368,7 +368,7 @@ func (f *wireFrame) decode(pver uint32) (wire.Message, error) {
 		if checkedLater[f.cmd] && !f.sumOK() {
 			return nil, errDamaged(f.cmd)
 		}
-		return nil, fmt.Errorf("%w: undecodable %q message: %w", ErrProtocol, f.cmd, err)
+		return nil, &DecodeError{Command: f.cmd, Err: err}
 	}
 	return f.msg, nil
 }

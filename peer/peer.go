@@ -545,7 +545,7 @@ func (p *Peer) await(ctx context.Context, op string, deadline time.Time, w wante
 		r.abandoned(time.Now())
 		return nil, ctx.Err()
 	case <-timer:
-		err := p.fail(op, "%w: no complete answer within %v", ErrStalled, p.cfg.Timeout)
+		err := p.fail(op, "%w", &TimeoutError{What: "no complete answer", Within: p.cfg.Timeout})
 		r.withdraw()
 		return nil, err
 	}

@@ -142,7 +142,7 @@ func (p *Peer) writeMsg(msg wire.Message, deadline time.Time) error {
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
-		err = fmt.Errorf("%w: could not send %s within %v", ErrStalled, msg.Command(), p.cfg.Timeout)
+		err = &TimeoutError{What: "could not send " + msg.Command(), Within: p.cfg.Timeout}
 	} else {
 		err = fmt.Errorf("%w: sending %s: %v", ErrDisconnected, msg.Command(), err)
 	}
@@ -183,7 +183,7 @@ func (p *Peer) write(ctx context.Context, op string, msg wire.Message, deadline 
 			p.drop()
 			return ctx.Err()
 		case <-timer.C:
-			return p.fail(op, "%w: could not send %s within %v", ErrStalled, msg.Command(), p.cfg.Timeout)
+			return p.fail(op, "%w", &TimeoutError{What: "could not send " + msg.Command(), Within: p.cfg.Timeout})
 		}
 	}
 }

@@ -170,8 +170,8 @@ func bloomDesign(elements uint32, fpRate float64, rule bip37.Sizing) (degenerate
 	if rule == bip37.SizingBitcoinj {
 		if core, _ := bloomDesign(elements, fpRate, bip37.SizingCore); core != "" {
 			b, k := rule.Size(elements, fpRate)
-			warnings = append(warnings, fmt.Sprintf("bitcoinj's floor of 1 byte and 1 hash function gives %d byte(s) and %d hash function(s) where Core's rule "+
-				"would not build a working filter: %s", b, k, core))
+			warnings = append(warnings, fmt.Sprintf("bitcoinj's floor of 1 byte and 1 hash function gives %s and %s where Core's rule "+
+				"would not build a working filter: %s", plural(b, "byte"), plural(k, "hash function"), core))
 		}
 	}
 	size, k := rule.Size(elements, fpRate)
@@ -197,13 +197,13 @@ func bloomDesign(elements uint32, fpRate float64, rule bip37.Sizing) (degenerate
 	rate := bip37.FalsePositiveRate(uint64(size)*8, k, uint64(elements))
 	switch {
 	case float64(elements) > atRate && rate > fpRate:
-		warnings = append(warnings, fmt.Sprintf("%s: at most %d bytes means at most about %.0f elements at that rate; this filter's false-positive rate will be about %.3g once %d elements are in",
-			prefix, bip37.MaxFilterSize, atRate, rate, elements))
+		warnings = append(warnings, fmt.Sprintf("%s: at most %d bytes means at most about %.0f elements at that rate; this filter's false-positive rate will be about %.3g once %s in",
+			prefix, bip37.MaxFilterSize, atRate, rate, countVerb(elements, "element", "is", "are")))
 	case k == bip37.MaxHashFuncs && m/n*math.Ln2 >= bip37.MaxHashFuncs+1 && rate > fpRate:
 		// The rate asks for more hash functions than the 50 a filter may
 		// have: the bytes are there, the functions are not.
-		warnings = append(warnings, fmt.Sprintf("%s: the rate needs about %.0f hash functions and a filter has at most %d; this filter's false-positive rate will be about %.3g once %d elements are in, not %v",
-			prefix, m/n*math.Ln2, bip37.MaxHashFuncs, rate, elements, fpRate))
+		warnings = append(warnings, fmt.Sprintf("%s: the rate needs about %.0f hash functions and a filter has at most %d; this filter's false-positive rate will be about %.3g once %s in, not %v",
+			prefix, m/n*math.Ln2, bip37.MaxHashFuncs, rate, countVerb(elements, "element", "is", "are"), fpRate))
 	}
 	return "", warnings
 }

@@ -127,10 +127,10 @@ func printDemo(w io.Writer, r *privacy.DemoResult, plotFile string, took time.Du
 	fmt.Fprintf(w, "Wallet: %d keys (bitcoinj-like), %d of them used on chain.\n", o.Keys, o.Used)
 	fmt.Fprintf(w, "Filter: %s sized for %d at fp rate %g by %s's rule -> %s, %s; pf at actual fill %.3g.\n",
 		plural(m.Elements, "element"), m.SizingElements, o.FPRate, m.Params.Sizing.Implementation(), plural(m.FilterBytes, "byte"), plural(m.HashFuncs, "hash function"), m.Pf)
-	fmt.Fprintf(w, "The node received %d filter(s) with different tweaks and tested %d addresses against them.\n\n", o.Filters, rep.UniverseSize)
+	fmt.Fprintf(w, "The node received %s with different tweaks and tested %s against them.\n\n", plural(o.Filters, "filter"), plural(rep.UniverseSize, "address"))
 	printAnalyze(w, rep, nil, 10)
 	fmt.Fprintf(w, "\nOf the wallet's %d used addresses the attack found %d, %d of them with probability >= 95%%.\n", o.Used, r.UsedFound, r.UsedConfident)
-	fmt.Fprintf(w, "Model: S = %.3g false positives expected after %d filter(s) (analysis: %.3g); P_h(1) for the %d keys = %.4f.\n",
-		m.ExpectedFalsePositives, o.Filters, rep.ExpectedFalsePositives, o.Keys, m.PH1)
+	fmt.Fprintf(w, "Model: S = %.3g false positives expected after %s (analysis: %.3g); P_h(1) for the %d keys = %.4f.\n",
+		m.ExpectedFalsePositives, plural(o.Filters, "filter"), rep.ExpectedFalsePositives, o.Keys, m.PH1)
 	fmt.Fprintf(w, "Plot of P_h(1) and P_h(N) along the wallet size written to %s (%.1fs).\n", plotFile, took.Seconds())
 }

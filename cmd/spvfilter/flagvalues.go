@@ -86,9 +86,10 @@ func flagError(c *cobra.Command, err error) error {
 	return badInputWords(fmt.Sprintf("--%s %q", f.Name, iv.GetValue()), cause)
 }
 
-// flagPurpose is a flag's help line as a phrase: what to give it.
+// flagPurpose is a flag's help line as a phrase: what to give it, without
+// saying again that it is required.
 func flagPurpose(f *pflag.Flag) string {
-	return strings.TrimSuffix(f.Usage, " (required)")
+	return strings.Replace(strings.TrimSuffix(f.Usage, " (required)"), "(required; ", "(", 1)
 }
 
 // nearestFlag returns the name of c's flag closest to name, when it is

@@ -78,7 +78,7 @@ func (a *app) readGCSHash(what, arg string) (chainhash.Hash, error) {
 		return chainhash.Hash{}, err
 	}
 	if len(raw) != chainhash.HashSize {
-		return chainhash.Hash{}, badInput("%s: %d bytes, a hash has %d", what, len(raw), chainhash.HashSize)
+		return chainhash.Hash{}, badInput("%s: %s, a hash has %d", what, plural(len(raw), "byte"), chainhash.HashSize)
 	}
 	slices.Reverse(raw)
 	var h chainhash.Hash
@@ -432,16 +432,31 @@ func runGCSInspect(a *app, f *gcsInspectFlags) error {
 
 // plural formats a count with its noun: "1 byte", "28 bytes", "1
 // address", "2 addresses" (a noun ending in s, x, ch or sh takes -es).
-func plural[T ~int | ~int32 | ~uint32 | ~uint64](n T, noun string) string {
+func plural[T ~int | ~int32 | ~int64 | ~uint32 | ~uint64](n T, noun string) string {
+	return fmt.Sprintf("%d %s", n, nounOf(n, noun))
+}
+
+// countVerb is a count with its noun and the verb that agrees with it:
+// "1 input spends", "2 inputs spend".
+func countVerb[T ~int | ~int32 | ~int64 | ~uint32 | ~uint64](n T, noun, one, many string) string {
 	if n == 1 {
-		return fmt.Sprintf("1 %s", noun)
+		return plural(n, noun) + " " + one
+	}
+	return plural(n, noun) + " " + many
+}
+
+// nounOf is the noun as n of them are named: "address" for 1, else
+// "addresses".
+func nounOf[T ~int | ~int32 | ~int64 | ~uint32 | ~uint64](n T, noun string) string {
+	if n == 1 {
+		return noun
 	}
 	for _, end := range []string{"s", "x", "ch", "sh"} {
 		if strings.HasSuffix(noun, end) {
-			return fmt.Sprintf("%d %ses", n, noun)
+			return noun + "es"
 		}
 	}
-	return fmt.Sprintf("%d %ss", n, noun)
+	return noun + "s"
 }
 
 // looksReversed reports whether a block hash, read in display byte order,

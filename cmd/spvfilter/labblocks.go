@@ -46,10 +46,10 @@ func chainWarnings(chain *lab.Chain, before string) []string {
 	var warnings []string
 	unknown, untracked := chain.Unknown()
 	if unknown > 0 {
-		warnings = append(warnings, fmt.Sprintf("%d inputs spend outputs created before %s (or not tracked): their scripts are missing from the sets", unknown, before))
+		warnings = append(warnings, fmt.Sprintf("%s outputs created before %s (or not tracked): their scripts are missing from the sets", countVerb(unknown, "input", "spends", "spend"), before))
 	}
 	if untracked > 0 {
-		warnings = append(warnings, fmt.Sprintf("%d outputs were not tracked beyond %d unspent ones: their later spends count as unknown", untracked, lab.DefaultMaxTracked))
+		warnings = append(warnings, fmt.Sprintf("%s not tracked beyond %d unspent ones: their later spends count as unknown", countVerb(untracked, "output", "was", "were"), lab.DefaultMaxTracked))
 	}
 	return warnings
 }

@@ -35,6 +35,10 @@ func TestLeakLine(t *testing.T) {
 			Peers:     []leak.PeerLeak{{Address: addr("a:1"), BlocksFetched: 1}},
 			Collusion: leak.PeerLeak{BlocksFetched: 1}},
 			[]string{"would attribute 0 of your 1 script at >= 0.95", "saw all 1 block"}, []string{"1 scripts", "1 blocks"}},
+		{"no block fetched", leak.Leak{WatchedScripts: 1,
+			Peers:     []leak.PeerLeak{{Address: addr("a:1")}},
+			Collusion: leak.PeerLeak{}},
+			[]string{"would attribute 0 of your 1 script at >= 0.95", "; no block was fetched"}, []string{"saw all 0", "0 blocks"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got := leakLine(&tt.l)

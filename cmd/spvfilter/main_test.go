@@ -243,24 +243,29 @@ func TestLookupNetwork(t *testing.T) {
 }
 
 // TestRequiredFlagsMarked: every required flag of every command says
-// "(required)" in its help, exactly once.
+// "(required)" in its help, exactly once (its own words may say it,
+// "(required; ...)"), and the error of its absence says it once.
 func TestRequiredFlagsMarked(t *testing.T) {
 	root := newRootCommand(&app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard})
 	required := 0
 	walkCommands(root, func(c *cobra.Command) {
 		c.Flags().VisitAll(func(f *pflag.Flag) {
 			if len(f.Annotations[cobra.BashCompOneRequiredFlag]) == 0 {
-				if strings.Contains(f.Usage, "(required)") {
+				if strings.Contains(f.Usage, "(required") {
 					t.Errorf("%s --%s: optional flag marked required", c.CommandPath(), f.Name)
 				}
 				return
 			}
 			required++
-			if strings.Count(f.Usage, "(required)") != 1 {
+			if strings.Count(f.Usage, "(required") != 1 {
 				t.Errorf("%s --%s: usage %q", c.CommandPath(), f.Name, f.Usage)
 			}
 		})
 	})
+	_, stderr, _ := runCLIInProcess("", "privacy", "fetches", "--index", "x")
+	if want := `--capture is required: capture file written by "privacy capture" (repeat for`; !strings.Contains(stderr, want) || strings.Count(stderr, "required") != 1 {
+		t.Errorf("privacy fetches without --capture: %q, want it to hold %q and say required once", stderr, want)
+	}
 	if required < 15 {
 		t.Fatalf("only %d required flags found", required)
 	}
@@ -301,5 +306,21 @@ func TestJSONRequested(t *testing.T) {
 	_, stderr, status := runCLI(t, "", "bloom", "new", "--elements", "x", "--json")
 	if status != exitBadInput || !strings.HasPrefix(stderr, `{"error":"--elements \"x\": want a whole number`) || !strings.HasSuffix(stderr, `,"exit_code":2}`+"\n") {
 		t.Fatalf("status %d, %q", status, stderr)
+	}
+}
+
+// TestRootHelpNamesCommands: spvfilter --help, the first page a newcomer
+// reads, names every command that does the tool's work, so that none is
+// found only in cobra's list.
+func TestRootHelpNamesCommands(t *testing.T) {
+	root := newRootCommand(&app{stdout: io.Discard, stderr: io.Discard})
+	for _, c := range root.Commands() {
+		switch c.Name() {
+		case "completion", "help", "version":
+			continue
+		}
+		if !regexp.MustCompile(`\b` + c.Name() + `\b`).MatchString(root.Long) {
+			t.Errorf("spvfilter --help does not name %q", c.Name())
+		}
 	}
 }

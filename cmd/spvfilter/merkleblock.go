@@ -176,7 +176,7 @@ func (a *app) readBlock(arg string) (*wire.MsgBlock, error) {
 		return nil, badInputWords("--block: not a serialized block", err)
 	}
 	if r.Len() != 0 {
-		return nil, badInput("--block: %d bytes after the end of the block", r.Len())
+		return nil, badInput("--block: %s after the end of the block", plural(r.Len(), "byte"))
 	}
 	if len(block.Transactions) == 0 {
 		return nil, badInput("--block: block has no transactions")
@@ -198,7 +198,7 @@ func (a *app) readTxids(args []string) ([]chainhash.Hash, error) {
 			return nil, err
 		}
 		if len(raw) != chainhash.HashSize {
-			return nil, badInput("%s: %d bytes, a txid has %d", it.where, len(raw), chainhash.HashSize)
+			return nil, badInput("%s: %s, a txid has %d", it.where, plural(len(raw), "byte"), chainhash.HashSize)
 		}
 		slices.Reverse(raw)
 		copy(txids[i][:], raw)

@@ -246,7 +246,7 @@ func TestMerkleBlockTxidFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, stderr, status = runCLI(t, "", "merkleblock", "build", "--block", blockHex, "--txid", "@"+file)
-	if status != exitBadInput || !strings.Contains(stderr, "--txid 1 (@"+file+" line 2): 1 bytes, a txid has 32") {
+	if status != exitBadInput || !strings.Contains(stderr, "--txid 1 (@"+file+" line 2): 1 byte, a txid has 32") {
 		t.Fatalf("bad txid line: status %d, %q", status, stderr)
 	}
 }

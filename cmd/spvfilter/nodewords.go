@@ -59,7 +59,9 @@ func (nf nodeFlags) namedAll(texts []string) []string {
 // flag that gave it (from), with the reason (refused, not found, no
 // answer) and what to check; the data directory another process holds
 // is named as --datadir; on a network without DNS seeds, the search for
-// more peers, which could not succeed, is left out. The cause stays
+// more peers, which could not succeed, is left out; when no node was
+// given and the DNS seeds gave none that answered, the text asks whether
+// the machine is online and names --peer. The cause stays
 // wrapped. nil stays nil.
 func nodeFailureFrom(err error, params *chaincfg.Params, datadir string, from nodeFlags) error {
 	if err == nil {
@@ -84,7 +86,13 @@ func nodeFailureFrom(err error, params *chaincfg.Params, datadir string, from no
 			msg = msg[:i]
 		}
 	}
+	msg = seedsNotFound(msg)
 	msg = strings.Replace(msg, "client: connect: "+client.ErrNoPeers.Error(), "no node could be reached", 1)
+	if len(from) == 0 && len(params.DNSSeeds) > 0 && strings.HasPrefix(msg, "no node could be reached; finding peers: ") {
+		// No node was given and the DNS seeds gave none that answered:
+		// the machine may be offline, or the seeds down.
+		msg += " (is this machine online? a node of your own can be given with --peer HOST:PORT)"
+	}
 	return &restated{say(from.named(peerWords(msg, params, false)), err), err}
 }
 
@@ -95,11 +103,11 @@ func nodeFailureFrom(err error, params *chaincfg.Params, datadir string, from no
 // no answer to it or a hang-up.
 var (
 	dialText      = regexp.MustCompile(`peer (\S+): connect: peer disconnected: dial tcp(?: \S+)?: (.+?)(\.)?$`)
-	handshakeText = regexp.MustCompile(`peer (\S+): version handshake: protocol violation: (?:undecodable message|message for network)\b.*$`)
+	handshakeText = regexp.MustCompile(`peer (\S+): version handshake: protocol violation: message for network\b.*$`)
+	undecodable   = regexp.MustCompile(`peer (\S+): version handshake: protocol violation: undecodable (?:"(\S+)" )?message\b.*$`)
 	lookupText    = regexp.MustCompile(`lookup (\S+?)(?: on \S+)?: no such host$`)
 	silentText    = regexp.MustCompile(`peer (\S+): version handshake: peer stalled: .*within (\S+)$`)
 	hungUpText    = regexp.MustCompile(`peer (\S+): version handshake: peer disconnected: connection closed during the handshake \(is the node on \S+\?\)$`)
-	withinText    = regexp.MustCompile(`within (\S+)$`)
 	servicesBtcd  = regexp.MustCompile(`\(services ((?:SF[A-Za-z0-9]+|0x[0-9a-f]+)(?:\|(?:SF[A-Za-z0-9]+|0x[0-9a-f]+))*)\)`)
 )
 
@@ -121,6 +129,13 @@ func peerWords(text string, params *chaincfg.Params, named bool) string {
 		addr := text[m[2]:m[3]]
 		return text[:m[0]] + fmt.Sprintf("%sit answers with what is no %s message: no %s node listens there (another service, or a node of another network?)",
 			name(addr), params.Name, params.Name)
+	}
+	if m := undecodable.FindStringSubmatchIndex(text); m != nil {
+		command := ""
+		if m[4] >= 0 {
+			command = text[m[4]:m[5]]
+		}
+		return text[:m[0]] + name(text[m[2]:m[3]]) + undecodableWords(params, command)
 	}
 	if m := silentText.FindStringSubmatchIndex(text); m != nil {
 		return text[:m[0]] + name(text[m[2]:m[3]]) + silentWords(params, text[m[4]:m[5]])
@@ -156,13 +171,17 @@ func peerFailure(pe *peer.PeerError, params *chaincfg.Params) string {
 		return unreachable(pe, params)
 	case peer.OpHandshake:
 		var ne *peer.NetworkError
+		var de *peer.DecodeError
 		switch {
 		case errors.As(pe, &ne):
 			return fmt.Sprintf("peer %s: %s", pe.Peer, otherNetwork(ne, params))
+		case errors.As(pe, &de):
+			return fmt.Sprintf("peer %s: %s", pe.Peer, undecodableWords(params, de.Command))
 		case errors.Is(pe, peer.ErrStalled):
 			within := ""
-			if m := withinText.FindStringSubmatch(pe.Error()); m != nil {
-				within = m[1]
+			var te *peer.TimeoutError
+			if errors.As(pe, &te) {
+				within = te.Within.String()
 			}
 			return fmt.Sprintf("peer %s: %s", pe.Peer, silentWords(params, within))
 		case errors.Is(pe, peer.ErrDisconnected):
@@ -170,6 +189,29 @@ func peerFailure(pe *peer.PeerError, params *chaincfg.Params) string {
 		}
 	}
 	return ""
+}
+
+// seedsNotFound names the DNS seeds that were not found, in text that
+// names each once as seedFailure says it, in one clause: "DNS seeds a
+// and b not found".
+func seedsNotFound(msg string) string {
+	head, tail, ok := strings.Cut(msg, "; finding peers: ")
+	if !ok {
+		return msg
+	}
+	var missing, rest []string
+	for _, part := range strings.Split(tail, "; ") {
+		if seed, found := strings.CutPrefix(part, "DNS seed "); found && strings.HasSuffix(seed, " not found") && !strings.Contains(seed, ":") {
+			missing = append(missing, strings.TrimSuffix(seed, " not found"))
+			continue
+		}
+		rest = append(rest, part)
+	}
+	if len(missing) < 2 {
+		return msg
+	}
+	names := strings.Join(missing[:len(missing)-1], ", ") + " and " + missing[len(missing)-1]
+	return head + "; finding peers: " + strings.Join(append([]string{"DNS seeds " + names + " not found"}, rest...), "; ")
 }
 
 // seedFailure says why a DNS seed gave no peers, without the resolver's
@@ -196,6 +238,17 @@ func silentWords(params *chaincfg.Params, within string) string {
 	}
 	return fmt.Sprintf("no answer to the version message %s: no %s node answers there (another service, such as a node's RPC port? %s nodes listen on port %s by default)",
 		when, params.Name, params.Name, params.DefaultPort)
+}
+
+// undecodableWords says that a node answered the version message with a
+// message, of the command given ("" when unknown), that does not decode.
+func undecodableWords(params *chaincfg.Params, command string) string {
+	what := "a message"
+	if command != "" {
+		what = fmt.Sprintf("a %q message", command)
+	}
+	return fmt.Sprintf("it answers the version message with %s that does not decode: no working %s node listens there (another service, or a node of another network?)",
+		what, params.Name)
 }
 
 // hungUpWords says that a node closed the connection on the version

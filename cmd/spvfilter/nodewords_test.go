@@ -13,12 +13,14 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/spvfilter/spvfilter/peer"
 	"github.com/spvfilter/spvfilter/peer/addrbook"
 	"github.com/spvfilter/spvfilter/peer/client"
 	"github.com/spvfilter/spvfilter/peer/peertest"
+	"github.com/spvfilter/spvfilter/peer/pool"
 )
 
 // TestNodeFailureWords: the client's failures to reach a node, told
@@ -35,6 +37,7 @@ func TestNodeFailureWords(t *testing.T) {
 	copy(testnet[4:], "version")
 	const refused, proxy = "127.0.0.1:1", "127.0.0.1:1" // nothing listens on port 1
 	http, other := peertest.NewAnswering(t, []byte("HTTP/1.1 400 Bad Request\r\n\r\n")), peertest.NewAnswering(t, testnet[:])
+	garbled := peertest.NewAnswering(t, undecodableVersion(params.Net))
 	silent, closer := peertest.NewAnswering(t, nil), newCloser(t) // an RPC port, a node that drops another network's version
 	refusing := peertest.NewSOCKSProxy(t, peertest.SOCKSConfig{Refuse: peertest.SOCKSConnectionRefused}).Addr
 	tests := []struct {
@@ -47,6 +50,7 @@ func TestNodeFailureWords(t *testing.T) {
 		{"a service that is no node", http, "", "--connect", "--connect " + http + ": it answers with what is no regtest message: no regtest node listens there (another service, or a node of another network?)"},
 		{"a node of another network", other, "", "--peer", "--peer " + other + ": it answers with what is no regtest message: it is a testnet3 node, no regtest node listens there (is --network regtest right?)"},
 		{"a service that does not answer", silent, "", "--connect", "--connect " + silent + ": no answer to the version message within 2s: no regtest node answers there (another service, such as a node's RPC port? regtest nodes listen on port 18444 by default)"},
+		{"a version that does not decode", garbled, "", "--connect", "--connect " + garbled + `: it answers the version message with a "version" message that does not decode: no working regtest node listens there (another service, or a node of another network?)`},
 		{"a node that hangs up", closer, "", "--peer", "--peer " + closer + ": it hung up on the version message: a node of another network does, as does one that bans this address (is --network regtest right?)"},
 		{"a proxy that is no proxy", refused, "socks5://" + silent, "--connect", "--connect " + refused + ": the --proxy at " + silent + " did not connect to it: no answer in time (is " + silent + " a socks5:// proxy, such as Tor? can it reach " + refused + "?)"},
 		{"a proxy that refuses", refused, "socks5://" + refusing, "--peer", "--peer " + refused + ": the --proxy at " + refusing + ` did not connect to it: it replied "connection refused" (is ` + refusing + " a socks5:// proxy, such as Tor? can it reach " + refused + "?)"},
@@ -76,6 +80,18 @@ func TestNodeFailureWords(t *testing.T) {
 			}
 		})
 	}
+}
+
+// undecodableVersion is a version message of network net whose payload,
+// one byte, is whole and matches its checksum but does not decode.
+func undecodableVersion(net wire.BitcoinNet) []byte {
+	payload := []byte{0}
+	msg := make([]byte, wire.MessageHeaderSize, wire.MessageHeaderSize+len(payload))
+	binary.LittleEndian.PutUint32(msg[:4], uint32(net))
+	copy(msg[4:16], "version")
+	binary.LittleEndian.PutUint32(msg[16:20], uint32(len(payload)))
+	copy(msg[20:24], chainhash.DoubleHashB(payload)[:4])
+	return append(msg, payload...)
 }
 
 // newCloser starts a listener on 127.0.0.1 that closes every connection
@@ -117,6 +133,50 @@ func TestSeedFailureWords(t *testing.T) {
 				t.Errorf("%v\nin the tool's words: %q\nwant it to hold %q", err, got, want)
 			}
 			for _, w := range []string{"lookup", "10.0.0.53", "dial tcp"} {
+				if strings.Contains(got, w) {
+					t.Errorf("%q in %q", w, got)
+				}
+			}
+		})
+	}
+}
+
+// TestNoNodeReachedWords: when no node was given and the DNS seeds gave
+// none, the failure asks whether the machine is online and names the flag
+// that gives a node, once, after the seeds' failures; when a node was
+// given, it is named by its flag and no other flag is.
+func TestNoNodeReachedWords(t *testing.T) {
+	params := &chaincfg.TestNet3Params
+	seeds := errors.Join(&addrbook.SeedError{Seed: "a.seed.example", Err: &net.DNSError{Err: "no such host", Name: "a.seed.example", IsNotFound: true}})
+	given := &peer.PeerError{Peer: "127.0.0.1:1", Op: peer.OpConnect, Err: fmt.Errorf("%w: %w", peer.ErrDisconnected,
+		&net.OpError{Op: "dial", Net: "tcp", Err: &os.SyscallError{Syscall: "connect", Err: syscall.ECONNREFUSED}})}
+	tests := []struct {
+		name  string
+		err   error
+		from  nodeFlags
+		want  string
+		never []string
+	}{
+		{"offline, no node given", fmt.Errorf("client: connect: %w; finding peers: %w", client.ErrNoPeers, seeds), nodeFlags{},
+			"no node could be reached; finding peers: DNS seed a.seed.example not found (is this machine online? a node of your own can be given with --peer HOST:PORT)",
+			[]string{"--connect", "client:"}},
+		{"offline, several seeds", fmt.Errorf("client: connect: %w; finding peers: %w", client.ErrNoPeers, pool.Errors{seeds,
+			&addrbook.SeedError{Seed: "b.seed.example", Err: &net.DNSError{Err: "no such host", Name: "b.seed.example", IsNotFound: true}},
+			&addrbook.SeedError{Seed: "c.seed.example", Err: &net.DNSError{Err: "i/o timeout", Name: "c.seed.example", IsTimeout: true}},
+			&addrbook.SeedError{Seed: "d.seed.example", Err: &net.DNSError{Err: "no such host", Name: "d.seed.example", IsNotFound: true}}}), nodeFlags{},
+			"no node could be reached; finding peers: DNS seeds a.seed.example, b.seed.example and d.seed.example not found; DNS seed c.seed.example: no answer in time (is this machine online? a node of your own can be given with --peer HOST:PORT)",
+			[]string{"--connect", "client:"}},
+		{"a node given", fmt.Errorf("client: connect: %w; finding peers: %w", given, seeds), nodeFlags{"127.0.0.1:1": "--connect"},
+			"--connect 127.0.0.1:1: connection refused: nothing listens there (is a testnet3 node listening on 127.0.0.1:1?); finding peers: DNS seed a.seed.example not found",
+			[]string{"--peer", "online"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := nodeFailureFrom(tt.err, params, "", tt.from).Error()
+			if !strings.HasSuffix(got, tt.want) {
+				t.Errorf("in the tool's words: %q\nwant it to end in %q", got, tt.want)
+			}
+			for _, w := range tt.never {
 				if strings.Contains(got, w) {
 					t.Errorf("%q in %q", w, got)
 				}

@@ -58,7 +58,7 @@ func (pf *peerFlags) config(params *chaincfg.Params, services wire.ServiceFlag) 
 		}
 	}
 	if len(cfg.Peers) == 0 && len(params.DNSSeeds) == 0 {
-		return cfg, badInput("--connect: give the node to use (HOST:PORT): %s has no DNS seeds to find nodes with", params.Name)
+		return cfg, badInput("no node given: %s has no DNS seeds to find nodes with; give a node with --connect HOST:PORT", params.Name)
 	}
 	if len(cfg.Peers) == 0 && pf.proxy != "" {
 		return cfg, badInput("--proxy without --peer or --connect: the DNS seeds are not asked behind a proxy (their lookup would leave it)")

@@ -224,7 +224,7 @@ func (a *app) printPeers(out *peersOutput) error {
 		}
 		fmt.Fprintf(w, "%s: %s\n", p.named(), state)
 	}
-	fmt.Fprintf(w, "%d known address(es)\n", len(out.Known))
+	fmt.Fprintf(w, "%s of peers in the address book\n", plural(len(out.Known), "address"))
 	for _, b := range out.Bans {
 		proof := "no proof"
 		if b.Proof {

@@ -16,10 +16,10 @@ import (
 func newPrivacyCommand(a *app) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "privacy",
-		Short: "Measure what a BIP 37 filter reveals about a wallet, and compare with BIP 158",
+		Short: "Measure what a wallet's BIP 37 filters and BIP 157 block downloads reveal to the nodes",
 		Long: `privacy measures what a node learns from the Bloom filters a BIP 37 light
 client sends it (Gervais et al., ACSAC 2014; Jonas Nick, 2015), and what a
-BIP 157/158 node learns instead.
+BIP 157/158 node learns instead, from the blocks the client downloads.
 
   model     the analytic model for a wallet of N addresses (and Monte Carlo)
   analyze   test a universe of candidate addresses against real filters
@@ -297,7 +297,7 @@ func printPHj(w io.Writer, r *model.Result, curve []model.PHj) {
 	for _, j := range []uint32{1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000} {
 		keep[j] = true
 	}
-	fmt.Fprintf(w, "\nP_h(j): j matching addresses picked at random are all the wallet's, after %d filter(s)\n", r.Params.Filters)
+	fmt.Fprintf(w, "\nP_h(j): j matching addresses picked at random are all the wallet's, after %s\n", plural(r.Params.Filters, "filter"))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "j\tP_h(j)\tE[P_h(j)]\t")
 	for _, pt := range curve {
@@ -372,7 +372,7 @@ func printModel(w io.Writer, r *model.Result) {
 	if p.PairTest {
 		test = "pair test: key and hash must both match"
 	}
-	fmt.Fprintf(tw, "attacker\ttests %d addresses (wallet included), %d filter(s), %s\n", p.UniverseSize, p.Filters, test)
+	fmt.Fprintf(tw, "attacker\ttests %s (wallet included), %s, %s\n", plural(p.UniverseSize, "address"), plural(p.Filters, "filter"), test)
 	tw.Flush()
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)

@@ -273,7 +273,7 @@ func runAnalyzeCapture(a *app, f *analyzeFlags, opts attack.AnalyzeOptions) erro
 			return badInput("--intersect: the %d sessions loaded %d filters, at most %d can be intersected", len(sessions), len(all), attack.MaxFilters)
 		}
 		// Said before the work starts: the join is an assumption.
-		fmt.Fprintf(a.stderr, "spvfilter: --intersect joins %d session(s) as one wallet's: %s\n", len(sessions), strings.Join(ids, ", "))
+		fmt.Fprintf(a.stderr, "spvfilter: --intersect joins %s as one wallet's: %s\n", plural(len(sessions), "session"), strings.Join(ids, ", "))
 		groups = append(groups, all)
 	}
 	// The reports, checked here, are made again by the capture report
@@ -317,16 +317,16 @@ func printCaptureAnalysis(w io.Writer, out *attack.CaptureReport, show int) {
 		if c.UserAgent != "" {
 			fmt.Fprintf(w, ", %s", c.UserAgent)
 		}
-		fmt.Fprintf(w, ", %d filter(s)\n\n", len(c.Captured))
+		fmt.Fprintf(w, ", %s\n\n", plural(len(c.Captured), "filter"))
 		printReport(w, c.Report, c.Captured, show)
 	}
 	if j := out.Intersection; j != nil {
-		fmt.Fprintf(w, "\n=== intersection of %d session(s), taken as one wallet's: %s\n\n", len(j.Sessions), strings.Join(j.Sessions, ", "))
+		fmt.Fprintf(w, "\n=== intersection of %s, taken as one wallet's: %s\n\n", plural(len(j.Sessions), "session"), strings.Join(j.Sessions, ", "))
 		printReport(w, j.Report, nil, show)
 	}
 	if l := out.Links; l != nil {
-		fmt.Fprintf(w, "\n=== session links: %d pair(s) compared, prior %.3g (95%%: %.3g to %.3g) that two sessions share a wallet, estimated from every pair; linked above %.3g\n",
-			l.PairsCompared, l.Prior, l.PriorLow, l.PriorHigh, l.Threshold)
+		fmt.Fprintf(w, "\n=== session links: %s compared, prior %.3g (95%%: %.3g to %.3g) that two sessions share a wallet, estimated from every pair; linked above %.3g\n",
+			plural(l.PairsCompared, "pair"), l.Prior, l.PriorLow, l.PriorHigh, l.Threshold)
 		fmt.Fprintf(w, "wallet sizes (from the sessions' own matches): none in the universe %.0f%%, else median %.0f candidates\n", 100*l.WalletSizes.Empty, l.WalletSizes.Median)
 		if l.PairsListedShared {
 			fmt.Fprintln(w, "(only the pairs that share a match are listed; the others are not linked)")
@@ -363,13 +363,13 @@ func printAnalyze(w io.Writer, r *attack.Report, captured []*capture.Filter, sho
 }
 
 func printUniverse(w io.Writer, r *attack.Report) {
-	fmt.Fprintf(w, "universe: %d candidates", r.UniverseSize)
+	fmt.Fprintf(w, "universe: %s", plural(r.UniverseSize, "candidate"))
 	if r.Pairs > 0 {
-		fmt.Fprintf(w, " (%d public keys counted as their address, %d address lines merged with their key's)", r.Pairs, r.MergedAddressLines)
+		fmt.Fprintf(w, " (%s counted as their address, %s merged with their key's)", plural(r.Pairs, "public key"), plural(r.MergedAddressLines, "address line"))
 	}
 	fmt.Fprintln(w)
 	if u := r.Universe; u != nil {
-		fmt.Fprintf(w, "lines: %d read, %d skipped (not candidates), %d candidates tested\n", u.LinesRead, u.LinesSkipped, u.CandidatesTested)
+		fmt.Fprintf(w, "lines: %d read, %d skipped (not candidates), %s tested\n", u.LinesRead, u.LinesSkipped, plural(u.CandidatesTested, "candidate"))
 		for _, b := range u.BadLines {
 			fmt.Fprintf(w, "  skipped line %d: %s\n", b.Line, b.Reason)
 		}
@@ -394,7 +394,7 @@ func printReport(w io.Writer, r *attack.Report, captured []*capture.Filter, show
 	for i, c := range captured {
 		fmt.Fprintf(w, "filter %d: from %s (session %s) at %s (capture record %d)", i+1, c.Client, c.Session, c.Time.Format("2006-01-02 15:04:05Z"), c.Record)
 		if len(c.Added) > 0 {
-			fmt.Fprintf(w, ", then %d filteradd element(s) seen in the clear", len(c.Added))
+			fmt.Fprintf(w, ", then %s seen in the clear", plural(len(c.Added), "filteradd element"))
 		}
 		fmt.Fprintln(w)
 	}

@@ -303,7 +303,7 @@ func TestPrivacyAnalyzeTwoWallets(t *testing.T) {
 	if got.Intersection == nil || got.Intersection.MatchedCount != 0 {
 		t.Errorf("intersection of all sessions: %+v", got.Intersection)
 	}
-	if !strings.Contains(stderr, "--intersect joins 3 session(s)") {
+	if !strings.Contains(stderr, "--intersect joins 3 sessions") {
 		t.Errorf("--intersect did not name the sessions it joins: %q", stderr)
 	}
 	// Linking: alice's sessions, not bob's.

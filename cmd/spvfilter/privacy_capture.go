@@ -163,8 +163,8 @@ func runCapture(ctx context.Context, a *app, f *captureFlags) error {
 	if f.out == "-" {
 		w, prefix = a.stderr, "spvfilter: "
 	}
-	_, err = fmt.Fprintf(w, "%s%d client(s), %d record(s) written, %d connection(s) closed for bad messages, %d without a version in time, %d idle, %d evicted\n",
-		prefix, st.Clients, st.Records, st.Rejected, st.HandshakeTimeouts, st.IdleTimeouts, st.Evicted)
+	_, err = fmt.Fprintf(w, "%s%s, %s written, %s closed for bad messages, %d without a version in time, %d idle, %d evicted\n",
+		prefix, plural(st.Clients, "client"), plural(st.Records, "record"), plural(st.Rejected, "connection"), st.HandshakeTimeouts, st.IdleTimeouts, st.Evicted)
 	return err
 }
 

@@ -86,8 +86,8 @@ func runCompare(a *app, f *compareFlags, fl *pflag.FlagSet) error {
 func printCompare(w io.Writer, r *model.Comparison) {
 	m, s, p := r.BIP37, r.BIP157, r.Params
 	n := float64(p.Model.Addresses)
-	fmt.Fprintf(w, "wallet: %d addresses; BIP 37 filter %d bytes, %d hash functions (fp rate %g, %d filter(s)); BIP 157 watch list %d items\n",
-		p.Model.Addresses, m.FilterBytes, m.HashFuncs, p.Model.FPRate, p.Model.Filters, s.WatchItems)
+	fmt.Fprintf(w, "wallet: %s; BIP 37 filter %s, %s (fp rate %g, %s); BIP 157 watch list %s\n",
+		plural(p.Model.Addresses, "address"), plural(m.FilterBytes, "byte"), plural(m.HashFuncs, "hash function"), p.Model.FPRate, plural(p.Model.Filters, "filter"), plural(s.WatchItems, "item"))
 	fmt.Fprintf(w, "node tests %d addresses (BIP 37); client scans %d blocks of %d items, %d with wallet transactions (BIP 157)\n\n",
 		p.Model.UniverseSize, p.Blocks, p.ElementsPerBlock, p.WalletBlocks)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -100,7 +100,7 @@ func printCompare(w io.Writer, r *model.Comparison) {
 	fmt.Fprintf(tw, "a candidate is the wallet's\t%.4g\t%.4g\n", m.PH1, s.PCandidate)
 	fmt.Fprintf(tw, "all N addresses identified\t%.4g (P_h(N))\t%.4g\n", m.PHAll, model.ProbAllReal(n, s.Candidates-n))
 	x := r.Fetches
-	fmt.Fprintf(tw, "block downloads: blocks fetched\t\t%.4g of %d (f = %.3g; %g decoys per real block, %d peer(s))\n", x.FetchedBlocks, p.Blocks, x.FetchedFraction, x.Decoys, x.Peers)
+	fmt.Fprintf(tw, "block downloads: blocks fetched\t\t%.4g of %d (f = %.3g; %g decoys per real block, %s)\n", x.FetchedBlocks, p.Blocks, x.FetchedFraction, x.Decoys, plural(x.Peers, "peer"))
 	fmt.Fprintf(tw, "  chance a script of k=%d blocks has all fetched\t\t%.3g (f^k: %.3g)\n", x.Appearances, x.ChancePerCandidate, x.ChancePerCandidateApprox)
 	fmt.Fprintf(tw, "  scripts matched\t%.4g + %.4g (as above)\t%.4g of the wallet's + %.4g by chance\n", n, m.ExpectedFalsePositives, x.WalletExposed, x.ExpectedFalsePositives)
 	fmt.Fprintf(tw, "  a match is the wallet's\t%.4f\t%.4f\n", m.PH1, x.PH1)

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -149,7 +151,7 @@ func missedTargets(s *simulate.Score) error {
 	var missed []string
 	for _, t := range s.Targets {
 		if t.Met != nil && !*t.Met {
-			missed = append(missed, fmt.Sprintf("%s: %s (want %s)", t.Name, fmtRatio(t.Value), t.Want))
+			missed = append(missed, fmt.Sprintf("%s: %s (want %s)", t.Name, targetValue(t), t.Want))
 		}
 	}
 	if len(missed) == 0 {
@@ -228,8 +230,8 @@ func printScore(w io.Writer, s *simulate.Score, show int) {
 	}
 	printClaims(w, "candidates", what, s.Candidates)
 	if l := s.Links; l != nil {
-		fmt.Fprintf(w, "\nlinks: %d pairs of sessions, %d of one wallet; %d wrong link(s) given P > %g, %d given P > %g\n",
-			l.PairCount, l.TruthCount, l.WrongAboveConfident, simulate.ConfidentP, l.WrongAboveSure, simulate.SureLinkP)
+		fmt.Fprintf(w, "\nlinks: %d pairs of sessions, %d of one wallet; %s given P > %g, %d given P > %g\n",
+			l.PairCount, l.TruthCount, plural(l.WrongAboveConfident, "wrong link"), simulate.ConfidentP, l.WrongAboveSure, simulate.SureLinkP)
 		printClaims(w, "link pairs", "the pairs the report lists, right when both sessions are of one wallet", l.ClaimScore)
 	}
 	if g := s.Groups; g != nil {
@@ -252,7 +254,7 @@ func printScore(w io.Writer, s *simulate.Score, show int) {
 		if t.Met != nil {
 			mark = map[bool]string{true: "met", false: "NOT MET"}[*t.Met]
 		}
-		fmt.Fprintf(w, "  %-8s %s: %s (want %s)\n", mark, t.Name, fmtRatio(t.Value), t.Want)
+		fmt.Fprintf(w, "  %-8s %s: %s (want %s)\n", mark, t.Name, targetValue(t), t.Want)
 	}
 	printMistakes(w, s.Mistakes, show)
 	if len(s.Absent) > 0 {
@@ -344,6 +346,53 @@ func fmtRatio(v *float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.4g", *v)
+}
+
+// targetValue prints a target's value with 4 significant digits, or as
+// many more as put the printed value on the same side of the target's
+// bounds (read from its Want: ">= X", "X" or "X ± S") as the value
+// itself, so that a miss never reads as a value that meets the target
+// (0.949996 against >= 0.95 is not "0.95"), nor the reverse. A whole
+// number prints whole.
+func targetValue(t simulate.Target) string {
+	if t.Value == nil {
+		return "-"
+	}
+	v := *t.Value
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	lo, hi, ok := targetBounds(t.Want)
+	if t.Met == nil || !ok {
+		return fmtRatio(t.Value)
+	}
+	for digits := 4; digits <= 17; digits++ {
+		s := strconv.FormatFloat(v, 'g', digits, 64)
+		printed, _ := strconv.ParseFloat(s, 64)
+		if (printed >= lo-targetSlack && printed <= hi+targetSlack) == *t.Met {
+			return s
+		}
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+// targetSlack is the rounding allowance of simulate's band targets.
+const targetSlack = 1e-12
+
+// targetBounds reads the bounds of a target's Want: ">= X" (X to
+// infinity), "X ± S" (X-S to X+S) or a number X (X alone).
+func targetBounds(want string) (lo, hi float64, ok bool) {
+	if rest, found := strings.CutPrefix(want, ">= "); found {
+		x, err := strconv.ParseFloat(rest, 64)
+		return x, math.Inf(1), err == nil
+	}
+	if mid, slack, found := strings.Cut(want, " ± "); found {
+		x, err1 := strconv.ParseFloat(mid, 64)
+		s, err2 := strconv.ParseFloat(slack, 64)
+		return x - s, x + s, err1 == nil && err2 == nil
+	}
+	x, err := strconv.ParseFloat(want, 64)
+	return x, x, err == nil
 }
 
 func fmtInterval(lo, hi *float64) string {

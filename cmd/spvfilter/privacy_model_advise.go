@@ -53,6 +53,18 @@ type adviceRowJSON struct {
 	BloomNew string `json:"bloom_new"`
 }
 
+// adviceParamsJSON is model.AdviceParams as the command echoes it: the
+// block's figures of --block-txs and --tx-elements are counts, named as
+// counts are everywhere (block_tx_count, tx_element_count, as scan
+// --privacy-target names them too).
+type adviceParamsJSON struct {
+	Model       model.Params `json:"model_params"`
+	TargetPH1   float64      `json:"target_p_h_1"`
+	TargetPHAll float64      `json:"target_p_h_all"`
+	BlockTxs    uint32       `json:"block_tx_count"`
+	TxElements  uint32       `json:"tx_element_count"`
+}
+
 func runAdvice(a *app, f *modelFlags, fl *pflag.FlagSet) error {
 	if err := checkModelFlags(&f.p); err != nil {
 		return err
@@ -89,8 +101,9 @@ func runAdvice(a *app, f *modelFlags, fl *pflag.FlagSet) error {
 		}
 		return a.printJSON(struct {
 			*model.Advice
-			Rows []adviceRowJSON `json:"rows"`
-		}{r, rows})
+			Params adviceParamsJSON `json:"params"`
+			Rows   []adviceRowJSON  `json:"rows"`
+		}{r, adviceParamsJSON(r.Params), rows})
 	}
 	printAdvice(a.stdout, r)
 	return nil
@@ -194,21 +207,21 @@ func roundInward(x float64, digits int, up bool) float64 {
 func adviceVerdict(r *model.Advice, row model.AdviceRow) string {
 	p := r.Params
 	who := p.Model.Sizing.Implementation()
-	filter := fmt.Sprintf("%d bytes with %d hash functions", row.FilterBytes, row.HashFuncs)
+	filter := fmt.Sprintf("%s with %s", plural(row.FilterBytes, "byte"), plural(row.HashFuncs, "hash function"))
 	if !row.Reachable {
-		return fmt.Sprintf("With %d filter(s) no filter %s builds reaches %s: even the most private one, %s (rate %s), "+
+		return fmt.Sprintf("With %s no filter %s builds reaches %s: even the most private one, %s (rate %s), "+
 			"leaves E[P_h(1)] = %.3g and E[P_h(N)] = %.3g. It is built by:",
-			row.Filters, who, targetText(p), filter, rateArg(row), row.PH1Exact, row.PHAllExact)
+			plural(row.Filters, "filter"), who, targetText(p), filter, rateArg(row), row.PH1Exact, row.PHAllExact)
 	}
 	if row.CoreLargest {
-		return fmt.Sprintf("With %d filter(s) every rate meets %s: every rate up to %.3g builds the largest filter %s makes for this wallet, "+
-			"%s, and the client downloads about %.3g false-positive transactions per block of %d. Ask for %s, for instance:",
-			row.Filters, targetText(p), row.FPRateMax, who, filter, row.FalsePositiveTxsPerBlock, p.BlockTxs, rateArg(row))
+		return fmt.Sprintf("With %s every rate meets %s: every rate up to %.3g builds the largest filter %s makes for this wallet, "+
+			"%s, and the client downloads about %.3g false-positive transactions per block of %s. Ask for %s, for instance:",
+			plural(row.Filters, "filter"), targetText(p), row.FPRateMax, who, filter, row.FalsePositiveTxsPerBlock, plural(p.BlockTxs, "transaction"), rateArg(row))
 	}
-	return fmt.Sprintf("With %d filter(s), %s needs the filter of %s, which %s builds from any rate from %s; ask for %s "+
-		"(every rate that rounds to it builds the same filter). The client then downloads about %.3g false-positive transactions per block of %d. "+
+	return fmt.Sprintf("With %s, %s needs the filter of %s, which %s builds from any rate from %s; ask for %s "+
+		"(every rate that rounds to it builds the same filter). The client then downloads about %.3g false-positive transactions per block of %s. "+
 		"The filter is built by:",
-		row.Filters, targetText(p), filter, who, rateRange(row), rateArg(row), row.FalsePositiveTxsPerBlock, p.BlockTxs)
+		plural(row.Filters, "filter"), targetText(p), filter, who, rateRange(row), rateArg(row), row.FalsePositiveTxsPerBlock, plural(p.BlockTxs, "transaction"))
 }
 
 // modelArgs refuses every argument of privacy model, and points an

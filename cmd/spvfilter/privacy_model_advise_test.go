@@ -190,7 +190,7 @@ func TestPrivacyModelTargetText(t *testing.T) {
 	if status != exitOK {
 		t.Fatalf("status %d: %s", status, stderr)
 	}
-	for _, want := range []string{"fp rate", "E[P_h(N)] < 0.5", "2000 transactions, 5 elements", "With 1 filter(s)", "With 3 filter(s)",
+	for _, want := range []string{"fp rate", "E[P_h(N)] < 0.5", "2000 transactions, 5 elements", "With 1 filter,", "With 3 filters,",
 		"false-positive transactions per block of 2000", "spvfilter bloom new --elements 140 --fprate 0.00106 --sizing core", "249 bytes with 9 hash functions", "95% of filters"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("text lacks %q:\n%s", want, stdout)

@@ -448,16 +448,18 @@ func summarize(f *simulateFlags, l *simulate.Labels, files simulate.Files) simul
 
 func printSimulate(w io.Writer, out *simulateOutput) {
 	fmt.Fprintf(w, "simulated with seed %d into %s:\n", out.Seed, out.Dir)
-	fmt.Fprintf(w, "  %s: %d candidates, %d of them the addresses of %d wallets\n", out.Files.Universe, out.UniverseSize, out.AddressCount, out.WalletCount)
-	fmt.Fprintf(w, "  %s: %d sessions: %d of wallets (%d with filteradd), %d noise, %d degenerate; %d payments between wallets\n",
-		out.Files.Capture, out.SessionCount, out.WalletSessionCount, out.FilterAddSessionCount, out.NoiseSessionCount, out.DegenerateSessionCount, out.PaymentCount)
+	fmt.Fprintf(w, "  %s: %s, %d of them the %s of %s\n", out.Files.Universe, plural(out.UniverseSize, "candidate"),
+		out.AddressCount, nounOf(out.AddressCount, "address"), plural(out.WalletCount, "wallet"))
+	fmt.Fprintf(w, "  %s: %s: %d of wallets (%d with filteradd), %d noise, %d degenerate; %s between wallets\n",
+		out.Files.Capture, plural(out.SessionCount, "session"), out.WalletSessionCount, out.FilterAddSessionCount, out.NoiseSessionCount, out.DegenerateSessionCount, plural(out.PaymentCount, "payment"))
 	if fs := out.Fetch; fs != nil {
-		fmt.Fprintf(w, "  %s: %d blocks, %d scripts; %d of them of %d wallets, %d payers' change beside their payments\n",
-			out.Files.Index, fs.BlockCount, fs.CandidateCount, fs.ScriptCount, fs.WalletCount, fs.PayerChangeCount)
-		fmt.Fprintf(w, "  %s: %d sessions (%d noise), %d blocks fetched: %d decoys, %d by a filter's chance match\n",
-			out.Files.FetchCapture, fs.SessionCount, fs.NoiseSessionCount, fs.FetchedBlockCount, fs.DecoyBlockCount, fs.FalsePositiveCount)
+		fmt.Fprintf(w, "  %s: %s, %s; %d of them of %s, %s of payers' change beside their payments\n",
+			out.Files.Index, plural(fs.BlockCount, "block"), plural(fs.CandidateCount, "script"), fs.ScriptCount, plural(fs.WalletCount, "wallet"), plural(fs.PayerChangeCount, "script"))
+		fmt.Fprintf(w, "  %s: %s (%d noise), %s fetched: %s, %d by a filter's chance match\n",
+			out.Files.FetchCapture, plural(fs.SessionCount, "session"), fs.NoiseSessionCount, plural(fs.FetchedBlockCount, "block"), plural(fs.DecoyBlockCount, "decoy"), fs.FalsePositiveCount)
 		if fs.CoverCount > 0 {
-			fmt.Fprintf(w, "  covers: %d scripts of others, drawn as chains like the wallet's (%d chains the chain could not give), %d blocks fetched for them alone\n", fs.CoverCount, fs.CoverMissingCount, fs.CoverBlockCount)
+			fmt.Fprintf(w, "  covers: %s of others, drawn as chains like the wallet's (%s the chain could not give), %s fetched for them alone\n",
+				plural(fs.CoverCount, "script"), plural(fs.CoverMissingCount, "chain"), plural(fs.CoverBlockCount, "block"))
 		}
 	}
 	fmt.Fprintf(w, "  %s: the truth\n\nnext:\n", out.Files.Labels)

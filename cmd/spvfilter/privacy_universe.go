@@ -230,11 +230,18 @@ func runUniverse(ctx context.Context, a *app, f *universeFlags, fl *pflag.FlagSe
 	if f.out == "-" {
 		w, prefix = a.stderr, "spvfilter: "
 	}
-	fmt.Fprintf(w, "%s%d blocks (%d..%d): %d addresses, %d public keys (pairs; %d address lines taken over by a key's), %d scripts: %d lines written to %s\n",
-		prefix, st.Blocks, f.from, to, st.Addresses, st.PubKeys, st.Listed, st.Scripts, st.Lines, f.out)
-	if f.index != "" {
-		fmt.Fprintf(w, "%sappearance index written to %s (%d spends attributed to their script, %d not: taproot key-path or P2PK)\n",
-			prefix, f.index, st.SpendsIndexed, st.SpendsUnattributed)
-	}
+	printUniverseStats(w, prefix, st, f.from, to, f.out, f.index)
 	return nil
+}
+
+// printUniverseStats says what privacy universe collected from blocks
+// from..to, and the files it wrote.
+func printUniverseStats(w io.Writer, prefix string, st universe.Stats, from, to int32, out, index string) {
+	fmt.Fprintf(w, "%s%s (%d..%d): %s, %s (pairs; %s taken over by a key's), %s: %s written to %s\n",
+		prefix, plural(st.Blocks, "block"), from, to, plural(st.Addresses, "address"), plural(st.PubKeys, "public key"),
+		plural(st.Listed, "address line"), plural(st.Scripts, "script"), plural(st.Lines, "line"), out)
+	if index != "" {
+		fmt.Fprintf(w, "%sappearance index written to %s (%s attributed to their script, %d not: taproot key-path or P2PK)\n",
+			prefix, index, plural(st.SpendsIndexed, "spend"), st.SpendsUnattributed)
+	}
 }

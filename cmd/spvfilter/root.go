@@ -136,12 +136,21 @@ func newRootCommand(a *app) *cobra.Command {
 		Version: buildVersion(),
 		Long: `spvfilter builds, inspects and measures Bitcoin light-client filters.
 
-  BIP 37   connection Bloom filters (filterload) and merkle block proofs
-  BIP 158  compact block filters (Golomb-coded sets) and their header chain
-  scan     light-client sessions against a node, in either mode
-  privacy  how much a captured BIP 37 filter reveals, and how BIP 158 compares
-  lab      BIP 158's filter against Bloom, binary fuse and xor filters on a
-           chain's blocks, and what a client pays per block
+  bloom, merkleblock  BIP 37 connection Bloom filters (filterload) and
+                      merkle block proofs
+  gcs                 BIP 158 compact block filters (Golomb-coded sets) and
+                      their header chain
+  scan                a light client over several nodes: the transactions
+                      of a watch list, in BIP 37 or BIP 157 mode (peers and
+                      send talk to the same nodes)
+  privacy             what a wallet's BIP 37 filters and BIP 157 block
+                      downloads reveal to the nodes, on real traffic or
+                      simulated
+  demo                that privacy attack on a BIP 37 wallet, on built-in
+                      defaults, in about a second
+  lab                 BIP 158's filter against Bloom, binary fuse and xor
+                      filters on a chain's blocks, and what a client pays
+                      per block
 
 ` + inputHelp + `
 
@@ -239,10 +248,10 @@ func normalizeFlagName(_ *pflag.FlagSet, name string) pflag.NormalizedName {
 }
 
 // markRequired ends the help line of every required flag with
-// "(required)".
+// "(required)", unless its help says so already ("(required; ...)").
 func markRequired(f *pflag.Flag) {
 	if req := f.Annotations[cobra.BashCompOneRequiredFlag]; len(req) == 1 && req[0] == "true" &&
-		!strings.Contains(f.Usage, "(required)") {
+		!strings.Contains(f.Usage, "(required") {
 		f.Usage += " (required)"
 	}
 }

@@ -291,7 +291,7 @@ func parseOutPoint(v string) (wire.OutPoint, string, error) {
 		return wire.OutPoint{}, "", fmt.Errorf("outpoint %q: want TXID:VOUT or TXID:VOUT:SCRIPT", v)
 	}
 	if len(parts[0]) != 64 {
-		return wire.OutPoint{}, "", fmt.Errorf("outpoint %q: the txid has %d characters, want 64 hex digits", v, len(parts[0]))
+		return wire.OutPoint{}, "", fmt.Errorf("outpoint %q: the txid has %s, want 64 hex digits", v, plural(len(parts[0]), "character"))
 	}
 	h, err := chainhash.NewHashFromStr(parts[0])
 	if err != nil {
@@ -512,26 +512,26 @@ func peersJSON(ps []client.PeerStatus, params *chaincfg.Params) []scanPeerJSON {
 type scanJSON struct {
 	// FilteringPeer is the peer that filtered the blocks with the BIP 37
 	// filter, null in bip157 mode (peers lists every peer).
-	FilteringPeer        *string         `json:"filtering_peer"`
-	Network              string          `json:"network"`
-	Mode                 string          `json:"mode"`
-	From                 int32           `json:"from"`
-	To                   int32           `json:"to"`
-	Matches              []scanMatchJSON `json:"matches"`
-	BlocksScanned        int             `json:"blocks_scanned"`
-	FiltersReceived      int             `json:"filters_received"`
-	MerkleBlocksReceived int             `json:"merkleblocks_received"`
-	BlocksFetched        int             `json:"blocks_fetched"`
-	FalsePositiveBlocks  int             `json:"false_positive_block_count"`
-	FalsePositiveTxs     int             `json:"false_positive_transaction_count"`
-	SpendOnlyBlocks      []int32         `json:"spend_only_blocks"`
-	FilterReloads        int             `json:"filter_reload_count"`
-	Disconnected         []string        `json:"disconnected"`
-	BytesReceived        uint64          `json:"bytes_received"`
-	Seconds              float64         `json:"seconds"`
-	OnePeerHeights       []onePeerJSON   `json:"one_peer_heights"`
-	Conflicts            []conflictJSON  `json:"conflicts"`
-	Peers                []scanPeerJSON  `json:"peers"`
+	FilteringPeer       *string         `json:"filtering_peer"`
+	Network             string          `json:"network"`
+	Mode                string          `json:"mode"`
+	From                int32           `json:"from"`
+	To                  int32           `json:"to"`
+	Matches             []scanMatchJSON `json:"matches"`
+	BlocksScanned       int             `json:"blocks_scanned"`
+	FiltersReceived     int             `json:"filters_received"`
+	MerkleBlocks        int             `json:"merkle_block_count"`
+	BlocksFetched       int             `json:"blocks_fetched"`
+	FalsePositiveBlocks int             `json:"false_positive_block_count"`
+	FalsePositiveTxs    int             `json:"false_positive_transaction_count"`
+	SpendOnlyBlocks     []int32         `json:"spend_only_blocks"`
+	FilterReloads       int             `json:"filter_reload_count"`
+	Disconnected        []string        `json:"disconnected"`
+	BytesReceived       uint64          `json:"bytes_received"`
+	Seconds             float64         `json:"seconds"`
+	OnePeerHeights      []onePeerJSON   `json:"one_peer_heights"`
+	Conflicts           []conflictJSON  `json:"conflicts"`
+	Peers               []scanPeerJSON  `json:"peers"`
 	// Leak is what the peers could conclude about the watch list from
 	// what the client asked them: a *leak.Leak in bip157 mode (null when
 	// it could not be computed, a warning saying why), a *bip37LeakJSON
@@ -861,8 +861,8 @@ func checkBIP37Watch(watch []client.WatchItem, opt client.BIP37Options, from str
 	st := f.Stats()
 	if st.HashFuncs == 0 || st.SizeBytes == 0 {
 		// As bloom new refuses it: a filter that matches everything.
-		return nil, badInput("--fprate %v: the BIP 37 filter of the watch list would match everything (%d byte(s), %d hash function(s): Core's sizing gives a hash function only for rates up to about %.2f); give a lower --fprate",
-			opt.FPRate, st.SizeBytes, st.HashFuncs, math.Exp(-2*math.Ln2*math.Ln2))
+		return nil, badInput("--fprate %v: the BIP 37 filter of the watch list would match everything (%s, %s: Core's sizing gives a hash function only for rates up to about %.2f); give a lower --fprate",
+			opt.FPRate, plural(st.SizeBytes, "byte"), plural(st.HashFuncs, "hash function"), math.Exp(-2*math.Ln2*math.Ln2))
 	}
 	var warnings []string
 	if st.BitsSet == st.SizeBits {
@@ -962,22 +962,22 @@ func savedChainNotExtended(c *client.Client, datadir string, saved int32, params
 func newScanJSON(plan *scanPlan, res *client.ScanResult, took time.Duration) scanJSON {
 	out := scanJSON{
 		FilteringPeer: orNull(res.FilteringPeer), Network: plan.network, Mode: plan.mode, From: res.From, To: res.To,
-		Matches:              []scanMatchJSON{},
-		BlocksScanned:        res.BlocksScanned,
-		FiltersReceived:      res.FiltersReceived,
-		MerkleBlocksReceived: res.MerkleBlocksReceived,
-		BlocksFetched:        res.BlocksFetched,
-		FalsePositiveBlocks:  res.FalsePositiveBlocks,
-		SpendOnlyBlocks:      append([]int32{}, res.SpendOnlyBlocks...),
-		FilterReloads:        res.FilterReloads,
-		Disconnected:         []string{},
-		BytesReceived:        res.BytesReceived,
-		Seconds:              took.Seconds(),
-		OnePeerHeights:       []onePeerJSON{},
-		Conflicts:            []conflictJSON{},
-		Peers:                peersJSON(res.Peers, plan.client.Params),
-		Cover:                res.Cover,
-		Warnings:             orEmpty(append(append([]string(nil), plan.warnings...), plan.nodes.namedAll(byFlag(res.Warnings, plan.items, plan.client.Params))...)),
+		Matches:             []scanMatchJSON{},
+		BlocksScanned:       res.BlocksScanned,
+		FiltersReceived:     res.FiltersReceived,
+		MerkleBlocks:        res.MerkleBlocksReceived,
+		BlocksFetched:       res.BlocksFetched,
+		FalsePositiveBlocks: res.FalsePositiveBlocks,
+		SpendOnlyBlocks:     append([]int32{}, res.SpendOnlyBlocks...),
+		FilterReloads:       res.FilterReloads,
+		Disconnected:        []string{},
+		BytesReceived:       res.BytesReceived,
+		Seconds:             took.Seconds(),
+		OnePeerHeights:      []onePeerJSON{},
+		Conflicts:           []conflictJSON{},
+		Peers:               peersJSON(res.Peers, plan.client.Params),
+		Cover:               res.Cover,
+		Warnings:            orEmpty(append(append([]string(nil), plan.warnings...), plan.nodes.namedAll(byFlag(res.Warnings, plan.items, plan.client.Params))...)),
 	}
 	if k := res.Cover; k != nil && !k.Met {
 		out.Warnings = append(out.Warnings, fmt.Sprintf("--privacy-target %g not met, the wallet's blocks fetched all the same: %s", k.Target, k.Why))
@@ -1077,7 +1077,7 @@ func (a *app) printScan(out *scanJSON) error {
 			out.FiltersReceived, out.BlocksFetched, out.FalsePositiveBlocks)
 	} else {
 		fmt.Fprintf(w, "merkle blocks received: %d, false-positive blocks: %d, false-positive transactions: %d, filter reloads: %d\n",
-			out.MerkleBlocksReceived, out.FalsePositiveBlocks, out.FalsePositiveTxs, out.FilterReloads)
+			out.MerkleBlocks, out.FalsePositiveBlocks, out.FalsePositiveTxs, out.FilterReloads)
 	}
 	if len(out.Disconnected) > 0 {
 		fmt.Fprintf(w, "blocks disconnected by a reorganization: %d\n", len(out.Disconnected))
@@ -1126,7 +1126,10 @@ func leakLine(l *leak.Leak) string {
 	if top == nil || top.Address == nil {
 		return line
 	}
-	if len(l.Peers) == 1 {
+	switch {
+	case col.BlocksFetched == 0:
+		return line + "; no block was fetched"
+	case len(l.Peers) == 1:
 		return line + fmt.Sprintf("; one peer, %s, saw all %s", *top.Address, plural(top.BlocksFetched, "block"))
 	}
 	return line + fmt.Sprintf("; no single peer more than %s%d, %d in groups (%s saw %d of %s)",

@@ -129,7 +129,7 @@ func (fl *scanFlags) planBIP37Rate(flags *pflag.FlagSet, watch []client.WatchIte
 		p.maxFilters += uint32(fl.maxReloads)
 	}
 	if p.universe <= uint64(p.shape.scripts) {
-		return nil, badInput("--universe-size %d: the node tests the watch list's %d scripts among the universe: want more than %d", p.universe, p.shape.scripts, p.shape.scripts)
+		return nil, badInput("--universe-size %d: the node tests the watch list's %s among the universe: want more than %d", p.universe, plural(p.shape.scripts, "script"), p.shape.scripts)
 	}
 	if p.target == 0 {
 		return p, nil
@@ -168,8 +168,8 @@ func (p *bip37Plan) advise() error {
 		}
 	}
 	if !rowB.Reachable {
-		return badInput("--privacy-target %v: no filter %s's sizing builds for %d script(s) keeps E[P_h(N)] below it for a peer holding %d filter(s) among %d scripts: the most private, at rate %s, leaves %.3g (raise the target, lower --max-reloads, check --universe-size or try the other --sizing)",
-			p.target, p.sizing.Implementation(), p.shape.scripts, p.maxFilters, p.universe, rateArg(rowB), rowB.PHAllExact)
+		return badInput("--privacy-target %v: no filter %s's sizing builds for %s keeps E[P_h(N)] below it for a peer holding %s among %s: the most private, at rate %s, leaves %.3g (raise the target, lower --max-reloads, check --universe-size or try the other --sizing)",
+			p.target, p.sizing.Implementation(), plural(p.shape.scripts, "script"), plural(p.maxFilters, "filter"), plural(p.universe, "script"), rateArg(rowB), rowB.PHAllExact)
 	}
 	return nil
 }
@@ -340,8 +340,8 @@ func (p *bip37Plan) bip37Leak(res *client.ScanResult, measuredFPs int) (*bip37Le
 	if p.target != 0 {
 		out.Target = p.targetCost(measuredFPs, out)
 		if !out.Target.Met {
-			out.Warnings = append(out.Warnings, fmt.Sprintf("privacy target %v not met: the filters sent leave E[P_h(N)] %.3g for the peers together (%d filter(s), %d script(s) sent in clear)",
-				p.target, out.Collusion.PHAllExact, out.Collusion.Filters, out.Collusion.RevealedScripts))
+			out.Warnings = append(out.Warnings, fmt.Sprintf("privacy target %v not met: the filters sent leave E[P_h(N)] %.3g for the peers together (%s, %s sent in clear)",
+				p.target, out.Collusion.PHAllExact, plural(out.Collusion.Filters, "filter"), plural(out.Collusion.RevealedScripts, "script")))
 		}
 	}
 	return out, nil
@@ -387,14 +387,17 @@ func (p *bip37Plan) leakWarnings(l *bip37LeakJSON) []string {
 	var w []string
 	switch c := l.Collusion; {
 	case len(l.Peers) > 1:
-		w = append(w, fmt.Sprintf("%d peers received filters (passes abandoned for a failure or a reorganization included): each keeps what it received, and together they intersect %d filter(s)",
-			len(l.Peers), c.Filters))
+		w = append(w, fmt.Sprintf("%d peers received filters (passes abandoned for a failure or a reorganization included): each keeps what it received, and together they intersect %s",
+			len(l.Peers), plural(c.Filters, "filter")))
+	case len(l.Peers) == 1 && c.Filters == 1:
+		w = append(w, fmt.Sprintf("the scan's filter went to one peer, %s (1 filter, never reloaded)", *l.Peers[0].Address))
 	case len(l.Peers) == 1:
-		w = append(w, fmt.Sprintf("every filter of the scan went to one peer, %s (%d filter(s): the first and each reload, with fresh tweaks)", *l.Peers[0].Address, c.Filters))
+		w = append(w, fmt.Sprintf("every filter of the scan went to one peer, %s (%d filters: the first and each reload, with fresh tweaks)", *l.Peers[0].Address, c.Filters))
 	}
 	if c := l.Collusion; c.RevealedScripts > 0 {
-		w = append(w, fmt.Sprintf("%d outpoint(s) of the wallet went out in clear (filteradd, for the --flags update rule): they name %d of your %d scripts to the peer(s) with certainty; --flags all keeps them inside the filter",
-			c.FilterAdds, c.RevealedScripts, l.WatchedScripts))
+		w = append(w, fmt.Sprintf("%s of the wallet went out in clear (filteradd, for the --flags update rule): %s %d of your %s to %s with certainty; --flags all keeps them inside the filter",
+			plural(c.FilterAdds, "outpoint"), map[bool]string{true: "it names", false: "they name"}[c.FilterAdds == 1], c.RevealedScripts, plural(l.WatchedScripts, "script"),
+			map[bool]string{true: "the peer", false: "the peers"}[len(l.Peers) == 1]))
 	}
 	for _, v := range l.Peers {
 		if len(v.Received) > 0 && v.Received[0].HashingRate < p.rate/10 {
@@ -486,7 +489,8 @@ func (a *app) warnFailedBIP37(plan *scanPlan, err error) {
 // bip37LeakLine says in one line what the filters told the peer.
 func bip37LeakLine(l *bip37LeakJSON) string {
 	f := l.Filter
-	filter := fmt.Sprintf("rate %v from %s: %d bytes, %d hash functions, %d elements of the watch list and random ones to the rate", f.FPRate, f.FPRateFrom, f.Bytes, f.HashFuncs, f.Elements)
+	filter := fmt.Sprintf("rate %v from %s: %s, %s, %s of the watch list and random ones to the rate",
+		f.FPRate, f.FPRateFrom, plural(f.Bytes, "byte"), plural(f.HashFuncs, "hash function"), plural(f.Elements, "element"))
 	if l.WatchedScripts == 0 {
 		return "leak (bip37): no figure, the watch list holds outpoints only (" + filter + ")"
 	}
@@ -495,10 +499,10 @@ func bip37LeakLine(l *bip37LeakJSON) string {
 	if len(l.Peers) == 1 {
 		who = *l.Peers[0].Address + " holds"
 	}
-	line := fmt.Sprintf("leak (bip37, the model's P_h on the filters sent): %s %d filter(s) (%s, %s sizing); among %d candidate scripts (%s) it names your %d scripts with P_h(N) %.3g, one match is yours with P_h(1) %.3g",
-		who, c.Filters, filter, f.Sizing, l.UniverseSize, l.UniverseFrom, l.WatchedScripts, c.PHAllExact, c.PH1Exact)
+	line := fmt.Sprintf("leak (bip37, the model's P_h on the filters sent): %s %s (%s, %s sizing); among %s (%s) it names your %s with P_h(N) %.3g, one match is yours with P_h(1) %.3g",
+		who, plural(c.Filters, "filter"), filter, f.Sizing, plural(l.UniverseSize, "candidate script"), l.UniverseFrom, plural(l.WatchedScripts, "script"), c.PHAllExact, c.PH1Exact)
 	if c.RevealedScripts > 0 {
-		line += fmt.Sprintf("; %d script(s) named for certain by outpoints sent in clear", c.RevealedScripts)
+		line += fmt.Sprintf("; %s named for certain by outpoints sent in clear", plural(c.RevealedScripts, "script"))
 	}
 	if len(l.Peers) > 1 {
 		for _, v := range l.Peers {
@@ -506,11 +510,11 @@ func bip37LeakLine(l *bip37LeakJSON) string {
 			if v.Abandoned {
 				state = ", abandoned"
 			}
-			line += fmt.Sprintf("\n  %s%s: %d filter(s), P_h(N) %.3g, %d transactions sent", *v.Address, state, v.Filters, v.PHAllExact, v.Txs)
+			line += fmt.Sprintf("\n  %s%s: %s, P_h(N) %.3g, %s sent", *v.Address, state, plural(v.Filters, "filter"), v.PHAllExact, plural(v.Txs, "transaction"))
 		}
 	}
 	if t := l.Target; t != nil {
-		sized := fmt.Sprintf("for up to %d filter(s)", t.Filters)
+		sized := "for up to " + plural(t.Filters, "filter")
 		if t.ReloadImpossible {
 			sized = fmt.Sprintf("for 1 filter, never reloaded at %v or above", noReloadRate)
 		}
@@ -518,8 +522,8 @@ func bip37LeakLine(l *bip37LeakJSON) string {
 		if !t.Met {
 			met = fmt.Sprintf("NOT met by the filters sent (P_h(N) %.3g)", c.PHAllExact)
 		}
-		line += fmt.Sprintf("\nprivacy target %v, %s: rate %v chosen %s (E[P_h(N)] %.3g, at most %.3g for 95%% of filters); cost %.3g false-positive transactions per block of %d against %.3g at --fprate %v; this scan received %d",
-			t.Target, met, f.FPRate, sized, t.PHAll, t.PHAllMostFills, t.FPTxsPerBlock, t.BlockTxs, t.DefaultFPTxsBlock, t.DefaultRate, t.Measured)
+		line += fmt.Sprintf("\nprivacy target %v, %s: rate %v chosen %s (E[P_h(N)] %.3g, at most %.3g for 95%% of filters); cost %.3g false-positive transactions per block of %s against %.3g at --fprate %v; this scan received %s",
+			t.Target, met, f.FPRate, sized, t.PHAll, t.PHAllMostFills, t.FPTxsPerBlock, plural(t.BlockTxs, "transaction"), t.DefaultFPTxsBlock, t.DefaultRate, plural(t.Measured, "false-positive transaction"))
 	}
 	return line
 }

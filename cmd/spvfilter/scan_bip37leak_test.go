@@ -433,7 +433,7 @@ func TestBIP37LeakOfWhatWasSent(t *testing.T) {
 		t.Errorf("target %+v with collusion P_h(N) %v", l.Target, l.Collusion.PHAllExact)
 	}
 	line := bip37LeakLine(l)
-	if !strings.Contains(line, "127.0.0.1:1, abandoned: 1 filter(s)") || !strings.Contains(line, "the 2 peers together hold 2 filter(s)") {
+	if !strings.Contains(line, "127.0.0.1:1, abandoned: 1 filter,") || !strings.Contains(line, "the 2 peers together hold 2 filters") {
 		t.Errorf("line %q", line)
 	}
 	// Outpoints sent in clear.
@@ -861,7 +861,7 @@ func TestScanBIP37FailedWarnsLeak(t *testing.T) {
 			loads++
 		}
 	}
-	want := fmt.Sprintf("the peers keep the filters they received: leak (bip37, the model's P_h on the filters sent): %s holds %d filter(s)", relay.Addr, loads)
+	want := fmt.Sprintf("the peers keep the filters they received: leak (bip37, the model's P_h on the filters sent): %s holds %s", relay.Addr, plural(loads, "filter"))
 	t.Logf("stderr: %s", stderr)
 	if status != exitFailure || loads == 0 || !strings.Contains(stderr, want) {
 		t.Errorf("status %d, %d filterloads, stderr %q: want %q", status, loads, stderr, want)

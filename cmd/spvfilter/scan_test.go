@@ -40,12 +40,12 @@ type scanOutput struct {
 		Height int32      `json:"height"`
 		Sides  [][]string `json:"sides"`
 	} `json:"conflicts"`
-	BlocksScanned        int    `json:"blocks_scanned"`
-	FiltersReceived      int    `json:"filters_received"`
-	MerkleBlocksReceived int    `json:"merkleblocks_received"`
-	BlocksFetched        int    `json:"blocks_fetched"`
-	BytesReceived        uint64 `json:"bytes_received"`
-	Leak                 *struct {
+	BlocksScanned   int    `json:"blocks_scanned"`
+	FiltersReceived int    `json:"filters_received"`
+	MerkleBlocks    int    `json:"merkle_block_count"`
+	BlocksFetched   int    `json:"blocks_fetched"`
+	BytesReceived   uint64 `json:"bytes_received"`
+	Leak            *struct {
 		WatchedScripts int `json:"watched_script_count"`
 		Peers          []struct {
 			Address       string `json:"address"`
@@ -416,7 +416,8 @@ func TestWarningsNameTheWatchFlag(t *testing.T) {
 		"watch item 0 (outpoint x:0) has no script",
 		"watch item 7 is not one of the user's",
 		"peer 127.0.0.1:1 was not used: unreachable: peer 127.0.0.1:1: connect: peer disconnected: dial tcp 127.0.0.1:1: connect: connection refused",
-		"peer 127.0.0.1:2 was not used: unreachable: peer 127.0.0.1:2: version handshake: protocol violation: undecodable message: ReadMessage: message payload is too large - header indicates 1902465568 bytes, but max message payload is 33554432 bytes.",
+		"peer 127.0.0.1:2 was not used: unreachable: peer 127.0.0.1:2: version handshake: protocol violation: message for network 3652501241, expected 3669344250",
+		"peer 127.0.0.1:6 was not used: unreachable: peer 127.0.0.1:6: version handshake: protocol violation: undecodable \"version\" message: unexpected EOF",
 		client.OnePeer{From: 503, To: 503, Peer: "127.0.0.1:3"}.String(),
 		"peer 127.0.0.1:4 was not used: unreachable: peer 127.0.0.1:4: version handshake: peer disconnected: connection closed during the handshake (is the node on regtest?)",
 		"peer 127.0.0.1:5 was not used: unreachable: peer 127.0.0.1:5: version handshake: peer stalled: no complete answer within 30s",
@@ -427,6 +428,7 @@ func TestWarningsNameTheWatchFlag(t *testing.T) {
 		"watch item 7 is not one of the user's",
 		"peer 127.0.0.1:1 was not used: unreachable: connection refused: nothing listens there (is a regtest node listening on 127.0.0.1:1?)",
 		"peer 127.0.0.1:2 was not used: unreachable: it answers with what is no regtest message: no regtest node listens there (another service, or a node of another network?)",
+		"peer 127.0.0.1:6 was not used: unreachable: it answers the version message with a \"version\" message that does not decode: no working regtest node listens there (another service, or a node of another network?)",
 		"heights 503..503 rest on one peer, 127.0.0.1:3: no other peer's chain reached them when they were checked (a peer that reached them later did not check them)",
 		"peer 127.0.0.1:4 was not used: unreachable: it hung up on the version message: a node of another network does, as does one that bans this address (is --network regtest right?)",
 		"peer 127.0.0.1:5 was not used: unreachable: no answer to the version message within 30s: no regtest node answers there (another service, such as a node's RPC port? regtest nodes listen on port 18444 by default)",

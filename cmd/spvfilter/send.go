@@ -140,7 +140,7 @@ func runSend(a *app, f *sendFlags, args []string) error {
 		return err
 	}
 	if len(tx.TxIn) == 0 || len(tx.TxOut) == 0 {
-		return badInput("TX_HEX: %d inputs and %d outputs: not a transaction a node relays", len(tx.TxIn), len(tx.TxOut))
+		return badInput("TX_HEX: %s and %s: not a transaction a node relays", plural(len(tx.TxIn), "input"), plural(len(tx.TxOut), "output"))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

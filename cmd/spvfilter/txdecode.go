@@ -27,7 +27,7 @@ func decodeTx(what string, raw []byte) (*wire.MsgTx, error) {
 		return nil, usageError{&restated{msg, err}}
 	}
 	if r.Len() != 0 {
-		return nil, badInput("%s: %d bytes after the end of the transaction", what, r.Len())
+		return nil, badInput("%s: %s after the end of the transaction", what, plural(r.Len(), "byte"))
 	}
 	return &tx, nil
 }
