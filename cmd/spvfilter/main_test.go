@@ -263,7 +263,7 @@ func TestRequiredFlagsMarked(t *testing.T) {
 		})
 	})
 	_, stderr, _ := runCLIInProcess("", "privacy", "fetches", "--index", "x")
-	if want := `--capture is required: capture file written by "privacy capture" (repeat for`; !strings.Contains(stderr, want) || strings.Count(stderr, "required") != 1 {
+	if want := `--capture is required: capture file written by "privacy capture"; repeat it for`; !strings.Contains(stderr, want) || strings.Count(stderr, "required") != 1 {
 		t.Errorf("privacy fetches without --capture: %q, want it to hold %q and say required once", stderr, want)
 	}
 	if required < 15 {

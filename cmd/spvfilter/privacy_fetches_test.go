@@ -445,24 +445,3 @@ func TestPrivacyFetchesCoverTarget(t *testing.T) {
 		}
 	}
 }
-
-// TestPrivacyFetchesHelpRequiredOnce: each required flag's help line says
-// "required" once (--capture said it twice: in its own words and in the
-// mark every required flag gets).
-func TestPrivacyFetchesHelpRequiredOnce(t *testing.T) {
-	help, _, status := runCLI(t, "", "privacy", "fetches", "--help")
-	if status != exitOK {
-		t.Fatalf("status %d", status)
-	}
-	for _, flag := range []string{"--capture", "--index"} {
-		var line string
-		for _, l := range strings.Split(help, "\n") {
-			if strings.HasPrefix(strings.TrimSpace(l), flag+" ") {
-				line = l
-			}
-		}
-		if n := strings.Count(line, "required"); n != 1 {
-			t.Errorf("%s: %q says required %d times", flag, line, n)
-		}
-	}
-}
