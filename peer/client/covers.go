@@ -66,7 +66,8 @@ import (
 // bound, the scan stops with *PrivacyTargetError, none of the wallet's
 // blocks fetched, its candidates and sweep kept for the next scan,
 // unless Config.AllowShortCovers; once the sweep has given every block
-// of the range to the scans short in a row (cover.Explore.Explored), the
+// of the range to the scans short in a row of that range
+// (cover.Explore.Explored), the
 // error says the range holds too few candidates, and of which classes,
 // rather than to scan again.
 //
@@ -727,7 +728,19 @@ func (cs *coverScan) plan(ctx context.Context, log *scanLog, matched []int32, fo
 // to the scans short in a row, this one included (cover.Explore's
 // Explored): more scans would find nothing new.
 func (cs *coverScan) lapped() bool {
-	return cs.set.Explore().Explored+uint64(cs.sweptNow) >= uint64(cs.to-cs.from+1)
+	return cs.exploredBefore()+uint64(cs.sweptNow) >= uint64(cs.to-cs.from+1)
+}
+
+// exploredBefore is the blocks the sweep gave the scans short in a row
+// before this one, if they scanned its range: a scan of another range
+// (the tip moved on, or the wallet's birth) counts from none, since
+// the blocks it did not hold may hold new candidates.
+func (cs *coverScan) exploredBefore() uint64 {
+	e := cs.set.Explore()
+	if e.From != cs.from || e.To != cs.to {
+		return 0
+	}
+	return e.Explored
 }
 
 // bound is the most blocks the scan fetches only for covers (none:
@@ -1141,11 +1154,13 @@ func (cs *coverScan) keep(blocks []*wire.MsgBlock) {
 		}
 	}
 	e := cs.set.Explore()
+	before := cs.exploredBefore()
 	e.Short, e.Explored = 0, 0
 	if cs.short > 0 {
 		e.Short = min(cs.set.Explore().Short+1, maxEscalation)
-		e.Explored = min(cs.set.Explore().Explored+uint64(cs.sweptNow), math.MaxUint32)
+		e.Explored = min(before+uint64(cs.sweptNow), math.MaxUint32)
 	}
+	e.From, e.To = max(cs.from, 0), max(cs.to, 0)
 	if cs.swept != nil {
 		e.Swept = *cs.swept
 	}

@@ -988,8 +988,8 @@ func TestFalseMatchDeadEnd(t *testing.T) {
 // TestDeadEndSaid: a scan short of covers after the sweep gave every
 // block of the range to the scans short in a row says so (the range
 // holds too few candidates; scanning again explores nothing new), with
-// the classes short; a scan whose covers meet the target starts the
-// count again.
+// the classes short; a scan whose covers meet the target, or one of
+// another range, starts the count again.
 func TestDeadEndSaid(t *testing.T) {
 	dir := t.TempDir()
 	set, _, err := cover.Open(dir, &chaincfg.RegressionNetParams)
@@ -1015,6 +1015,22 @@ func TestDeadEndSaid(t *testing.T) {
 	session(10, 0)
 	if got := set.Explore().Explored; got != 0 {
 		t.Errorf("%d blocks explored kept after a scan that met the target, want 0", got)
+	}
+	// The range changed (the tip moved on): its new blocks may hold new
+	// candidates, and the count starts again.
+	session(150, 1)
+	moved := func(swept int) *coverScan {
+		cs := &coverScan{set: set, from: 100, to: 300, sweptNow: swept, short: 1}
+		lapped := cs.lapped()
+		cs.keep(nil)
+		cs.rangeDone = lapped
+		return cs
+	}
+	if cs := moved(60); cs.rangeDone {
+		t.Error("150 blocks explored of 100..299, then 60 of 100..300: the new range said explored")
+	}
+	if got := set.Explore(); got.Explored != 60 || got.From != 100 || got.To != 300 {
+		t.Errorf("explore state %+v after a scan of a new range, want 60 blocks explored of 100..300", got)
 	}
 	e := &PrivacyTargetError{Target: 0.5, Short: 1, ShortClasses: []int{5}, Explored: 90, Bound: 160, RangeExplored: true}
 	for _, want := range []string{"1 cover chain short (for the wallet's chains of scripts seen 5 times) after exploring every block of the range (90 blocks in this scan): it holds too few cover candidates", "scan a wider range"} {
