@@ -773,13 +773,10 @@ func (cs *coverScan) room(bound int, coverHeights [][]int32) int {
 // The candidates not drawn are kept in spare, their owners'
 // other blocks in near.
 func (cs *coverScan) drawRound(short map[leak.Profile]int) []member {
-	want := map[uint8]bool{}
-	for p := range short {
-		want[uint8(min(p.Class, cover.MaxClass))] = true
-	}
 	// The reserve sampled again, the chains of the classes short first:
 	// a reserve of many rare chains of other classes would leave them
 	// out as often as not.
+	want := wantedClasses(short)
 	sample := sampleChains(cs.set.Reserve(), maxProbes, want)
 	probeScripts := make([][]byte, len(sample))
 	for i, c := range sample {
@@ -807,18 +804,28 @@ func (cs *coverScan) drawRound(short map[leak.Profile]int) []member {
 	for _, d := range drawn {
 		isDrawn[string(d.Script)] = true
 	}
-	cs.spare, cs.near = cs.spare[:0], cs.near[:0]
+	cs.spare = cs.spare[:0]
+	var above, near []int32
 	for _, c := range cands {
 		if !isDrawn[string(c.Script)] {
 			sp := byScript[string(c.Script)]
 			sp.Profile.Class = uint8(c.Profile.Class)
 			cs.spare = append(cs.spare, sp)
-			if sp.Profile.Class > 1 {
-				cs.near = append(cs.near, probeHeights[string(c.Script)]...)
+			switch hs := probeHeights[string(c.Script)]; {
+			case sp.Profile.Class > 1 && want[sp.Profile.Class] && !wantedShort(short, int(sp.Profile.Class)):
+				above = append(above, hs...)
+			case sp.Profile.Class > 1:
+				near = append(near, hs...)
 			}
 		}
 	}
-	rand.Shuffle(len(cs.near), func(i, j int) { cs.near[i], cs.near[j] = cs.near[j], cs.near[i] })
+	// The blocks of candidates one appearance above a class short
+	// first: a filter's false positive may have raised them (one in
+	// M = 784,931 per script and block), and a block of theirs fetched
+	// refutes it (refute), which gives a chain of the class short.
+	rand.Shuffle(len(above), func(i, j int) { above[i], above[j] = above[j], above[i] })
+	rand.Shuffle(len(near), func(i, j int) { near[i], near[j] = near[j], near[i] })
+	cs.near = append(above, near...)
 	var added []member
 	for _, d := range drawn {
 		hs := probeHeights[string(d.Script)]
@@ -842,6 +849,32 @@ func (cs *coverScan) drawRound(short map[leak.Profile]int) []member {
 		cs.warnings = append(cs.warnings, fmt.Sprintf("%d covers drawn alone: no candidate chain had the length of the wallet's chain they stand for, so the size of their groups can tell them from the wallet's (the reserve grows from the blocks each scan fetches)", len(alone)))
 	}
 	return added
+}
+
+// wantedClasses are the classes of candidates a draw for short wants
+// sampled first: those of the chains short, and one appearance above
+// each, whose extra match may be a filter's false positive that a block
+// fetched refutes.
+func wantedClasses(short map[leak.Profile]int) map[uint8]bool {
+	want := map[uint8]bool{}
+	for p := range short {
+		k := min(p.Class, cover.MaxClass)
+		want[uint8(k)] = true
+		if k < cover.MaxClass {
+			want[uint8(k+1)] = true
+		}
+	}
+	return want
+}
+
+// wantedShort reports whether a chain of class k is short.
+func wantedShort(short map[leak.Profile]int, k int) bool {
+	for p := range short {
+		if min(p.Class, cover.MaxClass) == k {
+			return true
+		}
+	}
+	return false
 }
 
 // exploreNext returns up to n heights to explore, not fetched yet by

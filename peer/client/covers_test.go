@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -1060,5 +1061,51 @@ func TestFalseCandidateMatch(t *testing.T) {
 	}
 	if got := cs.seen[string(c)]; !slices.Equal(got, []int32{123, 163, 203, 243}) || !set.Refuted(cover.MatchKeyOf(hashOf(270), c)) {
 		t.Errorf("heights %v after the false match, kept %v; want it gone and kept", got, set.Refuted(cover.MatchKeyOf(hashOf(270), c)))
+	}
+}
+
+// TestNearOneAboveFirst: a candidate one appearance above a class the
+// covers are short of may owe it to a filter's false positive (the
+// long labelled chain's other wallet holds exactly the class-4 chains
+// the wallet needs; a false match of one of its keys made it class 5
+// and the scan one chain short until a block of it happened to be
+// explored): its blocks are explored first, before those of the other
+// candidates of several appearances, so that a block fetched refutes
+// the match soon. Its chain is sampled first too.
+func TestNearOneAboveFirst(t *testing.T) {
+	set, _, err := cover.Open(t.TempDir(), &chaincfg.RegressionNetParams)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string][]int32{}
+	script := func(i int) []byte {
+		return []byte{0x00, 0x14, byte(i >> 8), byte(i), 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21}
+	}
+	for i := range 40 {
+		s := script(i)
+		hs := []int32{int32(100 + i), int32(150 + i), int32(200 + i)} // class 3
+		if i == 39 {
+			hs = []int32{105, 145, 185, 225, 265} // class 5
+		}
+		seen[string(s)] = hs
+		if err := set.AddReserve(cover.Cover{Script: s, Profile: cover.Profile{Class: uint8(len(hs)), Type: uint8(leak.TypeP2WPKH), Group: uint64(i) + 1}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	four := leak.Profile{Class: 4, Type: leak.TypeP2WPKH, Chain: 1}
+	for range 5 {
+		cs := &coverScan{set: set, from: 100, to: 299, hot: 16, seen: maps.Clone(seen), nextGroup: 100}
+		if added := cs.drawRound(map[leak.Profile]int{four: 1}); len(added) != 0 {
+			t.Fatalf("drew %d covers of no class-4 candidate", len(added))
+		}
+		if len(cs.near) < 5 || !slices.Equal(slices.Sorted(slices.Values(cs.near[:5])), seen[string(script(39))]) {
+			t.Fatalf("near heights begin %v, want the class-5 candidate's %v", cs.near[:min(5, len(cs.near))], seen[string(script(39))])
+		}
+	}
+	for range 20 {
+		got := sampleChains(set.Reserve(), 2, wantedClasses(map[leak.Profile]int{four: 1}))
+		if !slices.ContainsFunc(got, func(c cover.Cover) bool { return bytes.Equal(c.Script, script(39)) }) {
+			t.Fatalf("a sample of 2 scripts for a class-4 chain short left out the class-5 candidate")
+		}
 	}
 }
