@@ -54,33 +54,35 @@ import (
 // target explores blocks for more before it fetches any block of the
 // wallet's, in rounds: it draws what the reserve holds, then fetches
 // blocks chosen without the wallet (a few near candidates of several
-// appearances, then the next blocks of a sweep of the range keyed by
-// the set's seed, resumed where the last scan stopped), adds their
-// candidates to the reserve, sampled with the chains of the short
-// classes first, and draws again; each round explores twice as many
-// blocks as the one before (more from the start after scans short in a
-// row, cover.Explore), leaving room within the bound (MaxCoverBlocks)
-// for the blocks of the chains still short, since a rare class may hide
-// in a few blocks of thousands while exploring more than needed makes
-// the covers' groups larger than the wallet's. Covers still short at the
-// bound, the scan stops with *PrivacyTargetError, none of the wallet's
-// blocks fetched, its candidates and sweep kept for the next scan,
-// unless Config.AllowShortCovers; once the sweep has given every block
-// of the range to the scans short in a row of that range
-// (cover.Explore.Explored), the
-// error says the range holds too few candidates, and of which classes,
-// rather than to scan again.
+// appearances, those one appearance above a class short first, then
+// the next blocks of a sweep of the range keyed by the set's seed,
+// resumed where the last scan stopped), adds their candidates to the
+// reserve, sampled with the chains of the short classes (and of one
+// appearance above) first, and draws again; each round explores twice
+// as many blocks as the one before (more from the start after scans
+// short in a row, cover.Explore), leaving room within the bound
+// (MaxCoverBlocks) for the blocks of the chains still short, since a
+// rare class may hide in a few blocks of thousands while exploring more
+// than needed makes the covers' groups larger than the wallet's.
+// Covers still short at the bound, the scan stops with
+// *PrivacyTargetError, none of the wallet's blocks fetched, its
+// candidates and sweep kept for the next scan, unless
+// Config.AllowShortCovers; once the sweep has given every block of the
+// range to the scans short in a row of that range
+// (cover.Explore.Explored), the error says the range holds too few
+// candidates, and of which classes, rather than to scan again.
 //
 // Profiles are read on the filters, whose false positives (one in
 // M = 784,931 per script and block) raise a script's class above what
 // the attack, reading the blocks fetched, sees: a wallet's script
 // raised to a class no cover chain has would keep the wallet's scans
 // short for good. So every block the client fetches (those explored,
-// and the scan's own) is read for the matches of the wallet's scripts
-// and of the candidates profiled it shows false (blockScripts: neither
-// paid nor named by an input, where no input that shows nothing could
-// spend a script of its type), and the cover set keeps them
-// (cover.Set.Refute), so that every later profile leaves them out.
+// and the scan's own) is read for the matches of the wallet's scripts,
+// of the covers in use and of the candidates profiled it shows false
+// (blockScripts: neither paid nor named by an input, where no input
+// that shows nothing could spend a script of its type), and the cover
+// set keeps them (cover.Set.Refute), so that every later profile leaves
+// them out.
 //
 // What remains: a peer that tells the
 // blocks explored (fetched first) from the rest can tell the covers
@@ -527,12 +529,13 @@ func (cs *coverScan) walletProfiles(at [][]int32) (profiles []leak.Profile, larg
 
 // refute keeps in the cover set, as false, each match on the filter of
 // a block of blocks (at heights) that the block shows false
-// (blockScripts): of a wallet's script, and of a candidate the scan
-// profiled (seen, whose heights it leaves out); it returns how many of
-// the wallet's it kept. A false positive raises a script's class above
-// what the attack, reading the blocks, sees: a wallet's, to a class no
-// cover may have (the scan would then stay short of covers for good), a
-// candidate's, out of the class it could cover.
+// (blockScripts): of a wallet's script, of a cover in use, and of a
+// candidate the scan profiled (seen, whose heights it leaves out); it
+// returns how many of the wallet's it kept. A false positive raises a
+// script's class above what the attack, reading the blocks, sees: a
+// wallet's, to a class no cover may have (the scan would then stay
+// short of covers for good), a candidate's, out of the class it could
+// cover, a cover's, out of the class it was drawn for.
 func (cs *coverScan) refute(heights []int32, blocks []*wire.MsgBlock) (wallet int) {
 	for i, h := range heights {
 		if i >= len(blocks) || blocks[i] == nil {
@@ -545,6 +548,14 @@ func (cs *coverScan) refute(heights []int32, blocks []*wire.MsgBlock) (wallet in
 			for j, s := range cs.wallet {
 				if m[j] && absent(s) && cs.keepFalse(hash, h, s) {
 					wallet++
+				}
+			}
+			// The covers in use: a false match would keep a cover in a
+			// class above the attack's, and its class short, every
+			// scan after.
+			for j, s := range cs.covers {
+				if nw := len(cs.wallet); nw+j < len(m) && m[nw+j] && absent(s) {
+					cs.keepFalse(hash, h, s)
 				}
 			}
 		}

@@ -1109,3 +1109,28 @@ func TestNearOneAboveFirst(t *testing.T) {
 		}
 	}
 }
+
+// TestFalseCoverMatch: a match of a cover in use that a block fetched
+// shows false is kept too, so that later profiles give the cover the
+// class the attack sees (a cover raised a class left the class it was
+// drawn for a chain short every scan after); a block that pays it
+// refutes nothing.
+func TestFalseCoverMatch(t *testing.T) {
+	set, _, err := cover.Open(t.TempDir(), &chaincfg.RegressionNetParams)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _ := p2wpkhSpend(1)
+	c, _ := p2wpkhSpend(3)
+	other, otherSpend := p2wpkhSpend(7)
+	hashOf := func(h int32) chainhash.Hash { return chainhash.Hash{byte(h), byte(h >> 8), 0xcc} }
+	hits := map[int32][]bool{163: {false, true}, 270: {false, true}}
+	cs := &coverScan{set: set, from: 100, to: 299, hot: 16, hashOf: hashOf, wallet: [][]byte{w}, covers: [][]byte{c}, hits: hits}
+	if n := cs.refute([]int32{163, 270}, []*wire.MsgBlock{blockOf([]*wire.TxIn{otherSpend}, c), blockOf([]*wire.TxIn{otherSpend}, other)}); n != 0 {
+		t.Fatalf("%d of the wallet's matches refuted, want none", n)
+	}
+	if set.Refuted(cover.MatchKeyOf(hashOf(163), c)) || !set.Refuted(cover.MatchKeyOf(hashOf(270), c)) {
+		t.Errorf("the cover's match in a block paying it refuted %v, its false one %v; want false, true",
+			set.Refuted(cover.MatchKeyOf(hashOf(163), c)), set.Refuted(cover.MatchKeyOf(hashOf(270), c)))
+	}
+}
