@@ -54,32 +54,35 @@ import (
 // target explores blocks for more before it fetches any block of the
 // wallet's, in rounds: it draws what the reserve holds, then fetches
 // blocks chosen without the wallet (a few near candidates of several
-// appearances, then the next blocks of a sweep of the range keyed by
-// the set's seed, resumed where the last scan stopped), adds their
-// candidates to the reserve, sampled with the chains of the short
-// classes first, and draws again; each round explores twice as many
-// blocks as the one before (more from the start after scans short in a
-// row, cover.Explore), leaving room within the bound (MaxCoverBlocks)
-// for the blocks of the chains still short, since a rare class may hide
-// in a few blocks of thousands while exploring more than needed makes
-// the covers' groups larger than the wallet's. Covers still short at the
-// bound, the scan stops with *PrivacyTargetError, none of the wallet's
-// blocks fetched, its candidates and sweep kept for the next scan,
-// unless Config.AllowShortCovers; once the sweep has given every block
-// of the range to the scans short in a row (cover.Explore.Explored), the
-// error says the range holds too few candidates, and of which classes,
-// rather than to scan again.
+// appearances, those one appearance above a class short first, then
+// the next blocks of a sweep of the range keyed by the set's seed,
+// resumed where the last scan stopped), adds their candidates to the
+// reserve, sampled with the chains of the short classes (and of one
+// appearance above) first, and draws again; each round explores twice
+// as many blocks as the one before (more from the start after scans
+// short in a row, cover.Explore), leaving room within the bound
+// (MaxCoverBlocks) for the blocks of the chains still short, since a
+// rare class may hide in a few blocks of thousands while exploring more
+// than needed makes the covers' groups larger than the wallet's.
+// Covers still short at the bound, the scan stops with
+// *PrivacyTargetError, none of the wallet's blocks fetched, its
+// candidates and sweep kept for the next scan, unless
+// Config.AllowShortCovers; once the sweep has given every block of the
+// range to the scans short in a row of that range
+// (cover.Explore.Explored), the error says the range holds too few
+// candidates, and of which classes, rather than to scan again.
 //
 // Profiles are read on the filters, whose false positives (one in
 // M = 784,931 per script and block) raise a script's class above what
 // the attack, reading the blocks fetched, sees: a wallet's script
 // raised to a class no cover chain has would keep the wallet's scans
 // short for good. So every block the client fetches (those explored,
-// and the scan's own) is read for the matches of the wallet's scripts
-// and of the candidates profiled it shows false (blockScripts: neither
-// paid nor named by an input, where no input that shows nothing could
-// spend a script of its type), and the cover set keeps them
-// (cover.Set.Refute), so that every later profile leaves them out.
+// and the scan's own) is read for the matches of the wallet's scripts,
+// of the covers in use and of the candidates profiled it shows false
+// (blockScripts: neither paid nor named by an input, where no input
+// that shows nothing could spend a script of its type), and the cover
+// set keeps them (cover.Set.Refute), so that every later profile leaves
+// them out.
 //
 // What remains: a peer that tells the
 // blocks explored (fetched first) from the rest can tell the covers
@@ -526,12 +529,13 @@ func (cs *coverScan) walletProfiles(at [][]int32) (profiles []leak.Profile, larg
 
 // refute keeps in the cover set, as false, each match on the filter of
 // a block of blocks (at heights) that the block shows false
-// (blockScripts): of a wallet's script, and of a candidate the scan
-// profiled (seen, whose heights it leaves out); it returns how many of
-// the wallet's it kept. A false positive raises a script's class above
-// what the attack, reading the blocks, sees: a wallet's, to a class no
-// cover may have (the scan would then stay short of covers for good), a
-// candidate's, out of the class it could cover.
+// (blockScripts): of a wallet's script, of a cover in use, and of a
+// candidate the scan profiled (seen, whose heights it leaves out); it
+// returns how many of the wallet's it kept. A false positive raises a
+// script's class above what the attack, reading the blocks, sees: a
+// wallet's, to a class no cover may have (the scan would then stay
+// short of covers for good), a candidate's, out of the class it could
+// cover, a cover's, out of the class it was drawn for.
 func (cs *coverScan) refute(heights []int32, blocks []*wire.MsgBlock) (wallet int) {
 	for i, h := range heights {
 		if i >= len(blocks) || blocks[i] == nil {
@@ -544,6 +548,14 @@ func (cs *coverScan) refute(heights []int32, blocks []*wire.MsgBlock) (wallet in
 			for j, s := range cs.wallet {
 				if m[j] && absent(s) && cs.keepFalse(hash, h, s) {
 					wallet++
+				}
+			}
+			// The covers in use: a false match would keep a cover in a
+			// class above the attack's, and its class short, every
+			// scan after.
+			for j, s := range cs.covers {
+				if nw := len(cs.wallet); nw+j < len(m) && m[nw+j] && absent(s) {
+					cs.keepFalse(hash, h, s)
 				}
 			}
 		}
@@ -727,7 +739,19 @@ func (cs *coverScan) plan(ctx context.Context, log *scanLog, matched []int32, fo
 // to the scans short in a row, this one included (cover.Explore's
 // Explored): more scans would find nothing new.
 func (cs *coverScan) lapped() bool {
-	return cs.set.Explore().Explored+uint64(cs.sweptNow) >= uint64(cs.to-cs.from+1)
+	return cs.exploredBefore()+uint64(cs.sweptNow) >= uint64(cs.to-cs.from+1)
+}
+
+// exploredBefore is the blocks the sweep gave the scans short in a row
+// before this one, if they scanned its range: a scan of another range
+// (the tip moved on, or the wallet's birth) counts from none, since
+// the blocks it did not hold may hold new candidates.
+func (cs *coverScan) exploredBefore() uint64 {
+	e := cs.set.Explore()
+	if e.From != cs.from || e.To != cs.to {
+		return 0
+	}
+	return e.Explored
 }
 
 // bound is the most blocks the scan fetches only for covers (none:
@@ -760,13 +784,10 @@ func (cs *coverScan) room(bound int, coverHeights [][]int32) int {
 // The candidates not drawn are kept in spare, their owners'
 // other blocks in near.
 func (cs *coverScan) drawRound(short map[leak.Profile]int) []member {
-	want := map[uint8]bool{}
-	for p := range short {
-		want[uint8(min(p.Class, cover.MaxClass))] = true
-	}
 	// The reserve sampled again, the chains of the classes short first:
 	// a reserve of many rare chains of other classes would leave them
 	// out as often as not.
+	want := wantedClasses(short)
 	sample := sampleChains(cs.set.Reserve(), maxProbes, want)
 	probeScripts := make([][]byte, len(sample))
 	for i, c := range sample {
@@ -794,18 +815,28 @@ func (cs *coverScan) drawRound(short map[leak.Profile]int) []member {
 	for _, d := range drawn {
 		isDrawn[string(d.Script)] = true
 	}
-	cs.spare, cs.near = cs.spare[:0], cs.near[:0]
+	cs.spare = cs.spare[:0]
+	var above, near []int32
 	for _, c := range cands {
 		if !isDrawn[string(c.Script)] {
 			sp := byScript[string(c.Script)]
 			sp.Profile.Class = uint8(c.Profile.Class)
 			cs.spare = append(cs.spare, sp)
-			if sp.Profile.Class > 1 {
-				cs.near = append(cs.near, probeHeights[string(c.Script)]...)
+			switch hs := probeHeights[string(c.Script)]; {
+			case sp.Profile.Class > 1 && want[sp.Profile.Class] && !wantedShort(short, int(sp.Profile.Class)):
+				above = append(above, hs...)
+			case sp.Profile.Class > 1:
+				near = append(near, hs...)
 			}
 		}
 	}
-	rand.Shuffle(len(cs.near), func(i, j int) { cs.near[i], cs.near[j] = cs.near[j], cs.near[i] })
+	// The blocks of candidates one appearance above a class short
+	// first: a filter's false positive may have raised them (one in
+	// M = 784,931 per script and block), and a block of theirs fetched
+	// refutes it (refute), which gives a chain of the class short.
+	rand.Shuffle(len(above), func(i, j int) { above[i], above[j] = above[j], above[i] })
+	rand.Shuffle(len(near), func(i, j int) { near[i], near[j] = near[j], near[i] })
+	cs.near = append(above, near...)
 	var added []member
 	for _, d := range drawn {
 		hs := probeHeights[string(d.Script)]
@@ -829,6 +860,32 @@ func (cs *coverScan) drawRound(short map[leak.Profile]int) []member {
 		cs.warnings = append(cs.warnings, fmt.Sprintf("%d covers drawn alone: no candidate chain had the length of the wallet's chain they stand for, so the size of their groups can tell them from the wallet's (the reserve grows from the blocks each scan fetches)", len(alone)))
 	}
 	return added
+}
+
+// wantedClasses are the classes of candidates a draw for short wants
+// sampled first: those of the chains short, and one appearance above
+// each, whose extra match may be a filter's false positive that a block
+// fetched refutes.
+func wantedClasses(short map[leak.Profile]int) map[uint8]bool {
+	want := map[uint8]bool{}
+	for p := range short {
+		k := min(p.Class, cover.MaxClass)
+		want[uint8(k)] = true
+		if k < cover.MaxClass {
+			want[uint8(k+1)] = true
+		}
+	}
+	return want
+}
+
+// wantedShort reports whether a chain of class k is short.
+func wantedShort(short map[leak.Profile]int, k int) bool {
+	for p := range short {
+		if min(p.Class, cover.MaxClass) == k {
+			return true
+		}
+	}
+	return false
 }
 
 // exploreNext returns up to n heights to explore, not fetched yet by
@@ -1141,11 +1198,13 @@ func (cs *coverScan) keep(blocks []*wire.MsgBlock) {
 		}
 	}
 	e := cs.set.Explore()
+	before := cs.exploredBefore()
 	e.Short, e.Explored = 0, 0
 	if cs.short > 0 {
 		e.Short = min(cs.set.Explore().Short+1, maxEscalation)
-		e.Explored = min(cs.set.Explore().Explored+uint64(cs.sweptNow), math.MaxUint32)
+		e.Explored = min(before+uint64(cs.sweptNow), math.MaxUint32)
 	}
+	e.From, e.To = max(cs.from, 0), max(cs.to, 0)
 	if cs.swept != nil {
 		e.Swept = *cs.swept
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -988,8 +989,8 @@ func TestFalseMatchDeadEnd(t *testing.T) {
 // TestDeadEndSaid: a scan short of covers after the sweep gave every
 // block of the range to the scans short in a row says so (the range
 // holds too few candidates; scanning again explores nothing new), with
-// the classes short; a scan whose covers meet the target starts the
-// count again.
+// the classes short; a scan whose covers meet the target, or one of
+// another range, starts the count again.
 func TestDeadEndSaid(t *testing.T) {
 	dir := t.TempDir()
 	set, _, err := cover.Open(dir, &chaincfg.RegressionNetParams)
@@ -1015,6 +1016,22 @@ func TestDeadEndSaid(t *testing.T) {
 	session(10, 0)
 	if got := set.Explore().Explored; got != 0 {
 		t.Errorf("%d blocks explored kept after a scan that met the target, want 0", got)
+	}
+	// The range changed (the tip moved on): its new blocks may hold new
+	// candidates, and the count starts again.
+	session(150, 1)
+	moved := func(swept int) *coverScan {
+		cs := &coverScan{set: set, from: 100, to: 300, sweptNow: swept, short: 1}
+		lapped := cs.lapped()
+		cs.keep(nil)
+		cs.rangeDone = lapped
+		return cs
+	}
+	if cs := moved(60); cs.rangeDone {
+		t.Error("150 blocks explored of 100..299, then 60 of 100..300: the new range said explored")
+	}
+	if got := set.Explore(); got.Explored != 60 || got.From != 100 || got.To != 300 {
+		t.Errorf("explore state %+v after a scan of a new range, want 60 blocks explored of 100..300", got)
 	}
 	e := &PrivacyTargetError{Target: 0.5, Short: 1, ShortClasses: []int{5}, Explored: 90, Bound: 160, RangeExplored: true}
 	for _, want := range []string{"1 cover chain short (for the wallet's chains of scripts seen 5 times) after exploring every block of the range (90 blocks in this scan): it holds too few cover candidates", "scan a wider range"} {
@@ -1044,5 +1061,76 @@ func TestFalseCandidateMatch(t *testing.T) {
 	}
 	if got := cs.seen[string(c)]; !slices.Equal(got, []int32{123, 163, 203, 243}) || !set.Refuted(cover.MatchKeyOf(hashOf(270), c)) {
 		t.Errorf("heights %v after the false match, kept %v; want it gone and kept", got, set.Refuted(cover.MatchKeyOf(hashOf(270), c)))
+	}
+}
+
+// TestNearOneAboveFirst: a candidate one appearance above a class the
+// covers are short of may owe it to a filter's false positive (the
+// long labelled chain's other wallet holds exactly the class-4 chains
+// the wallet needs; a false match of one of its keys made it class 5
+// and the scan one chain short until a block of it happened to be
+// explored): its blocks are explored first, before those of the other
+// candidates of several appearances, so that a block fetched refutes
+// the match soon. Its chain is sampled first too.
+func TestNearOneAboveFirst(t *testing.T) {
+	set, _, err := cover.Open(t.TempDir(), &chaincfg.RegressionNetParams)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string][]int32{}
+	script := func(i int) []byte {
+		return []byte{0x00, 0x14, byte(i >> 8), byte(i), 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21}
+	}
+	for i := range 40 {
+		s := script(i)
+		hs := []int32{int32(100 + i), int32(150 + i), int32(200 + i)} // class 3
+		if i == 39 {
+			hs = []int32{105, 145, 185, 225, 265} // class 5
+		}
+		seen[string(s)] = hs
+		if err := set.AddReserve(cover.Cover{Script: s, Profile: cover.Profile{Class: uint8(len(hs)), Type: uint8(leak.TypeP2WPKH), Group: uint64(i) + 1}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	four := leak.Profile{Class: 4, Type: leak.TypeP2WPKH, Chain: 1}
+	for range 5 {
+		cs := &coverScan{set: set, from: 100, to: 299, hot: 16, seen: maps.Clone(seen), nextGroup: 100}
+		if added := cs.drawRound(map[leak.Profile]int{four: 1}); len(added) != 0 {
+			t.Fatalf("drew %d covers of no class-4 candidate", len(added))
+		}
+		if len(cs.near) < 5 || !slices.Equal(slices.Sorted(slices.Values(cs.near[:5])), seen[string(script(39))]) {
+			t.Fatalf("near heights begin %v, want the class-5 candidate's %v", cs.near[:min(5, len(cs.near))], seen[string(script(39))])
+		}
+	}
+	for range 20 {
+		got := sampleChains(set.Reserve(), 2, wantedClasses(map[leak.Profile]int{four: 1}))
+		if !slices.ContainsFunc(got, func(c cover.Cover) bool { return bytes.Equal(c.Script, script(39)) }) {
+			t.Fatalf("a sample of 2 scripts for a class-4 chain short left out the class-5 candidate")
+		}
+	}
+}
+
+// TestFalseCoverMatch: a match of a cover in use that a block fetched
+// shows false is kept too, so that later profiles give the cover the
+// class the attack sees (a cover raised a class left the class it was
+// drawn for a chain short every scan after); a block that pays it
+// refutes nothing.
+func TestFalseCoverMatch(t *testing.T) {
+	set, _, err := cover.Open(t.TempDir(), &chaincfg.RegressionNetParams)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _ := p2wpkhSpend(1)
+	c, _ := p2wpkhSpend(3)
+	other, otherSpend := p2wpkhSpend(7)
+	hashOf := func(h int32) chainhash.Hash { return chainhash.Hash{byte(h), byte(h >> 8), 0xcc} }
+	hits := map[int32][]bool{163: {false, true}, 270: {false, true}}
+	cs := &coverScan{set: set, from: 100, to: 299, hot: 16, hashOf: hashOf, wallet: [][]byte{w}, covers: [][]byte{c}, hits: hits}
+	if n := cs.refute([]int32{163, 270}, []*wire.MsgBlock{blockOf([]*wire.TxIn{otherSpend}, c), blockOf([]*wire.TxIn{otherSpend}, other)}); n != 0 {
+		t.Fatalf("%d of the wallet's matches refuted, want none", n)
+	}
+	if set.Refuted(cover.MatchKeyOf(hashOf(163), c)) || !set.Refuted(cover.MatchKeyOf(hashOf(270), c)) {
+		t.Errorf("the cover's match in a block paying it refuted %v, its false one %v; want false, true",
+			set.Refuted(cover.MatchKeyOf(hashOf(163), c)), set.Refuted(cover.MatchKeyOf(hashOf(270), c)))
 	}
 }

@@ -41,11 +41,14 @@ type Profile struct {
 // that later sessions explore others), and Explored counts the blocks
 // the sweep gave those scans short in a row (once it reaches the
 // range's, the range was explored whole and more scans find nothing
-// new).
+// new) of the range From..To they scanned: a scan of another range
+// counts from none, since the range's new blocks may hold new
+// candidates.
 type Explore struct {
 	Short    int
 	Swept    uint64
 	Explored uint64
+	From, To int32
 }
 
 // MatchKey names a filter match of a script in a block, without the
@@ -237,10 +240,10 @@ func (s *Set) Explore() Explore {
 }
 
 // SetExplore replaces the exploration state (Short at most 65,536,
-// Explored below 2^32).
+// Explored below 2^32, heights From and To not negative).
 func (s *Set) SetExplore(e Explore) error {
-	if e.Short < 0 || e.Short > maxShort || e.Explored > math.MaxUint32 {
-		return fmt.Errorf("cover: %d scans short, %d blocks explored", e.Short, e.Explored)
+	if e.Short < 0 || e.Short > maxShort || e.Explored > math.MaxUint32 || e.From < 0 || e.To < 0 {
+		return fmt.Errorf("cover: %d scans short, %d blocks explored of %d..%d", e.Short, e.Explored, e.From, e.To)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

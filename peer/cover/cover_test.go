@@ -34,7 +34,7 @@ func entry(i int) Cover {
 }
 
 // fileExplore is the exploration state filled saves.
-var fileExplore = Explore{Short: 3, Swept: 1 << 40, Explored: 300}
+var fileExplore = Explore{Short: 3, Swept: 1 << 40, Explored: 300, From: 151, To: 2150}
 
 // filled is a saved set in a new directory: n covers, r in reserve and a
 // chance row.
@@ -184,9 +184,18 @@ func good(t testing.TB) ([]byte, map[string]int) {
 	seed := net + 1 + len(params.Name)
 	chance := seed + 32
 	covers := chance + 1 + 2*3
-	explore := len(data) - 4 - len(binary.AppendUvarint(binary.AppendUvarint(binary.AppendUvarint(nil, uint64(fileExplore.Short)), fileExplore.Swept), fileExplore.Explored)) - 1 - 8*len(fileRefuted)
+	explore := len(data) - 4 - len(exploreBytes(fileExplore)) - 1 - 8*len(fileRefuted)
 	return data, map[string]int{"magic": 0, "network": net, "seed": seed, "chance": chance, "covers": covers,
 		"cover script": covers + 2, "reserve": explore - entry(2).entrySize() - 1, "explore": explore, "checksum": len(data) - 4}
+}
+
+// exploreBytes is e as a file of the current version writes it.
+func exploreBytes(e Explore) []byte {
+	b := binary.AppendUvarint(nil, uint64(e.Short))
+	b = binary.AppendUvarint(b, e.Swept)
+	b = binary.AppendUvarint(b, e.Explored)
+	b = binary.AppendUvarint(b, uint64(e.From))
+	return binary.AppendUvarint(b, uint64(e.To))
 }
 
 // resum replaces the checksum of a file (its last 4 bytes).
@@ -201,7 +210,7 @@ func damagedFiles(t testing.TB) map[string][]byte {
 	cases := map[string][]byte{
 		"empty":            {},
 		"bad magic":        append([]byte("SPVFXXX\x01"), data[8:]...),
-		"version 4":        resum(append([]byte("SPVFCOV\x04"), data[8:]...)),
+		"version 5":        resum(append([]byte("SPVFCOV\x05"), data[8:]...)),
 		"checksum flipped": append(slices.Clone(data[:len(data)-1]), data[len(data)-1]^1),
 		"a byte flipped":   append(append(slices.Clone(data[:40]), data[40]^0x10), data[41:]...),
 		"trailing byte":    resum(append(slices.Clone(data[:len(data)-4]), 0, 0, 0, 0, 0)),
@@ -485,8 +494,8 @@ func TestReclass(t *testing.T) {
 }
 
 // TestExploreKept: the exploration state survives a save and an open,
-// a file of version 1 (before it was kept) reads with none, and a state
-// out of bounds is refused.
+// a file of version 1 (before it was kept) reads with none, of version 2
+// and 3 with what they kept, and a state out of bounds is refused.
 func TestExploreKept(t *testing.T) {
 	s, dir := filled(t, 2, 1)
 	again, _, err := Open(dir, params)
@@ -527,6 +536,24 @@ func TestExploreKept(t *testing.T) {
 	}
 	if got, want := old.Explore(), (Explore{Short: fileExplore.Short, Swept: fileExplore.Swept}); got != want || old.Refuted(fileRefuted[0]) {
 		t.Errorf("a version 2 file read with explore %+v, refuted %v; want %+v and none", got, old.Refuted(fileRefuted[0]), want)
+	}
+	// Version 3: the blocks explored and the false matches, without
+	// the range they were explored in.
+	v3 := append([]byte("SPVFCOV\x03"), data[8:at["explore"]]...)
+	v3 = binary.AppendUvarint(binary.AppendUvarint(binary.AppendUvarint(v3, uint64(fileExplore.Short)), fileExplore.Swept), fileExplore.Explored)
+	v3 = append(v3, data[at["explore"]+len(exploreBytes(fileExplore)):len(data)-4]...)
+	if err := os.WriteFile(filepath.Join(dir, FileName), resum(append(v3, 0, 0, 0, 0)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	old, notes, err = Open(dir, params)
+	if err != nil || len(notes) > 0 {
+		t.Fatalf("a version 3 file: %v, notes %q", err, notes)
+	}
+	if got, want := old.Explore(), (Explore{Short: fileExplore.Short, Swept: fileExplore.Swept, Explored: fileExplore.Explored}); got != want || !old.Refuted(fileRefuted[0]) {
+		t.Errorf("a version 3 file read with explore %+v, refuted %v; want %+v and its false matches", got, old.Refuted(fileRefuted[0]), want)
+	}
+	if err := s.SetExplore(Explore{From: -1}); err == nil {
+		t.Error("a negative height accepted")
 	}
 }
 

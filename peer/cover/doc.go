@@ -14,10 +14,11 @@
 // Varints are unsigned LEB128 (encoding/binary's Uvarint), at most
 // their shortest form's length.
 //
-//	magic     8 bytes: "SPVFCOV" and the version, 0x03 (0x01 and 0x02
+//	magic     8 bytes: "SPVFCOV" and the version, 0x04 (0x01 to 0x03
 //	          are read too: files of before the exploration state, read
-//	          with none, and of before the blocks explored in the scans
-//	          short in a row and the false matches, read with none)
+//	          with none, of before the blocks explored in the scans
+//	          short in a row and the false matches, read with none, and
+//	          of before the range of those scans, read with none)
 //	network   varint length (1..64), then the network's name
 //	seed      32 bytes, random when the file was first made: keys every
 //	          draw of covers, so that draws are repeatable per data
@@ -32,7 +33,9 @@
 //	          covers fell short of the target (0..65536), and how far
 //	          its sweep of the range's blocks for candidates has gone;
 //	          (version 3) a varint: the blocks the sweep gave the scans
-//	          short in a row (below 2^32) (Explore)
+//	          short in a row (below 2^32); (version 4) two varints: the
+//	          first and last heights of the range those scans scanned
+//	          (below 2^31) (Explore)
 //	false     (version 3) varint N (0..MaxRefuted), then N keys of 8
 //	          bytes in increasing order, none twice: filter matches of
 //	          the client's watched scripts that the blocks, fetched,

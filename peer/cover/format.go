@@ -23,13 +23,15 @@ const (
 )
 
 // version is the format's version, the magic's last byte; files of
-// version 1, without the exploration state, and of version 2, without
-// the blocks explored in the scans short in a row and the false
-// matches, are read too.
+// version 1, without the exploration state, of version 2, without the
+// blocks explored in the scans short in a row and the false matches,
+// and of version 3, without the range those scans explored, are read
+// too.
 const (
-	version    = 0x03
+	version    = 0x04
 	version1   = 0x01
 	version2   = 0x02
+	version3   = 0x03
 	maxShort   = 1 << 16 // scans short in a row, kept
 	MaxRefuted = 4096    // false matches kept
 )
@@ -75,6 +77,8 @@ func (c *contents) encode() []byte {
 	b = binary.AppendUvarint(b, uint64(c.explore.Short))
 	b = binary.AppendUvarint(b, c.explore.Swept)
 	b = binary.AppendUvarint(b, c.explore.Explored)
+	b = binary.AppendUvarint(b, uint64(c.explore.From))
+	b = binary.AppendUvarint(b, uint64(c.explore.To))
 	b = binary.AppendUvarint(b, uint64(len(c.refuted)))
 	for _, k := range c.refuted {
 		b = append(b, k[:]...)
@@ -208,8 +212,14 @@ func decode(data []byte, network string) (*contents, error) {
 		c.explore.Short = int(d.varint(maxShort))
 		c.explore.Swept = d.varint(math.MaxUint64)
 	}
-	if v >= version {
+	if v >= version3 {
 		c.explore.Explored = d.varint(math.MaxUint32)
+	}
+	if v >= version {
+		c.explore.From = int32(d.varint(math.MaxInt32))
+		c.explore.To = int32(d.varint(math.MaxInt32))
+	}
+	if v >= version3 {
 		d.field = "false matches"
 		n := d.count(MaxRefuted, len(MatchKey{}))
 		c.refuted = make([]MatchKey, 0, n)
