@@ -1204,7 +1204,7 @@ func reviewRows(in rowFiles, blockHex string) []contractRow {
 		{name: "a height out of int32 said as a height", args: []string{"scan", "--connect", node, "--network", "regtest", "--watch", "51", "--from", "2147483648"},
 			status: exitBadInput, stderr: []string{`--from "2147483648": want a height, a whole number from 0 to 2147483647`}, notInErr: []string{"-2147483648"}},
 		{name: "fetches names the downloads of BIP 37 clients as such", args: []string{"privacy", "fetches", "--capture", in.bip37Fetches, "--index", in.index},
-			status: exitBadInput, stderr: []string{"--capture " + in.bip37Fetches + ": its 1 session(s) with downloads are BIP 37 clients", "give the capture to privacy analyze --capture"}, notInErr: []string{"reveal nothing"}},
+			status: exitBadInput, stderr: []string{"--capture " + in.bip37Fetches + ": its 1 session with downloads is a BIP 37 client: it loaded a filter", "give the capture to privacy analyze --capture"}, notInErr: []string{"reveal nothing"}},
 		{name: "bloom add warns of an element too large for a filteradd", args: []string{"bloom", "add", "--filter", corePayload, strings.Repeat("aa", 600)},
 			status: exitOK, stderr: []string{"warning: element 1 is 600 bytes: added here, but a node refuses a filteradd element of more than 520 bytes"}},
 		{name: "scan refuses an OP_RETURN script in bip157", args: []string{"scan", "--connect", node, "--network", "regtest", "--watch", "6a"},
