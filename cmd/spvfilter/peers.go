@@ -174,7 +174,7 @@ func runPeers(a *app, f *peersFlags, fl *pflag.FlagSet) error {
 	out.Connected, out.Peers = true, peersJSON(c.Peers(), params)
 	for _, p := range out.Peers {
 		if p.Banned {
-			out.Warnings = append(out.Warnings, fmt.Sprintf("peer %s is banned: %s", p.Address, p.why()))
+			out.Warnings = append(out.Warnings, f.nodes().named(fmt.Sprintf("peer %s is banned: %s", p.Address, p.why())))
 		}
 	}
 	known, err := c.KnownAddresses()

@@ -906,7 +906,7 @@ func TestScanBIP37FailedWarnsLeak(t *testing.T) {
 			loads++
 		}
 	}
-	want := fmt.Sprintf("the peers keep the filters they received: leak (bip37, the model's P_h on the filters sent): %s holds %s", relay.Addr, plural(loads, "filter"))
+	want := fmt.Sprintf("the peers keep the filters they received: leak (bip37, the model's P_h on the filters sent): --peer %s holds %s", relay.Addr, plural(loads, "filter"))
 	t.Logf("stderr: %s", stderr)
 	if status != exitFailure || loads == 0 || !strings.Contains(stderr, want) {
 		t.Errorf("status %d, %d filterloads, stderr %q: want %q", status, loads, stderr, want)
