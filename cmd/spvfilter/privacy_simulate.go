@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/spvfilter/spvfilter/privacy/model"
 	"github.com/spvfilter/spvfilter/privacy/simulate"
 )
 
@@ -50,6 +51,10 @@ func (v regimeValue) String() string { return string(*v.r) }
 func (v regimeValue) Type() string   { return "regime" }
 func (v regimeValue) Set(s string) error {
 	r, err := simulate.ParseRegime(s)
+	var fe *model.FieldError
+	if errors.As(err, &fe) {
+		return &restated{fe.Msg, err} // the flag names the value
+	}
 	if err != nil {
 		return err
 	}
