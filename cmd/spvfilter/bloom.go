@@ -154,13 +154,20 @@ func (a *app) readFilter(arg string) (*bip37.Filter, error) {
 		return nil, err
 	}
 	f, err := bip37.DecodeFilterLoad(raw)
-	if errors.Is(err, bip37.ErrTruncated) || errors.Is(err, bip37.ErrTrailingData) {
-		return nil, usageError{&restated{fmt.Sprintf("--filter: %s no filterload payload: %s (%s)", countVerb(len(raw), "byte", "is", "are"), filterLoadMismatch(raw), filterLoadLayout), err}}
-	}
 	if err != nil {
-		return nil, badInputWords("--filter", err)
+		return nil, filterLoadError("--filter", raw, err)
 	}
 	return f, nil
+}
+
+// filterLoadError is the bad input of raw, given as what, which
+// DecodeFilterLoad refused with err: bytes that do not add up to a
+// payload are said as filterLoadMismatch says them.
+func filterLoadError(what string, raw []byte, err error) error {
+	if errors.Is(err, bip37.ErrTruncated) || errors.Is(err, bip37.ErrTrailingData) {
+		return usageError{&restated{fmt.Sprintf("%s: %s no filterload payload: %s (%s)", what, countVerb(len(raw), "byte", "is", "are"), filterLoadMismatch(raw), filterLoadLayout), err}}
+	}
+	return badInputWords(what, err)
 }
 
 // filterLoadMismatch says how the bytes of raw, which DecodeFilterLoad

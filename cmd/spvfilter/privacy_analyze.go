@@ -156,7 +156,7 @@ func runAnalyze(a *app, f *analyzeFlags) error {
 	for i, p := range payloads {
 		flt, err := bip37.DecodeFilterLoad(p)
 		if err != nil {
-			return badInputWords(fmt.Sprintf("--filter %d", i+1), err)
+			return filterLoadError(fmt.Sprintf("--filter %d", i+1), p, err)
 		}
 		filters = append(filters, flt)
 	}
