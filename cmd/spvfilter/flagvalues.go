@@ -271,6 +271,8 @@ func flagValueWant(typ string) string {
 		return "want true or false"
 	case "duration":
 		return "want a duration, such as 500ms, 30s or 5m"
+	case "intSlice":
+		return "want whole numbers separated by commas, such as 1,10,100"
 	}
 	return ""
 }
