@@ -137,7 +137,7 @@ func TestReviewNodes(t *testing.T) {
 	t.Run("a universe from one peer rests on it", func(t *testing.T) {
 		stdout, stderr, status := runCLI(t, "", "privacy", "universe", "--peer", a.P2PAddr, "--network", "regtest", "--to", "3", "--out", "-")
 		if status != exitOK || !strings.Contains(stdout, "# candidates of regtest blocks 0..3") ||
-			!strings.Contains(stderr, "warning: the universe rests on one peer, "+a.P2PAddr) || !strings.Contains(stderr, "spvfilter: 4 blocks (0..3)") {
+			!strings.Contains(stderr, "warning: the universe rests on one peer, --peer "+a.P2PAddr) || !strings.Contains(stderr, "spvfilter: 4 blocks (0..3)") {
 			t.Errorf("status %d, stdout %q, stderr %q: want the candidates, the one-peer warning and the statistics on standard error", status, stdout, stderr)
 		}
 	})
