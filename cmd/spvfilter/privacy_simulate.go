@@ -138,9 +138,9 @@ Files written into --out (created if needed):
   chain.idx             appearance index, for fetches --index
   fetch-capture.jsonl   getcfheaders/getcfilters/getdata records, for fetches --capture
   labels.json           the truth: wallets and their addresses, payments,
-                        and per session its wallet(s) (or its kind), the
+                        and per session its wallets (or its kind), the
                         candidates its filters hold, its rate and filter;
-                        per BIP 157 session its wallet(s), scanned range,
+                        per BIP 157 session its wallets, scanned range,
                         the scripts it can reveal and the heights it
                         fetched as the wallet's, as decoys and by chance
 
