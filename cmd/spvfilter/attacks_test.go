@@ -183,7 +183,7 @@ func TestBIP37NamesTheFilteringPeer(t *testing.T) {
 		if status != exitOK || json.Unmarshal([]byte(stdout), &out) != nil {
 			t.Fatalf("status %d, stdout %q, stderr %q", status, stdout, stderr)
 		}
-		if !slices.Contains(peers, out.Peer) || !hasWarning(out.Warnings, "rests on one peer, "+out.Peer+",") {
+		if !slices.Contains(peers, out.Peer) || !hasWarning(out.Warnings, "rests on one peer, --peer "+out.Peer+",") {
 			t.Fatalf("peer %q, warnings %q", out.Peer, out.Warnings)
 		}
 		seen[out.Peer] = true

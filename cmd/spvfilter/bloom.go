@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -154,10 +155,36 @@ func (a *app) readFilter(arg string) (*bip37.Filter, error) {
 	}
 	f, err := bip37.DecodeFilterLoad(raw)
 	if err != nil {
-		return nil, badInputWords("--filter", err)
+		return nil, filterLoadError("--filter", raw, err)
 	}
 	return f, nil
 }
+
+// filterLoadError is the bad input of raw, given as what, which
+// DecodeFilterLoad refused with err: bytes that do not add up to a
+// payload are said as filterLoadMismatch says them.
+func filterLoadError(what string, raw []byte, err error) error {
+	if errors.Is(err, bip37.ErrTruncated) || errors.Is(err, bip37.ErrTrailingData) {
+		return usageError{&restated{fmt.Sprintf("%s: %s no filterload payload: %s (%s)", what, countVerb(len(raw), "byte", "is", "are"), filterLoadMismatch(raw), filterLoadLayout), err}}
+	}
+	return badInputWords(what, err)
+}
+
+// filterLoadMismatch says how the bytes of raw, which DecodeFilterLoad
+// found too few or too many, fail to add up to a filterload payload.
+func filterLoadMismatch(raw []byte) string {
+	r := bytes.NewReader(raw)
+	size, err := wire.ReadVarInt(r, 0)
+	if err != nil {
+		return "they end inside the length"
+	}
+	return fmt.Sprintf("the length says %s of filter, so %s should follow it, and %s",
+		plural(size, "byte"), plural(size+9, "byte"), countVerb(uint64(r.Len()), "byte", "does", "do"))
+}
+
+// filterLoadLayout says what a filterload payload holds, for a --filter
+// whose bytes do not add up to one.
+const filterLoadLayout = "a filterload payload is a CompactSize length, that many bytes of filter, then 9 bytes: hash-function count, tweak and flags; spvfilter bloom new prints one"
 
 // bloomDesign checks the filter Core's sizing gives for elements at
 // fpRate. For a filter that would match everything (no bytes, or no hash

@@ -23,6 +23,7 @@ const (
 	kindCapture          // the JSON lines of privacy capture
 	kindLabels           // the labels.json of privacy simulate
 	kindReport           // the JSON of privacy analyze or fetches
+	kindIndex            // the appearance index of privacy universe --index
 )
 
 // kindWords says what a file of each kind is and which flag takes it.
@@ -30,15 +31,23 @@ var kindWords = map[fileKind]struct{ what, give string }{
 	kindCapture: {"a capture of privacy capture (JSON lines)", "give it to privacy analyze --capture or privacy fetches --capture"},
 	kindLabels:  {"the labels of privacy simulate", "give it to privacy evaluate --labels"},
 	kindReport:  {"a report of privacy analyze or fetches", "give it to privacy evaluate --report"},
+	kindIndex:   {"an appearance index of privacy universe --index", "give it to privacy fetches --index"},
 }
+
+// indexOpening opens an appearance index, the version after it (see
+// universe.IndexVersion).
+var indexOpening = []byte("SPVFIDX")
 
 // maxKindBytes bounds what is read of a file to tell its kind.
 const maxKindBytes = 1 << 20
 
 // kindOf tells the kind of the document b begins: a JSON object whose
-// format is the labels' or that lists clients (a report), or a first line
-// that is a capture record.
+// format is the labels' or that lists clients (a report), a first line
+// that is a capture record, or an appearance index.
 func kindOf(b []byte) fileKind {
+	if bytes.HasPrefix(b, indexOpening) {
+		return kindIndex
+	}
 	var top struct {
 		Format  string          `json:"format"`
 		Wallets json.RawMessage `json:"wallets"`
@@ -105,7 +114,7 @@ func readCapture(path string) ([]capture.Record, error) {
 	records, err := capture.Read(file)
 	file.Close()
 	if err != nil {
-		if k := fileKindOf(path); k == kindLabels || k == kindReport {
+		if k := fileKindOf(path); k == kindLabels || k == kindReport || k == kindIndex {
 			return nil, otherKind("--capture", path, k, err)
 		}
 		return nil, badInputWords("--capture "+path, err)

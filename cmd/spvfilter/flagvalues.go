@@ -13,36 +13,88 @@ import (
 // errGivenTwice is the cause of a flag given a second value.
 var errGivenTwice = errors.New("given twice")
 
+// errFlagAsValue is the cause of a flag that took the next flag of the
+// command line as its value: its own was left out.
+var errFlagAsValue = errors.New("took a flag as its value")
+
 // onceValue is a flag that takes one value: given twice on a command line
-// it is bad input, instead of the last value silently winning.
+// it is bad input, instead of the last value silently winning. A value
+// that is a flag of its command (isFlag) is refused: the flag's own value
+// was left out, and the next flag taken in its place.
 type onceValue struct {
 	pflag.Value
-	given bool
+	given  bool
+	isFlag func(string) bool
 }
 
 func (v *onceValue) Set(s string) error {
 	if v.given {
 		return fmt.Errorf("%w (it was %q): give it once", errGivenTwice, v.String())
 	}
+	if v.isFlag != nil && v.isFlag(s) {
+		return errFlagAsValue
+	}
 	v.given = true
 	return v.Value.Set(s)
 }
 
-// refuseRepeats makes every single-value flag refuse a second value. A
-// repeatable flag (a list) and a switch (a bool, where --json --json
-// means what --json means) are left as they are.
-func refuseRepeats(f *pflag.Flag) {
+// listValue is a repeatable flag that refuses a value that is another of
+// its command's flags (isFlag), as onceValue does.
+type listValue struct {
+	pflag.Value
+	isFlag func(string) bool
+}
+
+func (v listValue) Set(s string) error {
+	if v.isFlag(s) {
+		return errFlagAsValue
+	}
+	return v.Value.Set(s)
+}
+
+// flagOf returns whether s, a flag's value, names a flag of c, as in
+// "--network --watch x" (where --network took "--watch"): the flag it
+// names, without its "=VALUE", or "".
+func flagOf(c *cobra.Command, s string) string {
+	name, ok := strings.CutPrefix(s, "--")
+	if !ok {
+		return ""
+	}
+	name, _, _ = strings.Cut(name, "=")
+	if name == "" || c.Flag(name) == nil {
+		return ""
+	}
+	return "--" + name
+}
+
+// refuseRepeats makes every single-value flag of c refuse a second value,
+// and a value that is another of c's flags. A repeatable flag (a list)
+// and a switch (a bool, where --json --json means what --json means) are
+// left as they are.
+func refuseRepeats(c *cobra.Command, f *pflag.Flag) {
 	v := f.Value
 	if c, ok := v.(checkedValue); ok {
 		v = c.Value
 	}
-	if _, list := v.(pflag.SliceValue); list || v.Type() == "bool" {
+	isFlag := func(s string) bool { return flagOf(c, s) != "" }
+	if _, list := v.(pflag.SliceValue); list {
+		if _, done := f.Value.(listValue); !done {
+			f.Value = listValue{f.Value, isFlag}
+		}
+		// pflag knows the empty default of a list by its value's type,
+		// which the wrapper hides: say it is empty the way it knows.
+		if f.DefValue == "[]" {
+			f.DefValue = ""
+		}
+		return
+	}
+	if v.Type() == "bool" {
 		return
 	}
 	if _, done := f.Value.(*onceValue); done {
 		return
 	}
-	f.Value = &onceValue{Value: f.Value}
+	f.Value = &onceValue{Value: f.Value, isFlag: isFlag}
 }
 
 // flagError is a command-line error of pflag in the tool's own words,
@@ -78,6 +130,9 @@ func flagError(c *cobra.Command, err error) error {
 	}
 	f := iv.GetFlag()
 	cause := iv.Unwrap()
+	if next := flagOf(c, iv.GetValue()); next != "" {
+		return usageError{&restated{fmt.Sprintf("--%s needs a value, not the flag %s (was its value left out?): give --%s VALUE (%s)", f.Name, next, f.Name, flagPurpose(f)), err}}
+	}
 	// A number or duration flag fails only to parse, unless it was
 	// given twice.
 	if want := flagWant(f); want != "" && !errors.Is(cause, errGivenTwice) {
@@ -216,6 +271,8 @@ func flagValueWant(typ string) string {
 		return "want true or false"
 	case "duration":
 		return "want a duration, such as 500ms, 30s or 5m"
+	case "intSlice":
+		return "want whole numbers separated by commas, such as 1,10,100"
 	}
 	return ""
 }

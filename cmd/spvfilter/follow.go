@@ -52,8 +52,9 @@ type followSummary struct {
 }
 
 // follow runs a following rescan, printing every event as a JSON line,
-// until ctx ends (an interrupt), then a summary line.
-func (a *app) follow(ctx context.Context, c *client.Client, items []watchItem, from int32, warnings []string) error {
+// until ctx ends (an interrupt), then a summary line, whose warnings
+// name the nodes given by their flags (nodes).
+func (a *app) follow(ctx context.Context, c *client.Client, items []watchItem, from int32, warnings []string, nodes nodeFlags) error {
 	watch := make([]client.WatchItem, len(items))
 	for i, it := range items {
 		watch[i] = it.item
@@ -90,7 +91,7 @@ func (a *app) follow(ctx context.Context, c *client.Client, items []watchItem, f
 	runErr := r.Run(ctx)
 	params := c.Chain().Params()
 	sum := followSummary{Event: "summary", Next: r.Height(), Matches: found, Peers: peersJSON(c.Peers(), params),
-		Warnings: orEmpty(append(warnings, byFlag(r.Warnings(), items, params)...))}
+		Warnings: orEmpty(append(warnings, nodes.namedAll(byFlag(r.Warnings(), items, params))...))}
 	a.warn(sum.Warnings)
 	if err := enc.Encode(sum); err != nil && writeErr == nil {
 		writeErr = err

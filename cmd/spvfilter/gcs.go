@@ -184,10 +184,10 @@ func runGCSBuild(a *app, f *gcsBuildFlags, fl *pflag.FlagSet) error {
 	var warnings []string
 	switch {
 	case f.noPrevouts && inputs > 0:
-		warnings = append(warnings, fmt.Sprintf("--no-prevouts: the filter holds the block's output scripts only, without the scripts its %d inputs spend: it is not the block's BIP 158 basic filter", inputs))
+		warnings = append(warnings, fmt.Sprintf("--no-prevouts: the filter holds the block's output scripts only, without the scripts its %s spend: it is not the block's BIP 158 basic filter", plural(inputs, "input")))
 	case !f.noPrevouts && len(prev) != inputs:
-		return badInput("--block %s has %d inputs after the coinbase but %d --prevout-script values were given: give one script per input (\"\" for an empty one), or --no-prevouts for the filter of its outputs alone",
-			block.BlockHash(), inputs, len(prev))
+		return badInput("--block %s has %s after the coinbase but %s given: give one script per input (\"\" for an empty one), or --no-prevouts for the filter of its outputs alone",
+			block.BlockHash(), plural(inputs, "input"), countVerb(len(prev), "--prevout-script value", "was", "were"))
 	}
 	filter, err := gcs.BuildBasic(block, prev)
 	if err != nil {

@@ -227,18 +227,35 @@ func decodeHex(what, text string) ([]byte, error) {
 	if isBinary(s) {
 		return nil, badInput("%s: binary data, not hex: give the bytes as hex digits (xxd -p prints a file so)", what)
 	}
-	if len(s)%2 != 0 {
-		return nil, badInput("%s: odd number of hex digits (%d)", what, len(s))
-	}
 	b, err := hex.DecodeString(s)
 	if err != nil {
 		var e hex.InvalidByteError
-		if errors.As(err, &e) {
-			return nil, badInput("%s: invalid hex character %q at offset %d", what, rune(e), strings.IndexByte(s, byte(e)))
+		switch {
+		case errors.Is(err, hex.ErrLength):
+			return nil, badInput("%s: odd number of hex digits (%d)", what, len(s))
+		case errors.As(err, &e):
+			return nil, badInput("%s: invalid hex character %q at offset %d%s", what, rune(e), strings.IndexByte(s, byte(e)), fileHint(what, s))
 		}
 		return nil, badInputWords(what, err)
 	}
 	return b, nil
+}
+
+// fileHint says, of a value given as text that is no hex, how to read a
+// file of that name, when it looks like one (it exists, or holds a path's
+// dot or slash): the user may have left out the @. A line of a file
+// (what names its line) gets no hint.
+func fileHint(what, value string) string {
+	if strings.Contains(what, " line ") {
+		return ""
+	}
+	if st, err := os.Stat(value); err == nil && !st.IsDir() {
+		return fmt.Sprintf(" (a file %s exists: give @%s to read it)", value, value)
+	}
+	if strings.ContainsAny(value, "./\\") {
+		return fmt.Sprintf(" (want hex digits; a file is read with @FILE, such as @%s)", value)
+	}
+	return ""
 }
 
 // isBinary reports whether s holds bytes no text holds: a control

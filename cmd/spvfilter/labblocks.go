@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,10 +25,28 @@ func readLabBlocks(path string) ([]lab.Block, string, []string, error) {
 	chain := lab.NewChain(0)
 	info, err := lab.ReadBlockFile(bufio.NewReader(file), chain.Add)
 	if err != nil {
-		return nil, "", nil, badInputWords("--blocks "+name, err)
+		return nil, "", nil, blockFileError(name, err)
 	}
 	source := fmt.Sprintf("%s blocks %d..%d from %s", networkOf(info.Net), info.First, info.Last(), name)
 	return chain.Blocks(), source, chainWarnings(chain, "the file's first block"), nil
+}
+
+// blockFileError is the error of the --blocks file name that
+// lab.ReadBlockFile refused: BIP 158's test vectors are named as such,
+// with the flag that takes them; any other file that is no block file
+// says which file is wanted.
+func blockFileError(name string, err error) error {
+	if !errors.Is(err, lab.ErrBadBlockFile) {
+		return badInputWords("--blocks "+name, err)
+	}
+	if f, ferr := os.Open(name); ferr == nil {
+		_, verr := lab.ReadVectors(f)
+		f.Close()
+		if verr == nil {
+			return usageError{&restated{fmt.Sprintf("--blocks %s: BIP 158's test vectors, not a block file: give it to --vectors", name), err}}
+		}
+	}
+	return usageError{&restated{fmt.Sprintf("--blocks %s: %s (want a block file that lab --save-blocks writes)", name, words(err)), err}}
 }
 
 // networkOf names a network by its wire magic.

@@ -81,6 +81,11 @@ func TestVersionJSON(t *testing.T) {
 
 func TestDecodeHexArgument(t *testing.T) {
 	a := &app{stdin: strings.NewReader(" 0a0B\n")}
+	// A file named as a value without its @.
+	written := filepath.Join(t.TempDir(), "tx")
+	if err := os.WriteFile(written, []byte("00"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		arg     string
 		want    string
@@ -93,6 +98,10 @@ func TestDecodeHexArgument(t *testing.T) {
 		{"zz", "", "invalid hex character 'z' at offset 0"},
 		{"", "", "empty hex"},
 		{"@/nonexistent/file", "", "no such file"},
+		{"abz", "", "invalid hex character 'z' at offset 2"},
+		{"./tx.bin", "", "invalid hex character '.' at offset 0 (want hex digits; a file is read with @FILE, such as @./tx.bin)"},
+		{"tx.hex", "", "invalid hex character 't' at offset 0 (want hex digits; a file is read with @FILE, such as @tx.hex)"},
+		{written, "", "invalid hex character '/' at offset 0 (a file " + written + " exists: give @" + written + " to read it)"},
 	}
 	for _, tt := range tests {
 		got, err := a.readHexArg("filter", tt.arg)

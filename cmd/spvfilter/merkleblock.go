@@ -246,6 +246,10 @@ func runMerkleBlockVerify(a *app, f *merkleBlockVerifyFlags) error {
 	if err != nil {
 		return err
 	}
+	if fixed := wire.MaxBlockHeaderPayload + 4; len(raw) < fixed {
+		return badInput("--merkleblock: %s, not a whole merkleblock: its header and transaction count alone take %d bytes (give a merkleblock message's payload)",
+			plural(len(raw), "byte"), fixed)
+	}
 	mb, err := bip37.DecodeMerkleBlock(raw)
 	if err != nil {
 		return badInputWords("--merkleblock", err)

@@ -185,6 +185,8 @@ func TestMerkleBlockErrors(t *testing.T) {
 		{"verify: surplus flag byte", []string{"merkleblock", "verify", "--merkleblock", payloadDc45[:len(payloadDc45)-4] + "020100"}, exitFailure, "surplus flag bits"},
 		{"verify: zero transactions", []string{"merkleblock", "verify", "--merkleblock", payloadDc45[:160] + "00000000" + payloadDc45[168:]}, exitFailure, "zero transactions"},
 		{"verify: truncated", []string{"merkleblock", "verify", "--merkleblock", payloadDc45[:len(payloadDc45)-2]}, exitBadInput, "truncated"},
+		{"verify: one byte", []string{"merkleblock", "verify", "--merkleblock", "00"}, exitBadInput, "--merkleblock: 1 byte, not a whole merkleblock: its header and transaction count alone take 84 bytes"},
+		{"verify: a file without its @", []string{"merkleblock", "verify", "--merkleblock", "mb.hex"}, exitBadInput, "(want hex digits; a file is read with @FILE, such as @mb.hex)"},
 		{"verify: trailing", []string{"merkleblock", "verify", "--merkleblock", payloadDc45 + "00"}, exitBadInput, "trailing"},
 		{"verify: odd hex", []string{"merkleblock", "verify", "--merkleblock", "abc"}, exitBadInput, "odd number"},
 		{"verify: no flag", []string{"merkleblock", "verify"}, exitBadInput, "merkleblock"},

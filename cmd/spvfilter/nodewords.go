@@ -25,24 +25,43 @@ import (
 // or learnt from another is in none.
 type nodeFlags map[string]string
 
-// name names the node at addr as the user gave it, "--connect addr", or
-// as "peer addr" when no flag gave it.
-func (nf nodeFlags) name(addr string) string {
-	if flag, ok := nf[addr]; ok {
-		return flag + " " + addr
-	}
-	return "peer " + addr
-}
-
-// named says, in text that names nodes as "peer addr", the flag each
-// given node came from.
+// named says, in text that names nodes by address ("peer addr", "node
+// addr", or the address alone), the flag each given node came from, at
+// its first mention: "--connect addr". An address the text names by its
+// flag already is left as it is.
 func (nf nodeFlags) named(text string) string {
-	for addr := range nf {
-		for _, tail := range []string{": ", " was not used: "} {
-			text = strings.ReplaceAll(text, "peer "+addr+tail, nf.name(addr)+tail)
+	for addr, flag := range nf {
+		i := firstMention(text, addr)
+		if i < 0 || strings.HasSuffix(text[:i], "--peer ") || strings.HasSuffix(text[:i], "--connect ") {
+			continue
 		}
+		before := text[:i]
+		for _, word := range []string{"peer ", "node "} {
+			before = strings.TrimSuffix(before, word)
+		}
+		text = before + flag + " " + text[i:]
 	}
 	return text
+}
+
+// firstMention returns where text first names the node at addr, an
+// address of its own and not part of a longer one, or -1.
+func firstMention(text, addr string) int {
+	addrByte := func(c byte) bool {
+		return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("-_.:[]", c) >= 0
+	}
+	for from := 0; ; {
+		i := strings.Index(text[from:], addr)
+		if i < 0 {
+			return -1
+		}
+		i += from
+		end := i + len(addr)
+		if (i == 0 || !addrByte(text[i-1])) && (end == len(text) || !addrByte(text[end]) || strings.IndexByte(".:", text[end]) >= 0 && (end+1 == len(text) || !addrByte(text[end+1]))) {
+			return i
+		}
+		from = i + 1
+	}
 }
 
 // namedAll is named for each of texts.
@@ -161,6 +180,22 @@ func peerWords(text string, params *chaincfg.Params, named bool) string {
 		cause = "no route to the host"
 	}
 	return text[:m[0]] + fmt.Sprintf("%s%s (%s)", name(addr), cause, hint)
+}
+
+// statusWords says why a peer is not used, in the tool's words: its
+// failure to connect as peerFailure says it (the peer not named again,
+// as its status names it), any other reason as the client gives it; ""
+// for a peer in use.
+func statusWords(st client.PeerStatus, params *chaincfg.Params) string {
+	var pe *peer.PeerError
+	if !errors.As(st.Err, &pe) {
+		return st.Reason
+	}
+	why := peerFailure(pe, params)
+	if why == "" || !strings.Contains(st.Reason, pe.Error()) {
+		return st.Reason
+	}
+	return strings.Replace(st.Reason, pe.Error(), strings.TrimPrefix(why, "peer "+pe.Peer+": "), 1)
 }
 
 // peerFailure says, in the tool's words, why a node could not be reached

@@ -184,3 +184,69 @@ func TestNoNodeReachedWords(t *testing.T) {
 		})
 	}
 }
+
+// TestNodesNamedByFlag: a warning that names a node the user gave, in any
+// of the words the client uses (peer X, node X, the address alone), names
+// it by its flag at its first mention, once; an address named by its flag
+// already, one of a node no flag gave, or one a longer address holds is
+// left as it is.
+func TestNodesNamedByFlag(t *testing.T) {
+	nf := nodeFlags{"127.0.0.1:1": "--peer", "127.0.0.1:2": "--connect", "[::1]:3": "--peer"}
+	for _, tt := range []struct{ in, want string }{
+		{"peer 127.0.0.1:1: connection refused", "--peer 127.0.0.1:1: connection refused"},
+		{"peer 127.0.0.1:2 was not used: unreachable", "--connect 127.0.0.1:2 was not used: unreachable"},
+		{"node 127.0.0.1:1 matched 9 of 200 transactions after 2 fresh filters",
+			"--peer 127.0.0.1:1 matched 9 of 200 transactions after 2 fresh filters"},
+		{"heights 5..9 rest on one peer, 127.0.0.1:2: no other peer's chain reached them",
+			"heights 5..9 rest on one peer, --connect 127.0.0.1:2: no other peer's chain reached them"},
+		{"leak: 127.0.0.1:1 holds 1 filter", "leak: --peer 127.0.0.1:1 holds 1 filter"},
+		{"peer 127.0.0.1:1: nothing listens (is a regtest node listening on 127.0.0.1:1?)",
+			"--peer 127.0.0.1:1: nothing listens (is a regtest node listening on 127.0.0.1:1?)"},
+		{"the 2 peers together hold 2 filters\n  127.0.0.1:1, abandoned: 1 filter\n  127.0.0.1:2: 1 filter",
+			"the 2 peers together hold 2 filters\n  --peer 127.0.0.1:1, abandoned: 1 filter\n  --connect 127.0.0.1:2: 1 filter"},
+		{"peer [::1]:3 is banned: forged headers", "--peer [::1]:3 is banned: forged headers"},
+		{"--peer 127.0.0.1:1: connection refused", "--peer 127.0.0.1:1: connection refused"},
+		{"peer 127.0.0.1:10: connection refused", "peer 127.0.0.1:10: connection refused"},
+		{"peer 127.0.0.1:9: connection refused", "peer 127.0.0.1:9: connection refused"},
+		{"rests on one peer, 127.0.0.1:1.", "rests on one peer, --peer 127.0.0.1:1."},
+		{"peer 2127.0.0.1:1: x", "peer 2127.0.0.1:1: x"},
+	} {
+		if got := nf.named(tt.in); got != tt.want {
+			t.Errorf("named(%q)\n got %q\nwant %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestStatusWords: a peer's reason is said in the tool's words from its
+// error (a refused dial, a node of another network, no answer to the
+// version message), not its text, without naming the peer again; a
+// reason whose error is no failure to connect, or that has none, is the
+// client's.
+func TestStatusWords(t *testing.T) {
+	const addr = "127.0.0.1:1"
+	params := &chaincfg.RegressionNetParams
+	refused := &peer.PeerError{Peer: addr, Op: peer.OpConnect,
+		Err: fmt.Errorf("%w: %w", peer.ErrDisconnected, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)})}
+	mainnet := &peer.PeerError{Peer: addr, Op: peer.OpHandshake, Err: &peer.NetworkError{Got: wire.MainNet, Want: params.Net}}
+	silent := &peer.PeerError{Peer: addr, Op: peer.OpHandshake, Err: &peer.TimeoutError{What: "no complete answer", Within: 30 * time.Second}}
+	forged := &peer.PeerError{Peer: addr, Op: "getcfheaders", Err: fmt.Errorf("%w: forged header", peer.ErrProtocol)}
+	for _, tt := range []struct {
+		name string
+		st   client.PeerStatus
+		want string
+	}{
+		{"refused", client.PeerStatus{Address: addr, Reason: "unreachable: " + refused.Error(), Err: refused},
+			"unreachable: connection refused: nothing listens there (is a regtest node listening on 127.0.0.1:1?)"},
+		{"another network", client.PeerStatus{Address: addr, Reason: "unreachable: " + mainnet.Error(), Err: mainnet},
+			"unreachable: it answers with what is no regtest message: it is a mainnet node, no regtest node listens there (is --network regtest right?)"},
+		{"silent", client.PeerStatus{Address: addr, Reason: "unreachable: " + silent.Error(), Err: silent},
+			"unreachable: no answer to the version message within 30s: no regtest node answers there (another service, such as a node's RPC port? regtest nodes listen on port 18444 by default)"},
+		{"banned", client.PeerStatus{Address: addr, Banned: true, Reason: forged.Error(), Err: forged}, forged.Error()},
+		{"no error", client.PeerStatus{Address: addr, Reason: "connecting"}, "connecting"},
+		{"in use", client.PeerStatus{Address: addr}, ""},
+	} {
+		if got := statusWords(tt.st, params); got != tt.want {
+			t.Errorf("%s:\n got %q\nwant %q", tt.name, got, tt.want)
+		}
+	}
+}

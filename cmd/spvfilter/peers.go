@@ -7,9 +7,11 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -44,9 +46,10 @@ kept in --datadir; a ban says whether it rests on such a proof).
 With --datadir and no --peer or --connect it connects to nobody: it lists
 the address book and the bans kept in the directory as they are.
 
---unban lifts a node's ban in the data directory first (repeatable); a
-node you give with --peer or --connect is used anyway when its ban rests
-on no proof, and named in a warning when it does.
+--unban lifts a node's ban in the data directory first (repeatable) and
+lists the node as unbanned; one the directory holds no ban of is named in
+a warning. A node you give with --peer or --connect is used anyway when
+its ban rests on no proof, and named in a warning when it does.
 
 Exit status: 0 done, 2 bad input, 1 failure (no peer reached, the data
 directory in use by another process).`,
@@ -130,16 +133,19 @@ func runPeers(a *app, f *peersFlags, fl *pflag.FlagSet) error {
 		return badInput("--unban needs a data directory: give --datadir (%s keeps none by default)", params.Name)
 	}
 	out := peersOutput{Network: params.Name, Peers: []scanPeerJSON{}, Known: []knownJSON{}, Bans: []banJSON{},
-		Unbanned: append([]string{}, f.unban...), Warnings: []string{}}
+		Unbanned: []string{}, Warnings: []string{}}
 	if offline {
 		if err := checkDir("--datadir", datadir); err != nil {
 			return err
 		}
-		stored, err := client.ReadStoredPeers(datadir, params, f.unban...)
+		if err := out.unbanAll(datadir, params, f); err != nil {
+			return err
+		}
+		stored, err := client.ReadStoredPeers(datadir, params)
 		if err != nil {
 			return nodeFailureFrom(err, params, datadir, f.nodes())
 		}
-		out.Warnings = append(out.Warnings, stored.Notes...)
+		out.Warnings = append(out.Warnings, datadirNamed(datadir, stored.Notes)...)
 		out.addKnown(stored.Known)
 		out.addBans(stored.Bans)
 		return a.printPeers(&out)
@@ -154,8 +160,8 @@ func runPeers(a *app, f *peersFlags, fl *pflag.FlagSet) error {
 	}
 	if len(f.unban) > 0 {
 		// Before connecting, so that the node is used if given.
-		if _, err := client.ReadStoredPeers(cfg.DataDir, params, f.unban...); err != nil {
-			return nodeFailureFrom(err, params, cfg.DataDir, f.nodes())
+		if err := out.unbanAll(cfg.DataDir, params, f); err != nil {
+			return err
 		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -174,7 +180,7 @@ func runPeers(a *app, f *peersFlags, fl *pflag.FlagSet) error {
 	out.Connected, out.Peers = true, peersJSON(c.Peers(), params)
 	for _, p := range out.Peers {
 		if p.Banned {
-			out.Warnings = append(out.Warnings, fmt.Sprintf("peer %s is banned: %s", p.Address, p.why()))
+			out.Warnings = append(out.Warnings, f.nodes().named(fmt.Sprintf("peer %s is banned: %s", p.Address, p.why())))
 		}
 	}
 	known, err := c.KnownAddresses()
@@ -184,6 +190,49 @@ func runPeers(a *app, f *peersFlags, fl *pflag.FlagSet) error {
 	out.addKnown(known)
 	out.addBans(c.Bans())
 	return a.printPeers(&out)
+}
+
+// unbanAll lifts, one at a time, the bans of the --unban addresses kept
+// in the data directory, putting in out.Unbanned each whose ban it
+// lifted, and warns, naming the flag, of each that had none.
+func (out *peersOutput) unbanAll(datadir string, params *chaincfg.Params, f *peersFlags) error {
+	if len(f.unban) == 0 {
+		return nil
+	}
+	stored, err := client.ReadStoredPeers(datadir, params)
+	if err != nil {
+		return nodeFailureFrom(err, params, datadir, f.nodes())
+	}
+	bans := len(stored.Bans)
+	for _, addr := range f.unban {
+		if bans == 0 {
+			out.Warnings = append(out.Warnings, fmt.Sprintf("--unban %s: no ban of it in --datadir %s to lift", addr, datadir))
+			continue
+		}
+		after, err := client.ReadStoredPeers(datadir, params, addr)
+		if err != nil {
+			return nodeFailureFrom(err, params, datadir, f.nodes())
+		}
+		if len(after.Bans) == bans {
+			out.Warnings = append(out.Warnings, fmt.Sprintf("--unban %s: no ban of it in --datadir %s to lift", addr, datadir))
+			continue
+		}
+		out.Unbanned, bans = append(out.Unbanned, addr), len(after.Bans)
+	}
+	return nil
+}
+
+// datadirNamed names, in notes of the data directory dir that begin with
+// its path, the flag that gave it: "--datadir dir holds ...".
+func datadirNamed(dir string, notes []string) []string {
+	out := make([]string, len(notes))
+	for i, n := range notes {
+		if strings.HasPrefix(n, dir+" ") {
+			n = "--datadir " + n
+		}
+		out[i] = n
+	}
+	return out
 }
 
 // addKnown lists the addresses of the book.

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -85,6 +87,19 @@ func TestPeersWithoutConnecting(t *testing.T) {
 	}
 	if out := peers(); len(out.Bans) != 0 {
 		t.Errorf("the ban is back: %+v", out.Bans)
+	}
+	// A ban lifted already, or none ever, is not reported lifted: a
+	// warning names the --unban value and the directory.
+	for _, d := range []string{dir, filepath.Join(t.TempDir(), "new")} {
+		stdout, stderr, status := runCLI(t, "", "peers", "--json", "--network", "regtest", "--datadir", d, "--unban", liar.Addr)
+		var out peersResult
+		if status != exitOK || json.Unmarshal([]byte(stdout), &out) != nil || len(out.Unbanned) != 0 ||
+			!slices.Contains(out.Warnings, "--unban "+liar.Addr+": no ban of it in --datadir "+d+" to lift") {
+			t.Errorf("--unban of no ban in %s: status %d, stdout %q, stderr %q", d, status, stdout, stderr)
+		}
+		if d != dir && !slices.Contains(out.Warnings, "--datadir "+d+" holds no state of regtest yet") {
+			t.Errorf("a new --datadir: warnings %q", out.Warnings)
+		}
 	}
 	for _, args := range [][]string{
 		{"peers", "--network", "regtest", "--unban", "nonsense"},

@@ -126,7 +126,7 @@ input its outpoint, signature and key).`,
 	}
 	fl := c.Flags()
 	addModelFlags(fl, &f.p)
-	fl.StringVar(&f.sweep, "sweep", "", "vary one parameter: VAR=VALUES (see above)")
+	fl.StringVar(&f.sweep, "sweep", "", "vary one parameter: VAR=VALUES, VAR one of addresses, fprate, filters and universe-size, "+sweepValues)
 	fl.StringVar(&f.plot, "plot", "", "draw the curves into FILE.svg or FILE.png")
 	fl.StringVar(&f.plotJ, "plot-j", "", "draw P_h(j) against j into FILE.svg or FILE.png")
 	fl.IntVar(&f.monteCarlo, "monte-carlo", 0, "check the model with this many trials on real filters")
@@ -157,6 +157,9 @@ func checkModelFlags(p *model.Params) error {
 	}
 	return nil
 }
+
+// sweepValues says what the VALUES of --sweep VAR=VALUES are.
+const sweepValues = "VALUES a comma-separated list of numbers and ranges START..END, START..END:STEP or START..END:xFACTOR"
 
 // runModel prints the model of the flags' wallet (or its sweep, plots and
 // Monte Carlo check), or runAdvice's answer when fl has a target given.

@@ -156,7 +156,7 @@ func runAnalyze(a *app, f *analyzeFlags) error {
 	for i, p := range payloads {
 		flt, err := bip37.DecodeFilterLoad(p)
 		if err != nil {
-			return badInputWords(fmt.Sprintf("--filter %d", i+1), err)
+			return filterLoadError(fmt.Sprintf("--filter %d", i+1), p, err)
 		}
 		filters = append(filters, flt)
 	}
@@ -205,6 +205,9 @@ func analyzeUniverse(a *app, arg string, groups [][]*bip37.Filter, opts attack.A
 // that is not a candidate, or a universe without one, is bad input; a
 // failure to read it is the machine's.
 func universeError(name string, err error) error {
+	if k := fileKindOf(name); k != kindUnknown && (errors.Is(err, universe.ErrEmpty) || errors.Is(err, universe.ErrBadCandidate)) {
+		return otherKind("--universe", name, k, err)
+	}
 	if errors.Is(err, universe.ErrEmpty) {
 		return usageError{&restated{fmt.Sprintf("--universe %s: %s; want one candidate per line (an address, or a public key or script in hex), as privacy universe and privacy simulate write", name, words(err)), err}}
 	}

@@ -70,7 +70,7 @@ func TestPrivacyCaptureUniverseAnalyze(t *testing.T) {
 		t.Errorf("universe --out - --json: no statistics on standard error: %q", stderr)
 	} else if decodeJSON(t, stderr[i:], &ust); ust.LinesWritten == 0 || ust.LinesWritten != strings.Count(text, "\n")-1 {
 		t.Errorf("universe statistics %+v for %d lines", ust, strings.Count(text, "\n"))
-	} else if !strings.Contains(stderr[i:], `"warnings": [`) || !strings.Contains(stderr[i:], "rests on one peer, "+node.P2PAddr) {
+	} else if !strings.Contains(stderr[i:], `"warnings": [`) || !strings.Contains(stderr[i:], "rests on one peer, --peer "+node.P2PAddr) {
 		t.Errorf("universe statistics without their warnings: %s", stderr[i:])
 	}
 

@@ -188,11 +188,11 @@ func runFetches(a *app, f *fetchesFlags) error {
 		for i, s := range sessions {
 			ids[i] = s.ID
 		}
-		how := "--intersect joins %d session(s) as one client's: %s\n"
+		how := "--intersect joins %s as one client's: %s\n"
 		if f.collude {
-			how = "--collude joins %d session(s) as colluding nodes see one client: %s\n"
+			how = "--collude joins %s as colluding nodes see one client: %s\n"
 		}
-		fmt.Fprintf(a.stderr, "spvfilter: "+how, len(sessions), strings.Join(ids, ", "))
+		fmt.Fprintf(a.stderr, "spvfilter: "+how, plural(len(sessions), "session"), strings.Join(ids, ", "))
 	}
 	reps, err := attack.AnalyzeFetches(sessions, ir, attack.FetchOptions{MaxMatches: f.maxMatches, Intersect: f.intersect, Collude: f.collude, CoverTarget: f.coverTarget})
 	if errors.Is(err, universe.ErrBadIndex) {
@@ -218,8 +218,8 @@ func runFetches(a *app, f *fetchesFlags) error {
 	}
 	out.Warnings = foldSessionWarnings(reps, joined)
 	if len(bip37) > 0 {
-		out.Warnings = append(out.Warnings, fmt.Sprintf("%d session(s) left out, BIP 37 clients (a filter loaded, blocks asked for without a BIP 157 filter range), whose filters privacy analyze --capture reads: %s",
-			len(bip37), strings.Join(bip37[:min(len(bip37), 5)], ", ")+moreOf(len(bip37), 5)))
+		out.Warnings = append(out.Warnings, fmt.Sprintf("%s left out, BIP 37 clients (a filter loaded, blocks asked for without a BIP 157 filter range), whose filters privacy analyze --capture reads: %s",
+			plural(len(bip37), "session"), strings.Join(bip37[:min(len(bip37), 5)], ", ")+moreOf(len(bip37), 5)))
 	}
 	a.warn(out.Warnings)
 	if a.json {
@@ -254,8 +254,12 @@ func fetchSessionsOf(file, client string) (kept []*capture.FetchSession, left []
 	}
 	kept, left = withoutBIP37(sessions, records)
 	if len(kept) == 0 {
-		return nil, nil, badInput("--capture %s: its %d session(s) with downloads are BIP 37 clients: they loaded a filter (filterload) and asked for blocks without a BIP 157 filter range; a BIP 37 client's filter, not its downloads, says what it watches: give the capture to privacy analyze --capture",
-			file, len(left))
+		which := fmt.Sprintf("its %d sessions with downloads are BIP 37 clients: they loaded", len(left))
+		if len(left) == 1 {
+			which = "its 1 session with downloads is a BIP 37 client: it loaded"
+		}
+		return nil, nil, badInput("--capture %s: %s a filter (filterload) and asked for blocks without a BIP 157 filter range; a BIP 37 client's filter, not its downloads, says what it watches: give the capture to privacy analyze --capture",
+			file, which)
 	}
 	return kept, left, nil
 }
@@ -329,11 +333,11 @@ func printFetches(w io.Writer, out *fetchesOutput, show int) {
 		printFetchReport(w, r, show)
 	}
 	if r := out.Intersection; r != nil {
-		fmt.Fprintf(w, "\nintersection of %d session(s), taken as one client's: %s\n", len(out.Clients), r.Session)
+		fmt.Fprintf(w, "\nintersection of %s, taken as one client's: %s\n", plural(len(out.Clients), "session"), r.Session)
 		printFetchReport(w, r.FetchReport, show)
 	}
 	if r := out.Collusion; r != nil {
-		fmt.Fprintf(w, "\ncolluding nodes: %d session(s) joined as one client's, the union of what they saw: %s\n", len(out.Clients), r.Session)
+		fmt.Fprintf(w, "\ncolluding nodes: %s joined as one client's, the union of what they saw: %s\n", plural(len(out.Clients), "session"), r.Session)
 		printFetchReport(w, r.FetchReport, show)
 	}
 }

@@ -183,7 +183,7 @@ func TestPrivacyFetchesGroupsAndIntersect(t *testing.T) {
 	os.WriteFile(capturePath, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
 
 	stdout, stderr, status := runCLI(t, "", "privacy", "fetches", "--capture", capturePath, "--index", index, "--intersect", "--json")
-	if status != exitOK || !strings.Contains(stderr, "--intersect joins 2 session(s)") {
+	if status != exitOK || !strings.Contains(stderr, "--intersect joins 2 sessions") {
 		t.Fatalf("status %d: %s", status, stderr)
 	}
 	type match struct {
@@ -244,7 +244,7 @@ func TestPrivacyFetchesGroupsAndIntersect(t *testing.T) {
 		t.Errorf("w joined %+v, second session %+v", jw, w2)
 	}
 	text, _, status := runCLI(t, "", "privacy", "fetches", "--capture", capturePath, "--index", index, "--intersect")
-	for _, want := range []string{"intersection of 2 session(s)", "group 1 (k = 3): w, ", "95% interval", "co-located", fmt.Sprintf("(version %d)", universe.IndexVersion)} {
+	for _, want := range []string{"intersection of 2 sessions", "group 1 (k = 3): w, ", "95% interval", "co-located", fmt.Sprintf("(version %d)", universe.IndexVersion)} {
 		if status != exitOK || !strings.Contains(text, want) {
 			t.Errorf("text, status %d, lacks %q:\n%s", status, want, text)
 		}
@@ -341,7 +341,7 @@ func TestPrivacyFetchesCollude(t *testing.T) {
 	}
 	args := append([]string{"privacy", "fetches", "--index", index, "--collude", "--json"}, captures...)
 	stdout, stderr, status := runCLI(t, "", args...)
-	if status != exitOK || !strings.Contains(stderr, "--collude joins 2 session(s)") {
+	if status != exitOK || !strings.Contains(stderr, "--collude joins 2 sessions") {
 		t.Fatalf("status %d: %s", status, stderr)
 	}
 	type report struct {
@@ -376,7 +376,7 @@ func TestPrivacyFetchesCollude(t *testing.T) {
 		t.Errorf("collusion %+v: want w matched with 3 appearances over the 3 blocks", out.Collusion)
 	}
 	text, _, status := runCLI(t, "", append([]string{"privacy", "fetches", "--index", index, "--collude"}, captures...)...)
-	if status != exitOK || !strings.Contains(text, "colluding nodes: 2 session(s)") {
+	if status != exitOK || !strings.Contains(text, "colluding nodes: 2 sessions") {
 		t.Errorf("text, status %d:\n%s", status, text)
 	}
 	_, stderr, status = runCLI(t, "", append([]string{"privacy", "fetches", "--index", index, "--collude", "--intersect"}, captures...)...)

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/spvfilter/spvfilter/privacy/model"
 	"github.com/spvfilter/spvfilter/privacy/simulate"
 )
 
@@ -50,6 +51,10 @@ func (v regimeValue) String() string { return string(*v.r) }
 func (v regimeValue) Type() string   { return "regime" }
 func (v regimeValue) Set(s string) error {
 	r, err := simulate.ParseRegime(s)
+	var fe *model.FieldError
+	if errors.As(err, &fe) {
+		return &restated{fe.Msg, err} // the flag names the value
+	}
 	if err != nil {
 		return err
 	}
@@ -133,9 +138,9 @@ Files written into --out (created if needed):
   chain.idx             appearance index, for fetches --index
   fetch-capture.jsonl   getcfheaders/getcfilters/getdata records, for fetches --capture
   labels.json           the truth: wallets and their addresses, payments,
-                        and per session its wallet(s) (or its kind), the
+                        and per session its wallets (or its kind), the
                         candidates its filters hold, its rate and filter;
-                        per BIP 157 session its wallet(s), scanned range,
+                        per BIP 157 session its wallets, scanned range,
                         the scripts it can reveal and the heights it
                         fetched as the wallet's, as decoys and by chance
 

@@ -216,7 +216,7 @@ func runUniverse(ctx context.Context, a *app, f *universeFlags, fl *pflag.FlagSe
 	st := uw.Stats()
 	// One node gave the chain and its blocks: nothing it sent was
 	// compared with another node's.
-	warnings := []string{fmt.Sprintf("the universe rests on one peer, %s: its blocks match the headers it sent, but no other peer confirmed that chain (a node can serve a chain of its own)", f.peer)}
+	warnings := []string{fmt.Sprintf("the universe rests on one peer, --peer %s: its blocks match the headers it sent, but no other peer confirmed that chain (a node can serve a chain of its own)", f.peer)}
 	a.warn(warnings)
 	if a.json {
 		return printStats(a, f.out == "-", universeStatsJSON{

@@ -46,7 +46,7 @@ func TestReviewNodes(t *testing.T) {
 			stdout, stderr, status := runCLI(t, "", args...)
 			if status != exitFailure || stdout != "" || strings.Count(stderr, "\n") != 1 ||
 				!strings.Contains(stderr, "spvfilter: --datadir "+dir+": the nodes' chain does not extend the chain saved there (tip 101") ||
-				!strings.Contains(stderr, "peer "+b.P2PAddr+" leaves it after height 0 for a chain of its own to height 10") ||
+				!strings.Contains(stderr, "--connect "+b.P2PAddr+" leaves it after height 0 for a chain of its own to height 10") ||
 				!strings.Contains(stderr, "a regtest node restarted deletes its chain") {
 				t.Errorf("%v: status %d, stdout %q, stderr %q: want 1 saying the node's chain does not extend the saved one", extra, status, stdout, stderr)
 			}
@@ -137,7 +137,7 @@ func TestReviewNodes(t *testing.T) {
 	t.Run("a universe from one peer rests on it", func(t *testing.T) {
 		stdout, stderr, status := runCLI(t, "", "privacy", "universe", "--peer", a.P2PAddr, "--network", "regtest", "--to", "3", "--out", "-")
 		if status != exitOK || !strings.Contains(stdout, "# candidates of regtest blocks 0..3") ||
-			!strings.Contains(stderr, "warning: the universe rests on one peer, "+a.P2PAddr) || !strings.Contains(stderr, "spvfilter: 4 blocks (0..3)") {
+			!strings.Contains(stderr, "warning: the universe rests on one peer, --peer "+a.P2PAddr) || !strings.Contains(stderr, "spvfilter: 4 blocks (0..3)") {
 			t.Errorf("status %d, stdout %q, stderr %q: want the candidates, the one-peer warning and the statistics on standard error", status, stdout, stderr)
 		}
 	})
@@ -195,11 +195,11 @@ func TestReviewResendRejected(t *testing.T) {
 	}
 	args := []string{"send", "--connect", a.P2PAddr, "--network", "regtest", "--timeout", "3s", hex.EncodeToString(buf.Bytes())}
 	_, stderr, status := runCLI(t, "", args...)
-	if status != exitFailure || !strings.Contains(stderr, "peer "+a.P2PAddr+" rejected it as invalid: total value of all transaction inputs") {
+	if status != exitFailure || !strings.Contains(stderr, "--connect "+a.P2PAddr+" rejected it as invalid: total value of all transaction inputs") {
 		t.Fatalf("first send: status %d, stderr %q", status, stderr)
 	}
 	_, stderr, status = runCLI(t, "", args...)
-	if status != exitFailure || !strings.Contains(stderr, "peer "+a.P2PAddr+" did not ask for it and does not hold it: a node does not ask again for a transaction it has rejected") ||
+	if status != exitFailure || !strings.Contains(stderr, "--connect "+a.P2PAddr+" did not ask for it and does not hold it: a node does not ask again for a transaction it has rejected") ||
 		strings.Contains(stderr, "stalled") || strings.Contains(stderr, "neither requested") {
 		t.Fatalf("second send: status %d, stderr %q", status, stderr)
 	}

@@ -223,7 +223,7 @@ machine).`,
 		c.Flags().VisitAll(func(f *pflag.Flag) {
 			markRequired(f)
 			checkSharedFlag(f)
-			refuseRepeats(f)
+			refuseRepeats(c, f)
 			completeValues(c, f)
 		})
 	})

@@ -496,7 +496,7 @@ type conflictJSON struct {
 func peersJSON(ps []client.PeerStatus, params *chaincfg.Params) []scanPeerJSON {
 	out := []scanPeerJSON{}
 	for _, p := range ps {
-		j := scanPeerJSON{Address: p.Address, UserAgent: orNull(p.UserAgent), Banned: p.Banned, Reason: orNull(peerWords(p.Reason, params, true)), Compared: p.Compared}
+		j := scanPeerJSON{Address: p.Address, UserAgent: orNull(p.UserAgent), Banned: p.Banned, Reason: orNull(statusWords(p, params)), Compared: p.Compared}
 		if p.Tip >= 0 {
 			tip := p.Tip
 			j.Tip = &tip
@@ -623,6 +623,7 @@ func (a *app) runScan(cmd *cobra.Command, fl *scanFlags) error {
 		return nil // --follow, ended by a signal
 	}
 	out := newScanJSON(plan, res, time.Since(start))
+	out.Warnings = plan.nodes.namedAll(out.Warnings)
 	a.warn(out.Warnings)
 	if a.json {
 		return a.printJSON(out)
@@ -912,7 +913,7 @@ func (a *app) executeScan(ctx context.Context, plan *scanPlan) (*client.ScanResu
 		return nil, fmt.Errorf("--from %d is above the nodes' chain tip %d", plan.from, tip)
 	}
 	if plan.follow {
-		return nil, a.follow(ctx, c, plan.items, plan.from, plan.warnings)
+		return nil, a.follow(ctx, c, plan.items, plan.from, plan.warnings, plan.nodes)
 	}
 	last := plan.to
 	if last < 0 {
@@ -977,7 +978,7 @@ func newScanJSON(plan *scanPlan, res *client.ScanResult, took time.Duration) sca
 		Conflicts:           []conflictJSON{},
 		Peers:               peersJSON(res.Peers, plan.client.Params),
 		Cover:               res.Cover,
-		Warnings:            orEmpty(append(append([]string(nil), plan.warnings...), plan.nodes.namedAll(byFlag(res.Warnings, plan.items, plan.client.Params))...)),
+		Warnings:            orEmpty(append(append([]string(nil), plan.warnings...), byFlag(res.Warnings, plan.items, plan.client.Params)...)),
 	}
 	if k := res.Cover; k != nil && !k.Met {
 		out.Warnings = append(out.Warnings, fmt.Sprintf("--privacy-target %g not met, the wallet's blocks fetched all the same: %s", k.Target, k.Why))

@@ -210,7 +210,7 @@ func TestScanCommand(t *testing.T) {
 		if len(out.Peers) != 2 || !out.Peers[0].Banned || out.Peers[0].Reason == "" || out.Peers[1].Banned {
 			t.Errorf("peers %+v", out.Peers)
 		}
-		if !strings.Contains(stderr, "warning: peer "+liar.Addr+" was banned") {
+		if !strings.Contains(stderr, "warning: --peer "+liar.Addr+" was banned") {
 			t.Errorf("stderr %q does not warn of the banned peer", stderr)
 		}
 	})

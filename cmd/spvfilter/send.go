@@ -171,10 +171,11 @@ func runSend(a *app, f *sendFlags, args []string) error {
 		if e, ok := res.Failed[p.Address]; ok {
 			warnings = append(warnings, sendWords(e).Error())
 		} else if p.Reason != "" {
-			warnings = append(warnings, fmt.Sprintf("peer %s: %s", p.Address, p.Reason))
+			warnings = append(warnings, fmt.Sprintf("peer %s: %s", p.Address, statusWords(p, params)))
 		}
 	}
-	a.warn(f.nodes().namedAll(warnings))
+	warnings = f.nodes().namedAll(warnings)
+	a.warn(warnings)
 	if !a.json {
 		if m := res.Mined; m != nil {
 			_, err := fmt.Fprintf(a.stdout, "%s  already mined at height %d in block %s\n", res.Txid, m.Height, m.BlockHash)
@@ -193,7 +194,7 @@ func runSend(a *app, f *sendFlags, args []string) error {
 		if e, ok := res.Failed[p.Address]; ok {
 			j.Error = orNull(sendWords(e).Error())
 		} else if p.Reason != "" {
-			j.Error = orNull(peerWords(p.Reason, params, true))
+			j.Error = orNull(statusWords(p, params))
 		}
 		out.Peers = append(out.Peers, j)
 	}

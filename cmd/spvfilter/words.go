@@ -104,6 +104,9 @@ func goWords(err error) []replacement {
 			text = jsonSyntax(e)
 		case *json.UnmarshalTypeError:
 			text = fmt.Sprintf("field %q holds a JSON %s where %s is wanted", e.Field, e.Value, jsonKind(e.Type))
+			if e.Field == "" {
+				text = fmt.Sprintf("it holds a JSON %s where %s is wanted", e.Value, jsonKind(e.Type))
+			}
 		case *time.ParseError:
 			text = fmt.Sprintf("time %q: want an RFC 3339 time, such as 2025-01-31T12:00:00Z", e.Value)
 		case hex.InvalidByteError:

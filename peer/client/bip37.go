@@ -432,9 +432,13 @@ func (s *bip37Scan) mayReload() bool {
 	}
 	if !s.warned {
 		s.warned = true
+		filters := "fresh filters"
+		if s.res.FilterReloads == 1 {
+			filters = "fresh filter"
+		}
 		s.res.Warnings = append(s.res.Warnings, fmt.Sprintf(
-			"node %s matched %d of %d transactions against a target rate of %g after %d fresh filter(s): a node that forces reloads learns more with every filter, so no more were loaded (the matches are checked locally and the false positives marked)",
-			s.m.Addr(), s.allFPs+s.relevantSoFar(), s.allTxs, s.opt.FPRate, s.res.FilterReloads))
+			"node %s matched %d of %d transactions against a target rate of %g after %d %s: a node that forces reloads learns more with every filter, so no more were loaded (the matches are checked locally and the false positives marked)",
+			s.m.Addr(), s.allFPs+s.relevantSoFar(), s.allTxs, s.opt.FPRate, s.res.FilterReloads, filters))
 	}
 	return false
 }

@@ -27,7 +27,7 @@ func (c *Client) peerStatus(compared func(*pool.Member) bool) []PeerStatus {
 	out := make([]PeerStatus, 0, len(ms))
 	for _, m := range ms {
 		st := c.pool.Status(m)
-		out = append(out, PeerStatus{Address: st.Addr, UserAgent: st.UserAgent, Services: st.Services, Banned: st.Banned, Reason: st.Reason,
+		out = append(out, PeerStatus{Address: st.Addr, UserAgent: st.UserAgent, Services: st.Services, Banned: st.Banned, Reason: st.Reason, Err: st.Err,
 			Compared: compared(m), Tip: c.views.tip(m), Branch: c.views.branch(m), BytesReceived: st.BytesReceived, BytesSent: st.BytesSent})
 	}
 	return out

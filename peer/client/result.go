@@ -123,6 +123,12 @@ type PeerStatus struct {
 	// Reason says why a peer is banned or not used (stalled,
 	// disconnected, unreachable), empty for a peer in use.
 	Reason string
+	// Err is the error Reason says, nil for a peer in use: errors.As
+	// finds the peer package's *peer.PeerError (with its
+	// *peer.TimeoutError, *peer.DecodeError, *peer.NetworkError or
+	// *peer.ProxyError) and errors.Is its sentinels (peer.ErrStalled,
+	// peer.ErrDisconnected).
+	Err error
 	// Compared is set when the peer's answers of the last scan were
 	// compared with another peer's: only such peers count towards the
 	// one-honest-peer guarantee.

@@ -272,19 +272,23 @@ func Advise(p AdviceParams) (*Advice, error) {
 	}
 	for _, b := range filters {
 		row := p.adviseFor(b, all)
+		with := fmt.Sprintf("with %d filters", b)
+		if b == 1 {
+			with = "with 1 filter"
+		}
 		a.Rows = append(a.Rows, row)
 		if row.FPRateText == "" {
-			a.Warnings = append(a.Warnings, fmt.Sprintf("with %d filter(s) the rates that build the advised filter (%d bytes, %d hash functions) span too few float64 values for a robust decimal: "+
-				"use exactly %v, or any rate from %v to %v", b, row.FilterBytes, row.HashFuncs, row.FPRate, row.FPRateMin, row.FPRateMax))
+			a.Warnings = append(a.Warnings, fmt.Sprintf("%s the rates that build the advised filter (%d bytes, %d hash functions) span too few float64 values for a robust decimal: "+
+				"use exactly %v, or any rate from %v to %v", with, row.FilterBytes, row.HashFuncs, row.FPRate, row.FPRateMin, row.FPRateMax))
 		}
 		switch {
 		case !row.Reachable:
-			a.Warnings = append(a.Warnings, fmt.Sprintf("with %d filter(s) no filter %s builds (1 to %d bytes, 1 to %d hash functions) keeps the confidence below the target: "+
+			a.Warnings = append(a.Warnings, fmt.Sprintf("%s no filter %s builds (1 to %d bytes, 1 to %d hash functions) keeps the confidence below the target: "+
 				"the most private one (%d bytes, %d hash functions, rate %v) leaves E[P_h(1)] = %.3g, E[P_h(N)] = %.3g",
-				b, who, bip37.MaxFilterSize, bip37.MaxHashFuncs, row.FilterBytes, row.HashFuncs, row.FPRate, row.PH1Exact, row.PHAllExact))
+				with, who, bip37.MaxFilterSize, bip37.MaxHashFuncs, row.FilterBytes, row.HashFuncs, row.FPRate, row.PH1Exact, row.PHAllExact))
 		case row.CoreLargest:
-			a.Warnings = append(a.Warnings, fmt.Sprintf("with %d filter(s) even the largest filter %s builds for this wallet (%d bytes, %d hash functions) meets the target: every rate up to %.3g builds it",
-				b, who, row.FilterBytes, row.HashFuncs, row.FPRateMax))
+			a.Warnings = append(a.Warnings, fmt.Sprintf("%s even the largest filter %s builds for this wallet (%d bytes, %d hash functions) meets the target: every rate up to %.3g builds it",
+				with, who, row.FilterBytes, row.HashFuncs, row.FPRateMax))
 		}
 	}
 	return a, nil
