@@ -81,8 +81,10 @@ func (b *Budget) answered(m *Member, took, lag time.Duration) {
 	b.answers[m]++
 }
 
-// describe says how slow m was against the fastest member.
-func (b *Budget) describe(m *Member) string {
+// describe says how slow m was against the fastest member, and what cut
+// it off: a bound of the round, at bound from its start if not zero, or
+// its budget.
+func (b *Budget) describe(m *Member, bound time.Duration) string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	mean, fast := time.Duration(0), time.Duration(0)
@@ -92,6 +94,10 @@ func (b *Budget) describe(m *Member) string {
 	if b.rounds > 0 {
 		fast = b.fast / time.Duration(b.rounds)
 	}
-	return fmt.Sprintf("its answers took %v on average (the last cut short) against %v for the fastest peer's, and kept the scan waiting %v, its budget (%d times the scan's own time, %v at least)",
-		mean.Round(time.Millisecond), fast.Round(time.Millisecond), b.lag[m].Round(time.Millisecond), budgetFactor, BudgetFloor)
+	took := fmt.Sprintf("its answers took %v on average (the last cut short) against %v for the fastest peer's", mean.Round(time.Millisecond), fast.Round(time.Millisecond))
+	if bound > 0 {
+		return fmt.Sprintf("%s, and its last was not there %v after it was asked, the most one answer is waited for", took, bound.Round(time.Millisecond))
+	}
+	return fmt.Sprintf("%s, and kept the scan waiting %v, its budget (%d times the scan's own time, %v at least)",
+		took, b.lag[m].Round(time.Millisecond), budgetFactor, BudgetFloor)
 }
