@@ -5,8 +5,11 @@ import (
 	"time"
 
 	"github.com/spvfilter/spvfilter/peer/peertest"
-	"github.com/spvfilter/spvfilter/peer/pool"
 )
+
+// budgetFloor is the least budget of a slow peer over a scan (a second,
+// as the package documentation says).
+const budgetFloor = time.Second
 
 // TestSlowPeerWithinBudget: beside two fast honest peers, a peer that
 // holds every answer for 5 s, handshake included, with the default
@@ -33,8 +36,8 @@ func TestSlowPeerWithinBudget(t *testing.T) {
 	st := status(t, res, slow.Addr)
 	t.Logf("scan: %v beside a peer %v late on every answer, against %v with two fast peers (%.1fx); the slow peer: %q; warnings %q",
 		took.Round(time.Millisecond), delay, clean.Round(time.Millisecond), float64(took)/float64(clean), st.Reason, res.Warnings)
-	if took > 3*clean+pool.BudgetFloor {
-		t.Errorf("the scan took %v, over three times the clean scan's %v and the budget's floor %v", took, clean, pool.BudgetFloor)
+	if took > 3*clean+budgetFloor {
+		t.Errorf("the scan took %v, over three times the clean scan's %v and the budget's floor %v", took, clean, budgetFloor)
 	}
 	if !hasWarning(res.Warnings, slow.Addr, "too slow", "its budget") {
 		t.Errorf("warnings %q: want the slow peer named, left out for its budget", res.Warnings)

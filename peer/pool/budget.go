@@ -13,12 +13,12 @@ import (
 // difference, its lag. A member's lags add up over the operation, within
 // a budget relative to the operation's own time (what it took but for the
 // waiting for slow members, the fastest member's answers and the
-// caller's work): twice that (budgetFactor), or BudgetFloor if more. A
+// caller's work): twice that (budgetFactor), or budgetFloor if more. A
 // member whose lag would pass its budget is cut off there: its request is
 // cancelled and it is left out for slowPause, with a warning naming it and
 // its answer time. So a member slow on every answer is compared while it
 // stays within its budget, and costs an operation twice its own time at
-// most (BudgetFloor for a short one); being slow buys no
+// most (budgetFloor for a short one); being slow buys no
 // trust. A member with a slower link than another (a remote node beside a
 // local one) loses less to the others' speed in a long operation than in a
 // short one.
@@ -38,16 +38,16 @@ type Budget struct {
 // lags over it may add up to (see Budget).
 const budgetFactor = 2
 
-// BudgetFloor is the least budget of a member's lags over an operation,
+// budgetFloor is the least budget of a member's lags over an operation,
 // which spares a member a short stall while the operation has only begun.
-const BudgetFloor = time.Second
+const budgetFloor = time.Second
 
 // NewBudget starts the accounting of an operation.
 func NewBudget() *Budget { return &Budget{start: time.Now()} }
 
 // budget returns the budget now. Called with mu held.
 func (b *Budget) budget() time.Duration {
-	return max(BudgetFloor, budgetFactor*(time.Since(b.start)-b.waited))
+	return max(budgetFloor, budgetFactor*(time.Since(b.start)-b.waited))
 }
 
 // left returns how much longer than the fastest member m may still make
@@ -99,5 +99,5 @@ func (b *Budget) describe(m *Member, bound time.Duration) string {
 		return fmt.Sprintf("%s, and its last was not there %v after it was asked, the most one answer is waited for", took, bound.Round(time.Millisecond))
 	}
 	return fmt.Sprintf("%s, and kept the scan waiting %v, its budget (%d times the scan's own time, %v at least)",
-		took, b.lag[m].Round(time.Millisecond), budgetFactor, BudgetFloor)
+		took, b.lag[m].Round(time.Millisecond), budgetFactor, budgetFloor)
 }
