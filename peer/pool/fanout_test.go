@@ -1,0 +1,67 @@
+package pool
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/chaincfg"
+)
+
+// TestEachHoldsTheOnlyOtherVoice: members answer a round of Each after
+// the delays given (the first at once), with a timeout of 8 s: a hold of
+// 2 s, a grace of 2 s, a budget of 1 s (the floor). A member whose answer
+// is the only one besides the first is waited for up to the hold,
+// whatever its budget: a fast first answer, a liar's perhaps, does not
+// get it cut off. Once two others have answered, its budget cuts it off;
+// past the hold it is cut off, and each says what cut it.
+func TestEachHoldsTheOnlyOtherVoice(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		delays []time.Duration
+		cut    string // the last member's reason, "" if it is not cut
+	}{
+		{"the only other voice, within the hold", []time.Duration{0, 1500 * time.Millisecond}, ""},
+		{"the only other voice, past the hold", []time.Duration{0, 3 * time.Second}, "the most one answer is waited for"},
+		{"two other voices, past its budget", []time.Duration{0, 0, 1500 * time.Millisecond}, "its budget"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var addrs []string
+			for i := range tt.delays {
+				addrs = append(addrs, "127.0.0.1:"+string(rune('1'+i))) // nothing listens there
+			}
+			p, _, err := New(Config{Params: &chaincfg.RegressionNetParams, Peers: addrs, ConnectOnly: true, Timeout: 8 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			ms := p.Members()
+			delay := map[*Member]time.Duration{}
+			for i, m := range ms {
+				delay[m] = tt.delays[i]
+			}
+			start := time.Now()
+			err = p.Each(context.Background(), NewBudget(), ms, func(ctx context.Context, m *Member) error {
+				select {
+				case <-time.After(delay[m]):
+					return nil
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			last := p.Status(ms[len(ms)-1])
+			t.Logf("round took %v; the last member: %q", time.Since(start).Round(time.Millisecond), last.Reason)
+			cut := strings.Contains(last.Reason, "too slow")
+			switch {
+			case tt.cut == "" && cut:
+				t.Errorf("the last member was cut off: %q", last.Reason)
+			case tt.cut != "" && (!cut || !strings.Contains(last.Reason, tt.cut)):
+				t.Errorf("the last member: %q, want it cut off as too slow, %q", last.Reason, tt.cut)
+			}
+		})
+	}
+}
