@@ -168,8 +168,9 @@ func testLateHonestAnnouncer(t *testing.T, stored bool) {
 // the one whose headers the service syncs first (the lead, see
 // Client.syncAnnounced) withholds them: it never answers getheaders. The
 // block is still reported within seconds, from the other announcer, not
-// after the withholder's timeout; the withholder is left out as too
-// slow, not banned (withholding proves no lie).
+// after the withholder's timeout (after the hold, a quarter of it, for
+// which the only other voice is waited); the withholder is left out as
+// too slow, not banned (withholding proves no lie).
 func TestWithholdingAnnouncerCostsLittle(t *testing.T) {
 	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
 	node.Generate(t, 110)
@@ -195,7 +196,9 @@ func TestWithholdingAnnouncerCostsLittle(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
-	if limit := timeout / 4; took > limit {
+	// The withholder is the only peer that could contradict the other:
+	// pool.Each holds the sync's round for it a quarter of the timeout.
+	if limit := timeout/4 + time.Second; took > limit {
 		t.Errorf("block 111 reported %v after it was mined, with a withholding lead (at most %v; its timeout %v)", took, limit, timeout)
 	}
 	t.Logf("block 111 reported %v after it was mined", took)

@@ -20,7 +20,8 @@ const budgetFloor = time.Second
 // peer would be waited for: TestFastLiarBuysNoTrust). The scan takes at
 // most three times a clean one, but for the budget's floor, which spares
 // a peer a short stall while a scan has only begun (this scan is far
-// shorter than the floor). The figures are logged.
+// shorter than the floor), and an allowance for scheduling. The figures
+// are logged.
 func TestSlowPeerWithinBudget(t *testing.T) {
 	needFixture(t)
 	const delay = 5 * time.Second
@@ -36,8 +37,11 @@ func TestSlowPeerWithinBudget(t *testing.T) {
 	st := status(t, res, slow.Addr)
 	t.Logf("scan: %v beside a peer %v late on every answer, against %v with two fast peers (%.1fx); the slow peer: %q; warnings %q",
 		took.Round(time.Millisecond), delay, clean.Round(time.Millisecond), float64(took)/float64(clean), st.Reason, res.Warnings)
-	if took > 3*clean+budgetFloor {
-		t.Errorf("the scan took %v, over three times the clean scan's %v and the budget's floor %v", took, clean, budgetFloor)
+	// As in TestSilentBookAddressesBounded, the handshakes' own
+	// scheduling on a loaded machine gets an allowance.
+	const scheduling = 250 * time.Millisecond
+	if took > 3*clean+budgetFloor+scheduling {
+		t.Errorf("the scan took %v, over three times the clean scan's %v, the budget's floor %v and %v of scheduling", took, clean, budgetFloor, scheduling)
 	}
 	if !hasWarning(res.Warnings, slow.Addr, "too slow", "its budget") {
 		t.Errorf("warnings %q: want the slow peer named, left out for its budget", res.Warnings)
