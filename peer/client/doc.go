@@ -88,10 +88,10 @@
 // the scan waiting in all stays within its budget: twice the scan's own
 // time, a second at least (handshakes included); then it is dropped for a
 // minute with a warning naming its answer time, and a result that then
-// rests on fewer peers says so. Its budget cuts it off only once two other
-// peers have answered: until then its answer may be the only one that
-// could contradict a fast liar's, and it is waited for a quarter of the
-// timeout at least (see pool.Each). Bulk downloads go to the fastest peers,
+// rests on fewer peers says so. While fewer than two other peers have
+// answered, its answer may be the only one that could contradict a fast
+// liar's: its budget is then a quarter of the timeout at least (see
+// pool.Each). Bulk downloads go to the fastest peers,
 // and a batch held too long is asked of a free peer too.
 //
 // # Scans, rescans and the service

@@ -27,11 +27,13 @@ func delayed(d time.Duration, cmds ...string) peertest.LieFunc {
 // TestFastLiarBuysNoTrust: a liar that hides alice's payment behind an
 // empty filter with a coherent header chain answers at once; the only
 // honest peer holds every filter header answer for 3 s. Being fast buys
-// the liar nothing. Inside the hold (a quarter of the default timeout,
-// see pool.Each) the honest peer is waited for, however little of its
-// budget is left, and the liar is caught with the block's proof. Past
-// the hold (a timeout of 8 s: a hold of 2 s) the honest peer is left out
-// as too slow, and the result says it rests on the liar alone.
+// the liar nothing. As the only other voice, the honest peer has a
+// budget over the scan of the hold at least (a quarter of the timeout,
+// see pool.Each), not the second a peer beside two others has: within it
+// (the default timeout) it is compared and the liar caught with the
+// block's proof. Past it (a timeout of 8 s: a hold of 2 s) the honest
+// peer is left out as too slow, and the result says it rests on the liar
+// alone.
 func TestFastLiarBuysNoTrust(t *testing.T) {
 	needFixture(t)
 	const delay = 3 * time.Second

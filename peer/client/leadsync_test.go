@@ -83,9 +83,10 @@ func TestHeadersFromOneLead(t *testing.T) {
 
 // TestStalledLeadCostsLittle: the lead of the header sync never answers
 // getheaders. The other peer starts once the chain has not grown for
-// leadStall, not after the lead's head start or its timeout; the lead is
-// waited for no longer than a quarter of the timeout; the chain is the
-// honest peer's, and the lead is left out as too slow, not banned.
+// leadStall, not after the lead's head start or its timeout; the lead,
+// the only other voice, is waited for within its budget of a quarter of
+// the timeout; the chain is the honest peer's, and the lead is left out
+// as too slow, not banned.
 func TestStalledLeadCostsLittle(t *testing.T) {
 	needFixture(t)
 	staller := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
@@ -106,8 +107,9 @@ func TestStalledLeadCostsLittle(t *testing.T) {
 		t.Fatalf("chain at %d, want %d", h, fx.tip)
 	}
 	// The lead is the only peer that could contradict the honest one:
-	// pool.Each holds its round for it a quarter of the timeout (7.5 s),
-	// however fast the honest answer; its timeout is 30 s.
+	// pool.Each gives it a budget of a quarter of the timeout (7.5 s),
+	// however fast the honest answer (twice the sync's own time if more:
+	// far less here); its timeout is 30 s.
 	if limit := 30*time.Second/4 + 4*time.Second; took > limit {
 		t.Errorf("the sync took %v with a stalled lead (at most %v)", took, limit)
 	}

@@ -15,14 +15,17 @@ type round struct {
 	start   time.Time
 	cancels []context.CancelFunc
 	// first is the first answer's time, once it came; allow, from then,
-	// what each member may still lag (its budget left).
+	// what each member may still lag (its budget left), and held what it
+	// may while it is the only other voice (its budget of the hold at
+	// least).
 	first    time.Duration
 	allow    []time.Duration
+	held     []time.Duration
 	errs     []error
 	answered []bool
 	cut      []bool
-	// bound is, for a member cut off at the end of the grace or of the
-	// hold rather than of its budget, when (zero otherwise).
+	// bound is, for a member cut off at the end of the grace rather than
+	// of its budget, when (zero otherwise).
 	bound []time.Duration
 	timer *time.Timer // at the next member due, if any
 }
@@ -74,7 +77,7 @@ func (r *round) take(a answer) {
 	if r.first == 0 {
 		r.first = max(took, 1)
 		for i, m := range r.ms {
-			r.allow[i] = r.b.left(m)
+			r.allow[i], r.held[i] = r.b.left(m, budgetFloor), r.b.left(m, r.p.hold())
 		}
 	}
 	if a.err == nil {
@@ -87,15 +90,16 @@ func (r *round) waiting(i int) bool { return !r.answered[i] && !r.cut[i] }
 
 // due returns when member i is cut off if it has not answered, from the
 // round's start, and whether for its budget: at the end of the grace, or
-// sooner once its budget is spent, but while fewer than minVoices others
-// have answered, not before the hold (see Each).
+// sooner once its budget is spent, a budget of the hold at least while
+// fewer than minVoices others have answered (see Each).
 func (r *round) due(i int) (at time.Duration, budget bool) {
-	at = r.first + r.p.grace(r.first)
-	if a := r.first + max(0, r.allow[i]); a < at {
-		at, budget = a, true
+	left := r.allow[i]
+	if r.voices(i) < minVoices {
+		left = r.held[i]
 	}
-	if h := r.p.hold(); r.voices(i) < minVoices && at < h {
-		at, budget = h, false
+	at = r.first + r.p.grace(r.first)
+	if a := r.first + max(0, left); a < at {
+		at, budget = a, true
 	}
 	return at, budget
 }
