@@ -24,56 +24,62 @@ func delayed(d time.Duration, cmds ...string) peertest.LieFunc {
 	}
 }
 
-// TestFastLiarBuysNoTrust: a liar that hides alice's payment behind an
-// empty filter with a coherent header chain answers at once; the only
-// honest peer holds every filter header answer for 3 s. Being fast buys
-// the liar nothing. As the only other voice, the honest peer has a
-// budget over the scan of the hold at least (a quarter of the timeout,
-// see pool.Each), not the second a peer beside two others has: within it
-// (the default timeout) it is compared and the liar caught with the
-// block's proof. Past it (a timeout of 8 s: a hold of 2 s) the honest
-// peer is left out as too slow, and the result says it rests on the liar
-// alone.
+// TestFastLiarBuysNoTrust: liars that hide alice's payment behind an
+// empty filter with a coherent header chain answer at once; the only
+// honest peer holds every filter header answer for 3 s. Being fast, or
+// many, buys the liars nothing: the honest peer has a budget over the
+// scan of the hold at least (a quarter of the timeout, see pool.Each),
+// however fast and many the others; within it (the default timeout) it
+// is compared, and each liar is caught with the block's proof. Past it (a
+// timeout of 8 s: a hold of 2 s) the honest peer is left out as too slow,
+// named so, and the result says it rests on the one liar alone.
 func TestFastLiarBuysNoTrust(t *testing.T) {
 	needFixture(t)
 	const delay = 3 * time.Second
 	h := fx.height[fx.fundAlice.TxHash()]
 	for _, tt := range []struct {
 		name    string
+		liars   int
 		timeout time.Duration
 		caught  bool
 	}{
-		{"within the hold", 0, true},
-		{"past the hold", 8 * time.Second, false},
+		{"within the hold", 1, 0, true},
+		{"two colluders, within the hold", 2, 0, true},
+		{"past the hold", 1, 8 * time.Second, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			liar := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, peertest.ForgeFilter(t, fx.node, h, peertest.EmptyFilter))
-			honest := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, delayed(delay, wire.CmdCFCheckpt, wire.CmdCFHeaders))
-			c := connect(t, tt.timeout, liar.Addr, honest.Addr)
+			var liars []string
+			for range tt.liars {
+				liars = append(liars, peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, peertest.ForgeFilter(t, fx.node, h, peertest.EmptyFilter)).Addr)
+			}
+			honest := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, delayed(delay, wire.CmdCFCheckpt, wire.CmdCFHeaders)).Addr
+			c := connect(t, tt.timeout, append(liars, honest)...)
 			start := time.Now()
 			res, err := bip157(t, c)
 			if err != nil {
 				t.Fatal(err)
 			}
-			lst, hst := status(t, res, liar.Addr), status(t, res, honest.Addr)
-			t.Logf("scan took %v; liar banned %v (%s); honest %q; warnings %q", time.Since(start).Round(time.Millisecond), lst.Banned, lst.Reason, hst.Reason, res.Warnings)
+			hst := status(t, res, honest)
+			t.Logf("scan took %v; honest %q; warnings %q", time.Since(start).Round(time.Millisecond), hst.Reason, res.Warnings)
 			if tt.caught {
 				checkMatches(t, res, fx.want)
-				if !lst.Banned {
-					t.Errorf("liar not banned: %+v", lst)
+				for _, l := range liars {
+					if st := status(t, res, l); !st.Banned {
+						t.Errorf("liar %s not banned: %+v", l, st)
+					}
 				}
 				if hst.Banned || hst.Reason != "" {
 					t.Errorf("honest peer left out: %+v", hst)
 				}
 				return
 			}
-			if lst.Banned {
+			if status(t, res, liars[0]).Banned {
 				return // caught after all: nothing rests on it
 			}
-			if !hasWarning(res.Warnings, "rest on one peer", liar.Addr) && !hasWarning(res.Warnings, "rests on one peer", liar.Addr) {
-				t.Errorf("the result rests on the liar %s alone but does not say so: warnings %q", liar.Addr, res.Warnings)
+			if !hasWarning(res.Warnings, "rest on one peer", liars[0]) && !hasWarning(res.Warnings, "rests on one peer", liars[0]) {
+				t.Errorf("the result rests on the liar %s alone but does not say so: warnings %q", liars[0], res.Warnings)
 			}
-			if !hasWarning(res.Warnings, honest.Addr, "too slow") {
+			if !hasWarning(res.Warnings, honest, "too slow") {
 				t.Errorf("warnings %q do not name the honest peer left out as too slow", res.Warnings)
 			}
 		})

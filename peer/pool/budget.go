@@ -13,17 +13,15 @@ import (
 // difference, its lag. A member's lags add up over the operation, within
 // a budget relative to the operation's own time (what it took but for the
 // waiting for slow members, the fastest member's answers and the
-// caller's work): twice that (budgetFactor), or budgetFloor if more, or
-// the hold if more while fewer than two other members have answered a
-// round (see Each). A member whose lag would pass its budget is cut off
-// there: its request is cancelled and it is left out for slowPause, with
-// a warning naming it and its answer time. So a member slow on every
-// answer is compared while it stays within its budget, and costs an
-// operation twice its own time at most (budgetFloor for a short one, the
-// hold if it is the only other voice); being slow buys no trust. A member
-// with a slower link than another (a remote node beside a local one)
-// loses less to the others' speed in a long operation than in a short
-// one.
+// caller's work): twice that (budgetFactor), or the hold if more (a
+// quarter of the timeout, see Each). A member whose lag would pass its
+// budget is cut off there: its request is cancelled and it is left out
+// for slowPause, with a warning naming it and its answer time. So a
+// member slow on every answer is compared while it stays within its
+// budget, and costs an operation twice its own time at most (the hold
+// for a short one); being slow buys no trust. A member with a slower link
+// than another (a remote node beside a local one) loses less to the
+// others' speed in a long operation than in a short one.
 type Budget struct {
 	mu     sync.Mutex
 	start  time.Time
@@ -39,10 +37,6 @@ type Budget struct {
 // budgetFactor is how many times the operation's own time a member's
 // lags over it may add up to (see Budget).
 const budgetFactor = 2
-
-// budgetFloor is the least budget of a member's lags over an operation,
-// which spares a member a short stall while the operation has only begun.
-const budgetFloor = time.Second
 
 // NewBudget starts the accounting of an operation.
 func NewBudget() *Budget { return &Budget{start: time.Now()} }
@@ -85,7 +79,7 @@ func (b *Budget) answered(m *Member, took, lag time.Duration) {
 
 // describe says how slow m was against the fastest member, and what cut
 // it off: the round's grace, at bound from its start if not zero, or its
-// budget (of hold at least while it was the only other voice).
+// budget (of hold at least).
 func (b *Budget) describe(m *Member, bound, hold time.Duration) string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -100,6 +94,6 @@ func (b *Budget) describe(m *Member, bound, hold time.Duration) string {
 	if bound > 0 {
 		return fmt.Sprintf("%s, and its last was not there %v after it was asked, the most one answer is waited for", took, bound.Round(time.Millisecond))
 	}
-	return fmt.Sprintf("%s, and kept the scan waiting %v, its budget (%d times the scan's own time; %v at least, %v while no two other peers had answered)",
-		took, b.lag[m].Round(time.Millisecond), budgetFactor, budgetFloor, hold)
+	return fmt.Sprintf("%s, and kept the scan waiting %v, its budget (%d times the scan's own time, %v at least)",
+		took, b.lag[m].Round(time.Millisecond), budgetFactor, hold)
 }

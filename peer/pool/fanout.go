@@ -13,18 +13,17 @@ import (
 // has a grace (see grace): a member still silent then is too slow to
 // wait for (its request is cancelled, and it is dropped for slowPause,
 // with a warning, so it is not compared). A member is cut off sooner,
-// once it has spent its budget b for the operation (see Budget); while
-// fewer than minVoices other members have answered the round, that
-// budget is the hold at least (see hold): until then its answer may be
-// the only one that could contradict the first, and the first may be a
-// liar's, fast so that the honest member is left out. So a member slow on
-// every answer beside one other costs an operation the hold at most (or
-// twice its own time), and is then cut off: being slow buys no trust,
-// and being fast none either; a caller whose result rests on fewer
-// members for a member cut off says so.
+// once it has spent its budget b for the operation (see Budget), which is
+// the hold at least (see hold), however fast the others: any member's
+// answer may be the only one that could contradict theirs, and the fast
+// ones may be liars, one or several, fast so that the honest member is
+// left out. So a member slow on every answer costs an operation the hold
+// at most (twice the operation's own time if more), and is then cut off:
+// being slow buys no trust, and being fast or many none either; a caller
+// whose result rests on fewer members for a member cut off says so.
 func (p *Pool) Each(ctx context.Context, b *Budget, ms []*Member, fn func(ctx context.Context, m *Member) error) error {
 	r := &round{p: p, b: b, ms: ms, start: time.Now(), errs: make([]error, len(ms)),
-		answered: make([]bool, len(ms)), cut: make([]bool, len(ms)), bound: make([]time.Duration, len(ms)), allow: make([]time.Duration, len(ms)), held: make([]time.Duration, len(ms))}
+		answered: make([]bool, len(ms)), cut: make([]bool, len(ms)), bound: make([]time.Duration, len(ms)), allow: make([]time.Duration, len(ms))}
 	results := r.ask(ctx, fn)
 	r.collect(results)
 	r.end(ctx)
@@ -35,14 +34,10 @@ func (p *Pool) Each(ctx context.Context, b *Budget, ms []*Member, fn func(ctx co
 // quarter of the timeout, or minGrace, whichever is longest: long enough
 // for an honest node under load, short against one that holds every answer
 // until just before the timeout (and a member's budget bounds it further).
-// The hold is a quarter of the timeout, or minGrace if longer: the least
-// budget of a member over an operation while fewer than minVoices others
-// have answered a round, however fast the first answer. slowPause is how long a member dropped as too slow is
-// left alone.
+// slowPause is how long a member dropped as too slow is left alone.
 const (
 	minGrace    = time.Second
 	graceFactor = 20
-	minVoices   = 2
 	slowPause   = time.Minute
 )
 
@@ -52,8 +47,9 @@ func (p *Pool) grace(first time.Duration) time.Duration {
 	return max(minGrace, graceFactor*first, p.cfg.Timeout/4)
 }
 
-// hold returns the least budget of a member over an operation while
-// fewer than minVoices others have answered a round (see Each).
+// hold returns the least budget of a member over an operation: a quarter
+// of the timeout, or minGrace if longer, however fast the first answer
+// (see Each).
 func (p *Pool) hold() time.Duration { return max(minGrace, p.cfg.Timeout/4) }
 
 // dropSlow drops a member cut off as too slow by Each, for slowPause,

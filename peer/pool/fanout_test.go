@@ -9,25 +9,24 @@ import (
 	"github.com/btcsuite/btcd/chaincfg"
 )
 
-// TestEachHoldsTheOnlyOtherVoice: members answer rounds of Each (one
-// operation, one budget) after the delays given (the first at once),
-// with a timeout of 8 s: a hold of 2 s, a grace of 2 s, a budget of 1 s
-// (the floor). A member whose answer is the only one besides the first
-// has a budget of the hold: a fast first answer, a liar's perhaps, does
-// not get it cut off at the floor. Past the hold, in one round or over
-// two, it is cut off; once two others have answered, at its budget's
-// floor. Each says what cut it.
-func TestEachHoldsTheOnlyOtherVoice(t *testing.T) {
+// TestEachHoldsEveryVoice: members answer rounds of Each (one operation,
+// one budget) after the delays given (the first at once), with a timeout
+// of 8 s: a hold of 2 s, a grace of 2 s. However fast and however many
+// the others, a member has a budget of the hold over the operation: a
+// fast first answer, a liar's perhaps, or two colluders' do not get it
+// cut off sooner. Past the hold, in one round or over two, it is cut
+// off, and says what cut it.
+func TestEachHoldsEveryVoice(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
 		delays []time.Duration
 		rounds int
 		cut    string // the last member's reason, "" if it is not cut
 	}{
-		{"the only other voice, within the hold", []time.Duration{0, 1500 * time.Millisecond}, 1, ""},
-		{"the only other voice, past the hold", []time.Duration{0, 3 * time.Second}, 1, "the most one answer is waited for"},
-		{"the only other voice, past the hold over two rounds", []time.Duration{0, 1500 * time.Millisecond}, 2, "its budget"},
-		{"two other voices, past its budget", []time.Duration{0, 0, 1500 * time.Millisecond}, 1, "its budget"},
+		{"beside one, within the hold", []time.Duration{0, 1500 * time.Millisecond}, 1, ""},
+		{"beside two, within the hold", []time.Duration{0, 0, 1500 * time.Millisecond}, 1, ""},
+		{"beside one, past the hold", []time.Duration{0, 3 * time.Second}, 1, "the most one answer is waited for"},
+		{"beside two, past the hold over two rounds", []time.Duration{0, 0, 1500 * time.Millisecond}, 2, "its budget"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var addrs []string

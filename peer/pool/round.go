@@ -15,12 +15,9 @@ type round struct {
 	start   time.Time
 	cancels []context.CancelFunc
 	// first is the first answer's time, once it came; allow, from then,
-	// what each member may still lag (its budget left), and held what it
-	// may while it is the only other voice (its budget of the hold at
-	// least).
+	// what each member may still lag (its budget left).
 	first    time.Duration
 	allow    []time.Duration
-	held     []time.Duration
 	errs     []error
 	answered []bool
 	cut      []bool
@@ -77,7 +74,7 @@ func (r *round) take(a answer) {
 	if r.first == 0 {
 		r.first = max(took, 1)
 		for i, m := range r.ms {
-			r.allow[i], r.held[i] = r.b.left(m, budgetFloor), r.b.left(m, r.p.hold())
+			r.allow[i] = r.b.left(m, r.p.hold())
 		}
 	}
 	if a.err == nil {
@@ -90,29 +87,13 @@ func (r *round) waiting(i int) bool { return !r.answered[i] && !r.cut[i] }
 
 // due returns when member i is cut off if it has not answered, from the
 // round's start, and whether for its budget: at the end of the grace, or
-// sooner once its budget is spent, a budget of the hold at least while
-// fewer than minVoices others have answered (see Each).
+// sooner once its budget is spent (see Each).
 func (r *round) due(i int) (at time.Duration, budget bool) {
-	left := r.allow[i]
-	if r.voices(i) < minVoices {
-		left = r.held[i]
-	}
 	at = r.first + r.p.grace(r.first)
-	if a := r.first + max(0, left); a < at {
+	if a := r.first + max(0, r.allow[i]); a < at {
 		at, budget = a, true
 	}
 	return at, budget
-}
-
-// voices returns how many members other than i have answered the round.
-func (r *round) voices(i int) int {
-	n := 0
-	for j := range r.ms {
-		if j != i && r.answered[j] && r.errs[j] == nil && !r.cut[j] {
-			n++
-		}
-	}
-	return n
 }
 
 // cutDue cuts off the members due by now: their lag counts in their
