@@ -168,7 +168,8 @@ func testLateHonestAnnouncer(t *testing.T, stored bool) {
 // the one whose headers the service syncs first (the lead, see
 // Client.syncAnnounced) withholds them: it never answers getheaders. The
 // block is still reported within seconds, from the other announcer, not
-// after the withholder's timeout; the withholder is left out as too
+// after the withholder's timeout (after its budget as the only other
+// voice, a quarter of it at least); the withholder is left out as too
 // slow, not banned (withholding proves no lie).
 func TestWithholdingAnnouncerCostsLittle(t *testing.T) {
 	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
@@ -195,7 +196,11 @@ func TestWithholdingAnnouncerCostsLittle(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
-	if limit := timeout / 4; took > limit {
+	// The withholder is the only peer that could contradict the other:
+	// pool.Each gives it a budget of a quarter of the timeout (the hold),
+	// or twice the operation's own time if more; half the timeout bounds
+	// both here.
+	if limit := timeout / 2; took > limit {
 		t.Errorf("block 111 reported %v after it was mined, with a withholding lead (at most %v; its timeout %v)", took, limit, timeout)
 	}
 	t.Logf("block 111 reported %v after it was mined", took)

@@ -86,9 +86,11 @@
 // the first peer (twenty times the first answer's time, a quarter of the
 // timeout, or a second, whichever is longest) and while what it has kept
 // the scan waiting in all stays within its budget: twice the scan's own
-// time, a second at least (handshakes included); then it is dropped for a
-// minute with a warning naming its answer time, and a result that then
-// rests on fewer peers says so. Bulk downloads go to the fastest peers,
+// time, a quarter of the timeout at least (handshakes included), however
+// fast and many the others, whose answers its own may be the only one to
+// contradict (see pool.Each); then it is dropped for a minute with a
+// warning naming its answer time, and a result that then rests on fewer
+// peers says so. Bulk downloads go to the fastest peers,
 // and a batch held too long is asked of a free peer too.
 //
 // # Scans, rescans and the service

@@ -53,7 +53,9 @@ func TestOnePeerHeightsStayApartWhenOneLeft(t *testing.T) {
 	if err := c.verifyFilterHeaders(ctx, 112, 112); err != nil {
 		t.Fatal(err)
 	}
-	c.pool.Reconnect(ctx, hm)
+	if err := c.pool.Add(ctx, hm.Addr(), false); err != nil { // dialled again now
+		t.Fatal(err)
+	}
 	c.opMu.Lock()
 	t.Logf("after liar alone: lonely %+v verifiedTo %d", c.lonely, c.verifiedTo)
 	laundered := !c.lonelyAt(111) && len(c.knownPrefix(111, 111)) == 1

@@ -10,14 +10,15 @@ import (
 	"time"
 
 	"github.com/spvfilter/spvfilter/peer/peertest"
+	"github.com/spvfilter/spvfilter/peer/pool"
 )
 
 // redialGate forwards its first connection to target at once, and every
 // later one (a redial) after delay, or never with a negative delay: it
 // holds those silent, as a peer that lets itself be redialled and then
-// stalls the handshake. It returns its address and the connections it
-// took.
-func redialGate(t *testing.T, target string, delay time.Duration) (string, *atomic.Int32) {
+// stalls the handshake. It returns its address, the connections it
+// took, and its connections (closeAll ends those open).
+func redialGate(t *testing.T, target string, delay time.Duration) (string, *atomic.Int32, *gateConns) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -39,7 +40,7 @@ func redialGate(t *testing.T, target string, delay time.Duration) (string, *atom
 			go g.forward(c, target, k > 1, delay)
 		}
 	}()
-	return ln.Addr().String(), &n
+	return ln.Addr().String(), &n, g
 }
 
 // gateConns holds a gate's connections, closed when its test ends.
@@ -104,7 +105,7 @@ func TestLostBatchRedialsOnlyWhenNeeded(t *testing.T) {
 	}
 	alone := measure(node.P2PAddr)
 	trickler := peertest.NewFlooder(t, node.P2PAddr, node.Params.Net, peertest.Flood{Kind: peertest.SlowAnswers, Delay: 1500 * time.Microsecond})
-	addr, n := redialGate(t, trickler.Addr, -1)
+	addr, n, _ := redialGate(t, trickler.Addr, -1)
 	d := measure(node.P2PAddr, addr)
 	t.Logf("alone %v, beside a trickler that stalls its redial: %v (connections to it: %d)", alone.Round(time.Millisecond), d.Round(time.Millisecond), n.Load())
 	if d > alone+timeout-time.Second/2 {
@@ -112,16 +113,35 @@ func TestLostBatchRedialsOnlyWhenNeeded(t *testing.T) {
 	}
 }
 
-// TestBannedDuringRedialStaysDisconnected: BanPeer while the download
-// dials again a peer whose batch another served first: the new
-// connection is closed, and the banned peer holds none after the scan.
+// TestBannedDuringRedialStaysDisconnected: BanPeer while the scan dials
+// again a peer whose connection ended (its first header sync does, the
+// gate holding the new connection for a second): the new connection is
+// closed, the banned peer holds none after the scan, and it is not
+// dialled again. The connection is ended before the scan starts, so the
+// redial comes at a known point, not only when a batch another peer
+// served first happens to end it.
 func TestBannedDuringRedialStaysDisconnected(t *testing.T) {
 	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
 	node.Generate(t, 3000)
-	trickler := peertest.NewFlooder(t, node.P2PAddr, node.Params.Net, peertest.Flood{Kind: peertest.SlowAnswers, Delay: 1500 * time.Microsecond})
-	addr, n := redialGate(t, trickler.Addr, time.Second)
+	addr, n, gate := redialGate(t, node.P2PAddr, time.Second)
 	c := connectTo(t, node, 5*time.Second, node.P2PAddr, addr)
 	c.cfg.Log = tlog{t}
+	var gated *pool.Member
+	for _, m := range c.pool.Members() {
+		if m.Addr() == addr {
+			gated = m
+		}
+	}
+	p := c.pool.Conn(gated)
+	if p == nil {
+		t.Fatalf("%s not connected: %+v", addr, c.pool.Status(gated))
+	}
+	gate.closeAll()
+	select {
+	case <-p.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the connection the gate closed did not end")
+	}
 	done := make(chan error, 1)
 	go func() {
 		_, err := c.ScanBIP157(context.Background(), ScanRequest{Watch: []WatchItem{ScriptItem(peertest.NewKey("alice").PkScript())}, From: 1, To: 3000})
@@ -141,19 +161,23 @@ func TestBannedDuringRedialStaysDisconnected(t *testing.T) {
 	t.Logf("scan: %v; connections to the banned peer: %d", err, n.Load())
 	time.Sleep(200 * time.Millisecond)
 	var open bool
-	for _, m := range c.pool.Members() {
-		if p := c.pool.Conn(m); m.Addr() == addr && p != nil {
-			select {
-			case <-p.Done():
-			default:
-				open = true
-			}
-			st := c.pool.Status(m)
-			t.Logf("member banned=%v err=%v connection open=%v", st.Banned, st.Reason, open)
+	if p := c.pool.Conn(gated); p != nil {
+		select {
+		case <-p.Done():
+		default:
+			open = true
 		}
 	}
+	st := c.pool.Status(gated)
+	t.Logf("member banned=%v err=%v connection open=%v", st.Banned, st.Reason, open)
 	if open {
-		t.Errorf("a peer banned during the scan holds a live connection after it (redialled by the download)")
+		t.Errorf("a peer banned during the scan holds a live connection after it (redialled by the scan)")
+	}
+	if !st.Banned {
+		t.Errorf("the peer is not banned: %+v", st)
+	}
+	if k := n.Load(); k != 2 {
+		t.Errorf("%d connections to the peer, want 2 (dialled again once, and not after its ban)", k)
 	}
 }
 

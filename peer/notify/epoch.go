@@ -2,6 +2,7 @@ package notify
 
 import (
 	"sync"
+	"time"
 
 	"github.com/spvfilter/spvfilter/peer/client"
 )
@@ -15,7 +16,12 @@ type epochReg struct {
 	quit   chan struct{}
 	ended  chan struct{}
 	once   sync.Once
+	mu     sync.Mutex
+	since  time.Time // when the epoch waiting for the reader began to (zero if none)
 }
+
+// epochsName names block epoch registrations in a StallError.
+const epochsName = "block epochs"
 
 // run hands the subscription's connected blocks to the reader.
 func (r *epochReg) run() {
@@ -25,8 +31,10 @@ func (r *epochReg) run() {
 		if e.Kind != client.EventConnected {
 			continue
 		}
+		r.waiting(time.Now())
 		select {
 		case r.epochs <- BlockEpoch{Hash: e.BlockHash, Height: e.Height, Header: e.Header}:
+			r.waiting(time.Time{})
 		case <-r.quit:
 			return
 		}
@@ -44,4 +52,22 @@ func (r *epochReg) cancel() {
 		r.sub.Cancel()
 		<-r.ended
 	})
+}
+
+// waiting records since when an epoch waits for the reader (zero: none).
+func (r *epochReg) waiting(since time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.since = since
+}
+
+// held returns the stall of the registration's reader, nil if no epoch
+// waits for it. Nothing queues behind the epoch: the subscription waits.
+func (r *epochReg) held() *StallError {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.since.IsZero() {
+		return nil
+	}
+	return &StallError{Registration: epochsName, Kind: StallReader, Since: r.since, Pending: 1}
 }

@@ -1,6 +1,7 @@
 package notify_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -68,5 +69,49 @@ func TestNotifierBlockEpochs(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Error("Cancel did not close the channel")
+	}
+}
+
+// TestEpochReaderStallVisible: a reader that does not take its block
+// epochs is listed by Stalls, a *StallError naming the block epochs and
+// since when the epoch waits, and no longer once it has taken it.
+func TestEpochReaderStallVisible(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 110)
+	_, n := start(t, node)
+	before := time.Now()
+	ev, err := n.RegisterBlockEpochs(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const held = 300 * time.Millisecond
+	epochStall := func() *notify.StallError {
+		for _, s := range n.Stalls(held) {
+			if s.Kind == notify.StallReader && s.Registration == "block epochs" {
+				return s
+			}
+		}
+		return nil
+	}
+	deadline := time.Now().Add(time.Minute)
+	for epochStall() == nil && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	s := epochStall()
+	if s == nil {
+		t.Fatalf("no stall of the block epochs listed a minute after the tip's epoch waited; stalls %v", n.Stalls(0))
+	}
+	if s.Since.Before(before) || s.At.Sub(s.Since) <= held || s.Pending != 1 || !strings.Contains(s.Error(), "block epochs") {
+		t.Errorf("stall %+v (%v): want since the registration, held over %v, one epoch waiting", s, s, held)
+	}
+	if e := nextEpoch(t, ev); e.Height != 110 {
+		t.Fatalf("epoch %+v, want the tip 110", e)
+	}
+	// The registration notes the epoch taken once its send returns.
+	for deadline := time.Now().Add(5 * time.Second); epochStall() != nil && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if s := epochStall(); s != nil {
+		t.Errorf("5 s after the epoch was taken, still listed: %v", s)
 	}
 }

@@ -84,7 +84,8 @@ type BlockEpoch struct {
 
 // BlockEpochEvent is the notifications of a block epoch registration. Its
 // channel is closed by Cancel and Notifier.Stop; a reader that lags only
-// delays its own epochs (nothing queues).
+// delays its own epochs (nothing queues), and Notifier.Stalls lists it
+// while an epoch waits for it.
 type BlockEpochEvent struct {
 	Epochs <-chan BlockEpoch
 	// Cancel ends the registration and closes its channel.

@@ -90,12 +90,13 @@ func (e *StallError) Error() string {
 func (e *StallError) Unwrap() error { return e.Err }
 
 // Stalls lists the notifications held up now for longer than d: a
-// registration whose reader has not taken a notification, a history scan
-// not completed (Err says what it waits for, or its last failure,
-// retried), and the rescan following the chain while it fails (as Err
-// says). A reader held past Options.MaxReaderWait has its
-// registration cancelled (its event's Err says so) and is no longer
-// listed.
+// registration whose reader has not taken a notification (a block epoch
+// registration's too, whose reader delays only its own epochs, and which
+// is not cancelled), a history scan not completed (Err says what it waits
+// for, or its last failure, retried), and the rescan following the chain
+// while it fails (as Err says). A reader of confirmations or spends held
+// past Options.MaxReaderWait has its registration cancelled (its event's
+// Err says so) and is no longer listed.
 func (n *Notifier) Stalls(d time.Duration) []*StallError {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -113,6 +114,9 @@ func (n *Notifier) Stalls(d time.Duration) []*StallError {
 	}
 	for r := range n.spends {
 		add(r.box.held())
+	}
+	for r := range n.epochs {
+		add(r.held())
 	}
 	for _, j := range n.jobs {
 		if j.ctx.Err() == nil {

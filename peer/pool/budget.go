@@ -13,15 +13,15 @@ import (
 // difference, its lag. A member's lags add up over the operation, within
 // a budget relative to the operation's own time (what it took but for the
 // waiting for slow members, the fastest member's answers and the
-// caller's work): twice that (budgetFactor), or BudgetFloor if more. A
-// member whose lag would pass its budget is cut off there: its request is
-// cancelled and it is left out for slowPause, with a warning naming it and
-// its answer time. So a member slow on every answer is compared while it
-// stays within its budget, and costs an operation twice its own time at
-// most (BudgetFloor for a short one); being slow buys no
-// trust. A member with a slower link than another (a remote node beside a
-// local one) loses less to the others' speed in a long operation than in a
-// short one.
+// caller's work): twice that (budgetFactor), or the hold if more (a
+// quarter of the timeout, see Each). A member whose lag would pass its
+// budget is cut off there: its request is cancelled and it is left out
+// for slowPause, with a warning naming it and its answer time. So a
+// member slow on every answer is compared while it stays within its
+// budget, and costs an operation twice its own time at most (the hold
+// for a short one); being slow buys no trust. A member with a slower link
+// than another (a remote node beside a local one) loses less to the
+// others' speed in a long operation than in a short one.
 type Budget struct {
 	mu     sync.Mutex
 	start  time.Time
@@ -38,24 +38,20 @@ type Budget struct {
 // lags over it may add up to (see Budget).
 const budgetFactor = 2
 
-// BudgetFloor is the least budget of a member's lags over an operation,
-// which spares a member a short stall while the operation has only begun.
-const BudgetFloor = time.Second
-
 // NewBudget starts the accounting of an operation.
 func NewBudget() *Budget { return &Budget{start: time.Now()} }
 
-// budget returns the budget now. Called with mu held.
-func (b *Budget) budget() time.Duration {
-	return max(BudgetFloor, budgetFactor*(time.Since(b.start)-b.waited))
+// budget returns the budget now, floor at least. Called with mu held.
+func (b *Budget) budget(floor time.Duration) time.Duration {
+	return max(floor, budgetFactor*(time.Since(b.start)-b.waited))
 }
 
 // left returns how much longer than the fastest member m may still make
-// the operation wait, in all.
-func (b *Budget) left(m *Member) time.Duration {
+// the operation wait, in all, within a budget of floor at least.
+func (b *Budget) left(m *Member, floor time.Duration) time.Duration {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.budget() - b.lag[m]
+	return b.budget(floor) - b.lag[m]
 }
 
 // addRound records a round whose first answer took first, and which then
@@ -81,8 +77,10 @@ func (b *Budget) answered(m *Member, took, lag time.Duration) {
 	b.answers[m]++
 }
 
-// describe says how slow m was against the fastest member.
-func (b *Budget) describe(m *Member) string {
+// describe says how slow m was against the fastest member, and what cut
+// it off: the round's grace, at bound from its start if not zero, or its
+// budget (of hold at least).
+func (b *Budget) describe(m *Member, bound, hold time.Duration) string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	mean, fast := time.Duration(0), time.Duration(0)
@@ -92,6 +90,10 @@ func (b *Budget) describe(m *Member) string {
 	if b.rounds > 0 {
 		fast = b.fast / time.Duration(b.rounds)
 	}
-	return fmt.Sprintf("its answers took %v on average (the last cut short) against %v for the fastest peer's, and kept the scan waiting %v, its budget (%d times the scan's own time, %v at least)",
-		mean.Round(time.Millisecond), fast.Round(time.Millisecond), b.lag[m].Round(time.Millisecond), budgetFactor, BudgetFloor)
+	took := fmt.Sprintf("its answers took %v on average (the last cut short) against %v for the fastest peer's", mean.Round(time.Millisecond), fast.Round(time.Millisecond))
+	if bound > 0 {
+		return fmt.Sprintf("%s, and its last was not there %v after it was asked, the most one answer is waited for", took, bound.Round(time.Millisecond))
+	}
+	return fmt.Sprintf("%s, and kept the scan waiting %v, its budget (%d times the scan's own time, %v at least)",
+		took, b.lag[m].Round(time.Millisecond), budgetFactor, hold)
 }

@@ -141,11 +141,11 @@ func (p *Pool) Redial(ctx context.Context, m *Member) error {
 	return nil
 }
 
-// Reconnect dials m, whose connection ended or who was dropped, now,
+// reconnect dials m, whose connection ended or who was dropped, now,
 // whatever its backoff; on success it is live again (Config.OnConnect is
 // told first), on failure its next try waits twice as long. A banned
 // member, or one being dialled, is left alone.
-func (p *Pool) Reconnect(ctx context.Context, m *Member) {
+func (p *Pool) reconnect(ctx context.Context, m *Member) {
 	p.mu.Lock()
 	if m.banned || m.dialing || m.alias != "" || m.isLive() {
 		p.mu.Unlock()

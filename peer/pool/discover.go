@@ -11,12 +11,12 @@ import (
 	"github.com/spvfilter/spvfilter/peer/addrbook"
 )
 
-// ConnectDeadline bounds a connection to an address found in the address
+// bookDeadline bounds a connection to an address found in the address
 // book, a DNS seed or gossip: the dial and the handshake, as Bitcoin
 // Core's -timeout (5 s) does. A member the user gives has the whole
 // Config.Timeout; an address nobody vouches for that has not answered by
 // then is not waited for.
-const ConnectDeadline = 5 * time.Second
+const bookDeadline = 5 * time.Second
 
 // maxDialsAtOnce bounds the addresses a discovery dials at once.
 const maxDialsAtOnce = 16
@@ -49,8 +49,8 @@ type bookDial struct {
 }
 
 // connectDeadline returns the deadline of a connection to an address
-// found: ConnectDeadline, or the timeout if shorter.
-func (p *Pool) connectDeadline() time.Duration { return min(ConnectDeadline, p.cfg.Timeout) }
+// found: bookDeadline, or the timeout if shorter.
+func (p *Pool) connectDeadline() time.Duration { return min(bookDeadline, p.cfg.Timeout) }
 
 // run dials as bookDial describes.
 func (d *bookDial) run(ctx context.Context) {

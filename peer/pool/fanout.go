@@ -10,14 +10,20 @@ import (
 
 // Each runs fn for every member of ms at once and returns the first
 // failure, a *Failure, if any. Once one member has answered, each other
-// has a grace (graceFactor times the first answer's time), within what is
-// left of its budget b for the operation (see Budget): a member still
-// silent then is too slow to wait for (its request is cancelled, and it
-// is dropped for slowPause, with a warning, so it is not compared). Being
-// slow buys no trust.
+// has a grace (see grace): a member still silent then is too slow to
+// wait for (its request is cancelled, and it is dropped for slowPause,
+// with a warning, so it is not compared). A member is cut off sooner,
+// once it has spent its budget b for the operation (see Budget), which is
+// the hold at least (see hold), however fast the others: any member's
+// answer may be the only one that could contradict theirs, and the fast
+// ones may be liars, one or several, fast so that the honest member is
+// left out. So a member slow on every answer costs an operation the hold
+// at most (twice the operation's own time if more), and is then cut off:
+// being slow buys no trust, and being fast or many none either; a caller
+// whose result rests on fewer members for a member cut off says so.
 func (p *Pool) Each(ctx context.Context, b *Budget, ms []*Member, fn func(ctx context.Context, m *Member) error) error {
 	r := &round{p: p, b: b, ms: ms, start: time.Now(), errs: make([]error, len(ms)),
-		answered: make([]bool, len(ms)), cut: make([]bool, len(ms)), allow: make([]time.Duration, len(ms))}
+		answered: make([]bool, len(ms)), cut: make([]bool, len(ms)), bound: make([]time.Duration, len(ms)), allow: make([]time.Duration, len(ms))}
 	results := r.ask(ctx, fn)
 	r.collect(results)
 	r.end(ctx)
@@ -41,11 +47,17 @@ func (p *Pool) grace(first time.Duration) time.Duration {
 	return max(minGrace, graceFactor*first, p.cfg.Timeout/4)
 }
 
+// hold returns the least budget of a member over an operation: a quarter
+// of the timeout, or minGrace if longer, however fast the first answer
+// (see Each).
+func (p *Pool) hold() time.Duration { return max(minGrace, p.cfg.Timeout/4) }
+
 // dropSlow drops a member cut off as too slow by Each, for slowPause,
-// saying how slow it was (a member whose handshake was cut is named so
-// too).
-func (p *Pool) dropSlow(b *Budget, m *Member) {
-	err := fmt.Errorf("peer %s: too slow: %s; left out for %v", m.addr, b.describe(m), slowPause)
+// saying how slow it was and whether it was cut off at the end of the
+// round's grace, when (not zero), or of its budget (a member whose
+// handshake was cut is named so too).
+func (p *Pool) dropSlow(b *Budget, m *Member, bound time.Duration) {
+	err := fmt.Errorf("peer %s: too slow: %s; left out for %v", m.addr, b.describe(m, bound, p.hold()), slowPause)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !m.banned && m.p == nil {

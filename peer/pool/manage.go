@@ -46,7 +46,7 @@ func (p *Pool) Add(ctx context.Context, addr string, permanent bool) error {
 			m.banned, m.reason, m.err = false, "", nil
 		}
 		p.mu.Unlock()
-		p.Reconnect(ctx, m)
+		p.reconnect(ctx, m)
 		return p.memberErr(m)
 	}
 	m := &Member{addr: addr, permanent: permanent, dialing: true}

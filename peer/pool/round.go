@@ -21,7 +21,10 @@ type round struct {
 	errs     []error
 	answered []bool
 	cut      []bool
-	timer    *time.Timer // at the next member due, if any
+	// bound is, for a member cut off at the end of the grace rather than
+	// of its budget, when (zero otherwise).
+	bound []time.Duration
+	timer *time.Timer // at the next member due, if any
 }
 
 // answer is the outcome of the request to ms[i].
@@ -71,7 +74,7 @@ func (r *round) take(a answer) {
 	if r.first == 0 {
 		r.first = max(took, 1)
 		for i, m := range r.ms {
-			r.allow[i] = r.b.left(m)
+			r.allow[i] = r.b.left(m, r.p.hold())
 		}
 	}
 	if a.err == nil {
@@ -83,9 +86,14 @@ func (r *round) take(a answer) {
 func (r *round) waiting(i int) bool { return !r.answered[i] && !r.cut[i] }
 
 // due returns when member i is cut off if it has not answered, from the
-// round's start.
-func (r *round) due(i int) time.Duration {
-	return r.first + max(0, min(r.p.grace(r.first), r.allow[i]))
+// round's start, and whether for its budget: at the end of the grace, or
+// sooner once its budget is spent (see Each).
+func (r *round) due(i int) (at time.Duration, budget bool) {
+	at = r.first + r.p.grace(r.first)
+	if a := r.first + max(0, r.allow[i]); a < at {
+		at, budget = a, true
+	}
+	return at, budget
 }
 
 // cutDue cuts off the members due by now: their lag counts in their
@@ -93,8 +101,11 @@ func (r *round) due(i int) time.Duration {
 func (r *round) cutDue() {
 	now := time.Since(r.start)
 	for i := range r.ms {
-		if r.waiting(i) && r.due(i) <= now {
+		if at, budget := r.due(i); r.waiting(i) && at <= now {
 			r.cut[i] = true
+			if !budget {
+				r.bound[i] = at
+			}
 			r.b.answered(r.ms[i], now, now-r.first)
 			r.cancels[i]()
 		}
@@ -109,8 +120,8 @@ func (r *round) rearm() {
 	}
 	next := time.Duration(-1)
 	for i := range r.ms {
-		if r.waiting(i) && (next < 0 || r.due(i) < next) {
-			next = r.due(i)
+		if at, _ := r.due(i); r.waiting(i) && (next < 0 || at < next) {
+			next = at
 		}
 	}
 	if next >= 0 {
@@ -143,7 +154,7 @@ func (r *round) end(ctx context.Context) {
 	for i, m := range r.ms {
 		r.cancels[i]()
 		if r.cut[i] && ctx.Err() == nil && errors.Is(r.errs[i], context.Canceled) {
-			r.p.dropSlow(r.b, m)
+			r.p.dropSlow(r.b, m, r.bound[i])
 			r.errs[i] = nil
 		}
 	}

@@ -14,7 +14,7 @@ import (
 // not dialled, and one banned without proof is, with a warning (the
 // user's peers are the user's). It returns why members could not be
 // found; whether any is live, Live says. A member whose handshake lags
-// the first's beyond its budget is dropped as too slow (see Budget).
+// the first's beyond its budget or grace is dropped as too slow (see Each).
 func (p *Pool) Connect(ctx context.Context) []error {
 	dial := p.admit()
 	p.Each(ctx, NewBudget(), dial, func(ctx context.Context, m *Member) error {
