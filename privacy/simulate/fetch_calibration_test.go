@@ -2,10 +2,13 @@ package simulate_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/spvfilter/spvfilter/privacy/attack"
+	"github.com/spvfilter/spvfilter/privacy/leak"
 	"github.com/spvfilter/spvfilter/privacy/simulate"
 )
 
@@ -122,29 +125,43 @@ func TestFetchCalibrationSharedClient(t *testing.T) {
 // class's probability: 382 of 407 right on seeds 7701 to 7704 before
 // pooled nesting) the lower end of their Wilson interval must reach 0.93;
 // no bin may say more than the upper end of its Wilson interval and 0.05
-// beyond. A bin from P 0.5 on that says less than the lower end and 0.05
-// below is logged as a target not met (mixed's groups in [0.5, 0.8),
-// where pooled groups of a client's several wallets are more often right
-// than the half of their class's probability they have).
+// beyond. Scripts short of 95% are allowed only where every wrong one
+// given 0.95 or more is in a session warned that its address fetches for
+// several wallets (leak.SeveralWallets: shared-client's scripts, 3 of 7
+// right on seeds 7701, 7702, 7901 and 7902), and the sessions not so
+// warned must meet it alone. A bin from P 0.5 on that says less than the
+// lower end and 0.05 below is logged as a target not met.
 func fetchCalibration(t *testing.T, r simulate.Regime) {
 	seeds := fetchCalibrationSeeds[r]
-	scores := make([]*simulate.Score, len(seeds))
+	runs := make([]fetchRun, len(seeds))
 	t.Run("seeds", func(t *testing.T) {
 		for i, seed := range seeds {
 			t.Run(fmt.Sprint(seed), func(t *testing.T) {
 				t.Parallel()
-				sc, fcapt, index := fetchCalibrationScenario(t, r, seed)
-				scores[i], _ = attackFetches(t, sc, fcapt, index, attack.FetchOptions{})
+				runs[i] = scoreFetchRun(t, r, seed)
 			})
 		}
 	})
 	if t.Failed() {
 		return
 	}
-	var scripts, groups pooledBins
-	for _, score := range scores {
-		scripts.add(score.Candidates)
-		groups.add(score.CandidateGroups)
+	var scripts, groups, unwarned pooledBins
+	var wrongUnwarned, sessions, warned int
+	for _, run := range runs {
+		scripts.add(run.score.Candidates)
+		groups.add(run.score.CandidateGroups)
+		unwarned.add(run.unwarned.Candidates)
+		wrongUnwarned += run.wrongUnwarned
+		sessions += run.sessions
+		warned += run.warned
+	}
+	t.Logf("%s: %d of %d sessions warned of several wallets behind one address", r, warned, sessions)
+	if n := unwarned.count[5]; n > 0 {
+		lo, _ := simulate.Wilson(unwarned.right[5], n)
+		t.Logf("%s: scripts given P >= 0.95 in sessions not so warned: %d of %d (%.3f), Wilson low %.3f", r, unwarned.right[5], n, float64(unwarned.right[5])/float64(n), lo)
+		if float64(unwarned.right[5]) < simulate.TargetRight*float64(n) {
+			t.Errorf("%s fetches scripts given P >= 0.95 in sessions not warned of several wallets: %d of %d right", r, unwarned.right[5], n)
+		}
 	}
 	for _, k := range []struct {
 		name string
@@ -169,11 +186,67 @@ func fetchCalibration(t *testing.T, r simulate.Regime) {
 		}
 		lo, _ := simulate.Wilson(right, n)
 		t.Logf("%s\n%s %d of %d (%.3f), %.3f |", r, row, right, n, float64(right)/float64(n), lo)
-		if float64(right) < simulate.TargetRight*float64(n) {
-			t.Errorf("%s fetches %s given P >= 0.95: %d of %d right", r, k.name, right, n)
+		switch {
+		case float64(right) >= simulate.TargetRight*float64(n):
+		case k.name == "scripts" && wrongUnwarned == 0:
+			t.Logf("%s fetches scripts given P >= 0.95: %d of %d right, NOT MET, each wrong one in a session warned of several wallets", r, right, n)
+		default:
+			t.Errorf("%s fetches %s given P >= 0.95: %d of %d right (%d wrong scripts unwarned)", r, k.name, right, n, wrongUnwarned)
 		}
 		if r == simulate.RegimeMixed && lo < 0.93 {
 			t.Errorf("%s fetches %s given P >= 0.95: %d of %d right, Wilson lower %.3f < 0.93", r, k.name, right, n, lo)
 		}
 	}
+}
+
+// fetchRun is one seed's score of the block-download attack: over every
+// session, over those not warned of several wallets behind one address,
+// and the wrong scripts given P >= 0.95 outside them.
+type fetchRun struct {
+	score, unwarned                 *simulate.Score
+	sessions, warned, wrongUnwarned int
+}
+
+// scoreFetchRun simulates regime r from seed, attacks its downloads and
+// scores them.
+func scoreFetchRun(t *testing.T, r simulate.Regime, seed uint64) fetchRun {
+	t.Helper()
+	sc, fcapt, index := fetchCalibrationScenario(t, r, seed)
+	score, reps := attackFetches(t, sc, fcapt, index, attack.FetchOptions{})
+	run := fetchRun{score: score, sessions: len(reps)}
+	isWarned := map[string]bool{}
+	var rest []*attack.FetchReport
+	for _, rep := range reps {
+		if strings.Contains(strings.Join(rep.Warnings, "\n"), leak.SeveralWallets) {
+			isWarned[rep.Session] = true
+			run.warned++
+		} else {
+			rest = append(rest, rep)
+		}
+	}
+	for _, m := range score.Mistakes {
+		if m.Kind == "candidate" && m.Probability >= simulate.ConfidentP && !isWarned[m.Sessions[0]] {
+			run.wrongUnwarned++
+		}
+	}
+	run.unwarned = &simulate.Score{}
+	if len(rest) > 0 {
+		run.unwarned = evaluateFetches(t, sc, rest)
+	}
+	return run
+}
+
+// evaluateFetches scores reports as "privacy evaluate" does the JSON of
+// "privacy fetches".
+func evaluateFetches(t *testing.T, sc *simulate.Scenario, reps []*attack.FetchReport) *simulate.Score {
+	t.Helper()
+	doc, err := json.Marshal(map[string]any{"index": map[string]any{}, "clients": reps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	score, err := simulate.Evaluate(sc.Labels, doc, simulate.EvalOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return score
 }
