@@ -1,15 +1,14 @@
 package leak
 
 import (
-	"cmp"
 	"fmt"
 	"net"
 )
 
-// SeveralWallets is the start of the warning of a report whose client
-// address sent another session that fetched for other scripts: see
+// SeveralWallets is in the warning of a report whose client address sent
+// another session that fetched for other scripts: see
 // warnSharedClients.
-const SeveralWallets = "sessions from this client's address fetch for different scripts"
+const SeveralWallets = "from this client's address (its host, whatever the port) fetch for different scripts"
 
 // warnSharedClients warns the reports of sessions that come from one
 // client address (its host, whatever the port) and fetch for different
@@ -40,49 +39,65 @@ func warnSharedClients(reports []*Report) {
 		}
 		byHost[host] = append(byHost[host], r)
 	}
+	work := 0
 	for _, host := range hosts {
 		rs := byHost[host]
-		warned := make([]string, len(rs))
+		others := make([]int, len(rs))
+		claims := make([][]*Match, len(rs))
+		for i, r := range rs {
+			claims[i] = r.claimed()
+		}
 		for i, a := range rs {
-			for j, b := range rs {
-				if i == j || warned[i] != "" && warned[j] != "" {
-					continue
-				}
-				if m := a.skippedBy(b); m != "" {
-					why := fmt.Sprintf("session %s fetched every block of %s, which session %s scanned and did not fetch all of", a.Session, m, b.Session)
-					warned[i], warned[j] = cmp.Or(warned[i], why), cmp.Or(warned[j], why)
+			for j := i + 1; j < len(rs) && work < maxSharedWork; j++ {
+				work += len(claims[i]) + len(claims[j]) + 1
+				if rs[j].skipped(claims[i]) || a.skipped(claims[j]) {
+					others[i]++
+					others[j]++
 				}
 			}
 		}
 		for i, r := range rs {
-			if warned[i] != "" {
-				r.warn(fmt.Sprintf("%s (%s; %s): several wallets behind one address, or one client fetching for several at once; on simulated captures of that kind (privacy simulate --regime shared-client) scripts given 0.95 or more were right less often than said (a script of the chain paid in blocks of the client's different wallets), their groups as often as said: the groups are the claim to read", SeveralWallets, host, warned[i]))
+			if others[i] > 0 {
+				r.warn(fmt.Sprintf("%d other session(s) %s: one of the two fetched every block of a script of two or more appearances, given half or more, that the other scanned and did not fetch all of; several wallets behind one address, or one client fetching for several at once: on simulated captures of that kind (privacy simulate --regime shared-client) scripts given 0.95 or more were right less often than said (a script of the chain paid in blocks of the client's different wallets), their groups as often as said: the groups are the claim to read", others[i], SeveralWallets))
 			}
 		}
 	}
 }
 
-// skippedBy returns a match of r of two or more appearances, given 0.5
-// or more and not explained by another's blocks, every block of which o
-// scanned and not all of which o fetched: o fetched for other scripts.
-// Empty when there is none.
-func (r *Report) skippedBy(o *Report) string {
-	if len(o.scanned) != len(r.scanned) || r.first != o.first {
-		return ""
-	}
-	for _, m := range r.Matched {
-		if m.Appearances < 2 || m.Probability < 0.5 || m.Nested {
-			continue
+// maxSharedWork bounds the steps spent comparing the sessions of one
+// client address.
+const maxSharedWork = 10_000_000
+
+// claimed lists r's matches of two or more appearances given 0.5 or
+// more and not explained by another's blocks.
+func (r *Report) claimed() []*Match {
+	var out []*Match
+	for i := range r.Matched {
+		if m := &r.Matched[i]; m.Appearances >= 2 && m.Probability >= 0.5 && !m.Nested {
+			out = append(out, m)
 		}
+	}
+	return out
+}
+
+// skipped reports whether r scanned every block of one of another
+// session's claimed matches and did not fetch all of them: r fetched for
+// other scripts.
+func (r *Report) skipped(claims []*Match) bool {
+	for _, m := range claims {
 		scanned, fetched := true, true
 		for _, h := range m.Heights {
-			i := int(h - o.first)
-			scanned = scanned && bitGet(o.scanned, i)
-			fetched = fetched && bitGet(o.fetched, i)
+			i := int(h - r.first)
+			if i < 0 || i >= len(r.scanned)*64 {
+				scanned = false
+				break
+			}
+			scanned = scanned && bitGet(r.scanned, i)
+			fetched = fetched && bitGet(r.fetched, i)
 		}
 		if scanned && !fetched {
-			return m.Candidate
+			return true
 		}
 	}
-	return ""
+	return false
 }
