@@ -345,6 +345,9 @@ func Analyze(views []View, src Source, opt Options) ([]*Report, error) {
 	for _, r := range reports {
 		r.finish()
 	}
+	if !opt.Collude && opt.Own == nil {
+		warnSharedClients(reports[:len(views)])
+	}
 	return reports, nil
 }
 

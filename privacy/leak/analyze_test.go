@@ -38,9 +38,18 @@ func TestReportNothingScanned(t *testing.T) {
 // 10, 20, 30, 40, 100 and 120, with chance placing scripts at random (no
 // shifts), over entries and 400 scripts of two appearances elsewhere.
 func evidenceReport(entries []universe.IndexEntry) *Report {
+	return scanReport("", []int{10, 20, 30, 40, 100, 120}, entries)
+}
+
+// scanReport is the report of a session of client that scanned blocks
+// 0..199 and fetched those of fetched, with chance placing scripts at
+// random (no shifts), over entries and 400 scripts of two appearances
+// elsewhere.
+func scanReport(client string, fetched []int, entries []universe.IndexEntry) *Report {
 	r := emptyReport(0, 200, DefaultMaxMatches)
+	r.Client, r.Session = client, client
 	setAll(r.scanned, 200)
-	for _, h := range []int{10, 20, 30, 40, 100, 120} {
+	for _, h := range fetched {
 		bitSet(r.fetched, h)
 	}
 	r.measure(-1)

@@ -96,6 +96,19 @@
 // with the share of them the fetched blocks carry beyond it, with the
 // interval of that share (EstimatedWalletSingles counts them).
 //
+// Several wallets behind one address. Sessions of one wallet fetch the
+// same wallet's blocks. When one session fetched every block of a match
+// of two or more appearances, given 0.5 or more, that another session
+// from the same client address (its host, whatever the port) scanned and
+// did not fetch all of, they fetch for different scripts: several
+// wallets behind one address, a session perhaps fetching for several at
+// once, whose downloads in neighbouring blocks match scripts of the chain
+// paid in blocks of its different wallets more often than the shifts
+// say. Both are warned (SeveralWallets): their scripts given 0.95 or more
+// are right less often than said, their groups as often. Colluding views
+// and a client's own report, one client's downloads split over its
+// peers, are not compared.
+//
 // Several sessions of one client are intersected (Options.Intersect)
 // as one session that scanned every block one of them scanned, and
 // fetched a block when every one of them that scanned it fetched it: a

@@ -216,12 +216,17 @@ func (r *Report) finish() {
 	}
 	classes := r.classes(units, g)
 	single := r.singles(classes[1])
+	byK := map[uint64]prob{} // each class's, worked out once
 	byClass := func(k uint64) prob {
+		if p, ok := byK[k]; ok {
+			return p
+		}
 		p := single
 		if k >= 2 {
 			p = r.groupProbability(classes[k])
 		}
-		return p.capped(r.cap)
+		byK[k] = p.capped(r.cap)
+		return byK[k]
 	}
 	nested := r.nestedUnits(units, order, byClass)
 	halved := func(k uint64) prob { return byClass(k).halved() }

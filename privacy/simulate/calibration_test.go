@@ -14,7 +14,6 @@ import (
 	"github.com/spvfilter/spvfilter/bip37"
 	"github.com/spvfilter/spvfilter/privacy/attack"
 	"github.com/spvfilter/spvfilter/privacy/capture"
-	"github.com/spvfilter/spvfilter/privacy/leak"
 	"github.com/spvfilter/spvfilter/privacy/simulate"
 	"github.com/spvfilter/spvfilter/privacy/universe"
 )
@@ -393,60 +392,6 @@ func TestCalibrationRegimes(t *testing.T) {
 	t.Logf("fetch groups given P >= 0.95 over every regime: %d of %d right", groupsRight, groupsCount)
 	if _, high := simulate.Wilson(groupsRight, groupsCount); groupsCount == 0 || high < simulate.TargetRight {
 		t.Errorf("fetch groups given P >= 0.95: %d of %d right over the regimes", groupsRight, groupsCount)
-	}
-}
-
-// TestCoversNotRuledOut: covers do not show in a capture's user agent
-// (the simulated clients send none of spvfilter's), and the downloads of
-// a covered client look like those of one with more groups of its own.
-// So on the covered regime every session that names a script or a group
-// at P >= 0.95 without a cover target is warned that covers cannot be
-// ruled out, and none is warned when the target is given.
-func TestCoversNotRuledOut(t *testing.T) {
-	o, err := simulate.RegimeOptions(simulate.RegimeCovered)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o.Seed, o.Wallets, o.Noise, o.Degenerate = 4201, 0, 0, 0
-	o.Chain = simulate.ChainOptions{Blocks: 600, TxsPerBlock: 30}
-	o.Fetch.Wallets = 12
-	sc, err := simulate.Generate(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, target := range []float64{0, 0.5} {
-		var index, fcapt bytes.Buffer
-		if err := sc.WriteIndex(&index); err != nil {
-			t.Fatal(err)
-		}
-		if err := sc.WriteFetchCapture(&fcapt); err != nil {
-			t.Fatal(err)
-		}
-		score, reps := attackFetches(t, sc, &fcapt, &index, attack.FetchOptions{CoverTarget: target})
-		confident, warned := 0, 0
-		for _, r := range reps {
-			if strings.Contains(strings.ToLower(r.UserAgent), "spvfilter") {
-				t.Fatalf("%s: user agent %q: the test needs captures that do not say spvfilter", r.Session, r.UserAgent)
-			}
-			said := slices.Contains(r.Warnings, leak.CoversNotRuledOut)
-			if said {
-				warned++
-			}
-			if r.Confident > 0 || r.ConfidentGroups > 0 {
-				confident++
-				if !said && target == 0 {
-					t.Errorf("%s: %d scripts and %d groups at P >= 0.95 on a covered capture, no warning that covers cannot be ruled out", r.Session, r.Confident, r.ConfidentGroups)
-				}
-			}
-		}
-		if target > 0 && warned > 0 {
-			t.Errorf("--cover-target %g: %d sessions still warned", target, warned)
-		}
-		if target == 0 && confident == 0 {
-			t.Fatalf("no session names anything at P >= 0.95: the test measures nothing")
-		}
-		t.Logf("cover target %g: %d of %d sessions name something at P >= 0.95, %d warned; groups given P >= 0.95: %d of %d right",
-			target, confident, len(reps), warned, score.CandidateGroups.Confident.Right, score.CandidateGroups.Confident.Count)
 	}
 }
 

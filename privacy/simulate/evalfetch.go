@@ -33,7 +33,7 @@ func (e *evaluator) fetches(doc object) error {
 				return slices.ContainsFunc(ws, func(w *fetchWalletTruth) bool { return w.scripts[s] })
 			}
 		}
-		sc.counts = func(c object) map[string]int { return walletGroups(c, sc.truth) }
+		sc.counts = func(c object, matched []object) map[string]int { return walletGroups(c, matched, sc.truth) }
 		return sc, true
 	})
 	if err != nil {
@@ -84,11 +84,12 @@ func (e *evaluator) candidateGroups(sc sessionCase, groups []object) {
 }
 
 // walletGroups returns the truth of a fetches report's estimated wallet
-// groups: of the groups its matches form (those sharing a "group" number,
+// groups: of the groups its matches (matched, decoded from its
+// "matched") form (those sharing a "group" number,
 // each other match alone), the ones whose most appearing member appears
 // in two or more blocks and that hold a script of the wallet. Nil when the
 // report lists only part of its matches (the count is then unknown).
-func walletGroups(c object, wallet map[string]bool) map[string]int {
+func walletGroups(c object, matched []object, wallet map[string]bool) map[string]int {
 	if t, _ := c.boolean("matched_truncated"); t {
 		return nil
 	}
@@ -98,7 +99,7 @@ func walletGroups(c object, wallet map[string]bool) map[string]int {
 	}
 	var groups []*group
 	byID := map[float64]*group{}
-	for _, m := range c.objects("matched") {
+	for _, m := range matched {
 		id := m.num("group")
 		g := byID[ptrOr(id, 0)]
 		if g == nil {

@@ -163,8 +163,9 @@ type sessionCase struct {
 	owns       func(string) bool // nil: no candidate is right
 	fields     []string          // the report fields the scoring knows
 	// counts gives, from the session's report and the labels, the
-	// truth of estimates other than the wallet's (nil: none).
-	counts func(c object) map[string]int
+	// truth of estimates other than the wallet's (nil: none), with
+	// its "matched" decoded.
+	counts func(c object, matched []object) map[string]int
 }
 
 // sessions scores every session of the report's clients that label
@@ -252,7 +253,7 @@ func (e *evaluator) session(c object, sc sessionCase) {
 	ivs, used := findIntervals(c)
 	var other map[string]int
 	if sc.counts != nil {
-		other = sc.counts(c)
+		other = sc.counts(c, matched)
 	}
 	e.countIntervals("sessions", ivs, len(sc.truth), other)
 	e.noteUnscored("session reports", unknownKeys(c, sc.fields, used))

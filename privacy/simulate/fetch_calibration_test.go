@@ -3,9 +3,11 @@ package simulate_test
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/spvfilter/spvfilter/privacy/attack"
+	"github.com/spvfilter/spvfilter/privacy/leak"
 	"github.com/spvfilter/spvfilter/privacy/simulate"
 )
 
@@ -95,6 +97,17 @@ func (p *pooledBins) underConfident(i int) bool {
 // pooled). Any other fails the test of its regime.
 var knownOverConfident = map[string]bool{}
 
+// knownUnderConfident are the bins from P 0.5 on, by regime, kind and
+// bin, that say measurably less than they get and are stated as targets
+// not met (privacy/README.md, "Scores of the attacks"). Any other fails
+// the test of its regime. Reuse's scripts in [0.5, 0.8): ambiguous
+// pairs, a payer's change reused as often as the wallet's script, each
+// given half, both often the wallet's. Mixed's scripts in [0.8, 0.95) and
+// groups in [0.5, 0.8): a shift of the fetched set that lays one burst of
+// the wallet's blocks on another matches the wallet's own scripts, so
+// the null counts some of them as chance's.
+var knownUnderConfident = map[string]bool{"reuse scripts 1": true, "mixed scripts 2": true, "mixed groups 1": true}
+
 // TestFetchCalibrationReuse, TestFetchCalibrationChange,
 // TestFetchCalibrationMixed and TestFetchCalibrationSharedClient score
 // the block-download attack ("privacy fetches", then "privacy evaluate")
@@ -122,19 +135,21 @@ func TestFetchCalibrationSharedClient(t *testing.T) {
 // class's probability: 382 of 407 right on seeds 7701 to 7704 before
 // pooled nesting) the lower end of their Wilson interval must reach 0.93;
 // no bin may say more than the upper end of its Wilson interval and 0.05
-// beyond. A bin from P 0.5 on that says less than the lower end and 0.05
-// below is logged as a target not met (mixed's groups in [0.5, 0.8),
-// where pooled groups of a client's several wallets are more often right
-// than the half of their class's probability they have).
+// beyond. Scripts short of 95% are allowed only where every wrong one
+// given 0.95 or more is in a session warned that its address fetches for
+// several wallets (leak.SeveralWallets: shared-client's scripts, 3 of 7
+// right on seeds 7701, 7702, 7901 and 7902), and the sessions not so
+// warned must meet it alone. Nor may a bin from P 0.5 on say less than
+// the lower end and 0.05 below, other than those stated
+// (knownUnderConfident).
 func fetchCalibration(t *testing.T, r simulate.Regime) {
 	seeds := fetchCalibrationSeeds[r]
-	scores := make([]*simulate.Score, len(seeds))
+	runs := make([]fetchRun, len(seeds))
 	t.Run("seeds", func(t *testing.T) {
 		for i, seed := range seeds {
 			t.Run(fmt.Sprint(seed), func(t *testing.T) {
 				t.Parallel()
-				sc, fcapt, index := fetchCalibrationScenario(t, r, seed)
-				scores[i], _ = attackFetches(t, sc, fcapt, index, attack.FetchOptions{})
+				runs[i] = scoreFetchRun(t, r, seed)
 			})
 		}
 	})
@@ -142,9 +157,23 @@ func fetchCalibration(t *testing.T, r simulate.Regime) {
 		return
 	}
 	var scripts, groups pooledBins
-	for _, score := range scores {
-		scripts.add(score.Candidates)
-		groups.add(score.CandidateGroups)
+	var sessions, warned, unwarned, unwarnedRight, wrongWarned int
+	for _, run := range runs {
+		scripts.add(run.score.Candidates)
+		groups.add(run.score.CandidateGroups)
+		sessions += run.sessions
+		warned += run.warned
+		unwarned += run.unwarned
+		unwarnedRight += run.unwarnedRight
+		wrongWarned += run.wrongWarned
+	}
+	t.Logf("%s: %d of %d sessions warned of several wallets behind one address", r, warned, sessions)
+	if unwarned > 0 {
+		lo, _ := simulate.Wilson(unwarnedRight, unwarned)
+		t.Logf("%s: scripts given P >= 0.95 in sessions not so warned: %d of %d (%.3f), Wilson low %.3f", r, unwarnedRight, unwarned, float64(unwarnedRight)/float64(unwarned), lo)
+		if float64(unwarnedRight) < simulate.TargetRight*float64(unwarned) {
+			t.Errorf("%s fetches scripts given P >= 0.95 in sessions not warned of several wallets: %d of %d right", r, unwarnedRight, unwarned)
+		}
 	}
 	for _, k := range []struct {
 		name string
@@ -158,8 +187,10 @@ func fetchCalibration(t *testing.T, r simulate.Regime) {
 				t.Logf("%s fetches %s: bin %d over-confident, NOT MET (known): %s", r, k.name, i, k.p.cell(i))
 			case over:
 				t.Errorf("%s fetches %s: bin %d over-confident: %s", r, k.name, i, k.p.cell(i))
+			case k.p.underConfident(i) && knownUnderConfident[fmt.Sprintf("%s %s %d", r, k.name, i)]:
+				t.Logf("%s fetches %s: bin %d under-confident (right more often than said), NOT MET (known): %s", r, k.name, i, k.p.cell(i))
 			case k.p.underConfident(i):
-				t.Logf("%s fetches %s: bin %d under-confident (right more often than said), NOT MET: %s", r, k.name, i, k.p.cell(i))
+				t.Errorf("%s fetches %s: bin %d under-confident (right more often than said): %s", r, k.name, i, k.p.cell(i))
 			}
 		}
 		n, right := k.p.count[5], k.p.right[5]
@@ -169,11 +200,78 @@ func fetchCalibration(t *testing.T, r simulate.Regime) {
 		}
 		lo, _ := simulate.Wilson(right, n)
 		t.Logf("%s\n%s %d of %d (%.3f), %.3f |", r, row, right, n, float64(right)/float64(n), lo)
-		if float64(right) < simulate.TargetRight*float64(n) {
+		switch {
+		case float64(right) >= simulate.TargetRight*float64(n):
+		case k.name == "scripts" && n-right == wrongWarned:
+			t.Logf("%s fetches scripts given P >= 0.95: %d of %d right, NOT MET, each wrong one in a session warned of several wallets", r, right, n)
+		default:
 			t.Errorf("%s fetches %s given P >= 0.95: %d of %d right", r, k.name, right, n)
 		}
 		if r == simulate.RegimeMixed && lo < 0.93 {
 			t.Errorf("%s fetches %s given P >= 0.95: %d of %d right, Wilson lower %.3f < 0.93", r, k.name, right, n, lo)
 		}
 	}
+}
+
+// fetchRun is one seed's score of the block-download attack, and of the
+// scripts given P >= 0.95 in sessions not warned of several wallets
+// behind one address, how many and how many right; wrongWarned counts
+// the wrong ones in warned sessions.
+type fetchRun struct {
+	score                                *simulate.Score
+	sessions, warned                     int
+	unwarned, unwarnedRight, wrongWarned int
+}
+
+// scoreFetchRun simulates regime r from seed, attacks its downloads and
+// scores them; a script is right when one of the session's wallets holds
+// it, as evaluate has it.
+func scoreFetchRun(t *testing.T, r simulate.Regime, seed uint64) fetchRun {
+	t.Helper()
+	sc, fcapt, index := fetchCalibrationScenario(t, r, seed)
+	score, reps := attackFetches(t, sc, fcapt, index, attack.FetchOptions{})
+	run := fetchRun{score: score, sessions: len(reps)}
+	owns := sessionOwners(sc.Labels.Fetch)
+	for _, rep := range reps {
+		warned := strings.Contains(strings.Join(rep.Warnings, "\n"), leak.SeveralWallets)
+		if warned {
+			run.warned++
+		}
+		for _, m := range rep.Matched {
+			if m.Probability < simulate.ConfidentP {
+				continue
+			}
+			right := owns[rep.Session][m.Candidate]
+			switch {
+			case warned && !right:
+				run.wrongWarned++
+			case !warned:
+				run.unwarned++
+				if right {
+					run.unwarnedRight++
+				}
+			}
+		}
+	}
+	return run
+}
+
+// sessionOwners maps each session to the scripts of the wallets it
+// fetched for.
+func sessionOwners(l *simulate.FetchLabels) map[string]map[string]bool {
+	wallets := map[string][]string{}
+	for _, w := range l.Wallets {
+		wallets[w.ID] = w.Scripts
+	}
+	out := map[string]map[string]bool{}
+	for _, s := range l.Sessions {
+		set := map[string]bool{}
+		for _, w := range append([]string{s.Wallet}, s.Wallets...) {
+			for _, x := range wallets[w] {
+				set[x] = true
+			}
+		}
+		out[s.ID] = set
+	}
+	return out
 }

@@ -78,12 +78,21 @@ func findIntervals(o object) ([]interval, map[string]bool) {
 		if !named {
 			quantity = k // an estimate given as an object with its bounds
 		}
+		if !named && !startsObject(o[k]) {
+			continue // only an object is an interval without a name: lists of heights are not decoded
+		}
 		if iv, ok := parseInterval(o[k]); ok && (named || iv.fromObject) {
 			out = append(out, interval{quantity: quantity, key: k, low: iv.low, high: iv.high, level: iv.level})
 			used[k] = true
 		}
 	}
 	return out, used
+}
+
+// startsObject reports whether raw is a JSON object.
+func startsObject(raw json.RawMessage) bool {
+	t := bytes.TrimLeft(raw, " \t\r\n")
+	return len(t) > 0 && t[0] == '{'
 }
 
 type parsedInterval struct {

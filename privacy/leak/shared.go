@@ -1,0 +1,103 @@
+package leak
+
+import (
+	"fmt"
+	"net"
+)
+
+// SeveralWallets is in the warning of a report whose client address sent
+// another session that fetched for other scripts: see
+// warnSharedClients.
+const SeveralWallets = "from this client's address (its host, whatever the port) fetch for different scripts"
+
+// warnSharedClients warns the reports of sessions that come from one
+// client address (its host, whatever the port) and fetch for different
+// scripts: one fetched every block of a match of two or more
+// appearances, given 0.5 or more, that the other scanned and did not
+// fetch all of. Sessions of one wallet fetch the same wallet's blocks;
+// these are several wallets behind one address, and a session may fetch
+// for several of them at once. Their downloads in neighbouring blocks
+// then match scripts of the chain more often than the fetched set
+// shifted along the scan does (a script paid in blocks of the client's
+// different wallets), so that scripts given 0.95 or more are right less
+// often than said; their groups held. Reports of colluding views or a
+// client's own (one client's downloads split over its peers) are not
+// compared.
+func warnSharedClients(reports []*Report) {
+	byHost := map[string][]*Report{}
+	var hosts []string
+	for _, r := range reports {
+		host := r.Client
+		if h, _, err := net.SplitHostPort(r.Client); err == nil {
+			host = h
+		}
+		if host == "" {
+			continue
+		}
+		if byHost[host] == nil {
+			hosts = append(hosts, host)
+		}
+		byHost[host] = append(byHost[host], r)
+	}
+	work := 0
+	for _, host := range hosts {
+		rs := byHost[host]
+		others := make([]int, len(rs))
+		claims := make([][]*Match, len(rs))
+		for i, r := range rs {
+			claims[i] = r.claimed()
+		}
+		for i, a := range rs {
+			for j := i + 1; j < len(rs) && work < maxSharedWork; j++ {
+				work += len(claims[i]) + len(claims[j]) + 1
+				if rs[j].skipped(claims[i]) || a.skipped(claims[j]) {
+					others[i]++
+					others[j]++
+				}
+			}
+		}
+		for i, r := range rs {
+			if others[i] > 0 {
+				r.warn(fmt.Sprintf("%d other session(s) %s: one of the two fetched every block of a script of two or more appearances, given half or more, that the other scanned and did not fetch all of; several wallets behind one address, or one client fetching for several at once: on simulated captures of that kind (privacy simulate --regime shared-client) scripts given 0.95 or more were right less often than said (a script of the chain paid in blocks of the client's different wallets), their groups as often as said: the groups are the claim to read", others[i], SeveralWallets))
+			}
+		}
+	}
+}
+
+// maxSharedWork bounds the steps spent comparing the sessions of one
+// client address.
+const maxSharedWork = 10_000_000
+
+// claimed lists r's matches of two or more appearances given 0.5 or
+// more and not explained by another's blocks.
+func (r *Report) claimed() []*Match {
+	var out []*Match
+	for i := range r.Matched {
+		if m := &r.Matched[i]; m.Appearances >= 2 && m.Probability >= 0.5 && !m.Nested {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// skipped reports whether r scanned every block of one of another
+// session's claimed matches and did not fetch all of them: r fetched for
+// other scripts.
+func (r *Report) skipped(claims []*Match) bool {
+	for _, m := range claims {
+		scanned, fetched := true, true
+		for _, h := range m.Heights {
+			i := int(h - r.first)
+			if i < 0 || i >= len(r.scanned)*64 {
+				scanned = false
+				break
+			}
+			scanned = scanned && bitGet(r.scanned, i)
+			fetched = fetched && bitGet(r.fetched, i)
+		}
+		if scanned && !fetched {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,42 @@
+package leak
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/spvfilter/spvfilter/privacy/universe"
+)
+
+// TestSeveralWalletsWarned: two sessions from one address, one fetching
+// the blocks of w (10, 20, 30, 40) and x (100, 120), the other only w's,
+// fetch for different scripts: both are warned, each of one other
+// session, in words that fold across sessions. Sessions that
+// fetch the same blocks, or come from different addresses, are not.
+func TestSeveralWalletsWarned(t *testing.T) {
+	entries := []universe.IndexEntry{
+		{Candidate: "w", Heights: []int32{10, 20, 30, 40}, Txs: oneTx(1, 1, 1, 1)},
+		{Candidate: "x", Heights: []int32{100, 120}, Txs: oneTx(2, 2)},
+	}
+	both, wOnly := []int{10, 20, 30, 40, 100, 120}, []int{10, 20, 30, 40, 77}
+	for _, c := range []struct {
+		name           string
+		a, b           string
+		aFetch, bFetch []int
+		want           bool
+	}{
+		{"one address, different scripts", "127.0.0.1:1000", "127.0.0.1:2000", both, wOnly, true},
+		{"one address, one wallet's", "[::1]:1000", "[::1]:2000", both, both, false},
+		{"two addresses", "127.0.0.1:1000", "127.0.0.2:1000", both, wOnly, false},
+	} {
+		a, b := scanReport(c.a, c.aFetch, entries), scanReport(c.b, c.bFetch, entries)
+		warnSharedClients([]*Report{a, b})
+		for _, r := range []*Report{a, b} {
+			all := strings.Join(r.Warnings, "\n")
+			if got := strings.Contains(all, SeveralWallets); got != c.want {
+				t.Errorf("%s: session %s warned %v, want %v: %q", c.name, r.Session, got, c.want, r.Warnings)
+			} else if got && !strings.Contains(all, "1 other session(s) "+SeveralWallets) {
+				t.Errorf("%s: session %s's warning does not count the other session: %q", c.name, r.Session, all)
+			}
+		}
+	}
+}
