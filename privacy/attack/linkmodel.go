@@ -265,6 +265,9 @@ type pairEvidence struct {
 	// sides are, for three sessions, what each two of them share beyond
 	// what all three do (see sideTerms).
 	sides []memberTerms
+	// payee are, for a pair, what each member's matches say as the payee
+	// of a payment from the other (see payeeTerms).
+	payee [2]payeeTerms
 	// binned is true for a pair that shares nothing listed beside its
 	// count among the mixture's binned pairs, which the fit reads instead.
 	binned bool
@@ -324,7 +327,67 @@ func (p *sizePrior) evidence(sx, sy *linkSession, shared uint64, both float64) p
 	}
 	ev := p.weigh([]*linkSession{sx, sy}, shared, both, cross, spread)
 	ev.directed = true
+	for i, m := range []*linkSession{sx, sy} {
+		only, chance := math.Max(m.matched-float64(shared), 0), math.Max(m.chance-both, 0)
+		ev.payee[i] = p.payeeTerms(float64(shared), ev.chance, ev.chance+spread, only, chance, &ev.pay)
+	}
 	return ev
+}
+
+// payeeTerms are what a payee's matches say of a payment of k of its N
+// addresses (k ≤ N), per bin j of k (see paymentTerms): the payer meant
+// to pay K addresses, of the law of payment sizes, and paid k = min(K,
+// N), so a payee of few addresses is paid whole (K ≥ N) far more often
+// than one of many. rest is log Σ P(K = k)·P(shared | k)·P(N > k,
+// the payee's own matches) over the bin's k, less the bin's mass;
+// whole is log Σ P(shared | k)·P(N = k)·P(the payee's own matches are
+// chance), to be weighed by P(K ≥ k) at logK, the bin's mean ln k under
+// the shared matches.
+type payeeTerms struct {
+	rest, whole, logK [paymentBins]float64
+}
+
+// payeeTerms weighs a payee's own matches, only of them of mean chance,
+// against payments of k of its addresses sharing shared matches (chance
+// and the wallets' cross matches of mean lambda and the given variance
+// beside them), pay the bins' terms of paymentTerms.
+func (p *sizePrior) payeeTerms(shared, lambda, variance, only, chance float64, pay *[paymentBins]float64) payeeTerms {
+	var out payeeTerms
+	width := 12*math.Sqrt(variance+1) + 20
+	nonEmpty := p.massAbove(math.Ln2)
+	own := logPoisson(only, chance)
+	for j := range out.rest {
+		out.rest[j], out.whole[j] = math.Inf(-1), math.Inf(-1)
+		if math.IsInf(pay[j], -1) {
+			continue
+		}
+		lo, hi := binRange(j)
+		from := math.Max(lo, math.Floor(shared-lambda-width))
+		to := math.Min(hi-1, shared)
+		total := math.Log(hi / lo)
+		var sumW, sumLog float64
+		for k := from; k <= to; k++ {
+			l := logNegBinomial(shared-k, lambda, variance)
+			w := math.Exp(math.Log(math.Log((k+1)/k)/total) + l - pay[j])
+			sumW += w
+			sumLog += w * math.Log(k)
+			exact := math.Log(math.Max(p.massAbove(math.Log1p(k))-p.massAbove(math.Log(2+k)), 1e-300) / nonEmpty)
+			out.whole[j] = logAddExp(out.whole[j], l+exact)
+		}
+		out.whole[j] += own
+		out.logK[j] = sumLog / math.Max(sumW, 1e-300)
+		k := math.Round(math.Exp(out.logK[j]))
+		above := math.Log(math.Max(p.massAbove(math.Log(2+k)), 1e-300) / nonEmpty)
+		out.rest[j] = pay[j] + above + p.someSize(only, chance-k, k+1)
+	}
+	return out
+}
+
+// massAbove is the share of the size prior's nonempty wallets whose log
+// size ln(1+N) lies above y.
+func (p *sizePrior) massAbove(y float64) float64 {
+	cdf := func(x float64) float64 { return math.Erfc(-(x-p.mu)/(p.sigma*math.Sqrt2)) / 2 }
+	return math.Max(cdf(p.span)-cdf(math.Min(y, p.span)), 0) / math.Max(cdf(p.span)-cdf(0), 1e-300)
 }
 
 // weigh weighs the candidates that every one of members matches, shared
@@ -446,7 +509,7 @@ func (q *linkParams) logLikesAt(ev *pairEvidence, lg *paramLogs) [hypotheses]flo
 	}
 	if ev.directed {
 		a, b := ev.members[0], ev.members[1]
-		out[sharedAddress] = pay + logAddExp(a.some+payee(b), b.some+payee(a)) - math.Ln2
+		out[sharedAddress] = logAddExp(a.some+q.paidTo(&ev.payee[1], nil), b.some+q.paidTo(&ev.payee[0], nil)) - math.Ln2
 	} else {
 		out[sharedAddress] = pay
 		for _, m := range ev.members {
@@ -457,6 +520,50 @@ func (q *linkParams) logLikesAt(ev *pairEvidence, lg *paramLogs) [hypotheses]flo
 		out[sharedAddress] += alt
 	}
 	return out
+}
+
+// paidTo is the log likelihood of the shared matches and the payee's own
+// under a payment to a payee of terms t, at the law of payment sizes:
+// per bin, the payer meaning to pay fewer than the payee's addresses, or
+// at least all of them. With into, the bins' shares of it are added to
+// into, a whole payee's spread over its bin and those above it as K is.
+func (q *linkParams) paidTo(t *payeeTerms, into *[paymentBins]float64) float64 {
+	total := math.Inf(-1)
+	var terms [paymentBins][2]float64
+	for j := range t.rest {
+		terms[j] = [2]float64{math.Inf(-1), math.Inf(-1)}
+		if math.IsInf(t.rest[j], -1) && math.IsInf(t.whole[j], -1) {
+			continue
+		}
+		terms[j][0] = math.Log(q.payment[j]) + t.rest[j]
+		terms[j][1] = math.Log(q.payAtLeast(t.logK[j])) + t.whole[j]
+		total = logAddExp(total, logAddExp(terms[j][0], terms[j][1]))
+	}
+	if into == nil || math.IsInf(total, -1) {
+		return total
+	}
+	for j := range terms {
+		into[j] += math.Exp(terms[j][0] - total)
+		whole := math.Exp(terms[j][1] - total)
+		if whole == 0 {
+			continue
+		}
+		var above float64
+		for i := j; i < paymentBins; i++ {
+			above += q.payment[i]
+		}
+		for i := j; i < paymentBins; i++ {
+			into[i] += whole * q.payment[i] / above
+		}
+	}
+	return total
+}
+
+// payAtLeast is the probability that a payer means to pay at least k
+// addresses, for ln k = logK, under the law of payment sizes.
+func (q *linkParams) payAtLeast(logK float64) float64 {
+	sf := func(x float64) float64 { return math.Erfc((x-q.payLog)/(q.payDeviation*math.Sqrt2)) / 2 }
+	return math.Max(math.Min(sf(logK)/sf(0), 1), 1e-300)
 }
 
 // sidesLikes is the log likelihood of what each two of three sessions
@@ -722,6 +829,10 @@ func (q *linkParams) expect(ev *pairEvidence, w float64, lg *paramLogs, c *expec
 	if post[sharedAddress] == 0 {
 		return
 	}
+	if ev.directed && ev.shared > 0 {
+		q.expectPaid(ev, w*post[sharedAddress], c)
+		return
+	}
 	total := math.Inf(-1)
 	for j, l := range ev.pay {
 		if !math.IsInf(l, -1) {
@@ -732,6 +843,23 @@ func (q *linkParams) expect(ev *pairEvidence, w float64, lg *paramLogs, c *expec
 		if !math.IsInf(l, -1) {
 			c.pay[j] += w * post[sharedAddress] * math.Exp(lg.payment[j]+l-total)
 		}
+	}
+}
+
+// expectPaid adds the expected counts of payment sizes of a pair,
+// weight w under a payment, either member the payee.
+func (q *linkParams) expectPaid(ev *pairEvidence, w float64, c *expected) {
+	a, b := ev.members[0], ev.members[1]
+	var toA, toB [paymentBins]float64
+	la := b.some + q.paidTo(&ev.payee[0], &toA)
+	lb := a.some + q.paidTo(&ev.payee[1], &toB)
+	top := logAddExp(la, lb)
+	if math.IsInf(top, -1) {
+		return
+	}
+	wa, wb := w*math.Exp(la-top), w*math.Exp(lb-top)
+	for j := range c.pay {
+		c.pay[j] += wa*toA[j] + wb*toB[j]
 	}
 }
 
