@@ -463,12 +463,14 @@ type paramLogs struct {
 	payment                      [paymentBins]float64
 	whole, notWhole, far, notFar float64
 	growth, several, neither     float64
+	// payAny is the mass of the law of ln K above 0 (K ≥ 1).
+	payAny float64
 }
 
 // logs computes the parameters' logs.
 func (q *linkParams) logs() *paramLogs {
 	lg := &paramLogs{whole: math.Log(q.whole), notWhole: math.Log1p(-q.whole), far: math.Log(q.far), notFar: math.Log1p(-q.far),
-		growth: math.Log(q.growth), several: math.Log(q.several), neither: math.Log1p(-q.growth - q.several)}
+		growth: math.Log(q.growth), several: math.Log(q.several), neither: math.Log1p(-q.growth - q.several), payAny: q.payTail(0)}
 	for j, w := range q.payment {
 		lg.payment[j] = math.Log(w)
 	}
@@ -509,7 +511,7 @@ func (q *linkParams) logLikesAt(ev *pairEvidence, lg *paramLogs) [hypotheses]flo
 	}
 	if ev.directed {
 		a, b := ev.members[0], ev.members[1]
-		out[sharedAddress] = logAddExp(a.some+q.paidTo(&ev.payee[1], nil), b.some+q.paidTo(&ev.payee[0], nil)) - math.Ln2
+		out[sharedAddress] = logAddExp(a.some+q.paidTo(&ev.payee[1], lg, nil), b.some+q.paidTo(&ev.payee[0], lg, nil)) - math.Ln2
 	} else {
 		out[sharedAddress] = pay
 		for _, m := range ev.members {
@@ -527,7 +529,7 @@ func (q *linkParams) logLikesAt(ev *pairEvidence, lg *paramLogs) [hypotheses]flo
 // per bin, the payer meaning to pay fewer than the payee's addresses, or
 // at least all of them. With into, the bins' shares of it are added to
 // into, a whole payee's spread over its bin and those above it as K is.
-func (q *linkParams) paidTo(t *payeeTerms, into *[paymentBins]float64) float64 {
+func (q *linkParams) paidTo(t *payeeTerms, lg *paramLogs, into *[paymentBins]float64) float64 {
 	total := math.Inf(-1)
 	var terms [paymentBins][2]float64
 	for j := range t.rest {
@@ -535,8 +537,10 @@ func (q *linkParams) paidTo(t *payeeTerms, into *[paymentBins]float64) float64 {
 		if math.IsInf(t.rest[j], -1) && math.IsInf(t.whole[j], -1) {
 			continue
 		}
-		terms[j][0] = math.Log(q.payment[j]) + t.rest[j]
-		terms[j][1] = math.Log(q.payAtLeast(t.logK[j])) + t.whole[j]
+		terms[j][0] = lg.payment[j] + t.rest[j]
+		if !math.IsInf(t.whole[j], -1) {
+			terms[j][1] = math.Log(q.payAtLeast(t.logK[j], lg.payAny)) + t.whole[j]
+		}
 		total = logAddExp(total, logAddExp(terms[j][0], terms[j][1]))
 	}
 	if into == nil || math.IsInf(total, -1) {
@@ -560,10 +564,15 @@ func (q *linkParams) paidTo(t *payeeTerms, into *[paymentBins]float64) float64 {
 }
 
 // payAtLeast is the probability that a payer means to pay at least k
-// addresses, for ln k = logK, under the law of payment sizes.
-func (q *linkParams) payAtLeast(logK float64) float64 {
-	sf := func(x float64) float64 { return math.Erfc((x-q.payLog)/(q.payDeviation*math.Sqrt2)) / 2 }
-	return math.Max(math.Min(sf(logK)/sf(0), 1), 1e-300)
+// addresses, for ln k = logK, under the law of payment sizes, any the
+// law's mass at k ≥ 1.
+func (q *linkParams) payAtLeast(logK, any float64) float64 {
+	return math.Max(math.Min(q.payTail(logK)/any, 1), 1e-300)
+}
+
+// payTail is the mass of the normal law of ln K above x.
+func (q *linkParams) payTail(x float64) float64 {
+	return math.Erfc((x-q.payLog)/(q.payDeviation*math.Sqrt2)) / 2
 }
 
 // sidesLikes is the log likelihood of what each two of three sessions
@@ -830,7 +839,7 @@ func (q *linkParams) expect(ev *pairEvidence, w float64, lg *paramLogs, c *expec
 		return
 	}
 	if ev.directed && ev.shared > 0 {
-		q.expectPaid(ev, w*post[sharedAddress], c)
+		q.expectPaid(ev, w*post[sharedAddress], lg, c)
 		return
 	}
 	total := math.Inf(-1)
@@ -848,11 +857,11 @@ func (q *linkParams) expect(ev *pairEvidence, w float64, lg *paramLogs, c *expec
 
 // expectPaid adds the expected counts of payment sizes of a pair,
 // weight w under a payment, either member the payee.
-func (q *linkParams) expectPaid(ev *pairEvidence, w float64, c *expected) {
+func (q *linkParams) expectPaid(ev *pairEvidence, w float64, lg *paramLogs, c *expected) {
 	a, b := ev.members[0], ev.members[1]
 	var toA, toB [paymentBins]float64
-	la := b.some + q.paidTo(&ev.payee[0], &toA)
-	lb := a.some + q.paidTo(&ev.payee[1], &toB)
+	la := b.some + q.paidTo(&ev.payee[0], lg, &toA)
+	lb := a.some + q.paidTo(&ev.payee[1], lg, &toB)
 	top := logAddExp(la, lb)
 	if math.IsInf(top, -1) {
 		return
