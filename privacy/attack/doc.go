@@ -86,14 +86,17 @@
 //     matches about twice as often as one), a negative binomial widened by
 //     those estimates' variance, and a, b each chance plus a wallet of any
 //     size;
-//   - two wallets, one of which paid the other k of its addresses, which
-//     its filters then hold: s = k + the count of the last hypothesis, k
-//     of a prior estimated from the capture (ln k normal, its mean and
-//     deviation fitted), every k the counts allow weighed; the payer's own
-//     matches chance plus a wallet of at least one candidate, the payee's
-//     chance alone (a payee every address of which its payer watches, with
-//     probability w) or chance plus at least one candidate, either session
-//     the payer.
+//   - two wallets, one of which paid the other k of its N addresses,
+//     which its filters then hold: s = k + the count of the last
+//     hypothesis; the payer meant to pay K addresses, K of a prior
+//     estimated from the capture (ln K normal, its mean and deviation
+//     fitted), and paid k = min(K, N), N of the wallet-size prior, every k
+//     the counts allow weighed; the payer's own matches chance plus a
+//     wallet of at least one candidate, the payee's chance alone (a whole
+//     payee: K ≥ N = k, so a payee of few addresses is paid whole far
+//     more often than one of many) or chance plus its N - k other
+//     candidates (K = k < N), either session the payer. For three
+//     sessions the payee is whole with a probability w instead.
 //
 // A wallet's size N is none with probability e, else ln(1+N) normal of
 // mean m and deviation d (cut to the universe): e, m and d are estimated
@@ -112,11 +115,11 @@
 // evidence a link needs grows with the number of pairs compared, as a
 // Bonferroni threshold would, and the posterior stays a probability: of
 // the pairs given P, a share P are one wallet's when the model holds (a
-// Bayesian false discovery rate). The share w of whole payees is not
-// fitted: a payee every address of which its payer watches and one wallet
-// whose later session gained addresses both make one session's matches
-// hold the other's, and the capture cannot tell how often each happens,
-// so w is held at one half. The probabilities' 95% intervals carry the
+// Bayesian false discovery rate). The share w of whole payees among
+// three sessions is not fitted: a payee every address of which its payer
+// watches and one wallet whose later session gained addresses both make
+// one session's matches hold the other's, and the capture cannot tell how
+// often each happens, so w is held at one half. The probabilities' 95% intervals carry the
 // model's uncertainty: their 2.5% and 97.5% points over the fits on 24
 // resamplings of the pairs (each pair counted a Poisson number of times,
 // from a fixed seed), over the fits holding w at 0.2 and at 0.8, and over

@@ -551,3 +551,39 @@ func TestLinkSeveralWallets(t *testing.T) {
 		}
 	}
 }
+
+// TestPayeeSizeTiesWholePayments: a payer pays min(K, N) of a payee's N
+// addresses, so a payee whose session holds nothing beyond what it
+// shares is a whole payee only as often as payers mean to pay that many:
+// under a law of payments of about 8 addresses, a pair sharing 4 whose
+// one session holds nothing more is likelier a payment than one wallet,
+// and a pair sharing 60 whose one session holds nothing more and the
+// other as much again is most likely one wallet (its earlier session and
+// its later), at the starting priors.
+func TestPayeeSizeTiesWholePayments(t *testing.T) {
+	const universe = 1_000_000
+	prior := newSizePrior(universe)
+	session := func(matched, chance float64) *linkSession {
+		return &linkSession{matched: matched, chance: chance, exposed: math.Max(matched-chance, 0), rho: chance / universe}
+	}
+	q := startParams(0.05)
+	q.setPayment(math.Log(8), 1)
+	for _, tc := range []struct {
+		name       string
+		x, y       *linkSession
+		shared     uint64
+		minP, maxP float64
+	}{
+		{"a payee of 4, all paid", session(4+1, 1), session(4+200+1, 1), 4, 0, 0.5},
+		// A whole payee of a fixed share (one half) gave 0.30.
+		{"one wallet of 60 grown to 120", session(60+1, 1), session(120+1, 1), 60, 0.8, 1},
+	} {
+		ev := prior.evidence(tc.x, tc.y, tc.shared, 1e-4)
+		post := q.posterior(&ev)
+		if p := post[sameWallet]; p < tc.minP || p > tc.maxP {
+			t.Errorf("%s: P(one wallet) %.4g, want %g..%g (payment %.4g)", tc.name, p, tc.minP, tc.maxP, post[sharedAddress])
+		} else {
+			t.Logf("%s: P(one wallet) %.4g, payment %.4g", tc.name, p, post[sharedAddress])
+		}
+	}
+}

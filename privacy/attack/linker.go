@@ -145,12 +145,17 @@ func (lk *linker) weighPair(x, y int, all bool) {
 	shared := lk.shared[[2]int{x, y}]
 	ev := lk.prior.evidence(sx, sy, shared, lk.bothByChance(x, y))
 	ev.x, ev.y = x, y
-	if shared > 0 || all {
-		lk.pairAt[[2]int{x, y}] = len(lk.mix.pairs)
-		lk.mix.pairs = append(lk.mix.pairs, ev)
-		return
+	if shared == 0 {
+		// Its terms depend on no parameter but the priors: the fit counts
+		// it among the binned pairs, listed or not.
+		lk.mix.addBinned(&ev)
+		ev.binned = true
+		if !all {
+			return
+		}
 	}
-	lk.mix.addBinned(&ev)
+	lk.pairAt[[2]int{x, y}] = len(lk.mix.pairs)
+	lk.mix.pairs = append(lk.mix.pairs, ev)
 }
 
 // fitPriors estimates the parameters from every pair, starting from one

@@ -28,6 +28,10 @@ const (
 	bootstrapFits = 24
 	// emRounds bounds the steps of a fit.
 	emRounds = 400
+	// fitTolerance ends the fit of the estimate, spreadTolerance those of
+	// the spread (each from the estimate): when a step moves the
+	// parameters (the priors relatively) by less in all.
+	fitTolerance, spreadTolerance = 1e-7, 1e-3
 )
 
 // Pseudo-counts of the fit's priors (see mixture.fit): the growth and the
@@ -261,6 +265,12 @@ type pairEvidence struct {
 	// sides are, for three sessions, what each two of them share beyond
 	// what all three do (see sideTerms).
 	sides []memberTerms
+	// payee are, for a pair, what each member's matches say as the payee
+	// of a payment from the other (see payeeTerms).
+	payee [2]payeeTerms
+	// binned is true for a pair that shares nothing listed beside its
+	// count among the mixture's binned pairs, which the fit reads instead.
+	binned bool
 }
 
 // binRange is the sizes of payment bin j: [2^j, 2^(j+1)).
@@ -317,7 +327,67 @@ func (p *sizePrior) evidence(sx, sy *linkSession, shared uint64, both float64) p
 	}
 	ev := p.weigh([]*linkSession{sx, sy}, shared, both, cross, spread)
 	ev.directed = true
+	for i, m := range []*linkSession{sx, sy} {
+		only, chance := math.Max(m.matched-float64(shared), 0), math.Max(m.chance-both, 0)
+		ev.payee[i] = p.payeeTerms(float64(shared), ev.chance, ev.chance+spread, only, chance, &ev.pay)
+	}
 	return ev
+}
+
+// payeeTerms are what a payee's matches say of a payment of k of its N
+// addresses (k ≤ N), per bin j of k (see paymentTerms): the payer meant
+// to pay K addresses, of the law of payment sizes, and paid k = min(K,
+// N), so a payee of few addresses is paid whole (K ≥ N) far more often
+// than one of many. rest is log Σ P(K = k)·P(shared | k)·P(N > k,
+// the payee's own matches) over the bin's k, less the bin's mass;
+// whole is log Σ P(shared | k)·P(N = k)·P(the payee's own matches are
+// chance), to be weighed by P(K ≥ k) at logK, the bin's mean ln k under
+// the shared matches.
+type payeeTerms struct {
+	rest, whole, logK [paymentBins]float64
+}
+
+// payeeTerms weighs a payee's own matches, only of them of mean chance,
+// against payments of k of its addresses sharing shared matches (chance
+// and the wallets' cross matches of mean lambda and the given variance
+// beside them), pay the bins' terms of paymentTerms.
+func (p *sizePrior) payeeTerms(shared, lambda, variance, only, chance float64, pay *[paymentBins]float64) payeeTerms {
+	var out payeeTerms
+	width := 12*math.Sqrt(variance+1) + 20
+	nonEmpty := p.massAbove(math.Ln2)
+	own := logPoisson(only, chance)
+	for j := range out.rest {
+		out.rest[j], out.whole[j] = math.Inf(-1), math.Inf(-1)
+		if math.IsInf(pay[j], -1) {
+			continue
+		}
+		lo, hi := binRange(j)
+		from := math.Max(lo, math.Floor(shared-lambda-width))
+		to := math.Min(hi-1, shared)
+		total := math.Log(hi / lo)
+		var sumW, sumLog float64
+		for k := from; k <= to; k++ {
+			l := logNegBinomial(shared-k, lambda, variance)
+			w := math.Exp(math.Log(math.Log((k+1)/k)/total) + l - pay[j])
+			sumW += w
+			sumLog += w * math.Log(k)
+			exact := math.Log(math.Max(p.massAbove(math.Log1p(k))-p.massAbove(math.Log(2+k)), 1e-300) / nonEmpty)
+			out.whole[j] = logAddExp(out.whole[j], l+exact)
+		}
+		out.whole[j] += own
+		out.logK[j] = sumLog / math.Max(sumW, 1e-300)
+		k := math.Round(math.Exp(out.logK[j]))
+		above := math.Log(math.Max(p.massAbove(math.Log(2+k)), 1e-300) / nonEmpty)
+		out.rest[j] = pay[j] + above + p.someSize(only, chance-k, k+1)
+	}
+	return out
+}
+
+// massAbove is the share of the size prior's nonempty wallets whose log
+// size ln(1+N) lies above y.
+func (p *sizePrior) massAbove(y float64) float64 {
+	cdf := func(x float64) float64 { return math.Erfc(-(x-p.mu)/(p.sigma*math.Sqrt2)) / 2 }
+	return math.Max(cdf(p.span)-cdf(math.Min(y, p.span)), 0) / math.Max(cdf(p.span)-cdf(0), 1e-300)
 }
 
 // weigh weighs the candidates that every one of members matches, shared
@@ -387,9 +457,29 @@ func (q *linkParams) setPayment(mu, sigma float64) {
 	}
 }
 
-// mix is log((1-w)·e^a + w·e^b).
-func mix(w, a, b float64) float64 {
-	return logAddExp(math.Log1p(-w)+a, math.Log(w)+b)
+// paramLogs are the logs of the parameters that logLikes weighs by,
+// computed once for every pair a step of a fit weighs.
+type paramLogs struct {
+	payment                      [paymentBins]float64
+	whole, notWhole, far, notFar float64
+	growth, several, neither     float64
+	// payAny is the mass of the law of ln K above 0 (K ≥ 1).
+	payAny float64
+}
+
+// logs computes the parameters' logs.
+func (q *linkParams) logs() *paramLogs {
+	lg := &paramLogs{whole: math.Log(q.whole), notWhole: math.Log1p(-q.whole), far: math.Log(q.far), notFar: math.Log1p(-q.far),
+		growth: math.Log(q.growth), several: math.Log(q.several), neither: math.Log1p(-q.growth - q.several), payAny: q.payTail(0)}
+	for j, w := range q.payment {
+		lg.payment[j] = math.Log(w)
+	}
+	return lg
+}
+
+// mixLog is log((1-w)·e^a + w·e^b) for lw = log w and lv = log(1-w).
+func mixLog(lv, lw, a, b float64) float64 {
+	return logAddExp(lv+a, lw+b)
 }
 
 // logLikes is the log likelihood of the evidence under each hypothesis
@@ -400,31 +490,89 @@ func mix(w, a, b float64) float64 {
 // one candidate, the payee's none with probability whole (for three
 // sessions, each session's own matches none with probability whole).
 func (q *linkParams) logLikes(ev *pairEvidence) [hypotheses]float64 {
+	return q.logLikesAt(ev, q.logs())
+}
+
+// logLikesAt is logLikes with the parameters' logs lg.
+func (q *linkParams) logLikesAt(ev *pairEvidence, lg *paramLogs) [hypotheses]float64 {
 	var out [hypotheses]float64
 	out[sameWallet] = ev.same
 	out[otherWallets] = ev.other
 	pay := math.Inf(-1)
 	for j, l := range ev.pay {
-		pay = logAddExp(pay, math.Log(q.payment[j])+l)
+		if !math.IsInf(l, -1) {
+			pay = logAddExp(pay, lg.payment[j]+l)
+		}
 	}
-	payee := func(m memberTerms) float64 { return mix(q.whole, m.some, m.own) }
+	payee := func(m memberTerms) float64 { return mixLog(lg.notWhole, lg.whole, m.some, m.own) }
 	for _, m := range ev.members {
-		out[sameWallet] += q.grew(m)
+		out[sameWallet] += q.grewAt(m, lg)
 		out[otherWallets] += m.anyWallet
 	}
 	if ev.directed {
 		a, b := ev.members[0], ev.members[1]
-		out[sharedAddress] = pay + logAddExp(a.some+payee(b), b.some+payee(a)) - math.Ln2
+		out[sharedAddress] = logAddExp(a.some+q.paidTo(&ev.payee[1], lg, nil), b.some+q.paidTo(&ev.payee[0], lg, nil)) - math.Ln2
 	} else {
 		out[sharedAddress] = pay
 		for _, m := range ev.members {
 			out[sharedAddress] += payee(m)
 		}
-		same, alt := q.sidesLikes(ev.sides)
+		same, alt := q.sidesLikes(ev.sides, lg)
 		out[sameWallet] += same
 		out[sharedAddress] += alt
 	}
 	return out
+}
+
+// paidTo is the log likelihood of the shared matches and the payee's own
+// under a payment to a payee of terms t, at the law of payment sizes:
+// per bin, the payer meaning to pay fewer than the payee's addresses, or
+// at least all of them. With into, the bins' shares of it are added to
+// into, a whole payee's spread over its bin and those above it as K is.
+func (q *linkParams) paidTo(t *payeeTerms, lg *paramLogs, into *[paymentBins]float64) float64 {
+	total := math.Inf(-1)
+	var terms [paymentBins][2]float64
+	for j := range t.rest {
+		terms[j] = [2]float64{math.Inf(-1), math.Inf(-1)}
+		if math.IsInf(t.rest[j], -1) && math.IsInf(t.whole[j], -1) {
+			continue
+		}
+		terms[j][0] = lg.payment[j] + t.rest[j]
+		if !math.IsInf(t.whole[j], -1) {
+			terms[j][1] = math.Log(q.payAtLeast(t.logK[j], lg.payAny)) + t.whole[j]
+		}
+		total = logAddExp(total, logAddExp(terms[j][0], terms[j][1]))
+	}
+	if into == nil || math.IsInf(total, -1) {
+		return total
+	}
+	for j := range terms {
+		into[j] += math.Exp(terms[j][0] - total)
+		whole := math.Exp(terms[j][1] - total)
+		if whole == 0 {
+			continue
+		}
+		var above float64
+		for i := j; i < paymentBins; i++ {
+			above += q.payment[i]
+		}
+		for i := j; i < paymentBins; i++ {
+			into[i] += whole * q.payment[i] / above
+		}
+	}
+	return total
+}
+
+// payAtLeast is the probability that a payer means to pay at least k
+// addresses, for ln k = logK, under the law of payment sizes, any the
+// law's mass at k ≥ 1.
+func (q *linkParams) payAtLeast(logK, any float64) float64 {
+	return math.Max(math.Min(q.payTail(logK)/any, 1), 1e-300)
+}
+
+// payTail is the mass of the normal law of ln K above x.
+func (q *linkParams) payTail(x float64) float64 {
+	return math.Erfc((x-q.payLog)/(q.payDeviation*math.Sqrt2)) / 2
 }
 
 // sidesLikes is the log likelihood of what each two of three sessions
@@ -435,17 +583,17 @@ func (q *linkParams) logLikes(ev *pairEvidence) [hypotheses]float64 {
 // probability whole: a payee all of whose candidates were paid), the
 // other two sides what the third's wallet gained or lost, as under one
 // wallet.
-func (q *linkParams) sidesLikes(sides []memberTerms) (same, alt float64) {
+func (q *linkParams) sidesLikes(sides []memberTerms, lg *paramLogs) (same, alt float64) {
 	if len(sides) == 0 {
 		return 0, 0
 	}
 	alt = math.Inf(-1)
 	for i, s := range sides {
-		same += q.grew(s)
-		l := mix(q.whole, s.some, s.own) - math.Log(float64(len(sides)))
+		same += q.grewAt(s, lg)
+		l := mixLog(lg.notWhole, lg.whole, s.some, s.own) - math.Log(float64(len(sides)))
 		for j, o := range sides {
 			if j != i {
-				l += q.grew(o)
+				l += q.grewAt(o, lg)
 			}
 		}
 		alt = logAddExp(alt, l)
@@ -462,26 +610,26 @@ func (p *sizePrior) sideTerms(excess, chance, common float64) memberTerms {
 		grown: grownPart(excess, chance, common, nearGrowth), far: grownPart(excess, chance, common, farGrowth), shares: common >= 1}
 }
 
-// grew is the log likelihood of a member's own matches under one wallet:
+// grewAt is the log likelihood of a member's own matches under one wallet:
 // chance, or with probability growth chance and what the wallet gained or
 // lost (far with probability far, else near), or with probability several
 // chance and another wallet's candidates of any size (a session of
 // several wallets); a wallet with no shared candidate has nothing to grow
-// from.
-func (q *linkParams) grew(m memberTerms) float64 {
+// from. lg are the parameters' logs.
+func (q *linkParams) grewAt(m memberTerms, lg *paramLogs) float64 {
 	if !m.shares {
 		return m.own
 	}
-	l := logAddExp(math.Log1p(-q.growth-q.several)+m.own, math.Log(q.growth)+q.gained(m))
+	l := logAddExp(lg.neither+m.own, lg.growth+gainedAt(m, lg))
 	if q.several > 0 {
-		l = logAddExp(l, math.Log(q.several)+m.some)
+		l = logAddExp(l, lg.several+m.some)
 	}
 	return l
 }
 
-// gained is the log likelihood of a member's own matches under one wallet
-// that gained or lost them.
-func (q *linkParams) gained(m memberTerms) float64 { return mix(q.far, m.grown, m.far) }
+// gainedAt is the log likelihood of a member's own matches under one
+// wallet that gained or lost them.
+func gainedAt(m memberTerms, lg *paramLogs) float64 { return mixLog(lg.notFar, lg.far, m.grown, m.far) }
 
 // posterior is the probability of each hypothesis given the evidence
 // and the parameters.
@@ -574,7 +722,7 @@ type linkFit struct {
 // constants above. weights (nil: one each) count each listed pair, binned
 // (nil: the mixture's) the binned pairs. fixed > 0 holds the priors of one
 // wallet and payment at it.
-func (m *mixture) fit(init, start linkParams, weight, fixed float64, weights []float64, binned map[int32]float64) linkParams {
+func (m *mixture) fit(init, start linkParams, weight, fixed, tol float64, weights []float64, binned map[int32]float64) linkParams {
 	if binned == nil {
 		binned = m.binned
 	}
@@ -585,15 +733,16 @@ func (m *mixture) fit(init, start linkParams, weight, fixed float64, weights []f
 	for range emRounds {
 		var c expected
 		hyp := &c.hyp
+		lg := cur.logs()
 		for i := range m.pairs {
 			w := 1.0
 			if weights != nil {
 				w = weights[i]
 			}
-			if w == 0 {
+			if w == 0 || m.pairs[i].binned {
 				continue
 			}
-			cur.expect(&m.pairs[i], w, &c)
+			cur.expect(&m.pairs[i], w, lg, &c)
 		}
 		for _, k := range m.keys {
 			post := posteriorOf(cur.priors, binnedEvidence(k))
@@ -625,7 +774,7 @@ func (m *mixture) fit(init, start linkParams, weight, fixed float64, weights []f
 			moved += math.Abs(next.priors[h]-cur.priors[h]) / cur.priors[h]
 		}
 		cur = next
-		if moved < 1e-7 {
+		if moved < tol {
 			break
 		}
 	}
@@ -661,39 +810,65 @@ type expected struct {
 	pay                       [paymentBins]float64
 }
 
-// expect adds one pair's expected counts, of weight w, at the parameters.
-func (q *linkParams) expect(ev *pairEvidence, w float64, c *expected) {
-	post := posteriorOf(q.priors, q.logLikes(ev))
+// expect adds one pair's expected counts, of weight w, at the parameters
+// (of logs lg).
+func (q *linkParams) expect(ev *pairEvidence, w float64, lg *paramLogs, c *expected) {
+	post := posteriorOf(q.priors, q.logLikesAt(ev, lg))
 	for h := range c.hyp {
 		c.hyp[h] += w * post[h]
 	}
 	for _, m := range ev.members {
-		if !m.shares {
+		if !m.shares || post[sameWallet] == 0 {
 			continue
 		}
-		all := q.grew(m)
+		all := q.grewAt(m, lg)
 		if math.IsInf(all, -1) {
 			continue
 		}
 		if q.several > 0 {
-			c.several += w * post[sameWallet] * math.Exp(math.Log(q.several)+m.some-all)
+			c.several += w * post[sameWallet] * math.Exp(lg.several+m.some-all)
 		}
 		c.sides += w * post[sameWallet]
-		if gained := q.gained(m); !math.IsInf(gained, -1) {
-			g := w * post[sameWallet] * math.Exp(math.Log(q.growth)+gained-all)
+		if gained := gainedAt(m, lg); !math.IsInf(gained, -1) {
+			g := w * post[sameWallet] * math.Exp(lg.growth+gained-all)
 			c.grew += g
-			c.far += g * math.Exp(math.Log(q.far)+m.far-gained)
+			c.far += g * math.Exp(lg.far+m.far-gained)
 		}
 	}
 	if post[sharedAddress] == 0 {
 		return
 	}
+	if ev.directed && ev.shared > 0 {
+		q.expectPaid(ev, w*post[sharedAddress], lg, c)
+		return
+	}
 	total := math.Inf(-1)
 	for j, l := range ev.pay {
-		total = logAddExp(total, math.Log(q.payment[j])+l)
+		if !math.IsInf(l, -1) {
+			total = logAddExp(total, lg.payment[j]+l)
+		}
 	}
 	for j, l := range ev.pay {
-		c.pay[j] += w * post[sharedAddress] * math.Exp(math.Log(q.payment[j])+l-total)
+		if !math.IsInf(l, -1) {
+			c.pay[j] += w * post[sharedAddress] * math.Exp(lg.payment[j]+l-total)
+		}
+	}
+}
+
+// expectPaid adds the expected counts of payment sizes of a pair,
+// weight w under a payment, either member the payee.
+func (q *linkParams) expectPaid(ev *pairEvidence, w float64, lg *paramLogs, c *expected) {
+	a, b := ev.members[0], ev.members[1]
+	var toA, toB [paymentBins]float64
+	la := b.some + q.paidTo(&ev.payee[0], lg, &toA)
+	lb := a.some + q.paidTo(&ev.payee[1], lg, &toB)
+	top := logAddExp(la, lb)
+	if math.IsInf(top, -1) {
+		return
+	}
+	wa, wb := w*math.Exp(la-top), w*math.Exp(lb-top)
+	for j := range c.pay {
+		c.pay[j] += wa*toA[j] + wb*toB[j]
 	}
 }
 
@@ -704,19 +879,23 @@ func (q *linkParams) expect(ev *pairEvidence, w float64, c *expected) {
 // holds the priors and fits once.
 func (m *mixture) fitAll(start linkParams, weight, fixed float64) linkFit {
 	start.whole = wholeShares[0]
-	f := linkFit{est: m.fit(start, start, weight, fixed, nil, nil)}
+	f := linkFit{est: m.fit(start, start, weight, fixed, fitTolerance, nil, nil)}
 	if fixed > 0 {
 		return f
 	}
 	for _, whole := range wholeShares[1:] {
 		q := start
 		q.whole = whole
-		f.boot = append(f.boot, m.fit(q, q, weight, 0, nil, nil))
+		init := f.est
+		init.whole = whole
+		f.boot = append(f.boot, m.fit(init, q, weight, 0, spreadTolerance, nil, nil))
 	}
 	for _, far := range farShares {
 		q := start
 		q.far, q.holdFar = far, true
-		f.boot = append(f.boot, m.fit(q, q, weight, 0, nil, nil))
+		init := f.est
+		init.far, init.holdFar = far, true
+		f.boot = append(f.boot, m.fit(init, q, weight, 0, spreadTolerance, nil, nil))
 	}
 	rng := rand.New(rand.NewPCG(0x11c4, uint64(len(m.pairs))))
 	weights := make([]float64, len(m.pairs))
@@ -728,7 +907,7 @@ func (m *mixture) fitAll(start linkParams, weight, fixed float64) linkFit {
 		for _, k := range m.keys {
 			binned[k] = float64(poissonDraw(rng, m.binned[k]))
 		}
-		f.boot = append(f.boot, m.fit(f.est, start, weight, 0, weights, binned))
+		f.boot = append(f.boot, m.fit(f.est, start, weight, 0, spreadTolerance, weights, binned))
 	}
 	return f
 }

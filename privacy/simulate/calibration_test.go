@@ -321,62 +321,31 @@ func linkHolding(s *simulate.Score) string {
 // coverage within 3 points) are logged as NOT MET where they are not:
 // on captures of this size most kinds have too few claims for 0.93.
 func TestCalibrationRegimes(t *testing.T) {
+	regimes := simulate.Regimes()
+	results := make([]regimeResult, len(regimes))
+	t.Run("regimes", func(t *testing.T) {
+		for i, ri := range regimes {
+			r := ri.Regime
+			if r == simulate.RegimeCovered {
+				continue // scored with the attack told the target: TestCoverTargetCalibrated
+			}
+			t.Run(string(r), func(t *testing.T) {
+				t.Parallel()
+				run := runRegime(t, r, calibrationSeed+uint64(i))
+				results[i] = checkRegime(t, r, &run)
+			})
+		}
+	})
 	var groupsRight, groupsCount int
 	var tables strings.Builder
 	short := map[string]bool{}
-	for i, ri := range simulate.Regimes() {
-		r := ri.Regime
-		if r == simulate.RegimeCovered {
-			continue // scored with the attack told the target: TestCoverTargetCalibrated
+	for _, res := range results {
+		tables.WriteString(res.table)
+		for _, k := range res.short {
+			short[k] = true
 		}
-		run := runRegime(t, r, calibrationSeed+uint64(i))
-		a, f := run.analyze, run.fetches
-		tables.WriteString(calibrationTable(r, &run))
-		for _, s := range []*simulate.Score{a, f} {
-			for _, tg := range s.Targets {
-				if tg.Met != nil && !*tg.Met {
-					t.Logf("%s: %s NOT MET: %s: %.4g (want %s)", r, s.ReportKind, tg.Name, *tg.Value, tg.Want)
-				}
-			}
-		}
-		if n := a.Links.WrongAboveSure; n > 0 {
-			t.Errorf("%s: %d links of two wallets given P > 0.99", r, n)
-		}
-		if iv := linkIntervalScore(a); iv != nil && *iv.Holding < iv.Nominal-simulate.TargetCoverageSlack {
-			short[string(r)+" "+linkIntervals] = true
-			if !linkIntervalShortfalls[r] && !linkWarned(run.analyzeWarnings) {
-				t.Errorf("%s: link intervals hold the rate of pairs like theirs %.3f of the time (nominal %.2f), and no warning says so", r, *iv.Holding, iv.Nominal)
-			}
-		}
-		for _, k := range claimKinds {
-			c := k.score(&run)
-			if c == nil || !below95(c.Confident) {
-				continue
-			}
-			key := string(r) + " " + k.name
-			short[key] = true
-			warned := k.warning != "" && strings.Contains(strings.Join(k.warnings(&run), "\n"), k.warning)
-			if !warned && !unwarnedShortfalls[key] {
-				t.Errorf("%s: given P >= 0.95: %d of %d right, and no warning says so", key, c.Confident.Right, c.Confident.Count)
-			}
-		}
-		if r == simulate.RegimePayments && !strings.Contains(strings.Join(run.analyzeWarnings, "\n"), paymentsWarning) {
-			t.Errorf("%s: no warning that the wallets pay each other several addresses; warnings %q", r, run.analyzeWarnings)
-		}
-		if r == simulate.RegimeClustered && !strings.Contains(strings.Join(run.fetchWarnings, "\n"), clusteredWarning) {
-			t.Errorf("%s: no warning that the chain's scripts cluster", r)
-		}
-		batched := strings.Contains(strings.Join(run.fetchWarnings, "\n"), batchedWarning)
-		if (r == simulate.RegimeMixed || r == simulate.RegimePayments) && !batched {
-			t.Errorf("%s: BIP 157 wallets paid in batches, and no warning of batched payments", r)
-		}
-		if batched {
-			t.Logf("%s: warned of batched payments", r)
-		}
-		if g := f.CandidateGroups; g != nil {
-			groupsRight += g.Confident.Right
-			groupsCount += g.Confident.Count
-		}
+		groupsRight += res.groupsRight
+		groupsCount += res.groupsCount
 	}
 	for key := range unwarnedShortfalls {
 		if !short[key] {
@@ -393,6 +362,68 @@ func TestCalibrationRegimes(t *testing.T) {
 	if _, high := simulate.Wilson(groupsRight, groupsCount); groupsCount == 0 || high < simulate.TargetRight {
 		t.Errorf("fetch groups given P >= 0.95: %d of %d right over the regimes", groupsRight, groupsCount)
 	}
+}
+
+// regimeResult is what TestCalibrationRegimes gathers of one regime's
+// run: its table, the keys of its shortfalls (see unwarnedShortfalls and
+// linkIntervals) and its block-download groups given P >= 0.95.
+type regimeResult struct {
+	table                    string
+	short                    []string
+	groupsRight, groupsCount int
+}
+
+// checkRegime holds one regime's run to the targets of
+// TestCalibrationRegimes, and returns what the test gathers over the
+// regimes.
+func checkRegime(t *testing.T, r simulate.Regime, run *regimeRun) regimeResult {
+	a, f := run.analyze, run.fetches
+	res := regimeResult{table: calibrationTable(r, run)}
+	for _, s := range []*simulate.Score{a, f} {
+		for _, tg := range s.Targets {
+			if tg.Met != nil && !*tg.Met {
+				t.Logf("%s: %s NOT MET: %s: %.4g (want %s)", r, s.ReportKind, tg.Name, *tg.Value, tg.Want)
+			}
+		}
+	}
+	if n := a.Links.WrongAboveSure; n > 0 {
+		t.Errorf("%s: %d links of two wallets given P > 0.99", r, n)
+	}
+	if iv := linkIntervalScore(a); iv != nil && *iv.Holding < iv.Nominal-simulate.TargetCoverageSlack {
+		res.short = append(res.short, string(r)+" "+linkIntervals)
+		if !linkIntervalShortfalls[r] && !linkWarned(run.analyzeWarnings) {
+			t.Errorf("%s: link intervals hold the rate of pairs like theirs %.3f of the time (nominal %.2f), and no warning says so", r, *iv.Holding, iv.Nominal)
+		}
+	}
+	for _, k := range claimKinds {
+		c := k.score(run)
+		if c == nil || !below95(c.Confident) {
+			continue
+		}
+		key := string(r) + " " + k.name
+		res.short = append(res.short, key)
+		warned := k.warning != "" && strings.Contains(strings.Join(k.warnings(run), "\n"), k.warning)
+		if !warned && !unwarnedShortfalls[key] {
+			t.Errorf("%s: given P >= 0.95: %d of %d right, and no warning says so", key, c.Confident.Right, c.Confident.Count)
+		}
+	}
+	if r == simulate.RegimePayments && !strings.Contains(strings.Join(run.analyzeWarnings, "\n"), paymentsWarning) {
+		t.Errorf("%s: no warning that the wallets pay each other several addresses; warnings %q", r, run.analyzeWarnings)
+	}
+	if r == simulate.RegimeClustered && !strings.Contains(strings.Join(run.fetchWarnings, "\n"), clusteredWarning) {
+		t.Errorf("%s: no warning that the chain's scripts cluster", r)
+	}
+	batched := strings.Contains(strings.Join(run.fetchWarnings, "\n"), batchedWarning)
+	if (r == simulate.RegimeMixed || r == simulate.RegimePayments) && !batched {
+		t.Errorf("%s: BIP 157 wallets paid in batches, and no warning of batched payments", r)
+	}
+	if batched {
+		t.Logf("%s: warned of batched payments", r)
+	}
+	if g := f.CandidateGroups; g != nil {
+		res.groupsRight, res.groupsCount = g.Confident.Right, g.Confident.Count
+	}
+	return res
 }
 
 // linkSeeds reads the seeds of SPVFILTER_LINK_SEEDS ("4001-4010"), nil
