@@ -1,0 +1,178 @@
+package client
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer/peertest"
+)
+
+// lateWordLiar is a peer whose announcements reach the client lateDelay
+// after the other peers' (so it claims each new block late, see
+// lateClaims), and which, once armed, does one thing to the first
+// getcfheaders answer of one hash it then sends: withholds it, or
+// flips its filter hash.
+type lateWordLiar struct {
+	withhold bool
+	mu       sync.Mutex
+	armed    bool
+	done     chan struct{} // closed once the answer was touched
+}
+
+const reviewLateDelay = time.Second
+
+func (l *lateWordLiar) lie(m wire.Message) ([]wire.Message, bool) {
+	if _, ok := m.(*wire.MsgInv); ok {
+		time.Sleep(reviewLateDelay)
+		return []wire.Message{m}, false
+	}
+	ch, ok := m.(*wire.MsgCFHeaders)
+	if !ok || len(ch.FilterHashes) != 1 {
+		return []wire.Message{m}, false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.armed {
+		return []wire.Message{m}, false
+	}
+	l.armed = false
+	close(l.done)
+	if l.withhold {
+		return nil, false
+	}
+	ch.FilterHashes[0][0] ^= 1
+	return []wire.Message{m}, false
+}
+
+func (l *lateWordLiar) arm() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.armed = true
+}
+
+// reviewLateSetup starts a node of 110 blocks, two honest peers and a
+// late one lying as l says, a started client following from block 100,
+// and mines blocks from 111 on until the late peer, claiming one late,
+// was asked for a filter header alone (its answer touched); it returns
+// that block's height.
+func reviewLateSetup(t *testing.T, l *lateWordLiar, timeout time.Duration) (*peertest.Node, *Client, *peertest.Liar, *eventLog, func() error, int32) {
+	t.Helper()
+	l.done = make(chan struct{})
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 110)
+	a := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil)
+	b := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil)
+	late := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, l.lie, peertest.AlsoSees(wire.CmdInv))
+	c := connectTo(t, node, timeout, a.Addr, b.Addr, late.Addr)
+	reviewLiars = map[string]*peertest.Liar{a.Addr: a, b.Addr: b, late.Addr: late}
+	startService(t, c)
+	log, stop := follow(t, c, 100, peertest.NewKey("alice").PkScript())
+	log.waitFor(t, "the tip at 110", tipAt(110))
+	l.arm()
+	for h := int32(111); ; h++ {
+		node.Generate(t, 1)
+		log.waitFor(t, fmt.Sprintf("block %d", h), tipAt(h))
+		select {
+		case <-l.done:
+			return node, c, late, log, stop, h
+		case <-time.After(10 * time.Second):
+		}
+		if h == 113 {
+			for _, st := range c.Peers() {
+				t.Logf("peer %s: tip %d, reason %q, asked %s", st.Address, st.Tip, st.Reason, reviewCFHeadersAsked(c, reviewLiars[st.Address]))
+			}
+			t.Fatal("the late peer was never asked for a filter header alone after blocks 111 to 113")
+		}
+	}
+}
+
+// TestReviewLateWordWithheldStallsFollowing: of three peers, one
+// announces each block a second after the others (it claims it late)
+// and withholds one answer: its word on the filter header of the block
+// it claimed late (lateAgree's getcfheaders of one hash). lateAgree asks
+// it alone, under the operation lock, with the whole request timeout
+// and no budget: the service and every rescan wait the timeout for one
+// withheld answer, and the next block is reported a timeout late. A
+// withholding peer must cost little (as TestWithholdingAnnouncerCostsLittle
+// holds for a withheld header sync): the next block within timeout/4.
+func TestReviewLateWordWithheldStallsFollowing(t *testing.T) {
+	const timeout = 20 * time.Second
+	l := &lateWordLiar{withhold: true}
+	node, c, _, log, stop, h := reviewLateSetup(t, l, timeout)
+	start := time.Now()
+	node.Generate(t, 1)
+	log.waitForWithin(t, fmt.Sprintf("block %d", h+1), tipAt(h+1), 2*timeout)
+	took := time.Since(start)
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range c.Peers() {
+		t.Logf("peer %s: banned %v, reason %q", st.Address, st.Banned, st.Reason)
+	}
+	if limit := timeout / 4; took > limit {
+		t.Errorf("block %d reported %v after it was mined, after a late claimer withheld one word (at most %v; its timeout %v)", h+1, took, limit, timeout)
+	}
+	t.Logf("block %d reported %v after it was mined", h+1, took)
+}
+
+// TestReviewLateWordLieIsBlamed: of three peers, one announces each
+// block a second after the others (it claims it late) and gives a false
+// word on the filter header of that block (lateAgree): its filter hash
+// flipped. The verified heights are given up and every peer states them
+// again (verifyRange), where the liar states the true hashes: its own
+// hashes contradict its word, as in TestWordOnTipLieIsCaught's "its word
+// alone", where such a peer is banned. Here nothing blames it, so a late
+// claimer makes every block be verified twice with every peer, and the
+// rescans recheck it, for free.
+func TestReviewLateWordLieIsBlamed(t *testing.T) {
+	l := &lateWordLiar{}
+	_, c, late, log, stop, _ := reviewLateSetup(t, l, 5*time.Second)
+	banned := func() bool {
+		for _, st := range c.Peers() {
+			if st.Address == late.Addr && st.Banned {
+				return true
+			}
+		}
+		return false
+	}
+	for end := time.Now().Add(15 * time.Second); !banned() && time.Now().Before(end); {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range c.Peers() {
+		t.Logf("peer %s: banned %v, reason %q", st.Address, st.Banned, st.Reason)
+		if liar := st.Address == late.Addr; st.Banned != liar {
+			t.Errorf("peer %s (the late word's liar %v): banned %v, reason %q", st.Address, liar, st.Banned, st.Reason)
+		}
+	}
+	for _, st := range c.Peers() {
+		t.Logf("peer %s asked: %s", st.Address, reviewCFHeadersAsked(c, reviewLiars[st.Address]))
+	}
+	t.Logf("events: %q", log.summary())
+}
+
+// reviewLiars are the proxies of the last reviewLateSetup, by address.
+var reviewLiars = map[string]*peertest.Liar{}
+
+// reviewCFHeadersAsked lists the getcfheaders l was sent from height 100
+// on, as start..stop heights.
+func reviewCFHeadersAsked(c *Client, l *peertest.Liar) string {
+	var out []string
+	if l == nil {
+		return ""
+	}
+	for _, m := range l.Requests() {
+		if req, ok := m.(*wire.MsgGetCFHeaders); ok {
+			if h, ok := c.Chain().HeightOf(req.StopHash); ok && h >= 100 {
+				out = append(out, fmt.Sprintf("%d..%d", req.StartHeight, h))
+			}
+		}
+	}
+	return strings.Join(out, " ")
+}
