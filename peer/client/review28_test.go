@@ -2,6 +2,7 @@ package client
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -175,4 +176,70 @@ func reviewCFHeadersAsked(c *Client, l *peertest.Liar) string {
 		}
 	}
 	return strings.Join(out, " ")
+}
+
+// TestReviewLateClaimerOneBlockBehind: two colluders in front of a node
+// forge the filter of the block that pays alice (111) and announce every
+// block at once; the honest peer is a node of its own, which gets each
+// block later (a slower link). It gets block 111 only once block 112 was
+// verified with the colluders alone: it claims 111 late, and lateAgree
+// asks it for its word on the filter header of 112, a block it does not
+// hold yet. An honest btcd does not answer that; the request times out,
+// and the late claim, the one way the honest peer's word on 111 was to be
+// heard, is gone: the forged filter header of 111 stands on the
+// colluders' word. Once the honest node holds every block, its word on
+// the next block commits to its true header of 111, which the agreed
+// (forged) one contradicts. Want: the colluders banned, the payment
+// reported, the honest peer not banned.
+func TestReviewLateClaimerOneBlockBehind(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 110)
+	behind := peertest.CopyChain(t, node, peertest.WithArgs("--nobanning"))
+	alice := peertest.NewKey("alice")
+	var colluders []string
+	for range 2 {
+		lie := peertest.Forge(t, node, 111, paysTo(alice.PkScript()), peertest.EmptyFilter)
+		colluders = append(colluders, peertest.NewLiar(t, node.P2PAddr, node.Params.Net, lie).Addr)
+	}
+	honest := peertest.NewLiar(t, behind.P2PAddr, behind.Params.Net, nil)
+	c := connectTo(t, node, 5*time.Second, colluders[0], colluders[1], honest.Addr)
+	startService(t, c)
+	log, stop := follow(t, c, 100, alice.PkScript())
+	log.waitFor(t, "the tip at 110", tipAt(110))
+	pay := node.SpendCoinbase(t, wire.NewTxOut(30_000_000, alice.PkScript()))
+	node.Confirm(t, pay) // 111
+	log.waitFor(t, "block 111", tipAt(111))
+	node.Generate(t, 1) // 112
+	log.waitFor(t, "block 112", tipAt(112))
+	behind.CopyBlocks(t, node, 111) // the honest node gets 111 and announces it: late
+	time.Sleep(10 * time.Second)    // lateAgree's request times out (5 s)
+	behind.CopyBlocks(t, node, 112)
+	node.Generate(t, 1) // 113
+	behind.CopyBlocks(t, node, 113)
+	log.waitFor(t, "block 113", tipAt(113))
+	bannedColluders := func() int {
+		n := 0
+		for _, st := range c.Peers() {
+			if slices.Contains(colluders, st.Address) && st.Banned {
+				n++
+			}
+		}
+		return n
+	}
+	for end := time.Now().Add(20 * time.Second); bannedColluders() < len(colluders) && time.Now().Before(end); {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range c.Peers() {
+		t.Logf("peer %s: tip %d, banned %v, reason %q, asked %s", st.Address, st.Tip, st.Banned, st.Reason, reviewCFHeadersAsked(c, map[string]*peertest.Liar{honest.Addr: honest}[st.Address]))
+		if colluder := slices.Contains(colluders, st.Address); st.Banned != colluder {
+			t.Errorf("peer %s (colluder %v): banned %v, reason %q", st.Address, colluder, st.Banned, st.Reason)
+		}
+	}
+	if ms := matched(log.snapshot(), pay.TxHash()); len(ms) == 0 {
+		t.Errorf("the payment in block 111, hidden by the colluders' forged filter, was never reported: events %q", log.summary())
+	}
+	t.Logf("events: %q", log.summary())
 }
