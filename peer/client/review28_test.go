@@ -243,3 +243,74 @@ func TestReviewLateClaimerOneBlockBehind(t *testing.T) {
 	}
 	t.Logf("events: %q", log.summary())
 }
+
+// TestReviewHonestPeerBackAfterForgeryIsBanned: two colluders forge the
+// filter of the block that pays alice (111); the one honest peer's
+// connection is down (its proxy is paused) while 111 and 112 are
+// verified, with the colluders alone. It comes back: a peer seen again
+// claims nothing late, so it is never asked about 111, and its word on
+// the next block (113) commits to its true filter header of 112, which
+// differs from the agreed one. It is then asked from the agreed header
+// and banned for "previous filter header ... the agreed one is": a ban
+// that rests on the colluders' word, not on a proof. Want: the
+// colluders banned, the payment reported, the honest peer not banned.
+func TestReviewHonestPeerBackAfterForgeryIsBanned(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 110)
+	alice := peertest.NewKey("alice")
+	var colluders []string
+	for range 2 {
+		lie := peertest.Forge(t, node, 111, paysTo(alice.PkScript()), peertest.EmptyFilter)
+		colluders = append(colluders, peertest.NewLiar(t, node.P2PAddr, node.Params.Net, lie).Addr)
+	}
+	honest := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil)
+	c := connectTo(t, node, 5*time.Second, colluders[0], colluders[1], honest.Addr)
+	startService(t, c)
+	log, stop := follow(t, c, 100, alice.PkScript())
+	log.waitFor(t, "the tip at 110", tipAt(110))
+	back := make(chan struct{})
+	go func() {
+		defer close(back)
+		honest.Pause(t, 8*time.Second) // its connection closes at once
+	}()
+	time.Sleep(500 * time.Millisecond)
+	pay := node.SpendCoinbase(t, wire.NewTxOut(30_000_000, alice.PkScript()))
+	node.Confirm(t, pay) // 111, announced by inv: the honest connection hangs up
+	log.waitFor(t, "block 111", tipAt(111))
+	node.Generate(t, 1) // 112
+	log.waitFor(t, "block 112", tipAt(112))
+	<-back
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+		if i := slices.IndexFunc(c.Peers(), func(st PeerStatus) bool { return st.Address == honest.Addr && st.Reason == "" && st.Tip >= 112 }); i >= 0 {
+			break
+		}
+	}
+	node.Generate(t, 1) // 113
+	log.waitFor(t, "block 113", tipAt(113))
+	bannedColluders := func() int {
+		n := 0
+		for _, st := range c.Peers() {
+			if slices.Contains(colluders, st.Address) && st.Banned {
+				n++
+			}
+		}
+		return n
+	}
+	for end := time.Now().Add(15 * time.Second); bannedColluders() < len(colluders) && time.Now().Before(end); {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range c.Peers() {
+		t.Logf("peer %s: tip %d, banned %v, reason %q", st.Address, st.Tip, st.Banned, st.Reason)
+		if colluder := slices.Contains(colluders, st.Address); st.Banned != colluder {
+			t.Errorf("peer %s (colluder %v): banned %v, reason %q", st.Address, colluder, st.Banned, st.Reason)
+		}
+	}
+	t.Logf("honest peer asked for filter headers %s; its commands %q", reviewCFHeadersAsked(c, honest), honest.Commands())
+	if ms := matched(log.snapshot(), pay.TxHash()); len(ms) == 0 {
+		t.Errorf("the payment in block 111, hidden by the colluders' forged filter, was never reported: events %q", log.summary())
+	}
+	t.Logf("events: %q", log.summary())
+}
