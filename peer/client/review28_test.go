@@ -314,3 +314,51 @@ func TestReviewHonestPeerBackAfterForgeryIsBanned(t *testing.T) {
 	}
 	t.Logf("events: %q", log.summary())
 }
+
+// TestReviewFollowWaitsForeverWithoutFilterPeer: a started client with
+// two peers, one offering compact filters and one not (btcd
+// --nocfilters). The filter peer lies about the next block's filter
+// headers (a cfheaders answer for another block) and is banned: no peer
+// that offers compact filters is left, nor can one come back. The
+// following rescan still waits, as if one might be dialled again
+// (mayComeBack counts every member not banned, the one without compact
+// filters too), and never ends. Want: Run returns an error naming that
+// no peer is left.
+func TestReviewFollowWaitsForeverWithoutFilterPeer(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 110)
+	noCF := peertest.CopyChain(t, node, peertest.WithArgs("--nocfilters", "--nobanning"))
+	var armed sync.Mutex
+	lie := false
+	liar := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
+		armed.Lock()
+		defer armed.Unlock()
+		if ch, ok := m.(*wire.MsgCFHeaders); ok && lie {
+			ch.StopHash[0] ^= 1
+		}
+		return []wire.Message{m}, false
+	})
+	c := connectTo(t, node, 5*time.Second, liar.Addr, noCF.P2PAddr)
+	startService(t, c)
+	log, stop := follow(t, c, 100, peertest.NewKey("alice").PkScript())
+	log.waitFor(t, "the tip at 110", tipAt(110))
+	armed.Lock()
+	lie = true
+	armed.Unlock()
+	node.Generate(t, 1) // 111
+	noCF.CopyBlocks(t, node, 111)
+	for end := time.Now().Add(20 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		log.mu.Lock()
+		ended := log.ended
+		log.mu.Unlock()
+		if ended != "" {
+			t.Logf("%s", ended)
+			return
+		}
+	}
+	for _, st := range c.Peers() {
+		t.Logf("peer %s: services %s, banned %v, reason %q", st.Address, st.Services, st.Banned, st.Reason)
+	}
+	t.Errorf("the following rescan has not ended 20 s after its only filter peer was banned (a peer without compact filters left); events %q", log.summary())
+	stop()
+}
