@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/peer/peertest"
 )
@@ -127,8 +128,8 @@ func TestReviewLateWordWithheldStallsFollowing(t *testing.T) {
 // again (verifyRange), where the liar states the true hashes: its own
 // hashes contradict its word, as in TestWordOnTipLieIsCaught's "its word
 // alone", where such a peer is banned. Here nothing blames it, so a late
-// claimer makes every block be verified twice with every peer, and the
-// rescans recheck it, for free.
+// claimer makes every block it claims late be verified again with every
+// peer, the heights given up first, for free.
 func TestReviewLateWordLieIsBlamed(t *testing.T) {
 	l := &lateWordLiar{}
 	_, c, late, log, stop, _ := reviewLateSetup(t, l, 5*time.Second)
@@ -195,12 +196,7 @@ func TestReviewLateClaimerOneBlockBehind(t *testing.T) {
 	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
 	node.Generate(t, 110)
 	behind := peertest.CopyChain(t, node, peertest.WithArgs("--nobanning"))
-	alice := peertest.NewKey("alice")
-	var colluders []string
-	for range 2 {
-		lie := peertest.Forge(t, node, 111, paysTo(alice.PkScript()), peertest.EmptyFilter)
-		colluders = append(colluders, peertest.NewLiar(t, node.P2PAddr, node.Params.Net, lie).Addr)
-	}
+	alice, colluders := reviewColluders(t, node)
 	honest := peertest.NewLiar(t, behind.P2PAddr, behind.Params.Net, nil)
 	c := connectTo(t, node, 5*time.Second, colluders[0], colluders[1], honest.Addr)
 	startService(t, c)
@@ -217,31 +213,7 @@ func TestReviewLateClaimerOneBlockBehind(t *testing.T) {
 	node.Generate(t, 1) // 113
 	behind.CopyBlocks(t, node, 113)
 	log.waitFor(t, "block 113", tipAt(113))
-	bannedColluders := func() int {
-		n := 0
-		for _, st := range c.Peers() {
-			if slices.Contains(colluders, st.Address) && st.Banned {
-				n++
-			}
-		}
-		return n
-	}
-	for end := time.Now().Add(20 * time.Second); bannedColluders() < len(colluders) && time.Now().Before(end); {
-		time.Sleep(100 * time.Millisecond)
-	}
-	if err := stop(); err != nil {
-		t.Fatal(err)
-	}
-	for _, st := range c.Peers() {
-		t.Logf("peer %s: tip %d, banned %v, reason %q, asked %s", st.Address, st.Tip, st.Banned, st.Reason, reviewCFHeadersAsked(c, map[string]*peertest.Liar{honest.Addr: honest}[st.Address]))
-		if colluder := slices.Contains(colluders, st.Address); st.Banned != colluder {
-			t.Errorf("peer %s (colluder %v): banned %v, reason %q", st.Address, colluder, st.Banned, st.Reason)
-		}
-	}
-	if ms := matched(log.snapshot(), pay.TxHash()); len(ms) == 0 {
-		t.Errorf("the payment in block 111, hidden by the colluders' forged filter, was never reported: events %q", log.summary())
-	}
-	t.Logf("events: %q", log.summary())
+	reviewVerdict(t, c, colluders, honest, log, stop, pay.TxHash())
 }
 
 // TestReviewHonestPeerBackAfterForgeryIsBanned: two colluders forge the
@@ -257,12 +229,7 @@ func TestReviewLateClaimerOneBlockBehind(t *testing.T) {
 func TestReviewHonestPeerBackAfterForgeryIsBanned(t *testing.T) {
 	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
 	node.Generate(t, 110)
-	alice := peertest.NewKey("alice")
-	var colluders []string
-	for range 2 {
-		lie := peertest.Forge(t, node, 111, paysTo(alice.PkScript()), peertest.EmptyFilter)
-		colluders = append(colluders, peertest.NewLiar(t, node.P2PAddr, node.Params.Net, lie).Addr)
-	}
+	alice, colluders := reviewColluders(t, node)
 	honest := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil)
 	c := connectTo(t, node, 5*time.Second, colluders[0], colluders[1], honest.Addr)
 	startService(t, c)
@@ -287,32 +254,7 @@ func TestReviewHonestPeerBackAfterForgeryIsBanned(t *testing.T) {
 	}
 	node.Generate(t, 1) // 113
 	log.waitFor(t, "block 113", tipAt(113))
-	bannedColluders := func() int {
-		n := 0
-		for _, st := range c.Peers() {
-			if slices.Contains(colluders, st.Address) && st.Banned {
-				n++
-			}
-		}
-		return n
-	}
-	for end := time.Now().Add(15 * time.Second); bannedColluders() < len(colluders) && time.Now().Before(end); {
-		time.Sleep(100 * time.Millisecond)
-	}
-	if err := stop(); err != nil {
-		t.Fatal(err)
-	}
-	for _, st := range c.Peers() {
-		t.Logf("peer %s: tip %d, banned %v, reason %q", st.Address, st.Tip, st.Banned, st.Reason)
-		if colluder := slices.Contains(colluders, st.Address); st.Banned != colluder {
-			t.Errorf("peer %s (colluder %v): banned %v, reason %q", st.Address, colluder, st.Banned, st.Reason)
-		}
-	}
-	t.Logf("honest peer asked for filter headers %s; its commands %q", reviewCFHeadersAsked(c, honest), honest.Commands())
-	if ms := matched(log.snapshot(), pay.TxHash()); len(ms) == 0 {
-		t.Errorf("the payment in block 111, hidden by the colluders' forged filter, was never reported: events %q", log.summary())
-	}
-	t.Logf("events: %q", log.summary())
+	reviewVerdict(t, c, colluders, honest, log, stop, pay.TxHash())
 }
 
 // TestReviewFollowWaitsForeverWithoutFilterPeer: a started client with
@@ -361,4 +303,49 @@ func TestReviewFollowWaitsForeverWithoutFilterPeer(t *testing.T) {
 	}
 	t.Errorf("the following rescan has not ended 20 s after its only filter peer was banned (a peer without compact filters left); events %q", log.summary())
 	stop()
+}
+
+// reviewColluders returns alice and two colluders in front of node that
+// forge the filter of every block from 111 on that pays her.
+func reviewColluders(t *testing.T, node *peertest.Node) (*peertest.Key, []string) {
+	alice := peertest.NewKey("alice")
+	var colluders []string
+	for range 2 {
+		lie := peertest.Forge(t, node, 111, paysTo(alice.PkScript()), peertest.EmptyFilter)
+		colluders = append(colluders, peertest.NewLiar(t, node.P2PAddr, node.Params.Net, lie).Addr)
+	}
+	return alice, colluders
+}
+
+// reviewVerdict waits up to 20 s for the colluders to be banned, stops
+// the rescan and wants the colluders banned, the honest peer not, and
+// the payment pay, which their filter hid, reported.
+func reviewVerdict(t *testing.T, c *Client, colluders []string, honest *peertest.Liar, log *eventLog, stop func() error, pay chainhash.Hash) {
+	t.Helper()
+	bannedColluders := func() int {
+		n := 0
+		for _, st := range c.Peers() {
+			if slices.Contains(colluders, st.Address) && st.Banned {
+				n++
+			}
+		}
+		return n
+	}
+	for end := time.Now().Add(20 * time.Second); bannedColluders() < len(colluders) && time.Now().Before(end); {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range c.Peers() {
+		t.Logf("peer %s: tip %d, banned %v, reason %q", st.Address, st.Tip, st.Banned, st.Reason)
+		if colluder := slices.Contains(colluders, st.Address); st.Banned != colluder {
+			t.Errorf("peer %s (colluder %v): banned %v, reason %q", st.Address, colluder, st.Banned, st.Reason)
+		}
+	}
+	t.Logf("honest peer asked for filter headers %s; its commands %q", reviewCFHeadersAsked(c, honest), honest.Commands())
+	if ms := matched(log.snapshot(), pay); len(ms) == 0 {
+		t.Errorf("the payment in block 111, hidden by the colluders' forged filter, was never reported: events %q", log.summary())
+	}
+	t.Logf("events: %q", log.summary())
 }
