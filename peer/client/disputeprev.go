@@ -47,6 +47,28 @@ type headerWord struct {
 	header chainhash.Hash
 }
 
+// noteLateWord keeps m's word on the filter header at height, or its
+// filter header before it (err), when it differs from the verified one
+// (see lateAgree): the heights are verified again, m's word held against
+// them (see holdToWords). Called with opMu held.
+func (c *Client) noteLateWord(m *pool.Member, height int32, prev chainhash.Hash, hashes []chainhash.Hash, err error) {
+	var pe *prevHeaderError
+	switch {
+	case errors.As(err, &pe):
+		c.lateWords = append(c.lateWords, pe.word)
+	case err == nil && len(hashes) == 1:
+		c.lateWords = append(c.lateWords, headerWord{m: m, height: height, block: c.chain.Hash(height), header: chainHeaders(prev, hashes)})
+	}
+}
+
+// takeLateWords returns the late words noted and forgets them. Called
+// with opMu held.
+func (c *Client) takeLateWords() []headerWord {
+	out := c.lateWords
+	c.lateWords = nil
+	return out
+}
+
 // disputedPrev returns the word of the peer whose failure err, asked for
 // segment j from from, is a filter header before from that differs from
 // the verified one above the chain's last checkpoint height: a dispute,

@@ -348,6 +348,7 @@ func (c *Client) lateAgree(ctx context.Context, late map[*pool.Member]int32, ser
 		top := max(h, min(to, c.views.tip(m)))
 		hashes, err := c.cfHeaders(ctx, m, top, top, known[top-from])
 		if err != nil || chainHeaders(known[top-from], hashes) != known[top-from+1] {
+			c.noteLateWord(m, top, known[top-from], hashes, err)
 			return false
 		}
 	}
