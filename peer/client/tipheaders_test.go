@@ -217,14 +217,23 @@ func TestWordOnTipLieIsCaught(t *testing.T) {
 // lateWordLiar is a peer whose announcements reach the client
 // lateWordDelay after the other peers' (so it claims each new block late,
 // see lateClaims), and which, once armed, flips the filter hash of the
-// first getcfheaders answer of one hash it then sends.
+// first getcfheaders answer of one hash it then sends for a block the
+// rescan reported already: its word on a block it claimed late, not its
+// word when the block was first verified (a header sync may have told
+// its tip before its announcement came).
 type lateWordLiar struct {
 	mu    sync.Mutex
-	armed bool
-	done  chan struct{} // closed once the answer was touched
+	c     *Client
+	log   *eventLog // armed once set
+	done  chan struct{}
+	fired bool
 }
 
-const lateWordDelay = time.Second
+// lateWordDelay is long enough for the other peers to have verified a new
+// block before the liar announces it, and short enough for the answers
+// that wait behind its announcement to stay within its budget (see
+// pool.Budget).
+const lateWordDelay = 700 * time.Millisecond
 
 func (l *lateWordLiar) lie(m wire.Message) ([]wire.Message, bool) {
 	if _, ok := m.(*wire.MsgInv); ok {
@@ -237,19 +246,22 @@ func (l *lateWordLiar) lie(m wire.Message) ([]wire.Message, bool) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if !l.armed {
+	if l.log == nil || l.fired {
 		return []wire.Message{m}, false
 	}
-	l.armed = false
+	if h, ok := l.c.Chain().HeightOf(ch.StopHash); !ok || !tipAt(h)(l.log.snapshot()) {
+		return []wire.Message{m}, false
+	}
+	l.fired = true
 	close(l.done)
 	ch.FilterHashes[0][0] ^= 1
 	return []wire.Message{m}, false
 }
 
-func (l *lateWordLiar) arm() {
+func (l *lateWordLiar) arm(c *Client, log *eventLog) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.armed = true
+	l.c, l.log = c, log
 }
 
 // TestLateWordLieIsBlamed: of three peers, one announces each block a
@@ -270,7 +282,7 @@ func TestLateWordLieIsBlamed(t *testing.T) {
 	startService(t, c)
 	log, stop := follow(t, c, 100, peertest.NewKey("alice").PkScript())
 	log.waitFor(t, "the tip at 110", tipAt(110))
-	l.arm()
+	l.arm(c, log)
 	for h := int32(111); ; h++ {
 		node.Generate(t, 1)
 		log.waitFor(t, fmt.Sprintf("block %d", h), tipAt(h))
@@ -279,6 +291,9 @@ func TestLateWordLieIsBlamed(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			if h < 113 {
 				continue
+			}
+			for _, st := range c.Peers() {
+				t.Logf("peer %s: tip %d, reason %q", st.Address, st.Tip, st.Reason)
 			}
 			t.Fatalf("the late peer was never asked for a filter header alone after blocks 111 to 113: asked %s", cfHeadersAsked(c, late))
 		}
