@@ -151,6 +151,10 @@ type Client struct {
 	// be verified again (see giveUpVerified); rescans read it without
 	// the operation lock.
 	revised atomic.Uint64
+	// lateWords are late claimers' words that differed from the verified
+	// filter headers (see lateAgree), held against what they state when
+	// the heights are verified again (see holdToWords).
+	lateWords []headerWord
 	// conflicts are the disagreements about filters their blocks could
 	// not decide.
 	conflicts conflicts

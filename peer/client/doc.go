@@ -42,7 +42,13 @@
 // it), which commits to the hashes below: a following client pays one
 // short answer a peer for each new block. A word that differs has every
 // peer state its part in full, settled as below, and a peer whose hashes
-// do not lead to its own word contradicted itself.
+// do not lead to its own word contradicted itself. A peer asked from a
+// height states the filter header before it too. Up to the chain's last
+// checkpoint height the agreed checkpoints bind that header; above, the
+// one verified may rest on the others alone (the peer was away, or a
+// block behind), so a peer stating another is no liar for it: the heights
+// from the last checkpoint are asked again of every peer and settled as
+// below, and the peer's word is held against its own hashes then.
 //
 // Each disagreement is settled at the first height the sides dispute. The
 // block is downloaded and each side's filter checked against it by

@@ -162,13 +162,11 @@ func testSeveralForgeries(t *testing.T, stored, burst, next bool) {
 		node.Generate(t, 1)
 		top = 115
 	}
-	rechecked := func(h int32) func([]Event) bool {
-		return func(es []Event) bool {
-			return slices.ContainsFunc(es, func(e Event) bool { return e.Kind == EventRechecked && e.Height == h })
-		}
+	reported := func(pay *wire.MsgTx) func([]Event) bool {
+		return func(es []Event) bool { return len(matched(es, pay.TxHash())) > 0 }
 	}
-	for h := int32(111); h <= 113; h++ {
-		log.waitForWithin(t, fmt.Sprintf("block %d rechecked", h), rechecked(h), 30*time.Second)
+	for i, pay := range pays {
+		log.waitForWithin(t, fmt.Sprintf("the payment in block %d", 111+i), reported(pay), 30*time.Second)
 	}
 	log.waitFor(t, fmt.Sprintf("the tip at %d", top), tipAt(top))
 	time.Sleep(time.Second) // room for a needless second recheck
@@ -183,18 +181,21 @@ func testSeveralForgeries(t *testing.T, stored, burst, next bool) {
 		}
 	}
 	checkRecheckedInBlock(t, node, es)
-	// Each block rechecked with what it missed once; a block may be
-	// rechecked again with nothing missed while it rests on the honest
-	// peer alone (OnePeer names it).
+	// Each block scanned against a forged filter header rechecked with
+	// what it missed once; a block may be rechecked again with nothing
+	// missed while it rests on the honest peer alone (OnePeer names it).
+	// A paying block the rescan reached only once the colluders were
+	// banned reports its payment without a recheck.
 	for h := int32(111); h <= top; h++ {
-		n := 0
+		n, plain := 0, false
 		for i, e := range es {
 			if e.Kind == EventRechecked && e.Height == h && i > 0 && es[i-1].Kind == EventMatch {
 				n++
 			}
+			plain = plain || e.Kind == EventMatch && e.Height == h && (i+1 == len(es) || es[i+1].Kind != EventRechecked)
 		}
 		want := 0
-		if h <= 113 {
+		if h <= 113 && !plain {
 			want = 1
 		}
 		if n != want {
@@ -466,4 +467,142 @@ func testColludersHeader(t *testing.T, stored bool) {
 		t.Errorf("the payment reported %d times, want once; events %q", len(ms), log.summary())
 	}
 	t.Logf("events: %q", log.summary())
+}
+
+// TestLateClaimerOneBlockBehind: two colluders in front of a node forge
+// the filter of the block that pays alice (111) and announce every block
+// at once; the honest peer is a node of its own, which gets each block
+// later (a slower link). It gets block 111 only once block 112 was
+// verified with the colluders alone: it claims 111 late and is asked for
+// its word at 111, the highest block it holds (an honest btcd does not
+// answer for a block it lacks), which differs from the forged header.
+// Once it holds every block, its word on the next block commits to its
+// true header of 112, which differs from the agreed (forged) one too.
+// The colluders are banned, the payment reported, the honest peer not
+// banned.
+func TestLateClaimerOneBlockBehind(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 110)
+	behind := peertest.CopyChain(t, node, peertest.WithArgs("--nobanning"))
+	alice, colluders := forgingPair(t, node)
+	honest := peertest.NewLiar(t, behind.P2PAddr, behind.Params.Net, nil)
+	c := connectTo(t, node, 5*time.Second, colluders[0], colluders[1], honest.Addr)
+	startService(t, c)
+	log, stop := follow(t, c, 100, alice.PkScript())
+	log.waitFor(t, "the tip at 110", tipAt(110))
+	pay := node.SpendCoinbase(t, wire.NewTxOut(30_000_000, alice.PkScript()))
+	node.Confirm(t, pay) // 111
+	log.waitFor(t, "block 111", tipAt(111))
+	node.Generate(t, 1) // 112
+	log.waitFor(t, "block 112", tipAt(112))
+	behind.CopyBlocks(t, node, 111) // the honest node gets 111 and announces it: late
+	time.Sleep(10 * time.Second)    // room for a request at 112 to time out (5 s)
+	behind.CopyBlocks(t, node, 112)
+	node.Generate(t, 1) // 113
+	behind.CopyBlocks(t, node, 113)
+	log.waitFor(t, "block 113", tipAt(113))
+	forgeryVerdict(t, c, colluders, honest, log, stop, pay.TxHash())
+}
+
+// TestHonestPeerBackAfterForgeryNotBanned: two colluders forge the
+// filter of the block that pays alice (111); the one honest peer's
+// connection is down (its proxy is paused) while 111 and 112 are
+// verified, with the colluders alone. It comes back: a peer seen again
+// claims nothing late, so it is never asked about 111, and its answer on
+// the next block (113) states its true filter header of 112 before it,
+// which differs from the agreed one. That header was verified without
+// it, so the difference proves nothing: the heights from the last
+// checkpoint are verified again with every peer, and block 111 proves
+// the colluders false. The colluders are banned, the payment reported,
+// the honest peer not banned; with the filter headers kept in memory or
+// in a data directory.
+func TestHonestPeerBackAfterForgeryNotBanned(t *testing.T) {
+	for _, stored := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stored=%v", stored), func(t *testing.T) { testHonestPeerBack(t, stored) })
+	}
+}
+
+func testHonestPeerBack(t *testing.T, stored bool) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 110)
+	alice, colluders := forgingPair(t, node)
+	honest := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil)
+	cfg := Config{Peers: append(slices.Clone(colluders), honest.Addr), Params: node.Params, Timeout: 5 * time.Second}
+	if stored {
+		cfg.DataDir = t.TempDir()
+	}
+	c := connectWith(t, cfg)
+	startService(t, c)
+	log, stop := follow(t, c, 100, alice.PkScript())
+	log.waitFor(t, "the tip at 110", tipAt(110))
+	back := make(chan struct{})
+	go func() {
+		defer close(back)
+		honest.Pause(t, 8*time.Second) // its connection closes at once
+	}()
+	time.Sleep(500 * time.Millisecond)
+	pay := node.SpendCoinbase(t, wire.NewTxOut(30_000_000, alice.PkScript()))
+	node.Confirm(t, pay) // 111, announced by inv: the honest connection hangs up
+	log.waitFor(t, "block 111", tipAt(111))
+	node.Generate(t, 1) // 112
+	log.waitFor(t, "block 112", tipAt(112))
+	<-back
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+		if i := slices.IndexFunc(c.Peers(), func(st PeerStatus) bool { return st.Address == honest.Addr && st.Reason == "" && st.Tip >= 112 }); i >= 0 {
+			break
+		}
+	}
+	node.Generate(t, 1) // 113
+	log.waitFor(t, "block 113", tipAt(113))
+	forgeryVerdict(t, c, colluders, honest, log, stop, pay.TxHash())
+}
+
+// forgingPair returns alice and two colluders in front of node that
+// forge the filter of every block from 111 on that pays her.
+func forgingPair(t *testing.T, node *peertest.Node) (*peertest.Key, []string) {
+	alice := peertest.NewKey("alice")
+	var colluders []string
+	for range 2 {
+		lie := peertest.Forge(t, node, 111, paysTo(alice.PkScript()), peertest.EmptyFilter)
+		colluders = append(colluders, peertest.NewLiar(t, node.P2PAddr, node.Params.Net, lie).Addr)
+	}
+	return alice, colluders
+}
+
+// forgeryVerdict waits up to 20 s for the colluders to be banned, stops
+// the rescan and wants the colluders banned, the honest peer not, and
+// the payment pay, which their filter hid, reported.
+func forgeryVerdict(t *testing.T, c *Client, colluders []string, honest *peertest.Liar, log *eventLog, stop func() error, pay chainhash.Hash) {
+	t.Helper()
+	for end := time.Now().Add(20 * time.Second); banned(c, colluders) < len(colluders) && time.Now().Before(end); {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range c.Peers() {
+		t.Logf("peer %s: tip %d, banned %v, reason %q", st.Address, st.Tip, st.Banned, st.Reason)
+		if colluder := slices.Contains(colluders, st.Address); st.Banned != colluder {
+			t.Errorf("peer %s (colluder %v): banned %v, reason %q", st.Address, colluder, st.Banned, st.Reason)
+		}
+	}
+	t.Logf("honest peer asked for filter headers %s", cfHeadersAsked(c, honest))
+	if ms := matched(log.snapshot(), pay); len(ms) == 0 {
+		t.Errorf("the payment in block 111, hidden by the colluders' forged filter, was never reported: events %q", log.summary())
+	}
+	t.Logf("events: %q", log.summary())
+}
+
+// cfHeadersAsked lists the getcfheaders l was sent from height 100 on,
+// as start..stop heights.
+func cfHeadersAsked(c *Client, l *peertest.Liar) string {
+	var out []string
+	for _, m := range l.Requests() {
+		if req, ok := m.(*wire.MsgGetCFHeaders); ok {
+			if h, ok := c.Chain().HeightOf(req.StopHash); ok && h >= 100 {
+				out = append(out, fmt.Sprintf("%d..%d", req.StartHeight, h))
+			}
+		}
+	}
+	return strings.Join(out, " ")
 }

@@ -65,12 +65,23 @@ func (v *verification) segmentHeaders(ctx context.Context, j int, agreed []chain
 	if from > end {
 		return known, nil
 	}
+	before := prev
 	if len(known) > 0 {
 		prev = known[len(known)-1]
 	}
-	v.asked = min(v.asked, from)
 	for {
+		v.asked = min(v.asked, from)
 		hashes, err := v.segment(ctx, j, agreed, from, prev)
+		if w, ok := v.disputedPrev(err, j, from); ok {
+			// No proof: the segment is verified again from its start
+			// with every peer, the peer's word held against its hashes
+			// (see disputeprev.go).
+			v.c.logf("%v: verifying the filter headers from height %d again", err, start)
+			v.words = append(v.words, w)
+			v.c.giveUpVerified(start - 1)
+			known, from, prev = nil, start, before
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -164,7 +175,7 @@ func (v *verification) segment(ctx context.Context, j int, agreed []chainhash.Ha
 		if err != nil {
 			return nil, err
 		}
-		claims = append(claims, stated...)
+		claims = v.holdToWords(start, prev, append(claims, stated...))
 		v.keepLive() // without the peers too slow to wait for
 		h, groups := firstSplit(start, claims, c.settled)
 		if h < 0 {
@@ -381,8 +392,8 @@ func (c *Client) cfHeaders(ctx context.Context, m *pool.Member, start, end int32
 		return nil, err
 	}
 	if gotPrev != prev {
-		return nil, peerErr(m, "getcfheaders", fmt.Errorf("%w: previous filter header %v at height %d, the agreed one is %v",
-			peer.ErrBadFilterHeader, gotPrev, start-1, prev))
+		return nil, peerErr(m, "getcfheaders", &prevHeaderError{word: headerWord{m: m, height: start - 1, block: c.chain.Hash(start - 1), header: gotPrev},
+			msg: fmt.Sprintf("%v: previous filter header %v at height %d, the agreed one is %v", peer.ErrBadFilterHeader, gotPrev, start-1, prev)})
 	}
 	return hashes, nil
 }

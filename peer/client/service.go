@@ -326,8 +326,9 @@ func (c *Client) verifyLate(ctx context.Context) (int32, error) {
 }
 
 // lateAgree asks each late claimer alone for its word on the filter
-// header at to (a getcfheaders of one hash: the header commits to those
-// below it, from the height it claimed late), and reports whether every
+// header at to, or at its own tip if lower, since a node does not answer
+// for a block it lacks (a getcfheaders of one hash: the header commits to
+// those below it, from the height it claimed late), and reports whether every
 // one states the headers verified (known from from-1 on): then the verification
 // stands and nobody else is asked again. Any difference, an answer that
 // failed, or a header not known (it rests on one peer) makes the caller
@@ -342,10 +343,12 @@ func (c *Client) lateAgree(ctx context.Context, late map[*pool.Member]int32, ser
 		if h > to || !slices.Contains(serving, m) {
 			continue
 		}
-		// Its word on the highest alone: a filter header commits to
-		// every filter hash below it.
-		hashes, err := c.cfHeaders(ctx, m, to, to, known[to-from])
-		if err != nil || chainHeaders(known[to-from], hashes) != known[to-from+1] {
+		// Its word on the highest it holds alone: a filter header
+		// commits to every filter hash below it.
+		top := max(h, min(to, c.views.tip(m)))
+		hashes, err := c.cfHeaders(ctx, m, top, top, known[top-from])
+		if err != nil || chainHeaders(known[top-from], hashes) != known[top-from+1] {
+			c.noteLateWord(m, top, known[top-from], hashes, err)
 			return false
 		}
 	}

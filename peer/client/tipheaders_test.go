@@ -3,8 +3,11 @@ package client
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -209,4 +212,158 @@ func TestWordOnTipLieIsCaught(t *testing.T) {
 			}
 		})
 	}
+}
+
+// lateWordLiar is a peer whose announcements reach the client
+// lateWordDelay after the other peers' (so it claims each new block late,
+// see lateClaims), and which, once armed, flips the filter hash of the
+// first getcfheaders answer of one hash it then sends for a block the
+// rescan reported already: its word on a block it claimed late, not its
+// word when the block was first verified (a header sync may have told
+// its tip before its announcement came).
+type lateWordLiar struct {
+	mu    sync.Mutex
+	c     *Client
+	log   *eventLog // armed once set
+	done  chan struct{}
+	fired bool
+}
+
+// lateWordDelay is long enough for the other peers to have verified a new
+// block before the liar announces it, and short enough for the answers
+// that wait behind its announcement to stay within its budget (see
+// pool.Budget).
+const lateWordDelay = 700 * time.Millisecond
+
+func (l *lateWordLiar) lie(m wire.Message) ([]wire.Message, bool) {
+	if _, ok := m.(*wire.MsgInv); ok {
+		time.Sleep(lateWordDelay)
+		return []wire.Message{m}, false
+	}
+	ch, ok := m.(*wire.MsgCFHeaders)
+	if !ok || len(ch.FilterHashes) != 1 {
+		return []wire.Message{m}, false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.log == nil || l.fired {
+		return []wire.Message{m}, false
+	}
+	if h, ok := l.c.Chain().HeightOf(ch.StopHash); !ok || !tipAt(h)(l.log.snapshot()) {
+		return []wire.Message{m}, false
+	}
+	l.fired = true
+	close(l.done)
+	ch.FilterHashes[0][0] ^= 1
+	return []wire.Message{m}, false
+}
+
+func (l *lateWordLiar) arm(c *Client, log *eventLog) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.c, l.log = c, log
+}
+
+// TestLateWordLieIsBlamed: of three peers, one announces each block a
+// second after the others (it claims it late) and gives a false word on
+// the filter header of that block (see lateAgree): its filter hash
+// flipped. The heights are verified again with every peer, where it
+// states the true hashes: its own hashes contradict its word, as a word
+// on the tip does in TestWordOnTipLieIsCaught, and it is banned for it,
+// the honest peers not.
+func TestLateWordLieIsBlamed(t *testing.T) {
+	l := &lateWordLiar{done: make(chan struct{})}
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 110)
+	a := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil)
+	b := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil)
+	late := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, l.lie, peertest.AlsoSees(wire.CmdInv))
+	c := connectTo(t, node, 5*time.Second, a.Addr, b.Addr, late.Addr)
+	startService(t, c)
+	log, stop := follow(t, c, 100, peertest.NewKey("alice").PkScript())
+	log.waitFor(t, "the tip at 110", tipAt(110))
+	l.arm(c, log)
+	for h := int32(111); ; h++ {
+		node.Generate(t, 1)
+		log.waitFor(t, fmt.Sprintf("block %d", h), tipAt(h))
+		select {
+		case <-l.done:
+		case <-time.After(10 * time.Second):
+			if h < 113 {
+				continue
+			}
+			for _, st := range c.Peers() {
+				t.Logf("peer %s: tip %d, reason %q", st.Address, st.Tip, st.Reason)
+			}
+			t.Fatalf("the late peer was never asked for a filter header alone after blocks 111 to 113: asked %s", cfHeadersAsked(c, late))
+		}
+		break
+	}
+	liarVerdict(t, c, late, log, stop)
+}
+
+// liarVerdict waits up to 15 s for liar to be banned, stops the rescan,
+// and wants liar alone banned, for a filter header it stated itself.
+func liarVerdict(t *testing.T, c *Client, liar *peertest.Liar, log *eventLog, stop func() error) {
+	t.Helper()
+	banned := func() bool {
+		return slices.ContainsFunc(c.Peers(), func(st PeerStatus) bool { return st.Address == liar.Addr && st.Banned })
+	}
+	for end := time.Now().Add(15 * time.Second); !banned() && time.Now().Before(end); {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range c.Peers() {
+		t.Logf("peer %s: banned %v, reason %q", st.Address, st.Banned, st.Reason)
+		if isLiar := st.Address == liar.Addr; st.Banned != isLiar || isLiar && !strings.Contains(st.Reason, "where it stated") {
+			t.Errorf("peer %s (the liar %v): banned %v, reason %q", st.Address, isLiar, st.Banned, st.Reason)
+		}
+	}
+	t.Logf("liar asked %s; events %q", cfHeadersAsked(c, liar), log.summary())
+}
+
+// TestFalsePreviousHeaderIsBlamed: of three peers following the tip,
+// one states a false filter header before every new height it is asked
+// for (its answers' previous filter header flipped, from height 111 on).
+// A previous header that differs from the verified one above the last
+// checkpoint proves nothing alone, so the heights from the checkpoint are
+// asked again of every peer: the liar, asked from the checkpoint's
+// header, states the true hashes, which contradict the header it stated,
+// and it is banned for that; the honest peers are not, and the blocks are
+// reported.
+func TestFalsePreviousHeaderIsBlamed(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 110)
+	var chain atomic.Pointer[Client]
+	lie := func(m wire.Message) ([]wire.Message, bool) {
+		ch, ok := m.(*wire.MsgCFHeaders)
+		if c := chain.Load(); ok && c != nil {
+			if h, ok := c.Chain().HeightOf(ch.StopHash); ok && h-int32(len(ch.FilterHashes))+1 > 110 {
+				ch.PrevFilterHeader[0] ^= 1
+			}
+		}
+		return []wire.Message{m}, false
+	}
+	// The honest peers answer later, so that the liar, the fastest, is
+	// the one asked for the new hashes, not only for its word.
+	slower := func(m wire.Message) ([]wire.Message, bool) {
+		switch m.(type) {
+		case *wire.MsgHeaders, *wire.MsgCFHeaders, *wire.MsgCFCheckpt:
+			time.Sleep(40 * time.Millisecond)
+		}
+		return []wire.Message{m}, false
+	}
+	a := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, slower)
+	b := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, slower)
+	liar := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, lie)
+	c := connectTo(t, node, 5*time.Second, a.Addr, b.Addr, liar.Addr)
+	chain.Store(c)
+	startService(t, c)
+	log, stop := follow(t, c, 100, peertest.NewKey("alice").PkScript())
+	log.waitFor(t, "the tip at 110", tipAt(110))
+	node.Generate(t, 1)
+	log.waitFor(t, "the tip at 111", tipAt(111))
+	liarVerdict(t, c, liar, log, stop)
 }

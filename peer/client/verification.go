@@ -26,6 +26,10 @@ type verification struct {
 	// by height.
 	cpLimit int
 	own     map[*pool.Member]chainhash.Hash
+	// words are the peers' filter headers before the heights they were
+	// asked for that differed from the verified ones, held against what
+	// they state when those heights are asked again (see disputedPrev).
+	words []headerWord
 }
 
 // segmentPlan is where a verification starts asking segment by segment.

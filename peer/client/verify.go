@@ -39,7 +39,7 @@ import (
 // part.
 func (c *Client) filterHeaders(ctx context.Context, log *scanLog, ms []*pool.Member, from, to int32) ([]chainhash.Hash, []*pool.Member, error) {
 	v := &verification{c: c, log: log, from: from, to: to, asked: from, reach: map[*pool.Member]int32{}, cps: map[*pool.Member][]chainhash.Hash{},
-		cpLimit: math.MaxInt}
+		cpLimit: math.MaxInt, words: c.takeLateWords()}
 	for _, m := range ms {
 		if r := c.reachOf(m, to); r >= 0 {
 			v.ms = append(v.ms, m)
