@@ -120,7 +120,7 @@ func (d *bookDial) settle(ctx context.Context, m *Member, deadline time.Duration
 	}
 	if (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, peer.ErrStalled)) && ctx.Err() == nil {
 		d.silent++
-		err = fmt.Errorf("peer %s: no handshake within the connect deadline of %v", m.addr, deadline)
+		err = fmt.Errorf("peer %s: no handshake within the connect deadline of %v: %w", m.addr, deadline, err)
 	}
 	if !errors.Is(err, context.Canceled) {
 		d.problems = append(d.problems, err)
