@@ -252,19 +252,25 @@ func (c *Client) verifyFilterHeaders(ctx context.Context, from, to int32) error 
 }
 
 // verifyRange verifies the filter headers from..to with every live peer
-// offering compact filters, and blames the peer a failure names. Called
-// with opMu held.
+// offering compact filters, and blames the peer a failure names. A peer
+// proven false that way (banned) ends the verification without the
+// heights verified: they are verified again at once with the peers left,
+// as many times as peers are banned, so that the tip is not left
+// unverified until the next block (with one peer left, they rest on it,
+// and are kept so, see noteVerified). Called with opMu held.
 func (c *Client) verifyRange(ctx context.Context, from, to int32) error {
-	ms := c.pool.Serving(wire.SFNodeCF)
-	if len(ms) == 0 {
-		return c.noPeers("getcfheaders")
+	for {
+		ms := c.pool.Serving(wire.SFNodeCF)
+		if len(ms) == 0 {
+			return c.noPeers("getcfheaders")
+		}
+		_, _, err := c.filterHeaders(ctx, newScanLog(), ms, from, to)
+		var f *pool.Failure
+		if !errors.As(err, &f) || !c.blame(f.Member, f.Err) || ctx.Err() != nil {
+			return err
+		}
+		c.logf("service: %v: verifying filter headers %d..%d again with the peers left", f.Err, from, to)
 	}
-	_, _, err := c.filterHeaders(ctx, newScanLog(), ms, from, to)
-	var f *pool.Failure
-	if errors.As(err, &f) {
-		c.blame(f.Member, f.Err)
-	}
-	return err
 }
 
 // announced takes in a peer's announcement: blocks of the chain raise the
