@@ -80,6 +80,9 @@ type Rescan struct {
 	warnings []string
 	// waiting is the wait for a peer under way, if any (Run's alone).
 	waiting peerWait
+	// forgotFrom is the lowest height reported that the rescan no
+	// longer remembers (below base), or -1.
+	forgotFrom int32
 }
 
 // NewRescan prepares a rescan; Run starts it.
@@ -91,7 +94,7 @@ func (c *Client) NewRescan(opt RescanOptions) *Rescan {
 		opt.BatchBlocks = 2000
 	}
 	items := slices.Clone(opt.Watch)
-	return &Rescan{c: c, opt: opt, items: items, wl: newWatchList(items), next: opt.From, base: opt.From, rewind: -1,
+	return &Rescan{c: c, opt: opt, items: items, wl: newWatchList(items), next: opt.From, base: opt.From, rewind: -1, forgotFrom: -1,
 		applied: make(chan struct{}), ended: make(chan struct{}), wake: make(chan struct{}, 1),
 		rc: rechecks{revised: c.revised.Load(), compareFrom: noRevision}}
 }
@@ -629,6 +632,9 @@ func (r *Rescan) connected(e Event, items int, filter chainhash.Hash, ms []Match
 	r.rc.note(items, filter, ms, unsure)
 	if over := len(r.emitted) - maxReorgDepth; over > 0 {
 		r.emitted, r.headers, r.rc.reported = r.emitted[over:], r.headers[over:], r.rc.reported[over:]
+		if r.forgotFrom < 0 {
+			r.forgotFrom = r.base
+		}
 		r.base += int32(over)
 		if slices.ContainsFunc(r.rc.unsure, func(o OnePeer) bool { return o.From < r.base }) {
 			r.rc.unsure = trimLonely(r.rc.unsure, math.MinInt32, r.base-1)
@@ -649,6 +655,7 @@ func (r *Rescan) connected(e Event, items int, filter chainhash.Hash, ms []Match
 func (r *Rescan) revisedFrom() int32 {
 	r.mu.Lock()
 	if n := r.c.revised.Load(); n != r.rc.revised {
+		r.forgotten(r.rc.revised, n)
 		r.rc.revised, r.rc.compareFrom = n, r.base
 	}
 	seen, from := r.rc.revised, max(r.rc.compareFrom, r.base)
