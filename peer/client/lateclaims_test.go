@@ -33,7 +33,7 @@ func TestSilentLateClaimerDoesNotStall(t *testing.T) {
 	var mu sync.Mutex
 	var answered []chainhash.Hash // the stop hashes of the cfheaders answered since
 	late := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
-		switch m.(type) {
+		switch msg := m.(type) {
 		case *wire.MsgInv:
 			time.Sleep(lateDelay)
 		case *wire.MsgCFHeaders:
@@ -42,7 +42,7 @@ func TestSilentLateClaimerDoesNotStall(t *testing.T) {
 				return nil, false
 			}
 			mu.Lock()
-			answered = append(answered, m.(*wire.MsgCFHeaders).StopHash)
+			answered = append(answered, msg.StopHash)
 			mu.Unlock()
 		}
 		return []wire.Message{m}, false

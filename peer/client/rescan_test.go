@@ -392,28 +392,13 @@ func TestRescanFollowsSpendTypes(t *testing.T) {
 func TestFollowWaitsForItsPeerBack(t *testing.T) {
 	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
 	node.Generate(t, 110)
-	var armed atomic.Bool
-	down := make(chan struct{}, 1)
-	proxy := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
-		if _, ok := m.(*wire.MsgCFilter); ok && armed.CompareAndSwap(true, false) {
-			down <- struct{}{}
-			time.Sleep(200 * time.Millisecond) // the node goes down with its answer
-			return nil, true
-		}
-		return []wire.Message{m}, false
-	})
+	proxy := newFilterDrop(t, node)
 	c := connectTo(t, node, 5*time.Second, proxy.Addr)
 	startService(t, c)
 	log, stop := follow(t, c, 100, peertest.NewKey("alice").PkScript())
 	log.waitFor(t, "the tip at 110", tipAt(110))
-	armed.Store(true)
-	node.Generate(t, 1) // 111
-	select {
-	case <-down:
-		proxy.Pause(t, 2*time.Second)
-	case <-time.After(30 * time.Second):
-		t.Fatal("the filter of block 111 was never asked for")
-	}
+	proxy.mineDown(t, node) // 111
+	proxy.Pause(t, 2*time.Second)
 	log.waitFor(t, "block 111 once the peer is back", tipAt(111))
 	if err := stop(); err != nil {
 		t.Fatal(err)
@@ -429,15 +414,7 @@ func TestFollowWaitsForItsPeerBack(t *testing.T) {
 func TestFollowWaitForPeerNamesIt(t *testing.T) {
 	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
 	node.Generate(t, 110)
-	var armed atomic.Bool
-	down := make(chan struct{}, 1)
-	proxy := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
-		if _, ok := m.(*wire.MsgCFilter); ok && armed.CompareAndSwap(true, false) {
-			down <- struct{}{}
-			return nil, true
-		}
-		return []wire.Message{m}, false
-	})
+	proxy := newFilterDrop(t, node)
 	const timeout = 2 * time.Second
 	c := connectTo(t, node, timeout, proxy.Addr)
 	startService(t, c)
@@ -449,18 +426,12 @@ func TestFollowWaitForPeerNamesIt(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
 	log.waitFor(t, "the tip at 110", tipAt(110))
-	armed.Store(true)
-	node.Generate(t, 1) // 111
+	proxy.mineDown(t, node) // 111
 	paused := make(chan struct{})
-	select {
-	case <-down:
-		go func() {
-			defer close(paused)
-			proxy.Pause(t, 12*time.Second)
-		}()
-	case <-time.After(30 * time.Second):
-		t.Fatal("the filter of block 111 was never asked for")
-	}
+	go func() {
+		defer close(paused)
+		proxy.Pause(t, 12*time.Second)
+	}()
 	defer func() { <-paused }()
 	named := func() bool {
 		return slices.ContainsFunc(r.Warnings(), func(w string) bool { return strings.Contains(w, "waiting since") && strings.Contains(w, proxy.Addr) })
@@ -481,5 +452,40 @@ func TestFollowWaitForPeerNamesIt(t *testing.T) {
 	}
 	if h := r.Height(); h != 111 {
 		t.Errorf("Height %d after Run, want 111 (block 111 not reported)", h)
+	}
+}
+
+// filterDrop is a proxy to a node that, once armed, ends its connection
+// in place of the next filter it would pass on, as a node that goes down
+// with its answer.
+type filterDrop struct {
+	*peertest.Liar
+	armed atomic.Bool
+	down  chan struct{}
+}
+
+func newFilterDrop(t *testing.T, node *peertest.Node) *filterDrop {
+	d := &filterDrop{down: make(chan struct{}, 1)}
+	d.Liar = peertest.NewLiar(t, node.P2PAddr, node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
+		if _, ok := m.(*wire.MsgCFilter); ok && d.armed.CompareAndSwap(true, false) {
+			d.down <- struct{}{}
+			time.Sleep(200 * time.Millisecond) // the node goes down with its answer
+			return nil, true
+		}
+		return []wire.Message{m}, false
+	})
+	return d
+}
+
+// mineDown arms d, mines a block on node and returns once d went down in
+// place of a filter.
+func (d *filterDrop) mineDown(t *testing.T, node *peertest.Node) {
+	t.Helper()
+	d.armed.Store(true)
+	node.Generate(t, 1)
+	select {
+	case <-d.down:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the filter of the new block was never asked for")
 	}
 }
