@@ -23,7 +23,7 @@ import (
 // answers again its word on the block is asked and had.
 func TestSilentLateClaimerDoesNotStall(t *testing.T) {
 	const (
-		lateDelay = 300 * time.Millisecond
+		lateDelay = time.Second
 		timeout   = 20 * time.Second
 	)
 	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
@@ -31,7 +31,7 @@ func TestSilentLateClaimerDoesNotStall(t *testing.T) {
 	var withhold atomic.Bool
 	var withheld atomic.Int32
 	var mu sync.Mutex
-	var answered []chainhash.Hash // the stop hashes of the cfheaders answered since
+	var answered, withheldAt []chainhash.Hash // the stop hashes of the cfheaders answered since, and withheld
 	late := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
 		switch msg := m.(type) {
 		case *wire.MsgInv:
@@ -39,6 +39,9 @@ func TestSilentLateClaimerDoesNotStall(t *testing.T) {
 		case *wire.MsgCFHeaders:
 			if withhold.Load() {
 				withheld.Add(1)
+				mu.Lock()
+				withheldAt = append(withheldAt, msg.StopHash)
+				mu.Unlock()
 				return nil, false
 			}
 			mu.Lock()
@@ -65,7 +68,14 @@ func TestSilentLateClaimerDoesNotStall(t *testing.T) {
 	node.Generate(t, 1)
 	log.waitForWithin(t, "block 112", tipAt(112), timeout+10*time.Second)
 	took := time.Since(start)
-	t.Logf("block 112 reported %v after it was mined, the late peer silent (%d answers withheld)", took, withheld.Load())
+	mu.Lock()
+	var at []int32
+	for _, h := range withheldAt {
+		height, _ := c.Chain().HeightOf(h)
+		at = append(at, height)
+	}
+	mu.Unlock()
+	t.Logf("block 112 reported %v after it was mined, the late peer silent (answers withheld up to heights %v)", took, at)
 	if limit := timeout / 4; took > limit {
 		t.Errorf("block 112 reported %v after it was mined, with a silent late peer (at most %v; its timeout %v)", took, limit, timeout)
 	}
@@ -83,12 +93,15 @@ func TestSilentLateClaimerDoesNotStall(t *testing.T) {
 			return ok && height >= 111
 		})
 	}
-	for end := time.Now().Add(45 * time.Second); !worded() && time.Now().Before(end); {
+	// Under load its silence may be met by a verification of the new
+	// block instead, which leaves it out as too slow for a minute.
+	const within = time.Minute + 30*time.Second
+	for end := time.Now().Add(within); !worded() && time.Now().Before(end); {
 		node.Generate(t, 1)
 		time.Sleep(time.Second)
 	}
 	if !worded() {
-		t.Errorf("the late peer, answering again, gave no word on the filter header of block 111 or above within 45 s")
+		t.Errorf("the late peer, answering again, gave no word on the filter header of block 111 or above within %v", within)
 	}
 	if err := stop(); err != nil {
 		t.Fatal(err)
