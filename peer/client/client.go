@@ -150,7 +150,8 @@ type Client struct {
 	// revised counts the times filter headers verified were given up to
 	// be verified again (see giveUpVerified); rescans read it without
 	// the operation lock.
-	revised atomic.Uint64
+	revised   atomic.Uint64
+	revisions revisionLog // the heights each was given up from, for rescans
 	// lateWords are late claimers' words that differed from the verified
 	// filter headers (see lateAgree), held against what they state when
 	// the heights are verified again (see holdToWords).

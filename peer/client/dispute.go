@@ -35,6 +35,9 @@ func (c *Client) settleAt(ctx context.Context, h int32, groups []hashGroup) erro
 		if err != nil {
 			return err
 		}
+		if data == nil && c.provenFalse(g) {
+			continue
+		}
 		if data == nil {
 			// Nobody in the group served its filter: the side still
 			// stands (a dropped connection is no proof), and what it

@@ -17,8 +17,10 @@
 // there, and reports the matches it missed (EventMatch, then
 // EventRechecked), nothing twice and nothing disconnected; so it does for
 // the blocks it reported whose filter headers were verified anew to other
-// values (a slower peer's word proved the first ones false); the filter
-// headers a client's only peer stated are asked again then too. BIP 37 results rest on the node that filtered
+// values (a slower peer's word proved the first ones false), within the
+// last 2,016 blocks it remembers (below, a warning names the heights it
+// can no longer scan again); the filter headers a client's only peer
+// stated are asked again then too. BIP 37 results rest on the node that filtered
 // (its Bloom filter also tells that node which scripts are watched).
 //
 // # Verifying filter headers
@@ -105,7 +107,10 @@
 // that scans from a birthday and then follows the chain, reporting each
 // block connected and, on a reorganization, each block disconnected from
 // the lowest changed one, every event with its header; its watch list can
-// grow while it runs (Update, UpdateWait, with a rewind).
+// grow while it runs (Update, UpdateWait, with a rewind). When no peer
+// serves it, it waits for one to be dialled again, with a warning naming
+// the peers once the wait outlasts the timeout; stopped then, it returns
+// a *WaitError naming them, not nil.
 //
 // Start makes the client a service: it learns new blocks from the peers'
 // announcements, syncs the announcer's headers (an announcement costs the

@@ -26,7 +26,7 @@ type peerReaches struct {
 func (c *Client) giveUpVerified(h int32) {
 	if h < c.verifiedTo {
 		c.verifiedTo = h
-		c.revised.Add(1)
+		c.revisions.add(c.revised.Add(1), h+1)
 	}
 	c.mem.dropAbove(h)
 }

@@ -14,17 +14,20 @@ import (
 
 // A filter that does not lead to the agreed filter header of its height
 // proves its server false only if the server stated that header itself.
-// Up to the chain's last checkpoint height it did: every peer's
-// checkpoints were compared, and a filter header a peer states below an
-// agreed checkpoint it stated too is bound by it. Above, near the tip,
-// the header may have been agreed without it: stated by faster peers
-// before it announced the block, and kept since. So there the server is
-// asked for its own word on the height first: a filter whose hash it does
-// not state, or which leads to the agreed header, is a lie; a filter that
-// leads to the header it states is a disagreement about the header,
-// which the verification, asked again of every peer from the height (or
-// from the last checkpoint, if the server's previous header differs too),
-// settles with the block (see dispute.go).
+// The header may have been agreed without it: near the tip, stated by
+// faster peers before it announced the block, and kept since; below the
+// chain's last checkpoint too, by the peers there were when it was
+// verified (being in a majority, or first, proves nothing). So the
+// server is asked for its own word on the height first: a filter whose
+// hash it does not state, or which leads to the agreed header, is a lie.
+// A filter that leads to the header it states is a disagreement about
+// the header, unless, below the last checkpoint, the server's own filter
+// headers after it do not reach the checkpoint it states itself at the
+// end of the segment (a proof: it contradicts itself). A disagreement
+// is settled by the verification, asked again of every peer from the
+// height (or from the last checkpoint, if the server's previous header
+// differs too; below it, from the segment's start, whose checkpoints it
+// compares), with the block (see dispute.go).
 
 // offHeaderError is a filter of height whose hash leads to another filter
 // header than the agreed one.
@@ -52,9 +55,6 @@ var errDisputedHeader = errors.New("the peer states another filter header than t
 // with the lowest height to verify again.
 func (c *Client) ownWord(ctx context.Context, m *pool.Member, off *offHeaderError, agreed [2]chainhash.Hash, lie error) (int32, error) {
 	lastCheckpoint := c.chain.Height() / wire.CFCheckptInterval * wire.CFCheckptInterval
-	if off.height <= lastCheckpoint {
-		return -1, lie
-	}
 	// The failed answer dropped the connection.
 	if err := c.pool.Redial(ctx, m); err != nil {
 		return -1, peerErr(m, "getcfheaders", err)
@@ -71,9 +71,48 @@ func (c *Client) ownWord(ctx context.Context, m *pool.Member, off *offHeaderErro
 		return -1, lie
 	}
 	from := off.height
-	if prev != agreed[0] {
+	switch {
+	case off.height <= lastCheckpoint:
+		if err := c.ownCheckpoint(ctx, m, off.height, stated); err != nil {
+			return -1, err
+		}
+		from = segmentFirst(segmentOf(off.height))
+	case prev != agreed[0]:
 		from = lastCheckpoint + 1
 	}
 	return from, peerErr(m, "getcfilters", fmt.Errorf("%w: its filter of height %d leads to the filter header it states, %v",
 		errDisputedHeader, off.height, stated))
+}
+
+// ownCheckpoint checks that m's own filter headers lead from stated, the
+// one it states at height (below the chain's last checkpoint), to the
+// checkpoint it states at the end of height's segment: the error is the
+// proof that they do not (it contradicts itself), or the failure of a
+// request. A peer whose headers do reach its checkpoint disputes the
+// agreed one there, which proves nothing yet. It costs a getcfcheckpt
+// and the filter hashes up to the segment's end, a thousand at most.
+func (c *Client) ownCheckpoint(ctx context.Context, m *pool.Member, height int32, stated chainhash.Hash) error {
+	j := segmentOf(height)
+	end := int32(j+1) * wire.CFCheckptInterval
+	cps, err := c.conn(m).GetCFCheckpt(ctx, c.chain.Hash(end), j+1)
+	if err != nil {
+		return peerErr(m, "getcfcheckpt", err)
+	}
+	last := stated
+	if height < end {
+		prev, hashes, err := c.conn(m).GetCFHeaders(ctx, height+1, c.chain.Hash(end), int(end-height))
+		if err != nil {
+			return peerErr(m, "getcfheaders", err)
+		}
+		if prev != stated {
+			return peerErr(m, "getcfheaders", fmt.Errorf("%w: it states filter header %v at height %d, and %v before height %d",
+				peer.ErrBadFilterHeader, stated, height, prev, height+1))
+		}
+		last = chainHeaders(stated, hashes)
+	}
+	if last != cps[j] {
+		return peerErr(m, "getcfheaders", fmt.Errorf("%w: its filter headers from its word on height %d do not reach the checkpoint it sent itself at %d",
+			peer.ErrBadFilterHeader, height, end))
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -188,5 +189,43 @@ func TestRecheckedOnlyWhereCompared(t *testing.T) {
 				t.Errorf("rechecked %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestRevisionBelowMemoryWarned: a following rescan remembers the last
+// maxReorgDepth blocks it reported, to scan them again when their filter
+// headers are verified anew to other values. Filter headers given up
+// below that memory (a late proof of a forgery there) cannot be
+// compared: the rescan warns, naming the heights reported it did not
+// scan again; a revision within its memory is not warned of.
+func TestRevisionBelowMemoryWarned(t *testing.T) {
+	needFixture(t)
+	c := connectTo(t, fx.node, 5*time.Second)
+	r := c.NewRescan(RescanOptions{From: 100, Follow: true})
+	// As if it had reported blocks 100..1049 and remembered the last
+	// 50 of them.
+	r.mu.Lock()
+	r.base, r.next, r.forgotFrom = 1000, 1050, 100
+	r.rc.reported = make([]reportedBlock, 50)
+	r.mu.Unlock()
+	giveUp := func(h int32) {
+		c.opMu.Lock()
+		defer c.opMu.Unlock()
+		c.verifiedTo = 1050
+		c.giveUpVerified(h)
+	}
+	warned := func() []string {
+		return slices.DeleteFunc(r.Warnings(), func(w string) bool { return !strings.Contains(w, "verified anew") })
+	}
+	giveUp(1020)
+	r.revisedFrom()
+	if ws := warned(); len(ws) != 0 {
+		t.Errorf("a revision within the rescan's memory warned of: %q", ws)
+	}
+	giveUp(499)
+	r.revisedFrom()
+	ws := warned()
+	if len(ws) != 1 || !strings.Contains(ws[0], "500-999") {
+		t.Errorf("a revision from height 500, below the memory's 1000, warned of as %q, want one warning naming heights 500-999", ws)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -77,6 +78,11 @@ type Rescan struct {
 	// peer, to scan them again once another holds them.
 	rc       rechecks
 	warnings []string
+	// waiting is the wait for a peer under way, if any (Run's alone).
+	waiting peerWait
+	// forgotFrom is the lowest height reported that the rescan no
+	// longer remembers (below base), or -1.
+	forgotFrom int32
 }
 
 // NewRescan prepares a rescan; Run starts it.
@@ -88,7 +94,7 @@ func (c *Client) NewRescan(opt RescanOptions) *Rescan {
 		opt.BatchBlocks = 2000
 	}
 	items := slices.Clone(opt.Watch)
-	return &Rescan{c: c, opt: opt, items: items, wl: newWatchList(items), next: opt.From, base: opt.From, rewind: -1,
+	return &Rescan{c: c, opt: opt, items: items, wl: newWatchList(items), next: opt.From, base: opt.From, rewind: -1, forgotFrom: -1,
 		applied: make(chan struct{}), ended: make(chan struct{}), wake: make(chan struct{}, 1),
 		rc: rechecks{revised: c.revised.Load(), compareFrom: noRevision}}
 }
@@ -202,8 +208,12 @@ func (r *Rescan) emit(e Event) {
 // following rescan ended by its context returns nil. A following rescan
 // on a started client (see Start) whose every peer was banned or dropped
 // during a step keeps the error as a warning and waits while a peer not
-// banned may be dialled again. Every event is delivered before Run
-// returns; on an error, Height says where to resume.
+// banned may be dialled again, as it waits for its peers when they hold
+// less than it reported: a wait that outlasts the client's timeout is
+// warned of, naming the peers, and one its context ends returns a
+// *WaitError (an ErrNoPeers), not nil, since the rescan did not follow to
+// the end. Every event is delivered before Run returns; on an error,
+// Height says where to resume.
 func (r *Rescan) Run(ctx context.Context) error {
 	defer r.endOnce.Do(func() { close(r.ended) })
 	if _, err := r.c.SyncHeaders(ctx); err != nil {
@@ -237,8 +247,8 @@ func (r *Rescan) Run(ctx context.Context) error {
 		if r.opt.Follow && tip < r.next-1 {
 			// The peers hold less than was reported (they are away or
 			// rolled back): wait for them.
-			if err := r.wait(ctx); err != nil {
-				return nil
+			if err := r.waitPeers(ctx, fmt.Sprintf("a peer serving compact filters up to height %d, reported already", r.next-1)); err != nil {
+				return err
 			}
 			continue
 		}
@@ -276,13 +286,14 @@ func (r *Rescan) Run(ctx context.Context) error {
 					// Every peer was banned or dropped on the way: the
 					// service dials those dropped again; wait for them.
 					r.addWarnings([]string{fmt.Sprintf("no peer left to scan from height %d (waiting for a peer dropped to be dialled again): %v", r.next, err)})
-					if err := r.wait(ctx); err != nil {
-						return nil
+					if err := r.waitPeers(ctx, fmt.Sprintf("a peer offering compact filters to scan from height %d", r.next)); err != nil {
+						return err
 					}
 					continue
 				}
 				return err
 			}
+			r.waiting = peerWait{}
 			continue
 		}
 		if !r.opt.Follow {
@@ -292,6 +303,7 @@ func (r *Rescan) Run(ctx context.Context) error {
 			r.emit(r.event(EventTip, tip))
 			return nil
 		}
+		r.waiting = peerWait{}
 		if tip != atTip {
 			atTip = tip
 			r.emit(r.event(EventTip, tip))
@@ -310,6 +322,76 @@ func (c *Client) mayComeBack() bool {
 		return false
 	}
 	return slices.ContainsFunc(c.pool.Members(), func(m *pool.Member) bool { return !c.pool.Status(m).Banned })
+}
+
+// peerWait is a following rescan's wait for a peer to serve it again:
+// since when, and whether it was warned of.
+type peerWait struct {
+	since  time.Time
+	warned bool
+}
+
+// WaitError is the error of a following rescan stopped by its context
+// while it waited for a peer to serve it again (every peer dropped or
+// away, the service dialling them again): the rescan did not follow to
+// the end. It is an ErrNoPeers.
+type WaitError struct {
+	Height int32         // the next height to scan (see Rescan.Height)
+	For    string        // what the rescan waited for
+	Waited time.Duration // how long
+	Peers  string        // the peers not banned, and why each is not used
+}
+
+func (e *WaitError) Error() string {
+	return fmt.Sprintf("client: following rescan stopped at height %d after waiting %v for %s: %s",
+		e.Height, e.Waited.Round(time.Millisecond), e.For, e.Peers)
+}
+
+// Unwrap makes a WaitError an ErrNoPeers.
+func (e *WaitError) Unwrap() error { return ErrNoPeers }
+
+// waitPeers is wait, for a peer to serve the rescan again (what says
+// which): a wait that outlasts the client's timeout is warned of once,
+// naming the peers, and one that ctx ends returns a *WaitError.
+func (r *Rescan) waitPeers(ctx context.Context, what string) error {
+	if r.waiting.since.IsZero() {
+		r.waiting = peerWait{since: time.Now()}
+	}
+	if waited := time.Since(r.waiting.since); !r.waiting.warned && waited >= r.c.timeout() {
+		r.waiting.warned = true
+		w := fmt.Sprintf("waiting since %s for %s: %s", r.waiting.since.Format(time.TimeOnly), what, r.c.awaited())
+		r.c.logf("rescan: %s", w)
+		r.addWarnings([]string{w})
+	}
+	if err := r.wait(ctx); err != nil {
+		return &WaitError{Height: r.Height(), For: what, Waited: time.Since(r.waiting.since), Peers: r.c.awaited()}
+	}
+	return nil
+}
+
+// awaited names the peers not banned, each with why it is not used or
+// the height it holds, and how many are banned.
+func (c *Client) awaited() string {
+	var named []string
+	banned := 0
+	for _, m := range c.pool.Members() {
+		switch st := c.pool.Status(m); {
+		case st.Banned:
+			banned++
+		case st.Reason != "":
+			named = append(named, fmt.Sprintf("%s (%s)", st.Addr, st.Reason))
+		default:
+			named = append(named, fmt.Sprintf("%s (holds up to height %d)", st.Addr, c.views.tip(m)))
+		}
+	}
+	out := "no peer but banned ones"
+	if len(named) > 0 {
+		out = "peers " + strings.Join(named, "; ")
+	}
+	if banned > 0 {
+		out += fmt.Sprintf(" (%d banned)", banned)
+	}
+	return out
 }
 
 // wait waits for the chain or a peer's tip to move (see waitMoved), or
@@ -550,6 +632,9 @@ func (r *Rescan) connected(e Event, items int, filter chainhash.Hash, ms []Match
 	r.rc.note(items, filter, ms, unsure)
 	if over := len(r.emitted) - maxReorgDepth; over > 0 {
 		r.emitted, r.headers, r.rc.reported = r.emitted[over:], r.headers[over:], r.rc.reported[over:]
+		if r.forgotFrom < 0 {
+			r.forgotFrom = r.base
+		}
 		r.base += int32(over)
 		if slices.ContainsFunc(r.rc.unsure, func(o OnePeer) bool { return o.From < r.base }) {
 			r.rc.unsure = trimLonely(r.rc.unsure, math.MinInt32, r.base-1)
@@ -570,6 +655,7 @@ func (r *Rescan) connected(e Event, items int, filter chainhash.Hash, ms []Match
 func (r *Rescan) revisedFrom() int32 {
 	r.mu.Lock()
 	if n := r.c.revised.Load(); n != r.rc.revised {
+		r.forgotten(r.rc.revised, n)
 		r.rc.revised, r.rc.compareFrom = n, r.base
 	}
 	seen, from := r.rc.revised, max(r.rc.compareFrom, r.base)

@@ -2,8 +2,10 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -390,30 +392,100 @@ func TestRescanFollowsSpendTypes(t *testing.T) {
 func TestFollowWaitsForItsPeerBack(t *testing.T) {
 	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
 	node.Generate(t, 110)
-	var armed atomic.Bool
-	down := make(chan struct{}, 1)
-	proxy := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
-		if _, ok := m.(*wire.MsgCFilter); ok && armed.CompareAndSwap(true, false) {
-			down <- struct{}{}
+	proxy := newFilterDrop(t, node)
+	c := connectTo(t, node, 5*time.Second, proxy.Addr)
+	startService(t, c)
+	log, stop := follow(t, c, 100, peertest.NewKey("alice").PkScript())
+	log.waitFor(t, "the tip at 110", tipAt(110))
+	proxy.mineDown(t, node) // 111
+	proxy.Pause(t, 2*time.Second)
+	log.waitFor(t, "block 111 once the peer is back", tipAt(111))
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFollowWaitForPeerNamesIt: as in TestFollowWaitsForItsPeerBack, the
+// one peer's node goes down while it serves a new block's filter, but
+// stays down. The rescan waits for it (the service dials it again), with
+// a warning naming the peer once the wait outlasts the timeout; stopped
+// while it waits, Run returns an error naming what it waited for and the
+// peer, rather than nil as if it had followed to the end.
+func TestFollowWaitForPeerNamesIt(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 110)
+	proxy := newFilterDrop(t, node)
+	const timeout = 2 * time.Second
+	c := connectTo(t, node, timeout, proxy.Addr)
+	startService(t, c)
+	log := newEventLog()
+	r := c.NewRescan(RescanOptions{Watch: items([][]byte{peertest.NewKey("alice").PkScript()}), From: 100, Follow: true,
+		PollInterval: 100 * time.Millisecond, OnEvent: log.add})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	log.waitFor(t, "the tip at 110", tipAt(110))
+	proxy.mineDown(t, node) // 111
+	paused := make(chan struct{})
+	go func() {
+		defer close(paused)
+		proxy.Pause(t, 12*time.Second)
+	}()
+	defer func() { <-paused }()
+	named := func() bool {
+		return slices.ContainsFunc(r.Warnings(), func(w string) bool { return strings.Contains(w, "waiting since") && strings.Contains(w, proxy.Addr) })
+	}
+	start := time.Now()
+	for end := start.Add(10 * time.Second); !named() && time.Now().Before(end); {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !named() {
+		t.Errorf("no warning names the peer waited for 10 s after it went down: %q", r.Warnings())
+	}
+	t.Logf("warned %v after the peer went down: %q", time.Since(start), r.Warnings())
+	cancel()
+	err := <-done
+	t.Logf("Run: %v", err)
+	if !errors.Is(err, ErrNoPeers) || !strings.Contains(fmt.Sprint(err), proxy.Addr) || !strings.Contains(fmt.Sprint(err), "111") {
+		t.Errorf("Run stopped while it waited for its peer returned %v, want an ErrNoPeers naming the peer and height 111", err)
+	}
+	if h := r.Height(); h != 111 {
+		t.Errorf("Height %d after Run, want 111 (block 111 not reported)", h)
+	}
+}
+
+// filterDrop is a proxy to a node that, once armed, ends its connection
+// in place of the next filter it would pass on, as a node that goes down
+// with its answer.
+type filterDrop struct {
+	*peertest.Liar
+	armed atomic.Bool
+	down  chan struct{}
+}
+
+func newFilterDrop(t *testing.T, node *peertest.Node) *filterDrop {
+	d := &filterDrop{down: make(chan struct{}, 1)}
+	d.Liar = peertest.NewLiar(t, node.P2PAddr, node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
+		if _, ok := m.(*wire.MsgCFilter); ok && d.armed.CompareAndSwap(true, false) {
+			d.down <- struct{}{}
 			time.Sleep(200 * time.Millisecond) // the node goes down with its answer
 			return nil, true
 		}
 		return []wire.Message{m}, false
 	})
-	c := connectTo(t, node, 5*time.Second, proxy.Addr)
-	startService(t, c)
-	log, stop := follow(t, c, 100, peertest.NewKey("alice").PkScript())
-	log.waitFor(t, "the tip at 110", tipAt(110))
-	armed.Store(true)
-	node.Generate(t, 1) // 111
+	return d
+}
+
+// mineDown arms d, mines a block on node and returns once d went down in
+// place of a filter.
+func (d *filterDrop) mineDown(t *testing.T, node *peertest.Node) {
+	t.Helper()
+	d.armed.Store(true)
+	node.Generate(t, 1)
 	select {
-	case <-down:
-		proxy.Pause(t, 2*time.Second)
+	case <-d.down:
 	case <-time.After(30 * time.Second):
-		t.Fatal("the filter of block 111 was never asked for")
-	}
-	log.waitFor(t, "block 111 once the peer is back", tipAt(111))
-	if err := stop(); err != nil {
-		t.Fatal(err)
+		t.Fatal("the filter of the new block was never asked for")
 	}
 }

@@ -252,19 +252,25 @@ func (c *Client) verifyFilterHeaders(ctx context.Context, from, to int32) error 
 }
 
 // verifyRange verifies the filter headers from..to with every live peer
-// offering compact filters, and blames the peer a failure names. Called
-// with opMu held.
+// offering compact filters, and blames the peer a failure names. A peer
+// proven false that way (banned) ends the verification without the
+// heights verified: they are verified again at once with the peers left,
+// as many times as peers are banned, so that the tip is not left
+// unverified until the next block (with one peer left, they rest on it,
+// and are kept so, see noteVerified). Called with opMu held.
 func (c *Client) verifyRange(ctx context.Context, from, to int32) error {
-	ms := c.pool.Serving(wire.SFNodeCF)
-	if len(ms) == 0 {
-		return c.noPeers("getcfheaders")
+	for {
+		ms := c.pool.Serving(wire.SFNodeCF)
+		if len(ms) == 0 {
+			return c.noPeers("getcfheaders")
+		}
+		_, _, err := c.filterHeaders(ctx, newScanLog(), ms, from, to)
+		var f *pool.Failure
+		if !errors.As(err, &f) || !c.blame(f.Member, f.Err) || ctx.Err() != nil {
+			return err
+		}
+		c.logf("service: %v: verifying filter headers %d..%d again with the peers left", f.Err, from, to)
 	}
-	_, _, err := c.filterHeaders(ctx, newScanLog(), ms, from, to)
-	var f *pool.Failure
-	if errors.As(err, &f) {
-		c.blame(f.Member, f.Err)
-	}
-	return err
 }
 
 // announced takes in a peer's announcement: blocks of the chain raise the
@@ -288,29 +294,36 @@ func (c *Client) announced(m *pool.Member, a peer.Announcement) {
 }
 
 // verifyLate takes the late claims of the live peers offering compact
-// filters: each late peer alone is asked for its filter headers up to
-// the highest verified (lateAgree); if one differs, the heights from the
-// lowest one of them claimed are verified again with every peer that
-// holds them, the late ones too, and a difference is settled as ever (and
-// with a store, what it holds is compared too). It returns the highest
-// height verified after it: below what was verified before if the
-// verification failed (the peers proven false held the rest), for the
-// service to verify on from there.
+// filters: each late peer alone is asked for its word on the filter
+// header at its reach within what was verified (lateAgree); if one
+// differs, the heights from the lowest one of them claimed are verified
+// again with every peer that holds them, the late ones too, and a
+// difference is settled as ever (and with a store, what it holds is
+// compared too). A peer that gives no word is asked again later (see
+// lateClaims). It returns the highest height verified after it: below
+// what was verified before if the verification failed (the peers proven
+// false held the rest), for the service to verify on from there.
 func (c *Client) verifyLate(ctx context.Context) (int32, error) {
-	late := c.svc.late.take()
+	late := c.svc.late.take(time.Now())
 	if len(late) == 0 {
 		return 0, nil
 	}
 	c.opMu.Lock()
 	defer c.opMu.Unlock()
-	serving := c.pool.Serving(wire.SFNodeCF)
+	late = c.liveClaims(late)
 	from, to := int32(-1), c.verifiedTo
 	for m, h := range late {
-		if h <= to && slices.Contains(serving, m) && (from < 0 || h < from) {
+		switch {
+		case h > to:
+			// Heights not verified yet: the service verifies them with
+			// every peer that holds them, this one too.
+			c.svc.late.answered(m)
+			delete(late, m)
+		case from < 0 || h < from:
 			from = h
 		}
 	}
-	if from < 0 || c.lateAgree(ctx, late, serving, from, to) {
+	if from < 0 || c.lateAgree(ctx, late, from, to) {
 		return to, nil
 	}
 	c.giveUpVerified(from - 1)
@@ -325,34 +338,100 @@ func (c *Client) verifyLate(ctx context.Context) (int32, error) {
 	return c.verifiedTo, err
 }
 
-// lateAgree asks each late claimer alone for its word on the filter
-// header at to, or at its own tip if lower, since a node does not answer
-// for a block it lacks (a getcfheaders of one hash: the header commits to
-// those below it, from the height it claimed late), and reports whether every
-// one states the headers verified (known from from-1 on): then the verification
-// stands and nobody else is asked again. Any difference, an answer that
-// failed, or a header not known (it rests on one peer) makes the caller
-// verify again with every peer, which settles it as ever. Called with
-// opMu held.
-func (c *Client) lateAgree(ctx context.Context, late map[*pool.Member]int32, serving []*pool.Member, from, to int32) bool {
+// liveClaims returns the claims of late whose peers serve compact filters
+// now. A banned peer's claim, or one of a peer gone from the pool, is
+// forgotten; one of a peer not connected now is asked again later, as if
+// it were silent.
+func (c *Client) liveClaims(late map[*pool.Member]int32) map[*pool.Member]int32 {
+	serving := c.pool.Serving(wire.SFNodeCF)
+	members := c.pool.Members()
+	now := time.Now()
+	for m, h := range late {
+		switch {
+		case slices.Contains(serving, m):
+			continue
+		case !slices.Contains(members, m) || c.pool.Status(m).Banned:
+			c.svc.late.answered(m)
+		default:
+			c.svc.late.unanswered(m, h, now)
+		}
+		delete(late, m)
+	}
+	return late
+}
+
+// lateAgree asks each late claimer alone, all at once, for its word on
+// the filter header at its reach within from..to (a getcfheaders of one
+// hash: the header commits to those below it, from the height it claimed
+// late; a node answers none up to a block it does not hold), and reports
+// whether every one that answered within lateWait states the headers
+// verified (known from from-1 on): then the verification stands and
+// nobody else is asked again. Any difference, or a header not known (it
+// rests on one peer), makes the caller verify again with every peer,
+// which settles it as ever. A peer that gave no word proves nothing: it
+// is asked again later (see lateClaims), and the heights stand on the
+// peers that verified them. Called with opMu held.
+func (c *Client) lateAgree(ctx context.Context, late map[*pool.Member]int32, from, to int32) bool {
 	known := c.knownPrefix(max(from-1, 0), to)
 	if from == 0 || len(known) != int(to-from)+2 {
+		for m := range late {
+			c.svc.late.answered(m)
+		}
 		return false
 	}
+	ctx, cancel := context.WithTimeout(ctx, lateWait)
+	defer cancel()
+	words := make([]lateWord, 0, len(late))
 	for m, h := range late {
-		if h > to || !slices.Contains(serving, m) {
-			continue
-		}
-		// Its word on the highest it holds alone: a filter header
-		// commits to every filter hash below it.
-		top := max(h, min(to, c.views.tip(m)))
-		hashes, err := c.cfHeaders(ctx, m, top, top, known[top-from])
-		if err != nil || chainHeaders(known[top-from], hashes) != known[top-from+1] {
-			c.noteLateWord(m, top, known[top-from], hashes, err)
-			return false
+		words = append(words, lateWord{m: m, from: h})
+	}
+	var wg sync.WaitGroup
+	for i := range words {
+		wg.Go(func() { words[i].ask(ctx, c, from, to, known) })
+	}
+	wg.Wait()
+	agree := true
+	now := time.Now()
+	for _, w := range words {
+		switch {
+		case w.err == nil && w.agrees:
+			c.svc.late.answered(w.m)
+		case w.err == nil || errors.Is(w.err, peer.ErrBadFilterHeader):
+			c.svc.late.answered(w.m)
+			c.noteLateWord(w.m, w.top, known[w.top-from], w.hashes, w.err)
+			agree = false
+		default:
+			c.svc.late.unanswered(w.m, w.from, now)
+			c.logf("service: peer %s gave no word on the filter headers it claimed late from height %d (%v): asked again in %v; they stand on the peers that verified them",
+				w.m.Addr(), w.from, w.err, lateBackoff(c.svc.late.silences(w.m)))
 		}
 	}
-	return true
+	return agree
+}
+
+// lateWord is a late claimer's word on the heights it claimed late, from
+// from on: whether it states the verified filter header at its reach, or
+// the error that kept it from answering.
+type lateWord struct {
+	m      *pool.Member
+	from   int32
+	top    int32            // the height asked, its reach
+	hashes []chainhash.Hash // its answer
+	agrees bool
+	err    error
+}
+
+// ask asks w's peer for its word on the filter header at its reach within
+// from..to, known holding the verified filter headers of from-1..to.
+func (w *lateWord) ask(ctx context.Context, c *Client, from, to int32, known []chainhash.Hash) {
+	r := min(to, c.views.tip(w.m))
+	if r < w.from {
+		w.err = fmt.Errorf("its tip is at %d, below the heights it claimed", r)
+		return
+	}
+	w.top = r
+	w.hashes, w.err = c.cfHeaders(ctx, w.m, r, r, known[r-from])
+	w.agrees = w.err == nil && chainHeaders(known[r-from], w.hashes) == known[r-from+1]
 }
 
 // connected takes in that m is connected, for the first time or again:

@@ -157,13 +157,15 @@ func TestNewHeightsAskOneForHashesOthersForWords(t *testing.T) {
 	}
 }
 
-// TestWordOnTipLieIsCaught: of three peers, one forges the filter hash of
-// the tip's block in its filter-header answers: in every one (whether it
-// is asked for the new hashes or for its word on the tip: its word
-// differs, the peers state their hashes in full, and the block proves it
-// wrong), or, slower than the others so that it gives its word, in its
-// word alone (its hashes then contradict its own word). It is banned and
-// the honest peers are not.
+// TestWordOnTipLieIsCaught: of three peers (or two), one forges the
+// filter hash of the tip's block in its filter-header answers: in every
+// one (whether it is asked for the new hashes or for its word on the tip:
+// its word differs, the peers state their hashes in full, and the block
+// proves it wrong), or, slower than the others so that it gives its word,
+// in its word alone (its hashes then contradict its own word). It is
+// banned and the honest peers are not, and the heights are verified up
+// to the tip with the peers left: with two, they rest on neither alone;
+// with one, they are verified and said to rest on it.
 func TestWordOnTipLieIsCaught(t *testing.T) {
 	needFixture(t)
 	tip := fx.tip
@@ -184,12 +186,15 @@ func TestWordOnTipLieIsCaught(t *testing.T) {
 	}
 	noLie := func(m wire.Message) ([]wire.Message, bool) { return []wire.Message{m}, false }
 	for _, tt := range []struct {
-		name   string
-		liarAt int
-		words  bool
-	}{{"every answer, first", 0, false}, {"every answer, last", 2, false}, {"its word alone", 1, true}} {
+		name          string
+		peers, liarAt int
+		words         bool
+	}{
+		{"every answer, first", 3, 0, false}, {"every answer, last", 3, 2, false}, {"its word alone", 3, 1, true},
+		{"every answer, one honest peer", 2, 0, false}, {"its word alone, one honest peer", 2, 1, true},
+	} {
 		t.Run(tt.name, func(t *testing.T) {
-			addrs := make([]string, 3)
+			addrs := make([]string, tt.peers)
 			for i := range addrs {
 				lie := noLie
 				if i == tt.liarAt {
@@ -203,7 +208,22 @@ func TestWordOnTipLieIsCaught(t *testing.T) {
 			if err := c.verifyFilterHeaders(ctx, 0, tip-5); err != nil {
 				t.Fatal(err)
 			}
-			c.verifyFilterHeaders(ctx, tip-4, tip) // fails when the liar is caught
+			if err := c.verifyFilterHeaders(ctx, tip-4, tip); err != nil {
+				t.Errorf("verifying the new heights: %v, want them verified with the peers left", err)
+			}
+			c.opMu.Lock()
+			verifiedTo, known, lonely := c.verifiedTo, len(c.knownPrefix(tip-4, tip)), slices.Clone(c.lonely)
+			c.opMu.Unlock()
+			if verifiedTo != tip {
+				t.Errorf("filter headers verified up to %d, want the tip %d", verifiedTo, tip)
+			}
+			onOne := slices.ContainsFunc(lonely, func(o OnePeer) bool { return o.From <= tip && tip <= o.To })
+			switch honest := tt.peers - 1; {
+			case honest >= 2 && (known != 5 || onOne):
+				t.Errorf("with %d honest peers left, %d of the 5 new heights known, resting on one peer %v (%+v): want all, on neither alone", honest, known, onOne, lonely)
+			case honest == 1 && !onOne:
+				t.Errorf("with one honest peer left, the tip is not said to rest on it: %+v", lonely)
+			}
 			for _, p := range c.Peers() {
 				t.Logf("%s: banned %v %s", p.Address, p.Banned, p.Reason)
 				if liar := p.Address == addrs[tt.liarAt]; p.Banned != liar {
