@@ -142,6 +142,6 @@ func (v *verification) unboundPrev(err error, j int, from int32) error {
 		return nil // its own checkpoint binds the header: a proof
 	}
 	v.c.giveUpVerified(-1)
-	return peerErr(pe.word.m, "getcfheaders", fmt.Errorf("%w: at height %d (%s): no proof, as it stated no checkpoint binding it; verified again from the checkpoints",
-		errDisputedHeader, pe.word.height, pe.msg))
+	return &pool.Failure{Member: pe.word.m, Err: peerErr(pe.word.m, "getcfheaders", fmt.Errorf("%w: at height %d (%s): no proof, as it stated no checkpoint binding it; verified again from the checkpoints",
+		errDisputedHeader, pe.word.height, pe.msg))}
 }
