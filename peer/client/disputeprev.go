@@ -123,3 +123,25 @@ func (v *verification) holdToWords(start int32, prev chainhash.Hash, claims []cl
 	}
 	return out
 }
+
+// unboundPrev returns a disagreement (errDisputedHeader) in place of err,
+// m's filter header before from that differs from the verified one up to
+// the chain's last checkpoint height, where m's own checkpoints do not
+// bind that header: the peers that agreed on it may have done so without
+// m (a tip plan compares none). The filter headers verified are given up,
+// so that the verification asked again compares every peer's
+// checkpoints and the block settles where they part. Nil where err is
+// no such failure.
+func (v *verification) unboundPrev(err error, j int, from int32) error {
+	var pe *prevHeaderError
+	if !errors.As(err, &pe) || from == 0 {
+		return nil
+	}
+	stated := len(v.cps[pe.word.m])
+	if j < v.cpLimit && (stated > j || from == segmentFirst(j) && stated >= j) {
+		return nil // its own checkpoint binds the header: a proof
+	}
+	v.c.giveUpVerified(-1)
+	return &pool.Failure{Member: pe.word.m, Err: peerErr(pe.word.m, "getcfheaders", fmt.Errorf("%w: at height %d (%s): no proof, as it stated no checkpoint binding it; verified again from the checkpoints",
+		errDisputedHeader, pe.word.height, pe.msg))}
+}

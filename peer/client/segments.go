@@ -82,6 +82,9 @@ func (v *verification) segmentHeaders(ctx context.Context, j int, agreed []chain
 			known, from, prev = nil, start, before
 			continue
 		}
+		if err := v.unboundPrev(err, j, from); err != nil {
+			return nil, err
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -259,14 +259,24 @@ func (c *Client) verifyFilterHeaders(ctx context.Context, from, to int32) error 
 // unverified until the next block (with one peer left, they rest on it,
 // and are kept so, see noteVerified). Called with opMu held.
 func (c *Client) verifyRange(ctx context.Context, from, to int32) error {
-	for {
+	for disputes := 0; ; {
 		ms := c.pool.Serving(wire.SFNodeCF)
 		if len(ms) == 0 {
 			return c.noPeers("getcfheaders")
 		}
 		_, _, err := c.filterHeaders(ctx, newScanLog(), ms, from, to)
 		var f *pool.Failure
-		if !errors.As(err, &f) || !c.blame(f.Member, f.Err) || ctx.Err() != nil {
+		if !errors.As(err, &f) || ctx.Err() != nil {
+			return err
+		}
+		if errors.Is(f.Err, errDisputedHeader) && disputes < maxAttempts {
+			// No proof yet: verified again, from the checkpoints (see
+			// unboundPrev).
+			disputes++
+			from = min(from, c.verifiedTo+1)
+			continue
+		}
+		if !c.blame(f.Member, f.Err) {
 			return err
 		}
 		c.logf("service: %v: verifying filter headers %d..%d again with the peers left", f.Err, from, to)
