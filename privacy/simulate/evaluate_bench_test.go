@@ -5,9 +5,7 @@ import (
 	"testing"
 
 	"github.com/spvfilter/spvfilter/privacy/attack"
-	"github.com/spvfilter/spvfilter/privacy/capture"
 	"github.com/spvfilter/spvfilter/privacy/simulate"
-	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
 // BenchmarkEvaluateFetches: evaluate on the fetches report of a mixed
@@ -18,26 +16,8 @@ import (
 //	go test ./privacy/simulate -run XXX -bench EvaluateFetches -benchmem
 func BenchmarkEvaluateFetches(b *testing.B) {
 	sc, fcapt, index := generateFetch(b, fetchOptions(b, simulate.RegimeMixed, 7901, 2))
-	recs, err := capture.Read(fcapt)
-	if err != nil {
-		b.Fatal(err)
-	}
-	sessions, err := capture.FetchSessions(recs)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ir, err := universe.NewIndexReader(index)
-	if err != nil {
-		b.Fatal(err)
-	}
-	reps, err := attack.AnalyzeFetches(sessions, ir, attack.FetchOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	doc, err := json.Marshal(map[string]any{"index": map[string]any{}, "clients": reps})
-	if err != nil {
-		b.Fatal(err)
-	}
+	reps := fetchReports(b, fcapt, index, attack.FetchOptions{})
+	doc := fetchesDoc(b, reps)
 	b.Logf("report of %d sessions, %d bytes", len(reps), len(doc))
 	b.Run("evaluate", func(b *testing.B) {
 		b.SetBytes(int64(len(doc)))
