@@ -30,12 +30,13 @@ import (
 
 // Shape of the test's chain.
 const (
-	rounds   = 300 // blocks mined after the coinbases mature
+	rounds   = 620 // blocks mined after the coinbases mature
 	noisePer = 4   // background payments per block
-	wallets  = 6
-	sessions = 2 // neutrino sessions per wallet: from its birthday, and later
+	wallets  = 28  // 56 sessions: enough groups given P >= 0.95 for a Wilson lower bound of 0.93 (holdFetchTargets)
+	sessions = 2   // neutrino sessions per wallet: from its birthday, and later
 	later    = 80
-	payments = 8 // payments each wallet receives, the last two to addresses it was paid on before
+	payments = 8   // payments each wallet receives, the last two to addresses it was paid on before
+	premine  = 200 // blocks mined first, whose coinbases fund the payers' first payments
 )
 
 // TestNeutrinoCapture drives real neutrino clients of scripted wallets
@@ -50,8 +51,8 @@ func TestNeutrinoCapture(t *testing.T) {
 	defer cancel()
 	miner := peertest.NewKey("neutrinocapture miner")
 	node := peertest.StartBtcd(t, peertest.WithMiningKey(miner))
-	node.Generate(t, 150)
-	start := int32(151)
+	node.Generate(t, 150+premine)
+	start := int32(151 + premine)
 	var ws []*peertest.LabelledWallet
 	plan := map[int][]peertest.WalletEvent{}
 	for i := range wallets {

@@ -124,6 +124,18 @@ func runRegime(t *testing.T, r simulate.Regime, seed uint64) regimeRun {
 // reports against the labels.
 func attackFetches(t *testing.T, sc *simulate.Scenario, fcapt, index *bytes.Buffer, opts attack.FetchOptions) (*simulate.Score, []*attack.FetchReport) {
 	t.Helper()
+	reps := fetchReports(t, fcapt, index, opts)
+	score, err := simulate.Evaluate(sc.Labels, fetchesDoc(t, reps), simulate.EvalOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return score, reps
+}
+
+// fetchReports runs the block-download attack on a fetch capture and
+// its appearance index.
+func fetchReports(t testing.TB, fcapt, index *bytes.Buffer, opts attack.FetchOptions) []*attack.FetchReport {
+	t.Helper()
 	frecs, err := capture.Read(fcapt)
 	if err != nil {
 		t.Fatal(err)
@@ -140,15 +152,17 @@ func attackFetches(t *testing.T, sc *simulate.Scenario, fcapt, index *bytes.Buff
 	if err != nil {
 		t.Fatal(err)
 	}
-	fdoc, err := json.Marshal(map[string]any{"index": map[string]any{}, "clients": reps})
+	return reps
+}
+
+// fetchesDoc is the JSON of "privacy fetches" with reps.
+func fetchesDoc(t testing.TB, reps []*attack.FetchReport) []byte {
+	t.Helper()
+	doc, err := json.Marshal(map[string]any{"index": map[string]any{}, "clients": reps})
 	if err != nil {
 		t.Fatal(err)
 	}
-	score, err := simulate.Evaluate(sc.Labels, fdoc, simulate.EvalOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return score, reps
+	return doc
 }
 
 // below95 reports whether a bin's claims are right measurably less often

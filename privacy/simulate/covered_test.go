@@ -32,7 +32,7 @@ func fetchScenario(t *testing.T, r simulate.Regime, seed uint64, target float64)
 // fetchOptions are regime r's options from seed with bip37 BIP 37
 // wallets and no noise sessions of theirs, 24 BIP 157 wallets and a chain
 // of 600 blocks of 30 transactions.
-func fetchOptions(t *testing.T, r simulate.Regime, seed uint64, bip37 int) simulate.Options {
+func fetchOptions(t testing.TB, r simulate.Regime, seed uint64, bip37 int) simulate.Options {
 	t.Helper()
 	o, err := simulate.RegimeOptions(r)
 	if err != nil {
@@ -46,7 +46,7 @@ func fetchOptions(t *testing.T, r simulate.Regime, seed uint64, bip37 int) simul
 
 // generateFetch simulates o and writes its fetch capture and appearance
 // index.
-func generateFetch(t *testing.T, o simulate.Options) (*simulate.Scenario, *bytes.Buffer, *bytes.Buffer) {
+func generateFetch(t testing.TB, o simulate.Options) (*simulate.Scenario, *bytes.Buffer, *bytes.Buffer) {
 	t.Helper()
 	sc, err := simulate.Generate(o)
 	if err != nil {

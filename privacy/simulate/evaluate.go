@@ -62,7 +62,7 @@ func Evaluate(l *Labels, report []byte, opts EvalOptions) (*Score, error) {
 	if !(thr > 0 && thr <= 1) {
 		return nil, fmt.Errorf("%w: threshold %v not in (0, 1]", ErrBadReport, thr)
 	}
-	doc := decodeObject(report)
+	doc := decodeReport(report)
 	if doc == nil {
 		return nil, fmt.Errorf("%w: not a JSON object", ErrBadReport)
 	}
