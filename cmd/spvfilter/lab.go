@@ -122,6 +122,8 @@ a member).`,
 	fl.IntSliceVar(&f.wallets, "wallets", f.wallets, "wallet sizes of the cost table, in scripts (comma-separated)")
 	fl.Uint8Var(&f.pMin, "p-min", f.pMin, "smallest P of the sweep")
 	fl.Uint8Var(&f.pMax, "p-max", f.pMax, "largest P of the sweep")
+	wantValues(fl, wantHeight, "from", "to")
+	wantValues(fl, "want a whole number from 1 to 32", "p-min", "p-max")
 	fl.DurationVar(&f.timing, "timing", f.timing, "least time spent timing each build and each watch list (0: no timing)")
 	fl.Uint64Var(&f.seed, "seed", f.seed, "seed of the probes and watch lists")
 	fl.StringVar(&f.plot, "plot", "", "draw the cost per block and the cheapest P against the wallet size into this .svg or .png file")
@@ -166,7 +168,9 @@ func (f *labFlags) check(fl *pflag.FlagSet) error {
 	}
 	switch {
 	case f.from < 0:
-		return badInput("--from %d: negative height", f.from)
+		return badInput("--from %d: %s", f.from, wantHeight)
+	case f.toGiven && f.to < 0:
+		return badInput("--to %d: %s", f.to, wantHeight)
 	case f.toGiven && f.to < f.from:
 		return badInput("--to %d is below --from %d", f.to, f.from)
 	case f.timeout <= 0:

@@ -97,7 +97,7 @@ func runCapture(ctx context.Context, a *app, f *captureFlags) error {
 		return err
 	}
 	if f.maxClients < 0 {
-		return badInput("--max-clients %d: must be at least 0 (0: %d)", f.maxClients, capture.DefaultMaxClients)
+		return badInput("--max-clients %d: want a number of clients, or 0 for the default %d", f.maxClients, capture.DefaultMaxClients)
 	}
 	if f.duration < 0 {
 		return badInput("--duration %v: must not be negative", f.duration)

@@ -311,4 +311,5 @@ var simulateFields = fieldFlags{
 	"chain.block_count": "blocks", "chain.txs_per_block": "txs-per-block", "fetch.wallet_count": "fetch-wallets",
 	"fetch.sessions_per_wallet": "fetch-sessions", "fetch.payments_per_wallet": "payments",
 	"fetch.payers_per_wallet": "payers", "fetch.decoys_per_session": "decoys", "fetch.noise_session_count": "fetch-noise",
+	"fetch.cover_target": "cover-target",
 }

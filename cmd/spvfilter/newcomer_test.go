@@ -1,0 +1,70 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestNewcomerErrors: what a newcomer's pass over every command (a wrong
+// value for each flag, missing inputs, files of another kind, a node that
+// refuses the connection) found answered without naming the flag, the
+// file's line or what is wanted, or accepted without a word.
+func TestNewcomerErrors(t *testing.T) {
+	dir := t.TempDir()
+	const clear = `{"time":"2024-01-01T00:00:00Z","client":"127.0.0.1:5","command":"filterclear"}`
+	captures := map[string]string{
+		"data.jsonl":    clear + "\n" + `{"time":"2024-01-01T00:00:00Z","client":"127.0.0.1:5","command":"filteradd","data":"zz"}`,
+		"unknown.jsonl": clear + "\n\n" + `{"time":"2024-01-01T00:00:00Z","client":"127.0.0.1:5","command":"filterclear","dat":"00"}`,
+		"stop.jsonl":    `{"time":"2024-01-01T00:00:00Z","client":"127.0.0.1:5","command":"getcfilters","filter_type":0,"start_height":1,"stop_hash":"ab"}`,
+		"time.jsonl":    `{"time":7,"client":"127.0.0.1:5","command":"filterclear"}`,
+	}
+	for name, text := range captures {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	universe := filepath.Join(dir, "universe.txt")
+	if err := os.WriteFile(universe, []byte(coreElem1+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	index := filepath.Join(dir, "none.idx")
+	capturePath := func(name string) string { return filepath.Join(dir, name) }
+	const node = "127.0.0.1:1"
+	model := []string{"privacy", "model", "--addresses", "10", "--fprate", "0.001"}
+	rows := []contractRow{
+		{name: "a capture field that is not hex", args: []string{"privacy", "analyze", "--capture", capturePath("data.jsonl"), "--universe", universe},
+			status: exitBadInput, stderr: []string{"--capture " + capturePath("data.jsonl") + `, line 2, field "data": invalid hex character 'z'`}},
+		{name: "an unknown capture field", args: []string{"privacy", "analyze", "--capture", capturePath("unknown.jsonl"), "--universe", universe},
+			status: exitBadInput, stderr: []string{"--capture " + capturePath("unknown.jsonl") + `, line 3, field "dat": unknown field "dat"`}, notInErr: []string{"json:"}},
+		{name: "a capture stop hash given to fetches", args: []string{"privacy", "fetches", "--capture", capturePath("stop.jsonl"), "--index", index},
+			status: exitBadInput, stderr: []string{"--capture " + capturePath("stop.jsonl") + `, line 1, field "stop_hash": getcfilters stop_hash "ab" is not 64 hex digits`}},
+		{name: "a capture time that is no string", args: []string{"privacy", "analyze", "--capture", capturePath("time.jsonl"), "--universe", universe},
+			status: exitBadInput, stderr: []string{"--capture " + capturePath("time.jsonl") + `, line 1, field "time": `}},
+		{name: "a sweep value that is no number says what an item may be", args: append(model, "--sweep", "addresses=x"),
+			status: exitBadInput, stderr: []string{`--sweep "addresses=x": addresses: "x": "x" is not a number; want each comma-separated item a number, START..END, START..END:STEP or START..END:xFACTOR`}},
+		{name: "a swept value that another flag refuses names the sweep", args: []string{"privacy", "model", "--addresses", "2", "--universe-size", "5", "--sweep", "addresses=1..10"},
+			status: exitBadInput, stderr: []string{`--universe-size 5: smaller than the wallet's 6 addresses, which it includes (at addresses=6 of --sweep "addresses=1..10")`}},
+		{name: "--seed without --monte-carlo", args: append(model, "--seed", "5"),
+			status: exitBadInput, stderr: []string{"--seed is used only with --monte-carlo"}},
+		{name: "--monte-carlo-sample without --monte-carlo", args: append(model, "--monte-carlo-sample", "5"),
+			status: exitBadInput, stderr: []string{"--monte-carlo-sample is used only with --monte-carlo"}},
+		{name: "a P beyond a byte", args: []string{"lab", "--connect", node, "--network", "regtest", "--p-min", "300"},
+			status: exitBadInput, stderr: []string{`--p-min "300": want a whole number from 1 to 32`}, notInErr: []string{"is not a number"}},
+		{name: "a P that is no number", args: []string{"lab", "--connect", node, "--network", "regtest", "--p-max", "x"},
+			status: exitBadInput, stderr: []string{`--p-max "x": want a whole number from 1 to 32`}},
+		{name: "lab's negative --from", args: []string{"lab", "--connect", node, "--network", "regtest", "--from", "-1"},
+			status: exitBadInput, stderr: []string{"--from -1: want a height, a whole number from 0 to 2147483647"}},
+		{name: "lab's negative --to", args: []string{"lab", "--connect", node, "--network", "regtest", "--to", "-1"},
+			status: exitBadInput, stderr: []string{"--to -1: want a height, a whole number from 0 to 2147483647"}},
+		{name: "lab's --to that is no number", args: []string{"lab", "--connect", node, "--network", "regtest", "--to", "x"},
+			status: exitBadInput, stderr: []string{`--to "x": want a height, a whole number from 0 to 2147483647`}},
+		{name: "a covered regime's target out of range named by its flag", args: []string{"privacy", "simulate", "--out", filepath.Join(dir, "sim"), "--regime", "covered", "--cover-target", "2"},
+			status: exitBadInput, stderr: []string{"--cover-target 2: the covered regime needs a target in (0, 1)"}, notInErr: []string{"fetch.cover_target"}},
+		{name: "--cover-target without the covered regime", args: []string{"privacy", "simulate", "--out", filepath.Join(dir, "sim"), "--cover-target", "0.5"},
+			status: exitBadInput, stderr: []string{"--cover-target is for --regime covered"}},
+		{name: "a negative --max-clients says what 0 means", args: []string{"privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", node, "--network", "regtest", "--out", "-", "--max-clients", "-1"},
+			status: exitBadInput, stderr: []string{"--max-clients -1: want a number of clients, or 0 for the default 64"}},
+	}
+	runRows(t, rows)
+}
