@@ -1,9 +1,14 @@
 package main
 
 import (
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/btcsuite/btcd/wire"
+
+	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 
 // TestNewcomerErrors: what a newcomer's pass over every command (a wrong
@@ -67,4 +72,30 @@ func TestNewcomerErrors(t *testing.T) {
 			status: exitBadInput, stderr: []string{"--max-clients -1: want a number of clients, or 0 for the default 64"}},
 	}
 	runRows(t, rows)
+}
+
+// TestNewcomerUpstreamWords: an --upstream that is not a node of the
+// network is told as a --peer or --connect node is (a service that is no
+// node, a node of another network, one that hangs up or says nothing),
+// not in the socket's words.
+func TestNewcomerUpstreamWords(t *testing.T) {
+	var testnet [wire.MessageHeaderSize]byte
+	binary.LittleEndian.PutUint32(testnet[:4], uint32(wire.TestNet3))
+	copy(testnet[4:], "version")
+	http, other := peertest.NewAnswering(t, []byte("HTTP/1.1 400 Bad Request\r\n\r\n")), peertest.NewAnswering(t, testnet[:])
+	silent, closer := peertest.NewAnswering(t, nil), newCloser(t)
+	capture := func(upstream string) []string {
+		return []string{"privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", upstream, "--network", "regtest", "--out", "-", "--handshake-timeout", "1s"}
+	}
+	sockets := []string{"read tcp", "write tcp", "i/o timeout", "connection reset", "broken pipe", "magic", "frame"}
+	runRows(t, []contractRow{
+		{name: "a service that is no node", args: capture(http), status: exitFailure, notInErr: sockets,
+			stderr: []string{"--upstream " + http + ": it answers with what is no regtest message: no regtest node listens there"}},
+		{name: "a node of another network", args: capture(other), status: exitFailure, notInErr: sockets,
+			stderr: []string{"--upstream " + other + ": it answers with what is no regtest message: it is a testnet3 node, no regtest node listens there (is --network regtest right?)"}},
+		{name: "a node that hangs up", args: capture(closer), status: exitFailure, notInErr: sockets,
+			stderr: []string{"--upstream " + closer + ": it hung up on the version message"}},
+		{name: "a service that says nothing", args: capture(silent), status: exitFailure, notInErr: sockets,
+			stderr: []string{"--upstream " + silent + ": no answer to the version message within 1s: no regtest node answers there"}},
+	})
 }

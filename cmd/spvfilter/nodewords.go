@@ -209,7 +209,7 @@ func peerFailure(pe *peer.PeerError, params *chaincfg.Params) string {
 		var de *peer.DecodeError
 		switch {
 		case errors.As(pe, &ne):
-			return fmt.Sprintf("peer %s: %s", pe.Peer, otherNetwork(ne, params))
+			return fmt.Sprintf("peer %s: %s", pe.Peer, otherNetwork(ne.Got, params))
 		case errors.As(pe, &de):
 			return fmt.Sprintf("peer %s: %s", pe.Peer, undecodableWords(params, de.Command))
 		case errors.Is(pe, peer.ErrStalled):
@@ -293,10 +293,10 @@ func hungUpWords(params *chaincfg.Params) string {
 }
 
 // otherNetwork says that a node answers with messages of another network
-// than params': one the tool knows by name, or none.
-func otherNetwork(ne *peer.NetworkError, params *chaincfg.Params) string {
+// (of magic got) than params': one the tool knows by name, or none.
+func otherNetwork(got wire.BitcoinNet, params *chaincfg.Params) string {
 	for _, other := range []*chaincfg.Params{&chaincfg.MainNetParams, &chaincfg.TestNet3Params, &chaincfg.RegressionNetParams, &chaincfg.SimNetParams, &chaincfg.SigNetParams} {
-		if other.Net == ne.Got && other.Net != params.Net {
+		if other.Net == got && other.Net != params.Net {
 			return fmt.Sprintf("it answers with what is no %s message: it is a %s node, no %s node listens there (is --network %s right?)",
 				params.Name, other.Name, params.Name, params.Name)
 		}
