@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/btcsuite/btcd/wire"
@@ -68,6 +69,8 @@ func TestNewcomerErrors(t *testing.T) {
 			status: exitBadInput, stderr: []string{"--cover-target 2: the covered regime needs a target in (0, 1)"}, notInErr: []string{"fetch.cover_target"}},
 		{name: "--cover-target without the covered regime", args: []string{"privacy", "simulate", "--out", filepath.Join(dir, "sim"), "--cover-target", "0.5"},
 			status: exitBadInput, stderr: []string{"--cover-target is for --regime covered"}},
+		{name: "a proof that does not verify names its flag", args: []string{"merkleblock", "verify", "--merkleblock", strings.Repeat("00", 80) + "01000000" + "01" + strings.Repeat("11", 32) + "01" + "01"},
+			status: exitFailure, stderr: []string{"spvfilter: --merkleblock: block ", ": invalid proof: "}},
 		{name: "a negative --max-clients says what 0 means", args: []string{"privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", node, "--network", "regtest", "--out", "-", "--max-clients", "-1"},
 			status: exitBadInput, stderr: []string{"--max-clients -1: want a number of clients, or 0 for the default 64"}},
 	}
