@@ -102,3 +102,38 @@ func TestNewcomerUpstreamWords(t *testing.T) {
 			stderr: []string{"--upstream " + silent + ": no answer to the version message within 1s: no regtest node answers there"}},
 	})
 }
+
+// TestDiskNoteWords: what the peer packages note about a damaged file of
+// a data directory is said in the tool's words, as an error is.
+func TestDiskNoteWords(t *testing.T) {
+	for _, tc := range []struct{ note, want string }{
+		{"bans.json: invalid character 'g' looking for beginning of value: set aside as x", "bans.json: not JSON: 'g' cannot be there: set aside as x"},
+		{"bans.json: json: cannot unmarshal array into Go value of type banlist.bansRead: set aside", "bans.json: it holds a list where an object is wanted: set aside"},
+		{"bans.json: 1 ban(s) dropped (ban 0: json: cannot unmarshal number into Go struct field banRead.bans.host of type string), 0 kept", `bans.json: 1 ban dropped (ban 0: field "host" holds a number where a string is wanted), 0 kept`},
+		{"bans.json: 3 ban(s) dropped", "bans.json: 3 bans dropped"},
+		{"bans.json: unexpected EOF: set aside", "bans.json: the data end too early: set aside"},
+		{"bans.json: unexpected end of JSON input", "bans.json: not JSON: the data end too early"},
+		{"filters.db: not a regular file but d---------: set aside", "filters.db: a directory, not a file: set aside"},
+		{"filters.db: not a regular file but L---------", "filters.db: not a regular file"},
+		{"address book dd/regtest/peers.json is damaged (x)", "address book dd/regtest/peers.json is damaged (x)"},
+	} {
+		if got := diskNoteWords(tc.note); got != tc.want {
+			t.Errorf("diskNoteWords(%q)\n= %q\nwant %q", tc.note, got, tc.want)
+		}
+	}
+}
+
+// TestNewcomerDamagedBans: peers --datadir names the directory and says
+// what is wrong with a damaged ban list in the tool's words.
+func TestNewcomerDamagedBans(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "regtest"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "regtest", "bans.json"), []byte("[]"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	runRows(t, []contractRow{{name: "a ban list of another shape", args: []string{"peers", "--network", "regtest", "--datadir", dir},
+		status: exitOK, stderr: []string{"spvfilter: warning: --datadir " + dir + ": bans.json: it holds a list where an object is wanted: set aside as bans.json.damaged-"},
+		notInErr: []string{" json:", "Go value", "banlist."}}})
+}
