@@ -137,3 +137,25 @@ func TestNewcomerDamagedBans(t *testing.T) {
 		status: exitOK, stderr: []string{"spvfilter: warning: --datadir " + dir + ": bans.json: it holds a list where an object is wanted: set aside as bans.json.damaged-"},
 		notInErr: []string{" json:", "Go value", "banlist."}}})
 }
+
+// TestNewcomerWrongStore: a data directory whose store says it is of
+// another network or format, or nothing spvfilter wrote, is bad input
+// naming --datadir and the file, without the text the file should hold.
+func TestNewcomerWrongStore(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "regtest"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	meta := filepath.Join(dir, "regtest", "meta")
+	if err := os.WriteFile(meta, []byte("garbage"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want := "--datadir " + dir + ": " + meta + ` says "garbage", not that it keeps spvfilter's regtest chain`
+	hidden := []string{"store:", "want \"spvfilter store", "genesis"}
+	runRows(t, []contractRow{
+		{name: "scan", args: []string{"scan", "--connect", "127.0.0.1:1", "--network", "regtest", "--watch", "51", "--datadir", dir},
+			status: exitBadInput, stderr: []string{want}, notInErr: hidden},
+		{name: "peers offline", args: []string{"peers", "--network", "regtest", "--datadir", dir},
+			status: exitBadInput, stderr: []string{want}, notInErr: hidden},
+	})
+}
