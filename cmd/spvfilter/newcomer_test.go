@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/btcsuite/btcd/wire"
 
@@ -158,4 +159,28 @@ func TestNewcomerWrongStore(t *testing.T) {
 		{name: "peers offline", args: []string{"peers", "--network", "regtest", "--datadir", dir},
 			status: exitBadInput, stderr: []string{want}, notInErr: hidden},
 	})
+}
+
+// TestNewcomerEndlessFile: a device that never ends given as the labels
+// or the report is refused on its first bytes, not read to the size limit.
+func TestNewcomerEndlessFile(t *testing.T) {
+	const zero = "/dev/zero"
+	if _, err := os.Stat(zero); err != nil {
+		t.Skipf("no %s here: %v", zero, err)
+	}
+	dir := t.TempDir()
+	report := filepath.Join(dir, "report.json")
+	if err := os.WriteFile(report, []byte(`{"clients": []}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	runRows(t, []contractRow{
+		{name: "labels", args: []string{"privacy", "evaluate", "--labels", zero, "--report", report},
+			status: exitBadInput, stderr: []string{"--labels " + zero + `: not JSON: '\x00' at byte 1 cannot be there; want the labels.json`}},
+		{name: "report", args: []string{"privacy", "evaluate", "--labels", zero, "--report", zero},
+			status: exitBadInput, stderr: []string{"--labels " + zero + ": not JSON"}},
+	})
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("refusing %s took %v", zero, took)
+	}
 }
