@@ -161,8 +161,9 @@ func TestNewcomerWrongStore(t *testing.T) {
 	})
 }
 
-// TestNewcomerEndlessFile: a device that never ends given as the labels
-// or the report is refused on its first bytes, not read to the size limit.
+// TestNewcomerEndlessFile: a device that never ends given as the labels,
+// the report or the universe is refused on its first bytes, not read to
+// the size limit or for ever (the universe of a binary file likewise).
 func TestNewcomerEndlessFile(t *testing.T) {
 	const zero = "/dev/zero"
 	if _, err := os.Stat(zero); err != nil {
@@ -173,8 +174,16 @@ func TestNewcomerEndlessFile(t *testing.T) {
 	if err := os.WriteFile(report, []byte(`{"clients": []}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	binary := filepath.Join(dir, "binary.dat")
+	if err := os.WriteFile(binary, []byte("\x00\x01\x02 not text\n"+coreElem1+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	start := time.Now()
 	runRows(t, []contractRow{
+		{name: "a universe that never ends", args: []string{"privacy", "analyze", "--filter", corePayload, "--universe", "/dev/urandom"},
+			status: exitBadInput, stderr: []string{"--universe /dev/urandom: binary data, not a universe: want one candidate per line"}},
+		{name: "a universe of binary data", args: []string{"privacy", "analyze", "--filter", corePayload, "--universe", binary},
+			status: exitBadInput, stderr: []string{"--universe " + binary + ": binary data, not a universe"}},
 		{name: "labels", args: []string{"privacy", "evaluate", "--labels", zero, "--report", report},
 			status: exitBadInput, stderr: []string{"--labels " + zero + `: not JSON: '\x00' at byte 1 cannot be there; want the labels.json`}},
 		{name: "report", args: []string{"privacy", "evaluate", "--labels", zero, "--report", zero},
