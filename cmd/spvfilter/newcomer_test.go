@@ -184,6 +184,8 @@ func TestNewcomerEndlessFile(t *testing.T) {
 			status: exitBadInput, stderr: []string{"--universe /dev/urandom: binary data, not a universe: want one candidate per line"}},
 		{name: "a universe of binary data", args: []string{"privacy", "analyze", "--filter", corePayload, "--universe", binary},
 			status: exitBadInput, stderr: []string{"--universe " + binary + ": binary data, not a universe"}},
+		{name: "a watch list of binary data", args: []string{"scan", "--connect", "127.0.0.1:1", "--network", "regtest", "--watch", "@" + binary},
+			status: exitBadInput, stderr: []string{"--watch 1 (@" + binary + " line 1): binary data: give an address"}, notInErr: []string{"outpoint \"", "hex character"}},
 		{name: "labels", args: []string{"privacy", "evaluate", "--labels", zero, "--report", report},
 			status: exitBadInput, stderr: []string{"--labels " + zero + `: not JSON: '\x00' at byte 1 cannot be there; want the labels.json`}},
 		{name: "report", args: []string{"privacy", "evaluate", "--labels", zero, "--report", zero},

@@ -257,6 +257,9 @@ func (a *app) parseWatch(values []string, params *chaincfg.Params) ([]watchItem,
 		if v == "" {
 			return nil, badInput("%s: empty: give an address, a hex output script or an outpoint TXID:VOUT", arg.where)
 		}
+		if isBinary(v) {
+			return nil, badInput("%s: binary data: give an address, a hex output script or an outpoint TXID:VOUT, one per line", arg.where)
+		}
 		if strings.Contains(v, ":") {
 			// No address or hex script holds a colon: an outpoint.
 			op, rest, err := parseOutPoint(v)
