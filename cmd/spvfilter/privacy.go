@@ -223,6 +223,9 @@ func runModel(a *app, f *modelFlags, fl *pflag.FlagSet) error {
 			out.Plot = f.plot
 		}
 		if f.plotJ != "" {
+			if f.p.Filters > plot.MaxJCurves {
+				return badInput("--plot-j %s: --filters %d, and --plot-j draws one curve of P_h(j) per number of filters, at most %d", f.plotJ, f.p.Filters, plot.MaxJCurves)
+			}
 			if err := plot.SaveJ(f.plotJ, model.Sweep{}, []*model.Result{r}); err != nil {
 				return plotError("--plot-j", f.plotJ, err)
 			}
@@ -243,6 +246,11 @@ func runModel(a *app, f *modelFlags, fl *pflag.FlagSet) error {
 	s, err := model.ParseSweep(f.sweep)
 	if err != nil {
 		return badInputWords(fmt.Sprintf("--sweep %q", f.sweep), err)
+	}
+	if f.plotJ != "" && len(s.Values) > plot.MaxJCurves {
+		// Refused before the sweep runs: a long one takes minutes.
+		return badInput("--plot-j %s: --sweep %q gives %d values, and --plot-j draws one curve of P_h(j) per value, at most %d: sweep fewer values, or leave out --plot-j",
+			f.plotJ, f.sweep, len(s.Values), plot.MaxJCurves)
 	}
 	results, err := s.Run(f.p)
 	if err != nil {
