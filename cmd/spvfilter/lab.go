@@ -521,7 +521,7 @@ func labOutput(rep *lab.Report, source string, f *labFlags, warnings []string) l
 func printLab(w io.Writer, rep *lab.Report, source string, f *labFlags) error {
 	fmt.Fprintf(w, "%s: %s, %s, %.0f bytes per block on average\n",
 		source, plural(rep.Blocks, "block"), plural(rep.Elements, "element"), float64(rep.BlockBytes)/float64(rep.Blocks))
-	fmt.Fprintf(w, "%d probes per design, spread over the blocks; times are the fastest of passes lasting %v\n\n", f.probes, f.timing)
+	fmt.Fprintf(w, "%s per design, spread over the blocks; times are the fastest of passes lasting %v\n\n", plural(f.probes, "probe"), f.timing)
 	fmt.Fprintln(w, "Size and false positives:")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "design\tparameters\tfp rate asked\tfp rate built\tbits/element\tbound at rate built\toverhead\tfalse positives\texpected [99.9% interval]")

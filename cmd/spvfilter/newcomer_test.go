@@ -199,3 +199,17 @@ func TestNewcomerEndlessFile(t *testing.T) {
 		t.Errorf("refusing %s took %v", zero, took)
 	}
 }
+
+// TestNewcomerCountsOfOne: the summaries of compare, the advice and lab
+// count one of a thing in the singular.
+func TestNewcomerCountsOfOne(t *testing.T) {
+	vectors := filepath.Join("..", "..", "testvectors", "bip158", "testnet-19.json")
+	runRows(t, []contractRow{
+		{name: "compare", args: []string{"privacy", "compare", "--blocks", "1", "--wallet-blocks", "1", "--appearances", "1", "--addresses", "1", "--universe-size", "1", "--elements-per-block", "1"},
+			status: exitOK, stdout: []string{"node tests 1 address (BIP 37); client scans 1 block of 1 item, 1 with", "chance a script of k=1 block has all fetched"}},
+		{name: "advice", args: []string{"privacy", "model", "--addresses", "1", "--universe-size", "1", "--target-p-h-1", "0.5", "--block-txs", "1", "--tx-elements", "1"},
+			status: exitOK, stdout: []string{"tests 1 address (wallet included)", "1 transaction, 1 element tested each"}},
+		{name: "lab", args: []string{"lab", "--vectors", vectors, "--probes", "1", "--timing", "1ms", "--wallets", "1", "--watched", "1"},
+			status: exitOK, stdout: []string{"1 probe per design"}},
+	})
+}
