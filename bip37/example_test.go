@@ -55,7 +55,7 @@ func ExampleDecodeFilterLoad() {
 	fmt.Println(err)
 	// Output:
 	// 24 bits, 5 hash functions, 12 bits set, about 3 elements
-	// filterload: trailing data after payload: 1 bytes
+	// filterload: trailing data after payload: 1 byte
 }
 
 // MatchTxAndUpdate is what a node runs for every transaction: with

@@ -74,7 +74,7 @@ func NewFilterFromParams(bitArray []byte, hashFuncs, tweak uint32, flags wire.Bl
 // as Core and btcd accept it: matching looks only at its two low bits.
 func checkParams(size int, hashFuncs uint32) error {
 	if size > MaxFilterSize {
-		return fmt.Errorf("%w: %d bytes", ErrFilterTooLarge, size)
+		return fmt.Errorf("%w: %s", ErrFilterTooLarge, plural(size, "byte"))
 	}
 	if hashFuncs > MaxHashFuncs {
 		return fmt.Errorf("%w: %d", ErrTooManyHashFuncs, hashFuncs)

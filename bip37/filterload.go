@@ -60,14 +60,14 @@ func DecodeFilterLoad(payload []byte) (*Filter, error) {
 		return nil, fmt.Errorf("filterload length: %w", err)
 	}
 	if size > MaxFilterSize {
-		return nil, fmt.Errorf("filterload: %w: %d bytes", ErrFilterTooLarge, size)
+		return nil, fmt.Errorf("filterload: %w: %s", ErrFilterTooLarge, plural(size, "byte"))
 	}
 	rest := payload[n:]
 	if uint64(len(rest)) < size+9 {
-		return nil, fmt.Errorf("filterload: %w: %d bytes after the length, need %d", ErrTruncated, len(rest), size+9)
+		return nil, fmt.Errorf("filterload: %w: %s after the length, need %d", ErrTruncated, plural(len(rest), "byte"), size+9)
 	}
 	if uint64(len(rest)) > size+9 {
-		return nil, fmt.Errorf("filterload: %w: %d bytes", ErrTrailingData, uint64(len(rest))-size-9)
+		return nil, fmt.Errorf("filterload: %w: %s", ErrTrailingData, plural(uint64(len(rest))-size-9, "byte"))
 	}
 	bitArray := rest[:size]
 	tail := rest[size:]
@@ -86,7 +86,7 @@ func DecodeFilterLoad(payload []byte) (*Filter, error) {
 // larger one.
 func ValidateFilterAdd(data []byte) error {
 	if len(data) > MaxFilterAddDataSize {
-		return fmt.Errorf("%w: %d bytes", ErrFilterAddTooLarge, len(data))
+		return fmt.Errorf("%w: %s", ErrFilterAddTooLarge, plural(len(data), "byte"))
 	}
 	return nil
 }

@@ -24,8 +24,8 @@ const merkleBlockFixedSize = wire.MaxBlockHeaderPayload + 4
 // Decoding does not check the proof; pass the result to VerifyMerkleBlock.
 func DecodeMerkleBlock(payload []byte) (*wire.MsgMerkleBlock, error) {
 	if len(payload) < merkleBlockFixedSize {
-		return nil, fmt.Errorf("%w: merkleblock of %d bytes, the header and transaction count alone take %d",
-			ErrTruncated, len(payload), merkleBlockFixedSize)
+		return nil, fmt.Errorf("%w: merkleblock of %s, the header and transaction count alone take %d",
+			ErrTruncated, plural(len(payload), "byte"), merkleBlockFixedSize)
 	}
 	mb := new(wire.MsgMerkleBlock)
 	if err := mb.Header.Deserialize(bytes.NewReader(payload[:wire.MaxBlockHeaderPayload])); err != nil {
@@ -39,7 +39,7 @@ func DecodeMerkleBlock(payload []byte) (*wire.MsgMerkleBlock, error) {
 		return nil, err
 	}
 	if count > uint64(len(rest))/chainhash.HashSize {
-		return nil, fmt.Errorf("%w: %d hashes declared, %d bytes left", ErrTruncated, count, len(rest))
+		return nil, fmt.Errorf("%w: %s declared, %s left", ErrTruncated, plural(count, "hash"), plural(len(rest), "byte"))
 	}
 	if count > 0 {
 		hashes := make([]chainhash.Hash, count)
@@ -56,13 +56,13 @@ func DecodeMerkleBlock(payload []byte) (*wire.MsgMerkleBlock, error) {
 		return nil, err
 	}
 	if nflags > uint64(len(rest)) {
-		return nil, fmt.Errorf("%w: %d flag bytes declared, %d bytes left", ErrTruncated, nflags, len(rest))
+		return nil, fmt.Errorf("%w: %s declared, %s left", ErrTruncated, plural(nflags, "flag byte"), plural(len(rest), "byte"))
 	}
 	if nflags > 0 {
 		mb.Flags = bytes.Clone(rest[:nflags])
 	}
 	if rest = rest[nflags:]; len(rest) != 0 {
-		return nil, fmt.Errorf("%w: %d bytes after the merkleblock flags", ErrTrailingData, len(rest))
+		return nil, fmt.Errorf("%w: %s after the merkleblock flags", ErrTrailingData, plural(len(rest), "byte"))
 	}
 	return mb, nil
 }

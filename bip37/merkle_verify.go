@@ -36,9 +36,9 @@ func VerifyMerkleBlock(mb *wire.MsgMerkleBlock) ([]MerkleMatch, error) {
 	case n > MaxMerkleTransactions:
 		return nil, fmt.Errorf("%w: %d > %d", ErrMerkleTooManyTransactions, n, MaxMerkleTransactions)
 	case uint64(len(mb.Hashes)) > uint64(n):
-		return nil, fmt.Errorf("%w: %d hashes for %d transactions", ErrMerkleSurplusHashes, len(mb.Hashes), n)
+		return nil, fmt.Errorf("%w: %s for %s", ErrMerkleSurplusHashes, plural(len(mb.Hashes), "hash"), plural(n, "transaction"))
 	case uint64(len(mb.Flags))*8 < uint64(len(mb.Hashes)):
-		return nil, fmt.Errorf("%w: %d flag bits for %d hashes", ErrMerkleMissingBits, len(mb.Flags)*8, len(mb.Hashes))
+		return nil, fmt.Errorf("%w: %s for %s", ErrMerkleMissingBits, plural(len(mb.Flags)*8, "flag bit"), plural(len(mb.Hashes), "hash"))
 	}
 	for i, h := range mb.Hashes {
 		if h == nil {
@@ -52,13 +52,13 @@ func VerifyMerkleBlock(mb *wire.MsgMerkleBlock) ([]MerkleMatch, error) {
 		return nil, err
 	}
 	if (v.bitsUsed+7)/8 != uint64(len(mb.Flags)) {
-		return nil, fmt.Errorf("%w: %d flag bytes, the tree uses %d bits", ErrMerkleSurplusBits, len(mb.Flags), v.bitsUsed)
+		return nil, fmt.Errorf("%w: %s, the tree uses %s", ErrMerkleSurplusBits, plural(len(mb.Flags), "flag byte"), plural(v.bitsUsed, "bit"))
 	}
 	if pad := v.bitsUsed % 8; pad != 0 && mb.Flags[len(mb.Flags)-1]>>pad != 0 {
 		return nil, fmt.Errorf("%w: non-zero padding bits in the last flag byte", ErrMerkleSurplusBits)
 	}
 	if v.hashesUsed != len(mb.Hashes) {
-		return nil, fmt.Errorf("%w: %d hashes, the tree uses %d", ErrMerkleSurplusHashes, len(mb.Hashes), v.hashesUsed)
+		return nil, fmt.Errorf("%w: %s, the tree uses %d", ErrMerkleSurplusHashes, plural(len(mb.Hashes), "hash"), v.hashesUsed)
 	}
 	if root != mb.Header.MerkleRoot {
 		return nil, fmt.Errorf("%w: proof gives %v, header has %v", ErrMerkleRootMismatch, root, mb.Header.MerkleRoot)

@@ -845,6 +845,13 @@ func TestContractRows(t *testing.T) {
 	rows = append(rows, nodeRows(in, node)...)
 	rows = append(rows, contractBreakRows(in)...)
 	rows = append(rows, reviewRows(in, blockHex)...)
+	runRows(t, rows)
+}
+
+// runRows runs each row as a subtest: its exit status, and the words its
+// standard output and error must and must not hold.
+func runRows(t *testing.T, rows []contractRow) {
+	t.Helper()
 	for _, r := range rows {
 		t.Run(r.name, func(t *testing.T) {
 			stdout, stderr, status := runCLI(t, "", r.args...)
@@ -1021,8 +1028,8 @@ func libraryRows(in rowFiles) []contractRow {
 		{name: "labels given as a report", args: []string{"privacy", "evaluate", "--labels", in.labels, "--report", in.labels}, stderr: []string{"--report " + in.labels + ": the labels of privacy simulate, not a report: give it to --labels"}},
 		{name: "report empty", args: []string{"privacy", "evaluate", "--labels", in.labels, "--report", in.empty}, stderr: []string{"--report " + in.empty + ": empty"}},
 		{name: "labels missing", args: []string{"privacy", "evaluate", "--labels", filepath.Join(in.dir, "none.json"), "--report", in.report}, stderr: []string{"--labels " + filepath.Join(in.dir, "none.json") + ": no such file"}},
-		{name: "capture time", args: []string{"privacy", "analyze", "--capture", in.badTime, "--universe", in.garbage}, stderr: []string{"--capture " + in.badTime + ": ", `time "x": want an RFC 3339 time`}},
-		{name: "capture hex", args: []string{"privacy", "analyze", "--capture", in.badHex, "--universe", in.garbage}, stderr: []string{"--capture " + in.badHex + ": ", "invalid hex character 'z'"}},
+		{name: "capture time", args: []string{"privacy", "analyze", "--capture", in.badTime, "--universe", in.garbage}, stderr: []string{"--capture " + in.badTime + `, line 1, field "time": time "x": want an RFC 3339 time`}},
+		{name: "capture hex", args: []string{"privacy", "analyze", "--capture", in.badHex, "--universe", in.garbage}, stderr: []string{"--capture " + in.badHex + `, line 1, field "filterload": invalid hex character 'z'`}},
 		{name: "capture of downloads given to analyze", args: []string{"privacy", "analyze", "--capture", in.fetchCapture, "--universe", in.garbage}, stderr: []string{"no filterload recorded: the file holds BIP 157 downloads: give it to privacy fetches --capture"}},
 		{name: "capture of filters given to fetches", args: []string{"privacy", "fetches", "--capture", in.capture, "--index", in.index}, stderr: []string{"give it to privacy analyze --capture"}},
 		{name: "capture empty", args: []string{"privacy", "fetches", "--capture", in.empty, "--index", in.index}, stderr: []string{"--capture " + in.empty + ": no record at all"}},
@@ -1189,7 +1196,7 @@ func reviewRows(in rowFiles, blockHex string) []contractRow {
 		{name: "a character bech32 has not", args: []string{"scan", "--connect", node, "--network", "regtest", "--watch", "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt081"},
 			status: exitBadInput, stderr: []string{"'1' at character 44 is not one of bech32's"}, notInErr: []string{"unknown format"}},
 		{name: "a capture line that is no JSON", args: []string{"privacy", "analyze", "--capture", in.garbage, "--universe", in.garbage},
-			status: exitBadInput, stderr: []string{"capture line 1: not JSON: 'g' at byte 1 cannot be there"}, notInErr: []string{"invalid character", "looking for"}},
+			status: exitBadInput, stderr: []string{"--capture " + in.garbage + ", line 1: not JSON: 'g' at byte 1 cannot be there"}, notInErr: []string{"invalid character", "looking for"}},
 		{name: "a capture given as the labels", args: []string{"privacy", "evaluate", "--labels", in.capture, "--report", in.report},
 			status: exitBadInput, stderr: []string{"--labels " + in.capture + ": a capture of privacy capture (JSON lines), not what --labels takes"}, notInErr: []string{"unknown field"}},
 		{name: "the labels given to analyze as a capture", args: []string{"privacy", "analyze", "--capture", in.labels, "--universe", in.garbage},

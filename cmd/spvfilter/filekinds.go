@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -117,9 +118,23 @@ func readCapture(path string) ([]capture.Record, error) {
 		if k := fileKindOf(path); k == kindLabels || k == kindReport || k == kindIndex {
 			return nil, otherKind("--capture", path, k, err)
 		}
-		return nil, badInputWords("--capture "+path, err)
+		return nil, captureLineError(path, err)
 	}
 	return records, nil
+}
+
+// captureLineError is bad input naming the --capture file path, and the
+// line and field of it that capture.Read refused.
+func captureLineError(path string, err error) error {
+	var le *capture.LineError
+	if !errors.As(err, &le) {
+		return badInputWords("--capture "+path, err)
+	}
+	where := fmt.Sprintf("--capture %s, line %d", path, le.Line)
+	if le.Field != "" {
+		where += fmt.Sprintf(", field %q", le.Field)
+	}
+	return usageError{&restated{where + ": " + words(le.Err), err}}
 }
 
 // checkCaptureOut refuses an --out file that capture would append its

@@ -257,6 +257,10 @@ const wantHeight = "want a height, a whole number from 0 to 2147483647"
 // flagValueWant describes the values a flag of a pflag type accepts.
 func flagValueWant(typ string) string {
 	switch typ {
+	case "uint8":
+		return "want a whole number from 0 to 255"
+	case "uint16":
+		return "want a whole number from 0 to 65535"
 	case "uint32":
 		return "want a whole number from 0 to 4294967295"
 	case "uint64", "uint":

@@ -122,6 +122,8 @@ a member).`,
 	fl.IntSliceVar(&f.wallets, "wallets", f.wallets, "wallet sizes of the cost table, in scripts (comma-separated)")
 	fl.Uint8Var(&f.pMin, "p-min", f.pMin, "smallest P of the sweep")
 	fl.Uint8Var(&f.pMax, "p-max", f.pMax, "largest P of the sweep")
+	wantValues(fl, wantHeight, "from", "to")
+	wantValues(fl, "want a whole number from 1 to 32", "p-min", "p-max")
 	fl.DurationVar(&f.timing, "timing", f.timing, "least time spent timing each build and each watch list (0: no timing)")
 	fl.Uint64Var(&f.seed, "seed", f.seed, "seed of the probes and watch lists")
 	fl.StringVar(&f.plot, "plot", "", "draw the cost per block and the cheapest P against the wallet size into this .svg or .png file")
@@ -166,7 +168,9 @@ func (f *labFlags) check(fl *pflag.FlagSet) error {
 	}
 	switch {
 	case f.from < 0:
-		return badInput("--from %d: negative height", f.from)
+		return badInput("--from %d: %s", f.from, wantHeight)
+	case f.toGiven && f.to < 0:
+		return badInput("--to %d: %s", f.to, wantHeight)
 	case f.toGiven && f.to < f.from:
 		return badInput("--to %d is below --from %d", f.to, f.from)
 	case f.timeout <= 0:
@@ -517,7 +521,7 @@ func labOutput(rep *lab.Report, source string, f *labFlags, warnings []string) l
 func printLab(w io.Writer, rep *lab.Report, source string, f *labFlags) error {
 	fmt.Fprintf(w, "%s: %s, %s, %.0f bytes per block on average\n",
 		source, plural(rep.Blocks, "block"), plural(rep.Elements, "element"), float64(rep.BlockBytes)/float64(rep.Blocks))
-	fmt.Fprintf(w, "%d probes per design, spread over the blocks; times are the fastest of passes lasting %v\n\n", f.probes, f.timing)
+	fmt.Fprintf(w, "%s per design, spread over the blocks; times are the fastest of passes lasting %v\n\n", plural(f.probes, "probe"), f.timing)
 	fmt.Fprintln(w, "Size and false positives:")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "design\tparameters\tfp rate asked\tfp rate built\tbits/element\tbound at rate built\toverhead\tfalse positives\texpected [99.9% interval]")

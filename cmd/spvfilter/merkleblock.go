@@ -257,7 +257,7 @@ func runMerkleBlockVerify(a *app, f *merkleBlockVerifyFlags) error {
 	blockHash := mb.Header.BlockHash()
 	matches, err := bip37.VerifyMerkleBlock(mb)
 	if err != nil {
-		return fmt.Errorf("merkleblock for block %v: invalid proof: %w", blockHash, err)
+		return failureWords(fmt.Sprintf("--merkleblock: block %v: invalid proof", blockHash), err)
 	}
 	if a.json {
 		return a.printJSON(struct {

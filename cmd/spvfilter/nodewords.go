@@ -89,6 +89,9 @@ func nodeFailureFrom(err error, params *chaincfg.Params, datadir string, from no
 	if errors.Is(err, store.ErrLocked) {
 		return &restated{fmt.Sprintf("--datadir %s: in use by another spvfilter (a scan, follow or peers on the same directory): wait for it to end, or give another --datadir", datadir), err}
 	}
+	if errors.Is(err, store.ErrWrongNetwork) {
+		return usageError{&restated{wrongStore(err, params, datadir), err}}
+	}
 	msg := err.Error()
 	walkErrors(err, func(e error) {
 		if pe, ok := e.(*peer.PeerError); ok {
@@ -113,6 +116,21 @@ func nodeFailureFrom(err error, params *chaincfg.Params, datadir string, from no
 		msg += " (is this machine online? a node of your own can be given with --peer HOST:PORT)"
 	}
 	return &restated{say(from.named(peerWords(msg, params, false)), err), err}
+}
+
+// storeMeta finds, in store.ErrWrongNetwork's text, the file that names
+// a store's network and format, and what it says.
+var storeMeta = regexp.MustCompile(`: (\S+) says ("(?:[^"\\]|\\.)*"), want `)
+
+// wrongStore says that --datadir holds a store of another network or
+// format (store.ErrWrongNetwork): which file says so and what it says,
+// without the text it should hold.
+func wrongStore(err error, params *chaincfg.Params, datadir string) string {
+	if m := storeMeta.FindStringSubmatch(err.Error()); m != nil {
+		return fmt.Sprintf("--datadir %s: %s says %s, not that it keeps spvfilter's %s chain: the directory holds another network's or another version's data, or is damaged; give another --datadir",
+			datadir, m[1], m[2], params.Name)
+	}
+	return fmt.Sprintf("--datadir %s: the chain saved there does not begin at %s's genesis block: give another --datadir", datadir, params.Name)
 }
 
 // Failures to reach a peer as package peer prints them, which the client
@@ -209,7 +227,7 @@ func peerFailure(pe *peer.PeerError, params *chaincfg.Params) string {
 		var de *peer.DecodeError
 		switch {
 		case errors.As(pe, &ne):
-			return fmt.Sprintf("peer %s: %s", pe.Peer, otherNetwork(ne, params))
+			return fmt.Sprintf("peer %s: %s", pe.Peer, otherNetwork(ne.Got, params))
 		case errors.As(pe, &de):
 			return fmt.Sprintf("peer %s: %s", pe.Peer, undecodableWords(params, de.Command))
 		case errors.Is(pe, peer.ErrStalled):
@@ -293,10 +311,10 @@ func hungUpWords(params *chaincfg.Params) string {
 }
 
 // otherNetwork says that a node answers with messages of another network
-// than params': one the tool knows by name, or none.
-func otherNetwork(ne *peer.NetworkError, params *chaincfg.Params) string {
+// (of magic got) than params': one the tool knows by name, or none.
+func otherNetwork(got wire.BitcoinNet, params *chaincfg.Params) string {
 	for _, other := range []*chaincfg.Params{&chaincfg.MainNetParams, &chaincfg.TestNet3Params, &chaincfg.RegressionNetParams, &chaincfg.SimNetParams, &chaincfg.SigNetParams} {
-		if other.Net == ne.Got && other.Net != params.Net {
+		if other.Net == got && other.Net != params.Net {
 			return fmt.Sprintf("it answers with what is no %s message: it is a %s node, no %s node listens there (is --network %s right?)",
 				params.Name, other.Name, params.Name, params.Name)
 		}

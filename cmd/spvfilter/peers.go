@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"regexp"
 	"strings"
 	"syscall"
 	"time"
@@ -227,13 +228,21 @@ func (out *peersOutput) unbanAll(datadir string, params *chaincfg.Params, f *pee
 func datadirNamed(dir string, notes []string) []string {
 	out := make([]string, len(notes))
 	for i, n := range notes {
-		if strings.HasPrefix(n, dir+" ") {
+		n = diskNoteWords(n)
+		switch {
+		case strings.HasPrefix(n, dir+" "):
 			n = "--datadir " + n
+		case storeFileNote.MatchString(n):
+			n = "--datadir " + dir + ": " + n
 		}
 		out[i] = n
 	}
 	return out
 }
+
+// storeFileNote matches a note that begins with the name of a file of a
+// network's directory, not its path.
+var storeFileNote = regexp.MustCompile(`^[a-z]+\.(?:json|bin|db): `)
 
 // addKnown lists the addresses of the book.
 func (out *peersOutput) addKnown(known []addrbook.Known) {

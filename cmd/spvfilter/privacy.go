@@ -164,6 +164,9 @@ const sweepValues = "VALUES a comma-separated list of numbers and ranges START..
 // runModel prints the model of the flags' wallet (or its sweep, plots and
 // Monte Carlo check), or runAdvice's answer when fl has a target given.
 func runModel(a *app, f *modelFlags, fl *pflag.FlagSet) error {
+	if fl.Changed("seed") && f.monteCarlo == 0 {
+		return badInput("--seed is used only with --monte-carlo: it seeds the Monte Carlo run")
+	}
 	if f.advice.requested(fl) {
 		return runAdvice(a, f, fl)
 	}
@@ -175,6 +178,9 @@ func runModel(a *app, f *modelFlags, fl *pflag.FlagSet) error {
 	}
 	if f.monteCarlo < 0 {
 		return badInput("--monte-carlo %d: want a number of trials, at least 0", f.monteCarlo)
+	}
+	if fl.Changed("monte-carlo-sample") && f.monteCarlo == 0 {
+		return badInput("--monte-carlo-sample is used only with --monte-carlo: it sizes each trial")
 	}
 	for _, o := range []struct{ flag, file string }{{"--plot", f.plot}, {"--plot-j", f.plotJ}} {
 		if err := checkPlotFile(o.flag, o.file); err != nil {
@@ -217,6 +223,9 @@ func runModel(a *app, f *modelFlags, fl *pflag.FlagSet) error {
 			out.Plot = f.plot
 		}
 		if f.plotJ != "" {
+			if f.p.Filters > plot.MaxJCurves {
+				return badInput("--plot-j %s: --filters %d, and --plot-j draws one curve of P_h(j) per number of filters, at most %d", f.plotJ, f.p.Filters, plot.MaxJCurves)
+			}
 			if err := plot.SaveJ(f.plotJ, model.Sweep{}, []*model.Result{r}); err != nil {
 				return plotError("--plot-j", f.plotJ, err)
 			}
@@ -238,9 +247,14 @@ func runModel(a *app, f *modelFlags, fl *pflag.FlagSet) error {
 	if err != nil {
 		return badInputWords(fmt.Sprintf("--sweep %q", f.sweep), err)
 	}
+	if f.plotJ != "" && len(s.Values) > plot.MaxJCurves {
+		// Refused before the sweep runs: a long one takes minutes.
+		return badInput("--plot-j %s: --sweep %q gives %d values, and --plot-j draws one curve of P_h(j) per value, at most %d: sweep fewer values, or leave out --plot-j",
+			f.plotJ, f.sweep, len(s.Values), plot.MaxJCurves)
+	}
 	results, err := s.Run(f.p)
 	if err != nil {
-		return sweepError(f.sweep, s, err, fl)
+		return sweepError(f.sweep, s, f.p, err, fl)
 	}
 	if f.plot != "" {
 		if err := plot.Save(f.plot, s, results); err != nil {
@@ -330,9 +344,10 @@ func checkPlotFile(flag, file string) error {
 }
 
 // sweepError is the error of running the sweep spec (s) on the other
-// flags (fl): a swept value out of its domain is named under --sweep, a
-// flag's under that flag.
-func sweepError(spec string, s model.Sweep, err error, fl *pflag.FlagSet) error {
+// flags (fl, making base): a swept value out of its domain is named under
+// --sweep, a flag's under that flag, and the swept value beside which the
+// flag's value fails with it.
+func sweepError(spec string, s model.Sweep, base model.Params, err error, fl *pflag.FlagSet) error {
 	var fe *model.FieldError
 	switch {
 	case errors.As(err, &fe) && modelFields[fe.Field] == s.Var:
@@ -340,7 +355,27 @@ func sweepError(spec string, s model.Sweep, err error, fl *pflag.FlagSet) error 
 	case errors.Is(err, model.ErrBadSweep):
 		return badInputWords(fmt.Sprintf("--sweep %q", spec), err)
 	}
-	return modelFields.badParams(err, fl)
+	bad := modelFields.badParams(err, fl)
+	if v, ok := firstFailing(s, base); ok {
+		// The other flag is at fault only beside the swept value.
+		return usageError{&restated{fmt.Sprintf("%s (at %s=%g of --sweep %q)", bad.Error(), s.Var, v, spec), err}}
+	}
+	return bad
+}
+
+// firstFailing is the first value of the sweep s at which the model fails
+// on base, and whether the sweep is to blame: whether the model holds at
+// base's own values.
+func firstFailing(s model.Sweep, base model.Params) (float64, bool) {
+	if _, e := model.Evaluate(base); e != nil {
+		return 0, false
+	}
+	for _, v := range s.Values {
+		if _, e := (model.Sweep{Var: s.Var, Values: []float64{v}}).Run(base); e != nil {
+			return v, true
+		}
+	}
+	return 0, false
 }
 
 // plotError is a plot that cannot be drawn into file, given with flag: bad

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"cmp"
 	"errors"
 	"fmt"
@@ -194,11 +195,31 @@ func analyzeUniverse(a *app, arg string, groups [][]*bip37.Filter, opts attack.A
 		defer done()
 		name = file.Name()
 	}
-	acc, reps, err := accumulate(groups, r, opts)
+	br := bufio.NewReader(r)
+	if head, _ := br.Peek(4096); binaryHead(head) {
+		err := fmt.Errorf("%w: binary data", universe.ErrBadCandidate)
+		if k := fileKindOf(name); k != kindUnknown {
+			return nil, nil, otherKind("--universe", name, k, err)
+		}
+		return nil, nil, usageError{&restated{fmt.Sprintf("--universe %s: binary data, not a universe: want one candidate per line (an address, or a public key or script in hex), as privacy universe and privacy simulate write", name), err}}
+	}
+	acc, reps, err := accumulate(groups, br, opts)
 	if err != nil {
 		return nil, nil, universeError(name, err)
 	}
 	return acc, reps, nil
+}
+
+// binaryHead reports whether the opening bytes of a file of text lines
+// hold a control character no such file has (a NUL, say): binary data,
+// or a device that never ends, such as /dev/urandom.
+func binaryHead(head []byte) bool {
+	for _, c := range head {
+		if c < 0x20 && !strings.ContainsRune("\t\n\v\f\r", rune(c)) || c == 0x7f {
+			return true
+		}
+	}
+	return false
 }
 
 // universeError is an error of reading the --universe named name: a line

@@ -97,7 +97,7 @@ func runCapture(ctx context.Context, a *app, f *captureFlags) error {
 		return err
 	}
 	if f.maxClients < 0 {
-		return badInput("--max-clients %d: must be at least 0 (0: %d)", f.maxClients, capture.DefaultMaxClients)
+		return badInput("--max-clients %d: want a number of clients, or 0 for the default %d", f.maxClients, capture.DefaultMaxClients)
 	}
 	if f.duration < 0 {
 		return badInput("--duration %v: must not be negative", f.duration)
@@ -122,7 +122,7 @@ func runCapture(ctx context.Context, a *app, f *captureFlags) error {
 	// A relay in front of a node that does not answer would accept
 	// clients and record nothing: check it first, before creating --out.
 	if err := capture.CheckUpstream(ctx, f.upstream, params.Net, f.handshake); err != nil {
-		return upstreamFailure(f.upstream, params.Name, err)
+		return upstreamFailure(f.upstream, params, f.handshake, err)
 	}
 	var out io.Writer = a.stdout
 	if f.out != "-" {
@@ -204,18 +204,30 @@ func newCaptureStatsJSON(st capture.RelayStats) captureStatsJSON {
 }
 
 // upstreamFailure says why the --upstream node at addr did not answer as
-// a node of the network: a connection refused or a host not found is said
-// as the tool says it for any node.
-func upstreamFailure(addr, network string, err error) error {
+// a node of the network of params within the handshake time: as the tool
+// says it for any node (a connection refused, a host not found, a service
+// that is no node, a node of another network, one that hangs up or says
+// nothing).
+func upstreamFailure(addr string, params *chaincfg.Params, handshake time.Duration, err error) error {
 	msg := strings.Replace(words(err), addr+": ", "", 1)
+	var ue *capture.UpstreamError
 	var oe *net.OpError
-	switch {
-	case errors.As(err, &oe) && oe.Op == "dial":
-		msg = dialReason(oe)
-	case errors.Is(err, io.EOF):
-		msg = "it closed the connection without sending a version message"
+	if errors.As(err, &ue) {
+		switch ue.Problem {
+		case capture.UpstreamHungUp:
+			return &restated{fmt.Sprintf("--upstream %s: %s", addr, hungUpWords(params)), err}
+		case capture.UpstreamSilent:
+			return &restated{fmt.Sprintf("--upstream %s: %s", addr, silentWords(params, handshake.String())), err}
+		case capture.UpstreamOtherNetwork:
+			return &restated{fmt.Sprintf("--upstream %s: %s", addr, otherNetwork(ue.Got, params)), err}
+		case capture.UpstreamNotANode:
+			msg = "it answers with no version message: no " + params.Name + " node listens there"
+		}
 	}
-	return &restated{fmt.Sprintf("--upstream %s: %s (is a %s node running at %s?)", addr, msg, network, addr), err}
+	if errors.As(err, &oe) && oe.Op == "dial" {
+		msg = dialReason(oe)
+	}
+	return &restated{fmt.Sprintf("--upstream %s: %s (is a %s node running at %s?)", addr, msg, params.Name, addr), err}
 }
 
 // printListening tells on standard error where the relay listens: a line

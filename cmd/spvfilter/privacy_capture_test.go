@@ -174,7 +174,8 @@ func TestPrivacyCaptureContract(t *testing.T) {
 	t.Run("upstream of another network", func(t *testing.T) {
 		stdout, stderr, status := runCLI(t, "", "privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", node.P2PAddr,
 			"--network", "testnet3", "--out", out, "--duration", "2s")
-		if status != exitFailure || stdout != "" || !strings.Contains(stderr, "is a testnet3 node running at "+node.P2PAddr) {
+		if status != exitFailure || stdout != "" || !strings.Contains(stderr, "--upstream "+node.P2PAddr+": it hung up on the version message") ||
+			!strings.Contains(stderr, "(is --network testnet3 right?)") {
 			t.Fatalf("status %d, stdout %q, stderr %q: want 1 with the network hint", status, stdout, stderr)
 		}
 	})

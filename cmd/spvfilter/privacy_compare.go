@@ -88,8 +88,8 @@ func printCompare(w io.Writer, r *model.Comparison) {
 	n := float64(p.Model.Addresses)
 	fmt.Fprintf(w, "wallet: %s; BIP 37 filter %s, %s (fp rate %g, %s); BIP 157 watch list %s\n",
 		plural(p.Model.Addresses, "address"), plural(m.FilterBytes, "byte"), plural(m.HashFuncs, "hash function"), p.Model.FPRate, plural(p.Model.Filters, "filter"), plural(s.WatchItems, "item"))
-	fmt.Fprintf(w, "node tests %d addresses (BIP 37); client scans %d blocks of %d items, %d with wallet transactions (BIP 157)\n\n",
-		p.Model.UniverseSize, p.Blocks, p.ElementsPerBlock, p.WalletBlocks)
+	fmt.Fprintf(w, "node tests %s (BIP 37); client scans %s of %s, %d with wallet transactions (BIP 157)\n\n",
+		plural(p.Model.UniverseSize, "address"), plural(p.Blocks, "block"), plural(p.ElementsPerBlock, "item"), p.WalletBlocks)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "\tBIP 37 (filterload)\tBIP 157/158 (block downloads)")
 	fmt.Fprintf(tw, "the node sees\tthe filter: %d + %.3g addresses match\t%d + %.3g blocks downloaded\n", p.Model.Addresses, m.ExpectedFalsePositives, p.WalletBlocks, s.ExpectedFalsePositiveBlocks)
@@ -101,7 +101,7 @@ func printCompare(w io.Writer, r *model.Comparison) {
 	fmt.Fprintf(tw, "all N addresses identified\t%.4g (P_h(N))\t%.4g\n", m.PHAll, model.ProbAllReal(n, s.Candidates-n))
 	x := r.Fetches
 	fmt.Fprintf(tw, "block downloads: blocks fetched\t\t%.4g of %d (f = %.3g; %g decoys per real block, %s)\n", x.FetchedBlocks, p.Blocks, x.FetchedFraction, x.Decoys, plural(x.Peers, "peer"))
-	fmt.Fprintf(tw, "  chance a script of k=%d blocks has all fetched\t\t%.3g (f^k: %.3g)\n", x.Appearances, x.ChancePerCandidate, x.ChancePerCandidateApprox)
+	fmt.Fprintf(tw, "  chance a script of k=%d %s has all fetched\t\t%.3g (f^k: %.3g)\n", x.Appearances, nounOf(x.Appearances, "block"), x.ChancePerCandidate, x.ChancePerCandidateApprox)
 	fmt.Fprintf(tw, "  scripts matched\t%.4g + %.4g (as above)\t%.4g of the wallet's + %.4g by chance\n", n, m.ExpectedFalsePositives, x.WalletExposed, x.ExpectedFalsePositives)
 	fmt.Fprintf(tw, "  a match is the wallet's\t%.4f\t%.4f\n", m.PH1, x.PH1)
 	fmt.Fprintf(tw, "  all matched wallet scripts identified\t%.4g\t%.4g\n", m.PHAll, x.PHAll)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -111,10 +112,10 @@ func runEvaluate(a *app, f *evaluateFlags) error {
 	if err != nil {
 		return err
 	}
-	lb, err := io.ReadAll(io.LimitReader(lf, maxReportBytes))
+	lb, err := readJSONDocument("--labels "+f.labels, lf)
 	lf.Close()
 	if err != nil {
-		return failureWords("--labels "+f.labels, err)
+		return err
 	}
 	labels, err := simulate.DecodeLabels(lb)
 	if err != nil {
@@ -212,12 +213,26 @@ func (a *app) readReport(arg string) ([]byte, error) {
 		r, done = a.withProgress("reading the report", file)
 		defer done()
 	}
-	b, err := io.ReadAll(io.LimitReader(r, maxReportBytes+1))
+	return readJSONDocument("--report "+arg, r)
+}
+
+// readJSONDocument reads the JSON document of the file what names, at
+// most maxReportBytes of it. A file whose opening is no JSON value (a
+// binary file, a device such as /dev/zero) is refused on its first bytes,
+// not after gigabytes of them.
+func readJSONDocument(what string, r io.Reader) ([]byte, error) {
+	br := bufio.NewReader(r)
+	head, _ := br.Peek(4096)
+	if t := bytes.TrimLeft(head, " \t\r\n"); len(t) > 0 && !bytes.ContainsRune([]byte(`{["-0123456789tfn`), rune(t[0])) {
+		var v any
+		return nil, badJSONFile(what, head, json.Unmarshal(head, &v))
+	}
+	b, err := io.ReadAll(io.LimitReader(br, maxReportBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("--report: %w", err)
+		return nil, failureWords(what, err)
 	}
 	if len(b) > maxReportBytes {
-		return nil, badInput("--report %s: more than %d bytes", arg, maxReportBytes)
+		return nil, badInput("%s: more than %d bytes", what, maxReportBytes)
 	}
 	return b, nil
 }

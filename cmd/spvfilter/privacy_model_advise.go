@@ -147,9 +147,9 @@ func printAdvice(w io.Writer, r *model.Advice) {
 	fmt.Fprintf(tw, "wallet\t%s x %s = %d inserted; sized for %d (extra %d)\n",
 		plural(m.Addresses, "address"), plural(m.ElementsPerAddress, "element"), inserted, r.SizingElements, m.ExtraElements)
 	fmt.Fprintf(tw, "sizing\tas %s sizes filters (--sizing %s)\n", who, m.Sizing)
-	fmt.Fprintf(tw, "attacker\ttests %d addresses (wallet included), %s\n", m.UniverseSize, test)
+	fmt.Fprintf(tw, "attacker\ttests %s (wallet included), %s\n", plural(m.UniverseSize, "address"), test)
 	fmt.Fprintf(tw, "target\t%s, the confidence averaged over the binomial number of false positives, at the filter's expected fill, over real fills and for 95%% of real filters\n", targetText(p))
-	fmt.Fprintf(tw, "block\t%d transactions, %d elements tested each\n", p.BlockTxs, p.TxElements)
+	fmt.Fprintf(tw, "block\t%s, %s tested each\n", plural(p.BlockTxs, "transaction"), plural(p.TxElements, "element"))
 	fmt.Fprintf(tw, "search\tall %d distinct filters (bytes, hash functions) %s builds for this element count at some rate\n", r.SizingsSearched, who)
 	tw.Flush()
 	if len(r.Rows) == 0 {

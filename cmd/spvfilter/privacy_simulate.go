@@ -344,6 +344,9 @@ func runSimulate(a *app, f *simulateFlags, fl *pflag.FlagSet) error {
 	if err != nil {
 		return err
 	}
+	if fl.Changed("cover-target") && o.Regime != simulate.RegimeCovered {
+		return badInput("--cover-target is for --regime covered, whose clients draw covers to it; the %s regime draws none", o.Regime)
+	}
 	f.o = o
 	if err := f.checkSessions(); err != nil {
 		return err

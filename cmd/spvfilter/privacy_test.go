@@ -149,7 +149,7 @@ func TestPrivacyBadInput(t *testing.T) {
 		{[]string{"privacy", "analyze", "--filter", filterHex, "--universe", universe, "--link"}, "--capture"},
 		{[]string{"privacy", "analyze", "--capture", captureFile, "--universe", universe, "--link", "--link-threshold", "0.3"}, "--link-threshold"},
 		{[]string{"privacy", "analyze", "--filter", filterHex, "--universe", filepath.Join(dir, "missing")}, "no such file"},
-		{[]string{"privacy", "analyze", "--capture", universe, "--universe", universe}, "capture line 1"},
+		{[]string{"privacy", "analyze", "--capture", universe, "--universe", universe}, universe + ", line 1"},
 		{[]string{"privacy", "analyze", "--capture", captureFile, "--client", "10.0.0.1", "--universe", universe}, "--client 10.0.0.1: no filterload recorded from it"},
 		{[]string{"privacy", "analyze", "--capture", captureFile, "--universe", universe, "--strict"}, "line 3"},
 		{[]string{"privacy", "analyze", "--capture", captureFile, "--universe", empty}, "no candidate"},

@@ -199,7 +199,7 @@ func runUniverse(ctx context.Context, a *app, f *universeFlags, fl *pflag.FlagSe
 		return nodeFailureFrom(err, params, "", nodeFlags{f.peer: "--peer"})
 	}
 	if err := uw.Flush(); err != nil {
-		return fmt.Errorf("--out %s: %w", f.out, err)
+		return failureWords("--out "+f.out, err)
 	}
 	if ix != nil {
 		hd := &universe.IndexHeader{Network: params.Name, First: f.from}
@@ -207,10 +207,10 @@ func runUniverse(ctx context.Context, a *app, f *universeFlags, fl *pflag.FlagSe
 			hd.Hashes = append(hd.Hashes, chain.Hash(h))
 		}
 		if _, err := ix.WriteTo(indexFile, hd); err != nil {
-			return fmt.Errorf("--index %s: %w", f.index, err)
+			return failureWords("--index "+f.index, err)
 		}
 		if err := indexFile.Close(); err != nil {
-			return fmt.Errorf("--index %s: %w", f.index, err)
+			return failureWords("--index "+f.index, err)
 		}
 	}
 	st := uw.Stats()

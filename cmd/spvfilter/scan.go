@@ -231,7 +231,7 @@ var onePeerText = regexp.MustCompile(`^heights (\d+)\.\.(\d+) rest on one peer: 
 func byFlag(warnings []string, items []watchItem, params *chaincfg.Params) []string {
 	out := make([]string, len(warnings))
 	for i, w := range warnings {
-		w = peerWords(w, params, true)
+		w = diskNoteWords(peerWords(w, params, true))
 		w = onePeerText.ReplaceAllString(w, "heights $1..$2 rest on one peer, $3: no other peer's chain reached them when they were checked (a peer that reached them later did not check them)")
 		out[i] = watchItemIndex.ReplaceAllStringFunc(w, func(m string) string {
 			n, err := strconv.Atoi(watchItemIndex.FindStringSubmatch(m)[1])
@@ -256,6 +256,9 @@ func (a *app) parseWatch(values []string, params *chaincfg.Params) ([]watchItem,
 		v := strings.TrimSpace(arg.text)
 		if v == "" {
 			return nil, badInput("%s: empty: give an address, a hex output script or an outpoint TXID:VOUT", arg.where)
+		}
+		if isBinary(v) {
+			return nil, badInput("%s: binary data: give an address, a hex output script or an outpoint TXID:VOUT, one per line", arg.where)
 		}
 		if strings.Contains(v, ":") {
 			// No address or hex script holds a colon: an outpoint.

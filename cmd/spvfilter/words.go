@@ -311,4 +311,71 @@ var simulateFields = fieldFlags{
 	"chain.block_count": "blocks", "chain.txs_per_block": "txs-per-block", "fetch.wallet_count": "fetch-wallets",
 	"fetch.sessions_per_wallet": "fetch-sessions", "fetch.payments_per_wallet": "payments",
 	"fetch.payers_per_wallet": "payers", "fetch.decoys_per_session": "decoys", "fetch.noise_session_count": "fetch-noise",
+	"fetch.cover_target": "cover-target",
+}
+
+// Go's words in the notes the peer packages keep about a damaged file of
+// a data directory (a ban list, an address book): notes are text, so
+// they are found by their form.
+var (
+	noteBadChar   = regexp.MustCompile(`invalid character ('(?:[^'\\]|\\.)*') (?:looking for beginning of value|after [a-z ]+|in [a-z ]+)`)
+	noteUnmarshal = regexp.MustCompile(`json: cannot unmarshal (\w+) into Go (?:struct field ([\w.]+)|value) of type ([\w.\[\]*]+)`)
+	noteNotFile   = regexp.MustCompile(`not a regular file but ([-a-zA-Z]+)`)
+	noteJSON      = regexp.MustCompile(`(^|: |\()json: `)
+	noteCount     = regexp.MustCompile(`\b(\d+) ([a-z]+)\(s\)`)
+)
+
+// jsonKinds names the JSON kinds encoding/json names by Go's words.
+var jsonKinds = map[string]string{"array": "a list", "object": "an object", "string": "a string", "number": "a number", "bool": "true or false"}
+
+// goKind names the JSON kind a Go type, as encoding/json writes it, is
+// read from.
+func goKind(typ string) string {
+	switch {
+	case strings.HasPrefix(typ, "[]"):
+		return "a list"
+	case typ == "string":
+		return "a string"
+	case typ == "bool":
+		return "true or false"
+	case strings.HasPrefix(typ, "int"), strings.HasPrefix(typ, "uint"), strings.HasPrefix(typ, "float"):
+		return "a number"
+	}
+	return "an object"
+}
+
+// diskNoteWords says a note about a damaged file of a data directory in
+// the tool's words, as words says an error.
+func diskNoteWords(note string) string {
+	note = noteBadChar.ReplaceAllString(note, "not JSON: $1 cannot be there")
+	note = strings.ReplaceAll(note, "unexpected end of JSON input", "not JSON: the data end too early")
+	note = strings.ReplaceAll(note, "unexpected EOF", "the data end too early")
+	note = noteUnmarshal.ReplaceAllStringFunc(note, func(m string) string {
+		sub := noteUnmarshal.FindStringSubmatch(m)
+		kind := jsonKinds[sub[1]]
+		if kind == "" {
+			kind = "a value"
+		}
+		what := "it holds"
+		if sub[2] != "" {
+			path := strings.Split(sub[2], ".")
+			what = fmt.Sprintf("field %q holds", path[len(path)-1])
+		}
+		return fmt.Sprintf("%s %s where %s is wanted", what, kind, goKind(sub[3]))
+	})
+	note = noteNotFile.ReplaceAllStringFunc(note, func(m string) string {
+		if strings.HasPrefix(noteNotFile.FindStringSubmatch(m)[1], "d") {
+			return "a directory, not a file"
+		}
+		return "not a regular file"
+	})
+	note = noteCount.ReplaceAllStringFunc(note, func(m string) string {
+		sub := noteCount.FindStringSubmatch(m)
+		n, err := strconv.Atoi(sub[1])
+		if err != nil {
+			return m
+		}
+		return plural(n, sub[2])
+	})
+	return noteJSON.ReplaceAllString(note, "$1")
 }

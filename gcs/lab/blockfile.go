@@ -69,7 +69,7 @@ func (w *BlockFileWriter) Add(height int32, block *wire.MsgBlock) error {
 	}
 	size := block.SerializeSize()
 	if size > wire.MaxBlockPayload {
-		return fmt.Errorf("lab: block file: block %v: %d bytes, more than %d", block.BlockHash(), size, wire.MaxBlockPayload)
+		return fmt.Errorf("lab: block file: block %v: %s, more than %d", block.BlockHash(), plural(size, "byte"), wire.MaxBlockPayload)
 	}
 	var n [4]byte
 	binary.LittleEndian.PutUint32(n[:], uint32(size))
@@ -168,10 +168,10 @@ func (br *blockFileReader) next() (*wire.MsgBlock, error) {
 	err = block.Deserialize(lr)
 	br.offset += size - lr.N
 	if err != nil {
-		return nil, fmt.Errorf("block of %d bytes: %w", size, noEOF(err))
+		return nil, fmt.Errorf("block of %s: %w", plural(size, "byte"), noEOF(err))
 	}
 	if lr.N != 0 {
-		return nil, fmt.Errorf("the block ends %d bytes before its length %d", lr.N, size)
+		return nil, fmt.Errorf("the block ends %s before its length %d", plural(lr.N, "byte"), size)
 	}
 	if err := checkMerkleRoot(&block); err != nil {
 		return nil, fmt.Errorf("block %v: %w", block.BlockHash(), err)

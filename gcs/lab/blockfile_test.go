@@ -163,7 +163,7 @@ func TestReadBlockFileBad(t *testing.T) {
 			n := binary.LittleEndian.Uint32(b[second:])
 			binary.LittleEndian.PutUint32(b[second:], n+1)
 			return append(b, 0)
-		}), "ends 1 bytes before its length"},
+		}), "ends 1 byte before its length"},
 		{"length short of the block", edit(func(b []byte) []byte {
 			n := binary.LittleEndian.Uint32(b[second:])
 			binary.LittleEndian.PutUint32(b[second:], n-1)

@@ -48,7 +48,7 @@ func ReadVectors(r io.Reader) ([]Block, error) {
 		return nil, fmt.Errorf("%w: %w", ErrBadVectors, err)
 	}
 	if len(rows) < 2 {
-		return nil, fmt.Errorf("%w: %d rows, want the column names and at least one block", ErrBadVectors, len(rows))
+		return nil, fmt.Errorf("%w: %s, want the column names and at least one block", ErrBadVectors, plural(len(rows), "row"))
 	}
 	var names []string
 	if err := json.Unmarshal(rows[0], &names); err != nil || len(names) != 1 {
@@ -72,7 +72,7 @@ func parseVectorRow(row json.RawMessage) (Block, error) {
 		return Block{}, err
 	}
 	if len(cols) != vectorColumns {
-		return Block{}, fmt.Errorf("%d columns, want %d", len(cols), vectorColumns)
+		return Block{}, fmt.Errorf("%s, want %d", plural(len(cols), "column"), vectorColumns)
 	}
 	var height int32
 	var hashHex, blockHex, filterHex string
@@ -103,7 +103,7 @@ func parseVectorRow(row json.RawMessage) (Block, error) {
 		return Block{}, fmt.Errorf("block: %w", err)
 	}
 	if rd.Len() != 0 {
-		return Block{}, fmt.Errorf("block: %d bytes after the block", rd.Len())
+		return Block{}, fmt.Errorf("block: %s after the block", plural(rd.Len(), "byte"))
 	}
 	if got := block.BlockHash(); got != *hash {
 		return Block{}, fmt.Errorf("the block hashes to %v, the row says %v", got, hash)
@@ -116,7 +116,7 @@ func parseVectorRow(row json.RawMessage) (Block, error) {
 		inputs += len(tx.TxIn)
 	}
 	if len(prevHex) != inputs {
-		return Block{}, fmt.Errorf("%d previous output scripts for %d inputs", len(prevHex), inputs)
+		return Block{}, fmt.Errorf("%s for %s", plural(len(prevHex), "previous output script"), plural(inputs, "input"))
 	}
 	prev := make([][]byte, len(prevHex))
 	for i, s := range prevHex {

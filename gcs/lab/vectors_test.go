@@ -87,9 +87,10 @@ func TestReadVectorsRejectsDamage(t *testing.T) {
 	}{
 		{"not JSON", "{", ""},
 		{"no rows", "[]", "0 rows"},
-		{"header only", `[["names"]]`, "1 rows"},
+		{"header only", `[["names"]]`, "1 row, want"},
 		{"no header", damage(func(rows [][]any) { rows[0] = rows[1] }), "first row"},
 		{"short row", damage(func(rows [][]any) { rows[5] = rows[5][:7] }), "row 6: 7 columns"},
+		{"a row of one column", damage(func(rows [][]any) { rows[5] = rows[5][:1] }), "row 6: 1 column, want"},
 		{"height a string", damage(func(rows [][]any) { rows[5][0] = "49291" }), "row 6: height"},
 		{"block hash", damage(func(rows [][]any) { rows[5][1] = flip(rows[5][1].(string), 63) }), "row 6: the block hashes to"},
 		{"block header byte", damage(func(rows [][]any) { rows[5][2] = flip(rows[5][2].(string), 10) }), "row 6: the block hashes to"},
@@ -97,7 +98,7 @@ func TestReadVectorsRejectsDamage(t *testing.T) {
 			s := rows[5][2].(string)
 			rows[5][2] = flip(s, len(s)-20)
 		}), "row 6"},
-		{"bytes after the block", damage(func(rows [][]any) { rows[5][2] = rows[5][2].(string) + "00" }), "row 6: block: 1 bytes after"},
+		{"bytes after the block", damage(func(rows [][]any) { rows[5][2] = rows[5][2].(string) + "00" }), "row 6: block: 1 byte after"},
 		{"a script less", damage(func(rows [][]any) { rows[5][3] = rows[5][3].([]any)[1:] }), "row 6: 7 previous output scripts for 8 inputs"},
 		{"a script changed", damage(func(rows [][]any) {
 			ps := rows[5][3].([]any)

@@ -50,31 +50,51 @@ func (rec *Record) checkFetch() error {
 	switch rec.Command {
 	case CmdGetData:
 		if len(rec.Blocks) == 0 {
-			return fmt.Errorf("%w: getdata record without blocks", ErrBadRecord)
+			return badField("blocks", "getdata record without blocks")
 		}
 		if rec.FilterType != nil || rec.StartHeight != nil || rec.StopHash != "" {
-			return fmt.Errorf("%w: getdata record with range fields", ErrBadRecord)
+			return badField(rangeField(rec), "getdata record with range fields")
 		}
 		for i, b := range rec.Blocks {
 			if _, err := chainhash.NewHashFromStr(b.Hash); err != nil || len(b.Hash) != 2*chainhash.HashSize {
-				return fmt.Errorf("%w: getdata block %d: hash %q is not 64 hex digits", ErrBadRecord, i+1, b.Hash)
+				return badField("blocks", "getdata block %d: hash %q is not 64 hex digits", i+1, b.Hash)
 			}
 			if !validBlockType(b.Type) {
-				return fmt.Errorf("%w: getdata block %d: unknown type %q", ErrBadRecord, i+1, b.Type)
+				return badField("blocks", "getdata block %d: unknown type %q", i+1, b.Type)
 			}
 		}
 	default:
 		if rec.FilterType == nil || rec.StartHeight == nil {
-			return fmt.Errorf("%w: %s record without filter_type and start_height", ErrBadRecord, rec.Command)
+			return badField(missingRangeField(rec), "%s record without filter_type and start_height", rec.Command)
 		}
 		if len(rec.Blocks) != 0 {
-			return fmt.Errorf("%w: %s record with blocks", ErrBadRecord, rec.Command)
+			return badField("blocks", "%s record with blocks", rec.Command)
 		}
 		if _, err := chainhash.NewHashFromStr(rec.StopHash); err != nil || len(rec.StopHash) != 2*chainhash.HashSize {
-			return fmt.Errorf("%w: %s stop_hash %q is not 64 hex digits", ErrBadRecord, rec.Command, rec.StopHash)
+			return badField("stop_hash", "%s stop_hash %q is not 64 hex digits", rec.Command, rec.StopHash)
 		}
 	}
 	return nil
+}
+
+// rangeField is the first range field a getdata record has.
+func rangeField(rec *Record) string {
+	switch {
+	case rec.FilterType != nil:
+		return "filter_type"
+	case rec.StartHeight != nil:
+		return "start_height"
+	}
+	return "stop_hash"
+}
+
+// missingRangeField is the first of filter_type and start_height a range
+// record lacks.
+func missingRangeField(rec *Record) string {
+	if rec.FilterType == nil {
+		return "filter_type"
+	}
+	return "start_height"
 }
 
 // getDataRecords turns a getdata payload into records of its block items,

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/btcsuite/btcd/wire"
@@ -17,6 +19,66 @@ import (
 
 // ErrBadRecord reports a malformed capture record or file.
 var ErrBadRecord = errors.New("privacy: bad capture")
+
+// LineError is a line of a capture file that Read refuses: its 1-based
+// number, the record field at fault ("" when the line as a whole is: not
+// JSON, too long, two values) and why. Err wraps ErrBadRecord, or the
+// reader's error when the file cannot be read.
+type LineError struct {
+	Line  int
+	Field string
+	Err   error
+}
+
+func (e *LineError) Error() string {
+	if e.Field == "" {
+		return fmt.Sprintf("capture line %d: %v", e.Line, e.Err)
+	}
+	return fmt.Sprintf("capture line %d: field %q: %v", e.Line, e.Field, e.Err)
+}
+
+func (e *LineError) Unwrap() error { return e.Err }
+
+// fieldError is a record refused for one of its fields; Read names the
+// field in its LineError.
+type fieldError struct {
+	field string
+	err   error
+}
+
+func (e *fieldError) Error() string { return e.field + ": " + e.err.Error() }
+func (e *fieldError) Unwrap() error { return e.err }
+
+// badField is a record refused for its field: ErrBadRecord with the words
+// of format.
+func badField(field, format string, args ...any) error {
+	return &fieldError{field, fmt.Errorf("%w: "+format, append([]any{ErrBadRecord}, args...)...)}
+}
+
+// lineError is err, met on line, as a LineError naming the field at fault
+// where a fieldError or the JSON decoder tells it.
+func lineError(line int, err error) *LineError {
+	le := &LineError{Line: line, Err: err}
+	var fe *fieldError
+	var te *json.UnmarshalTypeError
+	var pe *time.ParseError
+	switch {
+	case errors.As(err, &fe):
+		le.Field, le.Err = fe.field, fe.err
+	case errors.As(err, &te):
+		le.Field = te.Field
+	case errors.As(err, &pe) || strings.Contains(err.Error(), "Time.UnmarshalJSON: "):
+		le.Field = "time" // the record's one time
+	default:
+		// encoding/json has no type for an unknown field: its text names it.
+		if _, quoted, ok := strings.Cut(err.Error(), "json: unknown field "); ok {
+			if name, err := strconv.Unquote(quoted); err == nil {
+				le.Field = name
+			}
+		}
+	}
+	return le
+}
 
 // maxLine bounds one capture line: a 36,000-byte filter in hex plus
 // the other fields.
@@ -114,7 +176,7 @@ type Filter struct {
 }
 
 // Read reads a capture file, one JSON record per line (blank lines
-// are skipped), and returns its records. Errors name the line.
+// are skipped), and returns its records. Its errors are *LineError.
 func Read(r io.Reader) ([]Record, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var out []Record
@@ -124,7 +186,7 @@ func Read(r io.Reader) ([]Record, error) {
 			return out, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("capture line %d: %w", line, err)
+			return nil, lineError(line, err)
 		}
 		text = bytes.TrimSpace(text)
 		if len(text) == 0 {
@@ -132,7 +194,7 @@ func Read(r io.Reader) ([]Record, error) {
 		}
 		rec, err := parseRecord(text)
 		if err != nil {
-			return nil, fmt.Errorf("capture line %d: %w", line, err)
+			return nil, lineError(line, err)
 		}
 		out = append(out, rec)
 	}
@@ -180,10 +242,10 @@ func parseRecord(text []byte) (Record, error) {
 	case CmdFilterAdd:
 		b, err := hex.DecodeString(rec.Data)
 		if err != nil {
-			return rec, fmt.Errorf("%w: filteradd data: %w", ErrBadRecord, err)
+			return rec, badField("data", "%w", err)
 		}
 		if err := bip37.ValidateFilterAdd(b); err != nil {
-			return rec, fmt.Errorf("%w: %w", ErrBadRecord, err)
+			return rec, badField("data", "%w", err)
 		}
 	case CmdGetData, CmdGetCFilters, CmdGetCFHeaders:
 		if err := rec.checkFetch(); err != nil {
@@ -191,7 +253,7 @@ func parseRecord(text []byte) (Record, error) {
 		}
 	case CmdFilterClear, CmdVersion:
 	default:
-		return rec, fmt.Errorf("%w: unknown command %q", ErrBadRecord, rec.Command)
+		return rec, badField("command", "unknown command %q", rec.Command)
 	}
 	return rec, nil
 }
@@ -203,31 +265,31 @@ func (rec *Record) loadedFilter() (*bip37.Filter, error) {
 	}
 	if rec.FilterLoad != "" {
 		if rec.Filter != "" || rec.HashFuncs != 0 || rec.Tweak != 0 || rec.Flags != 0 {
-			return nil, fmt.Errorf("%w: filterload record with both a payload and the older filter fields", ErrBadRecord)
+			return nil, badField("filterload", "filterload record with both a payload and the older filter fields")
 		}
 		if len(rec.FilterLoad) > maxFilterLoadHex {
-			return nil, fmt.Errorf("%w: filterload: %w", ErrBadRecord, bip37.ErrFilterTooLarge)
+			return nil, badField("filterload", "%w", bip37.ErrFilterTooLarge)
 		}
 		payload, err := hex.DecodeString(rec.FilterLoad)
 		if err != nil {
-			return nil, fmt.Errorf("%w: filterload: %w", ErrBadRecord, err)
+			return nil, badField("filterload", "%w", err)
 		}
 		f, err := bip37.DecodeFilterLoad(payload)
 		if err != nil {
-			return nil, fmt.Errorf("%w: filterload: %w", ErrBadRecord, err)
+			return nil, badField("filterload", "%w", err)
 		}
 		return f, nil
 	}
 	if len(rec.Filter) > 2*bip37.MaxFilterSize {
-		return nil, fmt.Errorf("%w: filter: %w", ErrBadRecord, bip37.ErrFilterTooLarge)
+		return nil, badField("filter", "%w", bip37.ErrFilterTooLarge)
 	}
 	bits, err := hex.DecodeString(rec.Filter)
 	if err != nil {
-		return nil, fmt.Errorf("%w: filter: %w", ErrBadRecord, err)
+		return nil, badField("filter", "%w", err)
 	}
 	f, err := bip37.NewFilterFromParams(bits, rec.HashFuncs, rec.Tweak, wire.BloomUpdateType(rec.Flags))
 	if err != nil {
-		return nil, fmt.Errorf("%w: filter: %w", ErrBadRecord, err)
+		return nil, badField("filter", "%w", err)
 	}
 	return f, nil
 }

@@ -441,7 +441,7 @@ func readFrame(rd io.Reader, netMagic wire.BitcoinNet, hdr *[frameHeaderSize]byt
 		return "", err
 	}
 	if m := wire.BitcoinNet(binary.LittleEndian.Uint32(hdr[0:4])); m != netMagic {
-		return "", fmt.Errorf("%w: network magic %#08x, want %#08x", errBadFrame, uint32(m), uint32(netMagic))
+		return "", &magicError{got: m, want: netMagic}
 	}
 	cmd, err := frameCommand(hdr[4:16])
 	if err != nil {
@@ -462,6 +462,15 @@ func readFrame(rd io.Reader, netMagic wire.BitcoinNet, hdr *[frameHeaderSize]byt
 	}
 	return cmd, nil
 }
+
+// magicError is a frame of another network's magic than the one wanted.
+type magicError struct{ got, want wire.BitcoinNet }
+
+func (e *magicError) Error() string {
+	return fmt.Sprintf("%v: network magic %#08x, want %#08x", errBadFrame, uint32(e.got), uint32(e.want))
+}
+
+func (e *magicError) Unwrap() error { return errBadFrame }
 
 // frameCommand checks the 12-byte command field: printable ASCII padded
 // with NUL bytes only.

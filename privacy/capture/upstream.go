@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"syscall"
 	"time"
 
 	"github.com/btcsuite/btcd/wire"
@@ -14,6 +16,65 @@ import (
 // ErrUpstream reports an upstream node that does not answer as a node of
 // the expected network.
 var ErrUpstream = errors.New("privacy: upstream node does not answer")
+
+// UpstreamProblem is how an upstream node failed CheckUpstream.
+type UpstreamProblem int
+
+// The ways an upstream node fails CheckUpstream.
+const (
+	// UpstreamUnreachable: the connection could not be made (Err is the
+	// dialer's error).
+	UpstreamUnreachable UpstreamProblem = iota + 1
+	// UpstreamHungUp: it closed the connection before its version message.
+	UpstreamHungUp
+	// UpstreamSilent: no version message came within the time given.
+	UpstreamSilent
+	// UpstreamOtherNetwork: it answers with another network's magic (Got).
+	UpstreamOtherNetwork
+	// UpstreamNotANode: it answers with what is no message, or with
+	// messages none of which is its version.
+	UpstreamNotANode
+)
+
+// UpstreamError is an upstream node that does not answer as a node of the
+// network: its address, the problem, the magic it answered with (for
+// UpstreamOtherNetwork) and the cause. It wraps ErrUpstream and Err.
+type UpstreamError struct {
+	Addr    string
+	Problem UpstreamProblem
+	Got     wire.BitcoinNet
+	Err     error
+}
+
+func (e *UpstreamError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("%v: %s: no version message among its first messages", ErrUpstream, e.Addr)
+	}
+	if e.Problem == UpstreamUnreachable {
+		return fmt.Sprintf("%v: %s: %v", ErrUpstream, e.Addr, e.Err)
+	}
+	return fmt.Sprintf("%v: %s: no version message in answer: %v", ErrUpstream, e.Addr, e.Err)
+}
+
+// Unwrap returns ErrUpstream and the cause.
+func (e *UpstreamError) Unwrap() []error { return []error{ErrUpstream, e.Err} }
+
+// answerError is the UpstreamError of err, met reading the answer to the
+// version message from addr.
+func answerError(addr string, err error) *UpstreamError {
+	e := &UpstreamError{Addr: addr, Problem: UpstreamNotANode, Err: err}
+	var ne net.Error
+	var me *magicError
+	switch {
+	case errors.As(err, &me):
+		e.Problem, e.Got = UpstreamOtherNetwork, me.got
+	case errors.As(err, &ne) && ne.Timeout():
+		e.Problem = UpstreamSilent
+	case errors.Is(err, io.EOF), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		e.Problem = UpstreamHungUp
+	}
+	return e
+}
 
 // CheckUpstream connects to the node at addr, sends a version message and
 // waits for the node's version, within timeout (10s if zero). A relay that
@@ -28,7 +89,7 @@ func CheckUpstream(ctx context.Context, addr string, netMagic wire.BitcoinNet, t
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
-		return fmt.Errorf("%w: %s: %w", ErrUpstream, addr, err)
+		return &UpstreamError{Addr: addr, Problem: UpstreamUnreachable, Err: err}
 	}
 	defer c.Close()
 	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Now()) })
@@ -37,20 +98,20 @@ func CheckUpstream(ctx context.Context, addr string, netMagic wire.BitcoinNet, t
 	v.UserAgent = "/spvfilter-capture-check:0/"
 	v.DisableRelayTx = true
 	if err := wire.WriteMessage(c, v, wire.ProtocolVersion, netMagic); err != nil {
-		return fmt.Errorf("%w: %s: sending version: %w", ErrUpstream, addr, err)
+		return answerError(addr, fmt.Errorf("sending version: %w", err))
 	}
 	for i := 0; i < 16; i++ {
 		// Reading through the relay's strict framing: the node must speak
 		// the network's magic.
 		cmd, err := readUpstreamCommand(c, netMagic)
 		if err != nil {
-			return fmt.Errorf("%w: %s: no version message in answer: %w", ErrUpstream, addr, err)
+			return answerError(addr, err)
 		}
 		if cmd == wire.CmdVersion {
 			return nil
 		}
 	}
-	return fmt.Errorf("%w: %s: no version message among its first messages", ErrUpstream, addr)
+	return &UpstreamError{Addr: addr, Problem: UpstreamNotANode}
 }
 
 func readUpstreamCommand(c net.Conn, netMagic wire.BitcoinNet) (string, error) {

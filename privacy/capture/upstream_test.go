@@ -21,19 +21,30 @@ func TestCheckUpstream(t *testing.T) {
 	gone := refused.Addr().String()
 	refused.Close()
 	silent := listenAndServe(t, func(c net.Conn) { time.Sleep(2 * time.Second) })
-	http := listenAndServe(t, func(c net.Conn) { c.Write([]byte("HTTP/1.0 400 Bad Request\r\n\r\n")) })
+	http := listenAndServe(t, func(c net.Conn) {
+		c.Write([]byte("HTTP/1.0 400 Bad Request\r\n\r\n"))
+		time.Sleep(time.Second) // an answer, not a hang-up
+	})
+	closer := listenAndServe(t, func(c net.Conn) {})
 	for _, tt := range []struct {
 		name, addr string
 		net        wire.BitcoinNet
+		problem    UpstreamProblem
+		got        wire.BitcoinNet
 	}{
-		{"refused", gone, wire.TestNet},
-		{"other network", node.ln.Addr().String(), wire.MainNet},
-		{"silent", silent, wire.TestNet},
-		{"not a node", http, wire.TestNet},
+		{"refused", gone, wire.TestNet, UpstreamUnreachable, 0},
+		{"other network", node.ln.Addr().String(), wire.MainNet, UpstreamOtherNetwork, wire.TestNet},
+		{"silent", silent, wire.TestNet, UpstreamSilent, 0},
+		{"not a node", http, wire.TestNet, UpstreamOtherNetwork, wire.BitcoinNet(0x50545448)},
+		{"hangs up", closer, wire.TestNet, UpstreamHungUp, 0},
 	} {
 		err := CheckUpstream(context.Background(), tt.addr, tt.net, 300*time.Millisecond)
 		if !errors.Is(err, ErrUpstream) || !strings.Contains(err.Error(), tt.addr) {
 			t.Errorf("%s: %v, want ErrUpstream naming %s", tt.name, err, tt.addr)
+		}
+		var ue *UpstreamError
+		if !errors.As(err, &ue) || ue.Problem != tt.problem || ue.Got != tt.got || ue.Addr != tt.addr {
+			t.Errorf("%s: %v, want an *UpstreamError of problem %d, magic %#x", tt.name, err, tt.problem, uint32(tt.got))
 		}
 	}
 }

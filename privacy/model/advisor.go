@@ -278,20 +278,33 @@ func Advise(p AdviceParams) (*Advice, error) {
 		}
 		a.Rows = append(a.Rows, row)
 		if row.FPRateText == "" {
-			a.Warnings = append(a.Warnings, fmt.Sprintf("%s the rates that build the advised filter (%d bytes, %d hash functions) span too few float64 values for a robust decimal: "+
-				"use exactly %v, or any rate from %v to %v", with, row.FilterBytes, row.HashFuncs, row.FPRate, row.FPRateMin, row.FPRateMax))
+			a.Warnings = append(a.Warnings, fmt.Sprintf("%s the rates that build the advised filter (%s) span too few float64 values for a robust decimal: "+
+				"use exactly %v, or any rate from %v to %v", with, filterShape(row.FilterBytes, row.HashFuncs), row.FPRate, row.FPRateMin, row.FPRateMax))
 		}
 		switch {
 		case !row.Reachable:
 			a.Warnings = append(a.Warnings, fmt.Sprintf("%s no filter %s builds (1 to %d bytes, 1 to %d hash functions) keeps the confidence below the target: "+
-				"the most private one (%d bytes, %d hash functions, rate %v) leaves E[P_h(1)] = %.3g, E[P_h(N)] = %.3g",
-				with, who, bip37.MaxFilterSize, bip37.MaxHashFuncs, row.FilterBytes, row.HashFuncs, row.FPRate, row.PH1Exact, row.PHAllExact))
+				"the most private one (%s, rate %v) leaves E[P_h(1)] = %.3g, E[P_h(N)] = %.3g",
+				with, who, bip37.MaxFilterSize, bip37.MaxHashFuncs, filterShape(row.FilterBytes, row.HashFuncs), row.FPRate, row.PH1Exact, row.PHAllExact))
 		case row.CoreLargest:
-			a.Warnings = append(a.Warnings, fmt.Sprintf("%s even the largest filter %s builds for this wallet (%d bytes, %d hash functions) meets the target: every rate up to %.3g builds it",
-				with, who, row.FilterBytes, row.HashFuncs, row.FPRateMax))
+			a.Warnings = append(a.Warnings, fmt.Sprintf("%s even the largest filter %s builds for this wallet (%s) meets the target: every rate up to %.3g builds it",
+				with, who, filterShape(row.FilterBytes, row.HashFuncs), row.FPRateMax))
 		}
 	}
 	return a, nil
+}
+
+// filterShape is a filter's size and hash function count as a warning
+// says them: "28 bytes, 1 hash function".
+func filterShape(bytes, hashFuncs uint32) string {
+	b, k := "bytes", "hash functions"
+	if bytes == 1 {
+		b = "byte"
+	}
+	if hashFuncs == 1 {
+		k = "hash function"
+	}
+	return fmt.Sprintf("%d %s, %d %s", bytes, b, hashFuncs, k)
 }
 
 // Confidence is E[P_h(1)] and E[P_h(N)] for a wallet of addresses

@@ -24,13 +24,13 @@ func ExampleAdvise() {
 			panic(err)
 		}
 		for _, r := range a.Rows {
-			fmt.Printf("%s, %d filter(s): rate %s (any of [%.4g, %.4g]), %d bytes, %d hash functions, E[P_h(N)] = %.3f, %.3g false-positive txs per block\n",
+			fmt.Printf("%s, after filter %d: rate %s (any of [%.4g, %.4g]), %d bytes, %d hash functions, E[P_h(N)] = %.3f, %.3g false-positive txs per block\n",
 				rule, r.Filters, r.FPRateText, r.FPRateMin, r.FPRateMax, r.FilterBytes, r.HashFuncs, r.PHAllExact, r.FalsePositiveTxsPerBlock)
 		}
 	}
 	// Output:
-	// core, 1 filter(s): rate 0.00106 (any of [0.001045, 0.001074]), 249 bytes, 9 hash functions, E[P_h(N)] = 0.415, 0.0025 false-positive txs per block
-	// core, 3 filter(s): rate 0.0905 (any of [0.08928, 0.09176]), 87 bytes, 2 hash functions, E[P_h(N)] = 0.000, 304 false-positive txs per block
-	// bitcoinj, 1 filter(s): rate 0.00106 (any of [0.001045, 0.001074]), 249 bytes, 9 hash functions, E[P_h(N)] = 0.415, 0.0025 false-positive txs per block
-	// bitcoinj, 3 filter(s): rate 0.101 (any of [0.09964, 0.1024]), 83 bytes, 3 hash functions, E[P_h(N)] = 0.413, 120 false-positive txs per block
+	// core, after filter 1: rate 0.00106 (any of [0.001045, 0.001074]), 249 bytes, 9 hash functions, E[P_h(N)] = 0.415, 0.0025 false-positive txs per block
+	// core, after filter 3: rate 0.0905 (any of [0.08928, 0.09176]), 87 bytes, 2 hash functions, E[P_h(N)] = 0.000, 304 false-positive txs per block
+	// bitcoinj, after filter 1: rate 0.00106 (any of [0.001045, 0.001074]), 249 bytes, 9 hash functions, E[P_h(N)] = 0.415, 0.0025 false-positive txs per block
+	// bitcoinj, after filter 3: rate 0.101 (any of [0.09964, 0.1024]), 83 bytes, 3 hash functions, E[P_h(N)] = 0.413, 120 false-positive txs per block
 }

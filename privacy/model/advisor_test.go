@@ -292,3 +292,21 @@ func TestSizingsTileTheRates(t *testing.T) {
 		}
 	}
 }
+
+// TestAdviceWarningsCountInSingular: a warning names a filter of one hash
+// function as such, not "1 hash functions".
+func TestAdviceWarningsCountInSingular(t *testing.T) {
+	m := DefaultParams()
+	m.Addresses, m.UniverseSize, m.Filters = 5, 6, 1
+	a, err := Advise(AdviceParams{Model: m, TargetPH1: 0.01, BlockTxs: 3000, TxElements: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(a.Warnings, "\n")
+	if !strings.Contains(text, ", 1 hash function, rate ") || strings.Contains(text, "1 hash functions") {
+		t.Errorf("warnings %q: want the most private filter's 1 hash function in the singular", a.Warnings)
+	}
+	if got := filterShape(1, 2); got != "1 byte, 2 hash functions" {
+		t.Errorf("filterShape(1, 2) = %q", got)
+	}
+}

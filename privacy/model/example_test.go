@@ -18,12 +18,12 @@ func ExampleEvaluate() {
 	}
 	fmt.Printf("filter: %d bytes, %d hash functions\n", r.FilterBytes, r.HashFuncs)
 	for _, s := range r.Steps {
-		fmt.Printf("%d filter(s): S = %.3g, P_h(1) = %.3f\n", s.Filters, s.ExpectedFalsePositives, s.PH1)
+		fmt.Printf("after filter %d: S = %.3g, P_h(1) = %.3f\n", s.Filters, s.ExpectedFalsePositives, s.PH1)
 	}
 	// Output:
 	// filter: 276 bytes, 10 hash functions
-	// 1 filter(s): S = 0.156, P_h(1) = 0.992
-	// 2 filter(s): S = 2.44e-09, P_h(1) = 1.000
+	// after filter 1: S = 0.156, P_h(1) = 0.992
+	// after filter 2: S = 2.44e-09, P_h(1) = 1.000
 }
 
 // Gervais et al.'s fresh wallet of 15 addresses (one filter at 0.05%, sized

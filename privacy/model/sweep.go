@@ -32,7 +32,7 @@ var sweepVars = []string{"addresses", "fprate", "filters", "universe-size"}
 func ParseSweep(spec string) (Sweep, error) {
 	name, list, ok := strings.Cut(spec, "=")
 	if !ok {
-		return Sweep{}, fmt.Errorf("%w: %q is not VAR=VALUES", ErrBadSweep, spec)
+		return Sweep{}, fmt.Errorf("%w: %q is not VAR=VALUES (VAR one of %s)", ErrBadSweep, spec, strings.Join(sweepVars, ", "))
 	}
 	name = strings.TrimSpace(name)
 	if name == "universe" {
@@ -49,7 +49,11 @@ func ParseSweep(spec string) (Sweep, error) {
 	for _, item := range strings.Split(list, ",") {
 		item = strings.TrimSpace(item)
 		vals, err := parseSweepItem(item)
-		if err != nil {
+		var ne *numberError
+		switch {
+		case errors.As(err, &ne) || errors.Is(err, errEmptyValue):
+			return Sweep{}, fmt.Errorf("%w: %s: %q: %w; want %s", ErrBadSweep, name, item, err, sweepItemForms)
+		case err != nil:
 			return Sweep{}, fmt.Errorf("%w: %s: %q: %w", ErrBadSweep, name, item, err)
 		}
 		s.Values = append(s.Values, vals...)
@@ -67,7 +71,7 @@ func ParseSweep(spec string) (Sweep, error) {
 
 func parseSweepItem(item string) ([]float64, error) {
 	if item == "" {
-		return nil, errors.New("empty value")
+		return nil, errEmptyValue
 	}
 	lo, rest, isRange := strings.Cut(item, "..")
 	if !isRange {
@@ -129,10 +133,26 @@ func parseSweepItem(item string) ([]float64, error) {
 	return out, nil
 }
 
+// sweepItemForms says what one item of a sweep's list may be.
+const sweepItemForms = "each comma-separated item a number, START..END, START..END:STEP or START..END:xFACTOR"
+
+// errEmptyValue is an empty item in a sweep's list.
+var errEmptyValue = errors.New("empty value")
+
+// numberError is a sweep's value that is not a finite number; it wraps
+// strconv's error where there is one.
+type numberError struct {
+	text string
+	err  error
+}
+
+func (e *numberError) Error() string { return fmt.Sprintf("%q is not a number", e.text) }
+func (e *numberError) Unwrap() error { return e.err }
+
 func parseNumber(s string) (float64, error) {
 	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0, fmt.Errorf("%q is not a number", s)
+		return 0, &numberError{s, err}
 	}
 	return v, nil
 }

@@ -2,7 +2,10 @@ package model
 
 import (
 	"errors"
+	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -61,6 +64,30 @@ func TestParseSweepDecimalSteps(t *testing.T) {
 		}
 		if !slices.Equal(s.Values, want) {
 			t.Errorf("%q: %v, want %v", spec, s.Values, want)
+		}
+	}
+}
+
+// TestParseSweepErrorsSayWhatIsWanted: a value that is not a number keeps
+// strconv's error wrapped, and an item that does not parse says what an
+// item may be.
+func TestParseSweepErrorsSayWhatIsWanted(t *testing.T) {
+	for _, tc := range []struct {
+		spec    string
+		numErr  bool
+		message string
+	}{
+		{"addresses=x", true, `addresses: "x": "x" is not a number; want each comma-separated item a number, START..END`},
+		{"addresses=1..5:xq", true, `"q" is not a number; want`},
+		{"fprate=1e400", true, `"1e400" is not a number; want`},
+		{"fprate=NaN", false, `"NaN" is not a number; want`},
+		{"addresses=1,,2", false, `addresses: "": empty value; want each comma-separated item`},
+		{"addresses", false, `"addresses" is not VAR=VALUES (VAR one of addresses, fprate, filters, universe-size)`},
+	} {
+		_, err := ParseSweep(tc.spec)
+		var ne *strconv.NumError
+		if !errors.Is(err, ErrBadSweep) || errors.As(err, &ne) != tc.numErr || !strings.Contains(fmt.Sprint(err), tc.message) {
+			t.Errorf("%q: %v (wraps a *strconv.NumError: %v), want %q (wrapping one: %v)", tc.spec, err, errors.As(err, &ne), tc.message, tc.numErr)
 		}
 	}
 }

@@ -1,0 +1,215 @@
+package main
+
+import (
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/wire"
+
+	"github.com/spvfilter/spvfilter/peer/peertest"
+)
+
+// TestNewcomerErrors: what a newcomer's pass over every command (a wrong
+// value for each flag, missing inputs, files of another kind, a node that
+// refuses the connection) found answered without naming the flag, the
+// file's line or what is wanted, or accepted without a word.
+func TestNewcomerErrors(t *testing.T) {
+	dir := t.TempDir()
+	const clear = `{"time":"2024-01-01T00:00:00Z","client":"127.0.0.1:5","command":"filterclear"}`
+	captures := map[string]string{
+		"data.jsonl":    clear + "\n" + `{"time":"2024-01-01T00:00:00Z","client":"127.0.0.1:5","command":"filteradd","data":"zz"}`,
+		"unknown.jsonl": clear + "\n\n" + `{"time":"2024-01-01T00:00:00Z","client":"127.0.0.1:5","command":"filterclear","dat":"00"}`,
+		"stop.jsonl":    `{"time":"2024-01-01T00:00:00Z","client":"127.0.0.1:5","command":"getcfilters","filter_type":0,"start_height":1,"stop_hash":"ab"}`,
+		"time.jsonl":    `{"time":7,"client":"127.0.0.1:5","command":"filterclear"}`,
+	}
+	for name, text := range captures {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	universe := filepath.Join(dir, "universe.txt")
+	if err := os.WriteFile(universe, []byte(coreElem1+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	index := filepath.Join(dir, "none.idx")
+	capturePath := func(name string) string { return filepath.Join(dir, name) }
+	const node = "127.0.0.1:1"
+	model := []string{"privacy", "model", "--addresses", "10", "--fprate", "0.001"}
+	rows := []contractRow{
+		{name: "a capture field that is not hex", args: []string{"privacy", "analyze", "--capture", capturePath("data.jsonl"), "--universe", universe},
+			status: exitBadInput, stderr: []string{"--capture " + capturePath("data.jsonl") + `, line 2, field "data": invalid hex character 'z'`}},
+		{name: "an unknown capture field", args: []string{"privacy", "analyze", "--capture", capturePath("unknown.jsonl"), "--universe", universe},
+			status: exitBadInput, stderr: []string{"--capture " + capturePath("unknown.jsonl") + `, line 3, field "dat": unknown field "dat"`}, notInErr: []string{"json:"}},
+		{name: "a capture stop hash given to fetches", args: []string{"privacy", "fetches", "--capture", capturePath("stop.jsonl"), "--index", index},
+			status: exitBadInput, stderr: []string{"--capture " + capturePath("stop.jsonl") + `, line 1, field "stop_hash": getcfilters stop_hash "ab" is not 64 hex digits`}},
+		{name: "a capture time that is no string", args: []string{"privacy", "analyze", "--capture", capturePath("time.jsonl"), "--universe", universe},
+			status: exitBadInput, stderr: []string{"--capture " + capturePath("time.jsonl") + `, line 1, field "time": `}},
+		{name: "a sweep value that is no number says what an item may be", args: append(model, "--sweep", "addresses=x"),
+			status: exitBadInput, stderr: []string{`--sweep "addresses=x": addresses: "x": "x" is not a number; want each comma-separated item a number, START..END, START..END:STEP or START..END:xFACTOR`}},
+		{name: "a swept value that another flag refuses names the sweep", args: []string{"privacy", "model", "--addresses", "2", "--universe-size", "5", "--sweep", "addresses=1..10"},
+			status: exitBadInput, stderr: []string{`--universe-size 5: smaller than the wallet's 6 addresses, which it includes (at addresses=6 of --sweep "addresses=1..10")`}},
+		{name: "--plot-j of a sweep too long for its curves, refused before it runs", args: append(model, "--sweep", "addresses=1..10000", "--plot-j", filepath.Join(dir, "j.svg")),
+			status: exitBadInput, stderr: []string{`--plot-j ` + filepath.Join(dir, "j.svg") + `: --sweep "addresses=1..10000" gives 10000 values, and --plot-j draws one curve of P_h(j) per value, at most 20`}, notInErr: []string{"1 filters"}},
+		{name: "--plot-j of more filters than curves", args: append(model, "--filters", "30", "--plot-j", filepath.Join(dir, "j.svg")),
+			status: exitBadInput, stderr: []string{"--filters 30, and --plot-j draws one curve of P_h(j) per number of filters, at most 20"}},
+		{name: "--seed without --monte-carlo", args: append(model, "--seed", "5"),
+			status: exitBadInput, stderr: []string{"--seed is used only with --monte-carlo"}},
+		{name: "--monte-carlo-sample without --monte-carlo", args: append(model, "--monte-carlo-sample", "5"),
+			status: exitBadInput, stderr: []string{"--monte-carlo-sample is used only with --monte-carlo"}},
+		{name: "a P beyond a byte", args: []string{"lab", "--connect", node, "--network", "regtest", "--p-min", "300"},
+			status: exitBadInput, stderr: []string{`--p-min "300": want a whole number from 1 to 32`}, notInErr: []string{"is not a number"}},
+		{name: "a P that is no number", args: []string{"lab", "--connect", node, "--network", "regtest", "--p-max", "x"},
+			status: exitBadInput, stderr: []string{`--p-max "x": want a whole number from 1 to 32`}},
+		{name: "lab's negative --from", args: []string{"lab", "--connect", node, "--network", "regtest", "--from", "-1"},
+			status: exitBadInput, stderr: []string{"--from -1: want a height, a whole number from 0 to 2147483647"}},
+		{name: "lab's negative --to", args: []string{"lab", "--connect", node, "--network", "regtest", "--to", "-1"},
+			status: exitBadInput, stderr: []string{"--to -1: want a height, a whole number from 0 to 2147483647"}},
+		{name: "lab's --to that is no number", args: []string{"lab", "--connect", node, "--network", "regtest", "--to", "x"},
+			status: exitBadInput, stderr: []string{`--to "x": want a height, a whole number from 0 to 2147483647`}},
+		{name: "a covered regime's target out of range named by its flag", args: []string{"privacy", "simulate", "--out", filepath.Join(dir, "sim"), "--regime", "covered", "--cover-target", "2"},
+			status: exitBadInput, stderr: []string{"--cover-target 2: the covered regime needs a target in (0, 1)"}, notInErr: []string{"fetch.cover_target"}},
+		{name: "--cover-target without the covered regime", args: []string{"privacy", "simulate", "--out", filepath.Join(dir, "sim"), "--cover-target", "0.5"},
+			status: exitBadInput, stderr: []string{"--cover-target is for --regime covered"}},
+		{name: "a proof that does not verify names its flag", args: []string{"merkleblock", "verify", "--merkleblock", strings.Repeat("00", 80) + "01000000" + "01" + strings.Repeat("11", 32) + "01" + "01"},
+			status: exitFailure, stderr: []string{"spvfilter: --merkleblock: block ", ": invalid proof: "}},
+		{name: "a negative --max-clients says what 0 means", args: []string{"privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", node, "--network", "regtest", "--out", "-", "--max-clients", "-1"},
+			status: exitBadInput, stderr: []string{"--max-clients -1: want a number of clients, or 0 for the default 64"}},
+	}
+	runRows(t, rows)
+}
+
+// TestNewcomerUpstreamWords: an --upstream that is not a node of the
+// network is told as a --peer or --connect node is (a service that is no
+// node, a node of another network, one that hangs up or says nothing),
+// not in the socket's words.
+func TestNewcomerUpstreamWords(t *testing.T) {
+	var testnet [wire.MessageHeaderSize]byte
+	binary.LittleEndian.PutUint32(testnet[:4], uint32(wire.TestNet3))
+	copy(testnet[4:], "version")
+	http, other := peertest.NewAnswering(t, []byte("HTTP/1.1 400 Bad Request\r\n\r\n")), peertest.NewAnswering(t, testnet[:])
+	silent, closer := peertest.NewAnswering(t, nil), newCloser(t)
+	capture := func(upstream string) []string {
+		return []string{"privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", upstream, "--network", "regtest", "--out", "-", "--handshake-timeout", "1s"}
+	}
+	sockets := []string{"read tcp", "write tcp", "i/o timeout", "connection reset", "broken pipe", "magic", "frame"}
+	runRows(t, []contractRow{
+		{name: "a service that is no node", args: capture(http), status: exitFailure, notInErr: sockets,
+			stderr: []string{"--upstream " + http + ": it answers with what is no regtest message: no regtest node listens there"}},
+		{name: "a node of another network", args: capture(other), status: exitFailure, notInErr: sockets,
+			stderr: []string{"--upstream " + other + ": it answers with what is no regtest message: it is a testnet3 node, no regtest node listens there (is --network regtest right?)"}},
+		{name: "a node that hangs up", args: capture(closer), status: exitFailure, notInErr: sockets,
+			stderr: []string{"--upstream " + closer + ": it hung up on the version message"}},
+		{name: "a service that says nothing", args: capture(silent), status: exitFailure, notInErr: sockets,
+			stderr: []string{"--upstream " + silent + ": no answer to the version message within 1s: no regtest node answers there"}},
+	})
+}
+
+// TestDiskNoteWords: what the peer packages note about a damaged file of
+// a data directory is said in the tool's words, as an error is.
+func TestDiskNoteWords(t *testing.T) {
+	for _, tc := range []struct{ note, want string }{
+		{"bans.json: invalid character 'g' looking for beginning of value: set aside as x", "bans.json: not JSON: 'g' cannot be there: set aside as x"},
+		{"bans.json: json: cannot unmarshal array into Go value of type banlist.bansRead: set aside", "bans.json: it holds a list where an object is wanted: set aside"},
+		{"bans.json: 1 ban(s) dropped (ban 0: json: cannot unmarshal number into Go struct field banRead.bans.host of type string), 0 kept", `bans.json: 1 ban dropped (ban 0: field "host" holds a number where a string is wanted), 0 kept`},
+		{"bans.json: 3 ban(s) dropped", "bans.json: 3 bans dropped"},
+		{"bans.json: unexpected EOF: set aside", "bans.json: the data end too early: set aside"},
+		{"bans.json: unexpected end of JSON input", "bans.json: not JSON: the data end too early"},
+		{"filters.db: not a regular file but d---------: set aside", "filters.db: a directory, not a file: set aside"},
+		{"filters.db: not a regular file but L---------", "filters.db: not a regular file"},
+		{"address book dd/regtest/peers.json is damaged (x)", "address book dd/regtest/peers.json is damaged (x)"},
+	} {
+		if got := diskNoteWords(tc.note); got != tc.want {
+			t.Errorf("diskNoteWords(%q)\n= %q\nwant %q", tc.note, got, tc.want)
+		}
+	}
+}
+
+// TestNewcomerDamagedBans: peers --datadir names the directory and says
+// what is wrong with a damaged ban list in the tool's words.
+func TestNewcomerDamagedBans(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "regtest"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "regtest", "bans.json"), []byte("[]"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	runRows(t, []contractRow{{name: "a ban list of another shape", args: []string{"peers", "--network", "regtest", "--datadir", dir},
+		status: exitOK, stderr: []string{"spvfilter: warning: --datadir " + dir + ": bans.json: it holds a list where an object is wanted: set aside as bans.json.damaged-"},
+		notInErr: []string{" json:", "Go value", "banlist."}}})
+}
+
+// TestNewcomerWrongStore: a data directory whose store says it is of
+// another network or format, or nothing spvfilter wrote, is bad input
+// naming --datadir and the file, without the text the file should hold.
+func TestNewcomerWrongStore(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "regtest"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	meta := filepath.Join(dir, "regtest", "meta")
+	if err := os.WriteFile(meta, []byte("garbage"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want := "--datadir " + dir + ": " + meta + ` says "garbage", not that it keeps spvfilter's regtest chain`
+	hidden := []string{"store:", "want \"spvfilter store", "genesis"}
+	runRows(t, []contractRow{
+		{name: "scan", args: []string{"scan", "--connect", "127.0.0.1:1", "--network", "regtest", "--watch", "51", "--datadir", dir},
+			status: exitBadInput, stderr: []string{want}, notInErr: hidden},
+		{name: "peers offline", args: []string{"peers", "--network", "regtest", "--datadir", dir},
+			status: exitBadInput, stderr: []string{want}, notInErr: hidden},
+	})
+}
+
+// TestNewcomerEndlessFile: a device that never ends given as the labels,
+// the report or the universe is refused on its first bytes, not read to
+// the size limit or for ever (the universe of a binary file likewise).
+func TestNewcomerEndlessFile(t *testing.T) {
+	const zero = "/dev/zero"
+	if _, err := os.Stat(zero); err != nil {
+		t.Skipf("no %s here: %v", zero, err)
+	}
+	dir := t.TempDir()
+	report := filepath.Join(dir, "report.json")
+	if err := os.WriteFile(report, []byte(`{"clients": []}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	binary := filepath.Join(dir, "binary.dat")
+	if err := os.WriteFile(binary, []byte("\x00\x01\x02 not text\n"+coreElem1+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	runRows(t, []contractRow{
+		{name: "a universe that never ends", args: []string{"privacy", "analyze", "--filter", corePayload, "--universe", "/dev/urandom"},
+			status: exitBadInput, stderr: []string{"--universe /dev/urandom: binary data, not a universe: want one candidate per line"}},
+		{name: "a universe of binary data", args: []string{"privacy", "analyze", "--filter", corePayload, "--universe", binary},
+			status: exitBadInput, stderr: []string{"--universe " + binary + ": binary data, not a universe"}},
+		{name: "a watch list of binary data", args: []string{"scan", "--connect", "127.0.0.1:1", "--network", "regtest", "--watch", "@" + binary},
+			status: exitBadInput, stderr: []string{"--watch 1 (@" + binary + " line 1): binary data: give an address"}, notInErr: []string{"outpoint \"", "hex character"}},
+		{name: "labels", args: []string{"privacy", "evaluate", "--labels", zero, "--report", report},
+			status: exitBadInput, stderr: []string{"--labels " + zero + `: not JSON: '\x00' at byte 1 cannot be there; want the labels.json`}},
+		{name: "report", args: []string{"privacy", "evaluate", "--labels", zero, "--report", zero},
+			status: exitBadInput, stderr: []string{"--labels " + zero + ": not JSON"}},
+	})
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("refusing %s took %v", zero, took)
+	}
+}
+
+// TestNewcomerCountsOfOne: the summaries of compare, the advice and lab
+// count one of a thing in the singular.
+func TestNewcomerCountsOfOne(t *testing.T) {
+	vectors := filepath.Join("..", "..", "testvectors", "bip158", "testnet-19.json")
+	runRows(t, []contractRow{
+		{name: "compare", args: []string{"privacy", "compare", "--blocks", "1", "--wallet-blocks", "1", "--appearances", "1", "--addresses", "1", "--universe-size", "1", "--elements-per-block", "1"},
+			status: exitOK, stdout: []string{"node tests 1 address (BIP 37); client scans 1 block of 1 item, 1 with", "chance a script of k=1 block has all fetched"}},
+		{name: "advice", args: []string{"privacy", "model", "--addresses", "1", "--universe-size", "1", "--target-p-h-1", "0.5", "--block-txs", "1", "--tx-elements", "1"},
+			status: exitOK, stdout: []string{"tests 1 address (wallet included)", "1 transaction, 1 element tested each"}},
+		{name: "lab", args: []string{"lab", "--vectors", vectors, "--probes", "1", "--timing", "1ms", "--wallets", "1", "--watched", "1"},
+			status: exitOK, stdout: []string{"1 probe per design"}},
+	})
+}
