@@ -18,12 +18,9 @@ import (
 func TestHistoryLeftToLiarScannedAgain(t *testing.T) {
 	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
 	node.Generate(t, 110)
-	alice, carol := peertest.NewKey("alice"), peertest.NewKey("carol")
-	payAlice := node.SpendCoinbase(t, wire.NewTxOut(30_000_000, alice.PkScript()))
-	node.Confirm(t, payAlice) // 111
-	spendAlice := node.Spend(t, []peertest.Output{peertest.OutputOf(payAlice, 0, alice)}, wire.NewTxOut(30_000_000-peertest.Fee, carol.PkScript()))
-	node.Confirm(t, spendAlice) // 112
-	node.Generate(t, 1)         // 113
+	alice := peertest.NewKey("alice")
+	payAlice, spendAlice := aliceSpent(t, node) // 111, 112
+	node.Generate(t, 1)                         // 113
 	liar := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, peertest.Forge(t, node, 105, holds(spendAlice), peertest.OutputsOnly))
 	honest := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil)
 	c, n := start(t, node, liar.Addr, honest.Addr)
