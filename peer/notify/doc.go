@@ -49,7 +49,11 @@
 // peer that lies about a filter is caught and banned as in any scan, and
 // a block whose filter rests on one peer (the only one in use, or the only
 // one whose chain holds it) names it in the notification (OnePeer),
-// found by the rescan or by a history scan.
+// found by the rescan or by a history scan. A history scan that rested on
+// one peer while others that serve filters were set aside (dropped,
+// unreachable) is scanned again, with the backoff, for up to two
+// minutes: a liar left alone for a moment would otherwise hide for good
+// what its filters leave out.
 //
 // lnd asks for a script alone with a zero txid or the zero outpoint: both
 // mean nil here.

@@ -83,7 +83,10 @@ func (n *Notifier) historyWorker() {
 // history scans j's history once the rescan has its item: what the rescan
 // scans from then on holds it, what is below is scanned here (a block
 // found by both counts once). A failed scan is retried, with a bounded
-// backoff, until it succeeds or the registration ends.
+// backoff, until it succeeds or the registration ends; so is, for up to
+// onePeerPatience, one whose result rested on one peer while others
+// that serve filters were set aside (dropped, unreachable): a liar left
+// alone for a moment does not hide a payment or a spend for good.
 func (n *Notifier) history(j *historyJob) {
 	if err := n.awaitApplied(j); err != nil {
 		return // the registration or the notifier ended
@@ -95,11 +98,15 @@ func (n *Notifier) history(j *historyJob) {
 	n.mu.Lock()
 	j.err = errHistoryScanning
 	n.mu.Unlock()
+	start := time.Now()
 	for wait := minRetry; ; wait = min(2*wait, maxRetry) {
 		res, err := n.c.ScanBIP157(j.ctx, client.ScanRequest{Watch: []client.WatchItem{j.item}, From: int32(j.hint), To: to})
 		if err == nil {
 			n.deliver(j, res)
-			return
+			if !restedOnOneAmongMore(res) || time.Since(start) >= onePeerPatience {
+				return
+			}
+			err = errHistoryOnePeer
 		}
 		if j.ctx.Err() != nil {
 			return
@@ -162,6 +169,22 @@ func (n *Notifier) deliver(j *historyJob, res *client.ScanResult) {
 		}
 		j.found(m, one, n.view.tip())
 	}
+}
+
+// onePeerPatience is how long a history scan whose result rested on one
+// peer among several is scanned again for one that others cross-check.
+const onePeerPatience = 2 * time.Minute
+
+// restedOnOneAmongMore reports whether res, or a range of it, rested on
+// one peer while other peers that serve filters, not banned, were set
+// aside: they may be back for another scan.
+func restedOnOneAmongMore(res *client.ScanResult) bool {
+	if soleUsable(res.Peers) == "" && len(res.OnePeer) == 0 {
+		return false
+	}
+	return slices.ContainsFunc(res.Peers, func(p client.PeerStatus) bool {
+		return !p.Banned && p.Reason != "" && servesFilters(p)
+	})
 }
 
 // soleUsable names the peer a result rests on when it is the only one

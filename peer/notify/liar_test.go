@@ -1,6 +1,8 @@
 package notify_test
 
 import (
+	"bytes"
+	"slices"
 	"strings"
 	"testing"
 
@@ -10,18 +12,16 @@ import (
 
 // paysTo picks the blocks that pay one of scripts.
 func paysTo(scripts ...[]byte) func(int32, *wire.MsgBlock) bool {
-	return func(_ int32, b *wire.MsgBlock) bool {
-		for _, tx := range b.Transactions {
-			for _, out := range tx.TxOut {
-				for _, s := range scripts {
-					if string(out.PkScript) == string(s) {
-						return true
-					}
-				}
-			}
-		}
-		return false
-	}
+	return blocksWith(func(tx *wire.MsgTx) bool {
+		return slices.ContainsFunc(tx.TxOut, func(out *wire.TxOut) bool {
+			return slices.ContainsFunc(scripts, func(s []byte) bool { return bytes.Equal(out.PkScript, s) })
+		})
+	})
+}
+
+// blocksWith picks the blocks with a transaction that has.
+func blocksWith(has func(*wire.MsgTx) bool) func(int32, *wire.MsgBlock) bool {
+	return func(_ int32, b *wire.MsgBlock) bool { return slices.ContainsFunc(b.Transactions, has) }
 }
 
 // TestNotifierLiarAmongHonest: a peer serving empty filters for the

@@ -180,6 +180,18 @@ func start(t *testing.T, node *peertest.Node, addrs ...string) (*client.Client, 
 	return c, n
 }
 
+// aliceSpent mines, on node at height 110, a payment to alice (111) and
+// its spend to carol (112).
+func aliceSpent(t *testing.T, node *peertest.Node) (payAlice, spendAlice *wire.MsgTx) {
+	t.Helper()
+	alice, carol := peertest.NewKey("alice"), peertest.NewKey("carol")
+	payAlice = node.SpendCoinbase(t, wire.NewTxOut(30_000_000, alice.PkScript()))
+	node.Confirm(t, payAlice)
+	spendAlice = node.Spend(t, []peertest.Output{peertest.OutputOf(payAlice, 0, alice)}, wire.NewTxOut(30_000_000-peertest.Fee, carol.PkScript()))
+	node.Confirm(t, spendAlice)
+	return payAlice, spendAlice
+}
+
 // hashAt returns the node's block hash at height h.
 func hashAt(t *testing.T, node *peertest.Node, h int32) chainhash.Hash {
 	t.Helper()
@@ -213,11 +225,8 @@ func TestNotifierConfirmationsAndSpends(t *testing.T) {
 	node.Generate(t, 110)
 	alice, bob, carol := peertest.NewKey("alice"), peertest.NewKey("bob"), peertest.NewKey("carol")
 	// History: alice paid at 111, her output spent at 112, then 113.
-	payAlice := node.SpendCoinbase(t, wire.NewTxOut(30_000_000, alice.PkScript()))
-	node.Confirm(t, payAlice) // 111
-	spendAlice := node.Spend(t, []peertest.Output{peertest.OutputOf(payAlice, 0, alice)}, wire.NewTxOut(30_000_000-peertest.Fee, carol.PkScript()))
-	node.Confirm(t, spendAlice) // 112
-	node.Generate(t, 1)         // 113
+	payAlice, spendAlice := aliceSpent(t, node) // 111, 112
+	node.Generate(t, 1)                         // 113
 
 	_, n := start(t, node)
 	txid := payAlice.TxHash()

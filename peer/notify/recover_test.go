@@ -20,11 +20,8 @@ import (
 func TestHistoryNamesOnePeer(t *testing.T) {
 	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
 	node.Generate(t, 110)
-	alice, bob, carol := peertest.NewKey("alice"), peertest.NewKey("bob"), peertest.NewKey("carol")
-	payAlice := node.SpendCoinbase(t, wire.NewTxOut(30_000_000, alice.PkScript()))
-	node.Confirm(t, payAlice) // 111
-	spendAlice := node.Spend(t, []peertest.Output{peertest.OutputOf(payAlice, 0, alice)}, wire.NewTxOut(30_000_000-peertest.Fee, carol.PkScript()))
-	node.Confirm(t, spendAlice) // 112
+	alice, bob := peertest.NewKey("alice"), peertest.NewKey("bob")
+	payAlice, _ := aliceSpent(t, node) // 111, 112
 	_, n := start(t, node)
 
 	payBob := node.BuildCoinbaseSpend(t, wire.NewTxOut(20_000_000, bob.PkScript()))
@@ -204,11 +201,8 @@ func TestHistoryNamesOnePeerAhead(t *testing.T) {
 func TestZeroHashMeansScript(t *testing.T) {
 	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
 	node.Generate(t, 110)
-	alice, carol := peertest.NewKey("alice"), peertest.NewKey("carol")
-	payAlice := node.SpendCoinbase(t, wire.NewTxOut(30_000_000, alice.PkScript()))
-	node.Confirm(t, payAlice) // 111
-	spendAlice := node.Spend(t, []peertest.Output{peertest.OutputOf(payAlice, 0, alice)}, wire.NewTxOut(30_000_000-peertest.Fee, carol.PkScript()))
-	node.Confirm(t, spendAlice) // 112
+	alice := peertest.NewKey("alice")
+	aliceSpent(t, node) // 111, 112
 	_, n := start(t, node)
 	ev, err := n.RegisterConfirmations(&chainhash.Hash{}, alice.PkScript(), 1, 105)
 	if err != nil {

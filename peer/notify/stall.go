@@ -47,6 +47,7 @@ var (
 	errHistoryQueued   = fmt.Errorf("waiting for one of the %d history workers", maxHistoryWorkers)
 	errHistoryAwaiting = errors.New("waiting for the rescan to watch the item (its step under way has not ended)")
 	errHistoryScanning = errors.New("scanning")
+	errHistoryOnePeer  = errors.New("its last scan rested on one peer while others were set aside: scanning again for peers to cross-check it")
 )
 
 // StallError is a notification held up: which registration, by what,

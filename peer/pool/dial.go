@@ -51,6 +51,13 @@ func (m *Member) connectionGone(now time.Time) {
 	}
 }
 
+// dialFailed records, with the pool's mu held, a dial of m that failed
+// at now: one more failure in a row, and the next dial waits its backoff.
+func (m *Member) dialFailed(now time.Time) {
+	m.failures++
+	m.nextDial = now.Add(redialBackoff(m.failures))
+}
+
 // peerConfig is the configuration of m's connection.
 func (p *Pool) peerConfig(m *Member) peer.Config {
 	cfg := peer.Config{Addr: m.addr, Params: p.cfg.Params, Timeout: p.cfg.Timeout, Log: p.cfg.Log, Dial: p.cfg.Dial,
@@ -107,6 +114,13 @@ func (p *Pool) dial(ctx context.Context, m *Member) {
 // ended by a flood is not replaced: its error is returned; nor is that of
 // a member banned or dropped meanwhile. Run finding the ended connection
 // first drops nothing: the member is live again (see Member.lapsed).
+//
+// A redial keeps the member's backoff (see redialBackoff): it waits,
+// within ctx, until the member's next dial is due, while another dial of
+// it runs, and a dial that fails counts as a failure in a row. However
+// many requests ask, a node that refuses dials is dialled at the
+// backoff's pace. Only the user's own word, Add, dials at once whatever
+// the backoff.
 func (p *Pool) Redial(ctx context.Context, m *Member) error {
 	old := p.Conn(m)
 	if old == nil {
@@ -121,18 +135,23 @@ func (p *Pool) Redial(ctx context.Context, m *Member) error {
 		// Dropped for flooding: not to be dialled again.
 		return err
 	}
-	c, err := peer.Dial(ctx, p.peerConfig(m))
-	if err != nil {
+	if due, err := p.dueRedial(ctx, m, old); !due {
 		return err
 	}
+	c, err := peer.Dial(ctx, p.peerConfig(m))
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if m.banned || (m.err != nil && !m.lapsed) || m.removed {
-		c.Close()
-		return fmt.Errorf("peer %s: banned or dropped while it was dialled again: %s", m.addr, m.reason)
+	m.dialing = false
+	if err != nil {
+		m.dialFailed(time.Now())
+		return err
 	}
-	if m.p != old {
-		// Redialled meanwhile by another request, or by Run.
+	if err := m.unusable(); err != nil {
+		c.Close()
+		return err
+	}
+	if m.p != old && m.isLive() {
+		// Replaced meanwhile by a dial Redial does not wait for (Add).
 		c.Close()
 		return nil
 	}
@@ -141,12 +160,69 @@ func (p *Pool) Redial(ctx context.Context, m *Member) error {
 	return nil
 }
 
+// redialPoll is how often a redial waiting for another dial of its
+// member looks whether it ended.
+const redialPoll = 20 * time.Millisecond
+
+// dueRedial waits until m, whose connection old ended, may be dialled
+// again: it reports true, with m's dialing set, when the dial is due; or
+// false and nil when another dial replaced old meanwhile; or false and
+// why it cannot be dialled (banned, dropped, removed, or ctx ended before
+// the backoff did).
+func (p *Pool) dueRedial(ctx context.Context, m *Member, old *peer.Peer) (bool, error) {
+	for {
+		p.mu.Lock()
+		if err := m.unusable(); err != nil {
+			p.mu.Unlock()
+			return false, err
+		}
+		if m.p != old && m.isLive() {
+			p.mu.Unlock()
+			return false, nil
+		}
+		wait, failures := time.Until(m.nextDial), m.failures
+		if m.dialing {
+			wait = redialPoll
+		} else if wait <= 0 {
+			m.dialing = true
+			p.mu.Unlock()
+			return true, nil
+		}
+		p.mu.Unlock()
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return false, fmt.Errorf("peer %s: not dialled again: %d dials in a row failed or did not last, and the next is due in %v: %w",
+				m.addr, failures, wait.Round(time.Millisecond), ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// unusable returns why m may not be dialled again by a request: banned,
+// dropped (not merely found disconnected by Run) or removed; nil
+// otherwise. Called with the pool's mu held.
+func (m *Member) unusable() error {
+	if m.banned || (m.err != nil && !m.lapsed) || m.removed {
+		return fmt.Errorf("peer %s: banned or dropped while it was dialled again: %s", m.addr, m.reason)
+	}
+	return nil
+}
+
 // reconnect dials m, whose connection ended or who was dropped, now,
-// whatever its backoff; on success it is live again (Config.OnConnect is
-// told first), on failure its next try waits twice as long. A banned
-// member, or one being dialled, is left alone.
+// whatever its backoff: the user asked for it (Add). On success it is
+// live again (Config.OnConnect is told first), on failure its next try
+// waits twice as long. A banned member, or one being dialled, is left
+// alone; a connection that ended before Run noticed is taken as ended
+// (see ended), and one a flood ended bans its member instead.
 func (p *Pool) reconnect(ctx context.Context, m *Member) {
 	p.mu.Lock()
+	if flood := p.endedUnnoticed(m, time.Now()); flood != nil {
+		p.mu.Unlock()
+		p.Ban(m, flood)
+		return
+	}
 	if m.banned || m.dialing || m.alias != "" || m.isLive() {
 		p.mu.Unlock()
 		return
@@ -154,6 +230,21 @@ func (p *Pool) reconnect(ctx context.Context, m *Member) {
 	m.dialing = true
 	p.mu.Unlock()
 	p.redial(ctx, m)
+}
+
+// endedUnnoticed takes in, with mu held, that the connection of m, still
+// counted live, ended by now (see ended): the flood that ended it is
+// returned, for the caller to ban m with once mu is released.
+func (p *Pool) endedUnnoticed(m *Member, now time.Time) error {
+	if !m.isLive() {
+		return nil
+	}
+	select {
+	case <-m.p.Done():
+		return p.ended(m, now)
+	default:
+		return nil
+	}
 }
 
 // redial dials a member whose connection ended (its dialing set); on
@@ -169,8 +260,7 @@ func (p *Pool) redial(ctx context.Context, m *Member) {
 	defer p.mu.Unlock()
 	m.dialing = false
 	if err != nil {
-		m.failures++
-		m.nextDial = time.Now().Add(redialBackoff(m.failures))
+		m.dialFailed(time.Now())
 		m.reason = "unreachable: " + err.Error()
 		if m.err == nil {
 			m.err = err

@@ -120,17 +120,10 @@ func (p *Pool) tendLocked(ctx context.Context, dials *sync.WaitGroup, m *Member,
 	if m.banned || m.dialing || m.alias != "" {
 		return nil
 	}
-	if m.isLive() {
-		select {
-		case <-m.p.Done():
-			if err := p.ended(m, now); err != nil {
-				return &Failure{Member: m, Err: err}
-			}
-		default:
-			return nil
-		}
+	if err := p.endedUnnoticed(m, now); err != nil {
+		return &Failure{Member: m, Err: err}
 	}
-	if now.Before(m.nextDial) {
+	if m.isLive() || now.Before(m.nextDial) {
 		return nil
 	}
 	m.dialing = true
