@@ -70,7 +70,8 @@ func (c *Client) stopService() {
 const SyncInterval = 30 * time.Second
 
 // follow syncs the headers of a peer that announces a block the chain
-// lacks (that peer alone: an announcement costs the others nothing), and
+// lacks (that peer alone: an announcement costs the others nothing), once
+// the announcements settle (see service.settle), and
 // of every peer each SyncInterval, then verifies the filter headers up to
 // the highest block a peer holds, and tells the rescans. A verification
 // that failed is not tried again for the same block and peers before
@@ -118,6 +119,7 @@ func (c *Client) follow(ctx context.Context) {
 			return
 		case <-c.svc.wake:
 			all = false
+			c.svc.settle(ctx)
 		case <-tick.C:
 			all = true
 		}
