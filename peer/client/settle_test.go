@@ -2,9 +2,12 @@ package client
 
 import (
 	"context"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 
@@ -110,4 +113,91 @@ func TestBurstOfBlocksCostsOneWordAPeer(t *testing.T) {
 			t.Errorf("peer %s: compared %v, banned %v: every honest peer is compared", p.Address, p.Compared, p.Banned)
 		}
 	}
+}
+
+// heldInvs is a peer's link that holds back the node's announcements
+// while hold is set, and sends them with the next one after.
+type heldInvs struct {
+	mu   sync.Mutex
+	hold bool
+	held []wire.Message
+}
+
+func (h *heldInvs) set(hold bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.hold = hold
+}
+
+func (h *heldInvs) lie(m wire.Message) ([]wire.Message, bool) {
+	if _, ok := m.(*wire.MsgInv); !ok {
+		return []wire.Message{m}, false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.hold {
+		h.held = append(h.held, m)
+		return nil, false
+	}
+	out := append(h.held, m)
+	h.held = nil
+	return out, false
+}
+
+// TestLateClaimerAheadIsComparedOnTheNewBlock: two colluders forge the
+// filter of block 111, which pays alice, and announce it at once; the
+// honest peer's announcement of 111 comes only with that of block 112
+// (a slower link). Block 111 is verified with the colluders alone; when
+// the honest peer claims it late, it holds block 112 too, whose filter
+// header commits to 111's: its late claim is not asked apart, it is
+// compared on block 112 with the others (its first filter-header
+// request after is for block 112), its word differs from the colluders'
+// chain, the block proves them false, and the payment their filter hid
+// is reported, the block rechecked.
+func TestLateClaimerAheadIsComparedOnTheNewBlock(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 110)
+	alice := peertest.NewKey("alice")
+	var colluders []string
+	for range 2 {
+		lie := peertest.Forge(t, node, 111, paysTo(alice.PkScript()), peertest.EmptyFilter)
+		colluders = append(colluders, peertest.NewLiar(t, node.P2PAddr, node.Params.Net, lie).Addr)
+	}
+	var link heldInvs
+	honest := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, link.lie, peertest.AlsoSees(wire.CmdInv))
+	c := connectWith(t, Config{Peers: []string{colluders[0], colluders[1], honest.Addr}, Params: node.Params, Timeout: 5 * time.Second})
+	startService(t, c)
+	log, stop := follow(t, c, 100, alice.PkScript())
+	log.waitFor(t, "the tip at 110", tipAt(110))
+	link.set(true)
+	pay := node.SpendCoinbase(t, wire.NewTxOut(30_000_000, alice.PkScript()))
+	node.Confirm(t, pay) // 111
+	log.waitFor(t, "block 111", tipAt(111))
+	asked := len(honest.Requests())
+	link.set(false)
+	block112 := node.Generate(t, 1)[0]
+	log.waitFor(t, "block 111 rechecked", func(es []Event) bool {
+		return slices.ContainsFunc(es, func(e Event) bool { return e.Kind == EventRechecked && e.Height == 111 })
+	})
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range honest.Requests()[asked:] {
+		if req, ok := m.(*wire.MsgGetCFHeaders); ok {
+			if req.StopHash != *block112 {
+				h, _ := c.Chain().HeightOf(req.StopHash)
+				t.Errorf("the honest peer was first asked for filter headers up to block %d, want 112 (its late claim of 111 compared on the new block)", h)
+			}
+			break
+		}
+	}
+	if ms := matched(log.snapshot(), pay.TxHash()); len(ms) != 1 {
+		t.Errorf("the payment hidden by the forged filter was reported %d times, want once; events %q", len(ms), log.summary())
+	}
+	for _, st := range c.Peers() {
+		if slices.Contains(colluders, st.Address) != st.Banned {
+			t.Errorf("peer %s (colluder: %v): banned %v, reason %q", st.Address, slices.Contains(colluders, st.Address), st.Banned, st.Reason)
+		}
+	}
+	t.Logf("events: %q", log.summary())
 }
