@@ -100,7 +100,11 @@ func TestLateHonestAnnouncerIsCompared(t *testing.T) {
 }
 
 func testLateHonestAnnouncer(t *testing.T, stored bool) {
-	const lateDelay = 300 * time.Millisecond
+	// Later than the service waits for the announcements to settle:
+	// the block is verified and reported before the honest peer claims
+	// it (see TestLateClaimerAheadIsComparedOnTheNewBlock for a claim
+	// that comes with the next block).
+	const lateDelay = announceSettle + 300*time.Millisecond
 	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
 	node.Generate(t, 110)
 	alice := peertest.NewKey("alice")
