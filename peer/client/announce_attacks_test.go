@@ -108,11 +108,7 @@ func testLateHonestAnnouncer(t *testing.T, stored bool) {
 	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
 	node.Generate(t, 110)
 	alice := peertest.NewKey("alice")
-	var colluders []string
-	for range 2 {
-		lie := peertest.Forge(t, node, 111, paysTo(alice.PkScript()), peertest.EmptyFilter)
-		colluders = append(colluders, peertest.NewLiar(t, node.P2PAddr, node.Params.Net, lie).Addr)
-	}
+	colluders := forgingColluders(t, node, alice.PkScript())
 	honest := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
 		if _, ok := m.(*wire.MsgInv); ok {
 			time.Sleep(lateDelay)

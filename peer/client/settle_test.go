@@ -66,13 +66,7 @@ func TestBurstOfBlocksCostsOneWordAPeer(t *testing.T) {
 	for i := range counts {
 		addrs[i] = peertest.NewLiar(t, node.P2PAddr, node.Params.Net, counts[i].lie).Addr
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	c, err := Connect(ctx, Config{Peers: addrs, Params: node.Params, Timeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
+	c := connectWith(t, Config{Peers: addrs, Params: node.Params, Timeout: 5 * time.Second})
 	startService(t, c)
 	tip := fx.tip
 	log, stop := follow(t, c, tip-5, peertest.NewKey("alice").PkScript())
@@ -158,11 +152,7 @@ func TestLateClaimerAheadIsComparedOnTheNewBlock(t *testing.T) {
 	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
 	node.Generate(t, 110)
 	alice := peertest.NewKey("alice")
-	var colluders []string
-	for range 2 {
-		lie := peertest.Forge(t, node, 111, paysTo(alice.PkScript()), peertest.EmptyFilter)
-		colluders = append(colluders, peertest.NewLiar(t, node.P2PAddr, node.Params.Net, lie).Addr)
-	}
+	colluders := forgingColluders(t, node, alice.PkScript())
 	var link heldInvs
 	honest := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, link.lie, peertest.AlsoSees(wire.CmdInv))
 	c := connectWith(t, Config{Peers: []string{colluders[0], colluders[1], honest.Addr}, Params: node.Params, Timeout: 5 * time.Second})
@@ -200,4 +190,17 @@ func TestLateClaimerAheadIsComparedOnTheNewBlock(t *testing.T) {
 		}
 	}
 	t.Logf("events: %q", log.summary())
+}
+
+// forgingColluders starts two proxies in front of node that forge the
+// filter of every block from height 111 on that pays script, and returns
+// their addresses.
+func forgingColluders(t *testing.T, node *peertest.Node, script []byte) []string {
+	t.Helper()
+	var out []string
+	for range 2 {
+		lie := peertest.Forge(t, node, 111, paysTo(script), peertest.EmptyFilter)
+		out = append(out, peertest.NewLiar(t, node.P2PAddr, node.Params.Net, lie).Addr)
+	}
+	return out
 }
