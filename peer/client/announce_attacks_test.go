@@ -100,15 +100,15 @@ func TestLateHonestAnnouncerIsCompared(t *testing.T) {
 }
 
 func testLateHonestAnnouncer(t *testing.T, stored bool) {
-	const lateDelay = 300 * time.Millisecond
+	// Later than the service waits for the announcements to settle:
+	// the block is verified and reported before the honest peer claims
+	// it (see TestLateClaimerAheadIsComparedOnTheNewBlock for a claim
+	// that comes with the next block).
+	const lateDelay = announceSettle + 300*time.Millisecond
 	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
 	node.Generate(t, 110)
 	alice := peertest.NewKey("alice")
-	var colluders []string
-	for range 2 {
-		lie := peertest.Forge(t, node, 111, paysTo(alice.PkScript()), peertest.EmptyFilter)
-		colluders = append(colluders, peertest.NewLiar(t, node.P2PAddr, node.Params.Net, lie).Addr)
-	}
+	colluders := forgingColluders(t, node, alice.PkScript())
 	honest := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
 		if _, ok := m.(*wire.MsgInv); ok {
 			time.Sleep(lateDelay)

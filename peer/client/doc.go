@@ -115,8 +115,10 @@
 // Start makes the client a service: it learns new blocks from the peers'
 // announcements, syncs the announcer's headers (an announcement costs the
 // other peers nothing; a peer that announces blocks it does not serve is
-// banned), keeps the filter headers verified up to the highest block a
-// peer holds, redials lost peers with a backoff from half a second to a
+// banned) once the announcements settle (a quarter second without one, a
+// second at most: blocks that come together are verified together, each
+// peer asked once), keeps the filter headers verified up to the highest
+// block a peer holds, redials lost peers with a backoff from half a second to a
 // minute, and keeps Config.TargetPeers peers found from DNS seeds, addr
 // gossip (btcd's addrmgr, persisted in the data directory) and
 // Config.Peers, or Config.Peers alone with Config.ConnectOnly. Peers can be

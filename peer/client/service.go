@@ -70,7 +70,8 @@ func (c *Client) stopService() {
 const SyncInterval = 30 * time.Second
 
 // follow syncs the headers of a peer that announces a block the chain
-// lacks (that peer alone: an announcement costs the others nothing), and
+// lacks (that peer alone: an announcement costs the others nothing), once
+// the announcements settle (see service.settle), and
 // of every peer each SyncInterval, then verifies the filter headers up to
 // the highest block a peer holds, and tells the rescans. A verification
 // that failed is not tried again for the same block and peers before
@@ -118,6 +119,7 @@ func (c *Client) follow(ctx context.Context) {
 			return
 		case <-c.svc.wake:
 			all = false
+			c.svc.settle(ctx)
 		case <-tick.C:
 			all = true
 		}
@@ -304,7 +306,9 @@ func (c *Client) announced(m *pool.Member, a peer.Announcement) {
 }
 
 // verifyLate takes the late claims of the live peers offering compact
-// filters: each late peer alone is asked for its word on the filter
+// filters: each late peer that holds no height above those verified
+// (one that does gives its word in their verification, which follows) is
+// asked alone for its word on the filter
 // header at its reach within what was verified (lateAgree); if one
 // differs, the heights from the lowest one of them claimed are verified
 // again with every peer that holds them, the late ones too, and a
@@ -324,9 +328,12 @@ func (c *Client) verifyLate(ctx context.Context) (int32, error) {
 	from, to := int32(-1), c.verifiedTo
 	for m, h := range late {
 		switch {
-		case h > to:
-			// Heights not verified yet: the service verifies them with
-			// every peer that holds them, this one too.
+		case h > to || c.views.tip(m) > to:
+			// Heights not verified yet, or a peer that holds some: the
+			// service verifies them next with every peer that holds
+			// them, this one too, and its word there commits to the
+			// verified filter headers below, those it claimed late
+			// included: it is not asked apart.
 			c.svc.late.answered(m)
 			delete(late, m)
 		case from < 0 || h < from:

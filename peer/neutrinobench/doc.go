@@ -41,7 +41,7 @@
 // exactly those transactions. It reports, for each, the CPU time, the
 // peak resident set size, the bytes the nodes sent it (their
 // getpeerinfo) and those it counted itself, by message command too (per
-// block mined, beside the other's), the wall time and each block's delay
+// block mined, beside the other's, over the rounds and in each), the wall time and each block's delay
 // from its mining to its report, over rounds that start the two in turns:
 //
 //	SPVFILTER_LONG=1 go test -run TestFollowBenchmark -v -timeout 120m

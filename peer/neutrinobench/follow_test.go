@@ -138,7 +138,7 @@ func TestFollowBenchmark(t *testing.T) {
 			t.Logf("round %d, %s: done", r+1, strings.Join(s, " and "))
 		}
 	}
-	t.Log("\n" + followTable(all) + "\n" + commandTable(all))
+	t.Log("\n" + followTable(all) + "\n" + commandTable(all) + "\n" + roundCommandTable(all))
 }
 
 // followEnv is the nodes and the miner the sessions of a test share.
@@ -790,5 +790,45 @@ func commandTable(rounds []followRound) string {
 		fmt.Fprintf(&b, "| %s | %.1f | %.1f | %+.1f |\n", cmd, med[0], med[1], med[0]-med[1])
 	}
 	fmt.Fprintf(&b, "| all | %.1f | %.1f | %+.1f |\n", sum[0], sum[1], sum[0]-sum[1])
+	return b.String()
+}
+
+// roundCommandTable prints, for each round, spvfilter's bytes received
+// while following over neutrino's, and what each received per block
+// mined by message command: where a round's extra bytes went.
+func roundCommandTable(rounds []followRound) string {
+	cmds := map[string]bool{}
+	for _, r := range rounds {
+		for _, res := range r.results {
+			for cmd, n := range res.rep.ByCommand {
+				if n > res.rep.ByCommandAtReady[cmd] {
+					cmds[cmd] = true
+				}
+			}
+		}
+	}
+	sorted := slices.Sorted(maps.Keys(cmds))
+	var b strings.Builder
+	fmt.Fprintln(&b, "bytes received while following, per block mined, by message and round (spvfilter/neutrino)")
+	fmt.Fprintln(&b)
+	fmt.Fprintf(&b, "| round | spvfilter/neutrino | %s |\n", strings.Join(sorted, " | "))
+	fmt.Fprintln(&b, "|---|---|"+strings.Repeat("---|", len(sorted)))
+	for _, r := range rounds {
+		byName := make(map[string]*followResult)
+		for _, res := range r.results {
+			byName[res.rep.Follower] = res
+		}
+		s, n := byName["spvfilter"], byName["neutrino"]
+		if s == nil || n == nil {
+			continue
+		}
+		blocks := float64(r.mr.Final - r.mr.Start)
+		fmt.Fprintf(&b, "| %d | %.3f |", r.round, float64(figures(r.mr, s).recv)/float64(figures(r.mr, n).recv))
+		for _, cmd := range sorted {
+			fmt.Fprintf(&b, " %.0f/%.0f |", float64(s.rep.ByCommand[cmd]-s.rep.ByCommandAtReady[cmd])/blocks,
+				float64(n.rep.ByCommand[cmd]-n.rep.ByCommandAtReady[cmd])/blocks)
+		}
+		fmt.Fprintln(&b)
+	}
 	return b.String()
 }
