@@ -35,13 +35,14 @@ import (
 // describes; peers proven wrong are banned on the way. With a store, the
 // range verified starts at the store's tip, so that what is stored stays
 // one unbroken chain from the genesis block, and what the store holds is
-// checked too (see storedSegment). It returns the peers still taking
-// part.
+// checked too (see storedSegment). A peer silent on the heights it
+// claimed late takes part below them only (see lateClaims). It returns
+// the peers still taking part.
 func (c *Client) filterHeaders(ctx context.Context, log *scanLog, ms []*pool.Member, from, to int32) ([]chainhash.Hash, []*pool.Member, error) {
 	v := &verification{c: c, log: log, from: from, to: to, asked: from, reach: map[*pool.Member]int32{}, cps: map[*pool.Member][]chainhash.Hash{},
 		cpLimit: math.MaxInt, words: c.takeLateWords()}
 	for _, m := range ms {
-		if r := c.reachOf(m, to); r >= 0 {
+		if r := c.svc.late.reachFor(m, c.reachOf(m, to)); r >= 0 {
 			v.ms = append(v.ms, m)
 			v.reach[m] = r
 		}
