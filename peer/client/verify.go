@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/spvfilter/spvfilter/peer/pool"
@@ -62,5 +63,34 @@ func (c *Client) filterHeaders(ctx context.Context, log *scanLog, ms []*pool.Mem
 	if err != nil {
 		return nil, v.ms, err
 	}
-	return v.conclude(full, p.first, p.start)
+	headers, left, err := v.conclude(full, p.first, p.start)
+	if err == nil {
+		v.noteLeftOut()
+	}
+	return headers, left, err
+}
+
+// noteLeftOut says, for the scan's result, which peers left the
+// verification unbanned (too slow or gone): what was verified was not
+// cross-checked with them, and rests on the peers left, named (whether
+// those are one or several: colluders faster than an honest peer are
+// many and fast).
+func (v *verification) noteLeftOut() {
+	var left, kept []string
+	for _, m := range v.all {
+		switch {
+		case slices.Contains(v.ms, m):
+			kept = append(kept, m.Addr())
+		case !v.c.pool.Status(m).Banned && v.reach[m] >= v.from:
+			left = append(left, m.Addr())
+		}
+	}
+	if len(left) == 0 {
+		return
+	}
+	note := fmt.Sprintf("the filter headers of heights %d..%d were not cross-checked with %s, left out unbanned (too slow or gone, see the peers' warnings): they rest on the peers left, %s",
+		v.from, v.to, strings.Join(left, ", "), strings.Join(kept, ", "))
+	if !slices.Contains(v.log.notes, note) {
+		v.log.note(note)
+	}
 }
