@@ -56,18 +56,18 @@ func (c *Client) filterHeaders(ctx context.Context, log *scanLog, ms []*pool.Mem
 	if !ok {
 		var err error
 		if p, err = v.checkpointPlan(ctx); err != nil {
-			return nil, v.ms, err
+			return nil, v.ms, v.keepLeftWords(err)
 		}
 	}
 	full, err := v.segments(ctx, p)
 	if err != nil {
-		return nil, v.ms, err
+		return nil, v.ms, v.keepLeftWords(err)
 	}
 	headers, left, err := v.conclude(full, p.first, p.start)
 	if err == nil {
 		v.noteLeftOut()
 	}
-	return headers, left, err
+	return headers, left, v.keepLeftWords(err)
 }
 
 // noteLeftOut says, for the scan's result, which peers left the
