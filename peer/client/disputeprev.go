@@ -45,6 +45,9 @@ type headerWord struct {
 	height int32
 	block  chainhash.Hash
 	header chainhash.Hash
+	// left counts the verifications in a row the peer left before
+	// stating the filter hashes leading to it (see keepLeftWords).
+	left int
 }
 
 // noteLateWord keeps m's word on the filter header at height, or its
@@ -144,4 +147,46 @@ func (v *verification) unboundPrev(err error, j int, from int32) error {
 	v.c.giveUpVerified(-1)
 	return &pool.Failure{Member: pe.word.m, Err: peerErr(pe.word.m, "getcfheaders", fmt.Errorf("%w: at height %d (%s): no proof, as it stated no checkpoint binding it; verified again from the checkpoints",
 		errDisputedHeader, pe.word.height, pe.msg))}
+}
+
+// keepLeftWords keeps, for the next verification, the word of each peer
+// whose filter header before the heights asked differed from the
+// verified one (see disputedPrev) and that left before stating the
+// filter hashes leading to it: it hung up, stalled or was too slow. No
+// proof exists then, since nothing it stated binds that header, so it is
+// not banned; its word is held against what it states once it is back
+// (see holdToWords), where hashes that do not lead to it are the proof,
+// and the times in a row it left are counted. err is the verification's
+// error: the failure of such a peer is returned naming its word, the
+// count, and why it is no proof. Called with opMu held.
+func (v *verification) keepLeftWords(err error) error {
+	var f *pool.Failure
+	failed := errors.As(err, &f) && !isLie(f.Err)
+	live := v.c.pool.Keep(v.ms)
+	members := v.c.pool.Members()
+	kept := map[*pool.Member]bool{}
+	for _, w := range v.words {
+		m := w.m
+		left := failed && f.Member == m || !slices.Contains(live, m)
+		if !left || kept[m] || v.c.pool.Status(m).Banned || !slices.Contains(members, m) || w.block != v.c.chain.Hash(w.height) {
+			continue
+		}
+		kept[m] = true
+		w.left++
+		v.c.lateWords = append(v.c.lateWords, w)
+		if failed && f.Member == m {
+			f.Err = fmt.Errorf("%w (it stated filter header %v at height %d, not the verified one, and left before stating the filter hashes leading to it, %s in a row: "+
+				"no proof, as nothing it stated binds that header; its word is held against what it states once it is back)", f.Err, w.header, w.height, timesWord(w.left))
+		}
+		v.c.logf("peer %s left the verification before backing its filter header at height %d (%s in a row): its word is kept", m.Addr(), w.height, timesWord(w.left))
+	}
+	return err
+}
+
+// timesWord says n times in words.
+func timesWord(n int) string {
+	if n == 1 {
+		return "once"
+	}
+	return fmt.Sprintf("%d times", n)
 }

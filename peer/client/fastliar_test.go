@@ -32,7 +32,8 @@ func delayed(d time.Duration, cmds ...string) peertest.LieFunc {
 // however fast and many the others; within it (the default timeout) it
 // is compared, and each liar is caught with the block's proof. Past it (a
 // timeout of 8 s: a hold of 2 s) the honest peer is left out as too slow,
-// named so, and the result says it rests on the one liar alone.
+// named so, and the result says it was not cross-checked with it: it
+// rests on the one liar alone, or on the two colluders left, named.
 func TestFastLiarBuysNoTrust(t *testing.T) {
 	needFixture(t)
 	const delay = 3 * time.Second
@@ -46,6 +47,7 @@ func TestFastLiarBuysNoTrust(t *testing.T) {
 		{"within the hold", 1, 0, true},
 		{"two colluders, within the hold", 2, 0, true},
 		{"past the hold", 1, 8 * time.Second, false},
+		{"two colluders, past the hold", 2, 8 * time.Second, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var liars []string
@@ -73,11 +75,16 @@ func TestFastLiarBuysNoTrust(t *testing.T) {
 				}
 				return
 			}
-			if status(t, res, liars[0]).Banned {
-				return // caught after all: nothing rests on it
+			for _, l := range liars {
+				if status(t, res, l).Banned {
+					return // caught after all: nothing rests on them
+				}
 			}
-			if !hasWarning(res.Warnings, "rest on one peer", liars[0]) && !hasWarning(res.Warnings, "rests on one peer", liars[0]) {
+			if len(liars) == 1 && !hasWarning(res.Warnings, "rest on one peer", liars[0]) && !hasWarning(res.Warnings, "rests on one peer", liars[0]) {
 				t.Errorf("the result rests on the liar %s alone but does not say so: warnings %q", liars[0], res.Warnings)
+			}
+			if !hasWarning(res.Warnings, append([]string{"not cross-checked with " + honest, "rest on the peers left"}, liars...)...) {
+				t.Errorf("warnings %q do not say that the result was not cross-checked with the honest peer %s, and rests on the peers left %v", res.Warnings, honest, liars)
 			}
 			if !hasWarning(res.Warnings, honest, "too slow") {
 				t.Errorf("warnings %q do not name the honest peer left out as too slow", res.Warnings)

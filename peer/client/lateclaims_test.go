@@ -1,7 +1,10 @@
 package client
 
 import (
+	"context"
+	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -51,7 +54,8 @@ func TestSilentLateClaimerDoesNotStall(t *testing.T) {
 		return []wire.Message{m}, false
 	}, peertest.AlsoSees(wire.CmdInv))
 	fast := []string{peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil).Addr, peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil).Addr}
-	c := connectTo(t, node, timeout, fast[0], fast[1], late.Addr)
+	clog := &stampedWriter{w: &lockedWriter{w: &strings.Builder{}}, start: time.Now()}
+	c := connectWith(t, Config{Peers: []string{fast[0], fast[1], late.Addr}, Params: node.Params, Timeout: timeout, Log: clog})
 	startService(t, c)
 	log, stop := follow(t, c, 100, peertest.NewKey("alice").PkScript())
 	log.waitFor(t, "the tip at 110", tipAt(110))
@@ -77,7 +81,7 @@ func TestSilentLateClaimerDoesNotStall(t *testing.T) {
 	mu.Unlock()
 	t.Logf("block 112 reported %v after it was mined, the late peer silent (answers withheld up to heights %v)", took, at)
 	if limit := timeout / 4; took > limit {
-		t.Errorf("block 112 reported %v after it was mined, with a silent late peer (at most %v; its timeout %v)", took, limit, timeout)
+		t.Errorf("block 112 reported %v after it was mined, with a silent late peer (at most %v; its timeout %v); the client's log:\n%s", took, limit, timeout, clog)
 	}
 	// Its word on a height at or above 111 commits to the filter
 	// header of 111.
@@ -146,9 +150,61 @@ func TestSilentClaimWaitsItsTurn(t *testing.T) {
 	if got := l.take(now.Add(lateWait)); len(got) != 0 || l.silences(m) != 2 {
 		t.Errorf("after a second silence: taken %v, silences %d; want nothing before %v, 2 silences", got, l.silences(m), 2*lateWait)
 	}
+	if got := l.reachFor(m, 130); got != 117 {
+		t.Errorf("reach of a peer silent on its claim from 118 = %d, want 117", got)
+	}
 	l.answered(m)
+	if got := l.reachFor(m, 130); got != 130 {
+		t.Errorf("reach of a peer that answered = %d, want 130", got)
+	}
 	l.add(m, 125)
 	if got := l.take(now); got[m] != 125 {
 		t.Errorf("take after the peer answered = %v, want the claim from 125 at once", got)
 	}
 }
+
+// TestLateWordAskedInBackground: a late claimer's word is asked in the
+// background and wakes the service once it is in; while it is out, the
+// peer's new claims wait for it (one word a peer at a time).
+func TestLateWordAskedInBackground(t *testing.T) {
+	var l lateClaims
+	m := new(pool.Member)
+	l.asking = map[*pool.Member]bool{m: true}
+	l.add(m, 121)
+	if got := l.take(time.Now()); len(got) != 0 {
+		t.Errorf("a claim taken while the peer's word was out: %v", got)
+	}
+	delete(l.asking, m)
+	woken := make(chan struct{}, 1)
+	// Without a connection, the word fails at once.
+	l.ask(context.Background(), lateWord{m: m, from: 120, top: 120}, func() { woken <- struct{}{} })
+	select {
+	case <-woken:
+	case <-time.After(lateWait + time.Second):
+		t.Fatal("the service was not woken when the word came in")
+	}
+	l.wait()
+	words := l.takeWords()
+	if len(words) != 1 || words[0].m != m || words[0].err == nil {
+		t.Errorf("words = %+v, want the one asked, failed (no connection)", words)
+	}
+	if got := l.take(time.Now()); got[m] != 121 {
+		t.Errorf("take once the word is in = %v, want the claim from 121", got)
+	}
+}
+
+// stampedWriter is a lockedWriter whose lines start with the time since
+// start, so that a test's log shows what the client waited for.
+type stampedWriter struct {
+	w     *lockedWriter
+	start time.Time
+}
+
+func (s *stampedWriter) Write(p []byte) (int, error) {
+	if _, err := s.w.Write(fmt.Appendf(nil, "%8.3fs %s", time.Since(s.start).Seconds(), p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+func (s *stampedWriter) String() string { return s.w.String() }

@@ -251,8 +251,7 @@ func (r *Rescan) forgotten(seen, now uint64) {
 	w := fmt.Sprintf("filter headers from height %d were verified anew (a peer's later word may have proved those first verified false), "+
 		"below the last %d blocks this rescan remembers: the blocks it reported at heights %d-%d were not scanned again; "+
 		"rescan them to find what their first filters may have hidden", from, maxReorgDepth, from, r.base-1)
-	if !slices.Contains(r.warnings, w) {
-		r.warnings = append(r.warnings, w)
+	if r.warnings.add(w) {
 		r.c.logf("rescan: %s", w)
 	}
 }

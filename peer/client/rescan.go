@@ -77,7 +77,7 @@ type Rescan struct {
 	// rc is what was reported of those blocks and which rested on one
 	// peer, to scan them again once another holds them.
 	rc       rechecks
-	warnings []string
+	warnings rescanWarnings
 	// waiting is the wait for a peer under way, if any (Run's alone).
 	waiting peerWait
 	// forgotFrom is the lowest height reported that the rescan no
@@ -155,11 +155,12 @@ func (r *Rescan) Height() int32 {
 }
 
 // Warnings returns the distinct warnings of the scans so far (a single
-// peer, banned peers, spend-only blocks).
+// peer, banned peers, spend-only blocks): one of each kind, the latest,
+// with how many times it came (see rescanWarnings).
 func (r *Rescan) Warnings() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return slices.Clone(r.warnings)
+	return r.warnings.list()
 }
 
 // Leak computes what the peers could conclude about the rescan's watch
@@ -186,14 +187,12 @@ func (r *Rescan) event(kind EventKind, h int32) Event {
 	return Event{Kind: kind, Height: h, BlockHash: hdr.BlockHash(), Header: hdr}
 }
 
-// addWarnings keeps the warnings not seen before.
+// addWarnings keeps the warnings (see rescanWarnings).
 func (r *Rescan) addWarnings(ws []string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, w := range ws {
-		if !slices.Contains(r.warnings, w) {
-			r.warnings = append(r.warnings, w)
-		}
+		r.warnings.add(w)
 	}
 }
 
@@ -638,9 +637,7 @@ func (r *Rescan) connected(e Event, items int, filter chainhash.Hash, ms []Match
 		r.base += int32(over)
 		if slices.ContainsFunc(r.rc.unsure, func(o OnePeer) bool { return o.From < r.base }) {
 			r.rc.unsure = trimLonely(r.rc.unsure, math.MinInt32, r.base-1)
-			if w := fmt.Sprintf("blocks rested on one peer and no other held them within %d blocks: they were not scanned again", maxReorgDepth); !slices.Contains(r.warnings, w) {
-				r.warnings = append(r.warnings, w)
-			}
+			r.warnings.add(fmt.Sprintf("blocks rested on one peer and no other held them within %d blocks: they were not scanned again", maxReorgDepth))
 		}
 	}
 	r.next = e.Height + 1

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -390,12 +391,21 @@ func (c *Client) checkpointSegment(ctx context.Context, m *pool.Member, start, e
 // cfHeaders gets the filter hashes start..end from m and checks that they
 // continue from prev.
 func (c *Client) cfHeaders(ctx context.Context, m *pool.Member, start, end int32, prev chainhash.Hash) ([]chainhash.Hash, error) {
-	gotPrev, hashes, err := c.conn(m).GetCFHeaders(ctx, start, c.chain.Hash(end), int(end-start)+1)
+	return cfHeadersOn(ctx, c.conn(m), m, start, c.chain.Hash(end), prev, int(end-start)+1)
+}
+
+// cfHeadersOn is cfHeaders over conn, m's connection, for the want filter
+// hashes from start up to the block stop.
+func cfHeadersOn(ctx context.Context, conn askingConn, m *pool.Member, start int32, stop, prev chainhash.Hash, want int) ([]chainhash.Hash, error) {
+	if conn.Peer == nil {
+		return nil, peerErr(m, "getcfheaders", errors.New("not connected"))
+	}
+	gotPrev, hashes, err := conn.GetCFHeaders(ctx, start, stop, want)
 	if err != nil {
 		return nil, err
 	}
 	if gotPrev != prev {
-		return nil, peerErr(m, "getcfheaders", &prevHeaderError{word: headerWord{m: m, height: start - 1, block: c.chain.Hash(start - 1), header: gotPrev},
+		return nil, peerErr(m, "getcfheaders", &prevHeaderError{word: headerWord{m: m, height: start - 1, block: conn.chain.Hash(start - 1), header: gotPrev},
 			msg: fmt.Sprintf("%v: previous filter header %v at height %d, the agreed one is %v", peer.ErrBadFilterHeader, gotPrev, start-1, prev)})
 	}
 	return hashes, nil

@@ -116,6 +116,7 @@ func (c *Client) follow(ctx context.Context) {
 		}
 		select {
 		case <-ctx.Done():
+			c.svc.late.wait()
 			return
 		case <-c.svc.wake:
 			all = false
@@ -305,22 +306,55 @@ func (c *Client) announced(m *pool.Member, a peer.Announcement) {
 	c.tip.notify()
 }
 
-// verifyLate takes the late claims of the live peers offering compact
-// filters: each late peer that holds no height above those verified
-// (one that does gives its word in their verification, which follows) is
-// asked alone for its word on the filter
-// header at its reach within what was verified (lateAgree); if one
-// differs, the heights from the lowest one of them claimed are verified
-// again with every peer that holds them, the late ones too, and a
-// difference is settled as ever (and with a store, what it holds is
-// compared too). A peer that gives no word is asked again later (see
-// lateClaims). It returns the highest height verified after it: below
-// what was verified before if the verification failed (the peers proven
-// false held the rest), for the service to verify on from there.
+// verifyLate asks the late claims due of the live peers offering compact
+// filters (see askLate), and takes in the words that came in since: where
+// one differs, the heights from the lowest it claimed are verified again
+// with every peer that holds them, the late ones too, and a difference is
+// settled as ever (and with a store, what it holds is compared too). A
+// peer that gave no word is asked again later (see lateClaims). It
+// returns the highest height verified after it: below what was verified
+// before if the verification failed (the peers proven false held the
+// rest), for the service to verify on from there.
 func (c *Client) verifyLate(ctx context.Context) (int32, error) {
+	from := c.askLate(ctx)
+	words := c.svc.late.takeWords()
+	if from < 0 && len(words) == 0 {
+		return 0, nil
+	}
+	c.opMu.Lock()
+	defer c.opMu.Unlock()
+	if low := c.lateVerdicts(words); low >= 0 && (from < 0 || low < from) {
+		from = low
+	}
+	to := c.verifiedTo
+	if from < 0 || from > to {
+		return to, nil
+	}
+	c.giveUpVerified(from - 1)
+	err := c.verifyRange(ctx, from, to)
+	if err != nil && c.st != nil && c.st.FilterHeaderTip() > c.verifiedTo {
+		// What the store holds above is no longer verified: it is
+		// verified again from there, not kept on disk as if it were.
+		if terr := c.st.TruncateFilterHeaders(c.verifiedTo); terr != nil {
+			return c.verifiedTo, errors.Join(err, fmt.Errorf("client: %w", terr))
+		}
+	}
+	return c.verifiedTo, err
+}
+
+// askLate takes the late claims due and asks each late claimer alone, in
+// the background, for its word on the filter header at its reach within
+// what was verified (a getcfheaders of one hash: the header commits to
+// those below it, from the height it claimed late; a node answers none up
+// to a block it does not hold). Heights not verified yet need no word:
+// the service verifies them with every peer that holds them. It returns
+// the lowest height claimed when the verified headers from the one
+// before it are not all known (they rest on one peer): those are
+// verified again at once with every peer; -1 otherwise.
+func (c *Client) askLate(ctx context.Context) int32 {
 	late := c.svc.late.take(time.Now())
 	if len(late) == 0 {
-		return 0, nil
+		return -1
 	}
 	c.opMu.Lock()
 	defer c.opMu.Unlock()
@@ -340,19 +374,27 @@ func (c *Client) verifyLate(ctx context.Context) (int32, error) {
 			from = h
 		}
 	}
-	if from < 0 || c.lateAgree(ctx, late, from, to) {
-		return to, nil
+	if from < 0 {
+		return -1
 	}
-	c.giveUpVerified(from - 1)
-	err := c.verifyRange(ctx, from, to)
-	if err != nil && c.st != nil && c.st.FilterHeaderTip() > c.verifiedTo {
-		// What the store holds above is no longer verified: it is
-		// verified again from there, not kept on disk as if it were.
-		if terr := c.st.TruncateFilterHeaders(c.verifiedTo); terr != nil {
-			return c.verifiedTo, errors.Join(err, fmt.Errorf("client: %w", terr))
+	known := c.knownPrefix(max(from-1, 0), to)
+	if from == 0 || len(known) != int(to-from)+2 {
+		for m := range late {
+			c.svc.late.answered(m)
 		}
+		return from
 	}
-	return c.verifiedTo, err
+	now := time.Now()
+	for m, h := range late {
+		r := min(to, c.views.tip(m))
+		if r < h {
+			c.svc.late.unanswered(m, h, now)
+			c.logf("service: peer %s claimed the heights from %d late, and its tip is at %d: asked again in %v", m.Addr(), h, r, lateBackoff(c.svc.late.silences(m)))
+			continue
+		}
+		c.svc.late.ask(ctx, lateWord{m: m, conn: c.conn(m), from: h, top: r, block: c.chain.Hash(r), prev: known[r-from], want: known[r-from+1]}, c.svc.wakeUp)
+	}
+	return -1
 }
 
 // liveClaims returns the claims of late whose peers serve compact filters
@@ -377,78 +419,45 @@ func (c *Client) liveClaims(late map[*pool.Member]int32) map[*pool.Member]int32 
 	return late
 }
 
-// lateAgree asks each late claimer alone, all at once, for its word on
-// the filter header at its reach within from..to (a getcfheaders of one
-// hash: the header commits to those below it, from the height it claimed
-// late; a node answers none up to a block it does not hold), and reports
-// whether every one that answered within lateWait states the headers
-// verified (known from from-1 on): then the verification stands and
-// nobody else is asked again. Any difference, or a header not known (it
-// rests on one peer), makes the caller verify again with every peer,
-// which settles it as ever. A peer that gave no word proves nothing: it
-// is asked again later (see lateClaims), and the heights stand on the
-// peers that verified them. Called with opMu held.
-func (c *Client) lateAgree(ctx context.Context, late map[*pool.Member]int32, from, to int32) bool {
-	known := c.knownPrefix(max(from-1, 0), to)
-	if from == 0 || len(known) != int(to-from)+2 {
-		for m := range late {
-			c.svc.late.answered(m)
-		}
-		return false
-	}
-	ctx, cancel := context.WithTimeout(ctx, lateWait)
-	defer cancel()
-	words := make([]lateWord, 0, len(late))
-	for m, h := range late {
-		words = append(words, lateWord{m: m, from: h})
-	}
-	var wg sync.WaitGroup
-	for i := range words {
-		wg.Go(func() { words[i].ask(ctx, c, from, to, known) })
-	}
-	wg.Wait()
-	agree := true
+// lateVerdicts takes in the late words that came in, and returns the
+// lowest height claimed by a peer whose word differs from the verified
+// filter headers, or -1: those heights are verified again. A word that
+// states them lets the verification stand; one asked of headers since
+// given up (a reorganization, a verification anew) is asked again; a peer
+// that gave no word proves nothing, and is asked again later (see
+// lateClaims): the heights stand on the peers that verified them. Called
+// with opMu held.
+func (c *Client) lateVerdicts(words []lateWord) int32 {
+	from := int32(-1)
 	now := time.Now()
 	for _, w := range words {
 		switch {
+		case c.pool.Status(w.m).Banned || !slices.Contains(c.pool.Members(), w.m):
+			c.svc.late.answered(w.m)
+		case !w.current(c):
+			c.svc.late.add(w.m, w.from)
 		case w.err == nil && w.agrees:
 			c.svc.late.answered(w.m)
 		case w.err == nil || errors.Is(w.err, peer.ErrBadFilterHeader):
 			c.svc.late.answered(w.m)
-			c.noteLateWord(w.m, w.top, known[w.top-from], w.hashes, w.err)
-			agree = false
+			c.noteLateWord(w.m, w.top, w.prev, w.hashes, w.err)
+			if from < 0 || w.from < from {
+				from = w.from
+			}
 		default:
 			c.svc.late.unanswered(w.m, w.from, now)
-			c.logf("service: peer %s gave no word on the filter headers it claimed late from height %d (%v): asked again in %v; they stand on the peers that verified them",
+			c.logf("service: peer %s gave no word on the filter headers it claimed late from height %d (%v): asked again in %v; they stand on the peers that verified them, and the heights from there are verified without it until it answers",
 				w.m.Addr(), w.from, w.err, lateBackoff(c.svc.late.silences(w.m)))
 		}
 	}
-	return agree
+	return from
 }
 
-// lateWord is a late claimer's word on the heights it claimed late, from
-// from on: whether it states the verified filter header at its reach, or
-// the error that kept it from answering.
-type lateWord struct {
-	m      *pool.Member
-	from   int32
-	top    int32            // the height asked, its reach
-	hashes []chainhash.Hash // its answer
-	agrees bool
-	err    error
-}
-
-// ask asks w's peer for its word on the filter header at its reach within
-// from..to, known holding the verified filter headers of from-1..to.
-func (w *lateWord) ask(ctx context.Context, c *Client, from, to int32, known []chainhash.Hash) {
-	r := min(to, c.views.tip(w.m))
-	if r < w.from {
-		w.err = fmt.Errorf("its tip is at %d, below the heights it claimed", r)
-		return
-	}
-	w.top = r
-	w.hashes, w.err = c.cfHeaders(ctx, w.m, r, r, known[r-from])
-	w.agrees = w.err == nil && chainHeaders(known[r-from], w.hashes) == known[r-from+1]
+// current reports whether the filter headers w was asked against are
+// still the verified ones, of the same blocks. Called with opMu held.
+func (w *lateWord) current(c *Client) bool {
+	known := c.knownPrefix(w.top-1, w.top)
+	return c.chain.Hash(w.top) == w.block && len(known) == 2 && known[0] == w.prev && known[1] == w.want
 }
 
 // connected takes in that m is connected, for the first time or again:
@@ -457,4 +466,27 @@ func (w *lateWord) ask(ctx context.Context, c *Client, from, to int32, known []c
 func (c *Client) connected(m *pool.Member) {
 	c.views.reset(m)
 	c.svc.wakeUp()
+	go c.wakeOnceLive(m)
 }
+
+// wakeOnceLive wakes the service's header sync again once m is live. The
+// pool tells of a connection before it puts it in use: the sync woken
+// then may run before, and leave m out (see peerViews.toSync), whose tip
+// would stay unknown until the next SyncInterval, and a new block held
+// by one other peer would wait for it (see Rescan.Run). It gives up
+// after liveWait (m banned, gone, or its connection ended at once).
+func (c *Client) wakeOnceLive(m *pool.Member) {
+	for end := time.Now().Add(liveWait); time.Now().Before(end); time.Sleep(livePoll) {
+		if st := c.pool.Status(m); st.Live || st.Banned {
+			c.svc.wakeUp()
+			return
+		}
+	}
+}
+
+// liveWait is how long wakeOnceLive waits for a member connected to be
+// live, looking every livePoll.
+const (
+	liveWait = 5 * time.Second
+	livePoll = 10 * time.Millisecond
+)

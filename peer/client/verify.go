@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/spvfilter/spvfilter/peer/pool"
@@ -35,13 +36,14 @@ import (
 // describes; peers proven wrong are banned on the way. With a store, the
 // range verified starts at the store's tip, so that what is stored stays
 // one unbroken chain from the genesis block, and what the store holds is
-// checked too (see storedSegment). It returns the peers still taking
-// part.
+// checked too (see storedSegment). A peer silent on the heights it
+// claimed late takes part below them only (see lateClaims). It returns
+// the peers still taking part.
 func (c *Client) filterHeaders(ctx context.Context, log *scanLog, ms []*pool.Member, from, to int32) ([]chainhash.Hash, []*pool.Member, error) {
 	v := &verification{c: c, log: log, from: from, to: to, asked: from, reach: map[*pool.Member]int32{}, cps: map[*pool.Member][]chainhash.Hash{},
 		cpLimit: math.MaxInt, words: c.takeLateWords()}
 	for _, m := range ms {
-		if r := c.reachOf(m, to); r >= 0 {
+		if r := c.svc.late.reachFor(m, c.reachOf(m, to)); r >= 0 {
 			v.ms = append(v.ms, m)
 			v.reach[m] = r
 		}
@@ -54,12 +56,41 @@ func (c *Client) filterHeaders(ctx context.Context, log *scanLog, ms []*pool.Mem
 	if !ok {
 		var err error
 		if p, err = v.checkpointPlan(ctx); err != nil {
-			return nil, v.ms, err
+			return nil, v.ms, v.keepLeftWords(err)
 		}
 	}
 	full, err := v.segments(ctx, p)
 	if err != nil {
-		return nil, v.ms, err
+		return nil, v.ms, v.keepLeftWords(err)
 	}
-	return v.conclude(full, p.first, p.start)
+	headers, left, err := v.conclude(full, p.first, p.start)
+	if err == nil {
+		v.noteLeftOut()
+	}
+	return headers, left, v.keepLeftWords(err)
+}
+
+// noteLeftOut says, for the scan's result, which peers left the
+// verification unbanned (too slow or gone): what was verified was not
+// cross-checked with them, and rests on the peers left, named (whether
+// those are one or several: colluders faster than an honest peer are
+// many and fast).
+func (v *verification) noteLeftOut() {
+	var left, kept []string
+	for _, m := range v.all {
+		switch {
+		case slices.Contains(v.ms, m):
+			kept = append(kept, m.Addr())
+		case !v.c.pool.Status(m).Banned && v.reach[m] >= v.from:
+			left = append(left, m.Addr())
+		}
+	}
+	if len(left) == 0 {
+		return
+	}
+	note := fmt.Sprintf("the filter headers of heights %d..%d were not cross-checked with %s, left out unbanned (too slow or gone, see the peers' warnings): they rest on the peers left, %s",
+		v.from, v.to, strings.Join(left, ", "), strings.Join(kept, ", "))
+	if !slices.Contains(v.log.notes, note) {
+		v.log.note(note)
+	}
 }
