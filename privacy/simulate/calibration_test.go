@@ -758,3 +758,33 @@ func (l *linkTally) binScores() []binScore {
 	}
 	return out
 }
+
+// TestLinkTallyBins checks the bins checkPooledLinks holds linking to:
+// six pairs said 0.89 and none right are over-confident, 56 said 0.87
+// and all right under-confident, ten said 0.9 and nine right neither,
+// and pairs at 0.95 or more count among the confident.
+func TestLinkTallyBins(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		p           float64
+		n, right    int
+		over, under bool
+	}{
+		{"over", 0.89, 6, 0, true, false},
+		{"under", 0.87, 56, 56, false, true},
+		{"on its diagonal", 0.9, 10, 9, false, false},
+		{"sure", 0.995, 60, 60, false, false},
+	} {
+		var l linkTally
+		for k := range tc.n {
+			l.add(tc.p, true, k < tc.right)
+		}
+		bins := l.binScores()
+		if len(bins) != 1 || bins[0].over != tc.over || bins[0].under != tc.under || bins[0].n != tc.n {
+			t.Errorf("%s: bins %+v, want one of %d pairs, over %t, under %t", tc.name, bins, tc.n, tc.over, tc.under)
+		}
+		if wantConfident := tc.p >= simulate.ConfidentP; (l.confident == tc.n) != wantConfident {
+			t.Errorf("%s: %d of %d pairs counted given P >= 0.95", tc.name, l.confident, tc.n)
+		}
+	}
+}
