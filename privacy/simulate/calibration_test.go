@@ -666,10 +666,11 @@ const (
 // attacks", as targets not met. A shortfall elsewhere fails the test, as
 // does one here that no longer falls short. In the standard regime (seed
 // 4001) six pairs given 0.82 to 0.95 are sessions of two wallets one of
-// which paid the other (two such couples of wallets), sharing the 2 or 3
-// addresses paid: one session of each pair matches no more candidates
-// than its filters match by chance (107 against 109, 85 against 84), so
-// its own wallet does not show, and the pair reads as well as one wallet
+// which paid the other (two such couples of wallets, paid 3 and 2
+// addresses), sharing 2 or 3 matches where chance gives 0.01 to 0.06:
+// one session of each pair matches no more candidates than its filters
+// match by chance (107 against 109, 85 against 84), so its own wallet
+// does not show, and the pair reads as well as one wallet
 // whose early session held those addresses (its likelihood 0.65 to 2.8
 // times a payment's): the fitted priors decide, one wallet's 7.4 times a
 // payment's (in the capture, 75 pairs of one wallet against 18 of two
