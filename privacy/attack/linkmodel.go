@@ -465,6 +465,8 @@ type paramLogs struct {
 	growth, several, neither     float64
 	// payAny is the mass of the law of ln K above 0 (K ≥ 1).
 	payAny float64
+	// payAbove is, per bin, the law's mass on it and the bins above.
+	payAbove [paymentBins]float64
 }
 
 // logs computes the parameters' logs.
@@ -473,6 +475,12 @@ func (q *linkParams) logs() *paramLogs {
 		growth: math.Log(q.growth), several: math.Log(q.several), neither: math.Log1p(-q.growth - q.several), payAny: q.payTail(0)}
 	for j, w := range q.payment {
 		lg.payment[j] = math.Log(w)
+	}
+	for j := paymentBins - 1; j >= 0; j-- {
+		lg.payAbove[j] = q.payment[j]
+		if j+1 < paymentBins {
+			lg.payAbove[j] += lg.payAbove[j+1]
+		}
 	}
 	return lg
 }
@@ -495,6 +503,16 @@ func (q *linkParams) logLikes(ev *pairEvidence) [hypotheses]float64 {
 
 // logLikesAt is logLikes with the parameters' logs lg.
 func (q *linkParams) logLikesAt(ev *pairEvidence, lg *paramLogs) [hypotheses]float64 {
+	var paid [2]float64
+	if ev.directed {
+		paid = [2]float64{q.paidTo(&ev.payee[0], lg, nil), q.paidTo(&ev.payee[1], lg, nil)}
+	}
+	return q.logLikesPaid(ev, lg, paid)
+}
+
+// logLikesPaid is logLikesAt with, for a pair, paid the log likelihoods
+// of the shared matches and each member's own as the payee (paidTo).
+func (q *linkParams) logLikesPaid(ev *pairEvidence, lg *paramLogs, paid [2]float64) [hypotheses]float64 {
 	var out [hypotheses]float64
 	out[sameWallet] = ev.same
 	out[otherWallets] = ev.other
@@ -511,7 +529,7 @@ func (q *linkParams) logLikesAt(ev *pairEvidence, lg *paramLogs) [hypotheses]flo
 	}
 	if ev.directed {
 		a, b := ev.members[0], ev.members[1]
-		out[sharedAddress] = logAddExp(a.some+q.paidTo(&ev.payee[1], lg, nil), b.some+q.paidTo(&ev.payee[0], lg, nil)) - math.Ln2
+		out[sharedAddress] = logAddExp(a.some+paid[1], b.some+paid[0]) - math.Ln2
 	} else {
 		out[sharedAddress] = pay
 		for _, m := range ev.members {
@@ -530,8 +548,9 @@ func (q *linkParams) logLikesAt(ev *pairEvidence, lg *paramLogs) [hypotheses]flo
 // at least all of them. With into, the bins' shares of it are added to
 // into, a whole payee's spread over its bin and those above it as K is.
 func (q *linkParams) paidTo(t *payeeTerms, lg *paramLogs, into *[paymentBins]float64) float64 {
-	total := math.Inf(-1)
+	// Each bin's two terms, summed at the largest (one exponential each).
 	var terms [paymentBins][2]float64
+	top := math.Inf(-1)
 	for j := range t.rest {
 		terms[j] = [2]float64{math.Inf(-1), math.Inf(-1)}
 		if math.IsInf(t.rest[j], -1) && math.IsInf(t.whole[j], -1) {
@@ -541,26 +560,29 @@ func (q *linkParams) paidTo(t *payeeTerms, lg *paramLogs, into *[paymentBins]flo
 		if !math.IsInf(t.whole[j], -1) {
 			terms[j][1] = math.Log(q.payAtLeast(t.logK[j], lg.payAny)) + t.whole[j]
 		}
-		total = logAddExp(total, logAddExp(terms[j][0], terms[j][1]))
+		top = math.Max(top, math.Max(terms[j][0], terms[j][1]))
 	}
-	if into == nil || math.IsInf(total, -1) {
-		return total
+	if math.IsInf(top, -1) || math.IsNaN(top) {
+		return top
 	}
+	var sum float64
 	for j := range terms {
-		into[j] += math.Exp(terms[j][0] - total)
-		whole := math.Exp(terms[j][1] - total)
-		if whole == 0 {
-			continue
-		}
-		var above float64
-		for i := j; i < paymentBins; i++ {
-			above += q.payment[i]
-		}
-		for i := j; i < paymentBins; i++ {
-			into[i] += whole * q.payment[i] / above
+		for h := range terms[j] {
+			terms[j][h] = math.Exp(terms[j][h] - top)
+			sum += terms[j][h]
 		}
 	}
-	return total
+	if into != nil {
+		for j := range terms {
+			into[j] += terms[j][0] / sum
+			if whole := terms[j][1] / sum; whole != 0 {
+				for i := j; i < paymentBins; i++ {
+					into[i] += whole * q.payment[i] / lg.payAbove[j]
+				}
+			}
+		}
+	}
+	return top + math.Log(sum)
 }
 
 // payAtLeast is the probability that a payer means to pay at least k
@@ -813,7 +835,14 @@ type expected struct {
 // expect adds one pair's expected counts, of weight w, at the parameters
 // (of logs lg).
 func (q *linkParams) expect(ev *pairEvidence, w float64, lg *paramLogs, c *expected) {
-	post := posteriorOf(q.priors, q.logLikesAt(ev, lg))
+	// A pair's payments are weighed once, their bins' shares kept for
+	// expectPaid.
+	var paid [2]float64
+	var to [2][paymentBins]float64
+	if ev.directed {
+		paid = [2]float64{q.paidTo(&ev.payee[0], lg, &to[0]), q.paidTo(&ev.payee[1], lg, &to[1])}
+	}
+	post := posteriorOf(q.priors, q.logLikesPaid(ev, lg, paid))
 	for h := range c.hyp {
 		c.hyp[h] += w * post[h]
 	}
@@ -839,7 +868,7 @@ func (q *linkParams) expect(ev *pairEvidence, w float64, lg *paramLogs, c *expec
 		return
 	}
 	if ev.directed && ev.shared > 0 {
-		q.expectPaid(ev, w*post[sharedAddress], lg, c)
+		expectPaid(ev, w*post[sharedAddress], paid, &to, c)
 		return
 	}
 	total := math.Inf(-1)
@@ -856,19 +885,19 @@ func (q *linkParams) expect(ev *pairEvidence, w float64, lg *paramLogs, c *expec
 }
 
 // expectPaid adds the expected counts of payment sizes of a pair,
-// weight w under a payment, either member the payee.
-func (q *linkParams) expectPaid(ev *pairEvidence, w float64, lg *paramLogs, c *expected) {
+// weight w under a payment, either member the payee: paid are the log
+// likelihoods of each member as the payee and to their bins' shares
+// (paidTo).
+func expectPaid(ev *pairEvidence, w float64, paid [2]float64, to *[2][paymentBins]float64, c *expected) {
 	a, b := ev.members[0], ev.members[1]
-	var toA, toB [paymentBins]float64
-	la := b.some + q.paidTo(&ev.payee[0], lg, &toA)
-	lb := a.some + q.paidTo(&ev.payee[1], lg, &toB)
+	la, lb := b.some+paid[0], a.some+paid[1]
 	top := logAddExp(la, lb)
 	if math.IsInf(top, -1) {
 		return
 	}
 	wa, wb := w*math.Exp(la-top), w*math.Exp(lb-top)
 	for j := range c.pay {
-		c.pay[j] += wa*toA[j] + wb*toB[j]
+		c.pay[j] += wa*to[0][j] + wb*to[1][j]
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"math"
 	"os"
 	"slices"
@@ -25,6 +26,8 @@ const calibrationSeed = 4001
 
 // regimeRun is one regime's simulation attacked and scored.
 type regimeRun struct {
+	sc               *simulate.Scenario
+	links            *attack.LinkReport
 	analyze, fetches *simulate.Score
 	analyzeWarnings  []string
 	fetchWarnings    []string
@@ -98,9 +101,9 @@ func analyzeLinks(t *testing.T, sc *simulate.Scenario) (*attack.CaptureReport, [
 func runRegime(t *testing.T, r simulate.Regime, seed uint64) regimeRun {
 	t.Helper()
 	sc := regimeScenario(t, r, seed)
-	var run regimeRun
+	run := regimeRun{sc: sc}
 	rep, doc := analyzeLinks(t, sc)
-	run.analyzeWarnings = rep.Warnings
+	run.analyzeWarnings, run.links = rep.Warnings, rep.Links
 	var err error
 	if run.analyze, err = simulate.Evaluate(sc.Labels, doc, simulate.EvalOptions{}); err != nil {
 		t.Fatal(err)
@@ -330,10 +333,15 @@ func linkHolding(s *simulate.Score) string {
 // the report warns of what linking cannot tell (linkWarned) or the
 // shortfall is stated (linkIntervalShortfalls); the block-download attack's groups
 // given P >= 0.95 over all regimes are not measurably below 95% right;
-// and the clustered chain is warned of. The issue's stricter targets
-// (Wilson lower bound >= 0.93, every bin right as often as it says,
-// coverage within 3 points) are logged as NOT MET where they are not:
-// on captures of this size most kinds have too few claims for 0.93.
+// and the clustered chain is warned of. Links are held to the issue's
+// stricter targets too, pooled over further captures of linking alone
+// until enough pairs are given P >= 0.95 (checkPooledLinks): a Wilson
+// lower bound of at least 0.93 for those, and no bin over-confident,
+// unless the shortfall is stated (linkPooledShortfalls). The other
+// kinds' stricter targets (Wilson lower bound >= 0.93, every bin right as
+// often as it says, coverage within 3 points) are logged as NOT MET where
+// they are not: on captures of this size most kinds have too few claims
+// for 0.93.
 func TestCalibrationRegimes(t *testing.T) {
 	regimes := simulate.Regimes()
 	results := make([]regimeResult, len(regimes))
@@ -347,6 +355,7 @@ func TestCalibrationRegimes(t *testing.T) {
 				t.Parallel()
 				run := runRegime(t, r, calibrationSeed+uint64(i))
 				results[i] = checkRegime(t, r, &run)
+				results[i].short = append(results[i].short, checkPooledLinks(t, r, uint64(i), &run)...)
 			})
 		}
 	})
@@ -364,6 +373,11 @@ func TestCalibrationRegimes(t *testing.T) {
 	for key := range unwarnedShortfalls {
 		if !short[key] {
 			t.Errorf("%s: no longer below 95%% right given P >= 0.95: take it out of unwarnedShortfalls and privacy/README.md's targets not met", key)
+		}
+	}
+	for key := range linkPooledShortfalls {
+		if !short[key] {
+			t.Errorf("%s: now met over the pooled captures: take it out of linkPooledShortfalls and privacy/README.md's targets not met", key)
 		}
 	}
 	for r := range linkIntervalShortfalls {
@@ -492,7 +506,7 @@ func (l *linkTally) add(p float64, linked, right bool) {
 			l.confidentRight++
 		}
 	}
-	edges := []float64{0.5, 0.8, 0.95, 0.99}
+	edges := linkBinEdges[1 : len(linkBinEdges)-1]
 	i := 0
 	for i < len(edges) && p >= edges[i] {
 		i++
@@ -531,18 +545,12 @@ func (l *linkTally) String() string {
 		lo, hi := simulate.Wilson(l.confidentRight, l.confident)
 		fmt.Fprintf(&b, " P>=0.95: %d/%d=%.3f [%.3f, %.3f]", l.confidentRight, l.confident, float64(l.confidentRight)/float64(l.confident), lo, hi)
 	}
-	for _, bin := range l.bins {
-		if bin.n == 0 {
-			b.WriteString(" | -")
-			continue
-		}
-		lo, hi := simulate.Wilson(bin.right, bin.n)
-		m, f := bin.sumP/float64(bin.n), float64(bin.right)/float64(bin.n)
+	for _, bin := range l.binScores() {
 		mark := " "
-		if (m < lo || m > hi) && math.Abs(m-f) > simulate.TargetBinSlack {
+		if bin.over || bin.under {
 			mark = "!"
 		}
-		fmt.Fprintf(&b, " | %.3f/%.3f [%.2f,%.2f] n=%d%s", m, f, lo, hi, bin.n, mark)
+		fmt.Fprintf(&b, " | %s %.3f/%.3f [%.2f,%.2f] n=%d%s", bin.name, bin.said, bin.right, bin.lo, bin.hi, bin.n, mark)
 	}
 	if l.holdN > 0 {
 		fmt.Fprintf(&b, " | holding %d/%d=%.3f", l.hold, l.holdN, float64(l.hold)/float64(l.holdN))
@@ -606,13 +614,7 @@ func TestLinkCalibrationSweep(t *testing.T) {
 				tally.hold += iv.HoldingCount
 				tally.holdN += iv.IntervalCount
 			}
-			wallets := map[string][]string{}
-			for _, ls := range sc.Labels.Sessions {
-				wallets[ls.ID] = append([]string{ls.Wallet}, ls.Wallets...)
-			}
-			for _, p := range rep.Links.Pairs {
-				wb := wallets[p.B]
-				right := slices.ContainsFunc(wallets[p.A], func(w string) bool { return w != "" && slices.Contains(wb, w) })
+			for p, right := range labelledPairs(sc, rep.Links) {
 				tally.add(p.Probability, p.Linked, right)
 				fmt.Fprintf(&dump, "%s\t%d\t%.6f\t%.6f\t%.6f\t%.6f\t%d\t%.4f\t%.4f\t%t\t%t\n", r, seed, p.Probability, p.ProbabilityLow, p.ProbabilityHigh,
 					p.ProbabilityShared, p.Shared, p.ExpectedByChance, p.ExpectedIfSameWallet, right, p.Third != "")
@@ -625,6 +627,165 @@ func TestLinkCalibrationSweep(t *testing.T) {
 	if path := os.Getenv("SPVFILTER_LINK_DUMP"); path != "" {
 		if err := os.WriteFile(path, []byte(dump.String()), 0o644); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// labelledPairs yields every pair of a link report with whether its
+// sessions share a wallet, by the labels.
+func labelledPairs(sc *simulate.Scenario, links *attack.LinkReport) iter.Seq2[attack.LinkPair, bool] {
+	wallets := map[string][]string{}
+	for _, ls := range sc.Labels.Sessions {
+		wallets[ls.ID] = append([]string{ls.Wallet}, ls.Wallets...)
+	}
+	return func(yield func(attack.LinkPair, bool) bool) {
+		for _, p := range links.Pairs {
+			wb := wallets[p.B]
+			right := slices.ContainsFunc(wallets[p.A], func(w string) bool { return w != "" && slices.Contains(wb, w) })
+			if !yield(p, right) {
+				return
+			}
+		}
+	}
+}
+
+// minLinkConfident is the number of links given P >= 0.95 a regime's
+// pooled score rests on: fewer, even all right, leave the lower end of
+// their Wilson interval below simulate.TargetWilsonLow (0.93 wants 52
+// right of 52). maxLinkCaptures bounds the captures pooled to reach it.
+const (
+	minLinkConfident = 52
+	maxLinkCaptures  = 4
+)
+
+// linkPooledShortfalls are the targets of the pooled links (see
+// checkPooledLinks) not met on the calibration seeds, each a regime and
+// what falls short ("links: P >= 0.95" for the lower end of the Wilson
+// interval, "links: [lo, hi)" for a bin whose probabilities say more than
+// its pairs are right), stated in privacy/README.md, "Scores of the
+// attacks", as targets not met. A shortfall elsewhere fails the test, as
+// does one here that no longer falls short. In the standard regime (seed
+// 4001) six pairs given 0.82 to 0.95 are sessions of two wallets one of
+// which paid the other (two such couples of wallets, paid 3 and 2
+// addresses), sharing 2 or 3 matches where chance gives 0.01 to 0.06:
+// one session of each pair matches no more candidates than its filters
+// match by chance (107 against 109, 85 against 84), so its own wallet
+// does not show, and the pair reads as well as one wallet
+// whose early session held those addresses (its likelihood 0.65 to 2.8
+// times a payment's): the fitted priors decide, one wallet's 7.4 times a
+// payment's (in the capture, 75 pairs of one wallet against 18 of two
+// such wallets that share a match: 4.2).
+var linkPooledShortfalls = map[string]bool{
+	"standard links: [0.8, 0.95)": true,
+}
+
+// checkPooledLinks pools the links of a regime's run with those of
+// captures of linking alone from further seeds (calibrationSeed + 100k +
+// i), until minLinkConfident pairs are given P >= 0.95 or
+// maxLinkCaptures captures are pooled, and holds them to the issue's
+// targets: the lower end of the Wilson interval of those given P >= 0.95
+// at least simulate.TargetWilsonLow, and no bin whose mean probability
+// lies above its Wilson interval and more than simulate.TargetBinSlack
+// above the share right (a bin below, under-confident, is logged). It
+// returns the keys of the shortfalls (see linkPooledShortfalls).
+func checkPooledLinks(t *testing.T, r simulate.Regime, i uint64, run *regimeRun) []string {
+	var tally linkTally
+	for p, right := range labelledPairs(run.sc, run.links) {
+		tally.add(p.Probability, p.Linked, right)
+	}
+	captures := 1
+	for k := uint64(1); tally.confident < minLinkConfident && captures < maxLinkCaptures; k++ {
+		sc := linkScenario(t, r, calibrationSeed+100*k+i)
+		rep, _ := analyzeLinks(t, sc)
+		for p, right := range labelledPairs(sc, rep.Links) {
+			tally.add(p.Probability, p.Linked, right)
+		}
+		captures++
+	}
+	t.Logf("%s: links over %d captures: %v", r, captures, &tally)
+	var short []string
+	fail := func(key, format string, args ...any) {
+		short = append(short, key)
+		if !linkPooledShortfalls[key] {
+			t.Errorf(key+": "+format, args...)
+		}
+	}
+	if lo, _ := simulate.Wilson(tally.confidentRight, tally.confident); tally.confident == 0 || lo < simulate.TargetWilsonLow {
+		fail(string(r)+" links: P >= 0.95", "%d of %d right over %d captures, Wilson lower bound %.3f (want >= %g)",
+			tally.confidentRight, tally.confident, captures, lo, simulate.TargetWilsonLow)
+	}
+	for _, b := range tally.binScores() {
+		switch {
+		case b.over:
+			fail(fmt.Sprintf("%s links: %s", r, b.name), "said %.3f, right %.3f [%.3f, %.3f] of %d: over-confident", b.said, b.right, b.lo, b.hi, b.n)
+		case b.under:
+			t.Logf("%s links: %s: said %.3f, right %.3f [%.3f, %.3f] of %d: under-confident (a target not met)", r, b.name, b.said, b.right, b.lo, b.hi, b.n)
+		}
+	}
+	return short
+}
+
+// binScore is a bin of a linkTally: its name, the mean probability said
+// and the share right with its Wilson interval, and whether the said lies
+// above (over) or below (under) that interval and more than
+// simulate.TargetBinSlack from the share right.
+type binScore struct {
+	name                string
+	said, right, lo, hi float64
+	n                   int
+	over, under         bool
+}
+
+// linkBinEdges are the edges of a linkTally's bins.
+var linkBinEdges = []float64{0, 0.5, 0.8, 0.95, 0.99, 1}
+
+// binScores scores the tally's bins that hold a pair.
+func (l *linkTally) binScores() []binScore {
+	var out []binScore
+	for i, bin := range l.bins {
+		if bin.n == 0 {
+			continue
+		}
+		end := ")"
+		if i == len(l.bins)-1 {
+			end = "]"
+		}
+		b := binScore{name: fmt.Sprintf("[%g, %g%s", linkBinEdges[i], linkBinEdges[i+1], end), n: bin.n,
+			said: bin.sumP / float64(bin.n), right: float64(bin.right) / float64(bin.n)}
+		b.lo, b.hi = simulate.Wilson(bin.right, bin.n)
+		far := math.Abs(b.said-b.right) > simulate.TargetBinSlack
+		b.over, b.under = far && b.said > b.hi, far && b.said < b.lo
+		out = append(out, b)
+	}
+	return out
+}
+
+// TestLinkTallyBins checks the bins checkPooledLinks holds linking to:
+// six pairs said 0.89 and none right are over-confident, 56 said 0.87
+// and all right under-confident, ten said 0.9 and nine right neither,
+// and pairs at 0.95 or more count among the confident.
+func TestLinkTallyBins(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		p           float64
+		n, right    int
+		over, under bool
+	}{
+		{"over", 0.89, 6, 0, true, false},
+		{"under", 0.87, 56, 56, false, true},
+		{"on its diagonal", 0.9, 10, 9, false, false},
+		{"sure", 0.995, 60, 60, false, false},
+	} {
+		var l linkTally
+		for k := range tc.n {
+			l.add(tc.p, true, k < tc.right)
+		}
+		bins := l.binScores()
+		if len(bins) != 1 || bins[0].over != tc.over || bins[0].under != tc.under || bins[0].n != tc.n {
+			t.Errorf("%s: bins %+v, want one of %d pairs, over %t, under %t", tc.name, bins, tc.n, tc.over, tc.under)
+		}
+		if wantConfident := tc.p >= simulate.ConfidentP; (l.confident == tc.n) != wantConfident {
+			t.Errorf("%s: %d of %d pairs counted given P >= 0.95", tc.name, l.confident, tc.n)
 		}
 	}
 }
