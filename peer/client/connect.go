@@ -110,7 +110,7 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 	}
 	p, notes, err := pool.New(pool.Config{Params: cfg.Params, Peers: cfg.Peers, ConnectOnly: cfg.ConnectOnly, Target: cfg.TargetPeers,
 		Services: cfg.Services, Timeout: cfg.Timeout, Dial: dial, Resolver: cfg.Resolver, Dir: dir, Log: cfg.Log,
-		OnHeaders: cfg.OnHeaders, OnAnnounce: c.announced, OnConnect: c.connected})
+		OnHeaders: cfg.OnHeaders, OnAnnounce: c.announced, OnConnect: c.connected, OnLive: c.live})
 	if err != nil {
 		c.Close()
 		return nil, fmt.Errorf("client: %w", err)

@@ -466,27 +466,13 @@ func (w *lateWord) current(c *Client) bool {
 func (c *Client) connected(m *pool.Member) {
 	c.views.reset(m)
 	c.svc.wakeUp()
-	go c.wakeOnceLive(m)
 }
 
-// wakeOnceLive wakes the service's header sync again once m is live. The
-// pool tells of a connection before it puts it in use: the sync woken
-// then may run before, and leave m out (see peerViews.toSync), whose tip
-// would stay unknown until the next SyncInterval, and a new block held
-// by one other peer would wait for it (see Rescan.Run). It gives up
-// after liveWait (m banned, gone, or its connection ended at once).
-func (c *Client) wakeOnceLive(m *pool.Member) {
-	for end := time.Now().Add(liveWait); time.Now().Before(end); time.Sleep(livePoll) {
-		if st := c.pool.Status(m); st.Live || st.Banned {
-			c.svc.wakeUp()
-			return
-		}
-	}
+// live wakes the service's header sync again once m is live (the pool's
+// OnLive). The sync woken when m connected (see connected) may run before
+// m is in use and leave it out (see peerViews.toSync); its tip would then
+// stay unknown until the next SyncInterval, and a new block held by one
+// other peer would wait for it (see Rescan.Run).
+func (c *Client) live(*pool.Member) {
+	c.svc.wakeUp()
 }
-
-// liveWait is how long wakeOnceLive waits for a member connected to be
-// live, looking every livePoll.
-const (
-	liveWait = 5 * time.Second
-	livePoll = 10 * time.Millisecond
-)

@@ -83,6 +83,8 @@ func (p *Pool) dial(ctx context.Context, m *Member) {
 	if err == nil && p.cfg.OnConnect != nil {
 		p.cfg.OnConnect(m)
 	}
+	live := false
+	defer p.tellLive(m, &live)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	m.dialing = false
@@ -102,6 +104,7 @@ func (p *Pool) dial(ctx context.Context, m *Member) {
 	}
 	m.retire()
 	m.p, m.err, m.reason, m.lapsed, m.failures, m.connectedAt = c, nil, "", false, 0, time.Now()
+	live = true
 	if p.book != nil {
 		p.book.Connected(m.addr, c.Services())
 		p.book.Good(m.addr)
@@ -256,6 +259,8 @@ func (p *Pool) redial(ctx context.Context, m *Member) {
 		// chain is stale.
 		p.cfg.OnConnect(m)
 	}
+	live := false
+	defer p.tellLive(m, &live)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	m.dialing = false
@@ -277,7 +282,17 @@ func (p *Pool) redial(ctx context.Context, m *Member) {
 	// The failures in a row are cleared only once the connection lasts
 	// (see stableConnection).
 	m.p, m.err, m.reason, m.lapsed, m.connectedAt = c, nil, "", false, time.Now()
+	live = true
 	p.logf("service: %s is back", m.addr)
+}
+
+// tellLive tells Config.OnLive that m is live, if *live: deferred by a
+// dial before it takes the pool's lock, so that it runs once the lock is
+// released.
+func (p *Pool) tellLive(m *Member, live *bool) {
+	if *live && p.cfg.OnLive != nil {
+		p.cfg.OnLive(m)
+	}
 }
 
 // ended takes in, with mu held, that Run found m's connection ended

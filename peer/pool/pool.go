@@ -58,6 +58,10 @@ type Config struct {
 	// connection is used: what was known of the node's chain is stale.
 	// It is called without the pool's lock and must not call the pool.
 	OnConnect func(*Member)
+	// OnLive, if set, is told that a member connected (after OnConnect)
+	// is live: in use, counted by Serving and Status. It is called
+	// without the pool's lock.
+	OnLive func(*Member)
 }
 
 // DefaultTarget is how many members a pool keeps by default.
