@@ -177,7 +177,7 @@ func Read(params *chaincfg.Params, dir string) ([]Known, []string, error) {
 	case errors.Is(err, errDamaged):
 		return nil, append(notes, fmt.Sprintf("address book %s is damaged (%s): listed as empty, left as it is", path, damage(err))), nil
 	case err != nil:
-		return nil, nil, fmt.Errorf("addrbook: %w", err)
+		return nil, nil, err
 	}
 	slices.SortFunc(ks, func(x, y Known) int { return strings.Compare(x.Addr, y.Addr) })
 	return ks, notes, nil
