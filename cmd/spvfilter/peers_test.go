@@ -2,8 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -166,9 +164,9 @@ func TestPeersListingFaults(t *testing.T) {
 				t.Fatal(err)
 			}
 			tc.setup(t, net)
-			before := fileTree(t, dir)
+			before := peertest.Tree(t, dir)
 			stdout, stderr, status := runCLI(t, "", "peers", "--json", "--network", tc.network, "--datadir", dir)
-			if after := fileTree(t, dir); !slices.Equal(before, after) {
+			if after := peertest.Tree(t, dir); !slices.Equal(before, after) {
 				t.Errorf("peers wrote in --datadir:\nbefore %q\nafter  %q", before, after)
 			}
 			if status != tc.status {
@@ -188,25 +186,4 @@ func TestPeersListingFaults(t *testing.T) {
 			}
 		})
 	}
-}
-
-// fileTree lists the entries under dir with their sizes and times.
-func fileTree(t *testing.T, dir string) []string {
-	t.Helper()
-	var out []string
-	err := filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		fi, err := os.Lstat(path)
-		if err != nil {
-			return err
-		}
-		out = append(out, fmt.Sprintf("%s %d %v", path, fi.Size(), fi.ModTime().UnixNano()))
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }

@@ -3,7 +3,6 @@ package addrbook
 import (
 	"bytes"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 
 // TestReadFaults: Read writes nothing, and says every fault of the files
@@ -83,9 +83,9 @@ func TestReadFaults(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			tc.setup(t, dir)
-			before := files(t, dir)
+			before := peertest.Tree(t, dir)
 			ks, notes, err := Read(tc.params, dir)
-			if after := files(t, dir); !slices.Equal(before, after) {
+			if after := peertest.Tree(t, dir); !slices.Equal(before, after) {
 				t.Errorf("Read wrote: before %q, after %q", before, after)
 			}
 			if tc.err != "" {
@@ -111,25 +111,4 @@ func TestReadFaults(t *testing.T) {
 			}
 		})
 	}
-}
-
-// files lists the entries under dir with their sizes and times.
-func files(t *testing.T, dir string) []string {
-	t.Helper()
-	var out []string
-	err := filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		fi, err := os.Lstat(path)
-		if err != nil {
-			return err
-		}
-		out = append(out, fmt.Sprintf("%s %d %v", path, fi.Size(), fi.ModTime().UnixNano()))
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 	"unicode"
+
+	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 
 // testClock is a clock the test moves.
@@ -362,33 +364,15 @@ func TestBansDamaged(t *testing.T) {
 // file is left as it is if damaged, and writes nothing.
 func checkRead(t *testing.T, dir string, clock *testClock, n int, damaged bool) {
 	t.Helper()
-	before := dirState(t, dir)
+	before := peertest.Tree(t, dir)
 	bans, notes := readList(dir, clock.now)
-	if after := dirState(t, dir); !slices.Equal(before, after) {
+	if after := peertest.Tree(t, dir); !slices.Equal(before, after) {
 		t.Fatalf("Read wrote: before %q, after %q", before, after)
 	}
 	if len(bans) != n || len(notes) > 1 || (len(notes) == 1) != damaged ||
 		damaged && (!strings.HasPrefix(notes[0], bansFile+": ") || !strings.Contains(notes[0], "the file is left as it is")) {
 		t.Fatalf("Read: %d bans, notes %q; want %d, a note: %v", len(bans), notes, n, damaged)
 	}
-}
-
-// dirState lists the entries of dir with their sizes and times.
-func dirState(t *testing.T, dir string) []string {
-	t.Helper()
-	es, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := make([]string, 0, len(es))
-	for _, e := range es {
-		fi, err := e.Info()
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, fmt.Sprintf("%s %d %v", e.Name(), fi.Size(), fi.ModTime().UnixNano()))
-	}
-	return out
 }
 
 // TestDroppedCounted: the note of the bans a file's checks dropped

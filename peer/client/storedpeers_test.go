@@ -2,8 +2,6 @@ package client
 
 import (
 	"errors"
-	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +12,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/spvfilter/spvfilter/peer/addrbook"
 	"github.com/spvfilter/spvfilter/peer/banlist"
+	"github.com/spvfilter/spvfilter/peer/peertest"
 	"github.com/spvfilter/spvfilter/peer/store"
 )
 
@@ -72,9 +71,9 @@ func TestReadStoredPeersWritesNothing(t *testing.T) {
 				t.Fatal(err)
 			}
 			tc.setup(t, dir)
-			before := dirTree(t, dir)
+			before := peertest.Tree(t, dir)
 			got, err := ReadStoredPeers(dir, params)
-			if after := dirTree(t, dir); !slices.Equal(before, after) {
+			if after := peertest.Tree(t, dir); !slices.Equal(before, after) {
 				t.Errorf("ReadStoredPeers wrote:\nbefore %q\nafter  %q", before, after)
 			}
 			if tc.err != nil {
@@ -97,25 +96,4 @@ func TestReadStoredPeersWritesNothing(t *testing.T) {
 			}
 		})
 	}
-}
-
-// dirTree lists the entries under dir with their sizes and times.
-func dirTree(t *testing.T, dir string) []string {
-	t.Helper()
-	var out []string
-	err := filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		fi, err := e.Info()
-		if err != nil {
-			return err
-		}
-		out = append(out, fmt.Sprintf("%s %d %v", path, fi.Size(), fi.ModTime().UnixNano()))
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }

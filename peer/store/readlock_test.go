@@ -2,12 +2,12 @@ package store
 
 import (
 	"errors"
-	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 
 // TestReadLock: ReadLock creates and writes nothing, whatever the
@@ -39,9 +39,9 @@ func TestReadLock(t *testing.T) {
 				held = openTest(t, d, Options{})
 				defer held.Close()
 			}
-			before := tree(t, d)
+			before := peertest.Tree(t, d)
 			unlock, err := ReadLock(d, regtest)
-			if after := tree(t, d); !slices.Equal(before, after) {
+			if after := peertest.Tree(t, d); !slices.Equal(before, after) {
 				t.Errorf("ReadLock wrote: before %q, after %q", before, after)
 			}
 			if tc.want != nil {
@@ -72,25 +72,4 @@ func mkdir(t *testing.T, dir string) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// tree lists the files under dir with their sizes and times.
-func tree(t *testing.T, dir string) []string {
-	t.Helper()
-	var out []string
-	err := filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		fi, err := e.Info()
-		if err != nil {
-			return err
-		}
-		out = append(out, fmt.Sprintf("%s %d %v", path, fi.Size(), fi.ModTime().UnixNano()))
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
