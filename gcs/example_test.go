@@ -89,6 +89,6 @@ func ExampleMatcher_MatchBytes() {
 	fmt.Println(ok, err)
 	// Output:
 	// true <nil>
-	// gcs: trailing data after filter: 1 bytes after the last value
+	// gcs: trailing data after filter: 1 byte after the last value
 	// true <nil>
 }

@@ -220,7 +220,7 @@ func validate(n uint32, p uint, modulus uint64, data []byte) ([]checkpoint, erro
 	}
 	left := r.remaining()
 	if left >= 8 {
-		return nil, fmt.Errorf("%w: %d bytes after the last value", ErrTrailingData, left/8)
+		return nil, fmt.Errorf("%w: %s after the last value", ErrTrailingData, byteCount(left/8))
 	}
 	if left > 0 && r.buf>>(64-left) != 0 {
 		return nil, fmt.Errorf("%w: non-zero padding bits", ErrTrailingData)
@@ -281,4 +281,12 @@ func (f *Filter) Values(dst []uint64) []uint64 {
 		done += k
 	}
 	return dst
+}
+
+// byteCount says n bytes, in the singular when n is one.
+func byteCount(n uint64) string {
+	if n == 1 {
+		return "1 byte"
+	}
+	return fmt.Sprintf("%d bytes", n)
 }

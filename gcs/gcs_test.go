@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/aead/siphash"
@@ -671,6 +672,27 @@ func TestBasicOutput(t *testing.T) {
 	} {
 		if got := BasicOutput(tt.script); got != tt.want {
 			t.Errorf("BasicOutput(%x) = %v, want %v", tt.script, got, tt.want)
+		}
+	}
+}
+
+// TestTrailingBytesCounted: the bytes after a filter's last value are
+// counted in the singular when there is one.
+func TestTrailingBytesCounted(t *testing.T) {
+	good, err := Build([16]byte{7}, BasicP, BasicM, [][]byte{{1}, {2}, {3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		extra int
+		want  string
+	}{
+		{1, ": 1 byte after the last value"},
+		{2, ": 2 bytes after the last value"},
+	} {
+		_, err := FromNBytes(BasicP, BasicM, append(good.NBytes(), make([]byte, tc.extra)...))
+		if !errors.Is(err, ErrTrailingData) || !strings.HasSuffix(err.Error(), tc.want) {
+			t.Errorf("%d extra: %v, want ErrTrailingData ending %q", tc.extra, err, tc.want)
 		}
 	}
 }

@@ -42,7 +42,7 @@ func validateRef(n uint32, p uint, modulus uint64, data []byte) ([]checkpoint, e
 	}
 	left := r.remaining()
 	if left >= 8 {
-		return nil, fmt.Errorf("%w: %d bytes after the last value", ErrTrailingData, left/8)
+		return nil, fmt.Errorf("%w: %s after the last value", ErrTrailingData, byteCount(left/8))
 	}
 	if left > 0 && r.buf>>(64-left) != 0 {
 		return nil, fmt.Errorf("%w: non-zero padding bits", ErrTrailingData)

@@ -361,7 +361,7 @@ func (f *wireFrame) decode(pver uint32) (wire.Message, error) {
 	default:
 		r := f.reader()
 		if err = m.BtcDecode(r, pver, wire.WitnessEncoding); err == nil && checkedLater[f.cmd] && r.Len() > 0 {
-			err = fmt.Errorf("%d bytes after the message", r.Len())
+			err = fmt.Errorf("%s after the message", byteCount(r.Len()))
 		}
 	}
 	if err != nil {
@@ -397,7 +397,7 @@ func decodeCFilter(m *wire.MsgCFilter, payload []byte, owned bool, pver uint32) 
 		if uint64(r.Len()) < n {
 			return io.ErrUnexpectedEOF
 		}
-		return fmt.Errorf("%d bytes after the filter", uint64(r.Len())-n)
+		return fmt.Errorf("%s after the filter", byteCount(r.Len()-int(n)))
 	}
 	data := payload[len(payload)-int(n):]
 	if !owned {
@@ -493,4 +493,12 @@ func emptyMessage(cmd string) wire.Message {
 		return &wire.MsgCFCheckpt{}
 	}
 	return nil
+}
+
+// byteCount says n bytes, in the singular when n is one.
+func byteCount(n int) string {
+	if n == 1 {
+		return "1 byte"
+	}
+	return fmt.Sprintf("%d bytes", n)
 }

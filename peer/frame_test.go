@@ -30,19 +30,28 @@ func TestUndecodablePayloads(t *testing.T) {
 	cfheaders[65], cfheaders[66], cfheaders[67] = 0xfd, 0xd1, 0x07 // 2,001 filter hashes
 	otherNet := frame(t, wire.NewMsgPing(1))
 	otherNet[0] ^= 1
+	var blk bytes.Buffer
+	if err := chaincfg.RegressionNetParams.GenesisBlock.Serialize(&blk); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name   string
 		stream []byte
 		want   error // also matched with errors.Is, unless nil
 		as     bool  // the cause is a *wire.MessageError
 		says   string
+		also   string // said too, if not ""
 	}{
-		{"cfcheckpt of 100,001 headers", rawFrame(wire.CmdCFCheckpt, insane), wire.ErrInsaneCFHeaderCount, false, `"cfcheckpt"`},
-		{"cfheaders of 2,001 hashes", rawFrame(wire.CmdCFHeaders, cfheaders), nil, true, `"cfheaders"`},
-		{"a ping of 4 bytes", rawFrame(wire.CmdPing, make([]byte, 4)), io.ErrUnexpectedEOF, false, `"ping"`},
-		{"an inv of 50,001 entries", rawFrame(wire.CmdInv, []byte{0xfd, 0x51, 0xc3}), nil, true, `"inv"`},
-		{"a cfilter cut inside its data", rawFrame(wire.CmdCFilter, append(make([]byte, 33), 5, 1, 2)), io.ErrUnexpectedEOF, false, `"cfilter"`},
-		{"another network", otherNet, nil, false, "network"},
+		{"cfcheckpt of 100,001 headers", rawFrame(wire.CmdCFCheckpt, insane), wire.ErrInsaneCFHeaderCount, false, `"cfcheckpt"`, ""},
+		{"cfheaders of 2,001 hashes", rawFrame(wire.CmdCFHeaders, cfheaders), nil, true, `"cfheaders"`, ""},
+		{"a ping of 4 bytes", rawFrame(wire.CmdPing, make([]byte, 4)), io.ErrUnexpectedEOF, false, `"ping"`, ""},
+		{"an inv of 50,001 entries", rawFrame(wire.CmdInv, []byte{0xfd, 0x51, 0xc3}), nil, true, `"inv"`, ""},
+		{"a cfilter cut inside its data", rawFrame(wire.CmdCFilter, append(make([]byte, 33), 5, 1, 2)), io.ErrUnexpectedEOF, false, `"cfilter"`, ""},
+		{"another network", otherNet, nil, false, "network", ""},
+		{"a block and 1 byte", rawFrame(wire.CmdBlock, append(bytes.Clone(blk.Bytes()), 0)), nil, false, `"block"`, "1 byte after the message"},
+		{"a block and 2 bytes", rawFrame(wire.CmdBlock, append(bytes.Clone(blk.Bytes()), 0, 0)), nil, false, `"block"`, "2 bytes after the message"},
+		{"a cfilter and 1 byte", rawFrame(wire.CmdCFilter, append(make([]byte, 33), 1, 7, 0)), nil, false, `"cfilter"`, "1 byte after the filter"},
+		{"a cfilter and 2 bytes", rawFrame(wire.CmdCFilter, append(make([]byte, 33), 1, 7, 0, 0)), nil, false, `"cfilter"`, "2 bytes after the filter"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -56,8 +65,8 @@ func TestUndecodablePayloads(t *testing.T) {
 			if tt.as && !errors.As(err, &me) {
 				t.Fatalf("error %q holds no *wire.MessageError", err)
 			}
-			if !strings.Contains(err.Error(), tt.says) {
-				t.Fatalf("error %q does not say %s", err, tt.says)
+			if !strings.Contains(err.Error(), tt.says) || !strings.Contains(err.Error(), tt.also) {
+				t.Fatalf("error %q does not say %s %s", err, tt.says, tt.also)
 			}
 		})
 	}

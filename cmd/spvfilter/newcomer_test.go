@@ -129,7 +129,8 @@ func TestDiskNoteWords(t *testing.T) {
 }
 
 // TestNewcomerDamagedBans: peers --datadir names the directory and says
-// what is wrong with a damaged ban list in the tool's words.
+// what is wrong with a damaged ban list in the tool's words, leaving the
+// file as it is.
 func TestNewcomerDamagedBans(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, "regtest"), 0o700); err != nil {
@@ -139,8 +140,11 @@ func TestNewcomerDamagedBans(t *testing.T) {
 		t.Fatal(err)
 	}
 	runRows(t, []contractRow{{name: "a ban list of another shape", args: []string{"peers", "--network", "regtest", "--datadir", dir},
-		status: exitOK, stderr: []string{"spvfilter: warning: --datadir " + dir + ": bans.json: it holds a list where an object is wanted: set aside as bans.json.damaged-"},
+		status: exitOK, stderr: []string{"spvfilter: warning: --datadir " + dir + ": bans.json: it holds a list where an object is wanted: no bans listed; the file is left as it is"},
 		notInErr: []string{" json:", "Go value", "banlist."}}})
+	if b, err := os.ReadFile(filepath.Join(dir, "regtest", "bans.json")); err != nil || string(b) != "[]" {
+		t.Errorf("bans.json after the listing: %q, %v", b, err)
+	}
 }
 
 // TestNewcomerWrongStore: a data directory whose store says it is of

@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"os/signal"
-	"regexp"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -45,7 +46,9 @@ services and tip), the addresses the book knows, and the bans in force
 kept in --datadir; a ban says whether it rests on such a proof).
 
 With --datadir and no --peer or --connect it connects to nobody: it lists
-the address book and the bans kept in the directory as they are.
+the address book and the bans kept in the directory as they are, and
+writes nothing there (a damaged file is named in a warning and left for
+the next scan or follow to set aside).
 
 --unban lifts a node's ban in the data directory first (repeatable) and
 lists the node as unbanned; one the directory holds no ban of is named in
@@ -53,7 +56,7 @@ a warning. A node you give with --peer or --connect is used anyway when
 its ban rests on no proof, and named in a warning when it does.
 
 Exit status: 0 done, 2 bad input, 1 failure (no peer reached, the data
-directory in use by another process).`,
+directory in use by another process, a file of it that cannot be read).`,
 		Example: `  spvfilter peers --network testnet4 --json
   spvfilter peers --network regtest --connect 127.0.0.1:18444 --datadir ./state
   spvfilter peers --network regtest --datadir ./state --unban 127.0.0.1:18445`,
@@ -142,11 +145,15 @@ func runPeers(a *app, f *peersFlags, fl *pflag.FlagSet) error {
 		if err := out.unbanAll(datadir, params, f); err != nil {
 			return err
 		}
-		stored, err := client.ReadStoredPeers(datadir, params)
+		stored, err := readStored(datadir, params, f)
 		if err != nil {
-			return nodeFailureFrom(err, params, datadir, f.nodes())
+			return err
 		}
 		out.Warnings = append(out.Warnings, datadirNamed(datadir, stored.Notes)...)
+		if others := networksHeld(datadir, params); len(others) > 0 {
+			out.Warnings = append(out.Warnings, fmt.Sprintf("--datadir %s holds the state of %s: give --network %s to list it",
+				datadir, strings.Join(others, ", "), others[0]))
+		}
 		out.addKnown(stored.Known)
 		out.addBans(stored.Bans)
 		return a.printPeers(&out)
@@ -200,9 +207,9 @@ func (out *peersOutput) unbanAll(datadir string, params *chaincfg.Params, f *pee
 	if len(f.unban) == 0 {
 		return nil
 	}
-	stored, err := client.ReadStoredPeers(datadir, params)
+	stored, err := readStored(datadir, params, f)
 	if err != nil {
-		return nodeFailureFrom(err, params, datadir, f.nodes())
+		return err
 	}
 	bans := len(stored.Bans)
 	for _, addr := range f.unban {
@@ -210,9 +217,9 @@ func (out *peersOutput) unbanAll(datadir string, params *chaincfg.Params, f *pee
 			out.Warnings = append(out.Warnings, fmt.Sprintf("--unban %s: no ban of it in --datadir %s to lift", addr, datadir))
 			continue
 		}
-		after, err := client.ReadStoredPeers(datadir, params, addr)
+		after, err := readStored(datadir, params, f, addr)
 		if err != nil {
-			return nodeFailureFrom(err, params, datadir, f.nodes())
+			return err
 		}
 		if len(after.Bans) == bans {
 			out.Warnings = append(out.Warnings, fmt.Sprintf("--unban %s: no ban of it in --datadir %s to lift", addr, datadir))
@@ -223,26 +230,47 @@ func (out *peersOutput) unbanAll(datadir string, params *chaincfg.Params, f *pee
 	return nil
 }
 
-// datadirNamed names, in notes of the data directory dir that begin with
-// its path, the flag that gave it: "--datadir dir holds ...".
+// readStored reads what the data directory keeps about peers, lifting
+// the bans of unban first (client.ReadStoredPeers); a failure names
+// --datadir.
+func readStored(datadir string, params *chaincfg.Params, f *peersFlags, unban ...string) (*client.StoredPeers, error) {
+	stored, err := client.ReadStoredPeers(datadir, params, unban...)
+	if err != nil {
+		return nil, nodeFailureFrom(fmt.Errorf("--datadir %s: %w", datadir, err), params, datadir, f.nodes())
+	}
+	return stored, nil
+}
+
+// networksHeld names the other networks whose state datadir holds when
+// it holds none of params' network.
+func networksHeld(datadir string, params *chaincfg.Params) []string {
+	if _, err := os.Stat(filepath.Join(datadir, params.Name)); !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	var held []string
+	for _, n := range networkList() {
+		if fi, err := os.Stat(filepath.Join(datadir, n)); err == nil && fi.IsDir() {
+			held = append(held, n)
+		}
+	}
+	return held
+}
+
+// datadirNamed names, in notes of the data directory dir, the flag that
+// gave it: "--datadir dir holds ...", "--datadir dir: bans.json: ...".
 func datadirNamed(dir string, notes []string) []string {
 	out := make([]string, len(notes))
 	for i, n := range notes {
 		n = diskNoteWords(n)
-		switch {
-		case strings.HasPrefix(n, dir+" "):
+		if strings.HasPrefix(n, dir+" ") {
 			n = "--datadir " + n
-		case storeFileNote.MatchString(n):
+		} else {
 			n = "--datadir " + dir + ": " + n
 		}
 		out[i] = n
 	}
 	return out
 }
-
-// storeFileNote matches a note that begins with the name of a file of a
-// network's directory, not its path.
-var storeFileNote = regexp.MustCompile(`^[a-z]+\.(?:json|bin|db): `)
 
 // addKnown lists the addresses of the book.
 func (out *peersOutput) addKnown(known []addrbook.Known) {

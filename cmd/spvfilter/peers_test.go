@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -108,5 +109,81 @@ func TestPeersWithoutConnecting(t *testing.T) {
 		if _, stderr, status := runCLI(t, "", args...); status != exitBadInput || strings.Count(stderr, "\n") != 1 {
 			t.Errorf("%q: status %d, stderr %q", args, status, stderr)
 		}
+	}
+}
+
+// TestPeersListingFaults: peers --datadir without a node writes nothing
+// in the data directory, and says every fault of its files naming the
+// file and --datadir: a book of the other kind of network, cut short, of
+// another network, a directory in its place, a file it cannot read,
+// damaged bans; and a directory holding another network's state only.
+func TestPeersListingFaults(t *testing.T) {
+	write := func(name, data string) func(t *testing.T, net string) {
+		return func(t *testing.T, net string) {
+			if err := os.WriteFile(filepath.Join(net, name), []byte(data), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	book := `{"version": 1, "network": "regtest", "addresses": [{"Addr": "127.0.0.1:18444"}]}`
+	tests := []struct {
+		name    string
+		network string
+		setup   func(t *testing.T, net string) // net: the data directory's regtest directory
+		status  int
+		stderr  []string // with the data directory for %s
+		known   int
+	}{
+		{"a garbage peers.json", "regtest", write("peers.json", "garbage"), exitOK,
+			[]string{"warning: --datadir %s: address book: %s/regtest/peers.json is not read: regtest keeps its book in peers-local.json"}, 0},
+		{"a sound book", "regtest", write("peers-local.json", book), exitOK, nil, 1},
+		{"a book cut short", "regtest", write("peers-local.json", book[:40]), exitOK,
+			[]string{"warning: --datadir %s: address book %s/regtest/peers-local.json is damaged (not JSON: the data end too early): listed as empty, left as it is"}, 0},
+		{"another network's book", "regtest", write("peers-local.json", strings.Replace(book, "regtest", "simnet", 1)), exitOK,
+			[]string{`warning: --datadir %s: address book %s/regtest/peers-local.json is damaged (a book of "simnet", not "regtest")`}, 0},
+		{"a directory for the book", "regtest", func(t *testing.T, net string) {
+			if err := os.Mkdir(filepath.Join(net, "peers-local.json"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+		}, exitOK, []string{"warning: --datadir %s: address book %s/regtest/peers-local.json is damaged (a directory, not a file)"}, 0},
+		{"a book that cannot be read", "regtest", func(t *testing.T, net string) {
+			if err := os.Symlink("peers-local.json", filepath.Join(net, "peers-local.json")); err != nil {
+				t.Fatal(err)
+			}
+		}, exitFailure, []string{`"--datadir %s: %s/regtest/peers-local.json: `}, 0},
+		{"damaged bans", "regtest", write("bans.json", "garbage"), exitOK,
+			[]string{"warning: --datadir %s: bans.json: not JSON: 'g' cannot be there: no bans listed; the file is left as it is"}, 0},
+		{"another network's state only", "mainnet", write("peers.json", "garbage"), exitOK,
+			[]string{"warning: --datadir %s holds no state of mainnet yet", "warning: --datadir %s holds the state of regtest: give --network regtest to list it"}, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			net := filepath.Join(dir, "regtest")
+			if err := os.Mkdir(net, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			tc.setup(t, net)
+			before := peertest.Tree(t, dir)
+			stdout, stderr, status := runCLI(t, "", "peers", "--json", "--network", tc.network, "--datadir", dir)
+			if after := peertest.Tree(t, dir); !slices.Equal(before, after) {
+				t.Errorf("peers wrote in --datadir:\nbefore %q\nafter  %q", before, after)
+			}
+			if status != tc.status {
+				t.Fatalf("status %d, want %d; stderr %q", status, tc.status, stderr)
+			}
+			for _, want := range tc.stderr {
+				if want = strings.ReplaceAll(want, "%s", dir); !strings.Contains(stderr, want) {
+					t.Errorf("stderr %q lacks %q", stderr, want)
+				}
+			}
+			if len(tc.stderr) == 0 && stderr != "" {
+				t.Errorf("stderr %q, want nothing", stderr)
+			}
+			var out peersResult
+			if status == exitOK && (json.Unmarshal([]byte(stdout), &out) != nil || len(out.Known) != tc.known || len(out.Warnings) != len(tc.stderr)) {
+				t.Errorf("stdout %q: want %d known, %d warnings", stdout, tc.known, len(tc.stderr))
+			}
+		})
 	}
 }

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -117,11 +119,8 @@ func onionKey(host string) ([]byte, error) {
 // v; a file that is larger, not a regular file, or cannot be decoded is
 // errDamaged.
 func readBookFile(name string, limit int64, v any) error {
-	data, err := diskfile.ReadLimited(name, limit)
-	switch {
-	case errors.Is(err, diskfile.ErrTooLarge), errors.Is(err, diskfile.ErrNotRegular):
-		return fmt.Errorf("%w: %w", errDamaged, err)
-	case err != nil:
+	data, err := readLimited(name, limit)
+	if err != nil {
 		return err
 	}
 	if err := json.Unmarshal(data, v); err != nil {
@@ -144,6 +143,27 @@ func validHostPort(s string) bool {
 	}
 	n, err := strconv.ParseUint(port, 10, 16)
 	return err == nil && n != 0
+}
+
+// readLimited reads the book file name, of at most limit bytes; one
+// that is larger, not a regular file, or a symbolic link to nothing is
+// errDamaged.
+func readLimited(name string, limit int64) ([]byte, error) {
+	data, err := diskfile.ReadLimited(name, limit)
+	switch {
+	case errors.Is(err, diskfile.ErrTooLarge), errors.Is(err, diskfile.ErrNotRegular):
+		return nil, fmt.Errorf("%w: %w", errDamaged, err)
+	case errors.Is(err, fs.ErrNotExist):
+		if fi, lerr := os.Lstat(name); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return nil, fmt.Errorf("%w: a symbolic link to nothing", errDamaged)
+		}
+	}
+	return data, err
+}
+
+// damage says why a book file is errDamaged, without the word.
+func damage(err error) string {
+	return strings.TrimPrefix(err.Error(), errDamaged.Error()+": ")
 }
 
 // errDamaged: a book file that cannot be decoded, or breaks the rules

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -119,7 +120,8 @@ func isLocalNetwork(params *chaincfg.Params) bool {
 // Open opens the address book of the network in dir, the
 // network's own directory of the data directory; dir "" keeps it in
 // memory. now is the clock (time.Now if nil). The notes say what was
-// wrong with the files found and what became of them; an error means the
+// wrong with the files found and what became of them, and name a book
+// file of the other kind of network (see Read); an error means the
 // directory or a file in it could not be read or written.
 func Open(params *chaincfg.Params, dir string, now func() time.Time) (*Book, []string, error) {
 	if now == nil {
@@ -136,17 +138,26 @@ func Open(params *chaincfg.Params, dir string, now func() time.Time) (*Book, []s
 	if err != nil {
 		return nil, nil, err
 	}
+	if dir != "" {
+		notes = append(strayNotes(params, dir), notes...)
+	}
 	return b, notes, nil
 }
 
 // Read reads the address book of params' network kept in dir (the
 // network's directory of a data directory) as it is on disk, without
-// opening it (nothing is written), by address; a file that cannot be
-// decoded is named in a note and listed as empty.
+// opening it (nothing is written), by address. A file that cannot be
+// decoded is named in a note and listed as empty; on public networks
+// the copy a save that did not finish kept (peers.json.prev), which
+// Open restores, is listed in its place, with a note. A book file of the
+// other kind of network (peers.json on regtest or simnet,
+// peers-local.json on public networks), which no client reads, is named
+// in a note. A file that cannot be read is an error.
 func Read(params *chaincfg.Params, dir string) ([]Known, []string, error) {
+	notes := strayNotes(params, dir)
 	var ks []Known
-	path := filepath.Join(dir, PeersFile)
 	var err error
+	path := filepath.Join(dir, PeersFile)
 	if isLocalNetwork(params) {
 		path = filepath.Join(dir, LocalPeersFile)
 		var lf *localFile
@@ -154,21 +165,57 @@ func Read(params *chaincfg.Params, dir string) ([]Known, []string, error) {
 			ks = lf.Addresses
 		}
 	} else {
-		var sp *savedPeers
-		if sp, err = readPeersFile(path); err == nil {
-			ks = sp.known()
+		var note string
+		ks, note, err = readPublic(path)
+		if note != "" {
+			notes = append(notes, note)
 		}
 	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, nil, nil
+		return nil, notes, nil
 	case errors.Is(err, errDamaged):
-		return nil, []string{fmt.Sprintf("address book %s is damaged (%v)", path, err)}, nil
+		return nil, append(notes, fmt.Sprintf("address book %s is damaged (%s): listed as empty, left as it is", path, damage(err))), nil
 	case err != nil:
 		return nil, nil, err
 	}
 	slices.SortFunc(ks, func(x, y Known) int { return strings.Compare(x.Addr, y.Addr) })
-	return ks, nil, nil
+	return ks, notes, nil
+}
+
+// readPublic lists the peers.json at path or, if it is missing or
+// damaged, the copy of a save that did not finish, saying so in note.
+func readPublic(path string) (ks []Known, note string, err error) {
+	sp, err := readPeersFile(path)
+	if err == nil {
+		return sp.known(), "", nil
+	}
+	prev, perr := readPeersFile(path + prevSuffix)
+	if perr != nil || !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, errDamaged) {
+		return nil, "", err
+	}
+	what := "missing"
+	if errors.Is(err, errDamaged) {
+		what = fmt.Sprintf("damaged (%s)", damage(err))
+	}
+	return prev.known(), fmt.Sprintf("address book %s is %s: listed from %s, the copy a save that did not finish kept (the next client to open the book restores it)",
+		path, what, path+prevSuffix), nil
+}
+
+// strayNotes names the book files in dir of the other kind of network,
+// which no client of params' network reads.
+func strayNotes(params *chaincfg.Params, dir string) []string {
+	strays, keeps := []string{PeersFile, PeersFile + prevSuffix}, LocalPeersFile
+	if !isLocalNetwork(params) {
+		strays, keeps = []string{LocalPeersFile}, PeersFile
+	}
+	var notes []string
+	for _, name := range strays {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+			notes = append(notes, fmt.Sprintf("address book: %s is not read: %s keeps its book in %s", filepath.Join(dir, name), params.Name, keeps))
+		}
+	}
+	return notes
 }
 
 // Add adds addresses src gossiped (src is the peer's host:port) or a DNS

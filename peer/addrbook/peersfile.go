@@ -195,11 +195,8 @@ func (sp *savedPeers) checkBuckets() error {
 // readPeersFile reads and checks the peers.json at name; what cannot be
 // read within its bound or decoded, or breaks the rules, is errDamaged.
 func readPeersFile(name string) (*savedPeers, error) {
-	data, err := diskfile.ReadLimited(name, maxPeersFile)
-	switch {
-	case errors.Is(err, diskfile.ErrTooLarge), errors.Is(err, diskfile.ErrNotRegular):
-		return nil, fmt.Errorf("%w: %w", errDamaged, err)
-	case err != nil:
+	data, err := readLimited(name, maxPeersFile)
+	if err != nil {
 		return nil, err
 	}
 	sp, err := decodePeersFile(data)
@@ -257,7 +254,7 @@ func setAside(path string, why error, now time.Time) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("addrbook: setting the damaged %s aside: %w", path, err)
 	}
-	return fmt.Sprintf("address book %s is damaged (%v): set aside as %s", path, why, aside), nil
+	return fmt.Sprintf("address book %s is damaged (%s): set aside as %s", path, damage(why), aside), nil
 }
 
 // known lists a saved book.

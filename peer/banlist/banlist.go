@@ -185,7 +185,7 @@ func loadBans(path string, sync bool, now func() time.Time) (*List, string) {
 		if len(dropped) == 0 {
 			return l, ""
 		}
-		note := fmt.Sprintf("%s: %d ban(s) dropped (%s), %d kept", bansFile, len(dropped), strings.Join(dropped[:min(len(dropped), 3)], "; "), len(bans))
+		note := droppedNote(dropped, len(bans))
 		aside, serr := diskfile.SetAside(path, now())
 		if serr == nil {
 			note += "; the file as it was is set aside as " + aside
@@ -203,6 +203,42 @@ func loadBans(path string, sync bool, now func() time.Time) (*List, string) {
 		note += ": set aside as " + aside
 	}
 	return l, note + "; no bans were loaded"
+}
+
+// droppedNote says which bans of a file were dropped, and how many kept.
+func droppedNote(dropped []string, kept int) string {
+	bans := "bans"
+	if len(dropped) == 1 {
+		bans = "ban"
+	}
+	return fmt.Sprintf("%s: %d %s dropped (%s), %d kept", bansFile, len(dropped), bans, strings.Join(dropped[:min(len(dropped), 3)], "; "), kept)
+}
+
+// Read returns the bans in force kept in dir (a network's directory of a
+// data directory), by host, as the file is, writing nothing: for a
+// listing of a directory a client may open later. A file that cannot be
+// read or decoded lists no ban, and a ban that fails its checks is left
+// out, each said in a note as Open says it; the file is left as it is
+// (Open sets it aside).
+func Read(dir string) ([]Ban, []string) {
+	return readList(dir, time.Now)
+}
+
+// readList is Read with a clock.
+func readList(dir string, now func() time.Time) ([]Ban, []string) {
+	bans, dropped, err := readBans(filepath.Join(dir, bansFile))
+	if err != nil {
+		return nil, []string{fmt.Sprintf("%s: %v: no bans listed; the file is left as it is (a scan or follow on the directory sets it aside)", bansFile, err)}
+	}
+	l := &List{now: now, max: maxBans, bans: make(map[string]Ban, len(bans))}
+	for _, b := range bans {
+		l.bans[b.Host] = b
+	}
+	l.prune()
+	if len(dropped) > 0 {
+		return l.list(), []string{droppedNote(dropped, len(bans)) + "; the file is left as it is (a scan or follow on the directory rewrites it)"}
+	}
+	return l.list(), nil
 }
 
 // readBans reads and checks the ban list at path (see decodeBans); a

@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 	"unicode"
+
+	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 
 // testClock is a clock the test moves.
@@ -309,6 +312,7 @@ func TestBansDamaged(t *testing.T) {
 			} else if err := os.WriteFile(path, []byte(tt.content), 0o644); err != nil {
 				t.Fatal(err)
 			}
+			checkRead(t, filepath.Dir(path), clock, max(tt.loaded, 0), tt.loaded < 0 || tt.dropped)
 			s := openClock(t, dir, clock)
 			defer s.Close()
 			notes := s.Recovered()
@@ -353,6 +357,55 @@ func TestBansDamaged(t *testing.T) {
 				t.Fatal("ban of the new list lost")
 			}
 		})
+	}
+}
+
+// checkRead checks that Read lists n bans of dir, with a note saying the
+// file is left as it is if damaged, and writes nothing.
+func checkRead(t *testing.T, dir string, clock *testClock, n int, damaged bool) {
+	t.Helper()
+	before := peertest.Tree(t, dir)
+	bans, notes := readList(dir, clock.now)
+	if after := peertest.Tree(t, dir); !slices.Equal(before, after) {
+		t.Fatalf("Read wrote: before %q, after %q", before, after)
+	}
+	if len(bans) != n || len(notes) > 1 || (len(notes) == 1) != damaged ||
+		damaged && (!strings.HasPrefix(notes[0], bansFile+": ") || !strings.Contains(notes[0], "the file is left as it is")) {
+		t.Fatalf("Read: %d bans, notes %q; want %d, a note: %v", len(bans), notes, n, damaged)
+	}
+}
+
+// TestDroppedCounted: the note of the bans a file's checks dropped
+// counts them in the singular when there is one, both when the list is
+// opened and when it is read.
+func TestDroppedCounted(t *testing.T) {
+	clock := newTestClock()
+	ban := func(host string) string {
+		return fmt.Sprintf(`{"host":%q,"reason":"r","since":%q,"until":%q}`, host, clock.t.Add(-time.Hour).Format(time.RFC3339), clock.t.Add(time.Hour).Format(time.RFC3339))
+	}
+	for _, tc := range []struct {
+		bad  int
+		want string
+	}{
+		{1, bansFile + ": 1 ban dropped (ban 0: "},
+		{2, bansFile + ": 2 bans dropped (ban 0: "},
+	} {
+		dir := t.TempDir()
+		bans := append(slices.Repeat([]string{ban("a b")}, tc.bad), ban("192.0.2.1"))
+		if err := os.MkdirAll(filepath.Join(dir, "regtest"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "regtest", bansFile), []byte(`{"version":2,"bans":[`+strings.Join(bans, ",")+`]}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, read := readList(filepath.Join(dir, "regtest"), clock.now)
+		s := openClock(t, dir, clock)
+		s.Close()
+		for _, notes := range [][]string{read, s.Recovered()} {
+			if len(notes) != 1 || !strings.HasPrefix(notes[0], tc.want) || !strings.Contains(notes[0], "), 1 kept") {
+				t.Errorf("%d bad: notes %q, want one beginning %q", tc.bad, notes, tc.want)
+			}
+		}
 	}
 }
 

@@ -134,10 +134,13 @@ type StoredPeers struct {
 
 // ReadStoredPeers reads the address book and the bans kept in the data
 // directory dataDir for params' network, without connecting to any peer,
-// after lifting the bans of unban (host:port addresses), if any. The
-// store is opened for it, so a client using the directory at the same
-// time makes it fail (store.ErrLocked); a directory that does not hold
-// the network yet is reported as holding nothing, and is not created.
+// after lifting the bans of unban (host:port addresses), if any. Without
+// unban it writes and creates nothing: damaged files are named in the
+// notes and left as they are, and a client using the directory at the
+// same time makes it fail (store.ErrLocked), as does a store of another
+// network there (store.ErrWrongNetwork). With unban the store is opened,
+// as a client opens it. A directory that does not hold the network yet
+// is reported as holding nothing, and is not created.
 func ReadStoredPeers(dataDir string, params *chaincfg.Params, unban ...string) (*StoredPeers, error) {
 	dir := filepath.Join(dataDir, params.Name)
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
@@ -147,6 +150,35 @@ func ReadStoredPeers(dataDir string, params *chaincfg.Params, unban ...string) (
 		}
 		return out, nil
 	}
+	if len(unban) > 0 {
+		return unbanStored(dataDir, params, unban)
+	}
+	unlock, err := store.ReadLock(dataDir, params)
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	defer unlock()
+	out := &StoredPeers{}
+	out.Bans, out.Notes = banlist.Read(dir)
+	if err := out.readBook(params, dir); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// readBook reads the address book kept in dir, the network's directory.
+func (sp *StoredPeers) readBook(params *chaincfg.Params, dir string) error {
+	known, notes, err := addrbook.Read(params, dir)
+	if err != nil {
+		return fmt.Errorf("client: %w", err)
+	}
+	sp.Known, sp.Notes = known, append(sp.Notes, notes...)
+	return nil
+}
+
+// unbanStored lifts the bans of unban kept in dataDir, opening its store
+// as a client does, and reads what ReadStoredPeers reads.
+func unbanStored(dataDir string, params *chaincfg.Params, unban []string) (*StoredPeers, error) {
 	st, err := store.Open(dataDir, params)
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)
@@ -160,10 +192,8 @@ func ReadStoredPeers(dataDir string, params *chaincfg.Params, unban ...string) (
 		}
 	}
 	out := &StoredPeers{Bans: bans.Bans(), Notes: append(st.Recovered(), notes...)}
-	known, notes, err := addrbook.Read(params, st.Dir())
-	if err != nil {
-		return nil, fmt.Errorf("client: %w", err)
+	if err := out.readBook(params, st.Dir()); err != nil {
+		return nil, err
 	}
-	out.Known, out.Notes = known, append(out.Notes, notes...)
 	return out, nil
 }

@@ -26,3 +26,21 @@ func lockFile(path string) (*os.File, error) {
 	}
 	return f, nil
 }
+
+// lockShared takes a shared advisory lock (flock) on the file at path,
+// which it does not create, without waiting: ErrLocked while another
+// holds it exclusively (lockFile).
+func lockShared(path string) (*os.File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("%w: %s", ErrLocked, path)
+		}
+		return nil, fmt.Errorf("locking %s: %w", path, err)
+	}
+	return f, nil
+}

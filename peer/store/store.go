@@ -176,22 +176,32 @@ func (s *Store) open(opts Options) error {
 
 // checkMeta checks the store's identity file, writing it for a new store.
 func checkMeta(dir string, params *chaincfg.Params) error {
-	want := fmt.Appendf(nil, "spvfilter store 1\nnetwork %s %08x\ngenesis %v\n", params.Name, uint32(params.Net), params.GenesisHash)
+	want, found, err := compareMeta(dir, params)
+	if err != nil || found {
+		return err
+	}
+	if err := diskfile.WriteAtomic(filepath.Join(dir, metaFile), want, true); err != nil {
+		return storeErr(err)
+	}
+	return nil
+}
+
+// compareMeta checks the store's identity file, if found, against want,
+// what it says for params' network.
+func compareMeta(dir string, params *chaincfg.Params) (want []byte, found bool, err error) {
+	want = fmt.Appendf(nil, "spvfilter store 1\nnetwork %s %08x\ngenesis %v\n", params.Name, uint32(params.Net), params.GenesisHash)
 	path := filepath.Join(dir, metaFile)
 	got, err := os.ReadFile(path)
 	switch {
 	case err == nil:
 		if !bytes.Equal(got, want) {
-			return fmt.Errorf("%w: %s says %q, want %q", ErrWrongNetwork, path, got, want)
+			return want, true, fmt.Errorf("%w: %s says %q, want %q", ErrWrongNetwork, path, got, want)
 		}
-		return nil
+		return want, true, nil
 	case !errors.Is(err, os.ErrNotExist):
-		return storeErr(err)
+		return want, false, storeErr(err)
 	}
-	if err := diskfile.WriteAtomic(path, want, true); err != nil {
-		return storeErr(err)
-	}
-	return nil
+	return want, false, nil
 }
 
 func (s *Store) note(format string, args ...any) {

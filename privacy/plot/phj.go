@@ -69,9 +69,10 @@ func jCurves(s model.Sweep, results []*model.Result) (at, exact []sweepSeries, n
 		return nil, nil, nil, fmt.Errorf("%w: no model to draw", ErrCannotDraw)
 	case s.Var == "" && len(results) != 1:
 		return nil, nil, nil, fmt.Errorf("%w: %d models without a sweep", ErrCannotDraw, len(results))
-	case s.Var == "" && results[0].Params.Filters > MaxJCurves, len(results) > MaxJCurves:
-		return nil, nil, nil, fmt.Errorf("%w: %d filters or %d models: at most %d curves of P_h(j)",
-			ErrCannotDraw, results[0].Params.Filters, len(results), MaxJCurves)
+	case s.Var == "" && results[0].Params.Filters > MaxJCurves:
+		return nil, nil, nil, fmt.Errorf("%w: %d filters: at most %d curves of P_h(j)", ErrCannotDraw, results[0].Params.Filters, MaxJCurves)
+	case len(results) > MaxJCurves:
+		return nil, nil, nil, fmt.Errorf("%w: %d models: at most %d curves of P_h(j)", ErrCannotDraw, len(results), MaxJCurves)
 	case s.Var == "":
 		r := results[0]
 		for b := uint32(1); b <= r.Params.Filters; b++ {

@@ -78,15 +78,17 @@ func TestWriteJPlot(t *testing.T) {
 		file string
 		s    model.Sweep
 		rs   []*model.Result
+		says string // what the error says, counting only what is beyond the limit
 	}{
-		{"none.svg", s, nil},
-		{"two.svg", model.Sweep{}, rs[:2]},
-		{"many.svg", many, manyRs},
-		{"filters.svg", model.Sweep{}, []*model.Result{manyFilters}},
-		{"gervais.gif", s, rs},
+		{"none.svg", s, nil, "no model to draw"},
+		{"two.svg", model.Sweep{}, rs[:2], "2 models without a sweep"},
+		{"many.svg", many, manyRs, ": 30 models: at most 20 curves of P_h(j)"},
+		{"filters.svg", model.Sweep{}, []*model.Result{manyFilters}, ": 21 filters: at most 20 curves of P_h(j)"},
+		{"gervais.gif", s, rs, ""},
 	} {
-		if err := SaveJ(filepath.Join(dir, bad.file), bad.s, bad.rs); !errors.Is(err, ErrCannotDraw) {
-			t.Errorf("%s: %v, want ErrCannotDraw", bad.file, err)
+		err := SaveJ(filepath.Join(dir, bad.file), bad.s, bad.rs)
+		if !errors.Is(err, ErrCannotDraw) || !strings.Contains(err.Error(), bad.says) {
+			t.Errorf("%s: %v, want ErrCannotDraw saying %q", bad.file, err, bad.says)
 		}
 	}
 	if err := SaveJ(filepath.Join(dir, "gervais.png"), s, rs); err != nil {
