@@ -25,7 +25,9 @@ type lateProof struct {
 
 // startLateProof starts a lateProof wallet, synced to the chain's tip.
 func startLateProof(t *testing.T) *lateProof {
-	const lateDelay = 300 * time.Millisecond
+	// Later than the client waits for a block's announcements to settle
+	// (a second at most), so that the honest word is still a late claim.
+	const lateDelay = 1300 * time.Millisecond
 	net := startNodes(t, testChainSpec, 2)
 	script := seedKeys(t, [][2]uint32{{waddrmgr.ExternalBranch, 0}})[0].P2WPKHScript()
 	_, height := net.tip(t)
