@@ -79,7 +79,23 @@ func testHonestBannedOnColludersPrefix(t *testing.T, stored bool) {
 	}
 	for _, b := range c.Bans() {
 		if strings.Contains(b.Reason, honest) {
-			t.Errorf("the honest peer's ban is kept in the data directory: %+v", b)
+			t.Errorf("the honest peer's ban is kept: %+v", b)
+		}
+	}
+	if !stored {
+		return
+	}
+	// The next run, given the honest peer alone.
+	c.Close()
+	again, err := Connect(ctx, Config{Peers: []string{honest}, Params: node.Params, Timeout: 5 * time.Second, DataDir: cfg.DataDir})
+	if err != nil {
+		t.Errorf("the next run, given the honest peer: %v", err)
+		return
+	}
+	defer again.Close()
+	for _, p := range again.Peers() {
+		if p.Banned {
+			t.Errorf("the next run, given the honest peer: banned: %s", p.Reason)
 		}
 	}
 }
