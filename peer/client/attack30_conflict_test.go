@@ -73,21 +73,31 @@ func TestAttack30ConflictThenOpenPrevLie(t *testing.T) {
 	if h > wire.CFCheckptInterval || fx.tip <= wire.CFCheckptInterval {
 		t.Fatalf("the fixture's spend at %d, tip %d: want the spend in segment 0 and a tip past it", h, fx.tip)
 	}
-	l := &openPrevLiar{node: fx.node, lie: peertest.ForgeFilter(t, fx.node, h, peertest.OutputsOnly), above: wire.CFCheckptInterval, heights: map[chainhash.Hash]int32{}}
-	liar := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, l.forge).Addr
-	c := connectWith(t, Config{Peers: append(honestPeers(t, 2), liar), Params: fx.node.Params, Timeout: 5 * time.Second})
+	// The same conflict without the false header, for the cost.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c.opMu.Lock()
-	b0 := c.pool.BytesReceived()
-	start := time.Now()
-	err := c.verifyRange(ctx, 0, fx.tip)
-	b := c.pool.BytesReceived() - b0
-	c.opMu.Unlock()
+	measure := func(lie peertest.LieFunc) (*Client, string, uint64, error) {
+		liar := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, lie).Addr
+		c := connectWith(t, Config{Peers: append(honestPeers(t, 2), liar), Params: fx.node.Params, Timeout: 5 * time.Second})
+		c.opMu.Lock()
+		defer c.opMu.Unlock()
+		b0 := c.pool.BytesReceived()
+		start := time.Now()
+		err := c.verifyRange(ctx, 0, fx.tip)
+		b := c.pool.BytesReceived() - b0
+		t.Logf("verifying 0..%d: %d bytes received in %v; err %v", fx.tip, b, time.Since(start).Round(time.Millisecond), err)
+		return c, liar, b, err
+	}
+	_, _, control, err := measure(peertest.ForgeFilter(t, fx.node, h, peertest.OutputsOnly))
+	if err != nil {
+		t.Fatalf("the conflict alone: %v", err)
+	}
+	l := &openPrevLiar{node: fx.node, lie: peertest.ForgeFilter(t, fx.node, h, peertest.OutputsOnly), above: wire.CFCheckptInterval, heights: map[chainhash.Hash]int32{}}
+	c, liar, b, err := measure(l.forge)
 	l.mu.Lock()
 	lies := l.lies
 	l.mu.Unlock()
-	t.Logf("verifying 0..%d: %d bytes received in %v, the liar falsified %d answers; err %v", fx.tip, b, time.Since(start).Round(time.Millisecond), lies, err)
+	t.Logf("the liar falsified %d answers; %d bytes, %.1fx the %d of the conflict alone", lies, b, float64(b)/float64(control), control)
 	if err != nil {
 		t.Errorf("verifying with two honest peers and the liar: %v", err)
 	}
@@ -99,5 +109,43 @@ func TestAttack30ConflictThenOpenPrevLie(t *testing.T) {
 		case p.Address == liar && !p.Banned && strings.Contains(p.Reason, errDisputedHeader.Error()):
 			t.Errorf("the liar, which contradicted its own filter hashes, is dropped, not banned: %q", p.Reason)
 		}
+	}
+}
+
+// TestAttack30ConflictCostsWholeChainEachBlock: a liar's filter of the
+// block with alice's spend leaves out the script it spends: a conflict
+// the block cannot decide, and nobody is banned. While the client knows
+// a conflict it plans no verification at the tip (tipPlan refuses when
+// conflicts.first(0) >= 0), the peers' checkpoints from the conflict's
+// segment on are not compared (cpLimit), and every peer states its own
+// filter hashes from there in full: each new block costs every peer's
+// filter headers from the conflict's segment to the tip, against a few
+// hundred bytes with three honest peers. An unbannable liar so buys a
+// whole-chain download from every peer on every block.
+func TestAttack30ConflictCostsWholeChainEachBlock(t *testing.T) {
+	needFixture(t)
+	h := fx.height[fx.spendAlice.TxHash()]
+	tip := fx.tip
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	perBlock := func(third string) uint64 {
+		c := connectWith(t, Config{Peers: append(honestPeers(t, 2), third), Params: fx.node.Params, Timeout: 5 * time.Second})
+		c.opMu.Lock()
+		defer c.opMu.Unlock()
+		if err := c.verifyRange(ctx, 0, tip-1); err != nil {
+			t.Fatal(err)
+		}
+		b0 := c.pool.BytesReceived()
+		if err := c.verifyRange(ctx, tip, tip); err != nil {
+			t.Fatal(err)
+		}
+		return c.pool.BytesReceived() - b0
+	}
+	control := perBlock(honestPeers(t, 1)[0])
+	attacked := perBlock(peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, peertest.ForgeFilter(t, fx.node, h, peertest.OutputsOnly)).Addr)
+	t.Logf("verifying block %d: %d bytes with three honest peers, %d with the conflict's liar (%.1fx); conflict at %d", tip, control, attacked, float64(attacked)/float64(control), h)
+	if attacked > 4*control {
+		t.Errorf("a new block costs %d bytes with an unbannable liar's conflict at %d, %.1fx the %d with three honest peers",
+			attacked, h, float64(attacked)/float64(control), control)
 	}
 }
