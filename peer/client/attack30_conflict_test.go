@@ -21,7 +21,7 @@ type openPrevLiar struct {
 	above int32
 
 	mu      sync.Mutex
-	heights map[chainhash.Hash]int32
+	heights blockHeights
 	lies    int
 }
 
@@ -45,14 +45,25 @@ func (l *openPrevLiar) forge(m wire.Message) ([]wire.Message, bool) {
 func (l *openPrevLiar) height(hash chainhash.Hash) int32 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if h, ok := l.heights[hash]; ok {
+	return l.heights.of(hash)
+}
+
+// blockHeights looks up the heights of a node's blocks, remembering them.
+type blockHeights struct {
+	node    *peertest.Node
+	heights map[chainhash.Hash]int32
+}
+
+// of returns the height of the node's block hash, -1 if unknown.
+func (b blockHeights) of(hash chainhash.Hash) int32 {
+	if h, ok := b.heights[hash]; ok {
 		return h
 	}
-	hdr, err := l.node.RPC().GetBlockHeaderVerbose(&hash)
+	hdr, err := b.node.RPC().GetBlockHeaderVerbose(&hash)
 	if err != nil {
 		return -1
 	}
-	l.heights[hash] = hdr.Height
+	b.heights[hash] = hdr.Height
 	return hdr.Height
 }
 
@@ -92,7 +103,7 @@ func TestAttack30ConflictThenOpenPrevLie(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the conflict alone: %v", err)
 	}
-	l := &openPrevLiar{node: fx.node, lie: peertest.ForgeFilter(t, fx.node, h, peertest.OutputsOnly), above: wire.CFCheckptInterval, heights: map[chainhash.Hash]int32{}}
+	l := &openPrevLiar{node: fx.node, lie: peertest.ForgeFilter(t, fx.node, h, peertest.OutputsOnly), above: wire.CFCheckptInterval, heights: blockHeights{fx.node, map[chainhash.Hash]int32{}}}
 	c, liar, b, err := measure(l.forge)
 	l.mu.Lock()
 	lies := l.lies

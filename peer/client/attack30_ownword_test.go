@@ -20,13 +20,12 @@ import (
 // Everything else it answers honestly: the checkpoints and filter headers
 // a verification asks for.
 type wordLiar struct {
-	node   *peertest.Node
 	cp1k   chainhash.Hash
 	hashes []chainhash.Hash // the true filter hashes of 0..1000
 	forged chainhash.Hash   // the forged filter's hash
 
 	mu                   sync.Mutex
-	heights              map[chainhash.Hash]int32
+	heights              blockHeights
 	word                 int32          // the height of its last word
 	stated               chainhash.Hash // its last word on the filter header there
 	words                int
@@ -34,13 +33,13 @@ type wordLiar struct {
 }
 
 func newWordLiar(t *testing.T, node *peertest.Node) *wordLiar {
-	l := &wordLiar{node: node, heights: map[chainhash.Hash]int32{}, forged: chainhash.DoubleHashH(peertest.EmptyFilter(nil)), word: -1}
+	l := &wordLiar{heights: blockHeights{node, map[chainhash.Hash]int32{}}, forged: chainhash.DoubleHashH(peertest.EmptyFilter(nil)), word: -1}
 	for h := int32(0); h <= 1000; h++ {
 		hash, err := node.RPC().GetBlockHash(int64(h))
 		if err != nil {
 			t.Fatal(err)
 		}
-		l.heights[*hash] = h
+		l.heights.heights[*hash] = h
 		cf, err := node.RPC().GetCFilter(hash, wire.GCSFilterRegular)
 		if err != nil {
 			t.Fatal(err)
@@ -53,30 +52,18 @@ func newWordLiar(t *testing.T, node *peertest.Node) *wordLiar {
 	return l
 }
 
-func (l *wordLiar) height(hash chainhash.Hash) int32 {
-	if h, ok := l.heights[hash]; ok {
-		return h
-	}
-	hdr, err := l.node.RPC().GetBlockHeaderVerbose(&hash)
-	if err != nil {
-		return -1
-	}
-	l.heights[hash] = hdr.Height
-	return hdr.Height
-}
-
 func (l *wordLiar) lie(m wire.Message) ([]wire.Message, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch m := m.(type) {
 	case *wire.MsgCFilter:
 		l.served++
-		if h := l.height(m.BlockHash); h >= 0 && h < 1051 {
+		if h := l.heights.of(m.BlockHash); h >= 0 && h < 1051 {
 			m.Data = peertest.EmptyFilter(nil)
 			l.forgedServed++
 		}
 	case *wire.MsgCFHeaders:
-		stop := l.height(m.StopHash)
+		stop := l.heights.of(m.StopHash)
 		start := stop - int32(len(m.FilterHashes)) + 1
 		switch {
 		case len(m.FilterHashes) == 1 && start < 1051:
