@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
@@ -73,11 +74,12 @@ func (c *Client) noteLateWord(m *pool.Member, height int32, prev chainhash.Hash,
 	}
 }
 
-// takeLateWords returns the late words noted and forgets them. Called
-// with opMu held.
+// takeLateWords returns the words held (see holdWords) and forgets them.
 func (c *Client) takeLateWords() []headerWord {
-	out := c.lateWords
-	c.lateWords = nil
+	c.lateWords.mu.Lock()
+	defer c.lateWords.mu.Unlock()
+	out := c.lateWords.ws
+	c.lateWords.ws = nil
 	return out
 }
 
@@ -205,12 +207,21 @@ func timesWord(n int) string {
 // (see holdWords).
 const maxHeldWords = 64
 
+// heldWords are the words held for the next verification; the downloads
+// of a scan hold theirs at once (see ownCheckpoint).
+type heldWords struct {
+	mu sync.Mutex
+	ws []headerWord
+}
+
 // holdWords keeps ws for the next verification (see takeLateWords), the
-// newest maxHeldWords at most. Called with opMu held.
+// newest maxHeldWords at most.
 func (c *Client) holdWords(ws []headerWord) {
-	c.lateWords = append(c.lateWords, ws...)
-	if n := len(c.lateWords); n > maxHeldWords {
-		c.lateWords = slices.Clone(c.lateWords[n-maxHeldWords:])
+	c.lateWords.mu.Lock()
+	defer c.lateWords.mu.Unlock()
+	c.lateWords.ws = append(c.lateWords.ws, ws...)
+	if n := len(c.lateWords.ws); n > maxHeldWords {
+		c.lateWords.ws = slices.Clone(c.lateWords.ws[n-maxHeldWords:])
 	}
 }
 
