@@ -51,13 +51,13 @@ func (v *verification) checkpointPlan(ctx context.Context) (segmentPlan, error) 
 func (v *verification) knownOffCheckpoints(agreed []chainhash.Hash, start int32) int32 {
 	for i, cp := range agreed {
 		h := int32(i+1) * wire.CFCheckptInterval
-		if h >= start {
+		if h > v.c.verifiedTo {
 			break
 		}
 		if known := v.c.knownPrefix(h, h); len(known) == 1 && known[0] != cp {
 			v.c.logf("the filter header verified at height %d is not the agreed checkpoint: verifying again from height %d", h, segmentFirst(i))
 			v.c.giveUpVerified(segmentFirst(i) - 1)
-			return segmentFirst(i)
+			return min(start, segmentFirst(i))
 		}
 	}
 	return start
