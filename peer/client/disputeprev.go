@@ -225,6 +225,36 @@ func (c *Client) holdWords(ws []headerWord) {
 	}
 }
 
+// placeWords keeps, of the words held, those of the peers taking part,
+// and holds again for a later verification those of the peers absent
+// now (dropped, or gone for a while) that are still in the pool, unbanned:
+// a peer that left after its word is held to it once back. A word of a
+// peer taking part on a height verified already, that is not the
+// verified header, has the heights from it asked again (see holdToWords),
+// but at a checkpoint's height, which the checkpoints settle (see
+// heldBelow, holdToCheckpoints). Words on blocks no longer in the chain
+// are forgotten.
+func (v *verification) placeWords() {
+	var here []headerWord
+	members := v.c.pool.Members()
+	for _, w := range v.words {
+		switch {
+		case w.block != v.c.chain.Hash(w.height) || v.c.pool.Status(w.m).Banned || !slices.Contains(members, w.m):
+		case !slices.Contains(v.ms, w.m):
+			v.c.holdWords([]headerWord{w})
+		default:
+			here = append(here, w)
+			if w.height%wire.CFCheckptInterval == 0 || w.height > v.c.verifiedTo {
+				continue
+			}
+			if known := v.c.knownPrefix(w.height, w.height); len(known) == 1 && known[0] != w.header {
+				v.c.giveUpVerified(w.height - 1)
+			}
+		}
+	}
+	v.words = here
+}
+
 // heldBelow reports whether a word held lies below height first: the
 // first height a plan without the checkpoints would ask (see tipPlan),
 // which could hold the word against nothing.

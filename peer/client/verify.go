@@ -49,6 +49,7 @@ func (c *Client) filterHeaders(ctx context.Context, log *scanLog, ms []*pool.Mem
 		}
 	}
 	v.all = slices.Clone(v.ms)
+	v.placeWords()
 	if len(v.ms) == 0 {
 		return nil, ms, fmt.Errorf("client: %w: no peer offers compact filters for heights %d..%d", ErrNoPeers, from, to)
 	}
