@@ -30,6 +30,7 @@ func (v *verification) checkpointPlan(ctx context.Context) (segmentPlan, error) 
 		}
 		start = min(v.from, c.st.FilterHeaderTip()+1)
 	}
+	start = v.knownOffCheckpoints(agreed, start)
 	if v.cpLimit < math.MaxInt {
 		// The peers' own filter headers are followed from the segment
 		// where their checkpoints part.
@@ -39,6 +40,27 @@ func (v *verification) checkpointPlan(ctx context.Context) (segmentPlan, error) 
 	// below start (see asked).
 	first, prev := segmentStart(segmentOf(start), agreed)
 	return segmentPlan{agreed: agreed, first: first, prev: prev, start: start}, nil
+}
+
+// knownOffCheckpoints gives up the filter headers this life verified from
+// the segment whose agreed checkpoint they do not reach (they were agreed
+// without the peers that settled the checkpoints, see settleCheckpoint),
+// and returns the first height to verify: start, or that segment's first
+// height if lower. (The store is compared with the checkpoints first, see
+// checkStoredCheckpoints.)
+func (v *verification) knownOffCheckpoints(agreed []chainhash.Hash, start int32) int32 {
+	for i, cp := range agreed {
+		h := int32(i+1) * wire.CFCheckptInterval
+		if h > v.c.verifiedTo {
+			break
+		}
+		if known := v.c.knownPrefix(h, h); len(known) == 1 && known[0] != cp {
+			v.c.logf("the filter header verified at height %d is not the agreed checkpoint: verifying again from height %d", h, segmentFirst(i))
+			v.c.giveUpVerified(segmentFirst(i) - 1)
+			return min(start, segmentFirst(i))
+		}
+	}
+	return start
 }
 
 // checkpoints gets every peer's checkpoints up to its reach, checks them
@@ -73,6 +95,7 @@ func (v *verification) checkpoints(ctx context.Context) ([]chainhash.Hash, error
 		}
 	}
 	v.keepLive()
+	v.holdToCheckpoints()
 	for {
 		if len(v.ms) == 0 {
 			return nil, c.noPeers("getcfcheckpt")

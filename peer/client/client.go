@@ -152,10 +152,11 @@ type Client struct {
 	// the operation lock.
 	revised   atomic.Uint64
 	revisions revisionLog // the heights each was given up from, for rescans
-	// lateWords are late claimers' words that differed from the verified
-	// filter headers (see lateAgree), held against what they state when
-	// the heights are verified again (see holdToWords).
-	lateWords []headerWord
+	// lateWords are peers' words that differed from the verified filter
+	// headers (see lateAgree, unboundPrev, ownCheckpoint), held against
+	// what they state when the heights are verified again (see
+	// holdToWords, holdToCheckpoints).
+	lateWords heldWords
 	// conflicts are the disagreements about filters their blocks could
 	// not decide.
 	conflicts conflicts

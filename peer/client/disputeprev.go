@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
@@ -13,17 +14,26 @@ import (
 
 // A peer asked for filter hashes from a height states its filter header
 // before them too. Where that header is not the one verified, it proves
-// the peer false only if the peer was bound to the verified one. Up to
-// the chain's last checkpoint height it was: every peer's checkpoints
-// were compared, and an agreed checkpoint binds the headers below it (so
-// a liar cannot have the heights there disputed without end). Above, the
-// verified header may have been agreed without the peer: by others while
-// it was away or a block behind, and kept since. There the header is
-// disputed, not blamed: the heights from the last checkpoint are
-// verified again with every peer, from the agreed checkpoint's header,
-// and the blocks settle where they differ (see settleAt). The peer's
-// word is held against what it states then: hashes that do not lead to
-// the header it stated are its own contradiction, and ban it.
+// the peer false only if the peer was bound to the verified one: by its
+// own checkpoint at the end of the segment before (a segment asked from
+// its start, from the agreed checkpoint), or, where the peers'
+// checkpoints part (see cpLimit), by its own filter hashes (each peer is
+// asked from its own header there). A segment asked from a height this
+// life verified already (see knownPrefix) binds nobody: the verified
+// header may have been agreed without the peer (by others while it was
+// away or a block behind, and kept since), and no checkpoint says that it
+// leads to the agreed one at the segment's end. There the header is
+// disputed, not blamed: the segment is asked again from its start, with
+// every peer, and the blocks settle where they differ (see settleAt). A
+// segment near the tip asked without the checkpoints (see tipPlan) binds
+// nobody either at its start: the verification is asked again from the
+// checkpoints, where the peer's word on the header at the checkpoint's
+// height is compared with the checkpoint it sends (see
+// holdToCheckpoints), and the checkpoints with the others'. Either way
+// the peer's word is held against what it states then: hashes that do
+// not lead to the header it stated, or a checkpoint that is not it, are
+// its own contradiction, and ban it. Nothing verified is given up below
+// the segment involved.
 
 // prevHeaderError is a peer's filter header before the heights it was
 // asked for that is not the verified one (see cfHeaders).
@@ -58,33 +68,30 @@ func (c *Client) noteLateWord(m *pool.Member, height int32, prev chainhash.Hash,
 	var pe *prevHeaderError
 	switch {
 	case errors.As(err, &pe):
-		c.lateWords = append(c.lateWords, pe.word)
+		c.holdWords([]headerWord{pe.word})
 	case err == nil && len(hashes) == 1:
-		c.lateWords = append(c.lateWords, headerWord{m: m, height: height, block: c.chain.Hash(height), header: chainHeaders(prev, hashes)})
+		c.holdWords([]headerWord{{m: m, height: height, block: c.chain.Hash(height), header: chainHeaders(prev, hashes)}})
 	}
 }
 
-// takeLateWords returns the late words noted and forgets them. Called
-// with opMu held.
+// takeLateWords returns the words held (see holdWords) and forgets them.
 func (c *Client) takeLateWords() []headerWord {
-	out := c.lateWords
-	c.lateWords = nil
+	c.lateWords.mu.Lock()
+	defer c.lateWords.mu.Unlock()
+	out := c.lateWords.ws
+	c.lateWords.ws = nil
 	return out
 }
 
 // disputedPrev returns the word of the peer whose failure err, asked for
 // segment j from from, is a filter header before from that differs from
-// the verified one above the chain's last checkpoint height: a dispute,
-// not a proof. (Where the peers' checkpoints part, from cpLimit on, each
-// is asked from its own header, and a peer stating another contradicts
-// itself.)
+// the verified one, where from is inside the segment (asked from what
+// this life verified already): a dispute, not a proof. (Where the peers'
+// checkpoints part, from cpLimit on, each is asked from its own header,
+// and a peer stating another contradicts itself.)
 func (v *verification) disputedPrev(err error, j int, from int32) (headerWord, bool) {
 	var pe *prevHeaderError
-	if j >= v.cpLimit || !errors.As(err, &pe) {
-		return headerWord{}, false
-	}
-	lastCheckpoint := v.c.chain.Height() / wire.CFCheckptInterval * wire.CFCheckptInterval
-	if pe.word.height != from-1 || pe.word.height <= lastCheckpoint {
+	if j >= v.cpLimit || from <= segmentFirst(j) || !errors.As(err, &pe) || pe.word.height != from-1 {
 		return headerWord{}, false
 	}
 	return pe.word, true
@@ -128,24 +135,26 @@ func (v *verification) holdToWords(start int32, prev chainhash.Hash, claims []cl
 }
 
 // unboundPrev returns a disagreement (errDisputedHeader) in place of err,
-// m's filter header before from that differs from the verified one up to
-// the chain's last checkpoint height, where m's own checkpoints do not
-// bind that header: the peers that agreed on it may have done so without
-// m (a tip plan compares none). The filter headers verified are given up,
-// so that the verification asked again compares every peer's
-// checkpoints and the block settles where they part. Nil where err is
-// no such failure.
+// m's filter header before from, the first height of segment j, that
+// differs from the verified one where m's own checkpoint before the
+// segment does not bind it: the segment was planned without the
+// checkpoints (see tipPlan). Nothing verified is given up: m's word, and
+// the words held so far, are kept for the verification asked again,
+// which is planned from the checkpoints (see heldBelow) and compares the
+// word with m's own checkpoint there (see holdToCheckpoints). Nil where
+// err is no such failure, or a proof: m's checkpoint before the segment,
+// or its own filter header where the peers' checkpoints part (cpLimit),
+// binds the header.
 func (v *verification) unboundPrev(err error, j int, from int32) error {
 	var pe *prevHeaderError
-	if !errors.As(err, &pe) || from == 0 {
+	if !errors.As(err, &pe) || from == 0 || j >= v.cpLimit {
 		return nil
 	}
-	stated := len(v.cps[pe.word.m])
-	if j < v.cpLimit && (stated > j || from == segmentFirst(j) && stated >= j) {
+	if from == segmentFirst(j) && len(v.cps[pe.word.m]) >= j {
 		return nil // its own checkpoint binds the header: a proof
 	}
-	v.c.giveUpVerified(-1)
-	return &pool.Failure{Member: pe.word.m, Err: peerErr(pe.word.m, "getcfheaders", fmt.Errorf("%w: at height %d (%s): no proof, as it stated no checkpoint binding it; verified again from the checkpoints",
+	v.c.holdWords(append(v.words, pe.word))
+	return &pool.Failure{Member: pe.word.m, Err: peerErr(pe.word.m, "getcfheaders", fmt.Errorf("%w: at height %d (%s): no proof yet, as no checkpoint it stated binds it; verified again from the checkpoints, its word held against its own",
 		errDisputedHeader, pe.word.height, pe.msg))}
 }
 
@@ -161,6 +170,9 @@ func (v *verification) unboundPrev(err error, j int, from int32) error {
 // count, and why it is no proof. Called with opMu held.
 func (v *verification) keepLeftWords(err error) error {
 	var f *pool.Failure
+	if errors.Is(err, errDisputedHeader) {
+		return err // the words are held already (see unboundPrev)
+	}
 	failed := errors.As(err, &f) && !isLie(f.Err)
 	live := v.c.pool.Keep(v.ms)
 	members := v.c.pool.Members()
@@ -173,7 +185,7 @@ func (v *verification) keepLeftWords(err error) error {
 		}
 		kept[m] = true
 		w.left++
-		v.c.lateWords = append(v.c.lateWords, w)
+		v.c.holdWords([]headerWord{w})
 		if failed && f.Member == m {
 			f.Err = fmt.Errorf("%w (it stated filter header %v at height %d, not the verified one, and left before stating the filter hashes leading to it, %s in a row: "+
 				"no proof, as nothing it stated binds that header; its word is held against what it states once it is back)", f.Err, w.header, w.height, timesWord(w.left))
@@ -189,4 +201,84 @@ func timesWord(n int) string {
 		return "once"
 	}
 	return fmt.Sprintf("%d times", n)
+}
+
+// maxHeldWords bounds the words held from one verification to the next
+// (see holdWords).
+const maxHeldWords = 64
+
+// heldWords are the words held for the next verification; the downloads
+// of a scan hold theirs at once (see ownCheckpoint).
+type heldWords struct {
+	mu sync.Mutex
+	ws []headerWord
+}
+
+// holdWords keeps ws for the next verification (see takeLateWords), the
+// newest maxHeldWords at most.
+func (c *Client) holdWords(ws []headerWord) {
+	c.lateWords.mu.Lock()
+	defer c.lateWords.mu.Unlock()
+	c.lateWords.ws = append(c.lateWords.ws, ws...)
+	if n := len(c.lateWords.ws); n > maxHeldWords {
+		c.lateWords.ws = slices.Clone(c.lateWords.ws[n-maxHeldWords:])
+	}
+}
+
+// placeWords keeps, of the words held, those of the peers taking part,
+// and holds again for a later verification those of the peers absent
+// now (dropped, or gone for a while) that are still in the pool, unbanned:
+// a peer that left after its word is held to it once back. A word of a
+// peer taking part on a height verified already, that is not the
+// verified header, has the heights from it asked again (see holdToWords),
+// but at a checkpoint's height, which the checkpoints settle (see
+// heldBelow, holdToCheckpoints). Words on blocks no longer in the chain
+// are forgotten.
+func (v *verification) placeWords() {
+	var here []headerWord
+	members := v.c.pool.Members()
+	for _, w := range v.words {
+		switch {
+		case w.block != v.c.chain.Hash(w.height) || v.c.pool.Status(w.m).Banned || !slices.Contains(members, w.m):
+		case !slices.Contains(v.ms, w.m):
+			v.c.holdWords([]headerWord{w})
+		default:
+			here = append(here, w)
+			if w.height%wire.CFCheckptInterval == 0 || w.height > v.c.verifiedTo {
+				continue
+			}
+			if known := v.c.knownPrefix(w.height, w.height); len(known) == 1 && known[0] != w.header {
+				v.c.giveUpVerified(w.height - 1)
+			}
+		}
+	}
+	v.words = here
+}
+
+// heldBelow reports whether a word held lies below height first: the
+// first height a plan without the checkpoints would ask (see tipPlan),
+// which could hold the word against nothing.
+func (v *verification) heldBelow(first int32) bool {
+	return slices.ContainsFunc(v.words, func(w headerWord) bool { return w.height < first })
+}
+
+// holdToCheckpoints bans each peer whose word on the filter header at a
+// checkpoint's height is not the checkpoint it sent itself there, with
+// both its answers as the proof.
+func (v *verification) holdToCheckpoints() {
+	banned := false
+	for _, w := range v.words {
+		i := int(w.height/wire.CFCheckptInterval) - 1
+		cps := v.cps[w.m]
+		if w.height%wire.CFCheckptInterval != 0 || i < 0 || i >= len(cps) || cps[i] == w.header || w.block != v.c.chain.Hash(w.height) {
+			continue
+		}
+		v.c.pool.Ban(w.m, peerErr(w.m, "getcfcheckpt", fmt.Errorf(
+			"%w: its checkpoint at height %d is filter header %v, where it stated %v before",
+			peer.ErrBadFilterHeader, w.height, cps[i], w.header)))
+		banned = true
+	}
+	if banned {
+		v.keepLive()
+	}
 }

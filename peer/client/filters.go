@@ -128,7 +128,7 @@ func (d *filterDownload) check(h int32, data []byte) error {
 		return nil
 	}
 	if got, want := gcs.MakeHeader(&fh, &d.headers[h-d.from]), d.headers[h-d.from+1]; got != want {
-		return &offHeaderError{height: h, hash: fh, msg: fmt.Sprintf("%v: filter for block %v (height %d) leads to filter header %v, the agreed one is %v",
+		return &offHeaderError{height: h, hash: fh, data: data, msg: fmt.Sprintf("%v: filter for block %v (height %d) leads to filter header %v, the agreed one is %v",
 			peer.ErrBadFilter, d.c.chain.Hash(h), h, got, want)}
 	}
 	return nil

@@ -34,6 +34,7 @@ import (
 type offHeaderError struct {
 	height int32
 	hash   chainhash.Hash // the filter's hash
+	data   []byte         // the filter, as served
 	msg    string
 }
 
@@ -69,6 +70,9 @@ func (c *Client) ownWord(ctx context.Context, m *pool.Member, off *offHeaderErro
 	stated := gcs.MakeHeader(&hashes[0], &prev)
 	if stated == agreed[1] {
 		return -1, lie
+	}
+	if proof := c.blockProof(ctx, m, off); proof != nil {
+		return -1, proof
 	}
 	from := off.height
 	switch {
@@ -114,5 +118,34 @@ func (c *Client) ownCheckpoint(ctx context.Context, m *pool.Member, height int32
 		return peerErr(m, "getcfheaders", fmt.Errorf("%w: its filter headers from its word on height %d do not reach the checkpoint it sent itself at %d",
 			peer.ErrBadFilterHeader, height, end))
 	}
+	// Its word and its checkpoint are held against the checkpoints it
+	// sends when the heights are verified again (see holdToCheckpoints):
+	// another one there is its own contradiction.
+	c.holdWords([]headerWord{
+		{m: m, height: height, block: c.chain.Hash(height), header: stated},
+		{m: m, height: end, block: c.chain.Hash(end), header: cps[j]},
+	})
 	return nil
+}
+
+// blockProof returns the proof that m's filter off is false, when its
+// block proves it (gcs.CheckBasic): a filter that leads to the filter
+// header m states disagrees with the agreed one, but the block may decide
+// it at once, for a block's download. Nil when the block does not prove
+// it, or cannot be had (the disagreement then stands, see ownWord).
+func (c *Client) blockProof(ctx context.Context, m *pool.Member, off *offHeaderError) error {
+	if off.data == nil {
+		return nil
+	}
+	block, err := c.disputedBlock(ctx, off.height)
+	if err != nil {
+		c.logf("the block of height %d, to check %s's filter off the agreed filter header: %v", off.height, m.Addr(), err)
+		return nil
+	}
+	proof := gcs.CheckBasicBytes(block, off.data).Contradiction
+	if proof == nil {
+		return nil
+	}
+	return peerErr(m, "getcfilters", fmt.Errorf("%w: filter for block %v (height %d): the block proves it false: %v",
+		peer.ErrBadFilter, c.chain.Hash(off.height), off.height, proof))
 }

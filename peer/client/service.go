@@ -262,7 +262,7 @@ func (c *Client) verifyFilterHeaders(ctx context.Context, from, to int32) error 
 // unverified until the next block (with one peer left, they rest on it,
 // and are kept so, see noteVerified). Called with opMu held.
 func (c *Client) verifyRange(ctx context.Context, from, to int32) error {
-	for disputes := 0; ; {
+	for disputes, drops := 0, 0; ; {
 		ms := c.pool.Serving(wire.SFNodeCF)
 		if len(ms) == 0 {
 			return c.noPeers("getcfheaders")
@@ -277,10 +277,15 @@ func (c *Client) verifyRange(ctx context.Context, from, to int32) error {
 			// unboundPrev).
 			disputes++
 			from = min(from, c.verifiedTo+1)
+			c.logf("service: %v: verifying filter headers %d..%d again", f.Err, from, to)
 			continue
 		}
 		if !c.blame(f.Member, f.Err) {
-			return err
+			// Dropped, not proven false: the peers left verify without
+			// it, a few times at most.
+			if drops++; drops > maxAttempts || len(c.pool.Serving(wire.SFNodeCF)) == 0 {
+				return err
+			}
 		}
 		c.logf("service: %v: verifying filter headers %d..%d again with the peers left", f.Err, from, to)
 	}

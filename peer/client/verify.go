@@ -49,11 +49,12 @@ func (c *Client) filterHeaders(ctx context.Context, log *scanLog, ms []*pool.Mem
 		}
 	}
 	v.all = slices.Clone(v.ms)
+	v.placeWords()
 	if len(v.ms) == 0 {
 		return nil, ms, fmt.Errorf("client: %w: no peer offers compact filters for heights %d..%d", ErrNoPeers, from, to)
 	}
 	p, ok := v.tipPlan()
-	if !ok {
+	if !ok || v.heldBelow(p.first) {
 		var err error
 		if p, err = v.checkpointPlan(ctx); err != nil {
 			return nil, v.ms, v.keepLeftWords(err)

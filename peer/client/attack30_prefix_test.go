@@ -1,0 +1,101 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer/peertest"
+)
+
+// TestAttack30HonestBannedOnColludersPrefix: two colluders, the only
+// peers while the chain ends inside checkpoint segment 0, forge block
+// 500's filter and every filter header after it, and the client verifies
+// those with them alone. The chain then passes height 1000, an honest
+// peer joins, and the new heights are verified from the checkpoints:
+// the colluders send the true checkpoint at 1000 (the honest node's),
+// so the checkpoints agree. The forged filter headers 0..990 are "what
+// this life verified already with several peers" (knownPrefix) and are
+// not asked again: each peer is asked from 991 with the forged header at
+// 990 as the one before. The honest peer states the true one; its own
+// checkpoint at 1000 is taken to bind the forged header (unboundPrev:
+// stated > j), which is false, and it is banned with no proof. (The
+// colluders, each asked in turn, are banned too, by their checkpoint;
+// block 500 proves them false, but the honest peer is banned first or
+// last, whichever order.)
+func TestAttack30HonestBannedOnColludersPrefix(t *testing.T) {
+	for _, stored := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stored=%v", stored), func(t *testing.T) { testHonestBannedOnColludersPrefix(t, stored) })
+	}
+}
+
+func testHonestBannedOnColludersPrefix(t *testing.T, stored bool) {
+	needFixture(t)
+	const h, below = 500, 990
+	node := peertest.CopyChainTo(t, fx.node, below)
+	var colluders []string
+	for range 2 {
+		forge := peertest.Forge(t, node, h, func(height int32, _ *wire.MsgBlock) bool { return height == h }, peertest.EmptyFilter)
+		trueCheckpoints := func(m wire.Message) ([]wire.Message, bool) {
+			if _, ok := m.(*wire.MsgCFCheckpt); ok {
+				return []wire.Message{m}, false
+			}
+			return forge(m)
+		}
+		colluders = append(colluders, peertest.NewLiar(t, node.P2PAddr, node.Params.Net, trueCheckpoints).Addr)
+	}
+	cfg := Config{Peers: colluders, Params: node.Params, Timeout: 5 * time.Second}
+	if stored {
+		cfg.DataDir = t.TempDir()
+	}
+	c := connectWith(t, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := c.verifyFilterHeaders(ctx, 0, below); err != nil {
+		t.Fatal(err)
+	}
+	node.Generate(t, 20)
+	honest := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil).Addr
+	if err := c.AddPeer(ctx, honest, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.SyncHeaders(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tip := c.Chain().Height()
+	c.opMu.Lock()
+	err := c.verifyRange(ctx, below+1, tip)
+	c.opMu.Unlock()
+	t.Logf("verifying %d..%d with the honest peer joined: %v", below+1, tip, err)
+	for _, p := range c.Peers() {
+		t.Logf("%s: banned %v %s", p.Address, p.Banned, p.Reason)
+		if !slices.Contains(colluders, p.Address) && p.Banned {
+			t.Errorf("the honest peer is banned: %s", p.Reason)
+		}
+	}
+	for _, b := range c.Bans() {
+		if strings.Contains(b.Reason, honest) {
+			t.Errorf("the honest peer's ban is kept: %+v", b)
+		}
+	}
+	if !stored {
+		return
+	}
+	// The next run, given the honest peer alone.
+	c.Close()
+	again, err := Connect(ctx, Config{Peers: []string{honest}, Params: node.Params, Timeout: 5 * time.Second, DataDir: cfg.DataDir})
+	if err != nil {
+		t.Errorf("the next run, given the honest peer: %v", err)
+		return
+	}
+	defer again.Close()
+	for _, p := range again.Peers() {
+		if p.Banned {
+			t.Errorf("the next run, given the honest peer: banned: %s", p.Reason)
+		}
+	}
+}
