@@ -32,7 +32,7 @@ func (l *wipeLiar) lie(m wire.Message) ([]wire.Message, bool) {
 	return []wire.Message{m}, false
 }
 
-// TestAttack30LateLiarWipesStore: two honest peers verified and stored
+// TestAttackLateLiarWipesStore: two honest peers verified and stored
 // every filter header in the data directory. A third peer claims the
 // last heights late and states a false filter header before them. The
 // late claim is verified again from there; the liar's false header below
@@ -43,7 +43,7 @@ func (l *wipeLiar) lie(m wire.Message) ([]wire.Message, bool) {
 // filter header the honest peers agreed on is deleted from disk, on no
 // proof. A liar that is dropped, not banned, is dialled again and can
 // repeat it.
-func TestAttack30LateLiarWipesStore(t *testing.T) {
+func TestAttackLateLiarWipesStore(t *testing.T) {
 	needFixture(t)
 	tip := fx.tip
 	cfg := Config{Peers: honestPeers(t, 2), Params: fx.node.Params, Timeout: 5 * time.Second, DataDir: t.TempDir()}

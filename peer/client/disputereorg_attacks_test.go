@@ -10,7 +10,7 @@ import (
 	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 
-// TestAttack30ReorgAcrossCheckpointWithPrevLiar: the chain leaves its
+// TestAttackReorgAcrossCheckpointWithPrevLiar: the chain leaves its
 // top 110 blocks, across checkpoint 1000, for a branch one block longer,
 // with a data directory; beside two honest peers, a third is honest or
 // the prevLiar (a false filter header before the heights whenever it was
@@ -20,7 +20,7 @@ import (
 // not survive unbanned. (Measured: both verifications are planned from
 // the checkpoints here, where the liar answers honestly, so it falsifies
 // none.)
-func TestAttack30ReorgAcrossCheckpointWithPrevLiar(t *testing.T) {
+func TestAttackReorgAcrossCheckpointWithPrevLiar(t *testing.T) {
 	for _, liar := range []bool{false, true} {
 		t.Run(fmt.Sprintf("liar=%v", liar), func(t *testing.T) { testReorgAcrossCheckpoint(t, liar) })
 	}

@@ -97,7 +97,7 @@ func (l *wordLiar) forges(h int32) bool {
 	return h >= 0 && (l.at < 0 && h < 1051 || h == l.at)
 }
 
-// TestAttack30OwnWordLiarFailsScan: a liar serves a forged filter in
+// TestAttackOwnWordLiarFailsScan: a liar serves a forged filter in
 // each batch of filters it takes and, asked for its own word (ownWord),
 // states the forged filter's hash, with filter headers and a checkpoint
 // at 1000 that lead from it (ownCheckpoint): a disagreement, no proof.
@@ -109,7 +109,7 @@ func (l *wordLiar) forges(h int32) bool {
 // scan fails and the liar is dropped, not banned, beside an honest peer.
 // Its word contradicts the hashes and the checkpoint it states in the
 // verification: a proof that is never held against it.
-func TestAttack30OwnWordLiarFailsScan(t *testing.T) {
+func TestAttackOwnWordLiarFailsScan(t *testing.T) {
 	needFixture(t)
 	if fx.tip < 1001 {
 		t.Fatalf("the fixture's tip %d: want 1001 at least", fx.tip)
@@ -144,7 +144,7 @@ func TestAttack30OwnWordLiarFailsScan(t *testing.T) {
 	checkMatches(t, res, fx.want)
 }
 
-// TestAttack30UndecidableWordHeldToCheckpoint: the word liar forges the
+// TestAttackUndecidableWordHeldToCheckpoint: the word liar forges the
 // filter of the block with alice's spend alone, leaving out the script
 // it spends, which the block cannot prove false; asked for its own word
 // there (ownWord), it states the forged filter's hash, with filter
@@ -152,7 +152,7 @@ func TestAttack30OwnWordLiarFailsScan(t *testing.T) {
 // disagreement, no proof yet. The segment is verified again, where it
 // sends the true checkpoint at 1000: its word and its checkpoint
 // contradict it, and it is banned on them, beside an honest peer.
-func TestAttack30UndecidableWordHeldToCheckpoint(t *testing.T) {
+func TestAttackUndecidableWordHeldToCheckpoint(t *testing.T) {
 	needFixture(t)
 	h := fx.height[fx.spendAlice.TxHash()]
 	if h >= wire.CFCheckptInterval || fx.tip < 1001 {

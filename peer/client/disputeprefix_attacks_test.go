@@ -12,7 +12,7 @@ import (
 	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 
-// TestAttack30HonestBannedOnColludersPrefix: two colluders, the only
+// TestAttackHonestBannedOnColludersPrefix: two colluders, the only
 // peers while the chain ends inside checkpoint segment 0, forge block
 // 500's filter and every filter header after it, and the client verifies
 // those with them alone. The chain then passes height 1000, an honest
@@ -27,7 +27,7 @@ import (
 // colluders, each asked in turn, are banned too, by their checkpoint;
 // block 500 proves them false, but the honest peer is banned first or
 // last, whichever order.)
-func TestAttack30HonestBannedOnColludersPrefix(t *testing.T) {
+func TestAttackHonestBannedOnColludersPrefix(t *testing.T) {
 	for _, stored := range []bool{false, true} {
 		t.Run(fmt.Sprintf("stored=%v", stored), func(t *testing.T) { testHonestBannedOnColludersPrefix(t, stored) })
 	}

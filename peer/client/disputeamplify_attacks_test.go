@@ -44,7 +44,7 @@ func (l *prevLiar) lieCount() int {
 	return l.lies
 }
 
-// TestAttack30PrevLiarForcesWholeChain: one liar among two honest peers
+// TestAttackPrevLiarForcesWholeChain: one liar among two honest peers
 // states a false filter header before the new heights whenever the
 // client follows the tip (a tip plan, no checkpoints asked), and answers
 // honestly for a while after it sent its checkpoints. Its false header
@@ -55,7 +55,7 @@ func (l *prevLiar) lieCount() int {
 // last checkpoint contradicts the checkpoint it sent itself. A new block
 // should cost about what it costs with three honest peers; the liar
 // should be banned, or at least not buy the whole chain again each block.
-func TestAttack30PrevLiarForcesWholeChain(t *testing.T) {
+func TestAttackPrevLiarForcesWholeChain(t *testing.T) {
 	for _, stored := range []bool{false, true} {
 		t.Run(fmt.Sprintf("stored=%v", stored), func(t *testing.T) { testPrevLiarForcesWholeChain(t, stored) })
 	}

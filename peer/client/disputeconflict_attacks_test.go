@@ -67,7 +67,7 @@ func (b blockHeights) of(hash chainhash.Hash) int32 {
 	return hdr.Height
 }
 
-// TestAttack30ConflictThenOpenPrevLie: a liar's filter of the block with
+// TestAttackConflictThenOpenPrevLie: a liar's filter of the block with
 // alice's spend leaves out the script it spends, which the block cannot
 // decide (a Conflict, nobody banned): from that checkpoint segment on the
 // peers' checkpoints are not compared (cpLimit) and each peer states its
@@ -78,7 +78,7 @@ func (b blockHeights) of(hash chainhash.Hash) int32 {
 // (j >= cpLimit): the whole chain is verified again, maxAttempts times,
 // then the liar is dropped, not banned, and the verification fails,
 // though two honest peers agree on every filter header.
-func TestAttack30ConflictThenOpenPrevLie(t *testing.T) {
+func TestAttackConflictThenOpenPrevLie(t *testing.T) {
 	needFixture(t)
 	h := fx.height[fx.spendAlice.TxHash()]
 	if h > wire.CFCheckptInterval || fx.tip <= wire.CFCheckptInterval {

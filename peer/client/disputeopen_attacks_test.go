@@ -1,6 +1,6 @@
-//go:build attack30open
+//go:build openattacks
 
-// Attacks not answered yet: go test -tags attack30open runs them.
+// Attacks not answered yet: go test -tags openattacks runs them.
 
 package client
 
@@ -12,7 +12,7 @@ import (
 	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 
-// TestAttack30ConflictCostsWholeChainEachBlock: a liar's filter of the
+// TestAttackConflictCostsWholeChainEachBlock: a liar's filter of the
 // block with alice's spend leaves out the script it spends: a conflict
 // the block cannot decide, and nobody is banned. While the client knows
 // a conflict it plans no verification at the tip (tipPlan refuses when
@@ -22,7 +22,7 @@ import (
 // filter headers from the conflict's segment to the tip, against a few
 // hundred bytes with three honest peers. An unbannable liar so buys a
 // whole-chain download from every peer on every block.
-func TestAttack30ConflictCostsWholeChainEachBlock(t *testing.T) {
+func TestAttackConflictCostsWholeChainEachBlock(t *testing.T) {
 	needFixture(t)
 	h := fx.height[fx.spendAlice.TxHash()]
 	tip := fx.tip

@@ -10,7 +10,7 @@ import (
 	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 
-// TestAttack30UnsettledDisputeNextRun: two colluders, the only peers
+// TestAttackUnsettledDisputeNextRun: two colluders, the only peers
 // while the filter headers are verified into a data directory, forge
 // block 500's filter and every filter header after it. An honest peer
 // joins; the new heights at the tip are disputed (unboundPrev) and
@@ -20,7 +20,7 @@ import (
 // disk. The next run over the data directory, given the honest peer
 // alone, must not take them: the filter headers it verifies are the
 // honest node's.
-func TestAttack30UnsettledDisputeNextRun(t *testing.T) {
+func TestAttackUnsettledDisputeNextRun(t *testing.T) {
 	needFixture(t)
 	const h = 500
 	tip := fx.tip
