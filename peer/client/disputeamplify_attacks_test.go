@@ -48,13 +48,12 @@ func (l *prevLiar) lieCount() int {
 // states a false filter header before the new heights whenever the
 // client follows the tip (a tip plan, no checkpoints asked), and answers
 // honestly for a while after it sent its checkpoints. Its false header
-// below the last checkpoint is a dispute (unboundPrev): the client gives
-// up every verified filter header (giveUpVerified(-1)) and verifies the
-// whole chain again from the checkpoints, where the liar answers
-// honestly, and is never banned, though its word on the header at the
-// last checkpoint contradicts the checkpoint it sent itself. A new block
-// should cost about what it costs with three honest peers; the liar
-// should be banned, or at least not buy the whole chain again each block.
+// is no proof yet (unboundPrev): nothing verified is given up, its word
+// is held, and the next verification, from the checkpoints, holds that
+// word against the checkpoint it sends then (holdToCheckpoints): they
+// contradict each other, and it is banned on them. A new block then
+// costs what it costs with three honest peers; the liar never buys the
+// whole chain again.
 func TestAttackPrevLiarForcesWholeChain(t *testing.T) {
 	for _, stored := range []bool{false, true} {
 		t.Run(fmt.Sprintf("stored=%v", stored), func(t *testing.T) { testPrevLiarForcesWholeChain(t, stored) })

@@ -74,10 +74,8 @@ func (b blockHeights) of(hash chainhash.Hash) int32 {
 // own filter hashes from its own filter header. The liar then states
 // another filter header before segment 1 than the one its own hashes of
 // segment 0 reach: a self-contradiction, which the package documentation
-// (disputedPrev) calls a proof. unboundPrev calls it a dispute instead
-// (j >= cpLimit): the whole chain is verified again, maxAttempts times,
-// then the liar is dropped, not banned, and the verification fails,
-// though two honest peers agree on every filter header.
+// (disputedPrev) calls a proof: the liar is banned on it, and the
+// verification succeeds with the two honest peers.
 func TestAttackConflictThenOpenPrevLie(t *testing.T) {
 	needFixture(t)
 	h := fx.height[fx.spendAlice.TxHash()]

@@ -100,15 +100,10 @@ func (l *wordLiar) forges(h int32) bool {
 // TestAttackOwnWordLiarFailsScan: a liar serves a forged filter in
 // each batch of filters it takes and, asked for its own word (ownWord),
 // states the forged filter's hash, with filter headers and a checkpoint
-// at 1000 that lead from it (ownCheckpoint): a disagreement, no proof.
-// Every filter header below is given up (the word at 999 gives up the
-// whole segment 0, giveUpVerified(-1) through filterDownload.disputed),
-// the scan starts again and the verification, where the liar answers
-// honestly (its checkpoint at 1000 is the true one there, unlike the one
-// it sent ownCheckpoint), finds nothing: maxAttempts times, and then the
-// scan fails and the liar is dropped, not banned, beside an honest peer.
-// Its word contradicts the hashes and the checkpoint it states in the
-// verification: a proof that is never held against it.
+// at 1000 that lead from it (ownCheckpoint). The forged filter is
+// checked against its block first (blockProof), which proves it false:
+// the liar is banned on that proof, and the scan, beside an honest peer,
+// succeeds.
 func TestAttackOwnWordLiarFailsScan(t *testing.T) {
 	needFixture(t)
 	if fx.tip < 1001 {

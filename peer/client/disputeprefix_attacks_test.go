@@ -18,15 +18,12 @@ import (
 // those with them alone. The chain then passes height 1000, an honest
 // peer joins, and the new heights are verified from the checkpoints:
 // the colluders send the true checkpoint at 1000 (the honest node's),
-// so the checkpoints agree. The forged filter headers 0..990 are "what
-// this life verified already with several peers" (knownPrefix) and are
-// not asked again: each peer is asked from 991 with the forged header at
-// 990 as the one before. The honest peer states the true one; its own
-// checkpoint at 1000 is taken to bind the forged header (unboundPrev:
-// stated > j), which is false, and it is banned with no proof. (The
-// colluders, each asked in turn, are banned too, by their checkpoint;
-// block 500 proves them false, but the honest peer is banned first or
-// last, whichever order.)
+// so the checkpoints agree. The forged filter headers 0..990 verified
+// before do not reach that agreed checkpoint: they are not taken as a
+// known prefix, and the whole segment is asked again from its start. The
+// honest peer, whose previous header differs from the forged one, is not
+// banned (that header is no word of its own), no ban of it is kept, and
+// the next run over the data directory takes it.
 func TestAttackHonestBannedOnColludersPrefix(t *testing.T) {
 	for _, stored := range []bool{false, true} {
 		t.Run(fmt.Sprintf("stored=%v", stored), func(t *testing.T) { testHonestBannedOnColludersPrefix(t, stored) })

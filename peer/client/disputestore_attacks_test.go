@@ -35,14 +35,11 @@ func (l *wipeLiar) lie(m wire.Message) ([]wire.Message, bool) {
 // TestAttackLateLiarWipesStore: two honest peers verified and stored
 // every filter header in the data directory. A third peer claims the
 // last heights late and states a false filter header before them. The
-// late claim is verified again from there; the liar's false header below
-// the last checkpoint is a dispute (unboundPrev), which gives up every
-// verified filter header (giveUpVerified(-1)), and the liar then hangs up
-// when asked for its checkpoints: dropped, the verification fails, and
-// verifyLate truncates the store to what is still verified, -1: every
-// filter header the honest peers agreed on is deleted from disk, on no
-// proof. A liar that is dropped, not banned, is dialled again and can
-// repeat it.
+// late claim is verified again from there; the liar's false header is
+// no proof yet (unboundPrev) and gives nothing verified up, and the liar
+// then hangs up when asked for its checkpoints: it is dropped, and the
+// verification goes on with the honest peers left. The filter headers
+// they agreed on stay on disk, every one.
 func TestAttackLateLiarWipesStore(t *testing.T) {
 	needFixture(t)
 	tip := fx.tip
