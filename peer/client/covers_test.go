@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -374,33 +375,52 @@ func TestMaxCoverBlocks(t *testing.T) {
 // scripts' group sizes against the covers' (the same computation with
 // the covers watched), by the AUC of group size, pooled over
 // coverClients clients of their own (one client's 20 scripts a side
-// leave an interval too wide to tell much, and one client in four or
-// five draws covers in groups of six, AUC about 0.22, which the log
-// shows and the package's known limits name). The short chain's wallet
+// leave an interval too wide to tell much; SPVFILTER_COVER_CLIENTS
+// runs more and counts the clients told apart, AUC below apartAUC or
+// above one minus it: before covers were settled against the whole
+// plan, one in ten or so drew covers in groups of six). The short chain's wallet
 // sits in groups of two, so that the test guards against covers alone
 // (AUC 1.000), not against chains of the wrong length (privacy/simulate's
 // TestCoverDistinguisher measures those).
 func TestCoverChainsLikeWallet(t *testing.T) {
 	f := needCovers(t)
 	relays := relaysTo(t, f, 2)
+	clients := coverClients
+	if n, err := strconv.Atoi(os.Getenv("SPVFILTER_COVER_CLIENTS")); err == nil && n > 0 {
+		clients = n
+	}
 	var wallet, covers []float64
-	for i := range coverClients {
+	apart := 0
+	for i := range clients {
 		w, c := coverGroupSizes(t, f, relays)
-		t.Logf("client %d: group sizes colluding: wallet %v, covers %v: AUC %.3f", i, w, c, aucOf(w, c))
+		a := aucOf(w, c)
+		if max(a, 1-a) > 1-apartAUC {
+			apart++
+		}
+		t.Logf("client %d: group sizes colluding: wallet %v, covers %v: AUC %.3f", i, w, c, a)
 		wallet, covers = append(wallet, w...), append(covers, c...)
 	}
 	if len(wallet) == 0 || len(covers) == 0 {
 		t.Fatal("no group sizes to compare")
 	}
 	a := aucOf(wallet, covers)
-	t.Logf("pooled over %d clients: AUC %.3f", coverClients, a)
+	t.Logf("pooled over %d clients: AUC %.3f; %d of them one client's attack tells apart (AUC below %g or above %g)", clients, a, apart, apartAUC, 1-apartAUC)
 	if folded := max(a, 1-a); folded > maxGroupSizeAUC {
 		t.Errorf("group size tells covers from the wallet's scripts: AUC %.3f, folded above %g", a, maxGroupSizeAUC)
 	}
 }
 
-// coverClients is how many clients TestCoverChainsLikeWallet pools.
+// coverClients is how many clients TestCoverChainsLikeWallet pools,
+// unless SPVFILTER_COVER_CLIENTS says more (a measurement of how many
+// single clients the attack tells apart, run by hand:
+// SPVFILTER_COVER_CLIENTS=64 go test ./peer/client -run
+// TestCoverChainsLikeWallet -v).
 const coverClients = 4
+
+// apartAUC is the AUC of group size below which (or above one minus
+// which) TestCoverChainsLikeWallet counts a client's covers told apart
+// from its wallet's scripts.
+const apartAUC = 0.3
 
 // coverGroupSizes runs covered sessions of a client of its own until
 // they meet the target and returns the group sizes, all peers
