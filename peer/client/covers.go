@@ -211,6 +211,14 @@ type coverScan struct {
 	// hashOf gives the hash of the block at a height (the client's
 	// chain's, unless set).
 	hashOf func(int32) chainhash.Hash
+	// walletHeights are the heights of each of the wallet's scripts on
+	// the held filters, walletProf their profiles (walletProfiles) and
+	// largest their largest class; inUse the covers in use matched in
+	// the range.
+	walletHeights [][]int32
+	walletProf    []leak.Profile
+	largest       int
+	inUse         []member
 	// log holds the blocks the scan fetched (nil: none).
 	log *scanLog
 	// pending are the cover chains drawn and not yet added to the set:
@@ -671,8 +679,9 @@ func (cs *coverScan) plan(ctx context.Context, log *scanLog, matched []int32, fo
 	var at [][]int32
 	at, cs.hits = cs.profile(slices.Concat(cs.wallet, cs.covers), true)
 	nw, nc := len(cs.wallet), len(cs.covers)
+	cs.walletHeights = at[:nw]
+	cs.reprofileWallet()
 	cs.walletAt = map[int32]bool{}
-	walletProfiles, largest := cs.walletProfiles(at[:nw])
 	for _, h := range matched {
 		m := cs.hits[h]
 		// Unknown filters, and matches of neither (the matcher's false
@@ -681,26 +690,11 @@ func (cs *coverScan) plan(ctx context.Context, log *scanLog, matched []int32, fo
 			cs.walletAt[h] = true
 		}
 	}
-	cs.hot = max(coverHotFactor*largest, 16)
-	var inUse []member
-	coverHeights := make([][]int32, 0, nc)
-	for i, c := range cs.set.Covers() {
-		hs := at[nw+i]
-		coverHeights = append(coverHeights, hs)
-		if len(hs) > 0 {
-			inUse = append(inUse, member{script: c.Script, heights: hs, group: c.Profile.Group})
-		}
-		if len(hs) > cs.hot {
-			cs.warnings = append(cs.warnings, fmt.Sprintf("cover %x turned hot: it appears in %d blocks of the range, each fetched every scan (kept: dropping a cover marks it to anyone intersecting sessions)", c.Script, len(hs)))
-		}
-	}
+	cs.hot = max(coverHotFactor*cs.largest, 16)
+	coverHeights := cs.useCovers(at[nw:])
 	cs.log = log
 	bound := cs.bound()
-	short := leak.Need(walletProfiles, cs.profiles(inUse), cs.set.Chance(), cs.target)
-	// need is what the covers in use and pending leave short.
-	need := func() map[leak.Profile]int {
-		return leak.Need(walletProfiles, cs.profiles(slices.Concat(inUse, cs.pendingMembers())), cs.set.Chance(), cs.target)
-	}
+	short := cs.need()
 	// Rounds: draw what the reserve holds, settle the chains drawn
 	// against the whole plan, then explore twice as many blocks as the
 	// round before (more still after scans short in a row), leaving
@@ -708,32 +702,16 @@ func (cs *coverScan) plan(ctx context.Context, log *scanLog, matched []int32, fo
 	// until the covers meet the target.
 	cs.foundNow = map[string]bool{}
 	for round := cs.set.Explore().Short; len(short) > 0; round++ {
-		// Chains turned down are drawn again from the reserve before
-		// more blocks are explored.
-		n := 0
-		for try := 0; try < maxRedraws && len(short) > 0; try++ {
-			cs.drawRound(short)
-			grown := cs.grown
-			refuted, err := cs.settle(ctx, bound, coverHeights)
-			if err != nil {
-				return nil, err
-			}
-			if refuted {
-				walletProfiles, largest = cs.walletProfiles(at[:nw])
-			}
-			short = need()
-			if cs.grown == grown {
-				break
-			}
+		var err error
+		if short, err = cs.drawSettled(ctx, bound, coverHeights, short); err != nil {
+			return nil, err
 		}
-		for _, k := range short {
-			n += k
-		}
+		n := total(short)
 		cs.short = n
 		if n == 0 {
 			break
 		}
-		room := cs.room(bound, cs.withPending(coverHeights)) - n*max(largest, 1)
+		room := cs.room(bound, cs.withPending(coverHeights)) - n*max(cs.largest, 1)
 		ask := min(max(minExploreBlocks, exploreFactor*n)<<min(round, maxEscalation), room)
 		hs := cs.exploreNext(ask)
 		cs.rangeDone = cs.rangeDone || (ask > 0 && len(hs) < ask)
@@ -747,34 +725,21 @@ func (cs *coverScan) plan(ctx context.Context, log *scanLog, matched []int32, fo
 		if cs.took(hs, blocks) {
 			// A wallet's match the blocks showed false: its profile is
 			// what the attack sees, without it.
-			walletProfiles, largest = cs.walletProfiles(at[:nw])
-			short = need()
+			cs.reprofileWallet()
+			short = cs.need()
 		}
 	}
 	// The blocks explored last join the plan: the chains drawn are
 	// settled against it once more.
-	refuted, err := cs.settle(ctx, bound, coverHeights)
-	if err != nil {
+	if err := cs.settleAll(ctx, bound, coverHeights); err != nil {
 		return nil, err
 	}
-	if refuted {
-		walletProfiles, _ = cs.walletProfiles(at[:nw])
-	}
-	short = need()
-	if len(short) > 0 {
-		short = cs.readmit(need)
+	if short = cs.need(); len(short) > 0 {
+		short = cs.readmit(cs.need)
 	}
 	coverHeights = cs.withPending(coverHeights)
 	cs.commit()
-	if cs.grown > 0 {
-		cs.warnings = append(cs.warnings, fmt.Sprintf("%s drawn this scan turned down: their groups grew through the plan's other blocks beyond the chains' own, which would have told them from the wallet's", nounCount(cs.grown, "cover chain")))
-	}
-	if cs.readmitted > 0 {
-		cs.warnings = append(cs.warnings, fmt.Sprintf("%s whose groups grow through the plan's other blocks kept all the same: the bound left no room for others, and their groups' size can tell them from the wallet's", nounCount(cs.readmitted, "cover chain")))
-	}
-	if cs.drawnNow > 0 {
-		cs.warnings = append(cs.warnings, fmt.Sprintf("%d covers drawn this scan have a block among the %d this scan explored before the wallet's (to find candidates, or to read the groups of the chains drawn): a peer that tells the blocks fetched before the wallet's from those after can tell these covers, each with a block among the first, from the wallet's scripts, which have one there only by chance (the block-download attack on the blocks fetched, which the target is met against, does not use their order)", cs.drawnNow, len(cs.explored)))
-	}
+	cs.warnDrawn()
 	cs.short = 0
 	for p, k := range short {
 		cs.short += k
@@ -795,6 +760,81 @@ func (cs *coverScan) plan(ctx context.Context, log *scanLog, matched []int32, fo
 		cs.why = append(cs.why, "covers short: "+e.Reason())
 	}
 	return heights, nil
+}
+
+// reprofileWallet reads the wallet's profiles (walletProfiles) from
+// its heights on the held filters, as the cover set keeps its false
+// matches now.
+func (cs *coverScan) reprofileWallet() {
+	cs.walletProf, cs.largest = cs.walletProfiles(cs.walletHeights)
+}
+
+// useCovers notes the covers in use, whose heights on the held filters
+// are at, those matched in the range as members (inUse), warns of
+// those turned hot, and returns their heights.
+func (cs *coverScan) useCovers(at [][]int32) [][]int32 {
+	coverHeights := make([][]int32, 0, len(at))
+	for i, c := range cs.set.Covers() {
+		hs := at[i]
+		coverHeights = append(coverHeights, hs)
+		if len(hs) > 0 {
+			cs.inUse = append(cs.inUse, member{script: c.Script, heights: hs, group: c.Profile.Group})
+		}
+		if len(hs) > cs.hot {
+			cs.warnings = append(cs.warnings, fmt.Sprintf("cover %x turned hot: it appears in %d blocks of the range, each fetched every scan (kept: dropping a cover marks it to anyone intersecting sessions)", c.Script, len(hs)))
+		}
+	}
+	return coverHeights
+}
+
+// need is how many more cover chains of each shape the wallet's chains
+// need beside the covers in use and those pending (leak.Need).
+func (cs *coverScan) need() map[leak.Profile]int {
+	return leak.Need(cs.walletProf, cs.profiles(slices.Concat(cs.inUse, cs.pendingMembers())), cs.set.Chance(), cs.target)
+}
+
+// drawSettled draws the chains of short from the reserve and settles
+// them against the plan (settle), drawing again while settle turns
+// chains down (at most maxRedraws draws), and returns what is still
+// short.
+func (cs *coverScan) drawSettled(ctx context.Context, bound int, coverHeights [][]int32, short map[leak.Profile]int) (map[leak.Profile]int, error) {
+	for try := 0; try < maxRedraws && len(short) > 0; try++ {
+		cs.drawRound(short)
+		grown := cs.grown
+		if err := cs.settleAll(ctx, bound, coverHeights); err != nil {
+			return nil, err
+		}
+		short = cs.need()
+		if cs.grown == grown {
+			break
+		}
+	}
+	return short, nil
+}
+
+// settleAll settles the pending chains (settle), and reads the wallet's
+// profiles again if a block fetched refuted a match of its.
+func (cs *coverScan) settleAll(ctx context.Context, bound int, coverHeights [][]int32) error {
+	refuted, err := cs.settle(ctx, bound, coverHeights)
+	if err == nil && refuted {
+		cs.reprofileWallet()
+	}
+	return err
+}
+
+// warnDrawn says what the draw of the scan left a peer to see: chains
+// turned down or taken back, and covers with a block fetched before
+// the wallet's.
+func (cs *coverScan) warnDrawn() {
+	if cs.grown > 0 {
+		cs.warnings = append(cs.warnings, fmt.Sprintf("%s drawn this scan turned down: their groups grew through the plan's other blocks beyond the chains' own, which would have told them from the wallet's", nounCount(cs.grown, "cover chain")))
+	}
+	if cs.readmitted > 0 {
+		cs.warnings = append(cs.warnings, fmt.Sprintf("%s whose groups grow through the plan's other blocks kept all the same: the bound left no room for others, and their groups' size can tell them from the wallet's", nounCount(cs.readmitted, "cover chain")))
+	}
+	if cs.drawnNow > 0 {
+		cs.warnings = append(cs.warnings, fmt.Sprintf("%d covers drawn this scan have a block among the %d this scan explored before the wallet's (to find candidates, or to read the groups of the chains drawn): a peer that tells the blocks fetched before the wallet's from those after can tell these covers, each with a block among the first, from the wallet's scripts, which have one there only by chance (the block-download attack on the blocks fetched, which the target is met against, does not use their order)", cs.drawnNow, len(cs.explored)))
+	}
 }
 
 // took keeps what blocks fetched before the wallet's (at heights hs)
@@ -882,7 +922,7 @@ func (cs *coverScan) settle(ctx context.Context, bound int, inUse [][]int32) (wa
 		chains[i] = ch.members
 		fits[i] = true
 		for _, m := range ch.members {
-			fits[i] = fits[i] && allIn(m.heights, plan)
+			fits[i] = fits[i] && !slices.ContainsFunc(m.heights, outside(plan))
 		}
 		in = append(in, plan)
 	}
@@ -997,7 +1037,7 @@ func (cs *coverScan) groupSizes(chains [][]member, in []map[int32]bool) []int {
 			var next [][]byte
 			for _, r := range mates[i] {
 				hs := cs.seen[string(r)]
-				if group[i][string(r)] || len(hs) == 0 || len(hs) > cs.hot || !allIn(hs, in[i]) {
+				if group[i][string(r)] || len(hs) == 0 || len(hs) > cs.hot || slices.ContainsFunc(hs, outside(in[i])) {
 					continue
 				}
 				group[i][string(r)] = true
@@ -1013,14 +1053,9 @@ func (cs *coverScan) groupSizes(chains [][]member, in []map[int32]bool) []int {
 	return sizes
 }
 
-// allIn reports whether every height of hs is in set.
-func allIn(hs []int32, set map[int32]bool) bool {
-	for _, h := range hs {
-		if !set[h] {
-			return false
-		}
-	}
-	return true
+// outside returns a test of whether a height lies outside set.
+func outside(set map[int32]bool) func(int32) bool {
+	return func(h int32) bool { return !set[h] }
 }
 
 // held is the block at height h the scan fetched (nil: none).
