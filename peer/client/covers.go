@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/sha256"
@@ -64,6 +65,18 @@ import (
 // (MaxCoverBlocks) for the blocks of the chains still short, since a
 // rare class may hide in a few blocks of thousands while exploring more
 // than needed makes the covers' groups larger than the wallet's.
+// The chains drawn are added to the set only once the plan is whole:
+// each round settles them against every block the scan will fetch (the
+// wallet's, those explored, every cover's), fetching their blocks not
+// held before the wallet's, and turns down a chain whose group, as the
+// attack forms it (the scripts of its transactions whose every
+// appearance is fetched, and theirs in turn), grows in the plan past
+// its size in the chain's own blocks: a payment's other output spent in
+// a block fetched for something else joins the cover's group, which its
+// size then tells from the wallet's. Chains turned down are drawn again
+// from the reserve before more blocks are explored, and taken back only
+// where the bound leaves the covers short without them (a warning says
+// how many).
 // Covers still short at the bound, the scan stops with
 // *PrivacyTargetError, none of the wallet's blocks fetched, its
 // candidates and sweep kept for the next scan, unless
@@ -198,6 +211,35 @@ type coverScan struct {
 	// hashOf gives the hash of the block at a height (the client's
 	// chain's, unless set).
 	hashOf func(int32) chainhash.Hash
+	// walletHeights are the heights of each of the wallet's scripts on
+	// the held filters, walletProf their profiles (walletProfiles) and
+	// largest their largest class; inUse the covers in use matched in
+	// the range.
+	walletHeights [][]int32
+	walletProf    []leak.Profile
+	largest       int
+	inUse         []member
+	// log holds the blocks the scan fetched (nil: none).
+	log *scanLog
+	// pending are the cover chains drawn and not yet added to the set:
+	// planning adds them (cover.Set.Add) only once the plan is whole,
+	// so that each is checked against every block the scan fetches
+	// (settle). skip holds the scripts of pending chains and of those
+	// settle turned down, which no later round draws again.
+	pending []pendingChain
+	skip    map[string]bool
+	// grown counts the chains settle turned down, turned holds them,
+	// and readmitted counts those taken back (readmit).
+	grown      int
+	turned     []pendingChain
+	readmitted int
+}
+
+// pendingChain is a cover chain drawn and not yet added: its covers
+// and, for each, its heights.
+type pendingChain struct {
+	covers  []cover.Cover
+	members []member
 }
 
 // hash is the hash of the block at height h.
@@ -637,8 +679,9 @@ func (cs *coverScan) plan(ctx context.Context, log *scanLog, matched []int32, fo
 	var at [][]int32
 	at, cs.hits = cs.profile(slices.Concat(cs.wallet, cs.covers), true)
 	nw, nc := len(cs.wallet), len(cs.covers)
+	cs.walletHeights = at[:nw]
+	cs.reprofileWallet()
 	cs.walletAt = map[int32]bool{}
-	walletProfiles, largest := cs.walletProfiles(at[:nw])
 	for _, h := range matched {
 		m := cs.hits[h]
 		// Unknown filters, and matches of neither (the matcher's false
@@ -647,43 +690,28 @@ func (cs *coverScan) plan(ctx context.Context, log *scanLog, matched []int32, fo
 			cs.walletAt[h] = true
 		}
 	}
-	cs.hot = max(coverHotFactor*largest, 16)
-	var inUse []member
-	coverHeights := make([][]int32, 0, nc)
-	for i, c := range cs.set.Covers() {
-		hs := at[nw+i]
-		coverHeights = append(coverHeights, hs)
-		if len(hs) > 0 {
-			inUse = append(inUse, member{script: c.Script, heights: hs, group: c.Profile.Group})
-		}
-		if len(hs) > cs.hot {
-			cs.warnings = append(cs.warnings, fmt.Sprintf("cover %x turned hot: it appears in %d blocks of the range, each fetched every scan (kept: dropping a cover marks it to anyone intersecting sessions)", c.Script, len(hs)))
-		}
-	}
+	cs.hot = max(coverHotFactor*cs.largest, 16)
+	coverHeights := cs.useCovers(at[nw:])
+	cs.log = log
 	bound := cs.bound()
-	covered := inUse
-	short := leak.Need(walletProfiles, cs.profiles(covered), cs.set.Chance(), cs.target)
-	// Rounds: draw what the reserve holds, then explore twice as many
-	// blocks as the round before (more still after scans short in a
-	// row), leaving room within the bound for the blocks of the chains
-	// still short, until the covers meet the target.
+	short := cs.need()
+	// Rounds: draw what the reserve holds, settle the chains drawn
+	// against the whole plan, then explore twice as many blocks as the
+	// round before (more still after scans short in a row), leaving
+	// room within the bound for the blocks of the chains still short,
+	// until the covers meet the target.
 	cs.foundNow = map[string]bool{}
 	for round := cs.set.Explore().Short; len(short) > 0; round++ {
-		added := cs.drawRound(short)
-		for _, m := range added {
-			coverHeights = append(coverHeights, m.heights)
+		var err error
+		if short, err = cs.drawSettled(ctx, bound, coverHeights, short); err != nil {
+			return nil, err
 		}
-		covered = append(covered, added...)
-		short = leak.Need(walletProfiles, cs.profiles(covered), cs.set.Chance(), cs.target)
-		n := 0
-		for _, k := range short {
-			n += k
-		}
+		n := total(short)
 		cs.short = n
 		if n == 0 {
 			break
 		}
-		room := cs.room(bound, coverHeights) - n*max(largest, 1)
+		room := cs.room(bound, cs.withPending(coverHeights)) - n*max(cs.largest, 1)
 		ask := min(max(minExploreBlocks, exploreFactor*n)<<min(round, maxEscalation), room)
 		hs := cs.exploreNext(ask)
 		cs.rangeDone = cs.rangeDone || (ask > 0 && len(hs) < ask)
@@ -694,25 +722,24 @@ func (cs *coverScan) plan(ctx context.Context, log *scanLog, matched []int32, fo
 		if err != nil {
 			return nil, fmt.Errorf("client: exploring blocks for covers: %w", err)
 		}
-		cs.explored = append(cs.explored, hs...)
-		if cs.refute(hs, blocks) > 0 {
+		if cs.took(hs, blocks) {
 			// A wallet's match the blocks showed false: its profile is
 			// what the attack sees, without it.
-			walletProfiles, largest = cs.walletProfiles(at[:nw])
-			short = leak.Need(walletProfiles, cs.profiles(covered), cs.set.Chance(), cs.target)
-		}
-		// Every candidate of the blocks explored joins the reserve, for
-		// the next round's sample and the next scan's.
-		for _, c := range cs.fresh(blocks, maxNewReserve) {
-			if err := cs.set.AddReserve(c); errors.Is(err, cover.ErrFull) {
-				break
-			}
-			cs.foundNow[string(c.Script)] = true
+			cs.reprofileWallet()
+			short = cs.need()
 		}
 	}
-	if cs.drawnNow > 0 {
-		cs.warnings = append(cs.warnings, fmt.Sprintf("%d covers were found in the %d blocks this scan explored before the wallet's: a peer that tells the blocks fetched before the wallet's from those after can tell these covers, each with a block among the first, from the wallet's scripts, which have one there only by chance (the block-download attack on the blocks fetched, which the target is met against, does not use their order)", cs.drawnNow, len(cs.explored)))
+	// The blocks explored last join the plan: the chains drawn are
+	// settled against it once more.
+	if err := cs.settleAll(ctx, bound, coverHeights); err != nil {
+		return nil, err
 	}
+	if short = cs.need(); len(short) > 0 {
+		short = cs.readmit(cs.need)
+	}
+	coverHeights = cs.withPending(coverHeights)
+	cs.commit()
+	cs.warnDrawn()
 	cs.short = 0
 	for p, k := range short {
 		cs.short += k
@@ -733,6 +760,366 @@ func (cs *coverScan) plan(ctx context.Context, log *scanLog, matched []int32, fo
 		cs.why = append(cs.why, "covers short: "+e.Reason())
 	}
 	return heights, nil
+}
+
+// reprofileWallet reads the wallet's profiles (walletProfiles) from
+// its heights on the held filters, as the cover set keeps its false
+// matches now.
+func (cs *coverScan) reprofileWallet() {
+	cs.walletProf, cs.largest = cs.walletProfiles(cs.walletHeights)
+}
+
+// useCovers notes the covers in use, whose heights on the held filters
+// are at, those matched in the range as members (inUse), warns of
+// those turned hot, and returns their heights.
+func (cs *coverScan) useCovers(at [][]int32) [][]int32 {
+	coverHeights := make([][]int32, 0, len(at))
+	for i, c := range cs.set.Covers() {
+		hs := at[i]
+		coverHeights = append(coverHeights, hs)
+		if len(hs) > 0 {
+			cs.inUse = append(cs.inUse, member{script: c.Script, heights: hs, group: c.Profile.Group})
+		}
+		if len(hs) > cs.hot {
+			cs.warnings = append(cs.warnings, fmt.Sprintf("cover %x turned hot: it appears in %d blocks of the range, each fetched every scan (kept: dropping a cover marks it to anyone intersecting sessions)", c.Script, len(hs)))
+		}
+	}
+	return coverHeights
+}
+
+// need is how many more cover chains of each shape the wallet's chains
+// need beside the covers in use and those pending (leak.Need).
+func (cs *coverScan) need() map[leak.Profile]int {
+	return leak.Need(cs.walletProf, cs.profiles(slices.Concat(cs.inUse, cs.pendingMembers())), cs.set.Chance(), cs.target)
+}
+
+// drawSettled draws the chains of short from the reserve and settles
+// them against the plan (settle), drawing again while settle turns
+// chains down (at most maxRedraws draws), and returns what is still
+// short.
+func (cs *coverScan) drawSettled(ctx context.Context, bound int, coverHeights [][]int32, short map[leak.Profile]int) (map[leak.Profile]int, error) {
+	for try := 0; try < maxRedraws && len(short) > 0; try++ {
+		cs.drawRound(short)
+		grown := cs.grown
+		if err := cs.settleAll(ctx, bound, coverHeights); err != nil {
+			return nil, err
+		}
+		short = cs.need()
+		if cs.grown == grown {
+			break
+		}
+	}
+	return short, nil
+}
+
+// settleAll settles the pending chains (settle), and reads the wallet's
+// profiles again if a block fetched refuted a match of its.
+func (cs *coverScan) settleAll(ctx context.Context, bound int, coverHeights [][]int32) error {
+	refuted, err := cs.settle(ctx, bound, coverHeights)
+	if err == nil && refuted {
+		cs.reprofileWallet()
+	}
+	return err
+}
+
+// warnDrawn says what the draw of the scan left a peer to see: chains
+// turned down or taken back, and covers with a block fetched before
+// the wallet's.
+func (cs *coverScan) warnDrawn() {
+	if cs.grown > 0 {
+		cs.warnings = append(cs.warnings, fmt.Sprintf("%s drawn this scan turned down: their groups grew through the plan's other blocks beyond the chains' own, which would have told them from the wallet's", nounCount(cs.grown, "cover chain")))
+	}
+	if cs.readmitted > 0 {
+		cs.warnings = append(cs.warnings, fmt.Sprintf("%s whose groups grow through the plan's other blocks kept all the same: the bound left no room for others, and their groups' size can tell them from the wallet's", nounCount(cs.readmitted, "cover chain")))
+	}
+	if cs.drawnNow > 0 {
+		cs.warnings = append(cs.warnings, fmt.Sprintf("%d covers drawn this scan have a block among the %d this scan explored before the wallet's (to find candidates, or to read the groups of the chains drawn): a peer that tells the blocks fetched before the wallet's from those after can tell these covers, each with a block among the first, from the wallet's scripts, which have one there only by chance (the block-download attack on the blocks fetched, which the target is met against, does not use their order)", cs.drawnNow, len(cs.explored)))
+	}
+}
+
+// took keeps what blocks fetched before the wallet's (at heights hs)
+// show: the false matches they refute (refute) and their candidates,
+// which join the reserve for the next round's sample and the next
+// scan's. It reports whether a match of the wallet's was refuted, whose
+// profile the attack then sees without it.
+func (cs *coverScan) took(hs []int32, blocks []*wire.MsgBlock) (walletRefuted bool) {
+	cs.explored = append(cs.explored, hs...)
+	walletRefuted = cs.refute(hs, blocks) > 0
+	for _, c := range cs.fresh(blocks, maxNewReserve) {
+		if err := cs.set.AddReserve(c); errors.Is(err, cover.ErrFull) {
+			break
+		}
+		cs.foundNow[string(c.Script)] = true
+	}
+	return walletRefuted
+}
+
+// pendingMembers are the members of the pending chains.
+func (cs *coverScan) pendingMembers() []member {
+	var out []member
+	for _, ch := range cs.pending {
+		out = append(out, ch.members...)
+	}
+	return out
+}
+
+// withPending is inUse, the heights of the covers in use, with those
+// of the pending chains' members after them.
+func (cs *coverScan) withPending(inUse [][]int32) [][]int32 {
+	out := slices.Clone(inUse)
+	for _, m := range cs.pendingMembers() {
+		out = append(out, m.heights)
+	}
+	return out
+}
+
+// settle checks the pending chains against the whole plan: the
+// wallet's blocks, those explored and every cover's within the bound
+// (heights). The attack groups a chain's scripts with the scripts of
+// their transactions whose every appearance was fetched, and theirs in
+// turn (package privacy/leak, Groups): a chain drawn to a wallet's
+// chain's size grows past it when a script beside it (a payment's
+// other output) is spent in a block fetched for something else, the
+// wallet's, another cover's or one explored. So settle fetches the
+// pending chains' blocks not held (never a wallet's block: those are
+// fetched with the rest, in one shuffled order), reads the group each
+// chain would have in the plan and in its own blocks alone
+// (groupSizes), and turns down each chain whose group grows in the
+// plan, or whose blocks the bound leaves out: its scripts stay in
+// reserve, and no later round of the scan draws them again. It reports
+// whether a block fetched refuted a match of the wallet's.
+func (cs *coverScan) settle(ctx context.Context, bound int, inUse [][]int32) (walletRefuted bool, err error) {
+	if len(cs.pending) == 0 {
+		return false, nil
+	}
+	planned, _ := cs.heights(bound, cs.withPending(inUse))
+	plan := make(map[int32]bool, len(planned))
+	for _, h := range planned {
+		plan[h] = true
+	}
+	var want []int32
+	wanted := map[int32]bool{}
+	for _, m := range cs.pendingMembers() {
+		for _, h := range m.heights {
+			if plan[h] && !cs.walletAt[h] && !wanted[h] && cs.held(h) == nil {
+				wanted[h] = true
+				want = append(want, h)
+			}
+		}
+	}
+	if len(want) > 0 {
+		slices.Sort(want)
+		blocks, err := cs.c.fetchBlocks(ctx, cs.log, want, nil)
+		if err != nil {
+			return false, fmt.Errorf("client: fetching the blocks of cover chains drawn: %w", err)
+		}
+		walletRefuted = cs.took(want, blocks)
+	}
+	chains := make([][]member, len(cs.pending))
+	in := make([]map[int32]bool, 0, 2*len(cs.pending))
+	fits := make([]bool, len(cs.pending))
+	for i, ch := range cs.pending {
+		chains[i] = ch.members
+		fits[i] = true
+		for _, m := range ch.members {
+			fits[i] = fits[i] && !slices.ContainsFunc(m.heights, outside(plan))
+		}
+		in = append(in, plan)
+	}
+	for _, ch := range cs.pending {
+		own := map[int32]bool{}
+		for _, m := range ch.members {
+			for _, h := range m.heights {
+				own[h] = true
+			}
+		}
+		in = append(in, own)
+	}
+	sizes := cs.groupSizes(slices.Concat(chains, chains), in)
+	n := len(cs.pending)
+	kept := cs.pending[:0]
+	for i, ch := range cs.pending {
+		if fits[i] && sizes[i] <= sizes[n+i] {
+			kept = append(kept, ch)
+			continue
+		}
+		if fits[i] {
+			cs.grown++
+			cs.turned = append(cs.turned, ch)
+		}
+	}
+	cs.pending = kept
+	return walletRefuted, nil
+}
+
+// readmit takes back, one at a time, the chains settle turned down
+// (their blocks are fetched already) while need, after the last round,
+// still finds the covers short, and returns what it finds then: a
+// chain whose group grows tells itself apart by its size, but a wallet's
+// chains short of covers are exposed whole.
+func (cs *coverScan) readmit(need func() map[leak.Profile]int) map[leak.Profile]int {
+	short := need()
+	for _, i := range rand.Perm(len(cs.turned)) {
+		if len(short) == 0 {
+			break
+		}
+		cs.pending = append(cs.pending, cs.turned[i])
+		cs.readmitted++
+		if after := need(); total(after) < total(short) {
+			short = after
+		} else {
+			cs.pending = cs.pending[:len(cs.pending)-1]
+			cs.readmitted--
+		}
+	}
+	cs.turned = nil
+	return short
+}
+
+// total is the chains short of need.
+func total(need map[leak.Profile]int) int {
+	n := 0
+	for _, k := range need {
+		n += k
+	}
+	return n
+}
+
+// maxRedraws bounds the draws of a round of planning, each after
+// settle turned chains down.
+const maxRedraws = 4
+
+// maxGroupDepth bounds the steps groupSizes follows a group's scripts
+// through their transactions.
+const maxGroupDepth = 6
+
+// groupSizes is, for each chain of chains, the group the attack would
+// put its scripts in were the blocks of in[i] fetched (package
+// privacy/leak, Groups): its scripts, and in turn every script of a
+// transaction of the group, in a block held, whose heights on the held
+// filters all lie in in[i] (a script of more than hot appearances is
+// left out, as its blocks are seldom all fetched). A block not held
+// (a wallet's) adds nothing, in the plan and in the chain's own blocks
+// alike.
+func (cs *coverScan) groupSizes(chains [][]member, in []map[int32]bool) []int {
+	group := make([]map[string]bool, len(chains))
+	frontier := make([][][]byte, len(chains))
+	for i, ch := range chains {
+		group[i] = map[string]bool{}
+		for _, m := range ch {
+			group[i][string(m.script)] = true
+			frontier[i] = append(frontier[i], m.script)
+		}
+	}
+	for range maxGroupDepth {
+		mates := make([][][]byte, len(chains))
+		var all [][]byte
+		for i := range chains {
+			for _, s := range frontier[i] {
+				for _, h := range cs.seen[string(s)] {
+					if !in[i][h] {
+						continue
+					}
+					for _, r := range cs.txMates(h, s) {
+						if !group[i][string(r)] {
+							mates[i] = append(mates[i], r)
+							all = append(all, r)
+						}
+					}
+				}
+			}
+		}
+		if len(all) == 0 {
+			break
+		}
+		cs.profileCandidates(all)
+		for i := range chains {
+			var next [][]byte
+			for _, r := range mates[i] {
+				hs := cs.seen[string(r)]
+				if group[i][string(r)] || len(hs) == 0 || len(hs) > cs.hot || slices.ContainsFunc(hs, outside(in[i])) {
+					continue
+				}
+				group[i][string(r)] = true
+				next = append(next, r)
+			}
+			frontier[i] = next
+		}
+	}
+	sizes := make([]int, len(chains))
+	for i := range chains {
+		sizes[i] = len(group[i])
+	}
+	return sizes
+}
+
+// outside returns a test of whether a height lies outside set.
+func outside(set map[int32]bool) func(int32) bool {
+	return func(h int32) bool { return !set[h] }
+}
+
+// held is the block at height h the scan fetched (nil: none).
+func (cs *coverScan) held(h int32) *wire.MsgBlock {
+	if cs.log == nil {
+		return nil
+	}
+	return cs.log.held[cs.hash(h)]
+}
+
+// txMates are the scripts that share a transaction with script in the
+// block at height h, if held, as a basic filter holds them (outputs, and
+// the scripts inputs show they spend), of a type the attack names.
+func (cs *coverScan) txMates(h int32, script []byte) [][]byte {
+	b := cs.held(h)
+	if b == nil {
+		return nil
+	}
+	var out [][]byte
+	for i, tx := range b.Transactions {
+		scripts := make([][]byte, 0, len(tx.TxOut)+len(tx.TxIn))
+		for _, o := range tx.TxOut {
+			scripts = append(scripts, o.PkScript)
+		}
+		if i > 0 {
+			for _, in := range tx.TxIn {
+				_, spent := gcs.SpendCandidates(in)
+				scripts = append(scripts, spent...)
+			}
+		}
+		if !slices.ContainsFunc(scripts, func(s []byte) bool { return bytes.Equal(s, script) }) {
+			continue
+		}
+		for _, s := range scripts {
+			if !bytes.Equal(s, script) && leak.TypeOf(s) != leak.TypeOther {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// commit adds the pending chains to the set, the plan whole: each
+// cover drawn, and counts those with a block fetched before the
+// wallet's.
+func (cs *coverScan) commit() {
+	early := make(map[int32]bool, len(cs.explored))
+	for _, h := range cs.explored {
+		early[h] = true
+	}
+	for _, ch := range cs.pending {
+		for i, c := range ch.covers {
+			if err := cs.set.Add(c); err != nil {
+				cs.why = append(cs.why, fmt.Sprintf("a cover could not be added: %v", err))
+				cs.pending = nil
+				return
+			}
+			cs.drawn++
+			if cs.foundNow[string(c.Script)] || slices.ContainsFunc(ch.members[i].heights, func(h int32) bool { return early[h] }) {
+				cs.drawnNow++
+			}
+		}
+	}
+	cs.pending = nil
 }
 
 // lapped reports whether the sweep has given every block of the range
@@ -794,6 +1181,14 @@ func (cs *coverScan) drawRound(short map[leak.Profile]int) []member {
 		probeScripts[i] = c.Script
 	}
 	probeAt := cs.profileCandidates(probeScripts)
+	// A chain drawn and pending, or turned down by settle, is not drawn
+	// again: its chain whole is left out.
+	skipGroup := map[uint64]bool{}
+	for _, c := range sample {
+		if cs.skip[string(c.Script)] {
+			skipGroup[c.Profile.Group] = true
+		}
+	}
 	var probes []member
 	probeHeights := map[string][]int32{}
 	byScript := map[string]cover.Cover{}
@@ -801,6 +1196,9 @@ func (cs *coverScan) drawRound(short map[leak.Profile]int) []member {
 		hs := probeAt[i]
 		if len(hs) == 0 || len(hs) > cs.hot {
 			continue // a hot script's blocks would cost more than it hides
+		}
+		if cs.skip[string(c.Script)] || c.Profile.Group != 0 && skipGroup[c.Profile.Group] {
+			continue
 		}
 		probeHeights[string(c.Script)] = hs
 		byScript[string(c.Script)] = c
@@ -838,6 +1236,7 @@ func (cs *coverScan) drawRound(short map[leak.Profile]int) []member {
 	rand.Shuffle(len(near), func(i, j int) { near[i], near[j] = near[j], near[i] })
 	cs.near = append(above, near...)
 	var added []member
+	chainOf := map[uint64]int{}
 	for _, d := range drawn {
 		hs := probeHeights[string(d.Script)]
 		g := byScript[string(d.Script)].Profile.Group
@@ -845,16 +1244,21 @@ func (cs *coverScan) drawRound(short map[leak.Profile]int) []member {
 			g = cs.nextGroup
 			cs.nextGroup++
 		}
-		if err := cs.set.Add(cover.Cover{Script: d.Script, Profile: cover.Profile{
-			Class: uint8(d.Profile.Class), Type: uint8(leak.TypeOf(d.Script)), First: hs[0], Drawn: cs.to, Group: g}}); err != nil {
-			cs.why = append(cs.why, fmt.Sprintf("a cover could not be added: %v", err))
-			break
+		i, ok := chainOf[g]
+		if !ok || g == 0 {
+			i = len(cs.pending)
+			chainOf[g] = i
+			cs.pending = append(cs.pending, pendingChain{})
 		}
-		cs.drawn++
-		if cs.foundNow[string(d.Script)] {
-			cs.drawnNow++
+		m := member{script: d.Script, heights: hs, group: g}
+		cs.pending[i].covers = append(cs.pending[i].covers, cover.Cover{Script: d.Script, Profile: cover.Profile{
+			Class: uint8(d.Profile.Class), Type: uint8(leak.TypeOf(d.Script)), First: hs[0], Drawn: cs.to, Group: g}})
+		cs.pending[i].members = append(cs.pending[i].members, m)
+		if cs.skip == nil {
+			cs.skip = map[string]bool{}
 		}
-		added = append(added, member{script: d.Script, heights: hs, group: g})
+		cs.skip[string(d.Script)] = true
+		added = append(added, m)
 	}
 	if len(alone) > 0 {
 		cs.warnings = append(cs.warnings, fmt.Sprintf("%d covers drawn alone: no candidate chain had the length of the wallet's chain they stand for, so the size of their groups can tell them from the wallet's (the reserve grows from the blocks each scan fetches)", len(alone)))

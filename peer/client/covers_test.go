@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -20,6 +21,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/gcs"
 	"github.com/spvfilter/spvfilter/peer/cover"
 	"github.com/spvfilter/spvfilter/peer/peertest"
 	"github.com/spvfilter/spvfilter/privacy/leak"
@@ -374,42 +376,67 @@ func TestMaxCoverBlocks(t *testing.T) {
 // scripts' group sizes against the covers' (the same computation with
 // the covers watched), by the AUC of group size, pooled over
 // coverClients clients of their own (one client's 20 scripts a side
-// leave an interval too wide to tell much, and one client in four or
-// five draws covers in groups of six, AUC about 0.22, which the log
-// shows and the package's known limits name). The short chain's wallet
+// leave an interval too wide to tell much; SPVFILTER_COVER_CLIENTS
+// runs more and counts the clients told apart, AUC below apartAUC or
+// above one minus it: before covers were settled against the whole
+// plan, one in ten or so drew covers in groups of six). The short chain's wallet
 // sits in groups of two, so that the test guards against covers alone
 // (AUC 1.000), not against chains of the wrong length (privacy/simulate's
 // TestCoverDistinguisher measures those).
 func TestCoverChainsLikeWallet(t *testing.T) {
 	f := needCovers(t)
 	relays := relaysTo(t, f, 2)
+	clients := coverClients
+	if n, err := strconv.Atoi(os.Getenv("SPVFILTER_COVER_CLIENTS")); err == nil && n > 0 {
+		clients = n
+	}
 	var wallet, covers []float64
-	for i := range coverClients {
-		w, c := coverGroupSizes(t, f, relays)
-		t.Logf("client %d: group sizes colluding: wallet %v, covers %v: AUC %.3f", i, w, c, aucOf(w, c))
+	apart, sessions, walletBlocks, coverBlocks := 0, 0, 0, 0
+	var walletBytes, coverBytes uint64
+	for i := range clients {
+		w, c, k, n := coverGroupSizes(t, f, relays)
+		a := aucOf(w, c)
+		if max(a, 1-a) > 1-apartAUC {
+			apart++
+		}
+		sessions, walletBlocks, coverBlocks = sessions+n, walletBlocks+k.WalletBlocks, coverBlocks+k.CoverBlocks
+		walletBytes, coverBytes = walletBytes+k.WalletBytes, coverBytes+k.CoverBytes
+		t.Logf("client %d: group sizes colluding: wallet %v, covers %v: AUC %.3f; met at session %d: %d wallet and %d cover blocks (%d explored)", i, w, c, a, n, k.WalletBlocks, k.CoverBlocks, k.ExploredBlocks)
 		wallet, covers = append(wallet, w...), append(covers, c...)
 	}
+	t.Logf("sessions to the target: %d over %d clients; the sessions that met it fetched %d wallet and %d cover blocks (%.2f cover blocks a wallet block), %d and %d bytes (%.2f)",
+		sessions, clients, walletBlocks, coverBlocks, float64(coverBlocks)/float64(max(walletBlocks, 1)), walletBytes, coverBytes, float64(coverBytes)/float64(max(walletBytes, 1)))
 	if len(wallet) == 0 || len(covers) == 0 {
 		t.Fatal("no group sizes to compare")
 	}
 	a := aucOf(wallet, covers)
-	t.Logf("pooled over %d clients: AUC %.3f", coverClients, a)
+	t.Logf("pooled over %d clients: AUC %.3f; %d of them one client's attack tells apart (AUC below %g or above %g)", clients, a, apart, apartAUC, 1-apartAUC)
 	if folded := max(a, 1-a); folded > maxGroupSizeAUC {
 		t.Errorf("group size tells covers from the wallet's scripts: AUC %.3f, folded above %g", a, maxGroupSizeAUC)
 	}
 }
 
-// coverClients is how many clients TestCoverChainsLikeWallet pools.
+// coverClients is how many clients TestCoverChainsLikeWallet pools,
+// unless SPVFILTER_COVER_CLIENTS says more (a measurement of how many
+// single clients the attack tells apart, run by hand:
+// SPVFILTER_COVER_CLIENTS=64 go test ./peer/client -run
+// TestCoverChainsLikeWallet -v).
 const coverClients = 4
+
+// apartAUC is the AUC of group size below which (or above one minus
+// which) TestCoverChainsLikeWallet counts a client's covers told apart
+// from its wallet's scripts.
+const apartAUC = 0.3
 
 // coverGroupSizes runs covered sessions of a client of its own until
 // they meet the target and returns the group sizes, all peers
-// colluding, of the wallet's scripts and of the covers'.
-func coverGroupSizes(t *testing.T, f *coversFixture, relays []*peertest.Liar) (wallet, covers []float64) {
+// colluding, of the wallet's scripts and of the covers', the cost of
+// the session that met it and how many sessions ran.
+func coverGroupSizes(t *testing.T, f *coversFixture, relays []*peertest.Liar) (wallet, covers []float64, k *CoverCost, sessions int) {
 	t.Helper()
 	dir := t.TempDir()
-	var k *CoverCost
 	for session := 1; session <= maxSessionsToTarget && (k == nil || !k.Met); session++ {
+		sessions = session
 		_, err := coverRun{dir: dir, target: 0.5, leak: true, after: func(c *Client, res *ScanResult) {
 			k = res.Cover
 			if !k.Met {
@@ -433,7 +460,7 @@ func coverGroupSizes(t *testing.T, f *coversFixture, relays []*peertest.Liar) (w
 	if k == nil || !k.Met {
 		t.Fatalf("the target was not met: %+v", k)
 	}
-	return wallet, covers
+	return wallet, covers, k, sessions
 }
 
 // isShort reports whether err is a scan's stop short of its privacy
@@ -1132,5 +1159,83 @@ func TestFalseCoverMatch(t *testing.T) {
 	if set.Refuted(cover.MatchKeyOf(hashOf(163), c)) || !set.Refuted(cover.MatchKeyOf(hashOf(270), c)) {
 		t.Errorf("the cover's match in a block paying it refuted %v, its false one %v; want false, true",
 			set.Refuted(cover.MatchKeyOf(hashOf(163), c)), set.Refuted(cover.MatchKeyOf(hashOf(270), c)))
+	}
+}
+
+// TestSettleTurnsDownGrownChain: a cover chain (y, paid by a spend of
+// x) whose payment of x paid z beside it is turned down when the block
+// spending z is in the plan (explored), since the attack then groups z
+// and its spend's output w with the chain, six scripts where its own
+// blocks give four; with that block out of the plan it is kept. A chain
+// turned down is taken back while the covers are short without it.
+func TestSettleTurnsDownGrownChain(t *testing.T) {
+	x, xSpend := p2wpkhSpend(1)
+	a, _ := p2wpkhSpend(2)
+	b, _ := p2wpkhSpend(3)
+	z, zSpend := p2wpkhSpend(4)
+	y, _ := p2wpkhSpend(5)
+	w, _ := p2wpkhSpend(6)
+	f, fSpend := p2wpkhSpend(9)
+	hashOf := func(h int32) chainhash.Hash { return chainhash.Hash{byte(h), byte(h >> 8), 0xdd} }
+	held := map[chainhash.Hash]*wire.MsgBlock{
+		hashOf(10): blockOf([]*wire.TxIn{fSpend}, x, a, b, z),
+		hashOf(19): blockOf([]*wire.TxIn{zSpend}, w),
+		hashOf(20): blockOf([]*wire.TxIn{xSpend}, y),
+	}
+	seen := map[string][]int32{string(x): {10, 20}, string(y): {20}, string(a): {10}, string(b): {10}, string(z): {10, 19}, string(w): {19}, string(f): {5, 10}}
+	// The other scripts an input may spend (a P2WPKH key's wrapped
+	// form) match no filter.
+	for _, blk := range held {
+		for _, in := range blk.Transactions[1].TxIn {
+			_, cands := gcs.SpendCandidates(in)
+			for _, c := range cands {
+				if _, ok := seen[string(c)]; !ok {
+					seen[string(c)] = nil
+				}
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name     string
+		explored []int32
+		kept     bool
+	}{
+		{"z spent in a block explored", []int32{19}, false},
+		{"z spent in a block not fetched", nil, true},
+	} {
+		set, _, err := cover.Open(t.TempDir(), &chaincfg.RegressionNetParams)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs := &coverScan{set: set, from: 1, to: 100, hot: 16, hashOf: hashOf, seen: maps.Clone(seen), log: &scanLog{held: held},
+			walletAt: map[int32]bool{}, explored: tc.explored}
+		chain := pendingChain{
+			covers:  []cover.Cover{{Script: x, Profile: cover.Profile{Class: 2, Group: 7}}, {Script: y, Profile: cover.Profile{Class: 1, Group: 7}}},
+			members: []member{{script: x, heights: []int32{10, 20}, group: 7}, {script: y, heights: []int32{20}, group: 7}},
+		}
+		cs.pending = []pendingChain{chain}
+		in := []map[int32]bool{{10: true, 19: true, 20: true}, {10: true, 20: true}}
+		if got := cs.groupSizes([][]member{chain.members, chain.members}, in); !slices.Equal(got, []int{6, 4}) {
+			t.Fatalf("%s: group sizes %v in the plan and in the chain's blocks, want [6 4]", tc.name, got)
+		}
+		if _, err := cs.settle(context.Background(), -1, nil); err != nil {
+			t.Fatal(err)
+		}
+		if kept := len(cs.pending) == 1; kept != tc.kept || cs.grown != len(cs.turned) || kept == (cs.grown == 1) {
+			t.Errorf("%s: kept %v (want %v), %d turned down", tc.name, kept, tc.kept, cs.grown)
+		}
+		if tc.kept {
+			continue
+		}
+		short := map[leak.Profile]int{{Class: 2, Chain: 2}: 1}
+		need := func() map[leak.Profile]int {
+			if len(cs.pending) == 0 {
+				return short
+			}
+			return nil
+		}
+		if left := cs.readmit(need); len(left) != 0 || len(cs.pending) != 1 || cs.readmitted != 1 {
+			t.Errorf("%s: covers short without the chain turned down: %v left short, %d pending, %d taken back", tc.name, left, len(cs.pending), cs.readmitted)
+		}
 	}
 }
