@@ -3,6 +3,7 @@ package neutrinobench
 import (
 	"context"
 	"errors"
+	"net"
 
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -16,7 +17,17 @@ import (
 // and returns the matched transactions; the caller then releases the
 // connections (ScanStats.Release).
 func scanSpvfilter(ctx context.Context, addrs []string, params *chaincfg.Params, watch [][]byte, from, to int32) (_ *ScanStats, err error) {
-	c, err := spv.Connect(ctx, spv.Config{Peers: addrs, Params: params})
+	// Only addrs, as neutrino's ConnectPeers, and the bytes read counted
+	// by message as neutrino's are (see msgCounter).
+	received := newMsgCounter()
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return received.conn(c), nil
+	}
+	c, err := spv.Connect(ctx, spv.Config{Peers: addrs, Params: params, ConnectOnly: true, Dialer: dial})
 	if err != nil {
 		return nil, err
 	}
@@ -45,6 +56,7 @@ func scanSpvfilter(ctx context.Context, addrs []string, params *chaincfg.Params,
 		Tip:           tip,
 		BlocksFetched: res.BlocksFetched,
 		BytesReceived: res.BytesReceived,
+		ByCommand:     received.ByCommand(),
 		release:       func() { c.Close() },
 	}
 	for _, m := range res.Matches {
