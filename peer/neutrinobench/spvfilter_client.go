@@ -3,7 +3,6 @@ package neutrinobench
 import (
 	"context"
 	"errors"
-	"net"
 
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -20,14 +19,7 @@ func scanSpvfilter(ctx context.Context, addrs []string, params *chaincfg.Params,
 	// Only addrs, as neutrino's ConnectPeers, and the bytes read counted
 	// by message as neutrino's are (see msgCounter).
 	received := newMsgCounter()
-	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		return received.conn(c), nil
-	}
-	c, err := spv.Connect(ctx, spv.Config{Peers: addrs, Params: params, ConnectOnly: true, Dialer: dial})
+	c, err := spv.Connect(ctx, spv.Config{Peers: addrs, Params: params, ConnectOnly: true, Dialer: received.dial})
 	if err != nil {
 		return nil, err
 	}
