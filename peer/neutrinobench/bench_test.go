@@ -1,13 +1,16 @@
 package neutrinobench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"runtime/pprof"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -297,52 +300,74 @@ func ratios(theirs, ours []Cost) string {
 		r(func(c Cost) float64 { return float64(c.PeakRSS) }))
 }
 
-// TestCompare measures the clients of BenchmarkScan in interleaved rounds
-// (spvfilter, neutrino, neutrino-rescan, then again), so that the load of a
-// shared machine falls on all of them alike, after one warm-up scan of
-// each (warmUp), and prints a table of medians and ratios. It runs only
-// when SPVFILTER_BENCH_ROUNDS is set:
+// TestCompare measures the clients of BenchmarkScan in interleaved rounds,
+// so that the load of a shared machine falls on all of them alike, after
+// one warm-up scan of each (warmUp), and prints each round's wall times
+// and ratios, the load average before it, and a table of medians and
+// ratios. The order of the clients alternates from round to round
+// (spvfilter, neutrino, neutrino-rescan, then the reverse), so that none
+// always follows another's garbage or the nodes' caches. It runs only
+// when SPVFILTER_BENCH_ROUNDS is set; SPVFILTER_BENCH_CLIENTS (a regular
+// expression) picks the clients, SPVFILTER_BENCH_WATCH (comma-separated
+// counts, "1,100" by default) the watch lists:
 //
 //	SPVFILTER_BENCH_ROUNDS=5 SPVFILTER_BENCH_BLOCKS=20000 go test -run TestCompare -v -timeout 60m
+//	SPVFILTER_BENCH_ROUNDS=9 SPVFILTER_BENCH_CLIENTS='^(spvfilter|neutrino)$' SPVFILTER_BENCH_WATCH=1 ... go test -run TestCompare -v
 func TestCompare(t *testing.T) {
 	rounds, err := strconv.Atoi(os.Getenv("SPVFILTER_BENCH_ROUNDS"))
 	if err != nil || rounds < 1 {
 		t.Skip("measurement: set SPVFILTER_BENCH_ROUNDS to the number of rounds to run it")
+	}
+	picked, watches, err := compareSelection()
+	if err != nil {
+		t.Fatal(err)
 	}
 	c, nodes, pids := benchNodes(t)
 	addrs, params := Addrs(nodes), nodes[0].Params
 	noop := func() {}
 	var out strings.Builder
 	fmt.Fprintf(&out, "%d blocks, %d node(s), medians of %d rounds\n\n", c.Spec.Blocks, len(nodes), rounds)
-	fmt.Fprintf(&out, "| watched | client | wall s | cpu s | node cpu s | peak heap MB | peak rss MB | received MB | vs spvfilter |\n")
+	fmt.Fprintf(&out, "| watched | client | wall s | cpu s | node cpu s | peak heap MB | peak rss MB | received MB | vs %s |\n", picked[0].name)
 	fmt.Fprintf(&out, "|---|---|---|---|---|---|---|---|---|\n")
-	for _, w := range []int{1, 100} {
+	for _, w := range watches {
 		watch, want := WatchScripts(w), c.Expected(w)
 		costs := map[string][]Cost{}
 		recv := map[string]uint64{}
-		for _, cl := range clients {
+		byCmd := map[string]map[string]uint64{}
+		for _, cl := range picked {
 			if err := warmUp(cl, addrs, params, watch, want); err != nil {
 				t.Fatalf("W%d: %v", w, err)
 			}
 		}
 		for r := 0; r < rounds; r++ {
-			for _, cl := range clients {
+			order := slices.Clone(picked)
+			if r%2 == 1 {
+				slices.Reverse(order)
+			}
+			line := fmt.Sprintf("W%d round %d (load %s):", w, r+1, loadAverage())
+			for _, cl := range order {
 				cost, st, err := scanOnce(cl, addrs, params, pids, watch, want, noop, noop)
 				if err != nil {
 					t.Fatalf("W%d round %d: %v", w, r+1, err)
 				}
 				costs[cl.name] = append(costs[cl.name], cost)
-				recv[cl.name] = st.BytesReceived
+				recv[cl.name], byCmd[cl.name] = st.BytesReceived, st.ByCommand
+				line += fmt.Sprintf(" %s %.3f s (node cpu %.2f s)", cl.name, cost.Wall.Seconds(), cost.NodeCPU.Seconds())
 			}
+			for _, cl := range picked[1:] {
+				line += fmt.Sprintf(", %s/%s %.2fx", cl.name, picked[0].name,
+					costs[cl.name][r].Wall.Seconds()/costs[picked[0].name][r].Wall.Seconds())
+			}
+			fmt.Println(line)
 		}
-		for _, cl := range clients {
+		for _, cl := range picked {
+			fmt.Printf("W%d %s, bytes read by message in its last round: %s\n", w, cl.name, commandBytes(byCmd[cl.name]))
+		}
+		for _, cl := range picked {
 			cs := costs[cl.name]
-			if len(cs) == 0 {
-				continue
-			}
 			vs := "–"
-			if ours := costs[clients[0].name]; cl.name != clients[0].name && len(ours) > 0 {
-				vs = ratios(cs, ours)
+			if ours := costs[picked[0].name]; cl.name != picked[0].name {
+				vs = ratios(cs, ours) + ", wall per round " + spread(cs, ours)
 			}
 			fmt.Fprintf(&out, "| %d | %s | %.3f | %.3f | %.3f | %.1f | %.1f | %.2f | %s |\n", w, cl.name,
 				median(cs, func(c Cost) float64 { return c.Wall.Seconds() }),
@@ -356,15 +381,76 @@ func TestCompare(t *testing.T) {
 	fmt.Print(out.String())
 }
 
+// compareSelection returns the clients and the watch-list sizes
+// TestCompare measures, as SPVFILTER_BENCH_CLIENTS and
+// SPVFILTER_BENCH_WATCH pick them.
+func compareSelection() ([]client, []int, error) {
+	picked := clients
+	if s := os.Getenv("SPVFILTER_BENCH_CLIENTS"); s != "" {
+		re, err := regexp.Compile(s)
+		if err != nil {
+			return nil, nil, fmt.Errorf("SPVFILTER_BENCH_CLIENTS=%q: %w", s, err)
+		}
+		picked = slices.DeleteFunc(slices.Clone(clients), func(cl client) bool { return !re.MatchString(cl.name) })
+		if len(picked) == 0 {
+			return nil, nil, fmt.Errorf("SPVFILTER_BENCH_CLIENTS=%q picks none of the clients", s)
+		}
+	}
+	watches := []int{1, 100}
+	if s := os.Getenv("SPVFILTER_BENCH_WATCH"); s != "" {
+		watches = nil
+		for _, f := range strings.Split(s, ",") {
+			w, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || w < 1 {
+				return nil, nil, fmt.Errorf("SPVFILTER_BENCH_WATCH=%q: a comma-separated list of counts of watched scripts", s)
+			}
+			watches = append(watches, w)
+		}
+	}
+	return picked, watches, nil
+}
+
+// spread describes the wall-time ratios of theirs over ours, round by
+// round: their median, least and greatest.
+func spread(theirs, ours []Cost) string {
+	r := make([]float64, min(len(theirs), len(ours)))
+	for i := range r {
+		r[i] = theirs[i].Wall.Seconds() / ours[i].Wall.Seconds()
+	}
+	slices.Sort(r)
+	return fmt.Sprintf("%.2fx (%.2f–%.2f)", medianOf(r), r[0], r[len(r)-1])
+}
+
+// commandBytes lists the bytes of by, by command, largest first.
+func commandBytes(by map[string]uint64) string {
+	cmds := slices.Collect(maps.Keys(by))
+	slices.SortFunc(cmds, func(a, b string) int { return cmp.Compare(by[b], by[a]) })
+	var parts []string
+	for _, c := range cmds {
+		parts = append(parts, fmt.Sprintf("%s %d", c, by[c]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// loadAverage returns the system's load averages (/proc/loadavg), or "?"
+// where the system does not tell.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
+
 // median returns the median of f over costs.
 func median(costs []Cost, f func(Cost) float64) float64 {
 	v := make([]float64, len(costs))
 	for i, c := range costs {
 		v[i] = f(c)
 	}
-	sort.Float64s(v)
-	if n := len(v); n%2 == 0 {
-		return (v[n/2-1] + v[n/2]) / 2
-	}
-	return v[len(v)/2]
+	return medianOf(v)
 }

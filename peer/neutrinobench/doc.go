@@ -20,6 +20,16 @@
 //	SPVFILTER_BENCH_BLOCKS=20000 go test -run '^$' -bench Scan -benchtime 1x -count 3 -timeout 60m
 //	SPVFILTER_BENCH_BLOCKS=20000 SPVFILTER_BENCH_ROUNDS=5 go test -run TestCompare -v -timeout 60m
 //
+// TestCompare alternates the clients' order from round to round and
+// prints each round's wall times, ratios and load average, then the
+// medians with the spread of the rounds' ratios, and the bytes each
+// client read by message; SPVFILTER_BENCH_CLIENTS (a regular expression
+// over the clients' names) and SPVFILTER_BENCH_WATCH (counts of watched
+// scripts, "1,100" by default) narrow it:
+//
+//	SPVFILTER_BENCH_BLOCKS=20000 SPVFILTER_BENCH_PEERS=3 SPVFILTER_BENCH_ROUNDS=9 SPVFILTER_BENCH_WATCH=1 \
+//		SPVFILTER_BENCH_CLIENTS='^(spvfilter|neutrino)$' go test -run TestCompare -v -timeout 60m
+//
 // SPVFILTER_BENCH_PEERS sets the number of nodes serving the chain;
 // SPVFILTER_BENCH_PROFILE names a directory that receives a CPU profile
 // of each measured scan (client-N.pprof, the scan alone).

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -122,5 +124,50 @@ func TestPatternSelects(t *testing.T) {
 		if got := patternSelects(tc.pattern, tc.name); got != tc.want {
 			t.Errorf("patternSelects(%q, %q) = %v, want %v", tc.pattern, tc.name, got, tc.want)
 		}
+	}
+}
+
+func TestCompareSelection(t *testing.T) {
+	for _, tc := range []struct {
+		clients, watch string
+		names          []string
+		watches        []int
+		fails          bool
+	}{
+		{"", "", []string{"spvfilter", "neutrino", "neutrino-rescan"}, []int{1, 100}, false},
+		{"^(spvfilter|neutrino)$", "1", []string{"spvfilter", "neutrino"}, []int{1}, false},
+		{"rescan", "1, 10,100", []string{"neutrino-rescan"}, []int{1, 10, 100}, false},
+		{"nothing", "", nil, nil, true},
+		{"(", "", nil, nil, true},
+		{"", "0", nil, nil, true},
+		{"", "one", nil, nil, true},
+	} {
+		t.Setenv("SPVFILTER_BENCH_CLIENTS", tc.clients)
+		t.Setenv("SPVFILTER_BENCH_WATCH", tc.watch)
+		picked, watches, err := compareSelection()
+		if (err != nil) != tc.fails {
+			t.Errorf("%q %q: error %v", tc.clients, tc.watch, err)
+			continue
+		}
+		var names []string
+		for _, cl := range picked {
+			names = append(names, cl.name)
+		}
+		if !slices.Equal(names, tc.names) || !slices.Equal(watches, tc.watches) {
+			t.Errorf("%q %q: clients %v, watch lists %v; want %v, %v", tc.clients, tc.watch, names, watches, tc.names, tc.watches)
+		}
+	}
+}
+
+func TestSpread(t *testing.T) {
+	c := func(s ...float64) []Cost {
+		var out []Cost
+		for _, x := range s {
+			out = append(out, Cost{Wall: time.Duration(x * float64(time.Second))})
+		}
+		return out
+	}
+	if got, want := spread(c(2, 6, 3), c(1, 2, 1)), "3.00x (2.00–3.00)"; got != want {
+		t.Errorf("spread = %q, want %q", got, want)
 	}
 }

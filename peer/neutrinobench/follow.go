@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"sync"
 	"time"
@@ -204,14 +203,7 @@ func followSpvfilter(ctx context.Context, req followRequest, params *chaincfg.Pa
 	// Every connection is counted by message too (spvfilter's own count,
 	// BytesReceived, is the figure).
 	msgs := newMsgCounter()
-	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		return msgs.conn(c), nil
-	}
-	cfg := spv.Config{Peers: req.Addrs, Params: params, DataDir: dir, Dialer: dial}
+	cfg := spv.Config{Peers: req.Addrs, Params: params, DataDir: dir, Dialer: msgs.dial}
 	if req.ProfileDir != "" {
 		if logw, err = os.Create(profilePath(req, "log")); err != nil {
 			os.RemoveAll(dir)

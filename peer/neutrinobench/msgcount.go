@@ -2,6 +2,7 @@ package neutrinobench
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"maps"
 	"net"
@@ -47,6 +48,16 @@ func (m *msgCounter) add(cmd string, n int) {
 
 // conn returns c with its reads counted by m.
 func (m *msgCounter) conn(c net.Conn) net.Conn { return &msgConn{Conn: c, m: m} }
+
+// dial dials addr, for a client's Dialer, with the connection's reads
+// counted by m.
+func (m *msgCounter) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	return m.conn(c), nil
+}
 
 // frameHeader is the size of a message's header: magic, command, length,
 // checksum.

@@ -33,6 +33,9 @@ type ScanStats struct {
 	// BytesReceived counts the bytes read from the nodes, handshake and
 	// header sync included.
 	BytesReceived uint64
+	// ByCommand counts the bytes read from the nodes by the command of
+	// their message (see msgCounter).
+	ByCommand map[string]uint64
 
 	// release closes the connections and removes what the client
 	// stored. It is left to the caller, so that a measurement ends when
@@ -128,6 +131,7 @@ func runNeutrino(ctx context.Context, addrs []string, params *chaincfg.Params, f
 		return nil, err
 	}
 	st.BytesReceived = s.received.Total()
+	st.ByCommand = s.received.ByCommand()
 	return st, nil
 }
 

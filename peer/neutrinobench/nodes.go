@@ -46,14 +46,18 @@ func StartNodes(c *Chain, n int) (nodes []*peertest.Node, err error) {
 		}
 		nodes = append(nodes, node)
 	}
-	// Generous: a node validates a few hundred blocks a second at least.
-	within := time.Minute + time.Duration(c.Spec.Blocks)*10*time.Millisecond
-	return nodes, waitSynced(nodes, int64(c.Spec.Blocks)+1, within)
+	return nodes, waitSynced(nodes, int64(c.Spec.Blocks)+1, syncStall)
 }
 
+// syncStall is how long a node syncing the chain may go without a new
+// block before StartNodes gives up on it: on a loaded machine a node
+// validates a few blocks a second at worst, so only a node that stopped
+// takes that long.
+const syncStall = time.Minute
+
 // waitSynced waits until every node's best block is the first node's, at
-// height tip.
-func waitSynced(nodes []*peertest.Node, tip int64, within time.Duration) error {
+// height tip, as long as each gets a new block within stall.
+func waitSynced(nodes []*peertest.Node, tip int64, stall time.Duration) error {
 	want, err := nodes[0].RPC().GetBestBlockHash()
 	if err != nil {
 		return fmt.Errorf("neutrinobench: getbestblockhash: %w", err)
@@ -61,16 +65,19 @@ func waitSynced(nodes []*peertest.Node, tip int64, within time.Duration) error {
 	if n, err := nodes[0].RPC().GetBlockCount(); err != nil || n != tip {
 		return fmt.Errorf("neutrinobench: node at height %d (%v), expected %d", n, err, tip)
 	}
-	deadline := time.Now().Add(within)
 	for i, node := range nodes[1:] {
+		height, since := int64(-1), time.Now()
 		for {
 			got, err := node.RPC().GetBestBlockHash()
 			if err == nil && *got == *want {
 				break
 			}
-			if time.Now().After(deadline) {
-				return fmt.Errorf("neutrinobench: node %d (%s) did not reach block %v at height %d within %v (best %v, %v)",
-					i+1, node.P2PAddr, want, tip, within, got, err)
+			if n, err := node.RPC().GetBlockCount(); err == nil && n > height {
+				height, since = n, time.Now()
+			}
+			if time.Since(since) > stall {
+				return fmt.Errorf("neutrinobench: node %d (%s) did not reach block %v at height %d: no new block for %v at height %d (best %v, %v)",
+					i+1, node.P2PAddr, want, tip, stall, height, got, err)
 			}
 			time.Sleep(50 * time.Millisecond)
 		}

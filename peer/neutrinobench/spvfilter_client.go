@@ -16,7 +16,10 @@ import (
 // and returns the matched transactions; the caller then releases the
 // connections (ScanStats.Release).
 func scanSpvfilter(ctx context.Context, addrs []string, params *chaincfg.Params, watch [][]byte, from, to int32) (_ *ScanStats, err error) {
-	c, err := spv.Connect(ctx, spv.Config{Peers: addrs, Params: params})
+	// Only addrs, as neutrino's ConnectPeers, and the bytes read counted
+	// by message as neutrino's are (see msgCounter).
+	received := newMsgCounter()
+	c, err := spv.Connect(ctx, spv.Config{Peers: addrs, Params: params, ConnectOnly: true, Dialer: received.dial})
 	if err != nil {
 		return nil, err
 	}
@@ -45,6 +48,7 @@ func scanSpvfilter(ctx context.Context, addrs []string, params *chaincfg.Params,
 		Tip:           tip,
 		BlocksFetched: res.BlocksFetched,
 		BytesReceived: res.BytesReceived,
+		ByCommand:     received.ByCommand(),
 		release:       func() { c.Close() },
 	}
 	for _, m := range res.Matches {
