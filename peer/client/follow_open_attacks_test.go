@@ -17,6 +17,7 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer"
 	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 
@@ -138,7 +139,7 @@ func blockLatencies(t *testing.T, node *peertest.Node, log *eventLog, n int) []t
 // reported 31 s after they were mined (timeout 30 s) against 0.31 s
 // before the attack.
 func TestFakeAnnouncerWithholdingHeadersDelaysLittle(t *testing.T) {
-	testFakeAnnouncerHeaders(t, 0)
+	testFakeAnnouncerHeaders(t, 0, 30*time.Second, 5)
 }
 
 // TestFakeAnnouncerSlowHeadersDelaysLittle is
@@ -154,13 +155,27 @@ func TestFakeAnnouncerWithholdingHeadersDelaysLittle(t *testing.T) {
 // operation lock is held meanwhile: a scan of 11 blocks already verified,
 // started 1.5 s after a block was mined, took 7.6 s.
 func TestFakeAnnouncerSlowHeadersDelaysLittle(t *testing.T) {
-	testFakeAnnouncerHeaders(t, 8*time.Second)
+	testFakeAnnouncerHeaders(t, 8*time.Second, 10*time.Second, 5)
+}
+
+// TestFakeAnnouncerHeadersUnderHoldDelaysLittle is
+// TestFakeAnnouncerSlowHeadersDelaysLittle with the default timeout (30
+// s) and headers 6 s late, below the quarter of the timeout a peer's
+// answer is waited for beside others (the hold): the peer is never left
+// out as too slow.
+//
+// Not answered yet: measured, seven blocks in a row reported 7.0 to 7.6
+// s after they were mined (0.3 s before the attack), until the peer had
+// kept the syncs waiting its budget (7.5 s) in all and was left out for a
+// minute: on a network with ten-minute blocks, it holds every block.
+func TestFakeAnnouncerHeadersUnderHoldDelaysLittle(t *testing.T) {
+	testFakeAnnouncerHeaders(t, 6*time.Second, peer.DefaultTimeout, 8)
 }
 
 // testFakeAnnouncerHeaders plays the announcer of
 // TestFakeAnnouncerWithholdingHeadersDelaysLittle, withholding its
 // headers (late 0) or sending them late.
-func testFakeAnnouncerHeaders(t *testing.T, late time.Duration) {
+func testFakeAnnouncerHeaders(t *testing.T, late, timeout time.Duration, blocks int) {
 	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
 	node.Generate(t, 110)
 	var withhold atomic.Bool
@@ -173,10 +188,6 @@ func testFakeAnnouncerHeaders(t *testing.T, late time.Duration) {
 		}
 		return []wire.Message{m}, false
 	})
-	timeout := 30 * time.Second
-	if late > 0 {
-		timeout = late + 2*time.Second
-	}
 	honest := []*peertest.Liar{peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil), peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil)}
 	c := connectTo(t, node, timeout, honest[0].Addr, honest[1].Addr, liar.Addr)
 	startService(t, c)
@@ -208,7 +219,7 @@ func testFakeAnnouncerHeaders(t *testing.T, late time.Duration) {
 		return slices.ContainsFunc(es, func(e Event) bool { return e.Kind == EventConnected && e.BlockHash == *hash })
 	}, time.Minute)
 	t.Logf("a scan of 11 verified blocks started %v after the attack's first block was mined took %v", announceSettle+500*time.Millisecond, scanTook.Round(time.Millisecond))
-	during := blockLatencies(t, node, log, 5)
+	during := blockLatencies(t, node, log, blocks)
 	close(stop)
 	<-done
 	took := time.Since(attackStart)
