@@ -6,7 +6,6 @@ package client
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,7 +22,6 @@ import (
 type allMatched struct {
 	t    *testing.T
 	node *peertest.Node
-	mu   sync.Mutex
 }
 
 func (a *allMatched) lie(m wire.Message) ([]wire.Message, bool) {
