@@ -137,7 +137,9 @@ func blockLatencies(t *testing.T, node *peertest.Node, log *eventLog, n int) []t
 // after which it is dialled again) before it verifies and reports the
 // block the lead's headers brought, with opMu held. Measured: blocks
 // reported 31 s after they were mined (timeout 30 s) against 0.31 s
-// before the attack.
+// before the attack, and a scan of 11 blocks already verified took 29.6
+// s; the peer is dropped as stalled, with a reason guessing btcd's stale
+// tip, and dialled again.
 func TestFakeAnnouncerWithholdingHeadersDelaysLittle(t *testing.T) {
 	testFakeAnnouncerHeaders(t, 0, 30*time.Second, 5)
 }
