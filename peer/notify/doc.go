@@ -52,8 +52,12 @@
 // found by the rescan or by a history scan. A history scan that rested on
 // one peer while others that serve filters were set aside (dropped,
 // unreachable) is scanned again, with the backoff, for up to two
-// minutes: a liar left alone for a moment would otherwise hide for good
-// what its filters leave out.
+// minutes; one whose result still rests on one peer is kept, and scanned
+// again once a peer serving filters that it neither rested on nor was
+// scanned again for holds its blocks (a peer added, or one set aside
+// back): the client then compares the two peers' filter headers and bans
+// the one a block proves false. A liar left alone, for a moment or from
+// the start, would otherwise hide for good what its filters leave out.
 //
 // lnd asks for a script alone with a zero txid or the zero outpoint: both
 // mean nil here.

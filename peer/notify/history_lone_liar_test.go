@@ -1,8 +1,3 @@
-//go:build openattacks
-
-// Attacks on the notifier not answered yet: go test -tags openattacks
-// runs them.
-
 package notify_test
 
 import (
@@ -15,26 +10,18 @@ import (
 	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 
-// TestHistoryOnLoneLiarToldOnceProven: a client has one peer, a liar that
-// serves for the block of alice's payment (111), or of its spend (112),
-// an empty filter, consistent with its own filter headers. A
+// TestLoneLiarHistoryScannedAgainWithNewPeer: a client has one peer, a
+// liar that serves for the block of alice's payment (111), or of its
+// spend (112), an empty filter, consistent with its own filter headers. A
 // confirmation of the payment, or the spend of its output, is registered
 // from a height hint below the notifier's rescan, so that the history
 // scan alone covers the block: resting on the liar, the only peer, it
-// finds nothing, and nothing says so (no notification carries OnePeer
-// for a block where nothing was found). Then an honest peer is added: the
-// client compares the filter headers it held alone with it, the block
-// proves the liar false and it is banned. The confirmation or the spend
-// must then be told, in its block: the client knows the filter it
-// trusted was false.
-//
-// Not answered yet: the history scan rested on the only peer in use, so
-// it is not scanned again (restedOnOneAmongMore needs another peer set
-// aside), and the rescan's recheck covers only the blocks the rescan
-// reported; the liar is banned, and the confirmation or the spend (a
-// breach, for a Lightning node) is never told: measured, nothing 20 s
-// after the ban and a new block, and no error (Notifier.Err is nil).
-func TestHistoryOnLoneLiarToldOnceProven(t *testing.T) {
+// finds nothing. The notifier keeps that scan, as resting on one peer;
+// once an honest peer serving filters is added, the scan is queued again:
+// the client compares the filter headers it held alone with the new
+// peer's, the block proves the liar false and it is banned, and the
+// confirmation or the spend is told, in its block.
+func TestLoneLiarHistoryScannedAgainWithNewPeer(t *testing.T) {
 	t.Run("confirmation", func(t *testing.T) { testHistoryOnLoneLiar(t, false) })
 	t.Run("spend", func(t *testing.T) { testHistoryOnLoneLiar(t, true) })
 }
@@ -94,7 +81,6 @@ func testHistoryOnLoneLiar(t *testing.T, spend bool) {
 	if !banned {
 		t.Fatalf("the liar was not banned within 30s of the honest peer's arrival: %+v", c.Peers())
 	}
-	// A new block, and time: neither brings the history back.
 	node.Generate(t, 1)
 	deadline := time.Now().Add(20 * time.Second)
 	for rec.count(prefix) == 0 && time.Now().Before(deadline) {
