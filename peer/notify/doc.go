@@ -23,7 +23,10 @@
 //
 // RegisterBlockEpochs tells of every block connected to the chain: from
 // the caller's best block on (the blocks it missed first, from the fork
-// if its best block left the chain), or from the tip.
+// if its best block left the chain), or from the tip. A reorganization
+// below the first block told does not close the channel (lnd would read
+// it as the notifier's end): the new chain's blocks are told from the
+// fork.
 //
 // A height hint is the lowest height the event can be at: what happened
 // at or above it before the registration is found (a BIP 157 scan of the
