@@ -1,8 +1,3 @@
-//go:build openattacks
-
-// An attack on the address book not answered yet: go test -tags
-// openattacks runs it.
-
 package addrbook
 
 import (
@@ -15,18 +10,13 @@ import (
 	"github.com/btcsuite/btcd/wire"
 )
 
-// TestLocalBookOneGossipKeepsHonestAddresses: the regtest book holds 600
+// TestLocalBookFloodReplacesItsOwnAddresses: the regtest book holds 600
 // addresses three honest peers gossiped, none dialled yet; then one peer
 // sends one addr message of 1,000 addresses of its own (within its
-// quota: sourceBurst). The quota is meant to bound what one peer's flood
-// can push out (see Book): at least half of the honest addresses must
-// stay.
-//
-// Not answered yet: the local book holds maxLocalAddresses (1,000), as
-// many as one source may add at once, and a new address replaces the one
-// seen longest ago never used, whoever gave it: one message pushes out
-// every honest address (the attacker's are seen now).
-func TestLocalBookOneGossipKeepsHonestAddresses(t *testing.T) {
+// quota: sourceBurst), and another after its quota refilled. The peer
+// holds at most maxLocalPerSource addresses never used, its later ones
+// replacing its own: every honest address stays.
+func TestLocalBookFloodReplacesItsOwnAddresses(t *testing.T) {
 	c := newClock()
 	b, _ := openBook(t, &chaincfg.RegressionNetParams, "", c.now)
 	const honest = 600
@@ -46,18 +36,29 @@ func TestLocalBookOneGossipKeepsHonestAddresses(t *testing.T) {
 		flood[i] = na(t, fmt.Sprintf("10.66.%d.%d:18444", i/256, i%256), wire.SFNodeNetwork|wire.SFNodeCF)
 	}
 	added := b.Add(flood, "127.0.0.66:18444")
+	c.advance(sourceBurst * sourceRefill)
+	for i := range flood {
+		flood[i] = na(t, fmt.Sprintf("10.67.%d.%d:18444", i/256, i%256), wire.SFNodeNetwork|wire.SFNodeCF)
+	}
+	added += b.Add(flood, "127.0.0.66:18444")
 	ks, err := b.Known()
 	if err != nil {
 		t.Fatal(err)
 	}
-	kept := 0
+	kept, flooded := 0, 0
 	for _, k := range ks {
-		if strings.HasPrefix(k.Addr, "10.1.") {
+		switch {
+		case strings.HasPrefix(k.Addr, "10.1."):
 			kept++
+		case strings.HasPrefix(k.Addr, "10.66."), strings.HasPrefix(k.Addr, "10.67."):
+			flooded++
 		}
 	}
-	t.Logf("the flood added %d addresses; %d of the %d honest ones kept, %d addresses in all", added, kept, honest, len(ks))
-	if kept < honest/2 {
-		t.Errorf("one addr message from one peer left %d of %d honest addresses in the book, want at least %d", kept, honest, honest/2)
+	t.Logf("the flood added %d addresses; %d of the %d honest ones kept, %d of the flood's, %d addresses in all", added, kept, honest, flooded, len(ks))
+	if kept != honest {
+		t.Errorf("two addr messages from one peer left %d of %d honest addresses in the book, want all", kept, honest)
+	}
+	if flooded > maxLocalPerSource {
+		t.Errorf("the flooding peer holds %d addresses, want at most %d", flooded, maxLocalPerSource)
 	}
 }
