@@ -61,9 +61,13 @@ const (
 // addresses that btcd's address manager refuses, the book is a list of
 // at most maxLocalAddresses addresses, of any kind, saved whole to
 // peers-local.json (written to a temporary file, synced and renamed into
-// place). When it is full a new address replaces the one seen longest ago
-// that was never used; when every address was used, the new one is
-// dropped.
+// place). A source (the peer that gossiped) holds at most a quarter of
+// it in addresses never used: past that, its new address replaces its
+// own seen longest ago. When the book is full, a new address replaces
+// the one seen longest ago that was never used of the source holding
+// the most such; when every address was used, the new one is dropped.
+// One peer's flood thus pushes out its own addresses first, never more
+// than a quarter of the book.
 //
 // On both, an address must name a host (IPv4, IPv6 or Tor v3; Tor v2 is
 // no longer served by Tor) and a port; a gossiped time more than ten

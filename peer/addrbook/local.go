@@ -26,18 +26,30 @@ const (
 	maxLocalFile     = 1 << 20 // a full book takes about 200 kB
 )
 
-// maxLocalAddresses caps the book on regtest and simnet.
-const maxLocalAddresses = 1000
+// maxLocalAddresses caps the book on regtest and simnet, and
+// maxLocalPerSource the addresses never used one source gave it.
+const (
+	maxLocalAddresses = 1000
+	maxLocalPerSource = maxLocalAddresses / 4
+)
 
 // localStore is the address book of regtest and simnet: at most
-// maxLocalAddresses addresses in memory, saved whole.
+// maxLocalAddresses addresses in memory, saved whole. It remembers, in
+// memory, which source gave each address (none for those read from the
+// file or connected to), so that a source's flood replaces its own
+// addresses first (see makeRoom).
 type localStore struct {
 	path    string // "" in memory
 	network string
 
-	mu     sync.Mutex
-	addrs  map[string]*Known // by host:port
-	closed bool
+	mu    sync.Mutex
+	addrs map[string]*Known // by host:port
+	// from is the source of each address a source gave, and untried
+	// how many of its addresses never used each source holds ("" for
+	// those without one).
+	from    map[string]string
+	untried map[string]int
+	closed  bool
 }
 
 // localFile is peers-local.json.
@@ -50,7 +62,7 @@ type localFile struct {
 // openLocalStore loads dir's peers-local.json, or starts in memory
 // without dir.
 func openLocalStore(params *chaincfg.Params, dir string, now time.Time) (*localStore, []string, error) {
-	s := &localStore{network: params.Name, addrs: make(map[string]*Known)}
+	s := &localStore{network: params.Name, addrs: make(map[string]*Known), from: make(map[string]string), untried: make(map[string]int)}
 	if dir == "" {
 		return s, nil, nil
 	}
@@ -89,6 +101,9 @@ func (s *localStore) load(now time.Time) ([]string, error) {
 			continue
 		}
 		s.addrs[k.Addr] = &k
+		if !k.Tried {
+			s.untried[""]++
+		}
 	}
 	if dropped > 0 {
 		return []string{fmt.Sprintf("address book %s: %d of its %d addresses dropped (not host:port, repeated, or beyond the limit of %d)",
@@ -113,9 +128,13 @@ func readLocalFile(name, network string) (*localFile, error) {
 	return &lf, nil
 }
 
-func (s *localStore) add(addrs []*wire.NetAddressV2, _ *wire.NetAddressV2) {
+func (s *localStore) add(addrs []*wire.NetAddressV2, src *wire.NetAddressV2) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	source := ""
+	if src != nil {
+		source = addrmgr.NetAddressKey(src)
+	}
 	for _, na := range addrs {
 		key := addrmgr.NetAddressKey(na)
 		if k := s.addrs[key]; k != nil {
@@ -125,30 +144,74 @@ func (s *localStore) add(addrs []*wire.NetAddressV2, _ *wire.NetAddressV2) {
 			k.Services |= na.Services
 			continue
 		}
-		if s.makeRoom() {
+		if s.makeRoom(source) {
 			s.addrs[key] = &Known{Addr: key, Services: na.Services, LastSeen: na.Timestamp}
+			if source != "" {
+				s.from[key] = source
+			}
+			s.untried[source]++
 		}
 	}
 }
 
-// makeRoom reports whether the book has room for one more address, if
-// need be by dropping the one seen longest ago that was never used.
-// Called with mu held.
-func (s *localStore) makeRoom() bool {
-	if len(s.addrs) < maxLocalAddresses {
+// makeRoom reports whether the book has room for one more address from
+// source ("" for none), if need be by dropping one never used: of
+// source's own when it holds maxLocalPerSource of them, else, when the
+// book is full, of the source holding the most of them (those without a
+// source count as one); of them, the one seen longest ago. One source's
+// flood thus pushes out its own addresses first, and at most a quarter
+// of the book. Called with mu held.
+func (s *localStore) makeRoom(source string) bool {
+	victim := source
+	switch {
+	case source != "" && s.untried[source] >= maxLocalPerSource:
+	case len(s.addrs) < maxLocalAddresses:
 		return true
+	default:
+		victim = s.largestSource()
 	}
 	var oldest *Known
 	for _, k := range s.addrs {
-		if !k.Tried && (oldest == nil || k.LastSeen.Before(oldest.LastSeen)) {
+		if !k.Tried && s.from[k.Addr] == victim && (oldest == nil || k.LastSeen.Before(oldest.LastSeen)) {
 			oldest = k
 		}
 	}
 	if oldest == nil {
 		return false
 	}
-	delete(s.addrs, oldest.Addr)
+	s.forget(oldest.Addr)
 	return true
+}
+
+// largestSource returns the source holding the most addresses never
+// used ("" for those without one; of equals, the first by name). Called
+// with mu held.
+func (s *localStore) largestSource() string {
+	largest, most := "", -1
+	for src, n := range s.untried {
+		if n > most || n == most && src < largest {
+			largest, most = src, n
+		}
+	}
+	return largest
+}
+
+// forget drops an address. Called with mu held.
+func (s *localStore) forget(hostport string) {
+	if k := s.addrs[hostport]; k != nil && !k.Tried {
+		s.untriedGone(hostport)
+	}
+	delete(s.addrs, hostport)
+	delete(s.from, hostport)
+}
+
+// untriedGone counts an address as no longer never used by its source
+// (dropped, or used). Called with mu held.
+func (s *localStore) untriedGone(hostport string) {
+	src := s.from[hostport]
+	if s.untried[src]--; s.untried[src] <= 0 {
+		delete(s.untried, src)
+	}
 }
 
 func (s *localStore) candidates() []candidate {
@@ -175,11 +238,12 @@ func (s *localStore) connected(hostport string, services wire.ServiceFlag, now t
 	defer s.mu.Unlock()
 	k := s.addrs[hostport]
 	if k == nil {
-		if !validHostPort(hostport) || !s.makeRoom() {
+		if !validHostPort(hostport) || !s.makeRoom("") {
 			return
 		}
 		k = &Known{Addr: hostport}
 		s.addrs[hostport] = k
+		s.untried[""]++
 	}
 	k.Services, k.LastSeen = services, now
 }
@@ -188,6 +252,9 @@ func (s *localStore) good(hostport string, now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if k := s.addrs[hostport]; k != nil {
+		if !k.Tried {
+			s.untriedGone(hostport)
+		}
 		k.Tried, k.LastSuccess, k.LastAttempt, k.Attempts = true, now, now, 0
 	}
 }

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	crand "crypto/rand"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -26,6 +27,19 @@ const ReloadFactor = 10
 // minReloadSample is how many transactions must have been filtered before
 // the observed false-positive rate is trusted.
 const minReloadSample = 200
+
+// A node that sends as matches transactions the filter it was given does
+// not match (the client's copy, with the node's update rule mirrored) is
+// dropped once it sent minUnmatched of them, more than a quarter of what
+// it sent: such transactions are not counted as the filter's false
+// positives, or the node would force fresh filters and learn the watch
+// list from their intersection. It is not banned: with BloomUpdateAll the
+// node's filter also grows from mempool transactions the copy never saw.
+const minUnmatched = 16
+
+// ErrUnmatchedTxs is a node dropped for sending transactions its filter
+// does not match.
+var ErrUnmatchedTxs = errors.New("transactions sent as matches that the filter loaded does not match")
 
 // NewWatchFilter returns a BIP 37 filter for a watch list: it holds every
 // data push of every script (a node matches an output when one of its
@@ -217,8 +231,8 @@ func (c *Client) ScanBIP37(ctx context.Context, req ScanRequest, opt BIP37Option
 		return nil, err
 	}
 	rec := &bip37Peers{}
-	res, err := c.scan(ctx, req, "bip37", wire.SFNodeBloom, func(ctx context.Context, _ *scanLog, req ScanRequest) (*ScanResult, error) {
-		return c.scanBIP37(ctx, req, opt, rec)
+	res, err := c.scan(ctx, req, "bip37", wire.SFNodeBloom, func(ctx context.Context, log *scanLog, req ScanRequest) (*ScanResult, error) {
+		return c.scanBIP37(ctx, log, req, opt, rec)
 	})
 	if err != nil {
 		return nil, rec.failed(err)
@@ -246,17 +260,21 @@ type bip37Scan struct {
 	fps    int // of which false positives
 	reload bool
 	// allTxs and allFPs count every filtered transaction and false
-	// positive of the scan, for the warning when reloads run out.
-	allTxs, allFPs int
-	warned         bool
+	// positive of the scan, for the warning when reloads run out; sent
+	// and unmatched every transaction the node sent, and those the
+	// filter does not match.
+	allTxs, allFPs  int
+	sent, unmatched int
+	warned          bool
+	log             *scanLog
 }
 
-func (c *Client) scanBIP37(ctx context.Context, req ScanRequest, opt BIP37Options, rec *bip37Peers) (*ScanResult, error) {
+func (c *Client) scanBIP37(ctx context.Context, log *scanLog, req ScanRequest, opt BIP37Options, rec *bip37Peers) (*ScanResult, error) {
 	ms := c.reaching(wire.SFNodeBloom, req.To)
 	if len(ms) == 0 {
 		return nil, fmt.Errorf("client: %w: no peer offers BIP 37 filtering (NODE_BLOOM) up to height %d", ErrNoPeers, req.To)
 	}
-	s := &bip37Scan{c: c, m: ms[rand.IntN(len(ms))], opt: opt, wl: newWatchList(req.Watch),
+	s := &bip37Scan{c: c, m: ms[rand.IntN(len(ms))], opt: opt, wl: newWatchList(req.Watch), log: log,
 		res: &ScanResult{From: req.From, To: req.To, Matches: []Match{}, BlocksScanned: int(req.To-req.From) + 1}}
 	s.peer = rec.start(s.m.Addr())
 	if err := s.load(ctx, req.Watch); err != nil {
@@ -385,10 +403,10 @@ func (s *bip37Scan) draw(watch []WatchItem, found []wire.OutPoint) (*bip37.Filte
 // results are then not kept.
 func (s *bip37Scan) block(ctx context.Context, h int32, fb peer.FilteredBlock) (again bool, err error) {
 	var matches []Match
-	relevant, added := 0, false
+	relevant, fps, added := 0, 0, false
 	for i, tx := range fb.Txs {
 		// Mirror the node's update rules on our copy.
-		s.local.MatchTxAndUpdate(tx)
+		matched := s.local.MatchTxAndUpdate(tx)
 		m := Match{Txid: tx.TxHash(), Tx: tx, Height: h, BlockHash: fb.Header.BlockHash(), TxIndex: int(fb.Indexes[i])}
 		m.WatchItems, m.Spends = s.wl.match(tx)
 		m.FalsePositive = len(m.WatchItems) == 0
@@ -397,13 +415,19 @@ func (s *bip37Scan) block(ctx context.Context, h int32, fb peer.FilteredBlock) (
 			return false, err
 		}
 		added = added || a
-		if !m.FalsePositive {
+		switch {
+		case !m.FalsePositive:
 			relevant++
+		case matched:
+			fps++
 		}
 		matches = append(matches, m)
 	}
 	if added {
 		return true, nil
+	}
+	if err := s.checkUnmatched(len(fb.Txs), len(fb.Txs)-relevant-fps); err != nil {
+		return false, err
 	}
 	s.res.Matches = append(s.res.Matches, matches...)
 	if len(fb.Txs) > 0 && relevant == 0 {
@@ -411,13 +435,27 @@ func (s *bip37Scan) block(ctx context.Context, h int32, fb peer.FilteredBlock) (
 	}
 	s.peer.FalsePositiveTxs += len(fb.Txs) - relevant
 	s.txs += int(fb.Total)
-	s.fps += len(fb.Txs) - relevant
+	s.fps += fps
 	s.allTxs += int(fb.Total)
-	s.allFPs += len(fb.Txs) - relevant
+	s.allFPs += fps
 	if s.txs >= minReloadSample && float64(s.fps) > ReloadFactor*s.opt.FPRate*float64(s.txs) {
 		s.reload = s.mayReload()
 	}
 	return false, nil
+}
+
+// checkUnmatched counts sent transactions of a block, unmatched of them
+// not matched by the filter, and returns the failure that drops the node
+// once they are too many (see minUnmatched), with a warning naming it.
+func (s *bip37Scan) checkUnmatched(sent, unmatched int) error {
+	s.sent, s.unmatched = s.sent+sent, s.unmatched+unmatched
+	if s.unmatched < minUnmatched || 4*s.unmatched <= s.sent {
+		return nil
+	}
+	err := peerErr(s.m, "merkleblock", fmt.Errorf("%w: %d of the %d transactions it sent", ErrUnmatchedTxs, s.unmatched, s.sent))
+	s.log.note(fmt.Sprintf("node %s sent as matches %d of %d transactions that the filter loaded into it does not match: dropped; they are not the filter's false positives, so no fresh filter was loaded for them",
+		s.m.Addr(), s.unmatched, s.sent))
+	return &pool.Failure{Member: s.m, Err: err}
 }
 
 // mayReload reports whether another fresh filter may be loaded; when the

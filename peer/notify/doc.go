@@ -23,7 +23,10 @@
 //
 // RegisterBlockEpochs tells of every block connected to the chain: from
 // the caller's best block on (the blocks it missed first, from the fork
-// if its best block left the chain), or from the tip.
+// if its best block left the chain), or from the tip. A reorganization
+// below the first block told does not close the channel (lnd would read
+// it as the notifier's end): the new chain's blocks are told from the
+// fork.
 //
 // A height hint is the lowest height the event can be at: what happened
 // at or above it before the registration is found (a BIP 157 scan of the
@@ -52,8 +55,12 @@
 // found by the rescan or by a history scan. A history scan that rested on
 // one peer while others that serve filters were set aside (dropped,
 // unreachable) is scanned again, with the backoff, for up to two
-// minutes: a liar left alone for a moment would otherwise hide for good
-// what its filters leave out.
+// minutes; one whose result still rests on one peer is kept, and scanned
+// again once a peer serving filters that it neither rested on nor was
+// scanned again for holds its blocks (a peer added, or one set aside
+// back): the client then compares the two peers' filter headers and bans
+// the one a block proves false. A liar left alone, for a moment or from
+// the start, would otherwise hide for good what its filters leave out.
 //
 // lnd asks for a script alone with a zero txid or the zero outpoint: both
 // mean nil here.

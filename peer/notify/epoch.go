@@ -1,6 +1,8 @@
 package notify
 
 import (
+	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -9,47 +11,91 @@ import (
 
 // epochReg is a block epoch registration.
 type epochReg struct {
-	drop   func(*epochReg)      // removes it from the notifier
-	logf   func(string, ...any) // the notifier's log
-	sub    *client.BlockSubscription
-	epochs chan BlockEpoch
-	quit   chan struct{}
-	ended  chan struct{}
-	once   sync.Once
-	mu     sync.Mutex
-	since  time.Time // when the epoch waiting for the reader began to (zero if none)
+	drop        func(*epochReg)      // removes it from the notifier
+	logf        func(string, ...any) // the notifier's log
+	resubscribe func(context.Context, *BlockEpoch) (*client.BlockSubscription, error)
+	ctx         context.Context // the subscriptions'; stop ends it
+	stop        context.CancelFunc
+	sub         *client.BlockSubscription // read by run alone
+	epochs      chan BlockEpoch
+	ended       chan struct{}
+	once        sync.Once
+	mu          sync.Mutex
+	since       time.Time // when the epoch waiting for the reader began to (zero if none)
 }
 
 // epochsName names block epoch registrations in a StallError.
 const epochsName = "block epochs"
 
-// run hands the subscription's connected blocks to the reader.
+// maxResubscribes bounds the subscriptions in a row that a
+// reorganization too deep for them ends before they tell a block: each
+// one is ended by a reorganization, so the bound is only met by a chain
+// that changes under the registration faster than it tells a block.
+const maxResubscribes = 8
+
+// run hands the subscriptions' connected blocks to the reader. A
+// subscription remembers only the blocks it told: one whose first block
+// leaves the chain with its parent ends with client.ErrReorgTooDeep;
+// another is made from the last block told, which starts from its fork
+// (the client remembers the blocks that left the chain), so that the
+// epochs go on with the new chain, as lnd expects, rather than the
+// channel being closed, which lnd reads as the notifier's end.
 func (r *epochReg) run() {
 	defer close(r.ended)
 	defer close(r.epochs)
+	var last *BlockEpoch
+	for again := 0; ; again++ {
+		told, ok := r.tell(&last)
+		if !ok {
+			return
+		}
+		if told {
+			again = 0
+		}
+		err := r.sub.Err()
+		if !errors.Is(err, client.ErrReorgTooDeep) || again >= maxResubscribes {
+			if err != nil {
+				r.logf("notify: block epochs ended: %v", err)
+			}
+			return
+		}
+		sub, serr := r.resubscribe(r.ctx, last)
+		if serr != nil {
+			r.logf("notify: block epochs ended: %v; subscribing again from the last block told: %v", err, serr)
+			return
+		}
+		r.logf("notify: block epochs: %v: told again from the fork below the last block told", err)
+		r.sub.Cancel() // ended: this frees its context
+		r.sub = sub
+	}
+}
+
+// tell hands the current subscription's connected blocks to the reader
+// until it ends, keeping the last in *last; it reports whether it told
+// any, and false for ok once the registration is cancelled.
+func (r *epochReg) tell(last **BlockEpoch) (told, ok bool) {
 	for e := range r.sub.Events() {
 		if e.Kind != client.EventConnected {
 			continue
 		}
+		epoch := BlockEpoch{Hash: e.BlockHash, Height: e.Height, Header: e.Header}
 		r.waiting(time.Now())
 		select {
-		case r.epochs <- BlockEpoch{Hash: e.BlockHash, Height: e.Height, Header: e.Header}:
+		case r.epochs <- epoch:
 			r.waiting(time.Time{})
-		case <-r.quit:
-			return
+			*last, told = &epoch, true
+		case <-r.ctx.Done():
+			return told, false
 		}
 	}
-	if err := r.sub.Err(); err != nil {
-		r.logf("notify: block epochs ended: %v", err)
-	}
+	return told, r.ctx.Err() == nil
 }
 
 // cancel ends the registration and closes its channel.
 func (r *epochReg) cancel() {
 	r.once.Do(func() {
 		r.drop(r)
-		close(r.quit)
-		r.sub.Cancel()
+		r.stop()
 		<-r.ended
 	})
 }

@@ -24,10 +24,10 @@ func nextEpoch(t *testing.T, ev *notify.BlockEpochEvent) notify.BlockEpoch {
 	return notify.BlockEpoch{}
 }
 
-// TestNotifierBlockEpochs: from the tip (nil), the tip at once, then each
-// new block in order; from a best block that left the chain, the new
-// blocks from the fork; Cancel closes the channel.
-func TestNotifierBlockEpochs(t *testing.T) {
+// epochsFromTip starts a node of 110 blocks and a notifier over it, and
+// registers block epochs from the tip.
+func epochsFromTip(t *testing.T) (*peertest.Node, *notify.Notifier, *notify.BlockEpochEvent) {
+	t.Helper()
 	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
 	node.Generate(t, 110)
 	_, n := start(t, node)
@@ -35,6 +35,14 @@ func TestNotifierBlockEpochs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return node, n, ev
+}
+
+// TestNotifierBlockEpochs: from the tip (nil), the tip at once, then each
+// new block in order; from a best block that left the chain, the new
+// blocks from the fork; Cancel closes the channel.
+func TestNotifierBlockEpochs(t *testing.T) {
+	node, n, ev := epochsFromTip(t)
 	if e := nextEpoch(t, ev); e.Height != 110 || e.Hash != hashAt(t, node, 110) || e.Header.BlockHash() != e.Hash {
 		t.Fatalf("first epoch %+v, want the tip 110", e)
 	}

@@ -19,6 +19,7 @@ type historyJob struct {
 	idx   int             // the item's index in its watch list
 	item  client.WatchItem
 	hint  uint32
+	to    int32                                           // the top of its range, set by its first scan (-1 before)
 	found func(m client.Match, onePeer string, tip int32) // called with mu held
 	// name is the registration's, since when the scan was queued and
 	// err what it waits for or its last failure (guarded by the
@@ -26,6 +27,10 @@ type historyJob struct {
 	name  string
 	since time.Time
 	err   error
+	// seen are the peers its kept scans rested on, and those it was
+	// queued again for (see requeueUnsure), guarded by the notifier's
+	// mu.
+	seen []string
 }
 
 // watch adds item to the rescan's watch list and queues the scan of the
@@ -49,13 +54,19 @@ func (n *Notifier) watch(name string, item client.WatchItem, hint uint32, regist
 	n.r.Update([]client.WatchItem{item}, -1)
 	ctx, stop := context.WithCancel(n.ctx)
 	register(idx, stop)
-	n.jobs = append(n.jobs, &historyJob{ctx: ctx, r: n.r, idx: idx, item: item, hint: hint, found: found, name: name, since: time.Now()})
+	n.queueLocked(&historyJob{ctx: ctx, r: n.r, idx: idx, item: item, hint: hint, to: -1, found: found, name: name, since: time.Now()})
+	return nil
+}
+
+// queueLocked queues j's scan, starting a worker if fewer than
+// maxHistoryWorkers run. Called with mu held.
+func (n *Notifier) queueLocked(j *historyJob) {
+	n.jobs = append(n.jobs, j)
 	if n.workers < maxHistoryWorkers {
 		n.workers++
 		n.wg.Add(1)
 		go n.historyWorker()
 	}
-	return nil
 }
 
 // historyWorker scans the queued histories until none is left.
@@ -85,14 +96,19 @@ func (n *Notifier) historyWorker() {
 // found by both counts once). A failed scan is retried, with a bounded
 // backoff, until it succeeds or the registration ends; so is, for up to
 // onePeerPatience, one whose result rested on one peer while others
-// that serve filters were set aside (dropped, unreachable): a liar left
-// alone for a moment does not hide a payment or a spend for good.
+// that serve filters were set aside (dropped, unreachable). A result
+// that rests on one peer still is kept (see unsureScan): the scan is
+// queued again once another peer serving filters holds its blocks. A
+// liar left alone, for a moment or from the start, does not hide a
+// payment or a spend for good.
 func (n *Notifier) history(j *historyJob) {
 	if err := n.awaitApplied(j); err != nil {
 		return // the registration or the notifier ended
 	}
-	to := j.r.Height() - 1
-	if int32(j.hint) > to {
+	if j.to < 0 {
+		j.to = j.r.Height() - 1
+	}
+	if int32(j.hint) > j.to {
 		return
 	}
 	n.mu.Lock()
@@ -100,10 +116,11 @@ func (n *Notifier) history(j *historyJob) {
 	n.mu.Unlock()
 	start := time.Now()
 	for wait := minRetry; ; wait = min(2*wait, maxRetry) {
-		res, err := n.c.ScanBIP157(j.ctx, client.ScanRequest{Watch: []client.WatchItem{j.item}, From: int32(j.hint), To: to})
+		res, err := n.c.ScanBIP157(j.ctx, client.ScanRequest{Watch: []client.WatchItem{j.item}, From: int32(j.hint), To: j.to})
 		if err == nil {
 			n.deliver(j, res)
 			if !restedOnOneAmongMore(res) || time.Since(start) >= onePeerPatience {
+				n.keepUnsure(j, res)
 				return
 			}
 			err = errHistoryOnePeer
@@ -194,7 +211,7 @@ func restedOnOneAmongMore(res *client.ScanResult) bool {
 func soleUsable(peers []client.PeerStatus) string {
 	sole := ""
 	for _, p := range peers {
-		if p.Banned || p.Reason != "" || !servesFilters(p) {
+		if !usable(p) {
 			continue
 		}
 		if sole != "" {

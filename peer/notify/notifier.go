@@ -90,8 +90,11 @@ type Notifier struct {
 	jobs    []*historyJob      // history scans waiting for a worker
 	// scanning are the history scans a worker runs.
 	scanning map[*historyJob]bool
-	workers  int // history workers running
-	wg       sync.WaitGroup
+	// unsure are the history scans whose last result rested on one
+	// peer, kept to be scanned again once another holds their blocks.
+	unsure  map[*historyJob]unsureScan
+	workers int // history workers running
+	wg      sync.WaitGroup
 }
 
 // New prepares a notifier over c, which may be started (client.Start) or
@@ -101,7 +104,7 @@ func New(c *client.Client, opt Options) *Notifier {
 		opt.ReorgSafety = DefaultReorgSafety
 	}
 	return &Notifier{c: c, opt: opt, confs: map[*confReg]bool{}, spends: map[*spendReg]bool{}, epochs: map[*epochReg]bool{},
-		scanning: map[*historyJob]bool{}}
+		scanning: map[*historyJob]bool{}, unsure: map[*historyJob]unsureScan{}}
 }
 
 // Start follows the chain from ReorgSafety blocks below the peers' tip,

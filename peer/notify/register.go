@@ -84,7 +84,10 @@ func (n *Notifier) RegisterSpend(outpoint *wire.OutPoint, pkScript []byte, heigh
 // by its header, if the chain holds it, or else the tip, with a log
 // line), then each new one. A nil best starts with the tip. It is built
 // on client.SubscribeBlocks: a reader that lags only delays its own
-// epochs.
+// epochs. A reorganization deeper than the subscription remembers (the
+// first block told leaving the chain with its parent) does not end it:
+// the epochs go on from the fork, the blocks of the new chain told from
+// there (see epochReg.run).
 func (n *Notifier) RegisterBlockEpochs(best *BlockEpoch) (*BlockEpochEvent, error) {
 	n.mu.Lock()
 	ctx, running := n.ctx, n.running
@@ -92,11 +95,32 @@ func (n *Notifier) RegisterBlockEpochs(best *BlockEpoch) (*BlockEpochEvent, erro
 	if !running {
 		return nil, ErrStopped
 	}
+	if best == nil {
+		if h := n.c.Chain().Height(); h > 0 {
+			best = &BlockEpoch{Height: h - 1, Hash: n.c.Chain().Hash(h - 1)}
+		}
+	}
+	ctx, stop := context.WithCancel(ctx)
+	sub, err := n.subscribeEpochs(ctx, best)
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	r := &epochReg{drop: n.dropEpoch, logf: n.logf, resubscribe: n.subscribeEpochs, ctx: ctx, stop: stop, sub: sub,
+		epochs: make(chan BlockEpoch), ended: make(chan struct{})}
+	n.mu.Lock()
+	n.epochs[r] = true
+	n.mu.Unlock()
+	go r.run()
+	return &BlockEpochEvent{Epochs: r.epochs, Cancel: r.cancel}, nil
+}
+
+// subscribeEpochs subscribes to the blocks after best (nil: from the
+// tip), or after its fork if it left the chain (see forkOf).
+func (n *Notifier) subscribeEpochs(ctx context.Context, best *BlockEpoch) (*client.BlockSubscription, error) {
 	var from *client.Stamp
 	if best != nil {
 		from = &client.Stamp{Height: best.Height, Hash: best.Hash, Header: best.Header}
-	} else if h := n.c.Chain().Height(); h > 0 {
-		from = &client.Stamp{Height: h - 1, Hash: n.c.Chain().Hash(h - 1)}
 	}
 	sub, err := n.c.SubscribeBlocks(ctx, from)
 	if best != nil && errors.Is(err, client.ErrUnknownBlock) {
@@ -104,15 +128,7 @@ func (n *Notifier) RegisterBlockEpochs(best *BlockEpoch) (*BlockEpochEvent, erro
 		// best block of an earlier run): start after the fork.
 		sub, err = n.c.SubscribeBlocks(ctx, n.forkOf(best))
 	}
-	if err != nil {
-		return nil, err
-	}
-	r := &epochReg{drop: n.dropEpoch, logf: n.logf, sub: sub, epochs: make(chan BlockEpoch), quit: make(chan struct{}), ended: make(chan struct{})}
-	n.mu.Lock()
-	n.epochs[r] = true
-	n.mu.Unlock()
-	go r.run()
-	return &BlockEpochEvent{Epochs: r.epochs, Cancel: r.cancel}, nil
+	return sub, err
 }
 
 // forkOf returns the block to tell epochs after for best, a block the

@@ -144,7 +144,9 @@ const chainCheck = 250 * time.Millisecond
 
 // watchChain notes, until ctx ends, since when the client's chain has
 // held a block the rescan has not reported (a rescan whose step waits
-// for a peer, or fails), for Stalls.
+// for a peer, or fails), for Stalls; and queues again the history scans
+// that rested on one peer once another holds their blocks
+// (requeueUnsure).
 func (n *Notifier) watchChain(ctx context.Context) {
 	defer n.wg.Done()
 	tick := time.NewTicker(chainCheck)
@@ -163,7 +165,11 @@ func (n *Notifier) watchChain(ctx context.Context) {
 		case !behind:
 			n.behindSince = time.Time{}
 		}
+		unsure := len(n.unsure) > 0
 		n.mu.Unlock()
+		if unsure {
+			n.requeueUnsure(n.c.Peers())
+		}
 	}
 }
 

@@ -1,0 +1,92 @@
+package notify
+
+import (
+	"slices"
+	"time"
+
+	"github.com/spvfilter/spvfilter/peer/client"
+)
+
+// unsureScan is a history scan whose last result rested on one peer: the
+// only peer in use serving filters, or the one whose chain alone held a
+// range. A liar alone leaves out of its filters what it hides, consistent
+// with its own filter headers; nothing proves it false until another
+// peer serving filters holds the same blocks. The scan is then queued
+// again: the client compares the two peers' filter headers, bans the one
+// a block proves false, and the scan finds what the liar hid. low is the
+// lowest height that rested on one peer.
+type unsureScan struct{ low int32 }
+
+// maxSeen bounds historyJob.seen: the oldest is forgotten first.
+const maxSeen = 64
+
+// keepUnsure keeps j for another scan if res, its result, rested on one
+// peer, with a log line naming it; the peers it rested on join j.seen.
+func (n *Notifier) keepUnsure(j *historyJob, res *client.ScanResult) {
+	ranges := res.OnePeer
+	if sole := soleUsable(res.Peers); sole != "" {
+		ranges = []client.OnePeer{{From: int32(j.hint), To: j.to, Peer: sole}}
+	}
+	if len(ranges) == 0 {
+		return
+	}
+	u := unsureScan{low: ranges[0].From}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, o := range ranges {
+		u.low = min(u.low, o.From)
+		j.saw(o.Peer)
+	}
+	if j.ctx.Err() != nil {
+		return
+	}
+	n.unsure[j] = u
+	n.logf("notify: %s: the history from height %d rested on one peer from height %d (%v): scanned again once another peer serving filters holds it",
+		j.name, j.hint, u.low, ranges[0].Peer)
+}
+
+// requeueUnsure queues again the history scans kept resting on one peer
+// that a peer serving filters, in use, now holds, if it is not one of
+// those they rested on or were queued again for before (historyJob.seen:
+// a peer that holds the blocks but whose word leaves them resting on one
+// peer brings one scan, not one every check); peers is the client's
+// Peers. It forgets those of registrations over.
+func (n *Notifier) requeueUnsure(peers []client.PeerStatus) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for j, u := range n.unsure {
+		if j.ctx.Err() != nil {
+			delete(n.unsure, j)
+			continue
+		}
+		again := false
+		for _, p := range peers {
+			if usable(p) && p.Tip >= u.low && !slices.Contains(j.seen, p.Address) {
+				j.saw(p.Address)
+				again = true
+			}
+		}
+		if again {
+			delete(n.unsure, j)
+			j.since = time.Now()
+			n.queueLocked(j)
+		}
+	}
+}
+
+// saw adds addr to j.seen. Called with the notifier's mu held.
+func (j *historyJob) saw(addr string) {
+	if slices.Contains(j.seen, addr) {
+		return
+	}
+	if len(j.seen) == maxSeen {
+		j.seen = slices.Delete(j.seen, 0, 1)
+	}
+	j.seen = append(j.seen, addr)
+}
+
+// usable reports whether p is in use (neither banned nor set aside) and
+// serves compact filters.
+func usable(p client.PeerStatus) bool {
+	return !p.Banned && p.Reason == "" && servesFilters(p)
+}
