@@ -242,10 +242,13 @@ func readList(dir string, now func() time.Time) ([]Ban, []string) {
 }
 
 // readBans reads and checks the ban list at path (see decodeBans); a
-// missing file holds none.
+// missing file holds none, but a symbolic link to no file is an error.
 func readBans(path string) (bans []Ban, dropped []string, err error) {
 	b, err := diskfile.ReadLimited(path, maxBansFileSize)
 	if errors.Is(err, os.ErrNotExist) {
+		if target, lerr := os.Readlink(path); lerr == nil {
+			return nil, nil, fmt.Errorf("a symbolic link to %s, which leads to no file", target)
+		}
 		return nil, nil, nil
 	}
 	if err != nil {
