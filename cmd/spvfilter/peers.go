@@ -21,6 +21,7 @@ import (
 	"github.com/spvfilter/spvfilter/peer/addrbook"
 	"github.com/spvfilter/spvfilter/peer/banlist"
 	"github.com/spvfilter/spvfilter/peer/client"
+	"github.com/spvfilter/spvfilter/peer/store"
 )
 
 // peersFlags holds the flags of "peers".
@@ -48,7 +49,8 @@ kept in --datadir; a ban says whether it rests on such a proof).
 With --datadir and no --peer or --connect it connects to nobody: it lists
 the address book and the bans kept in the directory as they are, and
 writes nothing there (a damaged file is named in a warning and left for
-the next scan or follow to set aside).
+the next scan or follow to set aside). It does so while a scan, follow or
+peers holds the directory too, naming that process in a warning.
 
 --unban lifts a node's ban in the data directory first (repeatable) and
 lists the node as unbanned; one the directory holds no ban of is named in
@@ -56,7 +58,8 @@ a warning. A node you give with --peer or --connect is used anyway when
 its ban rests on no proof, and named in a warning when it does.
 
 Exit status: 0 done, 2 bad input, 1 failure (no peer reached, the data
-directory in use by another process, a file of it that cannot be read).`,
+directory in use by another process when connecting or with --unban, a
+file of it that cannot be read).`,
 		Example: `  spvfilter peers --network testnet4 --json
   spvfilter peers --network regtest --connect 127.0.0.1:18444 --datadir ./state
   spvfilter peers --network regtest --datadir ./state --unban 127.0.0.1:18445`,
@@ -146,6 +149,12 @@ func runPeers(a *app, f *peersFlags, fl *pflag.FlagSet) error {
 			return err
 		}
 		stored, err := readStored(datadir, params, f)
+		if errors.Is(err, store.ErrLocked) && len(f.unban) == 0 {
+			// A scan, follow or peers holds the directory: its files
+			// are replaced whole, never written in place, so they are
+			// read as they stand.
+			stored, err = readHeld(datadir, params, err)
+		}
 		if err != nil {
 			return err
 		}
@@ -239,6 +248,21 @@ func readStored(datadir string, params *chaincfg.Params, f *peersFlags, unban ..
 		return nil, nodeFailureFrom(fmt.Errorf("--datadir %s: %w", datadir, err), params, datadir, f.nodes())
 	}
 	return stored, nil
+}
+
+// readHeld reads, without its lock, what the data directory held by
+// another process (locked, a store.ErrLocked) keeps about peers, with a
+// note naming that process: the listing is of the files as they stand,
+// which it may replace at any moment.
+func readHeld(datadir string, params *chaincfg.Params, locked error) (*client.StoredPeers, error) {
+	dir := filepath.Join(datadir, params.Name)
+	bans, notes := banlist.Read(dir)
+	known, bookNotes, err := addrbook.Read(params, dir)
+	if err != nil {
+		return nil, failureWords("--datadir "+datadir, err)
+	}
+	held := fmt.Sprintf("%s is in use by %s: listed as its files stand now, which that process may change at any moment", datadir, lockHolder(locked))
+	return &client.StoredPeers{Known: known, Bans: bans, Notes: append(append([]string{held}, notes...), bookNotes...)}, nil
 }
 
 // networksHeld names the other networks whose state datadir holds when
