@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -216,4 +217,53 @@ func TestNewcomerCountsOfOne(t *testing.T) {
 		{name: "lab", args: []string{"lab", "--vectors", vectors, "--probes", "1", "--timing", "1ms", "--wallets", "1", "--watched", "1"},
 			status: exitOK, stdout: []string{"1 probe per design"}},
 	})
+}
+
+// TestHeightsAboveTipOneStatus: a --from or --to above the nodes' chain
+// tip is the nodes' answer, a failure (1), in every command that takes
+// heights from nodes, named by its flag with the tip to give instead,
+// and with --json one JSON object on standard error and nothing on
+// standard output.
+func TestHeightsAboveTipOneStatus(t *testing.T) {
+	node := peertest.StartBtcd(t)
+	node.Generate(t, 5)
+	regtest := []string{"--network", "regtest"}
+	commands := []struct {
+		name string
+		args []string
+	}{
+		{"scan bip157", append([]string{"scan", "--connect", node.P2PAddr, "--watch", "51"}, regtest...)},
+		{"scan bip37", append([]string{"scan", "--connect", node.P2PAddr, "--watch", "0014" + strings.Repeat("ab", 20), "--mode", "bip37"}, regtest...)},
+		{"lab with --connect", append([]string{"lab", "--connect", node.P2PAddr, "--probes", "0"}, regtest...)},
+		{"lab with --peer", append([]string{"lab", "--peer", node.P2PAddr, "--probes", "0"}, regtest...)},
+		{"privacy universe", append([]string{"privacy", "universe", "--peer", node.P2PAddr, "--out", "-"}, regtest...)},
+	}
+	heights := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--to", "50"}, "--to 50 is above the node"},
+		{[]string{"--from", "50"}, "--from 50 is above the node"},
+	}
+	for _, c := range commands {
+		for _, h := range heights {
+			args := append(append([]string{}, c.args...), h.args...)
+			t.Run(c.name+" "+h.args[0], func(t *testing.T) {
+				stdout, stderr, status := runCLI(t, "", args...)
+				if status != exitFailure || stdout != "" || strings.Count(stderr, "\n") != 1 ||
+					!strings.Contains(stderr, h.want) || !strings.Contains(stderr, "chain tip 5: give a height up to 5") {
+					t.Errorf("%q: status %d, stdout %q, stderr %q: want 1 and %q", args, status, stdout, stderr, h.want)
+				}
+				stdout, stderr, status = runCLI(t, "", append(args, "--json")...)
+				var obj struct {
+					Error    string `json:"error"`
+					ExitCode int    `json:"exit_code"`
+				}
+				if status != exitFailure || stdout != "" || json.Unmarshal([]byte(stderr), &obj) != nil ||
+					obj.ExitCode != exitFailure || !strings.Contains(obj.Error, h.want) {
+					t.Errorf("%q --json: status %d, stdout %q, stderr %q", args, status, stdout, stderr)
+				}
+			})
+		}
+	}
 }

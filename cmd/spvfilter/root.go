@@ -165,7 +165,8 @@ address, a flag that takes one value given twice, a surplus argument, a
 missing, unreadable or binary input file, a directory given as a file, an
 output file in a directory that does not exist, an unknown command, shell
 or help topic), 1 for any other failure (a node, the network, the
-machine).`,
+machine; a --from or --to above the nodes' chain tip too, in every
+command: what the nodes hold decides).`,
 		Example: `  spvfilter demo
   spvfilter bloom new --elements 3 --fprate 0.01 @elements.txt
   spvfilter scan --connect 127.0.0.1:18444 --network regtest --watch bcrt1q...

@@ -907,13 +907,8 @@ func (a *app) executeScan(ctx context.Context, plan *scanPlan) (*client.ScanResu
 		return nil, err
 	}
 	tip := c.Chain().Height()
-	// Heights the nodes' chain does not reach: what the nodes hold
-	// decides, so a failure (1), not bad input.
-	if plan.to > tip {
-		return nil, fmt.Errorf("--to %d is above the nodes' chain tip %d", plan.to, tip)
-	}
-	if plan.from > tip {
-		return nil, fmt.Errorf("--from %d is above the nodes' chain tip %d", plan.from, tip)
+	if err := heightsOnChain(plan.from, plan.to, tip, "nodes'"); err != nil {
+		return nil, err
 	}
 	if plan.follow {
 		return nil, a.follow(ctx, c, plan.items, plan.from, plan.warnings, plan.nodes)
