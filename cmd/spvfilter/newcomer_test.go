@@ -206,7 +206,8 @@ func TestNewcomerEndlessFile(t *testing.T) {
 }
 
 // TestNewcomerCountsOfOne: the summaries of compare, the advice and lab
-// count one of a thing in the singular.
+// count one of a thing in the singular, and so do the decoders' errors,
+// which say what they were reading.
 func TestNewcomerCountsOfOne(t *testing.T) {
 	vectors := filepath.Join("..", "..", "testvectors", "bip158", "testnet-19.json")
 	runRows(t, []contractRow{
@@ -216,6 +217,16 @@ func TestNewcomerCountsOfOne(t *testing.T) {
 			status: exitOK, stdout: []string{"tests 1 address (wallet included)", "1 transaction, 1 element tested each"}},
 		{name: "lab", args: []string{"lab", "--vectors", vectors, "--probes", "1", "--timing", "1ms", "--wallets", "1", "--watched", "1"},
 			status: exitOK, stdout: []string{"1 probe per design"}},
+		{name: "a compact filter's count cut short", args: []string{"gcs", "inspect", "--filter", "fd"},
+			status: exitBadInput, stderr: []string{"--filter: truncated filter: the item count N is a CompactSize of 3 bytes (its first byte is 0xfd), and the filter has 1 byte"}, notInErr: []string{"needs 3 bytes", "have 1"}},
+		{name: "a compact filter's count longer than it needs", args: []string{"gcs", "match", "--filter", "fd0500", "--block-hash", strings.Repeat("00", 32), "00"},
+			status: exitBadInput, stderr: []string{"--filter: non-canonical CompactSize for N: N=5 written in 3 bytes; its shortest CompactSize takes 1 byte"}},
+		{name: "a compact filter of one value cut short", args: []string{"gcs", "inspect", "--filter", "01ffffff"},
+			status: exitBadInput, stderr: []string{"--filter: decoding value 0 of 1: truncated filter: stream ends inside a unary code"}},
+		{name: "a filterload of one byte", args: []string{"bloom", "inspect", "--filter", "fd"},
+			status: exitBadInput, stderr: []string{"--filter: 1 byte is no filterload payload: it ends inside the length"}},
+		{name: "a merkleblock's hash count cut short", args: []string{"merkleblock", "verify", "--merkleblock", strings.Repeat("00", 84) + "fe01"},
+			status: exitBadInput, stderr: []string{"--merkleblock: merkleblock hash count cut short: payload truncated: a CompactSize of 5 bytes (its first byte is 0xfe), with 2 bytes left"}},
 	})
 }
 
