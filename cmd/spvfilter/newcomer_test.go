@@ -37,6 +37,10 @@ func TestNewcomerErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	index := filepath.Join(dir, "none.idx")
+	watchFile := filepath.Join(dir, "watch.txt")
+	if err := os.WriteFile(watchFile, []byte("0014"+strings.Repeat("ab", 20)+"\n6a\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	capturePath := func(name string) string { return filepath.Join(dir, name) }
 	const node = "127.0.0.1:1"
 	model := []string{"privacy", "model", "--addresses", "10", "--fprate", "0.001"}
@@ -77,6 +81,8 @@ func TestNewcomerErrors(t *testing.T) {
 			status: exitBadInput, stderr: []string{"--cover-target is for --regime covered"}},
 		{name: "a proof that does not verify names its flag", args: []string{"merkleblock", "verify", "--merkleblock", strings.Repeat("00", 80) + "01000000" + "01" + strings.Repeat("11", 32) + "01" + "01"},
 			status: exitFailure, stderr: []string{"spvfilter: --merkleblock: block ", ": invalid proof: "}},
+		{name: "a watch item BIP 37 cannot match, named by its flag and line", args: []string{"scan", "--connect", node, "--network", "regtest", "--mode", "bip37", "--watch", "@" + watchFile},
+			status: exitBadInput, stderr: []string{"--watch 1 (@" + watchFile + " line 2): script 6a has no data push a BIP 37 filter can match"}, notInErr: []string{"--watch 2"}},
 		{name: "a negative --max-clients says what 0 means", args: []string{"privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", node, "--network", "regtest", "--out", "-", "--max-clients", "-1"},
 			status: exitBadInput, stderr: []string{"--max-clients -1: want a number of clients, or 0 for the default 64"}},
 	}

@@ -572,9 +572,12 @@ type scanPlan struct {
 }
 
 // watch returns the plan's watch items as the client takes them.
-func (p *scanPlan) watch() []client.WatchItem {
-	w := make([]client.WatchItem, len(p.items))
-	for i, it := range p.items {
+func (p *scanPlan) watch() []client.WatchItem { return watchOf(p.items) }
+
+// watchOf returns the client's watch items of items.
+func watchOf(items []watchItem) []client.WatchItem {
+	w := make([]client.WatchItem, len(items))
+	for i, it := range items {
 		w[i] = it.item
 	}
 	return w
@@ -706,7 +709,7 @@ func (a *app) planScan(flags *pflag.FlagSet, fl *scanFlags) (*scanPlan, error) {
 		if plan.bip37Rate.target != 0 && plan.bip37.Flags != wire.BloomUpdateAll {
 			plan.warnings = append(plan.warnings, fmt.Sprintf("--privacy-target with --flags %s: the outputs found that the node's update rule does not add go out in clear (filteradd) and name their scripts to it for certain, which no rate hides; --flags all keeps them inside the filter", fl.flags))
 		}
-		w, err := checkBIP37Watch(plan.watch(), plan.bip37, plan.bip37Rate.rateFrom)
+		w, err := checkBIP37Watch(plan.items, plan.bip37, plan.bip37Rate.rateFrom)
 		if err != nil {
 			return nil, err
 		}
@@ -847,7 +850,8 @@ func checkWatchScripts(items []watchItem, mode string) ([]string, error) {
 // everything or nearly so is warned of.
 //
 // from is the flag that set the rate: the warnings name it.
-func checkBIP37Watch(watch []client.WatchItem, opt client.BIP37Options, from string) ([]string, error) {
+func checkBIP37Watch(items []watchItem, opt client.BIP37Options, from string) ([]string, error) {
+	watch := watchOf(items)
 	name := "--fprate"
 	if from == "--privacy-target" {
 		name = "--privacy-target's rate"
@@ -855,9 +859,9 @@ func checkBIP37Watch(watch []client.WatchItem, opt client.BIP37Options, from str
 	f, err := client.NewWatchFilter(watch, opt.Sizing, opt.FPRate, 0, opt.Flags)
 	if err != nil {
 		// Name the item as the other watch errors do.
-		for i, it := range watch {
-			if _, err := client.NewWatchFilter([]client.WatchItem{it}, opt.Sizing, opt.FPRate, 0, opt.Flags); err != nil {
-				return nil, badInput("--watch %d: script %x has no data push a BIP 37 filter can match (--mode bip157 can watch it)", i+1, it.Script)
+		for _, it := range items {
+			if _, err := client.NewWatchFilter([]client.WatchItem{it.item}, opt.Sizing, opt.FPRate, 0, opt.Flags); err != nil {
+				return nil, badInput("%s: script %x has no data push a BIP 37 filter can match (--mode bip157 can watch it)", it.where, it.item.Script)
 			}
 		}
 		return nil, badInputWords("--watch", err)
@@ -1004,8 +1008,8 @@ func newScanJSON(plan *scanPlan, res *client.ScanResult, took time.Duration) sca
 			// The spend of a reversed outpoint: hinted, not a match.
 			if k := plan.reversedOf[i-len(plan.items)]; !hinted[k] {
 				hinted[k] = true
-				out.Warnings = append(out.Warnings, fmt.Sprintf("--watch %d: transaction %s at height %d spends the outpoint with its txid byte-reversed, %s: give txids in display byte order, as RPC shows them",
-					k+1, m.Txid, m.Height, plan.reversed[i-len(plan.items)].OutPoint))
+				out.Warnings = append(out.Warnings, fmt.Sprintf("%s: transaction %s at height %d spends the outpoint with its txid byte-reversed, %s: give txids in display byte order, as RPC shows them",
+					plan.items[k].where, m.Txid, m.Height, plan.reversed[i-len(plan.items)].OutPoint))
 			}
 		}
 		if len(j.Watch) == 0 && !m.FalsePositive {
