@@ -109,6 +109,10 @@ func openFile(what, path, shown string) (*os.File, error) {
 	var pe *os.PathError
 	switch {
 	case err == nil:
+	case path == "-" && errors.Is(err, fs.ErrNotExist):
+		// Not a file named "-": standard input, which this flag does
+		// not read.
+		return nil, usageError{&restated{fmt.Sprintf("%s -: %s does not read standard input: give a file", what, what), err}}
 	case errors.As(err, &pe) && strings.HasPrefix(what, "--") && !strings.Contains(what, " "):
 		// A flag and its file: "--labels FILE: no such file".
 		return nil, usageError{&restated{fmt.Sprintf("%s %s: %s", what, shown, fileProblem(pe.Err)), err}}

@@ -83,6 +83,10 @@ func TestNewcomerErrors(t *testing.T) {
 			status: exitFailure, stderr: []string{"spvfilter: --merkleblock: block ", ": invalid proof: "}},
 		{name: "a watch item BIP 37 cannot match, named by its flag and line", args: []string{"scan", "--connect", node, "--network", "regtest", "--mode", "bip37", "--watch", "@" + watchFile},
 			status: exitBadInput, stderr: []string{"--watch 1 (@" + watchFile + " line 2): script 6a has no data push a BIP 37 filter can match"}, notInErr: []string{"--watch 2"}},
+		{name: "standard input given to a flag that reads a file only", args: []string{"privacy", "analyze", "--capture", "-", "--universe", universe},
+			status: exitBadInput, stderr: []string{"--capture -: --capture does not read standard input: give a file"}, notInErr: []string{"no such file"}},
+		{name: "standard input given for labels", args: []string{"privacy", "evaluate", "--labels", "-", "--report", universe},
+			status: exitBadInput, stderr: []string{"--labels -: --labels does not read standard input: give a file"}, notInErr: []string{"no such file"}},
 		{name: "a negative --max-clients says what 0 means", args: []string{"privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", node, "--network", "regtest", "--out", "-", "--max-clients", "-1"},
 			status: exitBadInput, stderr: []string{"--max-clients -1: want a number of clients, or 0 for the default 64"}},
 	}
