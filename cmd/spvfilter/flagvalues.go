@@ -147,8 +147,10 @@ func flagPurpose(f *pflag.Flag) string {
 	return strings.Replace(strings.TrimSuffix(f.Usage, " (required)"), "(required; ", "(", 1)
 }
 
-// nearestFlag returns the name of c's flag closest to name, when it is
-// close enough to be a typo (--fp_rate, --elemnts), or "".
+// nearestFlag returns the name of c's flag meant by name: the one
+// another command or Bitcoin Core names so (flagSynonyms; --regtest
+// for --network regtest), or the closest, when it is close enough to be a
+// typo (--fp_rate, --elemnts); or "".
 func nearestFlag(c *cobra.Command, name string) string {
 	best, bestDist := "", 3
 	visit := func(f *pflag.Flag) {
@@ -159,9 +161,33 @@ func nearestFlag(c *cobra.Command, name string) string {
 			best, bestDist = f.Name, d
 		}
 	}
+	for _, other := range flagSynonyms[name] {
+		if flag, _, _ := strings.Cut(other, " "); c.Flags().Lookup(flag) != nil {
+			return other
+		}
+	}
 	c.Flags().VisitAll(visit)
 	c.InheritedFlags().VisitAll(visit)
-	return best
+	if best != "" {
+		return best
+	}
+	if _, err := lookupNetwork(name); err == nil && c.Flags().Lookup("network") != nil {
+		// Bitcoin Core's --regtest, --testnet4, --signet.
+		return "network " + name
+	}
+	return ""
+}
+
+// flagSynonyms are, for a flag name that some command has or a
+// newcomer may try, the flags (with a value, for some) another command
+// or Bitcoin Core names the same thing with: privacy universe takes its
+// node with --peer, scan with --connect or --peer.
+var flagSynonyms = map[string][]string{
+	"connect":  {"peer"},
+	"peer":     {"connect", "upstream"},
+	"node":     {"connect", "peer", "upstream"},
+	"upstream": {"peer", "connect"},
+	"testnet":  {"network testnet3 or --network testnet4"},
 }
 
 // editDistance is the Levenshtein distance between a and b.
