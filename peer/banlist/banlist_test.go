@@ -503,9 +503,53 @@ func TestBansDanglingLink(t *testing.T) {
 	if _, notes := readList(filepath.Dir(path), clock.now); len(notes) != 1 || !strings.HasPrefix(notes[0], want) {
 		t.Errorf("Read: notes %q, want %q", notes, want)
 	}
+	if err := Check(filepath.Dir(path)); err == nil || err.Error() != path+": a symbolic link to elsewhere/bans.json, which leads to no file" {
+		t.Errorf("Check: %v", err)
+	}
 	s := openClock(t, dir, clock)
 	defer s.Close()
 	if notes := s.Recovered(); len(notes) != 1 || !strings.HasPrefix(notes[0], want) {
 		t.Errorf("Open: notes %q, want %q", notes, want)
+	}
+}
+
+// TestCheck: Check passes a list that is missing, sound or damaged (Read
+// says so), and names one that cannot be read.
+func TestCheck(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		setup func(t *testing.T, path string)
+		want  string // in the error; "" for none
+	}{
+		{"missing", func(*testing.T, string) {}, ""},
+		{"damaged", func(t *testing.T, path string) {
+			if err := os.WriteFile(path, []byte("garbage"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, ""},
+		{"a directory", func(t *testing.T, path string) {
+			if err := os.Mkdir(path, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}, ""},
+		{"a dangling link", func(t *testing.T, path string) {
+			if err := os.Symlink("gone", path); err != nil {
+				t.Fatal(err)
+			}
+		}, "bans.json: a symbolic link to gone, which leads to no file"},
+		{"a link to itself", func(t *testing.T, path string) {
+			if err := os.Symlink(bansFile, path); err != nil {
+				t.Fatal(err)
+			}
+		}, "bans.json: too many levels of symbolic links"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			tc.setup(t, filepath.Join(dir, bansFile))
+			err := Check(dir)
+			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+				t.Errorf("Check: %v, want %q", err, tc.want)
+			}
+		})
 	}
 }
