@@ -148,6 +148,10 @@ func runPeers(a *app, f *peersFlags, fl *pflag.FlagSet) error {
 		if err := out.unbanAll(datadir, params, f); err != nil {
 			return err
 		}
+		// Bans that cannot be read are not listed as none.
+		if err := banlist.Check(filepath.Join(datadir, params.Name)); err != nil {
+			return failureWords("--datadir "+datadir, err)
+		}
 		stored, err := readStored(datadir, params, f)
 		if errors.Is(err, store.ErrLocked) && len(f.unban) == 0 {
 			// A scan, follow or peers holds the directory: its files

@@ -160,7 +160,12 @@ func TestPeersListingFaults(t *testing.T) {
 			if err := os.Symlink("gone/bans.json", filepath.Join(net, "bans.json")); err != nil {
 				t.Fatal(err)
 			}
-		}, exitOK, []string{"warning: --datadir %s: bans.json: a symbolic link to gone/bans.json, which leads to no file: no bans listed"}, 0},
+		}, exitFailure, []string{`{"error":"--datadir %s: %s/regtest/bans.json: a symbolic link to gone/bans.json, which leads to no file","exit_code":1}`}, 0},
+		{"bans that cannot be read", "regtest", func(t *testing.T, net string) {
+			if err := os.Symlink("bans.json", filepath.Join(net, "bans.json")); err != nil {
+				t.Fatal(err)
+			}
+		}, exitFailure, []string{`{"error":"--datadir %s: %s/regtest/bans.json: too many levels of symbolic links","exit_code":1}`}, 0},
 		{"a store held by a running scan", "regtest", func(t *testing.T, net string) {
 			write("peers-local.json", book)(t, net)
 			st, err := store.Open(filepath.Dir(net), &chaincfg.RegressionNetParams)
