@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -295,4 +298,38 @@ func TestHeightsAboveTipOneStatus(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestNewcomerWrongMessage: a block given where a transaction is wanted,
+// a transaction or a header alone where a block is, is named as what it
+// is, with its hash, and a block cut short says where it ends.
+func TestNewcomerWrongMessage(t *testing.T) {
+	blockHex := vectorBlockHex(t, block13b8a)
+	raw, err := hex.DecodeString(blockHex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var block wire.MsgBlock
+	if err := block.Deserialize(bytes.NewReader(raw)); err != nil {
+		t.Fatal(err)
+	}
+	var tx bytes.Buffer
+	if err := block.Transactions[1].Serialize(&tx); err != nil {
+		t.Fatal(err)
+	}
+	txHex, txid := hex.EncodeToString(tx.Bytes()), block.Transactions[1].TxHash().String()
+	header := blockHex[:2*wire.MaxBlockHeaderPayload]
+	hash := block.BlockHash().String()
+	runRows(t, []contractRow{
+		{name: "a block as --tx", args: []string{"bloom", "tx", "--filter", corePayload, "--tx", blockHex},
+			status: exitBadInput, stderr: []string{fmt.Sprintf("--tx: %d bytes are a block (%s, %d transactions), not a transaction: give one transaction", len(raw), hash, len(block.Transactions))}},
+		{name: "a block to send", args: []string{"send", "--connect", "127.0.0.1:1", "--network", "regtest", blockHex},
+			status: exitBadInput, stderr: []string{"TX_HEX: ", "bytes are a block (" + hash}},
+		{name: "a transaction as --block", args: []string{"gcs", "build", "--block", txHex, "--no-prevouts"},
+			status: exitBadInput, stderr: []string{fmt.Sprintf("--block: %d bytes are a transaction (%s), not a whole block: give the block", tx.Len(), txid)}},
+		{name: "a header alone as --block", args: []string{"merkleblock", "build", "--block", header, "--txid", txid},
+			status: exitBadInput, stderr: []string{"--block: 80 bytes are a block header (" + hash + ") alone, not a whole block"}},
+		{name: "a block cut after its transaction count", args: []string{"gcs", "build", "--block", blockHex[:2*81], "--no-prevouts"},
+			status: exitBadInput, stderr: []string{"--block: 81 bytes, not a whole block: the data end too early, after byte 81"}, notInErr: []string{"empty", "no data at all"}},
+	})
 }
