@@ -202,7 +202,7 @@ func (f *labFlags) check(fl *pflag.FlagSet) error {
 			return badInput("--plot %s: the file name must end in .svg or .png", f.plot)
 		}
 	}
-	return nil
+	return distinctOutputs(outputFile{"--save-blocks", f.save}, outputFile{"--plot", f.plot})
 }
 
 // runLab reads the blocks, runs the lab and prints the report.

@@ -98,6 +98,12 @@ func TestNewcomerErrors(t *testing.T) {
 			status: exitBadInput, stderr: []string{"--connect: no such flag (did you mean --peer?)"}},
 		{name: "a node flag of no command", args: []string{"scan", "--node", node, "--watch", "51"},
 			status: exitBadInput, stderr: []string{"--node: no such flag (did you mean --connect?)"}, notInErr: []string{"--mode"}},
+		{name: "both plots into one file", args: append(model, "--plot", filepath.Join(dir, "m.svg"), "--plot-j", dir+"/./m.svg"),
+			status: exitBadInput, stderr: []string{"--plot-j " + dir + "/./m.svg: the same file as --plot"}},
+		{name: "the universe and its index into one file", args: []string{"privacy", "universe", "--peer", node, "--network", "regtest", "--out", filepath.Join(dir, "u.txt"), "--index", dir + "/./u.txt"},
+			status: exitBadInput, stderr: []string{"--index " + dir + "/./u.txt: the same file as --out"}},
+		{name: "lab's blocks and plot into one file", args: []string{"lab", "--connect", node, "--network", "regtest", "--save-blocks", filepath.Join(dir, "l.svg"), "--plot", filepath.Join(dir, "l.svg")},
+			status: exitBadInput, stderr: []string{"--plot " + filepath.Join(dir, "l.svg") + ": the same file as --save-blocks"}},
 		{name: "a negative --max-clients says what 0 means", args: []string{"privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", node, "--network", "regtest", "--out", "-", "--max-clients", "-1"},
 			status: exitBadInput, stderr: []string{"--max-clients -1: want a number of clients, or 0 for the default 64"}},
 	}

@@ -119,8 +119,8 @@ func (f *universeFlags) check() error {
 	if f.indexMemory < 1<<16 {
 		return badInput("--index-memory %d: must be at least 65536", f.indexMemory)
 	}
-	if f.index != "" && f.index == f.out {
-		return badInput("--index %s: the same file as --out", f.index)
+	if err := distinctOutputs(outputFile{"--out", f.out}, outputFile{"--index", f.index}); err != nil {
+		return err
 	}
 	for _, o := range []struct{ flag, path string }{{"--out", f.out}, {"--index", f.index}} {
 		if err := checkOutputFile(o.flag, o.path); err != nil {
