@@ -313,6 +313,12 @@ func checkHostPort(addr string, listen bool) error {
 	if scheme, _, ok := strings.Cut(addr, "://"); ok {
 		return bad(fmt.Sprintf("a URL (%s://): give the address alone", scheme))
 	}
+	if strings.ContainsAny(strings.TrimSpace(addr), ", \t") {
+		if listen {
+			return bad("several addresses in one: give one")
+		}
+		return bad("several addresses in one: give one per flag, and the flag again for each other node")
+	}
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		var ae *net.AddrError

@@ -104,6 +104,10 @@ func TestNewcomerErrors(t *testing.T) {
 			status: exitBadInput, stderr: []string{"--index " + dir + "/./u.txt: the same file as --out"}},
 		{name: "lab's blocks and plot into one file", args: []string{"lab", "--connect", node, "--network", "regtest", "--save-blocks", filepath.Join(dir, "l.svg"), "--plot", filepath.Join(dir, "l.svg")},
 			status: exitBadInput, stderr: []string{"--plot " + filepath.Join(dir, "l.svg") + ": the same file as --save-blocks"}},
+		{name: "two nodes in one --connect", args: []string{"scan", "--connect", "127.0.0.1:1,127.0.0.1:2", "--network", "regtest", "--watch", "51"},
+			status: exitBadInput, stderr: []string{`--connect "127.0.0.1:1,127.0.0.1:2": several addresses in one: give one per flag, and the flag again for each other node`}, notInErr: []string{"colons", "IPv6"}},
+		{name: "two nodes in one --peer, space apart", args: []string{"peers", "--peer", "127.0.0.1:1 127.0.0.1:2", "--network", "regtest"},
+			status: exitBadInput, stderr: []string{`--peer "127.0.0.1:1 127.0.0.1:2": several addresses in one`}},
 		{name: "a negative --max-clients says what 0 means", args: []string{"privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", node, "--network", "regtest", "--out", "-", "--max-clients", "-1"},
 			status: exitBadInput, stderr: []string{"--max-clients -1: want a number of clients, or 0 for the default 64"}},
 	}
