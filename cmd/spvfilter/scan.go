@@ -331,6 +331,9 @@ func watchScript(what, v string, params *chaincfg.Params) ([]byte, error) {
 	if err != nil && looksLikeAddress(v) {
 		return nil, usageError{&restated{fmt.Sprintf("%s: %s is not a valid address: %s", what, v, addressProblem(v, err)), err}}
 	}
+	if why := notWatchable(v); why != "" {
+		return nil, badInput("%s: %s", what, why)
+	}
 	return decodeHex(what+" (not an address of "+params.Name+", read as a hex output script)", v)
 }
 
