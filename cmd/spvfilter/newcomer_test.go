@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/wire"
+	"github.com/spf13/cobra"
 
 	"github.com/spvfilter/spvfilter/peer/peertest"
 )
@@ -350,4 +352,30 @@ func TestNewcomerWrongMessage(t *testing.T) {
 		{name: "a block cut after its transaction count", args: []string{"gcs", "build", "--block", blockHex[:2*81], "--no-prevouts"},
 			status: exitBadInput, stderr: []string{"--block: 81 bytes, not a whole block: the data end too early, after byte 81"}, notInErr: []string{"empty", "no data at all"}},
 	})
+}
+
+// TestEveryCommandSaysExitStatus: the help of every command that does
+// work says its exit statuses, the same three the root's help defines.
+func TestEveryCommandSaysExitStatus(t *testing.T) {
+	root := newRootCommand(&app{stdout: io.Discard, stderr: io.Discard})
+	n := 0
+	walkCommands(root, func(c *cobra.Command) {
+		if c == root || c.HasSubCommands() || c.Name() == "help" || c.Parent().Name() == "completion" {
+			return
+		}
+		n++
+		t.Run(c.CommandPath(), func(t *testing.T) {
+			stdout, _, status := runCLI(t, "", append(strings.Fields(c.CommandPath())[1:], "--help")...)
+			help := oneLine(stdout)
+			if status != exitOK || !strings.Contains(help, "Exit status: 0 done") || !strings.Contains(help, "2 bad input, 1 failure") {
+				t.Errorf("status %d; help does not say the exit statuses:\n%s", status, stdout)
+			}
+		})
+	})
+	if n < 20 {
+		t.Errorf("only %d commands", n)
+	}
+	if help := root.Long; !strings.Contains(help, "Exit status: 0 on success, 2 for bad input") || !strings.Contains(help, "1 for any other failure") {
+		t.Errorf("the root's help does not define the exit statuses")
+	}
 }

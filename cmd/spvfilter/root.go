@@ -228,8 +228,29 @@ command: what the nodes hold decides).`,
 			completeValues(c, f)
 		})
 	})
+	walkCommands(root, sayExitStatus)
 	markRunning(a, root)
 	return root
+}
+
+// exitStatusLine ends the help of every command that does not say its
+// exit statuses itself: the same three for all, as the root's help
+// defines them.
+const exitStatusLine = "Exit status: 0 done, 2 bad input, 1 failure (spvfilter --help says which is which)."
+
+// sayExitStatus ends c's help with exitStatusLine unless c says its exit
+// statuses already, or only groups commands, or is cobra's (help,
+// completion).
+func sayExitStatus(c *cobra.Command) {
+	if !c.HasParent() || c.HasSubCommands() || strings.Contains(c.Long, "Exit status:") {
+		return
+	}
+	for p := c; p != nil; p = p.Parent() {
+		if p.Name() == "completion" || p.Name() == "help" {
+			return
+		}
+	}
+	c.Long = strings.TrimRight(c.Long, "\n") + "\n\n" + exitStatusLine
 }
 
 // walkCommands calls fn on c and every command below it.
