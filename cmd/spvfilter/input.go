@@ -12,6 +12,9 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/txscript"
 )
 
 // maxHexInput bounds what one argument may read from a file or standard
@@ -238,11 +241,34 @@ func decodeHex(what, text string) ([]byte, error) {
 		case errors.Is(err, hex.ErrLength):
 			return nil, badInput("%s: odd number of hex digits (%d)", what, len(s))
 		case errors.As(err, &e):
+			if hint := addressHint(s); hint != "" {
+				return nil, badInput("%s: %s", what, hint)
+			}
 			return nil, badInput("%s: invalid hex character %q at offset %d%s", what, rune(e), strings.IndexByte(s, byte(e)), fileHint(what, s))
 		}
 		return nil, badInputWords(what, err)
 	}
 	return b, nil
+}
+
+// addressHint says, of a value given where hex is wanted that is an
+// address, what it is and the hex it stands for: its output script (what
+// a BIP 158 filter holds) and the hash or key it carries (what a BIP 37
+// filter matches in its script); "" for a value that is no address.
+func addressHint(value string) string {
+	for _, n := range knownNetworks {
+		addr, err := btcutil.DecodeAddress(value, n.params)
+		if err != nil || !addr.IsForNet(n.params) {
+			continue
+		}
+		script, err := txscript.PayToAddrScript(addr)
+		if err != nil {
+			return ""
+		}
+		return fmt.Sprintf("%s is %s address, not hex: its output script is %x, the data it carries %x",
+			value, networksPhrase(addressNetworks(value)), script, addr.ScriptAddress())
+	}
+	return ""
 }
 
 // fileHint says, of a value given as text that is no hex, how to read a

@@ -118,6 +118,10 @@ func TestNewcomerErrors(t *testing.T) {
 			status: exitBadInput, stderr: []string{"--watch 1: wpkh(...) is an output descriptor: give the addresses or scripts it derives"}},
 		{name: "an output descriptor as an outpoint's script", args: []string{"scan", "--connect", node, "--network", "regtest", "--watch", strings.Repeat("00", 32) + ":0:tr(abc)"},
 			status: exitBadInput, stderr: []string{"tr(...) is an output descriptor"}},
+		{name: "an address as a Bloom filter element", args: []string{"bloom", "match", "--filter", corePayload, "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080"},
+			status: exitBadInput, stderr: []string{"element 1: bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080 is a regtest address, not hex: its output script is 0014751e76e8199196d454941c45d1b3a323f1433bd6, the data it carries 751e76e8199196d454941c45d1b3a323f1433bd6"}, notInErr: []string{"invalid hex character"}},
+		{name: "an address as a compact filter element", args: []string{"gcs", "match", "--filter", "00", "--block-hash", strings.Repeat("00", 32), "1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2"},
+			status: exitBadInput, stderr: []string{"element 1: 1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2 is a mainnet address, not hex: its output script is 76a91477bff20c60e522dfaa3350c39b030a5d004e839a88ac"}},
 		{name: "a negative --max-clients says what 0 means", args: []string{"privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", node, "--network", "regtest", "--out", "-", "--max-clients", "-1"},
 			status: exitBadInput, stderr: []string{"--max-clients -1: want a number of clients, or 0 for the default 64"}},
 	}
