@@ -228,10 +228,14 @@ var onePeerText = regexp.MustCompile(`^heights (\d+)\.\.(\d+) rest on one peer: 
 // and heights that rest on one peer as what was true when they were
 // checked (a peer that caught up since, listed at their height, did not
 // check them).
-func byFlag(warnings []string, items []watchItem, params *chaincfg.Params) []string {
+func byFlag(warnings []string, items []watchItem, params *chaincfg.Params, datadir string) []string {
 	out := make([]string, len(warnings))
 	for i, w := range warnings {
 		w = diskNoteWords(peerWords(w, params, true))
+		if rest, ok := strings.CutPrefix(w, "chain state: "); ok && datadir != "" {
+			// A file of the data directory: named by its flag.
+			w = "--datadir " + datadir + ": " + rest
+		}
 		w = onePeerText.ReplaceAllString(w, "heights $1..$2 rest on one peer, $3: no other peer's chain reached them when they were checked (a peer that reached them later did not check them)")
 		out[i] = watchItemIndex.ReplaceAllStringFunc(w, func(m string) string {
 			n, err := strconv.Atoi(watchItemIndex.FindStringSubmatch(m)[1])
@@ -918,7 +922,7 @@ func (a *app) executeScan(ctx context.Context, plan *scanPlan) (*client.ScanResu
 		return nil, err
 	}
 	if plan.follow {
-		return nil, a.follow(ctx, c, plan.items, plan.from, plan.warnings, plan.nodes)
+		return nil, a.follow(ctx, c, plan, plan.from)
 	}
 	last := plan.to
 	if last < 0 {
@@ -983,7 +987,7 @@ func newScanJSON(plan *scanPlan, res *client.ScanResult, took time.Duration) sca
 		Conflicts:           []conflictJSON{},
 		Peers:               peersJSON(res.Peers, plan.client.Params),
 		Cover:               res.Cover,
-		Warnings:            orEmpty(append(append([]string(nil), plan.warnings...), byFlag(res.Warnings, plan.items, plan.client.Params)...)),
+		Warnings:            orEmpty(append(append([]string(nil), plan.warnings...), byFlag(res.Warnings, plan.items, plan.client.Params, plan.client.DataDir)...)),
 	}
 	if k := res.Cover; k != nil && !k.Met {
 		out.Warnings = append(out.Warnings, fmt.Sprintf("--privacy-target %g not met, the wallet's blocks fetched all the same: %s", k.Target, k.Why))
