@@ -118,10 +118,10 @@ func openFile(what, path, shown string) (*os.File, error) {
 		return nil, usageError{&restated{fmt.Sprintf("%s -: %s does not read standard input: give a file", what, what), err}}
 	case errors.As(err, &pe) && strings.HasPrefix(what, "--") && !strings.Contains(what, " "):
 		// A flag and its file: "--labels FILE: no such file".
-		return nil, usageError{&restated{fmt.Sprintf("%s %s: %s", what, shown, fileProblem(pe.Err)), err}}
+		return nil, usageError{&restated{fmt.Sprintf("%s %s: %s%s", what, shown, fileProblem(pe.Err), tildeHint(path, err)), err}}
 	case errors.As(err, &pe):
 		// An argument and its file: "element 1: @FILE: no such file".
-		return nil, usageError{&restated{fmt.Sprintf("%s: %s: %s", what, shown, fileProblem(pe.Err)), err}}
+		return nil, usageError{&restated{fmt.Sprintf("%s: %s: %s%s", what, shown, fileProblem(pe.Err), tildeHint(path, err)), err}}
 	default:
 		return nil, badInputWords(what, err)
 	}
@@ -269,6 +269,15 @@ func addressHint(value string) string {
 			value, networksPhrase(addressNetworks(value)), script, addr.ScriptAddress())
 	}
 	return ""
+}
+
+// tildeHint says, of a file path that begins with a ~ and is not found,
+// that no shell expanded the ~: after @, the tool's own syntax, none does.
+func tildeHint(path string, err error) string {
+	if !errors.Is(err, fs.ErrNotExist) || !strings.HasPrefix(path, "~/") {
+		return ""
+	}
+	return " (the shell expands a ~ only at the start of a word, not after @ or =: write $HOME in place of ~)"
 }
 
 // fileHint says, of a value given as text that is no hex, how to read a

@@ -288,9 +288,18 @@ var sharedFlagChecks = map[string]func(string) error{
 	"listen":   func(s string) error { return checkHostPort(s, true) },
 	// The flags that name what a command writes take a path, not the
 	// @FILE of a flag that reads: "@st" would be a directory named so.
-	"datadir": notAtFile,
-	"out":     notAtFile,
-	"plot":    notAtFile,
+	"datadir":     writePath,
+	"out":         writePath,
+	"plot":        writePath,
+	"plot-j":      writePath,
+	"save-blocks": writePath,
+	// The flags that name a file to read or write.
+	"index":    notTilde,
+	"capture":  notTilde,
+	"universe": notTilde,
+	"labels":   notTilde,
+	"report":   notTilde,
+	"vectors":  notTilde,
 	"network": func(s string) error {
 		if _, err := lookupNetwork(s); err != nil {
 			_, want, _ := strings.Cut(err.Error(), ": ")
@@ -298,6 +307,25 @@ var sharedFlagChecks = map[string]func(string) error{
 		}
 		return nil
 	},
+}
+
+// writePath refuses, as a path to write to, a value that reads as
+// @FILE (notAtFile) or begins with a ~ no shell expanded (notTilde).
+func writePath(s string) error {
+	if err := notAtFile(s); err != nil {
+		return err
+	}
+	return notTilde(s)
+}
+
+// notTilde refuses a path that begins with ~/: the shell expands ~ only
+// at the start of a word, not after --flag= or @, and the path would name
+// a directory called ~ here.
+func notTilde(s string) error {
+	if s == "~" || strings.HasPrefix(s, "~/") {
+		return errors.New("the shell did not expand ~ (it expands only a ~ that begins a word, not one after =): put a space between the flag and the path, or write $HOME in place of ~")
+	}
+	return nil
 }
 
 // notAtFile refuses, as a path to write to, a value that reads as @FILE.
