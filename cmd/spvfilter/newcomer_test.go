@@ -391,3 +391,46 @@ func TestEveryCommandSaysExitStatus(t *testing.T) {
 		t.Errorf("the root's help does not define the exit statuses")
 	}
 }
+
+// TestNewcomerUnbanAsListed: a ban is lifted with its host as the
+// listing shows it: a host alone for a node elsewhere (bans are by
+// host), with its port for a node of this machine; a node of this
+// machine without its port is told to give it.
+func TestNewcomerUnbanAsListed(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "regtest"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	until := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	bans := fmt.Sprintf(`{"version":2,"bans":[{"host":"192.0.2.1","reason":"lied","since":"2020-01-01T00:00:00Z","until":%q,"proof":true},`+
+		`{"host":"127.0.0.1:18444","reason":"flooded","since":"2020-01-01T00:00:00Z","until":%q}]}`, until, until)
+	if err := os.WriteFile(filepath.Join(dir, "regtest", "bans.json"), []byte(bans), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	list := func(args ...string) (peersResult, string, int) {
+		t.Helper()
+		stdout, stderr, status := runCLI(t, "", append([]string{"peers", "--json", "--network", "regtest", "--datadir", dir}, args...)...)
+		var out peersResult
+		if status == exitOK && json.Unmarshal([]byte(stdout), &out) != nil {
+			t.Fatalf("stdout %q", stdout)
+		}
+		return out, stderr, status
+	}
+	out, _, _ := list()
+	if len(out.Bans) != 2 {
+		t.Fatalf("bans %+v", out.Bans)
+	}
+	_, stderr, status := list("--unban", "127.0.0.1")
+	if status != exitBadInput || !strings.Contains(stderr, `--unban \"127.0.0.1\": a node of this machine is banned with its port: give 127.0.0.1:PORT as the listing shows it`) {
+		t.Errorf("a node of this machine without its port: status %d, stderr %q", status, stderr)
+	}
+	for _, b := range out.Bans {
+		after, stderr, status := list("--unban", b.Host)
+		if status != exitOK || len(after.Unbanned) != 1 || after.Unbanned[0] != b.Host {
+			t.Errorf("--unban %s as listed: status %d, %+v, stderr %q", b.Host, status, after, stderr)
+		}
+	}
+	if out, _, _ := list(); len(out.Bans) != 0 {
+		t.Errorf("bans left: %+v", out.Bans)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
+	"net/netip"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -36,7 +37,7 @@ type peersFlags struct {
 func newPeersCommand(a *app) *cobra.Command {
 	var f peersFlags
 	cmd := &cobra.Command{
-		Use:   "peers [--network NET] [--datadir DIR] [--peer HOST:PORT... | --connect HOST:PORT...] [--unban HOST:PORT...]",
+		Use:   "peers [--network NET] [--datadir DIR] [--peer HOST:PORT... | --connect HOST:PORT...] [--unban HOST[:PORT]...]",
 		Short: "List the peers, the address book and the bans, connecting as a light client or not",
 		Long: `peers connects to the network as scan does: to the --peer nodes and to peers
 found in the address book of --datadir, in the network's DNS seeds and in
@@ -71,7 +72,7 @@ file of it that cannot be read).`,
 	fl.StringVar(&f.network, "network", "mainnet", networkNames())
 	fl.StringVar(&f.datadir, "datadir", "", "directory of the chain state, address book and bans (default: as scan's)")
 	fl.DurationVar(&f.timeout, "timeout", peer.DefaultTimeout, "longest wait for a node's handshake")
-	fl.StringArrayVar(&f.unban, "unban", nil, "a node's HOST:PORT whose ban to lift in the data directory (repeatable)")
+	fl.StringArrayVar(&f.unban, "unban", nil, "a banned node, HOST or HOST:PORT as the listing shows its ban, whose ban to lift in the data directory (repeatable)")
 	return cmd
 }
 
@@ -127,8 +128,8 @@ func runPeers(a *app, f *peersFlags, fl *pflag.FlagSet) error {
 		return badInput("--timeout %v: must be positive", f.timeout)
 	}
 	for _, addr := range f.unban {
-		if host, port, err := net.SplitHostPort(addr); err != nil || host == "" || port == "" {
-			return badInput("--unban %q: want HOST:PORT", addr)
+		if err := checkUnban(addr); err != nil {
+			return err
 		}
 	}
 	datadir := f.datadir
@@ -211,6 +212,27 @@ func runPeers(a *app, f *peersFlags, fl *pflag.FlagSet) error {
 	out.addKnown(known)
 	out.addBans(c.Bans())
 	return a.printPeers(&out)
+}
+
+// checkUnban checks an --unban value: a host as the listing shows a ban
+// (bans are by host), with or without a port, but with its port for a
+// node of this machine, whose ports tell its nodes apart.
+func checkUnban(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		host, port = strings.TrimSuffix(strings.TrimPrefix(addr, "["), "]"), ""
+	}
+	if host == "" || err == nil && port == "" {
+		return badInput("--unban %q: want a host as the listing shows its ban, HOST or HOST:PORT", addr)
+	}
+	ip, ipErr := netip.ParseAddr(host)
+	switch {
+	case ipErr == nil && ip.Unmap().IsLoopback() && port == "":
+		return badInput("--unban %q: a node of this machine is banned with its port: give %s as the listing shows it", addr, net.JoinHostPort(host, "PORT"))
+	case ipErr != nil && !validHostName(host):
+		return badInput("--unban %q: want a host as the listing shows its ban, HOST or HOST:PORT", addr)
+	}
+	return nil
 }
 
 // unbanAll lifts, one at a time, the bans of the --unban addresses kept

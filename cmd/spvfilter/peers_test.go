@@ -106,7 +106,7 @@ func TestPeersWithoutConnecting(t *testing.T) {
 		}
 	}
 	for _, args := range [][]string{
-		{"peers", "--network", "regtest", "--unban", "nonsense"},
+		{"peers", "--network", "regtest", "--unban", "not a host"},
 		{"peers", "--network", "regtest", "--connect", honest.Addr, "--unban", liar.Addr}, // regtest keeps no data directory by default
 	} {
 		if _, stderr, status := runCLI(t, "", args...); status != exitBadInput || strings.Count(stderr, "\n") != 1 {
