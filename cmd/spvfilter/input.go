@@ -2,12 +2,14 @@ package main
 
 import (
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -145,6 +147,9 @@ func (a *app) readArgText(what, arg string) (string, error) {
 	if !ok {
 		return arg, nil
 	}
+	if hint := jsonHint(what, text); hint != "" {
+		return "", badInput("%s: %s holds %s", what, name, hint)
+	}
 	lines := contentLines(text)
 	switch len(lines) {
 	case 0:
@@ -154,6 +159,47 @@ func (a *app) readArgText(what, arg string) (string, error) {
 	}
 	return "", badInput("%s: %s has %d lines (first at %d, second at %d) but %s takes one value (hex wrapped over lines: join them first)",
 		what, name, len(lines), lines[0].number, lines[1].number, what)
+}
+
+// jsonHint says, of the text of the single-value argument what that is
+// a JSON object (a command's --json output), which of its fields hold
+// hex and how to take one, the field named as the flag first; "" for
+// text that is no JSON object.
+func jsonHint(what, text string) string {
+	var obj map[string]any
+	if !strings.HasPrefix(strings.TrimSpace(text), "{") || json.Unmarshal([]byte(text), &obj) != nil {
+		return ""
+	}
+	var fields []string
+	for k, v := range obj {
+		if s, ok := v.(string); ok && len(s) > 0 && len(s)%2 == 0 {
+			if _, err := hex.DecodeString(s); err == nil {
+				fields = append(fields, k)
+			}
+		}
+	}
+	if len(fields) == 0 {
+		return "JSON, not hex (a command's --json output?): give hex, as the command prints it without --json"
+	}
+	// The field named as the flag, or one whose name holds it, first.
+	name := strings.TrimPrefix(what, "--")
+	rank := func(f string) int {
+		switch {
+		case f == name:
+			return 0
+		case strings.Contains(f, name):
+			return 1
+		}
+		return 2
+	}
+	slices.SortFunc(fields, func(a, b string) int {
+		if r := rank(a) - rank(b); r != 0 {
+			return r
+		}
+		return strings.Compare(a, b)
+	})
+	return fmt.Sprintf("JSON, not hex (a command's --json output?): give the hex of its field %q (jq -r .%s prints it), or the command's output without --json",
+		fields[0], fields[0])
 }
 
 // readHexArg decodes a single-value hex argument: literal, @FILE or -.

@@ -42,6 +42,12 @@ func TestNewcomerErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	index := filepath.Join(dir, "none.idx")
+	bloomJSON := filepath.Join(dir, "bloom.json")
+	if stdout, stderr, status := runCLI(t, "", "bloom", "new", "--elements", "1", "--fprate", "0.01", "--json", "00"); status != exitOK {
+		t.Fatalf("bloom new: %s", stderr)
+	} else if err := os.WriteFile(bloomJSON, []byte(stdout), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	watchFile := filepath.Join(dir, "watch.txt")
 	if err := os.WriteFile(watchFile, []byte("0014"+strings.Repeat("ab", 20)+"\n6a\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -130,6 +136,8 @@ func TestNewcomerErrors(t *testing.T) {
 			status: exitBadInput, stderr: []string{`--capture "~/c.jsonl": the shell did not expand ~`}},
 		{name: "@ and a ~ no shell expands", args: []string{"bloom", "inspect", "--filter", "@~/no-such-filter.hex"},
 			status: exitBadInput, stderr: []string{"--filter @~/no-such-filter.hex: no such file or directory (the shell expands a ~ only at the start of a word, not after @ or =: write $HOME in place of ~)"}},
+		{name: "a command's JSON output as hex input", args: []string{"bloom", "inspect", "--filter", "@" + bloomJSON},
+			status: exitBadInput, stderr: []string{"--filter: @" + bloomJSON + ` holds JSON, not hex (a command's --json output?): give the hex of its field "filterload" (jq -r .filterload prints it)`}, notInErr: []string{"lines"}},
 		{name: "a negative --max-clients says what 0 means", args: []string{"privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", node, "--network", "regtest", "--out", "-", "--max-clients", "-1"},
 			status: exitBadInput, stderr: []string{"--max-clients -1: want a number of clients, or 0 for the default 64"}},
 	}
