@@ -114,6 +114,10 @@ func flagError(c *cobra.Command, err error) error {
 		name := "--" + notExist.GetSpecifiedName()
 		if s := notExist.GetSpecifiedShortnames(); s != "" {
 			name = "-" + notExist.GetSpecifiedName()
+			if long := strings.SplitN(s, "=", 2)[0]; len(long) > 1 && lookupFlag(c, long) {
+				// -json: a long flag with one dash, read as -j -s -o -n.
+				return usageError{&restated{fmt.Sprintf("-%s: a flag's name takes two dashes: --%s; see %s --help", long, long, c.CommandPath()), err}}
+			}
 		}
 		msg := fmt.Sprintf("%s: no such flag", name)
 		if near := nearestFlag(c, notExist.GetSpecifiedName()); near != "" {
@@ -145,6 +149,11 @@ func flagError(c *cobra.Command, err error) error {
 // saying again that it is required.
 func flagPurpose(f *pflag.Flag) string {
 	return strings.Replace(strings.TrimSuffix(f.Usage, " (required)"), "(required; ", "(", 1)
+}
+
+// lookupFlag reports whether c has the flag name, its own or inherited.
+func lookupFlag(c *cobra.Command, name string) bool {
+	return c.Flags().Lookup(name) != nil || c.InheritedFlags().Lookup(name) != nil
 }
 
 // nearestFlag returns the name of c's flag meant by name: the one

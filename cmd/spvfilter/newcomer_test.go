@@ -138,6 +138,10 @@ func TestNewcomerErrors(t *testing.T) {
 			status: exitBadInput, stderr: []string{"--filter @~/no-such-filter.hex: no such file or directory (the shell expands a ~ only at the start of a word, not after @ or =: write $HOME in place of ~)"}},
 		{name: "a command's JSON output as hex input", args: []string{"bloom", "inspect", "--filter", "@" + bloomJSON},
 			status: exitBadInput, stderr: []string{"--filter: @" + bloomJSON + ` holds JSON, not hex (a command's --json output?): give the hex of its field "filterload" (jq -r .filterload prints it)`}, notInErr: []string{"lines"}},
+		{name: "a long flag with one dash", args: []string{"scan", "--watch", "51", "-json"},
+			status: exitBadInput, stderr: []string{"-json: a flag's name takes two dashes: --json"}, notInErr: []string{"-j:", "--to"}},
+		{name: "a long flag and its value with one dash", args: []string{"bloom", "new", "-elements=3", "--fprate", "0.1"},
+			status: exitBadInput, stderr: []string{"-elements: a flag's name takes two dashes: --elements"}},
 		{name: "a negative --max-clients says what 0 means", args: []string{"privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", node, "--network", "regtest", "--out", "-", "--max-clients", "-1"},
 			status: exitBadInput, stderr: []string{"--max-clients -1: want a number of clients, or 0 for the default 64"}},
 	}
