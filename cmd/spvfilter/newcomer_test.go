@@ -446,3 +446,41 @@ func TestNewcomerUnbanAsListed(t *testing.T) {
 		t.Errorf("bans left: %+v", out.Bans)
 	}
 }
+
+// TestUnreachableNodeOneStatus: a node that nothing listens for is a
+// failure (1) in every command that talks to nodes, named by the flag
+// that gave it, on one line of standard error and, with --json, as one
+// JSON object there; standard output stays empty.
+func TestUnreachableNodeOneStatus(t *testing.T) {
+	const refused = "127.0.0.1:1"
+	tx := "01000000010000000000000000000000000000000000000000000000000000000000000000ffffffff00ffffffff0100000000000000000000000000"
+	regtest := []string{"--network", "regtest"}
+	for _, c := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"scan", "--connect", refused, "--watch", "51"}, "--connect"},
+		{[]string{"scan", "--peer", refused, "--mode", "bip37", "--watch", "0014" + strings.Repeat("ab", 20)}, "--peer"},
+		{[]string{"send", "--connect", refused, tx}, "--connect"},
+		{[]string{"peers", "--connect", refused}, "--connect"},
+		{[]string{"peers", "--peer", refused}, "--peer"},
+		{[]string{"lab", "--connect", refused, "--probes", "0"}, "--connect"},
+		{[]string{"privacy", "universe", "--peer", refused, "--out", "-"}, "--peer"},
+		{[]string{"privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", refused, "--out", "-"}, "--upstream"},
+	} {
+		args := append(append([]string{}, c.args...), regtest...)
+		t.Run(strings.Join(c.args[:2], " "), func(t *testing.T) {
+			want := c.flag + " " + refused + ": connection refused: nothing listens there"
+			stdout, stderr, status := runCLI(t, "", args...)
+			if status != exitFailure || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, want) {
+				t.Errorf("%q: status %d, stdout %q, stderr %q: want 1 and %q", args, status, stdout, stderr, want)
+			}
+			stdout, stderr, status = runCLI(t, "", append(args, "--json")...)
+			var obj map[string]any
+			if status != exitFailure || stdout != "" || json.Unmarshal([]byte(stderr), &obj) != nil || obj["exit_code"] != float64(exitFailure) ||
+				!strings.Contains(fmt.Sprint(obj["error"]), want) {
+				t.Errorf("%q --json: status %d, stdout %q, stderr %q", args, status, stdout, stderr)
+			}
+		})
+	}
+}
