@@ -445,6 +445,19 @@ func TestNewcomerUnbanAsListed(t *testing.T) {
 	if out, _, _ := list(); len(out.Bans) != 0 {
 		t.Errorf("bans left: %+v", out.Bans)
 	}
+	// Bans that cannot be read are not replaced by an --unban.
+	link := filepath.Join(dir, "regtest", "bans.json")
+	if err := os.Remove(link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("gone", link); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, status = list("--unban", "192.0.2.1")
+	if target, err := os.Readlink(link); status != exitFailure || err != nil || target != "gone" ||
+		!strings.Contains(stderr, link+": a symbolic link to gone, which leads to no file") {
+		t.Errorf("--unban with a dangling bans.json: status %d, stderr %q, link %q %v", status, stderr, target, err)
+	}
 }
 
 // TestUnreachableNodeOneStatus: a node that nothing listens for is a

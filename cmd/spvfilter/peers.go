@@ -146,12 +146,13 @@ func runPeers(a *app, f *peersFlags, fl *pflag.FlagSet) error {
 		if err := checkDir("--datadir", datadir); err != nil {
 			return err
 		}
-		if err := out.unbanAll(datadir, params, f); err != nil {
-			return err
-		}
-		// Bans that cannot be read are not listed as none.
+		// Bans that cannot be read are neither listed as none nor
+		// replaced by --unban.
 		if err := banlist.Check(filepath.Join(datadir, params.Name)); err != nil {
 			return failureWords("--datadir "+datadir, err)
+		}
+		if err := out.unbanAll(datadir, params, f); err != nil {
+			return err
 		}
 		stored, err := readStored(datadir, params, f)
 		if errors.Is(err, store.ErrLocked) && len(f.unban) == 0 {
