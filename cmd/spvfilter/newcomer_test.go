@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -495,5 +496,32 @@ func TestUnreachableNodeOneStatus(t *testing.T) {
 				t.Errorf("%q --json: status %d, stdout %q, stderr %q", args, status, stdout, stderr)
 			}
 		})
+	}
+}
+
+// fullWriter fails every write, as a full disk does.
+type fullWriter struct{}
+
+func (fullWriter) Write([]byte) (int, error) {
+	return 0, &os.PathError{Op: "write", Path: "/dev/stdout", Err: syscall.ENOSPC}
+}
+
+// TestOutputNotWritten: a result that cannot be written to standard
+// output (a full disk) is a failure (1) said in the tool's words, in
+// every kind of output: text, JSON, help.
+func TestOutputNotWritten(t *testing.T) {
+	for _, args := range [][]string{
+		{"privacy", "model"},
+		{"privacy", "model", "--json"},
+		{"bloom", "new", "--elements", "1", "--fprate", "0.01", "00"},
+		{"version"},
+		{"--help"},
+	} {
+		var stderr bytes.Buffer
+		status := run(args, strings.NewReader(""), fullWriter{}, &stderr)
+		want := "standard output: no space left on device"
+		if status != exitFailure || strings.Count(stderr.String(), "\n") != 1 || !strings.Contains(stderr.String(), want) || strings.Contains(stderr.String(), "/dev/stdout") {
+			t.Errorf("%q: status %d, stderr %q: want 1 and %q", args, status, stderr.String(), want)
+		}
 	}
 }

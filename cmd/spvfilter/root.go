@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -50,6 +51,30 @@ type app struct {
 	cobraOut *swapWriter
 }
 
+// errWriter writes to w and keeps the first error a write returned.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	n, err := e.w.Write(p)
+	if err != nil && e.err == nil {
+		e.err = err
+	}
+	return n, err
+}
+
+// outputProblem says why a write to standard output failed, without
+// Go's "write /dev/stdout: ".
+func outputProblem(err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
 // swapWriter writes to W, which can be swapped.
 type swapWriter struct{ W io.Writer }
 
@@ -80,11 +105,19 @@ func (a *app) execute(args []string) (status int) {
 			a.printError(args, fmt.Sprintf("internal error: %v", r), status)
 		}
 	}()
+	out := &errWriter{w: a.stdout}
+	a.stdout = out
 	root := newRootCommand(a)
 	root.SetArgs(args)
 	root.SetIn(a.stdin)
 	root.SetErr(a.stderr)
 	err := root.Execute()
+	if out.err != nil {
+		// The result did not reach standard output (a full disk): the
+		// command did not do its work, whatever else it said.
+		a.printError(args, "standard output: "+outputProblem(out.err), exitFailure)
+		return exitFailure
+	}
 	if err == nil {
 		return exitOK
 	}
