@@ -525,3 +525,29 @@ func TestOutputNotWritten(t *testing.T) {
 		}
 	}
 }
+
+// TestNamedOnce: a file an error names after its flag is not named again
+// by the error's own words.
+func TestNamedOnce(t *testing.T) {
+	for _, tc := range []struct{ what, msg, want string }{
+		{"--plot a.svg", "a.svg: no space left on device", "--plot a.svg: no space left on device"},
+		{"--plot a.svg", "b.svg: no space left on device", "--plot a.svg: b.svg: no space left on device"},
+		{"--plot a.svg", "not a.svg: x", "--plot a.svg: not a.svg: x"},
+		{"--filter", "--filter: x", "--filter: --filter: x"},
+	} {
+		if got := named(tc.what, tc.msg); got != tc.want {
+			t.Errorf("named(%q, %q) = %q, want %q", tc.what, tc.msg, got, tc.want)
+		}
+	}
+	full := filepath.Join(t.TempDir(), "full.svg")
+	if err := os.Symlink("/dev/full", full); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat("/dev/full"); err != nil {
+		return // no full device to write to on this system
+	}
+	_, stderr, status := runCLI(t, "", "privacy", "model", "--plot", full)
+	if want := "spvfilter: --plot " + full + ": no space left on device\n"; status != exitFailure || stderr != want {
+		t.Errorf("a plot on a full disk: status %d, stderr %q, want %q", status, stderr, want)
+	}
+}
