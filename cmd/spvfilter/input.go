@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -91,7 +92,32 @@ func (a *app) readSource(what, arg string) (text, name string, ok bool, err erro
 	if len(b) > maxHexInput {
 		return "", "", false, badInput("%s: %s is longer than %d bytes", what, name, maxHexInput)
 	}
-	return string(b), name, true, nil
+	if utf16Text(b) {
+		return "", "", false, badInput("%s: %s is UTF-16 text (as Windows PowerShell writes with >): save it as UTF-8 or ASCII, such as with Out-File -Encoding ascii", what, name)
+	}
+	// A UTF-8 byte order mark, as Windows editors write, begins no item.
+	return strings.TrimPrefix(string(b), "\ufeff"), name, true, nil
+}
+
+// utf16Text reports whether b is UTF-16 text: a UTF-16 byte order mark,
+// or a NUL byte beside every character of ASCII text.
+func utf16Text(b []byte) bool {
+	if bytes.HasPrefix(b, []byte{0xff, 0xfe}) || bytes.HasPrefix(b, []byte{0xfe, 0xff}) {
+		return true
+	}
+	if len(b) < 2 || len(b)%2 != 0 {
+		return false
+	}
+	for _, nul := range []int{0, 1} { // big- or little-endian
+		all := true
+		for i := 0; i < len(b) && all; i += 2 {
+			all = b[i+nul] == 0 && b[i+1-nul] != 0 && b[i+1-nul] < 0x80
+		}
+		if all {
+			return true
+		}
+	}
+	return false
 }
 
 // openInputFile opens a file an argument names; a missing or unreadable

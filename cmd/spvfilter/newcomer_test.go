@@ -49,6 +49,17 @@ func TestNewcomerErrors(t *testing.T) {
 	} else if err := os.WriteFile(bloomJSON, []byte(stdout), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	windows := map[string]string{
+		"bom.hex":    "\ufeff" + corePayload + "\r\n",
+		"bom.txt":    "\ufeff" + coreElem1 + "\r\n",
+		"utf16.hex":  "\xff\xfe0\x003\x00",
+		"utf16n.hex": "0\x003\x00\r\x00\n\x00",
+	}
+	for name, text := range windows {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	watchFile := filepath.Join(dir, "watch.txt")
 	if err := os.WriteFile(watchFile, []byte("0014"+strings.Repeat("ab", 20)+"\n6a\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -143,6 +154,14 @@ func TestNewcomerErrors(t *testing.T) {
 			status: exitBadInput, stderr: []string{"-json: a flag's name takes two dashes: --json"}, notInErr: []string{"-j:", "--to"}},
 		{name: "a long flag and its value with one dash", args: []string{"bloom", "new", "-elements=3", "--fprate", "0.1"},
 			status: exitBadInput, stderr: []string{"-elements: a flag's name takes two dashes: --elements"}},
+		{name: "a hex file with a UTF-8 byte order mark", args: []string{"bloom", "inspect", "--filter", "@" + filepath.Join(dir, "bom.hex")},
+			status: exitOK},
+		{name: "an item file with a UTF-8 byte order mark", args: []string{"bloom", "match", "--filter", corePayload, "@" + filepath.Join(dir, "bom.txt")},
+			status: exitOK, stdout: []string{coreElem1 + " true"}},
+		{name: "a UTF-16 hex file with its byte order mark", args: []string{"bloom", "inspect", "--filter", "@" + filepath.Join(dir, "utf16.hex")},
+			status: exitBadInput, stderr: []string{"utf16.hex is UTF-16 text (as Windows PowerShell writes with >): save it as UTF-8 or ASCII"}, notInErr: []string{"binary"}},
+		{name: "a UTF-16 hex file without one", args: []string{"bloom", "inspect", "--filter", "@" + filepath.Join(dir, "utf16n.hex")},
+			status: exitBadInput, stderr: []string{"utf16n.hex is UTF-16 text"}, notInErr: []string{"lines"}},
 		{name: "a negative --max-clients says what 0 means", args: []string{"privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", node, "--network", "regtest", "--out", "-", "--max-clients", "-1"},
 			status: exitBadInput, stderr: []string{"--max-clients -1: want a number of clients, or 0 for the default 64"}},
 	}
