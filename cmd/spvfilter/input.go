@@ -30,7 +30,8 @@ const inputHelp = `Arguments: a value is given literally, as @FILE (read from FI
 (read from standard input, for one argument only). Where several items are
 accepted (elements, txids, scripts, watch items), a file holds one item per
 line; the file of a single-value argument holds one line. Blank lines and
-text after # are skipped in both; CRLF line ends are accepted.`
+text after # are skipped in both; CRLF line ends and a UTF-8 byte order
+mark are accepted, UTF-16 text is not.`
 
 // argItem is one item of an argument that takes several, with where it came
 // from for errors: "element 2" or "element 2 (@keys.txt line 7)".
