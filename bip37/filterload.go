@@ -64,7 +64,7 @@ func DecodeFilterLoad(payload []byte) (*Filter, error) {
 	}
 	rest := payload[n:]
 	if uint64(len(rest)) < size+9 {
-		return nil, fmt.Errorf("filterload: %w: %s after the length, need %d", ErrTruncated, plural(len(rest), "byte"), size+9)
+		return nil, fmt.Errorf("filterload: %w: %s after the length, need %s", ErrTruncated, plural(len(rest), "byte"), plural(size+9, "byte"))
 	}
 	if uint64(len(rest)) > size+9 {
 		return nil, fmt.Errorf("filterload: %w: %s", ErrTrailingData, plural(uint64(len(rest))-size-9, "byte"))

@@ -24,7 +24,7 @@ const merkleBlockFixedSize = wire.MaxBlockHeaderPayload + 4
 // Decoding does not check the proof; pass the result to VerifyMerkleBlock.
 func DecodeMerkleBlock(payload []byte) (*wire.MsgMerkleBlock, error) {
 	if len(payload) < merkleBlockFixedSize {
-		return nil, fmt.Errorf("%w: merkleblock of %s, the header and transaction count alone take %d",
+		return nil, fmt.Errorf("%w: merkleblock of %s, the header and transaction count alone take %d bytes",
 			ErrTruncated, plural(len(payload), "byte"), merkleBlockFixedSize)
 	}
 	mb := new(wire.MsgMerkleBlock)

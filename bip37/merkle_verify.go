@@ -58,7 +58,7 @@ func VerifyMerkleBlock(mb *wire.MsgMerkleBlock) ([]MerkleMatch, error) {
 		return nil, fmt.Errorf("%w: non-zero padding bits in the last flag byte", ErrMerkleSurplusBits)
 	}
 	if v.hashesUsed != len(mb.Hashes) {
-		return nil, fmt.Errorf("%w: %s, the tree uses %d", ErrMerkleSurplusHashes, plural(len(mb.Hashes), "hash"), v.hashesUsed)
+		return nil, fmt.Errorf("%w: %s, the tree uses %s", ErrMerkleSurplusHashes, plural(len(mb.Hashes), "hash"), plural(v.hashesUsed, "hash"))
 	}
 	if root != mb.Header.MerkleRoot {
 		return nil, fmt.Errorf("%w: proof gives %v, header has %v", ErrMerkleRootMismatch, root, mb.Header.MerkleRoot)
@@ -82,13 +82,13 @@ type merkleTreeVerifier struct {
 // = 15, since the caller bounds the transaction count first.
 func (v *merkleTreeVerifier) traverse(h uint, pos uint32) (chainhash.Hash, error) {
 	if v.bitsUsed >= uint64(len(v.flags))*8 {
-		return chainhash.Hash{}, fmt.Errorf("%w: the tree needs more than %d", ErrMerkleMissingBits, v.bitsUsed)
+		return chainhash.Hash{}, fmt.Errorf("%w: the tree needs more than %s", ErrMerkleMissingBits, plural(v.bitsUsed, "flag bit"))
 	}
 	isParent := v.flags[v.bitsUsed/8]>>(v.bitsUsed%8)&1 == 1
 	v.bitsUsed++
 	if h == 0 || !isParent {
 		if v.hashesUsed >= len(v.hashes) {
-			return chainhash.Hash{}, fmt.Errorf("%w: the tree needs more than %d", ErrMerkleMissingHashes, v.hashesUsed)
+			return chainhash.Hash{}, fmt.Errorf("%w: the tree needs more than %s", ErrMerkleMissingHashes, plural(v.hashesUsed, "hash"))
 		}
 		hash := *v.hashes[v.hashesUsed]
 		v.hashesUsed++

@@ -50,6 +50,11 @@ func TestDecoderErrorsCountInSingular(t *testing.T) {
 		{"one flag byte declared", decodeErr(DecodeMerkleBlock(oneFlag)), "1 flag byte declared, 0 bytes left"},
 		{"one byte after the flags", decodeErr(DecodeMerkleBlock(trailing)), ": 1 byte after the merkleblock flags"},
 		{"one byte after a filterload", decodeErr(DecodeFilterLoad(loadTrailing)), ": 1 byte"},
+		{"a filterload length cut short", decodeErr(DecodeFilterLoad([]byte{0xfd})), "filterload length: payload truncated: a CompactSize of 3 bytes (its first byte is 0xfd), with 1 byte left"},
+		{"an empty filterload", decodeErr(DecodeFilterLoad(nil)), "filterload length: payload truncated: no bytes where a CompactSize begins"},
+		{"a hash count cut short", decodeErr(DecodeMerkleBlock(append(bytes.Clone(header), 0xfe, 1))), "merkleblock hash count cut short: payload truncated: a CompactSize of 5 bytes (its first byte is 0xfe), with 2 bytes left"},
+		{"a hash count longer than it needs", decodeErr(DecodeMerkleBlock(append(bytes.Clone(header), 0xfd, 1, 0))), "merkleblock hash count: non-canonical CompactSize: 1 written in 3 bytes; its shortest CompactSize takes 1 byte"},
+		{"the header alone", decodeErr(DecodeMerkleBlock([]byte{0})), "the header and transaction count alone take 84 bytes"},
 		{"one hash for one transaction too many", verifyErr(&wire.MsgMerkleBlock{Transactions: 1, Hashes: make([]*chainhash.Hash, 2)}), "2 hashes for 1 transaction"},
 	} {
 		if tc.err == nil || !strings.Contains(tc.err.Error(), tc.want) || pluralOfOne.MatchString(tc.err.Error()) {

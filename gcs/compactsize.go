@@ -37,7 +37,7 @@ func appendCompactSize(b []byte, n uint64) []byte {
 // longer than necessary.
 func readCompactSize(b []byte) (n uint64, size int, err error) {
 	if len(b) == 0 {
-		return 0, 0, fmt.Errorf("%w: no CompactSize for N", ErrTruncated)
+		return 0, 0, fmt.Errorf("%w: no bytes, not even the item count N", ErrTruncated)
 	}
 	var min uint64
 	switch b[0] {
@@ -51,7 +51,8 @@ func readCompactSize(b []byte) (n uint64, size int, err error) {
 		return uint64(b[0]), 1, nil
 	}
 	if len(b) < size {
-		return 0, 0, fmt.Errorf("%w: CompactSize for N needs %d bytes, have %d", ErrTruncated, size, len(b))
+		return 0, 0, fmt.Errorf("%w: the item count N is a CompactSize of %s (its first byte is %#02x), and the filter has %s",
+			ErrTruncated, byteCount(uint64(size)), b[0], byteCount(uint64(len(b))))
 	}
 	switch size {
 	case 3:
@@ -62,7 +63,8 @@ func readCompactSize(b []byte) (n uint64, size int, err error) {
 		n = binary.LittleEndian.Uint64(b[1:])
 	}
 	if n < min {
-		return 0, 0, fmt.Errorf("%w: %d in %d bytes", ErrNonCanonicalN, n, size)
+		return 0, 0, fmt.Errorf("%w: N=%d written in %s; its shortest CompactSize takes %s",
+			ErrNonCanonicalN, n, byteCount(uint64(size)), byteCount(uint64(compactSizeLen(n))))
 	}
 	return n, size, nil
 }

@@ -209,7 +209,7 @@ func validate(n uint32, p uint, modulus uint64, data []byte) ([]checkpoint, erro
 		start := r
 		last, carry, err := r.skipBatch(p, v, int(k))
 		if err != nil {
-			return nil, fmt.Errorf("decoding values %d to %d of %d: %w", done, done+k-1, n, err)
+			return nil, decodingErr(done, k, n, err)
 		}
 		// Without a carry the values rise, so the last is the largest.
 		if carry != 0 || last >= modulus {
@@ -228,6 +228,15 @@ func validate(n uint32, p uint, modulus uint64, data []byte) ([]checkpoint, erro
 	return ck, nil
 }
 
+// decodingErr is err met decoding the k values from value done (counted
+// from 0) of n.
+func decodingErr(done, k, n uint32, err error) error {
+	if k == 1 {
+		return fmt.Errorf("decoding value %d of %d: %w", done, n, err)
+	}
+	return fmt.Errorf("decoding values %d to %d of %d: %w", done, done+k-1, n, err)
+}
+
 // rangeError decodes again the block of k values that starts at r, after
 // v, to name the first value that is not below modulus or that wrapped
 // around 2^64 (shows as a decrease).
@@ -244,7 +253,7 @@ func rangeError(r *bitReader, p uint, v uint64, done, k, n uint32, modulus uint6
 		prev = x
 	}
 	// Unreachable: validate saw a carry or a last value out of range.
-	return fmt.Errorf("%w: values %d to %d of %d", ErrValueOutOfRange, done, done+k-1, n)
+	return decodingErr(done, k, n, ErrValueOutOfRange)
 }
 
 // N returns the number of items in the filter.

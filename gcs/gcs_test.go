@@ -696,3 +696,25 @@ func TestTrailingBytesCounted(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeErrorTexts: a decoding error says what was being read and
+// counts in the singular for one.
+func TestDecodeErrorTexts(t *testing.T) {
+	for _, tt := range []struct {
+		in   []byte
+		want string
+	}{
+		{nil, "gcs: truncated filter: no bytes, not even the item count N"},
+		{[]byte{0xfd}, "gcs: truncated filter: the item count N is a CompactSize of 3 bytes (its first byte is 0xfd), and the filter has 1 byte"},
+		{[]byte{0xfe, 1}, "gcs: truncated filter: the item count N is a CompactSize of 5 bytes (its first byte is 0xfe), and the filter has 2 bytes"},
+		{[]byte{0xfd, 5, 0}, "gcs: non-canonical CompactSize for N: N=5 written in 3 bytes; its shortest CompactSize takes 1 byte"},
+		{[]byte{0xfe, 0xff, 0xff, 0, 0}, "gcs: non-canonical CompactSize for N: N=65535 written in 5 bytes; its shortest CompactSize takes 3 bytes"},
+		{[]byte{1, 0xff, 0xff, 0xff}, "decoding value 0 of 1: gcs: truncated filter: stream ends inside a unary code"},
+		{[]byte{2, 0xff, 0xff, 0xff, 0xff, 0xff}, "decoding values 0 to 1 of 2: gcs: truncated filter: stream ends inside a unary code"},
+		{[]byte{0, 0}, "gcs: trailing data after filter: 1 byte after the last value"},
+	} {
+		if _, err := FromNBytes(BasicP, BasicM, tt.in); err == nil || err.Error() != tt.want {
+			t.Errorf("FromNBytes(%x): %v, want %q", tt.in, err, tt.want)
+		}
+	}
+}

@@ -27,7 +27,7 @@ func validateRef(n uint32, p uint, modulus uint64, data []byte) ([]checkpoint, e
 		vals := batch[:k]
 		last, err := r.decodeBatch(p, v, vals)
 		if err != nil {
-			return nil, fmt.Errorf("decoding values %d to %d of %d: %w", done, done+k-1, n, err)
+			return nil, decodingErr(done, k, n, err)
 		}
 		prev := v
 		for i, x := range vals {

@@ -176,6 +176,9 @@ func filterLoadMismatch(raw []byte) string {
 	r := bytes.NewReader(raw)
 	size, err := wire.ReadVarInt(r, 0)
 	if err != nil {
+		if len(raw) == 1 {
+			return "it ends inside the length"
+		}
 		return "they end inside the length"
 	}
 	return fmt.Sprintf("the length says %s of filter, so %s should follow it, and %s",

@@ -77,7 +77,7 @@ func TestDataDirSurvivesKill9(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := scan(dir)
-	if !strings.Contains(strings.Join(out.Warnings, "\n"), "chain state") {
+	if !strings.Contains(strings.Join(out.Warnings, "\n"), "--datadir "+dir+": ") {
 		t.Errorf("warnings %q do not report the damaged chain state", out.Warnings)
 	}
 }

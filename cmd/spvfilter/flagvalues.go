@@ -114,6 +114,10 @@ func flagError(c *cobra.Command, err error) error {
 		name := "--" + notExist.GetSpecifiedName()
 		if s := notExist.GetSpecifiedShortnames(); s != "" {
 			name = "-" + notExist.GetSpecifiedName()
+			if long := strings.SplitN(s, "=", 2)[0]; len(long) > 1 && lookupFlag(c, long) {
+				// -json: a long flag with one dash, read as -j -s -o -n.
+				return usageError{&restated{fmt.Sprintf("-%s: a flag's name takes two dashes: --%s; see %s --help", long, long, c.CommandPath()), err}}
+			}
 		}
 		msg := fmt.Sprintf("%s: no such flag", name)
 		if near := nearestFlag(c, notExist.GetSpecifiedName()); near != "" {
@@ -147,8 +151,15 @@ func flagPurpose(f *pflag.Flag) string {
 	return strings.Replace(strings.TrimSuffix(f.Usage, " (required)"), "(required; ", "(", 1)
 }
 
-// nearestFlag returns the name of c's flag closest to name, when it is
-// close enough to be a typo (--fp_rate, --elemnts), or "".
+// lookupFlag reports whether c has the flag name, its own or inherited.
+func lookupFlag(c *cobra.Command, name string) bool {
+	return c.Flags().Lookup(name) != nil || c.InheritedFlags().Lookup(name) != nil
+}
+
+// nearestFlag returns the name of c's flag meant by name: the one
+// another command or Bitcoin Core names so (flagSynonyms; --regtest
+// for --network regtest), or the closest, when it is close enough to be a
+// typo (--fp_rate, --elemnts); or "".
 func nearestFlag(c *cobra.Command, name string) string {
 	best, bestDist := "", 3
 	visit := func(f *pflag.Flag) {
@@ -159,9 +170,33 @@ func nearestFlag(c *cobra.Command, name string) string {
 			best, bestDist = f.Name, d
 		}
 	}
+	for _, other := range flagSynonyms[name] {
+		if flag, _, _ := strings.Cut(other, " "); c.Flags().Lookup(flag) != nil {
+			return other
+		}
+	}
 	c.Flags().VisitAll(visit)
 	c.InheritedFlags().VisitAll(visit)
-	return best
+	if best != "" {
+		return best
+	}
+	if _, err := lookupNetwork(name); err == nil && c.Flags().Lookup("network") != nil {
+		// Bitcoin Core's --regtest, --testnet4, --signet.
+		return "network " + name
+	}
+	return ""
+}
+
+// flagSynonyms are, for a flag name that some command has or a
+// newcomer may try, the flags (with a value, for some) another command
+// or Bitcoin Core names the same thing with: privacy universe takes its
+// node with --peer, scan with --connect or --peer.
+var flagSynonyms = map[string][]string{
+	"connect":  {"peer"},
+	"peer":     {"connect", "upstream"},
+	"node":     {"connect", "peer", "upstream"},
+	"upstream": {"peer", "connect"},
+	"testnet":  {"network testnet3 or --network testnet4"},
 }
 
 // editDistance is the Levenshtein distance between a and b.

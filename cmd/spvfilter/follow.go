@@ -51,14 +51,13 @@ type followSummary struct {
 	Warnings []string       `json:"warnings"`
 }
 
-// follow runs a following rescan, printing every event as a JSON line,
-// until ctx ends (an interrupt), then a summary line, whose warnings
-// name the nodes given by their flags (nodes).
-func (a *app) follow(ctx context.Context, c *client.Client, items []watchItem, from int32, warnings []string, nodes nodeFlags) error {
-	watch := make([]client.WatchItem, len(items))
-	for i, it := range items {
-		watch[i] = it.item
-	}
+// follow runs a following rescan of plan's watch items from height
+// from, printing every event as a JSON line, until ctx ends (an
+// interrupt), then a summary line, whose warnings name the nodes and the
+// data directory by their flags.
+func (a *app) follow(ctx context.Context, c *client.Client, plan *scanPlan, from int32) error {
+	items, warnings, nodes := plan.items, plan.warnings, plan.nodes
+	watch := plan.watch()
 	enc := json.NewEncoder(a.stdout)
 	found := 0
 	inBlock := map[chainhash.Hash]int{} // matches reported in each block
@@ -91,7 +90,7 @@ func (a *app) follow(ctx context.Context, c *client.Client, items []watchItem, f
 	runErr := r.Run(ctx)
 	params := c.Chain().Params()
 	sum := followSummary{Event: "summary", Next: r.Height(), Matches: found, Peers: peersJSON(c.Peers(), params),
-		Warnings: orEmpty(append(warnings, nodes.namedAll(byFlag(r.Warnings(), items, params))...))}
+		Warnings: orEmpty(append(warnings, nodes.namedAll(byFlag(r.Warnings(), items, params, plan.client.DataDir))...))}
 	a.warn(sum.Warnings)
 	if err := enc.Encode(sum); err != nil && writeErr == nil {
 		writeErr = err

@@ -7,6 +7,7 @@ import (
 	"math"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -53,15 +54,21 @@ func (a *app) readGCSFilter(arg string) (*gcs.Filter, error) {
 	if m := gcsShortStream.FindStringSubmatch(fmt.Sprint(err)); m != nil && errors.Is(err, gcs.ErrNTooLarge) {
 		// A count that fits but finds too few bits after it: a filter
 		// cut short (or a wrong count), not a count too large.
-		return nil, usageError{&restated{fmt.Sprintf("--filter: the data end too early: the filter counts N=%s items, which take at least %s bits, and %s bits follow the count (a truncated filter, or a wrong count)", m[1], m[2], m[3]), err}}
+		return nil, usageError{&restated{fmt.Sprintf("--filter: the data end too early: the filter counts %s (N=%s), at least %s bits of data, and %s follow the count (a truncated filter, or a wrong count)", countOf(m[1], "item"), m[1], m[2], countOf(m[3], "bit")), err}}
 	}
 	if m := gcsHugeN.FindStringSubmatch(fmt.Sprint(err)); m != nil && errors.Is(err, gcs.ErrNTooLarge) {
-		return nil, usageError{&restated{fmt.Sprintf("--filter: the filter counts N=%s items, more than a filter holds (fewer than 2^32)", m[1]), err}}
+		return nil, usageError{&restated{fmt.Sprintf("--filter: the filter counts %s (N=%s), more than a filter holds (fewer than 2^32)", countOf(m[1], "item"), m[1]), err}}
 	}
 	if err != nil {
 		return nil, badInputWords("--filter", err)
 	}
 	return f, nil
+}
+
+// countOf is plural of a count matched in an error's text.
+func countOf(digits, noun string) string {
+	n, _ := strconv.ParseUint(digits, 10, 64)
+	return plural(n, noun)
 }
 
 // gcsHugeN matches gcs's error for a count of 2^32 or more.

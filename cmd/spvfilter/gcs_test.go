@@ -177,7 +177,7 @@ func TestGCSBadInput(t *testing.T) {
 		{"bad element", []string{"gcs", "match", "--filter", "00", "--block-hash", hash, "0"}, "element 1"},
 		{"short prev header", []string{"gcs", "header", "--filter", "00", "--prev-header", "00"}, "--prev-header"},
 		{"missing block", []string{"gcs", "build"}, "--block is required"},
-		{"bad block", []string{"gcs", "build", "--block", "0100"}, "not a serialized block"},
+		{"bad block", []string{"gcs", "build", "--block", "0100"}, "--block: 2 bytes, not a whole block: the data end too early"},
 		{"bad prevout script", []string{"gcs", "build", "--block", genesis, "--prevout-script", "x"}, "--prevout-script 1"},
 		{"block with trailing bytes", []string{"gcs", "build", "--block", genesis + "00"}, "after the end"},
 		{"short genesis prev header", []string{"gcs", "build", "--block", genesis, "--prev-header", "0000"}, "--prev-header"},

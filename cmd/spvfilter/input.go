@@ -1,17 +1,23 @@
 package main
 
 import (
+	"bytes"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/txscript"
 )
 
 // maxHexInput bounds what one argument may read from a file or standard
@@ -24,7 +30,8 @@ const inputHelp = `Arguments: a value is given literally, as @FILE (read from FI
 (read from standard input, for one argument only). Where several items are
 accepted (elements, txids, scripts, watch items), a file holds one item per
 line; the file of a single-value argument holds one line. Blank lines and
-text after # are skipped in both; CRLF line ends are accepted.`
+text after # are skipped in both; CRLF line ends and a UTF-8 byte order
+mark are accepted, UTF-16 text is not.`
 
 // argItem is one item of an argument that takes several, with where it came
 // from for errors: "element 2" or "element 2 (@keys.txt line 7)".
@@ -86,7 +93,32 @@ func (a *app) readSource(what, arg string) (text, name string, ok bool, err erro
 	if len(b) > maxHexInput {
 		return "", "", false, badInput("%s: %s is longer than %d bytes", what, name, maxHexInput)
 	}
-	return string(b), name, true, nil
+	if utf16Text(b) {
+		return "", "", false, badInput("%s: %s is UTF-16 text (as Windows PowerShell writes with >): save it as UTF-8 or ASCII, such as with Out-File -Encoding ascii", what, name)
+	}
+	// A UTF-8 byte order mark, as Windows editors write, begins no item.
+	return strings.TrimPrefix(string(b), "\ufeff"), name, true, nil
+}
+
+// utf16Text reports whether b is UTF-16 text: a UTF-16 byte order mark,
+// or a NUL byte beside every character of ASCII text.
+func utf16Text(b []byte) bool {
+	if bytes.HasPrefix(b, []byte{0xff, 0xfe}) || bytes.HasPrefix(b, []byte{0xfe, 0xff}) {
+		return true
+	}
+	if len(b) < 2 || len(b)%2 != 0 {
+		return false
+	}
+	for _, nul := range []int{0, 1} { // big- or little-endian
+		all := true
+		for i := 0; i < len(b) && all; i += 2 {
+			all = b[i+nul] == 0 && b[i+1-nul] != 0 && b[i+1-nul] < 0x80
+		}
+		if all {
+			return true
+		}
+	}
+	return false
 }
 
 // openInputFile opens a file an argument names; a missing or unreadable
@@ -109,12 +141,16 @@ func openFile(what, path, shown string) (*os.File, error) {
 	var pe *os.PathError
 	switch {
 	case err == nil:
+	case path == "-" && errors.Is(err, fs.ErrNotExist):
+		// Not a file named "-": standard input, which this flag does
+		// not read.
+		return nil, usageError{&restated{fmt.Sprintf("%s -: %s does not read standard input: give a file", what, what), err}}
 	case errors.As(err, &pe) && strings.HasPrefix(what, "--") && !strings.Contains(what, " "):
 		// A flag and its file: "--labels FILE: no such file".
-		return nil, usageError{&restated{fmt.Sprintf("%s %s: %s", what, shown, fileProblem(pe.Err)), err}}
+		return nil, usageError{&restated{fmt.Sprintf("%s %s: %s%s", what, shown, fileProblem(pe.Err), tildeHint(path, err)), err}}
 	case errors.As(err, &pe):
 		// An argument and its file: "element 1: @FILE: no such file".
-		return nil, usageError{&restated{fmt.Sprintf("%s: %s: %s", what, shown, fileProblem(pe.Err)), err}}
+		return nil, usageError{&restated{fmt.Sprintf("%s: %s: %s%s", what, shown, fileProblem(pe.Err), tildeHint(path, err)), err}}
 	default:
 		return nil, badInputWords(what, err)
 	}
@@ -138,6 +174,9 @@ func (a *app) readArgText(what, arg string) (string, error) {
 	if !ok {
 		return arg, nil
 	}
+	if hint := jsonHint(what, text); hint != "" {
+		return "", badInput("%s: %s holds %s", what, name, hint)
+	}
 	lines := contentLines(text)
 	switch len(lines) {
 	case 0:
@@ -147,6 +186,47 @@ func (a *app) readArgText(what, arg string) (string, error) {
 	}
 	return "", badInput("%s: %s has %d lines (first at %d, second at %d) but %s takes one value (hex wrapped over lines: join them first)",
 		what, name, len(lines), lines[0].number, lines[1].number, what)
+}
+
+// jsonHint says, of the text of the single-value argument what that is
+// a JSON object (a command's --json output), which of its fields hold
+// hex and how to take one, the field named as the flag first; "" for
+// text that is no JSON object.
+func jsonHint(what, text string) string {
+	var obj map[string]any
+	if !strings.HasPrefix(strings.TrimSpace(text), "{") || json.Unmarshal([]byte(text), &obj) != nil {
+		return ""
+	}
+	var fields []string
+	for k, v := range obj {
+		if s, ok := v.(string); ok && len(s) > 0 && len(s)%2 == 0 {
+			if _, err := hex.DecodeString(s); err == nil {
+				fields = append(fields, k)
+			}
+		}
+	}
+	if len(fields) == 0 {
+		return "JSON, not hex (a command's --json output?): give hex, as the command prints it without --json"
+	}
+	// The field named as the flag, or one whose name holds it, first.
+	name := strings.TrimPrefix(what, "--")
+	rank := func(f string) int {
+		switch {
+		case f == name:
+			return 0
+		case strings.Contains(f, name):
+			return 1
+		}
+		return 2
+	}
+	slices.SortFunc(fields, func(a, b string) int {
+		if r := rank(a) - rank(b); r != 0 {
+			return r
+		}
+		return strings.Compare(a, b)
+	})
+	return fmt.Sprintf("JSON, not hex (a command's --json output?): give the hex of its field %q (jq -r .%s prints it), or the command's output without --json",
+		fields[0], fields[0])
 }
 
 // readHexArg decodes a single-value hex argument: literal, @FILE or -.
@@ -234,11 +314,43 @@ func decodeHex(what, text string) ([]byte, error) {
 		case errors.Is(err, hex.ErrLength):
 			return nil, badInput("%s: odd number of hex digits (%d)", what, len(s))
 		case errors.As(err, &e):
+			if hint := addressHint(s); hint != "" {
+				return nil, badInput("%s: %s", what, hint)
+			}
 			return nil, badInput("%s: invalid hex character %q at offset %d%s", what, rune(e), strings.IndexByte(s, byte(e)), fileHint(what, s))
 		}
 		return nil, badInputWords(what, err)
 	}
 	return b, nil
+}
+
+// addressHint says, of a value given where hex is wanted that is an
+// address, what it is and the hex it stands for: its output script (what
+// a BIP 158 filter holds) and the hash or key it carries (what a BIP 37
+// filter matches in its script); "" for a value that is no address.
+func addressHint(value string) string {
+	for _, n := range knownNetworks {
+		addr, err := btcutil.DecodeAddress(value, n.params)
+		if err != nil || !addr.IsForNet(n.params) {
+			continue
+		}
+		script, err := txscript.PayToAddrScript(addr)
+		if err != nil {
+			return ""
+		}
+		return fmt.Sprintf("%s is %s address, not hex: its output script is %x, the data it carries %x",
+			value, networksPhrase(addressNetworks(value)), script, addr.ScriptAddress())
+	}
+	return ""
+}
+
+// tildeHint says, of a file path that begins with a ~ and is not found,
+// that no shell expanded the ~: after @, the tool's own syntax, none does.
+func tildeHint(path string, err error) string {
+	if !errors.Is(err, fs.ErrNotExist) || !strings.HasPrefix(path, "~/") {
+		return ""
+	}
+	return " (the shell expands a ~ only at the start of a word, not after @ or =: write $HOME in place of ~)"
 }
 
 // fileHint says, of a value given as text that is no hex, how to read a
@@ -308,6 +420,12 @@ func checkHostPort(addr string, listen bool) error {
 	}
 	if scheme, _, ok := strings.Cut(addr, "://"); ok {
 		return bad(fmt.Sprintf("a URL (%s://): give the address alone", scheme))
+	}
+	if strings.ContainsAny(strings.TrimSpace(addr), ", \t") {
+		if listen {
+			return bad("several addresses in one: give one")
+		}
+		return bad("several addresses in one: give one per flag, and the flag again for each other node")
 	}
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {

@@ -98,8 +98,8 @@ each block as its length (4 bytes) and its serialization with witness
 data; reading checks that each block follows the one before and its
 transactions give its merkle root.
 
-Exit status: 0 done, 2 bad input, 1 failure (a node, a design that loses
-a member).`,
+Exit status: 0 done, 2 bad input, 1 failure (a node, --from or --to above
+the nodes' chain tip, a design that loses a member).`,
 		Example: `  spvfilter lab --vectors testvectors/bip158/testnet-19.json --plot lab.svg
   spvfilter lab --connect 127.0.0.1:18444 --network regtest --probes 1000000 --json
   spvfilter lab --peer 127.0.0.1:8333 --network mainnet --from 800000 --to 800009 --wallets 100,1000
@@ -202,7 +202,7 @@ func (f *labFlags) check(fl *pflag.FlagSet) error {
 			return badInput("--plot %s: the file name must end in .svg or .png", f.plot)
 		}
 	}
-	return nil
+	return distinctOutputs(outputFile{"--save-blocks", f.save}, outputFile{"--plot", f.plot})
 }
 
 // runLab reads the blocks, runs the lab and prints the report.
@@ -294,11 +294,8 @@ func (a *app) fetchLabBlocks(f *labFlags) ([]lab.Block, string, []string, error)
 	if !f.toGiven {
 		to = tip
 	}
-	if to > tip {
-		return nil, "", nil, badInput("--to %d is above the nodes' chain tip %d", to, tip)
-	}
-	if f.from > to {
-		return nil, "", nil, badInput("--from %d is above the nodes' chain tip %d", f.from, tip)
+	if err := heightsOnChain(f.from, to, tip, "nodes'"); err != nil {
+		return nil, "", nil, err
 	}
 	chain := lab.NewChain(0)
 	var saver *blockSaver

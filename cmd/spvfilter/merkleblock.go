@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io"
 	"slices"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -173,6 +175,12 @@ func (a *app) readBlock(arg string) (*wire.MsgBlock, error) {
 	r := bytes.NewReader(raw)
 	var block wire.MsgBlock
 	if err := block.Deserialize(r); err != nil {
+		if kind := wireKind(raw); kind != "" {
+			return nil, usageError{&restated{fmt.Sprintf("--block: %s are %s, not a whole block: give the block (getblock HASH 0 prints one)", plural(len(raw), "byte"), kind), err}}
+		}
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, usageError{&restated{fmt.Sprintf("--block: %s, not a whole block: the data end too early, after byte %d", plural(len(raw), "byte"), len(raw)-r.Len()), err}}
+		}
 		return nil, badInputWords("--block: not a serialized block", err)
 	}
 	if r.Len() != 0 {

@@ -194,7 +194,7 @@ func TestMerkleBlockErrors(t *testing.T) {
 		{"build: neither", []string{"merkleblock", "build", "--block", blockHex}, exitBadInput, "--txid"},
 		{"build: no block", []string{"merkleblock", "build", "--txid", txid13b8a8}, exitBadInput, "block"},
 		{"build: short txid", []string{"merkleblock", "build", "--block", blockHex, "--txid", "abcd"}, exitBadInput, "--txid 1: 2 bytes"},
-		{"build: bad block", []string{"merkleblock", "build", "--block", "0100", "--txid", txid13b8a8}, exitBadInput, "not a serialized block"},
+		{"build: bad block", []string{"merkleblock", "build", "--block", "0100", "--txid", txid13b8a8}, exitBadInput, "--block: 2 bytes, not a whole block: the data end too early"},
 		{"build: block trailing", []string{"merkleblock", "build", "--block", blockHex + "00", "--txid", txid13b8a8}, exitBadInput, "after the end of the block"},
 		{"build: wrong root", []string{"merkleblock", "build", "--block", blockHex[:80] + "00" + blockHex[82:], "--txid", txid13b8a8}, exitBadInput, "do not match the header"},
 		{"build: bad filter", []string{"merkleblock", "build", "--block", blockHex, "--filter", "fd0100"}, exitBadInput, "--filter"},

@@ -1,14 +1,21 @@
 package main
 
 import (
+	"bytes"
 	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/btcsuite/btcd/wire"
+	"github.com/spf13/cobra"
 
 	"github.com/spvfilter/spvfilter/peer/peertest"
 )
@@ -36,6 +43,27 @@ func TestNewcomerErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	index := filepath.Join(dir, "none.idx")
+	bloomJSON := filepath.Join(dir, "bloom.json")
+	if stdout, stderr, status := runCLI(t, "", "bloom", "new", "--elements", "1", "--fprate", "0.01", "--json", "00"); status != exitOK {
+		t.Fatalf("bloom new: %s", stderr)
+	} else if err := os.WriteFile(bloomJSON, []byte(stdout), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	windows := map[string]string{
+		"bom.hex":    "\ufeff" + corePayload + "\r\n",
+		"bom.txt":    "\ufeff" + coreElem1 + "\r\n",
+		"utf16.hex":  "\xff\xfe0\x003\x00",
+		"utf16n.hex": "0\x003\x00\r\x00\n\x00",
+	}
+	for name, text := range windows {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	watchFile := filepath.Join(dir, "watch.txt")
+	if err := os.WriteFile(watchFile, []byte("0014"+strings.Repeat("ab", 20)+"\n6a\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	capturePath := func(name string) string { return filepath.Join(dir, name) }
 	const node = "127.0.0.1:1"
 	model := []string{"privacy", "model", "--addresses", "10", "--fprate", "0.001"}
@@ -76,6 +104,64 @@ func TestNewcomerErrors(t *testing.T) {
 			status: exitBadInput, stderr: []string{"--cover-target is for --regime covered"}},
 		{name: "a proof that does not verify names its flag", args: []string{"merkleblock", "verify", "--merkleblock", strings.Repeat("00", 80) + "01000000" + "01" + strings.Repeat("11", 32) + "01" + "01"},
 			status: exitFailure, stderr: []string{"spvfilter: --merkleblock: block ", ": invalid proof: "}},
+		{name: "a watch item BIP 37 cannot match, named by its flag and line", args: []string{"scan", "--connect", node, "--network", "regtest", "--mode", "bip37", "--watch", "@" + watchFile},
+			status: exitBadInput, stderr: []string{"--watch 1 (@" + watchFile + " line 2): script 6a has no data push a BIP 37 filter can match"}, notInErr: []string{"--watch 2"}},
+		{name: "standard input given to a flag that reads a file only", args: []string{"privacy", "analyze", "--capture", "-", "--universe", universe},
+			status: exitBadInput, stderr: []string{"--capture -: --capture does not read standard input: give a file"}, notInErr: []string{"no such file"}},
+		{name: "standard input given for labels", args: []string{"privacy", "evaluate", "--labels", "-", "--report", universe},
+			status: exitBadInput, stderr: []string{"--labels -: --labels does not read standard input: give a file"}, notInErr: []string{"no such file"}},
+		{name: "Bitcoin Core's network flag", args: []string{"scan", "--regtest", "--watch", "51"},
+			status: exitBadInput, stderr: []string{"--regtest: no such flag (did you mean --network regtest?)"}},
+		{name: "Bitcoin Core's testnet flag", args: []string{"peers", "--testnet"},
+			status: exitBadInput, stderr: []string{"--testnet: no such flag (did you mean --network testnet3 or --network testnet4?)"}},
+		{name: "scan's node flag given to universe", args: []string{"privacy", "universe", "--connect", node, "--out", "-"},
+			status: exitBadInput, stderr: []string{"--connect: no such flag (did you mean --peer?)"}},
+		{name: "a node flag of no command", args: []string{"scan", "--node", node, "--watch", "51"},
+			status: exitBadInput, stderr: []string{"--node: no such flag (did you mean --connect?)"}, notInErr: []string{"--mode"}},
+		{name: "both plots into one file", args: append(model, "--plot", filepath.Join(dir, "m.svg"), "--plot-j", dir+"/./m.svg"),
+			status: exitBadInput, stderr: []string{"--plot-j " + dir + "/./m.svg: the same file as --plot"}},
+		{name: "the universe and its index into one file", args: []string{"privacy", "universe", "--peer", node, "--network", "regtest", "--out", filepath.Join(dir, "u.txt"), "--index", dir + "/./u.txt"},
+			status: exitBadInput, stderr: []string{"--index " + dir + "/./u.txt: the same file as --out"}},
+		{name: "lab's blocks and plot into one file", args: []string{"lab", "--connect", node, "--network", "regtest", "--save-blocks", filepath.Join(dir, "l.svg"), "--plot", filepath.Join(dir, "l.svg")},
+			status: exitBadInput, stderr: []string{"--plot " + filepath.Join(dir, "l.svg") + ": the same file as --save-blocks"}},
+		{name: "two nodes in one --connect", args: []string{"scan", "--connect", "127.0.0.1:1,127.0.0.1:2", "--network", "regtest", "--watch", "51"},
+			status: exitBadInput, stderr: []string{`--connect "127.0.0.1:1,127.0.0.1:2": several addresses in one: give one per flag, and the flag again for each other node`}, notInErr: []string{"colons", "IPv6"}},
+		{name: "two nodes in one --peer, space apart", args: []string{"peers", "--peer", "127.0.0.1:1 127.0.0.1:2", "--network", "regtest"},
+			status: exitBadInput, stderr: []string{`--peer "127.0.0.1:1 127.0.0.1:2": several addresses in one`}},
+		{name: "an extended public key to watch", args: []string{"scan", "--connect", node, "--network", "regtest", "--watch", "tpubD6NzVbkrYhZ4XgiXtGrdW5XDAPFCL9h7we1vwNCpn8tGbBcgfVYjXyhWo4E1xkh56hjod1RhGjxbaTLV3X4FyWuejifB9jusQ46QzG87VKp"},
+			status: exitBadInput, stderr: []string{"--watch 1: tpubD6NzVbkr... is an extended public key: scan watches addresses, output scripts and outpoints, not keys to derive from"}, notInErr: []string{"hex character"}},
+		{name: "an extended private key to watch is not repeated", args: []string{"scan", "--connect", node, "--network", "regtest", "--watch", "tprv8ZgxMBicQKsPd7Uf69XL1XwhmjHopUGep8GuEiJDZmbQz6o58LninorQAfcKZWARbtRtfnLcJ5MQ2AtHcQJCCRUcMRvmDUjyEmNUWwx8UbK"},
+			status: exitBadInput, stderr: []string{"--watch 1: an extended private key, which scan never needs"}, notInErr: []string{"tprv8Zgx", "hex character"}},
+		{name: "an output descriptor to watch", args: []string{"scan", "--connect", node, "--network", "regtest", "--watch", "wpkh(02f9308a019258c31049344f85f89d5229b531c845836f99b08601f113bce036f9)"},
+			status: exitBadInput, stderr: []string{"--watch 1: wpkh(...) is an output descriptor: give the addresses or scripts it derives"}},
+		{name: "an output descriptor as an outpoint's script", args: []string{"scan", "--connect", node, "--network", "regtest", "--watch", strings.Repeat("00", 32) + ":0:tr(abc)"},
+			status: exitBadInput, stderr: []string{"tr(...) is an output descriptor"}},
+		{name: "an address as a Bloom filter element", args: []string{"bloom", "match", "--filter", corePayload, "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080"},
+			status: exitBadInput, stderr: []string{"element 1: bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080 is a regtest address, not hex: its output script is 0014751e76e8199196d454941c45d1b3a323f1433bd6, the data it carries 751e76e8199196d454941c45d1b3a323f1433bd6"}, notInErr: []string{"invalid hex character"}},
+		{name: "an address as a compact filter element", args: []string{"gcs", "match", "--filter", "00", "--block-hash", strings.Repeat("00", 32), "1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2"},
+			status: exitBadInput, stderr: []string{"element 1: 1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2 is a mainnet address, not hex: its output script is 76a91477bff20c60e522dfaa3350c39b030a5d004e839a88ac"}},
+		{name: "a data directory with a ~ no shell expanded", args: []string{"scan", "--connect", node, "--network", "regtest", "--watch", "51", "--datadir=~/state"},
+			status: exitBadInput, stderr: []string{`--datadir "~/state": the shell did not expand ~`}},
+		{name: "a plot with a ~ no shell expanded", args: append(model, "--plot=~/m.svg"),
+			status: exitBadInput, stderr: []string{`--plot "~/m.svg": the shell did not expand ~`}},
+		{name: "a capture with a ~ no shell expanded", args: []string{"privacy", "fetches", "--capture=~/c.jsonl", "--index", index},
+			status: exitBadInput, stderr: []string{`--capture "~/c.jsonl": the shell did not expand ~`}},
+		{name: "@ and a ~ no shell expands", args: []string{"bloom", "inspect", "--filter", "@~/no-such-filter.hex"},
+			status: exitBadInput, stderr: []string{"--filter @~/no-such-filter.hex: no such file or directory (the shell expands a ~ only at the start of a word, not after @ or =: write $HOME in place of ~)"}},
+		{name: "a command's JSON output as hex input", args: []string{"bloom", "inspect", "--filter", "@" + bloomJSON},
+			status: exitBadInput, stderr: []string{"--filter: @" + bloomJSON + ` holds JSON, not hex (a command's --json output?): give the hex of its field "filterload" (jq -r .filterload prints it)`}, notInErr: []string{"lines"}},
+		{name: "a long flag with one dash", args: []string{"scan", "--watch", "51", "-json"},
+			status: exitBadInput, stderr: []string{"-json: a flag's name takes two dashes: --json"}, notInErr: []string{"-j:", "--to"}},
+		{name: "a long flag and its value with one dash", args: []string{"bloom", "new", "-elements=3", "--fprate", "0.1"},
+			status: exitBadInput, stderr: []string{"-elements: a flag's name takes two dashes: --elements"}},
+		{name: "a hex file with a UTF-8 byte order mark", args: []string{"bloom", "inspect", "--filter", "@" + filepath.Join(dir, "bom.hex")},
+			status: exitOK},
+		{name: "an item file with a UTF-8 byte order mark", args: []string{"bloom", "match", "--filter", corePayload, "@" + filepath.Join(dir, "bom.txt")},
+			status: exitOK, stdout: []string{coreElem1 + " true"}},
+		{name: "a UTF-16 hex file with its byte order mark", args: []string{"bloom", "inspect", "--filter", "@" + filepath.Join(dir, "utf16.hex")},
+			status: exitBadInput, stderr: []string{"utf16.hex is UTF-16 text (as Windows PowerShell writes with >): save it as UTF-8 or ASCII"}, notInErr: []string{"binary"}},
+		{name: "a UTF-16 hex file without one", args: []string{"bloom", "inspect", "--filter", "@" + filepath.Join(dir, "utf16n.hex")},
+			status: exitBadInput, stderr: []string{"utf16n.hex is UTF-16 text"}, notInErr: []string{"lines"}},
 		{name: "a negative --max-clients says what 0 means", args: []string{"privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", node, "--network", "regtest", "--out", "-", "--max-clients", "-1"},
 			status: exitBadInput, stderr: []string{"--max-clients -1: want a number of clients, or 0 for the default 64"}},
 	}
@@ -205,7 +291,8 @@ func TestNewcomerEndlessFile(t *testing.T) {
 }
 
 // TestNewcomerCountsOfOne: the summaries of compare, the advice and lab
-// count one of a thing in the singular.
+// count one of a thing in the singular, and so do the decoders' errors,
+// which say what they were reading.
 func TestNewcomerCountsOfOne(t *testing.T) {
 	vectors := filepath.Join("..", "..", "testvectors", "bip158", "testnet-19.json")
 	runRows(t, []contractRow{
@@ -215,5 +302,271 @@ func TestNewcomerCountsOfOne(t *testing.T) {
 			status: exitOK, stdout: []string{"tests 1 address (wallet included)", "1 transaction, 1 element tested each"}},
 		{name: "lab", args: []string{"lab", "--vectors", vectors, "--probes", "1", "--timing", "1ms", "--wallets", "1", "--watched", "1"},
 			status: exitOK, stdout: []string{"1 probe per design"}},
+		{name: "a compact filter's count cut short", args: []string{"gcs", "inspect", "--filter", "fd"},
+			status: exitBadInput, stderr: []string{"--filter: truncated filter: the item count N is a CompactSize of 3 bytes (its first byte is 0xfd), and the filter has 1 byte"}, notInErr: []string{"needs 3 bytes", "have 1"}},
+		{name: "a compact filter's count longer than it needs", args: []string{"gcs", "match", "--filter", "fd0500", "--block-hash", strings.Repeat("00", 32), "00"},
+			status: exitBadInput, stderr: []string{"--filter: non-canonical CompactSize for N: N=5 written in 3 bytes; its shortest CompactSize takes 1 byte"}},
+		{name: "a compact filter of one value cut short", args: []string{"gcs", "inspect", "--filter", "01ffffff"},
+			status: exitBadInput, stderr: []string{"--filter: decoding value 0 of 1: truncated filter: stream ends inside a unary code"}},
+		{name: "a filterload of one byte", args: []string{"bloom", "inspect", "--filter", "fd"},
+			status: exitBadInput, stderr: []string{"--filter: 1 byte is no filterload payload: it ends inside the length"}},
+		{name: "a merkleblock's hash count cut short", args: []string{"merkleblock", "verify", "--merkleblock", strings.Repeat("00", 84) + "fe01"},
+			status: exitBadInput, stderr: []string{"--merkleblock: merkleblock hash count cut short: payload truncated: a CompactSize of 5 bytes (its first byte is 0xfe), with 2 bytes left"}},
 	})
+}
+
+// TestHeightsAboveTipOneStatus: a --from or --to above the nodes' chain
+// tip is the nodes' answer, a failure (1), in every command that takes
+// heights from nodes, named by its flag with the tip to give instead,
+// and with --json one JSON object on standard error and nothing on
+// standard output.
+func TestHeightsAboveTipOneStatus(t *testing.T) {
+	node := peertest.StartBtcd(t)
+	node.Generate(t, 5)
+	regtest := []string{"--network", "regtest"}
+	commands := []struct {
+		name string
+		args []string
+	}{
+		{"scan bip157", append([]string{"scan", "--connect", node.P2PAddr, "--watch", "51"}, regtest...)},
+		{"scan bip37", append([]string{"scan", "--connect", node.P2PAddr, "--watch", "0014" + strings.Repeat("ab", 20), "--mode", "bip37"}, regtest...)},
+		{"lab with --connect", append([]string{"lab", "--connect", node.P2PAddr, "--probes", "0"}, regtest...)},
+		{"lab with --peer", append([]string{"lab", "--peer", node.P2PAddr, "--probes", "0"}, regtest...)},
+		{"privacy universe", append([]string{"privacy", "universe", "--peer", node.P2PAddr, "--out", "-"}, regtest...)},
+	}
+	heights := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--to", "50"}, "--to 50 is above the node"},
+		{[]string{"--from", "50"}, "--from 50 is above the node"},
+	}
+	for _, c := range commands {
+		for _, h := range heights {
+			args := append(append([]string{}, c.args...), h.args...)
+			t.Run(c.name+" "+h.args[0], func(t *testing.T) {
+				stdout, stderr, status := runCLI(t, "", args...)
+				if status != exitFailure || stdout != "" || strings.Count(stderr, "\n") != 1 ||
+					!strings.Contains(stderr, h.want) || !strings.Contains(stderr, "chain tip 5: give a height up to 5") {
+					t.Errorf("%q: status %d, stdout %q, stderr %q: want 1 and %q", args, status, stdout, stderr, h.want)
+				}
+				stdout, stderr, status = runCLI(t, "", append(args, "--json")...)
+				var obj struct {
+					Error    string `json:"error"`
+					ExitCode int    `json:"exit_code"`
+				}
+				if status != exitFailure || stdout != "" || json.Unmarshal([]byte(stderr), &obj) != nil ||
+					obj.ExitCode != exitFailure || !strings.Contains(obj.Error, h.want) {
+					t.Errorf("%q --json: status %d, stdout %q, stderr %q", args, status, stdout, stderr)
+				}
+			})
+		}
+	}
+}
+
+// TestNewcomerWrongMessage: a block given where a transaction is wanted,
+// a transaction or a header alone where a block is, is named as what it
+// is, with its hash, and a block cut short says where it ends.
+func TestNewcomerWrongMessage(t *testing.T) {
+	blockHex := vectorBlockHex(t, block13b8a)
+	raw, err := hex.DecodeString(blockHex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var block wire.MsgBlock
+	if err := block.Deserialize(bytes.NewReader(raw)); err != nil {
+		t.Fatal(err)
+	}
+	var tx bytes.Buffer
+	if err := block.Transactions[1].Serialize(&tx); err != nil {
+		t.Fatal(err)
+	}
+	txHex, txid := hex.EncodeToString(tx.Bytes()), block.Transactions[1].TxHash().String()
+	header := blockHex[:2*wire.MaxBlockHeaderPayload]
+	hash := block.BlockHash().String()
+	runRows(t, []contractRow{
+		{name: "a block as --tx", args: []string{"bloom", "tx", "--filter", corePayload, "--tx", blockHex},
+			status: exitBadInput, stderr: []string{fmt.Sprintf("--tx: %d bytes are a block (%s, %d transactions), not a transaction: give one transaction", len(raw), hash, len(block.Transactions))}},
+		{name: "a block to send", args: []string{"send", "--connect", "127.0.0.1:1", "--network", "regtest", blockHex},
+			status: exitBadInput, stderr: []string{"TX_HEX: ", "bytes are a block (" + hash}},
+		{name: "a transaction as --block", args: []string{"gcs", "build", "--block", txHex, "--no-prevouts"},
+			status: exitBadInput, stderr: []string{fmt.Sprintf("--block: %d bytes are a transaction (%s), not a whole block: give the block", tx.Len(), txid)}},
+		{name: "a header alone as --block", args: []string{"merkleblock", "build", "--block", header, "--txid", txid},
+			status: exitBadInput, stderr: []string{"--block: 80 bytes are a block header (" + hash + ") alone, not a whole block"}},
+		{name: "a block cut after its transaction count", args: []string{"gcs", "build", "--block", blockHex[:2*81], "--no-prevouts"},
+			status: exitBadInput, stderr: []string{"--block: 81 bytes, not a whole block: the data end too early, after byte 81"}, notInErr: []string{"empty", "no data at all"}},
+	})
+}
+
+// TestEveryCommandSaysExitStatus: the help of every command that does
+// work says its exit statuses, the same three the root's help defines.
+func TestEveryCommandSaysExitStatus(t *testing.T) {
+	root := newRootCommand(&app{stdout: io.Discard, stderr: io.Discard})
+	n := 0
+	walkCommands(root, func(c *cobra.Command) {
+		if c == root || c.HasSubCommands() || c.Name() == "help" || c.Parent().Name() == "completion" {
+			return
+		}
+		n++
+		t.Run(c.CommandPath(), func(t *testing.T) {
+			stdout, _, status := runCLI(t, "", append(strings.Fields(c.CommandPath())[1:], "--help")...)
+			help := oneLine(stdout)
+			if status != exitOK || !strings.Contains(help, "Exit status: 0 done") || !strings.Contains(help, "2 bad input, 1 failure") {
+				t.Errorf("status %d; help does not say the exit statuses:\n%s", status, stdout)
+			}
+		})
+	})
+	if n < 20 {
+		t.Errorf("only %d commands", n)
+	}
+	if help := root.Long; !strings.Contains(help, "Exit status: 0 on success, 2 for bad input") || !strings.Contains(help, "1 for any other failure") {
+		t.Errorf("the root's help does not define the exit statuses")
+	}
+}
+
+// TestNewcomerUnbanAsListed: a ban is lifted with its host as the
+// listing shows it: a host alone for a node elsewhere (bans are by
+// host), with its port for a node of this machine; a node of this
+// machine without its port is told to give it.
+func TestNewcomerUnbanAsListed(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "regtest"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	until := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	bans := fmt.Sprintf(`{"version":2,"bans":[{"host":"192.0.2.1","reason":"lied","since":"2020-01-01T00:00:00Z","until":%q,"proof":true},`+
+		`{"host":"127.0.0.1:18444","reason":"flooded","since":"2020-01-01T00:00:00Z","until":%q}]}`, until, until)
+	if err := os.WriteFile(filepath.Join(dir, "regtest", "bans.json"), []byte(bans), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	list := func(args ...string) (peersResult, string, int) {
+		t.Helper()
+		stdout, stderr, status := runCLI(t, "", append([]string{"peers", "--json", "--network", "regtest", "--datadir", dir}, args...)...)
+		var out peersResult
+		if status == exitOK && json.Unmarshal([]byte(stdout), &out) != nil {
+			t.Fatalf("stdout %q", stdout)
+		}
+		return out, stderr, status
+	}
+	out, _, _ := list()
+	if len(out.Bans) != 2 {
+		t.Fatalf("bans %+v", out.Bans)
+	}
+	_, stderr, status := list("--unban", "127.0.0.1")
+	if status != exitBadInput || !strings.Contains(stderr, `--unban \"127.0.0.1\": a node of this machine is banned with its port: give 127.0.0.1:PORT as the listing shows it`) {
+		t.Errorf("a node of this machine without its port: status %d, stderr %q", status, stderr)
+	}
+	for _, b := range out.Bans {
+		after, stderr, status := list("--unban", b.Host)
+		if status != exitOK || len(after.Unbanned) != 1 || after.Unbanned[0] != b.Host {
+			t.Errorf("--unban %s as listed: status %d, %+v, stderr %q", b.Host, status, after, stderr)
+		}
+	}
+	if out, _, _ := list(); len(out.Bans) != 0 {
+		t.Errorf("bans left: %+v", out.Bans)
+	}
+	// Bans that cannot be read are not replaced by an --unban.
+	link := filepath.Join(dir, "regtest", "bans.json")
+	if err := os.Remove(link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("gone", link); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, status = list("--unban", "192.0.2.1")
+	if target, err := os.Readlink(link); status != exitFailure || err != nil || target != "gone" ||
+		!strings.Contains(stderr, link+": a symbolic link to gone, which leads to no file") {
+		t.Errorf("--unban with a dangling bans.json: status %d, stderr %q, link %q %v", status, stderr, target, err)
+	}
+}
+
+// TestUnreachableNodeOneStatus: a node that nothing listens for is a
+// failure (1) in every command that talks to nodes, named by the flag
+// that gave it, on one line of standard error and, with --json, as one
+// JSON object there; standard output stays empty.
+func TestUnreachableNodeOneStatus(t *testing.T) {
+	const refused = "127.0.0.1:1"
+	tx := "01000000010000000000000000000000000000000000000000000000000000000000000000ffffffff00ffffffff0100000000000000000000000000"
+	regtest := []string{"--network", "regtest"}
+	for _, c := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"scan", "--connect", refused, "--watch", "51"}, "--connect"},
+		{[]string{"scan", "--peer", refused, "--mode", "bip37", "--watch", "0014" + strings.Repeat("ab", 20)}, "--peer"},
+		{[]string{"send", "--connect", refused, tx}, "--connect"},
+		{[]string{"peers", "--connect", refused}, "--connect"},
+		{[]string{"peers", "--peer", refused}, "--peer"},
+		{[]string{"lab", "--connect", refused, "--probes", "0"}, "--connect"},
+		{[]string{"privacy", "universe", "--peer", refused, "--out", "-"}, "--peer"},
+		{[]string{"privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", refused, "--out", "-"}, "--upstream"},
+	} {
+		args := append(append([]string{}, c.args...), regtest...)
+		t.Run(strings.Join(c.args[:2], " "), func(t *testing.T) {
+			want := c.flag + " " + refused + ": connection refused: nothing listens there"
+			stdout, stderr, status := runCLI(t, "", args...)
+			if status != exitFailure || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, want) {
+				t.Errorf("%q: status %d, stdout %q, stderr %q: want 1 and %q", args, status, stdout, stderr, want)
+			}
+			stdout, stderr, status = runCLI(t, "", append(args, "--json")...)
+			var obj map[string]any
+			if status != exitFailure || stdout != "" || json.Unmarshal([]byte(stderr), &obj) != nil || obj["exit_code"] != float64(exitFailure) ||
+				!strings.Contains(fmt.Sprint(obj["error"]), want) {
+				t.Errorf("%q --json: status %d, stdout %q, stderr %q", args, status, stdout, stderr)
+			}
+		})
+	}
+}
+
+// fullWriter fails every write, as a full disk does.
+type fullWriter struct{}
+
+func (fullWriter) Write([]byte) (int, error) {
+	return 0, &os.PathError{Op: "write", Path: "/dev/stdout", Err: syscall.ENOSPC}
+}
+
+// TestOutputNotWritten: a result that cannot be written to standard
+// output (a full disk) is a failure (1) said in the tool's words, in
+// every kind of output: text, JSON, help.
+func TestOutputNotWritten(t *testing.T) {
+	for _, args := range [][]string{
+		{"privacy", "model"},
+		{"privacy", "model", "--json"},
+		{"bloom", "new", "--elements", "1", "--fprate", "0.01", "00"},
+		{"version"},
+		{"--help"},
+	} {
+		var stderr bytes.Buffer
+		status := run(args, strings.NewReader(""), fullWriter{}, &stderr)
+		want := "standard output: no space left on device"
+		if status != exitFailure || strings.Count(stderr.String(), "\n") != 1 || !strings.Contains(stderr.String(), want) || strings.Contains(stderr.String(), "/dev/stdout") {
+			t.Errorf("%q: status %d, stderr %q: want 1 and %q", args, status, stderr.String(), want)
+		}
+	}
+}
+
+// TestNamedOnce: a file an error names after its flag is not named again
+// by the error's own words.
+func TestNamedOnce(t *testing.T) {
+	for _, tc := range []struct{ what, msg, want string }{
+		{"--plot a.svg", "a.svg: no space left on device", "--plot a.svg: no space left on device"},
+		{"--plot a.svg", "b.svg: no space left on device", "--plot a.svg: b.svg: no space left on device"},
+		{"--plot a.svg", "not a.svg: x", "--plot a.svg: not a.svg: x"},
+		{"--filter", "--filter: x", "--filter: --filter: x"},
+	} {
+		if got := named(tc.what, tc.msg); got != tc.want {
+			t.Errorf("named(%q, %q) = %q, want %q", tc.what, tc.msg, got, tc.want)
+		}
+	}
+	full := filepath.Join(t.TempDir(), "full.svg")
+	if err := os.Symlink("/dev/full", full); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat("/dev/full"); err != nil {
+		return // no full device to write to on this system
+	}
+	_, stderr, status := runCLI(t, "", "privacy", "model", "--plot", full)
+	if want := "spvfilter: --plot " + full + ": no space left on device\n"; status != exitFailure || stderr != want {
+		t.Errorf("a plot on a full disk: status %d, stderr %q, want %q", status, stderr, want)
+	}
 }

@@ -73,6 +73,17 @@ func (nf nodeFlags) namedAll(texts []string) []string {
 	return out
 }
 
+// lockHolder names the process that holds a data directory, from the
+// store.ErrLocked refusing it: "another spvfilter (process 1234, a scan,
+// follow or peers on the same directory)".
+func lockHolder(locked error) string {
+	var le *store.LockedError
+	if errors.As(locked, &le) && le.PID > 0 {
+		return fmt.Sprintf("another spvfilter (process %d, a scan, follow or peers on the same directory)", le.PID)
+	}
+	return "another spvfilter (a scan, follow or peers on the same directory)"
+}
+
 // nodeFailureFrom says, in the tool's words, why the nodes of params
 // failed a command: a node that could not be reached is named by the
 // flag that gave it (from), with the reason (refused, not found, no
@@ -87,7 +98,7 @@ func nodeFailureFrom(err error, params *chaincfg.Params, datadir string, from no
 		return nil
 	}
 	if errors.Is(err, store.ErrLocked) {
-		return &restated{fmt.Sprintf("--datadir %s: in use by another spvfilter (a scan, follow or peers on the same directory): wait for it to end, or give another --datadir", datadir), err}
+		return &restated{fmt.Sprintf("--datadir %s: in use by %s: wait for it to end, or give another --datadir", datadir, lockHolder(err)), err}
 	}
 	if errors.Is(err, store.ErrWrongNetwork) {
 		return usageError{&restated{wrongStore(err, params, datadir), err}}

@@ -38,3 +38,39 @@ func refuseOverwrite(flag, path string, force bool) error {
 	}
 	return nil
 }
+
+// outputFile is a file a command writes, and the flag that names it.
+type outputFile struct{ flag, path string }
+
+// distinctOutputs refuses two flags of one command that name the same
+// file to write (the second would replace what the first wrote), by
+// name or, for files that exist, as the same file under two names. "-"
+// (standard output) is the same as itself; "" names no file.
+func distinctOutputs(files ...outputFile) error {
+	for i, a := range files {
+		for _, b := range files[:i] {
+			if a.path != "" && b.path != "" && sameOutput(a.path, b.path) {
+				return badInput("%s %s: the same file as %s", a.flag, a.path, b.flag)
+			}
+		}
+	}
+	return nil
+}
+
+// sameOutput reports whether the paths a and b name one file.
+func sameOutput(a, b string) bool {
+	if a == "-" || b == "-" {
+		return a == b
+	}
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	absA, errA := filepath.Abs(a)
+	absB, errB := filepath.Abs(b)
+	if errA == nil && errB == nil && absA == absB {
+		return true
+	}
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(sa, sb)
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
+	"net/netip"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -21,6 +22,7 @@ import (
 	"github.com/spvfilter/spvfilter/peer/addrbook"
 	"github.com/spvfilter/spvfilter/peer/banlist"
 	"github.com/spvfilter/spvfilter/peer/client"
+	"github.com/spvfilter/spvfilter/peer/store"
 )
 
 // peersFlags holds the flags of "peers".
@@ -35,7 +37,7 @@ type peersFlags struct {
 func newPeersCommand(a *app) *cobra.Command {
 	var f peersFlags
 	cmd := &cobra.Command{
-		Use:   "peers [--network NET] [--datadir DIR] [--peer HOST:PORT... | --connect HOST:PORT...] [--unban HOST:PORT...]",
+		Use:   "peers [--network NET] [--datadir DIR] [--peer HOST:PORT... | --connect HOST:PORT...] [--unban HOST[:PORT]...]",
 		Short: "List the peers, the address book and the bans, connecting as a light client or not",
 		Long: `peers connects to the network as scan does: to the --peer nodes and to peers
 found in the address book of --datadir, in the network's DNS seeds and in
@@ -48,7 +50,8 @@ kept in --datadir; a ban says whether it rests on such a proof).
 With --datadir and no --peer or --connect it connects to nobody: it lists
 the address book and the bans kept in the directory as they are, and
 writes nothing there (a damaged file is named in a warning and left for
-the next scan or follow to set aside).
+the next scan or follow to set aside). It does so while a scan, follow or
+peers holds the directory too, naming that process in a warning.
 
 --unban lifts a node's ban in the data directory first (repeatable) and
 lists the node as unbanned; one the directory holds no ban of is named in
@@ -56,7 +59,8 @@ a warning. A node you give with --peer or --connect is used anyway when
 its ban rests on no proof, and named in a warning when it does.
 
 Exit status: 0 done, 2 bad input, 1 failure (no peer reached, the data
-directory in use by another process, a file of it that cannot be read).`,
+directory in use by another process when connecting or with --unban, a
+file of it that cannot be read).`,
 		Example: `  spvfilter peers --network testnet4 --json
   spvfilter peers --network regtest --connect 127.0.0.1:18444 --datadir ./state
   spvfilter peers --network regtest --datadir ./state --unban 127.0.0.1:18445`,
@@ -68,7 +72,7 @@ directory in use by another process, a file of it that cannot be read).`,
 	fl.StringVar(&f.network, "network", "mainnet", networkNames())
 	fl.StringVar(&f.datadir, "datadir", "", "directory of the chain state, address book and bans (default: as scan's)")
 	fl.DurationVar(&f.timeout, "timeout", peer.DefaultTimeout, "longest wait for a node's handshake")
-	fl.StringArrayVar(&f.unban, "unban", nil, "a node's HOST:PORT whose ban to lift in the data directory (repeatable)")
+	fl.StringArrayVar(&f.unban, "unban", nil, "a banned node, HOST or HOST:PORT as the listing shows its ban, whose ban to lift in the data directory (repeatable)")
 	return cmd
 }
 
@@ -124,8 +128,8 @@ func runPeers(a *app, f *peersFlags, fl *pflag.FlagSet) error {
 		return badInput("--timeout %v: must be positive", f.timeout)
 	}
 	for _, addr := range f.unban {
-		if host, port, err := net.SplitHostPort(addr); err != nil || host == "" || port == "" {
-			return badInput("--unban %q: want HOST:PORT", addr)
+		if err := checkUnban(addr); err != nil {
+			return err
 		}
 	}
 	datadir := f.datadir
@@ -142,10 +146,21 @@ func runPeers(a *app, f *peersFlags, fl *pflag.FlagSet) error {
 		if err := checkDir("--datadir", datadir); err != nil {
 			return err
 		}
+		// Bans that cannot be read are neither listed as none nor
+		// replaced by --unban.
+		if err := banlist.Check(filepath.Join(datadir, params.Name)); err != nil {
+			return failureWords("--datadir "+datadir, err)
+		}
 		if err := out.unbanAll(datadir, params, f); err != nil {
 			return err
 		}
 		stored, err := readStored(datadir, params, f)
+		if errors.Is(err, store.ErrLocked) && len(f.unban) == 0 {
+			// A scan, follow or peers holds the directory: its files
+			// are replaced whole, never written in place, so they are
+			// read as they stand.
+			stored, err = readHeld(datadir, params, err)
+		}
 		if err != nil {
 			return err
 		}
@@ -200,6 +215,27 @@ func runPeers(a *app, f *peersFlags, fl *pflag.FlagSet) error {
 	return a.printPeers(&out)
 }
 
+// checkUnban checks an --unban value: a host as the listing shows a ban
+// (bans are by host), with or without a port, but with its port for a
+// node of this machine, whose ports tell its nodes apart.
+func checkUnban(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		host, port = strings.TrimSuffix(strings.TrimPrefix(addr, "["), "]"), ""
+	}
+	if host == "" || err == nil && port == "" {
+		return badInput("--unban %q: want a host as the listing shows its ban, HOST or HOST:PORT", addr)
+	}
+	ip, ipErr := netip.ParseAddr(host)
+	switch {
+	case ipErr == nil && ip.Unmap().IsLoopback() && port == "":
+		return badInput("--unban %q: a node of this machine is banned with its port: give %s as the listing shows it", addr, net.JoinHostPort(host, "PORT"))
+	case ipErr != nil && !validHostName(host):
+		return badInput("--unban %q: want a host as the listing shows its ban, HOST or HOST:PORT", addr)
+	}
+	return nil
+}
+
 // unbanAll lifts, one at a time, the bans of the --unban addresses kept
 // in the data directory, putting in out.Unbanned each whose ban it
 // lifted, and warns, naming the flag, of each that had none.
@@ -239,6 +275,21 @@ func readStored(datadir string, params *chaincfg.Params, f *peersFlags, unban ..
 		return nil, nodeFailureFrom(fmt.Errorf("--datadir %s: %w", datadir, err), params, datadir, f.nodes())
 	}
 	return stored, nil
+}
+
+// readHeld reads, without its lock, what the data directory held by
+// another process (locked, a store.ErrLocked) keeps about peers, with a
+// note naming that process: the listing is of the files as they stand,
+// which it may replace at any moment.
+func readHeld(datadir string, params *chaincfg.Params, locked error) (*client.StoredPeers, error) {
+	dir := filepath.Join(datadir, params.Name)
+	bans, notes := banlist.Read(dir)
+	known, bookNotes, err := addrbook.Read(params, dir)
+	if err != nil {
+		return nil, failureWords("--datadir "+datadir, err)
+	}
+	held := fmt.Sprintf("%s is in use by %s: listed as its files stand now, which that process may change at any moment", datadir, lockHolder(locked))
+	return &client.StoredPeers{Known: known, Bans: bans, Notes: append(append([]string{held}, notes...), bookNotes...)}, nil
 }
 
 // networksHeld names the other networks whose state datadir holds when

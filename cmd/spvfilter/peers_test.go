@@ -2,14 +2,17 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/peer/peertest"
+	"github.com/spvfilter/spvfilter/peer/store"
 )
 
 // peersResult is the output of peers --json.
@@ -103,7 +106,7 @@ func TestPeersWithoutConnecting(t *testing.T) {
 		}
 	}
 	for _, args := range [][]string{
-		{"peers", "--network", "regtest", "--unban", "nonsense"},
+		{"peers", "--network", "regtest", "--unban", "not a host"},
 		{"peers", "--network", "regtest", "--connect", honest.Addr, "--unban", liar.Addr}, // regtest keeps no data directory by default
 	} {
 		if _, stderr, status := runCLI(t, "", args...); status != exitBadInput || strings.Count(stderr, "\n") != 1 {
@@ -153,6 +156,24 @@ func TestPeersListingFaults(t *testing.T) {
 		}, exitFailure, []string{`"--datadir %s: %s/regtest/peers-local.json: `}, 0},
 		{"damaged bans", "regtest", write("bans.json", "garbage"), exitOK,
 			[]string{"warning: --datadir %s: bans.json: not JSON: 'g' cannot be there: no bans listed; the file is left as it is"}, 0},
+		{"a dangling link for the bans", "regtest", func(t *testing.T, net string) {
+			if err := os.Symlink("gone/bans.json", filepath.Join(net, "bans.json")); err != nil {
+				t.Fatal(err)
+			}
+		}, exitFailure, []string{`{"error":"--datadir %s: %s/regtest/bans.json: a symbolic link to gone/bans.json, which leads to no file","exit_code":1}`}, 0},
+		{"bans that cannot be read", "regtest", func(t *testing.T, net string) {
+			if err := os.Symlink("bans.json", filepath.Join(net, "bans.json")); err != nil {
+				t.Fatal(err)
+			}
+		}, exitFailure, []string{`{"error":"--datadir %s: %s/regtest/bans.json: too many levels of symbolic links","exit_code":1}`}, 0},
+		{"a store held by a running scan", "regtest", func(t *testing.T, net string) {
+			write("peers-local.json", book)(t, net)
+			st, err := store.Open(filepath.Dir(net), &chaincfg.RegressionNetParams)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+		}, exitOK, []string{fmt.Sprintf("warning: --datadir %%s is in use by another spvfilter (process %d, a scan, follow or peers on the same directory): listed as its files stand now", os.Getpid())}, 1},
 		{"another network's state only", "mainnet", write("peers.json", "garbage"), exitOK,
 			[]string{"warning: --datadir %s holds no state of mainnet yet", "warning: --datadir %s holds the state of regtest: give --network regtest to list it"}, 0},
 	}

@@ -187,6 +187,9 @@ func runModel(a *app, f *modelFlags, fl *pflag.FlagSet) error {
 			return err
 		}
 	}
+	if err := distinctOutputs(outputFile{"--plot", f.plot}, outputFile{"--plot-j", f.plotJ}); err != nil {
+		return err
+	}
 	if f.monteCarlo != 0 && f.sweep != "" {
 		return badInput("--monte-carlo and --sweep cannot be combined")
 	}

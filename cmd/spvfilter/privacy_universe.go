@@ -119,8 +119,8 @@ func (f *universeFlags) check() error {
 	if f.indexMemory < 1<<16 {
 		return badInput("--index-memory %d: must be at least 65536", f.indexMemory)
 	}
-	if f.index != "" && f.index == f.out {
-		return badInput("--index %s: the same file as --out", f.index)
+	if err := distinctOutputs(outputFile{"--out", f.out}, outputFile{"--index", f.index}); err != nil {
+		return err
 	}
 	for _, o := range []struct{ flag, path string }{{"--out", f.out}, {"--index", f.index}} {
 		if err := checkOutputFile(o.flag, o.path); err != nil {
@@ -162,13 +162,8 @@ func runUniverse(ctx context.Context, a *app, f *universeFlags, fl *pflag.FlagSe
 	if to < 0 {
 		to = chain.Height()
 	}
-	// Heights the node's chain does not reach: what the node holds
-	// decides, so a failure (1), not bad input.
-	if to > chain.Height() {
-		return fmt.Errorf("--to %d is above the node's chain tip %d", to, chain.Height())
-	}
-	if f.from > to {
-		return fmt.Errorf("--from %d is above the node's chain tip %d", f.from, to)
+	if err := heightsOnChain(f.from, to, chain.Height(), "node's"); err != nil {
+		return err
 	}
 	var w io.Writer = a.stdout
 	if f.out != "-" {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -50,6 +51,30 @@ type app struct {
 	cobraOut *swapWriter
 }
 
+// errWriter writes to w and keeps the first error a write returned.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	n, err := e.w.Write(p)
+	if err != nil && e.err == nil {
+		e.err = err
+	}
+	return n, err
+}
+
+// outputProblem says why a write to standard output failed, without
+// Go's "write /dev/stdout: ".
+func outputProblem(err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
 // swapWriter writes to W, which can be swapped.
 type swapWriter struct{ W io.Writer }
 
@@ -80,11 +105,19 @@ func (a *app) execute(args []string) (status int) {
 			a.printError(args, fmt.Sprintf("internal error: %v", r), status)
 		}
 	}()
+	out := &errWriter{w: a.stdout}
+	a.stdout = out
 	root := newRootCommand(a)
 	root.SetArgs(args)
 	root.SetIn(a.stdin)
 	root.SetErr(a.stderr)
 	err := root.Execute()
+	if out.err != nil {
+		// The result did not reach standard output (a full disk): the
+		// command did not do its work, whatever else it said.
+		a.printError(args, "standard output: "+outputProblem(out.err), exitFailure)
+		return exitFailure
+	}
 	if err == nil {
 		return exitOK
 	}
@@ -165,7 +198,8 @@ address, a flag that takes one value given twice, a surplus argument, a
 missing, unreadable or binary input file, a directory given as a file, an
 output file in a directory that does not exist, an unknown command, shell
 or help topic), 1 for any other failure (a node, the network, the
-machine).`,
+machine; a --from or --to above the nodes' chain tip too, in every
+command: what the nodes hold decides).`,
 		Example: `  spvfilter demo
   spvfilter bloom new --elements 3 --fprate 0.01 @elements.txt
   spvfilter scan --connect 127.0.0.1:18444 --network regtest --watch bcrt1q...
@@ -227,8 +261,29 @@ machine).`,
 			completeValues(c, f)
 		})
 	})
+	walkCommands(root, sayExitStatus)
 	markRunning(a, root)
 	return root
+}
+
+// exitStatusLine ends the help of every command that does not say its
+// exit statuses itself: the same three for all, as the root's help
+// defines them.
+const exitStatusLine = "Exit status: 0 done, 2 bad input, 1 failure (spvfilter --help says which is which)."
+
+// sayExitStatus ends c's help with exitStatusLine unless c says its exit
+// statuses already, or only groups commands, or is cobra's (help,
+// completion).
+func sayExitStatus(c *cobra.Command) {
+	if !c.HasParent() || c.HasSubCommands() || strings.Contains(c.Long, "Exit status:") {
+		return
+	}
+	for p := c; p != nil; p = p.Parent() {
+		if p.Name() == "completion" || p.Name() == "help" {
+			return
+		}
+	}
+	c.Long = strings.TrimRight(c.Long, "\n") + "\n\n" + exitStatusLine
 }
 
 // walkCommands calls fn on c and every command below it.
@@ -266,9 +321,18 @@ var sharedFlagChecks = map[string]func(string) error{
 	"listen":   func(s string) error { return checkHostPort(s, true) },
 	// The flags that name what a command writes take a path, not the
 	// @FILE of a flag that reads: "@st" would be a directory named so.
-	"datadir": notAtFile,
-	"out":     notAtFile,
-	"plot":    notAtFile,
+	"datadir":     writePath,
+	"out":         writePath,
+	"plot":        writePath,
+	"plot-j":      writePath,
+	"save-blocks": writePath,
+	// The flags that name a file to read or write.
+	"index":    notTilde,
+	"capture":  notTilde,
+	"universe": notTilde,
+	"labels":   notTilde,
+	"report":   notTilde,
+	"vectors":  notTilde,
 	"network": func(s string) error {
 		if _, err := lookupNetwork(s); err != nil {
 			_, want, _ := strings.Cut(err.Error(), ": ")
@@ -276,6 +340,25 @@ var sharedFlagChecks = map[string]func(string) error{
 		}
 		return nil
 	},
+}
+
+// writePath refuses, as a path to write to, a value that reads as
+// @FILE (notAtFile) or begins with a ~ no shell expanded (notTilde).
+func writePath(s string) error {
+	if err := notAtFile(s); err != nil {
+		return err
+	}
+	return notTilde(s)
+}
+
+// notTilde refuses a path that begins with ~/: the shell expands ~ only
+// at the start of a word, not after --flag= or @, and the path would name
+// a directory called ~ here.
+func notTilde(s string) error {
+	if s == "~" || strings.HasPrefix(s, "~/") {
+		return errors.New("the shell did not expand ~ (it expands only a ~ that begins a word, not one after =): put a space between the flag and the path, or write $HOME in place of ~")
+	}
+	return nil
 }
 
 // notAtFile refuses, as a path to write to, a value that reads as @FILE.

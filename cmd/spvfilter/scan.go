@@ -228,10 +228,14 @@ var onePeerText = regexp.MustCompile(`^heights (\d+)\.\.(\d+) rest on one peer: 
 // and heights that rest on one peer as what was true when they were
 // checked (a peer that caught up since, listed at their height, did not
 // check them).
-func byFlag(warnings []string, items []watchItem, params *chaincfg.Params) []string {
+func byFlag(warnings []string, items []watchItem, params *chaincfg.Params, datadir string) []string {
 	out := make([]string, len(warnings))
 	for i, w := range warnings {
 		w = diskNoteWords(peerWords(w, params, true))
+		if rest, ok := strings.CutPrefix(w, "chain state: "); ok && datadir != "" {
+			// A file of the data directory: named by its flag.
+			w = "--datadir " + datadir + ": " + rest
+		}
 		w = onePeerText.ReplaceAllString(w, "heights $1..$2 rest on one peer, $3: no other peer's chain reached them when they were checked (a peer that reached them later did not check them)")
 		out[i] = watchItemIndex.ReplaceAllStringFunc(w, func(m string) string {
 			n, err := strconv.Atoi(watchItemIndex.FindStringSubmatch(m)[1])
@@ -330,6 +334,9 @@ func watchScript(what, v string, params *chaincfg.Params) ([]byte, error) {
 	}
 	if err != nil && looksLikeAddress(v) {
 		return nil, usageError{&restated{fmt.Sprintf("%s: %s is not a valid address: %s", what, v, addressProblem(v, err)), err}}
+	}
+	if why := notWatchable(v); why != "" {
+		return nil, badInput("%s: %s", what, why)
 	}
 	return decodeHex(what+" (not an address of "+params.Name+", read as a hex output script)", v)
 }
@@ -572,9 +579,12 @@ type scanPlan struct {
 }
 
 // watch returns the plan's watch items as the client takes them.
-func (p *scanPlan) watch() []client.WatchItem {
-	w := make([]client.WatchItem, len(p.items))
-	for i, it := range p.items {
+func (p *scanPlan) watch() []client.WatchItem { return watchOf(p.items) }
+
+// watchOf returns the client's watch items of items.
+func watchOf(items []watchItem) []client.WatchItem {
+	w := make([]client.WatchItem, len(items))
+	for i, it := range items {
 		w[i] = it.item
 	}
 	return w
@@ -706,7 +716,7 @@ func (a *app) planScan(flags *pflag.FlagSet, fl *scanFlags) (*scanPlan, error) {
 		if plan.bip37Rate.target != 0 && plan.bip37.Flags != wire.BloomUpdateAll {
 			plan.warnings = append(plan.warnings, fmt.Sprintf("--privacy-target with --flags %s: the outputs found that the node's update rule does not add go out in clear (filteradd) and name their scripts to it for certain, which no rate hides; --flags all keeps them inside the filter", fl.flags))
 		}
-		w, err := checkBIP37Watch(plan.watch(), plan.bip37, plan.bip37Rate.rateFrom)
+		w, err := checkBIP37Watch(plan.items, plan.bip37, plan.bip37Rate.rateFrom)
 		if err != nil {
 			return nil, err
 		}
@@ -847,7 +857,8 @@ func checkWatchScripts(items []watchItem, mode string) ([]string, error) {
 // everything or nearly so is warned of.
 //
 // from is the flag that set the rate: the warnings name it.
-func checkBIP37Watch(watch []client.WatchItem, opt client.BIP37Options, from string) ([]string, error) {
+func checkBIP37Watch(items []watchItem, opt client.BIP37Options, from string) ([]string, error) {
+	watch := watchOf(items)
 	name := "--fprate"
 	if from == "--privacy-target" {
 		name = "--privacy-target's rate"
@@ -855,9 +866,9 @@ func checkBIP37Watch(watch []client.WatchItem, opt client.BIP37Options, from str
 	f, err := client.NewWatchFilter(watch, opt.Sizing, opt.FPRate, 0, opt.Flags)
 	if err != nil {
 		// Name the item as the other watch errors do.
-		for i, it := range watch {
-			if _, err := client.NewWatchFilter([]client.WatchItem{it}, opt.Sizing, opt.FPRate, 0, opt.Flags); err != nil {
-				return nil, badInput("--watch %d: script %x has no data push a BIP 37 filter can match (--mode bip157 can watch it)", i+1, it.Script)
+		for _, it := range items {
+			if _, err := client.NewWatchFilter([]client.WatchItem{it.item}, opt.Sizing, opt.FPRate, 0, opt.Flags); err != nil {
+				return nil, badInput("%s: script %x has no data push a BIP 37 filter can match (--mode bip157 can watch it)", it.where, it.item.Script)
 			}
 		}
 		return nil, badInputWords("--watch", err)
@@ -907,16 +918,11 @@ func (a *app) executeScan(ctx context.Context, plan *scanPlan) (*client.ScanResu
 		return nil, err
 	}
 	tip := c.Chain().Height()
-	// Heights the nodes' chain does not reach: what the nodes hold
-	// decides, so a failure (1), not bad input.
-	if plan.to > tip {
-		return nil, fmt.Errorf("--to %d is above the nodes' chain tip %d", plan.to, tip)
-	}
-	if plan.from > tip {
-		return nil, fmt.Errorf("--from %d is above the nodes' chain tip %d", plan.from, tip)
+	if err := heightsOnChain(plan.from, plan.to, tip, "nodes'"); err != nil {
+		return nil, err
 	}
 	if plan.follow {
-		return nil, a.follow(ctx, c, plan.items, plan.from, plan.warnings, plan.nodes)
+		return nil, a.follow(ctx, c, plan, plan.from)
 	}
 	last := plan.to
 	if last < 0 {
@@ -981,7 +987,7 @@ func newScanJSON(plan *scanPlan, res *client.ScanResult, took time.Duration) sca
 		Conflicts:           []conflictJSON{},
 		Peers:               peersJSON(res.Peers, plan.client.Params),
 		Cover:               res.Cover,
-		Warnings:            orEmpty(append(append([]string(nil), plan.warnings...), byFlag(res.Warnings, plan.items, plan.client.Params)...)),
+		Warnings:            orEmpty(append(append([]string(nil), plan.warnings...), byFlag(res.Warnings, plan.items, plan.client.Params, plan.client.DataDir)...)),
 	}
 	if k := res.Cover; k != nil && !k.Met {
 		out.Warnings = append(out.Warnings, fmt.Sprintf("--privacy-target %g not met, the wallet's blocks fetched all the same: %s", k.Target, k.Why))
@@ -1009,8 +1015,8 @@ func newScanJSON(plan *scanPlan, res *client.ScanResult, took time.Duration) sca
 			// The spend of a reversed outpoint: hinted, not a match.
 			if k := plan.reversedOf[i-len(plan.items)]; !hinted[k] {
 				hinted[k] = true
-				out.Warnings = append(out.Warnings, fmt.Sprintf("--watch %d: transaction %s at height %d spends the outpoint with its txid byte-reversed, %s: give txids in display byte order, as RPC shows them",
-					k+1, m.Txid, m.Height, plan.reversed[i-len(plan.items)].OutPoint))
+				out.Warnings = append(out.Warnings, fmt.Sprintf("%s: transaction %s at height %d spends the outpoint with its txid byte-reversed, %s: give txids in display byte order, as RPC shows them",
+					plan.items[k].where, m.Txid, m.Height, plan.reversed[i-len(plan.items)].OutPoint))
 			}
 		}
 		if len(j.Watch) == 0 && !m.FalsePositive {

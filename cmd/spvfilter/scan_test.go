@@ -408,7 +408,8 @@ func TestScanTimeoutIsHonest(t *testing.T) {
 // they gave, counted from 1, with the file line it came from, a peer
 // that could not be reached as a single peer's failure says it, and
 // heights that rested on one peer as true when they were checked, not of
-// the peers listed at the end (a peer that caught up since).
+// the peers listed at the end (a peer that caught up since), and a file
+// of the data directory by --datadir.
 func TestWarningsNameTheWatchFlag(t *testing.T) {
 	items := []watchItem{{given: "51", where: "--watch 1"}, {given: "bcrt1q...", where: "--watch 2 (@w.txt line 3)"}}
 	got := byFlag([]string{
@@ -421,7 +422,8 @@ func TestWarningsNameTheWatchFlag(t *testing.T) {
 		client.OnePeer{From: 503, To: 503, Peer: "127.0.0.1:3"}.String(),
 		"peer 127.0.0.1:4 was not used: unreachable: peer 127.0.0.1:4: version handshake: peer disconnected: connection closed during the handshake (is the node on regtest?)",
 		"peer 127.0.0.1:5 was not used: unreachable: peer 127.0.0.1:5: version handshake: peer stalled: no complete answer within 30s",
-	}, items, &chaincfg.RegressionNetParams)
+		"chain state: bans.json: a symbolic link to gone, which leads to no file: set aside as bans.json.damaged-1; no bans were loaded",
+	}, items, &chaincfg.RegressionNetParams, "state")
 	want := []string{
 		"BIP 37 cannot see spends of outputs paying --watch 2 (@w.txt line 3) funded before height 5",
 		"--watch 1 (outpoint x:0) has no script",
@@ -432,6 +434,7 @@ func TestWarningsNameTheWatchFlag(t *testing.T) {
 		"heights 503..503 rest on one peer, 127.0.0.1:3: no other peer's chain reached them when they were checked (a peer that reached them later did not check them)",
 		"peer 127.0.0.1:4 was not used: unreachable: it hung up on the version message: a node of another network does, as does one that bans this address (is --network regtest right?)",
 		"peer 127.0.0.1:5 was not used: unreachable: no answer to the version message within 30s: no regtest node answers there (another service, such as a node's RPC port? regtest nodes listen on port 18444 by default)",
+		"--datadir state: bans.json: a symbolic link to gone, which leads to no file: set aside as bans.json.damaged-1; no bans were loaded",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -19,6 +19,9 @@ func decodeTx(what string, raw []byte) (*wire.MsgTx, error) {
 	r := bytes.NewReader(raw)
 	var tx wire.MsgTx
 	if err := tx.Deserialize(r); err != nil {
+		if kind := wireKind(raw); kind != "" {
+			return nil, usageError{&restated{fmt.Sprintf("%s: %s are %s, not a transaction: give one transaction (getrawtransaction TXID prints one)", what, plural(len(raw), "byte"), kind), err}}
+		}
 		n := fmt.Sprintf("%d bytes are", len(raw))
 		if len(raw) == 1 {
 			n = "1 byte is"

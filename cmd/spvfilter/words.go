@@ -41,13 +41,22 @@ func (e *restated) Unwrap() error { return e.err }
 // badInputWords is bad input (exit status 2) that names what (a flag and
 // its value, or an argument) and then says err in the tool's words.
 func badInputWords(what string, err error) error {
-	return usageError{&restated{what + ": " + words(err), err}}
+	return usageError{&restated{named(what, words(err)), err}}
 }
 
 // failureWords is a failure (exit status 1) that names what and then says
 // err in the tool's words.
 func failureWords(what string, err error) error {
-	return &restated{what + ": " + words(err), err}
+	return &restated{named(what, words(err)), err}
+}
+
+// named is msg said of what ("--plot FILE"), the file not named twice
+// when msg begins with it ("FILE: no space left on device").
+func named(what, msg string) string {
+	if i := strings.LastIndexByte(what, ' '); i >= 0 {
+		msg = strings.TrimPrefix(msg, what[i+1:]+": ")
+	}
+	return what + ": " + msg
 }
 
 // kindSentinels are errors of the libraries that only say what kind of

@@ -242,16 +242,46 @@ func readList(dir string, now func() time.Time) ([]Ban, []string) {
 }
 
 // readBans reads and checks the ban list at path (see decodeBans); a
-// missing file holds none.
+// missing file holds none, but a symbolic link to no file is an error.
 func readBans(path string) (bans []Ban, dropped []string, err error) {
 	b, err := diskfile.ReadLimited(path, maxBansFileSize)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil, nil
+		return nil, nil, danglingLink(path)
 	}
 	if err != nil {
 		return nil, nil, err
 	}
 	return decodeBans(b)
+}
+
+// danglingLink is the error of a path that leads to no file: nil for
+// one where nothing is, an error for a symbolic link.
+func danglingLink(path string) error {
+	if target, err := os.Readlink(path); err == nil {
+		return fmt.Errorf("a symbolic link to %s, which leads to no file", target)
+	}
+	return nil
+}
+
+// Check reports a ban list kept in dir (a network's directory of a data
+// directory) that is there but cannot be read: a symbolic link that
+// leads to no file or loops, a file without permission to read it. Read
+// lists no ban of such a file, with a note, as of a damaged one; a
+// listing that must not pass over it checks it first. The error names
+// the file.
+func Check(dir string) error {
+	path := filepath.Join(dir, bansFile)
+	f, err := os.Open(path)
+	switch {
+	case err == nil:
+		return f.Close()
+	case errors.Is(err, os.ErrNotExist):
+		if err := danglingLink(path); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		return nil
+	}
+	return err
 }
 
 // decodeBans decodes a ban list: a file of a known version, whole, or an

@@ -296,6 +296,11 @@ func TestBansDamaged(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, -1, false},
+		{"a dangling symbolic link", "", func(t *testing.T, path string) {
+			if err := os.Symlink("nowhere.json", path); err != nil {
+				t.Fatal(err)
+			}
+		}, -1, false},
 		{"a directory", "", func(t *testing.T, path string) {
 			if err := os.MkdirAll(filepath.Join(path, "x"), 0o755); err != nil {
 				t.Fatal(err)
@@ -481,5 +486,70 @@ func TestBanReasonsHaveNoControlCharacters(t *testing.T) {
 	defer s.Close()
 	if b, ok := s.Banned("127.0.0.3:18444"); !ok || strings.IndexFunc(b.Reason, unicode.IsControl) >= 0 || !strings.Contains(b.Reason, "fake") {
 		t.Errorf("a reason read from the file: %q (banned %v, notes %q)", b.Reason, ok, s.Recovered())
+	}
+}
+
+// TestBansDanglingLink: a ban list that is a symbolic link to no file is
+// not read as no list: Read and Open name the link and where it leads.
+func TestBansDanglingLink(t *testing.T) {
+	clock := newTestClock()
+	dir := t.TempDir()
+	openClock(t, dir, clock).Close()
+	path := filepath.Join(dir, "regtest", bansFile)
+	if err := os.Symlink("elsewhere/bans.json", path); err != nil {
+		t.Fatal(err)
+	}
+	want := bansFile + ": a symbolic link to elsewhere/bans.json, which leads to no file"
+	if _, notes := readList(filepath.Dir(path), clock.now); len(notes) != 1 || !strings.HasPrefix(notes[0], want) {
+		t.Errorf("Read: notes %q, want %q", notes, want)
+	}
+	if err := Check(filepath.Dir(path)); err == nil || err.Error() != path+": a symbolic link to elsewhere/bans.json, which leads to no file" {
+		t.Errorf("Check: %v", err)
+	}
+	s := openClock(t, dir, clock)
+	defer s.Close()
+	if notes := s.Recovered(); len(notes) != 1 || !strings.HasPrefix(notes[0], want) {
+		t.Errorf("Open: notes %q, want %q", notes, want)
+	}
+}
+
+// TestCheck: Check passes a list that is missing, sound or damaged (Read
+// says so), and names one that cannot be read.
+func TestCheck(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		setup func(t *testing.T, path string)
+		want  string // in the error; "" for none
+	}{
+		{"missing", func(*testing.T, string) {}, ""},
+		{"damaged", func(t *testing.T, path string) {
+			if err := os.WriteFile(path, []byte("garbage"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, ""},
+		{"a directory", func(t *testing.T, path string) {
+			if err := os.Mkdir(path, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}, ""},
+		{"a dangling link", func(t *testing.T, path string) {
+			if err := os.Symlink("gone", path); err != nil {
+				t.Fatal(err)
+			}
+		}, "bans.json: a symbolic link to gone, which leads to no file"},
+		{"a link to itself", func(t *testing.T, path string) {
+			if err := os.Symlink(bansFile, path); err != nil {
+				t.Fatal(err)
+			}
+		}, "bans.json: too many levels of symbolic links"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			tc.setup(t, filepath.Join(dir, bansFile))
+			err := Check(dir)
+			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+				t.Errorf("Check: %v, want %q", err, tc.want)
+			}
+		})
 	}
 }

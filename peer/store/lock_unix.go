@@ -10,7 +10,8 @@ import (
 )
 
 // lockFile takes an exclusive advisory lock (flock) on path, creating it,
-// without waiting. The lock lasts until the file is closed or the process
+// without waiting, and writes this process's id in it (a LockedError
+// names the holder so). The lock lasts until the file is closed or the process
 // ends, however it ends.
 func lockFile(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
@@ -18,12 +19,13 @@ func lockFile(path string) (*os.File, error) {
 		return nil, err
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
+		defer f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%w: %s", ErrLocked, path)
+			return nil, lockedBy(f, path)
 		}
 		return nil, fmt.Errorf("locking %s: %w", path, err)
 	}
+	writePID(f)
 	return f, nil
 }
 
@@ -36,9 +38,9 @@ func lockShared(path string) (*os.File, error) {
 		return nil, err
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
-		f.Close()
+		defer f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%w: %s", ErrLocked, path)
+			return nil, lockedBy(f, path)
 		}
 		return nil, fmt.Errorf("locking %s: %w", path, err)
 	}

@@ -2,9 +2,11 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/spvfilter/spvfilter/peer/peertest"
@@ -71,5 +73,27 @@ func mkdir(t *testing.T, dir string) {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestLockedNamesHolder: a store held is refused, to Open and to
+// ReadLock, with a LockedError that names the process holding it.
+func TestLockedNamesHolder(t *testing.T) {
+	d := t.TempDir()
+	held := openTest(t, d, Options{})
+	defer held.Close()
+	_, openErr := Open(d, regtest)
+	_, readErr := ReadLock(d, regtest)
+	for name, err := range map[string]error{"Open": openErr, "ReadLock": readErr} {
+		var le *LockedError
+		if !errors.Is(err, ErrLocked) || !errors.As(err, &le) {
+			t.Fatalf("%s: %v, want a LockedError", name, err)
+		}
+		if le.PID != os.Getpid() || le.Path != filepath.Join(d, "regtest", lockName) {
+			t.Errorf("%s: %+v, want process %d and the lock file", name, le, os.Getpid())
+		}
+		if want := fmt.Sprintf("(held by process %d)", os.Getpid()); !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %q lacks %q", name, err, want)
+		}
 	}
 }

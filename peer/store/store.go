@@ -34,7 +34,7 @@ const DefaultFilterCacheBytes = 256 << 20
 // Errors of Open, Chain and SaveChain; test with errors.Is.
 var (
 	// ErrLocked: another process (or another Store in this one) has the
-	// store open.
+	// store open; the error is a *LockedError naming the process.
 	ErrLocked = errors.New("store: in use by another process")
 	// ErrWrongNetwork: the directory holds another network's store, or
 	// a store of another format.
