@@ -183,6 +183,7 @@ func (v *verification) segment(ctx context.Context, j int, agreed []chainhash.Ha
 		v.keepLive() // without the peers too slow to wait for
 		h, groups := firstSplit(start, claims, c.settled)
 		if h < 0 {
+			v.noteOwn(start, prev, open, claims)
 			if open {
 				v.followOwn(start, end, prev, claims)
 			}
@@ -207,6 +208,9 @@ func (v *verification) stateSegment(ctx context.Context, j int, ms []*pool.Membe
 			own = v.prevOf(m, prev)
 		}
 		got, err := v.c.cfHeaders(ctx, m, start, min(end, v.reach[m]), own)
+		if _, ok := v.own[m]; ok && open {
+			err = ownContradiction(m, own, err)
+		}
 		if err == nil && v.reach[m] >= end && end%wire.CFCheckptInterval == 0 && len(v.cps[m]) > j {
 			err = offCheckpoint(m, start, end, own, got, v.cps[m][j])
 		}
