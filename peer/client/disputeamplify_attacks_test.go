@@ -44,7 +44,7 @@ func (l *prevLiar) lieCount() int {
 	return l.lies
 }
 
-// TestAttackPrevLiarForcesWholeChain: one liar among two honest peers
+// TestPrevLiarBannedOnOwnCheckpoint: one liar among two honest peers
 // states a false filter header before the new heights whenever the
 // client follows the tip (a tip plan, no checkpoints asked), and answers
 // honestly for a while after it sent its checkpoints. Its false header
@@ -54,7 +54,7 @@ func (l *prevLiar) lieCount() int {
 // contradict each other, and it is banned on them. A new block then
 // costs what it costs with three honest peers; the liar never buys the
 // whole chain again.
-func TestAttackPrevLiarForcesWholeChain(t *testing.T) {
+func TestPrevLiarBannedOnOwnCheckpoint(t *testing.T) {
 	for _, stored := range []bool{false, true} {
 		t.Run(fmt.Sprintf("stored=%v", stored), func(t *testing.T) { testPrevLiarForcesWholeChain(t, stored) })
 	}
