@@ -122,7 +122,7 @@ func TestConflictLiarContradictingOwnWordBanned(t *testing.T) {
 		switch {
 		case p.Address == liar && !p.Banned:
 			t.Errorf("the liar contradicting its own filter headers is not banned")
-		case p.Address == liar && !strings.Contains(p.Reason, "where its own filter hashes stated"):
+		case p.Address == liar && !strings.Contains(p.Reason, "before, by its own filter hashes"):
 			t.Errorf("the liar is banned for something else than its own contradiction: %s", p.Reason)
 		case p.Address != liar && p.Banned:
 			t.Errorf("honest peer %s banned: %s", p.Address, p.Reason)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/spvfilter/spvfilter/peer"
@@ -60,14 +61,10 @@ const (
 	maxFollowed = 100_000
 )
 
-// note keeps m's own filter headers of start, start+1, ... (those within
-// ownWindow below top, the highest height verified), and forgets its
-// older ones and those of blocks that left the chain.
-func (o *ownHeaders) note(m *pool.Member, start int32, headers []chainhash.Hash, top int32, hashAt func(int32) chainhash.Hash) {
-	low := top - ownWindow
-	if start+int32(len(headers))-1 <= low {
-		return
-	}
+// note keeps m's own filter headers of start, start+1, ..., and forgets
+// those of blocks that left the chain and those more than ownWindow below
+// the highest kept.
+func (o *ownHeaders) note(m *pool.Member, start int32, headers []chainhash.Hash, hashAt func(int32) chainhash.Hash) {
 	if o.peers == nil {
 		o.peers = map[*pool.Member]map[int32]ownHeader{}
 	}
@@ -76,13 +73,20 @@ func (o *ownHeaders) note(m *pool.Member, start int32, headers []chainhash.Hash,
 		w = map[int32]ownHeader{}
 		o.peers[m] = w
 	}
-	for i, h := range headers {
-		if height := start + int32(i); height > low {
-			w[height] = ownHeader{block: hashAt(height), header: h}
+	for i := max(0, len(headers)-ownWindow); i < len(headers); i++ {
+		height := start + int32(i)
+		w[height] = ownHeader{block: hashAt(height), header: headers[i]}
+	}
+	top := int32(-1)
+	for height, e := range w {
+		if e.block != hashAt(height) {
+			delete(w, height)
+		} else {
+			top = max(top, height)
 		}
 	}
-	for height, e := range w {
-		if height <= low || e.block != hashAt(height) {
+	for height := range w {
+		if height <= top-ownWindow {
 			delete(w, height)
 		}
 	}
@@ -111,6 +115,9 @@ func (o *ownHeaders) top(m *pool.Member, hashAt func(int32) chainhash.Hash) int3
 
 // follow keeps the verified filter headers of start, start+1, ... above
 // the first conflict (first): those of a verification that returned them.
+// Those kept below or above them stay if they join them (they hold the
+// same header where they meet), and are dropped otherwise: above a
+// conflict, a verification may return another side's filter headers.
 // Without a conflict it keeps none.
 func (o *ownHeaders) follow(first, start int32, headers []chainhash.Hash) {
 	if first < 0 {
@@ -118,19 +125,28 @@ func (o *ownHeaders) follow(first, start int32, headers []chainhash.Hash) {
 		return
 	}
 	if start < 0 {
-		headers, start = headers[-start:], 0
+		headers, start = headers[min(-start, int32(len(headers))):], 0
 	}
-	end := o.base + int32(len(o.chain))
-	switch {
-	case len(headers) == 0:
+	if len(headers) == 0 {
 		return
-	case len(o.chain) == 0 || start < o.base || start > end:
-		o.base, o.chain = start, append([]chainhash.Hash(nil), headers...)
-	default:
+	}
+	last := start + int32(len(headers)) - 1
+	end := o.base + int32(len(o.chain)) - 1 // the highest kept
+	below := len(o.chain) > 0 && o.base <= start && start <= end && o.chain[start-o.base] == headers[0]
+	above := len(o.chain) > 0 && o.base <= last && last < end && o.chain[last-o.base] == headers[len(headers)-1]
+	switch {
+	case below && !above:
 		o.chain = append(o.chain[:start-o.base], headers...)
+	case below:
+		// Inside what is kept, and the same.
+	case above:
+		o.chain = slices.Concat(headers, o.chain[last-o.base+1:])
+		o.base = start
+	default:
+		o.base, o.chain = start, slices.Clone(headers)
 	}
 	if n := len(o.chain); n > maxFollowed {
-		o.chain = append([]chainhash.Hash(nil), o.chain[n-maxFollowed:]...)
+		o.chain = slices.Clone(o.chain[n-maxFollowed:])
 		o.base += int32(n - maxFollowed)
 	}
 }
@@ -175,13 +191,14 @@ func (o *ownHeaders) keepOnly(ms []*pool.Member) {
 
 // ownPlan plans the verification of the range of v near the tip while a
 // conflict parts the peers' chains of filter headers (where tipPlan does
-// not apply), as the comment on ownHeaders describes: first is the
-// lowest height above the own filter headers kept of every peer that
-// reaches it, from which each is asked from its own filter header (held
-// in own), and the heights of the range below first are the verified
-// ones kept. ok is false when the case does not hold: a peer without its
-// own filter header there, more than tipWindow heights to ask, a range
-// starting below the first conflict, or words held (see
+// not apply), as the comment on ownHeaders describes. first is the
+// lowest height above the own filter headers kept of the peers that
+// reach the range: each peer that reaches first is asked from there,
+// from its own filter header before it (held in own), and the heights of
+// the range below first, which every such peer was compared on already,
+// are the verified ones kept. ok is false when the case does not hold: a
+// peer without its own filter header there, more than tipWindow heights
+// to ask, a range starting below the first conflict, or words held (see
 // placeWords).
 func (v *verification) ownPlan() (p segmentPlan, ok bool) {
 	c := v.c
@@ -191,7 +208,9 @@ func (v *verification) ownPlan() (p segmentPlan, ok bool) {
 	}
 	first := v.to + 1
 	for _, m := range v.ms {
-		first = min(first, c.owns.top(m, c.chain.Hash)+1)
+		if v.reach[m] >= v.from {
+			first = min(first, c.owns.top(m, c.chain.Hash)+1)
+		}
 	}
 	if first <= 0 || v.to-first+1 > tipWindow {
 		return segmentPlan{}, false
@@ -250,7 +269,7 @@ func (v *verification) noteOwn(start int32, prev chainhash.Hash, open bool, clai
 			if open {
 				p = v.prevOf(m, prev)
 			}
-			v.c.owns.note(m, start, headersFrom(p, cl.hashes), v.to, v.c.chain.Hash)
+			v.c.owns.note(m, start, headersFrom(p, cl.hashes), v.c.chain.Hash)
 		}
 	}
 }
@@ -263,6 +282,24 @@ func ownContradiction(m *pool.Member, own chainhash.Hash, err error) error {
 	if !errors.As(err, &pe) {
 		return err
 	}
-	return peerErr(m, "getcfheaders", fmt.Errorf("%w: it states filter header %v at height %d (block %v), where its own filter hashes stated %v before",
+	return peerErr(m, "getcfheaders", fmt.Errorf("%w: it states filter header %v at height %d (block %v), where it stated %v before, by its own filter hashes",
 		peer.ErrBadFilterHeader, pe.word.header, pe.word.height, pe.word.block, own))
+}
+
+// contradictsOwn returns the failure of the peer whose filter header
+// before the heights asked (err, see cfHeaders) is not its own filter
+// header kept there, of the same block (see ownHeaders): its own
+// contradiction, a proof, where the header it states would otherwise
+// only be disputed (see disputedPrev, unboundPrev). Nil otherwise.
+func (v *verification) contradictsOwn(err error) error {
+	var pe *prevHeaderError
+	if !errors.As(err, &pe) {
+		return nil
+	}
+	m, w := pe.word.m, pe.word
+	own, ok := v.c.owns.at(m, w.height, v.c.chain.Hash)
+	if !ok || own == w.header || w.block != v.c.chain.Hash(w.height) {
+		return nil
+	}
+	return &pool.Failure{Member: m, Err: ownContradiction(m, own, err)}
 }

@@ -73,6 +73,9 @@ func (v *verification) segmentHeaders(ctx context.Context, j int, agreed []chain
 	for {
 		v.asked = min(v.asked, from)
 		hashes, err := v.segment(ctx, j, agreed, from, prev)
+		if proof := v.contradictsOwn(err); proof != nil {
+			return nil, proof
+		}
 		if w, ok := v.disputedPrev(err, j, from); ok {
 			// No proof: the segment is verified again from its start
 			// with every peer, the peer's word held against its hashes
