@@ -130,3 +130,75 @@ func TestConflictLiarContradictingOwnWordBanned(t *testing.T) {
 		t.Logf("%s: banned %v %s", p.Address, p.Banned, p.Reason)
 	}
 }
+
+// TestConflictPeersAskedFromTheirOwnPoints: with an undecidable conflict
+// known, each peer is asked from the height where it was last compared:
+// a peer compared less far than the others (it lagged) is asked from its
+// own point, the others from theirs, all compared from there, and the
+// block costs a few heights more, not the chain from the conflict on. A
+// peer that joins has no own filter headers yet: the first block after
+// it costs the chain from the conflict's segment on, once; the next one
+// costs no more than before.
+func TestConflictPeersAskedFromTheirOwnPoints(t *testing.T) {
+	needFixture(t)
+	h := fx.height[fx.spendAlice.TxHash()]
+	honest := honestPeers(t, 2)
+	liar := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, peertest.ForgeFilter(t, fx.node, h, peertest.OutputsOnly)).Addr
+	c := connectWith(t, Config{Peers: append(honest, liar), Params: fx.node.Params, Timeout: 5 * time.Second})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cost := func(from, to int32) uint64 {
+		c.opMu.Lock()
+		defer c.opMu.Unlock()
+		b0 := c.pool.BytesReceived()
+		if err := c.verifyRange(ctx, from, to); err != nil {
+			t.Fatalf("verifying %d..%d: %v", from, to, err)
+		}
+		if c.conflicts.first(0) != h {
+			t.Fatalf("no conflict at %d", h)
+		}
+		return c.pool.BytesReceived() - b0
+	}
+	tip := fx.tip
+	cost(0, tip-6)
+	base := cost(tip-5, tip-5)
+	// The first honest peer lags: its own filter headers are kept up to
+	// tip-9 only.
+	c.opMu.Lock()
+	for _, m := range c.pool.Members() {
+		if m.Addr() == honest[0] {
+			for height := range c.owns.peers[m] {
+				if height > tip-9 {
+					delete(c.owns.peers[m], height)
+				}
+			}
+		}
+	}
+	c.opMu.Unlock()
+	lagged := cost(tip-4, tip-4)
+	joiner := honestPeers(t, 1)[0]
+	if err := c.AddPeer(ctx, joiner, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.SyncHeaders(ctx); err != nil {
+		t.Fatal(err)
+	}
+	joined := cost(tip-3, tip-3)
+	after := cost(tip-2, tip-2)
+	t.Logf("bytes a block with the conflict at %d known: %d; with a peer compared 5 blocks less far: %d; the first block after a peer joins: %d; the next: %d",
+		h, base, lagged, joined, after)
+	if lagged > 8*base {
+		t.Errorf("a block with a peer compared 5 blocks less far costs %d bytes, %.1fx the %d of a block", lagged, float64(lagged)/float64(base), base)
+	}
+	if after > 4*base {
+		t.Errorf("a block after a peer joined and was compared costs %d bytes, %.1fx the %d of a block before", after, float64(after)/float64(base), base)
+	}
+	for _, p := range c.Peers() {
+		if p.Banned {
+			t.Errorf("%s banned: %s", p.Address, p.Reason)
+		}
+	}
+	if len(c.pool.Serving(wire.SFNodeCF)) != 4 {
+		t.Errorf("%d peers serving, want 4", len(c.pool.Serving(wire.SFNodeCF)))
+	}
+}
