@@ -160,7 +160,8 @@ type Client struct {
 	// conflicts are the disagreements about filters their blocks could
 	// not decide.
 	conflicts conflicts
-	departed  departed // the blocks that left the chain lately
+	owns      ownHeaders // each peer's own filter headers near the tip (ownheaders.go)
+	departed  departed   // the blocks that left the chain lately
 	// ledger records what each peer was asked (ledger.go); it guards
 	// itself.
 	ledger *ledger

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -44,23 +45,25 @@ func (l *prevLiar) lieCount() int {
 	return l.lies
 }
 
-// TestAttackPrevLiarForcesWholeChain: one liar among two honest peers
-// states a false filter header before the new heights whenever the
-// client follows the tip (a tip plan, no checkpoints asked), and answers
-// honestly for a while after it sent its checkpoints. Its false header
-// is no proof yet (unboundPrev): nothing verified is given up, its word
-// is held, and the next verification, from the checkpoints, holds that
-// word against the checkpoint it sends then (holdToCheckpoints): they
-// contradict each other, and it is banned on them. A new block then
+// TestPrevLiarBannedOnOwnWord: one liar among two honest peers states a
+// false filter header before the new heights whenever the client follows
+// the tip (a tip plan, no checkpoints asked), and answers honestly for a
+// while after it sent its checkpoints. The client kept the filter header
+// its own filter hashes stated there when the heights below were
+// verified (see ownHeaders): the false one contradicts it, about the same
+// block, and the liar is banned on that proof at its first lie. (Without
+// its own word kept, its false header is no proof: its word is held, and
+// the next verification, from the checkpoints, holds it against the
+// checkpoint it sends then, see holdToCheckpoints.) A new block then
 // costs what it costs with three honest peers; the liar never buys the
 // whole chain again.
-func TestAttackPrevLiarForcesWholeChain(t *testing.T) {
+func TestPrevLiarBannedOnOwnWord(t *testing.T) {
 	for _, stored := range []bool{false, true} {
-		t.Run(fmt.Sprintf("stored=%v", stored), func(t *testing.T) { testPrevLiarForcesWholeChain(t, stored) })
+		t.Run(fmt.Sprintf("stored=%v", stored), func(t *testing.T) { testPrevLiarBanned(t, stored) })
 	}
 }
 
-func testPrevLiarForcesWholeChain(t *testing.T, stored bool) {
+func testPrevLiarBanned(t *testing.T, stored bool) {
 	needFixture(t)
 	tip := fx.tip
 	const window = 4 * time.Second
@@ -105,6 +108,9 @@ func testPrevLiarForcesWholeChain(t *testing.T, stored bool) {
 		if p.Address == liarAddr {
 			banned = p.Banned
 			t.Logf("liar: banned %v, reason %q", p.Banned, p.Reason)
+			if !p.Banned || !strings.Contains(p.Reason, "before, by its own filter hashes") {
+				t.Errorf("the liar is not banned on its own earlier filter headers: banned %v, %q", p.Banned, p.Reason)
+			}
 		}
 	}
 	for i := range steps {

@@ -25,31 +25,19 @@ func TestAttackUnsettledDisputeNextRun(t *testing.T) {
 	const h = 500
 	tip := fx.tip
 	var hangup atomic.Bool
-	var colluders []string
-	for range 2 {
-		forge := peertest.Forge(t, fx.node, h, func(height int32, _ *wire.MsgBlock) bool { return height == h }, peertest.EmptyFilter)
-		lie := func(m wire.Message) ([]wire.Message, bool) {
+	hangUp := func(forge peertest.LieFunc) peertest.LieFunc {
+		return func(m wire.Message) ([]wire.Message, bool) {
 			if _, ok := m.(*wire.MsgCFCheckpt); ok && hangup.Load() {
 				return nil, true
 			}
 			return forge(m)
 		}
-		colluders = append(colluders, peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, lie).Addr)
 	}
 	dir := t.TempDir()
-	c := connectWith(t, Config{Peers: colluders, Params: fx.node.Params, Timeout: 5 * time.Second, DataDir: dir})
+	s := colludersThenHonest(t, fx.node, Config{DataDir: dir}, h, tip-5, 0, hangUp)
+	c, honest := s.c, s.honest
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if err := c.verifyFilterHeaders(ctx, 0, tip-5); err != nil {
-		t.Fatal(err)
-	}
-	honest := honestPeers(t, 1)[0]
-	if err := c.AddPeer(ctx, honest, true); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.SyncHeaders(ctx); err != nil {
-		t.Fatal(err)
-	}
 	hangup.Store(true)
 	c.opMu.Lock()
 	err := c.verifyRange(ctx, tip-4, tip)

@@ -97,14 +97,14 @@ func (l *wordLiar) forges(h int32) bool {
 	return h >= 0 && (l.at < 0 && h < 1051 || h == l.at)
 }
 
-// TestAttackOwnWordLiarFailsScan: a liar serves a forged filter in
+// TestOwnWordLiarBannedOnBlockProof: a liar serves a forged filter in
 // each batch of filters it takes and, asked for its own word (ownWord),
 // states the forged filter's hash, with filter headers and a checkpoint
 // at 1000 that lead from it (ownCheckpoint). The forged filter is
 // checked against its block first (blockProof), which proves it false:
 // the liar is banned on that proof, and the scan, beside an honest peer,
 // succeeds.
-func TestAttackOwnWordLiarFailsScan(t *testing.T) {
+func TestOwnWordLiarBannedOnBlockProof(t *testing.T) {
 	needFixture(t)
 	if fx.tip < 1001 {
 		t.Fatalf("the fixture's tip %d: want 1001 at least", fx.tip)

@@ -32,7 +32,7 @@ func (l *wipeLiar) lie(m wire.Message) ([]wire.Message, bool) {
 	return []wire.Message{m}, false
 }
 
-// TestAttackLateLiarWipesStore: two honest peers verified and stored
+// TestLateLiarHangingUpKeepsStore: two honest peers verified and stored
 // every filter header in the data directory. A third peer claims the
 // last heights late and states a false filter header before them. The
 // late claim is verified again from there; the liar's false header is
@@ -40,7 +40,7 @@ func (l *wipeLiar) lie(m wire.Message) ([]wire.Message, bool) {
 // then hangs up when asked for its checkpoints: it is dropped, and the
 // verification goes on with the honest peers left. The filter headers
 // they agreed on stay on disk, every one.
-func TestAttackLateLiarWipesStore(t *testing.T) {
+func TestLateLiarHangingUpKeepsStore(t *testing.T) {
 	needFixture(t)
 	tip := fx.tip
 	cfg := Config{Peers: honestPeers(t, 2), Params: fx.node.Params, Timeout: 5 * time.Second, DataDir: t.TempDir()}

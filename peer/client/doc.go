@@ -68,7 +68,11 @@
 // so what it holds is found whichever side is right; and the peers of every
 // side are still asked: each states its own filter headers from the segment
 // where their checkpoints part, compared height by height, so a later lie
-// is caught as any other. A side none of whose peers serves the filter it
+// is caught as any other. Near the tip each is asked for the new heights
+// alone, from its own filter header where it was last compared, kept per
+// peer (see ownheaders.go): a conflict costs no more a block than
+// agreement, and a peer stating another header there contradicts itself,
+// a proof that bans it. A side none of whose peers serves the filter it
 // stated (a connection dropped, a stall) still stands: that proves
 // nothing, so the block is a conflict, scanned whole, rather than won by
 // the side that served; a peer failing so twice in a row is banned

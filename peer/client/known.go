@@ -29,6 +29,7 @@ func (c *Client) giveUpVerified(h int32) {
 		c.revisions.add(c.revised.Add(1), h+1)
 	}
 	c.mem.dropAbove(h)
+	c.owns.dropAbove(h)
 }
 
 // noteVerified records that the filter headers start..to (headers holds

@@ -7,9 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/btcsuite/btcd/wire"
-	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 
 // TestLateJoinerNotBannedOnAgreedHeader: two colluders, the only peers
@@ -32,28 +29,14 @@ func testLateJoiner(t *testing.T, stored bool) {
 	needFixture(t)
 	const h = 500
 	tip := fx.tip
-	var colluders []string
-	for range 2 {
-		forge := peertest.Forge(t, fx.node, h, func(height int32, _ *wire.MsgBlock) bool { return height == h }, peertest.EmptyFilter)
-		colluders = append(colluders, peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, forge).Addr)
-	}
-	cfg := Config{Peers: colluders, Params: fx.node.Params, Timeout: 5 * time.Second}
+	var cfg Config
 	if stored {
 		cfg.DataDir = t.TempDir()
 	}
-	c := connectWith(t, cfg)
+	s := colludersThenHonest(t, fx.node, cfg, h, tip-5, 0, nil)
+	c, colluders := s.c, s.addrs
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := c.verifyFilterHeaders(ctx, 0, tip-5); err != nil {
-		t.Fatal(err)
-	}
-	honest := honestPeers(t, 1)[0]
-	if err := c.AddPeer(ctx, honest, true); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.SyncHeaders(ctx); err != nil {
-		t.Fatal(err)
-	}
 	c.opMu.Lock()
 	err := c.verifyRange(ctx, tip-4, tip)
 	verifiedTo := c.verifiedTo

@@ -73,6 +73,9 @@ func (v *verification) segmentHeaders(ctx context.Context, j int, agreed []chain
 	for {
 		v.asked = min(v.asked, from)
 		hashes, err := v.segment(ctx, j, agreed, from, prev)
+		if proof := v.contradictsOwn(err); proof != nil {
+			return nil, proof
+		}
 		if w, ok := v.disputedPrev(err, j, from); ok {
 			// No proof: the segment is verified again from its start
 			// with every peer, the peer's word held against its hashes
@@ -183,6 +186,7 @@ func (v *verification) segment(ctx context.Context, j int, agreed []chainhash.Ha
 		v.keepLive() // without the peers too slow to wait for
 		h, groups := firstSplit(start, claims, c.settled)
 		if h < 0 {
+			v.noteOwn(start, prev, open, claims)
 			if open {
 				v.followOwn(start, end, prev, claims)
 			}
@@ -207,6 +211,9 @@ func (v *verification) stateSegment(ctx context.Context, j int, ms []*pool.Membe
 			own = v.prevOf(m, prev)
 		}
 		got, err := v.c.cfHeaders(ctx, m, start, min(end, v.reach[m]), own)
+		if _, ok := v.own[m]; ok && open {
+			err = ownContradiction(m, own, err)
+		}
 		if err == nil && v.reach[m] >= end && end%wire.CFCheckptInterval == 0 && len(v.cps[m]) > j {
 			err = offCheckpoint(m, start, end, own, got, v.cps[m][j])
 		}

@@ -204,3 +204,54 @@ func forgingColluders(t *testing.T, node *peertest.Node, script []byte) []string
 	}
 	return out
 }
+
+// colluders is a client whose only peers were two colluders while it
+// verified the filter headers up to below, joined by an honest peer since
+// (see colludersThenHonest).
+type colluders struct {
+	c      *Client
+	addrs  []string // the colluders'
+	honest string
+}
+
+// colludersThenHonest starts two proxies in front of node that forge the
+// filter of block h (peertest.EmptyFilter) and every filter header after
+// it, each answer passed through wrap when set (given the forger's); a
+// client of cfg (its Params and Timeout set if zero) with them alone
+// verifies the filter headers 0..below; node then mines more blocks, and
+// an honest proxy in front of node joins, with the headers synced.
+func colludersThenHonest(t *testing.T, node *peertest.Node, cfg Config, h, below int32, more int, wrap func(peertest.LieFunc) peertest.LieFunc) colluders {
+	t.Helper()
+	var out colluders
+	for range 2 {
+		lie := peertest.Forge(t, node, h, func(height int32, _ *wire.MsgBlock) bool { return height == h }, peertest.EmptyFilter)
+		if wrap != nil {
+			lie = wrap(lie)
+		}
+		out.addrs = append(out.addrs, peertest.NewLiar(t, node.P2PAddr, node.Params.Net, lie).Addr)
+	}
+	cfg.Peers = out.addrs
+	if cfg.Params == nil {
+		cfg.Params = node.Params
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 5 * time.Second
+	}
+	out.c = connectWith(t, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := out.c.verifyFilterHeaders(ctx, 0, below); err != nil {
+		t.Fatal(err)
+	}
+	if more > 0 {
+		node.Generate(t, more)
+	}
+	out.honest = peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil).Addr
+	if err := out.c.AddPeer(ctx, out.honest, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := out.c.SyncHeaders(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

@@ -347,12 +347,14 @@ func liarVerdict(t *testing.T, c *Client, liar *peertest.Liar, log *eventLog, st
 // TestFalsePreviousHeaderIsBlamed: of three peers following the tip,
 // one states a false filter header before every new height it is asked
 // for (its answers' previous filter header flipped, from height 111 on).
-// A previous header that differs from the verified one above the last
-// checkpoint proves nothing alone, so the heights from the checkpoint are
-// asked again of every peer: the liar, asked from the checkpoint's
-// header, states the true hashes, which contradict the header it stated,
-// and it is banned for that; the honest peers are not, and the blocks are
-// reported.
+// Its false header at 110 contradicts the one its own filter hashes
+// stated there when 110 was verified (see ownHeaders): it is banned on
+// that. (Without its own word kept, a previous header that differs from
+// the verified one above the last checkpoint proves nothing alone, and
+// the heights from the checkpoint are asked again of every peer: the
+// liar, asked from the checkpoint's header, states the true hashes, which
+// contradict the header it stated, and it is banned for that.) The
+// honest peers are not, and the blocks are reported.
 func TestFalsePreviousHeaderIsBlamed(t *testing.T) {
 	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
 	node.Generate(t, 110)

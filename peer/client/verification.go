@@ -44,6 +44,8 @@ type segmentPlan struct {
 	// start is the first height that the store or this life did not hold
 	// verified already.
 	start int32
+	// own, for ownPlan, is the first height the peers are asked for.
+	own int32
 }
 
 // covering returns the peers of v that stated checkpoint i.

@@ -53,22 +53,36 @@ func (c *Client) filterHeaders(ctx context.Context, log *scanLog, ms []*pool.Mem
 	if len(v.ms) == 0 {
 		return nil, ms, fmt.Errorf("client: %w: no peer offers compact filters for heights %d..%d", ErrNoPeers, from, to)
 	}
-	p, ok := v.tipPlan()
-	if !ok || v.heldBelow(p.first) {
-		var err error
-		if p, err = v.checkpointPlan(ctx); err != nil {
-			return nil, v.ms, v.keepLeftWords(err)
-		}
-	}
-	full, err := v.segments(ctx, p)
+	full, p, err := v.planned(ctx)
 	if err != nil {
 		return nil, v.ms, v.keepLeftWords(err)
 	}
 	headers, left, err := v.conclude(full, p.first, p.start)
 	if err == nil {
 		v.noteLeftOut()
+		c.owns.follow(c.conflicts.first(0), from-1, headers)
 	}
+	c.owns.keepOnly(c.pool.Members())
 	return headers, left, v.keepLeftWords(err)
+}
+
+// planned plans the verification of v (ownPlan, tipPlan, or else
+// checkpointPlan) and returns the filter headers of p.first-1..to it
+// verifies.
+func (v *verification) planned(ctx context.Context) ([]chainhash.Hash, segmentPlan, error) {
+	if p, ok := v.ownPlan(); ok {
+		full, err := v.ownSegments(ctx, p)
+		return full, p, err
+	}
+	p, ok := v.tipPlan()
+	if !ok || v.heldBelow(p.first) {
+		var err error
+		if p, err = v.checkpointPlan(ctx); err != nil {
+			return nil, p, err
+		}
+	}
+	full, err := v.segments(ctx, p)
+	return full, p, err
 }
 
 // noteLeftOut says, for the scan's result, which peers left the
