@@ -27,28 +27,28 @@ type round struct {
 	timer *time.Timer // at the next member due, if any
 }
 
-// answer is the outcome of the request to ms[i].
-type answer struct {
+// reply is the outcome of the request to ms[i]: its answer or error.
+type reply struct {
 	i   int
 	err error
 }
 
 // ask sends fn to every member at once, each under a context of its own
 // (cancelled when it is cut off); the answers come on the channel.
-func (r *round) ask(ctx context.Context, fn func(ctx context.Context, m *Member) error) <-chan answer {
-	answers := make(chan answer, len(r.ms))
+func (r *round) ask(ctx context.Context, fn func(ctx context.Context, m *Member) error) <-chan reply {
+	answers := make(chan reply, len(r.ms))
 	r.cancels = make([]context.CancelFunc, len(r.ms))
 	for i, m := range r.ms {
 		mctx, cancel := context.WithCancel(ctx)
 		r.cancels[i] = cancel
-		go func() { answers <- answer{i, fn(mctx, m)} }()
+		go func() { answers <- reply{i, fn(mctx, m)} }()
 	}
 	return answers
 }
 
 // collect waits for every answer, cutting off each member still silent
 // when it is due.
-func (r *round) collect(answers <-chan answer) {
+func (r *round) collect(answers <-chan reply) {
 	defer r.stopTimer()
 	for n := 0; n < len(r.ms); {
 		select {
@@ -65,7 +65,7 @@ func (r *round) collect(answers <-chan answer) {
 // take records an answer. The first success fixes the round's first
 // answer time and what each member may lag from then on: the waiting to
 // come does not add to the operation's own time.
-func (r *round) take(a answer) {
+func (r *round) take(a reply) {
 	r.answered[a.i], r.errs[a.i] = true, a.err
 	if r.cut[a.i] || a.err != nil && r.first == 0 {
 		return
