@@ -156,7 +156,8 @@ func (r *Rescan) Height() int32 {
 
 // Warnings returns the distinct warnings of the scans so far (a single
 // peer, banned peers, spend-only blocks): one of each kind, the latest,
-// with how many times it came (see rescanWarnings).
+// with how many times it came (see rescanWarnings). WarningKindOf tells
+// what each is about.
 func (r *Rescan) Warnings() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
