@@ -369,6 +369,13 @@ func (p *Pool) Known() ([]addrbook.Known, error) {
 	return p.book.Known()
 }
 
+// learn takes addresses a member gossiped into the address book.
+func (p *Pool) learn(addrs []*wire.NetAddressV2, src string) {
+	if p.book != nil {
+		p.book.Add(addrs, src)
+	}
+}
+
 func (p *Pool) logf(format string, args ...any) {
 	if p.cfg.Log != nil {
 		fmt.Fprintf(p.cfg.Log, format+"\n", args...)
