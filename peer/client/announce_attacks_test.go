@@ -235,7 +235,7 @@ func TestSilentFilterHeaderPeerNotCompared(t *testing.T) {
 			t.Errorf("the peer that stated no filter header is marked compared: %+v", st)
 		}
 	}
-	onOne := slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "rests on one peer") })
+	onOne := hasKind(res.Warnings, WarningOnePeer)
 	for _, o := range res.OnePeer {
 		onOne = onOne || o.Peer == honest && o.From <= fx.tip && fx.tip <= o.To
 	}

@@ -215,7 +215,12 @@ func (c *Client) heldByOne(height int32) bool {
 // noPeers builds the error of an operation that ran out of peers: with one
 // peer, that peer's own error; with several, all of them.
 func (c *Client) noPeers(op string) error {
-	errs := c.pool.Failed()
+	var errs []error
+	for _, m := range c.pool.Members() {
+		if err := c.pool.Status(m).Err; err != nil {
+			errs = append(errs, err)
+		}
+	}
 	switch len(errs) {
 	case 0:
 		return fmt.Errorf("client: %s: %w", op, ErrNoPeers)

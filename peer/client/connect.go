@@ -8,7 +8,6 @@ import (
 
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/peer"
-	"github.com/spvfilter/spvfilter/peer/addrbook"
 	"github.com/spvfilter/spvfilter/peer/chain"
 	"github.com/spvfilter/spvfilter/peer/pool"
 	"github.com/spvfilter/spvfilter/peer/store"
@@ -146,15 +145,6 @@ func (c *Client) Close() error {
 		err := errors.Join(c.ledger.save(c.st.Dir(), c.cfg.Params.Name, true), c.st.Close())
 		c.st = nil
 		return err
-	}
-	return nil
-}
-
-// onionWithoutProxy refuses an onion address for a client that dials
-// without a proxy or a dialer: it would be looked up in the DNS.
-func onionWithoutProxy(addr string) error {
-	if addrbook.IsOnion(addr) {
-		return fmt.Errorf("client: peer %s: an onion address needs a proxy (Config.Proxy, such as Tor's socks5://127.0.0.1:9050) or Config.Dialer", addr)
 	}
 	return nil
 }

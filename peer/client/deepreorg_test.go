@@ -213,7 +213,7 @@ func TestDeepReorgBetweenRuns(t *testing.T) {
 				final[m.Txid] = m.Height
 			}
 			checkOnChain(t, r.node, final)
-			if len(res.Disconnected) != int(depth) || !hasWarning(res.Warnings, fmt.Sprintf("%d block(s) above height %d left it", depth, r.fork)) {
+			if len(res.Disconnected) != int(depth) || !hasKind(res.Warnings, WarningReorganized, fmt.Sprintf("%d block(s) above height %d left it", depth, r.fork)) {
 				t.Errorf("%d disconnected, warnings %q; want %d above %d", len(res.Disconnected), res.Warnings, depth, r.fork)
 			}
 			if !slices.Equal(res.Disconnected, old) {

@@ -80,13 +80,13 @@ func TestFastLiarBuysNoTrust(t *testing.T) {
 					return // caught after all: nothing rests on them
 				}
 			}
-			if len(liars) == 1 && !hasWarning(res.Warnings, "rest on one peer", liars[0]) && !hasWarning(res.Warnings, "rests on one peer", liars[0]) {
+			if len(liars) == 1 && !hasKind(res.Warnings, WarningOnePeer, liars[0]) {
 				t.Errorf("the result rests on the liar %s alone but does not say so: warnings %q", liars[0], res.Warnings)
 			}
-			if !hasWarning(res.Warnings, append([]string{"not cross-checked with " + honest, "rest on the peers left"}, liars...)...) {
+			if !hasKind(res.Warnings, WarningNotCrossChecked, append([]string{honest}, liars...)...) {
 				t.Errorf("warnings %q do not say that the result was not cross-checked with the honest peer %s, and rests on the peers left %v", res.Warnings, honest, liars)
 			}
-			if !hasWarning(res.Warnings, honest, "too slow") {
+			if !hasKind(res.Warnings, WarningSlowPeer, honest) {
 				t.Errorf("warnings %q do not name the honest peer left out as too slow", res.Warnings)
 			}
 		})

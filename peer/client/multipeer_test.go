@@ -72,7 +72,7 @@ func TestConsistentLiarIsCaught(t *testing.T) {
 				if st := status(t, res, peers[map[bool]int{true: 1, false: 0}[liarFirst]]); st.Banned || st.Reason != "" {
 					t.Errorf("honest peer: %+v", st)
 				}
-				if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "banned") }) {
+				if !hasKind(res.Warnings, WarningBanned) {
 					t.Errorf("warnings %q do not name the banned peer", res.Warnings)
 				}
 			})
@@ -89,7 +89,7 @@ func TestOnePeerIsOnlyAsGoodAsThePeer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "rests on one peer") }) {
+	if !hasKind(res.Warnings, WarningOnePeer) {
 		t.Fatalf("warnings %q", res.Warnings)
 	}
 }

@@ -253,7 +253,7 @@ func TestLiarAtCheckpointBoundary(t *testing.T) {
 			left := !hs.Banned && hs.Reason != ""
 			if left {
 				t.Logf("the honest node was left out: %s", hs.Reason)
-				named = named || hasWarning(res.Warnings, "rests on one peer, "+liar+":")
+				named = named || hasKind(res.Warnings, WarningOnePeer, liar)
 			} else if tt.slow {
 				t.Fatalf("premise: the slow honest node was not left out: %+v", hs)
 			}
@@ -282,7 +282,7 @@ func TestOnePeerResultNamesIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !hasWarning(res.Warnings, "rests on one peer, "+node.P2PAddr+":") {
+	if !hasKind(res.Warnings, WarningOnePeer, node.P2PAddr) {
 		t.Errorf("warnings %q: none says the result rests on %s", res.Warnings, node.P2PAddr)
 	}
 }

@@ -52,6 +52,15 @@ func (c *Client) AddPeer(ctx context.Context, addr string, permanent bool) error
 	return nil
 }
 
+// onionWithoutProxy refuses an onion address for a client that dials
+// without a proxy or a dialer: it would be looked up in the DNS.
+func onionWithoutProxy(addr string) error {
+	if addrbook.IsOnion(addr) {
+		return fmt.Errorf("client: peer %s: an onion address needs a proxy (Config.Proxy, such as Tor's socks5://127.0.0.1:9050) or Config.Dialer", addr)
+	}
+	return nil
+}
+
 // RemovePeer disconnects the peer at addr and forgets it: it is not used
 // or dialled again (unless added again). Its bytes still count in
 // BytesReceived.

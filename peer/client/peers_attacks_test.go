@@ -79,7 +79,7 @@ func TestSamePeerTwiceIsOnePeer(t *testing.T) {
 			if hasMatch(res, fx.fundAlice.TxHash()) {
 				t.Fatal("the payment was found: the liar did not lie")
 			}
-			if !hasWarning(res.Warnings, "one peer") {
+			if !hasKind(res.Warnings, WarningOnePeer) {
 				t.Errorf("one node under two addresses: the payment at %d is missing and no warning says the result rests on one peer (peers %+v, warnings %q)",
 					hFund, res.Peers, res.Warnings)
 			}

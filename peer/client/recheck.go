@@ -1,10 +1,8 @@
 package client
 
 import (
-	"fmt"
 	"math"
 	"slices"
-	"sync"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
@@ -185,73 +183,4 @@ func restsOn(unsure []OnePeer, h int32) string {
 		}
 	}
 	return peer
-}
-
-// revisionLog keeps, for the last maxRevisions times the client gave up
-// filter headers verified (Client.revised), the lowest height given up,
-// so that a rescan learns whether a revision reached below the blocks it
-// remembers (see Rescan.forgotten).
-type revisionLog struct {
-	mu   sync.Mutex
-	last []revision // oldest first
-}
-
-// revision is the n-th time filter headers were given up, from from on.
-type revision struct {
-	n    uint64
-	from int32
-}
-
-// maxRevisions bounds revisionLog.
-const maxRevisions = 64
-
-// add records that the n-th revision gave up the heights from from on.
-func (l *revisionLog) add(n uint64, from int32) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if len(l.last) == maxRevisions {
-		l.last = slices.Delete(l.last, 0, 1)
-	}
-	l.last = append(l.last, revision{n, from})
-}
-
-// lowestSince returns the lowest height given up by the revisions after
-// the seen-th up to now (math.MaxInt32 if none), and whether the log
-// still holds them all.
-func (l *revisionLog) lowestSince(seen, now uint64) (int32, bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	low, held := int32(math.MaxInt32), uint64(0)
-	for _, r := range l.last {
-		if r.n > seen && r.n <= now {
-			low = min(low, r.from)
-			held++
-		}
-	}
-	return low, held == now-seen
-}
-
-// forgotten warns of filter headers given up since the revision seen (up
-// to now) below the blocks r remembers, down to the lowest it forgot
-// (forgotFrom): those blocks were reported against filter headers since
-// verified anew, maybe to other values, and cannot be scanned again.
-// Called with r.mu held.
-func (r *Rescan) forgotten(seen, now uint64) {
-	if r.forgotFrom < 0 || seen == now {
-		return
-	}
-	low, all := r.c.revisions.lowestSince(seen, now)
-	if !all {
-		low = r.forgotFrom // some revisions are no longer known: any may have reached it
-	}
-	if low >= r.base {
-		return
-	}
-	from := max(low, r.forgotFrom)
-	w := fmt.Sprintf("filter headers from height %d were verified anew (a peer's later word may have proved those first verified false), "+
-		"below the last %d blocks this rescan remembers: the blocks it reported at heights %d-%d were not scanned again; "+
-		"rescan them to find what their first filters may have hidden", from, maxReorgDepth, from, r.base-1)
-	if r.warnings.add(w) {
-		r.c.logf("rescan: %s", w)
-	}
 }

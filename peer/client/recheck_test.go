@@ -215,7 +215,7 @@ func TestRevisionBelowMemoryWarned(t *testing.T) {
 		c.giveUpVerified(h)
 	}
 	warned := func() []string {
-		return slices.DeleteFunc(r.Warnings(), func(w string) bool { return !strings.Contains(w, "verified anew") })
+		return slices.DeleteFunc(r.Warnings(), func(w string) bool { return WarningKindOf(w) != WarningRevised })
 	}
 	giveUp(1020)
 	r.revisedFrom()

@@ -156,7 +156,8 @@ func (r *Rescan) Height() int32 {
 
 // Warnings returns the distinct warnings of the scans so far (a single
 // peer, banned peers, spend-only blocks): one of each kind, the latest,
-// with how many times it came (see rescanWarnings).
+// with how many times it came (see rescanWarnings). WarningKindOf tells
+// what each is about.
 func (r *Rescan) Warnings() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -641,6 +642,31 @@ func (r *Rescan) connected(e Event, items int, filter chainhash.Hash, ms []Match
 		}
 	}
 	r.next = e.Height + 1
+}
+
+// forgotten warns of filter headers given up since the revision seen (up
+// to now) below the blocks r remembers, down to the lowest it forgot
+// (forgotFrom): those blocks were reported against filter headers since
+// verified anew, maybe to other values, and cannot be scanned again.
+// Called with r.mu held.
+func (r *Rescan) forgotten(seen, now uint64) {
+	if r.forgotFrom < 0 || seen == now {
+		return
+	}
+	low, all := r.c.revisions.lowestSince(seen, now)
+	if !all {
+		low = r.forgotFrom // some revisions are no longer known: any may have reached it
+	}
+	if low >= r.base {
+		return
+	}
+	from := max(low, r.forgotFrom)
+	w := fmt.Sprintf("filter headers from height %d were verified anew (a peer's later word may have proved those first verified false), "+
+		"below the last %d blocks this rescan remembers: the blocks it reported at heights %d-%d were not scanned again; "+
+		"rescan them to find what their first filters may have hidden", from, maxReorgDepth, from, r.base-1)
+	if r.warnings.add(w) {
+		r.c.logf("rescan: %s", w)
+	}
 }
 
 // revisedFrom returns the lowest height reported whose block was scanned

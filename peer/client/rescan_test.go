@@ -434,7 +434,7 @@ func TestFollowWaitForPeerNamesIt(t *testing.T) {
 	}()
 	defer func() { <-paused }()
 	named := func() bool {
-		return slices.ContainsFunc(r.Warnings(), func(w string) bool { return strings.Contains(w, "waiting since") && strings.Contains(w, proxy.Addr) })
+		return hasKind(r.Warnings(), WarningWaiting, proxy.Addr)
 	}
 	start := time.Now()
 	for end := start.Add(10 * time.Second); !named() && time.Now().Before(end); {

@@ -93,7 +93,8 @@ type ScanResult struct {
 	// cost and whether they met it (Config.PrivacyTarget); nil without.
 	Cover *CoverCost
 	// Warnings are what may make the result incomplete or less
-	// trustworthy than it looks, such as resting on one unverified peer.
+	// trustworthy than it looks, such as resting on one unverified peer:
+	// written for people; WarningKindOf tells what each is about.
 	Warnings []string
 
 	// headers are those of the blocks From..To scanned, and

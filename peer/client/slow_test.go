@@ -42,10 +42,10 @@ func TestSlowPeerWithinBudget(t *testing.T) {
 	if limit := 3*clean + 2*hold + scheduling; took > limit {
 		t.Errorf("the scan took %v, over three times the clean scan's %v, the hold of two operations (%v each) and %v of scheduling", took, clean, hold, scheduling)
 	}
-	if !hasWarning(res.Warnings, slow.Addr, "too slow", "its budget") {
+	if !hasKind(res.Warnings, WarningSlowPeer, slow.Addr, "its budget") {
 		t.Errorf("warnings %q: want the slow peer named, left out for its budget", res.Warnings)
 	}
-	if hasWarning(res.Warnings, "one peer") {
+	if hasKind(res.Warnings, WarningOnePeer) {
 		t.Errorf("warnings %q: the two fast peers were compared", res.Warnings)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/peer"
 	"github.com/spvfilter/spvfilter/peer/addrbook"
 )
@@ -136,13 +135,6 @@ func (d *bookDial) warning() string {
 	}
 	return fmt.Sprintf("discovery: %d address(es) from the address book, DNS seeds or gossip tried, %d connected, %d did not answer within the %v connect deadline (%v spent)",
 		d.tried, d.connected, d.silent, d.p.connectDeadline(), d.took.Round(time.Millisecond))
-}
-
-// learn takes addresses a member gossiped into the address book.
-func (p *Pool) learn(addrs []*wire.NetAddressV2, src string) {
-	if p.book != nil {
-		p.book.Add(addrs, src)
-	}
 }
 
 // discover dials up to want more members from the address book, asking

@@ -2,9 +2,8 @@ package pool
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"math/rand/v2"
-	"slices"
 	"time"
 )
 
@@ -67,64 +66,166 @@ func (p *Pool) dropSlow(b *Budget, m *Member, bound time.Duration) {
 	p.dropLocked(m, err)
 }
 
-// slowFactor is how many times slower than the fastest member a member's
-// answers must be, and slowFloor how slow at least, for it to be ranked
-// down: it is still asked to compare (its word counts as any other's), but
-// bulk downloads go to the faster members.
-const (
-	slowFactor = 4
-	slowFloor  = 50 * time.Millisecond
-)
-
-// Slow returns the members of ms whose answers, by their latency so far,
-// take over slowFactor times the fastest member's and at least slowFloor.
-func (p *Pool) Slow(ms []*Member) map[*Member]bool {
-	lat := make(map[*Member]time.Duration, len(ms))
-	fastest := time.Duration(0)
-	for _, m := range ms {
-		l := p.latency(m)
-		lat[m] = l
-		if l > 0 && (fastest == 0 || l < fastest) {
-			fastest = l
-		}
-	}
-	slow := map[*Member]bool{}
-	for _, m := range ms {
-		if fastest > 0 && lat[m] > slowFactor*fastest && lat[m] >= slowFloor {
-			slow[m] = true
-			p.logf("%s answers in %v against %v for the fastest peer: bulk downloads go to faster peers", m.addr, lat[m], fastest)
-		}
-	}
-	return slow
+// round is one call of Each: the members asked, which have answered and
+// how, and which were cut off as too slow.
+type round struct {
+	p       *Pool
+	b       *Budget
+	ms      []*Member
+	start   time.Time
+	cancels []context.CancelFunc
+	// first is the first answer's time, once it came; allow, from then,
+	// what each member may still lag (its budget left).
+	first    time.Duration
+	allow    []time.Duration
+	errs     []error
+	answered []bool
+	cut      []bool
+	// bound is, for a member cut off at the end of the grace rather than
+	// of its budget, when (zero otherwise).
+	bound []time.Duration
+	timer *time.Timer // at the next member due, if any
 }
 
-// latency returns m's answer time so far (0 unmeasured or unconnected).
-func (p *Pool) latency(m *Member) time.Duration {
-	if c := p.Conn(m); c != nil {
-		return c.Latency()
-	}
-	return 0
+// reply is the outcome of the request to ms[i]: its answer or error.
+type reply struct {
+	i   int
+	err error
 }
 
-// Fastest returns the member of ms with the lowest latency so far (the
-// first of those not measured yet).
-func (p *Pool) Fastest(ms []*Member) *Member {
-	best, bestLat := ms[0], time.Duration(-1)
-	for _, m := range ms {
-		l := p.latency(m)
-		if bestLat < 0 || l < bestLat {
-			best, bestLat = m, l
+// ask sends fn to every member at once, each under a context of its own
+// (cancelled when it is cut off); the answers come on the channel.
+func (r *round) ask(ctx context.Context, fn func(ctx context.Context, m *Member) error) <-chan reply {
+	answers := make(chan reply, len(r.ms))
+	r.cancels = make([]context.CancelFunc, len(r.ms))
+	for i, m := range r.ms {
+		mctx, cancel := context.WithCancel(ctx)
+		r.cancels[i] = cancel
+		go func() { answers <- reply{i, fn(mctx, m)} }()
+	}
+	return answers
+}
+
+// collect waits for every answer, cutting off each member still silent
+// when it is due.
+func (r *round) collect(answers <-chan reply) {
+	defer r.stopTimer()
+	for n := 0; n < len(r.ms); {
+		select {
+		case a := <-answers:
+			n++
+			r.take(a)
+		case <-r.wake():
+			r.cutDue()
+		}
+		r.rearm()
+	}
+}
+
+// take records an answer. The first success fixes the round's first
+// answer time and what each member may lag from then on: the waiting to
+// come does not add to the operation's own time.
+func (r *round) take(a reply) {
+	r.answered[a.i], r.errs[a.i] = true, a.err
+	if r.cut[a.i] || a.err != nil && r.first == 0 {
+		return
+	}
+	took := time.Since(r.start)
+	if r.first == 0 {
+		r.first = max(took, 1)
+		for i, m := range r.ms {
+			r.allow[i] = r.b.left(m, r.p.hold())
 		}
 	}
-	return best
+	if a.err == nil {
+		r.b.answered(r.ms[a.i], took, took-r.first)
+	}
 }
 
-// PickFast returns a member of ms chosen at random, leaving out the slow
-// ones (see Slow) unless all are.
-func (p *Pool) PickFast(ms []*Member) *Member {
-	slow := p.Slow(ms)
-	if fast := slices.DeleteFunc(slices.Clone(ms), func(m *Member) bool { return slow[m] }); len(fast) > 0 {
-		ms = fast
+// waiting reports whether member i has neither answered nor been cut off.
+func (r *round) waiting(i int) bool { return !r.answered[i] && !r.cut[i] }
+
+// due returns when member i is cut off if it has not answered, from the
+// round's start, and whether for its budget: at the end of the grace, or
+// sooner once its budget is spent (see Each).
+func (r *round) due(i int) (at time.Duration, budget bool) {
+	at = r.first + r.p.grace(r.first)
+	if a := r.first + max(0, r.allow[i]); a < at {
+		at, budget = a, true
 	}
-	return ms[rand.IntN(len(ms))]
+	return at, budget
+}
+
+// cutDue cuts off the members due by now: their lag counts in their
+// budget, and their requests are cancelled.
+func (r *round) cutDue() {
+	now := time.Since(r.start)
+	for i := range r.ms {
+		if at, budget := r.due(i); r.waiting(i) && at <= now {
+			r.cut[i] = true
+			if !budget {
+				r.bound[i] = at
+			}
+			r.b.answered(r.ms[i], now, now-r.first)
+			r.cancels[i]()
+		}
+	}
+}
+
+// rearm sets the timer to the next member due, once a first answer came.
+func (r *round) rearm() {
+	r.stopTimer()
+	if r.first == 0 {
+		return
+	}
+	next := time.Duration(-1)
+	for i := range r.ms {
+		if at, _ := r.due(i); r.waiting(i) && (next < 0 || at < next) {
+			next = at
+		}
+	}
+	if next >= 0 {
+		r.timer = time.NewTimer(next - time.Since(r.start))
+	}
+}
+
+// wake returns the timer's channel, nil (never ready) without a timer.
+func (r *round) wake() <-chan time.Time {
+	if r.timer == nil {
+		return nil
+	}
+	return r.timer.C
+}
+
+func (r *round) stopTimer() {
+	if r.timer != nil {
+		r.timer.Stop()
+		r.timer = nil
+	}
+}
+
+// end records the round in the budget, releases the requests' contexts,
+// and drops the members cut off as too slow (their cancelled requests
+// are no failures), unless the caller's context ended.
+func (r *round) end(ctx context.Context) {
+	if r.first > 0 {
+		r.b.addRound(r.first, time.Since(r.start)-r.first)
+	}
+	for i, m := range r.ms {
+		r.cancels[i]()
+		if r.cut[i] && ctx.Err() == nil && errors.Is(r.errs[i], context.Canceled) {
+			r.p.dropSlow(r.b, m, r.bound[i])
+			r.errs[i] = nil
+		}
+	}
+}
+
+// failure returns the first member's failure, in the order of ms, or nil.
+func (r *round) failure() error {
+	for i, err := range r.errs {
+		if err != nil {
+			return &Failure{Member: r.ms[i], Err: err}
+		}
+	}
+	return nil
 }

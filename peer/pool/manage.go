@@ -70,8 +70,7 @@ func (p *Pool) memberErr(m *Member) error {
 }
 
 // Remove disconnects addr's member and forgets it: it is not dialled
-// again (unless Added again). Its bytes still count in BytesReceived and
-// BytesSent.
+// again (unless Added again). Its bytes still count in BytesReceived.
 func (p *Pool) Remove(addr string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()

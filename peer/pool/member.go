@@ -60,7 +60,9 @@ func (m *Member) retire() {
 
 // Status is what the pool knows of a member.
 type Status struct {
-	Addr      string
+	// Addr is the member's host:port (Member.Addr).
+	Addr string
+	// UserAgent is what the node's handshake named it, empty before one.
 	UserAgent string
 	// Services are the services the member advertised, as btcd names
 	// them.

@@ -235,20 +235,6 @@ func (p *Pool) bytes() (received, sent uint64) {
 	return received, sent
 }
 
-// Failed returns the errors of the members dropped, banned or not
-// reached: why they are not asked.
-func (p *Pool) Failed() []error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var errs []error
-	for _, m := range p.members {
-		if m.err != nil {
-			errs = append(errs, m.err)
-		}
-	}
-	return errs
-}
-
 // TakeNotes returns, and forgets, the warnings the pool left for the
 // next result: a discovery whose addresses failed it, a user's peer used
 // despite a ban without proof.
@@ -381,6 +367,13 @@ func (p *Pool) Known() ([]addrbook.Known, error) {
 		return nil, nil
 	}
 	return p.book.Known()
+}
+
+// learn takes addresses a member gossiped into the address book.
+func (p *Pool) learn(addrs []*wire.NetAddressV2, src string) {
+	if p.book != nil {
+		p.book.Add(addrs, src)
+	}
 }
 
 func (p *Pool) logf(format string, args ...any) {
