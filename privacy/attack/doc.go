@@ -69,8 +69,9 @@
 // positives. Three hypotheses are weighed, each integrating the unknown
 // sizes over their priors:
 //
-//   - one wallet of N candidates: s = N + Poisson(μ), and each session's
-//     own matches a or b are chance, Poisson(F-μ), or (with probability
+//   - one wallet of N candidates, N of the size prior's nonempty part
+//     (sessions of no wallet are not one wallet's): s = N + Poisson(μ),
+//     and each session's own matches a or b are chance, Poisson(F-μ), or (with probability
 //     g, the growth) chance plus what the wallet gained or lost between
 //     the sessions, a part of at least one candidate, ln(1+part) uniform
 //     up to ln(2+2N) (near: a wallet that grew, or one whose sessions

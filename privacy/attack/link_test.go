@@ -587,3 +587,38 @@ func TestPayeeSizeTiesWholePayments(t *testing.T) {
 		}
 	}
 }
+
+// TestNoWalletPairsBelowPrior: two sessions whose filters match only what
+// chance gives (sessions of no wallet, which the size prior's empty share
+// stands for) are not one wallet's more than the prior says, whether they
+// share nothing or what chance gives: one wallet of their sessions has a
+// candidate. Weighing "one wallet" with an empty wallet instead made
+// every such pair 1/e times as likely one wallet as its prior (e the
+// empty share), and the thousands of them inflated the fitted prior of
+// one wallet.
+func TestNoWalletPairsBelowPrior(t *testing.T) {
+	const universe = 100_000
+	prior := newSizePrior(universe)
+	prior.empty, prior.mu, prior.sigma = 0.2, math.Log1p(50), 1.2
+	prior.zero, _, _ = poissonIntegral(0, -1, prior.weight(0), 0, prior.span)
+	session := func(matched, chance float64) *linkSession {
+		s := &linkSession{matched: matched, chance: chance, rho: chance / universe}
+		s.logAny = prior.anySize(s.matched, s.chance)
+		return s
+	}
+	for _, tc := range []struct {
+		name   string
+		x, y   *linkSession
+		shared uint64
+		both   float64
+	}{
+		{"sharing none", session(60, 60), session(80, 80), 0, 0.05},
+		{"sharing what chance gives", session(1000, 1000), session(900, 900), 9, 9},
+	} {
+		ev := prior.evidence(tc.x, tc.y, tc.shared, tc.both)
+		q := startParams(0.02)
+		if p := q.posterior(&ev)[sameWallet]; p > q.priors[sameWallet] {
+			t.Errorf("%s: P(one wallet) %.4g above the prior %g (likelihoods %v)", tc.name, p, q.priors[sameWallet], q.logLikes(&ev))
+		}
+	}
+}

@@ -158,11 +158,6 @@ func (p *sizePrior) someSize(k, base, from float64) float64 {
 	return l
 }
 
-// anySizeZero is anySize at a count of zero.
-func (p *sizePrior) anySizeZero(base float64) float64 {
-	return logAddExp(math.Log(p.empty)-base, math.Log1p(-p.empty)+p.zero-base)
-}
-
 // The laws of what a wallet gains or loses between two sessions, as a
 // multiple of what they share (see grownPart): near, up to twice it (a
 // wallet whose earlier session held at least half its addresses); far, up
@@ -310,10 +305,13 @@ func (p *sizePrior) evidence(sx, sy *linkSession, shared uint64, both float64) p
 	if shared == 0 {
 		// The sessions' own terms were computed once, at their own chance
 		// (both is at most a few here). A payment shares at least one
-		// address, so it cannot share none.
+		// address, so it cannot share none; nor can one wallet, unless
+		// its candidates all missed (a wallet has one: sessions of no
+		// wallet, the size prior's empty share, are of no wallet
+		// together).
 		ev := pairEvidence{both: both, chance: both + cross, directed: true}
 		ev.ifSame = both + (sx.exposed+sy.exposed)/2
-		ev.same = p.anySizeZero(both)
+		ev.same = p.zero - both
 		ev.other = logNegBinomial(0, ev.chance, ev.chance+spread)
 		for i := range ev.pay {
 			ev.pay[i] = math.Inf(-1)
@@ -400,7 +398,7 @@ func (p *sizePrior) weigh(members []*linkSession, shared uint64, both, cross, sp
 	s := float64(shared)
 	ev := pairEvidence{shared: shared, both: both, chance: both + cross}
 	common := math.Max(s-both, 0)
-	ev.same = p.anySize(s, both)
+	ev.same = p.someSize(s, both, 0)
 	ev.other = logNegBinomial(s, ev.chance, ev.chance+spread)
 	ev.pay = paymentTerms(s, ev.chance, ev.chance+spread)
 	for _, m := range members {

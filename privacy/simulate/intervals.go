@@ -306,6 +306,14 @@ func holdingClaims(claims []probClaim) []bool {
 	for i, c := range claims {
 		g := groups[key(c.p)]
 		lo, hi := Wilson(g.right, g.n)
+		// A group all right (none right) has a rate interval reaching 1
+		// (0), which the formula's rounding may miss by an ulp.
+		if g.right == g.n {
+			hi = 1
+		}
+		if g.right == 0 {
+			lo = 0
+		}
 		m := logit(g.sumP / float64(g.n))
 		from, to := shiftOdds(c.p, lo, m), shiftOdds(c.p, hi, m)
 		out[i] = c.low-1e-12 <= to && from <= c.high+1e-12
