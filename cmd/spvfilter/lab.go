@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -348,10 +347,7 @@ func servingPeers(peers []client.PeerStatus) []string {
 
 // labInterrupted names an interruption as such.
 func labInterrupted(ctx context.Context, err error) error {
-	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
-		return errors.New("lab interrupted")
-	}
-	return err
+	return interruptedBy(ctx, err, "lab")
 }
 
 // labJSON is the output of lab --json.

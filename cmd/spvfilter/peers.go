@@ -190,10 +190,10 @@ func runPeers(a *app, f *peersFlags, fl *pflag.FlagSet) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	c, err := client.Connect(ctx, cfg)
-	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
-		return errors.New("peers interrupted")
-	}
 	if err != nil {
+		if err := interruptedBy(ctx, err, "peers"); isInterrupted(err) {
+			return err
+		}
 		return nodeFailureFrom(err, params, cfg.DataDir, f.nodes())
 	}
 	defer c.Close()

@@ -122,7 +122,10 @@ func (a *app) execute(args []string) (status int) {
 		return exitOK
 	}
 	status = exitFailure
-	if !a.running || isUsageError(err) {
+	switch {
+	case isInterrupted(err):
+		status = exitInterrupted
+	case !a.running || isUsageError(err):
 		status = exitBadInput
 	}
 	a.printError(args, err.Error(), status)
@@ -199,7 +202,8 @@ missing, unreadable or binary input file, a directory given as a file, an
 output file in a directory that does not exist, an unknown command, shell
 or help topic), 1 for any other failure (a node, the network, the
 machine; a --from or --to above the nodes' chain tip too, in every
-command: what the nodes hold decides).`,
+command: what the nodes hold decides), 130 when Ctrl-C or SIGTERM ended
+a command before its work was done.`,
 		Example: `  spvfilter demo
   spvfilter bloom new --elements 3 --fprate 0.01 @elements.txt
   spvfilter scan --connect 127.0.0.1:18444 --network regtest --watch bcrt1q...

@@ -627,10 +627,7 @@ func (a *app) runScan(cmd *cobra.Command, fl *scanFlags) error {
 	if err != nil {
 		// An interrupt ends the scan with "interrupted", not with the
 		// bare context error.
-		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
-			return errors.New("scan interrupted")
-		}
-		return err
+		return interruptedBy(ctx, err, "scan")
 	}
 	if res == nil {
 		return nil // --follow, ended by a signal

@@ -147,12 +147,15 @@ func runSend(a *app, f *sendFlags, args []string) error {
 	ccfg.Timeout = f.timeout
 	c, err := client.Connect(ctx, ccfg)
 	if err != nil {
+		if err := interruptedBy(ctx, err, "send"); isInterrupted(err) {
+			return err
+		}
 		return nodeFailureFrom(err, params, "", f.nodes())
 	}
 	defer c.Close()
 	res, err := c.SendTransaction(ctx, tx)
-	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
-		return errors.New("send interrupted")
+	if err := interruptedBy(ctx, err, "send"); isInterrupted(err) {
+		return err
 	}
 	if err != nil {
 		return nodeFailureFrom(sendWords(err), params, "", f.nodes())

@@ -25,8 +25,21 @@ const WatchFilterHeadroom = 50
 const ReloadFactor = 10
 
 // minReloadSample is how many transactions must have been filtered before
-// the observed false-positive rate is trusted.
-const minReloadSample = 200
+// the observed false-positive rate is trusted, and minReloadFPs how many
+// false positives: a transaction tests several elements against the
+// filter, so one or two in a few hundred transactions are what a filter
+// at its rate gives by chance, and a fresh filter would tell the node more
+// of the watch list for nothing.
+const (
+	minReloadSample = 200
+	minReloadFPs    = 3
+)
+
+// overRate reports whether fps false positives in txs filtered
+// transactions are far enough above rate to replace the filter.
+func overRate(fps, txs int, rate float64) bool {
+	return txs >= minReloadSample && fps >= minReloadFPs && float64(fps) > ReloadFactor*rate*float64(txs)
+}
 
 // A node that sends as matches transactions the filter it was given does
 // not match (the client's copy, with the node's update rule mirrored) is
@@ -438,7 +451,7 @@ func (s *bip37Scan) block(ctx context.Context, h int32, fb peer.FilteredBlock) (
 	s.fps += fps
 	s.allTxs += int(fb.Total)
 	s.allFPs += fps
-	if s.txs >= minReloadSample && float64(s.fps) > ReloadFactor*s.opt.FPRate*float64(s.txs) {
+	if overRate(s.fps, s.txs, s.opt.FPRate) {
 		s.reload = s.mayReload()
 	}
 	return false, nil

@@ -176,9 +176,13 @@ type Filter struct {
 }
 
 // Read reads a capture file, one JSON record per line (blank lines
-// are skipped), and returns its records. Its errors are *LineError.
+// are skipped; a leading UTF-8 byte order mark is too), and returns its
+// records. Its errors are *LineError.
 func Read(r io.Reader) ([]Record, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
+	if b, _ := br.Peek(3); bytes.Equal(b, []byte{0xef, 0xbb, 0xbf}) {
+		br.Discard(3)
+	}
 	var out []Record
 	for line := 1; ; line++ {
 		text, err := readLimitedLine(br, maxLine)

@@ -65,3 +65,19 @@ func TestReadLineErrorTooLong(t *testing.T) {
 		t.Fatalf("error %v, want a *LineError of line 1 wrapping ErrBadRecord", err)
 	}
 }
+
+// TestReadSkipsByteOrderMark checks that a capture saved by an editor that
+// writes a UTF-8 byte order mark reads as without one, and that the mark
+// anywhere but at the start is still an error of its line.
+func TestReadSkipsByteOrderMark(t *testing.T) {
+	good := `{"time":"2020-01-01T00:00:00Z","client":"c","command":"filterclear"}`
+	recs, err := Read(strings.NewReader("\ufeff" + good + "\n" + good + "\n"))
+	if err != nil || len(recs) != 2 {
+		t.Fatalf("with a byte order mark: %d records, %v; want 2, nil", len(recs), err)
+	}
+	_, err = Read(strings.NewReader(good + "\n\ufeff" + good + "\n"))
+	var le *LineError
+	if !errors.As(err, &le) || le.Line != 2 {
+		t.Fatalf("a mark on line 2: %v, want a *LineError of line 2", err)
+	}
+}

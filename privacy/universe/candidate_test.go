@@ -289,3 +289,23 @@ func TestDecodeHex20(t *testing.T) {
 		}
 	}
 }
+
+// TestReadSkipsByteOrderMark checks that a universe saved with a UTF-8 byte
+// order mark reads its first candidate, and that the mark on a later line
+// is still a bad line.
+func TestReadSkipsByteOrderMark(t *testing.T) {
+	const c = "751e76e8199196d454941c45d1b3a323f1433bd6"
+	var lines []int
+	n, err := Read(strings.NewReader("\ufeff"+c+"\n"+c+"\n"), func(l int, _ *Candidate) error {
+		lines = append(lines, l)
+		return nil
+	})
+	if err != nil || n != 2 || len(lines) != 2 || lines[0] != 1 || lines[1] != 2 {
+		t.Fatalf("with a byte order mark: n=%d lines=%v err=%v; want 2 candidates on lines 1 and 2", n, lines, err)
+	}
+	_, err = Read(strings.NewReader(c+"\n\ufeff"+c+"\n"), func(int, *Candidate) error { return nil })
+	var le *LineError
+	if !errors.As(err, &le) || le.Line != 2 {
+		t.Fatalf("a mark on line 2: %v, want a *LineError of line 2", err)
+	}
+}

@@ -124,7 +124,7 @@ func (s *Scan) add(o *Scan, offset int) {
 // ReadParallel reads r as universe lines and gives each candidate to the
 // Visitor of one of opts.Workers goroutines, each made by newVisitor
 // (called for every worker, in the calling goroutine, before the reading
-// starts). Memory stays constant: at most workers+2 chunks of chunkSize
+// starts). A leading UTF-8 byte order mark is skipped. Memory stays constant: at most workers+2 chunks of chunkSize
 // bytes are live. A line that is not a candidate is skipped and counted,
 // or with opts.Strict ends the reading; an error of a visitor always ends
 // it, as does a line longer than a chunk. The error returned is that of
@@ -132,6 +132,7 @@ func (s *Scan) add(o *Scan, offset int) {
 // universe without candidates is not an error here (see
 // Scan.RequireCandidates).
 func ReadParallel(r io.Reader, opts ReadOptions, newVisitor func(worker int) Visitor) (*Scan, error) {
+	r = skipBOM(r)
 	workers, strict := opts.Workers, opts.Strict
 	if workers <= 0 {
 		workers = min(runtime.GOMAXPROCS(0), 4)

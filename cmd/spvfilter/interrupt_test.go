@@ -1,0 +1,78 @@
+package main
+
+import (
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestInterruptExitStatus checks that Ctrl-C ends a command waiting on a
+// node with exit status 130 and one line naming the command, for every
+// command that talks to nodes: the node here accepts connections and
+// never answers, so each command is still waiting when the signal comes.
+func TestInterruptExitStatus(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		var conns []net.Conn // silent until the listener closes
+		defer func() {
+			for _, c := range conns {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns = append(conns, c)
+		}
+	}()
+	node := ln.Addr().String()
+	addr := "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080"
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"scan", []string{"scan", "--connect", node, "--network", "regtest", "--watch", addr, "--timeout", "2m", "--datadir", t.TempDir()}, "scan interrupted"},
+		{"peers", []string{"peers", "--connect", node, "--network", "regtest", "--timeout", "2m", "--datadir", t.TempDir()}, "peers interrupted"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], tc.args...)
+			cmd.Env = append(os.Environ(), "SPVFILTER_TEST_AS_MAIN=1")
+			var stderr lockedBuffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(time.Second) // connected and waiting
+			if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case err = <-done:
+			case <-time.After(30 * time.Second):
+				cmd.Process.Kill()
+				t.Fatalf("still running 30 s after SIGINT; stderr %q", stderr.String())
+			}
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
+				t.Fatalf("ended with %v, want exit status %d; stderr %q", err, exitInterrupted, stderr.String())
+			}
+			if got := strings.TrimSpace(stderr.String()); !strings.HasSuffix(got, "spvfilter: "+tc.want) {
+				t.Errorf("stderr %q, want it to end with %q", got, "spvfilter: "+tc.want)
+			}
+		})
+	}
+}
