@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"maps"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -178,11 +179,15 @@ type coverScan struct {
 	// nextGroup is the group of the next candidate chain found.
 	nextGroup uint64
 	// explored are the heights fetched before the wallet's blocks, only
-	// to find candidates; foundNow the candidates found in them, and
-	// drawnNow how many of those were drawn.
-	explored []int32
-	foundNow map[string]bool
-	drawnNow int
+	// to find candidates, never a block of the wallet's or of a cover in
+	// use (labelled); exploredAt holds them, and foundNow the
+	// candidates found in them: no chain found in them, or with a block
+	// among them, is drawn by the scan (drawRound), so that the blocks
+	// fetched first hold no script of the wallet's nor of a cover.
+	explored   []int32
+	exploredAt map[int32]bool
+	foundNow   map[string]bool
+	labelled   map[int32]bool
 	// hits holds, per height of the range whose filter is held, which of
 	// wallet and covers (in that order) it matches.
 	hits     map[int32][]bool
@@ -233,6 +238,18 @@ type coverScan struct {
 	grown      int
 	turned     []pendingChain
 	readmitted int
+	// bounded is the scan's bound (bound), inUseHeights the heights
+	// of the covers in use, kept by plan for the settling of the
+	// pending chains on the blocks fetched (settleFetched); trimmed
+	// counts the chains drawn beyond the need (margin) that settling
+	// left spare, fetched once and not kept.
+	bounded      int
+	inUseHeights [][]int32
+	trimmed      int
+	// before holds the heights of the range any peer was asked for
+	// before the scan (the ledger's, of earlier scans and sessions):
+	// peers that keep what they were asked see them with the plan's.
+	before map[int32]bool
 }
 
 // pendingChain is a cover chain drawn and not yet added: its covers
@@ -692,7 +709,16 @@ func (cs *coverScan) plan(ctx context.Context, log *scanLog, matched []int32, fo
 	}
 	cs.hot = max(coverHotFactor*cs.largest, 16)
 	coverHeights := cs.useCovers(at[nw:])
+	// Exploring never fetches a block of the wallet's or of a cover in
+	// use: those go in the plan's one shuffled order.
+	cs.labelled = maps.Clone(cs.walletAt)
+	for _, hs := range coverHeights {
+		for _, h := range hs {
+			cs.labelled[h] = true
+		}
+	}
 	cs.log = log
+	cs.before = cs.askedBefore()
 	bound := cs.bound()
 	short := cs.need()
 	// Rounds: draw what the reserve holds, settle the chains drawn
@@ -702,10 +728,7 @@ func (cs *coverScan) plan(ctx context.Context, log *scanLog, matched []int32, fo
 	// until the covers meet the target.
 	cs.foundNow = map[string]bool{}
 	for round := cs.set.Explore().Short; len(short) > 0; round++ {
-		var err error
-		if short, err = cs.drawSettled(ctx, bound, coverHeights, short); err != nil {
-			return nil, err
-		}
+		short = cs.drawSettled(bound, coverHeights, short)
 		n := total(short)
 		cs.short = n
 		if n == 0 {
@@ -731,15 +754,12 @@ func (cs *coverScan) plan(ctx context.Context, log *scanLog, matched []int32, fo
 	}
 	// The blocks explored last join the plan: the chains drawn are
 	// settled against it once more.
-	if err := cs.settleAll(ctx, bound, coverHeights); err != nil {
-		return nil, err
-	}
+	cs.settle(bound, coverHeights)
 	if short = cs.need(); len(short) > 0 {
 		short = cs.readmit(cs.need)
 	}
+	cs.bounded, cs.inUseHeights = bound, coverHeights
 	coverHeights = cs.withPending(coverHeights)
-	cs.commit()
-	cs.warnDrawn()
 	cs.short = 0
 	for p, k := range short {
 		cs.short += k
@@ -748,11 +768,13 @@ func (cs *coverScan) plan(ctx context.Context, log *scanLog, matched []int32, fo
 		}
 	}
 	slices.Sort(cs.shortClasses)
-	cs.rangeDone = cs.rangeDone || cs.short > 0 && cs.lapped()
+	// A range swept whole still offers the next scan the candidates
+	// found in it by this one.
+	cs.rangeDone = (cs.rangeDone || cs.short > 0 && cs.lapped()) && len(cs.foundNow) == 0
 	heights, reached := cs.heights(bound, coverHeights)
 	if cs.short > 0 || reached > 0 {
 		e := &PrivacyTargetError{Target: cs.target, Short: cs.short, ShortClasses: cs.shortClasses, Unfetched: reached, Explored: len(cs.explored),
-			Bound: bound, RangeExplored: cs.rangeDone}
+			Found: len(cs.foundNow), Bound: bound, RangeExplored: cs.rangeDone}
 		if !cs.c.cfg.AllowShortCovers {
 			cs.keep(nil)
 			return nil, e
@@ -760,6 +782,23 @@ func (cs *coverScan) plan(ctx context.Context, log *scanLog, matched []int32, fo
 		cs.why = append(cs.why, "covers short: "+e.Reason())
 	}
 	return heights, nil
+}
+
+// askedBefore returns the heights of the range the ledger says some
+// peer was asked for (the client's, unless no client: none).
+func (cs *coverScan) askedBefore() map[int32]bool {
+	out := map[int32]bool{}
+	if cs.c == nil || cs.c.ledger == nil {
+		return out
+	}
+	for _, v := range cs.c.ledger.views(cs.c.chain) {
+		for _, h := range v.fetched {
+			if h >= cs.from && h <= cs.to {
+				out[h] = true
+			}
+		}
+	}
+	return out
 }
 
 // reprofileWallet reads the wallet's profiles (walletProfiles) from
@@ -797,43 +836,27 @@ func (cs *coverScan) need() map[leak.Profile]int {
 // them against the plan (settle), drawing again while settle turns
 // chains down (at most maxRedraws draws), and returns what is still
 // short.
-func (cs *coverScan) drawSettled(ctx context.Context, bound int, coverHeights [][]int32, short map[leak.Profile]int) (map[leak.Profile]int, error) {
+func (cs *coverScan) drawSettled(bound int, coverHeights [][]int32, short map[leak.Profile]int) map[leak.Profile]int {
 	for try := 0; try < maxRedraws && len(short) > 0; try++ {
 		cs.drawRound(short)
 		grown := cs.grown
-		if err := cs.settleAll(ctx, bound, coverHeights); err != nil {
-			return nil, err
-		}
+		cs.settle(bound, coverHeights)
 		short = cs.need()
 		if cs.grown == grown {
 			break
 		}
 	}
-	return short, nil
-}
-
-// settleAll settles the pending chains (settle), and reads the wallet's
-// profiles again if a block fetched refuted a match of its.
-func (cs *coverScan) settleAll(ctx context.Context, bound int, coverHeights [][]int32) error {
-	refuted, err := cs.settle(ctx, bound, coverHeights)
-	if err == nil && refuted {
-		cs.reprofileWallet()
-	}
-	return err
+	return short
 }
 
 // warnDrawn says what the draw of the scan left a peer to see: chains
-// turned down or taken back, and covers with a block fetched before
-// the wallet's.
+// turned down or taken back.
 func (cs *coverScan) warnDrawn() {
 	if cs.grown > 0 {
 		cs.warnings = append(cs.warnings, fmt.Sprintf("%s drawn this scan turned down: their groups grew through the plan's other blocks beyond the chains' own, which would have told them from the wallet's", nounCount(cs.grown, "cover chain")))
 	}
 	if cs.readmitted > 0 {
 		cs.warnings = append(cs.warnings, fmt.Sprintf("%s whose groups grow through the plan's other blocks kept all the same: the bound left no room for others, and their groups' size can tell them from the wallet's", nounCount(cs.readmitted, "cover chain")))
-	}
-	if cs.drawnNow > 0 {
-		cs.warnings = append(cs.warnings, fmt.Sprintf("%d covers drawn this scan have a block among the %d this scan explored before the wallet's (to find candidates, or to read the groups of the chains drawn): a peer that tells the blocks fetched before the wallet's from those after can tell these covers, each with a block among the first, from the wallet's scripts, which have one there only by chance (the block-download attack on the blocks fetched, which the target is met against, does not use their order)", cs.drawnNow, len(cs.explored)))
 	}
 }
 
@@ -844,6 +867,12 @@ func (cs *coverScan) warnDrawn() {
 // profile the attack then sees without it.
 func (cs *coverScan) took(hs []int32, blocks []*wire.MsgBlock) (walletRefuted bool) {
 	cs.explored = append(cs.explored, hs...)
+	if cs.exploredAt == nil {
+		cs.exploredAt = map[int32]bool{}
+	}
+	for _, h := range hs {
+		cs.exploredAt[h] = true
+	}
 	walletRefuted = cs.refute(hs, blocks) > 0
 	for _, c := range cs.fresh(blocks, maxNewReserve) {
 		if err := cs.set.AddReserve(c); errors.Is(err, cover.ErrFull) {
@@ -852,6 +881,17 @@ func (cs *coverScan) took(hs []int32, blocks []*wire.MsgBlock) (walletRefuted bo
 		cs.foundNow[string(c.Script)] = true
 	}
 	return walletRefuted
+}
+
+// scripts are the scripts of the covers in use and of the pending
+// chains: those whose blocks the scan's fetch plan spreads over the
+// peers as it spreads the wallet's.
+func (cs *coverScan) scripts() [][]byte {
+	out := cs.set.Scripts()
+	for _, m := range cs.pendingMembers() {
+		out = append(out, m.script)
+	}
+	return out
 }
 
 // pendingMembers are the members of the pending chains.
@@ -880,41 +920,27 @@ func (cs *coverScan) withPending(inUse [][]int32) [][]int32 {
 // turn (package privacy/leak, Groups): a chain drawn to a wallet's
 // chain's size grows past it when a script beside it (a payment's
 // other output) is spent in a block fetched for something else, the
-// wallet's, another cover's or one explored. So settle fetches the
-// pending chains' blocks not held (never a wallet's block: those are
-// fetched with the rest, in one shuffled order), reads the group each
-// chain would have in the plan and in its own blocks alone
-// (groupSizes), and turns down each chain whose group grows in the
-// plan, or whose blocks the bound leaves out: its scripts stay in
-// reserve, and no later round of the scan draws them again. It reports
-// whether a block fetched refuted a match of the wallet's.
-func (cs *coverScan) settle(ctx context.Context, bound int, inUse [][]int32) (walletRefuted bool, err error) {
+// wallet's, another cover's or one explored. settle fetches nothing:
+// a chain's blocks are fetched with the wallet's, in one shuffled
+// order, so it reads the group each chain would have in the plan and
+// in its own blocks alone (groupSizes) on the blocks held, those
+// explored before the plan and, once the plan is fetched (finish),
+// every one; it turns down each chain whose group grows in the plan,
+// or whose blocks the bound leaves out: its scripts stay in reserve,
+// and no later round of the scan draws them again.
+func (cs *coverScan) settle(bound int, inUse [][]int32) {
 	if len(cs.pending) == 0 {
-		return false, nil
+		return
 	}
 	planned, _ := cs.heights(bound, cs.withPending(inUse))
 	plan := make(map[int32]bool, len(planned))
 	for _, h := range planned {
 		plan[h] = true
 	}
-	var want []int32
-	wanted := map[int32]bool{}
-	for _, m := range cs.pendingMembers() {
-		for _, h := range m.heights {
-			if plan[h] && !cs.walletAt[h] && !wanted[h] && cs.held(h) == nil {
-				wanted[h] = true
-				want = append(want, h)
-			}
-		}
-	}
-	if len(want) > 0 {
-		slices.Sort(want)
-		blocks, err := cs.c.fetchBlocks(ctx, cs.log, want, nil)
-		if err != nil {
-			return false, fmt.Errorf("client: fetching the blocks of cover chains drawn: %w", err)
-		}
-		walletRefuted = cs.took(want, blocks)
-	}
+	// Peers that keep what they were asked see the blocks of earlier
+	// scans with the plan's: a chain's group grows through them too.
+	seen := maps.Clone(plan)
+	maps.Copy(seen, cs.before)
 	chains := make([][]member, len(cs.pending))
 	in := make([]map[int32]bool, 0, 2*len(cs.pending))
 	fits := make([]bool, len(cs.pending))
@@ -924,7 +950,7 @@ func (cs *coverScan) settle(ctx context.Context, bound int, inUse [][]int32) (wa
 		for _, m := range ch.members {
 			fits[i] = fits[i] && !slices.ContainsFunc(m.heights, outside(plan))
 		}
-		in = append(in, plan)
+		in = append(in, seen)
 	}
 	for _, ch := range cs.pending {
 		own := map[int32]bool{}
@@ -949,7 +975,6 @@ func (cs *coverScan) settle(ctx context.Context, bound int, inUse [][]int32) (wa
 		}
 	}
 	cs.pending = kept
-	return walletRefuted, nil
 }
 
 // readmit takes back, one at a time, the chains settle turned down
@@ -1098,28 +1123,60 @@ func (cs *coverScan) txMates(h int32, script []byte) [][]byte {
 	return out
 }
 
-// commit adds the pending chains to the set, the plan whole: each
-// cover drawn, and counts those with a block fetched before the
-// wallet's.
+// commit adds the pending chains to the set, their blocks fetched and
+// settled: each cover drawn.
 func (cs *coverScan) commit() {
-	early := make(map[int32]bool, len(cs.explored))
-	for _, h := range cs.explored {
-		early[h] = true
-	}
 	for _, ch := range cs.pending {
-		for i, c := range ch.covers {
+		for _, c := range ch.covers {
 			if err := cs.set.Add(c); err != nil {
 				cs.why = append(cs.why, fmt.Sprintf("a cover could not be added: %v", err))
 				cs.pending = nil
 				return
 			}
 			cs.drawn++
-			if cs.foundNow[string(c.Script)] || slices.ContainsFunc(ch.members[i].heights, func(h int32) bool { return early[h] }) {
-				cs.drawnNow++
-			}
 		}
 	}
 	cs.pending = nil
+}
+
+// settleFetched settles the pending chains once more on every block
+// of the plan, all fetched now in one shuffled order with the wallet's
+// (settle), takes back chains turned down while the covers are short
+// without them (readmit), leaves out those drawn beyond the need
+// (trim), and adds the rest to the set (commit). Covers short then,
+// the target is not met: the scan says why (a chain's group read on
+// its own blocks only once they are fetched beside the wallet's).
+func (cs *coverScan) settleFetched() {
+	if len(cs.pending) == 0 {
+		return
+	}
+	cs.settle(cs.bounded, cs.inUseHeights)
+	short := cs.need()
+	if len(short) > 0 {
+		short = cs.readmit(cs.need)
+	} else {
+		cs.trim()
+	}
+	cs.commit()
+	if n := total(short); n > 0 {
+		cs.why = append(cs.why, fmt.Sprintf("%s short once the blocks fetched showed the groups of the chains drawn (they grew through the plan's other blocks): the next scan draws again", nounCount(n, "cover chain")))
+	}
+}
+
+// trim leaves out, in random order, each pending chain the covers are
+// not short without: the chains drawn beyond the need (margin), which
+// settling on the blocks fetched did not turn down.
+func (cs *coverScan) trim() {
+	for _, i := range rand.Perm(len(cs.pending)) {
+		all := cs.pending
+		cs.pending = slices.Delete(slices.Clone(all), i, i+1)
+		if len(cs.need()) == 0 {
+			cs.trimmed++
+			all[i].members = nil // left out below
+		}
+		cs.pending = all
+	}
+	cs.pending = slices.DeleteFunc(cs.pending, func(ch pendingChain) bool { return ch.members == nil })
 }
 
 // lapped reports whether the sweep has given every block of the range
@@ -1182,10 +1239,17 @@ func (cs *coverScan) drawRound(short map[leak.Profile]int) []member {
 	}
 	probeAt := cs.profileCandidates(probeScripts)
 	// A chain drawn and pending, or turned down by settle, is not drawn
-	// again: its chain whole is left out.
+	// again: its chain whole is left out. So is one the scan found in a
+	// block it explored, or with a block among the near ones explored
+	// (fetched for being a candidate's): its block fetched before the
+	// wallet's would tell it from the wallet's chains, which have one
+	// among the blocks explored only where the sweep happened on it.
 	skipGroup := map[uint64]bool{}
-	for _, c := range sample {
-		if cs.skip[string(c.Script)] {
+	early := func(c cover.Cover, hs []int32) bool {
+		return cs.foundNow[string(c.Script)] || slices.ContainsFunc(hs, func(h int32) bool { return cs.exploredAt[h] })
+	}
+	for i, c := range sample {
+		if cs.skip[string(c.Script)] || early(c, probeAt[i]) {
 			skipGroup[c.Profile.Group] = true
 		}
 	}
@@ -1197,7 +1261,7 @@ func (cs *coverScan) drawRound(short map[leak.Profile]int) []member {
 		if len(hs) == 0 || len(hs) > cs.hot {
 			continue // a hot script's blocks would cost more than it hides
 		}
-		if cs.skip[string(c.Script)] || c.Profile.Group != 0 && skipGroup[c.Profile.Group] {
+		if cs.skip[string(c.Script)] || early(c, hs) || c.Profile.Group != 0 && skipGroup[c.Profile.Group] {
 			continue
 		}
 		probeHeights[string(c.Script)] = hs
@@ -1212,6 +1276,18 @@ func (cs *coverScan) drawRound(short map[leak.Profile]int) []member {
 	isDrawn := map[string]bool{}
 	for _, d := range drawn {
 		isDrawn[string(d.Script)] = true
+	}
+	// A margin of chains of the shapes short, none drawn alone: a
+	// chain's group is read on its own blocks only once they are
+	// fetched with the wallet's, and those the plan's other blocks grow
+	// are then left out (settleFetched).
+	rest := slices.DeleteFunc(slices.Clone(cands), func(c leak.Profiled) bool { return isDrawn[string(c.Script)] })
+	more, moreAlone := cs.draw(rest, margin(short))
+	for _, d := range more {
+		if !moreAlone[string(d.Script)] {
+			drawn = append(drawn, d)
+			isDrawn[string(d.Script)] = true
+		}
 	}
 	cs.spare = cs.spare[:0]
 	var above, near []int32
@@ -1266,6 +1342,20 @@ func (cs *coverScan) drawRound(short map[leak.Profile]int) []member {
 	return added
 }
 
+// coverMargin is the share of the chains short that a draw adds as a
+// margin (margin).
+const coverMargin = 0.25
+
+// margin is how many chains of each shape of short a draw adds beyond
+// them: coverMargin of them, at least one a shape.
+func margin(short map[leak.Profile]int) map[leak.Profile]int {
+	out := make(map[leak.Profile]int, len(short))
+	for p, k := range short {
+		out[p] = int(math.Ceil(coverMargin * float64(k)))
+	}
+	return out
+}
+
 // wantedClasses are the classes of candidates a draw for short wants
 // sampled first: those of the chains short, and one appearance above
 // each, whose extra match may be a filter's false positive that a block
@@ -1301,7 +1391,10 @@ func (cs *coverScan) exploreNext(n int) []int32 {
 	if n <= 0 {
 		return nil
 	}
-	taken := map[int32]bool{}
+	taken := maps.Clone(cs.labelled)
+	if taken == nil {
+		taken = map[int32]bool{}
+	}
 	for _, h := range cs.explored {
 		taken[h] = true
 	}
@@ -1535,10 +1628,13 @@ func keepProfiled(cands []cover.Cover, at [][]int32, hot, n int) []cover.Cover {
 // Config.MaxCoverBlocks is zero.
 const DefaultCoverBlocksFactor = 4
 
-// finish counts the scan's cost, adds candidates of its blocks to the
+// finish settles and adds the chains drawn (settleFetched), counts the
+// scan's cost, adds candidates of its blocks to the
 // reserve (of those not explored: the rounds took the candidates of
 // those) and saves the set.
 func (cs *coverScan) finish(heights []int32, blocks []*wire.MsgBlock) *CoverCost {
+	cs.settleFetched()
+	cs.warnDrawn()
 	k := &CoverCost{Target: cs.target, Drawn: cs.drawn, ExploredBlocks: len(cs.explored)}
 	explored := make(map[int32]bool, len(cs.explored))
 	for _, h := range cs.explored {
@@ -1638,9 +1734,12 @@ type PrivacyTargetError struct {
 	// leak.MaxProfileClass) of the wallet's chains whose covers are
 	// short.
 	ShortClasses []int
-	// Explored counts the blocks the scan fetched to find candidates;
-	// Bound is the most blocks it fetches only for covers (-1: none).
-	Explored, Bound int
+	// Explored counts the blocks the scan fetched to find candidates,
+	// Found the candidates found in them, which the next scan draws
+	// from (a scan draws none it found: their blocks, fetched before
+	// the wallet's, would tell them apart); Bound is the most blocks it
+	// fetches only for covers (-1: none).
+	Explored, Found, Bound int
 	// RangeExplored is true when the scan, or it and the scans short
 	// in a row before it, explored every block of its range: the range
 	// holds too few candidates, and neither another scan nor a larger
@@ -1684,6 +1783,9 @@ func (e *PrivacyTargetError) Reason() string {
 		s = fmt.Sprintf("%s after exploring every block of the range (%s in this scan): it holds too few cover candidates", chains, nounCount(e.Explored, "block"))
 	case e.Short > 0:
 		s = fmt.Sprintf("%s after exploring %s for candidates within %s", chains, nounCount(e.Explored, "block"), bound)
+		if e.Found > 0 {
+			s += fmt.Sprintf(" (%s found in them, for the next scan to draw)", nounCount(e.Found, "candidate"))
+		}
 	}
 	if e.Unfetched > 0 {
 		if s != "" {
