@@ -8,8 +8,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -32,8 +32,8 @@ import (
 // chance_k the chance groups of the last scan's leak report, kept in the
 // file), matched in the same filter pass as the watch list and fetched
 // with its blocks in one shuffled, spread plan, so that no peer, nor all
-// of them together, can tell the wallet's groups from the covers'. The same covers are used
-// every session and never removed (an intersection of sessions would
+// of them together, can tell the wallet's groups from the covers'. The
+// same covers are used every session and never removed (an intersection of sessions would
 // strip covers that change); new ones are drawn as the wallet grows.
 //
 // A wallet's scripts come in chains, which the attack sees as groups
@@ -55,36 +55,55 @@ import (
 // whatever block they came from). A scan whose covers fall short of the
 // target explores blocks for more before it fetches any block of the
 // wallet's, in rounds: it draws what the reserve holds, then fetches
-// blocks chosen without the wallet (a few near candidates of several
-// appearances, those one appearance above a class short first, then
-// the next blocks of a sweep of the range keyed by the set's seed,
-// resumed where the last scan stopped), adds their candidates to the
-// reserve, sampled with the chains of the short classes (and of one
-// appearance above) first, and draws again; each round explores twice
-// as many blocks as the one before (more from the start after scans
-// short in a row, cover.Explore), leaving room within the bound
-// (MaxCoverBlocks) for the blocks of the chains still short, since a
-// rare class may hide in a few blocks of thousands while exploring more
-// than needed makes the covers' groups larger than the wallet's.
-// The chains drawn are added to the set only once the plan is whole:
-// each round settles them against every block the scan will fetch (the
-// wallet's, those explored, every cover's), fetching their blocks not
-// held before the wallet's, and turns down a chain whose group, as the
-// attack forms it (the scripts of its transactions whose every
-// appearance is fetched, and theirs in turn), grows in the plan past
-// its size in the chain's own blocks: a payment's other output spent in
-// a block fetched for something else joins the cover's group, which its
-// size then tells from the wallet's. Chains turned down are drawn again
-// from the reserve before more blocks are explored, and taken back only
-// where the bound leaves the covers short without them (a warning says
-// how many).
-// Covers still short at the bound, the scan stops with
+// blocks chosen without the wallet and holding none of its blocks nor
+// any of a cover in use (a few near candidates of several appearances,
+// those one appearance above a class short first, then the next blocks
+// of a sweep of the range keyed by the set's seed, resumed where the
+// last scan stopped), adds their candidates to the reserve, sampled
+// with the chains of the short classes (and of one appearance above)
+// first, and draws again; each round explores twice as many blocks as
+// the one before (more from the start after scans short in a row,
+// cover.Explore), leaving room within the bound (MaxCoverBlocks) for
+// the blocks of the chains still short, since a rare class may hide in
+// a few blocks of thousands while exploring more than needed makes the
+// covers' groups larger than the wallet's.
+//
+// Order. The blocks explored are the only ones fetched before the
+// plan is whole, and hold no script of the wallet's nor of any cover:
+// a scan draws no chain found in them, nor one with a block among them
+// (those wait in reserve for the next scan), and fetches the blocks of
+// the wallet, of the covers in use and of the chains drawn in one
+// shuffled order (spread.go), so that where a block comes in a peer's
+// stream of requests says nothing of whose it is. The price: a scan
+// whose reserve holds too few candidates (a new cover set's first)
+// explores and stops short, and the next draws what it found.
+//
+// The chains drawn are added to the set only once their blocks are
+// fetched, each settled against every block the scan fetches (the
+// wallet's, those explored, every cover's) and those earlier scans
+// fetched (which peers that keep what they were asked see with them):
+// a chain whose group, as the attack forms it (the scripts of its
+// transactions whose every appearance is fetched, and theirs in turn),
+// grows past its size in the chain's own blocks is turned down, since a
+// payment's other output spent in a block fetched for something else
+// joins the cover's group, which its size then tells from the wallet's.
+// Settling reads the blocks held: while planning, those explored (a
+// chain turned down then is drawn again from the reserve); once the
+// plan is fetched, every one. So each draw takes a margin of chains
+// beyond the need (coverMargin), and of the chains that settle on the
+// fetched blocks, those the covers are not short without are left out,
+// fetched once (they hide nothing of the wallet's, and dropping them
+// marks only themselves). Chains turned down are taken back only where
+// the covers are short without them (a warning says how many); still
+// short, the scan says the target was not met and the next draws again.
+// Covers short at the bound while planning, the scan stops with
 // *PrivacyTargetError, none of the wallet's blocks fetched, its
 // candidates and sweep kept for the next scan, unless
 // Config.AllowShortCovers; once the sweep has given every block of the
 // range to the scans short in a row of that range
-// (cover.Explore.Explored), the error says the range holds too few
-// candidates, and of which classes, rather than to scan again.
+// (cover.Explore.Explored), and they found nothing new, the error says
+// the range holds too few candidates, and of which classes, rather than
+// to scan again.
 //
 // Profiles are read on the filters, whose false positives (one in
 // M = 784,931 per script and block) raise a script's class above what
@@ -98,10 +117,13 @@ import (
 // set keeps them (cover.Set.Refute), so that every later profile leaves
 // them out.
 //
-// What remains: a peer that tells the
-// blocks explored (fetched first) from the rest can tell the covers
-// found in them, each with a block among the first (a warning says how
-// many); the attack on the set of blocks fetched cannot.
+// What remains: the blocks explored, fetched first, are told from the
+// rest by their order, and hold no block of the wallet's: scripts whose
+// every block is among them (class-1 scripts mostly) are not the
+// wallet's, whatever the leak report counts them as, and a peer that
+// keeps every session knows which candidates a scan found (a cover
+// drawn later has a block among an earlier scan's explored ones, the
+// wallet's scripts none).
 // A cover's matches are never the wallet's: the watch list does not hold
 // covers, and ScanResult.Cover counts their blocks and bytes apart.
 
