@@ -840,6 +840,9 @@ func (cs *coverScan) useCovers(at [][]int32) [][]int32 {
 		coverHeights = append(coverHeights, hs)
 		if len(hs) > 0 {
 			cs.inUse = append(cs.inUse, member{script: c.Script, heights: hs, group: c.Profile.Group})
+			if _, ok := cs.seen[string(c.Script)]; !ok && cs.seen != nil {
+				cs.seen[string(c.Script)] = slices.Clip(hs[:min(len(hs), cs.hot+1)])
+			}
 		}
 		if len(hs) > cs.hot {
 			cs.warnings = append(cs.warnings, fmt.Sprintf("cover %x turned hot: it appears in %d blocks of the range, each fetched every scan (kept: dropping a cover marks it to anyone intersecting sessions)", c.Script, len(hs)))
@@ -1161,6 +1164,60 @@ func (cs *coverScan) commit() {
 	cs.pending = nil
 }
 
+// warnGrownInUse settles the chains of the covers in use as settle
+// does the chains drawn, on every block the scan fetched (fetched,
+// held) and those
+// earlier scans fetched, and warns of those whose groups grew past their
+// size in their own blocks (the wallet grew, or other covers were drawn
+// since): their size can tell them from the wallet's chains. They are
+// kept: dropping a cover marks it to anyone intersecting sessions.
+func (cs *coverScan) warnGrownInUse(fetched []int32) {
+	var chains [][]member
+	at := map[uint64]int{}
+	for _, m := range cs.inUse {
+		i, ok := at[m.group]
+		if !ok || m.group == 0 {
+			i = len(chains)
+			at[m.group] = i
+			chains = append(chains, nil)
+		}
+		chains[i] = append(chains[i], m)
+	}
+	if len(chains) == 0 {
+		return
+	}
+	seen := maps.Clone(cs.before)
+	if seen == nil {
+		seen = map[int32]bool{}
+	}
+	for _, h := range fetched {
+		seen[h] = true
+	}
+	in := make([]map[int32]bool, 0, 2*len(chains))
+	for range chains {
+		in = append(in, seen)
+	}
+	for _, ch := range chains {
+		own := map[int32]bool{}
+		for _, m := range ch {
+			for _, h := range m.heights {
+				own[h] = true
+			}
+		}
+		in = append(in, own)
+	}
+	sizes := cs.groupSizes(slices.Concat(chains, chains), in)
+	grown := 0
+	for i, ch := range chains {
+		if sizes[i] > sizes[len(chains)+i] {
+			grown += len(ch)
+		}
+	}
+	if grown > 0 {
+		cs.warnings = append(cs.warnings, fmt.Sprintf("%s in use now in groups larger than their chains' own blocks give (grown through blocks fetched since they were drawn): their groups' size can tell them from the wallet's (kept: dropping a cover marks it to anyone intersecting sessions)", nounCount(grown, "cover")))
+	}
+}
+
 // settleFetched settles the pending chains once more on every block
 // of the plan, all fetched now in one shuffled order with the wallet's
 // (settle), takes back chains turned down while the covers are short
@@ -1366,7 +1423,7 @@ func (cs *coverScan) drawRound(short map[leak.Profile]int) []member {
 
 // coverMargin is the share of the chains short that a draw adds as a
 // margin (margin).
-const coverMargin = 0.25
+const coverMargin = 0.5
 
 // margin is how many chains of each shape of short a draw adds beyond
 // them: coverMargin of them, at least one a shape.
@@ -1657,6 +1714,7 @@ const DefaultCoverBlocksFactor = 4
 func (cs *coverScan) finish(heights []int32, blocks []*wire.MsgBlock) *CoverCost {
 	cs.settleFetched()
 	cs.warnDrawn()
+	cs.warnGrownInUse(heights)
 	k := &CoverCost{Target: cs.target, Drawn: cs.drawn, ExploredBlocks: len(cs.explored)}
 	explored := make(map[int32]bool, len(cs.explored))
 	for _, h := range cs.explored {

@@ -172,8 +172,9 @@ func TestCoverFetchOrder(t *testing.T) {
 			relays := relaysTo(t, f, 2)
 			var covers map[string]bool
 			var k *CoverCost
+			var warnings []string
 			_, err := coverRun{dir: dir, target: 0.5, after: func(c *Client, res *ScanResult) {
-				k = res.Cover
+				k, warnings = res.Cover, res.Warnings
 				covers = map[string]bool{}
 				for _, s := range c.covers.Scripts() {
 					covers[string(s)] = true
@@ -200,7 +201,7 @@ func TestCoverFetchOrder(t *testing.T) {
 				}
 				streams++
 			}
-			t.Logf("client %d session %d: %s", i, session, k)
+			t.Logf("client %d session %d: %s; warnings %q", i, session, k, warnings)
 		}
 		if !met {
 			t.Fatalf("client %d: the target was not met in %d sessions", i, maxSessionsToTarget)

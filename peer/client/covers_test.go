@@ -51,7 +51,7 @@ const maxSessionsToTarget = 12
 const otherWallets = 3
 
 // needCovers returns the labelled chain, mined on first use.
-func needCovers(t *testing.T) *coversFixture {
+func needCovers(t testing.TB) *coversFixture {
 	t.Helper()
 	node := coversShared.Get(t)
 	coversOnce.Do(func() { coversFx = buildCovers(t, node, peertest.ShortWalletChain, "covers", 0, 0) })
@@ -70,7 +70,7 @@ func needCovers(t *testing.T) *coversFixture {
 // The last like of the other wallets are shaped like the watched one
 // (the chains of a large wallet's classes, which three small wallets
 // hold too few of).
-func buildCovers(t *testing.T, node *peertest.Node, shape peertest.WalletChain, tag string, premine, like int) *coversFixture {
+func buildCovers(t testing.TB, node *peertest.Node, shape peertest.WalletChain, tag string, premine, like int) *coversFixture {
 	t.Helper()
 	mature, spec := shape.Spec(tag)
 	mature += premine
@@ -115,7 +115,7 @@ type coverRun struct {
 	after func(*Client, *ScanResult)
 }
 
-func (r coverRun) scan(t *testing.T, f *coversFixture, relays []*peertest.Liar) (*ScanResult, error) {
+func (r coverRun) scan(t testing.TB, f *coversFixture, relays []*peertest.Liar) (*ScanResult, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -159,7 +159,7 @@ func (r coverRun) fetching(t *testing.T, f *coversFixture, relays []*peertest.Li
 	return r.scan(t, f, relays)
 }
 
-func relaysTo(t *testing.T, f *coversFixture, n int) []*peertest.Liar {
+func relaysTo(t testing.TB, f *coversFixture, n int) []*peertest.Liar {
 	var out []*peertest.Liar
 	for range n {
 		out = append(out, peertest.NewLiar(t, f.node.P2PAddr, f.node.Params.Net, nil))
