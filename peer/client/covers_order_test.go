@@ -3,10 +3,12 @@ package client
 import (
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"testing"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 
@@ -220,4 +222,131 @@ func TestCoverFetchOrder(t *testing.T) {
 			t.Errorf("%s: the order the blocks are asked in tells covers from the wallet's: z %.2f (AUC %.3f), beyond %g", r.name, z, r.r.auc(), maxOrderZ)
 		}
 	}
+}
+
+// TestCoverRidersLikeWallet measures whether the blocks fetched for
+// covers carry as many other scripts beside a cover's, in its
+// transactions (riders, which a peer reading the blocks sees whether or
+// not the attack's groups take them in), as the wallet's blocks beside a
+// watched script: for orderClients clients of their own, at the session
+// that meets the target, each watched script's and each cover's riders
+// per appearance (txMates on the blocks asked). It fails where a cover
+// has a count no watched script of its client has in more than
+// maxRidersApart of the covers, or the AUC pooled over the clients,
+// folded, is above maxRiderAUC. Covers are drawn by the shape of their
+// appearances, not of their transactions, and on the labelled chain
+// they are told apart so (most covers' counts are 2 or 4, the wallet's
+// 3 to 3.7): a known distinguisher, measured by hand until the draw
+// matches transactions' shapes:
+//
+//	SPVFILTER_COVER_RIDERS=1 go test ./peer/client -run TestCoverRidersLikeWallet -v
+func TestCoverRidersLikeWallet(t *testing.T) {
+	if os.Getenv("SPVFILTER_COVER_RIDERS") == "" {
+		t.Skip("a measurement of a known distinguisher, run by hand: SPVFILTER_COVER_RIDERS=1")
+	}
+	f := needCovers(t)
+	clients := orderClients
+	if n, err := strconv.Atoi(os.Getenv("SPVFILTER_ORDER_CLIENTS")); err == nil && n > 0 {
+		clients = n
+	}
+	blocks := map[chainhash.Hash]*wire.MsgBlock{}
+	var wallet, covers []float64
+	apart := 0
+	for i := range clients {
+		dir := t.TempDir()
+		relays := relaysTo(t, f, 2)
+		var w, c []float64
+		_, err := coverRun{dir: dir, target: 0.5, after: func(cl *Client, res *ScanResult) {
+			if !res.Cover.Met {
+				t.Fatalf("client %d: %s", i, res.Cover)
+			}
+			var scripts [][]byte
+			for _, it := range f.watch {
+				scripts = append(scripts, it.Script)
+			}
+			n := len(scripts)
+			scripts = append(scripts, cl.covers.Scripts()...)
+			riders := ridersOf(t, f, cl, relays, blocks, scripts)
+			w, c = riders[:n], riders[n:]
+		}}.fetching(t, f, relays)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, c = slices.DeleteFunc(w, math.IsNaN), slices.DeleteFunc(c, math.IsNaN)
+		for _, x := range c {
+			if !slices.ContainsFunc(w, func(y float64) bool { return math.Abs(x-y) < 1e-9 }) {
+				apart++
+			}
+		}
+		t.Logf("client %d: riders per appearance: wallet %.2f, covers %.2f: AUC %.3f", i, w, c, aucOf(w, c))
+		wallet, covers = append(wallet, w...), append(covers, c...)
+	}
+	a := aucOf(wallet, covers)
+	share := float64(apart) / float64(max(len(covers), 1))
+	t.Logf("pooled over %d clients (%d watched scripts, %d covers): AUC %.3f; mean riders per appearance: wallet %.2f, covers %.2f; %d covers (%.2f) with a count no watched script of their client has",
+		clients, len(wallet), len(covers), a, mean(wallet), mean(covers), apart, share)
+	if folded := max(a, 1-a); folded > maxRiderAUC {
+		t.Errorf("the riders beside a script tell covers from the wallet's: AUC %.3f, folded above %g", a, maxRiderAUC)
+	}
+	if share > maxRidersApart {
+		t.Errorf("the riders beside a script tell %.2f of the covers from every watched script, above %g", share, maxRidersApart)
+	}
+}
+
+// maxRiderAUC bounds TestCoverRidersLikeWallet's folded AUC, as
+// maxGroupSizeAUC bounds the group sizes'; maxRidersApart the share of
+// covers whose count of riders no watched script has.
+const (
+	maxRiderAUC    = 0.7
+	maxRidersApart = 0.2
+)
+
+// mean is the mean of xs (0 for none).
+func mean(xs []float64) float64 {
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(max(len(xs), 1))
+}
+
+// ridersOf returns, for each of scripts, the riders per appearance in
+// the blocks the relays were asked for (NaN where it appears in none):
+// the other scripts of its transactions there (txMates).
+func ridersOf(t *testing.T, f *coversFixture, c *Client, relays []*peertest.Liar, blocks map[chainhash.Hash]*wire.MsgBlock, scripts [][]byte) []float64 {
+	heightOf := map[chainhash.Hash]int32{}
+	for h := int32(0); h <= c.chain.Height(); h++ {
+		heightOf[c.chain.Hash(h)] = h
+	}
+	cs := &coverScan{log: &scanLog{held: map[chainhash.Hash]*wire.MsgBlock{}}, hashOf: c.chain.Hash}
+	held := map[int32]map[string]bool{}
+	for _, r := range relays {
+		for _, hash := range blocksAsked(r) {
+			b, ok := blocks[hash]
+			if !ok {
+				var err error
+				if b, err = f.node.RPC().GetBlock(&hash); err != nil {
+					t.Fatal(err)
+				}
+				blocks[hash] = b
+			}
+			cs.log.held[hash] = b
+			held[heightOf[hash]], _ = blockScripts(b)
+		}
+	}
+	out := make([]float64, len(scripts))
+	for i, s := range scripts {
+		n, riders := 0, 0
+		for h, in := range held {
+			if in[string(s)] {
+				n++
+				riders += len(cs.txMates(h, s))
+			}
+		}
+		out[i] = math.NaN()
+		if n > 0 {
+			out[i] = float64(riders) / float64(n)
+		}
+	}
+	return out
 }
