@@ -858,16 +858,20 @@ func (cs *coverScan) need() map[leak.Profile]int {
 }
 
 // drawSettled draws the chains of short from the reserve and settles
-// them against the plan (settle), drawing again while settle turns
-// chains down (at most maxRedraws draws), and returns what is still
-// short.
+// them against the plan (settle), drawing again, from a new sample of
+// the reserve, while settle turns chains down or a draw leaves fewer
+// short (at most maxRedraws draws): a scan draws no chain it found in
+// the blocks it explored, so the reserve it starts with is all it has,
+// and one sample of it (maxProbes) may hold too few of a rare class.
+// It returns what is still short.
 func (cs *coverScan) drawSettled(bound int, coverHeights [][]int32, short map[leak.Profile]int) map[leak.Profile]int {
 	for try := 0; try < maxRedraws && len(short) > 0; try++ {
-		cs.drawRound(short)
+		before := total(short)
 		grown := cs.grown
+		cs.drawRound(short)
 		cs.settle(bound, coverHeights)
 		short = cs.need()
-		if cs.grown == grown {
+		if cs.grown == grown && total(short) >= before {
 			break
 		}
 	}
@@ -1035,9 +1039,8 @@ func total(need map[leak.Profile]int) int {
 	return n
 }
 
-// maxRedraws bounds the draws of a round of planning, each after
-// settle turned chains down.
-const maxRedraws = 4
+// maxRedraws bounds the draws of a round of planning (drawSettled).
+const maxRedraws = 8
 
 // maxGroupDepth bounds the steps groupSizes follows a group's scripts
 // through their transactions.
