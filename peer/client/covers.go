@@ -53,20 +53,19 @@ import (
 // filled from the blocks each scan fetches (profiled on the held
 // filters, so that the rare chains of several appearances are kept
 // whatever block they came from). A scan whose covers fall short of the
-// target explores blocks for more before it fetches any block of the
-// wallet's, in rounds: it draws what the reserve holds, then fetches
-// blocks chosen without the wallet and holding none of its blocks nor
-// any of a cover in use (a few near candidates of several appearances,
-// those one appearance above a class short first, then the next blocks
-// of a sweep of the range keyed by the set's seed, resumed where the
-// last scan stopped), adds their candidates to the reserve, sampled
-// with the chains of the short classes (and of one appearance above)
-// first, and draws again; each round explores twice as many blocks as
-// the one before (more from the start after scans short in a row,
-// cover.Explore), leaving room within the bound (MaxCoverBlocks) for
-// the blocks of the chains still short, since a rare class may hide in
-// a few blocks of thousands while exploring more than needed makes the
-// covers' groups larger than the wallet's.
+// target draws what the reserve holds (samples of it, the chains of the
+// short classes, and of one appearance above, first, drawn again while
+// a draw leaves fewer short), then explores blocks for the next scan
+// before it fetches any block of the wallet's: blocks chosen without
+// the wallet and holding none of its blocks nor any of a cover in use
+// (a few near candidates of several appearances, those one appearance
+// above a class short first, then the next blocks of a sweep of the
+// range keyed by the set's seed, resumed where the last scan stopped),
+// whose candidates join the reserve; twice as many blocks after each
+// scan short in a row (cover.Explore), leaving room within the bound
+// (MaxCoverBlocks) for the blocks of the chains still short, since a
+// rare class may hide in a few blocks of thousands while exploring more
+// than needed makes the covers' groups larger than the wallet's.
 //
 // Order. The blocks explored are the only ones fetched before the
 // plan is whole, and hold no script of the wallet's nor of any cover:
@@ -743,11 +742,13 @@ func (cs *coverScan) plan(ctx context.Context, log *scanLog, matched []int32, fo
 	cs.before = cs.askedBefore()
 	bound := cs.bound()
 	short := cs.need()
-	// Rounds: draw what the reserve holds, settle the chains drawn
-	// against the whole plan, then explore twice as many blocks as the
-	// round before (more still after scans short in a row), leaving
-	// room within the bound for the blocks of the chains still short,
-	// until the covers meet the target.
+	// Draw what the reserve holds and settle the chains drawn against
+	// the whole plan; still short, explore blocks for the next scan
+	// (twice as many after each scan short in a row), leaving room
+	// within the bound for the blocks of the chains still short: this
+	// scan draws none of the chains it finds. Only a match of the
+	// wallet's the blocks explored show false, which changes what the
+	// wallet needs, has it draw and explore again.
 	cs.foundNow = map[string]bool{}
 	for round := cs.set.Explore().Short; len(short) > 0; round++ {
 		short = cs.drawSettled(bound, coverHeights, short)
@@ -767,12 +768,13 @@ func (cs *coverScan) plan(ctx context.Context, log *scanLog, matched []int32, fo
 		if err != nil {
 			return nil, fmt.Errorf("client: exploring blocks for covers: %w", err)
 		}
-		if cs.took(hs, blocks) {
-			// A wallet's match the blocks showed false: its profile is
-			// what the attack sees, without it.
-			cs.reprofileWallet()
-			short = cs.need()
+		if !cs.took(hs, blocks) {
+			break
 		}
+		// A wallet's match the blocks showed false: its profile is
+		// what the attack sees, without it.
+		cs.reprofileWallet()
+		short = cs.need()
 	}
 	// The blocks explored last join the plan: the chains drawn are
 	// settled against it once more.
