@@ -261,12 +261,9 @@ type coverScan struct {
 	readmitted int
 	// bounded is the scan's bound (bound), inUseHeights the heights
 	// of the covers in use, kept by plan for the settling of the
-	// pending chains on the blocks fetched (settleFetched); trimmed
-	// counts the chains drawn beyond the need (margin) that settling
-	// left spare, fetched once and not kept.
+	// pending chains on the blocks fetched (settleFetched).
 	bounded      int
 	inUseHeights [][]int32
-	trimmed      int
 	// before holds the heights of the range any peer was asked for
 	// before the scan (the ledger's, of earlier scans and sessions):
 	// peers that keep what they were asked see them with the plan's.
@@ -1234,6 +1231,9 @@ func (cs *coverScan) settleFetched() {
 	if len(cs.pending) == 0 {
 		return
 	}
+	// Only a chain turned down now may be taken back: one turned down
+	// while planning has no block in the plan.
+	cs.turned = nil
 	cs.settle(cs.bounded, cs.inUseHeights)
 	short := cs.need()
 	if len(short) > 0 {
@@ -1255,7 +1255,6 @@ func (cs *coverScan) trim() {
 		all := cs.pending
 		cs.pending = slices.Delete(slices.Clone(all), i, i+1)
 		if len(cs.need()) == 0 {
-			cs.trimmed++
 			all[i].members = nil // left out below
 		}
 		cs.pending = all
