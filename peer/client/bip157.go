@@ -61,7 +61,7 @@ func (c *Client) scanBIP157(ctx context.Context, log *scanLog, req ScanRequest, 
 		if matched, err = cs.plan(ctx, log, matched, forced); err != nil {
 			return nil, err
 		}
-		planned = slices.Concat(scripts, cs.set.Scripts())
+		planned = slices.Concat(scripts, cs.scripts())
 	}
 	blocks, err := c.fetchBlocks(ctx, log, matched, c.scriptsAt(matched, planned))
 	if err != nil {

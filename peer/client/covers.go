@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -31,8 +32,8 @@ import (
 // chance_k the chance groups of the last scan's leak report, kept in the
 // file), matched in the same filter pass as the watch list and fetched
 // with its blocks in one shuffled, spread plan, so that no peer, nor all
-// of them together, can tell the wallet's groups from the covers'. The same covers are used
-// every session and never removed (an intersection of sessions would
+// of them together, can tell the wallet's groups from the covers'. The
+// same covers are used every session and never removed (an intersection of sessions would
 // strip covers that change); new ones are drawn as the wallet grows.
 //
 // A wallet's scripts come in chains, which the attack sees as groups
@@ -52,38 +53,56 @@ import (
 // filled from the blocks each scan fetches (profiled on the held
 // filters, so that the rare chains of several appearances are kept
 // whatever block they came from). A scan whose covers fall short of the
-// target explores blocks for more before it fetches any block of the
-// wallet's, in rounds: it draws what the reserve holds, then fetches
-// blocks chosen without the wallet (a few near candidates of several
-// appearances, those one appearance above a class short first, then
-// the next blocks of a sweep of the range keyed by the set's seed,
-// resumed where the last scan stopped), adds their candidates to the
-// reserve, sampled with the chains of the short classes (and of one
-// appearance above) first, and draws again; each round explores twice
-// as many blocks as the one before (more from the start after scans
-// short in a row, cover.Explore), leaving room within the bound
+// target draws what the reserve holds (samples of it, the chains of the
+// short classes, and of one appearance above, first, drawn again while
+// a draw leaves fewer short), then explores blocks for the next scan
+// before it fetches any block of the wallet's: blocks chosen without
+// the wallet and holding none of its blocks nor any of a cover in use
+// (a few near candidates of several appearances, those one appearance
+// above a class short first, then the next blocks of a sweep of the
+// range keyed by the set's seed, resumed where the last scan stopped),
+// whose candidates join the reserve; twice as many blocks after each
+// scan short in a row (cover.Explore), leaving room within the bound
 // (MaxCoverBlocks) for the blocks of the chains still short, since a
 // rare class may hide in a few blocks of thousands while exploring more
 // than needed makes the covers' groups larger than the wallet's.
-// The chains drawn are added to the set only once the plan is whole:
-// each round settles them against every block the scan will fetch (the
-// wallet's, those explored, every cover's), fetching their blocks not
-// held before the wallet's, and turns down a chain whose group, as the
-// attack forms it (the scripts of its transactions whose every
-// appearance is fetched, and theirs in turn), grows in the plan past
-// its size in the chain's own blocks: a payment's other output spent in
-// a block fetched for something else joins the cover's group, which its
-// size then tells from the wallet's. Chains turned down are drawn again
-// from the reserve before more blocks are explored, and taken back only
-// where the bound leaves the covers short without them (a warning says
-// how many).
-// Covers still short at the bound, the scan stops with
+//
+// Order. The blocks explored are the only ones fetched before the
+// plan is whole, and hold no script of the wallet's nor of any cover:
+// a scan draws no chain found in them, nor one with a block among them
+// (those wait in reserve for the next scan), and fetches the blocks of
+// the wallet, of the covers in use and of the chains drawn in one
+// shuffled order (spread.go), so that where a block comes in a peer's
+// stream of requests says nothing of whose it is. The price: a scan
+// whose reserve holds too few candidates (a new cover set's first)
+// explores and stops short, and the next draws what it found.
+//
+// The chains drawn are added to the set only once their blocks are
+// fetched, each settled against every block the scan fetches (the
+// wallet's, those explored, every cover's) and those earlier scans
+// fetched (which peers that keep what they were asked see with them):
+// a chain whose group, as the attack forms it (the scripts of its
+// transactions whose every appearance is fetched, and theirs in turn),
+// grows past its size in the chain's own blocks is turned down, since a
+// payment's other output spent in a block fetched for something else
+// joins the cover's group, which its size then tells from the wallet's.
+// Settling reads the blocks held: while planning, those explored (a
+// chain turned down then is drawn again from the reserve); once the
+// plan is fetched, every one. So each draw takes a margin of chains
+// beyond the need (coverMargin), and of the chains that settle on the
+// fetched blocks, those the covers are not short without are left out,
+// fetched once (they hide nothing of the wallet's, and dropping them
+// marks only themselves). Chains turned down are taken back only where
+// the covers are short without them (a warning says how many); still
+// short, the scan says the target was not met and the next draws again.
+// Covers short at the bound while planning, the scan stops with
 // *PrivacyTargetError, none of the wallet's blocks fetched, its
 // candidates and sweep kept for the next scan, unless
 // Config.AllowShortCovers; once the sweep has given every block of the
 // range to the scans short in a row of that range
-// (cover.Explore.Explored), the error says the range holds too few
-// candidates, and of which classes, rather than to scan again.
+// (cover.Explore.Explored), and they found nothing new, the error says
+// the range holds too few candidates, and of which classes, rather than
+// to scan again.
 //
 // Profiles are read on the filters, whose false positives (one in
 // M = 784,931 per script and block) raise a script's class above what
@@ -97,10 +116,13 @@ import (
 // set keeps them (cover.Set.Refute), so that every later profile leaves
 // them out.
 //
-// What remains: a peer that tells the
-// blocks explored (fetched first) from the rest can tell the covers
-// found in them, each with a block among the first (a warning says how
-// many); the attack on the set of blocks fetched cannot.
+// What remains: the blocks explored, fetched first, are told from the
+// rest by their order, and hold no block of the wallet's: scripts whose
+// every block is among them (class-1 scripts mostly) are not the
+// wallet's, whatever the leak report counts them as, and a peer that
+// keeps every session knows which candidates a scan found (a cover
+// drawn later has a block among an earlier scan's explored ones, the
+// wallet's scripts none).
 // A cover's matches are never the wallet's: the watch list does not hold
 // covers, and ScanResult.Cover counts their blocks and bytes apart.
 
@@ -178,11 +200,15 @@ type coverScan struct {
 	// nextGroup is the group of the next candidate chain found.
 	nextGroup uint64
 	// explored are the heights fetched before the wallet's blocks, only
-	// to find candidates; foundNow the candidates found in them, and
-	// drawnNow how many of those were drawn.
-	explored []int32
-	foundNow map[string]bool
-	drawnNow int
+	// to find candidates, never a block of the wallet's or of a cover in
+	// use (labelled); exploredAt holds them, and foundNow the
+	// candidates found in them: no chain found in them, or with a block
+	// among them, is drawn by the scan (drawRound), so that the blocks
+	// fetched first hold no script of the wallet's nor of a cover.
+	explored   []int32
+	exploredAt map[int32]bool
+	foundNow   map[string]bool
+	labelled   map[int32]bool
 	// hits holds, per height of the range whose filter is held, which of
 	// wallet and covers (in that order) it matches.
 	hits     map[int32][]bool
@@ -233,6 +259,15 @@ type coverScan struct {
 	grown      int
 	turned     []pendingChain
 	readmitted int
+	// bounded is the scan's bound (bound), inUseHeights the heights
+	// of the covers in use, kept by plan for the settling of the
+	// pending chains on the blocks fetched (settleFetched).
+	bounded      int
+	inUseHeights [][]int32
+	// before holds the heights of the range any peer was asked for
+	// before the scan (the ledger's, of earlier scans and sessions):
+	// peers that keep what they were asked see them with the plan's.
+	before map[int32]bool
 }
 
 // pendingChain is a cover chain drawn and not yet added: its covers
@@ -692,20 +727,28 @@ func (cs *coverScan) plan(ctx context.Context, log *scanLog, matched []int32, fo
 	}
 	cs.hot = max(coverHotFactor*cs.largest, 16)
 	coverHeights := cs.useCovers(at[nw:])
+	// Exploring never fetches a block of the wallet's or of a cover in
+	// use: those go in the plan's one shuffled order.
+	cs.labelled = maps.Clone(cs.walletAt)
+	for _, hs := range coverHeights {
+		for _, h := range hs {
+			cs.labelled[h] = true
+		}
+	}
 	cs.log = log
+	cs.before = cs.askedBefore()
 	bound := cs.bound()
 	short := cs.need()
-	// Rounds: draw what the reserve holds, settle the chains drawn
-	// against the whole plan, then explore twice as many blocks as the
-	// round before (more still after scans short in a row), leaving
-	// room within the bound for the blocks of the chains still short,
-	// until the covers meet the target.
+	// Draw what the reserve holds and settle the chains drawn against
+	// the whole plan; still short, explore blocks for the next scan
+	// (twice as many after each scan short in a row), leaving room
+	// within the bound for the blocks of the chains still short: this
+	// scan draws none of the chains it finds. Only a match of the
+	// wallet's the blocks explored show false, which changes what the
+	// wallet needs, has it draw and explore again.
 	cs.foundNow = map[string]bool{}
 	for round := cs.set.Explore().Short; len(short) > 0; round++ {
-		var err error
-		if short, err = cs.drawSettled(ctx, bound, coverHeights, short); err != nil {
-			return nil, err
-		}
+		short = cs.drawSettled(bound, coverHeights, short)
 		n := total(short)
 		cs.short = n
 		if n == 0 {
@@ -722,24 +765,22 @@ func (cs *coverScan) plan(ctx context.Context, log *scanLog, matched []int32, fo
 		if err != nil {
 			return nil, fmt.Errorf("client: exploring blocks for covers: %w", err)
 		}
-		if cs.took(hs, blocks) {
-			// A wallet's match the blocks showed false: its profile is
-			// what the attack sees, without it.
-			cs.reprofileWallet()
-			short = cs.need()
+		if !cs.took(hs, blocks) {
+			break
 		}
+		// A wallet's match the blocks showed false: its profile is
+		// what the attack sees, without it.
+		cs.reprofileWallet()
+		short = cs.need()
 	}
 	// The blocks explored last join the plan: the chains drawn are
 	// settled against it once more.
-	if err := cs.settleAll(ctx, bound, coverHeights); err != nil {
-		return nil, err
-	}
+	cs.settle(bound, coverHeights)
 	if short = cs.need(); len(short) > 0 {
 		short = cs.readmit(cs.need)
 	}
+	cs.bounded, cs.inUseHeights = bound, coverHeights
 	coverHeights = cs.withPending(coverHeights)
-	cs.commit()
-	cs.warnDrawn()
 	cs.short = 0
 	for p, k := range short {
 		cs.short += k
@@ -748,11 +789,13 @@ func (cs *coverScan) plan(ctx context.Context, log *scanLog, matched []int32, fo
 		}
 	}
 	slices.Sort(cs.shortClasses)
-	cs.rangeDone = cs.rangeDone || cs.short > 0 && cs.lapped()
+	// A range swept whole still offers the next scan the candidates
+	// found in it by this one.
+	cs.rangeDone = (cs.rangeDone || cs.short > 0 && cs.lapped()) && len(cs.foundNow) == 0
 	heights, reached := cs.heights(bound, coverHeights)
 	if cs.short > 0 || reached > 0 {
 		e := &PrivacyTargetError{Target: cs.target, Short: cs.short, ShortClasses: cs.shortClasses, Unfetched: reached, Explored: len(cs.explored),
-			Bound: bound, RangeExplored: cs.rangeDone}
+			Found: len(cs.foundNow), Bound: bound, RangeExplored: cs.rangeDone}
 		if !cs.c.cfg.AllowShortCovers {
 			cs.keep(nil)
 			return nil, e
@@ -760,6 +803,23 @@ func (cs *coverScan) plan(ctx context.Context, log *scanLog, matched []int32, fo
 		cs.why = append(cs.why, "covers short: "+e.Reason())
 	}
 	return heights, nil
+}
+
+// askedBefore returns the heights of the range the ledger says some
+// peer was asked for (the client's, unless no client: none).
+func (cs *coverScan) askedBefore() map[int32]bool {
+	out := map[int32]bool{}
+	if cs.c == nil || cs.c.ledger == nil {
+		return out
+	}
+	for _, v := range cs.c.ledger.views(cs.c.chain) {
+		for _, h := range v.fetched {
+			if h >= cs.from && h <= cs.to {
+				out[h] = true
+			}
+		}
+	}
+	return out
 }
 
 // reprofileWallet reads the wallet's profiles (walletProfiles) from
@@ -779,6 +839,9 @@ func (cs *coverScan) useCovers(at [][]int32) [][]int32 {
 		coverHeights = append(coverHeights, hs)
 		if len(hs) > 0 {
 			cs.inUse = append(cs.inUse, member{script: c.Script, heights: hs, group: c.Profile.Group})
+			if _, ok := cs.seen[string(c.Script)]; !ok && cs.seen != nil {
+				cs.seen[string(c.Script)] = slices.Clip(hs[:min(len(hs), cs.hot+1)])
+			}
 		}
 		if len(hs) > cs.hot {
 			cs.warnings = append(cs.warnings, fmt.Sprintf("cover %x turned hot: it appears in %d blocks of the range, each fetched every scan (kept: dropping a cover marks it to anyone intersecting sessions)", c.Script, len(hs)))
@@ -794,46 +857,34 @@ func (cs *coverScan) need() map[leak.Profile]int {
 }
 
 // drawSettled draws the chains of short from the reserve and settles
-// them against the plan (settle), drawing again while settle turns
-// chains down (at most maxRedraws draws), and returns what is still
-// short.
-func (cs *coverScan) drawSettled(ctx context.Context, bound int, coverHeights [][]int32, short map[leak.Profile]int) (map[leak.Profile]int, error) {
+// them against the plan (settle), drawing again, from a new sample of
+// the reserve, while settle turns chains down or a draw leaves fewer
+// short (at most maxRedraws draws): a scan draws no chain it found in
+// the blocks it explored, so the reserve it starts with is all it has,
+// and one sample of it (maxProbes) may hold too few of a rare class.
+// It returns what is still short.
+func (cs *coverScan) drawSettled(bound int, coverHeights [][]int32, short map[leak.Profile]int) map[leak.Profile]int {
 	for try := 0; try < maxRedraws && len(short) > 0; try++ {
-		cs.drawRound(short)
+		before := total(short)
 		grown := cs.grown
-		if err := cs.settleAll(ctx, bound, coverHeights); err != nil {
-			return nil, err
-		}
+		cs.drawRound(short)
+		cs.settle(bound, coverHeights)
 		short = cs.need()
-		if cs.grown == grown {
+		if cs.grown == grown && total(short) >= before {
 			break
 		}
 	}
-	return short, nil
-}
-
-// settleAll settles the pending chains (settle), and reads the wallet's
-// profiles again if a block fetched refuted a match of its.
-func (cs *coverScan) settleAll(ctx context.Context, bound int, coverHeights [][]int32) error {
-	refuted, err := cs.settle(ctx, bound, coverHeights)
-	if err == nil && refuted {
-		cs.reprofileWallet()
-	}
-	return err
+	return short
 }
 
 // warnDrawn says what the draw of the scan left a peer to see: chains
-// turned down or taken back, and covers with a block fetched before
-// the wallet's.
+// turned down or taken back.
 func (cs *coverScan) warnDrawn() {
 	if cs.grown > 0 {
 		cs.warnings = append(cs.warnings, fmt.Sprintf("%s drawn this scan turned down: their groups grew through the plan's other blocks beyond the chains' own, which would have told them from the wallet's", nounCount(cs.grown, "cover chain")))
 	}
 	if cs.readmitted > 0 {
 		cs.warnings = append(cs.warnings, fmt.Sprintf("%s whose groups grow through the plan's other blocks kept all the same: the bound left no room for others, and their groups' size can tell them from the wallet's", nounCount(cs.readmitted, "cover chain")))
-	}
-	if cs.drawnNow > 0 {
-		cs.warnings = append(cs.warnings, fmt.Sprintf("%d covers drawn this scan have a block among the %d this scan explored before the wallet's (to find candidates, or to read the groups of the chains drawn): a peer that tells the blocks fetched before the wallet's from those after can tell these covers, each with a block among the first, from the wallet's scripts, which have one there only by chance (the block-download attack on the blocks fetched, which the target is met against, does not use their order)", cs.drawnNow, len(cs.explored)))
 	}
 }
 
@@ -844,6 +895,12 @@ func (cs *coverScan) warnDrawn() {
 // profile the attack then sees without it.
 func (cs *coverScan) took(hs []int32, blocks []*wire.MsgBlock) (walletRefuted bool) {
 	cs.explored = append(cs.explored, hs...)
+	if cs.exploredAt == nil {
+		cs.exploredAt = map[int32]bool{}
+	}
+	for _, h := range hs {
+		cs.exploredAt[h] = true
+	}
 	walletRefuted = cs.refute(hs, blocks) > 0
 	for _, c := range cs.fresh(blocks, maxNewReserve) {
 		if err := cs.set.AddReserve(c); errors.Is(err, cover.ErrFull) {
@@ -852,6 +909,17 @@ func (cs *coverScan) took(hs []int32, blocks []*wire.MsgBlock) (walletRefuted bo
 		cs.foundNow[string(c.Script)] = true
 	}
 	return walletRefuted
+}
+
+// scripts are the scripts of the covers in use and of the pending
+// chains: those whose blocks the scan's fetch plan spreads over the
+// peers as it spreads the wallet's.
+func (cs *coverScan) scripts() [][]byte {
+	out := cs.set.Scripts()
+	for _, m := range cs.pendingMembers() {
+		out = append(out, m.script)
+	}
+	return out
 }
 
 // pendingMembers are the members of the pending chains.
@@ -880,41 +948,27 @@ func (cs *coverScan) withPending(inUse [][]int32) [][]int32 {
 // turn (package privacy/leak, Groups): a chain drawn to a wallet's
 // chain's size grows past it when a script beside it (a payment's
 // other output) is spent in a block fetched for something else, the
-// wallet's, another cover's or one explored. So settle fetches the
-// pending chains' blocks not held (never a wallet's block: those are
-// fetched with the rest, in one shuffled order), reads the group each
-// chain would have in the plan and in its own blocks alone
-// (groupSizes), and turns down each chain whose group grows in the
-// plan, or whose blocks the bound leaves out: its scripts stay in
-// reserve, and no later round of the scan draws them again. It reports
-// whether a block fetched refuted a match of the wallet's.
-func (cs *coverScan) settle(ctx context.Context, bound int, inUse [][]int32) (walletRefuted bool, err error) {
+// wallet's, another cover's or one explored. settle fetches nothing:
+// a chain's blocks are fetched with the wallet's, in one shuffled
+// order, so it reads the group each chain would have in the plan and
+// in its own blocks alone (groupSizes) on the blocks held, those
+// explored before the plan and, once the plan is fetched (finish),
+// every one; it turns down each chain whose group grows in the plan,
+// or whose blocks the bound leaves out: its scripts stay in reserve,
+// and no later round of the scan draws them again.
+func (cs *coverScan) settle(bound int, inUse [][]int32) {
 	if len(cs.pending) == 0 {
-		return false, nil
+		return
 	}
 	planned, _ := cs.heights(bound, cs.withPending(inUse))
 	plan := make(map[int32]bool, len(planned))
 	for _, h := range planned {
 		plan[h] = true
 	}
-	var want []int32
-	wanted := map[int32]bool{}
-	for _, m := range cs.pendingMembers() {
-		for _, h := range m.heights {
-			if plan[h] && !cs.walletAt[h] && !wanted[h] && cs.held(h) == nil {
-				wanted[h] = true
-				want = append(want, h)
-			}
-		}
-	}
-	if len(want) > 0 {
-		slices.Sort(want)
-		blocks, err := cs.c.fetchBlocks(ctx, cs.log, want, nil)
-		if err != nil {
-			return false, fmt.Errorf("client: fetching the blocks of cover chains drawn: %w", err)
-		}
-		walletRefuted = cs.took(want, blocks)
-	}
+	// Peers that keep what they were asked see the blocks of earlier
+	// scans with the plan's: a chain's group grows through them too.
+	seen := maps.Clone(plan)
+	maps.Copy(seen, cs.before)
 	chains := make([][]member, len(cs.pending))
 	in := make([]map[int32]bool, 0, 2*len(cs.pending))
 	fits := make([]bool, len(cs.pending))
@@ -924,7 +978,7 @@ func (cs *coverScan) settle(ctx context.Context, bound int, inUse [][]int32) (wa
 		for _, m := range ch.members {
 			fits[i] = fits[i] && !slices.ContainsFunc(m.heights, outside(plan))
 		}
-		in = append(in, plan)
+		in = append(in, seen)
 	}
 	for _, ch := range cs.pending {
 		own := map[int32]bool{}
@@ -949,7 +1003,6 @@ func (cs *coverScan) settle(ctx context.Context, bound int, inUse [][]int32) (wa
 		}
 	}
 	cs.pending = kept
-	return walletRefuted, nil
 }
 
 // readmit takes back, one at a time, the chains settle turned down
@@ -985,9 +1038,8 @@ func total(need map[leak.Profile]int) int {
 	return n
 }
 
-// maxRedraws bounds the draws of a round of planning, each after
-// settle turned chains down.
-const maxRedraws = 4
+// maxRedraws bounds the draws of a round of planning (drawSettled).
+const maxRedraws = 8
 
 // maxGroupDepth bounds the steps groupSizes follows a group's scripts
 // through their transactions.
@@ -1098,28 +1150,116 @@ func (cs *coverScan) txMates(h int32, script []byte) [][]byte {
 	return out
 }
 
-// commit adds the pending chains to the set, the plan whole: each
-// cover drawn, and counts those with a block fetched before the
-// wallet's.
+// commit adds the pending chains to the set, their blocks fetched and
+// settled: each cover drawn.
 func (cs *coverScan) commit() {
-	early := make(map[int32]bool, len(cs.explored))
-	for _, h := range cs.explored {
-		early[h] = true
-	}
 	for _, ch := range cs.pending {
-		for i, c := range ch.covers {
+		for _, c := range ch.covers {
 			if err := cs.set.Add(c); err != nil {
 				cs.why = append(cs.why, fmt.Sprintf("a cover could not be added: %v", err))
 				cs.pending = nil
 				return
 			}
 			cs.drawn++
-			if cs.foundNow[string(c.Script)] || slices.ContainsFunc(ch.members[i].heights, func(h int32) bool { return early[h] }) {
-				cs.drawnNow++
-			}
 		}
 	}
 	cs.pending = nil
+}
+
+// warnGrownInUse settles the chains of the covers in use as settle
+// does the chains drawn, on every block the scan fetched (fetched,
+// held) and those
+// earlier scans fetched, and warns of those whose groups grew past their
+// size in their own blocks (the wallet grew, or other covers were drawn
+// since): their size can tell them from the wallet's chains. They are
+// kept: dropping a cover marks it to anyone intersecting sessions.
+func (cs *coverScan) warnGrownInUse(fetched []int32) {
+	var chains [][]member
+	at := map[uint64]int{}
+	for _, m := range cs.inUse {
+		i, ok := at[m.group]
+		if !ok || m.group == 0 {
+			i = len(chains)
+			at[m.group] = i
+			chains = append(chains, nil)
+		}
+		chains[i] = append(chains[i], m)
+	}
+	if len(chains) == 0 {
+		return
+	}
+	seen := maps.Clone(cs.before)
+	if seen == nil {
+		seen = map[int32]bool{}
+	}
+	for _, h := range fetched {
+		seen[h] = true
+	}
+	in := make([]map[int32]bool, 0, 2*len(chains))
+	for range chains {
+		in = append(in, seen)
+	}
+	for _, ch := range chains {
+		own := map[int32]bool{}
+		for _, m := range ch {
+			for _, h := range m.heights {
+				own[h] = true
+			}
+		}
+		in = append(in, own)
+	}
+	sizes := cs.groupSizes(slices.Concat(chains, chains), in)
+	grown := 0
+	for i, ch := range chains {
+		if sizes[i] > sizes[len(chains)+i] {
+			grown += len(ch)
+		}
+	}
+	if grown > 0 {
+		cs.warnings = append(cs.warnings, fmt.Sprintf("%s in use now in groups larger than their chains' own blocks give (grown through blocks fetched since they were drawn): their groups' size can tell them from the wallet's (kept: dropping a cover marks it to anyone intersecting sessions)", nounCount(grown, "cover")))
+	}
+}
+
+// settleFetched settles the pending chains once more on every block
+// of the plan, all fetched now in one shuffled order with the wallet's
+// (settle), takes back chains turned down while the covers are short
+// without them (readmit), leaves out those drawn beyond the need
+// (trim), and adds the rest to the set (commit). Covers short then,
+// the target is not met: the scan says why (a chain's group read on
+// its own blocks only once they are fetched beside the wallet's).
+func (cs *coverScan) settleFetched() {
+	if len(cs.pending) == 0 {
+		return
+	}
+	// Only a chain turned down now may be taken back: one turned down
+	// while planning has no block in the plan.
+	cs.turned = nil
+	cs.settle(cs.bounded, cs.inUseHeights)
+	short := cs.need()
+	if len(short) > 0 {
+		short = cs.readmit(cs.need)
+	} else {
+		cs.trim()
+	}
+	cs.commit()
+	if n := total(short); n > 0 {
+		cs.why = append(cs.why, fmt.Sprintf("%s short once the blocks fetched showed the groups of the chains drawn (they grew through the plan's other blocks): the next scan draws again", nounCount(n, "cover chain")))
+	}
+}
+
+// trim leaves out, in random order, each pending chain the covers are
+// not short without: the chains drawn beyond the need (margin), which
+// settling on the blocks fetched did not turn down.
+func (cs *coverScan) trim() {
+	for _, i := range rand.Perm(len(cs.pending)) {
+		all := cs.pending
+		cs.pending = slices.Delete(slices.Clone(all), i, i+1)
+		if len(cs.need()) == 0 {
+			all[i].members = nil // left out below
+		}
+		cs.pending = all
+	}
+	cs.pending = slices.DeleteFunc(cs.pending, func(ch pendingChain) bool { return ch.members == nil })
 }
 
 // lapped reports whether the sweep has given every block of the range
@@ -1182,10 +1322,17 @@ func (cs *coverScan) drawRound(short map[leak.Profile]int) []member {
 	}
 	probeAt := cs.profileCandidates(probeScripts)
 	// A chain drawn and pending, or turned down by settle, is not drawn
-	// again: its chain whole is left out.
+	// again: its chain whole is left out. So is one the scan found in a
+	// block it explored, or with a block among the near ones explored
+	// (fetched for being a candidate's): its block fetched before the
+	// wallet's would tell it from the wallet's chains, which have one
+	// among the blocks explored only where the sweep happened on it.
 	skipGroup := map[uint64]bool{}
-	for _, c := range sample {
-		if cs.skip[string(c.Script)] {
+	early := func(c cover.Cover, hs []int32) bool {
+		return cs.foundNow[string(c.Script)] || slices.ContainsFunc(hs, func(h int32) bool { return cs.exploredAt[h] })
+	}
+	for i, c := range sample {
+		if cs.skip[string(c.Script)] || early(c, probeAt[i]) {
 			skipGroup[c.Profile.Group] = true
 		}
 	}
@@ -1197,7 +1344,7 @@ func (cs *coverScan) drawRound(short map[leak.Profile]int) []member {
 		if len(hs) == 0 || len(hs) > cs.hot {
 			continue // a hot script's blocks would cost more than it hides
 		}
-		if cs.skip[string(c.Script)] || c.Profile.Group != 0 && skipGroup[c.Profile.Group] {
+		if cs.skip[string(c.Script)] || early(c, hs) || c.Profile.Group != 0 && skipGroup[c.Profile.Group] {
 			continue
 		}
 		probeHeights[string(c.Script)] = hs
@@ -1212,6 +1359,18 @@ func (cs *coverScan) drawRound(short map[leak.Profile]int) []member {
 	isDrawn := map[string]bool{}
 	for _, d := range drawn {
 		isDrawn[string(d.Script)] = true
+	}
+	// A margin of chains of the shapes short, none drawn alone: a
+	// chain's group is read on its own blocks only once they are
+	// fetched with the wallet's, and those the plan's other blocks grow
+	// are then left out (settleFetched).
+	rest := slices.DeleteFunc(slices.Clone(cands), func(c leak.Profiled) bool { return isDrawn[string(c.Script)] })
+	more, moreAlone := cs.draw(rest, margin(short))
+	for _, d := range more {
+		if !moreAlone[string(d.Script)] {
+			drawn = append(drawn, d)
+			isDrawn[string(d.Script)] = true
+		}
 	}
 	cs.spare = cs.spare[:0]
 	var above, near []int32
@@ -1266,6 +1425,20 @@ func (cs *coverScan) drawRound(short map[leak.Profile]int) []member {
 	return added
 }
 
+// coverMargin is the share of the chains short that a draw adds as a
+// margin (margin).
+const coverMargin = 0.5
+
+// margin is how many chains of each shape of short a draw adds beyond
+// them: coverMargin of them, at least one a shape.
+func margin(short map[leak.Profile]int) map[leak.Profile]int {
+	out := make(map[leak.Profile]int, len(short))
+	for p, k := range short {
+		out[p] = int(math.Ceil(coverMargin * float64(k)))
+	}
+	return out
+}
+
 // wantedClasses are the classes of candidates a draw for short wants
 // sampled first: those of the chains short, and one appearance above
 // each, whose extra match may be a filter's false positive that a block
@@ -1301,7 +1474,10 @@ func (cs *coverScan) exploreNext(n int) []int32 {
 	if n <= 0 {
 		return nil
 	}
-	taken := map[int32]bool{}
+	taken := maps.Clone(cs.labelled)
+	if taken == nil {
+		taken = map[int32]bool{}
+	}
 	for _, h := range cs.explored {
 		taken[h] = true
 	}
@@ -1535,10 +1711,14 @@ func keepProfiled(cands []cover.Cover, at [][]int32, hot, n int) []cover.Cover {
 // Config.MaxCoverBlocks is zero.
 const DefaultCoverBlocksFactor = 4
 
-// finish counts the scan's cost, adds candidates of its blocks to the
+// finish settles and adds the chains drawn (settleFetched), counts the
+// scan's cost, adds candidates of its blocks to the
 // reserve (of those not explored: the rounds took the candidates of
 // those) and saves the set.
 func (cs *coverScan) finish(heights []int32, blocks []*wire.MsgBlock) *CoverCost {
+	cs.settleFetched()
+	cs.warnDrawn()
+	cs.warnGrownInUse(heights)
 	k := &CoverCost{Target: cs.target, Drawn: cs.drawn, ExploredBlocks: len(cs.explored)}
 	explored := make(map[int32]bool, len(cs.explored))
 	for _, h := range cs.explored {
@@ -1638,9 +1818,12 @@ type PrivacyTargetError struct {
 	// leak.MaxProfileClass) of the wallet's chains whose covers are
 	// short.
 	ShortClasses []int
-	// Explored counts the blocks the scan fetched to find candidates;
-	// Bound is the most blocks it fetches only for covers (-1: none).
-	Explored, Bound int
+	// Explored counts the blocks the scan fetched to find candidates,
+	// Found the candidates found in them, which the next scan draws
+	// from (a scan draws none it found: their blocks, fetched before
+	// the wallet's, would tell them apart); Bound is the most blocks it
+	// fetches only for covers (-1: none).
+	Explored, Found, Bound int
 	// RangeExplored is true when the scan, or it and the scans short
 	// in a row before it, explored every block of its range: the range
 	// holds too few candidates, and neither another scan nor a larger
@@ -1684,6 +1867,9 @@ func (e *PrivacyTargetError) Reason() string {
 		s = fmt.Sprintf("%s after exploring every block of the range (%s in this scan): it holds too few cover candidates", chains, nounCount(e.Explored, "block"))
 	case e.Short > 0:
 		s = fmt.Sprintf("%s after exploring %s for candidates within %s", chains, nounCount(e.Explored, "block"), bound)
+		if e.Found > 0 {
+			s += fmt.Sprintf(" (%s found in them, for the next scan to draw)", nounCount(e.Found, "candidate"))
+		}
 	}
 	if e.Unfetched > 0 {
 		if s != "" {

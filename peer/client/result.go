@@ -216,9 +216,8 @@ type CoverCost struct {
 	CoverBlocks  int    `json:"cover_blocks_fetched"`
 	CoverBytes   uint64 `json:"cover_bytes_received"`
 	// ExploredBlocks counts the blocks fetched, before any of the
-	// wallet's, to find candidates for covers or to read the groups of
-	// the cover chains drawn (among CoverBlocks, but where one is the
-	// wallet's too).
+	// wallet's, to find candidates for covers (among CoverBlocks; never
+	// a block of the wallet's nor of a cover in use).
 	ExploredBlocks int `json:"explored_blocks_fetched"`
 	// Met is true when every class of the wallet's chains has cover
 	// chains enough for the target in this scan's fetches; Why says why
