@@ -40,8 +40,9 @@ func coverWords(err error) error {
 
 // coverLine is a scan's cover cost in one line: the covers, then the
 // blocks fetched beyond the wallet's, for covers or to explore for
-// them, with the blocks explored counted apart (the wallet's among
-// them), so that blocks fetched without a cover in use add up.
+// them, with the blocks explored counted apart (none of them the
+// wallet's nor a cover's in use), so that blocks fetched without a cover
+// in use add up.
 func coverLine(k *client.CoverCost) string {
 	pct := func(a, b uint64) string {
 		if b == 0 {
@@ -49,7 +50,7 @@ func coverLine(k *client.CoverCost) string {
 		}
 		return fmt.Sprintf("%.0f%%", 100*float64(a)/float64(b))
 	}
-	s := fmt.Sprintf("covers for privacy target %g: %s (%d new), %s in reserve; %s beyond the wallet's %d (%s), %s (%s of the wallet's %d), fetched for covers or to explore for them (%s explored, the wallet's among them)",
+	s := fmt.Sprintf("covers for privacy target %g: %s (%d new), %s in reserve; %s beyond the wallet's %d (%s), %s (%s of the wallet's %d), fetched for covers or to explore for them (%s explored, none of them the wallet's nor a cover's in use)",
 		k.Target, plural(k.Covers, "cover"), k.Drawn, plural(k.Reserve, "candidate"),
 		plural(k.CoverBlocks, "block"), k.WalletBlocks, pct(uint64(k.CoverBlocks), uint64(k.WalletBlocks)),
 		plural(k.CoverBytes, "byte"), pct(k.CoverBytes, k.WalletBytes), k.WalletBytes, plural(k.ExploredBlocks, "block"))
