@@ -148,6 +148,19 @@ const announceLeadWait = 2 * leadStall
 // did not take counts too, so it is far above what an honest node does).
 const maxUndelivered = 20
 
+// UnservedError is a peer that announced blocks, in a row, that it then
+// did not serve (the chain lacks them after its header sync). It proves
+// no lie: the peer is banned for it without proof (see
+// pool.Pool.BanWithoutProof).
+type UnservedError struct {
+	// Blocks is how many blocks in a row it announced and did not serve.
+	Blocks int
+}
+
+func (e *UnservedError) Error() string {
+	return fmt.Sprintf("announced %d blocks in a row it then did not serve", e.Blocks)
+}
+
 // syncAnnouncers syncs the headers of the peers that announced blocks the
 // chain lacks, or were connected again (whose tips are not known), and
 // charges each for the announced blocks it then did not serve. A peer on
@@ -170,7 +183,11 @@ func (c *Client) syncAnnouncers(ctx context.Context) error {
 	}
 	for _, m := range ms {
 		if undelivered := c.views.charge(m, has, reorganized); undelivered >= maxUndelivered {
-			c.pool.Ban(m, peerErr(m, "inv", fmt.Errorf("%w: announced %d blocks it did not serve", peer.ErrProtocol, undelivered)))
+			// No proof of a lie: an honest node that reorganizes, or a
+			// slow one, fails to serve what it announced too. Banned for
+			// this life, the ban kept does not keep a peer the user gave
+			// out of a later run.
+			c.pool.BanWithoutProof(m, peerErr(m, "inv", &UnservedError{Blocks: undelivered}))
 		}
 	}
 	return err
