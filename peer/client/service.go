@@ -249,22 +249,18 @@ func (w *withholders) add(ms []*pool.Member) {
 }
 
 // prefer returns the members of ms that did not withhold their headers
-// within withheldMemory, or ms if all did, and forgets what is older or
-// of members no longer in ms' pool (live keeps them bounded).
+// within withheldMemory, and forgets what is older or of members no
+// longer in ms' pool (live keeps them bounded).
 func (w withholders) prefer(ms, live []*pool.Member) []*pool.Member {
 	for m, at := range w {
 		if time.Since(at) > withheldMemory || !slices.Contains(live, m) {
 			delete(w, m)
 		}
 	}
-	out := slices.DeleteFunc(slices.Clone(ms), func(m *pool.Member) bool {
+	return slices.DeleteFunc(slices.Clone(ms), func(m *pool.Member) bool {
 		_, ok := w[m]
 		return ok
 	})
-	if len(out) == 0 {
-		return ms
-	}
-	return out
 }
 
 // announcers are the announcers a sync left for later (see
@@ -299,8 +295,9 @@ func (c *Client) syncAnnouncers(ctx context.Context, w *withholders) (*announcer
 // within announceLeadWait: one that withholds or is slow is dropped with
 // a *WithheldHeadersError naming it and what it announced, so it holds
 // the operation lock (and the scans waiting for it) that long at most,
-// and the block the lead brought was reported before. It charges them
-// for what they did not serve.
+// and the block the lead brought was reported before. A block another
+// peer announces meanwhile ends the sync at once (see preemptOnNews): it
+// waits for none of them. It charges them for what they did not serve.
 func (c *Client) syncRest(ctx context.Context, a *announcers, w *withholders) error {
 	ms := slices.DeleteFunc(slices.Clone(a.ms), func(m *pool.Member) bool { return c.heardAll(m) })
 	reorganized := a.reorganized
@@ -313,16 +310,52 @@ func (c *Client) syncRest(ctx context.Context, a *announcers, w *withholders) er
 			return ctx.Err()
 		case <-time.After(restYield):
 		}
+		rctx, cancel := context.WithCancel(ctx)
+		watched := make(chan struct{})
+		go func() {
+			defer close(watched)
+			c.preemptOnNews(rctx, cancel, ms)
+		}()
 		c.opMu.Lock()
 		var up chain.Update
 		var withheld []*pool.Member
-		up, withheld, err = c.syncPeers(ctx, newScanLog(), ms, announceLeadWait)
+		up, withheld, err = c.syncPeers(rctx, newScanLog(), ms, announceLeadWait)
 		c.opMu.Unlock()
+		preempted := ctx.Err() == nil && rctx.Err() != nil
+		cancel()
+		<-watched
 		w.add(withheld)
 		reorganized = reorganized || up.Reorganized()
+		if preempted {
+			// Another peer announced a new block: its sync goes first.
+			// These keep what they announced for the next sync,
+			// uncharged.
+			return nil
+		}
 	}
 	c.charge(a.ms, reorganized)
 	return err
+}
+
+// preemptOnNews calls cancel, the end of the sync of ms (the announcers
+// syncRest syncs), once another live peer announces a block the chain
+// lacks, or ctx ends: a new block waits for no announcer's sync.
+func (c *Client) preemptOnNews(ctx context.Context, cancel context.CancelFunc, ms []*pool.Member) {
+	tick := time.NewTicker(leadPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		for _, m := range c.pool.Serving(0) {
+			if hashes, ok := c.views.pending(m); ok && !slices.Contains(ms, m) && len(c.lacking(hashes)) > 0 {
+				cancel()
+				return
+			}
+		}
+	}
 }
 
 // charge charges each of ms for the blocks it announced and then did not
@@ -346,7 +379,8 @@ func (c *Client) charge(ms []*pool.Member, reorganized bool) {
 
 // syncAnnounced syncs the headers of one of ms, the lead, within
 // announceLeadWait: picked as a header sync's lead is (see leadGate),
-// among those that did not withhold their headers lately if any. It
+// among those that did not withhold their headers lately (with none,
+// all are returned, for syncRest). It
 // returns the others but those whose every announced block the chain then
 // holds: those are taken in as an announcement of a block the chain holds
 // is (peerViews.heard), without a getheaders, so that a block announced
@@ -360,7 +394,13 @@ func (c *Client) charge(ms []*pool.Member, reorganized bool) {
 // sync reorganized the chain. Called with opMu held.
 func (c *Client) syncAnnounced(ctx context.Context, ms []*pool.Member, w *withholders) (rest []*pool.Member, reorganized bool, err error) {
 	log := newScanLog()
-	lead := c.leadOf(w.prefer(ms, c.pool.Members()))
+	preferred := w.prefer(ms, c.pool.Members())
+	if len(preferred) == 0 {
+		// Only announcers that withheld their headers lately: nothing
+		// to report first; they are synced as the others are.
+		return ms, false, nil
+	}
+	lead := c.leadOf(preferred)
 	up, withheld, err := c.syncPeers(ctx, log, []*pool.Member{lead}, announceLeadWait)
 	w.add(withheld)
 	reorganized = up.Reorganized()
