@@ -11,6 +11,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/peer"
+	"github.com/spvfilter/spvfilter/peer/chain"
 	"github.com/spvfilter/spvfilter/peer/pool"
 )
 
@@ -73,46 +74,36 @@ const SyncInterval = 30 * time.Second
 // lacks (that peer alone: an announcement costs the others nothing), once
 // the announcements settle (see service.settle), and
 // of every peer each SyncInterval, then verifies the filter headers up to
-// the highest block a peer holds, and tells the rescans. A verification
-// that failed is not tried again for the same block and peers before
-// retryInterval (an undecidable dispute is not replayed on every
-// announcement).
+// the highest block a peer holds, and tells the rescans. The other
+// announcers are synced after the new block was reported (see
+// syncAnnouncers): one that withholds or is slow delays no report. A
+// verification that failed is not tried again for the same block and
+// peers before retryInterval (an undecidable dispute is not replayed on
+// every announcement).
 func (c *Client) follow(ctx context.Context) {
 	tick := time.NewTicker(SyncInterval)
 	defer tick.Stop()
-	verifiedTo := c.bestHeld(wire.SFNodeCF)
-	var failed verifyFailure
-	var risen risenTips
+	f := &followLoop{c: c, verifiedTo: c.bestHeld(wire.SFNodeCF)}
 	all := true
 	for {
 		// Under the operation lock, as every change of the chain: a scan
 		// must see one chain from start to end.
+		var rest *announcers
 		var err error
 		if all {
 			_, err = c.SyncHeaders(ctx)
 		} else {
-			err = c.syncAnnouncers(ctx)
+			rest, err = c.syncAnnouncers(ctx, &f.withheld)
 		}
 		if err != nil && ctx.Err() == nil {
 			c.logf("service: syncing headers: %v", err)
 		}
-		c.tip.notify()
-		risen.note(c.pool.Serving(wire.SFNodeCF), c.views.tip, &c.svc.late)
-		if low, err := c.verifyLate(ctx); err != nil && ctx.Err() == nil {
-			c.logf("service: verifying filter headers peers claimed late: %v", err)
-			verifiedTo = min(verifiedTo, low)
-		}
-		best := c.bestHeld(wire.SFNodeCF)
-		if now := (verifyFailure{best: best, peers: len(c.pool.Serving(wire.SFNodeCF))}); best >= 0 && best != verifiedTo &&
-			(now.best != failed.best || now.peers != failed.peers || time.Since(failed.at) > retryInterval) {
-			if err := c.verifyFilterHeaders(ctx, verifiedTo+1, best); err != nil {
-				if ctx.Err() == nil {
-					c.logf("service: verifying filter headers up to %d: %v", best, err)
-				}
-				failed, failed.at = now, time.Now()
-			} else {
-				verifiedTo = best
+		f.report(ctx)
+		if rest != nil {
+			if err := c.syncRest(ctx, rest, &f.withheld); err != nil && ctx.Err() == nil {
+				c.logf("service: syncing the headers of the other announcers: %v", err)
 			}
+			f.report(ctx)
 		}
 		select {
 		case <-ctx.Done():
@@ -127,6 +118,43 @@ func (c *Client) follow(ctx context.Context) {
 	}
 }
 
+// followLoop is what the service's loop (Client.follow) keeps from one
+// round to the next.
+type followLoop struct {
+	c          *Client
+	verifiedTo int32 // the highest height whose filter headers it verified
+	failed     verifyFailure
+	risen      risenTips
+	withheld   withholders
+}
+
+// report tells the rescans of the chain as the header syncs left it,
+// takes in the late claims, and verifies the filter headers up to the
+// highest block a peer holds, unless that failed lately (see follow).
+func (f *followLoop) report(ctx context.Context) {
+	c := f.c
+	c.tip.notify()
+	f.risen.note(c.pool.Serving(wire.SFNodeCF), c.views.tip, &c.svc.late)
+	if low, err := c.verifyLate(ctx); err != nil && ctx.Err() == nil {
+		c.logf("service: verifying filter headers peers claimed late: %v", err)
+		f.verifiedTo = min(f.verifiedTo, low)
+	}
+	best := c.bestHeld(wire.SFNodeCF)
+	now := verifyFailure{best: best, peers: len(c.pool.Serving(wire.SFNodeCF))}
+	if best < 0 || best == f.verifiedTo ||
+		now.best == f.failed.best && now.peers == f.failed.peers && time.Since(f.failed.at) <= retryInterval {
+		return
+	}
+	if err := c.verifyFilterHeaders(ctx, f.verifiedTo+1, best); err != nil {
+		if ctx.Err() == nil {
+			c.logf("service: verifying filter headers up to %d: %v", best, err)
+		}
+		f.failed, f.failed.at = now, time.Now()
+		return
+	}
+	f.verifiedTo = best
+}
+
 // verifyFailure is a verification of the filter headers that failed: up
 // to which block, with how many peers, and when.
 type verifyFailure struct {
@@ -139,104 +167,298 @@ type verifyFailure struct {
 // tried again with the same block and peers.
 const retryInterval = time.Minute
 
-// announceLeadWait is how long the lead of an announced block's sync has
-// to answer (one headers message) before every peer is asked instead.
+// announceLeadWait is how long each announcer's header sync (the lead's,
+// then each other one's, see syncAnnouncers) may take before the peer is
+// taken for one that withholds its headers: a node that announced a
+// block answers a getheaders for it with one message, at once.
 const announceLeadWait = 2 * leadStall
+
+// restYield is how long the sync of the announcers other than the lead
+// waits after the report of what the lead brought (see syncRest).
+const restYield = announceQuiet
+
+// withheldMemory is how long an announcer that withheld its headers (see
+// WithheldHeadersError) is not picked to lead an announcement's sync
+// while another announcer can.
+const withheldMemory = 10 * time.Minute
 
 // maxUndelivered is how many blocks in a row a peer may announce and then
 // not serve before it is banned for it (a block of a short fork the chain
 // did not take counts too, so it is far above what an honest node does).
 const maxUndelivered = 20
 
+// UnservedError is a peer that announced blocks, in a row, that it then
+// did not serve (the chain lacks them after its header sync). It proves
+// no lie: the peer is banned for it without proof (see
+// pool.Pool.BanWithoutProof).
+type UnservedError struct {
+	// Blocks is how many blocks in a row it announced and did not serve.
+	Blocks int
+}
+
+func (e *UnservedError) Error() string {
+	return fmt.Sprintf("announced %d blocks in a row it then did not serve", e.Blocks)
+}
+
+// WithheldHeadersError is a peer whose header sync, after it announced
+// blocks the chain lacked or connected again, gave no complete answer
+// within the wait (announceLeadWait): it withholds its headers, or is too
+// slow to wait for. It proves no lie: the peer is dropped, not banned,
+// and dialled again after its backoff. It wraps peer.ErrStalled.
+type WithheldHeadersError struct {
+	// Announced holds the blocks it announced that the chain lacked
+	// (none for a peer that connected again).
+	Announced []chainhash.Hash
+	// Waited is how long its sync was waited for.
+	Waited time.Duration
+	// Err is how its sync ended.
+	Err error
+}
+
+func (e *WithheldHeadersError) Error() string {
+	what := "after it connected again"
+	switch n := len(e.Announced); n {
+	case 0:
+	case 1:
+		what = fmt.Sprintf("after it announced block %s, which the chain lacks", e.Announced[0])
+	default:
+		what = fmt.Sprintf("after it announced %d blocks the chain lacks (the first %s)", n, e.Announced[0])
+	}
+	return fmt.Sprintf("%v: sent no complete headers within %v %s (%v)", peer.ErrStalled, e.Waited, what, e.Err)
+}
+
+// Unwrap returns peer.ErrStalled: withholding proves no lie.
+func (e *WithheldHeadersError) Unwrap() error { return peer.ErrStalled }
+
+// withholders are the announcers that withheld their headers lately
+// (see WithheldHeadersError), and when.
+type withholders map[*pool.Member]time.Time
+
+// add records that ms withheld their headers now.
+func (w *withholders) add(ms []*pool.Member) {
+	if len(ms) == 0 {
+		return
+	}
+	if *w == nil {
+		*w = withholders{}
+	}
+	now := time.Now()
+	for _, m := range ms {
+		(*w)[m] = now
+	}
+}
+
+// prefer returns the members of ms that did not withhold their headers
+// within withheldMemory, and forgets what is older or of members no
+// longer in ms' pool (live keeps them bounded).
+func (w withholders) prefer(ms, live []*pool.Member) []*pool.Member {
+	for m, at := range w {
+		if time.Since(at) > withheldMemory || !slices.Contains(live, m) {
+			delete(w, m)
+		}
+	}
+	return slices.DeleteFunc(slices.Clone(ms), func(m *pool.Member) bool {
+		_, ok := w[m]
+		return ok
+	})
+}
+
+// announcers are the announcers a sync left for later (see
+// syncAnnouncers), and whether the sync before changed the chain's
+// branch (which charges them nothing, see peerViews.charge).
+type announcers struct {
+	ms          []*pool.Member
+	reorganized bool
+}
+
 // syncAnnouncers syncs the headers of the peers that announced blocks the
-// chain lacks, or were connected again (whose tips are not known), and
-// charges each for the announced blocks it then did not serve. A peer on
-// a branch of its own (one with less work than the chain, which it
-// serves) is charged nothing: its announcements are that branch's, which
-// the chain takes once it has more work. An honest node that leaves the
-// chain's branch for a longer one, block by block, announces each new
-// block before its branch weighs more.
-func (c *Client) syncAnnouncers(ctx context.Context) error {
+// chain lacks, or were connected again (whose tips are not known): of the
+// lead (see syncAnnounced) now; the others it returns, for syncRest to
+// sync once the block the lead brought was reported. Each is charged for
+// the announced blocks it then did not serve (see charge).
+func (c *Client) syncAnnouncers(ctx context.Context, w *withholders) (*announcers, error) {
 	ms := c.views.toSync(c.pool.Serving(0))
 	if len(ms) == 0 {
-		return nil
+		return nil, nil
 	}
 	c.opMu.Lock()
-	reorganized, err := c.syncAnnounced(ctx, ms)
+	rest, reorganized, err := c.syncAnnounced(ctx, ms, w)
 	c.opMu.Unlock()
+	c.charge(slices.DeleteFunc(ms, func(m *pool.Member) bool { return slices.Contains(rest, m) }), reorganized)
+	if len(rest) == 0 {
+		return nil, err
+	}
+	return &announcers{ms: rest, reorganized: reorganized}, err
+}
+
+// syncRest syncs the headers of the announcers syncAnnouncers left, each
+// within announceLeadWait: one that withholds or is slow is dropped with
+// a *WithheldHeadersError naming it and what it announced, so it holds
+// the operation lock (and the scans waiting for it) that long at most,
+// and the block the lead brought was reported before. A block another
+// peer announces meanwhile ends the sync at once (see preemptOnNews): it
+// waits for none of them. It charges them for what they did not serve.
+func (c *Client) syncRest(ctx context.Context, a *announcers, w *withholders) error {
+	ms := slices.DeleteFunc(slices.Clone(a.ms), func(m *pool.Member) bool { return c.heardAll(m) })
+	reorganized := a.reorganized
+	var err error
+	if len(ms) > 0 {
+		// The rescans the report woke take the lock first, as a rule:
+		// they scan the new block before the others are waited for.
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(restYield):
+		}
+		rctx, cancel := context.WithCancel(ctx)
+		watched := make(chan struct{})
+		go func() {
+			defer close(watched)
+			c.preemptOnNews(rctx, cancel, ms)
+		}()
+		c.opMu.Lock()
+		var up chain.Update
+		var withheld []*pool.Member
+		up, withheld, err = c.syncPeers(rctx, newScanLog(), ms, announceLeadWait)
+		c.opMu.Unlock()
+		preempted := ctx.Err() == nil && rctx.Err() != nil
+		cancel()
+		<-watched
+		w.add(withheld)
+		reorganized = reorganized || up.Reorganized()
+		if preempted {
+			// Another peer announced a new block: its sync goes first.
+			// These keep what they announced for the next sync,
+			// uncharged.
+			return nil
+		}
+	}
+	c.charge(a.ms, reorganized)
+	return err
+}
+
+// preemptOnNews calls cancel, the end of the sync of ms (the announcers
+// syncRest syncs), once another live peer announces a block the chain
+// lacks, or ctx ends: a new block waits for no announcer's sync.
+func (c *Client) preemptOnNews(ctx context.Context, cancel context.CancelFunc, ms []*pool.Member) {
+	tick := time.NewTicker(leadPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		for _, m := range c.pool.Serving(0) {
+			if hashes, ok := c.views.pending(m); ok && !slices.Contains(ms, m) && len(c.lacking(hashes)) > 0 {
+				cancel()
+				return
+			}
+		}
+	}
+}
+
+// charge charges each of ms for the blocks it announced and then did not
+// serve (see peerViews.charge), and bans without proof one that did so
+// maxUndelivered times in a row.
+func (c *Client) charge(ms []*pool.Member, reorganized bool) {
 	has := func(hash chainhash.Hash) bool {
 		_, ok := c.chain.HeightOf(hash)
 		return ok
 	}
 	for _, m := range ms {
 		if undelivered := c.views.charge(m, has, reorganized); undelivered >= maxUndelivered {
-			c.pool.Ban(m, peerErr(m, "inv", fmt.Errorf("%w: announced %d blocks it did not serve", peer.ErrProtocol, undelivered)))
+			// No proof of a lie: an honest node that reorganizes, or a
+			// slow one, fails to serve what it announced too. Banned for
+			// this life, the ban kept does not keep a peer the user gave
+			// out of a later run.
+			c.pool.BanWithoutProof(m, peerErr(m, "inv", &UnservedError{Blocks: undelivered}))
 		}
 	}
-	return err
 }
 
-// syncAnnounced syncs the headers of one of ms, picked as a header sync's
-// lead is (see leadGate), then of the others but those whose every
-// announced block the chain then holds: those are taken in as an
-// announcement of a block the chain holds is (peerViews.heard), without a
-// getheaders, so that a block announced by every peer at once costs one
-// headers message, not one a peer. Being first buys the lead nothing:
-// the others' tips rest on their own announcements, as ever, and every
-// peer that holds a new block is asked for its filter header. It reports
-// whether a sync reorganized the chain. Called with opMu held.
-func (c *Client) syncAnnounced(ctx context.Context, ms []*pool.Member) (reorganized bool, err error) {
+// syncAnnounced syncs the headers of one of ms, the lead, within
+// announceLeadWait: picked as a header sync's lead is (see leadGate),
+// among those that did not withhold their headers lately (with none,
+// all are returned, for syncRest). It
+// returns the others but those whose every announced block the chain then
+// holds: those are taken in as an announcement of a block the chain holds
+// is (peerViews.heard), without a getheaders, so that a block announced
+// by every peer at once costs one headers message, not one a peer. Being
+// first buys the lead nothing: the others' tips rest on their own
+// announcements, as ever, and every peer that holds a new block is asked
+// for its filter header. A lead that withholds its headers or is slow is
+// dropped (see WithheldHeadersError), and every other peer is asked, as
+// a periodic sync asks them, so the new block waits neither for the
+// lead's timeout nor for its turn to lead again. It reports whether a
+// sync reorganized the chain. Called with opMu held.
+func (c *Client) syncAnnounced(ctx context.Context, ms []*pool.Member, w *withholders) (rest []*pool.Member, reorganized bool, err error) {
 	log := newScanLog()
-	lead := c.leadOf(ms)
-	leadCtx, cancel := context.WithTimeout(ctx, announceLeadWait)
-	up, err := c.syncPeers(leadCtx, log, []*pool.Member{lead})
-	abandoned := ctx.Err() == nil && errors.Is(leadCtx.Err(), context.DeadlineExceeded)
-	cancel()
-	if abandoned {
-		// The lead withholds or is slow: it is abandoned, not blamed, and
-		// every other peer is asked, as a periodic sync asks them, so the
-		// new block waits neither for the lead's timeout nor for its turn
-		// to lead again.
+	preferred := w.prefer(ms, c.pool.Members())
+	if len(preferred) == 0 {
+		// Only announcers that withheld their headers lately: nothing
+		// to report first; they are synced as the others are.
+		return ms, false, nil
+	}
+	lead := c.leadOf(preferred)
+	up, withheld, err := c.syncPeers(ctx, log, []*pool.Member{lead}, announceLeadWait)
+	w.add(withheld)
+	reorganized = up.Reorganized()
+	if len(withheld) > 0 && ctx.Err() == nil {
 		others := slices.DeleteFunc(c.pool.Serving(0), func(m *pool.Member) bool { return m == lead })
 		if len(others) == 0 {
-			return up.Reorganized(), nil
+			return nil, reorganized, nil
 		}
-		all, err := c.syncPeers(ctx, log, others)
-		return up.Reorganized() || all.Reorganized(), err
+		all, _, err := c.syncPeers(ctx, log, others, 0)
+		return nil, reorganized || all.Reorganized(), err
 	}
 	if err != nil {
-		return up.Reorganized(), err
+		return nil, reorganized, err
 	}
-	reorganized = up.Reorganized()
-	var rest []*pool.Member
 	for _, m := range ms {
 		if m != lead && !c.heardAll(m) {
 			rest = append(rest, m)
 		}
 	}
-	if len(rest) == 0 {
-		return reorganized, err
-	}
-	up, err = c.syncPeers(ctx, log, rest)
-	return reorganized || up.Reorganized(), err
+	return rest, reorganized, nil
 }
 
 // heardAll reports whether the chain holds every block m announced, and
-// takes them in (see peerViews.heard) if so.
+// takes them in (see peerViews.heard) if so. If it lacks some, m's tip is
+// still raised to the highest of them it holds, as an announcement of a
+// block of the chain raises it (see announced): a block m announced
+// with the lead is not taken as held by the lead alone (which a
+// following rescan gives the others time to get) while m's own sync is
+// to come.
 func (c *Client) heardAll(m *pool.Member) bool {
 	hashes, ok := c.views.pending(m)
 	if !ok {
 		return false
 	}
-	top := int32(-1)
+	top, all := int32(-1), true
 	for _, hash := range hashes {
 		h, ok := c.chain.HeightOf(hash)
 		if !ok {
-			return false
+			all = false
+			continue
 		}
 		top = max(top, h)
 	}
+	if !all {
+		if top >= 0 {
+			c.views.raise(m, top)
+		}
+		return false
+	}
 	return c.views.heard(m, hashes, top)
+}
+
+// lacking returns those of hashes the chain lacks.
+func (c *Client) lacking(hashes []chainhash.Hash) []chainhash.Hash {
+	return slices.DeleteFunc(slices.Clone(hashes), func(hash chainhash.Hash) bool {
+		_, ok := c.chain.HeightOf(hash)
+		return ok
+	})
 }
 
 // verifyFilterHeaders verifies the filter headers from..to (from the

@@ -37,15 +37,19 @@ func (c *Client) syncHeaders(ctx context.Context, log *scanLog) (chain.Update, e
 		// again (with the service's backoff).
 		c.pool.Revive(ctx)
 	}
-	return c.syncPeers(ctx, log, nil)
+	up, _, err := c.syncPeers(ctx, log, nil, 0)
+	return up, err
 }
 
 // syncPeers syncs the headers of the live peers of ms (of every live peer
-// for nil), as SyncHeaders describes. Called with opMu held: one header
-// sync at a time.
-func (c *Client) syncPeers(ctx context.Context, log *scanLog, ms []*pool.Member) (chain.Update, error) {
+// for nil), as SyncHeaders describes. With a bound, each peer's sync that
+// takes longer is abandoned and the peer dropped with a
+// *WithheldHeadersError (see syncAnnounced); those are returned. Called
+// with opMu held: one header sync at a time.
+func (c *Client) syncPeers(ctx context.Context, log *scanLog, ms []*pool.Member, bound time.Duration) (chain.Update, []*pool.Member, error) {
 	c.views.keep(c.pool.Members())
 	total := chain.Update{Fork: c.chain.Height()}
+	var withheld []*pool.Member
 	// A peer's tip is measured against the chain as it was when its sync
 	// ran: while other peers' headers change the chain, every peer is
 	// asked again, until a round changes nothing (at most syncRounds).
@@ -54,17 +58,21 @@ func (c *Client) syncPeers(ctx context.Context, log *scanLog, ms []*pool.Member)
 		if ms != nil {
 			members = slices.DeleteFunc(members, func(m *pool.Member) bool { return !slices.Contains(ms, m) })
 		}
-		r := c.syncRound(ctx, log, members)
+		r := c.syncRound(ctx, log, members, bound)
 		if err := ctx.Err(); err != nil {
 			// Abandoned, not failed: nobody to blame.
-			return total, err
+			return total, withheld, err
 		}
 		for i, m := range members {
 			if errors.Is(r.errs[i], context.Canceled) {
 				continue // too slow to wait for: Each dropped it
 			}
+			var wh *WithheldHeadersError
+			if errors.As(r.errs[i], &wh) && !slices.Contains(withheld, m) {
+				withheld = append(withheld, m)
+			}
 			if err := c.recordSync(m, r.results[i], r.errs[i], &total); err != nil {
-				return total, err
+				return total, withheld, err
 			}
 		}
 		if r.current(c.chain) {
@@ -73,12 +81,12 @@ func (c *Client) syncPeers(ctx context.Context, log *scanLog, ms []*pool.Member)
 	}
 	c.synced = true
 	if err := c.chain.Err(); err != nil {
-		return total, fmt.Errorf("client: the chain state: %w", err)
+		return total, withheld, fmt.Errorf("client: the chain state: %w", err)
 	}
 	if len(c.pool.Serving(0)) == 0 {
-		return total, c.noPeers("getheaders")
+		return total, withheld, c.noPeers("getheaders")
 	}
-	return total, nil
+	return total, withheld, nil
 }
 
 // headersRound is one round of a header sync: what each member's sync
@@ -91,8 +99,9 @@ type headersRound struct {
 	errs    []error
 }
 
-// syncRound syncs the headers of members, the lead first (see leadGate).
-func (c *Client) syncRound(ctx context.Context, log *scanLog, members []*pool.Member) *headersRound {
+// syncRound syncs the headers of members, the lead first (see leadGate),
+// each within bound if not zero (see syncPeers).
+func (c *Client) syncRound(ctx context.Context, log *scanLog, members []*pool.Member, bound time.Duration) *headersRound {
 	r := &headersRound{began: make([]chainhash.Hash, len(members)), results: make([]peer.HeadersResult, len(members)),
 		errs: make([]error, len(members))}
 	_, r.before = c.chain.Tip()
@@ -111,10 +120,30 @@ func (c *Client) syncRound(ctx context.Context, log *scanLog, members []*pool.Me
 			return r.errs[i]
 		}
 		_, r.began[i] = c.chain.Tip()
-		r.results[i], r.errs[i] = c.pool.Conn(m).SyncHeaders(ctx, c.chain)
+		r.results[i], r.errs[i] = c.boundedSync(ctx, m, bound)
 		return r.errs[i]
 	})
 	return r
+}
+
+// boundedSync syncs m's headers, within bound if not zero: a sync that
+// takes longer, or stalls before, fails with a *WithheldHeadersError
+// naming the blocks m announced that the chain lacks, rather than with
+// the node's stall (whose text guesses at btcd's stale tip).
+func (c *Client) boundedSync(ctx context.Context, m *pool.Member, bound time.Duration) (peer.HeadersResult, error) {
+	if bound <= 0 {
+		return c.pool.Conn(m).SyncHeaders(ctx, c.chain)
+	}
+	announced, _ := c.views.pending(m)
+	announced = c.lacking(announced)
+	bctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	start := time.Now()
+	res, err := c.pool.Conn(m).SyncHeaders(bctx, c.chain)
+	if ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, peer.ErrStalled)) {
+		err = peerErr(m, "getheaders", &WithheldHeadersError{Announced: announced, Waited: time.Since(start).Round(time.Millisecond), Err: err})
+	}
+	return res, err
 }
 
 // current reports whether every member's sync of the round measured its

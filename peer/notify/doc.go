@@ -61,6 +61,11 @@
 // back): the client then compares the two peers' filter headers and bans
 // the one a block proves false. A liar left alone, for a moment or from
 // the start, would otherwise hide for good what its filters leave out.
+// A history scan done is scanned again, from the lowest height given up,
+// when the client gives up filter headers it covered and verifies them
+// anew (client.Client.Revised): a peer's late word differed from those
+// the scan rested on, and may prove them false, colluders that agreed
+// included.
 //
 // lnd asks for a script alone with a zero txid or the zero outpoint: both
 // mean nil here.

@@ -31,6 +31,12 @@ type historyJob struct {
 	// queued again for (see requeueUnsure), guarded by the notifier's
 	// mu.
 	seen []string
+	// from, if above hint, is where its next scan starts (a revision of
+	// the filter headers from there, see requeueRevised); revised is
+	// the client's count of revisions when its last scan began
+	// (client.Client.Revised). Guarded by the notifier's mu.
+	from    int32
+	revised uint64
 }
 
 // watch adds item to the rescan's watch list and queues the scan of the
@@ -116,9 +122,16 @@ func (n *Notifier) history(j *historyJob) {
 	n.mu.Unlock()
 	start := time.Now()
 	for wait := minRetry; ; wait = min(2*wait, maxRetry) {
-		res, err := n.c.ScanBIP157(j.ctx, client.ScanRequest{Watch: []client.WatchItem{j.item}, From: int32(j.hint), To: j.to})
+		n.mu.Lock()
+		from := max(int32(j.hint), j.from)
+		j.revised, _ = n.c.Revised(0)
+		n.mu.Unlock()
+		res, err := n.c.ScanBIP157(j.ctx, client.ScanRequest{Watch: []client.WatchItem{j.item}, From: from, To: j.to})
 		if err == nil {
 			n.deliver(j, res)
+			if n.revisedBelow(j) {
+				continue // scanned against filter headers given up meanwhile
+			}
 			if !restedOnOneAmongMore(res) || time.Since(start) >= onePeerPatience {
 				n.keepUnsure(j, res)
 				return

@@ -92,7 +92,13 @@ type Notifier struct {
 	scanning map[*historyJob]bool
 	// unsure are the history scans whose last result rested on one
 	// peer, kept to be scanned again once another holds their blocks.
-	unsure  map[*historyJob]unsureScan
+	unsure map[*historyJob]unsureScan
+	// scanned are the history scans done, kept to be scanned again if
+	// the filter headers they rested on are given up (requeueRevised)
+	// until their registrations end; revised is the client's count of
+	// revisions last seen (client.Client.Revised).
+	scanned map[*historyJob]bool
+	revised uint64
 	workers int // history workers running
 	wg      sync.WaitGroup
 }
@@ -104,7 +110,7 @@ func New(c *client.Client, opt Options) *Notifier {
 		opt.ReorgSafety = DefaultReorgSafety
 	}
 	return &Notifier{c: c, opt: opt, confs: map[*confReg]bool{}, spends: map[*spendReg]bool{}, epochs: map[*epochReg]bool{},
-		scanning: map[*historyJob]bool{}, unsure: map[*historyJob]unsureScan{}}
+		scanning: map[*historyJob]bool{}, unsure: map[*historyJob]unsureScan{}, scanned: map[*historyJob]bool{}}
 }
 
 // Start follows the chain from ReorgSafety blocks below the peers' tip,

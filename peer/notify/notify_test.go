@@ -152,11 +152,17 @@ func followSpend(ev *notify.SpendEvent) *record {
 // notifier over it; both stop when the test ends.
 func start(t *testing.T, node *peertest.Node, addrs ...string) (*client.Client, *notify.Notifier) {
 	t.Helper()
+	return startTimeout(t, node, 5*time.Second, addrs...)
+}
+
+// startTimeout is start with the client's timeout.
+func startTimeout(t *testing.T, node *peertest.Node, timeout time.Duration, addrs ...string) (*client.Client, *notify.Notifier) {
+	t.Helper()
 	if len(addrs) == 0 {
 		addrs = []string{node.P2PAddr}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	c, err := client.Connect(ctx, client.Config{Peers: addrs, Params: node.Params, Timeout: 5 * time.Second})
+	c, err := client.Connect(ctx, client.Config{Peers: addrs, Params: node.Params, Timeout: timeout})
 	if err != nil {
 		t.Fatal(err)
 	}

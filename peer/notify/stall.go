@@ -146,7 +146,8 @@ const chainCheck = 250 * time.Millisecond
 // held a block the rescan has not reported (a rescan whose step waits
 // for a peer, or fails), for Stalls; and queues again the history scans
 // that rested on one peer once another holds their blocks
-// (requeueUnsure).
+// (requeueUnsure), and those whose filter headers were verified anew
+// (requeueRevised).
 func (n *Notifier) watchChain(ctx context.Context) {
 	defer n.wg.Done()
 	tick := time.NewTicker(chainCheck)
@@ -170,6 +171,7 @@ func (n *Notifier) watchChain(ctx context.Context) {
 		if unsure {
 			n.requeueUnsure(n.c.Peers())
 		}
+		n.requeueRevised()
 	}
 }
 

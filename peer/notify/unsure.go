@@ -22,17 +22,22 @@ const maxSeen = 64
 
 // keepUnsure keeps j for another scan if res, its result, rested on one
 // peer, with a log line naming it; the peers it rested on join j.seen.
+// Otherwise j is kept as scanned (see requeueRevised).
 func (n *Notifier) keepUnsure(j *historyJob, res *client.ScanResult) {
 	ranges := res.OnePeer
 	if sole := soleUsable(res.Peers); sole != "" {
 		ranges = []client.OnePeer{{From: int32(j.hint), To: j.to, Peer: sole}}
 	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	j.from = 0
 	if len(ranges) == 0 {
+		if j.ctx.Err() == nil {
+			n.scanned[j] = true
+		}
 		return
 	}
 	u := unsureScan{low: ranges[0].From}
-	n.mu.Lock()
-	defer n.mu.Unlock()
 	for _, o := range ranges {
 		u.low = min(u.low, o.From)
 		j.saw(o.Peer)
@@ -89,4 +94,66 @@ func (j *historyJob) saw(addr string) {
 // serves compact filters.
 func usable(p client.PeerStatus) bool {
 	return !p.Banned && p.Reason == "" && servesFilters(p)
+}
+
+// revisedBelow reports whether the client gave up, since j's last scan
+// began, filter headers of heights that scan covered: its filters may
+// have hidden what it looked for. j is then set to be scanned again from
+// the lowest of them.
+func (n *Notifier) revisedBelow(j *historyJob) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	_, from := n.c.Revised(j.revised)
+	if from > j.to {
+		return false
+	}
+	j.from = max(int32(j.hint), from)
+	n.logf("notify: %s: the filter headers from height %d were verified anew (a peer's late word differed) after its history was scanned: scanned again from %d",
+		j.name, from, j.from)
+	return true
+}
+
+// requeueRevised queues again the history scans done (scanned, or kept
+// resting on one peer) whose range holds heights whose filter headers
+// the client has given up since the scan began, and verified anew: a
+// peer's late word differed from those the scan rested on, so their
+// filters may have hidden what it looked for (a liar's, which the
+// verification anew proves false). Each is scanned again from the lowest
+// height given up. It forgets those of registrations over.
+func (n *Notifier) requeueRevised() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for j := range n.scanned {
+		if j.ctx.Err() != nil {
+			delete(n.scanned, j)
+		}
+	}
+	now, _ := n.c.Revised(n.revised)
+	if now == n.revised {
+		return
+	}
+	n.revised = now
+	for _, done := range []map[*historyJob]bool{n.scanned, unsureJobs(n.unsure)} {
+		for j := range done {
+			_, from := n.c.Revised(j.revised)
+			if j.ctx.Err() != nil || from > j.to {
+				continue
+			}
+			delete(n.scanned, j)
+			delete(n.unsure, j)
+			j.from, j.since = max(int32(j.hint), from), time.Now()
+			n.logf("notify: %s: the filter headers from height %d were verified anew (a peer's late word differed): its history is scanned again from %d",
+				j.name, from, j.from)
+			n.queueLocked(j)
+		}
+	}
+}
+
+// unsureJobs returns the jobs of unsure.
+func unsureJobs(unsure map[*historyJob]unsureScan) map[*historyJob]bool {
+	out := make(map[*historyJob]bool, len(unsure))
+	for j := range unsure {
+		out[j] = true
+	}
+	return out
 }
