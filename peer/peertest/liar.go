@@ -152,8 +152,9 @@ func (l *Liar) serve() {
 		l.wg.Add(2)
 		go func() {
 			defer l.wg.Done()
-			defer closeBoth()
-			l.pipe(client, node, false)
+			if !l.pipe(client, node, false) {
+				closeBoth()
+			}
 		}()
 		go func() {
 			defer l.wg.Done()
@@ -181,7 +182,13 @@ func readFrame(r io.Reader) (cmd string, frame []byte, err error) {
 	return string(bytes.TrimRight(hdr[4:16], "\x00")), frame, nil
 }
 
-func (l *Liar) pipe(to, src net.Conn, fromClient bool) {
+// pipe forwards src's messages to to until either fails or a lie hangs
+// up. It reports a hang-up: the connection to the client is then closed
+// for writing alone (a FIN after what was forwarded), left to close when
+// the client closes its side, so that the messages forwarded before it
+// reach the client whole; closing at once, with the client's messages
+// unread, would reset the connection and could drop them.
+func (l *Liar) pipe(to, src net.Conn, fromClient bool) (hungUp bool) {
 	var dst net.Conn = to
 	dw := &dripWriter{Conn: to}
 	if !fromClient && l.drip != nil {
@@ -217,7 +224,10 @@ func (l *Liar) pipe(to, src net.Conn, fromClient bool) {
 		}
 		out, hangup := l.lie(msg)
 		if hangup {
-			return
+			if tc, ok := to.(*net.TCPConn); ok && tc.CloseWrite() == nil {
+				return true
+			}
+			return false
 		}
 		for _, m := range out {
 			if _, err := wire.WriteMessageWithEncodingN(dst, m, wire.ProtocolVersion, l.net, wire.WitnessEncoding); err != nil {
