@@ -337,16 +337,6 @@ func (v *verification) tipWords(ctx context.Context, lead *pool.Member, ms []*po
 	return claims, nil, nil
 }
 
-// prevOf returns m's own filter header before the segment being
-// verified: prev, unless the peers' chains of filter headers differ there
-// by an undecided filter below it.
-func (v *verification) prevOf(m *pool.Member, prev chainhash.Hash) chainhash.Hash {
-	if p, ok := v.own[m]; ok {
-		return p
-	}
-	return prev
-}
-
 // followOwn moves each peer's own filter header (see cpLimit) to the end
 // of the segment start..end its claim states in full, from prev.
 func (v *verification) followOwn(start, end int32, prev chainhash.Hash, claims []claim) {
