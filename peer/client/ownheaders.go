@@ -47,6 +47,11 @@ type ownHeader struct {
 	header chainhash.Hash
 }
 
+// tipWindow is the most filter headers above those verified already that
+// every peer is asked for directly, without the checkpoints (see
+// tipPlan): a client following the tip asks for one or a few.
+const tipWindow = 100
+
 // ownWindow is how many of a peer's own filter headers below the highest
 // verified are kept: a verification that asks a peer from further below
 // is planned from the checkpoints. maxFollowed bounds the verified
