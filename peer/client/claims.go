@@ -16,18 +16,6 @@ type hashGroup struct {
 	hash    chainhash.Hash
 }
 
-// provenFalse reports whether every peer of g is banned with a proof of a
-// lie (a filter that does not hash to what it stated, say): then g's side
-// of a dispute no longer stands, and is no conflict.
-func (c *Client) provenFalse(g hashGroup) bool {
-	for _, m := range g.members {
-		if st := c.pool.Status(m); !st.Banned || !isLie(st.Err) {
-			return false
-		}
-	}
-	return true
-}
-
 // claim is what a group of peers that agree states about a segment: the
 // filter hashes from its start.
 type claim struct {

@@ -157,3 +157,15 @@ func (c *Client) evidence(ctx context.Context, h int32, g hashGroup) ([]byte, er
 // the filter it stated during a dispute before it is banned, without
 // proof, for it.
 const maxDisputeStrikes = 2
+
+// provenFalse reports whether every peer of g is banned with a proof of a
+// lie (a filter that does not hash to what it stated, say): then g's side
+// of a dispute no longer stands, and is no conflict.
+func (c *Client) provenFalse(g hashGroup) bool {
+	for _, m := range g.members {
+		if st := c.pool.Status(m); !st.Banned || !isLie(st.Err) {
+			return false
+		}
+	}
+	return true
+}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
@@ -34,31 +33,6 @@ import (
 // not lead to the header it stated, or a checkpoint that is not it, are
 // its own contradiction, and ban it. Nothing verified is given up below
 // the segment involved.
-
-// prevHeaderError is a peer's filter header before the heights it was
-// asked for that is not the verified one (see cfHeaders).
-type prevHeaderError struct {
-	word headerWord
-	msg  string
-}
-
-func (e *prevHeaderError) Error() string { return e.msg }
-
-// Unwrap makes the error a peer.ErrBadFilterHeader unless the header is
-// disputed (see disputedPrev).
-func (e *prevHeaderError) Unwrap() error { return peer.ErrBadFilterHeader }
-
-// headerWord is a peer's word on the filter header at one height, of
-// the block there.
-type headerWord struct {
-	m      *pool.Member
-	height int32
-	block  chainhash.Hash
-	header chainhash.Hash
-	// left counts the verifications in a row the peer left before
-	// stating the filter hashes leading to it (see keepLeftWords).
-	left int
-}
 
 // noteLateWord keeps m's word on the filter header at height, or its
 // filter header before it (err), when it differs from the verified one
@@ -201,17 +175,6 @@ func timesWord(n int) string {
 		return "once"
 	}
 	return fmt.Sprintf("%d times", n)
-}
-
-// maxHeldWords bounds the words held from one verification to the next
-// (see holdWords).
-const maxHeldWords = 64
-
-// heldWords are the words held for the next verification; the downloads
-// of a scan hold theirs at once (see ownCheckpoint).
-type heldWords struct {
-	mu sync.Mutex
-	ws []headerWord
 }
 
 // holdWords keeps ws for the next verification (see takeLateWords), the

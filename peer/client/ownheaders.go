@@ -1,13 +1,9 @@
 package client
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"slices"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
-	"github.com/spvfilter/spvfilter/peer"
 	"github.com/spvfilter/spvfilter/peer/pool"
 )
 
@@ -50,6 +46,11 @@ type ownHeader struct {
 	block  chainhash.Hash
 	header chainhash.Hash
 }
+
+// tipWindow is the most filter headers above those verified already that
+// every peer is asked for directly, without the checkpoints (see
+// tipPlan): a client following the tip asks for one or a few.
+const tipWindow = 100
 
 // ownWindow is how many of a peer's own filter headers below the highest
 // verified are kept: a verification that asks a peer from further below
@@ -187,119 +188,4 @@ func (o *ownHeaders) keepOnly(ms []*pool.Member) {
 			delete(o.peers, m)
 		}
 	}
-}
-
-// ownPlan plans the verification of the range of v near the tip while a
-// conflict parts the peers' chains of filter headers (where tipPlan does
-// not apply), as the comment on ownHeaders describes. first is the
-// lowest height above the own filter headers kept of the peers that
-// reach the range: each peer that reaches first is asked from there,
-// from its own filter header before it (held in own), and the heights of
-// the range below first, which every such peer was compared on already,
-// are the verified ones kept. ok is false when the case does not hold: a
-// peer without its own filter header there, more than tipWindow heights
-// to ask, a range starting below the first conflict, or words held (see
-// placeWords).
-func (v *verification) ownPlan() (p segmentPlan, ok bool) {
-	c := v.c
-	u := c.conflicts.first(0)
-	if u < 0 || v.from < u || len(v.words) > 0 {
-		return segmentPlan{}, false
-	}
-	first := v.to + 1
-	for _, m := range v.ms {
-		if v.reach[m] >= v.from {
-			first = min(first, c.owns.top(m, c.chain.Hash)+1)
-		}
-	}
-	if first <= 0 || v.to-first+1 > tipWindow {
-		return segmentPlan{}, false
-	}
-	own := map[*pool.Member]chainhash.Hash{}
-	for _, m := range v.ms {
-		if v.reach[m] < first {
-			continue
-		}
-		h, ok := c.owns.at(m, first-1, c.chain.Hash)
-		if !ok {
-			return segmentPlan{}, false
-		}
-		own[m] = h
-	}
-	low := min(v.from, first)
-	if _, ok := c.owns.followed(low-1, first-1); !ok {
-		return segmentPlan{}, false
-	}
-	prev, _ := c.owns.followed(low-1, low-1)
-	v.own, v.cpLimit = own, 0
-	return segmentPlan{first: low, prev: prev[0], start: low, own: first}, true
-}
-
-// ownSegments returns the verified filter headers of p.first-1..to for
-// ownPlan: those kept below p.own, and above it the new filter hashes
-// each peer states from its own filter header, compared segment by
-// segment (see segment).
-func (v *verification) ownSegments(ctx context.Context, p segmentPlan) ([]chainhash.Hash, error) {
-	kept, _ := v.c.owns.followed(p.first-1, p.own-1)
-	full := make([]chainhash.Hash, len(kept), v.to-p.first+2)
-	copy(full, kept)
-	for start := p.own; start <= v.to; {
-		j := segmentOf(start)
-		hashes, err := v.segment(ctx, j, nil, start, full[len(full)-1])
-		if err != nil {
-			return nil, err
-		}
-		full = append(full, headersFrom(full[len(full)-1], hashes)...)
-		start += int32(len(hashes))
-	}
-	return full, nil
-}
-
-// noteOwn keeps the own filter headers each peer's claim on start..
-// states (see ownHeaders), once the claims agree: from prev, or from the
-// peer's own filter header before start where the peers' headers part
-// (open).
-func (v *verification) noteOwn(start int32, prev chainhash.Hash, open bool, claims []claim) {
-	for _, cl := range claims {
-		if start+int32(len(cl.hashes))-1 <= v.to-ownWindow {
-			continue
-		}
-		for _, m := range cl.members {
-			p := prev
-			if open {
-				p = v.prevOf(m, prev)
-			}
-			v.c.owns.note(m, start, headersFrom(p, cl.hashes), v.c.chain.Hash)
-		}
-	}
-}
-
-// ownContradiction returns, in place of err, the proof that m
-// contradicts itself when err is its filter header before the heights
-// asked that is not own, the one its own filter hashes stated before.
-func ownContradiction(m *pool.Member, own chainhash.Hash, err error) error {
-	var pe *prevHeaderError
-	if !errors.As(err, &pe) {
-		return err
-	}
-	return peerErr(m, "getcfheaders", fmt.Errorf("%w: it states filter header %v at height %d (block %v), where it stated %v before, by its own filter hashes",
-		peer.ErrBadFilterHeader, pe.word.header, pe.word.height, pe.word.block, own))
-}
-
-// contradictsOwn returns the failure of the peer whose filter header
-// before the heights asked (err, see cfHeaders) is not its own filter
-// header kept there, of the same block (see ownHeaders): its own
-// contradiction, a proof, where the header it states would otherwise
-// only be disputed (see disputedPrev, unboundPrev). Nil otherwise.
-func (v *verification) contradictsOwn(err error) error {
-	var pe *prevHeaderError
-	if !errors.As(err, &pe) {
-		return nil
-	}
-	m, w := pe.word.m, pe.word
-	own, ok := v.c.owns.at(m, w.height, v.c.chain.Hash)
-	if !ok || own == w.header || w.block != v.c.chain.Hash(w.height) {
-		return nil
-	}
-	return &pool.Failure{Member: m, Err: ownContradiction(m, own, err)}
 }

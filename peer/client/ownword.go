@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -43,11 +42,6 @@ func (e *offHeaderError) Error() string { return e.msg }
 // Unwrap makes the error a peer.ErrBadFilter until the server's own word
 // clears it (see ownWord).
 func (e *offHeaderError) Unwrap() error { return peer.ErrBadFilter }
-
-// errDisputedHeader is the error of a peer whose filter leads to the
-// filter header it states, which is not the agreed one: the header is
-// verified again, and nobody is blamed for it yet.
-var errDisputedHeader = errors.New("the peer states another filter header than the agreed one")
 
 // ownWord returns what m's filter off the agreed header proves, given
 // m's own word on its height (agreed holds the agreed filter headers of

@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -12,27 +11,6 @@ import (
 	"github.com/spvfilter/spvfilter/peer"
 	"github.com/spvfilter/spvfilter/peer/pool"
 )
-
-// segmentOf returns the checkpoint segment holding height h: segment 0
-// holds 0..1000, segment j > 0 holds j*1000+1..(j+1)*1000.
-func segmentOf(h int32) int { return int(max(h-1, 0) / wire.CFCheckptInterval) }
-
-// segmentFirst returns the first height of checkpoint segment j.
-func segmentFirst(j int) int32 {
-	if j == 0 {
-		return 0
-	}
-	return int32(j)*wire.CFCheckptInterval + 1
-}
-
-// segmentStart returns the first height of checkpoint segment j and the
-// filter header before it, from the agreed checkpoints.
-func segmentStart(j int, checkpoints []chainhash.Hash) (int32, chainhash.Hash) {
-	if j == 0 {
-		return 0, chainhash.Hash{}
-	}
-	return segmentFirst(j), checkpoints[j-1]
-}
 
 // segments returns the agreed filter headers of p.first-1..to, segment by
 // segment from the one holding p.first.
@@ -359,16 +337,6 @@ func (v *verification) tipWords(ctx context.Context, lead *pool.Member, ms []*po
 	return claims, nil, nil
 }
 
-// prevOf returns m's own filter header before the segment being
-// verified: prev, unless the peers' chains of filter headers differ there
-// by an undecided filter below it.
-func (v *verification) prevOf(m *pool.Member, prev chainhash.Hash) chainhash.Hash {
-	if p, ok := v.own[m]; ok {
-		return p
-	}
-	return prev
-}
-
 // followOwn moves each peer's own filter header (see cpLimit) to the end
 // of the segment start..end its claim states in full, from prev.
 func (v *verification) followOwn(start, end int32, prev chainhash.Hash, claims []claim) {
@@ -399,32 +367,4 @@ func (c *Client) checkpointSegment(ctx context.Context, m *pool.Member, start, e
 // continue from prev.
 func (c *Client) cfHeaders(ctx context.Context, m *pool.Member, start, end int32, prev chainhash.Hash) ([]chainhash.Hash, error) {
 	return cfHeadersOn(ctx, c.conn(m), m, start, c.chain.Hash(end), prev, int(end-start)+1)
-}
-
-// cfHeadersOn is cfHeaders over conn, m's connection, for the want filter
-// hashes from start up to the block stop.
-func cfHeadersOn(ctx context.Context, conn askingConn, m *pool.Member, start int32, stop, prev chainhash.Hash, want int) ([]chainhash.Hash, error) {
-	if conn.Peer == nil {
-		return nil, peerErr(m, "getcfheaders", errors.New("not connected"))
-	}
-	gotPrev, hashes, err := conn.GetCFHeaders(ctx, start, stop, want)
-	if err != nil {
-		return nil, err
-	}
-	if gotPrev != prev {
-		return nil, peerErr(m, "getcfheaders", &prevHeaderError{word: headerWord{m: m, height: start - 1, block: conn.chain.Hash(start - 1), header: gotPrev},
-			msg: fmt.Sprintf("%v: previous filter header %v at height %d, the agreed one is %v", peer.ErrBadFilterHeader, gotPrev, start-1, prev)})
-	}
-	return hashes, nil
-}
-
-// offCheckpoint returns the error of m whose filter hashes start..end,
-// from prev, do not lead to the checkpoint cp it sent itself; nil if they
-// do.
-func offCheckpoint(m *pool.Member, start, end int32, prev chainhash.Hash, hashes []chainhash.Hash, cp chainhash.Hash) error {
-	if chainHeaders(prev, hashes) == cp {
-		return nil
-	}
-	return peerErr(m, "getcfheaders", fmt.Errorf("%w: filter headers %d..%d do not reach the checkpoint it sent itself",
-		peer.ErrBadFilterHeader, start, end))
 }

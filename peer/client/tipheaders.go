@@ -5,11 +5,6 @@ import (
 	"github.com/btcsuite/btcd/wire"
 )
 
-// tipWindow is the most filter headers above those verified already that
-// every peer is asked for directly, without the checkpoints (see
-// tipPlan): a client following the tip asks for one or a few.
-const tipWindow = 100
-
 // tipPlan plans the verification of the range of v without the peers'
 // checkpoints when they add nothing: the range lies in one checkpoint
 // segment whose filter header before it this life verified already with

@@ -61,3 +61,13 @@ func (v *verification) covering(i int) []*pool.Member {
 
 // keepLive drops the peers no longer live from the verification.
 func (v *verification) keepLive() { v.ms = v.c.pool.Keep(v.ms) }
+
+// prevOf returns m's own filter header before the segment being
+// verified: prev, unless the peers' chains of filter headers differ there
+// by an undecided filter below it.
+func (v *verification) prevOf(m *pool.Member, prev chainhash.Hash) chainhash.Hash {
+	if p, ok := v.own[m]; ok {
+		return p
+	}
+	return prev
+}
