@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/spvfilter/spvfilter/peer"
@@ -89,3 +90,46 @@ func isLie(err error) bool {
 	}
 	return false
 }
+
+// UnservedError is a peer that announced blocks, in a row, that it then
+// did not serve (the chain lacks them after its header sync). It proves
+// no lie: the peer is banned for it without proof (see
+// pool.Pool.BanWithoutProof).
+type UnservedError struct {
+	// Blocks is how many blocks in a row it announced and did not serve.
+	Blocks int
+}
+
+func (e *UnservedError) Error() string {
+	return fmt.Sprintf("announced %d blocks in a row it then did not serve", e.Blocks)
+}
+
+// WithheldHeadersError is a peer whose header sync, after it announced
+// blocks the chain lacked or connected again, gave no complete answer
+// within the wait (announceLeadWait): it withholds its headers, or is too
+// slow to wait for. It proves no lie: the peer is dropped, not banned,
+// and dialled again after its backoff. It wraps peer.ErrStalled.
+type WithheldHeadersError struct {
+	// Announced holds the blocks it announced that the chain lacked
+	// (none for a peer that connected again).
+	Announced []chainhash.Hash
+	// Waited is how long its sync was waited for.
+	Waited time.Duration
+	// Err is how its sync ended.
+	Err error
+}
+
+func (e *WithheldHeadersError) Error() string {
+	what := "after it connected again"
+	switch n := len(e.Announced); n {
+	case 0:
+	case 1:
+		what = fmt.Sprintf("after it announced block %s, which the chain lacks", e.Announced[0])
+	default:
+		what = fmt.Sprintf("after it announced %d blocks the chain lacks (the first %s)", n, e.Announced[0])
+	}
+	return fmt.Sprintf("%v: sent no complete headers within %v %s (%v)", peer.ErrStalled, e.Waited, what, e.Err)
+}
+
+// Unwrap returns peer.ErrStalled: withholding proves no lie.
+func (e *WithheldHeadersError) Unwrap() error { return peer.ErrStalled }

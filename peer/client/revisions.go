@@ -49,19 +49,3 @@ func (l *revisionLog) lowestSince(seen, now uint64) (int32, bool) {
 	}
 	return low, held == now-seen
 }
-
-// Revised returns how many times the client has given up filter headers
-// it verified (a peer's late word, a conflict or a reorganization asked
-// for them again), now, and the lowest height given up by those after
-// the seen-th: math.MaxInt32 if none, 0 if the client no longer knows
-// them all (any height may have been). A caller that scanned blocks
-// against verified filter headers scans those from there again: their
-// filters may have hidden what it looked for.
-func (c *Client) Revised(seen uint64) (now uint64, from int32) {
-	now = c.revised.Load()
-	low, all := c.revisions.lowestSince(seen, now)
-	if !all {
-		low = 0
-	}
-	return now, low
-}

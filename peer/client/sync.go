@@ -298,3 +298,11 @@ func (c *Client) recordSync(m *pool.Member, res peer.HeadersResult, err error, t
 	}
 	return nil
 }
+
+// lacking returns those of hashes the chain lacks.
+func (c *Client) lacking(hashes []chainhash.Hash) []chainhash.Hash {
+	return slices.DeleteFunc(slices.Clone(hashes), func(hash chainhash.Hash) bool {
+		_, ok := c.chain.HeightOf(hash)
+		return ok
+	})
+}
