@@ -363,10 +363,12 @@ func (cs *coverScan) candidates(blocks []*wire.MsgBlock, n int) []cover.Cover {
 		known[string(c.Script)] = true
 	}
 	var txs []*wire.MsgTx
+	var blockOf []*wire.MsgBlock
 	for _, b := range blocks {
 		for _, tx := range b.Transactions[1:] {
 			if !slices.ContainsFunc(tx.TxOut, func(o *wire.TxOut) bool { return wallet[string(o.PkScript)] }) {
 				txs = append(txs, tx)
+				blockOf = append(blockOf, b)
 			}
 		}
 	}
@@ -398,7 +400,10 @@ func (cs *coverScan) candidates(blocks []*wire.MsgBlock, n int) []cover.Cover {
 				cs.nextGroup++
 				group[chain[i]] = g
 			}
-			out = append(out, cover.Cover{Script: s, Profile: cover.Profile{Class: 1, Type: uint8(leak.TypeOf(s)), Drawn: cs.to, Group: g}})
+			// Its riders in the block it was found in.
+			riders := min(len(blockMates(blockOf[i], s)), math.MaxUint32)
+			out = append(out, cover.Cover{Script: s, Profile: cover.Profile{Class: 1, Type: uint8(leak.TypeOf(s)), Drawn: cs.to, Group: g,
+				Riders: uint32(riders), Read: 1}})
 		}
 	}
 	return out
@@ -1122,7 +1127,12 @@ func (cs *coverScan) held(h int32) *wire.MsgBlock {
 // block at height h, if held, as a basic filter holds them (outputs, and
 // the scripts inputs show they spend), of a type the attack names.
 func (cs *coverScan) txMates(h int32, script []byte) [][]byte {
-	b := cs.held(h)
+	return blockMates(cs.held(h), script)
+}
+
+// blockMates are the scripts that share a transaction with script in b
+// (none if b is nil), as txMates counts them.
+func blockMates(b *wire.MsgBlock, script []byte) [][]byte {
 	if b == nil {
 		return nil
 	}
@@ -1154,7 +1164,12 @@ func (cs *coverScan) txMates(h int32, script []byte) [][]byte {
 // settled: each cover drawn.
 func (cs *coverScan) commit() {
 	for _, ch := range cs.pending {
-		for _, c := range ch.covers {
+		for i, c := range ch.covers {
+			// Its riders over every block of its, fetched.
+			if i < len(ch.members) {
+				r, n := cs.riders(ch.members[i].script, ch.members[i].heights)
+				c.Profile.Riders, c.Profile.Read = uint32(min(r, math.MaxUint32)), uint16(min(n, math.MaxUint16))
+			}
 			if err := cs.set.Add(c); err != nil {
 				cs.why = append(cs.why, fmt.Sprintf("a cover could not be added: %v", err))
 				cs.pending = nil
@@ -1238,7 +1253,7 @@ func (cs *coverScan) settleFetched() {
 	short := cs.need()
 	if len(short) > 0 {
 		short = cs.readmit(cs.need)
-	} else {
+	} else if !cs.matchRiders() {
 		cs.trim()
 	}
 	cs.commit()
@@ -1410,8 +1425,10 @@ func (cs *coverScan) drawRound(short map[leak.Profile]int) []member {
 			cs.pending = append(cs.pending, pendingChain{})
 		}
 		m := member{script: d.Script, heights: hs, group: g}
+		cand := byScript[string(d.Script)].Profile
 		cs.pending[i].covers = append(cs.pending[i].covers, cover.Cover{Script: d.Script, Profile: cover.Profile{
-			Class: uint8(d.Profile.Class), Type: uint8(leak.TypeOf(d.Script)), First: hs[0], Drawn: cs.to, Group: g}})
+			Class: uint8(d.Profile.Class), Type: uint8(leak.TypeOf(d.Script)), First: hs[0], Drawn: cs.to, Group: g,
+			Riders: cand.Riders, Read: cand.Read}})
 		cs.pending[i].members = append(cs.pending[i].members, m)
 		if cs.skip == nil {
 			cs.skip = map[string]bool{}
