@@ -90,7 +90,8 @@ import (
 // chain turned down then is drawn again from the reserve); once the
 // plan is fetched, every one. So each draw takes a margin of chains
 // beyond the need (coverMargin), and of the chains that settle on the
-// fetched blocks, those the covers are not short without are left out,
+// fetched blocks, those whose riders are least told from the wallet's
+// scripts' are kept (matchRiders, covers_riders.go), the rest left out,
 // fetched once (they hide nothing of the wallet's, and dropping them
 // marks only themselves). Chains turned down are taken back only where
 // the covers are short without them (a warning says how many); still
@@ -1239,7 +1240,9 @@ func (cs *coverScan) warnGrownInUse(fetched []int32) {
 // of the plan, all fetched now in one shuffled order with the wallet's
 // (settle), takes back chains turned down while the covers are short
 // without them (readmit), leaves out those drawn beyond the need
-// (trim), and adds the rest to the set (commit). Covers short then,
+// (matchRiders: those whose riders are least told from the wallet's
+// kept; trim, at random, where it cannot), and adds the rest to the set
+// (commit). Covers short then,
 // the target is not met: the scan says why (a chain's group read on
 // its own blocks only once they are fetched beside the wallet's).
 func (cs *coverScan) settleFetched() {
