@@ -90,7 +90,8 @@ import (
 // chain turned down then is drawn again from the reserve); once the
 // plan is fetched, every one. So each draw takes a margin of chains
 // beyond the need (coverMargin), and of the chains that settle on the
-// fetched blocks, those the covers are not short without are left out,
+// fetched blocks, those whose riders are least told from the wallet's
+// scripts' are kept (matchRiders, covers_riders.go), the rest left out,
 // fetched once (they hide nothing of the wallet's, and dropping them
 // marks only themselves). Chains turned down are taken back only where
 // the covers are short without them (a warning says how many); still
@@ -363,10 +364,12 @@ func (cs *coverScan) candidates(blocks []*wire.MsgBlock, n int) []cover.Cover {
 		known[string(c.Script)] = true
 	}
 	var txs []*wire.MsgTx
+	var blockOf []*wire.MsgBlock
 	for _, b := range blocks {
 		for _, tx := range b.Transactions[1:] {
 			if !slices.ContainsFunc(tx.TxOut, func(o *wire.TxOut) bool { return wallet[string(o.PkScript)] }) {
 				txs = append(txs, tx)
+				blockOf = append(blockOf, b)
 			}
 		}
 	}
@@ -398,7 +401,10 @@ func (cs *coverScan) candidates(blocks []*wire.MsgBlock, n int) []cover.Cover {
 				cs.nextGroup++
 				group[chain[i]] = g
 			}
-			out = append(out, cover.Cover{Script: s, Profile: cover.Profile{Class: 1, Type: uint8(leak.TypeOf(s)), Drawn: cs.to, Group: g}})
+			// Its riders in the block it was found in.
+			riders := min(len(blockMates(blockOf[i], s)), math.MaxUint32)
+			out = append(out, cover.Cover{Script: s, Profile: cover.Profile{Class: 1, Type: uint8(leak.TypeOf(s)), Drawn: cs.to, Group: g,
+				Riders: uint32(riders), Read: 1}})
 		}
 	}
 	return out
@@ -1122,7 +1128,12 @@ func (cs *coverScan) held(h int32) *wire.MsgBlock {
 // block at height h, if held, as a basic filter holds them (outputs, and
 // the scripts inputs show they spend), of a type the attack names.
 func (cs *coverScan) txMates(h int32, script []byte) [][]byte {
-	b := cs.held(h)
+	return blockMates(cs.held(h), script)
+}
+
+// blockMates are the scripts that share a transaction with script in b
+// (none if b is nil), as txMates counts them.
+func blockMates(b *wire.MsgBlock, script []byte) [][]byte {
 	if b == nil {
 		return nil
 	}
@@ -1154,7 +1165,12 @@ func (cs *coverScan) txMates(h int32, script []byte) [][]byte {
 // settled: each cover drawn.
 func (cs *coverScan) commit() {
 	for _, ch := range cs.pending {
-		for _, c := range ch.covers {
+		for i, c := range ch.covers {
+			// Its riders over every block of its, fetched.
+			if i < len(ch.members) {
+				r, n := cs.riders(ch.members[i].script, ch.members[i].heights)
+				c.Profile.Riders, c.Profile.Read = uint32(min(r, math.MaxUint32)), uint16(min(n, math.MaxUint16))
+			}
 			if err := cs.set.Add(c); err != nil {
 				cs.why = append(cs.why, fmt.Sprintf("a cover could not be added: %v", err))
 				cs.pending = nil
@@ -1224,7 +1240,9 @@ func (cs *coverScan) warnGrownInUse(fetched []int32) {
 // of the plan, all fetched now in one shuffled order with the wallet's
 // (settle), takes back chains turned down while the covers are short
 // without them (readmit), leaves out those drawn beyond the need
-// (trim), and adds the rest to the set (commit). Covers short then,
+// (matchRiders: those whose riders are least told from the wallet's
+// kept; trim, at random, where it cannot), and adds the rest to the set
+// (commit). Covers short then,
 // the target is not met: the scan says why (a chain's group read on
 // its own blocks only once they are fetched beside the wallet's).
 func (cs *coverScan) settleFetched() {
@@ -1238,7 +1256,7 @@ func (cs *coverScan) settleFetched() {
 	short := cs.need()
 	if len(short) > 0 {
 		short = cs.readmit(cs.need)
-	} else {
+	} else if !cs.matchRiders() {
 		cs.trim()
 	}
 	cs.commit()
@@ -1410,8 +1428,10 @@ func (cs *coverScan) drawRound(short map[leak.Profile]int) []member {
 			cs.pending = append(cs.pending, pendingChain{})
 		}
 		m := member{script: d.Script, heights: hs, group: g}
+		cand := byScript[string(d.Script)].Profile
 		cs.pending[i].covers = append(cs.pending[i].covers, cover.Cover{Script: d.Script, Profile: cover.Profile{
-			Class: uint8(d.Profile.Class), Type: uint8(leak.TypeOf(d.Script)), First: hs[0], Drawn: cs.to, Group: g}})
+			Class: uint8(d.Profile.Class), Type: uint8(leak.TypeOf(d.Script)), First: hs[0], Drawn: cs.to, Group: g,
+			Riders: cand.Riders, Read: cand.Read}})
 		cs.pending[i].members = append(cs.pending[i].members, m)
 		if cs.skip == nil {
 			cs.skip = map[string]bool{}

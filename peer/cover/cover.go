@@ -32,6 +32,23 @@ type Profile struct {
 	First int32  // height of the script's first appearance
 	Drawn int32  // height of the tip when it was drawn
 	Group uint64 // a cover chain's scripts, or a candidate chain's, share it (0: alone)
+	// Riders counts the other scripts of the script's transactions
+	// (outputs, and the scripts inputs show they spend) over the Read
+	// appearances whose blocks were read: a peer reading the blocks
+	// sees them beside it, so covers are drawn with riders per
+	// appearance (Riders/Read) like the wallet's scripts'. Read 0: not
+	// known (files before version 5).
+	Riders uint32
+	Read   uint16
+}
+
+// RidersPer is the riders per appearance, and whether any appearance
+// was read.
+func (p Profile) RidersPer() (float64, bool) {
+	if p.Read == 0 {
+		return 0, false
+	}
+	return float64(p.Riders) / float64(p.Read), true
 }
 
 // Explore is where a client's search for cover candidates stands,
@@ -185,7 +202,9 @@ func load(path, network string) (s *Set, damage, err error) {
 	if err != nil {
 		return nil, err, nil
 	}
-	return &Set{path: path, c: c, size: len(data), disk: data}, nil, nil
+	// The size the set writes: a file of an earlier version grows when
+	// written in the current one.
+	return &Set{path: path, c: c, size: len(c.encode()), disk: data}, nil, nil
 }
 
 // newSet is an empty set of network with a random seed.
@@ -432,6 +451,11 @@ func (s *Set) Save() error {
 	data := s.c.encode()
 	if s.disk != nil && bytes.Equal(data, s.disk) {
 		return nil
+	}
+	if len(data) > MaxFileSize {
+		// A file of an earlier version, near the bound, grown in the
+		// current one: written, it would not read back.
+		return fmt.Errorf("cover: %d bytes to write, beyond %d: %w", len(data), MaxFileSize, ErrFull)
 	}
 	if s.disk != nil {
 		if err := diskfile.WriteAtomicMode(s.path+".prev", s.disk, true, 0o600); err != nil {

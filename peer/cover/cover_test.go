@@ -30,7 +30,9 @@ func p2wpkh(i int) []byte {
 }
 
 func entry(i int) Cover {
-	return Cover{Script: p2wpkh(i), Profile: Profile{Class: uint8(1 + i%MaxClass), Type: 2, First: int32(100 + i), Drawn: int32(500 + i), Group: uint64(i / 3)}}
+	read := uint16(i % 3)
+	return Cover{Script: p2wpkh(i), Profile: Profile{Class: uint8(1 + i%MaxClass), Type: 2, First: int32(100 + i), Drawn: int32(500 + i), Group: uint64(i / 3),
+		Riders: uint32(read) * uint32(2+i%4), Read: read}}
 }
 
 // fileExplore is the exploration state filled saves.
@@ -210,7 +212,7 @@ func damagedFiles(t testing.TB) map[string][]byte {
 	cases := map[string][]byte{
 		"empty":            {},
 		"bad magic":        append([]byte("SPVFXXX\x01"), data[8:]...),
-		"version 5":        resum(append([]byte("SPVFCOV\x05"), data[8:]...)),
+		"version 6":        resum(append([]byte("SPVFCOV\x06"), data[8:]...)),
 		"checksum flipped": append(slices.Clone(data[:len(data)-1]), data[len(data)-1]^1),
 		"a byte flipped":   append(append(slices.Clone(data[:40]), data[40]^0x10), data[41:]...),
 		"trailing byte":    resum(append(slices.Clone(data[:len(data)-4]), 0, 0, 0, 0, 0)),
@@ -509,7 +511,9 @@ func TestExploreKept(t *testing.T) {
 		t.Error("a negative count of scans short accepted")
 	}
 	data, at := good(t)
-	v1 := append([]byte("SPVFCOV\x01"), data[8:at["explore"]]...)
+	// Files before version 5: entries without their riders.
+	prefix := entriesV4(s.c)
+	v1 := append([]byte("SPVFCOV\x01"), prefix...)
 	v1 = resum(append(v1, 0, 0, 0, 0))
 	dir = t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, FileName), v1, 0o600); err != nil {
@@ -524,7 +528,7 @@ func TestExploreKept(t *testing.T) {
 	}
 	// Version 2: Short and Swept, without the blocks explored and the
 	// false matches.
-	v2 := append([]byte("SPVFCOV\x02"), data[8:at["explore"]]...)
+	v2 := append([]byte("SPVFCOV\x02"), prefix...)
 	v2 = binary.AppendUvarint(binary.AppendUvarint(v2, uint64(fileExplore.Short)), fileExplore.Swept)
 	v2 = resum(append(v2, 0, 0, 0, 0))
 	if err := os.WriteFile(filepath.Join(dir, FileName), v2, 0o600); err != nil {
@@ -539,7 +543,7 @@ func TestExploreKept(t *testing.T) {
 	}
 	// Version 3: the blocks explored and the false matches, without
 	// the range they were explored in.
-	v3 := append([]byte("SPVFCOV\x03"), data[8:at["explore"]]...)
+	v3 := append([]byte("SPVFCOV\x03"), prefix...)
 	v3 = binary.AppendUvarint(binary.AppendUvarint(binary.AppendUvarint(v3, uint64(fileExplore.Short)), fileExplore.Swept), fileExplore.Explored)
 	v3 = append(v3, data[at["explore"]+len(exploreBytes(fileExplore)):len(data)-4]...)
 	if err := os.WriteFile(filepath.Join(dir, FileName), resum(append(v3, 0, 0, 0, 0)), 0o600); err != nil {
@@ -587,4 +591,96 @@ func TestRefutedKept(t *testing.T) {
 	if _, err := decode(resum(append(swapped, 0, 0, 0, 0)), params.Name); err == nil {
 		t.Error("keys out of order accepted")
 	}
+}
+
+// TestRidersKept: an entry's riders survive a save and an open; a file
+// of version 4, before they were kept, reads with none known (Read 0,
+// RidersPer not ok), its other fields whole; riders counted in no
+// appearance are refused, by Add and in a file.
+func TestRidersKept(t *testing.T) {
+	s, dir := filled(t, 3, 2)
+	again, _, err := Open(dir, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same(t, s, again)
+	c := again.Covers()[2]
+	if r, ok := c.Profile.RidersPer(); !ok || c.Profile.Read != 2 || r != 4 {
+		t.Errorf("cover 2: riders %d over %d (%v, %v), want 8 over 2", c.Profile.Riders, c.Profile.Read, r, ok)
+	}
+	if _, ok := again.Covers()[0].Profile.RidersPer(); ok {
+		t.Error("cover 0, of no appearance read, has riders per appearance")
+	}
+	// The set as version 4 wrote it: each entry without its riders.
+	c4 := s.c
+	v4 := append([]byte("SPVFCOV\x04"), entriesV4(c4)...)
+	v4 = append(v4, exploreBytes(c4.explore)...)
+	v4 = binary.AppendUvarint(v4, uint64(len(c4.refuted)))
+	for _, k := range c4.refuted {
+		v4 = append(v4, k[:]...)
+	}
+	dir = t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, FileName), resum(append(v4, 0, 0, 0, 0)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	old, notes, err := Open(dir, params)
+	if err != nil || len(notes) > 0 {
+		t.Fatalf("a version 4 file: %v, notes %q", err, notes)
+	}
+	if len(old.Covers()) != 3 || len(old.Reserve()) != 2 || old.Explore() != fileExplore || !old.Refuted(fileRefuted[0]) {
+		t.Errorf("a version 4 file read as %d covers, %d in reserve, explore %+v", len(old.Covers()), len(old.Reserve()), old.Explore())
+	}
+	for i, c := range slices.Concat(old.Covers(), old.Reserve()) {
+		want := entry(i).Profile
+		want.Riders, want.Read = 0, 0
+		if !bytes.Equal(c.Script, entry(i).Script) || c.Profile != want {
+			t.Errorf("entry %d of a version 4 file read as %+v, want %+v", i, c.Profile, want)
+		}
+	}
+	// Saved again, it is written in the current version and reads back.
+	if err := old.Save(); err != nil {
+		t.Fatal(err)
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, FileName)); err != nil || data[len(magic)-1] != version {
+		t.Fatalf("a version 4 file saved again: version %d, %v", data[len(magic)-1], err)
+	}
+	bad := entry(1)
+	bad.Profile.Read, bad.Profile.Riders = 0, 5
+	if err := s.Add(bad); err == nil {
+		t.Error("riders counted in no appearance added")
+	}
+	// The same in a file: cover 0's riders (0 over 0) made 1 over 0.
+	data, at := good(t)
+	end := at["cover script"] - 1 + entry(0).entrySize() - 1 // cover 0's last byte: Read
+	if data[end-1] != 0 || data[end] != 0 {
+		t.Fatalf("cover 0's riders are not 0 over 0: % x", data[end-1:end+1])
+	}
+	data = slices.Clone(data)
+	data[end-1] = 1
+	if _, err := decode(resum(data), params.Name); err == nil || !strings.Contains(err.Error(), "riders counted in no appearance") {
+		t.Errorf("a file with riders over no appearance: %v", err)
+	}
+}
+
+// entriesV4 is c's fields from the network to the reserve as files of
+// versions 1 to 4 wrote them: entries without their riders.
+func entriesV4(c *contents) []byte {
+	b := binary.AppendUvarint(nil, uint64(len(c.network)))
+	b = append(b, c.network...)
+	b = append(b, c.seed[:]...)
+	b = binary.AppendUvarint(b, uint64(len(c.chance)))
+	for k := 1; k <= MaxClass; k++ {
+		if x, ok := c.chance[k]; ok {
+			b = binary.AppendUvarint(binary.AppendUvarint(b, uint64(k)), x)
+		}
+	}
+	for _, list := range [][]Cover{c.covers, c.reserve} {
+		b = binary.AppendUvarint(b, uint64(len(list)))
+		for _, e := range list {
+			full := e.append(nil)
+			riders := binary.AppendUvarint(binary.AppendUvarint(nil, uint64(e.Profile.Riders)), uint64(e.Profile.Read))
+			b = append(b, full[:len(full)-len(riders)]...)
+		}
+	}
+	return b
 }

@@ -14,11 +14,12 @@
 // Varints are unsigned LEB128 (encoding/binary's Uvarint), at most
 // their shortest form's length.
 //
-//	magic     8 bytes: "SPVFCOV" and the version, 0x04 (0x01 to 0x03
+//	magic     8 bytes: "SPVFCOV" and the version, 0x05 (0x01 to 0x04
 //	          are read too: files of before the exploration state, read
 //	          with none, of before the blocks explored in the scans
-//	          short in a row and the false matches, read with none, and
-//	          of before the range of those scans, read with none)
+//	          short in a row and the false matches, read with none, of
+//	          before the range of those scans, read with none, and of
+//	          before the entries' riders, read with none known)
 //	network   varint length (1..64), then the network's name
 //	seed      32 bytes, random when the file was first made: keys every
 //	          draw of covers, so that draws are repeatable per data
@@ -50,7 +51,14 @@
 // then its profile: a byte class (1..MaxClass, MaxClass meaning that
 // many appearances or more), a byte script type (0..MaxType), and
 // varints: the height of its first appearance, the height it was drawn
-// at (both below 2^31) and its group: for a cover, the chain it was
+// at (both below 2^31), its group (below) and, from version 5, its
+// riders: the count of the other scripts of its transactions (outputs,
+// and the scripts inputs show they spend, of a type the attack names)
+// over the appearances whose blocks were read, below 2^32, and the
+// count of those appearances, below 2^16 (0: none read, and then no
+// riders; a peer reading the blocks sees the riders beside a script,
+// so covers are drawn with riders per appearance like the wallet's
+// scripts'). The group: for a cover, the chain it was
 // drawn with (a cover chain is drawn whole, shaped like a chain of the
 // wallet's, since the block-download attack sees a chain as one group),
 // for a script in reserve, the candidate chain it was found in (the

@@ -25,13 +25,16 @@ const (
 // version is the format's version, the magic's last byte; files of
 // version 1, without the exploration state, of version 2, without the
 // blocks explored in the scans short in a row and the false matches,
-// and of version 3, without the range those scans explored, are read
-// too.
+// of version 3, without the range those scans explored, and of version
+// 4, without the entries' riders, are read too.
 const (
-	version    = 0x04
+	version    = 0x05
 	version1   = 0x01
 	version2   = 0x02
 	version3   = 0x03
+	version4   = 0x04
+	maxRead    = 1 << 16 // appearances whose riders were counted
+	maxRiders  = 1 << 32 // riders counted
 	maxShort   = 1 << 16 // scans short in a row, kept
 	MaxRefuted = 4096    // false matches kept
 )
@@ -41,8 +44,11 @@ var magic = [8]byte{'S', 'P', 'V', 'F', 'C', 'O', 'V', version}
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // minEntry is the fewest bytes an entry takes: a length, one byte of
-// script, class, type and three varints.
-const minEntry = 1 + 1 + 2 + 3
+// script, class, type and three varints, and in version 5 two more.
+const (
+	minEntry4 = 1 + 1 + 2 + 3
+	minEntry  = minEntry4 + 2
+)
 
 // contents is what a file holds.
 type contents struct {
@@ -93,7 +99,9 @@ func (e Cover) append(b []byte) []byte {
 	b = append(b, e.Profile.Class, e.Profile.Type)
 	b = binary.AppendUvarint(b, uint64(e.Profile.First))
 	b = binary.AppendUvarint(b, uint64(e.Profile.Drawn))
-	return binary.AppendUvarint(b, e.Profile.Group)
+	b = binary.AppendUvarint(b, e.Profile.Group)
+	b = binary.AppendUvarint(b, uint64(e.Profile.Riders))
+	return binary.AppendUvarint(b, uint64(e.Profile.Read))
 }
 
 // entrySize is the bytes e takes in the file.
@@ -204,9 +212,9 @@ func decode(data []byte, network string) (*contents, error) {
 	}
 	seen := map[string]bool{}
 	d.field = "covers"
-	c.covers = d.entries(MaxCovers, seen)
+	c.covers = d.entries(MaxCovers, seen, v)
 	d.field = "reserve"
-	c.reserve = d.entries(MaxReserve, seen)
+	c.reserve = d.entries(MaxReserve, seen, v)
 	if v >= version2 {
 		d.field = "explore"
 		c.explore.Short = int(d.varint(maxShort))
@@ -215,7 +223,7 @@ func decode(data []byte, network string) (*contents, error) {
 	if v >= version3 {
 		c.explore.Explored = d.varint(math.MaxUint32)
 	}
-	if v >= version {
+	if v >= version4 {
 		c.explore.From = int32(d.varint(math.MaxInt32))
 		c.explore.To = int32(d.varint(math.MaxInt32))
 	}
@@ -242,9 +250,15 @@ func decode(data []byte, network string) (*contents, error) {
 	return c, nil
 }
 
-// entries reads a count and that many entries, none of a script in seen.
-func (d *decoder) entries(limit uint64, seen map[string]bool) []Cover {
-	n := d.count(limit, minEntry)
+// entries reads a count and that many entries of a file of version v,
+// none of a script in seen. Before version 5 an entry's riders are
+// unknown (none read).
+func (d *decoder) entries(limit uint64, seen map[string]bool, v byte) []Cover {
+	size := minEntry
+	if v < version {
+		size = minEntry4
+	}
+	n := d.count(limit, size)
 	out := make([]Cover, 0, n)
 	for i := range n {
 		var e Cover
@@ -255,6 +269,10 @@ func (d *decoder) entries(limit uint64, seen map[string]bool) []Cover {
 		e.Profile.First = int32(d.varint(math.MaxInt32))
 		e.Profile.Drawn = int32(d.varint(math.MaxInt32))
 		e.Profile.Group = d.varint(math.MaxUint64)
+		if v >= version {
+			e.Profile.Riders = uint32(d.varint(maxRiders - 1))
+			e.Profile.Read = uint16(d.varint(maxRead - 1))
+		}
 		if d.err != nil {
 			return nil
 		}
@@ -285,6 +303,8 @@ func (e Cover) check() error {
 		return fmt.Errorf("script type %d, want 0..%d", p.Type, MaxType)
 	case p.First < 0 || p.Drawn < 0:
 		return fmt.Errorf("heights %d and %d, want 0 or more", p.First, p.Drawn)
+	case p.Read == 0 && p.Riders != 0:
+		return fmt.Errorf("%d riders counted in no appearance", p.Riders)
 	}
 	return nil
 }

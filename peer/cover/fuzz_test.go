@@ -2,6 +2,7 @@ package cover
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"os"
 	"path/filepath"
@@ -13,11 +14,20 @@ import (
 // TestSaveReopen's) and keeps its size, and one it refuses is a
 // *DamagedError naming it.
 // Each input is tried as it is and with its checksum made right, so that
-// the fuzzer reaches past the checksum. The seeds are a good file, each
-// field cut and the checksum flipped (damagedFiles).
+// the fuzzer reaches past the checksum. The seeds are a good file, one
+// of version 4, each field cut and the checksum flipped (damagedFiles).
 func FuzzOpen(f *testing.F) {
 	data, _ := good(f)
 	f.Add(data)
+	// A file of version 4, before the entries' riders.
+	s, _ := filled(f, 2, 1)
+	v4 := append([]byte("SPVFCOV\x04"), entriesV4(s.c)...)
+	v4 = append(v4, exploreBytes(s.c.explore)...)
+	v4 = binary.AppendUvarint(v4, uint64(len(s.c.refuted)))
+	for _, k := range s.c.refuted {
+		v4 = append(v4, k[:]...)
+	}
+	f.Add(resum(append(v4, 0, 0, 0, 0)))
 	for _, b := range damagedFiles(f) {
 		f.Add(b)
 	}

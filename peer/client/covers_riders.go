@@ -1,0 +1,300 @@
+package client
+
+import (
+	"cmp"
+	"maps"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/spvfilter/spvfilter/peer/cover"
+	"github.com/spvfilter/spvfilter/privacy/leak"
+)
+
+// Riders. A peer that reads the blocks it served sees, beside each
+// script, the other scripts of its transactions there (txMates: the
+// outputs, and the scripts the inputs show they spend): its riders. A
+// wallet's scripts sit in transactions of a wallet's shape (a payment
+// and the payer's change, a spend and its change), a cover drawn only by
+// its appearances in transactions of any shape (a batch of payouts, a
+// consolidation), so the riders per appearance can tell covers from the
+// wallet's scripts where their appearance classes do not.
+//
+// Where the wallet's scripts sit is read only on its blocks, which a
+// scan fetches with the covers' in one shuffled order, so the riders
+// are weighed once the plan is fetched: of the chains drawn that settle
+// on the fetched blocks (the need and a margin beyond it, coverMargin),
+// matchRiders keeps, per class, those whose riders are least told from
+// the wallet's scripts' (riderScore), instead of a random choice; the
+// rest are left out, fetched once. Each cover keeps its riders over its
+// blocks in the cover file (cover.Profile's Riders and Read), each
+// candidate those of the block it was found in.
+//
+// What remains: the choice is among the chains drawn, by appearances
+// alone, from the reserve; where the reserve holds few chains of the
+// wallet's riders (a chain whose other users pay in batches), the
+// covers' riders still tell them apart (TestCoverRidersLikeWallet).
+
+// riders returns the riders of script over the blocks held at heights
+// (txMates), and how many of those blocks were held.
+func (cs *coverScan) riders(script []byte, heights []int32) (riders, read int) {
+	for _, h := range heights {
+		if cs.held(h) == nil {
+			continue
+		}
+		read++
+		riders += len(cs.txMates(h, script))
+	}
+	return riders, read
+}
+
+// riderChain is a chain as matchRiders weighs it: its length, its head's
+// class, and its signature, its members' riders per appearance, sorted
+// (NaN for a member of no block held).
+type riderChain struct {
+	length, class int
+	sig           []float64
+}
+
+// riderChainOf weighs the chain of members ms.
+func (cs *coverScan) riderChainOf(ms []member) riderChain {
+	c := riderChain{length: len(ms)}
+	for _, m := range ms {
+		c.class = max(c.class, min(len(m.heights), leak.MaxProfileClass))
+		r, n := cs.riders(m.script, m.heights)
+		v := math.NaN()
+		if n > 0 {
+			v = float64(r) / float64(n)
+		}
+		c.sig = append(c.sig, v)
+	}
+	slices.SortFunc(c.sig, func(a, b float64) int {
+		// NaN last.
+		switch an, bn := math.IsNaN(a), math.IsNaN(b); {
+		case an && bn:
+			return 0
+		case an:
+			return 1
+		case bn:
+			return -1
+		}
+		return cmp.Compare(a, b)
+	})
+	return c
+}
+
+// riderDistance is how far a cover chain c lies from a wallet's chain
+// w: a chain of another length far (its group's size tells it apart),
+// then the sum of the differences of the members' riders per
+// appearance, a member unknown on either side counting as one rider.
+func riderDistance(w, c riderChain) float64 {
+	if w.length != c.length {
+		return 1000 + math.Abs(float64(w.length-c.length))
+	}
+	d := 0.0
+	for i := range w.sig {
+		x := math.Abs(w.sig[i] - c.sig[i])
+		if math.IsNaN(x) {
+			x = 1
+		}
+		d += x
+	}
+	return d
+}
+
+// riderSigned is the sum of the differences of c's members' riders
+// per appearance from w's, where both are known and the lengths agree
+// (else 0).
+func riderSigned(w, c riderChain) float64 {
+	if w.length != c.length {
+		return 0
+	}
+	s := 0.0
+	for i := range w.sig {
+		if x := c.sig[i] - w.sig[i]; !math.IsNaN(x) {
+			s += x
+		}
+	}
+	return s
+}
+
+// walletMembers are the wallet's scripts matched in the range, each
+// with its heights on the held filters without the matches the cover
+// set keeps as false, in chains (walletChains).
+func (cs *coverScan) walletMembers() []member {
+	var wallet []member
+	for i, s := range cs.wallet {
+		if i >= len(cs.walletHeights) {
+			break
+		}
+		hs := slices.DeleteFunc(slices.Clone(cs.walletHeights[i]), func(h int32) bool {
+			return cs.set.Refuted(cover.MatchKeyOf(cs.hash(h), s))
+		})
+		if len(hs) > 0 {
+			wallet = append(wallet, member{script: s, heights: hs})
+		}
+	}
+	walletChains(wallet)
+	return wallet
+}
+
+// chainsOf splits ms into chains by group (0: each alone).
+func chainsOf(ms []member) [][]member {
+	var out [][]member
+	at := map[uint64]int{}
+	for _, m := range ms {
+		i, ok := at[m.group]
+		if !ok || m.group == 0 {
+			i = len(out)
+			at[m.group] = i
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], m)
+	}
+	return out
+}
+
+// maxRiderTrials is how many random choices of the pending chains
+// matchRiders weighs beside the nearest.
+const maxRiderTrials = 32
+
+// matchRiders keeps, of the pending chains, as many per class as the
+// covers need without any pending chain (need), those whose riders are
+// least told from the wallet's scripts' (riderScore, with the covers in
+// use): of the choice nearest the wallet's chains (nearestRiders) and
+// maxRiderTrials random ones, the best. It reports whether the chains
+// kept leave the covers short of nothing, and otherwise leaves the
+// pending chains as they were. The blocks of the wallet, of the covers
+// in use and of every pending chain must be held.
+func (cs *coverScan) matchRiders() bool {
+	all := cs.pending
+	cs.pending = nil
+	want := map[int]int{}
+	for p, k := range cs.need() {
+		want[min(p.Class, leak.MaxProfileClass)] += k
+	}
+	byClass := map[int][]riderChain{}
+	var walletRiders []float64
+	for _, ch := range chainsOf(cs.walletMembers()) {
+		w := cs.riderChainOf(ch)
+		byClass[w.class] = append(byClass[w.class], w)
+		walletRiders = append(walletRiders, known(w.sig)...)
+	}
+	var inUse []float64
+	for _, ch := range chainsOf(cs.inUse) {
+		inUse = append(inUse, known(cs.riderChainOf(ch).sig)...)
+	}
+	cands := make([]riderChain, len(all))
+	for i, ch := range all {
+		cands[i] = cs.riderChainOf(ch.members)
+	}
+	score := func(sel []int) float64 {
+		covers := slices.Clone(inUse)
+		for _, i := range sel {
+			covers = append(covers, known(cands[i].sig)...)
+		}
+		return riderScore(walletRiders, covers)
+	}
+	best := nearestRiders(want, byClass, cands)
+	bestScore := score(best)
+	for range maxRiderTrials {
+		sel := randomRiders(want, cands)
+		if sc := score(sel); sc < bestScore-1e-9 {
+			best, bestScore = sel, sc
+		}
+	}
+	var kept []pendingChain
+	for _, i := range best {
+		kept = append(kept, all[i])
+	}
+	cs.pending = kept
+	if len(cs.need()) > 0 {
+		cs.pending = all
+		return false
+	}
+	return true
+}
+
+// known is the values of sig that are known (not NaN).
+func known(sig []float64) []float64 {
+	return slices.DeleteFunc(slices.Clone(sig), math.IsNaN)
+}
+
+// riderScore is how well covers' riders per appearance are told from
+// the wallet's: the folded AUC's distance from a half, plus the share of
+// covers with a value no script of the wallet has.
+func riderScore(wallet, covers []float64) float64 {
+	if len(wallet) == 0 || len(covers) == 0 {
+		return 0
+	}
+	auc, apart := 0.0, 0
+	for _, c := range covers {
+		has := false
+		for _, w := range wallet {
+			switch {
+			case math.Abs(w-c) < 1e-9:
+				auc += 0.5
+				has = true
+			case w > c:
+				auc++
+			}
+		}
+		if !has {
+			apart++
+		}
+	}
+	auc /= float64(len(wallet) * len(covers))
+	return math.Abs(auc-0.5) + float64(apart)/float64(len(covers))
+}
+
+// nearestRiders chooses, per class k, want[k] of cands, each the
+// nearest (riderDistance) to a wallet's chain of class k (byClass),
+// those taken in turn in random order so that the choice copies their
+// mixture; of chains as near, the one that brings the sum of the signed
+// differences nearest zero, so that covers stand on both sides of the
+// wallet's riders rather than above them all.
+func nearestRiders(want map[int]int, byClass map[int][]riderChain, cands []riderChain) []int {
+	taken := make([]bool, len(cands))
+	var out []int
+	bal := 0.0
+	for _, k := range slices.Sorted(maps.Keys(want)) {
+		ws := byClass[k]
+		if len(ws) == 0 {
+			continue
+		}
+		order := rand.Perm(len(ws))
+		for n := range want[k] {
+			w := ws[order[n%len(ws)]]
+			best, bestD, bestB := -1, math.Inf(1), math.Inf(1)
+			for _, i := range rand.Perm(len(cands)) {
+				if taken[i] || cands[i].class != k {
+					continue
+				}
+				d, b := riderDistance(w, cands[i]), math.Abs(bal+riderSigned(w, cands[i]))
+				if d < bestD-1e-9 || d < bestD+1e-9 && b < bestB {
+					best, bestD, bestB = i, d, b
+				}
+			}
+			if best < 0 {
+				break
+			}
+			bal += riderSigned(w, cands[best])
+			taken[best] = true
+			out = append(out, best)
+		}
+	}
+	return out
+}
+
+// randomRiders chooses, per class k, want[k] of cands at random.
+func randomRiders(want map[int]int, cands []riderChain) []int {
+	var out []int
+	got := map[int]int{}
+	for _, i := range rand.Perm(len(cands)) {
+		if k := cands[i].class; got[k] < want[k] {
+			got[k]++
+			out = append(out, i)
+		}
+	}
+	return out
+}
