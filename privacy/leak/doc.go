@@ -56,7 +56,15 @@
 // probability, its interval a quarter to three quarters of the group's
 // (of the scripts a wallet's transactions show, about half are its own:
 // its script and the payer's change in a payment to it; its coin, its
-// change and the payee in its spend). Members of as many appearances as
+// change and the payee in its spend). A member that does not ride only
+// because some of its transactions are batched payments (more than four
+// matches, which give no one's transaction), that sits beside another
+// match in every transaction and in whose transactions (batches left
+// out) no other match lies wholly, hosts nothing a wallet's script does
+// (the payer's change beside a payment to it, the payee and change of its
+// spend): a payer's change reused across payments to the wallet, some of
+// them batched. It carries no evidence of its own either and has half the
+// group's probability (Match.Passenger). Members of as many appearances as
 // the most appearing one are ambiguous with each other
 // (Match.AmbiguousWith, Group.Ambiguous): one of them, not
 // each, is the wallet's with the group's probability, so each of n has

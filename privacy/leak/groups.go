@@ -41,6 +41,9 @@ type matchGroups struct {
 	// appearance in a transaction of more than maxTxMatches matches.
 	inBatch int
 	partial bool // the work bound was reached
+	// inTx lists, per transaction (txKey), the matches appearing in it,
+	// when the transactions are known.
+	inTx map[uint64][]int
 }
 
 func (g *matchGroups) find(i int) int {
@@ -107,6 +110,7 @@ func (g *matchGroups) coLocate(matched []Match) {
 			inTx[tx] = append(inTx[tx], i)
 		}
 	}
+	g.inTx = inTx
 	work := 0
 	var covers []int
 	for i := range matched {
@@ -162,6 +166,60 @@ func inBatches(m *Match, inTx map[uint64][]int) (some, most bool) {
 		}
 	}
 	return batched > 0, 2*batched >= len(m.Heights)
+}
+
+// maxPassengerWork bounds the steps spent finding, for one match, the
+// matches that lie wholly in its transactions.
+const maxPassengerWork = 100_000
+
+// passenger reports whether match i, which does not ride, holds no
+// evidence of its own: every transaction of it holds another match (in
+// some more than maxTxMatches of them, a batched payment, which is why it
+// does not ride), and no other match lies wholly in its transactions. A
+// wallet's script hosts what its transactions alone show (the payer's
+// change beside a payment to it, the payee and change of its spend); a
+// payer's change reused across payments to the wallet, some of them
+// batched, sits in the wallet's transactions and hosts nothing of its
+// own (a batch's other outputs, whose transaction shows no one's, do not
+// count). False when the transactions are unknown or the work bound is
+// reached.
+func (g *matchGroups) passenger(matched []Match, i int) bool {
+	keys := txKeys(&matched[i])
+	if len(keys) == 0 || g.riding[i] {
+		return false
+	}
+	mine := make(map[uint64]bool, len(keys))
+	for _, k := range keys {
+		switch n := len(g.inTx[k]); {
+		case n < 2:
+			return false // alone in a transaction: evidence of its own
+		case n <= maxTxMatches:
+			mine[k] = true // a batch shows no one's
+		}
+	}
+	work := 0
+	for _, k := range keys {
+		for _, j := range g.inTx[k] {
+			if j == i {
+				continue
+			}
+			inside := true
+			for _, kj := range txKeys(&matched[j]) {
+				work++
+				if !mine[kj] {
+					inside = false
+					break
+				}
+			}
+			if inside {
+				return false // it hosts j
+			}
+			if work > maxPassengerWork {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // txKeys names the transactions of a match, height and position; none
@@ -539,9 +597,16 @@ func (r *Report) share(u *unit, p prob, g *matchGroups, own func(k uint64) prob)
 		switch {
 		case len(u.members) == 1:
 			m.Probability, m.ProbabilityLow, m.ProbabilityHigh = p.p, p.lo, p.hi
-		case !g.riding[i]:
+		case !g.riding[i] && (r.label != nil || !g.passenger(r.Matched, i)):
 			q := own(m.Appearances)
 			m.Probability, m.ProbabilityLow, m.ProbabilityHigh = q.p, q.lo, q.hi
+		case !g.riding[i]:
+			// It sits beside other matches in every transaction and hosts
+			// none: as a match riding in them, half the group's.
+			h := p.halved()
+			m.Probability, m.ProbabilityLow, m.ProbabilityHigh = h.p, h.lo, h.hi
+			m.Passenger = true
+			r.passengers++
 		default:
 			h := p.halved()
 			m.Probability, m.ProbabilityLow, m.ProbabilityHigh = h.p, h.lo, h.hi
@@ -675,6 +740,9 @@ func (r *Report) warnings(g *matchGroups, classes map[uint64]*classCount) {
 	}
 	if g.inBatch > 0 {
 		r.warn(fmt.Sprintf("%d match(es) of two or more appearances sit in transactions paying more than %d matched scripts at once (batched payments): downloads cannot tell the wallet's scripts there from a payer's change reused across such payments, so on downloads like these the scripts given 0.95 or more are right less often than they say, and their groups are the claim to read; the %d in batches in at least half their blocks have three quarters of their class's probability (batched)", g.inBatch, maxTxMatches, countBatched(r.Matched)))
+	}
+	if r.passengers > 0 {
+		r.warn(fmt.Sprintf("%d match(es) of a group sit beside other matches in every transaction, in some of them a batched payment, and no other match lies wholly in their transactions (a payer's change reused across payments to the wallet, some batched): they show no evidence of their own, and have half their group's probability, as a match riding in another's transactions (passenger)", r.passengers))
 	}
 	if r.CoLocated > 0 {
 		r.warn(fmt.Sprintf("%d match(es) appear only in transactions of another match (a payer's change beside a payment to the wallet): they are grouped with it, and their probability is their share of the group's", r.CoLocated))
