@@ -200,10 +200,11 @@ type Report struct {
 	max        int
 	null       *shiftNull
 	label      *labelling
-	cap        float64 // Options.CoverTarget, 0 for none
-	hosted     int     // units nestHosted, halved
-	passengers int     // matches marked Passenger
-	pooled     int     // units nestPooled, their members' shares halved
+	cap        float64     // Options.CoverTarget, 0 for none
+	huge       *classCount // the groups of more than hugeGroup members
+	hosted     int         // units nestHosted, halved
+	passengers int         // matches marked Passenger
+	pooled     int         // units nestPooled, their members' shares halved
 }
 
 type kCount struct{ candidates, matched uint64 }

@@ -260,3 +260,33 @@ func TestPassengerInBatches(t *testing.T) {
 		})
 	}
 }
+
+// TestGroupingWithUnlistedSingles: the shifts of the null count the
+// scripts seen once in their matches' transactions without listing them;
+// a match beside one of them rides as it would beside it listed. a (10
+// and 20) sits in 10 beside a script seen once and in 20 beside b (20
+// and 30): grouped with b only when that script is counted; five of them
+// in 10 make it a batch, where no one rides.
+func TestGroupingWithUnlistedSingles(t *testing.T) {
+	ms := []Match{
+		{Candidate: "a", Appearances: 2, Heights: []int32{10, 20}, Transactions: oneTx(1, 1)},
+		{Candidate: "b", Appearances: 2, Heights: []int32{20, 30}, Transactions: oneTx(1, 5)},
+	}
+	for _, c := range []struct {
+		name   string
+		singly int
+		joined bool
+	}{{"none", 0, false}, {"one beside a", 1, true}, {"a batch", 5, false}} {
+		unlisted := map[uint64]int{}
+		if c.singly > 0 {
+			unlisted[txKey(10, 1)] = c.singly
+		}
+		g := groupMatchesWith(ms, true, unlisted)
+		if joined := g.find(0) == g.find(1); joined != c.joined || g.riding[0] != c.joined {
+			t.Errorf("%s: a and b joined %v, a riding %v; want %v", c.name, joined, g.riding[0], c.joined)
+		}
+	}
+	if g := groupMatchesOf(ms, true); g.find(0) == g.find(1) {
+		t.Error("without the null's counts, a joined b")
+	}
+}

@@ -42,8 +42,10 @@ type matchGroups struct {
 	inBatch int
 	partial bool // the work bound was reached
 	// inTx lists, per transaction (txKey), the matches appearing in it,
-	// when the transactions are known.
-	inTx map[uint64][]int
+	// when the transactions are known; unlisted counts those of one
+	// appearance not in the list (groupMatchesWith).
+	inTx     map[uint64][]int
+	unlisted map[uint64]int
 }
 
 func (g *matchGroups) find(i int) int {
@@ -70,8 +72,16 @@ func (g *matchGroups) union(a, b int) {
 // block). A group's first member (its root, in union-find) is its most
 // appearing one: a union keeps the smaller index.
 func groupMatchesOf(matched []Match, transactions bool) *matchGroups {
+	return groupMatchesWith(matched, transactions, nil)
+}
+
+// groupMatchesWith is groupMatchesOf with, per transaction (txKey), the
+// matches of one appearance it holds that matched does not list (the
+// null's shifts count them only): a match riding beside them rides, as it
+// would beside them listed, and they count towards a batch.
+func groupMatchesWith(matched []Match, transactions bool, unlisted map[uint64]int) *matchGroups {
 	n := len(matched)
-	g := &matchGroups{parent: make([]int, n), riding: make([]bool, n), rides: make([]bool, n), batched: make([]bool, n)}
+	g := &matchGroups{parent: make([]int, n), riding: make([]bool, n), rides: make([]bool, n), batched: make([]bool, n), unlisted: unlisted}
 	for i := range g.parent {
 		g.parent[i] = i
 	}
@@ -119,30 +129,36 @@ func (g *matchGroups) coLocate(matched []Match) {
 			continue
 		}
 		if matched[i].Appearances >= 2 {
-			some, most := inBatches(&matched[i], inTx)
+			some, most := g.inBatches(&matched[i], inTx)
 			g.batched[i] = most
 			if some {
 				g.inBatch++
 			}
 		}
 		covers = covers[:0]
+		rides := true
 		for _, k := range keys {
 			cover := -1
+			in := len(inTx[k]) + g.unlisted[k]
 			for _, j := range inTx[k] {
 				work++
-				if j != i && len(inTx[k]) <= maxTxMatches {
+				if j != i && in <= maxTxMatches {
 					cover = j
 					break
 				}
 			}
-			if cover < 0 {
-				covers = covers[:0]
+			if cover < 0 && (g.unlisted[k] == 0 || in > maxTxMatches) {
+				rides = false
 				break
 			}
-			covers = append(covers, cover)
+			if cover >= 0 {
+				covers = append(covers, cover)
+			}
 		}
-		for _, j := range covers {
-			g.union(i, j)
+		if rides {
+			for _, j := range covers {
+				g.union(i, j)
+			}
 			g.riding[i] = true
 		}
 		if work > maxCoverWork {
@@ -155,11 +171,11 @@ func (g *matchGroups) coLocate(matched []Match) {
 // inBatches reports whether a block of m holds it in a transaction of
 // more than maxTxMatches matches (some), and whether at least half its
 // blocks do (most).
-func inBatches(m *Match, inTx map[uint64][]int) (some, most bool) {
+func (g *matchGroups) inBatches(m *Match, inTx map[uint64][]int) (some, most bool) {
 	batched := 0
 	for i, txs := range m.Transactions {
 		for _, tx := range txs {
-			if len(inTx[txKey(m.Heights[i], tx)]) > maxTxMatches {
+			if k := txKey(m.Heights[i], tx); len(inTx[k])+g.unlisted[k] > maxTxMatches {
 				batched++
 				break
 			}
@@ -247,6 +263,10 @@ func txKey(height int32, tx uint32) uint64 { return uint64(uint32(height))<<32 |
 type unit struct {
 	members []int // indexes into Matched, the most appearing first
 	k       uint64
+	// huge is true for a unit of more than hugeGroup members of two or
+	// more appearances, when the null is the shifts': its probability is
+	// that of the groups of its size, not of its k.
+	huge bool
 }
 
 // finish groups the matches, gives each group and match its probability
@@ -272,6 +292,15 @@ func (r *Report) finish() {
 			r.Matched[i].CoLocated = true
 		}
 	}
+	for _, u := range units {
+		multi := 0 // members of two or more appearances, as the shifts count them
+		for _, i := range u.members {
+			if r.Matched[i].Appearances >= 2 {
+				multi++
+			}
+		}
+		u.huge = r.null != nil && r.label == nil && multi > hugeGroup
+	}
 	classes := r.classes(units, g)
 	single := r.singles(classes[1])
 	byK := map[uint64]prob{} // each class's, worked out once
@@ -286,11 +315,18 @@ func (r *Report) finish() {
 		byK[k] = p.capped(r.cap)
 		return byK[k]
 	}
-	nested := r.nestedUnits(units, order, byClass)
+	huge := r.groupProbability(r.huge).capped(r.cap)
+	unitP := func(u *unit) prob {
+		if u.huge {
+			return huge
+		}
+		return byClass(u.k)
+	}
+	nested := r.nestedUnits(units, order, unitP)
 	halved := func(k uint64) prob { return byClass(k).halved() }
 	for _, root := range order {
 		u := units[root]
-		p, own := byClass(u.k), byClass
+		p, own := unitP(u), byClass
 		shared := p // what its members have their shares of
 		switch {
 		case nested[root] == nestHosted:
@@ -362,12 +398,12 @@ const maxNestWork = 10_000_000
 // evidence of their own. It is nestHosted when one such unit of at least
 // as many appearances holds all its blocks, nestPooled when it takes
 // several of them, none nestHosted itself.
-func (r *Report) nestedUnits(units map[int]*unit, order []int, byClass func(uint64) prob) map[int]nestKind {
+func (r *Report) nestedUnits(units map[int]*unit, order []int, unitP func(*unit) prob) map[int]nestKind {
 	blocks := map[int]map[int32]bool{}
 	var hosts []int
 	for _, root := range order {
 		u := units[root]
-		if u.k < 2 || byClass(u.k).p < 0.5 {
+		if u.k < 2 || unitP(u).p < 0.5 {
 			continue
 		}
 		set := map[int32]bool{}
@@ -488,7 +524,15 @@ func (r *Report) classes(units map[int]*unit, g *matchGroups) map[uint64]*classC
 			out[m.Appearances].CoLocated++
 		}
 	}
+	r.huge = &classCount{coverShare: 1}
+	if r.null != nil {
+		r.huge.chanceGroups, r.huge.chanceVar = r.null.huge, r.null.hugeVar
+	}
 	for _, u := range units {
+		if u.huge {
+			r.huge.Groups++
+			continue
+		}
 		out[u.k].Groups++
 	}
 	for k, c := range out {
@@ -675,6 +719,11 @@ func (r *Report) estimate(classes map[uint64]*classCount) {
 			chance += c.chanceGroups
 			variance += c.chanceVar
 		}
+	}
+	if r.huge != nil {
+		groups += float64(r.huge.Groups)
+		chance += r.huge.chanceGroups
+		variance += r.huge.chanceVar
 	}
 	r.EstimatedWalletGroups, r.EstimatedWalletGroupsLow, r.EstimatedWalletGroupsHigh = walletCount(groups, chance, variance)
 	r.EstimatedWalletGroupsLevel = chanceLevel(chance, variance)
