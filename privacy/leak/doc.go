@@ -46,8 +46,9 @@
 // members of two or more appearances: a fetched set holding most of the
 // scanned blocks joins thousands of matches through their transactions
 // into one group, as each of its shifts does, and which member appears
-// most is itself chance, so such groups are a class of their own,
-// counted against the shifts' groups of that size. Of the G_k groups of
+// most is itself chance, so such a group is counted in its class and
+// against the shifts' groups of its size whatever their k, and has the
+// lower of the two probabilities. Of the G_k groups of
 // a given k, the null gives c_k on average with variance v_k over the
 // shifts: a group
 // holds the wallet's script with probability max(G_k-c_k, 0)/G_k, and its

@@ -264,8 +264,9 @@ type unit struct {
 	members []int // indexes into Matched, the most appearing first
 	k       uint64
 	// huge is true for a unit of more than hugeGroup members of two or
-	// more appearances, when the null is the shifts': its probability is
-	// that of the groups of its size, not of its k.
+	// more appearances, when the null is the shifts': it is counted in its
+	// k's class and among the groups of its size, and has the lower of
+	// the two probabilities.
 	huge bool
 }
 
@@ -317,10 +318,12 @@ func (r *Report) finish() {
 	}
 	huge := r.groupProbability(r.huge).capped(r.cap)
 	unitP := func(u *unit) prob {
+		p := byClass(u.k)
 		if u.huge {
-			return huge
+			// Either count explains it: the lower of the two.
+			p = prob{min(p.p, huge.p), min(p.lo, huge.lo), min(p.hi, huge.hi)}
 		}
-		return byClass(u.k)
+		return p
 	}
 	nested := r.nestedUnits(units, order, unitP)
 	halved := func(k uint64) prob { return byClass(k).halved() }
@@ -531,7 +534,6 @@ func (r *Report) classes(units map[int]*unit, g *matchGroups) map[uint64]*classC
 	for _, u := range units {
 		if u.huge {
 			r.huge.Groups++
-			continue
 		}
 		out[u.k].Groups++
 	}
@@ -719,11 +721,6 @@ func (r *Report) estimate(classes map[uint64]*classCount) {
 			chance += c.chanceGroups
 			variance += c.chanceVar
 		}
-	}
-	if r.huge != nil {
-		groups += float64(r.huge.Groups)
-		chance += r.huge.chanceGroups
-		variance += r.huge.chanceVar
 	}
 	r.EstimatedWalletGroups, r.EstimatedWalletGroupsLow, r.EstimatedWalletGroupsHigh = walletCount(groups, chance, variance)
 	r.EstimatedWalletGroupsLevel = chanceLevel(chance, variance)

@@ -65,8 +65,8 @@ type shiftNull struct {
 	groups, groupVar map[uint64]float64
 	// huge and hugeVar are the mean and variance of the groups of more
 	// than hugeGroup members, all of two or more appearances (those of
-	// one are counted only), whatever their number of appearances (not in
-	// groups).
+	// one are counted only), whatever their number of appearances (each
+	// in groups too).
 	huge, hugeVar float64
 }
 
@@ -75,9 +75,10 @@ type shiftNull struct {
 // holds most of the scanned blocks joins, through the scripts riding in
 // each other's transactions, thousands of matches into one group, as
 // each of its shifts does; which of its members appears most is itself
-// chance, so such groups are counted apart, against the shifts' groups
-// of that size whatever their appearances. A wallet's payments chained
-// through its payers' change form groups of tens of scripts.
+// chance, so such groups are counted also against the shifts' groups of
+// that size whatever their appearances, and have the lower of the two
+// probabilities. A wallet's payments chained through its payers' change
+// form groups of tens of scripts.
 const hugeGroup = 64
 
 // newShiftNull sets up the null of the fetched set over the scanned set
@@ -248,12 +249,12 @@ func (z *shiftNull) finish(transactions bool) {
 			size[g.find(i)]++
 		}
 		for i := range ms {
-			switch {
-			case g.find(i) != i || ms[i].Appearances < 2:
-			case size[i] > hugeGroup:
+			if g.find(i) != i || ms[i].Appearances < 2 {
+				continue
+			}
+			per[j][ms[i].Appearances]++
+			if size[i] > hugeGroup {
 				huge[j]++
-			default:
-				per[j][ms[i].Appearances]++
 			}
 		}
 		// Matches beyond those kept count as groups of their own.
