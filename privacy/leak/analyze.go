@@ -50,6 +50,14 @@ type Match struct {
 	// no one of which holds them all (pooled): its probability is then
 	// half its share, and its group's half its class's.
 	Nested bool `json:"nested,omitempty"`
+	// Passenger is true when it is a member of a group, does not ride in
+	// another's transactions only because some of its transactions are
+	// batched payments (more than four matches), sits beside another match
+	// in every transaction, and no other match lies wholly in its
+	// transactions: it hosts nothing a wallet's script would (a payer's
+	// change reused across payments to the wallet), so it has half its
+	// group's probability, as a match riding in another's transactions.
+	Passenger bool `json:"passenger,omitempty"`
 	// Probability is the chance that the candidate is the wallet's, and
 	// ProbabilityLow..ProbabilityHigh its 95% interval: its group's share
 	// (see the package documentation).
@@ -184,17 +192,19 @@ type Report struct {
 	Verdict          string   `json:"verdict"`
 	Warnings         []string `json:"warnings"`
 
-	first   int32
-	fetched []uint64  // bit set over the index's heights
-	scanned []uint64  // the same
-	chances []float64 // by k, grown on demand
-	byK     map[uint64]*kCount
-	max     int
-	null    *shiftNull
-	label   *labelling
-	cap     float64 // Options.CoverTarget, 0 for none
-	hosted  int     // units nestHosted, halved
-	pooled  int     // units nestPooled, their members' shares halved
+	first      int32
+	fetched    []uint64  // bit set over the index's heights
+	scanned    []uint64  // the same
+	chances    []float64 // by k, grown on demand
+	byK        map[uint64]*kCount
+	max        int
+	null       *shiftNull
+	label      *labelling
+	cap        float64     // Options.CoverTarget, 0 for none
+	huge       *classCount // the groups of more than hugeGroup members
+	hosted     int         // units nestHosted, halved
+	passengers int         // matches marked Passenger
+	pooled     int         // units nestPooled, their members' shares halved
 }
 
 type kCount struct{ candidates, matched uint64 }

@@ -200,3 +200,93 @@ func TestPooledGroupAndAmbiguousSet(t *testing.T) {
 		}
 	}
 }
+
+// TestPassengerInBatches: a payer's change pc reused across three
+// payments to the wallet (w in 10 and 20, w2 in 40) and paid once in a
+// batch (30, tx 7, with five other outputs) does not ride, for the batch
+// gives no one's transaction, yet it sits beside another match in every
+// transaction and no match lies wholly in its transactions: the wallet's
+// scripts are spent elsewhere (120, 100), with their change. It is a
+// passenger, with half its group's probability, not its class's, and is
+// warned of. With a one-off output z beside it in 10 (a payee, or the
+// payer's change of a payment made once), which lies wholly in its
+// transactions, it hosts z as a wallet's script would, and has its
+// class's probability.
+func TestPassengerInBatches(t *testing.T) {
+	entries := []universe.IndexEntry{
+		{Candidate: "pc", Heights: []int32{10, 20, 30, 40}, Txs: oneTx(1, 1, 7, 1)},
+		{Candidate: "w", Heights: []int32{10, 20, 120}, Txs: oneTx(1, 1, 3)},
+		{Candidate: "wc", Heights: []int32{120}, Txs: oneTx(3)},
+		{Candidate: "w2", Heights: []int32{40, 100}, Txs: oneTx(1, 2)},
+		{Candidate: "w2c", Heights: []int32{100}, Txs: oneTx(2)},
+	}
+	for i := range 5 {
+		entries = append(entries, universe.IndexEntry{Candidate: fmt.Sprintf("batch%d", i), Heights: []int32{30}, Txs: oneTx(7)})
+	}
+	for _, c := range []struct {
+		name      string
+		z         bool
+		passenger bool
+	}{{"passenger", false, true}, {"hosting a one-off output", true, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			es := append([]universe.IndexEntry(nil), entries...)
+			if c.z {
+				es = append(es, universe.IndexEntry{Candidate: "z", Heights: []int32{10}, Txs: oneTx(1)})
+			}
+			r := evidenceReport(es)
+			var pc Match
+			for _, m := range r.Matched {
+				if m.Candidate == "pc" {
+					pc = m
+				}
+			}
+			p := classShare(r, 4)
+			if p < 0.99 || pc.Group == 0 || pc.CoLocated || pc.Batched {
+				t.Fatalf("pc: %+v, class 4 gives %.4f", pc, p)
+			}
+			if g := r.Groups[pc.Group-1]; math.Abs(g.Probability-p) > 1e-9 || g.Members[0] != "pc" {
+				t.Fatalf("pc's group %v: P %.4f, want class 4's %.4f", g.Members, g.Probability, p)
+			}
+			want := p
+			if c.passenger {
+				want = p * memberShare
+			}
+			if pc.Passenger != c.passenger || math.Abs(pc.Probability-want) > 1e-9 {
+				t.Errorf("pc: passenger %v, P %.4f, want %v and %.4f", pc.Passenger, pc.Probability, c.passenger, want)
+			}
+			if warned := strings.Contains(strings.Join(r.Warnings, "\n"), "(passenger)"); warned != c.passenger {
+				t.Errorf("passenger warning %v, want %v: %q", warned, c.passenger, r.Warnings)
+			}
+		})
+	}
+}
+
+// TestGroupingWithUnlistedSingles: the shifts of the null count the
+// scripts seen once in their matches' transactions without listing them;
+// a match beside one of them rides as it would beside it listed. a (10
+// and 20) sits in 10 beside a script seen once and in 20 beside b (20
+// and 30): grouped with b only when that script is counted; five of them
+// in 10 make it a batch, where no one rides.
+func TestGroupingWithUnlistedSingles(t *testing.T) {
+	ms := []Match{
+		{Candidate: "a", Appearances: 2, Heights: []int32{10, 20}, Transactions: oneTx(1, 1)},
+		{Candidate: "b", Appearances: 2, Heights: []int32{20, 30}, Transactions: oneTx(1, 5)},
+	}
+	for _, c := range []struct {
+		name   string
+		singly int
+		joined bool
+	}{{"none", 0, false}, {"one beside a", 1, true}, {"a batch", 5, false}} {
+		unlisted := map[uint64]int{}
+		if c.singly > 0 {
+			unlisted[txKey(10, 1)] = c.singly
+		}
+		g := groupMatchesWith(ms, true, unlisted)
+		if joined := g.find(0) == g.find(1); joined != c.joined || g.riding[0] != c.joined {
+			t.Errorf("%s: a and b joined %v, a riding %v; want %v", c.name, joined, g.riding[0], c.joined)
+		}
+	}
+	if g := groupMatchesOf(ms, true); g.find(0) == g.find(1) {
+		t.Error("without the null's counts, a joined b")
+	}
+}

@@ -29,7 +29,10 @@
 // range): a shift keeps the set's spacing, the chain's clustering and its
 // era (recent blocks hold more outputs not yet spent), but not the
 // alignment with the wallet's transactions. What a shifted set matches,
-// grouped as the report's matches are, is what chance gives.
+// grouped as the report's matches are, is what chance gives: the scripts
+// seen once that it matches are counted in their transactions (not
+// listed), so that a match of two or more appearances rides beside them
+// and joins the groups it joins in the report.
 //
 // Groups. Downloads cannot tell some matches apart, and those form a
 // group: a match all of whose appearances lie in transactions holding
@@ -39,8 +42,15 @@
 // the payee of the wallet's spend joins its coin (the index records each
 // appearance's transaction since its version 2); and matches of two or
 // more appearances in the same blocks join each other. A group's k is
-// that of its most appearing member. Of the G_k groups of a given k, the
-// null gives c_k on average with variance v_k over the shifts: a group
+// that of its most appearing member, but for a group of more than 64
+// members of two or more appearances: a fetched set holding most of the
+// scanned blocks joins thousands of matches through their transactions
+// into one group, as each of its shifts does, and which member appears
+// most is itself chance, so such a group is counted in its class and
+// against the shifts' groups of its size whatever their k, and has the
+// lower of the two probabilities. Of the G_k groups of
+// a given k, the null gives c_k on average with variance v_k over the
+// shifts: a group
 // holds the wallet's script with probability max(G_k-c_k, 0)/G_k, and its
 // 95% interval is the same with the central range of a count of mean c_k
 // and variance v_k (negative binomial, or Poisson when v_k ≤ c_k). The
@@ -56,7 +66,15 @@
 // probability, its interval a quarter to three quarters of the group's
 // (of the scripts a wallet's transactions show, about half are its own:
 // its script and the payer's change in a payment to it; its coin, its
-// change and the payee in its spend). Members of as many appearances as
+// change and the payee in its spend). A member that does not ride only
+// because some of its transactions are batched payments (more than four
+// matches, which give no one's transaction), that sits beside another
+// match in every transaction and in whose transactions (batches left
+// out) no other match lies wholly, hosts nothing a wallet's script does
+// (the payer's change beside a payment to it, the payee and change of its
+// spend): a payer's change reused across payments to the wallet, some of
+// them batched. It carries no evidence of its own either and has half the
+// group's probability (Match.Passenger). Members of as many appearances as
 // the most appearing one are ambiguous with each other
 // (Match.AmbiguousWith, Group.Ambiguous): one of them, not
 // each, is the wallet's with the group's probability, so each of n has

@@ -41,6 +41,11 @@ type matchGroups struct {
 	// appearance in a transaction of more than maxTxMatches matches.
 	inBatch int
 	partial bool // the work bound was reached
+	// inTx lists, per transaction (txKey), the matches appearing in it,
+	// when the transactions are known; unlisted counts those of one
+	// appearance not in the list (groupMatchesWith).
+	inTx     map[uint64][]int
+	unlisted map[uint64]int
 }
 
 func (g *matchGroups) find(i int) int {
@@ -67,8 +72,16 @@ func (g *matchGroups) union(a, b int) {
 // block). A group's first member (its root, in union-find) is its most
 // appearing one: a union keeps the smaller index.
 func groupMatchesOf(matched []Match, transactions bool) *matchGroups {
+	return groupMatchesWith(matched, transactions, nil)
+}
+
+// groupMatchesWith is groupMatchesOf with, per transaction (txKey), the
+// matches of one appearance it holds that matched does not list (the
+// null's shifts count them only): a match riding beside them rides, as it
+// would beside them listed, and they count towards a batch.
+func groupMatchesWith(matched []Match, transactions bool, unlisted map[uint64]int) *matchGroups {
 	n := len(matched)
-	g := &matchGroups{parent: make([]int, n), riding: make([]bool, n), rides: make([]bool, n), batched: make([]bool, n)}
+	g := &matchGroups{parent: make([]int, n), riding: make([]bool, n), rides: make([]bool, n), batched: make([]bool, n), unlisted: unlisted}
 	for i := range g.parent {
 		g.parent[i] = i
 	}
@@ -107,6 +120,7 @@ func (g *matchGroups) coLocate(matched []Match) {
 			inTx[tx] = append(inTx[tx], i)
 		}
 	}
+	g.inTx = inTx
 	work := 0
 	var covers []int
 	for i := range matched {
@@ -115,30 +129,36 @@ func (g *matchGroups) coLocate(matched []Match) {
 			continue
 		}
 		if matched[i].Appearances >= 2 {
-			some, most := inBatches(&matched[i], inTx)
+			some, most := g.inBatches(&matched[i], inTx)
 			g.batched[i] = most
 			if some {
 				g.inBatch++
 			}
 		}
 		covers = covers[:0]
+		rides := true
 		for _, k := range keys {
 			cover := -1
+			in := len(inTx[k]) + g.unlisted[k]
 			for _, j := range inTx[k] {
 				work++
-				if j != i && len(inTx[k]) <= maxTxMatches {
+				if j != i && in <= maxTxMatches {
 					cover = j
 					break
 				}
 			}
-			if cover < 0 {
-				covers = covers[:0]
+			if cover < 0 && (g.unlisted[k] == 0 || in > maxTxMatches) {
+				rides = false
 				break
 			}
-			covers = append(covers, cover)
+			if cover >= 0 {
+				covers = append(covers, cover)
+			}
 		}
-		for _, j := range covers {
-			g.union(i, j)
+		if rides {
+			for _, j := range covers {
+				g.union(i, j)
+			}
 			g.riding[i] = true
 		}
 		if work > maxCoverWork {
@@ -151,17 +171,71 @@ func (g *matchGroups) coLocate(matched []Match) {
 // inBatches reports whether a block of m holds it in a transaction of
 // more than maxTxMatches matches (some), and whether at least half its
 // blocks do (most).
-func inBatches(m *Match, inTx map[uint64][]int) (some, most bool) {
+func (g *matchGroups) inBatches(m *Match, inTx map[uint64][]int) (some, most bool) {
 	batched := 0
 	for i, txs := range m.Transactions {
 		for _, tx := range txs {
-			if len(inTx[txKey(m.Heights[i], tx)]) > maxTxMatches {
+			if k := txKey(m.Heights[i], tx); len(inTx[k])+g.unlisted[k] > maxTxMatches {
 				batched++
 				break
 			}
 		}
 	}
 	return batched > 0, 2*batched >= len(m.Heights)
+}
+
+// maxPassengerWork bounds the steps spent finding, for one match, the
+// matches that lie wholly in its transactions.
+const maxPassengerWork = 100_000
+
+// passenger reports whether match i, which does not ride, holds no
+// evidence of its own: every transaction of it holds another match (in
+// some more than maxTxMatches of them, a batched payment, which is why it
+// does not ride), and no other match lies wholly in its transactions. A
+// wallet's script hosts what its transactions alone show (the payer's
+// change beside a payment to it, the payee and change of its spend); a
+// payer's change reused across payments to the wallet, some of them
+// batched, sits in the wallet's transactions and hosts nothing of its
+// own (a batch's other outputs, whose transaction shows no one's, do not
+// count). False when the transactions are unknown or the work bound is
+// reached.
+func (g *matchGroups) passenger(matched []Match, i int) bool {
+	keys := txKeys(&matched[i])
+	if len(keys) == 0 || g.riding[i] {
+		return false
+	}
+	mine := make(map[uint64]bool, len(keys))
+	for _, k := range keys {
+		switch n := len(g.inTx[k]); {
+		case n < 2:
+			return false // alone in a transaction: evidence of its own
+		case n <= maxTxMatches:
+			mine[k] = true // a batch shows no one's
+		}
+	}
+	work := 0
+	for _, k := range keys {
+		for _, j := range g.inTx[k] {
+			if j == i {
+				continue
+			}
+			inside := true
+			for _, kj := range txKeys(&matched[j]) {
+				work++
+				if !mine[kj] {
+					inside = false
+					break
+				}
+			}
+			if inside {
+				return false // it hosts j
+			}
+			if work > maxPassengerWork {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // txKeys names the transactions of a match, height and position; none
@@ -189,6 +263,11 @@ func txKey(height int32, tx uint32) uint64 { return uint64(uint32(height))<<32 |
 type unit struct {
 	members []int // indexes into Matched, the most appearing first
 	k       uint64
+	// huge is true for a unit of more than hugeGroup members of two or
+	// more appearances, when the null is the shifts': it is counted in its
+	// k's class and among the groups of its size, and has the lower of
+	// the two probabilities.
+	huge bool
 }
 
 // finish groups the matches, gives each group and match its probability
@@ -214,6 +293,15 @@ func (r *Report) finish() {
 			r.Matched[i].CoLocated = true
 		}
 	}
+	for _, u := range units {
+		multi := 0 // members of two or more appearances, as the shifts count them
+		for _, i := range u.members {
+			if r.Matched[i].Appearances >= 2 {
+				multi++
+			}
+		}
+		u.huge = r.null != nil && r.label == nil && multi > hugeGroup
+	}
 	classes := r.classes(units, g)
 	single := r.singles(classes[1])
 	byK := map[uint64]prob{} // each class's, worked out once
@@ -228,11 +316,20 @@ func (r *Report) finish() {
 		byK[k] = p.capped(r.cap)
 		return byK[k]
 	}
-	nested := r.nestedUnits(units, order, byClass)
+	huge := r.groupProbability(r.huge).capped(r.cap)
+	unitP := func(u *unit) prob {
+		p := byClass(u.k)
+		if u.huge {
+			// Either count explains it: the lower of the two.
+			p = prob{min(p.p, huge.p), min(p.lo, huge.lo), min(p.hi, huge.hi)}
+		}
+		return p
+	}
+	nested := r.nestedUnits(units, order, unitP)
 	halved := func(k uint64) prob { return byClass(k).halved() }
 	for _, root := range order {
 		u := units[root]
-		p, own := byClass(u.k), byClass
+		p, own := unitP(u), byClass
 		shared := p // what its members have their shares of
 		switch {
 		case nested[root] == nestHosted:
@@ -304,12 +401,12 @@ const maxNestWork = 10_000_000
 // evidence of their own. It is nestHosted when one such unit of at least
 // as many appearances holds all its blocks, nestPooled when it takes
 // several of them, none nestHosted itself.
-func (r *Report) nestedUnits(units map[int]*unit, order []int, byClass func(uint64) prob) map[int]nestKind {
+func (r *Report) nestedUnits(units map[int]*unit, order []int, unitP func(*unit) prob) map[int]nestKind {
 	blocks := map[int]map[int32]bool{}
 	var hosts []int
 	for _, root := range order {
 		u := units[root]
-		if u.k < 2 || byClass(u.k).p < 0.5 {
+		if u.k < 2 || unitP(u).p < 0.5 {
 			continue
 		}
 		set := map[int32]bool{}
@@ -430,7 +527,14 @@ func (r *Report) classes(units map[int]*unit, g *matchGroups) map[uint64]*classC
 			out[m.Appearances].CoLocated++
 		}
 	}
+	r.huge = &classCount{coverShare: 1}
+	if r.null != nil {
+		r.huge.chanceGroups, r.huge.chanceVar = r.null.huge, r.null.hugeVar
+	}
 	for _, u := range units {
+		if u.huge {
+			r.huge.Groups++
+		}
 		out[u.k].Groups++
 	}
 	for k, c := range out {
@@ -539,9 +643,16 @@ func (r *Report) share(u *unit, p prob, g *matchGroups, own func(k uint64) prob)
 		switch {
 		case len(u.members) == 1:
 			m.Probability, m.ProbabilityLow, m.ProbabilityHigh = p.p, p.lo, p.hi
-		case !g.riding[i]:
+		case !g.riding[i] && (r.label != nil || !g.passenger(r.Matched, i)):
 			q := own(m.Appearances)
 			m.Probability, m.ProbabilityLow, m.ProbabilityHigh = q.p, q.lo, q.hi
+		case !g.riding[i]:
+			// It sits beside other matches in every transaction and hosts
+			// none: as a match riding in them, half the group's.
+			h := p.halved()
+			m.Probability, m.ProbabilityLow, m.ProbabilityHigh = h.p, h.lo, h.hi
+			m.Passenger = true
+			r.passengers++
 		default:
 			h := p.halved()
 			m.Probability, m.ProbabilityLow, m.ProbabilityHigh = h.p, h.lo, h.hi
@@ -675,6 +786,9 @@ func (r *Report) warnings(g *matchGroups, classes map[uint64]*classCount) {
 	}
 	if g.inBatch > 0 {
 		r.warn(fmt.Sprintf("%d match(es) of two or more appearances sit in transactions paying more than %d matched scripts at once (batched payments): downloads cannot tell the wallet's scripts there from a payer's change reused across such payments, so on downloads like these the scripts given 0.95 or more are right less often than they say, and their groups are the claim to read; the %d in batches in at least half their blocks have three quarters of their class's probability (batched)", g.inBatch, maxTxMatches, countBatched(r.Matched)))
+	}
+	if r.passengers > 0 {
+		r.warn(fmt.Sprintf("%d match(es) of a group sit beside other matches in every transaction, in some of them a batched payment, and no other match lies wholly in their transactions (a payer's change reused across payments to the wallet, some batched): they show no evidence of their own, and have half their group's probability, as a match riding in another's transactions (passenger)", r.passengers))
 	}
 	if r.CoLocated > 0 {
 		r.warn(fmt.Sprintf("%d match(es) appear only in transactions of another match (a payer's change beside a payment to the wallet): they are grouped with it, and their probability is their share of the group's", r.CoLocated))

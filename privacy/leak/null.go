@@ -10,7 +10,8 @@ import (
 )
 
 // maxNullMatches bounds the matches of two or more appearances a shift of
-// the null keeps to group; beyond it they are counted only.
+// the null keeps to group, and apart from them those of one; beyond it
+// they are counted only.
 const maxNullMatches = 20_000
 
 // Shifts of the null: by at least minShift scanned blocks (past a burst
@@ -50,13 +51,35 @@ type shiftNull struct {
 	near  map[int32][]int32
 	ones  map[int32]float64
 	multi [][]Match
-	over  bool // a shift matched more than maxNullMatches
-	ranks []int32
+	// kept counts, per shift, the matches of two or more appearances
+	// kept in multi; oneTxs counts per shift and transaction (txKey) the
+	// matches of one appearance, at most maxNullMatches transactions a
+	// shift.
+	kept   []int
+	oneTxs []map[uint64]int
+	over   bool // a shift matched more than maxNullMatches
+	ranks  []int32
 	// groups is, after finish, the mean number of groups per number of
 	// appearances of their most appearing member, and groupVar its
 	// variance over the shifts.
 	groups, groupVar map[uint64]float64
+	// huge and hugeVar are the mean and variance of the groups of more
+	// than hugeGroup members, all of two or more appearances (those of
+	// one are counted only), whatever their number of appearances (each
+	// in groups too).
+	huge, hugeVar float64
 }
+
+// hugeGroup is the most members a group may have to be counted in the
+// class of its most appearing member's appearances. A fetched set that
+// holds most of the scanned blocks joins, through the scripts riding in
+// each other's transactions, thousands of matches into one group, as
+// each of its shifts does; which of its members appears most is itself
+// chance, so such groups are counted also against the shifts' groups of
+// that size whatever their appearances, and have the lower of the two
+// probabilities. A wallet's payments chained through its payers' change
+// form groups of tens of scripts.
+const hugeGroup = 64
 
 // newShiftNull sets up the null of the fetched set over the scanned set
 // of nb blocks: shifts spread evenly over the scanned blocks, at most
@@ -104,6 +127,10 @@ func newShiftNull(scanned, fetched []uint64, nb, shifts int) *shiftNull {
 		z.byK[i] = map[uint64]float64{}
 	}
 	z.multi = make([][]Match, len(z.shifts))
+	z.kept, z.oneTxs = make([]int, len(z.shifts)), make([]map[uint64]int, len(z.shifts))
+	for i := range z.oneTxs {
+		z.oneTxs[i] = map[uint64]int{}
+	}
 	return z
 }
 
@@ -172,10 +199,33 @@ func (z *shiftNull) test(r *Report, e *universe.IndexEntry, k uint64) {
 		switch {
 		case k == 1:
 			z.singles[j]++
-		case len(z.multi[j]) < maxNullMatches:
+			// Counted per transaction: a match of two or more
+			// appearances rides in the report through the scripts seen
+			// once beside it, as in the shifts.
+			z.countSingleTxs(j, e, r.first)
+		case z.kept[j] < maxNullMatches:
+			z.kept[j]++
 			z.multi[j] = append(z.multi[j], r.matchOf(e, k))
 		default:
 			z.over = true
+		}
+	}
+}
+
+// countSingleTxs counts the transactions, in the scanned range, of an
+// entry of one appearance that shift j matches.
+func (z *shiftNull) countSingleTxs(j int, e *universe.IndexEntry, first int32) {
+	for i, h := range e.Heights {
+		if i >= len(e.Txs) || z.rank[h-first] < 0 {
+			continue
+		}
+		for _, tx := range e.Txs[i] {
+			k := txKey(h, tx)
+			if _, ok := z.oneTxs[j][k]; ok || len(z.oneTxs[j]) < maxNullMatches {
+				z.oneTxs[j][k]++
+			} else {
+				z.over = true
+			}
 		}
 	}
 }
@@ -188,13 +238,23 @@ func (z *shiftNull) finish(transactions bool) {
 	}
 	z.groups, z.groupVar = map[uint64]float64{}, map[uint64]float64{}
 	per := make([]map[uint64]float64, len(z.shifts))
+	huge := make([]float64, len(z.shifts))
 	for j, ms := range z.multi {
 		sortMatches(ms)
-		g := groupMatchesOf(ms, transactions)
+		g := groupMatchesWith(ms, transactions, z.oneTxs[j])
+		z.oneTxs[j] = nil
 		per[j] = map[uint64]float64{}
+		size := map[int]int{}
 		for i := range ms {
-			if g.find(i) == i {
-				per[j][ms[i].Appearances]++
+			size[g.find(i)]++
+		}
+		for i := range ms {
+			if g.find(i) != i || ms[i].Appearances < 2 {
+				continue
+			}
+			per[j][ms[i].Appearances]++
+			if size[i] > hugeGroup {
+				huge[j]++
 			}
 		}
 		// Matches beyond those kept count as groups of their own.
@@ -217,6 +277,7 @@ func (z *shiftNull) finish(transactions bool) {
 			keys[k] = true
 		}
 	}
+	z.huge, z.hugeVar = moments(huge)
 	for k := range keys {
 		var s1, s2 float64
 		for _, m := range per {
@@ -227,6 +288,20 @@ func (z *shiftNull) finish(transactions bool) {
 		z.groups[k] = s1 / n
 		z.groupVar[k] = math.Max(s2/n-(s1/n)*(s1/n), 0)
 	}
+}
+
+// moments are the mean and variance of xs.
+func moments(xs []float64) (mean, variance float64) {
+	var s1, s2 float64
+	for _, x := range xs {
+		s1 += x
+		s2 += x * x
+	}
+	n := float64(len(xs))
+	if n == 0 {
+		return 0, 0
+	}
+	return s1 / n, math.Max(s2/n-(s1/n)*(s1/n), 0)
 }
 
 // mirror maps a rank shifted past either end of 0..n-1 back inside, as
