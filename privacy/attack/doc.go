@@ -99,6 +99,22 @@
 //     candidates (K = k < N), either session the payer. For three
 //     sessions the payee is whole with a probability w instead.
 //
+// A session whose filters match many candidates by chance hides its
+// wallet from its own count (its matches differ from chance by less than
+// their spread), and two such sessions sharing a payment read as one
+// wallet whose sessions hold nothing else. A third session shows what
+// the pair cannot: the candidates a member x and another session z share
+// that the pair's other member y does not match, less the count chance
+// exceeds with probability at most 0.001/n (n the sessions, z any whose
+// shared matches lie above that count), are candidates x holds beyond
+// what it shares with y. Where x's own matches do not show a wallet
+// (chance gives as many at least 5% of the time), the pair's probability
+// is weighed holding x to that bound: chance alone for x's own matches is scaled by 0.001, and what x
+// holds beside the shared part (what one wallet gained, another wallet
+// beside it, a payer's own wallet, a payee's other addresses) is at
+// least that large, each term keeping its prior's mass there; the
+// parameters below are fitted on the pairs so weighed.
+//
 // A wallet's size N is none with probability e, else ln(1+N) normal of
 // mean m and deviation d (cut to the universe): e, m and d are estimated
 // from the sessions' own matches by expectation maximization (each

@@ -21,7 +21,9 @@ type linker struct {
 	mix     mixture
 	pairAt  map[[2]int]int    // pair of indexes -> index in mix.pairs
 	trios   map[[3]int]uint64 // three indexes -> candidates all three match
-	blind   [][2]int          // pairs with an unlinkable session
+	// triosCut is true when the triples were not all counted.
+	triosCut bool
+	blind    [][2]int // pairs with an unlinkable session
 	// warnings of the linking, and of the grouping.
 	warnings []string
 }
@@ -131,6 +133,96 @@ func (lk *linker) weigh(all bool) {
 			lk.weighPair(x, y, all)
 		}
 	}
+	lk.weighBeyond()
+}
+
+// hiddenTail is how often chance alone must give at least a session's
+// own matches for its wallet to count as hidden from them (see
+// weighBeyond).
+const hiddenTail = 0.05
+
+// partner is a session z whose matches shared with a session x lie far
+// above chance: x holds at least shared - quantile of its candidates
+// (quantile the count chance exceeds with probability at most
+// beyondTail over the sessions).
+type partner struct {
+	z        int
+	shared   uint64
+	quantile float64
+}
+
+// weighBeyond weighs again every pair that shares matches with what the
+// other sessions show of each member (see the package documentation): a
+// member holding, with a third session, candidates far above chance that
+// the pair does not share holds at least that many beyond the pair's
+// shared part, which its own matches cannot show where its filters
+// match so many candidates by chance that its wallet is lost among
+// them. So a payer whose own matches hide its wallet and its payee,
+// sharing the payment, no longer read as one wallet whose sessions hold
+// nothing else: the payer holds its own wallet (shared with its other
+// sessions), the payee its other addresses. A member whose own matches
+// show a wallet is not held to it: the pair's own matches weigh that
+// wallet already. The fit reads the pairs so weighed. Nothing is
+// weighed again when the triples were not all counted.
+func (lk *linker) weighBeyond() {
+	if lk.triosCut {
+		return
+	}
+	tail := beyondTail / float64(max(len(lk.sessions), 1))
+	partners := make([][]partner, len(lk.sessions))
+	for i := range lk.mix.pairs {
+		ev := &lk.mix.pairs[i]
+		if ev.binned || ev.shared == 0 {
+			continue
+		}
+		q := poissonQuantile(1-tail, ev.chance)
+		if float64(ev.shared)-q < 1 {
+			continue
+		}
+		partners[ev.x] = append(partners[ev.x], partner{z: ev.y, shared: ev.shared, quantile: q})
+		partners[ev.y] = append(partners[ev.y], partner{z: ev.x, shared: ev.shared, quantile: q})
+	}
+	for i := range lk.mix.pairs {
+		ev := &lk.mix.pairs[i]
+		if ev.binned || ev.shared == 0 {
+			continue
+		}
+		x, y := ev.x, ev.y
+		beyond := [2]float64{lk.beyond(x, y, partners[x]), lk.beyond(y, x, partners[y])}
+		for k, m := range []*linkSession{&lk.sessions[x], &lk.sessions[y]} {
+			// Only a member whose own matches do not show a wallet
+			// (chance gives as many at least hiddenTail of the time) is
+			// held to the bound: where they show one, the pair's own
+			// matches already weigh it.
+			only, chance := math.Max(m.matched-float64(ev.shared), 0), math.Max(m.chance-ev.both, 0)
+			if only >= 1 && poissonCDF(only-1, chance) > 1-hiddenTail {
+				beyond[k] = 0
+			}
+		}
+		if beyond[0] < 1 && beyond[1] < 1 {
+			continue
+		}
+		next := lk.prior.evidenceBeyond(&lk.sessions[x], &lk.sessions[y], ev.shared, ev.both, beyond)
+		next.x, next.y = x, y
+		*ev = next
+	}
+}
+
+// beyond is the number of candidates session x holds beyond what it
+// shares with y, as its partners show: the most, over its partners z
+// but y, of the matches x and z share that y does not match, less the
+// quantile of their chance count.
+func (lk *linker) beyond(x, y int, partners []partner) float64 {
+	var most float64
+	for _, p := range partners {
+		if p.z == y {
+			continue
+		}
+		t := [3]int{x, y, p.z}
+		slices.Sort(t[:])
+		most = math.Max(most, float64(p.shared)-float64(lk.trios[t])-p.quantile)
+	}
+	return most
 }
 
 // weighPair weighs the evidence of one pair of sessions.

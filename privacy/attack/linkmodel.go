@@ -171,13 +171,18 @@ const (
 // grownPart is the log likelihood of a count k of mean base plus what a
 // wallet of shared candidates gained (or lost) between two sessions: a
 // part g of at least one candidate, log(1+g) uniform up to span times the
-// shared part.
-func grownPart(k, base, shared, span float64) float64 {
+// shared part, and g at least from (the law's mass below it lost: none
+// when from is beyond its range).
+func grownPart(k, base, shared, span, from float64) float64 {
 	if shared < 1 {
 		return math.Inf(-1)
 	}
 	y0, y1 := math.Ln2, math.Log(2+span*shared)
-	l, _, _ := poissonIntegral(k, base-1, yWeight{offset: -math.Log(y1 - y0)}, y0, y1)
+	lo := math.Max(y0, math.Log1p(from))
+	if lo >= y1 {
+		return math.Inf(-1)
+	}
+	l, _, _ := poissonIntegral(k, base-1, yWeight{offset: -math.Log(y1 - y0)}, lo, y1)
 	return l
 }
 
@@ -300,6 +305,15 @@ func paymentTerms(shared, lambda, variance float64) [paymentBins]float64 {
 // matching a candidate of neither wallet) gives both: each wallet's own
 // candidates may also match the other's filters by chance.
 func (p *sizePrior) evidence(sx, sy *linkSession, shared uint64, both float64) pairEvidence {
+	return p.evidenceBeyond(sx, sy, shared, both, [2]float64{})
+}
+
+// evidenceBeyond is evidence when other sessions show each of the two
+// holding at least beyond[i] candidates the other does not (see
+// linker.beyond): its own matches are then not chance alone, and what it
+// holds beside the shared part (what a wallet gained, another wallet, a
+// payee's other addresses, a payer's own wallet) is at least that large.
+func (p *sizePrior) evidenceBeyond(sx, sy *linkSession, shared uint64, both float64, beyond [2]float64) pairEvidence {
 	cross := sx.exposedMatching(sy) + sy.exposedMatching(sx)
 	spread := sy.rho*sy.rho*sx.chance + sx.rho*sx.rho*sy.chance
 	if shared == 0 {
@@ -323,11 +337,11 @@ func (p *sizePrior) evidence(sx, sy *linkSession, shared uint64, both float64) p
 		}
 		return ev
 	}
-	ev := p.weigh([]*linkSession{sx, sy}, shared, both, cross, spread)
+	ev := p.weighBeyond([]*linkSession{sx, sy}, shared, both, cross, spread, beyond[:])
 	ev.directed = true
 	for i, m := range []*linkSession{sx, sy} {
 		only, chance := math.Max(m.matched-float64(shared), 0), math.Max(m.chance-both, 0)
-		ev.payee[i] = p.payeeTerms(float64(shared), ev.chance, ev.chance+spread, only, chance, &ev.pay)
+		ev.payee[i] = p.payeeTerms(float64(shared), ev.chance, ev.chance+spread, only, chance, beyond[i], &ev.pay)
 	}
 	return ev
 }
@@ -348,12 +362,18 @@ type payeeTerms struct {
 // payeeTerms weighs a payee's own matches, only of them of mean chance,
 // against payments of k of its addresses sharing shared matches (chance
 // and the wallets' cross matches of mean lambda and the given variance
-// beside them), pay the bins' terms of paymentTerms.
-func (p *sizePrior) payeeTerms(shared, lambda, variance, only, chance float64, pay *[paymentBins]float64) payeeTerms {
+// beside them), pay the bins' terms of paymentTerms; the payee holds at
+// least beyond candidates its payer does not (none when it is below one).
+func (p *sizePrior) payeeTerms(shared, lambda, variance, only, chance, beyond float64, pay *[paymentBins]float64) payeeTerms {
 	var out payeeTerms
 	width := 12*math.Sqrt(variance+1) + 20
 	nonEmpty := p.massAbove(math.Ln2)
 	own := logPoisson(only, chance)
+	rest := 1.0
+	if beyond >= 1 {
+		own += math.Log(beyondTail)
+		rest = beyond
+	}
 	for j := range out.rest {
 		out.rest[j], out.whole[j] = math.Inf(-1), math.Inf(-1)
 		if math.IsInf(pay[j], -1) {
@@ -375,8 +395,8 @@ func (p *sizePrior) payeeTerms(shared, lambda, variance, only, chance float64, p
 		out.whole[j] += own
 		out.logK[j] = sumLog / math.Max(sumW, 1e-300)
 		k := math.Round(math.Exp(out.logK[j]))
-		above := math.Log(math.Max(p.massAbove(math.Log(2+k)), 1e-300) / nonEmpty)
-		out.rest[j] = pay[j] + above + p.someSize(only, chance-k, k+1)
+		above := math.Log(math.Max(p.massAbove(math.Log1p(k+rest)), 1e-300) / nonEmpty)
+		out.rest[j] = pay[j] + above + p.someSize(only, chance-k, k+rest)
 	}
 	return out
 }
@@ -395,17 +415,28 @@ func (p *sizePrior) massAbove(y float64) float64 {
 // spread, from the estimates it rests on). See the package documentation
 // for the hypotheses.
 func (p *sizePrior) weigh(members []*linkSession, shared uint64, both, cross, spread float64) pairEvidence {
+	return p.weighBeyond(members, shared, both, cross, spread, nil)
+}
+
+// weighBeyond is weigh with, for each member (nil: none), the candidates
+// other sessions show it holds beyond what the members share (see
+// evidenceBeyond).
+func (p *sizePrior) weighBeyond(members []*linkSession, shared uint64, both, cross, spread float64, beyond []float64) pairEvidence {
 	s := float64(shared)
 	ev := pairEvidence{shared: shared, both: both, chance: both + cross}
 	common := math.Max(s-both, 0)
 	ev.same = p.someSize(s, both, 0)
 	ev.other = logNegBinomial(s, ev.chance, ev.chance+spread)
 	ev.pay = paymentTerms(s, ev.chance, ev.chance+spread)
-	for _, m := range members {
+	for i, m := range members {
 		only, chance := math.Max(m.matched-s, 0), math.Max(m.chance-both, 0)
 		ev.ifSame += m.exposed / float64(len(members))
-		t := p.sideTerms(only, chance, common)
-		t.anyWallet = p.anySize(only, chance)
+		var from float64
+		if beyond != nil {
+			from = beyond[i]
+		}
+		t := p.sideTermsBeyond(only, chance, common, from)
+		t.anyWallet = p.anySizeBeyond(only, chance, from)
 		ev.members = append(ev.members, t)
 	}
 	ev.ifSame += both
@@ -626,8 +657,41 @@ func (q *linkParams) sidesLikes(sides []memberTerms, lg *paramLogs) (same, alt f
 // chance alone (own), a wallet's candidates of at least one (some), what
 // one wallet of common candidates gained or lost (grown).
 func (p *sizePrior) sideTerms(excess, chance, common float64) memberTerms {
-	return memberTerms{own: logPoisson(excess, chance), some: p.someSize(excess, chance, 1),
-		grown: grownPart(excess, chance, common, nearGrowth), far: grownPart(excess, chance, common, farGrowth), shares: common >= 1}
+	return p.sideTermsBeyond(excess, chance, common, 0)
+}
+
+// beyondTail is at most the probability that chance makes a session look
+// as if it held candidates beyond a pair's shared part (see
+// linker.beyond): the likelihood of its own matches being chance alone is
+// scaled by it when other sessions show such candidates.
+const beyondTail = 0.001
+
+// sideTermsBeyond is sideTerms for a member other sessions show holding
+// at least from candidates beyond the shared part (none when from is
+// below one): the parts of its own matches are then at least that
+// large, each term keeping only the prior's mass there, and chance alone
+// is scaled by beyondTail.
+func (p *sizePrior) sideTermsBeyond(excess, chance, common, from float64) memberTerms {
+	t := memberTerms{own: logPoisson(excess, chance), shares: common >= 1}
+	if from < 1 {
+		t.some = p.someSize(excess, chance, 1)
+		t.grown, t.far = grownPart(excess, chance, common, nearGrowth, 1), grownPart(excess, chance, common, farGrowth, 1)
+		return t
+	}
+	t.own += math.Log(beyondTail)
+	t.some = p.someSize(excess, chance, from) + math.Log(math.Max(p.massAbove(math.Log1p(from))/p.massAbove(math.Ln2), 1e-300))
+	t.grown, t.far = grownPart(excess, chance, common, nearGrowth, from), grownPart(excess, chance, common, farGrowth, from)
+	return t
+}
+
+// anySizeBeyond is anySize for a wallet part of at least from candidates
+// (see sideTermsBeyond).
+func (p *sizePrior) anySizeBeyond(k, base, from float64) float64 {
+	if from < 1 {
+		return p.anySize(k, base)
+	}
+	some := p.someSize(k, base, from) + math.Log(math.Max(p.massAbove(math.Log1p(from)), 1e-300))
+	return logAddExp(math.Log(p.empty)+logPoisson(k, base)+math.Log(beyondTail), math.Log1p(-p.empty)+some)
 }
 
 // grewAt is the log likelihood of a member's own matches under one wallet:

@@ -35,6 +35,7 @@ func (lk *linker) countTriangles(byLine map[int][]int) {
 		}
 		if work += len(ss) * len(ss) * len(ss) / 6; work > maxTriangleWork {
 			lk.warnings = append(lk.warnings, fmt.Sprintf("more than %d triples of sessions share a match: the rest are not weighed", maxTriangleWork))
+			lk.triosCut = true
 			return
 		}
 	}
