@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -174,13 +173,7 @@ func testLateHonestAnnouncer(t *testing.T, stored bool) {
 func TestWithholdingAnnouncerCostsLittle(t *testing.T) {
 	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
 	node.Generate(t, 110)
-	var withhold atomic.Bool
-	withholder := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
-		if _, ok := m.(*wire.MsgHeaders); ok && withhold.Load() {
-			return nil, false
-		}
-		return []wire.Message{m}, false
-	})
+	withholder, withhold := headersWithholder(t, node, 0)
 	honest := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil)
 	const timeout = 20 * time.Second
 	c := connectTo(t, node, timeout, withholder.Addr, honest.Addr)

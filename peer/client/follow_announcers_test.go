@@ -167,16 +167,7 @@ func TestFakeAnnouncerDelaysLittle(t *testing.T) {
 func testFakeAnnouncerHeaders(t *testing.T, late, timeout time.Duration, blocks int) {
 	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
 	node.Generate(t, 110)
-	var withhold atomic.Bool
-	liar := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
-		if _, ok := m.(*wire.MsgHeaders); ok && withhold.Load() {
-			if late == 0 {
-				return nil, false
-			}
-			time.Sleep(late)
-		}
-		return []wire.Message{m}, false
-	})
+	liar, withhold := headersWithholder(t, node, late)
 	honest := []*peertest.Liar{peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil), peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil)}
 	c := connectTo(t, node, timeout, honest[0].Addr, honest[1].Addr, liar.Addr)
 	startService(t, c)
@@ -247,13 +238,7 @@ func median(ds []time.Duration) time.Duration {
 func TestWithheldHeadersNamesTheAnnouncer(t *testing.T) {
 	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
 	node.Generate(t, 110)
-	var withhold atomic.Bool
-	withholder := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
-		if _, ok := m.(*wire.MsgHeaders); ok && withhold.Load() {
-			return nil, false
-		}
-		return []wire.Message{m}, false
-	})
+	withholder, withhold := headersWithholder(t, node, 0)
 	honest := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil)
 	const timeout = 10 * time.Second
 	c := connectTo(t, node, timeout, honest.Addr, withholder.Addr)
@@ -312,4 +297,22 @@ func TestWithheldHeadersNamesTheAnnouncer(t *testing.T) {
 	if limit := announceSettle + announceLeadWait + 2*time.Second; dropped > limit {
 		t.Errorf("the withholder dropped %v after the block was mined, want at most %v", dropped.Round(time.Millisecond), limit)
 	}
+}
+
+// headersWithholder is a relay to node that, once its flag is set,
+// withholds the headers messages it would forward (late 0) or forwards
+// each late.
+func headersWithholder(t *testing.T, node *peertest.Node, late time.Duration) (*peertest.Liar, *atomic.Bool) {
+	t.Helper()
+	withhold := new(atomic.Bool)
+	liar := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
+		if _, ok := m.(*wire.MsgHeaders); ok && withhold.Load() {
+			if late == 0 {
+				return nil, false
+			}
+			time.Sleep(late)
+		}
+		return []wire.Message{m}, false
+	})
+	return liar, withhold
 }
