@@ -1190,17 +1190,7 @@ func (cs *coverScan) commit() {
 // since): their size can tell them from the wallet's chains. They are
 // kept: dropping a cover marks it to anyone intersecting sessions.
 func (cs *coverScan) warnGrownInUse(fetched []int32) {
-	var chains [][]member
-	at := map[uint64]int{}
-	for _, m := range cs.inUse {
-		i, ok := at[m.group]
-		if !ok || m.group == 0 {
-			i = len(chains)
-			at[m.group] = i
-			chains = append(chains, nil)
-		}
-		chains[i] = append(chains[i], m)
-	}
+	chains := chainsOf(cs.inUse)
 	if len(chains) == 0 {
 		return
 	}
