@@ -138,10 +138,34 @@ func TestWithheldLeadFallbackWaitsForStaller(t *testing.T) {
 // whose own sync just showed it lacks the block should not preempt
 // those that may hold it.
 //
+// Picked at random, the lead is the stale peer as well: it answers at
+// once, the honest peers in 300 ms, so they are ranked slow and the pick
+// (pool.PickFast) leaves them out; and a preempted sync abandons their
+// getheaders, which closes their connections, and the pick prefers open
+// ones. Only once both are dialled again may one of them lead. Then the
+// stale peer's announcement of the block, now in the chain, raises its
+// tip (see announced): it is asked for the block's filter header, which
+// its node lacks, and the report waits for it until it is cut off.
+//
 // What should hold: the block, held by two honest peers that answer in
 // 300 ms, is reported within announceSettle + announceLeadWait + 1 s of
 // being mined.
 func TestStaleLeadPreemptsRestSync(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		forced bool
+	}{
+		{"the stale peer leads", true},
+		{"the lead picked at random", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) { testStaleLeadPreempts(t, tc.forced) })
+	}
+}
+
+// testStaleLeadPreempts plays TestStaleLeadPreemptsRestSync, with the
+// stale peer the lead of every announcement's sync (forced) or the lead
+// picked as ever.
+func testStaleLeadPreempts(t *testing.T, forced bool) {
 	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
 	node.Generate(t, 110)
 	stale := peertest.CopyChain(t, node, peertest.WithArgs("--nobanning"))
@@ -171,7 +195,9 @@ func TestStaleLeadPreemptsRestSync(t *testing.T) {
 	const timeout = 10 * time.Second
 	c := connectWith(t, Config{Peers: []string{honest[0].Addr, honest[1].Addr, staleLead.Addr}, Params: node.Params, Timeout: timeout, Log: testLog{t, time.Now()}})
 	t.Logf("honest %s and %s, stale lead %s", honest[0].Addr, honest[1].Addr, staleLead.Addr)
-	c.pickLead = leadIs(staleLead.Addr)
+	if forced {
+		c.pickLead = leadIs(staleLead.Addr)
+	}
 	startService(t, c)
 	log, stop := follow(t, c, 100, peertest.NewKey("alice").PkScript())
 	log.waitFor(t, "the tip at 110", tipAt(110))
