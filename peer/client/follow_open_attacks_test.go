@@ -7,8 +7,6 @@
 package client
 
 import (
-	"encoding/binary"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -48,16 +46,6 @@ func connectedHash(hash chainhash.Hash) func([]Event) bool {
 	return func(es []Event) bool {
 		return slices.ContainsFunc(es, func(e Event) bool { return e.Kind == EventConnected && e.BlockHash == hash })
 	}
-}
-
-// randomInv returns an inv of one random block hash.
-func randomInv() *wire.MsgInv {
-	var h chainhash.Hash
-	binary.LittleEndian.PutUint64(h[:], rand.Uint64())
-	binary.LittleEndian.PutUint64(h[8:], rand.Uint64())
-	inv := wire.NewMsgInv()
-	inv.AddInvVect(wire.NewInvVect(wire.InvTypeBlock, &h))
-	return inv
 }
 
 // TestWithheldLeadFallbackWaitsForStaller (open): two colluders and an
