@@ -241,7 +241,9 @@ func (c *Client) syncAnnouncers(ctx context.Context, w *withholders) (*announcer
 	c.opMu.Lock()
 	rest, reorganized, err := c.syncAnnounced(ctx, ms, w)
 	c.opMu.Unlock()
-	c.charge(slices.DeleteFunc(ms, func(m *pool.Member) bool { return slices.Contains(rest, m) }), reorganized)
+	// A clone: rest may share ms' array (see syncAnnounced), which
+	// DeleteFunc would clear.
+	c.charge(slices.DeleteFunc(slices.Clone(ms), func(m *pool.Member) bool { return slices.Contains(rest, m) }), reorganized)
 	if len(rest) == 0 {
 		return nil, err
 	}
