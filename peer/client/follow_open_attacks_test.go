@@ -7,8 +7,6 @@
 package client
 
 import (
-	"slices"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,97 +15,6 @@ import (
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/peer/peertest"
 )
-
-// dropHeaders returns a lie that withholds every headers message while
-// on is set (the node's answers to getheaders never reach the client).
-func dropHeaders(on *atomic.Bool) peertest.LieFunc {
-	return func(m wire.Message) ([]wire.Message, bool) {
-		if _, ok := m.(*wire.MsgHeaders); ok && on.Load() {
-			return nil, false
-		}
-		return []wire.Message{m}, false
-	}
-}
-
-// testLog writes the client's log to the test's, with the time since
-// start.
-type testLog struct {
-	t     *testing.T
-	start time.Time
-}
-
-func (l testLog) Write(b []byte) (int, error) {
-	l.t.Logf("%6.3fs %s", time.Since(l.start).Seconds(), strings.TrimRight(string(b), "\n"))
-	return len(b), nil
-}
-
-// connectedHash reports whether the events include block hash connected.
-func connectedHash(hash chainhash.Hash) func([]Event) bool {
-	return func(es []Event) bool {
-		return slices.ContainsFunc(es, func(e Event) bool { return e.Kind == EventConnected && e.BlockHash == hash })
-	}
-}
-
-// TestWithheldLeadFallbackWaitsForStaller (open): two colluders and an
-// honest peer. The lead of an announcement's sync (here the colluder
-// that announced: it wins the random pick half the time with one honest
-// announcer beside it) withholds its headers; after announceLeadWait the
-// service syncs every other peer, as a periodic sync does, without the
-// bound (syncAnnounced's fallback, bound 0). The second colluder, which
-// announced nothing, is among them and never answers getheaders: the
-// fallback waits for it until pool.Each cuts it off (the hold, a quarter
-// of the timeout at least, or 20 times the first answer), with the
-// operation lock held, so the new block the honest peer served within
-// milliseconds is reported only then, and the second colluder is only
-// dropped as slow, not remembered as a withholder: next time it can lead
-// and withhold, and the first colluder stall the fallback.
-//
-// What should hold: the block is reported within announceSettle +
-// announceLeadWait + 1 s of being mined, as when the lead withholds and
-// nobody stalls the fallback.
-func TestWithheldLeadFallbackWaitsForStaller(t *testing.T) {
-	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
-	node.Generate(t, 110)
-	var attack atomic.Bool
-	lead := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, dropHeaders(&attack))
-	staller := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
-		if !attack.Load() {
-			return []wire.Message{m}, false
-		}
-		switch m.(type) {
-		case *wire.MsgHeaders, *wire.MsgInv:
-			return nil, false // silent: never announces, never answers getheaders
-		}
-		return []wire.Message{m}, false
-	})
-	// Two honest peers: the new block rests on no one peer, and is not
-	// held back for the others to get it (see Rescan.Run).
-	honest := []*peertest.Liar{peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil), peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil)}
-	const timeout = 20 * time.Second
-	c := connectWith(t, Config{Peers: []string{staller.Addr, honest[0].Addr, honest[1].Addr, lead.Addr}, Params: node.Params, Timeout: timeout, Log: testLog{t, time.Now()}})
-	t.Logf("staller %s, honest %s and %s, lead %s", staller.Addr, honest[0].Addr, honest[1].Addr, lead.Addr)
-	c.pickLead = leadIs(lead.Addr)
-	startService(t, c)
-	log, stop := follow(t, c, 100, peertest.NewKey("alice").PkScript())
-	log.waitFor(t, "the tip at 110", tipAt(110))
-	time.Sleep(2 * time.Second) // the first syncs end before the attack
-	attack.Store(true)
-	start := time.Now()
-	hash := node.Generate(t, 1)[0]
-	log.waitForWithin(t, "the new block", connectedHash(*hash), time.Minute)
-	took := time.Since(start)
-	if err := stop(); err != nil {
-		t.Fatal(err)
-	}
-	for _, st := range c.Peers() {
-		t.Logf("peer %s: banned %v, reason %q", st.Address, st.Banned, st.Reason)
-	}
-	limit := announceSettle + announceLeadWait + time.Second
-	t.Logf("block 111 reported %v after it was mined (timeout %v; want at most %v)", took.Round(time.Millisecond), timeout, limit)
-	if took > limit {
-		t.Errorf("block 111, served at once by the honest peer, reported %v after it was mined, want at most %v: the fallback after the withholding lead waited for a colluder that stalls", took.Round(time.Millisecond), limit)
-	}
-}
 
 // TestStaleLeadPreemptsRestSync (open): a peer whose node is stale (it
 // never gets the new blocks) relays the announcement of every new block,

@@ -1,11 +1,16 @@
 package client
 
 import (
+	"errors"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer"
 	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 
@@ -61,4 +66,97 @@ func TestRememberedWithholderIsSyncedAgain(t *testing.T) {
 		return
 	}
 	t.Fatal("the peer was never slow: its first answer after the block came in time, the test proves nothing")
+}
+
+// dropHeaders returns a lie that withholds every headers message while
+// on is set (the node's answers to getheaders never reach the client).
+func dropHeaders(on *atomic.Bool) peertest.LieFunc {
+	return func(m wire.Message) ([]wire.Message, bool) {
+		if _, ok := m.(*wire.MsgHeaders); ok && on.Load() {
+			return nil, false
+		}
+		return []wire.Message{m}, false
+	}
+}
+
+// testLog writes the client's log to the test's, with the time since
+// start.
+type testLog struct {
+	t     *testing.T
+	start time.Time
+}
+
+func (l testLog) Write(b []byte) (int, error) {
+	l.t.Logf("%6.3fs %s", time.Since(l.start).Seconds(), strings.TrimRight(string(b), "\n"))
+	return len(b), nil
+}
+
+// connectedHash reports whether the events include block hash connected.
+func connectedHash(hash chainhash.Hash) func([]Event) bool {
+	return func(es []Event) bool {
+		return slices.ContainsFunc(es, func(e Event) bool { return e.Kind == EventConnected && e.BlockHash == hash })
+	}
+}
+
+// TestWithheldLeadFallbackStallerBounded: two colluders and two honest
+// peers. The lead of an announcement's sync (the colluder that
+// announced) withholds its headers; after announceLeadWait the service
+// syncs every other peer, as a periodic sync does. The second colluder,
+// which announced nothing, is among them and never answers getheaders.
+// Each is waited for announceLeadWait at most and one that sends nothing
+// is remembered as a withholder, so the block the honest peers served at
+// once is reported within announceSettle + 2 announceLeadWait + 1 s of
+// being mined, whatever the timeout. Before, the fallback waited for the
+// staller until the pool cut it off (a quarter of the timeout at least,
+// with the operation lock held: 9.3 s with a 20 s timeout) and it was
+// only dropped as slow, free to lead and withhold next time.
+func TestWithheldLeadFallbackStallerBounded(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 110)
+	var attack atomic.Bool
+	lead := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, dropHeaders(&attack))
+	staller := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
+		if !attack.Load() {
+			return []wire.Message{m}, false
+		}
+		switch m.(type) {
+		case *wire.MsgHeaders, *wire.MsgInv:
+			return nil, false // silent: never announces, never answers getheaders
+		}
+		return []wire.Message{m}, false
+	})
+	// Two honest peers: the new block rests on no one peer, and is not
+	// held back for the others to get it (see Rescan.Run).
+	honest := []*peertest.Liar{peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil), peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil)}
+	const timeout = 40 * time.Second
+	c := connectWith(t, Config{Peers: []string{staller.Addr, honest[0].Addr, honest[1].Addr, lead.Addr}, Params: node.Params, Timeout: timeout, Log: testLog{t, time.Now()}})
+	t.Logf("staller %s, honest %s and %s, lead %s", staller.Addr, honest[0].Addr, honest[1].Addr, lead.Addr)
+	c.pickLead = leadIs(lead.Addr)
+	startService(t, c)
+	log, stop := follow(t, c, 100, peertest.NewKey("alice").PkScript())
+	log.waitFor(t, "the tip at 110", tipAt(110))
+	time.Sleep(2 * time.Second) // the first syncs end before the attack
+	attack.Store(true)
+	start := time.Now()
+	hash := node.Generate(t, 1)[0]
+	log.waitForWithin(t, "the new block", connectedHash(*hash), time.Minute)
+	took := time.Since(start)
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range c.Peers() {
+		t.Logf("peer %s: banned %v, reason %q", st.Address, st.Banned, st.Reason)
+	}
+	limit := announceSettle + 2*announceLeadWait + time.Second
+	t.Logf("block 111 reported %v after it was mined (timeout %v; want at most %v)", took.Round(time.Millisecond), timeout, limit)
+	if took > limit {
+		t.Errorf("block 111, served at once by the honest peer, reported %v after it was mined, want at most %v: the fallback after the withholding lead waited for a colluder that stalls", took.Round(time.Millisecond), limit)
+	}
+	var stalled bool
+	for _, st := range c.Peers() {
+		stalled = stalled || st.Address == staller.Addr && errors.Is(st.Err, peer.ErrStalled) && strings.Contains(st.Reason, "sent no complete headers")
+	}
+	if !stalled {
+		t.Errorf("the staller %s was not dropped for withholding its headers: %+v", staller.Addr, c.Peers())
+	}
 }

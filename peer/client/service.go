@@ -348,8 +348,9 @@ func (c *Client) charge(ms []*pool.Member, reorganized bool) {
 // announcements, as ever, and every peer that holds a new block is asked
 // for its filter header. A lead that withholds its headers or is slow is
 // dropped (see WithheldHeadersError), and every other peer is asked, as
-// a periodic sync asks them, so the new block waits neither for the
-// lead's timeout nor for its turn to lead again. It reports whether a
+// a periodic sync asks them but each within announceLeadWait too, so the
+// new block waits neither for the lead's timeout, nor for its turn to
+// lead again, nor for another peer that withholds its headers. It reports whether a
 // sync reorganized the chain. Called with opMu held.
 func (c *Client) syncAnnounced(ctx context.Context, ms []*pool.Member, w *withholders) (rest []*pool.Member, reorganized bool, err error) {
 	log := newScanLog()
@@ -368,7 +369,8 @@ func (c *Client) syncAnnounced(ctx context.Context, ms []*pool.Member, w *withho
 		if len(others) == 0 {
 			return nil, reorganized, nil
 		}
-		all, _, err := c.syncPeers(ctx, log, others, 0)
+		all, stalled, err := c.syncPeers(ctx, log, others, announceLeadWait)
+		w.add(stalled)
 		return nil, reorganized || all.Reorganized(), err
 	}
 	if err != nil {
