@@ -298,8 +298,18 @@ func (c *Client) syncRest(ctx context.Context, a *announcers, w *withholders) er
 
 // preemptOnNews calls cancel, the end of the sync of ms (the announcers
 // syncRest syncs), once another live peer announces a block the chain
-// lacks, or ctx ends: a new block waits for no announcer's sync.
+// lacks that none of ms announced, or ctx ends: a new block waits for no
+// announcer's sync. A block one of ms announced is no news: their sync
+// brings it, and a peer that announces it again (one whose own sync just
+// showed it lacks the block, say) cancels nothing.
 func (c *Client) preemptOnNews(ctx context.Context, cancel context.CancelFunc, ms []*pool.Member) {
+	known := map[chainhash.Hash]bool{}
+	for _, m := range ms {
+		hashes, _ := c.views.pending(m)
+		for _, hash := range hashes {
+			known[hash] = true
+		}
+	}
 	tick := time.NewTicker(leadPoll)
 	defer tick.Stop()
 	for {
@@ -309,9 +319,15 @@ func (c *Client) preemptOnNews(ctx context.Context, cancel context.CancelFunc, m
 		case <-tick.C:
 		}
 		for _, m := range c.pool.Serving(0) {
-			if hashes, ok := c.views.pending(m); ok && !slices.Contains(ms, m) && len(c.lacking(hashes)) > 0 {
-				cancel()
-				return
+			hashes, ok := c.views.pending(m)
+			if !ok || slices.Contains(ms, m) {
+				continue
+			}
+			for _, hash := range c.lacking(hashes) {
+				if !known[hash] {
+					cancel()
+					return
+				}
 			}
 		}
 	}
