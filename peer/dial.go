@@ -63,9 +63,11 @@ func SOCKS5(proxyURL string) (DialFunc, error) {
 		if key, ok := Isolation(ctx); ok {
 			// x/net/proxy takes the credentials when the dialer is made:
 			// one per isolated dial (cheap: nothing is connected).
-			if cd, err = dialer(&proxy.Auth{User: key, Password: key}); err != nil {
+			isolated, err := dialer(&proxy.Auth{User: key, Password: key})
+			if err != nil {
 				return nil, err
 			}
+			cd = isolated
 		}
 		conn, err := cd.DialContext(ctx, network, addr)
 		if err == nil {

@@ -36,9 +36,11 @@ import (
 const bcoinWallet = `
 process.env.NODE_BACKEND = 'js';
 const bcoin = require('bcoin');
-const [mode, relay, seconds, ...phrases] = process.argv.slice(2);
+const [mode, relay, seconds, httpPort, walletPort, ...phrases] = process.argv.slice(2);
 const node = new bcoin.SPVNode({
   network: 'regtest', memory: true, only: [relay], listen: false,
+  httpHost: '127.0.0.1', httpPort: Number(httpPort),
+  walletHttpHost: '127.0.0.1', walletHttpPort: Number(walletPort),
   logLevel: 'warning', logConsole: true
 });
 node.use(bcoin.wallet.plugin);
@@ -78,7 +80,8 @@ var bcoinMnemonics = []string{
 // runBcoinWallet runs the script and returns the keys it printed.
 func runBcoinWallet(t *testing.T, ctx context.Context, nodeBin, dir, script, mode, relay string, phrases ...string) map[string][]string {
 	t.Helper()
-	cmd := exec.CommandContext(ctx, nodeBin, append([]string{script, mode, relay, "3"}, phrases...)...)
+	args := []string{script, mode, relay, "3", freeLoopbackPort(t), freeLoopbackPort(t)}
+	cmd := exec.CommandContext(ctx, nodeBin, append(args, phrases...)...)
 	cmd.Env = append(os.Environ(), "NODE_PATH="+filepath.Join(dir, "node_modules"))
 	out, err := cmd.CombinedOutput()
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,9 +24,10 @@ import (
 const bcoinProbe = `
 process.env.NODE_BACKEND = 'js';
 const bcoin = require('bcoin');
-const [relay, hash, seconds] = process.argv.slice(2);
+const [relay, hash, seconds, httpPort] = process.argv.slice(2);
 const node = new bcoin.SPVNode({
   network: 'regtest', memory: true, only: [relay], listen: false,
+  httpHost: '127.0.0.1', httpPort: Number(httpPort),
   logLevel: 'warning', logConsole: true
 });
 (async () => {
@@ -174,7 +176,7 @@ func TestRelayWithBcoin(t *testing.T) {
 		t.Fatal(err)
 	}
 	hash := alice.Address(btcd.Params).ScriptAddress()
-	cmd := exec.CommandContext(ctx, nodeBin, script, r.Addr().String(), hex.EncodeToString(hash), "6")
+	cmd := exec.CommandContext(ctx, nodeBin, script, r.Addr().String(), hex.EncodeToString(hash), "6", freeLoopbackPort(t))
 	cmd.Env = append(os.Environ(), "NODE_PATH="+filepath.Join(dir, "node_modules"))
 	output, err := cmd.CombinedOutput()
 	t.Logf("bcoin output:\n%s", output)
@@ -205,4 +207,22 @@ func TestRelayWithBcoin(t *testing.T) {
 	if rep.MatchedCount < 1 || rep.Matched[0].Line != 1 {
 		t.Fatalf("bcoin's filter does not reveal the watched address: %+v", rep.Matched)
 	}
+}
+
+// freeLoopbackPort returns a port free on 127.0.0.1 for a bcoin node's
+// HTTP server: its default (48332 on regtest, the wallet's 48334) lies in
+// the range the system draws outgoing ports from, so a busy machine may
+// hold it, and two bcoin nodes at once would share it.
+func freeLoopbackPort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	_, port, err := net.SplitHostPort(ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return port
 }
