@@ -451,7 +451,7 @@ func (s *bip37Scan) block(ctx context.Context, h int32, fb peer.FilteredBlock) (
 	s.fps += fps
 	s.allTxs += int(fb.Total)
 	s.allFPs += fps
-	if overRate(s.fps, s.txs, s.opt.FPRate) {
+	if overRate(s.fps, s.txs, max(s.opt.FPRate, s.opt.MinFilterRate)) {
 		s.reload = s.mayReload()
 	}
 	return false, nil

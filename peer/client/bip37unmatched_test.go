@@ -51,7 +51,8 @@ func TestBIP37UnmatchedTransactionsDropPeer(t *testing.T) {
 // TestBIP37UnmatchedTransactionsScanGoesOn: beside the node of
 // TestBIP37UnmatchedTransactionsDropPeer, an honest one. A scan that
 // filters at the liar drops it, goes on at the honest node and finds
-// every payment; its warnings name the liar, which was given one filter.
+// every payment; its warnings name the liar, which was given one filter:
+// it forced no fresh one.
 // The first peer is drawn at random: scans are run until one draws the
 // liar.
 func TestBIP37UnmatchedTransactionsScanGoesOn(t *testing.T) {
@@ -69,8 +70,11 @@ func TestBIP37UnmatchedTransactionsScanGoesOn(t *testing.T) {
 			continue // filtered at the honest node alone
 		}
 		checkMatches(t, res, fx.want)
-		if p := res.BIP37Peers[i]; len(p.Filters) != 1 || !p.Abandoned || res.FilterReloads != 0 {
-			t.Errorf("the liar was given %d filters (abandoned %v), the scan %d fresh filters; want 1, true, 0", len(p.Filters), p.Abandoned, res.FilterReloads)
+		// A fresh filter the liar forced would be loaded into the liar:
+		// its one filter shows it forced none. (The honest node's own
+		// false positives may call for one, as they would without it.)
+		if p := res.BIP37Peers[i]; len(p.Filters) != 1 || !p.Abandoned {
+			t.Errorf("the liar was given %d filters (abandoned %v); want 1, true", len(p.Filters), p.Abandoned)
 		}
 		if res.FilteringPeer != fx.node.P2PAddr || !hasWarning(res.Warnings, liar.Addr, "does not match") {
 			t.Errorf("filtered at %s, warnings %q; want the honest node, and a warning naming the liar", res.FilteringPeer, res.Warnings)
