@@ -68,17 +68,6 @@ func TestRememberedWithholderIsSyncedAgain(t *testing.T) {
 	t.Fatal("the peer was never slow: its first answer after the block came in time, the test proves nothing")
 }
 
-// dropHeaders returns a lie that withholds every headers message while
-// on is set (the node's answers to getheaders never reach the client).
-func dropHeaders(on *atomic.Bool) peertest.LieFunc {
-	return func(m wire.Message) ([]wire.Message, bool) {
-		if _, ok := m.(*wire.MsgHeaders); ok && on.Load() {
-			return nil, false
-		}
-		return []wire.Message{m}, false
-	}
-}
-
 // testLog writes the client's log to the test's, with the time since
 // start.
 type testLog struct {
@@ -113,8 +102,7 @@ func connectedHash(hash chainhash.Hash) func([]Event) bool {
 func TestWithheldLeadFallbackStallerBounded(t *testing.T) {
 	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
 	node.Generate(t, 110)
-	var attack atomic.Bool
-	lead := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, dropHeaders(&attack))
+	lead, attack := headersWithholder(t, node, 0)
 	staller := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
 		if !attack.Load() {
 			return []wire.Message{m}, false
