@@ -45,7 +45,9 @@ each session:
 
   B  the blocks of the scanned range: its getcfilters ranges and fetched
      blocks (a client syncs filter headers, getcfheaders, from the genesis
-     block whatever it scans: they do not count)
+     block whatever it scans: they do not count); a block fetched outside
+     the ranges was scanned with another node's filters, so the range is
+     then every block from the first to the last
   F  the blocks fetched in it, f = F/B
   k  a candidate's appearances in the range
 

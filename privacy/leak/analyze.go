@@ -390,7 +390,11 @@ func newReport(v *View, hd *universe.IndexHeader, opt Options) *Report {
 		bitSet(r.scanned, int(h-hd.First))
 	}
 	outside := v.RangesOutside
-	for _, sr := range v.Scanned {
+	ranges, beyond := scanRanges(v)
+	if beyond > 0 {
+		r.warn(fmt.Sprintf("%d fetched block(s) lie outside the filter ranges asked of this node: the client scanned them with filters from elsewhere, so it is taken to have scanned every block from the first to the last it was seen to scan", beyond))
+	}
+	for _, sr := range ranges {
 		from, to := max(sr.From, hd.First), min(sr.To, hd.Last())
 		if from != sr.From || to != sr.To {
 			outside++
@@ -417,6 +421,30 @@ func newReport(v *View, hd *universe.IndexHeader, opt Options) *Report {
 	r.label = labellingOf(opt, r.Session)
 	r.cap = opt.CoverTarget
 	return r
+}
+
+// scanRanges is the view's scanned ranges as the attack takes them
+// (see the package documentation): its filter ranges, or, when beyond
+// of its fetched blocks lie in none of them, the one range from the
+// first block of either to the last.
+func scanRanges(v *View) (ranges []HeightRange, beyond int) {
+	if len(v.Scanned) == 0 {
+		return nil, 0
+	}
+	hull := v.Scanned[0]
+	for _, sr := range v.Scanned {
+		hull.From, hull.To = min(hull.From, sr.From), max(hull.To, sr.To)
+	}
+	for _, h := range v.Fetched {
+		if !slices.ContainsFunc(v.Scanned, func(sr HeightRange) bool { return h >= sr.From && h <= sr.To }) {
+			beyond++
+			hull.From, hull.To = min(hull.From, h), max(hull.To, h)
+		}
+	}
+	if beyond == 0 {
+		return v.Scanned, 0
+	}
+	return []HeightRange{hull}, beyond
 }
 
 // setAll sets the first n bits.

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
@@ -288,5 +290,44 @@ func TestGroupingWithUnlistedSingles(t *testing.T) {
 	}
 	if g := groupMatchesOf(ms, true); g.find(0) == g.find(1) {
 		t.Error("without the null's counts, a joined b")
+	}
+}
+
+// TestFetchedOutsideRangesScanHull: a node asked for the filters of
+// some ranges and for blocks outside them (a client that spreads its
+// filter ranges and its fetches over several peers) takes the client to
+// have scanned every block from the first to the last it saw scanned:
+// the blocks outside its ranges were scanned with filters from
+// elsewhere, with their neighbours. Taking its ranges and those blocks
+// alone as the scan would count a script's appearances only there, and
+// every script of a block fetched outside the ranges would match by
+// construction, which shifting the fetched set along the ranges does
+// not reproduce: the chance count would be too low and every
+// probability too high. A node whose fetched blocks lie in its ranges
+// keeps its ranges, gaps and all.
+func TestFetchedOutsideRangesScanHull(t *testing.T) {
+	hd := &universe.IndexHeader{Version: universe.IndexVersion, First: 0, Hashes: make([]chainhash.Hash, 200)}
+	tests := []struct {
+		name     string
+		view     View
+		scanned  uint64
+		from, to int32
+		hull     bool
+	}{
+		{"fetched inside", View{ID: "a", Scanned: []HeightRange{{0, 49}, {100, 149}}, Fetched: []int32{10, 120}}, 100, 0, 149, false},
+		{"fetched outside", View{ID: "b", Scanned: []HeightRange{{0, 49}}, Fetched: []int32{10, 80, 120}}, 121, 0, 120, true},
+		{"fetched below", View{ID: "c", Scanned: []HeightRange{{100, 149}}, Fetched: []int32{60, 120}}, 90, 60, 149, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newReport(&tc.view, hd, Options{})
+			if r.ScannedBlocks != tc.scanned || *r.ScannedFrom != tc.from || *r.ScannedTo != tc.to {
+				t.Errorf("scanned %d blocks, %d..%d; want %d, %d..%d", r.ScannedBlocks, *r.ScannedFrom, *r.ScannedTo, tc.scanned, tc.from, tc.to)
+			}
+			warned := slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, "outside the filter ranges") })
+			if warned != tc.hull {
+				t.Errorf("warned of the hull: %v, want %v (%q)", warned, tc.hull, r.Warnings)
+			}
+		})
 	}
 }

@@ -143,12 +143,20 @@ func newTestChain(t testing.TB, spec chainSpec) *testChain {
 		{ID: "127.0.0.1:2", Scanned: []leak.HeightRange{{From: c.tip/2 + 1, To: c.tip}}},
 		{ID: "127.0.0.1:3"},
 	}
+	// The blocks of the own scripts are fetched as a client spreading its
+	// fetches does: three in five from the peer that gave their filters, one
+	// from the filterless peer and one from the other (outside its
+	// range: it takes the client to have scanned the whole chain).
 	own := append(slices.Clone(c.watched), c.covers...)
 	n := 0
 	for h := range c.blocks {
 		f, _ := gcs.DecodeBasic(c.filters[h])
 		if f.MatchAny(c.keys[h], own) {
-			v := &c.views[n%len(c.views)]
+			ranged := 0
+			if int32(h) > c.tip/2 {
+				ranged = 1
+			}
+			v := &c.views[[]int{ranged, ranged, ranged, 2, 1 - ranged}[n%5]]
 			v.Fetched = append(v.Fetched, int32(h))
 			n++
 		}

@@ -211,6 +211,10 @@ func Compute(in Input, lim Limits) (*Leak, error) {
 		views = append(views, v)
 	}
 	all := append(slices.Clone(views), colluding(in.Views, in.Tip))
+	for i := range all {
+		// The partial index tests what the report takes as scanned.
+		all[i].Scanned, _ = scanRanges(&all[i])
+	}
 	p, err := newPartial(in, all, lim)
 	if err != nil {
 		return nil, err

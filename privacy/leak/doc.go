@@ -9,13 +9,20 @@
 // # The block-download attack
 //
 // A BIP 157 client downloads the blocks whose filters match its scripts.
-// A session scanned the blocks of its getcfilters ranges (a client syncs
-// filter headers, getcfheaders, from the genesis block whatever it scans:
-// they are not its scan) and fetched F of those B blocks. A script that
-// appears in k of the scanned blocks matches when all k were fetched; the
-// wallet's scripts always are. Analyze tests every script of an
-// appearance index (package universe) against every session's downloads
-// in one pass.
+// A session scanned the blocks of its getcfilters ranges (a client
+// syncs filter headers, getcfheaders, from the genesis block whatever
+// it scans: they are not its scan) and fetched F of those B blocks. A
+// node asked for blocks outside the ranges whose filters it gave (a
+// client that spreads its filter ranges and its fetches over several
+// peers) takes the client to have scanned every block from the first
+// to the last it saw scanned: those blocks were scanned with filters
+// from elsewhere, their neighbours with them; the ranges and those
+// blocks alone, taken as the scan, would make every script of a block
+// fetched outside them match by construction, which the null below
+// does not reproduce. A script that appears in k of the scanned blocks
+// matches when all k were fetched; the wallet's scripts always are.
+// Analyze tests every script of an appearance index (package universe)
+// against every session's downloads in one pass.
 //
 // Chance. Were the fetched set drawn at random, another script would
 // match with probability p_k = C(B-k, F-k)/C(B, F) (model.ChanceAllFetched;
