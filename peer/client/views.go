@@ -36,7 +36,14 @@ type peerViews struct {
 	// compared holds the members whose answers the last verification
 	// compared with another's (PeerStatus.Compared).
 	compared map[*pool.Member]bool
+	// struck keeps, by address, the strikes of members gone from the
+	// pool (at most maxStruck), so that a peer found again under the
+	// same address comes back with them, not with a clean record.
+	struck map[string]int
 }
+
+// maxStruck bounds peerViews.struck.
+const maxStruck = 1024
 
 // get returns m's view. Called with mu held.
 func (pv *peerViews) get(m *pool.Member) *view {
@@ -45,7 +52,8 @@ func (pv *peerViews) get(m *pool.Member) *view {
 		if pv.m == nil {
 			pv.m = map[*pool.Member]*view{}
 		}
-		v = &view{tip: -1}
+		v = &view{tip: -1, strikes: pv.struck[m.Addr()]}
+		delete(pv.struck, m.Addr())
 		pv.m[m] = v
 	}
 	return v
@@ -243,8 +251,9 @@ func (pv *peerViews) keep(members []*pool.Member) {
 	}
 	pv.mu.Lock()
 	defer pv.mu.Unlock()
-	for m := range pv.m {
+	for m, v := range pv.m {
 		if !in[m] {
+			pv.keepStrikes(m.Addr(), v.strikes)
 			delete(pv.m, m)
 		}
 	}
@@ -253,6 +262,25 @@ func (pv *peerViews) keep(members []*pool.Member) {
 			delete(pv.compared, m)
 		}
 	}
+}
+
+// keepStrikes keeps the strikes of a member gone from the pool, under
+// its address; beyond maxStruck, another address's are forgotten. Called
+// with mu held.
+func (pv *peerViews) keepStrikes(addr string, strikes int) {
+	if strikes == 0 {
+		return
+	}
+	if pv.struck == nil {
+		pv.struck = map[string]int{}
+	}
+	if _, ok := pv.struck[addr]; !ok && len(pv.struck) >= maxStruck {
+		for a := range pv.struck {
+			delete(pv.struck, a)
+			break
+		}
+	}
+	pv.struck[addr] = strikes
 }
 
 // maxAnnounced bounds the unknown blocks a peer's announcements are
