@@ -24,8 +24,8 @@ import (
 // take in a whole batch), within the rounds played.
 //
 // Measured before (a served block reset the count): 6 rounds of 15 fake
-// announcements, 90 fakes and 8 header syncs of its own, never banned.
-// Now: banned in round 2 after 20 to 30 fakes.
+// announcements, 90 fakes and 25 getheaders to the peer, never banned.
+// Now: banned in round 2, after 22 fakes and 6 getheaders.
 func TestUnservedAmongRealAnnouncementsBanned(t *testing.T) {
 	const (
 		rounds  = 6
