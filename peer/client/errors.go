@@ -91,17 +91,19 @@ func isLie(err error) bool {
 	return false
 }
 
-// UnservedError is a peer that announced blocks, in a row, that it then
-// did not serve (the chain lacks them after its header sync). It proves
-// no lie: the peer is banned for it without proof (see
-// pool.Pool.BanWithoutProof).
+// UnservedError is a peer that announced blocks that it then did not
+// serve (the chain lacks them after its header sync), more than an honest
+// node does: its score of them reached maxUndelivered, blocks it served
+// meanwhile erasing none (see unservedScores). It proves no lie: the peer
+// is banned for it without proof (see pool.Pool.BanWithoutProof).
 type UnservedError struct {
-	// Blocks is how many blocks in a row it announced and did not serve.
+	// Blocks is its score: how many blocks it announced and did not
+	// serve, each counting half as much an hour later.
 	Blocks int
 }
 
 func (e *UnservedError) Error() string {
-	return fmt.Sprintf("announced %d blocks in a row it then did not serve", e.Blocks)
+	return fmt.Sprintf("announced %d blocks it then did not serve (lately; the blocks it served erase none)", e.Blocks)
 }
 
 // WithheldHeadersError is a peer whose header sync, after it announced

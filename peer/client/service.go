@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -93,14 +94,14 @@ func (c *Client) follow(ctx context.Context) {
 		if all {
 			_, err = c.SyncHeaders(ctx)
 		} else {
-			rest, err = c.syncAnnouncers(ctx, &f.withheld)
+			rest, err = c.syncAnnouncers(ctx, &f.withheld, &f.unserved)
 		}
 		if err != nil && ctx.Err() == nil {
 			c.logf("service: syncing headers: %v", err)
 		}
 		f.report(ctx)
 		if rest != nil {
-			if err := c.syncRest(ctx, rest, &f.withheld); err != nil && ctx.Err() == nil {
+			if err := c.syncRest(ctx, rest, &f.withheld, &f.unserved); err != nil && ctx.Err() == nil {
 				c.logf("service: syncing the headers of the other announcers: %v", err)
 			}
 			f.report(ctx)
@@ -126,6 +127,7 @@ type followLoop struct {
 	failed     verifyFailure
 	risen      risenTips
 	withheld   withholders
+	unserved   unservedScores
 }
 
 // report tells the rescans of the chain as the header syncs left it,
@@ -182,10 +184,86 @@ const restYield = announceQuiet
 // while another announcer can.
 const withheldMemory = 10 * time.Minute
 
-// maxUndelivered is how many blocks in a row a peer may announce and then
-// not serve before it is banned for it (a block of a short fork the chain
-// did not take counts too, so it is far above what an honest node does).
+// maxUndelivered is the score of blocks announced and then not served
+// (see unservedScores) at which a peer is banned for it (a block of a
+// short fork the chain did not take counts too, so it is far above what
+// an honest node does).
 const maxUndelivered = 20
+
+// unservedHalfLife is how long a block a peer announced and did not serve
+// takes to count half as much (see unservedScores).
+const unservedHalfLife = time.Hour
+
+// maxUnservedRecords bounds the addresses whose unserved blocks are
+// counted at once.
+const maxUnservedRecords = 1024
+
+// unservedScores count, by address, the blocks each peer announced and
+// then did not serve (see Client.charge): each adds one to its score, and
+// the score halves every unservedHalfLife; a block it served erases
+// none. A peer whose score reaches maxUndelivered is banned without
+// proof. Serving a block now and then buys nothing: a peer may leave
+// unserved about maxUndelivered·ln 2 blocks an unservedHalfLife (14 an
+// hour), whatever it serves, and an honest node, which leaves unserved
+// only what a reorganization took (a short fork's block, now and then),
+// stays far below. Keyed by address, a score outlives the member: a peer
+// found again under the same address keeps it for the run. At most
+// maxUnservedRecords are kept: the lowest goes first.
+type unservedScores struct {
+	by map[string]*unservedScore
+}
+
+// unservedScore is one address's score, as of at.
+type unservedScore struct {
+	score float64
+	at    time.Time
+}
+
+// decayed returns s's score at now.
+func (s *unservedScore) decayed(now time.Time) float64 {
+	return s.score * math.Exp2(-float64(now.Sub(s.at))/float64(unservedHalfLife))
+}
+
+// add counts n more blocks addr did not serve, at now, and returns its
+// score.
+func (u *unservedScores) add(addr string, n int, now time.Time) float64 {
+	s := u.by[addr]
+	if s == nil {
+		if u.by == nil {
+			u.by = map[string]*unservedScore{}
+		}
+		if n == 0 {
+			return 0
+		}
+		u.makeRoom(now)
+		s = &unservedScore{at: now}
+		u.by[addr] = s
+	}
+	s.score, s.at = s.decayed(now)+float64(n), now
+	return s.score
+}
+
+// makeRoom forgets, when maxUnservedRecords are kept, the scores decayed
+// below one block, or else the lowest.
+func (u *unservedScores) makeRoom(now time.Time) {
+	if len(u.by) < maxUnservedRecords {
+		return
+	}
+	low, lowest := "", math.Inf(1)
+	for addr, s := range u.by {
+		d := s.decayed(now)
+		if d < 1 {
+			delete(u.by, addr)
+			continue
+		}
+		if d < lowest {
+			low, lowest = addr, d
+		}
+	}
+	if len(u.by) >= maxUnservedRecords {
+		delete(u.by, low)
+	}
+}
 
 // withholders are the announcers that withheld their headers lately
 // (see WithheldHeadersError), and when.
@@ -233,7 +311,7 @@ type announcers struct {
 // lead (see syncAnnounced) now; the others it returns, for syncRest to
 // sync once the block the lead brought was reported. Each is charged for
 // the announced blocks it then did not serve (see charge).
-func (c *Client) syncAnnouncers(ctx context.Context, w *withholders) (*announcers, error) {
+func (c *Client) syncAnnouncers(ctx context.Context, w *withholders, u *unservedScores) (*announcers, error) {
 	ms := c.views.toSync(c.pool.Serving(0))
 	if len(ms) == 0 {
 		return nil, nil
@@ -243,7 +321,7 @@ func (c *Client) syncAnnouncers(ctx context.Context, w *withholders) (*announcer
 	c.opMu.Unlock()
 	// A clone: rest may share ms' array (see syncAnnounced), which
 	// DeleteFunc would clear.
-	c.charge(slices.DeleteFunc(slices.Clone(ms), func(m *pool.Member) bool { return slices.Contains(rest, m) }), reorganized)
+	c.charge(u, slices.DeleteFunc(slices.Clone(ms), func(m *pool.Member) bool { return slices.Contains(rest, m) }), reorganized)
 	if len(rest) == 0 {
 		return nil, err
 	}
@@ -257,7 +335,7 @@ func (c *Client) syncAnnouncers(ctx context.Context, w *withholders) (*announcer
 // and the block the lead brought was reported before. A block another
 // peer announces meanwhile ends the sync at once (see preemptOnNews): it
 // waits for none of them. It charges them for what they did not serve.
-func (c *Client) syncRest(ctx context.Context, a *announcers, w *withholders) error {
+func (c *Client) syncRest(ctx context.Context, a *announcers, w *withholders, u *unservedScores) error {
 	ms := slices.DeleteFunc(slices.Clone(a.ms), func(m *pool.Member) bool { return c.heardAll(m) })
 	reorganized := a.reorganized
 	var err error
@@ -292,7 +370,7 @@ func (c *Client) syncRest(ctx context.Context, a *announcers, w *withholders) er
 			return nil
 		}
 	}
-	c.charge(a.ms, reorganized)
+	c.charge(u, a.ms, reorganized)
 	return err
 }
 
@@ -334,20 +412,22 @@ func (c *Client) preemptOnNews(ctx context.Context, cancel context.CancelFunc, m
 }
 
 // charge charges each of ms for the blocks it announced and then did not
-// serve (see peerViews.charge), and bans without proof one that did so
-// maxUndelivered times in a row.
-func (c *Client) charge(ms []*pool.Member, reorganized bool) {
+// serve (see peerViews.charge) in its score (see unservedScores), and bans
+// without proof one whose score reaches maxUndelivered.
+func (c *Client) charge(u *unservedScores, ms []*pool.Member, reorganized bool) {
 	has := func(hash chainhash.Hash) bool {
 		_, ok := c.chain.HeightOf(hash)
 		return ok
 	}
+	now := time.Now()
 	for _, m := range ms {
-		if undelivered := c.views.charge(m, has, reorganized); undelivered >= maxUndelivered {
+		missing := c.views.charge(m, has, reorganized)
+		if score := u.add(m.Addr(), missing, now); missing > 0 && score >= maxUndelivered {
 			// No proof of a lie: an honest node that reorganizes, or a
 			// slow one, fails to serve what it announced too. Banned for
 			// this life, the ban kept does not keep a peer the user gave
 			// out of a later run.
-			c.pool.BanWithoutProof(m, peerErr(m, "inv", &UnservedError{Blocks: undelivered}))
+			c.pool.BanWithoutProof(m, peerErr(m, "inv", &UnservedError{Blocks: int(score)}))
 		}
 	}
 }

@@ -15,10 +15,9 @@ type view struct {
 	tip    int32   // the highest height of the chain it is known to hold, or -1
 	branch *Branch // its own branch, when it forks off the chain with less work
 	// announced holds the blocks it announced that the chain lacks,
-	// until its next header sync; undelivered counts those it then did
-	// not serve, in a row.
-	announced   []chainhash.Hash
-	undelivered int
+	// until its next header sync (what it then did not serve is
+	// counted by the service, see unservedScores).
+	announced []chainhash.Hash
 	// fresh: connected (again) since its last header sync; synced: a
 	// header sync with it has ended since it connected.
 	fresh, synced bool
@@ -37,7 +36,14 @@ type peerViews struct {
 	// compared holds the members whose answers the last verification
 	// compared with another's (PeerStatus.Compared).
 	compared map[*pool.Member]bool
+	// struck keeps, by address, the strikes of members gone from the
+	// pool (at most maxStruck), so that a peer found again under the
+	// same address comes back with them, not with a clean record.
+	struck map[string]int
 }
+
+// maxStruck bounds peerViews.struck.
+const maxStruck = 1024
 
 // get returns m's view. Called with mu held.
 func (pv *peerViews) get(m *pool.Member) *view {
@@ -46,7 +52,8 @@ func (pv *peerViews) get(m *pool.Member) *view {
 		if pv.m == nil {
 			pv.m = map[*pool.Member]*view{}
 		}
-		v = &view{tip: -1}
+		v = &view{tip: -1, strikes: pv.struck[m.Addr()]}
+		delete(pv.struck, m.Addr())
 		pv.m[m] = v
 	}
 	return v
@@ -129,7 +136,7 @@ func (pv *peerViews) heard(m *pool.Member, heard []chainhash.Hash, top int32) bo
 	if len(v.announced) < len(heard) || !slices.Equal(v.announced[:len(heard)], heard) {
 		return false // its view was reset or synced meanwhile
 	}
-	v.tip, v.announced, v.undelivered = max(v.tip, top), v.announced[len(heard):], 0
+	v.tip, v.announced = max(v.tip, top), v.announced[len(heard):]
 	return len(v.announced) == 0
 }
 
@@ -184,12 +191,11 @@ func (pv *peerViews) toSync(live []*pool.Member) []*pool.Member {
 	return out
 }
 
-// charge counts, of the blocks m announced before its header sync, those
-// the chain still lacks (has reports whether it holds one), unless m
-// served some, is on a branch of its own, or the sync changed the
-// chain's branch (what it announced may be on the branch it left): only
-// a run of blocks never served counts. It forgets them and returns the
-// run's length so far.
+// charge returns how many of the blocks m announced before its header
+// sync the chain still lacks (has reports whether it holds one), and
+// forgets them; none counts if m is on a branch of its own or the sync
+// changed the chain's branch (what it announced may be on the branch it
+// left). A block m served erases none it did not (see unservedScores).
 func (pv *peerViews) charge(m *pool.Member, has func(chainhash.Hash) bool, reorganized bool) int {
 	pv.mu.Lock()
 	defer pv.mu.Unlock()
@@ -200,11 +206,11 @@ func (pv *peerViews) charge(m *pool.Member, has func(chainhash.Hash) bool, reorg
 			missing++
 		}
 	}
-	if missing < len(v.announced) || v.branch != nil || reorganized {
-		v.undelivered, missing = 0, 0
+	if v.branch != nil || reorganized {
+		missing = 0
 	}
-	v.announced, v.undelivered = nil, v.undelivered+missing
-	return v.undelivered
+	v.announced = nil
+	return missing
 }
 
 // strike counts one more failure of m to back its word in a dispute, or
@@ -245,8 +251,9 @@ func (pv *peerViews) keep(members []*pool.Member) {
 	}
 	pv.mu.Lock()
 	defer pv.mu.Unlock()
-	for m := range pv.m {
+	for m, v := range pv.m {
 		if !in[m] {
+			pv.keepStrikes(m.Addr(), v.strikes)
 			delete(pv.m, m)
 		}
 	}
@@ -255,6 +262,25 @@ func (pv *peerViews) keep(members []*pool.Member) {
 			delete(pv.compared, m)
 		}
 	}
+}
+
+// keepStrikes keeps the strikes of a member gone from the pool, under
+// its address; beyond maxStruck, another address's are forgotten. Called
+// with mu held.
+func (pv *peerViews) keepStrikes(addr string, strikes int) {
+	if strikes == 0 {
+		return
+	}
+	if pv.struck == nil {
+		pv.struck = map[string]int{}
+	}
+	if _, ok := pv.struck[addr]; !ok && len(pv.struck) >= maxStruck {
+		for a := range pv.struck {
+			delete(pv.struck, a)
+			break
+		}
+	}
+	pv.struck[addr] = strikes
 }
 
 // maxAnnounced bounds the unknown blocks a peer's announcements are

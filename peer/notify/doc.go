@@ -65,7 +65,10 @@
 // when the client gives up filter headers it covered and verifies them
 // anew (client.Client.Revised): a peer's late word differed from those
 // the scan rested on, and may prove them false, colluders that agreed
-// included.
+// included. The revisions are coalesced: a history is scanned again for
+// them at most once every five seconds, from the lowest height they gave
+// up, however many come (peers that have the client revise again and
+// again do not have every history scanned again for each).
 //
 // lnd asks for a script alone with a zero txid or the zero outpoint: both
 // mean nil here.

@@ -15,3 +15,6 @@ func RescanHeight(n *Notifier) int32 {
 	n.mu.Unlock()
 	return r.Height()
 }
+
+// RevisedGap is revisedGap.
+const RevisedGap = revisedGap

@@ -34,9 +34,11 @@ type historyJob struct {
 	// from, if above hint, is where its next scan starts (a revision of
 	// the filter headers from there, see requeueRevised); revised is
 	// the client's count of revisions when its last scan began
-	// (client.Client.Revised). Guarded by the notifier's mu.
+	// (client.Client.Revised), and began when. Guarded by the
+	// notifier's mu.
 	from    int32
 	revised uint64
+	began   time.Time
 }
 
 // watch adds item to the rescan's watch list and queues the scan of the
@@ -123,14 +125,29 @@ func (n *Notifier) history(j *historyJob) {
 	start := time.Now()
 	for wait := minRetry; ; wait = min(2*wait, maxRetry) {
 		n.mu.Lock()
+		if !j.began.IsZero() {
+			// Coalesced: the revisions since its last scan began,
+			// the one that queued it again and any that came while
+			// it waited, from the lowest height they gave up.
+			if _, low := n.c.Revised(j.revised); low <= j.to && j.from > 0 {
+				j.from = min(j.from, low)
+			}
+		}
 		from := max(int32(j.hint), j.from)
 		j.revised, _ = n.c.Revised(0)
+		j.began = time.Now()
 		n.mu.Unlock()
 		res, err := n.c.ScanBIP157(j.ctx, client.ScanRequest{Watch: []client.WatchItem{j.item}, From: from, To: j.to})
 		if err == nil {
 			n.deliver(j, res)
 			if n.revisedBelow(j) {
-				continue // scanned against filter headers given up meanwhile
+				// Scanned against filter headers given up meanwhile:
+				// scanned again, once revisedGap has passed since
+				// this scan began.
+				if n.waitRevisedGap(j) != nil {
+					return
+				}
+				continue
 			}
 			if !restedOnOneAmongMore(res) || time.Since(start) >= onePeerPatience {
 				n.keepUnsure(j, res)

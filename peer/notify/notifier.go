@@ -95,10 +95,8 @@ type Notifier struct {
 	unsure map[*historyJob]unsureScan
 	// scanned are the history scans done, kept to be scanned again if
 	// the filter headers they rested on are given up (requeueRevised)
-	// until their registrations end; revised is the client's count of
-	// revisions last seen (client.Client.Revised).
+	// until their registrations end.
 	scanned map[*historyJob]bool
-	revised uint64
 	workers int // history workers running
 	wg      sync.WaitGroup
 }

@@ -96,6 +96,29 @@ func usable(p client.PeerStatus) bool {
 	return !p.Banned && p.Reason == "" && servesFilters(p)
 }
 
+// revisedGap is how long a history scan waits, from the start of its
+// last scan, before it is scanned again for a revision of the filter
+// headers it covered (see requeueRevised): the revisions that came
+// meanwhile are coalesced into that one scan, from the lowest height they
+// gave up, so that peers who have the client revise its filter headers
+// again and again have each history scanned once every revisedGap at
+// most, however many revisions they bring.
+const revisedGap = 5 * time.Second
+
+// waitRevisedGap waits until revisedGap has passed since j's last scan
+// began, or j's registration ends (its error then).
+func (n *Notifier) waitRevisedGap(j *historyJob) error {
+	n.mu.Lock()
+	wait := time.Until(j.began.Add(revisedGap))
+	n.mu.Unlock()
+	select {
+	case <-j.ctx.Done():
+		return j.ctx.Err()
+	case <-time.After(wait):
+		return nil
+	}
+}
+
 // revisedBelow reports whether the client gave up, since j's last scan
 // began, filter headers of heights that scan covered: its filters may
 // have hidden what it looked for. j is then set to be scanned again from
@@ -119,7 +142,12 @@ func (n *Notifier) revisedBelow(j *historyJob) bool {
 // peer's late word differed from those the scan rested on, so their
 // filters may have hidden what it looked for (a liar's, which the
 // verification anew proves false). Each is scanned again from the lowest
-// height given up. It forgets those of registrations over.
+// height given up, once revisedGap has passed since its last scan began:
+// the revisions until then are coalesced into that scan, and one queued
+// is not queued again (it is no longer done). Each job is compared with
+// the revisions since its own last scan, every time: one done just
+// after a revision is not passed over. It forgets those of registrations
+// over.
 func (n *Notifier) requeueRevised() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -128,20 +156,19 @@ func (n *Notifier) requeueRevised() {
 			delete(n.scanned, j)
 		}
 	}
-	now, _ := n.c.Revised(n.revised)
-	if now == n.revised {
-		return
-	}
-	n.revised = now
+	now := time.Now()
 	for _, done := range []map[*historyJob]bool{n.scanned, unsureJobs(n.unsure)} {
 		for j := range done {
+			if j.ctx.Err() != nil || now.Sub(j.began) < revisedGap {
+				continue
+			}
 			_, from := n.c.Revised(j.revised)
-			if j.ctx.Err() != nil || from > j.to {
+			if from > j.to {
 				continue
 			}
 			delete(n.scanned, j)
 			delete(n.unsure, j)
-			j.from, j.since = max(int32(j.hint), from), time.Now()
+			j.from, j.since = max(int32(j.hint), from), now
 			n.logf("notify: %s: the filter headers from height %d were verified anew (a peer's late word differed): its history is scanned again from %d",
 				j.name, from, j.from)
 			n.queueLocked(j)

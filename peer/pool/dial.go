@@ -60,7 +60,10 @@ func (p *Pool) dial(ctx context.Context, m *Member) {
 		return
 	}
 	m.retire()
-	m.p, m.err, m.reason, m.lapsed, m.failures, m.connectedAt = c, nil, "", false, 0, time.Now()
+	// The failures in a row (a member found again keeps those of its
+	// address, see record) are cleared only once the connection lasts
+	// (see stableConnection).
+	m.p, m.err, m.reason, m.lapsed, m.connectedAt = c, nil, "", false, time.Now()
 	live = true
 	if p.book != nil {
 		p.book.Connected(m.addr, c.Services())

@@ -159,7 +159,8 @@ func (p *Pool) discover(ctx context.Context, want int) []error {
 }
 
 // candidates picks up to n addresses to dial, each a new member, none in
-// a network group already in use, nor in skip (those tried already).
+// a network group already in use, nor in skip (those tried already), nor
+// forgotten and not due again (see record).
 func (p *Pool) candidates(n int, skip map[string]bool) []*Member {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -172,9 +173,10 @@ func (p *Pool) candidates(n int, skip map[string]bool) []*Member {
 		}
 	}
 	var out []*Member
+	now := time.Now()
 	for len(out) < n {
 		addr, ok := p.book.Pick(p.cfg.Services, inUse, func(a string) bool {
-			if known[a] || skip[a] {
+			if known[a] || skip[a] || p.notDueLocked(a, now) {
 				return true
 			}
 			_, banned := p.bans.Banned(a)
@@ -185,19 +187,22 @@ func (p *Pool) candidates(n int, skip map[string]bool) []*Member {
 		}
 		known[addr] = true
 		inUse = append(inUse, addr)
-		m := &Member{addr: addr, dialing: true}
+		m := p.foundAgainLocked(addr)
 		p.members = append(p.members, m)
 		out = append(out, m)
 	}
 	return out
 }
 
-// forget removes a member found by discovery that could not be used.
+// forget removes a member found by discovery that could not be used: its
+// dial counts as a failure in its record (see record).
 func (p *Pool) forget(m *Member) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for i, o := range p.members {
 		if o == m && !m.permanent && !m.banned {
+			m.dialFailed(time.Now())
+			p.rememberLocked(m)
 			p.members = append(p.members[:i], p.members[i+1:]...)
 			return
 		}

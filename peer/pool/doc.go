@@ -3,5 +3,7 @@
 // its ban list (package banlist): it dials its members and redials them
 // with a backoff, keeps the target count through discovery (the address
 // book, DNS seeds, gossip), refuses the banned, and asks many members at
-// once within a grace and a budget per operation (Each, Budget).
+// once within a grace and a budget per operation (Each, Budget). A member
+// found by discovery that it forgets leaves the record of its address for
+// the pool's life: found again, it comes back with it (see record).
 package pool

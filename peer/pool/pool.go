@@ -86,6 +86,9 @@ type Pool struct {
 	// nextDiscovery.
 	discovering   bool
 	nextDiscovery time.Time
+	// records are those of the members found by discovery it forgot,
+	// by address (see record).
+	records map[string]record
 }
 
 // New opens the pool's ban list and address book (in cfg.Dir) and takes

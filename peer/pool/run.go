@@ -167,11 +167,12 @@ func (p *Pool) outboundLocked() int {
 }
 
 // pruneLocked forgets the members found by discovery that failed too
-// often. Called with mu held.
+// often, keeping their records (see record). Called with mu held.
 func (p *Pool) pruneLocked() {
 	kept := p.members[:0]
 	for _, m := range p.members {
 		if !m.permanent && !m.banned && !m.dialing && !m.isLive() && m.failures >= maxFailures {
+			p.rememberLocked(m)
 			p.forgetLocked(m)
 			continue
 		}
