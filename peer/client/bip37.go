@@ -280,14 +280,22 @@ type bip37Scan struct {
 	sent, unmatched int
 	warned          bool
 	log             *scanLog
+	// req is the pass's request, its range resolved; inflight the answer
+	// to the filtered-block request in flight.
+	req      ScanRequest
+	inflight <-chan filteredBatch
 }
 
+// scanBIP37 is one BIP 37 pass over req's range: it loads a filter into
+// one peer offering NODE_BLOOM that holds the range, chosen at random,
+// and scans the filtered blocks it sends in batches (see ScanBIP37).
+// rec keeps what each peer received.
 func (c *Client) scanBIP37(ctx context.Context, log *scanLog, req ScanRequest, opt BIP37Options, rec *bip37Peers) (*ScanResult, error) {
 	ms := c.reaching(wire.SFNodeBloom, req.To)
 	if len(ms) == 0 {
 		return nil, fmt.Errorf("client: %w: no peer offers BIP 37 filtering (NODE_BLOOM) up to height %d", ErrNoPeers, req.To)
 	}
-	s := &bip37Scan{c: c, m: ms[rand.IntN(len(ms))], opt: opt, wl: newWatchList(req.Watch), log: log,
+	s := &bip37Scan{c: c, m: ms[rand.IntN(len(ms))], opt: opt, wl: newWatchList(req.Watch), log: log, req: req,
 		res: &ScanResult{From: req.From, To: req.To, Matches: []Match{}, BlocksScanned: int(req.To-req.From) + 1}}
 	s.peer = rec.start(s.m.Addr())
 	if err := s.load(ctx, req.Watch); err != nil {
@@ -296,81 +304,117 @@ func (c *Client) scanBIP37(ctx context.Context, log *scanLog, req ScanRequest, o
 	// The next request is always in flight while a batch is processed,
 	// so the node filters while we check; a batch asked for before the
 	// filter changed is dropped and asked for again.
-	fetch := func(start int32) <-chan filteredBatch {
-		ch := make(chan filteredBatch, 1)
-		if start > req.To {
-			close(ch)
-			return ch
-		}
-		stop := min(req.To, start+peer.MaxFilteredBlocksPerRequest-1)
-		hashes := make([]chainhash.Hash, 0, stop-start+1)
-		for h := start; h <= stop; h++ {
-			hashes = append(hashes, c.chain.Hash(h))
-		}
-		go func() {
-			blocks, err := s.c.conn(s.m).GetFilteredBlocks(ctx, hashes)
-			ch <- filteredBatch{blocks: blocks, err: err}
-		}()
-		return ch
-	}
-	inflight := fetch(req.From)
+	s.inflight = s.fetch(ctx, req.From)
 	for start := req.From; start <= req.To; {
-		b := <-inflight
-		s.peer.received(b.blocks)
-		if b.err != nil {
-			return nil, &pool.Failure{Member: s.m, Err: b.err}
-		}
-		stop := start + int32(len(b.blocks)) - 1
-		inflight = fetch(stop + 1)
-		s.res.MerkleBlocksReceived += len(b.blocks)
-		next := stop + 1
-		for i, fb := range b.blocks {
-			h := start + int32(i)
-			again, err := s.block(ctx, h, fb)
-			if err != nil {
-				return nil, err
-			}
-			if again {
-				// The node filtered this block and the rest without
-				// the outpoints just added: ask again from it.
-				next = h
-				break
-			}
-			if s.reload {
-				if err := s.load(ctx, req.Watch); err != nil {
-					return nil, err
-				}
-				next = h + 1
-				break
-			}
-		}
-		if next != stop+1 {
-			// What is in flight was filtered with the old filter.
-			d := <-inflight
-			s.peer.received(d.blocks)
-			if d.err != nil {
-				return nil, &pool.Failure{Member: s.m, Err: d.err}
-			}
-			inflight = fetch(next)
+		next, err := s.batch(ctx, start)
+		if err != nil {
+			return nil, err
 		}
 		if req.Progress != nil {
 			req.Progress(int(next-req.From), s.res.BlocksScanned)
 		}
 		start = next
 	}
+	s.warnOnePeer()
+	return s.res, nil
+}
+
+// fetch asks the node, in the background, for the filtered blocks from
+// height start, as many as one request may ask for up to the end of the
+// range, and returns the channel their answer comes on (closed at once
+// past the end).
+func (s *bip37Scan) fetch(ctx context.Context, start int32) <-chan filteredBatch {
+	ch := make(chan filteredBatch, 1)
+	if start > s.req.To {
+		close(ch)
+		return ch
+	}
+	stop := min(s.req.To, start+peer.MaxFilteredBlocksPerRequest-1)
+	hashes := make([]chainhash.Hash, 0, stop-start+1)
+	for h := start; h <= stop; h++ {
+		hashes = append(hashes, s.c.chain.Hash(h))
+	}
+	go func() {
+		blocks, err := s.c.conn(s.m).GetFilteredBlocks(ctx, hashes)
+		ch <- filteredBatch{blocks: blocks, err: err}
+	}()
+	return ch
+}
+
+// batch takes the answer in flight, for the blocks from height start,
+// asks for the next batch and processes the blocks (blocks). It returns
+// the height to go on from: past the batch, or, when the filter changed
+// on the way, the block to ask for again, the batch in flight then
+// dropped and asked for anew from there.
+func (s *bip37Scan) batch(ctx context.Context, start int32) (next int32, err error) {
+	b := <-s.inflight
+	s.peer.received(b.blocks)
+	if b.err != nil {
+		return 0, &pool.Failure{Member: s.m, Err: b.err}
+	}
+	stop := start + int32(len(b.blocks)) - 1
+	s.inflight = s.fetch(ctx, stop+1)
+	s.res.MerkleBlocksReceived += len(b.blocks)
+	next, err = s.blocks(ctx, start, b.blocks)
+	if err != nil {
+		return 0, err
+	}
+	if next != stop+1 {
+		// What is in flight was filtered with the old filter.
+		d := <-s.inflight
+		s.peer.received(d.blocks)
+		if d.err != nil {
+			return 0, &pool.Failure{Member: s.m, Err: d.err}
+		}
+		s.inflight = s.fetch(ctx, next)
+	}
+	return next, nil
+}
+
+// blocks processes the filtered blocks of a batch, the first at height
+// start, in order. It stops at a block that must be asked for again
+// (outpoints were added with filteradd) and returns its height, or after
+// one that called for a fresh filter, loaded then; otherwise it returns
+// the height past the batch.
+func (s *bip37Scan) blocks(ctx context.Context, start int32, fbs []peer.FilteredBlock) (next int32, err error) {
+	for i, fb := range fbs {
+		h := start + int32(i)
+		again, err := s.block(ctx, h, fb)
+		if err != nil {
+			return 0, err
+		}
+		if again {
+			// The node filtered this block and the rest without the
+			// outpoints just added: ask again from it.
+			return h, nil
+		}
+		if s.reload {
+			if err := s.load(ctx, s.req.Watch); err != nil {
+				return 0, err
+			}
+			return h + 1, nil
+		}
+	}
+	return start + int32(len(fbs)), nil
+}
+
+// warnOnePeer warns, on a pass that scanned the whole range, that its
+// result rests on the one peer that filtered, and, for a range that does
+// not start at the genesis block, that spends of outputs funded before
+// it are seen only if they reveal a watched key or script.
+func (s *bip37Scan) warnOnePeer() {
 	s.res.FilteringPeer = s.m.Addr()
 	s.res.Warnings = append(s.res.Warnings, fmt.Sprintf(
 		"the bip37 result rests on one peer, %s, which filtered every block: it could leave a match out of a valid proof undetectably, and nothing it sent was cross-checked with another peer", s.m.Addr()))
-	if req.From > 0 {
-		for i, it := range req.Watch {
+	if s.req.From > 0 {
+		for i, it := range s.req.Watch {
 			if !it.IsOutPoint {
 				s.res.Warnings = append(s.res.Warnings, fmt.Sprintf(
-					"BIP 37 cannot see spends of outputs paying watch item %d funded before height %d unless the spend reveals its key or script; watch such outputs as outpoints (TXID:VOUT)", i, req.From))
+					"BIP 37 cannot see spends of outputs paying watch item %d funded before height %d unless the spend reveals its key or script; watch such outputs as outpoints (TXID:VOUT)", i, s.req.From))
 				break
 			}
 		}
 	}
-	return s.res, nil
 }
 
 // load sends a fresh filter for the watch list and every outpoint found so

@@ -717,6 +717,22 @@ var unseenTypes = map[gcs.InputType][]leak.ScriptType{
 // then the new ones) within the bound. Covers still short, the scan
 // fails with *PrivacyTargetError unless Config.AllowShortCovers.
 func (cs *coverScan) plan(ctx context.Context, log *scanLog, matched []int32, forced map[int32]bool) ([]int32, error) {
+	coverHeights := cs.profileRange(matched, forced)
+	cs.log = log
+	cs.before = cs.askedBefore()
+	bound := cs.bound()
+	if err := cs.exploreRounds(ctx, log, bound, coverHeights, cs.need()); err != nil {
+		return nil, err
+	}
+	return cs.closePlan(bound, coverHeights)
+}
+
+// profileRange profiles the wallet and the covers in use on the held
+// filters of the range, finds the wallet's blocks among matched (the
+// filter pass's; forced are the wallet's whatever the filters say),
+// and labels them and the covers' blocks, which exploring never
+// fetches. It returns the heights of each cover in use.
+func (cs *coverScan) profileRange(matched []int32, forced map[int32]bool) [][]int32 {
 	var at [][]int32
 	at, cs.hits = cs.profile(slices.Concat(cs.wallet, cs.covers), true)
 	nw, nc := len(cs.wallet), len(cs.covers)
@@ -741,10 +757,14 @@ func (cs *coverScan) plan(ctx context.Context, log *scanLog, matched []int32, fo
 			cs.labelled[h] = true
 		}
 	}
-	cs.log = log
-	cs.before = cs.askedBefore()
-	bound := cs.bound()
-	short := cs.need()
+	return coverHeights
+}
+
+// exploreRounds draws, in rounds, the cover chains short (short, at
+// first) from the reserve and, still short, explores blocks for more
+// candidates, within bound beside the covers in use (coverHeights),
+// until none is short or exploring finds nothing more to take.
+func (cs *coverScan) exploreRounds(ctx context.Context, log *scanLog, bound int, coverHeights [][]int32, short map[leak.Profile]int) error {
 	// Draw what the reserve holds and settle the chains drawn against
 	// the whole plan; still short, explore blocks for the next scan
 	// (twice as many after each scan short in a row), leaving room
@@ -769,7 +789,7 @@ func (cs *coverScan) plan(ctx context.Context, log *scanLog, matched []int32, fo
 		}
 		blocks, err := cs.c.fetchBlocks(ctx, log, hs, nil)
 		if err != nil {
-			return nil, fmt.Errorf("client: exploring blocks for covers: %w", err)
+			return fmt.Errorf("client: exploring blocks for covers: %w", err)
 		}
 		if !cs.took(hs, blocks) {
 			break
@@ -779,10 +799,20 @@ func (cs *coverScan) plan(ctx context.Context, log *scanLog, matched []int32, fo
 		cs.reprofileWallet()
 		short = cs.need()
 	}
-	// The blocks explored last join the plan: the chains drawn are
-	// settled against it once more.
+	return nil
+}
+
+// closePlan settles the chains drawn against the plan once more, the
+// blocks explored last in it, takes back chains turned down where the
+// covers are short without them (readmit), and returns the plan's
+// heights within bound, the covers in use at coverHeights. Covers
+// still short, or left out by the bound, it returns a
+// *PrivacyTargetError, keeping what the scan found for the next one,
+// unless Config.AllowShortCovers, which has the result say why.
+func (cs *coverScan) closePlan(bound int, coverHeights [][]int32) ([]int32, error) {
 	cs.settle(bound, coverHeights)
-	if short = cs.need(); len(short) > 0 {
+	short := cs.need()
+	if len(short) > 0 {
 		short = cs.readmit(cs.need)
 	}
 	cs.bounded, cs.inUseHeights = bound, coverHeights
@@ -1311,128 +1341,6 @@ func (cs *coverScan) room(bound int, coverHeights [][]int32) int {
 		}
 	}
 	return bound - len(extra)
-}
-
-// drawRound samples the reserve (the chains of the classes short
-// first), profiles the sample on the held filters and draws the cover
-// chains of short from it, adding them to the set; it returns them.
-// The candidates not drawn are kept in spare, their owners'
-// other blocks in near.
-func (cs *coverScan) drawRound(short map[leak.Profile]int) []member {
-	// The reserve sampled again, the chains of the classes short first:
-	// a reserve of many rare chains of other classes would leave them
-	// out as often as not.
-	want := wantedClasses(short)
-	sample := sampleChains(cs.set.Reserve(), maxProbes, want)
-	probeScripts := make([][]byte, len(sample))
-	for i, c := range sample {
-		probeScripts[i] = c.Script
-	}
-	probeAt := cs.profileCandidates(probeScripts)
-	// A chain drawn and pending, or turned down by settle, is not drawn
-	// again: its chain whole is left out. So is one the scan found in a
-	// block it explored, or with a block among the near ones explored
-	// (fetched for being a candidate's): its block fetched before the
-	// wallet's would tell it from the wallet's chains, which have one
-	// among the blocks explored only where the sweep happened on it.
-	skipGroup := map[uint64]bool{}
-	early := func(c cover.Cover, hs []int32) bool {
-		return cs.foundNow[string(c.Script)] || slices.ContainsFunc(hs, func(h int32) bool { return cs.exploredAt[h] })
-	}
-	for i, c := range sample {
-		if cs.skip[string(c.Script)] || early(c, probeAt[i]) {
-			skipGroup[c.Profile.Group] = true
-		}
-	}
-	var probes []member
-	probeHeights := map[string][]int32{}
-	byScript := map[string]cover.Cover{}
-	for i, c := range sample {
-		hs := probeAt[i]
-		if len(hs) == 0 || len(hs) > cs.hot {
-			continue // a hot script's blocks would cost more than it hides
-		}
-		if cs.skip[string(c.Script)] || early(c, hs) || c.Profile.Group != 0 && skipGroup[c.Profile.Group] {
-			continue
-		}
-		probeHeights[string(c.Script)] = hs
-		byScript[string(c.Script)] = c
-		probes = append(probes, member{script: c.Script, heights: hs, group: c.Profile.Group})
-	}
-	var cands []leak.Profiled
-	for i, p := range cs.profiles(probes) {
-		cands = append(cands, leak.Profiled{Script: probes[i].script, Profile: p})
-	}
-	drawn, alone := cs.draw(cands, short)
-	isDrawn := map[string]bool{}
-	for _, d := range drawn {
-		isDrawn[string(d.Script)] = true
-	}
-	// A margin of chains of the shapes short, none drawn alone: a
-	// chain's group is read on its own blocks only once they are
-	// fetched with the wallet's, and those the plan's other blocks grow
-	// are then left out (settleFetched).
-	rest := slices.DeleteFunc(slices.Clone(cands), func(c leak.Profiled) bool { return isDrawn[string(c.Script)] })
-	more, moreAlone := cs.draw(rest, margin(short))
-	for _, d := range more {
-		if !moreAlone[string(d.Script)] {
-			drawn = append(drawn, d)
-			isDrawn[string(d.Script)] = true
-		}
-	}
-	cs.spare = cs.spare[:0]
-	var above, near []int32
-	for _, c := range cands {
-		if !isDrawn[string(c.Script)] {
-			sp := byScript[string(c.Script)]
-			sp.Profile.Class = uint8(c.Profile.Class)
-			cs.spare = append(cs.spare, sp)
-			switch hs := probeHeights[string(c.Script)]; {
-			case sp.Profile.Class > 1 && want[sp.Profile.Class] && !wantedShort(short, int(sp.Profile.Class)):
-				above = append(above, hs...)
-			case sp.Profile.Class > 1:
-				near = append(near, hs...)
-			}
-		}
-	}
-	// The blocks of candidates one appearance above a class short
-	// first: a filter's false positive may have raised them (one in
-	// M = 784,931 per script and block), and a block of theirs fetched
-	// refutes it (refute), which gives a chain of the class short.
-	rand.Shuffle(len(above), func(i, j int) { above[i], above[j] = above[j], above[i] })
-	rand.Shuffle(len(near), func(i, j int) { near[i], near[j] = near[j], near[i] })
-	cs.near = append(above, near...)
-	var added []member
-	chainOf := map[uint64]int{}
-	for _, d := range drawn {
-		hs := probeHeights[string(d.Script)]
-		g := byScript[string(d.Script)].Profile.Group
-		if alone[string(d.Script)] {
-			g = cs.nextGroup
-			cs.nextGroup++
-		}
-		i, ok := chainOf[g]
-		if !ok || g == 0 {
-			i = len(cs.pending)
-			chainOf[g] = i
-			cs.pending = append(cs.pending, pendingChain{})
-		}
-		m := member{script: d.Script, heights: hs, group: g}
-		cand := byScript[string(d.Script)].Profile
-		cs.pending[i].covers = append(cs.pending[i].covers, cover.Cover{Script: d.Script, Profile: cover.Profile{
-			Class: uint8(d.Profile.Class), Type: uint8(leak.TypeOf(d.Script)), First: hs[0], Drawn: cs.to, Group: g,
-			Riders: cand.Riders, Read: cand.Read}})
-		cs.pending[i].members = append(cs.pending[i].members, m)
-		if cs.skip == nil {
-			cs.skip = map[string]bool{}
-		}
-		cs.skip[string(d.Script)] = true
-		added = append(added, m)
-	}
-	if len(alone) > 0 {
-		cs.warnings = append(cs.warnings, fmt.Sprintf("%d covers drawn alone: no candidate chain had the length of the wallet's chain they stand for, so the size of their groups can tell them from the wallet's (the reserve grows from the blocks each scan fetches)", len(alone)))
-	}
-	return added
 }
 
 // coverMargin is the share of the chains short that a draw adds as a

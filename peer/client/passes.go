@@ -21,93 +21,142 @@ func (c *Client) scan(ctx context.Context, req ScanRequest, mode string, service
 	pass func(context.Context, *scanLog, ScanRequest) (*ScanResult, error)) (*ScanResult, error) {
 	c.opMu.Lock()
 	defer c.opMu.Unlock()
-	startBytes := c.pool.BytesReceived()
-	log := newScanLog()
-	want := req
+	s := &scanRun{c: c, startBytes: c.pool.BytesReceived(), log: newScanLog(), want: req, mode: mode, service: service, pass: pass}
 	// With the service running, the chain and the peers' tips are kept
 	// current by it, and a reorganization during the scan is seen by the
 	// next operation (a rescan reports it): the scan does not sync the
 	// headers itself, but after a failure.
-	withService := c.started()
-	for attempt := 0; ; attempt++ {
-		if !withService || attempt > 0 {
-			if _, err := c.syncHeaders(ctx, log); err != nil {
-				return nil, err
-			}
-		}
-		req, err := c.scanRange(log, want, service)
-		if err != nil {
-			return nil, err
-		}
-		res, err := pass(ctx, log, req)
-		if err == nil {
-			// Blocks scanned may have left the chain meanwhile: a node
-			// still serves a block it disconnected.
-			if !withService {
-				up, err := c.syncHeaders(ctx, log)
-				if err != nil {
-					return nil, err
-				}
-				if up.Reorganized() && up.Fork < req.To && attempt < maxAttempts {
-					c.logf("chain reorganized at height %d during the scan: starting again", up.Fork)
-					continue
-				}
-			}
-			// The headers of the blocks scanned, as the chain held them:
-			// it may change as soon as the scan returns.
-			if req.withHeaders {
-				if res.headers, err = c.chain.Headers(req.From, req.To); err != nil {
-					return nil, fmt.Errorf("client: the chain state: %w", err)
-				}
-			}
-			if req.Leak && mode == "bip157" {
-				if res.Leak, err = c.leakOf(ctx, log, req.Watch, res.Cover != nil && res.Cover.Met); err != nil {
-					log.note(fmt.Sprintf("%v: %v", errNoLeak, err))
-				}
-			}
-			res.BytesReceived = c.pool.BytesReceived() - startBytes
-			c.finish(res, log, mode)
-			return res, nil
-		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		if want.To < 0 && errors.Is(err, ErrNoPeers) && c.bestHeld(service) < req.To && attempt < maxAttempts {
-			// The peers that held the top of the range were banned or
-			// dropped: scan up to what those left hold.
-			continue
-		}
-		var f *pool.Failure
-		if !errors.As(err, &f) {
-			return nil, err
-		}
-		if serr := c.chain.Err(); serr != nil {
-			return nil, fmt.Errorf("client: the chain state: %w", serr)
-		}
-		if errors.Is(f.Err, errDisputedHeader) && attempt < maxAttempts {
-			// No proof yet: the header is verified again, with f.Member
-			// (see ownWord).
-			c.logf("%v: verifying again", f.Err)
-			continue
-		}
-		// A reorganization explains stalls, notfound and changed filter
-		// headers from an honest node: check before blaming, on a new
-		// connection if the failed request dropped the old one.
-		if !isLie(f.Err) {
-			if err := c.pool.Redial(ctx, f.Member); err != nil {
-				c.logf("redialing %s: %v", f.Member.Addr(), err)
-			}
-		}
-		up, serr := c.syncHeaders(ctx, log)
-		if serr == nil && up.Reorganized() && up.Fork < req.To && attempt < maxAttempts {
-			c.logf("chain reorganized at height %d during the scan: starting again", up.Fork)
-			continue
-		}
-		c.blame(f.Member, f.Err)
-		if attempt >= maxAttempts || len(c.pool.Serving(service)) == 0 {
-			return nil, f.Err
+	s.withService = c.started()
+	for ; ; s.attempt++ {
+		res, again, err := s.try(ctx)
+		if !again {
+			return res, err
 		}
 	}
+}
+
+// scanRun is the state of one scan over its attempts: what was asked,
+// the pass that scans, and how many attempts came before.
+type scanRun struct {
+	c       *Client
+	log     *scanLog
+	want    ScanRequest // as asked: its range is resolved anew each attempt
+	mode    string
+	service wire.ServiceFlag
+	pass    func(context.Context, *scanLog, ScanRequest) (*ScanResult, error)
+	// withService is whether the client's service keeps the chain
+	// current; startBytes what the pool had received before the scan.
+	withService bool
+	startBytes  uint64
+	attempt     int
+}
+
+// try makes one attempt: it syncs the headers unless the service keeps
+// them current, resolves the range and runs the pass. It returns the
+// result, or again when the scan must start over (a reorganization, a
+// header to verify again, a peer blamed and others left), or the error
+// that ends the scan.
+func (s *scanRun) try(ctx context.Context) (res *ScanResult, again bool, err error) {
+	if !s.withService || s.attempt > 0 {
+		if _, err := s.c.syncHeaders(ctx, s.log); err != nil {
+			return nil, false, err
+		}
+	}
+	req, err := s.c.scanRange(s.log, s.want, s.service)
+	if err != nil {
+		return nil, false, err
+	}
+	res, err = s.pass(ctx, s.log, req)
+	if err != nil {
+		again, err = s.failed(ctx, req, err)
+		return nil, again, err
+	}
+	// Blocks scanned may have left the chain meanwhile: a node still
+	// serves a block it disconnected.
+	if !s.withService {
+		up, err := s.c.syncHeaders(ctx, s.log)
+		if err != nil {
+			return nil, false, err
+		}
+		if up.Reorganized() && up.Fork < req.To && s.attempt < maxAttempts {
+			s.c.logf("chain reorganized at height %d during the scan: starting again", up.Fork)
+			return nil, true, nil
+		}
+	}
+	if err := s.complete(ctx, req, res); err != nil {
+		return nil, false, err
+	}
+	return res, false, nil
+}
+
+// complete fills in a pass's result of req: the headers of the blocks
+// scanned, the leak report of a BIP 157 scan that asked for one, the
+// bytes received and what every result says (finish).
+func (s *scanRun) complete(ctx context.Context, req ScanRequest, res *ScanResult) error {
+	var err error
+	// The headers of the blocks scanned, as the chain held them: it may
+	// change as soon as the scan returns.
+	if req.withHeaders {
+		if res.headers, err = s.c.chain.Headers(req.From, req.To); err != nil {
+			return fmt.Errorf("client: the chain state: %w", err)
+		}
+	}
+	if req.Leak && s.mode == "bip157" {
+		if res.Leak, err = s.c.leakOf(ctx, s.log, req.Watch, res.Cover != nil && res.Cover.Met); err != nil {
+			s.log.note(fmt.Sprintf("%v: %v", errNoLeak, err))
+		}
+	}
+	res.BytesReceived = s.c.pool.BytesReceived() - s.startBytes
+	s.c.finish(res, s.log, s.mode)
+	return nil
+}
+
+// failed handles a pass of req that failed with err: it reports again
+// when the scan should start over (the top of an open range was lost
+// with its peers, a disputed header is to be verified again, or the
+// chain reorganized, which explains an honest node's failure), and
+// otherwise blames the failed peer, ending the scan with its error when
+// the attempts ran out or no peer offering the service is left.
+func (s *scanRun) failed(ctx context.Context, req ScanRequest, err error) (again bool, _ error) {
+	if ctx.Err() != nil {
+		return false, ctx.Err()
+	}
+	if s.want.To < 0 && errors.Is(err, ErrNoPeers) && s.c.bestHeld(s.service) < req.To && s.attempt < maxAttempts {
+		// The peers that held the top of the range were banned or
+		// dropped: scan up to what those left hold.
+		return true, nil
+	}
+	var f *pool.Failure
+	if !errors.As(err, &f) {
+		return false, err
+	}
+	if serr := s.c.chain.Err(); serr != nil {
+		return false, fmt.Errorf("client: the chain state: %w", serr)
+	}
+	if errors.Is(f.Err, errDisputedHeader) && s.attempt < maxAttempts {
+		// No proof yet: the header is verified again, with f.Member
+		// (see ownWord).
+		s.c.logf("%v: verifying again", f.Err)
+		return true, nil
+	}
+	// A reorganization explains stalls, notfound and changed filter
+	// headers from an honest node: check before blaming, on a new
+	// connection if the failed request dropped the old one.
+	if !isLie(f.Err) {
+		if err := s.c.pool.Redial(ctx, f.Member); err != nil {
+			s.c.logf("redialing %s: %v", f.Member.Addr(), err)
+		}
+	}
+	up, serr := s.c.syncHeaders(ctx, s.log)
+	if serr == nil && up.Reorganized() && up.Fork < req.To && s.attempt < maxAttempts {
+		s.c.logf("chain reorganized at height %d during the scan: starting again", up.Fork)
+		return true, nil
+	}
+	s.c.blame(f.Member, f.Err)
+	if s.attempt >= maxAttempts || len(s.c.pool.Serving(s.service)) == 0 {
+		return false, f.Err
+	}
+	return true, nil
 }
 
 // scanRange resolves req's range on the chain as it is now: a negative To

@@ -80,6 +80,11 @@ type Rescan struct {
 	warnings rescanWarnings
 	// waiting is the wait for a peer under way, if any (Run's alone).
 	waiting peerWait
+	// atTip is the tip last reported (-1: none yet), and alone since
+	// when the next block has been held by one peer only (zero: it is
+	// not); Run's alone.
+	atTip int32
+	alone time.Time
 	// forgotFrom is the lowest height reported that the rescan no
 	// longer remembers (below base), or -1.
 	forgotFrom int32
@@ -217,10 +222,7 @@ func (r *Rescan) emit(e Event) {
 func (r *Rescan) Run(ctx context.Context) error {
 	defer r.endOnce.Do(func() { close(r.ended) })
 	if _, err := r.c.SyncHeaders(ctx); err != nil {
-		if r.opt.Follow && ctx.Err() != nil {
-			return nil
-		}
-		return err
+		return r.unlessFollowEnded(ctx, err)
 	}
 	if !r.opt.StartTime.IsZero() {
 		r.mu.Lock()
@@ -228,90 +230,126 @@ func (r *Rescan) Run(ctx context.Context) error {
 		r.base = r.next
 		r.mu.Unlock()
 	}
-	atTip := int32(-1)  // the tip last reported
-	var alone time.Time // since when the next block has been held by one peer only
+	r.atTip, r.alone = -1, time.Time{}
 	for {
-		if err := r.applyUpdates(); err != nil {
+		if end, err := r.round(ctx); end {
 			return err
-		}
-		if err := r.reportReorg(); err != nil {
-			return err
-		}
-		if err := r.recheck(ctx); err != nil {
-			if r.opt.Follow && ctx.Err() != nil {
-				return nil
-			}
-			return err
-		}
-		tip := r.c.bestHeld(wire.SFNodeCF)
-		if r.opt.Follow && tip < r.next-1 {
-			// The peers hold less than was reported (they are away or
-			// rolled back): wait for them.
-			if err := r.waitPeers(ctx, fmt.Sprintf("a peer serving compact filters up to height %d, reported already", r.next-1)); err != nil {
-				return err
-			}
-			continue
-		}
-		target := tip
-		if !r.opt.Follow && r.opt.To >= 0 {
-			target = min(r.opt.To, tip)
-		}
-		if r.next <= target && r.opt.Follow && r.c.heldByOne(r.next) {
-			// A new block only one peer has: give the others up to the
-			// timeout to get it, so that it is compared before it is
-			// reported.
-			if alone.IsZero() {
-				alone = time.Now()
-			}
-			if time.Since(alone) < r.c.timeout() {
-				if err := r.wait(ctx); err != nil {
-					return nil
-				}
-				continue
-			}
-		}
-		alone = time.Time{}
-		if r.next <= target {
-			to := min(target, r.next+r.opt.BatchBlocks-1)
-			if err := r.step(ctx, to); err != nil {
-				if r.opt.Follow && ctx.Err() != nil {
-					return nil
-				}
-				if errors.Is(err, ErrNoPeers) && r.c.bestHeld(wire.SFNodeCF) < to && r.c.bestHeld(wire.SFNodeCF) >= 0 {
-					// The peers that held the top of the step were banned
-					// or dropped: go on up to what those left hold.
-					continue
-				}
-				if r.opt.Follow && !errors.Is(err, ErrReorgTooDeep) && r.c.mayComeBack() {
-					// Every peer was banned or dropped on the way: the
-					// service dials those dropped again; wait for them.
-					r.addWarnings([]string{fmt.Sprintf("no peer left to scan from height %d (waiting for a peer dropped to be dialled again): %v", r.next, err)})
-					if err := r.waitPeers(ctx, fmt.Sprintf("a peer offering compact filters to scan from height %d", r.next)); err != nil {
-						return err
-					}
-					continue
-				}
-				return err
-			}
-			r.waiting = peerWait{}
-			continue
-		}
-		if !r.opt.Follow {
-			if r.opt.To > tip {
-				return fmt.Errorf("client: rescan to height %d: the peers' chain ends at %d", r.opt.To, tip)
-			}
-			r.emit(r.event(EventTip, tip))
-			return nil
-		}
-		r.waiting = peerWait{}
-		if tip != atTip {
-			atTip = tip
-			r.emit(r.event(EventTip, tip))
-		}
-		if err := r.wait(ctx); err != nil {
-			return nil
 		}
 	}
+}
+
+// unlessFollowEnded is err, or nil when it came of a following
+// rescan's context ending: that is how a following rescan ends.
+func (r *Rescan) unlessFollowEnded(ctx context.Context, err error) error {
+	if r.opt.Follow && ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// round is one turn of Run: it applies the updates queued, reports a
+// reorganization, scans again the blocks that rested on one peer, then
+// waits for the peers, scans the next step or reports the tip. It
+// reports end when Run returns, with err.
+func (r *Rescan) round(ctx context.Context) (end bool, err error) {
+	if err := r.applyUpdates(); err != nil {
+		return true, err
+	}
+	if err := r.reportReorg(); err != nil {
+		return true, err
+	}
+	if err := r.recheck(ctx); err != nil {
+		return true, r.unlessFollowEnded(ctx, err)
+	}
+	tip := r.c.bestHeld(wire.SFNodeCF)
+	if r.opt.Follow && tip < r.next-1 {
+		// The peers hold less than was reported (they are away or
+		// rolled back): wait for them.
+		if err := r.waitPeers(ctx, fmt.Sprintf("a peer serving compact filters up to height %d, reported already", r.next-1)); err != nil {
+			return true, err
+		}
+		return false, nil
+	}
+	target := tip
+	if !r.opt.Follow && r.opt.To >= 0 {
+		target = min(r.opt.To, tip)
+	}
+	if r.next <= target && r.opt.Follow && r.c.heldByOne(r.next) {
+		if waited, end := r.waitLonely(ctx); waited {
+			return end, nil
+		}
+	}
+	r.alone = time.Time{}
+	if r.next <= target {
+		return r.scanTo(ctx, target)
+	}
+	return r.atEnd(ctx, tip)
+}
+
+// waitLonely waits for the other peers to get the next block, which
+// only one peer has, for up to the client's timeout since it was first
+// found so, so that the block is compared before it is reported. It
+// reports whether it waited (the timeout is not over), and end when the
+// wait ended with ctx.
+func (r *Rescan) waitLonely(ctx context.Context) (waited, end bool) {
+	if r.alone.IsZero() {
+		r.alone = time.Now()
+	}
+	if time.Since(r.alone) >= r.c.timeout() {
+		return false, false
+	}
+	return true, r.wait(ctx) != nil
+}
+
+// scanTo scans the next step, at most BatchBlocks blocks up to target.
+// When the step fails it goes on (end false) with the peers left if
+// they hold less, or, following, waits for a peer dropped to be dialled
+// again; otherwise Run ends with the step's error.
+func (r *Rescan) scanTo(ctx context.Context, target int32) (end bool, _ error) {
+	to := min(target, r.next+r.opt.BatchBlocks-1)
+	err := r.step(ctx, to)
+	if err == nil {
+		r.waiting = peerWait{}
+		return false, nil
+	}
+	if r.opt.Follow && ctx.Err() != nil {
+		return true, nil
+	}
+	if errors.Is(err, ErrNoPeers) && r.c.bestHeld(wire.SFNodeCF) < to && r.c.bestHeld(wire.SFNodeCF) >= 0 {
+		// The peers that held the top of the step were banned or
+		// dropped: go on up to what those left hold.
+		return false, nil
+	}
+	if r.opt.Follow && !errors.Is(err, ErrReorgTooDeep) && r.c.mayComeBack() {
+		// Every peer was banned or dropped on the way: the service
+		// dials those dropped again; wait for them.
+		r.addWarnings([]string{fmt.Sprintf("no peer left to scan from height %d (waiting for a peer dropped to be dialled again): %v", r.next, err)})
+		if err := r.waitPeers(ctx, fmt.Sprintf("a peer offering compact filters to scan from height %d", r.next)); err != nil {
+			return true, err
+		}
+		return false, nil
+	}
+	return true, err
+}
+
+// atEnd is a round with nothing left to scan below tip: a rescan that
+// does not follow reports the tip and ends (with an error if the peers'
+// chain ends below To); a following one reports a new tip and waits for
+// the next block or update, ending only with ctx.
+func (r *Rescan) atEnd(ctx context.Context, tip int32) (end bool, _ error) {
+	if !r.opt.Follow {
+		if r.opt.To > tip {
+			return true, fmt.Errorf("client: rescan to height %d: the peers' chain ends at %d", r.opt.To, tip)
+		}
+		r.emit(r.event(EventTip, tip))
+		return true, nil
+	}
+	r.waiting = peerWait{}
+	if tip != r.atTip {
+		r.atTip = tip
+		r.emit(r.event(EventTip, tip))
+	}
+	return r.wait(ctx) != nil, nil
 }
 
 // mayComeBack reports whether no peer offering compact filters is live
