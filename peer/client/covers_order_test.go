@@ -243,9 +243,10 @@ func TestCoverFetchOrder(t *testing.T) {
 // where the wallet's chain of its receive key and change leaves the
 // payee out, and the chains of the wallet's length come from sweeps
 // (one output to one: the output's count 2) and from payments funded
-// from a coinbase (the payer's change 4). With 16 clients, 0.68 of the
-// covers have a count no watched script has, pooled AUC 0.42 (0.80 and
-// 0.33 where the other users made a single shape; the wallet's counts
+// from a coinbase (the payer's change 4). With 16 clients, 0.67 to 0.68
+// of the covers have a count no watched script has, pooled AUC 0.40 to
+// 0.42 (0.80 and 0.33 where the other users made a single shape; the
+// wallet's counts
 // are 3 to 3.7): a known distinguisher, measured by hand until the
 // draw forms candidate chains as the wallet's are formed:
 //

@@ -503,8 +503,9 @@ func TestCoverChainsLikeWallet(t *testing.T) {
 // SPVFILTER_COVER_CLIENTS=64 go test ./peer/client -run
 // TestCoverChainsLikeWallet -v). On the chain whose other users
 // transact in many shapes the covers' group sizes spread more than the
-// wallet's (pooled AUC about 0.44, a client in four or five told
-// apart), and four clients pooled fell below the bound in 1 run of 25;
+// wallet's (16 clients pooled: AUC 0.39 and 0.51 in two runs, 6 and 1
+// of them told apart; 0.51 and none where the other users made a single
+// shape), and four clients pooled fell below the bound in 1 run of 25;
 // eight, in none of 12 (lowest 0.37).
 const coverClients = 8
 
