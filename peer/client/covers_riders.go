@@ -31,9 +31,15 @@ import (
 // candidate those of the block it was found in.
 //
 // What remains: the choice is among the chains drawn, by appearances
-// alone, from the reserve; where the reserve holds few chains of the
-// wallet's riders (a chain whose other users pay in batches), the
-// covers' riders still tell them apart (TestCoverRidersLikeWallet).
+// alone, from the reserve, a margin beyond the need; and a candidate
+// chain is every script of a transaction (candidates), so a payment
+// with change, the commonest shape of a real chain, gives chains of
+// three scripts, where a wallet's chain of a receive key and the
+// change of its spend, the payee left out, is two. The chains of the
+// wallet's length come from sweeps and from other wallets' payments,
+// whose riders are not a payment's with change, and the covers' riders
+// still tell most of them apart (TestCoverRidersLikeWallet, on a chain
+// of other users' transactions of mainnet's shapes).
 
 // riders returns the riders of script over the blocks held at heights
 // (txMates), and how many of those blocks were held.

@@ -2,6 +2,8 @@ package peertest
 
 import (
 	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"testing"
@@ -43,6 +45,16 @@ type LabelledChainSpec struct {
 	NoisePer int    // background payments a block, from coinbases
 	Wallets  []*LabelledWallet
 	Events   map[int][]WalletEvent // by round, from 0
+
+	// Shaped, when above 0, is how many background transactions a
+	// block holds beside its payments from a coinbase, once 40
+	// background outputs are unspent, in place of the one spend of one
+	// output to one: each spends background outputs and pays new ones
+	// in a shape drawn from Shapes (MainnetShapes when nil), by a
+	// source seeded with Tag, so that other users transact as real
+	// wallets do rather than in a single shape.
+	Shaped int
+	Shapes []TxShape
 }
 
 // LabelledChain is a chain BuildLabelledChain mined: its wallets, and
@@ -62,6 +74,7 @@ type labelledBuilder struct {
 	pending []Output // background outputs not yet spent
 	bank    []Output // funds for the rounds the late coinbases cannot pay
 	chain   *LabelledChain
+	rng     *rand.Rand // draws the shaped transactions, seeded by Tag
 }
 
 // BuildLabelledChain mines spec's rounds on node, whose mining key must
@@ -76,6 +89,9 @@ type labelledBuilder struct {
 func BuildLabelledChain(t testing.TB, node *Node, spec LabelledChainSpec) *LabelledChain {
 	t.Helper()
 	b := &labelledBuilder{t: t, node: node, spec: spec, chain: &LabelledChain{Wallets: spec.Wallets, Heights: map[string][]int32{}}}
+	seed := fnv.New64a()
+	seed.Write([]byte(spec.Tag))
+	b.rng = rand.New(rand.NewPCG(seed.Sum64(), 0))
 	b.chain.Start = b.height() + 1
 	b.build()
 	b.chain.Tip = b.height()
@@ -226,7 +242,9 @@ func (b *labelledBuilder) noise(round int, h int32) []*wire.MsgTx {
 		b.seen(k, h)
 		b.pending = append(b.pending, OutputOf(noise, uint32(i), k))
 	}
-	if len(b.pending) > 40 {
+	if len(b.pending) > 40 && b.spec.Shaped > 0 {
+		txs = append(txs, b.shaped(h)...)
+	} else if len(b.pending) > 40 {
 		in := b.pending[round*7%len(b.pending)]
 		b.pending = slices.DeleteFunc(b.pending, func(o Output) bool { return o.OutPoint == in.OutPoint })
 		to := b.fresh("noise")
