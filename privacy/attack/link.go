@@ -55,8 +55,11 @@ type SessionLink struct {
 	// Probability is the posterior probability that the sessions share a
 	// wallet, and ProbabilityLow..ProbabilityHigh its 95% interval (its
 	// spread over the parameters fitted on resampled pairs and with the
-	// shares the capture cannot tell held; from 0 for a pair whose session
-	// is linked to nothing, which may be of no wallet).
+	// shares the capture cannot tell held, its upper end raised to what
+	// the counts cannot rule out: the probability that the sessions share
+	// addresses, and for a pair below the prior, the prior; from 0 for a
+	// pair whose session is linked to nothing, which may be of no wallet;
+	// see the package documentation).
 	// ProbabilityShared is that of different wallets one of which paid
 	// the other (its filters hold some of the other's addresses). See the
 	// package documentation.
