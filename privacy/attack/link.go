@@ -255,7 +255,7 @@ func severalWalletsWarning(q *linkParams) string {
 	if differ < growingShare || q.priors[sharedAddress] <= q.priors[sameWallet] {
 		return ""
 	}
-	return fmt.Sprintf("sessions of one wallet seem to differ in %.0f%% of their pairs and payments between sessions' wallets seem %.2g times as likely as one wallet: the capture looks like one of sessions of several wallets behind one client, or of wallets that keep change, and on simulated captures of that kind (privacy simulate --regime mixed) pairs given P below 0.5 were of one wallet several times as often as said, beyond their intervals",
+	return fmt.Sprintf("sessions of one wallet seem to differ in %.0f%% of their pairs and payments between sessions' wallets seem %.2g times as likely as one wallet: the capture looks like one of sessions of several wallets behind one client, or of wallets that keep change, and on simulated captures of that kind (privacy simulate --regime mixed) pairs given P below 0.5 were of one wallet several times as often as said, which only their intervals' upper ends reach",
 		100*differ, q.priors[sharedAddress]/q.priors[sameWallet])
 }
 
