@@ -164,9 +164,11 @@
 // the prior's 97.5% point (the probability its counts would leave if they
 // told nothing). The lower end is the fits' spread alone: on simulated
 // captures breaking each of the model's assumptions in turn (package
-// simulate's regimes), pairs were right no less often than said where the
-// fits' spread held, and more often, up to the bounds above, where it did
-// not. A pair with P near 0.5 whose interval is wide is one the capture
+// simulate's regimes), pairs were nowhere right less often than that
+// spread allows, and more often in several, which the bounds above reach
+// except under heavy-tailed wallet sizes (where most pairs of one wallet
+// carry no evidence and the prior, the share of one wallet among the
+// pairs that do, is several times too low; a warning says so). A pair with P near 0.5 whose interval is wide is one the capture
 // cannot decide; one at P = 0.02 whose interval reaches 0.9 is a pair
 // whose sessions surely share addresses, as a payer and its payee or one
 // wallet's sessions do. Priors given in LinkOptions are held, the other
