@@ -136,15 +136,43 @@
 // three sessions is not fitted: a payee every address of which its payer
 // watches and one wallet whose later session gained addresses both make
 // one session's matches hold the other's, and the capture cannot tell how
-// often each happens, so w is held at one half. The probabilities' 95% intervals carry the
-// model's uncertainty: their 2.5% and 97.5% points over the fits on 24
-// resamplings of the pairs (each pair counted a Poisson number of times,
-// from a fixed seed), over the fits holding w at 0.2 and at 0.8, and over
-// those holding f at 0.02 and at 0.98 (how far a wallet's sessions differ
-// is told from a payment no better than w is). A
-// pair with P near 0.5 whose interval is wide is one the capture cannot
-// decide. Priors given in LinkOptions are held, the other parameters
-// fitted, and the intervals are then single points. Pairs that share no
+// often each happens, so w is held at one half.
+//
+// The probabilities' 95% intervals carry what the capture leaves
+// uncertain, of three kinds. The fit: the 2.5% and 97.5% points of the
+// probability over the fits on 24 resamplings of the pairs (each pair
+// counted a Poisson number of times, from a fixed seed), over the fits
+// holding w at 0.2 and at 0.8, and over those holding f at 0.02 and at
+// 0.98 (how far a wallet's sessions differ is told from a payment no
+// better than w is). That spread alone is nearly a point wherever the
+// pair's own counts dominate the priors, and it assumes the hypotheses
+// are the right ones; two more ends follow from what the counts identify
+// and what they do not. A payment and one wallet whose sessions differ
+// both make two sessions share addresses beyond chance, which the counts
+// establish; how that share splits between them rests on laws the capture
+// cannot check (whole payees, how far a wallet grows, sessions of several
+// wallets behind one client, each made a share of one wallet only by the
+// model's form), so the upper end reaches the probability that the
+// sessions share addresses at all, P(one wallet) + P(payment), its 97.5%
+// point over the fits. And a probability below the prior rests on the
+// sessions' not sharing what one wallet's sessions would, which holds
+// only for a wallet whose sessions all hold its candidates: one of no
+// candidate in the universe, one whose sessions hold disjoint parts of
+// it (shrunk, grown far), or one held beside another wallet behind one
+// client shares nothing as two wallets do, and how often that happens the
+// capture cannot tell; so the upper end of such a pair's interval reaches
+// the prior's 97.5% point (the probability its counts would leave if they
+// told nothing). The lower end is the fits' spread alone: on simulated
+// captures breaking each of the model's assumptions in turn (package
+// simulate's regimes), pairs were nowhere right less often than that
+// spread allows, and more often in several, which the bounds above reach
+// except under heavy-tailed wallet sizes (where most pairs of one wallet
+// carry no evidence and the prior, the share of one wallet among the
+// pairs that do, is several times too low; a warning says so). A pair with P near 0.5 whose interval is wide is one the capture
+// cannot decide; one at P = 0.02 whose interval reaches 0.9 is a pair
+// whose sessions surely share addresses, as a payer and its payee or one
+// wallet's sessions do. Priors given in LinkOptions are held, the other
+// parameters fitted, and the intervals are then single points. Pairs that share no
 // match are weighed from each session's terms computed once, and gathered
 // by their likelihood ratios for the fit. A session whose filters match
 // every candidate, or whose match list was cut at AnalyzeOptions.MaxMatches

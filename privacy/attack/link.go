@@ -55,8 +55,11 @@ type SessionLink struct {
 	// Probability is the posterior probability that the sessions share a
 	// wallet, and ProbabilityLow..ProbabilityHigh its 95% interval (its
 	// spread over the parameters fitted on resampled pairs and with the
-	// shares the capture cannot tell held; from 0 for a pair whose session
-	// is linked to nothing, which may be of no wallet).
+	// shares the capture cannot tell held, its upper end raised to what
+	// the counts cannot rule out: the probability that the sessions share
+	// addresses, and for a pair below the prior, the prior; from 0 for a
+	// pair whose session is linked to nothing, which may be of no wallet;
+	// see the package documentation).
 	// ProbabilityShared is that of different wallets one of which paid
 	// the other (its filters hold some of the other's addresses). See the
 	// package documentation.
@@ -252,7 +255,7 @@ func severalWalletsWarning(q *linkParams) string {
 	if differ < growingShare || q.priors[sharedAddress] <= q.priors[sameWallet] {
 		return ""
 	}
-	return fmt.Sprintf("sessions of one wallet seem to differ in %.0f%% of their pairs and payments between sessions' wallets seem %.2g times as likely as one wallet: the capture looks like one of sessions of several wallets behind one client, or of wallets that keep change, and on simulated captures of that kind (privacy simulate --regime mixed) pairs given P below 0.5 were of one wallet several times as often as said, beyond their intervals",
+	return fmt.Sprintf("sessions of one wallet seem to differ in %.0f%% of their pairs and payments between sessions' wallets seem %.2g times as likely as one wallet: the capture looks like one of sessions of several wallets behind one client, or of wallets that keep change, and on simulated captures of that kind (privacy simulate --regime mixed) pairs given P below 0.5 were of one wallet several times as often as said, which only their intervals' upper ends reach",
 		100*differ, q.priors[sharedAddress]/q.priors[sameWallet])
 }
 

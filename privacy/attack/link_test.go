@@ -675,3 +675,49 @@ func TestBeyondShowsPayerWallet(t *testing.T) {
 		}
 	}
 }
+
+// TestLinkIntervalBounds holds a link's interval to the ends of the
+// package documentation: the fits' spread of the probability, its upper
+// end raised to the probability that the sessions share addresses (one
+// wallet or a payment) and, below the prior, to the prior; a point when
+// the priors are held.
+func TestLinkIntervalBounds(t *testing.T) {
+	params := func(same, payment float64) linkParams {
+		return linkParams{priors: [hypotheses]float64{sameWallet: same, otherWallets: 1 - same - payment, sharedAddress: payment}}
+	}
+	fit := linkFit{est: params(0.02, 0.05)}
+	for i := range 28 {
+		fit.boot = append(fit.boot, params(0.015+0.01*float64(i)/27, 0.05))
+	}
+	priorHigh := 0.015 + 0.01*27.0/27 // the largest of the 29 fits' priors is their 97.5% point
+	tests := []struct {
+		name           string
+		same, payment  float64 // the posteriors at every fit
+		spread         float64 // added to the one-wallet posterior at the i-th fit: i·spread
+		wantLo, wantHi float64
+		held           bool
+	}{
+		{name: "one wallet, no payment: the fits' spread", same: 0.97, payment: 0.01, spread: 0.0005, wantLo: 0.97, wantHi: 0.97 + 28*0.0005 + 0.01},
+		{name: "a payment as likely: up to what they share", same: 0.4, payment: 0.55, wantLo: 0.4, wantHi: 0.95},
+		{name: "below the prior: up to the prior", same: 1e-6, payment: 0, wantLo: 1e-6, wantHi: priorHigh},
+		{name: "below the prior, a payment above it", same: 1e-3, payment: 0.3, wantLo: 1e-3, wantHi: 0.301},
+		{name: "priors held: a point", same: 0.4, payment: 0.55, wantLo: 0.4, wantHi: 0.4, held: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := fit
+			if tc.held {
+				f.boot = nil
+			}
+			i := 0
+			p, lo, hi := f.boundedSpread(func(q *linkParams) [hypotheses]float64 {
+				same := tc.same + float64(i)*tc.spread
+				i++
+				return [hypotheses]float64{sameWallet: same, otherWallets: 1 - same - tc.payment, sharedAddress: tc.payment}
+			})
+			if p != tc.same || math.Abs(lo-tc.wantLo) > 1e-9 || math.Abs(hi-tc.wantHi) > 1e-9 {
+				t.Errorf("P %g [%g, %g], want %g [%g, %g]", p, lo, hi, tc.same, tc.wantLo, tc.wantHi)
+			}
+		})
+	}
+}

@@ -1018,11 +1018,53 @@ func poissonDraw(rng *rand.Rand, lambda float64) int {
 }
 
 // interval is the probability of one wallet at the fitted parameters and
-// its 95% interval: the 2.5% and 97.5% points of its values at the
-// parameters fitted on resampled pairs (or the point, when the priors are
-// held).
+// its 95% interval (a point when the priors are held): the 2.5% and
+// 97.5% points of its values at the parameters fitted on resampled pairs
+// and with the shares the capture cannot tell held, the upper end raised
+// to what the capture cannot rule out (see the package documentation,
+// "Linking sessions"): to the 97.5% point of the probability that the
+// sessions share addresses (one wallet, or a payment), and, for a pair
+// whose probability lies below the prior of one wallet, to the prior's
+// 97.5% point.
 func (f *linkFit) interval(ev *pairEvidence) (p, lo, hi float64) {
-	return f.spread(func(q *linkParams) float64 { return q.posterior(ev)[sameWallet] })
+	return f.boundedSpread(func(q *linkParams) [hypotheses]float64 { return q.posterior(ev) })
+}
+
+// boundedSpread is interval for the posteriors post gives at each
+// fitted parameters.
+func (f *linkFit) boundedSpread(post func(q *linkParams) [hypotheses]float64) (p, lo, hi float64) {
+	at := post(&f.est)
+	p = at[sameWallet]
+	if len(f.boot) == 0 {
+		return p, p, p
+	}
+	one := make([]float64, 0, len(f.boot)+1)
+	shares := make([]float64, 0, len(f.boot)+1)
+	priors := make([]float64, 0, len(f.boot)+1)
+	add := func(q *linkParams, at [hypotheses]float64) {
+		one = append(one, at[sameWallet])
+		shares = append(shares, at[sameWallet]+at[sharedAddress])
+		priors = append(priors, q.priors[sameWallet])
+	}
+	add(&f.est, at)
+	for i := range f.boot {
+		add(&f.boot[i], post(&f.boot[i]))
+	}
+	lo, hi = percentiles(one)
+	_, shareHigh := percentiles(shares)
+	_, priorHigh := percentiles(priors)
+	hi = math.Max(hi, math.Min(shareHigh, 1))
+	if p < priorHigh {
+		hi = math.Max(hi, priorHigh)
+	}
+	return p, math.Min(lo, p), math.Max(hi, p)
+}
+
+// percentiles are the 2.5% and 97.5% points of vs, which it sorts.
+func percentiles(vs []float64) (lo, hi float64) {
+	slices.Sort(vs)
+	n := float64(len(vs) - 1)
+	return vs[int(math.Floor(0.025*n))], vs[int(math.Ceil(0.975*n))]
 }
 
 // spread is value at the fitted parameters and the 2.5% and 97.5% points
@@ -1037,9 +1079,6 @@ func (f *linkFit) spread(value func(q *linkParams) float64) (p, lo, hi float64) 
 	for i := range f.boot {
 		vs = append(vs, value(&f.boot[i]))
 	}
-	slices.Sort(vs)
-	n := float64(len(vs) - 1)
-	lo = vs[int(math.Floor(0.025*n))]
-	hi = vs[int(math.Ceil(0.975*n))]
+	lo, hi = percentiles(vs)
 	return p, math.Min(lo, p), math.Max(hi, p)
 }
