@@ -244,6 +244,11 @@ type Options struct {
 	// watched script, which gives the wallet's realized share of the
 	// class.
 	Own, Cover func(candidate string) bool
+	// Decoy, when set with Own, marks candidates the client fetched the
+	// blocks of on purpose that are not its own (Input.Decoys): their
+	// matches are made, not chance, so the labelled chance count leaves
+	// out the groups holding one, as it leaves out the own groups.
+	Decoy func(candidate string) bool
 	// CoverTarget, in (0, 1), caps every probability and interval at it:
 	// the calibrated posterior of an attacker who knows the client keeps
 	// the wallet's share of every class at most the target with covers it

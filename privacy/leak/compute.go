@@ -33,6 +33,14 @@ type Input struct {
 	// (ScriptLeak.WatchItem indexes them); Covers are the client's cover
 	// scripts, its own but not the wallet's (nil without covers).
 	Watched, Covers [][]byte
+	// Decoys are scripts neither watched nor covers whose blocks the
+	// client fetched on purpose: the candidate chains a client with
+	// covers explored, and those it drew and then left out, fetched
+	// once. Their matches are made by the fetching, not by chance, and
+	// the attacker's null does not reproduce them; the report's chance
+	// count leaves out the groups holding one (see the package
+	// documentation), which only raises the probabilities.
+	Decoys [][]byte
 	// Target is the client's privacy target (0: none): the attack it
 	// reports is then cover-aware (Options.CoverTarget), as privacy
 	// fetches --cover-target gives on a capture of it.
@@ -219,7 +227,7 @@ func Compute(in Input, lim Limits) (*Leak, error) {
 	if err != nil {
 		return nil, err
 	}
-	reps, err := Analyze(all, p.source(), Options{Own: p.isOwn, Singles: p.singles, MaxMatches: len(p.entries) + 1, CoverTarget: in.Target})
+	reps, err := Analyze(all, p.source(), Options{Own: p.isOwn, Decoy: p.isDecoy, Singles: p.singles, MaxMatches: len(p.entries) + 1, CoverTarget: in.Target})
 	if err != nil {
 		return nil, fmt.Errorf("leak: %w", err)
 	}
