@@ -339,15 +339,18 @@ func (s *Set) AddDecoy(script []byte) error {
 	if len(s.c.decoys) >= MaxDecoys {
 		return ErrFull
 	}
-	s.c.decoys = append(s.c.decoys, bytes.Clone(script))
-	size := len(s.c.encode())
+	n := len(s.c.decoys)
+	size := s.size - uvarintLen(n) + uvarintLen(n+1) + uvarintLen(len(script)) + len(script)
 	if size > MaxFileSize {
-		s.c.decoys = s.c.decoys[:len(s.c.decoys)-1]
 		return ErrFull
 	}
+	s.c.decoys = append(s.c.decoys, bytes.Clone(script))
 	s.size = size
 	return nil
 }
+
+// uvarintLen is the bytes of n as a varint.
+func uvarintLen(n int) int { return len(binary.AppendUvarint(nil, uint64(n))) }
 
 // Chance returns the chance groups per class at the last scan.
 func (s *Set) Chance() map[int]float64 {

@@ -680,6 +680,9 @@ func TestDecoysKept(t *testing.T) {
 	if err := full.AddDecoy(p2wpkh(1000 + MaxDecoys)); !errors.Is(err, ErrFull) {
 		t.Errorf("a decoy beyond MaxDecoys: %v, want ErrFull", err)
 	}
+	if got := len(full.c.encode()); got != full.size {
+		t.Errorf("size kept as %d, encodes to %d", full.size, got)
+	}
 }
 
 // TestRidersKept: an entry's riders survive a save and an open; a file

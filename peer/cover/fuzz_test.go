@@ -60,6 +60,9 @@ func FuzzOpen(f *testing.F) {
 			if err := s.AddReserve(Cover{Script: []byte{0x51, 0x52}, Profile: Profile{Class: 1}}); err != nil && !errors.Is(err, ErrDuplicate) {
 				t.Fatal(err)
 			}
+			if err := s.AddDecoy([]byte{0x51, 0x53}); err != nil && !errors.Is(err, ErrFull) {
+				t.Fatal(err)
+			}
 			if got := len(s.c.encode()); got != s.size || got > MaxFileSize {
 				t.Fatalf("size kept as %d, encodes to %d", s.size, got)
 			}
