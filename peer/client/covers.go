@@ -1311,18 +1311,21 @@ func (cs *coverScan) settleFetched() {
 }
 
 // decoyNear keeps as decoys (cover.Set.AddDecoy) the candidates in
-// reserve with a block among heights, fetched by exploring near them:
-// their matches are made by the fetching.
-func (cs *coverScan) decoyNear(heights []int32) {
-	if len(heights) == 0 {
+// reserve with a block among near, the heights exploring near them
+// fetches, and every block in fetched (those the scan has fetched or
+// will): their matches are made by the fetching. A candidate with a
+// block not fetched matches nothing, whatever else was fetched.
+func (cs *coverScan) decoyNear(near []int32, fetched map[int32]bool) {
+	if len(near) == 0 {
 		return
 	}
-	at := make(map[int32]bool, len(heights))
-	for _, h := range heights {
+	at := make(map[int32]bool, len(near))
+	for _, h := range near {
 		at[h] = true
 	}
 	for _, c := range cs.spare {
-		if slices.ContainsFunc(cs.seen[string(c.Script)], func(h int32) bool { return at[h] }) {
+		hs := cs.seen[string(c.Script)]
+		if slices.ContainsFunc(hs, func(h int32) bool { return at[h] }) && !slices.ContainsFunc(hs, outside(fetched)) {
 			cs.addDecoy(c.Script)
 		}
 	}
@@ -1480,7 +1483,7 @@ func (cs *coverScan) exploreNext(n int) []int32 {
 			out = append(out, h)
 		}
 	}
-	cs.decoyNear(out)
+	near := slices.Clone(out)
 	order, place := cs.sweep()
 	for i, h := range order {
 		if len(out) >= n {
@@ -1494,6 +1497,7 @@ func (cs *coverScan) exploreNext(n int) []int32 {
 			cs.sweptNow++
 		}
 	}
+	cs.decoyNear(near, taken)
 	slices.Sort(out)
 	return out
 }

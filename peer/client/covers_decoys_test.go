@@ -10,7 +10,8 @@ import (
 )
 
 // TestDecoysOfFetchedOnPurpose: the candidates whose blocks exploring
-// near them fetches, and the chains drawn whose blocks a scan fetched
+// near them fetches, all of them (one with a block not fetched matches
+// nothing), and the chains drawn whose blocks a scan fetched
 // and that were left out, are kept as decoys in the cover file; a chain
 // added as covers is not; the leak report's decoys (decoysOf) are those
 // and the scripts in reserve of a cover's or a decoy's chain, not a
@@ -24,10 +25,12 @@ func TestDecoysOfFetchedOnPurpose(t *testing.T) {
 	entry := func(i byte, group uint64) cover.Cover {
 		return cover.Cover{Script: s(i), Profile: cover.Profile{Class: 2, Type: 2, First: 150, Drawn: 299, Group: group}}
 	}
-	near, far := entry(1, 0), entry(2, 0)
+	// near's blocks are the near heights, partly's one of them and one
+	// never fetched, far's none.
+	near, partly, far := entry(1, 0), entry(9, 0), entry(2, 0)
 	cs := &coverScan{set: set, from: 100, to: 299, near: []int32{150, 170},
-		spare: []cover.Cover{near, far},
-		seen:  map[string][]int32{string(near.Script): {150, 170}, string(far.Script): {250, 260}}}
+		spare: []cover.Cover{near, partly, far},
+		seen:  map[string][]int32{string(near.Script): {150, 170}, string(partly.Script): {150, 99}, string(far.Script): {250, 260}}}
 	got := cs.exploreNext(4)
 	if !slices.Contains(got, 150) || !slices.Contains(got, 170) {
 		t.Fatalf("explored %v, want the near heights 150 and 170 first", got)

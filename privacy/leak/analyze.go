@@ -112,7 +112,7 @@ type Class struct {
 	ExpectedGroupsByShifts float64 `json:"expected_groups_by_shifts"`
 	// LabelledChanceGroups is, when the client labels its own candidates
 	// (Options.Own), the chance count observed: the class's groups that
-	// hold no own candidate. The probabilities use it instead of the
+	// hold no own candidate nor a decoy (Options.Decoy). The probabilities use it instead of the
 	// shifts, for two or more appearances at the lower end of its 95%
 	// interval (see Options.Own).
 	LabelledChanceGroups float64 `json:"labelled_chance_groups,omitempty"`

@@ -129,7 +129,7 @@ type PeerLeak struct {
 	Scripts []ScriptLeak `json:"scripts"`
 	// ChanceGroups is, per class k (1..MaxProfileClass, the last class
 	// holding every larger one), the groups of the view that hold none
-	// of the client's own scripts (Class.LabelledChanceGroups): what
+	// of the client's own scripts nor a decoy (Class.LabelledChanceGroups): what
 	// chance gives, which dilutes the wallet's groups as covers do
 	// (Need's chance).
 	ChanceGroups map[int]float64 `json:"chance_groups_by_class"`
