@@ -106,10 +106,11 @@ import (
 // to scan again.
 //
 // Decoys. Some blocks are fetched for candidates that do not become
-// covers: those explored near candidates of several appearances, and
-// those of chains drawn and then left out (turned down by settling, or
-// drawn beyond the need), fetched once. Every script of such a chain
-// matches because its blocks were fetched, which the attacker's null
+// covers: those of candidates of several appearances explored near
+// (a candidate with every block fetched then), and those of chains drawn
+// and then left out (turned down by settling, or drawn beyond the need),
+// fetched once. Every script of such a chain matches because its blocks
+// were fetched, which the attacker's null
 // (the fetched set shifted) does not reproduce, so the leak report would
 // count it as chance and give the wallet's scripts of its class less
 // than the attack does. The client keeps those scripts as decoys in
