@@ -105,6 +105,21 @@ import (
 // the range holds too few candidates, and of which classes, rather than
 // to scan again.
 //
+// Decoys. Some blocks are fetched for candidates that do not become
+// covers: those of candidates of several appearances explored near
+// (a candidate with every block fetched then), and those of chains drawn
+// and then left out (turned down by settling, or drawn beyond the need),
+// fetched once. Every script of such a chain matches because its blocks
+// were fetched, which the attacker's null
+// (the fetched set shifted) does not reproduce, so the leak report would
+// count it as chance and give the wallet's scripts of its class less
+// than the attack does. The client keeps those scripts as decoys in
+// the cover file (cover.Set.AddDecoy, bounded, never dropped: the peers
+// keep what they were asked), and the leak report leaves the groups
+// holding one out of its chance count (leak.Input.Decoys, the rule in
+// package privacy/leak), with the scripts in reserve of a cover's or a
+// decoy's chain.
+//
 // Profiles are read on the filters, whose false positives (one in
 // M = 784,931 per script and block) raise a script's class above what
 // the attack, reading the blocks fetched, sees: a wallet's script
@@ -269,6 +284,8 @@ type coverScan struct {
 	// before the scan (the ledger's, of earlier scans and sessions):
 	// peers that keep what they were asked see them with the plan's.
 	before map[int32]bool
+	// decoysLost is set once a decoy could not be kept (addDecoy).
+	decoysLost bool
 }
 
 // pendingChain is a cover chain drawn and not yet added: its covers
@@ -1269,6 +1286,15 @@ func (cs *coverScan) settleFetched() {
 	if len(cs.pending) == 0 {
 		return
 	}
+	// Every pending chain's blocks are fetched: those not added below
+	// (turned down, or drawn beyond the need) are decoys.
+	var fetched [][]byte
+	for _, ch := range cs.pending {
+		for _, c := range ch.covers {
+			fetched = append(fetched, c.Script)
+		}
+	}
+	defer cs.decoyLeftOut(fetched)
 	// Only a chain turned down now may be taken back: one turned down
 	// while planning has no block in the plan.
 	cs.turned = nil
@@ -1282,6 +1308,55 @@ func (cs *coverScan) settleFetched() {
 	cs.commit()
 	if n := total(short); n > 0 {
 		cs.why = append(cs.why, fmt.Sprintf("%s short once the blocks fetched showed the groups of the chains drawn (they grew through the plan's other blocks): the next scan draws again", nounCount(n, "cover chain")))
+	}
+}
+
+// decoyNear keeps as decoys (cover.Set.AddDecoy) the candidates in
+// reserve with a block among near, the heights exploring near them
+// fetches, and every block in fetched (those the scan has fetched or
+// will): their matches are made by the fetching. A candidate with a
+// block not fetched matches nothing, whatever else was fetched.
+func (cs *coverScan) decoyNear(near []int32, fetched map[int32]bool) {
+	if len(near) == 0 {
+		return
+	}
+	at := make(map[int32]bool, len(near))
+	for _, h := range near {
+		at[h] = true
+	}
+	for _, c := range cs.spare {
+		hs := cs.seen[string(c.Script)]
+		if slices.ContainsFunc(hs, func(h int32) bool { return at[h] }) && !slices.ContainsFunc(hs, outside(fetched)) {
+			cs.addDecoy(c.Script)
+		}
+	}
+}
+
+// decoyLeftOut keeps as decoys the scripts of fetched, the chains
+// drawn whose blocks the scan fetched, that are not covers now.
+func (cs *coverScan) decoyLeftOut(fetched [][]byte) {
+	if cs.set == nil || len(fetched) == 0 {
+		return
+	}
+	inUse := map[string]bool{}
+	for _, s := range cs.set.Scripts() {
+		inUse[string(s)] = true
+	}
+	for _, s := range fetched {
+		if !inUse[string(s)] {
+			cs.addDecoy(s)
+		}
+	}
+}
+
+// addDecoy keeps script as a decoy, warning once when the file cannot.
+func (cs *coverScan) addDecoy(script []byte) {
+	if cs.set == nil {
+		return
+	}
+	if err := cs.set.AddDecoy(script); err != nil && !cs.decoysLost {
+		cs.decoysLost = true
+		cs.warnings = append(cs.warnings, fmt.Sprintf("a script whose blocks were fetched on purpose was not kept as a decoy (%v): the leak report may count its match as chance, which can put it below the attack", err))
 	}
 }
 
@@ -1409,6 +1484,7 @@ func (cs *coverScan) exploreNext(n int) []int32 {
 			out = append(out, h)
 		}
 	}
+	near := slices.Clone(out)
 	order, place := cs.sweep()
 	for i, h := range order {
 		if len(out) >= n {
@@ -1422,6 +1498,7 @@ func (cs *coverScan) exploreNext(n int) []int32 {
 			cs.sweptNow++
 		}
 	}
+	cs.decoyNear(near, taken)
 	slices.Sort(out)
 	return out
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/gcs"
+	"github.com/spvfilter/spvfilter/peer/cover"
 	"github.com/spvfilter/spvfilter/peer/pool"
 	"github.com/spvfilter/spvfilter/privacy/leak"
 )
@@ -79,6 +80,7 @@ func (c *Client) leakOf(ctx context.Context, log *scanLog, items []WatchItem, me
 		Filters: cachedFilters{c}}
 	if c.covers != nil {
 		in.Covers = c.covers.Scripts()
+		in.Decoys = decoysOf(c.covers)
 		if met {
 			in.Target = c.cfg.PrivacyTarget
 		}
@@ -108,6 +110,37 @@ func (c *Client) leakOf(ctx context.Context, log *scanLog, items []WatchItem, me
 			"what peer %s was asked is not all recorded (the ledger's bound, or records lost): what it saw may be understated", addr))
 	}
 	return l, nil
+}
+
+// decoysOf is what a cover set says the client fetched on purpose that
+// is not its own (leak.Input.Decoys): the decoys it keeps (candidate
+// chains explored, chains drawn and left out), and the scripts in
+// reserve of a chain a cover or a decoy was drawn from, which its blocks
+// hold.
+func decoysOf(set *cover.Set) [][]byte {
+	out := set.Decoys()
+	groups := map[uint64]bool{}
+	for _, c := range set.Covers() {
+		groups[c.Profile.Group] = true
+	}
+	decoy := map[string]bool{}
+	for _, d := range out {
+		decoy[string(d)] = true
+	}
+	reserve := set.Reserve()
+	for _, r := range reserve {
+		if decoy[string(r.Script)] {
+			groups[r.Profile.Group] = true
+		}
+	}
+	delete(groups, 0) // a script alone
+	for _, r := range reserve {
+		if groups[r.Profile.Group] && !decoy[string(r.Script)] {
+			decoy[string(r.Script)] = true
+			out = append(out, r.Script)
+		}
+	}
+	return out
 }
 
 // ptrs returns pointers to the elements of ps.

@@ -309,6 +309,49 @@ func (s *Set) Refute(k MatchKey) error {
 
 func compareKeys(a, b MatchKey) int { return bytes.Compare(a[:], b[:]) }
 
+// Decoys returns the decoys kept, in the order they were kept: scripts
+// neither watched nor covers whose blocks the client fetched on purpose
+// (the candidate chains it explored, those it drew and left out), whose
+// matches a leak report must not count as chance (leak.Input.Decoys).
+func (s *Set) Decoys() [][]byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([][]byte, len(s.c.decoys))
+	for i, d := range s.c.decoys {
+		out[i] = bytes.Clone(d)
+	}
+	return out
+}
+
+// AddDecoy keeps script as a decoy (Decoys), once: a script kept already
+// is left alone. ErrFull beyond MaxDecoys or the file's bound: the
+// decoys are never dropped, since blocks fetched in earlier sessions stay
+// in what the peers were asked.
+func (s *Set) AddDecoy(script []byte) error {
+	if err := checkDecoy(script); err != nil {
+		return fmt.Errorf("cover: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if slices.ContainsFunc(s.c.decoys, func(d []byte) bool { return bytes.Equal(d, script) }) {
+		return nil
+	}
+	if len(s.c.decoys) >= MaxDecoys {
+		return ErrFull
+	}
+	n := len(s.c.decoys)
+	size := s.size - uvarintLen(n) + uvarintLen(n+1) + uvarintLen(len(script)) + len(script)
+	if size > MaxFileSize {
+		return ErrFull
+	}
+	s.c.decoys = append(s.c.decoys, bytes.Clone(script))
+	s.size = size
+	return nil
+}
+
+// uvarintLen is the bytes of n as a varint.
+func uvarintLen(n int) int { return len(binary.AppendUvarint(nil, uint64(n))) }
+
 // Chance returns the chance groups per class at the last scan.
 func (s *Set) Chance() map[int]float64 {
 	s.mu.Lock()

@@ -67,6 +67,11 @@ func filled(t testing.TB, n, r int) (*Set, string) {
 			t.Fatal(err)
 		}
 	}
+	for _, d := range fileDecoys {
+		if err := s.AddDecoy(d); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := s.Save(); err != nil {
 		t.Fatal(err)
 	}
@@ -75,6 +80,19 @@ func filled(t testing.TB, n, r int) (*Set, string) {
 
 // fileRefuted are the false matches filled saves.
 var fileRefuted = []MatchKey{MatchKeyOf(chainhash.Hash{1}, p2wpkh(1)), MatchKeyOf(chainhash.Hash{2}, p2wpkh(1))}
+
+// fileDecoys are the decoys filled saves.
+var fileDecoys = [][]byte{p2wpkh(200), p2wpkh(201)}
+
+// decoysBytes is the decoys section of a file of the current version.
+func decoysBytes(ds [][]byte) []byte {
+	b := binary.AppendUvarint(nil, uint64(len(ds)))
+	for _, d := range ds {
+		b = binary.AppendUvarint(b, uint64(len(d)))
+		b = append(b, d...)
+	}
+	return b
+}
 
 // same fails unless a and b hold the same set.
 func same(t *testing.T, a, b *Set) {
@@ -186,9 +204,11 @@ func good(t testing.TB) ([]byte, map[string]int) {
 	seed := net + 1 + len(params.Name)
 	chance := seed + 32
 	covers := chance + 1 + 2*3
-	explore := len(data) - 4 - len(exploreBytes(fileExplore)) - 1 - 8*len(fileRefuted)
+	decoys := len(data) - 4 - len(decoysBytes(fileDecoys))
+	explore := decoys - len(exploreBytes(fileExplore)) - 1 - 8*len(fileRefuted)
 	return data, map[string]int{"magic": 0, "network": net, "seed": seed, "chance": chance, "covers": covers,
-		"cover script": covers + 2, "reserve": explore - entry(2).entrySize() - 1, "explore": explore, "checksum": len(data) - 4}
+		"cover script": covers + 2, "reserve": explore - entry(2).entrySize() - 1, "explore": explore,
+		"decoys": decoys, "decoy script": decoys + 2, "checksum": len(data) - 4}
 }
 
 // exploreBytes is e as a file of the current version writes it.
@@ -212,7 +232,7 @@ func damagedFiles(t testing.TB) map[string][]byte {
 	cases := map[string][]byte{
 		"empty":            {},
 		"bad magic":        append([]byte("SPVFXXX\x01"), data[8:]...),
-		"version 6":        resum(append([]byte("SPVFCOV\x06"), data[8:]...)),
+		"version 7":        resum(append([]byte("SPVFCOV\x07"), data[8:]...)),
 		"checksum flipped": append(slices.Clone(data[:len(data)-1]), data[len(data)-1]^1),
 		"a byte flipped":   append(append(slices.Clone(data[:40]), data[40]^0x10), data[41:]...),
 		"trailing byte":    resum(append(slices.Clone(data[:len(data)-4]), 0, 0, 0, 0, 0)),
@@ -545,7 +565,7 @@ func TestExploreKept(t *testing.T) {
 	// the range they were explored in.
 	v3 := append([]byte("SPVFCOV\x03"), prefix...)
 	v3 = binary.AppendUvarint(binary.AppendUvarint(binary.AppendUvarint(v3, uint64(fileExplore.Short)), fileExplore.Swept), fileExplore.Explored)
-	v3 = append(v3, data[at["explore"]+len(exploreBytes(fileExplore)):len(data)-4]...)
+	v3 = append(v3, data[at["explore"]+len(exploreBytes(fileExplore)):at["decoys"]]...)
 	if err := os.WriteFile(filepath.Join(dir, FileName), resum(append(v3, 0, 0, 0, 0)), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -582,14 +602,86 @@ func TestRefutedKept(t *testing.T) {
 	if err := again.Refute(fileRefuted[0]); err != nil || len(again.c.encode()) != before {
 		t.Errorf("a key kept twice: %v, %d bytes from %d", err, len(again.c.encode()), before)
 	}
-	data, _ := good(t)
-	end := len(data) - 4 - 16
-	swapped := slices.Concat(data[:end], data[end+8:end+16], data[end:end+8])
+	data, at := good(t)
+	end := at["decoys"] - 16
+	swapped := slices.Concat(data[:end], data[end+8:end+16], data[end:end+8], data[end+16:len(data)-4])
 	if bytes.Compare(data[end:end+8], data[end+8:end+16]) >= 0 {
 		t.Fatal("the file's keys are not in order")
 	}
 	if _, err := decode(resum(append(swapped, 0, 0, 0, 0)), params.Name); err == nil {
 		t.Error("keys out of order accepted")
+	}
+}
+
+// TestDecoysKept: decoys survive a save and an open in the order kept;
+// a decoy kept twice is kept once; a file of version 5, before they were
+// kept, reads with none, its other fields whole, and is written in the
+// current version when saved again; a script no basic filter holds is
+// refused, by AddDecoy and in a file, and so is a decoy twice in a file;
+// beyond MaxDecoys AddDecoy says ErrFull.
+func TestDecoysKept(t *testing.T) {
+	s, dir := filled(t, 2, 1)
+	again, _, err := Open(dir, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := again.Decoys(); !slices.EqualFunc(got, fileDecoys, bytes.Equal) {
+		t.Errorf("decoys %x after open, want %x", got, fileDecoys)
+	}
+	before := len(again.c.encode())
+	if err := again.AddDecoy(fileDecoys[0]); err != nil || len(again.c.encode()) != before || len(again.Decoys()) != len(fileDecoys) {
+		t.Errorf("a decoy kept twice: %v, %d bytes from %d", err, len(again.c.encode()), before)
+	}
+	if err := again.AddDecoy([]byte{0x6a, 0x01}); err == nil {
+		t.Error("an OP_RETURN script kept as a decoy")
+	}
+	// The set as version 5 wrote it: the same bytes without the decoys.
+	data, at := good(t)
+	v5 := slices.Concat([]byte("SPVFCOV\x05"), data[len(magic):at["decoys"]])
+	dir = t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, FileName), resum(append(v5, 0, 0, 0, 0)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	old, notes, err := Open(dir, params)
+	if err != nil || len(notes) > 0 {
+		t.Fatalf("a version 5 file: %v, notes %q", err, notes)
+	}
+	if !slices.EqualFunc(s.Covers(), old.Covers(), eqCover) || !slices.EqualFunc(s.Reserve(), old.Reserve(), eqCover) {
+		t.Errorf("a version 5 file read as %d covers, %d in reserve", len(old.Covers()), len(old.Reserve()))
+	}
+	if len(old.Decoys()) != 0 || !old.Refuted(fileRefuted[0]) || old.Explore() != fileExplore {
+		t.Errorf("a version 5 file read with decoys %x, explore %+v", old.Decoys(), old.Explore())
+	}
+	if err := old.Save(); err != nil {
+		t.Fatal(err)
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, FileName)); err != nil || data[len(magic)-1] != version {
+		t.Fatalf("a version 5 file saved again: version %d, %v", data[len(magic)-1], err)
+	}
+	// In a file: a decoy twice, and one no filter holds.
+	twice := slices.Concat(data[:at["decoys"]], decoysBytes([][]byte{fileDecoys[0], fileDecoys[0]}))
+	if _, err := decode(resum(append(twice, 0, 0, 0, 0)), params.Name); err == nil || !strings.Contains(err.Error(), "twice") {
+		t.Errorf("a decoy twice in a file: %v", err)
+	}
+	opReturn := slices.Concat(data[:at["decoys"]], decoysBytes([][]byte{{0x6a, 0x01}}))
+	if _, err := decode(resum(append(opReturn, 0, 0, 0, 0)), params.Name); err == nil {
+		t.Error("an OP_RETURN decoy in a file accepted")
+	}
+	// The bound.
+	full, _, err := Open(t.TempDir(), params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range MaxDecoys {
+		if err := full.AddDecoy(p2wpkh(1000 + i)); err != nil {
+			t.Fatalf("decoy %d: %v", i, err)
+		}
+	}
+	if err := full.AddDecoy(p2wpkh(1000 + MaxDecoys)); !errors.Is(err, ErrFull) {
+		t.Errorf("a decoy beyond MaxDecoys: %v, want ErrFull", err)
+	}
+	if got := len(full.c.encode()); got != full.size {
+		t.Errorf("size kept as %d, encodes to %d", full.size, got)
 	}
 }
 

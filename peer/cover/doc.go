@@ -14,12 +14,13 @@
 // Varints are unsigned LEB128 (encoding/binary's Uvarint), at most
 // their shortest form's length.
 //
-//	magic     8 bytes: "SPVFCOV" and the version, 0x05 (0x01 to 0x04
+//	magic     8 bytes: "SPVFCOV" and the version, 0x06 (0x01 to 0x05
 //	          are read too: files of before the exploration state, read
 //	          with none, of before the blocks explored in the scans
 //	          short in a row and the false matches, read with none, of
-//	          before the range of those scans, read with none, and of
-//	          before the entries' riders, read with none known)
+//	          before the range of those scans, read with none, of
+//	          before the entries' riders, read with none known, and of
+//	          before the decoys, read with none)
 //	network   varint length (1..64), then the network's name
 //	seed      32 bytes, random when the file was first made: keys every
 //	          draw of covers, so that draws are repeatable per data
@@ -43,6 +44,16 @@
 //	          showed false (BIP 158 false positives), each the first 8
 //	          bytes of SHA-256 of the block's hash and the script
 //	          (MatchKeyOf), so that profiles leave them out
+//	decoys    (version 6) varint D (0..MaxDecoys), then D scripts, each
+//	          a varint length L (1..MaxScript) and L bytes of an output
+//	          script a basic filter holds, none twice, in the order
+//	          kept: scripts neither watched nor covers whose blocks the
+//	          client fetched on purpose (candidate chains explored, and
+//	          those drawn and left out, fetched once), which match by
+//	          construction: the client's leak report leaves the groups
+//	          holding them out of its chance count (leak.Input.Decoys),
+//	          in every later session too, since the peers keep what they
+//	          were asked
 //	checksum  4 bytes, little endian: the CRC-32C (Castagnoli) of every
 //	          byte before it, from the magic on
 //

@@ -25,18 +25,22 @@ const (
 // version is the format's version, the magic's last byte; files of
 // version 1, without the exploration state, of version 2, without the
 // blocks explored in the scans short in a row and the false matches,
-// of version 3, without the range those scans explored, and of version
-// 4, without the entries' riders, are read too.
+// of version 3, without the range those scans explored, of version 4,
+// without the entries' riders, and of version 5, without the decoys,
+// are read too.
 const (
-	version    = 0x05
+	version    = 0x06
 	version1   = 0x01
 	version2   = 0x02
 	version3   = 0x03
 	version4   = 0x04
+	version5   = 0x05
+	version6   = version
 	maxRead    = 1 << 16 // appearances whose riders were counted
 	maxRiders  = 1 << 32 // riders counted
 	maxShort   = 1 << 16 // scans short in a row, kept
 	MaxRefuted = 4096    // false matches kept
+	MaxDecoys  = 4096    // decoys kept
 )
 
 var magic = [8]byte{'S', 'P', 'V', 'F', 'C', 'O', 'V', version}
@@ -44,7 +48,7 @@ var magic = [8]byte{'S', 'P', 'V', 'F', 'C', 'O', 'V', version}
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // minEntry is the fewest bytes an entry takes: a length, one byte of
-// script, class, type and three varints, and in version 5 two more.
+// script, class, type and three varints, and from version 5 two more.
 const (
 	minEntry4 = 1 + 1 + 2 + 3
 	minEntry  = minEntry4 + 2
@@ -59,6 +63,7 @@ type contents struct {
 	reserve []Cover
 	explore Explore
 	refuted []MatchKey // sorted, distinct
+	decoys  [][]byte   // in the order kept, distinct
 }
 
 // encode writes c in the file's format.
@@ -88,6 +93,11 @@ func (c *contents) encode() []byte {
 	b = binary.AppendUvarint(b, uint64(len(c.refuted)))
 	for _, k := range c.refuted {
 		b = append(b, k[:]...)
+	}
+	b = binary.AppendUvarint(b, uint64(len(c.decoys)))
+	for _, d := range c.decoys {
+		b = binary.AppendUvarint(b, uint64(len(d)))
+		b = append(b, d...)
 	}
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
 }
@@ -240,6 +250,10 @@ func decode(data []byte, network string) (*contents, error) {
 			c.refuted = append(c.refuted, k)
 		}
 	}
+	if v >= version6 {
+		d.field = "decoys"
+		c.decoys = d.decoys()
+	}
 	if d.err == nil && d.off != len(body) {
 		d.field = "end"
 		d.fail("%d bytes after the last field", len(body)-d.off)
@@ -255,7 +269,7 @@ func decode(data []byte, network string) (*contents, error) {
 // unknown (none read).
 func (d *decoder) entries(limit uint64, seen map[string]bool, v byte) []Cover {
 	size := minEntry
-	if v < version {
+	if v < version5 {
 		size = minEntry4
 	}
 	n := d.count(limit, size)
@@ -269,7 +283,7 @@ func (d *decoder) entries(limit uint64, seen map[string]bool, v byte) []Cover {
 		e.Profile.First = int32(d.varint(math.MaxInt32))
 		e.Profile.Drawn = int32(d.varint(math.MaxInt32))
 		e.Profile.Group = d.varint(math.MaxUint64)
-		if v >= version {
+		if v >= version5 {
 			e.Profile.Riders = uint32(d.varint(maxRiders - 1))
 			e.Profile.Read = uint16(d.varint(maxRead - 1))
 		}
@@ -288,6 +302,41 @@ func (d *decoder) entries(limit uint64, seen map[string]bool, v byte) []Cover {
 		out = append(out, e)
 	}
 	return out
+}
+
+// decoys reads a count and that many decoys, none twice.
+func (d *decoder) decoys() [][]byte {
+	n := d.count(MaxDecoys, 2)
+	out := make([][]byte, 0, n)
+	seen := make(map[string]bool, n)
+	for i := range n {
+		s := bytes.Clone(d.bytes(int(d.varint(MaxScript))))
+		if d.err != nil {
+			return nil
+		}
+		if err := checkDecoy(s); err != nil {
+			d.fail("decoy %d: %v", i, err)
+			return nil
+		}
+		if seen[string(s)] {
+			d.fail("decoy %d: script %x twice", i, s)
+			return nil
+		}
+		seen[string(s)] = true
+		out = append(out, s)
+	}
+	return out
+}
+
+// checkDecoy tells what is wrong with a decoy, if anything.
+func checkDecoy(s []byte) error {
+	switch {
+	case len(s) == 0 || len(s) > MaxScript:
+		return fmt.Errorf("a script of %d bytes, want 1..%d", len(s), MaxScript)
+	case !gcs.BasicOutput(s):
+		return fmt.Errorf("script %x is not in basic filters", s)
+	}
+	return nil
 }
 
 // check tells what is wrong with an entry's fields, if anything.

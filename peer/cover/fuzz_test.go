@@ -15,7 +15,7 @@ import (
 // *DamagedError naming it.
 // Each input is tried as it is and with its checksum made right, so that
 // the fuzzer reaches past the checksum. The seeds are a good file, one
-// of version 4, each field cut and the checksum flipped (damagedFiles).
+// of version 4 and of version 5, each field cut and the checksum flipped (damagedFiles).
 func FuzzOpen(f *testing.F) {
 	data, _ := good(f)
 	f.Add(data)
@@ -28,6 +28,9 @@ func FuzzOpen(f *testing.F) {
 		v4 = append(v4, k[:]...)
 	}
 	f.Add(resum(append(v4, 0, 0, 0, 0)))
+	// A file of version 5, before the decoys.
+	good5, at := good(f)
+	f.Add(resum(append(append([]byte("SPVFCOV\x05"), good5[len(magic):at["decoys"]]...), 0, 0, 0, 0)))
 	for _, b := range damagedFiles(f) {
 		f.Add(b)
 	}
@@ -55,6 +58,9 @@ func FuzzOpen(f *testing.F) {
 				t.Fatalf("read %x, writes back %x", file, got)
 			}
 			if err := s.AddReserve(Cover{Script: []byte{0x51, 0x52}, Profile: Profile{Class: 1}}); err != nil && !errors.Is(err, ErrDuplicate) {
+				t.Fatal(err)
+			}
+			if err := s.AddDecoy([]byte{0x51, 0x53}); err != nil && !errors.Is(err, ErrFull) {
 				t.Fatal(err)
 			}
 			if got := len(s.c.encode()); got != s.size || got > MaxFileSize {

@@ -112,7 +112,7 @@ type Class struct {
 	ExpectedGroupsByShifts float64 `json:"expected_groups_by_shifts"`
 	// LabelledChanceGroups is, when the client labels its own candidates
 	// (Options.Own), the chance count observed: the class's groups that
-	// hold no own candidate. The probabilities use it instead of the
+	// hold no own candidate nor a decoy (Options.Decoy). The probabilities use it instead of the
 	// shifts, for two or more appearances at the lower end of its 95%
 	// interval (see Options.Own).
 	LabelledChanceGroups float64 `json:"labelled_chance_groups,omitempty"`
@@ -244,6 +244,11 @@ type Options struct {
 	// watched script, which gives the wallet's realized share of the
 	// class.
 	Own, Cover func(candidate string) bool
+	// Decoy, when set with Own, marks candidates the client fetched the
+	// blocks of on purpose that are not its own (Input.Decoys): their
+	// matches are made, not chance, so the labelled chance count leaves
+	// out the groups holding one, as it leaves out the own groups.
+	Decoy func(candidate string) bool
 	// CoverTarget, in (0, 1), caps every probability and interval at it:
 	// the calibrated posterior of an attacker who knows the client keeps
 	// the wallet's share of every class at most the target with covers it

@@ -33,6 +33,14 @@ type Input struct {
 	// (ScriptLeak.WatchItem indexes them); Covers are the client's cover
 	// scripts, its own but not the wallet's (nil without covers).
 	Watched, Covers [][]byte
+	// Decoys are scripts neither watched nor covers whose blocks the
+	// client fetched on purpose: the candidate chains a client with
+	// covers explored, and those it drew and then left out, fetched
+	// once. Their matches are made by the fetching, not by chance, and
+	// the attacker's null does not reproduce them; the report's chance
+	// count leaves out the groups holding one (see the package
+	// documentation), which only raises the probabilities.
+	Decoys [][]byte
 	// Target is the client's privacy target (0: none): the attack it
 	// reports is then cover-aware (Options.CoverTarget), as privacy
 	// fetches --cover-target gives on a capture of it.
@@ -121,7 +129,7 @@ type PeerLeak struct {
 	Scripts []ScriptLeak `json:"scripts"`
 	// ChanceGroups is, per class k (1..MaxProfileClass, the last class
 	// holding every larger one), the groups of the view that hold none
-	// of the client's own scripts (Class.LabelledChanceGroups): what
+	// of the client's own scripts nor a decoy (Class.LabelledChanceGroups): what
 	// chance gives, which dilutes the wallet's groups as covers do
 	// (Need's chance).
 	ChanceGroups map[int]float64 `json:"chance_groups_by_class"`
@@ -219,7 +227,7 @@ func Compute(in Input, lim Limits) (*Leak, error) {
 	if err != nil {
 		return nil, err
 	}
-	reps, err := Analyze(all, p.source(), Options{Own: p.isOwn, Singles: p.singles, MaxMatches: len(p.entries) + 1, CoverTarget: in.Target})
+	reps, err := Analyze(all, p.source(), Options{Own: p.isOwn, Decoy: p.isDecoy, Singles: p.singles, MaxMatches: len(p.entries) + 1, CoverTarget: in.Target})
 	if err != nil {
 		return nil, fmt.Errorf("leak: %w", err)
 	}

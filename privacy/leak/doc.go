@@ -121,6 +121,21 @@
 // with the share of them the fetched blocks carry beyond it, with the
 // interval of that share (EstimatedWalletSingles counts them).
 //
+// A client's own report. Labelled by the client's knowledge
+// (Options.Own), a class's chance count is its groups that hold none of
+// the client's own scripts (watched or covers), at the lower end of the
+// 95% interval of a Poisson mean, so that the report says no less than
+// the attack. It also leaves out the groups holding a decoy
+// (Input.Decoys, Options.Decoy): a script neither watched nor a cover
+// whose blocks the client fetched on purpose (a candidate chain it
+// explored, one it drew and left out, fetched once, and the scripts of
+// such chains and of its covers' chains that those blocks hold). Every
+// such script matches by construction, not by chance, and the fetched
+// set's shifts, the attacker's null, do not make those matches: counted
+// as chance, they would give the client's scripts of their class lower
+// probabilities than the attack does. Leaving them out only lowers the
+// chance count (conservative).
+//
 // Several wallets behind one address. Sessions of one wallet fetch the
 // same wallet's blocks. When one session fetched every block of a match
 // of two or more appearances, given 0.5 or more, that another session

@@ -13,11 +13,12 @@ type Estimate struct {
 
 // labelling is what a client knows that an attacker does not: which
 // candidates are its own (its watched scripts and its covers), which of
-// those are covers, and an estimate of the chance matches of one
-// appearance its partial index leaves out.
+// those are covers, which others it fetched the blocks of on purpose
+// (decoys), and an estimate of the chance matches of one appearance its
+// partial index leaves out.
 type labelling struct {
-	own, cover func(candidate string) bool
-	singles    Estimate
+	own, cover, decoy func(candidate string) bool
+	singles           Estimate
 }
 
 // labellingOf is the labelling the options give a report of session id,
@@ -26,12 +27,14 @@ func labellingOf(opt Options, id string) *labelling {
 	if opt.Own == nil {
 		return nil
 	}
-	return &labelling{own: opt.Own, cover: opt.Cover, singles: opt.Singles[id]}
+	return &labelling{own: opt.Own, cover: opt.Cover, decoy: opt.Decoy, singles: opt.Singles[id]}
 }
 
 // apply sets each class's chance count from the labels: the class's
-// groups that hold no own candidate (LabelledChanceGroups), a Poisson
-// count observed whole. The attacker's null (the shifts' mean) estimates
+// groups that hold no own candidate nor a decoy (LabelledChanceGroups:
+// a decoy matches because the client fetched its blocks on purpose,
+// which the attacker's shifts do not reproduce), a Poisson count
+// observed whole. The attacker's null (the shifts' mean) estimates
 // the mean of that count, and the count lies above it about half the
 // time, which would give the client's scripts lower probabilities than
 // the attacker's; so a class of two or more appearances takes as its
@@ -39,22 +42,25 @@ func labellingOf(opt Options, id string) *labelling {
 // mean the count gives (poissonMeanLow), below which the attacker's
 // mean lies in at most 2.5% of the classes. For one appearance, the matches that
 // ride in no other's transactions and are in no group holding an own
-// candidate, plus the lower bound of the estimated chance singles left
+// candidate or a decoy, plus the lower bound of the estimated chance singles left
 // out of the index, which also join the observed singles. With covers,
 // each class also carries the share of its own groups that hold a
 // watched script (not a cover only).
 func (l *labelling) apply(r *Report, classes map[uint64]*classCount, units map[int]*unit, g *matchGroups) {
-	type tally struct{ own, watched, aloneOwn, aloneWatched float64 }
+	type tally struct{ own, watched, made, aloneOwn, aloneWatched, aloneMade float64 }
 	by := map[uint64]*tally{}
 	for _, u := range units {
-		own, watched := false, false
+		own, watched, made := false, false, false
 		for _, i := range u.members {
 			c := r.Matched[i].Candidate
 			if l.own(c) {
 				own = true
 				watched = watched || l.cover == nil || !l.cover(c)
+			} else if l.decoy != nil && l.decoy(c) {
+				made = true
 			}
 		}
+		made = made && !own
 		t := by[u.k]
 		if t == nil {
 			t = &tally{}
@@ -65,6 +71,9 @@ func (l *labelling) apply(r *Report, classes map[uint64]*classCount, units map[i
 		}
 		if watched {
 			t.watched++
+		}
+		if made {
+			t.made++
 		}
 		if u.k != 1 {
 			continue
@@ -77,6 +86,9 @@ func (l *labelling) apply(r *Report, classes map[uint64]*classCount, units map[i
 				if watched {
 					t.aloneWatched++
 				}
+				if made {
+					t.aloneMade++
+				}
 			}
 		}
 	}
@@ -87,10 +99,10 @@ func (l *labelling) apply(r *Report, classes map[uint64]*classCount, units map[i
 		}
 		if k == 1 {
 			c.extraSingles = math.Max(l.singles.Low, 0)
-			c.chanceGroups = float64(c.Matched-c.CoLocated) - t.aloneOwn + c.extraSingles
+			c.chanceGroups = float64(c.Matched-c.CoLocated) - t.aloneOwn - t.aloneMade + c.extraSingles
 			c.coverShare = share(t.aloneWatched, t.aloneOwn)
 		} else {
-			c.chanceGroups = float64(c.Groups) - t.own
+			c.chanceGroups = float64(c.Groups) - t.own - t.made
 			c.coverShare = share(t.watched, t.own)
 		}
 		c.chanceGroups = math.Max(c.chanceGroups, 0)

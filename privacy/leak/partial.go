@@ -54,6 +54,7 @@ type partial struct {
 	found       []*candidate     // in the order found: by height, then place in the block
 	byTx        [][][]*candidate // by height - first, then position: the candidates of a fetched transaction
 	own         map[string]bool
+	decoy       map[string]bool
 	watchItems  map[string][]int
 	queries     []*candidate
 	entries     []*candidate
@@ -76,6 +77,10 @@ func newPartial(in Input, views []View, lim Limits) (*partial, error) {
 	}
 	for _, s := range in.Covers {
 		p.own[string(s)] = true
+	}
+	p.decoy = make(map[string]bool, len(in.Decoys))
+	for _, s := range in.Decoys {
+		p.decoy[string(s)] = true
 	}
 	if err := p.name(in, lim.Workers); err != nil {
 		return nil, err
@@ -766,6 +771,10 @@ func (p *partial) rides(c *candidate, s *viewSet, untested bool) bool {
 
 // isOwn labels the client's own candidates.
 func (p *partial) isOwn(c string) bool { return p.own[c] }
+
+// isDecoy labels the candidates whose blocks the client fetched on
+// purpose (Input.Decoys).
+func (p *partial) isDecoy(c string) bool { return p.decoy[c] }
 
 // source is the partial index as a Source: the entries in candidate
 // order, each with its fetched appearances, the heights whose held filter

@@ -267,6 +267,7 @@ func agreement(t *testing.T, scan string, l *leak.Leak, relays []relayCapture, i
 		t.Logf("%s: %s at %s: the report says B = %d, F = %d (%v); the capture B = %d, F = %d (%v) from %v to %v",
 			scan, view, rc.addr, pl.BlocksScanned, pl.BlocksFetched, pl.FetchedHeights, r.ScannedBlocks, r.FetchedBlocks, r.FetchedHeights, fmtp(r.ScannedFrom), fmtp(r.ScannedTo))
 		short = append(short, sameBlocks(view, pl, r, false)...)
+		t.Logf("%s: %s: chance groups by class, the report's / the shifts': %s", scan, view, chanceByClass(pl, r))
 		rows = append(rows, agreeRow{scan, view, reportFigures(pl), attackFigures(r, watched)})
 	}
 	if len(all) > 0 {
@@ -275,12 +276,31 @@ func agreement(t *testing.T, scan string, l *leak.Leak, relays []relayCapture, i
 		if l.Collusion.BlocksScanned != r.ScannedBlocks {
 			t.Logf("%s, colluding: the report says B = %d, the attack on the captures %d", scan, l.Collusion.BlocksScanned, r.ScannedBlocks)
 		}
+		t.Logf("%s: colluding: chance groups by class, the report's / the shifts': %s", scan, chanceByClass(&l.Collusion, r))
 		rows = append(rows, agreeRow{scan, "colluding", reportFigures(&l.Collusion), attackFigures(r, watched)})
 	}
 	for _, r := range rows {
 		short = append(short, underReports(r.view, r.client, r.attack)...)
 	}
 	return rows, short
+}
+
+// chanceByClass prints, per class of two or more appearances that
+// either gives, the chance groups of the client's report (its labelled
+// count, PeerLeak.ChanceGroups) beside the attack's (the shifts' mean),
+// classes of leak.MaxProfileClass or more appearances joined.
+func chanceByClass(pl *leak.PeerLeak, r *attack.FetchReport) string {
+	shifts := map[int]float64{}
+	for _, c := range r.ByAppearances {
+		shifts[int(min(c.Appearances, leak.MaxProfileClass))] += c.ExpectedGroupsByShifts
+	}
+	var b strings.Builder
+	for k := 2; k <= leak.MaxProfileClass; k++ {
+		if pl.ChanceGroups[k] > 0 || shifts[k] > 0 {
+			fmt.Fprintf(&b, " k=%d %.1f/%.1f", k, pl.ChanceGroups[k], shifts[k])
+		}
+	}
+	return strings.TrimSpace(b.String())
 }
 
 // agreeTable is the rows in the form of privacy/README.md's tables.
