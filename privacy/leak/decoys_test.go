@@ -108,10 +108,10 @@ func TestDecoysKeepReportAboveAttack(t *testing.T) {
 	for k := 2; k <= 3; k++ {
 		t.Logf("colluding k=%d: chance groups %.1f without the decoys named, %.1f with them", k, without.Collusion.ChanceGroups[k], with.Collusion.ChanceGroups[k])
 	}
-	// Naming decoys only lowers the chance counts. (Not every
-	// probability rises: a decoy's group, no longer diluted, may now be
-	// the wallet's more likely than not, and a watched group in its
-	// blocks only is then nested, as the attack nests it.)
+	// Naming decoys only lowers the chance counts. (A decoy's group, no
+	// longer diluted, may now be the wallet's more likely than not; a
+	// watched group in its blocks only is not nested under it, since the
+	// own report nests nothing.)
 	for i, pl := range append(slices.Clone(with.Peers), with.Collusion) {
 		was := append(slices.Clone(without.Peers), without.Collusion)[i]
 		for k, c := range pl.ChanceGroups {

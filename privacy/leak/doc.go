@@ -107,9 +107,12 @@
 // chain paid and spent in the blocks of a client's several wallets, or of
 // one wallet's neighbouring blocks), whatever its owner, so it has half
 // its class's probability, as a hosted one, and each member half its
-// share (Match.Nested). A client's own
-// report (Options.Own) does not pool, so that it stays an upper estimate.
-// All three are warned of.
+// share (Match.Nested). A client's own report (Options.Own) neither
+// nests nor pools: the host it would nest a group under has the
+// report's probability, which its labels may raise above the attacker's
+// (decoys, below), so that nesting there could halve a watched group
+// the attacker does not; it stays an upper estimate. All three are
+// warned of.
 //
 // Matches of one appearance. Every script seen once in a fetched block
 // matches, the wallet's and the block's other outputs alike, so they are

@@ -332,7 +332,7 @@ func (r *Report) finish() {
 		p, own := unitP(u), byClass
 		shared := p // what its members have their shares of
 		switch {
-		case nested[root] == nestHosted:
+		case nested[root] == nestHosted && r.label == nil:
 			p, own, shared = p.halved(), halved, p.halved()
 			r.Matched[root].Nested = len(u.members) == 1
 			r.hosted++
@@ -350,7 +350,7 @@ func (r *Report) finish() {
 		r.share(u, shared, g, own)
 		if len(u.members) > 1 {
 			r.Groups = append(r.Groups, r.groupOf(u, g.rides[root], p))
-			r.Groups[len(r.Groups)-1].Nested = nested[root] == nestHosted
+			r.Groups[len(r.Groups)-1].Nested = nested[root] == nestHosted && r.label == nil
 			for _, i := range u.members {
 				r.Matched[i].Group = len(r.Groups)
 			}
