@@ -191,23 +191,22 @@ func (pv *peerViews) toSync(live []*pool.Member) []*pool.Member {
 	return out
 }
 
-// charge returns how many of the blocks m announced before its header
-// sync the chain still lacks (has reports whether it holds one), and
-// forgets them; none counts if m is on a branch of its own or the sync
-// changed the chain's branch (what it announced may be on the branch it
-// left). A block m served erases none it did not (see unservedScores).
-func (pv *peerViews) charge(m *pool.Member, has func(chainhash.Hash) bool, reorganized bool) int {
+// charge returns the blocks m announced before its header sync that the
+// chain still lacks (has reports whether it holds one), and forgets them;
+// none is returned if m is on a branch of its own or the sync changed the
+// chain's branch (what it announced may be on the branch it left). A
+// block m served erases none it did not (see unservedScores).
+func (pv *peerViews) charge(m *pool.Member, has func(chainhash.Hash) bool, reorganized bool) []chainhash.Hash {
 	pv.mu.Lock()
 	defer pv.mu.Unlock()
 	v := pv.get(m)
-	missing := 0
-	for _, hash := range v.announced {
-		if !has(hash) && (v.branch == nil || v.branch.Hash != hash) {
-			missing++
+	var missing []chainhash.Hash
+	if v.branch == nil && !reorganized {
+		for _, hash := range v.announced {
+			if !has(hash) {
+				missing = append(missing, hash)
+			}
 		}
-	}
-	if v.branch != nil || reorganized {
-		missing = 0
 	}
 	v.announced = nil
 	return missing
