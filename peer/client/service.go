@@ -12,6 +12,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/peer"
+	"github.com/spvfilter/spvfilter/peer/banlist"
 	"github.com/spvfilter/spvfilter/peer/chain"
 	"github.com/spvfilter/spvfilter/peer/pool"
 )
@@ -204,7 +205,8 @@ const unservedHalfLife = time.Hour
 // counted at once.
 const maxUnservedRecords = 1024
 
-// unservedScores count, by address, the blocks each peer announced and
+// unservedScores count, by host (banlist.HostKey: the host alone, or
+// host:port on loopback, as a ban is kept), the blocks each peer announced and
 // then did not serve (see Client.charge): each adds one to its score, and
 // the score halves every unservedHalfLife; a block it served erases
 // none. A peer whose score reaches maxUndelivered is banned without
@@ -213,9 +215,10 @@ const maxUnservedRecords = 1024
 // hour), whatever it serves, and an honest node, which leaves unserved
 // only what a reorganization took (a short fork's block, now and then),
 // stays far below, or serves the block of a lost race when the charge
-// would ban it (see Client.charge). Keyed by address, a score outlives
-// the member: a peer found again under the same address keeps it for the
-// run. At most
+// would ban it (see Client.charge). Keyed by host, a score outlives
+// the member and covers every port of its host, as the ban it earns
+// does: a peer found again under any address of the same host keeps it
+// for the run. At most
 // maxUnservedRecords are kept: the lowest goes first.
 type unservedScores struct {
 	by map[string]*unservedScore
@@ -232,17 +235,18 @@ func (s *unservedScore) decayed(now time.Time) float64 {
 	return s.score * math.Exp2(-float64(now.Sub(s.at))/float64(unservedHalfLife))
 }
 
-// at returns addr's score at now.
+// at returns the score of addr's host at now.
 func (u *unservedScores) at(addr string, now time.Time) float64 {
-	if s := u.by[addr]; s != nil {
+	if s := u.by[banlist.HostKey(addr)]; s != nil {
 		return s.decayed(now)
 	}
 	return 0
 }
 
-// add counts n more blocks addr did not serve, at now, and returns its
-// score.
+// add counts n more blocks addr did not serve, at now, in the score of
+// its host (see unservedScores), and returns that score.
 func (u *unservedScores) add(addr string, n int, now time.Time) float64 {
+	addr = banlist.HostKey(addr)
 	s := u.by[addr]
 	if s == nil {
 		if u.by == nil {
