@@ -1,5 +1,3 @@
-//go:build openattacks
-
 package pool
 
 import (
@@ -8,19 +6,20 @@ import (
 	"time"
 )
 
-// TestRecordEvictedByOneTimeFailures: an open attack on the records of
+// TestRecordEvictedByOneTimeFailures: an attack on the records of
 // forgotten members. A node that hangs up on every connection was
-// forgotten with maxFailures+3 failures in a row; its record
-// is due (its backoff has passed, the book has not offered it again
-// yet). Then maxRecords addresses, each dialled once and refused (a
-// closed port of a gossiped address: one failure each, no connection
-// needed), are forgotten too. The record kept longest is the one due
-// soonest, the flapper's: it is forgotten, and the flapper, found again,
-// comes back with a clean record, dialled after redialMin rather than
-// after its doubled backoff, and forgotten only after maxFailures more.
+// forgotten with maxFailures+3 failures in a row; its record is due (its
+// backoff has passed, the book has not offered it again yet). Then
+// maxRecords addresses, each dialled once and refused (a closed port of a
+// gossiped address: one failure each, no connection needed), are
+// forgotten too. The flapper, found again, must come back with its
+// failures, dialled after its doubled backoff, not after redialMin with a
+// clean record.
 //
-// Measured on main: the flapper's 6 failures in a row become 0 after
-// 1024 one-failure addresses; its next failure waits 500ms, not 32s.
+// Before (the record due soonest evicted first): the flapper's 6 failures
+// in a row became 0 after 1024 one-failure addresses; its next failure
+// waited 500ms, not 32s. Now the record with the fewest failures goes
+// first, the oldest of those: the flapper keeps its 6.
 func TestRecordEvictedByOneTimeFailures(t *testing.T) {
 	p := &Pool{}
 	now := time.Now()
