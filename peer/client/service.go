@@ -12,6 +12,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/peer"
+	"github.com/spvfilter/spvfilter/peer/banlist"
 	"github.com/spvfilter/spvfilter/peer/chain"
 	"github.com/spvfilter/spvfilter/peer/pool"
 )
@@ -94,13 +95,18 @@ func (c *Client) follow(ctx context.Context) {
 		if all {
 			_, err = c.SyncHeaders(ctx)
 		} else {
-			rest, err = c.syncAnnouncers(ctx, &f.withheld, &f.unserved)
+			rest, err = c.syncAnnouncers(ctx, &f.withheld)
 		}
 		if err != nil && ctx.Err() == nil {
 			c.logf("service: syncing headers: %v", err)
 		}
 		f.report(ctx)
 		if rest != nil {
+			// After the report: asking an announcer for what it did not
+			// serve delays no new block.
+			c.charge(ctx, &f.unserved, rest.synced, rest.reorganized)
+		}
+		if rest != nil && len(rest.ms) > 0 {
 			if err := c.syncRest(ctx, rest, &f.withheld, &f.unserved); err != nil && ctx.Err() == nil {
 				c.logf("service: syncing the headers of the other announcers: %v", err)
 			}
@@ -186,8 +192,9 @@ const withheldMemory = 10 * time.Minute
 
 // maxUndelivered is the score of blocks announced and then not served
 // (see unservedScores) at which a peer is banned for it (a block of a
-// short fork the chain did not take counts too, so it is far above what
-// an honest node does).
+// short fork the chain did not take counts too until the charge that
+// would ban: then its announcer is asked for it, and a block it serves is
+// not charged, see Client.charge).
 const maxUndelivered = 20
 
 // unservedHalfLife is how long a block a peer announced and did not serve
@@ -198,7 +205,8 @@ const unservedHalfLife = time.Hour
 // counted at once.
 const maxUnservedRecords = 1024
 
-// unservedScores count, by address, the blocks each peer announced and
+// unservedScores count, by host (banlist.HostKey: the host alone, or
+// host:port on loopback, as a ban is kept), the blocks each peer announced and
 // then did not serve (see Client.charge): each adds one to its score, and
 // the score halves every unservedHalfLife; a block it served erases
 // none. A peer whose score reaches maxUndelivered is banned without
@@ -206,8 +214,11 @@ const maxUnservedRecords = 1024
 // unserved about maxUndelivered·ln 2 blocks an unservedHalfLife (14 an
 // hour), whatever it serves, and an honest node, which leaves unserved
 // only what a reorganization took (a short fork's block, now and then),
-// stays far below. Keyed by address, a score outlives the member: a peer
-// found again under the same address keeps it for the run. At most
+// stays far below, or serves the block of a lost race when the charge
+// would ban it (see Client.charge). Keyed by host, a score outlives
+// the member and covers every port of its host, as the ban it earns
+// does: a peer found again under any address of the same host keeps it
+// for the run. At most
 // maxUnservedRecords are kept: the lowest goes first.
 type unservedScores struct {
 	by map[string]*unservedScore
@@ -224,9 +235,18 @@ func (s *unservedScore) decayed(now time.Time) float64 {
 	return s.score * math.Exp2(-float64(now.Sub(s.at))/float64(unservedHalfLife))
 }
 
-// add counts n more blocks addr did not serve, at now, and returns its
-// score.
+// at returns the score of addr's host at now.
+func (u *unservedScores) at(addr string, now time.Time) float64 {
+	if s := u.by[banlist.HostKey(addr)]; s != nil {
+		return s.decayed(now)
+	}
+	return 0
+}
+
+// add counts n more blocks addr did not serve, at now, in the score of
+// its host (see unservedScores), and returns that score.
 func (u *unservedScores) add(addr string, n int, now time.Time) float64 {
+	addr = banlist.HostKey(addr)
 	s := u.by[addr]
 	if s == nil {
 		if u.by == nil {
@@ -299,19 +319,22 @@ func (w withholders) prefer(ms, live []*pool.Member) []*pool.Member {
 }
 
 // announcers are the announcers a sync left for later (see
-// syncAnnouncers), and whether the sync before changed the chain's
-// branch (which charges them nothing, see peerViews.charge).
+// syncAnnouncers), those it synced, to be charged after the report, and
+// whether the sync before changed the chain's branch (which charges them
+// nothing, see peerViews.charge).
 type announcers struct {
 	ms          []*pool.Member
+	synced      []*pool.Member
 	reorganized bool
 }
 
 // syncAnnouncers syncs the headers of the peers that announced blocks the
 // chain lacks, or were connected again (whose tips are not known): of the
 // lead (see syncAnnounced) now; the others it returns, for syncRest to
-// sync once the block the lead brought was reported. Each is charged for
-// the announced blocks it then did not serve (see charge).
-func (c *Client) syncAnnouncers(ctx context.Context, w *withholders, u *unservedScores) (*announcers, error) {
+// sync once the block the lead brought was reported, with the others, for
+// the service to charge for the announced blocks they then did not serve
+// (see charge) once it was reported.
+func (c *Client) syncAnnouncers(ctx context.Context, w *withholders) (*announcers, error) {
 	ms := c.views.toSync(c.pool.Serving(0))
 	if len(ms) == 0 {
 		return nil, nil
@@ -321,11 +344,8 @@ func (c *Client) syncAnnouncers(ctx context.Context, w *withholders, u *unserved
 	c.opMu.Unlock()
 	// A clone: rest may share ms' array (see syncAnnounced), which
 	// DeleteFunc would clear.
-	c.charge(u, slices.DeleteFunc(slices.Clone(ms), func(m *pool.Member) bool { return slices.Contains(rest, m) }), reorganized)
-	if len(rest) == 0 {
-		return nil, err
-	}
-	return &announcers{ms: rest, reorganized: reorganized}, err
+	synced := slices.DeleteFunc(slices.Clone(ms), func(m *pool.Member) bool { return slices.Contains(rest, m) })
+	return &announcers{ms: rest, synced: synced, reorganized: reorganized}, err
 }
 
 // syncRest syncs the headers of the announcers syncAnnouncers left, each
@@ -370,7 +390,7 @@ func (c *Client) syncRest(ctx context.Context, a *announcers, w *withholders, u 
 			return nil
 		}
 	}
-	c.charge(u, a.ms, reorganized)
+	c.charge(ctx, u, a.ms, reorganized)
 	return err
 }
 
@@ -413,23 +433,94 @@ func (c *Client) preemptOnNews(ctx context.Context, cancel context.CancelFunc, m
 
 // charge charges each of ms for the blocks it announced and then did not
 // serve (see peerViews.charge) in its score (see unservedScores), and bans
-// without proof one whose score reaches maxUndelivered.
-func (c *Client) charge(u *unservedScores, ms []*pool.Member, reorganized bool) {
+// without proof one whose score reaches maxUndelivered. The blocks whose
+// charge would ban it are asked of it first (see unbacked): one it
+// serves, a block of a branch the chain did not take (a race its miner
+// lost), is not charged, so that no honest node is banned for the races
+// it lost. Below the ban, blocks are charged unasked: a notfound ends a
+// request by dropping the connection (see peer.Peer.GetBlocks), and the
+// score alone costs a peer nothing. Nothing is charged once ctx ended.
+func (c *Client) charge(ctx context.Context, u *unservedScores, ms []*pool.Member, reorganized bool) {
 	has := func(hash chainhash.Hash) bool {
 		_, ok := c.chain.HeightOf(hash)
 		return ok
 	}
-	now := time.Now()
 	for _, m := range ms {
 		missing := c.views.charge(m, has, reorganized)
-		if score := u.add(m.Addr(), missing, now); missing > 0 && score >= maxUndelivered {
-			// No proof of a lie: an honest node that reorganizes, or a
-			// slow one, fails to serve what it announced too. Banned for
-			// this life, the ban kept does not keep a peer the user gave
-			// out of a later run.
+		if len(missing) > 0 && u.at(m.Addr(), time.Now())+float64(len(missing)) >= maxUndelivered {
+			missing = c.unbacked(ctx, m, missing)
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		score := u.add(m.Addr(), len(missing), time.Now())
+		if len(missing) > 0 && score >= maxUndelivered {
+			// No proof of a lie: a slow node fails to serve what it
+			// announced too. Banned for this life, the ban kept does
+			// not keep a peer the user gave out of a later run.
 			c.pool.BanWithoutProof(m, peerErr(m, "inv", &UnservedError{Blocks: int(score)}))
 		}
 	}
+}
+
+// proofWait is how long an announcer is given to serve the blocks it
+// announced that the chain lacks after its header sync (see unbacked),
+// all of them: a node that announced a block sends it at once.
+const proofWait = announceLeadWait
+
+// unbacked returns the blocks of missing (at most maxAnnounced, see
+// peerViews.announce) that m does not back: each is asked of m alone, one
+// at a time, all within proofWait. A block m sends that hashes to the
+// hash it announced, commits to its transactions (peer.GetBlocks checks
+// both) and whose header meets the chain's rules (proof of work, the
+// difficulty its bits must state, its time) on a parent the chain holds
+// was served: a block of a short branch the chain did not take. A block m
+// does not send in time (its connection is then dropped), answers with
+// notfound, or that fails a check is not backed.
+func (c *Client) unbacked(ctx context.Context, m *pool.Member, missing []chainhash.Hash) []chainhash.Hash {
+	if len(missing) == 0 {
+		return nil
+	}
+	p := c.pool.Conn(m)
+	if p == nil {
+		return missing
+	}
+	conn := c.connOver(p, m)
+	pctx, cancel := context.WithTimeout(ctx, proofWait)
+	defer cancel()
+	var out []chainhash.Hash
+	for i, hash := range missing {
+		if pctx.Err() != nil {
+			return append(out, missing[i:]...)
+		}
+		if !c.served(pctx, conn, hash) {
+			out = append(out, hash)
+			continue
+		}
+		c.logf("service: peer %s served block %v it announced, on a parent the chain holds, of a branch the chain did not take: not charged", m.Addr(), hash)
+	}
+	return out
+}
+
+// served reports whether conn serves the block hash on a parent the chain
+// holds, its header checked by the chain's rules (see unbacked).
+func (c *Client) served(ctx context.Context, conn askingConn, hash chainhash.Hash) bool {
+	if _, ok := c.chain.HeightOf(hash); ok {
+		return true // in the chain since
+	}
+	var header *wire.BlockHeader
+	err := conn.GetBlocks(ctx, []chainhash.Hash{hash}, func(_ int, b *wire.MsgBlock) error {
+		header = &b.Header
+		return nil
+	})
+	if err != nil || header == nil || header.BlockHash() != hash {
+		return false
+	}
+	if _, ok := c.chain.HeightOf(header.PrevBlock); !ok {
+		return false
+	}
+	_, err = c.chain.NewBranch([]*wire.BlockHeader{header})
+	return err == nil
 }
 
 // syncAnnounced syncs the headers of one of ms, the lead, within

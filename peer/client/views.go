@@ -6,6 +6,7 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/spvfilter/spvfilter/peer"
+	"github.com/spvfilter/spvfilter/peer/banlist"
 	"github.com/spvfilter/spvfilter/peer/pool"
 )
 
@@ -36,9 +37,10 @@ type peerViews struct {
 	// compared holds the members whose answers the last verification
 	// compared with another's (PeerStatus.Compared).
 	compared map[*pool.Member]bool
-	// struck keeps, by address, the strikes of members gone from the
-	// pool (at most maxStruck), so that a peer found again under the
-	// same address comes back with them, not with a clean record.
+	// struck keeps, by host (banlist.HostKey, as a ban is kept), the
+	// strikes of members gone from the pool (at most maxStruck), so that
+	// a peer found again under any address of the same host comes back
+	// with them, not with a clean record.
 	struck map[string]int
 }
 
@@ -52,8 +54,9 @@ func (pv *peerViews) get(m *pool.Member) *view {
 		if pv.m == nil {
 			pv.m = map[*pool.Member]*view{}
 		}
-		v = &view{tip: -1, strikes: pv.struck[m.Addr()]}
-		delete(pv.struck, m.Addr())
+		key := banlist.HostKey(m.Addr())
+		v = &view{tip: -1, strikes: pv.struck[key]}
+		delete(pv.struck, key)
 		pv.m[m] = v
 	}
 	return v
@@ -191,23 +194,22 @@ func (pv *peerViews) toSync(live []*pool.Member) []*pool.Member {
 	return out
 }
 
-// charge returns how many of the blocks m announced before its header
-// sync the chain still lacks (has reports whether it holds one), and
-// forgets them; none counts if m is on a branch of its own or the sync
-// changed the chain's branch (what it announced may be on the branch it
-// left). A block m served erases none it did not (see unservedScores).
-func (pv *peerViews) charge(m *pool.Member, has func(chainhash.Hash) bool, reorganized bool) int {
+// charge returns the blocks m announced before its header sync that the
+// chain still lacks (has reports whether it holds one), and forgets them;
+// none is returned if m is on a branch of its own or the sync changed the
+// chain's branch (what it announced may be on the branch it left). A
+// block m served erases none it did not (see unservedScores).
+func (pv *peerViews) charge(m *pool.Member, has func(chainhash.Hash) bool, reorganized bool) []chainhash.Hash {
 	pv.mu.Lock()
 	defer pv.mu.Unlock()
 	v := pv.get(m)
-	missing := 0
-	for _, hash := range v.announced {
-		if !has(hash) && (v.branch == nil || v.branch.Hash != hash) {
-			missing++
+	var missing []chainhash.Hash
+	if v.branch == nil && !reorganized {
+		for _, hash := range v.announced {
+			if !has(hash) {
+				missing = append(missing, hash)
+			}
 		}
-	}
-	if v.branch != nil || reorganized {
-		missing = 0
 	}
 	v.announced = nil
 	return missing
@@ -253,7 +255,7 @@ func (pv *peerViews) keep(members []*pool.Member) {
 	defer pv.mu.Unlock()
 	for m, v := range pv.m {
 		if !in[m] {
-			pv.keepStrikes(m.Addr(), v.strikes)
+			pv.keepStrikes(banlist.HostKey(m.Addr()), v.strikes)
 			delete(pv.m, m)
 		}
 	}
@@ -265,8 +267,8 @@ func (pv *peerViews) keep(members []*pool.Member) {
 }
 
 // keepStrikes keeps the strikes of a member gone from the pool, under
-// its address; beyond maxStruck, another address's are forgotten. Called
-// with mu held.
+// its host's key (the most, of two members of one host); beyond
+// maxStruck, another host's are forgotten. Called with mu held.
 func (pv *peerViews) keepStrikes(addr string, strikes int) {
 	if strikes == 0 {
 		return
@@ -280,7 +282,7 @@ func (pv *peerViews) keepStrikes(addr string, strikes int) {
 			break
 		}
 	}
-	pv.struck[addr] = strikes
+	pv.struck[addr] = max(pv.struck[addr], strikes)
 }
 
 // maxAnnounced bounds the unknown blocks a peer's announcements are

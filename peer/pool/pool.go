@@ -87,8 +87,9 @@ type Pool struct {
 	discovering   bool
 	nextDiscovery time.Time
 	// records are those of the members found by discovery it forgot,
-	// by address (see record).
-	records map[string]record
+	// by host (see record); recordSeq numbers them as they are kept.
+	records   map[string]record
+	recordSeq uint64
 }
 
 // New opens the pool's ban list and address book (in cfg.Dir) and takes

@@ -1,19 +1,30 @@
 package pool
 
-import "time"
+import (
+	"time"
+
+	"github.com/spvfilter/spvfilter/peer/banlist"
+)
 
 // A member found by discovery that the pool forgets (it failed too often,
-// or its first dial failed) leaves a record of its address: its failures
-// in a row and when it may be dialled again. Found again under the same
-// address (the book offers it again), it is not dialled before then, and
-// it comes back with those failures, so its backoff goes on doubling
-// (see redialBackoff): a node that hangs up on every connection is not
-// dialled again and again with a clean record after each discovery. The
-// records last the pool's life; at most maxRecords are kept, the one due
-// soonest forgotten first.
+// or its first dial failed) leaves a record of its host (banlist.HostKey:
+// the host alone, host:port on loopback, as a ban is kept): its failures
+// in a row and when it may be dialled again. Found again under an address
+// of the same host (the book offers it again, under any port), it is not
+// dialled before then, and it comes back with those failures, so its
+// backoff goes on doubling (see redialBackoff): a node that hangs up on
+// every connection is not dialled again and again with a clean record
+// after each discovery, nor after each port it answers on. Two addresses
+// of one host forgotten share one record, the worse: the more failures,
+// the later dial. The records last the pool's life; at most maxRecords
+// are kept: when one more comes, the one with the fewest failures goes,
+// of those the one kept longest, so that addresses that failed once (a
+// closed port of a gossiped address) cannot push out the record of a node
+// that failed many times in a row.
 type record struct {
 	failures int
 	nextDial time.Time
+	seq      uint64 // the order records were kept in
 }
 
 // maxRecords bounds the records of forgotten members.
@@ -25,33 +36,50 @@ func (p *Pool) rememberLocked(m *Member) {
 	if p.records == nil {
 		p.records = map[string]record{}
 	}
-	if _, ok := p.records[m.addr]; !ok && len(p.records) >= maxRecords {
-		first := ""
-		for addr, r := range p.records {
-			if first == "" || r.nextDial.Before(p.records[first].nextDial) {
-				first = addr
-			}
-		}
-		delete(p.records, first)
+	key := banlist.HostKey(m.addr)
+	r, ok := p.records[key]
+	if !ok && len(p.records) >= maxRecords {
+		p.evictRecordLocked()
 	}
-	p.records[m.addr] = record{failures: m.failures, nextDial: m.nextDial}
+	if !ok || m.failures > r.failures {
+		r.failures = m.failures
+	}
+	if !ok || m.nextDial.After(r.nextDial) {
+		r.nextDial = m.nextDial
+	}
+	p.recordSeq++
+	r.seq = p.recordSeq
+	p.records[key] = r
 }
 
-// notDueLocked reports whether addr was forgotten and may not be dialled
-// yet at now. Called with mu held.
+// evictRecordLocked forgets the record with the fewest failures, of
+// those the one kept longest. Called with mu held.
+func (p *Pool) evictRecordLocked() {
+	first, fr := "", record{}
+	for key, r := range p.records {
+		if first == "" || r.failures < fr.failures || r.failures == fr.failures && r.seq < fr.seq {
+			first, fr = key, r
+		}
+	}
+	delete(p.records, first)
+}
+
+// notDueLocked reports whether the host of addr was forgotten and may not
+// be dialled yet at now. Called with mu held.
 func (p *Pool) notDueLocked(addr string, now time.Time) bool {
-	r, ok := p.records[addr]
+	r, ok := p.records[banlist.HostKey(addr)]
 	return ok && now.Before(r.nextDial)
 }
 
 // foundAgainLocked returns a member for addr, found by discovery, with
-// the record of its address if it was forgotten before. Called with mu
+// the record of its host if it was forgotten before. Called with mu
 // held.
 func (p *Pool) foundAgainLocked(addr string) *Member {
 	m := &Member{addr: addr, dialing: true}
-	if r, ok := p.records[addr]; ok {
+	key := banlist.HostKey(addr)
+	if r, ok := p.records[key]; ok {
 		m.failures, m.nextDial = r.failures, r.nextDial
-		delete(p.records, addr)
+		delete(p.records, key)
 	}
 	return m
 }
