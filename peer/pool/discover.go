@@ -176,7 +176,7 @@ func (p *Pool) candidates(n int, skip map[string]bool) []*Member {
 	now := time.Now()
 	for len(out) < n {
 		addr, ok := p.book.Pick(p.cfg.Services, inUse, func(a string) bool {
-			if known[a] || skip[a] || p.notDueLocked(a, now) {
+			if known[a] || skip[a] || p.records.notDue(a, now) {
 				return true
 			}
 			_, banned := p.bans.Banned(a)
@@ -187,7 +187,7 @@ func (p *Pool) candidates(n int, skip map[string]bool) []*Member {
 		}
 		known[addr] = true
 		inUse = append(inUse, addr)
-		m := p.foundAgainLocked(addr)
+		m := p.records.foundAgain(addr)
 		p.members = append(p.members, m)
 		out = append(out, m)
 	}
@@ -202,7 +202,7 @@ func (p *Pool) forget(m *Member) {
 	for i, o := range p.members {
 		if o == m && !m.permanent && !m.banned {
 			m.dialFailed(time.Now())
-			p.rememberLocked(m)
+			p.records.remember(m)
 			p.members = append(p.members[:i], p.members[i+1:]...)
 			return
 		}

@@ -87,9 +87,8 @@ type Pool struct {
 	discovering   bool
 	nextDiscovery time.Time
 	// records are those of the members found by discovery it forgot,
-	// by host (see record); recordSeq numbers them as they are kept.
-	records   map[string]record
-	recordSeq uint64
+	// by host (see record).
+	records records
 }
 
 // New opens the pool's ban list and address book (in cfg.Dir) and takes

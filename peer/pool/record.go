@@ -30,16 +30,23 @@ type record struct {
 // maxRecords bounds the records of forgotten members.
 const maxRecords = 1024
 
-// rememberLocked keeps the record of m, a member found by discovery that
-// the pool forgets. Called with mu held.
-func (p *Pool) rememberLocked(m *Member) {
-	if p.records == nil {
-		p.records = map[string]record{}
+// records are the records of the members found by discovery that a pool
+// forgot, by host (see record). The pool's mu guards them.
+type records struct {
+	by  map[string]record
+	seq uint64 // numbers the records as they are kept
+}
+
+// remember keeps the record of m, a member found by discovery that the
+// pool forgets.
+func (rs *records) remember(m *Member) {
+	if rs.by == nil {
+		rs.by = map[string]record{}
 	}
 	key := banlist.HostKey(m.addr)
-	r, ok := p.records[key]
-	if !ok && len(p.records) >= maxRecords {
-		p.evictRecordLocked()
+	r, ok := rs.by[key]
+	if !ok && len(rs.by) >= maxRecords {
+		rs.evict()
 	}
 	if !ok || m.failures > r.failures {
 		r.failures = m.failures
@@ -47,39 +54,38 @@ func (p *Pool) rememberLocked(m *Member) {
 	if !ok || m.nextDial.After(r.nextDial) {
 		r.nextDial = m.nextDial
 	}
-	p.recordSeq++
-	r.seq = p.recordSeq
-	p.records[key] = r
+	rs.seq++
+	r.seq = rs.seq
+	rs.by[key] = r
 }
 
-// evictRecordLocked forgets the record with the fewest failures, of
-// those the one kept longest. Called with mu held.
-func (p *Pool) evictRecordLocked() {
+// evict forgets the record with the fewest failures, of those the one
+// kept longest.
+func (rs *records) evict() {
 	first, fr := "", record{}
-	for key, r := range p.records {
+	for key, r := range rs.by {
 		if first == "" || r.failures < fr.failures || r.failures == fr.failures && r.seq < fr.seq {
 			first, fr = key, r
 		}
 	}
-	delete(p.records, first)
+	delete(rs.by, first)
 }
 
-// notDueLocked reports whether the host of addr was forgotten and may not
-// be dialled yet at now. Called with mu held.
-func (p *Pool) notDueLocked(addr string, now time.Time) bool {
-	r, ok := p.records[banlist.HostKey(addr)]
+// notDue reports whether the host of addr was forgotten and may not be
+// dialled yet at now.
+func (rs *records) notDue(addr string, now time.Time) bool {
+	r, ok := rs.by[banlist.HostKey(addr)]
 	return ok && now.Before(r.nextDial)
 }
 
-// foundAgainLocked returns a member for addr, found by discovery, with
-// the record of its host if it was forgotten before. Called with mu
-// held.
-func (p *Pool) foundAgainLocked(addr string) *Member {
+// foundAgain returns a member for addr, found by discovery, with the
+// record of its host if it was forgotten before.
+func (rs *records) foundAgain(addr string) *Member {
 	m := &Member{addr: addr, dialing: true}
 	key := banlist.HostKey(addr)
-	if r, ok := p.records[key]; ok {
+	if r, ok := rs.by[key]; ok {
 		m.failures, m.nextDial = r.failures, r.nextDial
-		delete(p.records, key)
+		delete(rs.by, key)
 	}
 	return m
 }

@@ -25,13 +25,13 @@ func TestRecordEvictedByOneTimeFailures(t *testing.T) {
 	now := time.Now()
 	flapper := &Member{addr: "127.0.0.1:18444", failures: maxFailures + 3, nextDial: now.Add(-time.Second)}
 	p.mu.Lock()
-	p.rememberLocked(flapper)
+	p.records.remember(flapper)
 	for i := range maxRecords {
 		m := &Member{addr: fmt.Sprintf("127.0.0.%d:%d", 2+i/60000, 1+i%60000)}
 		m.dialFailed(now)
-		p.rememberLocked(m)
+		p.records.remember(m)
 	}
-	again := p.foundAgainLocked(flapper.addr)
+	again := p.records.foundAgain(flapper.addr)
 	p.mu.Unlock()
 	again.dialFailed(now)
 	wait, want := again.nextDial.Sub(now), redialBackoff(maxFailures+4)

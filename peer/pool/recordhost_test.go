@@ -59,17 +59,17 @@ func TestRecordFollowsTheHost(t *testing.T) {
 			p.mu.Lock()
 			defer p.mu.Unlock()
 			for _, m := range tt.forgotten {
-				p.rememberLocked(m)
+				p.records.remember(m)
 			}
-			if got := p.notDueLocked(tt.again, now); got != tt.notDue {
+			if got := p.records.notDue(tt.again, now); got != tt.notDue {
 				t.Errorf("not due %v, want %v", got, tt.notDue)
 			}
-			m := p.foundAgainLocked(tt.again)
+			m := p.records.foundAgain(tt.again)
 			if m.failures != tt.wantFailures || !m.nextDial.Equal(tt.wantNextDial) {
 				t.Errorf("found again with %d failures, next dial %v; want %d, %v", m.failures, m.nextDial, tt.wantFailures, tt.wantNextDial)
 			}
-			if len(p.records) != tt.wantRemaining {
-				t.Errorf("%d records left, want %d", len(p.records), tt.wantRemaining)
+			if len(p.records.by) != tt.wantRemaining {
+				t.Errorf("%d records left, want %d", len(p.records.by), tt.wantRemaining)
 			}
 		})
 	}

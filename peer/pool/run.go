@@ -172,7 +172,7 @@ func (p *Pool) pruneLocked() {
 	kept := p.members[:0]
 	for _, m := range p.members {
 		if !m.permanent && !m.banned && !m.dialing && !m.isLive() && m.failures >= maxFailures {
-			p.rememberLocked(m)
+			p.records.remember(m)
 			p.forgetLocked(m)
 			continue
 		}
