@@ -1,0 +1,334 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/gcs"
+	"github.com/spvfilter/spvfilter/peer"
+	"github.com/spvfilter/spvfilter/peer/pool"
+)
+
+// filterFeed downloads, for a scan, the filters of the segments whose
+// end is an agreed checkpoint, while the verification runs: such a
+// segment is verified by its filters rather than by its filter headers
+// (no getcfheaders, which costs a node as much as the filters do). The
+// filter hashes a peer served, chained from the agreed filter header
+// before the segment, must reach the agreed checkpoint at its end; the
+// checkpoint commits to one chain of filter hashes, so they are then the
+// agreed filter hashes, as the hashes of a getcfheaders answer that
+// reaches it would be (see fedSegment). The filters are matched as they
+// are read; their matches count only once their segment is verified.
+//
+// A segment is fed only where asking getcfheaders would add no cross-check
+// (see fedEligible): every peer taking part stated the checkpoint at its
+// end (a peer whose chain ends inside the segment states its part of it
+// height by height, see segment), the checkpoints are compared there (no
+// undecided conflict), nothing of it was verified before, the store holds
+// none of it, and no peer's word is held against it. Only peers that
+// stated the checkpoint serve its filters. Filters that miss the
+// checkpoint their server sent itself prove it wrong: the segment's
+// filter hashes are then asked as ever (segment), and the first peer that
+// served a filter whose hash is not the agreed one is banned.
+type filterFeed struct {
+	c    *Client
+	base *gcs.Matcher
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	d      *filterDownload
+
+	mu       sync.Mutex
+	segs     map[int]*fedSegment // the segments fed, by index
+	next     int                 // the lowest segment the verification has not taken
+	wake     chan struct{}       // closed when next moves
+	ended    chan struct{}       // closed when the download ended
+	err      error               // the download's failure
+	heldData int64               // bytes of filters held for the cache
+}
+
+// fedSegment is a segment a filterFeed downloads: its heights, and what
+// each of its batches gave.
+type fedSegment struct {
+	j          int
+	start, end int32
+	left       int // batches not in yet
+	done       chan struct{}
+	verified   bool
+	hashes     []chainhash.Hash // by height from start
+	servers    []*pool.Member   // by height from start
+	hits       []int32
+	datas      [][]byte // by height from start, while held for the cache
+}
+
+// feedAhead bounds how many segments past the one the verification waits
+// for the feed downloads; feedHeldBytes bounds the filters it holds for
+// the cache meanwhile (those beyond are not cached).
+const (
+	feedAhead     = 16
+	feedHeldBytes = 8 << 20
+)
+
+// newFilterFeed returns a feed whose filters are matched against scripts.
+func (c *Client) newFilterFeed(scripts [][]byte) *filterFeed {
+	return &filterFeed{c: c, base: gcs.NewMatcher(scripts), segs: map[int]*fedSegment{}, wake: make(chan struct{}),
+		ended: make(chan struct{})}
+}
+
+// start starts downloading the segments of plan p that fedEligible
+// admits, from the peers of v that stated their checkpoints.
+func (f *filterFeed) start(ctx context.Context, v *verification, p segmentPlan) {
+	ctx, f.cancel = context.WithCancel(ctx)
+	d := &filterDownload{c: f.c, base: f.base, cancel: f.cancel, slow: f.c.pool.Slow(v.ms), reach: map[*pool.Member]int32{},
+		disputed: -1, feed: f}
+	first := segmentOf(p.first)
+	f.next = first
+	for j := first; j <= segmentOf(v.to); j++ {
+		if !v.fedEligible(j, p.agreed) {
+			continue
+		}
+		s := &fedSegment{j: j, start: segmentFirst(j), end: int32(j+1) * wire.CFCheckptInterval, done: make(chan struct{})}
+		n := int(s.end-s.start) + 1
+		s.hashes, s.servers, s.datas = make([]chainhash.Hash, n), make([]*pool.Member, n), make([][]byte, n)
+		for b := s.start; b <= s.end; b += wire.MaxGetCFiltersReqRange {
+			d.pending = append(d.pending, filterBatch{b, min(s.end, b+wire.MaxGetCFiltersReqRange-1)})
+			s.left++
+		}
+		f.segs[j] = s
+	}
+	for _, m := range v.ms {
+		d.reach[m] = min(v.reach[m], int32(len(v.cps[m]))*wire.CFCheckptInterval)
+	}
+	f.d = d
+	if len(f.segs) == 0 {
+		close(f.ended)
+		return
+	}
+	ms := slices.Clone(v.ms)
+	f.wg.Add(1)
+	go func() {
+		defer f.wg.Done()
+		d.run(ctx, ms)
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.err = d.err
+		close(f.ended)
+	}()
+}
+
+// stop ends the download and waits for it.
+func (f *filterFeed) stop() {
+	if f.cancel != nil {
+		f.cancel()
+	}
+	f.wg.Wait()
+}
+
+// due reports whether batch b is within the feed's window (feedAhead).
+func (f *filterFeed) due(b filterBatch) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return segmentOf(b.start) <= f.next+feedAhead
+}
+
+// advanced returns a channel closed when the verification next takes a
+// segment.
+func (f *filterFeed) advanced() <-chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.wake
+}
+
+// put takes in batch b as m served it: its matches, its filters' hashes
+// and the filters, held for the cache within feedHeldBytes.
+func (f *filterFeed) put(b filterBatch, m *pool.Member, hits []int32, hashes []chainhash.Hash, datas [][]byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s := f.segs[segmentOf(b.start)]
+	if s == nil || len(hashes) != int(b.stop-b.start)+1 {
+		return
+	}
+	i := int(b.start - s.start)
+	copy(s.hashes[i:], hashes)
+	size := int64(0)
+	for k := range hashes {
+		s.servers[i+k] = m
+		size += int64(len(datas[k]))
+	}
+	if len(datas) == len(hashes) && f.heldData+size <= feedHeldBytes {
+		copy(s.datas[i:], datas)
+		f.heldData += size
+	}
+	s.hits = append(s.hits, hits...)
+	if s.left--; s.left == 0 {
+		close(s.done)
+	}
+}
+
+// wait returns segment j once its filters are in; nil if j is not fed or
+// the download ended without it, and the download's failure if it failed.
+func (f *filterFeed) wait(ctx context.Context, j int) (*fedSegment, error) {
+	f.mu.Lock()
+	s := f.segs[j]
+	if j+1 > f.next {
+		f.next = j + 1
+		close(f.wake)
+		f.wake = make(chan struct{})
+	}
+	f.mu.Unlock()
+	if s == nil {
+		return nil, nil
+	}
+	select {
+	case <-s.done:
+		return s, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-f.ended:
+	}
+	select {
+	case <-s.done:
+		return s, nil
+	default:
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return nil, f.err
+}
+
+// verify marks s verified and caches the filters held of it.
+func (f *filterFeed) verify(s *fedSegment) {
+	var blocks []chainhash.Hash
+	var datas [][]byte
+	f.mu.Lock()
+	s.verified = true
+	for i, data := range s.datas {
+		if data != nil {
+			blocks = append(blocks, f.c.chain.Hash(s.start+int32(i)))
+			datas = append(datas, data)
+			f.heldData -= int64(len(data))
+		}
+	}
+	s.datas = nil
+	f.mu.Unlock()
+	f.c.cacheFilters(blocks, datas)
+}
+
+// discard drops what s holds: its filters are downloaded again by the
+// scan's filter download.
+func (f *filterFeed) discard(s *fedSegment) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, data := range s.datas {
+		f.heldData -= int64(len(data))
+	}
+	s.datas = nil
+	delete(f.segs, s.j)
+}
+
+// verifiedAt returns the verified segment holding height h, or nil.
+func (f *filterFeed) verifiedAt(h int32) *fedSegment {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if s := f.segs[segmentOf(h)]; s != nil && s.verified {
+		return s
+	}
+	return nil
+}
+
+// hitsIn returns the matches of s at heights from..to.
+func (s *fedSegment) hitsIn(from, to int32) []int32 {
+	var out []int32
+	for _, h := range s.hits {
+		if from <= h && h <= to {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// liar returns the failure of the first peer that served a filter of s
+// whose hash is not the agreed one (hashes, from s.start), or nil.
+func (s *fedSegment) liar(c *Client, hashes []chainhash.Hash) error {
+	for i, fh := range s.hashes {
+		if i >= len(hashes) || fh == hashes[i] {
+			continue
+		}
+		m, h := s.servers[i], s.start+int32(i)
+		return &pool.Failure{Member: m, Err: peerErr(m, "getcfilters", fmt.Errorf(
+			"%w: filter for block %v (height %d) hashes to %v, where the checkpoint at height %d it sent itself commits to %v",
+			peer.ErrBadFilter, c.chain.Hash(h), h, fh, s.end, hashes[i]))}
+	}
+	return nil
+}
+
+// fedEligible reports whether segment j may be verified by its filters
+// (see filterFeed).
+func (v *verification) fedEligible(j int, agreed []chainhash.Hash) bool {
+	c := v.c
+	start, end := segmentFirst(j), int32(j+1)*wire.CFCheckptInterval
+	if v.feed == nil || end > v.to || j >= len(agreed) || j >= v.cpLimit || len(v.words) > 0 || len(v.own) > 0 {
+		return false
+	}
+	if c.st != nil && c.st.FilterHeaderTip() >= start {
+		return false
+	}
+	if u := c.conflicts.first(start); u >= 0 && u <= end {
+		return false
+	}
+	if len(c.knownPrefix(start, end)) > 0 {
+		return false
+	}
+	stated := false
+	for _, m := range v.ms {
+		switch {
+		case len(v.cps[m]) > j:
+			stated = true
+		case v.reach[m] >= start:
+			return false
+		}
+	}
+	return stated
+}
+
+// fedSegment returns the agreed filter hashes of segment j, from its
+// first height start with prev the agreed filter header before it: the
+// hashes of the filters the feed got, if they reach the agreed checkpoint
+// at its end, or those the peers state (segment) if the segment is not
+// fed. Fed filters that miss the checkpoint prove their server wrong.
+func (v *verification) fedSegment(ctx context.Context, j int, agreed []chainhash.Hash, start int32, prev chainhash.Hash) ([]chainhash.Hash, error) {
+	s, err := v.feed.wait(ctx, j)
+	if err != nil {
+		return nil, err
+	}
+	if s == nil || !v.fedEligible(j, agreed) {
+		if s != nil {
+			v.feed.discard(s)
+		}
+		return v.segment(ctx, j, agreed, start, prev)
+	}
+	if chainHeaders(prev, s.hashes) == agreed[j] {
+		v.feed.verify(s)
+		var stated []*pool.Member
+		for _, m := range v.ms {
+			if len(v.cps[m]) > j {
+				stated = append(stated, m)
+			}
+		}
+		v.noteOwn(start, prev, false, []claim{{members: stated, hashes: s.hashes}})
+		return s.hashes, nil
+	}
+	v.feed.discard(s)
+	hashes, err := v.segment(ctx, j, agreed, start, prev)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.liar(v.c, hashes); err != nil {
+		return nil, err
+	}
+	return hashes, nil
+}
