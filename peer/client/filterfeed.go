@@ -41,6 +41,10 @@ type filterFeed struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	d      *filterDownload
+	// redial is what stop redials a peer within whose request the
+	// download abandoned, and ms the peers it asked.
+	redial context.Context
+	ms     []*pool.Member
 
 	mu       sync.Mutex
 	segs     map[int]*fedSegment // the segments fed, by index
@@ -82,6 +86,7 @@ func (c *Client) newFilterFeed(scripts [][]byte) *filterFeed {
 // start starts downloading the segments of plan p that fedEligible
 // admits, from the peers of v that stated their checkpoints.
 func (f *filterFeed) start(ctx context.Context, v *verification, p segmentPlan) {
+	f.redial, f.ms = ctx, slices.Clone(v.ms)
 	ctx, f.cancel = context.WithCancel(ctx)
 	d := &filterDownload{c: f.c, base: f.base, cancel: f.cancel, slow: f.c.pool.Slow(v.ms), reach: map[*pool.Member]int32{},
 		disputed: -1, feed: f}
@@ -108,11 +113,10 @@ func (f *filterFeed) start(ctx context.Context, v *verification, p segmentPlan) 
 		close(f.ended)
 		return
 	}
-	ms := slices.Clone(v.ms)
 	f.wg.Add(1)
 	go func() {
 		defer f.wg.Done()
-		d.run(ctx, ms)
+		d.run(ctx, f.ms)
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		f.err = d.err
@@ -120,12 +124,23 @@ func (f *filterFeed) start(ctx context.Context, v *verification, p segmentPlan) 
 	}()
 }
 
-// stop ends the download and waits for it.
+// stop ends the download and waits for it. A request it abandoned (a
+// batch another peer served first, or one in flight at the end) dropped
+// its connection: the peer is dialled again, since the verification and
+// the scan after it ask every peer.
 func (f *filterFeed) stop() {
-	if f.cancel != nil {
-		f.cancel()
+	if f.cancel == nil {
+		return
 	}
+	f.cancel()
 	f.wg.Wait()
+	for _, m := range f.ms {
+		if f.c.pool.Status(m).Live {
+			if err := f.c.pool.Redial(f.redial, m); err != nil {
+				f.c.logf("%s: dialling again after a filter request the scan abandoned: %v", m.Addr(), err)
+			}
+		}
+	}
 }
 
 // due reports whether batch b is within the feed's window (feedAhead).

@@ -74,21 +74,21 @@ func TestFedSegmentAsksNoFilterHeaders(t *testing.T) {
 	}
 }
 
-// flipAllFilters is a lie: every filter's last byte flipped.
-func flipAllFilters(m wire.Message) ([]wire.Message, bool) {
+// emptyFilters is a lie: every filter served empty (well formed, hiding
+// every match), while the filter headers and checkpoints are the node's.
+func emptyFilters(m wire.Message) ([]wire.Message, bool) {
 	if cf, ok := m.(*wire.MsgCFilter); ok {
-		cf.Data = append([]byte(nil), cf.Data...)
-		cf.Data[len(cf.Data)-1] ^= 0x01
+		cf.Data = []byte{0}
 	}
 	return []wire.Message{m}, false
 }
 
-// TestFedFilterLie has the only peer serve false filters: those of the
+// TestFedFilterLie has the only peer serve empty filters: those of the
 // fed segment miss the checkpoint it sent itself, and the scan fails with
 // the proof, naming it, and bans it.
 func TestFedFilterLie(t *testing.T) {
 	needFixture(t)
-	l := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, flipAllFilters)
+	l := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, emptyFilters)
 	c := connect(t, 0, l.Addr)
 	res, err := scan(t, c, "bip157", 0, c.Chain().Height())
 	if res != nil {
@@ -103,13 +103,13 @@ func TestFedFilterLie(t *testing.T) {
 	}
 }
 
-// TestFedFilterLiarBanned has a peer serve false filters beside an
+// TestFedFilterLiarBanned has a peer serve empty filters beside an
 // honest one: each batch goes to whichever peer is free, so the liar
 // serves some within a few scans and is banned for them, the honest peer
 // never; every scan that returns finds every watched transaction.
 func TestFedFilterLiarBanned(t *testing.T) {
 	needFixture(t)
-	liar := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, flipAllFilters)
+	liar := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, emptyFilters)
 	honest := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, nil)
 	c := connect(t, 0, liar.Addr, honest.Addr)
 	tip := c.Chain().Height()

@@ -290,9 +290,10 @@ func (d *filterDownload) work(ctx context.Context, m *pool.Member) {
 		if !d.settle(f) {
 			// Another peer answered first; this request was cancelled
 			// and its connection dropped with it. m dials again when a
-			// batch only it can serve is left (unless it was banned or
+			// batch only it can serve is left, or for a feed, whose
+			// verification asks every peer (unless it was banned or
 			// dropped meanwhile).
-			if !d.c.pool.Status(m).Live || !d.onlyFor(m) {
+			if !d.c.pool.Status(m).Live || d.feed == nil && !d.onlyFor(m) {
 				return
 			}
 			if err := d.c.pool.Redial(ctx, m); err != nil {
@@ -372,7 +373,10 @@ func (d *filterDownload) fly(b filterBatch, m *pool.Member) *flight {
 func (d *filterDownload) steal(m *pool.Member, own time.Duration) (*flight, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.err != nil || d.slow[m] {
+	if d.err != nil || d.slow[m] || d.feed != nil {
+		// A feed steals nothing: a request abandoned drops its
+		// connection, and the verification the feed runs beside asks
+		// every peer.
 		return nil, false
 	}
 	limit := max(stealAfter, stealFactor*own)
