@@ -99,12 +99,9 @@ func (f *filterFeed) start(ctx context.Context, v *verification, p segmentPlan) 
 		s := &fedSegment{j: j, start: segmentFirst(j), end: int32(j+1) * wire.CFCheckptInterval, done: make(chan struct{})}
 		n := int(s.end-s.start) + 1
 		s.hashes, s.servers, s.datas = make([]chainhash.Hash, n), make([]*pool.Member, n), make([][]byte, n)
-		for b := s.start; b <= s.end; b += wire.MaxGetCFiltersReqRange {
-			d.pending = append(d.pending, filterBatch{b, min(s.end, b+wire.MaxGetCFiltersReqRange-1)})
-			s.left++
-		}
 		f.segs[j] = s
 	}
+	d.pending = f.batches(first, segmentOf(v.to))
 	for _, m := range v.ms {
 		d.reach[m] = min(v.reach[m], int32(len(v.cps[m]))*wire.CFCheckptInterval)
 	}
@@ -122,6 +119,32 @@ func (f *filterFeed) start(ctx context.Context, v *verification, p segmentPlan) 
 		f.err = d.err
 		close(f.ended)
 	}()
+}
+
+// batches returns the batches of the segments fed among first..last:
+// each run of consecutive ones cut into requests of
+// peer.MaxCFiltersPerRequest filters, and counts each segment's batches.
+func (f *filterFeed) batches(first, last int) []filterBatch {
+	var out []filterBatch
+	for j := first; j <= last; j++ {
+		if f.segs[j] == nil {
+			continue
+		}
+		k := j
+		for f.segs[k+1] != nil && k+1 <= last {
+			k++
+		}
+		end := f.segs[k].end
+		for b := f.segs[j].start; b <= end; b += peer.MaxCFiltersPerRequest {
+			batch := filterBatch{b, min(end, b+peer.MaxCFiltersPerRequest-1)}
+			out = append(out, batch)
+			for i := segmentOf(batch.start); i <= segmentOf(batch.stop); i++ {
+				f.segs[i].left++
+			}
+		}
+		j = k
+	}
+	return out
 }
 
 // stop ends the download and waits for it. A request it abandoned (a
@@ -163,24 +186,34 @@ func (f *filterFeed) advanced() <-chan struct{} {
 func (f *filterFeed) put(b filterBatch, m *pool.Member, hits []int32, hashes []chainhash.Hash, datas [][]byte) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	s := f.segs[segmentOf(b.start)]
-	if s == nil || len(hashes) != int(b.stop-b.start)+1 {
+	if len(hashes) != int(b.stop-b.start)+1 || len(datas) != len(hashes) {
 		return
 	}
-	i := int(b.start - s.start)
-	copy(s.hashes[i:], hashes)
-	size := int64(0)
-	for k := range hashes {
-		s.servers[i+k] = m
-		size += int64(len(datas[k]))
-	}
-	if len(datas) == len(hashes) && f.heldData+size <= feedHeldBytes {
-		copy(s.datas[i:], datas)
-		f.heldData += size
-	}
-	s.hits = append(s.hits, hits...)
-	if s.left--; s.left == 0 {
-		close(s.done)
+	for j := segmentOf(b.start); j <= segmentOf(b.stop); j++ {
+		s := f.segs[j]
+		if s == nil {
+			continue
+		}
+		lo, hi := max(b.start, s.start), min(b.stop, s.end)
+		part, data := hashes[lo-b.start:hi-b.start+1], datas[lo-b.start:hi-b.start+1]
+		copy(s.hashes[lo-s.start:], part)
+		size := int64(0)
+		for k := range part {
+			s.servers[int(lo-s.start)+k] = m
+			size += int64(len(data[k]))
+		}
+		if f.heldData+size <= feedHeldBytes {
+			copy(s.datas[lo-s.start:], data)
+			f.heldData += size
+		}
+		for _, h := range hits {
+			if lo <= h && h <= hi {
+				s.hits = append(s.hits, h)
+			}
+		}
+		if s.left--; s.left == 0 {
+			close(s.done)
+		}
 	}
 }
 

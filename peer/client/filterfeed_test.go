@@ -1,6 +1,7 @@
 package client
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -104,26 +105,59 @@ func TestFedFilterLie(t *testing.T) {
 }
 
 // TestFedFilterLiarBanned has a peer serve empty filters beside an
-// honest one: each batch goes to whichever peer is free, so the liar
-// serves some within a few scans and is banned for them, the honest peer
-// never; every scan that returns finds every watched transaction.
+// honest one: each batch goes to whichever peer is free, so in each new
+// client the liar serves some of them or none; a liar that served any is
+// banned, the honest peer never, and every scan finds every watched
+// transaction. A client whose liar served none is replaced by another.
 func TestFedFilterLiarBanned(t *testing.T) {
 	needFixture(t)
-	liar := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, emptyFilters)
-	honest := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, nil)
-	c := connect(t, 0, liar.Addr, honest.Addr)
-	tip := c.Chain().Height()
-	for attempt := 0; attempt < 5 && !peerStatus(c, liar.Addr).Banned; attempt++ {
-		res, err := scan(t, c, "bip157", 0, tip)
+	for attempt := 0; attempt < 8; attempt++ {
+		liar := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, emptyFilters)
+		honest := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, nil)
+		c := connect(t, 0, liar.Addr, honest.Addr)
+		res, err := scan(t, c, "bip157", 0, c.Chain().Height())
 		if err != nil {
 			t.Fatal(err)
 		}
 		checkMatches(t, res, fx.want)
+		if st := peerStatus(c, honest.Addr); st.Banned {
+			t.Fatalf("the honest peer was banned: %+v", st)
+		}
+		if _, cfilters := cfRequests(t, liar, c); len(cfilters) == 0 {
+			continue
+		}
+		if st := peerStatus(c, liar.Addr); !st.Banned || st.Reason == "" {
+			t.Errorf("the liar served filters and is not banned: %+v", st)
+		}
+		return
 	}
-	if st := peerStatus(c, liar.Addr); !st.Banned || st.Reason == "" {
-		t.Errorf("the liar after five scans: %+v", st)
+	t.Fatal("the liar served no filter to eight clients")
+}
+
+// TestCFHeadersOffCheckpoint has the only peer send filter hashes that do
+// not reach the checkpoint it sent itself: a scan, which verifies the
+// segment by its filters, never asks for them and finds every watched
+// transaction; a filter looked up alone (GetCFilter), whose segment's
+// filter hashes are asked (that of the checkpoint's height), fails with the proof, naming the peer, and
+// bans it.
+func TestCFHeadersOffCheckpoint(t *testing.T) {
+	needFixture(t)
+	l := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
+		if ch, ok := m.(*wire.MsgCFHeaders); ok && len(ch.FilterHashes) > 500 {
+			ch.FilterHashes[500][0] ^= 1
+		}
+		return []wire.Message{m}, false
+	})
+	c := connect(t, 0, l.Addr)
+	res, err := scan(t, c, "bip157", 0, c.Chain().Height())
+	if err != nil {
+		t.Fatal(err)
 	}
-	if st := peerStatus(c, honest.Addr); st.Banned {
-		t.Errorf("the honest peer was banned: %+v", st)
+	checkMatches(t, res, fx.want)
+	c = connect(t, 0, l.Addr)
+	_, err = c.GetCFilter(context.Background(), blockHashAt(t, wire.CFCheckptInterval))
+	checkPeerError(t, err, l.Addr, peer.ErrBadFilterHeader)
+	if st := peerStatus(c, l.Addr); !st.Banned || st.Reason == "" {
+		t.Errorf("peer status after the lie: %+v", st)
 	}
 }

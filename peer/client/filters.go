@@ -270,6 +270,9 @@ func (d *filterDownload) fail(m *pool.Member, err error) {
 func (d *filterDownload) work(ctx context.Context, m *pool.Member) {
 	matcher := d.base.Clone()
 	blocks := make([]chainhash.Hash, 0, wire.MaxGetCFiltersReqRange)
+	if d.feed != nil {
+		blocks = make([]chainhash.Hash, 0, peer.MaxCFiltersPerRequest)
+	}
 	var own time.Duration // m's last batch time
 	for {
 		f := d.next(ctx, m, own)
