@@ -3,6 +3,7 @@ package peer
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
@@ -88,7 +89,8 @@ func (p *Peer) GetCFHeaders(ctx context.Context, start int32, stop chainhash.Has
 // a getcfilters message for every 1,000 of them (the most one may ask
 // for) at once, so that the node looks up the filters of the next while
 // it sends those of the one before, rather than waiting for the next
-// request (a node serves a peer's requests one at a time).
+// request (a node serves a peer's requests one at a time). The answer is
+// given the timeout once for each message.
 const MaxCFiltersPerRequest = 2 * wire.MaxGetCFiltersReqRange
 
 // GetCFilters asks for the basic filters of the blocks from height start
@@ -124,7 +126,12 @@ func (p *Peer) GetCFilters(ctx context.Context, start int32, blocks []chainhash.
 	if len(blocks) > MaxCFiltersPerRequest {
 		return p.errorf(op, "peer: %d filters asked for, at most %d per request", len(blocks), MaxCFiltersPerRequest)
 	}
-	deadline := p.deadline()
+	msgs := (len(blocks) + wire.MaxGetCFiltersReqRange - 1) / wire.MaxGetCFiltersReqRange
+	within := time.Duration(msgs) * p.cfg.Timeout
+	deadline := time.Now().Add(within)
+	if r := p.req.Load(); r != nil {
+		r.within = within
+	}
 	for i := 0; i < len(blocks); i += wire.MaxGetCFiltersReqRange {
 		stop := blocks[min(len(blocks), i+wire.MaxGetCFiltersReqRange)-1]
 		if err := p.send(ctx, op, wire.NewMsgGetCFilters(wire.GCSFilterRegular, uint32(start)+uint32(i), &stop), deadline); err != nil {
