@@ -24,8 +24,9 @@ import (
 // reaches it would be (see fedSegment). The filters are matched as they
 // are read; their matches count only once their segment is verified.
 //
-// A segment is fed only where asking getcfheaders would add no cross-check
-// (see fedEligible): every peer taking part stated the checkpoint at its
+// A segment is fed only when the scan needs its filters (all but that of
+// the height before the scan's first, at most) and asking getcfheaders
+// would add no cross-check (see fedEligible): every peer taking part stated the checkpoint at its
 // end (a peer whose chain ends inside the segment states its part of it
 // height by height, see segment), the checkpoints are compared there (no
 // undecided conflict), nothing of it was verified before, the store holds
@@ -320,6 +321,10 @@ func (v *verification) fedEligible(j int, agreed []chainhash.Hash) bool {
 	c := v.c
 	start, end := segmentFirst(j), int32(j+1)*wire.CFCheckptInterval
 	if v.feed == nil || end > v.to || j >= len(agreed) || j >= v.cpLimit || len(v.words) > 0 || len(v.own) > 0 {
+		return false
+	}
+	if start < v.from-1 {
+		// The scan needs few of its filters: their hashes cost less.
 		return false
 	}
 	if c.st != nil && c.st.FilterHeaderTip() >= start {

@@ -137,9 +137,9 @@ func TestFedFilterLiarBanned(t *testing.T) {
 // TestCFHeadersOffCheckpoint has the only peer send filter hashes that do
 // not reach the checkpoint it sent itself: a scan, which verifies the
 // segment by its filters, never asks for them and finds every watched
-// transaction; a filter looked up alone (GetCFilter), whose segment's
-// filter hashes are asked (that of the checkpoint's height), fails with the proof, naming the peer, and
-// bans it.
+// transaction; a filter looked up alone (GetCFilter: that of the
+// checkpoint's height), whose segment's filter hashes are asked, fails
+// with the proof, naming the peer, and bans it.
 func TestCFHeadersOffCheckpoint(t *testing.T) {
 	needFixture(t)
 	l := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
@@ -159,5 +159,27 @@ func TestCFHeadersOffCheckpoint(t *testing.T) {
 	checkPeerError(t, err, l.Addr, peer.ErrBadFilterHeader)
 	if st := peerStatus(c, l.Addr); !st.Banned || st.Reason == "" {
 		t.Errorf("peer status after the lie: %+v", st)
+	}
+}
+
+// TestPartSegmentNotFed scans from the middle of the first segment: the
+// scan needs half its filters, so the segment's filter hashes are asked
+// rather than all its filters, and no filter below the range is asked.
+func TestPartSegmentNotFed(t *testing.T) {
+	needFixture(t)
+	l := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, nil)
+	c := connect(t, 0, l.Addr)
+	const from = wire.CFCheckptInterval / 2
+	if _, err := scan(t, c, "bip157", from, c.Chain().Height()); err != nil {
+		t.Fatal(err)
+	}
+	cfheaders, cfilters := cfRequests(t, l, c)
+	if len(cfheaders) == 0 || cfheaders[0] != [2]int32{0, wire.CFCheckptInterval} {
+		t.Errorf("getcfheaders %v, want the first segment's first", cfheaders)
+	}
+	for _, r := range cfilters {
+		if r[0] < from {
+			t.Errorf("getcfilters %d..%d below the range's first height %d", r[0], r[1], from)
+		}
 	}
 }
