@@ -54,6 +54,7 @@ type filterFeed struct {
 	ended    chan struct{}       // closed when the download ended
 	err      error               // the download's failure
 	heldData int64               // bytes of filters held for the cache
+	stopped  bool                // stop ended the download
 }
 
 // fedSegment is a segment a filterFeed downloads: its heights, and what
@@ -102,7 +103,7 @@ func (f *filterFeed) start(ctx context.Context, v *verification, p segmentPlan) 
 		s.hashes, s.servers, s.datas = make([]chainhash.Hash, n), make([]*pool.Member, n), make([][]byte, n)
 		f.segs[j] = s
 	}
-	d.pending = f.batches(first, segmentOf(v.to))
+	d.pending = f.batches(first, segmentOf(v.to), len(v.ms))
 	for _, m := range v.ms {
 		d.reach[m] = min(v.reach[m], int32(len(v.cps[m]))*wire.CFCheckptInterval)
 	}
@@ -117,15 +118,27 @@ func (f *filterFeed) start(ctx context.Context, v *verification, p segmentPlan) 
 		d.run(ctx, f.ms)
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		f.err = d.err
+		if !f.stopped {
+			f.err = d.err
+		}
 		close(f.ended)
 	}()
 }
 
 // batches returns the batches of the segments fed among first..last:
 // each run of consecutive ones cut into requests of
-// peer.MaxCFiltersPerRequest filters, and counts each segment's batches.
-func (f *filterFeed) batches(first, last int) []filterBatch {
+// peer.MaxCFiltersPerRequest filters where that leaves two for each of
+// the peers at least (so that each has one to start with and one to
+// steal, see filterDownload), else of 1,000; and counts each segment's
+// batches.
+func (f *filterFeed) batches(first, last, peers int) []filterBatch {
+	size, total := int32(peer.MaxCFiltersPerRequest), int32(0)
+	for _, s := range f.segs {
+		total += s.end - s.start + 1
+	}
+	if total < 2*size*int32(peers) {
+		size = wire.MaxGetCFiltersReqRange
+	}
 	var out []filterBatch
 	for j := first; j <= last; j++ {
 		if f.segs[j] == nil {
@@ -136,8 +149,8 @@ func (f *filterFeed) batches(first, last int) []filterBatch {
 			k++
 		}
 		end := f.segs[k].end
-		for b := f.segs[j].start; b <= end; b += peer.MaxCFiltersPerRequest {
-			batch := filterBatch{b, min(end, b+peer.MaxCFiltersPerRequest-1)}
+		for b := f.segs[j].start; b <= end; b += size {
+			batch := filterBatch{b, min(end, b+size-1)}
 			out = append(out, batch)
 			for i := segmentOf(batch.start); i <= segmentOf(batch.stop); i++ {
 				f.segs[i].left++
@@ -148,16 +161,25 @@ func (f *filterFeed) batches(first, last int) []filterBatch {
 	return out
 }
 
-// stop ends the download and waits for it. A request it abandoned (a
-// batch another peer served first, or one in flight at the end) dropped
-// its connection: the peer is dialled again, since the verification and
-// the scan after it ask every peer.
-func (f *filterFeed) stop() {
+// stop ends the download and waits for it: the segments not in yet are
+// asked as ever (see wait). A request the download abandoned (a batch
+// another peer served first, or one in flight at the end) dropped its
+// connection. The verification stops it before it asks a peer anything
+// itself, with redial: such a peer is dialled again, since the
+// verification asks every peer (the scan's filter download dials it
+// again too, see filterDownload.work).
+func (f *filterFeed) stop(redial bool) {
 	if f.cancel == nil {
 		return
 	}
+	f.mu.Lock()
+	f.stopped = true
+	f.mu.Unlock()
 	f.cancel()
 	f.wg.Wait()
+	if !redial {
+		return
+	}
 	for _, m := range f.ms {
 		if f.c.pool.Status(m).Live {
 			if err := f.c.pool.Redial(f.redial, m); err != nil {
@@ -219,7 +241,8 @@ func (f *filterFeed) put(b filterBatch, m *pool.Member, hits []int32, hashes []c
 }
 
 // wait returns segment j once its filters are in; nil if j is not fed or
-// the download ended without it, and the download's failure if it failed.
+// the download ended without it (stopped, or no peer left to serve it),
+// and the download's failure if it failed.
 func (f *filterFeed) wait(ctx context.Context, j int) (*fedSegment, error) {
 	f.mu.Lock()
 	s := f.segs[j]
@@ -301,16 +324,32 @@ func (s *fedSegment) hitsIn(from, to int32) []int32 {
 }
 
 // liar returns the failure of the first peer that served a filter of s
-// whose hash is not the agreed one (hashes, from s.start), or nil.
-func (s *fedSegment) liar(c *Client, hashes []chainhash.Hash) error {
+// whose hash is not the agreed one (hashes, from s.start), or nil. That
+// filter is asked of it again, and checked as it is read, so that damage
+// on the way (a payload that does not match its checksum, which a fed
+// filter's first read left unchecked) is told from a lie: a peer that
+// serves the agreed filter then, or whose answer was damaged, is not
+// banned (the segment's filters are downloaded again, checked against
+// the agreed filter headers).
+func (s *fedSegment) liar(ctx context.Context, c *Client, hashes []chainhash.Hash) error {
 	for i, fh := range s.hashes {
 		if i >= len(hashes) || fh == hashes[i] {
 			continue
 		}
-		m, h := s.servers[i], s.start+int32(i)
-		return &pool.Failure{Member: m, Err: peerErr(m, "getcfilters", fmt.Errorf(
-			"%w: filter for block %v (height %d) hashes to %v, where the checkpoint at height %d it sent itself commits to %v",
-			peer.ErrBadFilter, c.chain.Hash(h), h, fh, s.end, hashes[i]))}
+		m, h, block := s.servers[i], s.start+int32(i), c.chain.Hash(s.start+int32(i))
+		err := c.conn(m).GetCFilters(ctx, h, []chainhash.Hash{block}, func(_ int, data []byte) error {
+			if got := chainhash.DoubleHashH(data); got != hashes[i] {
+				return peerErr(m, "getcfilters", fmt.Errorf(
+					"%w: filter for block %v (height %d) hashes to %v, where the checkpoint at height %d it sent itself commits to %v",
+					peer.ErrBadFilter, block, h, got, s.end, hashes[i]))
+			}
+			return nil
+		})
+		if err != nil {
+			return &pool.Failure{Member: m, Err: err}
+		}
+		c.logf("%s served the filter of height %d off its own checkpoint, and the agreed one when asked again: damaged on the way", m.Addr(), h)
+		return nil
 	}
 	return nil
 }
@@ -362,6 +401,7 @@ func (v *verification) fedSegment(ctx context.Context, j int, agreed []chainhash
 		if s != nil {
 			v.feed.discard(s)
 		}
+		v.feed.stop(true)
 		return v.segment(ctx, j, agreed, start, prev)
 	}
 	if chainHeaders(prev, s.hashes) == agreed[j] {
@@ -376,11 +416,12 @@ func (v *verification) fedSegment(ctx context.Context, j int, agreed []chainhash
 		return s.hashes, nil
 	}
 	v.feed.discard(s)
+	v.feed.stop(true)
 	hashes, err := v.segment(ctx, j, agreed, start, prev)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.liar(v.c, hashes); err != nil {
+	if err := s.liar(ctx, v.c, hashes); err != nil {
 		return nil, err
 	}
 	return hashes, nil

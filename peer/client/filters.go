@@ -268,6 +268,14 @@ func (d *filterDownload) fail(m *pool.Member, err error) {
 // work gets batches from m until none is left that m can serve: pending
 // ones first, then those another peer has held too long.
 func (d *filterDownload) work(ctx context.Context, m *pool.Member) {
+	if d.c.needsRedial(m) {
+		// A feed's request another peer answered first dropped the
+		// connection (see filterFeed.stop).
+		if err := d.c.pool.Redial(ctx, m); err != nil {
+			d.c.logf("%s: dialling again before the filter download: %v", m.Addr(), err)
+			return
+		}
+	}
 	matcher := d.base.Clone()
 	blocks := make([]chainhash.Hash, 0, wire.MaxGetCFiltersReqRange)
 	if d.feed != nil {
@@ -293,10 +301,9 @@ func (d *filterDownload) work(ctx context.Context, m *pool.Member) {
 		if !d.settle(f) {
 			// Another peer answered first; this request was cancelled
 			// and its connection dropped with it. m dials again when a
-			// batch only it can serve is left, or for a feed, whose
-			// verification asks every peer (unless it was banned or
+			// batch only it can serve is left (unless it was banned or
 			// dropped meanwhile).
-			if !d.c.pool.Status(m).Live || d.feed == nil && !d.onlyFor(m) {
+			if !d.c.pool.Status(m).Live || !d.onlyFor(m) {
 				return
 			}
 			if err := d.c.pool.Redial(ctx, m); err != nil {
@@ -376,10 +383,7 @@ func (d *filterDownload) fly(b filterBatch, m *pool.Member) *flight {
 func (d *filterDownload) steal(m *pool.Member, own time.Duration) (*flight, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.err != nil || d.slow[m] || d.feed != nil {
-		// A feed steals nothing: a request abandoned drops its
-		// connection, and the verification the feed runs beside asks
-		// every peer.
+	if d.err != nil || d.slow[m] {
 		return nil, false
 	}
 	limit := max(stealAfter, stealFactor*own)

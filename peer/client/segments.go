@@ -17,7 +17,7 @@ import (
 func (v *verification) segments(ctx context.Context, p segmentPlan) ([]chainhash.Hash, error) {
 	if v.feed != nil {
 		v.feed.start(ctx, v, p)
-		defer v.feed.stop()
+		defer v.feed.stop(false)
 	}
 	full := make([]chainhash.Hash, 1, v.to-p.first+2)
 	full[0] = p.prev
@@ -56,9 +56,15 @@ func (v *verification) segmentHeaders(ctx context.Context, j int, agreed []chain
 		v.asked = min(v.asked, from)
 		var hashes []chainhash.Hash
 		var err error
-		if from == start && v.feed != nil {
+		switch {
+		case from == start && v.feed != nil:
 			hashes, err = v.fedSegment(ctx, j, agreed, from, prev)
-		} else {
+		default:
+			if v.feed != nil {
+				// The peers are asked: the feed's requests end first
+				// (see filterFeed.stop).
+				v.feed.stop(true)
+			}
 			hashes, err = v.segment(ctx, j, agreed, from, prev)
 		}
 		if proof := v.contradictsOwn(err); proof != nil {
