@@ -43,8 +43,10 @@ type filterFeed struct {
 	wg     sync.WaitGroup
 	d      *filterDownload
 	// redial is what stop redials a peer within whose request the
-	// download abandoned, and ms the peers it asked.
+	// download abandoned, budget the operation's (see pool.Each), and
+	// ms the peers it asked.
 	redial context.Context
+	budget *pool.Budget
 	ms     []*pool.Member
 
 	mu       sync.Mutex
@@ -88,7 +90,7 @@ func (c *Client) newFilterFeed(scripts [][]byte) *filterFeed {
 // start starts downloading the segments of plan p that fedEligible
 // admits, from the peers of v that stated their checkpoints.
 func (f *filterFeed) start(ctx context.Context, v *verification, p segmentPlan) {
-	f.redial, f.ms = ctx, slices.Clone(v.ms)
+	f.redial, f.budget, f.ms = ctx, v.log.budget, slices.Clone(v.ms)
 	ctx, f.cancel = context.WithCancel(ctx)
 	d := &filterDownload{c: f.c, base: f.base, cancel: f.cancel, slow: f.c.pool.Slow(v.ms), reach: map[*pool.Member]int32{},
 		disputed: -1, feed: f}
@@ -166,8 +168,9 @@ func (f *filterFeed) batches(first, last, peers int) []filterBatch {
 // another peer served first, or one in flight at the end) dropped its
 // connection. The verification stops it before it asks a peer anything
 // itself, with redial: such a peer is dialled again, since the
-// verification asks every peer (the scan's filter download dials it
-// again too, see filterDownload.work).
+// verification asks every peer, all at once and as slow ones are in a
+// verification (see pool.Each: one that stalls its handshake is left
+// out, with a warning).
 func (f *filterFeed) stop(redial bool) {
 	if f.cancel == nil {
 		return
@@ -180,12 +183,13 @@ func (f *filterFeed) stop(redial bool) {
 	if !redial {
 		return
 	}
-	for _, m := range f.ms {
-		if f.c.pool.Status(m).Live {
-			if err := f.c.pool.Redial(f.redial, m); err != nil {
-				f.c.logf("%s: dialling again after a filter request the scan abandoned: %v", m.Addr(), err)
-			}
-		}
+	ms := slices.DeleteFunc(slices.Clone(f.ms), func(m *pool.Member) bool { return !f.c.pool.Status(m).Live })
+	if !slices.ContainsFunc(ms, f.c.needsRedial) {
+		return
+	}
+	err := f.c.pool.Each(f.redial, f.budget, ms, func(ctx context.Context, m *pool.Member) error { return f.c.pool.Redial(ctx, m) })
+	if err != nil {
+		f.c.logf("dialling again after a filter request the scan abandoned: %v", err)
 	}
 }
 

@@ -270,7 +270,11 @@ func (d *filterDownload) fail(m *pool.Member, err error) {
 func (d *filterDownload) work(ctx context.Context, m *pool.Member) {
 	if d.c.needsRedial(m) {
 		// A feed's request another peer answered first dropped the
-		// connection (see filterFeed.stop).
+		// connection (see filterFeed.stop): dialled again only for a
+		// batch only m can serve, as after a batch lost here.
+		if !d.onlyFor(m) {
+			return
+		}
 		if err := d.c.pool.Redial(ctx, m); err != nil {
 			d.c.logf("%s: dialling again before the filter download: %v", m.Addr(), err)
 			return
