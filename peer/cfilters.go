@@ -3,6 +3,7 @@ package peer
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
@@ -84,8 +85,17 @@ func (p *Peer) GetCFHeaders(ctx context.Context, start int32, stop chainhash.Has
 	return msg.PrevFilterHeader, hashes, nil
 }
 
+// MaxCFiltersPerRequest bounds the filters of one GetCFilters: it sends
+// a getcfilters message for every 1,000 of them (the most one may ask
+// for) at once, so that the node looks up the filters of the next while
+// it sends those of the one before, rather than waiting for the next
+// request (a node serves a peer's requests one at a time). The answer is
+// given the timeout once for each message.
+const MaxCFiltersPerRequest = 2 * wire.MaxGetCFiltersReqRange
+
 // GetCFilters asks for the basic filters of the blocks from height start
-// on (getcfilters), one for each hash in blocks (at most 1,000), and calls
+// on (getcfilters), one for each hash in blocks (at most
+// MaxCFiltersPerRequest), and calls
 // fn with each filter's position in blocks and its bytes, in order. Each
 // filter must be of the requested type and for the block at its position.
 // fn must check the filter against its filter header: the payload
@@ -113,13 +123,20 @@ func (p *Peer) GetCFilters(ctx context.Context, start int32, blocks []chainhash.
 	if err := p.needCF(op); err != nil {
 		return err
 	}
-	if len(blocks) > wire.MaxGetCFiltersReqRange {
-		return p.errorf(op, "peer: %d filters asked for, at most %d per request", len(blocks), wire.MaxGetCFiltersReqRange)
+	if len(blocks) > MaxCFiltersPerRequest {
+		return p.errorf(op, "peer: %d filters asked for, at most %d per request", len(blocks), MaxCFiltersPerRequest)
 	}
-	deadline := p.deadline()
-	stop := blocks[len(blocks)-1]
-	if err := p.send(ctx, op, wire.NewMsgGetCFilters(wire.GCSFilterRegular, uint32(start), &stop), deadline); err != nil {
-		return err
+	msgs := (len(blocks) + wire.MaxGetCFiltersReqRange - 1) / wire.MaxGetCFiltersReqRange
+	within := time.Duration(msgs) * p.cfg.Timeout
+	deadline := time.Now().Add(within)
+	if r := p.req.Load(); r != nil {
+		r.within = within
+	}
+	for i := 0; i < len(blocks); i += wire.MaxGetCFiltersReqRange {
+		stop := blocks[min(len(blocks), i+wire.MaxGetCFiltersReqRange)-1]
+		if err := p.send(ctx, op, wire.NewMsgGetCFilters(wire.GCSFilterRegular, uint32(start)+uint32(i), &stop), deadline); err != nil {
+			return err
+		}
 	}
 	run := &filterRun{blocks: blocks, fn: fn}
 	m, err := p.await(ctx, op, deadline, wanted{is[*wire.MsgCFilter], len(blocks), run.take})

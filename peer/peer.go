@@ -402,6 +402,9 @@ type request struct {
 	// (one for all its messages, as a rule).
 	timer   *time.Timer
 	timerAt time.Time
+	// within is the time the request's answer is given, when not the
+	// timeout (an answer to several messages, see GetCFilters).
+	within time.Duration
 
 	// The request's own goroutine keeps its answer time: a round runs
 	// from its first send to the last message taken before the next.
@@ -545,7 +548,11 @@ func (p *Peer) await(ctx context.Context, op string, deadline time.Time, w wante
 		r.abandoned(time.Now())
 		return nil, ctx.Err()
 	case <-timer:
-		err := p.fail(op, "%w", &TimeoutError{What: "no complete answer", Within: p.cfg.Timeout})
+		within := p.cfg.Timeout
+		if r.within > 0 {
+			within = r.within
+		}
+		err := p.fail(op, "%w", &TimeoutError{What: "no complete answer", Within: within})
 		r.withdraw()
 		return nil, err
 	}

@@ -19,16 +19,9 @@ func (c *Client) scanBIP157(ctx context.Context, log *scanLog, req ScanRequest, 
 		return nil, fmt.Errorf("client: %w: no peer offers compact filters (NODE_COMPACT_FILTERS)", ErrNoPeers)
 	}
 	log.startPass()
-	headers, ms, err := c.filterHeaders(ctx, log, ms, from, to)
-	if err != nil {
-		return nil, err
-	}
-	res := &ScanResult{From: from, To: to, Matches: []Match{}, BlocksScanned: int(to-from) + 1}
-	if req.withHeaders {
-		res.filterHeaders = headers
-	}
 	scripts := wl.scripts
 	var cs *coverScan
+	var err error
 	matching := scripts
 	if c.cfg.PrivacyTarget > 0 {
 		if cs, err = c.startCovers(scripts, from, to); err != nil {
@@ -36,7 +29,19 @@ func (c *Client) scanBIP157(ctx context.Context, log *scanLog, req ScanRequest, 
 		}
 		matching = slices.Concat(scripts, cs.covers)
 	}
-	matched, received, err := c.matchFilters(ctx, ms, matching, headers, from, to, req.Progress)
+	// The filters of the segments that end at an agreed checkpoint are
+	// downloaded while the filter headers are verified, and verify them
+	// (see filterFeed).
+	feed := c.newFilterFeed(matching)
+	headers, ms, err := c.filterHeadersFed(ctx, log, ms, from, to, feed)
+	if err != nil {
+		return nil, err
+	}
+	res := &ScanResult{From: from, To: to, Matches: []Match{}, BlocksScanned: int(to-from) + 1}
+	if req.withHeaders {
+		res.filterHeaders = headers
+	}
+	matched, received, err := c.matchFilters(ctx, ms, matching, headers, from, to, req.Progress, feed)
 	if err != nil {
 		return nil, err
 	}

@@ -36,8 +36,17 @@
 // 1,000 blocks). Checkpoints come from every peer up to its reach and are
 // compared first, lowest disagreement first, since a false filter changes
 // every checkpoint after it. A segment that ends at a checkpoint at least
-// two peers agree on is taken from one of them and checked against it;
-// every peer whose reach ends inside a segment states its part of it,
+// two peers agree on is taken from one of them and checked against it.
+// A scan, which downloads the segment's filters anyway, takes their
+// hashes instead, the filters of the segments ahead downloading while
+// one is verified: filters that reach the agreed checkpoint from the
+// agreed filter header before it are the ones it commits to, and a node
+// looks up a segment's filter hashes at nearly the cost of its filters,
+// so asking both would nearly double its work; filters that miss their
+// server's own checkpoint prove it wrong. It does so only where asking for the hashes would cross-check
+// nothing more: every peer stated that checkpoint or holds none of the
+// segment, nothing of it is verified, stored or in conflict. Every peer
+// whose reach ends inside a segment states its part of it,
 // compared height by height. There one peer of those reaching highest
 // states the hashes and every other only its word on the filter header
 // at its own reach (a getcfheaders of one hash, with the header before

@@ -48,6 +48,10 @@ type filterDownload struct {
 	// disputed is the lowest height whose agreed filter header a peer
 	// disputed with its own word (see ownWord), or -1.
 	disputed int32
+	// feed, when set, is the filterFeed this download serves: its
+	// filters are not checked against filter headers (there are none
+	// yet) but hashed and handed to it, whose checkpoints verify them.
+	feed *filterFeed
 }
 
 // flight is one peer's request for a batch. A batch held too long by a
@@ -72,8 +76,12 @@ const (
 // matchFilters downloads the filters from..to as filterDownload describes
 // and returns the heights whose filter matches a script, sorted, and how
 // many filters were downloaded.
+//
+// With feed, the filters of the segments feed verified (see filterFeed)
+// are not downloaded again: their matches are feed's; the batches of the
+// others end at the segments' ends.
 func (c *Client) matchFilters(ctx context.Context, ms []*pool.Member, scripts [][]byte, headers []chainhash.Hash,
-	from, to int32, progress func(done, total int)) ([]int32, int, error) {
+	from, to int32, progress func(done, total int), feed *filterFeed) ([]int32, int, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	d := &filterDownload{c: c, from: from, to: to, headers: headers, base: gcs.NewMatcher(scripts), progress: progress, cancel: cancel,
@@ -82,23 +90,27 @@ func (c *Client) matchFilters(ctx context.Context, ms []*pool.Member, scripts []
 		d.reach[m] = c.reachOf(m, to)
 	}
 	d.undecided = c.conflicts.undecided(from, to, c.chain.Hash)
-	for start := from; start <= to; start += wire.MaxGetCFiltersReqRange {
-		b := filterBatch{start, min(to, start+wire.MaxGetCFiltersReqRange-1)}
+	for start := from; start <= to; {
+		stop := min(to, start+wire.MaxGetCFiltersReqRange-1)
+		if feed != nil {
+			if seg := feed.verifiedAt(start); seg != nil {
+				b := filterBatch{start, min(to, seg.end)}
+				d.received += int(b.stop-b.start) + 1
+				d.finish(b, seg.hitsIn(b.start, b.stop))
+				start = b.stop + 1
+				continue
+			}
+			stop = min(stop, segmentFirst(segmentOf(start)+1)-1)
+		}
+		b := filterBatch{start, stop}
+		start = stop + 1
 		if hits, ok := c.cachedBatch(b, d.base, d.check); ok {
 			d.finish(b, hits)
 			continue
 		}
 		d.pending = append(d.pending, b)
 	}
-	var wg sync.WaitGroup
-	for _, m := range ms {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			d.work(ctx, m)
-		}()
-	}
-	wg.Wait()
+	d.run(ctx, ms)
 	if d.disputed >= 0 {
 		c.giveUpVerified(d.disputed - 1)
 	}
@@ -115,11 +127,28 @@ func (c *Client) matchFilters(ctx context.Context, ms []*pool.Member, scripts []
 	return d.matched, d.received, nil
 }
 
+// run has each peer of ms get batches (see work) until none is left.
+func (d *filterDownload) run(ctx context.Context, ms []*pool.Member) {
+	var wg sync.WaitGroup
+	for _, m := range ms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d.work(ctx, m)
+		}()
+	}
+	wg.Wait()
+}
+
 // check checks the filter of height h against its agreed filter header
 // or, where peers disagree and the block cannot decide, against the filter
 // hashes of every side.
 func (d *filterDownload) check(h int32, data []byte) error {
-	fh := chainhash.DoubleHashH(data)
+	return d.checkHash(h, chainhash.DoubleHashH(data), data)
+}
+
+// checkHash is check of the filter data whose hash is fh.
+func (d *filterDownload) checkHash(h int32, fh chainhash.Hash, data []byte) error {
 	if alts, ok := d.undecided[h]; ok {
 		if !slices.Contains(alts, fh) {
 			return fmt.Errorf("%w: filter for block %v (height %d) hashes to %v, which none of the peers that disagree on it stated",
@@ -174,7 +203,7 @@ func (d *filterDownload) take(m *pool.Member) (filterBatch, bool) {
 		return filterBatch{}, false
 	}
 	i := slices.IndexFunc(d.pending, func(b filterBatch) bool {
-		if b.stop > d.reach[m] {
+		if b.stop > d.reach[m] || d.feed != nil && !d.feed.due(b) {
 			return false
 		}
 		if !d.slow[m] {
@@ -239,8 +268,23 @@ func (d *filterDownload) fail(m *pool.Member, err error) {
 // work gets batches from m until none is left that m can serve: pending
 // ones first, then those another peer has held too long.
 func (d *filterDownload) work(ctx context.Context, m *pool.Member) {
+	if d.c.needsRedial(m) {
+		// A feed's request another peer answered first dropped the
+		// connection (see filterFeed.stop): dialled again only for a
+		// batch only m can serve, as after a batch lost here.
+		if !d.onlyFor(m) {
+			return
+		}
+		if err := d.c.pool.Redial(ctx, m); err != nil {
+			d.c.logf("%s: dialling again before the filter download: %v", m.Addr(), err)
+			return
+		}
+	}
 	matcher := d.base.Clone()
 	blocks := make([]chainhash.Hash, 0, wire.MaxGetCFiltersReqRange)
+	if d.feed != nil {
+		blocks = make([]chainhash.Hash, 0, peer.MaxCFiltersPerRequest)
+	}
 	var own time.Duration // m's last batch time
 	for {
 		f := d.next(ctx, m, own)
@@ -255,7 +299,7 @@ func (d *filterDownload) work(ctx context.Context, m *pool.Member) {
 		d.mu.Lock()
 		f.cancel = cancel
 		d.mu.Unlock()
-		hits, datas, err := d.batch(fctx, m, matcher, f.b, blocks)
+		hits, hashes, datas, err := d.batch(fctx, m, matcher, f.b, blocks)
 		cancel()
 		own = time.Since(f.start)
 		if !d.settle(f) {
@@ -279,6 +323,10 @@ func (d *filterDownload) work(ctx context.Context, m *pool.Member) {
 			d.fail(m, err)
 			return
 		}
+		if d.feed != nil {
+			d.feed.put(f.b, m, hits, hashes, datas)
+			continue
+		}
 		d.keep(f.b, blocks, datas)
 		d.mu.Lock()
 		d.received += len(blocks)
@@ -296,15 +344,32 @@ func (d *filterDownload) next(ctx context.Context, m *pool.Member, own time.Dura
 			return d.fly(b, m)
 		}
 		f, wait := d.steal(m, own)
-		if f != nil || !wait {
+		if f != nil {
 			return f
+		}
+		var advanced <-chan struct{}
+		if d.feed != nil && d.pendingFor(m) {
+			// Batches beyond the feed's window: wait till the
+			// verification takes a segment.
+			advanced, wait = d.feed.advanced(), true
+		}
+		if !wait {
+			return nil
 		}
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-advanced:
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// pendingFor reports whether a pending batch is one m may serve.
+func (d *filterDownload) pendingFor(m *pool.Member) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.err == nil && slices.ContainsFunc(d.pending, func(b filterBatch) bool { return b.stop <= d.reach[m] })
 }
 
 // fly records m's flight of b.
@@ -368,19 +433,27 @@ func (d *filterDownload) settle(f *flight) bool {
 }
 
 // batch gets the filters of one batch from m, checks and matches them
-// (on m's read loop, as each is read: see peer.Peer.GetCFilters).
-func (d *filterDownload) batch(ctx context.Context, m *pool.Member, matcher *gcs.Matcher, b filterBatch, blocks []chainhash.Hash) (hits []int32, datas [][]byte, err error) {
+// (on m's read loop, as each is read: see peer.Peer.GetCFilters). For a
+// feed, it returns the filters' hashes too, unchecked.
+func (d *filterDownload) batch(ctx context.Context, m *pool.Member, matcher *gcs.Matcher, b filterBatch, blocks []chainhash.Hash) (hits []int32, hashes []chainhash.Hash, datas [][]byte, err error) {
 	datas = make([][]byte, 0, len(blocks))
+	if d.feed != nil {
+		hashes = make([]chainhash.Hash, 0, len(blocks))
+	}
 	err = d.c.conn(m).GetCFilters(ctx, b.start, blocks, func(i int, data []byte) error {
 		h := b.start + int32(i)
-		if err := d.check(h, data); err != nil {
+		fh := chainhash.DoubleHashH(data)
+		if d.feed != nil {
+			hashes = append(hashes, fh)
+		} else if err := d.checkHash(h, fh, data); err != nil {
 			return peerErr(m, "getcfilters", err)
 		}
 		datas = append(datas, data)
 		if matcher.Len() == 0 {
 			return nil
 		}
-		// The filter is the one its agreed header commits to: one pass
+		// The filter is the one its agreed header commits to (or, for
+		// a feed, its hash is checked before its match counts): one pass
 		// that may stop at the first match.
 		hit, err := matcher.MatchVerifiedBytes(data, gcs.BasicKey(&blocks[i]))
 		if err != nil {
@@ -391,5 +464,5 @@ func (d *filterDownload) batch(ctx context.Context, m *pool.Member, matcher *gcs
 		}
 		return nil
 	})
-	return hits, datas, err
+	return hits, hashes, datas, err
 }

@@ -68,12 +68,6 @@ func TestLyingPeers(t *testing.T) {
 			}
 			return []wire.Message{m}, false
 		}, peer.ErrBadFilter},
-		{"cfheaders off the checkpoint", "bip157", 0, func(m wire.Message) ([]wire.Message, bool) {
-			if ch, ok := m.(*wire.MsgCFHeaders); ok && len(ch.FilterHashes) > 500 {
-				ch.FilterHashes[500][0] ^= 1
-			}
-			return []wire.Message{m}, false
-		}, peer.ErrBadFilterHeader},
 		{"tampered cfcheckpt", "bip157", 0, func(m wire.Message) ([]wire.Message, bool) {
 			if cp, ok := m.(*wire.MsgCFCheckpt); ok && len(cp.FilterHeaders) > 0 {
 				cp.FilterHeaders[0][0] ^= 1

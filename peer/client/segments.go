@@ -15,6 +15,10 @@ import (
 // segments returns the agreed filter headers of p.first-1..to, segment by
 // segment from the one holding p.first.
 func (v *verification) segments(ctx context.Context, p segmentPlan) ([]chainhash.Hash, error) {
+	if v.feed != nil {
+		v.feed.start(ctx, v, p)
+		defer v.feed.stop(false)
+	}
 	full := make([]chainhash.Hash, 1, v.to-p.first+2)
 	full[0] = p.prev
 	for j := segmentOf(p.first); j <= segmentOf(v.to); j++ {
@@ -50,7 +54,19 @@ func (v *verification) segmentHeaders(ctx context.Context, j int, agreed []chain
 	}
 	for {
 		v.asked = min(v.asked, from)
-		hashes, err := v.segment(ctx, j, agreed, from, prev)
+		var hashes []chainhash.Hash
+		var err error
+		switch {
+		case from == start && v.feed != nil:
+			hashes, err = v.fedSegment(ctx, j, agreed, from, prev)
+		default:
+			if v.feed != nil {
+				// The peers are asked: the feed's requests end first
+				// (see filterFeed.stop).
+				v.feed.stop(true)
+			}
+			hashes, err = v.segment(ctx, j, agreed, from, prev)
+		}
 		if proof := v.contradictsOwn(err); proof != nil {
 			return nil, proof
 		}

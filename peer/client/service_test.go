@@ -248,15 +248,14 @@ func TestRescansShareDownloads(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	// Each filter asked once, for one rescan only.
+	_, cfilters := cfRequests(t, proxy, c)
 	asked := 0
-	for _, cmd := range proxy.Commands() {
-		if cmd == wire.CmdGetCFilters {
-			asked++
-		}
+	for _, r := range cfilters {
+		asked += int(r[1]-r[0]) + 1
 	}
-	// One getcfilters per 1,000 blocks, for one rescan only.
-	if want := int(fx.tip)/wire.MaxGetCFiltersReqRange + 1; asked != want || found[0] != len(fx.want) || found[1] != len(fx.want) {
-		t.Errorf("%d getcfilters for two rescans of %d blocks (want %d); found %v", asked, fx.tip+1, want, found)
+	if want := int(fx.tip) + 1; asked != want || found[0] != len(fx.want) || found[1] != len(fx.want) {
+		t.Errorf("%d filters asked for two rescans of %d blocks (want %d); found %v", asked, fx.tip+1, want, found)
 	}
 }
 

@@ -30,6 +30,10 @@ type verification struct {
 	// asked for that differed from the verified ones, held against what
 	// they state when those heights are asked again (see disputedPrev).
 	words []headerWord
+	// feed, for a scan, downloads the filters of the segments that end
+	// at an agreed checkpoint, which verify them in place of their
+	// filter headers (see filterFeed); nil otherwise.
+	feed *filterFeed
 }
 
 // segmentPlan is where a verification starts asking segment by segment.

@@ -40,8 +40,15 @@ import (
 // claimed late takes part below them only (see lateClaims). It returns
 // the peers still taking part.
 func (c *Client) filterHeaders(ctx context.Context, log *scanLog, ms []*pool.Member, from, to int32) ([]chainhash.Hash, []*pool.Member, error) {
+	return c.filterHeadersFed(ctx, log, ms, from, to, nil)
+}
+
+// filterHeadersFed is filterHeaders for a scan that downloads the filters
+// of the range anyway: with feed, the segments bounded by an agreed
+// checkpoint are verified by their filters (see filterFeed).
+func (c *Client) filterHeadersFed(ctx context.Context, log *scanLog, ms []*pool.Member, from, to int32, feed *filterFeed) ([]chainhash.Hash, []*pool.Member, error) {
 	v := &verification{c: c, log: log, from: from, to: to, asked: from, reach: map[*pool.Member]int32{}, cps: map[*pool.Member][]chainhash.Hash{},
-		cpLimit: math.MaxInt, words: c.takeLateWords()}
+		cpLimit: math.MaxInt, words: c.takeLateWords(), feed: feed}
 	for _, m := range ms {
 		if r := c.svc.late.reachFor(m, c.reachOf(m, to)); r >= 0 {
 			v.ms = append(v.ms, m)

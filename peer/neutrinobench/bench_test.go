@@ -106,7 +106,7 @@ func benchNodes(tb testing.TB) (*Chain, []*peertest.Node, []int) {
 		}
 		if addrs := os.Getenv(benchNodesEnv); addrs != "" {
 			benchEnv.nodes, benchEnv.external = servedNodes(addrs), true
-		} else if benchEnv.nodes, benchEnv.err = StartNodes(benchEnv.chain, peers); benchEnv.err != nil {
+		} else if benchEnv.nodes, benchEnv.err = StartNodesWith(benchEnv.chain, peers, nodeProfileArgs()); benchEnv.err != nil {
 			return
 		}
 		for _, n := range benchEnv.nodes {
@@ -197,6 +197,26 @@ func startScanProfile(name string) (stop func(), err error) {
 		pprof.StopCPUProfile()
 		f.Close()
 	}, nil
+}
+
+// nodeProfileEnv names a directory that receives a CPU profile of each
+// node the benchmarks start, node-N.pprof, covering the node's whole
+// life (the chain's replay too), written when the node stops; the
+// serving of each request shows under btcd's handler of its message
+// (OnGetCFilters, OnGetCFHeaders, OnGetCFCheckpt, OnGetHeaders,
+// OnGetData).
+const nodeProfileEnv = "SPVFILTER_BENCH_NODE_PROFILE"
+
+// nodeProfileArgs returns the btcd flags that write node i's CPU
+// profile where nodeProfileEnv asks, or nil.
+func nodeProfileArgs() func(i int) []string {
+	dir := os.Getenv(nodeProfileEnv)
+	if dir == "" {
+		return nil
+	}
+	return func(i int) []string {
+		return []string{"--cpuprofile=" + filepath.Join(dir, fmt.Sprintf("node-%d.pprof", i))}
+	}
 }
 
 func TestMain(m *testing.M) {

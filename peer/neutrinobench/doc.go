@@ -32,7 +32,15 @@
 //
 // SPVFILTER_BENCH_PEERS sets the number of nodes serving the chain;
 // SPVFILTER_BENCH_PROFILE names a directory that receives a CPU profile
-// of each measured scan (client-N.pprof, the scan alone).
+// of each measured scan (client-N.pprof, the scan alone), and
+// SPVFILTER_BENCH_NODE_PROFILE one that receives each node's CPU profile
+// (node-N.pprof, its whole life, written when it stops), in which the
+// serving of each request shows under btcd's handler of its message:
+//
+//	SPVFILTER_BENCH_NODE_PROFILE=DIR SPVFILTER_BENCH_BLOCKS=20000 SPVFILTER_BENCH_ROUNDS=5 SPVFILTER_BENCH_WATCH=1 \
+//		SPVFILTER_BENCH_CLIENTS='^spvfilter$' go test -run TestCompare -v -timeout 60m
+//	go tool pprof -peek 'inHandler$|outHandler$' BTCD DIR/node-0.pprof
+//
 // SPVFILTER_BENCH_NODES names nodes already serving the chain, which
 // TestServe starts and keeps for SPVFILTER_BENCH_SERVE, so that two
 // builds are compared against the same node without replaying the chain

@@ -17,6 +17,13 @@ import (
 // it over the peer-to-peer protocol; StartNodes waits until all of them
 // have the same tip, at height Spec.Blocks+1.
 func StartNodes(c *Chain, n int) (nodes []*peertest.Node, err error) {
+	return StartNodesWith(c, n, nil)
+}
+
+// StartNodesWith is StartNodes with args(i) passed to node i's btcd as
+// extra flags (args may be nil), such as a CPU profile of each node
+// (--cpuprofile, written when the node stops).
+func StartNodesWith(c *Chain, n int, args func(i int) []string) (nodes []*peertest.Node, err error) {
 	if n < 1 {
 		return nil, fmt.Errorf("neutrinobench: %d nodes", n)
 	}
@@ -28,7 +35,13 @@ func StartNodes(c *Chain, n int) (nodes []*peertest.Node, err error) {
 			nodes = nil
 		}
 	}()
-	first, err := peertest.Start()
+	argsOf := func(i int) []string {
+		if args == nil {
+			return nil
+		}
+		return args(i)
+	}
+	first, err := peertest.Start(peertest.WithArgs(argsOf(0)...))
 	if err != nil {
 		return nil, err
 	}
@@ -40,7 +53,7 @@ func StartNodes(c *Chain, n int) (nodes []*peertest.Node, err error) {
 		return nodes, err
 	}
 	for i := 1; i < n; i++ {
-		node, err := peertest.Start(peertest.WithArgs("--connect=" + first.P2PAddr))
+		node, err := peertest.Start(peertest.WithArgs(append([]string{"--connect=" + first.P2PAddr}, argsOf(i)...)...))
 		if err != nil {
 			return nodes, err
 		}

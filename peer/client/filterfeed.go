@@ -1,0 +1,432 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/gcs"
+	"github.com/spvfilter/spvfilter/peer"
+	"github.com/spvfilter/spvfilter/peer/pool"
+)
+
+// filterFeed downloads, for a scan, the filters of the segments whose
+// end is an agreed checkpoint, while the verification runs: such a
+// segment is verified by its filters rather than by its filter headers
+// (no getcfheaders, which costs a node as much as the filters do). The
+// filter hashes a peer served, chained from the agreed filter header
+// before the segment, must reach the agreed checkpoint at its end; the
+// checkpoint commits to one chain of filter hashes, so they are then the
+// agreed filter hashes, as the hashes of a getcfheaders answer that
+// reaches it would be (see fedSegment). The filters are matched as they
+// are read; their matches count only once their segment is verified.
+//
+// A segment is fed only when the scan needs its filters (all but that of
+// the height before the scan's first, at most) and asking getcfheaders
+// would add no cross-check (see fedEligible): every peer taking part stated the checkpoint at its
+// end (a peer whose chain ends inside the segment states its part of it
+// height by height, see segment), the checkpoints are compared there (no
+// undecided conflict), nothing of it was verified before, the store holds
+// none of it, and no peer's word is held against it. Only peers that
+// stated the checkpoint serve its filters. Filters that miss the
+// checkpoint their server sent itself prove it wrong: the segment's
+// filter hashes are then asked as ever (segment), and the first peer that
+// served a filter whose hash is not the agreed one is banned.
+type filterFeed struct {
+	c    *Client
+	base *gcs.Matcher
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	d      *filterDownload
+	// redial is what stop redials a peer within whose request the
+	// download abandoned, budget the operation's (see pool.Each), and
+	// ms the peers it asked.
+	redial context.Context
+	budget *pool.Budget
+	ms     []*pool.Member
+
+	mu       sync.Mutex
+	segs     map[int]*fedSegment // the segments fed, by index
+	next     int                 // the lowest segment the verification has not taken
+	wake     chan struct{}       // closed when next moves
+	ended    chan struct{}       // closed when the download ended
+	err      error               // the download's failure
+	heldData int64               // bytes of filters held for the cache
+	stopped  bool                // stop ended the download
+}
+
+// fedSegment is a segment a filterFeed downloads: its heights, and what
+// each of its batches gave.
+type fedSegment struct {
+	j          int
+	start, end int32
+	left       int // batches not in yet
+	done       chan struct{}
+	verified   bool
+	hashes     []chainhash.Hash // by height from start
+	servers    []*pool.Member   // by height from start
+	hits       []int32
+	datas      [][]byte // by height from start, while held for the cache
+}
+
+// feedAhead bounds how many segments past the one the verification waits
+// for the feed downloads; feedHeldBytes bounds the filters it holds for
+// the cache meanwhile (those beyond are not cached).
+const (
+	feedAhead     = 16
+	feedHeldBytes = 8 << 20
+)
+
+// newFilterFeed returns a feed whose filters are matched against scripts.
+func (c *Client) newFilterFeed(scripts [][]byte) *filterFeed {
+	return &filterFeed{c: c, base: gcs.NewMatcher(scripts), segs: map[int]*fedSegment{}, wake: make(chan struct{}),
+		ended: make(chan struct{})}
+}
+
+// start starts downloading the segments of plan p that fedEligible
+// admits, from the peers of v that stated their checkpoints.
+func (f *filterFeed) start(ctx context.Context, v *verification, p segmentPlan) {
+	f.redial, f.budget, f.ms = ctx, v.log.budget, slices.Clone(v.ms)
+	ctx, f.cancel = context.WithCancel(ctx)
+	d := &filterDownload{c: f.c, base: f.base, cancel: f.cancel, slow: f.c.pool.Slow(v.ms), reach: map[*pool.Member]int32{},
+		disputed: -1, feed: f}
+	first := segmentOf(p.first)
+	f.next = first
+	for j := first; j <= segmentOf(v.to); j++ {
+		if !v.fedEligible(j, p.agreed) {
+			continue
+		}
+		s := &fedSegment{j: j, start: segmentFirst(j), end: int32(j+1) * wire.CFCheckptInterval, done: make(chan struct{})}
+		n := int(s.end-s.start) + 1
+		s.hashes, s.servers, s.datas = make([]chainhash.Hash, n), make([]*pool.Member, n), make([][]byte, n)
+		f.segs[j] = s
+	}
+	d.pending = f.batches(first, segmentOf(v.to), len(v.ms))
+	for _, m := range v.ms {
+		d.reach[m] = min(v.reach[m], int32(len(v.cps[m]))*wire.CFCheckptInterval)
+	}
+	f.d = d
+	if len(f.segs) == 0 {
+		close(f.ended)
+		return
+	}
+	f.wg.Add(1)
+	go func() {
+		defer f.wg.Done()
+		d.run(ctx, f.ms)
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if !f.stopped {
+			f.err = d.err
+		}
+		close(f.ended)
+	}()
+}
+
+// batches returns the batches of the segments fed among first..last:
+// each run of consecutive ones cut into requests of
+// peer.MaxCFiltersPerRequest filters where that leaves two for each of
+// the peers at least (so that each has one to start with and one to
+// steal, see filterDownload), else of 1,000; and counts each segment's
+// batches.
+func (f *filterFeed) batches(first, last, peers int) []filterBatch {
+	size, total := int32(peer.MaxCFiltersPerRequest), int32(0)
+	for _, s := range f.segs {
+		total += s.end - s.start + 1
+	}
+	if total < 2*size*int32(peers) {
+		size = wire.MaxGetCFiltersReqRange
+	}
+	var out []filterBatch
+	for j := first; j <= last; j++ {
+		if f.segs[j] == nil {
+			continue
+		}
+		k := j
+		for f.segs[k+1] != nil && k+1 <= last {
+			k++
+		}
+		end := f.segs[k].end
+		for b := f.segs[j].start; b <= end; b += size {
+			batch := filterBatch{b, min(end, b+size-1)}
+			out = append(out, batch)
+			for i := segmentOf(batch.start); i <= segmentOf(batch.stop); i++ {
+				f.segs[i].left++
+			}
+		}
+		j = k
+	}
+	return out
+}
+
+// stop ends the download and waits for it: the segments not in yet are
+// asked as ever (see wait). A request the download abandoned (a batch
+// another peer served first, or one in flight at the end) dropped its
+// connection. The verification stops it before it asks a peer anything
+// itself, with redial: such a peer is dialled again, since the
+// verification asks every peer, all at once and as slow ones are in a
+// verification (see pool.Each: one that stalls its handshake is left
+// out, with a warning).
+func (f *filterFeed) stop(redial bool) {
+	if f.cancel == nil {
+		return
+	}
+	f.mu.Lock()
+	f.stopped = true
+	f.mu.Unlock()
+	f.cancel()
+	f.wg.Wait()
+	if !redial {
+		return
+	}
+	ms := slices.DeleteFunc(slices.Clone(f.ms), func(m *pool.Member) bool { return !f.c.pool.Status(m).Live })
+	if !slices.ContainsFunc(ms, f.c.needsRedial) {
+		return
+	}
+	err := f.c.pool.Each(f.redial, f.budget, ms, func(ctx context.Context, m *pool.Member) error { return f.c.pool.Redial(ctx, m) })
+	if err != nil {
+		f.c.logf("dialling again after a filter request the scan abandoned: %v", err)
+	}
+}
+
+// due reports whether batch b is within the feed's window (feedAhead).
+func (f *filterFeed) due(b filterBatch) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return segmentOf(b.start) <= f.next+feedAhead
+}
+
+// advanced returns a channel closed when the verification next takes a
+// segment.
+func (f *filterFeed) advanced() <-chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.wake
+}
+
+// put takes in batch b as m served it: its matches, its filters' hashes
+// and the filters, held for the cache within feedHeldBytes.
+func (f *filterFeed) put(b filterBatch, m *pool.Member, hits []int32, hashes []chainhash.Hash, datas [][]byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(hashes) != int(b.stop-b.start)+1 || len(datas) != len(hashes) {
+		return
+	}
+	for j := segmentOf(b.start); j <= segmentOf(b.stop); j++ {
+		s := f.segs[j]
+		if s == nil {
+			continue
+		}
+		lo, hi := max(b.start, s.start), min(b.stop, s.end)
+		part, data := hashes[lo-b.start:hi-b.start+1], datas[lo-b.start:hi-b.start+1]
+		copy(s.hashes[lo-s.start:], part)
+		size := int64(0)
+		for k := range part {
+			s.servers[int(lo-s.start)+k] = m
+			size += int64(len(data[k]))
+		}
+		if f.heldData+size <= feedHeldBytes {
+			copy(s.datas[lo-s.start:], data)
+			f.heldData += size
+		}
+		for _, h := range hits {
+			if lo <= h && h <= hi {
+				s.hits = append(s.hits, h)
+			}
+		}
+		if s.left--; s.left == 0 {
+			close(s.done)
+		}
+	}
+}
+
+// wait returns segment j once its filters are in; nil if j is not fed or
+// the download ended without it (stopped, or no peer left to serve it),
+// and the download's failure if it failed.
+func (f *filterFeed) wait(ctx context.Context, j int) (*fedSegment, error) {
+	f.mu.Lock()
+	s := f.segs[j]
+	if j+1 > f.next {
+		f.next = j + 1
+		close(f.wake)
+		f.wake = make(chan struct{})
+	}
+	f.mu.Unlock()
+	if s == nil {
+		return nil, nil
+	}
+	select {
+	case <-s.done:
+		return s, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-f.ended:
+	}
+	select {
+	case <-s.done:
+		return s, nil
+	default:
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return nil, f.err
+}
+
+// verify marks s verified and caches the filters held of it.
+func (f *filterFeed) verify(s *fedSegment) {
+	var blocks []chainhash.Hash
+	var datas [][]byte
+	f.mu.Lock()
+	s.verified = true
+	for i, data := range s.datas {
+		if data != nil {
+			blocks = append(blocks, f.c.chain.Hash(s.start+int32(i)))
+			datas = append(datas, data)
+			f.heldData -= int64(len(data))
+		}
+	}
+	s.datas = nil
+	f.mu.Unlock()
+	f.c.cacheFilters(blocks, datas)
+}
+
+// discard drops what s holds: its filters are downloaded again by the
+// scan's filter download.
+func (f *filterFeed) discard(s *fedSegment) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, data := range s.datas {
+		f.heldData -= int64(len(data))
+	}
+	s.datas = nil
+	delete(f.segs, s.j)
+}
+
+// verifiedAt returns the verified segment holding height h, or nil.
+func (f *filterFeed) verifiedAt(h int32) *fedSegment {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if s := f.segs[segmentOf(h)]; s != nil && s.verified {
+		return s
+	}
+	return nil
+}
+
+// hitsIn returns the matches of s at heights from..to.
+func (s *fedSegment) hitsIn(from, to int32) []int32 {
+	var out []int32
+	for _, h := range s.hits {
+		if from <= h && h <= to {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// liar returns the failure of the first peer that served a filter of s
+// whose hash is not the agreed one (hashes, from s.start), or nil. That
+// filter is asked of it again, and checked as it is read, so that damage
+// on the way (a payload that does not match its checksum, which a fed
+// filter's first read left unchecked) is told from a lie: a peer that
+// serves the agreed filter then, or whose answer was damaged, is not
+// banned (the segment's filters are downloaded again, checked against
+// the agreed filter headers).
+func (s *fedSegment) liar(ctx context.Context, c *Client, hashes []chainhash.Hash) error {
+	for i, fh := range s.hashes {
+		if i >= len(hashes) || fh == hashes[i] {
+			continue
+		}
+		m, h, block := s.servers[i], s.start+int32(i), c.chain.Hash(s.start+int32(i))
+		err := c.conn(m).GetCFilters(ctx, h, []chainhash.Hash{block}, func(_ int, data []byte) error {
+			if got := chainhash.DoubleHashH(data); got != hashes[i] {
+				return peerErr(m, "getcfilters", fmt.Errorf(
+					"%w: filter for block %v (height %d) hashes to %v, where the checkpoint at height %d it sent itself commits to %v",
+					peer.ErrBadFilter, block, h, got, s.end, hashes[i]))
+			}
+			return nil
+		})
+		if err != nil {
+			return &pool.Failure{Member: m, Err: err}
+		}
+		c.logf("%s served the filter of height %d off its own checkpoint, and the agreed one when asked again: damaged on the way", m.Addr(), h)
+		return nil
+	}
+	return nil
+}
+
+// fedEligible reports whether segment j may be verified by its filters
+// (see filterFeed).
+func (v *verification) fedEligible(j int, agreed []chainhash.Hash) bool {
+	c := v.c
+	start, end := segmentFirst(j), int32(j+1)*wire.CFCheckptInterval
+	if v.feed == nil || end > v.to || j >= len(agreed) || j >= v.cpLimit || len(v.words) > 0 || len(v.own) > 0 {
+		return false
+	}
+	if start < v.from-1 {
+		// The scan needs few of its filters: their hashes cost less.
+		return false
+	}
+	if c.st != nil && c.st.FilterHeaderTip() >= start {
+		return false
+	}
+	if u := c.conflicts.first(start); u >= 0 && u <= end {
+		return false
+	}
+	if len(c.knownPrefix(start, end)) > 0 {
+		return false
+	}
+	stated := false
+	for _, m := range v.ms {
+		switch {
+		case len(v.cps[m]) > j:
+			stated = true
+		case v.reach[m] >= start:
+			return false
+		}
+	}
+	return stated
+}
+
+// fedSegment returns the agreed filter hashes of segment j, from its
+// first height start with prev the agreed filter header before it: the
+// hashes of the filters the feed got, if they reach the agreed checkpoint
+// at its end, or those the peers state (segment) if the segment is not
+// fed. Fed filters that miss the checkpoint prove their server wrong.
+func (v *verification) fedSegment(ctx context.Context, j int, agreed []chainhash.Hash, start int32, prev chainhash.Hash) ([]chainhash.Hash, error) {
+	s, err := v.feed.wait(ctx, j)
+	if err != nil {
+		return nil, err
+	}
+	if s == nil || !v.fedEligible(j, agreed) {
+		if s != nil {
+			v.feed.discard(s)
+		}
+		v.feed.stop(true)
+		return v.segment(ctx, j, agreed, start, prev)
+	}
+	if chainHeaders(prev, s.hashes) == agreed[j] {
+		v.feed.verify(s)
+		var stated []*pool.Member
+		for _, m := range v.ms {
+			if len(v.cps[m]) > j {
+				stated = append(stated, m)
+			}
+		}
+		v.noteOwn(start, prev, false, []claim{{members: stated, hashes: s.hashes}})
+		return s.hashes, nil
+	}
+	v.feed.discard(s)
+	v.feed.stop(true)
+	hashes, err := v.segment(ctx, j, agreed, start, prev)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.liar(ctx, v.c, hashes); err != nil {
+		return nil, err
+	}
+	return hashes, nil
+}
