@@ -243,6 +243,29 @@ type unservedScore struct {
 	score   float64
 	at      time.Time
 	charged []unservedCharge
+	// unheardAt is when it was last dropped for not being heard when
+	// asked for its charges: for withheldMemory after, it is dropped at
+	// its score's crossing without being waited for again, so that a
+	// peer that never answers costs one proofWait each withheldMemory,
+	// not one each connection (a slow honest node is asked again after,
+	// and refunded if it answers).
+	unheardAt time.Time
+}
+
+// unheard returns when addr's host was last dropped for not being heard
+// when asked for the blocks it was charged for (see Client.charge).
+func (u *unservedScores) unheard(addr string) (time.Time, bool) {
+	if s := u.by[banlist.HostKey(addr)]; s != nil && !s.unheardAt.IsZero() {
+		return s.unheardAt, true
+	}
+	return time.Time{}, false
+}
+
+// noteUnheard records that addr's host was not heard when asked, at now.
+func (u *unservedScores) noteUnheard(addr string, now time.Time) {
+	if s := u.by[banlist.HostKey(addr)]; s != nil {
+		s.unheardAt = now
+	}
 }
 
 // unservedCharge is one block charged in a score, and when.
@@ -528,8 +551,9 @@ func (c *Client) preemptOnNews(ctx context.Context, cancel context.CancelFunc, m
 //   - a peer that could not be asked (it stalled or is slow, does not
 //     serve witness blocks, or is not connected) is dropped, not banned:
 //     a slow answer is no word against anything. It is dialled again
-//     after its backoff, with its score, so each later unserved
-//     announcement has it asked, and dropped, again.
+//     after its backoff, with its score; within withheldMemory, its next
+//     crossing drops it without asking (see unservedScore.unheardAt),
+//     after that it is asked again.
 //
 // Below maxUndelivered, blocks are charged unasked: a notfound ends a
 // request by dropping the connection (see peer.Peer.GetBlocks), and the
@@ -549,15 +573,22 @@ func (c *Client) charge(ctx context.Context, u *unservedScores, ms []*pool.Membe
 			continue
 		}
 		kept := u.kept(m.Addr())
-		b := c.back(ctx, m, append(kept, missing...))
+		var b backing
+		if at, ok := u.unheard(m.Addr()); ok && time.Since(at) < withheldMemory {
+			// Not heard lately: not waited for again (see unheardAt).
+			b.unasked = fmt.Errorf("not heard when asked %v ago, not asked again before %v", time.Since(at).Round(time.Second), withheldMemory)
+		} else {
+			b = c.back(ctx, m, append(kept, missing...))
+		}
 		if ctx.Err() != nil {
 			return
 		}
 		now := time.Now()
 		u.refund(m.Addr(), b.served, now)
-		score := u.charge(m.Addr(), slices.DeleteFunc(missing, func(h chainhash.Hash) bool { return slices.Contains(b.served, h) }), now)
+		unserved := slices.DeleteFunc(slices.Clone(missing), func(h chainhash.Hash) bool { return slices.Contains(b.served, h) })
+		score := u.charge(m.Addr(), unserved, now)
 		if len(b.served) > 0 {
-			c.logf("service: peer %s served %d of the %d blocks it was asked for of those it announced (branches the chain did not take): refunded, its unserved score %.1f", m.Addr(), len(b.served), len(kept)+len(missing), score)
+			c.logf("service: peer %s served %d of the %d blocks it announced it was asked for (branches the chain did not take): refunded, its unserved score %.1f", m.Addr(), len(b.served), len(kept)+len(missing), score)
 		}
 		switch {
 		case score < maxUndelivered:
@@ -567,6 +598,7 @@ func (c *Client) charge(ctx context.Context, u *unservedScores, ms []*pool.Membe
 			// the user gave out of a later run.
 			c.pool.BanWithoutProof(m, peerErr(m, "inv", fmt.Errorf("%w; asked for them, it denied one: %w", &UnservedError{Blocks: int(score)}, b.denied)))
 		default:
+			u.noteUnheard(m.Addr(), now)
 			c.pool.Drop(m, peerErr(m, "inv", fmt.Errorf("%w; asked for them, it could not be heard: %w", &UnservedError{Blocks: int(score)}, b.unasked)))
 		}
 	}
