@@ -93,9 +93,12 @@ func isLie(err error) bool {
 
 // UnservedError is a peer that announced blocks that it then did not
 // serve (the chain lacks them after its header sync), more than an honest
-// node does: its score of them reached maxUndelivered, blocks it served
-// meanwhile erasing none (see unservedScores). It proves no lie: the peer
-// is banned for it without proof (see pool.Pool.BanWithoutProof).
+// node does: its score of them reached maxUndelivered, and asked for them
+// then, it did not serve enough of them (those it served are refunded,
+// see unservedScores). It proves no lie: a peer that denied one (a
+// notfound, a block failing its checks) is banned for it without proof
+// (see pool.Pool.BanWithoutProof), one that could not be heard (slow, no
+// witness blocks) is dropped; the error wrapping it says which.
 type UnservedError struct {
 	// Blocks is its score: how many blocks it announced and did not
 	// serve, each counting half as much an hour later.
@@ -103,7 +106,7 @@ type UnservedError struct {
 }
 
 func (e *UnservedError) Error() string {
-	return fmt.Sprintf("announced %d blocks it then did not serve (lately; the blocks it served erase none)", e.Blocks)
+	return fmt.Sprintf("announced %d blocks it then did not serve (lately; those it served when asked refunded)", e.Blocks)
 }
 
 // WithheldHeadersError is a peer whose header sync, after it announced

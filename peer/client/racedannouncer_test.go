@@ -22,8 +22,10 @@ import (
 // Before the announcer was asked for the blocks it announced (2 runs):
 // both honest peers banned without proof ("announced 20 blocks it then
 // did not serve") after 21 races, in about 28 s, the client left with no
-// peer in use. Now each raced block is asked of its announcer, which
-// serves it on a parent the chain holds: no charge, no ban in 26 races.
+// peer in use. Now, once its score reaches maxUndelivered, each block an
+// announcer was charged for is asked of it, and served on a parent the
+// chain holds: refunded, no ban in 26 races (see also
+// unserved_races_test.go: slow, stale branches, no witness blocks).
 func TestRacedHonestAnnouncerBanned(t *testing.T) {
 	const races = 26
 	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))

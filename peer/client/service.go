@@ -191,10 +191,9 @@ const restYield = announceQuiet
 const withheldMemory = 10 * time.Minute
 
 // maxUndelivered is the score of blocks announced and then not served
-// (see unservedScores) at which a peer is banned for it (a block of a
-// short fork the chain did not take counts too until the charge that
-// would ban: then its announcer is asked for it, and a block it serves is
-// not charged, see Client.charge).
+// (see unservedScores) at which a peer is asked for the blocks it was
+// charged for, and banned without proof if it denies one of them (see
+// Client.charge).
 const maxUndelivered = 20
 
 // unservedHalfLife is how long a block a peer announced and did not serve
@@ -205,34 +204,84 @@ const unservedHalfLife = time.Hour
 // counted at once.
 const maxUnservedRecords = 1024
 
+// maxCharged bounds the blocks kept of one host's charges, to be asked of
+// it (and refunded if it serves them) when its score reaches
+// maxUndelivered: as many as a score below it holds, and the batch of the
+// sync that makes it cross.
+const maxCharged = maxUndelivered + maxAnnounced
+
 // unservedScores count, by host (banlist.HostKey: the host alone, or
 // host:port on loopback, as a ban is kept), the blocks each peer announced and
 // then did not serve (see Client.charge): each adds one to its score, and
-// the score halves every unservedHalfLife; a block it served erases
-// none. A peer whose score reaches maxUndelivered is banned without
-// proof. Serving a block now and then buys nothing: a peer may leave
-// unserved about maxUndelivered·ln 2 blocks an unservedHalfLife (14 an
-// hour), whatever it serves, and an honest node, which leaves unserved
-// only what a reorganization took (a short fork's block, now and then),
-// stays far below, or serves the block of a lost race when the charge
-// would ban it (see Client.charge). Keyed by host, a score outlives
-// the member and covers every port of its host, as the ban it earns
-// does: a peer found again under any address of the same host keeps it
-// for the run. At most
-// maxUnservedRecords are kept: the lowest goes first.
+// the score halves every unservedHalfLife. The blocks charged are kept
+// (the newest maxCharged), and a charged block the peer later serves
+// (proven: see Client.back) is refunded: its share of the score, as
+// decayed, is taken off, once. Only a block whose header hashes to what
+// was announced and meets the chain's rules (its proof of work at the
+// chain's difficulty) on the chain, or on blocks so proven, is refunded:
+// a peer that announces blocks that do not exist is never refunded, so a
+// liar's score is the count of its fakes, as without refunds; a block it
+// serves late was a real one, and each refund costs it a block's proof
+// of work. A peer whose score reaches maxUndelivered is asked for every
+// kept block, and banned without proof only if it denies one (see
+// Client.charge). Serving a block it was not charged for buys nothing: a
+// peer may leave unserved about maxUndelivered·ln 2 blocks an
+// unservedHalfLife (14 an hour), whatever it serves, and an honest node,
+// which leaves unserved only the blocks of races it lost, serves them
+// when asked and starts again from the blocks it did not serve. Keyed by
+// host, a score outlives the member and covers every port of its host,
+// as the ban it earns does: a peer found again under any address of the
+// same host keeps it for the run. At most maxUnservedRecords are kept:
+// the lowest goes first.
 type unservedScores struct {
 	by map[string]*unservedScore
 }
 
-// unservedScore is one address's score, as of at.
+// unservedScore is one host's score, as of at, and the blocks charged in
+// it, oldest first.
 type unservedScore struct {
-	score float64
-	at    time.Time
+	score   float64
+	at      time.Time
+	charged []unservedCharge
+	// unheardAt is when it was last dropped for not being heard when
+	// asked for its charges: for withheldMemory after, it is dropped at
+	// its score's crossing without being waited for again, so that a
+	// peer that never answers costs one proofWait each withheldMemory,
+	// not one each connection (a slow honest node is asked again after,
+	// and refunded if it answers).
+	unheardAt time.Time
+}
+
+// unheard returns when addr's host was last dropped for not being heard
+// when asked for the blocks it was charged for (see Client.charge).
+func (u *unservedScores) unheard(addr string) (time.Time, bool) {
+	if s := u.by[banlist.HostKey(addr)]; s != nil && !s.unheardAt.IsZero() {
+		return s.unheardAt, true
+	}
+	return time.Time{}, false
+}
+
+// noteUnheard records that addr's host was not heard when asked, at now.
+func (u *unservedScores) noteUnheard(addr string, now time.Time) {
+	if s := u.by[banlist.HostKey(addr)]; s != nil {
+		s.unheardAt = now
+	}
+}
+
+// unservedCharge is one block charged in a score, and when.
+type unservedCharge struct {
+	hash chainhash.Hash
+	at   time.Time
+}
+
+// weight returns what a charge made at at counts at now.
+func weight(at, now time.Time) float64 {
+	return math.Exp2(-float64(now.Sub(at)) / float64(unservedHalfLife))
 }
 
 // decayed returns s's score at now.
 func (s *unservedScore) decayed(now time.Time) float64 {
-	return s.score * math.Exp2(-float64(now.Sub(s.at))/float64(unservedHalfLife))
+	return s.score * weight(s.at, now)
 }
 
 // at returns the score of addr's host at now.
@@ -246,21 +295,79 @@ func (u *unservedScores) at(addr string, now time.Time) float64 {
 // add counts n more blocks addr did not serve, at now, in the score of
 // its host (see unservedScores), and returns that score.
 func (u *unservedScores) add(addr string, n int, now time.Time) float64 {
+	s := u.record(addr, n, now)
+	if s == nil {
+		return 0
+	}
+	s.score, s.at = s.decayed(now)+float64(n), now
+	return s.score
+}
+
+// charge counts the blocks hashes that addr did not serve, at now, and
+// keeps them for a refund (see unservedScores); it returns the score.
+func (u *unservedScores) charge(addr string, hashes []chainhash.Hash, now time.Time) float64 {
+	score := u.add(addr, len(hashes), now)
+	if s := u.by[banlist.HostKey(addr)]; s != nil {
+		for _, h := range hashes {
+			s.charged = append(s.charged, unservedCharge{hash: h, at: now})
+		}
+		if n := len(s.charged) - maxCharged; n > 0 {
+			s.charged = slices.Delete(s.charged, 0, n)
+		}
+	}
+	return score
+}
+
+// kept returns the blocks kept of addr's host's charges, oldest first.
+func (u *unservedScores) kept(addr string) []chainhash.Hash {
+	s := u.by[banlist.HostKey(addr)]
+	if s == nil {
+		return nil
+	}
+	out := make([]chainhash.Hash, len(s.charged))
+	for i, c := range s.charged {
+		out[i] = c.hash
+	}
+	return out
+}
+
+// refund takes off addr's host's score, at now, the share of each block
+// of served it was charged for, and forgets their charges: each is
+// refunded once. It returns the score.
+func (u *unservedScores) refund(addr string, served []chainhash.Hash, now time.Time) float64 {
+	s := u.by[banlist.HostKey(addr)]
+	if s == nil {
+		return 0
+	}
+	score := s.decayed(now)
+	s.charged = slices.DeleteFunc(s.charged, func(c unservedCharge) bool {
+		if !slices.Contains(served, c.hash) {
+			return false
+		}
+		score -= weight(c.at, now)
+		return true
+	})
+	s.score, s.at = max(score, 0), now
+	return s.score
+}
+
+// record returns addr's host's score, made (and room made for it) if it
+// has none and n > 0; nil if it has none and n is 0.
+func (u *unservedScores) record(addr string, n int, now time.Time) *unservedScore {
 	addr = banlist.HostKey(addr)
 	s := u.by[addr]
 	if s == nil {
+		if n == 0 {
+			return nil
+		}
 		if u.by == nil {
 			u.by = map[string]*unservedScore{}
-		}
-		if n == 0 {
-			return 0
 		}
 		u.makeRoom(now)
 		s = &unservedScore{at: now}
 		u.by[addr] = s
 	}
-	s.score, s.at = s.decayed(now)+float64(n), now
-	return s.score
+	return s
 }
 
 // makeRoom forgets, when maxUnservedRecords are kept, the scores decayed
@@ -432,12 +539,23 @@ func (c *Client) preemptOnNews(ctx context.Context, cancel context.CancelFunc, m
 }
 
 // charge charges each of ms for the blocks it announced and then did not
-// serve (see peerViews.charge) in its score (see unservedScores), and bans
-// without proof one whose score reaches maxUndelivered. The blocks whose
-// charge would ban it are asked of it first (see unbacked): one it
-// serves, a block of a branch the chain did not take (a race its miner
-// lost), is not charged, so that no honest node is banned for the races
-// it lost. Below the ban, blocks are charged unasked: a notfound ends a
+// serve (see peerViews.charge) in its score (see unservedScores). Once a
+// charge would bring the score to maxUndelivered, the peer is asked for
+// every block it is charged for, the new ones too (see back): those it
+// serves (blocks of branches the chain did not take: races its miner
+// lost) are refunded. Then, with the score still at maxUndelivered:
+//
+//   - a peer that denied a block it announced (notfound, or a block that
+//     fails its checks) is banned without proof: its own word against
+//     its announcement, though no proof it lied;
+//   - a peer that could not be asked (it stalled or is slow, does not
+//     serve witness blocks, or is not connected) is dropped, not banned:
+//     a slow answer is no word against anything. It is dialled again
+//     after its backoff, with its score; within withheldMemory, its next
+//     crossing drops it without asking (see unservedScore.unheardAt),
+//     after that it is asked again.
+//
+// Below maxUndelivered, blocks are charged unasked: a notfound ends a
 // request by dropping the connection (see peer.Peer.GetBlocks), and the
 // score alone costs a peer nothing. Nothing is charged once ctx ended.
 func (c *Client) charge(ctx context.Context, u *unservedScores, ms []*pool.Member, reorganized bool) {
@@ -447,80 +565,172 @@ func (c *Client) charge(ctx context.Context, u *unservedScores, ms []*pool.Membe
 	}
 	for _, m := range ms {
 		missing := c.views.charge(m, has, reorganized)
-		if len(missing) > 0 && u.at(m.Addr(), time.Now())+float64(len(missing)) >= maxUndelivered {
-			missing = c.unbacked(ctx, m, missing)
+		if len(missing) == 0 {
+			continue
+		}
+		if u.at(m.Addr(), time.Now())+float64(len(missing)) < maxUndelivered {
+			u.charge(m.Addr(), missing, time.Now())
+			continue
+		}
+		kept := u.kept(m.Addr())
+		var b backing
+		if at, ok := u.unheard(m.Addr()); ok && time.Since(at) < withheldMemory {
+			// Not heard lately: not waited for again (see unheardAt).
+			b.unasked = fmt.Errorf("not heard when asked %v ago, not asked again before %v", time.Since(at).Round(time.Second), withheldMemory)
+		} else {
+			b = c.back(ctx, m, append(kept, missing...))
 		}
 		if ctx.Err() != nil {
 			return
 		}
-		score := u.add(m.Addr(), len(missing), time.Now())
-		if len(missing) > 0 && score >= maxUndelivered {
-			// No proof of a lie: a slow node fails to serve what it
-			// announced too. Banned for this life, the ban kept does
-			// not keep a peer the user gave out of a later run.
-			c.pool.BanWithoutProof(m, peerErr(m, "inv", &UnservedError{Blocks: int(score)}))
+		now := time.Now()
+		u.refund(m.Addr(), b.served, now)
+		unserved := slices.DeleteFunc(slices.Clone(missing), func(h chainhash.Hash) bool { return slices.Contains(b.served, h) })
+		score := u.charge(m.Addr(), unserved, now)
+		if len(b.served) > 0 {
+			c.logf("service: peer %s served %d of the %d blocks it announced it was asked for (branches the chain did not take): refunded, its unserved score %.1f", m.Addr(), len(b.served), len(kept)+len(missing), score)
+		}
+		switch {
+		case score < maxUndelivered:
+		case b.denied != nil:
+			// No proof of a lie: its word against its announcement.
+			// Banned for this life, the ban kept does not keep a peer
+			// the user gave out of a later run.
+			c.pool.BanWithoutProof(m, peerErr(m, "inv", fmt.Errorf("%w; asked for them, it denied one: %w", &UnservedError{Blocks: int(score)}, b.denied)))
+		default:
+			u.noteUnheard(m.Addr(), now)
+			c.pool.Drop(m, peerErr(m, "inv", fmt.Errorf("%w; asked for them, it could not be heard: %w", &UnservedError{Blocks: int(score)}, b.unasked)))
 		}
 	}
 }
 
-// proofWait is how long an announcer is given to serve the blocks it
-// announced that the chain lacks after its header sync (see unbacked),
-// all of them: a node that announced a block sends it at once.
+// proofWait is how long an announcer is given to send each block it is
+// asked for by back: a node that announced a block sends it at once.
 const proofWait = announceLeadWait
 
-// unbacked returns the blocks of missing (at most maxAnnounced, see
-// peerViews.announce) that m does not back: each is asked of m alone, one
-// at a time, all within proofWait. A block m sends that hashes to the
-// hash it announced, commits to its transactions (peer.GetBlocks checks
-// both) and whose header meets the chain's rules (proof of work, the
-// difficulty its bits must state, its time) on a parent the chain holds
-// was served: a block of a short branch the chain did not take. A block m
-// does not send in time (its connection is then dropped), answers with
-// notfound, or that fails a check is not backed.
-func (c *Client) unbacked(ctx context.Context, m *pool.Member, missing []chainhash.Hash) []chainhash.Hash {
-	if len(missing) == 0 {
-		return nil
-	}
-	p := c.pool.Conn(m)
-	if p == nil {
-		return missing
-	}
-	conn := c.connOver(p, m)
-	pctx, cancel := context.WithTimeout(ctx, proofWait)
-	defer cancel()
-	var out []chainhash.Hash
-	for i, hash := range missing {
-		if pctx.Err() != nil {
-			return append(out, missing[i:]...)
-		}
-		if !c.served(pctx, conn, hash) {
-			out = append(out, hash)
-			continue
-		}
-		c.logf("service: peer %s served block %v it announced, on a parent the chain holds, of a branch the chain did not take: not charged", m.Addr(), hash)
-	}
-	return out
+// proofBudget bounds the time back waits for all the blocks it asks for.
+const proofBudget = 8 * proofWait
+
+// maxStaleDepth bounds the blocks back asks for below one it was asked to
+// prove, to reach the chain: a branch the chain did not take, of which
+// not every block was announced.
+const maxStaleDepth = maxAnnounced
+
+// backing is what a peer asked for blocks it announced (see back) did:
+// the blocks it served, and the first it denied or why the rest could
+// not be asked.
+type backing struct {
+	served  []chainhash.Hash
+	denied  error // the block it denied: notfound, or one failing its checks
+	unasked error // why the blocks after the last served were not heard
 }
 
-// served reports whether conn serves the block hash on a parent the chain
-// holds, its header checked by the chain's rules (see unbacked).
-func (c *Client) served(ctx context.Context, conn askingConn, hash chainhash.Hash) bool {
-	if _, ok := c.chain.HeightOf(hash); ok {
-		return true // in the chain since
+// back asks m for hashes (blocks it announced that the chain lacks), one
+// at a time, in order, each within proofWait and all within proofBudget.
+// A block m sends that hashes to the hash it announced, commits to its
+// transactions (peer.GetBlocks checks both) and whose header meets the
+// chain's rules (proof of work, the difficulty its bits must state, its
+// time) on a parent the chain holds, or on blocks m served so, was
+// served: a block of a branch the chain did not take. Below a block
+// whose parent is neither, its parents are asked of m too, up to
+// maxStaleDepth, as a branch of several blocks is proven block by block
+// from the chain. Asking ends at the first block m denies (a notfound,
+// a block failing a check: that ends its connection) or does not send
+// in time.
+func (c *Client) back(ctx context.Context, m *pool.Member, hashes []chainhash.Hash) backing {
+	var b backing
+	p := c.pool.Conn(m)
+	if p == nil {
+		b.unasked = errors.New("not connected")
+		return b
 	}
+	conn := c.connOver(p, m)
+	bctx, cancel := context.WithTimeout(ctx, proofBudget)
+	defer cancel()
+	proven := map[chainhash.Hash]*wire.BlockHeader{}
+	for _, hash := range hashes {
+		if _, ok := c.chain.HeightOf(hash); ok || proven[hash] != nil {
+			b.served = append(b.served, hash)
+			continue
+		}
+		err := c.prove(bctx, conn, hash, proven)
+		var d *deniedError
+		switch {
+		case err == nil:
+			b.served = append(b.served, hash)
+		case errors.As(err, &d):
+			b.denied = d.err
+			return b
+		default:
+			b.unasked = err
+			return b
+		}
+	}
+	return b
+}
+
+// deniedError is a block a peer denied having (see back).
+type deniedError struct{ err error }
+
+func (e *deniedError) Error() string { return e.err.Error() }
+
+// prove asks conn for the block hash, and its parents the chain lacks
+// and proven does not hold (at most maxStaleDepth), and checks their
+// headers by the chain's rules from the block of the chain they build
+// on, through proven; it adds them to proven. A notfound, a block failing
+// its checks or a header failing the rules is a *deniedError; any other
+// failure (a stall, a service the peer lacks) is returned as is.
+func (c *Client) prove(ctx context.Context, conn askingConn, hash chainhash.Hash, proven map[chainhash.Hash]*wire.BlockHeader) error {
+	var got []*wire.BlockHeader // hash's first, then its parents'
+	for at := hash; ; {
+		if len(got) > maxStaleDepth {
+			return fmt.Errorf("block %v: more than %d blocks the chain lacks below it", hash, maxStaleDepth)
+		}
+		header, err := c.blockHeader(ctx, conn, at)
+		if err != nil {
+			return err
+		}
+		got = append(got, header)
+		prev := header.PrevBlock
+		if _, ok := c.chain.HeightOf(prev); ok || proven[prev] != nil {
+			break
+		}
+		at = prev
+	}
+	slices.Reverse(got)
+	var below []*wire.BlockHeader
+	for prev := got[0].PrevBlock; proven[prev] != nil; prev = proven[prev].PrevBlock {
+		below = append(below, proven[prev])
+	}
+	slices.Reverse(below)
+	if _, err := c.chain.NewBranch(append(below, got...)); err != nil {
+		return &deniedError{fmt.Errorf("served block %v, whose header fails the chain's rules: %w", hash, err)}
+	}
+	for _, h := range got {
+		proven[h.BlockHash()] = h
+	}
+	return nil
+}
+
+// blockHeader asks conn for the block hash, within proofWait, and returns
+// its header (see prove).
+func (c *Client) blockHeader(ctx context.Context, conn askingConn, hash chainhash.Hash) (*wire.BlockHeader, error) {
+	rctx, cancel := context.WithTimeout(ctx, proofWait)
+	defer cancel()
 	var header *wire.BlockHeader
-	err := conn.GetBlocks(ctx, []chainhash.Hash{hash}, func(_ int, b *wire.MsgBlock) error {
+	err := conn.GetBlocks(rctx, []chainhash.Hash{hash}, func(_ int, b *wire.MsgBlock) error {
 		header = &b.Header
 		return nil
 	})
-	if err != nil || header == nil || header.BlockHash() != hash {
-		return false
+	switch {
+	case errors.Is(err, peer.ErrMissingBlocks) || errors.Is(err, peer.ErrBadBlock):
+		return nil, &deniedError{err}
+	case err != nil:
+		return nil, fmt.Errorf("block %v not sent within %v: %w", hash, proofWait, err)
+	case header == nil:
+		return nil, fmt.Errorf("block %v: not handed out", hash)
 	}
-	if _, ok := c.chain.HeightOf(header.PrevBlock); !ok {
-		return false
-	}
-	_, err = c.chain.NewBranch([]*wire.BlockHeader{header})
-	return err == nil
+	return header, nil
 }
 
 // syncAnnounced syncs the headers of one of ms, the lead, within

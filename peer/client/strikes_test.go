@@ -48,7 +48,7 @@ func TestStrikesOutliveTheMember(t *testing.T) {
 	var many peerViews
 	many.m = map[*pool.Member]*view{}
 	for i := range maxStruck + 5 {
-		many.keepStrikes(string(rune('a'+i%26))+string(rune(i)), 1)
+		many.keepStrikes(string(rune('a'+i%26))+string(rune(i)), struck{n: 1})
 	}
 	if len(many.struck) > maxStruck {
 		t.Errorf("%d addresses' strikes kept, want at most %d", len(many.struck), maxStruck)

@@ -3,6 +3,7 @@ package client
 import (
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/spvfilter/spvfilter/peer"
@@ -23,8 +24,9 @@ type view struct {
 	// header sync with it has ended since it connected.
 	fresh, synced bool
 	// strikes counts the times in a row it failed to serve what it
-	// stated during a dispute.
-	strikes int
+	// stated during a dispute, the last at struckAt.
+	strikes  int
+	struckAt time.Time
 }
 
 // peerViews are the views of the pool's members, created as they are
@@ -41,8 +43,18 @@ type peerViews struct {
 	// strikes of members gone from the pool (at most maxStruck), so that
 	// a peer found again under any address of the same host comes back
 	// with them, not with a clean record.
-	struck map[string]int
+	struck map[string]struck
 }
+
+// struck is the strikes in a row of a host, the last at at.
+type struck struct {
+	n  int
+	at time.Time
+}
+
+// strikeMemory is how long a strike counts: a failure to serve in a
+// dispute longer ago than that is no longer the one before in a row.
+const strikeMemory = time.Hour
 
 // maxStruck bounds peerViews.struck.
 const maxStruck = 1024
@@ -55,7 +67,7 @@ func (pv *peerViews) get(m *pool.Member) *view {
 			pv.m = map[*pool.Member]*view{}
 		}
 		key := banlist.HostKey(m.Addr())
-		v = &view{tip: -1, strikes: pv.struck[key]}
+		v = &view{tip: -1, strikes: pv.struck[key].n, struckAt: pv.struck[key].at}
 		delete(pv.struck, key)
 		pv.m[m] = v
 	}
@@ -217,8 +229,18 @@ func (pv *peerViews) charge(m *pool.Member, has func(chainhash.Hash) bool, reorg
 
 // strike counts one more failure of m to back its word in a dispute, or
 // ends its run of failures when it served (failed false), and returns
-// the count.
+// the count: failures in a row, each within strikeMemory of the one
+// before (an honest node slow once a day never reaches
+// maxDisputeStrikes; a liar that fails a dispute again within the hour,
+// as a dispute is replayed within retryInterval, is banned, and one that
+// waits strikeMemory between its failures costs one failed request an
+// hour, see Client.evidence).
 func (pv *peerViews) strike(m *pool.Member, failed bool) int {
+	return pv.strikeAt(m, failed, time.Now())
+}
+
+// strikeAt is strike at now.
+func (pv *peerViews) strikeAt(m *pool.Member, failed bool, now time.Time) int {
 	pv.mu.Lock()
 	defer pv.mu.Unlock()
 	v := pv.get(m)
@@ -226,7 +248,10 @@ func (pv *peerViews) strike(m *pool.Member, failed bool) int {
 		v.strikes = 0
 		return 0
 	}
-	v.strikes++
+	if now.Sub(v.struckAt) > strikeMemory {
+		v.strikes = 0 // the last failure is too old to be the one before
+	}
+	v.strikes, v.struckAt = v.strikes+1, now
 	return v.strikes
 }
 
@@ -255,7 +280,7 @@ func (pv *peerViews) keep(members []*pool.Member) {
 	defer pv.mu.Unlock()
 	for m, v := range pv.m {
 		if !in[m] {
-			pv.keepStrikes(banlist.HostKey(m.Addr()), v.strikes)
+			pv.keepStrikes(banlist.HostKey(m.Addr()), struck{v.strikes, v.struckAt})
 			delete(pv.m, m)
 		}
 	}
@@ -269,20 +294,30 @@ func (pv *peerViews) keep(members []*pool.Member) {
 // keepStrikes keeps the strikes of a member gone from the pool, under
 // its host's key (the most, of two members of one host); beyond
 // maxStruck, another host's are forgotten. Called with mu held.
-func (pv *peerViews) keepStrikes(addr string, strikes int) {
-	if strikes == 0 {
+func (pv *peerViews) keepStrikes(addr string, s struck) {
+	if s.n == 0 {
 		return
 	}
 	if pv.struck == nil {
-		pv.struck = map[string]int{}
+		pv.struck = map[string]struck{}
 	}
 	if _, ok := pv.struck[addr]; !ok && len(pv.struck) >= maxStruck {
+		for a, k := range pv.struck {
+			if time.Since(k.at) > strikeMemory {
+				delete(pv.struck, a) // no longer counts
+			}
+		}
 		for a := range pv.struck {
+			if len(pv.struck) < maxStruck {
+				break
+			}
 			delete(pv.struck, a)
-			break
 		}
 	}
-	pv.struck[addr] = max(pv.struck[addr], strikes)
+	if old := pv.struck[addr]; old.n > s.n {
+		s = old
+	}
+	pv.struck[addr] = s
 }
 
 // maxAnnounced bounds the unknown blocks a peer's announcements are
