@@ -60,6 +60,9 @@ func (cs *coverScan) riders(script []byte, heights []int32) (riders, read int) {
 type riderChain struct {
 	length, class int
 	sig           []float64
+	// group is the size of the group the attack forms of the chain on
+	// the blocks the peers see (0: not weighed).
+	group int
 }
 
 // riderChainOf weighs the chain of members ms.
@@ -92,12 +95,16 @@ func (cs *coverScan) riderChainOf(ms []member) riderChain {
 // riderDistance is how far a cover chain c lies from a wallet's chain
 // w: a chain of another length far (its group's size tells it apart),
 // then the sum of the differences of the members' riders per
-// appearance, a member unknown on either side counting as one rider.
+// appearance (a member unknown on either side counting as one rider)
+// and of the chains' group sizes.
 func riderDistance(w, c riderChain) float64 {
 	if w.length != c.length {
 		return 1000 + math.Abs(float64(w.length-c.length))
 	}
 	d := 0.0
+	if w.group > 0 && c.group > 0 {
+		d += math.Abs(float64(w.group - c.group))
+	}
 	for i := range w.sig {
 		x := math.Abs(w.sig[i] - c.sig[i])
 		if math.IsNaN(x) {
@@ -179,27 +186,47 @@ func (cs *coverScan) matchRiders() bool {
 	for p, k := range cs.need() {
 		want[min(p.Class, leak.MaxProfileClass)] += k
 	}
-	byClass := map[int][]riderChain{}
-	var walletRiders []float64
-	for _, ch := range chainsOf(cs.walletMembers()) {
-		w := cs.riderChainOf(ch)
-		byClass[w.class] = append(byClass[w.class], w)
-		walletRiders = append(walletRiders, known(w.sig)...)
+	// Each chain's group as the attack forms it on the blocks the
+	// peers see: the wallet's, the covers in use and the pending.
+	_, seen := cs.planSeen(cs.bounded, cs.inUseHeights)
+	walletCh, inUseCh := chainsOf(cs.walletMembers()), chainsOf(cs.inUse)
+	chains := slices.Concat(walletCh, inUseCh)
+	for _, ch := range all {
+		chains = append(chains, ch.members)
 	}
-	var inUse []float64
-	for _, ch := range chainsOf(cs.inUse) {
-		inUse = append(inUse, known(cs.riderChainOf(ch).sig)...)
+	in := make([]map[int32]bool, len(chains))
+	for i := range in {
+		in[i] = seen
+	}
+	sizes := cs.groupSizes(chains, in)
+	byClass := map[int][]riderChain{}
+	var walletRiders, walletGroups []float64
+	for i, ch := range walletCh {
+		w := cs.riderChainOf(ch)
+		w.group = sizes[i]
+		byClass[w.class] = append(byClass[w.class], w)
+		walletRiders = append(walletRiders, knownValues(w.sig)...)
+		walletGroups = append(walletGroups, perMember(w)...)
+	}
+	var inUse, inUseGroups []float64
+	for i, ch := range inUseCh {
+		c := cs.riderChainOf(ch)
+		c.group = sizes[len(walletCh)+i]
+		inUse = append(inUse, knownValues(c.sig)...)
+		inUseGroups = append(inUseGroups, perMember(c)...)
 	}
 	cands := make([]riderChain, len(all))
 	for i, ch := range all {
 		cands[i] = cs.riderChainOf(ch.members)
+		cands[i].group = sizes[len(walletCh)+len(inUseCh)+i]
 	}
 	score := func(sel []int) float64 {
-		covers := slices.Clone(inUse)
+		covers, groups := slices.Clone(inUse), slices.Clone(inUseGroups)
 		for _, i := range sel {
-			covers = append(covers, known(cands[i].sig)...)
+			covers = append(covers, knownValues(cands[i].sig)...)
+			groups = append(groups, perMember(cands[i])...)
 		}
-		return riderScore(walletRiders, covers)
+		return riderScore(walletRiders, covers) + riderScore(walletGroups, groups)
 	}
 	best := nearestRiders(want, byClass, cands)
 	bestScore := score(best)
@@ -221,8 +248,18 @@ func (cs *coverScan) matchRiders() bool {
 	return true
 }
 
-// known is the values of sig that are known (not NaN).
-func known(sig []float64) []float64 {
+// perMember is c's group size once for each of its members, as the
+// attack gives each script its group's size.
+func perMember(c riderChain) []float64 {
+	out := make([]float64, c.length)
+	for i := range out {
+		out[i] = float64(c.group)
+	}
+	return out
+}
+
+// knownValues is the values of sig that are known (not NaN).
+func knownValues(sig []float64) []float64 {
 	return slices.DeleteFunc(slices.Clone(sig), math.IsNaN)
 }
 
