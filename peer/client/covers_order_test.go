@@ -239,8 +239,8 @@ func TestCoverFetchOrder(t *testing.T) {
 // three, where the wallet's is its coin and its change) left 0.68 to
 // 0.71 of the covers with a count no watched script has (AUC 0.42 to
 // 0.46, three runs of 16 clients); formed as a wallet's (ownerChains:
-// the coin spent and the change together, the payee apart), 0.27 to
-// 0.30, AUC 0.37 to 0.40 (the covers' riders per appearance 3.6 against
+// the coin spent and the change together, the payee apart), 0.26 to
+// 0.32, AUC 0.35 to 0.40 in twelve runs (the covers' riders per appearance 3.6 against
 // the wallet's 3.3: a cover's coin was more often paid by a transaction
 // of more outputs than a payer's). SPVFILTER_RIDER_CLIENTS runs more
 // clients:
