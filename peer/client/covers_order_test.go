@@ -309,8 +309,8 @@ const riderClients = 16
 
 // maxRiderAUC bounds TestCoverRidersLikeWallet's folded AUC, as
 // maxGroupSizeAUC bounds the group sizes'; maxRidersApart the share of
-// covers whose count of riders no watched script has: above the 0.27
-// to 0.30 of chains formed as a wallet's, below the 0.68 to 0.71 of
+// covers whose count of riders no watched script has: above the 0.26
+// to 0.32 of chains formed as a wallet's, below the 0.68 to 0.71 of
 // chains of every script of a transaction.
 const (
 	maxRiderAUC    = 0.7
