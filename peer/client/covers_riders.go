@@ -184,6 +184,9 @@ const maxRiderTrials = 32
 // pending chains as they were. The blocks of the wallet, of the covers
 // in use and of every pending chain must be held.
 func (cs *coverScan) matchRiders() bool {
+	// The blocks the peers see: the plan's, the pending chains' with
+	// them, and those of earlier scans.
+	_, seen := cs.planSeen(cs.bounded, cs.inUseHeights)
 	all := cs.pending
 	cs.pending = nil
 	want := map[int]int{}
@@ -192,7 +195,6 @@ func (cs *coverScan) matchRiders() bool {
 	}
 	// Each chain's group as the attack forms it on the blocks the
 	// peers see: the wallet's, the covers in use and the pending.
-	_, seen := cs.planSeen(cs.bounded, cs.inUseHeights)
 	walletCh, inUseCh := chainsOf(cs.walletMembers()), chainsOf(cs.inUse)
 	chains := slices.Concat(walletCh, inUseCh)
 	for _, ch := range all {
