@@ -1344,16 +1344,16 @@ func TestSettleTurnsDownGrownChain(t *testing.T) {
 	}
 }
 
-// TestMargin: a draw adds half the chains short of each shape, rounded
-// up, at least one a shape short.
+// TestMargin: a draw adds one and a half times the chains short of
+// each shape, rounded up, at least one a shape short.
 func TestMargin(t *testing.T) {
 	a, b, c := leak.Profile{Class: 2, Chain: 2}, leak.Profile{Class: 3, Chain: 1}, leak.Profile{Class: 1, Chain: 1}
 	for _, tc := range []struct {
 		short, want map[leak.Profile]int
 	}{
 		{nil, map[leak.Profile]int{}},
-		{map[leak.Profile]int{a: 1}, map[leak.Profile]int{a: 1}},
-		{map[leak.Profile]int{a: 4, b: 5, c: 10}, map[leak.Profile]int{a: 2, b: 3, c: 5}},
+		{map[leak.Profile]int{a: 1}, map[leak.Profile]int{a: 2}},
+		{map[leak.Profile]int{a: 4, b: 5, c: 10}, map[leak.Profile]int{a: 6, b: 8, c: 15}},
 	} {
 		if got := margin(tc.short); !maps.Equal(got, tc.want) {
 			t.Errorf("margin(%v) = %v, want %v", tc.short, got, tc.want)
