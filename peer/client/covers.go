@@ -1182,9 +1182,9 @@ func (cs *coverScan) room(bound int, coverHeights [][]int32) int {
 // wallet's. On the covers' chain of mainnet's shapes (16 clients, two
 // runs each; TestCoverChainsLikeWallet, TestCoverRidersLikeWallet):
 // at 0.5, group size AUC 0.34, riders AUC 0.36 to 0.41, 1.36 cover
-// blocks fetched a wallet block (1.18 × its bytes); at 1.5, 0.41 to
-// 0.43, 0.43 to 0.45, 1.8 (1.55 ×); at 3, 0.44, 0.41 to 0.44, 2.3
-// (2.0 ×).
+// blocks fetched a wallet block (1.18 × its bytes); at 1.5, 0.36 to
+// 0.43 and 0.40 to 0.45 (twelve runs), 1.8 (1.55 ×); at 3, 0.44, 0.41
+// to 0.44, 2.3 (2.0 ×).
 const coverMargin = 1.5
 
 // margin is how many chains of each shape of short a draw adds beyond
