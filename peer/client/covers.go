@@ -131,7 +131,12 @@ import (
 // keep what they were asked), and the leak report leaves the groups
 // holding one out of its chance count (leak.Input.Decoys, the rule in
 // package privacy/leak), with the scripts in reserve of a cover's or a
-// decoy's chain.
+// decoy's chain. The decoys the file holds are bounded
+// (cover.MaxDecoys); once the bound leaves no room for those a scan
+// would make, it makes none (decoyRoom): it does not explore near
+// candidates, and keeps every chain it fetched as covers, those turned
+// down included, with a warning (keepFetched), so that the report never
+// counts a script fetched on purpose as chance.
 //
 // Profiles are read on the filters, whose false positives (one in
 // M = 784,931 per script and block) raise a script's class above what
@@ -1070,6 +1075,30 @@ func blockMates(b *wire.MsgBlock, script []byte) [][]byte {
 	return out
 }
 
+// decoyRoom is how many more decoys the cover file takes
+// (cover.MaxDecoys).
+func (cs *coverScan) decoyRoom() int {
+	if cs.set == nil {
+		return cover.MaxDecoys
+	}
+	return cover.MaxDecoys - len(cs.set.Decoys())
+}
+
+// keepFetched keeps every pending chain, and every chain settling
+// turned down, as covers: the cover file has no room for the decoys
+// leaving them out would make, and a script fetched on purpose that is
+// neither a cover nor a decoy would be counted as chance by the leak
+// report, putting it below the attack. Chains whose groups grew are
+// told apart by their size, which a warning says (warnDrawn).
+func (cs *coverScan) keepFetched() {
+	if len(cs.turned) > 0 || len(cs.pending) > 0 {
+		cs.warnings = append(cs.warnings, fmt.Sprintf("the cover file holds %d decoys, its bound: every cover chain this scan fetched is kept as covers rather than left out as a decoy, so that the leak report counts none of them as chance", len(cs.set.Decoys())))
+	}
+	cs.pending = append(cs.pending, cs.turned...)
+	cs.readmitted += len(cs.turned)
+	cs.turned = nil
+}
+
 // decoyNear keeps as decoys (cover.Set.AddDecoy) the candidates in
 // reserve with a block among near, the heights exploring near them
 // fetches, and every block in fetched (those the scan has fetched or
@@ -1240,7 +1269,14 @@ func (cs *coverScan) exploreNext(n int) []int32 {
 		taken[h] = true
 	}
 	var out []int32
-	for _, h := range cs.near {
+	// Exploring near makes decoys of the candidates near: none without
+	// room for each of them (decoyRoom), as the report would count
+	// those not kept as chance.
+	nearBy := cs.near
+	if cs.decoyRoom() < len(cs.spare) {
+		nearBy = nil
+	}
+	for _, h := range nearBy {
 		if len(out) >= n/2 {
 			break
 		}

@@ -159,6 +159,11 @@ func (cs *coverScan) settleFetched() {
 	// while planning has no block in the plan.
 	cs.turned = nil
 	cs.settle(cs.bounded, cs.inUseHeights)
+	if cs.decoyRoom() < len(fetched) {
+		cs.keepFetched()
+		cs.commit()
+		return
+	}
 	short := cs.need()
 	if len(short) > 0 {
 		short = cs.readmit(cs.need)
