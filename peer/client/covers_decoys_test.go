@@ -60,3 +60,57 @@ func TestDecoysOfFetchedOnPurpose(t *testing.T) {
 		t.Errorf("warnings %q", cs.warnings)
 	}
 }
+
+// TestDecoysFullKeepsFetched: once the cover file holds MaxDecoys
+// decoys, a scan makes no more: it does not explore near candidates
+// (whose blocks would make decoys of them), and every chain it fetched,
+// settled or turned down, is kept as covers rather than left out, with
+// a warning; so no script fetched on purpose is left for the leak report
+// to count as chance. With room, exploring near goes on.
+func TestDecoysFullKeepsFetched(t *testing.T) {
+	set, _, err := cover.Open(t.TempDir(), &chaincfg.RegressionNetParams)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := func(i byte) []byte { sc, _ := p2wpkhSpend(i); return sc }
+	entry := func(i byte, group uint64) cover.Cover {
+		return cover.Cover{Script: s(i), Profile: cover.Profile{Class: 2, Type: 2, First: 150, Drawn: 299, Group: group}}
+	}
+	near := entry(1, 0)
+	newScan := func() *coverScan {
+		return &coverScan{set: set, from: 100, to: 299, near: []int32{150, 170}, spare: []cover.Cover{near},
+			seen: map[string][]int32{string(near.Script): {150, 170}}}
+	}
+	if got := newScan().exploreNext(4); !slices.Contains(got, 150) || !slices.Contains(got, 170) {
+		t.Fatalf("with room for decoys, explored %v, want the near heights 150 and 170", got)
+	}
+	for i := len(set.Decoys()); i < cover.MaxDecoys; i++ {
+		d := append([]byte{0x00, 0x14}, make([]byte, 20)...)
+		d[2], d[3], d[4] = 0xde, byte(i>>8), byte(i)
+		if err := set.AddDecoy(d); err != nil {
+			t.Fatalf("decoy %d: %v", i, err)
+		}
+	}
+	cs := newScan()
+	if got := cs.exploreNext(4); slices.Contains(got, 150) && slices.Contains(got, 170) {
+		t.Errorf("with the decoys full, explored the near heights: %v", got)
+	}
+	// A chain settled and one turned down, both fetched.
+	settled, turned := entry(3, 7), entry(4, 8)
+	cs.pending = []pendingChain{{covers: []cover.Cover{settled}, members: []member{{script: settled.Script, heights: []int32{150}, group: 7}}}}
+	cs.turned = []pendingChain{{covers: []cover.Cover{turned}, members: []member{{script: turned.Script, heights: []int32{170}, group: 8}}}}
+	cs.keepFetched()
+	cs.commit()
+	inUse := set.Scripts()
+	for _, c := range []cover.Cover{settled, turned} {
+		if !slices.ContainsFunc(inUse, func(x []byte) bool { return bytes.Equal(x, c.Script) }) {
+			t.Errorf("chain %x fetched with the decoys full is not a cover", c.Script)
+		}
+	}
+	if cs.readmitted != 1 || len(cs.warnings) != 1 {
+		t.Errorf("%d chains taken back, warnings %q: want 1 and one warning", cs.readmitted, cs.warnings)
+	}
+	if n := len(set.Decoys()); n != cover.MaxDecoys {
+		t.Errorf("%d decoys, want %d", n, cover.MaxDecoys)
+	}
+}

@@ -15,14 +15,14 @@ import (
 // returns them. The candidates not drawn are kept in spare, their
 // owners' other blocks in near.
 func (cs *coverScan) drawRound(short map[leak.Profile]int) []member {
-	d := &roundDraw{cs: cs, short: short, want: wantedClasses(short)}
+	d := &roundDraw{cs: cs, short: short, wantFirst: wantedClasses(short)}
 	d.sampleReserve()
 	d.profileSample()
 	d.pick()
 	d.keepSpare()
 	added := d.addPending()
-	if len(d.alone) > 0 {
-		cs.warnings = append(cs.warnings, fmt.Sprintf("%d covers drawn alone: no candidate chain had the length of the wallet's chain they stand for, so the size of their groups can tell them from the wallet's (the reserve grows from the blocks each scan fetches)", len(d.alone)))
+	if len(d.loneDrawn) > 0 {
+		cs.warnings = append(cs.warnings, fmt.Sprintf("%d covers drawn alone: no candidate chain had the length of the wallet's chain they stand for, so the size of their groups can tell them from the wallet's (the reserve grows from the blocks each scan fetches)", len(d.loneDrawn)))
 	}
 	return added
 }
@@ -33,22 +33,22 @@ func (cs *coverScan) drawRound(short map[leak.Profile]int) []member {
 type roundDraw struct {
 	cs    *coverScan
 	short map[leak.Profile]int
-	// want are the classes sampled first (wantedClasses).
-	want map[uint8]bool
+	// wantFirst are the classes sampled first (wantedClasses).
+	wantFirst map[uint8]bool
 	// sample is the reserve's sample, probeAt the heights of each of
 	// its scripts on the held filters.
 	sample  []cover.Cover
 	probeAt [][]int32
 	// cands are the candidates the draw may take, profiled; byScript
 	// and heights give each one's cover and heights by its script.
-	cands    []leak.Profiled
-	byScript map[string]cover.Cover
-	heights  map[string][]int32
+	cands   []leak.Profiled
+	coverBy map[string]cover.Cover
+	heights map[string][]int32
 	// drawn are the candidates drawn, alone those drawn alone (see
 	// coverScan.draw), isDrawn the scripts of drawn.
-	drawn   []leak.Profiled
-	alone   map[string]bool
-	isDrawn map[string]bool
+	drawn     []leak.Profiled
+	loneDrawn map[string]bool
+	isDrawn   map[string]bool
 }
 
 // sampleReserve samples the reserve again, the chains of the classes
@@ -56,7 +56,7 @@ type roundDraw struct {
 // leave them out as often as not), and reads the sample's heights on
 // the held filters.
 func (d *roundDraw) sampleReserve() {
-	d.sample = sampleChains(d.cs.set.Reserve(), maxProbes, d.want)
+	d.sample = sampleChains(d.cs.set.Reserve(), maxProbes, d.wantFirst)
 	scripts := make([][]byte, len(d.sample))
 	for i, c := range d.sample {
 		scripts[i] = c.Script
@@ -94,7 +94,7 @@ func (d *roundDraw) profileSample() {
 	skipGroup := d.skippedGroups()
 	var probes []member
 	d.heights = map[string][]int32{}
-	d.byScript = map[string]cover.Cover{}
+	d.coverBy = map[string]cover.Cover{}
 	for i, c := range d.sample {
 		hs := d.probeAt[i]
 		if len(hs) == 0 || len(hs) > d.cs.hot {
@@ -104,7 +104,7 @@ func (d *roundDraw) profileSample() {
 			continue
 		}
 		d.heights[string(c.Script)] = hs
-		d.byScript[string(c.Script)] = c
+		d.coverBy[string(c.Script)] = c
 		probes = append(probes, member{script: c.Script, heights: hs, group: c.Profile.Group})
 	}
 	for i, p := range d.cs.profiles(probes) {
@@ -118,7 +118,7 @@ func (d *roundDraw) profileSample() {
 // and those the plan's other blocks grow are then left out
 // (settleFetched).
 func (d *roundDraw) pick() {
-	d.drawn, d.alone = d.cs.draw(d.cands, d.short)
+	d.drawn, d.loneDrawn = d.cs.draw(d.cands, d.short)
 	d.isDrawn = map[string]bool{}
 	for _, c := range d.drawn {
 		d.isDrawn[string(c.Script)] = true
@@ -145,11 +145,11 @@ func (d *roundDraw) keepSpare() {
 	var above, near []int32
 	for _, c := range d.cands {
 		if !d.isDrawn[string(c.Script)] {
-			sp := d.byScript[string(c.Script)]
+			sp := d.coverBy[string(c.Script)]
 			sp.Profile.Class = uint8(c.Profile.Class)
 			cs.spare = append(cs.spare, sp)
 			switch hs := d.heights[string(c.Script)]; {
-			case sp.Profile.Class > 1 && d.want[sp.Profile.Class] && !wantedShort(d.short, int(sp.Profile.Class)):
+			case sp.Profile.Class > 1 && d.wantFirst[sp.Profile.Class] && !wantedShort(d.short, int(sp.Profile.Class)):
 				above = append(above, hs...)
 			case sp.Profile.Class > 1:
 				near = append(near, hs...)
@@ -171,8 +171,8 @@ func (d *roundDraw) addPending() []member {
 	chainOf := map[uint64]int{}
 	for _, c := range d.drawn {
 		hs := d.heights[string(c.Script)]
-		g := d.byScript[string(c.Script)].Profile.Group
-		if d.alone[string(c.Script)] {
+		g := d.coverBy[string(c.Script)].Profile.Group
+		if d.loneDrawn[string(c.Script)] {
 			g = cs.nextGroup
 			cs.nextGroup++
 		}
@@ -183,7 +183,7 @@ func (d *roundDraw) addPending() []member {
 			cs.pending = append(cs.pending, pendingChain{})
 		}
 		m := member{script: c.Script, heights: hs, group: g}
-		cand := d.byScript[string(c.Script)].Profile
+		cand := d.coverBy[string(c.Script)].Profile
 		cs.pending[i].covers = append(cs.pending[i].covers, cover.Cover{Script: c.Script, Profile: cover.Profile{
 			Class: uint8(c.Profile.Class), Type: uint8(leak.TypeOf(c.Script)), First: hs[0], Drawn: cs.to, Group: g,
 			Riders: cand.Riders, Read: cand.Read}})

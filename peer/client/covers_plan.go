@@ -1,0 +1,284 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+
+	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/privacy/leak"
+)
+
+// plan profiles the wallet and the covers on the filters of the range
+// and, while covers are short of the target, draws cover chains from
+// the reserve (leak.Need, leak.Draw, relaxing a shape where no
+// candidate chain has it) and explores blocks for more candidates, in
+// rounds, before any block of the wallet is fetched. It returns the
+// heights to fetch: the wallet's of matched (the filter pass's), the
+// blocks explored (held already), and the covers' (those in use first,
+// then the new ones) within the bound. Covers still short, the scan
+// fails with *PrivacyTargetError unless Config.AllowShortCovers.
+func (cs *coverScan) plan(ctx context.Context, log *scanLog, matched []int32, forced map[int32]bool) ([]int32, error) {
+	coverHeights := cs.profileRange(matched, forced)
+	cs.log = log
+	cs.before = cs.askedBefore()
+	bound := cs.bound()
+	if err := cs.exploreRounds(ctx, log, bound, coverHeights, cs.need()); err != nil {
+		return nil, err
+	}
+	return cs.closePlan(bound, coverHeights)
+}
+
+// exploreRounds draws, in rounds, the cover chains short (short, at
+// first) from the reserve and, still short, explores blocks for more
+// candidates, within bound beside the covers in use (coverHeights),
+// until none is short or exploring finds nothing more to take.
+func (cs *coverScan) exploreRounds(ctx context.Context, log *scanLog, bound int, coverHeights [][]int32, short map[leak.Profile]int) error {
+	// Draw what the reserve holds and settle the chains drawn against
+	// the whole plan; still short, explore blocks for the next scan
+	// (twice as many after each scan short in a row), leaving room
+	// within the bound for the blocks of the chains still short: this
+	// scan draws none of the chains it finds. Only a match of the
+	// wallet's the blocks explored show false, which changes what the
+	// wallet needs, has it draw and explore again.
+	cs.foundNow = map[string]bool{}
+	for round := cs.set.Explore().Short; len(short) > 0; round++ {
+		short = cs.drawSettled(bound, coverHeights, short)
+		n := chainsShort(short)
+		cs.short = n
+		if n == 0 {
+			break
+		}
+		room := cs.room(bound, cs.withPending(coverHeights)) - n*max(cs.largest, 1)
+		ask := min(max(minExploreBlocks, exploreFactor*n)<<min(round, maxEscalation), room)
+		hs := cs.exploreNext(ask)
+		cs.rangeDone = cs.rangeDone || (ask > 0 && len(hs) < ask)
+		if len(hs) == 0 {
+			break
+		}
+		blocks, err := cs.c.fetchBlocks(ctx, log, hs, nil)
+		if err != nil {
+			return fmt.Errorf("client: exploring blocks for covers: %w", err)
+		}
+		if !cs.took(hs, blocks) {
+			break
+		}
+		// A wallet's match the blocks showed false: its profile is
+		// what the attack sees, without it.
+		cs.reprofileWallet()
+		short = cs.need()
+	}
+	return nil
+}
+
+// closePlan settles the chains drawn against the plan once more, the
+// blocks explored last in it, takes back chains turned down where the
+// covers are short without them (readmit), and returns the plan's
+// heights within bound, the covers in use at coverHeights. Covers
+// still short, or left out by the bound, it returns a
+// *PrivacyTargetError, keeping what the scan found for the next one,
+// unless Config.AllowShortCovers, which has the result say why.
+func (cs *coverScan) closePlan(bound int, coverHeights [][]int32) ([]int32, error) {
+	cs.settle(bound, coverHeights)
+	short := cs.need()
+	if len(short) > 0 {
+		short = cs.readmit(cs.need)
+	}
+	cs.bounded, cs.inUseHeights = bound, coverHeights
+	coverHeights = cs.withPending(coverHeights)
+	cs.short = 0
+	for p, k := range short {
+		cs.short += k
+		if !slices.Contains(cs.shortClasses, p.Class) {
+			cs.shortClasses = append(cs.shortClasses, p.Class)
+		}
+	}
+	slices.Sort(cs.shortClasses)
+	// A range swept whole still offers the next scan the candidates
+	// found in it by this one.
+	cs.rangeDone = (cs.rangeDone || cs.short > 0 && cs.lapped()) && len(cs.foundNow) == 0
+	heights, reached := cs.heights(bound, coverHeights)
+	if cs.short > 0 || reached > 0 {
+		e := &PrivacyTargetError{Target: cs.target, Short: cs.short, ShortClasses: cs.shortClasses, Unfetched: reached, Explored: len(cs.explored),
+			Found: len(cs.foundNow), Bound: bound, RangeExplored: cs.rangeDone}
+		if !cs.c.cfg.AllowShortCovers {
+			cs.keep(nil)
+			return nil, e
+		}
+		cs.why = append(cs.why, "covers short: "+e.Reason())
+	}
+	return heights, nil
+}
+
+// drawSettled draws the chains of short from the reserve and settles
+// them against the plan (settle), drawing again, from a new sample of
+// the reserve, while settle turns chains down or a draw leaves fewer
+// short (at most maxRedraws draws): a scan draws no chain it found in
+// the blocks it explored, so the reserve it starts with is all it has,
+// and one sample of it (maxProbes) may hold too few of a rare class.
+// It returns what is still short.
+func (cs *coverScan) drawSettled(bound int, coverHeights [][]int32, short map[leak.Profile]int) map[leak.Profile]int {
+	for try := 0; try < maxRedraws && len(short) > 0; try++ {
+		before := chainsShort(short)
+		grown := cs.grown
+		cs.drawRound(short)
+		cs.settle(bound, coverHeights)
+		short = cs.need()
+		if cs.grown == grown && chainsShort(short) >= before {
+			break
+		}
+	}
+	return short
+}
+
+// settleFetched settles the pending chains once more on every block
+// of the plan, all fetched now in one shuffled order with the wallet's
+// (settle), takes back chains turned down while the covers are short
+// without them (readmit), leaves out those drawn beyond the need
+// (matchRiders: those whose riders are least told from the wallet's
+// kept; trim, at random, where it cannot), and adds the rest to the set
+// (commit). Covers short then,
+// the target is not met: the scan says why (a chain's group read on
+// its own blocks only once they are fetched beside the wallet's).
+func (cs *coverScan) settleFetched() {
+	if len(cs.pending) == 0 {
+		return
+	}
+	// Every pending chain's blocks are fetched: those not added below
+	// (turned down, or drawn beyond the need) are decoys.
+	var fetched [][]byte
+	for _, ch := range cs.pending {
+		for _, c := range ch.covers {
+			fetched = append(fetched, c.Script)
+		}
+	}
+	defer cs.decoyLeftOut(fetched)
+	// Only a chain turned down now may be taken back: one turned down
+	// while planning has no block in the plan.
+	cs.turned = nil
+	cs.settle(cs.bounded, cs.inUseHeights)
+	if cs.decoyRoom() < len(fetched) {
+		cs.keepFetched()
+		cs.commit()
+		return
+	}
+	short := cs.need()
+	if len(short) > 0 {
+		short = cs.readmit(cs.need)
+	} else if !cs.matchRiders() {
+		cs.trim()
+	}
+	cs.commit()
+	if n := chainsShort(short); n > 0 {
+		cs.why = append(cs.why, fmt.Sprintf("%s short once the blocks fetched showed the groups of the chains drawn (they grew through the plan's other blocks): the next scan draws again", nounCount(n, "cover chain")))
+	}
+}
+
+// commit adds the pending chains to the set, their blocks fetched and
+// settled: each cover drawn.
+func (cs *coverScan) commit() {
+	for _, ch := range cs.pending {
+		for i, c := range ch.covers {
+			// Its riders over every block of its, fetched.
+			if i < len(ch.members) {
+				r, n := cs.riders(ch.members[i].script, ch.members[i].heights)
+				c.Profile.Riders, c.Profile.Read = uint32(min(r, math.MaxUint32)), uint16(min(n, math.MaxUint16))
+			}
+			if err := cs.set.Add(c); err != nil {
+				cs.why = append(cs.why, fmt.Sprintf("a cover could not be added: %v", err))
+				cs.pending = nil
+				return
+			}
+			cs.drawn++
+		}
+	}
+	cs.pending = nil
+}
+
+// warnGrownInUse settles the chains of the covers in use as settle
+// does the chains drawn, on every block the scan fetched (fetched,
+// held) and those
+// earlier scans fetched, and warns of those whose groups grew past their
+// size in their own blocks (the wallet grew, or other covers were drawn
+// since): their size can tell them from the wallet's chains. They are
+// kept: dropping a cover marks it to anyone intersecting sessions.
+func (cs *coverScan) warnGrownInUse(fetched []int32) {
+	chains := chainsOf(cs.inUse)
+	if len(chains) == 0 {
+		return
+	}
+	seen := maps.Clone(cs.before)
+	if seen == nil {
+		seen = map[int32]bool{}
+	}
+	for _, h := range fetched {
+		seen[h] = true
+	}
+	in := make([]map[int32]bool, 0, 2*len(chains))
+	for range chains {
+		in = append(in, seen)
+	}
+	for _, ch := range chains {
+		own := map[int32]bool{}
+		for _, m := range ch {
+			for _, h := range m.heights {
+				own[h] = true
+			}
+		}
+		in = append(in, own)
+	}
+	sizes := cs.groupSizes(slices.Concat(chains, chains), in)
+	grown := 0
+	for i, ch := range chains {
+		if sizes[i] > sizes[len(chains)+i] {
+			grown += len(ch)
+		}
+	}
+	if grown > 0 {
+		cs.warnings = append(cs.warnings, fmt.Sprintf("%s in use now in groups larger than their chains' own blocks give (grown through blocks fetched since they were drawn): their groups' size can tell them from the wallet's (kept: dropping a cover marks it to anyone intersecting sessions)", nounCount(grown, "cover")))
+	}
+}
+
+// finish settles and adds the chains drawn (settleFetched), counts the
+// scan's cost, adds candidates of its blocks to the
+// reserve (of those not explored: the rounds took the candidates of
+// those) and saves the set.
+func (cs *coverScan) finish(heights []int32, blocks []*wire.MsgBlock) *CoverCost {
+	cs.settleFetched()
+	cs.warnDrawn()
+	cs.warnGrownInUse(heights)
+	k := &CoverCost{Target: cs.target, Drawn: cs.drawn, ExploredBlocks: len(cs.explored)}
+	explored := make(map[int32]bool, len(cs.explored))
+	for _, h := range cs.explored {
+		explored[h] = true
+	}
+	var unexplored []*wire.MsgBlock
+	for i, b := range blocks {
+		size := uint64(b.SerializeSize())
+		if !explored[heights[i]] {
+			unexplored = append(unexplored, b)
+		}
+		if cs.walletAt[heights[i]] {
+			k.WalletBlocks++
+			k.WalletBytes += size
+			continue
+		}
+		k.CoverBlocks++
+		k.CoverBytes += size
+	}
+	// The wallet's blocks fetched show its false matches, for the next
+	// scans' profiles.
+	cs.refute(heights, blocks)
+	cs.keep(unexplored)
+	k.Covers, k.Reserve = len(cs.set.Covers()), len(cs.set.Reserve())
+	k.Met = len(cs.why) == 0
+	if !k.Met {
+		k.Why = cs.why[0]
+		for _, w := range cs.why[1:] {
+			k.Why += "; " + w
+		}
+	}
+	return k
+}
