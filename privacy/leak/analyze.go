@@ -48,7 +48,8 @@ type Match struct {
 	// class's; or when every block of its group's most appearing member
 	// is a block of some other group the wallet's more likely than not,
 	// no one of which holds them all (pooled): its probability is then
-	// half its share, and its group's half its class's.
+	// half its share, and its group's half its class's (its class's in a
+	// session found to fetch for several wallets: SeveralWallets).
 	Nested bool `json:"nested,omitempty"`
 	// Passenger is true when it is a member of a group, does not ride in
 	// another's transactions only because some of its transactions are
@@ -205,6 +206,9 @@ type Report struct {
 	hosted     int         // units nestHosted, halved
 	passengers int         // matches marked Passenger
 	pooled     int         // units nestPooled, their members' shares halved
+	// pooledWhole are the pooled groups and their class's probability
+	// (keepPooledGroups).
+	pooledWhole []pooledGroup
 }
 
 type kCount struct{ candidates, matched uint64 }

@@ -331,3 +331,98 @@ func TestFetchedOutsideRangesScanHull(t *testing.T) {
 		})
 	}
 }
+
+// TestChainedMember: in the wallet's group (w, in 10, 20, 30 and 40), a
+// payer's change pc spent in the next payment to the wallet rides in w's
+// transactions in every one of its three blocks and appears less than w:
+// it has chainedShare of the group's probability, its interval from
+// chainedShareLow to chainedShareHigh of the group's; z, the other
+// output of w's transaction in 40, seen once, rides too and has half. A
+// client's own report, an upper estimate, leaves pc half.
+func TestChainedMember(t *testing.T) {
+	entries := []universe.IndexEntry{
+		{Candidate: "w", Heights: []int32{10, 20, 30, 40}, Txs: oneTx(1, 1, 1, 1)},
+		{Candidate: "pc", Heights: []int32{10, 20, 30}, Txs: oneTx(1, 1, 1)},
+		{Candidate: "z", Heights: []int32{40}, Txs: oneTx(1)},
+	}
+	r := evidenceReport(entries)
+	got := map[string]Match{}
+	for _, m := range r.Matched {
+		got[m.Candidate] = m
+	}
+	pc, z := got["pc"], got["z"]
+	if pc.Group == 0 || pc.Group != z.Group || !pc.CoLocated {
+		t.Fatalf("pc %+v, z %+v: want both riding in w's group", pc, z)
+	}
+	g := r.Groups[pc.Group-1]
+	if g.Probability < 0.99 {
+		t.Fatalf("group %v: P %.4f", g.Members, g.Probability)
+	}
+	if math.Abs(pc.Probability-g.Probability*chainedShare) > 1e-9 || math.Abs(pc.ProbabilityLow-g.ProbabilityLow*chainedShareLow) > 1e-9 || math.Abs(pc.ProbabilityHigh-g.ProbabilityHigh*chainedShareHigh) > 1e-9 {
+		t.Errorf("pc: P %.4f [%.4f, %.4f], group %.4f [%.4f, %.4f]", pc.Probability, pc.ProbabilityLow, pc.ProbabilityHigh, g.Probability, g.ProbabilityLow, g.ProbabilityHigh)
+	}
+	if math.Abs(z.Probability-g.Probability*memberShare) > 1e-9 {
+		t.Errorf("z: P %.4f, want half the group's %.4f", z.Probability, g.Probability)
+	}
+	own := emptyReport(0, 200, DefaultMaxMatches)
+	own.label = &labelling{own: func(c string) bool { return c == "w" }}
+	setAll(own.scanned, 200)
+	for _, h := range []int{10, 20, 30, 40, 100, 120} {
+		bitSet(own.fetched, h)
+	}
+	own.measure(-1)
+	for i := range entries {
+		own.test(&entries[i])
+	}
+	own.finish()
+	found := false
+	for _, m := range own.Matched {
+		if m.Candidate != "pc" {
+			continue
+		}
+		found = true
+		if m.Group == 0 || math.Abs(m.Probability-own.Groups[m.Group-1].Probability*memberShare) > 1e-9 {
+			t.Errorf("own report: pc %+v, want half its group's probability", m)
+		}
+	}
+	if !found {
+		t.Error("own report: pc not matched")
+	}
+}
+
+// TestPooledGroupKeptForSeveralWallets: the pooled group of
+// TestPooledGroupAndAmbiguousSet (y and ym) has half its class's
+// probability, until the session is found to fetch for several wallets
+// (keepPooledGroups): the group then has its class's, and its members
+// keep half their shares.
+func TestPooledGroupKeptForSeveralWallets(t *testing.T) {
+	r := evidenceReport([]universe.IndexEntry{
+		{Candidate: "w", Heights: []int32{10, 20, 30, 40}, Txs: oneTx(1, 1, 1, 1)},
+		{Candidate: "pc", Heights: []int32{10, 20, 30}, Txs: oneTx(1, 1, 1)},
+		{Candidate: "h", Heights: []int32{100, 120}, Txs: oneTx(7, 3)},
+		{Candidate: "y", Heights: []int32{40, 100}, Txs: oneTx(8, 8)},
+		{Candidate: "ym", Heights: []int32{40}, Txs: oneTx(8)},
+	})
+	p := classShare(r, 2)
+	var y Match
+	for _, m := range r.Matched {
+		if m.Candidate == "y" {
+			y = m
+		}
+	}
+	if y.Group == 0 || !y.Nested || p < 0.5 {
+		t.Fatalf("y: %+v, class 2 gives %.4f", y, p)
+	}
+	if g := r.Groups[y.Group-1]; math.Abs(g.Probability-p*memberShare) > 1e-9 {
+		t.Fatalf("pooled group %v: P %.4f, want half of %.4f", g.Members, g.Probability, p)
+	}
+	r.keepPooledGroups()
+	if g := r.Groups[y.Group-1]; math.Abs(g.Probability-p) > 1e-9 {
+		t.Errorf("pooled group %v of a session of several wallets: P %.4f, want its class's %.4f", g.Members, g.Probability, p)
+	}
+	for _, m := range r.Matched {
+		if m.Candidate == "y" && math.Abs(m.Probability-p*memberShare) > 1e-9 {
+			t.Errorf("y: P %.4f, want half its class's %.4f", m.Probability, p)
+		}
+	}
+}
