@@ -96,6 +96,19 @@
 // (more than one of them may be the wallet's); a client's own report
 // (Options.Own), an upper estimate, leaves each the whole.
 //
+// Escorted. A match of two or more appearances that does not ride, and
+// in at least half its transactions sits beside another match (of at
+// most four in the transaction) that appears in a transaction of its own
+// elsewhere, is beside scripts with evidence of their own: a payer's
+// change reused across payments to the wallet sits beside the wallet's
+// fresh addresses, which the wallet spends later in blocks it fetched,
+// where the wallet's own script sits beside its payers' change, spent in
+// blocks the wallet did not fetch. Such a match has three quarters of
+// the probability it would have (Match.Escorted; on mixed's seeds
+// 7701 to 7704 those given 0.95 or more were right 17 of 22 times, and
+// 24 of 31 on seeds 9311 to 9313, where the others were right 207 of 208
+// and 235 of 236 times). A client's own report leaves it whole.
+//
 // Batched and nested. A match of two or more appearances that does not
 // ride but sits, in at least half its blocks, in a transaction of more
 // than four matches (a batch paying several matched scripts, which is

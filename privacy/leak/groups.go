@@ -238,6 +238,63 @@ func (g *matchGroups) passenger(matched []Match, i int) bool {
 	return true
 }
 
+// maxEscortWork bounds the steps spent finding, for one match, the
+// matches beside it that appear elsewhere.
+const maxEscortWork = 100_000
+
+// escorted reports whether match i sits, in at least half its
+// transactions, beside another match (in a transaction of at most
+// maxTxMatches matches) that appears in a transaction outside i's: its
+// neighbours carry evidence of their own. A payer's change reused across
+// payments to the wallet sits beside the wallet's fresh addresses, which
+// the wallet spends later, in blocks it fetched; the wallet's own script
+// sits beside its payers' change, which the payers spend in blocks the
+// wallet did not fetch (so that change is no match, or one that appears
+// only there), and in its spends only beside its own change and payee.
+// On mixed's tuning seeds 7701 to 7704 the matches given 0.95 or more
+// that were so were right 17 of 22 times, the others 207 of 208; on its
+// seeds 9311 to 9313, 24 of 31 and 235 of 236. False when the
+// transactions are unknown or the work bound is reached.
+func (g *matchGroups) escorted(matched []Match, i int) bool {
+	keys := txKeys(&matched[i])
+	if len(keys) == 0 {
+		return false
+	}
+	mine := make(map[uint64]bool, len(keys))
+	for _, k := range keys {
+		mine[k] = true
+	}
+	escorted, work := 0, 0
+	for _, k := range keys {
+		if len(g.inTx[k])+g.unlisted[k] > maxTxMatches {
+			continue
+		}
+		found := false
+		for _, j := range g.inTx[k] {
+			if j == i {
+				continue
+			}
+			for _, kj := range txKeys(&matched[j]) {
+				work++
+				if !mine[kj] {
+					found = true
+					break
+				}
+			}
+			if found {
+				break
+			}
+		}
+		if found {
+			escorted++
+		}
+		if work > maxEscortWork {
+			return false
+		}
+	}
+	return 2*escorted >= len(keys)
+}
+
 // txKeys names the transactions of a match, height and position; none
 // when a block of it has no transaction recorded.
 func txKeys(m *Match) []uint64 {
@@ -729,6 +786,10 @@ func (r *Report) share(u *unit, p prob, g *matchGroups, own func(k uint64) prob)
 		if g.batched[i] && !g.riding[i] {
 			m.Probability, m.ProbabilityLow = m.Probability*memberShareHigh, m.ProbabilityLow*memberShareLow
 			m.Batched = true
+		} else if r.label == nil && !g.riding[i] && !m.Passenger && m.Appearances >= 2 && g.escorted(r.Matched, i) {
+			m.Probability, m.ProbabilityLow = m.Probability*memberShareHigh, m.ProbabilityLow*memberShareLow
+			m.Escorted = true
+			r.escorted++
 		}
 		if len(tied) > 1 && m.Appearances == u.k {
 			if r.label == nil {
@@ -855,6 +916,9 @@ func (r *Report) warnings(g *matchGroups, classes map[uint64]*classCount) {
 	}
 	if g.inBatch > 0 {
 		r.warn(fmt.Sprintf("%d match(es) of two or more appearances sit in transactions paying more than %d matched scripts at once (batched payments): downloads cannot tell the wallet's scripts there from a payer's change reused across such payments, so on downloads like these the scripts given 0.95 or more are right less often than they say, and their groups are the claim to read; the %d in batches in at least half their blocks have three quarters of their class's probability (batched)", g.inBatch, maxTxMatches, countBatched(r.Matched)))
+	}
+	if r.escorted > 0 {
+		r.warn(fmt.Sprintf("%d match(es) of two or more appearances sit, in at least half their transactions, beside other matches that appear in transactions of their own elsewhere (a payer's change reused across payments to the wallet, beside the wallet's addresses that it spends later): those are the wallet's more often than they are, so they have three quarters of their probability (escorted)", r.escorted))
 	}
 	if r.passengers > 0 {
 		r.warn(fmt.Sprintf("%d match(es) of a group sit beside other matches in every transaction, in some of them a batched payment, and no other match lies wholly in their transactions (a payer's change reused across payments to the wallet, some batched): they show no evidence of their own, and have half their group's probability, as a match riding in another's transactions (passenger)", r.passengers))

@@ -63,8 +63,9 @@ func simulatedFetches(t testing.TB, r simulate.Regime, seed uint64) (*simulate.S
 // the shifts' groups of their size, and when a member chained through
 // the others' transactions (riding in every one of two or more blocks,
 // not the most appearing) came to have three tenths of its group's
-// probability and a pooled group of a session of several wallets its
-// class's.
+// probability, a pooled group of a session of several wallets its
+// class's, and a match escorted by matches with evidence of their own
+// three quarters of its probability.
 func TestAnalyzeMovedUnchanged(t *testing.T) {
 	for _, c := range []struct {
 		regime    simulate.Regime
@@ -72,8 +73,8 @@ func TestAnalyzeMovedUnchanged(t *testing.T) {
 		intersect bool
 		sha256    string
 	}{
-		{simulate.RegimeStandard, 1, false, "0d8697cf2a7fda2a1d5ea1fa4bb77a6d379c94b7676aa683581f7c76f503d7b6"},
-		{simulate.RegimeChange, 2, true, "b998dceae526283017c1bf2bc00fc4e5a7de12c2b73b3a43c9be06ed475e6e3f"},
+		{simulate.RegimeStandard, 1, false, "12877b3681eaedc7d469c016f479cf50f4283337609b3910159340fe9c8667dc"},
+		{simulate.RegimeChange, 2, true, "a31064d84db5adb6269179336b3ba3eb3aec055ea597c8e054d48e450b596f9b"},
 	} {
 		_, sessions, index := simulatedFetches(t, c.regime, c.seed)
 		ir, err := universe.NewIndexReader(bytes.NewReader(index))

@@ -52,6 +52,10 @@ func TestFetchDump(t *testing.T) {
 		owns := sessionOwners(sc.Labels.Fetch)
 		for _, rep := range reps {
 			own := owns[rep.Session]
+			if os.Getenv("SPVFILTER_FETCH_DUMP_PARTNERS") != "" {
+				dumpPartners(w, r, seed, rep, own)
+				continue
+			}
 			for _, m := range rep.Matched {
 				size, gk, gp := 1, m.Appearances, m.Probability
 				if m.Group > 0 {
@@ -126,5 +130,65 @@ func TestFetchDump(t *testing.T) {
 		sc, fcapt, index := fetchCalibrationScenario(t, r, seed)
 		_, reps := attackFetches(t, sc, fcapt, index, attack.FetchOptions{})
 		dump(r, seed, sc, reps)
+	}
+}
+
+// dumpPartners writes, per script given 0.95 or more that does not ride,
+// in how many of its transactions another match sits that has an
+// appearance outside its transactions (evidence of its own), against its
+// transactions.
+func dumpPartners(w *bufio.Writer, r simulate.Regime, seed uint64, rep *attack.FetchReport, own map[string]bool) {
+	type key struct {
+		h  int32
+		tx uint32
+	}
+	inTx := map[key][]int{}
+	for i, m := range rep.Matched {
+		for j, txs := range m.Transactions {
+			for _, tx := range txs {
+				inTx[key{m.Heights[j], tx}] = append(inTx[key{m.Heights[j], tx}], i)
+			}
+		}
+	}
+	for i, m := range rep.Matched {
+		if m.Probability < 0.95 || m.CoLocated || m.Appearances < 2 {
+			continue
+		}
+		mine := map[key]bool{}
+		for j, txs := range m.Transactions {
+			for _, tx := range txs {
+				mine[key{m.Heights[j], tx}] = true
+			}
+		}
+		txs, withOwn, withPartner := 0, 0, 0
+		for k := range mine {
+			txs++
+			ps := inTx[k]
+			if len(ps) > 5 {
+				continue
+			}
+			partner, evidence := false, false
+			for _, p := range ps {
+				if p == i {
+					continue
+				}
+				partner = true
+				pm := rep.Matched[p]
+				for j, ptxs := range pm.Transactions {
+					for _, tx := range ptxs {
+						if !mine[key{pm.Heights[j], tx}] {
+							evidence = true
+						}
+					}
+				}
+			}
+			if partner {
+				withPartner++
+			}
+			if evidence {
+				withOwn++
+			}
+		}
+		fmt.Fprintf(w, "partner\t%s\t%d\t%s\t%.6f\t%v\t%d\t%d\t%d\t%d\n", r, seed, rep.Session, m.Probability, own[m.Candidate], m.Appearances, txs, withPartner, withOwn)
 	}
 }
