@@ -94,7 +94,9 @@ func ExampleAccumulator_Link() {
 // A BIP 157 client of a wallet paid twice at one address fetched the
 // blocks of its payments and of its spend. The payer's change sits in
 // both payments: downloads cannot tell it from the wallet's script, so the
-// two form a group and the change gets only its share.
+// two form a group and the change gets only its share (three tenths of
+// the group's: it rides beside the wallet's script, which appears more,
+// in every block of it).
 func ExampleAnalyzeFetches() {
 	ix := universe.NewIndexWriter("", 0)
 	defer ix.Close()
@@ -136,6 +138,6 @@ func ExampleAnalyzeFetches() {
 	fmt.Printf("group 1 %v: probability %.2f that one is the wallet's\n", g.Members, g.Probability)
 	// Output:
 	// wallet: 3 appearances, group 1, probability 1.00
-	// change: 2 appearances, group 1, probability 0.50
+	// change: 2 appearances, group 1, probability 0.30
 	// group 1 [wallet change]: probability 1.00 that one is the wallet's
 }

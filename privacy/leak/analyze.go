@@ -42,13 +42,23 @@ type Match struct {
 	// batches has the same evidence: its probability is then three
 	// quarters of what its class gives.
 	Batched bool `json:"batched,omitempty"`
+	// Escorted is true when it appears in two or more blocks, does not
+	// ride in another's transactions, and in at least half its
+	// transactions sits beside another match that appears in a
+	// transaction of its own elsewhere: those are the wallet's scripts
+	// more often than it is (a payer's change reused across payments to
+	// the wallet, beside the wallet's fresh addresses that the wallet
+	// later spends), and its probability is three quarters of what it
+	// would be.
+	Escorted bool `json:"escorted,omitempty"`
 	// Nested is true when it is alone, of two or more appearances, and
 	// every block of it is a block of a group of as many appearances or
 	// more: those downloads explain it, and its probability is half its
 	// class's; or when every block of its group's most appearing member
 	// is a block of some other group the wallet's more likely than not,
 	// no one of which holds them all (pooled): its probability is then
-	// half its share, and its group's half its class's.
+	// half its share, and its group's half its class's (its class's in a
+	// session found to fetch for several wallets: SeveralWallets).
 	Nested bool `json:"nested,omitempty"`
 	// Passenger is true when it is a member of a group, does not ride in
 	// another's transactions only because some of its transactions are
@@ -204,7 +214,11 @@ type Report struct {
 	huge       *classCount // the groups of more than hugeGroup members
 	hosted     int         // units nestHosted, halved
 	passengers int         // matches marked Passenger
+	escorted   int         // matches marked Escorted
 	pooled     int         // units nestPooled, their members' shares halved
+	// pooledWhole are the pooled groups and their class's probability
+	// (keepPooledGroups).
+	pooledWhole []pooledGroup
 }
 
 type kCount struct{ candidates, matched uint64 }

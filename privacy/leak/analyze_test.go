@@ -212,8 +212,10 @@ func TestPooledGroupAndAmbiguousSet(t *testing.T) {
 // passenger, with half its group's probability, not its class's, and is
 // warned of. With a one-off output z beside it in 10 (a payee, or the
 // payer's change of a payment made once), which lies wholly in its
-// transactions, it hosts z as a wallet's script would, and has its
-// class's probability.
+// transactions, it hosts z as a wallet's script would, and is no
+// passenger; but w and w2 beside it are spent in transactions of their
+// own, so it is escorted, with three quarters of its class's
+// probability (TestEscortedMatch).
 func TestPassengerInBatches(t *testing.T) {
 	entries := []universe.IndexEntry{
 		{Candidate: "pc", Heights: []int32{10, 20, 30, 40}, Txs: oneTx(1, 1, 7, 1)},
@@ -249,12 +251,15 @@ func TestPassengerInBatches(t *testing.T) {
 			if g := r.Groups[pc.Group-1]; math.Abs(g.Probability-p) > 1e-9 || g.Members[0] != "pc" {
 				t.Fatalf("pc's group %v: P %.4f, want class 4's %.4f", g.Members, g.Probability, p)
 			}
-			want := p
+			// Hosting z, pc is not a passenger but sits beside w and w2,
+			// which the wallet spends in transactions of their own
+			// (120, 100): it is escorted.
+			want := p * memberShareHigh
 			if c.passenger {
 				want = p * memberShare
 			}
-			if pc.Passenger != c.passenger || math.Abs(pc.Probability-want) > 1e-9 {
-				t.Errorf("pc: passenger %v, P %.4f, want %v and %.4f", pc.Passenger, pc.Probability, c.passenger, want)
+			if pc.Passenger != c.passenger || pc.Escorted == c.passenger || math.Abs(pc.Probability-want) > 1e-9 {
+				t.Errorf("pc: passenger %v escorted %v, P %.4f, want passenger %v and %.4f", pc.Passenger, pc.Escorted, pc.Probability, c.passenger, want)
 			}
 			if warned := strings.Contains(strings.Join(r.Warnings, "\n"), "(passenger)"); warned != c.passenger {
 				t.Errorf("passenger warning %v, want %v: %q", warned, c.passenger, r.Warnings)
@@ -329,5 +334,157 @@ func TestFetchedOutsideRangesScanHull(t *testing.T) {
 				t.Errorf("warned of the hull: %v, want %v (%q)", warned, tc.hull, r.Warnings)
 			}
 		})
+	}
+}
+
+// TestChainedMember: in the wallet's group (w, in 10, 20, 30 and 40), a
+// payer's change pc spent in the next payment to the wallet rides in w's
+// transactions in every one of its three blocks and appears less than w:
+// it has chainedShare of the group's probability, its interval from
+// chainedShareLow to chainedShareHigh of the group's; z, the other
+// output of w's transaction in 40, seen once, rides too and has half. A
+// client's own report, an upper estimate, leaves pc half.
+func TestChainedMember(t *testing.T) {
+	entries := []universe.IndexEntry{
+		{Candidate: "w", Heights: []int32{10, 20, 30, 40}, Txs: oneTx(1, 1, 1, 1)},
+		{Candidate: "pc", Heights: []int32{10, 20, 30}, Txs: oneTx(1, 1, 1)},
+		{Candidate: "z", Heights: []int32{40}, Txs: oneTx(1)},
+	}
+	r := evidenceReport(entries)
+	got := map[string]Match{}
+	for _, m := range r.Matched {
+		got[m.Candidate] = m
+	}
+	pc, z := got["pc"], got["z"]
+	if pc.Group == 0 || pc.Group != z.Group || !pc.CoLocated {
+		t.Fatalf("pc %+v, z %+v: want both riding in w's group", pc, z)
+	}
+	g := r.Groups[pc.Group-1]
+	if g.Probability < 0.99 {
+		t.Fatalf("group %v: P %.4f", g.Members, g.Probability)
+	}
+	if math.Abs(pc.Probability-g.Probability*chainedShare) > 1e-9 || math.Abs(pc.ProbabilityLow-g.ProbabilityLow*chainedShareLow) > 1e-9 || math.Abs(pc.ProbabilityHigh-g.ProbabilityHigh*chainedShareHigh) > 1e-9 {
+		t.Errorf("pc: P %.4f [%.4f, %.4f], group %.4f [%.4f, %.4f]", pc.Probability, pc.ProbabilityLow, pc.ProbabilityHigh, g.Probability, g.ProbabilityLow, g.ProbabilityHigh)
+	}
+	if math.Abs(z.Probability-g.Probability*memberShare) > 1e-9 {
+		t.Errorf("z: P %.4f, want half the group's %.4f", z.Probability, g.Probability)
+	}
+	own := emptyReport(0, 200, DefaultMaxMatches)
+	own.label = &labelling{own: func(c string) bool { return c == "w" }}
+	setAll(own.scanned, 200)
+	for _, h := range []int{10, 20, 30, 40, 100, 120} {
+		bitSet(own.fetched, h)
+	}
+	own.measure(-1)
+	for i := range entries {
+		own.test(&entries[i])
+	}
+	own.finish()
+	found := false
+	for _, m := range own.Matched {
+		if m.Candidate != "pc" {
+			continue
+		}
+		found = true
+		if m.Group == 0 || math.Abs(m.Probability-own.Groups[m.Group-1].Probability*memberShare) > 1e-9 {
+			t.Errorf("own report: pc %+v, want half its group's probability", m)
+		}
+	}
+	if !found {
+		t.Error("own report: pc not matched")
+	}
+}
+
+// TestPooledGroupKeptForSeveralWallets: the pooled group of
+// TestPooledGroupAndAmbiguousSet (y and ym) has half its class's
+// probability, until the session is found to fetch for several wallets
+// (keepPooledGroups): the group then has its class's, and its members
+// keep half their shares.
+func TestPooledGroupKeptForSeveralWallets(t *testing.T) {
+	r := evidenceReport([]universe.IndexEntry{
+		{Candidate: "w", Heights: []int32{10, 20, 30, 40}, Txs: oneTx(1, 1, 1, 1)},
+		{Candidate: "pc", Heights: []int32{10, 20, 30}, Txs: oneTx(1, 1, 1)},
+		{Candidate: "h", Heights: []int32{100, 120}, Txs: oneTx(7, 3)},
+		{Candidate: "y", Heights: []int32{40, 100}, Txs: oneTx(8, 8)},
+		{Candidate: "ym", Heights: []int32{40}, Txs: oneTx(8)},
+	})
+	p := classShare(r, 2)
+	var y Match
+	for _, m := range r.Matched {
+		if m.Candidate == "y" {
+			y = m
+		}
+	}
+	if y.Group == 0 || !y.Nested || p < 0.5 {
+		t.Fatalf("y: %+v, class 2 gives %.4f", y, p)
+	}
+	if g := r.Groups[y.Group-1]; math.Abs(g.Probability-p*memberShare) > 1e-9 {
+		t.Fatalf("pooled group %v: P %.4f, want half of %.4f", g.Members, g.Probability, p)
+	}
+	r.keepPooledGroups()
+	if g := r.Groups[y.Group-1]; math.Abs(g.Probability-p) > 1e-9 {
+		t.Errorf("pooled group %v of a session of several wallets: P %.4f, want its class's %.4f", g.Members, g.Probability, p)
+	}
+	for _, m := range r.Matched {
+		if m.Candidate == "y" && math.Abs(m.Probability-p*memberShare) > 1e-9 {
+			t.Errorf("y: P %.4f, want half its class's %.4f", m.Probability, p)
+		}
+	}
+}
+
+// TestEscortedMatch: a payer's change pc reused across three payments to
+// the wallet (10, 20 and 30, transaction 1) and spent alone (40) sits
+// beside the wallet's fresh addresses a1, a2 and a3, which the wallet
+// spends later in transactions of their own (100 and 120): it is
+// escorted, with three quarters of its class's probability, and warned
+// of. The wallet's script w, paid in 100 and 120 beside its payers'
+// change seen only there and spent alone in 40, is not. A client's own report leaves pc whole.
+func TestEscortedMatch(t *testing.T) {
+	entries := []universe.IndexEntry{
+		{Candidate: "pc", Heights: []int32{10, 20, 30, 40}, Txs: oneTx(1, 1, 1, 9)},
+		{Candidate: "a1", Heights: []int32{10, 100}, Txs: oneTx(1, 4)},
+		{Candidate: "a2", Heights: []int32{20, 100}, Txs: oneTx(1, 5)},
+		{Candidate: "a3", Heights: []int32{30, 120}, Txs: oneTx(1, 4)},
+		{Candidate: "w", Heights: []int32{40, 100, 120}, Txs: oneTx(3, 7, 7)},
+		{Candidate: "c1", Heights: []int32{100}, Txs: oneTx(7)},
+		{Candidate: "c2", Heights: []int32{120}, Txs: oneTx(7)},
+	}
+	r := evidenceReport(entries)
+	got := map[string]Match{}
+	for _, m := range r.Matched {
+		got[m.Candidate] = m
+	}
+	pc, w := got["pc"], got["w"]
+	if pc.CoLocated || w.CoLocated || pc.Group != 0 {
+		t.Fatalf("pc %+v, w %+v: neither should ride, pc alone", pc, w)
+	}
+	if !pc.Escorted || w.Escorted {
+		t.Fatalf("escorted: pc %v, w %v; want pc only", pc.Escorted, w.Escorted)
+	}
+	p := classShare(r, 4)
+	if pc.Nested {
+		p *= memberShare // pooled: a1's, a2's and a3's blocks and w's hold its own
+	}
+	if p < 0.25 || math.Abs(pc.Probability-p*memberShareHigh) > 1e-9 {
+		t.Errorf("pc: P %.4f, want three quarters of the %.4f it would have", pc.Probability, p)
+	}
+	if !strings.Contains(strings.Join(r.Warnings, "\n"), "sit, in at least half their transactions, beside other matches that appear in transactions of their own elsewhere") {
+		t.Errorf("warnings %q: none of the escorted match", r.Warnings)
+	}
+	own := emptyReport(0, 200, DefaultMaxMatches)
+	own.label = &labelling{own: func(c string) bool { return c == "w" }}
+	setAll(own.scanned, 200)
+	for _, h := range []int{10, 20, 30, 40, 100, 120} {
+		bitSet(own.fetched, h)
+	}
+	own.measure(-1)
+	for i := range entries {
+		own.test(&entries[i])
+	}
+	own.finish()
+	for _, m := range own.Matched {
+		if m.Escorted {
+			t.Errorf("own report: %s escorted", m.Candidate)
+		}
 	}
 }

@@ -1,0 +1,194 @@
+package simulate_test
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/spvfilter/spvfilter/privacy/attack"
+	"github.com/spvfilter/spvfilter/privacy/simulate"
+)
+
+// TestFetchDump writes every claim of the block-download attack, one a
+// tab-separated line, to the file SPVFILTER_FETCH_DUMP names (skipped
+// without it), so that the claims can be broken down by what the model
+// saw of them: each script (its probability, whether one of its session's
+// wallets holds it, its appearances, its group's size, appearances and
+// probability, whether it rides, is a passenger, batched or nested, how
+// many it is ambiguous with), each group, and per session each class of
+// two or more appearances (kind "class": the null's chance groups in the
+// probability column, the groups holding no wallet's script in the right
+// column, the class's groups in the size column). On every regime's
+// capture of TestCalibrationRegimes (SPVFILTER_FETCH_DUMP_SET=regimes),
+// or on the 24-wallet captures of SPVFILTER_FETCH_SEEDS:
+//
+//	SPVFILTER_FETCH_DUMP=claims.tsv SPVFILTER_FETCH_SEEDS=mixed:7701-7704 go test ./privacy/simulate -run TestFetchDump
+//
+// It asserts nothing of the figures; it fails only when a capture cannot
+// be made, scored or written.
+func TestFetchDump(t *testing.T) {
+	path := os.Getenv("SPVFILTER_FETCH_DUMP")
+	if path == "" {
+		t.Skip("set SPVFILTER_FETCH_DUMP=FILE")
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriter(f)
+	defer func() {
+		if err := w.Flush(); err != nil {
+			t.Error(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	fmt.Fprintln(w, "kind\tregime\tseed\tsession\tp\tright\tk\tsize\tgk\triding\tpassenger\tbatched\tnested\tamb\tgroupP\tmembers")
+	dump := func(r simulate.Regime, seed uint64, sc *simulate.Scenario, reps []*attack.FetchReport) {
+		owns := sessionOwners(sc.Labels.Fetch)
+		for _, rep := range reps {
+			own := owns[rep.Session]
+			if os.Getenv("SPVFILTER_FETCH_DUMP_PARTNERS") != "" {
+				dumpPartners(w, r, seed, rep, own)
+				continue
+			}
+			for _, m := range rep.Matched {
+				size, gk, gp := 1, m.Appearances, m.Probability
+				if m.Group > 0 {
+					g := rep.Groups[m.Group-1]
+					size, gk, gp = len(g.Members), g.Appearances, g.Probability
+				}
+				fmt.Fprintf(w, "script\t%s\t%d\t%s\t%.6f\t%v\t%d\t%d\t%d\t%v\t%v\t%v\t%v\t%d\t%.6f\t-\n", r, seed, rep.Session, m.Probability, own[m.Candidate], m.Appearances, size, gk, m.CoLocated, m.Passenger, m.Batched, m.Nested, len(m.AmbiguousWith), gp)
+			}
+			type unitTruth struct {
+				k     uint64
+				owned bool
+			}
+			units := map[string]*unitTruth{}
+			for _, m := range rep.Matched {
+				key := m.Candidate
+				if m.Group > 0 {
+					key = fmt.Sprint("g", m.Group)
+				}
+				u := units[key]
+				if u == nil {
+					u = &unitTruth{}
+					units[key] = u
+				}
+				u.k = max(u.k, m.Appearances)
+				u.owned = u.owned || own[m.Candidate]
+			}
+			chance := map[uint64]int{}
+			for _, u := range units {
+				if !u.owned {
+					chance[u.k]++
+				}
+			}
+			for _, c := range rep.ByAppearances {
+				if c.Appearances >= 2 {
+					fmt.Fprintf(w, "class\t%s\t%d\t%s\t%.6f\t%d\t%d\t%d\t0\tfalse\tfalse\tfalse\tfalse\t0\t0\t-\n", r, seed, rep.Session, c.ExpectedGroupsByShifts, chance[c.Appearances], c.Appearances, c.Groups)
+				}
+			}
+			for _, g := range rep.Groups {
+				right, n := false, 0
+				for _, c := range g.Members {
+					if own[c] {
+						right = true
+						n++
+					}
+				}
+				rides := strings.HasPrefix(g.Reason, "some appear")
+				fmt.Fprintf(w, "group\t%s\t%d\t%s\t%.6f\t%v\t%d\t%d\t%d\t%v\tfalse\tfalse\t%v\t%v\t%.6f\t%d\n", r, seed, rep.Session, g.Probability, right, g.Appearances, len(g.Members), g.Appearances, rides, g.Nested, g.Ambiguous, g.Probability, n)
+			}
+		}
+	}
+	if os.Getenv("SPVFILTER_FETCH_DUMP_SET") == "regimes" {
+		for i, ri := range simulate.Regimes() {
+			r := ri.Regime
+			if r == simulate.RegimeCovered {
+				continue
+			}
+			sc := regimeScenario(t, r, calibrationSeed+uint64(i))
+			var idx, capt bytes.Buffer
+			if err := sc.WriteIndex(&idx); err != nil {
+				t.Fatal(err)
+			}
+			if err := sc.WriteFetchCapture(&capt); err != nil {
+				t.Fatal(err)
+			}
+			_, reps := attackFetches(t, sc, &capt, &idx, attack.FetchOptions{})
+			dump(r, calibrationSeed+uint64(i), sc, reps)
+		}
+		return
+	}
+	r, seeds := fetchSweep(t)
+	for _, seed := range seeds {
+		sc, fcapt, index := fetchCalibrationScenario(t, r, seed)
+		_, reps := attackFetches(t, sc, fcapt, index, attack.FetchOptions{})
+		dump(r, seed, sc, reps)
+	}
+}
+
+// dumpPartners writes, per script given 0.95 or more that does not ride,
+// in how many of its transactions another match sits that has an
+// appearance outside its transactions (evidence of its own), against its
+// transactions.
+func dumpPartners(w *bufio.Writer, r simulate.Regime, seed uint64, rep *attack.FetchReport, own map[string]bool) {
+	type key struct {
+		h  int32
+		tx uint32
+	}
+	inTx := map[key][]int{}
+	for i, m := range rep.Matched {
+		for j, txs := range m.Transactions {
+			for _, tx := range txs {
+				inTx[key{m.Heights[j], tx}] = append(inTx[key{m.Heights[j], tx}], i)
+			}
+		}
+	}
+	for i, m := range rep.Matched {
+		if m.Probability < 0.95 || m.CoLocated || m.Appearances < 2 {
+			continue
+		}
+		mine := map[key]bool{}
+		for j, txs := range m.Transactions {
+			for _, tx := range txs {
+				mine[key{m.Heights[j], tx}] = true
+			}
+		}
+		txs, withOwn, withPartner := 0, 0, 0
+		for k := range mine {
+			txs++
+			ps := inTx[k]
+			if len(ps) > 5 {
+				continue
+			}
+			partner, evidence := false, false
+			for _, p := range ps {
+				if p == i {
+					continue
+				}
+				partner = true
+				pm := rep.Matched[p]
+				for j, ptxs := range pm.Transactions {
+					for _, tx := range ptxs {
+						if !mine[key{pm.Heights[j], tx}] {
+							evidence = true
+						}
+					}
+				}
+			}
+			if partner {
+				withPartner++
+			}
+			if evidence {
+				withOwn++
+			}
+		}
+		fmt.Fprintf(w, "partner\t%s\t%d\t%s\t%.6f\t%v\t%d\t%d\t%d\t%d\n", r, seed, rep.Session, m.Probability, own[m.Candidate], m.Appearances, txs, withPartner, withOwn)
+	}
+}
