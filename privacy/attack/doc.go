@@ -166,9 +166,19 @@
 // captures breaking each of the model's assumptions in turn (package
 // simulate's regimes), pairs were nowhere right less often than that
 // spread allows, and more often in several, which the bounds above reach
-// except under heavy-tailed wallet sizes (where most pairs of one wallet
+// except under heavy-tailed wallet sizes, where most pairs of one wallet
 // carry no evidence and the prior, the share of one wallet among the
-// pairs that do, is several times too low; a warning says so). A pair with P near 0.5 whose interval is wide is one the capture
+// pairs that do, is several times too low. So a third end is estimated
+// from the capture apart from the counts' model: the sessions the pairs
+// link at P ≥ 0.5 form groups whose sizes tell how many sessions a wallet
+// has, and if the U sessions whose own matches do not show a wallet
+// (chance gives as many at least 5% of the time) and that no pair links
+// are those of wallets of such sizes, two of them are of one wallet with
+// probability (E-1)/(U-1), E the mean number of sessions of a session's
+// wallet (Σn²/Σn over the groups); the upper end of a pair with such a
+// session, below that prior, reaches it. Where that is not enough (a fit
+// whose sizes' prior calls most sessions empty) a warning says the
+// wallets look small. A pair with P near 0.5 whose interval is wide is one the capture
 // cannot decide; one at P = 0.02 whose interval reaches 0.9 is a pair
 // whose sessions surely share addresses, as a payer and its payee or one
 // wallet's sessions do. Priors given in LinkOptions are held, the other

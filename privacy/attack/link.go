@@ -235,16 +235,29 @@ const (
 	growingShare = 0.6
 )
 
-// smallWalletsWarning says when the sessions' wallets look small: a
-// wallet of a few candidates shares one or two of them between its
-// sessions, which chance gives other pairs too.
+// smallWalletsWarning says when the sessions' wallets look small (a
+// median below smallWallets candidates, or more than mostEmpty of the
+// sessions showing none): a wallet of a few candidates shares one or two of
+// them between its sessions, which chance gives other pairs too.
 func smallWalletsWarning(p *sizePrior) string {
 	median := math.Expm1(p.mu)
-	if median >= smallWallets {
+	if median >= smallWallets && p.empty <= mostEmpty {
 		return ""
 	}
-	return fmt.Sprintf("the sessions' wallets look small (%.0f candidates at the median): sessions of a wallet of a few candidates share one or two of them, as chance makes other sessions do, and on simulated captures of that kind (privacy simulate --regime heavy-tail) pairs given P below 0.5 were of one wallet several times as often as said, beyond their intervals", median)
+	if median >= smallWallets {
+		return fmt.Sprintf("the sessions' wallets look small (%.0f%% of the sessions show none, the others %.0f candidates at the median): sessions"+smallWalletsRest, 100*p.empty, median)
+	}
+	return fmt.Sprintf("the sessions' wallets look small (%.0f candidates at the median): sessions"+smallWalletsRest, median)
 }
+
+// mostEmpty is the share of sessions whose matches show no wallet from
+// which the sessions' wallets look small: on simulated captures of
+// wallets of heavy-tailed sizes the fit may call most sessions empty, and
+// the others large.
+const mostEmpty = 0.75
+
+// smallWalletsRest is what smallWalletsWarning says after the sizes.
+const smallWalletsRest = " of a wallet of a few candidates share one or two of them, as chance makes other sessions do, and on simulated captures of that kind (privacy simulate --regime heavy-tail) pairs given P below 0.5 were of one wallet several times as often as said, beyond their intervals"
 
 // severalWalletsWarning says when sessions of one wallet seem to differ
 // in most pairs (grown, or holding another wallet beside it) and payments

@@ -334,7 +334,8 @@ func TestPaymentsWarning(t *testing.T) {
 	}
 }
 
-// TestPairsUnderstatedWarnings: a capture of small wallets, or one whose
+// TestPairsUnderstatedWarnings: a capture of small wallets (or of most
+// sessions showing none), or one whose
 // sessions of one wallet mostly differ while payments seem likelier than
 // one wallet (grown, or holding another wallet beside it), is warned of;
 // the starting parameters and a broad size prior are not.
@@ -346,6 +347,10 @@ func TestPairsUnderstatedWarnings(t *testing.T) {
 	p.mu = math.Log1p(5)
 	if w := smallWalletsWarning(p); !strings.Contains(w, "(5 candidates at the median)") {
 		t.Errorf("wallets of 5 candidates: %q", w)
+	}
+	p.mu, p.empty = math.Log1p(250), 0.9
+	if w := smallWalletsWarning(p); !strings.Contains(w, "(90% of the sessions show none, the others 250 candidates at the median)") {
+		t.Errorf("sessions of no wallet but a tenth, of 250 candidates: %q", w)
 	}
 	q := startParams(0.01)
 	if w := severalWalletsWarning(&q); w != "" {

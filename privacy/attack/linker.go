@@ -271,11 +271,13 @@ func (lk *linker) fitPriors(fixed float64) linkFit {
 // session at the prior, in order of their sessions.
 func (lk *linker) links(fit *linkFit) []SessionLink {
 	out := make([]SessionLink, 0, len(lk.mix.pairs)+len(lk.blind))
+	unseen := lk.unseenPrior(fit)
 	for i := range lk.mix.pairs {
 		ev := &lk.mix.pairs[i]
 		sl := SessionLink{A: lk.sessions[ev.x].group, B: lk.sessions[ev.y].group, Shared: ev.shared,
 			ExpectedByChance: ev.chance, ExpectedIfSameWallet: ev.ifSame, Third: -1}
 		sl.Probability, sl.ProbabilityLow, sl.ProbabilityHigh = fit.interval(ev)
+		sl.ProbabilityHigh = unseen.reach(ev.x, ev.y, sl.Probability, sl.ProbabilityHigh)
 		sl.ProbabilityShared = fit.est.posterior(ev)[sharedAddress]
 		out = append(out, sl)
 	}
