@@ -7,7 +7,7 @@ import (
 	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 
-// TestRacedHonestAnnouncerBanned: an attack on the unserved score,
+// TestRacedHonestAnnouncerNotBanned: an attack on the unserved score,
 // by a miner racing honest blocks (regtest: hash power is free). The
 // client's two peers are honest (a node, and an honest relay in front of
 // it). Each round, a block is mined and the node announces it; before
@@ -26,7 +26,7 @@ import (
 // announcer was charged for is asked of it, and served on a parent the
 // chain holds: refunded, no ban in 26 races (see also
 // unserved_races_test.go: slow, stale branches, no witness blocks).
-func TestRacedHonestAnnouncerBanned(t *testing.T) {
+func TestRacedHonestAnnouncerNotBanned(t *testing.T) {
 	const races = 26
 	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
 	node.Generate(t, 110)
