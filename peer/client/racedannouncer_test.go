@@ -34,17 +34,8 @@ func TestRacedHonestAnnouncerNotBanned(t *testing.T) {
 	c := connectTo(t, node, 10*time.Second, node.P2PAddr, relay.Addr)
 	startService(t, c)
 	time.Sleep(2 * time.Second)
-	banned := func() []string {
-		var out []string
-		for _, p := range c.Peers() {
-			if p.Banned {
-				out = append(out, p.Address+": "+p.Reason)
-			}
-		}
-		return out
-	}
 	race := 0
-	for race = 1; race <= races && len(banned()) == 0; race++ {
+	for race = 1; race <= races && len(bannedReasons(c)) == 0; race++ {
 		raced := node.Generate(t, 1)[0]
 		if err := node.RPC().InvalidateBlock(raced); err != nil {
 			t.Fatal(err)
@@ -54,7 +45,7 @@ func TestRacedHonestAnnouncerNotBanned(t *testing.T) {
 			if _, hash := c.Chain().Tip(); hash == tip {
 				break
 			}
-			if len(banned()) > 0 {
+			if len(bannedReasons(c)) > 0 {
 				break
 			}
 			if time.Now().After(deadline) {
@@ -63,7 +54,7 @@ func TestRacedHonestAnnouncerNotBanned(t *testing.T) {
 		}
 		time.Sleep(announceSettle)
 	}
-	got := banned()
+	got := bannedReasons(c)
 	t.Logf("after %d race(s) lost by the honest node: banned %q", race-1, got)
 	if len(got) > 0 {
 		t.Errorf("honest peers banned without proof after %d races that replaced blocks they announced: %q", race-1, got)

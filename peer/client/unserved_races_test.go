@@ -33,18 +33,9 @@ type raceResult struct {
 // banned. watch, if not empty, is the address whose drops are counted.
 func raceHonest(t *testing.T, node *peertest.Node, c *Client, races, stale int, watch string) raceResult {
 	t.Helper()
-	banned := func() []string {
-		var out []string
-		for _, p := range c.Peers() {
-			if p.Banned {
-				out = append(out, p.Address+": "+p.Reason)
-			}
-		}
-		return out
-	}
 	var r raceResult
 	wasUp := true
-	for r.races = 0; r.races < races && len(banned()) == 0; {
+	for r.races = 0; r.races < races && len(bannedReasons(c)) == 0; {
 		r.races++
 		raced := node.Generate(t, stale)
 		if err := node.RPC().InvalidateBlock(raced[0]); err != nil {
@@ -63,7 +54,7 @@ func raceHonest(t *testing.T, node *peertest.Node, c *Client, races, stale int, 
 			if _, hash := c.Chain().Tip(); hash == tip {
 				break
 			}
-			if len(banned()) > 0 {
+			if len(bannedReasons(c)) > 0 {
 				break
 			}
 			if time.Now().After(deadline) {
@@ -74,7 +65,7 @@ func raceHonest(t *testing.T, node *peertest.Node, c *Client, races, stale int, 
 	}
 	// The last race's charges are made after its report.
 	time.Sleep(announceLeadWait + proofWait)
-	r.banned = banned()
+	r.banned = bannedReasons(c)
 	return r
 }
 
@@ -231,4 +222,15 @@ func TestUnservedRefundBuysLiarNothing(t *testing.T) {
 	if ns := peerStatus(c, node.P2PAddr); ns.Banned {
 		t.Errorf("the honest node banned: %s", ns.Reason)
 	}
+}
+
+// bannedReasons lists c's banned peers, each as its address and reason.
+func bannedReasons(c *Client) []string {
+	var out []string
+	for _, p := range c.Peers() {
+		if p.Banned {
+			out = append(out, p.Address+": "+p.Reason)
+		}
+	}
+	return out
 }
