@@ -573,7 +573,7 @@ func (c *Client) charge(ctx context.Context, u *unservedScores, ms []*pool.Membe
 			continue
 		}
 		kept := u.kept(m.Addr())
-		var b backing
+		var b announcedServed
 		if at, ok := u.unheard(m.Addr()); ok && time.Since(at) < withheldMemory {
 			// Not heard lately: not waited for again (see unheardAt).
 			b.unasked = fmt.Errorf("not heard when asked %v ago, not asked again before %v", time.Since(at).Round(time.Second), withheldMemory)
@@ -616,10 +616,10 @@ const proofBudget = 8 * proofWait
 // not every block was announced.
 const maxStaleDepth = maxAnnounced
 
-// backing is what a peer asked for blocks it announced (see back) did:
+// announcedServed is what a peer asked for blocks it announced (see back) did:
 // the blocks it served, and the first it denied or why the rest could
 // not be asked.
-type backing struct {
+type announcedServed struct {
 	served  []chainhash.Hash
 	denied  error // the block it denied: notfound, or one failing its checks
 	unasked error // why the blocks after the last served were not heard
@@ -637,8 +637,8 @@ type backing struct {
 // from the chain. Asking ends at the first block m denies (a notfound,
 // a block failing a check: that ends its connection) or does not send
 // in time.
-func (c *Client) back(ctx context.Context, m *pool.Member, hashes []chainhash.Hash) backing {
-	var b backing
+func (c *Client) back(ctx context.Context, m *pool.Member, hashes []chainhash.Hash) announcedServed {
+	var b announcedServed
 	p := c.pool.Conn(m)
 	if p == nil {
 		b.unasked = errors.New("not connected")
