@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/btcsuite/btcd/wire"
+
 	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 
@@ -46,4 +48,32 @@ func TestFeedAttackLieThenTruthBanned(t *testing.T) {
 	if st := peerStatus(c, l.Addr); !st.Banned || !strings.Contains(st.Reason, "checkpoint") {
 		t.Errorf("the liar that served an intact false filter is not banned: %+v", st)
 	}
+}
+
+// TestFeedAttackHangUpOnRecheckBanned is TestFeedAttackHangUpOnRecheck
+// asking for the ban: the liar's empty filters reached the client intact,
+// a lie; but the client, which never checked their checksums, asks one
+// again to tell damage from a lie, and a liar that hangs up then is only
+// dropped (a connection lost proves nothing), free to come back and do it
+// again each time it is dialled.
+func TestFeedAttackHangUpOnRecheckBanned(t *testing.T) {
+	needFixture(t)
+	for attempt := 0; attempt < 8; attempt++ {
+		liar := hangUpOnRecheck(t)
+		honest := slowFirstFilter(t)
+		c := connect(t, 0, liar.Addr, honest.Addr)
+		res, err := scan(t, c, "bip157", 0, c.Chain().Height())
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkMatches(t, res, fx.want)
+		if _, cf := cfRequests(t, liar, c); len(cf) == 0 || cf[0][0] >= wire.CFCheckptInterval {
+			continue
+		}
+		if st := peerStatus(c, liar.Addr); !st.Banned {
+			t.Errorf("the liar that served intact false filters is not banned: %+v", st)
+		}
+		return
+	}
+	t.Fatal("the liar served no fed filter to eight clients")
 }

@@ -3,6 +3,7 @@ package client
 import (
 	"crypto/rand"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -227,4 +228,75 @@ func TestFeedAttackTruthThenLie(t *testing.T) {
 			t.Errorf("the liar served filters and is not banned: %+v", st)
 		}
 	}
+}
+
+// hangUpOnRecheck is a liar that serves each block's filter empty
+// (hiding every match) the first time, and hangs up when asked for it
+// again: the fed filter off the checkpoint is asked again of it, and it
+// never answers that.
+func hangUpOnRecheck(t *testing.T) *peertest.Liar {
+	var mu sync.Mutex
+	served := map[chainhash.Hash]bool{}
+	return peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
+		cf, ok := m.(*wire.MsgCFilter)
+		if !ok {
+			return []wire.Message{m}, false
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if served[cf.BlockHash] {
+			return nil, true
+		}
+		served[cf.BlockHash] = true
+		cf.Data = []byte{0}
+		return []wire.Message{m}, false
+	})
+}
+
+// slowFirstFilter is an honest peer slow with its first filter (twice
+// stealAfter), so that a liar beside it takes or steals the first batch.
+func slowFirstFilter(t *testing.T) *peertest.Liar {
+	var once sync.Once
+	return peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
+		if _, ok := m.(*wire.MsgCFilter); ok {
+			once.Do(func() { time.Sleep(2 * stealAfter) })
+		}
+		return []wire.Message{m}, false
+	})
+}
+
+// TestFeedAttackHangUpOnRecheck has a liar serve empty filters beside an
+// honest peer slow with its first filter (so that the liar serves the
+// first batch, taken or stolen) and hang up when the filter it served off the checkpoint
+// is asked again: the scan still finds every watched transaction, and
+// the honest peer is not banned; the liar's first filter off the
+// checkpoint is asked again of it (it is dropped for hanging up, not
+// banned: see TestFeedAttackHangUpOnRecheckBanned).
+func TestFeedAttackHangUpOnRecheck(t *testing.T) {
+	needFixture(t)
+	for attempt := 0; attempt < 8; attempt++ {
+		liar := hangUpOnRecheck(t)
+		honest := slowFirstFilter(t)
+		c := connect(t, 0, liar.Addr, honest.Addr)
+		start := time.Now()
+		res, err := scan(t, c, "bip157", 0, c.Chain().Height())
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkMatches(t, res, fx.want)
+		if st := peerStatus(c, honest.Addr); st.Banned {
+			t.Fatalf("the honest peer was banned: %+v", st)
+		}
+		_, cf := cfRequests(t, liar, c)
+		if len(cf) == 0 || cf[0][0] >= wire.CFCheckptInterval {
+			continue
+		}
+		st := peerStatus(c, liar.Addr)
+		t.Logf("liar asked %v, %v: banned %v (%s)", cf, time.Since(start).Round(time.Millisecond), st.Banned, st.Reason)
+		if !slices.Contains(cf, [2]int32{0, 0}) {
+			t.Errorf("the liar's fed filter of height 0 off the checkpoint was not asked again: %v", cf)
+		}
+		return
+	}
+	t.Fatal("the liar served no filter to eight clients")
 }
