@@ -300,3 +300,52 @@ func TestFeedAttackHangUpOnRecheck(t *testing.T) {
 	}
 	t.Fatal("the liar served no filter to eight clients")
 }
+
+// TestFeedAttackColludersForgeFedSegment has two colluders serve, beside
+// an honest peer, a filter forged consistently (filter hashes, filter
+// headers, checkpoints and filters) in the first segment, which a scan
+// from height 0 would feed: the checkpoints at its end disagree, so it is
+// not fed; a forgery the block proves false (the funding of alice left
+// out) bans both colluders, one it cannot decide (the script alice's
+// spend spends left out) is a conflict whose block is scanned whole. The
+// scan finds every watched transaction and the honest peer is never
+// banned.
+func TestFeedAttackColludersForgeFedSegment(t *testing.T) {
+	needFixture(t)
+	for _, tt := range []struct {
+		name     string
+		tx       *wire.MsgTx
+		forge    func(*wire.MsgBlock) []byte
+		provable bool
+	}{
+		{"empty filter for alice's funding", fx.fundAlice, peertest.EmptyFilter, true},
+		{"outputs only for alice's spend", fx.spendAlice, peertest.OutputsOnly, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := fx.height[tt.tx.TxHash()]
+			if h <= 0 || h > wire.CFCheckptInterval {
+				t.Fatalf("the forged block at height %d is not in the first segment", h)
+			}
+			l1 := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, peertest.ForgeFilter(t, fx.node, h, tt.forge))
+			l2 := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, peertest.ForgeFilter(t, fx.node, h, tt.forge))
+			honest := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, nil)
+			c := connect(t, 0, l1.Addr, l2.Addr, honest.Addr)
+			res, err := scan(t, c, "bip157", 0, c.Chain().Height())
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkMatches(t, res, fx.want)
+			if st := peerStatus(c, honest.Addr); st.Banned {
+				t.Fatalf("the honest peer was banned: %+v", st)
+			}
+			for _, l := range []*peertest.Liar{l1, l2} {
+				if st := peerStatus(c, l.Addr); st.Banned != tt.provable {
+					t.Errorf("colluder %s banned %v, want %v: %+v", l.Addr, st.Banned, tt.provable, st)
+				}
+			}
+			if !tt.provable && len(res.Conflicts) == 0 {
+				t.Errorf("no conflict reported for the undecidable forgery at height %d", h)
+			}
+		})
+	}
+}
