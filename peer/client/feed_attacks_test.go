@@ -349,3 +349,38 @@ func TestFeedAttackColludersForgeFedSegment(t *testing.T) {
 		})
 	}
 }
+
+// TestFeedAttackSegmentEndingAtScanEnd scans exactly the first segment
+// (0..1000, its checkpoint the scan's last height) with a liar serving
+// empty filters beside an honest peer slow with its first filter, so
+// that the liar serves fed filters: the scan finds every watched
+// transaction of those heights, and the liar is banned.
+func TestFeedAttackSegmentEndingAtScanEnd(t *testing.T) {
+	needFixture(t)
+	want := map[chainhash.Hash][]int{}
+	for tx, items := range fx.want {
+		if fx.height[tx] <= wire.CFCheckptInterval {
+			want[tx] = items
+		}
+	}
+	if len(want) == 0 {
+		t.Fatal("no watched transaction in the first segment")
+	}
+	liar := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, emptyFilters)
+	honest := slowFirstFilter(t)
+	c := connect(t, 0, liar.Addr, honest.Addr)
+	res, err := scan(t, c, "bip157", 0, wire.CFCheckptInterval)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkMatches(t, res, want)
+	if st := peerStatus(c, honest.Addr); st.Banned {
+		t.Fatalf("the honest peer was banned: %+v", st)
+	}
+	if _, cf := cfRequests(t, liar, c); len(cf) == 0 {
+		t.Fatal("the liar served no filter")
+	}
+	if st := peerStatus(c, liar.Addr); !st.Banned {
+		t.Errorf("the liar served empty filters and is not banned: %+v", st)
+	}
+}
