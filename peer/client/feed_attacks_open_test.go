@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/btcsuite/btcd/wire"
-
 	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 
@@ -67,7 +65,7 @@ func TestFeedAttackHangUpOnRecheckBanned(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkMatches(t, res, fx.want)
-		if _, cf := cfRequests(t, liar, c); len(cf) == 0 || cf[0][0] >= wire.CFCheckptInterval {
+		if _, cf := cfRequests(t, liar, c); !servedFed(cf) {
 			continue
 		}
 		if st := peerStatus(c, liar.Addr); !st.Banned {
