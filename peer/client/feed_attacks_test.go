@@ -115,6 +115,22 @@ func fatScan(t *testing.T, from int32) uint64 {
 	return peak
 }
 
+// TestFeedAttackFatFiltersFed is TestFeedAttackFatFiltersChecked for a
+// scan from height 0, whose first segment is fed: a fed filter is hashed
+// and is unchecked until its whole segment is in, so a batch holds the
+// filters themselves only within its share of the feed's bound. Before,
+// it held every filter of the batch, and one liar serving filters of
+// nearly 256 KiB made the scan hold 241 MiB more (1,000 filters a batch;
+// twice that for 2,000); now 9.4 MiB. The live heap must stay within
+// feedHeldBound, as for a checked scan.
+func TestFeedAttackFatFiltersFed(t *testing.T) {
+	needFixture(t)
+	if peak := fatScan(t, 0); peak > feedHeldBound {
+		t.Errorf("the scan held %.1f MiB of one liar's filters at once, bound %.1f MiB",
+			float64(peak)/(1<<20), float64(feedHeldBound)/(1<<20))
+	}
+}
+
 // TestFeedAttackFatFiltersChecked has the only peer serve a well-formed
 // filter of nearly 256 KiB for every block, to a scan from inside the
 // first segment (not fed: each filter is checked against its agreed

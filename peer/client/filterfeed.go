@@ -208,6 +208,15 @@ func (f *filterFeed) advanced() <-chan struct{} {
 	return f.wake
 }
 
+// batchRoom is the bytes of filters one batch may hold until its segment
+// is verified: what feedHeldBytes leaves, shared among the feed's peers,
+// each of which holds one batch at a time.
+func (f *filterFeed) batchRoom() int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return (feedHeldBytes - f.heldData) / int64(max(len(f.ms), 1))
+}
+
 // put takes in batch b as m served it: its matches, its filters' hashes
 // and the filters, held for the cache within feedHeldBytes.
 func (f *filterFeed) put(b filterBatch, m *pool.Member, hits []int32, hashes []chainhash.Hash, datas [][]byte) {

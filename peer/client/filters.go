@@ -434,21 +434,32 @@ func (d *filterDownload) settle(f *flight) bool {
 
 // batch gets the filters of one batch from m, checks and matches them
 // (on m's read loop, as each is read: see peer.Peer.GetCFilters). For a
-// feed, it returns the filters' hashes too, unchecked.
+// feed, it returns the filters' hashes too, unchecked, and holds the
+// filters themselves only within the batch's share of the feed's bound
+// (see filterFeed.batchRoom; nil beyond it), so that a peer serving
+// filters of the largest size holds no more memory unchecked.
 func (d *filterDownload) batch(ctx context.Context, m *pool.Member, matcher *gcs.Matcher, b filterBatch, blocks []chainhash.Hash) (hits []int32, hashes []chainhash.Hash, datas [][]byte, err error) {
 	datas = make([][]byte, 0, len(blocks))
+	var room int64
 	if d.feed != nil {
 		hashes = make([]chainhash.Hash, 0, len(blocks))
+		room = d.feed.batchRoom()
 	}
 	err = d.c.conn(m).GetCFilters(ctx, b.start, blocks, func(i int, data []byte) error {
 		h := b.start + int32(i)
 		fh := chainhash.DoubleHashH(data)
+		kept := data
 		if d.feed != nil {
+			// Unchecked until the segment is: only the hash is kept of
+			// filters beyond the batch's share of the feed's bound.
 			hashes = append(hashes, fh)
+			if room -= int64(len(data)); room < 0 {
+				kept = nil
+			}
 		} else if err := d.checkHash(h, fh, data); err != nil {
 			return peerErr(m, "getcfilters", err)
 		}
-		datas = append(datas, data)
+		datas = append(datas, kept)
 		if matcher.Len() == 0 {
 			return nil
 		}
