@@ -1,6 +1,7 @@
 package peer
 
 import (
+	"bytes"
 	"context"
 	"sync"
 	"time"
@@ -111,6 +112,37 @@ const MaxCFiltersPerRequest = 2 * wire.MaxGetCFiltersReqRange
 // is read ahead of fn: it must not block, nor call p. It never runs
 // after GetCFilters returned.
 func (p *Peer) GetCFilters(ctx context.Context, start int32, blocks []chainhash.Hash, fn func(i int, data []byte) error) error {
+	return p.GetCFiltersSummed(ctx, start, blocks, func(i int, data []byte, _ PayloadSum) error { return fn(i, data) })
+}
+
+// PayloadSum is the payload checksum a node gave a filter, for a check
+// made later than its read (see GetCFiltersSummed).
+type PayloadSum struct {
+	sum     [4]byte
+	checked bool
+}
+
+// Intact reports whether the filter data for block is, byte for byte,
+// the one its node sent: its cfilter message's payload has the checksum
+// the node gave it (true without a look when the checksum was checked as
+// it was read). A filter found wrong after it was read, that arrived
+// intact, is its node's word; one that did not is damage on the way.
+func (s PayloadSum) Intact(block chainhash.Hash, data []byte) bool {
+	if s.checked {
+		return true
+	}
+	var b bytes.Buffer
+	msg := wire.MsgCFilter{FilterType: wire.GCSFilterRegular, BlockHash: block, Data: data}
+	if err := msg.BtcEncode(&b, wire.ProtocolVersion, wire.WitnessEncoding); err != nil {
+		return false
+	}
+	return sumOK(b.Bytes(), s.sum)
+}
+
+// GetCFiltersSummed is GetCFilters whose fn is also given each filter's
+// payload checksum, so that a caller that checks a filter only later can
+// still tell a lie from damage on the way (see PayloadSum.Intact).
+func (p *Peer) GetCFiltersSummed(ctx context.Context, start int32, blocks []chainhash.Hash, fn func(i int, data []byte, sum PayloadSum) error) error {
 	const op = "getcfilters"
 	if len(blocks) == 0 {
 		return nil
@@ -164,7 +196,7 @@ func (p *Peer) GetCFilters(ctx context.Context, start int32, blocks []chainhash.
 // fn there, until one fails or the last was taken.
 type filterRun struct {
 	blocks []chainhash.Hash
-	fn     func(i int, data []byte) error
+	fn     func(i int, data []byte, sum PayloadSum) error
 
 	mu      sync.Mutex // held while fn runs
 	next    int        // the position of the filter taken next, or of the one that failed
@@ -185,7 +217,7 @@ func (f *filterRun) take(d delivery) (done bool) {
 		f.wrong, f.stopped = true, true
 		return true
 	}
-	if f.err = f.fn(f.next, cf.Data); f.err != nil {
+	if f.err = f.fn(f.next, cf.Data, PayloadSum{d.sum, d.checked}); f.err != nil {
 		f.stopped = true
 		return true
 	}

@@ -43,7 +43,11 @@
 // agreed filter header before it are the ones it commits to, and a node
 // looks up a segment's filter hashes at nearly the cost of its filters,
 // so asking both would nearly double its work; filters that miss their
-// server's own checkpoint prove it wrong. It does so only where asking for the hashes would cross-check
+// server's own checkpoint prove it wrong: the segment's hashes are then
+// asked, and the first filter off them is its server's word if it
+// arrived as that server sent it (its payload checksum, unchecked as it
+// was read, see peer.PayloadSum), else it is asked again, to tell damage
+// on the way from a lie. It does so only where asking for the hashes would cross-check
 // nothing more: every peer stated that checkpoint or holds none of the
 // segment, nothing of it is verified, stored or in conflict. Every peer
 // whose reach ends inside a segment states its part of it,

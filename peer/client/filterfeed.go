@@ -67,8 +67,9 @@ type fedSegment struct {
 	left       int // batches not in yet
 	done       chan struct{}
 	verified   bool
-	hashes     []chainhash.Hash // by height from start
-	servers    []*pool.Member   // by height from start
+	hashes     []chainhash.Hash  // by height from start
+	sums       []peer.PayloadSum // by height from start
+	servers    []*pool.Member    // by height from start
 	hits       []int32
 	datas      [][]byte // by height from start, while held for the cache
 }
@@ -102,7 +103,7 @@ func (f *filterFeed) start(ctx context.Context, v *verification, p segmentPlan) 
 		}
 		s := &fedSegment{j: j, start: segmentFirst(j), end: int32(j+1) * wire.CFCheckptInterval, done: make(chan struct{})}
 		n := int(s.end-s.start) + 1
-		s.hashes, s.servers, s.datas = make([]chainhash.Hash, n), make([]*pool.Member, n), make([][]byte, n)
+		s.hashes, s.sums, s.servers, s.datas = make([]chainhash.Hash, n), make([]peer.PayloadSum, n), make([]*pool.Member, n), make([][]byte, n)
 		f.segs[j] = s
 	}
 	d.pending = f.batches(first, segmentOf(v.to), len(v.ms))
@@ -218,11 +219,12 @@ func (f *filterFeed) batchRoom() int64 {
 }
 
 // put takes in batch b as m served it: its matches, its filters' hashes
-// and the filters, held for the cache within feedHeldBytes.
-func (f *filterFeed) put(b filterBatch, m *pool.Member, hits []int32, hashes []chainhash.Hash, datas [][]byte) {
+// and payload checksums, and the filters, held for the cache within
+// feedHeldBytes.
+func (f *filterFeed) put(b filterBatch, m *pool.Member, hits []int32, hashes []chainhash.Hash, sums []peer.PayloadSum, datas [][]byte) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if len(hashes) != int(b.stop-b.start)+1 || len(datas) != len(hashes) {
+	if len(hashes) != int(b.stop-b.start)+1 || len(datas) != len(hashes) || len(sums) != len(hashes) {
 		return
 	}
 	for j := segmentOf(b.start); j <= segmentOf(b.stop); j++ {
@@ -233,6 +235,7 @@ func (f *filterFeed) put(b filterBatch, m *pool.Member, hits []int32, hashes []c
 		lo, hi := max(b.start, s.start), min(b.stop, s.end)
 		part, data := hashes[lo-b.start:hi-b.start+1], datas[lo-b.start:hi-b.start+1]
 		copy(s.hashes[lo-s.start:], part)
+		copy(s.sums[lo-s.start:], sums[lo-b.start:hi-b.start+1])
 		size := int64(0)
 		for k := range part {
 			s.servers[int(lo-s.start)+k] = m
@@ -303,16 +306,19 @@ func (f *filterFeed) verify(s *fedSegment) {
 	f.c.cacheFilters(blocks, datas)
 }
 
-// discard drops what s holds: its filters are downloaded again by the
-// scan's filter download.
-func (f *filterFeed) discard(s *fedSegment) {
+// discard drops what s holds, and returns the filters it held (by height
+// from s.start, nil where none was held): its filters are downloaded
+// again by the scan's filter download.
+func (f *filterFeed) discard(s *fedSegment) [][]byte {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for _, data := range s.datas {
+	held := s.datas
+	for _, data := range held {
 		f.heldData -= int64(len(data))
 	}
 	s.datas = nil
 	delete(f.segs, s.j)
+	return held
 }
 
 // verifiedAt returns the verified segment holding height h, or nil.
@@ -337,19 +343,25 @@ func (s *fedSegment) hitsIn(from, to int32) []int32 {
 }
 
 // liar returns the failure of the first peer that served a filter of s
-// whose hash is not the agreed one (hashes, from s.start), or nil. That
-// filter is asked of it again, and checked as it is read, so that damage
-// on the way (a payload that does not match its checksum, which a fed
-// filter's first read left unchecked) is told from a lie: a peer that
-// serves the agreed filter then, or whose answer was damaged, is not
-// banned (the segment's filters are downloaded again, checked against
-// the agreed filter headers).
-func (s *fedSegment) liar(ctx context.Context, c *Client, hashes []chainhash.Hash) error {
+// whose hash is not the agreed one (hashes, from s.start), or nil. If
+// that filter was held (held, from s.start, see discard) and arrived as
+// its node sent it (its payload checksum, which a fed filter's first read
+// left unchecked), it is that peer's word: a lie. Otherwise it is asked
+// of it again, and checked as it is read, so that damage on the way is
+// told from a lie: a peer that serves the agreed filter then, or whose
+// answer was damaged, is not banned (the segment's filters are
+// downloaded again, checked against the agreed filter headers).
+func (s *fedSegment) liar(ctx context.Context, c *Client, hashes []chainhash.Hash, held [][]byte) error {
 	for i, fh := range s.hashes {
 		if i >= len(hashes) || fh == hashes[i] {
 			continue
 		}
 		m, h, block := s.servers[i], s.start+int32(i), c.chain.Hash(s.start+int32(i))
+		if i < len(held) && held[i] != nil && s.sums[i].Intact(block, held[i]) {
+			return &pool.Failure{Member: m, Err: peerErr(m, "getcfilters", fmt.Errorf(
+				"%w: filter for block %v (height %d), as it sent it, hashes to %v, where the checkpoint at height %d it sent itself commits to %v",
+				peer.ErrBadFilter, block, h, fh, s.end, hashes[i]))}
+		}
 		err := c.conn(m).GetCFilters(ctx, h, []chainhash.Hash{block}, func(_ int, data []byte) error {
 			if got := chainhash.DoubleHashH(data); got != hashes[i] {
 				return peerErr(m, "getcfilters", fmt.Errorf(
@@ -428,13 +440,13 @@ func (v *verification) fedSegment(ctx context.Context, j int, agreed []chainhash
 		v.noteOwn(start, prev, false, []claim{{members: stated, hashes: s.hashes}})
 		return s.hashes, nil
 	}
-	v.feed.discard(s)
+	held := v.feed.discard(s)
 	v.feed.stop(true)
 	hashes, err := v.segment(ctx, j, agreed, start, prev)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.liar(ctx, v.c, hashes); err != nil {
+	if err := s.liar(ctx, v.c, hashes, held); err != nil {
 		return nil, err
 	}
 	return hashes, nil

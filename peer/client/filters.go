@@ -299,7 +299,7 @@ func (d *filterDownload) work(ctx context.Context, m *pool.Member) {
 		d.mu.Lock()
 		f.cancel = cancel
 		d.mu.Unlock()
-		hits, hashes, datas, err := d.batch(fctx, m, matcher, f.b, blocks)
+		hits, hashes, sums, datas, err := d.batch(fctx, m, matcher, f.b, blocks)
 		cancel()
 		own = time.Since(f.start)
 		if !d.settle(f) {
@@ -324,7 +324,7 @@ func (d *filterDownload) work(ctx context.Context, m *pool.Member) {
 			return
 		}
 		if d.feed != nil {
-			d.feed.put(f.b, m, hits, hashes, datas)
+			d.feed.put(f.b, m, hits, hashes, sums, datas)
 			continue
 		}
 		d.keep(f.b, blocks, datas)
@@ -434,25 +434,27 @@ func (d *filterDownload) settle(f *flight) bool {
 
 // batch gets the filters of one batch from m, checks and matches them
 // (on m's read loop, as each is read: see peer.Peer.GetCFilters). For a
-// feed, it returns the filters' hashes too, unchecked, and holds the
+// feed, it returns the filters' hashes and payload checksums too,
+// unchecked, and holds the
 // filters themselves only within the batch's share of the feed's bound
 // (see filterFeed.batchRoom; nil beyond it), so that a peer serving
 // filters of the largest size holds no more memory unchecked.
-func (d *filterDownload) batch(ctx context.Context, m *pool.Member, matcher *gcs.Matcher, b filterBatch, blocks []chainhash.Hash) (hits []int32, hashes []chainhash.Hash, datas [][]byte, err error) {
+func (d *filterDownload) batch(ctx context.Context, m *pool.Member, matcher *gcs.Matcher, b filterBatch, blocks []chainhash.Hash) (hits []int32, hashes []chainhash.Hash, sums []peer.PayloadSum, datas [][]byte, err error) {
 	datas = make([][]byte, 0, len(blocks))
 	var room int64
 	if d.feed != nil {
-		hashes = make([]chainhash.Hash, 0, len(blocks))
+		hashes, sums = make([]chainhash.Hash, 0, len(blocks)), make([]peer.PayloadSum, 0, len(blocks))
 		room = d.feed.batchRoom()
 	}
-	err = d.c.conn(m).GetCFilters(ctx, b.start, blocks, func(i int, data []byte) error {
+	err = d.c.conn(m).GetCFiltersSummed(ctx, b.start, blocks, func(i int, data []byte, sum peer.PayloadSum) error {
 		h := b.start + int32(i)
 		fh := chainhash.DoubleHashH(data)
 		kept := data
 		if d.feed != nil {
-			// Unchecked until the segment is: only the hash is kept of
-			// filters beyond the batch's share of the feed's bound.
-			hashes = append(hashes, fh)
+			// Unchecked until the segment is: only the hash (and the
+			// checksum) is kept of filters beyond the batch's share of
+			// the feed's bound.
+			hashes, sums = append(hashes, fh), append(sums, sum)
 			if room -= int64(len(data)); room < 0 {
 				kept = nil
 			}
@@ -475,5 +477,5 @@ func (d *filterDownload) batch(ctx context.Context, m *pool.Member, matcher *gcs
 		}
 		return nil
 	})
-	return hits, hashes, datas, err
+	return hits, hashes, sums, datas, err
 }

@@ -268,6 +268,15 @@ func (a askingConn) GetCFilters(ctx context.Context, start int32, blocks []chain
 	return a.Peer.GetCFilters(ctx, start, blocks, fn)
 }
 
+// GetCFiltersSummed records the range start..the last block, then asks
+// for it.
+func (a askingConn) GetCFiltersSummed(ctx context.Context, start int32, blocks []chainhash.Hash, fn func(i int, data []byte, sum peer.PayloadSum) error) error {
+	if len(blocks) > 0 {
+		a.l.ranges(a.addr, wire.CmdGetCFilters, start, start+int32(len(blocks))-1)
+	}
+	return a.Peer.GetCFiltersSummed(ctx, start, blocks, fn)
+}
+
 // GetCFHeaders records the range start..stop, then asks for it.
 func (a askingConn) GetCFHeaders(ctx context.Context, start int32, stop chainhash.Hash, want int) (chainhash.Hash, []chainhash.Hash, error) {
 	if to, ok := a.chain.HeightOf(stop); ok && to >= start {
