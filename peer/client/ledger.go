@@ -260,20 +260,28 @@ func (a askingConn) GetBlocks(ctx context.Context, hashes []chainhash.Hash, fn f
 	return a.Peer.GetBlocks(ctx, hashes, fn)
 }
 
-// GetCFilters records the range start..the last block, then asks for it.
+// GetCFilters asks for the range start..the last block, and records it
+// if the request was sent (see sentRange).
 func (a askingConn) GetCFilters(ctx context.Context, start int32, blocks []chainhash.Hash, fn func(i int, data []byte) error) error {
-	if len(blocks) > 0 {
-		a.l.ranges(a.addr, wire.CmdGetCFilters, start, start+int32(len(blocks))-1)
-	}
+	defer a.sentRange(start, blocks, a.Peer.BytesSent())
 	return a.Peer.GetCFilters(ctx, start, blocks, fn)
 }
 
-// GetCFiltersSummed records the range start..the last block, then asks
-// for it.
-func (a askingConn) GetCFiltersSummed(ctx context.Context, start int32, blocks []chainhash.Hash, fn func(i int, data []byte, sum peer.PayloadSum) error) error {
-	if len(blocks) > 0 {
+// sentRange records the getcfilters range start..the last block of
+// blocks if the connection sent anything since it had sent before
+// bytes: a request cancelled or failed before it was written (a feed's
+// batch another peer took, a connection dropped) reached no node, and
+// the leak report counts what the nodes saw.
+func (a askingConn) sentRange(start int32, blocks []chainhash.Hash, before uint64) {
+	if len(blocks) > 0 && a.Peer.BytesSent() > before {
 		a.l.ranges(a.addr, wire.CmdGetCFilters, start, start+int32(len(blocks))-1)
 	}
+}
+
+// GetCFiltersSummed asks for the range start..the last block, and
+// records it if the request was sent (see sentRange).
+func (a askingConn) GetCFiltersSummed(ctx context.Context, start int32, blocks []chainhash.Hash, fn func(i int, data []byte, sum peer.PayloadSum) error) error {
+	defer a.sentRange(start, blocks, a.Peer.BytesSent())
 	return a.Peer.GetCFiltersSummed(ctx, start, blocks, fn)
 }
 
