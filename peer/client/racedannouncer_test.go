@@ -3,8 +3,6 @@ package client
 import (
 	"testing"
 	"time"
-
-	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 
 // TestRacedHonestAnnouncerNotBanned: an attack on the unserved score,
@@ -28,12 +26,7 @@ import (
 // unserved_races_test.go: slow, stale branches, no witness blocks).
 func TestRacedHonestAnnouncerNotBanned(t *testing.T) {
 	const races = 26
-	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
-	node.Generate(t, 110)
-	relay := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil)
-	c := connectTo(t, node, 10*time.Second, node.P2PAddr, relay.Addr)
-	startService(t, c)
-	time.Sleep(2 * time.Second)
+	node, _, c := followBesideRelay(t, nil)
 	race := 0
 	for race = 1; race <= races && len(bannedReasons(c)) == 0; race++ {
 		raced := node.Generate(t, 1)[0]

@@ -92,12 +92,7 @@ func slowBlocks(delay time.Duration) peertest.LieFunc {
 // its score reaches maxUndelivered and it is not heard within proofWait.
 func TestUnservedSlowRacedAnnouncerNotBanned(t *testing.T) {
 	const races = 26
-	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
-	node.Generate(t, 110)
-	slow := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, slowBlocks(3*time.Second))
-	c := connectTo(t, node, 10*time.Second, node.P2PAddr, slow.Addr)
-	startService(t, c)
-	time.Sleep(2 * time.Second)
+	node, slow, c := followBesideRelay(t, slowBlocks(3*time.Second))
 	r := raceHonest(t, node, c, races, 1, slow.Addr)
 	t.Logf("after %d race(s) lost by the honest node: the slow relay seen dropped %d times; banned %q", r.races, r.drops, r.banned)
 	if len(r.banned) > 0 {
@@ -115,12 +110,7 @@ func TestUnservedSlowRacedAnnouncerNotBanned(t *testing.T) {
 // blocks in each (its charges, twice: each time refunded).
 func TestUnservedStaleBranchNotBanned(t *testing.T) {
 	const races = 22
-	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
-	node.Generate(t, 110)
-	relay := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil)
-	c := connectTo(t, node, 10*time.Second, node.P2PAddr, relay.Addr)
-	startService(t, c)
-	time.Sleep(2 * time.Second)
+	node, relay, c := followBesideRelay(t, nil)
 	r := raceHonest(t, node, c, races, 2, "")
 	asked := count(relay.Commands(), wire.CmdGetData)
 	t.Logf("after %d race(s) of two-block stale branches lost by the honest node: %d getdata to the relay; banned %q", r.races, asked, r.banned)
@@ -152,12 +142,7 @@ func noWitness(m wire.Message) ([]wire.Message, bool) {
 // not banned in 26 races, 3 runs of 3; dropped 2 or 3 times a run.
 func TestUnservedNoWitnessRacedNotBanned(t *testing.T) {
 	const races = 26
-	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
-	node.Generate(t, 110)
-	relay := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, noWitness)
-	c := connectTo(t, node, 10*time.Second, node.P2PAddr, relay.Addr)
-	startService(t, c)
-	time.Sleep(2 * time.Second)
+	node, relay, c := followBesideRelay(t, noWitness)
 	if st := peerStatus(c, relay.Addr); st.Reason != "" || strings.Contains(st.Services, "SFNodeWitness") {
 		t.Fatalf("the relay stating no NODE_WITNESS is not in use, or states it: %+v", st)
 	}
@@ -186,12 +171,7 @@ func TestUnservedRefundBuysLiarNothing(t *testing.T) {
 		rounds  = 12
 		fakeRun = 4
 	)
-	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
-	node.Generate(t, 110)
-	liar := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil)
-	c := connectTo(t, node, 10*time.Second, node.P2PAddr, liar.Addr)
-	startService(t, c)
-	time.Sleep(2 * time.Second)
+	node, liar, c := followBesideRelay(t, nil)
 	fakes, races := 0, 0
 	var st PeerStatus
 	for races < rounds && !st.Banned {
@@ -233,4 +213,18 @@ func bannedReasons(c *Client) []string {
 		}
 	}
 	return out
+}
+
+// followBesideRelay starts a node of 110 blocks and a client following
+// it directly and through a relay that passes its messages through lie,
+// and returns them once the client has followed for two seconds.
+func followBesideRelay(t *testing.T, lie peertest.LieFunc) (*peertest.Node, *peertest.Liar, *Client) {
+	t.Helper()
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 110)
+	relay := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, lie)
+	c := connectTo(t, node, 10*time.Second, node.P2PAddr, relay.Addr)
+	startService(t, c)
+	time.Sleep(2 * time.Second)
+	return node, relay, c
 }
