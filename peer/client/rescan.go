@@ -303,7 +303,8 @@ func (r *Rescan) waitLonely(ctx context.Context) (waited, end bool) {
 
 // scanTo scans the next step, at most BatchBlocks blocks up to target.
 // When the step fails it goes on (end false) with the peers left if
-// they hold less, or, following, waits for a peer dropped to be dialled
+// they hold less, or, following, waits for the peers' chain to settle
+// when none served a step they hold, or for a peer dropped to be dialled
 // again; otherwise Run ends with the step's error.
 func (r *Rescan) scanTo(ctx context.Context, target int32) (end bool, _ error) {
 	to := min(target, r.next+r.opt.BatchBlocks-1)
@@ -318,6 +319,17 @@ func (r *Rescan) scanTo(ctx context.Context, target int32) (end bool, _ error) {
 	if errors.Is(err, ErrNoPeers) && r.c.bestHeld(wire.SFNodeCF) < to && r.c.bestHeld(wire.SFNodeCF) >= 0 {
 		// The peers that held the top of the step were banned or
 		// dropped: go on up to what those left hold.
+		return false, nil
+	}
+	if r.opt.Follow && errors.Is(err, ErrNoPeers) && r.c.bestHeld(wire.SFNodeCF) >= to {
+		// Peers hold the step's top by now, yet none served it: what
+		// they held moved under the step (a reorganization between
+		// its plan and its requests). Wait for the chain to settle and
+		// scan again; a wait past the client's timeout is warned of.
+		r.addWarnings([]string{fmt.Sprintf("scanning from height %d: %v (scanning again once the peers' chain settles)", r.next, err)})
+		if err := r.waitPeers(ctx, fmt.Sprintf("a peer serving compact filters from height %d", r.next)); err != nil {
+			return true, err
+		}
 		return false, nil
 	}
 	if r.opt.Follow && !errors.Is(err, ErrReorgTooDeep) && r.c.mayComeBack() {
