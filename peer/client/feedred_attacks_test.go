@@ -11,6 +11,7 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer"
 	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 
@@ -236,6 +237,89 @@ func TestFeedRedReorgDuringFedScan(t *testing.T) {
 			t.Logf("scan of 0..%d in %v: %d matches (want %d), %d filters received, %d blocks disconnected, warnings %q",
 				res.To, took, len(res.Matches), len(want), res.FiltersReceived, len(res.Disconnected), res.Warnings)
 		})
+	}
+}
+
+// withHeldLimit lowers the bound the feed holds filters within for the
+// test.
+func withHeldLimit(t *testing.T, limit int64) {
+	old := feedHeldLimit
+	feedHeldLimit = limit
+	t.Cleanup(func() { feedHeldLimit = old })
+}
+
+// TestFeedRedLieBeyondHeldShareBanned is TestFeedAttackLieThenTruthBanned
+// where the feed holds none of the batch's filters (its bound lowered to
+// nothing, as a batch of mainnet filters passes its share of 8 MiB): the
+// only peer hides alice's payment (height 102, in the fed segment) in the
+// fed batch, with its own valid checksum, and serves the true filter when
+// asked again. The lie arrived as the liar sent it, so it must be banned
+// for it, without being asked again, and the scan fail naming it.
+func TestFeedRedLieBeyondHeldShareBanned(t *testing.T) {
+	needFixture(t)
+	withHeldLimit(t, 0)
+	o := &onceWrong{target: blockHashAt(t, fx.height[fx.fundAlice.TxHash()])}
+	l := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, o.lie)
+	c := connect(t, 0, l.Addr)
+	res, err := scan(t, c, "bip157", 0, c.Chain().Height())
+	st := peerStatus(c, l.Addr)
+	o.mu.Lock()
+	served := o.served
+	o.mu.Unlock()
+	t.Logf("error %v; liar banned %v (%s); it served the filter of height %d %d times", err, st.Banned, st.Reason, fx.height[fx.fundAlice.TxHash()], served)
+	if res != nil || err == nil {
+		t.Fatalf("the scan of the liar succeeded: the lie dropped from the batch passed for damage on the way")
+	}
+	checkPeerError(t, err, l.Addr, peer.ErrBadFilter)
+	if !st.Banned || !strings.Contains(st.Reason, "as it sent it") {
+		t.Errorf("the liar that served an intact false filter is not banned for it: %+v", st)
+	}
+	if served != 1 {
+		t.Errorf("the liar served the filter %d times, want once: the intact lie is proof enough", served)
+	}
+}
+
+// TestFeedRedStaleSumFatFiltersBounded has the only peer serve filters of
+// nearly 256 KiB under the node's checksums (so that each looks damaged
+// on the way) for the first 1,001 filters it is asked for in each of two
+// scans, of two clients (those of the fed segment 0..1000), and the node's filters after:
+// no proof, so it may not be banned, and the scan must find every watched
+// transaction or fail naming the damage; but what it makes the client
+// download must stay within what the feed holds (feedHeldBound, with room
+// for what the sockets buffer), in each scan. Before, the feed
+// read every filter of the batch before the segment's check found the
+// first one damaged, asked it again, got the true one, and went on with
+// the peer as if nothing had happened: every scan downloaded the fat
+// batch.
+func TestFeedRedStaleSumFatFiltersBounded(t *testing.T) {
+	needFixture(t)
+	const bound = 4 * feedHeldBound
+	fat := fatFilter(t, 96_000)
+	const fed = wire.CFCheckptInterval + 1
+	liar := peertest.NewStaleSums(t, fx.node.P2PAddr, fat, 0)
+	for i := 0; i < 2; i++ {
+		// A new client each time: nothing cached.
+		c := connect(t, time.Minute, liar.Addr)
+		liar.Arm(fed)
+		before, replaced := liar.CFilterBytes(), liar.Replaced()
+		start := time.Now()
+		res, err := scan(t, c, "bip157", 0, c.Chain().Height())
+		passed := liar.CFilterBytes() - before
+		t.Logf("scan %d: %v, %.1f MiB of cfilter messages, %d of them replaced; error %v; peer: banned %v, %s",
+			i+1, time.Since(start).Round(time.Millisecond), float64(passed)/(1<<20), liar.Replaced()-replaced, err,
+			peerStatus(c, liar.Addr).Banned, peerStatus(c, liar.Addr).Reason)
+		if st := peerStatus(c, liar.Addr); st.Banned {
+			t.Errorf("banned without proof: %+v", st)
+		}
+		switch {
+		case err != nil:
+			checkPeerError(t, err, liar.Addr, peer.ErrDamaged)
+		default:
+			checkMatches(t, res, fx.want)
+		}
+		if passed > bound {
+			t.Errorf("scan %d: the damaged-looking filters cost %.1f MiB, bound %.1f MiB", i+1, float64(passed)/(1<<20), float64(bound)/(1<<20))
+		}
 	}
 }
 
