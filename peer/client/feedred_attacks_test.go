@@ -415,3 +415,34 @@ func TestFeedRedCollidersFalseCheckpointSecondSegment(t *testing.T) {
 		})
 	}
 }
+
+// TestFeedRedDamageFirstHidesNoLie has the only peer hide alice's payment
+// (height 102, in the fed segment) in the fed batch, with its own valid
+// checksum, behind a relay that damages the first filter it passes
+// (height 0: an empty filter under the node's checksum); the liar serves
+// the true filters when asked again. The damaged filter comes first among
+// those off the checkpoint, but the intact lie after it is the liar's
+// word: it must be banned for it, and the scan fail naming it. Before,
+// only the first filter off the checkpoint was looked at: asked again, it
+// came back right, was taken for damage on the way, and the lie behind it
+// went unpunished.
+func TestFeedRedDamageFirstHidesNoLie(t *testing.T) {
+	needFixture(t)
+	o := &onceWrong{target: blockHashAt(t, fx.height[fx.fundAlice.TxHash()])}
+	l := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, o.lie)
+	relay := peertest.NewStaleSums(t, l.Addr, []byte{0}, 1)
+	c := connect(t, 0, relay.Addr)
+	res, err := scan(t, c, "bip157", 0, c.Chain().Height())
+	st := peerStatus(c, relay.Addr)
+	t.Logf("%d filters replaced; error %v; banned %v (%s)", relay.Replaced(), err, st.Banned, st.Reason)
+	if relay.Replaced() != 1 {
+		t.Fatalf("the relay replaced %d filters, want 1", relay.Replaced())
+	}
+	if res != nil || err == nil {
+		t.Fatalf("the scan of the liar succeeded: its lie hid behind a damaged filter")
+	}
+	checkPeerError(t, err, relay.Addr, peer.ErrBadFilter)
+	if !st.Banned || !strings.Contains(st.Reason, "as it sent it") {
+		t.Errorf("the liar that served an intact false filter is not banned for it: %+v", st)
+	}
+}

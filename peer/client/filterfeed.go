@@ -376,18 +376,17 @@ func (s *fedSegment) hitsIn(from, to int32) []int32 {
 	return out
 }
 
-// liar returns the failure of the first peer that served a filter of s
-// whose hash is not the agreed one (hashes, from s.start), or nil. If
-// that filter arrived as its node sent it (its payload checksum, which a
-// held filter's first read left unchecked, checked against the filter
-// held, from s.start, see discard; or found right before a filter not
-// held was dropped, see checked), it is that peer's word: a lie.
-// Otherwise it is asked of it again, and checked as it is read, so that
-// damage on the way is told from a lie: a peer that serves the agreed
-// filter then, or whose answer was damaged, is not banned (the segment's
-// filters are downloaded again, checked against the agreed filter
-// headers).
+// liar returns the failure of a peer that served a filter of s whose
+// hash is not the agreed one (hashes, from s.start), or nil. The first
+// such filter that arrived as its node sent it (its payload checksum,
+// which a held filter's first read left unchecked, checked against the
+// filter held, from s.start, see discard; or found right before a filter
+// not held was dropped, see checked) is its server's word: a lie. When
+// none did, the first of them is asked of its server again (see again),
+// so that damage on the way is told from a lie. Every such filter is
+// looked at, so that one damaged on the way cannot hide a lie after it.
 func (s *fedSegment) liar(ctx context.Context, c *Client, hashes []chainhash.Hash, held [][]byte) error {
+	damaged := -1
 	for i, fh := range s.hashes {
 		if i >= len(hashes) || fh == hashes[i] {
 			continue
@@ -398,20 +397,35 @@ func (s *fedSegment) liar(ctx context.Context, c *Client, hashes []chainhash.Has
 				"%w: filter for block %v (height %d), as it sent it, hashes to %v, where the checkpoint at height %d it sent itself commits to %v",
 				peer.ErrBadFilter, block, h, fh, s.end, hashes[i]))}
 		}
-		err := c.conn(m).GetCFilters(ctx, h, []chainhash.Hash{block}, func(_ int, data []byte) error {
-			if got := chainhash.DoubleHashH(data); got != hashes[i] {
-				return peerErr(m, "getcfilters", fmt.Errorf(
-					"%w: filter for block %v (height %d) hashes to %v, where the checkpoint at height %d it sent itself commits to %v",
-					peer.ErrBadFilter, block, h, got, s.end, hashes[i]))
-			}
-			return nil
-		})
-		if err != nil {
-			return &pool.Failure{Member: m, Err: err}
+		if damaged < 0 {
+			damaged = i
 		}
-		c.logf("%s served the filter of height %d off its own checkpoint, and the agreed one when asked again: damaged on the way", m.Addr(), h)
+	}
+	if damaged < 0 {
 		return nil
 	}
+	return s.again(ctx, c, damaged, hashes[damaged])
+}
+
+// again asks the server of the filter at position i of s, which did not
+// arrive as its node sent it, for it again, and checks it as it is read
+// against want, its agreed hash: a peer that serves the agreed filter
+// then, or whose answer was damaged, is not banned (the segment's filters
+// are downloaded again, checked against the agreed filter headers).
+func (s *fedSegment) again(ctx context.Context, c *Client, i int, want chainhash.Hash) error {
+	m, h, block := s.servers[i], s.start+int32(i), c.chain.Hash(s.start+int32(i))
+	err := c.conn(m).GetCFilters(ctx, h, []chainhash.Hash{block}, func(_ int, data []byte) error {
+		if got := chainhash.DoubleHashH(data); got != want {
+			return peerErr(m, "getcfilters", fmt.Errorf(
+				"%w: filter for block %v (height %d) hashes to %v, where the checkpoint at height %d it sent itself commits to %v",
+				peer.ErrBadFilter, block, h, got, s.end, want))
+		}
+		return nil
+	})
+	if err != nil {
+		return &pool.Failure{Member: m, Err: err}
+	}
+	c.logf("%s served the filter of height %d off its own checkpoint, and the agreed one when asked again: damaged on the way", m.Addr(), h)
 	return nil
 }
 
