@@ -178,23 +178,26 @@ func (r *fedReorg) reorganize() error {
 // its first answer, its 501st (with two nodes, each serving a segment at
 // once) or its 1,501st (the second segment in flight). The
 // client's peers are the node, through its proxy, alone or beside a
-// second node that learns the new branch from it. The scan must not ban
+// second node that learns the new branch from it, with the client's
+// service running or not. The scan must not ban
 // an honest node and must end on the new chain, having found every
 // payment to alice the node's chain holds up to the result's end (the
 // old branch's left out), or fail naming its cause.
 func TestFeedRedReorgDuringFedScan(t *testing.T) {
 	const tip = 2003
 	for _, tt := range []struct {
-		fork  int32
-		after int
-		nodes int
+		fork    int32
+		after   int
+		nodes   int
+		service bool
 	}{
-		{tip - 1, 0, 1},
-		{tip - 6, 500, 2},
-		{tip - 110, 0, 2},
-		{tip - 1013, 1500, 1},
+		{tip - 1, 0, 1, false},
+		{tip - 6, 500, 2, false},
+		{tip - 110, 0, 2, false},
+		{tip - 1013, 1500, 1, false},
+		{tip - 110, 500, 2, true},
 	} {
-		t.Run(fmt.Sprintf("%d blocks/after %d filters/%d nodes", tip-tt.fork, tt.after, tt.nodes), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%d blocks/after %d filters/%d nodes/service %v", tip-tt.fork, tt.after, tt.nodes, tt.service), func(t *testing.T) {
 			r := newFedChain(t, tip)
 			r2 := &fedReorg{chain: r, fork: tt.fork, after: tt.after, done: make(chan struct{})}
 			addrs := []string{peertest.NewLiar(t, r.node.P2PAddr, r.node.Params.Net, r2.answer).Addr}
@@ -205,6 +208,9 @@ func TestFeedRedReorgDuringFedScan(t *testing.T) {
 				addrs = append(addrs, second.P2PAddr)
 			}
 			c := connectTo(t, r.node, 5*time.Second, addrs...)
+			if tt.service {
+				startService(t, c)
+			}
 			start := time.Now()
 			res, err := c.ScanBIP157(context.Background(), ScanRequest{Watch: []WatchItem{ScriptItem(r.alice.PkScript())}, From: 0, To: -1})
 			took := time.Since(start).Round(time.Millisecond)
