@@ -452,3 +452,62 @@ func TestFeedRedDamageFirstHidesNoLie(t *testing.T) {
 		t.Errorf("the liar that served an intact false filter is not banned for it: %+v", st)
 	}
 }
+
+// slowCheckpoints is an honest peer that holds its cfcheckpt answers for
+// d.
+func slowCheckpoints(t *testing.T, d time.Duration) *peertest.Liar {
+	return peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
+		if _, ok := m.(*wire.MsgCFCheckpt); ok {
+			time.Sleep(d)
+		}
+		return []wire.Message{m}, false
+	})
+}
+
+// TestFeedRedCollidersFasterThanHonest has two colluders forge,
+// consistently, an empty filter for alice's funding (height 102, in the
+// fed segment 0..1000) and state the checkpoint it leads to, beside an
+// honest peer that holds its checkpoints for 20 s (within the request
+// timeout). Being two and fast buys no trust: either the honest peer's
+// checkpoint is compared (the colluders banned, every watched
+// transaction found), or, if the scan left it out as too slow, the
+// result says the filter headers rest on the colluders and were not
+// cross-checked with it. The honest peer is never banned. (Measured: it
+// is left out after about 7.6 s, the forged segment fed from the
+// colluders' checkpoint, the funding missed, and the result says so; held
+// 5 s, it is waited for and both colluders are banned.)
+func TestFeedRedCollidersFasterThanHonest(t *testing.T) {
+	needFixture(t)
+	h := fx.height[fx.fundAlice.TxHash()]
+	l1 := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, peertest.ForgeFilter(t, fx.node, h, peertest.EmptyFilter))
+	l2 := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, peertest.ForgeFilter(t, fx.node, h, peertest.EmptyFilter))
+	honest := slowCheckpoints(t, 20*time.Second)
+	c := connect(t, 0, l1.Addr, l2.Addr, honest.Addr)
+	start := time.Now()
+	res, err := scan(t, c, "bip157", 0, c.Chain().Height())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := peerStatus(c, honest.Addr); st.Banned {
+		t.Fatalf("the honest peer was banned: %+v", st)
+	}
+	banned := 0
+	for _, l := range []*peertest.Liar{l1, l2} {
+		if peerStatus(c, l.Addr).Banned {
+			banned++
+		}
+	}
+	found := hasMatch(res, fx.fundAlice.TxHash())
+	t.Logf("%v: %d colluders banned, alice's funding found %v, warnings %q", time.Since(start).Round(time.Millisecond), banned, found, res.Warnings)
+	if found && banned == 2 {
+		checkMatches(t, res, fx.want)
+		return
+	}
+	warned := false
+	for _, w := range res.Warnings {
+		warned = warned || strings.Contains(w, honest.Addr) && strings.Contains(w, "not cross-checked")
+	}
+	if !warned {
+		t.Errorf("the result rests on the colluders (alice's funding found %v, %d banned) and does not say it was not cross-checked with %s", found, banned, honest.Addr)
+	}
+}
