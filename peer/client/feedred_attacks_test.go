@@ -511,3 +511,38 @@ func TestFeedRedCollidersFasterThanHonest(t *testing.T) {
 		t.Errorf("the result rests on the colluders (alice's funding found %v, %d banned) and does not say it was not cross-checked with %s", found, banned, honest.Addr)
 	}
 }
+
+// TestFeedRedDamageBeyondHeldShareNotBanned is
+// TestFeedAttackDamageOnTheWayNotBanned where the feed holds none of the
+// batch's filters (its bound lowered to nothing): the first filter the
+// only peer's link passes (height 0, in the fed segment) is replaced
+// under the node's checksum, as damage on the way would leave it. Its
+// checksum, checked as it is read, ends the feed; the segment is verified
+// by its filter headers, its filters downloaded again, nobody is banned
+// and the scan finds every watched transaction.
+func TestFeedRedDamageBeyondHeldShareNotBanned(t *testing.T) {
+	needFixture(t)
+	withHeldLimit(t, 0)
+	relay := peertest.NewStaleSums(t, fx.node.P2PAddr, []byte{0}, 1)
+	log := &lockedWriter{w: &bytes.Buffer{}}
+	c := connectWith(t, Config{Peers: []string{relay.Addr}, Params: fx.node.Params, Log: log})
+	res, err := scan(t, c, "bip157", 0, c.Chain().Height())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), "damaged on the way: the filter for block") {
+		t.Errorf("the client's log does not say the fed filter was damaged:\n%s", log)
+	}
+	if relay.Replaced() != 1 {
+		t.Fatalf("the relay replaced %d filters, want 1", relay.Replaced())
+	}
+	checkMatches(t, res, fx.want)
+	if st := peerStatus(c, relay.Addr); st.Banned {
+		t.Errorf("the peer behind the damaging link was banned: %+v", st)
+	}
+	for _, line := range strings.Split(log.String(), "\n") {
+		if strings.Contains(line, "damaged on the way") {
+			t.Log(line)
+		}
+	}
+}
