@@ -72,6 +72,10 @@ type fedSegment struct {
 	servers    []*pool.Member    // by height from start
 	hits       []int32
 	datas      [][]byte // by height from start, while held for the cache
+	// checked holds, by height from start, whether the filter's payload
+	// checksum was found right before its bytes were dropped (a filter
+	// not held): it arrived as its server sent it.
+	checked []bool
 }
 
 // feedAhead bounds how many segments past the one the verification waits
@@ -81,6 +85,10 @@ const (
 	feedAhead     = 16
 	feedHeldBytes = 8 << 20
 )
+
+// feedHeldLimit is the bound the feed holds filters within:
+// feedHeldBytes, unless a test lowers it to have filters dropped.
+var feedHeldLimit int64 = feedHeldBytes
 
 // newFilterFeed returns a feed whose filters are matched against scripts.
 func (c *Client) newFilterFeed(scripts [][]byte) *filterFeed {
@@ -104,6 +112,7 @@ func (f *filterFeed) start(ctx context.Context, v *verification, p segmentPlan) 
 		s := &fedSegment{j: j, start: segmentFirst(j), end: int32(j+1) * wire.CFCheckptInterval, done: make(chan struct{})}
 		n := int(s.end-s.start) + 1
 		s.hashes, s.sums, s.servers, s.datas = make([]chainhash.Hash, n), make([]peer.PayloadSum, n), make([]*pool.Member, n), make([][]byte, n)
+		s.checked = make([]bool, n)
 		f.segs[j] = s
 	}
 	d.pending = f.batches(first, segmentOf(v.to), len(v.ms))
@@ -210,21 +219,29 @@ func (f *filterFeed) advanced() <-chan struct{} {
 }
 
 // batchRoom is the bytes of filters one batch may hold until its segment
-// is verified: what feedHeldBytes leaves, shared among the feed's peers,
-// each of which holds one batch at a time.
+// is verified: what feedHeldLimit leaves, shared among the feed's peers,
+// each of which holds one batch at a time, less checkRoom.
 func (f *filterFeed) batchRoom() int64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return (feedHeldBytes - f.heldData) / int64(max(len(f.ms), 1))
+	return (feedHeldLimit-f.heldData)/int64(max(len(f.ms), 1)) - checkRoom
 }
 
+// checkRoom is what a batch leaves of its share for checking the filters
+// it does not hold (see filterDownload.batch): each check copies its
+// filter, and the copies are collected only as fast as the collector
+// runs.
+const checkRoom = 8 * wire.MaxCFilterDataSize
+
 // put takes in batch b as m served it: its matches, its filters' hashes
-// and payload checksums, and the filters, held for the cache within
-// feedHeldBytes.
-func (f *filterFeed) put(b filterBatch, m *pool.Member, hits []int32, hashes []chainhash.Hash, sums []peer.PayloadSum, datas [][]byte) {
+// and payload checksums (fed), and the filters, held for the cache within
+// feedHeldLimit. A filter not held is noted checked if its checksum was
+// found right (by batch, or here before its bytes are dropped).
+func (f *filterFeed) put(b filterBatch, m *pool.Member, hits []int32, fed *fedFilters, datas [][]byte) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if len(hashes) != int(b.stop-b.start)+1 || len(datas) != len(hashes) || len(sums) != len(hashes) {
+	n := int(b.stop-b.start) + 1
+	if fed == nil || len(fed.hashes) != n || len(datas) != n || len(fed.sums) != n || len(fed.checked) != n {
 		return
 	}
 	for j := segmentOf(b.start); j <= segmentOf(b.stop); j++ {
@@ -233,17 +250,25 @@ func (f *filterFeed) put(b filterBatch, m *pool.Member, hits []int32, hashes []c
 			continue
 		}
 		lo, hi := max(b.start, s.start), min(b.stop, s.end)
-		part, data := hashes[lo-b.start:hi-b.start+1], datas[lo-b.start:hi-b.start+1]
+		part, data := fed.hashes[lo-b.start:hi-b.start+1], datas[lo-b.start:hi-b.start+1]
+		sums := fed.sums[lo-b.start : hi-b.start+1]
 		copy(s.hashes[lo-s.start:], part)
-		copy(s.sums[lo-s.start:], sums[lo-b.start:hi-b.start+1])
+		copy(s.sums[lo-s.start:], sums)
+		copy(s.checked[lo-s.start:], fed.checked[lo-b.start:hi-b.start+1])
 		size := int64(0)
 		for k := range part {
 			s.servers[int(lo-s.start)+k] = m
 			size += int64(len(data[k]))
 		}
-		if f.heldData+size <= feedHeldBytes {
+		if f.heldData+size <= feedHeldLimit {
 			copy(s.datas[lo-s.start:], data)
 			f.heldData += size
+		} else {
+			for k, d := range data {
+				if d != nil {
+					s.checked[int(lo-s.start)+k] = sums[k].Intact(f.c.chain.Hash(lo+int32(k)), d)
+				}
+			}
 		}
 		for _, h := range hits {
 			if lo <= h && h <= hi {
@@ -254,6 +279,15 @@ func (f *filterFeed) put(b filterBatch, m *pool.Member, hits []int32, hashes []c
 			close(s.done)
 		}
 	}
+}
+
+// abandon ends the download from within, after a filter damaged on the
+// way (why): the segments not in are verified by their filter headers
+// (see wait), and nobody is blamed for the damage; a failure the
+// download met before stands.
+func (f *filterFeed) abandon(why error) {
+	f.c.logf("%v: the scan's segments whose filters are not in are verified by their filter headers", why)
+	f.cancel()
 }
 
 // wait returns segment j once its filters are in; nil if j is not fed or
@@ -342,40 +376,56 @@ func (s *fedSegment) hitsIn(from, to int32) []int32 {
 	return out
 }
 
-// liar returns the failure of the first peer that served a filter of s
-// whose hash is not the agreed one (hashes, from s.start), or nil. If
-// that filter was held (held, from s.start, see discard) and arrived as
-// its node sent it (its payload checksum, which a fed filter's first read
-// left unchecked), it is that peer's word: a lie. Otherwise it is asked
-// of it again, and checked as it is read, so that damage on the way is
-// told from a lie: a peer that serves the agreed filter then, or whose
-// answer was damaged, is not banned (the segment's filters are
-// downloaded again, checked against the agreed filter headers).
+// liar returns the failure of a peer that served a filter of s whose
+// hash is not the agreed one (hashes, from s.start), or nil. The first
+// such filter that arrived as its node sent it (its payload checksum,
+// which a held filter's first read left unchecked, checked against the
+// filter held, from s.start, see discard; or found right before a filter
+// not held was dropped, see checked) is its server's word: a lie. When
+// none did, the first of them is asked of its server again (see again),
+// so that damage on the way is told from a lie. Every such filter is
+// looked at, so that one damaged on the way cannot hide a lie after it.
 func (s *fedSegment) liar(ctx context.Context, c *Client, hashes []chainhash.Hash, held [][]byte) error {
+	damaged := -1
 	for i, fh := range s.hashes {
 		if i >= len(hashes) || fh == hashes[i] {
 			continue
 		}
 		m, h, block := s.servers[i], s.start+int32(i), c.chain.Hash(s.start+int32(i))
-		if i < len(held) && held[i] != nil && s.sums[i].Intact(block, held[i]) {
+		if s.checked[i] || i < len(held) && held[i] != nil && s.sums[i].Intact(block, held[i]) {
 			return &pool.Failure{Member: m, Err: peerErr(m, "getcfilters", fmt.Errorf(
 				"%w: filter for block %v (height %d), as it sent it, hashes to %v, where the checkpoint at height %d it sent itself commits to %v",
 				peer.ErrBadFilter, block, h, fh, s.end, hashes[i]))}
 		}
-		err := c.conn(m).GetCFilters(ctx, h, []chainhash.Hash{block}, func(_ int, data []byte) error {
-			if got := chainhash.DoubleHashH(data); got != hashes[i] {
-				return peerErr(m, "getcfilters", fmt.Errorf(
-					"%w: filter for block %v (height %d) hashes to %v, where the checkpoint at height %d it sent itself commits to %v",
-					peer.ErrBadFilter, block, h, got, s.end, hashes[i]))
-			}
-			return nil
-		})
-		if err != nil {
-			return &pool.Failure{Member: m, Err: err}
+		if damaged < 0 {
+			damaged = i
 		}
-		c.logf("%s served the filter of height %d off its own checkpoint, and the agreed one when asked again: damaged on the way", m.Addr(), h)
+	}
+	if damaged < 0 {
 		return nil
 	}
+	return s.again(ctx, c, damaged, hashes[damaged])
+}
+
+// again asks the server of the filter at position i of s, which did not
+// arrive as its node sent it, for it again, and checks it as it is read
+// against want, its agreed hash: a peer that serves the agreed filter
+// then, or whose answer was damaged, is not banned (the segment's filters
+// are downloaded again, checked against the agreed filter headers).
+func (s *fedSegment) again(ctx context.Context, c *Client, i int, want chainhash.Hash) error {
+	m, h, block := s.servers[i], s.start+int32(i), c.chain.Hash(s.start+int32(i))
+	err := c.conn(m).GetCFilters(ctx, h, []chainhash.Hash{block}, func(_ int, data []byte) error {
+		if got := chainhash.DoubleHashH(data); got != want {
+			return peerErr(m, "getcfilters", fmt.Errorf(
+				"%w: filter for block %v (height %d) hashes to %v, where the checkpoint at height %d it sent itself commits to %v",
+				peer.ErrBadFilter, block, h, got, s.end, want))
+		}
+		return nil
+	})
+	if err != nil {
+		return &pool.Failure{Member: m, Err: err}
+	}
+	c.logf("%s served the filter of height %d off its own checkpoint, and the agreed one when asked again: damaged on the way", m.Addr(), h)
 	return nil
 }
 

@@ -299,7 +299,7 @@ func (d *filterDownload) work(ctx context.Context, m *pool.Member) {
 		d.mu.Lock()
 		f.cancel = cancel
 		d.mu.Unlock()
-		hits, hashes, sums, datas, err := d.batch(fctx, m, matcher, f.b, blocks)
+		hits, datas, fed, err := d.batch(fctx, m, matcher, f.b, blocks)
 		cancel()
 		own = time.Since(f.start)
 		if !d.settle(f) {
@@ -319,12 +319,24 @@ func (d *filterDownload) work(ctx context.Context, m *pool.Member) {
 		if off := (*offHeaderError)(nil); errors.As(err, &off) {
 			err = d.ownWord(ctx, m, off, err)
 		}
+		if d.feed != nil && errors.Is(err, peer.ErrDamaged) {
+			// No proof, and the rest of the batch is not worth its
+			// bytes: the segments not in are verified by their filter
+			// headers, as ever.
+			d.feed.abandon(err)
+			return
+		}
+		if err != nil && d.feed != nil && ctx.Err() != nil {
+			// The feed was stopped, abandoned or failed: not m's
+			// failure.
+			return
+		}
 		if err != nil {
 			d.fail(m, err)
 			return
 		}
 		if d.feed != nil {
-			d.feed.put(f.b, m, hits, hashes, sums, datas)
+			d.feed.put(f.b, m, hits, fed, datas)
 			continue
 		}
 		d.keep(f.b, blocks, datas)
@@ -432,18 +444,32 @@ func (d *filterDownload) settle(f *flight) bool {
 	return true
 }
 
+// fedFilters is what a feed's batch gave of its filters besides their
+// matches, by position in the batch: each filter's hash and payload
+// checksum, and whether that checksum was checked as the filter was read
+// (for a filter not held, see batch).
+type fedFilters struct {
+	hashes  []chainhash.Hash
+	sums    []peer.PayloadSum
+	checked []bool
+}
+
 // batch gets the filters of one batch from m, checks and matches them
 // (on m's read loop, as each is read: see peer.Peer.GetCFilters). For a
 // feed, it returns the filters' hashes and payload checksums too,
-// unchecked, and holds the
-// filters themselves only within the batch's share of the feed's bound
-// (see filterFeed.batchRoom; nil beyond it), so that a peer serving
-// filters of the largest size holds no more memory unchecked.
-func (d *filterDownload) batch(ctx context.Context, m *pool.Member, matcher *gcs.Matcher, b filterBatch, blocks []chainhash.Hash) (hits []int32, hashes []chainhash.Hash, sums []peer.PayloadSum, datas [][]byte, err error) {
+// unchecked, and holds the filters themselves only within the batch's
+// share of the feed's bound (see filterFeed.batchRoom; nil beyond it), so
+// that a peer serving filters of the largest size holds no more memory
+// unchecked. The checksum of a filter not held is checked as it is read:
+// its bytes are gone when its segment's check may need to tell a lie
+// from damage on the way, and a filter damaged on the way ends the batch
+// there (peer.ErrDamaged), so that a peer whose filters arrive damaged
+// costs no more than what the feed holds.
+func (d *filterDownload) batch(ctx context.Context, m *pool.Member, matcher *gcs.Matcher, b filterBatch, blocks []chainhash.Hash) (hits []int32, datas [][]byte, fed *fedFilters, err error) {
 	datas = make([][]byte, 0, len(blocks))
 	var room int64
 	if d.feed != nil {
-		hashes, sums = make([]chainhash.Hash, 0, len(blocks)), make([]peer.PayloadSum, 0, len(blocks))
+		fed = &fedFilters{hashes: make([]chainhash.Hash, 0, len(blocks)), sums: make([]peer.PayloadSum, 0, len(blocks)), checked: make([]bool, 0, len(blocks))}
 		room = d.feed.batchRoom()
 	}
 	err = d.c.conn(m).GetCFiltersSummed(ctx, b.start, blocks, func(i int, data []byte, sum peer.PayloadSum) error {
@@ -452,12 +478,17 @@ func (d *filterDownload) batch(ctx context.Context, m *pool.Member, matcher *gcs
 		kept := data
 		if d.feed != nil {
 			// Unchecked until the segment is: only the hash (and the
-			// checksum) is kept of filters beyond the batch's share of
-			// the feed's bound.
-			hashes, sums = append(hashes, fh), append(sums, sum)
+			// checksum, checked now) is kept of filters beyond the
+			// batch's share of the feed's bound.
+			checked := false
 			if room -= int64(len(data)); room < 0 {
-				kept = nil
+				if !sum.Intact(blocks[i], data) {
+					// Reported as damage by GetCFiltersSummed.
+					return fmt.Errorf("filter for block %v (height %d) not held: checked as read", blocks[i], h)
+				}
+				kept, checked = nil, true
 			}
+			fed.hashes, fed.sums, fed.checked = append(fed.hashes, fh), append(fed.sums, sum), append(fed.checked, checked)
 		} else if err := d.checkHash(h, fh, data); err != nil {
 			return peerErr(m, "getcfilters", err)
 		}
@@ -477,5 +508,5 @@ func (d *filterDownload) batch(ctx context.Context, m *pool.Member, matcher *gcs
 		}
 		return nil
 	})
-	return hits, hashes, sums, datas, err
+	return hits, datas, fed, err
 }
