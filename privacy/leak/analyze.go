@@ -68,6 +68,13 @@ type Match struct {
 	// change reused across payments to the wallet), so it has half its
 	// group's probability, as a match riding in another's transactions.
 	Passenger bool `json:"passenger,omitempty"`
+	// Settled is true when it rides in other matches' transactions, each
+	// holding one other match, and one of them created a script that a
+	// later block the session scanned and did not fetch holds (its
+	// counterparty's, spent elsewhere): the transaction's counterparty is
+	// not among its matches, so it has 0.94 of its group's
+	// probability, not half (a chained one half, not three tenths).
+	Settled bool `json:"settled,omitempty"`
 	// Probability is the chance that the candidate is the wallet's, and
 	// ProbabilityLow..ProbabilityHigh its 95% interval: its group's share
 	// (see the package documentation).
@@ -219,6 +226,11 @@ type Report struct {
 	// pooledWhole are the pooled groups and their class's probability
 	// (keepPooledGroups).
 	pooledWhole []pooledGroup
+	// left holds the transactions (txKey) of fetched blocks that created
+	// a script a later scanned block not fetched holds: its counterparty
+	// spent it elsewhere (see Match.Settled). At most one entry per
+	// transaction of the fetched blocks.
+	left map[uint64]bool
 }
 
 type kCount struct{ candidates, matched uint64 }
@@ -608,6 +620,7 @@ func (r *Report) test(e *universe.IndexEntry) {
 	p := r.chance(k)
 	r.ExpectedFalsePositives += p
 	if !all {
+		r.markLeft(e)
 		return
 	}
 	c.matched++
@@ -620,6 +633,38 @@ func (r *Report) test(e *universe.IndexEntry) {
 	r.Matched = append(r.Matched, m)
 	if len(r.Matched) >= 2*r.max {
 		r.trim()
+	}
+}
+
+// markLeft records the transactions of a fetched block that created the
+// entry, a script not matched, when a later block the session scanned and
+// did not fetch holds it: a wallet fetches the blocks of its own spends,
+// so the script is its counterparty's (a payer's change, a payee), spent
+// elsewhere. Only the first appearance in the index counts as its
+// creation.
+func (r *Report) markLeft(e *universe.IndexEntry) {
+	if len(e.Heights) < 2 || len(e.Txs) == 0 || len(e.Txs[0]) == 0 {
+		return
+	}
+	first := int(e.Heights[0] - r.first)
+	if !bitGet(r.fetched, first) {
+		return
+	}
+	later := false
+	for _, h := range e.Heights[1:] {
+		if i := int(h - r.first); bitGet(r.scanned, i) && !bitGet(r.fetched, i) {
+			later = true
+			break
+		}
+	}
+	if !later {
+		return
+	}
+	if r.left == nil {
+		r.left = map[uint64]bool{}
+	}
+	for _, tx := range e.Txs[0] {
+		r.left[txKey(e.Heights[0], tx)] = true
 	}
 }
 
