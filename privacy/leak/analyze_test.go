@@ -488,3 +488,60 @@ func TestEscortedMatch(t *testing.T) {
 		}
 	}
 }
+
+// TestSettledMember: the wallet's script w appears in 10, 20, 30 and 40;
+// in 40 its change c rides beside it, two matches in the transaction, and
+// the payee p created there is spent in 50, which the session scanned and
+// did not fetch: the counterparty spent it elsewhere, so c is settled
+// (settledShare of its group's). z rides beside w in 20 likewise, but its
+// transaction holds a third match, q, so p's like, spent in 60, settles
+// neither: half the group's. y rides beside w and s in 30, where s was
+// created and spent in 40, a block the session fetched: nothing settles
+// y. The own report settles c too.
+func TestSettledMember(t *testing.T) {
+	entries := []universe.IndexEntry{
+		{Candidate: "w", Heights: []int32{10, 20, 30, 40}, Txs: oneTx(1, 1, 1, 1)},
+		{Candidate: "c", Heights: []int32{40}, Txs: oneTx(1)},
+		{Candidate: "p", Heights: []int32{40, 50}, Txs: oneTx(1, 3)},
+		{Candidate: "z", Heights: []int32{20}, Txs: oneTx(1)},
+		{Candidate: "q", Heights: []int32{20}, Txs: oneTx(1)},
+		{Candidate: "p2", Heights: []int32{20, 60}, Txs: oneTx(1, 3)},
+		{Candidate: "y", Heights: []int32{30}, Txs: oneTx(1)},
+		{Candidate: "s", Heights: []int32{30, 40}, Txs: oneTx(1, 2)},
+	}
+	check := func(name string, r *Report, want map[string]float64, settled map[string]bool) {
+		t.Helper()
+		for _, m := range r.Matched {
+			share, ok := want[m.Candidate]
+			if !ok {
+				continue
+			}
+			if m.Group == 0 {
+				t.Errorf("%s: %s in no group", name, m.Candidate)
+				continue
+			}
+			g := r.Groups[m.Group-1]
+			if math.Abs(m.Probability-g.Probability*share) > 1e-9 || m.Settled != settled[m.Candidate] {
+				t.Errorf("%s: %s P %.4f settled %v, group %.4f: want %.2f of it, settled %v", name, m.Candidate, m.Probability, m.Settled, g.Probability, share, settled[m.Candidate])
+			}
+			delete(want, m.Candidate)
+		}
+		for c := range want {
+			t.Errorf("%s: %s not matched", name, c)
+		}
+	}
+	r := evidenceReport(entries)
+	check("attack", r, map[string]float64{"c": settledShare, "z": memberShare, "q": memberShare, "y": memberShare}, map[string]bool{"c": true})
+	own := emptyReport(0, 200, DefaultMaxMatches)
+	own.label = &labelling{own: func(c string) bool { return c == "w" }}
+	setAll(own.scanned, 200)
+	for _, h := range []int{10, 20, 30, 40, 100, 120} {
+		bitSet(own.fetched, h)
+	}
+	own.measure(-1)
+	for i := range entries {
+		own.test(&entries[i])
+	}
+	own.finish()
+	check("own report", own, map[string]float64{"c": settledShare, "z": memberShare}, map[string]bool{"c": true})
+}
