@@ -75,6 +75,14 @@ type Match struct {
 	// not among its matches, so it has 0.94 of its group's
 	// probability, not half (a chained one half, not three tenths).
 	Settled bool `json:"settled,omitempty"`
+	// Paid is true when it rides in other matches' transactions, appears
+	// less than its group's most appearing member, and every transaction
+	// of it spends a coin no match holds (a script seen in an earlier
+	// block the session did not fetch): a payment to the wallet, or
+	// another's transaction, where the scripts riding beside the wallet's
+	// are its payer's change and other payees. It has a tenth of its
+	// group's probability (a client's own report leaves it half).
+	Paid bool `json:"paid,omitempty"`
 	// Probability is the chance that the candidate is the wallet's, and
 	// ProbabilityLow..ProbabilityHigh its 95% interval: its group's share
 	// (see the package documentation).
@@ -231,6 +239,12 @@ type Report struct {
 	// spent it elsewhere (see Match.Settled). At most one entry per
 	// transaction of the fetched blocks.
 	left map[uint64]bool
+	// paid holds the transactions (txKey) of fetched blocks that hold a
+	// script not matched that appeared in an earlier block: a coin
+	// received where the session did not fetch, spent there (see
+	// Match.Paid). At most one entry per transaction of the fetched
+	// blocks.
+	paid map[uint64]bool
 }
 
 type kCount struct{ candidates, matched uint64 }
@@ -621,6 +635,7 @@ func (r *Report) test(e *universe.IndexEntry) {
 	r.ExpectedFalsePositives += p
 	if !all {
 		r.markLeft(e)
+		r.markPaid(e)
 		return
 	}
 	c.matched++
@@ -665,6 +680,26 @@ func (r *Report) markLeft(e *universe.IndexEntry) {
 	}
 	for _, tx := range e.Txs[0] {
 		r.left[txKey(e.Heights[0], tx)] = true
+	}
+}
+
+// markPaid records the transactions of fetched blocks in which the
+// entry, a script not matched, appears after its first appearance in the
+// index: a coin received in another block, of which the session did not
+// fetch every one, and spent there (or an address paid again). A
+// transaction spending another's coin is a payment to the wallet or
+// another's transaction, whose matches beside the wallet's are its
+// payer's change and other payees (Match.Paid).
+func (r *Report) markPaid(e *universe.IndexEntry) {
+	for i := 1; i < len(e.Heights) && i < len(e.Txs); i++ {
+		if h := e.Heights[i]; bitGet(r.fetched, int(h-r.first)) {
+			if r.paid == nil {
+				r.paid = map[uint64]bool{}
+			}
+			for _, tx := range e.Txs[i] {
+				r.paid[txKey(h, tx)] = true
+			}
+		}
 	}
 }
 

@@ -545,3 +545,49 @@ func TestSettledMember(t *testing.T) {
 	own.finish()
 	check("own report", own, map[string]float64{"c": settledShare, "z": memberShare}, map[string]bool{"c": true})
 }
+
+// TestPaidMember: the wallet's script w appears in 10, 20, 30 and 40; in
+// 40 the payer's change c rides beside it, in a transaction that spends
+// the payer's coin pin, received in 5, a block the session did not fetch:
+// c is paid (paidShare of its group's). In 20, z rides beside w and the
+// coin pf, received in 10, a block the session fetched (pf is a match):
+// z is not paid. The own report leaves c half its group's.
+func TestPaidMember(t *testing.T) {
+	entries := []universe.IndexEntry{
+		{Candidate: "w", Heights: []int32{10, 20, 30, 40}, Txs: oneTx(1, 1, 1, 1)},
+		{Candidate: "c", Heights: []int32{40}, Txs: oneTx(1)},
+		{Candidate: "pin", Heights: []int32{5, 40}, Txs: oneTx(3, 1)},
+		{Candidate: "z", Heights: []int32{20}, Txs: oneTx(1)},
+		{Candidate: "pf", Heights: []int32{10, 20}, Txs: oneTx(2, 1)},
+	}
+	shares := func(r *Report) map[string]float64 {
+		out := map[string]float64{}
+		for _, m := range r.Matched {
+			if m.Group > 0 {
+				out[m.Candidate] = m.Probability / r.Groups[m.Group-1].Probability
+			}
+			if m.Paid != (m.Candidate == "c" && r.label == nil) {
+				t.Errorf("%s: paid %v", m.Candidate, m.Paid)
+			}
+		}
+		return out
+	}
+	got := shares(evidenceReport(entries))
+	if math.Abs(got["c"]-paidShare) > 1e-9 || math.Abs(got["z"]-memberShare) > 1e-9 {
+		t.Errorf("attack: shares of the group's %v, want c %.2f, z %.2f", got, paidShare, memberShare)
+	}
+	own := emptyReport(0, 200, DefaultMaxMatches)
+	own.label = &labelling{own: func(c string) bool { return c == "w" }}
+	setAll(own.scanned, 200)
+	for _, h := range []int{10, 20, 30, 40, 100, 120} {
+		bitSet(own.fetched, h)
+	}
+	own.measure(-1)
+	for i := range entries {
+		own.test(&entries[i])
+	}
+	own.finish()
+	if got := shares(own); math.Abs(got["c"]-memberShare) > 1e-9 {
+		t.Errorf("own report: shares of the group's %v, want c %.2f", got, memberShare)
+	}
+}
