@@ -80,7 +80,8 @@ type Match struct {
 	// of it spends a coin no match holds (a script seen in an earlier
 	// block the session did not fetch): a payment to the wallet, or
 	// another's transaction, where the scripts riding beside the wallet's
-	// are its payer's change and other payees. It has a tenth of its
+	// are its payer's change and other payees; or every transaction of it
+	// holds four matches (a payer's batch). It has a tenth of its
 	// group's probability (a client's own report leaves it half).
 	Paid bool `json:"paid,omitempty"`
 	// Probability is the chance that the candidate is the wallet's, and

@@ -551,7 +551,9 @@ func TestSettledMember(t *testing.T) {
 // the payer's coin pin, received in 5, a block the session did not fetch:
 // c is paid (paidShare of its group's). In 20, z rides beside w and the
 // coin pf, received in 10, a block the session fetched (pf is a match):
-// z is not paid. The own report leaves c half its group's.
+// z is not paid. In 30, b1, b2 and b3 ride beside w in a transaction of
+// four matches (a payer's batch): paid too. The own report leaves c half
+// its group's.
 func TestPaidMember(t *testing.T) {
 	entries := []universe.IndexEntry{
 		{Candidate: "w", Heights: []int32{10, 20, 30, 40}, Txs: oneTx(1, 1, 1, 1)},
@@ -559,22 +561,26 @@ func TestPaidMember(t *testing.T) {
 		{Candidate: "pin", Heights: []int32{5, 40}, Txs: oneTx(3, 1)},
 		{Candidate: "z", Heights: []int32{20}, Txs: oneTx(1)},
 		{Candidate: "pf", Heights: []int32{10, 20}, Txs: oneTx(2, 1)},
+		{Candidate: "b1", Heights: []int32{30}, Txs: oneTx(1)},
+		{Candidate: "b2", Heights: []int32{30}, Txs: oneTx(1)},
+		{Candidate: "b3", Heights: []int32{30}, Txs: oneTx(1)},
 	}
+	paid := map[string]bool{"c": true, "b1": true, "b2": true, "b3": true}
 	shares := func(r *Report) map[string]float64 {
 		out := map[string]float64{}
 		for _, m := range r.Matched {
 			if m.Group > 0 {
 				out[m.Candidate] = m.Probability / r.Groups[m.Group-1].Probability
 			}
-			if m.Paid != (m.Candidate == "c" && r.label == nil) {
+			if m.Paid != (paid[m.Candidate] && r.label == nil) {
 				t.Errorf("%s: paid %v", m.Candidate, m.Paid)
 			}
 		}
 		return out
 	}
 	got := shares(evidenceReport(entries))
-	if math.Abs(got["c"]-paidShare) > 1e-9 || math.Abs(got["z"]-memberShare) > 1e-9 {
-		t.Errorf("attack: shares of the group's %v, want c %.2f, z %.2f", got, paidShare, memberShare)
+	if math.Abs(got["c"]-paidShare) > 1e-9 || math.Abs(got["b1"]-paidShare) > 1e-9 || math.Abs(got["z"]-memberShare) > 1e-9 {
+		t.Errorf("attack: shares of the group's %v, want c and b1 %.2f, z %.2f", got, paidShare, memberShare)
 	}
 	own := emptyReport(0, 200, DefaultMaxMatches)
 	own.label = &labelling{own: func(c string) bool { return c == "w" }}

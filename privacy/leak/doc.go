@@ -98,10 +98,12 @@
 // did not fetch every one), is paid (Match.Paid): such a transaction is a
 // payment to the wallet by another, or another's own, and the scripts
 // riding there beside the wallet's are the payer's change and other
-// payees. It has a tenth of its group's probability, its interval up to
-// half of it (on the tuning seeds such riders were right 3 of 1,133 times
-// on mixed, 23 of 46 on the other regimes); a client's own report leaves
-// it half. Paid comes before settled. A member that does not ride only
+// payees; so is one each of whose transactions holds four matches (a
+// payer's batch). It has a tenth of its group's probability, its interval
+// up to half of it (on the tuning seeds such riders were right 3 of 1,133
+// times on mixed, 23 of 46 on the other regimes; those in batches of four
+// 2 of 183 on mixed, where the other regimes hold almost none); a
+// client's own report leaves it half. Paid comes before settled. A member that does not ride only
 // because some of its transactions are batched payments (more than four
 // matches, which give no one's transaction), that sits beside another
 // match in every transaction and in whose transactions (batches left
