@@ -68,6 +68,22 @@ type Match struct {
 	// change reused across payments to the wallet), so it has half its
 	// group's probability, as a match riding in another's transactions.
 	Passenger bool `json:"passenger,omitempty"`
+	// Settled is true when it rides in other matches' transactions, each
+	// holding one other match, and one of them created a script that a
+	// later block the session scanned and did not fetch holds (its
+	// counterparty's, spent elsewhere): the transaction's counterparty is
+	// not among its matches, so it has 0.94 of its group's
+	// probability, not half (a chained one half, not three tenths).
+	Settled bool `json:"settled,omitempty"`
+	// Paid is true when it rides in other matches' transactions, appears
+	// less than its group's most appearing member, and every transaction
+	// of it spends a coin no match holds (a script seen in an earlier
+	// block the session did not fetch): a payment to the wallet, or
+	// another's transaction, where the scripts riding beside the wallet's
+	// are its payer's change and other payees; or every transaction of it
+	// holds four matches (a payer's batch). It has a tenth of its
+	// group's probability (a client's own report leaves it half).
+	Paid bool `json:"paid,omitempty"`
 	// Probability is the chance that the candidate is the wallet's, and
 	// ProbabilityLow..ProbabilityHigh its 95% interval: its group's share
 	// (see the package documentation).
@@ -219,6 +235,17 @@ type Report struct {
 	// pooledWhole are the pooled groups and their class's probability
 	// (keepPooledGroups).
 	pooledWhole []pooledGroup
+	// left holds the transactions (txKey) of fetched blocks that created
+	// a script a later scanned block not fetched holds: its counterparty
+	// spent it elsewhere (see Match.Settled). At most one entry per
+	// transaction of the fetched blocks.
+	left map[uint64]bool
+	// paid holds the transactions (txKey) of fetched blocks that hold a
+	// script not matched that appeared in an earlier block: a coin
+	// received where the session did not fetch, spent there (see
+	// Match.Paid). At most one entry per transaction of the fetched
+	// blocks.
+	paid map[uint64]bool
 }
 
 type kCount struct{ candidates, matched uint64 }
@@ -608,6 +635,8 @@ func (r *Report) test(e *universe.IndexEntry) {
 	p := r.chance(k)
 	r.ExpectedFalsePositives += p
 	if !all {
+		r.markLeft(e)
+		r.markPaid(e)
 		return
 	}
 	c.matched++
@@ -620,6 +649,58 @@ func (r *Report) test(e *universe.IndexEntry) {
 	r.Matched = append(r.Matched, m)
 	if len(r.Matched) >= 2*r.max {
 		r.trim()
+	}
+}
+
+// markLeft records the transactions of a fetched block that created the
+// entry, a script not matched, when a later block the session scanned and
+// did not fetch holds it: a wallet fetches the blocks of its own spends,
+// so the script is its counterparty's (a payer's change, a payee), spent
+// elsewhere. Only the first appearance in the index counts as its
+// creation.
+func (r *Report) markLeft(e *universe.IndexEntry) {
+	if len(e.Heights) < 2 || len(e.Txs) == 0 || len(e.Txs[0]) == 0 {
+		return
+	}
+	first := int(e.Heights[0] - r.first)
+	if !bitGet(r.fetched, first) {
+		return
+	}
+	later := false
+	for _, h := range e.Heights[1:] {
+		if i := int(h - r.first); bitGet(r.scanned, i) && !bitGet(r.fetched, i) {
+			later = true
+			break
+		}
+	}
+	if !later {
+		return
+	}
+	if r.left == nil {
+		r.left = map[uint64]bool{}
+	}
+	for _, tx := range e.Txs[0] {
+		r.left[txKey(e.Heights[0], tx)] = true
+	}
+}
+
+// markPaid records the transactions of fetched blocks in which the
+// entry, a script not matched, appears after its first appearance in the
+// index: a coin received in another block, of which the session did not
+// fetch every one, and spent there (or an address paid again). A
+// transaction spending another's coin is a payment to the wallet or
+// another's transaction, whose matches beside the wallet's are its
+// payer's change and other payees (Match.Paid).
+func (r *Report) markPaid(e *universe.IndexEntry) {
+	for i := 1; i < len(e.Heights) && i < len(e.Txs); i++ {
+		if h := e.Heights[i]; bitGet(r.fetched, int(h-r.first)) {
+			if r.paid == nil {
+				r.paid = map[uint64]bool{}
+			}
+			for _, tx := range e.Txs[i] {
+				r.paid[txKey(h, tx)] = true
+			}
+		}
 	}
 }
 

@@ -488,3 +488,112 @@ func TestEscortedMatch(t *testing.T) {
 		}
 	}
 }
+
+// TestSettledMember: the wallet's script w appears in 10, 20, 30 and 40;
+// in 40 its change c rides beside it, two matches in the transaction, and
+// the payee p created there is spent in 50, which the session scanned and
+// did not fetch: the counterparty spent it elsewhere, so c is settled
+// (settledShare of its group's). z rides beside w in 20 likewise, but its
+// transaction holds a third match, q, so p's like, spent in 60, settles
+// neither: half the group's. y rides beside w and s in 30, where s was
+// created and spent in 40, a block the session fetched: nothing settles
+// y. The own report settles c too.
+func TestSettledMember(t *testing.T) {
+	entries := []universe.IndexEntry{
+		{Candidate: "w", Heights: []int32{10, 20, 30, 40}, Txs: oneTx(1, 1, 1, 1)},
+		{Candidate: "c", Heights: []int32{40}, Txs: oneTx(1)},
+		{Candidate: "p", Heights: []int32{40, 50}, Txs: oneTx(1, 3)},
+		{Candidate: "z", Heights: []int32{20}, Txs: oneTx(1)},
+		{Candidate: "q", Heights: []int32{20}, Txs: oneTx(1)},
+		{Candidate: "p2", Heights: []int32{20, 60}, Txs: oneTx(1, 3)},
+		{Candidate: "y", Heights: []int32{30}, Txs: oneTx(1)},
+		{Candidate: "s", Heights: []int32{30, 40}, Txs: oneTx(1, 2)},
+	}
+	check := func(name string, r *Report, want map[string]float64, settled map[string]bool) {
+		t.Helper()
+		for _, m := range r.Matched {
+			share, ok := want[m.Candidate]
+			if !ok {
+				continue
+			}
+			if m.Group == 0 {
+				t.Errorf("%s: %s in no group", name, m.Candidate)
+				continue
+			}
+			g := r.Groups[m.Group-1]
+			if math.Abs(m.Probability-g.Probability*share) > 1e-9 || m.Settled != settled[m.Candidate] {
+				t.Errorf("%s: %s P %.4f settled %v, group %.4f: want %.2f of it, settled %v", name, m.Candidate, m.Probability, m.Settled, g.Probability, share, settled[m.Candidate])
+			}
+			delete(want, m.Candidate)
+		}
+		for c := range want {
+			t.Errorf("%s: %s not matched", name, c)
+		}
+	}
+	r := evidenceReport(entries)
+	check("attack", r, map[string]float64{"c": settledShare, "z": memberShare, "q": memberShare, "y": memberShare}, map[string]bool{"c": true})
+	own := emptyReport(0, 200, DefaultMaxMatches)
+	own.label = &labelling{own: func(c string) bool { return c == "w" }}
+	setAll(own.scanned, 200)
+	for _, h := range []int{10, 20, 30, 40, 100, 120} {
+		bitSet(own.fetched, h)
+	}
+	own.measure(-1)
+	for i := range entries {
+		own.test(&entries[i])
+	}
+	own.finish()
+	check("own report", own, map[string]float64{"c": settledShare, "z": memberShare}, map[string]bool{"c": true})
+}
+
+// TestPaidMember: the wallet's script w appears in 10, 20, 30 and 40; in
+// 40 the payer's change c rides beside it, in a transaction that spends
+// the payer's coin pin, received in 5, a block the session did not fetch:
+// c is paid (paidShare of its group's). In 20, z rides beside w and the
+// coin pf, received in 10, a block the session fetched (pf is a match):
+// z is not paid. In 30, b1, b2 and b3 ride beside w in a transaction of
+// four matches (a payer's batch): paid too. The own report leaves c half
+// its group's.
+func TestPaidMember(t *testing.T) {
+	entries := []universe.IndexEntry{
+		{Candidate: "w", Heights: []int32{10, 20, 30, 40}, Txs: oneTx(1, 1, 1, 1)},
+		{Candidate: "c", Heights: []int32{40}, Txs: oneTx(1)},
+		{Candidate: "pin", Heights: []int32{5, 40}, Txs: oneTx(3, 1)},
+		{Candidate: "z", Heights: []int32{20}, Txs: oneTx(1)},
+		{Candidate: "pf", Heights: []int32{10, 20}, Txs: oneTx(2, 1)},
+		{Candidate: "b1", Heights: []int32{30}, Txs: oneTx(1)},
+		{Candidate: "b2", Heights: []int32{30}, Txs: oneTx(1)},
+		{Candidate: "b3", Heights: []int32{30}, Txs: oneTx(1)},
+	}
+	paid := map[string]bool{"c": true, "b1": true, "b2": true, "b3": true}
+	shares := func(r *Report) map[string]float64 {
+		out := map[string]float64{}
+		for _, m := range r.Matched {
+			if m.Group > 0 {
+				out[m.Candidate] = m.Probability / r.Groups[m.Group-1].Probability
+			}
+			if m.Paid != (paid[m.Candidate] && r.label == nil) {
+				t.Errorf("%s: paid %v", m.Candidate, m.Paid)
+			}
+		}
+		return out
+	}
+	got := shares(evidenceReport(entries))
+	if math.Abs(got["c"]-paidShare) > 1e-9 || math.Abs(got["b1"]-paidShare) > 1e-9 || math.Abs(got["z"]-memberShare) > 1e-9 {
+		t.Errorf("attack: shares of the group's %v, want c and b1 %.2f, z %.2f", got, paidShare, memberShare)
+	}
+	own := emptyReport(0, 200, DefaultMaxMatches)
+	own.label = &labelling{own: func(c string) bool { return c == "w" }}
+	setAll(own.scanned, 200)
+	for _, h := range []int{10, 20, 30, 40, 100, 120} {
+		bitSet(own.fetched, h)
+	}
+	own.measure(-1)
+	for i := range entries {
+		own.test(&entries[i])
+	}
+	own.finish()
+	if got := shares(own); math.Abs(got["c"]-memberShare) > 1e-9 {
+		t.Errorf("own report: shares of the group's %v, want c %.2f", got, memberShare)
+	}
+}

@@ -29,5 +29,5 @@ func ExampleCompute() {
 	// 127.0.0.1:1 saw 9 of 254 blocks: 0 of 12 scripts at >= 0.95
 	// 127.0.0.1:2 saw 10 of 222 blocks: 0 of 12 scripts at >= 0.95
 	// 127.0.0.1:3 saw 5 of 300 blocks: 0 of 12 scripts at >= 0.95
-	// colluding, 24 blocks fetched: 0 at >= 0.95, 6 at >= 0.5
+	// colluding, 24 blocks fetched: 0 at >= 0.95, 8 at >= 0.5
 }
