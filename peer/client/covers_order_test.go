@@ -245,7 +245,7 @@ func TestCoverFetchOrder(t *testing.T) {
 // runs (the covers' riders per appearance 3.5 against the wallet's
 // 3.3: a cover's coin was more often paid by a transaction
 // of more outputs than a payer's); 32 clients a run, AUC 0.42 to 0.43
-// (four runs), and at a margin of two and a half 0.44 to 0.46 (four
+// (four runs), and at a margin of two and a half 0.41 to 0.46 (seven
 // runs; intervals of clients drawn with replacement about ±0.02, none
 // holding a half). SPVFILTER_RIDER_CLIENTS runs more clients:
 //

@@ -513,7 +513,7 @@ func TestCoverChainsLikeWallet(t *testing.T) {
 // need (matchRiders, coverMargin), 0.36 to 0.43 in twelve runs (1 to 5
 // told apart); 32 clients a run, 0.40 to 0.44 (five runs, intervals of
 // clients drawn with replacement about ±0.03), and at a margin of two
-// and a half 0.44 to 0.47 (four runs, none holding a half): the
+// and a half 0.43 to 0.47 (seven runs, none holding a half): the
 // covers' groups are more often of 3, 5 and 6 where the wallet's are of
 // 4 and 5. A chain's group as the attack forms it is its scripts and
 // the scripts seen once in its transactions (groupSizes counts it so:
