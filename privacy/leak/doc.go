@@ -103,7 +103,8 @@
 // up to half of it (on the tuning seeds such riders were right 3 of 1,133
 // times on mixed, 23 of 46 on the other regimes; those in batches of four
 // 2 of 183 on mixed, where the other regimes hold almost none); a
-// client's own report leaves it half. Paid comes before settled. A member that does not ride only
+// client's own report leaves it half. Paid comes before settled. A
+// member that does not ride only
 // because some of its transactions are batched payments (more than four
 // matches, which give no one's transaction), that sits beside another
 // match in every transaction and in whose transactions (batches left

@@ -808,9 +808,9 @@ func (p prob) settledShare() prob {
 // of 1,133 times on mixed, 23 of 46 on the other regimes. So is one each
 // of whose transactions holds maxTxMatches matches, a payer's batch (2
 // of 183 right on mixed's tuning seeds, in [0.5, 0.8); the other regimes
-// hold almost none). It has
-// paidShare of its group's probability, its interval paidShareLow to
-// paidShareHigh of it; a client's own report leaves it half.
+// hold almost none). It has paidShare of its group's probability, its
+// interval paidShareLow to paidShareHigh of it; a client's own report
+// leaves it half.
 const (
 	paidShare                   = 0.1
 	paidShareLow, paidShareHigh = 0, 0.5
