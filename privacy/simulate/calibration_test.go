@@ -7,6 +7,7 @@ import (
 	"iter"
 	"math"
 	"os"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -600,6 +601,7 @@ func TestLinkCalibrationSweep(t *testing.T) {
 			continue
 		}
 		var tally linkTally
+		var evidence sharingEvidence
 		for _, seed := range seeds {
 			sc := linkScenario(t, r, seed)
 			rep, doc := analyzeLinks(t, sc)
@@ -616,12 +618,14 @@ func TestLinkCalibrationSweep(t *testing.T) {
 			}
 			for p, right := range labelledPairs(sc, rep.Links) {
 				tally.add(p.Probability, p.Linked, right)
+				evidence.add(p, l, right)
 				fmt.Fprintf(&dump, "%s\t%d\t%.6f\t%.6f\t%.6f\t%.6f\t%d\t%.4f\t%.4f\t%t\t%t\n", r, seed, p.Probability, p.ProbabilityLow, p.ProbabilityHigh,
 					p.ProbabilityShared, p.Shared, p.ExpectedByChance, p.ExpectedIfSameWallet, right, p.Third != "")
 			}
 		}
 		total.merge(&tally)
 		t.Logf("%-13s %v", r, &tally)
+		t.Logf("%-13s %v", r, &evidence)
 	}
 	t.Logf("%-13s %v", "all", &total)
 	if path := os.Getenv("SPVFILTER_LINK_DUMP"); path != "" {
@@ -629,6 +633,61 @@ func TestLinkCalibrationSweep(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// sharingEvidence gathers, over captures, the pairs linking takes to
+// share addresses (P(one wallet) + P(payment) at least 0.9, from their
+// own matches: no third session), by a unit of their log likelihood
+// ratio of one wallet against a payment, ln(P/P(payment)) less the log
+// of the priors' ratio; per unit, how many are of one wallet and how
+// many not. Where linking's probabilities hold, the log odds of one
+// wallet rise by one per unit of that ratio; a steeper rise means the
+// pairs' own matches tell one wallet from a payment better than the
+// model says, which no prior corrects.
+type sharingEvidence struct {
+	bins map[int][2]int
+}
+
+// sharingEvidenceLow and sharingEvidenceHigh bound the units
+// sharingEvidence keeps apart: ratios beyond them count in the end ones.
+const sharingEvidenceLow, sharingEvidenceHigh = -5, 6
+
+// add counts one pair of a capture whose linkage is l.
+func (e *sharingEvidence) add(p attack.LinkPair, l *attack.Linkage, right bool) {
+	if p.Third != "" || p.Probability <= 0 || p.ProbabilityShared <= 0 || p.Probability+p.ProbabilityShared < 0.9 ||
+		l.Prior <= 0 || l.PaymentPrior <= 0 {
+		return
+	}
+	lr := math.Log(p.Probability/p.ProbabilityShared) - math.Log(l.Prior/l.PaymentPrior)
+	unit := min(max(int(math.Floor(lr)), sharingEvidenceLow), sharingEvidenceHigh)
+	if e.bins == nil {
+		e.bins = map[int][2]int{}
+	}
+	b := e.bins[unit]
+	if right {
+		b[0]++
+	} else {
+		b[1]++
+	}
+	e.bins[unit] = b
+}
+
+// String is the units as one line: the ratio's unit, the pairs of one
+// wallet and not, and their log odds (each count plus one half).
+func (e *sharingEvidence) String() string {
+	var parts []string
+	for unit := sharingEvidenceLow; unit <= sharingEvidenceHigh; unit++ {
+		b, ok := e.bins[unit]
+		if !ok {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("ln LR [%d, %d): %d of one wallet, %d not (ln odds %.1f)", unit, unit+1, b[0], b[1],
+			math.Log((float64(b[0])+0.5)/(float64(b[1])+0.5))))
+	}
+	if len(parts) == 0 {
+		return "no pair shares addresses"
+	}
+	return "sharing pairs by their evidence: " + strings.Join(parts, "; ")
 }
 
 // labelledPairs yields every pair of a link report with whether its
@@ -782,5 +841,28 @@ func TestLinkTallyBins(t *testing.T) {
 		if wantConfident := tc.p >= simulate.ConfidentP; (l.confident == tc.n) != wantConfident {
 			t.Errorf("%s: %d of %d pairs counted given P >= 0.95", tc.name, l.confident, tc.n)
 		}
+	}
+}
+
+// TestSharingEvidenceUnits checks the units sharingEvidence counts pairs
+// in: a pair said 0.5 of one wallet and 0.5 of a payment, at priors of
+// 0.01 and 0.1, has a ratio of ln 10 (unit 2); a pair lifted by a third
+// session, or one likelier of two wallets that share nothing, is left
+// out; ratios beyond the bounds count in the end units.
+func TestSharingEvidenceUnits(t *testing.T) {
+	l := &attack.Linkage{Prior: 0.01, PaymentPrior: 0.1}
+	pair := func(p, shared float64, third string) attack.LinkPair {
+		return attack.LinkPair{Third: third, SessionLink: attack.SessionLink{Probability: p, ProbabilityShared: shared}}
+	}
+	var e sharingEvidence
+	e.add(pair(0.5, 0.5, ""), l, true)
+	e.add(pair(0.5, 0.5, ""), l, false)
+	e.add(pair(0.5, 0.5, "s3"), l, true)
+	e.add(pair(0.3, 0.3, ""), l, true)
+	e.add(pair(1-1e-9, 1e-9, ""), l, true)
+	e.add(pair(1e-9, 1-1e-9, ""), l, false)
+	want := map[int][2]int{2: {1, 1}, sharingEvidenceHigh: {1, 0}, sharingEvidenceLow: {0, 1}}
+	if !reflect.DeepEqual(e.bins, want) {
+		t.Errorf("units %v, want %v", e.bins, want)
 	}
 }
