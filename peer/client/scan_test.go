@@ -222,12 +222,24 @@ func TestBIP37FilterReload(t *testing.T) {
 	if res.FalsePositiveBlocks < 500 {
 		t.Errorf("%d false-positive blocks", res.FalsePositiveBlocks)
 	}
-	// Without the neighbour's hash the same scan keeps its filter.
-	res, err = c.ScanBIP37(context.Background(), ScanRequest{Watch: items(fx.watch), To: c.Chain().Height()},
-		BIP37Options{FPRate: 0.02, Flags: wire.BloomUpdateAll})
-	if err != nil || res.FilterReloads != 0 {
-		t.Fatalf("a filter on target: %v, %d reloads", err, res.FilterReloads)
+	// Without the neighbour's hash the same scan keeps its filter, unless
+	// its random tweak makes a push that every block carries (the miner's
+	// key hash in each coinbase, the witness commitment) a false
+	// positive, which at 2% befalls a few scans in a hundred: one of
+	// three scans, each with a fresh tweak, must keep its filter.
+	reloads := make([]int, 0, 3)
+	for range 3 {
+		res, err = c.ScanBIP37(context.Background(), ScanRequest{Watch: items(fx.watch), To: c.Chain().Height()},
+			BIP37Options{FPRate: 0.02, Flags: wire.BloomUpdateAll})
+		if err != nil {
+			t.Fatalf("a filter on target: %v", err)
+		}
+		if res.FilterReloads == 0 {
+			return
+		}
+		reloads = append(reloads, res.FilterReloads)
 	}
+	t.Fatalf("a filter on target reloaded in each of three scans: %v reloads", reloads)
 }
 
 // TestBIP37NamesItsPeer: with several peers BIP 37 still filters at one,
