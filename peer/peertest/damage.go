@@ -1,14 +1,10 @@
 package peertest
 
 import (
-	"encoding/binary"
 	"io"
 	"net"
-	"strings"
 	"sync"
 	"testing"
-
-	"github.com/btcsuite/btcd/wire"
 )
 
 // Damager is a relay on 127.0.0.1 to a node that changes one byte of the
@@ -61,21 +57,9 @@ func (d *Damager) Damaged() bool {
 // pipe copies the node's messages to the client, damaging the first of
 // d.cmd.
 func (d *Damager) pipe(client, node net.Conn) {
-	hdr := make([]byte, wire.MessageHeaderSize)
-	for {
-		if _, err := io.ReadFull(node, hdr); err != nil {
-			return
-		}
-		n := binary.LittleEndian.Uint32(hdr[16:20])
-		if n > wire.MaxMessagePayload {
-			return
-		}
-		payload := make([]byte, n)
-		if _, err := io.ReadFull(node, payload); err != nil {
-			return
-		}
-		cmd := strings.TrimRight(string(hdr[4:16]), "\x00")
+	relayFrames(client, node, func(cmd string, _, payload []byte) []byte {
 		d.mu.Lock()
+		defer d.mu.Unlock()
 		if cmd == d.cmd && !d.done && len(payload) > 0 {
 			i := d.at
 			if i < 0 {
@@ -84,9 +68,6 @@ func (d *Damager) pipe(client, node net.Conn) {
 			payload[min(max(i, 0), len(payload)-1)] ^= 0x10
 			d.done = true
 		}
-		d.mu.Unlock()
-		if _, err := client.Write(append(hdr, payload...)); err != nil {
-			return
-		}
-	}
+		return payload
+	})
 }

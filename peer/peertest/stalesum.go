@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"io"
 	"net"
-	"strings"
 	"sync"
 	"testing"
 
@@ -77,26 +76,12 @@ func (r *StaleSums) CFilterBytes() int64 {
 
 // pipe copies the node's messages to the client, replacing filters.
 func (r *StaleSums) pipe(client, node net.Conn) {
-	hdr := make([]byte, wire.MessageHeaderSize)
-	for {
-		if _, err := io.ReadFull(node, hdr); err != nil {
-			return
+	relayFrames(client, node, func(cmd string, hdr, payload []byte) []byte {
+		if cmd == wire.CmdCFilter {
+			return r.replace(hdr, payload)
 		}
-		n := binary.LittleEndian.Uint32(hdr[16:20])
-		if n > wire.MaxMessagePayload {
-			return
-		}
-		payload := make([]byte, n)
-		if _, err := io.ReadFull(node, payload); err != nil {
-			return
-		}
-		if strings.TrimRight(string(hdr[4:16]), "\x00") == wire.CmdCFilter {
-			payload = r.replace(hdr, payload)
-		}
-		if _, err := client.Write(append(hdr, payload...)); err != nil {
-			return
-		}
-	}
+		return payload
+	})
 }
 
 // replace returns the cfilter payload with the relay's filter in place of
