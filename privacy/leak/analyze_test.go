@@ -43,6 +43,24 @@ func evidenceReport(entries []universe.IndexEntry) *Report {
 	return scanReport("", []int{10, 20, 30, 40, 100, 120}, entries)
 }
 
+// ownEvidenceReport is the client's own report (script w labelled its
+// own) of the session evidenceReport's attack sees, without the 400
+// scripts of chance.
+func ownEvidenceReport(entries []universe.IndexEntry) *Report {
+	own := emptyReport(0, 200, DefaultMaxMatches)
+	own.label = &labelling{own: func(c string) bool { return c == "w" }}
+	setAll(own.scanned, 200)
+	for _, h := range []int{10, 20, 30, 40, 100, 120} {
+		bitSet(own.fetched, h)
+	}
+	own.measure(-1)
+	for i := range entries {
+		own.test(&entries[i])
+	}
+	own.finish()
+	return own
+}
+
 // scanReport is the report of a session of client that scanned blocks
 // 0..199 and fetched those of fetched, with chance placing scripts at
 // random (no shifts), over entries and 400 scripts of two appearances
@@ -369,17 +387,7 @@ func TestChainedMember(t *testing.T) {
 	if math.Abs(z.Probability-g.Probability*memberShare) > 1e-9 {
 		t.Errorf("z: P %.4f, want half the group's %.4f", z.Probability, g.Probability)
 	}
-	own := emptyReport(0, 200, DefaultMaxMatches)
-	own.label = &labelling{own: func(c string) bool { return c == "w" }}
-	setAll(own.scanned, 200)
-	for _, h := range []int{10, 20, 30, 40, 100, 120} {
-		bitSet(own.fetched, h)
-	}
-	own.measure(-1)
-	for i := range entries {
-		own.test(&entries[i])
-	}
-	own.finish()
+	own := ownEvidenceReport(entries)
 	found := false
 	for _, m := range own.Matched {
 		if m.Candidate != "pc" {
@@ -471,17 +479,7 @@ func TestEscortedMatch(t *testing.T) {
 	if !strings.Contains(strings.Join(r.Warnings, "\n"), "sit, in at least half their transactions, beside other matches that appear in transactions of their own elsewhere") {
 		t.Errorf("warnings %q: none of the escorted match", r.Warnings)
 	}
-	own := emptyReport(0, 200, DefaultMaxMatches)
-	own.label = &labelling{own: func(c string) bool { return c == "w" }}
-	setAll(own.scanned, 200)
-	for _, h := range []int{10, 20, 30, 40, 100, 120} {
-		bitSet(own.fetched, h)
-	}
-	own.measure(-1)
-	for i := range entries {
-		own.test(&entries[i])
-	}
-	own.finish()
+	own := ownEvidenceReport(entries)
 	for _, m := range own.Matched {
 		if m.Escorted {
 			t.Errorf("own report: %s escorted", m.Candidate)
@@ -532,17 +530,7 @@ func TestSettledMember(t *testing.T) {
 	}
 	r := evidenceReport(entries)
 	check("attack", r, map[string]float64{"c": settledShare, "z": memberShare, "q": memberShare, "y": memberShare}, map[string]bool{"c": true})
-	own := emptyReport(0, 200, DefaultMaxMatches)
-	own.label = &labelling{own: func(c string) bool { return c == "w" }}
-	setAll(own.scanned, 200)
-	for _, h := range []int{10, 20, 30, 40, 100, 120} {
-		bitSet(own.fetched, h)
-	}
-	own.measure(-1)
-	for i := range entries {
-		own.test(&entries[i])
-	}
-	own.finish()
+	own := ownEvidenceReport(entries)
 	check("own report", own, map[string]float64{"c": settledShare, "z": memberShare}, map[string]bool{"c": true})
 }
 
@@ -582,17 +570,7 @@ func TestPaidMember(t *testing.T) {
 	if math.Abs(got["c"]-paidShare) > 1e-9 || math.Abs(got["b1"]-paidShare) > 1e-9 || math.Abs(got["z"]-memberShare) > 1e-9 {
 		t.Errorf("attack: shares of the group's %v, want c and b1 %.2f, z %.2f", got, paidShare, memberShare)
 	}
-	own := emptyReport(0, 200, DefaultMaxMatches)
-	own.label = &labelling{own: func(c string) bool { return c == "w" }}
-	setAll(own.scanned, 200)
-	for _, h := range []int{10, 20, 30, 40, 100, 120} {
-		bitSet(own.fetched, h)
-	}
-	own.measure(-1)
-	for i := range entries {
-		own.test(&entries[i])
-	}
-	own.finish()
+	own := ownEvidenceReport(entries)
 	if got := shares(own); math.Abs(got["c"]-memberShare) > 1e-9 {
 		t.Errorf("own report: shares of the group's %v, want c %.2f", got, memberShare)
 	}
