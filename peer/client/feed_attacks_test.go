@@ -385,17 +385,7 @@ func TestFeedAttackColludersForgeFedSegment(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkMatches(t, res, fx.want)
-			if st := peerStatus(c, honest.Addr); st.Banned {
-				t.Fatalf("the honest peer was banned: %+v", st)
-			}
-			for _, l := range []*peertest.Liar{l1, l2} {
-				if st := peerStatus(c, l.Addr); st.Banned != tt.provable {
-					t.Errorf("colluder %s banned %v, want %v: %+v", l.Addr, st.Banned, tt.provable, st)
-				}
-			}
-			if !tt.provable && len(res.Conflicts) == 0 {
-				t.Errorf("no conflict reported for the undecidable forgery at height %d", h)
-			}
+			checkForgers(t, c, res, honest, []*peertest.Liar{l1, l2}, h, tt.provable)
 		})
 	}
 }
@@ -455,5 +445,24 @@ func TestFeedAttackDamageOnTheWayNotBanned(t *testing.T) {
 	checkMatches(t, res, fx.want)
 	if st := peerStatus(c, d.Addr); st.Banned {
 		t.Errorf("the peer behind the damaging link was banned: %+v", st)
+	}
+}
+
+// checkForgers checks the verdict on colluders that forged the filter of
+// the block at height h beside an honest peer: the honest one is not
+// banned, the colluders are banned when the block proves the forgery
+// (provable), and otherwise the scan reports a conflict.
+func checkForgers(t *testing.T, c *Client, res *ScanResult, honest *peertest.Liar, colluders []*peertest.Liar, h int32, provable bool) {
+	t.Helper()
+	if st := peerStatus(c, honest.Addr); st.Banned {
+		t.Fatalf("the honest peer was banned: %+v", st)
+	}
+	for _, l := range colluders {
+		if st := peerStatus(c, l.Addr); st.Banned != provable {
+			t.Errorf("colluder %s banned %v, want %v: %+v", l.Addr, st.Banned, provable, st)
+		}
+	}
+	if !provable && len(res.Conflicts) == 0 {
+		t.Errorf("no conflict reported for the undecidable forgery at height %d", h)
 	}
 }
