@@ -88,14 +88,7 @@ func coverSmallWallet(t *testing.T, shape peertest.WalletChain) {
 				if plain, err = c.leakOf(context.Background(), newScanLog(), f.watch, false); err != nil {
 					t.Fatal(err)
 				}
-				var items []WatchItem
-				for _, s := range c.covers.Scripts() {
-					items = append(items, ScriptItem(s))
-				}
-				l, err := c.leakOf(context.Background(), newScanLog(), items, false)
-				if err != nil {
-					t.Fatal(err)
-				}
+				l := coversLeak(t, c)
 				covers = groupSizes(l)
 				coversConfident = l.Collusion.GroupConfident
 			}}.scan(t, f, relays)

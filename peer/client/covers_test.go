@@ -565,15 +565,7 @@ func coverGroupSizes(t *testing.T, f *coversFixture, relays []*peertest.Liar) (w
 				return
 			}
 			wallet = groupSizes(res.Leak)
-			var items []WatchItem
-			for _, s := range c.covers.Scripts() {
-				items = append(items, ScriptItem(s))
-			}
-			l, err := c.leakOf(context.Background(), newScanLog(), items, false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			covers = groupSizes(l)
+			covers = groupSizes(coversLeak(t, c))
 		}}.scan(t, f, relays)
 		if err != nil && !isShort(err) {
 			t.Fatal(err)
@@ -626,6 +618,21 @@ func aucOf(a, b []float64) float64 {
 		}
 	}
 	return sum / float64(len(a)*len(b))
+}
+
+// coversLeak is what the fetch attack concludes of c's covers, as if
+// they were the watched scripts.
+func coversLeak(t *testing.T, c *Client) *leak.Leak {
+	t.Helper()
+	var items []WatchItem
+	for _, s := range c.covers.Scripts() {
+		items = append(items, ScriptItem(s))
+	}
+	l, err := c.leakOf(context.Background(), newScanLog(), items, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }
 
 // TestCoverSweep measures what covers cost: for wallets of 5, 20 and
