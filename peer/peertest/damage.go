@@ -1,8 +1,6 @@
 package peertest
 
 import (
-	"io"
-	"net"
 	"sync"
 	"testing"
 )
@@ -28,22 +26,7 @@ type Damager struct {
 func NewDamager(t testing.TB, target, cmd string, at int) *Damager {
 	t.Helper()
 	d := &Damager{cmd: cmd, at: at}
-	var s server
-	d.Addr = s.start(t, func(client net.Conn) {
-		node, err := net.Dial("tcp", target)
-		if err != nil {
-			return
-		}
-		if !s.track(node) {
-			return
-		}
-		s.run(func() {
-			io.Copy(node, client)
-			node.Close()
-		})
-		d.pipe(client, node)
-		client.Close()
-	})
+	d.Addr = startFrameRelay(t, target, d.edit)
 	return d
 }
 
@@ -54,20 +37,17 @@ func (d *Damager) Damaged() bool {
 	return d.done
 }
 
-// pipe copies the node's messages to the client, damaging the first of
-// d.cmd.
-func (d *Damager) pipe(client, node net.Conn) {
-	relayFrames(client, node, func(cmd string, _, payload []byte) []byte {
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		if cmd == d.cmd && !d.done && len(payload) > 0 {
-			i := d.at
-			if i < 0 {
-				i += len(payload)
-			}
-			payload[min(max(i, 0), len(payload)-1)] ^= 0x10
-			d.done = true
+// edit damages the first message of d.cmd.
+func (d *Damager) edit(cmd string, _, payload []byte) []byte {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if cmd == d.cmd && !d.done && len(payload) > 0 {
+		i := d.at
+		if i < 0 {
+			i += len(payload)
 		}
-		return payload
-	})
+		payload[min(max(i, 0), len(payload)-1)] ^= 0x10
+		d.done = true
+	}
+	return payload
 }

@@ -3,8 +3,6 @@ package peertest
 import (
 	"bytes"
 	"encoding/binary"
-	"io"
-	"net"
 	"sync"
 	"testing"
 
@@ -33,22 +31,7 @@ type StaleSums struct {
 func NewStaleSums(t testing.TB, target string, data []byte, n int) *StaleSums {
 	t.Helper()
 	r := &StaleSums{data: data, left: n}
-	var s server
-	r.Addr = s.start(t, func(client net.Conn) {
-		node, err := net.Dial("tcp", target)
-		if err != nil {
-			return
-		}
-		if !s.track(node) {
-			return
-		}
-		s.run(func() {
-			io.Copy(node, client)
-			node.Close()
-		})
-		r.pipe(client, node)
-		client.Close()
-	})
+	r.Addr = startFrameRelay(t, target, r.edit)
 	return r
 }
 
@@ -74,14 +57,12 @@ func (r *StaleSums) CFilterBytes() int64 {
 	return r.passed
 }
 
-// pipe copies the node's messages to the client, replacing filters.
-func (r *StaleSums) pipe(client, node net.Conn) {
-	relayFrames(client, node, func(cmd string, hdr, payload []byte) []byte {
-		if cmd == wire.CmdCFilter {
-			return r.replace(hdr, payload)
-		}
-		return payload
-	})
+// edit replaces the filters of cfilter messages.
+func (r *StaleSums) edit(cmd string, hdr, payload []byte) []byte {
+	if cmd == wire.CmdCFilter {
+		return r.replace(hdr, payload)
+	}
+	return payload
 }
 
 // replace returns the cfilter payload with the relay's filter in place of
