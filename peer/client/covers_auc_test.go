@@ -51,9 +51,8 @@ func pooledAUC(wallet, covers [][]float64, draws int) (auc, lo, hi float64) {
 // one of b, ties half, in O((n+m) log(n+m)).
 func aucRanked(a, b []float64) float64 {
 	type v struct {
-		x    float64
-		inA  bool
-		rank float64
+		x   float64
+		inA bool
 	}
 	vs := make([]v, 0, len(a)+len(b))
 	for _, x := range a {
