@@ -42,9 +42,9 @@ import (
 // payer's payment with change), so the covers' riders per appearance
 // run above the wallet's and their groups hold a script more (on a
 // chain of other users' transactions of mainnet's shapes, 32 clients,
-// a margin of two and a half: riders AUC 0.41 to 0.46, group size AUC
-// 0.43 to 0.47;
-// TestCoverRidersLikeWallet, TestCoverChainsLikeWallet).
+// the margin of one and a half: riders AUC 0.42 to 0.43, group size AUC
+// 0.40 to 0.44; a margin of two and a half: 0.41 to 0.46 and 0.43 to
+// 0.47; TestCoverRidersLikeWallet, TestCoverChainsLikeWallet).
 
 // riders returns the riders of script over the blocks held at heights
 // (txMates), and how many of those blocks were held.

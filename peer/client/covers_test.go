@@ -1392,8 +1392,8 @@ func TestMargin(t *testing.T) {
 		short, want map[leak.Profile]int
 	}{
 		{nil, map[leak.Profile]int{}},
-		{map[leak.Profile]int{a: 1}, map[leak.Profile]int{a: 3}},
-		{map[leak.Profile]int{a: 4, b: 5, c: 10}, map[leak.Profile]int{a: 10, b: 13, c: 25}},
+		{map[leak.Profile]int{a: 1}, map[leak.Profile]int{a: 2}},
+		{map[leak.Profile]int{a: 4, b: 5, c: 10}, map[leak.Profile]int{a: 6, b: 8, c: 15}},
 	} {
 		if got := margin(tc.short); !maps.Equal(got, tc.want) {
 			t.Errorf("margin(%v) = %v, want %v", tc.short, got, tc.want)
