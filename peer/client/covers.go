@@ -1218,8 +1218,9 @@ func (cs *coverScan) room(bound int, coverHeights [][]int32) int {
 // to 0.47 and 0.44 to 0.46 (four runs), 2.21 to 2.28 (1.87 to 1.92 ×); at
 // 3, 0.41 to 0.48 (five runs) and 0.41 to 0.43 (four), 2.3 (1.95 ×). A
 // margin above 1.5 costs small wallets their strictest targets: at 2.5 a
-// wallet of 5 scripts did not meet 0.3 in 12 sessions (TestCoverSweep,
-// two runs of two), where at 1.5 it met it at the 5th and 7th. The margin
+// wallet of 5 scripts did not meet 0.3 in 12 sessions in either of two
+// runs (TestCoverSweep), at 1.5 in two runs of three (at the 5th and the
+// 7th; the third stopped one chain short). The margin
 // is bounded by what the reserve offers: a chain's group is its scripts
 // and the scripts seen once in its transactions (the attack's riders),
 // and which of those a chain has is read on its blocks, most of which no
