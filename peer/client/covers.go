@@ -75,9 +75,12 @@ import (
 // range keyed by the set's seed, resumed where the last scan stopped),
 // whose candidates join the reserve; twice as many blocks after each
 // scan short in a row (cover.Explore), leaving room within the bound
-// (MaxCoverBlocks) for the blocks of the chains still short, since a
-// rare class may hide in a few blocks of thousands while exploring more
-// than needed makes the covers' groups larger than the wallet's.
+// (MaxCoverBlocks) for the blocks of the chains still short, and for
+// those of the chains drawn unless the covers are short even with them
+// and those settling turned down (the scan then fetches none of them),
+// since a rare class may hide in a few blocks of thousands while
+// exploring more than needed makes the covers' groups larger than the
+// wallet's.
 //
 // Order. The blocks explored are the only ones fetched before the
 // plan is whole, and hold no script of the wallet's nor of any cover:

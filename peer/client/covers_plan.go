@@ -39,8 +39,9 @@ func (cs *coverScan) exploreRounds(ctx context.Context, log *scanLog, bound int,
 	// Draw what the reserve holds and settle the chains drawn against
 	// the whole plan; still short, explore blocks for the next scan
 	// (twice as many after each scan short in a row), leaving room
-	// within the bound for the blocks of the chains still short: this
-	// scan draws none of the chains it finds. Only a match of the
+	// within the bound for the blocks of the chains still short, and
+	// of those drawn where the scan may fetch them (exploreBeside):
+	// this scan draws none of the chains it finds. Only a match of the
 	// wallet's the blocks explored show false, which changes what the
 	// wallet needs, has it draw and explore again.
 	cs.foundNow = map[string]bool{}
@@ -51,7 +52,7 @@ func (cs *coverScan) exploreRounds(ctx context.Context, log *scanLog, bound int,
 		if n == 0 {
 			break
 		}
-		room := cs.room(bound, cs.withPending(coverHeights)) - n*max(cs.largest, 1)
+		room := cs.room(bound, cs.exploreBeside(coverHeights)) - n*max(cs.largest, 1)
 		ask := min(max(minExploreBlocks, exploreFactor*n)<<min(round, maxEscalation), room)
 		hs := cs.exploreNext(ask)
 		cs.rangeDone = cs.rangeDone || (ask > 0 && len(hs) < ask)
@@ -71,6 +72,31 @@ func (cs *coverScan) exploreRounds(ctx context.Context, log *scanLog, bound int,
 		short = cs.need()
 	}
 	return nil
+}
+
+// exploreBeside is what exploring leaves room beside within the bound:
+// the covers in use at inUse and, where the scan may yet fetch them,
+// the pending chains. Covers short even with the chains settling
+// turned down taken back (readmit), and not allowed short
+// (Config.AllowShortCovers), the scan stops before fetching any
+// pending chain: leaving room for them would leave a scan whose draw
+// fills the bound exploring nothing, and every scan after it drawing
+// the same chains short.
+func (cs *coverScan) exploreBeside(inUse [][]int32) [][]int32 {
+	if (cs.c == nil || !cs.c.cfg.AllowShortCovers) && cs.shortAnyway() {
+		return inUse
+	}
+	return cs.withPending(inUse)
+}
+
+// shortAnyway reports whether the covers are short with the pending
+// chains and those settling turned down alike.
+func (cs *coverScan) shortAnyway() bool {
+	pending := cs.pending
+	cs.pending = slices.Concat(pending, cs.turned)
+	short := len(cs.need()) > 0
+	cs.pending = pending
+	return short
 }
 
 // closePlan settles the chains drawn against the plan once more, the
