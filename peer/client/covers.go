@@ -1220,10 +1220,10 @@ func (cs *coverScan) room(bound int, coverHeights [][]int32) int {
 // 2, 0.42 to 0.43 and 0.40 to 0.44 (two runs), 1.9 (1.6 ×); at 2.5, 0.44
 // to 0.47 and 0.44 to 0.46 (four runs), 2.21 to 2.28 (1.87 to 1.92 ×); at
 // 3, 0.41 to 0.48 (five runs) and 0.41 to 0.43 (four), 2.3 (1.95 ×). A
-// margin above 1.5 costs small wallets their strictest targets: at 2.5 a
+// margin above 1.5 cost small wallets their strictest targets: at 2.5 a
 // wallet of 5 scripts did not meet 0.3 in 12 sessions in either of two
-// runs (TestCoverSweep), at 1.5 in two runs of three (at the 5th and the
-// 7th; the third stopped one chain short). The margin
+// runs (TestCoverSweep), at 1.5 in two runs of three (both before a scan
+// short anyway explored beside the covers in use only). The margin
 // is bounded by what the reserve offers: a chain's group is its scripts
 // and the scripts seen once in its transactions (the attack's riders),
 // and which of those a chain has is read on its blocks, most of which no
