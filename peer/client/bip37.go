@@ -446,14 +446,29 @@ func (s *bip37Scan) load(ctx context.Context, watch []WatchItem) error {
 
 // draw builds the filter of the watch list and found, with a fresh tweak
 // (the fixed one if set), filled to the larger of FPRate and
-// MinFilterRate.
+// MinFilterRate. A filter holding the empty element is drawn again, up to
+// emptyDraws times in all: btcd tests OP_0's empty push against the
+// filter (Core skips empty data), so such a filter makes a btcd node send
+// every transaction with a version 0 witness output, and the client,
+// matching by Core's rule, would count them unmatched and drop the node.
+// It happens to a filter with the probability of its false positives.
 func (s *bip37Scan) draw(watch []WatchItem, found []wire.OutPoint) (*bip37.Filter, error) {
-	tweak := rand.Uint32()
-	if s.opt.Tweak != nil {
-		tweak = *s.opt.Tweak
+	for i := 1; ; i++ {
+		tweak := rand.Uint32()
+		if s.opt.Tweak != nil {
+			tweak = *s.opt.Tweak
+		}
+		f, err := newWatchFilter(watch, found, s.opt.Sizing, s.opt.FPRate, max(s.opt.FPRate, s.opt.MinFilterRate), tweak, s.opt.Flags)
+		if err != nil || !f.Contains(nil) || i == emptyDraws {
+			return f, err
+		}
 	}
-	return newWatchFilter(watch, found, s.opt.Sizing, s.opt.FPRate, max(s.opt.FPRate, s.opt.MinFilterRate), tweak, s.opt.Flags)
 }
+
+// emptyDraws bounds the filters draw builds for one: only a filter near a
+// false-positive rate of 1, which matches nearly everything anyway, holds
+// the empty element that often.
+const emptyDraws = 32
 
 // block processes one filtered block. It reports again when outpoints
 // were added with filteradd, so the block must be asked for again; its

@@ -103,9 +103,11 @@ func chainTxs(t *testing.T, to int32) []*wire.MsgTx {
 // the node sends false positives as often as the filter's rate says: the
 // count of false-positive transactions is within the Poisson interval of
 // the sum (at 4 standard deviations), over the chain's other transactions, of the chance one of
-// their elements matches at the filter's rate from its bits. Elements
-// several transactions share (the coinbases' payee and extranonce) make
-// all of them match together; a filter holding one is drawn again. The
+// their elements matches at the node's filter's rate from its bits: the
+// filter loaded with the outpoints found added to it. Elements several
+// transactions share (the coinbases' payee, flag and null outpoint) make
+// all of them match together; a scan whose filter holds one, loaded or
+// after an outpoint added, is run again with a fresh filter. The
 // node does not add what matches to the filter (BloomUpdateNone): with
 // BloomUpdateAll a false positive's outpoints join it, and every later
 // transaction spending from one matches too, a chain the rate does not
@@ -121,11 +123,12 @@ func TestBIP37ScanFalsePositivesAtRate(t *testing.T) {
 	}
 	for _, rate := range []float64{0.001, 0.01, 0.05} {
 		for try := 0; ; try++ {
-			res, f := scanOneFilter(t, items(fx.watch), BIP37Options{FPRate: rate, Flags: wire.BloomUpdateNone, MaxReloads: -1})
-			q := f.Stats().FalsePositiveRate
-			if lo, hi := rateInterval(f.Size()*8, f.HashFuncs(), rate); q < rate || q > hi {
-				t.Errorf("rate %v: the filter loaded matches at %.3g from its bits, want within [%v, %.3g] (binomial from %.3g)", rate, q, rate, hi, lo)
+			res, loaded, added := scanOneFilter(t, items(fx.watch), BIP37Options{FPRate: rate, Flags: wire.BloomUpdateNone, MaxReloads: -1})
+			if q := loaded.Stats().FalsePositiveRate; q < rate || q > rateHigh(loaded, rate) {
+				t.Errorf("rate %v: the filter loaded matches at %.3g from its bits, want within [%v, %.3g]", rate, q, rate, rateHigh(loaded, rate))
 			}
+			f := withAdded(t, loaded, added)
+			q := f.Stats().FalsePositiveRate
 			shared := false
 			want, others := 0.0, 0
 			for _, tx := range txs {
@@ -145,7 +148,7 @@ func TestBIP37ScanFalsePositivesAtRate(t *testing.T) {
 			}
 			if shared {
 				if try == 5 {
-					t.Fatalf("rate %v: every filter of 6 holds an element many transactions share", rate)
+					t.Fatalf("rate %v: every filter of 6 held an element many transactions share", rate)
 				}
 				continue
 			}
@@ -179,10 +182,32 @@ func uniq(es []string) []string {
 	return out
 }
 
+// rateHigh is the highest rate a filter f built at rate shows from its
+// bits but for noise (rateInterval).
+func rateHigh(f *bip37.Filter, rate float64) float64 {
+	_, hi := rateInterval(f.Size()*8, f.HashFuncs(), rate)
+	return hi
+}
+
+// withAdded is a copy of f with the elements of added inserted: the
+// filter a node holds after the filteradd messages that followed f.
+func withAdded(t *testing.T, f *bip37.Filter, added [][]byte) *bip37.Filter {
+	t.Helper()
+	g, err := bip37.NewFilterFromParams(f.Bits(), f.HashFuncs(), f.Tweak(), f.Flags())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range added {
+		g.Add(e)
+	}
+	return g
+}
+
 // scanOneFilter scans the fixture's chain through a relay with opt,
-// checks that every payment is found, and returns the result and the one
-// filter the relay saw loaded.
-func scanOneFilter(t *testing.T, watch []WatchItem, opt BIP37Options) (*ScanResult, *bip37.Filter) {
+// checks that every payment is found, and returns the result, the one
+// filter the relay saw loaded and the data of the filteradd messages
+// that followed it.
+func scanOneFilter(t *testing.T, watch []WatchItem, opt BIP37Options) (res *ScanResult, loaded *bip37.Filter, added [][]byte) {
 	t.Helper()
 	r := &relay{h: &hangupOnce{done: true}}
 	r.lie = peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, r.forward)
@@ -196,9 +221,38 @@ func scanOneFilter(t *testing.T, watch []WatchItem, opt BIP37Options) (*ScanResu
 	if len(loads) != 1 {
 		t.Fatalf("%d filterloads", len(loads))
 	}
-	f, err := bip37.NewFilterFromParams(loads[0].Filter, loads[0].HashFuncs, loads[0].Tweak, loads[0].Flags)
+	loaded, err = bip37.NewFilterFromParams(loads[0].Filter, loads[0].HashFuncs, loads[0].Tweak, loads[0].Flags)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return res, f
+	for _, m := range r.lie.Requests() {
+		if a, ok := m.(*wire.MsgFilterAdd); ok {
+			added = append(added, a.Data)
+		}
+	}
+	return res, loaded, added
+}
+
+// A filter the scan loads never holds the empty element, which btcd
+// matches against OP_0 (peer's TestBTCDMatchesEmptyPush): at a rate of
+// 0.1, a tenth of the filters drawn would, tweak fixed or not, and one of
+// 128 would with a chance of 1 - 0.9^128, above 0.99999.
+func TestBIP37DrawHoldsNoEmptyElement(t *testing.T) {
+	watch := []WatchItem{ScriptItem(peertest.NewKey("empty").PkScript())}
+	tweak := uint32(7)
+	for _, tc := range []struct {
+		name  string
+		tweak *uint32
+	}{{"fresh tweaks", nil}, {"fixed tweak", &tweak}} {
+		s := &bip37Scan{opt: BIP37Options{FPRate: 0.1, Tweak: tc.tweak}}
+		for i := range 128 {
+			f, err := s.draw(watch, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.Contains(nil) {
+				t.Fatalf("%s: filter %d of 128 holds the empty element", tc.name, i)
+			}
+		}
+	}
 }

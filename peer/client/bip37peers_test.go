@@ -175,7 +175,7 @@ func TestBIP37FilterFilledToMinRate(t *testing.T) {
 	needFixture(t)
 	watch := items(fx.watch)
 	const rate, floor = 0.001, 0.02
-	_, got := scanOneFilter(t, watch, BIP37Options{FPRate: rate, Flags: wire.BloomUpdateAll, MinFilterRate: floor, MaxReloads: -1})
+	_, got, _ := scanOneFilter(t, watch, BIP37Options{FPRate: rate, Flags: wire.BloomUpdateAll, MinFilterRate: floor, MaxReloads: -1})
 	bytes, k := bip37.SizingCore.Size(uint32(len(watch)*(1+WatchFilterHeadroom)), rate)
 	if got.Size() != int(bytes) || got.HashFuncs() != k {
 		t.Errorf("filter of %d bytes, %d hash functions; the rate sizes %d, %d", got.Size(), got.HashFuncs(), bytes, k)
