@@ -446,12 +446,10 @@ func (s *bip37Scan) load(ctx context.Context, watch []WatchItem) error {
 
 // draw builds the filter of the watch list and found, with a fresh tweak
 // (the fixed one if set), filled to the larger of FPRate and
-// MinFilterRate. A filter holding the empty element is drawn again, up to
-// emptyDraws times in all: btcd tests OP_0's empty push against the
-// filter (Core skips empty data), so such a filter makes a btcd node send
-// every transaction with a version 0 witness output, and the client,
-// matching by Core's rule, would count them unmatched and drop the node.
-// It happens to a filter with the probability of its false positives.
+// MinFilterRate. A filter that would match a transaction in every block
+// (matchesEveryBlock) is drawn again, up to floodDraws times in all; it
+// happens to a filter with about twice the probability of its false
+// positives.
 func (s *bip37Scan) draw(watch []WatchItem, found []wire.OutPoint) (*bip37.Filter, error) {
 	for i := 1; ; i++ {
 		tweak := rand.Uint32()
@@ -459,16 +457,31 @@ func (s *bip37Scan) draw(watch []WatchItem, found []wire.OutPoint) (*bip37.Filte
 			tweak = *s.opt.Tweak
 		}
 		f, err := newWatchFilter(watch, found, s.opt.Sizing, s.opt.FPRate, max(s.opt.FPRate, s.opt.MinFilterRate), tweak, s.opt.Flags)
-		if err != nil || !f.Contains(nil) || i == emptyDraws {
+		if err != nil || !matchesEveryBlock(f) || i == floodDraws {
 			return f, err
 		}
 	}
 }
 
-// emptyDraws bounds the filters draw builds for one: only a filter near a
+// floodDraws bounds the filters draw builds for one: only a filter near a
 // false-positive rate of 1, which matches nearly everything anyway, holds
-// the empty element that often.
-const emptyDraws = 32
+// the elements of matchesEveryBlock that often.
+const floodDraws = 32
+
+// nullOutPoint is the outpoint every coinbase input spends.
+var nullOutPoint = wire.OutPoint{Index: wire.MaxPrevOutIndex}
+
+// matchesEveryBlock reports whether f holds an element on every chain
+// nearly every block carries: the null outpoint of each coinbase, which
+// makes the node send every coinbase as a false positive and the scan
+// load a fresh filter for them, telling the node more; or the empty
+// element, which btcd tests against OP_0's empty push (Core skips empty
+// data), so that a btcd node sends every transaction with a version 0
+// witness output, which the client, matching by Core's rule, counts as
+// unmatched and drops the node for.
+func matchesEveryBlock(f *bip37.Filter) bool {
+	return f.Contains(nil) || f.ContainsOutPoint(&nullOutPoint)
+}
 
 // block processes one filtered block. It reports again when outpoints
 // were added with filteradd, so the block must be asked for again; its

@@ -234,10 +234,11 @@ func scanOneFilter(t *testing.T, watch []WatchItem, opt BIP37Options) (res *Scan
 }
 
 // A filter the scan loads never holds the empty element, which btcd
-// matches against OP_0 (peer's TestBTCDMatchesEmptyPush): at a rate of
-// 0.1, a tenth of the filters drawn would, tweak fixed or not, and one of
-// 128 would with a chance of 1 - 0.9^128, above 0.99999.
-func TestBIP37DrawHoldsNoEmptyElement(t *testing.T) {
+// matches against OP_0 (peer's TestBTCDMatchesEmptyPush), nor the null
+// outpoint of every coinbase: at a rate of 0.1, about a fifth of the
+// filters drawn would hold one, tweak fixed or not, and one of 128 would
+// with a chance above 0.99999.
+func TestBIP37DrawMatchesNotEveryBlock(t *testing.T) {
 	watch := []WatchItem{ScriptItem(peertest.NewKey("empty").PkScript())}
 	tweak := uint32(7)
 	for _, tc := range []struct {
@@ -250,8 +251,8 @@ func TestBIP37DrawHoldsNoEmptyElement(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if f.Contains(nil) {
-				t.Fatalf("%s: filter %d of 128 holds the empty element", tc.name, i)
+			if f.Contains(nil) || f.ContainsOutPoint(&wire.OutPoint{Index: wire.MaxPrevOutIndex}) {
+				t.Fatalf("%s: filter %d of 128 holds the empty element or the null outpoint", tc.name, i)
 			}
 		}
 	}
