@@ -27,7 +27,11 @@ func (p *Peer) GetCFCheckpt(ctx context.Context, stop chainhash.Hash, want int) 
 	if err := p.send(ctx, op, wire.NewMsgGetCFCheckpt(wire.GCSFilterRegular, &stop), deadline); err != nil {
 		return nil, err
 	}
-	m, err := p.recv(ctx, op, deadline, is[*wire.MsgCFCheckpt])
+	nonce, err := p.sendBarrier(ctx, op, deadline)
+	if err != nil {
+		return nil, err
+	}
+	m, err := p.recvBarred(ctx, op, deadline, is[*wire.MsgCFCheckpt], nonce)
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +70,11 @@ func (p *Peer) GetCFHeaders(ctx context.Context, start int32, stop chainhash.Has
 	if err := p.send(ctx, op, wire.NewMsgGetCFHeaders(wire.GCSFilterRegular, uint32(start), &stop), deadline); err != nil {
 		return prev, nil, err
 	}
-	m, err := p.recv(ctx, op, deadline, is[*wire.MsgCFHeaders])
+	nonce, err := p.sendBarrier(ctx, op, deadline)
+	if err != nil {
+		return prev, nil, err
+	}
+	m, err := p.recvBarred(ctx, op, deadline, is[*wire.MsgCFHeaders], nonce)
 	if err != nil {
 		return prev, nil, err
 	}
@@ -110,7 +118,9 @@ const MaxCFiltersPerRequest = 2 * wire.MaxGetCFiltersReqRange
 // fn runs on the connection's read loop as each filter is read, so that
 // the filters of an answer cost no hand-off between goroutines and none
 // is read ahead of fn: it must not block, nor call p. It never runs
-// after GetCFilters returned.
+// after GetCFilters returned. A node that sends no more of the answer
+// ends it at once with an *UnansweredError (see the package
+// documentation), as GetCFHeaders and GetCFCheckpt do.
 func (p *Peer) GetCFilters(ctx context.Context, start int32, blocks []chainhash.Hash, fn func(i int, data []byte) error) error {
 	return p.GetCFiltersSummed(ctx, start, blocks, func(i int, data []byte, _ PayloadSum) error { return fn(i, data) })
 }
@@ -170,16 +180,23 @@ func (p *Peer) GetCFiltersSummed(ctx context.Context, start int32, blocks []chai
 			return err
 		}
 	}
-	run := &filterRun{blocks: blocks, fn: fn}
-	m, err := p.await(ctx, op, deadline, wanted{is[*wire.MsgCFilter], len(blocks), run.take})
+	nonce, err := p.sendBarrier(ctx, op, deadline)
+	if err != nil {
+		return err
+	}
+	run := &filterRun{blocks: blocks, fn: fn, nonce: nonce}
+	m, err := p.await(ctx, op, deadline, wanted{run.want, len(blocks), run.take})
 	run.stop()
 	if err != nil {
 		return err
 	}
-	cf, i := m.(*wire.MsgCFilter), run.next
 	if !run.wrong && run.err == nil {
+		if run.next < len(blocks) {
+			return p.unanswered(op, run.next, len(blocks))
+		}
 		return nil
 	}
+	cf, i := m.(*wire.MsgCFilter), run.next
 	if !p.intact(cf) {
 		return p.damaged(op, "the filter for block %v (height %d)", blocks[i], start+int32(i))
 	}
@@ -193,10 +210,12 @@ func (p *Peer) GetCFiltersSummed(ctx context.Context, start int32, blocks []chai
 
 // filterRun is a getcfilters answer as the read loop takes it: each
 // filter is checked to be for the block at its position and handed to
-// fn there, until one fails or the last was taken.
+// fn there, until one fails, the last was taken, or the barrier's pong
+// came first (see the package documentation).
 type filterRun struct {
 	blocks []chainhash.Hash
 	fn     func(i int, data []byte, sum PayloadSum) error
+	nonce  uint64 // the barrier's
 
 	mu      sync.Mutex // held while fn runs
 	next    int        // the position of the filter taken next, or of the one that failed
@@ -205,11 +224,28 @@ type filterRun struct {
 	stopped bool       // take calls fn no more
 }
 
+// want is the request's want (see wanted): a filter while some are
+// due, or the barrier's pong. It runs on the read loop.
+func (f *filterRun) want(m wire.Message) bool {
+	if isPong(m, f.nonce) {
+		return true
+	}
+	_, ok := m.(*wire.MsgCFilter)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return ok && f.next < len(f.blocks)
+}
+
 // take is the request's take (see wanted): it runs on the read loop.
+// The answer ends early if the barrier's pong comes first.
 func (f *filterRun) take(d delivery) (done bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.stopped {
+		return true
+	}
+	if isPong(d.msg, f.nonce) {
+		f.stopped = true
 		return true
 	}
 	cf := d.msg.(*wire.MsgCFilter)

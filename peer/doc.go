@@ -32,6 +32,21 @@
 // would be taken for the next request's: dial again to go on. Latency
 // keeps a moving average of the node's answer times.
 //
+// A request for compact filters, their headers or their checkpoints is
+// followed by a ping, its barrier. A node handles one peer's messages in
+// order and queues all it sends for one before it handles the next (btcd
+// and Core alike), so the barrier's pong comes after all the node will
+// send of the answer. A pong before the answer is whole means that no
+// more of it will come: btcd says nothing when asked for the filters or
+// filter headers up to a block that is no longer on its chain, which an
+// honest reorganization between two requests leaves, and waiting would
+// cost the whole timeout. Such a request fails at once with an
+// *UnansweredError, which wraps ErrStalled, and drops the connection, as
+// a timeout does. The pong that follows a whole answer comes after the
+// request ended: the last few barriers' pongs are dropped then, not
+// charged as unsolicited. A node may send its pong early to end a
+// request: that is no more than not answering, which it can always do.
+//
 // # Reading and writing
 //
 // One goroutine reads the connection. It answers pings and getdata itself

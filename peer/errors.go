@@ -131,6 +131,26 @@ func (e *TimeoutError) Error() string {
 // Unwrap returns ErrStalled.
 func (e *TimeoutError) Unwrap() error { return ErrStalled }
 
+// UnansweredError is a request the node finished without answering it
+// whole: the pong of a ping sent right after the request came first, so
+// no more of the answer will come (see the package documentation). btcd does so for the
+// filters or filter headers of a block no longer on its chain, which an
+// honest reorganization leaves: it proves no lie. It is what a request
+// that timed out would have been, at once: it wraps ErrStalled; test with
+// errors.As.
+type UnansweredError struct {
+	Got  int // the messages of the answer the node sent
+	Want int // the messages the answer needed
+}
+
+func (e *UnansweredError) Error() string {
+	return fmt.Sprintf("%v: no complete answer: %d of %d messages before the pong of a ping sent after the request (the node will send no more of it; btcd does so for blocks no longer on its chain)",
+		ErrStalled, e.Got, e.Want)
+}
+
+// Unwrap returns ErrStalled.
+func (e *UnansweredError) Unwrap() error { return ErrStalled }
+
 // ProxyError is a connection through the SOCKS5 proxy of SOCKS5 that
 // failed at the proxy: the proxy itself could not be reached (Target
 // empty), or it was reached and did not connect to Target (it refused,

@@ -186,6 +186,11 @@ func TestSlowAnswersShowInLatency(t *testing.T) {
 			if _, err := p.GetCFCheckpt(context.Background(), stop, 0); err != nil {
 				t.Fatalf("%s: %v", p.Addr(), err)
 			}
+			// The relay holds what it holds one message after another:
+			// the request's barrier pong (see the package
+			// documentation), held after its answer, goes through
+			// before the next request, whose answer it would hold up.
+			time.Sleep(delay + 100*time.Millisecond)
 		}
 	}
 	t.Logf("latency: direct %v, answers held %v: %v", fast.Latency(), delay, sp.Latency())

@@ -87,9 +87,12 @@ type Peer struct {
 	conn   net.Conn
 	frames frameReader // the read loop's
 	held   heldWant    // the read loop's
-	remote *wire.MsgVersion
-	pver   atomic.Uint32 // negotiated protocol version
-	addrV2 atomic.Bool   // the node sent sendaddrv2
+	// barriers are the pings sent after requests whose pongs may still
+	// come (see the package documentation).
+	barriers barriers
+	remote   *wire.MsgVersion
+	pver     atomic.Uint32 // negotiated protocol version
+	addrV2   atomic.Bool   // the node sent sendaddrv2
 
 	done     chan struct{} // closed when the connection is gone
 	doneOnce sync.Once

@@ -87,6 +87,9 @@ func (p *Peer) dispatch(d delivery, n int) error {
 	if p.handOff(d) {
 		return nil
 	}
+	if pong, ok := msg.(*wire.MsgPong); ok && p.barriers.came(pong.Nonce) {
+		return nil // after its request's whole answer
+	}
 	return p.unsolicited(msg, n, now)
 }
 
