@@ -92,11 +92,7 @@ func (cs *coverScan) exploreBeside(inUse [][]int32) [][]int32 {
 // shortAnyway reports whether the covers are short with the pending
 // chains and those settling turned down alike.
 func (cs *coverScan) shortAnyway() bool {
-	pending := cs.pending
-	cs.pending = slices.Concat(pending, cs.turned)
-	short := len(cs.need()) > 0
-	cs.pending = pending
-	return short
+	return len(cs.needWith(cs.turned)) > 0
 }
 
 // closePlan settles the chains drawn against the plan once more, the
@@ -110,7 +106,7 @@ func (cs *coverScan) closePlan(bound int, coverHeights [][]int32) ([]int32, erro
 	cs.settle(bound, coverHeights)
 	short := cs.need()
 	if len(short) > 0 {
-		short = cs.readmit(cs.need)
+		short = cs.readmit(cs.needWith)
 	}
 	cs.bounded, cs.inUseHeights = bound, coverHeights
 	coverHeights = cs.withPending(coverHeights)
@@ -192,7 +188,7 @@ func (cs *coverScan) settleFetched() {
 	}
 	short := cs.need()
 	if len(short) > 0 {
-		short = cs.readmit(cs.need)
+		short = cs.readmit(cs.needWith)
 	} else if !cs.matchRiders() {
 		cs.trim()
 	}
