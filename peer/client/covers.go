@@ -296,6 +296,10 @@ type coverScan struct {
 	grown      int
 	turned     []pendingChain
 	readmitted int
+	// unfit holds the chains drawn that settle left out for the bound
+	// (their blocks lie beyond it): the covers short with them counted
+	// are those the reserve could not give (closePlan).
+	unfit []pendingChain
 	// bounded is the scan's bound (bound), inUseHeights the heights
 	// of the covers in use, kept by plan for the settling of the
 	// pending chains on the blocks fetched (settleFetched).
@@ -917,6 +921,8 @@ func (cs *coverScan) settle(bound int, inUse [][]int32) {
 		if fits[i] {
 			cs.grown++
 			cs.turned = append(cs.turned, ch)
+		} else {
+			cs.unfit = append(cs.unfit, ch)
 		}
 	}
 	cs.pending = kept
@@ -1607,9 +1613,15 @@ func (cs *coverScan) keep(blocks []*wire.MsgBlock) {
 // wallet's blocks short of the target instead.
 type PrivacyTargetError struct {
 	Target float64
-	// Short counts the cover chains short of the target; Unfetched the
-	// covers in use whose blocks the bound left out.
-	Short, Unfetched int
+	// Short counts the cover chains short of the target with every
+	// chain drawn, those whose blocks the bound left out included;
+	// OnlyBound the chains short only because the bound left out the
+	// blocks of chains drawn for them; Unfetched the covers in use whose
+	// blocks the bound left out. A scan short with every chain drawn
+	// explores beside the covers in use only, its blocks explored taking
+	// the room of the chains drawn (it fetches none of them), so
+	// Reason names OnlyBound only where nothing else is short.
+	Short, OnlyBound, Unfetched int
 	// ShortClasses are the classes (appearances in the range, up to
 	// leak.MaxProfileClass) of the wallet's chains whose covers are
 	// short.
@@ -1659,6 +1671,8 @@ func (e *PrivacyTargetError) Reason() string {
 		chains += " (for the wallet's chains of scripts seen " + strings.Join(cls, ", ") + " times)"
 	}
 	switch {
+	case e.Short == 0 && e.OnlyBound > 0:
+		s = fmt.Sprintf("%s short only for %s, which left out the blocks of the chains drawn for them", nounCount(e.OnlyBound, "cover chain"), bound)
 	case e.Short > 0 && e.RangeExplored:
 		s = fmt.Sprintf("%s after exploring every block of the range (%s in this scan): it holds too few cover candidates", chains, nounCount(e.Explored, "block"))
 	case e.Short > 0:

@@ -1,7 +1,10 @@
 package client
 
 import (
+	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/btcsuite/btcd/chaincfg"
@@ -111,5 +114,55 @@ func TestNeedWithLeavesPending(t *testing.T) {
 	cs.trim()
 	if n := len(cs.pending); n != 3 || len(cs.need()) != 0 {
 		t.Errorf("trim kept %d chains (need %v), want the 3 the covers need", n, cs.need())
+	}
+}
+
+// TestShortCountsChainsDrawn: a scan short even with every chain drawn
+// explores beside the covers in use only, and the blocks explored then
+// leave the chains drawn beyond the bound; the chains short the error
+// reports are those short with every chain drawn, not those the blocks
+// explored crowded out of the bound. Where the chains drawn would meet
+// the target, the error says the bound alone left them out.
+func TestShortCountsChainsDrawn(t *testing.T) {
+	script := func(i byte) []byte { s, _ := p2wpkhSpend(i); return s }
+	chain := func(i byte) pendingChain {
+		return pendingChain{members: []member{{script: script(i), heights: []int32{150 + int32(i)}, group: uint64(i)}}}
+	}
+	for _, tc := range []struct {
+		name             string
+		drawn            []byte
+		short, onlyBound int
+	}{
+		// One wallet chain of one script seen once: at 0.3, three cover
+		// chains of its shape.
+		{"two chains drawn of three", []byte{2, 3}, 1, 2},
+		{"three chains drawn of three", []byte{2, 3, 4}, 0, 3},
+	} {
+		set, _, err := cover.Open(t.TempDir(), &chaincfg.RegressionNetParams)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs := &coverScan{set: set, from: 100, to: 299, target: 0.3, c: &Client{}, walletAt: map[int32]bool{120: true}, foundNow: map[string]bool{}}
+		cs.walletProf = cs.profiles([]member{{script: script(1), heights: []int32{120}, group: 1}})
+		for _, i := range tc.drawn {
+			cs.pending = append(cs.pending, chain(i))
+		}
+		// Exploring took the bound of two blocks.
+		const bound = 2
+		cs.explored = []int32{200, 201}
+		_, err = cs.closePlan(bound, nil)
+		var e *PrivacyTargetError
+		if !errors.As(err, &e) {
+			t.Fatalf("%s: %v, want a *PrivacyTargetError", tc.name, err)
+		}
+		if e.Short != tc.short || e.OnlyBound != tc.onlyBound {
+			t.Errorf("%s: %d chains short and %d only for the bound, want %d and %d: %v", tc.name, e.Short, e.OnlyBound, tc.short, tc.onlyBound, e)
+		}
+		if !slices.Equal(e.ShortClasses, []int{1}) {
+			t.Errorf("%s: short classes %v, want [1]", tc.name, e.ShortClasses)
+		}
+		if want := fmt.Sprintf("%s short only for a bound of %d", nounCount(tc.onlyBound, "cover chain"), bound); tc.short == 0 && !strings.Contains(e.Error(), want) {
+			t.Errorf("%s: the error does not say %q: %v", tc.name, want, e)
+		}
 	}
 }
