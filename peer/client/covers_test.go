@@ -714,7 +714,7 @@ func TestCoverSweep(t *testing.T) {
 				// was fetched, and there is no cost to give.
 				var e *PrivacyTargetError
 				errors.As(err, &e)
-				fmt.Fprintf(&b, "| %s | %g | **not met** in %d (%d chains short, %d blocks explored in the last) | - | - | - | - | %d |\n", name, target, maxSessionsToTarget, e.Short, e.Explored, askedOf(relays))
+				fmt.Fprintf(&b, "| %s | %g | **not met** in %d (%d chains short, %d more only for the bound, %d blocks explored in the last) | - | - | - | - | %d |\n", name, target, maxSessionsToTarget, e.Short, e.OnlyBound, e.Explored, askedOf(relays))
 				continue
 			}
 			i := min(session, len(plains)) - 1
