@@ -949,7 +949,8 @@ func (cs *coverScan) planSeen(bound int, inUse [][]int32) (planned, seen map[int
 // returns what it finds then: a chain whose group grows tells itself
 // apart by its size, but a wallet's chains short of covers are exposed
 // whole. A chain is taken back only where it leaves fewer chains short.
-// needWith is coverScan.needWith but in tests.
+// needWith weighs the need with chains taken back: coverScan.needWith,
+// which changes no pending chain (a test's own in tests).
 func (cs *coverScan) readmit(needWith func(extra []pendingChain) map[leak.Profile]int) map[leak.Profile]int {
 	short := needWith(nil)
 	var back []pendingChain
@@ -1183,8 +1184,10 @@ func (cs *coverScan) addDecoy(script []byte) {
 func (cs *coverScan) trim() {
 	out := make([]bool, len(cs.pending))
 	for _, i := range rand.Perm(len(cs.pending)) {
-		out[i] = true
-		out[i] = len(cs.needOf(keptOf(cs.pending, out))) == 0
+		out[i] = true // weighed without it
+		if len(cs.needOf(keptOf(cs.pending, out))) > 0 {
+			out[i] = false
+		}
 	}
 	cs.pending = keptOf(cs.pending, out)
 }
