@@ -113,6 +113,11 @@ type Config struct {
 	// within MaxCoverBlocks fetch the wallet's blocks anyway, with the
 	// covers it has, and say so in ScanResult.Cover (Met false).
 	AllowShortCovers bool
+
+	// feedHeld bounds the bytes of filters a scan's filter feed holds
+	// until their segments are verified: zero means feedHeldBytes, a
+	// negative value none (tests, to have filters dropped).
+	feedHeld int64
 }
 
 // DefaultTargetPeers is how many peers a client keeps by default.

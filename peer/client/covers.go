@@ -296,6 +296,10 @@ type coverScan struct {
 	grown      int
 	turned     []pendingChain
 	readmitted int
+	// unfit holds the chains drawn that settle left out for the bound
+	// (their blocks lie beyond it): the covers short with them counted
+	// are those the reserve could not give (closePlan).
+	unfit []pendingChain
 	// bounded is the scan's bound (bound), inUseHeights the heights
 	// of the covers in use, kept by plan for the settling of the
 	// pending chains on the blocks fetched (settleFetched).
@@ -780,7 +784,21 @@ func (cs *coverScan) useCovers(at [][]int32) [][]int32 {
 // need is how many more cover chains of each shape the wallet's chains
 // need beside the covers in use and those pending (leak.Need).
 func (cs *coverScan) need() map[leak.Profile]int {
-	return leak.Need(cs.walletProf, cs.profiles(slices.Concat(cs.inUse, cs.pendingMembers())), cs.set.Chance(), cs.target)
+	return cs.needOf(cs.pending)
+}
+
+// needWith is need were the chains of extra pending too, after the
+// pending ones.
+func (cs *coverScan) needWith(extra []pendingChain) map[leak.Profile]int {
+	return cs.needOf(slices.Concat(cs.pending, extra))
+}
+
+// needOf is how many more cover chains of each shape the wallet's
+// chains need beside the covers in use and chains, in their order
+// (leak.Need): need for a choice of chains that changes no state of the
+// scan (the pending chains stay as they are).
+func (cs *coverScan) needOf(chains []pendingChain) map[leak.Profile]int {
+	return leak.Need(cs.walletProf, cs.profiles(slices.Concat(cs.inUse, membersOf(chains))), cs.set.Chance(), cs.target)
 }
 
 // warnDrawn says what the draw of the scan left a peer to see: chains
@@ -830,8 +848,13 @@ func (cs *coverScan) scripts() [][]byte {
 
 // pendingMembers are the members of the pending chains.
 func (cs *coverScan) pendingMembers() []member {
+	return membersOf(cs.pending)
+}
+
+// membersOf are the members of chains, in their order.
+func membersOf(chains []pendingChain) []member {
 	var out []member
-	for _, ch := range cs.pending {
+	for _, ch := range chains {
 		out = append(out, ch.members...)
 	}
 	return out
@@ -898,6 +921,8 @@ func (cs *coverScan) settle(bound int, inUse [][]int32) {
 		if fits[i] {
 			cs.grown++
 			cs.turned = append(cs.turned, ch)
+		} else {
+			cs.unfit = append(cs.unfit, ch)
 		}
 	}
 	cs.pending = kept
@@ -919,25 +944,27 @@ func (cs *coverScan) planSeen(bound int, inUse [][]int32) (planned, seen map[int
 }
 
 // readmit takes back, one at a time, the chains settle turned down
-// (their blocks are fetched already) while need, after the last round,
-// still finds the covers short, and returns what it finds then: a
-// chain whose group grows tells itself apart by its size, but a wallet's
-// chains short of covers are exposed whole.
-func (cs *coverScan) readmit(need func() map[leak.Profile]int) map[leak.Profile]int {
-	short := need()
+// (their blocks are fetched already) while needWith, after the last
+// round, still finds the covers short with those taken back, and
+// returns what it finds then: a chain whose group grows tells itself
+// apart by its size, but a wallet's chains short of covers are exposed
+// whole. A chain is taken back only where it leaves fewer chains short.
+// needWith weighs the need with chains taken back: coverScan.needWith,
+// which changes no pending chain (a test's own in tests).
+func (cs *coverScan) readmit(needWith func(extra []pendingChain) map[leak.Profile]int) map[leak.Profile]int {
+	short := needWith(nil)
+	var back []pendingChain
 	for _, i := range rand.Perm(len(cs.turned)) {
 		if len(short) == 0 {
 			break
 		}
-		cs.pending = append(cs.pending, cs.turned[i])
-		cs.readmitted++
-		if after := need(); chainsShort(after) < chainsShort(short) {
-			short = after
-		} else {
-			cs.pending = cs.pending[:len(cs.pending)-1]
-			cs.readmitted--
+		with := append(slices.Clip(back), cs.turned[i])
+		if after := needWith(with); chainsShort(after) < chainsShort(short) {
+			short, back = after, with
 		}
 	}
+	cs.pending = append(cs.pending, back...)
+	cs.readmitted += len(back)
 	cs.turned = nil
 	return short
 }
@@ -1155,15 +1182,25 @@ func (cs *coverScan) addDecoy(script []byte) {
 // not short without: the chains drawn beyond the need (margin), which
 // settling on the blocks fetched did not turn down.
 func (cs *coverScan) trim() {
+	out := make([]bool, len(cs.pending))
 	for _, i := range rand.Perm(len(cs.pending)) {
-		all := cs.pending
-		cs.pending = slices.Delete(slices.Clone(all), i, i+1)
-		if len(cs.need()) == 0 {
-			all[i].members = nil // left out below
+		out[i] = true // weighed without it
+		if len(cs.needOf(keptOf(cs.pending, out))) > 0 {
+			out[i] = false
 		}
-		cs.pending = all
 	}
-	cs.pending = slices.DeleteFunc(cs.pending, func(ch pendingChain) bool { return ch.members == nil })
+	cs.pending = keptOf(cs.pending, out)
+}
+
+// keptOf are the chains not left out (out), in their order.
+func keptOf(chains []pendingChain, out []bool) []pendingChain {
+	var kept []pendingChain
+	for i, ch := range chains {
+		if !out[i] {
+			kept = append(kept, ch)
+		}
+	}
+	return kept
 }
 
 // lapped reports whether the sweep has given every block of the range
@@ -1579,9 +1616,15 @@ func (cs *coverScan) keep(blocks []*wire.MsgBlock) {
 // wallet's blocks short of the target instead.
 type PrivacyTargetError struct {
 	Target float64
-	// Short counts the cover chains short of the target; Unfetched the
-	// covers in use whose blocks the bound left out.
-	Short, Unfetched int
+	// Short counts the cover chains short of the target with every
+	// chain drawn, those whose blocks the bound left out included;
+	// OnlyBound the chains short only because the bound left out the
+	// blocks of chains drawn for them; Unfetched the covers in use whose
+	// blocks the bound left out. A scan short with every chain drawn
+	// explores beside the covers in use only, its blocks explored taking
+	// the room of the chains drawn (it fetches none of them), so
+	// Reason names OnlyBound only where nothing else is short.
+	Short, OnlyBound, Unfetched int
 	// ShortClasses are the classes (appearances in the range, up to
 	// leak.MaxProfileClass) of the wallet's chains whose covers are
 	// short.
@@ -1631,6 +1674,8 @@ func (e *PrivacyTargetError) Reason() string {
 		chains += " (for the wallet's chains of scripts seen " + strings.Join(cls, ", ") + " times)"
 	}
 	switch {
+	case e.Short == 0 && e.OnlyBound > 0:
+		s = fmt.Sprintf("%s short only for %s, which left out the blocks of the chains drawn for them", nounCount(e.OnlyBound, "cover chain"), bound)
 	case e.Short > 0 && e.RangeExplored:
 		s = fmt.Sprintf("%s after exploring every block of the range (%s in this scan): it holds too few cover candidates", chains, nounCount(e.Explored, "block"))
 	case e.Short > 0:

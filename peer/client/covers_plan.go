@@ -92,11 +92,7 @@ func (cs *coverScan) exploreBeside(inUse [][]int32) [][]int32 {
 // shortAnyway reports whether the covers are short with the pending
 // chains and those settling turned down alike.
 func (cs *coverScan) shortAnyway() bool {
-	pending := cs.pending
-	cs.pending = slices.Concat(pending, cs.turned)
-	short := len(cs.need()) > 0
-	cs.pending = pending
-	return short
+	return len(cs.needWith(cs.turned)) > 0
 }
 
 // closePlan settles the chains drawn against the plan once more, the
@@ -110,13 +106,17 @@ func (cs *coverScan) closePlan(bound int, coverHeights [][]int32) ([]int32, erro
 	cs.settle(bound, coverHeights)
 	short := cs.need()
 	if len(short) > 0 {
-		short = cs.readmit(cs.need)
+		short = cs.readmit(cs.needWith)
 	}
 	cs.bounded, cs.inUseHeights = bound, coverHeights
 	coverHeights = cs.withPending(coverHeights)
-	cs.short = 0
-	for p, k := range short {
-		cs.short += k
+	cs.short = chainsShort(short)
+	drawn := cs.shortDrawn(short)
+	classes := drawn
+	if len(drawn) == 0 {
+		classes = short // the bound is all that is short
+	}
+	for p := range classes {
 		if !slices.Contains(cs.shortClasses, p.Class) {
 			cs.shortClasses = append(cs.shortClasses, p.Class)
 		}
@@ -127,7 +127,8 @@ func (cs *coverScan) closePlan(bound int, coverHeights [][]int32) ([]int32, erro
 	cs.rangeDone = (cs.rangeDone || cs.short > 0 && cs.lapped()) && len(cs.foundNow) == 0
 	heights, reached := cs.heights(bound, coverHeights)
 	if cs.short > 0 || reached > 0 {
-		e := &PrivacyTargetError{Target: cs.target, Short: cs.short, ShortClasses: cs.shortClasses, Unfetched: reached, Explored: len(cs.explored),
+		n := chainsShort(drawn)
+		e := &PrivacyTargetError{Target: cs.target, Short: n, OnlyBound: cs.short - n, ShortClasses: cs.shortClasses, Unfetched: reached, Explored: len(cs.explored),
 			Found: len(cs.foundNow), Bound: bound, RangeExplored: cs.rangeDone}
 		if !cs.c.cfg.AllowShortCovers {
 			cs.keep(nil)
@@ -136,6 +137,24 @@ func (cs *coverScan) closePlan(bound int, coverHeights [][]int32) ([]int32, erro
 		cs.why = append(cs.why, "covers short: "+e.Reason())
 	}
 	return heights, nil
+}
+
+// shortDrawn is what the covers are short of with every chain drawn,
+// short being what they are short of without those settle left out for
+// the bound (unfit): the chains the reserve could not give. A scan short
+// anyway explores into the room of the chains drawn, which it fetches
+// none of (exploreBeside), so that counting without them would count
+// the blocks explored, not the chains missing. Where the chains left
+// out for the bound are all that is short, it returns none.
+func (cs *coverScan) shortDrawn(short map[leak.Profile]int) map[leak.Profile]int {
+	if len(short) == 0 || len(cs.unfit) == 0 {
+		return short
+	}
+	drawn := cs.needWith(cs.unfit)
+	if chainsShort(drawn) > chainsShort(short) {
+		return short
+	}
+	return drawn
 }
 
 // drawSettled draws the chains of short from the reserve and settles
@@ -192,7 +211,7 @@ func (cs *coverScan) settleFetched() {
 	}
 	short := cs.need()
 	if len(short) > 0 {
-		short = cs.readmit(cs.need)
+		short = cs.readmit(cs.needWith)
 	} else if !cs.matchRiders() {
 		cs.trim()
 	}

@@ -189,9 +189,8 @@ func (cs *coverScan) matchRiders() bool {
 	// them, and those of earlier scans.
 	_, seen := cs.planSeen(cs.bounded, cs.inUseHeights)
 	all := cs.pending
-	cs.pending = nil
 	want := map[int]int{}
-	for p, k := range cs.need() {
+	for p, k := range cs.needOf(nil) {
 		want[min(p.Class, leak.MaxProfileClass)] += k
 	}
 	// Each chain's group as the attack forms it on the blocks the
@@ -247,11 +246,10 @@ func (cs *coverScan) matchRiders() bool {
 	for _, i := range best {
 		kept = append(kept, all[i])
 	}
-	cs.pending = kept
-	if len(cs.need()) > 0 {
-		cs.pending = all
+	if len(cs.needOf(kept)) > 0 {
 		return false
 	}
+	cs.pending = kept
 	return true
 }
 

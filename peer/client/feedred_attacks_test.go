@@ -246,14 +246,6 @@ func TestFeedRedReorgDuringFedScan(t *testing.T) {
 	}
 }
 
-// withHeldLimit lowers the bound the feed holds filters within for the
-// test.
-func withHeldLimit(t *testing.T, limit int64) {
-	old := feedHeldLimit
-	feedHeldLimit = limit
-	t.Cleanup(func() { feedHeldLimit = old })
-}
-
 // TestFeedRedLieBeyondHeldShareBanned is TestFeedAttackLieThenTruthBanned
 // where the feed holds none of the batch's filters (its bound lowered to
 // nothing, as a batch of mainnet filters passes its share of 8 MiB): the
@@ -263,10 +255,9 @@ func withHeldLimit(t *testing.T, limit int64) {
 // for it, without being asked again, and the scan fail naming it.
 func TestFeedRedLieBeyondHeldShareBanned(t *testing.T) {
 	needFixture(t)
-	withHeldLimit(t, 0)
 	o := &onceWrong{target: blockHashAt(t, fx.height[fx.fundAlice.TxHash()])}
 	l := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, o.lie)
-	c := connect(t, 0, l.Addr)
+	c := connectWith(t, Config{Peers: []string{l.Addr}, Params: fx.node.Params, feedHeld: -1})
 	res, err := scan(t, c, "bip157", 0, c.Chain().Height())
 	st := peerStatus(c, l.Addr)
 	o.mu.Lock()
@@ -512,10 +503,9 @@ func TestFeedRedColludersFasterThanHonest(t *testing.T) {
 // and the scan finds every watched transaction.
 func TestFeedRedDamageBeyondHeldShareNotBanned(t *testing.T) {
 	needFixture(t)
-	withHeldLimit(t, 0)
 	relay := peertest.NewStaleSums(t, fx.node.P2PAddr, []byte{0}, 1)
 	log := &lockedWriter{w: &bytes.Buffer{}}
-	c := connectWith(t, Config{Peers: []string{relay.Addr}, Params: fx.node.Params, Log: log})
+	c := connectWith(t, Config{Peers: []string{relay.Addr}, Params: fx.node.Params, Log: log, feedHeld: -1})
 	res, err := scan(t, c, "bip157", 0, c.Chain().Height())
 	if err != nil {
 		t.Fatal(err)
@@ -534,5 +524,28 @@ func TestFeedRedDamageBeyondHeldShareNotBanned(t *testing.T) {
 		if strings.Contains(line, "damaged on the way") {
 			t.Log(line)
 		}
+	}
+}
+
+// TestFeedHeldLimit: a feed holds filters within feedHeldBytes unless
+// its client's configuration lowers the bound (Config.feedHeld), each
+// feed by its own client's, so that a test lowering it changes no other
+// client's feed.
+func TestFeedHeldLimit(t *testing.T) {
+	for _, tc := range []struct {
+		held, want int64
+	}{
+		{0, feedHeldBytes},
+		{-1, 0},
+		{1 << 20, 1 << 20},
+		{2 * feedHeldBytes, feedHeldBytes},
+	} {
+		f := (&Client{cfg: Config{feedHeld: tc.held}}).newFilterFeed(nil)
+		if f.heldLimit != tc.want {
+			t.Errorf("feedHeld %d: the feed holds up to %d bytes, want %d", tc.held, f.heldLimit, tc.want)
+		}
+	}
+	if room := (&Client{cfg: Config{feedHeld: -1}}).newFilterFeed(nil).batchRoom(); room >= 0 {
+		t.Errorf("a feed that holds nothing leaves a batch %d bytes", room)
 	}
 }

@@ -57,6 +57,10 @@ type filterFeed struct {
 	err      error               // the download's failure
 	heldData int64               // bytes of filters held for the cache
 	stopped  bool                // stop ended the download
+
+	// heldLimit is the bound the feed holds filters within (the
+	// function heldLimit), set when the feed is made and never changed.
+	heldLimit int64
 }
 
 // fedSegment is a segment a filterFeed downloads: its heights, and what
@@ -86,14 +90,22 @@ const (
 	feedHeldBytes = 8 << 20
 )
 
-// feedHeldLimit is the bound the feed holds filters within:
-// feedHeldBytes, unless a test lowers it to have filters dropped.
-var feedHeldLimit int64 = feedHeldBytes
+// heldLimit is the bound a feed of a client of cfg holds filters
+// within: feedHeldBytes, unless cfg lowers it (Config.feedHeld).
+func heldLimit(cfg Config) int64 {
+	switch {
+	case cfg.feedHeld < 0:
+		return 0
+	case cfg.feedHeld > 0:
+		return min(cfg.feedHeld, feedHeldBytes)
+	}
+	return feedHeldBytes
+}
 
 // newFilterFeed returns a feed whose filters are matched against scripts.
 func (c *Client) newFilterFeed(scripts [][]byte) *filterFeed {
 	return &filterFeed{c: c, base: gcs.NewMatcher(scripts), segs: map[int]*fedSegment{}, wake: make(chan struct{}),
-		ended: make(chan struct{})}
+		ended: make(chan struct{}), heldLimit: heldLimit(c.cfg)}
 }
 
 // start starts downloading the segments of plan p that fedEligible
@@ -219,12 +231,12 @@ func (f *filterFeed) advanced() <-chan struct{} {
 }
 
 // batchRoom is the bytes of filters one batch may hold until its segment
-// is verified: what feedHeldLimit leaves, shared among the feed's peers,
+// is verified: what heldLimit leaves, shared among the feed's peers,
 // each of which holds one batch at a time, less checkRoom.
 func (f *filterFeed) batchRoom() int64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return (feedHeldLimit-f.heldData)/int64(max(len(f.ms), 1)) - checkRoom
+	return (f.heldLimit-f.heldData)/int64(max(len(f.ms), 1)) - checkRoom
 }
 
 // checkRoom is what a batch leaves of its share for checking the filters
@@ -235,7 +247,7 @@ const checkRoom = 8 * wire.MaxCFilterDataSize
 
 // put takes in batch b as m served it: its matches, its filters' hashes
 // and payload checksums (fed), and the filters, held for the cache within
-// feedHeldLimit. A filter not held is noted checked if its checksum was
+// heldLimit. A filter not held is noted checked if its checksum was
 // found right (by batch, or here before its bytes are dropped).
 func (f *filterFeed) put(b filterBatch, m *pool.Member, hits []int32, fed *fedFilters, datas [][]byte) {
 	f.mu.Lock()
@@ -260,7 +272,7 @@ func (f *filterFeed) put(b filterBatch, m *pool.Member, hits []int32, fed *fedFi
 			s.servers[int(lo-s.start)+k] = m
 			size += int64(len(data[k]))
 		}
-		if f.heldData+size <= feedHeldLimit {
+		if f.heldData+size <= f.heldLimit {
 			copy(s.datas[lo-s.start:], data)
 			f.heldData += size
 		} else {
