@@ -515,8 +515,10 @@ func TestCoverChainsLikeWallet(t *testing.T) {
 // 2.5 (four); a score of the AUC alone, without the share, took the
 // pooled AUC to 0.44 to 0.49 (three runs) by drawing covers in groups
 // smaller than the wallet's beside those larger, the share back to
-// 0.23 to 0.27.
-const maxSizeApart = 0.35
+// 0.23 to 0.27. Of 100 covers or so a run, 0.15 to 0.35 over ten runs
+// since, so the bound leaves room for a run's noise; covers drawn without
+// regard to the wallet's groups gave 0.68 to 0.71.
+const maxSizeApart = 0.4
 
 // coverClients is how many clients TestCoverChainsLikeWallet pools,
 // unless SPVFILTER_COVER_CLIENTS says more (a measurement of how many
