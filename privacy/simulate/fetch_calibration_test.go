@@ -160,6 +160,16 @@ func TestFetchCalibrationSharedClient(t *testing.T) {
 	fetchCalibration(t, simulate.RegimeSharedClient)
 }
 
+// TestFetchCalibrationMixedSelfHits scores mixed as
+// TestFetchCalibrationMixed does on seeds 9501 and 9502, which no rule
+// was chosen on: there, before the null left out its self hits (package
+// leak's documentation), the groups given P in [0.5, 0.8) were right
+// 0.821 of the time at 0.658 said (n = 168, Wilson 0.76 to 0.87), which
+// this test fails; after, 0.664 at 0.666 (n = 235).
+func TestFetchCalibrationMixedSelfHits(t *testing.T) {
+	fetchCalibrationOn(t, simulate.RegimeMixed, []uint64{9501, 9502})
+}
+
 // fetchCalibration checks regime r on its seeds: of the scripts and of
 // the groups given P >= 0.95, at least 95% must be right, and in mixed (a
 // client fetching for several wallets, on a clustered chain, where a
@@ -175,7 +185,11 @@ func TestFetchCalibrationSharedClient(t *testing.T) {
 // the lower end and 0.05 below, other than those stated
 // (knownUnderConfident).
 func fetchCalibration(t *testing.T, r simulate.Regime) {
-	seeds := fetchCalibrationSeeds[r]
+	fetchCalibrationOn(t, r, fetchCalibrationSeeds[r])
+}
+
+// fetchCalibrationOn is fetchCalibration on the given seeds.
+func fetchCalibrationOn(t *testing.T, r simulate.Regime, seeds []uint64) {
 	runs := make([]fetchRun, len(seeds))
 	t.Run("seeds", func(t *testing.T) {
 		for i, seed := range seeds {
