@@ -350,7 +350,13 @@ type unit struct {
 func (r *Report) finish() {
 	r.trim()
 	g := groupMatchesOf(r.Matched, r.Transactions)
-	r.null.finish(r.Transactions)
+	real := make(map[string]bool, len(r.Matched))
+	for i := range r.Matched {
+		if r.Matched[i].Appearances >= 2 {
+			real[r.Matched[i].Candidate] = true
+		}
+	}
+	r.null.finish(r.Transactions, real)
 	units := map[int]*unit{}
 	var order []int
 	for i := range r.Matched {
@@ -680,6 +686,9 @@ func (r *Report) classes(units map[int]*unit, g *matchGroups) map[uint64]*classC
 	}
 	for k, c := range out {
 		c.Groups += c.Matched - listed[k]
+		if r.null != nil && k >= 2 {
+			c.chanceGroups = selfCorrected(c.chanceGroups, r.null.self[k], float64(c.Groups))
+		}
 	}
 	if r.label != nil {
 		r.label.apply(r, out, units, g)
@@ -693,6 +702,27 @@ func (r *Report) classes(units map[int]*unit, g *matchGroups) map[uint64]*classC
 		r.ByAppearances = append(r.ByAppearances, out[k].Class)
 	}
 	return out
+}
+
+// selfCorrected is the null's mean count of a class's groups, m, less
+// what the shifts owe to the fetched set meeting itself (see the package
+// documentation): x of a shift's groups on average have a most appearing
+// member that the fetched set matches too, a share h = x/g of the class's
+// g groups. Those of the wallet are no chance; those of chance, about a
+// share c/g of them when c of the g groups are chance's, are. The
+// wallet's share of them is taken from the class with them taken out
+// once: c₁ = m - h(g - m), then c = m - x(1 - c₁/g) = m - h(1+h)(g - m)
+// (two steps of c = m - x + x·c/g from c = m, whose fixed point
+// (m - x)/(1 - h) is not defined when h nears 1, the shifted sets
+// meeting the fetched set everywhere: a session that fetched almost
+// every block it scanned). Never above m, nor below 0; m itself when
+// the shifts' hits reach the class's groups (x ≥ g).
+func selfCorrected(m, x, g float64) float64 {
+	if x <= 0 || g <= 0 || x >= g || m <= 0 || m >= g {
+		return m
+	}
+	h := x / g
+	return math.Max(0, m-h*(1+h)*(g-m))
 }
 
 // prob is a probability and its 95% interval.

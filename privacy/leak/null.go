@@ -63,6 +63,10 @@ type shiftNull struct {
 	// appearances of their most appearing member, and groupVar its
 	// variance over the shifts.
 	groups, groupVar map[uint64]float64
+	// self is, after finish, the mean number of groups per number of
+	// appearances whose most appearing member the fetched set itself
+	// matches (see selfCorrected).
+	self map[uint64]float64
 	// huge and hugeVar are the mean and variance of the groups of more
 	// than hugeGroup members, all of two or more appearances (those of
 	// one are counted only), whatever their number of appearances (each
@@ -231,12 +235,14 @@ func (z *shiftNull) countSingleTxs(j int, e *universe.IndexEntry, first int32) {
 }
 
 // finish groups each shift's matches as the report's are grouped and
-// counts the groups by the appearances of their most appearing member.
-func (z *shiftNull) finish(transactions bool) {
+// counts the groups by the appearances of their most appearing member,
+// and apart those whose most appearing member the fetched set itself
+// matches (matched: the report's matches of two or more appearances).
+func (z *shiftNull) finish(transactions bool, matched map[string]bool) {
 	if z == nil {
 		return
 	}
-	z.groups, z.groupVar = map[uint64]float64{}, map[uint64]float64{}
+	z.groups, z.groupVar, z.self = map[uint64]float64{}, map[uint64]float64{}, map[uint64]float64{}
 	per := make([]map[uint64]float64, len(z.shifts))
 	huge := make([]float64, len(z.shifts))
 	for j, ms := range z.multi {
@@ -253,6 +259,9 @@ func (z *shiftNull) finish(transactions bool) {
 				continue
 			}
 			per[j][ms[i].Appearances]++
+			if matched[ms[i].Candidate] {
+				z.self[ms[i].Appearances] += 1 / float64(len(z.shifts))
+			}
 			if size[i] > hugeGroup {
 				huge[j]++
 			}

@@ -14,8 +14,10 @@ import (
 // fetchCalibrationSeeds are the seeds TestFetchCalibration scores each
 // regime on: no other test uses them, and no constant or rule of the
 // block-download attack was chosen on them (pooled nesting was chosen on
-// mixed seeds 7701 to 7704). Mixed, whose claims at 0.95 and more are the
-// most and fall shortest, takes four.
+// mixed seeds 7701 to 7704, the null's self hits on 7001 and 7002; seed
+// 7903 showed their fixed point unfit, package leak's documentation).
+// Mixed, whose claims at 0.95 and more are the most and fall shortest,
+// takes four.
 var fetchCalibrationSeeds = map[simulate.Regime][]uint64{
 	simulate.RegimeReuse:  {7901, 7902},
 	simulate.RegimeChange: {7901, 7902},
@@ -130,7 +132,12 @@ var knownOverConfident = map[string]bool{}
 // (package leak's documentation), none of the three is: reuse's scripts
 // in [0.5, 0.8) 0.503 said, 0.578 right (n = 244), mixed's in [0.8,
 // 0.95) 0.914 / 0.966 (n = 641), shared-client's in [0.5, 0.8) 0.501 /
-// 0.588 (n = 485), each within 0.05 of its Wilson interval.
+// 0.588 (n = 485), each within 0.05 of its Wilson interval. Mixed's
+// groups in [0.5, 0.8), right more often than said on other seeds (0.781
+// at 0.649 on 7001 and 7002, 0.821 at 0.658 on 9501 and 9502), were so
+// since the shifts counted the wallet's own scripts as chance where the
+// fetched set met itself (package leak's documentation, self hits): here
+// 0.679 / 0.691 (n = 262) before, 0.685 / 0.685 (n = 257) after.
 var knownUnderConfident = map[string]bool{}
 
 // TestFetchCalibrationReuse, TestFetchCalibrationChange,
@@ -153,6 +160,16 @@ func TestFetchCalibrationSharedClient(t *testing.T) {
 	fetchCalibration(t, simulate.RegimeSharedClient)
 }
 
+// TestFetchCalibrationMixedSelfHits scores mixed as
+// TestFetchCalibrationMixed does on seeds 9501 and 9502, which no rule
+// was chosen on: there, before the null left out its self hits (package
+// leak's documentation), the groups given P in [0.5, 0.8) were right
+// 0.821 of the time at 0.658 said (n = 168, Wilson 0.76 to 0.87), which
+// this test fails; after, 0.664 at 0.666 (n = 235).
+func TestFetchCalibrationMixedSelfHits(t *testing.T) {
+	fetchCalibrationOn(t, simulate.RegimeMixed, []uint64{9501, 9502})
+}
+
 // fetchCalibration checks regime r on its seeds: of the scripts and of
 // the groups given P >= 0.95, at least 95% must be right, and in mixed (a
 // client fetching for several wallets, on a clustered chain, where a
@@ -168,7 +185,11 @@ func TestFetchCalibrationSharedClient(t *testing.T) {
 // the lower end and 0.05 below, other than those stated
 // (knownUnderConfident).
 func fetchCalibration(t *testing.T, r simulate.Regime) {
-	seeds := fetchCalibrationSeeds[r]
+	fetchCalibrationOn(t, r, fetchCalibrationSeeds[r])
+}
+
+// fetchCalibrationOn is fetchCalibration on the given seeds.
+func fetchCalibrationOn(t *testing.T, r simulate.Regime, seeds []uint64) {
 	runs := make([]fetchRun, len(seeds))
 	t.Run("seeds", func(t *testing.T) {
 		for i, seed := range seeds {

@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -18,12 +20,17 @@ import (
 // saw of them: each script (its probability, whether one of its session's
 // wallets holds it, its appearances, its group's size, appearances and
 // probability, whether it rides, is a passenger, batched or nested, how
-// many it is ambiguous with), each group, and per session each class of
+// many it is ambiguous with, whether it is paid, settled or escorted, and
+// whether its group holds one of the wallets' scripts), each group, and
+// per session each class of
 // two or more appearances (kind "class": the null's chance groups in the
 // probability column, the groups holding no wallet's script in the right
 // column, the class's groups in the size column). On every regime's
-// capture of TestCalibrationRegimes (SPVFILTER_FETCH_DUMP_SET=regimes),
-// or on the 24-wallet captures of SPVFILTER_FETCH_SEEDS:
+// capture of TestCalibrationRegimes (SPVFILTER_FETCH_DUMP_SET=regimes;
+// SPVFILTER_FETCH_DUMP_BASE=SEED makes them from other seeds, SEED for the
+// first regime), or on the 24-wallet captures of SPVFILTER_FETCH_SEEDS
+// (of the regimes SPVFILTER_FETCH_DUMP_REGIMES lists, comma separated,
+// when set):
 //
 //	SPVFILTER_FETCH_DUMP=claims.tsv SPVFILTER_FETCH_SEEDS=mixed:7701-7704 go test ./privacy/simulate -run TestFetchDump
 //
@@ -47,7 +54,7 @@ func TestFetchDump(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	fmt.Fprintln(w, "kind\tregime\tseed\tsession\tp\tright\tk\tsize\tgk\triding\tpassenger\tbatched\tnested\tamb\tgroupP\tmembers")
+	fmt.Fprintln(w, "kind\tregime\tseed\tsession\tp\tright\tk\tsize\tgk\triding\tpassenger\tbatched\tnested\tamb\tgroupP\tmembers\tpaid\tsettled\tescorted\tgroupRight")
 	dump := func(r simulate.Regime, seed uint64, sc *simulate.Scenario, reps []*attack.FetchReport) {
 		owns := sessionOwners(sc.Labels.Fetch)
 		for _, rep := range reps {
@@ -57,12 +64,13 @@ func TestFetchDump(t *testing.T) {
 				continue
 			}
 			for _, m := range rep.Matched {
-				size, gk, gp := 1, m.Appearances, m.Probability
+				size, gk, gp, gright := 1, m.Appearances, m.Probability, own[m.Candidate]
 				if m.Group > 0 {
 					g := rep.Groups[m.Group-1]
 					size, gk, gp = len(g.Members), g.Appearances, g.Probability
+					gright = slices.ContainsFunc(g.Members, func(c string) bool { return own[c] })
 				}
-				fmt.Fprintf(w, "script\t%s\t%d\t%s\t%.6f\t%v\t%d\t%d\t%d\t%v\t%v\t%v\t%v\t%d\t%.6f\t-\n", r, seed, rep.Session, m.Probability, own[m.Candidate], m.Appearances, size, gk, m.CoLocated, m.Passenger, m.Batched, m.Nested, len(m.AmbiguousWith), gp)
+				fmt.Fprintf(w, "script\t%s\t%d\t%s\t%.6f\t%v\t%d\t%d\t%d\t%v\t%v\t%v\t%v\t%d\t%.6f\t-\t%v\t%v\t%v\t%v\n", r, seed, rep.Session, m.Probability, own[m.Candidate], m.Appearances, size, gk, m.CoLocated, m.Passenger, m.Batched, m.Nested, len(m.AmbiguousWith), gp, m.Paid, m.Settled, m.Escorted, gright)
 			}
 			type unitTruth struct {
 				k     uint64
@@ -90,7 +98,7 @@ func TestFetchDump(t *testing.T) {
 			}
 			for _, c := range rep.ByAppearances {
 				if c.Appearances >= 2 {
-					fmt.Fprintf(w, "class\t%s\t%d\t%s\t%.6f\t%d\t%d\t%d\t0\tfalse\tfalse\tfalse\tfalse\t0\t0\t-\n", r, seed, rep.Session, c.ExpectedGroupsByShifts, chance[c.Appearances], c.Appearances, c.Groups)
+					fmt.Fprintf(w, "class\t%s\t%d\t%s\t%.6f\t%d\t%d\t%d\t0\tfalse\tfalse\tfalse\tfalse\t0\t0\t-\tfalse\tfalse\tfalse\tfalse\n", r, seed, rep.Session, c.ExpectedGroupsByShifts, chance[c.Appearances], c.Appearances, c.Groups)
 				}
 			}
 			for _, g := range rep.Groups {
@@ -102,17 +110,25 @@ func TestFetchDump(t *testing.T) {
 					}
 				}
 				rides := strings.HasPrefix(g.Reason, "some appear")
-				fmt.Fprintf(w, "group\t%s\t%d\t%s\t%.6f\t%v\t%d\t%d\t%d\t%v\tfalse\tfalse\t%v\t%v\t%.6f\t%d\n", r, seed, rep.Session, g.Probability, right, g.Appearances, len(g.Members), g.Appearances, rides, g.Nested, g.Ambiguous, g.Probability, n)
+				fmt.Fprintf(w, "group\t%s\t%d\t%s\t%.6f\t%v\t%d\t%d\t%d\t%v\tfalse\tfalse\t%v\t%v\t%.6f\t%d\tfalse\tfalse\tfalse\t%v\n", r, seed, rep.Session, g.Probability, right, g.Appearances, len(g.Members), g.Appearances, rides, g.Nested, g.Ambiguous, g.Probability, n, right)
 			}
 		}
 	}
 	if os.Getenv("SPVFILTER_FETCH_DUMP_SET") == "regimes" {
+		base := uint64(calibrationSeed)
+		if v := os.Getenv("SPVFILTER_FETCH_DUMP_BASE"); v != "" {
+			b, err := strconv.ParseUint(v, 10, 64)
+			if err != nil {
+				t.Fatalf("SPVFILTER_FETCH_DUMP_BASE=%q: %v", v, err)
+			}
+			base = b
+		}
 		for i, ri := range simulate.Regimes() {
 			r := ri.Regime
 			if r == simulate.RegimeCovered {
 				continue
 			}
-			sc := regimeScenario(t, r, calibrationSeed+uint64(i))
+			sc := regimeScenario(t, r, base+uint64(i))
 			var idx, capt bytes.Buffer
 			if err := sc.WriteIndex(&idx); err != nil {
 				t.Fatal(err)
@@ -121,15 +137,17 @@ func TestFetchDump(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, reps := attackFetches(t, sc, &capt, &idx, attack.FetchOptions{})
-			dump(r, calibrationSeed+uint64(i), sc, reps)
+			dump(r, base+uint64(i), sc, reps)
 		}
 		return
 	}
-	r, seeds := fetchSweep(t)
-	for _, seed := range seeds {
-		sc, fcapt, index := fetchCalibrationScenario(t, r, seed)
-		_, reps := attackFetches(t, sc, fcapt, index, attack.FetchOptions{})
-		dump(r, seed, sc, reps)
+	_, seeds := fetchSweep(t)
+	for _, r := range dumpRegimes(t) {
+		for _, seed := range seeds {
+			sc, fcapt, index := fetchCalibrationScenario(t, r, seed)
+			_, reps := attackFetches(t, sc, fcapt, index, attack.FetchOptions{})
+			dump(r, seed, sc, reps)
+		}
 	}
 }
 
@@ -191,4 +209,24 @@ func dumpPartners(w *bufio.Writer, r simulate.Regime, seed uint64, rep *attack.F
 		}
 		fmt.Fprintf(w, "partner\t%s\t%d\t%s\t%.6f\t%v\t%d\t%d\t%d\t%d\n", r, seed, rep.Session, m.Probability, own[m.Candidate], m.Appearances, txs, withPartner, withOwn)
 	}
+}
+
+// dumpRegimes are the regimes of SPVFILTER_FETCH_DUMP_REGIMES, a comma
+// separated list, or else SPVFILTER_FETCH_SEEDS's one.
+func dumpRegimes(t *testing.T) []simulate.Regime {
+	t.Helper()
+	r, _ := fetchSweep(t)
+	v := os.Getenv("SPVFILTER_FETCH_DUMP_REGIMES")
+	if v == "" {
+		return []simulate.Regime{r}
+	}
+	var out []simulate.Regime
+	for _, name := range strings.Split(v, ",") {
+		ri, err := simulate.ParseRegime(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, ri)
+	}
+	return out
 }
