@@ -399,7 +399,8 @@ func TestNewcomerWrongMessage(t *testing.T) {
 }
 
 // TestEveryCommandSaysExitStatus: the help of every command that does
-// work says its exit statuses, the same three the root's help defines.
+// work says its exit statuses, the same three the root's help defines,
+// and shows the command in its Examples section.
 func TestEveryCommandSaysExitStatus(t *testing.T) {
 	root := newRootCommand(&app{stdout: io.Discard, stderr: io.Discard})
 	n := 0
@@ -413,6 +414,12 @@ func TestEveryCommandSaysExitStatus(t *testing.T) {
 			help := oneLine(stdout)
 			if status != exitOK || !strings.Contains(help, "Exit status: 0 done") || !strings.Contains(help, "2 bad input, 1 failure") {
 				t.Errorf("status %d; help does not say the exit statuses:\n%s", status, stdout)
+			}
+			// An example of the command in the help's Examples section,
+			// where every command shows them (not in the description).
+			_, examples, _ := strings.Cut(stdout, "\nExamples:\n")
+			if !strings.Contains(examples, "  "+c.CommandPath()) {
+				t.Errorf("help has no Examples section with %q:\n%s", c.CommandPath(), stdout)
 			}
 		})
 	})
