@@ -177,6 +177,9 @@ func (a *app) readArgText(what, arg string) (string, error) {
 	if hint := jsonHint(what, text); hint != "" {
 		return "", badInput("%s: %s holds %s", what, name, hint)
 	}
+	if hint := fileKindHint([]byte(text), true); hint != "" {
+		return "", badInput("%s: %s holds %s", what, name, hint)
+	}
 	lines := contentLines(text)
 	switch len(lines) {
 	case 0:
@@ -229,6 +232,23 @@ func jsonHint(what, text string) string {
 		fields[0], fields[0])
 }
 
+// fileKindHint says, of the text of an argument that wants hex, that it
+// is a file of the privacy commands (a capture, a universe) and where to
+// give it; for a capture of filterloads given where one value is wanted
+// (one), how to take a filter's hex. "" for text of no such kind.
+func fileKindHint(b []byte, one bool) string {
+	k := kindOf(b)
+	if k != kindCapture && k != kindUniverse {
+		return ""
+	}
+	w := kindWords[k]
+	hint := fmt.Sprintf("%s, not hex: %s", w.what, w.give)
+	if one && k == kindCapture && bytes.Contains(b, []byte(`"filterload":"`)) {
+		hint += `; the hex of its BIP 37 filters is in the field "filterload" of its filterload records (jq -r 'select(.command == "filterload").filterload' prints them, one per line)`
+	}
+	return hint
+}
+
 // readHexArg decodes a single-value hex argument: literal, @FILE or -.
 // White space inside and a leading 0x are ignored. what names the argument
 // in errors.
@@ -254,6 +274,9 @@ func (a *app) readItems(what string, args []string) ([]argItem, error) {
 		if !ok {
 			items = append(items, argItem{text: arg, where: argWhat})
 			continue
+		}
+		if kindOf([]byte(text)) == kindCapture {
+			return nil, badInput("%s: %s holds %s", argWhat, name, fileKindHint([]byte(text), false))
 		}
 		lines := contentLines(text)
 		if len(lines) == 0 {

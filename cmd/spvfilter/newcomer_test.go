@@ -577,3 +577,74 @@ func TestNamedOnce(t *testing.T) {
 		t.Errorf("a plot on a full disk: status %d, stderr %q, want %q", status, stderr, want)
 	}
 }
+
+// TestNewcomerFileKinds: a universe given where a capture, a report, the
+// labels or an index is wanted, a file of another kind or an empty one
+// given as --index, and a capture given where hex is wanted, are named as
+// what they are, with where to give them; a universe with a bad line or
+// no candidate is still told as one.
+func TestNewcomerFileKinds(t *testing.T) {
+	dir := t.TempDir()
+	sim := filepath.Join(dir, "sim")
+	if _, stderr, status := runCLI(t, "", "privacy", "simulate", "--out", sim, "--wallets", "2", "--blocks", "10", "--fetch-wallets", "1",
+		"--noise", "0", "--degenerate", "0", "--txs-per-block", "2", "--addresses", "5"); status != exitOK {
+		t.Fatalf("simulate: %s", stderr)
+	}
+	in := func(name string) string { return filepath.Join(sim, name) }
+	files := map[string]string{
+		// As privacy universe writes it, and without its opening comment.
+		"universe.txt":   "# candidates of regtest blocks 0..5 from 127.0.0.1:1, one per line\nbcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080 # height 1\n",
+		"bare.txt":       "\nbcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080 # height 1\n",
+		"bad-line.txt":   "# candidates of regtest blocks 0..5 from 127.0.0.1:1, one per line\nzz # height 1\n",
+		"no-candidates":  "# candidates of regtest blocks 0..5 from 127.0.0.1:1, one per line\n",
+		"empty":          "",
+		"report.json":    `{"universe": {}, "clients": []}`,
+		"one-script.hex": "0014751e76e8199196d454941c45d1b3a323f1433bd6\n",
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	at := func(name string) string { return filepath.Join(dir, name) }
+	const (
+		asUniverse = ": a universe of candidates (privacy universe, privacy simulate), not what "
+		jq         = `jq -r 'select(.command == "filterload").filterload'`
+	)
+	filter, _, _ := runCLI(t, "", "bloom", "new", "--elements", "1", "--fprate", "0.01", "51")
+	fetches := func(index string) []string {
+		return []string{"privacy", "fetches", "--capture", in("fetch-capture.jsonl"), "--index", index}
+	}
+	runRows(t, []contractRow{
+		{name: "a universe as the capture", args: []string{"privacy", "analyze", "--capture", at("universe.txt"), "--universe", at("universe.txt")},
+			status: exitBadInput, stderr: []string{"--capture " + at("universe.txt") + asUniverse + "--capture takes: give it to privacy analyze --universe"}, notInErr: []string{"not JSON"}},
+		{name: "a universe without its opening comment as a fetches capture", args: []string{"privacy", "fetches", "--capture", at("bare.txt"), "--index", in("chain.idx")},
+			status: exitBadInput, stderr: []string{"--capture " + at("bare.txt") + asUniverse + "--capture takes"}},
+		{name: "a universe as the report", args: []string{"privacy", "evaluate", "--labels", in("labels.json"), "--report", at("universe.txt")},
+			status: exitBadInput, stderr: []string{"--report " + at("universe.txt") + asUniverse + "--report takes"}, notInErr: []string{"not JSON"}},
+		{name: "a universe as the labels", args: []string{"privacy", "evaluate", "--labels", at("universe.txt"), "--report", at("report.json")},
+			status: exitBadInput, stderr: []string{"--labels " + at("universe.txt") + asUniverse + "--labels takes"}},
+		{name: "a universe as the index", args: fetches(at("universe.txt")),
+			status: exitBadInput, stderr: []string{"--index " + at("universe.txt") + asUniverse + "--index takes"}, notInErr: []string{"SPVFIDX"}},
+		{name: "the labels as the index", args: fetches(in("labels.json")),
+			status: exitBadInput, stderr: []string{"--index " + in("labels.json") + ": the labels of privacy simulate, not what --index takes: give it to privacy evaluate --labels"}},
+		{name: "a capture as the index", args: fetches(in("capture.jsonl")),
+			status: exitBadInput, stderr: []string{"--index " + in("capture.jsonl") + ": a capture of privacy capture (JSON lines), not what --index takes"}},
+		{name: "an empty index", args: fetches(at("empty")),
+			status: exitBadInput, stderr: []string{"--index " + at("empty") + ": empty: want an appearance index (privacy universe --index and privacy simulate write one)"}, notInErr: []string{"SPVFIDX"}},
+		{name: "a universe with a bad line is still a universe", args: []string{"privacy", "analyze", "--capture", in("capture.jsonl"), "--universe", at("bad-line.txt")},
+			status: exitBadInput, stderr: []string{"--universe " + at("bad-line.txt") + ": the universe holds no candidate"}, notInErr: []string{"not what"}},
+		{name: "a universe without candidates is still a universe", args: []string{"privacy", "analyze", "--capture", in("capture.jsonl"), "--universe", at("no-candidates")},
+			status: exitBadInput, stderr: []string{"--universe " + at("no-candidates") + ": the universe holds no candidate"}, notInErr: []string{"not what"}},
+		{name: "a capture as a Bloom filter", args: []string{"bloom", "inspect", "--filter", "@" + in("capture.jsonl")},
+			status: exitBadInput, stderr: []string{"--filter: @" + in("capture.jsonl") + " holds a capture of privacy capture (JSON lines), not hex: give it to privacy analyze --capture or privacy fetches --capture; the hex of its BIP 37 filters is in the field \"filterload\" of its filterload records (" + jq + " prints them, one per line)"}, notInErr: []string{"wrapped", "join them"}},
+		{name: "a capture of downloads as a compact filter", args: []string{"gcs", "inspect", "--filter", "@" + in("fetch-capture.jsonl")},
+			status: exitBadInput, stderr: []string{"--filter: @" + in("fetch-capture.jsonl") + " holds a capture of privacy capture (JSON lines), not hex"}, notInErr: []string{"wrapped", "filterload"}},
+		{name: "a universe as a Bloom filter", args: []string{"bloom", "inspect", "--filter", "@" + at("universe.txt")},
+			status: exitBadInput, stderr: []string{"--filter: @" + at("universe.txt") + " holds a universe of candidates (privacy universe, privacy simulate), not hex: give it to privacy analyze --universe"}},
+		{name: "a capture as elements", args: []string{"bloom", "match", "--filter", strings.TrimSpace(filter), "@" + in("capture.jsonl")},
+			status: exitBadInput, stderr: []string{"element 1: @" + in("capture.jsonl") + " holds a capture of privacy capture (JSON lines), not hex"}, notInErr: []string{"invalid hex", "filterload"}},
+		{name: "a file of one script is still hex", args: []string{"bloom", "match", "--filter", strings.TrimSpace(filter), "@" + at("one-script.hex")},
+			status: exitOK, stdout: []string{"0014751e76e8199196d454941c45d1b3a323f1433bd6 "}},
+	})
+}
