@@ -162,6 +162,10 @@ func TestNewcomerErrors(t *testing.T) {
 			status: exitBadInput, stderr: []string{"utf16.hex is UTF-16 text (as Windows PowerShell writes with >): save it as UTF-8 or ASCII"}, notInErr: []string{"binary"}},
 		{name: "a UTF-16 hex file without one", args: []string{"bloom", "inspect", "--filter", "@" + filepath.Join(dir, "utf16n.hex")},
 			status: exitBadInput, stderr: []string{"utf16n.hex is UTF-16 text"}, notInErr: []string{"lines"}},
+		{name: "a regtest address without --network", args: []string{"scan", "--connect", node, "--watch", "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080"},
+			status: exitBadInput, stderr: []string{"--watch 1: bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080 is a regtest address, not a mainnet one: give --network regtest (the network is mainnet unless --network says otherwise), or an address of mainnet"}},
+		{name: "a testnet address on regtest", args: []string{"scan", "--connect", node, "--network", "regtest", "--watch", "tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx"},
+			status: exitBadInput, stderr: []string{"is a testnet (testnet3, testnet4 and signet) address, not a regtest one: give --network testnet3, testnet4 or signet, or an address of regtest"}, notInErr: []string{"unless --network"}},
 		{name: "a negative --max-clients says what 0 means", args: []string{"privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", node, "--network", "regtest", "--out", "-", "--max-clients", "-1"},
 			status: exitBadInput, stderr: []string{"--max-clients -1: want a number of clients, or 0 for the default 64"}},
 	}

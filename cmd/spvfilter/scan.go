@@ -330,7 +330,7 @@ func watchScript(what, v string, params *chaincfg.Params) ([]byte, error) {
 		return script, nil
 	}
 	if others := addressNetworks(v); len(others) > 0 {
-		return nil, badInput("%s: %s is %s address, not a %s one", what, v, networksPhrase(others), params.Name)
+		return nil, badInput("%s: %s is %s address, not a %s one: %s", what, v, networksPhrase(others), params.Name, networkAdvice(others, params))
 	}
 	if err != nil && looksLikeAddress(v) {
 		return nil, usageError{&restated{fmt.Sprintf("%s: %s is not a valid address: %s", what, v, addressProblem(v, err)), err}}
@@ -360,6 +360,20 @@ func networksPhrase(nets []string) string {
 		return "a " + nets[0]
 	}
 	return fmt.Sprintf("a testnet (%s and %s)", strings.Join(nets[:len(nets)-1], ", "), nets[len(nets)-1])
+}
+
+// networkAdvice says which --network to give for an address of the
+// networks nets, where params is the network given (mainnet by default,
+// the usual slip).
+func networkAdvice(nets []string, params *chaincfg.Params) string {
+	give := "give --network " + nets[0]
+	if n := len(nets); n > 1 {
+		give = fmt.Sprintf("give --network %s or %s", strings.Join(nets[:n-1], ", "), nets[n-1])
+	}
+	if params.Name == chaincfg.MainNetParams.Name {
+		give += " (the network is mainnet unless --network says otherwise)"
+	}
+	return give + ", or an address of " + params.Name
 }
 
 // looksLikeAddress reports whether v has the form of an address of a
