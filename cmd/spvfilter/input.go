@@ -177,7 +177,7 @@ func (a *app) readArgText(what, arg string) (string, error) {
 	if hint := jsonHint(what, text); hint != "" {
 		return "", badInput("%s: %s holds %s", what, name, hint)
 	}
-	if hint := fileKindHint([]byte(text), true); hint != "" {
+	if hint := fileKindHint([]byte(text), strings.HasPrefix(what, "--filter")); hint != "" {
 		return "", badInput("%s: %s holds %s", what, name, hint)
 	}
 	lines := contentLines(text)
@@ -234,16 +234,16 @@ func jsonHint(what, text string) string {
 
 // fileKindHint says, of the text of an argument that wants hex, that it
 // is a file of the privacy commands (a capture, a universe) and where to
-// give it; for a capture of filterloads given where one value is wanted
-// (one), how to take a filter's hex. "" for text of no such kind.
-func fileKindHint(b []byte, one bool) string {
+// give it; for a capture of filterloads given where a filter is wanted
+// (filter), how to take a filter's hex. "" for text of no such kind.
+func fileKindHint(b []byte, filter bool) string {
 	k := kindOf(b)
 	if k != kindCapture && k != kindUniverse {
 		return ""
 	}
 	w := kindWords[k]
 	hint := fmt.Sprintf("%s, not hex: %s", w.what, w.give)
-	if one && k == kindCapture && bytes.Contains(b, []byte(`"filterload":"`)) {
+	if filter && k == kindCapture && bytes.Contains(b, []byte(`"filterload":"`)) {
 		hint += `; the hex of its BIP 37 filters is in the field "filterload" of its filterload records (jq -r 'select(.command == "filterload").filterload' prints them, one per line)`
 	}
 	return hint

@@ -648,6 +648,8 @@ func TestNewcomerFileKinds(t *testing.T) {
 			status: exitBadInput, stderr: []string{"--filter: @" + at("universe.txt") + " holds a universe of candidates (privacy universe, privacy simulate), not hex: give it to privacy analyze --universe"}},
 		{name: "a capture as elements", args: []string{"bloom", "match", "--filter", strings.TrimSpace(filter), "@" + in("capture.jsonl")},
 			status: exitBadInput, stderr: []string{"element 1: @" + in("capture.jsonl") + " holds a capture of privacy capture (JSON lines), not hex"}, notInErr: []string{"invalid hex", "filterload"}},
+		{name: "a capture as a transaction", args: []string{"send", "--connect", "127.0.0.1:1", "--network", "regtest", "@" + in("capture.jsonl")},
+			status: exitBadInput, stderr: []string{"TX_HEX: @" + in("capture.jsonl") + " holds a capture of privacy capture (JSON lines), not hex"}, notInErr: []string{"filterload"}},
 		{name: "a file of one script is still hex", args: []string{"bloom", "match", "--filter", strings.TrimSpace(filter), "@" + at("one-script.hex")},
 			status: exitOK, stdout: []string{"0014751e76e8199196d454941c45d1b3a323f1433bd6 "}},
 	})
