@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spf13/cobra"
 
@@ -605,6 +606,7 @@ func TestNewcomerFileKinds(t *testing.T) {
 		"report.json":    `{"universe": {}, "clients": []}`,
 		"one-script.hex": "0014751e76e8199196d454941c45d1b3a323f1433bd6\n",
 	}
+	files["regtest.blocks"] = string(writeLabBlockFile(t, chaincfg.RegressionNetParams.GenesisBlock))
 	for name, text := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
 			t.Fatal(err)
@@ -650,6 +652,16 @@ func TestNewcomerFileKinds(t *testing.T) {
 			status: exitBadInput, stderr: []string{"element 1: @" + in("capture.jsonl") + " holds a capture of privacy capture (JSON lines), not hex"}, notInErr: []string{"invalid hex", "filterload"}},
 		{name: "a capture as a transaction", args: []string{"send", "--connect", "127.0.0.1:1", "--network", "regtest", "@" + in("capture.jsonl")},
 			status: exitBadInput, stderr: []string{"TX_HEX: @" + in("capture.jsonl") + " holds a capture of privacy capture (JSON lines), not hex"}, notInErr: []string{"filterload"}},
+		{name: "a capture as lab's blocks", args: []string{"lab", "--blocks", in("capture.jsonl")},
+			status: exitBadInput, stderr: []string{"--blocks " + in("capture.jsonl") + ": a capture of privacy capture (JSON lines), not what --blocks takes"}, notInErr: []string{"does not start"}},
+		{name: "an empty file as lab's blocks", args: []string{"lab", "--blocks", at("empty")},
+			status: exitBadInput, stderr: []string{"--blocks " + at("empty") + ": empty (want a block file that lab --save-blocks writes)"}, notInErr: []string{"does not start"}},
+		{name: "a block file as lab's vectors", args: []string{"lab", "--vectors", at("regtest.blocks")},
+			status: exitBadInput, stderr: []string{"--vectors " + at("regtest.blocks") + ": a block file of lab --save-blocks, not BIP 158's test vectors: give it to --blocks"}, notInErr: []string{"not JSON"}},
+		{name: "the labels as lab's vectors", args: []string{"lab", "--vectors", in("labels.json")},
+			status: exitBadInput, stderr: []string{"--vectors " + in("labels.json") + ": the labels of privacy simulate, not what --vectors takes"}, notInErr: []string{"a list is wanted"}},
+		{name: "an empty file as lab's vectors", args: []string{"lab", "--vectors", at("empty")},
+			status: exitBadInput, stderr: []string{"--vectors " + at("empty") + ": empty (want the JSON file of BIP 158's test vectors"}, notInErr: []string{"not JSON"}},
 		{name: "a file of one script is still hex", args: []string{"bloom", "match", "--filter", strings.TrimSpace(filter), "@" + at("one-script.hex")},
 			status: exitOK, stdout: []string{"0014751e76e8199196d454941c45d1b3a323f1433bd6 "}},
 	})
