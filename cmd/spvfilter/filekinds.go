@@ -26,6 +26,7 @@ const (
 	kindReport            // the JSON of privacy analyze or fetches
 	kindIndex             // the appearance index of privacy universe --index
 	kindUniverse          // the candidates of privacy universe or simulate
+	kindBlocks            // the block file of lab --save-blocks
 )
 
 // kindWords says what a file of each kind is and which flag takes it.
@@ -35,6 +36,7 @@ var kindWords = map[fileKind]struct{ what, give string }{
 	kindReport:   {"a report of privacy analyze or fetches", "give it to privacy evaluate --report"},
 	kindIndex:    {"an appearance index of privacy universe --index", "give it to privacy fetches --index"},
 	kindUniverse: {"a universe of candidates (privacy universe, privacy simulate)", "give it to privacy analyze --universe"},
+	kindBlocks:   {"a block file of lab --save-blocks", "give it to lab --blocks"},
 }
 
 // indexOpening opens an appearance index, the version after it (see
@@ -48,10 +50,13 @@ const maxKindBytes = 1 << 20
 // format is the labels' or that lists clients (a report), a first line
 // that is a capture record, an appearance index, or a universe (the
 // comment privacy universe or simulate opens it with, or a candidate
-// line with the comment they write beside it).
+// line with the comment they write beside it), or a block file.
 func kindOf(b []byte) fileKind {
 	if bytes.HasPrefix(b, indexOpening) {
 		return kindIndex
+	}
+	if bytes.HasPrefix(b, []byte(blockFileOpening)) {
+		return kindBlocks
 	}
 	if universeOpening.Match(b[:min(len(b), 4096)]) {
 		return kindUniverse

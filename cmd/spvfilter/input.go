@@ -238,7 +238,7 @@ func jsonHint(what, text string) string {
 // (filter), how to take a filter's hex. "" for text of no such kind.
 func fileKindHint(b []byte, filter bool) string {
 	k := kindOf(b)
-	if k != kindCapture && k != kindUniverse {
+	if k != kindCapture && k != kindUniverse && k != kindBlocks {
 		return ""
 	}
 	w := kindWords[k]

@@ -47,7 +47,7 @@ func blockFileError(name string, err error) error {
 			return usageError{&restated{fmt.Sprintf("--blocks %s: BIP 158's test vectors, not a block file: give it to --vectors", name), err}}
 		}
 	}
-	if k := fileKindOf(name); k != kindUnknown {
+	if k := fileKindOf(name); k != kindUnknown && k != kindBlocks {
 		return otherKind("--blocks", name, k, err)
 	}
 	if fileEmpty(name) {

@@ -583,11 +583,12 @@ func TestNamedOnce(t *testing.T) {
 	}
 }
 
-// TestNewcomerFileKinds: a universe given where a capture, a report, the
-// labels or an index is wanted, a file of another kind or an empty one
-// given as --index, and a capture given where hex is wanted, are named as
-// what they are, with where to give them; a universe with a bad line or
-// no candidate is still told as one.
+// TestNewcomerFileKinds: a universe or a block file given where a
+// capture, a report, the labels or an index is wanted, a file of another
+// kind or an empty one given as --index, --blocks or --vectors, and a
+// capture given where hex is wanted, are named as what they are, with
+// where to give them; a universe with a bad line or no candidate, and a
+// block file cut short, are still told as such.
 func TestNewcomerFileKinds(t *testing.T) {
 	dir := t.TempDir()
 	sim := filepath.Join(dir, "sim")
@@ -607,6 +608,7 @@ func TestNewcomerFileKinds(t *testing.T) {
 		"one-script.hex": "0014751e76e8199196d454941c45d1b3a323f1433bd6\n",
 	}
 	files["regtest.blocks"] = string(writeLabBlockFile(t, chaincfg.RegressionNetParams.GenesisBlock))
+	files["short.blocks"] = files["regtest.blocks"][:len(files["regtest.blocks"])-10]
 	for name, text := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
 			t.Fatal(err)
@@ -662,6 +664,16 @@ func TestNewcomerFileKinds(t *testing.T) {
 			status: exitBadInput, stderr: []string{"--vectors " + in("labels.json") + ": the labels of privacy simulate, not what --vectors takes"}, notInErr: []string{"a list is wanted"}},
 		{name: "an empty file as lab's vectors", args: []string{"lab", "--vectors", at("empty")},
 			status: exitBadInput, stderr: []string{"--vectors " + at("empty") + ": empty (want the JSON file of BIP 158's test vectors"}, notInErr: []string{"not JSON"}},
+		{name: "a block file as the capture", args: []string{"privacy", "analyze", "--capture", at("regtest.blocks"), "--universe", at("universe.txt")},
+			status: exitBadInput, stderr: []string{"--capture " + at("regtest.blocks") + ": a block file of lab --save-blocks, not what --capture takes: give it to lab --blocks"}, notInErr: []string{"not JSON"}},
+		{name: "a block file as the universe", args: []string{"privacy", "analyze", "--capture", in("capture.jsonl"), "--universe", at("regtest.blocks")},
+			status: exitBadInput, stderr: []string{"--universe " + at("regtest.blocks") + ": a block file of lab --save-blocks, not what --universe takes"}},
+		{name: "a block file as the labels", args: []string{"privacy", "evaluate", "--labels", at("regtest.blocks"), "--report", at("report.json")},
+			status: exitBadInput, stderr: []string{"--labels " + at("regtest.blocks") + ": a block file of lab --save-blocks, not what --labels takes"}, notInErr: []string{"not JSON"}},
+		{name: "a block file as a Bloom filter", args: []string{"bloom", "inspect", "--filter", "@" + at("regtest.blocks")},
+			status: exitBadInput, stderr: []string{"--filter: @" + at("regtest.blocks") + " holds a block file of lab --save-blocks, not hex: give it to lab --blocks"}, notInErr: []string{"wrapped"}},
+		{name: "a block file cut short is still told as one", args: []string{"lab", "--blocks", at("short.blocks")},
+			status: exitBadInput, stderr: []string{"--blocks " + at("short.blocks") + ": block 1 (height 0) at byte "}, notInErr: []string{"not what"}},
 		{name: "a file of one script is still hex", args: []string{"bloom", "match", "--filter", strings.TrimSpace(filter), "@" + at("one-script.hex")},
 			status: exitOK, stdout: []string{"0014751e76e8199196d454941c45d1b3a323f1433bd6 "}},
 	})
