@@ -436,6 +436,27 @@ func parseListenAddr(what, addr string) (string, error) {
 	return addr, nil
 }
 
+// portAdvice says, of an address host given without a port, the
+// HOST:PORT wanted: for a node, with its network's port, each network's
+// listed; to listen on, with port 0 for any free one.
+func portAdvice(host string, listen bool) string {
+	switch {
+	case strings.TrimSpace(host) == "":
+		host = "127.0.0.1"
+	case strings.Contains(host, ":") && !strings.HasPrefix(host, "["):
+		host = "[" + host + "]"
+	}
+	if listen {
+		return fmt.Sprintf("want HOST:PORT, such as %s:0 (port 0: any free one)", host)
+	}
+	ports := make([]string, len(knownNetworks))
+	for i, n := range knownNetworks {
+		ports[i] = n.params.DefaultPort + " " + n.name
+	}
+	return fmt.Sprintf("want HOST:PORT, such as %s:%s, with the node's port (by default %s)",
+		host, knownNetworks[0].params.DefaultPort, strings.Join(ports, ", "))
+}
+
 // checkHostPort says what is wrong with a HOST:PORT address.
 func checkHostPort(addr string, listen bool) error {
 	bad := func(why string) error {
@@ -455,6 +476,9 @@ func checkHostPort(addr string, listen bool) error {
 		var ae *net.AddrError
 		if errors.As(err, &ae) && ae.Err == "too many colons in address" {
 			return bad("too many colons: an IPv6 address goes in brackets")
+		}
+		if errors.As(err, &ae) && ae.Err == "missing port in address" {
+			return fmt.Errorf("%s; %s", ae.Err, portAdvice(addr, listen))
 		}
 		if errors.As(err, &ae) {
 			return bad(ae.Err)

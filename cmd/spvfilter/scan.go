@@ -264,6 +264,9 @@ func (a *app) parseWatch(values []string, params *chaincfg.Params) ([]watchItem,
 		if isBinary(v) {
 			return nil, badInput("%s: binary data: give an address, a hex output script or an outpoint TXID:VOUT, one per line", arg.where)
 		}
+		if severalWatchItems(v) {
+			return nil, badInput("%s: %q: several items in one: give each its own --watch, or a file of one per line as --watch @FILE", arg.where, v)
+		}
 		if strings.Contains(v, ":") {
 			// No address or hex script holds a colon: an outpoint.
 			op, rest, err := parseOutPoint(v)
@@ -288,6 +291,17 @@ func (a *app) parseWatch(values []string, params *chaincfg.Params) ([]watchItem,
 		out = append(out, watchItem{given: v, where: arg.where, item: client.ScriptItem(script)})
 	}
 	return out, nil
+}
+
+// severalWatchItems reports whether v is several watch items in one,
+// apart by commas or spaces: an address or an outpoint, then more. A hex
+// script with spaces in it is one item.
+func severalWatchItems(v string) bool {
+	fields := strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ';' || unicode.IsSpace(r) })
+	if len(fields) < 2 {
+		return false
+	}
+	return strings.ContainsAny(v, ",;") || looksLikeAddress(fields[0]) || strings.Contains(fields[0], ":")
 }
 
 // parseOutPoint reads TXID:VOUT or TXID:VOUT:SCRIPT, with TXID in display
