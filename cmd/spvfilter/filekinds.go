@@ -170,7 +170,8 @@ func checkCaptureOut(path string) error {
 	switch k := kindOf(b); k {
 	case kindCapture:
 		return nil
-	case kindLabels, kindReport, kindUniverse:
+	case kindUnknown:
+	default:
 		return badInput("--out %s: holds %s, not capture records: capture appends to a file of its own records only (give a new file)", path, kindWords[k].what)
 	}
 	return badInput("--out %s: holds something other than capture records: capture appends to a file of its own records only (give a new file)", path)

@@ -694,6 +694,10 @@ func TestNewcomerFileKinds(t *testing.T) {
 			status: exitBadInput, stderr: []string{"--filter: @" + at("regtest.blocks") + " holds a block file of lab --save-blocks, not hex: give it to lab --blocks"}, notInErr: []string{"wrapped"}},
 		{name: "a block file cut short is still told as one", args: []string{"lab", "--blocks", at("short.blocks")},
 			status: exitBadInput, stderr: []string{"--blocks " + at("short.blocks") + ": block 1 (height 0) at byte "}, notInErr: []string{"not what"}},
+		{name: "a capture appending to a universe", args: []string{"privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:1", "--network", "regtest", "--out", at("universe.txt")},
+			status: exitBadInput, stderr: []string{"--out " + at("universe.txt") + ": holds a universe of candidates (privacy universe, privacy simulate), not capture records: capture appends to a file of its own records only (give a new file)"}},
+		{name: "a capture appending to a block file", args: []string{"privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:1", "--network", "regtest", "--out", at("regtest.blocks")},
+			status: exitBadInput, stderr: []string{"--out " + at("regtest.blocks") + ": holds a block file of lab --save-blocks, not capture records"}},
 		{name: "a file of one script is still hex", args: []string{"bloom", "match", "--filter", strings.TrimSpace(filter), "@" + at("one-script.hex")},
 			status: exitOK, stdout: []string{"0014751e76e8199196d454941c45d1b3a323f1433bd6 "}},
 	})
