@@ -187,6 +187,8 @@ func TestNewcomerErrors(t *testing.T) {
 			status: exitBadInput, stderr: []string{"(did you mean testnet3 or testnet4?)"}},
 		{name: "a network of no kind", args: []string{"lab", "--network", "foo", "--connect", node},
 			status: exitBadInput, stderr: []string{`--network "foo": want one of mainnet, testnet3, testnet4, signet, simnet, regtest`}, notInErr: []string{"did you mean"}},
+		{name: "an --unban whose port is no number", args: []string{"peers", "--network", "regtest", "--datadir", dir, "--unban", "example.com:bar"},
+			status: exitBadInput, stderr: []string{`--unban "example.com:bar": port "bar" is not a number from 1 to 65535`}, notInErr: []string{"no ban of it"}},
 		{name: "a negative --max-clients says what 0 means", args: []string{"privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", node, "--network", "regtest", "--out", "-", "--max-clients", "-1"},
 			status: exitBadInput, stderr: []string{"--max-clients -1: want a number of clients, or 0 for the default 64"}},
 	}
