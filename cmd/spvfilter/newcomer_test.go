@@ -189,6 +189,8 @@ func TestNewcomerErrors(t *testing.T) {
 			status: exitBadInput, stderr: []string{`--network "foo": want one of mainnet, testnet3, testnet4, signet, simnet, regtest`}, notInErr: []string{"did you mean"}},
 		{name: "an --unban whose port is no number", args: []string{"peers", "--network", "regtest", "--datadir", dir, "--unban", "example.com:bar"},
 			status: exitBadInput, stderr: []string{`--unban "example.com:bar": port "bar" is not a number from 1 to 65535`}, notInErr: []string{"no ban of it"}},
+		{name: "--privacy-target 0, none, beside --fprate", args: []string{"scan", "--connect", node, "--network", "regtest", "--watch", "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080", "--mode", "bip37", "--privacy-target", "0", "--fprate", "0.001"},
+			status: exitFailure, stderr: []string{"--connect " + node + ": connection refused"}, notInErr: []string{"give one"}},
 		{name: "a negative --max-clients says what 0 means", args: []string{"privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", node, "--network", "regtest", "--out", "-", "--max-clients", "-1"},
 			status: exitBadInput, stderr: []string{"--max-clients -1: want a number of clients, or 0 for the default 64"}},
 	}
