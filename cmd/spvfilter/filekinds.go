@@ -20,19 +20,23 @@ import (
 type fileKind int
 
 const (
-	kindUnknown fileKind = iota
-	kindCapture          // the JSON lines of privacy capture
-	kindLabels           // the labels.json of privacy simulate
-	kindReport           // the JSON of privacy analyze or fetches
-	kindIndex            // the appearance index of privacy universe --index
+	kindUnknown  fileKind = iota
+	kindCapture           // the JSON lines of privacy capture
+	kindLabels            // the labels.json of privacy simulate
+	kindReport            // the JSON of privacy analyze or fetches
+	kindIndex             // the appearance index of privacy universe --index
+	kindUniverse          // the candidates of privacy universe or simulate
+	kindBlocks            // the block file of lab --save-blocks
 )
 
 // kindWords says what a file of each kind is and which flag takes it.
 var kindWords = map[fileKind]struct{ what, give string }{
-	kindCapture: {"a capture of privacy capture (JSON lines)", "give it to privacy analyze --capture or privacy fetches --capture"},
-	kindLabels:  {"the labels of privacy simulate", "give it to privacy evaluate --labels"},
-	kindReport:  {"a report of privacy analyze or fetches", "give it to privacy evaluate --report"},
-	kindIndex:   {"an appearance index of privacy universe --index", "give it to privacy fetches --index"},
+	kindCapture:  {"a capture of privacy capture (JSON lines)", "give it to privacy analyze --capture or privacy fetches --capture"},
+	kindLabels:   {"the labels of privacy simulate", "give it to privacy evaluate --labels"},
+	kindReport:   {"a report of privacy analyze or fetches", "give it to privacy evaluate --report"},
+	kindIndex:    {"an appearance index of privacy universe --index", "give it to privacy fetches --index"},
+	kindUniverse: {"a universe of candidates (privacy universe, privacy simulate)", "give it to privacy analyze --universe"},
+	kindBlocks:   {"a block file of lab --save-blocks", "give it to lab --blocks"},
 }
 
 // indexOpening opens an appearance index, the version after it (see
@@ -44,10 +48,18 @@ const maxKindBytes = 1 << 20
 
 // kindOf tells the kind of the document b begins: a JSON object whose
 // format is the labels' or that lists clients (a report), a first line
-// that is a capture record, or an appearance index.
+// that is a capture record, an appearance index, or a universe (the
+// comment privacy universe or simulate opens it with, or a candidate
+// line with the comment they write beside it), or a block file.
 func kindOf(b []byte) fileKind {
 	if bytes.HasPrefix(b, indexOpening) {
 		return kindIndex
+	}
+	if bytes.HasPrefix(b, []byte(blockFileOpening)) {
+		return kindBlocks
+	}
+	if universeOpening.Match(b[:min(len(b), 4096)]) {
+		return kindUniverse
 	}
 	var top struct {
 		Format  string          `json:"format"`
@@ -80,10 +92,12 @@ func kindOf(b []byte) fileKind {
 }
 
 // labelsOpening and reportOpening find the keys that open the labels and
-// a report.
+// a report; universeOpening the opening comment of a universe, or its
+// first line with a candidate's comment.
 var (
-	labelsOpening = regexp.MustCompile(`^\s*\{\s*"format"\s*:\s*"` + regexp.QuoteMeta(simulate.LabelsFormat) + `"`)
-	reportOpening = regexp.MustCompile(`"clients"\s*:\s*\[`)
+	universeOpening = regexp.MustCompile(`^\x{feff}?(# (candidates of |simulated universe: )|(\s*(#[^\n]*)?\n)*[^\s#]+ # (height|pair) )`)
+	labelsOpening   = regexp.MustCompile(`^\s*\{\s*"format"\s*:\s*"` + regexp.QuoteMeta(simulate.LabelsFormat) + `"`)
+	reportOpening   = regexp.MustCompile(`"clients"\s*:\s*\[`)
 )
 
 // fileKindOf tells the kind of the file at path, kindUnknown when it
@@ -115,7 +129,7 @@ func readCapture(path string) ([]capture.Record, error) {
 	records, err := capture.Read(file)
 	file.Close()
 	if err != nil {
-		if k := fileKindOf(path); k == kindLabels || k == kindReport || k == kindIndex {
+		if k := fileKindOf(path); k != kindUnknown && k != kindCapture {
 			return nil, otherKind("--capture", path, k, err)
 		}
 		return nil, captureLineError(path, err)
@@ -156,7 +170,8 @@ func checkCaptureOut(path string) error {
 	switch k := kindOf(b); k {
 	case kindCapture:
 		return nil
-	case kindLabels, kindReport:
+	case kindUnknown:
+	default:
 		return badInput("--out %s: holds %s, not capture records: capture appends to a file of its own records only (give a new file)", path, kindWords[k].what)
 	}
 	return badInput("--out %s: holds something other than capture records: capture appends to a file of its own records only (give a new file)", path)

@@ -156,10 +156,8 @@ line. Each distinct script counts once.
 purpose: it is the BIP 158 filter only for a block that spends nothing, and
 carries a warning otherwise.
 
-With --prev-header, --json also prints the filter header that follows it.
-
-Example:
-  spvfilter gcs build --block @block.hex --prevout-script @prevout-scripts.txt
+With --prev-header, --json also prints the filter header that follows it.`,
+		Example: `  spvfilter gcs build --block @block.hex --prevout-script @prevout-scripts.txt
   spvfilter gcs build --block @testnet-1263442.hex \
       --prevout-script 002027a5000c7917f785d8fc6e5a55adfca8717ecb973ebb7743849ff956d896a7ed \
       --prev-header 31d66d516a9eda7de865df29f6ef6cb8e4bf9309e5dac899968a9a62a5df61e3 --json
@@ -250,10 +248,8 @@ from the block hash, given in display byte order. A filter never misses an
 element it holds; it matches an element it does not hold with probability
 1/784931. Elements are hex, @FILE (one element per line) or - (one per
 line). With --json, an object with block_hash, results (a list of
-{element, match}) and any (whether one matched).
-
-Example:
-  spvfilter gcs match --filter 0174a170 \
+{element, match}) and any (whether one matched).`,
+		Example: `  spvfilter gcs match --filter 0174a170 \
       --block-hash 000000006c02c8ea6e4ff69651f7fcde348fb9d557a06e6957b65552002a7820 \
       21038a7f6ef1c8ca0c588aa53fa860128077c9e6c11e6830f4d7ee4e763a56b7718fac`,
 		Args: elementArgs,
@@ -321,10 +317,8 @@ func newGCSHeaderCommand(a *app) *cobra.Command {
 		Short: "Compute the filter header that follows a previous header",
 		Long: `header prints the BIP 157 filter header of a basic filter:
 double-SHA256(filter hash || previous header), in display byte order. The
-genesis block's previous header is 64 zeros.
-
-Example:
-  spvfilter gcs header --filter 0174a170 \
+genesis block's previous header is 64 zeros.`,
+		Example: `  spvfilter gcs header --filter 0174a170 \
       --prev-header d7bdac13a59d745b1add0d2ce852f1a0442e8945fc1bf3848d3cbffd88c24fe1`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runGCSHeader(a, &f) },
@@ -400,10 +394,8 @@ func newGCSInspectCommand(a *app) *cobra.Command {
 		Long: `inspect decodes a basic filter strictly and prints its item count N, its
 size, the bits it spends per item (against the log2(M) minimum) and the
 false-positive rate 1/M per query item: the chance that one script it does
-not hold matches anyway.
-
-Example:
-  spvfilter gcs inspect --filter 0afbc2920af1b027f31f87b592276eb4c32094bb4d3697021b4c6380
+not hold matches anyway.`,
+		Example: `  spvfilter gcs inspect --filter 0afbc2920af1b027f31f87b592276eb4c32094bb4d3697021b4c6380
   spvfilter gcs inspect --filter @filter.hex --json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runGCSInspect(a, &f) },

@@ -198,7 +198,7 @@ func TestGCSBadInput(t *testing.T) {
 func TestGCSHelpHasExamples(t *testing.T) {
 	for _, sub := range []string{"build", "match", "header", "inspect"} {
 		stdout, _, status := runCLI(t, "", "gcs", sub, "--help")
-		if status != exitOK || !strings.Contains(stdout, "Example:") || !strings.Contains(stdout, "spvfilter gcs "+sub) {
+		if status != exitOK || !strings.Contains(stdout, "Examples:") || !strings.Contains(stdout, "spvfilter gcs "+sub) {
 			t.Errorf("gcs %s --help: status %d, %q", sub, status, stdout)
 		}
 	}
@@ -309,7 +309,7 @@ func TestGCSBuildPrevoutFileEmptyScripts(t *testing.T) {
 // scripts, not the mistake of leaving them out.
 func TestGCSBuildHelpFirstExample(t *testing.T) {
 	help, _, _ := runCLI(t, "", "gcs", "build", "--help")
-	_, after, ok := strings.Cut(help, "Example:\n")
+	_, after, ok := strings.Cut(help, "Examples:\n")
 	if !ok {
 		t.Fatalf("no example in\n%s", help)
 	}

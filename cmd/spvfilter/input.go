@@ -177,6 +177,9 @@ func (a *app) readArgText(what, arg string) (string, error) {
 	if hint := jsonHint(what, text); hint != "" {
 		return "", badInput("%s: %s holds %s", what, name, hint)
 	}
+	if hint := fileKindHint([]byte(text), strings.HasPrefix(what, "--filter")); hint != "" {
+		return "", badInput("%s: %s holds %s", what, name, hint)
+	}
 	lines := contentLines(text)
 	switch len(lines) {
 	case 0:
@@ -229,6 +232,23 @@ func jsonHint(what, text string) string {
 		fields[0], fields[0])
 }
 
+// fileKindHint says, of the text of an argument that wants hex, that it
+// is a file of the privacy commands (a capture, a universe) and where to
+// give it; for a capture of filterloads given where a filter is wanted
+// (filter), how to take a filter's hex. "" for text of no such kind.
+func fileKindHint(b []byte, filter bool) string {
+	k := kindOf(b)
+	if k != kindCapture && k != kindUniverse && k != kindBlocks {
+		return ""
+	}
+	w := kindWords[k]
+	hint := fmt.Sprintf("%s, not hex: %s", w.what, w.give)
+	if filter && k == kindCapture && bytes.Contains(b, []byte(`"filterload":"`)) {
+		hint += `; the hex of its BIP 37 filters is in the field "filterload" of its filterload records (jq -r 'select(.command == "filterload").filterload' prints them, one per line)`
+	}
+	return hint
+}
+
 // readHexArg decodes a single-value hex argument: literal, @FILE or -.
 // White space inside and a leading 0x are ignored. what names the argument
 // in errors.
@@ -254,6 +274,9 @@ func (a *app) readItems(what string, args []string) ([]argItem, error) {
 		if !ok {
 			items = append(items, argItem{text: arg, where: argWhat})
 			continue
+		}
+		if kindOf([]byte(text)) == kindCapture {
+			return nil, badInput("%s: %s holds %s", argWhat, name, fileKindHint([]byte(text), false))
 		}
 		lines := contentLines(text)
 		if len(lines) == 0 {
@@ -413,6 +436,27 @@ func parseListenAddr(what, addr string) (string, error) {
 	return addr, nil
 }
 
+// portAdvice says, of an address host given without a port, the
+// HOST:PORT wanted: for a node, with its network's port, each network's
+// listed; to listen on, with port 0 for any free one.
+func portAdvice(host string, listen bool) string {
+	switch {
+	case strings.TrimSpace(host) == "":
+		host = "127.0.0.1"
+	case strings.Contains(host, ":") && !strings.HasPrefix(host, "["):
+		host = "[" + host + "]"
+	}
+	if listen {
+		return fmt.Sprintf("want HOST:PORT, such as %s:0 (port 0: any free one)", host)
+	}
+	ports := make([]string, len(knownNetworks))
+	for i, n := range knownNetworks {
+		ports[i] = n.params.DefaultPort + " " + n.name
+	}
+	return fmt.Sprintf("want HOST:PORT, such as %s:%s, with the node's port (by default %s)",
+		host, knownNetworks[0].params.DefaultPort, strings.Join(ports, ", "))
+}
+
 // checkHostPort says what is wrong with a HOST:PORT address.
 func checkHostPort(addr string, listen bool) error {
 	bad := func(why string) error {
@@ -432,6 +476,9 @@ func checkHostPort(addr string, listen bool) error {
 		var ae *net.AddrError
 		if errors.As(err, &ae) && ae.Err == "too many colons in address" {
 			return bad("too many colons: an IPv6 address goes in brackets")
+		}
+		if errors.As(err, &ae) && ae.Err == "missing port in address" {
+			return fmt.Errorf("%s; %s", ae.Err, portAdvice(addr, listen))
 		}
 		if errors.As(err, &ae) {
 			return bad(ae.Err)

@@ -219,8 +219,7 @@ func runLab(a *app, f *labFlags, fl *pflag.FlagSet) error {
 		}
 		defer file.Close()
 		if blocks, err = lab.ReadVectors(file); err != nil {
-			name := strings.TrimPrefix(f.vectors, "@")
-			return usageError{&restated{fmt.Sprintf("--vectors %s: %s (want the JSON file of BIP 158's test vectors, testnet-19.json in the BIP's folder)", name, words(err)), err}}
+			return vectorsError(file.Name(), err)
 		}
 		source = "BIP 158 test vectors (" + strings.TrimPrefix(f.vectors, "@") + ")"
 	} else if f.blocks != "" {

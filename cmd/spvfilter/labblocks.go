@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,7 +47,45 @@ func blockFileError(name string, err error) error {
 			return usageError{&restated{fmt.Sprintf("--blocks %s: BIP 158's test vectors, not a block file: give it to --vectors", name), err}}
 		}
 	}
+	if k := fileKindOf(name); k != kindUnknown && k != kindBlocks {
+		return otherKind("--blocks", name, k, err)
+	}
+	if fileEmpty(name) {
+		return usageError{&restated{fmt.Sprintf("--blocks %s: empty (want a block file that lab --save-blocks writes)", name), err}}
+	}
 	return usageError{&restated{fmt.Sprintf("--blocks %s: %s (want a block file that lab --save-blocks writes)", name, words(err)), err}}
+}
+
+// vectorsError is the error of the --vectors file name that
+// lab.ReadVectors refused: a block file of lab --save-blocks, a file of
+// the privacy commands or an empty one is named as such.
+func vectorsError(name string, err error) error {
+	const want = "want the JSON file of BIP 158's test vectors, testnet-19.json in the BIP's folder"
+	if f, ferr := os.Open(name); ferr == nil {
+		head := make([]byte, len(blockFileOpening))
+		n, _ := io.ReadFull(f, head)
+		f.Close()
+		if string(head[:n]) == blockFileOpening {
+			return usageError{&restated{fmt.Sprintf("--vectors %s: a block file of lab --save-blocks, not BIP 158's test vectors: give it to --blocks", name), err}}
+		}
+	}
+	if k := fileKindOf(name); k != kindUnknown {
+		return otherKind("--vectors", name, k, err)
+	}
+	if fileEmpty(name) {
+		return usageError{&restated{fmt.Sprintf("--vectors %s: empty (%s)", name, want), err}}
+	}
+	return usageError{&restated{fmt.Sprintf("--vectors %s: %s (%s)", name, words(err), want), err}}
+}
+
+// blockFileOpening opens a block file of lab --save-blocks, of any
+// version (see gcs/lab's package documentation).
+const blockFileOpening = "spvfilter blocks "
+
+// fileEmpty reports whether the file name is empty.
+func fileEmpty(name string) bool {
+	st, err := os.Stat(name)
+	return err == nil && st.Mode().IsRegular() && st.Size() == 0
 }
 
 // networkOf names a network by its wire magic.

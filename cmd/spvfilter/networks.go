@@ -48,5 +48,31 @@ func lookupNetwork(name string) (*chaincfg.Params, error) {
 	if name == "testnet" {
 		return nil, badInput("--network %q: want one of %s (testnet is testnet3 or testnet4)", name, networkNames())
 	}
+	if meant := networksMeant(name); len(meant) > 0 {
+		return nil, badInput("--network %q: want one of %s (did you mean %s?)", name, networkNames(), strings.Join(meant, " or "))
+	}
 	return nil, badInput("--network %q: want one of %s", name, networkNames())
+}
+
+// networkAliases are the other names the networks go by (Bitcoin Core's
+// chain names main, test and regtest among them).
+var networkAliases = map[string]string{"main": "mainnet", "bitcoin": "mainnet", "btc": "mainnet", "regression": "regtest"}
+
+// networksMeant lists the networks an unknown --network name probably
+// means: the name in other case, an alias, or the beginning of names.
+func networksMeant(name string) []string {
+	lower := strings.ToLower(strings.TrimSpace(name))
+	if alias, ok := networkAliases[lower]; ok {
+		return []string{alias}
+	}
+	var meant []string
+	for _, n := range knownNetworks {
+		if n.name == lower {
+			return []string{n.name}
+		}
+		if lower != "" && strings.HasPrefix(n.name, lower) {
+			meant = append(meant, n.name)
+		}
+	}
+	return meant
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spf13/cobra"
 
@@ -162,6 +163,34 @@ func TestNewcomerErrors(t *testing.T) {
 			status: exitBadInput, stderr: []string{"utf16.hex is UTF-16 text (as Windows PowerShell writes with >): save it as UTF-8 or ASCII"}, notInErr: []string{"binary"}},
 		{name: "a UTF-16 hex file without one", args: []string{"bloom", "inspect", "--filter", "@" + filepath.Join(dir, "utf16n.hex")},
 			status: exitBadInput, stderr: []string{"utf16n.hex is UTF-16 text"}, notInErr: []string{"lines"}},
+		{name: "a regtest address without --network", args: []string{"scan", "--connect", node, "--watch", "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080"},
+			status: exitBadInput, stderr: []string{"--watch 1: bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080 is a regtest address, not a mainnet one: give --network regtest (the network is mainnet unless --network says otherwise), or an address of mainnet"}},
+		{name: "a testnet address on regtest", args: []string{"scan", "--connect", node, "--network", "regtest", "--watch", "tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx"},
+			status: exitBadInput, stderr: []string{"is a testnet (testnet3, testnet4 and signet) address, not a regtest one: give --network testnet3, testnet4 or signet, or an address of regtest"}, notInErr: []string{"unless --network"}},
+		{name: "a node without its port", args: []string{"scan", "--connect", "localhost", "--network", "regtest", "--watch", "51"},
+			status: exitBadInput, stderr: []string{`--connect "localhost": missing port in address; want HOST:PORT, such as localhost:8333, with the node's port (by default 8333 mainnet, 18333 testnet3, 48333 testnet4, 38333 signet, 18555 simnet, 18444 regtest)`}},
+		{name: "a bracketed IPv6 node without its port", args: []string{"peers", "--peer", "[::1]", "--network", "regtest"},
+			status: exitBadInput, stderr: []string{`--peer "[::1]": missing port in address; want HOST:PORT, such as [::1]:8333, with the node's port`}, notInErr: []string{"[[::1]]"}},
+		{name: "an address to listen on without its port", args: []string{"privacy", "capture", "--listen", "127.0.0.1", "--upstream", node, "--network", "regtest", "--out", "-"},
+			status: exitBadInput, stderr: []string{`--listen "127.0.0.1": missing port in address; want HOST:PORT, such as 127.0.0.1:0 (port 0: any free one)`}},
+		{name: "two addresses in one --watch, space apart", args: []string{"scan", "--connect", node, "--network", "regtest", "--watch", "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080 bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080"},
+			status: exitBadInput, stderr: []string{`--watch 1: "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080 bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080": several items in one: give each its own --watch, or a file of one per line as --watch @FILE`}, notInErr: []string{"bech32", "typo"}},
+		{name: "an address and an outpoint in one --watch, comma apart", args: []string{"scan", "--connect", node, "--network", "regtest", "--watch", "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080," + strings.Repeat("ab", 32) + ":0"},
+			status: exitBadInput, stderr: []string{"several items in one"}, notInErr: []string{"outpoint"}},
+		{name: "a hex script with a space is one item", args: []string{"scan", "--connect", node, "--network", "regtest", "--watch", "0014 751e76e8199196d454941c45d1b3a323f1433bd6"},
+			status: exitFailure, stderr: []string{"--connect " + node + ": connection refused"}, notInErr: []string{"several"}},
+		{name: "a network name in capitals", args: []string{"scan", "--network", "Regtest", "--connect", node, "--watch", "51"},
+			status: exitBadInput, stderr: []string{`--network "Regtest": want one of mainnet, testnet3, testnet4, signet, simnet, regtest (did you mean regtest?)`}},
+		{name: "Bitcoin Core's name of mainnet", args: []string{"peers", "--network", "main", "--connect", node},
+			status: exitBadInput, stderr: []string{`--network "main": want one of `, "(did you mean mainnet?)"}},
+		{name: "the beginning of two network names", args: []string{"lab", "--network", "test", "--connect", node},
+			status: exitBadInput, stderr: []string{"(did you mean testnet3 or testnet4?)"}},
+		{name: "a network of no kind", args: []string{"lab", "--network", "foo", "--connect", node},
+			status: exitBadInput, stderr: []string{`--network "foo": want one of mainnet, testnet3, testnet4, signet, simnet, regtest`}, notInErr: []string{"did you mean"}},
+		{name: "an --unban whose port is no number", args: []string{"peers", "--network", "regtest", "--datadir", dir, "--unban", "example.com:bar"},
+			status: exitBadInput, stderr: []string{`--unban "example.com:bar": port "bar" is not a number from 1 to 65535`}, notInErr: []string{"no ban of it"}},
+		{name: "--privacy-target 0, none, beside --fprate", args: []string{"scan", "--connect", node, "--network", "regtest", "--watch", "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080", "--mode", "bip37", "--privacy-target", "0", "--fprate", "0.001"},
+			status: exitFailure, stderr: []string{"--connect " + node + ": connection refused"}, notInErr: []string{"give one"}},
 		{name: "a negative --max-clients says what 0 means", args: []string{"privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", node, "--network", "regtest", "--out", "-", "--max-clients", "-1"},
 			status: exitBadInput, stderr: []string{"--max-clients -1: want a number of clients, or 0 for the default 64"}},
 	}
@@ -399,7 +428,8 @@ func TestNewcomerWrongMessage(t *testing.T) {
 }
 
 // TestEveryCommandSaysExitStatus: the help of every command that does
-// work says its exit statuses, the same three the root's help defines.
+// work says its exit statuses, the same three the root's help defines,
+// and shows the command in its Examples section.
 func TestEveryCommandSaysExitStatus(t *testing.T) {
 	root := newRootCommand(&app{stdout: io.Discard, stderr: io.Discard})
 	n := 0
@@ -413,6 +443,12 @@ func TestEveryCommandSaysExitStatus(t *testing.T) {
 			help := oneLine(stdout)
 			if status != exitOK || !strings.Contains(help, "Exit status: 0 done") || !strings.Contains(help, "2 bad input, 1 failure") {
 				t.Errorf("status %d; help does not say the exit statuses:\n%s", status, stdout)
+			}
+			// An example of the command in the help's Examples section,
+			// where every command shows them (not in the description).
+			_, examples, _ := strings.Cut(stdout, "\nExamples:\n")
+			if !strings.Contains(examples, "  "+c.CommandPath()) {
+				t.Errorf("help has no Examples section with %q:\n%s", c.CommandPath(), stdout)
 			}
 		})
 	})
@@ -569,4 +605,104 @@ func TestNamedOnce(t *testing.T) {
 	if want := "spvfilter: --plot " + full + ": no space left on device\n"; status != exitFailure || stderr != want {
 		t.Errorf("a plot on a full disk: status %d, stderr %q, want %q", status, stderr, want)
 	}
+}
+
+// TestNewcomerFileKinds: a universe or a block file given where a
+// capture, a report, the labels or an index is wanted, a file of another
+// kind or an empty one given as --index, --blocks or --vectors, and a
+// capture given where hex is wanted, are named as what they are, with
+// where to give them; a universe with a bad line or no candidate, and a
+// block file cut short, are still told as such.
+func TestNewcomerFileKinds(t *testing.T) {
+	dir := t.TempDir()
+	sim := filepath.Join(dir, "sim")
+	if _, stderr, status := runCLI(t, "", "privacy", "simulate", "--out", sim, "--wallets", "2", "--blocks", "10", "--fetch-wallets", "1",
+		"--noise", "0", "--degenerate", "0", "--txs-per-block", "2", "--addresses", "5"); status != exitOK {
+		t.Fatalf("simulate: %s", stderr)
+	}
+	in := func(name string) string { return filepath.Join(sim, name) }
+	files := map[string]string{
+		// As privacy universe writes it, and without its opening comment.
+		"universe.txt":   "# candidates of regtest blocks 0..5 from 127.0.0.1:1, one per line\nbcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080 # height 1\n",
+		"bare.txt":       "\nbcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080 # height 1\n",
+		"bad-line.txt":   "# candidates of regtest blocks 0..5 from 127.0.0.1:1, one per line\nzz # height 1\n",
+		"no-candidates":  "# candidates of regtest blocks 0..5 from 127.0.0.1:1, one per line\n",
+		"empty":          "",
+		"report.json":    `{"universe": {}, "clients": []}`,
+		"one-script.hex": "0014751e76e8199196d454941c45d1b3a323f1433bd6\n",
+	}
+	files["regtest.blocks"] = string(writeLabBlockFile(t, chaincfg.RegressionNetParams.GenesisBlock))
+	files["short.blocks"] = files["regtest.blocks"][:len(files["regtest.blocks"])-10]
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	at := func(name string) string { return filepath.Join(dir, name) }
+	const (
+		asUniverse = ": a universe of candidates (privacy universe, privacy simulate), not what "
+		jq         = `jq -r 'select(.command == "filterload").filterload'`
+	)
+	filter, _, _ := runCLI(t, "", "bloom", "new", "--elements", "1", "--fprate", "0.01", "51")
+	fetches := func(index string) []string {
+		return []string{"privacy", "fetches", "--capture", in("fetch-capture.jsonl"), "--index", index}
+	}
+	runRows(t, []contractRow{
+		{name: "a universe as the capture", args: []string{"privacy", "analyze", "--capture", at("universe.txt"), "--universe", at("universe.txt")},
+			status: exitBadInput, stderr: []string{"--capture " + at("universe.txt") + asUniverse + "--capture takes: give it to privacy analyze --universe"}, notInErr: []string{"not JSON"}},
+		{name: "a universe without its opening comment as a fetches capture", args: []string{"privacy", "fetches", "--capture", at("bare.txt"), "--index", in("chain.idx")},
+			status: exitBadInput, stderr: []string{"--capture " + at("bare.txt") + asUniverse + "--capture takes"}},
+		{name: "a universe as the report", args: []string{"privacy", "evaluate", "--labels", in("labels.json"), "--report", at("universe.txt")},
+			status: exitBadInput, stderr: []string{"--report " + at("universe.txt") + asUniverse + "--report takes"}, notInErr: []string{"not JSON"}},
+		{name: "a universe as the labels", args: []string{"privacy", "evaluate", "--labels", at("universe.txt"), "--report", at("report.json")},
+			status: exitBadInput, stderr: []string{"--labels " + at("universe.txt") + asUniverse + "--labels takes"}},
+		{name: "a universe as the index", args: fetches(at("universe.txt")),
+			status: exitBadInput, stderr: []string{"--index " + at("universe.txt") + asUniverse + "--index takes"}, notInErr: []string{"SPVFIDX"}},
+		{name: "the labels as the index", args: fetches(in("labels.json")),
+			status: exitBadInput, stderr: []string{"--index " + in("labels.json") + ": the labels of privacy simulate, not what --index takes: give it to privacy evaluate --labels"}},
+		{name: "a capture as the index", args: fetches(in("capture.jsonl")),
+			status: exitBadInput, stderr: []string{"--index " + in("capture.jsonl") + ": a capture of privacy capture (JSON lines), not what --index takes"}},
+		{name: "an empty index", args: fetches(at("empty")),
+			status: exitBadInput, stderr: []string{"--index " + at("empty") + ": empty: want an appearance index (privacy universe --index and privacy simulate write one)"}, notInErr: []string{"SPVFIDX"}},
+		{name: "a universe with a bad line is still a universe", args: []string{"privacy", "analyze", "--capture", in("capture.jsonl"), "--universe", at("bad-line.txt")},
+			status: exitBadInput, stderr: []string{"--universe " + at("bad-line.txt") + ": the universe holds no candidate"}, notInErr: []string{"not what"}},
+		{name: "a universe without candidates is still a universe", args: []string{"privacy", "analyze", "--capture", in("capture.jsonl"), "--universe", at("no-candidates")},
+			status: exitBadInput, stderr: []string{"--universe " + at("no-candidates") + ": the universe holds no candidate"}, notInErr: []string{"not what"}},
+		{name: "a capture as a Bloom filter", args: []string{"bloom", "inspect", "--filter", "@" + in("capture.jsonl")},
+			status: exitBadInput, stderr: []string{"--filter: @" + in("capture.jsonl") + " holds a capture of privacy capture (JSON lines), not hex: give it to privacy analyze --capture or privacy fetches --capture; the hex of its BIP 37 filters is in the field \"filterload\" of its filterload records (" + jq + " prints them, one per line)"}, notInErr: []string{"wrapped", "join them"}},
+		{name: "a capture of downloads as a compact filter", args: []string{"gcs", "inspect", "--filter", "@" + in("fetch-capture.jsonl")},
+			status: exitBadInput, stderr: []string{"--filter: @" + in("fetch-capture.jsonl") + " holds a capture of privacy capture (JSON lines), not hex"}, notInErr: []string{"wrapped", "filterload"}},
+		{name: "a universe as a Bloom filter", args: []string{"bloom", "inspect", "--filter", "@" + at("universe.txt")},
+			status: exitBadInput, stderr: []string{"--filter: @" + at("universe.txt") + " holds a universe of candidates (privacy universe, privacy simulate), not hex: give it to privacy analyze --universe"}},
+		{name: "a capture as elements", args: []string{"bloom", "match", "--filter", strings.TrimSpace(filter), "@" + in("capture.jsonl")},
+			status: exitBadInput, stderr: []string{"element 1: @" + in("capture.jsonl") + " holds a capture of privacy capture (JSON lines), not hex"}, notInErr: []string{"invalid hex", "filterload"}},
+		{name: "a capture as a transaction", args: []string{"send", "--connect", "127.0.0.1:1", "--network", "regtest", "@" + in("capture.jsonl")},
+			status: exitBadInput, stderr: []string{"TX_HEX: @" + in("capture.jsonl") + " holds a capture of privacy capture (JSON lines), not hex"}, notInErr: []string{"filterload"}},
+		{name: "a capture as lab's blocks", args: []string{"lab", "--blocks", in("capture.jsonl")},
+			status: exitBadInput, stderr: []string{"--blocks " + in("capture.jsonl") + ": a capture of privacy capture (JSON lines), not what --blocks takes"}, notInErr: []string{"does not start"}},
+		{name: "an empty file as lab's blocks", args: []string{"lab", "--blocks", at("empty")},
+			status: exitBadInput, stderr: []string{"--blocks " + at("empty") + ": empty (want a block file that lab --save-blocks writes)"}, notInErr: []string{"does not start"}},
+		{name: "a block file as lab's vectors", args: []string{"lab", "--vectors", at("regtest.blocks")},
+			status: exitBadInput, stderr: []string{"--vectors " + at("regtest.blocks") + ": a block file of lab --save-blocks, not BIP 158's test vectors: give it to --blocks"}, notInErr: []string{"not JSON"}},
+		{name: "the labels as lab's vectors", args: []string{"lab", "--vectors", in("labels.json")},
+			status: exitBadInput, stderr: []string{"--vectors " + in("labels.json") + ": the labels of privacy simulate, not what --vectors takes"}, notInErr: []string{"a list is wanted"}},
+		{name: "an empty file as lab's vectors", args: []string{"lab", "--vectors", at("empty")},
+			status: exitBadInput, stderr: []string{"--vectors " + at("empty") + ": empty (want the JSON file of BIP 158's test vectors"}, notInErr: []string{"not JSON"}},
+		{name: "a block file as the capture", args: []string{"privacy", "analyze", "--capture", at("regtest.blocks"), "--universe", at("universe.txt")},
+			status: exitBadInput, stderr: []string{"--capture " + at("regtest.blocks") + ": a block file of lab --save-blocks, not what --capture takes: give it to lab --blocks"}, notInErr: []string{"not JSON"}},
+		{name: "a block file as the universe", args: []string{"privacy", "analyze", "--capture", in("capture.jsonl"), "--universe", at("regtest.blocks")},
+			status: exitBadInput, stderr: []string{"--universe " + at("regtest.blocks") + ": a block file of lab --save-blocks, not what --universe takes"}},
+		{name: "a block file as the labels", args: []string{"privacy", "evaluate", "--labels", at("regtest.blocks"), "--report", at("report.json")},
+			status: exitBadInput, stderr: []string{"--labels " + at("regtest.blocks") + ": a block file of lab --save-blocks, not what --labels takes"}, notInErr: []string{"not JSON"}},
+		{name: "a block file as a Bloom filter", args: []string{"bloom", "inspect", "--filter", "@" + at("regtest.blocks")},
+			status: exitBadInput, stderr: []string{"--filter: @" + at("regtest.blocks") + " holds a block file of lab --save-blocks, not hex: give it to lab --blocks"}, notInErr: []string{"wrapped"}},
+		{name: "a block file cut short is still told as one", args: []string{"lab", "--blocks", at("short.blocks")},
+			status: exitBadInput, stderr: []string{"--blocks " + at("short.blocks") + ": block 1 (height 0) at byte "}, notInErr: []string{"not what"}},
+		{name: "a capture appending to a universe", args: []string{"privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:1", "--network", "regtest", "--out", at("universe.txt")},
+			status: exitBadInput, stderr: []string{"--out " + at("universe.txt") + ": holds a universe of candidates (privacy universe, privacy simulate), not capture records: capture appends to a file of its own records only (give a new file)"}},
+		{name: "a capture appending to a block file", args: []string{"privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:1", "--network", "regtest", "--out", at("regtest.blocks")},
+			status: exitBadInput, stderr: []string{"--out " + at("regtest.blocks") + ": holds a block file of lab --save-blocks, not capture records"}},
+		{name: "a file of one script is still hex", args: []string{"bloom", "match", "--filter", strings.TrimSpace(filter), "@" + at("one-script.hex")},
+			status: exitOK, stdout: []string{"0014751e76e8199196d454941c45d1b3a323f1433bd6 "}},
+	})
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -225,6 +226,9 @@ func checkUnban(addr string) error {
 	}
 	if host == "" || err == nil && port == "" {
 		return badInput("--unban %q: want a host as the listing shows its ban, HOST or HOST:PORT", addr)
+	}
+	if n, perr := strconv.ParseUint(port, 10, 16); port != "" && (perr != nil || n == 0) {
+		return badInput("--unban %q: port %q is not a number from 1 to 65535; want a host as the listing shows its ban, HOST or HOST:PORT", addr, port)
 	}
 	ip, ipErr := netip.ParseAddr(host)
 	switch {

@@ -198,7 +198,7 @@ func analyzeUniverse(a *app, arg string, groups [][]*bip37.Filter, opts attack.A
 	br := bufio.NewReader(r)
 	if head, _ := br.Peek(4096); binaryHead(head) {
 		err := fmt.Errorf("%w: binary data", universe.ErrBadCandidate)
-		if k := fileKindOf(name); k != kindUnknown {
+		if k := fileKindOf(name); k != kindUnknown && k != kindUniverse {
 			return nil, nil, otherKind("--universe", name, k, err)
 		}
 		return nil, nil, usageError{&restated{fmt.Sprintf("--universe %s: binary data, not a universe: want one candidate per line (an address, or a public key or script in hex), as privacy universe and privacy simulate write", name), err}}
@@ -226,7 +226,7 @@ func binaryHead(head []byte) bool {
 // that is not a candidate, or a universe without one, is bad input; a
 // failure to read it is the machine's.
 func universeError(name string, err error) error {
-	if k := fileKindOf(name); k != kindUnknown && (errors.Is(err, universe.ErrEmpty) || errors.Is(err, universe.ErrBadCandidate)) {
+	if k := fileKindOf(name); k != kindUnknown && k != kindUniverse && (errors.Is(err, universe.ErrEmpty) || errors.Is(err, universe.ErrBadCandidate)) {
 		return otherKind("--universe", name, k, err)
 	}
 	if errors.Is(err, universe.ErrEmpty) {

@@ -184,7 +184,7 @@ func badJSONFile(what string, b []byte, err error) error {
 		return usageError{&restated{what + ": a report of privacy analyze or fetches, not the labels: give it to --report, and the labels.json of privacy simulate to --labels", err}}
 	case want == wantReport && kind == kindLabels:
 		return usageError{&restated{what + ": the labels of privacy simulate, not a report: give it to --labels, and the JSON of privacy analyze --capture or privacy fetches to --report", err}}
-	case kind == kindCapture || kind == kindIndex:
+	case kind == kindCapture || kind == kindIndex || kind == kindUniverse || kind == kindBlocks:
 		return otherKind(flag, path, kind, err)
 	case !json.Valid(b):
 		var v any

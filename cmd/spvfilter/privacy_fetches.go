@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -315,6 +316,12 @@ func indexError(file string, err error) error {
 	if errors.Is(err, universe.ErrBadIndex) {
 		msg := words(err)
 		if strings.HasPrefix(msg, "not an appearance index") {
+			if k := fileKindOf(file); k != kindUnknown && k != kindIndex {
+				return otherKind("--index", file, k, err)
+			}
+			if st, serr := os.Stat(file); serr == nil && st.Size() == 0 {
+				msg = "empty: want an appearance index"
+			}
 			msg += " (privacy universe --index and privacy simulate write one)"
 		} else {
 			msg = "a damaged appearance index: " + strings.TrimPrefix(msg, "index: ")

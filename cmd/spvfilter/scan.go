@@ -264,6 +264,9 @@ func (a *app) parseWatch(values []string, params *chaincfg.Params) ([]watchItem,
 		if isBinary(v) {
 			return nil, badInput("%s: binary data: give an address, a hex output script or an outpoint TXID:VOUT, one per line", arg.where)
 		}
+		if severalWatchItems(v) {
+			return nil, badInput("%s: %q: several items in one: give each its own --watch, or a file of one per line as --watch @FILE", arg.where, v)
+		}
 		if strings.Contains(v, ":") {
 			// No address or hex script holds a colon: an outpoint.
 			op, rest, err := parseOutPoint(v)
@@ -288,6 +291,17 @@ func (a *app) parseWatch(values []string, params *chaincfg.Params) ([]watchItem,
 		out = append(out, watchItem{given: v, where: arg.where, item: client.ScriptItem(script)})
 	}
 	return out, nil
+}
+
+// severalWatchItems reports whether v is several watch items in one,
+// apart by commas or spaces: an address or an outpoint, then more. A hex
+// script with spaces in it is one item.
+func severalWatchItems(v string) bool {
+	fields := strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ';' || unicode.IsSpace(r) })
+	if len(fields) < 2 {
+		return false
+	}
+	return strings.ContainsAny(v, ",;") || looksLikeAddress(fields[0]) || strings.Contains(fields[0], ":")
 }
 
 // parseOutPoint reads TXID:VOUT or TXID:VOUT:SCRIPT, with TXID in display
@@ -330,7 +344,7 @@ func watchScript(what, v string, params *chaincfg.Params) ([]byte, error) {
 		return script, nil
 	}
 	if others := addressNetworks(v); len(others) > 0 {
-		return nil, badInput("%s: %s is %s address, not a %s one", what, v, networksPhrase(others), params.Name)
+		return nil, badInput("%s: %s is %s address, not a %s one: %s", what, v, networksPhrase(others), params.Name, networkAdvice(others, params))
 	}
 	if err != nil && looksLikeAddress(v) {
 		return nil, usageError{&restated{fmt.Sprintf("%s: %s is not a valid address: %s", what, v, addressProblem(v, err)), err}}
@@ -360,6 +374,20 @@ func networksPhrase(nets []string) string {
 		return "a " + nets[0]
 	}
 	return fmt.Sprintf("a testnet (%s and %s)", strings.Join(nets[:len(nets)-1], ", "), nets[len(nets)-1])
+}
+
+// networkAdvice says which --network to give for an address of the
+// networks nets, where params is the network given (mainnet by default,
+// the usual slip).
+func networkAdvice(nets []string, params *chaincfg.Params) string {
+	give := "give --network " + nets[0]
+	if n := len(nets); n > 1 {
+		give = fmt.Sprintf("give --network %s or %s", strings.Join(nets[:n-1], ", "), nets[n-1])
+	}
+	if params.Name == chaincfg.MainNetParams.Name {
+		give += " (the network is mainnet unless --network says otherwise)"
+	}
+	return give + ", or an address of " + params.Name
 }
 
 // looksLikeAddress reports whether v has the form of an address of a

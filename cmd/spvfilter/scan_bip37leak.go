@@ -114,7 +114,8 @@ func (fl *scanFlags) planBIP37Rate(flags *pflag.FlagSet, watch []client.WatchIte
 		}
 		return nil, nil
 	}
-	if flags.Changed("fprate") && flags.Changed("privacy-target") {
+	if flags.Changed("fprate") && fl.privacyTarget != 0 {
+		// --privacy-target 0 is none: the rate is --fprate's.
 		return nil, badInput("--fprate %v and --privacy-target %v: give one: the target chooses the rate", fl.fpRate, fl.privacyTarget)
 	}
 	p := &bip37Plan{shape: newBIP37Shape(watch), watch: watch, sizing: fl.leak.sizing.OrCore(), rate: fl.fpRate, rateFrom: "--fprate", universe: fl.leak.universe,
