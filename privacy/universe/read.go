@@ -244,6 +244,8 @@ func (s *Scan) RequireCandidates() error {
 		b := s.BadLines[0]
 		return fmt.Errorf("%w: all %d lines that are not blank or comments were skipped (line %d: %s)",
 			ErrEmpty, s.LinesSkipped, b.Line, b.Reason)
+	case s.CandidatesTested == 0 && s.LinesRead == 1:
+		return fmt.Errorf("%w (1 line read)", ErrEmpty)
 	case s.CandidatesTested == 0:
 		return fmt.Errorf("%w (%d lines read)", ErrEmpty, s.LinesRead)
 	}
