@@ -336,9 +336,10 @@ func linkHolding(s *simulate.Score) string {
 // given P >= 0.95 over all regimes are not measurably below 95% right;
 // and the clustered chain is warned of. Links are held to the issue's
 // stricter targets too, pooled over further captures of linking alone
-// until enough pairs are given P >= 0.95 (checkPooledLinks): a Wilson
-// lower bound of at least 0.93 for those, and no bin over-confident,
-// unless the shortfall is stated (linkPooledShortfalls). The other
+// until enough pairs are given P >= 0.95 (checkPooledLinks): no wrong
+// link given P > 0.99 in any of them, a Wilson lower bound of at least
+// 0.93 for those given P >= 0.95, and no bin over-confident, unless the
+// shortfall is stated (linkPooledShortfalls). The other
 // kinds' stricter targets (Wilson lower bound >= 0.93, every bin right as
 // often as it says, coverage within 3 points) are logged as NOT MET where
 // they are not: on captures of this size most kinds have too few claims
@@ -746,8 +747,10 @@ var linkPooledShortfalls = map[string]bool{}
 // captures of linking alone from further seeds (calibrationSeed + 100k +
 // i), until minLinkConfident pairs are given P >= 0.95 or
 // maxLinkCaptures captures are pooled, and holds them to the issue's
-// targets: the lower end of the Wilson interval of those given P >= 0.95
-// at least simulate.TargetWilsonLow, and no bin whose mean probability
+// targets: no pair of two wallets given P > 0.99 in any of the captures
+// (the regime's own capture is held to it by checkRegime too), the
+// lower end of the Wilson interval of those given P >= 0.95 at least
+// simulate.TargetWilsonLow, and no bin whose mean probability
 // lies above its Wilson interval and more than simulate.TargetBinSlack
 // above the share right (a bin below, under-confident, is logged). It
 // returns the keys of the shortfalls (see linkPooledShortfalls).
@@ -772,6 +775,9 @@ func checkPooledLinks(t *testing.T, r simulate.Regime, i uint64, run *regimeRun)
 		if !linkPooledShortfalls[key] {
 			t.Errorf(key+": "+format, args...)
 		}
+	}
+	if tally.wrongSure > 0 {
+		t.Errorf("%s links: %d pairs of two wallets given P > 0.99 over %d captures", r, tally.wrongSure, captures)
 	}
 	if lo, _ := simulate.Wilson(tally.confidentRight, tally.confident); tally.confident == 0 || lo < simulate.TargetWilsonLow {
 		fail(string(r)+" links: P >= 0.95", "%d of %d right over %d captures, Wilson lower bound %.3f (want >= %g)",
