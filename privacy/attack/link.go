@@ -201,6 +201,7 @@ func (a *Accumulator) Link(groups []int, opts LinkOptions) (*Linkage, error) {
 	}
 	l.Pairs = lk.links(&fit)
 	lk.triangles(&fit, l.Pairs, l.Threshold)
+	lk.hubs(l.Pairs, fit.est.priors[sameWallet])
 	l.Groups = lk.group(l.Pairs, l.Threshold)
 	l.Warnings = append(l.Warnings, lk.warnings...)
 	if top := lk.unlistedMax(&fit); top > l.Threshold {
