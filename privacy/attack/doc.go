@@ -209,6 +209,22 @@
 // and its payee share the payment as one wallet's three sessions share
 // the wallet).
 //
+// Nor may one session be of two wallets' at once: sessions of one
+// wallet are all that wallet's, so a session x linked to y and to z is
+// of one wallet with both only if y and z are one wallet's too. Where
+// x's matches lie within those of y and of z (its own matches, beyond
+// what it shares with each, within what chance gives them 99% of the
+// time), both pairs are above one half and y and z are not, x is a
+// session like a payee's whose addresses two payers' sessions watch,
+// which reads as an earlier session of each. Its pairs are then weighed
+// over the partitions of the three sessions into wallets, each pair's
+// probability standing for its own evidence: none together (weight
+// one), one pair together (weight its odds), or all three (the prior's
+// odds squared times the three pairs' likelihood ratios); a pair of x
+// takes the least probability it gets over such sessions z. A session
+// of several wallets behind one client, linked to sessions of each,
+// holds more than each and is not weighed so.
+//
 // Linked sessions form groups by complete linkage: pairs are taken from
 // the most probable down, and two groups are joined only when every pair
 // across them is above the threshold, so that no group rests on one

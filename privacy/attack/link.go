@@ -59,7 +59,9 @@ type SessionLink struct {
 	// the counts cannot rule out: the probability that the sessions share
 	// addresses, and for a pair below the prior, the prior; from 0 for a
 	// pair whose session is linked to nothing, which may be of no wallet;
-	// see the package documentation).
+	// see the package documentation). A session whose matches lie within
+	// those of two sessions of different wallets has its pairs weighed
+	// together (it is not of both), which only lowers them.
 	// ProbabilityShared is that of different wallets one of which paid
 	// the other (its filters hold some of the other's addresses). See the
 	// package documentation.
@@ -201,6 +203,7 @@ func (a *Accumulator) Link(groups []int, opts LinkOptions) (*Linkage, error) {
 	}
 	l.Pairs = lk.links(&fit)
 	lk.triangles(&fit, l.Pairs, l.Threshold)
+	lk.hubs(l.Pairs, fit.est.priors[sameWallet])
 	l.Groups = lk.group(l.Pairs, l.Threshold)
 	l.Warnings = append(l.Warnings, lk.warnings...)
 	if top := lk.unlistedMax(&fit); top > l.Threshold {

@@ -336,9 +336,10 @@ func linkHolding(s *simulate.Score) string {
 // given P >= 0.95 over all regimes are not measurably below 95% right;
 // and the clustered chain is warned of. Links are held to the issue's
 // stricter targets too, pooled over further captures of linking alone
-// until enough pairs are given P >= 0.95 (checkPooledLinks): a Wilson
-// lower bound of at least 0.93 for those, and no bin over-confident,
-// unless the shortfall is stated (linkPooledShortfalls). The other
+// until enough pairs are given P >= 0.95 (checkPooledLinks): no wrong
+// link given P > 0.99 in any of them, a Wilson lower bound of at least
+// 0.93 for those given P >= 0.95, and no bin over-confident, unless the
+// shortfall is stated (linkPooledShortfalls). The other
 // kinds' stricter targets (Wilson lower bound >= 0.93, every bin right as
 // often as it says, coverage within 3 points) are logged as NOT MET where
 // they are not: on captures of this size most kinds have too few claims
@@ -481,10 +482,13 @@ func linkSeeds(t *testing.T) []uint64 {
 }
 
 // linkTally gathers linking's pairs over captures: the links (pairs
-// linked) and those right, and every pair in its bin of probability.
+// linked) and those right, those given P >= 0.95 and those right, those
+// given P > 0.99 that are wrong, and every pair in its bin of
+// probability.
 type linkTally struct {
 	pairs, linked, linkedRight int
 	confident, confidentRight  int
+	wrongSure                  int
 	bins                       [5]struct {
 		n, right int
 		sumP     float64
@@ -507,6 +511,9 @@ func (l *linkTally) add(p float64, linked, right bool) {
 			l.confidentRight++
 		}
 	}
+	if p > simulate.SureLinkP && !right {
+		l.wrongSure++
+	}
 	edges := linkBinEdges[1 : len(linkBinEdges)-1]
 	i := 0
 	for i < len(edges) && p >= edges[i] {
@@ -526,6 +533,7 @@ func (l *linkTally) merge(o *linkTally) {
 	l.linkedRight += o.linkedRight
 	l.confident += o.confident
 	l.confidentRight += o.confidentRight
+	l.wrongSure += o.wrongSure
 	l.hold += o.hold
 	l.holdN += o.holdN
 	for i := range l.bins {
@@ -536,7 +544,8 @@ func (l *linkTally) merge(o *linkTally) {
 }
 
 // String is the tally as one line: pairs, precision of the links, those
-// given P >= 0.95 right with their Wilson interval, each bin said
+// given P >= 0.95 right with their Wilson interval, the wrong ones given
+// P > 0.99, each bin said
 // against observed with its Wilson interval (! when the said lies
 // outside it), and the intervals holding the rate of pairs like theirs.
 func (l *linkTally) String() string {
@@ -546,6 +555,7 @@ func (l *linkTally) String() string {
 		lo, hi := simulate.Wilson(l.confidentRight, l.confident)
 		fmt.Fprintf(&b, " P>=0.95: %d/%d=%.3f [%.3f, %.3f]", l.confidentRight, l.confident, float64(l.confidentRight)/float64(l.confident), lo, hi)
 	}
+	fmt.Fprintf(&b, " wrong P>0.99: %d", l.wrongSure)
 	for _, bin := range l.binScores() {
 		mark := " "
 		if bin.over || bin.under {
@@ -737,8 +747,10 @@ var linkPooledShortfalls = map[string]bool{}
 // captures of linking alone from further seeds (calibrationSeed + 100k +
 // i), until minLinkConfident pairs are given P >= 0.95 or
 // maxLinkCaptures captures are pooled, and holds them to the issue's
-// targets: the lower end of the Wilson interval of those given P >= 0.95
-// at least simulate.TargetWilsonLow, and no bin whose mean probability
+// targets: no pair of two wallets given P > 0.99 in any of the captures
+// (the regime's own capture is held to it by checkRegime too), the
+// lower end of the Wilson interval of those given P >= 0.95 at least
+// simulate.TargetWilsonLow, and no bin whose mean probability
 // lies above its Wilson interval and more than simulate.TargetBinSlack
 // above the share right (a bin below, under-confident, is logged). It
 // returns the keys of the shortfalls (see linkPooledShortfalls).
@@ -763,6 +775,9 @@ func checkPooledLinks(t *testing.T, r simulate.Regime, i uint64, run *regimeRun)
 		if !linkPooledShortfalls[key] {
 			t.Errorf(key+": "+format, args...)
 		}
+	}
+	if tally.wrongSure > 0 {
+		t.Errorf("%s links: %d pairs of two wallets given P > 0.99 over %d captures", r, tally.wrongSure, captures)
 	}
 	if lo, _ := simulate.Wilson(tally.confidentRight, tally.confident); tally.confident == 0 || lo < simulate.TargetWilsonLow {
 		fail(string(r)+" links: P >= 0.95", "%d of %d right over %d captures, Wilson lower bound %.3f (want >= %g)",
@@ -817,7 +832,8 @@ func (l *linkTally) binScores() []binScore {
 // TestLinkTallyBins checks the bins checkPooledLinks holds linking to:
 // six pairs said 0.89 and none right are over-confident, 56 said 0.87
 // and all right under-confident, ten said 0.9 and nine right neither,
-// and pairs at 0.95 or more count among the confident.
+// and pairs at 0.95 or more count among the confident, the wrong ones
+// above 0.99 as wrong given P > 0.99.
 func TestLinkTallyBins(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
@@ -829,6 +845,7 @@ func TestLinkTallyBins(t *testing.T) {
 		{"under", 0.87, 56, 56, false, true},
 		{"on its diagonal", 0.9, 10, 9, false, false},
 		{"sure", 0.995, 60, 60, false, false},
+		{"sure but wrong", 0.995, 60, 57, false, false},
 	} {
 		var l linkTally
 		for k := range tc.n {
@@ -840,6 +857,9 @@ func TestLinkTallyBins(t *testing.T) {
 		}
 		if wantConfident := tc.p >= simulate.ConfidentP; (l.confident == tc.n) != wantConfident {
 			t.Errorf("%s: %d of %d pairs counted given P >= 0.95", tc.name, l.confident, tc.n)
+		}
+		if wantWrong := tc.n - tc.right; tc.p > simulate.SureLinkP && l.wrongSure != wantWrong || tc.p <= simulate.SureLinkP && l.wrongSure != 0 {
+			t.Errorf("%s: %d pairs counted wrong given P > 0.99, of %d wrong", tc.name, l.wrongSure, wantWrong)
 		}
 	}
 }
