@@ -39,8 +39,8 @@
 // send of the answer. A pong before the answer is whole means that no
 // more of it will come: btcd says nothing when asked for the filters or
 // filter headers up to a block that is no longer on its chain, which an
-// honest reorganization between two requests leaves, and waiting would
-// cost the whole timeout. Such a request fails at once with an
+// honest reorganization between two requests leaves, and to every such
+// request while it is not synced; waiting would cost the whole timeout. Such a request fails at once with an
 // *UnansweredError, which wraps ErrStalled, and drops the connection, as
 // a timeout does. The pong that follows a whole answer comes after the
 // request ended: the last few barriers' pongs are dropped then, not

@@ -133,10 +133,12 @@ func (e *TimeoutError) Unwrap() error { return ErrStalled }
 
 // UnansweredError is a request the node finished without answering it
 // whole: the pong of a ping sent right after the request came first, so
-// no more of the answer will come (see the package documentation). btcd does so for the
-// filters or filter headers of a block no longer on its chain, which an
-// honest reorganization leaves: it proves no lie. It is what a request
-// that timed out would have been, at once: it wraps ErrStalled; test with
+// no more of the answer will come (see the package documentation). btcd
+// does so for the filters or filter headers of a block no longer on its
+// chain, which an honest reorganization leaves, and for every such
+// request while it is not synced (its tip more than a day old); a lying
+// node may do so too. It proves no lie: it is what a request that timed
+// out would have been, at once. It wraps ErrStalled; test with
 // errors.As.
 type UnansweredError struct {
 	Got  int // the messages of the answer the node sent
@@ -144,7 +146,7 @@ type UnansweredError struct {
 }
 
 func (e *UnansweredError) Error() string {
-	return fmt.Sprintf("%v: no complete answer: %d of %d messages before the pong of a ping sent after the request (the node will send no more of it; btcd does so for blocks no longer on its chain)",
+	return fmt.Sprintf("%v: no complete answer: %d of %d messages before the pong of a ping sent after the request (the node will send no more of it; btcd does so for blocks no longer on its chain, and while it is not synced)",
 		ErrStalled, e.Got, e.Want)
 }
 
