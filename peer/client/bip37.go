@@ -279,7 +279,11 @@ type bip37Scan struct {
 	allTxs, allFPs  int
 	sent, unmatched int
 	warned          bool
-	log             *scanLog
+	// loadedEveryBlock is true when the filter loaded held an element
+	// of every block already (draw gave up: a filter near a rate of 1),
+	// so that the outpoints added are not what made it.
+	loadedEveryBlock bool
+	log              *scanLog
 	// req is the pass's request, its range resolved; inflight the answer
 	// to the filtered-block request in flight.
 	req      ScanRequest
@@ -375,7 +379,10 @@ func (s *bip37Scan) batch(ctx context.Context, start int32) (next int32, err err
 // start, in order. It stops at a block that must be asked for again
 // (outpoints were added with filteradd) and returns its height, or after
 // one that called for a fresh filter, loaded then; otherwise it returns
-// the height past the batch.
+// the height past the batch. A filter the outpoints added made hold an
+// element of every block (matchesEveryBlock) calls for a fresh one, which
+// holds them, loaded before the node filters another block (the one
+// asked for again included).
 func (s *bip37Scan) blocks(ctx context.Context, start int32, fbs []peer.FilteredBlock) (next int32, err error) {
 	for i, fb := range fbs {
 		h := start + int32(i)
@@ -383,9 +390,21 @@ func (s *bip37Scan) blocks(ctx context.Context, start int32, fbs []peer.Filtered
 		if err != nil {
 			return 0, err
 		}
+		if !s.reload && !s.loadedEveryBlock && matchesEveryBlock(s.local) {
+			// The outpoints found, added here and at the node (by
+			// filteradd or its update rule), made the filter hold an
+			// element of every block: a fresh one is drawn without it,
+			// before the node filters another block with it.
+			s.reload = s.mayReload()
+		}
 		if again {
 			// The node filtered this block and the rest without the
 			// outpoints just added: ask again from it.
+			if s.reload {
+				if err := s.load(ctx, s.req.Watch); err != nil {
+					return 0, err
+				}
+			}
 			return h, nil
 		}
 		if s.reload {
@@ -430,7 +449,11 @@ func (s *bip37Scan) load(ctx context.Context, watch []WatchItem) error {
 	if err != nil {
 		return err
 	}
-	if s.local != nil {
+	switch {
+	case s.local != nil && matchesEveryBlock(s.local):
+		s.res.FilterReloads++
+		s.c.logf("filter of %s came to hold an element of every block with the outpoints added: loading a fresh one", s.m.Addr())
+	case s.local != nil:
 		s.res.FilterReloads++
 		s.c.logf("filter of %s matched %d false positives in %d transactions (target rate %g): loading a fresh one",
 			s.m.Addr(), s.fps, s.txs, s.opt.FPRate)
@@ -441,6 +464,7 @@ func (s *bip37Scan) load(ctx context.Context, watch []WatchItem) error {
 		return &pool.Failure{Member: s.m, Err: err}
 	}
 	s.local, s.txs, s.fps, s.reload = f, 0, 0, false
+	s.loadedEveryBlock = matchesEveryBlock(f)
 	return nil
 }
 
@@ -449,7 +473,7 @@ func (s *bip37Scan) load(ctx context.Context, watch []WatchItem) error {
 // MinFilterRate. A filter that would match a transaction in every block
 // (matchesEveryBlock) is drawn again, up to floodDraws times in all; it
 // happens to a filter with about twice the probability of its false
-// positives.
+// positives. The outpoints found later may make one such (see blocks).
 func (s *bip37Scan) draw(watch []WatchItem, found []wire.OutPoint) (*bip37.Filter, error) {
 	for i := 1; ; i++ {
 		tweak := rand.Uint32()

@@ -257,3 +257,76 @@ func TestBIP37DrawMatchesNotEveryBlock(t *testing.T) {
 		}
 	}
 }
+
+// bip37FloodScans is how many scans TestBIP37NodeFilterMatchesNotEveryBlock
+// makes: at a rate of 0.2, the outpoints each finds (added with
+// filteradd) made the node's filter hold the empty element or the null
+// outpoint at 12 to 24 scanned filtered-block requests of 150 scans
+// (three runs) without a fresh filter loaded then; with it, 2 to 4
+// fresh filters were loaded and none was.
+const bip37FloodScans = 150
+
+// The filter the node holds whenever it is asked for filtered blocks (the
+// last loaded, with the outpoints added since) holds neither the empty
+// element nor the null outpoint: when the outpoints found make it hold
+// one, a fresh filter holding them is loaded before the next request.
+// The node's filter is rebuilt from what its relay forwarded, over
+// bip37FloodScans scans of the fixture's chain.
+func TestBIP37NodeFilterMatchesNotEveryBlock(t *testing.T) {
+	needFixture(t)
+	r := &relay{h: &hangupOnce{done: true}}
+	r.lie = peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, r.forward)
+	c := connect(t, 0, r.lie.Addr)
+	reloads := 0
+	var ends []int // the requests forwarded when each scan ended
+	for range bip37FloodScans {
+		res, err := c.ScanBIP37(context.Background(), ScanRequest{Watch: items(fx.watch), To: fx.tip},
+			BIP37Options{FPRate: 0.2, Flags: wire.BloomUpdateNone, MaxReloads: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkMatches(t, res, fx.want)
+		reloads += res.FilterReloads
+		ends = append(ends, len(r.lie.Requests()))
+	}
+	var f *bip37.Filter
+	asked, flooded, kept := 0, 0, 0
+	pending := false // the last request went to a filter holding one
+	for i, m := range r.lie.Requests() {
+		if len(ends) > 0 && i == ends[0] {
+			// The scan's last answer was scanned.
+			if pending {
+				kept++
+			}
+			pending, ends = false, ends[1:]
+		}
+		switch m := m.(type) {
+		case *wire.MsgFilterLoad:
+			// The answer to a request in flight when the filter changed
+			// is dropped, not scanned.
+			pending = false
+			var err error
+			if f, err = bip37.NewFilterFromParams(m.Filter, m.HashFuncs, m.Tweak, m.Flags); err != nil {
+				t.Fatal(err)
+			}
+		case *wire.MsgFilterAdd:
+			f.Add(m.Data)
+		case *wire.MsgGetData:
+			if pending {
+				kept++
+			}
+			asked++
+			pending = f != nil && matchesEveryBlock(f)
+			if pending {
+				flooded++
+			}
+		}
+	}
+	if pending {
+		kept++
+	}
+	t.Logf("%d scans at 0.2: %d fresh filters loaded; %d of %d filtered-block requests went to a filter holding an element of every block, %d of them scanned", bip37FloodScans, reloads, flooded, asked, kept)
+	if kept > 0 {
+		t.Errorf("%d filtered-block requests whose answer was scanned went to a node whose filter holds the empty element or the null outpoint", kept)
+	}
+}
