@@ -211,7 +211,9 @@ type BIP37Options struct {
 	// filter loaded, whatever its tweak, reaches it.
 	MinFilterRate float64
 	// MaxReloads bounds the filters replaced because they matched far
-	// beyond their rate: zero means DefaultMaxReloads, negative none.
+	// beyond their rate, or because the outpoints found made them hold
+	// an element of every block (see bip37Scan.blocks): zero means
+	// DefaultMaxReloads, negative none.
 	// Every fresh filter tells the node more about the watch list, and a
 	// node can force reloads by marking everything matched.
 	MaxReloads int
