@@ -212,7 +212,8 @@ type BIP37Options struct {
 	MinFilterRate float64
 	// MaxReloads bounds the filters replaced because they matched far
 	// beyond their rate, or because the outpoints found made them hold
-	// an element of every block (see bip37Scan.blocks): zero means
+	// an element nearly every block carries (the null outpoint of a
+	// coinbase, or the empty push btcd tests OP_0 with): zero means
 	// DefaultMaxReloads, negative none.
 	// Every fresh filter tells the node more about the watch list, and a
 	// node can force reloads by marking everything matched.
