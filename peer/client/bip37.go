@@ -213,8 +213,10 @@ type BIP37Options struct {
 	// MaxReloads bounds the filters replaced because they matched far
 	// beyond their rate, or because the outpoints found made them hold
 	// an element nearly every block carries (the null outpoint of a
-	// coinbase, or the empty push btcd tests OP_0 with): zero means
-	// DefaultMaxReloads, negative none.
+	// coinbase, or the empty push btcd tests OP_0 with), the latter
+	// only below a rate of 1/ReloadFactor (a filter at that rate or
+	// above is never replaced): zero means DefaultMaxReloads, negative
+	// none.
 	// Every fresh filter tells the node more about the watch list, and a
 	// node can force reloads by marking everything matched.
 	MaxReloads int
@@ -385,7 +387,8 @@ func (s *bip37Scan) batch(ctx context.Context, start int32) (next int32, err err
 // the height past the batch. A filter the outpoints added made hold an
 // element of every block (matchesEveryBlock) calls for a fresh one, which
 // holds them, loaded before the node filters another block (the one
-// asked for again included).
+// asked for again included), unless its rate is 1/ReloadFactor or more
+// (see reloadable).
 func (s *bip37Scan) blocks(ctx context.Context, start int32, fbs []peer.FilteredBlock) (next int32, err error) {
 	for i, fb := range fbs {
 		h := start + int32(i)
@@ -393,7 +396,7 @@ func (s *bip37Scan) blocks(ctx context.Context, start int32, fbs []peer.Filtered
 		if err != nil {
 			return 0, err
 		}
-		if !s.reload && !s.loadedEveryBlock && matchesEveryBlock(s.local) {
+		if !s.reload && !s.loadedEveryBlock && s.reloadable() && matchesEveryBlock(s.local) {
 			// The outpoints found, added here and at the node (by
 			// filteradd or its update rule), made the filter hold an
 			// element of every block: a fresh one is drawn without it,
@@ -591,6 +594,14 @@ func (s *bip37Scan) mayReload() bool {
 			s.m.Addr(), s.allFPs+s.relevantSoFar(), s.allTxs, s.opt.FPRate, s.res.FilterReloads, filters))
 	}
 	return false
+}
+
+// reloadable reports whether the filter's rate is below 1/ReloadFactor:
+// a filter at that rate or above is never replaced, for matching beyond
+// its rate (it cannot) nor for anything else, so that a privacy target
+// sized for one filter holds.
+func (s *bip37Scan) reloadable() bool {
+	return max(s.opt.FPRate, s.opt.MinFilterRate)*ReloadFactor < 1
 }
 
 // relevantSoFar counts the matches of the scan that involve a watch item.
