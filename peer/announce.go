@@ -2,7 +2,6 @@ package peer
 
 import (
 	"context"
-	"math/rand/v2"
 	"sync"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -148,11 +147,12 @@ func (p *Peer) GetAddr(ctx context.Context) ([]*wire.NetAddressV2, error) {
 	}
 	defer end()
 	deadline := p.deadline()
-	nonce := rand.Uint64()
-	for _, m := range []wire.Message{wire.NewMsgGetAddr(), wire.NewMsgPing(nonce)} {
-		if err := p.send(ctx, op, m, deadline); err != nil {
-			return nil, err
-		}
+	if err := p.send(ctx, op, wire.NewMsgGetAddr(), deadline); err != nil {
+		return nil, err
+	}
+	nonce, err := p.sendBarrier(ctx, op, deadline)
+	if err != nil {
+		return nil, err
 	}
 	var out []*wire.NetAddressV2
 	for {

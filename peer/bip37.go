@@ -3,7 +3,6 @@ package peer
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
@@ -62,8 +61,8 @@ func (p *Peer) GetFilteredBlocks(ctx context.Context, hashes []chainhash.Hash) (
 	if err := p.send(ctx, op, req, deadline); err != nil {
 		return nil, err
 	}
-	nonce := rand.Uint64()
-	if err := p.send(ctx, op, wire.NewMsgPing(nonce), deadline); err != nil {
+	nonce, err := p.sendBarrier(ctx, op, deadline)
+	if err != nil {
 		return nil, err
 	}
 	index := make(map[chainhash.Hash]int, len(hashes))

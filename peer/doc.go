@@ -32,11 +32,13 @@
 // would be taken for the next request's: dial again to go on. Latency
 // keeps a moving average of the node's answer times.
 //
-// A request for compact filters, their headers or their checkpoints is
-// followed by a ping, its barrier. A node handles one peer's messages in
-// order and queues all it sends for one before it handles the next (btcd
-// and Core alike), so the barrier's pong comes after all the node will
-// send of the answer. A pong before the answer is whole means that no
+// A request for compact filters, their headers or their checkpoints, for
+// filtered blocks, or for addresses is followed by a ping, its barrier. A
+// node handles one peer's messages in order and queues all it sends for
+// one before it handles the next (btcd and Core alike), so the barrier's
+// pong comes after all the node will send of the answer: for filtered
+// blocks and addresses, whose answer has no fixed length, it marks its
+// end. A pong before the answer is whole means that no
 // more of it will come: btcd says nothing when asked for the filters or
 // filter headers up to a block that is no longer on its chain, which an
 // honest reorganization between two requests leaves, and to every such
