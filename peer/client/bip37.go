@@ -456,7 +456,7 @@ func (s *bip37Scan) load(ctx context.Context, watch []WatchItem) error {
 		return err
 	}
 	switch {
-	case s.local != nil && matchesEveryBlock(s.local):
+	case s.local != nil && !s.loadedEveryBlock && matchesEveryBlock(s.local):
 		s.res.FilterReloads++
 		s.c.logf("filter of %s came to hold an element of every block with the outpoints added: loading a fresh one", s.m.Addr())
 	case s.local != nil:
@@ -486,7 +486,7 @@ func (s *bip37Scan) draw(watch []WatchItem, found []wire.OutPoint) (*bip37.Filte
 		if s.opt.Tweak != nil {
 			tweak = *s.opt.Tweak
 		}
-		f, err := newWatchFilter(watch, found, s.opt.Sizing, s.opt.FPRate, max(s.opt.FPRate, s.opt.MinFilterRate), tweak, s.opt.Flags)
+		f, err := newWatchFilter(watch, found, s.opt.Sizing, s.opt.FPRate, s.fillRate(), tweak, s.opt.Flags)
 		if err != nil || !matchesEveryBlock(f) || i == floodDraws {
 			return f, err
 		}
@@ -553,7 +553,7 @@ func (s *bip37Scan) block(ctx context.Context, h int32, fb peer.FilteredBlock) (
 	s.fps += fps
 	s.allTxs += int(fb.Total)
 	s.allFPs += fps
-	if overRate(s.fps, s.txs, max(s.opt.FPRate, s.opt.MinFilterRate)) {
+	if overRate(s.fps, s.txs, s.fillRate()) {
 		s.reload = s.mayReload()
 	}
 	return false, nil
@@ -601,7 +601,13 @@ func (s *bip37Scan) mayReload() bool {
 // its rate (it cannot) nor for anything else, so that a privacy target
 // sized for one filter holds.
 func (s *bip37Scan) reloadable() bool {
-	return max(s.opt.FPRate, s.opt.MinFilterRate)*ReloadFactor < 1
+	return s.fillRate()*ReloadFactor < 1
+}
+
+// fillRate is the rate every filter the scan loads is filled to: the
+// larger of FPRate and MinFilterRate.
+func (s *bip37Scan) fillRate() float64 {
+	return max(s.opt.FPRate, s.opt.MinFilterRate)
 }
 
 // relevantSoFar counts the matches of the scan that involve a watch item.

@@ -193,7 +193,7 @@ func rateHigh(f *bip37.Filter, rate float64) float64 {
 // filter a node holds after the filteradd messages that followed f.
 func withAdded(t *testing.T, f *bip37.Filter, added [][]byte) *bip37.Filter {
 	t.Helper()
-	g, err := bip37.NewFilterFromParams(f.Bits(), f.HashFuncs(), f.Tweak(), f.Flags())
+	g, err := bip37.FilterFromMsg(f.MsgFilterLoad())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +221,7 @@ func scanOneFilter(t *testing.T, watch []WatchItem, opt BIP37Options) (res *Scan
 	if len(loads) != 1 {
 		t.Fatalf("%d filterloads", len(loads))
 	}
-	loaded, err = bip37.NewFilterFromParams(loads[0].Filter, loads[0].HashFuncs, loads[0].Tweak, loads[0].Flags)
+	loaded, err = bip37.FilterFromMsg(loads[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,7 +306,7 @@ func TestBIP37NodeFilterMatchesNotEveryBlock(t *testing.T) {
 			// is dropped, not scanned.
 			pending = false
 			var err error
-			if f, err = bip37.NewFilterFromParams(m.Filter, m.HashFuncs, m.Tweak, m.Flags); err != nil {
+			if f, err = bip37.FilterFromMsg(m); err != nil {
 				t.Fatal(err)
 			}
 		case *wire.MsgFilterAdd:
