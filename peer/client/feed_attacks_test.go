@@ -327,16 +327,8 @@ func TestFeedAttackHangUpOnRecheck(t *testing.T) {
 	for attempt := 0; attempt < 8; attempt++ {
 		liar := hangUpOnRecheck(t)
 		honest := slowFirstFilter(t)
-		c := connect(t, 0, liar.Addr, honest.Addr)
 		start := time.Now()
-		res, err := scan(t, c, "bip157", 0, c.Chain().Height())
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkMatches(t, res, fx.want)
-		if st := peerStatus(c, honest.Addr); st.Banned {
-			t.Fatalf("the honest peer was banned: %+v", st)
-		}
+		c := scanBesideHonest(t, honest, liar.Addr)
 		_, cf := cfRequests(t, liar, c)
 		if !servedFed(cf) {
 			continue
