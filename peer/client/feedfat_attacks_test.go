@@ -174,3 +174,34 @@ func TestFeedMainnetSizedSegmentsNotBanned(t *testing.T) {
 		t.Errorf("getcfheaders in the fed segments %v, want %v", fed, want)
 	}
 }
+
+// TestFeedAttackFatLiarHangsUpOnHashes is TestFeedAttackFatLiarBesideHonest
+// for a liar that hangs up when asked for filter hashes: no proof, so it
+// need not be banned, but the scan finds every watched transaction and
+// what it downloaded of the liar stays within fatLiarBound.
+func TestFeedAttackFatLiarHangsUpOnHashes(t *testing.T) {
+	needFixture(t)
+	fat := fatFilters(fatFilter(t, 96_000))
+	for attempt := 0; attempt < 8; attempt++ {
+		liar := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
+			if _, ok := m.(*wire.MsgCFHeaders); ok {
+				return nil, true
+			}
+			return fat(m)
+		})
+		honest := slowFirstFilter(t)
+		start := time.Now()
+		c := scanBesideHonest(t, honest, liar.Addr)
+		_, cf := cfRequests(t, liar, c)
+		if !servedFed(cf) {
+			continue
+		}
+		st := peerStatus(c, liar.Addr)
+		t.Logf("%v: %.1f MiB from the liar (asked %v); banned %v (%s)", time.Since(start).Round(time.Millisecond), mib(st.BytesReceived), cf, st.Banned, st.Reason)
+		if st.BytesReceived > fatLiarBound {
+			t.Errorf("the liar's fat filters cost %.1f MiB of download, bound %.1f MiB", mib(st.BytesReceived), mib(fatLiarBound))
+		}
+		return
+	}
+	t.Fatal("the liar served no filter to eight clients")
+}
