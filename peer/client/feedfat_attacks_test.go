@@ -132,16 +132,17 @@ func TestFeedFatSegmentNotBanned(t *testing.T) {
 	}
 }
 
-// TestFeedMainnetSizedSegmentsNotBanned has the only peer of a chain
-// past the second checkpoint (two fed segments) serve, from height 1 on,
-// filters of about 20 KiB (the size of mainnet's busy years' filters: 20
-// MiB a segment), consistent with its filter hashes, filter headers and
-// checkpoints: the first segment's filters pass fatSegmentBytes, its
-// filter hashes are asked then, and the second's before its filters; each
-// is asked once, the scan succeeds and the peer is not banned (measured:
-// 38.92 to 38.94 MiB received for 38.84 MiB of filters, 0.26% more;
-// 38.84 MiB before the check).
-func TestFeedMainnetSizedSegmentsNotBanned(t *testing.T) {
+// TestFeedFullBlockFiltersNotBanned has the only peer of a chain past
+// the second checkpoint (two fed segments) serve, from height 1 on,
+// filters of about 20 KiB, those of full blocks of 1 MB (a basic filter
+// is about 2% of its block without witnesses, bitcoin/bitcoin#12254): 20
+// MiB a segment, consistent with its filter hashes, filter headers and
+// checkpoints. The first segment's filters pass fatSegmentBytes, its
+// filter hashes are asked then, and the second's before its filters;
+// each is asked once, the scan succeeds and the peer is not banned
+// (measured: 38.92 to 38.94 MiB received for 38.84 MiB of filters, 0.26%
+// more; 38.84 MiB before the check).
+func TestFeedFullBlockFiltersNotBanned(t *testing.T) {
 	r := newFedChain(t, 2003)
 	filter := fatFilter(t, 7_700)
 	forge := peertest.Forge(t, r.node, 1, func(int32, *wire.MsgBlock) bool { return true }, func(*wire.MsgBlock) []byte { return filter })

@@ -119,9 +119,12 @@ const (
 // unchecked: past it, its filter hashes are asked (one getcfheaders, 32
 // bytes a height) and every filter after is checked against its own as
 // it is read, so that a peer serving false filters of the largest size
-// (a segment of them is 250 MiB) is proved wrong and banned within a few
-// MiB of them. The segments of an honest chain are far below it (those
-// of mainnet's busiest years 10 to 25 MiB: they cost 32 KiB more each).
+// (250 MiB a segment) is proved wrong and banned within a few MiB of
+// them. A segment of full blocks passes it too: a basic filter is about
+// 2% of its block without witnesses (bitcoin/bitcoin#12254), some 20 KiB
+// for a block of 1 MB, 20 MiB a segment, which then costs its filter
+// hashes (32 KiB), the filter read when its batch ended and a dial more
+// (0.26%, TestFeedFullBlockFiltersNotBanned).
 const fatSegmentBytes = 4 << 20
 
 // errFatSegment ends a fed batch at a filter whose segment passed
