@@ -164,11 +164,7 @@ func (f *filterFeed) start(ctx context.Context, v *verification, p segmentPlan) 
 		if !v.fedEligible(j, p.agreed) {
 			continue
 		}
-		s := &fedSegment{j: j, start: segmentFirst(j), end: int32(j+1) * wire.CFCheckptInterval, done: make(chan struct{})}
-		n := int(s.end-s.start) + 1
-		s.hashes, s.sums, s.servers, s.datas = make([]chainhash.Hash, n), make([]peer.PayloadSum, n), make([]*pool.Member, n), make([][]byte, n)
-		s.checked = make([]bool, n)
-		f.segs[j] = s
+		f.segs[j] = newFedSegment(j)
 	}
 	d.pending = f.batches(first, segmentOf(v.to), len(v.ms))
 	for _, m := range v.ms {
@@ -190,6 +186,15 @@ func (f *filterFeed) start(ctx context.Context, v *verification, p segmentPlan) 
 		}
 		close(f.ended)
 	}()
+}
+
+// newFedSegment returns segment j, to be fed, with nothing in yet.
+func newFedSegment(j int) *fedSegment {
+	s := &fedSegment{j: j, start: segmentFirst(j), end: int32(j+1) * wire.CFCheckptInterval, done: make(chan struct{})}
+	n := int(s.end-s.start) + 1
+	s.hashes, s.sums, s.servers, s.datas = make([]chainhash.Hash, n), make([]peer.PayloadSum, n), make([]*pool.Member, n), make([][]byte, n)
+	s.checked = make([]bool, n)
+	return s
 }
 
 // batches returns the batches of the segments fed among first..last:
@@ -447,22 +452,30 @@ func (f *filterFeed) prepare(ctx context.Context, m *pool.Member, b filterBatch)
 	return nil
 }
 
+// cut cuts batch b after its first n filters: what it gave (done, empty
+// if n is 0) is put, the rest asked again. A segment both parts hold
+// waits for one batch more.
+func (f *filterFeed) cut(b filterBatch, n int) (done, rest filterBatch) {
+	done, rest = filterBatch{b.start, b.start + int32(n) - 1}, filterBatch{b.start + int32(n), b.stop}
+	if n == 0 {
+		return done, rest
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if j := segmentOf(rest.start); segmentOf(done.stop) == j && f.segs[j] != nil {
+		f.segs[j].left++
+	}
+	return done, rest
+}
+
 // resume takes in what batch b, which m served, gave before its segment's
 // filters passed fatSegmentBytes (hits, fed and datas, see put), has the
 // rest of it asked again, first, and dials m again (the batch's end
 // dropped its connection). It reports whether m is live for more.
 func (d *filterDownload) resume(ctx context.Context, b filterBatch, m *pool.Member, hits []int32, fed *fedFilters, datas [][]byte) bool {
-	f := d.feed
-	n := int32(len(fed.hashes))
-	done, rest := filterBatch{b.start, b.start + n - 1}, filterBatch{b.start + n, b.stop}
-	if n > 0 {
-		f.mu.Lock()
-		if j := segmentOf(rest.start); segmentOf(done.stop) == j && f.segs[j] != nil {
-			// The segment the batch ended in waits for the rest too.
-			f.segs[j].left++
-		}
-		f.mu.Unlock()
-		f.put(done, m, hits, fed, datas)
+	done, rest := d.feed.cut(b, len(fed.hashes))
+	if done.stop >= done.start {
+		d.feed.put(done, m, hits, fed, datas)
 	}
 	d.mu.Lock()
 	d.pending = slices.Insert(d.pending, 0, rest)
