@@ -331,15 +331,7 @@ func TestFeedRedColludersLieInFedFilters(t *testing.T) {
 	l1 := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, emptyFilters)
 	l2 := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, emptyFilters)
 	honest := slowFirstFilter(t)
-	c := connect(t, 0, l1.Addr, l2.Addr, honest.Addr)
-	res, err := scan(t, c, "bip157", 0, c.Chain().Height())
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkMatches(t, res, fx.want)
-	if st := peerStatus(c, honest.Addr); st.Banned {
-		t.Fatalf("the honest peer was banned: %+v", st)
-	}
+	c := scanBesideHonest(t, honest, l1.Addr, l2.Addr)
 	banned := 0
 	for _, l := range []*peertest.Liar{l1, l2} {
 		_, cf := cfRequests(t, l, c)

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -35,6 +36,18 @@ import (
 // checkpoint their server sent itself prove it wrong: the segment's
 // filter hashes are then asked as ever (segment), and the first peer that
 // served a filter whose hash is not the agreed one is banned.
+//
+// A segment whose filters pass fatSegmentBytes before it is verified has
+// its filter hashes asked then (see prepare: they must lead to its agreed
+// checkpoint, so any peer's do), and every filter of it read after is
+// checked against its own as it is read (see arrived): a peer serving
+// false filters of the largest size is banned at the first one read
+// after, not a whole segment (250 MiB) later. The batch being read ends
+// at the filter that passes the bound, and its rest is asked again once
+// the hashes are in (see filterDownload.resume); the segments after have
+// theirs asked before their filters. An honest segment that large costs
+// its filter hashes (32 bytes a height), the filter read when its batch
+// ended, and a dial.
 type filterFeed struct {
 	c    *Client
 	base *gcs.Matcher
@@ -61,6 +74,13 @@ type filterFeed struct {
 	// heldLimit is the bound the feed holds filters within (the
 	// function heldLimit), set when the feed is made and never changed.
 	heldLimit int64
+	// agreed holds the agreed checkpoints (set by start), which the
+	// filter hashes of a fat segment must lead to (see prepare).
+	agreed []chainhash.Hash
+	// fat is set once a segment's filters passed fatSegmentBytes before
+	// its filter hashes were asked: every segment's are then asked
+	// before its filters (see prepare).
+	fat bool
 }
 
 // fedSegment is a segment a filterFeed downloads: its heights, and what
@@ -80,6 +100,11 @@ type fedSegment struct {
 	// checksum was found right before its bytes were dropped (a filter
 	// not held): it arrived as its server sent it.
 	checked []bool
+	// got is the bytes of its filters read so far, and want, once asked
+	// (see prepare), its agreed filter hashes, by height from start:
+	// each filter read after is checked against its own (see arrived).
+	got  int64
+	want []chainhash.Hash
 }
 
 // feedAhead bounds how many segments past the one the verification waits
@@ -89,6 +114,24 @@ const (
 	feedAhead     = 16
 	feedHeldBytes = 8 << 20
 )
+
+// fatSegmentBytes bounds the bytes of filters a fed segment brings in
+// unchecked: past it, its filter hashes are asked (one getcfheaders, 32
+// bytes a height) and every filter after is checked against its own as
+// it is read, so that a peer serving false filters of the largest size
+// (250 MiB a segment) is proved wrong and banned within a few MiB of
+// them. A segment of full blocks passes it too: a basic filter is about
+// 2% of its block without witnesses (bitcoin/bitcoin#12254), some 20 KiB
+// for a block of 1 MB, 20 MiB a segment, which then costs its filter
+// hashes (32 KiB), the filter read when its batch ended and a dial more
+// (0.26%, TestFeedFullBlockFiltersNotBanned).
+const fatSegmentBytes = 4 << 20
+
+// errFatSegment ends a fed batch at a filter whose segment passed
+// fatSegmentBytes before its filter hashes were asked (see arrived): no
+// proof of anything, the rest of the batch is asked again once they are
+// (see filterDownload.resume).
+var errFatSegment = errors.New("client: the fed segment's filters passed its unchecked share")
 
 // heldLimit is the bound a feed of a client of cfg holds filters
 // within: feedHeldBytes, unless cfg lowers it (Config.feedHeld).
@@ -111,7 +154,7 @@ func (c *Client) newFilterFeed(scripts [][]byte) *filterFeed {
 // start starts downloading the segments of plan p that fedEligible
 // admits, from the peers of v that stated their checkpoints.
 func (f *filterFeed) start(ctx context.Context, v *verification, p segmentPlan) {
-	f.redial, f.budget, f.ms = ctx, v.log.budget, slices.Clone(v.ms)
+	f.redial, f.budget, f.ms, f.agreed = ctx, v.log.budget, slices.Clone(v.ms), p.agreed
 	ctx, f.cancel = context.WithCancel(ctx)
 	d := &filterDownload{c: f.c, base: f.base, cancel: f.cancel, slow: f.c.pool.Slow(v.ms), reach: map[*pool.Member]int32{},
 		disputed: -1, feed: f}
@@ -121,11 +164,7 @@ func (f *filterFeed) start(ctx context.Context, v *verification, p segmentPlan) 
 		if !v.fedEligible(j, p.agreed) {
 			continue
 		}
-		s := &fedSegment{j: j, start: segmentFirst(j), end: int32(j+1) * wire.CFCheckptInterval, done: make(chan struct{})}
-		n := int(s.end-s.start) + 1
-		s.hashes, s.sums, s.servers, s.datas = make([]chainhash.Hash, n), make([]peer.PayloadSum, n), make([]*pool.Member, n), make([][]byte, n)
-		s.checked = make([]bool, n)
-		f.segs[j] = s
+		f.segs[j] = newFedSegment(j)
 	}
 	d.pending = f.batches(first, segmentOf(v.to), len(v.ms))
 	for _, m := range v.ms {
@@ -147,6 +186,15 @@ func (f *filterFeed) start(ctx context.Context, v *verification, p segmentPlan) 
 		}
 		close(f.ended)
 	}()
+}
+
+// newFedSegment returns segment j, to be fed, with nothing in yet.
+func newFedSegment(j int) *fedSegment {
+	s := &fedSegment{j: j, start: segmentFirst(j), end: int32(j+1) * wire.CFCheckptInterval, done: make(chan struct{})}
+	n := int(s.end-s.start) + 1
+	s.hashes, s.sums, s.servers, s.datas = make([]chainhash.Hash, n), make([]peer.PayloadSum, n), make([]*pool.Member, n), make([][]byte, n)
+	s.checked = make([]bool, n)
+	return s
 }
 
 // batches returns the batches of the segments fed among first..last:
@@ -291,6 +339,152 @@ func (f *filterFeed) put(b filterBatch, m *pool.Member, hits []int32, fed *fedFi
 			close(s.done)
 		}
 	}
+}
+
+// fedFilters is what a feed's batch gave of its filters besides their
+// matches, by position in the batch: each filter's hash and payload
+// checksum, and whether that checksum was checked as the filter was read
+// (for a filter not held, see add). room is what the batch may still
+// hold of the filters themselves (see filterFeed.batchRoom).
+type fedFilters struct {
+	f       *filterFeed
+	m       *pool.Member
+	room    int64
+	hashes  []chainhash.Hash
+	sums    []peer.PayloadSum
+	checked []bool
+}
+
+// open returns the fedFilters of batch b, which m serves, once the filter
+// hashes its segments need are in (see prepare).
+func (f *filterFeed) open(ctx context.Context, m *pool.Member, b filterBatch) (*fedFilters, error) {
+	if err := f.prepare(ctx, m, b); err != nil {
+		return nil, err
+	}
+	n := int(b.stop-b.start) + 1
+	return &fedFilters{f: f, m: m, room: f.batchRoom(),
+		hashes: make([]chainhash.Hash, 0, n), sums: make([]peer.PayloadSum, 0, n), checked: make([]bool, 0, n)}, nil
+}
+
+// add takes in, on the read loop, the filter data of the block at height
+// h, whose hash is fh and payload checksum sum (see arrived), and
+// returns what the batch holds of it: data, or nil past the batch's share
+// of the feed's bound, so that a peer serving filters of the largest
+// size holds no more memory unchecked. The checksum of a filter not held
+// is checked now: its bytes are gone when its segment's check may need to
+// tell a lie from damage on the way, and a filter damaged on the way
+// ends the batch here (peer.ErrDamaged), so that a peer whose filters
+// arrive damaged costs no more than what the feed holds.
+func (ff *fedFilters) add(h int32, block, fh chainhash.Hash, data []byte, sum peer.PayloadSum) ([]byte, error) {
+	if err := ff.f.arrived(ff.m, h, block, fh, len(data)); err != nil {
+		return nil, err
+	}
+	kept, checked := data, false
+	if ff.room -= int64(len(data)); ff.room < 0 {
+		if !sum.Intact(block, data) {
+			// Reported as damage by GetCFiltersSummed.
+			return nil, fmt.Errorf("filter for block %v (height %d) not held: checked as read", block, h)
+		}
+		kept, checked = nil, true
+	}
+	ff.hashes, ff.sums, ff.checked = append(ff.hashes, fh), append(ff.sums, sum), append(ff.checked, checked)
+	return kept, nil
+}
+
+// arrived checks the filter of height h, of n bytes and hash fh, that m
+// serves, as it is read. Once its segment's filter hashes are in (see
+// prepare), it must be the one they state: one that is not, read as m's
+// node sent it (GetCFiltersSummed reports it as damage otherwise), is
+// m's word against the checkpoint m sent itself, which they lead to: a
+// lie. Before, it counts to its segment's bytes, and ends the batch
+// (errFatSegment) past fatSegmentBytes.
+func (f *filterFeed) arrived(m *pool.Member, h int32, block, fh chainhash.Hash, n int) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s := f.segs[segmentOf(h)]
+	if s == nil {
+		return nil
+	}
+	if s.want != nil {
+		if want := s.want[h-s.start]; fh != want {
+			return peerErr(m, "getcfilters", fmt.Errorf(
+				"%w: filter for block %v (height %d), as it sent it, hashes to %v, where the filter headers to the checkpoint at height %d it sent itself state %v",
+				peer.ErrBadFilter, block, h, fh, s.end, want))
+		}
+		return nil
+	}
+	if s.got += int64(n); s.got > fatSegmentBytes {
+		if !f.fat {
+			f.c.logf("%s: the filters of heights %d..%d passed %d MiB before the segment was verified: its filter hashes are asked, and those of every fed segment after", m.Addr(), s.start, h, fatSegmentBytes>>20)
+		}
+		f.fat = true
+		return fmt.Errorf("%w: height %d", errFatSegment, h)
+	}
+	return nil
+}
+
+// prepare asks m for the filter hashes of each segment of batch b whose
+// filters are to be checked as they are read (see arrived) and that has
+// none yet: one past fatSegmentBytes, or any once one did (fat). They
+// must lead from the agreed checkpoint before the segment to the one at
+// its end, both of which m sent itself: hashes that do not prove it
+// wrong.
+func (f *filterFeed) prepare(ctx context.Context, m *pool.Member, b filterBatch) error {
+	for j := segmentOf(b.start); j <= segmentOf(b.stop); j++ {
+		f.mu.Lock()
+		s := f.segs[j]
+		need := s != nil && s.want == nil && (f.fat || s.got > fatSegmentBytes)
+		f.mu.Unlock()
+		if !need {
+			continue
+		}
+		start, prev := segmentStart(j, f.agreed)
+		hashes, err := f.c.checkpointSegment(ctx, m, start, s.end, prev, f.agreed[j])
+		if err != nil {
+			return err
+		}
+		f.mu.Lock()
+		if s.want == nil {
+			s.want = hashes
+		}
+		f.mu.Unlock()
+	}
+	return nil
+}
+
+// cut cuts batch b after its first n filters: what it gave (done, empty
+// if n is 0) is put, the rest asked again. A segment both parts hold
+// waits for one batch more.
+func (f *filterFeed) cut(b filterBatch, n int) (done, rest filterBatch) {
+	done, rest = filterBatch{b.start, b.start + int32(n) - 1}, filterBatch{b.start + int32(n), b.stop}
+	if n == 0 {
+		return done, rest
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if j := segmentOf(rest.start); segmentOf(done.stop) == j && f.segs[j] != nil {
+		f.segs[j].left++
+	}
+	return done, rest
+}
+
+// resume takes in what batch b, which m served, gave before its segment's
+// filters passed fatSegmentBytes (hits, fed and datas, see put), has the
+// rest of it asked again, first, and dials m again (the batch's end
+// dropped its connection). It reports whether m is live for more.
+func (d *filterDownload) resume(ctx context.Context, b filterBatch, m *pool.Member, hits []int32, fed *fedFilters, datas [][]byte) bool {
+	done, rest := d.feed.cut(b, len(fed.hashes))
+	if done.stop >= done.start {
+		d.feed.put(done, m, hits, fed, datas)
+	}
+	d.mu.Lock()
+	d.pending = slices.Insert(d.pending, 0, rest)
+	d.mu.Unlock()
+	if err := d.c.pool.Redial(ctx, m); err != nil {
+		d.c.logf("%s: dialling again after a fed batch ended for its segment's filter hashes: %v", m.Addr(), err)
+		return false
+	}
+	return true
 }
 
 // abandon ends the download from within, after a filter damaged on the

@@ -57,6 +57,7 @@ func TestFedSegmentAsksNoFilterHeaders(t *testing.T) {
 		t.Errorf("%d filters received for heights 0..%d", res.FiltersReceived, tip)
 	}
 	cfheaders, cfilters := cfRequests(t, l, c)
+	t.Logf("%d KiB received: getcfheaders %v, getcfilters %v", peerStatus(c, l.Addr).BytesReceived>>10, cfheaders, cfilters)
 	for _, r := range cfheaders {
 		if r[0] <= wire.CFCheckptInterval {
 			t.Errorf("getcfheaders %d..%d asks for the fed segment 0..%d", r[0], r[1], wire.CFCheckptInterval)
@@ -104,6 +105,23 @@ func TestFedFilterLie(t *testing.T) {
 	}
 }
 
+// scanBesideHonest scans the fixture's chain from height 0 with a client
+// of the peers at addrs and honest, and returns the client: the scan must
+// find every watched transaction, and honest must not be banned.
+func scanBesideHonest(t *testing.T, honest *peertest.Liar, addrs ...string) *Client {
+	t.Helper()
+	c := connect(t, 0, append(addrs, honest.Addr)...)
+	res, err := scan(t, c, "bip157", 0, c.Chain().Height())
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkMatches(t, res, fx.want)
+	if st := peerStatus(c, honest.Addr); st.Banned {
+		t.Fatalf("the honest peer was banned: %+v", st)
+	}
+	return c
+}
+
 // TestFedFilterLiarBanned has a peer serve empty filters beside an
 // honest one: each batch goes to whichever peer is free, so in each new
 // client the liar serves some of them or none; a liar that served any is
@@ -114,15 +132,7 @@ func TestFedFilterLiarBanned(t *testing.T) {
 	for attempt := 0; attempt < 8; attempt++ {
 		liar := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, emptyFilters)
 		honest := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, nil)
-		c := connect(t, 0, liar.Addr, honest.Addr)
-		res, err := scan(t, c, "bip157", 0, c.Chain().Height())
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkMatches(t, res, fx.want)
-		if st := peerStatus(c, honest.Addr); st.Banned {
-			t.Fatalf("the honest peer was banned: %+v", st)
-		}
+		c := scanBesideHonest(t, honest, liar.Addr)
 		if _, cfilters := cfRequests(t, liar, c); len(cfilters) == 0 {
 			continue
 		}

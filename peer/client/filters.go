@@ -331,6 +331,14 @@ func (d *filterDownload) work(ctx context.Context, m *pool.Member) {
 			// failure.
 			return
 		}
+		if d.feed != nil && errors.Is(err, errFatSegment) {
+			// No proof: the rest is asked again once its segment's
+			// filter hashes are in.
+			if !d.resume(ctx, f.b, m, hits, fed, datas) {
+				return
+			}
+			continue
+		}
 		if err != nil {
 			d.fail(m, err)
 			return
@@ -444,51 +452,27 @@ func (d *filterDownload) settle(f *flight) bool {
 	return true
 }
 
-// fedFilters is what a feed's batch gave of its filters besides their
-// matches, by position in the batch: each filter's hash and payload
-// checksum, and whether that checksum was checked as the filter was read
-// (for a filter not held, see batch).
-type fedFilters struct {
-	hashes  []chainhash.Hash
-	sums    []peer.PayloadSum
-	checked []bool
-}
-
 // batch gets the filters of one batch from m, checks and matches them
 // (on m's read loop, as each is read: see peer.Peer.GetCFilters). For a
-// feed, it returns the filters' hashes and payload checksums too,
-// unchecked, and holds the filters themselves only within the batch's
-// share of the feed's bound (see filterFeed.batchRoom; nil beyond it), so
-// that a peer serving filters of the largest size holds no more memory
-// unchecked. The checksum of a filter not held is checked as it is read:
-// its bytes are gone when its segment's check may need to tell a lie
-// from damage on the way, and a filter damaged on the way ends the batch
-// there (peer.ErrDamaged), so that a peer whose filters arrive damaged
-// costs no more than what the feed holds.
+// feed, each filter is taken in by the feed's fedFilters (see
+// fedFilters.add), which return what the batch holds of it, and the
+// batch returns them with its matches and the filters it held.
 func (d *filterDownload) batch(ctx context.Context, m *pool.Member, matcher *gcs.Matcher, b filterBatch, blocks []chainhash.Hash) (hits []int32, datas [][]byte, fed *fedFilters, err error) {
 	datas = make([][]byte, 0, len(blocks))
-	var room int64
 	if d.feed != nil {
-		fed = &fedFilters{hashes: make([]chainhash.Hash, 0, len(blocks)), sums: make([]peer.PayloadSum, 0, len(blocks)), checked: make([]bool, 0, len(blocks))}
-		room = d.feed.batchRoom()
+		if fed, err = d.feed.open(ctx, m, b); err != nil {
+			return nil, nil, nil, err
+		}
 	}
 	err = d.c.conn(m).GetCFiltersSummed(ctx, b.start, blocks, func(i int, data []byte, sum peer.PayloadSum) error {
 		h := b.start + int32(i)
 		fh := chainhash.DoubleHashH(data)
 		kept := data
-		if d.feed != nil {
-			// Unchecked until the segment is: only the hash (and the
-			// checksum, checked now) is kept of filters beyond the
-			// batch's share of the feed's bound.
-			checked := false
-			if room -= int64(len(data)); room < 0 {
-				if !sum.Intact(blocks[i], data) {
-					// Reported as damage by GetCFiltersSummed.
-					return fmt.Errorf("filter for block %v (height %d) not held: checked as read", blocks[i], h)
-				}
-				kept, checked = nil, true
+		if fed != nil {
+			var err error
+			if kept, err = fed.add(h, blocks[i], fh, data, sum); err != nil {
+				return err
 			}
-			fed.hashes, fed.sums, fed.checked = append(fed.hashes, fh), append(fed.sums, sum), append(fed.checked, checked)
 		} else if err := d.checkHash(h, fh, data); err != nil {
 			return peerErr(m, "getcfilters", err)
 		}
