@@ -47,8 +47,13 @@
 // asked, and the first filter off them is its server's word if it
 // arrived as that server sent it (its payload checksum, unchecked as it
 // was read, see peer.PayloadSum), else it is asked again, to tell damage
-// on the way from a lie. It does so only where asking for the hashes would cross-check
-// nothing more: every peer stated that checkpoint or holds none of the
+// on the way from a lie. A segment whose filters pass 4 MiB before it
+// is verified has its hashes asked then, and every filter of it read
+// after is checked against its own as it is read, so that a server of
+// false filters of the largest size is banned within a few MiB of them;
+// the segments after have their hashes asked before their filters. It
+// does so only where asking for the hashes would cross-check nothing
+// more: every peer stated that checkpoint or holds none of the
 // segment, nothing of it is verified, stored or in conflict. Every peer
 // whose reach ends inside a segment states its part of it,
 // compared height by height. There one peer of those reaching highest
