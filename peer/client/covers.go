@@ -1462,6 +1462,12 @@ var relaxations = []func(leak.Profile) leak.Profile{
 // by one candidate of its class drawn alone, as a group of one: alone
 // names those.
 func (cs *coverScan) draw(cands []leak.Profiled, need map[leak.Profile]int) (out []leak.Profiled, alone map[string]bool) {
+	return cs.drawPreferring(cands, need, nil)
+}
+
+// drawPreferring is draw taking, for each shape, the chains of first
+// before the others (nil: none first).
+func (cs *coverScan) drawPreferring(cands []leak.Profiled, need map[leak.Profile]int, first map[string]bool) (out []leak.Profiled, alone map[string]bool) {
 	seed := cs.set.Seed()
 	s := uint64(seed[0]) | uint64(seed[1])<<8 | uint64(seed[2])<<16 | uint64(seed[3])<<24 | uint64(seed[4])<<32 | uint64(seed[5])<<40
 	used := map[string]bool{}
@@ -1489,7 +1495,26 @@ func (cs *coverScan) draw(cands []leak.Profiled, need map[leak.Profile]int) (out
 		for p, k := range need {
 			n[f(p)] += k
 		}
-		got, missing := leak.Draw(pool, n, s)
+		var got []leak.Profiled
+		missing := n
+		if first != nil {
+			var pre []leak.Profiled
+			for _, c := range pool {
+				if first[string(c.Script)] {
+					pre = append(pre, c)
+				}
+			}
+			got, missing = leak.Draw(pre, n, s)
+		}
+		if len(missing) > 0 {
+			taken := map[string]bool{}
+			for _, g := range got {
+				taken[string(g.Script)] = true
+			}
+			rest := slices.DeleteFunc(slices.Clone(pool), func(c leak.Profiled) bool { return taken[string(c.Script)] })
+			more, still := leak.Draw(rest, missing, s)
+			got, missing = append(got, more...), still
+		}
 		for _, g := range got {
 			used[string(g.Script)] = true
 			out = append(out, byScript[string(g.Script)])

@@ -35,8 +35,22 @@ import (
 // the wallet's chains' (riderDistance, and riderScore of the group
 // sizes added to that of the riders).
 //
-// What remains: the choice is among the chains drawn, by appearances
-// alone, from the reserve, a margin beyond the need. Candidate chains
+// The draw takes first, of each shape, the chains found in
+// transactions of a wallet's own shape (fewRiders: at most walletRiders
+// riders an appearance where read), and the choice, after the nearest
+// and the random trials, swaps chains of a class for others of it while
+// a swap lowers the score (improveRiders). On the covers' chain, three
+// runs of 64 clients each way: riders AUC 0.410 to 0.417 before, 0.431
+// to 0.443 after (intervals of clients drawn with replacement about
+// ±0.015); group size AUC 0.411 to 0.419 before, 0.405 to 0.442 after
+// (about ±0.025); 1.78 to 1.82 cover blocks a wallet block before and
+// after.
+//
+// What remains: the choice is among the chains drawn from the reserve,
+// a margin beyond the need, and a client's reserve often offers fewer
+// chains of the wallet's group size than the need (a draw of six
+// chains of two appearances from seven or nine): no interval holds a
+// half yet. Candidate chains
 // are formed as a wallet's (ownerChains), but a cover's coin was more
 // often paid beside more outputs than a wallet's receive key is (a
 // payer's payment with change), so the covers' riders per appearance
@@ -242,6 +256,7 @@ func (cs *coverScan) matchRiders() bool {
 			best, bestScore = sel, sc
 		}
 	}
+	best, _ = improveRiders(best, cands, score)
 	var kept []pendingChain
 	for _, i := range best {
 		kept = append(kept, all[i])
@@ -293,6 +308,38 @@ func riderScore(wallet, covers []float64) float64 {
 	}
 	auc /= float64(len(wallet) * len(covers))
 	return math.Abs(auc-0.5) + float64(apart)/float64(len(covers))
+}
+
+// improveRiders swaps chains of a class in sel for others of the same
+// class while a swap lowers score.
+func improveRiders(sel []int, cands []riderChain, score func([]int) float64) ([]int, float64) {
+	sel = slices.Clone(sel)
+	best := score(sel)
+	in := make([]bool, len(cands))
+	for _, i := range sel {
+		in[i] = true
+	}
+	for pass := 0; pass < 8; pass++ {
+		improved := false
+		for si := range sel {
+			for u := range cands {
+				if in[u] || cands[u].class != cands[sel[si]].class {
+					continue
+				}
+				old := sel[si]
+				sel[si] = u
+				if sc := score(sel); sc < best-1e-9 {
+					best, in[old], in[u], improved = sc, false, true, true
+					continue
+				}
+				sel[si] = old
+			}
+		}
+		if !improved {
+			break
+		}
+	}
+	return sel, best
 }
 
 // nearestRiders chooses, per class k, want[k] of cands, each the
