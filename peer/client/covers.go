@@ -56,7 +56,18 @@ import (
 // the output the transaction's hash picks is taken. A chain rides
 // where each of its scripts' blocks holds another of it. Whether an
 // input spends a script the filters do not say, so spent is left false
-// for wallet and candidates alike. A shape no chain has gives up the
+// for wallet and candidates alike; a peer reading the blocks it served
+// sees it all the same (an input's signature script or witness names
+// the script it spends), and on the covers' chain covers are spent
+// there more often than the wallet's scripts: 0.61 [0.58, 0.64] of
+// 1,149 covers against 0.50 [0.47, 0.53] of 1,280 watched scripts, AUC
+// 0.445 [0.436, 0.453] (64 clients, TestCoverRidersLikeWallet), a tell
+// as strong as the riders': a cover chain is an owner's coin spent and
+// its change, found where the coin is spent, while a wallet's chains
+// hold coins received and not yet spent. The choice among the chains
+// drawn weighs it once their blocks are fetched (matchRiders, spentIn):
+// AUC 0.444 to 0.447 without, 0.443 to 0.457 with (three runs each), as
+// the reserve offers few chains of a coin not spent. A shape no chain has gives up the
 // era, then the type and riding, then spent; failing that, a cover is
 // drawn alone for the chain, with a warning: its group size can tell it
 // apart.
@@ -535,7 +546,8 @@ type member struct {
 // profiles are the profiles of ms, each with its chain (leak.Profile's
 // Group and Chain) and riding where each of its heights holds another
 // member of its chain. Spent is left false for every script alike: the
-// filters do not say whether an input spends a script.
+// filters do not say whether an input spends a script (the blocks do:
+// see the covers' doc above, and matchRiders).
 func (cs *coverScan) profiles(ms []member) []leak.Profile {
 	at := map[uint64]map[int32]int{} // per chain, members per height
 	for _, m := range ms {

@@ -1,12 +1,14 @@
 package client
 
 import (
+	"bytes"
 	"cmp"
 	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
 
+	"github.com/spvfilter/spvfilter/gcs"
 	"github.com/spvfilter/spvfilter/peer/cover"
 	"github.com/spvfilter/spvfilter/privacy/leak"
 )
@@ -29,6 +31,11 @@ import (
 // rest are left out, fetched once. Each cover keeps its riders over its
 // blocks in the cover file (cover.Profile's Riders and Read), each
 // candidate those of the block it was found in.
+//
+// Each chain is weighed by whether its members are spent in the blocks
+// held too (spentIn: an input's signature script or witness names the
+// script it spends, which a peer reading the blocks sees), beside the
+// wallet's scripts'.
 //
 // Each chain is weighed by its group too: the size of the group the
 // attack forms of it on the blocks the peers see (groupSizes), beside
@@ -82,6 +89,9 @@ type riderChain struct {
 	// group is the size of the group the attack forms of the chain on
 	// the blocks the peers see (0: not weighed).
 	group int
+	// spent is, for each member, 1 where an input of a block held
+	// spends it (spentIn), else 0.
+	spent []float64
 }
 
 // riderChainOf weighs the chain of members ms.
@@ -95,6 +105,10 @@ func (cs *coverScan) riderChainOf(ms []member) riderChain {
 			v = float64(r) / float64(n)
 		}
 		c.sig = append(c.sig, v)
+		c.spent = append(c.spent, 0)
+		if cs.spentIn(m.script, m.heights) {
+			c.spent[len(c.spent)-1] = 1
+		}
 	}
 	slices.SortFunc(c.sig, func(a, b float64) int {
 		// NaN last.
@@ -109,6 +123,27 @@ func (cs *coverScan) riderChainOf(ms []member) riderChain {
 		return cmp.Compare(a, b)
 	})
 	return c
+}
+
+// spentIn reports whether an input of a block held at heights spends
+// script, as its signature script or witness names it
+// (gcs.SpendCandidates): a peer reading the blocks it served sees it.
+func (cs *coverScan) spentIn(script []byte, heights []int32) bool {
+	for _, h := range heights {
+		b := cs.held(h)
+		if b == nil {
+			continue
+		}
+		for _, tx := range b.Transactions[1:] {
+			for _, in := range tx.TxIn {
+				_, cands := gcs.SpendCandidates(in)
+				if slices.ContainsFunc(cands, func(s []byte) bool { return bytes.Equal(s, script) }) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // riderDistance is how far a cover chain c lies from a wallet's chain
@@ -220,20 +255,22 @@ func (cs *coverScan) matchRiders() bool {
 	}
 	sizes := cs.groupSizes(chains, in)
 	byClass := map[int][]riderChain{}
-	var walletRiders, walletGroups []float64
+	var walletRiders, walletGroups, walletSpent []float64
 	for i, ch := range walletCh {
 		w := cs.riderChainOf(ch)
 		w.group = sizes[i]
 		byClass[w.class] = append(byClass[w.class], w)
 		walletRiders = append(walletRiders, knownValues(w.sig)...)
 		walletGroups = append(walletGroups, perMember(w)...)
+		walletSpent = append(walletSpent, w.spent...)
 	}
-	var inUse, inUseGroups []float64
+	var inUse, inUseGroups, inUseSpent []float64
 	for i, ch := range inUseCh {
 		c := cs.riderChainOf(ch)
 		c.group = sizes[len(walletCh)+i]
 		inUse = append(inUse, knownValues(c.sig)...)
 		inUseGroups = append(inUseGroups, perMember(c)...)
+		inUseSpent = append(inUseSpent, c.spent...)
 	}
 	cands := make([]riderChain, len(all))
 	for i, ch := range all {
@@ -241,12 +278,13 @@ func (cs *coverScan) matchRiders() bool {
 		cands[i].group = sizes[len(walletCh)+len(inUseCh)+i]
 	}
 	score := func(sel []int) float64 {
-		covers, groups := slices.Clone(inUse), slices.Clone(inUseGroups)
+		covers, groups, spent := slices.Clone(inUse), slices.Clone(inUseGroups), slices.Clone(inUseSpent)
 		for _, i := range sel {
 			covers = append(covers, knownValues(cands[i].sig)...)
 			groups = append(groups, perMember(cands[i])...)
+			spent = append(spent, cands[i].spent...)
 		}
-		return riderScore(walletRiders, covers) + riderScore(walletGroups, groups)
+		return riderScore(walletRiders, covers) + riderScore(walletGroups, groups) + riderScore(walletSpent, spent)
 	}
 	best := nearestRiders(want, byClass, cands)
 	bestScore := score(best)
