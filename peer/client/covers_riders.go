@@ -46,12 +46,17 @@ import (
 // transactions of a wallet's own shape (fewRiders: at most walletRiders
 // riders an appearance where read), and the choice, after the nearest
 // and the random trials, swaps chains of a class for others of it while
-// a swap lowers the score (improveRiders). On the covers' chain, three
-// runs of 64 clients each way: riders AUC 0.410 to 0.417 before, 0.431
-// to 0.443 after (intervals of clients drawn with replacement about
-// ±0.015); group size AUC 0.411 to 0.419 before, 0.405 to 0.442 after
-// (about ±0.025); 1.78 to 1.82 cover blocks a wallet block before and
-// after.
+// a swap lowers the score (improveRiders); a cover's value counts as
+// the wallet's only where a wallet's script of its class has it
+// (classedScore). On the covers' chain, three runs of 64 clients each
+// (intervals of clients drawn with replacement about ±0.015 for riders,
+// ±0.02 for group size): riders AUC 0.410 to 0.417 before, 0.438 to
+// 0.443 after; group size AUC 0.411 to 0.419 before, 0.436 to 0.454
+// after; spent 0.444 to 0.447 before, 0.442 to 0.453 after; 1.78 to
+// 1.82 cover blocks a wallet block before, 1.82 to 1.83 after. A margin
+// of 2 (1.88 to 1.90 cover blocks a wallet block) gave riders 0.441 to
+// 0.453 and group size 0.442 to 0.460 (two runs), one of 2.5 (2.20 to
+// 2.24) 0.453 to 0.460 and 0.448 to 0.488.
 //
 // What remains: the choice is among the chains drawn from the reserve,
 // a margin beyond the need, and a client's reserve often offers fewer
@@ -255,22 +260,17 @@ func (cs *coverScan) matchRiders() bool {
 	}
 	sizes := cs.groupSizes(chains, in)
 	byClass := map[int][]riderChain{}
-	var walletRiders, walletGroups, walletSpent []float64
+	var wallet, inUse riderValues
 	for i, ch := range walletCh {
 		w := cs.riderChainOf(ch)
 		w.group = sizes[i]
 		byClass[w.class] = append(byClass[w.class], w)
-		walletRiders = append(walletRiders, knownValues(w.sig)...)
-		walletGroups = append(walletGroups, perMember(w)...)
-		walletSpent = append(walletSpent, w.spent...)
+		wallet.add(w)
 	}
-	var inUse, inUseGroups, inUseSpent []float64
 	for i, ch := range inUseCh {
 		c := cs.riderChainOf(ch)
 		c.group = sizes[len(walletCh)+i]
-		inUse = append(inUse, knownValues(c.sig)...)
-		inUseGroups = append(inUseGroups, perMember(c)...)
-		inUseSpent = append(inUseSpent, c.spent...)
+		inUse.add(c)
 	}
 	cands := make([]riderChain, len(all))
 	for i, ch := range all {
@@ -278,13 +278,11 @@ func (cs *coverScan) matchRiders() bool {
 		cands[i].group = sizes[len(walletCh)+len(inUseCh)+i]
 	}
 	score := func(sel []int) float64 {
-		covers, groups, spent := slices.Clone(inUse), slices.Clone(inUseGroups), slices.Clone(inUseSpent)
+		covers := inUse.clone()
 		for _, i := range sel {
-			covers = append(covers, knownValues(cands[i].sig)...)
-			groups = append(groups, perMember(cands[i])...)
-			spent = append(spent, cands[i].spent...)
+			covers.add(cands[i])
 		}
-		return riderScore(walletRiders, covers) + riderScore(walletGroups, groups) + riderScore(walletSpent, spent)
+		return wallet.score(covers)
 	}
 	best := nearestRiders(want, byClass, cands)
 	bestScore := score(best)
@@ -306,6 +304,44 @@ func (cs *coverScan) matchRiders() bool {
 	return true
 }
 
+// riderValues are the values matchRiders weighs of a side's chains
+// (the wallet's, or the covers'): each member's riders per appearance
+// (where known), group size and spent, each with its chain's class.
+type riderValues struct {
+	riders, groups, spent    []float64
+	ridersK, groupsK, spentK []int
+}
+
+// add adds the values of chain c.
+func (v *riderValues) add(c riderChain) {
+	r := knownValues(c.sig)
+	v.riders, v.ridersK = append(v.riders, r...), append(v.ridersK, classes(c.class, len(r))...)
+	v.groups, v.groupsK = append(v.groups, perMember(c)...), append(v.groupsK, classes(c.class, c.length)...)
+	v.spent, v.spentK = append(v.spent, c.spent...), append(v.spentK, classes(c.class, len(c.spent))...)
+}
+
+func (v riderValues) clone() riderValues {
+	return riderValues{slices.Clone(v.riders), slices.Clone(v.groups), slices.Clone(v.spent),
+		slices.Clone(v.ridersK), slices.Clone(v.groupsK), slices.Clone(v.spentK)}
+}
+
+// score is how well covers are told from v, the wallet's, by each
+// value (classedScore), summed.
+func (v riderValues) score(covers riderValues) float64 {
+	return classedScore(v.riders, covers.riders, v.ridersK, covers.ridersK) +
+		classedScore(v.groups, covers.groups, v.groupsK, covers.groupsK) +
+		classedScore(v.spent, covers.spent, v.spentK, covers.spentK)
+}
+
+// classes is k, n times.
+func classes(k, n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = k
+	}
+	return out
+}
+
 // perMember is c's group size once for each of its members, as the
 // attack gives each script its group's size.
 func perMember(c riderChain) []float64 {
@@ -321,21 +357,34 @@ func knownValues(sig []float64) []float64 {
 	return slices.DeleteFunc(slices.Clone(sig), math.IsNaN)
 }
 
-// riderScore is how well covers' riders per appearance are told from
-// the wallet's: the folded AUC's distance from a half, plus the share of
-// covers with a value no script of the wallet has.
+// riderScore is how well covers' values are told from the wallet's:
+// classedScore with every value of one class.
 func riderScore(wallet, covers []float64) float64 {
+	return classedScore(wallet, covers, nil, nil)
+}
+
+// classedScore is how well covers' values are told from the wallet's:
+// the folded AUC's distance from a half, plus the share of covers with
+// a value no script of the wallet of their class has (wk, ck: each
+// value's class; nil, all of one). The share is taken within a class
+// since the attack sees a script's appearances: a cover's value that
+// only a wallet's script of another class has tells it apart as well
+// as one no wallet's script has, and counting it as shared let the
+// choice prefer, of the values around the wallet's, those of other
+// classes, which on the covers' chain lay above (groups of five for
+// scripts of two appearances, whose wallet's are of four).
+func classedScore(wallet, covers []float64, wk, ck []int) float64 {
 	if len(wallet) == 0 || len(covers) == 0 {
 		return 0
 	}
 	auc, apart := 0.0, 0
-	for _, c := range covers {
+	for i, c := range covers {
 		has := false
-		for _, w := range wallet {
+		for j, w := range wallet {
 			switch {
 			case math.Abs(w-c) < 1e-9:
 				auc += 0.5
-				has = true
+				has = has || wk == nil || ck == nil || wk[j] == ck[i]
 			case w > c:
 				auc++
 			}
