@@ -115,10 +115,11 @@ import (
 // Settling reads the blocks held: while planning, those explored (a
 // chain turned down then is drawn again from the reserve); once the
 // plan is fetched, every one. So each draw takes a margin of chains
-// beyond the need (coverMargin), and of the chains that settle on the
-// fetched blocks, those whose riders and group sizes are least told
-// from the wallet's scripts' are kept (matchRiders, covers_riders.go),
-// the rest left out,
+// beyond the need (coverMargin), of each shape the chains found in
+// transactions of a wallet's shape first (fewRiders), and of the chains
+// that settle on the fetched blocks, those whose riders, group sizes
+// and spending are least told from the wallet's scripts' of their
+// class are kept (matchRiders, covers_riders.go), the rest left out,
 // fetched once (they hide nothing of the wallet's, and dropping them
 // marks only themselves). Chains turned down are taken back only where
 // the covers are short without them (a warning says how many); still
