@@ -41,3 +41,24 @@ func TestRiderScore(t *testing.T) {
 		t.Errorf("a random choice of %d chains, want 4", len(r))
 	}
 }
+
+// TestClassedScore: a cover's value that only a wallet's script of
+// another class has counts as apart, as the attack sees a script's
+// appearances; one a wallet's script of its class has does not.
+func TestClassedScore(t *testing.T) {
+	wallet, wk := []float64{4, 4, 5}, []int{2, 2, 3}
+	for _, tc := range []struct {
+		name     string
+		covers   []float64
+		ck       []int
+		min, max float64
+	}{
+		{"each class the wallet's", []float64{4, 4, 5}, []int{2, 2, 3}, 0, 0.01},
+		{"a class's value taken from another", []float64{5, 5, 5}, []int{2, 2, 3}, 0.99, 1.01}, // AUC 0.17, two of three apart
+		{"classes not given", []float64{5, 5, 5}, nil, 0.32, 0.35},
+	} {
+		if got := classedScore(wallet, tc.covers, wk, tc.ck); got < tc.min || got > tc.max {
+			t.Errorf("%s: score %.3f, want within [%g, %g]", tc.name, got, tc.min, tc.max)
+		}
+	}
+}

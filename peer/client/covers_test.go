@@ -544,7 +544,11 @@ const maxSizeApart = 0.4
 // appearances have two such riders, as the wallet's have: the reserve
 // holds 130 to 280 such chains a client, a draw fetches about 25
 // chains of every class, and which riders a chain has is read on its
-// blocks, most of which no scan read before the draw.
+// blocks, most of which no scan read before the draw. With the draw
+// taking chains found in transactions of few riders first (fewRiders)
+// and the choice's swaps within a class (improveRiders, classedScore),
+// 64 clients a run: 0.436 to 0.454 (three runs, ±0.02), the covers in
+// groups of a size no watched script has 0.22 to 0.28.
 const coverClients = 16
 
 // apartAUC is the AUC of group size below which (or above one minus
