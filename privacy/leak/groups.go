@@ -1118,7 +1118,7 @@ func (r *Report) warnings(g *matchGroups, classes map[uint64]*classCount) {
 		}
 	}
 	if r.null != nil && shifted > 2*random+3 {
-		r.warn("the chain's scripts cluster: the fetched set shifted along the scanned blocks matches far more scripts of two or more appearances than blocks placed at random give (expected_by_shifts against expected_by_chance, by appearances); the probabilities rest on the shifts")
+		r.warn("the chain's scripts cluster: the fetched set shifted along the scanned blocks matches far more scripts of two or more appearances than blocks placed at random give (expected_by_shifts against expected_by_chance, by appearances); the probabilities rest on the shifts, and on the simulated clustered chain its groups given 0.8 to 0.95 were right less often than said (6 of 9 times at 0.92 said)")
 	}
 	if r.null == nil && r.label == nil && r.FetchedBlocks > 0 && r.FetchedBlocks < r.ScannedBlocks {
 		r.warn("too few scanned blocks to shift the fetched set along them: the probabilities take the scripts' blocks as placed at random, which a clustered chain (outputs spent in the next blocks) breaks")
