@@ -299,6 +299,18 @@ func (z *shiftNull) finish(transactions bool, matched map[string]bool) {
 	}
 }
 
+// resolved is a class's chance count, of mean m and variance v over the
+// shifts, no lower than the null can resolve: one group in all its
+// shifts, 1/S of a group for S shifts, and of a variance no lower than
+// that mean (see the package documentation, "Resolution").
+func (z *shiftNull) resolved(m, v float64) (float64, float64) {
+	floor := 1 / float64(len(z.shifts))
+	if m >= floor {
+		return m, v
+	}
+	return floor, math.Max(v, floor)
+}
+
 // moments are the mean and variance of xs.
 func moments(xs []float64) (mean, variance float64) {
 	var s1, s2 float64
