@@ -593,8 +593,10 @@ func linkScenario(t *testing.T, r simulate.Regime, seed uint64) *simulate.Scenar
 // regime and seed, and logs per regime the pairs, the precision of the
 // links, those given P >= 0.95 right with their Wilson interval, the
 // bins said against observed and the intervals holding; with
-// SPVFILTER_LINK_DUMP=FILE it writes every pair (regime, seed,
-// probability, interval, right) as tab-separated lines.
+// SPVFILTER_LINK_DUMP=FILE it writes every pair as a tab-separated line:
+// regime, seed, probability and its interval, probability of a payment,
+// shared matches, expected by chance and if one wallet, right, weighed
+// with a third session, linked, and the two sessions.
 func TestLinkCalibrationSweep(t *testing.T) {
 	seeds := linkSeeds(t)
 	if seeds == nil {
@@ -629,8 +631,8 @@ func TestLinkCalibrationSweep(t *testing.T) {
 			for p, right := range labelledPairs(sc, rep.Links) {
 				tally.add(p.Probability, p.Linked, right)
 				evidence.add(p, l, right)
-				fmt.Fprintf(&dump, "%s\t%d\t%.6f\t%.6f\t%.6f\t%.6f\t%d\t%.4f\t%.4f\t%t\t%t\n", r, seed, p.Probability, p.ProbabilityLow, p.ProbabilityHigh,
-					p.ProbabilityShared, p.Shared, p.ExpectedByChance, p.ExpectedIfSameWallet, right, p.Third != "")
+				fmt.Fprintf(&dump, "%s\t%d\t%.6f\t%.6f\t%.6f\t%.6f\t%d\t%.4f\t%.4f\t%t\t%t\t%t\t%s\t%s\n", r, seed, p.Probability, p.ProbabilityLow, p.ProbabilityHigh,
+					p.ProbabilityShared, p.Shared, p.ExpectedByChance, p.ExpectedIfSameWallet, right, p.Third != "", p.Linked, p.A, p.B)
 			}
 		}
 		total.merge(&tally)
