@@ -42,4 +42,11 @@
 // 40; a short one of 450 blocks, the wallet's in 24, is run by hand:
 //
 //	SPVFILTER_WALLET_CHAIN=short go test -run TestLeakAgainstCapture -v
+//
+// TestLeakSmallAgainstCapture does the same for wallets of two scripts
+// (a key paid once or twice, and its change) on a chain of 450 blocks
+// with three other users' wallets, two peers each behind a relay:
+// without protection both colluding peers give the wallet's group more
+// than 0.5; with --privacy-target 0.5 no view gives a watched script
+// nor its group more, and the client's report agrees.
 package neutrinocapture
