@@ -1,0 +1,269 @@
+package client
+
+import (
+	"context"
+	"crypto/rand"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/gcs"
+	"github.com/spvfilter/spvfilter/peer"
+	"github.com/spvfilter/spvfilter/peer/peertest"
+)
+
+// Attacks on the check of a fed segment's filters as they are read once
+// they pass fatSegmentBytes (see filterFeed.arrived): the cut of the
+// batch, the filter hashes asked then, and what a liar costs that keeps
+// under the bound.
+
+// blockHashes returns the hashes of node's blocks at heights.
+func blockHashes(t *testing.T, node *peertest.Node, heights ...int32) []chainhash.Hash {
+	t.Helper()
+	out := make([]chainhash.Hash, len(heights))
+	for i, h := range heights {
+		hash, err := node.RPC().GetBlockHash(int64(h))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = *hash
+	}
+	return out
+}
+
+// TestFeedFatReviewUnderShareLiarBounded has the only peer of a chain of
+// two fed segments serve, in each, as many false filters of nearly 256
+// KiB as keep the segment under fatSegmentBytes (its other filters
+// true): no segment passes the bound, so none is checked as it is read,
+// and the first segment is verified only once the batch holding its last
+// filter (height 1000) is in, which holds the second segment's lies too.
+// The scan must fail naming the liar's false filter and ban it, having
+// downloaded no more than fatLiarBound from it, the bound the fat check
+// is said to keep a liar of filters of the largest size within.
+func TestFeedFatReviewUnderShareLiarBounded(t *testing.T) {
+	r := newFedChain(t, 2003)
+	fat := fatFilter(t, 96_000)
+	k := int32((fatSegmentBytes - 64<<10) / len(fat)) // false filters a segment
+	var heights []int32
+	for _, j := range []int32{0, 1} {
+		for h := j*wire.CFCheckptInterval + 1; h <= j*wire.CFCheckptInterval+k; h++ {
+			heights = append(heights, h)
+		}
+	}
+	lies := map[chainhash.Hash]bool{}
+	for _, hash := range blockHashes(t, r.node, heights...) {
+		lies[hash] = true
+	}
+	l := peertest.NewLiar(t, r.node.P2PAddr, r.node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
+		if cf, ok := m.(*wire.MsgCFilter); ok && lies[cf.BlockHash] {
+			cf.Data = fat
+		}
+		return []wire.Message{m}, false
+	})
+	c := connectTo(t, r.node, time.Minute, l.Addr)
+	before := peerStatus(c, l.Addr).BytesReceived
+	start := time.Now()
+	res, err := c.ScanBIP157(context.Background(), ScanRequest{Watch: []WatchItem{ScriptItem(r.alice.PkScript())}, From: 0, To: -1})
+	st := peerStatus(c, l.Addr)
+	got := st.BytesReceived - before
+	hs, cf := cfRequests(t, l, c)
+	t.Logf("%v: %d false filters of %d bytes a segment (%.2f MiB); %.1f MiB from the liar, bound %.1f MiB; getcfheaders %v, getcfilters %v; banned %v (%s)",
+		time.Since(start).Round(time.Millisecond), k, len(fat), mib(uint64(k)*uint64(len(fat))), mib(got), mib(fatLiarBound), hs, cf, st.Banned, st.Reason)
+	if res != nil || err == nil {
+		t.Fatal("the scan of a liar serving false filters succeeded")
+	}
+	checkPeerError(t, err, l.Addr, peer.ErrBadFilter)
+	if !st.Banned {
+		t.Errorf("the liar is not banned: %+v", st)
+	}
+	if got > fatLiarBound {
+		t.Errorf("the liar's false filters, under fatSegmentBytes in each segment, cost %.1f MiB of download, bound %.1f MiB", mib(got), mib(fatLiarBound))
+	}
+}
+
+// paddedFilter returns a basic filter for the block hash of n random
+// elements and the scripts.
+func paddedFilter(t *testing.T, block chainhash.Hash, n int, scripts ...[]byte) []byte {
+	t.Helper()
+	elems := make([][]byte, n, n+len(scripts))
+	for i := range elems {
+		elems[i] = make([]byte, 20)
+		if _, err := rand.Read(elems[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := gcs.Build(gcs.BasicKey(&block), gcs.BasicP, gcs.BasicM, append(elems, scripts...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f.NBytes()
+}
+
+// TestFeedFatReviewCutAtMatchFound has the only peer of a chain of two
+// fed segments serve filters consistent with its filter headers and
+// checkpoints (peertest.Forge) whose sizes make the first segment pass
+// fatSegmentBytes exactly at alice's first payment (height 102): heights
+// 1..101 serve filters of about 41 KB, height 102 one that holds alice's
+// script. The batch is cut at the filter that matches, the rest asked
+// again with the segment's filter hashes, and the second segment has its
+// hashes asked first: the scan must find every payment to alice, ban no
+// one, and have asked a batch from height 102 (the cut fell there).
+func TestFeedFatReviewCutAtMatchFound(t *testing.T) {
+	r := newFedChain(t, 2003)
+	const cutAt = 102
+	pad := fatFilter(t, 15_600)
+	const genesis = 1000 // the real filter of height 0 is smaller
+	if int64(genesis+(cutAt-1)*len(pad)) > fatSegmentBytes {
+		t.Fatalf("filters of %d bytes pass fatSegmentBytes before height %d", len(pad), cutAt)
+	}
+	need := fatSegmentBytes - int64((cutAt-1)*len(pad))
+	block := blockHashes(t, r.node, cutAt)[0]
+	match := paddedFilter(t, block, int(need/2), r.alice.PkScript())
+	if int64(len(match)) <= need || len(match) > wire.MaxCFilterDataSize {
+		t.Fatalf("the filter of height %d is %d bytes, want more than %d and at most %d", cutAt, len(match), need, wire.MaxCFilterDataSize)
+	}
+	forge := peertest.Forge(t, r.node, 1, func(h int32, _ *wire.MsgBlock) bool { return h <= cutAt }, func(b *wire.MsgBlock) []byte {
+		if b.BlockHash() == block {
+			return match
+		}
+		return pad
+	})
+	l := peertest.NewLiar(t, r.node.P2PAddr, r.node.Params.Net, forge)
+	c := connectTo(t, r.node, time.Minute, l.Addr)
+	start := time.Now()
+	res, err := c.ScanBIP157(context.Background(), ScanRequest{Watch: []WatchItem{ScriptItem(r.alice.PkScript())}, From: 0, To: -1})
+	hs, cf := cfRequests(t, l, c)
+	t.Logf("%v: filters of %d bytes, %d at height %d; getcfheaders %v, getcfilters %v", time.Since(start).Round(time.Millisecond),
+		len(pad), len(match), cutAt, hs, cf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := peerStatus(c, l.Addr); st.Banned {
+		t.Fatalf("a peer whose filters agree with its filter headers was banned: %+v", st)
+	}
+	checkFound(t, res, alicePaid(t, r.node, r.alice, res.To))
+	if !slices.ContainsFunc(cf, func(q [2]int32) bool { return q[0] == cutAt }) {
+		t.Errorf("no getcfilters from height %d: the batch was not cut at the match", cutAt)
+	}
+}
+
+// TestFeedFatReviewFalseHashesBesideHonest has a liar serve filters of
+// nearly 256 KiB, and filter hashes one of which is false, beside an
+// honest peer slow with its first filter: once the fed segment passes
+// fatSegmentBytes, the peer that takes a batch of it next is asked for
+// its filter hashes. The liar's must not be taken (they miss its own
+// checkpoint): the honest peer must not be banned, the scan must find
+// every watched transaction, and the liar, asked, must be banned. A
+// client whose liar was not asked the fed segment's hashes is replaced
+// by another.
+func TestFeedFatReviewFalseHashesBesideHonest(t *testing.T) {
+	needFixture(t)
+	fat := fatFilters(fatFilter(t, 96_000))
+	for attempt := 0; attempt < 8; attempt++ {
+		liar := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
+			if ch, ok := m.(*wire.MsgCFHeaders); ok && len(ch.FilterHashes) > 1 {
+				h := *ch.FilterHashes[1]
+				h[0] ^= 1
+				ch.FilterHashes[1] = &h
+			}
+			return fat(m)
+		})
+		honest := slowFirstFilter(t)
+		start := time.Now()
+		c := scanBesideHonest(t, honest, liar.Addr)
+		hs, cf := cfRequests(t, liar, c)
+		if !slices.ContainsFunc(hs, func(r [2]int32) bool { return r[0] == 0 && r[1] == wire.CFCheckptInterval }) {
+			continue
+		}
+		st := peerStatus(c, liar.Addr)
+		hh, hf := cfRequests(t, honest, c)
+		t.Logf("%v: liar asked getcfheaders %v, getcfilters %v: banned %v (%s); honest asked getcfheaders %v, getcfilters %v",
+			time.Since(start).Round(time.Millisecond), hs, cf, st.Banned, st.Reason, hh, hf)
+		if !st.Banned {
+			t.Errorf("the liar whose fed segment's filter hashes miss its checkpoint is not banned: %+v", st)
+		}
+		return
+	}
+	t.Fatal("the liar was not asked the fed segment's filter hashes by eight clients")
+}
+
+// TestFeedFatReviewNodeCostOfCut has the only peer of a chain of two fed
+// segments serve, from height 1 on, filters of about 20 KiB (those of
+// full blocks of 1 MB), consistent with its filter hashes, filter headers
+// and checkpoints, and counts the filters the node's answers held that
+// its proxy read (what the node spent at least: what it wrote past the
+// proxy's read when the client dropped the connection is not counted).
+// The batch cut once the first segment passes fatSegmentBytes costs the
+// client one filter more, but the node the rest of the batch it had
+// already read and written: the node must not have served more than a
+// few filters (8, what the sockets buffer) beyond those the scan needs.
+func TestFeedFatReviewNodeCostOfCut(t *testing.T) {
+	r := newFedChain(t, 2003)
+	filter := fatFilter(t, 7_700)
+	forge := peertest.Forge(t, r.node, 1, func(int32, *wire.MsgBlock) bool { return true }, func(*wire.MsgBlock) []byte { return filter })
+	var mu sync.Mutex
+	served := 0
+	l := peertest.NewLiar(t, r.node.P2PAddr, r.node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
+		if _, ok := m.(*wire.MsgCFilter); ok {
+			mu.Lock()
+			served++
+			mu.Unlock()
+		}
+		return forge(m)
+	})
+	c := connectTo(t, r.node, time.Minute, l.Addr)
+	start := time.Now()
+	res, err := c.ScanBIP157(context.Background(), ScanRequest{Watch: []WatchItem{ScriptItem(r.alice.PkScript())}, From: 0, To: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	n := served
+	mu.Unlock()
+	hs, cf := cfRequests(t, l, c)
+	t.Logf("%v: filters of %d bytes: %d received by the scan, %d read from the node by its proxy (%d more, %.2f MiB); getcfheaders %v, getcfilters %v",
+		time.Since(start).Round(time.Millisecond), len(filter), res.FiltersReceived, n, n-res.FiltersReceived,
+		mib(uint64(n-res.FiltersReceived)*uint64(len(filter))), hs, cf)
+	if n > res.FiltersReceived+8 {
+		t.Errorf("the node served %d filters for a scan that received %d: the cut batch's rest, %.2f MiB, was read and written by the node for nothing",
+			n, res.FiltersReceived, mib(uint64(n-res.FiltersReceived)*uint64(len(filter))))
+	}
+}
+
+// TestFeedFatReviewHashesDamagedNotBanned has the only peer of a chain of
+// two fed segments serve filters of about 20 KiB consistent with its
+// filter headers, through a link that damages one byte of the first
+// cfheaders answer, the first segment's filter hashes asked once it
+// passed fatSegmentBytes (the node's checksum left as it was): that
+// proves nothing about the peer, which must not be banned, and the scan
+// must find every payment to alice (the forged filters are those of the
+// first segment but alice's height 102, whose filter is the node's).
+func TestFeedFatReviewHashesDamagedNotBanned(t *testing.T) {
+	r := newFedChain(t, 2003)
+	filter := fatFilter(t, 7_700)
+	forge := peertest.Forge(t, r.node, 1, func(h int32, _ *wire.MsgBlock) bool { return h <= wire.CFCheckptInterval && h != 102 },
+		func(*wire.MsgBlock) []byte { return filter })
+	l := peertest.NewLiar(t, r.node.P2PAddr, r.node.Params.Net, forge)
+	d := peertest.NewDamager(t, l.Addr, wire.CmdCFHeaders, 200)
+	c := connectTo(t, r.node, time.Minute, d.Addr)
+	res, err := c.ScanBIP157(context.Background(), ScanRequest{Watch: []WatchItem{ScriptItem(r.alice.PkScript())}, From: 0, To: -1})
+	hs, cf := cfRequests(t, l, c)
+	st := peerStatus(c, d.Addr)
+	t.Logf("getcfheaders %v, getcfilters %v; banned %v (%s); error %v", hs, cf, st.Banned, st.Reason, err)
+	if !d.Damaged() {
+		t.Fatal("no cfheaders passed the damaging link")
+	}
+	if len(hs) == 0 || hs[0] != [2]int32{0, wire.CFCheckptInterval} {
+		t.Fatalf("the first getcfheaders was %v, not the fed segment's 0..%d", hs, wire.CFCheckptInterval)
+	}
+	if st.Banned {
+		t.Fatalf("the peer behind the damaging link was banned: %s", st.Reason)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFound(t, res, alicePaid(t, r.node, r.alice, res.To))
+}
