@@ -267,3 +267,48 @@ func TestFeedFatReviewHashesDamagedNotBanned(t *testing.T) {
 	}
 	checkFound(t, res, alicePaid(t, r.node, r.alice, res.To))
 }
+
+// TestFeedFatReviewHonestPeersFatSegments has three honest peers of a
+// chain of two fed segments serve filters of about 20 KiB (the same
+// forged chain, consistent with its filter headers and checkpoints):
+// each peer's batches may pass fatSegmentBytes, be cut and be asked
+// again of another, and the filter hashes be asked by whichever peer
+// takes a batch of a segment first. The scan must succeed and ban no
+// one, and each fed segment's filter hashes be asked once of all the
+// peers (32 KiB each: a duplicate is what the check costs beyond its
+// claim).
+func TestFeedFatReviewHonestPeersFatSegments(t *testing.T) {
+	r := newFedChain(t, 2003)
+	filter := fatFilter(t, 7_700)
+	var ls []*peertest.Liar
+	var addrs []string
+	for range 3 {
+		forge := peertest.Forge(t, r.node, 1, func(int32, *wire.MsgBlock) bool { return true }, func(*wire.MsgBlock) []byte { return filter })
+		l := peertest.NewLiar(t, r.node.P2PAddr, r.node.Params.Net, forge)
+		ls, addrs = append(ls, l), append(addrs, l.Addr)
+	}
+	c := connectTo(t, r.node, time.Minute, addrs...)
+	start := time.Now()
+	res, err := c.ScanBIP157(context.Background(), ScanRequest{Watch: []WatchItem{ScriptItem(r.alice.PkScript())}, From: 0, To: -1})
+	asked := map[[2]int32]int{}
+	for i, l := range ls {
+		hs, cf := cfRequests(t, l, c)
+		st := peerStatus(c, l.Addr)
+		t.Logf("peer %d: getcfheaders %v, getcfilters %v; %.2f MiB; banned %v (%s)", i, hs, cf, mib(st.BytesReceived), st.Banned, st.Reason)
+		if st.Banned {
+			t.Errorf("an honest peer was banned: %s", st.Reason)
+		}
+		for _, q := range hs {
+			asked[q]++
+		}
+	}
+	if err != nil {
+		t.Fatalf("after %v: %v", time.Since(start).Round(time.Millisecond), err)
+	}
+	t.Logf("%v: %d filters received, %.2f MiB", time.Since(start).Round(time.Millisecond), res.FiltersReceived, mib(res.BytesReceived))
+	for _, q := range [][2]int32{{0, wire.CFCheckptInterval}, {wire.CFCheckptInterval + 1, 2 * wire.CFCheckptInterval}} {
+		if asked[q] != 1 {
+			t.Errorf("the filter hashes of the fed segment %d..%d were asked %d times, want once", q[0], q[1], asked[q])
+		}
+	}
+}
