@@ -35,52 +35,64 @@ func blockHashes(t *testing.T, node *peertest.Node, heights ...int32) []chainhas
 }
 
 // TestFeedFatReviewUnderShareLiarBounded has the only peer of a chain of
-// two fed segments serve, in each, as many false filters of nearly 256
-// KiB as keep the segment under fatSegmentBytes (its other filters
+// fed segments serve, in some of them, as many false filters of nearly
+// 256 KiB as keep each segment under fatSegmentBytes (its other filters
 // true): no segment passes the bound, so none is checked as it is read,
-// and the first segment is verified only once the batch holding its last
-// filter (height 1000) is in, which holds the second segment's lies too.
-// The scan must fail naming the liar's false filter and ban it, having
+// and a segment is verified only once the batch holding its last filter
+// is in, which holds the next segments' lies too (batches of 1,000
+// filters from height 0 for two fed segments, of 2,000 for five). The
+// scan must fail naming the liar's false filter and ban it, having
 // downloaded no more than fatLiarBound from it, the bound the fat check
 // is said to keep a liar of filters of the largest size within.
 func TestFeedFatReviewUnderShareLiarBounded(t *testing.T) {
-	r := newFedChain(t, 2003)
-	fat := fatFilter(t, 96_000)
-	k := int32((fatSegmentBytes - 64<<10) / len(fat)) // false filters a segment
-	var heights []int32
-	for _, j := range []int32{0, 1} {
-		for h := j*wire.CFCheckptInterval + 1; h <= j*wire.CFCheckptInterval+k; h++ {
-			heights = append(heights, h)
-		}
-	}
-	lies := map[chainhash.Hash]bool{}
-	for _, hash := range blockHashes(t, r.node, heights...) {
-		lies[hash] = true
-	}
-	l := peertest.NewLiar(t, r.node.P2PAddr, r.node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
-		if cf, ok := m.(*wire.MsgCFilter); ok && lies[cf.BlockHash] {
-			cf.Data = fat
-		}
-		return []wire.Message{m}, false
-	})
-	c := connectTo(t, r.node, time.Minute, l.Addr)
-	before := peerStatus(c, l.Addr).BytesReceived
-	start := time.Now()
-	res, err := c.ScanBIP157(context.Background(), ScanRequest{Watch: []WatchItem{ScriptItem(r.alice.PkScript())}, From: 0, To: -1})
-	st := peerStatus(c, l.Addr)
-	got := st.BytesReceived - before
-	hs, cf := cfRequests(t, l, c)
-	t.Logf("%v: %d false filters of %d bytes a segment (%.2f MiB); %.1f MiB from the liar, bound %.1f MiB; getcfheaders %v, getcfilters %v; banned %v (%s)",
-		time.Since(start).Round(time.Millisecond), k, len(fat), mib(uint64(k)*uint64(len(fat))), mib(got), mib(fatLiarBound), hs, cf, st.Banned, st.Reason)
-	if res != nil || err == nil {
-		t.Fatal("the scan of a liar serving false filters succeeded")
-	}
-	checkPeerError(t, err, l.Addr, peer.ErrBadFilter)
-	if !st.Banned {
-		t.Errorf("the liar is not banned: %+v", st)
-	}
-	if got > fatLiarBound {
-		t.Errorf("the liar's false filters, under fatSegmentBytes in each segment, cost %.1f MiB of download, bound %.1f MiB", mib(got), mib(fatLiarBound))
+	for _, tc := range []struct {
+		name string
+		tip  int32
+		lies []int32 // the segments with false filters
+	}{
+		{"two fed segments, both lying", 2003, []int32{0, 1}},
+		{"five fed segments, 1 to 3 lying", 5003, []int32{1, 2, 3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newFedChain(t, tc.tip)
+			fat := fatFilter(t, 96_000)
+			k := int32((fatSegmentBytes - 64<<10) / len(fat)) // false filters a segment
+			var heights []int32
+			for _, j := range tc.lies {
+				for h := j*wire.CFCheckptInterval + 1; h <= j*wire.CFCheckptInterval+k; h++ {
+					heights = append(heights, h)
+				}
+			}
+			lies := map[chainhash.Hash]bool{}
+			for _, hash := range blockHashes(t, r.node, heights...) {
+				lies[hash] = true
+			}
+			l := peertest.NewLiar(t, r.node.P2PAddr, r.node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
+				if cf, ok := m.(*wire.MsgCFilter); ok && lies[cf.BlockHash] {
+					cf.Data = fat
+				}
+				return []wire.Message{m}, false
+			})
+			c := connectTo(t, r.node, time.Minute, l.Addr)
+			before := peerStatus(c, l.Addr).BytesReceived
+			start := time.Now()
+			res, err := c.ScanBIP157(context.Background(), ScanRequest{Watch: []WatchItem{ScriptItem(r.alice.PkScript())}, From: 0, To: -1})
+			st := peerStatus(c, l.Addr)
+			got := st.BytesReceived - before
+			hs, cf := cfRequests(t, l, c)
+			t.Logf("%v: %d false filters of %d bytes a segment (%.2f MiB); %.1f MiB from the liar, bound %.1f MiB; getcfheaders %v, getcfilters %v; banned %v (%s)",
+				time.Since(start).Round(time.Millisecond), k, len(fat), mib(uint64(k)*uint64(len(fat))), mib(got), mib(fatLiarBound), hs, cf, st.Banned, st.Reason)
+			if res != nil || err == nil {
+				t.Fatal("the scan of a liar serving false filters succeeded")
+			}
+			checkPeerError(t, err, l.Addr, peer.ErrBadFilter)
+			if !st.Banned {
+				t.Errorf("the liar is not banned: %+v", st)
+			}
+			if got > fatLiarBound {
+				t.Errorf("the liar's false filters, under fatSegmentBytes in each segment, cost %.1f MiB of download, bound %.1f MiB", mib(got), mib(fatLiarBound))
+			}
+		})
 	}
 }
 
