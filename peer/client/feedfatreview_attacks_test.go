@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -218,10 +219,16 @@ func TestFeedFatReviewNodeCostOfCut(t *testing.T) {
 	forge := peertest.Forge(t, r.node, 1, func(int32, *wire.MsgBlock) bool { return true }, func(*wire.MsgBlock) []byte { return filter })
 	var mu sync.Mutex
 	served := 0
+	var last time.Time
+	var gap time.Duration // the longest pause between two filters
 	l := peertest.NewLiar(t, r.node.P2PAddr, r.node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
 		if _, ok := m.(*wire.MsgCFilter); ok {
 			mu.Lock()
 			served++
+			if now := time.Now(); !last.IsZero() && now.Sub(last) > gap {
+				gap = now.Sub(last)
+			}
+			last = time.Now()
 			mu.Unlock()
 		}
 		return forge(m)
@@ -233,12 +240,12 @@ func TestFeedFatReviewNodeCostOfCut(t *testing.T) {
 		t.Fatal(err)
 	}
 	mu.Lock()
-	n := served
+	n, longest := served, gap
 	mu.Unlock()
 	hs, cf := cfRequests(t, l, c)
-	t.Logf("%v: filters of %d bytes: %d received by the scan, %d read from the node by its proxy (%d more, %.2f MiB); getcfheaders %v, getcfilters %v",
+	t.Logf("%v: filters of %d bytes: %d received by the scan, %d read from the node by its proxy (%d more, %.2f MiB); longest pause between two filters %v; getcfheaders %v, getcfilters %v",
 		time.Since(start).Round(time.Millisecond), len(filter), res.FiltersReceived, n, n-res.FiltersReceived,
-		mib(uint64(n-res.FiltersReceived)*uint64(len(filter))), hs, cf)
+		mib(uint64(n-res.FiltersReceived)*uint64(len(filter))), longest.Round(time.Millisecond), hs, cf)
 	if n > res.FiltersReceived+8 {
 		t.Errorf("the node served %d filters for a scan that received %d: the cut batch's rest, %.2f MiB, was read and written by the node for nothing",
 			n, res.FiltersReceived, mib(uint64(n-res.FiltersReceived)*uint64(len(filter))))
@@ -322,5 +329,46 @@ func TestFeedFatReviewHonestPeersFatSegments(t *testing.T) {
 		if asked[q] != 1 {
 			t.Errorf("the filter hashes of the fed segment %d..%d were asked %d times, want once", q[0], q[1], asked[q])
 		}
+	}
+}
+
+// TestFeedFatReviewHashFirstLieBanned has the only peer of a chain of two
+// fed segments serve filters of about 20 KiB in the first (consistent
+// with its filter headers and checkpoints, so that the segment passes
+// fatSegmentBytes honestly) and hide alice's payment at height 1500, in
+// the second, behind an empty filter, its filter headers left true: the
+// second segment's filter hashes are asked before its filters, so the
+// lie must be caught as it is read, the scan fail naming the liar's false
+// filter of height 1500 against the filter headers, and the liar be
+// banned.
+func TestFeedFatReviewHashFirstLieBanned(t *testing.T) {
+	r := newFedChain(t, 2003)
+	filter := fatFilter(t, 7_700)
+	forge := peertest.Forge(t, r.node, 1, func(h int32, _ *wire.MsgBlock) bool { return h <= wire.CFCheckptInterval },
+		func(*wire.MsgBlock) []byte { return filter })
+	hidden := blockHashes(t, r.node, 1500)[0]
+	l := peertest.NewLiar(t, r.node.P2PAddr, r.node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
+		out, hangup := forge(m)
+		for _, o := range out {
+			if cf, ok := o.(*wire.MsgCFilter); ok && cf.BlockHash == hidden {
+				cf.Data = []byte{0}
+			}
+		}
+		return out, hangup
+	})
+	c := connectTo(t, r.node, time.Minute, l.Addr)
+	res, err := c.ScanBIP157(context.Background(), ScanRequest{Watch: []WatchItem{ScriptItem(r.alice.PkScript())}, From: 0, To: -1})
+	hs, cf := cfRequests(t, l, c)
+	st := peerStatus(c, l.Addr)
+	t.Logf("getcfheaders %v, getcfilters %v; banned %v (%s)", hs, cf, st.Banned, st.Reason)
+	if res != nil || err == nil {
+		t.Fatal("the scan of a liar hiding a payment succeeded")
+	}
+	checkPeerError(t, err, l.Addr, peer.ErrBadFilter)
+	if !strings.Contains(err.Error(), "(height 1500)") || !strings.Contains(err.Error(), "filter headers") {
+		t.Errorf("the error does not name the filter of height 1500 against the filter headers asked first: %v", err)
+	}
+	if !st.Banned {
+		t.Errorf("the liar is not banned: %+v", st)
 	}
 }
