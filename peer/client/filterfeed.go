@@ -402,7 +402,9 @@ func (f *filterFeed) arrived(m *pool.Member, h int32, block, fh chainhash.Hash, 
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	s := f.segs[segmentOf(h)]
-	if s == nil {
+	if s == nil || s.verified {
+		// A verified segment's filters are all in: this is a
+		// request another peer answered first.
 		return nil
 	}
 	if s.want != nil {
@@ -433,7 +435,7 @@ func (f *filterFeed) prepare(ctx context.Context, m *pool.Member, b filterBatch)
 	for j := segmentOf(b.start); j <= segmentOf(b.stop); j++ {
 		f.mu.Lock()
 		s := f.segs[j]
-		need := s != nil && s.want == nil && (f.fat || s.got > fatSegmentBytes)
+		need := s != nil && !s.verified && s.want == nil && (f.fat || s.got > fatSegmentBytes)
 		f.mu.Unlock()
 		if !need {
 			continue
@@ -528,12 +530,13 @@ func (f *filterFeed) wait(ctx context.Context, j int) (*fedSegment, error) {
 	return nil, f.err
 }
 
-// verify marks s verified and caches the filters held of it.
+// verify marks s verified, caches the filters held of it and drops the
+// filter hashes asked for it (want): its filters are all in.
 func (f *filterFeed) verify(s *fedSegment) {
 	var blocks []chainhash.Hash
 	var datas [][]byte
 	f.mu.Lock()
-	s.verified = true
+	s.verified, s.want = true, nil
 	for i, data := range s.datas {
 		if data != nil {
 			blocks = append(blocks, f.c.chain.Hash(s.start+int32(i)))
@@ -556,7 +559,7 @@ func (f *filterFeed) discard(s *fedSegment) [][]byte {
 	for _, data := range held {
 		f.heldData -= int64(len(data))
 	}
-	s.datas = nil
+	s.datas, s.want = nil, nil
 	delete(f.segs, s.j)
 	return held
 }
