@@ -77,8 +77,12 @@ type filterFeed struct {
 	// agreed holds the agreed checkpoints (set by start), which the
 	// filter hashes of a fat segment must lead to (see prepare).
 	agreed []chainhash.Hash
-	// fat is set once a segment's filters passed fatSegmentBytes before
-	// its filter hashes were asked: every segment's are then asked
+	// unchecked is, by peer, the bytes of the filters it served
+	// unchecked (before their segment's filter hashes were asked) of
+	// the fed segments not verified or discarded yet (see arrived).
+	unchecked map[*pool.Member]int64
+	// fat is set once a peer's unchecked filters passed
+	// fatSegmentBytes: every segment's filter hashes are then asked
 	// before its filters (see prepare).
 	fat bool
 }
@@ -100,11 +104,12 @@ type fedSegment struct {
 	// checksum was found right before its bytes were dropped (a filter
 	// not held): it arrived as its server sent it.
 	checked []bool
-	// got is the bytes of its filters read so far, and want, once asked
-	// (see prepare), its agreed filter hashes, by height from start:
-	// each filter read after is checked against its own (see arrived).
-	got  int64
-	want []chainhash.Hash
+	// unchecked is the bytes of its filters each peer served before
+	// want, and want, once asked (see prepare), its agreed filter
+	// hashes, by height from start: each filter read after is checked
+	// against its own (see arrived).
+	unchecked map[*pool.Member]int64
+	want      []chainhash.Hash
 }
 
 // feedAhead bounds how many segments past the one the verification waits
@@ -148,7 +153,7 @@ func heldLimit(cfg Config) int64 {
 // newFilterFeed returns a feed whose filters are matched against scripts.
 func (c *Client) newFilterFeed(scripts [][]byte) *filterFeed {
 	return &filterFeed{c: c, base: gcs.NewMatcher(scripts), segs: map[int]*fedSegment{}, wake: make(chan struct{}),
-		ended: make(chan struct{}), heldLimit: heldLimit(c.cfg)}
+		ended: make(chan struct{}), heldLimit: heldLimit(c.cfg), unchecked: map[*pool.Member]int64{}}
 }
 
 // start starts downloading the segments of plan p that fedEligible
@@ -193,7 +198,7 @@ func newFedSegment(j int) *fedSegment {
 	s := &fedSegment{j: j, start: segmentFirst(j), end: int32(j+1) * wire.CFCheckptInterval, done: make(chan struct{})}
 	n := int(s.end-s.start) + 1
 	s.hashes, s.sums, s.servers, s.datas = make([]chainhash.Hash, n), make([]peer.PayloadSum, n), make([]*pool.Member, n), make([][]byte, n)
-	s.checked = make([]bool, n)
+	s.checked, s.unchecked = make([]bool, n), map[*pool.Member]int64{}
 	return s
 }
 
@@ -415,14 +420,24 @@ func (f *filterFeed) arrived(m *pool.Member, h int32, block, fh chainhash.Hash, 
 		}
 		return nil
 	}
-	if s.got += int64(n); s.got > fatSegmentBytes {
+	s.unchecked[m] += int64(n)
+	if f.unchecked[m] += int64(n); f.unchecked[m] > fatSegmentBytes {
 		if !f.fat {
-			f.c.logf("%s: the filters of heights %d..%d passed %d MiB before the segment was verified: its filter hashes are asked, and those of every fed segment after", m.Addr(), s.start, h, fatSegmentBytes>>20)
+			f.c.logf("%s: the filters it served unchecked passed %d MiB at height %d: the filter hashes of every fed segment are asked before its filters", m.Addr(), fatSegmentBytes>>20, h)
 		}
 		f.fat = true
 		return fmt.Errorf("%w: height %d", errFatSegment, h)
 	}
 	return nil
+}
+
+// release drops what s counts to its servers' unchecked bytes (s is
+// verified or discarded). Called with mu held.
+func (f *filterFeed) release(s *fedSegment) {
+	for m, n := range s.unchecked {
+		f.unchecked[m] -= n
+	}
+	s.unchecked = nil
 }
 
 // prepare asks m for the filter hashes of each segment of batch b whose
@@ -435,7 +450,7 @@ func (f *filterFeed) prepare(ctx context.Context, m *pool.Member, b filterBatch)
 	for j := segmentOf(b.start); j <= segmentOf(b.stop); j++ {
 		f.mu.Lock()
 		s := f.segs[j]
-		need := s != nil && !s.verified && s.want == nil && (f.fat || s.got > fatSegmentBytes)
+		need := s != nil && !s.verified && s.want == nil && f.fat
 		f.mu.Unlock()
 		if !need {
 			continue
@@ -537,6 +552,7 @@ func (f *filterFeed) verify(s *fedSegment) {
 	var datas [][]byte
 	f.mu.Lock()
 	s.verified, s.want = true, nil
+	f.release(s)
 	for i, data := range s.datas {
 		if data != nil {
 			blocks = append(blocks, f.c.chain.Hash(s.start+int32(i)))
@@ -560,6 +576,7 @@ func (f *filterFeed) discard(s *fedSegment) [][]byte {
 		f.heldData -= int64(len(data))
 	}
 	s.datas, s.want = nil, nil
+	f.release(s)
 	delete(f.segs, s.j)
 	return held
 }
