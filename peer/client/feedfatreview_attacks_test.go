@@ -118,27 +118,31 @@ func paddedFilter(t *testing.T, block chainhash.Hash, n int, scripts ...[]byte) 
 // TestFeedFatReviewCutAtMatchFound has the only peer of a chain of two
 // fed segments serve filters consistent with its filter headers and
 // checkpoints (peertest.Forge) whose sizes make the first segment pass
-// fatSegmentBytes exactly at alice's first payment (height 102): heights
-// 1..101 serve filters of about 41 KB, height 102 one that holds alice's
-// script. The batch is cut at the filter that matches, the rest asked
-// again with the segment's filter hashes, and the second segment has its
-// hashes asked first: the scan must find every payment to alice, ban no
-// one, and have asked a batch from height 102 (the cut fell there).
+// fatSegmentBytes exactly at alice's first payment (height 102): the
+// node's own small filters up to the first request's end (probe, see
+// filterFeed.part), so that the rest of the batch is asked in one
+// request, then filters of about 47 KB up to height 101, and at height
+// 102 one that holds alice's script. The batch is cut at the filter that
+// matches, the rest asked again with the segment's filter hashes, and
+// the second segment has its hashes asked first: the scan must find every
+// payment to alice, ban no one, and have asked a batch from height 102
+// (the cut fell there).
 func TestFeedFatReviewCutAtMatchFound(t *testing.T) {
 	r := newFedChain(t, 2003)
 	const cutAt = 102
-	pad := fatFilter(t, 15_600)
-	const genesis = 1000 // the real filter of height 0 is smaller
-	if int64(genesis+(cutAt-1)*len(pad)) > fatSegmentBytes {
+	const probe = fatSegmentBytes / wire.MaxCFilterDataSize // the first request's filters
+	pad := fatFilter(t, 18_000)
+	const small = 16 << 10 // the real filters up to probe are smaller
+	if int64(small+(cutAt-probe)*len(pad)) > fatSegmentBytes {
 		t.Fatalf("filters of %d bytes pass fatSegmentBytes before height %d", len(pad), cutAt)
 	}
-	need := fatSegmentBytes - int64((cutAt-1)*len(pad))
+	need := fatSegmentBytes - int64((cutAt-probe)*len(pad))
 	block := blockHashes(t, r.node, cutAt)[0]
 	match := paddedFilter(t, block, int(need/2), r.alice.PkScript())
 	if int64(len(match)) <= need || len(match) > wire.MaxCFilterDataSize {
 		t.Fatalf("the filter of height %d is %d bytes, want more than %d and at most %d", cutAt, len(match), need, wire.MaxCFilterDataSize)
 	}
-	forge := peertest.Forge(t, r.node, 1, func(h int32, _ *wire.MsgBlock) bool { return h <= cutAt }, func(b *wire.MsgBlock) []byte {
+	forge := peertest.Forge(t, r.node, 1, func(h int32, _ *wire.MsgBlock) bool { return probe <= h && h <= cutAt }, func(b *wire.MsgBlock) []byte {
 		if b.BlockHash() == block {
 			return match
 		}
@@ -209,10 +213,12 @@ func TestFeedFatReviewFalseHashesBesideHonest(t *testing.T) {
 // and checkpoints, and counts the filters the node's answers held that
 // its proxy read (what the node spent at least: what it wrote past the
 // proxy's read when the client dropped the connection is not counted).
-// The batch cut once the first segment passes fatSegmentBytes costs the
-// client one filter more, but the node the rest of the batch it had
-// already read and written: the node must not have served more than a
-// few filters (8, what the sockets buffer) beyond those the scan needs.
+// A batch cut once the first segment passes fatSegmentBytes would cost
+// the client one filter more, but the node the rest of the batch it had
+// already read and written (229 to 385 filters, 4.4 to 7.4 MiB, when
+// the cut was the check's only way in): the node must not have served
+// more than a few filters (8, what the sockets buffer) beyond those the
+// scan needs.
 func TestFeedFatReviewNodeCostOfCut(t *testing.T) {
 	r := newFedChain(t, 2003)
 	filter := fatFilter(t, 7_700)
