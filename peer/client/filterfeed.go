@@ -45,13 +45,15 @@ import (
 // arrived), so that a peer serving false filters of the largest size is
 // banned at the first one read after, not a whole segment (250 MiB)
 // later. Each batch is asked in requests sized from the peer's last
-// filters, one after another on its connection (its first of 16
-// filters), so that an honest segment that large costs its filter hashes
-// (32 bytes a height) and a round trip, and its node nothing more. A
-// batch whose filters pass the bound after all (a peer whose filters
-// grew far past its last ones) ends at the filter that passes it,
-// dropping the connection, and its rest is asked again (see
-// filterDownload.resume).
+// filters, one after another on its connection (a peer's first, before
+// their size is known, of 16: what fits the bound at the largest size),
+// so that an honest segment that large costs its filter hashes (32 bytes
+// a height) and a round trip, and its node nothing more. A batch whose
+// filters pass the bound after all (a peer whose filters grew far past
+// its last ones) ends at the filter that passes it, dropping the
+// connection, and its rest is asked again (see filterDownload.resume).
+// A peer of honest small filters is not slowed but by its first
+// request's round trip: its filters fit the bound unchecked.
 type filterFeed struct {
 	c    *Client
 	base *gcs.Matcher
