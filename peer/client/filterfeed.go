@@ -81,8 +81,7 @@ type filterFeed struct {
 	// function heldLimit), set when the feed is made and never changed.
 	heldLimit int64
 	// agreed holds the agreed checkpoints (set by start), which the
-	// filter hashes a segment's are checked against must lead to (see
-	// ask).
+	// filter hashes asked for a segment must lead to (see ask).
 	agreed []chainhash.Hash
 	// unchecked is, by peer, the bytes of the filters it served
 	// unchecked (before their segment's filter hashes were asked) of
@@ -466,10 +465,11 @@ func (f *filterFeed) release(s *fedSegment) {
 	s.unchecked = nil
 }
 
-// fatGrowth is how much larger, in quarters, than the mean of its last
-// request part expects a peer's next filters to be: filters grow along
-// the chain, and a part that passes fatSegmentBytes after all is cut
-// (see arrived), which drops the connection while the node still sends.
+// fatGrowth is the size part takes a peer's next filters to be, in
+// quarters of the mean size of its last request's: a quarter larger,
+// since filters grow along the chain, and a request whose filters pass
+// fatSegmentBytes after all is cut (see arrived), which drops the
+// connection while the node still sends.
 const fatGrowth = 5
 
 // part returns the last height of m's next request of batch b (from
