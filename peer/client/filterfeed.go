@@ -37,17 +37,23 @@ import (
 // filter hashes are then asked as ever (segment), and the first peer that
 // served a filter whose hash is not the agreed one is banned.
 //
-// A segment whose filters pass fatSegmentBytes before it is verified has
-// its filter hashes asked then (see prepare: they must lead to its agreed
-// checkpoint, so any peer's do), and every filter of it read after is
-// checked against its own as it is read (see arrived): a peer serving
-// false filters of the largest size is banned at the first one read
-// after, not a whole segment (250 MiB) later. The batch being read ends
-// at the filter that passes the bound, and its rest is asked again once
-// the hashes are in (see filterDownload.resume); the segments after have
-// theirs asked before their filters. An honest segment that large costs
-// its filter hashes (32 bytes a height), the filter read when its batch
-// ended, and a dial.
+// A peer brings in at most fatSegmentBytes of filters unchecked, over
+// the fed segments not verified yet: a segment whose filters would take
+// it past has its filter hashes asked before them (see part and ask:
+// they must lead to its agreed checkpoint, so any peer's do), and every
+// filter of it read after is checked against its own as it is read (see
+// arrived), so that a peer serving false filters of the largest size is
+// banned at the first one read after, not a whole segment (250 MiB)
+// later. Each batch is asked in requests sized from the peer's last
+// filters, one after another on its connection (a peer's first, before
+// their size is known, of 16: what fits the bound at the largest size),
+// so that an honest segment that large costs its filter hashes (32 bytes
+// a height) and a round trip, and its node nothing more. A batch whose
+// filters pass the bound after all (a peer whose filters grew far past
+// its last ones) ends at the filter that passes it, dropping the
+// connection, and its rest is asked again (see filterDownload.resume).
+// A peer of honest small filters is not slowed but by its first
+// request's round trip: its filters fit the bound unchecked.
 type filterFeed struct {
 	c    *Client
 	base *gcs.Matcher
@@ -75,12 +81,15 @@ type filterFeed struct {
 	// function heldLimit), set when the feed is made and never changed.
 	heldLimit int64
 	// agreed holds the agreed checkpoints (set by start), which the
-	// filter hashes of a fat segment must lead to (see prepare).
+	// filter hashes asked for a segment must lead to (see ask).
 	agreed []chainhash.Hash
-	// fat is set once a segment's filters passed fatSegmentBytes before
-	// its filter hashes were asked: every segment's are then asked
-	// before its filters (see prepare).
-	fat bool
+	// unchecked is, by peer, the bytes of the filters it served
+	// unchecked (before their segment's filter hashes were asked) of
+	// the fed segments not verified or discarded yet (see arrived), and
+	// sizes the mean bytes of the filters of its last fed request, 0
+	// before its first (see part).
+	unchecked map[*pool.Member]int64
+	sizes     map[*pool.Member]int64
 }
 
 // fedSegment is a segment a filterFeed downloads: its heights, and what
@@ -100,11 +109,14 @@ type fedSegment struct {
 	// checksum was found right before its bytes were dropped (a filter
 	// not held): it arrived as its server sent it.
 	checked []bool
-	// got is the bytes of its filters read so far, and want, once asked
-	// (see prepare), its agreed filter hashes, by height from start:
-	// each filter read after is checked against its own (see arrived).
-	got  int64
-	want []chainhash.Hash
+	// unchecked is the bytes of its filters each peer served before
+	// want, and want, once asked (see ask), its agreed filter hashes,
+	// by height from start: each filter read after is checked against
+	// its own (see arrived). asking is closed when the peer asking
+	// them (nil if none) has its answer.
+	unchecked map[*pool.Member]int64
+	want      []chainhash.Hash
+	asking    chan struct{}
 }
 
 // feedAhead bounds how many segments past the one the verification waits
@@ -115,23 +127,24 @@ const (
 	feedHeldBytes = 8 << 20
 )
 
-// fatSegmentBytes bounds the bytes of filters a fed segment brings in
-// unchecked: past it, its filter hashes are asked (one getcfheaders, 32
-// bytes a height) and every filter after is checked against its own as
-// it is read, so that a peer serving false filters of the largest size
-// (250 MiB a segment) is proved wrong and banned within a few MiB of
-// them. A segment of full blocks passes it too: a basic filter is about
-// 2% of its block without witnesses (bitcoin/bitcoin#12254), some 20 KiB
-// for a block of 1 MB, 20 MiB a segment, which then costs its filter
-// hashes (32 KiB), the filter read when its batch ended and a dial more
-// (0.26%, TestFeedFullBlockFiltersNotBanned).
+// fatSegmentBytes bounds the bytes of filters a peer brings in
+// unchecked over the fed segments not verified yet: a segment whose
+// filters would pass it has its filter hashes asked first (one
+// getcfheaders, 32 bytes a height) and every filter of it is checked
+// against its own as it is read, so that a peer serving false filters of
+// the largest size (250 MiB a segment) is proved wrong and banned within
+// a few MiB of them. A segment of full blocks passes it too: a basic
+// filter is about 2% of its block without witnesses
+// (bitcoin/bitcoin#12254), some 20 KiB for a block of 1 MB, 20 MiB a
+// segment, which then costs its filter hashes (32 KiB, 0.16%,
+// TestFeedFullBlockFiltersNotBanned).
 const fatSegmentBytes = 4 << 20
 
-// errFatSegment ends a fed batch at a filter whose segment passed
-// fatSegmentBytes before its filter hashes were asked (see arrived): no
-// proof of anything, the rest of the batch is asked again once they are
-// (see filterDownload.resume).
-var errFatSegment = errors.New("client: the fed segment's filters passed its unchecked share")
+// errFatSegment ends a fed batch at a filter that takes what its server
+// brought in unchecked past fatSegmentBytes (see arrived): no proof of
+// anything, the rest of the batch is asked again, its segments' filter
+// hashes first (see filterDownload.resume).
+var errFatSegment = errors.New("client: the fed filters a peer served unchecked passed their bound")
 
 // heldLimit is the bound a feed of a client of cfg holds filters
 // within: feedHeldBytes, unless cfg lowers it (Config.feedHeld).
@@ -148,7 +161,8 @@ func heldLimit(cfg Config) int64 {
 // newFilterFeed returns a feed whose filters are matched against scripts.
 func (c *Client) newFilterFeed(scripts [][]byte) *filterFeed {
 	return &filterFeed{c: c, base: gcs.NewMatcher(scripts), segs: map[int]*fedSegment{}, wake: make(chan struct{}),
-		ended: make(chan struct{}), heldLimit: heldLimit(c.cfg)}
+		ended: make(chan struct{}), heldLimit: heldLimit(c.cfg), unchecked: map[*pool.Member]int64{},
+		sizes: map[*pool.Member]int64{}}
 }
 
 // start starts downloading the segments of plan p that fedEligible
@@ -193,7 +207,7 @@ func newFedSegment(j int) *fedSegment {
 	s := &fedSegment{j: j, start: segmentFirst(j), end: int32(j+1) * wire.CFCheckptInterval, done: make(chan struct{})}
 	n := int(s.end-s.start) + 1
 	s.hashes, s.sums, s.servers, s.datas = make([]chainhash.Hash, n), make([]peer.PayloadSum, n), make([]*pool.Member, n), make([][]byte, n)
-	s.checked = make([]bool, n)
+	s.checked, s.unchecked = make([]bool, n), map[*pool.Member]int64{}
 	return s
 }
 
@@ -353,17 +367,29 @@ type fedFilters struct {
 	hashes  []chainhash.Hash
 	sums    []peer.PayloadSum
 	checked []bool
+	// read and n are the bytes and the number of the filters of the
+	// request being read (see sized).
+	read int64
+	n    int64
 }
 
-// open returns the fedFilters of batch b, which m serves, once the filter
-// hashes its segments need are in (see prepare).
-func (f *filterFeed) open(ctx context.Context, m *pool.Member, b filterBatch) (*fedFilters, error) {
-	if err := f.prepare(ctx, m, b); err != nil {
-		return nil, err
-	}
+// open returns the fedFilters of batch b, which m serves.
+func (f *filterFeed) open(m *pool.Member, b filterBatch) *fedFilters {
 	n := int(b.stop-b.start) + 1
 	return &fedFilters{f: f, m: m, room: f.batchRoom(),
-		hashes: make([]chainhash.Hash, 0, n), sums: make([]peer.PayloadSum, 0, n), checked: make([]bool, 0, n)}, nil
+		hashes: make([]chainhash.Hash, 0, n), sums: make([]peer.PayloadSum, 0, n), checked: make([]bool, 0, n)}
+}
+
+// sized notes, after a request of the batch, the mean size of its
+// filters as its server's (see part).
+func (ff *fedFilters) sized() {
+	if ff.n == 0 {
+		return
+	}
+	ff.f.mu.Lock()
+	ff.f.sizes[ff.m] = (ff.read + ff.n - 1) / ff.n
+	ff.f.mu.Unlock()
+	ff.read, ff.n = 0, 0
 }
 
 // add takes in, on the read loop, the filter data of the block at height
@@ -376,6 +402,7 @@ func (f *filterFeed) open(ctx context.Context, m *pool.Member, b filterBatch) (*
 // ends the batch here (peer.ErrDamaged), so that a peer whose filters
 // arrive damaged costs no more than what the feed holds.
 func (ff *fedFilters) add(h int32, block, fh chainhash.Hash, data []byte, sum peer.PayloadSum) ([]byte, error) {
+	ff.read, ff.n = ff.read+int64(len(data)), ff.n+1
 	if err := ff.f.arrived(ff.m, h, block, fh, len(data)); err != nil {
 		return nil, err
 	}
@@ -393,63 +420,134 @@ func (ff *fedFilters) add(h int32, block, fh chainhash.Hash, data []byte, sum pe
 
 // arrived checks the filter of height h, of n bytes and hash fh, that m
 // serves, as it is read. Once its segment's filter hashes are in (see
-// prepare), it must be the one they state: one that is not, read as m's
-// node sent it (GetCFiltersSummed reports it as damage otherwise), is
-// m's word against the checkpoint m sent itself, which they lead to: a
-// lie. Before, it counts to its segment's bytes, and ends the batch
+// ask), it must be the one they state: one that is not, read as m's node
+// sent it (GetCFiltersSummed reports it as damage otherwise), is m's word
+// against the checkpoint m sent itself, which they lead to: a lie.
+// Before, it counts to the bytes m served unchecked, and ends the batch
 // (errFatSegment) past fatSegmentBytes.
 func (f *filterFeed) arrived(m *pool.Member, h int32, block, fh chainhash.Hash, n int) error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	s := f.segs[segmentOf(h)]
-	if s == nil {
+	if s == nil || s.verified {
+		// A verified segment's filters are all in: this is a
+		// request another peer answered first.
+		f.mu.Unlock()
 		return nil
 	}
 	if s.want != nil {
-		if want := s.want[h-s.start]; fh != want {
+		want := s.want[h-s.start]
+		f.mu.Unlock()
+		if fh != want {
 			return peerErr(m, "getcfilters", fmt.Errorf(
 				"%w: filter for block %v (height %d), as it sent it, hashes to %v, where the filter headers to the checkpoint at height %d it sent itself state %v",
 				peer.ErrBadFilter, block, h, fh, s.end, want))
 		}
 		return nil
 	}
-	if s.got += int64(n); s.got > fatSegmentBytes {
-		if !f.fat {
-			f.c.logf("%s: the filters of heights %d..%d passed %d MiB before the segment was verified: its filter hashes are asked, and those of every fed segment after", m.Addr(), s.start, h, fatSegmentBytes>>20)
-		}
-		f.fat = true
-		return fmt.Errorf("%w: height %d", errFatSegment, h)
+	s.unchecked[m] += int64(n)
+	f.unchecked[m] += int64(n)
+	over := f.unchecked[m] > fatSegmentBytes
+	f.mu.Unlock()
+	if !over {
+		return nil
 	}
-	return nil
+	f.c.logf("%s: the fed filters it served unchecked passed %d MiB at height %d: the batch ends there, and is asked again with its segments' filter hashes first",
+		m.Addr(), fatSegmentBytes>>20, h)
+	return fmt.Errorf("%w: height %d", errFatSegment, h)
 }
 
-// prepare asks m for the filter hashes of each segment of batch b whose
-// filters are to be checked as they are read (see arrived) and that has
-// none yet: one past fatSegmentBytes, or any once one did (fat). They
-// must lead from the agreed checkpoint before the segment to the one at
-// its end, both of which m sent itself: hashes that do not prove it
-// wrong.
-func (f *filterFeed) prepare(ctx context.Context, m *pool.Member, b filterBatch) error {
+// release drops what s counts to its servers' unchecked bytes (s is
+// verified or discarded). Called with mu held.
+func (f *filterFeed) release(s *fedSegment) {
+	for m, n := range s.unchecked {
+		f.unchecked[m] -= n
+	}
+	s.unchecked = nil
+}
+
+// fatGrowth is the size part takes a peer's next filters to be, in
+// quarters of the mean size of its last request's: a quarter larger,
+// since filters grow along the chain, and a request whose filters pass
+// fatSegmentBytes after all is cut (see arrived), which drops the
+// connection while the node still sends.
+const fatGrowth = 5
+
+// part returns the last height of m's next request of batch b (from
+// b.start), having asked m for the filter hashes (see ask) of each
+// segment of b whose filters would take what m may still serve unchecked
+// past fatSegmentBytes, at the size of the filters of m's last request
+// (sizes) and a quarter more (fatGrowth): so that an honest segment's
+// filters, however large, are checked as they are read without a cut.
+// m's first request, before any size is known, is of as many filters as
+// fit that room at the largest size (wire.MaxCFilterDataSize, 16
+// filters), where it has some unchecked.
+func (f *filterFeed) part(ctx context.Context, m *pool.Member, b filterBatch) (int32, error) {
+	f.mu.Lock()
+	room, size := fatSegmentBytes-f.unchecked[m], f.sizes[m]
+	var open int64 // the heights of b read unchecked
+	var ask []*fedSegment
 	for j := segmentOf(b.start); j <= segmentOf(b.stop); j++ {
-		f.mu.Lock()
 		s := f.segs[j]
-		need := s != nil && s.want == nil && (f.fat || s.got > fatSegmentBytes)
-		f.mu.Unlock()
-		if !need {
+		if s == nil || s.verified || s.want != nil {
 			continue
 		}
-		start, prev := segmentStart(j, f.agreed)
-		hashes, err := f.c.checkpointSegment(ctx, m, start, s.end, prev, f.agreed[j])
-		if err != nil {
-			return err
+		n := int64(min(b.stop, s.end)-max(b.start, s.start)) + 1
+		if size > 0 && fatGrowth*(open+n)*size > 4*room {
+			ask = append(ask, s)
+			continue
 		}
+		open += n
+	}
+	f.mu.Unlock()
+	if size == 0 && open > 0 {
+		n := max(room/wire.MaxCFilterDataSize, 1)
+		return b.start + int32(min(n-1, int64(b.stop-b.start))), nil
+	}
+	for _, s := range ask {
+		if err := f.ask(ctx, m, s); err != nil {
+			return 0, err
+		}
+	}
+	return b.stop, nil
+}
+
+// ask asks m for the filter hashes of s, unless they are in: they must
+// lead from the agreed checkpoint before s to the one at its end, both of
+// which m sent itself, else m is proved wrong (checkpointSegment). A peer
+// that finds another asking them waits for its answer, and asks them
+// itself if that failed: a segment's hashes are asked once of honest
+// peers.
+func (f *filterFeed) ask(ctx context.Context, m *pool.Member, s *fedSegment) error {
+	for {
 		f.mu.Lock()
-		if s.want == nil {
-			s.want = hashes
+		if s.want != nil || s.verified || f.segs[s.j] != s {
+			f.mu.Unlock()
+			return nil
+		}
+		wait := s.asking
+		if wait == nil {
+			s.asking = make(chan struct{})
 		}
 		f.mu.Unlock()
+		if wait == nil {
+			break
+		}
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
-	return nil
+	start, prev := segmentStart(s.j, f.agreed)
+	hashes, err := f.c.checkpointSegment(ctx, m, start, s.end, prev, f.agreed[s.j])
+	f.mu.Lock()
+	if err == nil && !s.verified && f.segs[s.j] == s {
+		s.want = hashes
+	}
+	close(s.asking)
+	s.asking = nil
+	f.mu.Unlock()
+	return err
 }
 
 // cut cuts batch b after its first n filters: what it gave (done, empty
@@ -468,7 +566,7 @@ func (f *filterFeed) cut(b filterBatch, n int) (done, rest filterBatch) {
 	return done, rest
 }
 
-// resume takes in what batch b, which m served, gave before its segment's
+// resume takes in what batch b, which m served, gave before m's unchecked
 // filters passed fatSegmentBytes (hits, fed and datas, see put), has the
 // rest of it asked again, first, and dials m again (the batch's end
 // dropped its connection). It reports whether m is live for more.
@@ -528,12 +626,14 @@ func (f *filterFeed) wait(ctx context.Context, j int) (*fedSegment, error) {
 	return nil, f.err
 }
 
-// verify marks s verified and caches the filters held of it.
+// verify marks s verified, caches the filters held of it and drops the
+// filter hashes asked for it (want): its filters are all in.
 func (f *filterFeed) verify(s *fedSegment) {
 	var blocks []chainhash.Hash
 	var datas [][]byte
 	f.mu.Lock()
-	s.verified = true
+	s.verified, s.want = true, nil
+	f.release(s)
 	for i, data := range s.datas {
 		if data != nil {
 			blocks = append(blocks, f.c.chain.Hash(s.start+int32(i)))
@@ -556,7 +656,8 @@ func (f *filterFeed) discard(s *fedSegment) [][]byte {
 	for _, data := range held {
 		f.heldData -= int64(len(data))
 	}
-	s.datas = nil
+	s.datas, s.want = nil, nil
+	f.release(s)
 	delete(f.segs, s.j)
 	return held
 }

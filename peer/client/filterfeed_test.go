@@ -57,7 +57,7 @@ func TestFedSegmentAsksNoFilterHeaders(t *testing.T) {
 		t.Errorf("%d filters received for heights 0..%d", res.FiltersReceived, tip)
 	}
 	cfheaders, cfilters := cfRequests(t, l, c)
-	t.Logf("%d KiB received: getcfheaders %v, getcfilters %v", peerStatus(c, l.Addr).BytesReceived>>10, cfheaders, cfilters)
+	t.Logf("%d bytes received: getcfheaders %v, getcfilters %v", peerStatus(c, l.Addr).BytesReceived, cfheaders, cfilters)
 	for _, r := range cfheaders {
 		if r[0] <= wire.CFCheckptInterval {
 			t.Errorf("getcfheaders %d..%d asks for the fed segment 0..%d", r[0], r[1], wire.CFCheckptInterval)

@@ -316,36 +316,18 @@ func (d *filterDownload) work(ctx context.Context, m *pool.Member) {
 			}
 			continue
 		}
-		if off := (*offHeaderError)(nil); errors.As(err, &off) {
-			err = d.ownWord(ctx, m, off, err)
-		}
-		if d.feed != nil && errors.Is(err, peer.ErrDamaged) {
-			// No proof, and the rest of the batch is not worth its
-			// bytes: the segments not in are verified by their filter
-			// headers, as ever.
-			d.feed.abandon(err)
-			return
-		}
-		if err != nil && d.feed != nil && ctx.Err() != nil {
-			// The feed was stopped, abandoned or failed: not m's
-			// failure.
-			return
-		}
-		if d.feed != nil && errors.Is(err, errFatSegment) {
-			// No proof: the rest is asked again once its segment's
-			// filter hashes are in.
-			if !d.resume(ctx, f.b, m, hits, fed, datas) {
+		if d.feed != nil {
+			if !d.fed(ctx, f.b, m, hits, fed, datas, err) {
 				return
 			}
 			continue
 		}
+		if off := (*offHeaderError)(nil); errors.As(err, &off) {
+			err = d.ownWord(ctx, m, off, err)
+		}
 		if err != nil {
 			d.fail(m, err)
 			return
-		}
-		if d.feed != nil {
-			d.feed.put(f.b, m, hits, fed, datas)
-			continue
 		}
 		d.keep(f.b, blocks, datas)
 		d.mu.Lock()
@@ -353,6 +335,31 @@ func (d *filterDownload) work(ctx context.Context, m *pool.Member) {
 		d.mu.Unlock()
 		d.finish(f.b, hits)
 	}
+}
+
+// fed takes in the end of a feed's batch b that m served (see batch):
+// what it gave, or its failure err. It reports whether m goes on.
+func (d *filterDownload) fed(ctx context.Context, b filterBatch, m *pool.Member, hits []int32, fed *fedFilters, datas [][]byte, err error) bool {
+	switch {
+	case err == nil:
+		d.feed.put(b, m, hits, fed, datas)
+		return true
+	case errors.Is(err, peer.ErrDamaged):
+		// No proof, and the rest of the batch is not worth its bytes:
+		// the segments not in are verified by their filter headers, as
+		// ever.
+		d.feed.abandon(err)
+		return false
+	case ctx.Err() != nil:
+		// The feed was stopped, abandoned or failed: not m's failure.
+		return false
+	case errors.Is(err, errFatSegment):
+		// No proof: the rest is asked again, its segments' filter
+		// hashes first (see filterFeed.part).
+		return d.resume(ctx, b, m, hits, fed, datas)
+	}
+	d.fail(m, err)
+	return false
 }
 
 // next returns m's next flight: a pending batch it can serve, or one
@@ -456,41 +463,76 @@ func (d *filterDownload) settle(f *flight) bool {
 // (on m's read loop, as each is read: see peer.Peer.GetCFilters). For a
 // feed, each filter is taken in by the feed's fedFilters (see
 // fedFilters.add), which return what the batch holds of it, and the
-// batch returns them with its matches and the filters it held.
+// batch returns them with its matches and the filters it held; it is
+// asked in the requests filterFeed.part makes of it, one after another
+// on m's connection.
 func (d *filterDownload) batch(ctx context.Context, m *pool.Member, matcher *gcs.Matcher, b filterBatch, blocks []chainhash.Hash) (hits []int32, datas [][]byte, fed *fedFilters, err error) {
-	datas = make([][]byte, 0, len(blocks))
-	if d.feed != nil {
-		if fed, err = d.feed.open(ctx, m, b); err != nil {
-			return nil, nil, nil, err
-		}
+	r := &batchRead{d: d, m: m, matcher: matcher, b: b, blocks: blocks, datas: make([][]byte, 0, len(blocks))}
+	if d.feed == nil {
+		err = d.c.conn(m).GetCFiltersSummed(ctx, b.start, blocks, r.from(b.start))
+		return r.hits, r.datas, nil, err
 	}
-	err = d.c.conn(m).GetCFiltersSummed(ctx, b.start, blocks, func(i int, data []byte, sum peer.PayloadSum) error {
-		h := b.start + int32(i)
-		fh := chainhash.DoubleHashH(data)
-		kept := data
-		if fed != nil {
-			var err error
-			if kept, err = fed.add(h, blocks[i], fh, data, sum); err != nil {
-				return err
-			}
-		} else if err := d.checkHash(h, fh, data); err != nil {
-			return peerErr(m, "getcfilters", err)
+	r.fed = d.feed.open(m, b)
+	for start := b.start; start <= b.stop && err == nil; {
+		var stop int32
+		if stop, err = d.feed.part(ctx, m, filterBatch{start, b.stop}); err != nil {
+			break
 		}
-		datas = append(datas, kept)
-		if matcher.Len() == 0 {
-			return nil
+		err = d.c.conn(m).GetCFiltersSummed(ctx, start, blocks[start-b.start:stop-b.start+1], r.from(start))
+		r.fed.sized()
+		start = stop + 1
+	}
+	return r.hits, r.datas, r.fed, err
+}
+
+// batchRead is what a batch read so far (see filterDownload.batch).
+type batchRead struct {
+	d       *filterDownload
+	m       *pool.Member
+	matcher *gcs.Matcher
+	b       filterBatch
+	blocks  []chainhash.Hash
+	fed     *fedFilters
+	hits    []int32
+	datas   [][]byte
+}
+
+// from returns the function that takes the filters of a request of the
+// batch from height start.
+func (r *batchRead) from(start int32) func(i int, data []byte, sum peer.PayloadSum) error {
+	return func(i int, data []byte, sum peer.PayloadSum) error {
+		return r.take(start+int32(i), data, sum)
+	}
+}
+
+// take checks (or, for a feed, hands to fed) and matches the filter of
+// height h.
+func (r *batchRead) take(h int32, data []byte, sum peer.PayloadSum) error {
+	i := h - r.b.start
+	block := r.blocks[i]
+	fh := chainhash.DoubleHashH(data)
+	kept := data
+	if r.fed != nil {
+		var err error
+		if kept, err = r.fed.add(h, block, fh, data, sum); err != nil {
+			return err
 		}
-		// The filter is the one its agreed header commits to (or, for
-		// a feed, its hash is checked before its match counts): one pass
-		// that may stop at the first match.
-		hit, err := matcher.MatchVerifiedBytes(data, gcs.BasicKey(&blocks[i]))
-		if err != nil {
-			return peerErr(m, "getcfilters", fmt.Errorf("%w: filter for block %v (height %d): %v", peer.ErrBadFilter, blocks[i], h, err))
-		}
-		if hit {
-			hits = append(hits, h)
-		}
+	} else if err := r.d.checkHash(h, fh, data); err != nil {
+		return peerErr(r.m, "getcfilters", err)
+	}
+	r.datas = append(r.datas, kept)
+	if r.matcher.Len() == 0 {
 		return nil
-	})
-	return hits, datas, fed, err
+	}
+	// The filter is the one its agreed header commits to (or, for a
+	// feed, its hash is checked before its match counts): one pass that
+	// may stop at the first match.
+	hit, err := r.matcher.MatchVerifiedBytes(data, gcs.BasicKey(&r.blocks[i]))
+	if err != nil {
+		return peerErr(r.m, "getcfilters", fmt.Errorf("%w: filter for block %v (height %d): %v", peer.ErrBadFilter, block, h, err))
+	}
+	if hit {
+		r.hits = append(r.hits, h)
+	}
+	return nil
 }
