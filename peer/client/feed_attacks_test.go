@@ -316,6 +316,40 @@ func servedFed(cf [][2]int32) bool {
 	return slices.ContainsFunc(cf, func(r [2]int32) bool { return r[0] <= wire.CFCheckptInterval })
 }
 
+// fedScan is a scan from 0 beside an honest peer in which a liar served
+// filters of the first segment (see scanFedBesideHonest): the client,
+// the liar and the honest peer, what the liar was asked by getcfilters
+// (cf) and how long the scan took.
+type fedScan struct {
+	c      *Client
+	liar   *peertest.Liar
+	honest *peertest.Liar
+	cf     [][2]int32
+	took   time.Duration
+}
+
+// scanFedBesideHonest scans the fixture's chain from 0 with a liar made
+// by newLiar beside an honest peer slow with its first filter
+// (slowFirstFilter), checked as scanBesideHonest checks it, until the
+// liar served filters of the first segment, which a scan from 0 feeds:
+// each batch goes to whichever peer is free, so a liar may serve none.
+// It fails the test after eight clients whose liar served none.
+func scanFedBesideHonest(t *testing.T, newLiar func() *peertest.Liar) fedScan {
+	t.Helper()
+	for attempt := 0; attempt < 8; attempt++ {
+		liar := newLiar()
+		honest := slowFirstFilter(t)
+		start := time.Now()
+		c := scanBesideHonest(t, honest, liar.Addr)
+		took := time.Since(start)
+		if _, cf := cfRequests(t, liar, c); servedFed(cf) {
+			return fedScan{c: c, liar: liar, honest: honest, cf: cf, took: took}
+		}
+	}
+	t.Fatal("the liar served no filter to eight clients")
+	return fedScan{}
+}
+
 // TestFeedAttackHangUpOnRecheck has a liar serve empty filters beside an
 // honest peer slow with its first filter (so that the liar serves the
 // first batch, taken or stolen) and hang up if the filter it served off
@@ -326,23 +360,12 @@ func servedFed(cf [][2]int32) bool {
 // each time it was dialled.
 func TestFeedAttackHangUpOnRecheck(t *testing.T) {
 	needFixture(t)
-	for attempt := 0; attempt < 8; attempt++ {
-		liar := hangUpOnRecheck(t)
-		honest := slowFirstFilter(t)
-		start := time.Now()
-		c := scanBesideHonest(t, honest, liar.Addr)
-		_, cf := cfRequests(t, liar, c)
-		if !servedFed(cf) {
-			continue
-		}
-		st := peerStatus(c, liar.Addr)
-		t.Logf("liar asked %v, %v: banned %v (%s)", cf, time.Since(start).Round(time.Millisecond), st.Banned, st.Reason)
-		if !st.Banned {
-			t.Errorf("the liar that served intact false filters is not banned: %+v", st)
-		}
-		return
+	fs := scanFedBesideHonest(t, func() *peertest.Liar { return hangUpOnRecheck(t) })
+	st := peerStatus(fs.c, fs.liar.Addr)
+	t.Logf("liar asked %v, %v: banned %v (%s)", fs.cf, fs.took.Round(time.Millisecond), st.Banned, st.Reason)
+	if !st.Banned {
+		t.Errorf("the liar that served intact false filters is not banned: %+v", st)
 	}
-	t.Fatal("the liar served no filter to eight clients")
 }
 
 // TestFeedAttackColludersForgeFedSegment has two colluders serve, beside

@@ -35,7 +35,7 @@ func blockHashes(t *testing.T, node *peertest.Node, heights ...int32) []chainhas
 	return out
 }
 
-// TestFeedFatReviewUnderShareLiarBounded has the only peer of a chain of
+// TestFeedFatUnderShareLiarBounded has the only peer of a chain of
 // fed segments serve, in some of them, as many false filters of nearly
 // 256 KiB as keep each segment under fatSegmentBytes (its other filters
 // true): no segment passes the bound, so none is checked as it is read,
@@ -45,7 +45,7 @@ func blockHashes(t *testing.T, node *peertest.Node, heights ...int32) []chainhas
 // scan must fail naming the liar's false filter and ban it, having
 // downloaded no more than fatLiarBound from it, the bound the fat check
 // is said to keep a liar of filters of the largest size within.
-func TestFeedFatReviewUnderShareLiarBounded(t *testing.T) {
+func TestFeedFatUnderShareLiarBounded(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		tip  int32
@@ -115,7 +115,7 @@ func paddedFilter(t *testing.T, block chainhash.Hash, n int, scripts ...[]byte) 
 	return f.NBytes()
 }
 
-// TestFeedFatReviewCutAtMatchFound has the only peer of a chain of two
+// TestFeedFatCutAtMatchFound has the only peer of a chain of two
 // fed segments serve filters consistent with its filter headers and
 // checkpoints (peertest.Forge) whose sizes make the first segment pass
 // fatSegmentBytes exactly at alice's first payment (height 102): the
@@ -127,7 +127,7 @@ func paddedFilter(t *testing.T, block chainhash.Hash, n int, scripts ...[]byte) 
 // the second segment has its hashes asked first: the scan must find every
 // payment to alice, ban no one, and have asked a batch from height 102
 // (the cut fell there).
-func TestFeedFatReviewCutAtMatchFound(t *testing.T) {
+func TestFeedFatCutAtMatchFound(t *testing.T) {
 	r := newFedChain(t, 2003)
 	const cutAt = 102
 	const probe = fatSegmentBytes / wire.MaxCFilterDataSize // the first request's filters
@@ -167,7 +167,7 @@ func TestFeedFatReviewCutAtMatchFound(t *testing.T) {
 	}
 }
 
-// TestFeedFatReviewFalseHashesBesideHonest has a liar serve filters of
+// TestFeedFatFalseHashesBesideHonest has a liar serve filters of
 // nearly 256 KiB, and filter hashes one of which is false, beside an
 // honest peer slow with its first filter: once the fed segment passes
 // fatSegmentBytes, the peer that takes a batch of it next is asked for
@@ -176,7 +176,7 @@ func TestFeedFatReviewCutAtMatchFound(t *testing.T) {
 // every watched transaction, and the liar, asked, must be banned. A
 // client whose liar was not asked the fed segment's hashes is replaced
 // by another.
-func TestFeedFatReviewFalseHashesBesideHonest(t *testing.T) {
+func TestFeedFatFalseHashesBesideHonest(t *testing.T) {
 	needFixture(t)
 	fat := fatFilters(fatFilter(t, 96_000))
 	for attempt := 0; attempt < 8; attempt++ {
@@ -207,7 +207,7 @@ func TestFeedFatReviewFalseHashesBesideHonest(t *testing.T) {
 	t.Fatal("the liar was not asked the fed segment's filter hashes by eight clients")
 }
 
-// TestFeedFatReviewNodeCostOfCut has the only peer of a chain of two fed
+// TestFeedFatNodeCostOfCut has the only peer of a chain of two fed
 // segments serve, from height 1 on, filters of about 20 KiB (those of
 // full blocks of 1 MB), consistent with its filter hashes, filter headers
 // and checkpoints, and counts the filters the node's answers held that
@@ -219,7 +219,7 @@ func TestFeedFatReviewFalseHashesBesideHonest(t *testing.T) {
 // the cut was the check's only way in): the node must not have served
 // more than a few filters (8, what the sockets buffer) beyond those the
 // scan needs.
-func TestFeedFatReviewNodeCostOfCut(t *testing.T) {
+func TestFeedFatNodeCostOfCut(t *testing.T) {
 	r := newFedChain(t, 2003)
 	filter := fatFilter(t, 7_700)
 	forge := peertest.Forge(t, r.node, 1, func(int32, *wire.MsgBlock) bool { return true }, func(*wire.MsgBlock) []byte { return filter })
@@ -258,7 +258,7 @@ func TestFeedFatReviewNodeCostOfCut(t *testing.T) {
 	}
 }
 
-// TestFeedFatReviewHashesDamagedNotBanned has the only peer of a chain of
+// TestFeedFatHashesDamagedNotBanned has the only peer of a chain of
 // two fed segments serve filters of about 20 KiB consistent with its
 // filter headers, through a link that damages one byte of the first
 // cfheaders answer, the first segment's filter hashes asked once it
@@ -266,7 +266,7 @@ func TestFeedFatReviewNodeCostOfCut(t *testing.T) {
 // proves nothing about the peer, which must not be banned, and the scan
 // must find every payment to alice (the forged filters are those of the
 // first segment but alice's height 102, whose filter is the node's).
-func TestFeedFatReviewHashesDamagedNotBanned(t *testing.T) {
+func TestFeedFatHashesDamagedNotBanned(t *testing.T) {
 	r := newFedChain(t, 2003)
 	filter := fatFilter(t, 7_700)
 	forge := peertest.Forge(t, r.node, 1, func(h int32, _ *wire.MsgBlock) bool { return h <= wire.CFCheckptInterval && h != 102 },
@@ -293,7 +293,7 @@ func TestFeedFatReviewHashesDamagedNotBanned(t *testing.T) {
 	checkFound(t, res, alicePaid(t, r.node, r.alice, res.To))
 }
 
-// TestFeedFatReviewHonestPeersFatSegments has three honest peers of a
+// TestFeedFatHonestPeersFatSegments has three honest peers of a
 // chain of two fed segments serve filters of about 20 KiB (the same
 // forged chain, consistent with its filter headers and checkpoints):
 // each peer's batches may pass fatSegmentBytes, be cut and be asked
@@ -302,7 +302,7 @@ func TestFeedFatReviewHashesDamagedNotBanned(t *testing.T) {
 // one, and each fed segment's filter hashes be asked once of all the
 // peers (32 KiB each: a duplicate is what the check costs beyond its
 // claim).
-func TestFeedFatReviewHonestPeersFatSegments(t *testing.T) {
+func TestFeedFatHonestPeersFatSegments(t *testing.T) {
 	r := newFedChain(t, 2003)
 	filter := fatFilter(t, 7_700)
 	var ls []*peertest.Liar
@@ -338,7 +338,7 @@ func TestFeedFatReviewHonestPeersFatSegments(t *testing.T) {
 	}
 }
 
-// TestFeedFatReviewHashFirstLieBanned has the only peer of a chain of two
+// TestFeedFatHashFirstLieBanned has the only peer of a chain of two
 // fed segments serve filters of about 20 KiB in the first (consistent
 // with its filter headers and checkpoints, so that the segment passes
 // fatSegmentBytes honestly) and hide alice's payment at height 1500, in
@@ -347,7 +347,7 @@ func TestFeedFatReviewHonestPeersFatSegments(t *testing.T) {
 // lie must be caught as it is read, the scan fail naming the liar's false
 // filter of height 1500 against the filter headers, and the liar be
 // banned.
-func TestFeedFatReviewHashFirstLieBanned(t *testing.T) {
+func TestFeedFatHashFirstLieBanned(t *testing.T) {
 	r := newFedChain(t, 2003)
 	filter := fatFilter(t, 7_700)
 	forge := peertest.Forge(t, r.node, 1, func(h int32, _ *wire.MsgBlock) bool { return h <= wire.CFCheckptInterval },
