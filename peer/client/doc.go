@@ -47,16 +47,16 @@
 // asked, and the first filter off them is its server's word if it
 // arrived as that server sent it (its payload checksum, unchecked as it
 // was read, see peer.PayloadSum), else it is asked again, to tell damage
-// on the way from a lie. A peer serves at most 4 MiB of filters
+// on the way from a lie. A peer serves at most 8 MiB of filters
 // unchecked over the fed segments not verified yet: a segment whose
 // filters would pass that, at the size of the peer's last filters, has
 // its hashes asked before them, and every filter of it is checked
 // against its own as it is read, so that a server of false filters of
-// the largest size is banned within a few MiB of them. A batch is asked
-// in requests sized so (the first of a peer 16 filters), so that an
+// the largest size is banned within about 8 MiB of them. A batch is asked
+// in requests sized so (the first of a peer 32 filters), so that an
 // honest node of large filters serves no filter the scan does not read;
 // one whose filters grow far past its last ones has its batch cut where
-// they pass 4 MiB, its connection dropped and dialled again. It
+// they pass 8 MiB, its connection dropped and dialled again. It
 // does so only where asking for the hashes would cross-check nothing
 // more: every peer stated that checkpoint or holds none of the
 // segment, nothing of it is verified, stored or in conflict. Every peer

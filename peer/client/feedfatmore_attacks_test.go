@@ -121,8 +121,8 @@ func paddedFilter(t *testing.T, block chainhash.Hash, n int, scripts ...[]byte) 
 // fatSegmentBytes exactly at alice's first payment (height 102): the
 // node's own small filters up to the first request's end (probe, see
 // filterFeed.part), so that the rest of the batch is asked in one
-// request, then filters of about 47 KB up to height 101, and at height
-// 102 one that holds alice's script. The batch is cut at the filter that
+// request, then filters sized to leave about 150 KiB of the bound up to
+// height 101, and at height 102 one that holds alice's script. The batch is cut at the filter that
 // matches, the rest asked again with the segment's filter hashes, and
 // the second segment has its hashes asked first: the scan must find every
 // payment to alice, ban no one, and have asked a batch from height 102
@@ -131,7 +131,10 @@ func TestFeedFatCutAtMatchFound(t *testing.T) {
 	r := newFedChain(t, 2003)
 	const cutAt = 102
 	const probe = fatSegmentBytes / wire.MaxCFilterDataSize // the first request's filters
-	pad := fatFilter(t, 18_000)
+	// Filters that leave about 150 KiB of fatSegmentBytes for the one
+	// at cutAt: their elements from the bytes an element takes.
+	per := float64(len(fatFilter(t, 10_000))) / 10_000
+	pad := fatFilter(t, int(float64(fatSegmentBytes-150<<10)/float64(cutAt-probe)/per))
 	const small = 16 << 10 // the real filters up to probe are smaller
 	if int64(small+(cutAt-probe)*len(pad)) > fatSegmentBytes {
 		t.Fatalf("filters of %d bytes pass fatSegmentBytes before height %d", len(pad), cutAt)

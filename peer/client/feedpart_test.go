@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/peer/pool"
 )
 
@@ -24,9 +25,9 @@ func TestFeedPart(t *testing.T) {
 		want      bool  // the segment's filter hashes are in
 		stop      int32
 	}{
-		{"first request", filterBatch{0, 999}, 0, 0, false, 15},
+		{"first request", filterBatch{0, 999}, 0, 0, false, fatSegmentBytes/wire.MaxCFilterDataSize - 1},
 		{"first request of a short batch", filterBatch{0, 9}, 0, 0, false, 9},
-		{"first request, half the room served", filterBatch{100, 999}, 0, fatSegmentBytes / 2, false, 107},
+		{"first request, half the room served", filterBatch{100, 999}, 0, fatSegmentBytes / 2, false, 100 + fatSegmentBytes/2/wire.MaxCFilterDataSize - 1},
 		{"first request, no room", filterBatch{100, 999}, 0, fatSegmentBytes + 1, false, 100},
 		{"small filters", filterBatch{16, 999}, 100, 0, false, 999},
 		{"filters that fit a quarter over", filterBatch{16, 999}, fatSegmentBytes * 4 / 5 / 984, 0, false, 999},

@@ -46,7 +46,7 @@ import (
 // banned at the first one read after, not a whole segment (250 MiB)
 // later. Each batch is asked in requests sized from the peer's last
 // filters, one after another on its connection (a peer's first, before
-// their size is known, of 16: what fits the bound at the largest size),
+// their size is known, of 32: what fits the bound at the largest size),
 // so that an honest segment that large costs its filter hashes (32 bytes
 // a height) and a round trip, and its node nothing more. A batch whose
 // filters pass the bound after all (a peer whose filters grew far past
@@ -133,12 +133,16 @@ const (
 // getcfheaders, 32 bytes a height) and every filter of it is checked
 // against its own as it is read, so that a peer serving false filters of
 // the largest size (250 MiB a segment) is proved wrong and banned within
-// a few MiB of them. A segment of full blocks passes it too: a basic
+// about 8 MiB of them. It is what the feed holds (feedHeldBytes), and
+// twice what a 2,000-filter batch of filters of 1.4 KB brings in beside
+// the segment before it: at 4 MiB such a chain (neutrinobench's) had
+// most segments' hashes asked too, and its node spent a quarter more CPU
+// a scan. A segment of full blocks passes it: a basic
 // filter is about 2% of its block without witnesses
 // (bitcoin/bitcoin#12254), some 20 KiB for a block of 1 MB, 20 MiB a
 // segment, which then costs its filter hashes (32 KiB, 0.16%,
 // TestFeedFullBlockFiltersNotBanned).
-const fatSegmentBytes = 4 << 20
+const fatSegmentBytes = 8 << 20
 
 // errFatSegment ends a fed batch at a filter that takes what its server
 // brought in unchecked past fatSegmentBytes (see arrived): no proof of
