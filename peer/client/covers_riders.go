@@ -315,9 +315,9 @@ type riderValues struct {
 // add adds the values of chain c.
 func (v *riderValues) add(c riderChain) {
 	r := knownValues(c.sig)
-	v.riders, v.ridersK = append(v.riders, r...), append(v.ridersK, classes(c.class, len(r))...)
-	v.groups, v.groupsK = append(v.groups, perMember(c)...), append(v.groupsK, classes(c.class, c.length)...)
-	v.spent, v.spentK = append(v.spent, c.spent...), append(v.spentK, classes(c.class, len(c.spent))...)
+	v.riders, v.ridersK = append(v.riders, r...), append(v.ridersK, slices.Repeat([]int{c.class}, len(r))...)
+	v.groups, v.groupsK = append(v.groups, perMember(c)...), append(v.groupsK, slices.Repeat([]int{c.class}, c.length)...)
+	v.spent, v.spentK = append(v.spent, c.spent...), append(v.spentK, slices.Repeat([]int{c.class}, len(c.spent))...)
 }
 
 func (v riderValues) clone() riderValues {
@@ -331,15 +331,6 @@ func (v riderValues) score(covers riderValues) float64 {
 	return classedScore(v.riders, covers.riders, v.ridersK, covers.ridersK) +
 		classedScore(v.groups, covers.groups, v.groupsK, covers.groupsK) +
 		classedScore(v.spent, covers.spent, v.spentK, covers.spentK)
-}
-
-// classes is k, n times.
-func classes(k, n int) []int {
-	out := make([]int, n)
-	for i := range out {
-		out[i] = k
-	}
-	return out
 }
 
 // perMember is c's group size once for each of its members, as the
