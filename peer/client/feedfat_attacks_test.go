@@ -82,11 +82,12 @@ func TestFeedAttackFatLiarBesideHonest(t *testing.T) {
 // headers and checkpoints consistent with them (peertest.Forge): nothing
 // proves it wrong, as for an honest chain of fat filters. The fed
 // segment's filters would pass fatSegmentBytes: its filter hashes are
-// asked once, after the first request's 16 filters, and every filter
-// after is checked against them; the scan succeeds and the peer is not
-// banned. What the check costs (the segment's filter hashes and a round
-// trip) is logged beside what the filters cost (measured: 253.29 to
-// 253.32 MiB received for 253.3 MiB of filters, 0.01% more; 0.20% when
+// asked once, after the first request's filters (fatSegmentBytes at
+// the largest size: 32), and every filter after is checked against
+// them; the scan succeeds and the peer is not banned. What the check
+// costs (the segment's filter hashes and a round trip) is logged beside
+// what the filters cost (measured: 253.33 MiB received for 253.29 MiB of
+// filters at a bound of 8 MiB; 253.29 to 253.32 MiB at 4 MiB; 0.20% when
 // the batch was cut at fatSegmentBytes and asked again; 253.3 MiB before
 // the check).
 func TestFeedFatSegmentNotBanned(t *testing.T) {
@@ -130,7 +131,7 @@ func TestFeedFatSegmentNotBanned(t *testing.T) {
 // is about 2% of its block without witnesses, bitcoin/bitcoin#12254): 20
 // MiB a segment, consistent with its filter hashes, filter headers and
 // checkpoints. The first segment's filters would pass fatSegmentBytes:
-// its filter hashes are asked after the first request's 16 filters, and
+// its filter hashes are asked after the first request's filters, and
 // the second's before its filters; each is asked once, the scan succeeds
 // and the peer is not banned (measured: 38.89 MiB received for 38.83 MiB
 // of filters, 0.16% more; 0.26% when the batch was cut at
