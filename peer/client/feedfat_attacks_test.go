@@ -77,6 +77,30 @@ func TestFeedAttackFatLiarBesideHonest(t *testing.T) {
 	}
 }
 
+// scanConsistentFat runs scan on c, whose only peer l serves filters of
+// size bytes (but the first) consistent with its filter headers, and
+// logs what c received of l during it against what the filters
+// themselves are (a message header and a cfilter's fields each): the
+// scan must succeed. It returns l's status and the getcfheaders ranges
+// l was asked.
+func scanConsistentFat(t *testing.T, c *Client, l *peertest.Liar, size int, scan func() (*ScanResult, error)) (PeerStatus, [][2]int32) {
+	t.Helper()
+	before := peerStatus(c, l.Addr).BytesReceived
+	start := time.Now()
+	res, err := scan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := peerStatus(c, l.Addr)
+	got := st.BytesReceived - before
+	filters := uint64(res.FiltersReceived-1) * uint64(size+wire.MessageHeaderSize+36)
+	hs, cf := cfRequests(t, l, c)
+	t.Logf("%v: filters of %d bytes, %.2f MiB received, of which %.2f MiB the %d filters themselves (%.2f%% more); getcfheaders %v, getcfilters %v",
+		time.Since(start).Round(time.Millisecond), size, mib(got), mib(filters), res.FiltersReceived,
+		100*(float64(got)/float64(filters)-1), hs, cf)
+	return st, hs
+}
+
 // TestFeedFatSegmentNotBanned has the only peer serve, from height 1 on,
 // a filter of nearly 256 KiB for every block, and filter hashes, filter
 // headers and checkpoints consistent with them (peertest.Forge): nothing
@@ -96,18 +120,7 @@ func TestFeedFatSegmentNotBanned(t *testing.T) {
 	forge := peertest.Forge(t, fx.node, 1, func(int32, *wire.MsgBlock) bool { return true }, func(*wire.MsgBlock) []byte { return fat })
 	l := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, forge)
 	c := connect(t, time.Minute, l.Addr)
-	before := peerStatus(c, l.Addr).BytesReceived
-	start := time.Now()
-	res, err := scan(t, c, "bip157", 0, c.Chain().Height())
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := peerStatus(c, l.Addr)
-	got := st.BytesReceived - before
-	filters := uint64(res.FiltersReceived-1) * uint64(len(fat)+wire.MessageHeaderSize+36)
-	hs, cf := cfRequests(t, l, c)
-	t.Logf("%v: %.2f MiB received, of which %.2f MiB the %d filters themselves (%.2f%% more); getcfheaders %v, getcfilters %v",
-		time.Since(start).Round(time.Millisecond), mib(got), mib(filters), res.FiltersReceived, 100*(float64(got)/float64(filters)-1), hs, cf)
+	st, hs := scanConsistentFat(t, c, l, len(fat), func() (*ScanResult, error) { return scan(t, c, "bip157", 0, c.Chain().Height()) })
 	if st.Banned {
 		t.Fatalf("a peer whose fat filters agree with its filter headers was banned: %+v", st)
 	}
@@ -142,19 +155,9 @@ func TestFeedFullBlockFiltersNotBanned(t *testing.T) {
 	forge := peertest.Forge(t, r.node, 1, func(int32, *wire.MsgBlock) bool { return true }, func(*wire.MsgBlock) []byte { return filter })
 	l := peertest.NewLiar(t, r.node.P2PAddr, r.node.Params.Net, forge)
 	c := connectTo(t, r.node, time.Minute, l.Addr)
-	before := peerStatus(c, l.Addr).BytesReceived
-	start := time.Now()
-	res, err := c.ScanBIP157(context.Background(), ScanRequest{Watch: []WatchItem{ScriptItem(r.alice.PkScript())}, From: 0, To: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := peerStatus(c, l.Addr)
-	got := st.BytesReceived - before
-	filters := uint64(res.FiltersReceived-1) * uint64(len(filter)+wire.MessageHeaderSize+36)
-	hs, cf := cfRequests(t, l, c)
-	t.Logf("%v: filters of %d bytes, %.2f MiB received, of which %.2f MiB the %d filters themselves (%.2f%% more); getcfheaders %v, getcfilters %v",
-		time.Since(start).Round(time.Millisecond), len(filter), mib(got), mib(filters), res.FiltersReceived,
-		100*(float64(got)/float64(filters)-1), hs, cf)
+	st, hs := scanConsistentFat(t, c, l, len(filter), func() (*ScanResult, error) {
+		return c.ScanBIP157(context.Background(), ScanRequest{Watch: []WatchItem{ScriptItem(r.alice.PkScript())}, From: 0, To: -1})
+	})
 	if st.Banned {
 		t.Fatalf("a peer whose filters agree with its filter headers was banned: %+v", st)
 	}
