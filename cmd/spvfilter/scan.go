@@ -930,6 +930,11 @@ func (a *app) executeScan(ctx context.Context, plan *scanPlan) (*client.ScanResu
 		return nil, err
 	}
 	defer c.Close()
+	echoes, err := dropEchoes(c, cfg.Params, plan.nodes)
+	if err != nil {
+		return nil, err
+	}
+	plan.warnings = append(plan.warnings, echoes...)
 	if err := a.checkServices(c, plan.mode); err != nil {
 		return nil, err
 	}

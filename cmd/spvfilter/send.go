@@ -153,6 +153,10 @@ func runSend(a *app, f *sendFlags, args []string) error {
 		return nodeFailureFrom(err, params, "", f.nodes())
 	}
 	defer c.Close()
+	echoes, err := dropEchoes(c, params, f.nodes())
+	if err != nil {
+		return err
+	}
 	res, err := c.SendTransaction(ctx, tx)
 	if err := interruptedBy(ctx, err, "send"); isInterrupted(err) {
 		return err
@@ -160,7 +164,7 @@ func runSend(a *app, f *sendFlags, args []string) error {
 	if err != nil {
 		return nodeFailureFrom(sendWords(err), params, "", f.nodes())
 	}
-	warnings := slices.Clone(res.Warnings)
+	warnings := append(echoes, res.Warnings...)
 	// A peer that held the transaction before this send (an earlier
 	// send gave it to it) counts for the client as having seen it; with
 	// no other peer holding it, its word is all there is.

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/btcsuite/btcd/chaincfg"
+
+	"github.com/spvfilter/spvfilter/peer"
+	"github.com/spvfilter/spvfilter/peer/client"
+)
+
+// errEchoes is the failure of a command whose every node sent back the
+// messages it was sent: a TCP echo service, or a mirror, and no node.
+var errEchoes = errors.New("no node: every node given sends back what it is sent")
+
+// echoWords says that a node answered the version message with this
+// client's own, the user agent included: what a TCP echo service does,
+// and no node of params' network.
+func echoWords(params *chaincfg.Params) string {
+	return fmt.Sprintf("it sends back what it is sent (its version message is this client's own, user agent %s): an echo service, no %s node (is the port right? %s nodes listen on port %s by default)",
+		peer.UserAgent, params.Name, params.Name, params.DefaultPort)
+}
+
+// isEcho reports whether the peer of st answered the version message
+// with the user agent this client sent: a node has its own, an echo
+// service sends back ours.
+func isEcho(st client.PeerStatus) bool { return st.UserAgent == peer.UserAgent }
+
+// dropEchoes removes from c every peer that sent back this client's own
+// version message (see echoWords), which would otherwise be asked and
+// waited for until it is dropped as too slow, or read as a node that
+// lacks a service. It returns a warning naming each, by the flag that
+// gave it (from), and fails, with the reason of each, when no other
+// peer is left.
+func dropEchoes(c *client.Client, params *chaincfg.Params, from nodeFlags) ([]string, error) {
+	var echoes []string
+	others := 0
+	for _, st := range c.Peers() {
+		switch {
+		case isEcho(st):
+			echoes = append(echoes, st.Address)
+		case st.Reason == "" && !st.Banned:
+			others++
+		}
+	}
+	var warnings []string
+	for _, addr := range echoes {
+		if err := c.RemovePeer(addr); err != nil {
+			return nil, fmt.Errorf("removing peer %s: %w", addr, err)
+		}
+		warnings = append(warnings, from.named(fmt.Sprintf("peer %s was not used: %s", addr, echoWords(params))))
+	}
+	if len(echoes) > 0 && others == 0 {
+		why := ""
+		for i, addr := range echoes {
+			if i > 0 {
+				why += "; "
+			}
+			why += from.named(fmt.Sprintf("peer %s: %s", addr, echoWords(params)))
+		}
+		return nil, &restated{why, errEchoes}
+	}
+	return warnings, nil
+}
