@@ -26,8 +26,8 @@ func newEcho(t *testing.T) string {
 // wrong port) sends back this client's own version message. Every
 // command that connects says so at once, naming the flag and the port
 // to check, instead of a node lacking a service (scan), a stall after
-// --timeout (peers, lab, privacy universe) or a dropped connection
-// (send).
+// --timeout (peers, lab, privacy universe), a dropped connection
+// (send) or a relay started in front of it (privacy capture).
 func TestEchoServiceIsNoNode(t *testing.T) {
 	echo := newEcho(t)
 	watch := peertest.NewKey("echo").Address(&chaincfg.RegressionNetParams).EncodeAddress()
@@ -44,6 +44,7 @@ func TestEchoServiceIsNoNode(t *testing.T) {
 		{"send", append([]string{"send", coreTx}, connect...), "--connect"},
 		{"lab", append([]string{"lab"}, connect...), "--connect"},
 		{"privacy universe", []string{"privacy", "universe", "--network", "regtest", "--timeout", "3s", "--peer", echo, "--out", t.TempDir() + "/u.txt"}, "--peer"},
+		{"privacy capture", []string{"privacy", "capture", "--network", "regtest", "--listen", "127.0.0.1:0", "--upstream", echo, "--out", t.TempDir() + "/c.jsonl", "--duration", "1s"}, "--upstream"},
 	}
 	want := ": it sends back what it is sent (its version message is this client's own, user agent /spvfilter:"
 	for _, tt := range tests {

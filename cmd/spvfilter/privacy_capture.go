@@ -55,7 +55,8 @@ Each record names the connection: the client's address and port, and a
 session id unique to the connection; a filterload record carries the
 message's payload as "filterload", the hex "bloom inspect" reads. Before it
 listens, capture checks that the upstream node answers a version message
-(within --handshake-timeout), and fails naming it otherwise.
+(within --handshake-timeout) with its own, and fails naming it otherwise
+(an echo service, which sends back what it is sent, too).
 The upstream node must itself serve BIP 37 (btcd does by default; Bitcoin
 Core needs peerbloomfilters=1), or it will drop clients that load a filter.
 
@@ -123,6 +124,9 @@ func runCapture(ctx context.Context, a *app, f *captureFlags) error {
 	// clients and record nothing: check it first, before creating --out.
 	if err := capture.CheckUpstream(ctx, f.upstream, params.Net, f.handshake); err != nil {
 		return upstreamFailure(f.upstream, params, f.handshake, err)
+	}
+	if echoesVersion(ctx, f.upstream, params.Net, f.handshake) {
+		return &restated{fmt.Sprintf("--upstream %s: %s", f.upstream, echoWords(params)), errEchoes}
 	}
 	var out io.Writer = a.stdout
 	if f.out != "-" {
