@@ -51,6 +51,9 @@ func (a *app) readGCSFilter(arg string) (*gcs.Filter, error) {
 		return nil, err
 	}
 	f, err := gcs.DecodeBasic(raw)
+	if kind := wireKind(raw); err != nil && kind != "" {
+		return nil, usageError{&restated{fmt.Sprintf("--filter: %s are %s, not a BIP 158 basic filter: give the block's basic filter (spvfilter gcs build prints it from the block)", plural(len(raw), "byte"), kind), err}}
+	}
 	if m := gcsShortStream.FindStringSubmatch(fmt.Sprint(err)); m != nil && errors.Is(err, gcs.ErrNTooLarge) {
 		// A count that fits but finds too few bits after it: a filter
 		// cut short (or a wrong count), not a count too large.

@@ -394,8 +394,10 @@ func TestHeightsAboveTipOneStatus(t *testing.T) {
 }
 
 // TestNewcomerWrongMessage: a block given where a transaction is wanted,
-// a transaction or a header alone where a block is, is named as what it
-// is, with its hash, and a block cut short says where it ends.
+// a transaction or a header alone where a block is, any of them or a
+// merkleblock payload where a filter (BIP 37 or BIP 158) or a merkleblock
+// payload is, is named as what it is, with its hash, and a block cut
+// short says where it ends.
 func TestNewcomerWrongMessage(t *testing.T) {
 	blockHex := vectorBlockHex(t, block13b8a)
 	raw, err := hex.DecodeString(blockHex)
@@ -413,7 +415,36 @@ func TestNewcomerWrongMessage(t *testing.T) {
 	txHex, txid := hex.EncodeToString(tx.Bytes()), block.Transactions[1].TxHash().String()
 	header := blockHex[:2*wire.MaxBlockHeaderPayload]
 	hash := block.BlockHash().String()
+	proof, stderr, status := runCLI(t, "", "merkleblock", "build", "--block", blockHex, "--txid", txid)
+	if status != exitOK {
+		t.Fatalf("merkleblock build: status %d, %s", status, stderr)
+	}
+	proof = strings.TrimSpace(proof)
+	isBlock := fmt.Sprintf("%d bytes are a block (%s, %d transactions)", len(raw), hash, len(block.Transactions))
+	isTx := fmt.Sprintf("%d bytes are a transaction (%s)", tx.Len(), txid)
+	isProof := fmt.Sprintf("%d bytes are a merkleblock payload (block %s)", len(proof)/2, hash)
+	isHeader := "80 bytes are a block header (" + hash + ") alone"
 	runRows(t, []contractRow{
+		{name: "a block as bloom --filter", args: []string{"bloom", "inspect", "--filter", blockHex},
+			status: exitBadInput, stderr: []string{"--filter: " + isBlock + ", not a filterload payload: give the filter"}},
+		{name: "a merkleblock payload as merkleblock build --filter", args: []string{"merkleblock", "build", "--block", blockHex, "--filter", proof},
+			status: exitBadInput, stderr: []string{"--filter: " + isProof + ", not a filterload payload"}},
+		{name: "a header as privacy analyze --filter", args: []string{"privacy", "analyze", "--filter", header, "--universe", "-"},
+			status: exitBadInput, stderr: []string{"--filter 1: " + isHeader + ", not a filterload payload"}},
+		{name: "a transaction as gcs --filter", args: []string{"gcs", "inspect", "--filter", txHex},
+			status: exitBadInput, stderr: []string{"--filter: " + isTx + ", not a BIP 158 basic filter: give the block's basic filter"}},
+		{name: "a block as gcs --filter", args: []string{"gcs", "match", "--filter", blockHex, "--block-hash", hash, "51"},
+			status: exitBadInput, stderr: []string{"--filter: " + isBlock + ", not a BIP 158 basic filter"}},
+		{name: "a block as --merkleblock", args: []string{"merkleblock", "verify", "--merkleblock", blockHex},
+			status: exitBadInput, stderr: []string{"--merkleblock: " + isBlock + ", not a merkleblock payload: give a merkleblock message's payload"}},
+		{name: "a transaction as --merkleblock", args: []string{"merkleblock", "verify", "--merkleblock", txHex},
+			status: exitBadInput, stderr: []string{"--merkleblock: " + isTx + ", not a merkleblock payload"}},
+		{name: "a header alone as --merkleblock", args: []string{"merkleblock", "verify", "--merkleblock", header},
+			status: exitBadInput, stderr: []string{"--merkleblock: " + isHeader + ", not a merkleblock payload"}},
+		{name: "a merkleblock payload as --block", args: []string{"gcs", "build", "--block", proof, "--no-prevouts"},
+			status: exitBadInput, stderr: []string{"--block: " + isProof + ", not a whole block"}},
+		{name: "a merkleblock payload as --tx", args: []string{"bloom", "tx", "--filter", corePayload, "--tx", proof},
+			status: exitBadInput, stderr: []string{"--tx: " + isProof + ", not a transaction"}},
 		{name: "a block as --tx", args: []string{"bloom", "tx", "--filter", corePayload, "--tx", blockHex},
 			status: exitBadInput, stderr: []string{fmt.Sprintf("--tx: %d bytes are a block (%s, %d transactions), not a transaction: give one transaction", len(raw), hash, len(block.Transactions))}},
 		{name: "a block to send", args: []string{"send", "--connect", "127.0.0.1:1", "--network", "regtest", blockHex},
