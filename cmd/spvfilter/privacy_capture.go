@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"os/signal"
@@ -129,7 +130,11 @@ func runCapture(ctx context.Context, a *app, f *captureFlags) error {
 		return &restated{fmt.Sprintf("--upstream %s: %s", f.upstream, echoWords(params)), errEchoes}
 	}
 	var out io.Writer = a.stdout
+	created := "" // --out, when this run creates it
 	if f.out != "-" {
+		if _, err := os.Stat(f.out); errors.Is(err, fs.ErrNotExist) {
+			created = f.out
+		}
 		file, err := os.OpenFile(f.out, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 		if err != nil {
 			return badInputWords("--out", err)
@@ -142,6 +147,10 @@ func runCapture(ctx context.Context, a *app, f *captureFlags) error {
 		HandshakeTimeout: f.handshake, IdleTimeout: f.idle,
 	})
 	if err != nil {
+		if created != "" {
+			// Nothing was recorded: leave no empty file behind.
+			os.Remove(created)
+		}
 		// The address was checked with the flags: what fails now is the
 		// machine (a port in use, a permission), not the input.
 		return &restated{fmt.Sprintf("--listen %s: %s", f.listen, listenProblem(err)), err}
