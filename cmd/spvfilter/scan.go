@@ -857,7 +857,8 @@ func (fl *scanFlags) bip37Options(flags *pflag.FlagSet) (client.BIP37Options, er
 
 // checkWatchScripts refuses a watched script no scan of the mode can find
 // (an OP_RETURN output, which BIP 158 filters leave out) and warns of one
-// no output can usefully pay (longer than a script that can be spent).
+// no output can usefully pay (longer than a script that can be spent),
+// and of a hash given where its script was meant (see hashNotScript).
 func checkWatchScripts(items []watchItem, mode string) ([]string, error) {
 	var warnings []string
 	for _, it := range items {
@@ -872,8 +873,29 @@ func checkWatchScripts(items []watchItem, mode string) ([]string, error) {
 			warnings = append(warnings, fmt.Sprintf("%s: a script of %d bytes, more than the %d a script can have to be spent: an output paying it is unspendable and not relayed by nodes (is it an output script?)",
 				it.where, len(s), txscript.MaxScriptSize))
 		}
+		if w := hashNotScript(s); w != "" {
+			warnings = append(warnings, it.where+": "+w)
+		}
 	}
 	return warnings, nil
+}
+
+// hashNotScript says, of a watched script s of 20 or 32 bytes that is no
+// standard script, that it is read as a script but is likely a hash
+// given where its script was meant (a txid, a key or script hash), and
+// what to give instead: no output pays such bytes, and the scan would
+// find nothing without a word. "" for any other script.
+func hashNotScript(s []byte) string {
+	if txscript.GetScriptClass(s) != txscript.NonStandardTy {
+		return ""
+	}
+	switch len(s) {
+	case 20:
+		return fmt.Sprintf("%x is 20 bytes read as an output script, which is no standard one: a key or script hash? watch the address, or the script that pays it: 76a914%x88ac (P2PKH), 0014%x (P2WPKH), a914%x87 (P2SH)", s, s, s, s)
+	case 32:
+		return fmt.Sprintf("%x is 32 bytes read as an output script, which is no standard one: a txid? to find its outputs' spends watch them as TXID:VOUT; a witness program's script is 0020%x (P2WSH) or 5120%x (P2TR)", s, s, s)
+	}
+	return ""
 }
 
 // checkBIP37Watch builds the BIP 37 filter of the watch list once, before

@@ -509,3 +509,46 @@ func TestScanPrivacyTarget(t *testing.T) {
 		t.Errorf("status %d, text %q (%s): want the cover line", status, stdout, stderr)
 	}
 }
+
+// TestCheckWatchScriptsHash: a watch item of 20 or 32 bytes that is no
+// standard script (a key hash, a txid given as hex) is watched as given
+// but warned of, with the scripts that pay it; a standard script, and a
+// script of another size, are not.
+func TestCheckWatchScriptsHash(t *testing.T) {
+	const hash160 = "751e76e8199196d454941c45d1b3a323f1433bd6"
+	const txid = "184284bef1cf0dfa0c409275933ac4d0c83505efdea5d8c34261d08364fc6e15"
+	tests := []struct {
+		name, script string
+		want         []string // nil: no warning
+	}{
+		{"a key hash", hash160, []string{"--watch 1: " + hash160 + " is 20 bytes read as an output script, which is no standard one: a key or script hash?",
+			"76a914" + hash160 + "88ac (P2PKH)", "0014" + hash160 + " (P2WPKH)", "a914" + hash160 + "87 (P2SH)"}},
+		{"a txid", txid, []string{"--watch 1: " + txid + " is 32 bytes read as an output script, which is no standard one: a txid?", "TXID:VOUT", "0020" + txid + " (P2WSH)"}},
+		{"P2WPKH", "0014" + hash160, nil},
+		{"P2PKH", "76a914" + hash160 + "88ac", nil},
+		{"P2WSH", "0020" + txid, nil},
+		{"a non-standard script of another size", hash160 + "00", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := hex.DecodeString(tt.script)
+			if err != nil {
+				t.Fatal(err)
+			}
+			items := []watchItem{{given: tt.script, where: "--watch 1", item: client.ScriptItem(s)}}
+			warnings, err := checkWatchScripts(items, "bip157")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.want == nil {
+				if len(warnings) != 0 {
+					t.Errorf("warnings %q, want none", warnings)
+				}
+				return
+			}
+			if len(warnings) != 1 || !hasWarning(warnings, tt.want...) {
+				t.Errorf("warnings %q, want one holding %q", warnings, tt.want)
+			}
+		})
+	}
+}
