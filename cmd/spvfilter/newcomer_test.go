@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/spvfilter/spvfilter/peer/peertest"
+	"github.com/spvfilter/spvfilter/privacy/simulate"
 )
 
 // TestNewcomerErrors: what a newcomer's pass over every command (a wrong
@@ -735,5 +736,48 @@ func TestNewcomerFileKinds(t *testing.T) {
 			status: exitBadInput, stderr: []string{"--out " + at("regtest.blocks") + ": holds a block file of lab --save-blocks, not capture records"}},
 		{name: "a file of one script is still hex", args: []string{"bloom", "match", "--filter", strings.TrimSpace(filter), "@" + at("one-script.hex")},
 			status: exitOK, stdout: []string{"0014751e76e8199196d454941c45d1b3a323f1433bd6 "}},
+	})
+}
+
+// TestNewcomerOtherFileAsHex: a file of the privacy commands or lab (the
+// labels, a report, an appearance index, a block file) given where hex
+// or items one per line are wanted is named as what it is, with the
+// command that takes it, instead of "invalid hex character '{'", "has
+// 154 lines" or "is longer than 16777216 bytes"; a command's --json
+// output still gets the field to take.
+func TestNewcomerOtherFileAsHex(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, b []byte) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return "@" + path
+	}
+	labels := write("labels.json", []byte(`{"format": "`+simulate.LabelsFormat+`", "wallets": []}`+"\n"))
+	report := write("report.json", []byte("{\n  \"clients\": [\n    {\"session\": \"a\"}\n  ]\n}\n"))
+	index := write("chain.idx", []byte("SPVFIDX\x03\x00\x01\x02"))
+	blocks := write("chain.blocks", []byte(blockFileOpening+"1\n\x00\x01"))
+	big := write("big.json", append([]byte(`{"clients": [`), bytes.Repeat([]byte(" "), maxHexInput)...))
+	bloomJSON := write("bloom.json", []byte(`{"filterload": "`+corePayload+`", "warnings": []}`))
+	const labelsWords, reportWords = "the labels of privacy simulate", "a report of privacy analyze or fetches"
+	const indexWords, blocksWords = "an appearance index of privacy universe --index", "a block file of lab --save-blocks"
+	runRows(t, []contractRow{
+		{name: "labels as bloom --filter", args: []string{"bloom", "inspect", "--filter", labels},
+			status: exitBadInput, stderr: []string{"--filter: " + labels + " holds " + labelsWords + ", not hex: give it to privacy evaluate --labels"}},
+		{name: "a report as gcs --filter", args: []string{"gcs", "inspect", "--filter", report},
+			status: exitBadInput, stderr: []string{"--filter: " + report + " holds " + reportWords + ", not hex: give it to privacy evaluate --report"}, notInErr: []string{"lines"}},
+		{name: "an index as --merkleblock", args: []string{"merkleblock", "verify", "--merkleblock", index},
+			status: exitBadInput, stderr: []string{"--merkleblock: " + index + " holds " + indexWords + ", not hex: give it to privacy fetches --index"}},
+		{name: "labels as elements", args: []string{"bloom", "match", "--filter", corePayload, labels},
+			status: exitBadInput, stderr: []string{"element 1: " + labels + " holds " + labelsWords + ", not items one per line: give it to privacy evaluate --labels"}, notInErr: []string{"invalid hex"}},
+		{name: "an index as --watch", args: []string{"scan", "--connect", "127.0.0.1:1", "--network", "regtest", "--watch", index},
+			status: exitBadInput, stderr: []string{"--watch 1: " + index + " holds " + indexWords + ", not items one per line"}, notInErr: []string{"binary"}},
+		{name: "a block file as --txid", args: []string{"merkleblock", "build", "--block", vectorBlockHex(t, block13b8a), "--txid", blocks},
+			status: exitBadInput, stderr: []string{"--txid 1: " + blocks + " holds " + blocksWords + ", not items one per line: give it to lab --blocks"}},
+		{name: "a report longer than an argument", args: []string{"bloom", "match", "--filter", corePayload, big},
+			status: exitBadInput, stderr: []string{"element 1: " + big + " holds " + reportWords + ": give it to privacy evaluate --report"}, notInErr: []string{"longer than"}},
+		{name: "a command's --json output", args: []string{"bloom", "inspect", "--filter", bloomJSON},
+			status: exitBadInput, stderr: []string{`give the hex of its field "filterload" (jq -r .filterload prints it)`}},
 	})
 }
