@@ -82,7 +82,8 @@ func TestEchoServiceIsNoNode(t *testing.T) {
 // and named in the warnings, and the command runs on the node; lab names
 // the peer its blocks came from, not the first node given when that one
 // served nothing (an echo, or a port nothing listens on), and warns
-// that they come from one peer.
+// that they come from one peer; from several, it names three and counts
+// the others.
 func TestEchoBesideNode(t *testing.T) {
 	node := peertest.StartBtcd(t)
 	node.Generate(t, 3)
@@ -140,4 +141,24 @@ func TestEchoBesideNode(t *testing.T) {
 			}
 		})
 	}
+	t.Run("lab from several peers", func(t *testing.T) {
+		args := []string{"lab", "--json", "--network", "regtest", "--probes", "10", "--timing", "0"}
+		for range 4 {
+			args = append(args, "--connect", peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil).Addr)
+		}
+		stdout, stderr, status := runCLI(t, "", args...)
+		var out struct {
+			Source   string   `json:"source"`
+			Warnings []string `json:"warnings"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &out); err != nil || status != exitOK {
+			t.Fatalf("status %d, stderr %q (%v)", status, stderr, err)
+		}
+		if !strings.HasPrefix(out.Source, "regtest blocks 0..3 from 127.0.0.1:") || !strings.HasSuffix(out.Source, " and 1 more") || strings.Count(out.Source, ", ") != 2 {
+			t.Errorf("source %q: want three peers named and 1 more", out.Source)
+		}
+		if hasWarning(out.Warnings, "one peer") || hasWarning(out.Warnings, "not used") {
+			t.Errorf("warnings %q", out.Warnings)
+		}
+	})
 }

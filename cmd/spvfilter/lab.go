@@ -336,7 +336,10 @@ func (a *app) fetchLabBlocks(f *labFlags) ([]lab.Block, string, []string, error)
 		warnings = append(warnings, "the blocks come from one peer, "+addrs[0]+" (each checked against the header chain it served)")
 	}
 	from := f.first()
-	if len(addrs) > 0 {
+	switch {
+	case len(addrs) > 3:
+		from = fmt.Sprintf("%s and %d more", strings.Join(addrs[:3], ", "), len(addrs)-3)
+	case len(addrs) > 0:
 		from = strings.Join(addrs, ", ")
 	}
 	source := fmt.Sprintf("%s blocks %d..%d from %s", params.Name, f.from, to, from)
