@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg"
@@ -37,10 +38,11 @@ func isEcho(st client.PeerStatus) bool { return st.UserAgent == peer.UserAgent }
 // version message (see echoWords), which would otherwise be asked and
 // waited for until it is dropped as too slow, or read as a node that
 // lacks a service. It returns a warning naming each, by the flag that
-// gave it (from), and fails, with the reason of each, when no other
-// peer is left.
+// gave it (from), and fails when no other peer is left, with the reason
+// of each echo and of each other peer not used (one that could not be
+// reached).
 func dropEchoes(c *client.Client, params *chaincfg.Params, from nodeFlags) ([]string, error) {
-	var echoes []string
+	var echoes, unused []string
 	others := 0
 	for _, st := range c.Peers() {
 		switch {
@@ -48,6 +50,8 @@ func dropEchoes(c *client.Client, params *chaincfg.Params, from nodeFlags) ([]st
 			echoes = append(echoes, st.Address)
 		case st.Reason == "" && !st.Banned:
 			others++
+		default:
+			unused = append(unused, from.named(fmt.Sprintf("peer %s: %s", st.Address, statusWords(st, params))))
 		}
 	}
 	var warnings []string
@@ -58,14 +62,11 @@ func dropEchoes(c *client.Client, params *chaincfg.Params, from nodeFlags) ([]st
 		warnings = append(warnings, from.named(fmt.Sprintf("peer %s was not used: %s", addr, echoWords(params))))
 	}
 	if len(echoes) > 0 && others == 0 {
-		why := ""
-		for i, addr := range echoes {
-			if i > 0 {
-				why += "; "
-			}
-			why += from.named(fmt.Sprintf("peer %s: %s", addr, echoWords(params)))
+		var why []string
+		for _, addr := range echoes {
+			why = append(why, from.named(fmt.Sprintf("peer %s: %s", addr, echoWords(params))))
 		}
-		return nil, &restated{why, errEchoes}
+		return nil, &restated{strings.Join(append(why, unused...), "; "), errEchoes}
 	}
 	return warnings, nil
 }
