@@ -1094,20 +1094,25 @@ func newScanJSON(plan *scanPlan, res *client.ScanResult, took time.Duration) sca
 }
 
 // checkServices refuses, right after the handshake, a scan no connected
-// peer can serve.
+// peer can serve, saying what each offers, how a node serves what the
+// mode needs, and the other mode.
 func (a *app) checkServices(c *client.Client, mode string) error {
-	need, name := wire.SFNodeCF, "NODE_COMPACT_FILTERS (BIP 157)"
+	need, name, other := wire.SFNodeCF, "NODE_COMPACT_FILTERS (BIP 157)", "bip37"
+	how := "Bitcoin Core with blockfilterindex=1 and peerblockfilters=1, btcd without --nocfilters"
 	if mode == "bip37" {
-		need, name = wire.SFNodeBloom, "NODE_BLOOM (BIP 37)"
+		need, name, other = wire.SFNodeBloom, "NODE_BLOOM (BIP 37)", "bip157"
+		how = "Bitcoin Core with peerbloomfilters=1, btcd without --nopeerbloomfilters"
 	}
 	if c.Serves(need) {
 		return nil
 	}
 	var seen []string
 	for _, p := range c.Peers() {
-		seen = append(seen, p.Address+" ("+servicesText(p.Services)+")")
+		seen = append(seen, "peer "+p.Address+" offers "+servicesText(p.Services))
 	}
-	return fmt.Errorf("%w: %s not advertised by %s", peer.ErrMissingService, name, strings.Join(seen, ", "))
+	err := fmt.Errorf("%w: %s not advertised by %s", peer.ErrMissingService, name, strings.Join(seen, ", "))
+	return &restated{fmt.Sprintf("no peer offers %s, which a %s scan needs (%s): give a node that does (%s), or scan with --mode %s",
+		name, mode, strings.Join(seen, "; "), how, other), err}
 }
 
 func (a *app) printScan(out *scanJSON) error {

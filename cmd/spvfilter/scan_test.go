@@ -552,3 +552,37 @@ func TestCheckWatchScriptsHash(t *testing.T) {
 		})
 	}
 }
+
+// TestScanMissingService: a node that does not serve what the scan's mode
+// needs (btcd with --nocfilters for bip157, --nopeerbloomfilters for
+// bip37) is named with what it offers, how a node serves the mode, and
+// the other mode, not as the peer package's sentinel.
+func TestScanMissingService(t *testing.T) {
+	tests := []struct {
+		name, arg, mode string
+		want            []string
+	}{
+		{"no BIP 157 filters", "--nocfilters", "bip157", []string{"no peer offers NODE_COMPACT_FILTERS (BIP 157), which a bip157 scan needs (--connect ",
+			" offers NODE_NETWORK, NODE_BLOOM, NODE_WITNESS, NODE_NETWORK_LIMITED): give a node that does (Bitcoin Core with blockfilterindex=1 and peerblockfilters=1, btcd without --nocfilters), or scan with --mode bip37"}},
+		{"no BIP 37 filters", "--nopeerbloomfilters", "bip37", []string{"no peer offers NODE_BLOOM (BIP 37), which a bip37 scan needs (--connect ",
+			"btcd without --nopeerbloomfilters), or scan with --mode bip157"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			node := peertest.StartBtcd(t, peertest.WithArgs(tt.arg))
+			watch := peertest.NewKey("alice").Address(node.Params).EncodeAddress()
+			_, stderr, status := runCLI(t, "", "scan", "--network", "regtest", "--mode", tt.mode, "--connect", node.P2PAddr, "--watch", watch)
+			if status != exitFailure || strings.Count(stderr, "\n") != 1 {
+				t.Fatalf("status %d, stderr %q", status, stderr)
+			}
+			for _, w := range append(tt.want, "--connect "+node.P2PAddr+" offers") {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr %q lacks %q", stderr, w)
+				}
+			}
+			if strings.Contains(stderr, "required service") {
+				t.Errorf("stderr %q holds the sentinel's words", stderr)
+			}
+		})
+	}
+}
