@@ -164,6 +164,9 @@ func (a *app) readFilter(arg string) (*bip37.Filter, error) {
 // DecodeFilterLoad refused with err: bytes that do not add up to a
 // payload are said as filterLoadMismatch says them.
 func filterLoadError(what string, raw []byte, err error) error {
+	if kind := wireKind(raw); kind != "" {
+		return usageError{&restated{fmt.Sprintf("%s: %s are %s, not a filterload payload: give the filter (spvfilter bloom new prints one, privacy capture records those clients load)", what, plural(len(raw), "byte"), kind), err}}
+	}
 	if errors.Is(err, bip37.ErrTruncated) || errors.Is(err, bip37.ErrTrailingData) {
 		return usageError{&restated{fmt.Sprintf("%s: %s no filterload payload: %s (%s)", what, countVerb(len(raw), "byte", "is", "are"), filterLoadMismatch(raw), filterLoadLayout), err}}
 	}

@@ -51,6 +51,9 @@ func (a *app) readGCSFilter(arg string) (*gcs.Filter, error) {
 		return nil, err
 	}
 	f, err := gcs.DecodeBasic(raw)
+	if kind := wireKind(raw); err != nil && kind != "" {
+		return nil, usageError{&restated{fmt.Sprintf("--filter: %s are %s, not a BIP 158 basic filter: give the block's basic filter (spvfilter gcs build prints it from the block)", plural(len(raw), "byte"), kind), err}}
+	}
 	if m := gcsShortStream.FindStringSubmatch(fmt.Sprint(err)); m != nil && errors.Is(err, gcs.ErrNTooLarge) {
 		// A count that fits but finds too few bits after it: a filter
 		// cut short (or a wrong count), not a count too large.
@@ -156,7 +159,9 @@ line. Each distinct script counts once.
 purpose: it is the BIP 158 filter only for a block that spends nothing, and
 carries a warning otherwise.
 
-With --prev-header, --json also prints the filter header that follows it.`,
+With --prev-header, --json also prints the filter header that follows it;
+without --json the header is named in a warning, standard output keeping
+the filter's one line.`,
 		Example: `  spvfilter gcs build --block @block.hex --prevout-script @prevout-scripts.txt
   spvfilter gcs build --block @testnet-1263442.hex \
       --prevout-script 002027a5000c7917f785d8fc6e5a55adfca8717ecb973ebb7743849ff956d896a7ed \
@@ -211,6 +216,11 @@ func runGCSBuild(a *app, f *gcsBuildFlags, fl *pflag.FlagSet) error {
 			return err
 		}
 		out.Header = orNull(filter.Header(&prevHeader).String())
+		if !a.json {
+			// The text output is the filter's one line: a header
+			// asked for would otherwise be dropped without a word.
+			warnings = append(warnings, fmt.Sprintf("--prev-header: the filter header is %s; without --json build prints the filter alone (--json prints both, as \"filter\" and \"header\")", *out.Header))
+		}
 	}
 	a.warn(warnings)
 	if a.json {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -316,5 +317,42 @@ func TestGCSBuildHelpFirstExample(t *testing.T) {
 	first, _, _ := strings.Cut(after, "\n")
 	if !strings.Contains(first, "--prevout-script") && !strings.Contains(first, "--no-prevouts") {
 		t.Fatalf("first example %q builds a filter without the spent scripts", first)
+	}
+}
+
+// TestGCSBuildPrevHeaderText: a --prev-header given without --json is
+// not dropped without a word: standard output keeps the filter's one
+// line, and a warning names the header and --json; with --json the
+// header is in the object and no warning is given.
+func TestGCSBuildPrevHeaderText(t *testing.T) {
+	v := loadGCSVectors(t)[3]
+	build := []string{"gcs", "build", "--block", v.Block}
+	for _, s := range v.PrevScripts {
+		build = append(build, "--prevout-script", s)
+	}
+	withPrev := append(slices.Clone(build), "--prev-header", v.PrevHeader)
+	named := "warning: --prev-header: the filter header is " + v.Header + "; without --json build prints the filter alone"
+	tests := []struct {
+		name         string
+		args         []string
+		stdout, warn string // warn "": no warning at all
+	}{
+		{"text with --prev-header", withPrev, v.Filter + "\n", named},
+		{"text without --prev-header", build, v.Filter + "\n", ""},
+		{"--json with --prev-header", append(slices.Clone(withPrev), "--json"), `"header": "` + v.Header + `"`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr, status := runCLI(t, "", tt.args...)
+			if status != exitOK || !strings.Contains(stdout, tt.stdout) || strings.HasSuffix(tt.stdout, "\n") && stdout != tt.stdout {
+				t.Fatalf("status %d, stdout %q, stderr %q; want %q", status, stdout, stderr, tt.stdout)
+			}
+			if tt.warn == "" && stderr != "" || !strings.Contains(stderr, tt.warn) {
+				t.Errorf("stderr %q, want %q", stderr, tt.warn)
+			}
+			if strings.Contains(stdout, `"warnings": [`+"\n") {
+				t.Errorf("--json warns: %s", stdout)
+			}
+		})
 	}
 }

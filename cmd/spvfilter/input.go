@@ -91,6 +91,9 @@ func (a *app) readSource(what, arg string) (text, name string, ok bool, err erro
 		return "", "", false, badInputWords(what+": reading "+name, err)
 	}
 	if len(b) > maxHexInput {
+		if k := kindOf(b); k != kindUnknown {
+			return "", "", false, badInput("%s: %s holds %s: %s", what, name, kindWords[k].what, kindWords[k].give)
+		}
 		return "", "", false, badInput("%s: %s is longer than %d bytes", what, name, maxHexInput)
 	}
 	if utf16Text(b) {
@@ -174,10 +177,10 @@ func (a *app) readArgText(what, arg string) (string, error) {
 	if !ok {
 		return arg, nil
 	}
-	if hint := jsonHint(what, text); hint != "" {
+	if hint := fileKindHint([]byte(text), strings.HasPrefix(what, "--filter")); hint != "" {
 		return "", badInput("%s: %s holds %s", what, name, hint)
 	}
-	if hint := fileKindHint([]byte(text), strings.HasPrefix(what, "--filter")); hint != "" {
+	if hint := jsonHint(what, text); hint != "" {
 		return "", badInput("%s: %s holds %s", what, name, hint)
 	}
 	lines := contentLines(text)
@@ -233,12 +236,13 @@ func jsonHint(what, text string) string {
 }
 
 // fileKindHint says, of the text of an argument that wants hex, that it
-// is a file of the privacy commands (a capture, a universe) and where to
-// give it; for a capture of filterloads given where a filter is wanted
-// (filter), how to take a filter's hex. "" for text of no such kind.
+// is a file of the privacy commands or lab (a capture, a universe, the
+// labels, a report, an index, a block file) and where to give it; for a
+// capture of filterloads given where a filter is wanted (filter), how to
+// take a filter's hex. "" for text of no such kind.
 func fileKindHint(b []byte, filter bool) string {
 	k := kindOf(b)
-	if k != kindCapture && k != kindUniverse && k != kindBlocks {
+	if k == kindUnknown {
 		return ""
 	}
 	w := kindWords[k]
@@ -275,8 +279,12 @@ func (a *app) readItems(what string, args []string) ([]argItem, error) {
 			items = append(items, argItem{text: arg, where: argWhat})
 			continue
 		}
-		if kindOf([]byte(text)) == kindCapture {
+		switch k := kindOf([]byte(text)); k {
+		case kindCapture:
 			return nil, badInput("%s: %s holds %s", argWhat, name, fileKindHint([]byte(text), false))
+		case kindLabels, kindReport, kindIndex, kindBlocks:
+			// A universe, one candidate a line, may be a list of items.
+			return nil, badInput("%s: %s holds %s, not items one per line: %s", argWhat, name, kindWords[k].what, kindWords[k].give)
 		}
 		lines := contentLines(text)
 		if len(lines) == 0 {

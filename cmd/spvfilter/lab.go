@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -284,6 +285,10 @@ func (a *app) fetchLabBlocks(f *labFlags) ([]lab.Block, string, []string, error)
 		return nil, "", nil, labInterrupted(ctx, nodeFailureFrom(err, params, "", f.nodes()))
 	}
 	defer c.Close()
+	echoes, err := dropEchoes(c, params, f.nodes())
+	if err != nil {
+		return nil, "", nil, err
+	}
 	if _, err := c.SyncHeaders(ctx); err != nil {
 		return nil, "", nil, labInterrupted(ctx, nodeFailureFrom(err, params, "", f.nodes()))
 	}
@@ -324,24 +329,42 @@ func (a *app) fetchLabBlocks(f *labFlags) ([]lab.Block, string, []string, error)
 			return nil, "", nil, err
 		}
 	}
-	warnings := chainWarnings(chain, fmt.Sprintf("--from %d", f.from))
-	if addrs := servingPeers(c.Peers()); len(addrs) == 1 {
+	warnings := append(echoes, chainWarnings(chain, fmt.Sprintf("--from %d", f.from))...)
+	addrs, unused := servingPeers(c.Peers(), params)
+	warnings = append(warnings, f.nodes().namedAll(unused)...)
+	if len(addrs) == 1 {
 		warnings = append(warnings, "the blocks come from one peer, "+addrs[0]+" (each checked against the header chain it served)")
 	}
-	source := fmt.Sprintf("%s blocks %d..%d from %s", params.Name, f.from, to, f.first())
+	from := f.first()
+	switch {
+	case len(addrs) > 3:
+		from = fmt.Sprintf("%s and %d more", strings.Join(addrs[:3], ", "), len(addrs)-3)
+	case len(addrs) > 0:
+		from = strings.Join(addrs, ", ")
+	}
+	source := fmt.Sprintf("%s blocks %d..%d from %s", params.Name, f.from, to, from)
 	return chain.Blocks(), source, warnings, nil
 }
 
-// servingPeers lists, once each, the addresses of the peers not banned
-// (a peer dialled again is listed by the client once per connection).
-func servingPeers(peers []client.PeerStatus) []string {
-	var addrs []string
+// servingPeers lists, once each, the addresses of the peers in use (a
+// peer dialled again is listed by the client once per connection), and
+// says why each other peer was not used: one that could not be reached,
+// that stalled or was banned served no block, and a source that named it
+// would be wrong.
+func servingPeers(peers []client.PeerStatus, params *chaincfg.Params) (addrs, unused []string) {
 	for _, p := range peers {
-		if !p.Banned && !slices.Contains(addrs, p.Address) {
+		if !p.Banned && p.Reason == "" && !slices.Contains(addrs, p.Address) {
 			addrs = append(addrs, p.Address)
 		}
 	}
-	return addrs
+	var named []string
+	for _, p := range peers {
+		if !slices.Contains(addrs, p.Address) && !slices.Contains(named, p.Address) {
+			named = append(named, p.Address)
+			unused = append(unused, fmt.Sprintf("peer %s was not used: %s", p.Address, statusWords(p, params)))
+		}
+	}
+	return addrs, unused
 }
 
 // labInterrupted names an interruption as such.

@@ -254,12 +254,15 @@ func runMerkleBlockVerify(a *app, f *merkleBlockVerifyFlags) error {
 	if err != nil {
 		return err
 	}
-	if fixed := wire.MaxBlockHeaderPayload + 4; len(raw) < fixed {
-		return badInput("--merkleblock: %s, not a whole merkleblock: its header and transaction count alone take %d bytes (give a merkleblock message's payload)",
-			plural(len(raw), "byte"), fixed)
-	}
 	mb, err := bip37.DecodeMerkleBlock(raw)
 	if err != nil {
+		if kind := wireKind(raw); kind != "" {
+			return usageError{&restated{fmt.Sprintf("--merkleblock: %s are %s, not a merkleblock payload: give a merkleblock message's payload (spvfilter merkleblock build prints one from the block)", plural(len(raw), "byte"), kind), err}}
+		}
+		if fixed := wire.MaxBlockHeaderPayload + 4; len(raw) < fixed {
+			return badInput("--merkleblock: %s, not a whole merkleblock: its header and transaction count alone take %d bytes (give a merkleblock message's payload)",
+				plural(len(raw), "byte"), fixed)
+		}
 		return badInputWords("--merkleblock", err)
 	}
 	blockHash := mb.Header.BlockHash()

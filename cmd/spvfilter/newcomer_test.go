@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/spvfilter/spvfilter/peer/peertest"
+	"github.com/spvfilter/spvfilter/privacy/simulate"
 )
 
 // TestNewcomerErrors: what a newcomer's pass over every command (a wrong
@@ -394,8 +395,10 @@ func TestHeightsAboveTipOneStatus(t *testing.T) {
 }
 
 // TestNewcomerWrongMessage: a block given where a transaction is wanted,
-// a transaction or a header alone where a block is, is named as what it
-// is, with its hash, and a block cut short says where it ends.
+// a transaction or a header alone where a block is, any of them or a
+// merkleblock payload where a filter (BIP 37 or BIP 158) or a merkleblock
+// payload is, is named as what it is, with its hash, and a block cut
+// short says where it ends.
 func TestNewcomerWrongMessage(t *testing.T) {
 	blockHex := vectorBlockHex(t, block13b8a)
 	raw, err := hex.DecodeString(blockHex)
@@ -413,7 +416,36 @@ func TestNewcomerWrongMessage(t *testing.T) {
 	txHex, txid := hex.EncodeToString(tx.Bytes()), block.Transactions[1].TxHash().String()
 	header := blockHex[:2*wire.MaxBlockHeaderPayload]
 	hash := block.BlockHash().String()
+	proof, stderr, status := runCLI(t, "", "merkleblock", "build", "--block", blockHex, "--txid", txid)
+	if status != exitOK {
+		t.Fatalf("merkleblock build: status %d, %s", status, stderr)
+	}
+	proof = strings.TrimSpace(proof)
+	isBlock := fmt.Sprintf("%d bytes are a block (%s, %d transactions)", len(raw), hash, len(block.Transactions))
+	isTx := fmt.Sprintf("%d bytes are a transaction (%s)", tx.Len(), txid)
+	isProof := fmt.Sprintf("%d bytes are a merkleblock payload (block %s)", len(proof)/2, hash)
+	isHeader := "80 bytes are a block header (" + hash + ") alone"
 	runRows(t, []contractRow{
+		{name: "a block as bloom --filter", args: []string{"bloom", "inspect", "--filter", blockHex},
+			status: exitBadInput, stderr: []string{"--filter: " + isBlock + ", not a filterload payload: give the filter"}},
+		{name: "a merkleblock payload as merkleblock build --filter", args: []string{"merkleblock", "build", "--block", blockHex, "--filter", proof},
+			status: exitBadInput, stderr: []string{"--filter: " + isProof + ", not a filterload payload"}},
+		{name: "a header as privacy analyze --filter", args: []string{"privacy", "analyze", "--filter", header, "--universe", "-"},
+			status: exitBadInput, stderr: []string{"--filter 1: " + isHeader + ", not a filterload payload"}},
+		{name: "a transaction as gcs --filter", args: []string{"gcs", "inspect", "--filter", txHex},
+			status: exitBadInput, stderr: []string{"--filter: " + isTx + ", not a BIP 158 basic filter: give the block's basic filter"}},
+		{name: "a block as gcs --filter", args: []string{"gcs", "match", "--filter", blockHex, "--block-hash", hash, "51"},
+			status: exitBadInput, stderr: []string{"--filter: " + isBlock + ", not a BIP 158 basic filter"}},
+		{name: "a block as --merkleblock", args: []string{"merkleblock", "verify", "--merkleblock", blockHex},
+			status: exitBadInput, stderr: []string{"--merkleblock: " + isBlock + ", not a merkleblock payload: give a merkleblock message's payload"}},
+		{name: "a transaction as --merkleblock", args: []string{"merkleblock", "verify", "--merkleblock", txHex},
+			status: exitBadInput, stderr: []string{"--merkleblock: " + isTx + ", not a merkleblock payload"}},
+		{name: "a header alone as --merkleblock", args: []string{"merkleblock", "verify", "--merkleblock", header},
+			status: exitBadInput, stderr: []string{"--merkleblock: " + isHeader + ", not a merkleblock payload"}},
+		{name: "a merkleblock payload as --block", args: []string{"gcs", "build", "--block", proof, "--no-prevouts"},
+			status: exitBadInput, stderr: []string{"--block: " + isProof + ", not a whole block"}},
+		{name: "a merkleblock payload as --tx", args: []string{"bloom", "tx", "--filter", corePayload, "--tx", proof},
+			status: exitBadInput, stderr: []string{"--tx: " + isProof + ", not a transaction"}},
 		{name: "a block as --tx", args: []string{"bloom", "tx", "--filter", corePayload, "--tx", blockHex},
 			status: exitBadInput, stderr: []string{fmt.Sprintf("--tx: %d bytes are a block (%s, %d transactions), not a transaction: give one transaction", len(raw), hash, len(block.Transactions))}},
 		{name: "a block to send", args: []string{"send", "--connect", "127.0.0.1:1", "--network", "regtest", blockHex},
@@ -704,5 +736,48 @@ func TestNewcomerFileKinds(t *testing.T) {
 			status: exitBadInput, stderr: []string{"--out " + at("regtest.blocks") + ": holds a block file of lab --save-blocks, not capture records"}},
 		{name: "a file of one script is still hex", args: []string{"bloom", "match", "--filter", strings.TrimSpace(filter), "@" + at("one-script.hex")},
 			status: exitOK, stdout: []string{"0014751e76e8199196d454941c45d1b3a323f1433bd6 "}},
+	})
+}
+
+// TestNewcomerOtherFileAsHex: a file of the privacy commands or lab (the
+// labels, a report, an appearance index, a block file) given where hex
+// or items one per line are wanted is named as what it is, with the
+// command that takes it, instead of "invalid hex character '{'", "has
+// 154 lines" or "is longer than 16777216 bytes"; a command's --json
+// output still gets the field to take.
+func TestNewcomerOtherFileAsHex(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, b []byte) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return "@" + path
+	}
+	labels := write("labels.json", []byte(`{"format": "`+simulate.LabelsFormat+`", "wallets": []}`+"\n"))
+	report := write("report.json", []byte("{\n  \"clients\": [\n    {\"session\": \"a\"}\n  ]\n}\n"))
+	index := write("chain.idx", []byte("SPVFIDX\x03\x00\x01\x02"))
+	blocks := write("chain.blocks", []byte(blockFileOpening+"1\n\x00\x01"))
+	big := write("big.json", append([]byte(`{"clients": [`), bytes.Repeat([]byte(" "), maxHexInput)...))
+	bloomJSON := write("bloom.json", []byte(`{"filterload": "`+corePayload+`", "warnings": []}`))
+	const labelsWords, reportWords = "the labels of privacy simulate", "a report of privacy analyze or fetches"
+	const indexWords, blocksWords = "an appearance index of privacy universe --index", "a block file of lab --save-blocks"
+	runRows(t, []contractRow{
+		{name: "labels as bloom --filter", args: []string{"bloom", "inspect", "--filter", labels},
+			status: exitBadInput, stderr: []string{"--filter: " + labels + " holds " + labelsWords + ", not hex: give it to privacy evaluate --labels"}},
+		{name: "a report as gcs --filter", args: []string{"gcs", "inspect", "--filter", report},
+			status: exitBadInput, stderr: []string{"--filter: " + report + " holds " + reportWords + ", not hex: give it to privacy evaluate --report"}, notInErr: []string{"lines"}},
+		{name: "an index as --merkleblock", args: []string{"merkleblock", "verify", "--merkleblock", index},
+			status: exitBadInput, stderr: []string{"--merkleblock: " + index + " holds " + indexWords + ", not hex: give it to privacy fetches --index"}},
+		{name: "labels as elements", args: []string{"bloom", "match", "--filter", corePayload, labels},
+			status: exitBadInput, stderr: []string{"element 1: " + labels + " holds " + labelsWords + ", not items one per line: give it to privacy evaluate --labels"}, notInErr: []string{"invalid hex"}},
+		{name: "an index as --watch", args: []string{"scan", "--connect", "127.0.0.1:1", "--network", "regtest", "--watch", index},
+			status: exitBadInput, stderr: []string{"--watch 1: " + index + " holds " + indexWords + ", not items one per line"}, notInErr: []string{"binary"}},
+		{name: "a block file as --txid", args: []string{"merkleblock", "build", "--block", vectorBlockHex(t, block13b8a), "--txid", blocks},
+			status: exitBadInput, stderr: []string{"--txid 1: " + blocks + " holds " + blocksWords + ", not items one per line: give it to lab --blocks"}},
+		{name: "a report longer than an argument", args: []string{"bloom", "match", "--filter", corePayload, big},
+			status: exitBadInput, stderr: []string{"element 1: " + big + " holds " + reportWords + ": give it to privacy evaluate --report"}, notInErr: []string{"longer than"}},
+		{name: "a command's --json output", args: []string{"bloom", "inspect", "--filter", bloomJSON},
+			status: exitBadInput, stderr: []string{`give the hex of its field "filterload" (jq -r .filterload prints it)`}},
 	})
 }

@@ -198,6 +198,11 @@ func runPeers(a *app, f *peersFlags, fl *pflag.FlagSet) error {
 		return nodeFailureFrom(err, params, cfg.DataDir, f.nodes())
 	}
 	defer c.Close()
+	echoes, err := dropEchoes(c, params, f.nodes())
+	if err != nil {
+		return err
+	}
+	out.Warnings = append(out.Warnings, echoes...)
 	if _, err := c.SyncHeaders(ctx); err != nil {
 		return nodeFailureFrom(err, params, cfg.DataDir, f.nodes())
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"os/signal"
@@ -55,7 +56,8 @@ Each record names the connection: the client's address and port, and a
 session id unique to the connection; a filterload record carries the
 message's payload as "filterload", the hex "bloom inspect" reads. Before it
 listens, capture checks that the upstream node answers a version message
-(within --handshake-timeout), and fails naming it otherwise.
+(within --handshake-timeout) with its own, and fails naming it otherwise
+(an echo service, which sends back what it is sent, too).
 The upstream node must itself serve BIP 37 (btcd does by default; Bitcoin
 Core needs peerbloomfilters=1), or it will drop clients that load a filter.
 
@@ -124,8 +126,15 @@ func runCapture(ctx context.Context, a *app, f *captureFlags) error {
 	if err := capture.CheckUpstream(ctx, f.upstream, params.Net, f.handshake); err != nil {
 		return upstreamFailure(f.upstream, params, f.handshake, err)
 	}
+	if echoesVersion(ctx, f.upstream, params.Net, f.handshake) {
+		return &restated{fmt.Sprintf("--upstream %s: %s", f.upstream, echoWords(params)), errEchoes}
+	}
 	var out io.Writer = a.stdout
+	created := "" // --out, when this run creates it
 	if f.out != "-" {
+		if _, err := os.Stat(f.out); errors.Is(err, fs.ErrNotExist) {
+			created = f.out
+		}
 		file, err := os.OpenFile(f.out, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 		if err != nil {
 			return badInputWords("--out", err)
@@ -138,6 +147,10 @@ func runCapture(ctx context.Context, a *app, f *captureFlags) error {
 		HandshakeTimeout: f.handshake, IdleTimeout: f.idle,
 	})
 	if err != nil {
+		if created != "" {
+			// Nothing was recorded: leave no empty file behind.
+			os.Remove(created)
+		}
 		// The address was checked with the flags: what fails now is the
 		// machine (a port in use, a permission), not the input.
 		return &restated{fmt.Sprintf("--listen %s: %s", f.listen, listenProblem(err)), err}

@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -140,20 +142,41 @@ func TestPrivacyCaptureUpstreamDown(t *testing.T) {
 
 // TestPrivacyCaptureContract runs capture in front of a real btcd: a
 // --listen address in use is a failure of the machine (status 1), not bad
-// input; with --json every line on standard error is JSON; and an
+// input, and leaves no empty --out behind (an --out that was there stays
+// as it was); with --json every line on standard error is JSON; and an
 // upstream of another network is named with the network asked for.
 func TestPrivacyCaptureContract(t *testing.T) {
 	node := peertest.StartBtcd(t)
 	out := filepath.Join(t.TempDir(), "capture.jsonl")
-	t.Run("listen address in use", func(t *testing.T) {
-		// btcd's own port is in use.
-		stdout, stderr, status := runCLI(t, "", "privacy", "capture", "--listen", node.P2PAddr, "--upstream", node.P2PAddr,
-			"--network", "regtest", "--out", out, "--duration", "2s")
-		if status != exitFailure || stdout != "" || !strings.Contains(stderr, "--listen "+node.P2PAddr+": the address is in use: another program listens there") ||
-			strings.Contains(stderr, "bind:") || strings.Contains(stderr, "relay:") || strings.Count(stderr, "\n") != 1 {
-			t.Fatalf("status %d, stdout %q, stderr %q: want 1 naming --listen, in use", status, stdout, stderr)
-		}
-	})
+	kept := filepath.Join(t.TempDir(), "kept.jsonl")
+	const record = `{"time":"2024-01-01T00:00:00Z","client":"127.0.0.1:5","command":"filterclear"}` + "\n"
+	if err := os.WriteFile(kept, []byte(record), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name, out string
+		after     string // "" for a file that must not be there
+	}{
+		{"listen address in use", out, ""},
+		{"listen address in use, --out there before", kept, record},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			// btcd's own port is in use.
+			stdout, stderr, status := runCLI(t, "", "privacy", "capture", "--listen", node.P2PAddr, "--upstream", node.P2PAddr,
+				"--network", "regtest", "--out", tt.out, "--duration", "2s")
+			if status != exitFailure || stdout != "" || !strings.Contains(stderr, "--listen "+node.P2PAddr+": the address is in use: another program listens there") ||
+				strings.Contains(stderr, "bind:") || strings.Contains(stderr, "relay:") || strings.Count(stderr, "\n") != 1 {
+				t.Fatalf("status %d, stdout %q, stderr %q: want 1 naming --listen, in use", status, stdout, stderr)
+			}
+			b, err := os.ReadFile(tt.out)
+			switch {
+			case tt.after == "" && !errors.Is(err, fs.ErrNotExist):
+				t.Errorf("--out %s left behind (%q, %v)", tt.out, b, err)
+			case tt.after != "" && string(b) != tt.after:
+				t.Errorf("--out %s holds %q, want %q as before (%v)", tt.out, b, tt.after, err)
+			}
+		})
+	}
 	t.Run("json on standard error", func(t *testing.T) {
 		stdout, stderr, status := runCLI(t, "", "privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", node.P2PAddr,
 			"--network", "regtest", "--out", out, "--duration", "300ms", "--json")

@@ -154,6 +154,9 @@ func runUniverse(ctx context.Context, a *app, f *universeFlags, fl *pflag.FlagSe
 		return nodeFailureFrom(err, params, "", nodeFlags{f.peer: "--peer"})
 	}
 	defer c.Close()
+	if _, err := dropEchoes(c, params, nodeFlags{f.peer: "--peer"}); err != nil {
+		return err // the one node given
+	}
 	if _, err := c.SyncHeaders(ctx); err != nil {
 		return nodeFailureFrom(err, params, "", nodeFlags{f.peer: "--peer"})
 	}

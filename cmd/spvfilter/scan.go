@@ -857,7 +857,8 @@ func (fl *scanFlags) bip37Options(flags *pflag.FlagSet) (client.BIP37Options, er
 
 // checkWatchScripts refuses a watched script no scan of the mode can find
 // (an OP_RETURN output, which BIP 158 filters leave out) and warns of one
-// no output can usefully pay (longer than a script that can be spent).
+// no output can usefully pay (longer than a script that can be spent),
+// and of a hash given where its script was meant (see hashNotScript).
 func checkWatchScripts(items []watchItem, mode string) ([]string, error) {
 	var warnings []string
 	for _, it := range items {
@@ -872,8 +873,29 @@ func checkWatchScripts(items []watchItem, mode string) ([]string, error) {
 			warnings = append(warnings, fmt.Sprintf("%s: a script of %d bytes, more than the %d a script can have to be spent: an output paying it is unspendable and not relayed by nodes (is it an output script?)",
 				it.where, len(s), txscript.MaxScriptSize))
 		}
+		if w := hashNotScript(s); w != "" {
+			warnings = append(warnings, it.where+": "+w)
+		}
 	}
 	return warnings, nil
+}
+
+// hashNotScript says, of a watched script s of 20 or 32 bytes that is no
+// standard script, that it is read as a script but is likely a hash
+// given where its script was meant (a txid, a key or script hash), and
+// what to give instead: no output pays such bytes, and the scan would
+// find nothing without a word. "" for any other script.
+func hashNotScript(s []byte) string {
+	if txscript.GetScriptClass(s) != txscript.NonStandardTy {
+		return ""
+	}
+	switch len(s) {
+	case 20:
+		return fmt.Sprintf("%x is 20 bytes read as an output script, which is no standard one: a key or script hash? watch the address, or the script that pays it: 76a914%x88ac (P2PKH), 0014%x (P2WPKH), a914%x87 (P2SH)", s, s, s, s)
+	case 32:
+		return fmt.Sprintf("%x is 32 bytes read as an output script, which is no standard one: a txid? to find its outputs' spends watch them as TXID:VOUT; a witness program's script is 0020%x (P2WSH) or 5120%x (P2TR)", s, s, s)
+	}
+	return ""
 }
 
 // checkBIP37Watch builds the BIP 37 filter of the watch list once, before
@@ -930,6 +952,11 @@ func (a *app) executeScan(ctx context.Context, plan *scanPlan) (*client.ScanResu
 		return nil, err
 	}
 	defer c.Close()
+	echoes, err := dropEchoes(c, cfg.Params, plan.nodes)
+	if err != nil {
+		return nil, err
+	}
+	plan.warnings = append(plan.warnings, echoes...)
 	if err := a.checkServices(c, plan.mode); err != nil {
 		return nil, err
 	}
@@ -1067,20 +1094,25 @@ func newScanJSON(plan *scanPlan, res *client.ScanResult, took time.Duration) sca
 }
 
 // checkServices refuses, right after the handshake, a scan no connected
-// peer can serve.
+// peer can serve, saying what each offers, how a node serves what the
+// mode needs, and the other mode.
 func (a *app) checkServices(c *client.Client, mode string) error {
-	need, name := wire.SFNodeCF, "NODE_COMPACT_FILTERS (BIP 157)"
+	need, name, other := wire.SFNodeCF, "NODE_COMPACT_FILTERS (BIP 157)", "bip37"
+	how := "Bitcoin Core with blockfilterindex=1 and peerblockfilters=1, btcd without --nocfilters"
 	if mode == "bip37" {
-		need, name = wire.SFNodeBloom, "NODE_BLOOM (BIP 37)"
+		need, name, other = wire.SFNodeBloom, "NODE_BLOOM (BIP 37)", "bip157"
+		how = "Bitcoin Core with peerbloomfilters=1, btcd without --nopeerbloomfilters"
 	}
 	if c.Serves(need) {
 		return nil
 	}
 	var seen []string
 	for _, p := range c.Peers() {
-		seen = append(seen, p.Address+" ("+servicesText(p.Services)+")")
+		seen = append(seen, "peer "+p.Address+" offers "+servicesText(p.Services))
 	}
-	return fmt.Errorf("%w: %s not advertised by %s", peer.ErrMissingService, name, strings.Join(seen, ", "))
+	err := fmt.Errorf("%w: %s not advertised by %s", peer.ErrMissingService, name, strings.Join(seen, ", "))
+	return &restated{fmt.Sprintf("no peer offers %s, which a %s scan needs (%s): give a node that does (%s), or scan with --mode %s",
+		name, mode, strings.Join(seen, "; "), how, other), err}
 }
 
 func (a *app) printScan(out *scanJSON) error {

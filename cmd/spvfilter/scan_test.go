@@ -509,3 +509,80 @@ func TestScanPrivacyTarget(t *testing.T) {
 		t.Errorf("status %d, text %q (%s): want the cover line", status, stdout, stderr)
 	}
 }
+
+// TestCheckWatchScriptsHash: a watch item of 20 or 32 bytes that is no
+// standard script (a key hash, a txid given as hex) is watched as given
+// but warned of, with the scripts that pay it; a standard script, and a
+// script of another size, are not.
+func TestCheckWatchScriptsHash(t *testing.T) {
+	const hash160 = "751e76e8199196d454941c45d1b3a323f1433bd6"
+	const txid = "184284bef1cf0dfa0c409275933ac4d0c83505efdea5d8c34261d08364fc6e15"
+	tests := []struct {
+		name, script string
+		want         []string // nil: no warning
+	}{
+		{"a key hash", hash160, []string{"--watch 1: " + hash160 + " is 20 bytes read as an output script, which is no standard one: a key or script hash?",
+			"76a914" + hash160 + "88ac (P2PKH)", "0014" + hash160 + " (P2WPKH)", "a914" + hash160 + "87 (P2SH)"}},
+		{"a txid", txid, []string{"--watch 1: " + txid + " is 32 bytes read as an output script, which is no standard one: a txid?", "TXID:VOUT", "0020" + txid + " (P2WSH)"}},
+		{"P2WPKH", "0014" + hash160, nil},
+		{"P2PKH", "76a914" + hash160 + "88ac", nil},
+		{"P2WSH", "0020" + txid, nil},
+		{"a non-standard script of another size", hash160 + "00", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := hex.DecodeString(tt.script)
+			if err != nil {
+				t.Fatal(err)
+			}
+			items := []watchItem{{given: tt.script, where: "--watch 1", item: client.ScriptItem(s)}}
+			warnings, err := checkWatchScripts(items, "bip157")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.want == nil {
+				if len(warnings) != 0 {
+					t.Errorf("warnings %q, want none", warnings)
+				}
+				return
+			}
+			if len(warnings) != 1 || !hasWarning(warnings, tt.want...) {
+				t.Errorf("warnings %q, want one holding %q", warnings, tt.want)
+			}
+		})
+	}
+}
+
+// TestScanMissingService: a node that does not serve what the scan's mode
+// needs (btcd with --nocfilters for bip157, --nopeerbloomfilters for
+// bip37) is named with what it offers, how a node serves the mode, and
+// the other mode, not as the peer package's sentinel.
+func TestScanMissingService(t *testing.T) {
+	tests := []struct {
+		name, arg, mode string
+		want            []string
+	}{
+		{"no BIP 157 filters", "--nocfilters", "bip157", []string{"no peer offers NODE_COMPACT_FILTERS (BIP 157), which a bip157 scan needs (--connect ",
+			" offers NODE_NETWORK, NODE_BLOOM, NODE_WITNESS, NODE_NETWORK_LIMITED): give a node that does (Bitcoin Core with blockfilterindex=1 and peerblockfilters=1, btcd without --nocfilters), or scan with --mode bip37"}},
+		{"no BIP 37 filters", "--nopeerbloomfilters", "bip37", []string{"no peer offers NODE_BLOOM (BIP 37), which a bip37 scan needs (--connect ",
+			"btcd without --nopeerbloomfilters), or scan with --mode bip157"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			node := peertest.StartBtcd(t, peertest.WithArgs(tt.arg))
+			watch := peertest.NewKey("alice").Address(node.Params).EncodeAddress()
+			_, stderr, status := runCLI(t, "", "scan", "--network", "regtest", "--mode", tt.mode, "--connect", node.P2PAddr, "--watch", watch)
+			if status != exitFailure || strings.Count(stderr, "\n") != 1 {
+				t.Fatalf("status %d, stderr %q", status, stderr)
+			}
+			for _, w := range append(tt.want, "--connect "+node.P2PAddr+" offers") {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr %q lacks %q", stderr, w)
+				}
+			}
+			if strings.Contains(stderr, "required service") {
+				t.Errorf("stderr %q holds the sentinel's words", stderr)
+			}
+		})
+	}
+}

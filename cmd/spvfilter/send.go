@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -64,8 +65,13 @@ send does not rebroadcast: run it again until the transaction is mined.`,
 	return cmd
 }
 
+// silentRejectAfter finds, in the peer package's words for a transaction
+// a node asked for but did not take, how long it was waited for.
+var silentRejectAfter = regexp.MustCompile(`requested but not in the node's mempool after (\S+)$`)
+
 // sendWords says in the tool's words why each peer did not take the
-// transaction: a rejection with the node's reason, and a node that never
+// transaction: a rejection with the node's reason, one without a word
+// (asked for, and not in the node's mempool), and a node that never
 // asked for it, which a node does for a transaction it rejected before.
 // The cause stays wrapped.
 func sendWords(err error) error {
@@ -79,6 +85,14 @@ func sendWords(err error) error {
 		switch {
 		case errors.As(pe.Err, &re):
 			msg = strings.Replace(msg, pe.Error(), fmt.Sprintf("peer %s rejected it as %v: %s", pe.Peer, re.Kind, re.Reason), 1)
+		case errors.Is(pe.Err, peer.ErrRejected):
+			// Asked for, then not taken without a word (a
+			// RejectError, which wraps ErrRejected too, is above).
+			after := "--timeout"
+			if m := silentRejectAfter.FindStringSubmatch(pe.Err.Error()); m != nil {
+				after = m[1]
+			}
+			msg = strings.Replace(msg, pe.Error(), fmt.Sprintf("peer %s asked for it, then rejected it without a reject message: it is not in its mempool %s later, as btcd does with a transaction that spends outputs it does not know or that are spent already (kept as an orphan) or that it finds invalid (the node's log says why)", pe.Peer, after), 1)
 		case errors.Is(pe.Err, peer.ErrStalled) && pe.Op == "inv tx":
 			msg = strings.Replace(msg, pe.Error(), fmt.Sprintf("peer %s did not ask for it and does not hold it: a node does not ask again for a transaction it has rejected (was it sent before, and refused? the node's log says why)", pe.Peer), 1)
 		}
@@ -153,6 +167,10 @@ func runSend(a *app, f *sendFlags, args []string) error {
 		return nodeFailureFrom(err, params, "", f.nodes())
 	}
 	defer c.Close()
+	echoes, err := dropEchoes(c, params, f.nodes())
+	if err != nil {
+		return err
+	}
 	res, err := c.SendTransaction(ctx, tx)
 	if err := interruptedBy(ctx, err, "send"); isInterrupted(err) {
 		return err
@@ -160,7 +178,7 @@ func runSend(a *app, f *sendFlags, args []string) error {
 	if err != nil {
 		return nodeFailureFrom(sendWords(err), params, "", f.nodes())
 	}
-	warnings := slices.Clone(res.Warnings)
+	warnings := append(echoes, res.Warnings...)
 	// A peer that held the transaction before this send (an earlier
 	// send gave it to it) counts for the client as having seen it; with
 	// no other peer holding it, its word is all there is.

@@ -67,3 +67,35 @@ func TestSendCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestSendSilentReject: a node that asks for the transaction and then
+// does not take it, without a reject message (btcd keeps a transaction
+// spending outputs it does not know, or spent already, as an orphan),
+// is named with what that means and how long it was waited for, not
+// in the peer package's words ("tx: transaction rejected: ...
+// requested but not in the node's mempool").
+func TestSendSilentReject(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 101)
+	spend := node.SpendCoinbase(t, wire.NewTxOut(1_000_000, peertest.NewKey("alice").PkScript()))
+	node.Confirm(t, spend)
+	double := spend.Copy()
+	double.TxOut[0].Value--
+	var buf bytes.Buffer
+	if err := double.Serialize(&buf); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ name, tx string }{
+		{"spends outputs the node does not know", coreTx},
+		{"spends an output spent already", hex.EncodeToString(buf.Bytes())},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, stderr, status := runCLI(t, "", "send", "--connect", node.P2PAddr, "--network", "regtest", "--timeout", "2s", tt.tx)
+			want := "--connect " + node.P2PAddr + " asked for it, then rejected it without a reject message: it is not in its mempool 2s later, as btcd does with a transaction that spends outputs it does not know"
+			if status != exitFailure || !strings.Contains(stderr, want) || strings.Contains(stderr, "tx: transaction rejected") || strings.Count(stderr, "\n") != 1 {
+				t.Errorf("status %d, stderr %q\nwant 1 and %q", status, stderr, want)
+			}
+		})
+	}
+}

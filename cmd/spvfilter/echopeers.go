@@ -1,0 +1,111 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/btcsuite/btcd/wire"
+
+	"github.com/spvfilter/spvfilter/peer"
+	"github.com/spvfilter/spvfilter/peer/client"
+)
+
+// errEchoes is the failure of a command whose every node sent back the
+// messages it was sent: a TCP echo service, or a mirror, and no node.
+var errEchoes = errors.New("no node: every node given sends back what it is sent")
+
+// echoWords says that a node answered the version message with this
+// client's own, the user agent included: what a TCP echo service does,
+// and no node of params' network.
+func echoWords(params *chaincfg.Params) string {
+	return fmt.Sprintf("it sends back what it is sent (its version message is this client's own, user agent %s): an echo service, no %s node (is the port right? %s nodes listen on port %s by default)",
+		peer.UserAgent, params.Name, params.Name, params.DefaultPort)
+}
+
+// isEcho reports whether the peer of st answered the version message
+// with the user agent this client sent: a node has its own, an echo
+// service sends back ours.
+func isEcho(st client.PeerStatus) bool { return st.UserAgent == peer.UserAgent }
+
+// dropEchoes removes from c every peer that sent back this client's own
+// version message (see echoWords), which would otherwise be asked and
+// waited for until it is dropped as too slow, or read as a node that
+// lacks a service. It returns a warning naming each, by the flag that
+// gave it (from), and fails when no other peer is left, with the reason
+// of each echo and of each other peer not used (one that could not be
+// reached).
+func dropEchoes(c *client.Client, params *chaincfg.Params, from nodeFlags) ([]string, error) {
+	var echoes, unused []string
+	others := 0
+	for _, st := range c.Peers() {
+		switch {
+		case isEcho(st):
+			echoes = append(echoes, st.Address)
+		case st.Reason == "" && !st.Banned:
+			others++
+		default:
+			unused = append(unused, from.named(fmt.Sprintf("peer %s: %s", st.Address, statusWords(st, params))))
+		}
+	}
+	var warnings []string
+	for _, addr := range echoes {
+		if err := c.RemovePeer(addr); err != nil {
+			return nil, fmt.Errorf("removing peer %s: %w", addr, err)
+		}
+		warnings = append(warnings, from.named(fmt.Sprintf("peer %s was not used: %s", addr, echoWords(params))))
+	}
+	if len(echoes) > 0 && others == 0 {
+		var why []string
+		for _, addr := range echoes {
+			why = append(why, from.named(fmt.Sprintf("peer %s: %s", addr, echoWords(params))))
+		}
+		return nil, &restated{strings.Join(append(why, unused...), "; "), errEchoes}
+	}
+	return warnings, nil
+}
+
+// echoesVersion reports whether the service at addr sends back, within
+// timeout, a version message it is sent, byte for byte: an echo service,
+// which a check that the node answers a version message (privacy
+// capture's of its upstream) takes for a node. A node answers with its
+// own, which differs by its header's checksum at the latest. A failure to
+// connect or to answer reports false, for that check to name.
+func echoesVersion(ctx context.Context, addr string, netMagic wire.BitcoinNet, timeout time.Duration) bool {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Now()) })
+	defer stop()
+	v := wire.NewMsgVersion(wire.NewNetAddressIPPort(net.IPv4zero, 0, 0), wire.NewNetAddressIPPort(net.IPv4zero, 0, 0), rand.Uint64(), 0)
+	v.UserAgent = peer.UserAgent
+	v.DisableRelayTx = true
+	var sent bytes.Buffer
+	if err := wire.WriteMessage(&sent, v, wire.ProtocolVersion, netMagic); err != nil {
+		return false
+	}
+	if _, err := c.Write(sent.Bytes()); err != nil {
+		return false
+	}
+	want := sent.Bytes()
+	got := make([]byte, len(want))
+	for n := 0; n < len(want); {
+		k, err := c.Read(got[n:])
+		n += k
+		if !bytes.Equal(got[:n], want[:n]) || err != nil && n < len(want) {
+			return false
+		}
+	}
+	return true
+}
