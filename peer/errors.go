@@ -66,6 +66,11 @@ var (
 	// than its budget allows (see the package documentation); the error
 	// names the kind of message and the rate.
 	ErrFlooding = errors.New("flooding")
+	// ErrEcho: the version message that came back is the one this peer
+	// sent, its nonce the same: a TCP echo service on the port, or a
+	// connection that loops back to this client, and no node. It proves
+	// no lie; the connection is ended.
+	ErrEcho = errors.New("the node sent back this client's own version message")
 )
 
 // OversizeError is a message whose header claims a longer payload than

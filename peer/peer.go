@@ -91,6 +91,7 @@ type Peer struct {
 	// come (see the package documentation).
 	barriers barriers
 	remote   *wire.MsgVersion
+	nonce    uint64        // our version message's, set once before it is sent
 	pver     atomic.Uint32 // negotiated protocol version
 	addrV2   atomic.Bool   // the node sent sendaddrv2
 
@@ -210,6 +211,9 @@ func (p *Peer) handshake(ctx context.Context, deadline time.Time) error {
 			if p.remote != nil {
 				return p.fail(op, "%w: second version message", ErrProtocol)
 			}
+			if m.Nonce == p.nonce {
+				return p.fail(op, "%w (nonce %016x): an echo service or this client itself, no node", ErrEcho, m.Nonce)
+			}
 			if uint32(m.ProtocolVersion) < minProtocolVersion {
 				return p.fail(op, "%w: protocol version %d, at least %d needed", ErrProtocol, m.ProtocolVersion, minProtocolVersion)
 			}
@@ -254,7 +258,8 @@ func (p *Peer) version() *wire.MsgVersion {
 		// address is the proxy's, and not for the node to know.
 		you = wire.NewNetAddressIPPort(tcp.IP, uint16(tcp.Port), 0)
 	}
-	v := wire.NewMsgVersion(me, you, rand.Uint64(), 0)
+	p.nonce = rand.Uint64()
+	v := wire.NewMsgVersion(me, you, p.nonce, 0)
 	v.UserAgent = UserAgent
 	v.ProtocolVersion = int32(wire.ProtocolVersion)
 	v.Services = p.cfg.Services

@@ -1,17 +1,11 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
-	"net"
 	"strings"
-	"time"
 
 	"github.com/btcsuite/btcd/chaincfg"
-	"github.com/btcsuite/btcd/wire"
 
 	"github.com/spvfilter/spvfilter/peer"
 	"github.com/spvfilter/spvfilter/peer/client"
@@ -29,10 +23,13 @@ func echoWords(params *chaincfg.Params) string {
 		peer.UserAgent, params.Name, params.Name, params.DefaultPort)
 }
 
-// isEcho reports whether the peer of st answered the version message
-// with the user agent this client sent: a node has its own, an echo
-// service sends back ours.
-func isEcho(st client.PeerStatus) bool { return st.UserAgent == peer.UserAgent }
+// isEcho reports whether the peer of st sent back this client's own
+// version message: its handshake failed with peer.ErrEcho (the same
+// nonce), or it answered with the user agent this client sent (a node
+// has its own, an echo service sends back ours).
+func isEcho(st client.PeerStatus) bool {
+	return errors.Is(st.Err, peer.ErrEcho) || st.UserAgent == peer.UserAgent
+}
 
 // dropEchoes removes from c every peer that sent back this client's own
 // version message (see echoWords), which would otherwise be asked and
@@ -69,43 +66,4 @@ func dropEchoes(c *client.Client, params *chaincfg.Params, from nodeFlags) ([]st
 		return nil, &restated{strings.Join(append(why, unused...), "; "), errEchoes}
 	}
 	return warnings, nil
-}
-
-// echoesVersion reports whether the service at addr sends back, within
-// timeout, a version message it is sent, byte for byte: an echo service,
-// which a check that the node answers a version message (privacy
-// capture's of its upstream) takes for a node. A node answers with its
-// own, which differs by its header's checksum at the latest. A failure to
-// connect or to answer reports false, for that check to name.
-func echoesVersion(ctx context.Context, addr string, netMagic wire.BitcoinNet, timeout time.Duration) bool {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		return false
-	}
-	defer c.Close()
-	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Now()) })
-	defer stop()
-	v := wire.NewMsgVersion(wire.NewNetAddressIPPort(net.IPv4zero, 0, 0), wire.NewNetAddressIPPort(net.IPv4zero, 0, 0), rand.Uint64(), 0)
-	v.UserAgent = peer.UserAgent
-	v.DisableRelayTx = true
-	var sent bytes.Buffer
-	if err := wire.WriteMessage(&sent, v, wire.ProtocolVersion, netMagic); err != nil {
-		return false
-	}
-	if _, err := c.Write(sent.Bytes()); err != nil {
-		return false
-	}
-	want := sent.Bytes()
-	got := make([]byte, len(want))
-	for n := 0; n < len(want); {
-		k, err := c.Read(got[n:])
-		n += k
-		if !bytes.Equal(got[:n], want[:n]) || err != nil && n < len(want) {
-			return false
-		}
-	}
-	return true
 }

@@ -237,6 +237,8 @@ func peerFailure(pe *peer.PeerError, params *chaincfg.Params) string {
 		var ne *peer.NetworkError
 		var de *peer.DecodeError
 		switch {
+		case errors.Is(pe, peer.ErrEcho):
+			return fmt.Sprintf("peer %s: %s", pe.Peer, echoWords(params))
 		case errors.As(pe, &ne):
 			return fmt.Sprintf("peer %s: %s", pe.Peer, otherNetwork(ne.Got, params))
 		case errors.As(pe, &de):

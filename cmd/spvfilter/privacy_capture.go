@@ -126,9 +126,6 @@ func runCapture(ctx context.Context, a *app, f *captureFlags) error {
 	if err := capture.CheckUpstream(ctx, f.upstream, params.Net, f.handshake); err != nil {
 		return upstreamFailure(f.upstream, params, f.handshake, err)
 	}
-	if echoesVersion(ctx, f.upstream, params.Net, f.handshake) {
-		return &restated{fmt.Sprintf("--upstream %s: %s", f.upstream, echoWords(params)), errEchoes}
-	}
 	var out io.Writer = a.stdout
 	created := "" // --out, when this run creates it
 	if f.out != "-" {
@@ -233,6 +230,8 @@ func upstreamFailure(addr string, params *chaincfg.Params, handshake time.Durati
 			return &restated{fmt.Sprintf("--upstream %s: %s", addr, silentWords(params, handshake.String())), err}
 		case capture.UpstreamOtherNetwork:
 			return &restated{fmt.Sprintf("--upstream %s: %s", addr, otherNetwork(ue.Got, params)), err}
+		case capture.UpstreamEcho:
+			return &restated{fmt.Sprintf("--upstream %s: %s", addr, echoWords(params)), err}
 		case capture.UpstreamNotANode:
 			msg = "it answers with no version message: no " + params.Name + " node listens there"
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"syscall"
 	"time"
@@ -34,6 +35,10 @@ const (
 	// UpstreamNotANode: it answers with what is no message, or with
 	// messages none of which is its version.
 	UpstreamNotANode
+	// UpstreamEcho: the version message that came back is the one sent,
+	// its nonce the same: a TCP echo service, or a connection that loops
+	// back, and no node.
+	UpstreamEcho
 )
 
 // UpstreamError is an upstream node that does not answer as a node of the
@@ -47,6 +52,9 @@ type UpstreamError struct {
 }
 
 func (e *UpstreamError) Error() string {
+	if e.Problem == UpstreamEcho {
+		return fmt.Sprintf("%v: %s: it sent back the version message it was sent (an echo service, no node)", ErrUpstream, e.Addr)
+	}
 	if e.Err == nil {
 		return fmt.Sprintf("%v: %s: no version message among its first messages", ErrUpstream, e.Addr)
 	}
@@ -77,7 +85,8 @@ func answerError(addr string, err error) *UpstreamError {
 }
 
 // CheckUpstream connects to the node at addr, sends a version message and
-// waits for the node's version, within timeout (10s if zero). A relay that
+// waits for the node's version, within timeout (10s if zero); a version
+// of the nonce it sent is its own sent back (UpstreamEcho). A relay that
 // starts listening in front of a node that is down, or not a node of net,
 // would only record clients that give up.
 func CheckUpstream(ctx context.Context, addr string, netMagic wire.BitcoinNet, timeout time.Duration) error {
@@ -94,7 +103,8 @@ func CheckUpstream(ctx context.Context, addr string, netMagic wire.BitcoinNet, t
 	defer c.Close()
 	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Now()) })
 	defer stop()
-	v := wire.NewMsgVersion(wire.NewNetAddressIPPort(net.IPv4zero, 0, 0), wire.NewNetAddressIPPort(net.IPv4zero, 0, 0), 0, 0)
+	nonce := rand.Uint64()
+	v := wire.NewMsgVersion(wire.NewNetAddressIPPort(net.IPv4zero, 0, 0), wire.NewNetAddressIPPort(net.IPv4zero, 0, 0), nonce, 0)
 	v.UserAgent = "/spvfilter-capture-check:0/"
 	v.DisableRelayTx = true
 	if err := wire.WriteMessage(c, v, wire.ProtocolVersion, netMagic); err != nil {
@@ -103,19 +113,26 @@ func CheckUpstream(ctx context.Context, addr string, netMagic wire.BitcoinNet, t
 	for i := 0; i < 16; i++ {
 		// Reading through the relay's strict framing: the node must speak
 		// the network's magic.
-		cmd, err := readUpstreamCommand(c, netMagic)
+		cmd, payload, err := readUpstreamCommand(c, netMagic)
 		if err != nil {
 			return answerError(addr, err)
 		}
 		if cmd == wire.CmdVersion {
+			var got wire.MsgVersion
+			if err := got.BtcDecode(bytes.NewBuffer(payload), wire.ProtocolVersion, wire.LatestEncoding); err == nil && got.Nonce == nonce {
+				return &UpstreamError{Addr: addr, Problem: UpstreamEcho}
+			}
 			return nil
 		}
 	}
 	return &UpstreamError{Addr: addr, Problem: UpstreamNotANode}
 }
 
-func readUpstreamCommand(c net.Conn, netMagic wire.BitcoinNet) (string, error) {
+// readUpstreamCommand reads one message from c through the relay's
+// strict framing and returns its command and payload.
+func readUpstreamCommand(c net.Conn, netMagic wire.BitcoinNet) (string, []byte, error) {
 	var hdr [frameHeaderSize]byte
 	var payload bytes.Buffer
-	return readFrame(c, netMagic, &hdr, &payload)
+	cmd, err := readFrame(c, netMagic, &hdr, &payload)
+	return cmd, payload.Bytes(), err
 }

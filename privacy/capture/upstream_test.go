@@ -3,6 +3,7 @@ package capture
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"strings"
 	"testing"
@@ -26,6 +27,7 @@ func TestCheckUpstream(t *testing.T) {
 		time.Sleep(time.Second) // an answer, not a hang-up
 	})
 	closer := listenAndServe(t, func(c net.Conn) {})
+	echo := listenAndServe(t, func(c net.Conn) { io.Copy(c, c) })
 	for _, tt := range []struct {
 		name, addr string
 		net        wire.BitcoinNet
@@ -37,6 +39,7 @@ func TestCheckUpstream(t *testing.T) {
 		{"silent", silent, wire.TestNet, UpstreamSilent, 0},
 		{"not a node", http, wire.TestNet, UpstreamOtherNetwork, wire.BitcoinNet(0x50545448)},
 		{"hangs up", closer, wire.TestNet, UpstreamHungUp, 0},
+		{"echo service", echo, wire.TestNet, UpstreamEcho, 0},
 	} {
 		err := CheckUpstream(context.Background(), tt.addr, tt.net, 300*time.Millisecond)
 		if !errors.Is(err, ErrUpstream) || !strings.Contains(err.Error(), tt.addr) {
