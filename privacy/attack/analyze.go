@@ -356,8 +356,12 @@ func (r *Report) verdict() string {
 			r.EstimatedWalletLow, r.EstimatedWalletHigh)
 	default:
 		share := r.EstimatedWallet / float64(r.MatchedCount)
-		fmt.Fprintf(&b, ", so about %.0f of them (%.1f%%; 95%% interval %.0f to %.0f) belong to the wallet; %d are exposed with probability >= 95%%.",
-			r.EstimatedWallet, 100*share, r.EstimatedWalletLow, r.EstimatedWalletHigh, r.Confident)
+		verb := "are"
+		if r.Confident == 1 {
+			verb = "is"
+		}
+		fmt.Fprintf(&b, ", so about %.0f of them (%.1f%%; 95%% interval %.0f to %.0f) belong to the wallet; %d %s exposed with probability >= 95%%.",
+			r.EstimatedWallet, 100*share, r.EstimatedWalletLow, r.EstimatedWalletHigh, r.Confident, verb)
 	}
 	return b.String()
 }
