@@ -91,9 +91,9 @@ type Match struct {
 	ProbabilityLow  float64 `json:"probability_low"`
 	ProbabilityHigh float64 `json:"probability_high"`
 	// AmbiguousWith names the members of its group with as many
-	// appearances as it has: the downloads give the same evidence for
-	// each, so one of them (not each) is the wallet's with the group's
-	// probability.
+	// appearances as it has, the group's most, in a block of it: the
+	// downloads give the same evidence for each, so one of them (not
+	// each) is the wallet's with the group's probability.
 	AmbiguousWith []string `json:"ambiguous_with,omitempty"`
 }
 
@@ -106,8 +106,8 @@ type Group struct {
 	Members     []string `json:"members"`
 	Appearances uint64   `json:"appearance_count"`
 	// Reason says why they are one group. Ambiguous is true when two or
-	// more members have the most appearances: the downloads give the same
-	// evidence for each.
+	// more members have the most appearances in a block in common: the
+	// downloads give the same evidence for each.
 	Reason    string `json:"reason"`
 	Ambiguous bool   `json:"ambiguous,omitempty"`
 	// Nested is true when every block of its most appearing member is a

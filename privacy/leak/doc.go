@@ -165,12 +165,25 @@
 // spend): a payer's change reused across payments to the wallet, some of
 // them batched. It carries no evidence of its own either and has half the
 // group's probability (Match.Passenger). Members of as many appearances as
-// the most appearing one are ambiguous with each other
-// (Match.AmbiguousWith, Group.Ambiguous): one of them, not
-// each, is the wallet's with the group's probability, so each of n has
-// at most a share 1/n of it, its interval reaching the group's high end
-// (more than one of them may be the wallet's); a client's own report
-// (Options.Own), an upper estimate, leaves each the whole.
+// the most appearing one that share a block are ambiguous with each other
+// (Match.AmbiguousWith, Group.Ambiguous): the same downloads are the
+// evidence of each (a payer's change reused as often as the wallet's
+// script, in the same payments to it), one of them, not each, is the
+// wallet's with the group's probability, so each of n has at most a
+// share 1/n of it, its interval reaching the group's high end (more than
+// one of them may be the wallet's); a client's own report (Options.Own),
+// an upper estimate, leaves each the whole. The most appearing member,
+// riding in the others' transactions and ambiguous with none, leads its
+// group: it is the script the group's probability is of (its class is
+// its k), and has that probability, unless more than half its
+// transactions hold two matches only, the payer's change paid back to
+// itself beside each payment to the wallet, which keeps half. On the
+// simulated regimes' tuning seeds (7701 to 7704, groups of P 0.5 or
+// more) members leading so were right 211 of 223 times at 0.935 said,
+// those paired so 22 of 54 on reuse; on a real neutrino client's capture
+// the wallet's addresses paid again and spent (each in blocks of its own,
+// two of as many appearances once taken for an ambiguous pair at 0.48
+// each) 96 of 96.
 //
 // Escorted. A match of two or more appearances that does not ride, and
 // in at least half its transactions sits beside another match (of at
