@@ -230,12 +230,12 @@ func coLocatedChain(t *testing.T, withTxs bool) ([]byte, *capture.FetchSession) 
 // TestAnalyzeFetchesCoLocated: the payer's change, whose every appearance
 // lies in the wallet's transactions, is grouped with the wallet's script,
 // and so are the outputs of the wallet's spend: every one of them rides
-// in the others' transactions, so that downloads cannot tell which are
-// the wallet's (a payer's change reused in every payment would appear in
-// more blocks than the wallet's script): each has half the group's
-// probability, but the change, riding in two blocks beside the wallet's
-// script that appears in more, three tenths (chained). Without the transactions in the index, the change takes a
-// probability of its own.
+// in the others' transactions. The wallet's script, the group's one most
+// appearing member, riding in transactions of three or more matches,
+// leads the group and has its whole probability (see package leak's
+// documentation); the change, riding in two blocks beside it, three
+// tenths (chained). Without the transactions in the index, the change
+// takes a probability of its own.
 func TestAnalyzeFetchesCoLocated(t *testing.T) {
 	for _, withTxs := range []bool{true, false} {
 		data, s := coLocatedChain(t, withTxs)
@@ -270,14 +270,15 @@ func TestAnalyzeFetchesCoLocated(t *testing.T) {
 		if len(g.Members) != 5 || g.Members[0] != "w" || !strings.Contains(g.Reason, "transactions") || g.Probability < 0.95 {
 			t.Errorf("group %+v", g)
 		}
-		// c1 rides in both its blocks beside w, which appears more: a
-		// script chained through the wallet's transactions, three tenths.
-		if math.Abs(w.Probability-g.Probability/2) > 1e-9 || math.Abs(c1.Probability-g.Probability*0.3) > 1e-9 ||
+		// w leads the group; c1 rides in both its blocks beside w, which
+		// appears more: a script chained through the wallet's
+		// transactions, three tenths.
+		if math.Abs(w.Probability-g.Probability) > 1e-9 || math.Abs(c1.Probability-g.Probability*0.3) > 1e-9 ||
 			w.ProbabilityLow > w.Probability || w.ProbabilityHigh < w.Probability || c1.ProbabilityLow > c1.Probability || c1.ProbabilityHigh < c1.Probability {
 			t.Errorf("w %.4f (%.4f-%.4f), c1 %.4f (%.4f-%.4f), group %.4f", w.Probability, w.ProbabilityLow, w.ProbabilityHigh,
 				c1.Probability, c1.ProbabilityLow, c1.ProbabilityHigh, g.Probability)
 		}
-		if r.CoLocated != 5 || r.Confident != 0 || r.ConfidentGroups != 1 {
+		if r.CoLocated != 5 || r.Confident != 1 || r.ConfidentGroups != 1 {
 			t.Errorf("%d co-located, %d confident, %d confident groups", r.CoLocated, r.Confident, r.ConfidentGroups)
 		}
 		for _, c := range r.ByAppearances {
