@@ -154,8 +154,7 @@ func scanFull(t *testing.T, r *fullChain) fullScan {
 	t.Helper()
 	l := peertest.NewLiar(t, r.node.P2PAddr, r.node.Params.Net, nil)
 	c := connectTo(t, r.node, time.Minute, l.Addr)
-	arg := "--datadir=" + r.node.DataDir + "/data"
-	cpu0, ok := nodeCPU(arg)
+	cpu0, ok := r.node.CPU()
 	if !ok {
 		t.Skip("the node's CPU time is not measured here")
 	}
@@ -163,7 +162,7 @@ func scanFull(t *testing.T, r *fullChain) fullScan {
 	start := time.Now()
 	res, err := c.ScanBIP157(context.Background(), ScanRequest{Watch: []WatchItem{ScriptItem(r.alice.PkScript())}, From: 0, To: -1})
 	wall := time.Since(start)
-	cpu1, _ := nodeCPU(arg)
+	cpu1, _ := r.node.CPU()
 	if err != nil {
 		t.Fatal(err)
 	}

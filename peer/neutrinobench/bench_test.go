@@ -474,3 +474,13 @@ func median(costs []Cost, f func(Cost) float64) float64 {
 	}
 	return medianOf(v)
 }
+
+// medianOf returns the median of v.
+func medianOf(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[len(s)/2]
+}

@@ -743,16 +743,6 @@ func values(fs []followFigures, get func(followFigures) float64) []float64 {
 	return v
 }
 
-// medianOf returns the median of v.
-func medianOf(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if n := len(s); n%2 == 0 {
-		return (s[n/2-1] + s[n/2]) / 2
-	}
-	return s[len(s)/2]
-}
-
 // commandTable prints what each follower received while following, per
 // block mined, by message command: medians over the rounds, and the
 // difference spvfilter − neutrino of the medians.

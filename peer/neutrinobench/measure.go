@@ -105,7 +105,7 @@ func startMeterEvery(nodes []int, every time.Duration) *meter {
 func nodesCPU(pids []int) time.Duration {
 	var total time.Duration
 	for _, pid := range pids {
-		c, _ := cpuOf(pid)
+		c, _ := peertest.ProcessCPU(pid)
 		total += c
 	}
 	return total

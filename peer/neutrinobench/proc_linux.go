@@ -29,10 +29,6 @@ func resetPeakRSS() (rss uint64, ok bool) {
 	return peertest.PeakRSS()
 }
 
-// userHZ is the unit of the CPU times in /proc/PID/stat: USER_HZ, 100 on
-// every Linux architecture Go supports.
-const userHZ = 100
-
 // pidWithArg returns the process whose command line holds arg, such as a
 // node's --datadir flag.
 func pidWithArg(arg string) (int, bool) {
@@ -56,29 +52,4 @@ func pidWithArg(arg string) (int, bool) {
 		}
 	}
 	return 0, false
-}
-
-// cpuOf returns the user plus system CPU time process pid has used.
-func cpuOf(pid int) (time.Duration, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, false
-	}
-	// The command name, in parentheses, may hold spaces: fields count
-	// from the last ')'. utime and stime are fields 14 and 15 of the
-	// line, 12 and 13 after the name.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, false
-	}
-	f := bytes.Fields(b[i+1:])
-	if len(f) < 13 {
-		return 0, false
-	}
-	utime, err1 := strconv.ParseUint(string(f[11]), 10, 64)
-	stime, err2 := strconv.ParseUint(string(f[12]), 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, false
-	}
-	return time.Duration(utime+stime) * time.Second / userHZ, true
 }

@@ -12,6 +12,3 @@ func resetPeakRSS() (uint64, bool) { return 0, false }
 
 // pidWithArg is not available on this system.
 func pidWithArg(string) (int, bool) { return 0, false }
-
-// cpuOf is not available on this system.
-func cpuOf(int) (time.Duration, bool) { return 0, false }

@@ -401,6 +401,15 @@ func (n *Node) GenerateErr(count int) ([]*chainhash.Hash, error) {
 	return all, nil
 }
 
+// CPU returns the user plus system CPU time btcd has used so far (see
+// ProcessCPU); ok is false where it cannot be measured.
+func (n *Node) CPU() (cpu time.Duration, ok bool) {
+	if n.cmd == nil || n.cmd.Process == nil {
+		return 0, false
+	}
+	return ProcessCPU(n.cmd.Process.Pid)
+}
+
 // Stop stops btcd (interrupt, then kill after 10 s), waits for it to exit
 // and removes its data directory. It is safe to call more than once.
 func (n *Node) Stop() error {

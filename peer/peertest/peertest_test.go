@@ -2,6 +2,7 @@ package peertest
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
 
 	"github.com/btcsuite/btcd/chaincfg"
@@ -26,6 +27,10 @@ func TestNodeMinesAndSpends(t *testing.T) {
 		t.Fatal("the same coinbase was spent twice")
 	}
 	n.Confirm(t, again)
+	// The node worked: its CPU time is measured and grows.
+	if cpu, ok := n.CPU(); runtime.GOOS == "linux" && (!ok || cpu <= 0) {
+		t.Errorf("node CPU %v, %v after mining 104 blocks; want a positive time", cpu, ok)
+	}
 }
 
 func TestStopIsIdempotent(t *testing.T) {

@@ -3,12 +3,14 @@
 package peertest
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // sysProcAttr makes the kernel kill btcd when the test process dies
@@ -36,4 +38,32 @@ func removeOrphanDirs() {
 			os.RemoveAll(dir)
 		}
 	}
+}
+
+// ProcessCPU returns the user plus system CPU time process pid has used,
+// from /proc/PID/stat; ok is false if it cannot be read.
+func ProcessCPU(pid int) (cpu time.Duration, ok bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	// The command name, in parentheses, may hold spaces: fields count
+	// from the last ')'. utime and stime are fields 14 and 15 of the
+	// line, 12 and 13 after the name, in USER_HZ (100 a second on every
+	// Linux architecture Go supports).
+	const userHZ = 100
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := bytes.Fields(b[i+1:])
+	if len(f) < 13 {
+		return 0, false
+	}
+	utime, err1 := strconv.ParseUint(string(f[11]), 10, 64)
+	stime, err2 := strconv.ParseUint(string(f[12]), 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	return time.Duration(utime+stime) * time.Second / userHZ, true
 }
