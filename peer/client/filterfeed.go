@@ -596,12 +596,24 @@ func (d *filterDownload) resume(ctx context.Context, b filterBatch, m *pool.Memb
 	return true
 }
 
-// abandon ends the download from within, after a filter damaged on the
-// way (why): the segments not in are verified by their filter headers
-// (see wait), and nobody is blamed for the damage; a failure the
-// download met before stands.
-func (f *filterFeed) abandon(why error) {
+// abandon ends the download from within, after a message damaged on
+// the way (why) that m served: the segments not in are verified by their
+// filter headers (see wait), and nobody is blamed for the damage; a
+// failure the download met before stands. The damage ends m's
+// connection, but its request may return before the connection is seen
+// to have ended (the read loop records the damage, then closes the
+// socket, which fails a write still under way, and only then marks the
+// connection done): abandon waits for that end, so that stop dials m
+// again rather than finding its connection open and the verification
+// ask on it, failing with the same damage, unsent.
+func (f *filterFeed) abandon(ctx context.Context, m *pool.Member, why error) {
 	f.c.logf("%v: the scan's segments whose filters are not in are verified by their filter headers", why)
+	if p := f.c.pool.Conn(m); p != nil {
+		select {
+		case <-p.Done():
+		case <-ctx.Done():
+		}
+	}
 	f.cancel()
 }
 
@@ -795,7 +807,7 @@ func (v *verification) fedSegment(ctx context.Context, j int, agreed []chainhash
 			v.feed.discard(s)
 		}
 		v.feed.stop(true)
-		return v.segment(ctx, j, agreed, start, prev)
+		return v.segmentAgain(ctx, j, agreed, start, prev)
 	}
 	if chainHeaders(prev, s.hashes) == agreed[j] {
 		v.feed.verify(s)
@@ -810,7 +822,7 @@ func (v *verification) fedSegment(ctx context.Context, j int, agreed []chainhash
 	}
 	held := v.feed.discard(s)
 	v.feed.stop(true)
-	hashes, err := v.segment(ctx, j, agreed, start, prev)
+	hashes, err := v.segmentAgain(ctx, j, agreed, start, prev)
 	if err != nil {
 		return nil, err
 	}

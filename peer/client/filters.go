@@ -348,7 +348,7 @@ func (d *filterDownload) fed(ctx context.Context, b filterBatch, m *pool.Member,
 		// No proof, and the rest of the batch is not worth its bytes:
 		// the segments not in are verified by their filter headers, as
 		// ever.
-		d.feed.abandon(err)
+		d.feed.abandon(ctx, m, err)
 		return false
 	case ctx.Err() != nil:
 		// The feed was stopped, abandoned or failed: not m's failure.

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -65,7 +66,7 @@ func (v *verification) segmentHeaders(ctx context.Context, j int, agreed []chain
 				// (see filterFeed.stop).
 				v.feed.stop(true)
 			}
-			hashes, err = v.segment(ctx, j, agreed, from, prev)
+			hashes, err = v.segmentAgain(ctx, j, agreed, from, prev)
 		}
 		if proof := v.contradictsOwn(err); proof != nil {
 			return nil, proof
@@ -191,6 +192,44 @@ func (v *verification) segment(ctx context.Context, j int, agreed []chainhash.Ha
 		}
 		v.keepLive()
 	}
+}
+
+// maxDamagedAsks bounds how many times segmentAgain asks a segment's
+// filter hashes again after an answer damaged on the way.
+const maxDamagedAsks = 3
+
+// segmentAgain is segment, asked again when a peer's answer was damaged
+// on the way (peer.ErrDamaged: a payload that fails the checksum its node
+// gave it, which proves nothing about the node), that peer dialled again
+// first (after its backoff, see pool.Pool.Redial): the damage ended its
+// connection, and a request on it fails with the same damage, unsent.
+// So does a request on a connection a damaged answer to the feed ended
+// (see filterFeed.stop) when the dial that was to replace it failed. A
+// peer whose answers stay damaged, or that cannot be dialled again, fails
+// as ever (it is dropped, not banned).
+func (v *verification) segmentAgain(ctx context.Context, j int, agreed []chainhash.Hash, start int32, prev chainhash.Hash) ([]chainhash.Hash, error) {
+	for n := 0; ; n++ {
+		hashes, err := v.segment(ctx, j, agreed, start, prev)
+		m := damagedMember(err)
+		if m == nil || n == maxDamagedAsks {
+			return hashes, err
+		}
+		if rerr := v.c.pool.Redial(ctx, m); rerr != nil {
+			v.c.logf("%v; dialling it again: %v", err, rerr)
+			return hashes, err
+		}
+		v.c.logf("%v: dialled again, the filter headers from height %d asked again", err, start)
+	}
+}
+
+// damagedMember returns the peer whose failure err is an answer damaged
+// on the way, and nothing it is proved to have said; nil otherwise.
+func damagedMember(err error) *pool.Member {
+	var f *pool.Failure
+	if !errors.As(err, &f) || !errors.Is(f.Err, peer.ErrDamaged) || isLie(f.Err) {
+		return nil
+	}
+	return f.Member
 }
 
 // stateSegment asks each peer of ms for its filter hashes of segment j
