@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
@@ -609,9 +610,14 @@ func (d *filterDownload) resume(ctx context.Context, b filterBatch, m *pool.Memb
 func (f *filterFeed) abandon(ctx context.Context, m *pool.Member, why error) {
 	f.c.logf("%v: the scan's segments whose filters are not in are verified by their filter headers", why)
 	if p := f.c.pool.Conn(m); p != nil {
+		// Bounded: should m have been dialled again meanwhile, its new
+		// connection does not end.
+		t := time.NewTimer(f.c.timeout())
+		defer t.Stop()
 		select {
 		case <-p.Done():
 		case <-ctx.Done():
+		case <-t.C:
 		}
 	}
 	f.cancel()
