@@ -225,8 +225,8 @@ func (r *Rescan) emit(e Event) {
 // Height says where to resume.
 func (r *Rescan) Run(ctx context.Context) error {
 	defer r.endOnce.Do(func() { close(r.ended) })
-	if _, err := r.c.SyncHeaders(ctx); err != nil {
-		return r.unlessFollowEnded(ctx, err)
+	if err := r.syncFirst(ctx); err != nil {
+		return err
 	}
 	if !r.opt.StartTime.IsZero() {
 		r.mu.Lock()
@@ -237,6 +237,28 @@ func (r *Rescan) Run(ctx context.Context) error {
 	r.atTip, r.alone = -1, time.Time{}
 	for {
 		if end, err := r.round(ctx); end {
+			return err
+		}
+	}
+}
+
+// syncFirst is Run's first header sync. A following rescan on a started
+// client whose every peer was dropped (one that stalled, as an honest
+// node does on a request for a block its reorganization just took off its
+// chain) keeps the error as a warning and waits for a peer to be dialled
+// again, as scanTo does, rather than ending before it began.
+func (r *Rescan) syncFirst(ctx context.Context) error {
+	for {
+		_, err := r.c.SyncHeaders(ctx)
+		if err == nil {
+			r.waiting = peerWait{}
+			return nil
+		}
+		if !r.opt.Follow || ctx.Err() != nil || !r.c.mayComeBack() {
+			return r.unlessFollowEnded(ctx, err)
+		}
+		r.addWarnings([]string{fmt.Sprintf("no peer left to sync the headers with (waiting for a peer dropped to be dialled again): %v", err)})
+		if err := r.waitPeers(ctx, "a peer to sync the headers with"); err != nil {
 			return err
 		}
 	}
