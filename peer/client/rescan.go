@@ -12,6 +12,7 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer"
 	"github.com/spvfilter/spvfilter/peer/pool"
 	"github.com/spvfilter/spvfilter/privacy/leak"
 )
@@ -88,6 +89,9 @@ type Rescan struct {
 	// forgotFrom is the lowest height reported that the rescan no
 	// longer remembers (below base), or -1.
 	forgotFrom int32
+	// stalls counts the steps in a row that failed with a stall (see
+	// stalledStep); Run's alone.
+	stalls int
 }
 
 // NewRescan prepares a rescan; Run starts it.
@@ -221,8 +225,8 @@ func (r *Rescan) emit(e Event) {
 // Height says where to resume.
 func (r *Rescan) Run(ctx context.Context) error {
 	defer r.endOnce.Do(func() { close(r.ended) })
-	if _, err := r.c.SyncHeaders(ctx); err != nil {
-		return r.unlessFollowEnded(ctx, err)
+	if err := r.syncFirst(ctx); err != nil {
+		return err
 	}
 	if !r.opt.StartTime.IsZero() {
 		r.mu.Lock()
@@ -233,6 +237,28 @@ func (r *Rescan) Run(ctx context.Context) error {
 	r.atTip, r.alone = -1, time.Time{}
 	for {
 		if end, err := r.round(ctx); end {
+			return err
+		}
+	}
+}
+
+// syncFirst is Run's first header sync. A following rescan on a started
+// client whose every peer was dropped (one that stalled, as an honest
+// node does on a request for a block its reorganization just took off its
+// chain) keeps the error as a warning and waits for a peer to be dialled
+// again, as scanTo does, rather than ending before it began.
+func (r *Rescan) syncFirst(ctx context.Context) error {
+	for {
+		_, err := r.c.SyncHeaders(ctx)
+		if err == nil {
+			r.waiting = peerWait{}
+			return nil
+		}
+		if !r.opt.Follow || ctx.Err() != nil || !r.c.mayComeBack() {
+			return r.unlessFollowEnded(ctx, err)
+		}
+		r.addWarnings([]string{fmt.Sprintf("no peer left to sync the headers with (waiting for a peer dropped to be dialled again): %v", err)})
+		if err := r.waitPeers(ctx, "a peer to sync the headers with"); err != nil {
 			return err
 		}
 	}
@@ -310,11 +336,14 @@ func (r *Rescan) scanTo(ctx context.Context, target int32) (end bool, _ error) {
 	to := min(target, r.next+r.opt.BatchBlocks-1)
 	err := r.step(ctx, to)
 	if err == nil {
-		r.waiting = peerWait{}
+		r.waiting, r.stalls = peerWait{}, 0
 		return false, nil
 	}
 	if r.opt.Follow && ctx.Err() != nil {
 		return true, nil
+	}
+	if r.opt.Follow && errors.Is(err, peer.ErrStalled) && r.stalls < maxStalledSteps {
+		return r.stalledStep(ctx, err)
 	}
 	if errors.Is(err, ErrNoPeers) && r.c.bestHeld(wire.SFNodeCF) < to && r.c.bestHeld(wire.SFNodeCF) >= 0 {
 		// The peers that held the top of the step were banned or
@@ -342,6 +371,32 @@ func (r *Rescan) scanTo(ctx context.Context, target int32) (end bool, _ error) {
 		return false, nil
 	}
 	return true, err
+}
+
+// maxStalledSteps bounds the steps in a row of a following rescan that
+// may fail with a stall before Run ends with the stall's error.
+const maxStalledSteps = 3
+
+// stalledStep is a following rescan's step that failed with a stall
+// (err): the peers left had been asked for blocks that may have left
+// their chain between the step's plan and its requests, which btcd does
+// not answer (see peer.UnansweredError), while its new branch was not
+// mined yet; the scan's check for a reorganization came too soon to see
+// it. It is kept as a warning; the headers are synced again and the
+// step is planned anew after a wait for the chain to move (a poll),
+// at most maxStalledSteps times in a row: a stall that persists ends
+// Run with its error.
+func (r *Rescan) stalledStep(ctx context.Context, err error) (end bool, _ error) {
+	r.stalls++
+	r.addWarnings([]string{fmt.Sprintf("scanning from height %d: %v (headers synced again and the step planned anew, %d of %d)",
+		r.next, err, r.stalls, maxStalledSteps)})
+	if r.wait(ctx) != nil {
+		return true, nil // ended by its context: the following ends
+	}
+	if _, err := r.c.SyncHeaders(ctx); err != nil && ctx.Err() == nil && !errors.Is(err, ErrNoPeers) {
+		r.addWarnings([]string{fmt.Sprintf("syncing headers: %v", err)})
+	}
+	return ctx.Err() != nil, nil
 }
 
 // atEnd is a round with nothing left to scan below tip: a rescan that
