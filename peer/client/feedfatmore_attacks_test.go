@@ -261,6 +261,22 @@ func TestFeedFatNodeCostOfCut(t *testing.T) {
 	}
 }
 
+// fatDamagedCFHeaders is the setting of the damaged-hashes tests: a
+// chain of two fed segments whose only peer (l, forging the node's
+// filters) serves filters of about 20 KiB consistent with its filter
+// headers (the first segment's but alice's height 102, whose filter is
+// the node's), through a link (d) that damages one byte of the first
+// cfheaders answer, the node's checksum left as it was.
+func fatDamagedCFHeaders(t *testing.T) (*fedChain, *peertest.Liar, *peertest.Damager) {
+	t.Helper()
+	r := newFedChain(t, 2003)
+	filter := fatFilter(t, 7_700)
+	forge := peertest.Forge(t, r.node, 1, func(h int32, _ *wire.MsgBlock) bool { return h <= wire.CFCheckptInterval && h != 102 },
+		func(*wire.MsgBlock) []byte { return filter })
+	l := peertest.NewLiar(t, r.node.P2PAddr, r.node.Params.Net, forge)
+	return r, l, peertest.NewDamager(t, l.Addr, wire.CmdCFHeaders, 200)
+}
+
 // TestFeedFatHashesDamagedNotBanned has the only peer of a chain of
 // two fed segments serve filters of about 20 KiB consistent with its
 // filter headers, through a link that damages one byte of the first
@@ -270,12 +286,7 @@ func TestFeedFatNodeCostOfCut(t *testing.T) {
 // must find every payment to alice (the forged filters are those of the
 // first segment but alice's height 102, whose filter is the node's).
 func TestFeedFatHashesDamagedNotBanned(t *testing.T) {
-	r := newFedChain(t, 2003)
-	filter := fatFilter(t, 7_700)
-	forge := peertest.Forge(t, r.node, 1, func(h int32, _ *wire.MsgBlock) bool { return h <= wire.CFCheckptInterval && h != 102 },
-		func(*wire.MsgBlock) []byte { return filter })
-	l := peertest.NewLiar(t, r.node.P2PAddr, r.node.Params.Net, forge)
-	d := peertest.NewDamager(t, l.Addr, wire.CmdCFHeaders, 200)
+	r, l, d := fatDamagedCFHeaders(t)
 	c := connectTo(t, r.node, time.Minute, d.Addr)
 	res, err := c.ScanBIP157(context.Background(), ScanRequest{Watch: []WatchItem{ScriptItem(r.alice.PkScript())}, From: 0, To: -1})
 	hs, cf := cfRequests(t, l, c)
