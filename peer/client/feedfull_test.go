@@ -123,20 +123,11 @@ func fullBlock(params *chaincfg.Params, h int32, prev chainhash.Hash, ts time.Ti
 	for i := range fullBlockScripts {
 		cb.AddTxOut(wire.NewTxOut(0, fullScript(h, i)))
 	}
-	b := &wire.MsgBlock{
-		Header: wire.BlockHeader{Version: 0x20000000, PrevBlock: prev, Timestamp: ts, Bits: params.PowLimitBits,
-			MerkleRoot: blockchain.CalcMerkleRoot([]*btcutil.Tx{btcutil.NewTx(cb)}, false)},
-		Transactions: []*wire.MsgTx{cb},
+	b, err := peertest.SolveBlock(params, prev, ts, []*wire.MsgTx{cb})
+	if err != nil {
+		return nil, fmt.Errorf("the full block of height %d: %w", h, err)
 	}
-	target := blockchain.CompactToBig(params.PowLimitBits)
-	for nonce := uint32(0); nonce < 1<<20; nonce++ {
-		b.Header.Nonce = nonce
-		hash := b.Header.BlockHash()
-		if blockchain.HashToBig(&hash).Cmp(target) <= 0 {
-			return b, nil
-		}
-	}
-	return nil, fmt.Errorf("no nonce for the full block of height %d", h)
+	return b, nil
 }
 
 // fullScan is one honest scan of a fullChain: the node's CPU and the

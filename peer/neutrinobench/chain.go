@@ -349,9 +349,9 @@ func (c *Chain) generate() error {
 			delete(spendsAt, h)
 		}
 		prevTime = prevTime.Add(10 * time.Minute)
-		block, err := solveBlock(params, prev, prevTime, txs)
+		block, err := peertest.SolveBlock(params, prev, prevTime, txs)
 		if err != nil {
-			return err
+			return fmt.Errorf("neutrinobench: %w", err)
 		}
 		if err := block.Serialize(w); err != nil {
 			return fmt.Errorf("neutrinobench: cache: %w", err)
@@ -426,32 +426,4 @@ func spendTx(out wire.OutPoint, value int64, key *peertest.Key) (*wire.MsgTx, er
 	}
 	tx.TxIn[0].SignatureScript = sig
 	return tx, nil
-}
-
-// solveBlock builds the block of txs on prev and finds a nonce meeting
-// regtest's proof-of-work limit (about two tries).
-func solveBlock(params *chaincfg.Params, prev chainhash.Hash, ts time.Time, txs []*wire.MsgTx) (*wire.MsgBlock, error) {
-	utxs := make([]*btcutil.Tx, len(txs))
-	for i, tx := range txs {
-		utxs[i] = btcutil.NewTx(tx)
-	}
-	block := &wire.MsgBlock{
-		Header: wire.BlockHeader{
-			Version:    0x20000000,
-			PrevBlock:  prev,
-			MerkleRoot: blockchain.CalcMerkleRoot(utxs, false),
-			Timestamp:  ts,
-			Bits:       params.PowLimitBits,
-		},
-		Transactions: txs,
-	}
-	target := blockchain.CompactToBig(params.PowLimitBits)
-	for nonce := uint32(0); nonce < 1<<20; nonce++ {
-		block.Header.Nonce = nonce
-		hash := block.Header.BlockHash()
-		if blockchain.HashToBig(&hash).Cmp(target) <= 0 {
-			return block, nil
-		}
-	}
-	return nil, errors.New("neutrinobench: no nonce found")
 }

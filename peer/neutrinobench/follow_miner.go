@@ -151,9 +151,9 @@ func (m *miner) mine(pay []int, spend []paid) (*mined, error) {
 		txs = append(txs, tx)
 		b.planted = append(b.planted, tx.TxHash())
 	}
-	block, err := solveBlock(m.params, m.tip, m.nextTime(), txs)
+	block, err := peertest.SolveBlock(m.params, m.tip, m.nextTime(), txs)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("neutrinobench: %w", err)
 	}
 	if err := m.node.RPC().SubmitBlock(btcutil.NewBlock(block), nil); err != nil {
 		return nil, fmt.Errorf("neutrinobench: submitblock at height %d: %w", h, err)
