@@ -145,3 +145,38 @@ func TestClassifyReject(t *testing.T) {
 		t.Fatalf("error %q: want one bounded line wrapping ErrRejected", msg)
 	}
 }
+
+// TestSilentDropReportedAtOnce: btcd keeps a transaction spending an
+// output it does not know as an orphan, with no reject message. Its
+// answer to the getdata sent after the transaction was written is its
+// verdict, so Broadcast reports the silent drop (ErrRejected, no
+// RejectError) at once, not after the timeout (15 s before).
+func TestSilentDropReportedAtOnce(t *testing.T) {
+	needFixture(t)
+	alice := fx.alice
+	fund := fx.node.SpendCoinbase(t, wire.NewTxOut(2_000_000, alice.P2WPKHScript()))
+	fx.confirm(t, fund)
+	parent := peertest.BuildSpend(t, []peertest.Output{peertest.OutputOf(fund, 0, alice)},
+		wire.NewTxOut(2_000_000-peertest.Fee, alice.P2WPKHScript()))
+	orphan := peertest.BuildSpend(t, []peertest.Output{peertest.OutputOf(parent, 0, alice)},
+		wire.NewTxOut(2_000_000-2*peertest.Fee, peertest.NewKey("bob").PkScript()))
+	const timeout = 15 * time.Second
+	p := dial(t, fx.node.P2PAddr, timeout)
+	start := time.Now()
+	err := p.Broadcast(context.Background(), orphan)
+	elapsed := time.Since(start)
+	t.Logf("%v after %v", err, elapsed.Round(time.Millisecond))
+	checkPeerError(t, err, fx.node.P2PAddr, ErrRejected)
+	var re *RejectError
+	if errors.As(err, &re) {
+		t.Fatalf("error %v: btcd sends no reject message for an orphan", err)
+	}
+	if elapsed > timeout/3 {
+		t.Fatalf("the silent drop reported after %v with a timeout of %v", elapsed, timeout)
+	}
+	// The parent makes the orphan whole: both are in the mempool then.
+	if err := p.Broadcast(context.Background(), parent); err != nil {
+		t.Fatal(err)
+	}
+	fx.confirm(t, parent, orphan)
+}

@@ -2,6 +2,7 @@ package peer
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -13,6 +14,7 @@ type offer struct {
 	tx        *wire.MsgTx
 	requested chan struct{} // closed at the node's first getdata for it
 	once      bool
+	written   bool // the transaction was written to the node once at least
 }
 
 // serveOffers has the writer answer a node's getdata for transactions we
@@ -165,6 +167,15 @@ func (p *Peer) HasTx(ctx context.Context, txid chainhash.Hash) (bool, error) {
 // outputs it does not know or that are spent in its chain, which it keeps
 // as an orphan. One that neither asked nor holds it is reported with
 // ErrStalled.
+//
+// btcd reads nothing more from a peer while it processes a transaction
+// the peer sent (its handler waits for the mempool's verdict), so its
+// answer to a getdata sent after the transaction was written is that
+// verdict: a node announcing btcd's user agent that answers so without
+// the transaction rejected it without a word, reported at once rather
+// than after the timeout. Other nodes may not serve by getdata a
+// transaction they hold (Bitcoin Core serves one only once it announced
+// it), so they are asked until the timeout.
 func (p *Peer) Broadcast(ctx context.Context, tx *wire.MsgTx) error {
 	txid := tx.TxHash()
 	rejects, stop := p.waitReject(txid)
@@ -180,9 +191,21 @@ func (p *Peer) Broadcast(ctx context.Context, tx *wire.MsgTx) error {
 		return err
 	}
 	for {
+		written := p.txWritten(txid)
 		has, err := p.HasTx(ctx, txid)
 		if err != nil || has {
 			return err
+		}
+		if written && p.isBtcd() {
+			// Its verdict; a reject message for it came before the answer.
+			select {
+			case e := <-rejects:
+				if e.Kind != RejectAlreadyInMempool {
+					return &PeerError{Peer: p.cfg.Addr, Op: "tx", Err: e}
+				}
+			default:
+			}
+			return p.errorf("tx", "%w: transaction %v requested, sent, and not in the node's mempool once the node had processed it", ErrRejected, txid)
 		}
 		if time.Now().After(deadline) {
 			break
@@ -203,6 +226,26 @@ func (p *Peer) Broadcast(ctx context.Context, tx *wire.MsgTx) error {
 	}
 	return p.errorf("inv tx", "%w: transaction %v neither requested within %v nor in the node's mempool", ErrStalled, txid, p.cfg.Timeout)
 }
+
+// txWritten reports whether the offered txid was written to the node.
+func (p *Peer) txWritten(txid chainhash.Hash) bool {
+	p.offerMu.Lock()
+	defer p.offerMu.Unlock()
+	o, ok := p.offers[txid]
+	return ok && o.written
+}
+
+// wrote records that the writer wrote the offered txid.
+func (p *Peer) wrote(txid chainhash.Hash) {
+	p.offerMu.Lock()
+	defer p.offerMu.Unlock()
+	if o, ok := p.offers[txid]; ok {
+		o.written = true
+	}
+}
+
+// isBtcd reports whether the node calls itself btcd ("/btcwire:0.5.0/btcd:0.24.2/").
+func (p *Peer) isBtcd() bool { return strings.Contains(p.remote.UserAgent, "/btcd:") }
 
 // wasRequested reports whether the node has asked for the offered txid.
 func (p *Peer) wasRequested(txid chainhash.Hash) bool {

@@ -126,6 +126,7 @@ func (p *Peer) writeLoop() {
 			if p.writeMsg(s.tx, deadline) != nil {
 				return
 			}
+			p.wrote(s.txid)
 		}
 	}
 }
