@@ -16,19 +16,22 @@ import (
 var errEchoes = errors.New("no node: every node given sends back what it is sent")
 
 // echoWords says that a node answered the version message with this
-// client's own, the user agent included: what a TCP echo service does,
-// and no node of params' network.
+// client's own, its nonce included: what a TCP echo service does, and no
+// node of params' network.
 func echoWords(params *chaincfg.Params) string {
 	return fmt.Sprintf("it sends back what it is sent (its version message is this client's own, user agent %s): an echo service, no %s node (is the port right? %s nodes listen on port %s by default)",
 		peer.UserAgent, params.Name, params.Name, params.DefaultPort)
 }
 
 // isEcho reports whether the peer of st sent back this client's own
-// version message: its handshake failed with peer.ErrEcho (the same
-// nonce), or it answered with the user agent this client sent (a node
-// has its own, an echo service sends back ours).
+// version message: its handshake failed with peer.ErrEcho (the nonce of
+// that very connection). A node's user agent is its own word, and a node
+// may take ours: that alone names no echo. (The one thing it would tell
+// beyond the nonce, two of this client's connections joined to each
+// other, each getting the other's version, stalls at the first request
+// and is named as such after --timeout.)
 func isEcho(st client.PeerStatus) bool {
-	return errors.Is(st.Err, peer.ErrEcho) || st.UserAgent == peer.UserAgent
+	return errors.Is(st.Err, peer.ErrEcho)
 }
 
 // dropEchoes removes from c every peer that sent back this client's own

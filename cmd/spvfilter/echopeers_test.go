@@ -8,7 +8,9 @@ import (
 	"testing"
 
 	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/btcsuite/btcd/wire"
 
+	"github.com/spvfilter/spvfilter/peer"
 	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 
@@ -169,4 +171,31 @@ func TestEchoBesideNode(t *testing.T) {
 			t.Errorf("warnings %q", out.Warnings)
 		}
 	})
+}
+
+// TestOwnUserAgentIsANode: a node that calls itself by this client's
+// user agent, with a version message of its own (its nonce), is a node
+// like any other, used and not named an echo service: only a version
+// message with this connection's own nonce is an echo (peer.ErrEcho).
+func TestOwnUserAgentIsANode(t *testing.T) {
+	node := peertest.StartBtcd(t)
+	node.Generate(t, 3)
+	mimic := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
+		if v, ok := m.(*wire.MsgVersion); ok {
+			v.UserAgent = peer.UserAgent
+		}
+		return []wire.Message{m}, false
+	})
+	watch := peertest.NewKey("mimic").Address(node.Params).EncodeAddress()
+	for _, args := range [][]string{
+		{"peers", "--json", "--network", "regtest", "--timeout", "5s", "--connect", mimic.Addr},
+		{"scan", "--json", "--network", "regtest", "--timeout", "5s", "--connect", mimic.Addr, "--watch", watch},
+	} {
+		t.Run(args[0], func(t *testing.T) {
+			stdout, stderr, status := runCLI(t, "", args...)
+			if status != exitOK || strings.Contains(stdout+stderr, "sends back what it is sent") || !strings.Contains(stdout, peer.UserAgent) {
+				t.Errorf("status %d, stdout %q, stderr %q: want 0 and the node used, its user agent shown", status, stdout, stderr)
+			}
+		})
+	}
 }

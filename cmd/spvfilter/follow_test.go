@@ -194,3 +194,41 @@ func TestScanFollow(t *testing.T) {
 		t.Errorf("stderr %q lacks the one-peer warning", p.stderr.String())
 	}
 }
+
+// TestFollowFetchNoteCounts: after scan --follow fetched the blocks of
+// its first scan and then of a block it followed, all from one peer, the
+// note on how the fetches were spread does not pass one step's count off
+// as all the blocks fetched: it says what it counts.
+func TestFollowFetchNoteCounts(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 105)
+	alice := peertest.NewKey("alice")
+	for range 2 { // 106, 107
+		node.Confirm(t, node.SpendCoinbase(t, wire.NewTxOut(10_000_000, alice.PkScript())))
+	}
+	addr := alice.Address(node.Params).EncodeAddress()
+	p := startFollow(t, "--connect", node.P2PAddr, "--network", "regtest", "--from", "100", "--watch", addr, "--timeout", "5s")
+	if err := p.waitFor("tip 107", 30*time.Second, isEvent("tip", 107)); err != nil {
+		t.Fatal(err)
+	}
+	node.Confirm(t, node.SpendCoinbase(t, wire.NewTxOut(10_000_000, alice.PkScript()))) // 108
+	if err := p.waitFor("tip 108", 30*time.Second, isEvent("tip", 108)); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.interrupt(t); err != nil {
+		t.Fatalf("after SIGINT: %v; stderr %q", err, p.stderr.String())
+	}
+	last := p.got[len(p.got)-1]
+	var note string
+	for _, w := range last["warnings"].([]any) {
+		if s := w.(string); strings.Contains(s, "was asked for all") {
+			note = s
+		}
+	}
+	t.Logf("note: %s", note)
+	// Three blocks were fetched: the note says so, or says it counts
+	// one step.
+	if note == "" || !strings.Contains(note, "all 3 blocks fetched") && !strings.Contains(note, "fetched in one step of the rescan") {
+		t.Errorf("summary warnings %q: want the one-peer note, counting the 3 blocks fetched or saying what it counts", last["warnings"])
+	}
+}

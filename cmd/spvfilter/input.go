@@ -348,7 +348,8 @@ func decodeHex(what, text string) ([]byte, error) {
 			if hint := addressHint(s); hint != "" {
 				return nil, badInput("%s: %s", what, hint)
 			}
-			return nil, badInput("%s: invalid hex character %q at offset %d%s", what, rune(e), strings.IndexByte(s, byte(e)), fileHint(what, s))
+			at, r := firstNonHex(s)
+			return nil, badInput("%s: invalid hex character %q at offset %d%s", what, r, at, hexHint(what, s))
 		}
 		return nil, badInputWords(what, err)
 	}
@@ -382,6 +383,28 @@ func tildeHint(path string, err error) string {
 		return ""
 	}
 	return " (the shell expands a ~ only at the start of a word, not after @ or =: write $HOME in place of ~)"
+}
+
+// firstNonHex returns the first character of s that is no hex digit, and
+// its byte offset: the whole character, where hex.InvalidByteError holds
+// only its first byte (the first byte of "…" reads as 'â').
+func firstNonHex(s string) (int, rune) {
+	for i, r := range s {
+		if !strings.ContainsRune("0123456789abcdefABCDEF", r) {
+			return i, r
+		}
+	}
+	return len(s), utf8.RuneError
+}
+
+// hexHint says what a value that is no hex may be instead: a file (see
+// fileHint), or an example's value cut short with ... or …, which stand
+// for the rest of it.
+func hexHint(what, value string) string {
+	if st, err := os.Stat(value); err == nil && !st.IsDir() || !strings.Contains(value, "...") && !strings.Contains(value, "…") {
+		return fileHint(what, value)
+	}
+	return " (an example's ... or … stands for the rest of the value: give it whole)"
 }
 
 // fileHint says, of a value given as text that is no hex, how to read a

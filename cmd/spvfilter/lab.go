@@ -111,7 +111,7 @@ the nodes' chain tip, a design that loses a member).`,
 	fl := c.Flags()
 	fl.StringVar(&f.vectors, "vectors", "", "file of BIP 158 test vectors whose blocks to use (@FILE too)")
 	fl.StringVar(&f.blocks, "blocks", "", "block file (written by --save-blocks) whose blocks to use (@FILE too)")
-	fl.StringVar(&f.save, "save-blocks", "", "with nodes: write the blocks downloaded to this block file (replaced if it exists)")
+	fl.StringVar(&f.save, "save-blocks", "", "with nodes: write the blocks downloaded to this block file (an earlier block file there is replaced, another file refused)")
 	f.peerFlags.register(fl)
 	fl.StringVar(&f.network, "network", "mainnet", networkNames())
 	fl.Int32Var(&f.from, "from", 0, "with nodes: first block height")
@@ -164,6 +164,9 @@ func (f *labFlags) check(fl *pflag.FlagSet) error {
 		}
 	}
 	if err := checkOutputFile("--save-blocks", f.save); err != nil {
+		return err
+	}
+	if err := checkReplaceBlocks(f.save); err != nil {
 		return err
 	}
 	switch {
@@ -638,4 +641,22 @@ func percent(x float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%+.1f%%", x)
+}
+
+// checkReplaceBlocks refuses a --save-blocks file that exists and is no
+// block file: only an earlier block file (or an empty file) is replaced,
+// not a file of another kind given there by mistake.
+func checkReplaceBlocks(path string) error {
+	st, err := os.Stat(path)
+	if path == "" || err != nil || st.Size() == 0 {
+		return nil
+	}
+	switch kind := fileKindOf(path); kind {
+	case kindBlocks:
+		return nil
+	case kindUnknown:
+		return badInput("--save-blocks %s: the file exists and is no block file of lab --save-blocks: it is not replaced (give another file, or remove it)", path)
+	default:
+		return badInput("--save-blocks %s: the file exists and is %s, no block file of lab --save-blocks: it is not replaced (give another file, or remove it)", path, kindWords[kind].what)
+	}
 }

@@ -417,3 +417,33 @@ func writeLabFigures(t *testing.T, node *peertest.Node, first int32, dir string)
 func TestNestedModuleCuckoo(t *testing.T) {
 	peertest.RunNestedModuleTests(t, filepath.Join("..", "..", "gcs", "lab", "cuckoo"))
 }
+
+// TestSaveBlocksReplacesOnlyBlocks: --save-blocks replaces an earlier
+// block file, and refuses, before connecting, a file of another kind
+// given there by mistake (which it used to replace), leaving it whole.
+func TestSaveBlocksReplacesOnlyBlocks(t *testing.T) {
+	dir := t.TempDir()
+	files := []struct {
+		name, content string
+		status        int
+		want          string
+	}{
+		{"notes.txt", "my notes\n", exitBadInput, "the file exists and is no block file of lab --save-blocks: it is not replaced"},
+		{"universe.txt", "# candidates of regtest blocks 0..10\nbcrt1q # height 1\n", exitBadInput, "the file exists and is a universe of candidates"},
+		{"old.blocks", blockFileOpening + "x", exitFailure, "connection refused"},
+		{"empty.blocks", "", exitFailure, "connection refused"},
+	}
+	for _, tt := range files {
+		path := filepath.Join(dir, tt.name)
+		if err := os.WriteFile(path, []byte(tt.content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, stderr, status := runCLI(t, "", "lab", "--connect", "127.0.0.1:1", "--network", "regtest", "--save-blocks", path)
+		if status != tt.status || !strings.Contains(stderr, tt.want) {
+			t.Errorf("%s: status %d, stderr %q\nwant %d and %q", tt.name, status, stderr, tt.status, tt.want)
+		}
+		if b, err := os.ReadFile(path); err != nil || string(b) != tt.content {
+			t.Errorf("%s: now %q (%v), want it untouched", tt.name, b, err)
+		}
+	}
+}

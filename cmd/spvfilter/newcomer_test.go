@@ -781,3 +781,30 @@ func TestNewcomerOtherFileAsHex(t *testing.T) {
 			status: exitBadInput, stderr: []string{`give the hex of its field "filterload" (jq -r .filterload prints it)`}},
 	})
 }
+
+// TestHexCutShort: a value copied from an example, cut short with ... or
+// … (as the examples of send, bloom match and gcs match write it), is
+// named as such, not as a file to give with @; the character shown is
+// the one written, not the first byte of its UTF-8 ('â' for '…').
+func TestHexCutShort(t *testing.T) {
+	filter, _, status := runCLI(t, "", "bloom", "new", "--elements", "3", "--fprate", "0.01", "aa")
+	if status != exitOK {
+		t.Fatalf("bloom new: status %d", status)
+	}
+	const cut = "an example's ... or … stands for the rest of the value: give it whole"
+	tests := []struct {
+		args      []string
+		want, not string
+	}{
+		{[]string{"bloom", "match", "--filter", strings.TrimSpace(filter), "0014..."}, "'.' at offset 4 (" + cut, "@0014"},
+		{[]string{"bloom", "match", "--filter", strings.TrimSpace(filter), "0014…"}, "'…' at offset 4 (" + cut, "'â'"},
+		{[]string{"bloom", "match", "--filter", strings.TrimSpace(filter), "00é4"}, "'é' at offset 2", "'Ã'"},
+		{[]string{"send", "--connect", "127.0.0.1:1", "--network", "regtest", "0200000001…"}, "TX_HEX: invalid hex character '…' at offset 10 (" + cut, "'â'"},
+	}
+	for _, tt := range tests {
+		_, stderr, status := runCLI(t, "", tt.args...)
+		if status != exitBadInput || !strings.Contains(stderr, tt.want) || strings.Contains(stderr, tt.not) {
+			t.Errorf("%q: status %d, stderr %q\nwant %d, %q and not %q", tt.args, status, stderr, exitBadInput, tt.want, tt.not)
+		}
+	}
+}

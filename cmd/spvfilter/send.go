@@ -50,7 +50,9 @@ It prints the txid and exits 0 when at least one peer took the
 transaction or it is mined; when only the peers it was given to say they
 hold it, a warning says acceptance is unconfirmed. It exits 1, naming every
 peer and what it did (rejected it, never asked for it within --timeout,
-disconnected), when none took it.
+disconnected), when none took it. A btcd node that asked for it and then
+dropped it without a reject message (an orphan, a spent output) is named
+as soon as it answered a request sent after it, not after --timeout.
 
 send does not rebroadcast: run it again until the transaction is mined.`,
 		Example: `  spvfilter send --connect 127.0.0.1:18444 --network regtest 0200000001…
@@ -73,8 +75,10 @@ var silentRejectAfter = regexp.MustCompile(`requested but not in the node's memp
 // transaction: a rejection with the node's reason, one without a word
 // (asked for, and not in the node's mempool), and a node that never
 // asked for it, which a node does for a transaction it rejected before.
-// The cause stays wrapped.
-func sendWords(err error) error {
+// A node w saw drop the transaction without a word (its connection
+// closed then) is named as such, whatever the closed connection made of
+// the error. The cause stays wrapped.
+func sendWords(err error, w *txWatch) error {
 	msg := err.Error()
 	walkErrors(err, func(e error) {
 		var pe *peer.PeerError
@@ -83,6 +87,8 @@ func sendWords(err error) error {
 		}
 		var re *peer.RejectError
 		switch {
+		case w != nil && w.droppedBy(pe.Peer):
+			msg = strings.Replace(msg, pe.Error(), fmt.Sprintf("peer %s asked for it, then rejected it without a reject message: it was not in its mempool once the node had processed it (its answer to the next request came after), as btcd does with a transaction that spends outputs it does not know (kept as an orphan: send the transactions it spends first) or that are spent already; a longer --timeout would not change this (the node's log says why)", pe.Peer), 1)
 		case errors.As(pe.Err, &re):
 			msg = strings.Replace(msg, pe.Error(), fmt.Sprintf("peer %s rejected it as %v: %s", pe.Peer, re.Kind, re.Reason), 1)
 		case errors.Is(pe.Err, peer.ErrRejected):
@@ -159,6 +165,10 @@ func runSend(a *app, f *sendFlags, args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ccfg.Timeout = f.timeout
+	watch, err := watchSend(&ccfg, tx)
+	if err != nil {
+		return err
+	}
 	c, err := client.Connect(ctx, ccfg)
 	if err != nil {
 		if err := interruptedBy(ctx, err, "send"); isInterrupted(err) {
@@ -176,7 +186,7 @@ func runSend(a *app, f *sendFlags, args []string) error {
 		return err
 	}
 	if err != nil {
-		return nodeFailureFrom(sendWords(err), params, "", f.nodes())
+		return nodeFailureFrom(sendWords(err, watch), params, "", f.nodes())
 	}
 	warnings := append(echoes, res.Warnings...)
 	// A peer that held the transaction before this send (an earlier
@@ -190,7 +200,7 @@ func runSend(a *app, f *sendFlags, args []string) error {
 	}
 	for _, p := range c.Peers() {
 		if e, ok := res.Failed[p.Address]; ok {
-			warnings = append(warnings, sendWords(e).Error())
+			warnings = append(warnings, sendWords(e, watch).Error())
 		} else if p.Reason != "" {
 			warnings = append(warnings, fmt.Sprintf("peer %s: %s", p.Address, statusWords(p, params)))
 		}
@@ -213,7 +223,7 @@ func runSend(a *app, f *sendFlags, args []string) error {
 		j := sendPeerJSON{Address: p.Address, Given: slices.Contains(res.Given, p.Address),
 			Accepted: slices.Contains(res.Accepted, p.Address), Seen: slices.Contains(res.Seen, p.Address)}
 		if e, ok := res.Failed[p.Address]; ok {
-			j.Error = orNull(sendWords(e).Error())
+			j.Error = orNull(sendWords(e, watch).Error())
 		} else if p.Reason != "" {
 			j.Error = orNull(statusWords(p, params))
 		}

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spf13/pflag"
@@ -120,6 +121,10 @@ func goWords(err error) []replacement {
 			text = fmt.Sprintf("time %q: want an RFC 3339 time, such as 2025-01-31T12:00:00Z", e.Value)
 		case hex.InvalidByteError:
 			text = fmt.Sprintf("invalid hex character %q", rune(e))
+			if e >= utf8.RuneSelf {
+				// Only its first byte: not the character written.
+				text = "invalid hex character: a character that is not ASCII"
+			}
 		case *strconv.NumError:
 			text = fmt.Sprintf("%q is not a number", e.Num)
 		case *wire.MessageError:
