@@ -193,7 +193,7 @@ func (c *watchedConn) received(cmd string, payload []byte) {
 			c.w.mu.Unlock()
 			// The read loop gets this notfound, then the end of the
 			// connection.
-			c.Conn.Close()
+			go c.Conn.Close()
 		}
 	}
 }
