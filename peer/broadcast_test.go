@@ -168,8 +168,9 @@ func TestSilentDropReportedAtOnce(t *testing.T) {
 	t.Logf("%v after %v", err, elapsed.Round(time.Millisecond))
 	checkPeerError(t, err, fx.node.P2PAddr, ErrRejected)
 	var re *RejectError
-	if errors.As(err, &re) {
-		t.Fatalf("error %v: btcd sends no reject message for an orphan", err)
+	var de *DroppedError
+	if errors.As(err, &re) || !errors.As(err, &de) || !de.Processed || de.Txid != orphan.TxHash() {
+		t.Fatalf("error %v: want a DroppedError of the orphan, processed (btcd sends no reject message for an orphan)", err)
 	}
 	if elapsed > timeout/3 {
 		t.Fatalf("the silent drop reported after %v with a timeout of %v", elapsed, timeout)

@@ -3,6 +3,7 @@ package peer
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
@@ -97,6 +98,30 @@ func (e *RejectError) Error() string {
 
 // Unwrap returns ErrRejected.
 func (e *RejectError) Unwrap() error { return ErrRejected }
+
+// DroppedError is a transaction a node asked for and then did not take,
+// without a reject message: btcd does so with one spending outputs it
+// does not know or that are spent in its chain (kept as an orphan). It
+// wraps ErrRejected.
+type DroppedError struct {
+	Txid chainhash.Hash
+	// Processed: the node answered a request sent after the transaction,
+	// which btcd does only once it has processed it, so waiting longer
+	// would not change the verdict. Otherwise it was looked for in the
+	// node's mempool for Waited.
+	Processed bool
+	Waited    time.Duration
+}
+
+func (e *DroppedError) Error() string {
+	if e.Processed {
+		return fmt.Sprintf("%v: transaction %v requested, sent, and not in the node's mempool once the node had processed it", ErrRejected, e.Txid)
+	}
+	return fmt.Sprintf("%v: transaction %v requested but not in the node's mempool after %v", ErrRejected, e.Txid, e.Waited)
+}
+
+// Unwrap returns ErrRejected.
+func (e *DroppedError) Unwrap() error { return ErrRejected }
 
 // classifyReject tells what a reject code and reason mean for a
 // transaction (see RejectKind).

@@ -163,7 +163,7 @@ func (p *Peer) HasTx(ctx context.Context, txid chainhash.Hash) (bool, error) {
 // A node that rejects it with a reject message is reported at once, with
 // a *RejectError (which wraps ErrRejected) in the *PeerError. A node that
 // asked for it but does not hold it within the timeout rejected it
-// without a word (ErrRejected): btcd does so with a transaction spending
+// without a word (a *DroppedError, which wraps ErrRejected): btcd does so with a transaction spending
 // outputs it does not know or that are spent in its chain, which it keeps
 // as an orphan. One that neither asked nor holds it is reported with
 // ErrStalled.
@@ -205,7 +205,7 @@ func (p *Peer) Broadcast(ctx context.Context, tx *wire.MsgTx) error {
 				}
 			default:
 			}
-			return p.errorf("tx", "%w: transaction %v requested, sent, and not in the node's mempool once the node had processed it", ErrRejected, txid)
+			return &PeerError{Peer: p.cfg.Addr, Op: "tx", Err: &DroppedError{Txid: txid, Processed: true}}
 		}
 		if time.Now().After(deadline) {
 			break
@@ -222,7 +222,7 @@ func (p *Peer) Broadcast(ctx context.Context, tx *wire.MsgTx) error {
 		}
 	}
 	if p.wasRequested(txid) || requested {
-		return p.errorf("tx", "%w: transaction %v requested but not in the node's mempool after %v", ErrRejected, txid, p.cfg.Timeout)
+		return &PeerError{Peer: p.cfg.Addr, Op: "tx", Err: &DroppedError{Txid: txid, Waited: p.cfg.Timeout}}
 	}
 	return p.errorf("inv tx", "%w: transaction %v neither requested within %v nor in the node's mempool", ErrStalled, txid, p.cfg.Timeout)
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -67,18 +66,12 @@ send does not rebroadcast: run it again until the transaction is mined.`,
 	return cmd
 }
 
-// silentRejectAfter finds, in the peer package's words for a transaction
-// a node asked for but did not take, how long it was waited for.
-var silentRejectAfter = regexp.MustCompile(`requested but not in the node's mempool after (\S+)$`)
-
 // sendWords says in the tool's words why each peer did not take the
 // transaction: a rejection with the node's reason, one without a word
 // (asked for, and not in the node's mempool), and a node that never
 // asked for it, which a node does for a transaction it rejected before.
-// A node w saw drop the transaction without a word (its connection
-// closed then) is named as such, whatever the closed connection made of
-// the error. The cause stays wrapped.
-func sendWords(err error, w *txWatch) error {
+// The cause stays wrapped.
+func sendWords(err error) error {
 	msg := err.Error()
 	walkErrors(err, func(e error) {
 		var pe *peer.PeerError
@@ -86,25 +79,28 @@ func sendWords(err error, w *txWatch) error {
 			return
 		}
 		var re *peer.RejectError
+		var de *peer.DroppedError
 		switch {
-		case w != nil && w.droppedBy(pe.Peer):
-			msg = strings.Replace(msg, pe.Error(), fmt.Sprintf("peer %s asked for it, then rejected it without a reject message: it was not in its mempool once the node had processed it (its answer to the next request came after), as btcd does with a transaction that spends outputs it does not know (kept as an orphan: send the transactions it spends first) or that are spent already; a longer --timeout would not change this (the node's log says why)", pe.Peer), 1)
 		case errors.As(pe.Err, &re):
 			msg = strings.Replace(msg, pe.Error(), fmt.Sprintf("peer %s rejected it as %v: %s", pe.Peer, re.Kind, re.Reason), 1)
-		case errors.Is(pe.Err, peer.ErrRejected):
-			// Asked for, then not taken without a word (a
-			// RejectError, which wraps ErrRejected too, is above).
-			after := "--timeout"
-			if m := silentRejectAfter.FindStringSubmatch(pe.Err.Error()); m != nil {
-				after = m[1]
-			}
-			msg = strings.Replace(msg, pe.Error(), fmt.Sprintf("peer %s asked for it, then rejected it without a reject message: it is not in its mempool %s later, as btcd does with a transaction that spends outputs it does not know or that are spent already (kept as an orphan) or that it finds invalid (the node's log says why)", pe.Peer, after), 1)
+		case errors.As(pe.Err, &de):
+			msg = strings.Replace(msg, pe.Error(), fmt.Sprintf("peer %s asked for it, then rejected it without a reject message: %s, as btcd does with a transaction that spends outputs it does not know (kept as an orphan: send the transactions it spends first) or that are spent already (the node's log says why)", pe.Peer, droppedWhen(de)), 1)
 		case errors.Is(pe.Err, peer.ErrStalled) && pe.Op == "inv tx":
 			msg = strings.Replace(msg, pe.Error(), fmt.Sprintf("peer %s did not ask for it and does not hold it: a node does not ask again for a transaction it has rejected (was it sent before, and refused? the node's log says why)", pe.Peer), 1)
 		}
 	})
 	msg = strings.Replace(msg, "client: no peer took transaction ", "no peer took transaction ", 1)
 	return &restated{msg, err}
+}
+
+// droppedWhen says how the node's verdict on a dropped transaction is
+// known: it had processed it (a longer --timeout would change nothing),
+// or it did not hold it once --timeout was over.
+func droppedWhen(e *peer.DroppedError) string {
+	if e.Processed {
+		return "it was not in its mempool once the node had processed it (its answer to a later request came after it; a longer --timeout would not change this)"
+	}
+	return fmt.Sprintf("it is not in its mempool %v later (--timeout)", e.Waited)
 }
 
 // sendPeerJSON is one peer's answer in --json output.
@@ -165,10 +161,6 @@ func runSend(a *app, f *sendFlags, args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ccfg.Timeout = f.timeout
-	watch, err := watchSend(&ccfg, tx)
-	if err != nil {
-		return err
-	}
 	c, err := client.Connect(ctx, ccfg)
 	if err != nil {
 		if err := interruptedBy(ctx, err, "send"); isInterrupted(err) {
@@ -186,7 +178,7 @@ func runSend(a *app, f *sendFlags, args []string) error {
 		return err
 	}
 	if err != nil {
-		return nodeFailureFrom(sendWords(err, watch), params, "", f.nodes())
+		return nodeFailureFrom(sendWords(err), params, "", f.nodes())
 	}
 	warnings := append(echoes, res.Warnings...)
 	// A peer that held the transaction before this send (an earlier
@@ -200,7 +192,7 @@ func runSend(a *app, f *sendFlags, args []string) error {
 	}
 	for _, p := range c.Peers() {
 		if e, ok := res.Failed[p.Address]; ok {
-			warnings = append(warnings, sendWords(e, watch).Error())
+			warnings = append(warnings, sendWords(e).Error())
 		} else if p.Reason != "" {
 			warnings = append(warnings, fmt.Sprintf("peer %s: %s", p.Address, statusWords(p, params)))
 		}
@@ -223,7 +215,7 @@ func runSend(a *app, f *sendFlags, args []string) error {
 		j := sendPeerJSON{Address: p.Address, Given: slices.Contains(res.Given, p.Address),
 			Accepted: slices.Contains(res.Accepted, p.Address), Seen: slices.Contains(res.Seen, p.Address)}
 		if e, ok := res.Failed[p.Address]; ok {
-			j.Error = orNull(sendWords(e, watch).Error())
+			j.Error = orNull(sendWords(e).Error())
 		} else if p.Reason != "" {
 			j.Error = orNull(statusWords(p, params))
 		}
