@@ -65,29 +65,82 @@ const subscribePoll = time.Second
 // the chain, as EventDisconnected, highest first, before the new ones. If
 // from has left the chain already, the subscription starts from the
 // block after the fork (ErrUnknownBlock if the client never had from in
-// its chain this life). It asks no filter: see NewRescan to scan them.
-// It runs until ctx ends, Cancel or an error (Err): a reorganization
-// deeper than it remembers (ErrReorgTooDeep). Without the service it
-// syncs the headers itself every second. A reader that lags only delays
-// it: nothing queues.
+// its chain this life). A from the chain no longer holds and whose fork
+// is not known waits for the operation in progress, if any, to end (see
+// nextAfter). It asks no filter: see NewRescan to scan them. It runs
+// until ctx ends, Cancel or an error (Err): a reorganization deeper than
+// it remembers (ErrReorgTooDeep). Without the service it syncs the
+// headers itself every second. A reader that lags only delays it:
+// nothing queues.
 func (c *Client) SubscribeBlocks(ctx context.Context, from *Stamp) (*BlockSubscription, error) {
 	next := c.chain.Height() + 1
 	if from != nil {
-		switch hash, ok := c.chain.Hash(from.Height), from.Height <= c.chain.Height(); {
-		case ok && hash == from.Hash:
-			next = from.Height + 1
-		default:
-			fork, ok := c.departed.forkOf(from.Hash)
-			if !ok {
-				return nil, fmt.Errorf("client: subscribing from block %v (height %d): %w", from.Hash, from.Height, ErrUnknownBlock)
-			}
-			next = fork + 1
+		var err error
+		if next, err = c.nextAfter(ctx, from); err != nil {
+			return nil, err
 		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	s := &BlockSubscription{c: c, events: make(chan Event), cancel: cancel, done: make(chan struct{}), base: next}
 	go s.run(ctx)
 	return s, nil
+}
+
+// nextAfter returns the height of the first block to report after from:
+// the next one while from is on the chain, or the one after the fork
+// where it left the chain. A header sync changes the chain as each
+// peer's headers come, but records where the blocks that left it forked
+// only once every peer of its round has answered, holding the operation
+// lock (opMu) until then: a block just taken out of the chain (the one a
+// subscription ended by ErrReorgTooDeep told last, say) may not be
+// recorded yet. Such a block is looked up again with the lock held, once
+// that sync has ended, so that its caller starts from the fork rather
+// than getting ErrUnknownBlock.
+func (c *Client) nextAfter(ctx context.Context, from *Stamp) (int32, error) {
+	if next, ok := c.blockAfter(from); ok {
+		return next, nil
+	}
+	next, ok, err := c.blockAfterOperation(ctx, from)
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("client: subscribing from block %v (height %d): %w", from.Hash, from.Height, err)
+	case !ok:
+		return 0, fmt.Errorf("client: subscribing from block %v (height %d): %w", from.Hash, from.Height, ErrUnknownBlock)
+	}
+	return next, nil
+}
+
+// blockAfter returns the height of the first block after from, or after
+// its fork if it left the chain; false if the client does not know from.
+func (c *Client) blockAfter(from *Stamp) (int32, bool) {
+	if from.Height <= c.chain.Height() && c.chain.Hash(from.Height) == from.Hash {
+		return from.Height + 1, true
+	}
+	fork, ok := c.departed.forkOf(from.Hash)
+	return fork + 1, ok
+}
+
+// blockAfterOperation is blockAfter once the operation in progress, if
+// any, has ended: with opMu held. It stops waiting when ctx ends; the
+// look-up it left is then done once the lock is free, and dropped.
+func (c *Client) blockAfterOperation(ctx context.Context, from *Stamp) (int32, bool, error) {
+	type found struct {
+		next int32
+		ok   bool
+	}
+	res := make(chan found, 1)
+	go func() {
+		c.opMu.Lock()
+		defer c.opMu.Unlock()
+		next, ok := c.blockAfter(from)
+		res <- found{next, ok}
+	}()
+	select {
+	case f := <-res:
+		return f.next, f.ok, nil
+	case <-ctx.Done():
+		return 0, false, ctx.Err()
+	}
 }
 
 // Events returns the subscription's events; it is closed when the

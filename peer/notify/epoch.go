@@ -37,8 +37,9 @@ const maxResubscribes = 8
 // subscription remembers only the blocks it told: one whose first block
 // leaves the chain with its parent ends with client.ErrReorgTooDeep;
 // another is made from the last block told, which starts from its fork
-// (the client remembers the blocks that left the chain), so that the
-// epochs go on with the new chain, as lnd expects, rather than the
+// (the client remembers the blocks that left the chain; SubscribeBlocks
+// waits for the header sync that took them out to record them), so that
+// the epochs go on with the new chain, as lnd expects, rather than the
 // channel being closed, which lnd reads as the notifier's end.
 func (r *epochReg) run() {
 	defer close(r.ended)
