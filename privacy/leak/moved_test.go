@@ -84,7 +84,7 @@ func TestAnalyzeMovedUnchanged(t *testing.T) {
 		sha256    string
 	}{
 		{simulate.RegimeStandard, 1, false, "d50c48a66dc3c7b4d17725307727293bed85a533f1fae2d9a565a4d7a8d48992"},
-		{simulate.RegimeChange, 2, true, "bb56657f97bcc1db3f3348acef9302da6de69ab3a9ab1558ad789d672e7b15bb"},
+		{simulate.RegimeChange, 2, true, "15f7e6a95ad167abb300194f7334b70e70a5a430e38695ffd9be75b831cdb81a"},
 	} {
 		_, sessions, index := simulatedFetches(t, c.regime, c.seed)
 		ir, err := universe.NewIndexReader(bytes.NewReader(index))
