@@ -75,7 +75,8 @@ func simulatedFetches(t testing.TB, r simulate.Regime, seed uint64) (*simulate.S
 // resolve (resolution), and when the members of as many appearances as
 // the most appearing one came to be ambiguous only with those they share
 // a block with, and such a member riding alone so, outside transactions
-// of two, its group's probability.
+// of two, its group's probability, and when a settled member chained
+// through the others' transactions came to have 0.7 of its group's.
 func TestAnalyzeMovedUnchanged(t *testing.T) {
 	for _, c := range []struct {
 		regime    simulate.Regime
