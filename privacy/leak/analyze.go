@@ -73,7 +73,7 @@ type Match struct {
 	// later block the session scanned and did not fetch holds (its
 	// counterparty's, spent elsewhere): the transaction's counterparty is
 	// not among its matches, so it has 0.94 of its group's
-	// probability, not half (a chained one half, not three tenths).
+	// probability, not half (a chained one 0.7, not three tenths).
 	Settled bool `json:"settled,omitempty"`
 	// Paid is true when it rides in other matches' transactions, appears
 	// less than its group's most appearing member, and every transaction

@@ -575,3 +575,49 @@ func TestPaidMember(t *testing.T) {
 		t.Errorf("own report: shares of the group's %v, want c %.2f", got, memberShare)
 	}
 }
+
+// TestChainedSettledMember: a payer's change pc spent in the next
+// payment to the wallet rides beside w in 10, 20 and 30 (as in
+// TestChainedMember), each transaction holding the two matches only, and
+// the one in 30 created p, spent in 50, which the session scanned and
+// did not fetch: pc is chained and settled, chainedSettledShare of its
+// group's probability, its interval chainedSettledShareLow to
+// chainedSettledShareHigh of the group's. Without p it is chained only
+// (chainedShare).
+func TestChainedSettledMember(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		spent       bool
+		p, lo, hi   float64
+		wantSettled bool
+	}{
+		{"spent elsewhere", true, chainedSettledShare, chainedSettledShareLow, chainedSettledShareHigh, true},
+		{"not spent elsewhere", false, chainedShare, chainedShareLow, chainedShareHigh, false},
+	} {
+		entries := []universe.IndexEntry{
+			{Candidate: "w", Heights: []int32{10, 20, 30, 40}, Txs: oneTx(1, 1, 1, 1)},
+			{Candidate: "pc", Heights: []int32{10, 20, 30}, Txs: oneTx(1, 1, 1)},
+		}
+		if c.spent {
+			entries = append(entries, universe.IndexEntry{Candidate: "p", Heights: []int32{30, 50}, Txs: oneTx(1, 2)})
+		}
+		slices.SortFunc(entries, func(a, b universe.IndexEntry) int { return strings.Compare(a.Candidate, b.Candidate) })
+		r := evidenceReport(entries)
+		var pc *Match
+		for i := range r.Matched {
+			if r.Matched[i].Candidate == "pc" {
+				pc = &r.Matched[i]
+			}
+		}
+		if pc == nil || pc.Group == 0 || !pc.CoLocated {
+			t.Fatalf("%s: pc %+v: want it riding in w's group", c.name, pc)
+		}
+		g := r.Groups[pc.Group-1]
+		if g.Probability < 0.99 {
+			t.Fatalf("%s: group %v: P %.4f", c.name, g.Members, g.Probability)
+		}
+		if pc.Settled != c.wantSettled || math.Abs(pc.Probability-g.Probability*c.p) > 1e-9 || math.Abs(pc.ProbabilityLow-g.ProbabilityLow*c.lo) > 1e-9 || math.Abs(pc.ProbabilityHigh-g.ProbabilityHigh*c.hi) > 1e-9 {
+			t.Errorf("%s: pc P %.4f [%.4f, %.4f] settled %v, group %.4f [%.4f, %.4f]: want %.2f [%.2f, %.2f] of it, settled %v", c.name, pc.Probability, pc.ProbabilityLow, pc.ProbabilityHigh, pc.Settled, g.Probability, g.ProbabilityLow, g.ProbabilityHigh, c.p, c.lo, c.hi, c.wantSettled)
+		}
+	}
+}

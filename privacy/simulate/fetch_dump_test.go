@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/spvfilter/spvfilter/privacy/attack"
+	"github.com/spvfilter/spvfilter/privacy/leak"
 	"github.com/spvfilter/spvfilter/privacy/simulate"
 )
 
@@ -61,6 +62,10 @@ func TestFetchDump(t *testing.T) {
 			own := owns[rep.Session]
 			if os.Getenv("SPVFILTER_FETCH_DUMP_PARTNERS") != "" {
 				dumpPartners(w, r, seed, rep, own)
+				continue
+			}
+			if os.Getenv("SPVFILTER_FETCH_DUMP_RIDERS") != "" {
+				dumpRiders(w, r, seed, rep, own)
 				continue
 			}
 			for _, m := range rep.Matched {
@@ -229,4 +234,87 @@ func dumpRegimes(t *testing.T) []simulate.Regime {
 		out = append(out, ri)
 	}
 	return out
+}
+
+// dumpRiders writes, per paid or settled rider of a group, what the
+// group shows of it: its appearances, the group's, the matches in each of
+// its transactions, whether the group's first member (its most
+// appearing) sits in each of them, how many of the group's blocks it
+// appears in, the group's probability, and whether it and the group's
+// first member are right.
+func dumpRiders(w *bufio.Writer, r simulate.Regime, seed uint64, rep *attack.FetchReport, own map[string]bool) {
+	type key struct {
+		h  int32
+		tx uint32
+	}
+	inTx := map[key][]int{}
+	index := map[string]int{}
+	for i, m := range rep.Matched {
+		index[m.Candidate] = i
+		for j, txs := range m.Transactions {
+			for _, tx := range txs {
+				inTx[key{m.Heights[j], tx}] = append(inTx[key{m.Heights[j], tx}], i)
+			}
+		}
+	}
+	for _, m := range rep.Matched {
+		if m.Group == 0 || !(m.Paid || m.Settled) {
+			continue
+		}
+		g := rep.Groups[m.Group-1]
+		lead := index[g.Members[0]]
+		blocks := map[int32]bool{}
+		for _, c := range g.Members {
+			for _, h := range rep.Matched[index[c]].Heights {
+				blocks[h] = true
+			}
+		}
+		var sizes []string
+		withLead, leadPaired := 0, 0
+		for j, txs := range m.Transactions {
+			for _, tx := range txs {
+				ps := inTx[key{m.Heights[j], tx}]
+				sizes = append(sizes, strconv.Itoa(len(ps)))
+				if slices.Contains(ps, lead) {
+					withLead++
+				}
+			}
+		}
+		lm := rep.Matched[lead]
+		leadTxs := 0
+		for j, txs := range lm.Transactions {
+			for _, tx := range txs {
+				leadTxs++
+				if len(inTx[key{lm.Heights[j], tx}]) == 2 {
+					leadPaired++
+				}
+			}
+		}
+		// The other matches of its transactions: their appearances, whether
+		// they first appear there, the matches of their later
+		// transactions, and whether they are right.
+		var hosts []string
+		for j, txs := range m.Transactions {
+			for _, tx := range txs {
+				for _, p := range inTx[key{m.Heights[j], tx}] {
+					hm := rep.Matched[p]
+					if hm.Candidate == m.Candidate {
+						continue
+					}
+					later := []string{}
+					for hj, htxs := range hm.Transactions {
+						if hm.Heights[hj] <= m.Heights[j] {
+							continue
+						}
+						for _, htx := range htxs {
+							later = append(later, strconv.Itoa(len(inTx[key{hm.Heights[hj], htx}])))
+						}
+					}
+					hosts = append(hosts, fmt.Sprintf("%d/%v/%s/%v/%v", hm.Appearances, hm.Heights[0] == m.Heights[j], strings.Join(later, ":"), own[hm.Candidate], hm.CoLocated))
+				}
+			}
+		}
+		warned := strings.Contains(strings.Join(rep.Warnings, "\n"), leak.SeveralWallets)
+		fmt.Fprintf(w, "rider\t%s\t%d\t%s\t%.6f\t%v\t%d\t%d\t%d\t%v\t%v\t%.6f\t%s\t%d\t%d\t%d\t%d\t%v\t%d\t%d\t%d\t%d\t%v\t%s\n", r, seed, rep.Session, m.Probability, own[m.Candidate], m.Appearances, len(g.Members), g.Appearances, m.Paid, m.Settled, g.Probability, strings.Join(sizes, ","), withLead, len(blocks), leadTxs, leadPaired, own[g.Members[0]], len(lm.AmbiguousWith), len(m.Heights), rep.FetchedBlocks, rep.ScannedBlocks, warned, strings.Join(hosts, " "))
+	}
 }
