@@ -259,9 +259,18 @@
 // members). A group of three or more whose joint matches fall below half
 // the highest bound (half: a wallet that grew holds more in some sessions)
 // mixes wallets, and the session whose removal keeps the most is taken
-// out, until the rest is consistent. Accumulator.Intersect intersects the
-// sessions of a group from their reports, without reading the universe
-// again; its chance count adds, to the candidates no session holds, those
+// out, until the rest is consistent. A pair above the threshold that the
+// groups leave apart is weighed with them: x and y are one wallet's only
+// if x's group and y's (a session in none a group of itself) are one
+// wallet's together, so where the two groups' joint matches fall below
+// half the highest bound of their pairs and members (the rule that splits
+// a group), which the bounds' tails give one wallet's sessions at most 1%
+// of the time, the pair's odds are multiplied by 0.01 (against at most one
+// for sessions of two wallets). The bound's factor of two does not cover
+// a wallet whose sessions differ more (far growth), so right pairs are
+// lowered too; links and groups do not change. Accumulator.Intersect
+// intersects the sessions of a group from their reports, without reading
+// the universe again; its chance count adds, to the candidates no session holds, those
 // only some hold that the others' filters match by chance (a wallet that
 // grew: its earlier filter matches the later addresses at its rate): the
 // number held by exactly each set of sessions is solved, class by class,

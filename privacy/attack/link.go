@@ -61,7 +61,9 @@ type SessionLink struct {
 	// pair whose session is linked to nothing, which may be of no wallet;
 	// see the package documentation). A session whose matches lie within
 	// those of two sessions of different wallets has its pairs weighed
-	// together (it is not of both), which only lowers them.
+	// together (it is not of both), and a pair above the threshold
+	// whose sessions' groups together do not hold what their pairs are
+	// sure of has its odds cut a hundredfold; both only lower them.
 	// ProbabilityShared is that of different wallets one of which paid
 	// the other (its filters hold some of the other's addresses). See the
 	// package documentation.
@@ -205,6 +207,7 @@ func (a *Accumulator) Link(groups []int, opts LinkOptions) (*Linkage, error) {
 	lk.triangles(&fit, l.Pairs, l.Threshold)
 	lk.hubs(l.Pairs, fit.est.priors[sameWallet])
 	l.Groups = lk.group(l.Pairs, l.Threshold)
+	lk.apart(l.Pairs, l.Groups, l.Threshold)
 	l.Warnings = append(l.Warnings, lk.warnings...)
 	if top := lk.unlistedMax(&fit); top > l.Threshold {
 		l.Warnings = append(l.Warnings, fmt.Sprintf("a pair of sessions that share no match has probability %.3g of one wallet, above the threshold, but is not listed", top))
