@@ -350,11 +350,14 @@ func (r *Rescan) scanTo(ctx context.Context, target int32) (end bool, _ error) {
 		// dropped: go on up to what those left hold.
 		return false, nil
 	}
-	if r.opt.Follow && errors.Is(err, ErrNoPeers) && r.c.bestHeld(wire.SFNodeCF) >= to {
-		// Peers hold the step's top by now, yet none served it: what
+	if best := r.c.bestHeld(wire.SFNodeCF); r.opt.Follow && errors.Is(err, ErrNoPeers) &&
+		(best >= to || best < 0 && len(r.c.pool.Serving(wire.SFNodeCF)) > 0) {
+		// Peers hold the step's top by now, or are connected with tips
+		// the client's chain does not hold yet, yet none served it: what
 		// they held moved under the step (a reorganization between
-		// its plan and its requests). Wait for the chain to settle and
-		// scan again; a wait past the client's timeout is warned of.
+		// its plan and its requests, the new branch not synced yet).
+		// Wait for the chain to settle and scan again; a wait past the
+		// client's timeout is warned of.
 		r.addWarnings([]string{fmt.Sprintf("scanning from height %d: %v (scanning again once the peers' chain settles)", r.next, err)})
 		if err := r.waitPeers(ctx, fmt.Sprintf("a peer serving compact filters from height %d", r.next)); err != nil {
 			return true, err
