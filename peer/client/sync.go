@@ -59,21 +59,26 @@ func (c *Client) syncPeers(ctx context.Context, log *scanLog, ms []*pool.Member,
 			members = slices.DeleteFunc(members, func(m *pool.Member) bool { return !slices.Contains(ms, m) })
 		}
 		r := c.syncRound(ctx, log, members, bound)
-		if err := ctx.Err(); err != nil {
-			// Abandoned, not failed: nobody to blame.
-			return total, withheld, err
-		}
+		abandoned := ctx.Err()
 		for i, m := range members {
-			if errors.Is(r.errs[i], context.Canceled) {
-				continue // too slow to wait for: Each dropped it
+			// What a sync changed is recorded however it ended: the
+			// chain changes as the headers come.
+			c.recordChange(r.results[i].Update, &total)
+			if abandoned != nil || errors.Is(r.errs[i], context.Canceled) {
+				// Abandoned, not failed: nobody to blame. Or too slow to
+				// wait for: Each dropped it.
+				continue
 			}
 			var wh *WithheldHeadersError
 			if errors.As(r.errs[i], &wh) && !slices.Contains(withheld, m) {
 				withheld = append(withheld, m)
 			}
-			if err := c.recordSync(m, r.results[i], r.errs[i], &total); err != nil {
+			if err := c.recordSync(m, r.results[i], r.errs[i]); err != nil {
 				return total, withheld, err
 			}
+		}
+		if abandoned != nil {
+			return total, withheld, abandoned
 		}
 		if r.current(c.chain) {
 			break
@@ -116,7 +121,9 @@ func (c *Client) syncRound(ctx context.Context, log *scanLog, members []*pool.Me
 		// A connection dropped by an abandoned request (a cancelled
 		// context) is replaced; the peer did nothing wrong.
 		if r.errs[i] = c.pool.Redial(ctx, m); r.errs[i] != nil {
-			r.results[i].Tip = -1
+			// Nothing changed: the chain kept its tip (as a sync that
+			// fails at once reports).
+			r.results[i] = peer.HeadersResult{Update: chain.Update{Fork: c.chain.Height()}, Tip: -1}
 			return r.errs[i]
 		}
 		_, r.began[i] = c.chain.Tip()
@@ -255,35 +262,44 @@ func (g *leadGate) wait(ctx context.Context) {
 	}
 }
 
-// recordSync takes in what one peer's header sync showed: how the chain
-// changed, the peer's tip and branch, and what it did wrong. Only a
-// failure of the chain's own store is returned. Called with opMu held.
-func (c *Client) recordSync(m *pool.Member, res peer.HeadersResult, err error, total *chain.Update) error {
-	up := res.Update
+// recordChange takes in how one peer's header sync changed the chain,
+// adding it to total: the blocks that left it, where they forked, and
+// what rested on them. A sync that changed the chain and then failed, was
+// cut off or abandoned changed it all the same, so every sync's change
+// is taken in. Called with opMu held.
+func (c *Client) recordChange(up chain.Update, total *chain.Update) {
 	if up.Fork < total.Fork {
 		total.Fork = up.Fork
 	}
 	total.Disconnected = append(total.Disconnected, up.Disconnected...)
 	total.Connected += up.Connected
-	if up.Reorganized() {
-		// Tips learnt before are on the old branch, and so are the
-		// filter headers verified above the fork.
-		c.views.clampTips(up.Fork)
-		c.giveUpVerified(up.Fork)
-		c.conflicts.dropAbove(up.Fork)
-		// Before the first sync ends, only the blocks of a chain resumed
-		// from the store count: the rest came and went with that sync.
-		gone := up.Disconnected
-		if !c.synced {
-			gone = gone[:max(0, min(len(gone), int(c.resumed-up.Fork)))]
-		}
-		c.departed.add(up.Disconnected, up.Fork)
-		if len(gone) > 0 {
-			c.disconnected = append(c.disconnected, gone...)
-			c.forks = append(c.forks, fmt.Sprintf("the chain was reorganized: %d block(s) above height %d left it for a branch with more work",
-				len(gone), up.Fork))
-		}
+	if !up.Reorganized() {
+		return
 	}
+	// Tips learnt before are on the old branch, and so are the filter
+	// headers verified above the fork.
+	c.views.clampTips(up.Fork)
+	c.giveUpVerified(up.Fork)
+	c.conflicts.dropAbove(up.Fork)
+	// Before the first sync ends, only the blocks of a chain resumed from
+	// the store count: the rest came and went with that sync.
+	gone := up.Disconnected
+	if !c.synced {
+		gone = gone[:max(0, min(len(gone), int(c.resumed-up.Fork)))]
+	}
+	c.departed.add(up.Disconnected, up.Fork)
+	if len(gone) > 0 {
+		c.disconnected = append(c.disconnected, gone...)
+		c.forks = append(c.forks, fmt.Sprintf("the chain was reorganized: %d block(s) above height %d left it for a branch with more work",
+			len(gone), up.Fork))
+	}
+}
+
+// recordSync takes in what one peer's header sync showed, but for how
+// the chain changed (see recordChange): the peer's tip and branch, and
+// what it did wrong. Only a failure of the chain's own store is returned.
+// Called with opMu held.
+func (c *Client) recordSync(m *pool.Member, res peer.HeadersResult, err error) error {
 	if err == nil || res.Tip >= 0 {
 		// What the peer showed now replaces what it showed before: a
 		// peer may roll back.
