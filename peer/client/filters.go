@@ -346,13 +346,14 @@ func (d *filterDownload) work(ctx context.Context, m *pool.Member) {
 // askAgain takes in m's answer to batch b that failed with err, and
 // reports whether b is to be asked again: when the answer was damaged on
 // the way (peer.ErrDamaged, and no lie: a payload failing the checksum
-// its node gave it proves nothing about the node), m's connection,
-// which the damage ends, is waited for to end and dialled again (after
-// m's backoff, see pool.Pool.Redial), and b goes back to the pending
-// batches, first (for whichever peer is free). The worker bounds the damaged answers in a row it asks
-// again (maxDamagedAsks, as the filter headers' segmentAgain does): a
-// peer whose answers stay damaged, or that cannot be dialled again,
-// fails the download as ever, and is dropped, not banned.
+// its node gave it proves nothing about the node), b goes back to the
+// pending batches, first, for whichever peer is free, and m's
+// connection, which the damage ends, is waited for to end and dialled
+// again (after m's backoff, see pool.Pool.Redial). The worker bounds the
+// damaged answers in a row it asks again (maxDamagedAsks, as the filter
+// headers' segmentAgain does): a peer whose answers stay damaged, or
+// that cannot be dialled again, fails the download as ever, and is
+// dropped, not banned.
 func (d *filterDownload) askAgain(ctx context.Context, b filterBatch, m *pool.Member, err error) bool {
 	if !errors.Is(err, peer.ErrDamaged) || isLie(err) || ctx.Err() != nil {
 		return false
