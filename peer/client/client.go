@@ -217,8 +217,9 @@ func (c *Client) heldByOne(height int32) bool {
 	return len(ms) >= 2 && len(c.reaching(wire.SFNodeCF, height)) == 1
 }
 
-// noPeers builds the error of an operation that ran out of peers: with one
-// peer, that peer's own error; with several, all of them.
+// noPeers builds the error of an operation that ran out of peers, an
+// ErrNoPeers: with one peer that failed, that peer's own error (see
+// noPeersError); with several, all of them.
 func (c *Client) noPeers(op string) error {
 	var errs []error
 	for _, m := range c.pool.Members() {
@@ -230,7 +231,7 @@ func (c *Client) noPeers(op string) error {
 	case 0:
 		return fmt.Errorf("client: %s: %w", op, ErrNoPeers)
 	case 1:
-		return errs[0]
+		return &noPeersError{err: errs[0]}
 	}
 	return fmt.Errorf("client: %s: %w: %w", op, ErrNoPeers, pool.Errors(errs))
 }

@@ -80,6 +80,19 @@ var ErrRescanEnded = errors.New("client: the rescan has ended")
 // each.
 var ErrNoPeers = pool.ErrNoPeers
 
+// noPeersError is the error of an operation that ran out of peers where
+// one peer's failure says why: it reads as that peer's error, which
+// names the peer, and is an ErrNoPeers, as the error of several is, so
+// that what a caller does when no peer is left (go on with the heights
+// those left hold, wait for one to come back) does not depend on how
+// many failed.
+type noPeersError struct{ err error }
+
+func (e *noPeersError) Error() string { return e.err.Error() }
+
+// Unwrap returns the peer's error and ErrNoPeers.
+func (e *noPeersError) Unwrap() []error { return []error{e.err, ErrNoPeers} }
+
 // isLie reports whether a request's error proves the peer sent false data.
 func isLie(err error) bool {
 	for _, e := range []error{peer.ErrBadFilter, peer.ErrBadFilterHeader, peer.ErrBadBlock, peer.ErrBadProof,

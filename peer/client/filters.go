@@ -286,6 +286,7 @@ func (d *filterDownload) work(ctx context.Context, m *pool.Member) {
 		blocks = make([]chainhash.Hash, 0, peer.MaxCFiltersPerRequest)
 	}
 	var own time.Duration // m's last batch time
+	damaged := 0          // m's answers damaged on the way in a row
 	for {
 		f := d.next(ctx, m, own)
 		if f == nil {
@@ -326,14 +327,68 @@ func (d *filterDownload) work(ctx context.Context, m *pool.Member) {
 			err = d.ownWord(ctx, m, off, err)
 		}
 		if err != nil {
+			if damaged < maxDamagedAsks && d.askAgain(ctx, f.b, m, err) {
+				damaged++
+				continue
+			}
 			d.fail(m, err)
 			return
 		}
+		damaged = 0
 		d.keep(f.b, blocks, datas)
 		d.mu.Lock()
 		d.received += len(blocks)
 		d.mu.Unlock()
 		d.finish(f.b, hits)
+	}
+}
+
+// askAgain takes in m's answer to batch b that failed with err, and
+// reports whether b is to be asked again: when the answer was damaged on
+// the way (peer.ErrDamaged, and no lie: a payload failing the checksum
+// its node gave it proves nothing about the node), b goes back to the
+// pending batches, first, for whichever peer is free, and m's
+// connection, which the damage ends, is waited for to end and dialled
+// again (after m's backoff, see pool.Pool.Redial). The worker bounds the
+// damaged answers in a row it asks again (maxDamagedAsks, as the filter
+// headers' segmentAgain does): a peer whose answers stay damaged, or
+// that cannot be dialled again, fails the download as ever, and is
+// dropped, not banned.
+func (d *filterDownload) askAgain(ctx context.Context, b filterBatch, m *pool.Member, err error) bool {
+	if !errors.Is(err, peer.ErrDamaged) || isLie(err) || ctx.Err() != nil {
+		return false
+	}
+	// Back first: another peer may take it while m is dialled again.
+	d.mu.Lock()
+	d.pending = slices.Insert(d.pending, 0, b)
+	d.mu.Unlock()
+	d.c.awaitConnEnd(ctx, m)
+	if rerr := d.c.pool.Redial(ctx, m); rerr != nil {
+		d.c.logf("%v; dialling it again: %v", err, rerr)
+		return false
+	}
+	d.c.logf("%v: dialled again, the filters of heights %d..%d asked again", err, b.start, b.stop)
+	return true
+}
+
+// awaitConnEnd waits, within ctx and the client's timeout, for m's
+// connection to end: a request that found damage may return before its
+// connection is seen to have ended (the read loop records the damage,
+// then closes the socket, and only then marks the connection done),
+// and pool.Pool.Redial keeps a connection still open, on which a request
+// would fail with the same damage, unsent. Bounded: should m have been
+// dialled again meanwhile, its new connection does not end.
+func (c *Client) awaitConnEnd(ctx context.Context, m *pool.Member) {
+	p := c.pool.Conn(m)
+	if p == nil {
+		return
+	}
+	t := time.NewTimer(c.timeout())
+	defer t.Stop()
+	select {
+	case <-p.Done():
+	case <-ctx.Done():
+	case <-t.C:
 	}
 }
 

@@ -16,8 +16,10 @@ type SyncWaitError struct {
 	What string
 	// Pending names the live peers whose header sync had not ended.
 	Pending []string
-	// Err is why the wait ended: ctx's error, or one wrapping
-	// ErrNoPeers when no peer offering the service is left.
+	// Err is why the wait ended: ctx's error, a header sync's failure
+	// (one wrapping ErrNoPeers, that says what each peer did, when the
+	// sync ran out of peers), or one wrapping ErrNoPeers when no peer
+	// offering the service is left.
 	Err error
 }
 
@@ -55,7 +57,8 @@ func (c *Client) awaitSynced(ctx context.Context, what string, need wire.Service
 		case len(serving) == 0 && (synced || len(c.pool.Serving(0)) > 0 && len(pending) == 0):
 			return &SyncWaitError{What: what, Err: fmt.Errorf("%w: no peer offers %s", ErrNoPeers, serviceName(need))}
 		case !c.started():
-			if _, err := c.SyncHeaders(ctx); err != nil && !errors.Is(err, ErrNoPeers) && ctx.Err() == nil {
+			if _, err := c.SyncHeaders(ctx); err != nil && ctx.Err() == nil && (!errors.Is(err, ErrNoPeers) || len(c.pool.Serving(need)) == 0) {
+				// A sync that ran out of peers says what each did.
 				return &SyncWaitError{What: what, Pending: addrs(pending), Err: err}
 			}
 			synced = true
