@@ -6,8 +6,6 @@ import (
 	"slices"
 	"testing"
 	"time"
-
-	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 
 // TestCancelledSyncRecordsDeparted: a header sync of two peers takes
@@ -21,50 +19,20 @@ import (
 // result names them disconnected, and the peers' tips learnt on the old
 // branch are lowered to the fork.
 func TestCancelledSyncRecordsDeparted(t *testing.T) {
-	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
-	node.Generate(t, 110)
-	slow := &heldHeaders{release: make(chan struct{})}
-	liar := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, slow.lie)
-	t.Cleanup(slow.let) // before the proxy stops
-	c := connectTo(t, node, 30*time.Second, node.P2PAddr, liar.Addr)
-	old := Stamp{Height: 110, Hash: c.chain.Hash(110), Header: c.chain.Header(110)}
-	gone := []any{c.chain.Hash(109), old.Hash}
-
-	hash109, err := node.RPC().GetBlockHash(109)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := node.RPC().InvalidateBlock(hash109); err != nil {
-		t.Fatal(err)
-	}
-	node.Generate(t, 3) // 109', 110', 111'
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	syncCtx, cancelSync := context.WithCancel(ctx)
 	defer cancelSync()
-	slow.held.Store(true)
-	synced := make(chan error, 1)
-	go func() {
-		_, err := c.SyncHeaders(syncCtx)
-		synced <- err
-	}()
-	for c.chain.Hash(110) == old.Hash {
-		select {
-		case err := <-synced:
-			t.Fatalf("the header sync ended (%v) before the chain changed, the second peer held", err)
-		case <-ctx.Done():
-			t.Fatal("the chain did not change within a minute")
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
+	r := startHeldSyncReorg(t, ctx, syncCtx)
+	c := r.c
 	// The chain holds 109'..111'; the sync waits for the held peer.
 	cancelSync()
-	if err := <-synced; !errors.Is(err, context.Canceled) {
+	if err := <-r.synced; !errors.Is(err, context.Canceled) {
 		t.Fatalf("the cancelled header sync returned %v, want context.Canceled", err)
 	}
 	// The tips the peers showed before are clamped to the fork: the
 	// subscription's own syncs show the new ones, the held peer's too.
-	slow.let()
+	r.slow.let()
 
 	c.opMu.Lock()
 	var disconnected []any
@@ -81,21 +49,13 @@ func TestCancelledSyncRecordsDeparted(t *testing.T) {
 	if len(tips) > 0 {
 		t.Errorf("tips learnt on the branch that left the chain, above its fork 108, kept: %v", tips)
 	}
-	if !slices.Equal(disconnected, gone) {
-		t.Errorf("blocks recorded disconnected %v, want 109 and 110 %v", disconnected, gone)
+	if !slices.Equal(disconnected, r.gone) {
+		t.Errorf("blocks recorded disconnected %v, want 109 and 110 %v", disconnected, r.gone)
 	}
-	s, err := c.SubscribeBlocks(ctx, &old)
+	s, err := c.SubscribeBlocks(ctx, &r.old)
 	if err != nil {
 		t.Fatalf("subscribing from block 110, taken out of the chain by the cancelled sync: %v", err)
 	}
 	defer s.Cancel()
-	for h := int32(109); h <= 111; h++ {
-		hash, err := node.RPC().GetBlockHash(int64(h))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if e := nextBlockEvent(t, s); e.Kind != EventConnected || e.Height != h || e.BlockHash != *hash {
-			t.Fatalf("event %+v, want block %d of the new chain connected", e, h)
-		}
-	}
+	r.wantNewBlocks(t, s)
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
@@ -609,17 +608,7 @@ func (d *filterDownload) resume(ctx context.Context, b filterBatch, m *pool.Memb
 // ask on it, failing with the same damage, unsent.
 func (f *filterFeed) abandon(ctx context.Context, m *pool.Member, why error) {
 	f.c.logf("%v: the scan's segments whose filters are not in are verified by their filter headers", why)
-	if p := f.c.pool.Conn(m); p != nil {
-		// Bounded: should m have been dialled again meanwhile, its new
-		// connection does not end.
-		t := time.NewTimer(f.c.timeout())
-		defer t.Stop()
-		select {
-		case <-p.Done():
-		case <-ctx.Done():
-		case <-t.C:
-		}
-	}
+	f.c.awaitConnEnd(ctx, m)
 	f.cancel()
 }
 

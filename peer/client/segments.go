@@ -195,7 +195,9 @@ func (v *verification) segment(ctx context.Context, j int, agreed []chainhash.Ha
 }
 
 // maxDamagedAsks bounds how many times segmentAgain asks a segment's
-// filter hashes again after an answer damaged on the way.
+// filter hashes again after an answer damaged on the way, and how many
+// damaged answers in a row the filter download takes before it fails
+// (filterDownload).
 const maxDamagedAsks = 3
 
 // segmentAgain is segment, asked again when a peer's answer was damaged
