@@ -108,3 +108,35 @@ func (tt blockDamage) check(t *testing.T, block chainhash.Hash, h int32) {
 		t.Errorf("the peer after the scan: %+v, want it in use", st)
 	}
 }
+
+// TestScanBlockDamagedTwoPeers: two peers of the same node, each behind
+// a link that damages the block paying carol past the last filter
+// checkpoint once. The damaged answer cancels the other peer's requests
+// in flight (and with them its connection): both are dialled again as
+// needed, the blocks not in are planned again, and the scan finds every
+// payment with neither peer banned nor dropped.
+func TestScanBlockDamagedTwoPeers(t *testing.T) {
+	needFixture(t)
+	late := fx.height[fx.late.TxHash()]
+	hash, err := fx.node.RPC().GetBlockHash(int64(late))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d1 := peertest.NewBlockDamager(t, fx.node.P2PAddr, *hash, 1)
+	d2 := peertest.NewBlockDamager(t, fx.node.P2PAddr, *hash, 1)
+	c := connect(t, 10*time.Second, d1.Addr, d2.Addr)
+	res, err := c.ScanBIP157(context.Background(), ScanRequest{Watch: items(fx.watch), To: c.Chain().Height()})
+	t.Logf("block messages of height %d damaged: %d and %d; scan error %v", late, d1.Damaged(), d2.Damaged(), err)
+	if d1.Damaged()+d2.Damaged() == 0 {
+		t.Fatal("no block message of the block passed a damaging link")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkMatches(t, res, fx.want)
+	for _, addr := range []string{d1.Addr, d2.Addr} {
+		if st := peerStatus(c, addr); st.Banned || st.Reason != "" || st.Err != nil {
+			t.Errorf("peer %s after the scan: %+v, want it in use", addr, st)
+		}
+	}
+}
