@@ -140,3 +140,53 @@ func TestScanBlockDamagedTwoPeers(t *testing.T) {
 		}
 	}
 }
+
+// TestFetchBlockDamagedLonePeer: the block a dispute downloads
+// (fetchBlock) is damaged on the way from a lone peer: while the damaged
+// answers stay within maxDamagedAsks, the peer is dialled again and
+// asked again, and the block comes, the peer in use; past it, the
+// download fails with the damage after maxDamagedAsks+1 damaged answers,
+// the peer not banned.
+func TestFetchBlockDamagedLonePeer(t *testing.T) {
+	needFixture(t)
+	h := fx.height[fx.late.TxHash()]
+	hash := blockHashAt(t, h)
+	for _, tt := range []struct {
+		name   string
+		damage int
+		want   error
+	}{
+		{"once", 1, nil},
+		{"as many times as asked again", maxDamagedAsks, nil},
+		{"every time", -1, peer.ErrDamaged},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d := peertest.NewBlockDamager(t, fx.node.P2PAddr, hash, tt.damage)
+			c := connect(t, 10*time.Second, d.Addr)
+			b, err := c.fetchBlock(context.Background(), h)
+			st := peerStatus(c, d.Addr)
+			t.Logf("%d block messages damaged: error %v; peer %+v", d.Damaged(), err, st)
+			if st.Banned {
+				t.Fatalf("the peer behind the damaging link was banned: %s", st.Reason)
+			}
+			if tt.want != nil {
+				if !errors.Is(err, tt.want) {
+					t.Fatalf("block through a link that damages every answer: %v, want %v", err, tt.want)
+				}
+				if got, want := d.Damaged(), maxDamagedAsks+1; got != want {
+					t.Errorf("%d damaged answers before the download failed, want %d", got, want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b.BlockHash() != hash || d.Damaged() != tt.damage {
+				t.Fatalf("got block %v after %d damaged answers, want %v after %d", b.BlockHash(), d.Damaged(), hash, tt.damage)
+			}
+			if st.Reason != "" || st.Err != nil {
+				t.Errorf("the peer after the download: %+v, want it in use", st)
+			}
+		})
+	}
+}

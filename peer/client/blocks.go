@@ -140,8 +140,30 @@ func (c *Client) FetchBlocks(ctx context.Context, from, to int32, fn func(height
 }
 
 // fetchBlock downloads one block of the chain from a random peer that has
-// it.
+// it. A block damaged on the way (see fetchAgain) is asked again, of a
+// peer picked again, the damaged one dialled again first (after its
+// backoff, see pool.Pool.Redial): at most maxDamagedAsks times. A peer
+// whose answers stay damaged, or that cannot be dialled again, fails as
+// ever (it is dropped, not banned).
 func (c *Client) fetchBlock(ctx context.Context, height int32) (*wire.MsgBlock, error) {
+	for n := 0; ; n++ {
+		b, err := c.fetchBlockOnce(ctx, height)
+		m := damagedMember(err)
+		if m == nil || n == maxDamagedAsks || ctx.Err() != nil {
+			return b, err
+		}
+		c.awaitConnEnd(ctx, m)
+		if rerr := c.pool.Redial(ctx, m); rerr != nil {
+			c.logf("%v; dialling it again: %v", err, rerr)
+			return nil, err
+		}
+		c.logf("%v: dialled again, the block of height %d asked again", err, height)
+	}
+}
+
+// fetchBlockOnce is fetchBlock's request: one block of the chain from a
+// random peer that has it.
+func (c *Client) fetchBlockOnce(ctx context.Context, height int32) (*wire.MsgBlock, error) {
 	hash := c.chain.Hash(height)
 	ms := c.reaching(wire.SFNodeWitness, height)
 	if len(ms) == 0 {
