@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
@@ -24,15 +25,7 @@ func (c *Client) fetchBlocks(ctx context.Context, log *scanLog, heights []int32,
 		}
 	}
 	if len(want) > 0 {
-		p, err := c.planFetches(log, want, own)
-		if err != nil {
-			return nil, err
-		}
-		got, err := c.fetchPlanned(ctx, p)
-		for h, b := range got {
-			log.hold(c.chain.Hash(h), b)
-		}
-		if err != nil {
+		if err := c.fetchWanted(ctx, log, want, own); err != nil {
 			return nil, err
 		}
 	}
@@ -41,6 +34,74 @@ func (c *Client) fetchBlocks(ctx context.Context, log *scanLog, heights []int32,
 		out[i] = log.held[c.chain.Hash(h)]
 	}
 	return out, nil
+}
+
+// fetchWanted downloads the blocks at heights want as planFetches plans
+// them and holds them in log. When a peer's answer was damaged on the
+// way (see fetchAgain), the blocks not in yet are planned again, over
+// the peers then live, and asked again: at most maxDamagedAsks times in
+// all, as the filter download bounds its damaged answers in a row (a
+// round's blocks arrive in an order the plan shuffles, so the blocks
+// that came in before a damaged one do not break the row: the bound is
+// kept over the whole download). The plans after the first note
+// nothing: the first one's note stands for the download.
+func (c *Client) fetchWanted(ctx context.Context, log *scanLog, want []int32, own map[int32][]int) error {
+	plans := log
+	for damaged := 0; ; damaged++ {
+		p, err := c.planFetches(plans, want, own)
+		if err != nil {
+			return err
+		}
+		got, err := c.fetchPlanned(ctx, p)
+		for h, b := range got {
+			log.hold(c.chain.Hash(h), b)
+		}
+		if err == nil {
+			return nil
+		}
+		if damaged == maxDamagedAsks || !c.fetchAgain(ctx, p, err) {
+			return err
+		}
+		want = slices.DeleteFunc(want, func(h int32) bool { return got[h] != nil })
+		plans = newScanLog()
+	}
+}
+
+// fetchAgain takes in the failure err of a download planned as p, and
+// reports whether the blocks not in are to be asked again: when a peer's
+// answer was damaged on the way (peer.ErrDamaged, and no lie: a payload
+// failing the checksum its node gave it proves nothing about the node),
+// that peer's connection, which the damage ends, is waited for to end
+// and dialled again (after its backoff, see pool.Pool.Redial), as are
+// the connections of the plan's other peers that the failure's
+// cancelling of their requests ended. A peer that cannot be dialled
+// again fails the download as ever, and is dropped, not banned; a lie
+// is judged as ever.
+func (c *Client) fetchAgain(ctx context.Context, p *fetchPlan, err error) bool {
+	m := damagedMember(err)
+	if m == nil || ctx.Err() != nil {
+		return false
+	}
+	if !c.cfg.Isolate {
+		// With isolation the damage ended a connection of the request's
+		// own (see fetchIsolated): m's is untouched.
+		c.awaitConnEnd(ctx, m)
+	}
+	if rerr := c.pool.Redial(ctx, m); rerr != nil {
+		c.logf("%v; dialling it again: %v", err, rerr)
+		return false
+	}
+	for o := range p.load {
+		if o == m || !c.needsRedial(o) {
+			continue
+		}
+		c.awaitConnEnd(ctx, o)
+		if rerr := c.pool.Redial(ctx, o); rerr != nil {
+			c.logf("%s: dialling again after another peer's damaged block: %v", o.Addr(), rerr)
+		}
+	}
+	c.logf("%v: dialled again, the blocks not in asked again", err)
+	return true
 }
 
 // FetchBlocks downloads the blocks from..to of the chain, spread over the
@@ -79,8 +140,30 @@ func (c *Client) FetchBlocks(ctx context.Context, from, to int32, fn func(height
 }
 
 // fetchBlock downloads one block of the chain from a random peer that has
-// it.
+// it. A block damaged on the way (see fetchAgain) is asked again, of a
+// peer picked again, the damaged one dialled again first (after its
+// backoff, see pool.Pool.Redial): at most maxDamagedAsks times. A peer
+// whose answers stay damaged, or that cannot be dialled again, fails as
+// ever (it is dropped, not banned).
 func (c *Client) fetchBlock(ctx context.Context, height int32) (*wire.MsgBlock, error) {
+	for n := 0; ; n++ {
+		b, err := c.fetchBlockOnce(ctx, height)
+		m := damagedMember(err)
+		if m == nil || n == maxDamagedAsks || ctx.Err() != nil {
+			return b, err
+		}
+		c.awaitConnEnd(ctx, m)
+		if rerr := c.pool.Redial(ctx, m); rerr != nil {
+			c.logf("%v; dialling it again: %v", err, rerr)
+			return nil, err
+		}
+		c.logf("%v: dialled again, the block of height %d asked again", err, height)
+	}
+}
+
+// fetchBlockOnce is fetchBlock's request: one block of the chain from a
+// random peer that has it.
+func (c *Client) fetchBlockOnce(ctx context.Context, height int32) (*wire.MsgBlock, error) {
 	hash := c.chain.Hash(height)
 	ms := c.reaching(wire.SFNodeWitness, height)
 	if len(ms) == 0 {
