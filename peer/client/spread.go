@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -149,7 +152,8 @@ func checkFetchSpread(s float64) error {
 // comment at the top of this file says, leaving out peers slow to answer
 // unless all are. With an explicit share that cannot be kept it fails
 // with *SpreadError; by default it spreads as evenly as the peers allow,
-// with a note when one peer was asked for everything.
+// with a note (spreadNote) when one peer was asked for everything or
+// some peer for more than an even share.
 func (c *Client) planFetches(log *scanLog, heights []int32, own map[int32][]int) (*fetchPlan, error) {
 	p := &fetchPlan{order: slices.Clone(heights), to: make(map[int32]*pool.Member, len(heights)), load: map[*pool.Member]int{},
 		seen: map[*pool.Member]map[int]bool{}}
@@ -187,17 +191,113 @@ func (c *Client) planFetches(log *scanLog, heights []int32, own map[int32][]int)
 		}
 		p.assign(h, best, own[h])
 	}
-	switch {
-	case n == 1 && total > 1 && share < 1:
+	if n == 1 && share < 1 || over {
+		fs := make([]peerFetches, 0, n)
 		for m := range all {
-			log.note(fmt.Sprintf("one peer (%s) was asked for all %d blocks fetched: spreading them needs several peers (give more peers, or let the client find them)",
-				m.Addr(), total))
+			fs = append(fs, peerFetches{addr: m.Addr(), blocks: p.load[m]})
 		}
-	case over:
-		log.note(fmt.Sprintf("the %d blocks fetched could not be spread evenly over %d peers: some peer was asked for more than %d (the others do not hold them)",
-			total, n, p.cap))
+		log.note(spreadNote(fs, 0))
 	}
 	return p, nil
+}
+
+// peerFetches is how many blocks one peer, by address, was asked for.
+type peerFetches struct {
+	addr   string
+	blocks int
+}
+
+// spreadNote returns the note on how blocks fetched went to the peers
+// holding them, fs (each with the blocks it was asked for, maybe none),
+// and to peers not named, others: that one peer was asked for them all,
+// or that they could not be spread evenly (some peer was asked for more
+// than its even share), or, over a rescan's steps (see rescanWarnings),
+// that they were. Every peer is named with its count, the most asked
+// first, so that parseSpreadNote can add the notes of several fetches.
+func spreadNote(fs []peerFetches, others int) string {
+	total, most := others, 0
+	for _, f := range fs {
+		total += f.blocks
+		most = max(most, f.blocks)
+	}
+	if len(fs) == 1 && others == 0 {
+		if total == 1 {
+			return fmt.Sprintf("one peer (%s) was asked for the 1 block fetched: spreading blocks needs several peers (give more peers, or let the client find them)", fs[0].addr)
+		}
+		return fmt.Sprintf("one peer (%s) was asked for all %d blocks fetched: spreading them needs several peers (give more peers, or let the client find them)",
+			fs[0].addr, total)
+	}
+	fs = slices.Clone(fs)
+	slices.SortFunc(fs, func(a, b peerFetches) int {
+		if a.blocks != b.blocks {
+			return b.blocks - a.blocks
+		}
+		return strings.Compare(a.addr, b.addr)
+	})
+	var list strings.Builder
+	for i, f := range fs {
+		if i == 0 {
+			fmt.Fprintf(&list, "%s was asked for %d", f.addr, f.blocks)
+		} else {
+			fmt.Fprintf(&list, ", %s for %d", f.addr, f.blocks)
+		}
+	}
+	if others > 0 {
+		fmt.Fprintf(&list, ", peers past these %d for %d", len(fs), others)
+	}
+	n := max(1, len(fs))
+	even := (total + n - 1) / n
+	if most > even {
+		return fmt.Sprintf("the %d blocks fetched could not be spread evenly over %d peers (at most %d each): %s (the others did not hold them all)",
+			total, len(fs), even, list.String())
+	}
+	return fmt.Sprintf("the %d blocks fetched were spread over %d peers (at most %d each): %s", total, len(fs), even, list.String())
+}
+
+// Of a note of spreadNote: one peer's, or the list of peers and counts
+// (ending with the note or at " ("), and an item of the list.
+var (
+	spreadOne   = regexp.MustCompile(`^one peer \((\S+)\) was asked for (?:all (\d+) blocks|the (1) block) fetched: `)
+	spreadList  = regexp.MustCompile(`^the (\d+) blocks fetched (?:could not be spread evenly|were spread) over \d+ peers \(at most \d+ each\): (.+?)(?: \(the others|$)`)
+	spreadEntry = regexp.MustCompile(`^(\S+) (?:was asked )?for (\d+)$`)
+)
+
+// parseSpreadNote returns the peers and counts of a note of spreadNote
+// that names every peer (others 0), and whether w is one.
+func parseSpreadNote(w string) ([]peerFetches, bool) {
+	if m := spreadOne.FindStringSubmatch(w); m != nil {
+		n, err := strconv.Atoi(m[2] + m[3])
+		if err != nil {
+			return nil, false
+		}
+		return []peerFetches{{addr: m[1], blocks: n}}, true
+	}
+	m := spreadList.FindStringSubmatch(w)
+	if m == nil {
+		return nil, false
+	}
+	total, err := strconv.Atoi(m[1])
+	if err != nil {
+		return nil, false
+	}
+	var fs []peerFetches
+	sum := 0
+	for _, item := range strings.Split(m[2], ", ") {
+		e := spreadEntry.FindStringSubmatch(item)
+		if e == nil {
+			return nil, false
+		}
+		n, err := strconv.Atoi(e[2])
+		if err != nil {
+			return nil, false
+		}
+		fs = append(fs, peerFetches{addr: e[1], blocks: n})
+		sum += n
+	}
+	if sum != total {
+		return nil, false
+	}
+	return fs, true
 }
 
 // fetchPlanned asks every peer of the plan for its blocks, all peers at

@@ -35,7 +35,10 @@ const (
 	// WarningReorganized: the chain was reorganized during the scan.
 	WarningReorganized
 	// WarningFetchSpread: the blocks fetched could not be spread over
-	// several peers, so one peer learnt more of the wallet.
+	// several peers, so one peer learnt more of the wallet; each peer
+	// is named with the blocks it was asked for. In a rescan's warnings,
+	// one such note counts the blocks of all its steps that noted their
+	// fetches, and may find them spread evenly after all.
 	WarningFetchSpread
 	// WarningWaiting: a rescan waits for peers, named.
 	WarningWaiting
@@ -58,7 +61,7 @@ var warningKinds = []struct {
 	{WarningNotUsed, regexp.MustCompile(`^peer \S+ was not used: `)},
 	{WarningOtherBranch, regexp.MustCompile(`^peer \S+ is on another branch: `)},
 	{WarningReorganized, regexp.MustCompile(`^the chain was reorganized: `)},
-	{WarningFetchSpread, regexp.MustCompile(`^one peer \(\S+\) was asked for all \d+ blocks fetched|^the \d+ blocks fetched could not be spread evenly`)},
+	{WarningFetchSpread, regexp.MustCompile(`^one peer \(\S+\) was asked for (all \d+ blocks|the 1 block) fetched|^the \d+ blocks fetched (could not be spread evenly|were spread) over `)},
 	{WarningWaiting, regexp.MustCompile(`^waiting since `)},
 	{WarningRevised, regexp.MustCompile(`^filter headers from height \d+ were verified anew`)},
 }
