@@ -35,10 +35,8 @@ const (
 	// WarningReorganized: the chain was reorganized during the scan.
 	WarningReorganized
 	// WarningFetchSpread: the blocks fetched could not be spread over
-	// several peers, so one peer learnt more of the wallet; each peer
-	// is named with the blocks it was asked for. In a rescan's warnings,
-	// one such note counts the blocks of all its steps that noted their
-	// fetches, and may find them spread evenly after all.
+	// several peers, so one peer learnt more of the wallet. A rescan's
+	// warnings hold at most one, on the blocks of all its steps.
 	WarningFetchSpread
 	// WarningWaiting: a rescan waits for peers, named.
 	WarningWaiting
@@ -61,7 +59,7 @@ var warningKinds = []struct {
 	{WarningNotUsed, regexp.MustCompile(`^peer \S+ was not used: `)},
 	{WarningOtherBranch, regexp.MustCompile(`^peer \S+ is on another branch: `)},
 	{WarningReorganized, regexp.MustCompile(`^the chain was reorganized: `)},
-	{WarningFetchSpread, regexp.MustCompile(`^one peer \(\S+\) was asked for (all \d+ blocks|the 1 block) fetched|^the \d+ blocks fetched (could not be spread evenly|were spread) over `)},
+	{WarningFetchSpread, regexp.MustCompile(`^one peer \(\S+\) was asked for all \d+ blocks fetched|^the \d+ blocks fetched could not be spread evenly`)},
 	{WarningWaiting, regexp.MustCompile(`^waiting since `)},
 	{WarningRevised, regexp.MustCompile(`^filter headers from height \d+ were verified anew`)},
 }
