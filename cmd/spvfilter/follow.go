@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"regexp"
 
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -91,7 +90,7 @@ func (a *app) follow(ctx context.Context, c *client.Client, plan *scanPlan, from
 	runErr := r.Run(ctx)
 	params := c.Chain().Params()
 	sum := followSummary{Event: "summary", Next: r.Height(), Matches: found, Peers: peersJSON(c.Peers(), params),
-		Warnings: orEmpty(append(warnings, nodes.namedAll(byFlag(stepWords(r.Warnings()), items, params, plan.client.DataDir))...))}
+		Warnings: orEmpty(append(warnings, nodes.namedAll(byFlag(r.Warnings(), items, params, plan.client.DataDir))...))}
 	a.warn(sum.Warnings)
 	if err := enc.Encode(sum); err != nil && writeErr == nil {
 		writeErr = err
@@ -100,21 +99,4 @@ func (a *app) follow(ctx context.Context, c *client.Client, plan *scanPlan, from
 		return runErr
 	}
 	return writeErr
-}
-
-// stepFetchNote matches the start of a note on how one scan's block
-// fetches were spread over the peers (one peer asked for all, or some
-// asked for more than their share), and its count.
-var stepFetchNote = regexp.MustCompile(`^(one peer \(\S+\) was asked for all \d+ blocks fetched|the \d+ blocks fetched could not be spread evenly over \d+ peers)`)
-
-// stepWords says, in the warnings of a following rescan, what a note on
-// fetches counts: the blocks of one step of the rescan (the first scan to
-// the tip, or a later one over the blocks that came since), the latest
-// that warned, and not all the rescan fetched.
-func stepWords(warnings []string) []string {
-	out := make([]string, len(warnings))
-	for i, w := range warnings {
-		out[i] = stepFetchNote.ReplaceAllString(w, "$1 in one step of the rescan (the latest that fetched several: the first scan to the tip, or a later one over the blocks that came since; the blocks of the other steps are not counted)")
-	}
-	return out
 }

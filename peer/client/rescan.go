@@ -206,6 +206,27 @@ func (r *Rescan) addWarnings(ws []string) {
 	}
 }
 
+// addResult keeps the warnings of a step's scan and adds up what its
+// block fetches asked of each peer (see rescanWarnings), in the place of
+// its notes on their spread.
+func (r *Rescan) addResult(res *ScanResult) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var f fetchLog
+	if res.fetches != nil {
+		f = *res.fetches
+	}
+	notes := slices.Clone(f.notes)
+	for _, w := range res.Warnings {
+		if i := slices.Index(notes, w); i >= 0 {
+			notes = slices.Delete(notes, i, i+1)
+			continue
+		}
+		r.warnings.add(w)
+	}
+	r.warnings.fetches.add(&f.tally)
+}
+
 func (r *Rescan) emit(e Event) {
 	if r.opt.OnEvent != nil {
 		r.opt.OnEvent(e)
@@ -628,7 +649,7 @@ func (r *Rescan) step(ctx context.Context, to int32) error {
 	if err := r.reportReorg(); err != nil {
 		return err
 	}
-	r.addWarnings(res.Warnings)
+	r.addResult(res)
 	r.mu.Lock()
 	from := r.next
 	r.mu.Unlock()
@@ -670,7 +691,11 @@ func (r *Rescan) step(ctx context.Context, to int32) error {
 // matching them against wl.
 func (r *Rescan) scan(ctx context.Context, req ScanRequest, wl *watchList) (*ScanResult, error) {
 	return r.c.scan(ctx, req, "bip157", wire.SFNodeCF, func(ctx context.Context, log *scanLog, req ScanRequest) (*ScanResult, error) {
-		return r.c.scanBIP157(ctx, log, req, wl)
+		res, err := r.c.scanBIP157(ctx, log, req, wl)
+		if res != nil {
+			res.fetches = &log.fetches
+		}
+		return res, err
 	})
 }
 
@@ -705,7 +730,7 @@ func (r *Rescan) recheck(ctx context.Context) error {
 	if err := r.reportReorg(); err != nil {
 		return err
 	}
-	r.addWarnings(res.Warnings)
+	r.addResult(res)
 	for _, e := range r.rechecked(req, res) {
 		r.emit(e)
 	}

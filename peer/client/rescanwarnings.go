@@ -12,11 +12,17 @@ import (
 // latest text with how many times it came. Peers' addresses are kept in
 // the kind: a warning about another peer is another warning. At most
 // maxWarningKinds kinds are kept; those past it are counted only.
+//
+// The notes on how a step's block fetches were spread over the peers are
+// not kept: the blocks each peer was asked for over the steps, and its
+// share of them, are added up (fetches), and one note on the sums, in the
+// words of a scan's (fetchTally.note), ends the list when one is due.
 type rescanWarnings struct {
 	texts   []string
 	counts  []int
 	kinds   map[string]int // a kind's index in texts
 	dropped int            // warnings of kinds past maxWarningKinds
+	fetches fetchTally
 }
 
 // maxWarningKinds bounds the kinds of warnings a rescan keeps.
@@ -64,7 +70,7 @@ func (ws *rescanWarnings) add(w string) bool {
 // each the latest text of its kind, with the times it came if more than
 // once.
 func (ws *rescanWarnings) list() []string {
-	out := make([]string, 0, len(ws.texts)+1)
+	out := make([]string, 0, len(ws.texts)+2)
 	for i, w := range ws.texts {
 		if n := ws.counts[i]; n > 1 {
 			w = fmt.Sprintf("%s (warned %d times, the latest shown)", w, n)
@@ -73,6 +79,9 @@ func (ws *rescanWarnings) list() []string {
 	}
 	if ws.dropped > 0 {
 		out = append(out, fmt.Sprintf("%d more warnings of other kinds than these %d were left out", ws.dropped, maxWarningKinds))
+	}
+	if w := ws.fetches.note(); w != "" {
+		out = append(out, w)
 	}
 	return out
 }

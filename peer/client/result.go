@@ -102,6 +102,9 @@ type ScanResult struct {
 	// scanned against (ScanRequest.withHeaders).
 	headers       []wire.BlockHeader
 	filterHeaders []chainhash.Hash
+	// fetches are what the scan's block fetches asked of each peer, for a
+	// rescan, which adds them up over its steps (see rescanWarnings).
+	fetches *fetchLog
 }
 
 // filterHeader returns the verified filter header the block at height h

@@ -22,6 +22,9 @@ type scanLog struct {
 	// held are the blocks fetched by the operation's passes, so that a
 	// pass after a failure asks only for the rest.
 	held map[chainhash.Hash]*wire.MsgBlock
+	// fetches are what the operation's block fetches asked of each peer
+	// (planFetches), over its passes.
+	fetches fetchLog
 }
 
 // hold keeps a block fetched for the operation's later passes.

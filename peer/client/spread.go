@@ -5,6 +5,7 @@ import (
 	crand "crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -149,7 +150,9 @@ func checkFetchSpread(s float64) error {
 // comment at the top of this file says, leaving out peers slow to answer
 // unless all are. With an explicit share that cannot be kept it fails
 // with *SpreadError; by default it spreads as evenly as the peers allow,
-// with a note when one peer was asked for everything.
+// with a note (fetchTally.note) when one peer was asked for everything or
+// some peer for more than its share. What each peer was asked for is
+// added to the operation's log (scanLog.fetches).
 func (c *Client) planFetches(log *scanLog, heights []int32, own map[int32][]int) (*fetchPlan, error) {
 	p := &fetchPlan{order: slices.Clone(heights), to: make(map[int32]*pool.Member, len(heights)), load: map[*pool.Member]int{},
 		seen: map[*pool.Member]map[int]bool{}}
@@ -176,28 +179,122 @@ func (c *Client) planFetches(log *scanLog, heights []int32, own map[int32][]int)
 	} else {
 		p.cap = (total + n - 1) / n
 	}
-	over := false
 	for _, h := range p.order {
 		best := p.pick(holders[h], own[h])
-		if p.load[best] >= p.cap {
-			if share > 0 {
-				return nil, &SpreadError{Share: share, Peers: n, Heights: total, Cap: p.cap}
-			}
-			over = true
+		if p.load[best] >= p.cap && share > 0 {
+			return nil, &SpreadError{Share: share, Peers: n, Heights: total, Cap: p.cap}
 		}
 		p.assign(h, best, own[h])
 	}
-	switch {
-	case n == 1 && total > 1 && share < 1:
-		for m := range all {
-			log.note(fmt.Sprintf("one peer (%s) was asked for all %d blocks fetched: spreading them needs several peers (give more peers, or let the client find them)",
-				m.Addr(), total))
-		}
-	case over:
-		log.note(fmt.Sprintf("the %d blocks fetched could not be spread evenly over %d peers: some peer was asked for more than %d (the others do not hold them)",
-			total, n, p.cap))
+	plan := fetchTally{share: share}
+	for m := range all {
+		plan.count(m.Addr(), p.load[m], p.cap)
 	}
+	if w := plan.note(); w != "" {
+		log.note(w)
+		log.fetches.notes = append(log.fetches.notes, w)
+	}
+	log.fetches.tally.add(&plan)
 	return p, nil
+}
+
+// fetchTally is what block fetches asked of the peers holding the blocks:
+// one plan's (planFetches), an operation's plans', or a rescan's steps'.
+type fetchTally struct {
+	// peers are, by address, the blocks each peer holding some of those
+	// fetched was asked for and its share of them (the cap of every plan
+	// it could serve, summed); at most maxTallyPeers when added up (add),
+	// the peers past them summed as one, others.
+	peers     map[string]peerTally
+	others    peerTally
+	hasOthers bool
+	total     int
+	// share is Config.FetchSpread.
+	share float64
+}
+
+// fetchLog is what an operation's block fetches asked of the peers
+// (scanLog.fetches), and the notes on their spread written of them, one
+// a plan at most (planFetches), which a rescan replaces by one on its
+// steps' sums (rescanWarnings).
+type fetchLog struct {
+	tally fetchTally
+	notes []string
+}
+
+// peerTally is how many blocks a peer was asked for, and its share of
+// them (limit).
+type peerTally struct{ asked, limit int }
+
+// maxTallyPeers bounds the peers a tally adds up (add) keeps apart.
+const maxTallyPeers = 64
+
+// count records that the peer at addr was asked for asked blocks, of a
+// share of limit (a plan's cap).
+func (t *fetchTally) count(addr string, asked, limit int) {
+	if t.peers == nil {
+		t.peers = map[string]peerTally{}
+	}
+	pt := t.peers[addr]
+	t.peers[addr] = peerTally{asked: pt.asked + asked, limit: pt.limit + limit}
+	t.total += asked
+}
+
+// add adds the fetches of u to t, keeping at most maxTallyPeers peers
+// apart.
+func (t *fetchTally) add(u *fetchTally) {
+	if t.peers == nil {
+		t.peers = map[string]peerTally{}
+	}
+	for addr, pt := range u.peers {
+		if old, ok := t.peers[addr]; ok || len(t.peers) < maxTallyPeers {
+			t.peers[addr] = peerTally{asked: old.asked + pt.asked, limit: old.limit + pt.limit}
+		} else {
+			t.others = peerTally{asked: t.others.asked + pt.asked, limit: t.others.limit + pt.limit}
+			t.hasOthers = true
+		}
+	}
+	if u.hasOthers {
+		t.others = peerTally{asked: t.others.asked + u.others.asked, limit: t.others.limit + u.others.limit}
+		t.hasOthers = true
+	}
+	t.total += u.total
+	t.share = u.share
+}
+
+// note returns the note on how the blocks of t were spread, empty if
+// none is due: one peer was asked for them all (more than one, with a
+// share below 1), or some peer for more than its share, which happens
+// only when the others below their caps do not hold the block. A scan
+// writes it of each plan; a rescan of its steps' sums (rescanWarnings),
+// in the same words.
+func (t *fetchTally) note() string {
+	n := len(t.peers)
+	if t.hasOthers {
+		n++
+	}
+	if n == 1 && !t.hasOthers && t.total > 1 && t.share < 1 {
+		for addr := range t.peers {
+			return fmt.Sprintf("one peer (%s) was asked for all %d blocks fetched: spreading them needs several peers (give more peers, or let the client find them)",
+				addr, t.total)
+		}
+	}
+	pts := slices.Collect(maps.Values(t.peers))
+	if t.hasOthers {
+		pts = append(pts, t.others)
+	}
+	// The peer most over its share, of the smallest share among ties.
+	worst, over := peerTally{}, false
+	for _, pt := range pts {
+		if d, wd := pt.asked-pt.limit, worst.asked-worst.limit; d > 0 && (!over || d > wd || d == wd && pt.limit < worst.limit) {
+			worst, over = pt, true
+		}
+	}
+	if !over {
+		return ""
+	}
+	return fmt.Sprintf("the %d blocks fetched could not be spread evenly over %d peers: some peer was asked for more than %d (the others do not hold them)",
+		t.total, n, worst.limit)
 }
 
 // fetchPlanned asks every peer of the plan for its blocks, all peers at

@@ -35,7 +35,8 @@ const (
 	// WarningReorganized: the chain was reorganized during the scan.
 	WarningReorganized
 	// WarningFetchSpread: the blocks fetched could not be spread over
-	// several peers, so one peer learnt more of the wallet.
+	// several peers, so one peer learnt more of the wallet. A rescan's
+	// warnings hold at most one, on the blocks of all its steps.
 	WarningFetchSpread
 	// WarningWaiting: a rescan waits for peers, named.
 	WarningWaiting
