@@ -200,15 +200,7 @@
 // prior times U(U-1)/2 over the number of such pairs listed instead. On
 // simulated captures of heavy-tailed wallet sizes these ends took the
 // intervals holding the rate of pairs like theirs from 0.87 to 0.95
-// (privacy simulate --regime heavy-tail). The same E over the n sessions
-// that can be linked gives the prior of one wallet at the top of its
-// plausible range, (E-1)/(n-1): the fitted prior is the share of one
-// wallet among the pairs whose counts speak, which under heavy-tailed
-// sizes leaves out most pairs of small wallets and so is low (pairs given
-// 0.02 to 0.5 there are one wallet's 3 to 5 times the odds said). Where
-// that prior is above the fitted one, every pair's upper end reaches its
-// probability at it: its odds times the two priors' odds ratio, its
-// likelihoods kept. Where that is not enough (a fit
+// (privacy simulate --regime heavy-tail). Where that is not enough (a fit
 // whose sizes' prior calls most sessions empty) a warning says the
 // wallets look small. A pair with P near 0.5 whose interval is wide is one the capture
 // cannot decide; one at P = 0.02 whose interval reaches 0.9 is a pair

@@ -278,7 +278,6 @@ func (lk *linker) links(fit *linkFit) []SessionLink {
 			ExpectedByChance: ev.chance, ExpectedIfSameWallet: ev.ifSame, Third: -1}
 		sl.Probability, sl.ProbabilityLow, sl.ProbabilityHigh = fit.interval(ev)
 		sl.ProbabilityHigh = unseen.reach(ev.x, ev.y, sl.Probability, sl.ProbabilityHigh)
-		sl.ProbabilityHigh = unseen.lift(fit.est.priors[sameWallet], sl.Probability, sl.ProbabilityHigh)
 		sl.ProbabilityShared = fit.est.posterior(ev)[sharedAddress]
 		out = append(out, sl)
 	}

@@ -18,13 +18,6 @@ type unseenPriors struct {
 	// unseen sessions' pairs of one wallet, prior of all their pairs,
 	// counted among the listed ones alone (see listedShare).
 	listed float64
-	// wallet is the probability that two of the linkable sessions are of
-	// one wallet if every session's wallet has as many sessions as the
-	// linked ones do, at the upper end of that number's interval: the top
-	// of the plausible range of the prior of one wallet, from the capture
-	// apart from the counts' model (0 when the capture tells nothing of
-	// it).
-	wallet float64
 }
 
 // unseenDeviations is how many of its standard deviations the mean
@@ -63,13 +56,12 @@ func (lk *linker) unseenPrior(fit *linkFit) unseenPriors {
 		parent[find(ev.x)] = find(ev.y)
 	}
 	sizes := map[int]float64{}
-	var unseen, linkable float64
+	var unseen float64
 	for i := range lk.sessions {
 		s := &lk.sessions[i]
 		if s.unlinkable() {
 			continue
 		}
-		linkable++
 		if linked[i] {
 			sizes[find(i)]++
 			continue
@@ -84,7 +76,6 @@ func (lk *linker) unseenPrior(fit *linkFit) unseenPriors {
 		groups = append(groups, c)
 	}
 	out.prior = unseenShare(groups, unseen, unseenDeviations)
-	out.wallet = unseenShare(groups, linkable, unseenDeviations)
 	var listed float64 // pairs of two unseen sessions among the listed
 	for i := range lk.mix.pairs {
 		if ev := &lk.mix.pairs[i]; out.unseen[ev.x] && out.unseen[ev.y] {
@@ -147,20 +138,4 @@ func (u *unseenPriors) reach(x, y int, p, hi float64) float64 {
 		return hi
 	}
 	return math.Max(hi, prior)
-}
-
-// lift is the upper end of a pair's interval raised to its probability
-// at the prior of one wallet u.wallet instead of the fitted prior, when
-// that is higher: the pair's likelihoods are kept and its odds multiplied
-// by the priors' odds ratio, the other hypotheses sharing the rest as
-// they did. The fitted prior is the share of one wallet among the pairs
-// whose counts speak; the pairs of small wallets, whose counts do not,
-// leave it low where the linked groups' sizes say more pairs are of one
-// wallet.
-func (u *unseenPriors) lift(prior, p, hi float64) float64 {
-	if u.wallet <= prior || prior <= 0 || p <= 0 || p >= 1 {
-		return hi
-	}
-	o := p / (1 - p) * u.wallet / (1 - u.wallet) * (1 - prior) / prior
-	return math.Max(hi, o/(1+o))
 }

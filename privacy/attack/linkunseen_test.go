@@ -88,33 +88,3 @@ func TestListedShare(t *testing.T) {
 		}
 	}
 }
-
-// TestUnseenLift checks that a pair's upper end reaches its probability
-// at the linked groups' prior of one wallet: with a fitted prior of 0.02
-// and the groups' 0.06, the prior odds grow by (0.06/0.94)/(0.02/0.98),
-// so a pair at 0.2 (odds 1/4) reaches odds 0.25·3.1277 = 0.7819, 0.4388;
-// a pair at the fitted prior reaches the groups' prior; nothing moves
-// where the groups' prior is not above the fitted one, where the upper
-// end is already higher, or at a probability of 0 or 1.
-func TestUnseenLift(t *testing.T) {
-	ratio := (0.06 / 0.94) / (0.02 / 0.98)
-	for _, tc := range []struct {
-		name          string
-		wallet, prior float64
-		p, hi         float64
-		want          float64
-	}{
-		{"pair at 0.2", 0.06, 0.02, 0.2, 0.25, 0.25 * ratio / (1 + 0.25*ratio)},
-		{"pair at the fitted prior", 0.06, 0.02, 0.02, 0.03, 0.06},
-		{"groups' prior lower", 0.01, 0.02, 0.2, 0.25, 0.25},
-		{"groups' prior unknown", 0, 0.02, 0.2, 0.25, 0.25},
-		{"upper end already higher", 0.06, 0.02, 0.2, 0.9, 0.9},
-		{"none", 0.06, 0.02, 0, 0, 0},
-		{"certain", 0.06, 0.02, 1, 1, 1},
-	} {
-		u := unseenPriors{wallet: tc.wallet}
-		if got := u.lift(tc.prior, tc.p, tc.hi); math.Abs(got-tc.want) > 1e-12 {
-			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
-		}
-	}
-}
