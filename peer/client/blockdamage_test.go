@@ -47,7 +47,7 @@ func TestScanBlockDamagedLonePeer(t *testing.T) {
 // node's block is changed before (lie), and the scan's error.
 type blockDamage struct{ loneDamage }
 
-// check scans through a BlockDamager of block (at height h) to the
+// check scans through a block Damager of block (at height h) to the
 // fixture's node (through a Liar changing the block's last transaction,
 // with lie), the client's only peer, and checks the outcome.
 func (tt blockDamage) check(t *testing.T, block chainhash.Hash, h int32) {

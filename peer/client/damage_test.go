@@ -32,7 +32,7 @@ func TestDamageOnTheWayBansNobody(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !d.Damaged() {
+			if d.Damaged() == 0 {
 				t.Fatalf("no %s passed the damaging relay", tt.cmd)
 			}
 			checkMatches(t, res, fx.want)

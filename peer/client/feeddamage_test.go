@@ -27,7 +27,7 @@ func TestFeedFatHashesDamagedRedialRefused(t *testing.T) {
 	hs, cf := cfRequests(t, l, c)
 	st := peerStatus(c, rr.Addr)
 	t.Logf("getcfheaders %v, getcfilters %v; banned %v (%s); error %v", hs, cf, st.Banned, st.Reason, err)
-	if !d.Damaged() {
+	if d.Damaged() == 0 {
 		t.Fatal("no cfheaders passed the damaging link")
 	}
 	if !rr.Refused() {

@@ -53,7 +53,7 @@ type loneDamage struct {
 	want   error
 }
 
-// check scans through a FilterDamager of block (at height h) to the
+// check scans through a filter Damager of block (at height h) to the
 // fixture's node (through a Liar emptying the block's filter, with lie),
 // the client's only peer, and checks the outcome.
 func (tt loneDamage) check(t *testing.T, block chainhash.Hash, h int32) {
