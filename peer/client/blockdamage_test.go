@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/btcsuite/btcd/chaincfg/chainhash"
-	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/peer"
 	"github.com/spvfilter/spvfilter/peer/peertest"
 )
@@ -31,81 +29,14 @@ func TestScanBlockDamagedLonePeer(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tt := range []loneDamage{
-		{name: "once", damage: 1},
-		{name: "as many times as asked again", damage: maxDamagedAsks},
-		{name: "every time", damage: -1, want: peer.ErrDamaged},
-		{name: "then a lie", damage: 1, lie: true, want: peer.ErrBadBlock},
+		{name: "once", blocks: true, damage: 1},
+		{name: "as many times as asked again", blocks: true, damage: maxDamagedAsks},
+		{name: "every time", blocks: true, damage: -1, want: peer.ErrDamaged},
+		{name: "then a lie", blocks: true, damage: 1, lie: true, want: peer.ErrBadBlock},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			blockDamage{tt}.check(t, *hash, late)
+			tt.check(t, *hash, late)
 		})
-	}
-}
-
-// blockDamage is a loneDamage (see TestScanFilterDamagedLonePeer) of
-// the block messages of a block: how many are damaged, whether the
-// node's block is changed before (lie), and the scan's error.
-type blockDamage struct{ loneDamage }
-
-// check scans through a block Damager of block (at height h) to the
-// fixture's node (through a Liar changing the block's last transaction,
-// with lie), the client's only peer, and checks the outcome.
-func (tt blockDamage) check(t *testing.T, block chainhash.Hash, h int32) {
-	target := fx.node.P2PAddr
-	if tt.lie {
-		target = peertest.NewLiar(t, target, fx.node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
-			if b, ok := m.(*wire.MsgBlock); ok && b.BlockHash() == block {
-				b.Transactions[len(b.Transactions)-1].LockTime ^= 0x10
-			}
-			return []wire.Message{m}, false
-		}).Addr
-	}
-	d := peertest.NewBlockDamager(t, target, block, tt.damage)
-	c := connect(t, 10*time.Second, d.Addr)
-	if c.Chain().Height() < h || c.Chain().Hash(h) != block {
-		t.Fatalf("the chain (height %d) lacks block %v at height %d", c.Chain().Height(), block, h)
-	}
-	start := time.Now()
-	res, err := c.ScanBIP157(context.Background(), ScanRequest{Watch: items(fx.watch), To: c.Chain().Height()})
-	st := peerStatus(c, d.Addr)
-	t.Logf("%d block messages of height %d damaged; scan in %v: error %v; peer banned %v, reason %q",
-		d.Damaged(), h, time.Since(start).Round(time.Millisecond), err, st.Banned, st.Reason)
-	if d.Damaged() == 0 {
-		t.Fatal("no block message of the block passed the damaging link")
-	}
-	switch {
-	case tt.lie:
-		if !errors.Is(err, tt.want) || !st.Banned {
-			t.Fatalf("a lie asked again after damage: error %v, peer banned %v; want %v and a ban", err, st.Banned, tt.want)
-		}
-		return
-	case st.Banned:
-		t.Fatalf("the peer behind the damaging link was banned: %s", st.Reason)
-	}
-	if bans := c.pool.Bans(); len(bans) != 0 {
-		t.Errorf("bans after damage on the way: %+v", bans)
-	}
-	if tt.want != nil {
-		if !errors.Is(err, tt.want) {
-			t.Fatalf("scan through a link that damages every answer: %v, want %v", err, tt.want)
-		}
-		if !errors.Is(st.Err, tt.want) {
-			t.Errorf("the peer after the scan: %+v, want it dropped for the damage", st)
-		}
-		if got, want := d.Damaged(), maxDamagedAsks+1; got != want {
-			t.Errorf("%d damaged answers before the scan failed, want %d (asked again %d times)", got, want, maxDamagedAsks)
-		}
-		return
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d.Damaged() != tt.damage {
-		t.Errorf("%d block messages damaged, want %d", d.Damaged(), tt.damage)
-	}
-	checkMatches(t, res, fx.want)
-	if st.Reason != "" || st.Err != nil {
-		t.Errorf("the peer after the scan: %+v, want it in use", st)
 	}
 }
 

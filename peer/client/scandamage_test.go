@@ -42,31 +42,57 @@ func TestScanFilterDamagedLonePeer(t *testing.T) {
 	}
 }
 
-// loneDamage is a case of TestScanFilterDamagedLonePeer: how many
-// cfilter messages of the block are damaged (negative: all), whether
-// the node's filter of it is replaced by an empty one before, and the
-// scan's error (nil: it finds every payment).
+// loneDamage is a case of TestScanFilterDamagedLonePeer and
+// TestScanBlockDamagedLonePeer: whether the block messages of the block
+// are damaged (else its cfilter messages), how many (negative: all),
+// whether the node's filter of it is replaced by an empty one, or its
+// block changed so that it no longer matches its header, before (lie),
+// and the scan's error (nil: it finds every payment).
 type loneDamage struct {
 	name   string
+	blocks bool
 	damage int
 	lie    bool
 	want   error
 }
 
-// check scans through a filter Damager of block (at height h) to the
-// fixture's node (through a Liar emptying the block's filter, with lie),
-// the client's only peer, and checks the outcome.
+// kind names the messages damaged.
+func (tt loneDamage) kind() string {
+	if tt.blocks {
+		return wire.CmdBlock
+	}
+	return wire.CmdCFilter
+}
+
+// lies is the Liar's change of the node's answer about block, with lie.
+func (tt loneDamage) lies(block chainhash.Hash) peertest.LieFunc {
+	return func(m wire.Message) ([]wire.Message, bool) {
+		switch m := m.(type) {
+		case *wire.MsgCFilter:
+			if !tt.blocks && m.BlockHash == block {
+				m.Data = []byte{0}
+			}
+		case *wire.MsgBlock:
+			if tt.blocks && m.BlockHash() == block {
+				m.Transactions[len(m.Transactions)-1].LockTime ^= 0x10
+			}
+		}
+		return []wire.Message{m}, false
+	}
+}
+
+// check scans through a Damager of block (at height h) to the fixture's
+// node (through a Liar, with lie), the client's only peer, and checks
+// the outcome.
 func (tt loneDamage) check(t *testing.T, block chainhash.Hash, h int32) {
 	target := fx.node.P2PAddr
 	if tt.lie {
-		target = peertest.NewLiar(t, target, fx.node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
-			if cf, ok := m.(*wire.MsgCFilter); ok && cf.BlockHash == block {
-				cf.Data = []byte{0}
-			}
-			return []wire.Message{m}, false
-		}).Addr
+		target = peertest.NewLiar(t, target, fx.node.Params.Net, tt.lies(block)).Addr
 	}
 	d := peertest.NewFilterDamager(t, target, block, tt.damage)
+	if tt.blocks {
+		d = peertest.NewBlockDamager(t, target, block, tt.damage)
+	}
 	c := connect(t, 10*time.Second, d.Addr)
 	if c.Chain().Height() < h || c.Chain().Hash(h) != block {
 		t.Fatalf("the chain (height %d) lacks block %v at height %d", c.Chain().Height(), block, h)
@@ -74,10 +100,10 @@ func (tt loneDamage) check(t *testing.T, block chainhash.Hash, h int32) {
 	start := time.Now()
 	res, err := c.ScanBIP157(context.Background(), ScanRequest{Watch: items(fx.watch), To: c.Chain().Height()})
 	st := peerStatus(c, d.Addr)
-	t.Logf("%d cfilter messages of height %d damaged; scan in %v: error %v; peer banned %v, reason %q",
-		d.Damaged(), h, time.Since(start).Round(time.Millisecond), err, st.Banned, st.Reason)
+	t.Logf("%d %s messages of height %d damaged; scan in %v: error %v; peer banned %v, reason %q",
+		d.Damaged(), tt.kind(), h, time.Since(start).Round(time.Millisecond), err, st.Banned, st.Reason)
 	if d.Damaged() == 0 {
-		t.Fatal("no cfilter message of the block passed the damaging link")
+		t.Fatalf("no %s message of the block passed the damaging link", tt.kind())
 	}
 	switch {
 	case tt.lie:
@@ -95,6 +121,9 @@ func (tt loneDamage) check(t *testing.T, block chainhash.Hash, h int32) {
 		if !errors.Is(err, tt.want) {
 			t.Fatalf("scan through a link that damages every answer: %v, want %v", err, tt.want)
 		}
+		if !errors.Is(st.Err, tt.want) {
+			t.Errorf("the peer after the scan: %+v, want it dropped for the damage", st)
+		}
 		if got, want := d.Damaged(), maxDamagedAsks+1; got != want {
 			t.Errorf("%d damaged answers before the scan failed, want %d (asked again %d times)", got, want, maxDamagedAsks)
 		}
@@ -104,7 +133,7 @@ func (tt loneDamage) check(t *testing.T, block chainhash.Hash, h int32) {
 		t.Fatal(err)
 	}
 	if d.Damaged() != tt.damage {
-		t.Errorf("%d cfilter messages damaged, want %d", d.Damaged(), tt.damage)
+		t.Errorf("%d %s messages damaged, want %d", d.Damaged(), tt.kind(), tt.damage)
 	}
 	checkMatches(t, res, fx.want)
 	if st.Reason != "" || st.Err != nil {
