@@ -85,7 +85,7 @@ func TestAnnouncements(t *testing.T) {
 // once per connection. The node is told to connect nowhere else, so the
 // addresses it learns are never dialled.
 func TestGetAddr(t *testing.T) {
-	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning", "--connect="+closedPort(t)))
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning", "--connect="+peertest.ClosedAddr(t)))
 	params := node.Params
 	ctx := context.Background()
 	seeder, err := Dial(ctx, Config{Addr: node.P2PAddr, Params: params, Timeout: 5 * time.Second})

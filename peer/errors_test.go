@@ -74,7 +74,7 @@ func TestHandshakeErrorsTyped(t *testing.T) {
 		}
 	})
 	t.Run("a proxy that is down", func(t *testing.T) {
-		down := closedPort(t)
+		down := peertest.ClosedAddr(t)
 		dial, err := SOCKS5("socks5://" + down)
 		if err != nil {
 			t.Fatal(err)

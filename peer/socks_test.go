@@ -3,7 +3,6 @@ package peer
 import (
 	"context"
 	"errors"
-	"net"
 	"slices"
 	"strings"
 	"testing"
@@ -14,18 +13,6 @@ import (
 	"github.com/spvfilter/spvfilter/peer/chain"
 	"github.com/spvfilter/spvfilter/peer/peertest"
 )
-
-// closedPort returns a loopback address nothing listens on.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
 
 // TestSOCKS5 connects through a SOCKS5 proxy to btcd by name: the name
 // reaches the proxy unresolved, and a proxy that refuses, wants other
@@ -40,7 +27,7 @@ func TestSOCKS5(t *testing.T) {
 	ok := peertest.NewSOCKSProxy(t, peertest.SOCKSConfig{Names: names})
 	auth := peertest.NewSOCKSProxy(t, peertest.SOCKSConfig{Names: names, User: "alice", Password: "s3cret"})
 	refusing := peertest.NewSOCKSProxy(t, peertest.SOCKSConfig{Refuse: peertest.SOCKSConnectionRefused})
-	down := closedPort(t)
+	down := peertest.ClosedAddr(t)
 	tests := []struct {
 		name  string
 		proxy string
@@ -117,7 +104,7 @@ func TestSOCKS5URL(t *testing.T) {
 func TestSOCKS5FailureTyped(t *testing.T) {
 	refusing := peertest.NewSOCKSProxy(t, peertest.SOCKSConfig{Refuse: peertest.SOCKSConnectionRefused})
 	unknown := peertest.NewSOCKSProxy(t, peertest.SOCKSConfig{})
-	down := closedPort(t)
+	down := peertest.ClosedAddr(t)
 	tests := []struct {
 		name, proxy, addr, target, says string
 	}{

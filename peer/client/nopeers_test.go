@@ -3,13 +3,13 @@ package client
 import (
 	"context"
 	"errors"
-	"net"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/spvfilter/spvfilter/peer"
+	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 
 // TestNoPeersWhateverHowMany: Connect with nodes that all refuse, one or
@@ -21,7 +21,7 @@ func TestNoPeersWhateverHowMany(t *testing.T) {
 	for _, n := range []int{1, 2} {
 		var addrs []string
 		for range n {
-			addrs = append(addrs, refusedAddr(t))
+			addrs = append(addrs, peertest.ClosedAddr(t))
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		c, err := Connect(ctx, Config{Peers: addrs, Params: &chaincfg.RegressionNetParams, ConnectOnly: true, Timeout: 5 * time.Second})
@@ -45,17 +45,6 @@ func TestNoPeersWhateverHowMany(t *testing.T) {
 			t.Errorf("%d peers that refuse: %q says %q: %v, want %v", n, err, ErrNoPeers, one, n > 1)
 		}
 	}
-}
-
-// refusedAddr returns a loopback address nothing listens on.
-func refusedAddr(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
 }
 
 // TestQueryNamesLonePeersFailure: the only peer of a client without the

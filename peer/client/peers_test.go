@@ -2,12 +2,12 @@ package client
 
 import (
 	"errors"
-	"net"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/spvfilter/spvfilter/peer"
+	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 
 // TestPeerStatusErr: a peer that could not be reached has, beside the
@@ -15,12 +15,7 @@ import (
 // find (the peer package's *PeerError of the dial, a refused connection);
 // a peer in use has none.
 func TestPeerStatusErr(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	refused := ln.Addr().String()
-	ln.Close() // nothing listens there now
+	refused := peertest.ClosedAddr(t)
 	c := connect(t, 5*time.Second, fx.node.P2PAddr, refused)
 	for _, st := range c.Peers() {
 		switch st.Address {

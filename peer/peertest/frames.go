@@ -17,19 +17,7 @@ func startFrameRelay(t testing.TB, target string, edit func(cmd string, hdr, pay
 	t.Helper()
 	var s server
 	return s.start(t, func(client net.Conn) {
-		node, err := net.Dial("tcp", target)
-		if err != nil {
-			return
-		}
-		if !s.track(node) {
-			return
-		}
-		s.run(func() {
-			io.Copy(node, client)
-			node.Close()
-		})
-		relayFrames(client, node, edit)
-		client.Close()
+		s.pipe(client, target, func(client, node net.Conn) { relayFrames(client, node, edit) })
 	})
 }
 

@@ -30,20 +30,7 @@ func NewRefuser(t testing.TB, target string, nth int) *Refuser {
 			client.Close()
 			return
 		}
-		node, err := net.Dial("tcp", target)
-		if err != nil {
-			client.Close()
-			return
-		}
-		if !s.track(node) {
-			return
-		}
-		s.run(func() {
-			io.Copy(node, client)
-			node.Close()
-		})
-		io.Copy(client, node)
-		client.Close()
+		s.pipe(client, target, func(client, node net.Conn) { io.Copy(client, node) })
 	})
 	return r
 }

@@ -1,6 +1,7 @@
 package peertest
 
 import (
+	"io"
 	"net"
 	"sync"
 	"testing"
@@ -78,4 +79,38 @@ func (s *server) close() {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
+}
+
+// ClosedAddr returns a loopback address nothing listens on: a port the
+// system handed out and that was closed at once, so that a dial of it is
+// refused.
+func ClosedAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// pipe dials target for client and relays between them until either side
+// closes: client's bytes to the node unchanged, the node's back through
+// back. A failed dial closes client.
+func (s *server) pipe(client net.Conn, target string, back func(client, node net.Conn)) {
+	node, err := net.Dial("tcp", target)
+	if err != nil {
+		client.Close()
+		return
+	}
+	if !s.track(node) {
+		return
+	}
+	s.run(func() {
+		io.Copy(node, client)
+		node.Close()
+	})
+	back(client, node)
+	client.Close()
 }
