@@ -24,10 +24,7 @@ import (
 func TestScanBlockDamagedLonePeer(t *testing.T) {
 	needFixture(t)
 	late := fx.height[fx.late.TxHash()]
-	hash, err := fx.node.RPC().GetBlockHash(int64(late))
-	if err != nil {
-		t.Fatal(err)
-	}
+	hash := blockHashAt(t, late)
 	for _, tt := range []loneDamage{
 		{name: "once", blocks: true, damage: 1},
 		{name: "as many times as asked again", blocks: true, damage: maxDamagedAsks},
@@ -35,7 +32,7 @@ func TestScanBlockDamagedLonePeer(t *testing.T) {
 		{name: "then a lie", blocks: true, damage: 1, lie: true, want: peer.ErrBadBlock},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.check(t, *hash, late)
+			tt.check(t, hash, late)
 		})
 	}
 }
@@ -49,12 +46,9 @@ func TestScanBlockDamagedLonePeer(t *testing.T) {
 func TestScanBlockDamagedTwoPeers(t *testing.T) {
 	needFixture(t)
 	late := fx.height[fx.late.TxHash()]
-	hash, err := fx.node.RPC().GetBlockHash(int64(late))
-	if err != nil {
-		t.Fatal(err)
-	}
-	d1 := peertest.NewBlockDamager(t, fx.node.P2PAddr, *hash, 1)
-	d2 := peertest.NewBlockDamager(t, fx.node.P2PAddr, *hash, 1)
+	hash := blockHashAt(t, late)
+	d1 := peertest.NewBlockDamager(t, fx.node.P2PAddr, hash, 1)
+	d2 := peertest.NewBlockDamager(t, fx.node.P2PAddr, hash, 1)
 	c := connect(t, 10*time.Second, d1.Addr, d2.Addr)
 	res, err := c.ScanBIP157(context.Background(), ScanRequest{Watch: items(fx.watch), To: c.Chain().Height()})
 	t.Logf("block messages of height %d damaged: %d and %d; scan error %v", late, d1.Damaged(), d2.Damaged(), err)

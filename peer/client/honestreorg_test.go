@@ -175,6 +175,25 @@ func (p *reorgProxy) force() bool {
 	return true
 }
 
+// newTip waits, two minutes at most, for the new branch to be mined
+// (finish) and returns the node's tip then.
+func (p *reorgProxy) newTip(t *testing.T) int32 {
+	t.Helper()
+	select {
+	case <-p.done:
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("no reorganization: no %s answer came", p.timing.on)
+	}
+	if p.err != nil {
+		t.Fatalf("reorganizing: %v", p.err)
+	}
+	n, err := p.node.RPC().GetBlockCount()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int32(n)
+}
+
 // invalidate invalidates the node's block above the fork.
 func (p *reorgProxy) invalidate() error {
 	hash, err := p.node.RPC().GetBlockHash(int64(p.fork + 1))
@@ -279,19 +298,7 @@ func honestReorgBetweenAnswers(t *testing.T, depth int32, timing reorgTiming, no
 	if p.force() {
 		t.Logf("no %s answer triggered the reorganization: it comes between answers of no request", timing.on)
 	}
-	select {
-	case <-p.done:
-	case <-time.After(2 * time.Minute):
-		t.Fatalf("no reorganization: no %s answer came", timing.on)
-	}
-	if p.err != nil {
-		t.Fatalf("reorganizing: %v", p.err)
-	}
-	n, err := node.RPC().GetBlockCount()
-	if err != nil {
-		t.Fatal(err)
-	}
-	newTip := int32(n)
+	newTip := p.newTip(t)
 	if nodes == 2 {
 		waitHeight(t, second, newTip)
 	}

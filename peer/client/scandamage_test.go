@@ -26,10 +26,7 @@ import (
 func TestScanFilterDamagedLonePeer(t *testing.T) {
 	needFixture(t)
 	late := fx.height[fx.late.TxHash()]
-	hash, err := fx.node.RPC().GetBlockHash(int64(late))
-	if err != nil {
-		t.Fatal(err)
-	}
+	hash := blockHashAt(t, late)
 	for _, tt := range []loneDamage{
 		{name: "once", damage: 1},
 		{name: "as many times as asked again", damage: maxDamagedAsks},
@@ -37,7 +34,7 @@ func TestScanFilterDamagedLonePeer(t *testing.T) {
 		{name: "then a lie", damage: 1, lie: true, want: peer.ErrBadFilter},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.check(t, *hash, late)
+			tt.check(t, hash, late)
 		})
 	}
 }

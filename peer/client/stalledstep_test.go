@@ -66,19 +66,7 @@ func followRolledBackStall(t *testing.T, service bool) {
 	log.waitFor(t, "the old tip", tipAt(fork+1))
 	p.arm()
 	node.Generate(t, 1) // on the old branch: its filter header is asked for
-	select {
-	case <-p.done:
-	case <-time.After(2 * time.Minute):
-		t.Fatal("no reorganization: no cfheaders answer came")
-	}
-	if p.err != nil {
-		t.Fatalf("reorganizing: %v", p.err)
-	}
-	n, err := node.RPC().GetBlockCount()
-	if err != nil {
-		t.Fatal(err)
-	}
-	newTip := int32(n)
+	newTip := p.newTip(t)
 	log.waitForWithin(t, "the new tip", tipAt(newTip), 2*time.Minute)
 	if err := stop(); err != nil {
 		t.Fatalf("the following rescan ended with %v", err)
