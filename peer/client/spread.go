@@ -226,6 +226,11 @@ type fetchLog struct {
 // them (limit).
 type peerTally struct{ asked, limit int }
 
+// plus is a and b added up.
+func (a peerTally) plus(b peerTally) peerTally {
+	return peerTally{asked: a.asked + b.asked, limit: a.limit + b.limit}
+}
+
 // maxTallyPeers bounds the peers a tally adds up (add) keeps apart.
 const maxTallyPeers = 64
 
@@ -235,8 +240,7 @@ func (t *fetchTally) count(addr string, asked, limit int) {
 	if t.peers == nil {
 		t.peers = map[string]peerTally{}
 	}
-	pt := t.peers[addr]
-	t.peers[addr] = peerTally{asked: pt.asked + asked, limit: pt.limit + limit}
+	t.peers[addr] = t.peers[addr].plus(peerTally{asked: asked, limit: limit})
 	t.total += asked
 }
 
@@ -248,14 +252,14 @@ func (t *fetchTally) add(u *fetchTally) {
 	}
 	for addr, pt := range u.peers {
 		if old, ok := t.peers[addr]; ok || len(t.peers) < maxTallyPeers {
-			t.peers[addr] = peerTally{asked: old.asked + pt.asked, limit: old.limit + pt.limit}
+			t.peers[addr] = old.plus(pt)
 		} else {
-			t.others = peerTally{asked: t.others.asked + pt.asked, limit: t.others.limit + pt.limit}
+			t.others = t.others.plus(pt)
 			t.hasOthers = true
 		}
 	}
 	if u.hasOthers {
-		t.others = peerTally{asked: t.others.asked + u.others.asked, limit: t.others.limit + u.others.limit}
+		t.others = t.others.plus(u.others)
 		t.hasOthers = true
 	}
 	t.total += u.total
