@@ -262,12 +262,36 @@ func TestLinkEvidence(t *testing.T) {
 	}
 }
 
+// linesLinker is a linker over sessions of lines (sorted here), each its
+// own group, expecting chance matches each, and every pair of them with
+// the evidence of the lines they share; link gives a pair its
+// probabilities.
+func linesLinker(lines [][]int, chance float64, link func(x, y int) SessionLink) (*linker, []SessionLink) {
+	lk := &linker{index: map[int]int{}, pairAt: map[[2]int]int{}}
+	for i, l := range lines {
+		slices.Sort(l)
+		lk.sessions = append(lk.sessions, linkSession{group: i, lines: l, matched: float64(len(l)), chance: chance})
+		lk.index[i] = i
+	}
+	var pairs []SessionLink
+	for x := range lines {
+		for y := x + 1; y < len(lines); y++ {
+			shared := lk.jointMatches([]int{x, y})
+			lk.pairAt[[2]int{x, y}] = len(lk.mix.pairs)
+			lk.mix.pairs = append(lk.mix.pairs, pairEvidence{x: x, y: y, shared: uint64(shared), both: 0.01})
+			p := link(x, y)
+			p.A, p.B, p.Shared, p.Third = x, y, uint64(shared), -1
+			pairs = append(pairs, p)
+		}
+	}
+	return lk, pairs
+}
+
 // TestLinkGroupsComplete: a chain of links (A-B and B-C above the
 // threshold, A-C below) makes no group of three; and a group whose
 // intersection collapses is split, the session that keeps least taken
 // out.
 func TestLinkGroupsComplete(t *testing.T) {
-	lk := &linker{index: map[int]int{}, pairAt: map[[2]int]int{}}
 	wallet := func(from, n int) []int {
 		var l []int
 		for i := range n {
@@ -284,20 +308,7 @@ func TestLinkGroupsComplete(t *testing.T) {
 		append(wallet(1, 23), 300, 301, 302),
 		{100, 101, 102, 200, 201, 202, 300, 301, 302, 400},
 	}
-	for i, l := range lines {
-		slices.Sort(l)
-		lk.sessions = append(lk.sessions, linkSession{group: i, lines: l, matched: float64(len(l)), chance: 1})
-		lk.index[i] = i
-	}
-	var pairs []SessionLink
-	for x := range lines {
-		for y := x + 1; y < len(lines); y++ {
-			shared := lk.jointMatches([]int{x, y})
-			lk.pairAt[[2]int{x, y}] = len(lk.mix.pairs)
-			lk.mix.pairs = append(lk.mix.pairs, pairEvidence{x: x, y: y, shared: uint64(shared), both: 0.01})
-			pairs = append(pairs, SessionLink{A: x, B: y, Shared: uint64(shared), Probability: 0.99, Third: -1})
-		}
-	}
+	lk, pairs := linesLinker(lines, 1, func(x, y int) SessionLink { return SessionLink{Probability: 0.99} })
 	groups := lk.group(pairs, 0.5)
 	if !reflect.DeepEqual(groups, [][]int{{0, 1, 2}}) || len(lk.warnings) != 1 || !strings.Contains(lk.warnings[0], "session 4 taken out") {
 		t.Fatalf("groups %v, warnings %q: want session 4 split from the wallet's three", groups, lk.warnings)

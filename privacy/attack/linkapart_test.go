@@ -14,7 +14,6 @@ import (
 // pair 3-4, in one group, and a pair left apart whose groups together
 // hold what they are sure of keep their probabilities.
 func TestApartLowersPairsGroupsRuleOut(t *testing.T) {
-	lk := &linker{index: map[int]int{}, pairAt: map[[2]int]int{}}
 	var wallet []int
 	for i := range 23 {
 		wallet = append(wallet, 1+i)
@@ -27,23 +26,12 @@ func TestApartLowersPairsGroupsRuleOut(t *testing.T) {
 		{500, 501, 502},
 		append(slices.Clone(wallet[:20]), 600),
 	}
-	for i, l := range lines {
-		slices.Sort(l)
-		lk.sessions = append(lk.sessions, linkSession{group: i, lines: l, matched: float64(len(l)), chance: 0.1})
-		lk.index[i] = i
-	}
 	probability := map[[2]int]float64{{0, 1}: 0.999, {0, 2}: 0.999, {1, 2}: 0.999, {0, 3}: 0.99, {1, 3}: 0.99, {2, 3}: 0.99,
 		{3, 4}: 0.999, {0, 5}: 0.98, {1, 5}: 0.3, {2, 5}: 0.3}
-	var pairs []SessionLink
-	for x := range lines {
-		for y := x + 1; y < len(lines); y++ {
-			shared := lk.jointMatches([]int{x, y})
-			lk.pairAt[[2]int{x, y}] = len(lk.mix.pairs)
-			lk.mix.pairs = append(lk.mix.pairs, pairEvidence{x: x, y: y, shared: uint64(shared), both: 0.01})
-			p := probability[[2]int{x, y}]
-			pairs = append(pairs, SessionLink{A: x, B: y, Shared: uint64(shared), Probability: p, ProbabilityLow: p, ProbabilityHigh: 1, Third: -1})
-		}
-	}
+	lk, pairs := linesLinker(lines, 0.1, func(x, y int) SessionLink {
+		p := probability[[2]int{x, y}]
+		return SessionLink{Probability: p, ProbabilityLow: p, ProbabilityHigh: 1}
+	})
 	groups := lk.group(pairs, 0.5)
 	if !slices.EqualFunc(groups, [][]int{{0, 1, 2}, {3, 4}}, slices.Equal) {
 		t.Fatalf("groups %v, want {0, 1, 2} and {3, 4}", groups)
