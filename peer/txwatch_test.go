@@ -129,3 +129,41 @@ func TestWatchCatchesFalseAnnouncement(t *testing.T) {
 		})
 	}
 }
+
+// TestWatchIgnoresOtherTransactions: the node announces every
+// transaction entering its mempool to a watch; those of other txids
+// give no verdict (a connection beside it with the relay flag shows the
+// node did announce them).
+func TestWatchIgnoresOtherTransactions(t *testing.T) {
+	needFixture(t)
+	watched := fx.node.BuildCoinbaseSpend(t, wire.NewTxOut(1_000_000, fx.alice.P2WPKHScript()))
+	w := watchTx(t, fx.node, fx.node.P2PAddr, watched)
+	var seen announcements
+	p, err := Dial(context.Background(), Config{Addr: fx.node.P2PAddr, Params: fx.node.Params, RelayTx: true, OnAnnounce: seen.add})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	var others []*wire.MsgTx
+	for range 3 {
+		others = append(others, fx.node.SpendCoinbase(t, wire.NewTxOut(1_000_000, fx.alice.P2WPKHScript())))
+	}
+	if !waitFor(func() bool {
+		for _, tx := range others {
+			if !seen.has(false, tx.TxHash()) {
+				return false
+			}
+		}
+		return true
+	}) {
+		t.Fatal("the node did not announce the other transactions")
+	}
+	time.Sleep(200 * time.Millisecond) // two of the node's trickles
+	select {
+	case <-w.Done():
+		s, err := w.Result()
+		t.Fatalf("a verdict on other transactions: %+v, %v", s, err)
+	default:
+	}
+	fx.confirm(t, others...)
+}
