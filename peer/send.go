@@ -2,6 +2,7 @@ package peer
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -175,37 +176,63 @@ func (p *Peer) HasTx(ctx context.Context, txid chainhash.Hash) (bool, error) {
 // the transaction rejected it without a word, reported at once rather
 // than after the timeout. Other nodes may not serve by getdata a
 // transaction they hold (Bitcoin Core serves one only once it announced
-// it), so they are asked until the timeout.
+// it, and never announces it to the peer it got it from), so they are
+// asked until the timeout: BroadcastWatched learns a Core node's
+// acceptance from its announcement instead.
 func (p *Peer) Broadcast(ctx context.Context, tx *wire.MsgTx) error {
+	_, err := p.BroadcastWatched(ctx, tx, nil)
+	return err
+}
+
+// BroadcastWatched is Broadcast that also counts w's checked
+// announcement of tx as the node's acceptance: w is a TxWatch of tx on
+// another connection to the same node (opened before the call), to
+// which the node relays the transaction once its mempool took it. It
+// returns w's Sighting when the announcement came first, nil when the
+// node's mempool showed the transaction (or w is nil). A false
+// announcement (see FalseAnnounceError) counts for nothing: w.Result
+// tells it. Acceptance so learnt rests on the node's word, as
+// Broadcast's does.
+func (p *Peer) BroadcastWatched(ctx context.Context, tx *wire.MsgTx, w *TxWatch) (*Sighting, error) {
 	txid := tx.TxHash()
+	var watched <-chan struct{} // nil without a watch
+	if w != nil {
+		if w.p.cfg.Addr != p.cfg.Addr || w.txid != txid {
+			return nil, fmt.Errorf("peer: the watch of %v at %s given to the broadcast of %v to %s", w.txid, w.p.cfg.Addr, txid, p.cfg.Addr)
+		}
+		watched = w.Done()
+	}
 	rejects, stop := p.waitReject(txid)
 	defer stop()
 	if has, err := p.HasTx(ctx, txid); err != nil || has {
-		return err
+		return nil, err
 	}
 	// A node that got the transaction from elsewhere meanwhile does not
 	// ask: wait a little, then look in its mempool until the timeout.
 	deadline := p.deadline()
 	requested, err := p.announce(ctx, tx, time.Second)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for {
+		if s := sighted(w); s != nil {
+			return s, nil
+		}
 		written := p.txWritten(txid)
 		has, err := p.HasTx(ctx, txid)
 		if err != nil || has {
-			return err
+			return nil, err
 		}
 		if written && p.isBtcd() {
 			// Its verdict; a reject message for it came before the answer.
 			select {
 			case e := <-rejects:
 				if e.Kind != RejectAlreadyInMempool {
-					return &PeerError{Peer: p.cfg.Addr, Op: "tx", Err: e}
+					return nil, &PeerError{Peer: p.cfg.Addr, Op: "tx", Err: e}
 				}
 			default:
 			}
-			return &PeerError{Peer: p.cfg.Addr, Op: "tx", Err: &DroppedError{Txid: txid, Processed: true}}
+			return nil, &PeerError{Peer: p.cfg.Addr, Op: "tx", Err: &DroppedError{Txid: txid, Processed: true}}
 		}
 		if time.Now().After(deadline) {
 			break
@@ -214,17 +241,31 @@ func (p *Peer) Broadcast(ctx context.Context, tx *wire.MsgTx) error {
 		case e := <-rejects:
 			// A node that has it already says so: its mempool tells.
 			if e.Kind != RejectAlreadyInMempool {
-				return &PeerError{Peer: p.cfg.Addr, Op: "tx", Err: e}
+				return nil, &PeerError{Peer: p.cfg.Addr, Op: "tx", Err: e}
 			}
+		case <-watched:
+			watched = nil // the verdict is in: sighted looks at it
 		case <-time.After(50 * time.Millisecond):
 		case <-ctx.Done():
-			return ctx.Err()
+			return nil, ctx.Err()
 		}
 	}
-	if p.wasRequested(txid) || requested {
-		return &PeerError{Peer: p.cfg.Addr, Op: "tx", Err: &DroppedError{Txid: txid, Waited: p.cfg.Timeout}}
+	if s := sighted(w); s != nil {
+		return s, nil
 	}
-	return p.errorf("inv tx", "%w: transaction %v neither requested within %v nor in the node's mempool", ErrStalled, txid, p.cfg.Timeout)
+	if p.wasRequested(txid) || requested {
+		return nil, &PeerError{Peer: p.cfg.Addr, Op: "tx", Err: &DroppedError{Txid: txid, Waited: p.cfg.Timeout}}
+	}
+	return nil, p.errorf("inv tx", "%w: transaction %v neither requested within %v nor in the node's mempool", ErrStalled, txid, p.cfg.Timeout)
+}
+
+// sighted returns w's sighting, if w (which may be nil) has one.
+func sighted(w *TxWatch) *Sighting {
+	if w == nil {
+		return nil
+	}
+	s, _ := w.Result()
+	return s
 }
 
 // txWritten reports whether the offered txid was written to the node.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/signal"
 	"slices"
@@ -33,25 +34,38 @@ func newSendCommand(a *app) *cobra.Command {
 		Long: `send gives a signed transaction (hex, as getrawtransaction prints it) to
 the peers so that its acceptance is known from a peer other than the one
 that took it: a peer's own word proves nothing, since a peer that echoes
-what it is given says the same. It gives it to one peer at a time, in
-random order (announces it, serves it when asked, then looks for it in
-that peer's mempool) and asks the peers it was not given to whether they
-hold it, for up to --timeout; the first that does proves it propagated
-("propagated": true), and the other peers are given it at once. Peers that
-hold it already count as seeing it, so sending twice is harmless; but when
-one peer alone holds it, its word is all there is: a warning says so and
-"propagated" is false.
+what it is given says the same. First it opens a second connection to
+each peer that asks the peer to announce the transactions entering its
+mempool: a node announces a transaction once it took it, and never to the
+connection it got it from. An announcement counts once the peer serves
+the transaction when asked for it; one announced and then not served, or
+served as another transaction, is named and not believed. Then it gives
+the transaction to one peer at a time, in random order (announces it,
+serves it when asked, then looks for it in that peer's mempool or waits
+for that peer's announcement on the second connection: Bitcoin Core
+serves no transaction of its mempool to a peer it has not announced it
+to, and sends no reject message) and asks the peers it was not given to
+whether they hold it, or waits for them to announce it, for up to
+--timeout; the first that does proves it propagated ("propagated": true),
+and the other peers are given it at once. Peers that hold it already
+count as seeing it, so sending twice is harmless; but when one peer alone
+holds it, or announced it, its word is all there is: a warning says so
+and "propagated" is false. Bitcoin Core announces a transaction to an
+inbound connection about 5 seconds after it took it, on average.
 When no peer has taken it after two seconds, the last 144 blocks are
 searched by their compact filters: a transaction already mined is reported
 with its block ("mined").
 
 It prints the txid and exits 0 when at least one peer took the
-transaction or it is mined; when only the peers it was given to say they
-hold it, a warning says acceptance is unconfirmed. It exits 1, naming every
-peer and what it did (rejected it, never asked for it within --timeout,
-disconnected), when none took it. A btcd node that asked for it and then
-dropped it without a reject message (an orphan, a spent output) is named
-as soon as it answered a request sent after it, not after --timeout.
+transaction or it is mined, followed by the peers that announced it and
+how long after the send began ("announced by 127.0.0.1:8333 after 4.2s";
+"announced_after_seconds" with --json); when only the peers it was given
+to say they hold it, a warning says acceptance is unconfirmed. It exits 1,
+naming every peer and what it did (rejected it, never asked for it within
+--timeout, announced it falsely, disconnected), when none took it. A btcd
+node that asked for it and then dropped it without a reject message (an
+orphan, a spent output) is named as soon as it answered a request sent
+after it, not after --timeout.
 
 send does not rebroadcast: run it again until the transaction is mined.`,
 		Example: `  spvfilter send --connect 127.0.0.1:18444 --network regtest 0200000001…
@@ -80,7 +94,10 @@ func sendWords(err error) error {
 		}
 		var re *peer.RejectError
 		var de *peer.DroppedError
+		var fe *peer.FalseAnnounceError
 		switch {
+		case errors.As(pe.Err, &fe):
+			msg = strings.Replace(msg, pe.Error(), fmt.Sprintf("peer %s announced it and then %s when asked for it: the announcement is not believed", pe.Peer, falseWhat(fe)), 1)
 		case errors.As(pe.Err, &re):
 			msg = strings.Replace(msg, pe.Error(), fmt.Sprintf("peer %s rejected it as %v: %s", pe.Peer, re.Kind, re.Reason), 1)
 		case errors.As(pe.Err, &de):
@@ -91,6 +108,26 @@ func sendWords(err error) error {
 	})
 	msg = strings.Replace(msg, "client: no peer took transaction ", "no peer took transaction ", 1)
 	return &restated{msg, err}
+}
+
+// falseWhat says what a node that announced a transaction served
+// when asked for it.
+func falseWhat(e *peer.FalseAnnounceError) string {
+	if e.Served != nil {
+		return fmt.Sprintf("served another transaction, %v,", *e.Served)
+	}
+	return "answered that it does not have it (notfound)"
+}
+
+// announcedWords names the peers that announced the transaction and
+// when, as "127.0.0.1:18444 after 4.2s", in the order of their
+// addresses.
+func announcedWords(res *client.SendResult) string {
+	var parts []string
+	for _, addr := range slices.Sorted(maps.Keys(res.Announced)) {
+		parts = append(parts, fmt.Sprintf("%s after %v", addr, res.Announced[addr].Round(time.Millisecond)))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // droppedWhen says how the node's verdict on a dropped transaction is
@@ -112,6 +149,11 @@ type sendPeerJSON struct {
 	Accepted bool `json:"accepted"`
 	// Seen: the peer held it without being given it.
 	Seen bool `json:"seen"`
+	// AnnouncedAfterSeconds is how long after the send began the peer
+	// announced the transaction to a second connection of the tool's
+	// (announcement checked: the peer served the transaction), null
+	// when it did not during the send.
+	AnnouncedAfterSeconds *float64 `json:"announced_after_seconds"`
 	// Error says why the peer did not take the transaction, null when it
 	// did.
 	Error *string `json:"error"`
@@ -204,6 +246,10 @@ func runSend(a *app, f *sendFlags, args []string) error {
 			_, err := fmt.Fprintf(a.stdout, "%s  already mined at height %d in block %s\n", res.Txid, m.Height, m.BlockHash)
 			return err
 		}
+		if len(res.Announced) > 0 {
+			_, err := fmt.Fprintf(a.stdout, "%s  announced by %s\n", res.Txid, announcedWords(res))
+			return err
+		}
 		_, err := fmt.Fprintln(a.stdout, res.Txid)
 		return err
 	}
@@ -214,6 +260,10 @@ func runSend(a *app, f *sendFlags, args []string) error {
 	for _, p := range c.Peers() {
 		j := sendPeerJSON{Address: p.Address, Given: slices.Contains(res.Given, p.Address),
 			Accepted: slices.Contains(res.Accepted, p.Address), Seen: slices.Contains(res.Seen, p.Address)}
+		if d, ok := res.Announced[p.Address]; ok {
+			secs := d.Seconds()
+			j.AnnouncedAfterSeconds = &secs
+		}
 		if e, ok := res.Failed[p.Address]; ok {
 			j.Error = orNull(sendWords(e).Error())
 		} else if p.Reason != "" {

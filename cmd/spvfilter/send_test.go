@@ -25,7 +25,8 @@ func TestSendCommand(t *testing.T) {
 	honest := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil)
 
 	stdout, stderr, status := runCLI(t, "", "send", "--peer", node.P2PAddr, "--network", "regtest", "--timeout", "5s", txHex)
-	if status != exitOK || strings.TrimSpace(stdout) != tx.TxHash().String() {
+	// The txid, and the node's announcement if it came during the send.
+	if f := strings.Fields(stdout); status != exitOK || len(f) == 0 || f[0] != tx.TxHash().String() || len(f) > 1 && f[1] != "announced" {
 		t.Fatalf("status %d, stdout %q, stderr %q", status, stdout, stderr)
 	}
 	if !node.InMempool(t, tx.TxHash()) {
@@ -110,4 +111,71 @@ func TestSendSilentReject(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSendCoreLike: a node that serves transactions as Bitcoin Core does
+// (by getdata only once announced to that connection, no reject
+// messages). Alone, send reports it took the transaction, naming its
+// announcement and the time, in text and --json, with a warning that
+// this rests on its word; one that announces the transaction falsely
+// makes send fail, naming the false announcement.
+func TestSendCoreLike(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 104)
+	other := node.BuildCoinbaseSpend(t, wire.NewTxOut(1_000_000, peertest.NewKey("bob").PkScript()))
+	const timeout = 10 * time.Second
+	t.Run("text", func(t *testing.T) {
+		tx := node.BuildCoinbaseSpend(t, wire.NewTxOut(1_000_000, peertest.NewKey("alice").PkScript()))
+		core := peertest.NewCoreLike(t, node.P2PAddr, node.Params.Net)
+		start := time.Now()
+		stdout, stderr, status := runCLI(t, "", "send", "--connect", core.Addr, "--network", "regtest", "--timeout", timeout.String(), txHexOf(t, tx))
+		took := time.Since(start)
+		t.Logf("after %v: %q, %q", took.Round(time.Millisecond), stdout, stderr)
+		if status != exitOK || !strings.HasPrefix(stdout, tx.TxHash().String()+"  announced by "+core.Addr+" after ") ||
+			!strings.Contains(stderr, "on its own word") || took > timeout/2 || !node.InMempool(t, tx.TxHash()) {
+			t.Fatalf("status %d, stdout %q, stderr %q after %v", status, stdout, stderr, took)
+		}
+	})
+	t.Run("json", func(t *testing.T) {
+		tx := node.BuildCoinbaseSpend(t, wire.NewTxOut(1_000_000, peertest.NewKey("alice").PkScript()))
+		core := peertest.NewCoreLike(t, node.P2PAddr, node.Params.Net)
+		stdout, stderr, status := runCLI(t, "", "send", "--json", "--connect", core.Addr, "--network", "regtest", "--timeout", timeout.String(), txHexOf(t, tx))
+		var out struct {
+			Propagated bool `json:"propagated"`
+			Peers      []struct {
+				Address   string   `json:"address"`
+				Given     bool     `json:"given"`
+				Accepted  bool     `json:"accepted"`
+				Seen      bool     `json:"seen"`
+				Announced *float64 `json:"announced_after_seconds"`
+			} `json:"peers"`
+			Warnings []string `json:"warnings"`
+		}
+		if status != exitOK || json.Unmarshal([]byte(stdout), &out) != nil || out.Propagated || len(out.Peers) != 1 {
+			t.Fatalf("status %d, stdout %q, stderr %q", status, stdout, stderr)
+		}
+		p := out.Peers[0]
+		if p.Address != core.Addr || !p.Given || !p.Accepted || p.Seen || p.Announced == nil || *p.Announced <= 0 || *p.Announced > timeout.Seconds()/2 {
+			t.Fatalf("peer %+v: want given, accepted by its announcement", p)
+		}
+	})
+	t.Run("false announcement", func(t *testing.T) {
+		tx := node.BuildCoinbaseSpend(t, wire.NewTxOut(1_000_000, peertest.NewKey("alice").PkScript()))
+		liar := peertest.NewCoreLike(t, node.P2PAddr, node.Params.Net, peertest.CoreLikeAnnouncesFalsely(other))
+		_, stderr, status := runCLI(t, "", "send", "--connect", liar.Addr, "--network", "regtest", "--timeout", "3s", txHexOf(t, tx))
+		want := "announced it and then served another transaction, " + other.TxHash().String() + ", when asked for it: the announcement is not believed"
+		if status != exitFailure || !strings.Contains(stderr, want) || !strings.Contains(stderr, liar.Addr) || strings.Count(stderr, "\n") != 1 {
+			t.Fatalf("status %d, stderr %q\nwant 1 and %q", status, stderr, want)
+		}
+	})
+}
+
+// txHexOf returns tx serialized, as hex.
+func txHexOf(t *testing.T, tx *wire.MsgTx) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := tx.Serialize(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(buf.Bytes())
 }

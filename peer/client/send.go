@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -31,6 +32,18 @@ type SendResult struct {
 	// accepted and relayed it. Without one, Warnings says acceptance is
 	// unconfirmed.
 	Seen []string
+	// Announced maps the peers that announced the transaction during the
+	// send, on a connection of the client's own that asks for
+	// announcements (peer.TxWatch), to how long after the send began
+	// the announcement was checked (the transaction fetched from the
+	// peer, its txid the same). A node announces a transaction once its
+	// mempool took it, and never back to the connection it got it from:
+	// a peer it was not given to proves it propagated (it counts in
+	// Seen); a peer it was given to says it took it (it counts in
+	// Accepted), on its word alone. Bitcoin Core serves no transaction
+	// of its mempool by getdata before it announced it, so its
+	// acceptance is known this way only.
+	Announced map[string]time.Duration
 	// Mined, if not nil, is the block of the chain that already holds the
 	// transaction: nothing was to be sent.
 	Mined *Confirmation
@@ -76,7 +89,10 @@ func (c *Client) SendTransaction(ctx context.Context, tx *wire.MsgTx) (*SendResu
 		return nil, c.noPeers("send")
 	}
 	rand.Shuffle(len(ms), func(i, j int) { ms[i], ms[j] = ms[j], ms[i] })
-	s := &sending{c: c, tx: tx, res: &SendResult{Txid: tx.TxHash(), Failed: map[string]error{}}}
+	s := &sending{c: c, tx: tx, start: time.Now(),
+		res: &SendResult{Txid: tx.TxHash(), Failed: map[string]error{}, Announced: map[string]time.Duration{}}}
+	s.openWatches(ctx, ms)
+	defer s.closeWatches()
 	sendCtx, cancelSend := context.WithCancel(ctx)
 	defer cancelSend()
 	sent := make(chan struct{})
@@ -139,10 +155,14 @@ func (s *sending) taken() bool {
 
 // sending is the state of one SendTransaction.
 type sending struct {
-	c   *Client
-	tx  *wire.MsgTx
-	mu  sync.Mutex
-	res *SendResult
+	c     *Client
+	tx    *wire.MsgTx
+	start time.Time
+	// watches are the peers' announcement connections, by address; a
+	// peer whose watch could not be opened has none.
+	watches map[string]*peer.TxWatch
+	mu      sync.Mutex
+	res     *SendResult
 }
 
 // send gives the transaction to one peer at a time until a peer it was
@@ -182,15 +202,19 @@ func (s *sending) send(ctx context.Context, ms []*pool.Member) {
 }
 
 // give broadcasts the transaction to m, records the outcome, and reports
-// whether m took it.
+// whether m took it: its mempool shows it, or it announced it to m's
+// watch.
 func (s *sending) give(ctx context.Context, m *pool.Member) bool {
-	err := s.c.pool.Conn(m).Broadcast(ctx, s.tx)
+	sighting, err := s.c.pool.Conn(m).BroadcastWatched(ctx, s.tx, s.watches[m.Addr()])
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.res.Given = append(s.res.Given, m.Addr())
 	if err != nil {
 		s.res.Failed[m.Addr()] = err
 		return false
+	}
+	if sighting != nil {
+		s.res.Announced[m.Addr()] = time.Since(s.start)
 	}
 	s.res.Accepted = append(s.res.Accepted, m.Addr())
 	return true
@@ -221,11 +245,14 @@ func (s *sending) holding(ctx context.Context, ms []*pool.Member, txid chainhash
 // asked whether they hold it.
 const sendPoll = 250 * time.Millisecond
 
-// waitHeld asks the peers of ms whether they hold txid until one does or
-// the timeout passes.
+// waitHeld asks the peers of ms whether they hold txid until one does,
+// or announced it, or the timeout passes.
 func (s *sending) waitHeld(ctx context.Context, ms []*pool.Member, txid chainhash.Hash) []*pool.Member {
 	deadline := time.Now().Add(s.c.timeout())
 	for {
+		if held := s.announcing(ms); len(held) > 0 {
+			return held
+		}
 		if held := s.holding(ctx, ms, txid); len(held) > 0 || time.Now().After(deadline) {
 			return held
 		}
@@ -241,6 +268,7 @@ func (s *sending) waitHeld(ctx context.Context, ms []*pool.Member, txid chainhas
 // transaction.
 func (s *sending) finish(ctx context.Context, ms []*pool.Member) (*SendResult, error) {
 	res := s.res
+	lies := s.lateSightings(ms)
 	slices.Sort(res.Accepted)
 	res.Accepted = slices.Compact(res.Accepted)
 	slices.Sort(res.Seen)
@@ -254,6 +282,7 @@ func (s *sending) finish(ctx context.Context, ms []*pool.Member) (*SendResult, e
 				errs = append(errs, err)
 			}
 		}
+		errs = append(errs, lies...)
 		if len(errs) == 0 {
 			return res, s.c.noPeers("send")
 		}
@@ -267,16 +296,134 @@ func (s *sending) finish(ctx context.Context, ms []*pool.Member) (*SendResult, e
 				m.Addr(), res.Txid, re.Reason, strings.Join(res.Accepted, ", ")))
 		}
 	}
+	for _, err := range lies {
+		res.Warnings = append(res.Warnings, err.Error()+": not counted")
+	}
 	if len(res.Seen) == 0 {
 		why := "no other peer to ask"
 		if len(ms) > 1 {
-			why = "no peer it was not given to held it within the timeout"
+			why = "no peer it was not given to held it or announced it within the timeout"
+		}
+		how := ""
+		if len(res.Announced) > 0 {
+			how = fmt.Sprintf(" (%s announced it to a second connection of this client, as a node does with a transaction it accepted: on its own word)",
+				strings.Join(slices.Sorted(maps.Keys(res.Announced)), ", "))
 		}
 		res.Warnings = append(res.Warnings, fmt.Sprintf(
-			"acceptance of %v is unconfirmed: only the peer(s) it was given to (%s) say they hold it, and %s; a peer that echoes the transaction back would look the same",
-			res.Txid, strings.Join(res.Accepted, ", "), why))
+			"acceptance of %v is unconfirmed: only the peer(s) it was given to (%s) say they hold it%s, and %s; a peer that echoes the transaction back would look the same",
+			res.Txid, strings.Join(res.Accepted, ", "), how, why))
 	}
 	return res, nil
+}
+
+// openWatches opens an announcement connection (peer.TxWatch) to each
+// peer of ms, at once, before the transaction is given to any: a node
+// announces it to the peers it has when it takes it. A peer whose watch
+// fails to open is only logged: its acceptance is then known from its
+// mempool alone.
+func (s *sending) openWatches(ctx context.Context, ms []*pool.Member) {
+	cfg, err := s.c.watchConfig()
+	if err != nil {
+		s.c.logf("send: no announcement connections: %v", err)
+		return
+	}
+	ws := make([]*peer.TxWatch, len(ms))
+	var wg sync.WaitGroup
+	for i, m := range ms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cfg := cfg
+			cfg.Addr = m.Addr()
+			w, err := peer.WatchTx(ctx, cfg, s.tx.TxHash())
+			if err != nil {
+				s.c.logf("send: announcement connection to %s: %v", m.Addr(), err)
+				return
+			}
+			ws[i] = w
+		}()
+	}
+	wg.Wait()
+	s.watches = map[string]*peer.TxWatch{}
+	for i, m := range ms {
+		if ws[i] != nil {
+			s.watches[m.Addr()] = ws[i]
+		}
+	}
+}
+
+// closeWatches closes the announcement connections.
+func (s *sending) closeWatches() {
+	for _, w := range s.watches {
+		w.Close()
+	}
+}
+
+// announcing returns the peers of ms whose watch holds a checked
+// announcement, and records them as seen (they were not given the
+// transaction) and announcing.
+func (s *sending) announcing(ms []*pool.Member) []*pool.Member {
+	var out []*pool.Member
+	for _, m := range ms {
+		if w := s.watches[m.Addr()]; w != nil {
+			if sighting, _ := w.Result(); sighting != nil {
+				out = append(out, m)
+				s.mu.Lock()
+				s.res.Announced[m.Addr()] = time.Since(s.start)
+				s.mu.Unlock()
+			}
+		}
+	}
+	return out
+}
+
+// lateSightings records the checked announcements that came after the
+// peer was counted (or while nothing waited for them), and returns the
+// false announcements (see peer.FalseAnnounceError), which count for
+// nothing.
+func (s *sending) lateSightings(ms []*pool.Member) (lies []error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	res := s.res
+	for _, m := range ms {
+		addr := m.Addr()
+		w := s.watches[addr]
+		if w == nil {
+			continue
+		}
+		sighting, err := w.Result()
+		switch {
+		case sighting != nil:
+			if _, ok := res.Announced[addr]; !ok {
+				res.Announced[addr] = time.Since(s.start)
+			}
+			if !slices.Contains(res.Given, addr) && !slices.Contains(res.Seen, addr) {
+				res.Seen = append(res.Seen, addr)
+			}
+			if !slices.Contains(res.Accepted, addr) {
+				res.Accepted = append(res.Accepted, addr)
+				delete(res.Failed, addr)
+			}
+		case errors.Is(err, peer.ErrFalseAnnouncement):
+			lies = append(lies, err)
+		}
+	}
+	return lies
+}
+
+// watchConfig is the configuration of a send's announcement
+// connections, but for the address: the client's network, timeout, log
+// and way of dialling.
+func (c *Client) watchConfig() (peer.Config, error) {
+	cfg := peer.Config{Params: c.cfg.Params, Timeout: c.timeout(), Log: c.cfg.Log, Dial: c.cfg.Dialer}
+	if c.cfg.Proxy != "" {
+		dial, err := peer.SOCKS5(c.cfg.Proxy)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Dial = dial
+	}
+	return cfg, nil
 }
 
 // findMined searches the chain's last MinedSearchDepth blocks for tx by

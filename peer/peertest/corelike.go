@@ -1,0 +1,275 @@
+package peertest
+
+import (
+	"bytes"
+	"net"
+	"sync"
+	"testing"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+)
+
+// CoreUserAgent is the user agent a CoreLike proxy puts in the node's
+// version message.
+const CoreUserAgent = "/Satoshi:27.0.0/"
+
+// CoreLike is a test peer: a proxy in front of a real btcd that serves
+// transactions as Bitcoin Core does (net_processing's FindTxForGetData).
+// A getdata for a transaction the node has not announced on that
+// connection is answered with notfound, whatever the node's mempool
+// holds; the node's reject messages are dropped (Core sends none since
+// BIP 61 was removed); its version message carries CoreUserAgent. The
+// node announces the transactions its mempool takes to the connections
+// that set the relay flag, as Core does, though on btcd's trickle (every
+// 10 s by default) rather than Core's (5 s on average to inbound peers).
+// Everything else goes to and from the node unchanged.
+type CoreLike struct {
+	Addr   string
+	srv    server
+	target string
+	net    wire.BitcoinNet
+	lie    coreLie
+
+	mu    sync.Mutex
+	conns []*coreConn // the live connections, for false announcements
+}
+
+// coreLie is how a CoreLike lies, if at all.
+type coreLie struct {
+	// announce: the transactions the client announces are not passed on;
+	// their txids are announced at once to the proxy's other
+	// connections.
+	announce bool
+	// serve, if set, is served for any getdata of a transaction the
+	// proxy announced falsely (notfound otherwise).
+	serve *wire.MsgTx
+}
+
+// CoreLikeOption changes how a CoreLike behaves.
+type CoreLikeOption func(*CoreLike)
+
+// CoreLikeAnnouncesFalsely makes the proxy keep the transactions the
+// client announces from the node and announce their txids at once to
+// its other connections, as a node claiming to have accepted them; a
+// getdata for one is answered with serve, or with notfound if serve is
+// nil.
+func CoreLikeAnnouncesFalsely(serve *wire.MsgTx) CoreLikeOption {
+	return func(c *CoreLike) { c.lie = coreLie{announce: true, serve: serve} }
+}
+
+// maxCoreAnnounced bounds the txids a CoreLike connection remembers as
+// announced by the node.
+const maxCoreAnnounced = 100_000
+
+// coreConn is one client connection of a CoreLike.
+type coreConn struct {
+	c       *CoreLike
+	client  net.Conn
+	writeMu sync.Mutex // both directions write to the client
+
+	mu        sync.Mutex
+	announced map[chainhash.Hash]bool // txids the node (or a lie) announced here
+	lied      map[chainhash.Hash]bool // txids a lie announced here
+}
+
+// NewCoreLike starts a CoreLike on 127.0.0.1 in front of the btcd at
+// target; it stops when the test ends.
+func NewCoreLike(t testing.TB, target string, btcnet wire.BitcoinNet, opts ...CoreLikeOption) *CoreLike {
+	t.Helper()
+	c := &CoreLike{target: target, net: btcnet}
+	for _, opt := range opts {
+		opt(c)
+	}
+	c.Addr = c.srv.start(t, c.serve)
+	return c
+}
+
+// serve pipes one client connection to the node.
+func (c *CoreLike) serve(client net.Conn) {
+	node, err := net.Dial("tcp", c.target)
+	if err != nil || !c.srv.track(node) {
+		client.Close()
+		return
+	}
+	cc := &coreConn{c: c, client: client, announced: map[chainhash.Hash]bool{}, lied: map[chainhash.Hash]bool{}}
+	c.mu.Lock()
+	c.conns = append(c.conns, cc)
+	c.mu.Unlock()
+	defer c.forget(cc)
+	closeBoth := func() { client.Close(); node.Close() }
+	c.srv.run(func() {
+		defer closeBoth()
+		cc.fromNode(node)
+	})
+	defer closeBoth()
+	cc.fromClient(node)
+}
+
+// forget drops cc from the live connections.
+func (c *CoreLike) forget(cc *coreConn) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, x := range c.conns {
+		if x == cc {
+			c.conns = append(c.conns[:i], c.conns[i+1:]...)
+			return
+		}
+	}
+}
+
+// others returns the live connections other than cc.
+func (c *CoreLike) others(cc *coreConn) []*coreConn {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []*coreConn
+	for _, x := range c.conns {
+		if x != cc {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// fromNode passes the node's messages on: it drops rejects, renames the
+// node in its version message, and records the transactions announced.
+func (cc *coreConn) fromNode(node net.Conn) {
+	for {
+		cmd, frame, err := readFrame(node)
+		if err != nil {
+			return
+		}
+		switch cmd {
+		case wire.CmdReject:
+			continue
+		case wire.CmdVersion, wire.CmdInv:
+			m, err := cc.c.decode(frame)
+			if err != nil {
+				return
+			}
+			if v, ok := m.(*wire.MsgVersion); ok {
+				v.UserAgent = CoreUserAgent
+				frame = cc.c.encode(v)
+			}
+			if inv, ok := m.(*wire.MsgInv); ok {
+				cc.recordAnnounced(inv.InvList, false)
+			}
+		}
+		if cc.write(frame) != nil {
+			return
+		}
+	}
+}
+
+// fromClient passes the client's messages to the node, answering a
+// getdata for transactions not announced here with notfound.
+func (cc *coreConn) fromClient(node net.Conn) {
+	for {
+		cmd, frame, err := readFrame(cc.client)
+		if err != nil {
+			return
+		}
+		switch cmd {
+		case wire.CmdGetData:
+			m, err := cc.c.decode(frame)
+			if err != nil {
+				return
+			}
+			pass, answers := cc.getData(m.(*wire.MsgGetData))
+			for _, a := range answers {
+				if cc.write(cc.c.encode(a)) != nil {
+					return
+				}
+			}
+			if len(pass.InvList) == 0 {
+				continue
+			}
+			frame = cc.c.encode(pass)
+		case wire.CmdInv:
+			if !cc.c.lie.announce {
+				break
+			}
+			m, err := cc.c.decode(frame)
+			if err != nil {
+				return
+			}
+			cc.lieAbout(m.(*wire.MsgInv))
+			continue
+		}
+		if _, err := node.Write(frame); err != nil {
+			return
+		}
+	}
+}
+
+// getData splits a client's getdata: what goes to the node, and the
+// proxy's own answers (notfound for transactions not announced here, a
+// lie's transaction for those it announced).
+func (cc *coreConn) getData(m *wire.MsgGetData) (pass *wire.MsgGetData, answers []wire.Message) {
+	pass = wire.NewMsgGetData()
+	notFound := wire.NewMsgNotFound()
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	for _, iv := range m.InvList {
+		isTx := iv.Type == wire.InvTypeTx || iv.Type == wire.InvTypeWitnessTx
+		switch {
+		case !isTx:
+			pass.AddInvVect(iv)
+		case cc.lied[iv.Hash] && cc.c.lie.serve != nil:
+			answers = append(answers, cc.c.lie.serve)
+		case cc.announced[iv.Hash] && !cc.lied[iv.Hash]:
+			pass.AddInvVect(iv)
+		default:
+			notFound.AddInvVect(iv)
+		}
+	}
+	if len(notFound.InvList) > 0 {
+		answers = append(answers, notFound)
+	}
+	return pass, answers
+}
+
+// recordAnnounced remembers the transactions of invs as announced here.
+func (cc *coreConn) recordAnnounced(invs []*wire.InvVect, lie bool) {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	for _, iv := range invs {
+		if iv.Type != wire.InvTypeTx && iv.Type != wire.InvTypeWitnessTx || len(cc.announced) >= maxCoreAnnounced {
+			continue
+		}
+		cc.announced[iv.Hash] = true
+		if lie {
+			cc.lied[iv.Hash] = true
+		}
+	}
+}
+
+// lieAbout announces the transactions of the client's inv to the
+// proxy's other connections, which the node never sees.
+func (cc *coreConn) lieAbout(m *wire.MsgInv) {
+	for _, other := range cc.c.others(cc) {
+		other.recordAnnounced(m.InvList, true)
+		other.write(cc.c.encode(m))
+	}
+}
+
+// write sends a frame to the client.
+func (cc *coreConn) write(frame []byte) error {
+	cc.writeMu.Lock()
+	defer cc.writeMu.Unlock()
+	_, err := cc.client.Write(frame)
+	return err
+}
+
+// decode reads a frame of the proxy's network.
+func (c *CoreLike) decode(frame []byte) (wire.Message, error) {
+	_, m, _, err := wire.ReadMessageWithEncodingN(bytes.NewReader(frame), wire.ProtocolVersion, c.net, wire.WitnessEncoding)
+	return m, err
+}
+
+// encode returns m as a frame of the proxy's network.
+func (c *CoreLike) encode(m wire.Message) []byte {
+	var buf bytes.Buffer
+	wire.WriteMessageWithEncodingN(&buf, m, wire.ProtocolVersion, c.net, wire.WitnessEncoding)
+	return buf.Bytes()
+}

@@ -1,0 +1,205 @@
+package peer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+)
+
+// ErrFalseAnnouncement: a node announced a transaction (inv) and did not
+// serve it when asked right after (see FalseAnnounceError).
+var ErrFalseAnnouncement = errors.New("transaction announced but not served")
+
+// FalseAnnounceError is a node that announced the transaction Txid and
+// then answered the getdata for it with notfound (Served nil) or with
+// another transaction (Served its txid). Either way the announcement
+// proves nothing. Serving another transaction for the txid asked is a
+// lie; notfound alone is not proof of one (an honest node may have
+// dropped the transaction in between, a replacement say). It wraps
+// ErrFalseAnnouncement; test with errors.As.
+type FalseAnnounceError struct {
+	Txid   chainhash.Hash
+	Served *chainhash.Hash // the txid of what was served instead; nil for notfound
+}
+
+func (e *FalseAnnounceError) Error() string {
+	if e.Served != nil {
+		return fmt.Sprintf("%v: the node announced transaction %v, and served transaction %v when asked for it", ErrFalseAnnouncement, e.Txid, *e.Served)
+	}
+	return fmt.Sprintf("%v: the node announced transaction %v, and answered notfound when asked for it", ErrFalseAnnouncement, e.Txid)
+}
+
+// Unwrap returns ErrFalseAnnouncement.
+func (e *FalseAnnounceError) Unwrap() error { return ErrFalseAnnouncement }
+
+// Sighting is a node's announcement of a transaction, checked: asked for
+// the transaction it announced, the node served one with that txid (its
+// witness is not compared: a txid does not commit to it).
+type Sighting struct {
+	Peer string         // the node's address
+	Txid chainhash.Hash // the transaction
+	// After is how long after WatchTx returned the transaction was
+	// served.
+	After time.Duration
+}
+
+// TxWatch is a connection to a node, of its own, that asks the node to
+// announce the transactions entering its mempool (the version message's
+// relay flag, Config.RelayTx) and waits for one transaction among them.
+// A node announces a transaction only once its mempool took it, and
+// never to the peer it got it from; it announces it to its other peers,
+// this connection among them, whether the transaction came from another
+// node or from another connection of this client. The announcement is
+// checked by asking for the transaction (a node serves by getdata what
+// it announced to the connection: Bitcoin Core serves nothing else from
+// its mempool, for two minutes): only a transaction with the watched
+// txid makes it a Sighting.
+//
+// What it proves rests on the node's word: a node that was given the
+// transaction can announce and serve it without having accepted it.
+//
+// The node announces every transaction that enters its mempool: the
+// connection keeps none but the watched txid (the announcements waiting
+// to be looked at are bounded as for Config.OnAnnounce), and a node
+// announcing beyond the inv budget (see the package documentation) ends
+// it with ErrFlooding.
+type TxWatch struct {
+	p      *Peer
+	txid   chainhash.Hash
+	start  time.Time
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	announced     chan struct{} // closed at the first announcement of txid
+	announcedOnce sync.Once
+	done          chan struct{} // closed once the verdict is in
+	sighting      *Sighting
+	err           error
+}
+
+// WatchTx connects to cfg.Addr with the relay flag set (cfg.RelayTx,
+// cfg.OnAnnounce and cfg.OnAddresses are its own) and watches for the
+// node's announcement of txid; Close ends it. Open it before the
+// transaction is given to any node: a node announces a transaction to the
+// peers it has when it takes it.
+func WatchTx(ctx context.Context, cfg Config, txid chainhash.Hash) (*TxWatch, error) {
+	w := &TxWatch{txid: txid, announced: make(chan struct{}), done: make(chan struct{})}
+	cfg.RelayTx = true
+	cfg.OnAnnounce = w.onAnnounce
+	cfg.OnAddresses = nil
+	p, err := Dial(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	w.p, w.start = p, time.Now()
+	w.ctx, w.cancel = context.WithCancel(context.Background())
+	go w.run()
+	return w, nil
+}
+
+// onAnnounce keeps the watched txid of a node's announcements and drops
+// the rest.
+func (w *TxWatch) onAnnounce(a Announcement) {
+	for _, h := range a.Txs {
+		if h == w.txid {
+			w.announcedOnce.Do(func() { close(w.announced) })
+			return
+		}
+	}
+}
+
+// run waits for the announcement, checks it and records the verdict.
+func (w *TxWatch) run() {
+	defer close(w.done)
+	select {
+	case <-w.announced:
+	case <-w.p.Done():
+		w.err = w.p.disconnected("watch tx")
+		return
+	case <-w.ctx.Done():
+		w.err = w.ctx.Err()
+		return
+	}
+	w.p.logf("peer %s: announced transaction %v after %v", w.p.cfg.Addr, w.txid, time.Since(w.start).Round(time.Millisecond))
+	tx, err := w.p.fetchTx(w.ctx, w.txid)
+	switch {
+	case err != nil:
+		w.err = err
+	case tx == nil:
+		w.err = &PeerError{Peer: w.p.cfg.Addr, Op: "inv tx", Err: &FalseAnnounceError{Txid: w.txid}}
+	case tx.TxHash() != w.txid:
+		served := tx.TxHash()
+		w.err = &PeerError{Peer: w.p.cfg.Addr, Op: "inv tx", Err: &FalseAnnounceError{Txid: w.txid, Served: &served}}
+	default:
+		w.sighting = &Sighting{Peer: w.p.cfg.Addr, Txid: w.txid, After: time.Since(w.start)}
+	}
+}
+
+// Done is closed once the verdict is in: the announcement checked, or the
+// watch ended without one.
+func (w *TxWatch) Done() <-chan struct{} { return w.done }
+
+// Result returns the verdict once Done is closed: the node's checked
+// announcement, or why there is none (a *PeerError wrapping a
+// *FalseAnnounceError for an announcement not borne out, the
+// connection's failure, or context.Canceled after Close). Before, it
+// returns nil, nil.
+func (w *TxWatch) Result() (*Sighting, error) {
+	select {
+	case <-w.done:
+		return w.sighting, w.err
+	default:
+		return nil, nil
+	}
+}
+
+// Close ends the watch and its connection.
+func (w *TxWatch) Close() error {
+	w.cancel()
+	err := w.p.Close()
+	<-w.done
+	return err
+}
+
+// fetchTx asks the node for the transaction txid (getdata, with its
+// witness) and returns what it serves: the first transaction that comes,
+// whatever its txid (the caller compares), or nil for a notfound of
+// txid. A connection that asks for nothing else, as a TxWatch's, gets no
+// other transaction from an honest node.
+func (p *Peer) fetchTx(ctx context.Context, txid chainhash.Hash) (*wire.MsgTx, error) {
+	const op = "getdata tx"
+	end, err := p.begin(op)
+	if err != nil {
+		return nil, err
+	}
+	defer end()
+	req := wire.NewMsgGetData()
+	req.AddInvVect(wire.NewInvVect(wire.InvTypeWitnessTx, &txid))
+	deadline := p.deadline()
+	if err := p.send(ctx, op, req, deadline); err != nil {
+		return nil, err
+	}
+	m, err := p.recv(ctx, op, deadline, func(m wire.Message) bool {
+		switch m := m.(type) {
+		case *wire.MsgTx:
+			return true
+		case *wire.MsgNotFound:
+			for _, iv := range m.InvList {
+				if iv.Hash == txid {
+					return true
+				}
+			}
+		}
+		return false
+	})
+	if err != nil {
+		return nil, err
+	}
+	tx, _ := m.(*wire.MsgTx)
+	return tx, nil
+}
