@@ -2,6 +2,7 @@ package peer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -190,9 +191,10 @@ func (p *Peer) Broadcast(ctx context.Context, tx *wire.MsgTx) error {
 // which the node relays the transaction once its mempool took it. It
 // returns w's Sighting when the announcement came first, nil when the
 // node's mempool showed the transaction (or w is nil). A false
-// announcement (see FalseAnnounceError) counts for nothing: w.Result
-// tells it. Acceptance so learnt rests on the node's word, as
-// Broadcast's does.
+// announcement (see FalseAnnounceError) ends it at once with w's error:
+// the node announced the transaction it was given and did not serve it,
+// so nothing it says of it is believed. Acceptance so learnt rests on
+// the node's word, as Broadcast's does.
 func (p *Peer) BroadcastWatched(ctx context.Context, tx *wire.MsgTx, w *TxWatch) (*Sighting, error) {
 	txid := tx.TxHash()
 	var watched <-chan struct{} // nil without a watch
@@ -215,8 +217,8 @@ func (p *Peer) BroadcastWatched(ctx context.Context, tx *wire.MsgTx, w *TxWatch)
 		return nil, err
 	}
 	for {
-		if s := sighted(w); s != nil {
-			return s, nil
+		if s, err := verdict(w); s != nil || err != nil {
+			return s, err
 		}
 		written := p.txWritten(txid)
 		has, err := p.HasTx(ctx, txid)
@@ -250,8 +252,8 @@ func (p *Peer) BroadcastWatched(ctx context.Context, tx *wire.MsgTx, w *TxWatch)
 			return nil, ctx.Err()
 		}
 	}
-	if s := sighted(w); s != nil {
-		return s, nil
+	if s, err := verdict(w); s != nil || err != nil {
+		return s, err
 	}
 	if p.wasRequested(txid) || requested {
 		return nil, &PeerError{Peer: p.cfg.Addr, Op: "tx", Err: &DroppedError{Txid: txid, Waited: p.cfg.Timeout}}
@@ -259,13 +261,20 @@ func (p *Peer) BroadcastWatched(ctx context.Context, tx *wire.MsgTx, w *TxWatch)
 	return nil, p.errorf("inv tx", "%w: transaction %v neither requested within %v nor in the node's mempool", ErrStalled, txid, p.cfg.Timeout)
 }
 
-// sighted returns w's sighting, if w (which may be nil) has one.
-func sighted(w *TxWatch) *Sighting {
+// verdict returns what w (which may be nil) tells of the node's
+// acceptance: its sighting, or its false announcement of the
+// transaction (the node announced it and did not serve it: it lied, or
+// dropped it). Nothing else ends a broadcast: a watch that failed
+// otherwise leaves the node's mempool to tell.
+func verdict(w *TxWatch) (*Sighting, error) {
 	if w == nil {
-		return nil
+		return nil, nil
 	}
-	s, _ := w.Result()
-	return s
+	s, err := w.Result()
+	if !errors.Is(err, ErrFalseAnnouncement) {
+		err = nil
+	}
+	return s, err
 }
 
 // txWritten reports whether the offered txid was written to the node.

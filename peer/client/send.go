@@ -158,11 +158,27 @@ type sending struct {
 	c     *Client
 	tx    *wire.MsgTx
 	start time.Time
-	// watches are the peers' announcement connections, by address; a
-	// peer whose watch could not be opened has none.
+	mu    sync.Mutex
+	res   *SendResult
+	watching
+}
+
+// watching is a send's announcement connections (peer.TxWatch), one to
+// each peer, opening while the send goes on.
+type watching struct {
+	// opening holds, by address, a channel closed once the peer's watch
+	// opened or failed to; written before the dials begin.
+	opening map[string]chan struct{}
+	// due is how long a peer's turn waits for its watch to open.
+	due  time.Time
+	stop context.CancelFunc // ends the dials still under way
+	wg   sync.WaitGroup     // the dials
+
+	mu sync.Mutex
+	// watches are the peers' open watches, by address; a peer whose
+	// watch could not be opened has none.
 	watches map[string]*peer.TxWatch
-	mu      sync.Mutex
-	res     *SendResult
+	closed  bool // the send ended: a watch that opens now is closed
 }
 
 // send gives the transaction to one peer at a time until a peer it was
@@ -205,7 +221,7 @@ func (s *sending) send(ctx context.Context, ms []*pool.Member) {
 // whether m took it: its mempool shows it, or it announced it to m's
 // watch.
 func (s *sending) give(ctx context.Context, m *pool.Member) bool {
-	sighting, err := s.c.pool.Conn(m).BroadcastWatched(ctx, s.tx, s.watches[m.Addr()])
+	sighting, err := s.c.pool.Conn(m).BroadcastWatched(ctx, s.tx, s.watchFor(ctx, m.Addr()))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.res.Given = append(s.res.Given, m.Addr())
@@ -268,7 +284,7 @@ func (s *sending) waitHeld(ctx context.Context, ms []*pool.Member, txid chainhas
 // transaction.
 func (s *sending) finish(ctx context.Context, ms []*pool.Member) (*SendResult, error) {
 	res := s.res
-	lies := s.lateSightings(ms)
+	lies, faults := s.lateSightings(ms)
 	slices.Sort(res.Accepted)
 	res.Accepted = slices.Compact(res.Accepted)
 	slices.Sort(res.Seen)
@@ -299,6 +315,9 @@ func (s *sending) finish(ctx context.Context, ms []*pool.Member) (*SendResult, e
 	for _, err := range lies {
 		res.Warnings = append(res.Warnings, err.Error()+": not counted")
 	}
+	for _, err := range faults {
+		res.Warnings = append(res.Warnings, "announcement connection: "+err.Error())
+	}
 	if len(res.Seen) == 0 {
 		why := "no other peer to ask"
 		if len(ms) > 1 {
@@ -316,23 +335,28 @@ func (s *sending) finish(ctx context.Context, ms []*pool.Member) (*SendResult, e
 	return res, nil
 }
 
-// openWatches opens an announcement connection (peer.TxWatch) to each
-// peer of ms, at once, before the transaction is given to any: a node
-// announces it to the peers it has when it takes it. A peer whose watch
-// fails to open is only logged: its acceptance is then known from its
-// mempool alone.
+// openWatches starts opening an announcement connection (peer.TxWatch)
+// to each peer of ms, at once, and returns: a peer's turn waits for its
+// watch (see watchFor), since a node announces a transaction to the
+// peers it has when it takes it. A peer whose watch fails to open is
+// only logged: its acceptance is then known from its mempool alone.
 func (s *sending) openWatches(ctx context.Context, ms []*pool.Member) {
+	s.watches = map[string]*peer.TxWatch{}
+	s.opening = map[string]chan struct{}{}
 	cfg, err := s.c.watchConfig()
 	if err != nil {
 		s.c.logf("send: no announcement connections: %v", err)
 		return
 	}
-	ws := make([]*peer.TxWatch, len(ms))
-	var wg sync.WaitGroup
-	for i, m := range ms {
-		wg.Add(1)
+	s.due = time.Now().Add(min(watchOpenWait, s.c.timeout()))
+	ctx, s.stop = context.WithCancel(ctx)
+	for _, m := range ms {
+		opened := make(chan struct{})
+		s.opening[m.Addr()] = opened
+		s.wg.Add(1)
 		go func() {
-			defer wg.Done()
+			defer s.wg.Done()
+			defer close(opened)
 			cfg := cfg
 			cfg.Addr = m.Addr()
 			w, err := peer.WatchTx(ctx, cfg, s.tx.TxHash())
@@ -340,23 +364,71 @@ func (s *sending) openWatches(ctx context.Context, ms []*pool.Member) {
 				s.c.logf("send: announcement connection to %s: %v", m.Addr(), err)
 				return
 			}
-			ws[i] = w
+			if !s.keep(m.Addr(), w) {
+				w.Close()
+			}
 		}()
-	}
-	wg.Wait()
-	s.watches = map[string]*peer.TxWatch{}
-	for i, m := range ms {
-		if ws[i] != nil {
-			s.watches[m.Addr()] = ws[i]
-		}
 	}
 }
 
-// closeWatches closes the announcement connections.
-func (s *sending) closeWatches() {
-	for _, w := range s.watches {
+// watchOpenWait bounds how long after a send began a peer's turn waits
+// for the peer's announcement connection to open. A node that answers
+// opens it in a few round trips (a few milliseconds on loopback, well
+// under a second across the internet); one that takes the connection and
+// never answers its version message would otherwise hold every send up
+// to the timeout. A watch that opens later is still used: it sees the
+// announcements of a transaction its node takes after it opened.
+const watchOpenWait = 2 * time.Second
+
+// keep records addr's open watch w, and reports false once the send has
+// ended (w is then the caller's to close).
+func (s *watching) keep(addr string, w *peer.TxWatch) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.watches[addr] = w
+	return true
+}
+
+// watch returns addr's open watch, or nil.
+func (s *watching) watch(addr string) *peer.TxWatch {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.watches[addr]
+}
+
+// watchFor waits until addr's watch opened or failed, or the wait's
+// bound (watchOpenWait after the send began) passed, and returns it, or
+// nil.
+func (s *watching) watchFor(ctx context.Context, addr string) *peer.TxWatch {
+	if opened, ok := s.opening[addr]; ok {
+		wait := time.NewTimer(time.Until(s.due))
+		defer wait.Stop()
+		select {
+		case <-opened:
+		case <-wait.C:
+		case <-ctx.Done():
+		}
+	}
+	return s.watch(addr)
+}
+
+// closeWatches closes the announcement connections, those still opening
+// too, and waits for their dials to end.
+func (s *watching) closeWatches() {
+	s.mu.Lock()
+	s.closed = true
+	ws := slices.Collect(maps.Values(s.watches))
+	s.mu.Unlock()
+	if s.stop != nil {
+		s.stop()
+	}
+	for _, w := range ws {
 		w.Close()
 	}
+	s.wg.Wait()
 }
 
 // announcing returns the peers of ms whose watch holds a checked
@@ -365,7 +437,7 @@ func (s *sending) closeWatches() {
 func (s *sending) announcing(ms []*pool.Member) []*pool.Member {
 	var out []*pool.Member
 	for _, m := range ms {
-		if w := s.watches[m.Addr()]; w != nil {
+		if w := s.watch(m.Addr()); w != nil {
 			if sighting, _ := w.Result(); sighting != nil {
 				out = append(out, m)
 				s.mu.Lock()
@@ -378,20 +450,25 @@ func (s *sending) announcing(ms []*pool.Member) []*pool.Member {
 }
 
 // lateSightings records the checked announcements that came after the
-// peer was counted (or while nothing waited for them), and returns the
+// peer was counted (or while nothing waited for them), bans the peers
+// whose watch proved a lie or flooded (see watchBans), and returns the
 // false announcements (see peer.FalseAnnounceError), which count for
-// nothing.
-func (s *sending) lateSightings(ms []*pool.Member) (lies []error) {
+// nothing, but for those already in Failed, and the other faults of
+// the watches, for the warnings.
+func (s *sending) lateSightings(ms []*pool.Member) (lies, faults []error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	res := s.res
 	for _, m := range ms {
 		addr := m.Addr()
-		w := s.watches[addr]
+		w := s.watch(addr)
 		if w == nil {
 			continue
 		}
 		sighting, err := w.Result()
+		if watchBans(err) {
+			s.c.pool.Ban(m, err)
+		}
 		switch {
 		case sighting != nil:
 			if _, ok := res.Announced[addr]; !ok {
@@ -405,10 +482,28 @@ func (s *sending) lateSightings(ms []*pool.Member) (lies []error) {
 				delete(res.Failed, addr)
 			}
 		case errors.Is(err, peer.ErrFalseAnnouncement):
-			lies = append(lies, err)
+			if !errors.Is(res.Failed[addr], peer.ErrFalseAnnouncement) {
+				lies = append(lies, err)
+			}
+		case watchBans(err):
+			faults = append(faults, err)
 		}
 	}
-	return lies
+	return lies, faults
+}
+
+// watchBans reports whether err, a watch's, earns its peer a ban: a
+// proof of a lie (another transaction served for the txid asked, a
+// message that breaks the protocol) or a flood, as for the client's own
+// connections (see Client.blame). A notfound after the announcement
+// proves nothing: an honest node may have dropped the transaction
+// meanwhile.
+func watchBans(err error) bool {
+	var fe *peer.FalseAnnounceError
+	if errors.As(err, &fe) {
+		return fe.Served != nil
+	}
+	return isLie(err) || errors.Is(err, peer.ErrFlooding)
 }
 
 // watchConfig is the configuration of a send's announcement

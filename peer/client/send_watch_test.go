@@ -1,0 +1,184 @@
+package client
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer"
+	"github.com/spvfilter/spvfilter/peer/peertest"
+)
+
+// waitOpen waits up to a second for proxy to hold want connections, and
+// returns how many it holds.
+func waitOpen(proxy *peertest.WatchProxy, want int) int {
+	for end := time.Now().Add(time.Second); proxy.Open() != want && time.Now().Before(end); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	return proxy.Open()
+}
+
+// TestSendWatchStalls: a peer that accepts the announcement connection
+// and never answers its version message delays the send by no more than
+// watchOpenWait (before, by the whole timeout: 5.0 s of a 5 s timeout,
+// since every watch had to open before the transaction was given), the
+// node's mempool still tells it took the transaction, and the stalled
+// connection is closed when the send ends.
+func TestSendWatchStalls(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 101)
+	const timeout = 5 * time.Second
+	proxy := peertest.NewWatchProxy(t, node.P2PAddr, node.Params.Net, peertest.WatchStalls, nil)
+	c := connectTo(t, node, timeout, proxy.Addr)
+	tx := node.BuildCoinbaseSpend(t, wire.NewTxOut(2_000_000, peertest.NewKey("alice").P2WPKHScript()))
+	start := time.Now()
+	res, err := c.SendTransaction(context.Background(), tx)
+	elapsed := time.Since(start)
+	t.Logf("%v after %v; result %+v", err, elapsed.Round(time.Millisecond), res)
+	if err != nil || !slices.Equal(res.Accepted, []string{proxy.Addr}) || !node.InMempool(t, tx.TxHash()) {
+		t.Fatalf("error %v, result %+v: want the transaction taken", err, res)
+	}
+	if proxy.Watches() != 1 {
+		t.Fatalf("%d announcement connections: want 1", proxy.Watches())
+	}
+	if elapsed > watchOpenWait+time.Second {
+		t.Errorf("the send took %v: a stalled announcement connection delayed it beyond %v", elapsed, watchOpenWait)
+	}
+	if n := waitOpen(proxy, 1); n != 1 {
+		t.Errorf("%d connections open at the peer after the send: want 1 (the client's own)", n)
+	}
+}
+
+// orphanTx returns a transaction spending an output nobody knows: btcd
+// keeps it as an orphan, without a reject message.
+func orphanTx() *wire.MsgTx {
+	var prev chainhash.Hash
+	rand.Read(prev[:])
+	tx := wire.NewMsgTx(2)
+	tx.AddTxIn(wire.NewTxIn(wire.NewOutPoint(&prev, 0), nil, [][]byte{{1}}))
+	tx.AddTxOut(wire.NewTxOut(1_000_000, peertest.NewKey("alice").P2WPKHScript()))
+	return tx
+}
+
+// TestSendClosesWatches: the announcement connections are closed when
+// the send ends, whether the transaction was taken, refused by every
+// peer, or the context cancelled while the send waits (a Core-like node
+// that drops an orphan without a word): the proxy in front of the peer
+// holds the client's own connection alone afterwards.
+func TestSendClosesWatches(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 101)
+	const timeout = 5 * time.Second
+	tests := []struct {
+		name   string
+		core   bool // the peer behind the proxy is Core-like
+		tx     func() *wire.MsgTx
+		cancel time.Duration // cancel the send after this long (0: never)
+		taken  bool
+	}{
+		{"taken", false, func() *wire.MsgTx {
+			return node.BuildCoinbaseSpend(t, wire.NewTxOut(2_000_000, peertest.NewKey("alice").P2WPKHScript()))
+		}, 0, true},
+		{"refused", false, orphanTx, 0, false},
+		{"cancelled", true, orphanTx, time.Second, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			target := node.P2PAddr
+			if tt.core {
+				target = peertest.NewCoreLike(t, node.P2PAddr, node.Params.Net).Addr
+			}
+			proxy := peertest.NewWatchProxy(t, target, node.Params.Net, peertest.WatchPasses, nil)
+			c := connectTo(t, node, timeout, proxy.Addr)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tt.cancel > 0 {
+				time.AfterFunc(tt.cancel, cancel)
+			}
+			start := time.Now()
+			res, err := c.SendTransaction(ctx, tx(tt.tx))
+			t.Logf("%v after %v; result %+v", err, time.Since(start).Round(time.Millisecond), res)
+			if (err == nil) != tt.taken || tt.cancel > 0 && !errors.Is(err, context.Canceled) {
+				t.Fatalf("error %v: want taken %t", err, tt.taken)
+			}
+			if proxy.Watches() != 1 {
+				t.Fatalf("%d announcement connections: want 1", proxy.Watches())
+			}
+			if n := waitOpen(proxy, 1); n != 1 {
+				t.Errorf("%d connections open at the peer after the send: want 1 (the client's own)", n)
+			}
+		})
+	}
+}
+
+// tx returns build's transaction.
+func tx(build func() *wire.MsgTx) *wire.MsgTx { return build() }
+
+// TestSendFalseAnnouncementBeside: an honest node and a Core-like one
+// in front of the same node that announces the transactions it is given
+// falsely (it keeps them from the node). Given the transaction after the
+// honest node, the liar relays the node's announcement honestly; given
+// it first, it lies, and the send (repeated with new transactions until
+// the liar is given one first) must still succeed through the honest
+// node, name the false announcement as the liar's failure, and lose no
+// timeout to the liar (before, 3.0 s, the timeout, and the liar's
+// failure said it stalled: the send waited for its mempool to show a
+// transaction it never had; now 1.0 s, the wait for the node to ask). A liar that served another
+// transaction for the txid asked is banned, with that proof; one that
+// answered notfound is not (an honest node may have dropped the
+// transaction meanwhile).
+func TestSendFalseAnnouncementBeside(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 120)
+	other := node.BuildCoinbaseSpend(t, wire.NewTxOut(1_000_000, peertest.NewKey("bob").P2WPKHScript()))
+	const timeout = 3 * time.Second
+	tests := []struct {
+		name   string
+		serve  *wire.MsgTx
+		banned bool
+	}{
+		{"notfound", nil, false},
+		{"another transaction", other, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			liar := peertest.NewCoreLike(t, node.P2PAddr, node.Params.Net, peertest.CoreLikeAnnouncesFalsely(tt.serve))
+			c := connectTo(t, node, timeout, node.P2PAddr, liar.Addr)
+			for try := 1; ; try++ {
+				if try > 8 {
+					t.Fatal("the liar was never given the transaction first in 8 sends")
+				}
+				tx := node.BuildCoinbaseSpend(t, wire.NewTxOut(2_000_000, peertest.NewKey("alice").P2WPKHScript()))
+				start := time.Now()
+				res, err := c.SendTransaction(context.Background(), tx)
+				elapsed := time.Since(start)
+				t.Logf("try %d: %v after %v; result %+v", try, err, elapsed.Round(time.Millisecond), res)
+				if err != nil || !slices.Contains(res.Accepted, node.P2PAddr) || !node.InMempool(t, tx.TxHash()) {
+					t.Fatalf("error %v, result %+v: want taken by the honest node", err, res)
+				}
+				if res.Given[0] != liar.Addr {
+					continue // the liar relayed the node's announcement
+				}
+				if slices.Contains(res.Accepted, liar.Addr) || !errors.Is(res.Failed[liar.Addr], peer.ErrFalseAnnouncement) ||
+					!strings.Contains(res.Failed[liar.Addr].Error(), liar.Addr) ||
+					slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, peer.ErrFalseAnnouncement.Error()) }) {
+					t.Errorf("result %+v: want the false announcement of %s named once, in Failed, not counted", res, liar.Addr)
+				}
+				if elapsed > timeout/2 {
+					t.Errorf("the send took %v: the liar's turn cost a timeout", elapsed)
+				}
+				break
+			}
+			_, banned := c.pool.IsBanned(liar.Addr)
+			if banned != tt.banned {
+				t.Errorf("liar banned: %t, want %t (bans %+v)", banned, tt.banned, c.Bans())
+			}
+		})
+	}
+}
