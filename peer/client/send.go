@@ -299,6 +299,9 @@ func (s *sending) finish(ctx context.Context, ms []*pool.Member) (*SendResult, e
 			}
 		}
 		errs = append(errs, lies...)
+		for _, err := range faults {
+			errs = append(errs, fmt.Errorf("announcement connection: %w", err))
+		}
 		if len(errs) == 0 {
 			return res, s.c.noPeers("send")
 		}

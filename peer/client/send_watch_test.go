@@ -182,3 +182,48 @@ func TestSendFalseAnnouncementBeside(t *testing.T) {
 		})
 	}
 }
+
+// TestSendWatchLies: a Core-like node whose announcement connection
+// lies while the client's own connection is honest. A transaction of
+// 3.9 MB served for the txid announced is a false announcement, proved:
+// the send fails naming it and what was served, and the peer is banned.
+// A flood of invs of other txids ends the watch (ErrFlooding): the send
+// fails after the timeout (the node's acceptance cannot be learnt any
+// more) naming the flood, and the peer is banned, as for a flood on its
+// own connection (before, the failure named only the stall of the
+// client's own connection, and the flood went unnamed).
+func TestSendWatchLies(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 101)
+	const timeout = 2 * time.Second
+	huge := wire.NewMsgTx(2)
+	huge.AddTxIn(wire.NewTxIn(&wire.OutPoint{Index: 7}, nil, nil))
+	huge.AddTxOut(wire.NewTxOut(1, make([]byte, 3_900_000)))
+	tests := []struct {
+		name  string
+		kind  peertest.WatchKind
+		serve *wire.MsgTx
+		want  error
+		words string
+	}{
+		{"serves another transaction", peertest.WatchServes, huge, peer.ErrFalseAnnouncement, huge.TxHash().String()},
+		{"floods", peertest.WatchFloods, nil, peer.ErrFlooding, "announcement connection"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			core := peertest.NewCoreLike(t, node.P2PAddr, node.Params.Net)
+			proxy := peertest.NewWatchProxy(t, core.Addr, node.Params.Net, tt.kind, tt.serve)
+			c := connectTo(t, node, timeout, proxy.Addr)
+			tx := node.BuildCoinbaseSpend(t, wire.NewTxOut(2_000_000, peertest.NewKey("alice").P2WPKHScript()))
+			start := time.Now()
+			res, err := c.SendTransaction(context.Background(), tx)
+			t.Logf("%v after %v", err, time.Since(start).Round(time.Millisecond))
+			if err == nil || !errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.words) || len(res.Accepted) != 0 {
+				t.Fatalf("error %v, result %+v: want the send failed, naming %v", err, res, tt.want)
+			}
+			if _, banned := c.pool.IsBanned(proxy.Addr); !banned {
+				t.Errorf("not banned (bans %+v)", c.Bans())
+			}
+		})
+	}
+}

@@ -25,18 +25,20 @@ const (
 	WatchStalls
 	// WatchFloods passes the connection on, and once the handshake is
 	// over sends inv messages of random transaction hashes, 50,000 each,
-	// until the connection ends; every inv of the node's is also sent
-	// WatchRepeats times.
+	// until the connection ends.
 	WatchFloods
+	// WatchRepeats passes the connection on, but sends each inv of the
+	// node's WatchRepeatCount times.
+	WatchRepeats
 	// WatchServes passes the connection on, but answers every getdata
 	// of a transaction with the proxy's transaction (see
 	// NewWatchProxy), whatever was asked.
 	WatchServes
 )
 
-// WatchRepeats is how many times a WatchFloods proxy sends each of the
-// node's inv messages.
-const WatchRepeats = 1000
+// WatchRepeatCount is how many times a WatchRepeats proxy sends each of
+// the node's inv messages.
+const WatchRepeatCount = 1000
 
 // WatchProxy is a test peer: a proxy in front of a node that passes a
 // client's connections unchanged, but for those whose version message
@@ -131,19 +133,20 @@ func (c *watchConn) write(frame []byte) error {
 	return err
 }
 
-// fromNode passes the node's messages on; an announcement connection of
-// a WatchFloods proxy repeats the node's invs and starts its flood after
-// the node's verack.
+// fromNode passes the node's messages on; on an announcement
+// connection, a WatchRepeats proxy repeats the node's invs, a
+// WatchFloods one starts its flood after the node's verack.
 func (c *watchConn) fromNode(node net.Conn) {
 	flood := c.watch && c.p.kind == WatchFloods
+	repeat := c.watch && c.p.kind == WatchRepeats
 	for {
 		cmd, frame, err := readFrame(node)
 		if err != nil {
 			return
 		}
 		n := 1
-		if flood && cmd == wire.CmdInv {
-			n = WatchRepeats
+		if repeat && cmd == wire.CmdInv {
+			n = WatchRepeatCount
 		}
 		for range n {
 			if c.write(frame) != nil {
@@ -222,9 +225,10 @@ func decodeFrame(frame []byte, btcnet wire.BitcoinNet) (wire.Message, error) {
 	return m, err
 }
 
-// encodeFrame returns m as a frame of network btcnet.
+// encodeFrame returns m as a frame of network btcnet, whatever its
+// size: wire's own writer refuses a message over its command's limit.
 func encodeFrame(m wire.Message, btcnet wire.BitcoinNet) []byte {
 	var buf bytes.Buffer
-	wire.WriteMessageWithEncodingN(&buf, m, wire.ProtocolVersion, btcnet, wire.WitnessEncoding)
-	return buf.Bytes()
+	m.BtcEncode(&buf, wire.ProtocolVersion, wire.WitnessEncoding)
+	return rawFrame(btcnet, m.Command(), buf.Bytes())
 }
