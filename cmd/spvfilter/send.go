@@ -39,8 +39,12 @@ each peer that asks the peer to announce the transactions entering its
 mempool: a node announces a transaction once it took it, and never to the
 connection it got it from. An announcement counts once the peer serves
 the transaction when asked for it; one announced and then not served, or
-served as another transaction, is named and not believed. Then it gives
-the transaction to one peer at a time, in random order (announces it,
+served as another transaction, is named and not believed, and a peer that
+served another transaction for the one asked (a proven lie) or flooded
+that connection is banned, and named. A peer is given the transaction
+once its second connection is open, or two seconds after the send began:
+one that never answers there delays the send no longer. Then it gives the
+transaction to one peer at a time, in random order (announces it,
 serves it when asked, then looks for it in that peer's mempool or waits
 for that peer's announcement on the second connection: Bitcoin Core
 serves no transaction of its mempool to a peer it has not announced it
@@ -57,10 +61,13 @@ searched by their compact filters: a transaction already mined is reported
 with its block ("mined").
 
 It prints the txid and exits 0 when at least one peer took the
-transaction or it is mined, followed by the peers that announced it and
-how long after the send began ("announced by 127.0.0.1:8333 after 4.2s";
-"announced_after_seconds" with --json); when only the peers it was given
-to say they hold it, a warning says acceptance is unconfirmed. It exits 1,
+transaction or it is mined, followed by the peers that announced it, how
+long after the send began and on whose word: "announced by
+127.0.0.1:8333 after 4.2s (given it: on its own word)" for a peer it was
+given to, "(not given it: it propagated)" for one that got it through the
+network ("announced_after_seconds", "given" and "seen" with --json); when
+only the peers it was given to say they hold it, a warning says
+acceptance is unconfirmed. It exits 1,
 naming every peer and what it did (rejected it, never asked for it within
 --timeout, announced it falsely, disconnected), when none took it. A btcd
 node that asked for it and then dropped it without a reject message (an
@@ -119,13 +126,20 @@ func falseWhat(e *peer.FalseAnnounceError) string {
 	return "answered that it does not have it (notfound)"
 }
 
-// announcedWords names the peers that announced the transaction and
-// when, as "127.0.0.1:18444 after 4.2s", in the order of their
-// addresses.
+// announcedWords names the peers that announced the transaction, when,
+// and on whose word, in the order of their addresses: "127.0.0.1:18444
+// after 4.2s (given it: on its own word)" for a peer the transaction was
+// given to, which says it took it and proves nothing more (a peer that
+// echoes the transaction says the same); "... (not given it: it
+// propagated)" for one that got it through the network.
 func announcedWords(res *client.SendResult) string {
 	var parts []string
 	for _, addr := range slices.Sorted(maps.Keys(res.Announced)) {
-		parts = append(parts, fmt.Sprintf("%s after %v", addr, res.Announced[addr].Round(time.Millisecond)))
+		whose := "given it: on its own word"
+		if slices.Contains(res.Seen, addr) {
+			whose = "not given it: it propagated"
+		}
+		parts = append(parts, fmt.Sprintf("%s after %v (%s)", addr, res.Announced[addr].Round(time.Millisecond), whose))
 	}
 	return strings.Join(parts, ", ")
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -131,7 +132,10 @@ func TestSendCoreLike(t *testing.T) {
 		stdout, stderr, status := runCLI(t, "", "send", "--connect", core.Addr, "--network", "regtest", "--timeout", timeout.String(), txHexOf(t, tx))
 		took := time.Since(start)
 		t.Logf("after %v: %q, %q", took.Round(time.Millisecond), stdout, stderr)
+		// Alone, its announcement is its own word, on stdout too: not
+		// propagation.
 		if status != exitOK || !strings.HasPrefix(stdout, tx.TxHash().String()+"  announced by "+core.Addr+" after ") ||
+			!strings.HasSuffix(stdout, " (given it: on its own word)\n") || strings.Contains(stdout, "propagated") ||
 			!strings.Contains(stderr, "on its own word") || took > timeout/2 || !node.InMempool(t, tx.TxHash()) {
 			t.Fatalf("status %d, stdout %q, stderr %q after %v", status, stdout, stderr, took)
 		}
@@ -140,6 +144,7 @@ func TestSendCoreLike(t *testing.T) {
 		tx := node.BuildCoinbaseSpend(t, wire.NewTxOut(1_000_000, peertest.NewKey("alice").PkScript()))
 		core := peertest.NewCoreLike(t, node.P2PAddr, node.Params.Net)
 		stdout, stderr, status := runCLI(t, "", "send", "--json", "--connect", core.Addr, "--network", "regtest", "--timeout", timeout.String(), txHexOf(t, tx))
+		t.Logf("%s%s", stdout, stderr)
 		var out struct {
 			Propagated bool `json:"propagated"`
 			Peers      []struct {
@@ -157,6 +162,30 @@ func TestSendCoreLike(t *testing.T) {
 		p := out.Peers[0]
 		if p.Address != core.Addr || !p.Given || !p.Accepted || p.Seen || p.Announced == nil || *p.Announced <= 0 || *p.Announced > timeout.Seconds()/2 {
 			t.Fatalf("peer %+v: want given, accepted by its announcement", p)
+		}
+	})
+	t.Run("lone echo", func(t *testing.T) {
+		// A peer that takes the transaction, keeps it from the node and
+		// announces it: its words are the honest node's, and so are
+		// ours: on its own word, not propagated.
+		tx := node.BuildCoinbaseSpend(t, wire.NewTxOut(1_000_000, peertest.NewKey("alice").PkScript()))
+		echo := peertest.NewCoreLike(t, node.P2PAddr, node.Params.Net, peertest.CoreLikeEchoes())
+		stdout, stderr, status := runCLI(t, "", "send", "--json", "--connect", echo.Addr, "--network", "regtest", "--timeout", "3s", txHexOf(t, tx))
+		t.Logf("%s%s", stdout, stderr)
+		var out struct {
+			Propagated bool     `json:"propagated"`
+			Warnings   []string `json:"warnings"`
+		}
+		if status != exitOK || json.Unmarshal([]byte(stdout), &out) != nil || out.Propagated ||
+			!slices.ContainsFunc(out.Warnings, func(w string) bool { return strings.Contains(w, "on its own word") }) {
+			t.Fatalf("status %d, stdout %q, stderr %q: want accepted on the echo's word, not propagated", status, stdout, stderr)
+		}
+		stdout, _, status = runCLI(t, "", "send", "--connect", echo.Addr, "--network", "regtest", "--timeout", "3s", txHexOf(t, tx))
+		if status != exitOK || !strings.Contains(stdout, "on its own word") || strings.Contains(stdout, "propagated") {
+			t.Fatalf("status %d, stdout %q: want its own word named", status, stdout)
+		}
+		if node.InMempool(t, tx.TxHash()) {
+			t.Fatal("the echo passed the transaction on")
 		}
 	})
 	t.Run("false announcement", func(t *testing.T) {

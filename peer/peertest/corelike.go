@@ -31,8 +31,9 @@ type CoreLike struct {
 	net    wire.BitcoinNet
 	lie    coreLie
 
-	mu    sync.Mutex
-	conns []*coreConn // the live connections, for false announcements
+	mu     sync.Mutex
+	conns  []*coreConn                    // the live connections, for false announcements
+	echoed map[chainhash.Hash]*wire.MsgTx // an echo's transactions, at most maxCoreAnnounced
 }
 
 // coreLie is how a CoreLike lies, if at all.
@@ -44,6 +45,10 @@ type coreLie struct {
 	// serve, if set, is served for any getdata of a transaction the
 	// proxy announced falsely (notfound otherwise).
 	serve *wire.MsgTx
+	// echo: the proxy asks the client for the transactions it
+	// announces, keeps them, announces them to its other connections
+	// once it has them and serves them there.
+	echo bool
 }
 
 // CoreLikeOption changes how a CoreLike behaves.
@@ -56,6 +61,14 @@ type CoreLikeOption func(*CoreLike)
 // nil.
 func CoreLikeAnnouncesFalsely(serve *wire.MsgTx) CoreLikeOption {
 	return func(c *CoreLike) { c.lie = coreLie{announce: true, serve: serve} }
+}
+
+// CoreLikeEchoes makes the proxy take the transactions the client
+// offers (it asks for them) and keep them from the node, then announce
+// each to its other connections and serve it there, as a node that took
+// it would: an echo, which no node behind it ever saw.
+func CoreLikeEchoes() CoreLikeOption {
+	return func(c *CoreLike) { c.lie = coreLie{announce: true, echo: true} }
 }
 
 // maxCoreAnnounced bounds the txids a CoreLike connection remembers as
@@ -193,7 +206,23 @@ func (cc *coreConn) fromClient(node net.Conn) {
 			if err != nil {
 				return
 			}
+			if cc.c.lie.echo {
+				if cc.askFor(m.(*wire.MsgInv)) != nil {
+					return
+				}
+				continue
+			}
 			cc.lieAbout(m.(*wire.MsgInv))
+			continue
+		case wire.CmdTx:
+			if !cc.c.lie.echo {
+				break
+			}
+			m, err := cc.c.decode(frame)
+			if err != nil {
+				return
+			}
+			cc.echo(m.(*wire.MsgTx))
 			continue
 		}
 		if _, err := node.Write(frame); err != nil {
@@ -217,6 +246,8 @@ func (cc *coreConn) getData(m *wire.MsgGetData) (pass *wire.MsgGetData, answers 
 			pass.AddInvVect(iv)
 		case cc.lied[iv.Hash] && cc.c.lie.serve != nil:
 			answers = append(answers, cc.c.lie.serve)
+		case cc.lied[iv.Hash] && cc.c.echoedTx(iv.Hash) != nil:
+			answers = append(answers, cc.c.echoedTx(iv.Hash))
 		case cc.announced[iv.Hash] && !cc.lied[iv.Hash]:
 			pass.AddInvVect(iv)
 		default:
@@ -251,6 +282,47 @@ func (cc *coreConn) lieAbout(m *wire.MsgInv) {
 		other.recordAnnounced(m.InvList, true)
 		other.write(cc.c.encode(m))
 	}
+}
+
+// askFor answers the client's inv with a getdata of its transactions,
+// as a node that wants them.
+func (cc *coreConn) askFor(m *wire.MsgInv) error {
+	req := wire.NewMsgGetData()
+	for _, iv := range m.InvList {
+		if iv.Type == wire.InvTypeTx || iv.Type == wire.InvTypeWitnessTx {
+			req.AddInvVect(wire.NewInvVect(wire.InvTypeWitnessTx, &iv.Hash))
+		}
+	}
+	if len(req.InvList) == 0 {
+		return nil
+	}
+	return cc.write(cc.c.encode(req))
+}
+
+// echo keeps tx, sent by the client, and announces it to the proxy's
+// other connections.
+func (cc *coreConn) echo(tx *wire.MsgTx) {
+	txid := tx.TxHash()
+	cc.c.mu.Lock()
+	if cc.c.echoed == nil {
+		cc.c.echoed = map[chainhash.Hash]*wire.MsgTx{}
+	}
+	if len(cc.c.echoed) >= maxCoreAnnounced {
+		cc.c.mu.Unlock()
+		return
+	}
+	cc.c.echoed[txid] = tx
+	cc.c.mu.Unlock()
+	inv := wire.NewMsgInv()
+	inv.AddInvVect(wire.NewInvVect(wire.InvTypeTx, &txid))
+	cc.lieAbout(inv)
+}
+
+// echoedTx returns the echo's transaction txid, or nil.
+func (c *CoreLike) echoedTx(txid chainhash.Hash) *wire.MsgTx {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.echoed[txid]
 }
 
 // write sends a frame to the client.
