@@ -102,8 +102,33 @@
 // once with a *RejectError, whose RejectKind tells an invalid transaction
 // or a double spend from a low fee, a policy refusal or one the node has
 // already. btcd keeps a transaction spending outputs it does not know, or
-// spent in its chain, as an orphan, without a reject: Broadcast then
-// reports ErrRejected after the timeout.
+// spent in its chain, as an orphan, without a reject: Broadcast reports
+// that drop (a *DroppedError, ErrRejected) as soon as btcd answers a
+// request sent after the transaction, since it reads nothing else while
+// it processes one.
+//
+// Bitcoin Core shows neither: it sends no reject, and serves a
+// transaction of its mempool by getdata only to a connection it
+// announced it to, never the one it got it from. Its acceptance is learnt
+// from its announcement instead. A TxWatch is a second connection to the
+// node, with the version message's relay flag set, opened before the
+// transaction is given: a node announces (inv) the transactions its
+// mempool takes to its peers, on a trickle (Core: about 5 s to an
+// inbound peer, on average), and the watch, on seeing the txid, asks for
+// the transaction. Served with that txid, the announcement is a
+// Sighting, which BroadcastWatched counts as the node's acceptance, on
+// the node's word alone: a node that echoes what it is given can
+// announce and serve it just as well. Announced and then answered with
+// notfound, or with another transaction, it is a *FalseAnnounceError and
+// ends BroadcastWatched at once; another transaction served for the
+// txid asked, on a connection that asked for nothing else, is a lie no
+// honest node tells (the client bans for it), while notfound is not (the
+// node may have dropped the transaction meanwhile, for a replacement).
+// A watch keeps none of the other announcements, charged to the inv
+// budget like any (a flood ends it with ErrFlooding), and reads what is
+// served within the size limits above. A node that refuses the
+// transaction announces nothing: that, and a silent drop by a node that
+// is not btcd, is still known only after the timeout.
 //
 // Comparing several peers, settling their disputes and scanning is the
 // client package's work; the header chain is package chain's.

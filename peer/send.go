@@ -57,18 +57,19 @@ func (p *Peer) serveOffers(m *wire.MsgGetData) {
 // HasTx to tell. The transaction stays on offer, answered whenever the
 // node asks again, until the connection ends.
 func (p *Peer) Announce(ctx context.Context, tx *wire.MsgTx) (requested bool, err error) {
-	return p.announce(ctx, tx, p.cfg.Timeout)
+	return p.announce(ctx, tx, p.cfg.Timeout, nil)
 }
 
 // Reannounce offers tx to the node again (inv) and returns without
 // waiting: the connection serves it if the node asks.
 func (p *Peer) Reannounce(ctx context.Context, tx *wire.MsgTx) error {
-	_, err := p.announce(ctx, tx, 0)
+	_, err := p.announce(ctx, tx, 0, nil)
 	return err
 }
 
-// announce is Announce waiting at most wait for the node to ask.
-func (p *Peer) announce(ctx context.Context, tx *wire.MsgTx, wait time.Duration) (requested bool, err error) {
+// announce is Announce waiting at most wait for the node to ask, and
+// no longer than until is open (nil: no such bound).
+func (p *Peer) announce(ctx context.Context, tx *wire.MsgTx, wait time.Duration, until <-chan struct{}) (requested bool, err error) {
 	const op = "inv tx"
 	txid := tx.TxHash()
 	p.offerMu.Lock()
@@ -103,6 +104,8 @@ func (p *Peer) announce(ctx context.Context, tx *wire.MsgTx, wait time.Duration)
 		case <-o.requested:
 			return true, nil
 		case <-timer.C:
+			return false, nil
+		case <-until:
 			return false, nil
 		case <-repeat.C:
 			if err := p.write(ctx, op, inv, deadline); err != nil {
@@ -212,7 +215,11 @@ func (p *Peer) BroadcastWatched(ctx context.Context, tx *wire.MsgTx, w *TxWatch)
 	// A node that got the transaction from elsewhere meanwhile does not
 	// ask: wait a little, then look in its mempool until the timeout.
 	deadline := p.deadline()
-	requested, err := p.announce(ctx, tx, time.Second)
+	var told <-chan struct{} // closed once w checked the node's announcement
+	if w != nil {
+		told = w.told
+	}
+	requested, err := p.announce(ctx, tx, time.Second, told)
 	if err != nil {
 		return nil, err
 	}

@@ -18,9 +18,12 @@ var ErrFalseAnnouncement = errors.New("transaction announced but not served")
 // FalseAnnounceError is a node that announced the transaction Txid and
 // then answered the getdata for it with notfound (Served nil) or with
 // another transaction (Served its txid). Either way the announcement
-// proves nothing. Serving another transaction for the txid asked is a
-// lie; notfound alone is not proof of one (an honest node may have
-// dropped the transaction in between, a replacement say). It wraps
+// proves nothing. Serving another transaction for the txid asked, on a
+// connection that asked for nothing else and in a message whose
+// checksum holds, proves a lie (no honest node sends a transaction
+// unasked: Core and btcd send one only in answer to a getdata of it);
+// notfound alone is not proof of one (an honest node may have dropped
+// the transaction in between, a replacement say). It wraps
 // ErrFalseAnnouncement; test with errors.As.
 type FalseAnnounceError struct {
 	Txid   chainhash.Hash
@@ -78,6 +81,7 @@ type TxWatch struct {
 	announced     chan struct{} // closed at the first announcement of txid
 	announcedOnce sync.Once
 	done          chan struct{} // closed once the verdict is in
+	told          chan struct{} // closed once the node's announcement is checked, before done
 	sighting      *Sighting
 	err           error
 }
@@ -88,7 +92,7 @@ type TxWatch struct {
 // transaction is given to any node: a node announces a transaction to the
 // peers it has when it takes it.
 func WatchTx(ctx context.Context, cfg Config, txid chainhash.Hash) (*TxWatch, error) {
-	w := &TxWatch{txid: txid, announced: make(chan struct{}), done: make(chan struct{})}
+	w := &TxWatch{txid: txid, announced: make(chan struct{}), done: make(chan struct{}), told: make(chan struct{})}
 	cfg.RelayTx = true
 	cfg.OnAnnounce = w.onAnnounce
 	cfg.OnAddresses = nil
@@ -137,6 +141,9 @@ func (w *TxWatch) run() {
 		w.err = &PeerError{Peer: w.p.cfg.Addr, Op: "inv tx", Err: &FalseAnnounceError{Txid: w.txid, Served: &served}}
 	default:
 		w.sighting = &Sighting{Peer: w.p.cfg.Addr, Txid: w.txid, After: time.Since(w.start)}
+	}
+	if err == nil {
+		close(w.told)
 	}
 }
 

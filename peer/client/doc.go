@@ -178,9 +178,20 @@
 //
 // SendTransaction gives a transaction, witness included, to one peer at a
 // time and counts it propagated only once a peer it was not given to holds
-// it (a peer that echoes back what it was given proves nothing); a
-// transaction already mined is reported with its block, and a peer's
-// reject comes back as a *peer.RejectError with its code and reason.
+// it or announces it (a peer that echoes back what it was given proves
+// nothing); a transaction already mined is reported with its block, and a
+// peer's reject comes back as a *peer.RejectError with its code and
+// reason. Beside each peer it opens an announcement connection
+// (peer.TxWatch) before the transaction is given: a node announces a
+// transaction its mempool took, and Bitcoin Core, which sends no reject
+// and serves no mempool transaction by getdata before it announced it,
+// is known to have taken one this way only (SendResult.Announced; on the
+// peer's own word when it was given the transaction). A peer is given it
+// once its watch is open or two seconds after the send began, so a peer
+// that never answers there costs no timeout. A false announcement (the
+// transaction then not served) fails that peer at once, named; another
+// transaction served for the txid asked, a proof of a lie, bans the peer,
+// as does a flood on the watch. The watches close when the send ends.
 //
 // # Bounds
 //

@@ -66,9 +66,13 @@ const MinedSearchDepth = 144
 // other than the one that took it. Peers that hold it already count as
 // having seen it. Otherwise it is given to one peer at a time, in random
 // order (announced, served when asked, then looked for in the peer's
-// mempool: see peer.Broadcast), and after each the peers it was not given
-// to are asked whether they hold it, for up to the timeout; the first that
-// does proves it propagated, and the rest are given it at once. When no
+// mempool or awaited as the peer's announcement on a watch connection:
+// see peer.BroadcastWatched), and after each the peers it was not given
+// to are asked whether they hold it, or watched for their announcement,
+// for up to the timeout; the first that does proves it propagated, and
+// the rest are given it at once. A peer's watch (peer.TxWatch) is opened
+// when the send begins; the peer's turn waits for it watchOpenWait at
+// most. A watch that proves a lie or floods bans its peer. When no
 // peer has taken it after two seconds, the chain's last MinedSearchDepth
 // blocks are searched for it (a node does not ask for a transaction it
 // has in the chain): if one holds it, SendResult.Mined says where and
