@@ -31,13 +31,13 @@ func ExampleWatchTx() {
 	}
 	defer p.Close()
 	s, err := p.BroadcastWatched(ctx, tx, w)
+	if errors.Is(err, peer.ErrFalseAnnouncement) {
+		log.Fatal("announced, then not served: ", err) // a *peer.FalseAnnounceError, at once
+	}
 	if err != nil {
 		log.Fatal(err) // a *peer.RejectError, or a *peer.DroppedError after the timeout
 	}
 	if s != nil {
 		fmt.Printf("%s announced %v %v after the watch opened (on its word)\n", s.Peer, s.Txid, s.After)
-	}
-	if _, err := w.Result(); errors.Is(err, peer.ErrFalseAnnouncement) {
-		fmt.Println("announced, then not served:", err)
 	}
 }
