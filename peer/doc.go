@@ -107,7 +107,7 @@
 // request sent after the transaction, since it reads nothing else while
 // it processes one.
 //
-// Bitcoin Core shows neither: it sends no reject, and serves a
+// Bitcoin Core gives neither answer: it sends no reject, and serves a
 // transaction of its mempool by getdata only to a connection it
 // announced it to, never the one it got it from. Its acceptance is learnt
 // from its announcement instead. A TxWatch is a second connection to the
@@ -115,7 +115,9 @@
 // transaction is given: a node announces (inv) the transactions its
 // mempool takes to its peers, on a trickle (Core: about 5 s to an
 // inbound peer, on average), and the watch, on seeing the txid, asks for
-// the transaction. Served with that txid, the announcement is a
+// the transaction (btcd adds a peer to those it relays to a moment after
+// the handshake, so a watch opened just before may miss its
+// announcement; its mempool tells anyway). Served with that txid, the announcement is a
 // Sighting, which BroadcastWatched counts as the node's acceptance, on
 // the node's word alone: a node that echoes what it is given can
 // announce and serve it just as well. Announced and then answered with
