@@ -48,7 +48,8 @@ type SendResult struct {
 	// transaction: nothing was to be sent.
 	Mined *Confirmation
 	// Failed maps the peers that did not take the transaction to what
-	// happened (a *peer.RejectError for a rejection).
+	// happened (a *peer.RejectError for a rejection, a
+	// *peer.FalseAnnounceError for an announcement not borne out).
 	Failed map[string]error
 	// Warnings say what makes the result less than it looks.
 	Warnings []string
@@ -173,7 +174,7 @@ type watching struct {
 	// opening holds, by address, a channel closed once the peer's watch
 	// opened or failed to; written before the dials begin.
 	opening map[string]chan struct{}
-	// due is how long a peer's turn waits for its watch to open.
+	// due is when a peer's turn stops waiting for its watch to open.
 	due  time.Time
 	stop context.CancelFunc // ends the dials still under way
 	wg   sync.WaitGroup     // the dials
