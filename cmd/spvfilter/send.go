@@ -38,13 +38,13 @@ what it is given says the same. First it opens a second connection to
 each peer that asks the peer to announce the transactions entering its
 mempool: a node announces a transaction once it took it, and never to the
 connection it got it from. An announcement counts once the peer serves
-the transaction when asked for it; one announced and then not served, or
-served as another transaction, is named and not believed, and a peer that
-served another transaction for the one asked (a proven lie) or flooded
-that connection is banned, and named. A peer is given the transaction
-once its second connection is open, or two seconds after the send began:
-one that never answers there delays the send no longer. Then it gives the
-transaction to one peer at a time, in random order (announces it,
+the transaction when asked for it; one announced and then not served
+(notfound, or another transaction in its place) is named and not
+believed. Another transaction in its place is a proven lie: that peer is
+banned, as is one that floods the second connection. A peer is given the
+transaction once its second connection is open, or two seconds after the
+send began: one that never answers there delays the send no longer. Then
+it gives the transaction to one peer at a time, in random order (announces it,
 serves it when asked, then looks for it in that peer's mempool or waits
 for that peer's announcement on the second connection: Bitcoin Core
 serves no transaction of its mempool to a peer it has not announced it
@@ -67,8 +67,8 @@ long after the send began and on whose word: "announced by
 given to, "(not given it: it propagated)" for one that got it through the
 network ("announced_after_seconds", "given" and "seen" with --json); when
 only the peers it was given to say they hold it, a warning says
-acceptance is unconfirmed. It exits 1,
-naming every peer and what it did (rejected it, never asked for it within
+acceptance is unconfirmed. It exits 1, naming every peer and what it did
+(rejected it, never asked for it within
 --timeout, announced it falsely, disconnected), when none took it. A btcd
 node that asked for it and then dropped it without a reject message (an
 orphan, a spent output) is named as soon as it answered a request sent
