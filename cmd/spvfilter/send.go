@@ -117,6 +117,15 @@ func sendWords(err error) error {
 	return &restated{msg, err}
 }
 
+// bannedWords says that the peer was banned for what it did, if it was
+// (a proven lie, a flood), to follow its failure.
+func bannedWords(p client.PeerStatus) string {
+	if !p.Banned {
+		return ""
+	}
+	return "; banned for it"
+}
+
 // falseWhat says what a node that announced a transaction served
 // when asked for it.
 func falseWhat(e *peer.FalseAnnounceError) string {
@@ -248,7 +257,7 @@ func runSend(a *app, f *sendFlags, args []string) error {
 	}
 	for _, p := range c.Peers() {
 		if e, ok := res.Failed[p.Address]; ok {
-			warnings = append(warnings, sendWords(e).Error())
+			warnings = append(warnings, sendWords(e).Error()+bannedWords(p))
 		} else if p.Reason != "" {
 			warnings = append(warnings, fmt.Sprintf("peer %s: %s", p.Address, statusWords(p, params)))
 		}
@@ -279,7 +288,7 @@ func runSend(a *app, f *sendFlags, args []string) error {
 			j.AnnouncedAfterSeconds = &secs
 		}
 		if e, ok := res.Failed[p.Address]; ok {
-			j.Error = orNull(sendWords(e).Error())
+			j.Error = orNull(sendWords(e).Error() + bannedWords(p))
 		} else if p.Reason != "" {
 			j.Error = orNull(statusWords(p, params))
 		}

@@ -122,7 +122,7 @@ func TestSendSilentReject(t *testing.T) {
 // makes send fail, naming the false announcement.
 func TestSendCoreLike(t *testing.T) {
 	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
-	node.Generate(t, 104)
+	node.Generate(t, 115)
 	other := node.BuildCoinbaseSpend(t, wire.NewTxOut(1_000_000, peertest.NewKey("bob").PkScript()))
 	const timeout = 10 * time.Second
 	t.Run("text", func(t *testing.T) {
@@ -157,7 +157,7 @@ func TestSendCoreLike(t *testing.T) {
 			Warnings []string `json:"warnings"`
 		}
 		if status != exitOK || json.Unmarshal([]byte(stdout), &out) != nil || out.Propagated || len(out.Peers) != 1 {
-			t.Fatalf("status %d, stdout %q, stderr %q", status, stdout, stderr)
+			t.Fatalf("status %d, stdout %q, stderr %q; in the node's mempool: %t", status, stdout, stderr, node.InMempool(t, tx.TxHash()))
 		}
 		p := out.Peers[0]
 		if p.Address != core.Addr || !p.Given || !p.Accepted || p.Seen || p.Announced == nil || *p.Announced <= 0 || *p.Announced > timeout.Seconds()/2 {
@@ -187,6 +187,29 @@ func TestSendCoreLike(t *testing.T) {
 		if node.InMempool(t, tx.TxHash()) {
 			t.Fatal("the echo passed the transaction on")
 		}
+	})
+	t.Run("false announcement beside an honest node", func(t *testing.T) {
+		// Given the transaction after the honest node, the liar relays
+		// the node's announcement; given it first, it lies: sent again,
+		// with new transactions, until it is.
+		liar := peertest.NewCoreLike(t, node.P2PAddr, node.Params.Net, peertest.CoreLikeAnnouncesFalsely(other))
+		want := liar.Addr + " announced it and then served another transaction, " + other.TxHash().String() + ", when asked for it: the announcement is not believed; banned for it\n"
+		for try := 1; try <= 8; try++ {
+			tx := node.BuildCoinbaseSpend(t, wire.NewTxOut(1_000_000, peertest.NewKey("alice").PkScript()))
+			stdout, stderr, status := runCLI(t, "", "send", "--connect", node.P2PAddr, "--connect", liar.Addr, "--network", "regtest", "--timeout", "3s", txHexOf(t, tx))
+			t.Logf("try %d: %q, %q", try, stdout, stderr)
+			if status != exitOK || !strings.HasPrefix(stdout, tx.TxHash().String()) || !node.InMempool(t, tx.TxHash()) {
+				t.Fatalf("status %d, stdout %q, stderr %q: want taken by the honest node", status, stdout, stderr)
+			}
+			if !strings.Contains(stderr, "not believed") {
+				continue // the liar relayed the node's announcement
+			}
+			if strings.Count(stderr, want) != 1 || strings.Contains(stdout, liar.Addr) {
+				t.Fatalf("stdout %q, stderr %q: want the lie named once, in a warning:\n%s", stdout, stderr, want)
+			}
+			return
+		}
+		t.Fatal("the liar was never given the transaction first in 8 sends")
 	})
 	t.Run("false announcement", func(t *testing.T) {
 		tx := node.BuildCoinbaseSpend(t, wire.NewTxOut(1_000_000, peertest.NewKey("alice").PkScript()))
