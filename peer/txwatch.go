@@ -87,7 +87,8 @@ type TxWatch struct {
 }
 
 // WatchTx connects to cfg.Addr with the relay flag set (cfg.RelayTx,
-// cfg.OnAnnounce and cfg.OnAddresses are its own) and watches for the
+// cfg.OnAnnounce and cfg.OnAddresses are its own), waits for the node's
+// pong to a ping (it then read the handshake's end), and watches for the
 // node's announcement of txid; Close ends it. Open it before the
 // transaction is given to any node: a node announces a transaction to the
 // peers it has when it takes it.
@@ -100,10 +101,36 @@ func WatchTx(ctx context.Context, cfg Config, txid chainhash.Hash) (*TxWatch, er
 	if err != nil {
 		return nil, err
 	}
+	if err := p.heard(ctx); err != nil {
+		p.Close()
+		return nil, err
+	}
 	w.p, w.start = p, time.Now()
 	w.ctx, w.cancel = context.WithCancel(context.Background())
 	go w.run()
 	return w, nil
+}
+
+// heard returns once the node answered a ping sent after the
+// handshake: it read this connection's verack before. A node may take a
+// peer in among those it relays to only then (btcd does, and
+// asynchronously even then), while the handshake ends for this side when
+// the node's verack comes: a transaction given right after could be
+// taken before the node knows the watch, and never announced to it.
+func (p *Peer) heard(ctx context.Context) error {
+	const op = "ping"
+	end, err := p.begin(op)
+	if err != nil {
+		return err
+	}
+	defer end()
+	deadline := p.deadline()
+	nonce, err := p.sendBarrier(ctx, op, deadline)
+	if err != nil {
+		return err
+	}
+	_, err = p.recv(ctx, op, deadline, func(m wire.Message) bool { return isPong(m, nonce) })
+	return err
 }
 
 // onAnnounce keeps the watched txid of a node's announcements and drops

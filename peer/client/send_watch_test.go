@@ -228,3 +228,30 @@ func TestSendWatchLies(t *testing.T) {
 		})
 	}
 }
+
+// TestSendWatchSlowVerack: a Core-like node that reads the end of the
+// announcement connection's handshake (its verack) 300 ms late, after
+// it sent its own verack, as a loaded node may. Its acceptance is still
+// known from its announcement: the watch counts as open only once the
+// node answered a ping sent after the handshake (before, the transaction
+// was given while the node did not yet relay to the watch, and the send
+// failed as dropped after the 3 s timeout).
+func TestSendWatchSlowVerack(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 101)
+	const timeout = 3 * time.Second
+	core := peertest.NewCoreLike(t, node.P2PAddr, node.Params.Net)
+	proxy := peertest.NewWatchProxy(t, core.Addr, node.Params.Net, peertest.WatchSlowVerack, nil)
+	c := connectTo(t, node, timeout, proxy.Addr)
+	tx := node.BuildCoinbaseSpend(t, wire.NewTxOut(2_000_000, peertest.NewKey("alice").P2WPKHScript()))
+	start := time.Now()
+	res, err := c.SendTransaction(context.Background(), tx)
+	elapsed := time.Since(start)
+	t.Logf("%v after %v; result %+v", err, elapsed.Round(time.Millisecond), res)
+	if err != nil || res.Announced[proxy.Addr] == 0 || !node.InMempool(t, tx.TxHash()) {
+		t.Fatalf("error %v, result %+v: want the node's acceptance known from its announcement", err, res)
+	}
+	if elapsed > timeout/2 {
+		t.Errorf("the send took %v", elapsed)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
@@ -34,7 +35,15 @@ const (
 	// of a transaction with the proxy's transaction (see
 	// NewWatchProxy), whatever was asked.
 	WatchServes
+	// WatchSlowVerack passes the connection on, but holds the client's
+	// verack, and what follows it, WatchVerackDelay: a node slow to
+	// read the end of the handshake, after it sent its own verack.
+	WatchSlowVerack
 )
+
+// WatchVerackDelay is how long a WatchSlowVerack proxy holds the
+// client's verack.
+const WatchVerackDelay = 300 * time.Millisecond
 
 // WatchRepeatCount is how many times a WatchRepeats proxy sends each of
 // the node's inv messages.
@@ -181,15 +190,19 @@ func (c *watchConn) flood() {
 	}
 }
 
-// fromClient passes the client's messages to the node; an announcement
-// connection of a WatchServes proxy answers a getdata of transactions
-// itself.
+// fromClient passes the client's messages to the node; on an
+// announcement connection, a WatchServes proxy answers a getdata of
+// transactions itself, a WatchSlowVerack one holds the verack.
 func (c *watchConn) fromClient(node net.Conn) {
 	serves := c.watch && c.p.kind == WatchServes
+	slow := c.watch && c.p.kind == WatchSlowVerack
 	for {
 		cmd, frame, err := readFrame(c.client)
 		if err != nil {
 			return
+		}
+		if slow && cmd == wire.CmdVerAck {
+			time.Sleep(WatchVerackDelay)
 		}
 		if serves && cmd == wire.CmdGetData {
 			m, err := decodeFrame(frame, c.p.net)
