@@ -115,9 +115,12 @@
 // transaction is given: a node announces (inv) the transactions its
 // mempool takes to its peers, on a trickle (Core: about 5 s to an
 // inbound peer, on average), and the watch, on seeing the txid, asks for
-// the transaction (btcd adds a peer to those it relays to a moment after
-// the handshake, so a watch opened just before may miss its
-// announcement; its mempool tells anyway). Served with that txid, the announcement is a
+// the transaction. The watch counts as open once the node answered a
+// ping sent after the handshake: btcd takes a peer in among those it
+// relays to only once it read the handshake's verack, which may come
+// after the handshake ended on this side (and even then a moment later,
+// so a btcd node may still miss announcing to a watch opened just
+// before; its mempool tells anyway). Served with that txid, the announcement is a
 // Sighting, which BroadcastWatched counts as the node's acceptance, on
 // the node's word alone: a node that echoes what it is given can
 // announce and serve it just as well. Announced and then answered with
