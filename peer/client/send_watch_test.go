@@ -25,33 +25,41 @@ func waitOpen(proxy *peertest.WatchProxy, want int) int {
 }
 
 // TestSendWatchStalls: a peer that accepts the announcement connection
-// and never answers its version message delays the send by no more than
+// and never answers its version message, or ends the handshake and never
+// answers the ping that opens the watch, delays the send by no more than
 // watchOpenWait (before, by the whole timeout: 5.0 s of a 5 s timeout,
 // since every watch had to open before the transaction was given), the
 // node's mempool still tells it took the transaction, and the stalled
 // connection is closed when the send ends.
 func TestSendWatchStalls(t *testing.T) {
 	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
-	node.Generate(t, 101)
+	node.Generate(t, 102)
 	const timeout = 5 * time.Second
-	proxy := peertest.NewWatchProxy(t, node.P2PAddr, node.Params.Net, peertest.WatchStalls, nil)
-	c := connectTo(t, node, timeout, proxy.Addr)
-	tx := node.BuildCoinbaseSpend(t, wire.NewTxOut(2_000_000, peertest.NewKey("alice").P2WPKHScript()))
-	start := time.Now()
-	res, err := c.SendTransaction(context.Background(), tx)
-	elapsed := time.Since(start)
-	t.Logf("%v after %v; result %+v", err, elapsed.Round(time.Millisecond), res)
-	if err != nil || !slices.Equal(res.Accepted, []string{proxy.Addr}) || !node.InMempool(t, tx.TxHash()) {
-		t.Fatalf("error %v, result %+v: want the transaction taken", err, res)
-	}
-	if proxy.Watches() != 1 {
-		t.Fatalf("%d announcement connections: want 1", proxy.Watches())
-	}
-	if elapsed > watchOpenWait+time.Second {
-		t.Errorf("the send took %v: a stalled announcement connection delayed it beyond %v", elapsed, watchOpenWait)
-	}
-	if n := waitOpen(proxy, 1); n != 1 {
-		t.Errorf("%d connections open at the peer after the send: want 1 (the client's own)", n)
+	for _, kind := range []struct {
+		name string
+		kind peertest.WatchKind
+	}{{"handshake", peertest.WatchStalls}, {"ping", peertest.WatchNoPong}} {
+		t.Run(kind.name, func(t *testing.T) {
+			proxy := peertest.NewWatchProxy(t, node.P2PAddr, node.Params.Net, kind.kind, nil)
+			c := connectTo(t, node, timeout, proxy.Addr)
+			tx := node.BuildCoinbaseSpend(t, wire.NewTxOut(2_000_000, peertest.NewKey("alice").P2WPKHScript()))
+			start := time.Now()
+			res, err := c.SendTransaction(context.Background(), tx)
+			elapsed := time.Since(start)
+			t.Logf("%v after %v; result %+v", err, elapsed.Round(time.Millisecond), res)
+			if err != nil || !slices.Equal(res.Accepted, []string{proxy.Addr}) || !node.InMempool(t, tx.TxHash()) {
+				t.Fatalf("error %v, result %+v: want the transaction taken", err, res)
+			}
+			if proxy.Watches() != 1 {
+				t.Fatalf("%d announcement connections: want 1", proxy.Watches())
+			}
+			if elapsed > watchOpenWait+time.Second {
+				t.Errorf("the send took %v: a stalled announcement connection delayed it beyond %v", elapsed, watchOpenWait)
+			}
+			if n := waitOpen(proxy, 1); n != 1 {
+				t.Errorf("%d connections open at the peer after the send: want 1 (the client's own)", n)
+			}
+		})
 	}
 }
 

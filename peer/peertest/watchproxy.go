@@ -35,6 +35,9 @@ const (
 	// of a transaction with the proxy's transaction (see
 	// NewWatchProxy), whatever was asked.
 	WatchServes
+	// WatchNoPong passes the connection on, but drops the client's
+	// pings: the handshake ends, no ping is ever answered.
+	WatchNoPong
 	// WatchSlowVerack passes the connection on, but holds the client's
 	// verack, and what follows it, WatchVerackDelay: a node slow to
 	// read the end of the handshake, after it sent its own verack.
@@ -192,7 +195,8 @@ func (c *watchConn) flood() {
 
 // fromClient passes the client's messages to the node; on an
 // announcement connection, a WatchServes proxy answers a getdata of
-// transactions itself, a WatchSlowVerack one holds the verack.
+// transactions itself, a WatchSlowVerack one holds the verack, a
+// WatchNoPong one drops the pings.
 func (c *watchConn) fromClient(node net.Conn) {
 	serves := c.watch && c.p.kind == WatchServes
 	slow := c.watch && c.p.kind == WatchSlowVerack
@@ -203,6 +207,9 @@ func (c *watchConn) fromClient(node net.Conn) {
 		}
 		if slow && cmd == wire.CmdVerAck {
 			time.Sleep(WatchVerackDelay)
+		}
+		if c.watch && c.p.kind == WatchNoPong && cmd == wire.CmdPing {
+			continue
 		}
 		if serves && cmd == wire.CmdGetData {
 			m, err := decodeFrame(frame, c.p.net)
