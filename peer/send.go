@@ -129,22 +129,31 @@ const firstReannounce = 250 * time.Millisecond
 // with it while it is in its mempool, and with notfound otherwise (btcd
 // serves no confirmed transaction this way).
 func (p *Peer) HasTx(ctx context.Context, txid chainhash.Hash) (bool, error) {
+	tx, err := p.getTx(ctx, txid, false)
+	return tx != nil, err
+}
+
+// getTx asks the node for the transaction txid (getdata, with its
+// witness) and returns the transaction it serves, or nil for a notfound
+// of txid. It takes the first transaction that comes if anyTx, whatever
+// its txid (the caller compares), else only one whose txid is txid.
+func (p *Peer) getTx(ctx context.Context, txid chainhash.Hash, anyTx bool) (*wire.MsgTx, error) {
 	const op = "getdata tx"
 	end, err := p.begin(op)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	defer end()
 	req := wire.NewMsgGetData()
 	req.AddInvVect(wire.NewInvVect(wire.InvTypeWitnessTx, &txid))
 	deadline := p.deadline()
 	if err := p.send(ctx, op, req, deadline); err != nil {
-		return false, err
+		return nil, err
 	}
 	m, err := p.recv(ctx, op, deadline, func(m wire.Message) bool {
 		switch m := m.(type) {
 		case *wire.MsgTx:
-			return m.TxHash() == txid
+			return anyTx || m.TxHash() == txid
 		case *wire.MsgNotFound:
 			for _, iv := range m.InvList {
 				if iv.Hash == txid {
@@ -155,12 +164,10 @@ func (p *Peer) HasTx(ctx context.Context, txid chainhash.Hash) (bool, error) {
 		return false
 	})
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	if _, ok := m.(*wire.MsgTx); ok {
-		return true, nil
-	}
-	return false, nil
+	tx, _ := m.(*wire.MsgTx)
+	return tx, nil
 }
 
 // Broadcast announces tx and returns once the node holds it in its

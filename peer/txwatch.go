@@ -200,40 +200,11 @@ func (w *TxWatch) Close() error {
 	return err
 }
 
-// fetchTx asks the node for the transaction txid (getdata, with its
-// witness) and returns what it serves: the first transaction that comes,
-// whatever its txid (the caller compares), or nil for a notfound of
-// txid. A connection that asks for nothing else, as a TxWatch's, gets no
-// other transaction from an honest node.
+// fetchTx asks the node for the transaction txid and returns what it
+// serves: the first transaction that comes, whatever its txid (the
+// caller compares), or nil for a notfound of txid. A connection that asks
+// for nothing else, as a TxWatch's, gets no other transaction from an
+// honest node.
 func (p *Peer) fetchTx(ctx context.Context, txid chainhash.Hash) (*wire.MsgTx, error) {
-	const op = "getdata tx"
-	end, err := p.begin(op)
-	if err != nil {
-		return nil, err
-	}
-	defer end()
-	req := wire.NewMsgGetData()
-	req.AddInvVect(wire.NewInvVect(wire.InvTypeWitnessTx, &txid))
-	deadline := p.deadline()
-	if err := p.send(ctx, op, req, deadline); err != nil {
-		return nil, err
-	}
-	m, err := p.recv(ctx, op, deadline, func(m wire.Message) bool {
-		switch m := m.(type) {
-		case *wire.MsgTx:
-			return true
-		case *wire.MsgNotFound:
-			for _, iv := range m.InvList {
-				if iv.Hash == txid {
-					return true
-				}
-			}
-		}
-		return false
-	})
-	if err != nil {
-		return nil, err
-	}
-	tx, _ := m.(*wire.MsgTx)
-	return tx, nil
+	return p.getTx(ctx, txid, true)
 }
