@@ -463,7 +463,10 @@ func TestMaxCoverBlocks(t *testing.T) {
 // plan, one in ten or so drew covers in groups of six). The short chain's wallet
 // sits in groups of two, so that the test guards against covers alone
 // (AUC 1.000), not against chains of the wrong length (privacy/simulate's
-// TestCoverDistinguisher measures those).
+// TestCoverDistinguisher measures those). It logs too the AUC within
+// classes (classedAUC: pairs of scripts of as many appearances, which
+// the attack reads beside the groups) and the scripts by class and
+// group size.
 func TestCoverChainsLikeWallet(t *testing.T) {
 	f := needCovers(t)
 	relays := relaysTo(t, f, 2)
@@ -473,11 +476,13 @@ func TestCoverChainsLikeWallet(t *testing.T) {
 	}
 	var wallet, covers []float64
 	var perWallet, perCovers [][]float64
+	var classedWallet, classedCovers [][]sized
 	apart, sessions, walletBlocks, coverBlocks := 0, 0, 0, 0
 	sizeApart := 0 // covers in groups of a size no watched script of their client has
 	var walletBytes, coverBytes uint64
 	for i := range clients {
-		w, c, k, n := coverGroupSizes(t, f, relays)
+		w, c, wc, cc, k, n := coverGroupSizes(t, f, relays)
+		classedWallet, classedCovers = append(classedWallet, wc), append(classedCovers, cc)
 		a := aucOf(w, c)
 		if max(a, 1-a) > 1-apartAUC {
 			apart++
@@ -501,6 +506,8 @@ func TestCoverChainsLikeWallet(t *testing.T) {
 	}
 	a, lo, hi := pooledAUC(perWallet, perCovers, bootstrapDraws)
 	t.Logf("pooled over %d clients: AUC %.3f [%.3f, %.3f] (95%%, clients drawn with replacement); %d of them one client's attack tells apart (AUC below %g or above %g); %d covers (%.2f) in groups of a size no watched script of their client has", clients, a, lo, hi, apart, apartAUC, 1-apartAUC, sizeApart, float64(sizeApart)/float64(len(covers)))
+	ca, clo, chi := classedAUC(classedWallet, classedCovers, bootstrapDraws)
+	t.Logf("within classes (a script's appearances), pooled over %d clients: AUC %.3f [%.3f, %.3f]; scripts by class/group size, wallet/covers:%s", clients, ca, clo, chi, classHistograms(classedWallet, classedCovers))
 	if folded := max(a, 1-a); folded > maxGroupSizeAUC {
 		t.Errorf("group size tells covers from the wallet's scripts: AUC %.3f, folded above %g", a, maxGroupSizeAUC)
 	}
@@ -560,7 +567,7 @@ const apartAUC = 0.3
 // they meet the target and returns the group sizes, all peers
 // colluding, of the wallet's scripts and of the covers', the cost of
 // the session that met it and how many sessions ran.
-func coverGroupSizes(t *testing.T, f *coversFixture, relays []*peertest.Liar) (wallet, covers []float64, k *CoverCost, sessions int) {
+func coverGroupSizes(t *testing.T, f *coversFixture, relays []*peertest.Liar) (wallet, covers []float64, wc, cc []sized, k *CoverCost, sessions int) {
 	t.Helper()
 	dir := t.TempDir()
 	for session := 1; session <= maxSessionsToTarget && (k == nil || !k.Met); session++ {
@@ -570,8 +577,9 @@ func coverGroupSizes(t *testing.T, f *coversFixture, relays []*peertest.Liar) (w
 			if !k.Met {
 				return
 			}
-			wallet = groupSizes(res.Leak)
-			covers = groupSizes(coversLeak(t, c))
+			cl := coversLeak(t, c)
+			wallet, covers = groupSizes(res.Leak), groupSizes(cl)
+			wc, cc = groupsByClass(res.Leak), groupsByClass(cl)
 		}}.scan(t, f, relays)
 		if err != nil && !isShort(err) {
 			t.Fatal(err)
@@ -580,7 +588,7 @@ func coverGroupSizes(t *testing.T, f *coversFixture, relays []*peertest.Liar) (w
 	if k == nil || !k.Met {
 		t.Fatalf("the target was not met: %+v", k)
 	}
-	return wallet, covers, k, sessions
+	return wallet, covers, wc, cc, k, sessions
 }
 
 // isShort reports whether err is a scan's stop short of its privacy
