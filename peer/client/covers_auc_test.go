@@ -165,19 +165,30 @@ func TestPooledAUC(t *testing.T) {
 // rests on in the covers' tests.
 const bootstrapDraws = 2000
 
-// sized is a watched script's group size beside its appearances (its
-// class, which the attack reads as well).
+// sized is a watched script's group size beside its group's class (the
+// most appearances of a watched script of its group, its own where it
+// is alone), which the attack reads as well.
 type sized struct {
 	class int
 	size  float64
 }
 
 // groupsByClass are the group sizes of the watched scripts of l's
-// collusion, each with its appearances.
+// collusion, each with its group's class.
 func groupsByClass(l *leak.Leak) []sized {
+	most := map[int]uint64{}
+	for _, s := range l.Collusion.Scripts {
+		if s.Group != nil {
+			most[*s.Group] = max(most[*s.Group], s.Appearances)
+		}
+	}
 	var out []sized
 	for _, s := range l.Collusion.Scripts {
-		out = append(out, sized{class: int(s.Appearances), size: float64(s.GroupSize)})
+		k := s.Appearances
+		if s.Group != nil {
+			k = most[*s.Group]
+		}
+		out = append(out, sized{class: int(k), size: float64(s.GroupSize)})
 	}
 	return out
 }
@@ -185,8 +196,8 @@ func groupsByClass(l *leak.Leak) []sized {
 // classedAUC is the AUC of the wallet's group sizes against the covers'
 // over the pairs of one class only (the chance that a wallet's script's
 // group is larger than a cover's of its class, ties half), pooled over
-// clients, with pooledAUC's interval: the attack reads a script's
-// appearances beside its group, and a class's covers are as many as its
+// clients, with pooledAUC's interval: the attack reads the appearances
+// of a group's scripts beside its size, and a class's covers are as many as its
 // need (leak.Need) asks, not in the wallet's shares of the classes, so
 // that the AUC of sizes alone pooled over every class weighs the
 // classes' mix as well as the sizes within each.
