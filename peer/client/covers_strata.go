@@ -61,10 +61,6 @@ import (
 // 0.15, 0.78 to 0.95, 308 to 315.
 const strictScans = 4
 
-// stratum is a cell of the choice: a chain's class and its group's
-// size.
-type stratum struct{ class, group int }
-
 // strataChoice is a stratified choice of want[k] chains of each class k
 // from cands, beside the wallet's chains and the covers in use.
 type strataChoice struct {
@@ -131,17 +127,22 @@ func (s *strataChoice) strataTargets(k int) map[int]int {
 
 // fillExact takes, for each group size of class k, up to its target of
 // chains of class k and that size, at random, and at most want[k] in
-// all.
+// all; of a class no wallet's chain has (its sizes cannot be matched),
+// want[k] of any size.
 func (s *strataChoice) fillExact(k int) {
 	got := 0
 	targets := s.strataTargets(k)
+	anySize := len(targets) == 0
+	if anySize {
+		targets = map[int]int{0: s.want[k]}
+	}
 	for _, g := range slices.Sorted(maps.Keys(targets)) {
 		n := targets[g]
 		for _, i := range rand.Perm(len(s.cands)) {
 			if n == 0 || got == s.want[k] {
 				break
 			}
-			if c := s.cands[i]; !s.taken[i] && (stratum{c.class, c.group}) == (stratum{k, g}) {
+			if c := s.cands[i]; !s.taken[i] && c.class == k && (anySize || c.group == g) {
 				s.taken[i] = true
 				s.sel = append(s.sel, i)
 				n--

@@ -6,6 +6,10 @@ import (
 	"testing"
 )
 
+// stratum is a cell of the choice: a chain's class and its group's
+// size.
+type stratum struct{ class, group int }
+
 // TestStrataChoice: the chains chosen are of the wallet's group sizes of
 // their class, in its shares less the covers in use of each size; a
 // size no chain drawn has is left short, never filled from another.
@@ -31,8 +35,8 @@ func TestStrataChoice(t *testing.T) {
 		{"the covers in use counted", map[int]int{2: 2}, []riderChain{chain(2, 4), chain(2, 4)},
 			[]riderChain{chain(2, 4), chain(2, 4), chain(2, 5), chain(2, 5)},
 			map[stratum]int{{2, 4}: 1, {2, 5}: 1}},
-		{"a class the wallet has not", map[int]int{4: 1}, nil,
-			[]riderChain{chain(4, 6)}, map[stratum]int{}},
+		{"a class the wallet has not, any size", map[int]int{4: 1}, nil,
+			[]riderChain{chain(4, 6), chain(2, 4)}, map[stratum]int{{4, 6}: 1}},
 	} {
 		sel := newStrataChoice(tc.want, wallet, tc.inUse, tc.cands).choose()
 		got := map[stratum]int{}
