@@ -159,6 +159,12 @@ func TestPooledAUC(t *testing.T) {
 	if a, _, hi := pooledAUC(flatW, flatC, 500); hi >= 0.5 {
 		t.Errorf("each class's sizes alike, the classes' shares not: pooled AUC %.3f, interval up to %.3f, want below a half", a, hi)
 	}
+	if a, lo, hi := reweightedAUC(mixW, mixC, 500); math.Abs(a-0.5) > 1e-6 || lo > 0.5+1e-6 || hi < 0.5-1e-6 {
+		t.Errorf("each class's sizes alike, the covers weighed to the wallet's classes: AUC %.3f [%.3f, %.3f], want 0.5", a, lo, hi)
+	}
+	if a, _, _ := reweightedAUC(apartSized(apartW), apartSized(apartC), 500); a != 0 {
+		t.Errorf("covers all above, weighed to the wallet's classes: AUC %.3f, want 0", a)
+	}
 }
 
 // bootstrapDraws is how many draws of clients pooledAUC's interval
@@ -236,6 +242,53 @@ func (p classed) auc(pick []int) float64 {
 	return sum / n
 }
 
+// reweightedAUC is the AUC of the wallet's group sizes against the
+// covers' over every pair, pooled over clients, each cover weighed so
+// that the covers' classes take the wallet's shares of the scripts
+// (a class the wallet has none of weighs nothing), with pooledAUC's
+// interval: what the pooled AUC would be were the covers as many in
+// each class as the wallet's scripts.
+func reweightedAUC(wallet, covers [][]sized, draws int) (auc, lo, hi float64) {
+	p := classed{wallet: wallet, covers: covers}
+	return bootstrapClients(min(len(wallet), len(covers)), draws, p.reweighted)
+}
+
+// reweighted is reweightedAUC of the clients picked (NaN where a side
+// weighs nothing).
+func (p classed) reweighted(pick []int) float64 {
+	wk, ck := map[int]float64{}, map[int]float64{}
+	nw, nc := 0.0, 0.0
+	for _, i := range pick {
+		for _, w := range p.wallet[i] {
+			wk[w.class]++
+			nw++
+		}
+		for _, c := range p.covers[i] {
+			ck[c.class]++
+			nc++
+		}
+	}
+	sum, n := 0.0, 0.0
+	for _, i := range pick {
+		for _, c := range p.covers[i] {
+			weight := (wk[c.class] / nw) / (ck[c.class] / nc)
+			for _, w := range p.wallet[i] {
+				n += weight
+				switch {
+				case w.size > c.size:
+					sum += weight
+				case w.size == c.size:
+					sum += weight / 2
+				}
+			}
+		}
+	}
+	if n == 0 {
+		return math.NaN()
+	}
+	return sum / n
+}
+
 // classHistograms says, per class, how many of each side's scripts
 // lie in groups of each size, pooled over clients.
 func classHistograms(wallet, covers [][]sized) string {
@@ -277,6 +330,17 @@ func sizesOf(xs []sized) []float64 {
 	out := make([]float64, len(xs))
 	for i, x := range xs {
 		out[i] = x.size
+	}
+	return out
+}
+
+// apartSized are the values of clients as sizes of one class.
+func apartSized(vs [][]float64) [][]sized {
+	out := make([][]sized, len(vs))
+	for i, xs := range vs {
+		for _, x := range xs {
+			out[i] = append(out[i], sized{class: 2, size: x})
+		}
 	}
 	return out
 }

@@ -532,7 +532,8 @@ func TestCoverChainsLikeWallet(t *testing.T) {
 	a, lo, hi := pooledAUC(perWallet, perCovers, bootstrapDraws)
 	t.Logf("pooled over %d clients: AUC %.3f [%.3f, %.3f] (95%%, clients drawn with replacement); %d of them one client's attack tells apart (AUC below %g or above %g); %d covers (%.2f) in groups of a size no watched script of their client has", clients, a, lo, hi, apart, apartAUC, 1-apartAUC, sizeApart, float64(sizeApart)/float64(len(covers)))
 	ca, clo, chi := classedAUC(classedWallet, classedCovers, bootstrapDraws)
-	t.Logf("within classes (the most appearances of a group's watched scripts), pooled over %d clients: AUC %.3f [%.3f, %.3f]; scripts by class/group size, wallet/covers:%s", clients, ca, clo, chi, classHistograms(classedWallet, classedCovers))
+	ra, rlo, rhi := reweightedAUC(classedWallet, classedCovers, bootstrapDraws)
+	t.Logf("within classes (the most appearances of a group's watched scripts), pooled over %d clients: AUC %.3f [%.3f, %.3f]; pooled, the covers weighed to the wallet's shares of the classes: %.3f [%.3f, %.3f]; scripts by class/group size, wallet/covers:%s", clients, ca, clo, chi, ra, rlo, rhi, classHistograms(classedWallet, classedCovers))
 	if folded := max(a, 1-a); folded > maxGroupSizeAUC {
 		t.Errorf("group size tells covers from the wallet's scripts: AUC %.3f, folded above %g", a, maxGroupSizeAUC)
 	}
