@@ -119,10 +119,7 @@ import (
 // transactions of a wallet's shape first (fewRiders), and of the chains
 // that settle on the fetched blocks, those whose riders, group sizes
 // and spending are least told from the wallet's scripts' of their
-// class are kept (matchRiders, covers_riders.go; while the scans short
-// in a row are few, only chains of the wallet's group sizes of their
-// class, in its shares, the rest short for the next scan to draw:
-// covers_strata.go), the rest left out,
+// class are kept (matchRiders, covers_riders.go), the rest left out,
 // fetched once (they hide nothing of the wallet's, and dropping them
 // marks only themselves). Chains turned down are taken back only where
 // the covers are short without them (a warning says how many); still
@@ -326,9 +323,6 @@ type coverScan struct {
 	before map[int32]bool
 	// decoysLost is set once a decoy could not be kept (addDecoy).
 	decoysLost bool
-	// strataShort counts the chains the choice stratified on the
-	// wallet's group sizes left short (matchRiders, covers_strata.go).
-	strataShort int
 }
 
 // pendingChain is a cover chain drawn and not yet added: its covers

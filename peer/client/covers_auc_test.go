@@ -1,15 +1,9 @@
 package client
 
 import (
-	"fmt"
-	"maps"
-	"math"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"testing"
-
-	"github.com/spvfilter/spvfilter/privacy/leak"
 )
 
 // pooledAUC is the AUC of the wallet's values against the covers'
@@ -19,39 +13,22 @@ import (
 // of each other, its covers being drawn against its own wallet), from
 // a fixed seed so that a run's interval is the same for the same values.
 func pooledAUC(wallet, covers [][]float64, draws int) (auc, lo, hi float64) {
-	p := pooled{wallet: wallet, covers: covers}
-	return bootstrapClients(min(len(wallet), len(covers)), draws, p.auc)
-}
-
-// pooled are the values of clients, each client's wallet[i] beside its
-// covers[i].
-type pooled struct{ wallet, covers [][]float64 }
-
-// auc is the AUC of the values of the clients picked, pooled (NaN where
-// a side has none).
-func (p pooled) auc(pick []int) float64 {
-	var w, c []float64
-	for _, i := range pick {
-		w, c = append(w, p.wallet[i]...), append(c, p.covers[i]...)
+	all := func(pick []int) (w, c []float64) {
+		for _, i := range pick {
+			w, c = append(w, wallet[i]...), append(c, covers[i]...)
+		}
+		return w, c
 	}
-	if len(w) == 0 || len(c) == 0 {
-		return math.NaN()
-	}
-	return aucRanked(w, c)
-}
-
-// bootstrapClients is of over all n clients, with the 95% interval of
-// draws draws of n clients with replacement, from a fixed seed (NaN
-// values are left out; none at all gives a half and [0, 1]).
-func bootstrapClients(n, draws int, of func(pick []int) float64) (v, lo, hi float64) {
+	n := min(len(wallet), len(covers))
 	every := make([]int, n)
 	for i := range every {
 		every[i] = i
 	}
-	v = of(every)
-	if math.IsNaN(v) {
+	w, c := all(every)
+	if len(w) == 0 || len(c) == 0 {
 		return 0.5, 0, 1
 	}
+	auc = aucRanked(w, c)
 	rng := rand.New(rand.NewPCG(1, 2))
 	var got []float64
 	pick := make([]int, n)
@@ -59,15 +36,15 @@ func bootstrapClients(n, draws int, of func(pick []int) float64) (v, lo, hi floa
 		for i := range pick {
 			pick[i] = rng.IntN(n)
 		}
-		if x := of(pick); !math.IsNaN(x) {
-			got = append(got, x)
+		if w, c := all(pick); len(w) > 0 && len(c) > 0 {
+			got = append(got, aucRanked(w, c))
 		}
 	}
 	if len(got) == 0 {
-		return v, 0, 1
+		return auc, 0, 1
 	}
 	slices.Sort(got)
-	return v, got[len(got)*25/1000], got[min(len(got)*975/1000, len(got)-1)]
+	return auc, got[len(got)*25/1000], got[min(len(got)*975/1000, len(got)-1)]
 }
 
 // aucRanked is aucOf by ranks: the chance that a value of a is above
@@ -143,204 +120,8 @@ func TestPooledAUC(t *testing.T) {
 	if a, lo, hi := pooledAUC(apartW, apartC, 500); a != 0 || hi > 0.01 {
 		t.Errorf("covers all above: AUC %.3f [%.3f, %.3f], want 0", a, lo, hi)
 	}
-	// Each class's covers the sizes of its wallet's, in other shares of
-	// the classes: the pooled AUC tells them apart, the classed one not.
-	var mixW, mixC [][]sized
-	var flatW, flatC [][]float64
-	for range 16 {
-		w := []sized{{2, 4}, {2, 4}, {2, 4}, {3, 5}, {3, 5}}
-		c := []sized{{2, 4}, {3, 5}, {3, 5}, {3, 5}, {3, 5}}
-		mixW, mixC = append(mixW, w), append(mixC, c)
-		flatW, flatC = append(flatW, sizesOf(w)), append(flatC, sizesOf(c))
-	}
-	if a, lo, hi := classedAUC(mixW, mixC, 500); a != 0.5 || lo != 0.5 || hi != 0.5 {
-		t.Errorf("each class's sizes alike: classed AUC %.3f [%.3f, %.3f], want 0.5", a, lo, hi)
-	}
-	if a, _, hi := pooledAUC(flatW, flatC, 500); hi >= 0.5 {
-		t.Errorf("each class's sizes alike, the classes' shares not: pooled AUC %.3f, interval up to %.3f, want below a half", a, hi)
-	}
-	if a, lo, hi := reweightedAUC(mixW, mixC, 500); math.Abs(a-0.5) > 1e-6 || lo > 0.5+1e-6 || hi < 0.5-1e-6 {
-		t.Errorf("each class's sizes alike, the covers weighed to the wallet's classes: AUC %.3f [%.3f, %.3f], want 0.5", a, lo, hi)
-	}
-	if a, _, _ := reweightedAUC(apartSized(apartW), apartSized(apartC), 500); a != 0 {
-		t.Errorf("covers all above, weighed to the wallet's classes: AUC %.3f, want 0", a)
-	}
 }
 
 // bootstrapDraws is how many draws of clients pooledAUC's interval
 // rests on in the covers' tests.
 const bootstrapDraws = 2000
-
-// sized is a watched script's group size beside its group's class (the
-// most appearances of a watched script of its group, its own where it
-// is alone), which the attack reads as well.
-type sized struct {
-	class int
-	size  float64
-}
-
-// groupsByClass are the group sizes of the watched scripts of l's
-// collusion, each with its group's class.
-func groupsByClass(l *leak.Leak) []sized {
-	most := map[int]uint64{}
-	for _, s := range l.Collusion.Scripts {
-		if s.Group != nil {
-			most[*s.Group] = max(most[*s.Group], s.Appearances)
-		}
-	}
-	var out []sized
-	for _, s := range l.Collusion.Scripts {
-		k := s.Appearances
-		if s.Group != nil {
-			k = most[*s.Group]
-		}
-		out = append(out, sized{class: int(k), size: float64(s.GroupSize)})
-	}
-	return out
-}
-
-// classedAUC is the AUC of the wallet's group sizes against the covers'
-// over the pairs of one class only (the chance that a wallet's script's
-// group is larger than a cover's of its class, ties half), pooled over
-// clients, with pooledAUC's interval: the attack reads the appearances
-// of a group's scripts beside its size, and a class's covers are as many as its
-// need (leak.Need) asks, not in the wallet's shares of the classes, so
-// that the AUC of sizes alone pooled over every class weighs the
-// classes' mix as well as the sizes within each.
-func classedAUC(wallet, covers [][]sized, draws int) (auc, lo, hi float64) {
-	p := classed{wallet: wallet, covers: covers}
-	return bootstrapClients(min(len(wallet), len(covers)), draws, p.auc)
-}
-
-// classed are the group sizes of clients, each client's wallet[i]
-// beside its covers[i].
-type classed struct{ wallet, covers [][]sized }
-
-// auc is the AUC over the pairs of one class of the clients picked (NaN
-// where there is none).
-func (p classed) auc(pick []int) float64 {
-	sum, n := 0.0, 0.0
-	for _, i := range pick {
-		for _, w := range p.wallet[i] {
-			for _, c := range p.covers[i] {
-				if w.class != c.class {
-					continue
-				}
-				n++
-				switch {
-				case w.size > c.size:
-					sum++
-				case w.size == c.size:
-					sum += 0.5
-				}
-			}
-		}
-	}
-	if n == 0 {
-		return math.NaN()
-	}
-	return sum / n
-}
-
-// reweightedAUC is the AUC of the wallet's group sizes against the
-// covers' over every pair, pooled over clients, each cover weighed so
-// that the covers' classes take the wallet's shares of the scripts
-// (a class the wallet has none of weighs nothing), with pooledAUC's
-// interval: what the pooled AUC would be were the covers as many in
-// each class as the wallet's scripts.
-func reweightedAUC(wallet, covers [][]sized, draws int) (auc, lo, hi float64) {
-	p := classed{wallet: wallet, covers: covers}
-	return bootstrapClients(min(len(wallet), len(covers)), draws, p.reweighted)
-}
-
-// reweighted is reweightedAUC of the clients picked (NaN where a side
-// weighs nothing).
-func (p classed) reweighted(pick []int) float64 {
-	wk, ck := map[int]float64{}, map[int]float64{}
-	nw, nc := 0.0, 0.0
-	for _, i := range pick {
-		for _, w := range p.wallet[i] {
-			wk[w.class]++
-			nw++
-		}
-		for _, c := range p.covers[i] {
-			ck[c.class]++
-			nc++
-		}
-	}
-	sum, n := 0.0, 0.0
-	for _, i := range pick {
-		for _, c := range p.covers[i] {
-			weight := (wk[c.class] / nw) / (ck[c.class] / nc)
-			for _, w := range p.wallet[i] {
-				n += weight
-				switch {
-				case w.size > c.size:
-					sum += weight
-				case w.size == c.size:
-					sum += weight / 2
-				}
-			}
-		}
-	}
-	if n == 0 {
-		return math.NaN()
-	}
-	return sum / n
-}
-
-// classHistograms says, per class, how many of each side's scripts
-// lie in groups of each size, pooled over clients.
-func classHistograms(wallet, covers [][]sized) string {
-	type key struct {
-		class int
-		size  float64
-	}
-	count := func(all [][]sized) map[key]int {
-		out := map[key]int{}
-		for _, xs := range all {
-			for _, x := range xs {
-				out[key{x.class, x.size}]++
-			}
-		}
-		return out
-	}
-	w, c := count(wallet), count(covers)
-	keys := slices.Collect(maps.Keys(w))
-	for k := range c {
-		if _, ok := w[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	slices.SortFunc(keys, func(a, b key) int {
-		if a.class != b.class {
-			return a.class - b.class
-		}
-		return int(a.size - b.size)
-	})
-	var sb strings.Builder
-	for _, k := range keys {
-		fmt.Fprintf(&sb, " %d/%g: %d/%d;", k.class, k.size, w[k], c[k])
-	}
-	return sb.String()
-}
-
-// sizesOf are the sizes of xs.
-func sizesOf(xs []sized) []float64 {
-	out := make([]float64, len(xs))
-	for i, x := range xs {
-		out[i] = x.size
-	}
-	return out
-}
-
-// apartSized are the values of clients as sizes of one class.
-func apartSized(vs [][]float64) [][]sized {
-	out := make([][]sized, len(vs))
-	for i, xs := range vs {
-		for _, x := range xs {
-			out[i] = append(out[i], sized{class: 2, size: x})
-		}
-	}
-	return out
-}

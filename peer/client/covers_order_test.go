@@ -272,9 +272,9 @@ func TestCoverRidersLikeWallet(t *testing.T) {
 		dir := t.TempDir()
 		relays := relaysTo(t, f, 2)
 		var w, c, sw, sc []float64
-		coverRun{dir: dir, target: 0.5, after: func(cl *Client, res *ScanResult) {
+		_, err := coverRun{dir: dir, target: 0.5, after: func(cl *Client, res *ScanResult) {
 			if !res.Cover.Met {
-				return // short of covers: the next session draws again
+				t.Fatalf("client %d: %s", i, res.Cover)
 			}
 			var scripts [][]byte
 			for _, it := range f.watch {
@@ -286,7 +286,10 @@ func TestCoverRidersLikeWallet(t *testing.T) {
 			w, c = riders[:n], riders[n:]
 			spent := spentOf(relays, blocks, scripts)
 			sw, sc = spent[:n], spent[n:]
-		}}.meeting(t, f, relays)
+		}}.fetching(t, f, relays)
+		if err != nil {
+			t.Fatal(err)
+		}
 		w, c = slices.DeleteFunc(w, math.IsNaN), slices.DeleteFunc(c, math.IsNaN)
 		for _, x := range c {
 			if !slices.ContainsFunc(w, func(y float64) bool { return math.Abs(x-y) < 1e-9 }) {

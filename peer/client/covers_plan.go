@@ -216,10 +216,6 @@ func (cs *coverScan) settleFetched() {
 		cs.trim()
 	}
 	cs.commit()
-	if n := cs.strataShort; n > 0 {
-		cs.short += n
-		cs.why = append(cs.why, fmt.Sprintf("%s short: no chain drawn had a group of the size the wallet's chains of its class have (the next scan draws again)", nounCount(n, "cover chain")))
-	}
 	if n := chainsShort(short); n > 0 {
 		cs.why = append(cs.why, fmt.Sprintf("%s short once the blocks fetched showed the groups of the chains drawn (they grew through the plan's other blocks): the next scan draws again", nounCount(n, "cover chain")))
 	}

@@ -70,10 +70,7 @@ import (
 // chain of other users' transactions of mainnet's shapes, 32 clients,
 // the margin of one and a half: riders AUC 0.42 to 0.43, group size AUC
 // 0.40 to 0.44; a margin of two and a half: 0.41 to 0.46 and 0.43 to
-// 0.47; TestCoverRidersLikeWallet, TestCoverChainsLikeWallet). While
-// the scans short in a row are few, the choice is stratified on the
-// wallet's group sizes instead, leaving short what no chain of its sizes
-// fills (covers_strata.go, with the figures).
+// 0.47; TestCoverRidersLikeWallet, TestCoverChainsLikeWallet).
 
 // riders returns the riders of script over the blocks held at heights
 // (txMates), and how many of those blocks were held.
@@ -236,14 +233,11 @@ const maxRiderTrials = 32
 // matchRiders keeps, of the pending chains, as many per class as the
 // covers need without any pending chain (need), those whose riders are
 // least told from the wallet's scripts' (riderScore, with the covers in
-// use): while the scans short in a row are fewer than strictScans, of
-// the group sizes of the wallet's chains only, in their shares
-// (strataChoice), leaving short what those do not fill (strataShort);
-// past it, of the choice nearest the wallet's chains (nearestChoice).
-// It reports whether it kept a choice, and otherwise, the nearest
-// leaving the covers short, leaves the pending chains as they were.
-// The blocks of the wallet, of the covers in use and of every pending
-// chain must be held.
+// use): of the choice nearest the wallet's chains (nearestRiders) and
+// maxRiderTrials random ones, the best. It reports whether the chains
+// kept leave the covers short of nothing, and otherwise leaves the
+// pending chains as they were. The blocks of the wallet, of the covers
+// in use and of every pending chain must be held.
 func (cs *coverScan) matchRiders() bool {
 	// The blocks the peers see: the plan's, the pending chains' with
 	// them, and those of earlier scans.
@@ -267,19 +261,16 @@ func (cs *coverScan) matchRiders() bool {
 	sizes := cs.groupSizes(chains, in)
 	byClass := map[int][]riderChain{}
 	var wallet, inUse riderValues
-	var walletChains, inUseChains []riderChain
 	for i, ch := range walletCh {
 		w := cs.riderChainOf(ch)
 		w.group = sizes[i]
 		byClass[w.class] = append(byClass[w.class], w)
 		wallet.add(w)
-		walletChains = append(walletChains, w)
 	}
 	for i, ch := range inUseCh {
 		c := cs.riderChainOf(ch)
 		c.group = sizes[len(walletCh)+i]
 		inUse.add(c)
-		inUseChains = append(inUseChains, c)
 	}
 	cands := make([]riderChain, len(all))
 	for i, ch := range all {
@@ -293,35 +284,6 @@ func (cs *coverScan) matchRiders() bool {
 		}
 		return wallet.score(covers)
 	}
-	// Stratified on the wallet's sizes (covers_strata.go) while the
-	// scans short in a row are few, else the nearest.
-	strict := cs.set.Explore().Short < strictScans
-	var best []int
-	if strict {
-		best = newStrataChoice(want, walletChains, inUseChains, cands).choose()
-		best, _ = improveSwaps(best, cands, score, sameStratum)
-	} else {
-		best = nearestChoice(want, byClass, cands, score)
-	}
-	var kept []pendingChain
-	for _, i := range best {
-		kept = append(kept, all[i])
-	}
-	if n := chainsShort(cs.needOf(kept)); n > 0 {
-		if !strict {
-			return false
-		}
-		cs.strataShort = n
-	}
-	cs.pending = kept
-	return true
-}
-
-// nearestChoice chooses, per class k, want[k] of cands: of the choice
-// nearest the wallet's chains (nearestRiders) and maxRiderTrials random
-// ones, the one of the lowest score, improved by swaps within a class
-// (improveRiders).
-func nearestChoice(want map[int]int, byClass map[int][]riderChain, cands []riderChain, score func([]int) float64) []int {
 	best := nearestRiders(want, byClass, cands)
 	bestScore := score(best)
 	for range maxRiderTrials {
@@ -331,7 +293,15 @@ func nearestChoice(want map[int]int, byClass map[int][]riderChain, cands []rider
 		}
 	}
 	best, _ = improveRiders(best, cands, score)
-	return best
+	var kept []pendingChain
+	for _, i := range best {
+		kept = append(kept, all[i])
+	}
+	if len(cs.needOf(kept)) > 0 {
+		return false
+	}
+	cs.pending = kept
+	return true
 }
 
 // riderValues are the values matchRiders weighs of a side's chains
@@ -421,12 +391,6 @@ func classedScore(wallet, covers []float64, wk, ck []int) float64 {
 // improveRiders swaps chains of a class in sel for others of the same
 // class while a swap lowers score.
 func improveRiders(sel []int, cands []riderChain, score func([]int) float64) ([]int, float64) {
-	return improveSwaps(sel, cands, score, func(a, b riderChain) bool { return a.class == b.class })
-}
-
-// improveSwaps swaps chains in sel for others of cands alike (same)
-// while a swap lowers score.
-func improveSwaps(sel []int, cands []riderChain, score func([]int) float64, same func(a, b riderChain) bool) ([]int, float64) {
 	sel = slices.Clone(sel)
 	best := score(sel)
 	in := make([]bool, len(cands))
@@ -437,7 +401,7 @@ func improveSwaps(sel []int, cands []riderChain, score func([]int) float64, same
 		improved := false
 		for si := range sel {
 			for u := range cands {
-				if in[u] || !same(cands[u], cands[sel[si]]) {
+				if in[u] || cands[u].class != cands[sel[si]].class {
 					continue
 				}
 				old := sel[si]
