@@ -235,6 +235,9 @@ type Report struct {
 	// pooledWhole are the pooled groups and their class's probability
 	// (keepPooledGroups).
 	pooledWhole []pooledGroup
+	// severalWallets is set when the report is warned of several
+	// wallets behind its client's address (warnSharedClients).
+	severalWallets bool
 	// left holds the transactions (txKey) of fetched blocks that created
 	// a script a later scanned block not fetched holds: its counterparty
 	// spent it elsewhere (see Match.Settled). At most one entry per
@@ -403,6 +406,9 @@ func Analyze(views []View, src Source, opt Options) ([]*Report, error) {
 	}
 	if !opt.Collude && opt.Own == nil {
 		warnSharedClients(reports[:len(views)])
+		for _, r := range reports[:len(views)] {
+			r.recalibrate()
+		}
 	}
 	return reports, nil
 }

@@ -59,6 +59,7 @@ func warnSharedClients(reports []*Report) {
 		for i, r := range rs {
 			if others[i] > 0 {
 				r.keepPooledGroups()
+				r.severalWallets = true
 				r.warn(fmt.Sprintf("%d other session(s) %s: one of the two fetched every block of a script of two or more appearances, given half or more, that the other scanned and did not fetch all of; several wallets behind one address, or one client fetching for several at once: on simulated captures of that kind (privacy simulate --regime shared-client) scripts given 0.95 or more were right less often than said (a script of the chain paid in blocks of the client's different wallets), their groups as often as said: the groups are the claim to read", others[i], SeveralWallets))
 			}
 		}

@@ -22,7 +22,9 @@ import (
 // wallets holds it, its appearances, its group's size, appearances and
 // probability, whether it rides, is a passenger, batched or nested, how
 // many it is ambiguous with, whether it is paid, settled or escorted, and
-// whether its group holds one of the wallets' scripts), each group, and
+// whether its group holds one of the wallets' scripts, whether its
+// session is warned of several wallets, and the share of its scanned
+// blocks the session fetched), each group, and
 // per session each class of
 // two or more appearances (kind "class": the null's chance groups in the
 // probability column, the groups holding no wallet's script in the right
@@ -55,7 +57,7 @@ func TestFetchDump(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	fmt.Fprintln(w, "kind\tregime\tseed\tsession\tp\tright\tk\tsize\tgk\triding\tpassenger\tbatched\tnested\tamb\tgroupP\tmembers\tpaid\tsettled\tescorted\tgroupRight")
+	fmt.Fprintln(w, "kind\tregime\tseed\tsession\tp\tright\tk\tsize\tgk\triding\tpassenger\tbatched\tnested\tamb\tgroupP\tmembers\tpaid\tsettled\tescorted\tgroupRight\twarned\tfetchedShare")
 	dump := func(r simulate.Regime, seed uint64, sc *simulate.Scenario, reps []*attack.FetchReport) {
 		owns := sessionOwners(sc.Labels.Fetch)
 		for _, rep := range reps {
@@ -68,6 +70,11 @@ func TestFetchDump(t *testing.T) {
 				dumpRiders(w, r, seed, rep, own)
 				continue
 			}
+			warned := strings.Contains(strings.Join(rep.Warnings, "\n"), leak.SeveralWallets)
+			share := 0.0
+			if rep.ScannedBlocks > 0 {
+				share = float64(rep.FetchedBlocks) / float64(rep.ScannedBlocks)
+			}
 			for _, m := range rep.Matched {
 				size, gk, gp, gright := 1, m.Appearances, m.Probability, own[m.Candidate]
 				if m.Group > 0 {
@@ -75,7 +82,7 @@ func TestFetchDump(t *testing.T) {
 					size, gk, gp = len(g.Members), g.Appearances, g.Probability
 					gright = slices.ContainsFunc(g.Members, func(c string) bool { return own[c] })
 				}
-				fmt.Fprintf(w, "script\t%s\t%d\t%s\t%.6f\t%v\t%d\t%d\t%d\t%v\t%v\t%v\t%v\t%d\t%.6f\t-\t%v\t%v\t%v\t%v\n", r, seed, rep.Session, m.Probability, own[m.Candidate], m.Appearances, size, gk, m.CoLocated, m.Passenger, m.Batched, m.Nested, len(m.AmbiguousWith), gp, m.Paid, m.Settled, m.Escorted, gright)
+				fmt.Fprintf(w, "script\t%s\t%d\t%s\t%.6f\t%v\t%d\t%d\t%d\t%v\t%v\t%v\t%v\t%d\t%.6f\t-\t%v\t%v\t%v\t%v\t%v\t%.4f\n", r, seed, rep.Session, m.Probability, own[m.Candidate], m.Appearances, size, gk, m.CoLocated, m.Passenger, m.Batched, m.Nested, len(m.AmbiguousWith), gp, m.Paid, m.Settled, m.Escorted, gright, warned, share)
 			}
 			type unitTruth struct {
 				k     uint64
