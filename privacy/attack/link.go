@@ -59,7 +59,8 @@ type SessionLink struct {
 	// the counts cannot rule out: the probability that the sessions share
 	// addresses, and for a pair below the prior, the prior; from 0 for a
 	// pair whose session is linked to nothing, which may be of no wallet;
-	// see the package documentation). A session whose matches lie within
+	// and for a pair no group links, the rate at which such pairs were of
+	// one wallet on simulated captures; see the package documentation). A session whose matches lie within
 	// those of two sessions of different wallets has its pairs weighed
 	// together (it is not of both), and a pair above the threshold
 	// whose sessions' groups together do not hold what their pairs are
@@ -208,6 +209,9 @@ func (a *Accumulator) Link(groups []int, opts LinkOptions) (*Linkage, error) {
 	lk.hubs(l.Pairs, fit.est.priors[sameWallet])
 	l.Groups = lk.group(l.Pairs, l.Threshold)
 	lk.apart(l.Pairs, l.Groups, l.Threshold)
+	if opts.Prior == 0 {
+		reachRates(l.Pairs)
+	}
 	l.Warnings = append(l.Warnings, lk.warnings...)
 	if top := lk.unlistedMax(&fit); top > l.Threshold {
 		l.Warnings = append(l.Warnings, fmt.Sprintf("a pair of sessions that share no match has probability %.3g of one wallet, above the threshold, but is not listed", top))
