@@ -14,11 +14,11 @@ type rateKnot struct {
 // simulate's ten link regimes, seeds 1 to 8, 30 wallets, 600 blocks of
 // 30 transactions: 283,129 such pairs, 7,408 of one wallet): the 57,227
 // given log odds -6 to 4.6 (6,176 of one wallet), in cells half a unit
-// wide, the cells pooled
-// where their rates fell with the log odds (isotonic), each knot a cell's
-// mean log odds said and the log odds of its rate, (right+½)/(n+1), with
-// that rate's standard error; the first knot anchors the map to the
-// identity below it. See the package documentation, "Linking sessions".
+// wide, the cells pooled where their rates fell with the log odds
+// (isotonic), each knot a cell's mean log odds said and the log odds of
+// its rate, (right+½)/(n+1), with that rate's standard error; the first
+// knot anchors the map to the identity below it. See the package
+// documentation, "Linking sessions".
 var unlinkedRate = [...]rateKnot{
 	{-7, -7, 0},
 	{-5.743, -4.020, 0.083},
