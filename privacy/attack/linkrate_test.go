@@ -65,3 +65,37 @@ func TestReachRatesUnlinkedOnly(t *testing.T) {
 		t.Errorf("unlinked pair reaching higher already: upper end %.4g, want 0.95 kept", p.ProbabilityHigh)
 	}
 }
+
+func TestShiftLinked(t *testing.T) {
+	shifted := func(p, median float64) float64 {
+		z := math.Log(p / (1 - p))
+		z += linkedShift.a + linkedShift.b*z + linkedShift.c*math.Log1p(median)
+		return 1 / (1 + math.Exp(-z))
+	}
+	tests := []struct {
+		name          string
+		in            SessionLink
+		median        float64
+		want, wantTop float64
+	}{
+		{"small wallets", SessionLink{Probability: 0.6, ProbabilityLow: 0.4, ProbabilityHigh: 0.7, Linked: true}, 5, shifted(0.6, 5), shifted(0.6, 5)},
+		{"large wallets, to the top", SessionLink{Probability: 0.6, ProbabilityLow: 0.4, ProbabilityHigh: 0.7, Linked: true}, 50, linkedTop, linkedTop},
+		{"upper end above", SessionLink{Probability: 0.6, ProbabilityLow: 0.4, ProbabilityHigh: 0.99, Linked: true}, 50, linkedTop, 0.99},
+		{"at the top already", SessionLink{Probability: 0.97, ProbabilityLow: 0.9, ProbabilityHigh: 0.98, Linked: true}, 50, 0.97, 0.98},
+		{"not linked", SessionLink{Probability: 0.6, ProbabilityLow: 0.4, ProbabilityHigh: 0.7}, 50, 0.6, 0.7},
+	}
+	for _, tt := range tests {
+		pairs := []SessionLink{tt.in}
+		shiftLinked(pairs, tt.median)
+		p := pairs[0]
+		if math.Abs(p.Probability-tt.want) > 1e-12 || math.Abs(p.ProbabilityHigh-tt.wantTop) > 1e-12 || p.ProbabilityLow != tt.in.ProbabilityLow {
+			t.Errorf("%s: %.6g [%.6g, %.6g], want %.6g [%.6g, %.6g]", tt.name, p.Probability, p.ProbabilityLow, p.ProbabilityHigh, tt.want, tt.in.ProbabilityLow, tt.wantTop)
+		}
+		if p.Probability < tt.in.Probability || (tt.in.Probability < linkedTop && p.Probability > linkedTop) {
+			t.Errorf("%s: %.6g from %.6g: want raised, at most %g", tt.name, p.Probability, tt.in.Probability, linkedTop)
+		}
+	}
+	if s := shifted(0.6, 5); !(s > 0.6 && s < linkedTop) {
+		t.Errorf("small wallets: shift gives %.4g, want a case between 0.6 and %g", s, linkedTop)
+	}
+}
