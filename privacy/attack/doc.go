@@ -152,8 +152,8 @@
 // made sessions sharing 26 to 29 addresses with a payer's (more than its
 // law allowed one payment) one wallet's at P > 0.99.
 //
-// A last step of the probability is learned from labelled pairs. On
-// simulated captures (package simulate's regimes, seeds 1 to 8, 287,996
+// A last step of the probability, once the groups are formed (below), is
+// learned from labelled pairs. On simulated captures (package simulate's regimes, seeds 1 to 8, 287,996
 // pairs) the pairs a group links that are given 0.5 to 0.95 were one
 // wallet's more often than said in every regime, 0.93 to 1 of the time
 // at 0.5 to 0.73, less often where the wallets are small; their log odds
@@ -229,8 +229,8 @@
 // its log odds, the rate's 97.5% point, at most 0.99; its knots, and
 // where they were fitted, are unlinkedRate's). It reaches three to eight
 // times the odds said for pairs given 0.003 to 0.5, which is what
-// heavy-tailed wallets' pairs lack; elsewhere such pairs are right as
-// often as said and the ends only widen. Where that is not enough (a fit
+// heavy-tailed wallets' pairs lack; where such pairs are right as often
+// as said (most regimes) the ends only widen. Where that is not enough (a fit
 // whose sizes' prior calls most sessions empty) a warning says the
 // wallets look small. A pair with P near 0.5 whose interval is wide is one the capture
 // cannot decide; one at P = 0.02 whose interval reaches 0.9 is a pair
