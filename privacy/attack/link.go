@@ -59,11 +59,15 @@ type SessionLink struct {
 	// the counts cannot rule out: the probability that the sessions share
 	// addresses, and for a pair below the prior, the prior; from 0 for a
 	// pair whose session is linked to nothing, which may be of no wallet;
-	// see the package documentation). A session whose matches lie within
-	// those of two sessions of different wallets has its pairs weighed
-	// together (it is not of both), and a pair above the threshold
-	// whose sessions' groups together do not hold what their pairs are
-	// sure of has its odds cut a hundredfold; both only lower them.
+	// and for a pair no group links, the rate at which such pairs were of
+	// one wallet on simulated captures; see the package documentation). A
+	// session whose matches lie within those of two sessions of different
+	// wallets has its pairs weighed together (it is not of both), and a
+	// pair above the threshold whose sessions' groups together do not
+	// hold what their pairs are sure of has its odds cut a hundredfold;
+	// both only lower them. A pair a group links, given less than 0.94,
+	// has its log odds raised by what linked pairs were right on
+	// simulated captures, to at most 0.94.
 	// ProbabilityShared is that of different wallets one of which paid
 	// the other (its filters hold some of the other's addresses). See the
 	// package documentation.
@@ -208,6 +212,10 @@ func (a *Accumulator) Link(groups []int, opts LinkOptions) (*Linkage, error) {
 	lk.hubs(l.Pairs, fit.est.priors[sameWallet])
 	l.Groups = lk.group(l.Pairs, l.Threshold)
 	lk.apart(l.Pairs, l.Groups, l.Threshold)
+	if opts.Prior == 0 {
+		reachRates(l.Pairs)
+		shiftLinked(l.Pairs, l.WalletSizes.Median)
+	}
 	l.Warnings = append(l.Warnings, lk.warnings...)
 	if top := lk.unlistedMax(&fit); top > l.Threshold {
 		l.Warnings = append(l.Warnings, fmt.Sprintf("a pair of sessions that share no match has probability %.3g of one wallet, above the threshold, but is not listed", top))

@@ -595,7 +595,10 @@ func linkScenario(t *testing.T, r simulate.Regime, seed uint64) *simulate.Scenar
 // SPVFILTER_LINK_DUMP=FILE it writes every pair as a tab-separated line:
 // regime, seed, probability and its interval, probability of a payment,
 // shared matches, expected by chance and if one wallet, right, weighed
-// with a third session, linked, and the two sessions.
+// with a third session, linked, the two sessions, the capture's priors of
+// one wallet and of a payment, each session's matches, estimated wallet
+// and expected false positives, the capture's sessions, and its fitted
+// share of empty wallets, median wallet size, growth and far growth.
 func TestLinkCalibrationSweep(t *testing.T) {
 	seeds := linkSeeds(t)
 	if seeds == nil {
@@ -630,8 +633,11 @@ func TestLinkCalibrationSweep(t *testing.T) {
 			for p, right := range labelledPairs(sc, rep.Links) {
 				tally.add(p.Probability, p.Linked, right)
 				evidence.add(p, l, right)
-				fmt.Fprintf(&dump, "%s\t%d\t%.6f\t%.6f\t%.6f\t%.6f\t%d\t%.4f\t%.4f\t%t\t%t\t%t\t%s\t%s\n", r, seed, p.Probability, p.ProbabilityLow, p.ProbabilityHigh,
-					p.ProbabilityShared, p.Shared, p.ExpectedByChance, p.ExpectedIfSameWallet, right, p.Third != "", p.Linked, p.A, p.B)
+				a, b := rep.Clients[p.SessionLink.A].Report, rep.Clients[p.SessionLink.B].Report
+				fmt.Fprintf(&dump, "%s\t%d\t%.6f\t%.6f\t%.6f\t%.6f\t%d\t%.4f\t%.4f\t%t\t%t\t%t\t%s\t%s\t%.6g\t%.6g\t%d\t%d\t%.4f\t%.4f\t%.4f\t%.4f\t%d\t%.4g\t%.4g\t%.4g\t%.4g\n", r, seed, p.Probability, p.ProbabilityLow, p.ProbabilityHigh,
+					p.ProbabilityShared, p.Shared, p.ExpectedByChance, p.ExpectedIfSameWallet, right, p.Third != "", p.Linked, p.A, p.B,
+					l.Prior, l.PaymentPrior, a.MatchedCount, b.MatchedCount, a.EstimatedWallet, b.EstimatedWallet, a.ExpectedFalsePositives, b.ExpectedFalsePositives, len(rep.Clients),
+					l.WalletSizes.Empty, l.WalletSizes.Median, l.Growth, l.GrowthFar)
 			}
 		}
 		total.merge(&tally)
