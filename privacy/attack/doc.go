@@ -160,8 +160,8 @@
 // are raised by linkedShift, a logistic fit on their log odds and the
 // capture's median wallet size, to at most 0.94, never lowered. The step
 // makes no claim of 0.95 or more, so the links claimed and the pairs
-// above 0.99 are the model's alone; with priors given in LinkOptions it
-// is not taken. The pairs no group links are not moved: how often they
+// above 0.99 are the model's alone; with priors or a threshold other
+// than 0.5 given in LinkOptions it is not taken, nor the learned end below. The pairs no group links are not moved: how often they
 // are right depends on the capture's kind (said 0.05 to 0.27, right 0.15
 // to 0.32 of the time in package simulate's payments regime, 0.44 to
 // 0.65 in its mixed one), and the wrong ones look like the right ones in
@@ -227,7 +227,7 @@
 // end raised to the rate at which such pairs were of one wallet on
 // simulated captures of every regime, by their probability (isotonic in
 // its log odds, the rate's 97.5% point, at most 0.99; its knots, and
-// where they were fitted, are unlinkedRate's). It reaches three to eight
+// where they were fitted, are unlinkedRate's). It reaches three to nine
 // times the odds said for pairs given 0.003 to 0.5, which is what
 // heavy-tailed wallets' pairs lack; where such pairs are right as often
 // as said (most regimes) the ends only widen. Where that is not enough (a fit

@@ -212,7 +212,9 @@ func (a *Accumulator) Link(groups []int, opts LinkOptions) (*Linkage, error) {
 	lk.hubs(l.Pairs, fit.est.priors[sameWallet])
 	l.Groups = lk.group(l.Pairs, l.Threshold)
 	lk.apart(l.Pairs, l.Groups, l.Threshold)
-	if opts.Prior == 0 {
+	// The learned steps were fitted on the estimated priors and the
+	// default threshold's links: given either, they are not taken.
+	if opts.Prior == 0 && l.Threshold == 0.5 {
 		reachRates(l.Pairs)
 		shiftLinked(l.Pairs, l.WalletSizes.Median)
 	}
