@@ -73,7 +73,7 @@ const MinedSearchDepth = 144
 // for up to the timeout; the first that does proves it propagated, and
 // the rest are given it at once. A peer's watch (peer.TxWatch) is opened
 // when the send begins; the peer's turn waits for it watchOpenWait at
-// most. A watch that proves a lie or floods bans its peer, however the
+// most (through Config.Proxy, half the timeout if that is longer). A watch that proves a lie or floods bans its peer, however the
 // send ends; a peer whose watch announced the transaction falsely counts
 // for nothing, whatever its own connection said. When no
 // peer has taken it after two seconds, the chain's last MinedSearchDepth
@@ -362,7 +362,7 @@ func (s *sending) openWatches(ctx context.Context, ms []*pool.Member) {
 		s.c.logf("send: no announcement connections: %v", err)
 		return
 	}
-	s.due = time.Now().Add(min(watchOpenWait, s.c.timeout()))
+	s.due = time.Now().Add(s.c.watchOpenWait())
 	ctx, s.stop = context.WithCancel(ctx)
 	for _, m := range ms {
 		opened := make(chan struct{})
@@ -386,13 +386,32 @@ func (s *sending) openWatches(ctx context.Context, ms []*pool.Member) {
 }
 
 // watchOpenWait bounds how long after a send began a peer's turn waits
-// for the peer's announcement connection to open. A node that answers
-// opens it in a few round trips (a few milliseconds on loopback, well
-// under a second across the internet); one that takes the connection and
-// never answers its version message would otherwise hold every send up
-// to the timeout. A watch that opens later is still used: it sees the
-// announcements of a transaction its node takes after it opened.
+// for the peer's announcement connection to open, when the client dials
+// directly. A node that answers opens it in a few round trips (a few
+// milliseconds on loopback, well under a second across the internet);
+// one that takes the connection and never answers its version message
+// would otherwise hold every send up to the timeout. A watch that opens
+// later is not used in its peer's turn, which goes on without it (the
+// node's mempool alone then tells its acceptance); it is still read
+// during the turns of other peers (see announcing) and when the send ends
+// (see lateSightings), but a node that took the transaction before the
+// watch opened does not announce it there.
 const watchOpenWait = 2 * time.Second
+
+// watchOpenWait returns how long after a send began a peer's turn waits
+// for the peer's watch to open: watchOpenWait, at most the timeout, or,
+// through a SOCKS5 proxy (Tor), half the timeout if that is longer: a
+// connection through Tor takes a circuit's setup and several round
+// trips of a second or more each, so that two seconds would leave most
+// watches unopened and the acceptance of a Core node, which only its
+// announcement tells, unknown.
+func (c *Client) watchOpenWait() time.Duration {
+	wait := watchOpenWait
+	if c.cfg.Proxy != "" {
+		wait = max(wait, c.timeout()/2)
+	}
+	return min(wait, c.timeout())
+}
 
 // keep records addr's open watch w, and reports false once the send has
 // ended (w is then the caller's to close).

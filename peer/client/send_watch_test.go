@@ -347,3 +347,26 @@ func TestSendMinedWatchFloods(t *testing.T) {
 		t.Errorf("warnings %q: want the flood named", res.Warnings)
 	}
 }
+
+// TestWatchOpenWait: a turn waits watchOpenWait for its peer's watch
+// when dialling directly, longer through a SOCKS5 proxy (half the
+// timeout), and never beyond the timeout.
+func TestWatchOpenWait(t *testing.T) {
+	tests := []struct {
+		proxy   string
+		timeout time.Duration
+		want    time.Duration
+	}{
+		{"", 30 * time.Second, watchOpenWait},
+		{"", time.Second, time.Second},
+		{"socks5://127.0.0.1:9050", 30 * time.Second, 15 * time.Second},
+		{"socks5://127.0.0.1:9050", 3 * time.Second, watchOpenWait},
+		{"socks5://127.0.0.1:9050", time.Second, time.Second},
+	}
+	for _, tt := range tests {
+		c := &Client{cfg: Config{Proxy: tt.proxy, Timeout: tt.timeout}}
+		if got := c.watchOpenWait(); got != tt.want {
+			t.Errorf("proxy %q, timeout %v: waits %v, want %v", tt.proxy, tt.timeout, got, tt.want)
+		}
+	}
+}
