@@ -108,7 +108,10 @@ type DroppedError struct {
 	// Processed: the node answered a request sent after the transaction,
 	// which btcd does only once it has processed it, so waiting longer
 	// would not change the verdict. Otherwise it was looked for in the
-	// node's mempool for Waited.
+	// node's mempool, and awaited as the node's announcement, for
+	// Waited: that is no proof that the node does not hold it (Bitcoin
+	// Core answers notfound for a transaction of its mempool it has not
+	// announced yet, and announces after a random delay).
 	Processed bool
 	Waited    time.Duration
 }
@@ -117,7 +120,7 @@ func (e *DroppedError) Error() string {
 	if e.Processed {
 		return fmt.Sprintf("%v: transaction %v requested, sent, and not in the node's mempool once the node had processed it", ErrRejected, e.Txid)
 	}
-	return fmt.Sprintf("%v: transaction %v requested but not in the node's mempool after %v", ErrRejected, e.Txid, e.Waited)
+	return fmt.Sprintf("%v: transaction %v requested, but neither seen in the node's mempool nor announced by it within %v", ErrRejected, e.Txid, e.Waited)
 }
 
 // Unwrap returns ErrRejected.

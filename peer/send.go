@@ -195,6 +195,10 @@ func (p *Peer) Broadcast(ctx context.Context, tx *wire.MsgTx) error {
 	return err
 }
 
+// ErrWatchMismatch: BroadcastWatched was given the watch of another
+// transaction, or of another node; nothing was sent.
+var ErrWatchMismatch = errors.New("peer: watch does not match the broadcast")
+
 // BroadcastWatched is Broadcast that also counts w's checked
 // announcement of tx as the node's acceptance: w is a TxWatch of tx on
 // another connection to the same node (opened before the call), to
@@ -210,7 +214,7 @@ func (p *Peer) BroadcastWatched(ctx context.Context, tx *wire.MsgTx, w *TxWatch)
 	var watched <-chan struct{} // nil without a watch
 	if w != nil {
 		if w.p.cfg.Addr != p.cfg.Addr || w.txid != txid {
-			return nil, fmt.Errorf("peer: the watch of %v at %s given to the broadcast of %v to %s", w.txid, w.p.cfg.Addr, txid, p.cfg.Addr)
+			return nil, fmt.Errorf("%w: the watch of %v at %s given to the broadcast of %v to %s", ErrWatchMismatch, w.txid, w.p.cfg.Addr, txid, p.cfg.Addr)
 		}
 		watched = w.Done()
 	}

@@ -49,6 +49,8 @@ type Sighting struct {
 	// After is how long after WatchTx returned the transaction was
 	// served.
 	After time.Duration
+	// At is when the transaction was served: the announcement checked.
+	At time.Time
 }
 
 // TxWatch is a connection to a node, of its own, that asks the node to
@@ -167,7 +169,8 @@ func (w *TxWatch) run() {
 		served := tx.TxHash()
 		w.err = &PeerError{Peer: w.p.cfg.Addr, Op: "inv tx", Err: &FalseAnnounceError{Txid: w.txid, Served: &served}}
 	default:
-		w.sighting = &Sighting{Peer: w.p.cfg.Addr, Txid: w.txid, After: time.Since(w.start)}
+		now := time.Now()
+		w.sighting = &Sighting{Peer: w.p.cfg.Addr, Txid: w.txid, After: now.Sub(w.start), At: now}
 	}
 	if err == nil {
 		close(w.told)

@@ -43,7 +43,8 @@ the transaction when asked for it; one announced and then not served
 believed. Another transaction in its place is a proven lie: that peer is
 banned, as is one that floods the second connection. A peer is given the
 transaction once its second connection is open, or two seconds after the
-send began: one that never answers there delays the send no longer. Then
+send began (through --proxy, half of --timeout if longer: Tor is slow to
+connect): one that never answers there delays the send no longer. Then
 it gives the transaction to one peer at a time, in random order (announces it,
 serves it when asked, then looks for it in that peer's mempool or waits
 for that peer's announcement on the second connection: Bitcoin Core
@@ -55,7 +56,10 @@ and the other peers are given it at once. Peers that hold it already
 count as seeing it, so sending twice is harmless; but when one peer alone
 holds it, or announced it, its word is all there is: a warning says so
 and "propagated" is false. Bitcoin Core announces a transaction to an
-inbound connection about 5 seconds after it took it, on average.
+inbound connection about 5 seconds after it took it, on average (a
+random delay), and serves none it has not announced: a Core node that
+announces it after --timeout is missed, and reported as not having taken
+it; use a longer --timeout (30s, say) for such nodes.
 When no peer has taken it after two seconds, the last 144 blocks are
 searched by their compact filters: a transaction already mined is reported
 with its block ("mined").
@@ -155,12 +159,13 @@ func announcedWords(res *client.SendResult) string {
 
 // droppedWhen says how the node's verdict on a dropped transaction is
 // known: it had processed it (a longer --timeout would change nothing),
-// or it did not hold it once --timeout was over.
+// or it neither showed it in its mempool nor announced it within
+// --timeout (which does not prove it lacks it).
 func droppedWhen(e *peer.DroppedError) string {
 	if e.Processed {
 		return "it was not in its mempool once the node had processed it (its answer to a later request came after it; a longer --timeout would not change this)"
 	}
-	return fmt.Sprintf("it is not in its mempool %v later (--timeout)", e.Waited)
+	return fmt.Sprintf("it was neither seen in its mempool nor announced within %v (--timeout)", e.Waited)
 }
 
 // sendPeerJSON is one peer's answer in --json output.

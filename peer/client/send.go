@@ -73,7 +73,9 @@ const MinedSearchDepth = 144
 // for up to the timeout; the first that does proves it propagated, and
 // the rest are given it at once. A peer's watch (peer.TxWatch) is opened
 // when the send begins; the peer's turn waits for it watchOpenWait at
-// most. A watch that proves a lie or floods bans its peer. When no
+// most (through Config.Proxy, half the timeout if that is longer). A watch that proves a lie or floods bans its peer, however the
+// send ends; a peer whose watch announced the transaction falsely counts
+// for nothing, whatever its own connection said. When no
 // peer has taken it after two seconds, the chain's last MinedSearchDepth
 // blocks are searched for it (a node does not ask for a transaction it
 // has in the chain): if one holds it, SendResult.Mined says where and
@@ -127,12 +129,12 @@ func (c *Client) SendTransaction(ctx context.Context, tx *wire.MsgTx) (*SendResu
 			}
 			cancelSend()
 			<-sent
-			return s.minedAt(conf), nil
+			return s.minedAt(conf, ms), nil
 		case <-sent:
 		}
 		if mined != nil && !s.taken() {
 			if conf := <-mined; conf != nil {
-				return s.minedAt(conf), nil
+				return s.minedAt(conf, ms), nil
 			}
 		}
 		break
@@ -144,10 +146,18 @@ func (c *Client) SendTransaction(ctx context.Context, tx *wire.MsgTx) (*SendResu
 // before it searches the chain for it.
 const minedGrace = 2 * time.Second
 
-// minedAt reports the transaction mined at conf: nothing was to be sent.
-func (s *sending) minedAt(conf *Confirmation) *SendResult {
+// minedAt reports the transaction mined at conf: nothing was to be sent,
+// and no peer's failure to take it counts. The peers' watches are still
+// looked at (see lateSightings): a watch that proved a lie or flooded
+// bans its peer, and is named in Failed or the warnings.
+func (s *sending) minedAt(conf *Confirmation, ms []*pool.Member) *SendResult {
+	s.mu.Lock()
 	s.res.Mined = conf
 	s.res.Failed = map[string]error{}
+	s.mu.Unlock()
+	for _, err := range s.lateSightings(ms) {
+		s.res.Warnings = append(s.res.Warnings, "announcement connection: "+err.Error())
+	}
 	return s.res
 }
 
@@ -235,7 +245,7 @@ func (s *sending) give(ctx context.Context, m *pool.Member) bool {
 		return false
 	}
 	if sighting != nil {
-		s.res.Announced[m.Addr()] = time.Since(s.start)
+		s.res.Announced[m.Addr()] = s.since(sighting)
 	}
 	s.res.Accepted = append(s.res.Accepted, m.Addr())
 	return true
@@ -289,7 +299,7 @@ func (s *sending) waitHeld(ctx context.Context, ms []*pool.Member, txid chainhas
 // transaction.
 func (s *sending) finish(ctx context.Context, ms []*pool.Member) (*SendResult, error) {
 	res := s.res
-	lies, faults := s.lateSightings(ms)
+	faults := s.lateSightings(ms)
 	slices.Sort(res.Accepted)
 	res.Accepted = slices.Compact(res.Accepted)
 	slices.Sort(res.Seen)
@@ -303,7 +313,6 @@ func (s *sending) finish(ctx context.Context, ms []*pool.Member) (*SendResult, e
 				errs = append(errs, err)
 			}
 		}
-		errs = append(errs, lies...)
 		for _, err := range faults {
 			errs = append(errs, fmt.Errorf("announcement connection: %w", err))
 		}
@@ -319,9 +328,6 @@ func (s *sending) finish(ctx context.Context, ms []*pool.Member) (*SendResult, e
 				"peer %s rejected %v as invalid (%s) while %s say they hold it: one side is not telling the truth",
 				m.Addr(), res.Txid, re.Reason, strings.Join(res.Accepted, ", ")))
 		}
-	}
-	for _, err := range lies {
-		res.Warnings = append(res.Warnings, err.Error()+": not counted")
 	}
 	for _, err := range faults {
 		res.Warnings = append(res.Warnings, "announcement connection: "+err.Error())
@@ -356,7 +362,7 @@ func (s *sending) openWatches(ctx context.Context, ms []*pool.Member) {
 		s.c.logf("send: no announcement connections: %v", err)
 		return
 	}
-	s.due = time.Now().Add(min(watchOpenWait, s.c.timeout()))
+	s.due = time.Now().Add(s.c.watchOpenWait())
 	ctx, s.stop = context.WithCancel(ctx)
 	for _, m := range ms {
 		opened := make(chan struct{})
@@ -380,13 +386,32 @@ func (s *sending) openWatches(ctx context.Context, ms []*pool.Member) {
 }
 
 // watchOpenWait bounds how long after a send began a peer's turn waits
-// for the peer's announcement connection to open. A node that answers
-// opens it in a few round trips (a few milliseconds on loopback, well
-// under a second across the internet); one that takes the connection and
-// never answers its version message would otherwise hold every send up
-// to the timeout. A watch that opens later is still used: it sees the
-// announcements of a transaction its node takes after it opened.
+// for the peer's announcement connection to open, when the client dials
+// directly. A node that answers opens it in a few round trips (a few
+// milliseconds on loopback, well under a second across the internet);
+// one that takes the connection and never answers its version message
+// would otherwise hold every send up to the timeout. A watch that opens
+// later is not used in its peer's turn, which goes on without it (the
+// node's mempool alone then tells its acceptance); it is still read
+// during the turns of other peers (see announcing) and when the send ends
+// (see lateSightings), but a node that took the transaction before the
+// watch opened does not announce it there.
 const watchOpenWait = 2 * time.Second
+
+// watchOpenWait returns how long after a send began a peer's turn waits
+// for the peer's watch to open: watchOpenWait, at most the timeout, or,
+// through a SOCKS5 proxy (Tor), half the timeout if that is longer: a
+// connection through Tor takes a circuit's setup and several round
+// trips of a second or more each, so that two seconds would leave most
+// watches unopened and the acceptance of a Core node, which only its
+// announcement tells, unknown.
+func (c *Client) watchOpenWait() time.Duration {
+	wait := watchOpenWait
+	if c.cfg.Proxy != "" {
+		wait = max(wait, c.timeout()/2)
+	}
+	return min(wait, c.timeout())
+}
 
 // keep records addr's open watch w, and reports false once the send has
 // ended (w is then the caller's to close).
@@ -449,7 +474,7 @@ func (s *sending) announcing(ms []*pool.Member) []*pool.Member {
 			if sighting, _ := w.Result(); sighting != nil {
 				out = append(out, m)
 				s.mu.Lock()
-				s.res.Announced[m.Addr()] = time.Since(s.start)
+				s.res.Announced[m.Addr()] = s.since(sighting)
 				s.mu.Unlock()
 			}
 		}
@@ -460,10 +485,12 @@ func (s *sending) announcing(ms []*pool.Member) []*pool.Member {
 // lateSightings records the checked announcements that came after the
 // peer was counted (or while nothing waited for them), bans the peers
 // whose watch proved a lie or flooded (see watchBans), and returns the
-// false announcements (see peer.FalseAnnounceError), which count for
-// nothing, but for those already in Failed, and the other faults of
-// the watches, for the warnings.
-func (s *sending) lateSightings(ms []*pool.Member) (lies, faults []error) {
+// other faults of the watches that earn a ban, for the warnings. A peer
+// whose watch announced the transaction falsely (see
+// peer.FalseAnnounceError) counts for nothing, whatever its own
+// connection said: it leaves Accepted and Seen, and its false
+// announcement is its failure.
+func (s *sending) lateSightings(ms []*pool.Member) (faults []error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	res := s.res
@@ -480,7 +507,7 @@ func (s *sending) lateSightings(ms []*pool.Member) (lies, faults []error) {
 		switch {
 		case sighting != nil:
 			if _, ok := res.Announced[addr]; !ok {
-				res.Announced[addr] = time.Since(s.start)
+				res.Announced[addr] = s.since(sighting)
 			}
 			if !slices.Contains(res.Given, addr) && !slices.Contains(res.Seen, addr) {
 				res.Seen = append(res.Seen, addr)
@@ -490,14 +517,22 @@ func (s *sending) lateSightings(ms []*pool.Member) (lies, faults []error) {
 				delete(res.Failed, addr)
 			}
 		case errors.Is(err, peer.ErrFalseAnnouncement):
+			res.Accepted = slices.DeleteFunc(res.Accepted, func(a string) bool { return a == addr })
+			res.Seen = slices.DeleteFunc(res.Seen, func(a string) bool { return a == addr })
 			if !errors.Is(res.Failed[addr], peer.ErrFalseAnnouncement) {
-				lies = append(lies, err)
+				res.Failed[addr] = err
 			}
 		case watchBans(err):
 			faults = append(faults, err)
 		}
 	}
-	return lies, faults
+	return faults
+}
+
+// since returns how long after the send began the announcement of
+// sighting was checked.
+func (s *sending) since(sighting *peer.Sighting) time.Duration {
+	return sighting.At.Sub(s.start)
 }
 
 // watchBans reports whether err, a watch's, earns its peer a ban: a

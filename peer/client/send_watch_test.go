@@ -263,3 +263,110 @@ func TestSendWatchSlowVerack(t *testing.T) {
 		t.Errorf("the send took %v", elapsed)
 	}
 }
+
+// blind hides the node's transactions from the client: a transaction it
+// serves becomes a notfound, its announcements are dropped. A peer
+// behind it never holds or announces what the client sends.
+func blind(m wire.Message) ([]wire.Message, bool) {
+	switch m := m.(type) {
+	case *wire.MsgTx:
+		nf := wire.NewMsgNotFound()
+		txid := m.TxHash()
+		nf.AddInvVect(wire.NewInvVect(wire.InvTypeWitnessTx, &txid))
+		return []wire.Message{nf}, false
+	case *wire.MsgInv:
+		return nil, false
+	}
+	return []wire.Message{m}, false
+}
+
+// TestSendWatchLieUncounts: a peer whose own connection truthfully
+// serves the transaction once its node took it (HasTx says yes), and
+// whose announcement connection then serves another transaction for
+// the txid announced, proves a lie: it is banned, counts neither as
+// accepted nor as seen, its false announcement is its failure, and
+// since the only other peer (one that never shows the transaction)
+// took nothing, the send fails naming both (before, the liar stayed in
+// Accepted, the lie was a warning saying "not counted", and the send
+// succeeded).
+func TestSendWatchLieUncounts(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 110)
+	other := node.BuildCoinbaseSpend(t, wire.NewTxOut(1_000_000, peertest.NewKey("bob").P2WPKHScript()))
+	const timeout = 2 * time.Second
+	liar := peertest.NewWatchProxy(t, node.P2PAddr, node.Params.Net, peertest.WatchServes, other)
+	dark := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, blind, peertest.AlsoSees(wire.CmdInv))
+	for try := 1; ; try++ {
+		if try > 8 {
+			t.Fatal("the liar was never given the transaction first in 8 sends")
+		}
+		// A client of its own each time: a send the other peer was
+		// given first may have banned the liar already.
+		c := connectTo(t, node, timeout, liar.Addr, dark.Addr)
+		tx := node.BuildCoinbaseSpend(t, wire.NewTxOut(2_000_000, peertest.NewKey("alice").P2WPKHScript()))
+		start := time.Now()
+		res, err := c.SendTransaction(context.Background(), tx)
+		t.Logf("try %d: %v after %v; result %+v", try, err, time.Since(start).Round(time.Millisecond), res)
+		if res == nil || len(res.Given) == 0 || res.Given[0] != liar.Addr {
+			continue
+		}
+		if err == nil || !errors.Is(err, peer.ErrFalseAnnouncement) || !strings.Contains(err.Error(), other.TxHash().String()) ||
+			!strings.Contains(err.Error(), dark.Addr) {
+			t.Errorf("error %v: want the send failed, naming the false announcement and the other peer", err)
+		}
+		if slices.Contains(res.Accepted, liar.Addr) || slices.Contains(res.Seen, liar.Addr) || !errors.Is(res.Failed[liar.Addr], peer.ErrFalseAnnouncement) {
+			t.Errorf("result %+v: want the liar in Failed alone", res)
+		}
+		if _, banned := c.pool.IsBanned(liar.Addr); !banned {
+			t.Errorf("the liar is not banned (bans %+v)", c.Bans())
+		}
+		break
+	}
+}
+
+// TestSendMinedWatchFloods: a send that ends with the transaction found
+// in the chain still looks at the peers' watches: one whose watch
+// flooded is banned and named in the warnings (before, the mined path
+// returned without looking, and the flood went unbanned and unnamed).
+func TestSendMinedWatchFloods(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 101)
+	tx := node.SpendCoinbase(t, wire.NewTxOut(2_000_000, peertest.NewKey("alice").P2WPKHScript()))
+	node.Confirm(t, tx)
+	node.Generate(t, 3)
+	proxy := peertest.NewWatchProxy(t, node.P2PAddr, node.Params.Net, peertest.WatchFloods, nil)
+	c := connectTo(t, node, 10*time.Second, proxy.Addr)
+	res, err := c.SendTransaction(context.Background(), tx)
+	if err != nil || res.Mined == nil {
+		t.Fatalf("error %v, result %+v: want the transaction found mined", err, res)
+	}
+	if _, banned := c.pool.IsBanned(proxy.Addr); !banned {
+		t.Errorf("the flooding peer is not banned (bans %+v)", c.Bans())
+	}
+	if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, peer.ErrFlooding.Error()) }) {
+		t.Errorf("warnings %q: want the flood named", res.Warnings)
+	}
+}
+
+// TestWatchOpenWait: a turn waits watchOpenWait for its peer's watch
+// when dialling directly, longer through a SOCKS5 proxy (half the
+// timeout), and never beyond the timeout.
+func TestWatchOpenWait(t *testing.T) {
+	tests := []struct {
+		proxy   string
+		timeout time.Duration
+		want    time.Duration
+	}{
+		{"", 30 * time.Second, watchOpenWait},
+		{"", time.Second, time.Second},
+		{"socks5://127.0.0.1:9050", 30 * time.Second, 15 * time.Second},
+		{"socks5://127.0.0.1:9050", 3 * time.Second, watchOpenWait},
+		{"socks5://127.0.0.1:9050", time.Second, time.Second},
+	}
+	for _, tt := range tests {
+		c := &Client{cfg: Config{Proxy: tt.proxy, Timeout: tt.timeout}}
+		if got := c.watchOpenWait(); got != tt.want {
+			t.Errorf("proxy %q, timeout %v: waits %v, want %v", tt.proxy, tt.timeout, got, tt.want)
+		}
+	}
+}
