@@ -177,6 +177,18 @@ func (w *TxWatch) run() {
 	}
 }
 
+// Heard reports whether the node has announced the watched transaction:
+// its check (the transaction fetched) may still be under way, Done
+// closing once it is in.
+func (w *TxWatch) Heard() bool {
+	select {
+	case <-w.announced:
+		return true
+	default:
+		return false
+	}
+}
+
 // Done is closed once the verdict is in: the announcement checked, or the
 // watch ended without one.
 func (w *TxWatch) Done() <-chan struct{} { return w.done }

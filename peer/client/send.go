@@ -155,6 +155,7 @@ func (s *sending) minedAt(conf *Confirmation, ms []*pool.Member) *SendResult {
 	s.res.Mined = conf
 	s.res.Failed = map[string]error{}
 	s.mu.Unlock()
+	s.awaitChecks(ms)
 	for _, err := range s.lateSightings(ms) {
 		s.res.Warnings = append(s.res.Warnings, "announcement connection: "+err.Error())
 	}
@@ -299,6 +300,7 @@ func (s *sending) waitHeld(ctx context.Context, ms []*pool.Member, txid chainhas
 // transaction.
 func (s *sending) finish(ctx context.Context, ms []*pool.Member) (*SendResult, error) {
 	res := s.res
+	s.awaitChecks(ms)
 	faults := s.lateSightings(ms)
 	slices.Sort(res.Accepted)
 	res.Accepted = slices.Compact(res.Accepted)
@@ -480,6 +482,20 @@ func (s *sending) announcing(ms []*pool.Member) []*pool.Member {
 		}
 	}
 	return out
+}
+
+// awaitChecks waits for the watches of ms whose node announced the
+// transaction to check it (the fetch is bounded by the timeout), so that
+// a false announcement heard before the send ends is known when it ends:
+// a peer counted on its own connection's word whose watch then serves
+// another transaction leaves Accepted and Seen (see lateSightings). A
+// watch that heard nothing is not waited for.
+func (s *sending) awaitChecks(ms []*pool.Member) {
+	for _, m := range ms {
+		if w := s.watch(m.Addr()); w != nil && w.Heard() {
+			<-w.Done()
+		}
+	}
 }
 
 // lateSightings records the checked announcements that came after the

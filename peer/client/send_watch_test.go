@@ -370,3 +370,42 @@ func TestWatchOpenWait(t *testing.T) {
 		}
 	}
 }
+
+// TestSendWaitsForHeardCheck: a peer counted on its own connection's
+// word, whose watch heard the node's announcement before the send ended
+// and then serves another transaction for it, is not counted: the send
+// waits for the check of what a watch heard (before, it ended first, and
+// the liar stayed in Seen, neither named nor banned). The liar answers
+// every getdata of a transaction a second late, on its own connection
+// too, so that the announcement is heard while its mempool's answer is
+// awaited.
+func TestSendWaitsForHeardCheck(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 110)
+	other := node.BuildCoinbaseSpend(t, wire.NewTxOut(1_000_000, peertest.NewKey("bob").P2WPKHScript()))
+	const timeout = 3 * time.Second
+	liar := peertest.NewWatchProxy(t, node.P2PAddr, node.Params.Net, peertest.WatchServesLate, other)
+	for try := 1; ; try++ {
+		if try > 8 {
+			t.Fatal("the honest node was never given the transaction first in 8 sends")
+		}
+		c := connectTo(t, node, timeout, node.P2PAddr, liar.Addr)
+		tx := node.BuildCoinbaseSpend(t, wire.NewTxOut(2_000_000, peertest.NewKey("alice").P2WPKHScript()))
+		start := time.Now()
+		res, err := c.SendTransaction(context.Background(), tx)
+		t.Logf("try %d: %v after %v; result %+v", try, err, time.Since(start).Round(time.Millisecond), res)
+		if res == nil || len(res.Given) == 0 || res.Given[0] != node.P2PAddr {
+			continue
+		}
+		if err != nil || !slices.Contains(res.Accepted, node.P2PAddr) {
+			t.Fatalf("error %v, result %+v: want the honest node's acceptance", err, res)
+		}
+		if slices.Contains(res.Accepted, liar.Addr) || slices.Contains(res.Seen, liar.Addr) || !errors.Is(res.Failed[liar.Addr], peer.ErrFalseAnnouncement) {
+			t.Errorf("result %+v: want the liar in Failed, out of Accepted and Seen", res)
+		}
+		if _, banned := c.pool.IsBanned(liar.Addr); !banned {
+			t.Errorf("the liar is not banned (bans %+v)", c.Bans())
+		}
+		break
+	}
+}

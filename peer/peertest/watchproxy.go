@@ -38,11 +38,20 @@ const (
 	// WatchNoPong passes the connection on, but drops the client's
 	// pings: the handshake ends, no ping is ever answered.
 	WatchNoPong
+	// WatchServesLate answers, on every connection, the client's
+	// getdata of transactions WatchServeDelay late: on the client's own
+	// connection passed on to the node, on an announcement connection
+	// with the proxy's transaction, as WatchServes does.
+	WatchServesLate
 	// WatchSlowVerack passes the connection on, but holds the client's
 	// verack, and what follows it, WatchVerackDelay: a node slow to
 	// read the end of the handshake, after it sent its own verack.
 	WatchSlowVerack
 )
+
+// WatchServeDelay is how late a WatchServesLate proxy answers a getdata
+// of transactions.
+const WatchServeDelay = time.Second
 
 // WatchVerackDelay is how long a WatchSlowVerack proxy holds the
 // client's verack.
@@ -198,7 +207,8 @@ func (c *watchConn) flood() {
 // transactions itself, a WatchSlowVerack one holds the verack, a
 // WatchNoPong one drops the pings.
 func (c *watchConn) fromClient(node net.Conn) {
-	serves := c.watch && c.p.kind == WatchServes
+	serves := c.watch && (c.p.kind == WatchServes || c.p.kind == WatchServesLate)
+	late := c.p.kind == WatchServesLate
 	slow := c.watch && c.p.kind == WatchSlowVerack
 	for {
 		cmd, frame, err := readFrame(c.client)
@@ -211,12 +221,15 @@ func (c *watchConn) fromClient(node net.Conn) {
 		if c.watch && c.p.kind == WatchNoPong && cmd == wire.CmdPing {
 			continue
 		}
-		if serves && cmd == wire.CmdGetData {
+		if (serves || late) && cmd == wire.CmdGetData {
 			m, err := decodeFrame(frame, c.p.net)
 			if err != nil {
 				return
 			}
-			if hasTx(m.(*wire.MsgGetData)) {
+			if late && hasTx(m.(*wire.MsgGetData)) {
+				time.Sleep(WatchServeDelay)
+			}
+			if serves && hasTx(m.(*wire.MsgGetData)) {
 				if c.write(encodeFrame(c.p.serve, c.p.net)) != nil {
 					return
 				}
