@@ -127,7 +127,10 @@ const DefaultTargetPeers = pool.DefaultTarget
 // methods are safe for concurrent use; operations that change the chain
 // (header syncs, verifications, scans) run one at a time.
 type Client struct {
-	cfg   Config
+	cfg Config
+	// dial makes every connection the client opens: Config.Dialer, or
+	// through Config.Proxy; nil dials directly. Set at Connect.
+	dial  peer.DialFunc
 	opMu  sync.Mutex // one operation at a time; guards all below but where said
 	chain *chain.Chain
 	pool  *pool.Pool

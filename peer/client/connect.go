@@ -100,6 +100,7 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 			}
 		}
 	}
+	c.dial = dial
 	if err := c.openStore(); err != nil {
 		return nil, err
 	}

@@ -359,11 +359,7 @@ func (s *sending) finish(ctx context.Context, ms []*pool.Member) (*SendResult, e
 func (s *sending) openWatches(ctx context.Context, ms []*pool.Member) {
 	s.watches = map[string]*peer.TxWatch{}
 	s.opening = map[string]chan struct{}{}
-	cfg, err := s.c.watchConfig()
-	if err != nil {
-		s.c.logf("send: no announcement connections: %v", err)
-		return
-	}
+	cfg := s.c.watchConfig()
 	s.due = time.Now().Add(s.c.watchOpenWait())
 	ctx, s.stop = context.WithCancel(ctx)
 	for _, m := range ms {
@@ -567,17 +563,9 @@ func watchBans(err error) bool {
 
 // watchConfig is the configuration of a send's announcement
 // connections, but for the address: the client's network, timeout, log
-// and way of dialling.
-func (c *Client) watchConfig() (peer.Config, error) {
-	cfg := peer.Config{Params: c.cfg.Params, Timeout: c.timeout(), Log: c.cfg.Log, Dial: c.cfg.Dialer}
-	if c.cfg.Proxy != "" {
-		dial, err := peer.SOCKS5(c.cfg.Proxy)
-		if err != nil {
-			return cfg, err
-		}
-		cfg.Dial = dial
-	}
-	return cfg, nil
+// and way of dialling (Client.dial, as the pool's connections).
+func (c *Client) watchConfig() peer.Config {
+	return peer.Config{Params: c.cfg.Params, Timeout: c.timeout(), Log: c.cfg.Log, Dial: c.dial}
 }
 
 // findMined searches the chain's last MinedSearchDepth blocks for tx by

@@ -296,33 +296,43 @@ func TestSendWatchLieUncounts(t *testing.T) {
 	const timeout = 2 * time.Second
 	liar := peertest.NewWatchProxy(t, node.P2PAddr, node.Params.Net, peertest.WatchServes, other)
 	dark := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, blind, peertest.AlsoSees(wire.CmdInv))
-	for try := 1; ; try++ {
-		if try > 8 {
-			t.Fatal("the liar was never given the transaction first in 8 sends")
-		}
-		// A client of its own each time: a send the other peer was
-		// given first may have banned the liar already.
-		c := connectTo(t, node, timeout, liar.Addr, dark.Addr)
+	c, res, err := sendGivenFirst(t, node, liar.Addr, func() *Client { return connectTo(t, node, timeout, liar.Addr, dark.Addr) })
+	if err == nil || !errors.Is(err, peer.ErrFalseAnnouncement) || !strings.Contains(err.Error(), other.TxHash().String()) ||
+		!strings.Contains(err.Error(), dark.Addr) {
+		t.Errorf("error %v: want the send failed, naming the false announcement and the other peer", err)
+	}
+	if slices.Contains(res.Accepted, liar.Addr) || slices.Contains(res.Seen, liar.Addr) || !errors.Is(res.Failed[liar.Addr], peer.ErrFalseAnnouncement) {
+		t.Errorf("result %+v: want the liar in Failed alone", res)
+	}
+	if _, banned := c.pool.IsBanned(liar.Addr); !banned {
+		t.Errorf("the liar is not banned (bans %+v)", c.Bans())
+	}
+}
+
+// sendGivenFirst sends a new transaction of node's with a client of its
+// own each time (connect makes it: a send another peer was given first
+// may have banned a liar already) until first is the peer given it
+// first, at most maxOrderTries times (the order is random), and returns
+// that send's client, result and error.
+func sendGivenFirst(t *testing.T, node *peertest.Node, first string, connect func() *Client) (*Client, *SendResult, error) {
+	t.Helper()
+	for try := 1; try <= maxOrderTries; try++ {
+		c := connect()
 		tx := node.BuildCoinbaseSpend(t, wire.NewTxOut(2_000_000, peertest.NewKey("alice").P2WPKHScript()))
 		start := time.Now()
 		res, err := c.SendTransaction(context.Background(), tx)
 		t.Logf("try %d: %v after %v; result %+v", try, err, time.Since(start).Round(time.Millisecond), res)
-		if res == nil || len(res.Given) == 0 || res.Given[0] != liar.Addr {
-			continue
+		if res != nil && len(res.Given) > 0 && res.Given[0] == first {
+			return c, res, err
 		}
-		if err == nil || !errors.Is(err, peer.ErrFalseAnnouncement) || !strings.Contains(err.Error(), other.TxHash().String()) ||
-			!strings.Contains(err.Error(), dark.Addr) {
-			t.Errorf("error %v: want the send failed, naming the false announcement and the other peer", err)
-		}
-		if slices.Contains(res.Accepted, liar.Addr) || slices.Contains(res.Seen, liar.Addr) || !errors.Is(res.Failed[liar.Addr], peer.ErrFalseAnnouncement) {
-			t.Errorf("result %+v: want the liar in Failed alone", res)
-		}
-		if _, banned := c.pool.IsBanned(liar.Addr); !banned {
-			t.Errorf("the liar is not banned (bans %+v)", c.Bans())
-		}
-		break
 	}
+	t.Fatalf("%s was never given the transaction first in %d sends", first, maxOrderTries)
+	return nil, nil, nil
 }
+
+// maxOrderTries bounds the sends sendGivenFirst makes: with two peers,
+// the chance that one is never given the transaction first is 1 in 256.
+const maxOrderTries = 8
 
 // TestSendMinedWatchFloods: a send that ends with the transaction found
 // in the chain still looks at the peers' watches: one whose watch
@@ -385,27 +395,14 @@ func TestSendWaitsForHeardCheck(t *testing.T) {
 	other := node.BuildCoinbaseSpend(t, wire.NewTxOut(1_000_000, peertest.NewKey("bob").P2WPKHScript()))
 	const timeout = 3 * time.Second
 	liar := peertest.NewWatchProxy(t, node.P2PAddr, node.Params.Net, peertest.WatchServesLate, other)
-	for try := 1; ; try++ {
-		if try > 8 {
-			t.Fatal("the honest node was never given the transaction first in 8 sends")
-		}
-		c := connectTo(t, node, timeout, node.P2PAddr, liar.Addr)
-		tx := node.BuildCoinbaseSpend(t, wire.NewTxOut(2_000_000, peertest.NewKey("alice").P2WPKHScript()))
-		start := time.Now()
-		res, err := c.SendTransaction(context.Background(), tx)
-		t.Logf("try %d: %v after %v; result %+v", try, err, time.Since(start).Round(time.Millisecond), res)
-		if res == nil || len(res.Given) == 0 || res.Given[0] != node.P2PAddr {
-			continue
-		}
-		if err != nil || !slices.Contains(res.Accepted, node.P2PAddr) {
-			t.Fatalf("error %v, result %+v: want the honest node's acceptance", err, res)
-		}
-		if slices.Contains(res.Accepted, liar.Addr) || slices.Contains(res.Seen, liar.Addr) || !errors.Is(res.Failed[liar.Addr], peer.ErrFalseAnnouncement) {
-			t.Errorf("result %+v: want the liar in Failed, out of Accepted and Seen", res)
-		}
-		if _, banned := c.pool.IsBanned(liar.Addr); !banned {
-			t.Errorf("the liar is not banned (bans %+v)", c.Bans())
-		}
-		break
+	c, res, err := sendGivenFirst(t, node, node.P2PAddr, func() *Client { return connectTo(t, node, timeout, node.P2PAddr, liar.Addr) })
+	if err != nil || !slices.Contains(res.Accepted, node.P2PAddr) {
+		t.Fatalf("error %v, result %+v: want the honest node's acceptance", err, res)
+	}
+	if slices.Contains(res.Accepted, liar.Addr) || slices.Contains(res.Seen, liar.Addr) || !errors.Is(res.Failed[liar.Addr], peer.ErrFalseAnnouncement) {
+		t.Errorf("result %+v: want the liar in Failed, out of Accepted and Seen", res)
+	}
+	if _, banned := c.pool.IsBanned(liar.Addr); !banned {
+		t.Errorf("the liar is not banned (bans %+v)", c.Bans())
 	}
 }
