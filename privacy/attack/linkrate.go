@@ -53,7 +53,7 @@ func unlinkedReach(p float64) float64 {
 	if p <= 0 || p >= rateReachTop {
 		return p
 	}
-	z := math.Log(p / (1 - p))
+	z := logOdds(p)
 	k := unlinkedRate[:]
 	if z <= k[0].said {
 		return p
@@ -69,7 +69,7 @@ func unlinkedReach(p float64) float64 {
 			break
 		}
 	}
-	high := 1 / (1 + math.Exp(-hi))
+	high := fromLogOdds(hi)
 	return math.Max(p, math.Min(high, rateReachTop))
 }
 
@@ -108,10 +108,16 @@ func shiftLinked(pairs []SessionLink, median float64) {
 		if !p.Linked || p.Probability <= 0 || p.Probability >= linkedTop {
 			continue
 		}
-		z := math.Log(p.Probability / (1 - p.Probability))
+		z := logOdds(p.Probability)
 		z += linkedShift.a + linkedShift.b*z + linkedShift.c*math.Log1p(math.Max(median, 0))
-		q := math.Min(math.Max(1/(1+math.Exp(-z)), p.Probability), linkedTop)
+		q := math.Min(math.Max(fromLogOdds(z), p.Probability), linkedTop)
 		p.Probability = q
 		p.ProbabilityHigh = math.Max(p.ProbabilityHigh, q)
 	}
 }
+
+// logOdds is the log odds of probability p, in (0, 1).
+func logOdds(p float64) float64 { return math.Log(p / (1 - p)) }
+
+// fromLogOdds is the probability of log odds z.
+func fromLogOdds(z float64) float64 { return 1 / (1 + math.Exp(-z)) }
