@@ -1,7 +1,6 @@
 package peertest
 
 import (
-	"bytes"
 	"net"
 	"sync"
 	"testing"
@@ -156,13 +155,13 @@ func (cc *coreConn) fromNode(node net.Conn) {
 		case wire.CmdReject:
 			continue
 		case wire.CmdVersion, wire.CmdInv:
-			m, err := cc.c.decode(frame)
+			m, err := decodeFrame(frame, cc.c.net)
 			if err != nil {
 				return
 			}
 			if v, ok := m.(*wire.MsgVersion); ok {
 				v.UserAgent = CoreUserAgent
-				frame = cc.c.encode(v)
+				frame = encodeFrame(v, cc.c.net)
 			}
 			if inv, ok := m.(*wire.MsgInv); ok {
 				cc.recordAnnounced(inv.InvList, false)
@@ -184,25 +183,25 @@ func (cc *coreConn) fromClient(node net.Conn) {
 		}
 		switch cmd {
 		case wire.CmdGetData:
-			m, err := cc.c.decode(frame)
+			m, err := decodeFrame(frame, cc.c.net)
 			if err != nil {
 				return
 			}
 			pass, answers := cc.getData(m.(*wire.MsgGetData))
 			for _, a := range answers {
-				if cc.write(cc.c.encode(a)) != nil {
+				if cc.write(encodeFrame(a, cc.c.net)) != nil {
 					return
 				}
 			}
 			if len(pass.InvList) == 0 {
 				continue
 			}
-			frame = cc.c.encode(pass)
+			frame = encodeFrame(pass, cc.c.net)
 		case wire.CmdInv:
 			if !cc.c.lie.announce {
 				break
 			}
-			m, err := cc.c.decode(frame)
+			m, err := decodeFrame(frame, cc.c.net)
 			if err != nil {
 				return
 			}
@@ -218,7 +217,7 @@ func (cc *coreConn) fromClient(node net.Conn) {
 			if !cc.c.lie.echo {
 				break
 			}
-			m, err := cc.c.decode(frame)
+			m, err := decodeFrame(frame, cc.c.net)
 			if err != nil {
 				return
 			}
@@ -280,7 +279,7 @@ func (cc *coreConn) recordAnnounced(invs []*wire.InvVect, lie bool) {
 func (cc *coreConn) lieAbout(m *wire.MsgInv) {
 	for _, other := range cc.c.others(cc) {
 		other.recordAnnounced(m.InvList, true)
-		other.write(cc.c.encode(m))
+		other.write(encodeFrame(m, cc.c.net))
 	}
 }
 
@@ -296,7 +295,7 @@ func (cc *coreConn) askFor(m *wire.MsgInv) error {
 	if len(req.InvList) == 0 {
 		return nil
 	}
-	return cc.write(cc.c.encode(req))
+	return cc.write(encodeFrame(req, cc.c.net))
 }
 
 // echo keeps tx, sent by the client, and announces it to the proxy's
@@ -331,17 +330,4 @@ func (cc *coreConn) write(frame []byte) error {
 	defer cc.writeMu.Unlock()
 	_, err := cc.client.Write(frame)
 	return err
-}
-
-// decode reads a frame of the proxy's network.
-func (c *CoreLike) decode(frame []byte) (wire.Message, error) {
-	_, m, _, err := wire.ReadMessageWithEncodingN(bytes.NewReader(frame), wire.ProtocolVersion, c.net, wire.WitnessEncoding)
-	return m, err
-}
-
-// encode returns m as a frame of the proxy's network.
-func (c *CoreLike) encode(m wire.Message) []byte {
-	var buf bytes.Buffer
-	wire.WriteMessageWithEncodingN(&buf, m, wire.ProtocolVersion, c.net, wire.WitnessEncoding)
-	return buf.Bytes()
 }

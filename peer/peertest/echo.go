@@ -1,7 +1,6 @@
 package peertest
 
 import (
-	"bytes"
 	"net"
 	"sync"
 	"testing"
@@ -105,14 +104,14 @@ func (e *Echo) serve(client net.Conn) {
 		forward := true
 		switch cmd {
 		case wire.CmdInv, wire.CmdGetData, wire.CmdTx:
-			_, m, _, err := wire.ReadMessageWithEncodingN(bytes.NewReader(frame), wire.ProtocolVersion, e.net, wire.WitnessEncoding)
+			m, err := decodeFrame(frame, e.net)
 			if err != nil {
 				return
 			}
 			reply, forward = e.take(m)
 		}
 		for _, m := range reply {
-			if toClient(e.encode(m)) != nil {
+			if toClient(encodeFrame(m, e.net)) != nil {
 				return
 			}
 		}
@@ -122,13 +121,6 @@ func (e *Echo) serve(client net.Conn) {
 			}
 		}
 	}
-}
-
-// encode returns m as a frame of the echo's network.
-func (e *Echo) encode(m wire.Message) []byte {
-	var buf bytes.Buffer
-	wire.WriteMessageWithEncodingN(&buf, m, wire.ProtocolVersion, e.net, wire.WitnessEncoding)
-	return buf.Bytes()
 }
 
 // take handles one client message: it returns the echo's answers and
