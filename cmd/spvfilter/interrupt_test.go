@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -45,6 +46,7 @@ func TestInterruptExitStatus(t *testing.T) {
 	}{
 		{"scan", []string{"scan", "--connect", node, "--network", "regtest", "--watch", addr, "--timeout", "2m", "--datadir", t.TempDir()}, "scan interrupted"},
 		{"peers", []string{"peers", "--connect", node, "--network", "regtest", "--timeout", "2m", "--datadir", t.TempDir()}, "peers interrupted"},
+		{"privacy universe", []string{"privacy", "universe", "--peer", node, "--network", "regtest", "--timeout", "2m", "--out", filepath.Join(t.TempDir(), "universe.txt")}, "privacy universe interrupted"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd := exec.Command(os.Args[0], tc.args...)

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/spvfilter/spvfilter/peer/peertest"
+)
+
+// TestUniverseFailureLeavesNoFile: a privacy universe whose download
+// fails half way (a node that serves a damaged block) leaves no --out or
+// --index file cut short, nor its runs spilled beside --index: before,
+// the candidates of the blocks before it stayed in --out, a universe
+// privacy analyze takes as whole, and the same command run again was
+// refused ("the file exists"). Run again on a node that serves the
+// blocks, it writes both without --force.
+func TestUniverseFailureLeavesNoFile(t *testing.T) {
+	node := peertest.StartBtcd(t)
+	hashes := node.Generate(t, 12)
+	damager := peertest.NewBlockDamager(t, node.P2PAddr, *hashes[8], -1) // height 9
+	for _, tc := range []struct {
+		name  string
+		index bool
+	}{
+		{"--out", false},
+		{"--out and --index", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			out, index := filepath.Join(dir, "universe.txt"), filepath.Join(dir, "universe.idx")
+			args := func(peer string) []string {
+				a := []string{"privacy", "universe", "--peer", peer, "--network", "regtest", "--out", out, "--timeout", "5s"}
+				if tc.index {
+					a = append(a, "--index", index, "--index-memory", "65536")
+				}
+				return a
+			}
+			_, stderr, status := runCLI(t, "", args(damager.Addr)...)
+			if status != exitFailure || !strings.Contains(stderr, "--peer "+damager.Addr) {
+				t.Fatalf("through the damager: status %d, stderr %q; want %d naming --peer", status, stderr, exitFailure)
+			}
+			if left := dirNames(t, dir); len(left) != 0 {
+				t.Errorf("files left after the failure: %q", left)
+			}
+			_, stderr, status = runCLI(t, "", args(node.P2PAddr)...)
+			if status != exitOK {
+				t.Fatalf("again, on the node: status %d, stderr %q", status, stderr)
+			}
+			want := []string{"universe.txt"}
+			if tc.index {
+				want = []string{"universe.idx", "universe.txt"}
+			}
+			if got := dirNames(t, dir); !slices.Equal(got, want) {
+				t.Errorf("files after the run: %q, want %q", got, want)
+			}
+			b, err := os.ReadFile(out)
+			if err != nil || !strings.Contains(string(b), "blocks 0..12") {
+				t.Errorf("universe written: %.100q, %v", b, err)
+			}
+		})
+	}
+}
+
+// dirNames lists the names in dir, sorted.
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	slices.Sort(names)
+	return names
+}
