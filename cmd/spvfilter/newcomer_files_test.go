@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
+
 	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 
@@ -77,4 +79,23 @@ func dirNames(t *testing.T, dir string) []string {
 	}
 	slices.Sort(names)
 	return names
+}
+
+// TestHelpSaysDefaultOnce: no flag of any command's --help states its
+// default twice: before, privacy capture said "--duration duration stop
+// after this long (default: run until interrupted) (default 0s)", a zero
+// duration not being known as no default once its value was wrapped.
+func TestHelpSaysDefaultOnce(t *testing.T) {
+	walkCommands(newRootCommand(&app{}), func(c *cobra.Command) {
+		args := append(strings.Fields(c.CommandPath())[1:], "--help")
+		stdout, _, status := runCLIInProcess("", args...)
+		if status != exitOK {
+			t.Fatalf("%q: status %d", args, status)
+		}
+		for _, line := range strings.Split(stdout, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "-") && strings.Count(line, "(default") > 1 {
+				t.Errorf("%s: %q states its default twice", c.CommandPath(), strings.TrimSpace(line))
+			}
+		}
+	})
 }
