@@ -99,3 +99,18 @@ func TestHelpSaysDefaultOnce(t *testing.T) {
 		}
 	})
 }
+
+// TestNewcomerByteSizes: a size in bytes written with a unit, as a
+// newcomer writes memory sizes, is told to be a number of bytes, with
+// the default written as one: before, "want a whole number".
+func TestNewcomerByteSizes(t *testing.T) {
+	node := "127.0.0.1:1"
+	runRows(t, []contractRow{
+		{name: "--filter-cache with a unit", args: []string{"scan", "--connect", node, "--network", "regtest", "--watch", "51", "--filter-cache", "64MB"},
+			status: exitBadInput, stderr: []string{`--filter-cache "64MB": want a number of bytes, a whole number without a unit (268435456 is 256 MiB; 0 for none)`}},
+		{name: "--index-memory with a unit", args: []string{"privacy", "universe", "--peer", node, "--network", "regtest", "--out", "-", "--index-memory", "64M"},
+			status: exitBadInput, stderr: []string{`--index-memory "64M": want a number of bytes, a whole number without a unit, at least 65536 (67108864 is 64 MiB)`}},
+		{name: "--index-memory too small", args: []string{"privacy", "universe", "--peer", node, "--network", "regtest", "--out", "-", "--index-memory", "100"},
+			status: exitBadInput, stderr: []string{"--index-memory 100: must be at least 65536 bytes"}},
+	})
+}

@@ -79,6 +79,7 @@ beside FILE and merged, so memory stays bounded on any chain.`,
 	fl.StringVar(&f.out, "out", "", "universe file to write (- for standard output; --json statistics then go to standard error)")
 	fl.StringVar(&f.index, "index", "", "also write the appearance index of the range to this file (for \"privacy fetches\")")
 	fl.IntVar(&f.indexMemory, "index-memory", universe.DefaultIndexMemory, "with --index: bytes of appearances held before a sorted run is spilled to disk")
+	wantValues(fl, "want a number of bytes, a whole number without a unit, at least 65536 (67108864 is 64 MiB)", "index-memory")
 	fl.DurationVar(&f.timeout, "timeout", 30*time.Second, "longest wait for any one answer of the node")
 	fl.BoolVar(&f.force, "force", false, "replace --out and --index if they exist (without it, an existing file is refused)")
 	_ = c.MarkFlagRequired("peer")
@@ -123,7 +124,7 @@ func (f *universeFlags) check() error {
 		return badInput("--timeout %v: must be positive", f.timeout)
 	}
 	if f.indexMemory < 1<<16 {
-		return badInput("--index-memory %d: must be at least 65536", f.indexMemory)
+		return badInput("--index-memory %d: must be at least 65536 bytes", f.indexMemory)
 	}
 	if err := distinctOutputs(outputFile{"--out", f.out}, outputFile{"--index", f.index}); err != nil {
 		return err
