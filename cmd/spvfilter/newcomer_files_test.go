@@ -114,3 +114,46 @@ func TestNewcomerByteSizes(t *testing.T) {
 			status: exitBadInput, stderr: []string{"--index-memory 100: must be at least 65536 bytes"}},
 	})
 }
+
+// TestNewcomerUnwritable: a --datadir, or a file to write, in a directory
+// this user may not write in (/sys, which no user may create files in)
+// is bad input named by its flag before any connection or work, without
+// the names of the tool's own files or a library's words: before, "scan
+// --datadir" said "store: mkdir /sys/regtest: permission denied" (or
+// "store: DIR/regtest/LOCK: ..."), status 1, and privacy universe and lab
+// --save-blocks named their temporary file, after connecting.
+func TestNewcomerUnwritable(t *testing.T) {
+	const sys = "/sys"
+	if err := os.WriteFile(filepath.Join(sys, "spvfilter-probe"), nil, 0o600); err == nil || !os.IsPermission(err) {
+		t.Skipf("%s is not a directory no file can be created in here: %v", sys, err)
+	}
+	// A data directory of one's own whose network directory is not.
+	linked := t.TempDir()
+	if err := os.Symlink(sys, filepath.Join(linked, "regtest")); err != nil {
+		t.Fatal(err)
+	}
+	const node = "127.0.0.1:1"
+	scan := []string{"scan", "--connect", node, "--network", "regtest", "--watch", "51"}
+	denied := "permission denied (no file can be created in " + sys + "): give a path you can write to"
+	hidden := []string{"store:", "mkdir", ".spvfilter-probe", "connection refused"}
+	runRows(t, []contractRow{
+		{name: "scan --datadir", args: append(scan, "--datadir", sys),
+			status: exitBadInput, stderr: []string{"--datadir " + sys + ": permission denied (no file can be created in " + sys + "): give a directory you can write in"}, notInErr: hidden},
+		{name: "peers --datadir", args: []string{"peers", "--connect", node, "--network", "regtest", "--datadir", sys},
+			status: exitBadInput, stderr: []string{"--datadir " + sys + ": permission denied"}, notInErr: hidden},
+		{name: "a network directory not one's own", args: append(scan, "--datadir", linked),
+			status: exitBadInput, stderr: []string{"--datadir " + linked + ": " + filepath.Join(linked, "regtest", "LOCK") + ": permission denied: give a directory you can write in"}, notInErr: hidden},
+		{name: "privacy universe --out", args: []string{"privacy", "universe", "--peer", node, "--network", "regtest", "--out", sys + "/u.txt"},
+			status: exitBadInput, stderr: []string{"--out " + sys + "/u.txt: " + denied}, notInErr: hidden},
+		{name: "privacy universe --index", args: []string{"privacy", "universe", "--peer", node, "--network", "regtest", "--out", "-", "--index", sys + "/u.idx"},
+			status: exitBadInput, stderr: []string{"--index " + sys + "/u.idx: " + denied}, notInErr: hidden},
+		{name: "lab --save-blocks", args: []string{"lab", "--connect", node, "--network", "regtest", "--save-blocks", sys + "/b.blocks"},
+			status: exitBadInput, stderr: []string{"--save-blocks " + sys + "/b.blocks: " + denied}, notInErr: hidden},
+		{name: "privacy model --plot", args: []string{"privacy", "model", "--plot", sys + "/m.svg"},
+			status: exitBadInput, stderr: []string{"--plot " + sys + "/m.svg: " + denied}, notInErr: hidden},
+		{name: "demo --plot", args: []string{"demo", "--plot", sys + "/d.svg"},
+			status: exitBadInput, stderr: []string{"--plot " + sys + "/d.svg: " + denied}, notInErr: hidden},
+		{name: "privacy capture --out", args: []string{"privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", node, "--network", "regtest", "--out", sys + "/c.jsonl"},
+			status: exitBadInput, stderr: []string{"--out " + sys + "/c.jsonl: " + denied}, notInErr: hidden},
+	})
+}

@@ -20,7 +20,8 @@ type pendingFile struct {
 func newPendingFile(flag, path string) (*pendingFile, error) {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
-		return nil, failureWords(flag+" "+path, err)
+		// The temporary file's name is the tool's, not the user's.
+		return nil, failureWords(flag+" "+path, writeProblem(err, filepath.Dir(path)))
 	}
 	return &pendingFile{flag: flag, path: path, tmp: tmp}, nil
 }
