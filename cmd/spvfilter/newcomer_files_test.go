@@ -157,3 +157,18 @@ func TestNewcomerUnwritable(t *testing.T) {
 			status: exitBadInput, stderr: []string{"--out " + sys + "/c.jsonl: " + denied}, notInErr: hidden},
 	})
 }
+
+// TestNewcomerHashLength: a block hash or filter header of the wrong
+// length says how long a hash is in hex digits, as it is typed: before,
+// "--block-hash: odd number of hex digits (3)" said nothing of the 64
+// wanted, and "1 byte, a hash has 32" counted bytes only.
+func TestNewcomerHashLength(t *testing.T) {
+	runRows(t, []contractRow{
+		{name: "an odd --block-hash", args: []string{"gcs", "match", "--filter", "00", "--block-hash", "abc", "51"},
+			status: exitBadInput, stderr: []string{"--block-hash: odd number of hex digits (3): a hash has 64 hex digits (32 bytes, as RPC shows it)"}},
+		{name: "an odd --prev-header", args: []string{"gcs", "header", "--filter", "00", "--prev-header", "abc"},
+			status: exitBadInput, stderr: []string{"--prev-header: odd number of hex digits (3): a hash has 64 hex digits"}},
+		{name: "a short --block-hash", args: []string{"gcs", "match", "--filter", "00", "--block-hash", "abcd", "51"},
+			status: exitBadInput, stderr: []string{"--block-hash: 2 bytes, a hash has 32 (64 hex digits, as RPC shows it)"}},
+	})
+}
