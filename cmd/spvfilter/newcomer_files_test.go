@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -171,4 +172,55 @@ func TestNewcomerHashLength(t *testing.T) {
 		{name: "a short --block-hash", args: []string{"gcs", "match", "--filter", "00", "--block-hash", "abcd", "51"},
 			status: exitBadInput, stderr: []string{"--block-hash: 2 bytes, a hash has 32 (64 hex digits, as RPC shows it)"}},
 	})
+}
+
+// TestNewcomerUniverseCutShort: a universe cut inside its last line (a
+// copy or download not finished) is said once, of --universe, with the
+// cut named: before, every session of the capture repeated "N of M
+// universe lines skipped" (one warning per session), and nothing said the
+// file may be cut short.
+func TestNewcomerUniverseCutShort(t *testing.T) {
+	in := newRowFiles(t)
+	whole, err := os.ReadFile(filepath.Join(in.sim, "universe.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(whole), "\n")
+	head := strings.Join(lines[:10], "")
+	cut, ended := filepath.Join(in.dir, "cut.txt"), filepath.Join(in.dir, "ended.txt")
+	bad := "03b70c81b913f7b942dd1d886320064" // a public key cut at an odd digit
+	if err := os.WriteFile(cut, []byte(head+bad), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ended, []byte(head+bad+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	skipped := `1 of 11 universe lines skipped, not candidates (first: line 11: "` + bad + `" is neither an address nor hex`
+	const cutShort = "the file ends inside that line, without a newline: was it cut short?"
+	for _, tc := range []struct {
+		name, universe, stdin string
+		args                  []string
+		want, not             string
+	}{
+		{"a capture's sessions", cut, "", []string{"--capture", in.capture}, "--universe " + cut + ": " + skipped + "; " + cutShort + ")", ""},
+		{"a filter", cut, "", []string{"--filter", corePayload}, "--universe " + cut + ": " + skipped + "; " + cutShort + ")", ""},
+		{"standard input", "-", head + bad, []string{"--capture", in.capture}, "--universe -: " + skipped + "; " + cutShort + ")", ""},
+		{"a last line that ends", ended, "", []string{"--capture", in.capture}, "--universe " + ended + ": " + skipped + ")", cutShort},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"privacy", "analyze", "--universe", tc.universe}, tc.args...)
+			_, stderr, status := runCLI(t, tc.stdin, args...)
+			if status != exitOK || !strings.Contains(stderr, tc.want) || tc.not != "" && strings.Contains(stderr, tc.not) {
+				t.Fatalf("status %d, stderr %q\nwant it to hold %q", status, stderr, tc.want)
+			}
+			if n := strings.Count(stderr, "universe lines skipped"); n != 1 {
+				t.Errorf("the skipped lines said %d times", n)
+			}
+			stdout, _, _ := runCLI(t, tc.stdin, append(args, "--json")...)
+			var out struct{ Warnings []string }
+			if err := json.Unmarshal([]byte(stdout), &out); err != nil || !slices.ContainsFunc(out.Warnings, func(w string) bool { return strings.Contains(w, tc.want) }) {
+				t.Errorf("--json warnings %q (%v), want one holding %q", out.Warnings, err, tc.want)
+			}
+		})
+	}
 }
