@@ -516,7 +516,7 @@ var universeSkipped = regexp.MustCompile(`^(?:session [^:]+: )?(\d+ of (\d+) uni
 // once, for all), and says when the first line skipped is the last, which
 // ends without a newline: the file may have been cut short.
 func (u *universeRead) skipWarnings(warnings []string) []string {
-	var out []string
+	out := []string{} // a list in JSON, empty or not
 	said := false
 	for _, w := range warnings {
 		m := universeSkipped.FindStringSubmatch(w)
