@@ -95,6 +95,12 @@ func refuseRepeats(c *cobra.Command, f *pflag.Flag) {
 		return
 	}
 	f.Value = &onceValue{Value: f.Value, isFlag: isFlag}
+	// pflag knows a zero duration as no default by its value's type,
+	// which the wrapper hides ("(default 0s)" after the flag's own words
+	// for it): say it is zero the way it knows for any type.
+	if v.Type() == "duration" && f.DefValue == "0s" {
+		f.DefValue = "0"
+	}
 }
 
 // flagError is a command-line error of pflag in the tool's own words,

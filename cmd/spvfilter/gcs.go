@@ -84,11 +84,14 @@ var gcsShortStream = regexp.MustCompile(`N=(\d+) needs at least (\d+) bits, the 
 // readGCSHash decodes a 32-byte hash given in display byte order.
 func (a *app) readGCSHash(what, arg string) (chainhash.Hash, error) {
 	raw, err := a.readHexArg(what, arg)
+	if errors.Is(err, errOddHex) {
+		return chainhash.Hash{}, usageError{&restated{fmt.Sprintf("%s: a hash has %d hex digits (%d bytes, as RPC shows it)", err, 2*chainhash.HashSize, chainhash.HashSize), err}}
+	}
 	if err != nil {
 		return chainhash.Hash{}, err
 	}
 	if len(raw) != chainhash.HashSize {
-		return chainhash.Hash{}, badInput("%s: %s, a hash has %d", what, plural(len(raw), "byte"), chainhash.HashSize)
+		return chainhash.Hash{}, badInput("%s: %s, a hash has %d (%d hex digits, as RPC shows it)", what, plural(len(raw), "byte"), chainhash.HashSize, 2*chainhash.HashSize)
 	}
 	slices.Reverse(raw)
 	var h chainhash.Hash

@@ -327,6 +327,9 @@ func (a *app) readHexArgs(what string, args []string) ([][]byte, error) {
 	return out, nil
 }
 
+// errOddHex is the cause of hex text with an odd number of digits.
+var errOddHex = errors.New("odd number of hex digits")
+
 // decodeHex decodes hex text, ignoring white space and a leading 0x, and
 // names the argument and the offending position in errors.
 func decodeHex(what, text string) ([]byte, error) {
@@ -343,7 +346,7 @@ func decodeHex(what, text string) ([]byte, error) {
 		var e hex.InvalidByteError
 		switch {
 		case errors.Is(err, hex.ErrLength):
-			return nil, badInput("%s: odd number of hex digits (%d)", what, len(s))
+			return nil, badInput("%s: %w (%d)", what, errOddHex, len(s))
 		case errors.As(err, &e):
 			if hint := addressHint(s); hint != "" {
 				return nil, badInput("%s: %s", what, hint)

@@ -3,6 +3,12 @@ package main
 import (
 	"context"
 	"errors"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
 )
 
 // exitInterrupted is the exit status of a command a signal (Ctrl-C,
@@ -28,4 +34,39 @@ func interruptedBy(ctx context.Context, err error, what string) error {
 func isInterrupted(err error) bool {
 	var ie *interruptedError
 	return errors.As(err, &ie)
+}
+
+// watchesSignals are the commands that watch for Ctrl-C and SIGTERM
+// themselves, to end tidily (their connections closed, no file left cut
+// short) with exitInterrupted, or, for capture, as their normal end.
+var watchesSignals = map[string]bool{
+	"scan": true, "peers": true, "send": true, "lab": true,
+	"privacy capture": true, "privacy universe": true,
+}
+
+// endOnSignal makes Ctrl-C or SIGTERM end the command c, unless it
+// watches for them itself, as those that do end: with exitInterrupted
+// and one line, or JSON object, "NAME interrupted". Without it the
+// signal ended the process silently, and SIGTERM with status 143. The
+// returned function stops watching, once c has returned.
+func (a *app) endOnSignal(c *cobra.Command) (stop func()) {
+	name := strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" ")
+	if watchesSignals[name] {
+		return func() {}
+	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-sig:
+			a.printError(nil, (&interruptedError{what: name}).Error(), exitInterrupted)
+			os.Exit(exitInterrupted)
+		case <-done:
+		}
+	}()
+	return func() {
+		signal.Stop(sig)
+		close(done)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -45,6 +46,7 @@ func TestInterruptExitStatus(t *testing.T) {
 	}{
 		{"scan", []string{"scan", "--connect", node, "--network", "regtest", "--watch", addr, "--timeout", "2m", "--datadir", t.TempDir()}, "scan interrupted"},
 		{"peers", []string{"peers", "--connect", node, "--network", "regtest", "--timeout", "2m", "--datadir", t.TempDir()}, "peers interrupted"},
+		{"privacy universe", []string{"privacy", "universe", "--peer", node, "--network", "regtest", "--timeout", "2m", "--out", filepath.Join(t.TempDir(), "universe.txt")}, "privacy universe interrupted"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd := exec.Command(os.Args[0], tc.args...)
@@ -72,6 +74,54 @@ func TestInterruptExitStatus(t *testing.T) {
 			}
 			if got := strings.TrimSpace(stderr.String()); !strings.HasSuffix(got, "spvfilter: "+tc.want) {
 				t.Errorf("stderr %q, want it to end with %q", got, "spvfilter: "+tc.want)
+			}
+		})
+	}
+}
+
+// TestInterruptOfflineWork: Ctrl-C or SIGTERM ends a command that works
+// without nodes, still at work, as it ends one that talks to nodes:
+// status 130 and one line, or with --json one JSON object, saying so.
+// Before, the signal killed it without a word, and SIGTERM gave 143.
+func TestInterruptOfflineWork(t *testing.T) {
+	model := []string{"privacy", "model", "--addresses", "200", "--monte-carlo", "1000000"} // minutes of trials
+	for _, tc := range []struct {
+		name string
+		args []string
+		sig  syscall.Signal
+		want string
+	}{
+		{"Ctrl-C", model, syscall.SIGINT, "spvfilter: privacy model interrupted"},
+		{"SIGTERM", model, syscall.SIGTERM, "spvfilter: privacy model interrupted"},
+		{"SIGTERM with --json", append(model, "--json"), syscall.SIGTERM, `{"error":"privacy model interrupted","exit_code":130}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], tc.args...)
+			cmd.Env = append(os.Environ(), "SPVFILTER_TEST_AS_MAIN=1")
+			var stdout, stderr lockedBuffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(time.Second) // at work
+			if err := cmd.Process.Signal(tc.sig); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(30 * time.Second):
+				cmd.Process.Kill()
+				t.Fatalf("still running 30 s after the signal; stderr %q", stderr.String())
+			}
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
+				t.Fatalf("ended with %v, want exit status %d; stderr %q", err, exitInterrupted, stderr.String())
+			}
+			if got := strings.TrimSpace(stderr.String()); got != tc.want || stdout.String() != "" {
+				t.Errorf("stderr %q, stdout %q; want stderr %q and no output", got, stdout.String(), tc.want)
 			}
 		})
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/btcsuite/btcd/wire"
@@ -112,58 +111,40 @@ func chainWarnings(chain *lab.Chain, before string) []string {
 	return warnings
 }
 
-// blockSaver writes the downloaded blocks to --save-blocks: into a
-// temporary file beside it, renamed to it once every block is written,
-// so that a download that fails leaves no file cut short.
+// blockSaver writes the downloaded blocks to --save-blocks, a
+// pendingFile: a download that fails leaves no file cut short.
 type blockSaver struct {
-	path string
-	tmp  *os.File
+	file *pendingFile
 	buf  *bufio.Writer
 	w    *lab.BlockFileWriter
 }
 
 // newBlockSaver starts a block file of network net at path.
 func newBlockSaver(path string, net wire.BitcoinNet) (*blockSaver, error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	file, err := newPendingFile("--save-blocks", path)
 	if err != nil {
-		return nil, failureWords("--save-blocks "+path, err)
+		return nil, err
 	}
-	buf := bufio.NewWriterSize(tmp, 1<<20)
-	return &blockSaver{path: path, tmp: tmp, buf: buf, w: lab.NewBlockFileWriter(buf, net)}, nil
+	buf := bufio.NewWriterSize(file, 1<<20)
+	return &blockSaver{file: file, buf: buf, w: lab.NewBlockFileWriter(buf, net)}, nil
 }
 
 // add writes the block at height.
 func (s *blockSaver) add(height int32, block *wire.MsgBlock) error {
 	if err := s.w.Add(height, block); err != nil {
-		return failureWords("--save-blocks "+s.path, err)
+		return failureWords("--save-blocks "+s.file.path, err)
 	}
 	return nil
 }
 
 // commit finishes the file and puts it at its path.
 func (s *blockSaver) commit() error {
-	err := s.buf.Flush()
-	if err == nil {
-		err = s.tmp.Chmod(0o644) // as a file the tool creates directly
+	if err := s.buf.Flush(); err != nil {
+		s.file.abort()
+		return failureWords("--save-blocks "+s.file.path, err)
 	}
-	if err == nil {
-		err = s.tmp.Sync()
-	}
-	if cerr := s.tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(s.tmp.Name(), s.path)
-	}
-	if err != nil {
-		os.Remove(s.tmp.Name())
-		return failureWords("--save-blocks "+s.path, err)
-	}
-	return nil
+	return s.file.commit()
 }
 
 // abort removes the unfinished file.
-func (s *blockSaver) abort() {
-	s.tmp.Close()
-	os.Remove(s.tmp.Name())
-}
+func (s *blockSaver) abort() { s.file.abort() }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"regexp"
@@ -102,6 +103,11 @@ func nodeFailureFrom(err error, params *chaincfg.Params, datadir string, from no
 	}
 	if errors.Is(err, store.ErrWrongNetwork) {
 		return usageError{&restated{wrongStore(err, params, datadir), err}}
+	}
+	var pe *os.PathError
+	if datadir != "" && errors.As(err, &pe) && errors.Is(pe.Err, fs.ErrPermission) {
+		// A file of the data directory this user may not write.
+		return usageError{&restated{fmt.Sprintf("--datadir %s: %s: %s: give a directory you can write in", datadir, pe.Path, fileProblem(pe.Err)), err}}
 	}
 	msg := err.Error()
 	walkErrors(err, func(e error) {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 )
@@ -24,7 +26,53 @@ func checkOutputFile(flag, path string) error {
 	if !st.IsDir() {
 		return badInput("%s %s: %s is not a directory", flag, path, dir)
 	}
+	if err := canWrite(path); err != nil {
+		return usageError{&restated{fmt.Sprintf("%s %s: %s: give a path you can write to", flag, path, err), err}}
+	}
 	return nil
+}
+
+// canWrite reports, as why (no path in it), whether this process may
+// write the file path: open it, when it is a regular file, for writing
+// without changing it (a device or a pipe is left alone: opening it may
+// wait); or else create a file in its directory, and remove it.
+func canWrite(path string) error {
+	if st, err := os.Stat(path); err == nil {
+		if !st.Mode().IsRegular() {
+			return nil
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return writeProblem(err, "")
+		}
+		return f.Close()
+	}
+	return canCreateIn(filepath.Dir(path))
+}
+
+// canCreateIn reports, as why (no path in it), whether this process may
+// create a file in the directory dir: it creates one, and removes it.
+func canCreateIn(dir string) error {
+	f, err := os.CreateTemp(dir, ".spvfilter-probe-*")
+	if err != nil {
+		return writeProblem(err, dir)
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// writeProblem is err, of opening or creating a file, said without the
+// file's name: a file of the tool's own (a probe, a temporary file) is
+// not the user's to see; in dir, when not "", it could not be created.
+func writeProblem(err error, dir string) error {
+	var pe *os.PathError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	if dir != "" {
+		return &restated{fmt.Sprintf("%s (no file can be created in %s)", fileProblem(pe.Err), dir), err}
+	}
+	return &restated{fileProblem(pe.Err), err}
 }
 
 // refuseOverwrite refuses an output file that already exists unless

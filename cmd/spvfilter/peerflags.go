@@ -137,6 +137,9 @@ func makeDir(flag, dir string) error {
 	var pe *os.PathError
 	switch {
 	case err == nil:
+		if err := canCreateIn(dir); err != nil {
+			return usageError{&restated{fmt.Sprintf("%s %s: %s: give a directory you can write in", flag, dir, err), err}}
+		}
 		return nil
 	case errors.Is(err, syscall.ENOTDIR) && errors.As(err, &pe):
 		return usageError{&restated{fmt.Sprintf("%s %s: %s is a file, not a directory", flag, dir, pe.Path), err}}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"regexp"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -161,11 +162,12 @@ func runAnalyze(a *app, f *analyzeFlags) error {
 		}
 		filters = append(filters, flt)
 	}
-	_, reps, err := analyzeUniverse(a, f.universe, [][]*bip37.Filter{filters}, opts)
+	_, reps, read, err := analyzeUniverse(a, f.universe, [][]*bip37.Filter{filters}, opts)
 	if err != nil {
 		return err
 	}
 	rep := reps[0]
+	rep.Warnings = read.skipWarnings(rep.Warnings)
 	printWarnings(a, rep.Warnings)
 	if a.json {
 		return a.printJSON(rep)
@@ -177,17 +179,17 @@ func runAnalyze(a *app, f *analyzeFlags) error {
 // analyzeUniverse analyzes the groups of filters over the --universe
 // argument, a file or - for standard input, and returns the accumulator
 // (for linking and intersecting) and its reports.
-func analyzeUniverse(a *app, arg string, groups [][]*bip37.Filter, opts attack.AnalyzeOptions) (*attack.Accumulator, []*attack.Report, error) {
+func analyzeUniverse(a *app, arg string, groups [][]*bip37.Filter, opts attack.AnalyzeOptions) (*attack.Accumulator, []*attack.Report, *universeRead, error) {
 	var r io.Reader = a.stdin
 	name := "-"
 	if arg == "-" {
 		if err := a.claimStdin("--universe"); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	} else {
 		file, err := openInputFile("--universe", arg)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		defer file.Close()
 		var done func()
@@ -195,19 +197,20 @@ func analyzeUniverse(a *app, arg string, groups [][]*bip37.Filter, opts attack.A
 		defer done()
 		name = file.Name()
 	}
-	br := bufio.NewReader(r)
+	read := &universeRead{name: name, r: r}
+	br := bufio.NewReader(read)
 	if head, _ := br.Peek(4096); binaryHead(head) {
 		err := fmt.Errorf("%w: binary data", universe.ErrBadCandidate)
 		if k := fileKindOf(name); k != kindUnknown && k != kindUniverse {
-			return nil, nil, otherKind("--universe", name, k, err)
+			return nil, nil, nil, otherKind("--universe", name, k, err)
 		}
-		return nil, nil, usageError{&restated{fmt.Sprintf("--universe %s: binary data, not a universe: want one candidate per line (an address, or a public key or script in hex), as privacy universe and privacy simulate write", name), err}}
+		return nil, nil, nil, usageError{&restated{fmt.Sprintf("--universe %s: binary data, not a universe: want one candidate per line (an address, or a public key or script in hex), as privacy universe and privacy simulate write", name), err}}
 	}
 	acc, reps, err := accumulate(groups, br, opts)
 	if err != nil {
-		return nil, nil, universeError(name, err)
+		return nil, nil, nil, universeError(name, err)
 	}
-	return acc, reps, nil
+	return acc, reps, read, nil
 }
 
 // binaryHead reports whether the opening bytes of a file of text lines
@@ -302,7 +305,7 @@ func runAnalyzeCapture(a *app, f *analyzeFlags, opts attack.AnalyzeOptions) erro
 	}
 	// The reports, checked here, are made again by the capture report
 	// (their cost is small beside the universe's reading).
-	acc, _, err := analyzeUniverse(a, f.universe, groups, opts)
+	acc, _, read, err := analyzeUniverse(a, f.universe, groups, opts)
 	if err != nil {
 		return err
 	}
@@ -319,6 +322,7 @@ func runAnalyzeCapture(a *app, f *analyzeFlags, opts attack.AnalyzeOptions) erro
 	if err != nil {
 		return err
 	}
+	out.Warnings = read.skipWarnings(out.Warnings)
 	printWarnings(a, out.Warnings)
 	if a.json {
 		return a.printJSON(out)
@@ -484,4 +488,55 @@ func noSessions(file, client string, records []capture.Record, kind string, othe
 		return badInput("--capture %s: no %s recorded: the file holds %s", file, kind, other)
 	}
 	return badInput("--capture %s: no %s recorded (its records: %s)", file, kind, strings.Join(cmds, ", "))
+}
+
+// universeRead reads the universe, and keeps what its end says: whether
+// it ends inside a line (no newline after its last), as a file cut short
+// does.
+type universeRead struct {
+	name string // the file, or - for standard input
+	r    io.Reader
+	last byte // the last byte read
+}
+
+func (u *universeRead) Read(p []byte) (int, error) {
+	n, err := u.r.Read(p)
+	if n > 0 {
+		u.last = p[n-1]
+	}
+	return n, err
+}
+
+// universeSkipped matches the warning of a report whose universe had
+// lines that are no candidates, after the session it is of, if any.
+var universeSkipped = regexp.MustCompile(`^(?:session [^:]+: )?(\d+ of (\d+) universe lines skipped, not candidates)(?: \(first: line (\d+): (.*)\))?$`)
+
+// skipWarnings says the universe's skipped lines once, of --universe,
+// where every session's report said them again (the universe is read
+// once, for all), and says when the first line skipped is the last, which
+// ends without a newline: the file may have been cut short.
+func (u *universeRead) skipWarnings(warnings []string) []string {
+	out := []string{} // a list in JSON, empty or not
+	said := false
+	for _, w := range warnings {
+		m := universeSkipped.FindStringSubmatch(w)
+		if m == nil {
+			out = append(out, w)
+			continue
+		}
+		if said {
+			continue
+		}
+		said = true
+		msg := "--universe " + u.name + ": " + m[1]
+		if m[3] != "" {
+			msg += fmt.Sprintf(" (first: line %s: %s", m[3], m[4])
+			if m[3] == m[2] && u.last != '\n' {
+				msg += "; the file ends inside that line, without a newline: was it cut short?"
+			}
+			msg += ")"
+		}
+		out = append(out, msg)
+	}
+	return out
 }

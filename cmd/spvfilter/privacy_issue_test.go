@@ -144,7 +144,7 @@ func TestAnalyzeUniverseRobust(t *testing.T) {
 	if len(r.Universe.BadLines) != 10 || r.Universe.BadLines[0].Line != 20002 || r.Universe.BadLines[9].Line != 20011 {
 		t.Errorf("bad lines %+v, want lines 20002 to 20011", r.Universe.BadLines)
 	}
-	if r.MatchedCount < 1 || !strings.Contains(stderr, "warning: 12 of 20013 universe lines skipped") || len(r.Warnings) == 0 {
+	if r.MatchedCount < 1 || !strings.Contains(stderr, "12 of 20013 universe lines skipped") || len(r.Warnings) == 0 {
 		t.Errorf("matched %d, warnings %q, stderr %q", r.MatchedCount, r.Warnings, stderr)
 	}
 	text, _, status := runCLI(t, "", "privacy", "analyze", "--filter", filterHex, "--universe", universe)

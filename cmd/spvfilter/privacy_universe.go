@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 	"time"
 
+	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -49,6 +52,9 @@ would test, one per line, each once, in the format "privacy analyze" reads:
 The statistics (as text, or with --json an object) go to standard output,
 or with --out - to standard error, the lines then going to standard
 output. A warning says that the result rests on the one node given.
+Both files are written in full or not at all: a download that fails or
+is interrupted (Ctrl-C, exit status 130) leaves neither, and the same
+command can simply be run again.
 
 --index FILE also writes the appearance index that "privacy fetches" reads:
 for every output script of the range, named as its universe line names it
@@ -73,6 +79,7 @@ beside FILE and merged, so memory stays bounded on any chain.`,
 	fl.StringVar(&f.out, "out", "", "universe file to write (- for standard output; --json statistics then go to standard error)")
 	fl.StringVar(&f.index, "index", "", "also write the appearance index of the range to this file (for \"privacy fetches\")")
 	fl.IntVar(&f.indexMemory, "index-memory", universe.DefaultIndexMemory, "with --index: bytes of appearances held before a sorted run is spilled to disk")
+	wantValues(fl, "want a number of bytes, a whole number without a unit, at least 65536 (67108864 is 64 MiB)", "index-memory")
 	fl.DurationVar(&f.timeout, "timeout", 30*time.Second, "longest wait for any one answer of the node")
 	fl.BoolVar(&f.force, "force", false, "replace --out and --index if they exist (without it, an existing file is refused)")
 	_ = c.MarkFlagRequired("peer")
@@ -117,7 +124,7 @@ func (f *universeFlags) check() error {
 		return badInput("--timeout %v: must be positive", f.timeout)
 	}
 	if f.indexMemory < 1<<16 {
-		return badInput("--index-memory %d: must be at least 65536", f.indexMemory)
+		return badInput("--index-memory %d: must be at least 65536 bytes", f.indexMemory)
 	}
 	if err := distinctOutputs(outputFile{"--out", f.out}, outputFile{"--index", f.index}); err != nil {
 		return err
@@ -147,46 +154,61 @@ func runUniverse(ctx context.Context, a *app, f *universeFlags, fl *pflag.FlagSe
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	st, to, err := collectUniverse(ctx, a, f, params)
+	if err != nil {
+		// An interrupt ends it with "interrupted", not with the bare
+		// context error.
+		return interruptedBy(ctx, err, "privacy universe")
+	}
+	return printUniverseResult(a, f, st, to)
+}
+
+// collectUniverse downloads the blocks of the flags' range from the node
+// and writes their candidates (and the index) to pending files, put at
+// their paths only once every block is in: a download that fails or is
+// interrupted leaves neither file cut short.
+func collectUniverse(ctx context.Context, a *app, f *universeFlags, params *chaincfg.Params) (st universe.Stats, to int32, err error) {
+	nodes := nodeFlags{f.peer: "--peer"}
 	// The node given, alone: the blocks come from it, not from peers
 	// found through the DNS seeds.
 	c, err := client.Connect(ctx, client.Config{Peers: []string{f.peer}, ConnectOnly: true, Params: params, Timeout: f.timeout})
 	if err != nil {
-		return nodeFailureFrom(err, params, "", nodeFlags{f.peer: "--peer"})
+		return st, 0, nodeFailureFrom(err, params, "", nodes)
 	}
 	defer c.Close()
-	if _, err := dropEchoes(c, params, nodeFlags{f.peer: "--peer"}); err != nil {
-		return err // the one node given
+	if _, err := dropEchoes(c, params, nodes); err != nil {
+		return st, 0, err // the one node given
 	}
 	if _, err := c.SyncHeaders(ctx); err != nil {
-		return nodeFailureFrom(err, params, "", nodeFlags{f.peer: "--peer"})
+		return st, 0, nodeFailureFrom(err, params, "", nodes)
 	}
 	chain := c.Chain()
-	to := f.to
+	to = f.to
 	if to < 0 {
 		to = chain.Height()
 	}
 	if err := heightsOnChain(f.from, to, chain.Height(), "node's"); err != nil {
-		return err
+		return st, 0, err
 	}
 	var w io.Writer = a.stdout
+	var outFile, indexFile *pendingFile
 	if f.out != "-" {
-		file, err := os.Create(f.out)
-		if err != nil {
+		if outFile, err = newPendingFile("--out", f.out); err != nil {
 			// Checked before connecting: what fails now is the machine.
-			return failureWords("--out", err)
+			return st, 0, err
 		}
-		defer file.Close()
-		w = file
+		defer outFile.abort()
+		w = outFile
 	}
 	uw := universe.NewWriter(w, params)
 	var ix *universe.IndexWriter
-	var indexFile *os.File
 	if f.index != "" {
-		if indexFile, err = os.Create(f.index); err != nil {
-			// Checked before connecting: what fails now is the machine.
-			return failureWords("--index", err)
+		if indexFile, err = newPendingFile("--index", f.index); err != nil {
+			return st, 0, err
 		}
-		defer indexFile.Close()
+		defer indexFile.abort()
 		ix = universe.NewIndexWriter(filepath.Dir(f.index), f.indexMemory)
 		defer ix.Close()
 		uw.SetIndex(ix)
@@ -194,10 +216,10 @@ func runUniverse(ctx context.Context, a *app, f *universeFlags, fl *pflag.FlagSe
 	uw.Comment(fmt.Sprintf("candidates of %s blocks %d..%d from %s, one per line", params.Name, f.from, to, f.peer))
 	err = c.FetchBlocks(ctx, f.from, to, func(h int32, b *wire.MsgBlock) error { return uw.AddBlock(h, b) })
 	if err != nil {
-		return nodeFailureFrom(err, params, "", nodeFlags{f.peer: "--peer"})
+		return st, 0, nodeFailureFrom(err, params, "", nodes)
 	}
 	if err := uw.Flush(); err != nil {
-		return failureWords("--out "+f.out, err)
+		return st, 0, failureWords("--out "+f.out, err)
 	}
 	if ix != nil {
 		hd := &universe.IndexHeader{Network: params.Name, First: f.from}
@@ -205,13 +227,22 @@ func runUniverse(ctx context.Context, a *app, f *universeFlags, fl *pflag.FlagSe
 			hd.Hashes = append(hd.Hashes, chain.Hash(h))
 		}
 		if _, err := ix.WriteTo(indexFile, hd); err != nil {
-			return failureWords("--index "+f.index, err)
-		}
-		if err := indexFile.Close(); err != nil {
-			return failureWords("--index "+f.index, err)
+			return st, 0, failureWords("--index "+f.index, err)
 		}
 	}
-	st := uw.Stats()
+	for _, p := range []*pendingFile{outFile, indexFile} {
+		if p == nil {
+			continue
+		}
+		if err := p.commit(); err != nil {
+			return st, 0, err
+		}
+	}
+	return uw.Stats(), to, nil
+}
+
+// printUniverseResult prints what runUniverse collected, blocks f.from..to.
+func printUniverseResult(a *app, f *universeFlags, st universe.Stats, to int32) error {
 	// One node gave the chain and its blocks: nothing it sent was
 	// compared with another node's.
 	warnings := []string{fmt.Sprintf("the universe rests on one peer, --peer %s: its blocks match the headers it sent, but no other peer confirmed that chain (a node can serve a chain of its own)", f.peer)}

@@ -46,6 +46,9 @@ type app struct {
 	// drawn on a terminal (see app.bar).
 	newBar func(what string, total int) (set func(done, total int), finish func())
 
+	// stopSignals stops endOnSignal's watch, once the command returned.
+	stopSignals func()
+
 	// cobraOut is where cobra writes help and completion scripts:
 	// standard output, or a buffer while --json turns them into JSON.
 	cobraOut *swapWriter
@@ -112,6 +115,9 @@ func (a *app) execute(args []string) (status int) {
 	root.SetIn(a.stdin)
 	root.SetErr(a.stderr)
 	err := root.Execute()
+	if a.stopSignals != nil {
+		a.stopSignals()
+	}
 	if out.err != nil {
 		// The result did not reach standard output (a full disk): the
 		// command did not do its work, whatever else it said.
@@ -199,8 +205,8 @@ misleading carries warnings: on standard error, and in JSON as "warnings".
 Exit status: 0 on success, 2 for bad input (a malformed argument, flag or
 address, a flag that takes one value given twice, a surplus argument, a
 missing, unreadable or binary input file, a directory given as a file, an
-output file in a directory that does not exist, an unknown command, shell
-or help topic), 1 for any other failure (a node, the network, the
+output file in a directory that does not exist, a --datadir or output file
+you may not write, an unknown command, shell or help topic), 1 for any other failure (a node, the network, the
 machine; a --from or --to above the nodes' chain tip too, in every
 command: what the nodes hold decides), 130 when Ctrl-C or SIGTERM ended
 a command before its work was done.`,
@@ -225,7 +231,13 @@ a command before its work was done.`,
 	root.SetFlagErrorFunc(flagError)
 	// The flags' rules (required, mutually exclusive) are checked in the
 	// tool's words before cobra checks them in its own.
-	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error { return checkFlagRules(c) }
+	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
+		if err := checkFlagRules(c); err != nil {
+			return err
+		}
+		a.stopSignals = a.endOnSignal(c)
+		return nil
+	}
 	// Every command, in one place; a group adds its subcommands.
 	root.AddCommand(
 		newBloomCommand(a),

@@ -92,7 +92,15 @@ func say(msg string, err error) string {
 			msg = strings.Replace(msg, s.Error()+": ", "", 1)
 		}
 	}
-	msg = packagePrefix.ReplaceAllString(msg, "$1")
+	for {
+		// Again, for a prefix that followed one taken out ("client:
+		// store: ").
+		cut := packagePrefix.ReplaceAllString(msg, "$1")
+		if cut == msg {
+			break
+		}
+		msg = cut
+	}
 	msg = strings.ReplaceAll(msg, "unexpected EOF", "the data end too early")
 	if errors.Is(err, io.EOF) && (msg == "EOF" || strings.HasSuffix(msg, ": EOF")) {
 		msg = strings.TrimSuffix(msg, "EOF") + "empty: no data at all"
