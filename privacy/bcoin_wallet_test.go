@@ -201,7 +201,11 @@ type bcoinScenarioWallet struct {
 	coins          []peertest.Output
 	watch          []string         // payees' addresses it watches, hex HASH160
 	knownBy        map[string]int32 // address -> height it reached the chain
-	small          bool             // paid only by another wallet, a few addresses
+	// paidBy, for a small wallet, is the one wallet that pays it (on a
+	// few addresses, all of which it watches); a quiet wallet is funded
+	// in the first epoch only and paid by no other.
+	paidBy *bcoinScenarioWallet
+	quiet  bool
 }
 
 // bcoinScenario is the chain the test builds for the scripted wallets:
@@ -296,10 +300,11 @@ func (s *bcoinScenario) record(tx *wire.MsgTx, height int32) {
 }
 
 // fund pays each wallet but the small ones from the miner on up to two
-// receive keys (two in the first epoch), one coinbase spend a wallet.
+// receive keys (two in the first epoch; the quiet ones then only), one
+// coinbase spend a wallet.
 func (s *bcoinScenario) fund(epoch int, height int32) {
 	for _, w := range s.wallets {
-		if w.small {
+		if w.paidBy != nil || w.quiet && epoch > 0 {
 			continue
 		}
 		n := s.rng.IntN(3)
@@ -322,24 +327,26 @@ func (s *bcoinScenario) fund(epoch int, height int32) {
 
 // payEachOther makes count payments between wallets: a payer spends one
 // of its coins to k of the payee's receive keys (k from 1 to 6; 1 or 2 to
-// a small wallet) with its change to its next change key, and watches
-// the addresses it paid from then on half the time (always a small
+// a small wallet, whose one payer pays it) with its change to its next
+// change key, and watches the addresses it paid from then on half the
+// time (always a small
 // wallet's: the case linking finds hardest).
 func (s *bcoinScenario) payEachOther(count int, height int32) {
 	for range count {
 		payer := s.wallets[s.rng.IntN(len(s.wallets))]
 		payee := s.wallets[s.rng.IntN(len(s.wallets))]
-		if payee.small {
-			payer = s.wallets[2] // a small wallet's one payer
+		if payee.paidBy != nil {
+			payer = payee.paidBy
 		}
-		if payer == payee || payer.small || len(payer.coins) == 0 || payer.nextChange > payer.changeFrontier+payer.lookaheadOf() {
+		if payer == payee || payer.paidBy != nil || payee.quiet || payer.quiet && payee.paidBy != payer || len(payer.coins) == 0 || payer.nextChange > payer.changeFrontier+payer.lookaheadOf() {
 			continue
 		}
 		k := []int{1, 1, 2, 2, 3, 4, 5, 6}[s.rng.IntN(8)]
-		if payee.small {
+		small := payee.paidBy != nil
+		if small {
 			k = 1 + s.rng.IntN(2)
 		}
-		s.payFrom(payer, payee, k, payee.small || s.rng.IntN(2) == 0, height)
+		s.payFrom(payer, payee, k, small || s.rng.IntN(2) == 0, height)
 	}
 }
 
@@ -354,7 +361,7 @@ func (s *bcoinScenario) payFrom(payer, payee *bcoinScenarioWallet, k int, watch 
 	var outs []*wire.TxOut
 	var paid []string
 	for range k {
-		j := s.nextReceive(payee, !payee.small)
+		j := s.nextReceive(payee, payee.paidBy == nil)
 		if j < 0 {
 			break
 		}
@@ -409,15 +416,15 @@ type bcoinSynced struct {
 }
 
 // bcoinWalletCount is the number of scripted wallets: 16, or what
-// SPVFILTER_BCOIN_WALLETS says (4 to 40).
+// SPVFILTER_BCOIN_WALLETS says (6 to 40).
 func bcoinWalletCount(t *testing.T) int {
 	v := os.Getenv("SPVFILTER_BCOIN_WALLETS")
 	if v == "" {
 		return 16
 	}
 	n, err := strconv.Atoi(v)
-	if err != nil || n < 4 || n > 40 {
-		t.Fatalf("SPVFILTER_BCOIN_WALLETS=%q: want a number from 4 to 40", v)
+	if err != nil || n < 6 || n > 40 {
+		t.Fatalf("SPVFILTER_BCOIN_WALLETS=%q: want a number from 6 to 40", v)
 	}
 	return n
 }
@@ -446,8 +453,10 @@ func joins(i, e int) bool {
 // addresses with change to their own change keys, and a payer watches the
 // addresses it paid half the time (a watch-only wallet in its node
 // imports them, so its filter holds them: labelled as payments); one
-// wallet is paid only by one other, which watches all of its addresses (a
-// small payee inside its payer's filter, the case linking finds hardest);
+// two wallets are each paid only by one other, which watches all of their
+// addresses (small payees inside their payers' filters, the case linking
+// finds hardest; one of the payers is funded in the first epoch only, so
+// that its own addresses are few);
 // one wallet has bcoin's largest lookahead (40) and is paid on keys that
 // skip up to 11 unused ones. Every key paid is in the wallet's filter from
 // its session's start. The universe is the chain's candidates (package
@@ -460,15 +469,18 @@ func joins(i, e int) bool {
 // key paid. analyze --link's report is scored by evaluate.
 //
 // Held (the test fails otherwise): every candidate given P >= 0.95
-// right; no wrong link given P >= 0.95 (so none above 0.99); links given
+// right; no wrong link given P > 0.95 (so none above 0.99); links given
 // P >= 0.95 at least 95% right, with a Wilson lower bound of at least
-// 0.93 when 52 or more are given (64 of 64 right, 0.943, in the default
-// run); no bin of candidates or links off its diagonal (evaluate's
-// target); every session's wallet-size interval holding the number of
-// its candidates that every one of its filters holds. bcoin sizes its
-// filter for 20,000 elements at 0.001 whatever the wallet holds, so its
-// filter matches next to nothing by chance and every candidate is named
-// at P >= 0.99.
+// 0.93 in a run of 16 wallets or more (56 of 56 right, 0.936, in the
+// default run); no bin of candidates or links off its diagonal
+// (evaluate's target); every session's wallet-size interval holding the
+// number of its candidates that every one of its filters holds. bcoin
+// sizes its filter for 20,000 elements at 0.001 whatever the wallet
+// holds, so its filter matches next to nothing by chance and every
+// candidate is named at P >= 0.99. Pairs of a small payee's sessions with
+// its payer's, whose filters hold all of the payee's addresses, are
+// given P = 0.31 at most; pairs of one wallet whose sessions differ by
+// the keys it gained between them 0.92 to 0.95 (right every time).
 //
 // Not met, and logged: interval coverage. bcoin sends its whole filter
 // again (filterload) whenever its wallet derives keys while it syncs, and
@@ -476,15 +488,13 @@ func joins(i, e int) bool {
 // the session holds, so the keys a session's later filters add are not
 // counted: the wallet-size intervals, points since nothing matches by
 // chance, miss the candidates those sessions hold (5 of 57 sessions, and
-// 4 of 16 link groups: coverage 0.912 and 0.750 against 1.00), and the
-// lookahead wallet's first session, 5 of whose 10 candidates came in a
-// later filter, is linked to its others at P = 0.49 only. The link
-// probability intervals hold the rate of pairs like theirs every time
-// (1.000 against 0.95 ± 0.03: wider than they need be). The rows for
-// privacy/README.md are logged (-v), and with SPVFILTER_BCOIN_CAPTURE_DIR
-// set the labels and the report are kept there for "privacy evaluate".
-// It runs whenever node and npm are on PATH (see TestRelayWithBcoin), and
-// is skipped, saying why, otherwise.
+// the link groups of those 5 wallets: coverage 0.912 and 0.688 against
+// 1.00). The link probability intervals hold the rate of pairs like
+// theirs every time (1.000 against 0.95 ± 0.03: wider than they need
+// be). The rows for privacy/README.md are logged (-v), and with
+// SPVFILTER_BCOIN_CAPTURE_DIR set the labels and the report are kept
+// there for "privacy evaluate". It runs whenever node and npm are on
+// PATH (see TestRelayWithBcoin), and is skipped, saying why, otherwise.
 func TestBcoinWalletCaptureScored(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts btcd and bcoin nodes")
@@ -513,7 +523,7 @@ func TestBcoinWalletCaptureScored(t *testing.T) {
 	sc := &bcoinScenario{t: t, node: node, rng: rand.New(rand.NewPCG(23, 2026)), payments: map[[2]string][]string{}, owners: map[string]bcoinOwner{}}
 	for i, phrase := range phrases {
 		w := &bcoinScenarioWallet{id: fmt.Sprintf("b%02d", i+1), phrase: phrase, maxReceive: -1, frontier: -1,
-			usedReceive: map[int]bool{}, knownBy: map[string]int32{}, small: i == 1}
+			usedReceive: map[int]bool{}, knownBy: map[string]int32{}, quiet: i == 3}
 		if i == 0 {
 			w.lookahead = 40
 		}
@@ -528,6 +538,9 @@ func TestBcoinWalletCaptureScored(t *testing.T) {
 		}
 		sc.wallets = append(sc.wallets, w)
 	}
+	// Two small payees, each inside its one payer's filter: wallet 2 paid
+	// by wallet 3, and wallet 5 by wallet 4, a quiet one.
+	sc.wallets[1].paidBy, sc.wallets[4].paidBy = sc.wallets[2], sc.wallets[3]
 
 	var out bytes.Buffer
 	relay, err := capture.NewRelay(capture.RelayConfig{Listen: "127.0.0.1:0", Upstream: node.P2PAddr, Net: node.Params.Net, Out: &out})
@@ -557,8 +570,12 @@ func TestBcoinWalletCaptureScored(t *testing.T) {
 		sc.fund(e, int32(tip+1))
 		sc.confirm()
 		if e == 0 {
-			// The small wallet's first payment, from the wallet after it.
-			sc.payFrom(sc.wallets[2], sc.wallets[1], 2, true, int32(tip+2))
+			// The small wallets' first payments.
+			for _, w := range sc.wallets {
+				if w.paidBy != nil {
+					sc.payFrom(w.paidBy, w, 2, true, int32(tip+2))
+				}
+			}
 		}
 		sc.payEachOther(n/2, int32(tip+2))
 		sc.confirm()
@@ -726,13 +743,14 @@ func TestBcoinWalletCaptureScored(t *testing.T) {
 		t.Errorf("candidates given P >= 0.95: %d of %d right, want all", c.Confident.Right, c.Confident.Count)
 	}
 	if lk.WrongAboveSure != 0 || lk.WrongAboveConfident != 0 {
-		t.Errorf("wrong links: %d given P > 0.99, %d given P >= 0.95, want none", lk.WrongAboveSure, lk.WrongAboveConfident)
+		t.Errorf("wrong links: %d given P > 0.99, %d given P > 0.95, want none", lk.WrongAboveSure, lk.WrongAboveConfident)
 	}
 	if lk.Confident.Count == 0 || float64(lk.Confident.Right) < 0.95*float64(lk.Confident.Count) {
 		t.Errorf("links given P >= 0.95: %d of %d right, want at least 95%%", lk.Confident.Right, lk.Confident.Count)
 	}
-	// 52 right of 52 are the fewest whose Wilson lower bound reaches 0.93.
-	if lk.Confident.Count >= 52 && *lk.Confident.WilsonLow < simulate.TargetWilsonLow {
+	// 52 right of 52 are the fewest whose Wilson lower bound reaches 0.93:
+	// a run of fewer wallets may not give as many.
+	if n >= 16 && lk.Confident.Count > 0 && *lk.Confident.WilsonLow < simulate.TargetWilsonLow {
 		t.Errorf("links given P >= 0.95: Wilson lower bound %.3f, want >= %g", *lk.Confident.WilsonLow, simulate.TargetWilsonLow)
 	}
 	for _, tg := range score.Targets {
