@@ -211,7 +211,7 @@ type bcoinScenarioWallet struct {
 // bcoinScenario is the chain the test builds for the scripted wallets:
 // the miner funds them, they pay each other several addresses (a payer
 // sometimes watching the addresses it paid), reuse addresses, and one of
-// them pays itself on keys beyond its first used ones (lookahead).
+// them is paid on keys beyond its first used ones (lookahead).
 type bcoinScenario struct {
 	t        *testing.T
 	node     *peertest.Node
@@ -434,7 +434,7 @@ func bcoinWalletCount(t *testing.T) int {
 const bcoinEpochs = 4
 
 // joins says whether wallet i connects in epoch e: every fourth wallet
-// skips the second epoch, every sixth the third as well.
+// skips the second epoch, every sixth the second and the third.
 func joins(i, e int) bool {
 	return !(i%4 == 3 && e == 1) && !(i%6 == 5 && e == 2) && !(i%6 == 5 && e == 1)
 }
@@ -442,8 +442,8 @@ func joins(i, e int) bool {
 // TestBcoinWalletCaptureScored scores the filter attack and linking on a
 // real BIP 37 client as labelled ground truth: bcoin 1.0.2's SPV node
 // with its wallet plugin. Sixteen wallets restored from mnemonics of
-// known entropy (SPVFILTER_BCOIN_WALLETS=n for n from 4 to 40; the larger
-// run of privacy/README.md uses 32, about 100 s) connect in four epochs,
+// known entropy (SPVFILTER_BCOIN_WALLETS=n for n from 6 to 40; the larger
+// run of privacy/README.md uses 32, 70 to 100 s) connect in four epochs,
 // each wallet in two to four of them, each time a fresh node (a new
 // filter tweak) restored to the key depths its last sync reached, which
 // rescans the chain from genesis through the capture relay to btcd.
@@ -452,13 +452,12 @@ func joins(i, e int) bool {
 // (address reuse); the wallets pay each other 1 to 6 of the payee's
 // addresses with change to their own change keys, and a payer watches the
 // addresses it paid half the time (a watch-only wallet in its node
-// imports them, so its filter holds them: labelled as payments); one
-// two wallets are each paid only by one other, which watches all of their
+// imports them, so its filter holds them: labelled as payments); two
+// wallets are each paid only by one other, which watches all of their
 // addresses (small payees inside their payers' filters, the case linking
 // finds hardest; one of the payers is funded in the first epoch only, so
-// that its own addresses are few);
-// one wallet has bcoin's largest lookahead (40) and is paid on keys that
-// skip up to 11 unused ones. Every key paid is in the wallet's filter from
+// that its own addresses are few); one wallet has bcoin's largest
+// lookahead (40) and is paid on keys that skip up to 11 unused ones. Every key paid is in the wallet's filter from
 // its session's start. The universe is the chain's candidates (package
 // universe, as "privacy universe" writes it) among 30,000 other
 // addresses. The labels come from the known keys and the chain: a
