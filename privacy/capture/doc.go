@@ -17,6 +17,7 @@
 // Read reads a capture file back, refusing anything malformed with
 // ErrBadRecord, and keeps reading the older record forms. Sessions replays
 // the filter records of each connection into its filters (a filteradd
-// grows the current filter, a filterclear ends it); FetchSessions gathers
+// grows the current filter, as does a filterload of it grown; a
+// filterclear ends it); FetchSessions gathers
 // each connection's block requests and filter ranges.
 package capture

@@ -173,6 +173,10 @@ type Filter struct {
 	Added   []string      `json:"added,omitempty"`
 	// Cleared is true if the client sent filterclear after it.
 	Cleared bool `json:"cleared,omitempty"`
+	// Grown are the records of the later filterloads of the connection
+	// that this filter grew into (see Sessions): the filter is the last
+	// of them, every element of the earlier ones still in it.
+	Grown []int `json:"grown,omitempty"`
 }
 
 // Read reads a capture file, one JSON record per line (blank lines
@@ -299,7 +303,8 @@ func (rec *Record) loadedFilter() (*bip37.Filter, error) {
 }
 
 // replay replays the records: every filterload starts a filter of
-// its connection, every filteradd inserts into the connection's current
+// its connection, unless it is the connection's current filter grown
+// (see grewInto), every filteradd inserts into the connection's current
 // filter, filterclear ends it.
 func replay(records []Record) ([]*Filter, error) {
 	var out []*Filter
@@ -312,6 +317,11 @@ func replay(records []Record) ([]*Filter, error) {
 			f, err := rec.loadedFilter()
 			if err != nil {
 				return nil, fmt.Errorf("record %d: %w", i+1, err)
+			}
+			if cf := current[key]; cf != nil && grewInto(cf.Filter, f) {
+				cf.Filter = f
+				cf.Grown = append(cf.Grown, i+1)
+				continue
 			}
 			cf := &Filter{Client: rec.Client, Session: key, Time: rec.Time, Record: i + 1, Filter: f}
 			current[key] = cf
@@ -337,6 +347,27 @@ func replay(records []Record) ([]*Filter, error) {
 	return out, nil
 }
 
+// grewInto reports whether the filter next, loaded on a connection whose
+// current filter is prev, is prev grown: the same size, hash count, tweak
+// and flags, and every bit of prev set. A client that derives new keys
+// may send its whole filter again instead of a filteradd (bcoin does, as
+// its wallet looks ahead); every element prev matched, next matches too,
+// so intersecting the two, as the attack intersects a connection's
+// filters, would drop exactly the keys the wallet gained.
+func grewInto(prev, next *bip37.Filter) bool {
+	if prev.Size() != next.Size() || prev.HashFuncs() != next.HashFuncs() ||
+		prev.Tweak() != next.Tweak() || prev.Flags() != next.Flags() {
+		return false
+	}
+	a, b := prev.Bits(), next.Bits()
+	for i := range a {
+		if a[i]&^b[i] != 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // Session is one client connection and the filters it loaded: the unit of
 // analysis, since the filters of one connection come from one wallet.
 type Session struct {
@@ -350,7 +381,11 @@ type Session struct {
 
 // Sessions replays the records (see replay) and groups the
 // filters by connection, in the order of each connection's first filter.
-// Connections that loaded no filter are left out.
+// Connections that loaded no filter are left out. A filterload that holds
+// every bit of its connection's current filter, with the same size, hash
+// count, tweak and flags, is that filter grown, not a filter of its own:
+// it takes the current filter's place and its record is listed in
+// Filter.Grown.
 func Sessions(records []Record) ([]*Session, error) {
 	filters, err := replay(records)
 	if err != nil {
