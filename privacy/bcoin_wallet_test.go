@@ -473,7 +473,9 @@ func joins(i, e int) bool {
 // 0.93 in a run of 16 wallets or more (56 of 56 right, 0.936, in the
 // default run); no bin of candidates or links off its diagonal
 // (evaluate's target); every session's wallet-size interval holding the
-// number of its candidates that every one of its filters holds. bcoin
+// number of its candidates that every one of its filters holds, and the
+// intervals holding the candidates the session's filters hold (its
+// truth) at 0.97 or more (the target, 1.00 ± 0.03). bcoin
 // sizes its filter for 20,000 elements at 0.001 whatever the wallet
 // holds, so its filter matches next to nothing by chance and every
 // candidate is named at P >= 0.99. Pairs of a small payee's sessions with
@@ -481,16 +483,14 @@ func joins(i, e int) bool {
 // given P = 0.31 at most; pairs of one wallet whose sessions differ by
 // the keys it gained between them 0.92 to 0.95 (right every time).
 //
-// Not met, and logged: interval coverage. bcoin sends its whole filter
-// again (filterload) whenever its wallet derives keys while it syncs, and
-// the attack counts as a session's candidates only those every filter of
-// the session holds, so the keys a session's later filters add are not
-// counted: the wallet-size intervals, points since nothing matches by
-// chance, miss the candidates those sessions hold (5 of 57 sessions, and
-// the link groups of those 5 wallets: coverage 0.912 and 0.688 against
-// 1.00). The link probability intervals hold the rate of pairs like
-// theirs every time (1.000 against 0.95 ± 0.03: wider than they need
-// be). The rows for privacy/README.md are logged (-v), and with
+// bcoin sends its whole filter again (filterload) whenever its wallet
+// derives keys while it syncs; the capture's sessions take such a
+// filter, holding every bit of the one before, as that filter grown
+// (capture.Sessions), where intersecting the two missed the keys gained
+// (5 of 57 sessions' intervals, coverage 0.912, and 0.688 of the link
+// groups). Not met, and logged: the link probability intervals hold the
+// rate of pairs like theirs every time (1.000 against 0.95 ± 0.03: wider
+// than they need be). The rows for privacy/README.md are logged (-v), and with
 // SPVFILTER_BCOIN_CAPTURE_DIR set the labels and the report are kept
 // there for "privacy evaluate". It runs whenever node and npm are on
 // PATH (see TestRelayWithBcoin), and is skipped, saying why, otherwise.
@@ -815,12 +815,9 @@ func logBcoinLinks(t *testing.T, doc []byte, labels *simulate.Labels) {
 
 // checkBcoinIntervals checks the wallet-size interval of every session:
 // it must hold the number of the session's candidates that every one of
-// its filters holds. bcoin sends its whole filter again (filterload)
-// whenever its wallet derives keys while it syncs, and the attack counts
-// a session's candidates as those every filter holds, so the keys a
-// session's later filters add are not counted: the interval misses the
-// candidates the session's filters hold (its truth) exactly when they
-// are more, which it logs.
+// its filters holds, and the candidates its filters hold (its truth) in
+// at least 97% of the sessions. The two differ when a session's later
+// filters add keys that are not taken as its first filter grown.
 func checkBcoinIntervals(t *testing.T, doc []byte, labels *simulate.Labels, inEvery map[string]int) {
 	t.Helper()
 	var rep struct {
@@ -850,7 +847,10 @@ func checkBcoinIntervals(t *testing.T, doc []byte, labels *simulate.Labels, inEv
 				c.Session, s.Wallet, s.Height, len(s.Holds), n, c.Matched, c.Low, c.High)
 		}
 	}
-	t.Logf("wallet-size intervals missing the candidates a session's filters hold: %d of %d sessions, each one whose later filters added keys", missed, len(rep.Clients))
+	t.Logf("wallet-size intervals missing the candidates a session's filters hold: %d of %d sessions", missed, len(rep.Clients))
+	if len(rep.Clients) > 0 && float64(len(rep.Clients)-missed) < 0.97*float64(len(rep.Clients)) {
+		t.Errorf("wallet-size intervals hold the candidates a session's filters hold in %d of %d sessions, want at least 97%%", len(rep.Clients)-missed, len(rep.Clients))
+	}
 }
 
 // bcoinKeys decodes the keys the script printed and checks each private
