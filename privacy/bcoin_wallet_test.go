@@ -480,8 +480,9 @@ func joins(i, e int) bool {
 // holds, so its filter matches next to nothing by chance and every
 // candidate is named at P >= 0.99. Pairs of a small payee's sessions with
 // its payer's, whose filters hold all of the payee's addresses, are
-// given P = 0.31 at most; pairs of one wallet whose sessions differ by
-// the keys it gained between them 0.92 to 0.95 (right every time).
+// given P = 0.26 at most; pairs of one wallet whose sessions differ by
+// the keys it gained between them 0.44 to 0.95 (right every time: the
+// attack is cautious there, within its bins' intervals).
 //
 // bcoin sends its whole filter again (filterload) whenever its wallet
 // derives keys while it syncs; the capture's sessions take such a
