@@ -176,6 +176,11 @@ type sending struct {
 	start time.Time
 	mu    sync.Mutex
 	res   *SendResult
+	// unsure holds, by address, when each peer that gave no verdict of
+	// its own was given the transaction (see noVerdict): its watch is
+	// awaited until coreAnnounceWait after, unless propagation is
+	// proven first (see awaitUnsure).
+	unsure map[string]time.Time
 	watching
 }
 
@@ -237,11 +242,20 @@ func (s *sending) send(ctx context.Context, ms []*pool.Member) {
 // whether m took it: its mempool shows it, or it announced it to m's
 // watch.
 func (s *sending) give(ctx context.Context, m *pool.Member) bool {
-	sighting, err := s.c.pool.Conn(m).BroadcastWatched(ctx, s.tx, s.watchFor(ctx, m.Addr()))
+	given := time.Now()
+	conn := s.c.pool.Conn(m)
+	sighting, err := conn.BroadcastWatched(ctx, s.tx, s.watchFor(ctx, m.Addr()))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.res.Given = append(s.res.Given, m.Addr())
 	if err != nil {
+		if noVerdict(err, conn.UserAgent()) {
+			err = &NotConfirmedError{Peer: m.Addr(), Txid: s.res.Txid, Waited: time.Since(given), Watched: s.watch(m.Addr()) != nil, Cause: err}
+			if s.unsure == nil {
+				s.unsure = map[string]time.Time{}
+			}
+			s.unsure[m.Addr()] = given
+		}
 		s.res.Failed[m.Addr()] = err
 		return false
 	}
@@ -296,10 +310,109 @@ func (s *sending) waitHeld(ctx context.Context, ms []*pool.Member, txid chainhas
 	}
 }
 
+// ErrNotConfirmed: a node was given the transaction and gave no verdict
+// on it of its own within the wait (see NotConfirmedError).
+var ErrNotConfirmed = errors.New("transaction not confirmed")
+
+// NotConfirmedError is a peer given the transaction Txid that neither
+// showed it in its mempool nor announced it within Waited, and gives no
+// verdict of its own: a node that does not call itself btcd (Bitcoin
+// Core sends no reject since BIP 61 was removed, serves no transaction
+// of its mempool by getdata before announcing it, and announces to an
+// inbound peer after a random delay, 5 s on average). It may hold the
+// transaction, or have refused it: nothing tells which. Watched says
+// whether its announcement was awaited on a connection of its own (see
+// peer.TxWatch); Cause is what the broadcast reported (a
+// *peer.PeerError wrapping a *peer.DroppedError or peer.ErrStalled),
+// outside the error's chain: it is not a rejection. It wraps
+// ErrNotConfirmed.
+type NotConfirmedError struct {
+	Peer    string
+	Txid    chainhash.Hash
+	Waited  time.Duration
+	Watched bool
+	Cause   error
+}
+
+func (e *NotConfirmedError) Error() string {
+	how := "nor announced it"
+	if !e.Watched {
+		how = "and its announcement could not be awaited (no second connection to it opened)"
+	}
+	return fmt.Sprintf("peer %s: %v %v: it neither showed it in its mempool %s within %v, and a node that is not btcd does not say when it refuses a transaction (Bitcoin Core announces one it took to an inbound peer after 5 s on average, and serves none before)",
+		e.Peer, ErrNotConfirmed, e.Txid, how, e.Waited.Round(100*time.Millisecond))
+}
+
+// Unwrap returns ErrNotConfirmed.
+func (e *NotConfirmedError) Unwrap() error { return ErrNotConfirmed }
+
+// noVerdict reports whether err, a broadcast's to a node of userAgent,
+// leaves the node's verdict unknown: it did not show the transaction in
+// its mempool within the timeout (a *peer.DroppedError that is not
+// Processed), or did not ask for it and does not show it
+// (peer.ErrStalled), and it is not btcd, whose answer to a later
+// request is its verdict. Bitcoin Core asks for no transaction it has
+// (or refused lately) and shows none of its mempool before it announced
+// it (see peer.BroadcastWatched).
+func noVerdict(err error, userAgent string) bool {
+	var de *peer.DroppedError
+	if errors.As(err, &de) {
+		return !de.Processed
+	}
+	return errors.Is(err, peer.ErrStalled) && !strings.Contains(userAgent, "/btcd:")
+}
+
+// coreAnnounceWait is the least a send waits, from when it gave the
+// transaction to a peer that gives no verdict of its own (see
+// noVerdict), for the peer's announcement, while nothing proves the
+// transaction propagated: six means of Bitcoin Core's delay before it
+// announces to an inbound peer (5 s, a Poisson timer:
+// net_processing's INBOUND_INVENTORY_BROADCAST_INTERVAL), so that a Core
+// node that took it is heard with probability 1 - e^-6 = 99.75%. The
+// timeout, if longer, is waited instead.
+const coreAnnounceWait = 30 * time.Second
+
+// awaitUnsure waits for the announcements of the peers given the
+// transaction that gave no verdict of their own (see noVerdict), each
+// until coreAnnounceWait, or the timeout if longer, after it was given
+// it, while no peer it was not given to proves it propagated: a Core
+// node that took it says so only thus. Their watches' checks are read
+// by lateSightings. Once propagation is proven nothing is waited for:
+// the send is done, and the peers still unsure are not confirmed.
+func (s *sending) awaitUnsure(ctx context.Context) {
+	s.mu.Lock()
+	proven := len(s.res.Seen) > 0
+	unsure := maps.Clone(s.unsure)
+	s.mu.Unlock()
+	if proven {
+		return
+	}
+	wait := max(coreAnnounceWait, s.c.timeout())
+	for addr, given := range unsure {
+		w := s.watch(addr)
+		if w == nil {
+			continue
+		}
+		timer := time.NewTimer(time.Until(given.Add(wait)))
+		select {
+		case <-w.Done():
+		case <-timer.C:
+		case <-ctx.Done():
+		}
+		timer.Stop()
+		s.mu.Lock()
+		if e, ok := s.res.Failed[addr].(*NotConfirmedError); ok {
+			e.Waited = time.Since(given)
+		}
+		s.mu.Unlock()
+	}
+}
+
 // finish fills in the warnings, or fails when no peer took the
 // transaction.
 func (s *sending) finish(ctx context.Context, ms []*pool.Member) (*SendResult, error) {
 	res := s.res
+	s.awaitUnsure(ctx)
 	s.awaitChecks(ms)
 	faults := s.lateSightings(ms)
 	slices.Sort(res.Accepted)
@@ -320,6 +433,9 @@ func (s *sending) finish(ctx context.Context, ms []*pool.Member) (*SendResult, e
 		}
 		if len(errs) == 0 {
 			return res, s.c.noPeers("send")
+		}
+		if !slices.ContainsFunc(errs, func(err error) bool { return !errors.Is(err, ErrNotConfirmed) }) {
+			return res, fmt.Errorf("client: no peer confirmed transaction %v: %w", res.Txid, pool.Errors(errs))
 		}
 		return res, fmt.Errorf("client: no peer took transaction %v: %w", res.Txid, pool.Errors(errs))
 	}

@@ -1,0 +1,112 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer"
+	"github.com/spvfilter/spvfilter/peer/peertest"
+)
+
+// TestSendToCoreLikePoisson: sends of n transactions, each by a client
+// of its own, to a lone node that takes them all and announces as
+// Bitcoin Core does to an inbound peer (a Poisson timer of mean 5 s:
+// peertest.CoreLikeTrickle) and sends no reject. A send that ends with
+// the node named as having dropped the transaction is a wrong answer:
+// the node took it. With a timeout of 10 s, about e^-2 = 13.5% of them
+// did before the wait for such a node's announcement was sized apart
+// from the timeout (5 of 32, 8 of 32 in two runs); none may now. One not
+// heard within that wait (coreAnnounceWait: e^-6 = 0.25% of them) is
+// not confirmed, which is no wrong answer.
+func TestSendToCoreLikePoisson(t *testing.T) {
+	const n, mean, timeout = 32, 5 * time.Second, 10 * time.Second
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning", "--trickleinterval=50ms"))
+	node.Generate(t, 100+n)
+	core := peertest.NewCoreLike(t, node.P2PAddr, node.Params.Net, peertest.CoreLikeTrickle(mean))
+	txs := make([]*wire.MsgTx, n)
+	clients := make([]*Client, n)
+	for i := range txs {
+		txs[i] = node.BuildCoinbaseSpend(t, wire.NewTxOut(2_000_000, peertest.NewKey("alice").P2WPKHScript()))
+		clients[i] = connectTo(t, node, timeout, core.Addr)
+	}
+	type outcome struct {
+		res     *SendResult
+		err     error
+		elapsed time.Duration
+	}
+	out := make([]outcome, n)
+	var wg sync.WaitGroup
+	for i := range txs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			start := time.Now()
+			res, err := clients[i].SendTransaction(context.Background(), txs[i])
+			out[i] = outcome{res, err, time.Since(start)}
+		}()
+	}
+	wg.Wait()
+	var taken, wrong, unconfirmed int
+	var times []time.Duration
+	for i, o := range out {
+		if !node.InMempool(t, txs[i].TxHash()) {
+			t.Fatalf("send %d: the node does not hold %v (%v): the test needs every one taken", i, txs[i].TxHash(), o.err)
+		}
+		times = append(times, o.elapsed)
+		switch {
+		case o.err == nil && slices.Contains(o.res.Accepted, core.Addr) && o.res.Announced[core.Addr] > 0:
+			taken++
+		case errors.Is(o.err, ErrNotConfirmed) && !errors.Is(o.err, peer.ErrRejected):
+			unconfirmed++
+			t.Logf("send %d not confirmed after %v: %v", i, o.elapsed.Round(time.Millisecond), o.err)
+		default:
+			wrong++
+			t.Logf("send %d wrong after %v: %v, result %+v", i, o.elapsed.Round(time.Millisecond), o.err, o.res)
+		}
+	}
+	slices.Sort(times)
+	t.Logf("%d sends: %d taken, %d wrong, %d not confirmed; time to the verdict: median %v, longest %v",
+		n, taken, wrong, unconfirmed, times[n/2].Round(time.Millisecond), times[n-1].Round(time.Millisecond))
+	// Not confirmed: n e^-6 = 0.08 expected; 3 or more by chance
+	// about once in 10^4 runs.
+	if wrong > 0 || unconfirmed > 2 {
+		t.Fatalf("%d of %d sends wrong, %d not confirmed: want none wrong, at most 2 not confirmed", wrong, n, unconfirmed)
+	}
+}
+
+// TestSendToCoreLikeRefuses: a lone node that refuses the transaction
+// (a spend of a coinbase spent already in its mempool) without a word,
+// as Bitcoin Core does, is not confirmed once coreAnnounceWait passed
+// since it was given it, however short the timeout: it is not reported
+// as having dropped or rejected it (before, it was, after the 3 s
+// timeout), and the send fails with ErrNotConfirmed alone.
+func TestSendToCoreLikeRefuses(t *testing.T) {
+	const timeout = 3 * time.Second
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 101)
+	tx := node.BuildCoinbaseSpend(t, wire.NewTxOut(2_000_000, peertest.NewKey("alice").P2WPKHScript()))
+	if _, err := node.RPC().SendRawTransaction(tx, true); err != nil {
+		t.Fatal(err)
+	}
+	conflict := tx.Copy()
+	conflict.TxOut[0].Value--
+	core := peertest.NewCoreLike(t, node.P2PAddr, node.Params.Net)
+	c := connectTo(t, node, timeout, core.Addr)
+	start := time.Now()
+	res, err := c.SendTransaction(context.Background(), conflict)
+	elapsed := time.Since(start)
+	t.Logf("%v after %v", err, elapsed.Round(time.Millisecond))
+	var ne *NotConfirmedError
+	if !errors.Is(err, ErrNotConfirmed) || errors.Is(err, peer.ErrRejected) || !errors.As(res.Failed[core.Addr], &ne) ||
+		!ne.Watched || ne.Waited < coreAnnounceWait || len(res.Accepted) != 0 {
+		t.Fatalf("error %v, result %+v: want not confirmed after %v, not rejected", err, res, coreAnnounceWait)
+	}
+	if elapsed < coreAnnounceWait || elapsed > coreAnnounceWait+5*time.Second {
+		t.Errorf("took %v: want the node's announcement awaited %v, no longer", elapsed, coreAnnounceWait)
+	}
+}
