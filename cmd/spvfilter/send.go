@@ -55,9 +55,12 @@ whether they hold it, or waits for them to announce it, for up to
 and the other peers are given it at once. Peers that hold it already
 count as seeing it, so sending twice is harmless; but when one peer alone
 holds it, or announced it, its word is all there is: a warning says so
-and "propagated" is false. Bitcoin Core announces a transaction to an
-inbound connection about 5 seconds after it took it, on average (a
-random delay), serves none it has not announced and sends no reject: a
+and "propagated" is false; when one peer not given it alone holds it,
+"propagated" rests on that peer's word, and a warning says so (with
+--json, "propagation_rests_on" names it). Bitcoin Core announces a
+transaction to an inbound connection about 5 seconds after it took it,
+on average (a random delay), serves none it has not announced and sends
+no reject: a
 node that is not btcd, given the transaction and silent on it, is
 waited for until 30 seconds after it was given it (--timeout if longer:
 a Core node that took it is heard 99.75% of the time), unless a peer
@@ -208,11 +211,16 @@ type sendPeerJSON struct {
 
 // sendJSON is the output of send --json.
 type sendJSON struct {
-	Txid       string         `json:"txid"`
-	Propagated bool           `json:"propagated"`
-	Mined      *minedJSON     `json:"mined"`
-	Peers      []sendPeerJSON `json:"peers"`
-	Warnings   []string       `json:"warnings"`
+	Txid       string `json:"txid"`
+	Propagated bool   `json:"propagated"`
+	// PropagationRestsOn is the one peer whose word "propagated" rests
+	// on, null when none or several: it held the transaction without
+	// being given it, and no other peer did (peers of one party, one
+	// passing it to the other alone, would look the same).
+	PropagationRestsOn *string        `json:"propagation_rests_on"`
+	Mined              *minedJSON     `json:"mined"`
+	Peers              []sendPeerJSON `json:"peers"`
+	Warnings           []string       `json:"warnings"`
 }
 
 // minedJSON is where a transaction already in the chain was mined.
@@ -279,6 +287,10 @@ func runSend(a *app, f *sendFlags, args []string) error {
 		warnings = append(warnings, fmt.Sprintf("acceptance of %v rests on one peer, %s: it says it holds the transaction (it had it before this send, from an earlier one or the network) and no other peer says so; a peer that echoes transactions back would look the same (give several peers)",
 			res.Txid, holders[0]))
 	}
+	if res.SeenAlone != nil && !a.json {
+		// (--json says so in "propagation_rests_on".)
+		warnings = append(warnings, fmt.Sprintf("%v: %v", res.Txid, res.SeenAlone))
+	}
 	for _, p := range c.Peers() {
 		if e, ok := res.Failed[p.Address]; ok {
 			warnings = append(warnings, sendWords(e).Error()+bannedWords(p))
@@ -301,6 +313,9 @@ func runSend(a *app, f *sendFlags, args []string) error {
 		return err
 	}
 	out := sendJSON{Txid: res.Txid.String(), Propagated: propagated, Peers: []sendPeerJSON{}, Warnings: orEmpty(warnings)}
+	if res.SeenAlone != nil {
+		out.PropagationRestsOn = &res.SeenAlone.Seen
+	}
 	if m := res.Mined; m != nil {
 		out.Mined = &minedJSON{Height: m.Height, BlockHash: m.BlockHash.String()}
 	}

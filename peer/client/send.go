@@ -44,6 +44,12 @@ type SendResult struct {
 	// of its mempool by getdata before it announced it, so its
 	// acceptance is known this way only.
 	Announced map[string]time.Duration
+	// SeenAlone, if not nil, says that propagation rests on one peer's
+	// word: Seen holds one peer, which held the transaction without
+	// being given it while no other did. Peers of one party, one passing
+	// what it is given to the other alone, look the same: nothing
+	// honest need have seen it.
+	SeenAlone *OnePeersWord
 	// Mined, if not nil, is the block of the chain that already holds the
 	// transaction: nothing was to be sent.
 	Mined *Confirmation
@@ -55,8 +61,26 @@ type SendResult struct {
 	Warnings []string
 }
 
+// OnePeersWord is propagation resting on one peer's word (see
+// SendResult.SeenAlone).
+type OnePeersWord struct {
+	// Seen is the peer that held the transaction without being given
+	// it.
+	Seen string
+	// Given lists the peers given it before, from one of which Seen
+	// may have had it alone.
+	Given []string
+}
+
+// String says what w means, naming its peers.
+func (w *OnePeersWord) String() string {
+	return fmt.Sprintf("propagation rests on one peer's word: %s held or announced the transaction without being given it, and no other peer did; peers of one party, %s passing what it is given to %s alone, would look the same",
+		w.Seen, strings.Join(w.Given, ", "), w.Seen)
+}
+
 // Propagated reports whether the network is known to hold the
-// transaction: a peer it was not given to holds it, or it is mined.
+// transaction: a peer it was not given to holds it, or it is mined. One
+// such peer alone is its word (see SeenAlone).
 func (r *SendResult) Propagated() bool { return len(r.Seen) > 0 || r.Mined != nil }
 
 // MinedSearchDepth is how many of the chain's last blocks SendTransaction
@@ -181,6 +205,9 @@ type sending struct {
 	// awaited until coreAnnounceWait after, unless propagation is
 	// proven first (see awaitUnsure).
 	unsure map[string]time.Time
+	// givenBefore lists the peers given the transaction before a peer
+	// not given it was last looked at (see waitHeld).
+	givenBefore []string
 	watching
 }
 
@@ -221,6 +248,7 @@ func (s *sending) send(ctx context.Context, ms []*pool.Member) {
 		}
 		held = s.waitHeld(ctx, rest, txid)
 		s.mu.Lock()
+		s.givenBefore = slices.Clone(s.res.Given)
 		s.res.Seen = append(s.res.Seen, addrs(held)...)
 		s.res.Accepted = append(s.res.Accepted, addrs(held)...)
 		s.mu.Unlock()
@@ -449,6 +477,10 @@ func (s *sending) finish(ctx context.Context, ms []*pool.Member) (*SendResult, e
 	}
 	for _, err := range faults {
 		res.Warnings = append(res.Warnings, "announcement connection: "+err.Error())
+	}
+	if len(res.Seen) == 1 && len(s.givenBefore) > 0 {
+		res.SeenAlone = &OnePeersWord{Seen: res.Seen[0],
+			Given: slices.DeleteFunc(slices.Clone(s.givenBefore), func(a string) bool { return a == res.Seen[0] })}
 	}
 	if len(res.Seen) == 0 {
 		why := "no other peer to ask"

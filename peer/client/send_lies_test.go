@@ -3,6 +3,8 @@ package client
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -40,4 +42,35 @@ func TestSendCoreLikeLiesLate(t *testing.T) {
 	if elapsed < lieAt-time.Second || elapsed > lieAt+timeout {
 		t.Errorf("took %v: want the send ended by the lie, at %v", elapsed, lieAt)
 	}
+}
+
+// TestSendCollusionRestsOnOnePeer: two addresses of one party (a
+// Core-like echo and a plain relay to it) take the transaction given to
+// either and announce it on the other, serving it: no node ever sees it,
+// yet the second counts as holding it without being given it, which is
+// what proves propagation. The result must say that it rests on that one
+// peer's word (SeenAlone; before, nothing said so).
+func TestSendCollusionRestsOnOnePeer(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 101)
+	tx := node.BuildCoinbaseSpend(t, wire.NewTxOut(2_000_000, peertest.NewKey("alice").P2WPKHScript()))
+	echo := peertest.NewCoreLike(t, node.P2PAddr, node.Params.Net, peertest.CoreLikeEchoes())
+	twin := peertest.NewLiar(t, echo.Addr, node.Params.Net, nil)
+	c := connectTo(t, node, 5*time.Second, echo.Addr, twin.Addr)
+	res, err := c.SendTransaction(context.Background(), tx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("given %v, accepted %v, seen %v, warnings %q", res.Given, res.Accepted, res.Seen, res.Warnings)
+	if node.InMempool(t, tx.TxHash()) {
+		t.Fatal("the node behind the echo holds the transaction: the test needs it kept away")
+	}
+	if !res.Propagated() || len(res.Seen) != 1 {
+		t.Fatalf("result %+v: want propagation faked by the colluders", res)
+	}
+	if w := res.SeenAlone; w == nil || w.Seen != res.Seen[0] || !slices.Equal(w.Given, res.Given) ||
+		!strings.Contains(w.String(), "rests on one peer's word") {
+		t.Errorf("SeenAlone %v: want propagation said to rest on %s's word alone, %v given it", w, res.Seen[0], res.Given)
+	}
+
 }

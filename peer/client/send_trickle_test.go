@@ -20,7 +20,7 @@ import (
 // the node named as having dropped the transaction is a wrong answer:
 // the node took it. With a timeout of 10 s, about e^-2 = 13.5% of them
 // did before the wait for such a node's announcement was sized apart
-// from the timeout (5 of 32, 8 of 32 in two runs); none may now. One not
+// from the timeout (3 and 4 of 32 in two runs); none may now. One not
 // heard within that wait (coreAnnounceWait: e^-6 = 0.25% of them) is
 // not confirmed, which is no wrong answer.
 func TestSendToCoreLikePoisson(t *testing.T) {
