@@ -97,16 +97,29 @@ const MinedSearchDepth = 144
 // for up to the timeout; the first that does proves it propagated, and
 // the rest are given it at once. A peer's watch (peer.TxWatch) is opened
 // when the send begins; the peer's turn waits for it watchOpenWait at
-// most (through Config.Proxy, half the timeout if that is longer). A watch that proves a lie or floods bans its peer, however the
-// send ends; a peer whose watch announced the transaction falsely counts
-// for nothing, whatever its own connection said. When no
-// peer has taken it after two seconds, the chain's last MinedSearchDepth
-// blocks are searched for it (a node does not ask for a transaction it
-// has in the chain): if one holds it, SendResult.Mined says where and
-// nothing else is waited for.
+// most (through Config.Proxy, half the timeout if that is longer). A
+// watch that proves a lie or floods bans its peer, however the send
+// ends; a peer whose watch announced the transaction falsely counts for
+// nothing, whatever its own connection said. When no peer has taken it
+// after two seconds, the chain's last MinedSearchDepth blocks are
+// searched for it (a node does not ask for a transaction it has in the
+// chain): if one holds it, SendResult.Mined says where and nothing else
+// is waited for.
+//
+// A peer given the transaction that gives no verdict of its own (a node
+// that is not btcd, as Bitcoin Core: see NotConfirmedError) has its
+// watch awaited when the turns are over, until coreAnnounceWait after it
+// was given it, while nothing proves the transaction propagated: its
+// announcement is then its acceptance, on its word, and a lie told
+// there is caught. No other watch is awaited when the send ends: a peer
+// whose own connection answered, or that was seen, would only say again
+// what it said, and a proof of propagation needs nothing more. A watch
+// that hears after the send ended is not read (it is closed): a lie
+// told there is not seen, and the peer's word counts as it did.
 //
 // It fails, naming every peer, only when no peer took the transaction and
-// it is not in the chain.
+// it is not in the chain; with ErrNotConfirmed alone when no peer gave a
+// verdict.
 func (c *Client) SendTransaction(ctx context.Context, tx *wire.MsgTx) (*SendResult, error) {
 	ms := c.pool.Serving(0)
 	for _, m := range ms {

@@ -79,34 +79,51 @@ func TestSendToCoreLikePoisson(t *testing.T) {
 	}
 }
 
-// TestSendToCoreLikeRefuses: a lone node that refuses the transaction
-// (a spend of a coinbase spent already in its mempool) without a word,
-// as Bitcoin Core does, is not confirmed once coreAnnounceWait passed
-// since it was given it, however short the timeout: it is not reported
-// as having dropped or rejected it (before, it was, after the 3 s
-// timeout), and the send fails with ErrNotConfirmed alone.
+// TestSendToCoreLikeRefuses: a lone node calling itself Bitcoin Core
+// that gives no verdict of its own is not confirmed once
+// coreAnnounceWait passed since it was given the transaction, however
+// short the timeout, and the send fails with ErrNotConfirmed alone:
+// one that refuses it (a spend of a coinbase spent already in its
+// mempool) without a word, as Core does, is not reported as having
+// dropped or rejected it (before, it was, after the 3 s timeout); one
+// given again a transaction it took before (it does not ask for it, and
+// does not announce it again) is not reported as lacking it (before:
+// "neither requested nor in the node's mempool").
 func TestSendToCoreLikeRefuses(t *testing.T) {
 	const timeout = 3 * time.Second
 	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
-	node.Generate(t, 101)
-	tx := node.BuildCoinbaseSpend(t, wire.NewTxOut(2_000_000, peertest.NewKey("alice").P2WPKHScript()))
-	if _, err := node.RPC().SendRawTransaction(tx, true); err != nil {
+	node.Generate(t, 102)
+	spent := node.BuildCoinbaseSpend(t, wire.NewTxOut(2_000_000, peertest.NewKey("alice").P2WPKHScript()))
+	if _, err := node.RPC().SendRawTransaction(spent, true); err != nil {
 		t.Fatal(err)
 	}
-	conflict := tx.Copy()
+	conflict := spent.Copy()
 	conflict.TxOut[0].Value--
+	again := node.BuildCoinbaseSpend(t, wire.NewTxOut(2_000_000, peertest.NewKey("alice").P2WPKHScript()))
 	core := peertest.NewCoreLike(t, node.P2PAddr, node.Params.Net)
-	c := connectTo(t, node, timeout, core.Addr)
-	start := time.Now()
-	res, err := c.SendTransaction(context.Background(), conflict)
-	elapsed := time.Since(start)
-	t.Logf("%v after %v", err, elapsed.Round(time.Millisecond))
-	var ne *NotConfirmedError
-	if !errors.Is(err, ErrNotConfirmed) || errors.Is(err, peer.ErrRejected) || !errors.As(res.Failed[core.Addr], &ne) ||
-		!ne.Watched || ne.Waited < coreAnnounceWait || len(res.Accepted) != 0 {
-		t.Fatalf("error %v, result %+v: want not confirmed after %v, not rejected", err, res, coreAnnounceWait)
+	if _, err := connectTo(t, node, timeout, core.Addr).SendTransaction(context.Background(), again); err != nil {
+		t.Fatalf("first send: %v", err)
 	}
-	if elapsed < coreAnnounceWait || elapsed > coreAnnounceWait+5*time.Second {
-		t.Errorf("took %v: want the node's announcement awaited %v, no longer", elapsed, coreAnnounceWait)
+	tests := []struct {
+		name string
+		tx   *wire.MsgTx
+	}{{"refused", conflict}, {"sent again", again}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c := connectTo(t, node, timeout, core.Addr)
+			start := time.Now()
+			res, err := c.SendTransaction(context.Background(), tt.tx)
+			elapsed := time.Since(start)
+			t.Logf("%v after %v", err, elapsed.Round(time.Millisecond))
+			var ne *NotConfirmedError
+			if !errors.Is(err, ErrNotConfirmed) || errors.Is(err, peer.ErrRejected) || errors.Is(err, peer.ErrStalled) ||
+				!errors.As(res.Failed[core.Addr], &ne) || !ne.Watched || ne.Waited < coreAnnounceWait || len(res.Accepted) != 0 {
+				t.Fatalf("error %v, result %+v: want not confirmed after %v, neither rejected nor stalled", err, res, coreAnnounceWait)
+			}
+			if elapsed < coreAnnounceWait || elapsed > coreAnnounceWait+5*time.Second {
+				t.Errorf("took %v: want the node's announcement awaited %v, no longer", elapsed, coreAnnounceWait)
+			}
+		})
 	}
 }
