@@ -74,3 +74,36 @@ func TestSendCollusionRestsOnOnePeer(t *testing.T) {
 	}
 
 }
+
+// TestSendCoreLikeWatchFloods: a node calling itself Bitcoin Core that
+// refuses the transaction without a word and floods its watch with
+// announcements buys no wait for them: the flood ends the watch, the
+// send ends at the timeout, not coreAnnounceWait, with the node not
+// confirmed, banned for the flood and the flood named.
+func TestSendCoreLikeWatchFloods(t *testing.T) {
+	const timeout = 3 * time.Second
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 101)
+	spent := node.BuildCoinbaseSpend(t, wire.NewTxOut(2_000_000, peertest.NewKey("alice").P2WPKHScript()))
+	if _, err := node.RPC().SendRawTransaction(spent, true); err != nil {
+		t.Fatal(err)
+	}
+	conflict := spent.Copy()
+	conflict.TxOut[0].Value--
+	core := peertest.NewCoreLike(t, node.P2PAddr, node.Params.Net)
+	flooder := peertest.NewWatchProxy(t, core.Addr, node.Params.Net, peertest.WatchFloods, nil)
+	c := connectTo(t, node, timeout, flooder.Addr)
+	start := time.Now()
+	res, err := c.SendTransaction(context.Background(), conflict)
+	elapsed := time.Since(start)
+	t.Logf("%v after %v; warnings %q", err, elapsed.Round(time.Millisecond), res.Warnings)
+	if !errors.Is(err, ErrNotConfirmed) || !errors.Is(err, peer.ErrFlooding) || errors.Is(err, peer.ErrRejected) {
+		t.Errorf("error %v: want not confirmed, the flood named", err)
+	}
+	if _, banned := c.pool.IsBanned(flooder.Addr); !banned {
+		t.Errorf("the flooding peer is not banned")
+	}
+	if elapsed > timeout+2*time.Second {
+		t.Errorf("took %v: want the send ended at the timeout (%v), the dead watch not awaited", elapsed, timeout)
+	}
+}
