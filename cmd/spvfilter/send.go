@@ -55,11 +55,17 @@ whether they hold it, or waits for them to announce it, for up to
 and the other peers are given it at once. Peers that hold it already
 count as seeing it, so sending twice is harmless; but when one peer alone
 holds it, or announced it, its word is all there is: a warning says so
-and "propagated" is false. Bitcoin Core announces a transaction to an
-inbound connection about 5 seconds after it took it, on average (a
-random delay), and serves none it has not announced: a Core node that
-announces it after --timeout is missed, and reported as not having taken
-it; use a longer --timeout (30s, say) for such nodes.
+and "propagated" is false; when one peer not given it alone holds it,
+"propagated" rests on that peer's word, and a warning says so (with
+--json, "propagation_rests_on" names it). Bitcoin Core announces a
+transaction to an inbound connection about 5 seconds after it took it,
+on average (a random delay), serves none it has not announced and sends
+no reject: a
+node that is not btcd, given the transaction and silent on it, is
+waited for until 30 seconds after it was given it (--timeout if longer:
+a Core node that took it is heard 99.75% of the time), unless a peer
+not given it proves it propagated first; one not heard by then is
+reported "not confirmed", not as having refused it.
 When no peer has taken it after two seconds, the last 144 blocks are
 searched by their compact filters: a transaction already mined is reported
 with its block ("mined").
@@ -72,11 +78,11 @@ given to, "(not given it: it propagated)" for one that got it through the
 network ("announced_after_seconds", "given" and "seen" with --json); when
 only the peers it was given to say they hold it, a warning says
 acceptance is unconfirmed. It exits 1, naming every peer and what it did
-(rejected it, never asked for it within
---timeout, announced it falsely, disconnected), when none took it. A btcd
-node that asked for it and then dropped it without a reject message (an
-orphan, a spent output) is named as soon as it answered a request sent
-after it, not after --timeout.
+(rejected it, never asked for it within --timeout, announced it falsely,
+disconnected, not confirmed), when none took it. A btcd node that asked
+for it and then dropped it without a reject message (an orphan, a spent
+output) is named as soon as it answered a request sent after it, not
+after --timeout.
 
 send does not rebroadcast: run it again until the transaction is mined.`,
 		Example: `  spvfilter send --connect 127.0.0.1:18444 --network regtest 0200000001…
@@ -87,7 +93,7 @@ send does not rebroadcast: run it again until the transaction is mined.`,
 	fl := cmd.Flags()
 	f.peerFlags.register(fl)
 	fl.StringVar(&f.network, "network", "mainnet", networkNames())
-	fl.DurationVar(&f.timeout, "timeout", peer.DefaultTimeout, "longest wait for each node to ask for the transaction and to hold it")
+	fl.DurationVar(&f.timeout, "timeout", peer.DefaultTimeout, "longest wait for each node to ask for the transaction and to hold it (for the announcement of a node that is not btcd, 30s at least)")
 	return cmd
 }
 
@@ -99,6 +105,10 @@ send does not rebroadcast: run it again until the transaction is mined.`,
 func sendWords(err error) error {
 	msg := err.Error()
 	walkErrors(err, func(e error) {
+		if ne, ok := e.(*client.NotConfirmedError); ok {
+			msg = strings.Replace(msg, ne.Error(), notConfirmedWords(ne), 1)
+			return
+		}
 		var pe *peer.PeerError
 		if !errors.As(e, &pe) || pe != e {
 			return
@@ -118,7 +128,19 @@ func sendWords(err error) error {
 		}
 	})
 	msg = strings.Replace(msg, "client: no peer took transaction ", "no peer took transaction ", 1)
+	msg = strings.Replace(msg, "client: no peer confirmed transaction ", "no peer confirmed transaction ", 1)
 	return &restated{msg, err}
+}
+
+// notConfirmedWords says that a peer that gives no verdict of its own
+// (Bitcoin Core) neither showed nor announced the transaction: it is not
+// confirmed, which is not to say it refused it.
+func notConfirmedWords(e *client.NotConfirmedError) string {
+	how := "did not announce it"
+	if !e.Watched {
+		how = "could not be watched for its announcement (the second connection did not open)"
+	}
+	return fmt.Sprintf("peer %s: not confirmed (Core announces on average every 5 s; it does not say when it refuses): it was given the transaction and %s within %v", e.Peer, how, e.Waited.Round(100*time.Millisecond))
 }
 
 // bannedWords says that the peer was banned for what it did, if it was
@@ -189,11 +211,16 @@ type sendPeerJSON struct {
 
 // sendJSON is the output of send --json.
 type sendJSON struct {
-	Txid       string         `json:"txid"`
-	Propagated bool           `json:"propagated"`
-	Mined      *minedJSON     `json:"mined"`
-	Peers      []sendPeerJSON `json:"peers"`
-	Warnings   []string       `json:"warnings"`
+	Txid       string `json:"txid"`
+	Propagated bool   `json:"propagated"`
+	// PropagationRestsOn is the one peer whose word "propagated" rests
+	// on, null when none or several: it held the transaction without
+	// being given it, and no other peer did (peers of one party, one
+	// passing it to the other alone, would look the same).
+	PropagationRestsOn *string        `json:"propagation_rests_on"`
+	Mined              *minedJSON     `json:"mined"`
+	Peers              []sendPeerJSON `json:"peers"`
+	Warnings           []string       `json:"warnings"`
 }
 
 // minedJSON is where a transaction already in the chain was mined.
@@ -260,6 +287,10 @@ func runSend(a *app, f *sendFlags, args []string) error {
 		warnings = append(warnings, fmt.Sprintf("acceptance of %v rests on one peer, %s: it says it holds the transaction (it had it before this send, from an earlier one or the network) and no other peer says so; a peer that echoes transactions back would look the same (give several peers)",
 			res.Txid, holders[0]))
 	}
+	if res.SeenAlone != nil && !a.json {
+		// (--json says so in "propagation_rests_on".)
+		warnings = append(warnings, fmt.Sprintf("%v: %v", res.Txid, res.SeenAlone))
+	}
 	for _, p := range c.Peers() {
 		if e, ok := res.Failed[p.Address]; ok {
 			warnings = append(warnings, sendWords(e).Error()+bannedWords(p))
@@ -282,6 +313,9 @@ func runSend(a *app, f *sendFlags, args []string) error {
 		return err
 	}
 	out := sendJSON{Txid: res.Txid.String(), Propagated: propagated, Peers: []sendPeerJSON{}, Warnings: orEmpty(warnings)}
+	if res.SeenAlone != nil {
+		out.PropagationRestsOn = &res.SeenAlone.Seen
+	}
 	if m := res.Mined; m != nil {
 		out.Mined = &minedJSON{Height: m.Height, BlockHash: m.BlockHash.String()}
 	}

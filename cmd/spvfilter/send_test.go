@@ -231,3 +231,33 @@ func txHexOf(t *testing.T, tx *wire.MsgTx) string {
 	}
 	return hex.EncodeToString(buf.Bytes())
 }
+
+// TestSendRestsOnOnePeer: propagation proven by one peer alone, here a
+// second address of the node the transaction was given to, rests on that
+// peer's word: a warning says so, and --json names it in
+// "propagation_rests_on" (before, nothing said so).
+func TestSendRestsOnOnePeer(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 102)
+	second := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil)
+	tx := node.BuildCoinbaseSpend(t, wire.NewTxOut(1_000_000, peertest.NewKey("alice").PkScript()))
+	stdout, stderr, status := runCLI(t, "", "send", "--json", "--peer", node.P2PAddr, "--peer", second.Addr, "--network", "regtest", "--timeout", "5s", txHexOf(t, tx))
+	type seenPeer struct {
+		Address string `json:"address"`
+		Seen    bool   `json:"seen"`
+	}
+	var out struct {
+		Propagated bool       `json:"propagated"`
+		RestsOn    *string    `json:"propagation_rests_on"`
+		Peers      []seenPeer `json:"peers"`
+	}
+	if status != exitOK || json.Unmarshal([]byte(stdout), &out) != nil || !out.Propagated || out.RestsOn == nil ||
+		!slices.ContainsFunc(out.Peers, func(p seenPeer) bool { return p.Seen && p.Address == *out.RestsOn }) {
+		t.Fatalf("status %d, stdout %q, stderr %q: want propagation said to rest on the peer that saw it", status, stdout, stderr)
+	}
+	tx = node.BuildCoinbaseSpend(t, wire.NewTxOut(1_000_000, peertest.NewKey("alice").PkScript()))
+	_, stderr, status = runCLI(t, "", "send", "--peer", node.P2PAddr, "--peer", second.Addr, "--network", "regtest", "--timeout", "5s", txHexOf(t, tx))
+	if status != exitOK || !strings.Contains(stderr, "propagation rests on one peer's word") {
+		t.Fatalf("status %d, stderr %q: want a warning that propagation rests on one peer", status, stderr)
+	}
+}

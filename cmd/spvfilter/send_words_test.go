@@ -1,9 +1,15 @@
 package main
 
 import (
+	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+
+	"github.com/spvfilter/spvfilter/peer"
 	"github.com/spvfilter/spvfilter/peer/client"
 )
 
@@ -28,6 +34,49 @@ func TestAnnouncedWords(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := announcedWords(&tt.res); got != tt.want {
 				t.Errorf("got %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestSendWordsNotConfirmed: a peer that gave no verdict of its own (a
+// node that is not btcd, silent on the transaction) is said to be not
+// confirmed, in the words the help uses, never to have dropped or
+// rejected the transaction; a rejection beside it keeps its words.
+func TestSendWordsNotConfirmed(t *testing.T) {
+	txid := chainhash.Hash{1}
+	silent := &client.NotConfirmedError{Peer: "127.0.0.1:1", Txid: txid, Waited: 30*time.Second + 40*time.Millisecond, Watched: true,
+		Cause: &peer.PeerError{Peer: "127.0.0.1:1", Op: "tx", Err: &peer.DroppedError{Txid: txid, Waited: 10 * time.Second}}}
+	unwatched := &client.NotConfirmedError{Peer: "127.0.0.1:2", Txid: txid, Waited: 10 * time.Second}
+	rejected := &peer.PeerError{Peer: "127.0.0.1:3", Op: "tx", Err: &peer.RejectError{Kind: peer.RejectInvalid, Reason: "bad-txns"}}
+	tests := []struct {
+		name string
+		err  error
+		want []string
+		not  []string
+	}{
+		{"alone", fmt.Errorf("client: no peer confirmed transaction %v: %w", txid, silent),
+			[]string{"no peer confirmed transaction", "peer 127.0.0.1:1: not confirmed (Core announces on average every 5 s; it does not say when it refuses)", "did not announce it within 30s"},
+			[]string{"dropped", "rejected", "client:"}},
+		{"unwatched", unwatched, []string{"not confirmed", "could not be watched"}, []string{"did not announce"}},
+		{"beside a rejection", fmt.Errorf("client: no peer took transaction %v: %w", txid, errors.Join(silent, rejected)),
+			[]string{"no peer took transaction", "127.0.0.1:1: not confirmed", "peer 127.0.0.1:3 rejected it as"}, []string{"dropped"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := sendWords(tt.err)
+			for _, w := range tt.want {
+				if !strings.Contains(got.Error(), w) {
+					t.Errorf("%q\nlacks %q", got, w)
+				}
+			}
+			for _, w := range tt.not {
+				if strings.Contains(got.Error(), w) {
+					t.Errorf("%q\nsays %q", got, w)
+				}
+			}
+			if !errors.Is(got, client.ErrNotConfirmed) || errors.Is(tt.err, peer.ErrRejected) != (tt.name == "beside a rejection") {
+				t.Errorf("%v: the cause is not kept", got)
 			}
 		})
 	}

@@ -44,6 +44,12 @@ type SendResult struct {
 	// of its mempool by getdata before it announced it, so its
 	// acceptance is known this way only.
 	Announced map[string]time.Duration
+	// SeenAlone, if not nil, says that propagation rests on one peer's
+	// word: Seen holds one peer, which held the transaction without
+	// being given it while no other did. Peers of one party, one passing
+	// what it is given to the other alone, look the same: nothing
+	// honest need have seen it.
+	SeenAlone *OnePeersWord
 	// Mined, if not nil, is the block of the chain that already holds the
 	// transaction: nothing was to be sent.
 	Mined *Confirmation
@@ -55,8 +61,26 @@ type SendResult struct {
 	Warnings []string
 }
 
+// OnePeersWord is propagation resting on one peer's word (see
+// SendResult.SeenAlone).
+type OnePeersWord struct {
+	// Seen is the peer that held the transaction without being given
+	// it.
+	Seen string
+	// Given lists the peers given it before, from one of which Seen
+	// may have had it alone.
+	Given []string
+}
+
+// String says what w means, naming its peers.
+func (w *OnePeersWord) String() string {
+	return fmt.Sprintf("propagation rests on one peer's word: %s held or announced the transaction without being given it, and no other peer did; peers of one party, %s passing what it is given to %s alone, would look the same",
+		w.Seen, strings.Join(w.Given, ", "), w.Seen)
+}
+
 // Propagated reports whether the network is known to hold the
-// transaction: a peer it was not given to holds it, or it is mined.
+// transaction: a peer it was not given to holds it, or it is mined. One
+// such peer alone is its word (see SeenAlone).
 func (r *SendResult) Propagated() bool { return len(r.Seen) > 0 || r.Mined != nil }
 
 // MinedSearchDepth is how many of the chain's last blocks SendTransaction
@@ -73,16 +97,29 @@ const MinedSearchDepth = 144
 // for up to the timeout; the first that does proves it propagated, and
 // the rest are given it at once. A peer's watch (peer.TxWatch) is opened
 // when the send begins; the peer's turn waits for it watchOpenWait at
-// most (through Config.Proxy, half the timeout if that is longer). A watch that proves a lie or floods bans its peer, however the
-// send ends; a peer whose watch announced the transaction falsely counts
-// for nothing, whatever its own connection said. When no
-// peer has taken it after two seconds, the chain's last MinedSearchDepth
-// blocks are searched for it (a node does not ask for a transaction it
-// has in the chain): if one holds it, SendResult.Mined says where and
-// nothing else is waited for.
+// most (through Config.Proxy, half the timeout if that is longer). A
+// watch that proves a lie or floods bans its peer, however the send
+// ends; a peer whose watch announced the transaction falsely counts for
+// nothing, whatever its own connection said. When no peer has taken it
+// after two seconds, the chain's last MinedSearchDepth blocks are
+// searched for it (a node does not ask for a transaction it has in the
+// chain): if one holds it, SendResult.Mined says where and nothing else
+// is waited for.
+//
+// A peer given the transaction that gives no verdict of its own (a node
+// that is not btcd, as Bitcoin Core: see NotConfirmedError) has its
+// watch awaited when the turns are over, until coreAnnounceWait after it
+// was given it, while nothing proves the transaction propagated: its
+// announcement is then its acceptance, on its word, and a lie told
+// there is caught. No other watch is awaited when the send ends: a peer
+// whose own connection answered, or that was seen, would only say again
+// what it said, and a proof of propagation needs nothing more. A watch
+// that hears after the send ended is not read (it is closed): a lie
+// told there is not seen, and the peer's word counts as it did.
 //
 // It fails, naming every peer, only when no peer took the transaction and
-// it is not in the chain.
+// it is not in the chain; with ErrNotConfirmed alone when no peer gave a
+// verdict.
 func (c *Client) SendTransaction(ctx context.Context, tx *wire.MsgTx) (*SendResult, error) {
 	ms := c.pool.Serving(0)
 	for _, m := range ms {
@@ -176,6 +213,14 @@ type sending struct {
 	start time.Time
 	mu    sync.Mutex
 	res   *SendResult
+	// unsure holds, by address, when each peer that gave no verdict of
+	// its own was given the transaction (see noVerdict): its watch is
+	// awaited until coreAnnounceWait after, unless propagation is
+	// proven first (see awaitUnsure).
+	unsure map[string]time.Time
+	// givenBefore lists the peers given the transaction before a peer
+	// not given it was last looked at (see waitHeld).
+	givenBefore []string
 	watching
 }
 
@@ -216,6 +261,7 @@ func (s *sending) send(ctx context.Context, ms []*pool.Member) {
 		}
 		held = s.waitHeld(ctx, rest, txid)
 		s.mu.Lock()
+		s.givenBefore = slices.Clone(s.res.Given)
 		s.res.Seen = append(s.res.Seen, addrs(held)...)
 		s.res.Accepted = append(s.res.Accepted, addrs(held)...)
 		s.mu.Unlock()
@@ -237,11 +283,20 @@ func (s *sending) send(ctx context.Context, ms []*pool.Member) {
 // whether m took it: its mempool shows it, or it announced it to m's
 // watch.
 func (s *sending) give(ctx context.Context, m *pool.Member) bool {
-	sighting, err := s.c.pool.Conn(m).BroadcastWatched(ctx, s.tx, s.watchFor(ctx, m.Addr()))
+	given := time.Now()
+	conn := s.c.pool.Conn(m)
+	sighting, err := conn.BroadcastWatched(ctx, s.tx, s.watchFor(ctx, m.Addr()))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.res.Given = append(s.res.Given, m.Addr())
 	if err != nil {
+		if noVerdict(err, conn.UserAgent()) {
+			err = &NotConfirmedError{Peer: m.Addr(), Txid: s.res.Txid, Waited: time.Since(given), Watched: s.watch(m.Addr()) != nil, Cause: err}
+			if s.unsure == nil {
+				s.unsure = map[string]time.Time{}
+			}
+			s.unsure[m.Addr()] = given
+		}
 		s.res.Failed[m.Addr()] = err
 		return false
 	}
@@ -296,10 +351,109 @@ func (s *sending) waitHeld(ctx context.Context, ms []*pool.Member, txid chainhas
 	}
 }
 
+// ErrNotConfirmed: a node was given the transaction and gave no verdict
+// on it of its own within the wait (see NotConfirmedError).
+var ErrNotConfirmed = errors.New("transaction not confirmed")
+
+// NotConfirmedError is a peer given the transaction Txid that neither
+// showed it in its mempool nor announced it within Waited, and gives no
+// verdict of its own: a node that does not call itself btcd (Bitcoin
+// Core sends no reject since BIP 61 was removed, serves no transaction
+// of its mempool by getdata before announcing it, and announces to an
+// inbound peer after a random delay, 5 s on average). It may hold the
+// transaction, or have refused it: nothing tells which. Watched says
+// whether its announcement was awaited on a connection of its own (see
+// peer.TxWatch); Cause is what the broadcast reported (a
+// *peer.PeerError wrapping a *peer.DroppedError or peer.ErrStalled),
+// outside the error's chain: it is not a rejection. It wraps
+// ErrNotConfirmed.
+type NotConfirmedError struct {
+	Peer    string
+	Txid    chainhash.Hash
+	Waited  time.Duration
+	Watched bool
+	Cause   error
+}
+
+func (e *NotConfirmedError) Error() string {
+	how := "nor announced it"
+	if !e.Watched {
+		how = "and its announcement could not be awaited (no second connection to it opened)"
+	}
+	return fmt.Sprintf("peer %s: %v %v: it neither showed it in its mempool %s within %v, and a node that is not btcd does not say when it refuses a transaction (Bitcoin Core announces one it took to an inbound peer after 5 s on average, and serves none before)",
+		e.Peer, ErrNotConfirmed, e.Txid, how, e.Waited.Round(100*time.Millisecond))
+}
+
+// Unwrap returns ErrNotConfirmed.
+func (e *NotConfirmedError) Unwrap() error { return ErrNotConfirmed }
+
+// noVerdict reports whether err, a broadcast's to a node of userAgent,
+// leaves the node's verdict unknown: it did not show the transaction in
+// its mempool within the timeout (a *peer.DroppedError that is not
+// Processed), or did not ask for it and does not show it
+// (peer.ErrStalled), and it is not btcd, whose answer to a later
+// request is its verdict. Bitcoin Core asks for no transaction it has
+// (or refused lately) and shows none of its mempool before it announced
+// it (see peer.BroadcastWatched).
+func noVerdict(err error, userAgent string) bool {
+	var de *peer.DroppedError
+	if errors.As(err, &de) {
+		return !de.Processed
+	}
+	return errors.Is(err, peer.ErrStalled) && !strings.Contains(userAgent, "/btcd:")
+}
+
+// coreAnnounceWait is the least a send waits, from when it gave the
+// transaction to a peer that gives no verdict of its own (see
+// noVerdict), for the peer's announcement, while nothing proves the
+// transaction propagated: six means of Bitcoin Core's delay before it
+// announces to an inbound peer (5 s, a Poisson timer:
+// net_processing's INBOUND_INVENTORY_BROADCAST_INTERVAL), so that a Core
+// node that took it is heard with probability 1 - e^-6 = 99.75%. The
+// timeout, if longer, is waited instead.
+const coreAnnounceWait = 30 * time.Second
+
+// awaitUnsure waits for the announcements of the peers given the
+// transaction that gave no verdict of their own (see noVerdict), each
+// until coreAnnounceWait, or the timeout if longer, after it was given
+// it, while no peer it was not given to proves it propagated: a Core
+// node that took it says so only thus. Their watches' checks are read
+// by lateSightings. Once propagation is proven nothing is waited for:
+// the send is done, and the peers still unsure are not confirmed.
+func (s *sending) awaitUnsure(ctx context.Context) {
+	s.mu.Lock()
+	proven := len(s.res.Seen) > 0
+	unsure := maps.Clone(s.unsure)
+	s.mu.Unlock()
+	if proven {
+		return
+	}
+	wait := max(coreAnnounceWait, s.c.timeout())
+	for addr, given := range unsure {
+		w := s.watch(addr)
+		if w == nil {
+			continue
+		}
+		timer := time.NewTimer(time.Until(given.Add(wait)))
+		select {
+		case <-w.Done():
+		case <-timer.C:
+		case <-ctx.Done():
+		}
+		timer.Stop()
+		s.mu.Lock()
+		if e, ok := s.res.Failed[addr].(*NotConfirmedError); ok {
+			e.Waited = time.Since(given)
+		}
+		s.mu.Unlock()
+	}
+}
+
 // finish fills in the warnings, or fails when no peer took the
 // transaction.
 func (s *sending) finish(ctx context.Context, ms []*pool.Member) (*SendResult, error) {
 	res := s.res
+	s.awaitUnsure(ctx)
 	s.awaitChecks(ms)
 	faults := s.lateSightings(ms)
 	slices.Sort(res.Accepted)
@@ -321,6 +475,9 @@ func (s *sending) finish(ctx context.Context, ms []*pool.Member) (*SendResult, e
 		if len(errs) == 0 {
 			return res, s.c.noPeers("send")
 		}
+		if !slices.ContainsFunc(errs, func(err error) bool { return !errors.Is(err, ErrNotConfirmed) }) {
+			return res, fmt.Errorf("client: no peer confirmed transaction %v: %w", res.Txid, pool.Errors(errs))
+		}
 		return res, fmt.Errorf("client: no peer took transaction %v: %w", res.Txid, pool.Errors(errs))
 	}
 	for _, m := range ms {
@@ -333,6 +490,10 @@ func (s *sending) finish(ctx context.Context, ms []*pool.Member) (*SendResult, e
 	}
 	for _, err := range faults {
 		res.Warnings = append(res.Warnings, "announcement connection: "+err.Error())
+	}
+	if len(res.Seen) == 1 && len(s.givenBefore) > 0 {
+		res.SeenAlone = &OnePeersWord{Seen: res.Seen[0],
+			Given: slices.DeleteFunc(slices.Clone(s.givenBefore), func(a string) bool { return a == res.Seen[0] })}
 	}
 	if len(res.Seen) == 0 {
 		why := "no other peer to ask"

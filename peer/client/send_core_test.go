@@ -69,7 +69,8 @@ func TestSendToCoreLike(t *testing.T) {
 // TestSendPropagatesToCoreLike: two btcd nodes connected to each other,
 // the second behind a CoreLike proxy. Whichever is given the transaction
 // first, the second's announcement is checked and counted: it proves
-// propagation when it was not given it, its acceptance when it was.
+// propagation when it was not given it, its acceptance when it was. The
+// proof rests on that one peer's word, and SeenAlone says so.
 func TestSendPropagatesToCoreLike(t *testing.T) {
 	first := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
 	first.Generate(t, 101)
@@ -94,7 +95,8 @@ func TestSendPropagatesToCoreLike(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !res.Propagated() || res.Announced[core.Addr] == 0 || !slices.Contains(res.Accepted, core.Addr) ||
-		slices.Contains(res.Seen, res.Given[0]) || len(res.Warnings) != 0 {
+		slices.Contains(res.Seen, res.Given[0]) || len(res.Warnings) != 0 ||
+		len(res.Seen) != 1 || res.SeenAlone == nil || res.SeenAlone.Seen != res.Seen[0] {
 		t.Errorf("result %+v: want propagation seen, the Core-like node's announcement counted", res)
 	}
 	if elapsed > timeout/2 || !first.InMempool(t, tx.TxHash()) || !second.InMempool(t, tx.TxHash()) {

@@ -1,9 +1,11 @@
 package peertest
 
 import (
+	"math/rand/v2"
 	"net"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
@@ -21,14 +23,18 @@ const CoreUserAgent = "/Satoshi:27.0.0/"
 // BIP 61 was removed); its version message carries CoreUserAgent. The
 // node announces the transactions its mempool takes to the connections
 // that set the relay flag, as Core does, though on btcd's trickle (every
-// 10 s by default) rather than Core's (5 s on average to inbound peers).
-// Everything else goes to and from the node unchanged.
+// 10 s by default) rather than Core's (5 s on average to inbound peers,
+// on a Poisson timer: see CoreLikeTrickle). Everything else goes to and
+// from the node unchanged.
 type CoreLike struct {
 	Addr   string
 	srv    server
 	target string
 	net    wire.BitcoinNet
 	lie    coreLie
+	// trickle, if not nil, draws the delay to a connection's next
+	// announcements (CoreLikeTrickle, CoreLikeTicks).
+	trickle func() time.Duration
 
 	mu     sync.Mutex
 	conns  []*coreConn                    // the live connections, for false announcements
@@ -70,6 +76,30 @@ func CoreLikeEchoes() CoreLikeOption {
 	return func(c *CoreLike) { c.lie = coreLie{announce: true, echo: true} }
 }
 
+// CoreLikeTrickle makes the proxy hold the node's announcements of
+// transactions back and pass them on, on each connection, when a
+// Poisson timer of mean fires, all those held at once: as Bitcoin Core
+// announces to an inbound peer (mean 5 s, net_processing's
+// INBOUND_INVENTORY_BROADCAST_INTERVAL), so that a transaction the node
+// took is announced after a delay exponentially distributed of that mean
+// (the timer is memoryless), and not after mean with probability
+// e^-t/mean. Run the node with a short trickle (--trickleinterval) so
+// that its own adds little. A transaction is served by getdata only
+// once announced (see CoreLike).
+func CoreLikeTrickle(mean time.Duration) CoreLikeOption {
+	return func(c *CoreLike) {
+		c.trickle = func() time.Duration { return time.Duration(rand.ExpFloat64() * float64(mean)) }
+	}
+}
+
+// CoreLikeTicks is CoreLikeTrickle on a timer that fires every period,
+// the first time period after the connection opened: a transaction is
+// announced between 0 and period after the node (or a lie) announced
+// it, at a time a test can tell beforehand.
+func CoreLikeTicks(period time.Duration) CoreLikeOption {
+	return func(c *CoreLike) { c.trickle = func() time.Duration { return period } }
+}
+
 // maxCoreAnnounced bounds the txids a CoreLike connection remembers as
 // announced by the node.
 const maxCoreAnnounced = 100_000
@@ -83,6 +113,7 @@ type coreConn struct {
 	mu        sync.Mutex
 	announced map[chainhash.Hash]bool // txids the node (or a lie) announced here
 	lied      map[chainhash.Hash]bool // txids a lie announced here
+	held      []*wire.InvVect         // the node's announcements held back (CoreLikeTrickle)
 }
 
 // NewCoreLike starts a CoreLike on 127.0.0.1 in front of the btcd at
@@ -110,6 +141,11 @@ func (c *CoreLike) serve(client net.Conn) {
 	c.mu.Unlock()
 	defer c.forget(cc)
 	closeBoth := func() { client.Close(); node.Close() }
+	if c.trickle != nil {
+		ended := make(chan struct{})
+		defer close(ended)
+		c.srv.run(func() { cc.trickle(ended) })
+	}
 	c.srv.run(func() {
 		defer closeBoth()
 		cc.fromNode(node)
@@ -164,6 +200,13 @@ func (cc *coreConn) fromNode(node net.Conn) {
 				frame = encodeFrame(v, cc.c.net)
 			}
 			if inv, ok := m.(*wire.MsgInv); ok {
+				if cc.c.trickle != nil {
+					inv = cc.hold(inv)
+					if len(inv.InvList) == 0 {
+						continue
+					}
+					frame = encodeFrame(inv, cc.c.net)
+				}
 				cc.recordAnnounced(inv.InvList, false)
 			}
 		}
@@ -230,6 +273,50 @@ func (cc *coreConn) fromClient(node net.Conn) {
 	}
 }
 
+// hold keeps back the transactions of the node's inv, for the Poisson
+// timer (see trickle), and returns the rest of it, to pass on at once.
+func (cc *coreConn) hold(inv *wire.MsgInv) *wire.MsgInv {
+	rest := wire.NewMsgInv()
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	for _, iv := range inv.InvList {
+		switch {
+		case iv.Type != wire.InvTypeTx && iv.Type != wire.InvTypeWitnessTx:
+			rest.AddInvVect(iv)
+		case len(cc.held) < maxCoreAnnounced:
+			cc.held = append(cc.held, iv)
+		}
+	}
+	return rest
+}
+
+// trickle passes the held announcements on each time the timer fires
+// (after c.trickle's delay), until ended is closed.
+func (cc *coreConn) trickle(ended <-chan struct{}) {
+	for {
+		wait := time.NewTimer(cc.c.trickle())
+		select {
+		case <-ended:
+			wait.Stop()
+			return
+		case <-wait.C:
+		}
+		cc.mu.Lock()
+		held := cc.held
+		cc.held = nil
+		cc.mu.Unlock()
+		for len(held) > 0 {
+			inv := wire.NewMsgInv()
+			n := min(len(held), wire.MaxInvPerMsg)
+			inv.InvList, held = held[:n], held[n:]
+			cc.recordAnnounced(inv.InvList, false)
+			if cc.write(encodeFrame(inv, cc.c.net)) != nil {
+				return
+			}
+		}
+	}
+}
+
 // getData splits a client's getdata: what goes to the node, and the
 // proxy's own answers (notfound for transactions not announced here, a
 // lie's transaction for those it announced).
@@ -275,10 +362,15 @@ func (cc *coreConn) recordAnnounced(invs []*wire.InvVect, lie bool) {
 }
 
 // lieAbout announces the transactions of the client's inv to the
-// proxy's other connections, which the node never sees.
+// proxy's other connections, which the node never sees: at once, or
+// when their timer fires, as the node's (CoreLikeTrickle).
 func (cc *coreConn) lieAbout(m *wire.MsgInv) {
 	for _, other := range cc.c.others(cc) {
 		other.recordAnnounced(m.InvList, true)
+		if cc.c.trickle != nil {
+			other.hold(m)
+			continue
+		}
 		other.write(encodeFrame(m, cc.c.net))
 	}
 }

@@ -203,7 +203,7 @@ func (l *Liar) pipe(to, src net.Conn, fromClient bool) (hungUp bool) {
 		if fromClient {
 			var asked wire.Message
 			if askedDecodes[cmd] {
-				_, asked, _, _ = wire.ReadMessageWithEncodingN(bytes.NewReader(frame), wire.ProtocolVersion, l.net, wire.WitnessEncoding)
+				asked, _ = decodeFrame(frame, l.net)
 			}
 			l.mu.Lock()
 			l.sent = append(l.sent, cmd)
@@ -218,7 +218,7 @@ func (l *Liar) pipe(to, src net.Conn, fromClient bool) (hungUp bool) {
 			}
 			continue
 		}
-		_, msg, _, err := wire.ReadMessageWithEncodingN(bytes.NewReader(frame), wire.ProtocolVersion, l.net, wire.WitnessEncoding)
+		msg, err := decodeFrame(frame, l.net)
 		if err != nil {
 			return
 		}
