@@ -188,7 +188,9 @@ type Report struct {
 	// EstimatedWalletGroupsLow..EstimatedWalletGroupsHigh its 95%
 	// interval, which covers the truth with probability
 	// EstimatedWalletGroupsLevel (at least 0.95: the chance count is
-	// whole). It is not the wallet's size: scripts seen once are left
+	// whole and no more than the groups observed, "The session's count"
+	// in the package documentation). It is not the wallet's size:
+	// scripts seen once are left
 	// out (every script of a fetched block that appears once matches),
 	// and a group may hold more than one of the wallet's scripts.
 	EstimatedWalletGroups      float64 `json:"estimated_wallet_groups"`

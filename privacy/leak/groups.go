@@ -1116,8 +1116,7 @@ func (r *Report) estimate(classes map[uint64]*classCount) {
 			variance += c.chanceVar
 		}
 	}
-	r.EstimatedWalletGroups, r.EstimatedWalletGroupsLow, r.EstimatedWalletGroupsHigh = walletCount(groups, chance, variance)
-	r.EstimatedWalletGroupsLevel = chanceLevel(chance, variance)
+	r.EstimatedWalletGroups, r.EstimatedWalletGroupsLow, r.EstimatedWalletGroupsHigh, r.EstimatedWalletGroupsLevel = observedCount(groups, chance, variance)
 	if c := classes[1]; c != nil {
 		r.EstimatedWalletSingles, r.EstimatedWalletSinglesLow, r.EstimatedWalletSinglesHigh = walletCount(float64(c.Matched)+c.extraSingles, c.chanceGroups, c.chanceVar)
 		r.EstimatedWalletSinglesLevel = chanceLevel(c.chanceGroups, c.chanceVar)

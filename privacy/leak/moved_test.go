@@ -76,7 +76,10 @@ func simulatedFetches(t testing.TB, r simulate.Regime, seed uint64) (*simulate.S
 // the most appearing one came to be ambiguous only with those they share
 // a block with, and such a member riding alone so, outside transactions
 // of two, its group's probability, and when a settled member chained
-// through the others' transactions came to have 0.7 of its group's.
+// through the others' transactions came to have 0.7 of its group's, and
+// when a session's interval on its wallet's groups came to be taken
+// from its chance count given that it is no more than the groups
+// observed (observedCount).
 func TestAnalyzeMovedUnchanged(t *testing.T) {
 	for _, c := range []struct {
 		regime    simulate.Regime
@@ -84,8 +87,8 @@ func TestAnalyzeMovedUnchanged(t *testing.T) {
 		intersect bool
 		sha256    string
 	}{
-		{simulate.RegimeStandard, 1, false, "d50c48a66dc3c7b4d17725307727293bed85a533f1fae2d9a565a4d7a8d48992"},
-		{simulate.RegimeChange, 2, true, "15f7e6a95ad167abb300194f7334b70e70a5a430e38695ffd9be75b831cdb81a"},
+		{simulate.RegimeStandard, 1, false, "effb07618c32539572ae062c0d4d477767e7d8c6534493d57c266165ebc4061b"},
+		{simulate.RegimeChange, 2, true, "ceb0faadea15c7a4e8a64e67e7296e2fb257f51887a3bf1910e83bd184faedf5"},
 	} {
 		_, sessions, index := simulatedFetches(t, c.regime, c.seed)
 		ir, err := universe.NewIndexReader(bytes.NewReader(index))

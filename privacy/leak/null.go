@@ -422,3 +422,54 @@ func chanceLevel(m, v float64) float64 {
 	}
 	return math.Min(mass, 1)
 }
+
+// observedCount is the number of observed groups that chance, a count of
+// mean m and variance v (a negative binomial, or Poisson when v ≤ m),
+// does not explain, its interval and the probability the interval holds
+// the truth. The chance count is among the observed groups, so its law
+// is taken given that it is no more than observed: the interval is
+// observed less the central 95% range of that law, or, when the
+// unconditioned law's central range reaches observed (chance may
+// explain every group), observed less the range from that law's 2.5%
+// quantile to observed (see the package documentation, "The session's
+// count").
+func observedCount(observed, m, v float64) (n, lo, hi, level float64) {
+	if observed <= 0 {
+		return 0, 0, 0, 1
+	}
+	n = math.Max(observed-m, 0)
+	if m <= 0 {
+		return n, n, n, 1
+	}
+	ps := make([]float64, int(observed)+1)
+	var total float64
+	for x := range ps {
+		ps[x] = math.Exp(model.LogNegBinomial(float64(x), m, v))
+		total += ps[x]
+	}
+	if total <= 0 || math.IsNaN(total) {
+		// Chance all but never gives so few: every observed group is
+		// taken to be chance's.
+		return n, 0, 0, 1
+	}
+	tail := (1 - model.Level) / 2
+	_, top := chanceRange(m, v)
+	xlo, xhi := -1, len(ps)-1
+	var cdf float64
+	for x, p := range ps {
+		cdf += p / total
+		if xlo < 0 && cdf > tail {
+			xlo = x
+		}
+		if top < observed && cdf >= 1-tail {
+			xhi = x
+			break
+		}
+	}
+	xlo = max(xlo, 0)
+	for x := xlo; x <= xhi; x++ {
+		level += ps[x] / total
+	}
+	lo, hi = observed-float64(xhi), observed-float64(xlo)
+	return n, math.Min(lo, n), math.Max(hi, n), math.Min(level, 1)
+}
