@@ -19,9 +19,10 @@ const spreadUnitLow, spreadUnitHigh = -14, 13
 // pairs of a unit were of one wallet lay from their mean probability, in
 // log odds, on the captures where it lay farthest: package simulate's ten
 // link regimes, seeds 1 to 8 (80 captures of 30 wallets, 600 blocks of
-// 30 transactions; 290,209 pairs), each capture's rate taken at the end
-// of its 95% Wilson interval nearest the probability, and none where
-// that interval holds it. Shifts above are rounded up, those below down.
+// 30 transactions; 287,996 pairs, their probabilities read at six
+// decimals), each capture's rate taken at the end of its 95% Wilson
+// interval nearest the probability, and none where that interval holds
+// it. Shifts above are rounded up, those below down.
 // See the package documentation, "Linking sessions".
 var spreadShifts = [2][spreadUnitHigh - spreadUnitLow + 1]spreadShift{
 	{ // no group links the pair
