@@ -338,6 +338,18 @@
 // them and by each other session whose filters match it by chance),
 // from the smallest sets up.
 //
+// A group's wallet-size interval is that of its joint matches: it holds
+// the wallet of a group whose sessions are one wallet's, and does not
+// carry the chance that they are not. On package simulate's heavy-tail
+// regime, seeds 1 to 8, it missed the sessions' common candidates in 6
+// of 125 groups, 5 of them groups of two wallets that hold none in
+// common, all among the 95 groups whose least pair is given below 0.95
+// (0.82 to 0.93); reaching down to none wherever a group may be of two
+// wallets would cover them at the price of three groups' intervals in
+// four, and is not done. The sessions' own intervals covered 502 of 520
+// sessions of the shrink regime, seeds 1 to 6 (0.965), and 906 of 942 of
+// the heavy-tail regime (0.962), at stated levels of 0.95 and more.
+//
 // # The block-download attack
 //
 // The block-download attack on a BIP 157 client is package leak's
