@@ -59,8 +59,10 @@ type SessionLink struct {
 	// the counts cannot rule out: the probability that the sessions share
 	// addresses, and for a pair below the prior, the prior; from 0 for a
 	// pair whose session is linked to nothing, which may be of no wallet;
-	// and for a pair no group links, the rate at which such pairs were of
-	// one wallet on simulated captures; see the package documentation). A
+	// for a pair no group links, the rate at which such pairs were of one
+	// wallet on simulated captures; and both ends to the rates pairs like
+	// it reached on the simulated captures of most spread; see the
+	// package documentation). A
 	// session whose matches lie within those of two sessions of different
 	// wallets has its pairs weighed together (it is not of both), and a
 	// pair above the threshold whose sessions' groups together do not
@@ -75,6 +77,13 @@ type SessionLink struct {
 	ProbabilityLow    float64 `json:"probability_low"`
 	ProbabilityHigh   float64 `json:"probability_high"`
 	ProbabilityShared float64 `json:"probability_shared_addresses"`
+	// ProbabilityLevel is the share of such intervals that held the rate
+	// at which pairs like theirs were of one wallet on simulated captures
+	// apart from those their learned ends were fitted on (see the package
+	// documentation): the level the interval has, stated beside it; 0
+	// where the learned ends are not taken (priors or a threshold given in
+	// LinkOptions).
+	ProbabilityLevel float64 `json:"probability_level,omitempty"`
 	// Third is -1 when the two sessions' own matches give the
 	// probability, else a third session (an index of the accumulator's
 	// groups) whose matches, shared with both, make one wallet of the
@@ -217,6 +226,7 @@ func (a *Accumulator) Link(groups []int, opts LinkOptions) (*Linkage, error) {
 	if opts.Prior == 0 && l.Threshold == 0.5 {
 		reachRates(l.Pairs)
 		shiftLinked(l.Pairs, l.WalletSizes.Median)
+		spreadRates(l.Pairs)
 	}
 	l.Warnings = append(l.Warnings, lk.warnings...)
 	if top := lk.unlistedMax(&fit); top > l.Threshold {
