@@ -175,8 +175,8 @@ func TestNewcomerHashLength(t *testing.T) {
 }
 
 // TestNewcomerUniverseCutShort: a universe cut inside its last line (a
-// copy or download not finished) is said once, of --universe, with the
-// cut named: before, every session of the capture repeated "N of M
+// copy or download not finished) is said once, as the universe's, with
+// the cut named: before, every session of the capture repeated "N of M
 // universe lines skipped" (one warning per session), and nothing said the
 // file may be cut short.
 func TestNewcomerUniverseCutShort(t *testing.T) {
@@ -196,16 +196,18 @@ func TestNewcomerUniverseCutShort(t *testing.T) {
 		t.Fatal(err)
 	}
 	skipped := `1 of 11 universe lines skipped, not candidates (first: line 11: "` + bad + `" is neither an address nor hex`
-	const cutShort = "the file ends inside that line, without a newline: was it cut short?"
+	cutShort := func(name string) string {
+		return "; --universe " + name + " ends inside that line, without a newline: was it cut short?)"
+	}
 	for _, tc := range []struct {
 		name, universe, stdin string
 		args                  []string
 		want, not             string
 	}{
-		{"a capture's sessions", cut, "", []string{"--capture", in.capture}, "--universe " + cut + ": " + skipped + "; " + cutShort + ")", ""},
-		{"a filter", cut, "", []string{"--filter", corePayload}, "--universe " + cut + ": " + skipped + "; " + cutShort + ")", ""},
-		{"standard input", "-", head + bad, []string{"--capture", in.capture}, "--universe -: " + skipped + "; " + cutShort + ")", ""},
-		{"a last line that ends", ended, "", []string{"--capture", in.capture}, "--universe " + ended + ": " + skipped + ")", cutShort},
+		{"a capture's sessions", cut, "", []string{"--capture", in.capture}, "universe: " + skipped + cutShort(cut), ""},
+		{"a filter", cut, "", []string{"--filter", corePayload}, "universe: " + skipped + cutShort(cut), ""},
+		{"standard input", "-", head + bad, []string{"--capture", in.capture}, "universe: " + skipped + cutShort("-"), ""},
+		{"a last line that ends", ended, "", []string{"--capture", in.capture}, "universe: " + skipped + ")", "was it cut short"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"privacy", "analyze", "--universe", tc.universe}, tc.args...)

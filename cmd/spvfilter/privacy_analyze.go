@@ -508,13 +508,14 @@ func (u *universeRead) Read(p []byte) (int, error) {
 }
 
 // universeSkipped matches the warning of a report whose universe had
-// lines that are no candidates, after the session it is of, if any.
-var universeSkipped = regexp.MustCompile(`^(?:session [^:]+: )?(\d+ of (\d+) universe lines skipped, not candidates)(?: \(first: line (\d+): (.*)\))?$`)
+// lines that are no candidates, after "universe: " in a capture's report
+// (which says it once, as privacy/beam's pipeline does).
+var universeSkipped = regexp.MustCompile(`^(?:universe: )?(\d+ of (\d+) universe lines skipped, not candidates)(?: \(first: line (\d+): (.*)\))?$`)
 
-// skipWarnings says the universe's skipped lines once, of --universe,
-// where every session's report said them again (the universe is read
-// once, for all), and says when the first line skipped is the last, which
-// ends without a newline: the file may have been cut short.
+// skipWarnings says the universe's skipped lines once, as the universe's
+// (a capture's report already does), and says when the first line
+// skipped is the last, which ends without a newline: the file may have
+// been cut short.
 func (u *universeRead) skipWarnings(warnings []string) []string {
 	out := []string{} // a list in JSON, empty or not
 	said := false
@@ -528,11 +529,11 @@ func (u *universeRead) skipWarnings(warnings []string) []string {
 			continue
 		}
 		said = true
-		msg := "--universe " + u.name + ": " + m[1]
+		msg := "universe: " + m[1]
 		if m[3] != "" {
 			msg += fmt.Sprintf(" (first: line %s: %s", m[3], m[4])
 			if m[3] == m[2] && u.last != '\n' {
-				msg += "; the file ends inside that line, without a newline: was it cut short?"
+				msg += "; --universe " + u.name + " ends inside that line, without a newline: was it cut short?"
 			}
 			msg += ")"
 		}

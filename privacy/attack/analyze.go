@@ -287,6 +287,19 @@ func candidateProbability(n float64, size uint64, f float64) float64 {
 	return prior / (prior + (1-prior)*f)
 }
 
+// universeWarning says how many of the universe's lines were skipped, not
+// candidates, and the first; "" when none was.
+func universeWarning(u *universe.Scan) string {
+	if u == nil || u.LinesSkipped == 0 {
+		return ""
+	}
+	msg := fmt.Sprintf("%d of %d universe lines skipped, not candidates", u.LinesSkipped, u.LinesRead)
+	if len(u.BadLines) > 0 {
+		msg += fmt.Sprintf(" (first: line %d: %s)", u.BadLines[0].Line, u.BadLines[0].Reason)
+	}
+	return msg
+}
+
 // warnings names what may make the report misleading.
 func (r *Report) warnings() []string {
 	var w []string
@@ -295,11 +308,7 @@ func (r *Report) warnings() []string {
 			w = append(w, fmt.Sprintf("filter %d: %s", f.Number, msg))
 		}
 	}
-	if u := r.Universe; u != nil && u.LinesSkipped > 0 {
-		msg := fmt.Sprintf("%d of %d universe lines skipped, not candidates", u.LinesSkipped, u.LinesRead)
-		if len(u.BadLines) > 0 {
-			msg += fmt.Sprintf(" (first: line %d: %s)", u.BadLines[0].Line, u.BadLines[0].Reason)
-		}
+	if msg := universeWarning(r.Universe); msg != "" {
 		w = append(w, msg)
 	}
 	switch {

@@ -84,7 +84,7 @@ func NewCaptureReport(sessions []*capture.Session, acc *Accumulator, opts Report
 		return nil, fmt.Errorf("attack: %d reports for %d sessions (intersected: %v)", len(reports), len(sessions), opts.Intersect)
 	}
 	out := &CaptureReport{Universe: reports[0].Universe, Clients: []SessionReport{}, Warnings: []string{}}
-	w := warnings{seen: map[string]bool{}, out: &out.Warnings}
+	w := warnings{seen: map[string]bool{}, out: &out.Warnings, universe: universeWarning(out.Universe)}
 	ids := make([]string, len(sessions))
 	for i, s := range sessions {
 		ids[i] = s.ID
@@ -139,14 +139,20 @@ func linkReport(acc *Accumulator, ids []string, threshold float64, w *warnings) 
 	return lr, nil
 }
 
-// warnings gathers warnings, each once, prefixed by where they come from.
+// warnings gathers warnings, each once, prefixed by where they come from;
+// the universe's, which every report of one reading carries, once as the
+// universe's.
 type warnings struct {
-	seen map[string]bool
-	out  *[]string
+	seen     map[string]bool
+	out      *[]string
+	universe string // universeWarning of the reading, or ""
 }
 
 func (w *warnings) add(prefix string, ws []string) {
 	for _, s := range ws {
+		if s != "" && s == w.universe {
+			prefix = "universe: "
+		}
 		if s = prefix + s; !w.seen[s] {
 			w.seen[s] = true
 			*w.out = append(*w.out, s)

@@ -198,12 +198,15 @@ func TestBuildRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A session that loaded more filters than one analysis intersects,
-	// then a session of 1 filter; two sessions of half as many each.
-	f := model.NewWallet(1, 3).Filter(0.01, 0, 1)
+	// then a session of 1 filter; two sessions of half as many each. Each
+	// filter has a tweak of its own: a filter loaded again whole is the
+	// one before grown (capture.Sessions), not another to intersect.
+	w := model.NewWallet(1, 3)
 	loads := func(name string, sessions ...int) string {
 		var b bytes.Buffer
 		for i, n := range sessions {
-			for range n {
+			for j := range n {
+				f := w.Filter(0.01, 0, uint32(j+1))
 				rec, err := capture.NewFilterLoadRecord(time.Unix(0, 0), fmt.Sprintf("127.0.0.%d:1", i+1), fmt.Sprintf("s%d", i), f.MsgFilterLoad())
 				if err != nil {
 					t.Fatal(err)
