@@ -52,7 +52,10 @@ serves no transaction of its mempool to a peer it has not announced it
 to, and sends no reject message) and asks the peers it was not given to
 whether they hold it, or waits for them to announce it, for up to
 --timeout; the first that does proves it propagated ("propagated": true),
-and the other peers are given it at once. Peers that hold it already
+and the other peers are given it at once: a node that is not btcd is
+then waited for no longer than a second left to it to ask for it, even
+in its own turn ("not confirmed, not needed"), so the send ends once the
+btcd nodes answered. Peers that hold it already
 count as seeing it, so sending twice is harmless; but when one peer alone
 holds it, or announced it, its word is all there is: a warning says so
 and "propagated" is false; when one peer not given it alone holds it,
@@ -135,10 +138,20 @@ func sendWords(err error) error {
 // notConfirmedWords says that a peer that gives no verdict of its own
 // (Bitcoin Core) neither showed nor announced the transaction: it is not
 // confirmed, which is not to say it refused it.
+//
+// A peer waited for no longer once another proved the transaction
+// propagated is said to be so: nothing is wrong with the send. One
+// whose second connection failed is said to be unwatched, and why.
 func notConfirmedWords(e *client.NotConfirmedError) string {
 	how := "did not announce it"
-	if !e.Watched {
+	switch {
+	case e.WatchLost != nil:
+		how = fmt.Sprintf("could not announce it: the second connection to it ended (%v)", e.WatchLost)
+	case !e.Watched:
 		how = "could not be watched for its announcement (the second connection did not open)"
+	}
+	if e.Proven {
+		return fmt.Sprintf("peer %s: not confirmed, not needed: it was given the transaction and %s within %v, when another peer proved it propagated and it was waited for no longer (Core announces on average every 5 s)", e.Peer, how, e.Waited.Round(100*time.Millisecond))
 	}
 	return fmt.Sprintf("peer %s: not confirmed (Core announces on average every 5 s; it does not say when it refuses): it was given the transaction and %s within %v", e.Peer, how, e.Waited.Round(100*time.Millisecond))
 }
