@@ -60,7 +60,7 @@ count as seeing it, so sending twice is harmless; but when one peer alone
 holds it, or announced it, its word is all there is: a warning says so
 and "propagated" is false; when one peer not given it alone holds it,
 "propagated" rests on that peer's word, and a warning says so (with
---json, "propagation_rests_on" names it). Bitcoin Core announces a
+--json, in "warnings" too, and "propagation_rests_on" names the peer). Bitcoin Core announces a
 transaction to an inbound connection about 5 seconds after it took it,
 on average (a random delay), serves none it has not announced and sends
 no reject: a
@@ -300,9 +300,9 @@ func runSend(a *app, f *sendFlags, args []string) error {
 		warnings = append(warnings, fmt.Sprintf("acceptance of %v rests on one peer, %s: it says it holds the transaction (it had it before this send, from an earlier one or the network) and no other peer says so; a peer that echoes transactions back would look the same (give several peers)",
 			res.Txid, holders[0]))
 	}
-	if res.SeenAlone != nil && !a.json {
-		// (--json says so in "propagation_rests_on".)
-		warnings = append(warnings, fmt.Sprintf("%v: %v", res.Txid, res.SeenAlone))
+	if res.SeenAlone != nil {
+		// (--json also names the peer in "propagation_rests_on".)
+		warnings = append(warnings, fmt.Sprintf("%v: %v (give peers of other parties to prove it)", res.Txid, res.SeenAlone))
 	}
 	for _, p := range c.Peers() {
 		if e, ok := res.Failed[p.Address]; ok {
