@@ -59,7 +59,8 @@ func TestSendWordsNotConfirmed(t *testing.T) {
 		not  []string
 	}{
 		{"alone", fmt.Errorf("client: no peer confirmed transaction %v: %w", txid, silent),
-			[]string{"no peer confirmed transaction", "peer 127.0.0.1:1: not confirmed (Core announces on average every 5 s; it does not say when it refuses)", "did not announce it within 30s"},
+			[]string{"no peer confirmed transaction", "peer 127.0.0.1:1: not confirmed (Core announces on average every 5 s; it does not say when it refuses)", "did not announce it within 30s",
+				"run send again later"},
 			[]string{"dropped", "rejected", "client:"}},
 		{"unwatched", unwatched, []string{"not confirmed", "could not be watched"}, []string{"did not announce"}},
 		{"watch lost", lost, []string{"not confirmed", "could not announce it: the second connection to it ended", peer.ErrFlooding.Error()}, []string{"did not announce"}},

@@ -617,7 +617,7 @@ func (s *sending) finish(ctx context.Context, ms []*pool.Member) (*SendResult, e
 				strings.Join(slices.Sorted(maps.Keys(res.Announced)), ", "))
 		}
 		res.Warnings = append(res.Warnings, fmt.Sprintf(
-			"acceptance of %v is unconfirmed: only the peer(s) it was given to (%s) say they hold it%s, and %s; a peer that echoes the transaction back would look the same",
+			"acceptance of %v is unconfirmed: only the peer(s) it was given to (%s) say they hold it%s, and %s; a peer that echoes the transaction back would look the same (more peers, run by others, would tell)",
 			res.Txid, strings.Join(res.Accepted, ", "), how, why))
 	}
 	return res, nil
