@@ -151,7 +151,14 @@ func (c *Client) SendTransaction(ctx context.Context, tx *wire.MsgTx) (*SendResu
 		defer close(sent)
 		s.send(sendCtx, ms)
 	}()
-	go s.watchProof(sendCtx, ms, sent)
+	// It ends once sent is closed, when its request under way (to a
+	// peer's own connection, not cut short) is answered.
+	proofDone := make(chan struct{})
+	go func() {
+		defer close(proofDone)
+		s.watchProof(ctx, ms, sent)
+	}()
+	defer func() { <-proofDone }()
 	// A node does not ask for a transaction it has in the chain: when no
 	// peer has taken it after minedGrace, the chain is searched. The
 	// search is not cut short (that would drop the connections it uses);
@@ -231,6 +238,9 @@ type sending struct {
 	givenBefore []string
 	// offered holds the peers whose turn began (see give).
 	offered map[string]bool
+	// silentTurn: the peer whose turn it is is not btcd, and may give
+	// no verdict of its own (see watchProof).
+	silentTurn bool
 	// proven is closed once a peer not given the transaction proved it
 	// propagated (see prove): a peer that gives no verdict of its own is
 	// not waited for after that.
@@ -324,12 +334,15 @@ func (s *sending) send(ctx context.Context, ms []*pool.Member) {
 // saying why; its watch is still read when the send ends.
 func (s *sending) give(ctx context.Context, m *pool.Member) bool {
 	given := time.Now()
+	conn := s.c.pool.Conn(m)
 	s.mu.Lock()
 	s.offered[m.Addr()] = true
+	s.silentTurn = !strings.Contains(conn.UserAgent(), "/btcd:")
 	s.mu.Unlock()
-	sighting, err := s.c.pool.Conn(m).BroadcastUntil(ctx, s.tx, s.watchFor(ctx, m.Addr()), s.proven)
+	sighting, err := conn.BroadcastUntil(ctx, s.tx, s.watchFor(ctx, m.Addr()), s.proven)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.silentTurn = false
 	s.res.Given = append(s.res.Given, m.Addr())
 	if err != nil {
 		var nv *peer.NoVerdictError
@@ -397,18 +410,22 @@ func (s *sending) waitHeld(ctx context.Context, ms []*pool.Member, txid chainhas
 }
 
 // proofPoll is how often, during a peer's turn, the watches of the peers
-// not given the transaction are looked at for a proof of propagation.
+// not given the transaction are looked at for a proof of propagation;
+// their mempools are asked every sendPoll.
 const proofPoll = 50 * time.Millisecond
 
-// watchProof closes s.proven once the watch of a peer whose turn has not
-// begun holds a checked announcement (the transaction propagated to it),
-// or the send ended (sent closed). The peer is recorded as seen by
-// waitHeld, once the turn under way ends: a peer that gives no verdict
-// of its own, whose turn it is, is then waited for no longer.
+// watchProof closes s.proven once a peer whose turn has not begun holds
+// the transaction: its watch holds a checked announcement, or its
+// mempool shows it (asked every sendPoll while the peer whose turn it is
+// is not btcd, whose verdict comes at once: btcd announces on a trickle
+// of 10 s, but serves what its mempool took at once), or the send ended
+// (sent closed). The peer is recorded as seen by waitHeld, once the turn
+// under way ends: a peer that gives no verdict of its own, whose turn it
+// is, is then waited for no longer.
 func (s *sending) watchProof(ctx context.Context, ms []*pool.Member, sent <-chan struct{}) {
 	tick := time.NewTicker(proofPoll)
 	defer tick.Stop()
-	for {
+	for n := 1; ; n++ {
 		select {
 		case <-s.proven:
 			return
@@ -418,23 +435,40 @@ func (s *sending) watchProof(ctx context.Context, ms []*pool.Member, sent <-chan
 			return
 		case <-tick.C:
 		}
+		s.mu.Lock()
+		ask := n%int(sendPoll/proofPoll) == 0 && s.silentTurn
+		s.mu.Unlock()
 		for _, m := range ms {
-			w := s.watch(m.Addr())
-			if w == nil {
-				continue
-			}
-			// The sighting is looked at first: one there before the
-			// peer's turn began is no announcement of its own taking.
-			sighting, _ := w.Result()
-			s.mu.Lock()
-			offered := s.offered[m.Addr()]
-			s.mu.Unlock()
-			if sighting != nil && !offered {
+			if s.heldUnoffered(ctx, m, ask) {
 				s.prove()
 				return
 			}
 		}
 	}
+}
+
+// heldUnoffered reports whether m, whose turn has not begun, holds the
+// transaction: its watch holds a checked announcement, or, if ask, its
+// mempool shows it. What it holds is looked at before whether its turn
+// began: held before, it was not given it.
+func (s *sending) heldUnoffered(ctx context.Context, m *pool.Member, ask bool) bool {
+	offered := func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.offered[m.Addr()]
+	}
+	if offered() {
+		return false
+	}
+	var held bool
+	if w := s.watch(m.Addr()); w != nil {
+		sighting, _ := w.Result()
+		held = sighting != nil
+	}
+	if !held && ask {
+		held, _ = s.c.pool.Conn(m).HasTx(ctx, s.res.Txid)
+	}
+	return held && !offered()
 }
 
 // ErrNotConfirmed: a node was given the transaction and gave no verdict
