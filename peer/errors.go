@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 )
 
@@ -200,3 +201,38 @@ func (e *PeerError) Error() string {
 
 // Unwrap returns the underlying error.
 func (e *PeerError) Unwrap() error { return e.Err }
+
+// ErrNoVerdict: a node that gives no verdict of its own on a
+// transaction it was given (see NoVerdictError).
+var ErrNoVerdict = errors.New("no verdict")
+
+// NoVerdictError is a node that does not call itself btcd, given the
+// transaction Txid, that neither showed it in its mempool nor announced
+// it while it was awaited (Waited): nothing tells whether it took it.
+// Bitcoin Core sends no reject message (BIP 61 was removed), asks for no
+// transaction it has or refused lately, and serves none of its mempool
+// by getdata before it announced it, after a random delay. Requested
+// says whether the node asked for the transaction; Enough, that the
+// caller ended the wait (see BroadcastUntil) before the timeout. It
+// wraps ErrNoVerdict, not ErrRejected: it is no refusal.
+type NoVerdictError struct {
+	Txid      chainhash.Hash
+	Requested bool
+	Waited    time.Duration
+	Enough    bool
+}
+
+func (e *NoVerdictError) Error() string {
+	asked := "did not ask for it"
+	if e.Requested {
+		asked = "asked for it"
+	}
+	why := ""
+	if e.Enough {
+		why = ", the wait ended by the caller"
+	}
+	return fmt.Sprintf("%v: transaction %v: the node %s, and neither showed it in its mempool nor announced it within %v%s", ErrNoVerdict, e.Txid, asked, e.Waited.Round(time.Millisecond), why)
+}
+
+// Unwrap returns ErrNoVerdict.
+func (e *NoVerdictError) Unwrap() error { return ErrNoVerdict }

@@ -178,7 +178,10 @@ func (p *Peer) getTx(ctx context.Context, txid chainhash.Hash, anyTx bool) (*wir
 // without a word (a *DroppedError, which wraps ErrRejected): btcd does so with a transaction spending
 // outputs it does not know or that are spent in its chain, which it keeps
 // as an orphan. One that neither asked nor holds it is reported with
-// ErrStalled.
+// ErrStalled. A node that is not btcd and neither shows nor announced
+// the transaction within the timeout is reported with a
+// *NoVerdictError (ErrNoVerdict), whether it asked or not: such a node
+// may hold it without saying so.
 //
 // btcd reads nothing more from a peer while it processes a transaction
 // the peer sent (its handler waits for the mempool's verdict), so its
@@ -210,6 +213,25 @@ var ErrWatchMismatch = errors.New("peer: watch does not match the broadcast")
 // so nothing it says of it is believed. Acceptance so learnt rests on
 // the node's word, as Broadcast's does.
 func (p *Peer) BroadcastWatched(ctx context.Context, tx *wire.MsgTx, w *TxWatch) (*Sighting, error) {
+	return p.broadcast(ctx, tx, w, nil)
+}
+
+// BroadcastUntil is BroadcastWatched that stops waiting for the verdict
+// of a node that is not btcd once enough is closed (the caller learnt
+// what it needed elsewhere: another node proved the transaction
+// propagated), returning a *NoVerdictError with Enough set. It still
+// gives the node up to a second to ask for the transaction after it
+// announced it (as BroadcastWatched does), so that a false announcement
+// w hears meanwhile is returned as BroadcastWatched returns it; the node
+// is served the transaction whenever it asks, until the connection
+// ends. A btcd node's verdict, which comes
+// at once, is awaited whatever enough says.
+func (p *Peer) BroadcastUntil(ctx context.Context, tx *wire.MsgTx, w *TxWatch, enough <-chan struct{}) (*Sighting, error) {
+	return p.broadcast(ctx, tx, w, enough)
+}
+
+// broadcast is BroadcastUntil; a nil enough is never closed.
+func (p *Peer) broadcast(ctx context.Context, tx *wire.MsgTx, w *TxWatch, enough <-chan struct{}) (*Sighting, error) {
 	txid := tx.TxHash()
 	var watched <-chan struct{} // nil without a watch
 	if w != nil {
@@ -218,8 +240,8 @@ func (p *Peer) BroadcastWatched(ctx context.Context, tx *wire.MsgTx, w *TxWatch)
 		}
 		watched = w.Done()
 	}
-	rejects, stop := p.waitReject(txid)
-	defer stop()
+	rejects, stopRejects := p.waitReject(txid)
+	defer stopRejects()
 	if has, err := p.HasTx(ctx, txid); err != nil || has {
 		return nil, err
 	}
@@ -230,10 +252,16 @@ func (p *Peer) BroadcastWatched(ctx context.Context, tx *wire.MsgTx, w *TxWatch)
 	if w != nil {
 		told = w.told
 	}
+	if p.isBtcd() {
+		enough = nil
+	}
+	// The node is given its second to ask (and a false announcement
+	// told meanwhile is caught) even once enough is closed.
 	requested, err := p.announce(ctx, tx, time.Second, told)
 	if err != nil {
 		return nil, err
 	}
+	given := time.Now()
 	for {
 		if s, err := verdict(w); s != nil || err != nil {
 			return s, err
@@ -265,6 +293,12 @@ func (p *Peer) BroadcastWatched(ctx context.Context, tx *wire.MsgTx, w *TxWatch)
 			}
 		case <-watched:
 			watched = nil // the verdict is in: sighted looks at it
+		case <-enough:
+			if s, err := verdict(w); s != nil || err != nil {
+				return s, err
+			}
+			return nil, &PeerError{Peer: p.cfg.Addr, Op: "tx", Err: &NoVerdictError{Txid: txid,
+				Requested: p.wasRequested(txid) || requested, Waited: time.Since(given), Enough: true}}
 		case <-time.After(50 * time.Millisecond):
 		case <-ctx.Done():
 			return nil, ctx.Err()
@@ -273,7 +307,11 @@ func (p *Peer) BroadcastWatched(ctx context.Context, tx *wire.MsgTx, w *TxWatch)
 	if s, err := verdict(w); s != nil || err != nil {
 		return s, err
 	}
-	if p.wasRequested(txid) || requested {
+	asked := p.wasRequested(txid) || requested
+	if !p.isBtcd() {
+		return nil, &PeerError{Peer: p.cfg.Addr, Op: "tx", Err: &NoVerdictError{Txid: txid, Requested: asked, Waited: time.Since(given)}}
+	}
+	if asked {
 		return nil, &PeerError{Peer: p.cfg.Addr, Op: "tx", Err: &DroppedError{Txid: txid, Waited: p.cfg.Timeout}}
 	}
 	return nil, p.errorf("inv tx", "%w: transaction %v neither requested within %v nor in the node's mempool", ErrStalled, txid, p.cfg.Timeout)

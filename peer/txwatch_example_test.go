@@ -35,7 +35,7 @@ func ExampleWatchTx() {
 		log.Fatal("announced, then not served: ", err) // a *peer.FalseAnnounceError, at once
 	}
 	if err != nil {
-		log.Fatal(err) // a *peer.RejectError, or a *peer.DroppedError after the timeout
+		log.Fatal(err) // a *peer.RejectError; after the timeout, a *peer.DroppedError (btcd) or a *peer.NoVerdictError (another node)
 	}
 	if s != nil {
 		fmt.Printf("%s announced %v %v after the watch opened (on its word)\n", s.Peer, s.Txid, s.After)

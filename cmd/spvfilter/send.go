@@ -34,57 +34,78 @@ func newSendCommand(a *app) *cobra.Command {
 		Long: `send gives a signed transaction (hex, as getrawtransaction prints it) to
 the peers so that its acceptance is known from a peer other than the one
 that took it: a peer's own word proves nothing, since a peer that echoes
-what it is given says the same. First it opens a second connection to
-each peer that asks the peer to announce the transactions entering its
-mempool: a node announces a transaction once it took it, and never to the
-connection it got it from. An announcement counts once the peer serves
-the transaction when asked for it; one announced and then not served
-(notfound, or another transaction in its place) is named and not
-believed. Another transaction in its place is a proven lie: that peer is
-banned, as is one that floods the second connection. A peer is given the
-transaction once its second connection is open, or two seconds after the
-send began (through --proxy, half of --timeout if longer: Tor is slow to
-connect): one that never answers there delays the send no longer. Then
-it gives the transaction to one peer at a time, in random order (announces it,
-serves it when asked, then looks for it in that peer's mempool or waits
-for that peer's announcement on the second connection: Bitcoin Core
-serves no transaction of its mempool to a peer it has not announced it
-to, and sends no reject message) and asks the peers it was not given to
-whether they hold it, or waits for them to announce it, for up to
---timeout; the first that does proves it propagated ("propagated": true),
-and the other peers are given it at once. Peers that hold it already
-count as seeing it, so sending twice is harmless; but when one peer alone
-holds it, or announced it, its word is all there is: a warning says so
-and "propagated" is false; when one peer not given it alone holds it,
-"propagated" rests on that peer's word, and a warning says so (with
---json, "propagation_rests_on" names it). Bitcoin Core announces a
-transaction to an inbound connection about 5 seconds after it took it,
-on average (a random delay), serves none it has not announced and sends
-no reject: a
-node that is not btcd, given the transaction and silent on it, is
-waited for until 30 seconds after it was given it (--timeout if longer:
-a Core node that took it is heard 99.75% of the time), unless a peer
-not given it proves it propagated first; one not heard by then is
-reported "not confirmed", not as having refused it.
-When no peer has taken it after two seconds, the last 144 blocks are
-searched by their compact filters: a transaction already mined is reported
-with its block ("mined").
+what it is given says the same.
 
-It prints the txid and exits 0 when at least one peer took the
-transaction or it is mined, followed by the peers that announced it, how
-long after the send began and on whose word: "announced by
-127.0.0.1:8333 after 4.2s (given it: on its own word)" for a peer it was
-given to, "(not given it: it propagated)" for one that got it through the
-network ("announced_after_seconds", "given" and "seen" with --json); when
-only the peers it was given to say they hold it, a warning says
-acceptance is unconfirmed. It exits 1, naming every peer and what it did
-(rejected it, never asked for it within --timeout, announced it falsely,
-disconnected, not confirmed), when none took it. A btcd node that asked
-for it and then dropped it without a reject message (an orphan, a spent
-output) is named as soon as it answered a request sent after it, not
-after --timeout.
+How. First it opens a second connection to each peer that asks the peer
+to announce the transactions entering its mempool: a node announces a
+transaction once it took it, and never to the connection it got it
+from. An announcement counts once the peer serves the transaction when
+asked for it; one announced and then not served (notfound, or another
+transaction in its place) is named and not believed. Another transaction
+in its place is a proven lie: that peer is banned, as is one that floods
+the second connection. A peer is given the transaction once its second
+connection is open, or two seconds after the send began (through
+--proxy, half of --timeout if longer: Tor is slow to connect): one that
+never answers there delays the send no longer.
 
-send does not rebroadcast: run it again until the transaction is mined.`,
+Then it gives the transaction to one peer at a time, in random order
+(announces it, serves it when asked, then looks for it in that peer's
+mempool or waits for that peer's announcement on the second connection:
+Bitcoin Core serves no transaction of its mempool to a peer it has not
+announced it to, and sends no reject message), and asks the peers it was
+not given to whether they hold it, or waits for them to announce it, for
+up to --timeout. The first that does proves it propagated ("propagated":
+true), and the other peers are given it at once: a node that is not btcd
+is then waited for no longer than a second left to it to ask for it,
+even in its own turn ("not confirmed, not needed"), so the send ends
+once the btcd nodes answered. Peers that hold it already count as seeing
+it, so sending twice is harmless.
+
+Waits. Bitcoin Core announces a transaction to an inbound connection
+about 5 seconds after it took it, on average (a random delay), serves
+none it has not announced and sends no reject: a node that is not btcd,
+given the transaction and silent on it, is waited for until 30 seconds
+after it was given it (--timeout if longer: a Core node that took it is
+heard 99.75% of the time), unless a peer not given it proves it
+propagated first. A btcd node that asked for it and then dropped it
+without a reject message (an orphan, a spent output) is named as soon as
+it answered a request sent after it, not after --timeout. When no peer
+has taken it after two seconds, the last 144 blocks are searched by
+their compact filters: a transaction already mined is reported with its
+block ("mined").
+
+Output. It prints the txid, then the peers that announced it, how long
+after the send began and on whose word: "announced by 127.0.0.1:8333
+after 4.2s (given it: on its own word)" for a peer it was given to,
+"(not given it: it propagated)" for one that got it through the network
+("announced_after_seconds", "given" and "seen" with --json). Warnings go
+to standard error (with --json, in "warnings" too).
+
+Outcomes, and what to do:
+  exit 0, no warning: it propagated; run send again later if it is not
+    mined (send does not rebroadcast; sending twice is harmless).
+  exit 0, "acceptance ... is unconfirmed" or "rests on one peer":
+    only the peer(s) it was given to, or one peer alone, say they hold
+    it ("propagated" is false, or "propagation_rests_on" names that
+    peer): a peer that echoes transactions, or two addresses of one
+    party, would look the same; give more peers, run by others (--peer).
+  exit 0, "not confirmed, not needed": a node that is not btcd was not
+    waited for once another peer proved propagation; nothing to do.
+  exit 0, "already mined at height N": nothing was to be sent.
+  exit 1, "rejected it as ...": the node's reason says what to fix (a
+    fee too low, a non-standard or invalid transaction).
+  exit 1, "asked for it, then rejected it without a reject message":
+    btcd keeps an orphan or refuses a spent output: send the
+    transactions it spends first, or check the inputs.
+  exit 1, "did not ask for it and does not hold it": the node refused it
+    before; its log says why.
+  exit 1, "no peer confirmed": the nodes are not btcd and gave no
+    verdict (Core does not say when it refuses): the transaction may
+    still be in their mempools; run send again later, or give a btcd
+    peer, which says when it refuses.
+  exit 1, "announced it and then ...: the announcement is not
+    believed", "disconnected": that peer is named (and banned for a
+    proven lie); give other peers.`,
 		Example: `  spvfilter send --connect 127.0.0.1:18444 --network regtest 0200000001…
   spvfilter send --connect 127.0.0.1:18444 --connect 127.0.0.1:18445 --network regtest @tx.hex --json`,
 		Args: oneArg("TX_HEX", "the signed transaction, as hex, @FILE or - (standard input)"),
@@ -128,17 +149,29 @@ func sendWords(err error) error {
 		}
 	})
 	msg = strings.Replace(msg, "client: no peer took transaction ", "no peer took transaction ", 1)
-	msg = strings.Replace(msg, "client: no peer confirmed transaction ", "no peer confirmed transaction ", 1)
+	if strings.HasPrefix(msg, "client: no peer confirmed transaction ") {
+		msg = strings.TrimPrefix(msg, "client: ") + "; it may still be in their mempools: run send again later (sending twice is harmless), or give a btcd peer, which says when it refuses"
+	}
 	return &restated{msg, err}
 }
 
 // notConfirmedWords says that a peer that gives no verdict of its own
 // (Bitcoin Core) neither showed nor announced the transaction: it is not
 // confirmed, which is not to say it refused it.
+//
+// A peer waited for no longer once another proved the transaction
+// propagated is said to be so: nothing is wrong with the send. One
+// whose second connection failed is said to be unwatched, and why.
 func notConfirmedWords(e *client.NotConfirmedError) string {
 	how := "did not announce it"
-	if !e.Watched {
+	switch {
+	case e.WatchLost != nil:
+		how = fmt.Sprintf("could not announce it: the second connection to it ended (%v)", e.WatchLost)
+	case !e.Watched:
 		how = "could not be watched for its announcement (the second connection did not open)"
+	}
+	if e.Proven {
+		return fmt.Sprintf("peer %s: not confirmed, not needed: it was given the transaction and %s within %v, when another peer proved it propagated and it was waited for no longer (Core announces on average every 5 s)", e.Peer, how, e.Waited.Round(100*time.Millisecond))
 	}
 	return fmt.Sprintf("peer %s: not confirmed (Core announces on average every 5 s; it does not say when it refuses): it was given the transaction and %s within %v", e.Peer, how, e.Waited.Round(100*time.Millisecond))
 }
@@ -287,9 +320,9 @@ func runSend(a *app, f *sendFlags, args []string) error {
 		warnings = append(warnings, fmt.Sprintf("acceptance of %v rests on one peer, %s: it says it holds the transaction (it had it before this send, from an earlier one or the network) and no other peer says so; a peer that echoes transactions back would look the same (give several peers)",
 			res.Txid, holders[0]))
 	}
-	if res.SeenAlone != nil && !a.json {
-		// (--json says so in "propagation_rests_on".)
-		warnings = append(warnings, fmt.Sprintf("%v: %v", res.Txid, res.SeenAlone))
+	if res.SeenAlone != nil {
+		// (--json also names the peer in "propagation_rests_on".)
+		warnings = append(warnings, fmt.Sprintf("%v: %v (give peers of other parties to prove it)", res.Txid, res.SeenAlone))
 	}
 	for _, p := range c.Peers() {
 		if e, ok := res.Failed[p.Address]; ok {

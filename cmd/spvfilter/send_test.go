@@ -234,8 +234,9 @@ func txHexOf(t *testing.T, tx *wire.MsgTx) string {
 
 // TestSendRestsOnOnePeer: propagation proven by one peer alone, here a
 // second address of the node the transaction was given to, rests on that
-// peer's word: a warning says so, and --json names it in
-// "propagation_rests_on" (before, nothing said so).
+// peer's word: a warning says so, in --json's "warnings" too (before,
+// --json said so only in "propagation_rests_on"), which names the peer
+// (before, nothing said so).
 func TestSendRestsOnOnePeer(t *testing.T) {
 	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
 	node.Generate(t, 102)
@@ -250,9 +251,11 @@ func TestSendRestsOnOnePeer(t *testing.T) {
 		Propagated bool       `json:"propagated"`
 		RestsOn    *string    `json:"propagation_rests_on"`
 		Peers      []seenPeer `json:"peers"`
+		Warnings   []string   `json:"warnings"`
 	}
 	if status != exitOK || json.Unmarshal([]byte(stdout), &out) != nil || !out.Propagated || out.RestsOn == nil ||
-		!slices.ContainsFunc(out.Peers, func(p seenPeer) bool { return p.Seen && p.Address == *out.RestsOn }) {
+		!slices.ContainsFunc(out.Peers, func(p seenPeer) bool { return p.Seen && p.Address == *out.RestsOn }) ||
+		!hasWarning(out.Warnings, "propagation rests on one peer's word") {
 		t.Fatalf("status %d, stdout %q, stderr %q: want propagation said to rest on the peer that saw it", status, stdout, stderr)
 	}
 	tx = node.BuildCoinbaseSpend(t, wire.NewTxOut(1_000_000, peertest.NewKey("alice").PkScript()))

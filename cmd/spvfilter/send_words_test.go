@@ -46,8 +46,11 @@ func TestAnnouncedWords(t *testing.T) {
 func TestSendWordsNotConfirmed(t *testing.T) {
 	txid := chainhash.Hash{1}
 	silent := &client.NotConfirmedError{Peer: "127.0.0.1:1", Txid: txid, Waited: 30*time.Second + 40*time.Millisecond, Watched: true,
-		Cause: &peer.PeerError{Peer: "127.0.0.1:1", Op: "tx", Err: &peer.DroppedError{Txid: txid, Waited: 10 * time.Second}}}
+		Cause: &peer.PeerError{Peer: "127.0.0.1:1", Op: "tx", Err: &peer.NoVerdictError{Txid: txid, Requested: true, Waited: 30 * time.Second}}}
 	unwatched := &client.NotConfirmedError{Peer: "127.0.0.1:2", Txid: txid, Waited: 10 * time.Second}
+	lost := &client.NotConfirmedError{Peer: "127.0.0.1:2", Txid: txid, Waited: 3 * time.Second,
+		WatchLost: &peer.PeerError{Peer: "127.0.0.1:2", Op: "watch tx", Err: peer.ErrFlooding}}
+	proven := &client.NotConfirmedError{Peer: "127.0.0.1:4", Txid: txid, Waited: 120 * time.Millisecond, Watched: true, Proven: true}
 	rejected := &peer.PeerError{Peer: "127.0.0.1:3", Op: "tx", Err: &peer.RejectError{Kind: peer.RejectInvalid, Reason: "bad-txns"}}
 	tests := []struct {
 		name string
@@ -56,9 +59,12 @@ func TestSendWordsNotConfirmed(t *testing.T) {
 		not  []string
 	}{
 		{"alone", fmt.Errorf("client: no peer confirmed transaction %v: %w", txid, silent),
-			[]string{"no peer confirmed transaction", "peer 127.0.0.1:1: not confirmed (Core announces on average every 5 s; it does not say when it refuses)", "did not announce it within 30s"},
+			[]string{"no peer confirmed transaction", "peer 127.0.0.1:1: not confirmed (Core announces on average every 5 s; it does not say when it refuses)", "did not announce it within 30s",
+				"run send again later"},
 			[]string{"dropped", "rejected", "client:"}},
 		{"unwatched", unwatched, []string{"not confirmed", "could not be watched"}, []string{"did not announce"}},
+		{"watch lost", lost, []string{"not confirmed", "could not announce it: the second connection to it ended", peer.ErrFlooding.Error()}, []string{"did not announce"}},
+		{"proven", proven, []string{"not confirmed, not needed", "another peer proved it propagated", "within 100ms"}, []string{"refuses"}},
 		{"beside a rejection", fmt.Errorf("client: no peer took transaction %v: %w", txid, errors.Join(silent, rejected)),
 			[]string{"no peer took transaction", "127.0.0.1:1: not confirmed", "peer 127.0.0.1:3 rejected it as"}, []string{"dropped"}},
 	}

@@ -111,8 +111,15 @@ const MinedSearchDepth = 144
 // watch awaited when the turns are over, until coreAnnounceWait after it
 // was given it, while nothing proves the transaction propagated: its
 // announcement is then its acceptance, on its word, and a lie told
-// there is caught. No other watch is awaited when the send ends: a peer
-// whose own connection answered, or that was seen, would only say again
+// there is caught. Once a peer not given the transaction proves it
+// propagated (its watch announced it, even during another peer's turn,
+// or its mempool shows it), such a peer is waited for no longer, in its
+// turn or after, than the second it is left to ask for it (see
+// peer.Peer.BroadcastUntil: a false announcement heard by then is
+// caught): it is not confirmed (NotConfirmedError.Proven), its word
+// adding nothing to the proof, and the send ends once the btcd peers
+// gave their verdicts. No other watch is awaited when the send ends: a
+// peer whose own connection answered, or that was seen, would only say again
 // what it said, and a proof of propagation needs nothing more. A watch
 // that hears after the send ended is not read (it is closed): a lie
 // told there is not seen, and the peer's word counts as it did.
@@ -133,7 +140,7 @@ func (c *Client) SendTransaction(ctx context.Context, tx *wire.MsgTx) (*SendResu
 		return nil, c.noPeers("send")
 	}
 	rand.Shuffle(len(ms), func(i, j int) { ms[i], ms[j] = ms[j], ms[i] })
-	s := &sending{c: c, tx: tx, start: time.Now(),
+	s := &sending{c: c, tx: tx, start: time.Now(), offered: map[string]bool{}, proven: make(chan struct{}),
 		res: &SendResult{Txid: tx.TxHash(), Failed: map[string]error{}, Announced: map[string]time.Duration{}}}
 	s.openWatches(ctx, ms)
 	defer s.closeWatches()
@@ -144,6 +151,14 @@ func (c *Client) SendTransaction(ctx context.Context, tx *wire.MsgTx) (*SendResu
 		defer close(sent)
 		s.send(sendCtx, ms)
 	}()
+	// It ends once sent is closed, when its request under way (to a
+	// peer's own connection, not cut short) is answered.
+	proofDone := make(chan struct{})
+	go func() {
+		defer close(proofDone)
+		s.watchProof(ctx, ms, sent)
+	}()
+	defer func() { <-proofDone }()
 	// A node does not ask for a transaction it has in the chain: when no
 	// peer has taken it after minedGrace, the chain is searched. The
 	// search is not cut short (that would drop the connections it uses);
@@ -214,14 +229,37 @@ type sending struct {
 	mu    sync.Mutex
 	res   *SendResult
 	// unsure holds, by address, when each peer that gave no verdict of
-	// its own was given the transaction (see noVerdict): its watch is
+	// its own was given the transaction (see peer.NoVerdictError): its watch is
 	// awaited until coreAnnounceWait after, unless propagation is
 	// proven first (see awaitUnsure).
 	unsure map[string]time.Time
 	// givenBefore lists the peers given the transaction before a peer
 	// not given it was last looked at (see waitHeld).
 	givenBefore []string
+	// offered holds the peers whose turn began (see give).
+	offered map[string]bool
+	// silentTurn: the peer whose turn it is is not btcd, and may give
+	// no verdict of its own (see watchProof).
+	silentTurn bool
+	// proven is closed once a peer not given the transaction proved it
+	// propagated (see prove): a peer that gives no verdict of its own is
+	// not waited for after that.
+	proven    chan struct{}
+	proveOnce sync.Once
 	watching
+}
+
+// prove records that the transaction is known to have propagated.
+func (s *sending) prove() { s.proveOnce.Do(func() { close(s.proven) }) }
+
+// isProven reports whether prove was called.
+func (s *sending) isProven() bool {
+	select {
+	case <-s.proven:
+		return true
+	default:
+		return false
+	}
 }
 
 // watching is a send's announcement connections (peer.TxWatch), one to
@@ -250,16 +288,23 @@ func (s *sending) send(ctx context.Context, ms []*pool.Member) {
 	s.mu.Lock()
 	s.res.Seen, s.res.Accepted = addrs(held), addrs(held)
 	s.mu.Unlock()
+	if len(held) > 0 {
+		s.prove()
+	}
 	rest := slices.DeleteFunc(slices.Clone(ms), func(m *pool.Member) bool { return slices.Contains(held, m) })
 	for len(held) == 0 && len(rest) > 0 && ctx.Err() == nil {
 		m := rest[0]
 		rest = rest[1:]
-		if !s.give(ctx, m) || len(rest) == 0 {
+		if took := s.give(ctx, m); len(rest) == 0 || !took && !s.isProven() {
 			// Refused (the next peer is tried at once), or nobody left
-			// to see it.
+			// to see it. A peer not given it that proved propagation
+			// during the turn is counted below.
 			continue
 		}
 		held = s.waitHeld(ctx, rest, txid)
+		if len(held) > 0 {
+			s.prove()
+		}
 		s.mu.Lock()
 		s.givenBefore = slices.Clone(s.res.Given)
 		s.res.Seen = append(s.res.Seen, addrs(held)...)
@@ -282,20 +327,33 @@ func (s *sending) send(ctx context.Context, ms []*pool.Member) {
 // give broadcasts the transaction to m, records the outcome, and reports
 // whether m took it: its mempool shows it, or it announced it to m's
 // watch.
+//
+// A peer that gives no verdict of its own (see peer.NoVerdictError) is
+// waited for no longer once propagation is proven (see watchProof): its
+// word would add nothing to the proof. It is then not confirmed, Proven
+// saying why; its watch is still read when the send ends.
 func (s *sending) give(ctx context.Context, m *pool.Member) bool {
 	given := time.Now()
 	conn := s.c.pool.Conn(m)
-	sighting, err := conn.BroadcastWatched(ctx, s.tx, s.watchFor(ctx, m.Addr()))
+	s.mu.Lock()
+	s.offered[m.Addr()] = true
+	s.silentTurn = !strings.Contains(conn.UserAgent(), "/btcd:")
+	s.mu.Unlock()
+	sighting, err := conn.BroadcastUntil(ctx, s.tx, s.watchFor(ctx, m.Addr()), s.proven)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.silentTurn = false
 	s.res.Given = append(s.res.Given, m.Addr())
 	if err != nil {
-		if noVerdict(err, conn.UserAgent()) {
-			err = &NotConfirmedError{Peer: m.Addr(), Txid: s.res.Txid, Waited: time.Since(given), Watched: s.watch(m.Addr()) != nil, Cause: err}
-			if s.unsure == nil {
-				s.unsure = map[string]time.Time{}
+		var nv *peer.NoVerdictError
+		if errors.As(err, &nv) {
+			err = &NotConfirmedError{Peer: m.Addr(), Txid: s.res.Txid, Waited: time.Since(given), Proven: nv.Enough, Cause: err}
+			if !nv.Enough {
+				if s.unsure == nil {
+					s.unsure = map[string]time.Time{}
+				}
+				s.unsure[m.Addr()] = given
 			}
-			s.unsure[m.Addr()] = given
 		}
 		s.res.Failed[m.Addr()] = err
 		return false
@@ -351,6 +409,68 @@ func (s *sending) waitHeld(ctx context.Context, ms []*pool.Member, txid chainhas
 	}
 }
 
+// proofPoll is how often, during a peer's turn, the watches of the peers
+// not given the transaction are looked at for a proof of propagation;
+// their mempools are asked every sendPoll.
+const proofPoll = 50 * time.Millisecond
+
+// watchProof closes s.proven once a peer whose turn has not begun holds
+// the transaction: its watch holds a checked announcement, or its
+// mempool shows it (asked every sendPoll while the peer whose turn it is
+// is not btcd, whose verdict comes at once: btcd announces on a trickle
+// of 10 s, but serves what its mempool took at once), or the send ended
+// (sent closed). The peer is recorded as seen by waitHeld, once the turn
+// under way ends: a peer that gives no verdict of its own, whose turn it
+// is, is then waited for no longer.
+func (s *sending) watchProof(ctx context.Context, ms []*pool.Member, sent <-chan struct{}) {
+	tick := time.NewTicker(proofPoll)
+	defer tick.Stop()
+	for n := 1; ; n++ {
+		select {
+		case <-s.proven:
+			return
+		case <-sent:
+			return
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		s.mu.Lock()
+		ask := n%int(sendPoll/proofPoll) == 0 && s.silentTurn
+		s.mu.Unlock()
+		for _, m := range ms {
+			if s.heldUnoffered(ctx, m, ask) {
+				s.prove()
+				return
+			}
+		}
+	}
+}
+
+// heldUnoffered reports whether m, whose turn has not begun, holds the
+// transaction: its watch holds a checked announcement, or, if ask, its
+// mempool shows it. What it holds is looked at before whether its turn
+// began: held before, it was not given it.
+func (s *sending) heldUnoffered(ctx context.Context, m *pool.Member, ask bool) bool {
+	offered := func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.offered[m.Addr()]
+	}
+	if offered() {
+		return false
+	}
+	var held bool
+	if w := s.watch(m.Addr()); w != nil {
+		sighting, _ := w.Result()
+		held = sighting != nil
+	}
+	if !held && ask {
+		held, _ = s.c.pool.Conn(m).HasTx(ctx, s.res.Txid)
+	}
+	return held && !offered()
+}
+
 // ErrNotConfirmed: a node was given the transaction and gave no verdict
 // on it of its own within the wait (see NotConfirmedError).
 var ErrNotConfirmed = errors.New("transaction not confirmed")
@@ -361,51 +481,60 @@ var ErrNotConfirmed = errors.New("transaction not confirmed")
 // Core sends no reject since BIP 61 was removed, serves no transaction
 // of its mempool by getdata before announcing it, and announces to an
 // inbound peer after a random delay, 5 s on average). It may hold the
-// transaction, or have refused it: nothing tells which. Watched says
-// whether its announcement was awaited on a connection of its own (see
-// peer.TxWatch); Cause is what the broadcast reported (a
-// *peer.PeerError wrapping a *peer.DroppedError or peer.ErrStalled),
-// outside the error's chain: it is not a rejection. It wraps
-// ErrNotConfirmed.
+// transaction, or have refused it: nothing tells which. Proven says it
+// was waited for no longer because another peer proved the transaction
+// propagated. Watched says whether its announcement could still come on
+// a connection of its own (see peer.TxWatch) when the send ended; if
+// not, WatchLost is what ended that connection (nil when it never
+// opened). Cause is what the broadcast reported (a *peer.PeerError
+// wrapping a *peer.NoVerdictError), outside the error's chain: it is
+// not a rejection. It wraps ErrNotConfirmed.
 type NotConfirmedError struct {
-	Peer    string
-	Txid    chainhash.Hash
-	Waited  time.Duration
-	Watched bool
-	Cause   error
+	Peer      string
+	Txid      chainhash.Hash
+	Waited    time.Duration
+	Proven    bool
+	Watched   bool
+	WatchLost error
+	Cause     error
 }
 
 func (e *NotConfirmedError) Error() string {
-	how := "nor announced it"
-	if !e.Watched {
-		how = "and its announcement could not be awaited (no second connection to it opened)"
+	how := "did not announce it"
+	switch {
+	case e.WatchLost != nil:
+		how = fmt.Sprintf("its announcement could not come (its second connection ended: %v)", e.WatchLost)
+	case !e.Watched:
+		how = "its announcement could not be awaited (no second connection to it opened)"
 	}
-	return fmt.Sprintf("peer %s: %v %v: it neither showed it in its mempool %s within %v, and a node that is not btcd does not say when it refuses a transaction (Bitcoin Core announces one it took to an inbound peer after 5 s on average, and serves none before)",
-		e.Peer, ErrNotConfirmed, e.Txid, how, e.Waited.Round(100*time.Millisecond))
+	why := "a node that is not btcd does not say when it refuses a transaction (Bitcoin Core announces one it took to an inbound peer after 5 s on average, and serves none before)"
+	if e.Proven {
+		why = "it was waited for no longer once another peer proved the transaction propagated"
+	}
+	return fmt.Sprintf("peer %s: %v %v: within %v it did not show it in its mempool, and %s; %s",
+		e.Peer, ErrNotConfirmed, e.Txid, e.Waited.Round(100*time.Millisecond), how, why)
 }
 
 // Unwrap returns ErrNotConfirmed.
 func (e *NotConfirmedError) Unwrap() error { return ErrNotConfirmed }
 
-// noVerdict reports whether err, a broadcast's to a node of userAgent,
-// leaves the node's verdict unknown: it did not show the transaction in
-// its mempool within the timeout (a *peer.DroppedError that is not
-// Processed), or did not ask for it and does not show it
-// (peer.ErrStalled), and it is not btcd, whose answer to a later
-// request is its verdict. Bitcoin Core asks for no transaction it has
-// (or refused lately) and shows none of its mempool before it announced
-// it (see peer.BroadcastWatched).
-func noVerdict(err error, userAgent string) bool {
-	var de *peer.DroppedError
-	if errors.As(err, &de) {
-		return !de.Processed
+// watchState says whether addr's announcement can still come on its
+// watch (see NotConfirmedError): the watch is open and has not ended
+// without a sighting; if it ended so, lost is why.
+func (s *watching) watchState(addr string) (watched bool, lost error) {
+	w := s.watch(addr)
+	if w == nil {
+		return false, nil
 	}
-	return errors.Is(err, peer.ErrStalled) && !strings.Contains(userAgent, "/btcd:")
+	if sighting, err := w.Result(); sighting == nil && err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // coreAnnounceWait is the least a send waits, from when it gave the
 // transaction to a peer that gives no verdict of its own (see
-// noVerdict), for the peer's announcement, while nothing proves the
+// peer.NoVerdictError), for the peer's announcement, while nothing proves the
 // transaction propagated: six means of Bitcoin Core's delay before it
 // announces to an inbound peer (5 s, a Poisson timer:
 // net_processing's INBOUND_INVENTORY_BROADCAST_INTERVAL), so that a Core
@@ -414,7 +543,8 @@ func noVerdict(err error, userAgent string) bool {
 const coreAnnounceWait = 30 * time.Second
 
 // awaitUnsure waits for the announcements of the peers given the
-// transaction that gave no verdict of their own (see noVerdict), each
+// transaction that gave no verdict of their own (see
+// peer.NoVerdictError), each
 // until coreAnnounceWait, or the timeout if longer, after it was given
 // it, while no peer it was not given to proves it propagated: a Core
 // node that took it says so only thus. Their watches' checks are read
@@ -449,12 +579,27 @@ func (s *sending) awaitUnsure(ctx context.Context) {
 	}
 }
 
+// markWatched records, in each NotConfirmedError of ms, whether the
+// peer's announcement could still come when the send ended (see
+// watchState).
+func (s *sending) markWatched(ms []*pool.Member) {
+	for _, m := range ms {
+		watched, lost := s.watchState(m.Addr())
+		s.mu.Lock()
+		if e, ok := s.res.Failed[m.Addr()].(*NotConfirmedError); ok {
+			e.Watched, e.WatchLost = watched, lost
+		}
+		s.mu.Unlock()
+	}
+}
+
 // finish fills in the warnings, or fails when no peer took the
 // transaction.
 func (s *sending) finish(ctx context.Context, ms []*pool.Member) (*SendResult, error) {
 	res := s.res
 	s.awaitUnsure(ctx)
 	s.awaitChecks(ms)
+	s.markWatched(ms)
 	faults := s.lateSightings(ms)
 	slices.Sort(res.Accepted)
 	res.Accepted = slices.Compact(res.Accepted)
@@ -506,7 +651,7 @@ func (s *sending) finish(ctx context.Context, ms []*pool.Member) (*SendResult, e
 				strings.Join(slices.Sorted(maps.Keys(res.Announced)), ", "))
 		}
 		res.Warnings = append(res.Warnings, fmt.Sprintf(
-			"acceptance of %v is unconfirmed: only the peer(s) it was given to (%s) say they hold it%s, and %s; a peer that echoes the transaction back would look the same",
+			"acceptance of %v is unconfirmed: only the peer(s) it was given to (%s) say they hold it%s, and %s; a peer that echoes the transaction back would look the same (more peers, run by others, would tell)",
 			res.Txid, strings.Join(res.Accepted, ", "), how, why))
 	}
 	return res, nil

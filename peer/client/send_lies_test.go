@@ -79,7 +79,9 @@ func TestSendCollusionRestsOnOnePeer(t *testing.T) {
 // refuses the transaction without a word and floods its watch with
 // announcements buys no wait for them: the flood ends the watch, the
 // send ends at the timeout, not coreAnnounceWait, with the node not
-// confirmed, banned for the flood and the flood named.
+// confirmed, banned for the flood and the flood named; its watch is said
+// to be lost to the flood (NotConfirmedError.WatchLost), not awaited
+// (before, Watched said its announcement was awaited there).
 func TestSendCoreLikeWatchFloods(t *testing.T) {
 	const timeout = 3 * time.Second
 	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
@@ -102,6 +104,11 @@ func TestSendCoreLikeWatchFloods(t *testing.T) {
 	}
 	if _, banned := c.pool.IsBanned(flooder.Addr); !banned {
 		t.Errorf("the flooding peer is not banned")
+	}
+	var ne *NotConfirmedError
+	if !errors.As(res.Failed[flooder.Addr], &ne) || ne.Watched || !errors.Is(ne.WatchLost, peer.ErrFlooding) ||
+		!strings.Contains(ne.Error(), "second connection ended") {
+		t.Errorf("failure %v: want not confirmed, its watch said lost to the flood", res.Failed[flooder.Addr])
 	}
 	if elapsed > timeout+2*time.Second {
 		t.Errorf("took %v: want the send ended at the timeout (%v), the dead watch not awaited", elapsed, timeout)
