@@ -423,14 +423,25 @@ func chanceLevel(m, v float64) float64 {
 	return math.Min(mass, 1)
 }
 
+// Tails of the range a session's chance count is taken in
+// (observedCount): of the 5% outside it, chanceAboveTail above it (the
+// wallet's groups fewer than the interval says) and the rest below. The
+// shifts' law is lighter above than the sessions' chance counts are, and
+// heavier below (see the package documentation, "The session's count").
+const (
+	chanceAboveTail = 0.015
+	chanceBelowTail = 1 - model.Level - chanceAboveTail
+)
+
 // observedCount is the number of observed groups that chance, a count of
 // mean m and variance v (a negative binomial, or Poisson when v ≤ m),
 // does not explain, its interval and the probability the interval holds
 // the truth. The chance count is among the observed groups, so its law
 // is taken given that it is no more than observed: the interval is
-// observed less the central 95% range of that law, or, when the
-// unconditioned law's central range reaches observed (chance may
-// explain every group), observed less the range from that law's 2.5%
+// observed less the 95% range of that law from its chanceBelowTail
+// quantile to its 1-chanceAboveTail one, or, when the unconditioned
+// law's range so taken reaches observed (chance may explain every
+// group), observed less the range from that law's chanceBelowTail
 // quantile to observed (see the package documentation, "The session's
 // count").
 func observedCount(observed, m, v float64) (n, lo, hi, level float64) {
@@ -452,16 +463,15 @@ func observedCount(observed, m, v float64) (n, lo, hi, level float64) {
 		// taken to be chance's.
 		return n, 0, 0, 1
 	}
-	tail := (1 - model.Level) / 2
-	_, top := chanceRange(m, v)
+	top := countQuantile(m, v, 1-chanceAboveTail)
 	xlo, xhi := -1, len(ps)-1
 	var cdf float64
 	for x, p := range ps {
 		cdf += p / total
-		if xlo < 0 && cdf > tail {
+		if xlo < 0 && cdf > chanceBelowTail {
 			xlo = x
 		}
-		if top < observed && cdf >= 1-tail {
+		if top < observed && cdf >= 1-chanceAboveTail {
 			xhi = x
 			break
 		}
@@ -472,4 +482,19 @@ func observedCount(observed, m, v float64) (n, lo, hi, level float64) {
 	}
 	lo, hi = observed-float64(xhi), observed-float64(xlo)
 	return n, math.Min(lo, n), math.Max(hi, n), math.Min(level, 1)
+}
+
+// countQuantile is the least whole x at which a count of mean m and
+// variance v (a negative binomial, or Poisson when v ≤ m) has a
+// cumulative probability of q or more.
+func countQuantile(m, v, q float64) float64 {
+	var cdf float64
+	limit := m + 20*math.Sqrt(math.Max(v, m)) + 20
+	for x := 0.0; x <= limit; x++ {
+		cdf += math.Exp(model.LogNegBinomial(x, m, v))
+		if cdf >= q {
+			return x
+		}
+	}
+	return limit
 }

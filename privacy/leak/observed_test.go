@@ -8,9 +8,9 @@ import (
 )
 
 // TestObservedCount: a session's interval on its wallet's groups is its
-// observed groups less the central range of its chance count given that
-// the count is no more than observed, and its level that range's mass
-// under the count so conditioned.
+// observed groups less the range of its chance count given that the
+// count is no more than observed, from its 3.5% quantile to its 98.5%
+// one, and its level that range's mass under the count so conditioned.
 func TestObservedCount(t *testing.T) {
 	for _, c := range []struct {
 		name              string
@@ -19,8 +19,8 @@ func TestObservedCount(t *testing.T) {
 		levelLow, levelUp float64
 	}{
 		// Far from the observed groups the condition changes nothing:
-		// Poisson(8)'s range is 3 to 14, as model.PoissonRange says.
-		{name: "unconditioned", observed: 40, m: 8, v: 8, n: 32, lo: 26, hi: 37, levelLow: 0.95, levelUp: 0.98},
+		// Poisson(8)'s range is 3 to 15 (its central one 3 to 14).
+		{name: "unconditioned", observed: 40, m: 8, v: 8, n: 32, lo: 25, hi: 37, levelLow: 0.95, levelUp: 0.99},
 		// A chance mean above the groups observed (the shifts matched
 		// more than the fetched set did): its law on 0..10 puts the
 		// count near 10, and the wallet's groups near 0 but not at it.
@@ -41,9 +41,23 @@ func TestObservedCount(t *testing.T) {
 	if n, lo, hi, _ := observedCount(615, 605.7, 2000); lo != 0 || n < 9.2 || n > 9.4 || hi < 50 {
 		t.Errorf("615 observed, chance 605.7 of variance 2000: %g [%g, %g], want 9.3 [0, 50 or more]", n, lo, hi)
 	}
-	// Unconditioned, the level is the Poisson range's.
+	// Unconditioned, the level is the Poisson mass of 3 to 15, and
+	// less goes above the range than below it.
 	_, _, _, level := observedCount(40, 8, 8)
-	if want := model.PoissonRangeLevel(8); math.Abs(level-want) > 1e-9 {
-		t.Errorf("level %g, want the Poisson range's %g", level, want)
+	var want, above float64
+	for x := 0.0; x <= 60; x++ {
+		p := math.Exp(model.LogPoisson(x, 8))
+		switch {
+		case x >= 3 && x <= 15:
+			want += p
+		case x > 15:
+			above += p
+		}
+	}
+	if math.Abs(level-want) > 1e-9 {
+		t.Errorf("level %g, want the Poisson mass of 3 to 15, %g", level, want)
+	}
+	if above > chanceAboveTail {
+		t.Errorf("Poisson(8): %g above the range, want at most %g", above, chanceAboveTail)
 	}
 }
