@@ -132,8 +132,11 @@
 // A watch keeps none of the other announcements, charged to the inv
 // budget like any (a flood ends it with ErrFlooding), and reads what is
 // served within the size limits above. A node that refuses the
-// transaction announces nothing: that, and a silent drop by a node that
-// is not btcd, is still known only after the timeout.
+// transaction announces nothing, and a node that is not btcd that neither
+// shows it nor announces it within the timeout is a *NoVerdictError
+// (ErrNoVerdict, not ErrRejected): nothing tells whether it took it.
+// BroadcastUntil stops that wait early, once the caller has learnt what it
+// needs elsewhere (another node proved the transaction propagated).
 //
 // Comparing several peers, settling their disputes and scanning is the
 // client package's work; the header chain is package chain's.
