@@ -150,10 +150,11 @@ type warnings struct {
 
 func (w *warnings) add(prefix string, ws []string) {
 	for _, s := range ws {
+		p := prefix
 		if s != "" && s == w.universe {
-			prefix = "universe: "
+			p = "universe: "
 		}
-		if s = prefix + s; !w.seen[s] {
+		if s = p + s; !w.seen[s] {
 			w.seen[s] = true
 			*w.out = append(*w.out, s)
 		}

@@ -51,8 +51,11 @@ func TestSessionsFoldGrownReload(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(ss) != 1 || len(ss[0].Filters) != tt.want {
-				t.Fatalf("got %d sessions, first with %d filters; want 1 with %d", len(ss), len(ss[0].Filters), tt.want)
+			if len(ss) != 1 {
+				t.Fatalf("got %d sessions, want 1", len(ss))
+			}
+			if len(ss[0].Filters) != tt.want {
+				t.Fatalf("the session has %d filters, want %d", len(ss[0].Filters), tt.want)
 			}
 			f := ss[0].Filters[0]
 			if tt.grown != slices.Equal(f.Grown, []int{2}) {
