@@ -38,22 +38,33 @@ func isInterrupted(err error) bool {
 
 // watchesSignals are the commands that watch for Ctrl-C and SIGTERM
 // themselves, to end tidily (their connections closed, no file left cut
-// short) with exitInterrupted, or, for capture, as their normal end.
+// short) with exitInterrupted, or, for capture, as their normal end (lab
+// while it downloads, then as any command: see exitOnSignal).
 var watchesSignals = map[string]bool{
 	"scan": true, "peers": true, "send": true, "lab": true,
 	"privacy capture": true, "privacy universe": true,
 }
 
 // endOnSignal makes Ctrl-C or SIGTERM end the command c, unless it
-// watches for them itself, as those that do end: with exitInterrupted
-// and one line, or JSON object, "NAME interrupted". Without it the
-// signal ended the process silently, and SIGTERM with status 143. The
-// returned function stops watching, once c has returned.
+// watches for them itself (see exitOnSignal). The returned function stops
+// watching, once c has returned.
 func (a *app) endOnSignal(c *cobra.Command) (stop func()) {
 	name := strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" ")
 	if watchesSignals[name] {
 		return func() {}
 	}
+	return a.exitOnSignal(name)
+}
+
+// exitOnSignal makes Ctrl-C or SIGTERM end the process as the commands
+// that watch for them end: with exitInterrupted and one line, or JSON
+// object, "NAME interrupted". Without it the signal ended the process
+// silently, and SIGTERM with status 143. It exits at once: deferred
+// functions do not run, so a file being written is left as it is (the
+// commands that write files to be read again, privacy universe and
+// lab --save-blocks, watch for signals themselves and leave none cut
+// short). The returned function stops watching.
+func (a *app) exitOnSignal(name string) (stop func()) {
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	done := make(chan struct{})

@@ -237,6 +237,9 @@ func runLab(a *app, f *labFlags, fl *pflag.FlagSet) error {
 			return err
 		}
 	}
+	// The blocks are in (their download watched for signals itself):
+	// from here on an interrupt ends the command as any other's.
+	defer a.exitOnSignal("lab")()
 	cfg := lab.Config{
 		Options: lab.Options{Probes: f.probes, Watched: f.watched, Timing: f.timing, Seed: f.seed},
 		Wallets: f.wallets, PMin: f.pMin, PMax: f.pMax,

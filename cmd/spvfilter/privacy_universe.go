@@ -52,9 +52,9 @@ would test, one per line, each once, in the format "privacy analyze" reads:
 The statistics (as text, or with --json an object) go to standard output,
 or with --out - to standard error, the lines then going to standard
 output. A warning says that the result rests on the one node given.
-Both files are written in full or not at all: a download that fails or
-is interrupted (Ctrl-C, exit status 130) leaves neither, and the same
-command can simply be run again.
+Neither file is ever left cut short: each is put in place only once
+written whole, and a download that fails or is interrupted (Ctrl-C, exit
+status 130) leaves neither, so the same command can simply be run again.
 
 --index FILE also writes the appearance index that "privacy fetches" reads:
 for every output script of the range, named as its universe line names it

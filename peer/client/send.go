@@ -487,8 +487,9 @@ var ErrNotConfirmed = errors.New("transaction not confirmed")
 // a connection of its own (see peer.TxWatch) when the send ended; if
 // not, WatchLost is what ended that connection (nil when it never
 // opened). Cause is what the broadcast reported (a *peer.PeerError
-// wrapping a *peer.NoVerdictError), outside the error's chain: it is
-// not a rejection. It wraps ErrNotConfirmed.
+// wrapping a *peer.NoVerdictError), kept outside the error's chain:
+// on the client's errors check ErrNotConfirmed, not peer.ErrNoVerdict.
+// It wraps ErrNotConfirmed.
 type NotConfirmedError struct {
 	Peer      string
 	Txid      chainhash.Hash
