@@ -246,6 +246,10 @@ type sending struct {
 	// not waited for after that.
 	proven    chan struct{}
 	proveOnce sync.Once
+	// provedBy is the peer not given the transaction that proved it
+	// propagated (see watchProof), counted as seen even if it no longer
+	// shows it when the turn ends: it served the transaction unasked.
+	provedBy *pool.Member
 	watching
 }
 
@@ -302,6 +306,14 @@ func (s *sending) send(ctx context.Context, ms []*pool.Member) {
 			continue
 		}
 		held = s.waitHeld(ctx, rest, txid)
+		s.mu.Lock()
+		if p := s.provedBy; len(held) == 0 && p != nil && slices.Contains(rest, p) {
+			// It proved propagation, then stopped showing the
+			// transaction (a notfound, a connection lost): the proof
+			// stands, and so does what it cut short.
+			held = []*pool.Member{p}
+		}
+		s.mu.Unlock()
 		if len(held) > 0 {
 			s.prove()
 		}
@@ -420,8 +432,9 @@ const proofPoll = 50 * time.Millisecond
 // is not btcd, whose verdict comes at once: btcd announces on a trickle
 // of 10 s, but serves what its mempool took at once), or the send ended
 // (sent closed). The peer is recorded as seen by waitHeld, once the turn
-// under way ends: a peer that gives no verdict of its own, whose turn it
-// is, is then waited for no longer.
+// under way ends (as provedBy, if it shows it no longer then): a peer
+// that gives no verdict of its own, whose turn it is, is then waited for
+// no longer.
 func (s *sending) watchProof(ctx context.Context, ms []*pool.Member, sent <-chan struct{}) {
 	tick := time.NewTicker(proofPoll)
 	defer tick.Stop()
@@ -440,6 +453,9 @@ func (s *sending) watchProof(ctx context.Context, ms []*pool.Member, sent <-chan
 		s.mu.Unlock()
 		for _, m := range ms {
 			if s.heldUnoffered(ctx, m, ask) {
+				s.mu.Lock()
+				s.provedBy = m
+				s.mu.Unlock()
 				s.prove()
 				return
 			}
