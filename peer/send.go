@@ -252,7 +252,7 @@ func (p *Peer) broadcast(ctx context.Context, tx *wire.MsgTx, w *TxWatch, enough
 	if w != nil {
 		told = w.told
 	}
-	if p.isBtcd() {
+	if p.GivesVerdict() {
 		enough = nil
 	}
 	// The node is given its second to ask (and a false announcement
@@ -271,7 +271,7 @@ func (p *Peer) broadcast(ctx context.Context, tx *wire.MsgTx, w *TxWatch, enough
 		if err != nil || has {
 			return nil, err
 		}
-		if written && p.isBtcd() {
+		if written && p.GivesVerdict() {
 			// Its verdict; a reject message for it came before the answer.
 			select {
 			case e := <-rejects:
@@ -308,7 +308,7 @@ func (p *Peer) broadcast(ctx context.Context, tx *wire.MsgTx, w *TxWatch, enough
 		return s, err
 	}
 	asked := p.wasRequested(txid) || requested
-	if !p.isBtcd() {
+	if !p.GivesVerdict() {
 		return nil, &PeerError{Peer: p.cfg.Addr, Op: "tx", Err: &NoVerdictError{Txid: txid, Requested: asked, Waited: time.Since(given)}}
 	}
 	if asked {
@@ -350,8 +350,13 @@ func (p *Peer) wrote(txid chainhash.Hash) {
 	}
 }
 
-// isBtcd reports whether the node calls itself btcd ("/btcwire:0.5.0/btcd:0.24.2/").
-func (p *Peer) isBtcd() bool { return strings.Contains(p.remote.UserAgent, "/btcd:") }
+// GivesVerdict reports whether the node gives a verdict of its own, at
+// once, on a transaction it is given: a reject, or a drop known from its
+// answer to a later request. Only btcd is known to, and it is recognized
+// by its user agent ("/btcwire:0.5.0/btcd:0.24.2/"); any other node, as
+// Bitcoin Core, may take or refuse one without a word (see
+// NoVerdictError).
+func (p *Peer) GivesVerdict() bool { return strings.Contains(p.remote.UserAgent, "/btcd:") }
 
 // wasRequested reports whether the node has asked for the offered txid.
 func (p *Peer) wasRequested(txid chainhash.Hash) bool {

@@ -512,23 +512,18 @@ func (u *universeRead) Read(p []byte) (int, error) {
 // (which says it once, as privacy/beam's pipeline does).
 var universeSkipped = regexp.MustCompile(`^(?:universe: )?(\d+ of (\d+) universe lines skipped, not candidates)(?: \(first: line (\d+): (.*)\))?$`)
 
-// skipWarnings says the universe's skipped lines once, as the universe's
-// (a capture's report already does), and says when the first line
-// skipped is the last, which ends without a newline: the file may have
-// been cut short.
+// skipWarnings says the universe's skipped lines as the universe's (a
+// report holds them once: a capture's report says them once for all its
+// sessions), and says when the first line skipped is the last, which
+// ends without a newline: the file may have been cut short.
 func (u *universeRead) skipWarnings(warnings []string) []string {
 	out := []string{} // a list in JSON, empty or not
-	said := false
 	for _, w := range warnings {
 		m := universeSkipped.FindStringSubmatch(w)
 		if m == nil {
 			out = append(out, w)
 			continue
 		}
-		if said {
-			continue
-		}
-		said = true
 		msg := "universe: " + m[1]
 		if m[3] != "" {
 			msg += fmt.Sprintf(" (first: line %s: %s", m[3], m[4])

@@ -140,7 +140,7 @@ func (c *Client) SendTransaction(ctx context.Context, tx *wire.MsgTx) (*SendResu
 		return nil, c.noPeers("send")
 	}
 	rand.Shuffle(len(ms), func(i, j int) { ms[i], ms[j] = ms[j], ms[i] })
-	s := &sending{c: c, tx: tx, start: time.Now(), offered: map[string]bool{}, proven: make(chan struct{}),
+	s := &sending{c: c, tx: tx, start: time.Now(), offered: map[string]bool{}, unsure: map[string]time.Time{}, proven: make(chan struct{}),
 		res: &SendResult{Txid: tx.TxHash(), Failed: map[string]error{}, Announced: map[string]time.Duration{}}}
 	s.openWatches(ctx, ms)
 	defer s.closeWatches()
@@ -349,7 +349,7 @@ func (s *sending) give(ctx context.Context, m *pool.Member) bool {
 	conn := s.c.pool.Conn(m)
 	s.mu.Lock()
 	s.offered[m.Addr()] = true
-	s.silentTurn = !strings.Contains(conn.UserAgent(), "/btcd:")
+	s.silentTurn = !conn.GivesVerdict()
 	s.mu.Unlock()
 	sighting, err := conn.BroadcastUntil(ctx, s.tx, s.watchFor(ctx, m.Addr()), s.proven)
 	s.mu.Lock()
@@ -361,9 +361,6 @@ func (s *sending) give(ctx context.Context, m *pool.Member) bool {
 		if errors.As(err, &nv) {
 			err = &NotConfirmedError{Peer: m.Addr(), Txid: s.res.Txid, Waited: time.Since(given), Proven: nv.Enough, Cause: err}
 			if !nv.Enough {
-				if s.unsure == nil {
-					s.unsure = map[string]time.Time{}
-				}
 				s.unsure[m.Addr()] = given
 			}
 		}
