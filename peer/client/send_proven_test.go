@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -34,29 +33,7 @@ func TestSendEndsOnceProven(t *testing.T) {
 		peertest.NewCoreLike(t, node.P2PAddr, node.Params.Net, peertest.CoreLikeTrickle(mean)),
 		peertest.NewCoreLike(t, node.P2PAddr, node.Params.Net, peertest.CoreLikeTrickle(mean)),
 	}
-	txs := make([]*wire.MsgTx, n)
-	clients := make([]*Client, n)
-	for i := range txs {
-		txs[i] = node.BuildCoinbaseSpend(t, wire.NewTxOut(2_000_000, peertest.NewKey("alice").P2WPKHScript()))
-		clients[i] = connectTo(t, node, timeout, node.P2PAddr, cores[0].Addr, cores[1].Addr)
-	}
-	type outcome struct {
-		res     *SendResult
-		err     error
-		elapsed time.Duration
-	}
-	out := make([]outcome, n)
-	var wg sync.WaitGroup
-	for i := range txs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			start := time.Now()
-			res, err := clients[i].SendTransaction(context.Background(), txs[i])
-			out[i] = outcome{res, err, time.Since(start)}
-		}()
-	}
-	wg.Wait()
+	_, out := sendEach(t, node, n, timeout, node.P2PAddr, cores[0].Addr, cores[1].Addr)
 	var walls, after []time.Duration
 	for i, o := range out {
 		if o.err != nil || !o.res.Propagated() {

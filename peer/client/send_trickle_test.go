@@ -29,29 +29,7 @@ func TestSendToCoreLikePoisson(t *testing.T) {
 	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning", "--trickleinterval=50ms"))
 	node.Generate(t, 100+n)
 	core := peertest.NewCoreLike(t, node.P2PAddr, node.Params.Net, peertest.CoreLikeTrickle(mean))
-	txs := make([]*wire.MsgTx, n)
-	clients := make([]*Client, n)
-	for i := range txs {
-		txs[i] = node.BuildCoinbaseSpend(t, wire.NewTxOut(2_000_000, peertest.NewKey("alice").P2WPKHScript()))
-		clients[i] = connectTo(t, node, timeout, core.Addr)
-	}
-	type outcome struct {
-		res     *SendResult
-		err     error
-		elapsed time.Duration
-	}
-	out := make([]outcome, n)
-	var wg sync.WaitGroup
-	for i := range txs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			start := time.Now()
-			res, err := clients[i].SendTransaction(context.Background(), txs[i])
-			out[i] = outcome{res, err, time.Since(start)}
-		}()
-	}
-	wg.Wait()
+	txs, out := sendEach(t, node, n, timeout, core.Addr)
 	var taken, wrong, unconfirmed int
 	var times []time.Duration
 	for i, o := range out {
@@ -127,4 +105,37 @@ func TestSendToCoreLikeRefuses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sendOutcome is what one of several sends made at once gave, and how
+// long it took.
+type sendOutcome struct {
+	res     *SendResult
+	err     error
+	elapsed time.Duration
+}
+
+// sendEach builds n spends of node's coinbases and sends each, all at
+// once, by a client of its own connected to addrs with timeout.
+func sendEach(t *testing.T, node *peertest.Node, n int, timeout time.Duration, addrs ...string) ([]*wire.MsgTx, []sendOutcome) {
+	t.Helper()
+	txs := make([]*wire.MsgTx, n)
+	clients := make([]*Client, n)
+	for i := range txs {
+		txs[i] = node.BuildCoinbaseSpend(t, wire.NewTxOut(2_000_000, peertest.NewKey("alice").P2WPKHScript()))
+		clients[i] = connectTo(t, node, timeout, addrs...)
+	}
+	out := make([]sendOutcome, n)
+	var wg sync.WaitGroup
+	for i := range txs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			start := time.Now()
+			res, err := clients[i].SendTransaction(context.Background(), txs[i])
+			out[i] = sendOutcome{res, err, time.Since(start)}
+		}()
+	}
+	wg.Wait()
+	return txs, out
 }
