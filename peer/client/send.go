@@ -125,8 +125,8 @@ const MinedSearchDepth = 144
 // told there is not seen, and the peer's word counts as it did.
 //
 // It fails, naming every peer, only when no peer took the transaction and
-// it is not in the chain; with ErrNotConfirmed alone when no peer gave a
-// verdict.
+// it is not in the chain; with a *NoneConfirmedError (ErrNotConfirmed
+// alone) when no peer gave a verdict.
 func (c *Client) SendTransaction(ctx context.Context, tx *wire.MsgTx) (*SendResult, error) {
 	ms := c.pool.Serving(0)
 	for _, m := range ms {
@@ -514,20 +514,46 @@ type NotConfirmedError struct {
 }
 
 func (e *NotConfirmedError) Error() string {
-	how := "did not announce it"
-	switch {
-	case e.WatchLost != nil:
-		how = fmt.Sprintf("its announcement could not come (its second connection ended: %v)", e.WatchLost)
-	case !e.Watched:
-		how = "its announcement could not be awaited (no second connection to it opened)"
-	}
 	why := "a node that is not btcd does not say when it refuses a transaction (Bitcoin Core announces one it took to an inbound peer after 5 s on average, and serves none before)"
 	if e.Proven {
 		why = "it was waited for no longer once another peer proved the transaction propagated"
 	}
 	return fmt.Sprintf("peer %s: %v %v: within %v it did not show it in its mempool, and %s; %s",
-		e.Peer, ErrNotConfirmed, e.Txid, e.Waited.Round(100*time.Millisecond), how, why)
+		e.Peer, ErrNotConfirmed, e.Txid, e.Waited.Round(100*time.Millisecond), e.Announcement(), why)
 }
+
+// Announcement says what became of the peer's announcement, in the
+// words Error uses: it did not come, though it could have (Watched); it
+// could not come, its second connection having ended (WatchLost, named);
+// or no second connection to the peer opened.
+func (e *NotConfirmedError) Announcement() string {
+	switch {
+	case e.WatchLost != nil:
+		return fmt.Sprintf("could not announce it: its second connection ended (%v)", e.WatchLost)
+	case !e.Watched:
+		return "could not be watched for its announcement (no second connection to it opened)"
+	}
+	return "did not announce it"
+}
+
+// NoneConfirmedError is a send that ended with no peer having taken the
+// transaction Txid, every peer given it having given no verdict of its
+// own (see NotConfirmedError): the transaction may be in their mempools,
+// or refused by them, and nothing tells which. Peers holds each peer's
+// error, a *NotConfirmedError each, in the order of the send's peers;
+// errors.Is and errors.As see each (errors.Is(err, ErrNotConfirmed)
+// holds).
+type NoneConfirmedError struct {
+	Txid  chainhash.Hash
+	Peers []error
+}
+
+func (e *NoneConfirmedError) Error() string {
+	return fmt.Sprintf("client: no peer confirmed transaction %v: %v", e.Txid, pool.Errors(e.Peers))
+}
+
+// Unwrap returns the error of each peer.
+func (e *NoneConfirmedError) Unwrap() []error { return e.Peers }
 
 // Unwrap returns ErrNotConfirmed.
 func (e *NotConfirmedError) Unwrap() error { return ErrNotConfirmed }
@@ -635,7 +661,7 @@ func (s *sending) finish(ctx context.Context, ms []*pool.Member) (*SendResult, e
 			return res, s.c.noPeers("send")
 		}
 		if !slices.ContainsFunc(errs, func(err error) bool { return !errors.Is(err, ErrNotConfirmed) }) {
-			return res, fmt.Errorf("client: no peer confirmed transaction %v: %w", res.Txid, pool.Errors(errs))
+			return res, &NoneConfirmedError{Txid: res.Txid, Peers: errs}
 		}
 		return res, fmt.Errorf("client: no peer took transaction %v: %w", res.Txid, pool.Errors(errs))
 	}
