@@ -46,7 +46,11 @@ in its place is a proven lie: that peer is banned, as is one that floods
 the second connection. A peer is given the transaction once its second
 connection is open, or two seconds after the send began (through
 --proxy, half of --timeout if longer: Tor is slow to connect): one that
-never answers there delays the send no longer.
+never answers there delays the send no longer. Likewise a peer asked
+whether it holds the transaction that does not answer within that
+bound counts as not holding it, and its connection is dropped ("no
+answer whether it holds the transaction"): a silent peer delays the
+send by that much, not by --timeout.
 
 Then it gives the transaction to one peer at a time, in random order
 (announces it, serves it when asked, then looks for it in that peer's
