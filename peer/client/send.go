@@ -101,9 +101,9 @@ const MinedSearchDepth = 144
 // the timeout if longer): a peer that has not answered by then counts
 // as not holding it, its connection is dropped (replaced at the next
 // send) and its failure says so, and no other peer's answer waits for
-// it. A peer's watch (peer.TxWatch) is opened
-// when the send begins; the peer's turn waits for it watchOpenWait at
-// most (through Config.Proxy, half the timeout if that is longer). A
+// it. A peer's watch (peer.TxWatch) is opened when the send begins; the
+// peer's turn waits for it watchOpenWait at most (through Config.Proxy,
+// half the timeout if that is longer). A
 // watch that proves a lie or floods bans its peer, however the send
 // ends; a peer whose watch announced the transaction falsely counts for
 // nothing, whatever its own connection said. When no peer has taken it
@@ -505,8 +505,8 @@ func (c *Client) askWait() time.Duration { return c.watchOpenWait() }
 // asked whether they hold it.
 const sendPoll = 250 * time.Millisecond
 
-// waitHeld asks the peers of ms whether they hold the transaction until one does,
-// or announced it, or the timeout passes.
+// waitHeld asks the peers of ms whether they hold the transaction until
+// one does, or announced it, or the timeout passes.
 func (s *sending) waitHeld(ctx context.Context, ms []*pool.Member) []*pool.Member {
 	deadline := time.Now().Add(s.c.timeout())
 	for {
