@@ -297,8 +297,7 @@ func (p *Peer) broadcast(ctx context.Context, tx *wire.MsgTx, w *TxWatch, enough
 			if s, err := verdict(w); s != nil || err != nil {
 				return s, err
 			}
-			return nil, &PeerError{Peer: p.cfg.Addr, Op: "tx", Err: &NoVerdictError{Txid: txid,
-				Requested: p.wasRequested(txid) || requested, Waited: time.Since(given), Enough: true}}
+			return nil, p.noVerdict(txid, requested, given, true)
 		case <-time.After(50 * time.Millisecond):
 		case <-ctx.Done():
 			return nil, ctx.Err()
@@ -307,14 +306,23 @@ func (p *Peer) broadcast(ctx context.Context, tx *wire.MsgTx, w *TxWatch, enough
 	if s, err := verdict(w); s != nil || err != nil {
 		return s, err
 	}
-	asked := p.wasRequested(txid) || requested
 	if !p.GivesVerdict() {
-		return nil, &PeerError{Peer: p.cfg.Addr, Op: "tx", Err: &NoVerdictError{Txid: txid, Requested: asked, Waited: time.Since(given)}}
+		return nil, p.noVerdict(txid, requested, given, false)
 	}
-	if asked {
+	if p.wasRequested(txid) || requested {
 		return nil, &PeerError{Peer: p.cfg.Addr, Op: "tx", Err: &DroppedError{Txid: txid, Waited: p.cfg.Timeout}}
 	}
 	return nil, p.errorf("inv tx", "%w: transaction %v neither requested within %v nor in the node's mempool", ErrStalled, txid, p.cfg.Timeout)
+}
+
+// noVerdict is the error of a broadcast of txid to a node that gives no
+// verdict of its own (see NoVerdictError), given the transaction at
+// given: requested says whether it asked for it while it was announced
+// (a later request counts too); enough, whether the caller ended the
+// wait before the timeout.
+func (p *Peer) noVerdict(txid chainhash.Hash, requested bool, given time.Time, enough bool) error {
+	return &PeerError{Peer: p.cfg.Addr, Op: "tx", Err: &NoVerdictError{Txid: txid,
+		Requested: requested || p.wasRequested(txid), Waited: time.Since(given), Enough: enough}}
 }
 
 // verdict returns what w (which may be nil) tells of the node's

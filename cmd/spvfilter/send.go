@@ -46,7 +46,11 @@ in its place is a proven lie: that peer is banned, as is one that floods
 the second connection. A peer is given the transaction once its second
 connection is open, or two seconds after the send began (through
 --proxy, half of --timeout if longer: Tor is slow to connect): one that
-never answers there delays the send no longer.
+never answers there delays the send no longer. Likewise a peer asked
+whether it holds the transaction that does not answer within that
+bound counts as not holding it, and its connection is dropped ("no
+answer whether it holds the transaction"): a silent peer delays the
+send by that much, not by --timeout.
 
 Then it gives the transaction to one peer at a time, in random order
 (announces it, serves it when asked, then looks for it in that peer's
@@ -125,6 +129,15 @@ Outcomes, and what to do:
 // The cause stays wrapped.
 func sendWords(err error) error {
 	msg := err.Error()
+	var nc *client.NoneConfirmedError
+	if errors.As(err, &nc) {
+		words := make([]string, len(nc.Peers))
+		for i, e := range nc.Peers {
+			words[i] = sendWords(e).Error()
+		}
+		msg = strings.Replace(msg, nc.Error(), fmt.Sprintf("no peer confirmed transaction %v: %s; it may still be in their mempools: run send again later (sending twice is harmless), or give a btcd peer, which says when it refuses",
+			nc.Txid, strings.Join(words, "; ")), 1)
+	}
 	walkErrors(err, func(e error) {
 		if ne, ok := e.(*client.NotConfirmedError); ok {
 			msg = strings.Replace(msg, ne.Error(), notConfirmedWords(ne), 1)
@@ -149,9 +162,6 @@ func sendWords(err error) error {
 		}
 	})
 	msg = strings.Replace(msg, "client: no peer took transaction ", "no peer took transaction ", 1)
-	if strings.HasPrefix(msg, "client: no peer confirmed transaction ") {
-		msg = strings.TrimPrefix(msg, "client: ") + "; it may still be in their mempools: run send again later (sending twice is harmless), or give a btcd peer, which says when it refuses"
-	}
 	return &restated{msg, err}
 }
 
@@ -160,16 +170,11 @@ func sendWords(err error) error {
 // confirmed, which is not to say it refused it.
 //
 // A peer waited for no longer once another proved the transaction
-// propagated is said to be so: nothing is wrong with the send. One
-// whose second connection failed is said to be unwatched, and why.
+// propagated is said to be so: nothing is wrong with the send. What
+// became of its announcement is said as the client says it
+// (NotConfirmedError.Announcement).
 func notConfirmedWords(e *client.NotConfirmedError) string {
-	how := "did not announce it"
-	switch {
-	case e.WatchLost != nil:
-		how = fmt.Sprintf("could not announce it: the second connection to it ended (%v)", e.WatchLost)
-	case !e.Watched:
-		how = "could not be watched for its announcement (the second connection did not open)"
-	}
+	how := e.Announcement()
 	if e.Proven {
 		return fmt.Sprintf("peer %s: not confirmed, not needed: it was given the transaction and %s within %v, when another peer proved it propagated and it was waited for no longer (Core announces on average every 5 s)", e.Peer, how, e.Waited.Round(100*time.Millisecond))
 	}

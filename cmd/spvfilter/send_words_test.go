@@ -42,7 +42,10 @@ func TestAnnouncedWords(t *testing.T) {
 // TestSendWordsNotConfirmed: a peer that gave no verdict of its own (a
 // node that is not btcd, silent on the transaction) is said to be not
 // confirmed, in the words the help uses, never to have dropped or
-// rejected the transaction; a rejection beside it keeps its words.
+// rejected the transaction; a rejection beside it keeps its words. A
+// send none of whose peers confirmed it (client.NoneConfirmedError) is
+// said so, with what to do, even wrapped (before, only an error whose
+// text began with the client's words was).
 func TestSendWordsNotConfirmed(t *testing.T) {
 	txid := chainhash.Hash{1}
 	silent := &client.NotConfirmedError{Peer: "127.0.0.1:1", Txid: txid, Waited: 30*time.Second + 40*time.Millisecond, Watched: true,
@@ -58,12 +61,16 @@ func TestSendWordsNotConfirmed(t *testing.T) {
 		want []string
 		not  []string
 	}{
-		{"alone", fmt.Errorf("client: no peer confirmed transaction %v: %w", txid, silent),
+		{"alone", &client.NoneConfirmedError{Txid: txid, Peers: []error{silent}},
 			[]string{"no peer confirmed transaction", "peer 127.0.0.1:1: not confirmed (Core announces on average every 5 s; it does not say when it refuses)", "did not announce it within 30s",
 				"run send again later"},
 			[]string{"dropped", "rejected", "client:"}},
+		{"alone, wrapped", fmt.Errorf("sending: %w", &client.NoneConfirmedError{Txid: txid, Peers: []error{silent, unwatched}}),
+			[]string{"sending: no peer confirmed transaction", "peer 127.0.0.1:1: not confirmed (Core", "peer 127.0.0.1:2: not confirmed (Core", "could not be watched",
+				"run send again later"},
+			[]string{"dropped", "rejected", "client:"}},
 		{"unwatched", unwatched, []string{"not confirmed", "could not be watched"}, []string{"did not announce"}},
-		{"watch lost", lost, []string{"not confirmed", "could not announce it: the second connection to it ended", peer.ErrFlooding.Error()}, []string{"did not announce"}},
+		{"watch lost", lost, []string{"not confirmed", "could not announce it: its second connection ended", peer.ErrFlooding.Error()}, []string{"did not announce"}},
 		{"proven", proven, []string{"not confirmed, not needed", "another peer proved it propagated", "within 100ms"}, []string{"refuses"}},
 		{"beside a rejection", fmt.Errorf("client: no peer took transaction %v: %w", txid, errors.Join(silent, rejected)),
 			[]string{"no peer took transaction", "127.0.0.1:1: not confirmed", "peer 127.0.0.1:3 rejected it as"}, []string{"dropped"}},

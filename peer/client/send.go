@@ -95,9 +95,15 @@ const MinedSearchDepth = 144
 // see peer.BroadcastWatched), and after each the peers it was not given
 // to are asked whether they hold it, or watched for their announcement,
 // for up to the timeout; the first that does proves it propagated, and
-// the rest are given it at once. A peer's watch (peer.TxWatch) is opened
-// when the send begins; the peer's turn waits for it watchOpenWait at
-// most (through Config.Proxy, half the timeout if that is longer). A
+// the rest are given it at once. The peers are asked whether they hold
+// it all at once, each at most once at a time, and each answer is
+// waited for askWait at most (two seconds; through Config.Proxy, half
+// the timeout if longer): a peer that has not answered by then counts
+// as not holding it, its connection is dropped (replaced at the next
+// send) and its failure says so, and no other peer's answer waits for
+// it. A peer's watch (peer.TxWatch) is opened when the send begins; the
+// peer's turn waits for it watchOpenWait at most (through Config.Proxy,
+// half the timeout if that is longer). A
 // watch that proves a lie or floods bans its peer, however the send
 // ends; a peer whose watch announced the transaction falsely counts for
 // nothing, whatever its own connection said. When no peer has taken it
@@ -125,8 +131,8 @@ const MinedSearchDepth = 144
 // told there is not seen, and the peer's word counts as it did.
 //
 // It fails, naming every peer, only when no peer took the transaction and
-// it is not in the chain; with ErrNotConfirmed alone when no peer gave a
-// verdict.
+// it is not in the chain; with a *NoneConfirmedError (ErrNotConfirmed
+// alone) when no peer gave a verdict.
 func (c *Client) SendTransaction(ctx context.Context, tx *wire.MsgTx) (*SendResult, error) {
 	ms := c.pool.Serving(0)
 	for _, m := range ms {
@@ -141,7 +147,10 @@ func (c *Client) SendTransaction(ctx context.Context, tx *wire.MsgTx) (*SendResu
 	}
 	rand.Shuffle(len(ms), func(i, j int) { ms[i], ms[j] = ms[j], ms[i] })
 	s := &sending{c: c, tx: tx, start: time.Now(), offered: map[string]bool{}, unsure: map[string]time.Time{}, proven: make(chan struct{}),
-		res: &SendResult{Txid: tx.TxHash(), Failed: map[string]error{}, Announced: map[string]time.Duration{}}}
+		res:    &SendResult{Txid: tx.TxHash(), Failed: map[string]error{}, Announced: map[string]time.Duration{}},
+		asking: asking{flying: map[*pool.Member]*answer{}, cut: map[string]error{}}}
+	// Runs last: no ask outlives the send.
+	defer s.asks.Wait()
 	s.openWatches(ctx, ms)
 	defer s.closeWatches()
 	sendCtx, cancelSend := context.WithCancel(ctx)
@@ -251,6 +260,7 @@ type sending struct {
 	// shows it when the turn ends: it served the transaction unasked.
 	provedBy *pool.Member
 	watching
+	asking
 }
 
 // prove records that the transaction is known to have propagated.
@@ -287,8 +297,7 @@ type watching struct {
 // send gives the transaction to one peer at a time until a peer it was
 // not given to holds it.
 func (s *sending) send(ctx context.Context, ms []*pool.Member) {
-	txid := s.tx.TxHash()
-	held := s.holding(ctx, ms, txid)
+	held := s.holding(ctx, ms)
 	s.mu.Lock()
 	s.res.Seen, s.res.Accepted = addrs(held), addrs(held)
 	s.mu.Unlock()
@@ -305,7 +314,7 @@ func (s *sending) send(ctx context.Context, ms []*pool.Member) {
 			// during the turn is counted below.
 			continue
 		}
-		held = s.waitHeld(ctx, rest, txid)
+		held = s.waitHeld(ctx, rest)
 		s.mu.Lock()
 		if p := s.provedBy; len(held) == 0 && p != nil && slices.Contains(rest, p) {
 			// It proved propagation, then stopped showing the
@@ -357,6 +366,9 @@ func (s *sending) give(ctx context.Context, m *pool.Member) bool {
 	s.silentTurn = false
 	s.res.Given = append(s.res.Given, m.Addr())
 	if err != nil {
+		if cut := s.cutShort(m); cut != nil && errors.Is(err, peer.ErrDisconnected) {
+			err = cut // the cause of the dropped connection
+		}
 		var nv *peer.NoVerdictError
 		if errors.As(err, &nv) {
 			err = &NotConfirmedError{Peer: m.Addr(), Txid: s.res.Txid, Waited: time.Since(given), Proven: nv.Enough, Cause: err}
@@ -374,40 +386,134 @@ func (s *sending) give(ctx context.Context, m *pool.Member) bool {
 	return true
 }
 
-// holding returns the peers of ms that hold txid now.
-func (s *sending) holding(ctx context.Context, ms []*pool.Member, txid chainhash.Hash) []*pool.Member {
-	has := make([]bool, len(ms))
-	var wg sync.WaitGroup
+// holding returns the peers of ms that hold the transaction now: each
+// is asked at once (see ask), and those that have not answered within
+// askWait count as not holding it.
+func (s *sending) holding(ctx context.Context, ms []*pool.Member) []*pool.Member {
+	answers := make([]*answer, len(ms))
 	for i, m := range ms {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			has[i], _ = s.c.pool.Conn(m).HasTx(ctx, txid)
-		}()
+		answers[i] = s.ask(ctx, m)
 	}
-	wg.Wait()
+	bound := time.NewTimer(s.c.askWait())
+	defer bound.Stop()
+	for _, a := range answers {
+		select {
+		case <-a.done:
+			continue
+		case <-bound.C:
+		case <-ctx.Done():
+		}
+		break
+	}
 	var out []*pool.Member
 	for i, m := range ms {
-		if has[i] {
+		if answers[i].holds() {
 			out = append(out, m)
 		}
 	}
 	return out
 }
 
+// asking is a send's questions to its peers whether they hold the
+// transaction (getdata): at most one in flight to each peer, each cut
+// short askWait after it began (see Client.askWait), so that a peer
+// that answers slowly or never holds up no one but itself.
+type asking struct {
+	askMu sync.Mutex
+	// flying holds the ask in flight to each peer.
+	flying map[*pool.Member]*answer
+	// cut holds, by address, the error of each peer whose ask was cut
+	// short (its connection dropped for it): the cause of the failures
+	// that follow (see give).
+	cut  map[string]error
+	asks sync.WaitGroup // the asks in flight
+}
+
+// answer is a peer's answer to an ask, once done is closed: held says
+// it served the transaction. A peer that did not answer within the
+// bound, or failed, did not hold it: only a proof counts.
+type answer struct {
+	done chan struct{}
+	held bool // written before done is closed
+}
+
+// in reports whether a is in, and if so whether the peer held the
+// transaction.
+func (a *answer) in() (in, held bool) {
+	select {
+	case <-a.done:
+		return true, a.held
+	default:
+		return false, false
+	}
+}
+
+// holds reports whether a is in and says the peer held the transaction.
+func (a *answer) holds() bool {
+	_, held := a.in()
+	return held
+}
+
+// ask asks m whether it holds the transaction, and returns the answer
+// to come: that of the ask of m in flight, if there is one, or of a new
+// one, cut short askWait after it began (the connection is then
+// dropped, as after any request abandoned, and replaced at the next
+// send).
+func (s *sending) ask(ctx context.Context, m *pool.Member) *answer {
+	s.askMu.Lock()
+	defer s.askMu.Unlock()
+	if a, ok := s.flying[m]; ok {
+		return a
+	}
+	a := &answer{done: make(chan struct{})}
+	s.flying[m] = a
+	s.asks.Add(1)
+	go func() {
+		defer s.asks.Done()
+		wait := s.c.askWait()
+		askCtx, cancel := context.WithTimeout(ctx, wait)
+		defer cancel()
+		held, err := s.c.pool.Conn(m).HasTx(askCtx, s.res.Txid)
+		s.askMu.Lock()
+		if err != nil && askCtx.Err() != nil && ctx.Err() == nil {
+			s.cut[m.Addr()] = peerErr(m, "getdata tx", &peer.TimeoutError{What: "no answer whether it holds the transaction (the connection was dropped for it)", Within: wait})
+		}
+		delete(s.flying, m)
+		s.askMu.Unlock()
+		a.held = held
+		close(a.done)
+	}()
+	return a
+}
+
+// cutShort returns the error of m's ask cut short, or nil.
+func (s *asking) cutShort(m *pool.Member) error {
+	s.askMu.Lock()
+	defer s.askMu.Unlock()
+	return s.cut[m.Addr()]
+}
+
+// askWait bounds how long a send waits for a peer's answer to whether
+// it holds the transaction, as watchOpenWait bounds its wait for a
+// watch to open, and for the same reason: a node answers a getdata in
+// a round trip, and one that does not within that bound would hold up
+// every turn to the timeout. The ask is cut short then: the peer counts
+// as not holding the transaction.
+func (c *Client) askWait() time.Duration { return c.watchOpenWait() }
+
 // sendPoll is how often the peers a transaction was not given to are
 // asked whether they hold it.
 const sendPoll = 250 * time.Millisecond
 
-// waitHeld asks the peers of ms whether they hold txid until one does,
-// or announced it, or the timeout passes.
-func (s *sending) waitHeld(ctx context.Context, ms []*pool.Member, txid chainhash.Hash) []*pool.Member {
+// waitHeld asks the peers of ms whether they hold the transaction until
+// one does, or announced it, or the timeout passes.
+func (s *sending) waitHeld(ctx context.Context, ms []*pool.Member) []*pool.Member {
 	deadline := time.Now().Add(s.c.timeout())
 	for {
 		if held := s.announcing(ms); len(held) > 0 {
 			return held
 		}
-		if held := s.holding(ctx, ms, txid); len(held) > 0 || time.Now().After(deadline) {
+		if held := s.holding(ctx, ms); len(held) > 0 || time.Now().After(deadline) {
 			return held
 		}
 		select {
@@ -428,13 +534,17 @@ const proofPoll = 50 * time.Millisecond
 // mempool shows it (asked every sendPoll while the peer whose turn it is
 // is not btcd, whose verdict comes at once: btcd announces on a trickle
 // of 10 s, but serves what its mempool took at once), or the send ended
-// (sent closed). The peer is recorded as seen by waitHeld, once the turn
-// under way ends (as provedBy, if it shows it no longer then): a peer
-// that gives no verdict of its own, whose turn it is, is then waited for
-// no longer.
+// (sent closed). The peers are asked at once, each at most once at a
+// time and for askWait at most (see ask): one slow or silent peer
+// delays no other's answer. The peer is recorded as seen by waitHeld,
+// once the turn under way ends (as provedBy, if it shows it no longer
+// then): a peer that gives no verdict of its own, whose turn it is, is
+// then waited for no longer. The asks still in flight when it returns
+// are waited for when the send ends.
 func (s *sending) watchProof(ctx context.Context, ms []*pool.Member, sent <-chan struct{}) {
 	tick := time.NewTicker(proofPoll)
 	defer tick.Stop()
+	asked := map[*pool.Member]*answer{}
 	for n := 1; ; n++ {
 		select {
 		case <-s.proven:
@@ -449,28 +559,38 @@ func (s *sending) watchProof(ctx context.Context, ms []*pool.Member, sent <-chan
 		ask := n%int(sendPoll/proofPoll) == 0 && s.silentTurn
 		s.mu.Unlock()
 		for _, m := range ms {
-			if s.heldUnoffered(ctx, m, ask) {
+			if a := asked[m]; a == nil && ask && !s.isOffered(m) {
+				asked[m] = s.ask(ctx, m)
+			}
+			if s.heldUnoffered(m, asked[m]) {
 				s.mu.Lock()
 				s.provedBy = m
 				s.mu.Unlock()
 				s.prove()
 				return
 			}
+			if a := asked[m]; a != nil {
+				if in, _ := a.in(); in {
+					delete(asked, m) // asked again at the next tick that asks
+				}
+			}
 		}
 	}
 }
 
+// isOffered reports whether m's turn began.
+func (s *sending) isOffered(m *pool.Member) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.offered[m.Addr()]
+}
+
 // heldUnoffered reports whether m, whose turn has not begun, holds the
-// transaction: its watch holds a checked announcement, or, if ask, its
-// mempool shows it. What it holds is looked at before whether its turn
-// began: held before, it was not given it.
-func (s *sending) heldUnoffered(ctx context.Context, m *pool.Member, ask bool) bool {
-	offered := func() bool {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return s.offered[m.Addr()]
-	}
-	if offered() {
+// transaction: its watch holds a checked announcement, or a, its answer
+// to an ask (nil if none), is in and says so. What it holds is looked at
+// before whether its turn began: held before, it was not given it.
+func (s *sending) heldUnoffered(m *pool.Member, a *answer) bool {
+	if s.isOffered(m) {
 		return false
 	}
 	var held bool
@@ -478,10 +598,10 @@ func (s *sending) heldUnoffered(ctx context.Context, m *pool.Member, ask bool) b
 		sighting, _ := w.Result()
 		held = sighting != nil
 	}
-	if !held && ask {
-		held, _ = s.c.pool.Conn(m).HasTx(ctx, s.res.Txid)
+	if !held && a != nil {
+		held = a.holds()
 	}
-	return held && !offered()
+	return held && !s.isOffered(m)
 }
 
 // ErrNotConfirmed: a node was given the transaction and gave no verdict
@@ -514,20 +634,46 @@ type NotConfirmedError struct {
 }
 
 func (e *NotConfirmedError) Error() string {
-	how := "did not announce it"
-	switch {
-	case e.WatchLost != nil:
-		how = fmt.Sprintf("its announcement could not come (its second connection ended: %v)", e.WatchLost)
-	case !e.Watched:
-		how = "its announcement could not be awaited (no second connection to it opened)"
-	}
 	why := "a node that is not btcd does not say when it refuses a transaction (Bitcoin Core announces one it took to an inbound peer after 5 s on average, and serves none before)"
 	if e.Proven {
 		why = "it was waited for no longer once another peer proved the transaction propagated"
 	}
 	return fmt.Sprintf("peer %s: %v %v: within %v it did not show it in its mempool, and %s; %s",
-		e.Peer, ErrNotConfirmed, e.Txid, e.Waited.Round(100*time.Millisecond), how, why)
+		e.Peer, ErrNotConfirmed, e.Txid, e.Waited.Round(100*time.Millisecond), e.Announcement(), why)
 }
+
+// Announcement says what became of the peer's announcement, in the
+// words Error uses: it did not come, though it could have (Watched); it
+// could not come, its second connection having ended (WatchLost, named);
+// or no second connection to the peer opened.
+func (e *NotConfirmedError) Announcement() string {
+	switch {
+	case e.WatchLost != nil:
+		return fmt.Sprintf("could not announce it: its second connection ended (%v)", e.WatchLost)
+	case !e.Watched:
+		return "could not be watched for its announcement (no second connection to it opened)"
+	}
+	return "did not announce it"
+}
+
+// NoneConfirmedError is a send that ended with no peer having taken the
+// transaction Txid, every peer given it having given no verdict of its
+// own (see NotConfirmedError): the transaction may be in their mempools,
+// or refused by them, and nothing tells which. Peers holds each peer's
+// error, a *NotConfirmedError each, in the order of the send's peers;
+// errors.Is and errors.As see each (errors.Is(err, ErrNotConfirmed)
+// holds).
+type NoneConfirmedError struct {
+	Txid  chainhash.Hash
+	Peers []error
+}
+
+func (e *NoneConfirmedError) Error() string {
+	return fmt.Sprintf("client: no peer confirmed transaction %v: %v", e.Txid, pool.Errors(e.Peers))
+}
+
+// Unwrap returns the error of each peer.
+func (e *NoneConfirmedError) Unwrap() []error { return e.Peers }
 
 // Unwrap returns ErrNotConfirmed.
 func (e *NotConfirmedError) Unwrap() error { return ErrNotConfirmed }
@@ -635,7 +781,7 @@ func (s *sending) finish(ctx context.Context, ms []*pool.Member) (*SendResult, e
 			return res, s.c.noPeers("send")
 		}
 		if !slices.ContainsFunc(errs, func(err error) bool { return !errors.Is(err, ErrNotConfirmed) }) {
-			return res, fmt.Errorf("client: no peer confirmed transaction %v: %w", res.Txid, pool.Errors(errs))
+			return res, &NoneConfirmedError{Txid: res.Txid, Peers: errs}
 		}
 		return res, fmt.Errorf("client: no peer took transaction %v: %w", res.Txid, pool.Errors(errs))
 	}

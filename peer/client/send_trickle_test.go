@@ -61,7 +61,9 @@ func TestSendToCoreLikePoisson(t *testing.T) {
 // TestSendToCoreLikeRefuses: a lone node calling itself Bitcoin Core
 // that gives no verdict of its own is not confirmed once
 // coreAnnounceWait passed since it was given the transaction, however
-// short the timeout, and the send fails with ErrNotConfirmed alone:
+// short the timeout, and the send fails with ErrNotConfirmed alone, a
+// *NoneConfirmedError naming the transaction and carrying the peer's
+// error (before, an error known by its text alone):
 // one that refuses it (a spend of a coinbase spent already in its
 // mempool) without a word, as Core does, is not reported as having
 // dropped or rejected it (before, it was, after the 3 s timeout); one
@@ -96,9 +98,13 @@ func TestSendToCoreLikeRefuses(t *testing.T) {
 			elapsed := time.Since(start)
 			t.Logf("%v after %v", err, elapsed.Round(time.Millisecond))
 			var ne *NotConfirmedError
+			var nc *NoneConfirmedError
 			if !errors.Is(err, ErrNotConfirmed) || errors.Is(err, peer.ErrRejected) || errors.Is(err, peer.ErrStalled) ||
 				!errors.As(res.Failed[core.Addr], &ne) || !ne.Watched || ne.Waited < coreAnnounceWait || len(res.Accepted) != 0 {
 				t.Fatalf("error %v, result %+v: want not confirmed after %v, neither rejected nor stalled", err, res, coreAnnounceWait)
+			}
+			if !errors.As(err, &nc) || nc.Txid != tt.tx.TxHash() || len(nc.Peers) != 1 || nc.Peers[0] != res.Failed[core.Addr] {
+				t.Fatalf("error %v: want a *NoneConfirmedError of %v carrying the peer's error", err, tt.tx.TxHash())
 			}
 			if elapsed < coreAnnounceWait || elapsed > coreAnnounceWait+5*time.Second {
 				t.Errorf("took %v: want the node's announcement awaited %v, no longer", elapsed, coreAnnounceWait)
