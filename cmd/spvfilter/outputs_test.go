@@ -360,3 +360,28 @@ func TestOutputsFollowLinks(t *testing.T) {
 		})
 	}
 }
+
+// TestOutputLinkToNoDirectory: an output path that is a symbolic link to
+// a file in a directory that does not exist is bad input, said before
+// the work as for any such path, naming the directory. Before, the check
+// looked at the link's own directory, and the command failed (status 1)
+// only once its work was done.
+func TestOutputLinkToNoDirectory(t *testing.T) {
+	dir := t.TempDir()
+	gone := filepath.Join(dir, "gone")
+	link := filepath.Join(dir, "plot.svg")
+	if err := os.Symlink(filepath.Join(gone, "plot.svg"), link); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"demo", "--plot", link},
+		{"privacy", "model", "--plot", link},
+		{"lab", "--vectors", "../../testvectors/bip158/testnet-19.json", "--plot", link},
+	} {
+		_, stderr, status := runCLI(t, "", args...)
+		want := "spvfilter: --plot " + link + ": directory " + gone + " does not exist\n"
+		if status != exitBadInput || stderr != want {
+			t.Errorf("%q: status %d, stderr %q; want %d and %q", args, status, stderr, exitBadInput, want)
+		}
+	}
+}

@@ -100,7 +100,13 @@ func startPending(f outputFile) (*pendingFile, error) {
 	tmp, err := os.CreateTemp(filepath.Clean(dir), "."+base+".*"+filepath.Ext(base))
 	if err != nil {
 		// The temporary file's name is the tool's, not the user's.
-		return nil, failureWords(f.flag+" "+f.path, writeProblem(err, filepath.Clean(dir)))
+		err = failureWords(f.flag+" "+f.path, writeProblem(err, filepath.Clean(dir)))
+		if errors.Is(err, fs.ErrPermission) || errors.Is(err, fs.ErrNotExist) {
+			// A directory one may not write in, or that is gone: as
+			// checkOutputFile says it, bad input.
+			err = usageError{err}
+		}
+		return nil, err
 	}
 	p.tmp = tmp
 	return p, nil
