@@ -385,3 +385,38 @@ func TestOutputLinkToNoDirectory(t *testing.T) {
 		}
 	}
 }
+
+// TestDashIsNoOutputFile: "-" given to a flag that names a file or a
+// directory to write, and cannot write standard output, is bad input
+// naming the flag, before any connection. Before, the command went on
+// and wrote a file or directory named "-" (privacy simulate --out -
+// wrote its five files into ./-), or failed on the node first.
+func TestDashIsNoOutputFile(t *testing.T) {
+	t.Chdir(t.TempDir()) // where a "-" would be made
+	node := "127.0.0.1:1"
+	addr := "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080"
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"privacy", "simulate", "--out", "-", "--wallets", "2", "--blocks", "10", "--fetch-wallets", "0", "--fetch-noise", "0"},
+			"--out -: a directory to write the files into, not standard output (for one named -, write ./-)"},
+		{[]string{"privacy", "universe", "--peer", node, "--network", "regtest", "--out", "u.txt", "--index", "-"},
+			"--index -: the index goes to a file, not to standard output (for a file named -, write ./-)"},
+		{[]string{"lab", "--connect", node, "--network", "regtest", "--save-blocks", "-"},
+			`--save-blocks "-": a block file, not standard output (for one named -, write ./-)`},
+		{[]string{"scan", "--connect", node, "--network", "regtest", "--watch", addr, "--datadir", "-"},
+			`--datadir "-": a directory, not standard output (for one named -, write ./-)`},
+		{[]string{"peers", "--connect", node, "--network", "regtest", "--datadir=-"},
+			`--datadir "-": a directory, not standard output (for one named -, write ./-)`},
+	} {
+		_, stderr, status := runCLI(t, "", tc.args...)
+		if status != exitBadInput || stderr != "spvfilter: "+tc.want+"\n" {
+			t.Errorf("%q: status %d, stderr %q; want %d and %q", tc.args, status, stderr, exitBadInput, tc.want)
+		}
+		if _, err := os.Lstat("-"); err == nil {
+			t.Errorf("%q: made a file or directory named -", tc.args)
+			os.RemoveAll("-")
+		}
+	}
+}

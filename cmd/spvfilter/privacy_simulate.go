@@ -405,6 +405,9 @@ func runSimulate(a *app, f *simulateFlags, fl *pflag.FlagSet) error {
 	if f.out == "" {
 		return badInput(`--out "": give the directory to write the files into`)
 	}
+	if f.out == "-" {
+		return badInput("--out -: a directory to write the files into, not standard output (for one named -, write ./-)")
+	}
 	if st, err := os.Stat(f.out); err == nil && !st.IsDir() {
 		return badInput("--out %s: a file, not a directory", f.out)
 	}

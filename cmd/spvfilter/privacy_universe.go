@@ -128,6 +128,10 @@ func (f *universeFlags) check() error {
 	if f.indexMemory < 1<<16 {
 		return badInput("--index-memory %d: must be at least 65536 bytes", f.indexMemory)
 	}
+	if f.index == "-" {
+		// Standard output is the universe's, with --out -.
+		return badInput("--index -: the index goes to a file, not to standard output (for a file named -, write ./-)")
+	}
 	if err := distinctOutputs(outputFile{"--out", f.out}, outputFile{"--index", f.index}); err != nil {
 		return err
 	}

@@ -354,11 +354,11 @@ var sharedFlagChecks = map[string]func(string) error{
 	"listen":   func(s string) error { return checkHostPort(s, true) },
 	// The flags that name what a command writes take a path, not the
 	// @FILE of a flag that reads: "@st" would be a directory named so.
-	"datadir":     writePath,
+	"datadir":     func(s string) error { return noDash(s, "a directory") },
 	"out":         writePath,
 	"plot":        writePath,
 	"plot-j":      writePath,
-	"save-blocks": writePath,
+	"save-blocks": func(s string) error { return noDash(s, "a block file") },
 	// The flags that name a file to read or write.
 	"index":    notTilde,
 	"capture":  notTilde,
@@ -382,6 +382,16 @@ func writePath(s string) error {
 		return err
 	}
 	return notTilde(s)
+}
+
+// noDash is writePath for a flag that names what (a directory, a file),
+// which cannot be standard output: "-" would name a file or directory
+// called so, where standard output was meant.
+func noDash(s, what string) error {
+	if s == "-" {
+		return fmt.Errorf("%s, not standard output (for one named -, write ./-)", what)
+	}
+	return writePath(s)
 }
 
 // notTilde refuses a path that begins with ~/: the shell expands ~ only
