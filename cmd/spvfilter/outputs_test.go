@@ -420,3 +420,44 @@ func TestDashIsNoOutputFile(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteFailureLeavesNoFile runs commands whose output file cannot
+// be written whole (the process may write no file beyond 100 kB, a full
+// disk as the command sees it): each fails (status 1) naming its flag,
+// its file and why, never the temporary file it wrote into, and leaves
+// no file. Before, demo and lab left their plots cut short at 100 kB
+// under the name given, and privacy simulate named its ".tmp" file.
+func TestWriteFailureLeavesNoFile(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh to set the file size limit with")
+	}
+	dir := t.TempDir()
+	sim := filepath.Join(dir, "sim")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"demo", "--plot", filepath.Join(dir, "demo.svg")}, "--plot " + filepath.Join(dir, "demo.svg") + ": file too large"},
+		{[]string{"lab", "--vectors", "../../testvectors/bip158/testnet-19.json", "--probes", "10", "--timing", "0", "--plot", filepath.Join(dir, "lab.svg")},
+			"--plot " + filepath.Join(dir, "lab.svg") + ": file too large"},
+		{[]string{"privacy", "simulate", "--wallets", "3", "--blocks", "50", "--out", sim}, "--out " + filepath.Join(sim, "universe.txt") + ": file too large"},
+	} {
+		// 200 blocks of 512 or 1024 bytes, as the shell counts them.
+		cmd := exec.Command("sh", append([]string{"-c", `ulimit -f 200 && exec "$0" "$@"`, os.Args[0]}, tc.args...)...)
+		cmd.Env = append(os.Environ(), "SPVFILTER_TEST_AS_MAIN=1")
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != exitFailure || stderr.String() != "spvfilter: "+tc.want+"\n" {
+			t.Errorf("%q: %v, stderr %q; want status %d and %q", tc.args, err, stderr.String(), exitFailure, tc.want)
+		}
+		for _, d := range []string{dir, sim} {
+			for name := range dirFiles(t, d) {
+				if name != "sim" {
+					t.Errorf("%q: %s left in %s", tc.args, name, d)
+				}
+			}
+		}
+	}
+}

@@ -88,7 +88,7 @@ func (o *outputs) createEach(files ...outputFile) ([]*pendingFile, error) {
 func startPending(f outputFile) (*pendingFile, error) {
 	p := &pendingFile{flag: f.flag, path: f.path, dest: destination(f.path)}
 	if st, err := os.Stat(p.dest); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
-		tmp, err := os.OpenFile(p.dest, os.O_WRONLY|os.O_TRUNC, 0)
+		tmp, err := os.OpenFile(p.path, os.O_WRONLY|os.O_TRUNC, 0)
 		if err != nil {
 			return nil, failureWords(f.flag+" "+f.path, writeProblem(err, ""))
 		}
@@ -144,8 +144,15 @@ func (o *outputs) remove(flag, path string) *pendingFile {
 	return p
 }
 
-// Write writes to the temporary file.
-func (p *pendingFile) Write(b []byte) (int, error) { return p.tmp.Write(b) }
+// Write writes to the temporary file; an error does not name it (the
+// temporary file's name is the tool's, not the user's).
+func (p *pendingFile) Write(b []byte) (int, error) {
+	n, err := p.tmp.Write(b)
+	if err != nil {
+		err = writeProblem(err, "")
+	}
+	return n, err
+}
 
 // writeNamed calls write with the temporary file's name, for a writer
 // that creates the file it is given by name. An interrupt waits for it
