@@ -222,11 +222,12 @@ file you may not write, an unknown command, shell or help topic),
 hold decides), 130 when Ctrl-C or SIGTERM ended a command before its
 work was done.
 
-A file a command writes (a plot, a universe and its index, a
-simulation's files, a block file) is put in place only once written
-whole, the files of one command together: a command that fails or is
-interrupted leaves none cut short, and what was there before as it was;
-an interrupted one names the files it did not write.`,
+A file a command writes (a plot, a universe, a simulation's files, a
+block file) is put in place only once written whole, and files that go
+together (a universe and its index, a simulation's files, two plots) all
+at once: a command that fails or is interrupted leaves none cut short,
+and what was there before as it was; an interrupted one names the files
+it did not write.`,
 		Example: `  spvfilter demo
   spvfilter bloom new --elements 3 --fprate 0.01 @elements.txt
   spvfilter scan --connect 127.0.0.1:18444 --network regtest --watch bcrt1q...
