@@ -75,6 +75,10 @@ func runDemo(a *app, f *demoFlags, fl *pflag.FlagSet) error {
 	if err := checkPlotFile("--plot", f.plot); err != nil {
 		return err
 	}
+	plotFile, err := a.outputs.create("--plot", f.plot)
+	if err != nil {
+		return err
+	}
 	start := time.Now()
 	r, err := privacy.RunDemo(f.opts)
 	if errors.Is(err, model.ErrBadParams) {
@@ -84,8 +88,11 @@ func runDemo(a *app, f *demoFlags, fl *pflag.FlagSet) error {
 		return err
 	}
 	mark := plot.Mark{X: float64(f.opts.Keys), Label: fmt.Sprintf("this wallet: %d keys", f.opts.Keys)}
-	if err := plot.Save(f.plot, r.Sweep, r.Curve, mark); err != nil {
-		return plotError("--plot", f.plot, err)
+	if err := a.drawPlot(plotFile, func(name string) error { return plot.Save(name, r.Sweep, r.Curve, mark) }); err != nil {
+		return err
+	}
+	if err := a.outputs.commit(plotFile); err != nil {
+		return err
 	}
 	if a.json {
 		return a.printJSON(struct {

@@ -183,6 +183,11 @@ func (a *app) readArgText(what, arg string) (string, error) {
 	if hint := jsonHint(what, text); hint != "" {
 		return "", badInput("%s: %s holds %s", what, name, hint)
 	}
+	if isBinary(strings.Join(strings.Fields(text), "")) {
+		// Raw bytes (a block saved as it goes over the wire, say): their
+		// newline bytes make lines, and joining them is no cure.
+		return "", badInput("%s: %s holds binary data, not hex: %s", what, name, hexAdvice(name))
+	}
 	lines := contentLines(text)
 	switch len(lines) {
 	case 0:
@@ -327,6 +332,16 @@ func (a *app) readHexArgs(what string, args []string) ([][]byte, error) {
 	return out, nil
 }
 
+// hexAdvice says how to turn the bytes of file into what a hex argument
+// takes: their hex digits on one line (xxd -p alone wraps them).
+func hexAdvice(file string) string {
+	file = strings.TrimPrefix(file, "@")
+	if file == "" || file == "-" || strings.ContainsAny(file, " '\"$`") {
+		file = "FILE"
+	}
+	return fmt.Sprintf(`give the bytes as hex digits on one line (xxd -p %s | tr -d '\n' prints them so)`, file)
+}
+
 // errOddHex is the cause of hex text with an odd number of digits.
 var errOddHex = errors.New("odd number of hex digits")
 
@@ -339,7 +354,7 @@ func decodeHex(what, text string) ([]byte, error) {
 		return nil, badInput("%s: empty hex", what)
 	}
 	if isBinary(s) {
-		return nil, badInput("%s: binary data, not hex: give the bytes as hex digits (xxd -p prints a file so)", what)
+		return nil, badInput("%s: binary data, not hex: %s", what, hexAdvice("FILE"))
 	}
 	b, err := hex.DecodeString(s)
 	if err != nil {

@@ -37,11 +37,12 @@ func isInterrupted(err error) bool {
 }
 
 // watchesSignals are the commands that watch for Ctrl-C and SIGTERM
-// themselves, to end tidily (their connections closed, no file left cut
-// short) with exitInterrupted, or, for capture, as their normal end (lab
-// while it downloads, then as any command: see exitOnSignal).
+// themselves, to end tidily (their connections closed, their --datadir
+// left whole, no file left cut short) with exitInterrupted, or, for
+// capture, as their normal end. The others end as exitOnSignal ends
+// them.
 var watchesSignals = map[string]bool{
-	"scan": true, "peers": true, "send": true, "lab": true,
+	"scan": true, "peers": true, "send": true,
 	"privacy capture": true, "privacy universe": true,
 }
 
@@ -58,12 +59,12 @@ func (a *app) endOnSignal(c *cobra.Command) (stop func()) {
 
 // exitOnSignal makes Ctrl-C or SIGTERM end the process as the commands
 // that watch for them end: with exitInterrupted and one line, or JSON
-// object, "NAME interrupted". Without it the signal ended the process
-// silently, and SIGTERM with status 143. It exits at once: deferred
-// functions do not run, so a file being written is left as it is (the
-// commands that write files to be read again, privacy universe and
-// lab --save-blocks, watch for signals themselves and leave none cut
-// short). The returned function stops watching.
+// object, "NAME interrupted", naming the files not written. Without it
+// the signal ended the process silently, and SIGTERM with status 143. It
+// exits at once, deferred functions not run; first it removes the
+// temporary files of the command's outputs not yet committed (waiting
+// for a commit under way), so that no file is left cut short at its
+// path. The returned function stops watching.
 func (a *app) exitOnSignal(name string) (stop func()) {
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
@@ -71,7 +72,11 @@ func (a *app) exitOnSignal(name string) (stop func()) {
 	go func() {
 		select {
 		case <-sig:
-			a.printError(nil, (&interruptedError{what: name}).Error(), exitInterrupted)
+			o := &a.outputs
+			o.mu.Lock() // held until the process exits: no commit starts
+			unwritten := o.unwrittenLocked()
+			o.abandon(o.files)
+			a.printError(nil, interruptedMessage(&interruptedError{what: name}, unwritten), exitInterrupted)
 			os.Exit(exitInterrupted)
 		case <-done:
 		}
@@ -80,4 +85,13 @@ func (a *app) exitOnSignal(name string) (stop func()) {
 		signal.Stop(sig)
 		close(done)
 	}
+}
+
+// interruptedMessage is the message of err, a command's interruption,
+// naming the files it did not write.
+func interruptedMessage(err error, unwritten []outputFile) string {
+	if nw := notWritten(unwritten); nw != "" {
+		return err.Error() + ": " + nw
+	}
+	return err.Error()
 }

@@ -39,6 +39,8 @@ func TestInterruptExitStatus(t *testing.T) {
 	}()
 	node := ln.Addr().String()
 	addr := "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080"
+	outDir := t.TempDir()
+	universeFile, indexFile := filepath.Join(outDir, "universe.txt"), filepath.Join(outDir, "universe.idx")
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -46,7 +48,8 @@ func TestInterruptExitStatus(t *testing.T) {
 	}{
 		{"scan", []string{"scan", "--connect", node, "--network", "regtest", "--watch", addr, "--timeout", "2m", "--datadir", t.TempDir()}, "scan interrupted"},
 		{"peers", []string{"peers", "--connect", node, "--network", "regtest", "--timeout", "2m", "--datadir", t.TempDir()}, "peers interrupted"},
-		{"privacy universe", []string{"privacy", "universe", "--peer", node, "--network", "regtest", "--timeout", "2m", "--out", filepath.Join(t.TempDir(), "universe.txt")}, "privacy universe interrupted"},
+		{"privacy universe", []string{"privacy", "universe", "--peer", node, "--network", "regtest", "--timeout", "2m", "--out", universeFile, "--index", indexFile},
+			"privacy universe interrupted: --out " + universeFile + " and --index " + indexFile + " not written"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd := exec.Command(os.Args[0], tc.args...)
@@ -74,6 +77,9 @@ func TestInterruptExitStatus(t *testing.T) {
 			}
 			if got := strings.TrimSpace(stderr.String()); !strings.HasSuffix(got, "spvfilter: "+tc.want) {
 				t.Errorf("stderr %q, want it to end with %q", got, "spvfilter: "+tc.want)
+			}
+			if entries, err := os.ReadDir(outDir); err != nil || len(entries) != 0 {
+				t.Errorf("files left behind: %v (%v)", entries, err)
 			}
 		})
 	}

@@ -6,11 +6,9 @@ import (
 	"io"
 	"math"
 	"os"
-	"os/signal"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -213,6 +211,13 @@ func runLab(a *app, f *labFlags, fl *pflag.FlagSet) error {
 	if err := f.check(fl); err != nil {
 		return err
 	}
+	var plotFile *pendingFile
+	if f.plot != "" {
+		var err error
+		if plotFile, err = a.outputs.create("--plot", f.plot); err != nil {
+			return err
+		}
+	}
 	var blocks []lab.Block
 	var source string
 	var warnings []string
@@ -237,9 +242,6 @@ func runLab(a *app, f *labFlags, fl *pflag.FlagSet) error {
 			return err
 		}
 	}
-	// The blocks are in (their download watched for signals itself):
-	// from here on an interrupt ends the command as any other's.
-	defer a.exitOnSignal("lab")()
 	cfg := lab.Config{
 		Options: lab.Options{Probes: f.probes, Watched: f.watched, Timing: f.timing, Seed: f.seed},
 		Wallets: f.wallets, PMin: f.pMin, PMax: f.pMax,
@@ -260,9 +262,16 @@ func runLab(a *app, f *labFlags, fl *pflag.FlagSet) error {
 				r.Name, r.Params, r.FalsePositives, r.Interval[0], r.Interval[1], r.ExpectedFalsePositives))
 		}
 	}
-	if f.plot != "" {
-		if err := lab.SavePlot(f.plot, rep, source); err != nil {
+	if plotFile != nil {
+		format, err := lab.PlotFormat(f.plot)
+		if err == nil {
+			err = lab.WritePlot(plotFile, format, rep, source)
+		}
+		if err != nil {
 			return failureWords("--plot "+f.plot, err)
+		}
+		if err := a.outputs.commit(plotFile); err != nil {
+			return err
 		}
 	}
 	a.warn(warnings)
@@ -284,11 +293,21 @@ func (a *app) fetchLabBlocks(f *labFlags) ([]lab.Block, string, []string, error)
 		return nil, "", nil, err
 	}
 	cfg.Timeout = f.timeout
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	// Started before connecting: a directory it cannot go in is said
+	// before the download, not after.
+	var saver *blockSaver
+	if f.save != "" {
+		if saver, err = newBlockSaver(&a.outputs, f.save, params.Net); err != nil {
+			return nil, "", nil, err
+		}
+		defer saver.abort()
+	}
+	// An interrupt ends the download as it ends the rest of the
+	// command (exitOnSignal): the files not yet written are removed.
+	ctx := context.Background()
 	c, err := client.Connect(ctx, cfg)
 	if err != nil {
-		return nil, "", nil, labInterrupted(ctx, nodeFailureFrom(err, params, "", f.nodes()))
+		return nil, "", nil, nodeFailureFrom(err, params, "", f.nodes())
 	}
 	defer c.Close()
 	echoes, err := dropEchoes(c, params, f.nodes())
@@ -296,7 +315,7 @@ func (a *app) fetchLabBlocks(f *labFlags) ([]lab.Block, string, []string, error)
 		return nil, "", nil, err
 	}
 	if _, err := c.SyncHeaders(ctx); err != nil {
-		return nil, "", nil, labInterrupted(ctx, nodeFailureFrom(err, params, "", f.nodes()))
+		return nil, "", nil, nodeFailureFrom(err, params, "", f.nodes())
 	}
 	tip := c.Chain().Height()
 	to := f.to
@@ -307,13 +326,6 @@ func (a *app) fetchLabBlocks(f *labFlags) ([]lab.Block, string, []string, error)
 		return nil, "", nil, err
 	}
 	chain := lab.NewChain(0)
-	var saver *blockSaver
-	if f.save != "" {
-		if saver, err = newBlockSaver(f.save, params.Net); err != nil {
-			return nil, "", nil, err
-		}
-		defer saver.abort()
-	}
 	progress, done := a.bar("downloading blocks", int(to-f.from+1))
 	err = c.FetchBlocks(ctx, f.from, to, func(h int32, b *wire.MsgBlock) error {
 		if progress != nil {
@@ -328,7 +340,7 @@ func (a *app) fetchLabBlocks(f *labFlags) ([]lab.Block, string, []string, error)
 	})
 	done()
 	if err != nil {
-		return nil, "", nil, labInterrupted(ctx, nodeFailureFrom(err, params, "", f.nodes()))
+		return nil, "", nil, nodeFailureFrom(err, params, "", f.nodes())
 	}
 	if saver != nil {
 		if err := saver.commit(); err != nil {
@@ -371,11 +383,6 @@ func servingPeers(peers []client.PeerStatus, params *chaincfg.Params) (addrs, un
 		}
 	}
 	return addrs, unused
-}
-
-// labInterrupted names an interruption as such.
-func labInterrupted(ctx context.Context, err error) error {
-	return interruptedBy(ctx, err, "lab")
 }
 
 // labJSON is the output of lab --json.

@@ -114,19 +114,20 @@ func chainWarnings(chain *lab.Chain, before string) []string {
 // blockSaver writes the downloaded blocks to --save-blocks, a
 // pendingFile: a download that fails leaves no file cut short.
 type blockSaver struct {
+	out  *outputs
 	file *pendingFile
 	buf  *bufio.Writer
 	w    *lab.BlockFileWriter
 }
 
 // newBlockSaver starts a block file of network net at path.
-func newBlockSaver(path string, net wire.BitcoinNet) (*blockSaver, error) {
-	file, err := newPendingFile("--save-blocks", path)
+func newBlockSaver(out *outputs, path string, net wire.BitcoinNet) (*blockSaver, error) {
+	file, err := out.create("--save-blocks", path)
 	if err != nil {
 		return nil, err
 	}
 	buf := bufio.NewWriterSize(file, 1<<20)
-	return &blockSaver{file: file, buf: buf, w: lab.NewBlockFileWriter(buf, net)}, nil
+	return &blockSaver{out: out, file: file, buf: buf, w: lab.NewBlockFileWriter(buf, net)}, nil
 }
 
 // add writes the block at height.
@@ -140,11 +141,11 @@ func (s *blockSaver) add(height int32, block *wire.MsgBlock) error {
 // commit finishes the file and puts it at its path.
 func (s *blockSaver) commit() error {
 	if err := s.buf.Flush(); err != nil {
-		s.file.abort()
+		s.abort()
 		return failureWords("--save-blocks "+s.file.path, err)
 	}
-	return s.file.commit()
+	return s.out.commit(s.file)
 }
 
 // abort removes the unfinished file.
-func (s *blockSaver) abort() { s.file.abort() }
+func (s *blockSaver) abort() { s.out.abort(s.file) }

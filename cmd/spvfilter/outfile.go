@@ -18,7 +18,9 @@ func checkOutputFile(flag, path string) error {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		return badInput("%s %s: a directory, not a file", flag, path)
 	}
-	dir := filepath.Dir(path)
+	// Through a symbolic link, the directory the file goes in is the
+	// link's target's.
+	dir := filepath.Dir(destination(path))
 	st, err := os.Stat(dir)
 	if err != nil {
 		return badInput("%s %s: directory %s does not exist", flag, path, dir)

@@ -193,6 +193,16 @@ func runModel(a *app, f *modelFlags, fl *pflag.FlagSet) error {
 	if f.monteCarlo != 0 && f.sweep != "" {
 		return badInput("--monte-carlo and --sweep cannot be combined")
 	}
+	if f.sweep == "" && f.plotJ != "" && f.p.Filters > plot.MaxJCurves {
+		// Refused before the Monte Carlo run, which may take minutes.
+		return badInput("--plot-j %s: --filters %d, and --plot-j draws one curve of P_h(j) per number of filters, at most %d", f.plotJ, f.p.Filters, plot.MaxJCurves)
+	}
+	// The plots' files before the work: written whole, or not at all.
+	plots, err := a.outputs.createEach(outputFile{"--plot", f.plot}, outputFile{"--plot-j", f.plotJ})
+	if err != nil {
+		return err
+	}
+	plotFile, plotJFile := plots[0], plots[1]
 	if f.sweep == "" {
 		r, err := model.Evaluate(f.p)
 		if err != nil {
@@ -220,19 +230,19 @@ func runModel(a *app, f *modelFlags, fl *pflag.FlagSet) error {
 			if err != nil {
 				return badInputWords("--plot "+f.plot, err)
 			}
-			if err := savePlot(f.plot, s, f.p); err != nil {
+			if err := savePlot(a, plotFile, s, f.p); err != nil {
 				return err
 			}
 			out.Plot = f.plot
 		}
 		if f.plotJ != "" {
-			if f.p.Filters > plot.MaxJCurves {
-				return badInput("--plot-j %s: --filters %d, and --plot-j draws one curve of P_h(j) per number of filters, at most %d", f.plotJ, f.p.Filters, plot.MaxJCurves)
-			}
-			if err := plot.SaveJ(f.plotJ, model.Sweep{}, []*model.Result{r}); err != nil {
-				return plotError("--plot-j", f.plotJ, err)
+			if err := a.drawPlot(plotJFile, func(name string) error { return plot.SaveJ(name, model.Sweep{}, []*model.Result{r}) }); err != nil {
+				return err
 			}
 			out.PlotJ = f.plotJ
+		}
+		if err := a.outputs.commit(plotFile, plotJFile); err != nil {
+			return err
 		}
 		printWarnings(a, r.Warnings)
 		if a.json {
@@ -260,14 +270,17 @@ func runModel(a *app, f *modelFlags, fl *pflag.FlagSet) error {
 		return sweepError(f.sweep, s, f.p, err, fl)
 	}
 	if f.plot != "" {
-		if err := plot.Save(f.plot, s, results); err != nil {
-			return plotError("--plot", f.plot, err)
+		if err := a.drawPlot(plotFile, func(name string) error { return plot.Save(name, s, results) }); err != nil {
+			return err
 		}
 	}
 	if f.plotJ != "" {
-		if err := plot.SaveJ(f.plotJ, s, results); err != nil {
-			return plotError("--plot-j", f.plotJ, err)
+		if err := a.drawPlot(plotJFile, func(name string) error { return plot.SaveJ(name, s, results) }); err != nil {
+			return err
 		}
+	}
+	if err := a.outputs.commit(plotFile, plotJFile); err != nil {
+		return err
 	}
 	seen := map[string]bool{}
 	warnings := []string{}
@@ -390,13 +403,20 @@ func plotError(flag, file string, err error) error {
 	return failureWords(flag+" "+file, err)
 }
 
-func savePlot(file string, s model.Sweep, base model.Params) error {
+// savePlot draws the sweep s of base into file.
+func savePlot(a *app, file *pendingFile, s model.Sweep, base model.Params) error {
 	results, err := s.Run(base)
 	if err != nil {
-		return badInputWords("--plot "+file, err)
+		return badInputWords("--plot "+file.path, err)
 	}
-	if err := plot.Save(file, s, results); err != nil {
-		return plotError("--plot", file, err)
+	return a.drawPlot(file, func(name string) error { return plot.Save(name, s, results) })
+}
+
+// drawPlot draws a plot into file, a pendingFile, by draw, which writes
+// the file it is given by name.
+func (a *app) drawPlot(file *pendingFile, draw func(name string) error) error {
+	if err := a.outputs.writeNamed(file, draw); err != nil {
+		return plotError(file.flag, file.path, err)
 	}
 	return nil
 }

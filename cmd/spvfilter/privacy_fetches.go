@@ -159,6 +159,14 @@ func runFetches(a *app, f *fetchesFlags) error {
 	if f.collude && f.intersect {
 		return badInput("--collude and --intersect: the colluding nodes' view joins what several nodes saw of one client at once (a union), an intersection joins one client's sessions over time: ask for one")
 	}
+	for i, file := range f.captures {
+		for j, earlier := range f.captures[:i] {
+			if file != "-" && sameOutput(file, earlier) {
+				// Its sessions would count twice, as two nodes' views.
+				return badInput("--capture %s: the same file as --capture %d (%s): give each node's capture once", file, j+1, earlier)
+			}
+		}
+	}
 	var sessions []*capture.FetchSession
 	var bip37 []string
 	for n, file := range f.captures {

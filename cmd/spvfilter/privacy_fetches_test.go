@@ -118,6 +118,10 @@ func TestPrivacyFetchesBadInput(t *testing.T) {
 	data, _ := os.ReadFile(index)
 	cut := filepath.Join(dir, "cut.idx")
 	os.WriteFile(cut, data[:len(data)-5], 0o644)
+	link := filepath.Join(dir, "link.jsonl")
+	if err := os.Symlink(capture, link); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		args []string
 		want string
@@ -130,6 +134,10 @@ func TestPrivacyFetchesBadInput(t *testing.T) {
 		{[]string{"--capture", capture, "--index", index, "--client", "10.0.0.1"}, "10.0.0.1"},
 		{[]string{"--capture", capture, "--index", index, "--max-matches", "0"}, "--max-matches"},
 		{[]string{"--capture", capture}, "index"},
+		// One node's capture given twice would count its sessions as
+		// two nodes' (by name, or by another path to the same file).
+		{[]string{"--capture", capture, "--capture", capture, "--index", index}, "--capture " + capture + ": the same file as --capture 1"},
+		{[]string{"--capture", capture, "--capture", link, "--index", index}, "--capture " + link + ": the same file as --capture 1 (" + capture + ")"},
 	} {
 		args := append([]string{"privacy", "fetches", "--json"}, c.args...)
 		stdout, stderr, status := runCLI(t, "", args...)

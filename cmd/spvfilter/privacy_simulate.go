@@ -1,10 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -147,6 +147,9 @@ Files written into --out (created if needed):
 An --out that holds any of them, from an earlier simulation, is refused
 unless --force, which replaces them and removes those this simulation
 does not write (chain.idx and fetch-capture.jsonl without a BIP 157 side).
+The files are put in place together once all are written whole: a
+simulation that fails or is interrupted leaves none of its own, and
+those of an earlier one as they were.
 
 A candidate is right for a session when one of its wallets owns or
 watches it.`,
@@ -294,8 +297,23 @@ func (f *simulateFlags) checkSessions() error {
 	return nil
 }
 
-// simulationFiles are the names of the files a simulation writes.
-var simulationFiles = []string{simulate.UniverseFile, simulate.CaptureFile, simulate.LabelsFile, simulate.IndexFile, simulate.FetchCaptureFile}
+// simulationFile is a file of a simulation: its name in the directory,
+// what writes it, and whether only a simulation with a BIP 157 side has
+// it.
+type simulationFile struct {
+	name  string
+	write func(*simulate.Scenario, io.Writer) error
+	fetch bool
+}
+
+// simulationFiles are the files a simulation writes.
+var simulationFiles = []simulationFile{
+	{simulate.UniverseFile, (*simulate.Scenario).WriteUniverse, false},
+	{simulate.CaptureFile, (*simulate.Scenario).WriteCapture, false},
+	{simulate.LabelsFile, func(sc *simulate.Scenario, w io.Writer) error { return sc.Labels.Write(w) }, false},
+	{simulate.IndexFile, (*simulate.Scenario).WriteIndex, true},
+	{simulate.FetchCaptureFile, (*simulate.Scenario).WriteFetchCapture, true},
+}
 
 // checkOut refuses an --out directory that holds the files of an earlier
 // simulation, unless --force: files of another seed beside the new labels
@@ -305,9 +323,9 @@ func (f *simulateFlags) checkOut() error {
 		return nil
 	}
 	var found []string
-	for _, name := range simulationFiles {
-		if _, err := os.Lstat(filepath.Join(f.out, name)); err == nil {
-			found = append(found, name)
+	for _, sf := range simulationFiles {
+		if _, err := os.Lstat(filepath.Join(f.out, sf.name)); err == nil {
+			found = append(found, sf.name)
 		}
 	}
 	if len(found) > 0 {
@@ -316,25 +334,54 @@ func (f *simulateFlags) checkOut() error {
 	return nil
 }
 
-// removeStale removes from dir the files of an earlier simulation that
-// this one, which wrote files, did not write (with --force, over one with
-// a chain, a simulation without one).
-func removeStale(dir string, files simulate.Files) error {
-	written := map[string]bool{}
-	for _, p := range []string{files.Universe, files.Capture, files.Labels, files.Index, files.FetchCapture} {
-		if p != "" {
-			written[filepath.Base(p)] = true
+// startFiles starts the files of a simulation into dir, with a BIP 157
+// side or without (its files then to be removed, those of an earlier
+// simulation), one per simulationFiles, all to be committed at once: an
+// interrupted or failed simulation leaves the files of the earlier one
+// as they were, not some of each.
+func startFiles(o *outputs, dir string, fetch bool) ([]*pendingFile, error) {
+	written := make([]outputFile, len(simulationFiles))
+	for i, sf := range simulationFiles {
+		if !sf.fetch || fetch {
+			written[i] = outputFile{"--out", filepath.Join(dir, sf.name)}
 		}
 	}
-	for _, name := range simulationFiles {
-		if written[name] {
+	files, err := o.createEach(written...)
+	if err != nil {
+		return nil, err
+	}
+	for i, sf := range simulationFiles {
+		if files[i] == nil {
+			files[i] = o.remove("--out", filepath.Join(dir, sf.name))
+		}
+	}
+	return files, nil
+}
+
+// writeFiles writes sc into files, started by startFiles, and commits
+// them; it returns their paths.
+func writeFiles(o *outputs, sc *simulate.Scenario, files []*pendingFile) (simulate.Files, error) {
+	var paths []string
+	for i, sf := range simulationFiles {
+		p := files[i]
+		if p.tmp == nil {
+			paths = append(paths, "")
 			continue
 		}
-		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return failureWords("--out "+dir+": removing "+name+" of an earlier simulation", err)
+		bw := bufio.NewWriterSize(p, 256<<10)
+		err := sf.write(sc, bw)
+		if err == nil {
+			err = bw.Flush()
 		}
+		if err != nil {
+			return simulate.Files{}, failureWords(p.flag+" "+p.path, writeProblem(err, ""))
+		}
+		paths = append(paths, p.path)
 	}
-	return nil
+	if err := o.commit(files...); err != nil {
+		return simulate.Files{}, err
+	}
+	return simulate.Files{Universe: paths[0], Capture: paths[1], Labels: paths[2], Index: paths[3], FetchCapture: paths[4]}, nil
 }
 
 // runSimulate writes the simulation of the flags (fl, for naming them in
@@ -358,6 +405,9 @@ func runSimulate(a *app, f *simulateFlags, fl *pflag.FlagSet) error {
 	if f.out == "" {
 		return badInput(`--out "": give the directory to write the files into`)
 	}
+	if f.out == "-" {
+		return badInput("--out -: a directory to write the files into, not standard output (for one named -, write ./-)")
+	}
 	if st, err := os.Stat(f.out); err == nil && !st.IsDir() {
 		return badInput("--out %s: a file, not a directory", f.out)
 	}
@@ -365,6 +415,11 @@ func runSimulate(a *app, f *simulateFlags, fl *pflag.FlagSet) error {
 		return err
 	}
 	if err := makeDir("--out", f.out); err != nil {
+		return err
+	}
+	fetch := o.Fetch.Wallets+o.Fetch.Noise > 0
+	pending, err := startFiles(&a.outputs, f.out, fetch)
+	if err != nil {
 		return err
 	}
 	_, done := a.bar("simulating", -1)
@@ -376,21 +431,13 @@ func runSimulate(a *app, f *simulateFlags, fl *pflag.FlagSet) error {
 	if err != nil {
 		return err
 	}
+	if (sc.Labels.Fetch != nil) != fetch {
+		return fmt.Errorf("simulate: a BIP 157 side is %v, expected %v", sc.Labels.Fetch != nil, fetch)
+	}
 	_, done = a.bar("writing "+f.out, -1)
-	files, err := sc.WriteDir(f.out)
+	files, err := writeFiles(&a.outputs, sc, pending)
 	done()
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		where := pe.Path + ": "
-		if pe.Path == f.out {
-			where = "cannot be created: "
-		}
-		return &restated{fmt.Sprintf("--out %s: %s%s", f.out, where, fileProblem(pe.Err)), err}
-	}
 	if err != nil {
-		return err
-	}
-	if err := removeStale(f.out, files); err != nil {
 		return err
 	}
 	out := summarize(f, sc.Labels, files)

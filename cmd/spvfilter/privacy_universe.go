@@ -52,9 +52,11 @@ would test, one per line, each once, in the format "privacy analyze" reads:
 The statistics (as text, or with --json an object) go to standard output,
 or with --out - to standard error, the lines then going to standard
 output. A warning says that the result rests on the one node given.
-Neither file is ever left cut short: each is put in place only once
-written whole, and a download that fails or is interrupted (Ctrl-C, exit
-status 130) leaves neither, so the same command can simply be run again.
+Neither file is ever left cut short: both are put in place together, only
+once written whole; a download that fails or is interrupted (Ctrl-C, exit
+status 130), or a file that cannot be put in place, leaves neither (and
+the files --force was to replace as they were), so the same command can
+simply be run again.
 
 --index FILE also writes the appearance index that "privacy fetches" reads:
 for every output script of the range, named as its universe line names it
@@ -126,6 +128,10 @@ func (f *universeFlags) check() error {
 	if f.indexMemory < 1<<16 {
 		return badInput("--index-memory %d: must be at least 65536 bytes", f.indexMemory)
 	}
+	if f.index == "-" {
+		// Standard output is the universe's, with --out -.
+		return badInput("--index -: the index goes to a file, not to standard output (for a file named -, write ./-)")
+	}
 	if err := distinctOutputs(outputFile{"--out", f.out}, outputFile{"--index", f.index}); err != nil {
 		return err
 	}
@@ -167,9 +173,30 @@ func runUniverse(ctx context.Context, a *app, f *universeFlags, fl *pflag.FlagSe
 
 // collectUniverse downloads the blocks of the flags' range from the node
 // and writes their candidates (and the index) to pending files, put at
-// their paths only once every block is in: a download that fails or is
-// interrupted leaves neither file cut short.
+// their paths together only once every block is in: a download that
+// fails or is interrupted leaves neither file, and a file that cannot be
+// put in place leaves neither.
 func collectUniverse(ctx context.Context, a *app, f *universeFlags, params *chaincfg.Params) (st universe.Stats, to int32, err error) {
+	// The files first: one that cannot be created in its directory is
+	// said before the download, not after it.
+	outPath := f.out
+	if outPath == "-" {
+		outPath = "" // standard output, written as it comes
+	}
+	files, err := a.outputs.createEach(outputFile{"--out", outPath}, outputFile{"--index", f.index})
+	if err != nil {
+		return st, 0, err
+	}
+	var w io.Writer = a.stdout
+	if files[0] != nil {
+		w = files[0]
+	}
+	indexFile := files[1]
+	defer func() {
+		for _, p := range files {
+			a.outputs.abort(p)
+		}
+	}()
 	nodes := nodeFlags{f.peer: "--peer"}
 	// The node given, alone: the blocks come from it, not from peers
 	// found through the DNS seeds.
@@ -192,23 +219,9 @@ func collectUniverse(ctx context.Context, a *app, f *universeFlags, params *chai
 	if err := heightsOnChain(f.from, to, chain.Height(), "node's"); err != nil {
 		return st, 0, err
 	}
-	var w io.Writer = a.stdout
-	var outFile, indexFile *pendingFile
-	if f.out != "-" {
-		if outFile, err = newPendingFile("--out", f.out); err != nil {
-			// Checked before connecting: what fails now is the machine.
-			return st, 0, err
-		}
-		defer outFile.abort()
-		w = outFile
-	}
 	uw := universe.NewWriter(w, params)
 	var ix *universe.IndexWriter
-	if f.index != "" {
-		if indexFile, err = newPendingFile("--index", f.index); err != nil {
-			return st, 0, err
-		}
-		defer indexFile.abort()
+	if indexFile != nil {
 		ix = universe.NewIndexWriter(filepath.Dir(f.index), f.indexMemory)
 		defer ix.Close()
 		uw.SetIndex(ix)
@@ -230,13 +243,10 @@ func collectUniverse(ctx context.Context, a *app, f *universeFlags, params *chai
 			return st, 0, failureWords("--index "+f.index, err)
 		}
 	}
-	for _, p := range []*pendingFile{outFile, indexFile} {
-		if p == nil {
-			continue
-		}
-		if err := p.commit(); err != nil {
-			return st, 0, err
-		}
+	// Both or neither: a universe without its index (or an index of
+	// another universe) would be taken for a pair.
+	if err := a.outputs.commit(files...); err != nil {
+		return st, 0, err
 	}
 	return uw.Stats(), to, nil
 }

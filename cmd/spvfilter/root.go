@@ -49,6 +49,10 @@ type app struct {
 	// stopSignals stops endOnSignal's watch, once the command returned.
 	stopSignals func()
 
+	// outputs are the files the command writes, put in place only
+	// once written whole.
+	outputs outputs
+
 	// cobraOut is where cobra writes help and completion scripts:
 	// standard output, or a buffer while --json turns them into JSON.
 	cobraOut *swapWriter
@@ -118,6 +122,10 @@ func (a *app) execute(args []string) (status int) {
 	if a.stopSignals != nil {
 		a.stopSignals()
 	}
+	// The files a command that failed did not commit: none is left
+	// behind, whatever path the command returned by.
+	unwritten := a.outputs.unwritten()
+	a.outputs.abortAll()
 	if out.err != nil {
 		// The result did not reach standard output (a full disk): the
 		// command did not do its work, whatever else it said.
@@ -128,13 +136,15 @@ func (a *app) execute(args []string) (status int) {
 		return exitOK
 	}
 	status = exitFailure
+	msg := err.Error()
 	switch {
 	case isInterrupted(err):
 		status = exitInterrupted
+		msg = interruptedMessage(err, unwritten)
 	case !a.running || isUsageError(err):
 		status = exitBadInput
 	}
-	a.printError(args, err.Error(), status)
+	a.printError(args, msg, status)
 	return status
 }
 
@@ -210,7 +220,14 @@ file you may not write, an unknown command, shell or help topic),
 1 for any other failure (a node, the network, the machine; a --from or
 --to above the nodes' chain tip too, in every command: what the nodes
 hold decides), 130 when Ctrl-C or SIGTERM ended a command before its
-work was done.`,
+work was done.
+
+A file a command writes (a plot, a universe, a simulation's files, a
+block file) is put in place only once written whole, and files that go
+together (a universe and its index, a simulation's files, two plots) all
+at once: a command that fails or is interrupted leaves none cut short,
+and what was there before as it was; an interrupted one names the files
+it did not write.`,
 		Example: `  spvfilter demo
   spvfilter bloom new --elements 3 --fprate 0.01 @elements.txt
   spvfilter scan --connect 127.0.0.1:18444 --network regtest --watch bcrt1q...
@@ -338,11 +355,11 @@ var sharedFlagChecks = map[string]func(string) error{
 	"listen":   func(s string) error { return checkHostPort(s, true) },
 	// The flags that name what a command writes take a path, not the
 	// @FILE of a flag that reads: "@st" would be a directory named so.
-	"datadir":     writePath,
+	"datadir":     func(s string) error { return noDash(s, "a directory") },
 	"out":         writePath,
 	"plot":        writePath,
 	"plot-j":      writePath,
-	"save-blocks": writePath,
+	"save-blocks": func(s string) error { return noDash(s, "a block file") },
 	// The flags that name a file to read or write.
 	"index":    notTilde,
 	"capture":  notTilde,
@@ -366,6 +383,16 @@ func writePath(s string) error {
 		return err
 	}
 	return notTilde(s)
+}
+
+// noDash is writePath for a flag that names what (a directory, a file),
+// which cannot be standard output: "-" would name a file or directory
+// called so, where standard output was meant.
+func noDash(s, what string) error {
+	if s == "-" {
+		return fmt.Errorf("%s, not standard output (for one named -, write ./-)", what)
+	}
+	return writePath(s)
 }
 
 // notTilde refuses a path that begins with ~/: the shell expands ~ only
