@@ -129,9 +129,12 @@ type sizePrior struct {
 func newSizePrior(size uint64) *sizePrior {
 	span := math.Log1p(float64(max(size, 1)))
 	p := &sizePrior{empty: 0.5, mu: span / 2, sigma: span / 4, span: span}
-	p.zero, _, _ = poissonIntegral(0, -1, p.weight(0), 0, span)
+	p.setZero()
 	return p
 }
+
+// setZero computes zero at the prior's parameters.
+func (p *sizePrior) setZero() { p.zero = p.someSize(0, 0, 0) }
 
 // public is the prior as Linkage shows it.
 func (p *sizePrior) public() SizePrior {
@@ -154,8 +157,78 @@ func (p *sizePrior) anySize(k, base float64) float64 {
 // someSize is the log likelihood of a count k of mean base plus a part
 // of at least from candidates.
 func (p *sizePrior) someSize(k, base, from float64) float64 {
-	l, _, _ := poissonIntegral(k, base-1, p.weight(from), math.Log1p(from), p.span)
+	l, _, _ := p.sized(k, base, from)
 	return l
+}
+
+// countedSizes is the size below which a wallet part's candidates are
+// counted one by one (see sized): above it, a count of mean base plus
+// a part of e^y - 1 candidates is taken as Poisson, which spreads it by
+// the root of the part, little beside the prior's own spread there.
+const countedSizes = 64
+
+// sized is the log likelihood of a count k of a part of n candidates, at
+// least from (the wallet's, each matching every filter), plus a Poisson
+// count of mean base (chance), n of the prior, and the posterior mean and
+// mean square of y = ln(1+n). Below countedSizes, n is counted: each n
+// takes the prior's mass of the y that round to it (those below the
+// first n to it), and P(k-n; base) is exact. Above, the Poisson integral
+// over y.
+func (p *sizePrior) sized(k, base, from float64) (logL, m1, m2 float64) {
+	y0 := math.Log1p(from)
+	total := p.normalMass(y0, p.span)
+	if total <= 0 {
+		return math.Inf(-1), 0, 0
+	}
+	first := math.Max(1, math.Ceil(from))
+	width := 12*math.Sqrt(base+1) + 40
+	var terms, ys []float64
+	for n := first; n < countedSizes && n <= k; n++ {
+		a, b := math.Log(n+0.5), math.Log(n+1.5)
+		if n == first {
+			a = y0
+		}
+		if b <= a || k-n > base+width {
+			continue
+		}
+		if m := p.normalMass(a, b) / total; m > 0 {
+			terms = append(terms, math.Log(m)+logPoisson(k-n, base))
+			ys = append(ys, math.Log1p(n))
+		}
+	}
+	tail := math.Inf(-1)
+	var t1, t2 float64
+	if cut := math.Max(math.Log(countedSizes+0.5), y0); cut < p.span {
+		if l, a, b := poissonIntegral(k, base-1, p.weight(from), cut, p.span); !math.IsNaN(l) {
+			tail, t1, t2 = l, a, b
+		}
+	}
+	top := tail
+	for _, t := range terms {
+		top = math.Max(top, t)
+	}
+	if math.IsInf(top, -1) || math.IsNaN(top) {
+		return math.Inf(-1), 0, 0
+	}
+	var sum float64
+	if !math.IsInf(tail, -1) {
+		v := math.Exp(tail - top)
+		sum, m1, m2 = v, v*t1, v*t2
+	}
+	for i, t := range terms {
+		v := math.Exp(t - top)
+		sum += v
+		m1 += v * ys[i]
+		m2 += v * ys[i] * ys[i]
+	}
+	return top + math.Log(sum), m1 / sum, m2 / sum
+}
+
+// normalMass is the mass of the normal law of y (uncut) on [a, b], b
+// cut to span.
+func (p *sizePrior) normalMass(a, b float64) float64 {
+	cdf := func(y float64) float64 { return math.Erf((math.Min(y, p.span) - p.mu) / (p.sigma * math.Sqrt2)) }
+	return math.Max((cdf(b)-cdf(a))/2, 0)
 }
 
 // The laws of what a wallet gains or loses between two sessions, as a
@@ -201,7 +274,7 @@ func fitSizes(sessions []linkSession, size uint64) *sizePrior {
 				continue
 			}
 			none := math.Log(p.empty) + logPoisson(sx.matched, sx.chance)
-			some, m1, m2 := poissonIntegral(sx.matched, sx.chance-1, p.weight(0), 0, p.span)
+			some, m1, m2 := p.sized(sx.matched, sx.chance, 0)
 			some += math.Log1p(-p.empty)
 			r := math.Exp(none - logAddExp(none, some))
 			if math.IsNaN(r) {
@@ -223,7 +296,7 @@ func fitSizes(sessions []linkSession, size uint64) *sizePrior {
 			break
 		}
 	}
-	p.zero, _, _ = poissonIntegral(0, -1, p.weight(0), 0, p.span)
+	p.setZero()
 	return p
 }
 
