@@ -131,8 +131,9 @@
 //     leak.Need sizes the covers per class of chains so that the wallet
 //     holds at most the target's share of each class's groups, and
 //     leak.Draw draws chains of the wallet's chains' shapes (the head's
-//     class, spent and type, the chain's first era, its length and how
-//     many of it are spent; a short shape gives up its type, then its era, then
+//     class, spent and type, the chain's mean era, its length and how
+//     many of it are spent; a short shape takes the nearest era, then
+//     gives up its type, then its era, then
 //     spent, never its class or length; FetchWallet.CoversMissing counts
 //     the chains still short, each stood for by a chain of its length
 //     of another class). A cover chain is a walk on the chain's
