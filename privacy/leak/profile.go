@@ -102,8 +102,9 @@ func ProfileOf(script []byte, m Match, spent bool, first, last int32) Profile {
 // era each. The head's era alone let covers start later than the
 // wallet's chains, and the chain's first era did not place them either:
 // a wallet's chain starts soon after its birth and its payments spread
-// from there to the tip, while a chain of the chain's transactions found
-// from the same era runs its course within a few eras (on seed 4101 of
+// from there to the tip, while a cover chain, found by following the
+// block chain's transactions from the same era, runs its course within
+// a few eras (on seed 4101 of
 // the covered simulation, an AUC of 0.444 [0.393, 0.494] for the era of
 // wallet against covers).
 func Shape(chain []Profile) Profile {
@@ -272,12 +273,12 @@ type Profiled struct {
 // of each chain drawn, chain after chain. Where too few chains have a
 // shape, the rest are chains of that shape but for its era, the nearest
 // era first (of one distance, uniformly), drawn once every shape has
-// had the chains of its own era. A caller that then gives up the era
-// would take a chain of any era, and the chains a wallet's early chains
-// found no match for lay later in the range. A script is drawn at most
-// once: a chain sharing a script with one drawn before is passed over.
-// missing counts, per shape, the chains no candidate of any era could
-// give.
+// had the chains of its own era. (A shape short was left to the
+// caller, which gave up the era and took chains of any era: the covers
+// of a wallet's early chains lay later in the range.) A script is drawn
+// at most once: a chain sharing a script with one drawn before is passed
+// over. missing counts, per shape, the chains no candidate of any era
+// could give.
 func Draw(candidates []Profiled, need map[Profile]int, seed uint64) (drawn []Profiled, missing map[Profile]int) {
 	missing = map[Profile]int{}
 	forms := map[Profile]bool{} // the shapes asked for, the era set aside
