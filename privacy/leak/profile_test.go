@@ -110,7 +110,7 @@ func TestNeedDrawProfiles(t *testing.T) {
 }
 
 // TestNeedDrawChains: a chain's shape is its head's profile at the
-// chain's first era, with its length and spent members; Need counts the
+// chain's mean era, with its length and spent members; Need counts the
 // wallet's chains, not its scripts
 // (a chain of five scripts is one group to the attack), keyed by each
 // chain's shape (its head's profile and its length); Draw gives whole
@@ -142,10 +142,22 @@ func TestNeedDrawChains(t *testing.T) {
 		t.Fatalf("need %v, want %v", need, want)
 	}
 	// A shape is its head's profile (most appearances) at the chain's
-	// first era, with the chain's length and spent members.
-	if sh := leak.Shape([]leak.Profile{{Class: 2, Era: 5, Spent: true}, {Class: 3, Era: 7, Type: leak.TypeP2TR}, {Class: 1, Era: 2}}); sh !=
-		(leak.Profile{Class: 3, Era: 2, Type: leak.TypeP2TR, Chain: 3, ChainSpent: 1}) {
-		t.Errorf("shape %+v", sh)
+	// mean era (not the head's 7, nor the first 2), rounded half up, with
+	// the chain's length and spent members.
+	for _, c := range []struct {
+		chain []leak.Profile
+		want  leak.Profile
+	}{
+		{[]leak.Profile{{Class: 2, Era: 5, Spent: true}, {Class: 3, Era: 7, Type: leak.TypeP2TR}, {Class: 1, Era: 2}},
+			leak.Profile{Class: 3, Era: 5, Type: leak.TypeP2TR, Chain: 3, ChainSpent: 1}},
+		{[]leak.Profile{{Class: 1, Era: 1}, {Class: 2, Era: 2, Spent: true}},
+			leak.Profile{Class: 2, Era: 2, Spent: true, Chain: 2, ChainSpent: 1}},
+		{[]leak.Profile{{Class: 1, Era: 0}, {Class: 1, Era: 0}, {Class: 1, Era: 1}},
+			leak.Profile{Class: 1, Era: 0, Chain: 3}},
+	} {
+		if sh := leak.Shape(c.chain); sh != c.want {
+			t.Errorf("shape of %+v: %+v, want %+v", c.chain, sh, c.want)
+		}
 	}
 	shapes, set := leak.Shapes(wallet)
 	if len(shapes) != 3 || set[0].Chain != 5 || set[5].Chain != 3 || set[8].Chain != 1 {
@@ -192,5 +204,55 @@ func TestNeedDrawChains(t *testing.T) {
 	}
 	if want := map[leak.Profile]int{shape5: 1, single: 1}; !maps.Equal(missing, want) {
 		t.Errorf("missing %v, want %v", missing, want)
+	}
+}
+
+// TestDrawNearestEra: where too few chains have a shape, Draw takes
+// chains of the shape but for its era, the nearest era first, and only
+// once every shape has had the chains of its own era (a shape's exact
+// chains are not spent on another's shortfall); what no era gives is
+// missing. The control: a chain of another form at the asked era is
+// never taken.
+func TestDrawNearestEra(t *testing.T) {
+	at := func(era int) leak.Profile {
+		return leak.Profile{Class: 2, Spent: true, Type: leak.TypeP2WPKH, Era: era, Chain: 1, ChainSpent: 1}
+	}
+	other := at(3)
+	other.Type = leak.TypeP2PKH
+	var cands []leak.Profiled
+	for i, p := range []leak.Profile{at(3), at(4), at(8), at(1), at(9), other} {
+		cands = append(cands, leak.Profiled{Script: []byte{byte(i)}, Profile: p})
+	}
+	eraOf := map[string]int{}
+	for _, c := range cands {
+		eraOf[string(c.Script)] = c.Profile.Era
+	}
+	for _, c := range []struct {
+		name    string
+		need    map[leak.Profile]int
+		want    []int // eras drawn, sorted
+		missing map[leak.Profile]int
+	}{
+		{"exact", map[leak.Profile]int{at(4): 1}, []int{4}, map[leak.Profile]int{}},
+		{"nearest", map[leak.Profile]int{at(6): 2}, []int{4, 8}, map[leak.Profile]int{}},
+		{"exact before another's shortfall", map[leak.Profile]int{at(3): 2, at(4): 1}, []int{1, 3, 4}, map[leak.Profile]int{}},
+		{"ties both sides", map[leak.Profile]int{at(2): 3}, []int{1, 3, 4}, map[leak.Profile]int{}},
+		{"more than any era holds", map[leak.Profile]int{at(0): 7}, []int{1, 3, 4, 8, 9}, map[leak.Profile]int{at(0): 2}},
+		{"no chain of the form", map[leak.Profile]int{{Class: 5, Era: 3, Chain: 1}: 1}, nil, map[leak.Profile]int{{Class: 5, Era: 3, Chain: 1}: 1}},
+	} {
+		for seed := range uint64(8) {
+			drawn, missing := leak.Draw(slices.Clone(cands), c.need, seed)
+			var eras []int
+			for _, d := range drawn {
+				if d.Profile.Type != leak.TypeP2WPKH {
+					t.Fatalf("%s: drew %+v, of another form", c.name, d.Profile)
+				}
+				eras = append(eras, eraOf[string(d.Script)])
+			}
+			slices.Sort(eras)
+			if !slices.Equal(eras, c.want) || !maps.Equal(missing, c.missing) {
+				t.Errorf("%s, seed %d: drew eras %v, missing %v; want %v, missing %v", c.name, seed, eras, missing, c.want, c.missing)
+			}
+		}
 	}
 }

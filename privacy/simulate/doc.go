@@ -131,21 +131,26 @@
 //     leak.Need sizes the covers per class of chains so that the wallet
 //     holds at most the target's share of each class's groups, and
 //     leak.Draw draws chains of the wallet's chains' shapes (the head's
-//     class, spent and type, the chain's first era, its length and how
-//     many of it are spent; a short shape gives up its type, then its era, then
+//     class, spent, riding and type, the chain's mean era, its length
+//     and how many of it are spent; a short shape takes an era within
+//     two deciles, then gives up riding, takes the nearest era, then
+//     gives up its type, then its era, then
 //     spent, never its class or length; FetchWallet.CoversMissing counts
 //     the chains still short, each stood for by a chain of its length
 //     of another class). A cover chain is a walk on the chain's
 //     transactions of no wallet's block: each pays a cover beside a link
 //     (FetchWallet.CoverMates) that the next one spends, as a payer's
 //     change, and where a cover is spent, the spend's new output is a
-//     cover too, as the wallet's change. It breaks "the client fetches
+//     cover too, as the wallet's change; where a cover appears outside
+//     its walk, a script of that transaction seen only in the covers'
+//     blocks joins the chain's links, as a payer's change, so that the
+//     cover rides as a wallet's script paid again does. It breaks "the client fetches
 //     only its own blocks";
 //     an attack told the target ("privacy fetches --cover-target")
 //     assumes covers it cannot tell from the wallet's scripts, which this
 //     regime grants for the features of a chain's shape; what is left
-//     (the era of a chain's members beyond its head, riding)
-//     TestCoverDistinguisher measures.
+//     (the era of a chain's members beyond its head, riding beyond its
+//     head) TestCoverDistinguisher measures.
 //
 // # Scoring
 //
