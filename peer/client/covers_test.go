@@ -463,7 +463,8 @@ func TestMaxCoverBlocks(t *testing.T) {
 // plan, one in ten or so drew covers in groups of six). The short chain's wallet
 // sits in groups of two, so that the test guards against covers alone
 // (AUC 1.000), not against chains of the wrong length (privacy/simulate's
-// TestCoverDistinguisher measures those).
+// TestCoverDistinguisher measures those). It logs too where the covers'
+// mixture over the classes differs from the wallet's (classMix).
 func TestCoverChainsLikeWallet(t *testing.T) {
 	f := needCovers(t)
 	relays := relaysTo(t, f, 2)
@@ -476,8 +477,9 @@ func TestCoverChainsLikeWallet(t *testing.T) {
 	apart, sessions, walletBlocks, coverBlocks := 0, 0, 0, 0
 	sizeApart := 0 // covers in groups of a size no watched script of their client has
 	var walletBytes, coverBytes uint64
+	var mix classMix
 	for i := range clients {
-		w, c, k, n := coverGroupSizes(t, f, relays)
+		w, c, k, n := coverGroupSizes(t, f, relays, &mix)
 		a := aucOf(w, c)
 		if max(a, 1-a) > 1-apartAUC {
 			apart++
@@ -499,6 +501,7 @@ func TestCoverChainsLikeWallet(t *testing.T) {
 	if len(wallet) == 0 || len(covers) == 0 {
 		t.Fatal("no group sizes to compare")
 	}
+	mix.log(t)
 	a, lo, hi := pooledAUC(perWallet, perCovers, bootstrapDraws)
 	t.Logf("pooled over %d clients: AUC %.3f [%.3f, %.3f] (95%%, clients drawn with replacement); %d of them one client's attack tells apart (AUC below %g or above %g); %d covers (%.2f) in groups of a size no watched script of their client has", clients, a, lo, hi, apart, apartAUC, 1-apartAUC, sizeApart, float64(sizeApart)/float64(len(covers)))
 	if folded := max(a, 1-a); folded > maxGroupSizeAUC {
@@ -559,8 +562,9 @@ const apartAUC = 0.3
 // coverGroupSizes runs covered sessions of a client of its own until
 // they meet the target and returns the group sizes, all peers
 // colluding, of the wallet's scripts and of the covers', the cost of
-// the session that met it and how many sessions ran.
-func coverGroupSizes(t *testing.T, f *coversFixture, relays []*peertest.Liar) (wallet, covers []float64, k *CoverCost, sessions int) {
+// the session that met it and how many sessions ran; mix, if not nil,
+// takes in both sides' classes and groups.
+func coverGroupSizes(t *testing.T, f *coversFixture, relays []*peertest.Liar, mix *classMix) (wallet, covers []float64, k *CoverCost, sessions int) {
 	t.Helper()
 	dir := t.TempDir()
 	for session := 1; session <= maxSessionsToTarget && (k == nil || !k.Met); session++ {
@@ -571,7 +575,11 @@ func coverGroupSizes(t *testing.T, f *coversFixture, relays []*peertest.Liar) (w
 				return
 			}
 			wallet = groupSizes(res.Leak)
-			covers = groupSizes(coversLeak(t, c))
+			cl := coversLeak(t, c)
+			covers = groupSizes(cl)
+			if mix != nil {
+				mix.add(res.Leak, cl)
+			}
 		}}.scan(t, f, relays)
 		if err != nil && !isShort(err) {
 			t.Fatal(err)
