@@ -152,10 +152,12 @@ func (p *Peer) writeMsg(msg wire.Message, deadline time.Time) error {
 }
 
 // write queues msg for the writer and waits until it is written, giving
-// up at deadline.
+// up at deadline. Ended by ctx before msg was queued, it drops the
+// connection unless msg is the first of the request in flight: nothing
+// of that request was sent, so no answer of it can come late.
 func (p *Peer) write(ctx context.Context, op string, msg wire.Message, deadline time.Time) error {
 	if err := ctx.Err(); err != nil {
-		p.drop()
+		p.dropUnlessUnsent()
 		return err
 	}
 	o := &outgoing{msg: msg, deadline: deadline, done: make(chan error, 1)}
@@ -181,10 +183,23 @@ func (p *Peer) write(ctx context.Context, op string, msg wire.Message, deadline 
 			}
 			return p.disconnected(op)
 		case <-ctx.Done():
-			p.drop()
+			if queue != nil {
+				p.dropUnlessUnsent()
+			} else {
+				p.drop() // queued: the writer sends it still
+			}
 			return ctx.Err()
 		case <-timer.C:
 			return p.fail(op, "%w", &TimeoutError{What: "could not send " + msg.Command(), Within: p.cfg.Timeout})
 		}
 	}
+}
+
+// dropUnlessUnsent drops the connection, unless the request in flight
+// sent nothing yet.
+func (p *Peer) dropUnlessUnsent() {
+	if r := p.req.Load(); r != nil && r.start.IsZero() {
+		return
+	}
+	p.drop()
 }
