@@ -494,11 +494,14 @@ func (p *Peer) beginRequest(ctx context.Context, op string, timed bool) (func(),
 }
 
 // send writes a request message; the request's answer is due by deadline.
+// Ended by ctx before its first message is queued, a request keeps the
+// connection: nothing of it was sent.
 func (p *Peer) send(ctx context.Context, op string, msg wire.Message, deadline time.Time) error {
-	if err := p.write(ctx, op, msg, deadline); err != nil {
+	r := p.req.Load()
+	if err := p.writeFirst(ctx, op, msg, deadline, r != nil && r.start.IsZero()); err != nil {
 		return err
 	}
-	if r := p.req.Load(); r != nil {
+	if r != nil {
 		r.sent(time.Now())
 	}
 	return nil

@@ -96,17 +96,19 @@ const MinedSearchDepth = 144
 // to are asked whether they hold it, or watched for their announcement,
 // for up to the timeout; the first that does proves it propagated, and
 // the rest are given it at once. The peers are asked whether they hold
-// it all at once, each at most once at a time, and each answer is
-// waited for askWait at most (two seconds; through Config.Proxy, half
-// the timeout if longer) once the question is written, and no longer
-// than one peer's answer that it holds it: a peer that has not answered
-// by then counts as not holding it; one silent askWait after the
-// question was written has its connection dropped (replaced at the
-// next send) and its failure says so (CutShortError), and no other
-// peer's answer waits for it. A question waiting for its connection
-// (another request under way there) is not cut short for that. A peer's watch (peer.TxWatch) is opened when the send begins; the
-// peer's turn waits for it watchOpenWait at most (through Config.Proxy,
-// half the timeout if that is longer). A
+// it all at once, each at most once at a time. A round of asks waits
+// askWait at most (two seconds; through Config.Proxy, half the timeout
+// if longer), and no longer once one peer says it holds it: a peer that
+// has not answered by then counts as not holding it. A question is cut
+// short askWait after it was written, not after it was asked (one
+// waiting for its connection, another request under way there, is
+// not): the peer's connection is then dropped (replaced at the next
+// send), its failure says so (CutShortError), and no other peer's answer
+// waits for it. A question written is answered or cut short even when
+// ctx ends: the send returns askWait after that at most. A peer's watch
+// (peer.TxWatch) is opened when the send begins; the peer's turn waits
+// for it watchOpenWait at most (through Config.Proxy, half the timeout
+// if that is longer). A
 // watch that proves a lie or floods bans its peer, however the send
 // ends; a peer whose watch announced the transaction falsely counts for
 // nothing, whatever its own connection said. When no peer has taken it
