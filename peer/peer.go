@@ -103,7 +103,7 @@ type Peer struct {
 	sent     atomic.Uint64
 
 	req     atomic.Pointer[request] // the request in flight
-	opMu    sync.Mutex              // one request at a time
+	op      chan struct{}           // one request at a time: held while full
 	broken  atomic.Bool             // set after a protocol violation or timeout
 	budget  budget                  // the read loop's
 	latency atomic.Int64            // moving average of answer times, nanoseconds
@@ -131,6 +131,7 @@ func newPeer(cfg Config, conn net.Conn) *Peer {
 		cfg:  cfg,
 		conn: conn,
 		done: make(chan struct{}),
+		op:   make(chan struct{}, 1),
 	}
 	p.frames = frameReader{br: bufio.NewReaderSize(conn, readBufferSize), net: cfg.Params.Net, conn: conn, timeout: cfg.Timeout}
 	p.w.init()
@@ -187,7 +188,7 @@ func Dial(ctx context.Context, cfg Config) (*Peer, error) {
 // version and waits for its verack.
 func (p *Peer) handshake(ctx context.Context, deadline time.Time) error {
 	const op = OpHandshake
-	end, err := p.beginRequest(op, false)
+	end, err := p.beginRequest(nil, op, false)
 	if err != nil {
 		return err
 	}
@@ -456,14 +457,24 @@ func (r *request) answerTime() (time.Duration, bool) {
 // connection is gone, and registers the request with the read loop. The
 // caller must call the returned function, which adds the node's answer
 // time to Latency.
-func (p *Peer) begin(op string) (func(), error) { return p.beginRequest(op, true) }
+func (p *Peer) begin(op string) (func(), error) { return p.beginRequest(nil, op, true) }
 
-// beginRequest is begin, leaving Latency alone unless timed.
-func (p *Peer) beginRequest(op string, timed bool) (func(), error) {
-	p.opMu.Lock()
+// beginRequest is begin, leaving Latency alone unless timed. With ctx
+// not nil it waits for the request lock only while ctx is not done, and
+// returns ctx's error then: nothing was sent, so the connection stays.
+func (p *Peer) beginRequest(ctx context.Context, op string, timed bool) (func(), error) {
+	var cancelled <-chan struct{}
+	if ctx != nil {
+		cancelled = ctx.Done()
+	}
+	select {
+	case p.op <- struct{}{}:
+	case <-cancelled:
+		return nil, ctx.Err()
+	}
 	select {
 	case <-p.done:
-		p.opMu.Unlock()
+		<-p.op
 		return nil, p.disconnected(op)
 	default:
 	}
@@ -478,16 +489,19 @@ func (p *Peer) beginRequest(op string, timed bool) (func(), error) {
 		if d, ok := r.answerTime(); ok && timed {
 			p.observe(d)
 		}
-		p.opMu.Unlock()
+		<-p.op
 	}, nil
 }
 
 // send writes a request message; the request's answer is due by deadline.
+// Ended by ctx before its first message is queued, a request keeps the
+// connection: nothing of it was sent.
 func (p *Peer) send(ctx context.Context, op string, msg wire.Message, deadline time.Time) error {
-	if err := p.write(ctx, op, msg, deadline); err != nil {
+	r := p.req.Load()
+	if err := p.writeFirst(ctx, op, msg, deadline, r != nil && r.start.IsZero()); err != nil {
 		return err
 	}
-	if r := p.req.Load(); r != nil {
+	if r != nil {
 		r.sent(time.Now())
 	}
 	return nil

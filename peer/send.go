@@ -133,6 +133,31 @@ func (p *Peer) HasTx(ctx context.Context, txid chainhash.Hash) (bool, error) {
 	return tx != nil, err
 }
 
+// HasTxWithin is HasTx with the node's answer waited for within at
+// most (Config.Timeout if shorter), counted from when the getdata is written, not from the call: a
+// request waiting for the connection (another request in flight, a block
+// coming slowly) spends none of it. While it waits for the connection,
+// and until the getdata is written, ctx ends it with ctx's error and the
+// connection stays: nothing was asked. Once written, the answer is
+// waited for until within passes, ctx or not, so that a node answering
+// is not dropped mid-answer; one that has not answered by then is cut
+// short with a *TimeoutError whose Within is within, and the connection
+// is dropped, as after any request abandoned.
+func (p *Peer) HasTxWithin(ctx context.Context, txid chainhash.Hash, within time.Duration) (bool, error) {
+	const op = "getdata tx"
+	end, err := p.beginRequest(ctx, op, true)
+	if err != nil {
+		return false, err
+	}
+	defer end()
+	within = min(within, p.cfg.Timeout)
+	if r := p.req.Load(); r != nil {
+		r.within = within
+	}
+	tx, err := p.askTx(ctx, op, txid, false, within)
+	return tx != nil, err
+}
+
 // getTx asks the node for the transaction txid (getdata, with its
 // witness) and returns the transaction it serves, or nil for a notfound
 // of txid. It takes the first transaction that comes if anyTx, whatever
@@ -144,11 +169,21 @@ func (p *Peer) getTx(ctx context.Context, txid chainhash.Hash, anyTx bool) (*wir
 		return nil, err
 	}
 	defer end()
+	return p.askTx(ctx, op, txid, anyTx, 0)
+}
+
+// askTx is getTx's request, begun by the caller. With within > 0 the
+// answer is due within after the getdata is written, and ctx no longer
+// ends the wait for it (see HasTxWithin).
+func (p *Peer) askTx(ctx context.Context, op string, txid chainhash.Hash, anyTx bool, within time.Duration) (*wire.MsgTx, error) {
 	req := wire.NewMsgGetData()
 	req.AddInvVect(wire.NewInvVect(wire.InvTypeWitnessTx, &txid))
 	deadline := p.deadline()
 	if err := p.send(ctx, op, req, deadline); err != nil {
 		return nil, err
+	}
+	if within > 0 {
+		ctx, deadline = context.WithoutCancel(ctx), time.Now().Add(within)
 	}
 	m, err := p.recv(ctx, op, deadline, func(m wire.Message) bool {
 		switch m := m.(type) {

@@ -154,8 +154,17 @@ func (p *Peer) writeMsg(msg wire.Message, deadline time.Time) error {
 // write queues msg for the writer and waits until it is written, giving
 // up at deadline.
 func (p *Peer) write(ctx context.Context, op string, msg wire.Message, deadline time.Time) error {
+	return p.writeFirst(ctx, op, msg, deadline, false)
+}
+
+// writeFirst is write. Ended by ctx before msg was queued, it drops the
+// connection unless first (msg is the first message of the request in
+// flight: nothing of it was sent, so no answer of it can come late).
+func (p *Peer) writeFirst(ctx context.Context, op string, msg wire.Message, deadline time.Time, first bool) error {
 	if err := ctx.Err(); err != nil {
-		p.drop()
+		if !first {
+			p.drop()
+		}
 		return err
 	}
 	o := &outgoing{msg: msg, deadline: deadline, done: make(chan error, 1)}
@@ -181,7 +190,9 @@ func (p *Peer) write(ctx context.Context, op string, msg wire.Message, deadline 
 			}
 			return p.disconnected(op)
 		case <-ctx.Done():
-			p.drop()
+			if queue == nil || !first {
+				p.drop() // queued, the writer sends it still; or not first
+			}
 			return ctx.Err()
 		case <-timer.C:
 			return p.fail(op, "%w", &TimeoutError{What: "could not send " + msg.Command(), Within: p.cfg.Timeout})

@@ -96,14 +96,19 @@ const MinedSearchDepth = 144
 // to are asked whether they hold it, or watched for their announcement,
 // for up to the timeout; the first that does proves it propagated, and
 // the rest are given it at once. The peers are asked whether they hold
-// it all at once, each at most once at a time, and each answer is
-// waited for askWait at most (two seconds; through Config.Proxy, half
-// the timeout if longer): a peer that has not answered by then counts
-// as not holding it, its connection is dropped (replaced at the next
-// send) and its failure says so, and no other peer's answer waits for
-// it. A peer's watch (peer.TxWatch) is opened when the send begins; the
-// peer's turn waits for it watchOpenWait at most (through Config.Proxy,
-// half the timeout if that is longer). A
+// it all at once, each at most once at a time. A round of asks waits
+// askWait at most (two seconds; through Config.Proxy, half the timeout
+// if longer), and no longer once one peer says it holds it: a peer that
+// has not answered by then counts as not holding it. A question is cut
+// short askWait after it was written, not after it was asked (one
+// waiting for its connection, another request under way there, is
+// not): the peer's connection is then dropped (replaced at the next
+// send), its failure says so (CutShortError), and no other peer's answer
+// waits for it. A question written is answered or cut short even when
+// ctx ends: the send returns askWait after that at most. A peer's watch
+// (peer.TxWatch) is opened when the send begins; the peer's turn waits
+// for it watchOpenWait at most (through Config.Proxy, half the timeout
+// if that is longer). A
 // watch that proves a lie or floods bans its peer, however the send
 // ends; a peer whose watch announced the transaction falsely counts for
 // nothing, whatever its own connection said. When no peer has taken it
@@ -149,8 +154,15 @@ func (c *Client) SendTransaction(ctx context.Context, tx *wire.MsgTx) (*SendResu
 	s := &sending{c: c, tx: tx, start: time.Now(), offered: map[string]bool{}, unsure: map[string]time.Time{}, proven: make(chan struct{}),
 		res:    &SendResult{Txid: tx.TxHash(), Failed: map[string]error{}, Announced: map[string]time.Duration{}},
 		asking: asking{flying: map[*pool.Member]*answer{}, cut: map[string]error{}}}
-	// Runs last: no ask outlives the send.
-	defer s.asks.Wait()
+	// Runs last: no ask outlives the send. An ask still waiting for its
+	// connection gives up, the connection kept; one written is answered
+	// or cut short within askWait (see peer.Peer.HasTxWithin).
+	askCtx, cancelAsks := context.WithCancel(ctx)
+	s.askCtx = askCtx
+	defer func() {
+		cancelAsks()
+		s.asks.Wait()
+	}()
 	s.openWatches(ctx, ms)
 	defer s.closeWatches()
 	sendCtx, cancelSend := context.WithCancel(ctx)
@@ -367,7 +379,7 @@ func (s *sending) give(ctx context.Context, m *pool.Member) bool {
 	s.res.Given = append(s.res.Given, m.Addr())
 	if err != nil {
 		if cut := s.cutShort(m); cut != nil && errors.Is(err, peer.ErrDisconnected) {
-			err = cut // the cause of the dropped connection
+			err = &CutShortError{Cut: cut, Err: err}
 		}
 		var nv *peer.NoVerdictError
 		if errors.As(err, &nv) {
@@ -387,23 +399,42 @@ func (s *sending) give(ctx context.Context, m *pool.Member) bool {
 }
 
 // holding returns the peers of ms that hold the transaction now: each
-// is asked at once (see ask), and those that have not answered within
-// askWait count as not holding it.
+// is asked at once (see ask), and it returns as soon as one answered
+// that it holds it, or all answered, or askWait passed (counted from
+// the call, where each ask's own bound starts when it is written: an
+// ask still waiting for its connection goes on, and its answer is taken
+// by the next call). Those that have not answered count as not holding
+// it.
 func (s *sending) holding(ctx context.Context, ms []*pool.Member) []*pool.Member {
 	answers := make([]*answer, len(ms))
+	in := make(chan *answer, len(ms)) // never blocks a sender
+	stop := make(chan struct{})
+	defer close(stop)
 	for i, m := range ms {
-		answers[i] = s.ask(ctx, m)
+		a := s.ask(m)
+		answers[i] = a
+		go func() {
+			select {
+			case <-a.done:
+				in <- a
+			case <-stop:
+			}
+		}()
 	}
 	bound := time.NewTimer(s.c.askWait())
 	defer bound.Stop()
-	for _, a := range answers {
+wait:
+	for range ms {
 		select {
-		case <-a.done:
-			continue
+		case a := <-in:
+			if a.held {
+				break wait
+			}
 		case <-bound.C:
+			break wait
 		case <-ctx.Done():
+			break wait
 		}
-		break
 	}
 	var out []*pool.Member
 	for i, m := range ms {
@@ -427,7 +458,22 @@ type asking struct {
 	// that follow (see give).
 	cut  map[string]error
 	asks sync.WaitGroup // the asks in flight
+	// askCtx is every ask's context: the send's, ended when it returns.
+	askCtx context.Context
 }
+
+// CutShortError is the failure of a peer whose connection was dropped
+// because it did not answer in time whether it held the transaction
+// (Cut), reported by what failed on it next (Err, which wraps
+// peer.ErrDisconnected): errors.Is and errors.As see both.
+type CutShortError struct {
+	Cut, Err error
+}
+
+func (e *CutShortError) Error() string { return e.Cut.Error() + "; then " + e.Err.Error() }
+
+// Unwrap returns Cut and Err.
+func (e *CutShortError) Unwrap() []error { return []error{e.Cut, e.Err} }
 
 // answer is a peer's answer to an ask, once done is closed: held says
 // it served the transaction. A peer that did not answer within the
@@ -456,10 +502,12 @@ func (a *answer) holds() bool {
 
 // ask asks m whether it holds the transaction, and returns the answer
 // to come: that of the ask of m in flight, if there is one, or of a new
-// one, cut short askWait after it began (the connection is then
-// dropped, as after any request abandoned, and replaced at the next
-// send).
-func (s *sending) ask(ctx context.Context, m *pool.Member) *answer {
+// one. Its answer is due askWait after the getdata is written, not
+// after the ask began: an ask waiting for the connection (a block
+// coming slowly) is not cut short for that. One not answered by then
+// drops the connection (replaced at the next send), and is recorded as
+// cut short; one that never went out records nothing.
+func (s *sending) ask(m *pool.Member) *answer {
 	s.askMu.Lock()
 	defer s.askMu.Unlock()
 	if a, ok := s.flying[m]; ok {
@@ -470,13 +518,10 @@ func (s *sending) ask(ctx context.Context, m *pool.Member) *answer {
 	s.asks.Add(1)
 	go func() {
 		defer s.asks.Done()
-		wait := s.c.askWait()
-		askCtx, cancel := context.WithTimeout(ctx, wait)
-		defer cancel()
-		held, err := s.c.pool.Conn(m).HasTx(askCtx, s.res.Txid)
+		held, err := s.c.pool.Conn(m).HasTxWithin(s.askCtx, s.res.Txid, s.c.askWait())
 		s.askMu.Lock()
-		if err != nil && askCtx.Err() != nil && ctx.Err() == nil {
-			s.cut[m.Addr()] = peerErr(m, "getdata tx", &peer.TimeoutError{What: "no answer whether it holds the transaction (the connection was dropped for it)", Within: wait})
+		if te := (*peer.TimeoutError)(nil); errors.As(err, &te) {
+			s.cut[m.Addr()] = peerErr(m, "getdata tx", &peer.TimeoutError{What: "no answer whether it holds the transaction (the connection was dropped for it)", Within: te.Within})
 		}
 		delete(s.flying, m)
 		s.askMu.Unlock()
@@ -497,8 +542,8 @@ func (s *asking) cutShort(m *pool.Member) error {
 // it holds the transaction, as watchOpenWait bounds its wait for a
 // watch to open, and for the same reason: a node answers a getdata in
 // a round trip, and one that does not within that bound would hold up
-// every turn to the timeout. The ask is cut short then: the peer counts
-// as not holding the transaction.
+// every turn to the timeout. The ask is cut short then, askWait after
+// it was written: the peer counts as not holding the transaction.
 func (c *Client) askWait() time.Duration { return c.watchOpenWait() }
 
 // sendPoll is how often the peers a transaction was not given to are
@@ -560,7 +605,7 @@ func (s *sending) watchProof(ctx context.Context, ms []*pool.Member, sent <-chan
 		s.mu.Unlock()
 		for _, m := range ms {
 			if a := asked[m]; a == nil && ask && !s.isOffered(m) {
-				asked[m] = s.ask(ctx, m)
+				asked[m] = s.ask(m)
 			}
 			if s.heldUnoffered(m, asked[m]) {
 				s.mu.Lock()

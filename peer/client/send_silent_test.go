@@ -65,8 +65,9 @@ func TestSendSilentPeer(t *testing.T) {
 			t.Fatalf("send %d: error %v, result %+v: want it propagated between the honest nodes, the silent peer counted for nothing", i, err, res)
 		}
 		var te *peer.TimeoutError
-		if err := res.Failed[silent.Addr]; !errors.As(err, &te) || te.Within != watchOpenWait || !strings.Contains(err.Error(), silent.Addr) {
-			t.Errorf("send %d: the silent peer's failure is %v: want its unanswered ask named, after %v", i, err, watchOpenWait)
+		if err := res.Failed[silent.Addr]; !errors.As(err, &te) || te.Within != c.askWait() || !strings.Contains(err.Error(), silent.Addr) ||
+			!errors.Is(err, peer.ErrDisconnected) {
+			t.Errorf("send %d: the silent peer's failure is %v: want its unanswered ask named, after %v, and its dropped connection", i, err, c.askWait())
 		}
 	}
 	slices.Sort(times)
