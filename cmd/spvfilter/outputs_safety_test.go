@@ -14,6 +14,84 @@ import (
 	"time"
 )
 
+// lockedOutputsEnv makes the test binary a process whose outputs' lock
+// is held for ever, as by a commit stuck on a slow disk, watching for
+// signals as a command does: it says "ready" on standard output, then
+// waits.
+const lockedOutputsEnv = "SPVFILTER_TEST_LOCKED_OUTPUTS"
+
+func init() {
+	if os.Getenv(lockedOutputsEnv) == "1" {
+		a := &app{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}
+		a.outputs.mu.Lock()
+		a.exitOnSignal("demo")
+		fmt.Println("ready")
+		select {}
+	}
+}
+
+// TestInterruptLockHeld: a signal ends the process even while the
+// outputs' lock is held and never given back: after signalLockWait, or
+// at once on a second signal, with status 130 and "demo interrupted".
+// Before, the handler waited for the lock for ever.
+func TestInterruptLockHeld(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		second  bool
+		longest time.Duration // from the last signal to the exit
+	}{
+		{"one signal", false, signalLockWait + 5*time.Second},
+		{"a second signal", true, 2 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0])
+			cmd.Env = append(os.Environ(), lockedOutputsEnv+"=1")
+			var stdout, stderr lockedBuffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			for start := time.Now(); !strings.Contains(stdout.String(), "ready"); time.Sleep(10 * time.Millisecond) {
+				if time.Since(start) > 10*time.Second {
+					cmd.Process.Kill()
+					<-done
+					t.Fatalf("not ready; stderr %q", stderr.String())
+				}
+			}
+			if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+				t.Fatal(err)
+			}
+			if tc.second {
+				time.Sleep(300 * time.Millisecond)
+				if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+					t.Fatal(err)
+				}
+			}
+			last := time.Now()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(tc.longest):
+				cmd.Process.Kill()
+				<-done
+				t.Fatalf("still running %v after the last signal; stderr %q", tc.longest, stderr.String())
+			}
+			if !tc.second && time.Since(last) < signalLockWait-time.Second {
+				t.Errorf("ended %v after the signal, before waiting %v for the lock", time.Since(last), signalLockWait)
+			}
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
+				t.Fatalf("ended with %v, want exit status %d; stderr %q", err, exitInterrupted, stderr.String())
+			}
+			if got := strings.TrimSpace(stderr.String()); got != "spvfilter: demo interrupted" {
+				t.Errorf("stderr %q, want %q", got, "spvfilter: demo interrupted")
+			}
+		})
+	}
+}
+
 // TestInterruptOpeningPipe: Ctrl-C or SIGTERM ends a command whose output
 // is a named pipe no one reads, waiting to open it, with status 130 and
 // the pipe named as not written. Before, the signal waited for the lock

@@ -321,18 +321,24 @@ func keys(files map[string]string) []string {
 // (TestOutputDanglingLinkRefused).
 func TestOutputsFollowLinks(t *testing.T) {
 	for _, tc := range []struct {
-		name    string
-		earlier bool // the file the link names exists
+		name  string
+		chain bool // the link names another link, in a third directory
 	}{
-		{"to a file", true},
+		{"to a file", false},
+		{"to a link to a file", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir, real := t.TempDir(), t.TempDir()
 			target := filepath.Join(real, "plot.svg")
-			if tc.earlier {
-				if err := os.WriteFile(target, []byte("old"), 0o644); err != nil {
+			if err := os.WriteFile(target, []byte("old"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if tc.chain {
+				middle := filepath.Join(t.TempDir(), "middle.svg")
+				if err := os.Symlink(target, middle); err != nil {
 					t.Fatal(err)
 				}
+				target = middle
 			}
 			link := filepath.Join(dir, "plot.svg")
 			if err := os.Symlink(target, link); err != nil {

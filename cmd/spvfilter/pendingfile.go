@@ -26,7 +26,9 @@ type pendingFile struct {
 	tmp  *os.File // nil for a removal
 	// direct is set for a path that names no regular file but a device
 	// or a pipe (/dev/full, a named pipe): tmp is then the path itself,
-	// written in place, as nothing can be put in its place.
+	// written in place, as nothing can be put in its place; it is opened
+	// and written without the outputs' lock, as both may wait for a
+	// reader.
 	direct bool
 	// mode is the permissions the file is put in place with.
 	mode  fs.FileMode
