@@ -7,6 +7,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -57,27 +58,27 @@ func (a *app) endOnSignal(c *cobra.Command) (stop func()) {
 	return a.exitOnSignal(name)
 }
 
+// signalLockWait is how long exitOnSignal waits for a commit or a write
+// under way before it exits anyway.
+const signalLockWait = 5 * time.Second
+
 // exitOnSignal makes Ctrl-C or SIGTERM end the process as the commands
 // that watch for them end: with exitInterrupted and one line, or JSON
 // object, "NAME interrupted", naming the files not written. Without it
 // the signal ended the process silently, and SIGTERM with status 143. It
 // exits at once, deferred functions not run; first it removes the
-// temporary files of the command's outputs not yet committed (waiting
-// for a commit under way), so that no file is left cut short at its
-// path. The returned function stops watching.
+// temporary files of the command's outputs not yet committed, waiting
+// signalLockWait at most for a commit or a write under way (so that no
+// file is left cut short at its path), and a second signal not at all.
+// The returned function stops watching.
 func (a *app) exitOnSignal(name string) (stop func()) {
-	sig := make(chan os.Signal, 1)
+	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	done := make(chan struct{})
 	go func() {
 		select {
 		case <-sig:
-			o := &a.outputs
-			o.mu.Lock() // held until the process exits: no commit starts
-			unwritten := o.unwrittenLocked()
-			o.abandon(o.files)
-			a.printError(nil, interruptedMessage(&interruptedError{what: name}, unwritten), exitInterrupted)
-			os.Exit(exitInterrupted)
+			a.exitInterrupted(name, sig)
 		case <-done:
 		}
 	}()
@@ -85,6 +86,27 @@ func (a *app) exitOnSignal(name string) (stop func()) {
 		signal.Stop(sig)
 		close(done)
 	}
+}
+
+// exitInterrupted ends the process interrupted while the command name
+// ran, as exitOnSignal says, a second signal on sig ending it at once.
+func (a *app) exitInterrupted(name string, sig <-chan os.Signal) {
+	o := &a.outputs
+	locked := make(chan struct{})
+	go func() {
+		o.mu.Lock() // held until the process exits: no commit starts
+		close(locked)
+	}()
+	msg := (&interruptedError{what: name}).Error()
+	select {
+	case <-locked:
+		msg = interruptedMessage(&interruptedError{what: name}, o.unwrittenLocked())
+		o.abandon(o.files)
+	case <-sig:
+	case <-time.After(signalLockWait):
+	}
+	a.printError(nil, msg, exitInterrupted)
+	os.Exit(exitInterrupted)
 }
 
 // interruptedMessage is the message of err, a command's interruption,

@@ -19,8 +19,12 @@ func checkOutputFile(flag, path string) error {
 		return badInput("%s %s: a directory, not a file", flag, path)
 	}
 	// Through a symbolic link, the directory the file goes in is the
-	// link's target's.
-	dir := filepath.Dir(destination(path))
+	// link's target's; a link to no file is refused.
+	dest, err := destination(flag, path)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(dest)
 	st, err := os.Stat(dir)
 	if err != nil {
 		return badInput("%s %s: directory %s does not exist", flag, path, dir)

@@ -314,26 +314,31 @@ func keys(files map[string]string) []string {
 	return names
 }
 
-// TestOutputsFollowLinks: an output path that is a symbolic link is
-// written where the link leads, as a file written in place would be,
-// the link kept: to the file it names, or, when that does not exist
-// yet, to a new file there. Put in place by a rename, the file would
-// otherwise take the link's place.
+// TestOutputsFollowLinks: an output path that is a symbolic link to a
+// file is written where the link leads, as a file written in place would
+// be, the link kept. Put in place by a rename, the file would otherwise
+// take the link's place. A link to no file is refused
+// (TestOutputDanglingLinkRefused).
 func TestOutputsFollowLinks(t *testing.T) {
 	for _, tc := range []struct {
-		name    string
-		earlier bool // the file the link names exists
+		name  string
+		chain bool // the link names another link, in a third directory
 	}{
-		{"to a file", true},
-		{"to no file yet", false},
+		{"to a file", false},
+		{"to a link to a file", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir, real := t.TempDir(), t.TempDir()
 			target := filepath.Join(real, "plot.svg")
-			if tc.earlier {
-				if err := os.WriteFile(target, []byte("old"), 0o644); err != nil {
+			if err := os.WriteFile(target, []byte("old"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if tc.chain {
+				middle := filepath.Join(t.TempDir(), "middle.svg")
+				if err := os.Symlink(target, middle); err != nil {
 					t.Fatal(err)
 				}
+				target = middle
 			}
 			link := filepath.Join(dir, "plot.svg")
 			if err := os.Symlink(target, link); err != nil {
@@ -363,9 +368,9 @@ func TestOutputsFollowLinks(t *testing.T) {
 
 // TestOutputLinkToNoDirectory: an output path that is a symbolic link to
 // a file in a directory that does not exist is bad input, said before
-// the work as for any such path, naming the directory. Before, the check
-// looked at the link's own directory, and the command failed (status 1)
-// only once its work was done.
+// the work, naming the link's target. Before, the check looked at the
+// link's own directory, and the command failed (status 1) only once its
+// work was done.
 func TestOutputLinkToNoDirectory(t *testing.T) {
 	dir := t.TempDir()
 	gone := filepath.Join(dir, "gone")
@@ -379,7 +384,7 @@ func TestOutputLinkToNoDirectory(t *testing.T) {
 		{"lab", "--vectors", "../../testvectors/bip158/testnet-19.json", "--plot", link},
 	} {
 		_, stderr, status := runCLI(t, "", args...)
-		want := "spvfilter: --plot " + link + ": directory " + gone + " does not exist\n"
+		want := "spvfilter: --plot " + link + ": a symbolic link to " + filepath.Join(gone, "plot.svg") + ", which does not exist: give the file's own path, or remove the link\n"
 		if status != exitBadInput || stderr != want {
 			t.Errorf("%q: status %d, stderr %q; want %d and %q", args, status, stderr, exitBadInput, want)
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -25,13 +26,19 @@ type pendingFile struct {
 	tmp  *os.File // nil for a removal
 	// direct is set for a path that names no regular file but a device
 	// or a pipe (/dev/full, a named pipe): tmp is then the path itself,
-	// written in place, as nothing can be put in its place.
+	// written in place, as nothing can be put in its place; it is opened
+	// and written without the outputs' lock, as both may wait for a
+	// reader.
 	direct bool
-	state  pendingState
+	// mode is the permissions the file is put in place with.
+	mode  fs.FileMode
+	state pendingState
 	// backup holds, while outputs.commit puts its files in place, the
 	// file the path held before; placed says the new file is there.
-	backup string
-	placed bool
+	// movedAside says the backup was renamed from the path, not linked.
+	backup     string
+	placed     bool
+	movedAside bool
 }
 
 // pendingState is where a pendingFile stands.
@@ -65,13 +72,39 @@ func (o *outputs) create(flag, path string) (*pendingFile, error) {
 
 // createEach starts the file of each of files that names one, nil for
 // the others, in their order: all of them at once, as an interrupt sees
-// them (it removes all, or comes after).
+// them (it removes all, or comes after). A pipe or a device is opened
+// without the lock: opening a named pipe waits for a reader, and an
+// interrupt must not wait for it (there is nothing of it to remove).
 func (o *outputs) createEach(files ...outputFile) ([]*pendingFile, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
 	started := make([]*pendingFile, len(files))
+	var direct []*pendingFile
 	for i, f := range files {
 		if f.path == "" {
+			continue
+		}
+		dest, err := destination(f.flag, f.path)
+		if err != nil {
+			return nil, err
+		}
+		if st, err := os.Stat(dest); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
+			started[i] = &pendingFile{flag: f.flag, path: f.path, dest: dest, direct: true}
+			direct = append(direct, started[i])
+		}
+	}
+	if len(direct) > 0 {
+		o.mu.Lock()
+		o.files = append(o.files, direct...) // an interrupt names them
+		o.mu.Unlock()
+		for _, p := range direct {
+			if err := o.openDirect(p); err != nil {
+				return nil, err
+			}
+		}
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for i, f := range files {
+		if f.path == "" || started[i] != nil {
 			continue
 		}
 		p, err := startPending(f)
@@ -84,16 +117,32 @@ func (o *outputs) createEach(files ...outputFile) ([]*pendingFile, error) {
 	return started, nil
 }
 
-// startPending creates the temporary file of f beside where it goes.
+// openDirect opens p, a pipe or a device, for writing in place, without
+// the lock while it opens.
+func (o *outputs) openDirect(p *pendingFile) error {
+	f, err := os.OpenFile(p.path, os.O_WRONLY|os.O_TRUNC, 0)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if err != nil {
+		p.state = abandoned
+		return failureWords(p.flag+" "+p.path, writeProblem(err, ""))
+	}
+	p.tmp = f
+	return nil
+}
+
+// startPending creates the temporary file of f, a regular file or none
+// yet, beside where it goes, with the mode the file will have: the
+// replaced file's permissions, or those the umask leaves of 0666, as for
+// a file the tool creates directly (os.CreateTemp makes it 0600).
 func startPending(f outputFile) (*pendingFile, error) {
-	p := &pendingFile{flag: f.flag, path: f.path, dest: destination(f.path)}
-	if st, err := os.Stat(p.dest); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
-		tmp, err := os.OpenFile(p.path, os.O_WRONLY|os.O_TRUNC, 0)
-		if err != nil {
-			return nil, failureWords(f.flag+" "+f.path, writeProblem(err, ""))
-		}
-		p.tmp, p.direct = tmp, true
-		return p, nil
+	dest, err := destination(f.flag, f.path)
+	if err != nil {
+		return nil, err
+	}
+	p := &pendingFile{flag: f.flag, path: f.path, dest: dest, mode: 0o666 &^ processUmask}
+	if st, err := os.Stat(p.dest); err == nil && st.Mode().IsRegular() {
+		p.mode = st.Mode().Perm()
 	}
 	// The extension kept, for writers that pick the format by it.
 	dir, base := filepath.Split(p.dest)
@@ -112,25 +161,31 @@ func startPending(f outputFile) (*pendingFile, error) {
 	return p, nil
 }
 
-// destination is the file path names: path, or what the symbolic links
-// at path lead to, existing or not (at most 40 links, as the system
-// follows).
-func destination(path string) string {
-	for range 40 {
-		st, err := os.Lstat(path)
-		if err != nil || st.Mode()&os.ModeSymlink == 0 {
-			return path
-		}
-		link, err := os.Readlink(path)
-		if err != nil {
-			return path
-		}
-		if !filepath.IsAbs(link) {
-			link = filepath.Join(filepath.Dir(path), link)
-		}
-		path = link
+// destination is the file path, named by flag in errors, names: path,
+// or, when path is a symbolic link, the file it leads to as the system
+// resolves it (each link's target read from the directory it is really
+// in, not joined to the path as text). A link that leads to no file is
+// bad input: replacing what it names would create a file wherever the
+// link, perhaps another user's in a shared directory, points.
+func destination(flag, path string) (string, error) {
+	st, err := os.Lstat(path)
+	if err != nil || st.Mode()&os.ModeSymlink == 0 {
+		return path, nil
 	}
-	return path
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		target, _ := os.Readlink(path)
+		return "", usageError{&danglingLinkError{flag: flag, path: path, target: target}}
+	}
+	return real, nil
+}
+
+// danglingLinkError is an output path that is a symbolic link leading to
+// no file.
+type danglingLinkError struct{ flag, path, target string }
+
+func (e *danglingLinkError) Error() string {
+	return fmt.Sprintf("%s %s: a symbolic link to %s, which does not exist: give the file's own path, or remove the link", e.flag, e.path, e.target)
 }
 
 // remove makes the commit of the files it is given with also remove
@@ -154,19 +209,28 @@ func (p *pendingFile) Write(b []byte) (int, error) {
 	return n, err
 }
 
+// errWrittenAlready is the error of writing or committing a file a
+// second time, or after it was abandoned.
+var errWrittenAlready = errors.New("written already")
+
 // writeNamed calls write with the temporary file's name, for a writer
 // that creates the file it is given by name. An interrupt waits for it
 // to return: removed while write opens it again, the temporary file
-// would be left behind.
+// would be left behind. A pipe or a device is written without the lock,
+// as writing it may wait for its reader, and there is nothing of it to
+// remove.
 func (o *outputs) writeNamed(p *pendingFile, write func(name string) error) error {
 	o.mu.Lock()
-	defer o.mu.Unlock()
 	if p.state != pending {
-		return errors.New("written already")
+		o.mu.Unlock()
+		return errWrittenAlready
 	}
 	name := p.tmp.Name()
 	if p.direct {
+		o.mu.Unlock()
 		name = p.path // its name, which a writer may read the format from
+	} else {
+		defer o.mu.Unlock()
 	}
 	err := write(name)
 	var pe *fs.PathError
@@ -199,7 +263,9 @@ func (o *outputs) commit(given ...*pendingFile) error {
 	for i, p := range files {
 		if err := p.place(); err != nil {
 			for _, q := range files[:i] {
-				q.restore()
+				if rerr := q.restore(); rerr != nil {
+					err = fmt.Errorf("%w; %w", err, rerr)
+				}
 			}
 			o.abandon(files)
 			return err
@@ -218,7 +284,7 @@ func (o *outputs) commit(given ...*pendingFile) error {
 // finish writes the temporary file through to the disk and closes it.
 func (p *pendingFile) finish() error {
 	if p.state != pending {
-		return failureWords(p.flag+" "+p.path, errors.New("written already"))
+		return failureWords(p.flag+" "+p.path, errWrittenAlready)
 	}
 	if p.tmp == nil {
 		return nil
@@ -229,7 +295,7 @@ func (p *pendingFile) finish() error {
 		}
 		return nil
 	}
-	err := p.tmp.Chmod(0o644) // as a file the tool creates directly
+	err := p.tmp.Chmod(p.mode)
 	if err == nil {
 		err = p.tmp.Sync()
 	}
@@ -242,62 +308,111 @@ func (p *pendingFile) finish() error {
 	return nil
 }
 
-// place moves what is at the destination, other than a directory,
-// aside as the backup, and puts the temporary file there.
+// place puts the temporary file at the destination, or for a removal
+// removes what is there, keeping what was there, other than a
+// directory, as the backup: a second name given to it (a hard link)
+// before the rename replaces it, so that the path holds the old file or
+// the new one at every moment.
 func (p *pendingFile) place() error {
 	if p.direct {
 		return nil // written in place
 	}
 	if st, err := os.Lstat(p.dest); err == nil && !st.IsDir() {
-		if err := p.moveAside(); err != nil {
+		if err := p.keepBackup(); err != nil {
 			return err
 		}
 	}
 	if p.tmp == nil {
+		if p.backup == "" {
+			return nil // nothing to remove
+		}
+		if err := os.Remove(p.dest); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			p.restore() // the path still holds its file
+			return failureWords(p.flag+" "+p.path, writeProblem(err, ""))
+		}
+		p.placed = true
 		return nil
 	}
 	if err := os.Rename(p.tmp.Name(), p.dest); err != nil {
-		p.restore()
 		if st, serr := os.Stat(p.dest); serr == nil && st.IsDir() {
 			// Made a directory since the command started.
 			err = &restated{fileProblem(syscall.EISDIR), err}
 		} else {
 			err = pathProblem(err)
 		}
-		return failureWords(p.flag+" "+p.path, err)
+		err = failureWords(p.flag+" "+p.path, err)
+		if rerr := p.restore(); rerr != nil {
+			err = fmt.Errorf("%w; %w", err, rerr)
+		}
+		return err
 	}
 	p.placed = true
 	return nil
 }
 
-// moveAside renames the file at the destination to a new name beside
+// keepBackup gives the file at the destination a second name beside
 // it, the backup.
-func (p *pendingFile) moveAside() error {
+func (p *pendingFile) keepBackup() error {
 	dir, base := filepath.Split(p.dest)
-	f, err := os.CreateTemp(filepath.Clean(dir), "."+base+".old.*")
-	if err != nil {
-		return failureWords(p.flag+" "+p.path, writeProblem(err, filepath.Clean(dir)))
+	for range 10 {
+		f, err := os.CreateTemp(filepath.Clean(dir), "."+base+".old.*")
+		if err != nil {
+			return failureWords(p.flag+" "+p.path, writeProblem(err, filepath.Clean(dir)))
+		}
+		name := f.Name()
+		f.Close()
+		if err := os.Remove(name); err != nil {
+			return failureWords(p.flag+" "+p.path, writeProblem(err, ""))
+		}
+		err = os.Link(p.dest, name)
+		if errors.Is(err, fs.ErrExist) {
+			continue // the name taken again meanwhile
+		}
+		if err != nil {
+			// A file system without hard links: the file moved aside,
+			// the path holding nothing until the new file is renamed in.
+			err = os.Rename(p.dest, name)
+			p.movedAside = err == nil
+		}
+		if err != nil {
+			return failureWords(p.flag+" "+p.path, pathProblem(err))
+		}
+		p.backup = name
+		return nil
 	}
-	f.Close()
-	if err := os.Rename(p.dest, f.Name()); err != nil {
-		os.Remove(f.Name())
-		return failureWords(p.flag+" "+p.path, pathProblem(err))
-	}
-	p.backup = f.Name()
-	return nil
+	return failureWords(p.flag+" "+p.path, errors.New("no name free for a copy of the file it holds"))
 }
 
+// restoreError is a file outputs.commit could not put back where it was,
+// after a failed commit: it is kept under the backup's name.
+type restoreError struct {
+	path, backup string
+	err          error
+}
+
+func (e *restoreError) Error() string {
+	return fmt.Sprintf("the earlier %s could not be put back (%v): it is kept as %s", e.path, pathProblem(e.err), e.backup)
+}
+
+func (e *restoreError) Unwrap() error { return e.err }
+
 // restore undoes place: the destination holds again what it held
-// before.
-func (p *pendingFile) restore() {
-	if p.placed {
-		os.Remove(p.dest)
-		p.placed = false
+// before. Its error names the backup that holds the earlier file.
+func (p *pendingFile) restore() error {
+	var err error
+	switch {
+	case p.backup != "" && (p.placed || p.movedAside):
+		// The earlier file back by one rename (over the new one).
+		if rerr := os.Rename(p.backup, p.dest); rerr != nil {
+			err = &restoreError{path: p.path, backup: p.backup, err: rerr}
+		}
+	case p.backup != "":
+		os.Remove(p.backup) // the destination still holds it
+	case p.placed:
+		os.Remove(p.dest) // there was no file before
 	}
-	if p.backup != "" {
-		os.Rename(p.backup, p.dest)
-		p.backup = ""
-	}
+	p.placed, p.movedAside, p.backup = false, false, ""
+	return err
 }
 
 // abandon removes the temporary files of files; the caller holds o.mu.
@@ -340,7 +455,7 @@ func (o *outputs) unwritten() []outputFile {
 func (o *outputs) unwrittenLocked() []outputFile {
 	var files []outputFile
 	for _, p := range o.files {
-		if p.state != committed && p.tmp != nil {
+		if p.state != committed && (p.tmp != nil || p.direct) {
 			files = append(files, outputFile{p.flag, p.path})
 		}
 	}

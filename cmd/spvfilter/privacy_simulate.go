@@ -297,23 +297,8 @@ func (f *simulateFlags) checkSessions() error {
 	return nil
 }
 
-// simulationFile is a file of a simulation: its name in the directory,
-// what writes it, and whether only a simulation with a BIP 157 side has
-// it.
-type simulationFile struct {
-	name  string
-	write func(*simulate.Scenario, io.Writer) error
-	fetch bool
-}
-
 // simulationFiles are the files a simulation writes.
-var simulationFiles = []simulationFile{
-	{simulate.UniverseFile, (*simulate.Scenario).WriteUniverse, false},
-	{simulate.CaptureFile, (*simulate.Scenario).WriteCapture, false},
-	{simulate.LabelsFile, func(sc *simulate.Scenario, w io.Writer) error { return sc.Labels.Write(w) }, false},
-	{simulate.IndexFile, (*simulate.Scenario).WriteIndex, true},
-	{simulate.FetchCaptureFile, (*simulate.Scenario).WriteFetchCapture, true},
-}
+var simulationFiles = simulate.OutputFiles()
 
 // checkOut refuses an --out directory that holds the files of an earlier
 // simulation, unless --force: files of another seed beside the new labels
@@ -324,8 +309,8 @@ func (f *simulateFlags) checkOut() error {
 	}
 	var found []string
 	for _, sf := range simulationFiles {
-		if _, err := os.Lstat(filepath.Join(f.out, sf.name)); err == nil {
-			found = append(found, sf.name)
+		if _, err := os.Lstat(filepath.Join(f.out, sf.Name)); err == nil {
+			found = append(found, sf.Name)
 		}
 	}
 	if len(found) > 0 {
@@ -342,8 +327,8 @@ func (f *simulateFlags) checkOut() error {
 func startFiles(o *outputs, dir string, fetch bool) ([]*pendingFile, error) {
 	written := make([]outputFile, len(simulationFiles))
 	for i, sf := range simulationFiles {
-		if !sf.fetch || fetch {
-			written[i] = outputFile{"--out", filepath.Join(dir, sf.name)}
+		if !sf.Fetch || fetch {
+			written[i] = outputFile{"--out", filepath.Join(dir, sf.Name)}
 		}
 	}
 	files, err := o.createEach(written...)
@@ -352,7 +337,7 @@ func startFiles(o *outputs, dir string, fetch bool) ([]*pendingFile, error) {
 	}
 	for i, sf := range simulationFiles {
 		if files[i] == nil {
-			files[i] = o.remove("--out", filepath.Join(dir, sf.name))
+			files[i] = o.remove("--out", filepath.Join(dir, sf.Name))
 		}
 	}
 	return files, nil
@@ -361,27 +346,26 @@ func startFiles(o *outputs, dir string, fetch bool) ([]*pendingFile, error) {
 // writeFiles writes sc into files, started by startFiles, and commits
 // them; it returns their paths.
 func writeFiles(o *outputs, sc *simulate.Scenario, files []*pendingFile) (simulate.Files, error) {
-	var paths []string
+	var paths simulate.Files
 	for i, sf := range simulationFiles {
 		p := files[i]
 		if p.tmp == nil {
-			paths = append(paths, "")
 			continue
 		}
 		bw := bufio.NewWriterSize(p, 256<<10)
-		err := sf.write(sc, bw)
+		err := sf.Write(sc, bw)
 		if err == nil {
 			err = bw.Flush()
 		}
 		if err != nil {
 			return simulate.Files{}, failureWords(p.flag+" "+p.path, writeProblem(err, ""))
 		}
-		paths = append(paths, p.path)
+		*sf.Path(&paths) = p.path
 	}
 	if err := o.commit(files...); err != nil {
 		return simulate.Files{}, err
 	}
-	return simulate.Files{Universe: paths[0], Capture: paths[1], Labels: paths[2], Index: paths[3], FetchCapture: paths[4]}, nil
+	return paths, nil
 }
 
 // runSimulate writes the simulation of the flags (fl, for naming them in

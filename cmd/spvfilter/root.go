@@ -112,6 +112,10 @@ func (a *app) execute(args []string) (status int) {
 			a.printError(args, fmt.Sprintf("internal error: %v", r), status)
 		}
 	}()
+	// The files a command that failed or panicked did not commit: none
+	// is left behind, whatever path the command returned by (deferred,
+	// this runs before the panic is reported).
+	defer a.outputs.abortAll()
 	out := &errWriter{w: a.stdout}
 	a.stdout = out
 	root := newRootCommand(a)
@@ -122,8 +126,6 @@ func (a *app) execute(args []string) (status int) {
 	if a.stopSignals != nil {
 		a.stopSignals()
 	}
-	// The files a command that failed did not commit: none is left
-	// behind, whatever path the command returned by.
 	unwritten := a.outputs.unwritten()
 	a.outputs.abortAll()
 	if out.err != nil {

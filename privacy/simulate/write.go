@@ -1,14 +1,11 @@
 package simulate
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -31,68 +28,38 @@ const (
 // captureEpoch is the time of a simulated capture's first record.
 var captureEpoch = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 
+// OutputFile is a file of a simulation: its name in the simulation's
+// directory, what writes it, and where Files holds its path.
+type OutputFile struct {
+	Name string
+	// Fetch says only a simulation with a BIP 157 side has the file.
+	Fetch bool
+	Write func(*Scenario, io.Writer) error
+	// Path is the field of f that holds the file's path.
+	Path func(f *Files) *string
+}
+
+// OutputFiles are the files of a simulation, in the order they are
+// listed in Files.
+func OutputFiles() []OutputFile {
+	return []OutputFile{
+		{UniverseFile, false, (*Scenario).WriteUniverse, func(f *Files) *string { return &f.Universe }},
+		{CaptureFile, false, (*Scenario).WriteCapture, func(f *Files) *string { return &f.Capture }},
+		{LabelsFile, false, func(s *Scenario, w io.Writer) error { return s.Labels.Write(w) }, func(f *Files) *string { return &f.Labels }},
+		{IndexFile, true, (*Scenario).WriteIndex, func(f *Files) *string { return &f.Index }},
+		{FetchCaptureFile, true, (*Scenario).WriteFetchCapture, func(f *Files) *string { return &f.FetchCapture }},
+	}
+}
+
+// files are the names of the simulation's files.
 func (s *Scenario) files() Files {
-	f := Files{Universe: UniverseFile, Capture: CaptureFile, Labels: LabelsFile}
-	if s.fetch != nil {
-		f.Index, f.FetchCapture = IndexFile, FetchCaptureFile
+	var f Files
+	for _, of := range OutputFiles() {
+		if !of.Fetch || s.fetch != nil {
+			*of.Path(&f) = of.Name
+		}
 	}
 	return f
-}
-
-// WriteDir writes the simulation's files into dir, which it creates if
-// needed, and returns their paths. Each file is written under a temporary
-// name and renamed into place when complete.
-func (s *Scenario) WriteDir(dir string) (Files, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return Files{}, fmt.Errorf("simulate: %w", err)
-	}
-	out := Files{}
-	writers := []struct {
-		name  string
-		path  *string
-		write func(io.Writer) error
-	}{
-		{UniverseFile, &out.Universe, s.WriteUniverse},
-		{CaptureFile, &out.Capture, s.WriteCapture},
-		{LabelsFile, &out.Labels, s.Labels.Write},
-		{IndexFile, &out.Index, s.WriteIndex},
-		{FetchCaptureFile, &out.FetchCapture, s.WriteFetchCapture},
-	}
-	for _, w := range writers {
-		if s.fetch == nil && (w.name == IndexFile || w.name == FetchCaptureFile) {
-			continue
-		}
-		*w.path = filepath.Join(dir, w.name)
-		if err := writeFile(*w.path, w.write); err != nil {
-			return Files{}, err
-		}
-	}
-	return out, nil
-}
-
-// writeFile writes a file through write, under a temporary name first.
-func writeFile(path string, write func(io.Writer) error) error {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return fmt.Errorf("simulate: %w", err)
-	}
-	bw := bufio.NewWriterSize(f, 256<<10)
-	err = write(bw)
-	if err == nil {
-		err = bw.Flush()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("simulate: writing %s: %w", path, err)
-	}
-	return nil
 }
 
 // WriteUniverse writes the universe: the candidates package universe's
