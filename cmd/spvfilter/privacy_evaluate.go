@@ -310,11 +310,11 @@ func printIntervals(w io.Writer, ivs []simulate.IntervalScore) {
 	fmt.Fprintln(w, "\nintervals:")
 	for _, iv := range ivs {
 		if iv.Coverage != nil {
-			fmt.Fprintf(w, "  %s, %s (%s): %d of %d cover the truth: %s, nominal %g\n",
+			fmt.Fprintf(w, "  %s, %s (%s): %d of %d cover the truth: %s, nominal %.4g\n",
 				iv.Where, iv.Quantity, iv.Field, iv.CoveredCount, iv.IntervalCount, fmtRatio(iv.Coverage), iv.Nominal)
 			continue
 		}
-		fmt.Fprintf(w, "  %s, %s (%s): %d intervals on probabilities, %d of them hold the rate of claims like theirs: %s, nominal %g\n",
+		fmt.Fprintf(w, "  %s, %s (%s): %d intervals on probabilities, %d of them hold the rate of claims like theirs: %s, nominal %.4g\n",
 			iv.Where, iv.Quantity, iv.Field, iv.IntervalCount, iv.HoldingCount, fmtRatio(iv.Holding), iv.Nominal)
 		for _, b := range iv.Calibration {
 			if b.Count == 0 {
