@@ -65,16 +65,7 @@ func TestInterruptExitStatus(t *testing.T) {
 			}
 			done := make(chan error, 1)
 			go func() { done <- cmd.Wait() }()
-			select {
-			case err = <-done:
-			case <-time.After(30 * time.Second):
-				cmd.Process.Kill()
-				t.Fatalf("still running 30 s after SIGINT; stderr %q", stderr.String())
-			}
-			var ee *exec.ExitError
-			if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
-				t.Fatalf("ended with %v, want exit status %d; stderr %q", err, exitInterrupted, stderr.String())
-			}
+			endsInterrupted(t, cmd, done, 30*time.Second, &stderr)
 			if got := strings.TrimSpace(stderr.String()); !strings.HasSuffix(got, "spvfilter: "+tc.want) {
 				t.Errorf("stderr %q, want it to end with %q", got, "spvfilter: "+tc.want)
 			}
@@ -118,20 +109,29 @@ func TestInterruptOfflineWork(t *testing.T) {
 			}
 			done := make(chan error, 1)
 			go func() { done <- cmd.Wait() }()
-			var err error
-			select {
-			case err = <-done:
-			case <-time.After(30 * time.Second):
-				cmd.Process.Kill()
-				t.Fatalf("still running 30 s after the signal; stderr %q", stderr.String())
-			}
-			var ee *exec.ExitError
-			if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
-				t.Fatalf("ended with %v, want exit status %d; stderr %q", err, exitInterrupted, stderr.String())
-			}
+			endsInterrupted(t, cmd, done, 30*time.Second, &stderr)
 			if got := strings.TrimSpace(stderr.String()); got != tc.want || stdout.String() != "" {
 				t.Errorf("stderr %q, stdout %q; want stderr %q and no output", got, stdout.String(), tc.want)
 			}
 		})
+	}
+}
+
+// endsInterrupted waits up to within for cmd, whose Wait's error done
+// receives, to end after a signal, killing it if it has not, and fails
+// the test unless it exited with status exitInterrupted.
+func endsInterrupted(t *testing.T, cmd *exec.Cmd, done <-chan error, within time.Duration, stderr *lockedBuffer) {
+	t.Helper()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(within):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("still running %v after the signal; stderr %q", within, stderr.String())
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
+		t.Fatalf("ended with %v, want exit status %d; stderr %q", err, exitInterrupted, stderr.String())
 	}
 }

@@ -125,18 +125,7 @@ func TestInterruptOpeningPipe(t *testing.T) {
 			if err := cmd.Process.Signal(tc.sig); err != nil {
 				t.Fatal(err)
 			}
-			var err error
-			select {
-			case err = <-done:
-			case <-time.After(15 * time.Second):
-				cmd.Process.Kill()
-				<-done
-				t.Fatalf("still running 15 s after the signal; stderr %q", stderr.String())
-			}
-			var ee *exec.ExitError
-			if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
-				t.Fatalf("ended with %v, want exit status %d; stderr %q", err, exitInterrupted, stderr.String())
-			}
+			endsInterrupted(t, cmd, done, 15*time.Second, &stderr)
 			want := "spvfilter: " + tc.want + ": --plot " + fifo + " not written"
 			if got := strings.TrimSpace(stderr.String()); got != want {
 				t.Errorf("stderr %q, want %q", got, want)

@@ -133,16 +133,7 @@ func TestInterruptLeavesNoPartialFile(t *testing.T) {
 			if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 				t.Fatalf("signal: %v; stderr %q", err, stderr.String())
 			}
-			select {
-			case err = <-done:
-			case <-time.After(30 * time.Second):
-				cmd.Process.Kill()
-				t.Fatalf("still running 30 s after SIGINT; stderr %q", stderr.String())
-			}
-			var ee *exec.ExitError
-			if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
-				t.Fatalf("ended with %v, want exit status %d; stderr %q", err, exitInterrupted, stderr.String())
-			}
+			endsInterrupted(t, cmd, done, 30*time.Second, &stderr)
 			lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
 			if got := lines[len(lines)-1]; got != "spvfilter: "+tc.want {
 				t.Errorf("stderr ends with %q, want %q", got, "spvfilter: "+tc.want)
