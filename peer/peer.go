@@ -188,7 +188,7 @@ func Dial(ctx context.Context, cfg Config) (*Peer, error) {
 // version and waits for its verack.
 func (p *Peer) handshake(ctx context.Context, deadline time.Time) error {
 	const op = OpHandshake
-	end, err := p.beginRequest(nil, op, false)
+	end, err := p.beginRequest(context.Background(), op, false)
 	if err != nil {
 		return err
 	}
@@ -457,19 +457,17 @@ func (r *request) answerTime() (time.Duration, bool) {
 // connection is gone, and registers the request with the read loop. The
 // caller must call the returned function, which adds the node's answer
 // time to Latency.
-func (p *Peer) begin(op string) (func(), error) { return p.beginRequest(nil, op, true) }
+func (p *Peer) begin(op string) (func(), error) {
+	return p.beginRequest(context.Background(), op, true)
+}
 
-// beginRequest is begin, leaving Latency alone unless timed. With ctx
-// not nil it waits for the request lock only while ctx is not done, and
-// returns ctx's error then: nothing was sent, so the connection stays.
+// beginRequest is begin, leaving Latency alone unless timed. It waits
+// for the request lock only while ctx is not done, and returns ctx's
+// error then: nothing was sent, so the connection stays.
 func (p *Peer) beginRequest(ctx context.Context, op string, timed bool) (func(), error) {
-	var cancelled <-chan struct{}
-	if ctx != nil {
-		cancelled = ctx.Done()
-	}
 	select {
 	case p.op <- struct{}{}:
-	case <-cancelled:
+	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
 	select {
