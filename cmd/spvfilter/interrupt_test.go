@@ -52,20 +52,12 @@ func TestInterruptExitStatus(t *testing.T) {
 			"privacy universe interrupted: --out " + universeFile + " and --index " + indexFile + " not written"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cmd := exec.Command(os.Args[0], tc.args...)
-			cmd.Env = append(os.Environ(), "SPVFILTER_TEST_AS_MAIN=1")
-			var stderr lockedBuffer
-			cmd.Stderr = &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
+			cmd, stderr, done := startMain(t, tc.args...)
 			time.Sleep(time.Second) // connected and waiting
 			if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 				t.Fatal(err)
 			}
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			endsInterrupted(t, cmd, done, 30*time.Second, &stderr)
+			endsInterrupted(t, cmd, done, 30*time.Second, stderr)
 			if got := strings.TrimSpace(stderr.String()); !strings.HasSuffix(got, "spvfilter: "+tc.want) {
 				t.Errorf("stderr %q, want it to end with %q", got, "spvfilter: "+tc.want)
 			}
@@ -115,6 +107,23 @@ func TestInterruptOfflineWork(t *testing.T) {
 			}
 		})
 	}
+}
+
+// startMain starts this test binary as spvfilter with args, its
+// standard error kept, and returns it, its standard error, and the
+// channel that receives its Wait's error once it ends.
+func startMain(t *testing.T, args ...string) (*exec.Cmd, *lockedBuffer, <-chan error) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "SPVFILTER_TEST_AS_MAIN=1")
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	return cmd, stderr, done
 }
 
 // endsInterrupted waits up to within for cmd, whose Wait's error done

@@ -112,20 +112,12 @@ func TestInterruptOpeningPipe(t *testing.T) {
 			if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			cmd := exec.Command(os.Args[0], append(tc.args, "--plot", fifo)...)
-			cmd.Env = append(os.Environ(), "SPVFILTER_TEST_AS_MAIN=1")
-			var stderr lockedBuffer
-			cmd.Stderr = &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
+			cmd, stderr, done := startMain(t, append(tc.args, "--plot", fifo)...)
 			time.Sleep(time.Second) // waiting for a reader
 			if err := cmd.Process.Signal(tc.sig); err != nil {
 				t.Fatal(err)
 			}
-			endsInterrupted(t, cmd, done, 15*time.Second, &stderr)
+			endsInterrupted(t, cmd, done, 15*time.Second, stderr)
 			want := "spvfilter: " + tc.want + ": --plot " + fifo + " not written"
 			if got := strings.TrimSpace(stderr.String()); got != want {
 				t.Errorf("stderr %q, want %q", got, want)

@@ -103,15 +103,7 @@ func TestInterruptLeavesNoPartialFile(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := dirFiles(t, tc.watch)
-			cmd := exec.Command(os.Args[0], tc.args...)
-			cmd.Env = append(os.Environ(), "SPVFILTER_TEST_AS_MAIN=1")
-			var stderr lockedBuffer
-			cmd.Stderr = &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
+			cmd, stderr, done := startMain(t, tc.args...)
 			var err error
 			exited := false
 			for start := time.Now(); time.Since(start) < tc.wait; time.Sleep(time.Millisecond) {
@@ -133,7 +125,7 @@ func TestInterruptLeavesNoPartialFile(t *testing.T) {
 			if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 				t.Fatalf("signal: %v; stderr %q", err, stderr.String())
 			}
-			endsInterrupted(t, cmd, done, 30*time.Second, &stderr)
+			endsInterrupted(t, cmd, done, 30*time.Second, stderr)
 			lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
 			if got := lines[len(lines)-1]; got != "spvfilter: "+tc.want {
 				t.Errorf("stderr ends with %q, want %q", got, "spvfilter: "+tc.want)
