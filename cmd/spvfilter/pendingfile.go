@@ -39,6 +39,8 @@ type pendingFile struct {
 	backup     string
 	placed     bool
 	movedAside bool
+	// ops are the outputs' link and rename.
+	ops *fileOps
 }
 
 // pendingState is where a pendingFile stands.
@@ -57,6 +59,32 @@ const (
 type outputs struct {
 	mu    sync.Mutex
 	files []*pendingFile
+	// ops put the files in place; the zero value uses os.Link and
+	// os.Rename.
+	ops fileOps
+}
+
+// fileOps are the calls that put files in place: os.Link and os.Rename,
+// unless link or rename is set (tests set them to make a call fail, as
+// a file system without hard links or a failing disk would).
+type fileOps struct {
+	link, rename func(oldname, newname string) error
+}
+
+// Link gives oldname the second name newname.
+func (f *fileOps) Link(oldname, newname string) error {
+	if f.link != nil {
+		return f.link(oldname, newname)
+	}
+	return os.Link(oldname, newname)
+}
+
+// Rename renames oldname to newname, replacing a file there.
+func (f *fileOps) Rename(oldname, newname string) error {
+	if f.rename != nil {
+		return f.rename(oldname, newname)
+	}
+	return os.Rename(oldname, newname)
 }
 
 // create starts the file path, named by flag in errors. Called before
@@ -87,7 +115,7 @@ func (o *outputs) createEach(files ...outputFile) ([]*pendingFile, error) {
 			return nil, err
 		}
 		if st, err := os.Stat(dest); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
-			started[i] = &pendingFile{flag: f.flag, path: f.path, dest: dest, direct: true}
+			started[i] = &pendingFile{flag: f.flag, path: f.path, dest: dest, direct: true, ops: &o.ops}
 			direct = append(direct, started[i])
 		}
 	}
@@ -111,6 +139,7 @@ func (o *outputs) createEach(files ...outputFile) ([]*pendingFile, error) {
 		if err != nil {
 			return nil, err
 		}
+		p.ops = &o.ops
 		started[i] = p
 		o.files = append(o.files, p)
 	}
@@ -194,7 +223,7 @@ func (e *danglingLinkError) Error() string {
 func (o *outputs) remove(flag, path string) *pendingFile {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	p := &pendingFile{flag: flag, path: path, dest: path}
+	p := &pendingFile{flag: flag, path: path, dest: path, ops: &o.ops}
 	o.files = append(o.files, p)
 	return p
 }
@@ -333,7 +362,7 @@ func (p *pendingFile) place() error {
 		p.placed = true
 		return nil
 	}
-	if err := os.Rename(p.tmp.Name(), p.dest); err != nil {
+	if err := p.ops.Rename(p.tmp.Name(), p.dest); err != nil {
 		if st, serr := os.Stat(p.dest); serr == nil && st.IsDir() {
 			// Made a directory since the command started.
 			err = &restated{fileProblem(syscall.EISDIR), err}
@@ -364,14 +393,14 @@ func (p *pendingFile) keepBackup() error {
 		if err := os.Remove(name); err != nil {
 			return failureWords(p.flag+" "+p.path, writeProblem(err, ""))
 		}
-		err = os.Link(p.dest, name)
+		err = p.ops.Link(p.dest, name)
 		if errors.Is(err, fs.ErrExist) {
 			continue // the name taken again meanwhile
 		}
 		if err != nil {
 			// A file system without hard links: the file moved aside,
 			// the path holding nothing until the new file is renamed in.
-			err = os.Rename(p.dest, name)
+			err = p.ops.Rename(p.dest, name)
 			p.movedAside = err == nil
 		}
 		if err != nil {
@@ -403,7 +432,7 @@ func (p *pendingFile) restore() error {
 	switch {
 	case p.backup != "" && (p.placed || p.movedAside):
 		// The earlier file back by one rename (over the new one).
-		if rerr := os.Rename(p.backup, p.dest); rerr != nil {
+		if rerr := p.ops.Rename(p.backup, p.dest); rerr != nil {
 			err = &restoreError{path: p.path, backup: p.backup, err: rerr}
 		}
 	case p.backup != "":
