@@ -474,7 +474,8 @@ func (o *outputs) abortAll() {
 }
 
 // unwritten are the files started and not committed, removals left
-// out: the files a failed or interrupted command did not write.
+// out: the files a failed or interrupted command did not write, before
+// or after abortAll removed their temporary files.
 func (o *outputs) unwritten() []outputFile {
 	o.mu.Lock()
 	defer o.mu.Unlock()

@@ -112,22 +112,10 @@ func (a *app) execute(args []string) (status int) {
 			a.printError(args, fmt.Sprintf("internal error: %v", r), status)
 		}
 	}()
-	// The files a command that failed or panicked did not commit: none
-	// is left behind, whatever path the command returned by (deferred,
-	// this runs before the panic is reported).
-	defer a.outputs.abortAll()
 	out := &errWriter{w: a.stdout}
 	a.stdout = out
-	root := newRootCommand(a)
-	root.SetArgs(args)
-	root.SetIn(a.stdin)
-	root.SetErr(a.stderr)
-	err := root.Execute()
-	if a.stopSignals != nil {
-		a.stopSignals()
-	}
+	err := a.runCommand(args)
 	unwritten := a.outputs.unwritten()
-	a.outputs.abortAll()
 	if out.err != nil {
 		// The result did not reach standard output (a full disk): the
 		// command did not do its work, whatever else it said.
@@ -148,6 +136,24 @@ func (a *app) execute(args []string) (status int) {
 	}
 	a.printError(args, msg, status)
 	return status
+}
+
+// runCommand runs the command line args and returns the command's
+// error. Once the command ends, returned or panicked, the temporary
+// files of the outputs it did not commit are removed: none is left
+// behind, whatever path it ended by (deferred, this runs before execute
+// reports a panic, and before it reports an error).
+func (a *app) runCommand(args []string) error {
+	defer a.outputs.abortAll()
+	root := newRootCommand(a)
+	root.SetArgs(args)
+	root.SetIn(a.stdin)
+	root.SetErr(a.stderr)
+	err := root.Execute()
+	if a.stopSignals != nil {
+		a.stopSignals()
+	}
+	return err
 }
 
 // printError writes an error as one line on standard error: plain text,
