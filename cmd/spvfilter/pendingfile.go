@@ -101,8 +101,9 @@ func (o *outputs) create(flag, path string) (*pendingFile, error) {
 // createEach starts the file of each of files that names one, nil for
 // the others, in their order: all of them at once, as an interrupt sees
 // them (it removes all, or comes after). A pipe or a device is opened
-// without the lock: opening a named pipe waits for a reader, and an
-// interrupt must not wait for it (there is nothing of it to remove).
+// last, without the lock: opening a named pipe waits for a reader, and
+// an interrupt must not wait for it (there is nothing of it to remove),
+// but name it, and the files started before it.
 func (o *outputs) createEach(files ...outputFile) ([]*pendingFile, error) {
 	started := make([]*pendingFile, len(files))
 	var direct []*pendingFile
@@ -119,31 +120,42 @@ func (o *outputs) createEach(files ...outputFile) ([]*pendingFile, error) {
 			direct = append(direct, started[i])
 		}
 	}
-	if len(direct) > 0 {
-		o.mu.Lock()
-		o.files = append(o.files, direct...) // an interrupt names them
-		o.mu.Unlock()
-		for _, p := range direct {
-			if err := o.openDirect(p); err != nil {
-				return nil, err
-			}
+	if err := o.startFiles(files, started); err != nil {
+		return nil, err
+	}
+	for _, p := range direct {
+		if err := o.openDirect(p); err != nil {
+			return nil, err
 		}
 	}
+	return started, nil
+}
+
+// startFiles starts, under the lock, the temporary file of each of files
+// that names one and is not started (a pipe or a device, in started
+// already, to be opened after), and adds all of them to o.files.
+func (o *outputs) startFiles(files []outputFile, started []*pendingFile) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	var direct []*pendingFile
 	for i, f := range files {
-		if f.path == "" || started[i] != nil {
+		if f.path == "" {
+			continue
+		}
+		if started[i] != nil {
+			direct = append(direct, started[i])
 			continue
 		}
 		p, err := startPending(f)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		p.ops = &o.ops
 		started[i] = p
 		o.files = append(o.files, p)
 	}
-	return started, nil
+	o.files = append(o.files, direct...) // an interrupt names them
+	return nil
 }
 
 // openDirect opens p, a pipe or a device, for writing in place, without
@@ -473,32 +485,55 @@ func (o *outputs) abortAll() {
 	o.abandon(o.files)
 }
 
-// unwritten are the files started and not committed, removals left
-// out: the files a failed or interrupted command did not write, before
-// or after abortAll removed their temporary files.
-func (o *outputs) unwritten() []outputFile {
+// unfinished are the outputs a failed or interrupted command started and
+// did not commit, removals left out: files not written, each path
+// holding what it held before, and pipes or devices, written in place,
+// whose writing was cut off, a reader having had part of it or nothing.
+type unfinished struct {
+	files, direct []outputFile
+}
+
+// unfinished are the outputs started and not committed, before or after
+// abortAll removed their temporary files.
+func (o *outputs) unfinished() unfinished {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.unwrittenLocked()
+	return o.unfinishedLocked()
 }
 
-func (o *outputs) unwrittenLocked() []outputFile {
-	var files []outputFile
+func (o *outputs) unfinishedLocked() unfinished {
+	var u unfinished
 	for _, p := range o.files {
-		if p.state != committed && (p.tmp != nil || p.direct) {
-			files = append(files, outputFile{p.flag, p.path})
+		switch {
+		case p.state == committed:
+		case p.direct:
+			u.direct = append(u.direct, outputFile{p.flag, p.path})
+		case p.tmp != nil:
+			u.files = append(u.files, outputFile{p.flag, p.path})
 		}
 	}
-	return files
+	return u
 }
 
-// notWritten says which files were not written, each after its flag
-// ("--plot a.svg and --plot-j b.svg not written", "--out d/a, d/b not
-// written"), or "" for none.
-func notWritten(files []outputFile) string {
-	if len(files) == 0 {
-		return ""
+// String says which files were not written and which pipes or devices
+// were interrupted, each after its flag ("--plot a.svg and --plot-j
+// b.svg not written", "--out d/a, d/b not written", "--plot-j b.svg not
+// written; --plot p.svg interrupted"), or "" for none.
+func (u unfinished) String() string {
+	var said []string
+	if len(u.files) > 0 {
+		said = append(said, flagFiles(u.files)+" not written")
 	}
+	if len(u.direct) > 0 {
+		said = append(said, flagFiles(u.direct)+" interrupted")
+	}
+	return strings.Join(said, "; ")
+}
+
+// flagFiles lists files, each after its flag, a flag said once for the
+// files that follow it ("--plot a.svg and --plot-j b.svg", "--out d/a,
+// d/b").
+func flagFiles(files []outputFile) string {
 	var b strings.Builder
 	for i, f := range files {
 		switch {
@@ -515,7 +550,7 @@ func notWritten(files []outputFile) string {
 		}
 		b.WriteString(f.path)
 	}
-	return b.String() + " not written"
+	return b.String()
 }
 
 // pathProblem is err of a rename said without the paths (a temporary

@@ -115,7 +115,7 @@ func (a *app) execute(args []string) (status int) {
 	out := &errWriter{w: a.stdout}
 	a.stdout = out
 	err := a.runCommand(args)
-	unwritten := a.outputs.unwritten()
+	unfinished := a.outputs.unfinished()
 	if out.err != nil {
 		// The result did not reach standard output (a full disk): the
 		// command did not do its work, whatever else it said.
@@ -130,7 +130,7 @@ func (a *app) execute(args []string) (status int) {
 	switch {
 	case isInterrupted(err):
 		status = exitInterrupted
-		msg = interruptedMessage(err, unwritten)
+		msg = interruptedMessage(err, unfinished)
 	case !a.running || isUsageError(err):
 		status = exitBadInput
 	}
