@@ -206,3 +206,47 @@ func TestPanicRemovesTemporaries(t *testing.T) {
 		})
 	}
 }
+
+// TestPendingNamesAsHelpSays: the hidden files beside an output, the
+// one written and the earlier file kept while the new one is put in
+// place, are named as the root help tells the user, who may find them
+// after a process was killed.
+func TestPendingNamesAsHelpSays(t *testing.T) {
+	help := newRootCommand(&app{stdout: &strings.Builder{}}).Long
+	told := regexp.MustCompile(`\.plot\.svg\.(?:[a-z]+\.)?NUMBER(?:\.[a-z]+)?`).FindAllString(help, -1)
+	if len(told) != 2 {
+		t.Fatalf("the root help names %q, want the temporary file and the earlier file kept", told)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "plot.svg")
+	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var names []string // the temporary file's, then the earlier file's
+	var o outputs
+	o.ops.link = func(oldname, newname string) error {
+		names = append(names, filepath.Base(newname))
+		return os.Link(oldname, newname)
+	}
+	p, err := o.create("--plot", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names = append([]string{filepath.Base(p.tmp.Name())}, names...)
+	p.Write([]byte("new"))
+	if err := o.commit(p); err != nil {
+		t.Fatal(err)
+	}
+	if len(names) != 2 {
+		t.Fatalf("names %q, want the temporary file's and the earlier file's", names)
+	}
+	for i, name := range names {
+		want := "^" + strings.ReplaceAll(regexp.QuoteMeta(told[i]), "NUMBER", "[0-9]+") + "$"
+		if !regexp.MustCompile(want).MatchString(name) {
+			t.Errorf("%s, not as the help says (%s)", name, told[i])
+		}
+	}
+	if got := dirFiles(t, dir); len(got) != 1 || got["plot.svg"] != "new" {
+		t.Errorf("after the commit: %v, want plot.svg alone", got)
+	}
+}

@@ -235,7 +235,15 @@ block file) is put in place only once written whole, and files that go
 together (a universe and its index, a simulation's files, two plots) all
 at once: a command that fails or is interrupted leaves none cut short,
 and what was there before as it was; an interrupted one names the files
-it did not write.`,
+it did not write, and as interrupted a named pipe it was writing (a pipe
+keeps nothing: its reader may have had part). Until put in place, a file
+is written into a hidden one beside it (.plot.svg.NUMBER.svg for
+plot.svg), removed however the command ends unless its process is killed
+outright (SIGKILL, a crash): one left then is never read, and can be
+removed. A file replaced is kept as .plot.svg.old.NUMBER until the new
+one is in place: a failed command that could not put it back names it,
+and one a killed process left holds the earlier file (rename it back if
+plot.svg is missing, else remove it).`,
 		Example: `  spvfilter demo
   spvfilter bloom new --elements 3 --fprate 0.01 @elements.txt
   spvfilter scan --connect 127.0.0.1:18444 --network regtest --watch bcrt1q...
