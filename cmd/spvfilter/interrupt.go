@@ -66,11 +66,11 @@ const signalLockWait = 5 * time.Second
 // that watch for them end: with exitInterrupted and one line, or JSON
 // object, "NAME interrupted", naming the files not written and the pipes
 // cut off. Without it the signal ended the process silently, and SIGTERM
-// with status 143. It exits at once, deferred functions not run; first it removes the
-// temporary files of the command's outputs not yet committed, waiting
-// signalLockWait at most for a commit or a write under way (so that no
-// file is left cut short at its path), and a second signal not at all.
-// The returned function stops watching.
+// with status 143. It exits at once, deferred functions not run; first
+// it removes the temporary files of the command's outputs not yet
+// committed, waiting signalLockWait at most for a commit or a write
+// under way (so that no file is left cut short at its path), and a
+// second signal not at all. The returned function stops watching.
 func (a *app) exitOnSignal(name string) (stop func()) {
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
