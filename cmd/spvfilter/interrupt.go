@@ -64,13 +64,13 @@ const signalLockWait = 5 * time.Second
 
 // exitOnSignal makes Ctrl-C or SIGTERM end the process as the commands
 // that watch for them end: with exitInterrupted and one line, or JSON
-// object, "NAME interrupted", naming the files not written. Without it
-// the signal ended the process silently, and SIGTERM with status 143. It
-// exits at once, deferred functions not run; first it removes the
-// temporary files of the command's outputs not yet committed, waiting
-// signalLockWait at most for a commit or a write under way (so that no
-// file is left cut short at its path), and a second signal not at all.
-// The returned function stops watching.
+// object, "NAME interrupted", naming the files not written and the pipes
+// cut off. Without it the signal ended the process silently, and SIGTERM
+// with status 143. It exits at once, deferred functions not run; first
+// it removes the temporary files of the command's outputs not yet
+// committed, waiting signalLockWait at most for a commit or a write
+// under way (so that no file is left cut short at its path), and a
+// second signal not at all. The returned function stops watching.
 func (a *app) exitOnSignal(name string) (stop func()) {
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
@@ -100,7 +100,7 @@ func (a *app) exitInterrupted(name string, sig <-chan os.Signal) {
 	msg := (&interruptedError{what: name}).Error()
 	select {
 	case <-locked:
-		msg = interruptedMessage(&interruptedError{what: name}, o.unwrittenLocked())
+		msg = interruptedMessage(&interruptedError{what: name}, o.unfinishedLocked())
 		o.abandon(o.files)
 	case <-sig:
 	case <-time.After(signalLockWait):
@@ -110,10 +110,11 @@ func (a *app) exitInterrupted(name string, sig <-chan os.Signal) {
 }
 
 // interruptedMessage is the message of err, a command's interruption,
-// naming the files it did not write.
-func interruptedMessage(err error, unwritten []outputFile) string {
-	if nw := notWritten(unwritten); nw != "" {
-		return err.Error() + ": " + nw
+// naming the files it did not write and the pipes or devices whose
+// writing it cut off.
+func interruptedMessage(err error, u unfinished) string {
+	if said := u.String(); said != "" {
+		return err.Error() + ": " + said
 	}
 	return err.Error()
 }

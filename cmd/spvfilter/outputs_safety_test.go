@@ -94,35 +94,73 @@ func TestInterruptLockHeld(t *testing.T) {
 
 // TestInterruptOpeningPipe: Ctrl-C or SIGTERM ends a command whose output
 // is a named pipe no one reads, waiting to open it, with status 130 and
-// the pipe named as not written. Before, the signal waited for the lock
-// the opening held, and the process ran on, deaf to both signals.
+// the pipe named as interrupted, a file beside it as not written (its
+// temporary file removed). Before, the signal waited for the lock the
+// opening held, and the process ran on, deaf to both signals; then the
+// pipe was said "not written", as a file whose earlier contents are
+// kept, though a pipe keeps nothing and a reader may have had part of
+// it, and a file started after it went unnamed.
 func TestInterruptOpeningPipe(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		args []string
-		sig  syscall.Signal
-		want string
+		name  string
+		args  []string
+		sig   syscall.Signal
+		plotJ bool // a --plot-j file beside the pipe
+		want  string
 	}{
-		{"demo, Ctrl-C", []string{"demo"}, syscall.SIGINT, "demo interrupted"},
-		{"demo, SIGTERM", []string{"demo"}, syscall.SIGTERM, "demo interrupted"},
-		{"privacy model, Ctrl-C", []string{"privacy", "model", "--addresses", "20"}, syscall.SIGINT, "privacy model interrupted"},
+		{"demo, Ctrl-C", []string{"demo"}, syscall.SIGINT, false, "demo interrupted: --plot FIFO interrupted"},
+		{"demo, SIGTERM", []string{"demo"}, syscall.SIGTERM, false, "demo interrupted: --plot FIFO interrupted"},
+		{"privacy model, Ctrl-C", []string{"privacy", "model", "--addresses", "20"}, syscall.SIGINT, false, "privacy model interrupted: --plot FIFO interrupted"},
+		{"privacy model, a file beside", []string{"privacy", "model", "--addresses", "20"}, syscall.SIGINT, true,
+			"privacy model interrupted: --plot-j DIR/phj.png not written; --plot FIFO interrupted"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			fifo := filepath.Join(t.TempDir(), "plot.svg")
+			dir := t.TempDir()
+			fifo := filepath.Join(dir, "plot.svg")
 			if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			cmd, stderr, done := startMain(t, append(tc.args, "--plot", fifo)...)
+			args := append(tc.args, "--plot", fifo)
+			if tc.plotJ {
+				args = append(args, "--plot-j", filepath.Join(dir, "phj.png"))
+			}
+			cmd, stderr, done := startMain(t, args...)
 			time.Sleep(time.Second) // waiting for a reader
 			if err := cmd.Process.Signal(tc.sig); err != nil {
 				t.Fatal(err)
 			}
 			endsInterrupted(t, cmd, done, 15*time.Second, stderr)
-			want := "spvfilter: " + tc.want + ": --plot " + fifo + " not written"
+			want := "spvfilter: " + strings.NewReplacer("FIFO", fifo, "DIR", dir).Replace(tc.want)
 			if got := strings.TrimSpace(stderr.String()); got != want {
 				t.Errorf("stderr %q, want %q", got, want)
 			}
+			if entries, err := os.ReadDir(dir); err != nil || len(entries) != 1 {
+				t.Errorf("%s holds %v (%v), want the pipe alone", dir, entries, err)
+			}
 		})
+	}
+}
+
+// TestUnfinishedWords: an interruption names the files not written and
+// the pipes or devices interrupted, each after its flag, a flag said
+// once for the paths that follow it.
+func TestUnfinishedWords(t *testing.T) {
+	a, b := outputFile{"--plot", "a.svg"}, outputFile{"--plot-j", "b.png"}
+	d1, d2 := outputFile{"--out", "d/1"}, outputFile{"--out", "d/2"}
+	for _, tc := range []struct {
+		u    unfinished
+		want string
+	}{
+		{unfinished{}, ""},
+		{unfinished{files: []outputFile{a}}, "--plot a.svg not written"},
+		{unfinished{files: []outputFile{a, b}}, "--plot a.svg and --plot-j b.png not written"},
+		{unfinished{files: []outputFile{d1, d2, a}}, "--out d/1, d/2 and --plot a.svg not written"},
+		{unfinished{direct: []outputFile{a}}, "--plot a.svg interrupted"},
+		{unfinished{files: []outputFile{b}, direct: []outputFile{a}}, "--plot-j b.png not written; --plot a.svg interrupted"},
+	} {
+		if got := tc.u.String(); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.u, got, tc.want)
+		}
 	}
 }
 

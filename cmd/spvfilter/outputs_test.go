@@ -218,7 +218,7 @@ func TestOutputsCommitAllOrNone(t *testing.T) {
 			if tc.wantErr != "" {
 				wantUnwritten = 2
 			}
-			if n := len(o.unwritten()); n != wantUnwritten {
+			if n := len(o.unfinished().files); n != wantUnwritten {
 				t.Errorf("%d files unwritten, want %d", n, wantUnwritten)
 			}
 		})

@@ -39,6 +39,8 @@ type pendingFile struct {
 	backup     string
 	placed     bool
 	movedAside bool
+	// ops are the outputs' link and rename.
+	ops *fileOps
 }
 
 // pendingState is where a pendingFile stands.
@@ -57,6 +59,32 @@ const (
 type outputs struct {
 	mu    sync.Mutex
 	files []*pendingFile
+	// ops put the files in place; the zero value uses os.Link and
+	// os.Rename.
+	ops fileOps
+}
+
+// fileOps are the calls that put files in place: os.Link and os.Rename,
+// unless link or rename is set (tests set them to make a call fail, as
+// a file system without hard links or a failing disk would).
+type fileOps struct {
+	link, rename func(oldname, newname string) error
+}
+
+// Link gives oldname the second name newname.
+func (f *fileOps) Link(oldname, newname string) error {
+	if f.link != nil {
+		return f.link(oldname, newname)
+	}
+	return os.Link(oldname, newname)
+}
+
+// Rename renames oldname to newname, replacing a file there.
+func (f *fileOps) Rename(oldname, newname string) error {
+	if f.rename != nil {
+		return f.rename(oldname, newname)
+	}
+	return os.Rename(oldname, newname)
 }
 
 // create starts the file path, named by flag in errors. Called before
@@ -73,8 +101,9 @@ func (o *outputs) create(flag, path string) (*pendingFile, error) {
 // createEach starts the file of each of files that names one, nil for
 // the others, in their order: all of them at once, as an interrupt sees
 // them (it removes all, or comes after). A pipe or a device is opened
-// without the lock: opening a named pipe waits for a reader, and an
-// interrupt must not wait for it (there is nothing of it to remove).
+// last, without the lock: opening a named pipe waits for a reader, and
+// an interrupt must not wait for it (there is nothing of it to remove),
+// but name it, and the files started before it.
 func (o *outputs) createEach(files ...outputFile) ([]*pendingFile, error) {
 	started := make([]*pendingFile, len(files))
 	var direct []*pendingFile
@@ -87,34 +116,46 @@ func (o *outputs) createEach(files ...outputFile) ([]*pendingFile, error) {
 			return nil, err
 		}
 		if st, err := os.Stat(dest); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
-			started[i] = &pendingFile{flag: f.flag, path: f.path, dest: dest, direct: true}
+			started[i] = &pendingFile{flag: f.flag, path: f.path, dest: dest, direct: true, ops: &o.ops}
 			direct = append(direct, started[i])
 		}
 	}
-	if len(direct) > 0 {
-		o.mu.Lock()
-		o.files = append(o.files, direct...) // an interrupt names them
-		o.mu.Unlock()
-		for _, p := range direct {
-			if err := o.openDirect(p); err != nil {
-				return nil, err
-			}
+	if err := o.startFiles(files, started); err != nil {
+		return nil, err
+	}
+	for _, p := range direct {
+		if err := o.openDirect(p); err != nil {
+			return nil, err
 		}
 	}
+	return started, nil
+}
+
+// startFiles starts, under the lock, the temporary file of each of files
+// that names one and is not started (a pipe or a device, in started
+// already, to be opened after), and adds all of them to o.files.
+func (o *outputs) startFiles(files []outputFile, started []*pendingFile) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	var direct []*pendingFile
 	for i, f := range files {
-		if f.path == "" || started[i] != nil {
+		if f.path == "" {
+			continue
+		}
+		if started[i] != nil {
+			direct = append(direct, started[i])
 			continue
 		}
 		p, err := startPending(f)
 		if err != nil {
-			return nil, err
+			return err
 		}
+		p.ops = &o.ops
 		started[i] = p
 		o.files = append(o.files, p)
 	}
-	return started, nil
+	o.files = append(o.files, direct...) // an interrupt names them
+	return nil
 }
 
 // openDirect opens p, a pipe or a device, for writing in place, without
@@ -194,7 +235,7 @@ func (e *danglingLinkError) Error() string {
 func (o *outputs) remove(flag, path string) *pendingFile {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	p := &pendingFile{flag: flag, path: path, dest: path}
+	p := &pendingFile{flag: flag, path: path, dest: path, ops: &o.ops}
 	o.files = append(o.files, p)
 	return p
 }
@@ -333,7 +374,7 @@ func (p *pendingFile) place() error {
 		p.placed = true
 		return nil
 	}
-	if err := os.Rename(p.tmp.Name(), p.dest); err != nil {
+	if err := p.ops.Rename(p.tmp.Name(), p.dest); err != nil {
 		if st, serr := os.Stat(p.dest); serr == nil && st.IsDir() {
 			// Made a directory since the command started.
 			err = &restated{fileProblem(syscall.EISDIR), err}
@@ -364,14 +405,14 @@ func (p *pendingFile) keepBackup() error {
 		if err := os.Remove(name); err != nil {
 			return failureWords(p.flag+" "+p.path, writeProblem(err, ""))
 		}
-		err = os.Link(p.dest, name)
+		err = p.ops.Link(p.dest, name)
 		if errors.Is(err, fs.ErrExist) {
 			continue // the name taken again meanwhile
 		}
 		if err != nil {
 			// A file system without hard links: the file moved aside,
 			// the path holding nothing until the new file is renamed in.
-			err = os.Rename(p.dest, name)
+			err = p.ops.Rename(p.dest, name)
 			p.movedAside = err == nil
 		}
 		if err != nil {
@@ -403,7 +444,7 @@ func (p *pendingFile) restore() error {
 	switch {
 	case p.backup != "" && (p.placed || p.movedAside):
 		// The earlier file back by one rename (over the new one).
-		if rerr := os.Rename(p.backup, p.dest); rerr != nil {
+		if rerr := p.ops.Rename(p.backup, p.dest); rerr != nil {
 			err = &restoreError{path: p.path, backup: p.backup, err: rerr}
 		}
 	case p.backup != "":
@@ -444,31 +485,55 @@ func (o *outputs) abortAll() {
 	o.abandon(o.files)
 }
 
-// unwritten are the files started and not committed, removals left
-// out: the files a failed or interrupted command did not write.
-func (o *outputs) unwritten() []outputFile {
+// unfinished are the outputs a failed or interrupted command started and
+// did not commit, removals left out: files not written, each path
+// holding what it held before, and pipes or devices, written in place,
+// whose writing was cut off, a reader having had part of it or nothing.
+type unfinished struct {
+	files, direct []outputFile
+}
+
+// unfinished are the outputs started and not committed, before or after
+// abortAll removed their temporary files.
+func (o *outputs) unfinished() unfinished {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.unwrittenLocked()
+	return o.unfinishedLocked()
 }
 
-func (o *outputs) unwrittenLocked() []outputFile {
-	var files []outputFile
+func (o *outputs) unfinishedLocked() unfinished {
+	var u unfinished
 	for _, p := range o.files {
-		if p.state != committed && (p.tmp != nil || p.direct) {
-			files = append(files, outputFile{p.flag, p.path})
+		switch {
+		case p.state == committed:
+		case p.direct:
+			u.direct = append(u.direct, outputFile{p.flag, p.path})
+		case p.tmp != nil:
+			u.files = append(u.files, outputFile{p.flag, p.path})
 		}
 	}
-	return files
+	return u
 }
 
-// notWritten says which files were not written, each after its flag
-// ("--plot a.svg and --plot-j b.svg not written", "--out d/a, d/b not
-// written"), or "" for none.
-func notWritten(files []outputFile) string {
-	if len(files) == 0 {
-		return ""
+// String says which files were not written and which pipes or devices
+// were interrupted, each after its flag ("--plot a.svg and --plot-j
+// b.svg not written", "--out d/a, d/b not written", "--plot-j b.svg not
+// written; --plot p.svg interrupted"), or "" for none.
+func (u unfinished) String() string {
+	var said []string
+	if len(u.files) > 0 {
+		said = append(said, flagFiles(u.files)+" not written")
 	}
+	if len(u.direct) > 0 {
+		said = append(said, flagFiles(u.direct)+" interrupted")
+	}
+	return strings.Join(said, "; ")
+}
+
+// flagFiles lists files, each after its flag, a flag said once for the
+// files that follow it ("--plot a.svg and --plot-j b.svg", "--out d/a,
+// d/b").
+func flagFiles(files []outputFile) string {
 	var b strings.Builder
 	for i, f := range files {
 		switch {
@@ -485,7 +550,7 @@ func notWritten(files []outputFile) string {
 		}
 		b.WriteString(f.path)
 	}
-	return b.String() + " not written"
+	return b.String()
 }
 
 // pathProblem is err of a rename said without the paths (a temporary

@@ -112,22 +112,10 @@ func (a *app) execute(args []string) (status int) {
 			a.printError(args, fmt.Sprintf("internal error: %v", r), status)
 		}
 	}()
-	// The files a command that failed or panicked did not commit: none
-	// is left behind, whatever path the command returned by (deferred,
-	// this runs before the panic is reported).
-	defer a.outputs.abortAll()
 	out := &errWriter{w: a.stdout}
 	a.stdout = out
-	root := newRootCommand(a)
-	root.SetArgs(args)
-	root.SetIn(a.stdin)
-	root.SetErr(a.stderr)
-	err := root.Execute()
-	if a.stopSignals != nil {
-		a.stopSignals()
-	}
-	unwritten := a.outputs.unwritten()
-	a.outputs.abortAll()
+	err := a.runCommand(args)
+	unfinished := a.outputs.unfinished()
 	if out.err != nil {
 		// The result did not reach standard output (a full disk): the
 		// command did not do its work, whatever else it said.
@@ -142,12 +130,30 @@ func (a *app) execute(args []string) (status int) {
 	switch {
 	case isInterrupted(err):
 		status = exitInterrupted
-		msg = interruptedMessage(err, unwritten)
+		msg = interruptedMessage(err, unfinished)
 	case !a.running || isUsageError(err):
 		status = exitBadInput
 	}
 	a.printError(args, msg, status)
 	return status
+}
+
+// runCommand runs the command line args and returns the command's
+// error. Once the command ends, returned or panicked, the temporary
+// files of the outputs it did not commit are removed: none is left
+// behind, whatever path it ended by (deferred, this runs before execute
+// reports a panic, and before it reports an error).
+func (a *app) runCommand(args []string) error {
+	defer a.outputs.abortAll()
+	root := newRootCommand(a)
+	root.SetArgs(args)
+	root.SetIn(a.stdin)
+	root.SetErr(a.stderr)
+	err := root.Execute()
+	if a.stopSignals != nil {
+		a.stopSignals()
+	}
+	return err
 }
 
 // printError writes an error as one line on standard error: plain text,
@@ -229,7 +235,15 @@ block file) is put in place only once written whole, and files that go
 together (a universe and its index, a simulation's files, two plots) all
 at once: a command that fails or is interrupted leaves none cut short,
 and what was there before as it was; an interrupted one names the files
-it did not write.`,
+it did not write, and as interrupted a named pipe it was writing (a pipe
+keeps nothing: its reader may have had part). Until put in place, a file
+is written into a hidden one beside it (.plot.svg.NUMBER.svg for
+plot.svg), removed however the command ends unless its process is killed
+outright (SIGKILL, a crash): one left then is never read, and can be
+removed. A file replaced is kept as .plot.svg.old.NUMBER until the new
+one is in place: a failed command that could not put it back names it,
+and one a killed process left holds the earlier file (rename it back if
+plot.svg is missing, else remove it).`,
 		Example: `  spvfilter demo
   spvfilter bloom new --elements 3 --fprate 0.01 @elements.txt
   spvfilter scan --connect 127.0.0.1:18444 --network regtest --watch bcrt1q...
