@@ -127,20 +127,27 @@ func Shape(chain []Profile) Profile {
 // Chains splits ps into chains: the profiles of one nonzero Group
 // together, in order of their first member, and each of Group 0 alone.
 func Chains(ps []Profile) [][]Profile {
-	var out [][]Profile
-	at := map[int]int{}
-	for _, p := range ps {
-		if p.Group == 0 {
-			out = append(out, []Profile{p})
+	return chainsBy(ps, func(p Profile) int { return p.Group })
+}
+
+// chainsBy splits xs into chains as Chains does, reading each one's
+// Group with group.
+func chainsBy[T any](xs []T, group func(T) int) [][]T {
+	var out [][]T
+	at := map[int]int{} // a group's chain, by its index in out
+	for _, x := range xs {
+		g := group(x)
+		if g == 0 {
+			out = append(out, []T{x})
 			continue
 		}
-		i, ok := at[p.Group]
+		i, ok := at[g]
 		if !ok {
 			i = len(out)
-			at[p.Group] = i
+			at[g] = i
 			out = append(out, nil)
 		}
-		out[i] = append(out[i], p)
+		out[i] = append(out[i], x)
 	}
 	return out
 }
@@ -395,26 +402,9 @@ func (d *chainDrawer) take(pool []drawChain, n int) int {
 	return got
 }
 
-// candidateChains splits candidates into their chains: those of one
-// nonzero Group together, in order of their first member, and each of
-// Group 0 alone.
+// candidateChains splits candidates into their chains as Chains does.
 func candidateChains(candidates []Profiled) [][]Profiled {
-	at := map[int]int{} // a group's chain, by its index in chains
-	var chains [][]Profiled
-	for _, c := range candidates {
-		if c.Profile.Group == 0 {
-			chains = append(chains, []Profiled{c})
-			continue
-		}
-		i, ok := at[c.Profile.Group]
-		if !ok {
-			i = len(chains)
-			at[c.Profile.Group] = i
-			chains = append(chains, nil)
-		}
-		chains[i] = append(chains[i], c)
-	}
-	return chains
+	return chainsBy(candidates, func(c Profiled) int { return c.Profile.Group })
 }
 
 // eraless is shape p with its era set aside.
