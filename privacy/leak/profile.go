@@ -127,20 +127,27 @@ func Shape(chain []Profile) Profile {
 // Chains splits ps into chains: the profiles of one nonzero Group
 // together, in order of their first member, and each of Group 0 alone.
 func Chains(ps []Profile) [][]Profile {
-	var out [][]Profile
-	at := map[int]int{}
-	for _, p := range ps {
-		if p.Group == 0 {
-			out = append(out, []Profile{p})
+	return chainsBy(ps, func(p Profile) int { return p.Group })
+}
+
+// chainsBy splits xs into chains as Chains does, reading each one's
+// Group with group.
+func chainsBy[T any](xs []T, group func(T) int) [][]T {
+	var out [][]T
+	at := map[int]int{} // a group's chain, by its index in out
+	for _, x := range xs {
+		g := group(x)
+		if g == 0 {
+			out = append(out, []T{x})
 			continue
 		}
-		i, ok := at[p.Group]
+		i, ok := at[g]
 		if !ok {
 			i = len(out)
-			at[p.Group] = i
+			at[g] = i
 			out = append(out, nil)
 		}
-		out[i] = append(out[i], p)
+		out[i] = append(out[i], x)
 	}
 	return out
 }
@@ -273,15 +280,49 @@ type Profiled struct {
 // of each chain drawn, chain after chain. Where too few chains have a
 // shape, the rest are chains of that shape but for its era, the nearest
 // era first (of one distance, uniformly), drawn once every shape has
-// had the chains of its own era. (A shape short was left to the
-// caller, which gave up the era and took chains of any era: the covers
-// of a wallet's early chains lay later in the range.) A script is drawn
-// at most once: a chain sharing a script with one drawn before is passed
-// over. missing counts, per shape, the chains no candidate of any era
-// could give.
+// had the chains of its own era, so that a wallet's early chains get
+// covers of their own era before any shape borrows them. A script is
+// drawn at most once: a chain sharing a script with one drawn before is
+// passed over. missing counts, per shape, the chains no candidate of
+// any era could give.
 func Draw(candidates []Profiled, need map[Profile]int, seed uint64) (drawn []Profiled, missing map[Profile]int) {
+	byForm := chainsByForm(candidates, need)
+	keys := make([]Profile, 0, len(need))
+	for p := range need {
+		keys = append(keys, p)
+	}
+	slices.SortFunc(keys, compareProfiles)
+	d := &chainDrawer{rng: rand.New(rand.NewPCG(seed, 0x636f766572)), used: map[string]bool{}}
+	short := map[Profile]int{}
+	for _, p := range keys {
+		if n := need[p] - d.take(exactEra(byForm[eraless(p)], p), need[p]); n > 0 {
+			short[p] = n
+		}
+	}
 	missing = map[Profile]int{}
-	forms := map[Profile]bool{} // the shapes asked for, the era set aside
+	for _, p := range keys {
+		if short[p] == 0 {
+			continue
+		}
+		n := short[p]
+		for _, pool := range byEraDistance(byForm[eraless(p)], p) {
+			if n == 0 {
+				break
+			}
+			n -= d.take(pool, n)
+		}
+		if n > 0 {
+			missing[p] = n
+		}
+	}
+	return d.drawn, missing
+}
+
+// chainsByForm returns the chains of candidates whose shape, its era set
+// aside, is one need asks for (with a count above zero), by that form,
+// each form's chains in the order of their first member's script.
+func chainsByForm(candidates []Profiled, need map[Profile]int) map[Profile][]drawChain {
+	forms := map[Profile]bool{}
 	for p, n := range need {
 		forms[eraless(p)] = forms[eraless(p)] || n > 0
 	}
@@ -299,49 +340,33 @@ func Draw(candidates []Profiled, need map[Profile]int, seed uint64) (drawn []Pro
 	for _, pool := range byForm {
 		slices.SortFunc(pool, func(a, b drawChain) int { return slices.Compare(a.members[0].Script, b.members[0].Script) })
 	}
-	keys := make([]Profile, 0, len(need))
-	for p := range need {
-		keys = append(keys, p)
-	}
-	slices.SortFunc(keys, compareProfiles)
-	d := &chainDrawer{rng: rand.New(rand.NewPCG(seed, 0x636f766572)), used: map[string]bool{}}
-	short := map[Profile]int{}
-	for _, p := range keys {
-		var exact []drawChain
-		for _, c := range byForm[eraless(p)] {
-			if c.shape == p {
-				exact = append(exact, c)
-			}
-		}
-		if n := need[p] - d.take(exact, need[p]); n > 0 {
-			short[p] = n
+	return byForm
+}
+
+// exactEra returns the chains of pool whose shape is p, era included.
+func exactEra(pool []drawChain, p Profile) []drawChain {
+	var exact []drawChain
+	for _, c := range pool {
+		if c.shape == p {
+			exact = append(exact, c)
 		}
 	}
-	for _, p := range keys {
-		if short[p] == 0 {
-			continue
-		}
-		var near [][]drawChain // by distance from p's era
-		for _, c := range byForm[eraless(p)] {
-			if dist := abs(c.shape.Era - p.Era); dist > 0 {
-				for len(near) <= dist {
-					near = append(near, nil)
-				}
-				near[dist] = append(near[dist], c)
+	return exact
+}
+
+// byEraDistance returns the chains of pool of another era than p's,
+// indexed by the distance of their era from p's (index 0 empty).
+func byEraDistance(pool []drawChain, p Profile) [][]drawChain {
+	var near [][]drawChain
+	for _, c := range pool {
+		if dist := abs(c.shape.Era - p.Era); dist > 0 {
+			for len(near) <= dist {
+				near = append(near, nil)
 			}
-		}
-		n := short[p]
-		for _, pool := range near {
-			if n == 0 {
-				break
-			}
-			n -= d.take(pool, n)
-		}
-		if n > 0 {
-			missing[p] = n
+			near[dist] = append(near[dist], c)
 		}
 	}
-	return d.drawn, missing
+	return near
 }
 
 // drawChain is a candidate chain and its shape.
@@ -377,26 +402,9 @@ func (d *chainDrawer) take(pool []drawChain, n int) int {
 	return got
 }
 
-// candidateChains splits candidates into their chains: those of one
-// nonzero Group together, in order of their first member, and each of
-// Group 0 alone.
+// candidateChains splits candidates into their chains as Chains does.
 func candidateChains(candidates []Profiled) [][]Profiled {
-	at := map[int]int{} // a group's chain, by its index in chains
-	var chains [][]Profiled
-	for _, c := range candidates {
-		if c.Profile.Group == 0 {
-			chains = append(chains, []Profiled{c})
-			continue
-		}
-		i, ok := at[c.Profile.Group]
-		if !ok {
-			i = len(chains)
-			at[c.Profile.Group] = i
-			chains = append(chains, nil)
-		}
-		chains[i] = append(chains[i], c)
-	}
-	return chains
+	return chainsBy(candidates, func(c Profiled) int { return c.Profile.Group })
 }
 
 // eraless is shape p with its era set aside.
