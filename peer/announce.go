@@ -141,7 +141,7 @@ func addrV2List(m *wire.MsgAddr) []*wire.NetAddressV2 {
 // Config.OnAddresses.
 func (p *Peer) GetAddr(ctx context.Context) ([]*wire.NetAddressV2, error) {
 	const op = "getaddr"
-	end, err := p.begin(op)
+	end, err := p.begin(ctx, op)
 	if err != nil {
 		return nil, err
 	}

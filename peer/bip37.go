@@ -42,7 +42,7 @@ func (p *Peer) GetFilteredBlocks(ctx context.Context, hashes []chainhash.Hash) (
 	if len(hashes) == 0 {
 		return nil, nil
 	}
-	end, err := p.begin(op)
+	end, err := p.begin(ctx, op)
 	if err != nil {
 		return nil, err
 	}
@@ -190,7 +190,7 @@ func (p *Peer) ClearFilter(ctx context.Context) error {
 // sendFilterMsg sends one of the BIP 37 filter messages, refusing a node
 // that does not offer the service.
 func (p *Peer) sendFilterMsg(ctx context.Context, op string, msg wire.Message) error {
-	end, err := p.begin(op)
+	end, err := p.begin(ctx, op)
 	if err != nil {
 		return err
 	}

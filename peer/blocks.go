@@ -31,7 +31,7 @@ func (p *Peer) GetBlocks(ctx context.Context, hashes []chainhash.Hash, fn func(i
 	if len(hashes) == 0 {
 		return nil
 	}
-	end, err := p.begin(op)
+	end, err := p.begin(ctx, op)
 	if err != nil {
 		return err
 	}

@@ -15,7 +15,7 @@ import (
 // want: stop's height divided by 1,000.
 func (p *Peer) GetCFCheckpt(ctx context.Context, stop chainhash.Hash, want int) ([]chainhash.Hash, error) {
 	const op = "getcfcheckpt"
-	end, err := p.begin(op)
+	end, err := p.begin(ctx, op)
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +55,7 @@ func (p *Peer) GetCFCheckpt(ctx context.Context, stop chainhash.Hash, want int) 
 // and returns the filter header before start with them.
 func (p *Peer) GetCFHeaders(ctx context.Context, start int32, stop chainhash.Hash, want int) (prev chainhash.Hash, hashes []chainhash.Hash, err error) {
 	const op = "getcfheaders"
-	end, err := p.begin(op)
+	end, err := p.begin(ctx, op)
 	if err != nil {
 		return prev, nil, err
 	}
@@ -157,7 +157,7 @@ func (p *Peer) GetCFiltersSummed(ctx context.Context, start int32, blocks []chai
 	if len(blocks) == 0 {
 		return nil
 	}
-	end, err := p.begin(op)
+	end, err := p.begin(ctx, op)
 	if err != nil {
 		return err
 	}

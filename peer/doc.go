@@ -30,8 +30,9 @@
 // it and wrapping one of the sentinel errors. A request ended by its
 // context, a timeout or a lie drops the connection, since a late answer
 // would be taken for the next request's: dial again to go on (one ended
-// by its context before anything of it was written keeps it: nothing
-// can come late; see HasTxWithin). Latency
+// by its context before anything of it was written, while it waited for
+// another request to give up the connection say, keeps it and returns
+// the context's error: nothing can come late; see HasTxWithin). Latency
 // keeps a moving average of the node's answer times.
 //
 // A request for compact filters, their headers or their checkpoints, for

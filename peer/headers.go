@@ -53,7 +53,7 @@ type Branch struct {
 func (p *Peer) SyncHeaders(ctx context.Context, c *chain.Chain) (HeadersResult, error) {
 	const op = "getheaders"
 	res := HeadersResult{Update: chain.Update{Fork: c.Height()}, Tip: -1}
-	end, err := p.begin(op)
+	end, err := p.begin(ctx, op)
 	if err != nil {
 		return res, err
 	}

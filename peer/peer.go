@@ -454,17 +454,20 @@ func (r *request) answerTime() (time.Duration, bool) {
 }
 
 // begin starts a request: it takes the request lock, refuses if the
-// connection is gone, and registers the request with the read loop. The
-// caller must call the returned function, which adds the node's answer
-// time to Latency.
-func (p *Peer) begin(op string) (func(), error) {
-	return p.beginRequest(context.Background(), op, true)
+// connection is gone, and registers the request with the read loop. It
+// waits for the lock (another request holding the connection) only
+// while ctx is not done, and returns ctx's error then: nothing was sent,
+// so the connection stays. The caller must call the returned function,
+// which adds the node's answer time to Latency.
+func (p *Peer) begin(ctx context.Context, op string) (func(), error) {
+	return p.beginRequest(ctx, op, true)
 }
 
-// beginRequest is begin, leaving Latency alone unless timed. It waits
-// for the request lock only while ctx is not done, and returns ctx's
-// error then: nothing was sent, so the connection stays.
+// beginRequest is begin, leaving Latency alone unless timed.
 func (p *Peer) beginRequest(ctx context.Context, op string, timed bool) (func(), error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err // not left to the select's chance when the lock is free
+	}
 	select {
 	case p.op <- struct{}{}:
 	case <-ctx.Done():

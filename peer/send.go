@@ -164,7 +164,7 @@ func (p *Peer) HasTxWithin(ctx context.Context, txid chainhash.Hash, within time
 // its txid (the caller compares), else only one whose txid is txid.
 func (p *Peer) getTx(ctx context.Context, txid chainhash.Hash, anyTx bool) (*wire.MsgTx, error) {
 	const op = "getdata tx"
-	end, err := p.begin(op)
+	end, err := p.begin(ctx, op)
 	if err != nil {
 		return nil, err
 	}

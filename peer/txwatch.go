@@ -121,7 +121,7 @@ func WatchTx(ctx context.Context, cfg Config, txid chainhash.Hash) (*TxWatch, er
 // taken before the node knows the watch, and never announced to it.
 func (p *Peer) heard(ctx context.Context) error {
 	const op = "ping"
-	end, err := p.begin(op)
+	end, err := p.begin(ctx, op)
 	if err != nil {
 		return err
 	}

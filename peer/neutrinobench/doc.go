@@ -49,6 +49,17 @@
 //	SPVFILTER_BENCH_BLOCKS=20000 SPVFILTER_BENCH_SERVE=1h go test -run TestServe -v -timeout 2h
 //	SPVFILTER_BENCH_BLOCKS=20000 SPVFILTER_BENCH_NODES=127.0.0.1:PORT go test -run '^$' -bench 'Scan/W1$' -benchtime 1x -count 2
 //
+// TestFilterGaps measures what a connection carrying one request at a
+// time costs the scan: it reads every filter from the first node raw (a
+// bare handshake, answers counted and skipped) with every getcfilters
+// written at once, in spvfilter's request model, with a second request
+// in flight and one getcfilters at a time, and times spvfilter's scan
+// with its connections traced, the client's and the node's turnarounds
+// between requests apart; SPVFILTER_BENCH_GAPS sets its rounds and
+// SPVFILTER_BENCH_GAPS_WAYS (a regular expression) picks the ways:
+//
+//	SPVFILTER_BENCH_BLOCKS=20000 SPVFILTER_BENCH_NODES=127.0.0.1:PORT SPVFILTER_BENCH_GAPS=9 go test -run TestFilterGaps -v
+//
 // The follow benchmark runs the two as a wallet leaves them running:
 // spvfilter's client as a service (Client.Start) with a following rescan,
 // and neutrino's ChainService with a Rescan that has no end block, each

@@ -3,6 +3,7 @@ package neutrinobench
 import (
 	"context"
 	"errors"
+	"net"
 
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -16,10 +17,27 @@ import (
 // and returns the matched transactions; the caller then releases the
 // connections (ScanStats.Release).
 func scanSpvfilter(ctx context.Context, addrs []string, params *chaincfg.Params, watch [][]byte, from, to int32) (_ *ScanStats, err error) {
+	return scanSpvfilterWrapped(ctx, addrs, params, watch, from, to, nil)
+}
+
+// scanSpvfilterWrapped is scanSpvfilter with each connection, if wrap is
+// not nil, wrapped by it (to trace what it carries, say).
+func scanSpvfilterWrapped(ctx context.Context, addrs []string, params *chaincfg.Params, watch [][]byte, from, to int32,
+	wrap func(net.Conn) net.Conn) (_ *ScanStats, err error) {
 	// Only addrs, as neutrino's ConnectPeers, and the bytes read counted
 	// by message as neutrino's are (see msgCounter).
 	received := newMsgCounter()
-	c, err := spv.Connect(ctx, spv.Config{Peers: addrs, Params: params, ConnectOnly: true, Dialer: received.dial})
+	dial := received.dial
+	if wrap != nil {
+		dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := received.dial(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return wrap(c), nil
+		}
+	}
+	c, err := spv.Connect(ctx, spv.Config{Peers: addrs, Params: params, ConnectOnly: true, Dialer: dial})
 	if err != nil {
 		return nil, err
 	}

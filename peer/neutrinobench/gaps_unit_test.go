@@ -1,0 +1,82 @@
+package neutrinobench
+
+import (
+	"bytes"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+)
+
+// TestFrameCursor feeds a stream of messages in chunks of several sizes,
+// which split frame headers and payloads anywhere: each message's
+// command comes out once, in order, in the chunk that holds its last
+// byte, and an empty payload ends its frame with its header.
+func TestFrameCursor(t *testing.T) {
+	var stream bytes.Buffer
+	msgs := []wire.Message{wire.NewMsgPing(7), &wire.MsgVerAck{},
+		wire.NewMsgGetCFilters(wire.GCSFilterRegular, 1, &chainhash.Hash{2}),
+		wire.NewMsgCFilter(wire.GCSFilterRegular, &chainhash.Hash{3}, []byte{1, 2, 3}), wire.NewMsgPong(7)}
+	var want []string
+	for _, m := range msgs {
+		if err := wire.WriteMessage(&stream, m, wire.ProtocolVersion, wire.SimNet); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, m.Command())
+	}
+	for _, chunk := range []int{1, 5, 23, 24, 25, 60, 4096} {
+		var c frameCursor
+		var got []string
+		for b := stream.Bytes(); len(b) > 0; b = b[min(chunk, len(b)):] {
+			got = append(got, c.feed(b[:min(chunk, len(b))])...)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("chunks of %d: %v, want %v", chunk, got, want)
+		}
+	}
+}
+
+// TestTracePhase reads a connection's filter requests off frames timed by
+// hand: runs of getcfilters written together count as one request, the
+// client's turnaround runs from the answer's last message read (its
+// pong, or its last filter) to the next getcfilters, the node's from
+// there to the next filter, and what comes before the first request
+// counts for nothing.
+func TestTracePhase(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	w := func(ms int, cmd string) frameEvent { return frameEvent{at: at(ms), cmd: cmd, wrote: true} }
+	r := func(ms int, cmd string) frameEvent { return frameEvent{at: at(ms), cmd: cmd} }
+	tests := []struct {
+		name   string
+		events []frameEvent
+		want   filterPhase
+	}{{
+		name: "one request",
+		events: []frameEvent{r(0, wire.CmdHeaders), w(10, wire.CmdGetCFilters), w(10, wire.CmdGetCFilters), w(10, wire.CmdPing),
+			r(30, wire.CmdCFilter), r(40, wire.CmdCFilter), r(41, wire.CmdPong)},
+		want: filterPhase{requests: 1, filters: 2, span: 30 * time.Millisecond},
+	}, {
+		name: "three requests, pongs and a request answered with its last filter",
+		events: []frameEvent{
+			w(0, wire.CmdGetCFilters), w(0, wire.CmdPing), r(20, wire.CmdCFilter), r(25, wire.CmdCFilter), r(26, wire.CmdPong),
+			w(29, wire.CmdGetCFilters), w(29, wire.CmdGetCFilters), w(29, wire.CmdPing), r(40, wire.CmdCFilter), r(50, wire.CmdCFilter),
+			w(52, wire.CmdGetCFilters), r(60, wire.CmdPong), r(70, wire.CmdCFilter), r(71, wire.CmdPong),
+		},
+		// Client: 26→29 and 50→52; node: 29→40 and 52→70.
+		want: filterPhase{requests: 3, filters: 5, span: 70 * time.Millisecond, client: 5 * time.Millisecond, node: 29 * time.Millisecond},
+	}, {
+		name:   "no filters",
+		events: []frameEvent{w(0, wire.CmdGetHeaders), r(5, wire.CmdHeaders), r(6, wire.CmdPong)},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tc := &traceConn{events: tt.events}
+			if got := tc.phase(); got != tt.want {
+				t.Errorf("%+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
