@@ -153,7 +153,7 @@ func (c *Client) SendTransaction(ctx context.Context, tx *wire.MsgTx) (*SendResu
 	rand.Shuffle(len(ms), func(i, j int) { ms[i], ms[j] = ms[j], ms[i] })
 	s := &sending{c: c, tx: tx, start: time.Now(), offered: map[string]bool{}, unsure: map[string]time.Time{}, proven: make(chan struct{}),
 		res:    &SendResult{Txid: tx.TxHash(), Failed: map[string]error{}, Announced: map[string]time.Duration{}},
-		asking: asking{flying: map[*pool.Member]*answer{}, cut: map[string]error{}}}
+		asking: asking{last: map[*pool.Member]*answer{}, cut: map[string]error{}}}
 	// Runs last: no ask outlives the send. An ask still waiting for its
 	// connection gives up, the connection kept; one written is answered
 	// or cut short within askWait (see peer.Peer.HasTxWithin).
@@ -451,8 +451,10 @@ wait:
 // that answers slowly or never holds up no one but itself.
 type asking struct {
 	askMu sync.Mutex
-	// flying holds the ask in flight to each peer.
-	flying map[*pool.Member]*answer
+	// last holds each peer's last ask: in flight until its answer is
+	// in, then that answer, until the peer is asked again. It is the one
+	// record of the asks: what looks for a peer's answer reads it here.
+	last map[*pool.Member]*answer
 	// cut holds, by address, the error of each peer whose ask was cut
 	// short (its connection dropped for it): the cause of the failures
 	// that follow (see give).
@@ -484,8 +486,11 @@ type answer struct {
 }
 
 // in reports whether a is in, and if so whether the peer held the
-// transaction.
+// transaction; a nil answer (the peer never asked) is not in.
 func (a *answer) in() (in, held bool) {
+	if a == nil {
+		return false, false
+	}
 	select {
 	case <-a.done:
 		return true, a.held
@@ -510,25 +515,34 @@ func (a *answer) holds() bool {
 func (s *sending) ask(m *pool.Member) *answer {
 	s.askMu.Lock()
 	defer s.askMu.Unlock()
-	if a, ok := s.flying[m]; ok {
-		return a
+	if a := s.last[m]; a != nil {
+		if in, _ := a.in(); !in {
+			return a
+		}
 	}
 	a := &answer{done: make(chan struct{})}
-	s.flying[m] = a
+	s.last[m] = a
 	s.asks.Add(1)
 	go func() {
 		defer s.asks.Done()
 		held, err := s.c.pool.Conn(m).HasTxWithin(s.askCtx, s.res.Txid, s.c.askWait())
 		s.askMu.Lock()
+		defer s.askMu.Unlock()
 		if te := (*peer.TimeoutError)(nil); errors.As(err, &te) {
 			s.cut[m.Addr()] = peerErr(m, "getdata tx", &peer.TimeoutError{What: "no answer whether it holds the transaction (the connection was dropped for it)", Within: te.Within})
 		}
-		delete(s.flying, m)
-		s.askMu.Unlock()
 		a.held = held
 		close(a.done)
 	}()
 	return a
+}
+
+// lastAnswer returns m's last ask (see asking.last), or nil if m was
+// never asked.
+func (s *asking) lastAnswer(m *pool.Member) *answer {
+	s.askMu.Lock()
+	defer s.askMu.Unlock()
+	return s.last[m]
 }
 
 // cutShort returns the error of m's ask cut short, or nil.
@@ -589,7 +603,6 @@ const proofPoll = 50 * time.Millisecond
 func (s *sending) watchProof(ctx context.Context, ms []*pool.Member, sent <-chan struct{}) {
 	tick := time.NewTicker(proofPoll)
 	defer tick.Stop()
-	asked := map[*pool.Member]*answer{}
 	for n := 1; ; n++ {
 		select {
 		case <-s.proven:
@@ -604,20 +617,15 @@ func (s *sending) watchProof(ctx context.Context, ms []*pool.Member, sent <-chan
 		ask := n%int(sendPoll/proofPoll) == 0 && s.silentTurn
 		s.mu.Unlock()
 		for _, m := range ms {
-			if a := asked[m]; a == nil && ask && !s.isOffered(m) {
-				asked[m] = s.ask(m)
+			if ask && !s.isOffered(m) {
+				s.ask(m) // the ask in flight, if there is one; else a new one
 			}
-			if s.heldUnoffered(m, asked[m]) {
+			if s.heldUnoffered(m) {
 				s.mu.Lock()
 				s.provedBy = m
 				s.mu.Unlock()
 				s.prove()
 				return
-			}
-			if a := asked[m]; a != nil {
-				if in, _ := a.in(); in {
-					delete(asked, m) // asked again at the next tick that asks
-				}
 			}
 		}
 	}
@@ -631,10 +639,10 @@ func (s *sending) isOffered(m *pool.Member) bool {
 }
 
 // heldUnoffered reports whether m, whose turn has not begun, holds the
-// transaction: its watch holds a checked announcement, or a, its answer
-// to an ask (nil if none), is in and says so. What it holds is looked at
+// transaction: its watch holds a checked announcement, or its last ask
+// (see asking.last) is in and says so. What it holds is looked at
 // before whether its turn began: held before, it was not given it.
-func (s *sending) heldUnoffered(m *pool.Member, a *answer) bool {
+func (s *sending) heldUnoffered(m *pool.Member) bool {
 	if s.isOffered(m) {
 		return false
 	}
@@ -643,8 +651,8 @@ func (s *sending) heldUnoffered(m *pool.Member, a *answer) bool {
 		sighting, _ := w.Result()
 		held = sighting != nil
 	}
-	if !held && a != nil {
-		held = a.holds()
+	if !held {
+		held = s.lastAnswer(m).holds()
 	}
 	return held && !s.isOffered(m)
 }
