@@ -25,7 +25,11 @@ import (
 // between the honest nodes, the send ends well before the timeout, and
 // only a proof counts (the silent peer is neither seen nor accepted; its
 // failure names the ask it left unanswered, where it said "connection
-// dropped after an earlier error"). Nor must the turns wait for the
+// dropped after an earlier error"). A peer that says at once that it
+// holds the transaction (an inv of it for the notfound its node sends)
+// and never serves nor announces it is held to the same: its word is
+// no answer. Nor
+// must the turns wait for the
 // silent peer's first answer: an honest node is given the transaction
 // (it asks for it, through a proxy that notes when) within askWait/2
 // of the send's start.
@@ -41,11 +45,36 @@ import (
 // propagated, waits behind its ask).
 func TestSendSilentPeer(t *testing.T) {
 	const n, timeout = 4, 10 * time.Second
+	// What the peer does with its node's messages once the client is
+	// connected.
+	tests := []struct {
+		name string
+		lie  peertest.LieFunc
+		sees []string
+	}{
+		{name: "silent", lie: func(wire.Message) ([]wire.Message, bool) { return nil, false },
+			sees: []string{wire.CmdNotFound, wire.CmdInv, wire.CmdGetData, wire.CmdPing, wire.CmdPong, wire.CmdVerAck, wire.CmdReject}},
+		{name: "says_it_holds", lie: func(m wire.Message) ([]wire.Message, bool) {
+			switch m := m.(type) {
+			case *wire.MsgNotFound:
+				inv := wire.NewMsgInv()
+				for _, iv := range m.InvList {
+					inv.AddInvVect(wire.NewInvVect(wire.InvTypeTx, &iv.Hash))
+				}
+				return []wire.Message{inv}, false
+			case *wire.MsgTx, *wire.MsgInv:
+				// Never serves the transaction, nor announces it.
+				return nil, false
+			}
+			return []wire.Message{m}, false
+		}, sees: []string{wire.CmdNotFound, wire.CmdTx, wire.CmdInv}},
+	}
+	blocks := int64(100 + n*len(tests))
 	first := peertest.StartBtcd(t, peertest.WithArgs("--nobanning", "--trickleinterval=50ms"))
-	first.Generate(t, 100+n)
+	first.Generate(t, int(blocks))
 	second := peertest.StartBtcd(t, peertest.WithArgs("--nobanning", "--trickleinterval=50ms", "--connect="+first.P2PAddr))
 	for end := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if h, err := second.RPC().GetBlockCount(); err == nil && h == int64(100+n) {
+		if h, err := second.RPC().GetBlockCount(); err == nil && h == blocks {
 			break
 		}
 		if time.Now().After(end) {
@@ -70,53 +99,57 @@ func TestSendSilentPeer(t *testing.T) {
 	}
 	viaFirst := peertest.NewLiar(t, first.P2PAddr, first.Params.Net, note, peertest.AlsoSees(wire.CmdGetData))
 	viaSecond := peertest.NewLiar(t, second.P2PAddr, second.Params.Net, note, peertest.AlsoSees(wire.CmdGetData))
-	var mute atomic.Bool
-	silent := peertest.NewLiar(t, first.P2PAddr, first.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
-		if mute.Load() {
-			return nil, false
-		}
-		return []wire.Message{m}, false
-	}, peertest.AlsoSees(wire.CmdNotFound, wire.CmdInv, wire.CmdGetData, wire.CmdPing, wire.CmdPong, wire.CmdVerAck, wire.CmdReject))
-	clients := make([]*Client, n)
-	txs := make([]*wire.MsgTx, n)
-	for i := range clients {
-		clients[i] = connectTo(t, first, timeout, viaFirst.Addr, viaSecond.Addr, silent.Addr)
-		txs[i] = first.BuildCoinbaseSpend(t, wire.NewTxOut(2_000_000, peertest.NewKey("alice").P2WPKHScript()))
-	}
-	mute.Store(true)
-	var times, firsts []time.Duration
-	for i, c := range clients {
-		start := time.Now()
-		res, err := c.SendTransaction(context.Background(), txs[i])
-		elapsed := time.Since(start)
-		times = append(times, elapsed)
-		givenMu.Lock()
-		at, ok := given[txs[i].TxHash()]
-		givenMu.Unlock()
-		firstGiven := at.Sub(start)
-		if !ok {
-			firstGiven = elapsed
-		}
-		firsts = append(firsts, firstGiven)
-		t.Logf("send %d: %v after %v, an honest node given it after %v (%v); given %v, seen %v, accepted %v, failed %v", i, err,
-			elapsed.Round(time.Millisecond), firstGiven.Round(time.Millisecond), ok, res.Given, res.Seen, res.Accepted, res.Failed)
-		if !ok || firstGiven > c.askWait()/2 {
-			t.Errorf("send %d: no honest node asked for the transaction within %v of the start (given: %v, after %v): the turns waited for the silent peer", i, c.askWait()/2, ok, firstGiven.Round(time.Millisecond))
-		}
-		if err != nil || !res.Propagated() || slices.Contains(res.Seen, silent.Addr) || slices.Contains(res.Accepted, silent.Addr) {
-			t.Fatalf("send %d: error %v, result %+v: want it propagated between the honest nodes, the silent peer counted for nothing", i, err, res)
-		}
-		var te *peer.TimeoutError
-		if err := res.Failed[silent.Addr]; !errors.As(err, &te) || te.Within != c.askWait() || !strings.Contains(err.Error(), silent.Addr) ||
-			!errors.Is(err, peer.ErrDisconnected) {
-			t.Errorf("send %d: the silent peer's failure is %v: want its unanswered ask named, after %v, and its dropped connection", i, err, c.askWait())
-		}
-	}
-	slices.Sort(times)
-	slices.Sort(firsts)
-	t.Logf("%d sends with a silent peer, timeout %v: median %v, longest %v; an honest node given it after median %v, longest %v", n, timeout,
-		times[n/2].Round(time.Millisecond), times[n-1].Round(time.Millisecond), firsts[n/2].Round(time.Millisecond), firsts[n-1].Round(time.Millisecond))
-	if times[n-1] > timeout/2 {
-		t.Errorf("a send took %v: the silent peer held it up (want %v at most)", times[n-1].Round(time.Millisecond), timeout/2)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var mute atomic.Bool
+			silent := peertest.NewLiar(t, first.P2PAddr, first.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
+				if mute.Load() {
+					return tt.lie(m)
+				}
+				return []wire.Message{m}, false
+			}, peertest.AlsoSees(tt.sees...))
+			clients := make([]*Client, n)
+			txs := make([]*wire.MsgTx, n)
+			for i := range clients {
+				clients[i] = connectTo(t, first, timeout, viaFirst.Addr, viaSecond.Addr, silent.Addr)
+				txs[i] = first.BuildCoinbaseSpend(t, wire.NewTxOut(2_000_000, peertest.NewKey("alice").P2WPKHScript()))
+			}
+			mute.Store(true)
+			var times, firsts []time.Duration
+			for i, c := range clients {
+				start := time.Now()
+				res, err := c.SendTransaction(context.Background(), txs[i])
+				elapsed := time.Since(start)
+				times = append(times, elapsed)
+				givenMu.Lock()
+				at, ok := given[txs[i].TxHash()]
+				givenMu.Unlock()
+				firstGiven := at.Sub(start)
+				if !ok {
+					firstGiven = elapsed
+				}
+				firsts = append(firsts, firstGiven)
+				t.Logf("send %d: %v after %v, an honest node given it after %v (%v); given %v, seen %v, accepted %v, failed %v", i, err,
+					elapsed.Round(time.Millisecond), firstGiven.Round(time.Millisecond), ok, res.Given, res.Seen, res.Accepted, res.Failed)
+				if !ok || firstGiven > c.askWait()/2 {
+					t.Errorf("send %d: no honest node asked for the transaction within %v of the start (given: %v, after %v): the turns waited for the silent peer", i, c.askWait()/2, ok, firstGiven.Round(time.Millisecond))
+				}
+				if err != nil || !res.Propagated() || slices.Contains(res.Seen, silent.Addr) || slices.Contains(res.Accepted, silent.Addr) {
+					t.Fatalf("send %d: error %v, result %+v: want it propagated between the honest nodes, the silent peer counted for nothing", i, err, res)
+				}
+				var te *peer.TimeoutError
+				if err := res.Failed[silent.Addr]; !errors.As(err, &te) || te.Within != c.askWait() || !strings.Contains(err.Error(), silent.Addr) ||
+					!errors.Is(err, peer.ErrDisconnected) {
+					t.Errorf("send %d: the silent peer's failure is %v: want its unanswered ask named, after %v, and its dropped connection", i, err, c.askWait())
+				}
+			}
+			slices.Sort(times)
+			slices.Sort(firsts)
+			t.Logf("%d sends with a %s peer, timeout %v: median %v, longest %v; an honest node given it after median %v, longest %v", n, tt.name, timeout,
+				times[n/2].Round(time.Millisecond), times[n-1].Round(time.Millisecond), firsts[n/2].Round(time.Millisecond), firsts[n-1].Round(time.Millisecond))
+			if times[n-1] > timeout/2 {
+				t.Errorf("a send took %v: the silent peer held it up (want %v at most)", times[n-1].Round(time.Millisecond), timeout/2)
+			}
+		})
 	}
 }
