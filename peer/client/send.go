@@ -96,10 +96,16 @@ const MinedSearchDepth = 144
 // to are asked whether they hold it, or watched for their announcement,
 // for up to the timeout; the first that does proves it propagated, and
 // the rest are given it at once. The peers are asked whether they hold
-// it all at once, each at most once at a time. A round of asks waits
-// askWait at most (two seconds; through Config.Proxy, half the timeout
-// if longer), and no longer once one peer says it holds it: a peer that
-// has not answered by then counts as not holding it. A question is cut
+// it all at once, each at most once at a time, and no peer's answer
+// waits for another's: the first turn begins once its peer said it does
+// not hold it and its watch is ready (see below), and the answers in by
+// then tell which peers held it before anything was given; one that
+// says so ends the turns at once, whenever it comes, for a peer whose
+// turn has not begun. A peer whose answer is not in has its turn after
+// the others, once its answer is in; until then it counts as not
+// holding it, and only a transaction it serves counts as holding it. The
+// first answers are waited for askWait at most (two seconds; through
+// Config.Proxy, half the timeout if longer). A question is cut
 // short askWait after it was written, not after it was asked (one
 // waiting for its connection, another request under way there, is
 // not): the peer's connection is then dropped (replaced at the next
@@ -153,7 +159,7 @@ func (c *Client) SendTransaction(ctx context.Context, tx *wire.MsgTx) (*SendResu
 	rand.Shuffle(len(ms), func(i, j int) { ms[i], ms[j] = ms[j], ms[i] })
 	s := &sending{c: c, tx: tx, start: time.Now(), offered: map[string]bool{}, unsure: map[string]time.Time{}, proven: make(chan struct{}),
 		res:    &SendResult{Txid: tx.TxHash(), Failed: map[string]error{}, Announced: map[string]time.Duration{}},
-		asking: asking{flying: map[*pool.Member]*answer{}, cut: map[string]error{}}}
+		asking: asking{last: map[*pool.Member]*answer{}, news: make(chan struct{}), cut: map[string]error{}}}
 	// Runs last: no ask outlives the send. An ask still waiting for its
 	// connection gives up, the connection kept; one written is answered
 	// or cut short within askWait (see peer.Peer.HasTxWithin).
@@ -306,19 +312,29 @@ type watching struct {
 	closed  bool // the send ended: a watch that opens now is closed
 }
 
-// send gives the transaction to one peer at a time until a peer it was
-// not given to holds it.
+// send gives the transaction to one peer at a time, in the order
+// firstAnswers sets, until a peer it was not given to holds it.
 func (s *sending) send(ctx context.Context, ms []*pool.Member) {
-	held := s.holding(ctx, ms)
+	held, rest := s.firstAnswers(ctx, ms)
 	s.mu.Lock()
 	s.res.Seen, s.res.Accepted = addrs(held), addrs(held)
 	s.mu.Unlock()
 	if len(held) > 0 {
 		s.prove()
+		rest = without(ms, held)
 	}
-	rest := slices.DeleteFunc(slices.Clone(ms), func(m *pool.Member) bool { return slices.Contains(held, m) })
 	for len(held) == 0 && len(rest) > 0 && ctx.Err() == nil {
 		m := rest[0]
+		// Its answer is in before its turn begins: a peer that held the
+		// transaction before it was given it proves it propagated, and
+		// so does any other whose answer came in since it was last
+		// looked at.
+		s.awaitAnswer(ctx, m)
+		if held = s.heldNow(rest); len(held) > 0 {
+			s.seen(held)
+			rest = without(rest, held)
+			break
+		}
 		rest = rest[1:]
 		if took := s.give(ctx, m); len(rest) == 0 || !took && !s.isProven() {
 			// Refused (the next peer is tried at once), or nobody left
@@ -335,15 +351,8 @@ func (s *sending) send(ctx context.Context, ms []*pool.Member) {
 			held = []*pool.Member{p}
 		}
 		s.mu.Unlock()
-		if len(held) > 0 {
-			s.prove()
-		}
-		s.mu.Lock()
-		s.givenBefore = slices.Clone(s.res.Given)
-		s.res.Seen = append(s.res.Seen, addrs(held)...)
-		s.res.Accepted = append(s.res.Accepted, addrs(held)...)
-		s.mu.Unlock()
-		rest = slices.DeleteFunc(rest, func(m *pool.Member) bool { return slices.Contains(held, m) })
+		s.seen(held)
+		rest = without(rest, held)
 	}
 	// It propagated: the others get it at once.
 	var wg sync.WaitGroup
@@ -355,6 +364,25 @@ func (s *sending) send(ctx context.Context, ms []*pool.Member) {
 		}()
 	}
 	wg.Wait()
+}
+
+// without returns the peers of ms not in out, in order.
+func without(ms, out []*pool.Member) []*pool.Member {
+	return slices.DeleteFunc(slices.Clone(ms), func(m *pool.Member) bool { return slices.Contains(out, m) })
+}
+
+// seen records held, peers not given the transaction that hold it, as
+// seen and accepted, the propagation as proven if there is one, and the
+// peers given it so far as those it may have come from (givenBefore).
+func (s *sending) seen(held []*pool.Member) {
+	if len(held) > 0 {
+		s.prove()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.givenBefore = slices.Clone(s.res.Given)
+	s.res.Seen = append(s.res.Seen, addrs(held)...)
+	s.res.Accepted = append(s.res.Accepted, addrs(held)...)
 }
 
 // give broadcasts the transaction to m, records the outcome, and reports
@@ -398,51 +426,94 @@ func (s *sending) give(ctx context.Context, m *pool.Member) bool {
 	return true
 }
 
-// holding returns the peers of ms that hold the transaction now: each
-// is asked at once (see ask), and it returns as soon as one answered
-// that it holds it, or all answered, or askWait passed (counted from
-// the call, where each ask's own bound starts when it is written: an
-// ask still waiting for its connection goes on, and its answer is taken
-// by the next call). Those that have not answered count as not holding
-// it.
-func (s *sending) holding(ctx context.Context, ms []*pool.Member) []*pool.Member {
-	answers := make([]*answer, len(ms))
-	in := make(chan *answer, len(ms)) // never blocks a sender
-	stop := make(chan struct{})
-	defer close(stop)
-	for i, m := range ms {
-		a := s.ask(m)
-		answers[i] = a
-		go func() {
-			select {
-			case <-a.done:
-				in <- a
-			case <-stop:
-			}
-		}()
+// firstAnswers asks every peer of ms at once whether it holds the
+// transaction, before any is given it, and returns those that do; if none
+// does, it returns instead the order of the turns: first the peers that
+// said they do not hold it, then those whose ask failed (a connection
+// lost: their turn fails at once), then those whose answer is not in,
+// each in the order of ms (random): how fast a peer answers does not put
+// it first. It returns as soon as one peer holds it, or every answer is
+// in, or the first turn can begin: the first peer that said it does not
+// hold it has its watch ready (opened, failed, or waited for long
+// enough: see watchFor), which its turn would wait for anyway; the
+// answers that come meanwhile are taken, so that an honest node's is in
+// (an answer takes one round trip, a watch's opening more). It waits
+// askWait at most, counted from the call. A peer slow or silent delays
+// no turn but its own (see send): its answer, when it comes, is looked
+// at like any other of a peer whose turn has not begun (see waitHeld,
+// watchProof).
+func (s *sending) firstAnswers(ctx context.Context, ms []*pool.Member) (held, order []*pool.Member) {
+	for _, m := range ms {
+		s.ask(m)
 	}
 	bound := time.NewTimer(s.c.askWait())
 	defer bound.Stop()
-wait:
-	for range ms {
-		select {
-		case a := <-in:
-			if a.held {
-				break wait
+	var opened <-chan struct{} // the watch of the first peer that said no
+	var due <-chan time.Time
+	for over := false; ; {
+		news := s.newsOf()
+		var no, failed, unknown []*pool.Member
+		for _, m := range ms {
+			a := s.lastAnswer(m)
+			switch in, h := a.in(); {
+			case h:
+				held = append(held, m)
+			case in && a.err == nil:
+				no = append(no, m)
+			case in:
+				failed = append(failed, m)
+			default:
+				unknown = append(unknown, m)
 			}
+		}
+		if len(held) > 0 {
+			return held, nil
+		}
+		if opened == nil && len(no) > 0 {
+			var wait *time.Timer
+			opened, wait = s.watchReady(no[0].Addr())
+			defer wait.Stop()
+			due = wait.C
+		}
+		if len(unknown) == 0 || over {
+			return nil, slices.Concat(no, failed, unknown)
+		}
+		select {
+		case <-news:
+		case <-opened:
+			over = true
+		case <-due:
+			over = true
 		case <-bound.C:
-			break wait
+			over = true
 		case <-ctx.Done():
-			break wait
+			over = true
 		}
 	}
-	var out []*pool.Member
-	for i, m := range ms {
-		if answers[i].holds() {
-			out = append(out, m)
+}
+
+// heldNow returns the peers of ms whose last answer (see asking.last) is
+// in and says they hold the transaction.
+func (s *sending) heldNow(ms []*pool.Member) []*pool.Member {
+	var held []*pool.Member
+	for _, m := range ms {
+		if s.lastAnswer(m).holds() {
+			held = append(held, m)
 		}
 	}
-	return out
+	return held
+}
+
+// awaitAnswer waits until m's ask in flight, if there is one, is
+// answered or cut short (askWait after its getdata was written), or ctx
+// ends.
+func (s *sending) awaitAnswer(ctx context.Context, m *pool.Member) {
+	if a := s.lastAnswer(m); a != nil {
+		select {
+		case <-a.done:
+		case <-ctx.Done():
+		}
+	}
 }
 
 // asking is a send's questions to its peers whether they hold the
@@ -451,8 +522,13 @@ wait:
 // that answers slowly or never holds up no one but itself.
 type asking struct {
 	askMu sync.Mutex
-	// flying holds the ask in flight to each peer.
-	flying map[*pool.Member]*answer
+	// last holds each peer's last ask: in flight until its answer is
+	// in, then that answer, until the peer is asked again. It is the one
+	// record of the asks: what looks for a peer's answer reads it here.
+	last map[*pool.Member]*answer
+	// news is closed, and replaced, each time an answer comes in: what
+	// waits for an answer, any, waits on it (see newsOf).
+	news chan struct{}
 	// cut holds, by address, the error of each peer whose ask was cut
 	// short (its connection dropped for it): the cause of the failures
 	// that follow (see give).
@@ -480,12 +556,17 @@ func (e *CutShortError) Unwrap() []error { return []error{e.Cut, e.Err} }
 // bound, or failed, did not hold it: only a proof counts.
 type answer struct {
 	done chan struct{}
-	held bool // written before done is closed
+	held bool      // written before done is closed
+	at   time.Time // when it came in; written before done is closed
+	err  error     // why the ask failed, if it did; written before done is closed
 }
 
 // in reports whether a is in, and if so whether the peer held the
-// transaction.
+// transaction; a nil answer (the peer never asked) is not in.
 func (a *answer) in() (in, held bool) {
+	if a == nil {
+		return false, false
+	}
 	select {
 	case <-a.done:
 		return true, a.held
@@ -510,25 +591,44 @@ func (a *answer) holds() bool {
 func (s *sending) ask(m *pool.Member) *answer {
 	s.askMu.Lock()
 	defer s.askMu.Unlock()
-	if a, ok := s.flying[m]; ok {
-		return a
+	if a := s.last[m]; a != nil {
+		if in, _ := a.in(); !in {
+			return a
+		}
 	}
 	a := &answer{done: make(chan struct{})}
-	s.flying[m] = a
+	s.last[m] = a
 	s.asks.Add(1)
 	go func() {
 		defer s.asks.Done()
 		held, err := s.c.pool.Conn(m).HasTxWithin(s.askCtx, s.res.Txid, s.c.askWait())
 		s.askMu.Lock()
+		defer s.askMu.Unlock()
 		if te := (*peer.TimeoutError)(nil); errors.As(err, &te) {
 			s.cut[m.Addr()] = peerErr(m, "getdata tx", &peer.TimeoutError{What: "no answer whether it holds the transaction (the connection was dropped for it)", Within: te.Within})
 		}
-		delete(s.flying, m)
-		s.askMu.Unlock()
-		a.held = held
+		a.held, a.at, a.err = held, time.Now(), err
 		close(a.done)
+		close(s.news)
+		s.news = make(chan struct{})
 	}()
 	return a
+}
+
+// newsOf returns the channel closed when the next answer comes in: taken
+// before the answers are looked at, it misses none.
+func (s *asking) newsOf() <-chan struct{} {
+	s.askMu.Lock()
+	defer s.askMu.Unlock()
+	return s.news
+}
+
+// lastAnswer returns m's last ask (see asking.last), or nil if m was
+// never asked.
+func (s *asking) lastAnswer(m *pool.Member) *answer {
+	s.askMu.Lock()
+	defer s.askMu.Unlock()
+	return s.last[m]
 }
 
 // cutShort returns the error of m's ask cut short, or nil.
@@ -550,21 +650,42 @@ func (c *Client) askWait() time.Duration { return c.watchOpenWait() }
 // asked whether they hold it.
 const sendPoll = 250 * time.Millisecond
 
-// waitHeld asks the peers of ms whether they hold the transaction until
-// one does, or announced it, or the timeout passes.
+// waitHeld asks the peers of ms, not given the transaction, whether
+// they hold it, until one does, or announced it, or the timeout passes,
+// and returns those that do. Each is asked at once (or its ask in
+// flight joined: see ask), and again sendPoll after its answer came in;
+// an answer is looked at as soon as it comes, a watch every proofPoll.
+// A peer slow or silent holds up no other's questions: its ask is cut
+// short askWait after it was written, and until then it counts as not
+// holding the transaction.
 func (s *sending) waitHeld(ctx context.Context, ms []*pool.Member) []*pool.Member {
-	deadline := time.Now().Add(s.c.timeout())
-	for {
+	begun := time.Now()
+	deadline := time.NewTimer(s.c.timeout())
+	defer deadline.Stop()
+	tick := time.NewTicker(proofPoll)
+	defer tick.Stop()
+	for last := false; ; {
+		news := s.newsOf()
 		if held := s.announcing(ms); len(held) > 0 {
 			return held
 		}
-		if held := s.holding(ctx, ms); len(held) > 0 || time.Now().After(deadline) {
+		held := s.heldNow(ms)
+		if len(held) > 0 || last {
 			return held
 		}
+		for _, m := range ms {
+			a := s.lastAnswer(m)
+			if in, _ := a.in(); a == nil || in && (a.at.Before(begun) || time.Since(a.at) >= sendPoll) {
+				s.ask(m)
+			}
+		}
 		select {
+		case <-news:
+		case <-tick.C:
+		case <-deadline.C:
+			last = true
 		case <-ctx.Done():
 			return nil
-		case <-time.After(sendPoll):
 		}
 	}
 }
@@ -589,7 +710,6 @@ const proofPoll = 50 * time.Millisecond
 func (s *sending) watchProof(ctx context.Context, ms []*pool.Member, sent <-chan struct{}) {
 	tick := time.NewTicker(proofPoll)
 	defer tick.Stop()
-	asked := map[*pool.Member]*answer{}
 	for n := 1; ; n++ {
 		select {
 		case <-s.proven:
@@ -604,20 +724,15 @@ func (s *sending) watchProof(ctx context.Context, ms []*pool.Member, sent <-chan
 		ask := n%int(sendPoll/proofPoll) == 0 && s.silentTurn
 		s.mu.Unlock()
 		for _, m := range ms {
-			if a := asked[m]; a == nil && ask && !s.isOffered(m) {
-				asked[m] = s.ask(m)
+			if ask && !s.isOffered(m) {
+				s.ask(m) // the ask in flight, if there is one; else a new one
 			}
-			if s.heldUnoffered(m, asked[m]) {
+			if s.heldUnoffered(m) {
 				s.mu.Lock()
 				s.provedBy = m
 				s.mu.Unlock()
 				s.prove()
 				return
-			}
-			if a := asked[m]; a != nil {
-				if in, _ := a.in(); in {
-					delete(asked, m) // asked again at the next tick that asks
-				}
 			}
 		}
 	}
@@ -631,10 +746,10 @@ func (s *sending) isOffered(m *pool.Member) bool {
 }
 
 // heldUnoffered reports whether m, whose turn has not begun, holds the
-// transaction: its watch holds a checked announcement, or a, its answer
-// to an ask (nil if none), is in and says so. What it holds is looked at
+// transaction: its watch holds a checked announcement, or its last ask
+// (see asking.last) is in and says so. What it holds is looked at
 // before whether its turn began: held before, it was not given it.
-func (s *sending) heldUnoffered(m *pool.Member, a *answer) bool {
+func (s *sending) heldUnoffered(m *pool.Member) bool {
 	if s.isOffered(m) {
 		return false
 	}
@@ -643,8 +758,8 @@ func (s *sending) heldUnoffered(m *pool.Member, a *answer) bool {
 		sighting, _ := w.Result()
 		held = sighting != nil
 	}
-	if !held && a != nil {
-		held = a.holds()
+	if !held {
+		held = s.lastAnswer(m).holds()
 	}
 	return held && !s.isOffered(m)
 }
@@ -945,16 +1060,27 @@ func (s *watching) watch(addr string) *peer.TxWatch {
 // bound (watchOpenWait after the send began) passed, and returns it, or
 // nil.
 func (s *watching) watchFor(ctx context.Context, addr string) *peer.TxWatch {
-	if opened, ok := s.opening[addr]; ok {
-		wait := time.NewTimer(time.Until(s.due))
-		defer wait.Stop()
-		select {
-		case <-opened:
-		case <-wait.C:
-		case <-ctx.Done():
-		}
+	opened, wait := s.watchReady(addr)
+	defer wait.Stop()
+	select {
+	case <-opened:
+	case <-wait.C:
+	case <-ctx.Done():
 	}
 	return s.watch(addr)
+}
+
+// watchReady returns what watchFor waits on for addr: a channel closed
+// once addr's watch opened or failed (closed already if none is
+// opening), and a timer that fires when the wait's bound passes; the
+// caller stops it.
+func (s *watching) watchReady(addr string) (<-chan struct{}, *time.Timer) {
+	opened, ok := s.opening[addr]
+	if !ok {
+		opened = make(chan struct{})
+		close(opened)
+	}
+	return opened, time.NewTimer(time.Until(s.due))
 }
 
 // closeWatches closes the announcement connections, those still opening
