@@ -143,8 +143,7 @@ func (p *sizePrior) public() SizePrior {
 
 // weight is the density of y for a part of at least from candidates.
 func (p *sizePrior) weight(from float64) yWeight {
-	y0 := math.Log1p(from)
-	mass := (math.Erf((p.span-p.mu)/(p.sigma*math.Sqrt2)) - math.Erf((y0-p.mu)/(p.sigma*math.Sqrt2))) / 2
+	mass := p.normalMass(math.Log1p(from), p.span)
 	return yWeight{mu: p.mu, sigma: p.sigma, offset: -math.Log(p.sigma*math.Sqrt(2*math.Pi)) - math.Log(math.Max(mass, 1e-300))}
 }
 
@@ -224,8 +223,9 @@ func (p *sizePrior) sized(k, base, from float64) (logL, m1, m2 float64) {
 	return top + math.Log(sum), m1 / sum, m2 / sum
 }
 
-// normalMass is the mass of the normal law of y (uncut) on [a, b], b
-// cut to span.
+// normalMass is the mass of the normal law of y (uncut) on [a, b], both
+// cut to span: the one computation of the size prior's mass, which
+// weight, sized and massAbove share.
 func (p *sizePrior) normalMass(a, b float64) float64 {
 	cdf := func(y float64) float64 { return math.Erf((math.Min(y, p.span) - p.mu) / (p.sigma * math.Sqrt2)) }
 	return math.Max((cdf(b)-cdf(a))/2, 0)
@@ -477,8 +477,7 @@ func (p *sizePrior) payeeTerms(shared, lambda, variance, only, chance, beyond fl
 // massAbove is the share of the size prior's nonempty wallets whose log
 // size ln(1+N) lies above y.
 func (p *sizePrior) massAbove(y float64) float64 {
-	cdf := func(x float64) float64 { return math.Erfc(-(x-p.mu)/(p.sigma*math.Sqrt2)) / 2 }
-	return math.Max(cdf(p.span)-cdf(math.Min(y, p.span)), 0) / math.Max(cdf(p.span)-cdf(0), 1e-300)
+	return p.normalMass(y, p.span) / math.Max(p.normalMass(0, p.span), 1e-300)
 }
 
 // weigh weighs the candidates that every one of members matches, shared
