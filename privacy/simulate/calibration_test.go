@@ -333,16 +333,20 @@ func linkHolding(s *simulate.Score) string {
 // the report warns of what linking cannot tell (linkWarned) or the
 // shortfall is stated (linkIntervalShortfalls); the block-download attack's groups
 // given P >= 0.95 over all regimes are not measurably below 95% right;
-// and the clustered chain is warned of. Links are held to the issue's
-// stricter targets too, pooled over further captures of linking alone
-// until enough pairs are given P >= 0.95 (checkPooledLinks): no wrong
-// link given P > 0.99 in any of them, a Wilson lower bound of at least
-// 0.93 for those given P >= 0.95, and no bin over-confident, unless the
-// shortfall is stated (linkPooledShortfalls). The other
-// kinds' stricter targets (Wilson lower bound >= 0.93, every bin right as
-// often as it says, coverage within 3 points) are logged as NOT MET where
-// they are not: on captures of this size most kinds have too few claims
-// for 0.93.
+// and the clustered chain is warned of. Links, candidates and the
+// block-download attack's scripts and groups are held to the issue's
+// stricter targets too, each pooled over further captures of its regime
+// until its claims given P >= 0.95 meet the target or fall measurably
+// short of it, or a bound of captures is reached (checkPooled): a Wilson
+// lower bound of at least 0.93 for those
+// given P >= 0.95 (a kind that gives none falls short: untested is not
+// met), no bin over-confident, and no wrong link given P > 0.99 in any
+// capture, unless the shortfall is stated (linkPooledShortfalls,
+// pooledShortfalls); each regime's table is followed by a line of its
+// pooled figures. The stricter targets on the one capture (Wilson lower
+// bound >= 0.93, every bin right as often as it says, coverage within 3
+// points) are logged as NOT MET where they are not: on one capture of
+// this size most kinds have too few claims for 0.93.
 func TestCalibrationRegimes(t *testing.T) {
 	regimes := simulate.Regimes()
 	results := make([]regimeResult, len(regimes))
@@ -356,7 +360,9 @@ func TestCalibrationRegimes(t *testing.T) {
 				t.Parallel()
 				run := runRegime(t, r, calibrationSeed+uint64(i))
 				results[i] = checkRegime(t, r, &run)
-				results[i].short = append(results[i].short, checkPooledLinks(t, r, uint64(i), &run)...)
+				short, line := checkPooled(t, &regimePool{t: t, r: r, i: uint64(i)}, &run)
+				results[i].short = append(results[i].short, short...)
+				results[i].table += line
 			})
 		}
 	})
@@ -376,9 +382,14 @@ func TestCalibrationRegimes(t *testing.T) {
 			t.Errorf("%s: no longer below 95%% right given P >= 0.95: take it out of unwarnedShortfalls and privacy/README.md's targets not met", key)
 		}
 	}
-	for key := range linkPooledShortfalls {
-		if !short[key] {
-			t.Errorf("%s: now met over the pooled captures: take it out of linkPooledShortfalls and privacy/README.md's targets not met", key)
+	for _, stated := range []struct {
+		name string
+		keys map[string]bool
+	}{{"linkPooledShortfalls", linkPooledShortfalls}, {"pooledShortfalls", pooledShortfalls}} {
+		for key := range stated.keys {
+			if !short[key] {
+				t.Errorf("%s: now met over the pooled captures: take it out of %s and privacy/README.md's targets not met", key, stated.name)
+			}
 		}
 	}
 	for r := range linkIntervalShortfalls {
@@ -480,19 +491,111 @@ func linkSeeds(t *testing.T) []uint64 {
 	return out
 }
 
-// linkTally gathers linking's pairs over captures: the links (pairs
-// linked) and those right, those given P >= 0.95 and those right, those
-// given P > 0.99 that are wrong, and every pair in its bin of
-// probability.
-type linkTally struct {
-	pairs, linked, linkedRight int
-	confident, confidentRight  int
-	wrongSure                  int
-	bins                       [5]struct {
+// claimTally gathers claims over captures: those given P >= 0.95 and
+// those right, and every claim in its bin of probability (linkBinEdges,
+// the bins of simulate's calibration).
+type claimTally struct {
+	confident, confidentRight int
+	bins                      [5]struct {
 		n, right int
 		sumP     float64
 	}
-	hold, holdN int
+}
+
+// addClaim counts one claim of probability p.
+func (c *claimTally) addClaim(p float64, right bool) {
+	if p >= simulate.ConfidentP {
+		c.confident++
+		if right {
+			c.confidentRight++
+		}
+	}
+	edges := linkBinEdges[1 : len(linkBinEdges)-1]
+	i := 0
+	for i < len(edges) && p >= edges[i] {
+		i++
+	}
+	c.bins[i].n++
+	c.bins[i].sumP += p
+	if right {
+		c.bins[i].right++
+	}
+}
+
+// addScore counts the claims of a score's calibration (none for nil),
+// whose bins must be the tally's.
+func (c *claimTally) addScore(s *simulate.ClaimScore) {
+	if s == nil {
+		return
+	}
+	for i, b := range s.Calibration {
+		if i >= len(c.bins) || b.PLow != linkBinEdges[i] || b.PHigh != linkBinEdges[i+1] {
+			panic(fmt.Sprintf("claimTally: calibration bin %d is [%g, %g), not the tally's", i, b.PLow, b.PHigh))
+		}
+	}
+	c.confident += s.Confident.Count
+	c.confidentRight += s.Confident.Right
+	for i, b := range s.Calibration {
+		c.bins[i].n += b.Count
+		c.bins[i].right += b.Right
+		if b.MeanProbability != nil {
+			c.bins[i].sumP += *b.MeanProbability * float64(b.Count)
+		}
+	}
+}
+
+// merge adds o's counts.
+func (c *claimTally) merge(o *claimTally) {
+	c.confident += o.confident
+	c.confidentRight += o.confidentRight
+	for i := range c.bins {
+		c.bins[i].n += o.bins[i].n
+		c.bins[i].right += o.bins[i].right
+		c.bins[i].sumP += o.bins[i].sumP
+	}
+}
+
+// The verdicts of a kind's claims given P >= 0.95 on the stricter
+// target (claimTally.verdict).
+const (
+	verdictMet       = "met"        // the lower end of their Wilson interval reaches simulate.TargetWilsonLow
+	verdictUndecided = "undecided"  // too few to tell: it does not, and the upper end reaches 95%
+	verdictBelow     = "below 95%"  // measurably below 95% right: the upper end does not reach it
+	verdictNone      = "none given" // no claim given P >= 0.95
+)
+
+// verdict is the verdict of the tally's claims given P >= 0.95.
+func (c *claimTally) verdict() string {
+	lo, hi := simulate.Wilson(c.confidentRight, c.confident)
+	switch {
+	case c.confident == 0:
+		return verdictNone
+	case lo >= simulate.TargetWilsonLow:
+		return verdictMet
+	case hi >= simulate.TargetRight:
+		return verdictUndecided
+	}
+	return verdictBelow
+}
+
+// confidentFigure is the claims given P >= 0.95 as a pooled line gives
+// them: "X of Y, Wilson low W", or "none given P ≥ 0.95".
+func (c *claimTally) confidentFigure() string {
+	if c.confident == 0 {
+		return "none given P ≥ 0.95"
+	}
+	lo, _ := simulate.Wilson(c.confidentRight, c.confident)
+	return fmt.Sprintf("%d of %d, Wilson low %.3f", c.confidentRight, c.confident, lo)
+}
+
+// linkTally gathers linking's pairs over captures: the links (pairs
+// linked) and those right, those given P > 0.99 that are wrong, and
+// every pair as a claim (claimTally).
+type linkTally struct {
+	claimTally
+	pairs, linked, linkedRight int
+	wrongSure                  int
+	hold, holdN                int
 }
 
 // add counts one pair.
@@ -504,42 +607,21 @@ func (l *linkTally) add(p float64, linked, right bool) {
 			l.linkedRight++
 		}
 	}
-	if p >= simulate.ConfidentP {
-		l.confident++
-		if right {
-			l.confidentRight++
-		}
-	}
 	if p > simulate.SureLinkP && !right {
 		l.wrongSure++
 	}
-	edges := linkBinEdges[1 : len(linkBinEdges)-1]
-	i := 0
-	for i < len(edges) && p >= edges[i] {
-		i++
-	}
-	l.bins[i].n++
-	l.bins[i].sumP += p
-	if right {
-		l.bins[i].right++
-	}
+	l.addClaim(p, right)
 }
 
 // merge adds o's counts.
 func (l *linkTally) merge(o *linkTally) {
+	l.claimTally.merge(&o.claimTally)
 	l.pairs += o.pairs
 	l.linked += o.linked
 	l.linkedRight += o.linkedRight
-	l.confident += o.confident
-	l.confidentRight += o.confidentRight
 	l.wrongSure += o.wrongSure
 	l.hold += o.hold
 	l.holdN += o.holdN
-	for i := range l.bins {
-		l.bins[i].n += o.bins[i].n
-		l.bins[i].right += o.bins[i].right
-		l.bins[i].sumP += o.bins[i].sumP
-	}
 }
 
 // String is the tally as one line: pairs, precision of the links, those
@@ -554,14 +636,7 @@ func (l *linkTally) String() string {
 		lo, hi := simulate.Wilson(l.confidentRight, l.confident)
 		fmt.Fprintf(&b, " P>=0.95: %d/%d=%.3f [%.3f, %.3f]", l.confidentRight, l.confident, float64(l.confidentRight)/float64(l.confident), lo, hi)
 	}
-	fmt.Fprintf(&b, " wrong P>0.99: %d", l.wrongSure)
-	for _, bin := range l.binScores() {
-		mark := " "
-		if bin.over || bin.under {
-			mark = "!"
-		}
-		fmt.Fprintf(&b, " | %s %.3f/%.3f [%.2f,%.2f] n=%d%s", bin.name, bin.said, bin.right, bin.lo, bin.hi, bin.n, mark)
-	}
+	fmt.Fprintf(&b, " wrong P>0.99: %d%s", l.wrongSure, l.binsFigure())
 	if l.holdN > 0 {
 		fmt.Fprintf(&b, " | holding %d/%d=%.3f", l.hold, l.holdN, float64(l.hold)/float64(l.holdN))
 	}
@@ -630,7 +705,7 @@ func TestLinkCalibrationSweep(t *testing.T) {
 				tally.hold += iv.HoldingCount
 				tally.holdN += iv.IntervalCount
 			}
-			for p, right := range labelledPairs(sc, rep.Links) {
+			for p, right := range labelledPairs(sc.Labels, rep.Links) {
 				tally.add(p.Probability, p.Linked, right)
 				evidence.add(p, l, right)
 				a, b := rep.Clients[p.SessionLink.A].Report, rep.Clients[p.SessionLink.B].Report
@@ -709,9 +784,9 @@ func (e *sharingEvidence) String() string {
 
 // labelledPairs yields every pair of a link report with whether its
 // sessions share a wallet, by the labels.
-func labelledPairs(sc *simulate.Scenario, links *attack.LinkReport) iter.Seq2[attack.LinkPair, bool] {
+func labelledPairs(labels *simulate.Labels, links *attack.LinkReport) iter.Seq2[attack.LinkPair, bool] {
 	wallets := map[string][]string{}
-	for _, ls := range sc.Labels.Sessions {
+	for _, ls := range labels.Sessions {
 		wallets[ls.ID] = append([]string{ls.Wallet}, ls.Wallets...)
 	}
 	return func(yield func(attack.LinkPair, bool) bool) {
@@ -725,21 +800,30 @@ func labelledPairs(sc *simulate.Scenario, links *attack.LinkReport) iter.Seq2[at
 	}
 }
 
-// minLinkConfident is the number of links given P >= 0.95 a regime's
-// pooled score rests on: fewer, even all right, leave the lower end of
-// their Wilson interval below simulate.TargetWilsonLow (0.93 wants 52
-// right of 52). maxLinkCaptures bounds the captures pooled to reach it:
-// in the payments regime, where most sessions of one wallet are given
-// less than 0.95, four captures give 51.
+// minPooledConfident is the least number of claims given P >= 0.95 a
+// regime's pooled score of a kind rests on: fewer, even all right, leave
+// the lower end of their Wilson interval below simulate.TargetWilsonLow
+// (0.93 wants 52 right of 52). Past it, captures are pooled while the
+// claims leave the target undecided (undecided). maxLinkCaptures bounds
+// the captures pooled for links (of linking alone) and candidates (as
+// the regime's own): in the payments regime, where most sessions of one
+// wallet are given less than 0.95, four captures give 51 links.
+// maxFetchCaptures bounds the captures pooled for the block-download
+// attack's scripts and groups: each simulates a chain (some 2 s of a
+// core), and most regimes give 3 to 20 scripts P >= 0.95 a capture:
+// eight captures (206 s of CPU for the test against 148 s at four)
+// decided the groups of five regimes more (met) and the scripts of none.
 const (
-	minLinkConfident = 52
-	maxLinkCaptures  = 8
+	minPooledConfident = 52
+	maxLinkCaptures    = 8
+	maxFetchCaptures   = 4
 )
 
 // linkPooledShortfalls are the targets of the pooled links (see
 // checkPooledLinks) not met on the calibration seeds, each a regime and
-// what falls short ("links: P >= 0.95" for the lower end of the Wilson
-// interval, "links: [lo, hi)" for a bin whose probabilities say more than
+// what falls short ("links: P >= 0.95 undecided" or "links: P >= 0.95"
+// for the lower end of the Wilson interval, as pooledShortfalls has
+// them, "links: [lo, hi)" for a bin whose probabilities say more than
 // its pairs are right), stated in privacy/README.md, "Scores of the
 // attacks", as targets not met. A shortfall elsewhere fails the test, as
 // does one here that no longer falls short. None is stated: in the
@@ -750,58 +834,309 @@ const (
 // pooled (maxLinkCaptures).
 var linkPooledShortfalls = map[string]bool{}
 
-// checkPooledLinks pools the links of a regime's run with those of
-// captures of linking alone from further seeds (calibrationSeed + 100k +
-// i), until minLinkConfident pairs are given P >= 0.95 or
-// maxLinkCaptures captures are pooled, and holds them to the issue's
-// targets: no pair of two wallets given P > 0.99 in any of the captures
-// (the regime's own capture is held to it by checkRegime too), the
-// lower end of the Wilson interval of those given P >= 0.95 at least
-// simulate.TargetWilsonLow, and no bin whose mean probability
-// lies above its Wilson interval and more than simulate.TargetBinSlack
-// above the share right (a bin below, under-confident, is logged). It
-// returns the keys of the shortfalls (see linkPooledShortfalls).
-func checkPooledLinks(t *testing.T, r simulate.Regime, i uint64, run *regimeRun) []string {
+// regimePool makes a regime's further captures, each once, for every
+// kind of claim pooled over them (checkPooled): capture k >= 1 is
+// simulated from seed calibrationSeed + 100k + i, i the regime's index,
+// as a capture of linking alone (linkScenario) for the links, and as the
+// regime's own is (regimeScenario) for the candidates and the
+// block-download attack's scripts and groups, each attack run on it once
+// asked.
+type regimePool struct {
+	t     *testing.T
+	r     simulate.Regime
+	i     uint64
+	links []*linkCapture
+	full  []*fullCapture
+}
+
+// linkCapture is one further capture of linking alone: its labels and
+// its report's links.
+type linkCapture struct {
+	labels *simulate.Labels
+	links  *attack.LinkReport
+}
+
+// fullCapture is one further capture simulated as the regime's own (nil
+// once released), and the attacks' scores of it, nil until asked.
+type fullCapture struct {
+	sc               *simulate.Scenario
+	analyze, fetches *simulate.Score
+}
+
+// seed is the seed of the regime's further capture k.
+func (p *regimePool) seed(k int) uint64 { return calibrationSeed + 100*uint64(k) + p.i }
+
+// link is further capture k (from 1) of linking alone.
+func (p *regimePool) link(k int) *linkCapture {
+	for len(p.links) < k {
+		sc := linkScenario(p.t, p.r, p.seed(len(p.links)+1))
+		rep, _ := analyzeLinks(p.t, sc)
+		p.links = append(p.links, &linkCapture{labels: sc.Labels, links: rep.Links})
+	}
+	return p.links[k-1]
+}
+
+// capture is further capture k (from 1) simulated as the regime's own.
+func (p *regimePool) capture(k int) *fullCapture {
+	for len(p.full) < k {
+		p.full = append(p.full, &fullCapture{sc: regimeScenario(p.t, p.r, p.seed(len(p.full)+1))})
+	}
+	return p.full[k-1]
+}
+
+// analyze is analyze's score of further capture k (from 1).
+func (p *regimePool) analyze(k int) *simulate.Score {
+	c := p.capture(k)
+	if c.analyze == nil {
+		_, doc := analyzeLinks(p.t, c.sc)
+		s, err := simulate.Evaluate(c.sc.Labels, doc, simulate.EvalOptions{})
+		if err != nil {
+			p.t.Fatal(err)
+		}
+		c.analyze = s
+		p.release(k)
+	}
+	return c.analyze
+}
+
+// release lets go of further capture k's simulation once no score of it
+// is left to compute: the analyze's and, within maxFetchCaptures, the
+// block-download attack's.
+func (p *regimePool) release(k int) {
+	if c := p.full[k-1]; c.analyze != nil && (c.fetches != nil || k > maxFetchCaptures) {
+		c.sc = nil
+	}
+}
+
+// fetch is the block-download attack's score of further capture k (from
+// 1).
+func (p *regimePool) fetch(k int) *simulate.Score {
+	c := p.capture(k)
+	if c.fetches == nil {
+		var index, fcapt bytes.Buffer
+		if err := c.sc.WriteIndex(&index); err != nil {
+			p.t.Fatal(err)
+		}
+		if err := c.sc.WriteFetchCapture(&fcapt); err != nil {
+			p.t.Fatal(err)
+		}
+		c.fetches, _ = attackFetches(p.t, c.sc, &fcapt, &index, attack.FetchOptions{})
+		p.release(k)
+	}
+	return c.fetches
+}
+
+// pooledKind is a kind of claim besides links pooled over a regime's
+// captures: its name (as claimKinds has it), its name in a pooled line,
+// its score in a run's and in a further capture's, and the bound of the
+// captures pooled.
+type pooledKind struct {
+	name, short string
+	inRun       func(*regimeRun) *simulate.ClaimScore
+	further     func(p *regimePool, k int) *simulate.ClaimScore
+	maxCaptures int
+}
+
+var pooledKinds = []pooledKind{
+	{name: "analyze: candidates", short: "candidates", maxCaptures: maxLinkCaptures,
+		inRun:   func(r *regimeRun) *simulate.ClaimScore { return r.analyze.Candidates },
+		further: func(p *regimePool, k int) *simulate.ClaimScore { return p.analyze(k).Candidates }},
+	{name: "fetches: scripts", short: "fetch scripts", maxCaptures: maxFetchCaptures,
+		inRun:   func(r *regimeRun) *simulate.ClaimScore { return r.fetches.Candidates },
+		further: func(p *regimePool, k int) *simulate.ClaimScore { return p.fetch(k).Candidates }},
+	{name: "fetches: groups", short: "fetch groups", maxCaptures: maxFetchCaptures,
+		inRun:   func(r *regimeRun) *simulate.ClaimScore { return r.fetches.CandidateGroups },
+		further: func(p *regimePool, k int) *simulate.ClaimScore { return p.fetch(k).CandidateGroups }},
+}
+
+// pooledShortfalls are the targets of the pooled candidates and
+// block-download scripts and groups (see checkPooled) not met on the
+// calibration seeds, each a regime, a kind and what falls short: "P >=
+// 0.95 undecided" where the claims given P >= 0.95 leave the lower end of
+// their Wilson interval below 0.93 but its upper end at 95% or more (too
+// few to tell), "P >= 0.95" where they are measurably below 95% right,
+// "none given P >= 0.95" where the kind makes no such claim in any
+// capture pooled, "[lo, hi)" for an over-confident bin. A shortfall
+// elsewhere fails the test, as does one here that no longer falls short.
+// None of the claims given P >= 0.95 is measurably below 95% right; the
+// scripts and groups of every regime but mixed are undecided within
+// maxFetchCaptures (all right or one to four wrong of 6 to 96), and
+// candidates are met everywhere.
+var pooledShortfalls = map[string]bool{
+	// Candidates given P in [0.5, 0.8) right less often than said: standard
+	// 0.609 at 0.687 (n = 1493, one capture), heavy-tail 0.576 at 0.643
+	// (n = 1468, four captures); mixed's given P > 0.99, 31 of 33 right at
+	// 0.993 said (Wilson 0.804 to 0.983, two captures).
+	"standard analyze: candidates: [0.5, 0.8)":   true,
+	"heavy-tail analyze: candidates: [0.5, 0.8)": true,
+	"mixed analyze: candidates: [0.99, 1]":       true,
+	// Scripts given P >= 0.95 over four captures, too few to tell: standard
+	// 29 of 29, clustered 17 of 17, shared-client 28 of 29, shrink 12 of 12,
+	// lookahead 13 of 13, heavy-tail 6 of 6, change 42 of 45, reuse 38 of
+	// 40, payments 66 of 69.
+	"standard fetches: scripts: P >= 0.95 undecided":      true,
+	"clustered fetches: scripts: P >= 0.95 undecided":     true,
+	"shared-client fetches: scripts: P >= 0.95 undecided": true,
+	"shrink fetches: scripts: P >= 0.95 undecided":        true,
+	"lookahead fetches: scripts: P >= 0.95 undecided":     true,
+	"heavy-tail fetches: scripts: P >= 0.95 undecided":    true,
+	"change fetches: scripts: P >= 0.95 undecided":        true,
+	"reuse fetches: scripts: P >= 0.95 undecided":         true,
+	"payments fetches: scripts: P >= 0.95 undecided":      true,
+	// Mixed's scripts given P in [0.5, 0.8): 0.466 right at 0.526 said (n
+	// = 307, two captures).
+	"mixed fetches: scripts: [0.5, 0.8)": true,
+	// Groups given P >= 0.95 over four captures, too few to tell: standard
+	// 34 of 34, clustered 17 of 17, shared-client 40 of 41, shrink 22 of 22,
+	// lookahead 35 of 35, heavy-tail 13 of 13, change 51 of 53, reuse 68 of
+	// 70, payments 92 of 96.
+	"standard fetches: groups: P >= 0.95 undecided":      true,
+	"clustered fetches: groups: P >= 0.95 undecided":     true,
+	"shared-client fetches: groups: P >= 0.95 undecided": true,
+	"shrink fetches: groups: P >= 0.95 undecided":        true,
+	"lookahead fetches: groups: P >= 0.95 undecided":     true,
+	"heavy-tail fetches: groups: P >= 0.95 undecided":    true,
+	"change fetches: groups: P >= 0.95 undecided":        true,
+	"reuse fetches: groups: P >= 0.95 undecided":         true,
+	"payments fetches: groups: P >= 0.95 undecided":      true,
+	// Groups' over-confident bins: heavy-tail's in [0.5, 0.8), 0.148 right
+	// at 0.556 said (n = 27); change's in [0.8, 0.95), its one group (0.938)
+	// wrong; reuse's there, 0.636 right at 0.915 (n = 11); four captures
+	// each.
+	"heavy-tail fetches: groups: [0.5, 0.8)": true,
+	"change fetches: groups: [0.8, 0.95)":    true,
+	"reuse fetches: groups: [0.8, 0.95)":     true,
+}
+
+// undecided reports whether the claims given P >= 0.95 of a tally are
+// too few to tell whether they meet the stricter target: fewer than
+// minPooledConfident, or the lower end of their Wilson interval below
+// simulate.TargetWilsonLow while its upper end reaches 95%. With one
+// wrong claim, 52 are not enough (51 of 52 right: 0.899 to 0.997); the
+// pooling goes on until the claims meet the target, or fall measurably
+// below 95% right, or the bound of captures is reached.
+func (c *claimTally) undecided() bool {
+	return c.confident < minPooledConfident || c.verdict() == verdictUndecided
+}
+
+// checkPooled pools each kind of claim of a regime's run with those of
+// its further captures (pool), while they leave the target undecided
+// (undecided) and the kind's bound of captures is not reached, and holds
+// each to the stricter targets (holdPooled): links with linkPooledShortfalls
+// (checkPooledLinks), the others with pooledShortfalls. It returns the
+// keys of the shortfalls and the pooled figures as one line under the
+// regime's table.
+func checkPooled(t *testing.T, pool *regimePool, run *regimeRun) (short []string, line string) {
+	short, links := checkPooledLinks(t, pool, run)
+	figures := []string{links}
+	for _, k := range pooledKinds {
+		var tally claimTally
+		tally.addScore(k.inRun(run))
+		captures := 1
+		for ; tally.undecided() && captures < k.maxCaptures; captures++ {
+			tally.addScore(k.further(pool, captures))
+		}
+		name := string(pool.r) + " " + k.name
+		t.Logf("%s over %d captures: %s (%s)%s", name, captures, tally.confidentFigure(), tally.verdict(), tally.binsFigure())
+		short = append(short, holdPooled(t, name, &tally, captures, pooledShortfalls)...)
+		figures = append(figures, fmt.Sprintf("%s %s over %s (%s)", k.short, tally.confidentFigure(), plural(captures, "capture"), tally.verdict()))
+	}
+	return short, "\nPooled, P ≥ 0.95: " + strings.Join(figures, "; ") + ".\n"
+}
+
+// plural is n and what it counts, with an s unless n is 1.
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// checkPooledLinks pools the links of a regime's run with those of its
+// further captures of linking alone (pool), while they leave the target
+// undecided (undecided) and fewer than maxLinkCaptures are pooled, and
+// holds them to the issue's targets: no pair of two wallets given P >
+// 0.99 in any of the captures (the regime's own capture is held to it by
+// checkRegime too), and those of holdPooled. It returns the keys of the
+// shortfalls (see linkPooledShortfalls) and the pooled figure.
+func checkPooledLinks(t *testing.T, pool *regimePool, run *regimeRun) ([]string, string) {
 	var tally linkTally
-	for p, right := range labelledPairs(run.sc, run.links) {
+	for p, right := range labelledPairs(run.sc.Labels, run.links) {
 		tally.add(p.Probability, p.Linked, right)
 	}
 	captures := 1
-	for k := uint64(1); tally.confident < minLinkConfident && captures < maxLinkCaptures; k++ {
-		sc := linkScenario(t, r, calibrationSeed+100*k+i)
-		rep, _ := analyzeLinks(t, sc)
-		for p, right := range labelledPairs(sc, rep.Links) {
+	for ; tally.undecided() && captures < maxLinkCaptures; captures++ {
+		c := pool.link(captures)
+		for p, right := range labelledPairs(c.labels, c.links) {
 			tally.add(p.Probability, p.Linked, right)
 		}
-		captures++
 	}
+	r := pool.r
 	t.Logf("%s: links over %d captures: %v", r, captures, &tally)
-	var short []string
-	fail := func(key, format string, args ...any) {
-		short = append(short, key)
-		if !linkPooledShortfalls[key] {
-			t.Errorf(key+": "+format, args...)
-		}
-	}
 	if tally.wrongSure > 0 {
 		t.Errorf("%s links: %d pairs of two wallets given P > 0.99 over %d captures", r, tally.wrongSure, captures)
 	}
-	if lo, _ := simulate.Wilson(tally.confidentRight, tally.confident); tally.confident == 0 || lo < simulate.TargetWilsonLow {
-		fail(string(r)+" links: P >= 0.95", "%d of %d right over %d captures, Wilson lower bound %.3f (want >= %g)",
-			tally.confidentRight, tally.confident, captures, lo, simulate.TargetWilsonLow)
+	short := holdPooled(t, string(r)+" links", &tally.claimTally, captures, linkPooledShortfalls)
+	return short, fmt.Sprintf("links %s over %s (%s)", tally.confidentFigure(), plural(captures, "capture"), tally.verdict())
+}
+
+// holdPooled holds a kind's claims pooled over captures (its key's
+// start: the regime and the kind) to the issue's stricter targets: the
+// lower end of the Wilson interval of those given P >= 0.95 at least
+// simulate.TargetWilsonLow (short of it, "P >= 0.95 undecided" where the
+// upper end reaches 95%, "P >= 0.95" where it does not; a kind with no
+// claim given P >= 0.95 falls short too, as "none given P >= 0.95": it is
+// not met, only untested), and no bin whose mean probability lies above
+// its Wilson interval and more than simulate.TargetBinSlack above the
+// share right (a bin below, under-confident, is logged). A shortfall not
+// in stated fails the test. It returns the keys of the shortfalls.
+func holdPooled(t *testing.T, kind string, c *claimTally, captures int, stated map[string]bool) []string {
+	var short []string
+	fail := func(key, format string, args ...any) {
+		short = append(short, key)
+		if stated[key] {
+			t.Logf(key+": "+format+" (a stated target not met)", args...)
+		} else {
+			t.Errorf(key+": "+format, args...)
+		}
 	}
-	for _, b := range tally.binScores() {
+	lo, hi := simulate.Wilson(c.confidentRight, c.confident)
+	switch c.verdict() {
+	case verdictNone:
+		fail(kind+": none given P >= 0.95", "no claim given P >= 0.95 over %d captures", captures)
+	case verdictUndecided:
+		fail(kind+": P >= 0.95 undecided", "%d of %d right over %d captures, Wilson interval [%.4f, %.4f]: too few to tell whether the lower bound reaches %g",
+			c.confidentRight, c.confident, captures, lo, hi, simulate.TargetWilsonLow)
+	case verdictBelow:
+		fail(kind+": P >= 0.95", "%d of %d right over %d captures, Wilson interval [%.4f, %.4f]: measurably below 95%% right",
+			c.confidentRight, c.confident, captures, lo, hi)
+	}
+	for _, b := range c.binScores() {
 		switch {
 		case b.over:
-			fail(fmt.Sprintf("%s links: %s", r, b.name), "said %.3f, right %.3f [%.3f, %.3f] of %d: over-confident", b.said, b.right, b.lo, b.hi, b.n)
+			fail(kind+": "+b.name, "said %.3f, right %.3f [%.3f, %.3f] of %d: over-confident", b.said, b.right, b.lo, b.hi, b.n)
 		case b.under:
-			t.Logf("%s links: %s: said %.3f, right %.3f [%.3f, %.3f] of %d: under-confident (a target not met)", r, b.name, b.said, b.right, b.lo, b.hi, b.n)
+			t.Logf("%s: %s: said %.3f, right %.3f [%.3f, %.3f] of %d: under-confident (a target not met)", kind, b.name, b.said, b.right, b.lo, b.hi, b.n)
 		}
 	}
 	return short
 }
 
-// binScore is a bin of a linkTally: its name, the mean probability said
+// binsFigure is the tally's bins as a line's end: each said against
+// observed with its Wilson interval and count (! where off its diagonal).
+func (c *claimTally) binsFigure() string {
+	var b strings.Builder
+	for _, bin := range c.binScores() {
+		mark := " "
+		if bin.over || bin.under {
+			mark = "!"
+		}
+		fmt.Fprintf(&b, " | %s %.3f/%.3f [%.2f,%.2f] n=%d%s", bin.name, bin.said, bin.right, bin.lo, bin.hi, bin.n, mark)
+	}
+	return b.String()
+}
+
+// binScore is a bin of a claimTally: its name, the mean probability said
 // and the share right with its Wilson interval, and whether the said lies
 // above (over) or below (under) that interval and more than
 // simulate.TargetBinSlack from the share right.
@@ -812,11 +1147,11 @@ type binScore struct {
 	over, under         bool
 }
 
-// linkBinEdges are the edges of a linkTally's bins.
+// linkBinEdges are the edges of a claimTally's bins.
 var linkBinEdges = []float64{0, 0.5, 0.8, 0.95, 0.99, 1}
 
-// binScores scores the tally's bins that hold a pair.
-func (l *linkTally) binScores() []binScore {
+// binScores scores the tally's bins that hold a claim.
+func (l *claimTally) binScores() []binScore {
 	var out []binScore
 	for i, bin := range l.bins {
 		if bin.n == 0 {
@@ -891,5 +1226,42 @@ func TestSharingEvidenceUnits(t *testing.T) {
 	want := map[int][2]int{2: {1, 1}, sharingEvidenceHigh: {1, 0}, sharingEvidenceLow: {0, 1}}
 	if !reflect.DeepEqual(e.bins, want) {
 		t.Errorf("units %v, want %v", e.bins, want)
+	}
+}
+
+// TestHoldPooled checks the shortfalls holdPooled finds and when pooling
+// goes on (undecided): no claim given P >= 0.95 is a shortfall (untested,
+// not met), 51 right of 51 one too, undecided (Wilson lower bound 0.930
+// wants 52), 52 of 52 none; 55 of 60 (0.819 to 0.964) is undecided, 40
+// of 60 (0.541 to 0.773) measurably below 95%; six claims said 0.89 with none
+// right are an over-confident bin. Each is stated, so the test's own
+// holding only logs.
+func TestHoldPooled(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		p         float64
+		n, right  int
+		want      []string
+		undecided bool
+	}{
+		{"none confident", 0.6, 10, 6, []string{"k: none given P >= 0.95"}, true},
+		{"51 of 51", 0.97, 51, 51, []string{"k: P >= 0.95 undecided"}, true},
+		{"52 of 52", 0.97, 52, 52, nil, false},
+		{"55 of 60", 0.96, 60, 55, []string{"k: P >= 0.95 undecided"}, true},
+		{"40 of 60", 0.97, 60, 40, []string{"k: P >= 0.95", "k: [0.95, 0.99)"}, false},
+		{"over-confident", 0.89, 6, 0, []string{"k: none given P >= 0.95", "k: [0.8, 0.95)"}, true},
+	} {
+		var c claimTally
+		for k := range tc.n {
+			c.addClaim(tc.p, k < tc.right)
+		}
+		stated := map[string]bool{"k: none given P >= 0.95": true, "k: P >= 0.95 undecided": true, "k: P >= 0.95": true,
+			"k: [0.8, 0.95)": true, "k: [0.95, 0.99)": true}
+		if got := holdPooled(t, "k", &c, 1, stated); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: shortfalls %q, want %q", tc.name, got, tc.want)
+		}
+		if c.undecided() != tc.undecided {
+			t.Errorf("%s: undecided %t, want %t", tc.name, c.undecided(), tc.undecided)
+		}
 	}
 }
