@@ -395,9 +395,14 @@ func (s *sending) seen(held []*pool.Member) {
 // saying why; its watch is still read when the send ends.
 func (s *sending) give(ctx context.Context, m *pool.Member) bool {
 	given := time.Now()
-	conn := s.c.pool.Conn(m)
+	conn, err := s.connOf(m, "tx")
 	s.mu.Lock()
 	s.offered[m.Addr()] = true
+	if err != nil {
+		s.res.Failed[m.Addr()] = err
+		s.mu.Unlock()
+		return false
+	}
 	s.silentTurn = !conn.GivesVerdict()
 	s.mu.Unlock()
 	sighting, err := conn.BroadcastUntil(ctx, s.tx, s.watchFor(ctx, m.Addr()), s.proven)
@@ -601,7 +606,11 @@ func (s *sending) ask(m *pool.Member) *answer {
 	s.asks.Add(1)
 	go func() {
 		defer s.asks.Done()
-		held, err := s.c.pool.Conn(m).HasTxWithin(s.askCtx, s.res.Txid, s.c.askWait())
+		conn, err := s.connOf(m, "getdata tx")
+		var held bool
+		if err == nil {
+			held, err = conn.HasTxWithin(s.askCtx, s.res.Txid, s.c.askWait())
+		}
 		s.askMu.Lock()
 		defer s.askMu.Unlock()
 		if te := (*peer.TimeoutError)(nil); errors.As(err, &te) {
@@ -613,6 +622,16 @@ func (s *sending) ask(m *pool.Member) *answer {
 		s.news = make(chan struct{})
 	}()
 	return a
+}
+
+// connOf returns m's connection, or, once m left the pool during the
+// send (Client.RemovePeer: the pool then holds no connection of it), an
+// error for op wrapping peer.ErrDisconnected.
+func (s *sending) connOf(m *pool.Member, op string) (*peer.Peer, error) {
+	if p := s.c.pool.Conn(m); p != nil {
+		return p, nil
+	}
+	return nil, peerErr(m, op, fmt.Errorf("%w: removed from the client's peers during the send", peer.ErrDisconnected))
 }
 
 // newsOf returns the channel closed when the next answer comes in: taken
