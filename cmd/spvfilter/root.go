@@ -239,8 +239,9 @@ it did not write, and as interrupted a named pipe it was writing (a pipe
 keeps nothing: its reader may have had part). Until put in place, a file
 is written into a hidden one beside it (.plot.svg.NUMBER.svg for
 plot.svg), removed however the command ends unless its process is killed
-outright (SIGKILL, a crash): one left then is never read, and can be
-removed. A file replaced is kept as .plot.svg.old.NUMBER until the new
+outright (SIGKILL, a crash) or a second Ctrl-C, or one while a write
+under way has not ended in 5 seconds, ends it at once: one left then is
+never read, and can be removed. A file replaced is kept as .plot.svg.old.NUMBER until the new
 one is in place: a failed command that could not put it back names it,
 and one a killed process left holds the earlier file (rename it back if
 plot.svg is missing, else remove it).`,

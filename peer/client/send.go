@@ -96,16 +96,16 @@ const MinedSearchDepth = 144
 // to are asked whether they hold it, or watched for their announcement,
 // for up to the timeout; the first that does proves it propagated, and
 // the rest are given it at once. The peers are asked whether they hold
-// it all at once, each at most once at a time, and no peer's answer
-// waits for another's: the first turn begins once its peer said it does
-// not hold it and its watch is ready (see below), and the answers in by
-// then tell which peers held it before anything was given; one that
-// says so ends the turns at once, whenever it comes, for a peer whose
-// turn has not begun. A peer whose answer is not in has its turn after
-// the others, once its answer is in; until then it counts as not
-// holding it, and only a transaction it serves counts as holding it. The
-// first answers are waited for askWait at most (two seconds; through
-// Config.Proxy, half the timeout if longer). A question is cut
+// it all at once, each at most once at a time. The first turn begins
+// once every peer answered, or a quarter of askWait passed (half a
+// second; askWait is two seconds, through Config.Proxy half the timeout
+// if longer), so that a peer's speed does not buy it the first turn; the
+// answers in by then tell which peers held it before anything was
+// given, and one that says so later ends the turns at once, for a peer
+// whose turn has not begun. A peer whose answer is not in by then has
+// its turn after the others, once its answer is in; until then it
+// counts as not holding it, and only a transaction it serves counts as
+// holding it. A question is cut
 // short askWait after it was written, not after it was asked (one
 // waiting for its connection, another request under way there, is
 // not): the peer's connection is then dropped (replaced at the next
@@ -395,9 +395,14 @@ func (s *sending) seen(held []*pool.Member) {
 // saying why; its watch is still read when the send ends.
 func (s *sending) give(ctx context.Context, m *pool.Member) bool {
 	given := time.Now()
-	conn := s.c.pool.Conn(m)
+	conn, err := s.connOf(m, "tx")
 	s.mu.Lock()
 	s.offered[m.Addr()] = true
+	if err != nil {
+		s.res.Failed[m.Addr()] = err
+		s.mu.Unlock()
+		return false
+	}
 	s.silentTurn = !conn.GivesVerdict()
 	s.mu.Unlock()
 	sighting, err := conn.BroadcastUntil(ctx, s.tx, s.watchFor(ctx, m.Addr()), s.proven)
@@ -431,25 +436,21 @@ func (s *sending) give(ctx context.Context, m *pool.Member) bool {
 // does, it returns instead the order of the turns: first the peers that
 // said they do not hold it, then those whose ask failed (a connection
 // lost: their turn fails at once), then those whose answer is not in,
-// each in the order of ms (random): how fast a peer answers does not put
-// it first. It returns as soon as one peer holds it, or every answer is
-// in, or the first turn can begin: the first peer that said it does not
-// hold it has its watch ready (opened, failed, or waited for long
-// enough: see watchFor), which its turn would wait for anyway; the
-// answers that come meanwhile are taken, so that an honest node's is in
-// (an answer takes one round trip, a watch's opening more). It waits
-// askWait at most, counted from the call. A peer slow or silent delays
-// no turn but its own (see send): its answer, when it comes, is looked
-// at like any other of a peer whose turn has not begun (see waitHeld,
-// watchProof).
+// each in the order of ms (random). It returns as soon as one peer holds
+// it, or every answer is in, or firstWait passed (counted from the
+// call), or ctx ended. Speed buys no peer the first turn, which tells
+// its peer where the transaction came from: every answer within
+// firstWait counts alike, and only a peer slower than that (or silent)
+// goes after the others, so that it delays the first turn by firstWait
+// at most and no turn but its own after (see send): its answer, when it
+// comes, is looked at like any other of a peer whose turn has not begun
+// (see waitHeld, watchProof).
 func (s *sending) firstAnswers(ctx context.Context, ms []*pool.Member) (held, order []*pool.Member) {
 	for _, m := range ms {
 		s.ask(m)
 	}
-	bound := time.NewTimer(s.c.askWait())
+	bound := time.NewTimer(s.c.firstWait())
 	defer bound.Stop()
-	var opened <-chan struct{} // the watch of the first peer that said no
-	var due <-chan time.Time
 	for over := false; ; {
 		news := s.newsOf()
 		var no, failed, unknown []*pool.Member
@@ -469,21 +470,11 @@ func (s *sending) firstAnswers(ctx context.Context, ms []*pool.Member) (held, or
 		if len(held) > 0 {
 			return held, nil
 		}
-		if opened == nil && len(no) > 0 {
-			var wait *time.Timer
-			opened, wait = s.watchReady(no[0].Addr())
-			defer wait.Stop()
-			due = wait.C
-		}
 		if len(unknown) == 0 || over {
 			return nil, slices.Concat(no, failed, unknown)
 		}
 		select {
 		case <-news:
-		case <-opened:
-			over = true
-		case <-due:
-			over = true
 		case <-bound.C:
 			over = true
 		case <-ctx.Done():
@@ -491,6 +482,11 @@ func (s *sending) firstAnswers(ctx context.Context, ms []*pool.Member) (held, or
 		}
 	}
 }
+
+// firstWait is how long a send waits for the peers' first answers
+// before its first turn: a quarter of askWait (half a second on a direct
+// connection; an honest node answers in one round trip).
+func (c *Client) firstWait() time.Duration { return c.askWait() / 4 }
 
 // heldNow returns the peers of ms whose last answer (see asking.last) is
 // in and says they hold the transaction.
@@ -601,7 +597,11 @@ func (s *sending) ask(m *pool.Member) *answer {
 	s.asks.Add(1)
 	go func() {
 		defer s.asks.Done()
-		held, err := s.c.pool.Conn(m).HasTxWithin(s.askCtx, s.res.Txid, s.c.askWait())
+		conn, err := s.connOf(m, "getdata tx")
+		var held bool
+		if err == nil {
+			held, err = conn.HasTxWithin(s.askCtx, s.res.Txid, s.c.askWait())
+		}
 		s.askMu.Lock()
 		defer s.askMu.Unlock()
 		if te := (*peer.TimeoutError)(nil); errors.As(err, &te) {
@@ -613,6 +613,16 @@ func (s *sending) ask(m *pool.Member) *answer {
 		s.news = make(chan struct{})
 	}()
 	return a
+}
+
+// connOf returns m's connection, or, once m left the pool during the
+// send (Client.RemovePeer: the pool then holds no connection of it), an
+// error for op wrapping peer.ErrDisconnected.
+func (s *sending) connOf(m *pool.Member, op string) (*peer.Peer, error) {
+	if p := s.c.pool.Conn(m); p != nil {
+		return p, nil
+	}
+	return nil, peerErr(m, op, fmt.Errorf("%w: removed from the client's peers during the send", peer.ErrDisconnected))
 }
 
 // newsOf returns the channel closed when the next answer comes in: taken
@@ -724,15 +734,17 @@ func (s *sending) watchProof(ctx context.Context, ms []*pool.Member, sent <-chan
 		ask := n%int(sendPoll/proofPoll) == 0 && s.silentTurn
 		s.mu.Unlock()
 		for _, m := range ms {
-			if ask && !s.isOffered(m) {
-				s.ask(m) // the ask in flight, if there is one; else a new one
-			}
+			// The last answer is looked at before another ask takes its
+			// place.
 			if s.heldUnoffered(m) {
 				s.mu.Lock()
 				s.provedBy = m
 				s.mu.Unlock()
 				s.prove()
 				return
+			}
+			if ask && !s.isOffered(m) {
+				s.ask(m) // the ask in flight, if there is one; else a new one
 			}
 		}
 	}

@@ -172,6 +172,9 @@ func TestSendFalseAnnouncementBeside(t *testing.T) {
 					t.Fatalf("error %v, result %+v: want taken by the honest node", err, res)
 				}
 				if res.Given[0] != liar.Addr {
+					if _, banned := c.pool.IsBanned(liar.Addr); banned {
+						t.Fatalf("try %d: the liar was banned before it was ever given the transaction first (bans %+v)", try, c.Bans())
+					}
 					continue // the liar relayed the node's announcement
 				}
 				if slices.Contains(res.Accepted, liar.Addr) || !errors.Is(res.Failed[liar.Addr], peer.ErrFalseAnnouncement) ||
