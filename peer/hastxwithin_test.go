@@ -32,14 +32,7 @@ func TestHasTxWithinBehindRequest(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var slow atomic.Bool
-			proxy := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
-				if _, ok := m.(*wire.MsgBlock); ok && slow.Load() {
-					time.Sleep(delay)
-				}
-				return []wire.Message{m}, false
-			})
-			p := dial(t, proxy.Addr, 10*time.Second)
+			p, slow := dialSlowBlocks(t, delay)
 			slow.Store(true)
 			block := make(chan error, 1)
 			go func() {
@@ -75,4 +68,17 @@ func TestHasTxWithinBehindRequest(t *testing.T) {
 			}
 		})
 	}
+}
+
+// dialSlowBlocks dials fx's node through a proxy that holds each block
+// it passes delay while slow is true (false at first).
+func dialSlowBlocks(t *testing.T, delay time.Duration) (p *Peer, slow *atomic.Bool) {
+	slow = new(atomic.Bool)
+	proxy := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
+		if _, ok := m.(*wire.MsgBlock); ok && slow.Load() {
+			time.Sleep(delay)
+		}
+		return []wire.Message{m}, false
+	})
+	return dial(t, proxy.Addr, 10*time.Second), slow
 }

@@ -3,7 +3,6 @@ package peer
 import (
 	"context"
 	"errors"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,7 +10,6 @@ import (
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/bip37"
 	"github.com/spvfilter/spvfilter/peer/chain"
-	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 
 // TestRequestWaitEndsWithContext: every request asked while another one
@@ -82,14 +80,7 @@ func TestRequestWaitEndsWithContext(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var slow atomic.Bool
-			proxy := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
-				if _, ok := m.(*wire.MsgBlock); ok && slow.Load() {
-					time.Sleep(delay)
-				}
-				return []wire.Message{m}, false
-			})
-			p := dial(t, proxy.Addr, 10*time.Second)
+			p, slow := dialSlowBlocks(t, delay)
 			if tt.setup != nil {
 				if err := tt.setup(p); err != nil {
 					t.Fatalf("setup: %v", err)
