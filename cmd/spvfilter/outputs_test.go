@@ -197,13 +197,8 @@ func TestOutputsCommitAllOrNone(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			err = o.commit(files...)
-			gotErr := ""
-			if err != nil {
-				gotErr = strings.ReplaceAll(err.Error(), dir, "DIR")
-			}
-			if gotErr != tc.wantErr {
-				t.Errorf("commit: %q, want %q", gotErr, tc.wantErr)
+			if got := inDir(o.commit(files...), dir); got != tc.wantErr {
+				t.Errorf("commit: %q, want %q", got, tc.wantErr)
 			}
 			got := dirFiles(t, dir)
 			if len(got) != len(tc.wantFiles) {
@@ -448,4 +443,12 @@ func TestWriteFailureLeavesNoFile(t *testing.T) {
 			}
 		}
 	}
+}
+
+// inDir is err's message with dir said DIR, "" for nil.
+func inDir(err error, dir string) string {
+	if err == nil {
+		return ""
+	}
+	return strings.ReplaceAll(err.Error(), dir, "DIR")
 }
