@@ -269,6 +269,7 @@ func (r *Report) finish(joint *jointRates) {
 	if r.sizes != nil {
 		post = newSizePosterior(r.sizes, float64(r.MatchedCount), r.ExpectedFalsePositives)
 	}
+	byClass := map[int]float64{} // the posterior's probability, by class
 	for i := range r.Matched {
 		m := &r.Matched[i]
 		f := joint.classRate(m.class)
@@ -281,7 +282,12 @@ func (r *Report) finish(joint *jointRates) {
 		m.ProbabilityLow = candidateProbability(scale*r.EstimatedWalletLow, r.UniverseSize, f)
 		m.ProbabilityHigh = candidateProbability(scale*r.EstimatedWalletHigh, r.UniverseSize, f)
 		if post != nil {
-			m.Probability = post.probabilityScaled(scale, r.UniverseSize, f)
+			p, ok := byClass[m.class]
+			if !ok {
+				p = post.probabilityScaled(scale, r.UniverseSize, f)
+				byClass[m.class] = p
+			}
+			m.Probability = p
 			m.ProbabilityLow = math.Min(m.ProbabilityLow, m.Probability)
 			m.ProbabilityHigh = math.Max(m.ProbabilityHigh, m.Probability)
 		}

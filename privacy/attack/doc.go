@@ -53,9 +53,10 @@
 // elements over-confident and those of one under-confident (0.532 at
 // 0.628 and 0.756 at 0.644 on standard's seeds 4001 to 4501), and the
 // few matches of sessions of tiny wallets among their chance ones given
-// what chance alone gives above the mean (heavy-tail, 0.2 to 0.5: 0.228
-// at 0.300); weighed so, 0.640 at 0.659, 0.580 at 0.623 and 0.303 at
-// 0.314. The probability grows with N, so its interval is the same
+// what chance alone gives above its mean (heavy-tail, seeds 4007 to
+// 4507, matches given 0.2 to 0.5: 0.228 at 0.300); weighed so, 0.640 at
+// 0.659, 0.580 at 0.623 and 0.305 at 0.316. The probability grows with
+// N, so its interval is the same
 // expression at the ends of N's, widened to hold it. P_h(1) and P_h(N) of
 // package model are given at N. A key line marked as an address's pair counts as that
 // address, tested by the key and its hash, and the address lines it names
