@@ -65,9 +65,9 @@ func newSizePosterior(p *sizePrior, matched, chance float64) *sizePosterior {
 	return post
 }
 
-// probability is the posterior mean of candidateProbability over the
-// wallet's sizes: the probability that a match of chance rate f is the
-// wallet's, the size not known.
+// probabilityScaled is the posterior mean of candidateProbability over
+// the wallet's sizes n, at n·scale (see classMix.scale): the probability
+// that a match of chance rate f is the wallet's, its size not known.
 func (s *sizePosterior) probabilityScaled(scale float64, size uint64, f float64) float64 {
 	var p float64
 	for i, n := range s.n {
@@ -78,9 +78,9 @@ func (s *sizePosterior) probabilityScaled(scale float64, size uint64, f float64)
 	return p
 }
 
-// scaled is the wallet's size n scaled by the share of its candidates of
-// a class among its candidates, as a share of the class's size
-// candidates, over the universe's share of that class.
+// scale is the wallets' share of class cls over the universe's share of
+// it (classSize of size candidates): a wallet of n candidates holds
+// n·scale/size of the class's candidates. It is 1 without a fit.
 func (m *classMix) scale(cls int, classSize, size uint64) float64 {
 	if m == nil || cls >= len(m.share) || classSize == 0 || size == 0 {
 		return 1
