@@ -263,6 +263,14 @@ func (a *Accumulator) Reports() ([]*Report, error) {
 	for g := range reports {
 		reports[g] = a.report(g, u)
 	}
+	// The matches' probabilities are weighed over the wallet's sizes
+	// under the prior the sessions' own counts give.
+	prior := fitReportSizes(reports, u.size, func(g int) bool { return a.set.limit[g] == 0 })
+	mix := fitClassMix(reports, u.classes, u.size)
+	for _, r := range reports {
+		r.sizes, r.mix, r.classes = prior, mix, u.classes
+		r.finish(r.joint)
+	}
 	return reports, nil
 }
 

@@ -101,9 +101,11 @@ type MatchedCandidate struct {
 	PairTested bool `json:"pair_tested"`
 	// Probability is the posterior probability that the candidate belongs
 	// to the wallet: π/(π+(1-π)·f) for f its chance of matching every filter
-	// by accident and π the share of the universe estimated to be the
-	// wallet's; ProbabilityLow..ProbabilityHigh is its 95% interval, the
-	// same at the ends of the wallet size's interval.
+	// by accident and π the share of its class of candidates that is the
+	// wallet's, averaged over the wallet's size given the matches (see the
+	// package documentation); ProbabilityLow..ProbabilityHigh is its 95%
+	// interval, the same at the ends of the wallet size's interval,
+	// widened to hold Probability.
 	Probability     float64 `json:"probability"`
 	ProbabilityLow  float64 `json:"probability_low"`
 	ProbabilityHigh float64 `json:"probability_high"`
@@ -151,6 +153,14 @@ type Report struct {
 	// matches everything or whose fill is far from one half, skipped
 	// universe lines, a truncated match list.
 	Warnings []string `json:"warnings"`
+
+	// joint is the filters' joint rates; sizes, when set, the prior on
+	// wallet sizes fitted to the sessions analyzed together, over which
+	// the matches' probabilities are weighed.
+	joint   *jointRates
+	sizes   *sizePrior
+	mix     *classMix
+	classes []uint64
 }
 
 // Analyze tests every candidate of the universe r (see universe.Parser.Parse
@@ -175,8 +185,10 @@ func Analyze(filters []*bip37.Filter, r io.Reader, opts AnalyzeOptions) (*Report
 
 // AnalyzeGroups analyzes several groups of filters in one pass over the
 // universe: each group is analyzed as Analyze analyzes its filters alone
-// (a candidate must match every filter of the group), and the reports come
-// in the order of the groups. It is how the sessions of a capture are
+// (a candidate must match every filter of the group), but for the priors
+// its matches' probabilities are weighed under (on wallet sizes, and on
+// the wallets' shares of the classes of candidates), which are fitted
+// over all the groups; the reports come in the order of the groups. It is how the sessions of a capture are
 // analyzed one by one without reading the universe once per session: the
 // work per candidate grows with the number of filters, the memory with the
 // filters and the matches only. It is an Accumulator's ReadUniverse and
@@ -252,12 +264,33 @@ func (r *Report) finish(joint *jointRates) {
 		r.PH1 = r.EstimatedWallet / (r.EstimatedWallet + r.ExpectedFalsePositives)
 		r.PHAll = model.ProbAllReal(r.EstimatedWallet, r.ExpectedFalsePositives)
 	}
+	r.joint = joint
+	var post *sizePosterior
+	if r.sizes != nil {
+		post = newSizePosterior(r.sizes, float64(r.MatchedCount), r.ExpectedFalsePositives)
+	}
+	byClass := map[int]float64{} // the posterior's probability, by class
 	for i := range r.Matched {
 		m := &r.Matched[i]
 		f := joint.classRate(m.class)
-		m.Probability = candidateProbability(r.EstimatedWallet, r.UniverseSize, f)
-		m.ProbabilityLow = candidateProbability(r.EstimatedWalletLow, r.UniverseSize, f)
-		m.ProbabilityHigh = candidateProbability(r.EstimatedWalletHigh, r.UniverseSize, f)
+		scale := 1.0
+		if r.mix != nil && m.class < len(r.classes) {
+			scale = r.mix.scale(m.class, r.classes[m.class], r.UniverseSize)
+		}
+		// The class's share of the wallet is n·scale/U.
+		m.Probability = candidateProbability(scale*r.EstimatedWallet, r.UniverseSize, f)
+		m.ProbabilityLow = candidateProbability(scale*r.EstimatedWalletLow, r.UniverseSize, f)
+		m.ProbabilityHigh = candidateProbability(scale*r.EstimatedWalletHigh, r.UniverseSize, f)
+		if post != nil {
+			p, ok := byClass[m.class]
+			if !ok {
+				p = post.probabilityScaled(scale, r.UniverseSize, f)
+				byClass[m.class] = p
+			}
+			m.Probability = p
+			m.ProbabilityLow = math.Min(m.ProbabilityLow, m.Probability)
+			m.ProbabilityHigh = math.Max(m.ProbabilityHigh, m.Probability)
+		}
 		if m.Probability >= 0.95 {
 			r.Confident++
 		}
