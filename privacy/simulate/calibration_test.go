@@ -963,13 +963,6 @@ var pooledKinds = []pooledKind{
 // maxFetchCaptures (all right or one to four wrong of 6 to 96), and
 // candidates are met everywhere.
 var pooledShortfalls = map[string]bool{
-	// Candidates given P in [0.5, 0.8) right less often than said: standard
-	// 0.609 at 0.687 (n = 1493, one capture), heavy-tail 0.576 at 0.643
-	// (n = 1468, four captures); mixed's given P > 0.99, 31 of 33 right at
-	// 0.993 said (Wilson 0.804 to 0.983, two captures).
-	"standard analyze: candidates: [0.5, 0.8)":   true,
-	"heavy-tail analyze: candidates: [0.5, 0.8)": true,
-	"mixed analyze: candidates: [0.99, 1]":       true,
 	// Scripts given P >= 0.95 over four captures, too few to tell: standard
 	// 29 of 29, clustered 17 of 17, shared-client 28 of 29, shrink 12 of 12,
 	// lookahead 13 of 13, heavy-tail 6 of 6, change 42 of 45, reuse 38 of
