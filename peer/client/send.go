@@ -55,7 +55,8 @@ type SendResult struct {
 	Mined *Confirmation
 	// Failed maps the peers that did not take the transaction to what
 	// happened (a *peer.RejectError for a rejection, a
-	// *peer.FalseAnnounceError for an announcement not borne out).
+	// *peer.FalseAnnounceError for an announcement not borne out, an
+	// *UnservedAnnounceError for one not served within askWait).
 	Failed map[string]error
 	// Warnings say what makes the result less than it looks.
 	Warnings []string
@@ -117,7 +118,12 @@ const MinedSearchDepth = 144
 // if that is longer). A
 // watch that proves a lie or floods bans its peer, however the send
 // ends; a peer whose watch announced the transaction falsely counts for
-// nothing, whatever its own connection said. When no peer has taken it
+// nothing, whatever its own connection said. An announcement heard
+// before the send ends is checked (the transaction asked for on the
+// watch) for askWait at most after it was heard: one not served by
+// then closes the watch, and its peer counts for nothing, as after a
+// notfound there (an *UnservedAnnounceError; silence proves no lie, no
+// ban). When no peer has taken it
 // after two seconds, the chain's last MinedSearchDepth blocks are
 // searched for it (a node does not ask for a transaction it has in the
 // chain): if one holds it, SendResult.Mined says where and nothing else
@@ -157,7 +163,7 @@ func (c *Client) SendTransaction(ctx context.Context, tx *wire.MsgTx) (*SendResu
 		return nil, c.noPeers("send")
 	}
 	rand.Shuffle(len(ms), func(i, j int) { ms[i], ms[j] = ms[j], ms[i] })
-	s := &sending{c: c, tx: tx, start: time.Now(), offered: map[string]bool{}, unsure: map[string]time.Time{}, proven: make(chan struct{}),
+	s := &sending{c: c, tx: tx, start: time.Now(), offered: map[string]bool{}, unsure: map[string]time.Time{}, unserved: map[string]*UnservedAnnounceError{}, proven: make(chan struct{}),
 		res:    &SendResult{Txid: tx.TxHash(), Failed: map[string]error{}, Announced: map[string]time.Duration{}},
 		asking: asking{last: map[*pool.Member]*answer{}, news: make(chan struct{}), cut: map[string]error{}}}
 	// Runs last: no ask outlives the send. An ask still waiting for its
@@ -273,6 +279,9 @@ type sending struct {
 	// not waited for after that.
 	proven    chan struct{}
 	proveOnce sync.Once
+	// unserved holds, by address, the peers whose watch's check of an
+	// announcement was not answered within its bound (see awaitChecks).
+	unserved map[string]*UnservedAnnounceError
 	// provedBy is the peer not given the transaction that proved it
 	// propagated (see watchProof), counted as seen even if it no longer
 	// shows it when the turn ends: it served the transaction unasked.
@@ -303,12 +312,15 @@ type watching struct {
 	// due is when a peer's turn stops waiting for its watch to open.
 	due  time.Time
 	stop context.CancelFunc // ends the dials still under way
-	wg   sync.WaitGroup     // the dials
+	wg   sync.WaitGroup     // the dials, and noteHeard
 
 	mu sync.Mutex
 	// watches are the peers' open watches, by address; a peer whose
 	// watch could not be opened has none.
 	watches map[string]*peer.TxWatch
+	// heardAt holds, by address, when each watch was first seen to have
+	// heard its node's announcement (see noteHeard).
+	heardAt map[string]time.Time
 	closed  bool // the send ended: a watch that opens now is closed
 }
 
@@ -996,10 +1008,16 @@ func (s *sending) finish(ctx context.Context, ms []*pool.Member) (*SendResult, e
 // only logged: its acceptance is then known from its mempool alone.
 func (s *sending) openWatches(ctx context.Context, ms []*pool.Member) {
 	s.watches = map[string]*peer.TxWatch{}
+	s.heardAt = map[string]time.Time{}
 	s.opening = map[string]chan struct{}{}
 	cfg := s.c.watchConfig()
 	s.due = time.Now().Add(s.c.watchOpenWait())
 	ctx, s.stop = context.WithCancel(ctx)
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.noteHeard(ctx)
+	}()
 	for _, m := range ms {
 		opened := make(chan struct{})
 		s.opening[m.Addr()] = opened
@@ -1129,18 +1147,101 @@ func (s *sending) announcing(ms []*pool.Member) []*pool.Member {
 	return out
 }
 
-// awaitChecks waits for the watches of ms whose node announced the
-// transaction to check it (the fetch is bounded by the timeout), so that
-// a false announcement heard before the send ends is known when it ends:
-// a peer counted on its own connection's word whose watch then serves
-// another transaction leaves Accepted and Seen (see lateSightings). A
-// watch that heard nothing is not waited for.
+// awaitChecks waits for the checks of the watches of ms whose node
+// announced the transaction (see peer.TxWatch), so that a false
+// announcement heard before the send ends is known when it ends: a peer
+// counted on its own connection's word whose watch then serves another
+// transaction leaves Accepted and Seen (see lateSightings). A watch that
+// heard nothing is not waited for. The send's outcome being decided, a
+// check is given askWait from when its announcement was heard (its
+// getdata is written then: the watch asks for nothing else), as an ask
+// is: one not answered by then has its watch closed, the peer not
+// banned (silence proves no lie), and is recorded as unserved (see
+// lateSightings), so that a peer that announces and never serves holds
+// the send up by askWait at most, not the timeout.
 func (s *sending) awaitChecks(ms []*pool.Member) {
 	for _, m := range ms {
-		if w := s.watch(m.Addr()); w != nil && w.Heard() {
-			<-w.Done()
+		w := s.watch(m.Addr())
+		if w == nil || !w.Heard() {
+			continue
 		}
+		timer := time.NewTimer(time.Until(s.checkDue(m.Addr())))
+		select {
+		case <-w.Done():
+		case <-timer.C:
+		}
+		timer.Stop()
+		select {
+		case <-w.Done():
+			continue
+		default:
+		}
+		w.Close()
+		if sighting, err := w.Result(); sighting != nil || errors.Is(err, peer.ErrFalseAnnouncement) {
+			continue // answered as it was closed
+		}
+		s.mu.Lock()
+		s.unserved[m.Addr()] = &UnservedAnnounceError{Peer: m.Addr(), Txid: s.res.Txid, Within: s.c.askWait()}
+		s.mu.Unlock()
 	}
+}
+
+// checkDue returns when the check of addr's announcement is given up:
+// askWait after the announcement was noted (see noteHeard), or after
+// now if it was not yet.
+func (s *sending) checkDue(addr string) time.Time {
+	s.watching.mu.Lock()
+	heard, ok := s.heardAt[addr]
+	s.watching.mu.Unlock()
+	if !ok {
+		heard = time.Now()
+	}
+	return heard.Add(s.c.askWait())
+}
+
+// noteHeard records, every proofPoll until ctx ends, when each open
+// watch is first seen to have heard its node's announcement (see
+// checkDue).
+func (s *watching) noteHeard(ctx context.Context) {
+	tick := time.NewTicker(proofPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		now := time.Now()
+		s.mu.Lock()
+		for addr, w := range s.watches {
+			if _, ok := s.heardAt[addr]; !ok && w.Heard() {
+				s.heardAt[addr] = now
+			}
+		}
+		s.mu.Unlock()
+	}
+}
+
+// UnservedAnnounceError is a peer whose announcement connection (see
+// peer.TxWatch) announced the transaction Txid and did not serve it when
+// asked within Within (askWait) once the send's outcome was decided: the
+// connection was closed, the announcement counts for nothing, and so
+// does the peer (as after a notfound there). It proves no lie: the peer
+// is not banned. It wraps peer.ErrFalseAnnouncement and peer.ErrStalled.
+type UnservedAnnounceError struct {
+	Peer   string
+	Txid   chainhash.Hash
+	Within time.Duration
+}
+
+func (e *UnservedAnnounceError) Error() string {
+	return fmt.Sprintf("peer %s: %v: it announced transaction %v on its announcement connection and did not serve it within %v of being asked (%v; the connection was closed)",
+		e.Peer, peer.ErrFalseAnnouncement, e.Txid, e.Within, peer.ErrStalled)
+}
+
+// Unwrap returns peer.ErrFalseAnnouncement and peer.ErrStalled.
+func (e *UnservedAnnounceError) Unwrap() []error {
+	return []error{peer.ErrFalseAnnouncement, peer.ErrStalled}
 }
 
 // lateSightings records the checked announcements that came after the
@@ -1148,9 +1249,10 @@ func (s *sending) awaitChecks(ms []*pool.Member) {
 // whose watch proved a lie or flooded (see watchBans), and returns the
 // other faults of the watches that earn a ban, for the warnings. A peer
 // whose watch announced the transaction falsely (see
-// peer.FalseAnnounceError) counts for nothing, whatever its own
-// connection said: it leaves Accepted and Seen, and its false
-// announcement is its failure.
+// peer.FalseAnnounceError), or did not serve it within askWait (see
+// awaitChecks), counts for nothing, whatever its own connection said:
+// it leaves Accepted and Seen, and its false or unserved announcement
+// is its failure.
 func (s *sending) lateSightings(ms []*pool.Member) (faults []error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -1177,7 +1279,10 @@ func (s *sending) lateSightings(ms []*pool.Member) (faults []error) {
 				res.Accepted = append(res.Accepted, addr)
 				delete(res.Failed, addr)
 			}
-		case errors.Is(err, peer.ErrFalseAnnouncement):
+		case errors.Is(err, peer.ErrFalseAnnouncement) || s.unserved[addr] != nil:
+			if u := s.unserved[addr]; u != nil {
+				err = u
+			}
 			res.Accepted = slices.DeleteFunc(res.Accepted, func(a string) bool { return a == addr })
 			res.Seen = slices.DeleteFunc(res.Seen, func(a string) bool { return a == addr })
 			if !errors.Is(res.Failed[addr], peer.ErrFalseAnnouncement) {
