@@ -104,3 +104,68 @@ func TestWatchCheckWithin(t *testing.T) {
 		})
 	}
 }
+
+// TestBroadcastUntilUnservedCheck: a lone Core-like node (no verdict of
+// its own, announcements on a 1.5 s tick) whose announcement connection
+// drops the watch's getdata. BroadcastUntil reports no verdict at the
+// timeout either way (an unanswered check counts for nothing, as before);
+// the watch's check ends the timeout after the announcement without
+// CheckWithin, past the broadcast, and within its bound with it, before
+// the broadcast ends: a caller waiting for both is held up by neither.
+func TestBroadcastUntilUnservedCheck(t *testing.T) {
+	needFixture(t)
+	const timeout, tick = 3 * time.Second, 1500 * time.Millisecond
+	tests := []struct {
+		name   string
+		within time.Duration // 0: no CheckWithin
+		check  time.Duration // from the getdata written to the watch's end
+	}{
+		{"timeout", 0, timeout},
+		{"bounded", time.Second, time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			core := peertest.NewCoreLike(t, fx.node.P2PAddr, fx.node.Params.Net, peertest.CoreLikeTicks(tick))
+			proxy := peertest.NewWatchProxy(t, core.Addr, fx.node.Params.Net, peertest.WatchWithholds, nil)
+			tx := fx.node.BuildCoinbaseSpend(t, wire.NewTxOut(1_000_000, fx.alice.P2WPKHScript()))
+			defer fx.confirm(t, tx)
+			var opts []WatchOption
+			if tt.within > 0 {
+				opts = append(opts, CheckWithin(tt.within))
+			}
+			w, err := WatchTx(context.Background(), Config{Addr: proxy.Addr, Params: fx.node.Params, Timeout: timeout}, tx.TxHash(), opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Close()
+			p := dial(t, proxy.Addr, timeout)
+			watchEnd := make(chan time.Time, 1)
+			go func() {
+				<-w.Done()
+				watchEnd <- time.Now()
+			}()
+			start := time.Now()
+			s, err := p.BroadcastUntil(context.Background(), tx, w, nil)
+			broadcast := time.Since(start)
+			var nv *NoVerdictError
+			if s != nil || !errors.As(err, &nv) {
+				t.Fatalf("sighting %+v, error %v: want no verdict", s, err)
+			}
+			_, werr := waitSighting(t, w, 2*timeout)
+			ended := (<-watchEnd).Sub(start)
+			asked := w.AskedAt()
+			t.Logf("%s: broadcast %v (%v); heard %v, watch ended %v, %v after its getdata: %v", tt.name, broadcast.Round(time.Millisecond), err,
+				w.HeardAt().Sub(start).Round(time.Millisecond), ended.Round(time.Millisecond), (start.Add(ended)).Sub(asked).Round(time.Millisecond), werr)
+			var ue *UnservedAnnounceError
+			if asked.IsZero() || !errors.As(werr, &ue) || ue.Within != tt.check {
+				t.Fatalf("watch: %v (asked at %v): want an unserved announcement within %v", werr, asked, tt.check)
+			}
+			if got := start.Add(ended).Sub(asked); got < tt.check-50*time.Millisecond || got > tt.check+500*time.Millisecond {
+				t.Errorf("the check ended %v after its getdata, want %v", got, tt.check)
+			}
+			if tt.within > 0 && ended > broadcast {
+				t.Errorf("the bounded check ended %v in, after the broadcast (%v)", ended, broadcast)
+			}
+		})
+	}
+}
