@@ -154,7 +154,7 @@ func (p *Peer) HasTxWithin(ctx context.Context, txid chainhash.Hash, within time
 	if r := p.req.Load(); r != nil {
 		r.within = within
 	}
-	tx, err := p.askTx(ctx, op, txid, false, within)
+	tx, err := p.askTx(ctx, op, txid, false, within, nil)
 	return tx != nil, err
 }
 
@@ -169,18 +169,22 @@ func (p *Peer) getTx(ctx context.Context, txid chainhash.Hash, anyTx bool) (*wir
 		return nil, err
 	}
 	defer end()
-	return p.askTx(ctx, op, txid, anyTx, 0)
+	return p.askTx(ctx, op, txid, anyTx, 0, nil)
 }
 
 // askTx is getTx's request, begun by the caller. With within > 0 the
 // answer is due within after the getdata is written, and ctx no longer
-// ends the wait for it (see HasTxWithin).
-func (p *Peer) askTx(ctx context.Context, op string, txid chainhash.Hash, anyTx bool, within time.Duration) (*wire.MsgTx, error) {
+// ends the wait for it (see HasTxWithin). written, if not nil, is told
+// when the getdata was written.
+func (p *Peer) askTx(ctx context.Context, op string, txid chainhash.Hash, anyTx bool, within time.Duration, written func(time.Time)) (*wire.MsgTx, error) {
 	req := wire.NewMsgGetData()
 	req.AddInvVect(wire.NewInvVect(wire.InvTypeWitnessTx, &txid))
 	deadline := p.deadline()
 	if err := p.send(ctx, op, req, deadline); err != nil {
 		return nil, err
+	}
+	if written != nil {
+		written(time.Now())
 	}
 	if within > 0 {
 		ctx, deadline = context.WithoutCancel(ctx), time.Now().Add(within)
@@ -245,8 +249,10 @@ var ErrWatchMismatch = errors.New("peer: watch does not match the broadcast")
 // node's mempool showed the transaction (or w is nil). A false
 // announcement (see FalseAnnounceError) ends it at once with w's error:
 // the node announced the transaction it was given and did not serve it,
-// so nothing it says of it is believed. Acceptance so learnt rests on
-// the node's word, as Broadcast's does.
+// so nothing it says of it is believed. A check that went unanswered
+// (an *UnservedAnnounceError, see CheckWithin) tells nothing: the
+// node's mempool is asked until the timeout as without w. Acceptance so
+// learnt rests on the node's word, as Broadcast's does.
 func (p *Peer) BroadcastWatched(ctx context.Context, tx *wire.MsgTx, w *TxWatch) (*Sighting, error) {
 	return p.broadcast(ctx, tx, w, nil)
 }

@@ -40,6 +40,41 @@ func (e *FalseAnnounceError) Error() string {
 // Unwrap returns ErrFalseAnnouncement.
 func (e *FalseAnnounceError) Unwrap() error { return ErrFalseAnnouncement }
 
+// UnservedAnnounceError is a node that announced the transaction Txid
+// and served nothing for it (neither a transaction nor notfound) within
+// Within after the getdata asking for it was written (see CheckWithin).
+// Silence proves no lie: the node may be slow, or its connection lost
+// the request; the announcement counts for nothing, and the watch's
+// connection is closed. It wraps the request's *TimeoutError, so
+// ErrStalled; test with errors.As.
+type UnservedAnnounceError struct {
+	Txid   chainhash.Hash
+	Within time.Duration
+	Err    error // the request's *TimeoutError
+}
+
+func (e *UnservedAnnounceError) Error() string {
+	return fmt.Sprintf("%v: the node announced transaction %v, and served nothing within %v of being asked for it", ErrStalled, e.Txid, e.Within)
+}
+
+// Unwrap returns the request's error, which wraps ErrStalled.
+func (e *UnservedAnnounceError) Unwrap() error { return e.Err }
+
+// WatchOption sets how a TxWatch checks the announcement (see WatchTx).
+type WatchOption func(*TxWatch)
+
+// CheckWithin bounds the check of the node's announcement: the node must
+// serve the transaction it announced (or say notfound) within d after
+// the getdata asking for it is written, not after the announcement
+// came (a getdata waiting to be written spends none of it), or the watch
+// ends with a *PeerError wrapping an *UnservedAnnounceError (ErrStalled)
+// and its connection is closed. d is cut to Config.Timeout if longer;
+// without the option, or with d <= 0, the check is bounded by
+// Config.Timeout from just before the getdata is written.
+func CheckWithin(d time.Duration) WatchOption {
+	return func(w *TxWatch) { w.within = d }
+}
+
 // Sighting is a node's announcement of a transaction, checked: asked for
 // the transaction it announced, the node served one with that txid (its
 // witness is not compared: a txid does not commit to it).
@@ -79,6 +114,11 @@ type TxWatch struct {
 	start  time.Time
 	ctx    context.Context
 	cancel context.CancelFunc
+	within time.Duration // the check's bound (CheckWithin); 0: the timeout
+
+	mu      sync.Mutex
+	heardAt time.Time // the first announcement of txid
+	askedAt time.Time // the check's getdata written
 
 	announced     chan struct{} // closed at the first announcement of txid
 	announcedOnce sync.Once
@@ -93,9 +133,13 @@ type TxWatch struct {
 // pong to a ping (it then read the handshake's end), and watches for the
 // node's announcement of txid; Close ends it. Open it before the
 // transaction is given to any node: a node announces a transaction to the
-// peers it has when it takes it.
-func WatchTx(ctx context.Context, cfg Config, txid chainhash.Hash) (*TxWatch, error) {
+// peers it has when it takes it. opts set how the announcement is
+// checked (see CheckWithin).
+func WatchTx(ctx context.Context, cfg Config, txid chainhash.Hash, opts ...WatchOption) (*TxWatch, error) {
 	w := &TxWatch{txid: txid, announced: make(chan struct{}), done: make(chan struct{}), told: make(chan struct{})}
+	for _, o := range opts {
+		o(w)
+	}
 	cfg.RelayTx = true
 	cfg.OnAnnounce = w.onAnnounce
 	cfg.OnAddresses = nil
@@ -140,7 +184,12 @@ func (p *Peer) heard(ctx context.Context) error {
 func (w *TxWatch) onAnnounce(a Announcement) {
 	for _, h := range a.Txs {
 		if h == w.txid {
-			w.announcedOnce.Do(func() { close(w.announced) })
+			w.announcedOnce.Do(func() {
+				w.mu.Lock()
+				w.heardAt = time.Now()
+				w.mu.Unlock()
+				close(w.announced)
+			})
 			return
 		}
 	}
@@ -159,8 +208,11 @@ func (w *TxWatch) run() {
 		return
 	}
 	w.p.logf("peer %s: announced transaction %v after %v", w.p.cfg.Addr, w.txid, time.Since(w.start).Round(time.Millisecond))
-	tx, err := w.p.fetchTx(w.ctx, w.txid)
+	tx, err := w.check()
+	var te *TimeoutError
 	switch {
+	case err != nil && errors.As(err, &te) && !w.AskedAt().IsZero():
+		w.err = &PeerError{Peer: w.p.cfg.Addr, Op: "inv tx", Err: &UnservedAnnounceError{Txid: w.txid, Within: te.Within, Err: te}}
 	case err != nil:
 		w.err = err
 	case tx == nil:
@@ -175,6 +227,50 @@ func (w *TxWatch) run() {
 	if err == nil {
 		close(w.told)
 	}
+}
+
+// check asks the node for the announced transaction and returns what it
+// serves: the first transaction that comes, whatever its txid (the
+// caller compares), or nil for a notfound of it. A connection that asks
+// for nothing else gets no other transaction from an honest node. The
+// answer is due w.within after the getdata is written when that is set
+// (see CheckWithin), and when it was written is recorded (AskedAt).
+func (w *TxWatch) check() (*wire.MsgTx, error) {
+	const op = "getdata tx"
+	end, err := w.p.begin(w.ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	defer end()
+	var within time.Duration
+	if w.within > 0 {
+		within = min(w.within, w.p.cfg.Timeout)
+		if r := w.p.req.Load(); r != nil {
+			r.within = within
+		}
+	}
+	return w.p.askTx(w.ctx, op, w.txid, true, within, func(at time.Time) {
+		w.mu.Lock()
+		w.askedAt = at
+		w.mu.Unlock()
+	})
+}
+
+// HeardAt returns when the node first announced the watched
+// transaction; the zero time if it has not.
+func (w *TxWatch) HeardAt() time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.heardAt
+}
+
+// AskedAt returns when the getdata checking the node's announcement was
+// written: the start of CheckWithin's bound; the zero time if it was
+// not yet.
+func (w *TxWatch) AskedAt() time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.askedAt
 }
 
 // Heard reports whether the node has announced the watched transaction:
@@ -195,7 +291,9 @@ func (w *TxWatch) Done() <-chan struct{} { return w.done }
 
 // Result returns the verdict once Done is closed: the node's checked
 // announcement, or why there is none (a *PeerError wrapping a
-// *FalseAnnounceError for an announcement not borne out, the
+// *FalseAnnounceError for an announcement not borne out, one wrapping
+// an *UnservedAnnounceError for one whose check got no answer in time
+// (see CheckWithin), the
 // connection's failure, or context.Canceled after Close). Before, it
 // returns nil, nil.
 func (w *TxWatch) Result() (*Sighting, error) {
@@ -213,13 +311,4 @@ func (w *TxWatch) Close() error {
 	err := w.p.Close()
 	<-w.done
 	return err
-}
-
-// fetchTx asks the node for the transaction txid and returns what it
-// serves: the first transaction that comes, whatever its txid (the
-// caller compares), or nil for a notfound of txid. A connection that asks
-// for nothing else, as a TxWatch's, gets no other transaction from an
-// honest node.
-func (p *Peer) fetchTx(ctx context.Context, txid chainhash.Hash) (*wire.MsgTx, error) {
-	return p.getTx(ctx, txid, true)
 }

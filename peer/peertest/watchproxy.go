@@ -47,6 +47,10 @@ const (
 	// verack, and what follows it, WatchVerackDelay: a node slow to
 	// read the end of the handshake, after it sent its own verack.
 	WatchSlowVerack
+	// WatchWithholds passes the connection on, but drops the client's
+	// getdata of transactions on an announcement connection: the node
+	// announces, and is never asked.
+	WatchWithholds
 )
 
 // WatchServeDelay is how late a WatchServesLate proxy answers a getdata
@@ -205,7 +209,8 @@ func (c *watchConn) flood() {
 // fromClient passes the client's messages to the node; on an
 // announcement connection, a WatchServes proxy answers a getdata of
 // transactions itself, a WatchSlowVerack one holds the verack, a
-// WatchNoPong one drops the pings.
+// WatchNoPong one drops the pings, a WatchWithholds one drops the
+// getdata of transactions.
 func (c *watchConn) fromClient(node net.Conn) {
 	serves := c.watch && (c.p.kind == WatchServes || c.p.kind == WatchServesLate)
 	late := c.p.kind == WatchServesLate
@@ -221,10 +226,14 @@ func (c *watchConn) fromClient(node net.Conn) {
 		if c.watch && c.p.kind == WatchNoPong && cmd == wire.CmdPing {
 			continue
 		}
-		if (serves || late) && cmd == wire.CmdGetData {
+		withholds := c.watch && c.p.kind == WatchWithholds
+		if (serves || late || withholds) && cmd == wire.CmdGetData {
 			m, err := decodeFrame(frame, c.p.net)
 			if err != nil {
 				return
+			}
+			if withholds && hasTx(m.(*wire.MsgGetData)) {
+				continue
 			}
 			if late && hasTx(m.(*wire.MsgGetData)) {
 				time.Sleep(WatchServeDelay)
