@@ -132,6 +132,10 @@
 // txid asked, on a connection that asked for nothing else, is a lie no
 // honest node tells (the client bans for it), while notfound is not (the
 // node may have dropped the transaction meanwhile, for a replacement).
+// Not answered at all, the check waits the connection's timeout, or the
+// bound CheckWithin sets from when its getdata was written: then it is
+// an *UnservedAnnounceError (ErrStalled), the watch's connection closed
+// and nothing proved.
 // A watch keeps none of the other announcements, charged to the inv
 // budget like any (a flood ends it with ErrFlooding), and reads what is
 // served within the size limits above. A node that refuses the

@@ -120,7 +120,7 @@ const MinedSearchDepth = 144
 // ends; a peer whose watch announced the transaction falsely counts for
 // nothing, whatever its own connection said. An announcement heard
 // before the send ends is checked (the transaction asked for on the
-// watch) for askWait at most after it was heard: one not served by
+// watch) for askWait at most after it was asked for: one not served by
 // then closes the watch, and its peer counts for nothing, as after a
 // notfound there (an *UnservedAnnounceError; silence proves no lie, no
 // ban). When no peer has taken it
@@ -312,15 +312,12 @@ type watching struct {
 	// due is when a peer's turn stops waiting for its watch to open.
 	due  time.Time
 	stop context.CancelFunc // ends the dials still under way
-	wg   sync.WaitGroup     // the dials, and noteHeard
+	wg   sync.WaitGroup     // the dials
 
 	mu sync.Mutex
 	// watches are the peers' open watches, by address; a peer whose
 	// watch could not be opened has none.
 	watches map[string]*peer.TxWatch
-	// heardAt holds, by address, when each watch was first seen to have
-	// heard its node's announcement (see noteHeard).
-	heardAt map[string]time.Time
 	closed  bool // the send ended: a watch that opens now is closed
 }
 
@@ -1008,16 +1005,10 @@ func (s *sending) finish(ctx context.Context, ms []*pool.Member) (*SendResult, e
 // only logged: its acceptance is then known from its mempool alone.
 func (s *sending) openWatches(ctx context.Context, ms []*pool.Member) {
 	s.watches = map[string]*peer.TxWatch{}
-	s.heardAt = map[string]time.Time{}
 	s.opening = map[string]chan struct{}{}
 	cfg := s.c.watchConfig()
 	s.due = time.Now().Add(s.c.watchOpenWait())
 	ctx, s.stop = context.WithCancel(ctx)
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		s.noteHeard(ctx)
-	}()
 	for _, m := range ms {
 		opened := make(chan struct{})
 		s.opening[m.Addr()] = opened
@@ -1027,7 +1018,7 @@ func (s *sending) openWatches(ctx context.Context, ms []*pool.Member) {
 			defer close(opened)
 			cfg := cfg
 			cfg.Addr = m.Addr()
-			w, err := peer.WatchTx(ctx, cfg, s.tx.TxHash())
+			w, err := peer.WatchTx(ctx, cfg, s.tx.TxHash(), peer.CheckWithin(s.c.askWait()))
 			if err != nil {
 				s.c.logf("send: announcement connection to %s: %v", m.Addr(), err)
 				return
@@ -1152,79 +1143,31 @@ func (s *sending) announcing(ms []*pool.Member) []*pool.Member {
 // announcement heard before the send ends is known when it ends: a peer
 // counted on its own connection's word whose watch then serves another
 // transaction leaves Accepted and Seen (see lateSightings). A watch that
-// heard nothing is not waited for. The send's outcome being decided, a
-// check is given askWait from when its announcement was heard (its
-// getdata is written then: the watch asks for nothing else), as an ask
-// is: one not answered by then has its watch closed, the peer not
-// banned (silence proves no lie), and is recorded as unserved (see
-// lateSightings), so that a peer that announces and never serves holds
-// the send up by askWait at most, not the timeout.
+// heard nothing is not waited for. A check is bounded by askWait after
+// its getdata was written (peer.CheckWithin), as an ask is: one not
+// answered by then ends its watch, the peer not banned (silence proves
+// no lie), and is recorded as unserved (see lateSightings), so that a
+// peer that announces and never serves holds the send up by askWait at
+// most, not the timeout.
 func (s *sending) awaitChecks(ms []*pool.Member) {
 	for _, m := range ms {
 		w := s.watch(m.Addr())
 		if w == nil || !w.Heard() {
 			continue
 		}
-		timer := time.NewTimer(time.Until(s.checkDue(m.Addr())))
-		select {
-		case <-w.Done():
-		case <-timer.C:
+		<-w.Done()
+		var pu *peer.UnservedAnnounceError
+		if _, err := w.Result(); errors.As(err, &pu) {
+			s.mu.Lock()
+			s.unserved[m.Addr()] = &UnservedAnnounceError{Peer: m.Addr(), Txid: s.res.Txid, Within: pu.Within}
+			s.mu.Unlock()
 		}
-		timer.Stop()
-		select {
-		case <-w.Done():
-			continue
-		default:
-		}
-		w.Close()
-		if sighting, err := w.Result(); sighting != nil || errors.Is(err, peer.ErrFalseAnnouncement) {
-			continue // answered as it was closed
-		}
-		s.mu.Lock()
-		s.unserved[m.Addr()] = &UnservedAnnounceError{Peer: m.Addr(), Txid: s.res.Txid, Within: s.c.askWait()}
-		s.mu.Unlock()
-	}
-}
-
-// checkDue returns when the check of addr's announcement is given up:
-// askWait after the announcement was noted (see noteHeard), or after
-// now if it was not yet.
-func (s *sending) checkDue(addr string) time.Time {
-	s.watching.mu.Lock()
-	heard, ok := s.heardAt[addr]
-	s.watching.mu.Unlock()
-	if !ok {
-		heard = time.Now()
-	}
-	return heard.Add(s.c.askWait())
-}
-
-// noteHeard records, every proofPoll until ctx ends, when each open
-// watch is first seen to have heard its node's announcement (see
-// checkDue).
-func (s *watching) noteHeard(ctx context.Context) {
-	tick := time.NewTicker(proofPoll)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		now := time.Now()
-		s.mu.Lock()
-		for addr, w := range s.watches {
-			if _, ok := s.heardAt[addr]; !ok && w.Heard() {
-				s.heardAt[addr] = now
-			}
-		}
-		s.mu.Unlock()
 	}
 }
 
 // UnservedAnnounceError is a peer whose announcement connection (see
 // peer.TxWatch) announced the transaction Txid and did not serve it when
-// asked within Within (askWait) once the send's outcome was decided: the
+// asked within Within (askWait) after its getdata was written: the
 // connection was closed, the announcement counts for nothing, and so
 // does the peer (as after a notfound there). It proves no lie: the peer
 // is not banned. It wraps peer.ErrFalseAnnouncement and peer.ErrStalled.
