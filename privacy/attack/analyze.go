@@ -250,10 +250,10 @@ func (st *IntersectionStep) addChance(x float64) {
 	st.estimate()
 }
 
-// finish fills the totals, the probabilities of the matches, the warnings
-// and the summary from the last intersection step and the joint rates of
-// all the filters.
-func (r *Report) finish(joint *jointRates) {
+// totals fills the counts and the wallet's estimate from the last
+// intersection step, and keeps the filters' joint rates: what fitting the
+// priors over the reports needs of each, before finish weighs its matches.
+func (r *Report) totals(joint *jointRates) {
 	last := r.Intersection[len(r.Intersection)-1]
 	r.MatchedCount = last.Matched
 	r.ExpectedFalsePositives = last.ExpectedFalsePositives
@@ -265,6 +265,13 @@ func (r *Report) finish(joint *jointRates) {
 		r.PHAll = model.ProbAllReal(r.EstimatedWallet, r.ExpectedFalsePositives)
 	}
 	r.joint = joint
+}
+
+// finish fills the totals, the probabilities of the matches, the warnings
+// and the summary from the last intersection step and the joint rates of
+// all the filters.
+func (r *Report) finish(joint *jointRates) {
+	r.totals(joint)
 	var post *sizePosterior
 	if r.sizes != nil {
 		post = newSizePosterior(r.sizes, float64(r.MatchedCount), r.ExpectedFalsePositives)

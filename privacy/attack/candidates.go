@@ -20,8 +20,9 @@ func newSizePosterior(p *sizePrior, matched, chance float64) *sizePosterior {
 	lo := math.Max(0, math.Floor(matched-chance-width))
 	hi := math.Min(matched, math.Ceil(matched-chance+width))
 	total := p.normalMass(0, p.span)
-	post := &sizePosterior{}
-	var logs []float64
+	window := 1 + int(math.Max(hi-lo+1, 0)) // the empty wallet, then lo..hi
+	post := &sizePosterior{n: make([]float64, 0, window)}
+	logs := make([]float64, 0, window)
 	top := math.Inf(-1)
 	add := func(n, logPrior float64) {
 		l := logPrior + logPoisson(matched-n, chance)
@@ -54,7 +55,7 @@ func newSizePosterior(p *sizePrior, matched, chance float64) *sizePosterior {
 		return nil
 	}
 	var sum float64
-	post.w = make([]float64, len(logs))
+	post.w = logs // weighed in place
 	for i, l := range logs {
 		post.w[i] = math.Exp(l - top)
 		sum += post.w[i]
@@ -127,11 +128,12 @@ func fitClassMix(reports []*Report, classes []uint64, size uint64) *classMix {
 		match, chance []float64
 	}
 	var sessions []counts
+	byClass := make([]float64, len(classes))
 	for _, r := range reports {
 		if r.MatchedTruncated || r.EstimatedWallet <= 0 || r.joint == nil {
 			continue
 		}
-		byClass := make([]float64, len(classes))
+		clear(byClass)
 		for _, m := range r.Matched {
 			byClass[m.class]++
 		}
