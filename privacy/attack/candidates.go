@@ -33,9 +33,10 @@ func newSizePosterior(p *sizePrior, matched, chance float64) *sizePosterior {
 		logs = append(logs, l)
 		top = math.Max(top, l)
 	}
-	if lo > 0 {
-		// Chance alone gives far more or fewer matches than m: the
-		// empty wallet's term is negligible, unless nothing else is.
+	if lo > 0 || hi < lo {
+		// Chance alone gives far fewer (or, hi below lo, far more)
+		// matches than m: the empty wallet's term is negligible, unless
+		// nothing else is.
 		add(0, math.Log(p.empty))
 	}
 	for n := lo; n <= hi; n++ {
