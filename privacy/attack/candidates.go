@@ -70,14 +70,50 @@ func newSizePosterior(p *sizePrior, matched, chance float64) *sizePosterior {
 // probabilityScaled is the posterior mean of candidateProbability over
 // the wallet's sizes n, at n·scale (see classMix.scale): the probability
 // that a match of chance rate f is the wallet's, its size not known.
-func (s *sizePosterior) probabilityScaled(scale float64, size uint64, f float64) float64 {
+func (s *sizePosterior) probabilityScaled(scale float64, b classBound, size uint64, f float64) float64 {
 	var p float64
 	for i, n := range s.n {
 		if s.w[i] > 1e-12 {
-			p += s.w[i] * candidateProbability(scale*n, size, f)
+			p += s.w[i] * candidateProbability(b.clamp(scale*n), size, f)
 		}
 	}
 	return p
+}
+
+// classBound is what a session's own matches of one class allow of its
+// wallet's part in the class, in the units of n·scale (see classMix.scale):
+// at most all of them, at least what chance leaves of them at the 95%
+// level (see walletRange). The class shares fitted over all the sessions
+// analyzed together move a session's probabilities only within it, so
+// that sessions crafted to fill one class (filters holding every
+// candidate of a rare class) can neither lift another session's chance
+// matches of the class nor take its own wallet from another class.
+type classBound struct {
+	lo, hi float64
+}
+
+// noBound leaves n·scale as it is.
+var noBound = classBound{0, math.Inf(1)}
+
+// newClassBound bounds a wallet's part in a class of which its session
+// matched matched candidates, chance of them expected by chance, the
+// class holding classSize of the universe's size candidates.
+func newClassBound(matched, chance float64, classSize, size uint64) classBound {
+	if classSize == 0 || size == 0 {
+		return noBound
+	}
+	lo, _ := walletRange(matched, chance)
+	unit := float64(size) / float64(classSize)
+	return classBound{lo: lo * unit, hi: matched * unit}
+}
+
+// clamp holds x, a wallet's n·scale, within the bound; an empty wallet
+// stays empty.
+func (b classBound) clamp(x float64) float64 {
+	if x <= 0 {
+		return x
+	}
+	return math.Min(math.Max(x, b.lo), b.hi)
 }
 
 // scale is the wallets' share of class cls over the universe's share of

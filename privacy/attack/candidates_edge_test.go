@@ -169,7 +169,7 @@ func TestSizePosteriorEdges(t *testing.T) {
 				}
 				for _, scale := range []float64{0, 1e-9, 1, 1e6} {
 					for _, f := range []float64{0, 1e-9, 0.5, 1} {
-						if q := post.probabilityScaled(scale, tt.size, f); bad(q) || q < 0 || q > 1 {
+						if q := post.probabilityScaled(scale, noBound, tt.size, f); bad(q) || q < 0 || q > 1 {
 							t.Errorf("scale %v f %v: P %v", scale, f, q)
 						}
 					}
