@@ -299,7 +299,8 @@ func (a *Accumulator) finished() (*universeCounts, error) {
 	return u, nil
 }
 
-// report finishes the report of group g.
+// report gathers the counts of group g into its report, whose matches
+// finish weighs once the priors fitted over all the groups are known.
 func (a *Accumulator) report(g int, u *universeCounts) *Report {
 	tg := &a.t.groups[g]
 	filters := a.set.filters[g]
@@ -325,7 +326,7 @@ func (a *Accumulator) report(g int, u *universeCounts) *Report {
 		joint = joint.with(filters[j-1])
 		r.Intersection = append(r.Intersection, intersectionStep(j, suffix[j], joint, u.classes))
 	}
-	r.finish(joint)
+	r.totals(joint)
 	return r
 }
 

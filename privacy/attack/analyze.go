@@ -102,7 +102,8 @@ type MatchedCandidate struct {
 	// Probability is the posterior probability that the candidate belongs
 	// to the wallet: π/(π+(1-π)·f) for f its chance of matching every filter
 	// by accident and π the share of its class of candidates that is the
-	// wallet's, averaged over the wallet's size given the matches (see the
+	// wallet's (held within what the session's own matches of the class
+	// allow), averaged over the wallet's size given the matches (see the
 	// package documentation); ProbabilityLow..ProbabilityHigh is its 95%
 	// interval, the same at the ends of the wallet size's interval,
 	// widened to hold Probability.
@@ -250,10 +251,10 @@ func (st *IntersectionStep) addChance(x float64) {
 	st.estimate()
 }
 
-// finish fills the totals, the probabilities of the matches, the warnings
-// and the summary from the last intersection step and the joint rates of
-// all the filters.
-func (r *Report) finish(joint *jointRates) {
+// totals fills the counts and the wallet's estimate from the last
+// intersection step, and keeps the filters' joint rates: what fitting the
+// priors over the reports needs of each, before finish weighs its matches.
+func (r *Report) totals(joint *jointRates) {
 	last := r.Intersection[len(r.Intersection)-1]
 	r.MatchedCount = last.Matched
 	r.ExpectedFalsePositives = last.ExpectedFalsePositives
@@ -265,26 +266,37 @@ func (r *Report) finish(joint *jointRates) {
 		r.PHAll = model.ProbAllReal(r.EstimatedWallet, r.ExpectedFalsePositives)
 	}
 	r.joint = joint
+}
+
+// finish fills the totals, the probabilities of the matches, the warnings
+// and the summary from the last intersection step and the joint rates of
+// all the filters.
+func (r *Report) finish(joint *jointRates) {
+	r.totals(joint)
 	var post *sizePosterior
 	if r.sizes != nil {
 		post = newSizePosterior(r.sizes, float64(r.MatchedCount), r.ExpectedFalsePositives)
 	}
 	byClass := map[int]float64{} // the posterior's probability, by class
+	bounds := r.classBounds(joint)
 	for i := range r.Matched {
 		m := &r.Matched[i]
 		f := joint.classRate(m.class)
-		scale := 1.0
+		scale, bound := 1.0, noBound
 		if r.mix != nil && m.class < len(r.classes) {
 			scale = r.mix.scale(m.class, r.classes[m.class], r.UniverseSize)
+			if b, ok := bounds[m.class]; ok {
+				bound = b
+			}
 		}
 		// The class's share of the wallet is n·scale/U.
-		m.Probability = candidateProbability(scale*r.EstimatedWallet, r.UniverseSize, f)
-		m.ProbabilityLow = candidateProbability(scale*r.EstimatedWalletLow, r.UniverseSize, f)
-		m.ProbabilityHigh = candidateProbability(scale*r.EstimatedWalletHigh, r.UniverseSize, f)
+		m.Probability = candidateProbability(bound.clamp(scale*r.EstimatedWallet), r.UniverseSize, f)
+		m.ProbabilityLow = candidateProbability(bound.clamp(scale*r.EstimatedWalletLow), r.UniverseSize, f)
+		m.ProbabilityHigh = candidateProbability(bound.clamp(scale*r.EstimatedWalletHigh), r.UniverseSize, f)
 		if post != nil {
 			p, ok := byClass[m.class]
 			if !ok {
-				p = post.probabilityScaled(scale, r.UniverseSize, f)
+				p = post.probabilityScaled(scale, bound, r.UniverseSize, f)
 				byClass[m.class] = p
 			}
 			m.Probability = p
@@ -298,6 +310,27 @@ func (r *Report) finish(joint *jointRates) {
 	slices.SortFunc(r.Matched, func(a, b MatchedCandidate) int { return a.Line - b.Line })
 	r.Warnings = append(r.Warnings[:0], r.warnings()...)
 	r.Summary = r.verdict()
+}
+
+// classBounds is, by class of the report's matches, what its own matches
+// of the class allow of the wallet's part in it (see classBound); none
+// without fitted class shares or when its match list is cut short.
+func (r *Report) classBounds(joint *jointRates) map[int]classBound {
+	if r.mix == nil || r.MatchedTruncated {
+		return nil
+	}
+	matched := map[int]float64{}
+	for _, m := range r.Matched {
+		matched[m.class]++
+	}
+	bounds := make(map[int]classBound, len(matched))
+	for cls, k := range matched {
+		if cls < len(r.classes) {
+			chance := float64(r.classes[cls]) * joint.classRate(cls)
+			bounds[cls] = newClassBound(k, chance, r.classes[cls], r.UniverseSize)
+		}
+	}
+	return bounds
 }
 
 // walletEstimate is the estimated size of the wallet among matched

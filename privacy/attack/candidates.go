@@ -20,8 +20,9 @@ func newSizePosterior(p *sizePrior, matched, chance float64) *sizePosterior {
 	lo := math.Max(0, math.Floor(matched-chance-width))
 	hi := math.Min(matched, math.Ceil(matched-chance+width))
 	total := p.normalMass(0, p.span)
-	post := &sizePosterior{}
-	var logs []float64
+	window := 1 + int(math.Max(hi-lo+1, 0)) // the empty wallet, then lo..hi
+	post := &sizePosterior{n: make([]float64, 0, window)}
+	logs := make([]float64, 0, window)
 	top := math.Inf(-1)
 	add := func(n, logPrior float64) {
 		l := logPrior + logPoisson(matched-n, chance)
@@ -32,9 +33,10 @@ func newSizePosterior(p *sizePrior, matched, chance float64) *sizePosterior {
 		logs = append(logs, l)
 		top = math.Max(top, l)
 	}
-	if lo > 0 {
-		// Chance alone gives far more or fewer matches than m: the
-		// empty wallet's term is negligible, unless nothing else is.
+	if lo > 0 || hi < lo {
+		// Chance alone gives far fewer (or, hi below lo, far more)
+		// matches than m: the empty wallet's term is negligible, unless
+		// nothing else is.
 		add(0, math.Log(p.empty))
 	}
 	for n := lo; n <= hi; n++ {
@@ -54,7 +56,7 @@ func newSizePosterior(p *sizePrior, matched, chance float64) *sizePosterior {
 		return nil
 	}
 	var sum float64
-	post.w = make([]float64, len(logs))
+	post.w = logs // weighed in place
 	for i, l := range logs {
 		post.w[i] = math.Exp(l - top)
 		sum += post.w[i]
@@ -68,14 +70,50 @@ func newSizePosterior(p *sizePrior, matched, chance float64) *sizePosterior {
 // probabilityScaled is the posterior mean of candidateProbability over
 // the wallet's sizes n, at n·scale (see classMix.scale): the probability
 // that a match of chance rate f is the wallet's, its size not known.
-func (s *sizePosterior) probabilityScaled(scale float64, size uint64, f float64) float64 {
+func (s *sizePosterior) probabilityScaled(scale float64, b classBound, size uint64, f float64) float64 {
 	var p float64
 	for i, n := range s.n {
 		if s.w[i] > 1e-12 {
-			p += s.w[i] * candidateProbability(scale*n, size, f)
+			p += s.w[i] * candidateProbability(b.clamp(scale*n), size, f)
 		}
 	}
 	return p
+}
+
+// classBound is what a session's own matches of one class allow of its
+// wallet's part in the class, in the units of n·scale (see classMix.scale):
+// at most all of them, at least what chance leaves of them at the 95%
+// level (see walletRange). The class shares fitted over all the sessions
+// analyzed together move a session's probabilities only within it, so
+// that sessions crafted to fill one class (filters holding every
+// candidate of a rare class) can neither lift another session's chance
+// matches of the class nor take its own wallet from another class.
+type classBound struct {
+	lo, hi float64
+}
+
+// noBound leaves n·scale as it is.
+var noBound = classBound{0, math.Inf(1)}
+
+// newClassBound bounds a wallet's part in a class of which its session
+// matched matched candidates, chance of them expected by chance, the
+// class holding classSize of the universe's size candidates.
+func newClassBound(matched, chance float64, classSize, size uint64) classBound {
+	if classSize == 0 || size == 0 {
+		return noBound
+	}
+	lo, _ := walletRange(matched, chance)
+	unit := float64(size) / float64(classSize)
+	return classBound{lo: lo * unit, hi: matched * unit}
+}
+
+// clamp holds x, a wallet's n·scale, within the bound; an empty wallet
+// stays empty.
+func (b classBound) clamp(x float64) float64 {
+	if x <= 0 {
+		return x
+	}
+	return math.Min(math.Max(x, b.lo), b.hi)
 }
 
 // scale is the wallets' share of class cls over the universe's share of
@@ -127,11 +165,12 @@ func fitClassMix(reports []*Report, classes []uint64, size uint64) *classMix {
 		match, chance []float64
 	}
 	var sessions []counts
+	byClass := make([]float64, len(classes))
 	for _, r := range reports {
 		if r.MatchedTruncated || r.EstimatedWallet <= 0 || r.joint == nil {
 			continue
 		}
-		byClass := make([]float64, len(classes))
+		clear(byClass)
 		for _, m := range r.Matched {
 			byClass[m.class]++
 		}
