@@ -55,7 +55,11 @@
 // few matches of sessions of tiny wallets among their chance ones given
 // what chance alone gives above its mean (heavy-tail, seeds 4007 to
 // 4507, matches given 0.2 to 0.5: 0.228 at 0.300); weighed so, 0.640 at
-// 0.659, 0.580 at 0.623 and 0.305 at 0.316. The probability grows with
+// 0.661, 0.580 at 0.618 and 0.305 at 0.316. The fitted shares move a
+// session's probabilities only within what its own matches of the class
+// allow (at most all of them, at least what chance leaves of them at the
+// 95% level), so that sessions crafted to fill a rare class cannot lift
+// another session's chance matches of it. The probability grows with
 // N, so its interval is the same
 // expression at the ends of N's, widened to hold it. P_h(1) and P_h(N) of
 // package model are given at N. A key line marked as an address's pair counts as that
