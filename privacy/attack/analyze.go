@@ -188,12 +188,12 @@ func Analyze(filters []*bip37.Filter, r io.Reader, opts AnalyzeOptions) (*Report
 // universe: each group is analyzed as Analyze analyzes its filters alone
 // (a candidate must match every filter of the group), but for the priors
 // its matches' probabilities are weighed under (on wallet sizes, and on
-// the wallets' shares of the classes of candidates), which are fitted
-// over all the groups; the reports come in the order of the groups. It is how the sessions of a capture are
-// analyzed one by one without reading the universe once per session: the
-// work per candidate grows with the number of filters, the memory with the
-// filters and the matches only. It is an Accumulator's ReadUniverse and
-// Reports.
+// the wallets' shares of the classes of candidates), which are fitted over
+// all the groups; the reports come in the order of the groups. It is how
+// the sessions of a capture are analyzed one by one without reading the
+// universe once per session: the work per candidate grows with the number
+// of filters, the memory with the filters and the matches only. It is an
+// Accumulator's ReadUniverse and Reports.
 func AnalyzeGroups(groups [][]*bip37.Filter, r io.Reader, opts AnalyzeOptions) ([]*Report, error) {
 	a, err := NewAccumulator(groups, opts)
 	if err != nil {

@@ -60,12 +60,12 @@
 // allow (at most all of them, at least what chance leaves of them at the
 // 95% level), so that sessions crafted to fill a rare class cannot lift
 // another session's chance matches of it. The probability grows with
-// N, so its interval is the same
-// expression at the ends of N's, widened to hold it. P_h(1) and P_h(N) of
-// package model are given at N. A key line marked as an address's pair counts as that
-// address, tested by the key and its hash, and the address lines it names
-// as taken over are taken back out of every count when the reports are
-// finished, wherever in the universe they are.
+// N, so its interval is the same expression at the ends of N's, widened to
+// hold it. P_h(1) and P_h(N) of package model are given at N. A key line
+// marked as an address's pair counts as that address, tested by the key
+// and its hash, and the address lines it names as taken over are taken
+// back out of every count when the reports are finished, wherever in the
+// universe they are.
 //
 // An Accumulator holds the groups of filters (one group per session) and
 // the counts that testing a universe gives: per group, how many candidates
