@@ -1,9 +1,7 @@
 package neutrinobench
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"net"
 	"os"
@@ -37,36 +35,15 @@ type traceConn struct {
 	out    frameCursor
 }
 
-// frameCursor follows the frames of one direction of a stream.
-type frameCursor struct {
-	hdr  [frameHeader]byte
-	got  int
-	left uint32
-}
-
 // feed advances c over b and returns the commands of the frames that
 // ended in it.
 func (c *frameCursor) feed(b []byte) []string {
 	var ended []string
-	for len(b) > 0 {
-		if c.got < frameHeader {
-			k := copy(c.hdr[c.got:], b)
-			c.got += k
-			b = b[k:]
-			if c.got < frameHeader {
-				break
-			}
-			c.left = binary.LittleEndian.Uint32(c.hdr[16:20])
-		} else {
-			k := min(uint32(len(b)), c.left)
-			c.left -= k
-			b = b[k:]
+	c.walk(b, func(cmd string, _ int, end bool) {
+		if end {
+			ended = append(ended, cmd)
 		}
-		if c.got == frameHeader && c.left == 0 {
-			ended = append(ended, string(bytes.TrimRight(c.hdr[4:16], "\x00")))
-			c.got = 0
-		}
-	}
+	})
 	return ended
 }
 

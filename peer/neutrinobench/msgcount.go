@@ -67,23 +67,32 @@ const frameHeader = 24
 // frames of the stream to tell which message each byte read belongs to.
 type msgConn struct {
 	net.Conn
-	m    *msgCounter
+	m   *msgCounter
+	cur frameCursor
+}
+
+func (c *msgConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	c.m.total.Add(uint64(n))
+	c.cur.walk(b[:n], func(cmd string, n int, _ bool) { c.m.add(cmd, n) })
+	return n, err
+}
+
+// frameCursor follows the frames of one direction of a stream.
+type frameCursor struct {
 	hdr  [frameHeader]byte
 	got  int    // bytes of the current frame's header read
 	left uint32 // bytes of the current frame's payload still to read
 	cmd  string // the current frame's command
 }
 
-func (c *msgConn) Read(b []byte) (int, error) {
-	n, err := c.Conn.Read(b)
-	c.m.total.Add(uint64(n))
-	c.count(b[:n])
-	return n, err
-}
-
-// count attributes the bytes b, read next, to their messages.
-func (c *msgConn) count(b []byte) {
+// walk advances c over b, the stream's next bytes, and calls each for
+// every run of them that belongs to one frame: the frame's command, the
+// run's length (a header is counted whole, once it is), and whether the
+// frame ended with the run.
+func (c *frameCursor) walk(b []byte, each func(cmd string, n int, ended bool)) {
 	for len(b) > 0 {
+		var n int
 		if c.got < frameHeader {
 			k := copy(c.hdr[c.got:], b)
 			c.got += k
@@ -93,15 +102,16 @@ func (c *msgConn) count(b []byte) {
 			}
 			c.cmd = string(bytes.TrimRight(c.hdr[4:16], "\x00"))
 			c.left = binary.LittleEndian.Uint32(c.hdr[16:20])
-			c.m.add(c.cmd, frameHeader)
+			n = frameHeader
 		} else {
-			k := int(min(uint32(len(b)), c.left))
-			c.m.add(c.cmd, k)
-			c.left -= uint32(k)
+			k := min(uint32(len(b)), c.left)
+			c.left -= k
 			b = b[k:]
+			n = int(k)
 		}
 		if c.left == 0 {
 			c.got = 0
 		}
+		each(c.cmd, n, c.left == 0)
 	}
 }
