@@ -144,36 +144,53 @@ func runPeers(a *app, f *peersFlags, fl *pflag.FlagSet) error {
 	out := peersOutput{Network: params.Name, Peers: []scanPeerJSON{}, Known: []knownJSON{}, Bans: []banJSON{},
 		Unbanned: []string{}, Warnings: []string{}}
 	if offline {
-		if err := checkDir("--datadir", datadir); err != nil {
-			return err
-		}
-		// Bans that cannot be read are neither listed as none nor
-		// replaced by --unban.
-		if err := banlist.Check(filepath.Join(datadir, params.Name)); err != nil {
-			return failureWords("--datadir "+datadir, err)
-		}
-		if err := out.unbanAll(datadir, params, f); err != nil {
-			return err
-		}
-		stored, err := readStored(datadir, params, f)
-		if errors.Is(err, store.ErrLocked) && len(f.unban) == 0 {
-			// A scan, follow or peers holds the directory: its files
-			// are replaced whole, never written in place, so they are
-			// read as they stand.
-			stored, err = readHeld(datadir, params, err)
-		}
-		if err != nil {
-			return err
-		}
-		out.Warnings = append(out.Warnings, datadirNamed(datadir, stored.Notes)...)
-		if others := networksHeld(datadir, params); len(others) > 0 {
-			out.Warnings = append(out.Warnings, fmt.Sprintf("--datadir %s holds the state of %s: give --network %s to list it",
-				datadir, strings.Join(others, ", "), others[0]))
-		}
-		out.addKnown(stored.Known)
-		out.addBans(stored.Bans)
-		return a.printPeers(&out)
+		err = out.readDataDir(datadir, params, f)
+	} else {
+		err = out.connect(datadir, params, f)
 	}
+	if err != nil {
+		return err
+	}
+	return a.printPeers(&out)
+}
+
+// readDataDir fills out from the data directory datadir alone, without
+// connecting, after lifting the bans of --unban.
+func (out *peersOutput) readDataDir(datadir string, params *chaincfg.Params, f *peersFlags) error {
+	if err := checkDir("--datadir", datadir); err != nil {
+		return err
+	}
+	// Bans that cannot be read are neither listed as none nor
+	// replaced by --unban.
+	if err := banlist.Check(filepath.Join(datadir, params.Name)); err != nil {
+		return failureWords("--datadir "+datadir, err)
+	}
+	if err := out.unbanAll(datadir, params, f); err != nil {
+		return err
+	}
+	stored, err := readStored(datadir, params, f)
+	if errors.Is(err, store.ErrLocked) && len(f.unban) == 0 {
+		// A scan, follow or peers holds the directory: its files
+		// are replaced whole, never written in place, so they are
+		// read as they stand.
+		stored, err = readHeld(datadir, params, err)
+	}
+	if err != nil {
+		return err
+	}
+	out.Warnings = append(out.Warnings, datadirNamed(datadir, stored.Notes)...)
+	if others := networksHeld(datadir, params); len(others) > 0 {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("--datadir %s holds the state of %s: give --network %s to list it",
+			datadir, strings.Join(others, ", "), others[0]))
+	}
+	out.addKnown(stored.Known)
+	out.addBans(stored.Bans)
+	return nil
+}
+
+// connect fills out from the flags' peers, connected to with the data
+// directory datadir ("" for none), after lifting the bans of --unban.
+func (out *peersOutput) connect(datadir string, params *chaincfg.Params, f *peersFlags) error {
 	cfg, err := f.peerFlags.config(params, wire.SFNodeCF|wire.SFNodeWitness)
 	if err != nil {
 		return err
@@ -218,7 +235,7 @@ func runPeers(a *app, f *peersFlags, fl *pflag.FlagSet) error {
 	}
 	out.addKnown(known)
 	out.addBans(c.Bans())
-	return a.printPeers(&out)
+	return nil
 }
 
 // checkUnban checks an --unban value: a host as the listing shows a ban

@@ -170,6 +170,24 @@ func runModel(a *app, f *modelFlags, fl *pflag.FlagSet) error {
 	if f.advice.requested(fl) {
 		return runAdvice(a, f, fl)
 	}
+	if err := checkModelRun(f, fl); err != nil {
+		return err
+	}
+	// The plots' files before the work: written whole, or not at all.
+	plots, err := a.outputs.createEach(outputFile{"--plot", f.plot}, outputFile{"--plot-j", f.plotJ})
+	if err != nil {
+		return err
+	}
+	r := &modelRun{a: a, f: f, fl: fl, plot: plots[0], plotJ: plots[1]}
+	if f.sweep == "" {
+		return r.one()
+	}
+	return r.sweep()
+}
+
+// checkModelRun refuses, before any work, the flags of a model (not an
+// advice) run that cannot go together or that the library would misread.
+func checkModelRun(f *modelFlags, fl *pflag.FlagSet) error {
 	if err := f.advice.checkUnused(fl); err != nil {
 		return err
 	}
@@ -197,91 +215,140 @@ func runModel(a *app, f *modelFlags, fl *pflag.FlagSet) error {
 		// Refused before the Monte Carlo run, which may take minutes.
 		return badInput("--plot-j %s: --filters %d, and --plot-j draws one curve of P_h(j) per number of filters, at most %d", f.plotJ, f.p.Filters, plot.MaxJCurves)
 	}
-	// The plots' files before the work: written whole, or not at all.
-	plots, err := a.outputs.createEach(outputFile{"--plot", f.plot}, outputFile{"--plot-j", f.plotJ})
+	return nil
+}
+
+// modelRun is one run of "privacy model" whose flags have been checked:
+// the plots' files (nil when not asked for) are started, and are put in
+// place only when every plot is drawn.
+type modelRun struct {
+	a     *app
+	f     *modelFlags
+	fl    *pflag.FlagSet
+	plot  *pendingFile
+	plotJ *pendingFile
+}
+
+// modelOutput is what the model of one wallet prints under --json.
+type modelOutput struct {
+	*model.Result
+	PHj        []model.PHj             `json:"p_h_j"`
+	MonteCarlo *model.MonteCarloResult `json:"monte_carlo,omitempty"`
+	Plot       string                  `json:"plot,omitempty"`
+	PlotJ      string                  `json:"plot_j,omitempty"`
+}
+
+// one prints the model of the flags' wallet, with its Monte Carlo check
+// and plots when asked for.
+func (r *modelRun) one() error {
+	res, err := model.Evaluate(r.f.p)
 	if err != nil {
+		return modelFields.badParams(err, r.fl)
+	}
+	out := modelOutput{Result: res, PHj: res.PHCurve(0)}
+	if r.f.monteCarlo != 0 {
+		mc, err := model.MonteCarlo(r.f.p, model.MonteCarloOptions{Trials: r.f.monteCarlo, Sample: r.f.mcSample, Seed: r.f.seed})
+		if err != nil {
+			return modelFields.badParams(err, r.fl)
+		}
+		out.MonteCarlo = mc
+	}
+	if err := r.drawOne(res); err != nil {
 		return err
 	}
-	plotFile, plotJFile := plots[0], plots[1]
-	if f.sweep == "" {
-		r, err := model.Evaluate(f.p)
+	out.Plot, out.PlotJ = r.f.plot, r.f.plotJ
+	printWarnings(r.a, res.Warnings)
+	if r.a.json {
+		return r.a.printJSON(out)
+	}
+	printModel(r.a.stdout, res)
+	printPHj(r.a.stdout, res, out.PHj)
+	if out.MonteCarlo != nil {
+		printMonteCarlo(r.a.stdout, out.MonteCarlo)
+	}
+	printPlotFiles(r.a.stdout, r.f)
+	return nil
+}
+
+// drawOne draws the plots of one wallet's model res and puts them in
+// place: --plot along addresses, --plot-j against j.
+func (r *modelRun) drawOne(res *model.Result) error {
+	if r.plot != nil {
+		// Up to twice the wallet, in at most about 200 points, and
+		// never past the universe (the model counts the wallet in it).
+		hi := min(max(2*uint64(r.f.p.Addresses), 10), r.f.p.UniverseSize)
+		s, err := model.ParseSweep(fmt.Sprintf("addresses=1..%d:%d", hi, max(1, hi/200)))
 		if err != nil {
-			return modelFields.badParams(err, fl)
+			return badInputWords("--plot "+r.f.plot, err)
 		}
-		out := struct {
-			*model.Result
-			PHj        []model.PHj             `json:"p_h_j"`
-			MonteCarlo *model.MonteCarloResult `json:"monte_carlo,omitempty"`
-			Plot       string                  `json:"plot,omitempty"`
-			PlotJ      string                  `json:"plot_j,omitempty"`
-		}{Result: r, PHj: r.PHCurve(0)}
-		if f.monteCarlo != 0 {
-			mc, err := model.MonteCarlo(f.p, model.MonteCarloOptions{Trials: f.monteCarlo, Sample: f.mcSample, Seed: f.seed})
-			if err != nil {
-				return modelFields.badParams(err, fl)
-			}
-			out.MonteCarlo = mc
-		}
-		if f.plot != "" {
-			// Up to twice the wallet, in at most about 200 points, and
-			// never past the universe (the model counts the wallet in it).
-			hi := min(max(2*uint64(f.p.Addresses), 10), f.p.UniverseSize)
-			s, err := model.ParseSweep(fmt.Sprintf("addresses=1..%d:%d", hi, max(1, hi/200)))
-			if err != nil {
-				return badInputWords("--plot "+f.plot, err)
-			}
-			if err := savePlot(a, plotFile, s, f.p); err != nil {
-				return err
-			}
-			out.Plot = f.plot
-		}
-		if f.plotJ != "" {
-			if err := a.drawPlot(plotJFile, func(name string) error { return plot.SaveJ(name, model.Sweep{}, []*model.Result{r}) }); err != nil {
-				return err
-			}
-			out.PlotJ = f.plotJ
-		}
-		if err := a.outputs.commit(plotFile, plotJFile); err != nil {
+		if err := savePlot(r.a, r.plot, s, r.f.p); err != nil {
 			return err
 		}
-		printWarnings(a, r.Warnings)
-		if a.json {
-			return a.printJSON(out)
-		}
-		printModel(a.stdout, r)
-		printPHj(a.stdout, r, out.PHj)
-		if out.MonteCarlo != nil {
-			printMonteCarlo(a.stdout, out.MonteCarlo)
-		}
-		printPlotFiles(a.stdout, f)
-		return nil
 	}
-	s, err := model.ParseSweep(f.sweep)
+	if r.plotJ != nil {
+		if err := r.a.drawPlot(r.plotJ, func(name string) error { return plot.SaveJ(name, model.Sweep{}, []*model.Result{res}) }); err != nil {
+			return err
+		}
+	}
+	return r.a.outputs.commit(r.plot, r.plotJ)
+}
+
+// sweep prints the model along --sweep, and draws its plots.
+func (r *modelRun) sweep() error {
+	spec := r.f.sweep
+	s, err := model.ParseSweep(spec)
 	if err != nil {
-		return badInputWords(fmt.Sprintf("--sweep %q", f.sweep), err)
+		return badInputWords(fmt.Sprintf("--sweep %q", spec), err)
 	}
-	if f.plotJ != "" && len(s.Values) > plot.MaxJCurves {
+	if r.plotJ != nil && len(s.Values) > plot.MaxJCurves {
 		// Refused before the sweep runs: a long one takes minutes.
 		return badInput("--plot-j %s: --sweep %q gives %d values, and --plot-j draws one curve of P_h(j) per value, at most %d: sweep fewer values, or leave out --plot-j",
-			f.plotJ, f.sweep, len(s.Values), plot.MaxJCurves)
+			r.f.plotJ, spec, len(s.Values), plot.MaxJCurves)
 	}
-	results, err := s.Run(f.p)
+	results, err := s.Run(r.f.p)
 	if err != nil {
-		return sweepError(f.sweep, s, f.p, err, fl)
+		return sweepError(spec, s, r.f.p, err, r.fl)
 	}
-	if f.plot != "" {
-		if err := a.drawPlot(plotFile, func(name string) error { return plot.Save(name, s, results) }); err != nil {
-			return err
-		}
-	}
-	if f.plotJ != "" {
-		if err := a.drawPlot(plotJFile, func(name string) error { return plot.SaveJ(name, s, results) }); err != nil {
-			return err
-		}
-	}
-	if err := a.outputs.commit(plotFile, plotJFile); err != nil {
+	if err := r.drawSweep(s, results); err != nil {
 		return err
 	}
+	warnings := sweepWarnings(s, results)
+	printWarnings(r.a, warnings)
+	if r.a.json {
+		// One object, naming what was swept: the results follow the
+		// values in order.
+		return r.a.printJSON(struct {
+			Sweep    model.Sweep     `json:"sweep"`
+			Results  []*model.Result `json:"results"`
+			Warnings []string        `json:"warnings"`
+			Plot     string          `json:"plot,omitempty"`
+			PlotJ    string          `json:"plot_j,omitempty"`
+		}{s, results, warnings, r.f.plot, r.f.plotJ})
+	}
+	printSweep(r.a.stdout, s, results)
+	printPlotFiles(r.a.stdout, r.f)
+	return nil
+}
+
+// drawSweep draws the plots of the sweep s's results and puts them in
+// place.
+func (r *modelRun) drawSweep(s model.Sweep, results []*model.Result) error {
+	if r.plot != nil {
+		if err := r.a.drawPlot(r.plot, func(name string) error { return plot.Save(name, s, results) }); err != nil {
+			return err
+		}
+	}
+	if r.plotJ != nil {
+		if err := r.a.drawPlot(r.plotJ, func(name string) error { return plot.SaveJ(name, s, results) }); err != nil {
+			return err
+		}
+	}
+	return r.a.outputs.commit(r.plot, r.plotJ)
+}
+
+// sweepWarnings is the warnings of a sweep's results, each once, in
+// order, prefixed by the swept value it came at.
+func sweepWarnings(s model.Sweep, results []*model.Result) []string {
 	seen := map[string]bool{}
 	warnings := []string{}
 	for i, r := range results {
@@ -289,24 +356,10 @@ func runModel(a *app, f *modelFlags, fl *pflag.FlagSet) error {
 			if w = fmt.Sprintf("%s=%g: %s", s.Var, s.Values[i], w); !seen[w] {
 				seen[w] = true
 				warnings = append(warnings, w)
-				printWarnings(a, []string{w})
 			}
 		}
 	}
-	if a.json {
-		// One object, naming what was swept: the results follow the
-		// values in order.
-		return a.printJSON(struct {
-			Sweep    model.Sweep     `json:"sweep"`
-			Results  []*model.Result `json:"results"`
-			Warnings []string        `json:"warnings"`
-			Plot     string          `json:"plot,omitempty"`
-			PlotJ    string          `json:"plot_j,omitempty"`
-		}{s, results, warnings, f.plot, f.plotJ})
-	}
-	printSweep(a.stdout, s, results)
-	printPlotFiles(a.stdout, f)
-	return nil
+	return warnings
 }
 
 // printPlotFiles names the plots written.

@@ -129,6 +129,11 @@ func runEvaluate(a *app, f *evaluateFlags) error {
 	score, err := simulate.Evaluate(labels, report, simulate.EvalOptions{Threshold: f.threshold})
 	scored()
 	if errors.Is(err, simulate.ErrBadReport) || errors.Is(err, simulate.ErrBadLabels) {
+		if bad := reportSessionsProblem(report); bad != "" {
+			// Not "labels of another simulation": the report names no
+			// session the labels could know.
+			return usageError{&restated{"--report " + f.report + ": " + bad + "; " + wantReport, err}}
+		}
 		return badJSONFile("--report "+f.report, report, err)
 	}
 	if err != nil {
@@ -161,14 +166,47 @@ func missedTargets(s *simulate.Score) error {
 	return fmt.Errorf("--require-targets: %d of %d targets not met: %s", len(missed), len(s.Targets), strings.Join(missed, "; "))
 }
 
+// wantReport says what --report takes.
+const wantReport = "want the JSON of privacy analyze --capture or privacy fetches (with --json)"
+
+// reportSessionsProblem says what is wrong with the sessions of the
+// report b, a JSON object, when its "clients" is not a list of objects
+// each named by a "session" string: "" when they are, or when b is no
+// object or has no "clients" at all (which the scoring names). The scoring reads such a
+// report as one whose sessions the labels do not know.
+func reportSessionsProblem(b []byte) string {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(b, &top) != nil || top["clients"] == nil {
+		return ""
+	}
+	var doc struct {
+		Clients []json.RawMessage `json:"clients"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return words(err)
+	}
+	if len(doc.Clients) == 0 {
+		return `its "clients" lists no session`
+	}
+	for i, c := range doc.Clients {
+		var client struct {
+			Session *string `json:"session"`
+		}
+		if err := json.Unmarshal(c, &client); err != nil {
+			return fmt.Sprintf(`client %d of "clients": %s`, i+1, words(err))
+		}
+		if client.Session == nil || *client.Session == "" {
+			return fmt.Sprintf(`client %d of "clients" has no "session"`, i+1)
+		}
+	}
+	return ""
+}
+
 // badJSONFile is the error of a file given with what that is not the
 // JSON the flag wants, in the tool's words: an empty file, or the labels
 // and a report given each for the other, say so.
 func badJSONFile(what string, b []byte, err error) error {
-	const (
-		wantLabels = "want the labels.json that privacy simulate writes"
-		wantReport = "want the JSON of privacy analyze --capture or privacy fetches (with --json)"
-	)
+	const wantLabels = "want the labels.json that privacy simulate writes"
 	want := wantReport
 	if strings.HasPrefix(what, "--labels") {
 		want = wantLabels

@@ -2,6 +2,9 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -50,6 +53,44 @@ func TestTargetValueSide(t *testing.T) {
 				t.Errorf("--require-targets: %v, want it to name %s", err, tt.print)
 			case (tt.met == nil || *tt.met) && err != nil:
 				t.Errorf("--require-targets: %v for a target not missed", err)
+			}
+		})
+	}
+}
+
+// TestEvaluateReportSessions: a report whose "clients" names no session
+// (none listed, not a list, a client that is no object or has no session
+// string) is refused naming --report, the file and what is wrong in it,
+// not as a report of another simulation; a report of sessions the labels
+// do not know still is one.
+func TestEvaluateReportSessions(t *testing.T) {
+	dir := t.TempDir()
+	sim := filepath.Join(dir, "sim")
+	runOK(t, smallSimulation("7", sim)...)
+	labels := filepath.Join(sim, "labels.json")
+	const wantReport = "; want the JSON of privacy analyze --capture or privacy fetches (with --json)"
+	tests := []struct {
+		name, report string
+		stderr       string
+	}{
+		{"no client", `{"clients": []}`, `: its "clients" lists no session` + wantReport},
+		{"clients null", `{"clients": null}`, `: its "clients" lists no session` + wantReport},
+		{"clients a string", `{"clients": "x"}`, `: field "clients" holds a JSON string where a list is wanted` + wantReport},
+		{"clients an object", `{"clients": {"session": "sim1-1"}}`, `: field "clients" holds a JSON object where a list is wanted` + wantReport},
+		{"a client without a session", `{"clients": [{"client": "127.0.0.1:5"}]}`, `: client 1 of "clients" has no "session"` + wantReport},
+		{"a session a number", `{"clients": [{"session": "sim1-1"}, {"session": 5}]}`, `: client 2 of "clients": field "session" holds a JSON number where a string is wanted` + wantReport},
+		{"a client a number", `{"clients": [{"session": "sim1-1"}, 7]}`, `: client 2 of "clients": it holds a JSON number where an object is wanted` + wantReport},
+		{"sessions of another simulation", `{"clients": [{"session": "elsewhere-1"}]}`, `: none of its 1 sessions is in the labels (first: "elsewhere-1"): labels of another simulation?`},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			report := filepath.Join(dir, fmt.Sprintf("report-%d.json", i))
+			if err := os.WriteFile(report, []byte(tt.report+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, stderr, status := runCLI(t, "", "privacy", "evaluate", "--labels", labels, "--report", report)
+			if want := "spvfilter: --report " + report + tt.stderr + "\n"; status != exitBadInput || stderr != want {
+				t.Errorf("status %d, stderr:\n%s\nwant status %d, stderr:\n%s", status, stderr, exitBadInput, want)
 			}
 		})
 	}

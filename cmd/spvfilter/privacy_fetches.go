@@ -147,6 +147,44 @@ type fetchesIndex struct {
 }
 
 func runFetches(a *app, f *fetchesFlags) error {
+	if err := checkFetchesFlags(f); err != nil {
+		return err
+	}
+	sessions, bip37, err := readFetchSessions(f.captures, f.client)
+	if err != nil {
+		return err
+	}
+	xf, err := openInputFile("--index", f.index)
+	if err != nil {
+		return err
+	}
+	defer xf.Close()
+	ir, err := universe.NewIndexReader(xf)
+	if err != nil {
+		return indexError(f.index, err)
+	}
+	if f.intersect || f.collude {
+		sayJoined(a.stderr, f, sessions)
+	}
+	reps, err := attack.AnalyzeFetches(sessions, ir, attack.FetchOptions{MaxMatches: f.maxMatches, Intersect: f.intersect, Collude: f.collude, CoverTarget: f.coverTarget})
+	if errors.Is(err, universe.ErrBadIndex) {
+		return indexError(f.index, err)
+	}
+	if err != nil {
+		return err
+	}
+	out := newFetchesOutput(f, ir.Header(), reps, bip37)
+	a.warn(out.Warnings)
+	if a.json {
+		return a.printJSON(out)
+	}
+	printFetches(a.stdout, &out, f.show)
+	return nil
+}
+
+// checkFetchesFlags refuses, before any file is read, the flags of
+// fetches out of their range or that cannot go together.
+func checkFetchesFlags(f *fetchesFlags) error {
 	switch {
 	case f.maxMatches < 1:
 		return badInput("--max-matches %d: must be at least 1", f.maxMatches)
@@ -167,14 +205,22 @@ func runFetches(a *app, f *fetchesFlags) error {
 			}
 		}
 	}
+	return nil
+}
+
+// readFetchSessions reads the fetch sessions of client ("" for all) in
+// the captures, and the ids of the BIP 37 clients' sessions left out;
+// with several captures, each id is prefixed by its capture's number
+// (cap1:, cap2:, ...).
+func readFetchSessions(captures []string, client string) ([]*capture.FetchSession, []string, error) {
 	var sessions []*capture.FetchSession
 	var bip37 []string
-	for n, file := range f.captures {
-		kept, left, err := fetchSessionsOf(file, f.client)
+	for n, file := range captures {
+		kept, left, err := fetchSessionsOf(file, client)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
-		if len(f.captures) > 1 {
+		if len(captures) > 1 {
 			prefix := fmt.Sprintf("cap%d:", n+1)
 			for _, s := range kept {
 				s.ID = prefix + s.ID
@@ -185,46 +231,35 @@ func runFetches(a *app, f *fetchesFlags) error {
 		}
 		sessions, bip37 = append(sessions, kept...), append(bip37, left...)
 	}
-	xf, err := openInputFile("--index", f.index)
-	if err != nil {
-		return err
+	return sessions, bip37, nil
+}
+
+// sayJoined tells w which sessions --intersect or --collude joins.
+func sayJoined(w io.Writer, f *fetchesFlags, sessions []*capture.FetchSession) {
+	ids := make([]string, len(sessions))
+	for i, s := range sessions {
+		ids[i] = s.ID
 	}
-	defer xf.Close()
-	ir, err := universe.NewIndexReader(xf)
-	if err != nil {
-		return indexError(f.index, err)
+	how := "--intersect joins %s as one client's: %s\n"
+	if f.collude {
+		how = "--collude joins %s as colluding nodes see one client: %s\n"
 	}
-	if f.intersect || f.collude {
-		ids := make([]string, len(sessions))
-		for i, s := range sessions {
-			ids[i] = s.ID
-		}
-		how := "--intersect joins %s as one client's: %s\n"
-		if f.collude {
-			how = "--collude joins %s as colluding nodes see one client: %s\n"
-		}
-		fmt.Fprintf(a.stderr, "spvfilter: "+how, plural(len(sessions), "session"), strings.Join(ids, ", "))
-	}
-	reps, err := attack.AnalyzeFetches(sessions, ir, attack.FetchOptions{MaxMatches: f.maxMatches, Intersect: f.intersect, Collude: f.collude, CoverTarget: f.coverTarget})
-	if errors.Is(err, universe.ErrBadIndex) {
-		return indexError(f.index, err)
-	}
-	if err != nil {
-		return err
-	}
-	hd := ir.Header()
+	fmt.Fprintf(w, "spvfilter: "+how, plural(len(sessions), "session"), strings.Join(ids, ", "))
+}
+
+// newFetchesOutput is the output of fetches: the reports reps of the
+// sessions (the joined one last with --intersect or --collude) on the
+// index of header hd, and the warnings, the BIP 37 sessions left out
+// named.
+func newFetchesOutput(f *fetchesFlags, hd *universe.IndexHeader, reps []*attack.FetchReport, bip37 []string) fetchesOutput {
 	out := fetchesOutput{Index: fetchesIndex{Network: hd.Network, From: hd.First, To: hd.Last(), Version: hd.Version}, Clients: reps, Warnings: []string{}}
-	switch {
-	case f.intersect:
-		out.Clients, out.Intersection = reps[:len(reps)-1], &intersectionJSON{FetchReport: reps[len(reps)-1]}
-	case f.collude:
-		out.Clients, out.Collusion = reps[:len(reps)-1], &intersectionJSON{FetchReport: reps[len(reps)-1]}
-	}
 	joined := ""
 	switch {
 	case f.intersect:
+		out.Clients, out.Intersection = reps[:len(reps)-1], &intersectionJSON{FetchReport: reps[len(reps)-1]}
 		joined = "the intersection"
 	case f.collude:
+		out.Clients, out.Collusion = reps[:len(reps)-1], &intersectionJSON{FetchReport: reps[len(reps)-1]}
 		joined = "the collusion"
 	}
 	out.Warnings = foldSessionWarnings(reps, joined)
@@ -232,12 +267,7 @@ func runFetches(a *app, f *fetchesFlags) error {
 		out.Warnings = append(out.Warnings, fmt.Sprintf("%s left out, BIP 37 clients (a filter loaded, blocks asked for without a BIP 157 filter range), whose filters privacy analyze --capture reads: %s",
 			plural(len(bip37), "session"), strings.Join(bip37[:min(len(bip37), 5)], ", ")+moreOf(len(bip37), 5)))
 	}
-	a.warn(out.Warnings)
-	if a.json {
-		return a.printJSON(out)
-	}
-	printFetches(a.stdout, &out, f.show)
-	return nil
+	return out
 }
 
 // fetchSessionsOf reads a capture's fetch sessions of client (all for

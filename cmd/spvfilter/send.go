@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"os/signal"
@@ -12,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spf13/cobra"
 
@@ -282,16 +284,9 @@ func runSend(a *app, f *sendFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	raw, err := a.readHexArg("TX_HEX", args[0])
+	tx, err := a.readSendTx(args[0])
 	if err != nil {
 		return err
-	}
-	tx, err := decodeTx("TX_HEX", raw)
-	if err != nil {
-		return err
-	}
-	if len(tx.TxIn) == 0 || len(tx.TxOut) == 0 {
-		return badInput("TX_HEX: %s and %s: not a transaction a node relays", plural(len(tx.TxIn), "input"), plural(len(tx.TxOut), "output"))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -315,7 +310,36 @@ func runSend(a *app, f *sendFlags, args []string) error {
 	if err != nil {
 		return nodeFailureFrom(sendWords(err), params, "", f.nodes())
 	}
-	warnings := append(echoes, res.Warnings...)
+	propagated, warnings := sendVerdict(res, c.Peers(), params)
+	warnings = f.nodes().namedAll(append(echoes, warnings...))
+	a.warn(warnings)
+	if !a.json {
+		return printSent(a.stdout, res)
+	}
+	return a.printJSON(newSendJSON(res, c.Peers(), params, propagated, warnings))
+}
+
+// readSendTx reads the transaction of the TX_HEX argument arg, refusing
+// one a node would not relay.
+func (a *app) readSendTx(arg string) (*wire.MsgTx, error) {
+	raw, err := a.readHexArg("TX_HEX", arg)
+	if err != nil {
+		return nil, err
+	}
+	tx, err := decodeTx("TX_HEX", raw)
+	if err != nil {
+		return nil, err
+	}
+	if len(tx.TxIn) == 0 || len(tx.TxOut) == 0 {
+		return nil, badInput("TX_HEX: %s and %s: not a transaction a node relays", plural(len(tx.TxIn), "input"), plural(len(tx.TxOut), "output"))
+	}
+	return tx, nil
+}
+
+// sendVerdict is whether the send res propagated, as far as the peers
+// show it, and the warnings of the send and of its peers.
+func sendVerdict(res *client.SendResult, peers []client.PeerStatus, params *chaincfg.Params) (bool, []string) {
+	warnings := slices.Clone(res.Warnings)
 	// A peer that held the transaction before this send (an earlier
 	// send gave it to it) counts for the client as having seen it; with
 	// no other peer holding it, its word is all there is.
@@ -329,27 +353,33 @@ func runSend(a *app, f *sendFlags, args []string) error {
 		// (--json also names the peer in "propagation_rests_on".)
 		warnings = append(warnings, fmt.Sprintf("%v: %v (give peers of other parties to prove it)", res.Txid, res.SeenAlone))
 	}
-	for _, p := range c.Peers() {
+	for _, p := range peers {
 		if e, ok := res.Failed[p.Address]; ok {
 			warnings = append(warnings, sendWords(e).Error()+bannedWords(p))
 		} else if p.Reason != "" {
 			warnings = append(warnings, fmt.Sprintf("peer %s: %s", p.Address, statusWords(p, params)))
 		}
 	}
-	warnings = f.nodes().namedAll(warnings)
-	a.warn(warnings)
-	if !a.json {
-		if m := res.Mined; m != nil {
-			_, err := fmt.Fprintf(a.stdout, "%s  already mined at height %d in block %s\n", res.Txid, m.Height, m.BlockHash)
-			return err
-		}
-		if len(res.Announced) > 0 {
-			_, err := fmt.Fprintf(a.stdout, "%s  announced by %s\n", res.Txid, announcedWords(res))
-			return err
-		}
-		_, err := fmt.Fprintln(a.stdout, res.Txid)
+	return propagated, warnings
+}
+
+// printSent prints the txid of the send res, and where it was mined or
+// who announced it.
+func printSent(w io.Writer, res *client.SendResult) error {
+	if m := res.Mined; m != nil {
+		_, err := fmt.Fprintf(w, "%s  already mined at height %d in block %s\n", res.Txid, m.Height, m.BlockHash)
 		return err
 	}
+	if len(res.Announced) > 0 {
+		_, err := fmt.Fprintf(w, "%s  announced by %s\n", res.Txid, announcedWords(res))
+		return err
+	}
+	_, err := fmt.Fprintln(w, res.Txid)
+	return err
+}
+
+// newSendJSON is the --json output of the send res to peers.
+func newSendJSON(res *client.SendResult, peers []client.PeerStatus, params *chaincfg.Params, propagated bool, warnings []string) sendJSON {
 	out := sendJSON{Txid: res.Txid.String(), Propagated: propagated, Peers: []sendPeerJSON{}, Warnings: orEmpty(warnings)}
 	if res.SeenAlone != nil {
 		out.PropagationRestsOn = &res.SeenAlone.Seen
@@ -357,7 +387,7 @@ func runSend(a *app, f *sendFlags, args []string) error {
 	if m := res.Mined; m != nil {
 		out.Mined = &minedJSON{Height: m.Height, BlockHash: m.BlockHash.String()}
 	}
-	for _, p := range c.Peers() {
+	for _, p := range peers {
 		j := sendPeerJSON{Address: p.Address, Given: slices.Contains(res.Given, p.Address),
 			Accepted: slices.Contains(res.Accepted, p.Address), Seen: slices.Contains(res.Seen, p.Address)}
 		if d, ok := res.Announced[p.Address]; ok {
@@ -371,5 +401,5 @@ func runSend(a *app, f *sendFlags, args []string) error {
 		}
 		out.Peers = append(out.Peers, j)
 	}
-	return a.printJSON(out)
+	return out
 }
