@@ -60,6 +60,13 @@
 //
 //	SPVFILTER_BENCH_BLOCKS=20000 SPVFILTER_BENCH_NODES=127.0.0.1:PORT SPVFILTER_BENCH_GAPS=9 go test -run TestFilterGaps -v
 //
+// TestSplitServe reads every filter raw from one node over one, two and
+// three connections at once, each a contiguous part of the chain, to
+// tell whether the node serves several connections faster than one;
+// SPVFILTER_BENCH_SPLIT sets its rounds:
+//
+//	SPVFILTER_BENCH_BLOCKS=20000 SPVFILTER_BENCH_NODES=127.0.0.1:PORT SPVFILTER_BENCH_SPLIT=9 go test -run TestSplitServe -v
+//
 // The follow benchmark runs the two as a wallet leaves them running:
 // spvfilter's client as a service (Client.Start) with a following rescan,
 // and neutrino's ChainService with a Rescan that has no end block, each
