@@ -60,6 +60,10 @@
 //
 //	SPVFILTER_BENCH_BLOCKS=20000 SPVFILTER_BENCH_NODES=127.0.0.1:PORT SPVFILTER_BENCH_GAPS=9 go test -run TestFilterGaps -v
 //
+// Its traced scan also prints when each run of exchanges (headers,
+// filter headers, filters, blocks) began and ended, counted from the
+// scan's start.
+//
 // TestSplitServe reads every filter raw from one node over one, two and
 // three connections at once, each a contiguous part of the chain, to
 // tell whether the node serves several connections faster than one;
