@@ -135,6 +135,13 @@ type client struct {
 // clients are the scans compared: spvfilter first, the anchors after it.
 var clients = []client{{"spvfilter", scanSpvfilter}, {"neutrino", scanNeutrino}, {"neutrino-rescan", scanNeutrinoRescan}}
 
+// prototypes are scans TestCompare measures only when
+// SPVFILTER_BENCH_CLIENTS names them: spvfilter's client with two and
+// three connections to each node (scanSpvfilterConns). They come after
+// spvfilter and before the anchors in its table, the first client picked
+// being the one the others are compared with.
+var prototypes = []client{{"spvfilter-2conns", scanSpvfilterConns(2)}, {"spvfilter-3conns", scanSpvfilterConns(3)}}
+
 // scanOnce runs one measured scan of the whole chain with cl, checks that it
 // found exactly want, and releases it. pause and resume bracket what is not
 // the scan (a benchmark's StopTimer and StartTimer).
@@ -411,7 +418,8 @@ func compareSelection() ([]client, []int, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("SPVFILTER_BENCH_CLIENTS=%q: %w", s, err)
 		}
-		picked = slices.DeleteFunc(slices.Clone(clients), func(cl client) bool { return !re.MatchString(cl.name) })
+		all := slices.Concat(clients[:1], prototypes, clients[1:])
+		picked = slices.DeleteFunc(all, func(cl client) bool { return !re.MatchString(cl.name) })
 		if len(picked) == 0 {
 			return nil, nil, fmt.Errorf("SPVFILTER_BENCH_CLIENTS=%q picks none of the clients", s)
 		}

@@ -60,6 +60,26 @@
 //
 //	SPVFILTER_BENCH_BLOCKS=20000 SPVFILTER_BENCH_NODES=127.0.0.1:PORT SPVFILTER_BENCH_GAPS=9 go test -run TestFilterGaps -v
 //
+// Its traced scan also prints when each run of exchanges (headers,
+// filter headers, filters, blocks) began and ended, counted from the
+// scan's start.
+//
+// TestSplitServe reads every filter raw from one node over one, two and
+// three connections at once, each a contiguous part of the chain, to
+// tell whether the node serves several connections faster than one;
+// SPVFILTER_BENCH_SPLIT sets its rounds:
+//
+//	SPVFILTER_BENCH_BLOCKS=20000 SPVFILTER_BENCH_NODES=127.0.0.1:PORT SPVFILTER_BENCH_SPLIT=9 go test -run TestSplitServe -v
+//
+// TestCompare also measures, when SPVFILTER_BENCH_CLIENTS names them,
+// spvfilter-2conns and spvfilter-3conns: spvfilter's client given two or
+// three names for each node, which its dialer maps back, so that it
+// spreads the filters over as many connections to one node (a prototype;
+// the client itself opens one connection a node):
+//
+//	SPVFILTER_BENCH_BLOCKS=20000 SPVFILTER_BENCH_NODES=127.0.0.1:PORT SPVFILTER_BENCH_ROUNDS=8 SPVFILTER_BENCH_WATCH=1 \
+//		SPVFILTER_BENCH_CLIENTS='^(spvfilter|spvfilter-3conns|neutrino)$' go test -run TestCompare -v
+//
 // The follow benchmark runs the two as a wallet leaves them running:
 // spvfilter's client as a service (Client.Start) with a following rescan,
 // and neutrino's ChainService with a Rescan that has no end block, each

@@ -137,6 +137,8 @@ func TestCompareSelection(t *testing.T) {
 		{"", "", []string{"spvfilter", "neutrino", "neutrino-rescan"}, []int{1, 100}, false},
 		{"^(spvfilter|neutrino)$", "1", []string{"spvfilter", "neutrino"}, []int{1}, false},
 		{"rescan", "1, 10,100", []string{"neutrino-rescan"}, []int{1, 10, 100}, false},
+		{"^(neutrino|spvfilter-3conns|spvfilter)$", "1", []string{"spvfilter", "spvfilter-3conns", "neutrino"}, []int{1}, false},
+		{"conns", "1", []string{"spvfilter-2conns", "spvfilter-3conns"}, []int{1}, false},
 		{"nothing", "", nil, nil, true},
 		{"(", "", nil, nil, true},
 		{"", "0", nil, nil, true},

@@ -122,6 +122,55 @@ func (t *traceConn) phase() filterPhase {
 	return ph
 }
 
+// exchange names a request's command and its answer's.
+type exchange struct{ ask, answer string }
+
+// timedExchanges are the exchanges of a scan, in the order it makes them:
+// the block headers, the filter headers (checkpoints, then the headers
+// between them), the filters and the matched blocks.
+var timedExchanges = []exchange{
+	{wire.CmdGetHeaders, wire.CmdHeaders}, {wire.CmdGetCFCheckpt, wire.CmdCFCheckpt},
+	{wire.CmdGetCFHeaders, wire.CmdCFHeaders}, {wire.CmdGetCFilters, wire.CmdCFilter}, {wire.CmdGetData, wire.CmdBlock},
+}
+
+// exchangeSpan is a run of one kind of exchange on a connection: from
+// its first request written to the last answer read before a request of
+// another kind, counted from a start.
+type exchangeSpan struct {
+	exchange
+	from, to time.Duration
+}
+
+// timeline returns the runs of timedExchanges the connection carried, in
+// order, counted from start (an exchange asked again after another kind
+// starts a run of its own; a run never answered is left out): where a
+// scan's wall time goes, phase by phase.
+func (t *traceConn) timeline(start time.Time) []exchangeSpan {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []exchangeSpan
+	cur := -1 // the exchange of the open run, an index into timedExchanges
+	var from, to time.Time
+	closeRun := func() {
+		if cur >= 0 && !to.IsZero() {
+			out = append(out, exchangeSpan{timedExchanges[cur], from.Sub(start), to.Sub(start)})
+		}
+	}
+	for _, e := range t.events {
+		for i, x := range timedExchanges {
+			switch {
+			case e.wrote && e.cmd == x.ask && i != cur:
+				closeRun()
+				cur, from, to = i, e.at, time.Time{}
+			case !e.wrote && e.cmd == x.answer && i == cur:
+				to = e.at
+			}
+		}
+	}
+	closeRun()
+	return out
+}
+
 // TestFilterGaps measures how much of a scan's wall time a connection
 // carrying one request at a time costs. Against the benchmark's nodes
 // (SPVFILTER_BENCH_NODES, or nodes it starts), each round reads every
@@ -138,7 +187,9 @@ func (t *traceConn) phase() filterPhase {
 //     one getcfilters a request, one at a time;
 //   - spvfilter's whole scan of 1 watched script, its connections traced
 //     (traceConn): its wall time, its filter phase's span, and the
-//     connection's turnarounds between requests.
+//     connection's turnarounds between requests, and when its exchanges
+//     ran, counted from the scan's start (timeline: the headers, the
+//     filter headers, the filters, the blocks, run by run).
 //
 // It runs only when SPVFILTER_BENCH_GAPS is set to the number of rounds;
 // SPVFILTER_BENCH_GAPS_WAYS (a regular expression over the ways' names)
@@ -203,6 +254,7 @@ func TestFilterGaps(t *testing.T) {
 			return tc
 		}
 		m := startMeter(pids)
+		start := time.Now()
 		st, err := scanSpvfilterWrapped(ctx, addrs, params, watch, 1, -1, wrap)
 		cost := m.stop()
 		if err != nil {
@@ -217,8 +269,12 @@ func TestFilterGaps(t *testing.T) {
 		for i, tc := range conns {
 			ph := tc.phase()
 			span = max(span, ph.span)
-			parts = append(parts, fmt.Sprintf("conn %d: %d requests, %d filters in %.3f s, client turnarounds %.1f ms, node turnarounds %.1f ms",
-				i, ph.requests, ph.filters, ph.span.Seconds(), ms(ph.client), ms(ph.node)))
+			var spans []string
+			for _, x := range tc.timeline(start) {
+				spans = append(spans, fmt.Sprintf("%s %.3f-%.3f", x.ask, x.from.Seconds(), x.to.Seconds()))
+			}
+			parts = append(parts, fmt.Sprintf("conn %d: %d requests, %d filters in %.3f s, client turnarounds %.1f ms, node turnarounds %.1f ms; from the start, s: %s",
+				i, ph.requests, ph.filters, ph.span.Seconds(), ms(ph.client), ms(ph.node), strings.Join(spans, ", ")))
 		}
 		return fmt.Sprintf("%.3f s (cpu %.2f s, node cpu %.2f s); %s", cost.Wall.Seconds(), cost.CPU.Seconds(), cost.NodeCPU.Seconds(),
 				strings.Join(parts, "; ")),

@@ -80,3 +80,31 @@ func TestTracePhase(t *testing.T) {
 		})
 	}
 }
+
+// TestTimeline reads the runs of exchanges off frames timed by hand:
+// each from its first request written to its last answer read before a
+// request of another kind, counted from the start given; a run never
+// answered is left out, an exchange asked again after another is a run of
+// its own, and other messages between change nothing.
+func TestTimeline(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	w := func(ms int, cmd string) frameEvent { return frameEvent{at: at(ms), cmd: cmd, wrote: true} }
+	r := func(ms int, cmd string) frameEvent { return frameEvent{at: at(ms), cmd: cmd} }
+	tc := &traceConn{events: []frameEvent{
+		w(5, wire.CmdGetHeaders), r(20, wire.CmdHeaders), w(21, wire.CmdGetHeaders), r(30, wire.CmdHeaders),
+		w(31, wire.CmdGetCFCheckpt), w(31, wire.CmdPing), r(40, wire.CmdPong),
+		w(50, wire.CmdGetCFilters), r(60, wire.CmdCFilter), w(61, wire.CmdPing), w(62, wire.CmdGetCFilters), r(90, wire.CmdCFilter),
+		r(95, wire.CmdPong), w(100, wire.CmdGetData), r(120, wire.CmdBlock), w(121, wire.CmdGetHeaders), r(125, wire.CmdHeaders),
+	}}
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	want := []exchangeSpan{
+		{exchange{wire.CmdGetHeaders, wire.CmdHeaders}, ms(4), ms(29)},
+		{exchange{wire.CmdGetCFilters, wire.CmdCFilter}, ms(49), ms(89)},
+		{exchange{wire.CmdGetData, wire.CmdBlock}, ms(99), ms(119)},
+		{exchange{wire.CmdGetHeaders, wire.CmdHeaders}, ms(120), ms(124)},
+	}
+	if got := tc.timeline(at(1)); !slices.Equal(got, want) {
+		t.Errorf("timeline %v, want %v", got, want)
+	}
+}

@@ -164,10 +164,15 @@ type rawRun struct {
 // the node while it answers the first; perRequest 0 writes every
 // getcfilters at once. It counts the filters read.
 func (rc *rawConn) readFilters(hashes []chainhash.Hash, perRequest, inFlight int) (rawRun, error) {
+	return rc.readRange(hashes, 1, len(hashes)-1, perRequest, inFlight)
+}
+
+// readRange is readFilters for the blocks from..to alone, hashes holding
+// the hashes of blocks 0..to at least.
+func (rc *rawConn) readRange(hashes []chainhash.Hash, from, to, perRequest, inFlight int) (rawRun, error) {
 	var msgs []wire.Message
-	tip := len(hashes) - 1
-	for start := 1; start <= tip; start += wire.MaxGetCFiltersReqRange {
-		stop := hashes[min(tip, start+wire.MaxGetCFiltersReqRange-1)]
+	for start := from; start <= to; start += wire.MaxGetCFiltersReqRange {
+		stop := hashes[min(to, start+wire.MaxGetCFiltersReqRange-1)]
 		msgs = append(msgs, wire.NewMsgGetCFilters(wire.GCSFilterRegular, uint32(start), &stop))
 	}
 	if perRequest <= 0 {
@@ -215,8 +220,8 @@ func (rc *rawConn) readFilters(hashes []chainhash.Hash, perRequest, inFlight int
 		}
 	}
 	run.wall = time.Since(begin)
-	if run.filters != tip {
-		return run, fmt.Errorf("%d filters read, %d asked for", run.filters, tip)
+	if want := to - from + 1; run.filters != want {
+		return run, fmt.Errorf("%d filters read, %d asked for", run.filters, want)
 	}
 	return run, nil
 }

@@ -2,6 +2,7 @@ package neutrinobench
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"testing"
 	"time"
@@ -26,8 +27,11 @@ func testChain(t *testing.T) *Chain {
 	return c
 }
 
-// TestSameMatches scans the chain with both clients for 1 and for 10
-// watched scripts: each must find exactly the planted transactions.
+// TestSameMatches scans the chain with every client, the prototypes too,
+// for 1 and for 10 watched scripts: each must find exactly the planted
+// transactions, and spvfilter's must have made one connection to the
+// node, or as many as the prototype names (its verack frames, 24 bytes
+// each, counted).
 func TestSameMatches(t *testing.T) {
 	c := testChain(t)
 	nodes := startNodes(t, c, 1)
@@ -38,7 +42,7 @@ func TestSameMatches(t *testing.T) {
 		if len(want) < 2 {
 			t.Fatalf("W=%d: only %d planted transactions; the test needs several", w, len(want))
 		}
-		for _, cl := range clients {
+		for _, cl := range slices.Concat(clients, prototypes) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			st, err := cl.scan(ctx, addrs, params, WatchScripts(w), 1, -1)
 			cancel()
@@ -51,6 +55,10 @@ func TestSameMatches(t *testing.T) {
 			}
 			if missing, extra := diff(want, st.Matched); len(missing)+len(extra) > 0 {
 				t.Errorf("W=%d %s: missing %v, unexpected %v", w, cl.name, missing, extra)
+			}
+			if n, ok := map[string]int{"spvfilter": 1, "spvfilter-2conns": 2, "spvfilter-3conns": 3}[cl.name]; ok &&
+				st.ByCommand[wire.CmdVerAck] != uint64(24*n) {
+				t.Errorf("W=%d %s: %d bytes of verack, want %d connections' (%d)", w, cl.name, st.ByCommand[wire.CmdVerAck], n, 24*n)
 			}
 			if st.BytesReceived == 0 || st.BlocksFetched < len(blocksOf(c, w)) {
 				t.Errorf("W=%d %s: %d bytes received, %d blocks fetched for %d planted blocks",

@@ -24,18 +24,25 @@ func scanSpvfilter(ctx context.Context, addrs []string, params *chaincfg.Params,
 // not nil, wrapped by it (to trace what it carries, say).
 func scanSpvfilterWrapped(ctx context.Context, addrs []string, params *chaincfg.Params, watch [][]byte, from, to int32,
 	wrap func(net.Conn) net.Conn) (_ *ScanStats, err error) {
+	return scanSpvfilterVia(ctx, addrs, nil, params, watch, from, to, wrap)
+}
+
+// scanSpvfilterVia is scanSpvfilterWrapped with the client given the
+// names addrs, each dialled at target[name] when target holds it.
+func scanSpvfilterVia(ctx context.Context, addrs []string, target map[string]string, params *chaincfg.Params, watch [][]byte, from, to int32,
+	wrap func(net.Conn) net.Conn) (_ *ScanStats, err error) {
 	// Only addrs, as neutrino's ConnectPeers, and the bytes read counted
 	// by message as neutrino's are (see msgCounter).
 	received := newMsgCounter()
-	dial := received.dial
-	if wrap != nil {
-		dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
-			c, err := received.dial(ctx, network, addr)
-			if err != nil {
-				return nil, err
-			}
-			return wrap(c), nil
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if a, ok := target[addr]; ok {
+			addr = a
 		}
+		c, err := received.dial(ctx, network, addr)
+		if err != nil || wrap == nil {
+			return c, err
+		}
+		return wrap(c), nil
 	}
 	c, err := spv.Connect(ctx, spv.Config{Peers: addrs, Params: params, ConnectOnly: true, Dialer: dial})
 	if err != nil {
