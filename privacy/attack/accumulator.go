@@ -48,8 +48,9 @@ type Accumulator struct {
 
 // fittedPriors is what the matches' probabilities are weighed under,
 // fitted over every group of an accumulator: the prior on wallet sizes
-// (see fitSizes) and the wallets' shares of the classes (see
-// fitClassMix). Either is nil until fitted.
+// (see fitSizes), which linking every group weighs under too, and the
+// wallets' shares of the classes (see fitClassMix). Either is nil until
+// fitted.
 type fittedPriors struct {
 	sizes *sizePrior
 	mix   *classMix
@@ -57,7 +58,8 @@ type fittedPriors struct {
 
 // priors returns the priors fitted over every group's report, reports
 // (those of a.report, before finish; nil: made here), or those fitted
-// before if nothing was read since: Reports and Intersect fit them once.
+// before if nothing was read since: Reports, Intersect and Link fit each
+// once.
 func (a *Accumulator) priors(u *universeCounts, reports []*Report) *fittedPriors {
 	if a.fit == nil {
 		a.fit = &fittedPriors{}
@@ -78,6 +80,26 @@ func (a *Accumulator) priors(u *universeCounts, reports []*Report) *fittedPriors
 		a.fit.mix = fitClassMix(reports, u.classes, u.size)
 	}
 	return a.fit
+}
+
+// linkPrior returns the prior on wallet sizes fitted over sessions, the
+// linked groups': that of every group, fitted once (see priors), when
+// they are every group in order, else fitted over them alone.
+func (a *Accumulator) linkPrior(sessions []linkSession, size uint64) *sizePrior {
+	all := len(sessions) == len(a.set.filters)
+	for i := range sessions {
+		all = all && sessions[i].group == i
+	}
+	if !all {
+		return fitSizes(sessions, size)
+	}
+	if a.fit == nil {
+		a.fit = &fittedPriors{}
+	}
+	if a.fit.sizes == nil {
+		a.fit.sizes = fitSizes(sessions, size)
+	}
+	return a.fit.sizes
 }
 
 // groupSet is what an accumulator tests and how: its groups of filters,

@@ -40,7 +40,8 @@
 // class c that is the wallet's, averaged over N's posterior: the prior on
 // wallet sizes fitted to the sessions analyzed together (as for linking,
 // below: none with probability e, else ln(1+N) normal; fitted once per
-// reading, which Reports and Intersect share) times P(M-N; S). The matches of intersected sessions are weighed the
+// reading, which Reports, Link over every session and Intersect share)
+// times P(M-N; S). The matches of intersected sessions are weighed the
 // same way (see Accumulator.Intersect below), M and S being the joint
 // ones.
 // θ is the wallets' shares of the classes, which need not be the
