@@ -41,6 +41,65 @@ type Accumulator struct {
 	set  *groupSet
 	scan universe.Scan // every line read so far
 	t    *tally
+	// fit is the priors fitted over every group's counts, kept until
+	// more is read (see priors).
+	fit *fittedPriors
+}
+
+// fittedPriors is what the matches' probabilities are weighed under,
+// fitted over every group of an accumulator: the prior on wallet sizes
+// (see fitSizes), which linking every group weighs under too, and the
+// wallets' shares of the classes (see fitClassMix). Either is nil until
+// fitted.
+type fittedPriors struct {
+	sizes *sizePrior
+	mix   *classMix
+}
+
+// priors returns the priors fitted over every group's report, reports
+// (those of a.report, before finish; nil: made here), or those fitted
+// before if nothing was read since: Reports, Intersect and Link fit each
+// once.
+func (a *Accumulator) priors(u *universeCounts, reports []*Report) *fittedPriors {
+	if a.fit == nil {
+		a.fit = &fittedPriors{}
+	}
+	if a.fit.sizes != nil && a.fit.mix != nil {
+		return a.fit
+	}
+	if reports == nil {
+		reports = make([]*Report, len(a.set.filters))
+		for g := range reports {
+			reports[g] = a.report(g, u)
+		}
+	}
+	if a.fit.sizes == nil {
+		a.fit.sizes = fitReportSizes(reports, u.size, func(g int) bool { return a.set.limit[g] == 0 })
+	}
+	if a.fit.mix == nil {
+		a.fit.mix = fitClassMix(reports, u.classes, u.size)
+	}
+	return a.fit
+}
+
+// linkPrior returns the prior on wallet sizes fitted over sessions, the
+// linked groups': that of every group, fitted once (see priors), when
+// they are every group in order, else fitted over them alone.
+func (a *Accumulator) linkPrior(sessions []linkSession, size uint64) *sizePrior {
+	all := len(sessions) == len(a.set.filters)
+	for i := range sessions {
+		all = all && sessions[i].group == i
+	}
+	if !all {
+		return fitSizes(sessions, size)
+	}
+	if a.fit == nil {
+		a.fit = &fittedPriors{}
+	}
+	if a.fit.sizes == nil {
+		a.fit.sizes = fitSizes(sessions, size)
+	}
+	return a.fit.sizes
 }
 
 // groupSet is what an accumulator tests and how: its groups of filters,
@@ -196,6 +255,7 @@ func (a *Accumulator) ReadUniverse(r io.Reader) error {
 		return err
 	}
 	offset := int(a.scan.LinesRead)
+	a.fit = nil
 	for _, rd := range readers {
 		a.t.add(rd.t, offset, a.set.limit)
 	}
@@ -212,6 +272,7 @@ func (a *Accumulator) Merge(o *Accumulator) error {
 	}
 	a.t.add(o.t, int(a.scan.LinesRead), a.set.limit)
 	a.scan.Append(&o.scan)
+	a.fit = nil
 	return nil
 }
 
@@ -265,10 +326,9 @@ func (a *Accumulator) Reports() ([]*Report, error) {
 	}
 	// The matches' probabilities are weighed over the wallet's sizes
 	// under the prior the sessions' own counts give.
-	prior := fitReportSizes(reports, u.size, func(g int) bool { return a.set.limit[g] == 0 })
-	mix := fitClassMix(reports, u.classes, u.size)
+	fit := a.priors(u, reports)
 	for _, r := range reports {
-		r.sizes, r.mix, r.classes = prior, mix, u.classes
+		r.sizes, r.mix, r.classes = fit.sizes, fit.mix, u.classes
 		r.finish(r.joint)
 	}
 	return reports, nil

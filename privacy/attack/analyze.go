@@ -162,6 +162,10 @@ type Report struct {
 	sizes   *sizePrior
 	mix     *classMix
 	classes []uint64
+	// partial is, for an intersection, by class, the chance matches the
+	// joint rate does not count: candidates only some members hold (see
+	// partialChance); nil for one session.
+	partial map[int]float64
 }
 
 // Analyze tests every candidate of the universe r (see universe.Parser.Parse
@@ -281,7 +285,7 @@ func (r *Report) finish(joint *jointRates) {
 	bounds := r.classBounds(joint)
 	for i := range r.Matched {
 		m := &r.Matched[i]
-		f := joint.classRate(m.class)
+		f := r.chanceRate(joint, m.class)
 		scale, bound := 1.0, noBound
 		if r.mix != nil && m.class < len(r.classes) {
 			scale = r.mix.scale(m.class, r.classes[m.class], r.UniverseSize)
@@ -326,11 +330,23 @@ func (r *Report) classBounds(joint *jointRates) map[int]classBound {
 	bounds := make(map[int]classBound, len(matched))
 	for cls, k := range matched {
 		if cls < len(r.classes) {
-			chance := float64(r.classes[cls]) * joint.classRate(cls)
+			chance := float64(r.classes[cls]) * r.chanceRate(joint, cls)
 			bounds[cls] = newClassBound(k, chance, r.classes[cls], r.UniverseSize)
 		}
 	}
 	return bounds
+}
+
+// chanceRate is the chance that a candidate of class cls that is not the
+// wallet's matches the report's filters: the joint rate, and for an
+// intersection the share of the class's candidates that only some
+// members hold and the others match by chance (see partialChance).
+func (r *Report) chanceRate(joint *jointRates, cls int) float64 {
+	f := joint.classRate(cls)
+	if x := r.partial[cls]; x != 0 && cls < len(r.classes) && r.classes[cls] > 0 {
+		f = math.Min(math.Max(f+x/float64(r.classes[cls]), 0), 1)
+	}
+	return f
 }
 
 // walletEstimate is the estimated size of the wallet among matched

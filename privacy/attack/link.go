@@ -311,7 +311,9 @@ func severalWalletsWarning(q *linkParams) string {
 // hold, which the others match by chance (a wallet whose earlier session
 // held fewer addresses: its later sessions' addresses match the earlier
 // filter at its rate). The latter are estimated from the numbers of
-// candidates each set of members lists (see partialChance).
+// candidates each set of members lists (see partialChance). The joint
+// matches are weighed as a single session's are, under the priors fitted
+// over every session (see the package documentation).
 func (a *Accumulator) Intersect(members []int) (*Report, error) {
 	if len(members) == 0 {
 		return nil, fmt.Errorf("%w: no session to intersect", ErrBadLink)
@@ -360,13 +362,22 @@ func (a *Accumulator) Intersect(members []int) (*Report, error) {
 		}
 		kept = next
 		st := intersectionStep(len(r.Filters), uint64(len(kept)), joint, u.classes)
-		st.addChance(partialChance(listed, own, u.classes))
+		r.partial = partialChance(listed, own, u.classes)
+		var extra float64
+		for _, cls := range slices.Sorted(maps.Keys(r.partial)) {
+			extra += r.partial[cls]
+		}
+		st.addChance(extra)
 		r.Intersection = append(r.Intersection, st)
 	}
 	r.Matched = make([]MatchedCandidate, 0, len(kept))
 	for _, mc := range kept {
 		r.Matched = append(r.Matched, mc)
 	}
+	// The joint matches are weighed as a single session's are (see the
+	// package documentation), under the priors fitted over every session.
+	fit := a.priors(u, nil)
+	r.sizes, r.mix, r.classes = fit.sizes, fit.mix, u.classes
 	r.finish(joint)
 	if len(truncated) > 0 {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("the match lists of sessions %v were truncated: the joint matches are a lower bound", truncated))
@@ -419,11 +430,12 @@ type heldBy struct {
 // solution taken as none), with H_∅ the class's candidates less those
 // held, settled in a few passes. The correction is then Σ_T H_T·Π_{i ∉
 // T} r_i, less (U - H_∅)·Π_i r_i for the held candidates the joint
-// rate's count took as held by none.
-func partialChance(listed map[int]*listedBy, own []*jointRates, classes []uint64) float64 {
+// rate's count took as held by none; it is returned by class (nil for
+// fewer than two members).
+func partialChance(listed map[int]*listedBy, own []*jointRates, classes []uint64) map[int]float64 {
 	n := len(own)
 	if n < 2 {
-		return 0
+		return nil
 	}
 	byClass := map[int]map[string]*heldBy{}
 	for _, l := range listed {
@@ -442,14 +454,13 @@ func partialChance(listed map[int]*listedBy, own []*jointRates, classes []uint64
 		}
 		sets[k].listed++
 	}
-	var sum float64
-	for _, cls := range slices.Sorted(maps.Keys(byClass)) {
-		if cls >= len(classes) {
-			continue
+	out := make(map[int]float64, len(byClass))
+	for cls, sets := range byClass {
+		if cls < len(classes) {
+			out[cls] = classPartialChance(sets, own, cls, float64(classes[cls]))
 		}
-		sum += classPartialChance(byClass[cls], own, cls, float64(classes[cls]))
 	}
-	return sum
+	return out
 }
 
 // classPartialChance is partialChance's correction for the candidates

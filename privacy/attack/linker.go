@@ -43,7 +43,7 @@ func (a *Accumulator) newLinker(groups []int, u *universeCounts) *linker {
 		lk.sessions[i] = lk.session(g)
 		lk.index[g] = i
 	}
-	lk.prior = fitSizes(lk.sessions, u.size)
+	lk.prior = a.linkPrior(lk.sessions, u.size)
 	for i := range lk.sessions {
 		s := &lk.sessions[i]
 		s.logAny = lk.prior.anySize(s.matched, s.chance)
