@@ -158,7 +158,8 @@ standard error when it is a terminal.
 --datadir keeps the chain state (headers, verified filter headers, a cache
 of verified filters) so that the next scan resumes: it syncs only new
 headers and takes what it holds from disk, each filter checked against its
-stored header. --follow (bip157) goes on past the tip, printing one JSON
+stored header. A --datadir given must exist (create it to start one); the
+default one is created as needed. --follow (bip157) goes on past the tip, printing one JSON
 object per line for every event ({"event": "match"|"connected"|
 "disconnected"|"tip", ...}, a match with the fields of --json's matches)
 until SIGINT or SIGTERM, which end it with exit 0 and a summary line.
@@ -194,7 +195,7 @@ the nodes do not extend, as a regtest node restarted does not).`,
 	f.Float64Var(&fl.fpRate, "fprate", defaultScanFPRate, "bip37: the chance that a script or outpoint outside the watch list matches the filter sent, from its bits (the room left for found outpoints is filled with random elements to it): a node testing U scripts sees about U·rate others match, so the lower the rate, the surer it is of the wallet's")
 	f.Uint32Var(&fl.tweak, "tweak", 0, "BIP 37 filter tweak, for tests (default a random one for every filter)")
 	f.StringVar(&fl.flags, "flags", "all", "BIP 37 update rule: none, all or p2pubkey-only")
-	f.StringVar(&fl.datadir, "datadir", "", "directory for the chain state, resumed by the next scan ('' for none; default: a directory per network under the user cache directory for mainnet, testnet3, testnet4 and signet, none for regtest and simnet)")
+	f.StringVar(&fl.datadir, "datadir", "", "directory for the chain state, resumed by the next scan; one given must exist, so that a mistyped path is refused rather than started anew ('' for none; default: a directory per network under the user cache directory, created as needed, for mainnet, testnet3, testnet4 and signet, none for regtest and simnet)")
 	f.Int64Var(&fl.filterCache, "filter-cache", store.DefaultFilterCacheBytes, "bytes of verified filters kept in --datadir (0 for none)")
 	wantValues(f, "want a number of bytes, a whole number without a unit (268435456 is 256 MiB; 0 for none)", "filter-cache")
 	f.IntVar(&fl.maxReloads, "max-reloads", client.DefaultMaxReloads, "most fresh BIP 37 filters loaded in place of one the node makes match far beyond its rate (each tells the node more)")
@@ -716,6 +717,11 @@ func (a *app) planScan(flags *pflag.FlagSet, fl *scanFlags) (*scanPlan, error) {
 	if datadir != "" {
 		if st, err := os.Stat(datadir); err == nil && !st.IsDir() {
 			return nil, badInput("--datadir %s: a file, not a directory", datadir)
+		}
+	}
+	if flags.Changed("datadir") {
+		if err := needDataDir(datadir); err != nil {
+			return nil, err
 		}
 	}
 	if plan.bip37, err = fl.bip37Options(flags); err != nil {
