@@ -200,7 +200,7 @@ the nodes do not extend, as a regtest node restarted does not).`,
 	wantValues(f, "want a number of bytes, a whole number without a unit (268435456 is 256 MiB; 0 for none)", "filter-cache")
 	f.IntVar(&fl.maxReloads, "max-reloads", client.DefaultMaxReloads, "most fresh BIP 37 filters loaded in place of one the node makes match far beyond its rate (each tells the node more)")
 	f.BoolVar(&fl.isolate, "isolate", false, "bip157: fetch each block over a connection of its own through --proxy, with fresh SOCKS5 credentials, which Tor isolates on a circuit of its own: a node sees each block asked by a stranger (needs --proxy)")
-	f.Float64Var(&fl.privacyTarget, "privacy-target", 0, "bip157: fetch the blocks of cover scripts (kept in --datadir, the same every session) with the wallet's, so that a peer watching the downloads, or all of them together, gives no watched script a probability above P (in (0, 1); 0 for none; while the covers are short, a scan first explores blocks for more, within --max-cover-blocks, and fetches none of the wallet's until they meet P); bip37: size the filter, in place of --fprate, so that the model's E[P_h(N)] stays below P for the filtering peer")
+	f.Float64Var(&fl.privacyTarget, "privacy-target", 0, "bip157: fetch the blocks of cover scripts (kept in --datadir, the same every session) with the wallet's, so that a peer watching the downloads, or all of them together, gives no watched script a probability above P (0, the default, for none; else in (0, 1); while the covers are short, a scan first explores blocks for more, within --max-cover-blocks, and fetches none of the wallet's until they meet P); bip37: size the filter, in place of --fprate, so that the model's E[P_h(N)] stays below P for the filtering peer")
 	f.BoolVar(&fl.newCovers, "new-covers", false, "with --privacy-target: start a new cover set in place of a damaged or deleted cover file (anyone holding earlier sessions can then strip the covers they fetched)")
 	f.IntVar(&fl.maxCoverBlock, "max-cover-blocks", 0, "with --privacy-target: most blocks a scan fetches only for covers, those explored to find them included (0: 4 times the wallet's; -1: no bound); covers still short within it stop the scan before any block of the wallet's is fetched (the next scan explores on), unless --allow-short-covers")
 	f.BoolVar(&fl.allowShort, "allow-short-covers", false, "with --privacy-target: when the covers are short of the target within --max-cover-blocks, fetch the wallet's blocks anyway with the covers found, and report the target not met, instead of stopping before any is fetched (a peer that records the scan keeps what it exposed)")
@@ -775,7 +775,7 @@ func (fl *scanFlags) checkCovers(flags *pflag.FlagSet) error {
 	t := fl.privacyTarget
 	switch {
 	case t != 0 && !(t > 0 && t < 1):
-		return badInput("--privacy-target %g: want a probability in (0, 1), such as 0.5, or 0 for none", t)
+		return badInput("--privacy-target %g: want a probability in (0, 1), such as 0.5, or 0 (the default) for none", t)
 	case fl.mode == "bip37" && given(flags, "new-covers", "max-cover-blocks", "allow-short-covers") != "":
 		return badInput("%s for --mode bip157: covers are fetched blocks, which a BIP 37 scan does not fetch (its --privacy-target sizes the filter)", given(flags, "new-covers", "max-cover-blocks", "allow-short-covers"))
 	case t == 0 && given(flags, "new-covers", "max-cover-blocks") != "":
