@@ -679,29 +679,9 @@ func (a *app) planScan(flags *pflag.FlagSet, fl *scanFlags) (*scanPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if fl.mode != "bip37" && fl.mode != "bip157" {
-		return nil, badInput("--mode %q: want bip37 or bip157", fl.mode)
-	}
-	services := wire.SFNodeCF | wire.SFNodeWitness
-	if fl.mode == "bip37" {
-		services = wire.SFNodeBloom
-	}
-	ccfg, err := fl.peerFlags.config(params, services)
+	ccfg, err := fl.clientConfig(flags, params)
 	if err != nil {
 		return nil, err
-	}
-	switch {
-	case fl.isolate && fl.mode == "bip37":
-		return nil, badInput("--isolate with --mode bip37: a BIP 37 scan asks its one filtering peer for every block; --isolate is for --mode bip157")
-	case fl.isolate && fl.proxy == "":
-		return nil, badInput("--isolate without --proxy: a connection of its own per block made without a proxy comes from your own address; give --proxy, such as Tor's socks5://127.0.0.1:9050")
-	}
-	ccfg.Isolate = fl.isolate
-	if err := fl.checkCovers(flags); err != nil {
-		return nil, err
-	}
-	if fl.mode == "bip157" {
-		ccfg.PrivacyTarget, ccfg.NewCovers, ccfg.MaxCoverBlocks, ccfg.AllowShortCovers = fl.privacyTarget, fl.newCovers, fl.maxCoverBlock, fl.allowShort
 	}
 	plan := &scanPlan{mode: fl.mode, network: fl.network, from: fl.from, to: fl.to, follow: fl.follow}
 	if err := fl.checkRange(flags, plan); err != nil {
@@ -710,49 +690,12 @@ func (a *app) planScan(flags *pflag.FlagSet, fl *scanFlags) (*scanPlan, error) {
 	if fl.filterCache < 0 {
 		return nil, badInput("--filter-cache %d: must be 0 (none) or a size in bytes", fl.filterCache)
 	}
-	datadir := fl.datadir
-	if !flags.Changed("datadir") {
-		datadir = defaultDataDir(params)
-	}
-	if datadir != "" {
-		if st, err := os.Stat(datadir); err == nil && !st.IsDir() {
-			return nil, badInput("--datadir %s: a file, not a directory", datadir)
-		}
-	}
-	if flags.Changed("datadir") {
-		if err := needDataDir(datadir); err != nil {
-			return nil, err
-		}
-	}
-	if plan.bip37, err = fl.bip37Options(flags); err != nil {
-		return nil, err
-	}
-	if plan.items, err = a.parseWatch(fl.watch, params); err != nil {
-		return nil, err
-	}
-	w, err := checkWatchScripts(plan.items, fl.mode)
+	datadir, err := fl.dataDir(flags, params)
 	if err != nil {
 		return nil, err
 	}
-	plan.warnings = append(plan.warnings, w...)
-	plan.addReversed()
-	if plan.bip37Rate, err = fl.planBIP37Rate(flags, plan.watch()); err != nil {
+	if err := plan.addWatch(a, flags, fl, params); err != nil {
 		return nil, err
-	}
-	if flags.Changed("tweak") {
-		plan.warnings = append(plan.warnings, "--tweak fixes the BIP 37 filter's tweak: filters of different sessions can be linked by it")
-	}
-	if fl.mode == "bip37" {
-		plan.bip37.FPRate = plan.bip37Rate.rate
-		plan.bip37.MinFilterRate = plan.bip37Rate.filterFloor()
-		if plan.bip37Rate.target != 0 && plan.bip37.Flags != wire.BloomUpdateAll {
-			plan.warnings = append(plan.warnings, fmt.Sprintf("--privacy-target with --flags %s: the outputs found that the node's update rule does not add go out in clear (filteradd) and name their scripts to it for certain, which no rate hides; --flags all keeps them inside the filter", fl.flags))
-		}
-		w, err := checkBIP37Watch(plan.items, plan.bip37, plan.bip37Rate.rateFrom)
-		if err != nil {
-			return nil, err
-		}
-		plan.warnings = append(plan.warnings, w...)
 	}
 	if fl.privacyTarget != 0 && fl.mode == "bip157" && datadir == "" {
 		return nil, badInput("--privacy-target without a data directory: covers must be the same every session (drawn anew, an intersection of sessions strips them); give --datadir")
@@ -760,13 +703,116 @@ func (a *app) planScan(flags *pflag.FlagSet, fl *scanFlags) (*scanPlan, error) {
 	if err := makeDataDir(datadir); err != nil {
 		return nil, err
 	}
-	cacheBytes := fl.filterCache
-	if cacheBytes == 0 {
-		cacheBytes = -1 // none
-	}
-	ccfg.Timeout, ccfg.DataDir, ccfg.FilterCacheBytes = fl.timeout, datadir, cacheBytes
+	ccfg.Timeout, ccfg.DataDir, ccfg.FilterCacheBytes = fl.timeout, datadir, fl.filterCacheBytes()
 	plan.client, plan.nodes = ccfg, fl.peerFlags.nodes()
 	return plan, nil
+}
+
+// clientConfig checks --mode, the peer flags, --isolate and the cover
+// flags, and returns the client's configuration they give: its network,
+// nodes, services, isolation and, in bip157 mode, covers.
+func (fl *scanFlags) clientConfig(flags *pflag.FlagSet, params *chaincfg.Params) (client.Config, error) {
+	if fl.mode != "bip37" && fl.mode != "bip157" {
+		return client.Config{}, badInput("--mode %q: want bip37 or bip157", fl.mode)
+	}
+	services := wire.SFNodeCF | wire.SFNodeWitness
+	if fl.mode == "bip37" {
+		services = wire.SFNodeBloom
+	}
+	ccfg, err := fl.peerFlags.config(params, services)
+	if err != nil {
+		return ccfg, err
+	}
+	switch {
+	case fl.isolate && fl.mode == "bip37":
+		return ccfg, badInput("--isolate with --mode bip37: a BIP 37 scan asks its one filtering peer for every block; --isolate is for --mode bip157")
+	case fl.isolate && fl.proxy == "":
+		return ccfg, badInput("--isolate without --proxy: a connection of its own per block made without a proxy comes from your own address; give --proxy, such as Tor's socks5://127.0.0.1:9050")
+	}
+	ccfg.Isolate = fl.isolate
+	if err := fl.checkCovers(flags); err != nil {
+		return ccfg, err
+	}
+	if fl.mode == "bip157" {
+		ccfg.PrivacyTarget, ccfg.NewCovers, ccfg.MaxCoverBlocks, ccfg.AllowShortCovers = fl.privacyTarget, fl.newCovers, fl.maxCoverBlock, fl.allowShort
+	}
+	return ccfg, nil
+}
+
+// dataDir returns the data directory of the scan ("" for none): --datadir
+// when given, which must exist (needDataDir), else the network's default.
+// A file in its place is refused; nothing is created.
+func (fl *scanFlags) dataDir(flags *pflag.FlagSet, params *chaincfg.Params) (string, error) {
+	datadir := fl.datadir
+	if !flags.Changed("datadir") {
+		datadir = defaultDataDir(params)
+	}
+	if datadir != "" {
+		if st, err := os.Stat(datadir); err == nil && !st.IsDir() {
+			return "", badInput("--datadir %s: a file, not a directory", datadir)
+		}
+	}
+	if flags.Changed("datadir") {
+		if err := needDataDir(datadir); err != nil {
+			return "", err
+		}
+	}
+	return datadir, nil
+}
+
+// filterCacheBytes is --filter-cache as the client takes it: -1 for none.
+func (fl *scanFlags) filterCacheBytes() int64 {
+	if fl.filterCache == 0 {
+		return -1
+	}
+	return fl.filterCache
+}
+
+// addWatch reads the watch list into the plan, with the BIP 37 filter's
+// options and rate, and the warnings they give; in bip37 mode it checks
+// the watch list against the filter (checkBIP37Watch).
+func (p *scanPlan) addWatch(a *app, flags *pflag.FlagSet, fl *scanFlags, params *chaincfg.Params) error {
+	var err error
+	if p.bip37, err = fl.bip37Options(flags); err != nil {
+		return err
+	}
+	if p.items, err = a.parseWatch(fl.watch, params); err != nil {
+		return err
+	}
+	w, err := checkWatchScripts(p.items, fl.mode)
+	if err != nil {
+		return err
+	}
+	p.warnings = append(p.warnings, w...)
+	p.addReversed()
+	if p.bip37Rate, err = fl.planBIP37Rate(flags, p.watch()); err != nil {
+		return err
+	}
+	if flags.Changed("tweak") {
+		p.warnings = append(p.warnings, "--tweak fixes the BIP 37 filter's tweak: filters of different sessions can be linked by it")
+	}
+	if fl.mode == "bip37" {
+		return p.setBIP37Rate(fl.flags)
+	}
+	return nil
+}
+
+// setBIP37Rate puts the chosen rate into the BIP 37 options and checks
+// the watch list against the filter they make; flags is --flags, named
+// in a warning when a --privacy-target cannot hide what the node's update
+// rule leaves out.
+func (p *scanPlan) setBIP37Rate(flags string) error {
+	p.bip37.FPRate = p.bip37Rate.rate
+	p.bip37.MinFilterRate = p.bip37Rate.filterFloor()
+	if p.bip37Rate.target != 0 && p.bip37.Flags != wire.BloomUpdateAll {
+		p.warnings = append(p.warnings, fmt.Sprintf("--privacy-target with --flags %s: the outputs found that the node's update rule does not add go out in clear (filteradd) and name their scripts to it for certain, which no rate hides; --flags all keeps them inside the filter", flags))
+	}
+	w, err := checkBIP37Watch(p.items, p.bip37, p.bip37Rate.rateFrom)
+	if err != nil {
+		return err
+	}
+	p.warnings = append(p.warnings, w...)
+	return nil
 }
 
 // checkCovers checks --privacy-target, --new-covers,
