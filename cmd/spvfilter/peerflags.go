@@ -102,8 +102,41 @@ func checkProxy(raw string) error {
 	return nil
 }
 
-// makeDataDir creates the --datadir dir if needed (see makeDir).
+// makeDataDir creates the --datadir dir if needed (see makeDir): for
+// the default data directory; one the user names is checked first by
+// needDataDir.
 func makeDataDir(dir string) error { return makeDir("--datadir", dir) }
+
+// needDataDir refuses, as bad input, a data directory the user named with
+// --datadir that does not exist, naming the part of its path that is
+// missing: as bitcoind's -datadir, a directory given must exist, so that a
+// mistyped path is refused rather than started anew (headers synced again,
+// an empty address book and ban list). It creates nothing; "" (none) and a
+// directory that exists pass, a file in its place is refused as checkDir
+// refuses it, and what else keeps it from being used is left to makeDir.
+func needDataDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	if err := checkDir("--datadir", dir); err != nil {
+		return err
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	const how = "a data directory given must exist: create it to start a new one there, or leave out --datadir for the default one"
+	missing := dir
+	for above := filepath.Dir(missing); above != missing; above = filepath.Dir(missing) {
+		if _, err := os.Stat(above); !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		missing = above
+	}
+	if missing == dir {
+		return badInput("--datadir %s: no such directory: %s", dir, how)
+	}
+	return badInput("--datadir %s: no such directory (%s does not exist): %s", dir, missing, how)
+}
 
 // checkDir refuses, as bad input, a file in the place of the directory
 // dir a flag names, or in the place of a directory above it; it creates

@@ -46,7 +46,9 @@ what peers gossip (eight in all, spread over network groups), or to the
 --connect nodes alone. It lists the peers it reached (their user agent,
 services and tip), the addresses the book knows, and the bans in force
 (peers proven to lie, flood or break the protocol are banned for a day,
-kept in --datadir; a ban says whether it rests on such a proof).
+kept in --datadir; a ban says whether it rests on such a proof). A
+--datadir given must exist (create it to start one); the default one is
+created as needed.
 
 With --datadir and no --peer or --connect it connects to nobody: it lists
 the address book and the bans kept in the directory as they are, and
@@ -71,7 +73,7 @@ file of it that cannot be read).`,
 	fl := cmd.Flags()
 	f.peerFlags.register(fl)
 	fl.StringVar(&f.network, "network", "mainnet", networkNames())
-	fl.StringVar(&f.datadir, "datadir", "", "directory of the chain state, address book and bans (default: as scan's)")
+	fl.StringVar(&f.datadir, "datadir", "", "directory of the chain state, address book and bans; one given must exist, so that a mistyped path is refused rather than started anew (default: as scan's, created as needed)")
 	fl.DurationVar(&f.timeout, "timeout", peer.DefaultTimeout, "longest wait for a node's handshake")
 	fl.StringArrayVar(&f.unban, "unban", nil, "a banned node, HOST or HOST:PORT as the listing shows its ban, whose ban to lift in the data directory (repeatable)")
 	return cmd
@@ -136,6 +138,11 @@ func runPeers(a *app, f *peersFlags, fl *pflag.FlagSet) error {
 	datadir := f.datadir
 	if !fl.Changed("datadir") {
 		datadir = defaultDataDir(params)
+	}
+	if fl.Changed("datadir") {
+		if err := needDataDir(datadir); err != nil {
+			return err
+		}
 	}
 	offline := fl.Changed("datadir") && datadir != "" && len(f.peers) == 0 && len(f.connect) == 0
 	if len(f.unban) > 0 && datadir == "" {

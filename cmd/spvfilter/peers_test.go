@@ -92,9 +92,10 @@ func TestPeersWithoutConnecting(t *testing.T) {
 	if out := peers(); len(out.Bans) != 0 {
 		t.Errorf("the ban is back: %+v", out.Bans)
 	}
-	// A ban lifted already, or none ever, is not reported lifted: a
-	// warning names the --unban value and the directory.
-	for _, d := range []string{dir, filepath.Join(t.TempDir(), "new")} {
+	// A ban lifted already, or none ever (in a new, empty data
+	// directory), is not reported lifted: a warning names the --unban
+	// value and the directory.
+	for _, d := range []string{dir, t.TempDir()} {
 		stdout, stderr, status := runCLI(t, "", "peers", "--json", "--network", "regtest", "--datadir", d, "--unban", liar.Addr)
 		var out peersResult
 		if status != exitOK || json.Unmarshal([]byte(stdout), &out) != nil || len(out.Unbanned) != 0 ||

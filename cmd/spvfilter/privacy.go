@@ -129,7 +129,7 @@ input its outpoint, signature and key).`,
 	fl.StringVar(&f.sweep, "sweep", "", "vary one parameter: VAR=VALUES, VAR one of addresses, fprate, filters and universe-size, "+sweepValues)
 	fl.StringVar(&f.plot, "plot", "", "draw the curves into FILE.svg or FILE.png")
 	fl.StringVar(&f.plotJ, "plot-j", "", "draw P_h(j) against j into FILE.svg or FILE.png")
-	fl.IntVar(&f.monteCarlo, "monte-carlo", 0, "check the model with this many trials on real filters")
+	fl.IntVar(&f.monteCarlo, "monte-carlo", 0, "check the model with this many trials on real filters (0, the default, for none; else at least 2)")
 	fl.Uint64Var(&f.mcSample, "monte-carlo-sample", 0, "outside candidates tested per trial (default: all, at most 1000000)")
 	fl.Uint64Var(&f.seed, "seed", 1, "random seed of the Monte Carlo run")
 	addSizingFlag(c, &f.p.Sizing)
@@ -194,8 +194,8 @@ func checkModelRun(f *modelFlags, fl *pflag.FlagSet) error {
 	if err := checkModelFlags(&f.p); err != nil {
 		return err
 	}
-	if f.monteCarlo < 0 {
-		return badInput("--monte-carlo %d: want a number of trials, at least 0", f.monteCarlo)
+	if f.monteCarlo < 0 || f.monteCarlo == 1 {
+		return badInput("--monte-carlo %d: want 0 (the default) for none, or at least 2 trials", f.monteCarlo)
 	}
 	if fl.Changed("monte-carlo-sample") && f.monteCarlo == 0 {
 		return badInput("--monte-carlo-sample is used only with --monte-carlo: it sizes each trial")

@@ -93,65 +93,69 @@ of privacy simulate, a report) is refused.`,
 	return c
 }
 
+// runCapture checks the flags and the upstream node, opens --out, and
+// relays until interrupted or --duration ends; then it prints the relay's
+// statistics.
 func runCapture(ctx context.Context, a *app, f *captureFlags) error {
 	params, err := privacyNetwork(f.network)
 	if err != nil {
 		return err
 	}
-	if f.maxClients < 0 {
-		return badInput("--max-clients %d: want a number of clients, or 0 for the default %d", f.maxClients, capture.DefaultMaxClients)
-	}
-	if f.duration < 0 {
-		return badInput("--duration %v: must not be negative", f.duration)
-	}
-	if f.handshake <= 0 {
-		return badInput("--handshake-timeout %v: must be positive", f.handshake)
-	}
-	if f.idle <= 0 {
-		return badInput("--idle-timeout %v: must be positive", f.idle)
+	if err := f.check(); err != nil {
+		return err
 	}
 	if ctx == nil {
 		ctx = context.Background()
-	}
-	// --out must be a file that can be written: checked before the
-	// network, since that is bad input whatever the node does.
-	if err := checkOutputFile("--out", f.out); err != nil {
-		return err
-	}
-	if err := checkCaptureOut(f.out); err != nil {
-		return err
 	}
 	// A relay in front of a node that does not answer would accept
 	// clients and record nothing: check it first, before creating --out.
 	if err := capture.CheckUpstream(ctx, f.upstream, params.Net, f.handshake); err != nil {
 		return upstreamFailure(f.upstream, params, f.handshake, err)
 	}
-	var out io.Writer = a.stdout
-	created := "" // --out, when this run creates it
-	if f.out != "-" {
-		if _, err := os.Stat(f.out); errors.Is(err, fs.ErrNotExist) {
-			created = f.out
-		}
-		file, err := os.OpenFile(f.out, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-		if err != nil {
-			return badInputWords("--out", err)
-		}
-		defer file.Close()
-		out = file
+	out, err := openCaptureOut(a, f.out)
+	if err != nil {
+		return err
 	}
+	defer out.close()
 	r, err := capture.NewRelay(capture.RelayConfig{
-		Listen: f.listen, Upstream: f.upstream, Net: params.Net, Out: out, Log: a.logWriter(), MaxClients: f.maxClients,
+		Listen: f.listen, Upstream: f.upstream, Net: params.Net, Out: out.w, Log: a.logWriter(), MaxClients: f.maxClients,
 		HandshakeTimeout: f.handshake, IdleTimeout: f.idle,
 	})
 	if err != nil {
-		if created != "" {
-			// Nothing was recorded: leave no empty file behind.
-			os.Remove(created)
-		}
+		// Nothing was recorded: leave no empty file behind.
+		out.removeCreated()
 		// The address was checked with the flags: what fails now is the
 		// machine (a port in use, a permission), not the input.
 		return &restated{fmt.Sprintf("--listen %s: %s", f.listen, listenProblem(err)), err}
 	}
+	if err := f.serve(ctx, a, r, params.Name); err != nil {
+		return err
+	}
+	return a.printCaptureStats(f.out == "-", r.Stats())
+}
+
+// check refuses, as bad input, the flags out of their range and an --out
+// that cannot be written: whatever the node does, before the network.
+func (f *captureFlags) check() error {
+	switch {
+	case f.maxClients < 0:
+		return badInput("--max-clients %d: want a number of clients, or 0 for the default %d", f.maxClients, capture.DefaultMaxClients)
+	case f.duration < 0:
+		return badInput("--duration %v: must not be negative", f.duration)
+	case f.handshake <= 0:
+		return badInput("--handshake-timeout %v: must be positive", f.handshake)
+	case f.idle <= 0:
+		return badInput("--idle-timeout %v: must be positive", f.idle)
+	}
+	if err := checkOutputFile("--out", f.out); err != nil {
+		return err
+	}
+	return checkCaptureOut(f.out)
+}
+
+// serve runs the relay r until SIGINT or SIGTERM, or until --duration
+// ends, after saying where it listens.
+func (f *captureFlags) serve(ctx context.Context, a *app, r *capture.Relay, network string) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if f.duration > 0 {
@@ -159,21 +163,62 @@ func runCapture(ctx context.Context, a *app, f *captureFlags) error {
 		ctx, cancel = context.WithTimeout(ctx, f.duration)
 		defer cancel()
 	}
-	a.printListening(r.Addr().String(), f.upstream, params.Name, f.out)
-	if err := r.Serve(ctx); err != nil {
-		return err
+	a.printListening(r.Addr().String(), f.upstream, network, f.out)
+	return r.Serve(ctx)
+}
+
+// captureOut is where the relay appends its records: --out opened for
+// appending, or standard output for -.
+type captureOut struct {
+	w    io.Writer
+	file *os.File // nil for standard output
+	// created is --out when this run created it, else "".
+	created string
+}
+
+// openCaptureOut opens path, --out, for appending, creating it if needed;
+// - is standard output.
+func openCaptureOut(a *app, path string) (*captureOut, error) {
+	if path == "-" {
+		return &captureOut{w: a.stdout}, nil
 	}
-	st := r.Stats()
+	out := &captureOut{}
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		out.created = path
+	}
+	file, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, badInputWords("--out", err)
+	}
+	out.w, out.file = file, file
+	return out, nil
+}
+
+// close closes the file, if one was opened.
+func (o *captureOut) close() {
+	if o.file != nil {
+		o.file.Close()
+	}
+}
+
+// removeCreated removes --out if this run created it.
+func (o *captureOut) removeCreated() {
+	if o.created != "" {
+		os.Remove(o.created)
+	}
+}
+
+// printCaptureStats prints the relay's statistics st: the result, on
+// standard output, unless the records go there (dataOnStdout, --out -).
+func (a *app) printCaptureStats(dataOnStdout bool, st capture.RelayStats) error {
 	if a.json {
-		return printStats(a, f.out == "-", newCaptureStatsJSON(st))
+		return printStats(a, dataOnStdout, newCaptureStatsJSON(st))
 	}
-	// The statistics are the result, on standard output, unless the
-	// records go there (--out -).
 	w, prefix := a.stdout, ""
-	if f.out == "-" {
+	if dataOnStdout {
 		w, prefix = a.stderr, "spvfilter: "
 	}
-	_, err = fmt.Fprintf(w, "%s%s, %s written, %s closed for bad messages, %d without a version in time, %d idle, %d evicted\n",
+	_, err := fmt.Fprintf(w, "%s%s, %s written, %s closed for bad messages, %d without a version in time, %d idle, %d evicted\n",
 		prefix, plural(st.Clients, "client"), plural(st.Records, "record"), plural(st.Rejected, "connection"), st.HandshakeTimeouts, st.IdleTimeouts, st.Evicted)
 	return err
 }

@@ -115,7 +115,7 @@ warning: their filters say what they watch (privacy analyze --capture).`,
 	fl.IntVar(&f.show, "show", 20, "matches printed per session in the text report")
 	fl.BoolVar(&f.intersect, "intersect", false, "also join the kept sessions as one client's (the intersection of their downloads)")
 	fl.BoolVar(&f.collude, "collude", false, "also join the kept sessions as colluding nodes see one client (the union of their downloads)")
-	fl.Float64Var(&f.coverTarget, "cover-target", 0, "cap every probability at P, in (0, 1): the attack on a client that fetches covers to keep each script at most P (spvfilter --privacy-target P); it under-claims on a client without covers")
+	fl.Float64Var(&f.coverTarget, "cover-target", 0, "cap every probability at P (0, the default, for none; else in (0, 1)): the attack on a client that fetches covers to keep each script at most P (spvfilter --privacy-target P); it under-claims on a client without covers")
 	_ = c.MarkFlagRequired("capture")
 	_ = c.MarkFlagRequired("index")
 	return c
@@ -192,7 +192,7 @@ func checkFetchesFlags(f *fetchesFlags) error {
 		return badInput("--show %d: must be at least 0", f.show)
 	}
 	if f.coverTarget != 0 && !(f.coverTarget > 0 && f.coverTarget < 1) {
-		return badInput("--cover-target %g: want a probability in (0, 1), the target the client covers to", f.coverTarget)
+		return badInput("--cover-target %g: want 0 (the default) for none, or a probability in (0, 1), the target the client covers to", f.coverTarget)
 	}
 	if f.collude && f.intersect {
 		return badInput("--collude and --intersect: the colluding nodes' view joins what several nodes saw of one client at once (a union), an intersection joins one client's sessions over time: ask for one")

@@ -449,7 +449,7 @@ func TestPrivacyFetchesCoverTarget(t *testing.T) {
 	}
 	for _, bad := range []string{"1", "-0.2", "2"} {
 		_, stderr, status := runCLI(t, "", "privacy", "fetches", "--capture", path, "--index", index, "--cover-target", bad)
-		if status != exitBadInput || !strings.Contains(stderr, "--cover-target "+bad+": want a probability in (0, 1)") {
+		if status != exitBadInput || !strings.Contains(stderr, "--cover-target "+bad+": want 0 (the default) for none, or a probability in (0, 1)") {
 			t.Errorf("--cover-target %s: status %d, %s", bad, status, stderr)
 		}
 	}

@@ -222,7 +222,7 @@ func addSimulateFlags(fl *pflag.FlagSet, f *simulateFlags) {
 	fl.Var(intRangeValue{&o.Fetch.Payers}, "payers", "payers of each BIP 157 wallet, N or MIN..MAX")
 	fl.IntVar(&o.Fetch.Decoys, "decoys", o.Fetch.Decoys, "random blocks each BIP 157 session fetches on purpose")
 	fl.IntVar(&o.Fetch.Noise, "fetch-noise", o.Fetch.Noise, "BIP 157 sessions of no wallet (random downloads)")
-	fl.Float64Var(&o.Fetch.CoverTarget, "cover-target", o.Fetch.CoverTarget, "covered regime: the target in (0, 1) its clients draw covers to (attack the capture with privacy fetches --cover-target of the same value)")
+	fl.Float64Var(&o.Fetch.CoverTarget, "cover-target", o.Fetch.CoverTarget, "covered regime: the target in (0, 1) its clients draw covers to, 0.5 unless set (attack the capture with privacy fetches --cover-target of the same value)")
 	fl.StringVar(&f.out, "out", "", "directory to write the files into (created if needed)")
 	fl.BoolVar(&f.force, "force", false, "replace the files of an earlier simulation in --out, and remove those this one does not write")
 }

@@ -158,7 +158,8 @@ standard error when it is a terminal.
 --datadir keeps the chain state (headers, verified filter headers, a cache
 of verified filters) so that the next scan resumes: it syncs only new
 headers and takes what it holds from disk, each filter checked against its
-stored header. --follow (bip157) goes on past the tip, printing one JSON
+stored header. A --datadir given must exist (create it to start one); the
+default one is created as needed. --follow (bip157) goes on past the tip, printing one JSON
 object per line for every event ({"event": "match"|"connected"|
 "disconnected"|"tip", ...}, a match with the fields of --json's matches)
 until SIGINT or SIGTERM, which end it with exit 0 and a summary line.
@@ -194,12 +195,12 @@ the nodes do not extend, as a regtest node restarted does not).`,
 	f.Float64Var(&fl.fpRate, "fprate", defaultScanFPRate, "bip37: the chance that a script or outpoint outside the watch list matches the filter sent, from its bits (the room left for found outpoints is filled with random elements to it): a node testing U scripts sees about U·rate others match, so the lower the rate, the surer it is of the wallet's")
 	f.Uint32Var(&fl.tweak, "tweak", 0, "BIP 37 filter tweak, for tests (default a random one for every filter)")
 	f.StringVar(&fl.flags, "flags", "all", "BIP 37 update rule: none, all or p2pubkey-only")
-	f.StringVar(&fl.datadir, "datadir", "", "directory for the chain state, resumed by the next scan ('' for none; default: a directory per network under the user cache directory for mainnet, testnet3, testnet4 and signet, none for regtest and simnet)")
+	f.StringVar(&fl.datadir, "datadir", "", "directory for the chain state, resumed by the next scan; one given must exist, so that a mistyped path is refused rather than started anew ('' for none; default: a directory per network under the user cache directory, created as needed, for mainnet, testnet3, testnet4 and signet, none for regtest and simnet)")
 	f.Int64Var(&fl.filterCache, "filter-cache", store.DefaultFilterCacheBytes, "bytes of verified filters kept in --datadir (0 for none)")
 	wantValues(f, "want a number of bytes, a whole number without a unit (268435456 is 256 MiB; 0 for none)", "filter-cache")
 	f.IntVar(&fl.maxReloads, "max-reloads", client.DefaultMaxReloads, "most fresh BIP 37 filters loaded in place of one the node makes match far beyond its rate (each tells the node more)")
 	f.BoolVar(&fl.isolate, "isolate", false, "bip157: fetch each block over a connection of its own through --proxy, with fresh SOCKS5 credentials, which Tor isolates on a circuit of its own: a node sees each block asked by a stranger (needs --proxy)")
-	f.Float64Var(&fl.privacyTarget, "privacy-target", 0, "bip157: fetch the blocks of cover scripts (kept in --datadir, the same every session) with the wallet's, so that a peer watching the downloads, or all of them together, gives no watched script a probability above P (in (0, 1); 0 for none; while the covers are short, a scan first explores blocks for more, within --max-cover-blocks, and fetches none of the wallet's until they meet P); bip37: size the filter, in place of --fprate, so that the model's E[P_h(N)] stays below P for the filtering peer")
+	f.Float64Var(&fl.privacyTarget, "privacy-target", 0, "bip157: fetch the blocks of cover scripts (kept in --datadir, the same every session) with the wallet's, so that a peer watching the downloads, or all of them together, gives no watched script a probability above P (0, the default, for none; else in (0, 1); while the covers are short, a scan first explores blocks for more, within --max-cover-blocks, and fetches none of the wallet's until they meet P); bip37: size the filter, in place of --fprate, so that the model's E[P_h(N)] stays below P for the filtering peer")
 	f.BoolVar(&fl.newCovers, "new-covers", false, "with --privacy-target: start a new cover set in place of a damaged or deleted cover file (anyone holding earlier sessions can then strip the covers they fetched)")
 	f.IntVar(&fl.maxCoverBlock, "max-cover-blocks", 0, "with --privacy-target: most blocks a scan fetches only for covers, those explored to find them included (0: 4 times the wallet's; -1: no bound); covers still short within it stop the scan before any block of the wallet's is fetched (the next scan explores on), unless --allow-short-covers")
 	f.BoolVar(&fl.allowShort, "allow-short-covers", false, "with --privacy-target: when the covers are short of the target within --max-cover-blocks, fetch the wallet's blocks anyway with the covers found, and report the target not met, instead of stopping before any is fetched (a peer that records the scan keeps what it exposed)")
@@ -678,29 +679,9 @@ func (a *app) planScan(flags *pflag.FlagSet, fl *scanFlags) (*scanPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if fl.mode != "bip37" && fl.mode != "bip157" {
-		return nil, badInput("--mode %q: want bip37 or bip157", fl.mode)
-	}
-	services := wire.SFNodeCF | wire.SFNodeWitness
-	if fl.mode == "bip37" {
-		services = wire.SFNodeBloom
-	}
-	ccfg, err := fl.peerFlags.config(params, services)
+	ccfg, err := fl.clientConfig(flags, params)
 	if err != nil {
 		return nil, err
-	}
-	switch {
-	case fl.isolate && fl.mode == "bip37":
-		return nil, badInput("--isolate with --mode bip37: a BIP 37 scan asks its one filtering peer for every block; --isolate is for --mode bip157")
-	case fl.isolate && fl.proxy == "":
-		return nil, badInput("--isolate without --proxy: a connection of its own per block made without a proxy comes from your own address; give --proxy, such as Tor's socks5://127.0.0.1:9050")
-	}
-	ccfg.Isolate = fl.isolate
-	if err := fl.checkCovers(flags); err != nil {
-		return nil, err
-	}
-	if fl.mode == "bip157" {
-		ccfg.PrivacyTarget, ccfg.NewCovers, ccfg.MaxCoverBlocks, ccfg.AllowShortCovers = fl.privacyTarget, fl.newCovers, fl.maxCoverBlock, fl.allowShort
 	}
 	plan := &scanPlan{mode: fl.mode, network: fl.network, from: fl.from, to: fl.to, follow: fl.follow}
 	if err := fl.checkRange(flags, plan); err != nil {
@@ -709,44 +690,12 @@ func (a *app) planScan(flags *pflag.FlagSet, fl *scanFlags) (*scanPlan, error) {
 	if fl.filterCache < 0 {
 		return nil, badInput("--filter-cache %d: must be 0 (none) or a size in bytes", fl.filterCache)
 	}
-	datadir := fl.datadir
-	if !flags.Changed("datadir") {
-		datadir = defaultDataDir(params)
-	}
-	if datadir != "" {
-		if st, err := os.Stat(datadir); err == nil && !st.IsDir() {
-			return nil, badInput("--datadir %s: a file, not a directory", datadir)
-		}
-	}
-	if plan.bip37, err = fl.bip37Options(flags); err != nil {
-		return nil, err
-	}
-	if plan.items, err = a.parseWatch(fl.watch, params); err != nil {
-		return nil, err
-	}
-	w, err := checkWatchScripts(plan.items, fl.mode)
+	datadir, err := fl.dataDir(flags, params)
 	if err != nil {
 		return nil, err
 	}
-	plan.warnings = append(plan.warnings, w...)
-	plan.addReversed()
-	if plan.bip37Rate, err = fl.planBIP37Rate(flags, plan.watch()); err != nil {
+	if err := plan.addWatch(a, flags, fl, params); err != nil {
 		return nil, err
-	}
-	if flags.Changed("tweak") {
-		plan.warnings = append(plan.warnings, "--tweak fixes the BIP 37 filter's tweak: filters of different sessions can be linked by it")
-	}
-	if fl.mode == "bip37" {
-		plan.bip37.FPRate = plan.bip37Rate.rate
-		plan.bip37.MinFilterRate = plan.bip37Rate.filterFloor()
-		if plan.bip37Rate.target != 0 && plan.bip37.Flags != wire.BloomUpdateAll {
-			plan.warnings = append(plan.warnings, fmt.Sprintf("--privacy-target with --flags %s: the outputs found that the node's update rule does not add go out in clear (filteradd) and name their scripts to it for certain, which no rate hides; --flags all keeps them inside the filter", fl.flags))
-		}
-		w, err := checkBIP37Watch(plan.items, plan.bip37, plan.bip37Rate.rateFrom)
-		if err != nil {
-			return nil, err
-		}
-		plan.warnings = append(plan.warnings, w...)
 	}
 	if fl.privacyTarget != 0 && fl.mode == "bip157" && datadir == "" {
 		return nil, badInput("--privacy-target without a data directory: covers must be the same every session (drawn anew, an intersection of sessions strips them); give --datadir")
@@ -754,13 +703,116 @@ func (a *app) planScan(flags *pflag.FlagSet, fl *scanFlags) (*scanPlan, error) {
 	if err := makeDataDir(datadir); err != nil {
 		return nil, err
 	}
-	cacheBytes := fl.filterCache
-	if cacheBytes == 0 {
-		cacheBytes = -1 // none
-	}
-	ccfg.Timeout, ccfg.DataDir, ccfg.FilterCacheBytes = fl.timeout, datadir, cacheBytes
+	ccfg.Timeout, ccfg.DataDir, ccfg.FilterCacheBytes = fl.timeout, datadir, fl.filterCacheBytes()
 	plan.client, plan.nodes = ccfg, fl.peerFlags.nodes()
 	return plan, nil
+}
+
+// clientConfig checks --mode, the peer flags, --isolate and the cover
+// flags, and returns the client's configuration they give: its network,
+// nodes, services, isolation and, in bip157 mode, covers.
+func (fl *scanFlags) clientConfig(flags *pflag.FlagSet, params *chaincfg.Params) (client.Config, error) {
+	if fl.mode != "bip37" && fl.mode != "bip157" {
+		return client.Config{}, badInput("--mode %q: want bip37 or bip157", fl.mode)
+	}
+	services := wire.SFNodeCF | wire.SFNodeWitness
+	if fl.mode == "bip37" {
+		services = wire.SFNodeBloom
+	}
+	ccfg, err := fl.peerFlags.config(params, services)
+	if err != nil {
+		return ccfg, err
+	}
+	switch {
+	case fl.isolate && fl.mode == "bip37":
+		return ccfg, badInput("--isolate with --mode bip37: a BIP 37 scan asks its one filtering peer for every block; --isolate is for --mode bip157")
+	case fl.isolate && fl.proxy == "":
+		return ccfg, badInput("--isolate without --proxy: a connection of its own per block made without a proxy comes from your own address; give --proxy, such as Tor's socks5://127.0.0.1:9050")
+	}
+	ccfg.Isolate = fl.isolate
+	if err := fl.checkCovers(flags); err != nil {
+		return ccfg, err
+	}
+	if fl.mode == "bip157" {
+		ccfg.PrivacyTarget, ccfg.NewCovers, ccfg.MaxCoverBlocks, ccfg.AllowShortCovers = fl.privacyTarget, fl.newCovers, fl.maxCoverBlock, fl.allowShort
+	}
+	return ccfg, nil
+}
+
+// dataDir returns the data directory of the scan ("" for none): --datadir
+// when given, which must exist (needDataDir), else the network's default.
+// A file in its place is refused; nothing is created.
+func (fl *scanFlags) dataDir(flags *pflag.FlagSet, params *chaincfg.Params) (string, error) {
+	datadir := fl.datadir
+	if !flags.Changed("datadir") {
+		datadir = defaultDataDir(params)
+	}
+	if datadir != "" {
+		if st, err := os.Stat(datadir); err == nil && !st.IsDir() {
+			return "", badInput("--datadir %s: a file, not a directory", datadir)
+		}
+	}
+	if flags.Changed("datadir") {
+		if err := needDataDir(datadir); err != nil {
+			return "", err
+		}
+	}
+	return datadir, nil
+}
+
+// filterCacheBytes is --filter-cache as the client takes it: -1 for none.
+func (fl *scanFlags) filterCacheBytes() int64 {
+	if fl.filterCache == 0 {
+		return -1
+	}
+	return fl.filterCache
+}
+
+// addWatch reads the watch list into the plan, with the BIP 37 filter's
+// options and rate, and the warnings they give; in bip37 mode it checks
+// the watch list against the filter (checkBIP37Watch).
+func (p *scanPlan) addWatch(a *app, flags *pflag.FlagSet, fl *scanFlags, params *chaincfg.Params) error {
+	var err error
+	if p.bip37, err = fl.bip37Options(flags); err != nil {
+		return err
+	}
+	if p.items, err = a.parseWatch(fl.watch, params); err != nil {
+		return err
+	}
+	w, err := checkWatchScripts(p.items, fl.mode)
+	if err != nil {
+		return err
+	}
+	p.warnings = append(p.warnings, w...)
+	p.addReversed()
+	if p.bip37Rate, err = fl.planBIP37Rate(flags, p.watch()); err != nil {
+		return err
+	}
+	if flags.Changed("tweak") {
+		p.warnings = append(p.warnings, "--tweak fixes the BIP 37 filter's tweak: filters of different sessions can be linked by it")
+	}
+	if fl.mode == "bip37" {
+		return p.setBIP37Rate(fl.flags)
+	}
+	return nil
+}
+
+// setBIP37Rate puts the chosen rate into the BIP 37 options and checks
+// the watch list against the filter they make; flags is --flags, named
+// in a warning when a --privacy-target cannot hide what the node's update
+// rule leaves out.
+func (p *scanPlan) setBIP37Rate(flags string) error {
+	p.bip37.FPRate = p.bip37Rate.rate
+	p.bip37.MinFilterRate = p.bip37Rate.filterFloor()
+	if p.bip37Rate.target != 0 && p.bip37.Flags != wire.BloomUpdateAll {
+		p.warnings = append(p.warnings, fmt.Sprintf("--privacy-target with --flags %s: the outputs found that the node's update rule does not add go out in clear (filteradd) and name their scripts to it for certain, which no rate hides; --flags all keeps them inside the filter", flags))
+	}
+	w, err := checkBIP37Watch(p.items, p.bip37, p.bip37Rate.rateFrom)
+	if err != nil {
+		return err
+	}
+	p.warnings = append(p.warnings, w...)
+	return nil
 }
 
 // checkCovers checks --privacy-target, --new-covers,
@@ -769,7 +821,7 @@ func (fl *scanFlags) checkCovers(flags *pflag.FlagSet) error {
 	t := fl.privacyTarget
 	switch {
 	case t != 0 && !(t > 0 && t < 1):
-		return badInput("--privacy-target %g: want a probability in (0, 1), such as 0.5, or 0 for none", t)
+		return badInput("--privacy-target %g: want a probability in (0, 1), such as 0.5, or 0 (the default) for none", t)
 	case fl.mode == "bip37" && given(flags, "new-covers", "max-cover-blocks", "allow-short-covers") != "":
 		return badInput("%s for --mode bip157: covers are fetched blocks, which a BIP 37 scan does not fetch (its --privacy-target sizes the filter)", given(flags, "new-covers", "max-cover-blocks", "allow-short-covers"))
 	case t == 0 && given(flags, "new-covers", "max-cover-blocks") != "":
