@@ -65,8 +65,8 @@ Exit status: 0 done, 2 bad input, 1 failure (no peer reached, the data
 directory in use by another process when connecting or with --unban, a
 file of it that cannot be read).`,
 		Example: `  spvfilter peers --network testnet4 --json
-  spvfilter peers --network regtest --connect 127.0.0.1:18444 --datadir ./state
-  spvfilter peers --network regtest --datadir ./state --unban 127.0.0.1:18445`,
+  mkdir -p state && spvfilter peers --network regtest --connect 127.0.0.1:18444 --datadir state
+  spvfilter peers --network regtest --datadir state --unban 127.0.0.1:18445`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runPeers(a, &f, cmd.Flags()) },
 	}
