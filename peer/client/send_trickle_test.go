@@ -43,7 +43,8 @@ func TestSendToCoreLikePoisson(t *testing.T) {
 		case errors.Is(o.err, ErrNotConfirmed) && !errors.Is(o.err, peer.ErrRejected):
 			unconfirmed++
 			t.Logf("send %d not confirmed after %v: %v", i, o.elapsed.Round(time.Millisecond), o.err)
-			if ne, ok := o.res.Failed[core.Addr].(*NotConfirmedError); !ok || ne.Waited < coreAnnounceWait {
+			var ne *NotConfirmedError
+			if !errors.As(o.res.Failed[core.Addr], &ne) || ne.Waited < coreAnnounceWait {
 				t.Errorf("send %d: failure %v: want the node's announcement awaited %v", i, o.res.Failed[core.Addr], coreAnnounceWait)
 			}
 		default:
