@@ -173,6 +173,13 @@ func TestFloodWithinBudget(t *testing.T) {
 
 // TestSlowAnswersShowInLatency: a node that holds each answer for just
 // under the timeout answers every request, and its Latency shows it.
+// The relay holds what it holds one message after another: the
+// request's barrier pong (see the package documentation), held after
+// its answer, must go through before the next request, whose answer it
+// would hold up, so the next request waits for it (see pongsDue). A
+// fixed sleep after the answer, the hold and 100 ms, left that answer
+// behind a pong released late on a loaded machine, and over the
+// timeout.
 func TestSlowAnswersShowInLatency(t *testing.T) {
 	needFixture(t)
 	const timeout, delay = time.Second, 700 * time.Millisecond
@@ -186,16 +193,30 @@ func TestSlowAnswersShowInLatency(t *testing.T) {
 			if _, err := p.GetCFCheckpt(context.Background(), stop, 0); err != nil {
 				t.Fatalf("%s: %v", p.Addr(), err)
 			}
-			// The relay holds what it holds one message after another:
-			// the request's barrier pong (see the package
-			// documentation), held after its answer, goes through
-			// before the next request, whose answer it would hold up.
-			time.Sleep(delay + 100*time.Millisecond)
+			if !pongsDue(p, 10*delay) {
+				t.Fatalf("%s: the barrier's pong did not come within %v", p.Addr(), 10*delay)
+			}
 		}
 	}
 	t.Logf("latency: direct %v, answers held %v: %v", fast.Latency(), delay, sp.Latency())
 	if sp.Latency() < delay || fast.Latency() >= sp.Latency()/2 || fast.Latency() <= 0 {
 		t.Fatalf("latency direct %v, slow %v (answers held %v)", fast.Latency(), sp.Latency(), delay)
+	}
+}
+
+// pongsDue waits up to wait for the pongs of p's barriers sent so far,
+// and reports whether they all came.
+func pongsDue(p *Peer, wait time.Duration) bool {
+	for end := time.Now().Add(wait); ; time.Sleep(10 * time.Millisecond) {
+		p.barriers.mu.Lock()
+		n := len(p.barriers.nonces)
+		p.barriers.mu.Unlock()
+		if n == 0 {
+			return true
+		}
+		if time.Now().After(end) {
+			return false
+		}
 	}
 }
 

@@ -101,8 +101,9 @@ func chainTxs(t *testing.T, to int32) []*wire.MsgTx {
 
 // On real btcd, a scan with the filled filter finds every payment, and
 // the node sends false positives as often as the filter's rate says: the
-// count of false-positive transactions is within the Poisson interval of
-// the sum (at 4 standard deviations), over the chain's other transactions, of the chance one of
+// count of false-positive transactions is within the Poisson interval
+// (poissonInterval, fpTail in each tail) of the sum, over the chain's
+// other transactions, of the chance one of
 // their elements matches at the node's filter's rate from its bits: the
 // filter loaded with the outpoints found added to it. Elements several
 // transactions share (the coinbases' payee, flag and null outpoint) make
@@ -158,13 +159,58 @@ func TestBIP37ScanFalsePositivesAtRate(t *testing.T) {
 					fps++
 				}
 			}
-			lo, hi := want-4*math.Sqrt(want), want+4*math.Sqrt(want)+1
-			t.Logf("rate %v (from its bits %.3g): %d false-positive transactions of %d others, expected %.1f [%.0f, %.0f]; rate × transactions %.1f",
+			lo, hi := poissonInterval(want, fpTail)
+			t.Logf("rate %v (from its bits %.3g): %d false-positive transactions of %d others, expected %.1f [%d, %d]; rate × transactions %.1f",
 				rate, q, fps, others, want, lo, hi, rate*float64(others))
-			if float64(fps) < lo || float64(fps) > hi {
-				t.Errorf("rate %v: %d false-positive transactions, expected %.1f, outside [%.0f, %.0f]", rate, fps, want, lo, hi)
+			if fps < lo || fps > hi {
+				t.Errorf("rate %v: %d false-positive transactions, expected %.1f, outside [%d, %d]", rate, fps, want, lo, hi)
 			}
 			break
+		}
+	}
+}
+
+// fpTail is the chance TestBIP37ScanFalsePositivesAtRate leaves in each
+// tail of a count's interval: with three rates, a run fails by chance
+// in fewer than 6 in 10^5. At 4 standard deviations either side (and one
+// more above), the upper tail held up to 2.1*10^-4 for the 3.9 false
+// positives expected at rate 0.001, 2.8*10^-4 over the three.
+const fpTail = 1e-5
+
+// poissonInterval returns the counts lo and hi such that a Poisson count
+// of the mean falls below lo, or above hi, with chance at most tail
+// each. A sum of independent draws (a count of false positives, each
+// transaction matching with a chance of its own) varies less than a
+// Poisson count of the same mean (its variance is the sum of p(1-p),
+// not of p), so the interval is, if anything, wide for it.
+func poissonInterval(mean, tail float64) (lo, hi int) {
+	below := 0.0 // P(X < k)
+	for k := 0; ; k++ {
+		lg, _ := math.Lgamma(float64(k) + 1)
+		p := math.Exp(float64(k)*math.Log(mean) - mean - lg)
+		if mean == 0 {
+			p = map[bool]float64{true: 1}[k == 0]
+		}
+		if below+p <= tail {
+			lo = k + 1
+		}
+		below += p
+		if 1-below <= tail {
+			return lo, k
+		}
+	}
+}
+
+// TestPoissonInterval: the counts outside which a Poisson count falls
+// with chance 10^-5 each side, against values summed apart (Python's
+// math.lgamma): none below for small means.
+func TestPoissonInterval(t *testing.T) {
+	for _, tc := range []struct {
+		mean   float64
+		lo, hi int
+	}{{0, 0, 0}, {1.1, 0, 8}, {3.9, 0, 15}, {35.8, 13, 64}, {165.4, 114, 223}} {
+		if lo, hi := poissonInterval(tc.mean, 1e-5); lo != tc.lo || hi != tc.hi {
+			t.Errorf("mean %v: [%d, %d], want [%d, %d]", tc.mean, lo, hi, tc.lo, tc.hi)
 		}
 	}
 }

@@ -23,7 +23,7 @@ import (
 // from the timeout (3, 4, 6 and 6 of 32 in four runs: 19 of 128); none
 // may now (0 of 192 in six runs). One not heard within that wait
 // (coreAnnounceWait: e^-6 = 0.25% of them) is not confirmed, which is
-// no wrong answer.
+// no wrong answer, but only once that wait is over.
 func TestSendToCoreLikePoisson(t *testing.T) {
 	const n, mean, timeout = 32, 5 * time.Second, 10 * time.Second
 	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning", "--trickleinterval=50ms"))
@@ -43,6 +43,10 @@ func TestSendToCoreLikePoisson(t *testing.T) {
 		case errors.Is(o.err, ErrNotConfirmed) && !errors.Is(o.err, peer.ErrRejected):
 			unconfirmed++
 			t.Logf("send %d not confirmed after %v: %v", i, o.elapsed.Round(time.Millisecond), o.err)
+			var ne *NotConfirmedError
+			if !errors.As(o.res.Failed[core.Addr], &ne) || ne.Waited < coreAnnounceWait {
+				t.Errorf("send %d: failure %v: want the node's announcement awaited %v", i, o.res.Failed[core.Addr], coreAnnounceWait)
+			}
 		default:
 			wrong++
 			t.Logf("send %d wrong after %v: %v, result %+v", i, o.elapsed.Round(time.Millisecond), o.err, o.res)
@@ -51,10 +55,11 @@ func TestSendToCoreLikePoisson(t *testing.T) {
 	slices.Sort(times)
 	t.Logf("%d sends: %d taken, %d wrong, %d not confirmed; time to the verdict: median %v, longest %v",
 		n, taken, wrong, unconfirmed, times[n/2].Round(time.Millisecond), times[n-1].Round(time.Millisecond))
-	// Not confirmed: n e^-6 = 0.08 expected; 3 or more by chance
-	// about once in 10^4 runs.
-	if wrong > 0 || unconfirmed > 2 {
-		t.Fatalf("%d of %d sends wrong, %d not confirmed: want none wrong, at most 2 not confirmed", wrong, n, unconfirmed)
+	// Not confirmed: n e^-6 = 0.08 expected (e^-5.9 with the node's
+	// own trickle and a loaded machine's delays); 3 or more by chance
+	// about once in 10^4 runs, 4 or more once in 5*10^5.
+	if wrong > 0 || unconfirmed > 3 {
+		t.Fatalf("%d of %d sends wrong, %d not confirmed: want none wrong, at most 3 not confirmed", wrong, n, unconfirmed)
 	}
 }
 

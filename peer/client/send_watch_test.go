@@ -346,10 +346,12 @@ func sendGivenFirst(t *testing.T, node *peertest.Node, first string, connect fun
 	return nil, nil, nil
 }
 
-// maxOrderTries bounds the sends sendGivenFirst makes: with two peers,
-// the chance that one is never given the transaction first is 2^-20,
-// about 1 in a million (at 8, it was 1 in 256: a failure every few
-// hundred runs of each test that uses it).
+// maxOrderTries bounds the sends sendGivenFirst makes, and those of
+// the other tests repeated until the random order of the turns gives
+// the case they need: with two peers, the chance that one is never
+// given the transaction first is 2^-20, about 1 in a million (at 8, it
+// was 1 in 256: a failure every few hundred runs of each test that
+// uses it).
 const maxOrderTries = 20
 
 // TestSendMinedWatchFloods: a send that ends with the transaction found
