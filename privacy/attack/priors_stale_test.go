@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"sync"
 	"testing"
 
 	"github.com/spvfilter/spvfilter/bip37"
@@ -211,5 +212,54 @@ func TestIntersectSessionOrder(t *testing.T) {
 				t.Errorf("%s: line %d P %v, in order %v", tc.name, line, q, p)
 			}
 		}
+	}
+}
+
+// TestPriorsConcurrentReaders calls what only reads what was read,
+// Reports, Intersect and Link, from several goroutines at once on an
+// accumulator whose priors are not fitted yet: each fits or takes the
+// priors kept without a race (go test -race), and all give what one call
+// alone gives.
+func TestPriorsConcurrentReaders(t *testing.T) {
+	groups, univ := sessionsCapture(12, 8, 3_000)
+	_, want := freshReports(t, groups, univ)
+	acc, err := NewAccumulator(groups, AnalyzeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := acc.ReadUniverse(bytes.NewReader(univ)); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 12)
+	got := make([][]*Report, 4)
+	for i := range 4 {
+		wg.Add(3)
+		go func() {
+			defer wg.Done()
+			reps, err := acc.Reports()
+			got[i] = reps
+			errs <- err
+		}()
+		go func() {
+			defer wg.Done()
+			_, err := acc.Intersect([]int{0, 1 + i})
+			errs <- err
+		}()
+		go func() {
+			defer wg.Done()
+			_, err := acc.Link(nil, LinkOptions{})
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, reps := range got {
+		sameProbabilities(t, "Reports called alongside Intersect and Link", reps, want)
 	}
 }

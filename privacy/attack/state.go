@@ -74,8 +74,9 @@ func (a *Accumulator) UnmarshalJSON(b []byte) error {
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrBadState, err)
 	}
+	a.scan, a.t = *st.Universe, t
 	// The priors fitted on the counts replaced are not theirs.
-	a.scan, a.t, a.fit = *st.Universe, t, nil
+	a.dropPriors()
 	if a.scan.BadLines == nil {
 		a.scan.BadLines = []universe.BadLine{}
 	}
