@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/bits"
 	"slices"
+	"sync"
 
 	"github.com/btcsuite/btcd/wire"
 
@@ -35,15 +36,19 @@ const maxClassElems = 255
 // several accumulators on several machines and merged in the order of the
 // files, gives the reports of one pass over the whole.
 //
-// An Accumulator is not safe for concurrent use; ReadUniverse itself reads
-// with several goroutines.
+// Reports, Intersect and Link, which only read what was read, may be
+// called from several goroutines at once; ReadUniverse, Merge and
+// UnmarshalJSON may not be called alongside anything else.
+// ReadUniverse itself reads with several goroutines.
 type Accumulator struct {
 	set  *groupSet
 	scan universe.Scan // every line read so far
 	t    *tally
 	// fit is the priors fitted over every group's counts, kept until
-	// more is read (see priors).
-	fit *fittedPriors
+	// more is read (see priors), held by fitMu: the calls that only
+	// read fit them.
+	fitMu sync.Mutex
+	fit   *fittedPriors
 }
 
 // fittedPriors is what the matches' probabilities are weighed under,
@@ -61,6 +66,8 @@ type fittedPriors struct {
 // before if nothing was read since: Reports, Intersect and Link fit each
 // once.
 func (a *Accumulator) priors(u *universeCounts, reports []*Report) *fittedPriors {
+	a.fitMu.Lock()
+	defer a.fitMu.Unlock()
 	if a.fit == nil {
 		a.fit = &fittedPriors{}
 	}
@@ -93,6 +100,8 @@ func (a *Accumulator) linkPrior(sessions []linkSession, size uint64) *sizePrior 
 	if !all {
 		return fitSizes(sessions, size)
 	}
+	a.fitMu.Lock()
+	defer a.fitMu.Unlock()
 	if a.fit == nil {
 		a.fit = &fittedPriors{}
 	}
@@ -255,7 +264,7 @@ func (a *Accumulator) ReadUniverse(r io.Reader) error {
 		return err
 	}
 	offset := int(a.scan.LinesRead)
-	a.fit = nil
+	a.dropPriors()
 	for _, rd := range readers {
 		a.t.add(rd.t, offset, a.set.limit)
 	}
@@ -272,8 +281,15 @@ func (a *Accumulator) Merge(o *Accumulator) error {
 	}
 	a.t.add(o.t, int(a.scan.LinesRead), a.set.limit)
 	a.scan.Append(&o.scan)
-	a.fit = nil
+	a.dropPriors()
 	return nil
+}
+
+// dropPriors forgets the priors fitted on the counts before they changed.
+func (a *Accumulator) dropPriors() {
+	a.fitMu.Lock()
+	a.fit = nil
+	a.fitMu.Unlock()
 }
 
 // add adds o's counts to t, o's lines numbered after lineOffset ones; the

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -151,14 +152,22 @@ func TestAccumulatorRefuses(t *testing.T) {
 	json.Unmarshal(good, &st)
 	tally := func(st map[string]any) map[string]any { return st["tallies"].([]any)[1].(map[string]any) }
 	for name, lie := range map[string]func(st map[string]any){
-		"no universe":      func(st map[string]any) { delete(st, "universe") },
-		"classes":          func(st map[string]any) { st["classes"].([]any)[1] = 1.0 },
-		"depth":            func(st map[string]any) { tally(st)["depth"].([]any)[0] = 0.0 },
-		"depth length":     func(st map[string]any) { tally(st)["depth"] = []any{1.0} },
-		"match line":       func(st map[string]any) { tally(st)["matches"].([]any)[0].(map[string]any)["line"] = 1e9 },
-		"match order":      func(st map[string]any) { m := tally(st)["matches"].([]any); m[0], m[1] = m[1], m[0] },
-		"match class":      func(st map[string]any) { tally(st)["matches"].([]any)[0].(map[string]any)["class"] = 256.0 },
-		"match kind":       func(st map[string]any) { tally(st)["matches"].([]any)[0].(map[string]any)["kind"] = "coin" },
+		"no universe":  func(st map[string]any) { delete(st, "universe") },
+		"classes":      func(st map[string]any) { st["classes"].([]any)[1] = 1.0 },
+		"depth":        func(st map[string]any) { tally(st)["depth"].([]any)[0] = 0.0 },
+		"depth length": func(st map[string]any) { tally(st)["depth"] = []any{1.0} },
+		"match line":   func(st map[string]any) { tally(st)["matches"].([]any)[0].(map[string]any)["line"] = 1e9 },
+		"match order":  func(st map[string]any) { m := tally(st)["matches"].([]any); m[0], m[1] = m[1], m[0] },
+		"match class":  func(st map[string]any) { tally(st)["matches"].([]any)[0].(map[string]any)["class"] = 256.0 },
+		"match kind":   func(st map[string]any) { tally(st)["matches"].([]any)[0].(map[string]any)["kind"] = "coin" },
+		// A match of a class without candidates, which an
+		// intersection's chance correction would take as holding more
+		// than the universe.
+		"match of no class": func(st map[string]any) {
+			classes := st["classes"].([]any)
+			empty := slices.IndexFunc(classes, func(n any) bool { return n.(float64) == 0 })
+			tally(st)["matches"].([]any)[0].(map[string]any)["class"] = float64(empty)
+		},
 		"more taken over":  func(st map[string]any) { st["merged_address_lines"] = 1e6 },
 		"skipped lines":    func(st map[string]any) { st["universe"].(map[string]any)["lines_skipped"] = 0.0 },
 		"a filter too few": func(st map[string]any) { tally(st)["alone"] = tally(st)["alone"].([]any)[1:] },

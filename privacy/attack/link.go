@@ -299,10 +299,10 @@ func severalWalletsWarning(q *linkParams) string {
 }
 
 // Intersect runs the intersection attack over the sessions members
-// (indexes of the accumulator's groups) without reading the universe
-// again: a candidate must match every filter of every member, so the joint
-// matches are those every member's report lists. The steps add one session
-// at a time. A member whose match list was truncated makes the counts lower
+// (indexes of the accumulator's groups, each named once) without reading
+// the universe again: a candidate must match every filter of every
+// member, so the joint matches are those every member's report lists.
+// The steps add one session at a time. A member whose match list was truncated makes the counts lower
 // bounds, which a warning says.
 //
 // What the members share is what they all hold, and chance adds to it
@@ -318,10 +318,12 @@ func (a *Accumulator) Intersect(members []int) (*Report, error) {
 	if len(members) == 0 {
 		return nil, fmt.Errorf("%w: no session to intersect", ErrBadLink)
 	}
+	seen := make(map[int]bool, len(members))
 	for _, m := range members {
-		if m < 0 || m >= len(a.set.filters) {
-			return nil, fmt.Errorf("%w: session %d of %d", ErrBadLink, m+1, len(a.set.filters))
+		if m < 0 || m >= len(a.set.filters) || seen[m] {
+			return nil, fmt.Errorf("%w: session %d of %d, or named twice", ErrBadLink, m+1, len(a.set.filters))
 		}
+		seen[m] = true
 	}
 	u, err := a.finished()
 	if err != nil {

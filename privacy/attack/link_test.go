@@ -162,6 +162,11 @@ func TestLinkSessionsErrors(t *testing.T) {
 		"prior":           func() error { _, err := acc.Link(nil, LinkOptions{Prior: 1}); return err },
 		"no members":      func() error { _, err := acc.Intersect(nil); return err },
 		"bad member":      func() error { _, err := acc.Intersect([]int{0, 9}); return err },
+		// A member named twice would be counted as two sessions that
+		// share every match: the chance correction and the wallet's
+		// estimate would move (P 0.7362 of one session, 0.7374 named
+		// twice, 0.7363 three times).
+		"member twice": func() error { _, err := acc.Intersect([]int{1, 0, 1}); return err },
 	} {
 		if err := call(); !errors.Is(err, ErrBadLink) {
 			t.Errorf("%s: %v, want ErrBadLink", name, err)

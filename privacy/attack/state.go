@@ -75,6 +75,8 @@ func (a *Accumulator) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("%w: %w", ErrBadState, err)
 	}
 	a.scan, a.t = *st.Universe, t
+	// The priors fitted on the counts replaced are not theirs.
+	a.dropPriors()
 	if a.scan.BadLines == nil {
 		a.scan.BadLines = []universe.BadLine{}
 	}
@@ -110,7 +112,7 @@ func (s *groupSet) tallyOf(st *accState) (*tally, error) {
 	copy(t.classes[:], st.Classes)
 	t.pairs, t.undoLines = st.Pairs, st.UndoLines
 	for g, gs := range st.Tallies {
-		if err := t.groups[g].set(&gs, len(s.filters[g]), s.limit[g], u); err != nil {
+		if err := t.groups[g].set(&gs, len(s.filters[g]), s.limit[g], u, st.Classes); err != nil {
 			return nil, fmt.Errorf("group %d: %w", g+1, err)
 		}
 		if sum(gs.UndoDepth) != st.UndoLines {
@@ -121,8 +123,9 @@ func (s *groupSet) tallyOf(st *accState) (*tally, error) {
 }
 
 // set fills tg from a state of a group of nf filters listing at most limit
-// matches, over the universe u.
-func (tg *groupTally) set(gs *groupState, nf, limit int, u *universe.Scan) error {
+// matches, over the universe u of classes candidates by class (see
+// classRate): no more matches of a class than it holds.
+func (tg *groupTally) set(gs *groupState, nf, limit int, u *universe.Scan, classes []uint64) error {
 	switch {
 	case len(gs.Depth) != nf+1 || len(gs.UndoDepth) != nf+1 || len(gs.Alone) != nf || len(gs.UndoAlone) != nf:
 		return fmt.Errorf("counts of %d, %d, %d and %d filters, want %d", len(gs.Depth)-1, len(gs.UndoDepth)-1, len(gs.Alone), len(gs.UndoAlone), nf)
@@ -144,10 +147,14 @@ func (tg *groupTally) set(gs *groupState, nf, limit int, u *universe.Scan) error
 	copy(tg.undoAlone, gs.UndoAlone)
 	tg.truncated, tg.delist = gs.Truncated, gs.Delist
 	tg.matches = make([]MatchedCandidate, len(gs.Matches))
+	var byClass [maxClassElems + 1]uint64
 	prev := 0
 	for i, m := range gs.Matches {
 		if m.Line <= prev || uint64(m.Line) > u.LinesRead || m.Class < 0 || m.Class > maxClassElems || m.Kind == 0 {
 			return fmt.Errorf("match %d: line %d (after %d, of %d), class %d, kind %v", i+1, m.Line, prev, u.LinesRead, m.Class, m.Kind)
+		}
+		if byClass[m.Class]++; byClass[m.Class] > classes[m.Class] {
+			return fmt.Errorf("match %d: %d matches of class %d, which holds %d candidates", i+1, byClass[m.Class], m.Class, classes[m.Class])
 		}
 		prev = m.Line
 		tg.matches[i] = m.MatchedCandidate
