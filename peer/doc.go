@@ -135,7 +135,9 @@
 // Not answered at all, the check waits the connection's timeout, or the
 // bound CheckWithin sets from when its getdata was written: then it is
 // an *UnservedAnnounceError (ErrStalled), the watch's connection closed
-// and nothing proved.
+// and nothing proved; a broadcast to a node that is not btcd, which
+// gives no other word, then ends at once with no verdict (a
+// *NoVerdictError whose Unserved says so) rather than at the timeout.
 // A watch keeps none of the other announcements, charged to the inv
 // budget like any (a flood ends it with ErrFlooding), and reads what is
 // served within the size limits above. A node that refuses the

@@ -208,18 +208,23 @@ var ErrNoVerdict = errors.New("no verdict")
 
 // NoVerdictError is a node that does not call itself btcd, given the
 // transaction Txid, that neither showed it in its mempool nor announced
-// it while it was awaited (Waited): nothing tells whether it took it.
+// it while it was awaited (Waited), or announced it and did not serve it
+// (Unserved): nothing tells whether it took it.
 // Bitcoin Core sends no reject message (BIP 61 was removed), asks for no
 // transaction it has or refused lately, and serves none of its mempool
 // by getdata before it announced it, after a random delay. Requested
 // says whether the node asked for the transaction; Enough, that the
-// caller ended the wait (see BroadcastUntil) before the timeout. It
-// wraps ErrNoVerdict, not ErrRejected: it is no refusal.
+// caller ended the wait (see BroadcastUntil) before the timeout.
+// Unserved, if not nil, is the node's announcement that went unserved on
+// the watch (see CheckWithin), which ended the wait before the timeout:
+// the one word the node gives told nothing, and nothing else would
+// within it. It wraps ErrNoVerdict, not ErrRejected: it is no refusal.
 type NoVerdictError struct {
 	Txid      chainhash.Hash
 	Requested bool
 	Waited    time.Duration
 	Enough    bool
+	Unserved  *UnservedAnnounceError
 }
 
 func (e *NoVerdictError) Error() string {
@@ -230,6 +235,10 @@ func (e *NoVerdictError) Error() string {
 	why := ""
 	if e.Enough {
 		why = ", the wait ended by the caller"
+	}
+	if e.Unserved != nil {
+		return fmt.Sprintf("%v: transaction %v: the node %s, and did not show it in its mempool within %v; it announced it on a second connection and served nothing within %v of being asked for it there, which tells nothing%s",
+			ErrNoVerdict, e.Txid, asked, e.Waited.Round(time.Millisecond), e.Unserved.Within, why)
 	}
 	return fmt.Sprintf("%v: transaction %v: the node %s, and neither showed it in its mempool nor announced it within %v%s", ErrNoVerdict, e.Txid, asked, e.Waited.Round(time.Millisecond), why)
 }

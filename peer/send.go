@@ -250,9 +250,12 @@ var ErrWatchMismatch = errors.New("peer: watch does not match the broadcast")
 // announcement (see FalseAnnounceError) ends it at once with w's error:
 // the node announced the transaction it was given and did not serve it,
 // so nothing it says of it is believed. A check that went unanswered
-// (an *UnservedAnnounceError, see CheckWithin) tells nothing: the
-// node's mempool is asked until the timeout as without w. Acceptance so
-// learnt rests on the node's word, as Broadcast's does.
+// (an *UnservedAnnounceError, see CheckWithin) tells nothing: from a
+// node that is not btcd, whose announcement is the one word it gives
+// (its mempool serves the transaction by getdata only to a peer it
+// announced it to), it ends the call at once with a *NoVerdictError
+// whose Unserved is w's; a btcd node's mempool is asked as without w.
+// Acceptance so learnt rests on the node's word, as Broadcast's does.
 func (p *Peer) BroadcastWatched(ctx context.Context, tx *wire.MsgTx, w *TxWatch) (*Sighting, error) {
 	return p.broadcast(ctx, tx, w, nil)
 }
@@ -307,6 +310,11 @@ func (p *Peer) broadcast(ctx context.Context, tx *wire.MsgTx, w *TxWatch, enough
 		if s, err := verdict(w); s != nil || err != nil {
 			return s, err
 		}
+		if u := unserved(w); u != nil && !p.GivesVerdict() {
+			// Its announcement, the one word it gives, went unserved:
+			// nothing else it could say within the timeout would tell.
+			return nil, p.noVerdict(txid, requested, given, false, u)
+		}
 		written := p.txWritten(txid)
 		has, err := p.HasTx(ctx, txid)
 		if err != nil || has {
@@ -338,7 +346,7 @@ func (p *Peer) broadcast(ctx context.Context, tx *wire.MsgTx, w *TxWatch, enough
 			if s, err := verdict(w); s != nil || err != nil {
 				return s, err
 			}
-			return nil, p.noVerdict(txid, requested, given, true)
+			return nil, p.noVerdict(txid, requested, given, true, unserved(w))
 		case <-time.After(50 * time.Millisecond):
 		case <-ctx.Done():
 			return nil, ctx.Err()
@@ -348,7 +356,7 @@ func (p *Peer) broadcast(ctx context.Context, tx *wire.MsgTx, w *TxWatch, enough
 		return s, err
 	}
 	if !p.GivesVerdict() {
-		return nil, p.noVerdict(txid, requested, given, false)
+		return nil, p.noVerdict(txid, requested, given, false, unserved(w))
 	}
 	if p.wasRequested(txid) || requested {
 		return nil, &PeerError{Peer: p.cfg.Addr, Op: "tx", Err: &DroppedError{Txid: txid, Waited: p.cfg.Timeout}}
@@ -360,10 +368,25 @@ func (p *Peer) broadcast(ctx context.Context, tx *wire.MsgTx, w *TxWatch, enough
 // verdict of its own (see NoVerdictError), given the transaction at
 // given: requested says whether it asked for it while it was announced
 // (a later request counts too); enough, whether the caller ended the
-// wait before the timeout.
-func (p *Peer) noVerdict(txid chainhash.Hash, requested bool, given time.Time, enough bool) error {
+// wait before the timeout; u, the watch's unserved check of the node's
+// announcement, if there was one.
+func (p *Peer) noVerdict(txid chainhash.Hash, requested bool, given time.Time, enough bool, u *UnservedAnnounceError) error {
 	return &PeerError{Peer: p.cfg.Addr, Op: "tx", Err: &NoVerdictError{Txid: txid,
-		Requested: requested || p.wasRequested(txid), Waited: time.Since(given), Enough: enough}}
+		Requested: requested || p.wasRequested(txid), Waited: time.Since(given), Enough: enough, Unserved: u}}
+}
+
+// unserved returns w's unserved check of the node's announcement (see
+// CheckWithin), or nil: w is nil, its verdict is not in, or it is
+// another.
+func unserved(w *TxWatch) *UnservedAnnounceError {
+	if w == nil {
+		return nil
+	}
+	var u *UnservedAnnounceError
+	if _, err := w.Result(); errors.As(err, &u) {
+		return u
+	}
+	return nil
 }
 
 // verdict returns what w (which may be nil) tells of the node's

@@ -107,11 +107,14 @@ func TestWatchCheckWithin(t *testing.T) {
 
 // TestBroadcastUntilUnservedCheck: a lone Core-like node (no verdict of
 // its own, announcements on a 1.5 s tick) whose announcement connection
-// drops the watch's getdata. BroadcastUntil reports no verdict at the
-// timeout either way (an unanswered check counts for nothing, as before);
-// the watch's check ends the timeout after the announcement without
-// CheckWithin, past the broadcast, and within its bound with it, before
-// the broadcast ends: a caller waiting for both is held up by neither.
+// drops the watch's getdata. BroadcastUntil reports no verdict either
+// way (an unanswered check counts for nothing). Without CheckWithin the
+// watch's check ends the timeout after the announcement, past the
+// broadcast, which ends at the timeout. With it the check ends within
+// its bound, and the broadcast with it, saying why (Unserved): the
+// node's announcement was the one word it gives, and its mempool would
+// tell nothing within the timeout; before, it waited out the timeout
+// anyway (3.01 s, the check ending at 2.50 s), now 2.50 s.
 func TestBroadcastUntilUnservedCheck(t *testing.T) {
 	needFixture(t)
 	const timeout, tick = 3 * time.Second, 1500 * time.Millisecond
@@ -165,6 +168,14 @@ func TestBroadcastUntilUnservedCheck(t *testing.T) {
 			}
 			if tt.within > 0 && ended > broadcast {
 				t.Errorf("the bounded check ended %v in, after the broadcast (%v)", ended, broadcast)
+			}
+			if (nv.Unserved != nil) != (tt.within > 0) || nv.Unserved != nil && nv.Unserved != ue {
+				t.Errorf("no verdict %+v: want the watch's unserved check %t as its cause", nv, tt.within > 0)
+			}
+			// Without the bound the broadcast waits out the timeout; with
+			// it, it ends once the check failed.
+			if want := timeout; tt.within > 0 && broadcast > ended+500*time.Millisecond || tt.within == 0 && broadcast < want {
+				t.Errorf("the broadcast ended %v in, the check %v: want it ended by the bounded check, else at the timeout %v", broadcast, ended, want)
 			}
 		})
 	}

@@ -78,24 +78,32 @@ func TestSendEndsOnceProven(t *testing.T) {
 // serving another transaction, is caught, named and banned whether it is
 // given the transaction first or after another peer proved propagation
 // (when it is waited for no longer): the send still reads its watch's
-// announcement, heard by the time the send ends.
+// announcement, heard by the time the send ends. Sends are made, each
+// by a client of its own, until the liar was given the transaction
+// first once and after the proof twice (before, the test stopped at the
+// second send giving it after, which it may reach without ever giving it
+// first: with the first two sends, in 4 of 9 runs).
 func TestSendProvenLiarCaught(t *testing.T) {
-	// The liar is given the transaction first in a third of the sends:
-	// fewer than 2 of 20 sends give it second or later with chance
-	// 10^-8 (of 12, as before, 5*10^-5).
-	const sends, timeout = maxOrderTries, 5 * time.Second
+	// Of three peers, the liar is given the transaction first in a
+	// third of the sends: maxOrderTries (20) sends never give it first
+	// with chance (2/3)^20 = 3.0*10^-4, so twice as many are allowed.
+	// Of 40 sends, none gives it first with chance (2/3)^40 = 9.0*10^-8,
+	// fewer than 2 give it after the proof with chance
+	// (1/3)^40 + 40*(2/3)*(1/3)^39 = 6.7*10^-18: the test fails by
+	// chance once in 11 million runs (computed).
+	const sends, timeout = 2 * maxOrderTries, 5 * time.Second
 	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
-	node.Generate(t, 100+sends)
+	node.Generate(t, 101+sends)
 	// The liar's node holds the same chain and never hears of the
 	// transaction.
 	apart := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
-	apart.CopyBlocks(t, node, int32(100+sends))
+	apart.CopyBlocks(t, node, int32(101+sends))
 	other := node.BuildCoinbaseSpend(t, wire.NewTxOut(1_000_000, peertest.NewKey("bob").P2WPKHScript()))
 	second := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil)
-	var after int
-	for i := 0; after < 2; i++ {
+	var first, after int
+	for i := 0; first < 1 || after < 2; i++ {
 		if i == sends {
-			t.Fatalf("the liar was given the transaction after the proof in %d of %d sends: the test needs 2", after, sends)
+			t.Fatalf("the liar was given the transaction first in %d and after the proof in %d of %d sends: the test needs 1 and 2", first, after, sends)
 		}
 		liar := peertest.NewCoreLike(t, apart.P2PAddr, node.Params.Net, peertest.CoreLikeAnnouncesFalsely(other))
 		c := connectTo(t, node, timeout, node.P2PAddr, second.Addr, liar.Addr)
@@ -107,7 +115,9 @@ func TestSendProvenLiarCaught(t *testing.T) {
 		if err != nil || !res.Propagated() {
 			t.Fatalf("send %d: error %v: want it propagated by the honest addresses", i, err)
 		}
-		if res.Given[0] != liar.Addr {
+		if res.Given[0] == liar.Addr {
+			first++
+		} else {
 			after++
 		}
 		if !errors.Is(res.Failed[liar.Addr], peer.ErrFalseAnnouncement) || slices.Contains(res.Accepted, liar.Addr) {
