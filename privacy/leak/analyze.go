@@ -240,6 +240,9 @@ type Report struct {
 	// severalWallets is set when the report is warned of several
 	// wallets behind its client's address (warnSharedClients).
 	severalWallets bool
+	// paidGroups counts the groups whose members beside their most
+	// appearing one are all paid (paidOnly).
+	paidGroups int
 	// few counts the groups, and matches alone of two or more
 	// appearances, halved for a session of few blocks (lowerFewBlocks).
 	few int
