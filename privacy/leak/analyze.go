@@ -240,6 +240,12 @@ type Report struct {
 	// severalWallets is set when the report is warned of several
 	// wallets behind its client's address (warnSharedClients).
 	severalWallets bool
+	// paidGroups counts the groups whose members beside their most
+	// appearing one are all paid (paidOnly).
+	paidGroups int
+	// few counts the groups, and matches alone of two or more
+	// appearances, halved for a session of few blocks (lowerFewBlocks).
+	few int
 	// left holds the transactions (txKey) of fetched blocks that created
 	// a script a later scanned block not fetched holds: its counterparty
 	// spent it elsewhere (see Match.Settled). At most one entry per
@@ -411,6 +417,9 @@ func Analyze(views []View, src Source, opt Options) ([]*Report, error) {
 		for _, r := range reports[:len(views)] {
 			r.recalibrate()
 		}
+	}
+	for _, r := range reports {
+		r.lowerFewBlocks()
 	}
 	return reports, nil
 }

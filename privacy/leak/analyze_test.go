@@ -621,3 +621,61 @@ func TestChainedSettledMember(t *testing.T) {
 		}
 	}
 }
+
+// TestPaidOnlyGroup: a group whose members beside its most appearing one
+// are all paid (x in 10 and 20, beside c in 10, whose transaction spends
+// pin, seen in 5, which the session did not fetch) has a tenth of its
+// class's probability, its interval up to half of it, and each member at
+// most that; without pin, c rides unpaid and the group keeps its class's.
+// The same class's group of w (30 and 40, beside z, not paid) keeps it
+// either way, and a client's own report never lowers a group so.
+func TestPaidOnlyGroup(t *testing.T) {
+	base := []universe.IndexEntry{
+		{Candidate: "w", Heights: []int32{30, 40}, Txs: oneTx(1, 1)},
+		{Candidate: "z", Heights: []int32{40}, Txs: oneTx(1)},
+		{Candidate: "x", Heights: []int32{10, 20}, Txs: oneTx(1, 1)},
+		{Candidate: "c", Heights: []int32{10}, Txs: oneTx(1)},
+	}
+	pin := universe.IndexEntry{Candidate: "pin", Heights: []int32{5, 10}, Txs: oneTx(3, 1)}
+	for _, tc := range []struct {
+		name    string
+		entries []universe.IndexEntry
+		own     bool
+		lowered bool
+	}{
+		{"paid", append(slices.Clone(base), pin), false, true},
+		{"not paid", base, false, false},
+		{"own report", append(slices.Clone(base), pin), true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := evidenceReport(tc.entries)
+			if tc.own {
+				r = ownEvidenceReport(tc.entries)
+			}
+			group := map[string]Group{}
+			for _, g := range r.Groups {
+				group[g.Members[0]] = g
+			}
+			gx, gw := group["x"], group["w"]
+			if len(gx.Members) != 2 || len(gw.Members) != 2 || gw.Probability <= 0 {
+				t.Fatalf("groups %+v: want x's and w's, of two members each", r.Groups)
+			}
+			want, wantHigh := gw.Probability, gw.ProbabilityHigh
+			if tc.lowered {
+				want, wantHigh = gw.Probability*paidShare, gw.ProbabilityHigh*paidShareHigh
+			}
+			if math.Abs(gx.Probability-want) > 1e-9 || math.Abs(gx.ProbabilityHigh-wantHigh) > 1e-9 {
+				t.Errorf("x's group: P %.4f [%.4f, %.4f], want %.4f up to %.4f (w's, of the same class: %.4f)", gx.Probability, gx.ProbabilityLow, gx.ProbabilityHigh, want, wantHigh, gw.Probability)
+			}
+			for _, m := range r.Matched {
+				if (m.Candidate == "x" || m.Candidate == "c") && m.Probability > gx.Probability+1e-12 {
+					t.Errorf("%s: P %.4f above its group's %.4f", m.Candidate, m.Probability, gx.Probability)
+				}
+			}
+			warned := slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, "only matches riding in payments by others") })
+			if warned != tc.lowered {
+				t.Errorf("warned %v, want %v: %q", warned, tc.lowered, r.Warnings)
+			}
+		})
+	}
+}

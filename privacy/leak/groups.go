@@ -446,6 +446,22 @@ func (r *Report) finish() {
 			}
 		}
 		r.share(u, p, shared, g, own)
+		if r.paidOnly(u, g) {
+			// A tenth of the class's probability before the cover
+			// target's cap, so that a capped report is the uncapped one
+			// capped.
+			q := lower(r.groupProbability(classes[u.k]), u)
+			if nested[root] != nestNone && r.label == nil {
+				q = q.halved()
+			}
+			p = q.paidShare().capped(r.cap)
+			for _, i := range u.members {
+				m := &r.Matched[i]
+				q := prob{m.Probability, m.ProbabilityLow, m.ProbabilityHigh}.atMost(p)
+				m.Probability, m.ProbabilityLow, m.ProbabilityHigh = q.p, q.lo, q.hi
+			}
+			r.paidGroups++
+		}
 		if len(u.members) > 1 {
 			r.Groups = append(r.Groups, r.groupOf(u, g.rides[root], p))
 			r.Groups[len(r.Groups)-1].Nested = nested[root] == nestHosted && r.label == nil
@@ -1186,6 +1202,9 @@ func (r *Report) warnings(g *matchGroups, classes map[uint64]*classCount) {
 	if r.passengers > 0 {
 		r.warn(fmt.Sprintf("%d match(es) of a group sit beside other matches in every transaction, in some of them a batched payment, and no other match lies wholly in their transactions (a payer's change reused across payments to the wallet, some batched): they show no evidence of their own, and have half their group's probability, as a match riding in another's transactions (passenger)", r.passengers))
 	}
+	if r.paidGroups > 0 {
+		r.warn(fmt.Sprintf("%d group(s) hold, beside their most appearing match, only matches riding in payments by others (paid): nothing there shows the wallet, and on simulated captures none of 36 such groups given 0.5 or more held a wallet's script, so they have a tenth of their class's probability", r.paidGroups))
+	}
 	if r.CoLocated > 0 {
 		r.warn(fmt.Sprintf("%d match(es) appear only in transactions of another match (a payer's change beside a payment to the wallet): they are grouped with it, and their probability is their share of the group's", r.CoLocated))
 	}
@@ -1197,9 +1216,6 @@ func (r *Report) warnings(g *matchGroups, classes map[uint64]*classCount) {
 	}
 	if ambiguous > 0 {
 		r.warn(fmt.Sprintf("%d group(s) hold scripts of the same evidence (as many appearances, in the same blocks: a payer's change reused as often as the wallet's script): one of each set, not each, is the wallet's with the group's probability, and each of a set of n has a share 1/n of it", ambiguous))
-	}
-	if r.fewBlocks() {
-		r.warn(FewBlocks + ": each class of two or more appearances holds a few groups and a chance count near them, and the groups given 0.5 to 0.8 in such sessions are right less often than said (on simulated captures 19 of 51 times at 0.61 said): read them as no more than even")
 	}
 	var shifted, random float64
 	for _, k := range sortedKeys(classes) {
@@ -1257,6 +1273,59 @@ func (r *Report) fewBlocks() bool {
 		}
 	}
 	return false
+}
+
+// lowerFewBlocks halves, in a report of few blocks (fewBlocks), the
+// probabilities and intervals of each group, and match alone of two or
+// more appearances, given 0.5 to 0.8, and its members', and warns of it
+// (see the package documentation, "Few blocks"). It is the attack's last
+// step, after the sessions are compared (warnSharedClients), which reads
+// the probabilities it would lower, and the recalibration.
+func (r *Report) lowerFewBlocks() {
+	if !r.fewBlocks() {
+		return
+	}
+	mid := func(p float64) bool { return p >= 0.5 && p < 0.8 }
+	lowered := make([]bool, len(r.Groups))
+	for i := range r.Groups {
+		g := &r.Groups[i]
+		if mid(g.Probability) {
+			lowered[i] = true
+			g.Probability, g.ProbabilityLow, g.ProbabilityHigh = g.Probability/2, g.ProbabilityLow/2, g.ProbabilityHigh/2
+			r.few++
+		}
+	}
+	for i := range r.Matched {
+		m := &r.Matched[i]
+		alone := m.Group == 0 && m.Appearances >= 2 && mid(m.Probability)
+		if alone {
+			r.few++
+		}
+		if alone || m.Group > 0 && lowered[m.Group-1] {
+			m.Probability, m.ProbabilityLow, m.ProbabilityHigh = m.Probability/2, m.ProbabilityLow/2, m.ProbabilityHigh/2
+		}
+	}
+	r.warn(fmt.Sprintf("%s: each class of two or more appearances holds a few groups and a chance count near them, and the groups given 0.5 to 0.8 in such sessions are right less often than said (on simulated captures 19 of 51 times at 0.61 said, on the heavy-tail regime's 4 of 15 at 0.59): the %d given so have half that probability here, and their members half their shares", FewBlocks, r.few))
+}
+
+// paidOnly reports whether the unit u of an attack's report is a group
+// whose members beside its most appearing one, which rides in no other's
+// transactions, are all paid (Match.Paid): every transaction it shares
+// with them spends a coin of a block the session did not fetch and holds
+// nothing of the wallet's that the downloads show, another's payment or
+// another's own. Such a group has a tenth of its class's probability,
+// its interval up to half of it, as a paid rider of its group (see the
+// package documentation, "Members").
+func (r *Report) paidOnly(u *unit, g *matchGroups) bool {
+	if r.label != nil || len(u.members) < 2 || g.riding[u.members[0]] {
+		return false
+	}
+	for _, i := range u.members[1:] {
+		if !r.Matched[i].Paid {
+			return false
+		}
+	}
+	return true
 }
 
 // countBatched counts the matches marked Batched.

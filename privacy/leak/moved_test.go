@@ -80,7 +80,9 @@ func simulatedFetches(t testing.TB, r simulate.Regime, seed uint64) (*simulate.S
 // when a session's interval on its wallet's groups came to be taken
 // from its chance count given that it is no more than the groups
 // observed (observedCount), and when that count's range came to leave
-// 1.5% of its law above it and 3.5% below (chanceAboveTail).
+// 1.5% of its law above it and 3.5% below (chanceAboveTail), and when a
+// group whose members beside its most appearing one are all paid came to
+// have a tenth of its class's probability (paidOnly).
 func TestAnalyzeMovedUnchanged(t *testing.T) {
 	for _, c := range []struct {
 		regime    simulate.Regime
@@ -88,8 +90,8 @@ func TestAnalyzeMovedUnchanged(t *testing.T) {
 		intersect bool
 		sha256    string
 	}{
-		{simulate.RegimeStandard, 1, false, "1b826ed9c80e9981f89f50f8e5fec8e0c23e078f19f9a0ac4678bfd0f8f93fa9"},
-		{simulate.RegimeChange, 2, true, "9042da20c2e6e01d27f523d7a65f18d8212ef7f005d4c521a2eafcf004b248af"},
+		{simulate.RegimeStandard, 1, false, "4d9bb41b9da71f7db12ddcf719f2fb30125362f4a2a6d0e4c99666f851884998"},
+		{simulate.RegimeChange, 2, true, "02d29aee76b7e0f9532571ee7fe1d9027ab16c35b86f388db93c55bebbc636f3"},
 	} {
 		_, sessions, index := simulatedFetches(t, c.regime, c.seed)
 		ir, err := universe.NewIndexReader(bytes.NewReader(index))

@@ -24,16 +24,17 @@ import (
 // many it is ambiguous with, whether it is paid, settled or escorted, and
 // whether its group holds one of the wallets' scripts, whether its
 // session is warned of several wallets, and the share of its scanned
-// blocks the session fetched), each group, and
+// blocks the session fetched), each group, each with its session's
+// fetched and scanned blocks and whether it is warned of few blocks, and
 // per session each class of
 // two or more appearances (kind "class": the null's chance groups in the
 // probability column, the groups holding no wallet's script in the right
 // column, the class's groups in the size column). On every regime's
 // capture of TestCalibrationRegimes (SPVFILTER_FETCH_DUMP_SET=regimes;
 // SPVFILTER_FETCH_DUMP_BASE=SEED makes them from other seeds, SEED for the
-// first regime), or on the 24-wallet captures of SPVFILTER_FETCH_SEEDS
-// (of the regimes SPVFILTER_FETCH_DUMP_REGIMES lists, comma separated,
-// when set):
+// first regime, SEED+100k for further capture k), or on the 24-wallet
+// captures of SPVFILTER_FETCH_SEEDS (either of the regimes
+// SPVFILTER_FETCH_DUMP_REGIMES lists, comma separated, when set):
 //
 //	SPVFILTER_FETCH_DUMP=claims.tsv SPVFILTER_FETCH_SEEDS=mixed:7701-7704 go test ./privacy/simulate -run TestFetchDump
 //
@@ -57,7 +58,7 @@ func TestFetchDump(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	fmt.Fprintln(w, "kind\tregime\tseed\tsession\tp\tright\tk\tsize\tgk\triding\tpassenger\tbatched\tnested\tamb\tgroupP\tmembers\tpaid\tsettled\tescorted\tgroupRight\twarned\tfetchedShare")
+	fmt.Fprintln(w, "kind\tregime\tseed\tsession\tp\tright\tk\tsize\tgk\triding\tpassenger\tbatched\tnested\tamb\tgroupP\tmembers\tpaid\tsettled\tescorted\tgroupRight\twarned\tfetchedShare\tfetched\tscanned\tfew")
 	dump := func(r simulate.Regime, seed uint64, sc *simulate.Scenario, reps []*attack.FetchReport) {
 		owns := sessionOwners(sc.Labels.Fetch)
 		for _, rep := range reps {
@@ -75,6 +76,8 @@ func TestFetchDump(t *testing.T) {
 			if rep.ScannedBlocks > 0 {
 				share = float64(rep.FetchedBlocks) / float64(rep.ScannedBlocks)
 			}
+			few := strings.Contains(strings.Join(rep.Warnings, "\n"), leak.FewBlocks)
+			tail := fmt.Sprintf("\t%d\t%d\t%v", rep.FetchedBlocks, rep.ScannedBlocks, few)
 			for _, m := range rep.Matched {
 				size, gk, gp, gright := 1, m.Appearances, m.Probability, own[m.Candidate]
 				if m.Group > 0 {
@@ -82,7 +85,7 @@ func TestFetchDump(t *testing.T) {
 					size, gk, gp = len(g.Members), g.Appearances, g.Probability
 					gright = slices.ContainsFunc(g.Members, func(c string) bool { return own[c] })
 				}
-				fmt.Fprintf(w, "script\t%s\t%d\t%s\t%.6f\t%v\t%d\t%d\t%d\t%v\t%v\t%v\t%v\t%d\t%.6f\t-\t%v\t%v\t%v\t%v\t%v\t%.4f\n", r, seed, rep.Session, m.Probability, own[m.Candidate], m.Appearances, size, gk, m.CoLocated, m.Passenger, m.Batched, m.Nested, len(m.AmbiguousWith), gp, m.Paid, m.Settled, m.Escorted, gright, warned, share)
+				fmt.Fprintf(w, "script\t%s\t%d\t%s\t%.6f\t%v\t%d\t%d\t%d\t%v\t%v\t%v\t%v\t%d\t%.6f\t-\t%v\t%v\t%v\t%v\t%v\t%.4f%s\n", r, seed, rep.Session, m.Probability, own[m.Candidate], m.Appearances, size, gk, m.CoLocated, m.Passenger, m.Batched, m.Nested, len(m.AmbiguousWith), gp, m.Paid, m.Settled, m.Escorted, gright, warned, share, tail)
 			}
 			type unitTruth struct {
 				k     uint64
@@ -122,7 +125,7 @@ func TestFetchDump(t *testing.T) {
 					}
 				}
 				rides := strings.HasPrefix(g.Reason, "some appear")
-				fmt.Fprintf(w, "group\t%s\t%d\t%s\t%.6f\t%v\t%d\t%d\t%d\t%v\tfalse\tfalse\t%v\t%v\t%.6f\t%d\tfalse\tfalse\tfalse\t%v\n", r, seed, rep.Session, g.Probability, right, g.Appearances, len(g.Members), g.Appearances, rides, g.Nested, g.Ambiguous, g.Probability, n, right)
+				fmt.Fprintf(w, "group\t%s\t%d\t%s\t%.6f\t%v\t%d\t%d\t%d\t%v\tfalse\tfalse\t%v\t%v\t%.6f\t%d\tfalse\tfalse\tfalse\t%v\t%v\t0%s\n", r, seed, rep.Session, g.Probability, right, g.Appearances, len(g.Members), g.Appearances, rides, g.Nested, g.Ambiguous, g.Probability, n, right, warned, tail)
 			}
 		}
 	}
@@ -138,6 +141,9 @@ func TestFetchDump(t *testing.T) {
 		for i, ri := range simulate.Regimes() {
 			r := ri.Regime
 			if r == simulate.RegimeCovered {
+				continue
+			}
+			if v := os.Getenv("SPVFILTER_FETCH_DUMP_REGIMES"); v != "" && !slices.Contains(strings.Split(v, ","), string(r)) {
 				continue
 			}
 			sc := regimeScenario(t, r, base+uint64(i))
