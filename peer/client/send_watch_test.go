@@ -15,10 +15,12 @@ import (
 	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 
-// waitOpen waits up to a second for proxy to hold want connections, and
-// returns how many it holds.
+// waitOpen waits up to 3 s for proxy to hold want connections, and
+// returns how many it holds: the client closed them before the send
+// returned, and the proxy counts a connection closed once its own
+// goroutines saw it end, which a loaded machine may delay.
 func waitOpen(proxy *peertest.WatchProxy, want int) int {
-	for end := time.Now().Add(time.Second); proxy.Open() != want && time.Now().Before(end); {
+	for end := time.Now().Add(3 * time.Second); proxy.Open() != want && time.Now().Before(end); {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return proxy.Open()
