@@ -84,9 +84,8 @@ func linkedClassCapture(seed uint64, wallets, hashes, keys int, maxSize float64)
 // classes as the universe's, gave the key lines, none of them a
 // wallet's, a probability they never earned.
 func TestIntersectProbabilityCalibrated(t *testing.T) {
-	type tally struct{ n, said, right float64 }
-	var byKind [2]tally
-	var mid, high tally
+	var byKind [2]calTally
+	var mid, high calTally
 	for _, seed := range []uint64{41, 42, 43} {
 		groups, univ, members, holds := linkedClassCapture(seed, 40, 20_000, 40_000, 300)
 		acc, _ := accumulate(t, groups, univ, AnalyzeOptions{})
@@ -96,38 +95,19 @@ func TestIntersectProbabilityCalibrated(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, m := range r.Matched {
-				right := 0.0
-				if len(holds[m.Line]) == len(g) && holds[m.Line][0] == g[0] {
-					right = 1
-				}
-				k := 0
-				if m.class == 2 {
-					k = 1
-				}
-				x := []*tally{&byKind[k]}
+				right := len(holds[m.Line]) == len(g) && holds[m.Line][0] == g[0]
+				byKind[classKind(m)].add(m.Probability, right)
 				switch {
 				case m.Probability >= 0.95:
-					x = append(x, &high)
+					high.add(m.Probability, right)
 				case m.Probability >= 0.5:
-					x = append(x, &mid)
-				}
-				for _, x := range x {
-					x.n++
-					x.said += m.Probability
-					x.right += right
+					mid.add(m.Probability, right)
 				}
 			}
 		}
 	}
-	for _, c := range []struct {
-		name string
-		x    tally
-	}{{"one-element matches", byKind[0]}, {"two-element matches", byKind[1]},
-		{"matches given 0.5 to 0.95", mid}, {"matches given 0.95 or more", high}} {
-		said, right := c.x.said/c.x.n, c.x.right/c.x.n
-		t.Logf("%s: %.0f, said %.3f, right %.3f", c.name, c.x.n, said, right)
-		if c.x.n < 50 || math.Abs(said-right) > 0.05 {
-			t.Errorf("%s: %.0f of them, said %.3f, right %.3f: want at least 50, within 0.05", c.name, c.x.n, said, right)
-		}
-	}
+	byKind[0].check(t, "one-element matches", 50)
+	byKind[1].check(t, "two-element matches", 50)
+	mid.check(t, "matches given 0.5 to 0.95", 50)
+	high.check(t, "matches given 0.95 or more", 50)
 }

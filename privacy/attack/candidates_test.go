@@ -61,41 +61,54 @@ func classCapture(seed uint64, sessions, hashes, keys int, maxSize float64) (gro
 // its size as its estimate, both miss: the key lines, none of them a
 // wallet's, were given about a third, and the hash lines too little.
 func TestCandidateProbabilityCalibrated(t *testing.T) {
-	type tally struct{ n, said, right float64 }
-	var byKind [2]tally
-	var mid tally
+	var byKind [2]calTally
+	var mid calTally
 	for _, seed := range []uint64{31, 32, 33} {
 		groups, univ, owner := classCapture(seed, 60, 20_000, 40_000, 300)
 		_, reps := accumulate(t, groups, univ, AnalyzeOptions{})
 		for s, r := range reps {
 			for _, m := range r.Matched {
-				right := 0.0
-				if w, ok := owner[m.Line]; ok && w == s {
-					right = 1
-				}
-				k := 0
-				if m.class == 2 {
-					k = 1
-				}
-				for _, x := range []*tally{&byKind[k], &mid} {
-					if x == &mid && (m.Probability < 0.5 || m.Probability >= 0.8) {
-						continue
-					}
-					x.n++
-					x.said += m.Probability
-					x.right += right
+				w, ok := owner[m.Line]
+				right := ok && w == s
+				byKind[classKind(m)].add(m.Probability, right)
+				if m.Probability >= 0.5 && m.Probability < 0.8 {
+					mid.add(m.Probability, right)
 				}
 			}
 		}
 	}
-	for _, c := range []struct {
-		name string
-		x    tally
-	}{{"one-element matches", byKind[0]}, {"two-element matches", byKind[1]}, {"matches given 0.5 to 0.8", mid}} {
-		said, right := c.x.said/c.x.n, c.x.right/c.x.n
-		t.Logf("%s: %.0f, said %.3f, right %.3f", c.name, c.x.n, said, right)
-		if c.x.n < 100 || math.Abs(said-right) > 0.05 {
-			t.Errorf("%s: %.0f of them, said %.3f, right %.3f: want at least 100, within 0.05", c.name, c.x.n, said, right)
-		}
+	byKind[0].check(t, "one-element matches", 100)
+	byKind[1].check(t, "two-element matches", 100)
+	mid.check(t, "matches given 0.5 to 0.8", 100)
+}
+
+// calTally pools matches' probabilities against their labels.
+type calTally struct{ n, said, right float64 }
+
+// add counts a match given p, right or not.
+func (x *calTally) add(p float64, right bool) {
+	x.n++
+	x.said += p
+	if right {
+		x.right++
 	}
+}
+
+// check fails t unless x holds at least least matches, right as often as
+// said within 0.05 (the mean probability against the fraction right).
+func (x calTally) check(t *testing.T, name string, least float64) {
+	t.Helper()
+	said, right := x.said/x.n, x.right/x.n
+	t.Logf("%s: %.0f, said %.3f, right %.3f", name, x.n, said, right)
+	if x.n < least || math.Abs(said-right) > 0.05 {
+		t.Errorf("%s: %.0f of them, said %.3f, right %.3f: want at least %.0f, within 0.05", name, x.n, said, right, least)
+	}
+}
+
+// classKind is 0 for a one-element match, 1 for a two-element one.
+func classKind(m MatchedCandidate) int {
+	if m.class == 2 {
+		return 1
+	}
+	return 0
 }
