@@ -210,19 +210,7 @@ func TestFilterGaps(t *testing.T) {
 	addrs, params := Addrs(nodes), nodes[0].Params
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	rc, err := dialRaw(ctx, addrs[0], params)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hashes, err := rc.hashes()
-	rc.conn.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(hashes)-1 < c.Spec.Blocks {
-		t.Fatalf("the node serves %d blocks, the chain has %d", len(hashes)-1, c.Spec.Blocks)
-	}
-	fmt.Printf("%d filters from %s\n", len(hashes)-1, addrs[0])
+	hashes := servedHashes(ctx, t, c, addrs[0], params)
 	watch, want := WatchScripts(1), c.Expected(1)
 	// Each way returns its line and the figures its medians are of:
 	// the wall time, and the filters' time (its span, for the scan).

@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"slices"
+	"testing"
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg"
@@ -31,6 +32,27 @@ type rawConn struct {
 
 // rawPver is the protocol version the raw connection speaks.
 const rawPver = wire.ProtocolVersion
+
+// servedHashes returns the block hashes addr serves, genesis first,
+// read over a raw connection of its own, and fails t unless they cover
+// c's blocks.
+func servedHashes(ctx context.Context, t *testing.T, c *Chain, addr string, params *chaincfg.Params) []chainhash.Hash {
+	t.Helper()
+	rc, err := dialRaw(ctx, addr, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hashes, err := rc.hashes()
+	rc.conn.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hashes)-1 < c.Spec.Blocks {
+		t.Fatalf("the node serves %d blocks, the chain has %d", len(hashes)-1, c.Spec.Blocks)
+	}
+	fmt.Printf("%d filters from %s\n", len(hashes)-1, addr)
+	return hashes
+}
 
 // dialRaw connects to addr and completes the version handshake.
 func dialRaw(ctx context.Context, addr string, params *chaincfg.Params) (*rawConn, error) {

@@ -124,19 +124,7 @@ func TestSplitServe(t *testing.T) {
 	addr, params := nodes[0].P2PAddr, nodes[0].Params
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	rc, err := dialRaw(ctx, addr, params)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hashes, err := rc.hashes()
-	rc.conn.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(hashes)-1 < c.Spec.Blocks {
-		t.Fatalf("the node serves %d blocks, the chain has %d", len(hashes)-1, c.Spec.Blocks)
-	}
-	fmt.Printf("%d filters from %s\n", len(hashes)-1, addr)
+	hashes := servedHashes(ctx, t, c, addr, params)
 	type way struct {
 		name              string
 		conns, perRequest int
