@@ -31,8 +31,9 @@
 // context, a timeout or a lie drops the connection, since a late answer
 // would be taken for the next request's: dial again to go on (one ended
 // by its context before anything of it was written, while it waited for
-// another request to give up the connection say, keeps it and returns
-// the context's error: nothing can come late; see HasTxWithin). Latency
+// another request to give up the connection say, or while its first
+// message waited in the write queue, keeps it and returns the context's
+// error: nothing can come late; see HasTxWithin). Latency
 // keeps a moving average of the node's answer times.
 //
 // A request for compact filters, their headers or their checkpoints, for
@@ -69,7 +70,10 @@
 // (reject 64 kB, alert 4 kB, cfcheckpt 1 MB).
 //
 // One goroutine writes. Requests queue their messages (at most 8 wait)
-// and wait for them to be written within their deadline. A pong, and the
+// and wait for them to be written within their deadline; a request that
+// gives up withdraws a message the writer has not taken yet, which is
+// then skipped, never sent (one already being written is sent whole,
+// and its request drops the connection). A pong, and the
 // transactions the node asks for (at most 64 waiting), are kept aside and
 // written between them: a pong due replaces an older one, and a
 // transaction asked for twice is sent once. A node that does not read

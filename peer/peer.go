@@ -500,8 +500,8 @@ func (p *Peer) beginRequest(ctx context.Context, op string, timed bool) (func(),
 }
 
 // send writes a request message; the request's answer is due by deadline.
-// Ended by ctx before its first message is queued, a request keeps the
-// connection: nothing of it was sent.
+// Ended by ctx before the writer took its first message (waiting for the
+// queue or in it), a request keeps the connection: nothing of it was sent.
 func (p *Peer) send(ctx context.Context, op string, msg wire.Message, deadline time.Time) error {
 	r := p.req.Load()
 	if err := p.writeFirst(ctx, op, msg, deadline, r != nil && r.start.IsZero()); err != nil {

@@ -137,8 +137,8 @@ func (p *Peer) HasTx(ctx context.Context, txid chainhash.Hash) (bool, error) {
 // most (Config.Timeout if shorter), counted from when the getdata is written, not from the call: a
 // request waiting for the connection (another request in flight, a block
 // coming slowly) spends none of it. While it waits for the connection,
-// and until the getdata is written, ctx ends it with ctx's error and the
-// connection stays: nothing was asked. Once written, the answer is
+// and until the writer takes the getdata, ctx ends it with ctx's error and
+// the connection stays: nothing was asked. Once written, the answer is
 // waited for until within passes, ctx or not, so that a node answering
 // is not dropped mid-answer; one that has not answered by then is cut
 // short with a *TimeoutError whose Within is within, and the connection

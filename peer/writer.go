@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -24,8 +25,25 @@ const (
 type outgoing struct {
 	msg      wire.Message
 	deadline time.Time
-	done     chan error // buffered: the writer never waits for the request
+	state    atomic.Int32 // queued, then taken or withdrawn, whichever comes first
+	done     chan error   // buffered: the writer never waits for the request
 }
+
+// The states of an outgoing: queued, it is taken by the writer (and
+// written, whole or not at all) or withdrawn by its request, which gave
+// up; the writer skips a withdrawn one.
+const (
+	queued int32 = iota
+	taken
+	withdrawn
+)
+
+// take has the writer write o, unless its request withdrew it.
+func (o *outgoing) take() bool { return o.state.CompareAndSwap(queued, taken) }
+
+// withdraw takes o back from the writer; it reports false once the
+// writer took it: o is written still.
+func (o *outgoing) withdraw() bool { return o.state.CompareAndSwap(queued, withdrawn) }
 
 // served is a transaction the node asked for, in the encoding it asked
 // for.
@@ -101,14 +119,17 @@ func (w *writer) due() (*wire.MsgPong, []served) {
 	return pong, serves
 }
 
-// writeLoop writes the queued messages, and the pong and transactions
-// due, until the connection ends or a write fails.
+// writeLoop writes the queued messages not withdrawn, and the pong and
+// transactions due, until the connection ends or a write fails.
 func (p *Peer) writeLoop() {
 	for {
 		select {
 		case <-p.done:
 			return
 		case o := <-p.w.queue:
+			if !o.take() {
+				break // withdrawn: its request gave up before it was sent
+			}
 			err := p.writeMsg(o.msg, o.deadline)
 			o.done <- err
 			if err != nil {
@@ -157,9 +178,12 @@ func (p *Peer) write(ctx context.Context, op string, msg wire.Message, deadline 
 	return p.writeFirst(ctx, op, msg, deadline, false)
 }
 
-// writeFirst is write. Ended by ctx before msg was queued, it drops the
-// connection unless first (msg is the first message of the request in
-// flight: nothing of it was sent, so no answer of it can come late).
+// writeFirst is write. Ended by ctx before the writer took msg, while it
+// waited for room in the queue or in the queue (it is withdrawn then,
+// never sent), it drops the connection unless first (msg is the first
+// message of the request in flight: nothing of it was sent, so no answer
+// of it can come late). Ended once the writer took msg, it drops the
+// connection: msg is written still, and its answer could come late.
 func (p *Peer) writeFirst(ctx context.Context, op string, msg wire.Message, deadline time.Time, first bool) error {
 	if err := ctx.Err(); err != nil {
 		if !first {
@@ -190,8 +214,9 @@ func (p *Peer) writeFirst(ctx context.Context, op string, msg wire.Message, dead
 			}
 			return p.disconnected(op)
 		case <-ctx.Done():
-			if queue == nil || !first {
-				p.drop() // queued, the writer sends it still; or not first
+			unsent := o.withdraw() // false once the writer took it
+			if !unsent || !first {
+				p.drop() // the writer sends it still; or not first
 			}
 			return ctx.Err()
 		case <-timer.C:
