@@ -318,7 +318,11 @@ type watching struct {
 	// watches are the peers' open watches, by address; a peer whose
 	// watch could not be opened has none.
 	watches map[string]*peer.TxWatch
-	closed  bool // the send ended: a watch that opens now is closed
+	// unopened holds, by address, the error of a watch that failed to
+	// open with a fault that earns its peer a ban (see watchBans): a
+	// flood that began before the watch's opening ping was answered.
+	unopened map[string]error
+	closed   bool // the send ended: a watch that opens now is closed
 }
 
 // send gives the transaction to one peer at a time, in the order
@@ -1021,6 +1025,7 @@ func (s *sending) openWatches(ctx context.Context, ms []*pool.Member) {
 			w, err := peer.WatchTx(ctx, cfg, s.tx.TxHash(), peer.CheckWithin(s.c.askWait()))
 			if err != nil {
 				s.c.logf("send: announcement connection to %s: %v", m.Addr(), err)
+				s.failedToOpen(m.Addr(), err)
 				return
 			}
 			if !s.keep(m.Addr(), w) {
@@ -1068,6 +1073,28 @@ func (s *watching) keep(addr string, w *peer.TxWatch) bool {
 	}
 	s.watches[addr] = w
 	return true
+}
+
+// failedToOpen records err, addr's watch's failure to open, when it
+// earns the peer a ban (see watchBans).
+func (s *watching) failedToOpen(addr string, err error) {
+	if !watchBans(err) {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.unopened == nil {
+		s.unopened = map[string]error{}
+	}
+	s.unopened[addr] = err
+}
+
+// openFault returns the fault that kept addr's watch from opening and
+// earns a ban, or nil.
+func (s *watching) openFault(addr string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.unopened[addr]
 }
 
 // watch returns addr's open watch, or nil.
@@ -1189,7 +1216,8 @@ func (e *UnservedAnnounceError) Unwrap() []error {
 
 // lateSightings records the checked announcements that came after the
 // peer was counted (or while nothing waited for them), bans the peers
-// whose watch proved a lie or flooded (see watchBans), and returns the
+// whose watch proved a lie or flooded (see watchBans), opened or while it
+// opened (see failedToOpen), and returns the
 // other faults of the watches that earn a ban, for the warnings. A peer
 // whose watch announced the transaction falsely (see
 // peer.FalseAnnounceError), or did not serve it within askWait (see
@@ -1204,6 +1232,10 @@ func (s *sending) lateSightings(ms []*pool.Member) (faults []error) {
 		addr := m.Addr()
 		w := s.watch(addr)
 		if w == nil {
+			if err := s.openFault(addr); err != nil {
+				s.c.pool.Ban(m, err)
+				faults = append(faults, err)
+			}
 			continue
 		}
 		sighting, err := w.Result()

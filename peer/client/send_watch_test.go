@@ -218,10 +218,14 @@ func checkLiarBan(t *testing.T, c *Client, liar string, may bool) {
 // fails after the timeout (the node's acceptance cannot be learnt any
 // more) naming the flood, and the peer is banned, as for a flood on its
 // own connection (before, the failure named only the stall of the
-// client's own connection, and the flood went unnamed).
+// client's own connection, and the flood went unnamed), whether the
+// flood comes once the watch opened or while it waits for the answer
+// that opens it (before, a watch that failed to open was only logged:
+// the flood went unnamed and unbanned, as in one run of a loaded
+// machine where the flood beat the answer to the watch's ping).
 func TestSendWatchLies(t *testing.T) {
 	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
-	node.Generate(t, 101)
+	node.Generate(t, 102)
 	const timeout = 2 * time.Second
 	huge := wire.NewMsgTx(2)
 	huge.AddTxIn(wire.NewTxIn(&wire.OutPoint{Index: 7}, nil, nil))
@@ -235,6 +239,7 @@ func TestSendWatchLies(t *testing.T) {
 	}{
 		{"serves another transaction", peertest.WatchServes, huge, peer.ErrFalseAnnouncement, huge.TxHash().String()},
 		{"floods", peertest.WatchFloods, nil, peer.ErrFlooding, "announcement connection"},
+		{"floods before it opens", peertest.WatchFloodsUnopened, nil, peer.ErrFlooding, "announcement connection"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

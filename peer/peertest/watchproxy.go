@@ -51,6 +51,10 @@ const (
 	// getdata of transactions on an announcement connection: the node
 	// announces, and is never asked.
 	WatchWithholds
+	// WatchFloodsUnopened is WatchFloods that also drops the client's
+	// pings, as WatchNoPong does: the flood comes while the client still
+	// waits for the answer that opens its watch, which never comes.
+	WatchFloodsUnopened
 )
 
 // WatchServeDelay is how late a WatchServesLate proxy answers a getdata
@@ -160,9 +164,10 @@ func (c *watchConn) write(frame []byte) error {
 
 // fromNode passes the node's messages on; on an announcement
 // connection, a WatchRepeats proxy repeats the node's invs, a
-// WatchFloods one starts its flood after the node's verack.
+// WatchFloods or WatchFloodsUnopened one starts its flood after the
+// node's verack.
 func (c *watchConn) fromNode(node net.Conn) {
-	flood := c.watch && c.p.kind == WatchFloods
+	flood := c.watch && (c.p.kind == WatchFloods || c.p.kind == WatchFloodsUnopened)
 	repeat := c.watch && c.p.kind == WatchRepeats
 	for {
 		cmd, frame, err := readFrame(node)
@@ -209,7 +214,8 @@ func (c *watchConn) flood() {
 // fromClient passes the client's messages to the node; on an
 // announcement connection, a WatchServes proxy answers a getdata of
 // transactions itself, a WatchSlowVerack one holds the verack, a
-// WatchNoPong one drops the pings, a WatchWithholds one drops the
+// WatchNoPong or WatchFloodsUnopened one drops the pings, a
+// WatchWithholds one drops the
 // getdata of transactions.
 func (c *watchConn) fromClient(node net.Conn) {
 	serves := c.watch && (c.p.kind == WatchServes || c.p.kind == WatchServesLate)
@@ -223,7 +229,7 @@ func (c *watchConn) fromClient(node net.Conn) {
 		if slow && cmd == wire.CmdVerAck {
 			time.Sleep(WatchVerackDelay)
 		}
-		if c.watch && c.p.kind == WatchNoPong && cmd == wire.CmdPing {
+		if c.watch && (c.p.kind == WatchNoPong || c.p.kind == WatchFloodsUnopened) && cmd == wire.CmdPing {
 			continue
 		}
 		withholds := c.watch && c.p.kind == WatchWithholds
