@@ -493,15 +493,13 @@
 // by chance beside 54,992 expected, and the 679 pairs of one wallet's
 // sessions of seeds 4007 and 5004, linked or not, 10,747 beside 10,848
 // (the partly held counted as Intersect counts them). The joint rate is
-// right; the links
-// choose the pairs whose chance matches came out high (a pair of tiny
-// wallets is linked on few matches, and more of them link it more
-// readily), so the chance count of a linked group is not the
+// right; the links choose the pairs whose chance matches came out high (a
+// pair of tiny wallets is linked on few matches, and more of them link it
+// more readily), so the chance count of a linked group is not the
 // unconditioned Poisson count its interval assumes. The sixth is one
 // candidate three of four sessions hold that the fourth's filter matched
-// by chance, when none
-// listed by exactly those three left a count to solve the held number
-// from (at a rate below 0.01). Not corrected: it needs the linking
+// by chance, when none listed by exactly those three left a count to
+// solve the held number from (at a rate below 0.01). Not corrected: it needs the linking
 // decision's dependence on the joint count folded into the interval.
 //
 // What a session's interval counts is the universe's candidates its
