@@ -1,0 +1,183 @@
+package simulate_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/spvfilter/spvfilter/privacy/attack"
+	"github.com/spvfilter/spvfilter/privacy/leak"
+	"github.com/spvfilter/spvfilter/privacy/simulate"
+)
+
+// heldOutSeeds reads SPVFILTER_FETCH_HELDOUT, "FROM-TO": the seeds
+// TestFetchHeldOut captures every regime from; nil when unset.
+func heldOutSeeds(t *testing.T) []uint64 {
+	t.Helper()
+	v := os.Getenv("SPVFILTER_FETCH_HELDOUT")
+	if v == "" {
+		return nil
+	}
+	from, to, _ := strings.Cut(v, "-")
+	a, err := strconv.ParseUint(from, 10, 64)
+	if err != nil {
+		t.Fatalf("SPVFILTER_FETCH_HELDOUT=%q: %v", v, err)
+	}
+	b := a
+	if to != "" {
+		if b, err = strconv.ParseUint(to, 10, 64); err != nil || b < a {
+			t.Fatalf("SPVFILTER_FETCH_HELDOUT=%q: want FROM-TO", v)
+		}
+	}
+	var seeds []uint64
+	for s := a; s <= b; s++ {
+		seeds = append(seeds, s)
+	}
+	return seeds
+}
+
+// ruleTally counts, over captures, the groups of one shape: how many,
+// how many hold one of their session's wallets' scripts, and the sum of
+// their probabilities; those given 0.5 or more apart.
+type ruleTally struct {
+	n, right, n50, right50 int
+	sumP                   float64
+}
+
+func (r *ruleTally) add(p float64, right bool) {
+	r.n++
+	r.sumP += p
+	if right {
+		r.right++
+	}
+	if p >= 0.5 {
+		r.n50++
+		if right {
+			r.right50++
+		}
+	}
+}
+
+func (r *ruleTally) String() string {
+	if r.n == 0 {
+		return "none"
+	}
+	return fmt.Sprintf("%d groups, %d right, mean P %.3f; given >= 0.5: %d, %d right", r.n, r.right, r.sumP/float64(r.n), r.n50, r.right50)
+}
+
+// TestFetchHeldOut scores the block-download attack on every regime's
+// capture, made as TestCalibrationRegimes makes its own (regimeScenario),
+// from each seed of SPVFILTER_FETCH_HELDOUT (skipped without it), seeds
+// none of the attack's constants was chosen on, and logs per regime the
+// scripts' and groups' bins [0.5, 0.8), [0.8, 0.95) and [0.95, 1] pooled
+// over the seeds (said / right [Wilson interval] n), and two shapes of
+// group: those of sessions that fetched 6 blocks or fewer (of more than
+// they scanned), and those whose members beside the first (its most
+// appearing), which rides in no other's transactions, all ride in
+// payments by others (Paid), each of the latter given 0.5 or more with
+// its session and warnings (SPVFILTER_FETCH_HELDOUT_REGIMES, comma
+// separated, keeps the regimes it lists):
+//
+//	SPVFILTER_FETCH_HELDOUT=9901-9904 go test ./privacy/simulate -run TestFetchHeldOut -v -timeout 40m
+//
+// It asserts nothing of the figures; it fails only when a capture cannot
+// be made or scored.
+func TestFetchHeldOut(t *testing.T) {
+	seeds := heldOutSeeds(t)
+	if seeds == nil {
+		t.Skip("set SPVFILTER_FETCH_HELDOUT=FROM-TO to score the block-download attack on held-out seeds")
+	}
+	var allScripts, allGroups pooledBins
+	var allFew, allPaid ruleTally
+	for _, ri := range simulate.Regimes() {
+		r := ri.Regime
+		if r == simulate.RegimeCovered {
+			continue
+		}
+		if v := os.Getenv("SPVFILTER_FETCH_HELDOUT_REGIMES"); v != "" && !slices.Contains(strings.Split(v, ","), string(r)) {
+			continue
+		}
+		var scripts, groups pooledBins
+		var few, paid ruleTally
+		for _, seed := range seeds {
+			sc := regimeScenario(t, r, seed)
+			var index, fcapt bytes.Buffer
+			if err := sc.WriteIndex(&index); err != nil {
+				t.Fatal(err)
+			}
+			if err := sc.WriteFetchCapture(&fcapt); err != nil {
+				t.Fatal(err)
+			}
+			score, reps := attackFetches(t, sc, &fcapt, &index, attack.FetchOptions{})
+			scripts.add(score.Candidates)
+			groups.add(score.CandidateGroups)
+			owns := sessionOwners(sc.Labels.Fetch)
+			for _, rep := range reps {
+				for _, g := range tallyShapes(rep, owns[rep.Session], &few, &paid) {
+					t.Logf("%s seed %d, session %s (%d of %d blocks): paid-only group of %d given %.3f (%s), warnings %q", r, seed, rep.Session, rep.FetchedBlocks, rep.ScannedBlocks, len(g.Members), g.Probability, g.Reason, rep.Warnings)
+				}
+			}
+		}
+		for _, k := range []struct {
+			name string
+			p    *pooledBins
+		}{{"scripts", &scripts}, {"groups", &groups}} {
+			t.Logf("%s %s: [0.5, 0.8) %s; [0.8, 0.95) %s; [0.95, 1] %s", r, k.name, k.p.cell(1), k.p.cell(2), k.p.cell(5))
+		}
+		t.Logf("%s few-block groups: %v; paid-only groups: %v", r, &few, &paid)
+		for i := range scripts.count {
+			allScripts.count[i] += scripts.count[i]
+			allScripts.right[i] += scripts.right[i]
+			allScripts.sumP[i] += scripts.sumP[i]
+			allGroups.count[i] += groups.count[i]
+			allGroups.right[i] += groups.right[i]
+			allGroups.sumP[i] += groups.sumP[i]
+		}
+		allFew.n, allFew.right, allFew.n50, allFew.right50, allFew.sumP = allFew.n+few.n, allFew.right+few.right, allFew.n50+few.n50, allFew.right50+few.right50, allFew.sumP+few.sumP
+		allPaid.n, allPaid.right, allPaid.n50, allPaid.right50, allPaid.sumP = allPaid.n+paid.n, allPaid.right+paid.right, allPaid.n50+paid.n50, allPaid.right50+paid.right50, allPaid.sumP+paid.sumP
+	}
+	t.Logf("all regimes scripts: [0.5, 0.8) %s; [0.8, 0.95) %s; [0.95, 1] %s", allScripts.cell(1), allScripts.cell(2), allScripts.cell(5))
+	t.Logf("all regimes groups: [0.5, 0.8) %s; [0.8, 0.95) %s; [0.95, 1] %s", allGroups.cell(1), allGroups.cell(2), allGroups.cell(5))
+	t.Logf("all regimes few-block groups: %v; paid-only groups: %v", &allFew, &allPaid)
+}
+
+// tallyShapes adds the groups of one report to few (its session fetched
+// 6 blocks or fewer, of more than it scanned) and paid (members beside
+// the first all Paid, the first riding in no other's transactions), each
+// right when one of its members is in own. It returns the paid-only
+// groups given 0.5 or more.
+func tallyShapes(rep *attack.FetchReport, own map[string]bool, few, paid *ruleTally) []leak.Group {
+	var high []leak.Group
+	index := map[string]int{}
+	for i, m := range rep.Matched {
+		index[m.Candidate] = i
+	}
+	fewBlocks := rep.FetchedBlocks > 0 && rep.FetchedBlocks <= 6 && rep.FetchedBlocks < rep.ScannedBlocks
+	for _, g := range rep.Groups {
+		right := false
+		for _, c := range g.Members {
+			right = right || own[c]
+		}
+		if fewBlocks {
+			few.add(g.Probability, right)
+		}
+		if len(g.Members) < 2 || rep.Matched[index[g.Members[0]]].CoLocated {
+			continue
+		}
+		allPaid := true
+		for _, c := range g.Members[1:] {
+			allPaid = allPaid && rep.Matched[index[c]].Paid
+		}
+		if allPaid {
+			paid.add(g.Probability, right)
+			if g.Probability >= 0.5 {
+				high = append(high, g)
+			}
+		}
+	}
+	return high
+}
