@@ -261,9 +261,9 @@ func TestPrivacyFetchesGroupsAndIntersect(t *testing.T) {
 
 // TestPrivacyFetchesWarningsFolded: a warning every session gives (but for
 // its count) is said once, naming how many sessions give it, not once per
-// session; each session's report keeps its own (seven kinds on this
-// capture: singles, nested, pooled, escorted, co-located, ambiguous,
-// covers).
+// session; each session's report keeps its own (eight kinds on this
+// capture: singles, nested, paid riders alone, pooled, escorted,
+// co-located, ambiguous, covers).
 func TestPrivacyFetchesWarningsFolded(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "sim")
 	runOK(t, "privacy", "simulate", "--seed", "3", "--wallets", "0", "--noise", "0", "--degenerate", "0",
@@ -286,7 +286,7 @@ func TestPrivacyFetchesWarningsFolded(t *testing.T) {
 	for _, c := range out.Clients {
 		own += len(c.Warnings)
 	}
-	if len(out.Clients) < 8 || own <= len(out.Warnings) || len(out.Warnings) > 7 || strings.Count(stderr, "\n") != len(out.Warnings) {
+	if len(out.Clients) < 8 || own <= len(out.Warnings) || len(out.Warnings) > 8 || strings.Count(stderr, "\n") != len(out.Warnings) {
 		t.Fatalf("%d sessions with %d warnings of their own, %d warnings said, stderr %q", len(out.Clients), own, len(out.Warnings), stderr)
 	}
 	for _, w := range out.Warnings {

@@ -455,6 +455,12 @@ func (r *Report) finish() {
 				q = q.halved()
 			}
 			p = q.paidShare().capped(r.cap)
+			if n := len(r.pooledWhole); n > 0 && r.pooledWhole[n-1].group == len(r.Groups) {
+				// Its class's probability, given back to a pooled group
+				// when the session fetches for several wallets
+				// (keepPooledGroups), is a tenth here too.
+				r.pooledWhole[n-1].whole = lower(r.groupProbability(classes[u.k]), u).paidShare().capped(r.cap)
+			}
 			for _, i := range u.members {
 				m := &r.Matched[i]
 				q := prob{m.Probability, m.ProbabilityLow, m.ProbabilityHigh}.atMost(p)
@@ -1280,12 +1286,16 @@ func (r *Report) fewBlocks() bool {
 // more appearances, given 0.5 to 0.8, and its members', and warns of it
 // (see the package documentation, "Few blocks"). It is the attack's last
 // step, after the sessions are compared (warnSharedClients), which reads
-// the probabilities it would lower, and the recalibration.
+// the probabilities it would lower, and the recalibration. Under a cover
+// target (Options.CoverTarget) a probability at the target was capped
+// there and may have been given more than 0.8: it is left at the target,
+// the higher of what halving and capping give, and only those below it
+// are halved.
 func (r *Report) lowerFewBlocks() {
 	if !r.fewBlocks() {
 		return
 	}
-	mid := func(p float64) bool { return p >= 0.5 && p < 0.8 }
+	mid := func(p float64) bool { return p >= 0.5 && p < 0.8 && (r.cap == 0 || p < r.cap) }
 	lowered := make([]bool, len(r.Groups))
 	for i := range r.Groups {
 		g := &r.Groups[i]
