@@ -1290,9 +1290,13 @@ func (r *Report) fewBlocks() bool {
 // target (Options.CoverTarget) a probability at the target was capped
 // there and may have been given more than 0.8: it is left at the target,
 // the higher of what halving and capping give, and only those below it
-// are halved.
+// are halved. A labelled report (Options.Own: a client's account of
+// its own downloads) is not lowered: it is held to say no less than the
+// attack on its capture (see Compute), and the halving corrects the
+// attack's over-confidence, not the client's bound; the paid riders'
+// tenth is not applied there either (paidOnly).
 func (r *Report) lowerFewBlocks() {
-	if !r.fewBlocks() {
+	if r.label != nil || !r.fewBlocks() {
 		return
 	}
 	mid := func(p float64) bool { return p >= 0.5 && p < 0.8 && (r.cap == 0 || p < r.cap) }
