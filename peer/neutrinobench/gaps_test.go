@@ -279,16 +279,7 @@ func TestFilterGaps(t *testing.T) {
 		{"raw 1 a request", raw(1, 1)},
 		{"spvfilter scan", scan},
 	}
-	if pick := os.Getenv("SPVFILTER_BENCH_GAPS_WAYS"); pick != "" {
-		re, err := regexp.Compile(pick)
-		if err != nil {
-			t.Fatalf("SPVFILTER_BENCH_GAPS_WAYS=%q: %v", pick, err)
-		}
-		ways = slices.DeleteFunc(ways, func(w way) bool { return !re.MatchString(w.name) })
-		if len(ways) == 0 {
-			t.Fatalf("SPVFILTER_BENCH_GAPS_WAYS=%q picks none of the ways", pick)
-		}
-	}
+	ways = pickWays(t, "SPVFILTER_BENCH_GAPS_WAYS", ways, func(w way) string { return w.name })
 	// A warm-up of each, neither timed nor printed.
 	for _, w := range ways {
 		if _, _, err := w.run(); err != nil {
@@ -332,3 +323,23 @@ func TestFilterGaps(t *testing.T) {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// pickWays keeps the ways whose name matches the regular expression the
+// environment variable env holds, all of them when it is unset, and fails
+// t when it is malformed or keeps none.
+func pickWays[W any](t *testing.T, env string, ways []W, name func(W) string) []W {
+	t.Helper()
+	pick := os.Getenv(env)
+	if pick == "" {
+		return ways
+	}
+	re, err := regexp.Compile(pick)
+	if err != nil {
+		t.Fatalf("%s=%q: %v", env, pick, err)
+	}
+	ways = slices.DeleteFunc(ways, func(w W) bool { return !re.MatchString(name(w)) })
+	if len(ways) == 0 {
+		t.Fatalf("%s=%q picks none of the ways", env, pick)
+	}
+	return ways
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"regexp"
 	"slices"
 	"strconv"
 	"sync"
@@ -140,16 +139,7 @@ func TestSplitServe(t *testing.T) {
 				fmt.Sprintf("1 conn, %s", model.name)})
 		}
 	}
-	if pick := os.Getenv("SPVFILTER_BENCH_SPLIT_WAYS"); pick != "" {
-		re, err := regexp.Compile(pick)
-		if err != nil {
-			t.Fatalf("SPVFILTER_BENCH_SPLIT_WAYS=%q: %v", pick, err)
-		}
-		ways = slices.DeleteFunc(ways, func(w way) bool { return !re.MatchString(w.name) })
-		if len(ways) == 0 {
-			t.Fatalf("SPVFILTER_BENCH_SPLIT_WAYS=%q picks none of the ways", pick)
-		}
-	}
+	ways = pickWays(t, "SPVFILTER_BENCH_SPLIT_WAYS", ways, func(w way) string { return w.name })
 	run := func(w way) (wall time.Duration, cost Cost, err error) {
 		m := startMeter(pids[:min(1, len(pids))])
 		wall, err = readSplit(ctx, addr, params, hashes, w.conns, w.perRequest)

@@ -468,20 +468,25 @@ func checkRegime(t *testing.T, r simulate.Regime, run *regimeRun) regimeResult {
 
 // linkSeeds reads the seeds of SPVFILTER_LINK_SEEDS ("4001-4010"), nil
 // when it is not set.
-func linkSeeds(t *testing.T) []uint64 {
-	v := os.Getenv("SPVFILTER_LINK_SEEDS")
+func linkSeeds(t *testing.T) []uint64 { return envSeeds(t, "SPVFILTER_LINK_SEEDS") }
+
+// envSeeds reads the seeds of the environment variable name, "FROM-TO"
+// or a single seed, nil when it is not set.
+func envSeeds(t *testing.T, name string) []uint64 {
+	t.Helper()
+	v := os.Getenv(name)
 	if v == "" {
 		return nil
 	}
 	from, to, ok := strings.Cut(v, "-")
 	a, err := strconv.ParseUint(from, 10, 64)
 	if err != nil {
-		t.Fatalf("SPVFILTER_LINK_SEEDS %q: %v", v, err)
+		t.Fatalf("%s %q: %v", name, v, err)
 	}
 	b := a
 	if ok {
 		if b, err = strconv.ParseUint(to, 10, 64); err != nil || b < a {
-			t.Fatalf("SPVFILTER_LINK_SEEDS %q: want FROM-TO", v)
+			t.Fatalf("%s %q: want FROM-TO", name, v)
 		}
 	}
 	var out []uint64

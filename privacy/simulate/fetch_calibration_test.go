@@ -57,6 +57,15 @@ func (p *pooledBins) add(c *simulate.ClaimScore) {
 	}
 }
 
+// merge adds o's claims to p.
+func (p *pooledBins) merge(o *pooledBins) {
+	for i := range p.count {
+		p.count[i] += o.count[i]
+		p.right[i] += o.right[i]
+		p.sumP[i] += o.sumP[i]
+	}
+}
+
 // cell is bin i as privacy/README.md's tables give it.
 func (p *pooledBins) cell(i int) string {
 	n, k := p.count[i], p.right[i]

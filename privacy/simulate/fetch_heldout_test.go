@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -16,29 +15,7 @@ import (
 
 // heldOutSeeds reads SPVFILTER_FETCH_HELDOUT, "FROM-TO": the seeds
 // TestFetchHeldOut captures every regime from; nil when unset.
-func heldOutSeeds(t *testing.T) []uint64 {
-	t.Helper()
-	v := os.Getenv("SPVFILTER_FETCH_HELDOUT")
-	if v == "" {
-		return nil
-	}
-	from, to, _ := strings.Cut(v, "-")
-	a, err := strconv.ParseUint(from, 10, 64)
-	if err != nil {
-		t.Fatalf("SPVFILTER_FETCH_HELDOUT=%q: %v", v, err)
-	}
-	b := a
-	if to != "" {
-		if b, err = strconv.ParseUint(to, 10, 64); err != nil || b < a {
-			t.Fatalf("SPVFILTER_FETCH_HELDOUT=%q: want FROM-TO", v)
-		}
-	}
-	var seeds []uint64
-	for s := a; s <= b; s++ {
-		seeds = append(seeds, s)
-	}
-	return seeds
-}
+func heldOutSeeds(t *testing.T) []uint64 { return envSeeds(t, "SPVFILTER_FETCH_HELDOUT") }
 
 // ruleTally counts, over captures, the groups of one shape: how many,
 // how many hold one of their session's wallets' scripts, and the sum of
@@ -60,6 +37,11 @@ func (r *ruleTally) add(p float64, right bool) {
 			r.right50++
 		}
 	}
+}
+
+// merge adds o's groups to r.
+func (r *ruleTally) merge(o *ruleTally) {
+	r.n, r.right, r.n50, r.right50, r.sumP = r.n+o.n, r.right+o.right, r.n50+o.n50, r.right50+o.right50, r.sumP+o.sumP
 }
 
 func (r *ruleTally) String() string {
@@ -129,16 +111,10 @@ func TestFetchHeldOut(t *testing.T) {
 			t.Logf("%s %s: [0.5, 0.8) %s; [0.8, 0.95) %s; [0.95, 1] %s", r, k.name, k.p.cell(1), k.p.cell(2), k.p.cell(5))
 		}
 		t.Logf("%s few-block groups: %v; paid-only groups: %v", r, &few, &paid)
-		for i := range scripts.count {
-			allScripts.count[i] += scripts.count[i]
-			allScripts.right[i] += scripts.right[i]
-			allScripts.sumP[i] += scripts.sumP[i]
-			allGroups.count[i] += groups.count[i]
-			allGroups.right[i] += groups.right[i]
-			allGroups.sumP[i] += groups.sumP[i]
-		}
-		allFew.n, allFew.right, allFew.n50, allFew.right50, allFew.sumP = allFew.n+few.n, allFew.right+few.right, allFew.n50+few.n50, allFew.right50+few.right50, allFew.sumP+few.sumP
-		allPaid.n, allPaid.right, allPaid.n50, allPaid.right50, allPaid.sumP = allPaid.n+paid.n, allPaid.right+paid.right, allPaid.n50+paid.n50, allPaid.right50+paid.right50, allPaid.sumP+paid.sumP
+		allScripts.merge(&scripts)
+		allGroups.merge(&groups)
+		allFew.merge(&few)
+		allPaid.merge(&paid)
 	}
 	t.Logf("all regimes scripts: [0.5, 0.8) %s; [0.8, 0.95) %s; [0.95, 1] %s", allScripts.cell(1), allScripts.cell(2), allScripts.cell(5))
 	t.Logf("all regimes groups: [0.5, 0.8) %s; [0.8, 0.95) %s; [0.95, 1] %s", allGroups.cell(1), allGroups.cell(2), allGroups.cell(5))
