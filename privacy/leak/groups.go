@@ -450,7 +450,8 @@ func (r *Report) finish() {
 			// A tenth of the class's probability before the cover
 			// target's cap, so that a capped report is the uncapped one
 			// capped.
-			q := lower(r.groupProbability(classes[u.k]), u)
+			whole := lower(r.groupProbability(classes[u.k]), u)
+			q := whole
 			if nested[root] != nestNone && r.label == nil {
 				q = q.halved()
 			}
@@ -459,7 +460,7 @@ func (r *Report) finish() {
 				// Its class's probability, given back to a pooled group
 				// when the session fetches for several wallets
 				// (keepPooledGroups), is a tenth here too.
-				r.pooledWhole[n-1].whole = lower(r.groupProbability(classes[u.k]), u).paidShare().capped(r.cap)
+				r.pooledWhole[n-1].whole = whole.paidShare().capped(r.cap)
 			}
 			for _, i := range u.members {
 				m := &r.Matched[i]
