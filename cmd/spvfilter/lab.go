@@ -42,13 +42,9 @@ type labFlags struct {
 	toGiven  bool
 }
 
-func newLabCommand(a *app) *cobra.Command {
-	f := labFlags{probes: lab.DefaultProbes, watched: lab.DefaultWatched, wallets: lab.DefaultWallets,
-		pMin: lab.DefaultPMin, pMax: lab.DefaultPMax, timing: lab.DefaultOptions().Timing, seed: 1}
-	c := &cobra.Command{
-		Use:   "lab (--vectors FILE | --blocks FILE | --peer HOST:PORT... | --connect HOST:PORT...) [--plot FILE]",
-		Short: "Compare BIP 158's filter with Bloom, binary fuse and xor filters on a chain's blocks",
-		Long: `lab builds, for every block of a chain, the set of scripts its BIP 158 basic
+// labLong is the help of lab: the filter designs it compares, what a client
+// pays per block, and where the blocks come from.
+const labLong = `lab builds, for every block of a chain, the set of scripts its BIP 158 basic
 filter holds, and from it one filter per block in each design:
 
   gcs          BIP 158's Golomb-coded set at P = 19, M = 784931, and at the
@@ -97,16 +93,34 @@ data; reading checks that each block follows the one before and its
 transactions give its merkle root.
 
 Exit status: 0 done, 2 bad input, 1 failure (a node, --from or --to above
-the nodes' chain tip, a design that loses a member).`,
-		Example: `  spvfilter lab --vectors testvectors/bip158/testnet-19.json --plot lab.svg
+the nodes' chain tip, a design that loses a member).`
+
+// labExample shows lab on BIP 158's test vectors, on nodes, and on a block
+// file saved from them.
+const labExample = `  spvfilter lab --vectors testvectors/bip158/testnet-19.json --plot lab.svg
   spvfilter lab --connect 127.0.0.1:18444 --network regtest --probes 1000000 --json
   spvfilter lab --peer 127.0.0.1:8333 --network mainnet --from 800000 --to 800009 --wallets 100,1000
   spvfilter lab --connect 127.0.0.1:18444 --network regtest --save-blocks regtest.blocks
-  spvfilter lab --blocks regtest.blocks --probes 0`,
-		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runLab(a, &f, cmd.Flags()) },
+  spvfilter lab --blocks regtest.blocks --probes 0`
+
+func newLabCommand(a *app) *cobra.Command {
+	f := labFlags{probes: lab.DefaultProbes, watched: lab.DefaultWatched, wallets: lab.DefaultWallets,
+		pMin: lab.DefaultPMin, pMax: lab.DefaultPMax, timing: lab.DefaultOptions().Timing, seed: 1}
+	c := &cobra.Command{
+		Use:     "lab (--vectors FILE | --blocks FILE | --peer HOST:PORT... | --connect HOST:PORT...) [--plot FILE]",
+		Short:   "Compare BIP 158's filter with Bloom, binary fuse and xor filters on a chain's blocks",
+		Long:    labLong,
+		Example: labExample,
+		Args:    noArgs,
+		RunE:    func(cmd *cobra.Command, _ []string) error { return runLab(a, &f, cmd.Flags()) },
 	}
-	fl := c.Flags()
+	f.register(c.Flags())
+	return c
+}
+
+// register defines lab's flags on fl, bound to f, their defaults the
+// values f holds.
+func (f *labFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.vectors, "vectors", "", "file of BIP 158 test vectors whose blocks to use (@FILE too)")
 	fl.StringVar(&f.blocks, "blocks", "", "block file (written by --save-blocks) whose blocks to use (@FILE too)")
 	fl.StringVar(&f.save, "save-blocks", "", "with nodes: write the blocks downloaded to this block file (an earlier block file there is replaced, another file refused)")
@@ -125,7 +139,6 @@ the nodes' chain tip, a design that loses a member).`,
 	fl.DurationVar(&f.timing, "timing", f.timing, "least time spent timing each build and each watch list (0: no timing)")
 	fl.Uint64Var(&f.seed, "seed", f.seed, "seed of the probes and watch lists")
 	fl.StringVar(&f.plot, "plot", "", "draw the cost per block and the cheapest P against the wallet size into this .svg or .png file")
-	return c
 }
 
 // maxLabProbes bounds --probes: a billion probes take minutes per design.

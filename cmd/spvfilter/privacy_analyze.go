@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/spvfilter/spvfilter/bip37"
 	"github.com/spvfilter/spvfilter/privacy/attack"
@@ -37,12 +38,9 @@ type analyzeFlags struct {
 	show               int
 }
 
-func newPrivacyAnalyzeCommand(a *app) *cobra.Command {
-	var f analyzeFlags
-	c := &cobra.Command{
-		Use:   "analyze (--filter HEX [--filter HEX ...] | --capture FILE) --universe FILE",
-		Short: "Test a universe of candidate addresses against captured BIP 37 filters",
-		Long: `analyze does what a node that received the filters can do: it tests every
+// analyzeLong is the help of privacy analyze: the filters and the universe
+// it reads, and what it reports for each filter.
+const analyzeLong = `analyze does what a node that received the filters can do: it tests every
 candidate of the universe file against them and reports what it learns.
 
 Filters are filterload payloads in hex (--filter, repeatable; @FILE and -
@@ -96,18 +94,37 @@ match gets the probability that it belongs to the wallet. The estimated
 wallet size, each match's probability and each link's come with a 95%
 interval (JSON keys ending in _low and _high). A filter that matches
 everything, or whose fill is far from one half, is warned about on
-standard error and in the JSON "warnings".`,
-		Example: `  spvfilter privacy analyze --filter @filter1.hex --filter @filter2.hex --universe addresses.txt
+standard error and in the JSON "warnings".`
+
+// analyzeExample shows privacy analyze on filters given in hex and on a
+// capture, with the pair test, linked sessions and one client's sessions
+// intersected.
+const analyzeExample = `  spvfilter privacy analyze --filter @filter1.hex --filter @filter2.hex --universe addresses.txt
   spvfilter privacy analyze --capture capture.jsonl --universe universe.txt --pair-test --json
   spvfilter privacy analyze --capture capture.jsonl --universe universe.txt --link
-  spvfilter privacy analyze --capture capture.jsonl --client 127.0.0.1 --intersect --universe universe.txt`,
-		Args: noArgs,
+  spvfilter privacy analyze --capture capture.jsonl --client 127.0.0.1 --intersect --universe universe.txt`
+
+func newPrivacyAnalyzeCommand(a *app) *cobra.Command {
+	var f analyzeFlags
+	c := &cobra.Command{
+		Use:     "analyze (--filter HEX [--filter HEX ...] | --capture FILE) --universe FILE",
+		Short:   "Test a universe of candidate addresses against captured BIP 37 filters",
+		Long:    analyzeLong,
+		Example: analyzeExample,
+		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f.linkThresholdGiven = cmd.Flags().Changed("link-threshold")
 			return runAnalyze(a, &f)
 		},
 	}
-	fl := c.Flags()
+	f.register(c.Flags())
+	c.MarkFlagsMutuallyExclusive("filter", "capture")
+	_ = c.MarkFlagRequired("universe")
+	return c
+}
+
+// register defines the flags of privacy analyze on fl, bound to f.
+func (f *analyzeFlags) register(fl *pflag.FlagSet) {
 	fl.StringArrayVar(&f.filters, "filter", nil, "filterload payload in hex (repeatable)")
 	fl.StringVar(&f.capture, "capture", "", "capture file written by \"privacy capture\"")
 	fl.StringVar(&f.client, "client", "", "with --capture: only the sessions of this client HOST, HOST:PORT or SESSION id")
@@ -120,9 +137,6 @@ standard error and in the JSON "warnings".`,
 	fl.IntVar(&f.workers, "workers", 0, "parsing goroutines (default: number of CPUs, at most 4)")
 	fl.IntVar(&f.maxMatches, "max-matches", attack.DefaultMaxMatches, "most matches listed per report (counts cover all)")
 	fl.IntVar(&f.show, "show", 20, "matches printed in each text report")
-	c.MarkFlagsMutuallyExclusive("filter", "capture")
-	_ = c.MarkFlagRequired("universe")
-	return c
 }
 
 func runAnalyze(a *app, f *analyzeFlags) error {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/spvfilter/spvfilter/privacy/attack"
 	"github.com/spvfilter/spvfilter/privacy/capture"
@@ -28,12 +29,9 @@ type fetchesFlags struct {
 	coverTarget        float64
 }
 
-func newPrivacyFetchesCommand(a *app) *cobra.Command {
-	var f fetchesFlags
-	c := &cobra.Command{
-		Use:   "fetches --capture FILE --index FILE",
-		Short: "Find the scripts a BIP 157 client's block downloads give away",
-		Long: `fetches does what a node serving a BIP 157 client can do with the blocks it
+// fetchesLong is the help of privacy fetches: what the capture holds, the
+// figures of a session's downloads, and how a candidate's chance is judged.
+const fetchesLong = `fetches does what a node serving a BIP 157 client can do with the blocks it
 downloads. A script that appears in k blocks of the scanned range, all of
 which the client fetched, is the wallet's unless chance explains it.
 
@@ -99,15 +97,33 @@ of as many appearances or more, in transactions of its own, is explained by
 the downloads of that group whatever its owner (another wallet's address
 reused in the wallet's blocks) and has half its class's (nested). The sessions of BIP 37 clients (a filter loaded,
 blocks asked for without a BIP 157 filter range) are left out, with a
-warning: their filters say what they watch (privacy analyze --capture).`,
-		Example: `  spvfilter privacy fetches --capture capture.jsonl --index universe.idx
+warning: their filters say what they watch (privacy analyze --capture).`
+
+// fetchesExample shows privacy fetches on one node's capture, one client,
+// its sessions intersected, and colluding nodes.
+const fetchesExample = `  spvfilter privacy fetches --capture capture.jsonl --index universe.idx
   spvfilter privacy fetches --capture capture.jsonl --index universe.idx --client 127.0.0.1 --json
   spvfilter privacy fetches --capture capture.jsonl --index universe.idx --client 127.0.0.1 --intersect
-  spvfilter privacy fetches --capture node1.jsonl --capture node2.jsonl --index universe.idx --collude`,
-		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runFetches(a, &f) },
+  spvfilter privacy fetches --capture node1.jsonl --capture node2.jsonl --index universe.idx --collude`
+
+func newPrivacyFetchesCommand(a *app) *cobra.Command {
+	var f fetchesFlags
+	c := &cobra.Command{
+		Use:     "fetches --capture FILE --index FILE",
+		Short:   "Find the scripts a BIP 157 client's block downloads give away",
+		Long:    fetchesLong,
+		Example: fetchesExample,
+		Args:    noArgs,
+		RunE:    func(cmd *cobra.Command, _ []string) error { return runFetches(a, &f) },
 	}
-	fl := c.Flags()
+	f.register(c.Flags())
+	_ = c.MarkFlagRequired("capture")
+	_ = c.MarkFlagRequired("index")
+	return c
+}
+
+// register defines the flags of privacy fetches on fl, bound to f.
+func (f *fetchesFlags) register(fl *pflag.FlagSet) {
 	fl.StringArrayVar(&f.captures, "capture", nil, "capture file written by \"privacy capture\"; repeat it for the captures of several nodes")
 	fl.StringVar(&f.index, "index", "", "appearance index written by \"privacy universe --index\"")
 	fl.StringVar(&f.client, "client", "", "only the sessions of this client HOST, HOST:PORT or SESSION id")
@@ -116,9 +132,6 @@ warning: their filters say what they watch (privacy analyze --capture).`,
 	fl.BoolVar(&f.intersect, "intersect", false, "also join the kept sessions as one client's (the intersection of their downloads)")
 	fl.BoolVar(&f.collude, "collude", false, "also join the kept sessions as colluding nodes see one client (the union of their downloads)")
 	fl.Float64Var(&f.coverTarget, "cover-target", 0, "cap every probability at P (0, the default, for none; else in (0, 1)): the attack on a client that fetches covers to keep each script at most P (spvfilter --privacy-target P); it under-claims on a client without covers")
-	_ = c.MarkFlagRequired("capture")
-	_ = c.MarkFlagRequired("index")
-	return c
 }
 
 // fetchesOutput is the JSON of privacy fetches.

@@ -68,12 +68,9 @@ type simulateFlags struct {
 	force bool
 }
 
-func newPrivacySimulateCommand(a *app) *cobra.Command {
-	f := simulateFlags{o: simulate.DefaultOptions()}
-	c := &cobra.Command{
-		Use:   "simulate --out DIR",
-		Short: "Write a labelled capture, universe and chain from a seed: ground truth for analyze and fetches",
-		Long: `simulate writes, from a seed, the files an attack reads and the truth about
+// simulateModel is the start of the help of privacy simulate: what it
+// writes, and the chain, BIP 37 and BIP 157 sides it draws.
+const simulateModel = `simulate writes, from a seed, the files an attack reads and the truth about
 them, so that what "privacy analyze" and "privacy fetches" answer can be
 scored ("privacy evaluate"). The same flags give the same files, byte for
 byte.
@@ -127,11 +124,11 @@ blocks; --fetch-noise sessions fetch random blocks only.
 
 Regimes. The standard regime (the default) shares the attacks'
 assumptions; each other --regime breaks one, and sets its own defaults of
-the flags above (flags given still win):
+the flags above (flags given still win):`
 
-` + regimeHelp() + `
-
-Files written into --out (created if needed):
+// simulateFiles is the end of the help of privacy simulate: the files it
+// writes and when a candidate is right.
+const simulateFiles = `Files written into --out (created if needed):
 
   universe.txt          candidates, for analyze --universe
   capture.jsonl         filterload/filteradd records, for analyze --capture
@@ -152,14 +149,30 @@ simulation that fails or is interrupted leaves none of its own, and
 those of an earlier one as they were.
 
 A candidate is right for a session when one of its wallets owns or
-watches it.`,
-		Example: `  spvfilter privacy simulate --out sim
+watches it.`
+
+// simulateExample shows a simulation scored, a regime, and a small one.
+const simulateExample = `  spvfilter privacy simulate --out sim
   spvfilter privacy analyze --capture sim/capture.jsonl --universe sim/universe.txt --link --json > report.json
   spvfilter privacy evaluate --labels sim/labels.json --report report.json
   spvfilter privacy simulate --regime payments --seed 7 --out payments
-  spvfilter privacy simulate --seed 7 --wallets 10 --sessions 2..3 --fprate 0.0001 --sizing bitcoinj --fetch-wallets 0 --fetch-noise 0 --out small`,
-		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runSimulate(a, &f, cmd.Flags()) },
+  spvfilter privacy simulate --seed 7 --wallets 10 --sessions 2..3 --fprate 0.0001 --sizing bitcoinj --fetch-wallets 0 --fetch-noise 0 --out small`
+
+// simulateLong is the help of privacy simulate: its model, the regimes
+// and the files it writes.
+func simulateLong() string {
+	return simulateModel + "\n\n" + regimeHelp() + "\n\n" + simulateFiles
+}
+
+func newPrivacySimulateCommand(a *app) *cobra.Command {
+	f := simulateFlags{o: simulate.DefaultOptions()}
+	c := &cobra.Command{
+		Use:     "simulate --out DIR",
+		Short:   "Write a labelled capture, universe and chain from a seed: ground truth for analyze and fetches",
+		Long:    simulateLong(),
+		Example: simulateExample,
+		Args:    noArgs,
+		RunE:    func(cmd *cobra.Command, _ []string) error { return runSimulate(a, &f, cmd.Flags()) },
 	}
 	addSimulateFlags(c.Flags(), &f)
 	_ = c.MarkFlagRequired("out")

@@ -189,12 +189,9 @@ func jsonRequested(args []string) bool {
 	return on
 }
 
-func newRootCommand(a *app) *cobra.Command {
-	root := &cobra.Command{
-		Use:     "spvfilter",
-		Short:   "Bitcoin light-client filters: BIP 37 Bloom filters, BIP 158 compact filters, and their privacy",
-		Version: buildVersion(),
-		Long: `spvfilter builds, inspects and measures Bitcoin light-client filters.
+// rootCommands is the start of spvfilter's help: what it is for, and
+// its commands by what they work on.
+const rootCommands = `spvfilter builds, inspects and measures Bitcoin light-client filters.
 
   bloom, merkleblock  BIP 37 connection Bloom filters (filterload) and
                       merkle block proofs
@@ -210,13 +207,11 @@ func newRootCommand(a *app) *cobra.Command {
                       defaults, in about a second
   lab                 BIP 158's filter against Bloom, binary fuse and xor
                       filters on a chain's blocks, and what a client pays
-                      per block
+                      per block`
 
-` + inputHelp + `
-
-Networks (--network): ` + networkNames() + `.
-
-Every command prints JSON with --json; an error is then one JSON object on
+// rootContract is the end of spvfilter's help: the contract every
+// command keeps on JSON, exit statuses and the files it writes.
+const rootContract = `Every command prints JSON with --json; an error is then one JSON object on
 standard error, {"error": "...", "exit_code": N}. A result that may be
 misleading carries warnings: on standard error, and in JSON as "warnings".
 
@@ -244,15 +239,55 @@ under way has not ended in 5 seconds, ends it at once: one left then is
 never read, and can be removed. A file replaced is kept as .plot.svg.old.NUMBER until the new
 one is in place: a failed command that could not put it back names it,
 and one a killed process left holds the earlier file (rename it back if
-plot.svg is missing, else remove it).`,
-		Example: `  spvfilter demo
+plot.svg is missing, else remove it).`
+
+// rootExample shows a first command of each kind.
+const rootExample = `  spvfilter demo
   spvfilter bloom new --elements 3 --fprate 0.01 @elements.txt
   spvfilter scan --connect 127.0.0.1:18444 --network regtest --watch bcrt1q...
-  spvfilter privacy analyze --capture capture.jsonl --universe universe.txt`,
+  spvfilter privacy analyze --capture capture.jsonl --universe universe.txt`
+
+// rootLong is spvfilter's help: its commands, how arguments are given,
+// the networks, and the contract every command keeps.
+func rootLong() string {
+	return rootCommands + "\n\n" + inputHelp + "\n\nNetworks (--network): " + networkNames() + ".\n\n" + rootContract
+}
+
+func newRootCommand(a *app) *cobra.Command {
+	root := &cobra.Command{
+		Use:               "spvfilter",
+		Short:             "Bitcoin light-client filters: BIP 37 Bloom filters, BIP 158 compact filters, and their privacy",
+		Version:           buildVersion(),
+		Long:              rootLong(),
+		Example:           rootExample,
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: false},
 	}
+	a.setUpRoot(root)
+	// Every command, in one place; a group adds its subcommands.
+	root.AddCommand(
+		newBloomCommand(a),
+		newGCSCommand(a),
+		newMerkleBlockCommand(a),
+		newScanCommand(a),
+		newSendCommand(a),
+		newPeersCommand(a),
+		newPrivacyCommand(a),
+		newDemoCommand(a),
+		newLabCommand(a),
+		newVersionCommand(a),
+	)
+	a.setUpHelp(root)
+	applyFlagRules(root)
+	markRunning(a, root)
+	return root
+}
+
+// setUpRoot gives root its output, --version and --json, and the checks
+// every command runs before its own: flag errors as bad input, the flags'
+// rules, and the end on a signal.
+func (a *app) setUpRoot(root *cobra.Command) {
 	// Set before the completion commands are made: they keep the writer.
 	a.cobraOut = &swapWriter{a.stdout}
 	root.SetOut(a.cobraOut)
@@ -273,19 +308,11 @@ plot.svg is missing, else remove it).`,
 		a.stopSignals = a.endOnSignal(c)
 		return nil
 	}
-	// Every command, in one place; a group adds its subcommands.
-	root.AddCommand(
-		newBloomCommand(a),
-		newGCSCommand(a),
-		newMerkleBlockCommand(a),
-		newScanCommand(a),
-		newSendCommand(a),
-		newPeersCommand(a),
-		newPrivacyCommand(a),
-		newDemoCommand(a),
-		newLabCommand(a),
-		newVersionCommand(a),
-	)
+}
+
+// setUpHelp gives root the help command and the completion commands,
+// both honouring --json.
+func (a *app) setUpHelp(root *cobra.Command) {
 	root.SetHelpCommand(newHelpCommand())
 	// --json is honoured by help and completion too: their text as the
 	// value of a JSON object.
@@ -299,6 +326,13 @@ plot.svg is missing, else remove it).`,
 			a.scriptAsJSON(shell)
 		}
 	}
+}
+
+// applyFlagRules holds every command under root to the rules all flags
+// keep: one spelling, required flags marked, shared flags meaning one
+// thing, no repeats of a single value, completed values, and the exit
+// statuses said in the help.
+func applyFlagRules(root *cobra.Command) {
 	// One spelling, --fprate, for every command; --fp-rate still parses,
 	// as the same flag. No command defines --fp-rate itself: it would be
 	// normalized into a second --fprate.
@@ -313,8 +347,6 @@ plot.svg is missing, else remove it).`,
 		})
 	})
 	walkCommands(root, sayExitStatus)
-	markRunning(a, root)
-	return root
 }
 
 // exitStatusLine ends the help of every command that does not say its

@@ -62,12 +62,9 @@ var bloomFlags = map[string]wire.BloomUpdateType{
 	"p2pubkey-only": wire.BloomUpdateP2PubkeyOnly,
 }
 
-func newScanCommand(a *app) *cobra.Command {
-	var fl scanFlags
-	cmd := &cobra.Command{
-		Use:   "scan --watch ITEM... [--peer HOST:PORT... | --connect HOST:PORT...] [--network NET] [--mode bip157|bip37]",
-		Short: "Find the transactions of a watch list in the nodes' blocks, with BIP 37 or BIP 157",
-		Long: `scan connects to one or more nodes as a light client, downloads and verifies
+// scanLong is the help of scan: the two modes, what a bip37 scan says it
+// reveals, the privacy target, and the state --datadir keeps.
+const scanLong = `scan connects to one or more nodes as a light client, downloads and verifies
 their header chain (the branch with the most work wins), and finds the
 transactions that pay to or spend from the watch items in the blocks
 --from..--to (inclusive; the whole chain by default).
@@ -169,21 +166,38 @@ among them a --privacy-target not met with --allow-short-covers), 2 bad
 input, 1 failure (a --privacy-target not met without --allow-short-covers,
 no usable peer, peers in conflict over more than 64
 blocks, --from or --to above the nodes' tip, a chain saved in --datadir that
-the nodes do not extend, as a regtest node restarted does not).`,
-		Example: `  spvfilter scan --connect 127.0.0.1:18444 --connect 127.0.0.1:18445 --network regtest --mode bip157 \
+the nodes do not extend, as a regtest node restarted does not).`
+
+// scanExample shows scan in both modes, with a privacy target and a
+// spend of an output funded before --from.
+const scanExample = `  spvfilter scan --connect 127.0.0.1:18444 --connect 127.0.0.1:18445 --network regtest --mode bip157 \
       --watch bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080
   spvfilter scan --connect 127.0.0.1:18444 --network regtest --mode bip37 --flags p2pubkey-only \
       --watch 76a914000000000000000000000000000000000000000088ac --from 100 --to 200 --json
   spvfilter scan --connect 127.0.0.1:18444 --network regtest --mode bip37 --privacy-target 0.5 \
       --max-reloads 0 --universe-size 10000000 --watch bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080
   spvfilter scan --connect 127.0.0.1:18444 --network regtest --mode bip157 --from 3000 \
-      --watch 1f7f...e3:0:bcrt1p...   # the spend of an output funded before --from`,
-		Args: noArgs,
+      --watch 1f7f...e3:0:bcrt1p...   # the spend of an output funded before --from`
+
+func newScanCommand(a *app) *cobra.Command {
+	var fl scanFlags
+	cmd := &cobra.Command{
+		Use:     "scan --watch ITEM... [--peer HOST:PORT... | --connect HOST:PORT...] [--network NET] [--mode bip157|bip37]",
+		Short:   "Find the transactions of a watch list in the nodes' blocks, with BIP 37 or BIP 157",
+		Long:    scanLong,
+		Example: scanExample,
+		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.runScan(cmd, &fl)
 		},
 	}
-	f := cmd.Flags()
+	fl.register(cmd.Flags())
+	_ = cmd.MarkFlagRequired("watch")
+	return cmd
+}
+
+// register defines scan's flags on f, bound to fl.
+func (fl *scanFlags) register(f *pflag.FlagSet) {
 	fl.peerFlags.register(f)
 	f.StringVar(&fl.network, "network", "mainnet", networkNames())
 	f.StringVar(&fl.mode, "mode", "bip157", "bip37 or bip157")
@@ -207,8 +221,6 @@ the nodes do not extend, as a regtest node restarted does not).`,
 	fl.leak.register(f)
 	wantValues(f, "want a whole number of scripts, more than the watch list's", "universe-size")
 	f.BoolVar(&fl.follow, "follow", false, "after the tip, keep following new blocks (bip157), printing one JSON object per line for every event, until interrupted")
-	_ = cmd.MarkFlagRequired("watch")
-	return cmd
 }
 
 // watchItem is a watch list entry as given and as a client watch item.

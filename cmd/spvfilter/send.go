@@ -16,6 +16,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/spvfilter/spvfilter/peer"
 	"github.com/spvfilter/spvfilter/peer/client"
@@ -28,12 +29,10 @@ type sendFlags struct {
 	timeout time.Duration
 }
 
-func newSendCommand(a *app) *cobra.Command {
-	var f sendFlags
-	cmd := &cobra.Command{
-		Use:   "send [--peer HOST:PORT... | --connect HOST:PORT...] [--network NET] TX_HEX|@FILE|-",
-		Short: "Broadcast a signed transaction to the nodes",
-		Long: `send gives a signed transaction (hex, as getrawtransaction prints it) to
+// sendLong is the help of send: how a transaction's acceptance is proven by
+// a peer other than the one given it, the waits, the output, and what to do
+// on each outcome.
+const sendLong = `send gives a signed transaction (hex, as getrawtransaction prints it) to
 the peers so that its acceptance is known from a peer other than the one
 that took it: a peer's own word proves nothing, since a peer that echoes
 what it is given says the same.
@@ -111,17 +110,31 @@ Outcomes, and what to do:
     peer, which says when it refuses.
   exit 1, "announced it and then ...: the announcement is not
     believed", "disconnected": that peer is named (and banned for a
-    proven lie); give other peers.`,
-		Example: `  spvfilter send --connect 127.0.0.1:18444 --network regtest 0200000001…
-  spvfilter send --connect 127.0.0.1:18444 --connect 127.0.0.1:18445 --network regtest @tx.hex --json`,
-		Args: oneArg("TX_HEX", "the signed transaction, as hex, @FILE or - (standard input)"),
-		RunE: func(cmd *cobra.Command, args []string) error { return runSend(a, &f, args) },
+    proven lie); give other peers.`
+
+// sendExample shows send to one node and to two, with --json.
+const sendExample = `  spvfilter send --connect 127.0.0.1:18444 --network regtest 0200000001…
+  spvfilter send --connect 127.0.0.1:18444 --connect 127.0.0.1:18445 --network regtest @tx.hex --json`
+
+func newSendCommand(a *app) *cobra.Command {
+	var f sendFlags
+	cmd := &cobra.Command{
+		Use:     "send [--peer HOST:PORT... | --connect HOST:PORT...] [--network NET] TX_HEX|@FILE|-",
+		Short:   "Broadcast a signed transaction to the nodes",
+		Long:    sendLong,
+		Example: sendExample,
+		Args:    oneArg("TX_HEX", "the signed transaction, as hex, @FILE or - (standard input)"),
+		RunE:    func(cmd *cobra.Command, args []string) error { return runSend(a, &f, args) },
 	}
-	fl := cmd.Flags()
+	f.register(cmd.Flags())
+	return cmd
+}
+
+// register defines send's flags on fl, bound to f.
+func (f *sendFlags) register(fl *pflag.FlagSet) {
 	f.peerFlags.register(fl)
 	fl.StringVar(&f.network, "network", "mainnet", networkNames())
 	fl.DurationVar(&f.timeout, "timeout", peer.DefaultTimeout, "longest wait for each node to ask for the transaction and to hold it (for the announcement of a node that is not btcd, 30s at least)")
-	return cmd
 }
 
 // sendWords says in the tool's words why each peer did not take the
