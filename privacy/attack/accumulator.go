@@ -81,7 +81,7 @@ func (a *Accumulator) priors(u *universeCounts, reports []*Report) *fittedPriors
 		}
 	}
 	if a.fit.sizes == nil {
-		a.fit.sizes = fitReportSizes(reports, u.size, func(g int) bool { return a.set.limit[g] == 0 })
+		a.fit.sizes = fitReportSizes(reports, u.size, a.set)
 	}
 	if a.fit.mix == nil {
 		a.fit.mix = fitClassMix(reports, u.classes, u.size)
@@ -120,6 +120,10 @@ type groupSet struct {
 	// it lists at most (0 for a group that matches everything).
 	full  []uint64
 	limit []int
+	// copies is, per group, how many groups hold the very same filters
+	// (itself among them): the size prior weighs them as one (see
+	// linkSession.evidence).
+	copies []int
 	// id identifies the filters and the options that change the counts,
 	// so that only accumulators of the same ones are combined; it is
 	// computed when first needed (a single pass never needs it).
@@ -194,7 +198,29 @@ func NewAccumulator(groups [][]*bip37.Filter, opts AnalyzeOptions) (*Accumulator
 			s.limit[g] = opts.MaxMatches
 		}
 	}
+	s.copies = countCopies(groups)
 	return &Accumulator{set: s, scan: universe.Scan{BadLines: []universe.BadLine{}}, t: s.newTally()}, nil
+}
+
+// countCopies counts, for each group, the groups whose filters are the
+// same as its own, in the same order, bit for bit (itself among them).
+func countCopies(groups [][]*bip37.Filter) []int {
+	keys := make([][sha256.Size]byte, len(groups))
+	seen := make(map[[sha256.Size]byte]int, len(groups))
+	for g, filters := range groups {
+		h := sha256.New()
+		for _, f := range filters {
+			// Encoding to a hash cannot fail.
+			_ = f.MsgFilterLoad().BtcEncode(h, wire.ProtocolVersion, wire.BaseEncoding)
+		}
+		h.Sum(keys[g][:0])
+		seen[keys[g]]++
+	}
+	copies := make([]int, len(groups))
+	for g := range groups {
+		copies[g] = seen[keys[g]]
+	}
+	return copies
 }
 
 // fingerprint returns the hash of what makes two accumulators' counts
@@ -343,9 +369,13 @@ func (a *Accumulator) Reports() ([]*Report, error) {
 	// The matches' probabilities are weighed over the wallet's sizes
 	// under the prior the sessions' own counts give.
 	fit := a.priors(u, reports)
+	warn := priorWarning(reportSessions(reports, a.set))
 	for _, r := range reports {
 		r.sizes, r.mix, r.classes = fit.sizes, fit.mix, u.classes
 		r.finish(r.joint)
+		if warn != "" {
+			r.Warnings = append(r.Warnings, warn)
+		}
 	}
 	return reports, nil
 }

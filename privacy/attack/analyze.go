@@ -152,7 +152,9 @@ type Report struct {
 	Universe *universe.Scan `json:"universe"`
 	// Warnings name what may make the figures misleading: a filter that
 	// matches everything or whose fill is far from one half, skipped
-	// universe lines, a truncated match list.
+	// universe lines, a truncated match list, many sessions analyzed
+	// together that carry no evidence of wallet sizes (see the package
+	// documentation).
 	Warnings []string `json:"warnings"`
 
 	// joint is the filters' joint rates; sizes, when set, the prior on

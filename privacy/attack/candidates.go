@@ -127,13 +127,22 @@ func (m *classMix) scale(cls int, classSize, size uint64) float64 {
 }
 
 // fitReportSizes fits the prior on wallet sizes (see fitSizes) to the
-// reports' own counts, leaving out those whose filters match everything.
-func fitReportSizes(reports []*Report, size uint64, blind func(g int) bool) *sizePrior {
+// reports' own counts, those of the groups of set, leaving out those
+// whose filters match everything and weighing the others by the
+// evidence they carry (see linkSession.evidence).
+func fitReportSizes(reports []*Report, size uint64, set *groupSet) *sizePrior {
+	return fitSizes(reportSessions(reports, set), size)
+}
+
+// reportSessions is what fitting the size prior needs of the reports of
+// the groups of set.
+func reportSessions(reports []*Report, set *groupSet) []linkSession {
 	sessions := make([]linkSession, len(reports))
 	for g, r := range reports {
-		sessions[g] = linkSession{group: g, matched: float64(r.MatchedCount), chance: r.ExpectedFalsePositives, blind: blind(g)}
+		sessions[g] = linkSession{group: g, matched: float64(r.MatchedCount), chance: r.ExpectedFalsePositives,
+			blind: set.limit[g] == 0, copies: set.copies[g]}
 	}
-	return fitSizes(sessions, size)
+	return sessions
 }
 
 // classMix is the wallets' share of each class of candidates (see

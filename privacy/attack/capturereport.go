@@ -85,6 +85,7 @@ func NewCaptureReport(sessions []*capture.Session, acc *Accumulator, opts Report
 	}
 	out := &CaptureReport{Universe: reports[0].Universe, Clients: []SessionReport{}, Warnings: []string{}}
 	w := warnings{seen: map[string]bool{}, out: &out.Warnings, universe: universeWarning(out.Universe)}
+	w.capture = priorWarning(reportSessions(reports, acc.set))
 	ids := make([]string, len(sessions))
 	for i, s := range sessions {
 		ids[i] = s.ID
@@ -141,18 +142,23 @@ func linkReport(acc *Accumulator, ids []string, threshold float64, w *warnings) 
 
 // warnings gathers warnings, each once, prefixed by where they come from;
 // the universe's, which every report of one reading carries, once as the
-// universe's.
+// universe's, and the capture's (see priorWarning), which every session's
+// report and the linkage carry, once as the capture's.
 type warnings struct {
 	seen     map[string]bool
 	out      *[]string
 	universe string // universeWarning of the reading, or ""
+	capture  string // priorWarning of the sessions, or ""
 }
 
 func (w *warnings) add(prefix string, ws []string) {
 	for _, s := range ws {
 		p := prefix
-		if s != "" && s == w.universe {
+		switch {
+		case s != "" && s == w.universe:
 			p = "universe: "
+		case s != "" && s == w.capture:
+			p = "capture: "
 		}
 		if s = p + s; !w.seen[s] {
 			w.seen[s] = true

@@ -33,6 +33,7 @@ func Join(parts ...*Accumulator) (*Accumulator, error) {
 		s.full = append(s.full, p.set.full...)
 		s.limit = append(s.limit, p.set.limit...)
 	}
+	s.copies = countCopies(s.filters) // copies may lie in two parts
 	scan := first.scan
 	scan.BadLines = slices.Clone(first.scan.BadLines)
 	j := &Accumulator{set: s, scan: scan, t: s.newTally()}

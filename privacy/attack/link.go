@@ -211,7 +211,7 @@ func (a *Accumulator) Link(groups []int, opts LinkOptions) (*Linkage, error) {
 		}
 	}
 	l.WalletSizes = lk.prior.public()
-	for _, w := range []string{paymentsWarning(&fit.est), smallWalletsWarning(lk.prior), severalWalletsWarning(&fit.est)} {
+	for _, w := range []string{paymentsWarning(&fit.est), smallWalletsWarning(lk.prior), severalWalletsWarning(&fit.est), priorWarning(lk.sessions)} {
 		if w != "" {
 			lk.warnings = append(lk.warnings, w)
 		}

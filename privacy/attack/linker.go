@@ -55,7 +55,8 @@ func (a *Accumulator) newLinker(groups []int, u *universeCounts) *linker {
 func (lk *linker) session(g int) linkSession {
 	r := lk.acc.report(g, lk.u)
 	s := linkSession{group: g, matched: float64(r.MatchedCount), chance: r.ExpectedFalsePositives,
-		exposed: r.EstimatedWallet, blind: lk.acc.set.limit[g] == 0, truncated: r.MatchedTruncated}
+		exposed: r.EstimatedWallet, blind: lk.acc.set.limit[g] == 0, truncated: r.MatchedTruncated,
+		copies: lk.acc.set.copies[g]}
 	var joint *jointRates
 	for _, f := range lk.acc.set.filters[g] {
 		joint = joint.with(f)

@@ -1,6 +1,7 @@
 package attack
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -79,7 +80,10 @@ type linkSession struct {
 	keys      []hashingKey
 	blind     bool // its filters match everything: nothing to link by
 	truncated bool // its match list is cut short: nothing to link by either
-	lines     []int
+	// copies is how many sessions of the capture hold the very same
+	// filters, itself among them (0 read as 1).
+	copies int
+	lines  []int
 	// What a pair that shares no match needs of the session, computed
 	// once: the log likelihood of m for a wallet of any size.
 	logAny float64
@@ -259,18 +263,112 @@ func grownPart(k, base, shared, span, from float64) float64 {
 	return l
 }
 
+// evidence is the weight of the session's count in fitting the size
+// prior (see fitSizes), before the sessions that matched nothing are
+// weighed together (see evidenceWeights): from 0 to 1, a session that
+// matched nothing of the universe weighs the chance its filters had to
+// match something, 1-e^(-F) for F chance matches expected (filters with
+// no bit set weigh nothing), and a session whose filters others of the
+// capture hold too weighs its share of the copies, all of them one
+// session together.
+func (s *linkSession) evidence() float64 {
+	w := 1.0
+	if s.copies > 1 {
+		w /= float64(s.copies)
+	}
+	if s.matched == 0 {
+		w *= -math.Expm1(-s.chance)
+	}
+	return w
+}
+
+// evidenceWeights are the sessions' weights in fitting the size prior:
+// each its evidence, and those that matched nothing of the universe
+// together at most one session. A count of zero says only that a
+// session's wallet is empty, which any client can say at will (filters
+// of no bit, or of elements no candidate holds); the empty share is
+// learnt from the sessions whose matches chance may explain instead. A
+// blind session weighs nothing.
+func evidenceWeights(sessions []linkSession) []float64 {
+	weights := make([]float64, len(sessions))
+	var none float64
+	for i := range sessions {
+		if s := &sessions[i]; !s.blind {
+			weights[i] = s.evidence()
+			if s.matched == 0 {
+				none += weights[i]
+			}
+		}
+	}
+	if none > 1 {
+		for i := range sessions {
+			if sessions[i].matched == 0 {
+				weights[i] /= none
+			}
+		}
+	}
+	return weights
+}
+
+// priorWarningShare is the share of a capture's sessions (not blind)
+// carrying no evidence of sizes from which priorWarning speaks.
+const priorWarningShare = 0.1
+
+// priorWarning says when many of the sessions carry no evidence of
+// wallet sizes (see evidenceWeights): sessions that matched nothing of
+// the universe, or whose filters another session holds too, as a node
+// would inject into its own capture to move the prior every match is
+// weighed under, or clients loading empty filters give. Their weight is
+// bounded; the warning names how many there were and what they weighed
+// in all. "" when fewer than two, or than a tenth of the sessions, are
+// such.
+func priorWarning(sessions []linkSession) string {
+	weights := evidenceWeights(sessions)
+	var counted, few, none, copies int
+	var weight float64
+	for i := range sessions {
+		s := &sessions[i]
+		if s.blind {
+			continue
+		}
+		counted++
+		if s.matched > 0 && s.copies <= 1 {
+			continue
+		}
+		few++
+		weight += weights[i]
+		if s.matched == 0 {
+			none++
+		} else {
+			copies++
+		}
+	}
+	if few < 2 || float64(few) < priorWarningShare*float64(counted) {
+		return ""
+	}
+	return fmt.Sprintf("%d of %d sessions carry no evidence of wallet sizes (%d matched nothing of the universe, %d repeat another's filters), "+
+		"as sessions injected to move the prior on sizes would: the prior counts them as %.2g sessions in all",
+		few, counted, none, copies, weight)
+}
+
 // fitSizes estimates the prior on wallet sizes from the sessions' own
 // matches, by expectation maximization: each session's posterior of an
 // empty wallet and the posterior moments of its log size give the next
-// prior, with the broad start counted as one more session.
+// prior, with the broad start counted as one more session. Each session
+// counts by its weight (see evidenceWeights): sessions that carry no
+// evidence of sizes (filters with no bit set, or matching nothing of the
+// universe, copies of one session's filters) move the prior as one
+// session together.
 func fitSizes(sessions []linkSession, size uint64) *sizePrior {
 	p := newSizePrior(size)
 	start := *p
+	weights := evidenceWeights(sessions)
 	for range 100 {
 		n, empty, w, s1, s2 := 1.0, 0.5, 1.0, start.mu, start.sigma*start.sigma+start.mu*start.mu
 		for i := range sessions {
 			sx := &sessions[i]
-			if sx.blind {
+			weight := weights[i]
+			if weight == 0 {
 				continue
 			}
 			none := math.Log(p.empty) + logPoisson(sx.matched, sx.chance)
@@ -280,11 +378,11 @@ func fitSizes(sessions []linkSession, size uint64) *sizePrior {
 			if math.IsNaN(r) {
 				continue
 			}
-			n++
-			empty += r
-			w += 1 - r
-			s1 += (1 - r) * m1
-			s2 += (1 - r) * m2
+			n += weight
+			empty += weight * r
+			w += weight * (1 - r)
+			s1 += weight * (1 - r) * m1
+			s2 += weight * (1 - r) * m2
 		}
 		next := *p
 		next.empty = math.Min(math.Max(empty/n, 0.01), 0.99)

@@ -128,13 +128,20 @@ func BenchmarkFitSizes(b *testing.B) {
 			groups[i] = []*bip37.Filter{w.Filter(1e-5, 0, uint32(i)*0x9e3779b9)}
 		}
 		lines := min(max(100_000_000/n, 10_000), 1_000_000)
-		reps, err := AnalyzeGroups(groups, bytes.NewReader(benchUniverse(lines)), AnalyzeOptions{})
+		acc, err := NewAccumulator(groups, AnalyzeOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := acc.ReadUniverse(bytes.NewReader(benchUniverse(lines))); err != nil {
+			b.Fatal(err)
+		}
+		reps, err := acc.Reports()
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.Run(fmt.Sprintf("sessions=%d", n), func(b *testing.B) {
 			for range b.N {
-				fitReportSizes(reps, uint64(lines), func(int) bool { return false })
+				fitSizes(reportSessions(reps, acc.set), uint64(lines))
 			}
 		})
 	}
