@@ -40,8 +40,10 @@
 // class c that is the wallet's, averaged over N's posterior: the prior on
 // wallet sizes fitted to the sessions analyzed together (as for linking,
 // below: none with probability e, else ln(1+N) normal; fitted once per
-// reading, which Reports, Link over every session and Intersect share)
-// times P(M-N; S). The matches of intersected sessions are weighed the
+// reading, which Reports, Link over every session and Intersect share;
+// a capture report's group of every session's filters, its --intersect,
+// is no session of the fit, which would count the sessions' wallet once
+// more) times P(M-N; S). The matches of intersected sessions are weighed the
 // same way (see Accumulator.Intersect below), M and S being the joint
 // ones.
 // θ is the wallets' shares of the classes, which need not be the
