@@ -49,6 +49,9 @@ type Accumulator struct {
 	// read fit them.
 	fitMu sync.Mutex
 	fit   *fittedPriors
+	// sessions is how many of the first groups are sessions, those the
+	// priors are fitted over (0: every group; see fitOnly).
+	sessions int
 }
 
 // fittedPriors is what the matches' probabilities are weighed under,
@@ -74,12 +77,14 @@ func (a *Accumulator) priors(u *universeCounts, reports []*Report) *fittedPriors
 	if a.fit.sizes != nil && a.fit.mix != nil {
 		return a.fit
 	}
+	n := a.sessionGroups()
 	if reports == nil {
-		reports = make([]*Report, len(a.set.filters))
+		reports = make([]*Report, n)
 		for g := range reports {
 			reports[g] = a.report(g, u)
 		}
 	}
+	reports = reports[:n]
 	if a.fit.sizes == nil {
 		a.fit.sizes = fitReportSizes(reports, u.size, a.set)
 	}
@@ -93,7 +98,7 @@ func (a *Accumulator) priors(u *universeCounts, reports []*Report) *fittedPriors
 // linked groups': that of every group, fitted once (see priors), when
 // they are every group in order, else fitted over them alone.
 func (a *Accumulator) linkPrior(sessions []linkSession, size uint64) *sizePrior {
-	all := len(sessions) == len(a.set.filters)
+	all := len(sessions) == a.sessionGroups()
 	for i := range sessions {
 		all = all && sessions[i].group == i
 	}
@@ -109,6 +114,41 @@ func (a *Accumulator) linkPrior(sessions []linkSession, size uint64) *sizePrior 
 		a.fit.sizes = fitSizes(sessions, size)
 	}
 	return a.fit.sizes
+}
+
+// sessionGroups is how many of the first groups are sessions, those the
+// priors are fitted over: every group unless fitOnly said otherwise.
+func (a *Accumulator) sessionGroups() int {
+	if a.sessions > 0 && a.sessions < len(a.set.filters) {
+		return a.sessions
+	}
+	return len(a.set.filters)
+}
+
+// fitOnly has the priors fitted over the first n groups alone, the
+// sessions, where the groups after them are not sessions of their own:
+// a capture report's intersection of every session's filters (see
+// NewCaptureReport) is the sessions' wallet again, and counted as one
+// more session it would weigh that wallet's size twice in the prior of
+// sizes and in the class shares every match is weighed under, and make
+// a session its copy. The copies the prior weighs as one (see
+// linkSession.evidence) are counted among the sessions alone. It drops
+// the priors fitted over other groups; it may not be called alongside
+// anything else.
+func (a *Accumulator) fitOnly(n int) {
+	if n <= 0 || n > len(a.set.filters) {
+		n = len(a.set.filters)
+	}
+	if n == a.sessionGroups() {
+		return
+	}
+	a.sessions = n
+	copies := countCopies(a.set.filters[:n])
+	for range a.set.filters[n:] {
+		copies = append(copies, 1)
+	}
+	a.set.copies = copies
+	a.dropPriors()
 }
 
 // groupSet is what an accumulator tests and how: its groups of filters,
@@ -369,7 +409,7 @@ func (a *Accumulator) Reports() ([]*Report, error) {
 	// The matches' probabilities are weighed over the wallet's sizes
 	// under the prior the sessions' own counts give.
 	fit := a.priors(u, reports)
-	warn := priorWarning(reportSessions(reports, a.set))
+	warn := priorWarning(reportSessions(reports[:a.sessionGroups()], a.set))
 	for _, r := range reports {
 		r.sizes, r.mix, r.classes = fit.sizes, fit.mix, u.classes
 		r.finish(r.joint)

@@ -70,22 +70,27 @@ type ReportOptions struct {
 // accumulator of their groups of filters in the same order, then, with
 // opts.Intersect, of all their filters: each session's report, the
 // intersection, the links and each linked group's intersection, with
-// every warning named by where it comes from once in Warnings.
+// every warning named by where it comes from once in Warnings. The
+// intersection is no session of its own: every report is weighed under
+// the priors fitted over the sessions' groups alone, which acc keeps.
 func NewCaptureReport(sessions []*capture.Session, acc *Accumulator, opts ReportOptions) (*CaptureReport, error) {
-	reports, err := acc.Reports()
-	if err != nil {
-		return nil, err
-	}
 	want := len(sessions)
 	if opts.Intersect {
 		want++
 	}
-	if len(sessions) == 0 || len(reports) != want {
-		return nil, fmt.Errorf("attack: %d reports for %d sessions (intersected: %v)", len(reports), len(sessions), opts.Intersect)
+	if n := len(acc.set.filters); len(sessions) == 0 || n != want {
+		return nil, fmt.Errorf("attack: %d groups of filters for %d sessions (intersected: %v)", n, len(sessions), opts.Intersect)
+	}
+	// The intersection is no session of its own: the priors every
+	// match is weighed under are fitted over the sessions alone.
+	acc.fitOnly(len(sessions))
+	reports, err := acc.Reports()
+	if err != nil {
+		return nil, err
 	}
 	out := &CaptureReport{Universe: reports[0].Universe, Clients: []SessionReport{}, Warnings: []string{}}
 	w := warnings{seen: map[string]bool{}, out: &out.Warnings, universe: universeWarning(out.Universe)}
-	w.capture = priorWarning(reportSessions(reports, acc.set))
+	w.capture = priorWarning(reportSessions(reports[:len(sessions)], acc.set))
 	ids := make([]string, len(sessions))
 	for i, s := range sessions {
 		ids[i] = s.ID
