@@ -13,17 +13,18 @@ import (
 	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
-// TestFewBlocksHalved: a session that fetched 6 blocks or fewer and
+// TestFewBlocksLowered: a session that fetched 6 blocks or fewer and
 // gives a group 0.5 to 0.8 is warned (leak.FewBlocks), and that group,
 // its members and a match alone of two or more appearances so given have
-// half the probability and interval the class gives; a session of 7
-// blocks keeps them whole and is not warned. The wallet's group is w
-// (blocks 10 and 20) with rider pc (10, in w's transaction), the match
-// alone v (30 and 40); 900 scripts of two appearances seven blocks apart
-// elsewhere give the class of two groups a chance count of 0.68 (6 blocks) or
-// 0.95 (7)
-// (random placement: no shifts).
-func TestFewBlocksHalved(t *testing.T) {
+// 0.75 of the probability and interval the class gives (chosen where the
+// groups of such sessions were right 44 of 96 times at 0.599 said); a
+// session of 7 blocks keeps them whole and is not warned. The wallet's
+// group is w (blocks 10 and 20) with rider pc (10, in w's transaction),
+// the match alone v (30 and 40); 900 scripts of two appearances seven
+// blocks apart elsewhere give the class of two groups a chance count of
+// 0.68 (6 blocks) or 0.95 (7) (random placement: no shifts).
+func TestFewBlocksLowered(t *testing.T) {
+	const factor = 0.75
 	tests := []struct {
 		name    string
 		fetched []int32
@@ -62,7 +63,7 @@ func TestFewBlocksHalved(t *testing.T) {
 			}
 			want := whole
 			if tc.few {
-				want = whole / 2
+				want = whole * factor
 			}
 			warned := slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.HasPrefix(w, leak.FewBlocks) })
 			if warned != tc.few {
@@ -72,7 +73,7 @@ func TestFewBlocksHalved(t *testing.T) {
 				t.Fatalf("groups %+v, want w's alone", r.Groups)
 			}
 			g := r.Groups[0]
-			if math.Abs(g.Probability-want) > 1e-9 || tc.few && g.ProbabilityHigh > 0.5 {
+			if math.Abs(g.Probability-want) > 1e-9 || tc.few && g.ProbabilityHigh > factor {
 				t.Errorf("group: P %.4f [%.4f, %.4f], want %.4f (its class gives %.4f)", g.Probability, g.ProbabilityLow, g.ProbabilityHigh, want, whole)
 			}
 			for _, m := range r.Matched {
@@ -88,8 +89,8 @@ func TestFewBlocksHalved(t *testing.T) {
 				if math.Abs(m.Probability-wantM) > 1e-9 || m.ProbabilityLow > m.Probability || m.ProbabilityHigh < m.Probability {
 					t.Errorf("%s: P %.4f [%.4f, %.4f], want %.4f", m.Candidate, m.Probability, m.ProbabilityLow, m.ProbabilityHigh, wantM)
 				}
-				if tc.few && m.ProbabilityHigh > 0.5 {
-					t.Errorf("%s: interval reaches %.4f, want it halved, at most 0.5", m.Candidate, m.ProbabilityHigh)
+				if tc.few && m.ProbabilityHigh > factor {
+					t.Errorf("%s: interval reaches %.4f, want it lowered, at most %.2f", m.Candidate, m.ProbabilityHigh, factor)
 				}
 			}
 		})
