@@ -452,7 +452,8 @@
 // chance where no class of fewer is, would catch 102 of standard's groups
 // on seeds 9301 to 9310 too, right every time at 0.969 said, and was not
 // kept. A client's own report (Options.Own) is not lowered, since it is
-// held to say no less than the attack on its capture.
+// held to say no less than the attack on its capture, but is warned that
+// the attack would give such groups less.
 //
 // Several sessions of one client are intersected (Options.Intersect)
 // as one session that scanned every block one of them scanned, and

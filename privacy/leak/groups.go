@@ -1266,12 +1266,12 @@ const maxFewBlocks = 6
 // what they said (see the package documentation, "Few blocks").
 const fewBlocksFactor = 0.75
 
-// fewBlocks reports whether the attack's report is of a session that
-// fetched maxFewBlocks blocks or fewer (some) and gives a group of
-// several matches, or a match alone of two or more appearances, a
-// probability from 0.5 to 0.8.
+// fewBlocks reports whether the report is of a session that fetched
+// maxFewBlocks blocks or fewer (some) and gives a group of several
+// matches, or a match alone of two or more appearances, a probability
+// from 0.5 to 0.8.
 func (r *Report) fewBlocks() bool {
-	if r.label != nil || r.FetchedBlocks == 0 || r.FetchedBlocks > maxFewBlocks || r.FetchedBlocks >= r.ScannedBlocks {
+	if r.FetchedBlocks == 0 || r.FetchedBlocks > maxFewBlocks || r.FetchedBlocks >= r.ScannedBlocks {
 		return false
 	}
 	for _, g := range r.Groups {
@@ -1301,9 +1301,14 @@ func (r *Report) fewBlocks() bool {
 // downloads) is not lowered: it is held to say no less than the attack
 // on its capture (see Compute), and the factor corrects the attack's
 // over-confidence, not the client's bound; the paid riders' tenth is not
-// applied there either (paidOnly).
+// applied there either (paidOnly). It is warned instead that the attack
+// on the session would give such groups less.
 func (r *Report) lowerFewBlocks() {
-	if r.label != nil || !r.fewBlocks() {
+	if !r.fewBlocks() {
+		return
+	}
+	if r.label != nil {
+		r.warn(fmt.Sprintf("%s: groups given 0.5 to 0.8 in such sessions are right less often than said, and the attack on this session, which does not know the wallet's scripts, gives them, their members and such matches alone %.2f of what their classes give; this account, of the client's own scripts, keeps them whole", FewBlocks, fewBlocksFactor))
 		return
 	}
 	mid := func(p float64) bool { return p >= 0.5 && p < 0.8 && (r.cap == 0 || p < r.cap) }
