@@ -244,7 +244,7 @@ type Report struct {
 	// appearing one are all paid (paidOnly).
 	paidGroups int
 	// few counts the groups, and matches alone of two or more
-	// appearances, halved for a session of few blocks (lowerFewBlocks).
+	// appearances, lowered for a session of few blocks (lowerFewBlocks).
 	few int
 	// left holds the transactions (txKey) of fetched blocks that created
 	// a script a later scanned block not fetched holds: its counterparty

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -62,7 +63,14 @@ func (r *ruleTally) String() string {
 // appearing), which rides in no other's transactions, all ride in
 // payments by others (Paid), each of the latter given 0.5 or more with
 // its session and warnings (SPVFILTER_FETCH_HELDOUT_REGIMES, comma
-// separated, keeps the regimes it lists):
+// separated, keeps the regimes it lists), and the groups given 0.2 to
+// 0.8 in sessions warned of few blocks, each logged. With
+// SPVFILTER_FETCH_HELDOUT_WIDE set it scores the 24-wallet captures the
+// few-blocks rule was fitted on (fetchCalibrationScenario) instead, and
+// with SPVFILTER_FETCH_HELDOUT_CALIBRATION=K the first K captures of
+// each regime TestCalibrationRegimes pools (seed calibrationSeed + 100k
+// + i, i the regime's index), seeds the attack's constants were chosen
+// on, in place of SPVFILTER_FETCH_HELDOUT's:
 //
 //	SPVFILTER_FETCH_HELDOUT=9901-9904 go test ./privacy/simulate -run TestFetchHeldOut -v -timeout 40m
 //
@@ -70,37 +78,48 @@ func (r *ruleTally) String() string {
 // be made or scored.
 func TestFetchHeldOut(t *testing.T) {
 	seeds := heldOutSeeds(t)
-	if seeds == nil {
+	calibration := 0
+	if v := os.Getenv("SPVFILTER_FETCH_HELDOUT_CALIBRATION"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("SPVFILTER_FETCH_HELDOUT_CALIBRATION %q: want a count of captures", v)
+		}
+		calibration = n
+	}
+	if seeds == nil && calibration == 0 {
 		t.Skip("set SPVFILTER_FETCH_HELDOUT=FROM-TO to score the block-download attack on held-out seeds")
 	}
-	var allScripts, allGroups pooledBins
+	wide := os.Getenv("SPVFILTER_FETCH_HELDOUT_WIDE") != ""
+	var allScripts, allGroups, allFewMid pooledBins
 	var allFew, allPaid ruleTally
-	for _, ri := range simulate.Regimes() {
+	for i, ri := range simulate.Regimes() {
 		r := ri.Regime
+		if calibration > 0 {
+			seeds = seeds[:0]
+			for k := range calibration {
+				seeds = append(seeds, calibrationSeed+100*uint64(k)+uint64(i))
+			}
+		}
 		if r == simulate.RegimeCovered {
 			continue
 		}
 		if v := os.Getenv("SPVFILTER_FETCH_HELDOUT_REGIMES"); v != "" && !slices.Contains(strings.Split(v, ","), string(r)) {
 			continue
 		}
-		var scripts, groups pooledBins
+		var scripts, groups, fewMid pooledBins
 		var few, paid ruleTally
 		for _, seed := range seeds {
-			sc := regimeScenario(t, r, seed)
-			var index, fcapt bytes.Buffer
-			if err := sc.WriteIndex(&index); err != nil {
-				t.Fatal(err)
-			}
-			if err := sc.WriteFetchCapture(&fcapt); err != nil {
-				t.Fatal(err)
-			}
-			score, reps := attackFetches(t, sc, &fcapt, &index, attack.FetchOptions{})
+			sc, fcapt, index := heldOutCapture(t, r, seed, wide)
+			score, reps := attackFetches(t, sc, fcapt, index, attack.FetchOptions{})
 			scripts.add(score.Candidates)
 			groups.add(score.CandidateGroups)
 			owns := sessionOwners(sc.Labels.Fetch)
 			for _, rep := range reps {
 				for _, g := range tallyShapes(rep, owns[rep.Session], &few, &paid) {
 					t.Logf("%s seed %d, session %s (%d of %d blocks): paid-only group of %d given %.3f (%s), warnings %q", r, seed, rep.Session, rep.FetchedBlocks, rep.ScannedBlocks, len(g.Members), g.Probability, g.Reason, rep.Warnings)
+				}
+				for _, g := range tallyFewMid(rep, owns[rep.Session], &fewMid) {
+					t.Logf("%s seed %d, session %s (%d of %d blocks): few-block group of %d given %.3f, right %v", r, seed, rep.Session, rep.FetchedBlocks, rep.ScannedBlocks, len(g.Members), g.Probability, slices.ContainsFunc(g.Members, func(c string) bool { return owns[rep.Session][c] }))
 				}
 			}
 		}
@@ -111,6 +130,8 @@ func TestFetchHeldOut(t *testing.T) {
 			t.Logf("%s %s: [0.5, 0.8) %s; [0.8, 0.95) %s; [0.95, 1] %s", r, k.name, k.p.cell(1), k.p.cell(2), k.p.cell(5))
 		}
 		t.Logf("%s few-block groups: %v; paid-only groups: %v", r, &few, &paid)
+		t.Logf("%s few-block groups of warned sessions: [0.2, 0.5) %s; [0.5, 0.8) %s", r, fewMid.cell(0), fewMid.cell(1))
+		allFewMid.merge(&fewMid)
 		allScripts.merge(&scripts)
 		allGroups.merge(&groups)
 		allFew.merge(&few)
@@ -119,6 +140,54 @@ func TestFetchHeldOut(t *testing.T) {
 	t.Logf("all regimes scripts: [0.5, 0.8) %s; [0.8, 0.95) %s; [0.95, 1] %s", allScripts.cell(1), allScripts.cell(2), allScripts.cell(5))
 	t.Logf("all regimes groups: [0.5, 0.8) %s; [0.8, 0.95) %s; [0.95, 1] %s", allGroups.cell(1), allGroups.cell(2), allGroups.cell(5))
 	t.Logf("all regimes few-block groups: %v; paid-only groups: %v", &allFew, &allPaid)
+	t.Logf("all regimes few-block groups of warned sessions: [0.2, 0.5) %s; [0.5, 0.8) %s", allFewMid.cell(0), allFewMid.cell(1))
+}
+
+// heldOutCapture simulates regime r from seed as TestCalibrationRegimes
+// does (regimeScenario), or, wide, as the 24-wallet captures the
+// few-blocks rule was fitted on (fetchCalibrationScenario), and returns
+// it with its fetch capture and appearance index.
+func heldOutCapture(t *testing.T, r simulate.Regime, seed uint64, wide bool) (*simulate.Scenario, *bytes.Buffer, *bytes.Buffer) {
+	t.Helper()
+	if wide {
+		return fetchCalibrationScenario(t, r, seed)
+	}
+	sc := regimeScenario(t, r, seed)
+	var index, fcapt bytes.Buffer
+	if err := sc.WriteIndex(&index); err != nil {
+		t.Fatal(err)
+	}
+	if err := sc.WriteFetchCapture(&fcapt); err != nil {
+		t.Fatal(err)
+	}
+	return sc, &fcapt, &index
+}
+
+// tallyFewMid adds to bins (0: [0.2, 0.5), 1: [0.5, 0.8)) the groups
+// given 0.2 to 0.8 of a report warned of few blocks (leak.FewBlocks),
+// right when one of their members is in own, and returns them: those
+// the few-blocks rule lowered and those it left.
+func tallyFewMid(rep *attack.FetchReport, own map[string]bool, bins *pooledBins) []leak.Group {
+	if !slices.ContainsFunc(rep.Warnings, func(w string) bool { return strings.HasPrefix(w, leak.FewBlocks) }) {
+		return nil
+	}
+	var mid []leak.Group
+	for _, g := range rep.Groups {
+		if g.Probability < 0.2 || g.Probability >= 0.8 {
+			continue
+		}
+		i := 0
+		if g.Probability >= 0.5 {
+			i = 1
+		}
+		bins.count[i]++
+		bins.sumP[i] += g.Probability
+		if slices.ContainsFunc(g.Members, func(c string) bool { return own[c] }) {
+			bins.right[i]++
+		}
+		mid = append(mid, g)
+	}
+	return mid
 }
 
 // tallyShapes adds the groups of one report to few (its session fetched
