@@ -2,6 +2,7 @@ package attack
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -249,9 +250,17 @@ func countCopies(groups [][]*bip37.Filter) []int {
 	seen := make(map[[sha256.Size]byte]int, len(groups))
 	for g, filters := range groups {
 		h := sha256.New()
+		var head [17]byte
 		for _, f := range filters {
-			// Encoding to a hash cannot fail.
-			_ = f.MsgFilterLoad().BtcEncode(h, wire.ProtocolVersion, wire.BaseEncoding)
+			// Every field, the bits' length first: filters that differ in
+			// anything hash apart, whatever their size.
+			m := f.MsgFilterLoad()
+			binary.LittleEndian.PutUint64(head[0:], uint64(len(m.Filter)))
+			binary.LittleEndian.PutUint32(head[8:], m.HashFuncs)
+			binary.LittleEndian.PutUint32(head[12:], m.Tweak)
+			head[16] = byte(m.Flags)
+			h.Write(head[:])
+			h.Write(m.Filter)
 		}
 		h.Sum(keys[g][:0])
 		seen[keys[g]]++

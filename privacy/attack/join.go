@@ -17,7 +17,10 @@ import (
 // the same counts of lines read, skipped and tested, the same skipped
 // lines named, candidates by class and key lines marked as pairs
 // (ErrMismatch otherwise). These are checks, not a proof: two universes
-// of the same shape pass them. The parts are not changed; the joined
+// of the same shape pass them. A part whose last groups are a capture
+// report's intersections (see NewCaptureReport), not sessions, is
+// refused (ErrMismatch): joined, they would be sessions of the priors'
+// fit again. The parts are not changed; the joined
 // accumulator shares their filters, which the caller must not change.
 func Join(parts ...*Accumulator) (*Accumulator, error) {
 	if len(parts) == 0 {
@@ -28,6 +31,9 @@ func Join(parts ...*Accumulator) (*Accumulator, error) {
 	for i, p := range parts {
 		if err := first.sameUniverse(p); err != nil {
 			return nil, fmt.Errorf("%w: joining part %d: %w", ErrMismatch, i+1, err)
+		}
+		if p.sessionGroups() < len(p.set.filters) {
+			return nil, fmt.Errorf("%w: joining part %d: its last %d groups are a capture report's intersections, not sessions", ErrMismatch, i+1, len(p.set.filters)-p.sessionGroups())
 		}
 		s.filters = append(s.filters, p.set.filters...)
 		s.full = append(s.full, p.set.full...)

@@ -347,7 +347,7 @@ func priorWarning(sessions []linkSession) string {
 		return ""
 	}
 	return fmt.Sprintf("%d of %d sessions carry no evidence of wallet sizes (%d matched nothing of the universe, %d repeat another's filters), "+
-		"as sessions injected to move the prior on sizes would: the prior counts them as %.2g sessions in all",
+		"as new or empty wallets give, and as sessions injected to move the prior on sizes would: the prior counts them as %.2g sessions in all",
 		few, counted, none, copies, weight)
 }
 
