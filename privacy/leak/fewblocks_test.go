@@ -35,16 +35,7 @@ func TestFewBlocksLowered(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			src := &entrySource{hd: &universe.IndexHeader{Version: universe.IndexVersion, Hashes: make([]chainhash.Hash, 200)}}
-			for i := range 900 {
-				h := int32(i % 190)
-				src.entries = append(src.entries, &universe.IndexEntry{Candidate: fmt.Sprintf("bg%04d", i), Heights: []int32{h, h + 7}, Txs: [][]uint32{{50}, {51}}})
-			}
-			src.entries = append(src.entries,
-				&universe.IndexEntry{Candidate: "pc", Heights: []int32{10}, Txs: [][]uint32{{1}}},
-				&universe.IndexEntry{Candidate: "v", Heights: []int32{30, 40}, Txs: [][]uint32{{2}, {2}}},
-				&universe.IndexEntry{Candidate: "w", Heights: []int32{10, 20}, Txs: [][]uint32{{1}, {1}}},
-			)
+			src := fewBlocksSource()
 			view := leak.View{ID: "s", Client: "127.0.0.1:1", Scanned: []leak.HeightRange{{From: 0, To: 199}}, Fetched: tc.fetched}
 			reps, err := leak.Analyze([]leak.View{view}, src, leak.Options{Shifts: -1})
 			if err != nil {
@@ -113,15 +104,8 @@ func TestFewBlocksLabelledWarnedNotLowered(t *testing.T) {
 	// analyze gives w's group's probability and the few-blocks warning
 	// of the labelled report of a session that fetched the given blocks.
 	analyze := func(fetched []int32) (float64, string) {
-		src := &entrySource{hd: &universe.IndexHeader{Version: universe.IndexVersion, Hashes: make([]chainhash.Hash, 200)}}
-		for i := range 900 {
-			h := int32(i % 190)
-			src.entries = append(src.entries, &universe.IndexEntry{Candidate: fmt.Sprintf("bg%04d", i), Heights: []int32{h, h + 7}, Txs: [][]uint32{{50}, {51}}})
-		}
+		src := fewBlocksSource()
 		src.entries = append(src.entries,
-			&universe.IndexEntry{Candidate: "pc", Heights: []int32{10}, Txs: [][]uint32{{1}}},
-			&universe.IndexEntry{Candidate: "v", Heights: []int32{30, 40}, Txs: [][]uint32{{2}, {2}}},
-			&universe.IndexEntry{Candidate: "w", Heights: []int32{10, 20}, Txs: [][]uint32{{1}, {1}}},
 			&universe.IndexEntry{Candidate: "x", Heights: []int32{100, 120}, Txs: [][]uint32{{3}, {3}}},
 			&universe.IndexEntry{Candidate: "y1", Heights: []int32{30, 100}, Txs: [][]uint32{{4}, {4}}},
 			&universe.IndexEntry{Candidate: "y2", Heights: []int32{40, 120}, Txs: [][]uint32{{5}, {5}}},
@@ -159,4 +143,21 @@ func TestFewBlocksLabelledWarnedNotLowered(t *testing.T) {
 	if !strings.Contains(warning, "the attack on this session") {
 		t.Errorf("6 blocks: warning of few blocks %q, want it to say what the attack on the session gives", warning)
 	}
+}
+
+// fewBlocksSource is an index of 200 blocks: 900 background candidates
+// of two appearances each, w of two appearances, pc of one in w's first
+// transaction, and v of two elsewhere.
+func fewBlocksSource() *entrySource {
+	src := &entrySource{hd: &universe.IndexHeader{Version: universe.IndexVersion, Hashes: make([]chainhash.Hash, 200)}}
+	for i := range 900 {
+		h := int32(i % 190)
+		src.entries = append(src.entries, &universe.IndexEntry{Candidate: fmt.Sprintf("bg%04d", i), Heights: []int32{h, h + 7}, Txs: [][]uint32{{50}, {51}}})
+	}
+	src.entries = append(src.entries,
+		&universe.IndexEntry{Candidate: "pc", Heights: []int32{10}, Txs: [][]uint32{{1}}},
+		&universe.IndexEntry{Candidate: "v", Heights: []int32{30, 40}, Txs: [][]uint32{{2}, {2}}},
+		&universe.IndexEntry{Candidate: "w", Heights: []int32{10, 20}, Txs: [][]uint32{{1}, {1}}},
+	)
+	return src
 }

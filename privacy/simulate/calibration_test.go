@@ -13,7 +13,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spvfilter/spvfilter/bip37"
 	"github.com/spvfilter/spvfilter/privacy/attack"
 	"github.com/spvfilter/spvfilter/privacy/capture"
 	"github.com/spvfilter/spvfilter/privacy/simulate"
@@ -59,41 +58,7 @@ func regimeScenario(t *testing.T, r simulate.Regime, seed uint64) *simulate.Scen
 // as the command does, and returns the report and its JSON.
 func analyzeLinks(t *testing.T, sc *simulate.Scenario) (*attack.CaptureReport, []byte) {
 	t.Helper()
-	var univ, capt bytes.Buffer
-	if err := sc.WriteUniverse(&univ); err != nil {
-		t.Fatal(err)
-	}
-	if err := sc.WriteCapture(&capt); err != nil {
-		t.Fatal(err)
-	}
-	recs, err := capture.Read(&capt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sessions, err := capture.Sessions(recs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	groups := make([][]*bip37.Filter, len(sessions))
-	for i, s := range sessions {
-		groups[i] = s.BloomFilters()
-	}
-	acc, err := attack.NewAccumulator(groups, attack.AnalyzeOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := acc.ReadUniverse(&univ); err != nil {
-		t.Fatal(err)
-	}
-	rep, err := attack.NewCaptureReport(sessions, acc, attack.ReportOptions{Link: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc bytes.Buffer
-	if err := rep.WriteJSON(&doc); err != nil {
-		t.Fatal(err)
-	}
-	return rep, doc.Bytes()
+	return captureReport(t, sc, nil, attack.ReportOptions{Link: true})
 }
 
 // runRegime simulates regime r from seed (see regimeScenario), runs
