@@ -16,6 +16,7 @@ import (
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/rpcclient"
+	"github.com/btcsuite/btcd/wire"
 	"github.com/btcsuite/btcwallet/walletdb"
 	_ "github.com/btcsuite/btcwallet/walletdb/bdb" // the "bdb" driver, as neutrino's own tests use
 	"github.com/lightninglabs/neutrino"
@@ -92,7 +93,7 @@ func TestNeutrinoCapture(t *testing.T) {
 	})
 
 	// What the node saw, the index and the labels.
-	index, hashes := indexChain(t, node.RPC(), tip)
+	index, hashes := indexChain(t, node.RPC(), tip, nil)
 	labels := fetchLabels(node.Params.Name, tip, ws)
 	for _, s := range fetchSessions {
 		so, ok := byClient[s.Client]
@@ -280,8 +281,9 @@ func waitSynced(ctx context.Context, cs *neutrino.ChainService, tip int32) error
 
 // indexChain writes the appearance index of blocks 0..tip with package
 // universe's writers, from the node's blocks, and returns it with the
-// blocks' hashes.
-func indexChain(t *testing.T, rpc *rpcclient.Client, tip int32) ([]byte, map[string]int32) {
+// blocks' hashes; visit, when not nil, is given each block as it is
+// read, in order.
+func indexChain(t *testing.T, rpc *rpcclient.Client, tip int32, visit func(h int32, b *wire.MsgBlock)) ([]byte, map[string]int32) {
 	t.Helper()
 	ix := universe.NewIndexWriter(t.TempDir(), 0)
 	defer ix.Close()
@@ -300,6 +302,9 @@ func indexChain(t *testing.T, rpc *rpcclient.Client, tip int32) ([]byte, map[str
 		}
 		if err := uw.AddBlock(h, b); err != nil {
 			t.Fatal(err)
+		}
+		if visit != nil {
+			visit(h, b)
 		}
 		hd.Hashes = append(hd.Hashes, *hash)
 		hashes[hash.String()] = h

@@ -189,11 +189,7 @@ func TestLeakAgainstCapture(t *testing.T) {
 func leakChain(t *testing.T, shape peertest.WalletChain, others int) (*peertest.Node, *peertest.LabelledChain, []byte, map[string]int32) {
 	t.Helper()
 	for try := 1; ; try++ {
-		node, chain, index, hashes := buildLeakChain(t, shape, others)
-		if others == 0 {
-			return node, chain, index, hashes
-		}
-		falses := falseMatches(t, node, chain)
+		node, chain, index, hashes, falses := buildLeakChain(t, shape, others)
 		if len(falses) == 0 {
 			return node, chain, index, hashes
 		}
@@ -207,8 +203,10 @@ func leakChain(t *testing.T, shape peertest.WalletChain, others int) (*peertest.
 	}
 }
 
-// buildLeakChain starts a node and builds leakChain's chain on it.
-func buildLeakChain(t *testing.T, shape peertest.WalletChain, others int) (*peertest.Node, *peertest.LabelledChain, []byte, map[string]int32) {
+// buildLeakChain starts a node and builds leakChain's chain on it, and,
+// with other users' wallets, returns the heights of the false matches
+// of their scripts as it indexes the blocks (see falseMatches).
+func buildLeakChain(t *testing.T, shape peertest.WalletChain, others int) (*peertest.Node, *peertest.LabelledChain, []byte, map[string]int32, []int32) {
 	t.Helper()
 	node := peertest.StartBtcd(t, peertest.WithMiningKey(peertest.NewKey("leak miner")))
 	mature, spec := shape.Spec("leak")
@@ -236,82 +234,96 @@ func buildLeakChain(t *testing.T, shape peertest.WalletChain, others int) (*peer
 	began := time.Now()
 	chain := peertest.BuildLabelledChain(t, node, spec)
 	w := chain.Wallets[0]
-	index, hashes := indexChain(t, node.RPC(), chain.Tip)
+	var visit func(int32, *wire.MsgBlock)
+	var fm *falseMatches
+	if others > 0 {
+		fm = newFalseMatches(t, node, chain)
+		visit = fm.block
+	}
+	index, hashes := indexChain(t, node.RPC(), chain.Tip, visit)
 	t.Logf("chain: %d blocks, the wallet's %d scripts in %d blocks from %d, %d other wallets, built and indexed in %v",
 		chain.Tip+1, len(w.Scripts), shape.WalletBlocks, w.Birth, others, time.Since(began).Round(time.Second))
-	return node, chain, index, hashes
+	if fm == nil {
+		return node, chain, index, hashes, nil
+	}
+	return node, chain, index, hashes, fm.heights
 }
 
-// falseMatches returns the heights, from the first wallet's birth, at
-// which a block's BIP 158 filter matches a script of one of the chain's
-// wallets that the block neither pays nor spends (a false positive: 1
-// in 784,931 a script and block).
-func falseMatches(t *testing.T, node *peertest.Node, chain *peertest.LabelledChain) []int32 {
+// falseMatches finds, block after block from the first, the heights
+// from the first wallet's birth at which a block's BIP 158 filter
+// matches a script of one of the chain's wallets that the block neither
+// pays nor spends (a false positive: 1 in 784,931 a script and block).
+type falseMatches struct {
+	t       *testing.T
+	node    *peertest.Node
+	birth   int32
+	scripts [][]byte
+	watched map[string]bool // scripts, as map keys
+	// paid are the outputs paying a script of scripts, for the blocks
+	// that spend them.
+	paid    map[wire.OutPoint]string
+	heights []int32
+}
+
+// newFalseMatches watches the scripts of every wallet of chain.
+func newFalseMatches(t *testing.T, node *peertest.Node, chain *peertest.LabelledChain) *falseMatches {
 	t.Helper()
-	rpc := node.RPC()
-	watched := map[string]bool{}
-	var scripts [][]byte
+	fm := &falseMatches{t: t, node: node, birth: chain.Wallets[0].Birth, paid: map[wire.OutPoint]string{}, watched: map[string]bool{}}
 	for _, w := range chain.Wallets {
-		for _, a := range w.Scripts {
-			addr, err := btcutil.DecodeAddress(a, node.Params)
+		for _, a := range walletAddrs(t, node.Params, w) {
+			s, err := txscript.PayToAddrScript(a)
 			if err != nil {
 				t.Fatal(err)
 			}
-			s, err := txscript.PayToAddrScript(addr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			watched[string(s)] = true
-			scripts = append(scripts, s)
+			fm.scripts = append(fm.scripts, s)
+			fm.watched[string(s)] = true
 		}
 	}
-	paid := map[wire.OutPoint]string{}
-	var falses []int32
-	for h := int32(1); h <= chain.Tip; h++ {
-		hash, err := rpc.GetBlockHash(int64(h))
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := rpc.GetBlock(hash)
-		if err != nil {
-			t.Fatal(err)
-		}
-		in := map[string]bool{}
-		for _, tx := range b.Transactions {
-			for _, i := range tx.TxIn {
-				if s, ok := paid[i.PreviousOutPoint]; ok {
-					in[s] = true
-				}
-			}
-			for i, out := range tx.TxOut {
-				if watched[string(out.PkScript)] {
-					in[string(out.PkScript)] = true
-					paid[wire.OutPoint{Hash: tx.TxHash(), Index: uint32(i)}] = string(out.PkScript)
-				}
+	return fm
+}
+
+// block reads block b at height h: the scripts it pays or spends, and,
+// from the birth on, the watched scripts its filter matches besides
+// them. A filter that misses a script its block pays or spends fails
+// the test.
+func (fm *falseMatches) block(h int32, b *wire.MsgBlock) {
+	t := fm.t
+	t.Helper()
+	in := map[string]bool{}
+	for _, tx := range b.Transactions {
+		for _, i := range tx.TxIn {
+			if s, ok := fm.paid[i.PreviousOutPoint]; ok {
+				in[s] = true
 			}
 		}
-		if h < chain.Wallets[0].Birth {
-			continue
-		}
-		cf, err := rpc.GetCFilter(hash, wire.GCSFilterRegular)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, err := gcs.DecodeBasic(cf.Data)
-		if err != nil {
-			t.Fatalf("filter of block %d: %v", h, err)
-		}
-		key := gcs.BasicKey(hash)
-		for _, s := range scripts {
-			switch match := f.Match(key, s); {
-			case match && !in[string(s)]:
-				falses = append(falses, h)
-			case !match && in[string(s)]:
-				t.Fatalf("block %d pays or spends %x and its filter does not match it", h, s)
+		for i, out := range tx.TxOut {
+			if fm.watched[string(out.PkScript)] {
+				in[string(out.PkScript)] = true
+				fm.paid[wire.OutPoint{Hash: tx.TxHash(), Index: uint32(i)}] = string(out.PkScript)
 			}
 		}
 	}
-	return falses
+	if h < fm.birth {
+		return
+	}
+	hash := b.BlockHash()
+	cf, err := fm.node.RPC().GetCFilter(&hash, wire.GCSFilterRegular)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := gcs.DecodeBasic(cf.Data)
+	if err != nil {
+		t.Fatalf("filter of block %d: %v", h, err)
+	}
+	key := gcs.BasicKey(&hash)
+	for _, s := range fm.scripts {
+		switch match := f.Match(key, s); {
+		case match && !in[string(s)]:
+			fm.heights = append(fm.heights, h)
+		case !match && in[string(s)]:
+			t.Fatalf("block %d pays or spends %x and its filter does not match it", h, s)
+		}
+	}
 }
 
 // exposed is the check of the scan the protected one is measured
