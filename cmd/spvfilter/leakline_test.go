@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -51,6 +52,26 @@ func TestLeakLine(t *testing.T) {
 				if strings.Contains(got, w) {
 					t.Errorf("%q has %q", got, w)
 				}
+			}
+		})
+	}
+}
+
+// TestLeakWarningsOf: the warnings of a BIP 157 scan's leak report are
+// the scan's too, named as the leak's.
+func TestLeakWarningsOf(t *testing.T) {
+	few := "the peers together: " + leak.FewBlocks + ": ..."
+	for _, tt := range []struct {
+		name string
+		l    *leak.Leak
+		want []string
+	}{
+		{"few blocks", &leak.Leak{Warnings: []string{few, "b"}}, []string{"leak: " + few, "leak: b"}},
+		{"quiet", &leak.Leak{Warnings: []string{}}, []string{}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := leakWarningsOf(tt.l); !slices.Equal(got, tt.want) {
+				t.Errorf("got %q, want %q", got, tt.want)
 			}
 		})
 	}

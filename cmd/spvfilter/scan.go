@@ -1147,6 +1147,7 @@ func newScanJSON(plan *scanPlan, res *client.ScanResult, took time.Duration) sca
 	switch {
 	case res.Leak != nil:
 		out.Leak = res.Leak
+		out.Warnings = append(out.Warnings, leakWarningsOf(res.Leak)...)
 	case plan.bip37Rate != nil:
 		l, err := plan.bip37Rate.bip37Leak(res, out.FalsePositiveTxs)
 		if err != nil {
@@ -1236,6 +1237,17 @@ func (a *app) printScan(out *scanJSON) error {
 	}
 	_, err := fmt.Fprintln(w, line)
 	return err
+}
+
+// leakWarningsOf are the warnings of a BIP 157 scan's leak report, as
+// the scan's own warnings repeat them: what limits its figures, and
+// where they read high or low (a session of few blocks: leak.FewBlocks).
+func leakWarningsOf(l *leak.Leak) []string {
+	out := make([]string, len(l.Warnings))
+	for i, w := range l.Warnings {
+		out[i] = "leak: " + w
+	}
+	return out
 }
 
 // leakLine says in one line what the peers could conclude about the

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/wire"
@@ -90,7 +91,10 @@ type Leak struct {
 	// Collusion is every view joined, as colluding nodes see them: the
 	// union of what was scanned and of what was fetched.
 	Collusion PeerLeak `json:"collusion"`
-	Warnings  []string `json:"warnings"`
+	// Warnings are the limits of the computation, and, named by the
+	// view, those of a view's warnings that change how its figures read
+	// (a session of few blocks: FewBlocks).
+	Warnings []string `json:"warnings"`
 }
 
 // PeerLeak is what one view (a peer, or the peers colluding) reveals.
@@ -133,6 +137,9 @@ type PeerLeak struct {
 	// chance gives, which dilutes the wallet's groups as covers do
 	// (Need's chance).
 	ChanceGroups map[int]float64 `json:"chance_groups_by_class"`
+	// Warnings are the attack's on this view (Report.Warnings): how its
+	// probabilities were weighed, and where they may read high or low.
+	Warnings []string `json:"warnings"`
 	// Bloom is the filter attack on the BIP 37 filters the peer received
 	// (Bloom), null for a BIP 157 scan: Compute leaves it null, and a
 	// client that loaded filters sets it.
@@ -207,7 +214,7 @@ func Compute(in Input, lim Limits) (*Leak, error) {
 	}
 	lim = lim.withDefaults()
 	out := &Leak{WatchedScripts: len(in.Watched), Peers: []PeerLeak{}, Warnings: []string{},
-		Collusion: PeerLeak{FetchedHeights: []int32{}, Scripts: []ScriptLeak{}}}
+		Collusion: PeerLeak{FetchedHeights: []int32{}, Scripts: []ScriptLeak{}, Warnings: []string{}}}
 	if len(in.Views) == 0 {
 		return out, nil
 	}
@@ -233,15 +240,31 @@ func Compute(in Input, lim Limits) (*Leak, error) {
 	}
 	for i, r := range reps {
 		pl := p.peerLeak(&all[i], r)
+		who := "peer " + all[i].ID
 		if i == len(reps)-1 {
-			pl.Address = nil
+			pl.Address, who = nil, "the peers together"
 			out.Collusion = pl
 		} else {
 			out.Peers = append(out.Peers, pl)
 		}
+		out.Warnings = append(out.Warnings, userWarnings(who, r.Warnings)...)
 	}
 	out.Warnings = append(out.Warnings, p.warnings...)
 	return out, nil
+}
+
+// userWarnings are the warnings of a view's report (PeerLeak.Warnings)
+// that change how its figures read, which Leak.Warnings repeats, named
+// by who saw the view: that a session of few blocks (FewBlocks) is
+// given more here than the attack on it would give.
+func userWarnings(who string, warnings []string) []string {
+	var out []string
+	for _, w := range warnings {
+		if strings.HasPrefix(w, FewBlocks) {
+			out = append(out, who+": "+w)
+		}
+	}
+	return out
 }
 
 // colluding is the view of all views colluding as the attack joins them
@@ -276,7 +299,7 @@ func (l Limits) withDefaults() Limits {
 // peerLeak reads a view's report for the watched scripts.
 func (p *partial) peerLeak(v *View, r *Report) PeerLeak {
 	id := v.ID
-	pl := PeerLeak{Address: &id, BlocksScanned: r.ScannedBlocks, FetchedHeights: r.FetchedHeights,
+	pl := PeerLeak{Address: &id, BlocksScanned: r.ScannedBlocks, FetchedHeights: r.FetchedHeights, Warnings: append([]string{}, r.Warnings...),
 		FetchedFraction: r.FetchedFraction, Conservative: p.conservative(v), Scripts: []ScriptLeak{}}
 	pl.ChanceGroups = map[int]float64{}
 	for _, c := range r.ByAppearances {
