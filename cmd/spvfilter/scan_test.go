@@ -60,51 +60,104 @@ type scanOutput struct {
 	To   int32 `json:"to"`
 }
 
-func TestScanCommand(t *testing.T) {
+// scanChain is TestScanCommand's regtest chain: alice's address and
+// carol's script (watched as hex, also from a file) funded at height 102,
+// alice's coin spent to bob at 106, the tip at 108.
+type scanChain struct {
+	node                            *peertest.Node
+	bob                             *peertest.Key
+	fund, spend                     *wire.MsgTx
+	aliceAddr, carolHex, scriptFile string
+}
+
+// scanChain's heights.
+const (
+	scanFundHeight  = 102
+	scanSpendHeight = 106
+)
+
+func newScanChain(t *testing.T) *scanChain {
 	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
 	node.Generate(t, 101)
 	alice := peertest.NewKey("alice")
-	bob := peertest.NewKey("bob")
-	aliceAddr := alice.Address(node.Params).EncodeAddress()
+	c := &scanChain{node: node, bob: peertest.NewKey("bob"), aliceAddr: alice.Address(node.Params).EncodeAddress()}
 	// A P2WPKH output script, watched as hex.
 	carolScript := append([]byte{0x00, 0x14}, btcutil.Hash160([]byte("carol"))...)
-	fund := node.SpendCoinbase(t, wire.NewTxOut(10_000_000, alice.PkScript()), wire.NewTxOut(5_000_000, carolScript))
-	hFund := int32(102)
-	node.Confirm(t, fund)
+	c.fund = node.SpendCoinbase(t, wire.NewTxOut(10_000_000, alice.PkScript()), wire.NewTxOut(5_000_000, carolScript))
+	node.Confirm(t, c.fund)
 	node.Generate(t, 3)
-	spend := node.Spend(t, []peertest.Output{peertest.OutputOf(fund, 0, alice)}, wire.NewTxOut(10_000_000-peertest.Fee, bob.PkScript()))
-	hSpend := int32(106)
-	node.Confirm(t, spend)
+	c.spend = node.Spend(t, []peertest.Output{peertest.OutputOf(c.fund, 0, alice)}, wire.NewTxOut(10_000_000-peertest.Fee, c.bob.PkScript()))
+	node.Confirm(t, c.spend)
 	node.Generate(t, 2) // tip 108
-
-	carolHex := hex.EncodeToString(carolScript)
-	scriptFile := filepath.Join(t.TempDir(), "script.hex")
-	if err := os.WriteFile(scriptFile, []byte(carolHex+"\n"), 0o600); err != nil {
+	c.carolHex = hex.EncodeToString(carolScript)
+	c.scriptFile = filepath.Join(t.TempDir(), "script.hex")
+	if err := os.WriteFile(c.scriptFile, []byte(c.carolHex+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	type want struct {
-		txid   string
-		height int32
-		watch  string
+	return c
+}
+
+// scanJSON runs scan --json on regtest and decodes its output.
+func (c *scanChain) scanJSON(t *testing.T, args ...string) (scanOutput, string) {
+	t.Helper()
+	stdout, stderr, status := runCLI(t, "", append([]string{"scan", "--json", "--network", "regtest"}, args...)...)
+	if status != exitOK {
+		t.Fatalf("status %d: %s", status, stderr)
 	}
-	fundWant := []want{{fund.TxHash().String(), hFund, aliceAddr + "," + carolHex}}
-	spendWant := want{spend.TxHash().String(), hSpend, aliceAddr}
+	var out scanOutput
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	return out, stderr
+}
+
+// scanFound maps the transactions a scan found (false positives left
+// out) to their watch items, joined by commas.
+func scanFound(out scanOutput) map[string]string {
+	m := map[string]string{}
+	for _, x := range out.Matches {
+		if !x.FalsePositive {
+			m[x.Txid] = strings.Join(x.Watch, ",")
+		}
+	}
+	return m
+}
+
+// TestScanCommand: scan against a real btcd, in both modes, in JSON and
+// text, beside lying peers, with outpoints, a data directory kept, and
+// the input it refuses (each part a function of its own on one chain).
+func TestScanCommand(t *testing.T) {
+	c := newScanChain(t)
+	t.Run("matches", func(t *testing.T) { testScanMatches(t, c) })
+	t.Run("text output", func(t *testing.T) { testScanText(t, c) })
+	t.Run("liars", func(t *testing.T) { testScanLiars(t, c) })
+	t.Run("outpoints", func(t *testing.T) { testScanOutpoints(t, c) })
+	t.Run("a second scan with the same --datadir", func(t *testing.T) { testScanDatadirKept(t, c) })
+	t.Run("bip37 warnings", func(t *testing.T) { testScanBIP37Warnings(t, c) })
+	t.Run("bad input", func(t *testing.T) { testScanBadInput(t, c) })
+}
+
+// testScanMatches: the transactions each mode finds, and the summary and
+// leak each reports, on the whole chain and on ranges.
+func testScanMatches(t *testing.T, c *scanChain) {
+	fundWant := []scanMatch{{c.fund.TxHash().String(), scanFundHeight, c.aliceAddr + "," + c.carolHex}}
+	spendWant := scanMatch{c.spend.TxHash().String(), scanSpendHeight, c.aliceAddr}
 	tests := []struct {
 		name  string
 		args  []string
-		want  []want
+		want  []scanMatch
 		stdin string
 	}{
-		{"bip157 whole chain", []string{"--mode", "bip157", "--watch", aliceAddr, "--watch", carolHex}, append(fundWant, spendWant), ""},
-		{"bip37 whole chain", []string{"--mode", "bip37", "--watch", aliceAddr, "--watch", "@" + scriptFile}, append(fundWant, spendWant), ""},
-		{"bip37 from stdin", []string{"--mode", "bip37", "--watch", aliceAddr, "--watch", "-", "--from", "0", "--to", "108"}, append(fundWant, spendWant), carolHex},
-		{"bip157 only the spend", []string{"--mode", "bip157", "--watch", aliceAddr, "--from", "106", "--to", "106"}, []want{spendWant}, ""},
-		{"bip157 range ends before the spend", []string{"--mode", "bip157", "--watch", aliceAddr, "--from", "102", "--to", "105"}, []want{{fund.TxHash().String(), hFund, aliceAddr}}, ""},
-		{"bip37 nothing", []string{"--mode", "bip37", "--watch", bob.Address(node.Params).EncodeAddress(), "--to", "105"}, nil, ""},
+		{"bip157 whole chain", []string{"--mode", "bip157", "--watch", c.aliceAddr, "--watch", c.carolHex}, append(fundWant, spendWant), ""},
+		{"bip37 whole chain", []string{"--mode", "bip37", "--watch", c.aliceAddr, "--watch", "@" + c.scriptFile}, append(fundWant, spendWant), ""},
+		{"bip37 from stdin", []string{"--mode", "bip37", "--watch", c.aliceAddr, "--watch", "-", "--from", "0", "--to", "108"}, append(fundWant, spendWant), c.carolHex},
+		{"bip157 only the spend", []string{"--mode", "bip157", "--watch", c.aliceAddr, "--from", "106", "--to", "106"}, []scanMatch{spendWant}, ""},
+		{"bip157 range ends before the spend", []string{"--mode", "bip157", "--watch", c.aliceAddr, "--from", "102", "--to", "105"}, []scanMatch{{c.fund.TxHash().String(), scanFundHeight, c.aliceAddr}}, ""},
+		{"bip37 nothing", []string{"--mode", "bip37", "--watch", c.bob.Address(c.node.Params).EncodeAddress(), "--to", "105"}, nil, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			args := append([]string{"scan", "--json", "--peer", node.P2PAddr, "--network", "regtest"}, tt.args...)
+			args := append([]string{"scan", "--json", "--peer", c.node.P2PAddr, "--network", "regtest"}, tt.args...)
 			stdout, stderr, status := runCLI(t, tt.stdin, args...)
 			if status != exitOK {
 				t.Fatalf("status %d: %s", status, stderr)
@@ -116,95 +169,93 @@ func TestScanCommand(t *testing.T) {
 			if err := json.Unmarshal([]byte(stdout), &out); err != nil {
 				t.Fatal(err)
 			}
-			// No progress bar when stderr is not a terminal: only the
-			// warnings, the same as in the JSON. One peer is always
-			// worth a warning.
-			var lines []string
-			for _, w := range out.Warnings {
-				lines = append(lines, "spvfilter: warning: "+w+"\n")
-			}
-			if stderr != strings.Join(lines, "") || !slices.ContainsFunc(out.Warnings, func(w string) bool {
-				return strings.Contains(w, "rests on one peer")
-			}) {
-				t.Errorf("stderr %q, JSON warnings %q: want the same, saying the result rests on one peer", stderr, out.Warnings)
-			}
-			if len(out.Peers) != 1 || out.Peers[0].Address != node.P2PAddr || out.Peers[0].Banned || !strings.Contains(out.Peers[0].UserAgent, "btcd") {
-				t.Errorf("peers %+v", out.Peers)
-			}
-			var got []want
-			for _, m := range out.Matches {
-				if m.FalsePositive {
-					continue
-				}
-				got = append(got, want{m.Txid, m.Height, strings.Join(m.Watch, ",")})
-				if m.BlockHash == "" {
-					t.Errorf("%s: no block hash", m.Txid)
-				}
-			}
-			if len(got) != len(tt.want) {
-				t.Fatalf("matches %v, want %v", got, tt.want)
-			}
-			for i := range got {
-				if got[i] != tt.want[i] {
-					t.Errorf("match %d: %v, want %v", i, got[i], tt.want[i])
-				}
-			}
-			if out.BlocksScanned != int(out.To-out.From)+1 || out.BytesReceived == 0 {
-				t.Errorf("summary: %+v", out)
-			}
-			bip157 := slices.Contains(tt.args, "bip157")
-			switch l := out.Leak; {
-			case !bip157 && (l == nil || len(l.Peers) != 1 || l.Peers[0].Address != node.P2PAddr || l.Collusion.Address != nil || l.WatchedScripts == 0):
-				t.Errorf("bip37 leak %+v, want the model's for the filtering peer", l)
-			case bip157 && (l == nil || len(l.Peers) != 1 || l.Peers[0].Address != node.P2PAddr || l.Collusion.Address != nil ||
-				l.Peers[0].BlocksFetched != out.BlocksFetched || l.WatchedScripts == 0):
-				t.Errorf("leak %+v, want the one peer's, which saw the %d blocks fetched", l, out.BlocksFetched)
-			}
+			c.checkScan(t, out, stderr, tt.want, slices.Contains(tt.args, "bip157"))
 		})
 	}
+}
 
-	t.Run("text output", func(t *testing.T) {
-		stdout, stderr, status := runCLI(t, "", "scan", "--peer", node.P2PAddr, "--network", "regtest",
-			"--mode", "bip157", "--watch", aliceAddr)
-		if status != exitOK {
-			t.Fatalf("status %d: %s", status, stderr)
-		}
-		for _, s := range []string{spend.TxHash().String() + "  height 106", "watch " + aliceAddr, "scanned 109 blocks (0..108)", "filters received: 109", "bytes received: ",
-			"leak: the peers together, seeing every block fetched, would attribute ", " of your 1 script at >= 0.95", "; one peer, " + node.P2PAddr + ", saw all "} {
-			if !strings.Contains(stdout, s) {
-				t.Errorf("output lacks %q:\n%s", s, stdout)
-			}
-		}
-	})
+// scanMatch is a transaction a scan found: its height and watch items.
+type scanMatch struct {
+	txid   string
+	height int32
+	watch  string
+}
 
-	// scanJSON runs scan --json and decodes its output.
-	scanJSON := func(t *testing.T, args ...string) (scanOutput, string) {
-		t.Helper()
-		stdout, stderr, status := runCLI(t, "", append([]string{"scan", "--json", "--network", "regtest"}, args...)...)
-		if status != exitOK {
-			t.Fatalf("status %d: %s", status, stderr)
-		}
-		var out scanOutput
-		if err := json.Unmarshal([]byte(stdout), &out); err != nil {
-			t.Fatal(err)
-		}
-		return out, stderr
+// checkScan checks a scan of the chain's one node: its warnings on
+// standard error as in its JSON, saying the result rests on one peer;
+// the peer; the matches found (want); the summary; and the leak report.
+func (c *scanChain) checkScan(t *testing.T, out scanOutput, stderr string, want []scanMatch, bip157 bool) {
+	t.Helper()
+	// No progress bar when stderr is not a terminal: only the
+	// warnings, the same as in the JSON. One peer is always
+	// worth a warning.
+	var lines []string
+	for _, w := range out.Warnings {
+		lines = append(lines, "spvfilter: warning: "+w+"\n")
 	}
-	found := func(out scanOutput) map[string]string {
-		m := map[string]string{}
-		for _, x := range out.Matches {
-			if !x.FalsePositive {
-				m[x.Txid] = strings.Join(x.Watch, ",")
-			}
-		}
-		return m
+	if stderr != strings.Join(lines, "") || !slices.ContainsFunc(out.Warnings, func(w string) bool {
+		return strings.Contains(w, "rests on one peer")
+	}) {
+		t.Errorf("stderr %q, JSON warnings %q: want the same, saying the result rests on one peer", stderr, out.Warnings)
 	}
+	if len(out.Peers) != 1 || out.Peers[0].Address != c.node.P2PAddr || out.Peers[0].Banned || !strings.Contains(out.Peers[0].UserAgent, "btcd") {
+		t.Errorf("peers %+v", out.Peers)
+	}
+	var got []scanMatch
+	for _, m := range out.Matches {
+		if m.FalsePositive {
+			continue
+		}
+		got = append(got, scanMatch{m.Txid, m.Height, strings.Join(m.Watch, ",")})
+		if m.BlockHash == "" {
+			t.Errorf("%s: no block hash", m.Txid)
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("matches %v, want %v", got, want)
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Errorf("match %d: %v, want %v", i, got[i], want[i])
+		}
+	}
+	if out.BlocksScanned != int(out.To-out.From)+1 || out.BytesReceived == 0 {
+		t.Errorf("summary: %+v", out)
+	}
+	switch l := out.Leak; {
+	case !bip157 && (l == nil || len(l.Peers) != 1 || l.Peers[0].Address != c.node.P2PAddr || l.Collusion.Address != nil || l.WatchedScripts == 0):
+		t.Errorf("bip37 leak %+v, want the model's for the filtering peer", l)
+	case bip157 && (l == nil || len(l.Peers) != 1 || l.Peers[0].Address != c.node.P2PAddr || l.Collusion.Address != nil ||
+		l.Peers[0].BlocksFetched != out.BlocksFetched || l.WatchedScripts == 0):
+		t.Errorf("leak %+v, want the one peer's, which saw the %d blocks fetched", l, out.BlocksFetched)
+	}
+}
 
+// testScanText: the text output names each match, the range scanned,
+// the bytes and the leak.
+func testScanText(t *testing.T, c *scanChain) {
+	stdout, stderr, status := runCLI(t, "", "scan", "--peer", c.node.P2PAddr, "--network", "regtest",
+		"--mode", "bip157", "--watch", c.aliceAddr)
+	if status != exitOK {
+		t.Fatalf("status %d: %s", status, stderr)
+	}
+	for _, s := range []string{c.spend.TxHash().String() + "  height 106", "watch " + c.aliceAddr, "scanned 109 blocks (0..108)", "filters received: 109", "bytes received: ",
+		"leak: the peers together, seeing every block fetched, would attribute ", " of your 1 script at >= 0.95", "; one peer, " + c.node.P2PAddr + ", saw all "} {
+		if !strings.Contains(stdout, s) {
+			t.Errorf("output lacks %q:\n%s", s, stdout)
+		}
+	}
+}
+
+// testScanLiars: a liar whose filter hides a match beside an honest peer
+// is banned and the match found; a liar whose filter leaves out what a
+// spend spends is a conflict, nobody banned.
+func testScanLiars(t *testing.T, c *scanChain) {
 	t.Run("a consistent liar among two peers", func(t *testing.T) {
-		liar := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, peertest.ForgeFilter(t, node, hFund, peertest.EmptyFilter))
-		honest := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil)
-		out, stderr := scanJSON(t, "--peer", liar.Addr, "--peer", honest.Addr, "--watch", aliceAddr)
-		if got := found(out); got[fund.TxHash().String()] != aliceAddr || got[spend.TxHash().String()] != aliceAddr {
+		liar := peertest.NewLiar(t, c.node.P2PAddr, c.node.Params.Net, peertest.ForgeFilter(t, c.node, scanFundHeight, peertest.EmptyFilter))
+		honest := peertest.NewLiar(t, c.node.P2PAddr, c.node.Params.Net, nil)
+		out, stderr := c.scanJSON(t, "--peer", liar.Addr, "--peer", honest.Addr, "--watch", c.aliceAddr)
+		if got := scanFound(out); got[c.fund.TxHash().String()] != c.aliceAddr || got[c.spend.TxHash().String()] != c.aliceAddr {
 			t.Errorf("matches %v", got)
 		}
 		if len(out.Peers) != 2 || !out.Peers[0].Banned || out.Peers[0].Reason == "" || out.Peers[1].Banned {
@@ -219,10 +270,10 @@ func TestScanCommand(t *testing.T) {
 		// was standard: the block favours the honest peer, but proves
 		// nothing (a spend of a non-standard output can take that shape).
 		// A conflict: nobody banned, the block scanned whole.
-		liar := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, peertest.ForgeFilter(t, node, hSpend, peertest.OutputsOnly))
-		honest := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil)
-		out, stderr := scanJSON(t, "--peer", honest.Addr, "--peer", liar.Addr, "--watch", aliceAddr)
-		if got := found(out); got[spend.TxHash().String()] != aliceAddr {
+		liar := peertest.NewLiar(t, c.node.P2PAddr, c.node.Params.Net, peertest.ForgeFilter(t, c.node, scanSpendHeight, peertest.OutputsOnly))
+		honest := peertest.NewLiar(t, c.node.P2PAddr, c.node.Params.Net, nil)
+		out, stderr := c.scanJSON(t, "--peer", honest.Addr, "--peer", liar.Addr, "--watch", c.aliceAddr)
+		if got := scanFound(out); got[c.spend.TxHash().String()] != c.aliceAddr {
 			t.Errorf("matches %v: the spend is missing", got)
 		}
 		if len(out.Peers) != 2 || out.Peers[0].Banned || out.Peers[1].Banned {
@@ -233,14 +284,19 @@ func TestScanCommand(t *testing.T) {
 			t.Errorf("conflicts %+v, stderr %q", out.Conflicts, stderr)
 		}
 	})
+}
+
+// testScanOutpoints: outpoints are found in both modes, and one given in
+// the wrong byte order is hinted, not matched.
+func testScanOutpoints(t *testing.T, c *scanChain) {
 	t.Run("outpoints found in both modes from after their funding", func(t *testing.T) {
-		op := fund.TxHash().String() + ":0"
+		op := c.fund.TxHash().String() + ":0"
 		for _, args := range [][]string{
-			{"--mode", "bip157", "--watch", op + ":" + aliceAddr},
+			{"--mode", "bip157", "--watch", op + ":" + c.aliceAddr},
 			{"--mode", "bip37", "--watch", op},
 		} {
-			out, _ := scanJSON(t, append(args, "--peer", node.P2PAddr, "--from", "104")...)
-			if got := found(out); len(got) != 1 || got[spend.TxHash().String()] == "" {
+			out, _ := c.scanJSON(t, append(args, "--peer", c.node.P2PAddr, "--from", "104")...)
+			if got := scanFound(out); len(got) != 1 || got[c.spend.TxHash().String()] == "" {
 				t.Errorf("%v: matches %v, want the spend", args, got)
 			}
 		}
@@ -248,9 +304,9 @@ func TestScanCommand(t *testing.T) {
 	t.Run("an outpoint in the wrong byte order is hinted", func(t *testing.T) {
 		// In bip157 mode the client matches locally and watches the
 		// reversed outpoint too (bip37 would tell the node of it).
-		reversed := reverseHex(fund.TxHash().String())
-		out, stderr := scanJSON(t, "--mode", "bip157", "--peer", node.P2PAddr, "--watch", reversed+":0:"+aliceAddr)
-		want := "--watch 1: transaction " + spend.TxHash().String() + " at height 106 spends the outpoint with its txid byte-reversed, " + fund.TxHash().String() + ":0"
+		reversed := reverseHex(c.fund.TxHash().String())
+		out, stderr := c.scanJSON(t, "--mode", "bip157", "--peer", c.node.P2PAddr, "--watch", reversed+":0:"+c.aliceAddr)
+		want := "--watch 1: transaction " + c.spend.TxHash().String() + " at height 106 spends the outpoint with its txid byte-reversed, " + c.fund.TxHash().String() + ":0"
 		if !slices.ContainsFunc(out.Warnings, func(w string) bool { return strings.Contains(w, want) }) || !strings.Contains(stderr, want) {
 			t.Errorf("warnings %q, stderr %q: want the byte order hinted", out.Warnings, stderr)
 		}
@@ -258,81 +314,90 @@ func TestScanCommand(t *testing.T) {
 			t.Errorf("matches %+v: the spend of the reversed outpoint is a hint, not a match", out.Matches)
 		}
 		// The outpoint in display order: no hint.
-		out, _ = scanJSON(t, "--peer", node.P2PAddr, "--watch", fund.TxHash().String()+":0:"+aliceAddr)
+		out, _ = c.scanJSON(t, "--peer", c.node.P2PAddr, "--watch", c.fund.TxHash().String()+":0:"+c.aliceAddr)
 		if slices.ContainsFunc(out.Warnings, func(w string) bool { return strings.Contains(w, "byte-reverse") }) {
 			t.Errorf("warnings %q for an outpoint in display order", out.Warnings)
 		}
 	})
-	t.Run("a second scan with the same --datadir", func(t *testing.T) {
-		dir := t.TempDir()
-		first, _ := scanJSON(t, "--peer", node.P2PAddr, "--datadir", dir, "--watch", aliceAddr)
-		second, _ := scanJSON(t, "--peer", node.P2PAddr, "--datadir", dir, "--watch", aliceAddr)
-		t.Logf("bytes received: first %d, second %d", first.BytesReceived, second.BytesReceived)
-		// The second scan fetches no filter and no filter header of the
-		// range again; what it receives is the check of the peer's last
-		// 100 filter headers against the stored ones (3.3 KB, a large part
-		// of this short chain: the client tests bound a longer chain's
-		// second scan at 10%) and the matching blocks.
-		if fmt.Sprint(found(first)) != fmt.Sprint(found(second)) || second.FiltersReceived != 0 ||
-			first.FiltersReceived == 0 || second.BytesReceived*2 > first.BytesReceived {
-			t.Errorf("first %v (%d bytes, %d filters), second %v (%d bytes, %d filters)", found(first), first.BytesReceived,
-				first.FiltersReceived, found(second), second.BytesReceived, second.FiltersReceived)
-		}
-		if _, err := os.Stat(filepath.Join(dir, "regtest", "headers.bin")); err != nil {
-			t.Errorf("no chain state in the data directory: %v", err)
-		}
-	})
-	t.Run("bip37 warnings", func(t *testing.T) {
-		for _, tt := range []struct {
-			fprate string
-			want   []string
-		}{
-			// A filter at 0.5 has no hash function: refused below.
-			{"0.2", []string{"matches about 20%", "funded before height 104", "rests on one peer"}},
-		} {
-			out, _ := scanJSON(t, "--peer", node.P2PAddr, "--mode", "bip37", "--fprate", tt.fprate, "--from", "104", "--watch", aliceAddr)
-			joined := strings.Join(out.Warnings, "\n")
-			for _, w := range tt.want {
-				if !strings.Contains(joined, w) {
-					t.Errorf("--fprate %s: warnings %q lack %q", tt.fprate, out.Warnings, w)
-				}
+}
+
+// testScanDatadirKept: a second scan with the same data directory
+// fetches no filter again.
+func testScanDatadirKept(t *testing.T, c *scanChain) {
+	dir := t.TempDir()
+	first, _ := c.scanJSON(t, "--peer", c.node.P2PAddr, "--datadir", dir, "--watch", c.aliceAddr)
+	second, _ := c.scanJSON(t, "--peer", c.node.P2PAddr, "--datadir", dir, "--watch", c.aliceAddr)
+	t.Logf("bytes received: first %d, second %d", first.BytesReceived, second.BytesReceived)
+	// The second scan fetches no filter and no filter header of the
+	// range again; what it receives is the check of the peer's last
+	// 100 filter headers against the stored ones (3.3 KB, a large part
+	// of this short chain: the client tests bound a longer chain's
+	// second scan at 10%) and the matching blocks.
+	if fmt.Sprint(scanFound(first)) != fmt.Sprint(scanFound(second)) || second.FiltersReceived != 0 ||
+		first.FiltersReceived == 0 || second.BytesReceived*2 > first.BytesReceived {
+		t.Errorf("first %v (%d bytes, %d filters), second %v (%d bytes, %d filters)", scanFound(first), first.BytesReceived,
+			first.FiltersReceived, scanFound(second), second.BytesReceived, second.FiltersReceived)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "regtest", "headers.bin")); err != nil {
+		t.Errorf("no chain state in the data directory: %v", err)
+	}
+}
+
+// testScanBIP37Warnings: a high --fprate in bip37 mode is warned of.
+func testScanBIP37Warnings(t *testing.T, c *scanChain) {
+	for _, tt := range []struct {
+		fprate string
+		want   []string
+	}{
+		// A filter at 0.5 has no hash function: refused below.
+		{"0.2", []string{"matches about 20%", "funded before height 104", "rests on one peer"}},
+	} {
+		out, _ := c.scanJSON(t, "--peer", c.node.P2PAddr, "--mode", "bip37", "--fprate", tt.fprate, "--from", "104", "--watch", c.aliceAddr)
+		joined := strings.Join(out.Warnings, "\n")
+		for _, w := range tt.want {
+			if !strings.Contains(joined, w) {
+				t.Errorf("--fprate %s: warnings %q lack %q", tt.fprate, out.Warnings, w)
 			}
 		}
-	})
+	}
+}
 
+// testScanBadInput: input scan refuses, in one line naming its flag,
+// before it connects.
+func testScanBadInput(t *testing.T, c *scanChain) {
 	bad := []struct {
 		name string
 		args []string
 		msg  string
 	}{
 		{"no watch", []string{"--network", "regtest"}, "watch"},
-		{"bad update flags", []string{"--network", "regtest", "--watch", aliceAddr, "--flags", "some"}, "--flags"},
-		{"follow with bip37", []string{"--network", "regtest", "--watch", aliceAddr, "--follow", "--mode", "bip37"}, "--follow"},
-		{"follow with --to", []string{"--network", "regtest", "--watch", aliceAddr, "--follow", "--to", "5"}, "--follow"},
-		{"datadir is a file", []string{"--network", "regtest", "--watch", aliceAddr, "--datadir", scriptFile}, "--datadir"},
-		{"negative filter cache", []string{"--network", "regtest", "--watch", aliceAddr, "--filter-cache", "-1"}, "--filter-cache"},
+		{"bad update flags", []string{"--network", "regtest", "--watch", c.aliceAddr, "--flags", "some"}, "--flags"},
+		{"follow with bip37", []string{"--network", "regtest", "--watch", c.aliceAddr, "--follow", "--mode", "bip37"}, "--follow"},
+		{"follow with --to", []string{"--network", "regtest", "--watch", c.aliceAddr, "--follow", "--to", "5"}, "--follow"},
+		{"datadir is a file", []string{"--network", "regtest", "--watch", c.aliceAddr, "--datadir", c.scriptFile}, "--datadir"},
+		{"negative filter cache", []string{"--network", "regtest", "--watch", c.aliceAddr, "--filter-cache", "-1"}, "--filter-cache"},
 		{"outpoint with a bad script", []string{"--network", "regtest", "--watch", strings.Repeat("ab", 32) + ":1:zz"}, "--watch 1"},
-		{"second peer without port", []string{"--network", "regtest", "--watch", aliceAddr, "--peer", "127.0.0.1"}, "--peer"},
+		{"second peer without port", []string{"--network", "regtest", "--watch", c.aliceAddr, "--peer", "127.0.0.1"}, "--peer"},
 		{"short txid", []string{"--network", "regtest", "--watch", "abcd:0"}, "the txid has 4 characters"},
 		{"negative vout", []string{"--network", "regtest", "--watch", strings.Repeat("ab", 32) + ":-1"}, "vout \"-1\" is not a number"},
 		{"vout too large", []string{"--network", "regtest", "--watch", strings.Repeat("ab", 32) + ":99999999999"}, "vout"},
 		{"empty outpoint script", []string{"--network", "regtest", "--watch", strings.Repeat("ab", 32) + ":0:"}, "empty script"},
 		{"mainnet address on regtest, named", []string{"--network", "regtest", "--watch", "bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4"}, "is a mainnet address, not a regtest one"},
-		{"tweak with bip157", []string{"--network", "regtest", "--watch", aliceAddr, "--tweak", "5"}, "--tweak needs --mode bip37"},
-		{"datadir under a file", []string{"--network", "regtest", "--watch", aliceAddr, "--datadir", scriptFile + "/x"}, "--datadir"},
-		{"peer without port", []string{"--network", "regtest", "--watch", aliceAddr, "--peer", "localhost"}, "--peer"},
-		{"bad network", []string{"--network", "moon", "--watch", aliceAddr}, "--network"},
-		{"bad mode", []string{"--network", "regtest", "--mode", "bip99", "--watch", aliceAddr}, "--mode"},
+		{"tweak with bip157", []string{"--network", "regtest", "--watch", c.aliceAddr, "--tweak", "5"}, "--tweak needs --mode bip37"},
+		{"datadir under a file", []string{"--network", "regtest", "--watch", c.aliceAddr, "--datadir", c.scriptFile + "/x"}, "--datadir"},
+		{"peer without port", []string{"--network", "regtest", "--watch", c.aliceAddr, "--peer", "localhost"}, "--peer"},
+		{"bad network", []string{"--network", "moon", "--watch", c.aliceAddr}, "--network"},
+		{"bad mode", []string{"--network", "regtest", "--mode", "bip99", "--watch", c.aliceAddr}, "--mode"},
 		{"mainnet address on regtest", []string{"--network", "regtest", "--watch", "1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2"}, "--watch 1"},
 		{"not hex", []string{"--network", "regtest", "--watch", "zz"}, "--watch 1"},
-		{"reversed range", []string{"--network", "regtest", "--watch", aliceAddr, "--from", "5", "--to", "4"}, "--to"},
-		{"bip37 filter that matches everything", []string{"--network", "regtest", "--mode", "bip37", "--fprate", "0.5", "--watch", aliceAddr}, "--fprate 0.5: the BIP 37 filter of the watch list would match everything"},
+		{"reversed range", []string{"--network", "regtest", "--watch", c.aliceAddr, "--from", "5", "--to", "4"}, "--to"},
+		{"bip37 filter that matches everything", []string{"--network", "regtest", "--mode", "bip37", "--fprate", "0.5", "--watch", c.aliceAddr}, "--fprate 0.5: the BIP 37 filter of the watch list would match everything"},
 		{"script without pushes in bip37", []string{"--network", "regtest", "--mode", "bip37", "--watch", "51"}, "no data push"},
-		{"second script without pushes in bip37", []string{"--network", "regtest", "--mode", "bip37", "--watch", aliceAddr, "--watch", "6a"}, "--watch 2: script 6a has no data push"},
+		{"second script without pushes in bip37", []string{"--network", "regtest", "--mode", "bip37", "--watch", c.aliceAddr, "--watch", "6a"}, "--watch 2: script 6a has no data push"},
 	}
 	for _, tt := range bad {
 		t.Run(tt.name, func(t *testing.T) {
-			args := append([]string{"scan", "--peer", node.P2PAddr}, tt.args...)
+			args := append([]string{"scan", "--peer", c.node.P2PAddr}, tt.args...)
 			_, stderr, status := runCLI(t, "", args...)
 			if status != exitBadInput || !strings.Contains(stderr, tt.msg) || strings.Count(stderr, "\n") != 1 {
 				t.Errorf("status %d, stderr %q; want %d and a line mentioning %q", status, stderr, exitBadInput, tt.msg)
