@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -16,7 +17,10 @@ import (
 // command that fails or is interrupted half way leaves no file cut short
 // (which a later command would read as whole) and nothing to refuse as
 // existing when it runs again. A pendingFile without a temporary file is
-// a removal: its commit removes what is at its path.
+// a removal: its commit removes what is at its path. The temporary file
+// and the earlier file kept while the new one is put in place are named
+// as staletemp.go says, so that those of a killed process are removed
+// by the next command that writes the file.
 type pendingFile struct {
 	flag, path string
 	// dest is where the file goes: path, or the file a symbolic link
@@ -62,6 +66,9 @@ type outputs struct {
 	// ops put the files in place; the zero value uses os.Link and
 	// os.Rename.
 	ops fileOps
+	// notes, when set, is where the hidden files a killed process left
+	// beside an output, removed as the output is started, are named.
+	notes io.Writer
 }
 
 // fileOps are the calls that put files in place: os.Link and os.Rename,
@@ -103,7 +110,8 @@ func (o *outputs) create(flag, path string) (*pendingFile, error) {
 // them (it removes all, or comes after). A pipe or a device is opened
 // last, without the lock: opening a named pipe waits for a reader, and
 // an interrupt must not wait for it (there is nothing of it to remove),
-// but name it, and the files started before it.
+// but name it, and the files started before it. Before, beside each
+// file, the hidden files a killed process left are removed (sweep).
 func (o *outputs) createEach(files ...outputFile) ([]*pendingFile, error) {
 	started := make([]*pendingFile, len(files))
 	var direct []*pendingFile
@@ -118,7 +126,9 @@ func (o *outputs) createEach(files ...outputFile) ([]*pendingFile, error) {
 		if st, err := os.Stat(dest); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
 			started[i] = &pendingFile{flag: f.flag, path: f.path, dest: dest, direct: true, ops: &o.ops}
 			direct = append(direct, started[i])
+			continue
 		}
+		o.sweep(f.flag, f.path, dest)
 	}
 	if err := o.startFiles(files, started); err != nil {
 		return nil, err
@@ -175,7 +185,8 @@ func (o *outputs) openDirect(p *pendingFile) error {
 // startPending creates the temporary file of f, a regular file or none
 // yet, beside where it goes, with the mode the file will have: the
 // replaced file's permissions, or those the umask leaves of 0666, as for
-// a file the tool creates directly (os.CreateTemp makes it 0600).
+// a file the tool creates directly (os.CreateTemp makes it 0600). The
+// temporary file is held locked while it is open (holdTemp).
 func startPending(f outputFile) (*pendingFile, error) {
 	dest, err := destination(f.flag, f.path)
 	if err != nil {
@@ -187,7 +198,7 @@ func startPending(f outputFile) (*pendingFile, error) {
 	}
 	// The extension kept, for writers that pick the format by it.
 	dir, base := filepath.Split(p.dest)
-	tmp, err := os.CreateTemp(filepath.Clean(dir), "."+base+".*"+filepath.Ext(base))
+	tmp, err := os.CreateTemp(filepath.Clean(dir), tempPattern(base, tempWritten, os.Getpid()))
 	if err != nil {
 		// The temporary file's name is the tool's, not the user's.
 		err = failureWords(f.flag+" "+f.path, writeProblem(err, filepath.Clean(dir)))
@@ -198,6 +209,7 @@ func startPending(f outputFile) (*pendingFile, error) {
 		}
 		return nil, err
 	}
+	holdTemp(tmp)
 	p.tmp = tmp
 	return p, nil
 }
@@ -233,6 +245,7 @@ func (e *danglingLinkError) Error() string {
 // path, named by flag in errors: a file of an earlier run that would
 // otherwise be taken for one of this run.
 func (o *outputs) remove(flag, path string) *pendingFile {
+	o.sweep(flag, path, path)
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	p := &pendingFile{flag: flag, path: path, dest: path, ops: &o.ops}
@@ -396,7 +409,7 @@ func (p *pendingFile) place() error {
 func (p *pendingFile) keepBackup() error {
 	dir, base := filepath.Split(p.dest)
 	for range 10 {
-		f, err := os.CreateTemp(filepath.Clean(dir), "."+base+".old.*")
+		f, err := os.CreateTemp(filepath.Clean(dir), tempPattern(base, tempEarlier, os.Getpid()))
 		if err != nil {
 			return failureWords(p.flag+" "+p.path, writeProblem(err, filepath.Clean(dir)))
 		}

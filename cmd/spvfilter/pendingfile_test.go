@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -144,7 +145,7 @@ func TestPendingRestoreFails(t *testing.T) {
 			if !errors.As(err, &re) {
 				t.Fatalf("commit: %v, want a restoreError", err)
 			}
-			want := regexp.MustCompile(`^--index DIR/b: a directory, not a file; the earlier DIR/a could not be put back \(input/output error\): it is kept as (DIR/\.a\.old\.[0-9]+)$`)
+			want := regexp.MustCompile(`^--index DIR/b: a directory, not a file; the earlier DIR/a could not be put back \(input/output error\): it is kept as (DIR/\.a\.old\.[0-9]+\.[0-9]+)$`)
 			m := want.FindStringSubmatch(strings.ReplaceAll(err.Error(), dir, "DIR"))
 			if m == nil {
 				t.Fatalf("commit: %q, want it to match %s", err, want)
@@ -205,10 +206,10 @@ func TestPanicRemovesTemporaries(t *testing.T) {
 // TestPendingNamesAsHelpSays: the hidden files beside an output, the
 // one written and the earlier file kept while the new one is put in
 // place, are named as the root help tells the user, who may find them
-// after a process was killed.
+// after a process was killed, each with this process's id.
 func TestPendingNamesAsHelpSays(t *testing.T) {
 	help := newRootCommand(&app{stdout: &strings.Builder{}}).Long
-	told := regexp.MustCompile(`\.plot\.svg\.(?:[a-z]+\.)?NUMBER(?:\.[a-z]+)?`).FindAllString(help, -1)
+	told := regexp.MustCompile(`\.plot\.svg\.(?:[a-z]+\.)?PID\.NUMBER(?:\.[a-z]+)?`).FindAllString(help, -1)
 	if len(told) != 2 {
 		t.Fatalf("the root help names %q, want the temporary file and the earlier file kept", told)
 	}
@@ -236,7 +237,8 @@ func TestPendingNamesAsHelpSays(t *testing.T) {
 		t.Fatalf("names %q, want the temporary file's and the earlier file's", names)
 	}
 	for i, name := range names {
-		want := "^" + strings.ReplaceAll(regexp.QuoteMeta(told[i]), "NUMBER", "[0-9]+") + "$"
+		want := strings.ReplaceAll(regexp.QuoteMeta(told[i]), "NUMBER", "[0-9]+")
+		want = "^" + strings.ReplaceAll(want, "PID", strconv.Itoa(os.Getpid())) + "$"
 		if !regexp.MustCompile(want).MatchString(name) {
 			t.Errorf("%s, not as the help says (%s)", name, told[i])
 		}

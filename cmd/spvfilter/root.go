@@ -232,14 +232,20 @@ at once: a command that fails or is interrupted leaves none cut short,
 and what was there before as it was; an interrupted one names the files
 it did not write, and as interrupted a named pipe it was writing (a pipe
 keeps nothing: its reader may have had part). Until put in place, a file
-is written into a hidden one beside it (.plot.svg.NUMBER.svg for
-plot.svg), removed however the command ends unless its process is killed
-outright (SIGKILL, a crash) or a second Ctrl-C, or one while a write
-under way has not ended in 5 seconds, ends it at once: one left then is
-never read, and can be removed. A file replaced is kept as .plot.svg.old.NUMBER until the new
-one is in place: a failed command that could not put it back names it,
-and one a killed process left holds the earlier file (rename it back if
-plot.svg is missing, else remove it).`
+is written into a hidden one beside it (.plot.svg.PID.NUMBER.svg for
+plot.svg, PID the process id of the command writing it), removed however
+the command ends unless its process is killed outright (SIGKILL, a
+crash) or a second Ctrl-C, or one while a write under way has not ended
+in 5 seconds, ends it at once: one left then is never read. A file
+replaced is kept as .plot.svg.old.PID.NUMBER until the new one is in
+place: a failed command that could not put it back names it, and one a
+killed process left holds the earlier file (rename it back if plot.svg
+is missing, else remove it). The next command that writes plot.svg
+removes the hidden files of processes that no longer run (where that
+cannot be asked, as on Windows, those a day old) and names them on
+standard error; an earlier file it names but keeps, unless it is
+plot.svg itself under a second name. Those of a command writing plot.svg
+at the same time are left.`
 
 // rootExample shows a first command of each kind.
 const rootExample = `  spvfilter demo
@@ -306,6 +312,7 @@ func (a *app) setUpRoot(root *cobra.Command) {
 			return err
 		}
 		a.stopSignals = a.endOnSignal(c)
+		a.outputs.notes = a.logWriter()
 		return nil
 	}
 }

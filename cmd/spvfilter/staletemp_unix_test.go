@@ -1,0 +1,195 @@
+//go:build unix
+
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// deadPid is the process id of a process that ran and has ended: this
+// test binary run again to do nothing, waited for.
+func deadPid(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Fatalf("process %d, ended, still answers: %v", pid, err)
+	}
+	return pid
+}
+
+// TestSweepStale: starting an output removes the hidden files beside it
+// that an ended process left, the new file's, and the earlier file's
+// when it is the output itself under a second name, and names them in
+// one line; an earlier file holding anything else it names but keeps
+// (the only copy of a file the output held before). It leaves unnamed
+// those of this process and of a process that runs (this test's
+// parent), one an ended process's that a process holds locked (as a
+// writer in another pid namespace holds its own), other outputs' and
+// other files.
+func TestSweepStale(t *testing.T) {
+	dead, live, own := deadPid(t), os.Getppid(), os.Getpid()
+	for _, tc := range []struct {
+		name        string
+		outputThere bool
+		files       []string // beside plot.svg, DEAD, LIVE, OWN made pids
+		linked      []string // beside plot.svg, second names of it
+		locked      string   // one of files, held locked while the sweep runs
+		want        swept
+	}{
+		{name: "an ended process's", outputThere: true,
+			files:  []string{".plot.svg.DEAD.1.svg", ".plot.svg.DEAD.3.svg", ".plot.svg.old.DEAD.2"},
+			linked: []string{".plot.svg.old.DEAD.4"},
+			want:   swept{removed: []string{".plot.svg.DEAD.1.svg", ".plot.svg.DEAD.3.svg", ".plot.svg.old.DEAD.4"}, kept: []string{".plot.svg.old.DEAD.2"}}},
+		{name: "running processes'", outputThere: true,
+			files:  []string{".plot.svg.LIVE.1.svg", ".plot.svg.old.LIVE.2", ".plot.svg.OWN.3.svg", ".plot.svg.old.OWN.4"},
+			linked: []string{".plot.svg.old.LIVE.5", ".plot.svg.old.OWN.6"}},
+		{name: "held locked", outputThere: true,
+			files: []string{".plot.svg.DEAD.1.svg"}, locked: ".plot.svg.DEAD.1.svg"},
+		{name: "the output missing",
+			files: []string{".plot.svg.DEAD.1.svg", ".plot.svg.old.DEAD.2"},
+			want:  swept{removed: []string{".plot.svg.DEAD.1.svg"}, kept: []string{".plot.svg.old.DEAD.2"}}},
+		{name: "others", outputThere: true,
+			files: []string{".other.svg.DEAD.1.svg", ".plot.svg.DEAD.2.png", ".plot.svg.1234.svg", ".plot.svg.old.1234", "plot.svg.DEAD.3.svg", ".spvfilter-probe-DEAD"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "plot.svg")
+			if tc.outputThere {
+				if err := os.WriteFile(path, []byte("earlier"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			pids := strings.NewReplacer("DEAD", strconv.Itoa(dead), "LIVE", strconv.Itoa(live), "OWN", strconv.Itoa(own))
+			for _, f := range tc.files {
+				if err := os.WriteFile(filepath.Join(dir, pids.Replace(f)), []byte(f), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, f := range tc.linked {
+				if err := os.Link(path, filepath.Join(dir, pids.Replace(f))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.locked != "" {
+				f, err := os.Open(filepath.Join(dir, pids.Replace(tc.locked)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				if err := lockFile(f); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want := dirFiles(t, dir)
+			var notes strings.Builder
+			o := outputs{notes: &notes}
+			p, err := o.create("--plot", path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o.abort(p)
+			var wantSwept swept
+			for _, f := range tc.want.removed {
+				wantSwept.removed = append(wantSwept.removed, pids.Replace(f))
+				delete(want, pids.Replace(f))
+			}
+			for _, f := range tc.want.kept {
+				wantSwept.kept = append(wantSwept.kept, pids.Replace(f))
+			}
+			if got := dirFiles(t, dir); fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("after the sweep %v, want %v", keys(got), keys(want))
+			}
+			wantNote := ""
+			if line := wantSwept.String(); line != "" {
+				wantNote = "--plot " + path + ": " + line + "\n"
+			}
+			if notes.String() != wantNote {
+				t.Errorf("said %q, want %q", notes.String(), wantNote)
+			}
+		})
+	}
+}
+
+// TestSweepAfterKill: spvfilter killed outright (SIGKILL) while it
+// writes a plot leaves its hidden file; the next command that writes
+// that plot removes it and names it, and leaves the hidden file of
+// another spvfilter writing the same plot at the same time, which Ctrl-C
+// then ends, its file removed. Before, the killed one's file stayed for
+// ever.
+func TestSweepAfterKill(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "plot.svg")
+	// Minutes of Monte Carlo trials, the plot's file started first.
+	long := []string{"privacy", "model", "--addresses", "200", "--monte-carlo", "1000000", "--plot", path}
+	killed, killedTemp := startWriting(t, dir, long)
+	other, otherTemp := startWriting(t, dir, long)
+	if err := killed.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killed.Wait()
+	if _, err := os.Stat(filepath.Join(dir, killedTemp)); err != nil {
+		t.Fatalf("the killed process's hidden file is not there: %v", err)
+	}
+	_, stderr, status := runCLI(t, "", "privacy", "model", "--addresses", "200", "--plot", path)
+	if status != exitOK {
+		t.Fatalf("status %d, stderr %q", status, stderr)
+	}
+	wantNote := "spvfilter: --plot " + path + ": removed the hidden file " + killedTemp + ", left beside it by a process killed while it wrote it\n"
+	if stderr != wantNote {
+		t.Errorf("stderr %q, want %q", stderr, wantNote)
+	}
+	got := dirFiles(t, dir)
+	if _, ok := got[otherTemp]; !ok || len(got) != 2 || !strings.Contains(got["plot.svg"], "<svg") {
+		t.Errorf("after the write %v, want plot.svg and %s, the running process's", keys(got), otherTemp)
+	}
+	// The other process ends as Ctrl-C ends it, its file removed.
+	if err := other.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	other.Wait()
+	if got := dirFiles(t, dir); len(got) != 1 {
+		t.Errorf("after all ended %v, want plot.svg alone", keys(got))
+	}
+}
+
+// startWriting starts this test binary as spvfilter with args, which
+// write a file in dir, and returns it once its hidden file is there,
+// and that file's name. The process is killed when the test ends.
+func startWriting(t *testing.T, dir string, args []string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "SPVFILTER_TEST_AS_MAIN=1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	for start := time.Now(); time.Since(start) < 30*time.Second; time.Sleep(10 * time.Millisecond) {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if kind, pid := parseTemp("plot.svg", e.Name()); kind == tempWritten && pid == cmd.Process.Pid {
+				return cmd, e.Name()
+			}
+		}
+	}
+	t.Fatalf("no hidden file of process %d in %s after 30 s", cmd.Process.Pid, dir)
+	return nil, ""
+}
