@@ -27,7 +27,7 @@ func coverWords(err error) error {
 		on = append(on, "raise --max-cover-blocks (-1 for no bound)")
 	}
 	if e.RangeExplored {
-		on = append(on, "scan a wider range (--from, --to) for more candidates")
+		on = append(on, "raise --privacy-target (a looser bound needs fewer cover chains)", "scan a wider range (--from, --to) for more candidates")
 	}
 	on = append(on, "give --allow-short-covers to fetch them short of the target")
 	ways := strings.Join(on[:len(on)-1], ", ") + ", or " + on[len(on)-1]

@@ -27,7 +27,7 @@ func TestCoverWords(t *testing.T) {
 		{"both", &client.PrivacyTargetError{Target: 0.5, Short: 1, Unfetched: 2, Explored: 7, Bound: 9},
 			[]string{"1 cover chain short after exploring 7 blocks for candidates within a bound of 9 cover blocks, and the blocks of 2 covers in use beyond a bound of 9 cover blocks (--max-cover-blocks 9);"}, nil},
 		{"the range explored over scans short in a row", &client.PrivacyTargetError{Target: 0.5, Short: 1, ShortClasses: []int{5}, Explored: 90, Bound: 160, RangeExplored: true},
-			[]string{"1 cover chain short (for the wallet's chains of scripts seen 5 times) after exploring every block of the range (90 blocks in this scan): it holds too few cover candidates", "a wider range (--from, --to)"},
+			[]string{"1 cover chain short (for the wallet's chains of scripts seen 5 times) after exploring every block of the range (90 blocks in this scan): it holds too few cover candidates", "Raise --privacy-target (a looser bound needs fewer cover chains)", "a wider range (--from, --to)"},
 			[]string{"Scan again", "raise --max-cover-blocks"}},
 		{"another error", other, []string{"client: something else"}, nil},
 	} {

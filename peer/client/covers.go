@@ -251,12 +251,13 @@ type coverScan struct {
 	// explored are the heights fetched before the wallet's blocks, only
 	// to find candidates, never a block of the wallet's or of a cover in
 	// use (labelled); exploredAt holds them, and foundNow the
-	// candidates found in them: no chain found in them, or with a block
-	// among them, is drawn by the scan (drawRound), so that the blocks
-	// fetched first hold no script of the wallet's nor of a cover.
+	// candidates found in them, with their classes: no chain found in
+	// them, or with a block among them, is drawn by the scan
+	// (drawRound), so that the blocks fetched first hold no script of
+	// the wallet's nor of a cover.
 	explored   []int32
 	exploredAt map[int32]bool
-	foundNow   map[string]bool
+	foundNow   map[string]uint8
 	labelled   map[int32]bool
 	// hits holds, per height of the range whose filter is held, which of
 	// wallet and covers (in that order) it matches.
@@ -286,6 +287,9 @@ type coverScan struct {
 	// hashOf gives the hash of the block at a height (the client's
 	// chain's, unless set).
 	hashOf func(int32) chainhash.Hash
+	// blocksAt gives the blocks at heights exploring fetches (the
+	// client's peers', unless set).
+	blocksAt func([]int32) []*wire.MsgBlock
 	// walletHeights are the heights of each of the wallet's scripts on
 	// the held filters, walletProf their profiles (walletProfiles) and
 	// largest their largest class; inUse the covers in use matched in
@@ -843,9 +847,28 @@ func (cs *coverScan) took(hs []int32, blocks []*wire.MsgBlock) (walletRefuted bo
 		if err := cs.set.AddReserve(c); errors.Is(err, cover.ErrFull) {
 			break
 		}
-		cs.foundNow[string(c.Script)] = true
+		cs.foundNow[string(c.Script)] = c.Profile.Class
 	}
 	return walletRefuted
+}
+
+// foundFor counts the candidates found now that could mend what short
+// lacks: those of a class short, or one above it (wantedClasses), whose
+// extra match a block explored may show false. A candidate of another
+// class fills no chain short (a draw relaxes every part of a shape but
+// its class), and a lapped sweep finds again, each lap, the candidates
+// seen once that no round had room to keep (maxNewReserve): counted,
+// they would keep a range that holds too few candidates of the classes
+// short from ever being said explored (RangeExplored).
+func (cs *coverScan) foundFor(short map[leak.Profile]int) int {
+	want := wantedClasses(short)
+	n := 0
+	for _, k := range cs.foundNow {
+		if want[k] {
+			n++
+		}
+	}
+	return n
 }
 
 // scripts are the scripts of the covers in use and of the pending
@@ -1668,22 +1691,24 @@ type PrivacyTargetError struct {
 	// short.
 	ShortClasses []int
 	// Explored counts the blocks the scan fetched to find candidates,
-	// Found the candidates found in them, which the next scan draws
-	// from (a scan draws none it found: their blocks, fetched before
-	// the wallet's, would tell them apart); Bound is the most blocks it
+	// Found the candidates found in them of the classes short, or one
+	// above (whose extra match a block may show false), which the next
+	// scan draws from (a scan draws none it found: their blocks,
+	// fetched before the wallet's, would tell them apart); Bound is the most blocks it
 	// fetches only for covers (-1: none).
 	Explored, Found, Bound int
 	// RangeExplored is true when the scan, or it and the scans short
-	// in a row before it, explored every block of its range: the range
-	// holds too few candidates, and neither another scan nor a larger
-	// bound finds more in it.
+	// in a row before it, explored every block of its range and this
+	// scan found no candidate of the classes short (or one above): the
+	// range holds too few candidates of those classes, and neither
+	// another scan nor a larger bound finds more in it.
 	RangeExplored bool
 }
 
 func (e *PrivacyTargetError) Error() string {
 	on := "scan again to explore on, raise the bound (MaxCoverBlocks), or set AllowShortCovers"
 	if e.RangeExplored && e.Unfetched == 0 {
-		on = "scan a wider range, or set AllowShortCovers"
+		on = "raise the target (PrivacyTarget: a looser bound needs fewer cover chains), scan a wider range, or set AllowShortCovers"
 	}
 	return fmt.Sprintf("client: privacy target %g not met: %s; none of the wallet's blocks was fetched: %s to fetch them short of the target", e.Target, e.Reason(), on)
 }
@@ -1715,11 +1740,11 @@ func (e *PrivacyTargetError) Reason() string {
 	case e.Short == 0 && e.OnlyBound > 0:
 		s = fmt.Sprintf("%s short only for %s, which left out the blocks of the chains drawn for them", nounCount(e.OnlyBound, "cover chain"), bound)
 	case e.Short > 0 && e.RangeExplored:
-		s = fmt.Sprintf("%s after exploring every block of the range (%s in this scan): it holds too few cover candidates", chains, nounCount(e.Explored, "block"))
+		s = fmt.Sprintf("%s after exploring every block of the range (%s in this scan): it holds too few cover candidates of those classes", chains, nounCount(e.Explored, "block"))
 	case e.Short > 0:
 		s = fmt.Sprintf("%s after exploring %s for candidates within %s", chains, nounCount(e.Explored, "block"), bound)
 		if e.Found > 0 {
-			s += fmt.Sprintf(" (%s found in them, for the next scan to draw)", nounCount(e.Found, "candidate"))
+			s += fmt.Sprintf(" (%s of those classes found in them, for the next scan to draw)", nounCount(e.Found, "candidate"))
 		}
 	}
 	if e.Unfetched > 0 {

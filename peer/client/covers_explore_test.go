@@ -1,13 +1,17 @@
 package client
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/peer/cover"
 )
 
@@ -142,7 +146,7 @@ func TestShortCountsChainsDrawn(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cs := &coverScan{set: set, from: 100, to: 299, target: 0.3, c: &Client{}, walletAt: map[int32]bool{120: true}, foundNow: map[string]bool{}}
+		cs := &coverScan{set: set, from: 100, to: 299, target: 0.3, c: &Client{}, walletAt: map[int32]bool{120: true}, foundNow: map[string]uint8{}}
 		cs.walletProf = cs.profiles([]member{{script: script(1), heights: []int32{120}, group: 1}})
 		for _, i := range tc.drawn {
 			cs.pending = append(cs.pending, chain(i))
@@ -164,5 +168,166 @@ func TestShortCountsChainsDrawn(t *testing.T) {
 		if want := fmt.Sprintf("%s short only for a bound of %d", nounCount(tc.onlyBound, "cover chain"), bound); tc.short == 0 && !strings.Contains(e.Error(), want) {
 			t.Errorf("%s: the error does not say %q: %v", tc.name, want, e)
 		}
+	}
+}
+
+// exploredChain is a range of blocks for a scan's planning without a
+// node: each block pays perBlock scripts seen once (candidates of class
+// 1, more than a round keeps in reserve), the wallet's script w is paid
+// at walletAt, and each of rare, a candidate, at its heights, and is
+// matched falsely (its filter matches, its block holds it not) at those
+// of falseAt. seen is what the held filters give each script: its
+// heights.
+type exploredChain struct {
+	from, to int32
+	blocks   map[int32]*wire.MsgBlock
+	seen     map[string][]int32
+}
+
+// newExploredChain builds the range from..to.
+func newExploredChain(from, to int32, perBlock int, w []byte, walletAt []int32, rare, falseAt map[string][]int32) *exploredChain {
+	ec := &exploredChain{from: from, to: to, blocks: map[int32]*wire.MsgBlock{}, seen: map[string][]int32{}}
+	pays := map[int32][][]byte{}
+	for h := from; h <= to; h++ {
+		for i := range perBlock {
+			s := append([]byte{0x00, 0x14, byte(h >> 8), byte(h), byte(i)}, bytesOf(0xee, 17)...)
+			pays[h] = append(pays[h], s)
+		}
+	}
+	for _, h := range walletAt {
+		pays[h] = append(pays[h], w)
+	}
+	for s, hs := range rare {
+		for _, h := range hs {
+			pays[h] = append(pays[h], []byte(s))
+		}
+	}
+	for h, outs := range pays {
+		ec.blocks[h] = blockOf(nil, outs...)
+		for _, s := range outs {
+			ec.seen[string(s)] = append(ec.seen[string(s)], h)
+		}
+	}
+	for s, hs := range falseAt {
+		ec.seen[s] = append(ec.seen[s], hs...)
+	}
+	for s := range ec.seen {
+		slices.Sort(ec.seen[s])
+	}
+	return ec
+}
+
+// heldSeen is seen on the held filters as a scan profiles them: without
+// the matches set keeps as false (cover.Set.Refuted).
+func (ec *exploredChain) heldSeen(set *cover.Set, hash func(int32) chainhash.Hash) map[string][]int32 {
+	out := make(map[string][]int32, len(ec.seen))
+	for s, hs := range ec.seen {
+		out[s] = slices.DeleteFunc(slices.Clone(hs), func(h int32) bool { return set.Refuted(cover.MatchKeyOf(hash(h), []byte(s))) })
+	}
+	return out
+}
+
+// at gives the blocks at hs.
+func (ec *exploredChain) at(hs []int32) []*wire.MsgBlock {
+	out := make([]*wire.MsgBlock, len(hs))
+	for i, h := range hs {
+		out[i] = ec.blocks[h]
+	}
+	return out
+}
+
+// TestRangeExploredReached: scans short of covers of a class the range
+// holds too few chains of, repeated, explore on and reach RangeExplored
+// once the sweep has given them every block of the range, not before,
+// though each scan finds candidates of other classes (the range holds
+// more candidates seen once than a round keeps in reserve, so the sweep
+// finds those left out again each lap): only candidates of the classes
+// short, or one above (whose extra match a block may refute), can mend
+// the covers. The scan at RangeExplored has drawn every chain of the
+// class short the range holds, that of one seen three times on the
+// filters, once falsely, too (exploring near it shows the false
+// match), and says to raise the target (a looser bound).
+func TestRangeExploredReached(t *testing.T) {
+	const (
+		from, to = 100, 299
+		// One wallet chain of one script seen twice: at 0.25, three
+		// cover chains of class 2.
+		target   = 0.25
+		maxScans = 14
+	)
+	w, _ := p2wpkhSpend(1)
+	walletAt := []int32{150, 250}
+	c2 := string(append([]byte{0x00, 0x14}, bytesOf(0xc2, 20)...))
+	c3 := string(append([]byte{0x00, 0x14}, bytesOf(0xc3, 20)...))
+	for _, tc := range []struct {
+		name    string
+		rare    map[string][]int32 // candidates of the class short
+		falseAt map[string][]int32
+	}{
+		{"no chain of the class", nil, nil},
+		{"one chain of the class", map[string][]int32{c2: {130, 230}}, nil},
+		{"one chain of the class, one above by a false match", map[string][]int32{c2: {130, 230}, c3: {140, 240}}, map[string][]int32{c3: {280}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ec := newExploredChain(from, to, 24, w, walletAt, tc.rare, tc.falseAt)
+			set, _, err := cover.Open(t.TempDir(), &chaincfg.RegressionNetParams)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := &Client{covers: set}
+			explored := 0
+			for scan := 1; ; scan++ {
+				if scan > maxScans {
+					t.Fatalf("%d scans short (%d blocks explored of the range's %d) never reached RangeExplored", maxScans, explored, to-from+1)
+				}
+				cs, err := c.startCovers([][]byte{w}, from, to)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cs.hashOf = func(h int32) chainhash.Hash { return chainhash.Hash{byte(h), byte(h >> 8), 0xdd} }
+				cs.blocksAt = ec.at
+				cs.seen = ec.heldSeen(set, cs.hashOf)
+				cs.hot = 16
+				cs.walletHeights = [][]int32{walletAt}
+				cs.reprofileWallet()
+				cs.walletAt = map[int32]bool{}
+				for _, h := range walletAt {
+					cs.walletAt[h] = true
+				}
+				cs.labelled = maps.Clone(cs.walletAt)
+				cs.target = target
+				_, err = cs.planProfiled(context.Background(), nil, nil)
+				var e *PrivacyTargetError
+				if !errors.As(err, &e) {
+					t.Fatalf("scan %d: %v, want a *PrivacyTargetError", scan, err)
+				}
+				explored += e.Explored
+				if e.Short < 3-len(tc.rare) || e.Short > 3 || !slices.Equal(e.ShortClasses, []int{2}) {
+					t.Fatalf("scan %d: %d chains short of classes %v, want %d to 3 of class 2: %v", scan, e.Short, e.ShortClasses, 3-len(tc.rare), e)
+				}
+				t.Logf("scan %d: %d blocks explored (%d in all), %d candidates of the class short found, %d chains short", scan, e.Explored, explored, e.Found, e.Short)
+				if !e.RangeExplored {
+					continue
+				}
+				if e.Short != 3-len(tc.rare) {
+					t.Errorf("RangeExplored with %d chains short, want %d: the range's candidates of class 2 not drawn", e.Short, 3-len(tc.rare))
+				}
+				if explored < to-from+1-len(walletAt) {
+					t.Fatalf("scan %d: RangeExplored with %d blocks explored of the range's %d", scan, explored, to-from+1)
+				}
+				for s := range tc.rare {
+					if !slices.ContainsFunc(set.Reserve(), func(r cover.Cover) bool { return string(r.Script) == s }) {
+						t.Errorf("RangeExplored with the candidate of class 2 not in reserve")
+					}
+				}
+				for _, want := range []string{"too few cover candidates", "raise the target"} {
+					if !strings.Contains(e.Error(), want) {
+						t.Errorf("%q does not say %q", e.Error(), want)
+					}
+				}
+				t.Logf("RangeExplored at scan %d, %d blocks explored of %d, %d in reserve: %v", scan, explored, to-from+1, len(set.Reserve()), e)
+				return
+			}
+		})
 	}
 }

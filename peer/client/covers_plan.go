@@ -21,7 +21,12 @@ import (
 // then the new ones) within the bound. Covers still short, the scan
 // fails with *PrivacyTargetError unless Config.AllowShortCovers.
 func (cs *coverScan) plan(ctx context.Context, log *scanLog, matched []int32, forced map[int32]bool) ([]int32, error) {
-	coverHeights := cs.profileRange(matched, forced)
+	return cs.planProfiled(ctx, log, cs.profileRange(matched, forced))
+}
+
+// planProfiled is plan once the wallet and the covers in use are
+// profiled (profileRange), the covers' heights at coverHeights.
+func (cs *coverScan) planProfiled(ctx context.Context, log *scanLog, coverHeights [][]int32) ([]int32, error) {
 	cs.log = log
 	cs.before = cs.askedBefore()
 	bound := cs.bound()
@@ -44,7 +49,7 @@ func (cs *coverScan) exploreRounds(ctx context.Context, log *scanLog, bound int,
 	// this scan draws none of the chains it finds. Only a match of the
 	// wallet's the blocks explored show false, which changes what the
 	// wallet needs, has it draw and explore again.
-	cs.foundNow = map[string]bool{}
+	cs.foundNow = map[string]uint8{}
 	for round := cs.set.Explore().Short; len(short) > 0; round++ {
 		short = cs.drawSettled(bound, coverHeights, short)
 		n := chainsShort(short)
@@ -59,7 +64,7 @@ func (cs *coverScan) exploreRounds(ctx context.Context, log *scanLog, bound int,
 		if len(hs) == 0 {
 			break
 		}
-		blocks, err := cs.c.fetchBlocks(ctx, log, hs, nil)
+		blocks, err := cs.fetchExplored(ctx, log, hs)
 		if err != nil {
 			return fmt.Errorf("client: exploring blocks for covers: %w", err)
 		}
@@ -72,6 +77,15 @@ func (cs *coverScan) exploreRounds(ctx context.Context, log *scanLog, bound int,
 		short = cs.need()
 	}
 	return nil
+}
+
+// fetchExplored fetches the blocks at hs to explore them: from the
+// client's peers, unless blocksAt gives them.
+func (cs *coverScan) fetchExplored(ctx context.Context, log *scanLog, hs []int32) ([]*wire.MsgBlock, error) {
+	if cs.blocksAt != nil {
+		return cs.blocksAt(hs), nil
+	}
+	return cs.c.fetchBlocks(ctx, log, hs, nil)
 }
 
 // exploreBeside is what exploring leaves room beside within the bound:
@@ -123,13 +137,15 @@ func (cs *coverScan) closePlan(bound int, coverHeights [][]int32) ([]int32, erro
 	}
 	slices.Sort(cs.shortClasses)
 	// A range swept whole still offers the next scan the candidates
-	// found in it by this one.
-	cs.rangeDone = (cs.rangeDone || cs.short > 0 && cs.lapped()) && len(cs.foundNow) == 0
+	// found in it by this one that could mend what is short; those of
+	// other classes, found again each lap, mend nothing.
+	found := cs.foundFor(classes)
+	cs.rangeDone = (cs.rangeDone || cs.short > 0 && cs.lapped()) && found == 0
 	heights, reached := cs.heights(bound, coverHeights)
 	if cs.short > 0 || reached > 0 {
 		n := chainsShort(drawn)
 		e := &PrivacyTargetError{Target: cs.target, Short: n, OnlyBound: cs.short - n, ShortClasses: cs.shortClasses, Unfetched: reached, Explored: len(cs.explored),
-			Found: len(cs.foundNow), Bound: bound, RangeExplored: cs.rangeDone}
+			Found: found, Bound: bound, RangeExplored: cs.rangeDone}
 		if !cs.c.cfg.AllowShortCovers {
 			cs.keep(nil)
 			return nil, e

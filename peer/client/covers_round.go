@@ -85,7 +85,8 @@ func (d *roundDraw) skippedGroups() map[uint64]bool {
 // have one among the blocks explored only where the sweep happened on
 // it.
 func (cs *coverScan) exploredEarly(c cover.Cover, hs []int32) bool {
-	return cs.foundNow[string(c.Script)] || slices.ContainsFunc(hs, func(h int32) bool { return cs.exploredAt[h] })
+	_, found := cs.foundNow[string(c.Script)]
+	return found || slices.ContainsFunc(hs, func(h int32) bool { return cs.exploredAt[h] })
 }
 
 // profileSample profiles the scripts of the sample the draw may take:
