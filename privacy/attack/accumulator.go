@@ -97,8 +97,11 @@ func (a *Accumulator) priors(u *universeCounts, reports []*Report) *fittedPriors
 
 // linkPrior returns the prior on wallet sizes fitted over sessions, the
 // linked groups': that of every group, fitted once (see priors), when
-// they are every group in order, else fitted over them alone.
+// they are every group in order, else fitted over them alone. It counts
+// the sessions of the same matches as copies (see weighTwins), as the
+// reports' fit does.
 func (a *Accumulator) linkPrior(sessions []linkSession, size uint64) *sizePrior {
+	weighTwins(sessions)
 	all := len(sessions) == a.sessionGroups()
 	for i := range sessions {
 		all = all && sessions[i].group == i
