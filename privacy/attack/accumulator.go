@@ -97,8 +97,11 @@ func (a *Accumulator) priors(u *universeCounts, reports []*Report) *fittedPriors
 
 // linkPrior returns the prior on wallet sizes fitted over sessions, the
 // linked groups': that of every group, fitted once (see priors), when
-// they are every group in order, else fitted over them alone.
+// they are every group in order, else fitted over them alone. It counts
+// the sessions of the same matches as copies (see weighTwins), as the
+// reports' fit does.
 func (a *Accumulator) linkPrior(sessions []linkSession, size uint64) *sizePrior {
+	weighTwins(sessions)
 	all := len(sessions) == a.sessionGroups()
 	for i := range sessions {
 		all = all && sessions[i].group == i
@@ -407,9 +410,17 @@ func (t *tally) add(o *tally, lineOffset int, limit []int) {
 // warnings and the verdict. A universe without candidates is ErrEmpty of
 // package universe.
 func (a *Accumulator) Reports() ([]*Report, error) {
+	reports, _, err := a.finishReports()
+	return reports, err
+}
+
+// finishReports is Reports, and the warnings of the sessions' fit of
+// the size prior (see priorWarning and priorShift.warning) that every
+// report carries: a capture report says them once, as the capture's.
+func (a *Accumulator) finishReports() ([]*Report, []string, error) {
 	u, err := a.finished()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	reports := make([]*Report, len(a.set.filters))
 	for g := range reports {
@@ -418,15 +429,22 @@ func (a *Accumulator) Reports() ([]*Report, error) {
 	// The matches' probabilities are weighed over the wallet's sizes
 	// under the prior the sessions' own counts give.
 	fit := a.priors(u, reports)
-	warn := priorWarning(reportSessions(reports[:a.sessionGroups()], a.set))
 	for _, r := range reports {
 		r.sizes, r.mix, r.classes = fit.sizes, fit.mix, u.classes
 		r.finish(r.joint)
-		if warn != "" {
-			r.Warnings = append(r.Warnings, warn)
+	}
+	n := a.sessionGroups()
+	sessions := reportSessions(reports[:n], a.set)
+	var warns []string
+	for _, w := range []string{priorWarning(sessions), measurePriorShift(reports[:n], sessions, u.size, fit.sizes).warning()} {
+		if w != "" {
+			warns = append(warns, w)
 		}
 	}
-	return reports, nil
+	for _, r := range reports {
+		r.Warnings = append(r.Warnings, warns...)
+	}
+	return reports, warns, nil
 }
 
 // universeCounts is what every report of one finishing shares.

@@ -287,28 +287,7 @@ func (r *Report) finish(joint *jointRates) {
 	bounds := r.classBounds(joint)
 	for i := range r.Matched {
 		m := &r.Matched[i]
-		f := r.chanceRate(joint, m.class)
-		scale, bound := 1.0, noBound
-		if r.mix != nil && m.class < len(r.classes) {
-			scale = r.mix.scale(m.class, r.classes[m.class], r.UniverseSize)
-			if b, ok := bounds[m.class]; ok {
-				bound = b
-			}
-		}
-		// The class's share of the wallet is n·scale/U.
-		m.Probability = candidateProbability(bound.clamp(scale*r.EstimatedWallet), r.UniverseSize, f)
-		m.ProbabilityLow = candidateProbability(bound.clamp(scale*r.EstimatedWalletLow), r.UniverseSize, f)
-		m.ProbabilityHigh = candidateProbability(bound.clamp(scale*r.EstimatedWalletHigh), r.UniverseSize, f)
-		if post != nil {
-			p, ok := byClass[m.class]
-			if !ok {
-				p = post.probabilityScaled(scale, bound, r.UniverseSize, f)
-				byClass[m.class] = p
-			}
-			m.Probability = p
-			m.ProbabilityLow = math.Min(m.ProbabilityLow, m.Probability)
-			m.ProbabilityHigh = math.Max(m.ProbabilityHigh, m.Probability)
-		}
+		m.Probability, m.ProbabilityLow, m.ProbabilityHigh = r.matchProbability(joint, m.class, post, bounds, byClass)
 		if m.Probability >= 0.95 {
 			r.Confident++
 		}
@@ -316,6 +295,54 @@ func (r *Report) finish(joint *jointRates) {
 	slices.SortFunc(r.Matched, func(a, b MatchedCandidate) int { return a.Line - b.Line })
 	r.Warnings = append(r.Warnings[:0], r.warnings()...)
 	r.Summary = r.verdict()
+}
+
+// matchProbability is the probability that a match of class cls is the
+// wallet's, with its interval: averaged over post, the posterior of the
+// wallet's size (at the estimate when nil), the class's share of the
+// wallet n·scale/U held within the class's bound. byClass keeps the
+// posterior's probability by class, computed once.
+func (r *Report) matchProbability(joint *jointRates, cls int, post *sizePosterior, bounds map[int]classBound, byClass map[int]float64) (p, lo, hi float64) {
+	f := r.chanceRate(joint, cls)
+	scale, bound := 1.0, noBound
+	if r.mix != nil && cls < len(r.classes) {
+		scale = r.mix.scale(cls, r.classes[cls], r.UniverseSize)
+		if b, ok := bounds[cls]; ok {
+			bound = b
+		}
+	}
+	p = candidateProbability(bound.clamp(scale*r.EstimatedWallet), r.UniverseSize, f)
+	lo = candidateProbability(bound.clamp(scale*r.EstimatedWalletLow), r.UniverseSize, f)
+	hi = candidateProbability(bound.clamp(scale*r.EstimatedWalletHigh), r.UniverseSize, f)
+	if post == nil {
+		return p, lo, hi
+	}
+	q, ok := byClass[cls]
+	if !ok {
+		q = post.probabilityScaled(scale, bound, r.UniverseSize, f)
+		byClass[cls] = q
+	}
+	return q, math.Min(lo, q), math.Max(hi, q)
+}
+
+// crossings counts the report's matches whose probability would cross
+// 0.95 under the size prior p (the class shares and chance rates those
+// finish weighed under): up, below it now, at or above it under p; down
+// the reverse.
+func (r *Report) crossings(p *sizePrior) (up, down int) {
+	post := newSizePosterior(p, float64(r.MatchedCount), r.ExpectedFalsePositives)
+	byClass := map[int]float64{}
+	bounds := r.classBounds(r.joint)
+	for _, m := range r.Matched {
+		q, _, _ := r.matchProbability(r.joint, m.class, post, bounds, byClass)
+		switch {
+		case m.Probability < 0.95 && q >= 0.95:
+			up++
+		case m.Probability >= 0.95 && q < 0.95:
+			down++
+		}
+	}
+	return up, down
 }
 
 // classBounds is, by class of the report's matches, what its own matches

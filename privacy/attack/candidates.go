@@ -135,13 +135,23 @@ func fitReportSizes(reports []*Report, size uint64, set *groupSet) *sizePrior {
 }
 
 // reportSessions is what fitting the size prior needs of the reports of
-// the groups of set.
+// the groups of set, those of the same matches counted as copies (see
+// weighTwins).
 func reportSessions(reports []*Report, set *groupSet) []linkSession {
 	sessions := make([]linkSession, len(reports))
 	for g, r := range reports {
-		sessions[g] = linkSession{group: g, matched: float64(r.MatchedCount), chance: r.ExpectedFalsePositives,
-			blind: set.limit[g] == 0, copies: set.copies[g]}
+		s := linkSession{group: g, matched: float64(r.MatchedCount), chance: r.ExpectedFalsePositives,
+			blind: set.limit[g] == 0, truncated: r.MatchedTruncated, copies: set.copies[g]}
+		if r.joint != nil {
+			s.keys = r.joint.keys
+		}
+		s.lines = make([]int, len(r.Matched))
+		for i, m := range r.Matched {
+			s.lines[i] = m.Line
+		}
+		sessions[g] = s
 	}
+	weighTwins(sessions)
 	return sessions
 }
 

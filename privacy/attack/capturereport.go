@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -84,13 +85,12 @@ func NewCaptureReport(sessions []*capture.Session, acc *Accumulator, opts Report
 	// The intersection is no session of its own: the priors every
 	// match is weighed under are fitted over the sessions alone.
 	acc.fitOnly(len(sessions))
-	reports, err := acc.Reports()
+	reports, captureWarnings, err := acc.finishReports()
 	if err != nil {
 		return nil, err
 	}
 	out := &CaptureReport{Universe: reports[0].Universe, Clients: []SessionReport{}, Warnings: []string{}}
-	w := warnings{seen: map[string]bool{}, out: &out.Warnings, universe: universeWarning(out.Universe)}
-	w.capture = priorWarning(reportSessions(reports[:len(sessions)], acc.set))
+	w := warnings{seen: map[string]bool{}, out: &out.Warnings, universe: universeWarning(out.Universe), capture: captureWarnings}
 	ids := make([]string, len(sessions))
 	for i, s := range sessions {
 		ids[i] = s.ID
@@ -147,13 +147,14 @@ func linkReport(acc *Accumulator, ids []string, threshold float64, w *warnings) 
 
 // warnings gathers warnings, each once, prefixed by where they come from;
 // the universe's, which every report of one reading carries, once as the
-// universe's, and the capture's (see priorWarning), which every session's
-// report and the linkage carry, once as the capture's.
+// universe's, and the capture's (see priorWarning and priorShift.warning),
+// which every session's report (and the linkage the first) carry, once as
+// the capture's.
 type warnings struct {
 	seen     map[string]bool
 	out      *[]string
-	universe string // universeWarning of the reading, or ""
-	capture  string // priorWarning of the sessions, or ""
+	universe string   // universeWarning of the reading, or ""
+	capture  []string // the warnings of the sessions' fit of the size prior
 }
 
 func (w *warnings) add(prefix string, ws []string) {
@@ -162,7 +163,7 @@ func (w *warnings) add(prefix string, ws []string) {
 		switch {
 		case s != "" && s == w.universe:
 			p = "universe: "
-		case s != "" && s == w.capture:
+		case s != "" && slices.Contains(w.capture, s):
 			p = "capture: "
 		}
 		if s = p + s; !w.seen[s] {

@@ -213,7 +213,7 @@ func TestCraftedSessionsWarned(t *testing.T) {
 		t.Errorf("the linkage does not warn of the sessions: %q", l.Warnings)
 	}
 	var got []string
-	w := warnings{seen: map[string]bool{}, out: &got, capture: want}
+	w := warnings{seen: map[string]bool{}, out: &got, capture: []string{want}}
 	for _, id := range []string{"a", "b"} {
 		w.add("session "+id+": ", reps[0].Warnings)
 	}
