@@ -89,7 +89,7 @@ func TestSweepStale(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer f.Close()
-				if err := lockFile(f); err != nil {
+				if err := lockFile(f, syscall.LOCK_EX); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -192,4 +192,169 @@ func startWriting(t *testing.T, dir string, args []string) (*exec.Cmd, string) {
 	}
 	t.Fatalf("no hidden file of process %d in %s after 30 s", cmd.Process.Pid, dir)
 	return nil, ""
+}
+
+// TestPendingHeldLocked: a writer's hidden files stay locked for as long
+// as they are its own, up to the rename that puts the new file in
+// place: the new file's, closed once written, and the earlier file's,
+// a second name of the output until that rename. Unlocked, a command
+// in another pid namespace (where this process's id names none) would
+// take them for a killed process's: remove the new file before it is
+// renamed in (the commit then fails), or remove the earlier file just
+// as the rename makes it the only copy of what the output held (which
+// a failed commit then cannot put back).
+func TestPendingHeldLocked(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "plot.svg")
+	if err := os.WriteFile(path, []byte("earlier"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var o outputs
+	var checked int
+	o.ops.rename = func(oldname, newname string) error {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if kind, _ := parseTemp("plot.svg", e.Name()); kind == notTemp {
+				continue
+			}
+			f, err := os.Open(filepath.Join(dir, e.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+			f.Close()
+			if !errors.Is(err, syscall.EWOULDBLOCK) {
+				t.Errorf("%s, as %s is renamed in: locked by another, %v; want EWOULDBLOCK", e.Name(), oldname, err)
+			}
+			checked++
+		}
+		return os.Rename(oldname, newname)
+	}
+	p, err := o.create("--plot", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Write([]byte("new")); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.commit(p); err != nil {
+		t.Fatal(err)
+	}
+	if checked != 2 {
+		t.Errorf("%d hidden files as the new file is renamed in, want 2 (new, earlier)", checked)
+	}
+	if got := dirFiles(t, dir); len(got) != 1 || got["plot.svg"] != "new" {
+		t.Errorf("after the commit %v, want plot.svg alone, new", got)
+	}
+	// Nothing of the commit still holds the output locked.
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := lockFile(f, syscall.LOCK_EX); err != nil {
+		t.Errorf("plot.svg after the commit: %v, want it unlocked", err)
+	}
+}
+
+// TestSweepOtherNamespace: spvfilter writing a plot in another pid
+// namespace (a container sharing the directory), where this process's
+// id names no process, as this one puts the same plot in place, leaves
+// this one's hidden files, which it holds locked: this commit succeeds,
+// and the other names nothing. Before, this one's new file, closed once
+// written, was unlocked until renamed in: the other removed it, as a
+// killed process's, and this commit failed. It needs a pid namespace
+// (unshare, as root).
+func TestSweepOtherNamespace(t *testing.T) {
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		t.Skip("no unshare")
+	}
+	if err := exec.Command(unshare, "--pid", "--fork", "true").Run(); err != nil {
+		t.Skipf("no pid namespace: %v", err)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "plot.svg")
+	if err := os.WriteFile(path, []byte("earlier"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var o outputs
+	var stderr strings.Builder
+	o.ops.rename = func(oldname, newname string) error {
+		cmd := exec.Command(unshare, "--pid", "--fork", os.Args[0], "privacy", "model", "--addresses", "200", "--plot", path)
+		cmd.Env = append(os.Environ(), "SPVFILTER_TEST_AS_MAIN=1")
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil {
+			t.Errorf("the other spvfilter: %v, stderr %q", err, stderr.String())
+		}
+		return os.Rename(oldname, newname)
+	}
+	p, err := o.create("--plot", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Write([]byte("new")); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.commit(p); err != nil {
+		t.Errorf("commit: %v", err)
+	}
+	if stderr.Len() != 0 {
+		t.Errorf("the other spvfilter said %q, want nothing", stderr.String())
+	}
+	if got := dirFiles(t, dir); len(got) != 1 || got["plot.svg"] != "new" {
+		t.Errorf("after both %v, want plot.svg alone, new", keys(got))
+	}
+}
+
+// TestPendingHoldTemp: a hidden file just made is held only when this
+// process locks it and it is still at its name: a sweep in another pid
+// namespace may have claimed it first (it holds it locked, to remove
+// it) or removed it already.
+func TestPendingHoldTemp(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		before func(t *testing.T, name string) // what a sweep did first
+		held   bool
+	}{
+		{"untouched", func(*testing.T, string) {}, true},
+		{"claimed", func(t *testing.T, name string) {
+			f, err := os.Open(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { f.Close() })
+			if err := lockFile(f, syscall.LOCK_EX); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
+		{"removed", func(t *testing.T, name string) {
+			if err := os.Remove(name); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
+		{"removed and made again", func(t *testing.T, name string) {
+			if err := os.Remove(name); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(name, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := os.CreateTemp(t.TempDir(), tempPattern("plot.svg", tempWritten, os.Getpid()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			tc.before(t, f.Name())
+			if got := holdTemp(f); got != tc.held {
+				t.Errorf("holdTemp = %v, want %v", got, tc.held)
+			}
+		})
+	}
 }
