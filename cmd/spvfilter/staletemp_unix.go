@@ -16,12 +16,17 @@ import (
 // is what a process in another pid namespace (a container) writing into
 // the same directory keeps its files by, its pid meaning nothing here
 // (holdTemp, holdEarlier); a file system without locks leaves the pid to
-// decide.
+// decide. The file is opened for writing where it may be: over NFS, an
+// exclusive flock needs it (flock(2)).
 func claim(path string, pid int) (*os.File, bool) {
 	if !leftBehind(path, pid) {
 		return nil, false
 	}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+	const flags = syscall.O_NONBLOCK | syscall.O_NOFOLLOW
+	f, err := os.OpenFile(path, os.O_RDWR|flags, 0)
+	if err != nil {
+		f, err = os.OpenFile(path, os.O_RDONLY|flags, 0)
+	}
 	if err != nil {
 		return nil, false
 	}
@@ -29,7 +34,7 @@ func claim(path string, pid int) (*os.File, bool) {
 		f.Close()
 		return nil, false
 	}
-	if lockBusy(lockFile(f, syscall.LOCK_EX)) || !atName(f) {
+	if !lockFree(lockFile(f, syscall.LOCK_EX)) || !atName(f) {
 		f.Close() // a process holds it, or it has gone meanwhile
 		return nil, false
 	}
@@ -113,6 +118,14 @@ func atName(f *os.File) bool {
 // not busy.
 func lockBusy(err error) bool {
 	return errors.Is(err, syscall.EWOULDBLOCK) || errors.Is(err, syscall.EINTR)
+}
+
+// lockFree reports whether err, of a sweep's lockFile, leaves the file
+// to it: none, or one saying the file system has no locks. Any other
+// (EWOULDBLOCK: another holds it; EBADF: over NFS, a file opened only
+// for reading) leaves the file to whoever may hold it.
+func lockFree(err error) bool {
+	return err == nil || errors.Is(err, syscall.ENOLCK) || errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOTSUP) || errors.Is(err, syscall.ENOSYS)
 }
 
 // lockFile takes f's lock (flock), exclusive (LOCK_EX) or shared

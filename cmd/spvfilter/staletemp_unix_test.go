@@ -358,3 +358,31 @@ func TestPendingHoldTemp(t *testing.T) {
 		})
 	}
 }
+
+// TestSweepLockAnswers: a sweep removes a hidden file only when it
+// locked it or the file system has no locks; any other answer leaves the
+// file. Over NFS, flock is an fcntl lock on the whole file, and an
+// exclusive one on a file opened only for reading fails with EBADF
+// (flock(2), NOTES): taken for a file system without locks, it let a
+// sweep on one machine remove the files another machine's spvfilter was
+// writing, where the process id says nothing.
+func TestSweepLockAnswers(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		free bool
+	}{
+		{nil, true},
+		{syscall.ENOLCK, true},
+		{syscall.EOPNOTSUPP, true},
+		{syscall.ENOSYS, true},
+		{syscall.EWOULDBLOCK, false},
+		{syscall.EINTR, false},
+		{syscall.EBADF, false},
+		{syscall.EIO, false},
+		{fmt.Errorf("flock: %w", syscall.EWOULDBLOCK), false},
+	} {
+		if got := lockFree(tc.err); got != tc.free {
+			t.Errorf("lockFree(%v) = %v, want %v", tc.err, got, tc.free)
+		}
+	}
+}
