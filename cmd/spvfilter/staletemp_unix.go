@@ -4,6 +4,7 @@ package main
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"syscall"
 	"time"
@@ -65,12 +66,13 @@ func holdTemp(f *os.File) bool {
 // and reports whether name still names it: such a sweep may have removed
 // it before the lock, as the output's second name. The caller closes the
 // file once the name is no longer needed. A lock held longer than a
-// sweep holds one is another program's on the output: the name is then
-// kept unlocked.
+// sweep holds one is another program's on the output, and a file this
+// process may not read or a symbolic link cannot be locked: the name is
+// then kept unlocked.
 func holdEarlier(name string) (*os.File, bool) {
 	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
 	if err != nil {
-		return nil, false
+		return nil, !errors.Is(err, fs.ErrNotExist)
 	}
 	for range 20 {
 		if !lockBusy(lockFile(f, syscall.LOCK_SH)) {

@@ -386,3 +386,59 @@ func TestSweepLockAnswers(t *testing.T) {
 		}
 	}
 }
+
+// TestPendingEarlierUnopened: an output whose earlier file this process
+// cannot open to lock (one it may write but not read, run as another
+// than root; a symbolic link put at the path while the command ran) is
+// replaced all the same, its second name kept unlocked, and no hidden
+// file left. Before, each name given was taken for one a sweep had
+// removed: ten of them were left, and the commit failed.
+func TestPendingEarlierUnopened(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(t *testing.T, path string) // made while the command runs
+	}{
+		{"write only", func(t *testing.T, path string) {
+			if err := os.Chmod(path, 0o200); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"a symbolic link", func(t *testing.T, path string) {
+			other := filepath.Join(filepath.Dir(path), "other")
+			if err := os.WriteFile(other, []byte("other"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink("other", path); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "plot.svg")
+			if err := os.WriteFile(path, []byte("earlier"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var o outputs
+			p, err := o.create("--plot", path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := p.Write([]byte("new")); err != nil {
+				t.Fatal(err)
+			}
+			tc.change(t, path)
+			if err := o.commit(p); err != nil {
+				t.Errorf("commit: %v", err)
+			}
+			for name := range dirFiles(t, dir) {
+				if kind, _ := parseTemp("plot.svg", name); kind != notTemp {
+					t.Errorf("%s left", name)
+				}
+			}
+		})
+	}
+}
