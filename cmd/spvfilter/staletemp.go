@@ -139,7 +139,7 @@ func sweepStale(dest string) swept {
 	var s swept
 	for _, f := range found {
 		path := filepath.Join(dir, f.name)
-		held, ok := claim(path, f.pid)
+		held, ok := claim(path, f.kind, f.pid)
 		if !ok {
 			continue
 		}

@@ -15,7 +15,7 @@ const abandonedAge = 24 * time.Hour
 // claim reports whether the hidden file path was last written
 // abandonedAge ago or earlier (leftBehind); there is no file to hold
 // locked, and the caller closes nil.
-func claim(path string, pid int) (*os.File, bool) {
+func claim(path string, _ tempKind, pid int) (*os.File, bool) {
 	return nil, leftBehind(path, pid)
 }
 

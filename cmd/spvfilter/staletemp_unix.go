@@ -17,15 +17,21 @@ import (
 // is what a process in another pid namespace (a container) writing into
 // the same directory keeps its files by, its pid meaning nothing here
 // (holdTemp, holdEarlier); a file system without locks leaves the pid to
-// decide. The file is opened for writing where it may be: over NFS, an
-// exclusive flock needs it (flock(2)).
-func claim(path string, pid int) (*os.File, bool) {
+// decide. A new file (kind tempWritten) is opened for writing where it
+// may be: over NFS, an exclusive flock needs it (flock(2)). An earlier
+// file, perhaps a second name of the output, is opened only for reading,
+// the output left untouched (over NFS it is then left).
+func claim(path string, kind tempKind, pid int) (*os.File, bool) {
 	if !leftBehind(path, pid) {
 		return nil, false
 	}
 	const flags = syscall.O_NONBLOCK | syscall.O_NOFOLLOW
-	f, err := os.OpenFile(path, os.O_RDWR|flags, 0)
-	if err != nil {
+	mode := os.O_RDONLY
+	if kind == tempWritten {
+		mode = os.O_RDWR
+	}
+	f, err := os.OpenFile(path, mode|flags, 0)
+	if err != nil && mode != os.O_RDONLY {
 		f, err = os.OpenFile(path, os.O_RDONLY|flags, 0)
 	}
 	if err != nil {
