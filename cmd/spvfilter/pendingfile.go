@@ -45,6 +45,9 @@ type pendingFile struct {
 	movedAside bool
 	// ops are the outputs' link and rename.
 	ops *fileOps
+	// held keep the locks of the hidden files (holdTemp, holdEarlier)
+	// from finish, which closes tmp, until the commit ends.
+	held []*os.File
 }
 
 // pendingState is where a pendingFile stands.
@@ -198,20 +201,26 @@ func startPending(f outputFile) (*pendingFile, error) {
 	}
 	// The extension kept, for writers that pick the format by it.
 	dir, base := filepath.Split(p.dest)
-	tmp, err := os.CreateTemp(filepath.Clean(dir), tempPattern(base, tempWritten, os.Getpid()))
-	if err != nil {
-		// The temporary file's name is the tool's, not the user's.
-		err = failureWords(f.flag+" "+f.path, writeProblem(err, filepath.Clean(dir)))
-		if errors.Is(err, fs.ErrPermission) || errors.Is(err, fs.ErrNotExist) {
-			// A directory one may not write in, or that is gone: as
-			// checkOutputFile says it, bad input.
-			err = usageError{err}
+	for range 10 {
+		tmp, err := os.CreateTemp(filepath.Clean(dir), tempPattern(base, tempWritten, os.Getpid()))
+		if err != nil {
+			// The temporary file's name is the tool's, not the user's.
+			err = failureWords(f.flag+" "+f.path, writeProblem(err, filepath.Clean(dir)))
+			if errors.Is(err, fs.ErrPermission) || errors.Is(err, fs.ErrNotExist) {
+				// A directory one may not write in, or that is gone: as
+				// checkOutputFile says it, bad input.
+				err = usageError{err}
+			}
+			return nil, err
 		}
-		return nil, err
+		if !holdTemp(tmp) {
+			tmp.Close() // claimed by a sweep, which removes it
+			continue
+		}
+		p.tmp = tmp
+		return p, nil
 	}
-	holdTemp(tmp)
-	p.tmp = tmp
-	return p, nil
+	return nil, failureWords(f.flag+" "+f.path, errors.New("no hidden file beside it could be kept from being removed as it was made"))
 }
 
 // destination is the file path, named by flag in errors, names: path,
@@ -330,9 +339,18 @@ func (o *outputs) commit(given ...*pendingFile) error {
 			os.Remove(p.backup)
 			p.backup = ""
 		}
+		p.release()
 		p.state = committed
 	}
 	return nil
+}
+
+// release lets go of the locks held kept.
+func (p *pendingFile) release() {
+	for _, f := range p.held {
+		f.Close()
+	}
+	p.held = nil
 }
 
 // finish writes the temporary file through to the disk and closes it.
@@ -352,6 +370,9 @@ func (p *pendingFile) finish() error {
 	err := p.tmp.Chmod(p.mode)
 	if err == nil {
 		err = p.tmp.Sync()
+	}
+	if held := keepLock(p.tmp); held != nil {
+		p.held = append(p.held, held) // locked until it is in place
 	}
 	if cerr := p.tmp.Close(); err == nil {
 		err = cerr
@@ -422,6 +443,15 @@ func (p *pendingFile) keepBackup() error {
 		if errors.Is(err, fs.ErrExist) {
 			continue // the name taken again meanwhile
 		}
+		if err == nil {
+			held, ok := holdEarlier(name)
+			if !ok {
+				continue // removed by a sweep as the output's second name
+			}
+			if held != nil {
+				p.held = append(p.held, held)
+			}
+		}
 		if err != nil {
 			// A file system without hard links: the file moved aside,
 			// the path holding nothing until the new file is renamed in.
@@ -480,6 +510,9 @@ func (o *outputs) abandon(files []*pendingFile) {
 		}
 		if p != nil && p.state == pending {
 			p.state = abandoned
+		}
+		if p != nil {
+			p.release()
 		}
 	}
 }

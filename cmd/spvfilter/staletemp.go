@@ -20,7 +20,9 @@ import (
 // longer runs and that no process holds locked, an earlier file only
 // when it is a second name of BASE (it holds nothing else). A command
 // writing BASE at the same time keeps its own: its process runs, and it
-// holds its file locked while it writes it.
+// holds its files locked, the new one from its making until it is put
+// in place, the earlier one while the new one is put in place (seen
+// from another pid namespace, its process runs nowhere).
 
 // tempKind is which of an output's hidden files a name is.
 type tempKind int
@@ -137,14 +139,20 @@ func sweepStale(dest string) swept {
 	var s swept
 	for _, f := range found {
 		path := filepath.Join(dir, f.name)
-		if f.kind == tempEarlier && !sameFile(path, dest) {
-			if leftBehind(path, f.pid) {
-				s.kept = append(s.kept, f.name)
-			}
+		held, ok := claim(path, f.kind, f.pid)
+		if !ok {
 			continue
 		}
-		if removeAbandoned(path, f.pid) {
+		// Under the lock: a writer puts its new file over dest only
+		// while it holds its earlier file's.
+		switch {
+		case f.kind == tempEarlier && !sameFile(path, dest):
+			s.kept = append(s.kept, f.name)
+		case os.Remove(path) == nil:
 			s.removed = append(s.removed, f.name)
+		}
+		if held != nil {
+			held.Close()
 		}
 	}
 	slices.Sort(s.removed)

@@ -7,15 +7,16 @@ import (
 	"time"
 )
 
-// abandonedAge is how old a hidden file must be for removeAbandoned to
-// take it for one a killed process left, where whether its process runs
-// cannot be asked.
+// abandonedAge is how old a hidden file must be for claim to take it
+// for one a killed process left, where whether its process runs cannot
+// be asked.
 const abandonedAge = 24 * time.Hour
 
-// removeAbandoned removes the hidden file path when it was last written
-// abandonedAge ago or earlier (leftBehind), and reports whether it did.
-func removeAbandoned(path string, pid int) bool {
-	return leftBehind(path, pid) && os.Remove(path) == nil
+// claim reports whether the hidden file path was last written
+// abandonedAge ago or earlier (leftBehind); there is no file to hold
+// locked, and the caller closes nil.
+func claim(path string, _ tempKind, pid int) (*os.File, bool) {
+	return nil, leftBehind(path, pid)
 }
 
 // leftBehind reports whether the hidden file path was last written
@@ -26,5 +27,12 @@ func leftBehind(path string, _ int) bool {
 	return err == nil && st.Mode().IsRegular() && time.Since(st.ModTime()) >= abandonedAge
 }
 
-// holdTemp does nothing where files are not locked.
-func holdTemp(*os.File) {}
+// holdTemp does nothing where files are not locked: f is at its name.
+func holdTemp(*os.File) bool { return true }
+
+// holdEarlier does nothing where files are not locked: name names the
+// earlier file.
+func holdEarlier(string) (*os.File, bool) { return nil, true }
+
+// keepLock has no lock to keep where files are not locked.
+func keepLock(*os.File) *os.File { return nil }
