@@ -145,7 +145,7 @@ func TestPendingRestoreFails(t *testing.T) {
 			if !errors.As(err, &re) {
 				t.Fatalf("commit: %v, want a restoreError", err)
 			}
-			want := regexp.MustCompile(`^--index DIR/b: a directory, not a file; the earlier DIR/a could not be put back \(input/output error\): it is kept as (DIR/\.a\.old\.[0-9]+\.[0-9]+)$`)
+			want := regexp.MustCompile(`^--index DIR/b: a directory, not a file; the earlier DIR/a could not be put back \(input/output error\): it is kept as (DIR/\.a\.old\.spvfilter-[0-9]+\.[0-9]+)$`)
 			m := want.FindStringSubmatch(strings.ReplaceAll(err.Error(), dir, "DIR"))
 			if m == nil {
 				t.Fatalf("commit: %q, want it to match %s", err, want)
@@ -209,7 +209,7 @@ func TestPanicRemovesTemporaries(t *testing.T) {
 // after a process was killed, each with this process's id.
 func TestPendingNamesAsHelpSays(t *testing.T) {
 	help := newRootCommand(&app{stdout: &strings.Builder{}}).Long
-	told := regexp.MustCompile(`\.plot\.svg\.(?:[a-z]+\.)?PID\.NUMBER(?:\.[a-z]+)?`).FindAllString(help, -1)
+	told := regexp.MustCompile(`\.plot\.svg\.(?:[a-z]+\.)?spvfilter-PID\.NUMBER(?:\.[a-z]+)?`).FindAllString(help, -1)
 	if len(told) != 2 {
 		t.Fatalf("the root help names %q, want the temporary file and the earlier file kept", told)
 	}

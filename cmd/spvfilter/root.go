@@ -232,12 +232,12 @@ at once: a command that fails or is interrupted leaves none cut short,
 and what was there before as it was; an interrupted one names the files
 it did not write, and as interrupted a named pipe it was writing (a pipe
 keeps nothing: its reader may have had part). Until put in place, a file
-is written into a hidden one beside it (.plot.svg.PID.NUMBER.svg for
+is written into a hidden one beside it (.plot.svg.spvfilter-PID.NUMBER.svg for
 plot.svg, PID the process id of the command writing it), removed however
 the command ends unless its process is killed outright (SIGKILL, a
 crash) or a second Ctrl-C, or one while a write under way has not ended
 in 5 seconds, ends it at once: one left then is never read. A file
-replaced is kept as .plot.svg.old.PID.NUMBER until the new one is in
+replaced is kept as .plot.svg.old.spvfilter-PID.NUMBER until the new one is in
 place: a failed command that could not put it back names it, and one a
 killed process left holds the earlier file (rename it back if plot.svg
 is missing, else remove it). The next command that writes plot.svg

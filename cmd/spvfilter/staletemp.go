@@ -10,9 +10,9 @@ import (
 )
 
 // The hidden files beside an output (see pendingFile) carry the process
-// id of the command that made them: .BASE.PID.NUMBER.EXT for the new
+// id of the command that made them: .BASE.spvfilter-PID.NUMBER.EXT for the new
 // file being written (EXT, BASE's extension, kept for writers that pick
-// the format by it) and .BASE.old.PID.NUMBER for the earlier file kept
+// the format by it) and .BASE.old.spvfilter-PID.NUMBER for the earlier file kept
 // while the new one is put in place, NUMBER os.CreateTemp's. A process
 // removes its own however it ends, unless it is killed outright (SIGKILL,
 // a crash, the power cut). The next command that writes BASE removes
@@ -37,10 +37,15 @@ const (
 // beside the output whose name is base, made by the process pid.
 func tempPattern(base string, kind tempKind, pid int) string {
 	if kind == tempEarlier {
-		return "." + base + ".old." + strconv.Itoa(pid) + ".*"
+		return "." + base + ".old." + tempMark + strconv.Itoa(pid) + ".*"
 	}
-	return "." + base + "." + strconv.Itoa(pid) + ".*" + filepath.Ext(base)
+	return "." + base + "." + tempMark + strconv.Itoa(pid) + ".*" + filepath.Ext(base)
 }
+
+// tempMark comes before the process id in a hidden file's name, so that
+// a file of the user's own named like one (.report.2024.1 beside an
+// output report) is never taken for one.
+const tempMark = "spvfilter-"
 
 // parseTemp reports whether name, a file's name in the directory of the
 // output whose name is base, is one of that output's hidden files, which
@@ -64,11 +69,12 @@ func parseTemp(base, name string) (tempKind, int) {
 	return notTemp, 0
 }
 
-// pidAndNumber reads "PID.NUMBER", both decimal digits only, PID a
-// process id (positive, at most 2^31-1).
+// pidAndNumber reads tempMark+"PID.NUMBER", both decimal digits only,
+// PID a process id (positive, at most 2^31-1).
 func pidAndNumber(s string) (int, bool) {
+	s, marked := strings.CutPrefix(s, tempMark)
 	p, n, ok := strings.Cut(s, ".")
-	if !ok || !digitsOnly(p) || !digitsOnly(n) {
+	if !marked || !ok || !digitsOnly(p) || !digitsOnly(n) {
 		return 0, false
 	}
 	pid, err := strconv.ParseInt(p, 10, 32)

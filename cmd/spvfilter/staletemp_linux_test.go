@@ -20,7 +20,7 @@ func TestSweepLeavesOutputUntouched(t *testing.T) {
 	if err := os.WriteFile(path, []byte("earlier"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	second := filepath.Join(dir, ".plot.svg.old."+strconv.Itoa(deadPid(t))+".1")
+	second := filepath.Join(dir, ".plot.svg.old.spvfilter-"+strconv.Itoa(deadPid(t))+".1")
 	if err := os.Link(path, second); err != nil {
 		t.Fatal(err)
 	}

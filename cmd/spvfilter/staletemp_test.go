@@ -16,27 +16,29 @@ func TestParseTemp(t *testing.T) {
 		kind       tempKind
 		pid        int
 	}{
-		{"plot.svg", ".plot.svg.4242.1234567.svg", tempWritten, 4242},
-		{"plot.svg", ".plot.svg.old.4242.99", tempEarlier, 4242},
-		{"a", ".a.7.1", tempWritten, 7},
-		{"a", ".a.old.7.1", tempEarlier, 7},
-		{"x.5", ".x.5.7.1.5", tempWritten, 7},
-		{"plot.svg", ".plot.svg.2147483647.1.svg", tempWritten, 2147483647},
+		{"plot.svg", ".plot.svg.spvfilter-4242.1234567.svg", tempWritten, 4242},
+		{"plot.svg", ".plot.svg.old.spvfilter-4242.99", tempEarlier, 4242},
+		{"a", ".a.spvfilter-7.1", tempWritten, 7},
+		{"a", ".a.old.spvfilter-7.1", tempEarlier, 7},
+		{"x.5", ".x.5.spvfilter-7.1.5", tempWritten, 7},
+		{"plot.svg", ".plot.svg.spvfilter-2147483647.1.svg", tempWritten, 2147483647},
 		{"plot.svg", "plot.svg", notTemp, 0},
-		{"plot.svg", ".plot.svg.1234567.svg", notTemp, 0}, // the old form, no process id
-		{"plot.svg", ".plot.svg.old.1234567", notTemp, 0}, // the old form
-		{"plot.svg", ".plot.svg.0.1.svg", notTemp, 0},     // no process 0
-		{"plot.svg", ".plot.svg.2147483648.1.svg", notTemp, 0},
-		{"plot.svg", ".plot.svg.+5.1.svg", notTemp, 0},
-		{"plot.svg", ".plot.svg.5.1.png", notTemp, 0}, // another extension
-		{"plot.svg", ".plot.svg.5.1.2.svg", notTemp, 0},
-		{"plot.svg", ".plot.svg.5..svg", notTemp, 0},
-		{"plot.svg", ".plot.svg.old.5.x", notTemp, 0},
-		{"plot.svg", ".plot.svg.5.1.svg.old.5.1", notTemp, 0},
-		{"a", ".a.old.7.1.old", notTemp, 0}, // a.old's
-		{"a", ".a.5.7.1.5", notTemp, 0},     // a.5's
-		{"a", ".ab.7.1", notTemp, 0},
+		{"plot.svg", ".plot.svg.1234567.svg", notTemp, 0},       // the old form, no process id
+		{"plot.svg", ".plot.svg.old.1234567", notTemp, 0},       // the old form
+		{"plot.svg", ".plot.svg.spvfilter-0.1.svg", notTemp, 0}, // no process 0
+		{"plot.svg", ".plot.svg.spvfilter-2147483648.1.svg", notTemp, 0},
+		{"plot.svg", ".plot.svg.spvfilter-+5.1.svg", notTemp, 0},
+		{"plot.svg", ".plot.svg.spvfilter-5.1.png", notTemp, 0}, // another extension
+		{"plot.svg", ".plot.svg.spvfilter-5.1.2.svg", notTemp, 0},
+		{"plot.svg", ".plot.svg.spvfilter-5..svg", notTemp, 0},
+		{"plot.svg", ".plot.svg.old.spvfilter-5.x", notTemp, 0},
+		{"plot.svg", ".plot.svg.spvfilter-5.1.svg.old.spvfilter-5.1", notTemp, 0},
+		{"a", ".a.old.spvfilter-7.1.old", notTemp, 0}, // a.old's
+		{"a", ".a.5.spvfilter-7.1.5", notTemp, 0},     // a.5's
+		{"a", ".ab.spvfilter-7.1", notTemp, 0},
 		{"plot.svg", ".spvfilter-probe-123", notTemp, 0},
+		{"report", ".report.2024.1", notTemp, 0},         // the user's own, unmarked
+		{"plot.svg", ".plot.svg.4242.1.svg", notTemp, 0}, // unmarked
 	} {
 		kind, pid := parseTemp(tc.base, tc.name)
 		if kind != tc.kind || pid != tc.pid {

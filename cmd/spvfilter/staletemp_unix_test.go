@@ -50,19 +50,19 @@ func TestSweepStale(t *testing.T) {
 		want        swept
 	}{
 		{name: "an ended process's", outputThere: true,
-			files:  []string{".plot.svg.DEAD.1.svg", ".plot.svg.DEAD.3.svg", ".plot.svg.old.DEAD.2"},
-			linked: []string{".plot.svg.old.DEAD.4"},
-			want:   swept{removed: []string{".plot.svg.DEAD.1.svg", ".plot.svg.DEAD.3.svg", ".plot.svg.old.DEAD.4"}, kept: []string{".plot.svg.old.DEAD.2"}}},
+			files:  []string{".plot.svg.spvfilter-DEAD.1.svg", ".plot.svg.spvfilter-DEAD.3.svg", ".plot.svg.old.spvfilter-DEAD.2"},
+			linked: []string{".plot.svg.old.spvfilter-DEAD.4"},
+			want:   swept{removed: []string{".plot.svg.old.spvfilter-DEAD.4", ".plot.svg.spvfilter-DEAD.1.svg", ".plot.svg.spvfilter-DEAD.3.svg"}, kept: []string{".plot.svg.old.spvfilter-DEAD.2"}}},
 		{name: "running processes'", outputThere: true,
-			files:  []string{".plot.svg.LIVE.1.svg", ".plot.svg.old.LIVE.2", ".plot.svg.OWN.3.svg", ".plot.svg.old.OWN.4"},
-			linked: []string{".plot.svg.old.LIVE.5", ".plot.svg.old.OWN.6"}},
+			files:  []string{".plot.svg.spvfilter-LIVE.1.svg", ".plot.svg.old.spvfilter-LIVE.2", ".plot.svg.spvfilter-OWN.3.svg", ".plot.svg.old.spvfilter-OWN.4"},
+			linked: []string{".plot.svg.old.spvfilter-LIVE.5", ".plot.svg.old.spvfilter-OWN.6"}},
 		{name: "held locked", outputThere: true,
-			files: []string{".plot.svg.DEAD.1.svg"}, locked: ".plot.svg.DEAD.1.svg"},
+			files: []string{".plot.svg.spvfilter-DEAD.1.svg"}, locked: ".plot.svg.spvfilter-DEAD.1.svg"},
 		{name: "the output missing",
-			files: []string{".plot.svg.DEAD.1.svg", ".plot.svg.old.DEAD.2"},
-			want:  swept{removed: []string{".plot.svg.DEAD.1.svg"}, kept: []string{".plot.svg.old.DEAD.2"}}},
+			files: []string{".plot.svg.spvfilter-DEAD.1.svg", ".plot.svg.old.spvfilter-DEAD.2"},
+			want:  swept{removed: []string{".plot.svg.spvfilter-DEAD.1.svg"}, kept: []string{".plot.svg.old.spvfilter-DEAD.2"}}},
 		{name: "others", outputThere: true,
-			files: []string{".other.svg.DEAD.1.svg", ".plot.svg.DEAD.2.png", ".plot.svg.1234.svg", ".plot.svg.old.1234", "plot.svg.DEAD.3.svg", ".spvfilter-probe-DEAD"}},
+			files: []string{".other.svg.spvfilter-DEAD.1.svg", ".plot.svg.spvfilter-DEAD.2.png", ".plot.svg.1234.svg", ".plot.svg.old.1234", "plot.svg.DEAD.3.svg", ".spvfilter-probe-DEAD", ".plot.svg.DEAD.5.svg", ".plot.svg.old.DEAD.6"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
