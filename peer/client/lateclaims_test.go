@@ -260,8 +260,8 @@ func (w *lateWitness) notef(format string, args ...any) {
 // neither dropped nor banned) and holds height: a peer cut off as too
 // slow sits out a minute (see pool.Each) and comes back with its tip
 // unknown until its headers are synced. A peer out when asked is named in
-// the test's log with why; one that does not come back, or is banned
-// (being slow proves nothing), fails the test.
+// the test's log with why; one out for another reason (a stall, a ban:
+// being slow proves nothing), or that does not come back, fails the test.
 func (w *lateWitness) waitInUse(t *testing.T, c *Client, addr string, height int32, within time.Duration) {
 	t.Helper()
 	start := time.Now()
@@ -275,6 +275,8 @@ func (w *lateWitness) waitInUse(t *testing.T, c *Client, addr string, height int
 		switch why := st.Reason; {
 		case st.Banned:
 			t.Fatalf("peer %s banned: %s; %s", addr, st.Reason, w.state(c))
+		case why != "" && why != "connecting" && !strings.Contains(why, ": too slow: "):
+			t.Fatalf("peer %s out of use, not for being slow: %s; %s", addr, why, w.state(c))
 		case why == "" && st.Tip >= height:
 			if len(out) > 0 {
 				t.Logf("peer %s was out of use before height %d, back in use after %v: %s",
