@@ -182,6 +182,52 @@ func TestSilentClaimWaitsItsTurn(t *testing.T) {
 	}
 }
 
+// TestTurnTimer: the service's timer for the silent claims fires at the
+// first one's turn, and is none while no claim waits for its turn: none
+// silent, one taken (being asked or answered), or one whose word is out.
+func TestTurnTimer(t *testing.T) {
+	m, o := new(pool.Member), new(pool.Member)
+	now := time.Now()
+	for _, tt := range []struct {
+		name  string
+		setup func(l *lateClaims)
+		fires bool
+	}{
+		{"no claim", func(l *lateClaims) {}, false},
+		{"a late claim, not silent", func(l *lateClaims) { l.add(m, 120) }, false},
+		{"a silent claim", func(l *lateClaims) { l.unanswered(m, 120, now.Add(-lateWait)) }, true},
+		{"a silent claim taken", func(l *lateClaims) {
+			l.unanswered(m, 120, now.Add(-lateWait))
+			l.take(now)
+		}, false},
+		{"a silent claim whose word is out", func(l *lateClaims) {
+			l.unanswered(m, 120, now.Add(-lateWait))
+			l.asking = map[*pool.Member]bool{m: true}
+		}, false},
+		{"two silent claims, one due", func(l *lateClaims) {
+			l.unanswered(m, 120, now.Add(time.Hour))
+			l.unanswered(o, 118, now.Add(-lateWait))
+		}, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var l lateClaims
+			tt.setup(&l)
+			turn := l.turnTimer()
+			defer turn.stop()
+			select {
+			case <-turn.c():
+				if !tt.fires {
+					t.Errorf("the timer fired; the claims: %s", l.describe())
+				}
+			case <-time.After(100 * time.Millisecond):
+				if tt.fires {
+					t.Errorf("the timer did not fire at a claim's turn; the claims: %s", l.describe())
+				}
+			}
+		})
+	}
+}
+
 // TestLateWordAskedInBackground: a late claimer's word is asked in the
 // background and wakes the service once it is in; while it is out, the
 // peer's new claims wait for it (one word a peer at a time).
@@ -363,4 +409,47 @@ func memberName(m *pool.Member) string {
 		return a
 	}
 	return "a peer"
+}
+
+// TestSilentClaimAskedInItsTurn: a peer silent on its late claim is
+// asked again once its backoff passed, though no block comes and no peer
+// announces anything (the service sleeps until then), not at the next
+// header sync of every peer (SyncInterval) or the next block.
+func TestSilentClaimAskedInItsTurn(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 110)
+	w := newLateWitness()
+	var words atomic.Int32
+	late := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
+		if msg, ok := m.(*wire.MsgCFHeaders); ok {
+			words.Add(1)
+			w.notef("late peer: cfheaders to %v", msg.StopHash)
+		}
+		return []wire.Message{m}, false
+	})
+	other := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, nil)
+	w.name(late.Addr, "the silent peer")
+	w.name(other.Addr, "another peer")
+	c := connectWith(t, Config{Peers: []string{other.Addr, late.Addr}, Params: node.Params, Timeout: 20 * time.Second, Log: w.log})
+	w.explainOnFailure(t, c)
+	startService(t, c)
+	log, _ := follow(t, c, 100, peertest.NewKey("alice").PkScript())
+	log.waitFor(t, "the tip at 110", tipAt(110))
+	w.waitInUse(t, c, late.Addr, 110, time.Minute+30*time.Second)
+	m := c.pool.Members()[slices.IndexFunc(c.pool.Members(), func(m *pool.Member) bool { return m.Addr() == late.Addr })]
+	// Its claim of the heights from 105 on went unanswered: its turn
+	// comes lateWait from now.
+	before := words.Load()
+	c.svc.late.unanswered(m, 105, time.Now())
+	w.notef("the late peer silent on its claim from 105")
+	const within = lateWait + 3*time.Second
+	for end := time.Now().Add(within); c.svc.late.silences(m) > 0; {
+		if time.Now().After(end) {
+			t.Fatalf("the silent claim's turn passed and its peer was not asked again within %v (%d cfheaders since); %s", within, words.Load()-before, w.state(c))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if words.Load() == before {
+		t.Errorf("the silent claim was cleared without its peer's word; %s", w.state(c))
+	}
 }
