@@ -231,7 +231,9 @@ func (p *Peer) askTx(ctx context.Context, op string, txid chainhash.Hash, anyTx 
 // transaction they hold (Bitcoin Core serves one only once it announced
 // it, and never announces it to the peer it got it from), so they are
 // asked until the timeout: BroadcastWatched learns a Core node's
-// acceptance from its announcement instead.
+// acceptance from its announcement instead. Ended by ctx while the node
+// is asked whether it holds the transaction, it returns once the node
+// answered (within the timeout), its connection kept.
 func (p *Peer) Broadcast(ctx context.Context, tx *wire.MsgTx) error {
 	_, err := p.BroadcastWatched(ctx, tx, nil)
 	return err
@@ -286,7 +288,7 @@ func (p *Peer) broadcast(ctx context.Context, tx *wire.MsgTx, w *TxWatch, enough
 	}
 	rejects, stopRejects := p.waitReject(txid)
 	defer stopRejects()
-	if has, err := p.HasTx(ctx, txid); err != nil || has {
+	if has, err := p.HasTxWithin(ctx, txid, p.cfg.Timeout); err != nil || has {
 		return nil, err
 	}
 	// A node that got the transaction from elsewhere meanwhile does not
@@ -316,7 +318,10 @@ func (p *Peer) broadcast(ctx context.Context, tx *wire.MsgTx, w *TxWatch, enough
 			return nil, p.noVerdict(txid, requested, given, false, u)
 		}
 		written := p.txWritten(txid)
-		has, err := p.HasTx(ctx, txid)
+		// Once asked, the answer is waited for, within the timeout, even
+		// if ctx ends meanwhile: a caller giving up costs no connection
+		// to a node that answers (see HasTxWithin).
+		has, err := p.HasTxWithin(ctx, txid, p.cfg.Timeout)
 		if err != nil || has {
 			return nil, err
 		}

@@ -26,10 +26,10 @@ import (
 // A peer that gives no word within lateWait (btcd answers no getcfheaders
 // while it catches up, nor one up to a block it does not hold yet) proves
 // nothing, neither a lie nor the heights: its claim is kept and asked
-// again after a backoff that doubles with each silence (lateBackoff), and
-// until it answers, the heights from its claim on are verified without it
-// (see reachFor): being silent buys no say, and costs the wallet's next
-// block nothing. A slow honest peer's word is still had once it answers.
+// again after a backoff that doubles with each silence (lateBackoff; the
+// service wakes for it, see turnTimer), and until it answers, the heights
+// from its claim on are verified without it (see reachFor): being silent
+// buys no say, and costs the wallet's next block nothing. A slow honest peer's word is still had once it answers.
 // One height a member, the lowest: bounded by the pool.
 type lateClaims struct {
 	mu     sync.Mutex
@@ -135,6 +135,45 @@ func (l *lateClaims) unanswered(m *pool.Member, from int32, now time.Time) {
 	s.silences++
 	s.next = now.Add(lateBackoff(s.silences))
 	l.silent[m] = s
+}
+
+// turnTimer returns a timer that fires when the first silent claim
+// waiting for its turn is due (see take), for the service to wake then
+// and ask it (see Client.follow): nothing else may come to wake it
+// before SyncInterval. It is nil, never firing, when no claim waits.
+func (l *lateClaims) turnTimer() *turnTimer {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var first time.Time
+	for m, s := range l.silent {
+		// A claim taken has no turn to wait for; one whose peer's word
+		// is out waits for it, which wakes the service once in.
+		if !s.next.IsZero() && !l.asking[m] && (first.IsZero() || s.next.Before(first)) {
+			first = s.next
+		}
+	}
+	if first.IsZero() {
+		return nil
+	}
+	return &turnTimer{time.NewTimer(time.Until(first))}
+}
+
+// turnTimer is the timer of turnTimer; nil never fires.
+type turnTimer struct{ t *time.Timer }
+
+// c returns the timer's channel, nil (never ready) for a nil timer.
+func (t *turnTimer) c() <-chan time.Time {
+	if t == nil {
+		return nil
+	}
+	return t.t.C
+}
+
+// stop releases the timer.
+func (t *turnTimer) stop() {
+	if t != nil {
+		t.t.Stop()
+	}
 }
 
 // answered forgets that m was silent: it gave its word, or its claim is

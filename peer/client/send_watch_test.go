@@ -4,8 +4,11 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
+	"io"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -79,8 +82,11 @@ func orphanTx() *wire.MsgTx {
 // TestSendClosesWatches: the announcement connections are closed when
 // the send ends, whether the transaction was taken, refused by every
 // peer, or the context cancelled while the send waits (a Core-like node
-// that drops an orphan without a word): the proxy in front of the peer
-// holds the client's own connection alone afterwards.
+// that drops an orphan without a word), even while the node is asked
+// whether it holds the transaction (its answer is waited for, within the
+// timeout, rather than its connection dropped): the proxy in front of the
+// peer holds the client's own connection alone afterwards. A failure shows the
+// client's log, with when the send was cancelled and returned.
 func TestSendClosesWatches(t *testing.T) {
 	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
 	node.Generate(t, 101)
@@ -91,12 +97,18 @@ func TestSendClosesWatches(t *testing.T) {
 		tx     func() *wire.MsgTx
 		cancel time.Duration // cancel the send after this long (0: never)
 		taken  bool
+		// whileAsked cancels the send (instead of after cancel) once the
+		// node asked for the transaction, while its answer to the next
+		// getdata (whether it holds it) is on its way, held as a loaded
+		// machine holds it.
+		whileAsked bool
 	}{
 		{"taken", false, func() *wire.MsgTx {
 			return node.BuildCoinbaseSpend(t, wire.NewTxOut(2_000_000, peertest.NewKey("alice").P2WPKHScript()))
-		}, 0, true},
-		{"refused", false, orphanTx, 0, false},
-		{"cancelled", true, orphanTx, time.Second, false},
+		}, 0, true, false},
+		{"refused", false, orphanTx, 0, false, false},
+		{"cancelled", true, orphanTx, time.Second, false, false},
+		{"cancelled while asked", true, orphanTx, 0, false, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -104,15 +116,32 @@ func TestSendClosesWatches(t *testing.T) {
 			if tt.core {
 				target = peertest.NewCoreLike(t, node.P2PAddr, node.Params.Net).Addr
 			}
-			proxy := peertest.NewWatchProxy(t, target, node.Params.Net, peertest.WatchPasses, nil)
-			c := connectTo(t, node, timeout, proxy.Addr)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
+			clog := &stampedWriter{w: &lockedWriter{w: &strings.Builder{}}, start: time.Now()}
+			if tt.whileAsked {
+				target = peertest.NewLiar(t, target, node.Params.Net, (&cancelWhileAsked{cancel: cancel, log: clog}).lie,
+					peertest.AlsoSees(wire.CmdGetData, wire.CmdNotFound)).Addr
+			}
+			proxy := peertest.NewWatchProxy(t, target, node.Params.Net, peertest.WatchPasses, nil)
+			c := connectWith(t, Config{Peers: []string{proxy.Addr}, Params: node.Params, Timeout: timeout, Log: clog})
+			t.Cleanup(func() {
+				if t.Failed() {
+					for _, st := range c.Peers() {
+						t.Logf("peer %s: banned %v, reason %q", st.Address, st.Banned, st.Reason)
+					}
+					t.Logf("the proxy: %d connections open, %d announcement connections; the client's log:\n%s", proxy.Open(), proxy.Watches(), clog)
+				}
+			})
 			if tt.cancel > 0 {
-				time.AfterFunc(tt.cancel, cancel)
+				time.AfterFunc(tt.cancel, func() {
+					fmt.Fprintf(clog, "test: the send cancelled\n")
+					cancel()
+				})
 			}
 			start := time.Now()
 			res, err := c.SendTransaction(ctx, tx(tt.tx))
+			fmt.Fprintf(clog, "test: the send returned\n")
 			t.Logf("%v after %v; result %+v", err, time.Since(start).Round(time.Millisecond), res)
 			if (err == nil) != tt.taken || tt.cancel > 0 && !errors.Is(err, context.Canceled) {
 				t.Fatalf("error %v: want taken %t", err, tt.taken)
@@ -120,11 +149,40 @@ func TestSendClosesWatches(t *testing.T) {
 			if proxy.Watches() != 1 {
 				t.Fatalf("%d announcement connections: want 1", proxy.Watches())
 			}
-			if n := waitOpen(proxy, 1); n != 1 {
+			switch n := waitOpen(proxy, 1); {
+			case n == 0:
+				t.Errorf("no connection open at the peer after the send: the client's own was closed too (want it kept; the client's log shows the requests around the send's end)")
+			case n != 1:
 				t.Errorf("%d connections open at the peer after the send: want 1 (the client's own)", n)
 			}
 		})
 	}
+}
+
+// cancelWhileAsked is a proxy's lie that cancels a send once the node
+// asked for the transaction (getdata), when the node's next notfound
+// comes (its answer to whether it holds the transaction, asked after it
+// was given): the notfound is held a moment after the cancel, so that
+// the send ends while its question is out.
+type cancelWhileAsked struct {
+	cancel context.CancelFunc
+	log    io.Writer
+	asked  atomic.Bool
+	done   atomic.Bool
+}
+
+func (c *cancelWhileAsked) lie(m wire.Message) ([]wire.Message, bool) {
+	switch m.(type) {
+	case *wire.MsgGetData:
+		c.asked.Store(true)
+	case *wire.MsgNotFound:
+		if c.asked.Load() && c.done.CompareAndSwap(false, true) {
+			fmt.Fprintf(c.log, "test: the send cancelled, the node's notfound held\n")
+			c.cancel()
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	return []wire.Message{m}, false
 }
 
 // tx returns build's transaction.

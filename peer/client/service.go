@@ -81,7 +81,8 @@ const SyncInterval = 30 * time.Second
 // syncAnnouncers): one that withholds or is slow delays no report. A
 // verification that failed is not tried again for the same block and
 // peers before retryInterval (an undecidable dispute is not replayed on
-// every announcement).
+// every announcement). It wakes too when a peer silent on its late claim
+// is due to be asked again (see lateClaims.turnTimer).
 func (c *Client) follow(ctx context.Context) {
 	tick := time.NewTicker(SyncInterval)
 	defer tick.Stop()
@@ -112,8 +113,10 @@ func (c *Client) follow(ctx context.Context) {
 			}
 			f.report(ctx)
 		}
+		turn := c.svc.late.turnTimer()
 		select {
 		case <-ctx.Done():
+			turn.stop()
 			c.svc.late.wait()
 			return
 		case <-c.svc.wake:
@@ -121,7 +124,11 @@ func (c *Client) follow(ctx context.Context) {
 			c.svc.settle(ctx)
 		case <-tick.C:
 			all = true
+		case <-turn.c():
+			// A silent late claim's turn: its peer is asked again.
+			all = false
 		}
+		turn.stop()
 	}
 }
 
