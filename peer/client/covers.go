@@ -125,7 +125,8 @@ import (
 // the covers are short without them (a warning says how many); still
 // short, the scan says the target was not met and the next draws again.
 // Covers short at the bound while planning, the scan stops with
-// *PrivacyTargetError, none of the wallet's blocks fetched, its
+// *PrivacyTargetError, none of the wallet's blocks fetched (but one of
+// each of its chains among those explored, covers_once.go), its
 // candidates and sweep kept for the next scan, unless
 // Config.AllowShortCovers; once the sweep has given every block of the
 // range to the scans short in a row of that range
@@ -165,13 +166,20 @@ import (
 // set keeps them (cover.Set.Refute), so that every later profile leaves
 // them out.
 //
+// Across sessions, a cover drawn has a block an earlier scan explored;
+// so the first round of exploring also asks, once, for one block of
+// each of the wallet's chains no peer was asked for before, the block
+// holding the most of its scripts (covers_once.go): every chain of the
+// wallet's then has a block asked in an earlier session, as a cover's.
+//
 // What remains: the blocks explored, fetched first, are told from the
-// rest by their order, and hold no block of the wallet's: scripts whose
-// every block is among them (class-1 scripts mostly) are not the
-// wallet's, whatever the leak report counts them as, and a peer that
-// keeps every session knows which candidates a scan found (a cover
-// drawn later has a block among an earlier scan's explored ones, the
-// wallet's scripts none).
+// rest by their order: scripts whose every block is among them (class-1
+// scripts mostly) are not the wallet's, whatever the leak report counts
+// them as, unless their block is one walletOnce asked for. A peer that
+// keeps every session sees the wallet's chains' earlier block always in
+// the first session of a run short, the covers' in any session of it
+// that explored, and a cover chain with more than one block asked
+// before now and then (privacy/README.md, known limits).
 // A cover's matches are never the wallet's: the watch list does not hold
 // covers, and ScanResult.Cover counts their blocks and bytes apart.
 
@@ -327,6 +335,11 @@ type coverScan struct {
 	before map[int32]bool
 	// decoysLost is set once a decoy could not be kept (addDecoy).
 	decoysLost bool
+	// onceAsked is set once exploring has asked for the wallet's
+	// chains' blocks asked for the first time (walletOnce).
+	onceAsked bool
+	// onceFetched counts the heights walletOnce gave exploring.
+	onceFetched int
 }
 
 // pendingChain is a cover chain drawn and not yet added: its covers
@@ -1703,6 +1716,20 @@ type PrivacyTargetError struct {
 	// range holds too few candidates of those classes, and neither
 	// another scan nor a larger bound finds more in it.
 	RangeExplored bool
+	// WalletOnce counts the blocks of the wallet's the scan asked for
+	// among those explored: one of each of its chains none of whose
+	// blocks a peer was asked for before (see covers_once.go).
+	WalletOnce int
+}
+
+// Fetched says which of the wallet's blocks the scan fetched: none, or
+// one of each of its chains asked for the first time, among the blocks
+// explored.
+func (e *PrivacyTargetError) Fetched() string {
+	if e.WalletOnce == 0 {
+		return "none of the wallet's blocks was fetched"
+	}
+	return fmt.Sprintf("of the wallet's blocks, only one of each of %s asked for the first time was fetched, among those explored", nounCount(e.WalletOnce, "chain"))
 }
 
 func (e *PrivacyTargetError) Error() string {
@@ -1710,7 +1737,7 @@ func (e *PrivacyTargetError) Error() string {
 	if e.RangeExplored && e.Unfetched == 0 {
 		on = "raise the target (PrivacyTarget: a looser bound needs fewer cover chains), scan a wider range, or set AllowShortCovers"
 	}
-	return fmt.Sprintf("client: privacy target %g not met: %s; none of the wallet's blocks was fetched: %s to fetch them short of the target", e.Target, e.Reason(), on)
+	return fmt.Sprintf("client: privacy target %g not met: %s; %s: %s to fetch them short of the target", e.Target, e.Reason(), e.Fetched(), on)
 }
 
 // nounCount formats n with its noun, plural unless n is 1.
