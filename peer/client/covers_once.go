@@ -10,26 +10,35 @@ import (
 
 // Across sessions. Covers are drawn from chains found in blocks a scan
 // short of them explored, so each cover has a block some earlier
-// session asked for, where the wallet's blocks are never explored: a
-// peer that keeps every session (or peers that collude) would tell the
-// covers as the chains with a block asked before. So the first round of
-// exploring of a scan also asks, among the blocks it explores and in
-// the same sorted request, for one block, chosen at random, of each of
-// the wallet's chains (walletChains) none of whose blocks any peer was
-// asked for before (the ledger, kept across sessions, remembers it: the
-// block is asked once). Then every chain of the wallet's, like every
-// cover's, has a block asked in an earlier session; within its session
-// such a block is one appearance among the blocks explored, whose
-// scripts appear once each. It joins neither the blocks explored nor
-// the reserve (a cover found in a block of the wallet's would share it):
-// it is read only for the false matches it shows (refute).
+// session asked for: were the wallet's blocks never explored, a peer
+// that keeps every session (or peers that collude) would tell the
+// covers as the chains with a block asked before, and the blocks left
+// unasked once the sweep has lapped would be the wallet's. So the sweep
+// takes the wallet's blocks as any other (profileRange labels only the
+// covers' in use), and the first round of exploring of a scan also
+// asks, among the blocks it explores and in the same sorted request,
+// for one block of each of the wallet's chains (walletChains) none of
+// whose blocks any peer was asked for before (the ledger, kept across
+// sessions, remembers it: the block is asked once), the block holding
+// the most of the chain's scripts (fullest), unless the sweep takes one
+// as full in that round. Then every chain of the
+// wallet's, like every cover's, has a block asked in an earlier
+// session, and its other blocks were swept at the rate a cover's were;
+// within its session such a block is one appearance among the blocks
+// explored, whose scripts appear once each. It is read only for the
+// false matches it shows (refute), and joins neither the blocks
+// explored nor the reserve. A scan allowed short of its covers
+// (Config.AllowShortCovers) fetches the wallet's blocks in the same
+// session and asks for none of them beforehand.
 
-// walletOnce returns one height, chosen at random, of each of the
-// wallet's chains matched in the range (its scripts' heights on the
-// held filters among the wallet's blocks, less the matches known false)
-// none of whose heights any peer was asked for before the scan
-// (cs.before), in order of height.
-func (cs *coverScan) walletOnce() []int32 {
+// walletOnce returns, for each of the wallet's chains matched in the
+// range (its scripts' heights on the held filters among the wallet's
+// blocks, less the matches known false) none of whose heights any peer
+// was asked for before the scan (cs.before), one of its heights holding
+// the most of its scripts, at random among those (fullest), unless now
+// (the heights the round explores) holds one as full; in order of
+// height.
+func (cs *coverScan) walletOnce(now []int32) []int32 {
 	var ms []member
 	for i, s := range cs.wallet {
 		if i >= len(cs.walletHeights) {
@@ -57,7 +66,11 @@ func (cs *coverScan) walletOnce() []int32 {
 		if slices.ContainsFunc(slices.Collect(maps.Keys(at)), func(h int32) bool { return cs.before[h] }) {
 			continue
 		}
-		out = append(out, fullest(at))
+		h := fullest(at)
+		if slices.ContainsFunc(now, func(n int32) bool { return at[n] == at[h] }) {
+			continue // the round asks for a block as full already
+		}
+		out = append(out, h)
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
@@ -81,4 +94,17 @@ func fullest(at map[int32]int) int32 {
 	}
 	slices.Sort(best)
 	return best[rand.IntN(len(best))]
+}
+
+// noteWalletExplored notes the wallet's heights among hs, fetched while
+// exploring.
+func (cs *coverScan) noteWalletExplored(hs []int32) {
+	for _, h := range hs {
+		if cs.walletAt[h] {
+			if cs.walletExplored == nil {
+				cs.walletExplored = map[int32]bool{}
+			}
+			cs.walletExplored[h] = true
+		}
+	}
 }

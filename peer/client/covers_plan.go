@@ -65,14 +65,15 @@ func (cs *coverScan) exploreRounds(ctx context.Context, log *scanLog, bound int,
 			break
 		}
 		var once []int32
-		if !cs.onceAsked {
-			once, cs.onceAsked = cs.walletOnce(), true
+		if !cs.onceAsked && (cs.c == nil || !cs.c.cfg.AllowShortCovers) {
+			once, cs.onceAsked = cs.walletOnce(hs), true
 			cs.onceFetched = len(once)
 		}
 		blocks, onceBlocks, err := cs.fetchExploredWith(ctx, log, hs, once)
 		if err != nil {
 			return fmt.Errorf("client: exploring blocks for covers: %w", err)
 		}
+		cs.noteWalletExplored(slices.Concat(hs, once))
 		refuted := cs.refute(once, onceBlocks) > 0
 		if !cs.took(hs, blocks) && !refuted {
 			break
@@ -180,7 +181,7 @@ func (cs *coverScan) closePlan(bound int, coverHeights [][]int32) ([]int32, erro
 	if cs.short > 0 || reached > 0 {
 		n := chainsShort(drawn)
 		e := &PrivacyTargetError{Target: cs.target, Short: n, OnlyBound: cs.short - n, ShortClasses: cs.shortClasses, Unfetched: reached, Explored: len(cs.explored),
-			Found: found, Bound: bound, RangeExplored: cs.rangeDone, WalletOnce: cs.onceFetched}
+			Found: found, Bound: bound, RangeExplored: cs.rangeDone, WalletExplored: len(cs.walletExplored), WalletOnce: cs.onceFetched}
 		if !cs.c.cfg.AllowShortCovers {
 			cs.keep(nil)
 			return nil, e

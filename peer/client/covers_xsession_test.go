@@ -23,9 +23,9 @@ const xsessionClients = 2
 // an earlier session. With covers drawn from the blocks short sessions
 // explored and the wallet's blocks never among them, the gap was 1: no
 // watched script had such a block, every cover had (0 of 40 against 49
-// of 49, two clients); with one block of each of the wallet's chains
-// asked once while exploring (walletOnce), 0 (200 of 200 against 175 of
-// 175, ten clients).
+// of 49, two clients); with the wallet's blocks swept and one block of
+// each of its chains asked once while exploring (walletOnce), 0 (200
+// of 200 against 182 of 182, ten clients).
 const maxEarlierGap = 0.15
 
 // earlierTally counts, for one side (the watched scripts or the
@@ -35,6 +35,8 @@ const maxEarlierGap = 0.15
 // such block was asked in the first session of the client.
 type earlierTally struct {
 	n, earlier, blocks, first int
+	// part sums each one's share of its blocks asked earlier.
+	part float64
 }
 
 func (e earlierTally) share() float64 {
@@ -46,10 +48,11 @@ func (e earlierTally) share() float64 {
 
 func (e *earlierTally) plus(o earlierTally) {
 	e.n, e.earlier, e.blocks, e.first = e.n+o.n, e.earlier+o.earlier, e.blocks+o.blocks, e.first+o.first
+	e.part += o.part
 }
 
 func (e earlierTally) String() string {
-	return fmt.Sprintf("%d of %d (%.2f; %d blocks, %d first in session 1)", e.earlier, e.n, e.share(), e.blocks, e.first)
+	return fmt.Sprintf("%d of %d (%.2f; %d blocks, a share %.2f of theirs; %d first in session 1)", e.earlier, e.n, e.share(), e.blocks, e.part/max(1, float64(e.n)), e.first)
 }
 
 // add counts one script or chain by the blocks of the met session that
@@ -71,6 +74,7 @@ func (e *earlierTally) add(hs []chainhash.Hash, past []map[chainhash.Hash]bool) 
 	if n > 0 {
 		e.earlier++
 		e.blocks += n
+		e.part += float64(n) / float64(len(hs))
 	}
 	if earliest == 0 {
 		e.first++
@@ -154,9 +158,9 @@ func tallySide(kinds *blockKinds, side map[string]bool, group map[string]uint64,
 // maxEarlierGap, pooled over the clients. It logs too the blocks so
 // asked per script and the share whose earliest one was asked in the
 // client's first session, which it does not assert: a known limit
-// (privacy/README.md): the wallet's chains have exactly one block asked
-// earlier, always in the first session, a cover's chain sometimes more,
-// found in any session that explored.
+// (privacy/README.md): the wallet's chains have their first such block
+// always in the first session, a cover's in any session that explored,
+// and more of their blocks asked earlier (1.30 a chain against 1.10).
 // SPVFILTER_XSESSION_CLIENTS runs more clients.
 func TestCoversAcrossSessions(t *testing.T) {
 	f := needCovers(t)
@@ -229,9 +233,8 @@ func TestCoversAcrossSessions(t *testing.T) {
 
 // walletChainsAsked returns the wallet's chains as the blocks asked of
 // plain (a scan without covers, which asks for the wallet's blocks
-// only) show them, and how many of them have exactly one block asked
-// of relays.
-func walletChainsAsked(t *testing.T, f *coversFixture, plain, relays []*peertest.Liar) (chains [][]chainhash.Hash, one int) {
+// only) show them, and how many of them have a block asked of relays.
+func walletChainsAsked(t *testing.T, f *coversFixture, plain, relays []*peertest.Liar) (chains [][]chainhash.Hash, some int) {
 	t.Helper()
 	kinds := newBlockKinds(t, f)
 	wallet := map[string]bool{}
@@ -250,9 +253,9 @@ func walletChainsAsked(t *testing.T, f *coversFixture, plain, relays []*peertest
 	chains = chainBlocks(sideBlocks(kinds, wallet, asked(plain)), nil)
 	now := asked(relays)
 	for _, hs := range chains {
-		if n := len(slices.DeleteFunc(slices.Clone(hs), func(h chainhash.Hash) bool { return !now[h] })); n == 1 {
-			one++
+		if slices.ContainsFunc(hs, func(h chainhash.Hash) bool { return now[h] }) {
+			some++
 		}
 	}
-	return chains, one
+	return chains, some
 }
