@@ -35,7 +35,7 @@ func coverWords(err error) error {
 		ways = on[0]
 	}
 	ways = strings.ToUpper(ways[:1]) + ways[1:]
-	return &restated{fmt.Sprintf("--privacy-target %g not met: %s (--max-cover-blocks %d); none of the wallet's blocks was fetched. %s", e.Target, e.Reason(), e.Bound, ways), err}
+	return &restated{fmt.Sprintf("--privacy-target %g not met: %s (--max-cover-blocks %d); %s. %s", e.Target, e.Reason(), e.Bound, e.Fetched(), ways), err}
 }
 
 // coverLine is a scan's cover cost in one line: the covers, then the

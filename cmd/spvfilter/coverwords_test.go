@@ -22,6 +22,8 @@ func TestCoverWords(t *testing.T) {
 	}{
 		{"short within a bound", fmt.Errorf("scan: %w", &client.PrivacyTargetError{Target: 0.5, Short: 3, Explored: 120, Bound: 160}),
 			[]string{"--privacy-target 0.5 not met: 3 cover chains short after exploring 120 blocks for candidates within a bound of 160 cover blocks (--max-cover-blocks 160);", "none of the wallet's blocks was fetched", "--allow-short-covers"}, nil},
+		{"short, some of the wallet's blocks explored", &client.PrivacyTargetError{Target: 0.5, Short: 3, Explored: 120, Bound: 160, WalletExplored: 14, WalletOnce: 10},
+			[]string{"of the wallet's blocks only 14 blocks among those explored were fetched, 10 of them asked once for a chain of the wallet's no peer was asked a block of before."}, []string{"none of the wallet's blocks"}},
 		{"no bound, covers in use left out", &client.PrivacyTargetError{Target: 0.3, Unfetched: 2, Bound: -1},
 			[]string{"--privacy-target 0.3 not met: the blocks of 2 covers in use beyond no bound (--max-cover-blocks -1)"}, nil},
 		{"both", &client.PrivacyTargetError{Target: 0.5, Short: 1, Unfetched: 2, Explored: 7, Bound: 9},

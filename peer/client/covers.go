@@ -79,12 +79,14 @@ import (
 // target draws what the reserve holds (samples of it, the chains of the
 // short classes, and of one appearance above, first, drawn again while
 // a draw leaves fewer short), then explores blocks for the next scan
-// before it fetches any block of the wallet's: blocks chosen without
-// the wallet and holding none of its blocks nor any of a cover in use
-// (a few near candidates of several appearances, those one appearance
-// above a class short first, then the next blocks of a sweep of the
-// range keyed by the set's seed, resumed where the last scan stopped),
-// whose candidates join the reserve; twice as many blocks after each
+// before it fetches the wallet's blocks: blocks chosen without the
+// wallet and holding none of a cover in use, the wallet's swept as any
+// other, with one block of each of the wallet's chains asked for the
+// first time (covers_once.go); a few near candidates of several
+// appearances, those one appearance above a class short first, then
+// the next blocks of a sweep of the range keyed by the set's seed,
+// resumed where the last scan stopped, whose candidates join the
+// reserve; twice as many blocks after each
 // scan short in a row (cover.Explore), leaving room within the bound
 // (MaxCoverBlocks) for the blocks of the chains still short, and for
 // those of the chains drawn unless the covers are short even with them
@@ -94,8 +96,8 @@ import (
 // wallet's.
 //
 // Order. The blocks explored are the only ones fetched before the
-// plan is whole, and hold no script of the wallet's nor of any cover:
-// a scan draws no chain found in them, nor one with a block among them
+// plan is whole, and hold no script of any cover in use: a scan draws
+// no chain found in them, nor one with a block among them
 // (those wait in reserve for the next scan), and fetches the blocks of
 // the wallet, of the covers in use and of the chains drawn in one
 // shuffled order (spread.go), so that where a block comes in a peer's
@@ -125,7 +127,8 @@ import (
 // the covers are short without them (a warning says how many); still
 // short, the scan says the target was not met and the next draws again.
 // Covers short at the bound while planning, the scan stops with
-// *PrivacyTargetError, none of the wallet's blocks fetched, its
+// *PrivacyTargetError, none of the wallet's blocks fetched (but one of
+// each of its chains among those explored, covers_once.go), its
 // candidates and sweep kept for the next scan, unless
 // Config.AllowShortCovers; once the sweep has given every block of the
 // range to the scans short in a row of that range
@@ -165,13 +168,24 @@ import (
 // set keeps them (cover.Set.Refute), so that every later profile leaves
 // them out.
 //
-// What remains: the blocks explored, fetched first, are told from the
-// rest by their order, and hold no block of the wallet's: scripts whose
-// every block is among them (class-1 scripts mostly) are not the
-// wallet's, whatever the leak report counts them as, and a peer that
-// keeps every session knows which candidates a scan found (a cover
-// drawn later has a block among an earlier scan's explored ones, the
-// wallet's scripts none).
+// Across sessions, a cover drawn has a block an earlier scan explored;
+// so exploring sweeps the wallet's blocks as any other and asks, once,
+// for one block of each of the wallet's chains no peer was asked for
+// before (covers_once.go): every chain of the wallet's then has a block
+// asked in an earlier session, as a cover's.
+//
+// What remains: a peer that keeps every session sees the block asked
+// once of each of the wallet's chains always in the first session of a
+// run short, the covers' first blocks in any session of it that
+// explored, and more of the wallet's blocks than of a cover's asked
+// before, as the sweep reaches them over every session short
+// (privacy/README.md, known limits). Within a session that
+// fetches its plan after exploring, the blocks explored, fetched
+// first, are told from the rest by their order: a scan allowed short
+// explores none of the wallet's, so scripts whose every block is among
+// them are not the wallet's; a scan whose exploring refuted a match of
+// the wallet's and then met the target has asked for some of the
+// wallet's blocks before its plan, and none of the covers'.
 // A cover's matches are never the wallet's: the watch list does not hold
 // covers, and ScanResult.Cover counts their blocks and bytes apart.
 
@@ -327,6 +341,13 @@ type coverScan struct {
 	before map[int32]bool
 	// decoysLost is set once a decoy could not be kept (addDecoy).
 	decoysLost bool
+	// onceAsked is set once exploring has asked for the wallet's
+	// chains' blocks asked for the first time (walletOnce).
+	onceAsked bool
+	// onceFetched counts the heights walletOnce gave exploring, and
+	// walletExplored the wallet's heights exploring fetched.
+	onceFetched    int
+	walletExplored map[int32]bool
 }
 
 // pendingChain is a cover chain drawn and not yet added: its covers
@@ -723,8 +744,8 @@ var unseenTypes = map[gcs.InputType][]leak.ScriptType{
 // profileRange profiles the wallet and the covers in use on the held
 // filters of the range, finds the wallet's blocks among matched (the
 // filter pass's; forced are the wallet's whatever the filters say),
-// and labels them and the covers' blocks, which exploring never
-// fetches. It returns the heights of each cover in use.
+// and labels the covers' blocks, which exploring never fetches. It
+// returns the heights of each cover in use.
 func (cs *coverScan) profileRange(matched []int32, forced map[int32]bool) [][]int32 {
 	var at [][]int32
 	at, cs.hits = cs.profile(slices.Concat(cs.wallet, cs.covers), true)
@@ -742,9 +763,17 @@ func (cs *coverScan) profileRange(matched []int32, forced map[int32]bool) [][]in
 	}
 	cs.hot = max(coverHotFactor*cs.largest, 16)
 	coverHeights := cs.useCovers(at[nw:])
-	// Exploring never fetches a block of the wallet's or of a cover in
-	// use: those go in the plan's one shuffled order.
-	cs.labelled = maps.Clone(cs.walletAt)
+	// Exploring never fetches a block of a cover in use: those go in
+	// the plan's one shuffled order. The wallet's blocks it sweeps as
+	// any other (covers_once.go): left out, they would be the blocks no
+	// session asked for before the one that fetches them, where a
+	// cover's are swept.
+	cs.labelled = map[int32]bool{}
+	if cs.c != nil && cs.c.cfg.AllowShortCovers {
+		// A scan allowed short fetches the wallet's blocks in its plan
+		// this session: none is fetched before it.
+		cs.labelled = maps.Clone(cs.walletAt)
+	}
 	for _, hs := range coverHeights {
 		for _, h := range hs {
 			cs.labelled[h] = true
@@ -1703,6 +1732,24 @@ type PrivacyTargetError struct {
 	// range holds too few candidates of those classes, and neither
 	// another scan nor a larger bound finds more in it.
 	RangeExplored bool
+	// WalletExplored counts the blocks of the wallet's the scan asked
+	// for among those explored: those the sweep took as any other, and
+	// one of each of its chains none of whose blocks a peer was asked
+	// for before, WalletOnce of them (see covers_once.go).
+	WalletExplored, WalletOnce int
+}
+
+// Fetched says which of the wallet's blocks the scan fetched: none, or
+// those among the blocks explored.
+func (e *PrivacyTargetError) Fetched() string {
+	if e.WalletExplored == 0 {
+		return "none of the wallet's blocks was fetched"
+	}
+	once := ""
+	if e.WalletOnce > 0 {
+		once = fmt.Sprintf(", %d of them asked once for a chain of the wallet's no peer was asked a block of before", e.WalletOnce)
+	}
+	return fmt.Sprintf("of the wallet's blocks only %s among those explored were fetched%s", nounCount(e.WalletExplored, "block"), once)
 }
 
 func (e *PrivacyTargetError) Error() string {
@@ -1710,7 +1757,7 @@ func (e *PrivacyTargetError) Error() string {
 	if e.RangeExplored && e.Unfetched == 0 {
 		on = "raise the target (PrivacyTarget: a looser bound needs fewer cover chains), scan a wider range, or set AllowShortCovers"
 	}
-	return fmt.Sprintf("client: privacy target %g not met: %s; none of the wallet's blocks was fetched: %s to fetch them short of the target", e.Target, e.Reason(), on)
+	return fmt.Sprintf("client: privacy target %g not met: %s; %s: %s to fetch them short of the target", e.Target, e.Reason(), e.Fetched(), on)
 }
 
 // nounCount formats n with its noun, plural unless n is 1.

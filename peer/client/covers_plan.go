@@ -64,11 +64,18 @@ func (cs *coverScan) exploreRounds(ctx context.Context, log *scanLog, bound int,
 		if len(hs) == 0 {
 			break
 		}
-		blocks, err := cs.fetchExplored(ctx, log, hs)
+		var once []int32
+		if !cs.onceAsked && (cs.c == nil || !cs.c.cfg.AllowShortCovers) {
+			once, cs.onceAsked = cs.walletOnce(hs), true
+			cs.onceFetched = len(once)
+		}
+		blocks, onceBlocks, err := cs.fetchExploredWith(ctx, log, hs, once)
 		if err != nil {
 			return fmt.Errorf("client: exploring blocks for covers: %w", err)
 		}
-		if !cs.took(hs, blocks) {
+		cs.noteWalletExplored(slices.Concat(hs, once))
+		refuted := cs.refute(once, onceBlocks) > 0
+		if !cs.took(hs, blocks) && !refuted {
 			break
 		}
 		// A wallet's match the blocks showed false: its profile is
@@ -86,6 +93,35 @@ func (cs *coverScan) fetchExplored(ctx context.Context, log *scanLog, hs []int32
 		return cs.blocksAt(hs), nil
 	}
 	return cs.c.fetchBlocks(ctx, log, hs, nil)
+}
+
+// fetchExploredWith fetches the blocks at hs to explore them and those
+// at once, one block of each of the wallet's chains asked for the first
+// time (walletOnce), in one request sorted by height, so that nothing
+// in it tells the wallet's from those explored; it returns each part's.
+func (cs *coverScan) fetchExploredWith(ctx context.Context, log *scanLog, hs, once []int32) (explored, onceBlocks []*wire.MsgBlock, err error) {
+	if len(once) == 0 {
+		explored, err = cs.fetchExplored(ctx, log, hs)
+		return explored, nil, err
+	}
+	all := slices.Sorted(slices.Values(slices.Concat(hs, once)))
+	blocks, err := cs.fetchExplored(ctx, log, slices.Compact(all))
+	if err != nil {
+		return nil, nil, err
+	}
+	at := map[int32]*wire.MsgBlock{}
+	for i, h := range slices.Compact(all) {
+		if i < len(blocks) {
+			at[h] = blocks[i]
+		}
+	}
+	for _, h := range hs {
+		explored = append(explored, at[h])
+	}
+	for _, h := range once {
+		onceBlocks = append(onceBlocks, at[h])
+	}
+	return explored, onceBlocks, nil
 }
 
 // exploreBeside is what exploring leaves room beside within the bound:
@@ -145,7 +181,7 @@ func (cs *coverScan) closePlan(bound int, coverHeights [][]int32) ([]int32, erro
 	if cs.short > 0 || reached > 0 {
 		n := chainsShort(drawn)
 		e := &PrivacyTargetError{Target: cs.target, Short: n, OnlyBound: cs.short - n, ShortClasses: cs.shortClasses, Unfetched: reached, Explored: len(cs.explored),
-			Found: found, Bound: bound, RangeExplored: cs.rangeDone}
+			Found: found, Bound: bound, RangeExplored: cs.rangeDone, WalletExplored: len(cs.walletExplored), WalletOnce: cs.onceFetched}
 		if !cs.c.cfg.AllowShortCovers {
 			cs.keep(nil)
 			return nil, e

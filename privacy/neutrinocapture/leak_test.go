@@ -108,7 +108,8 @@ func wantP(shape peertest.WalletChain, k int) float64 {
 // than 0.5 (exposed), and with --privacy-target 0.5 over two peers,
 // session after session over one data directory until the client says
 // its covers met the target (a session that stops short of them, within
-// its bound on cover blocks, fetches none of the wallet's blocks; the
+// its bound on cover blocks, fetches none of the wallet's blocks but one
+// of each of its chains, once, among those explored; the
 // bound is the client's default, or SPVFILTER_MAX_COVER_BLOCKS, -1 for
 // none), where the attack told the target must give
 // no watched script nor group above 0.5 at either peer or both
@@ -560,7 +561,8 @@ func protectedScan(target float64) func(ctx context.Context, t *testing.T, addrs
 				DataDir: dir, PrivacyTarget: target, MaxCoverBlocks: protectedCoverBlocks}, w, tip)
 			var short *client.PrivacyTargetError
 			if errors.As(err, &short) {
-				// Nothing of the wallet's was fetched: the next session
+				// Of the wallet's blocks only one of each chain was
+				// fetched, once, among those explored: the next session
 				// explores on, unless the sessions have explored the
 				// whole range.
 				if short.RangeExplored {

@@ -1,0 +1,261 @@
+package client
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/spvfilter/spvfilter/peer/peertest"
+)
+
+// xsessionClients is how many clients TestCoversAcrossSessions runs,
+// unless SPVFILTER_XSESSION_CLIENTS says more.
+const xsessionClients = 2
+
+// maxEarlierGap bounds TestCoversAcrossSessions' gap between the share
+// of watched scripts and the share of covers that have a block asked in
+// an earlier session. With covers drawn from the blocks short sessions
+// explored and the wallet's blocks never among them, the gap was 1: no
+// watched script had such a block, every cover had (0 of 40 against 49
+// of 49, two clients); with the wallet's blocks swept and one block of
+// each of its chains asked once while exploring (walletOnce), 0 (200
+// of 200 against 182 of 182, ten clients).
+const maxEarlierGap = 0.15
+
+// earlierTally counts, for one side (the watched scripts or the
+// covers) at the session that first meets the target, the scripts (or
+// chains) of a block asked in it, those of which a block was asked in
+// an earlier session, the blocks so asked, and those whose earliest
+// such block was asked in the first session of the client.
+type earlierTally struct {
+	n, earlier, blocks, first int
+	// part sums each one's share of its blocks asked earlier.
+	part float64
+}
+
+func (e earlierTally) share() float64 {
+	if e.n == 0 {
+		return math.NaN()
+	}
+	return float64(e.earlier) / float64(e.n)
+}
+
+func (e *earlierTally) plus(o earlierTally) {
+	e.n, e.earlier, e.blocks, e.first = e.n+o.n, e.earlier+o.earlier, e.blocks+o.blocks, e.first+o.first
+	e.part += o.part
+}
+
+func (e earlierTally) String() string {
+	return fmt.Sprintf("%d of %d (%.2f; %d blocks, a share %.2f of theirs; %d first in session 1)", e.earlier, e.n, e.share(), e.blocks, e.part/max(1, float64(e.n)), e.first)
+}
+
+// add counts one script or chain by the blocks of the met session that
+// hold it (hs) and the sessions before it (past, in order).
+func (e *earlierTally) add(hs []chainhash.Hash, past []map[chainhash.Hash]bool) {
+	e.n++
+	earliest, n := -1, 0
+	for _, h := range hs {
+		for i, p := range past {
+			if p[h] {
+				n++
+				if earliest < 0 || i < earliest {
+					earliest = i
+				}
+				break
+			}
+		}
+	}
+	if n > 0 {
+		e.earlier++
+		e.blocks += n
+		e.part += float64(n) / float64(len(hs))
+	}
+	if earliest == 0 {
+		e.first++
+	}
+}
+
+// sideBlocks returns, for each script of side, the blocks asked of the
+// met session (now) that hold it.
+func sideBlocks(kinds *blockKinds, side map[string]bool, now map[chainhash.Hash]bool) map[string][]chainhash.Hash {
+	in := map[string][]chainhash.Hash{}
+	for h := range now {
+		kinds.of(h, nil)
+		for s := range kinds.held[h] {
+			if side[s] {
+				in[s] = append(in[s], h)
+			}
+		}
+	}
+	return in
+}
+
+// chainBlocks joins the blocks of each script (in) by chain: those of
+// group (a cover's chain) where group is set, else the wallet's chains
+// (scripts that share a block, directly or through others).
+func chainBlocks(in map[string][]chainhash.Hash, group map[string]uint64) [][]chainhash.Hash {
+	scripts := slices.Sorted(maps.Keys(in))
+	u := newUnions(len(scripts))
+	first := map[any]int{}
+	for i, s := range scripts {
+		keys := []any{}
+		if group != nil {
+			keys = append(keys, group[s])
+		} else {
+			for _, h := range in[s] {
+				keys = append(keys, h)
+			}
+		}
+		for _, k := range keys {
+			if j, ok := first[k]; ok {
+				u.join(i, j)
+			} else {
+				first[k] = i
+			}
+		}
+	}
+	byRoot := map[int][]chainhash.Hash{}
+	for i, s := range scripts {
+		r := u.find(i)
+		byRoot[r] = append(byRoot[r], in[s]...)
+	}
+	var out [][]chainhash.Hash
+	for _, hs := range byRoot {
+		slices.SortFunc(hs, func(a, b chainhash.Hash) int { return bytes.Compare(a[:], b[:]) })
+		out = append(out, slices.CompactFunc(hs, func(a, b chainhash.Hash) bool { return a == b }))
+	}
+	return out
+}
+
+// tallySide counts the scripts and the chains of side at the met
+// session.
+func tallySide(kinds *blockKinds, side map[string]bool, group map[string]uint64, now map[chainhash.Hash]bool, past []map[chainhash.Hash]bool) (scripts, chains earlierTally) {
+	in := sideBlocks(kinds, side, now)
+	for _, hs := range in {
+		scripts.add(hs, past)
+	}
+	for _, hs := range chainBlocks(in, group) {
+		chains.add(hs, past)
+	}
+	return scripts, chains
+}
+
+// TestCoversAcrossSessions: a peer that keeps every session's requests
+// (or peers that collude) must not tell the wallet's scripts from the
+// covers by whether a block of theirs was asked in an earlier session.
+// For xsessionClients clients of their own at target 0.5, sessions run
+// until one meets it after sessions short of covers that explored
+// blocks; at that session, for every watched script and every cover of
+// a block asked in it, whether one of its blocks was asked (by any
+// relay) in an earlier session. It fails where the shares of watched
+// scripts and of covers with such a block differ by more than
+// maxEarlierGap, pooled over the clients. It logs too the blocks so
+// asked per script and the share whose earliest one was asked in the
+// client's first session, which it does not assert: a known limit
+// (privacy/README.md): the wallet's chains have their first such block
+// always in the first session, a cover's in any session that explored,
+// and more of their blocks asked earlier (1.30 a chain against 1.10).
+// SPVFILTER_XSESSION_CLIENTS runs more clients.
+func TestCoversAcrossSessions(t *testing.T) {
+	f := needCovers(t)
+	clients := xsessionClients
+	if n, err := strconv.Atoi(os.Getenv("SPVFILTER_XSESSION_CLIENTS")); err == nil && n > 0 {
+		clients = n
+	}
+	kinds := newBlockKinds(t, f)
+	wallet := map[string]bool{}
+	for _, it := range f.watch {
+		wallet[string(it.Script)] = true
+	}
+	var ws, wc, cs, cc earlierTally
+	for i := range clients {
+		dir := t.TempDir()
+		var past []map[chainhash.Hash]bool
+		met := false
+		for session := 1; session <= maxSessionsToTarget && !met; session++ {
+			relays := relaysTo(t, f, 2)
+			covers := map[string]bool{}
+			group := map[string]uint64{}
+			_, err := coverRun{dir: dir, target: 0.5, after: func(cl *Client, res *ScanResult) {
+				met = res.Cover.Met
+				for _, c := range cl.covers.Covers() {
+					covers[string(c.Script)] = true
+					group[string(c.Script)] = c.Profile.Group
+				}
+			}}.scan(t, f, relays)
+			if err != nil && !isShort(err) {
+				t.Fatal(err)
+			}
+			now := map[chainhash.Hash]bool{}
+			for _, r := range relays {
+				for _, h := range blocksAsked(r) {
+					now[h] = true
+				}
+			}
+			if !met {
+				past = append(past, now)
+				continue
+			}
+			if len(past) == 0 {
+				t.Fatalf("client %d met the target in its first session: nothing explored to measure", i)
+			}
+			s1, c1 := tallySide(kinds, wallet, nil, now, past)
+			s2, c2 := tallySide(kinds, covers, group, now, past)
+			t.Logf("client %d, target met at session %d: with a block asked earlier, watched scripts %v, covers %v; the wallet's chains %v, the covers' %v", i, session, s1, s2, c1, c2)
+			ws.plus(s1)
+			cs.plus(s2)
+			wc.plus(c1)
+			cc.plus(c2)
+		}
+		if !met {
+			t.Fatalf("client %d: the target was not met in %d sessions", i, maxSessionsToTarget)
+		}
+	}
+	t.Logf("%d clients, with a block asked in an earlier session: watched scripts %v, covers %v; the wallet's chains %v, the covers' %v", clients, ws, cs, wc, cc)
+	if ws.n == 0 || cs.n == 0 {
+		t.Fatal("no watched script or no cover asked at the session that met the target")
+	}
+	for _, r := range []struct {
+		what          string
+		wallet, cover earlierTally
+	}{{"scripts", ws, cs}, {"chains", wc, cc}} {
+		if gap := math.Abs(r.wallet.share() - r.cover.share()); !(gap <= maxEarlierGap) {
+			t.Errorf("a block asked in an earlier session tells covers from the wallet: %.2f of the wallet's %s, %.2f of the covers' (gap %.2f, beyond %g)", r.wallet.share(), r.what, r.cover.share(), gap, maxEarlierGap)
+		}
+	}
+}
+
+// walletChainsAsked returns the wallet's chains as the blocks asked of
+// plain (a scan without covers, which asks for the wallet's blocks
+// only) show them, and how many of them have a block asked of relays.
+func walletChainsAsked(t *testing.T, f *coversFixture, plain, relays []*peertest.Liar) (chains [][]chainhash.Hash, some int) {
+	t.Helper()
+	kinds := newBlockKinds(t, f)
+	wallet := map[string]bool{}
+	for _, it := range f.watch {
+		wallet[string(it.Script)] = true
+	}
+	asked := func(rs []*peertest.Liar) map[chainhash.Hash]bool {
+		out := map[chainhash.Hash]bool{}
+		for _, r := range rs {
+			for _, h := range blocksAsked(r) {
+				out[h] = true
+			}
+		}
+		return out
+	}
+	chains = chainBlocks(sideBlocks(kinds, wallet, asked(plain)), nil)
+	now := asked(relays)
+	for _, hs := range chains {
+		if slices.ContainsFunc(hs, func(h chainhash.Hash) bool { return now[h] }) {
+			some++
+		}
+	}
+	return chains, some
+}
